@@ -1,0 +1,1 @@
+"""Job-spec and result-bundle schema shared by the worker and the app (stdlib only)."""

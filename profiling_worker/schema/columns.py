@@ -1,0 +1,93 @@
+"""Every column and file name of a result bundle, in one place.
+
+Columns nsight-python defines keep its spelling (``AvgValue``, ``CI95_Lower``...), so a plain
+nsight-python ``processed_data-*.csv`` is already close to a valid aggregated table.
+
+Tables (each written as ``tables/<name>.parquet`` for the app and ``tables/<name>.csv`` for users):
+
+``launches``  one row per kernel launch x metric (the ground truth):
+    Annotation, Config, <config parameters...>, Run, Launch, Kernel, Grid, Block, Metric, Value, Unit
+``runs``      one row per annotation x config x run x metric (launches of a run combined):
+    Annotation, Config, <params>, Run, Metric, Value, Unit, Kernels, CombineRule
+``aggregated`` one row per annotation x config x metric:
+    Annotation, Config, <params>, Metric, Unit, NumRuns, AvgValue, StdDev, MinValue, MaxValue,
+    MedianValue, CI95_Lower, CI95_Upper, RelativeStdDevPct, StableMeasurement, Kernels, KernelsVary
+``work``      analytic work per annotation x config: Annotation, Config, <params>, Flops, Bytes, Dtype
+``nvml_trace`` NVML samples during the job: TimeS, SmClockMHz, MemClockMHz, TempC, PowerW,
+    ThrottleReasons
+"""
+
+from __future__ import annotations
+
+# Keys of the long tables.
+ANNOTATION = "Annotation"
+CONFIG = "Config"  # 0-based index into spec.configs
+RUN = "Run"  # 0-based run index within a config
+LAUNCH = "Launch"  # 0-based launch index within one annotation-run
+KERNEL = "Kernel"
+GRID = "Grid"
+BLOCK = "Block"
+METRIC = "Metric"
+VALUE = "Value"
+UNIT = "Unit"
+KERNELS = "Kernels"  # number of kernel launches combined into one value
+KERNELS_VARY = "KernelsVary"  # True when the launch count differs between runs of a config
+COMBINE_RULE = "CombineRule"  # "sum", "duration-weighted mean" or "single"
+
+# Aggregated statistics (nsight-python spelling).
+NUM_RUNS = "NumRuns"
+AVG = "AvgValue"
+STD = "StdDev"
+MIN = "MinValue"
+MAX = "MaxValue"
+MEDIAN = "MedianValue"
+CI95_LOWER = "CI95_Lower"
+CI95_UPPER = "CI95_Upper"
+RSD = "RelativeStdDevPct"
+STABLE = "StableMeasurement"
+
+# Analytic work (from the kernel catalog's formulas).
+FLOPS = "Flops"
+BYTES = "Bytes"
+DTYPE = "Dtype"
+
+# NVML trace.
+TIME_S = "TimeS"
+SM_CLOCK_MHZ = "SmClockMHz"
+MEM_CLOCK_MHZ = "MemClockMHz"
+TEMP_C = "TempC"
+POWER_W = "PowerW"
+THROTTLE_REASONS = "ThrottleReasons"
+
+#: Names config parameters may not use, because they would clash with a column.
+RESERVED = frozenset(
+    {
+        ANNOTATION, CONFIG, RUN, LAUNCH, KERNEL, GRID, BLOCK, METRIC, VALUE, UNIT, KERNELS,
+        KERNELS_VARY, COMBINE_RULE, NUM_RUNS, AVG, STD, MIN, MAX, MEDIAN, CI95_LOWER,
+        CI95_UPPER, RSD, STABLE, FLOPS, BYTES, DTYPE,
+    }
+)
+
+# Table names (files tables/<name>.parquet and tables/<name>.csv).
+TABLE_LAUNCHES = "launches"
+TABLE_RUNS = "runs"
+TABLE_AGGREGATED = "aggregated"
+TABLE_WORK = "work"
+TABLE_NVML = "nvml_trace"
+TABLES = (TABLE_LAUNCHES, TABLE_RUNS, TABLE_AGGREGATED, TABLE_WORK, TABLE_NVML)
+
+# Files of a bundle directory.
+MANIFEST_FILE = "manifest.json"
+SPEC_FILE = "spec.json"
+EVENTS_FILE = "events.jsonl"
+LOG_FILE = "worker.log"
+TABLES_DIR = "tables"
+NSIGHT_DIR = "nsight"  # nsight-python's own outputs: CSVs, .ncu-rep, ncu log
+
+# Metric names with a fixed meaning.
+GPU_TIME = "gpu__time_duration.sum"  # ns, Nsight Compute / CUPTI kernel duration
+HOST_TIME = "host__time_duration.sum"  # ns, host wall-clock of the region (cpu backend)
+DURATION_METRICS = (GPU_TIME, HOST_TIME)
+
+#: RSD (%) below which nsight-python calls a measurement stable.
+STABLE_RSD_PCT = 2.0

@@ -1,0 +1,46 @@
+"""JSON-line events from the worker to whoever launched it.
+
+Each event is one JSON object on one line with an ``event`` key:
+
+- ``{"event": "progress", "done": 3, "total": 12, "stage": "profiling"}``
+- ``{"event": "log", "message": "..."}`` and ``{"event": "warning", "message": "..."}``
+- ``{"event": "error", "kind": "spec_invalid", "message": "...", "hint": "...", "log_tail": "..."}``
+- ``{"event": "result", "status": "done", "bundle": "<dir>"}``
+
+The worker writes them to ``events.jsonl`` in the job directory and to its private stdout.
+"""
+
+from __future__ import annotations
+
+import json
+import time
+from typing import Any
+
+KINDS = ("progress", "log", "warning", "error", "result")
+
+
+def make_event(event: str, **fields: Any) -> dict[str, Any]:
+    """Build an event dict with a wall-clock timestamp ``t`` (s since the epoch).
+
+    Raises:
+        ValueError: ``event`` is not one of :data:`KINDS`.
+    """
+    if event not in KINDS:
+        raise ValueError(f"unknown event {event!r}; expected one of {KINDS}")
+    return {"event": event, "t": round(time.time(), 3), **fields}
+
+
+def encode(event: dict[str, Any]) -> str:
+    """One JSON line (with the trailing newline)."""
+    return json.dumps(event, default=str) + "\n"
+
+
+def parse_line(line: str) -> dict[str, Any] | None:
+    """Parse one line; returns None for anything that is not an event (library noise)."""
+    try:
+        data = json.loads(line)
+    except ValueError:
+        return None
+    if isinstance(data, dict) and data.get("event") in KINDS:
+        return data
+    return None

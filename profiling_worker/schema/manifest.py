@@ -1,0 +1,84 @@
+"""``manifest.json``: the status, timings, environment and provenance of one bundle.
+
+The manifest is written last and atomically (tmp file + rename), so a reader that finds one
+never sees a half-written file; a bundle directory without a manifest is not a result.
+"""
+
+from __future__ import annotations
+
+import enum
+import json
+import os
+import tempfile
+from pathlib import Path
+from typing import Any
+
+from profiling_worker.schema import columns
+
+SCHEMA_VERSION = 1
+
+
+class JobStatus(str, enum.Enum):
+    """Life cycle of a job. Only DONE bundles hold complete tables."""
+
+    QUEUED = "queued"
+    RUNNING = "running"
+    DONE = "done"
+    FAILED = "failed"
+    CANCELLED = "cancelled"
+    INTERRUPTED = "interrupted"
+
+    @property
+    def finished(self) -> bool:
+        """True for every status a job cannot leave."""
+        return self not in (JobStatus.QUEUED, JobStatus.RUNNING)
+
+
+class ManifestError(ValueError):
+    """A manifest that is missing, not JSON, or lacks required keys."""
+
+
+_REQUIRED = ("schema_version", "job_id", "status")
+
+
+def write_manifest(bundle_dir: str | os.PathLike[str], manifest: dict[str, Any]) -> Path:
+    """Write ``manifest.json`` atomically; returns its path.
+
+    Raises:
+        OSError: the directory is not writable (disk full included); the old manifest stays.
+    """
+    bundle = Path(bundle_dir)
+    data = {"schema_version": SCHEMA_VERSION, **manifest}
+    fd, tmp = tempfile.mkstemp(prefix=".manifest-", suffix=".tmp", dir=bundle)
+    try:
+        with os.fdopen(fd, "w", encoding="utf-8") as fh:
+            json.dump(data, fh, indent=2, sort_keys=True, default=str)
+            fh.flush()
+            os.fsync(fh.fileno())
+        os.replace(tmp, bundle / columns.MANIFEST_FILE)
+    except BaseException:
+        Path(tmp).unlink(missing_ok=True)
+        raise
+    return bundle / columns.MANIFEST_FILE
+
+
+def read_manifest(bundle_dir: str | os.PathLike[str]) -> dict[str, Any]:
+    """Read and check ``manifest.json``.
+
+    Raises:
+        ManifestError: missing file, bad JSON, missing keys or an unknown status.
+    """
+    path = Path(bundle_dir) / columns.MANIFEST_FILE
+    try:
+        data = json.loads(path.read_text(encoding="utf-8"))
+    except FileNotFoundError as exc:
+        raise ManifestError(f"{path.parent.name}: no manifest.json (not a finished bundle)") from exc
+    except (OSError, ValueError) as exc:
+        raise ManifestError(f"{path.parent.name}: manifest.json is not valid JSON ({exc})") from exc
+    if not isinstance(data, dict) or any(k not in data for k in _REQUIRED):
+        raise ManifestError(f"{path.parent.name}: manifest.json lacks {', '.join(_REQUIRED)}")
+    try:
+        JobStatus(data["status"])
+    except ValueError as exc:
+        raise ManifestError(f"{path.parent.name}: unknown status {data['status']!r}") from exc
+    return data

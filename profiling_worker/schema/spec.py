@@ -1,0 +1,321 @@
+"""The job spec: what the sidebar (or a user's JSON file) asks the worker to do.
+
+A spec is a plain JSON object. :func:`validate_spec` turns it into a frozen :class:`JobSpec`
+or raises :class:`SpecInvalid` listing every problem, each naming its field and the fix.
+Stdlib only, so the worker can import it in a bare GPU environment.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import hashlib
+import json
+import re
+from collections.abc import Mapping
+from dataclasses import dataclass
+from typing import Any
+
+from profiling_worker.schema import columns
+
+BACKENDS = ("ncu", "cupti", "cpu")
+CACHE_CONTROLS = ("all", "none")
+CLOCK_CONTROLS = ("none", "base")
+REPLAY_MODES = ("kernel", "range")
+THERMAL_MODES = ("auto", "manual", "off")
+COLLECTORS = ("sm_clock", "mem_clock", "temperature", "power", "throttle_reasons")
+
+#: Metric presets offered by the sidebar. Names are Nsight Compute metric names.
+METRIC_PRESETS: dict[str, tuple[str, ...]] = {
+    "timing": (columns.GPU_TIME,),
+    "bound": (
+        columns.GPU_TIME,
+        "sm__throughput.avg.pct_of_peak_sustained_elapsed",
+        "dram__throughput.avg.pct_of_peak_sustained_elapsed",
+        "gpc__cycles_elapsed.avg.per_second",
+    ),
+    "memory": (
+        columns.GPU_TIME,
+        "dram__bytes_read.sum",
+        "dram__bytes_write.sum",
+    ),
+}
+
+# Nsight Compute names look like "<unit>__<counter>[.<rollup>[.<submetric>...]]".
+_METRIC_RE = re.compile(r"^[a-z][a-z0-9]*__[a-z0-9_]+(\.[a-z0-9_]+)*$")
+_MAX_CONFIGS = 4096
+_MAX_RUNS = 10_000
+
+
+@dataclass(frozen=True)
+class FieldError:
+    """One problem with one spec field: ``field`` names it, ``hint`` says how to fix it."""
+
+    field: str
+    message: str
+    hint: str
+
+    def __str__(self) -> str:
+        return f"{self.field}: {self.message} ({self.hint})"
+
+
+class SpecInvalid(ValueError):
+    """Raised by :func:`validate_spec`; ``errors`` lists every :class:`FieldError` found."""
+
+    def __init__(self, errors: list[FieldError]):
+        self.errors = errors
+        super().__init__("; ".join(str(e) for e in errors))
+
+
+@dataclass(frozen=True)
+class JobSpec:
+    """A validated job. Field names are the JSON keys of ``spec.json``."""
+
+    kernels: tuple[str, ...]
+    """Catalog kernel ids (``matmul``, ``vector_add`` ...) or user kernel ids."""
+    configs: tuple[Mapping[str, Any], ...]
+    """One mapping per config: parameter name -> int, float or str (a size is an int > 0)."""
+    runs: int = 10
+    """Repetitions per config (nsight-python ``runs``), >= 1."""
+    metrics: tuple[str, ...] = (columns.GPU_TIME,)
+    """Nsight Compute metric names. The cpu backend records only host wall-clock time."""
+    backend: str = "ncu"
+    """``ncu`` (Nsight Compute), ``cupti`` (durations only) or ``cpu`` (host timer, no GPU)."""
+    annotations: tuple[str, ...] | None = None
+    """Subset of the kernels' annotations (regions) to run; None = all."""
+    cache_control: str = "all"
+    clock_control: str = "none"
+    replay_mode: str = "kernel"
+    thermal_mode: str = "auto"
+    thermal_wait: int | None = None
+    thermal_cont: int | None = None
+    thermal_timeout: int | None = None
+    collectors: tuple[str, ...] = ()
+    """nsight-python info collectors sampled before each run (nsight-python >= 1.1)."""
+    warmup: int = 1
+    """Calls of each config's body before profiling, outside any annotation."""
+    gpu: int = 0
+    """CUDA device index (the worker sets CUDA_VISIBLE_DEVICES to it)."""
+    nvml_interval_ms: int = 50
+    """Period of the worker's NVML sampler, in ms."""
+    label: str = ""
+
+    def to_json(self) -> dict[str, Any]:
+        """The spec as a JSON-able dict that :func:`validate_spec` accepts back unchanged."""
+        data = dataclasses.asdict(self)
+        data["configs"] = [dict(c) for c in self.configs]
+        return data
+
+    def spec_hash(self) -> str:
+        """sha256 (first 16 hex digits) of the canonical JSON of the spec, label excluded."""
+        data = self.to_json()
+        data.pop("label")
+        blob = json.dumps(data, sort_keys=True, separators=(",", ":")).encode()
+        return hashlib.sha256(blob).hexdigest()[:16]
+
+    @property
+    def parameter_names(self) -> tuple[str, ...]:
+        """The config parameter names, in the order of the first config."""
+        return tuple(self.configs[0].keys())
+
+
+def _choice(raw: Mapping[str, Any], name: str, options: tuple[str, ...], default: str,
+            errors: list[FieldError]) -> str:
+    value = raw.get(name, default)
+    if value not in options:
+        errors.append(FieldError(name, f"{value!r} is not one of {', '.join(options)}",
+                                 f"set {name} to one of: {', '.join(options)}"))
+        return default
+    return str(value)
+
+
+def _int(raw: Mapping[str, Any], name: str, default: int | None, lo: int, hi: int,
+         errors: list[FieldError]) -> int | None:
+    value = raw.get(name, default)
+    if value is None:
+        return None
+    if isinstance(value, bool) or not isinstance(value, int) or not lo <= value <= hi:
+        errors.append(FieldError(name, f"{value!r} is not a whole number from {lo} to {hi}",
+                                 f"give {name} as an integer between {lo} and {hi}"))
+        return default
+    return value
+
+
+def _str_list(raw: Mapping[str, Any], name: str, errors: list[FieldError],
+              required: bool) -> tuple[str, ...]:
+    value = raw.get(name, [])
+    if isinstance(value, str):
+        value = [value]
+    if not isinstance(value, (list, tuple)) or not all(isinstance(v, str) for v in value):
+        errors.append(FieldError(name, "must be a list of strings", f"give {name} as a list"))
+        return ()
+    cleaned = tuple(dict.fromkeys(v.strip() for v in value if v.strip()))
+    if required and not cleaned:
+        errors.append(FieldError(name, "is empty", f"choose at least one entry for {name}"))
+    return cleaned
+
+
+def _config_value(value: Any) -> bool:
+    if isinstance(value, bool):
+        return False
+    if isinstance(value, int):
+        return value > 0
+    if isinstance(value, float):
+        return value == value and value not in (float("inf"), float("-inf"))
+    return isinstance(value, str) and 0 < len(value) <= 64
+
+
+def _configs(raw: Mapping[str, Any], errors: list[FieldError]) -> tuple[dict[str, Any], ...]:
+    value = raw.get("configs")
+    if not isinstance(value, (list, tuple)) or not value:
+        errors.append(FieldError("configs", "no configs (sizes) given",
+                                 "give at least one size, e.g. 1024, 2048"))
+        return ()
+    if len(value) > _MAX_CONFIGS:
+        errors.append(FieldError("configs", f"{len(value)} configs is more than {_MAX_CONFIGS}",
+                                 "split the sweep into several jobs"))
+        return ()
+    out: list[dict[str, Any]] = []
+    for i, cfg in enumerate(value):
+        if not isinstance(cfg, Mapping) or not cfg:
+            errors.append(FieldError(f"configs[{i}]", "is not a mapping of parameter -> value",
+                                     'write each config as {"n": 1024}'))
+            continue
+        for key, v in cfg.items():
+            if not isinstance(key, str) or not key.isidentifier() or key in columns.RESERVED:
+                errors.append(FieldError(f"configs[{i}]", f"parameter name {key!r} is not allowed",
+                                         "use a Python identifier that is not a column name"))
+            elif not _config_value(v):
+                errors.append(FieldError(
+                    f"configs[{i}].{key}", f"{v!r} is not a positive integer",
+                    "sizes must be whole numbers greater than 0, e.g. 1024"))
+        out.append(dict(cfg))
+    if out and any(list(c) != list(out[0]) for c in out):
+        errors.append(FieldError("configs", "configs name different parameters",
+                                 f"give every config the parameters {list(out[0])}"))
+    return tuple(out)
+
+
+def _metrics(raw: Mapping[str, Any], backend: str, errors: list[FieldError]) -> tuple[str, ...]:
+    metrics = _str_list(raw, "metrics", errors, required=False) or (columns.GPU_TIME,)
+    bad = [m for m in metrics if not _METRIC_RE.match(m) and m != columns.HOST_TIME]
+    if bad:
+        errors.append(FieldError("metrics", f"unknown metric name(s): {', '.join(bad)}",
+                                 "use Nsight Compute names such as gpu__time_duration.sum "
+                                 "(list them with `ncu --query-metrics`)"))
+    if backend == "cupti" and set(metrics) != {columns.GPU_TIME}:
+        errors.append(FieldError("metrics", "the CUPTI backend measures kernel durations only",
+                                 f"use only {columns.GPU_TIME}, or the ncu backend"))
+    if backend == "cpu":
+        # The host timer measures wall-clock time and nothing else; say so rather than pretend.
+        return (columns.HOST_TIME,)
+    return metrics
+
+
+def validate_spec(raw: Mapping[str, Any], known_kernels: Mapping[str, Any] | None = None) -> JobSpec:
+    """Check a raw spec and return a :class:`JobSpec`.
+
+    Args:
+        raw: the JSON object (dict) from the sidebar or ``spec.json``.
+        known_kernels: kernel id -> object with ``parameters`` (tuple of names) and
+            ``annotations`` (tuple of names); None skips the catalog checks.
+
+    Returns:
+        The validated, frozen spec. For ``backend="cpu"`` the metrics become
+        ``(host__time_duration.sum,)`` because that backend measures nothing else.
+
+    Raises:
+        SpecInvalid: with one :class:`FieldError` per problem (field name, message, fix).
+    """
+    if not isinstance(raw, Mapping):
+        raise SpecInvalid([FieldError("spec", "is not a JSON object", "pass a mapping")])
+    errors: list[FieldError] = []
+    backend = _choice(raw, "backend", BACKENDS, "ncu", errors)
+    kernels = _str_list(raw, "kernels", errors, required=True)
+    configs = _configs(raw, errors)
+    annotations = raw.get("annotations")
+    if annotations is not None:
+        annotations = _str_list(raw, "annotations", errors, required=True)
+    if known_kernels is not None:
+        _check_catalog(kernels, configs, annotations, known_kernels, errors)
+    spec = JobSpec(
+        kernels=kernels,
+        configs=configs,
+        runs=_int(raw, "runs", 10, 1, _MAX_RUNS, errors) or 1,
+        metrics=_metrics(raw, backend, errors),
+        backend=backend,
+        annotations=annotations,
+        cache_control=_choice(raw, "cache_control", CACHE_CONTROLS, "all", errors),
+        clock_control=_choice(raw, "clock_control", CLOCK_CONTROLS, "none", errors),
+        replay_mode=_choice(raw, "replay_mode", REPLAY_MODES, "kernel", errors),
+        thermal_mode=_choice(raw, "thermal_mode", THERMAL_MODES, "auto", errors),
+        thermal_wait=_int(raw, "thermal_wait", None, 1, 100, errors),
+        thermal_cont=_int(raw, "thermal_cont", None, 1, 100, errors),
+        thermal_timeout=_int(raw, "thermal_timeout", None, 1, 3600, errors),
+        collectors=_collectors(raw, errors),
+        warmup=_int(raw, "warmup", 1, 0, 100, errors) or 0,
+        gpu=_int(raw, "gpu", 0, 0, 63, errors) or 0,
+        nvml_interval_ms=_int(raw, "nvml_interval_ms", 50, 5, 10_000, errors) or 50,
+        label=str(raw.get("label", ""))[:200],
+    )
+    if spec.thermal_wait and spec.thermal_cont and spec.thermal_cont <= spec.thermal_wait:
+        errors.append(FieldError("thermal_cont", "must be greater than thermal_wait",
+                                 "resume only after the GPU cooled further than the pause point"))
+    unknown = set(raw) - {f.name for f in dataclasses.fields(JobSpec)}
+    if unknown:
+        errors.append(FieldError(", ".join(sorted(unknown)), "unknown field(s)",
+                                 "remove them; see the JobSpec fields"))
+    if errors:
+        raise SpecInvalid(errors)
+    return spec
+
+
+def _collectors(raw: Mapping[str, Any], errors: list[FieldError]) -> tuple[str, ...]:
+    collectors = _str_list(raw, "collectors", errors, required=False)
+    bad = [c for c in collectors if c not in COLLECTORS]
+    if bad:
+        errors.append(FieldError("collectors", f"unknown collector(s): {', '.join(bad)}",
+                                 f"choose from {', '.join(COLLECTORS)}"))
+    return tuple(c for c in collectors if c in COLLECTORS)
+
+
+def _check_catalog(kernels: tuple[str, ...], configs: tuple[dict[str, Any], ...],
+                   annotations: tuple[str, ...] | None, known: Mapping[str, Any],
+                   errors: list[FieldError]) -> None:
+    unknown = [k for k in kernels if k not in known]
+    if unknown:
+        errors.append(FieldError("kernels", f"unknown kernel(s): {', '.join(unknown)}",
+                                 f"choose from {', '.join(sorted(known))}"))
+        return
+    if not kernels or not configs:
+        return
+    for k in kernels:
+        params = tuple(known[k].parameters)
+        if tuple(configs[0]) != params:
+            errors.append(FieldError("configs", f"kernel {k} takes parameters {list(params)}, "
+                                     f"the configs give {list(configs[0])}",
+                                     "profile kernels with the same parameters together"))
+    all_annotations = {a for k in kernels for a in known[k].annotations}
+    if annotations:
+        missing = [a for a in annotations if a not in all_annotations]
+        if missing:
+            errors.append(FieldError("annotations", f"unknown annotation(s): {', '.join(missing)}",
+                                     f"choose from {', '.join(sorted(all_annotations))}"))
+
+
+def load_spec(path: str, known_kernels: Mapping[str, Any] | None = None) -> JobSpec:
+    """Read and validate a ``spec.json`` file.
+
+    Raises:
+        SpecInvalid: the file is not JSON or the spec is invalid.
+    """
+    try:
+        with open(path, encoding="utf-8") as fh:
+            raw = json.load(fh)
+    except (OSError, json.JSONDecodeError) as exc:
+        raise SpecInvalid([FieldError("spec.json", f"cannot be read: {exc}",
+                                      "write the spec as a JSON object")]) from exc
+    return validate_spec(raw, known_kernels)
+
+
+__all__ = ["JobSpec", "FieldError", "SpecInvalid", "validate_spec", "load_spec",
+           "METRIC_PRESETS", "BACKENDS", "COLLECTORS"]
