@@ -1,0 +1,174 @@
+"""``kernel-dashboard``: start the dashboard the way ``streamlit hello`` starts its demo.
+
+The console script builds a ``streamlit run <installed app/streamlit_app.py> ...`` command line
+and hands it to ``streamlit.web.cli.main`` (the function behind Streamlit's own ``streamlit``
+script), so config files, flags and the server start exactly as with ``streamlit run``.
+
+Settings for the app travel as environment variables, read by the app at start-up:
+
+- ``KPROF_RESULTS_DIR``: the result store (one directory per job).
+- ``KPROF_WORKER_PYTHON``: the interpreter that runs ``-m profiling_worker`` (the GPU
+  environment is often not the dashboard's).
+- ``KPROF_KERNEL_DIRS``: directories of user kernel files, joined with ``os.pathsep``.
+
+The server listens on 127.0.0.1 unless ``--host`` says otherwise; the dashboard starts
+processes on this machine, so exposing it to a network must be an explicit choice.
+"""
+
+from __future__ import annotations
+
+import argparse
+import ipaddress
+import os
+import socket
+import sys
+from collections.abc import Sequence
+from pathlib import Path
+
+ENV_RESULTS_DIR = "KPROF_RESULTS_DIR"
+ENV_WORKER_PYTHON = "KPROF_WORKER_PYTHON"
+ENV_KERNEL_DIRS = "KPROF_KERNEL_DIRS"
+
+DEFAULT_HOST = "127.0.0.1"
+DEFAULT_PORT = 8501
+LOOPBACK_NAMES = ("localhost", "127.0.0.1", "::1")
+
+
+def _version() -> str:
+    try:
+        from importlib.metadata import version
+
+        return version("kernel-profiling-dashboard")
+    except Exception:  # not installed (run from a source tree)
+        return "unknown"
+
+
+def build_parser() -> argparse.ArgumentParser:
+    """The argument parser of ``kernel-dashboard`` (also used by ``--help``)."""
+    p = argparse.ArgumentParser(
+        prog="kernel-dashboard",
+        description="GPU kernel profiling dashboard (Streamlit on top of nsight-python).",
+        epilog=(
+            "Other Streamlit options can follow as --section.option VALUE "
+            "(for example --theme.base dark); they are passed to `streamlit run` unchanged."
+        ),
+    )
+    p.add_argument("--results", metavar="DIR", type=Path,
+                   help=f"result store directory (sets {ENV_RESULTS_DIR}); created if missing")
+    p.add_argument("--worker-python", metavar="PATH",
+                   help=f"Python interpreter of the GPU environment that runs the worker "
+                        f"(sets {ENV_WORKER_PYTHON}; default: the app's own interpreter)")
+    p.add_argument("--kernels", metavar="DIR", type=Path, action="append", default=[],
+                   help=f"directory of user kernel files; repeat for several (sets {ENV_KERNEL_DIRS})")
+    p.add_argument("--port", type=int, default=DEFAULT_PORT, help=f"TCP port (default {DEFAULT_PORT})")
+    p.add_argument("--host", default=DEFAULT_HOST,
+                   help="address to listen on (default 127.0.0.1). Anything else exposes a dashboard "
+                        "that starts processes on this machine to the network: give it on purpose")
+    p.add_argument("--allow-host", metavar="NAME", action="append", default=[],
+                   help="extra host name browsers may use to reach the server (server.allowedHosts; "
+                        "needed behind a proxy or when --host exposes it); repeat for several")
+    p.add_argument("--dev", action="store_true", help="watch the source files and rerun on save")
+    p.add_argument("--version", action="version", version=f"%(prog)s {_version()}")
+    return p
+
+
+def is_loopback(host: str) -> bool:
+    """True for ``localhost`` and loopback IP addresses (127.0.0.0/8, ::1)."""
+    if host.lower() == "localhost":
+        return True
+    try:
+        return ipaddress.ip_address(host).is_loopback
+    except ValueError:
+        return False
+
+
+def allowed_hosts(host: str, extra: Sequence[str]) -> list[str]:
+    """Host names accepted in the Host header (DNS-rebinding protection)."""
+    names = list(LOOPBACK_NAMES)
+    if not is_loopback(host):
+        if host in ("0.0.0.0", "::"):
+            names += [socket.gethostname(), socket.getfqdn()]
+        else:
+            names.append(host)
+    names += list(extra)
+    return list(dict.fromkeys(n for n in names if n))
+
+
+def app_script() -> Path:
+    """The installed ``app/streamlit_app.py`` (a real file beside this module)."""
+    return Path(__file__).resolve().with_name("streamlit_app.py")
+
+
+def environment(ns: argparse.Namespace, parser: argparse.ArgumentParser) -> dict[str, str]:
+    """The ``KPROF_*`` variables for the options given; checks paths first."""
+    env: dict[str, str] = {}
+    if ns.results is not None:
+        results = ns.results.expanduser().resolve()
+        try:
+            results.mkdir(parents=True, exist_ok=True)
+        except OSError as exc:
+            parser.error(f"--results {ns.results}: cannot create it ({exc})")
+        env[ENV_RESULTS_DIR] = str(results)
+    if ns.worker_python is not None:
+        exe = Path(ns.worker_python).expanduser()
+        if not (exe.is_file() and os.access(exe, os.X_OK)):
+            parser.error(f"--worker-python {ns.worker_python}: not an executable file "
+                         "(give the python of the GPU environment, e.g. /opt/gpu-venv/bin/python)")
+        env[ENV_WORKER_PYTHON] = str(exe.absolute())
+    if ns.kernels:
+        missing = [str(d) for d in ns.kernels if not d.expanduser().is_dir()]
+        if missing:
+            parser.error(f"--kernels: not a directory: {', '.join(missing)}")
+        env[ENV_KERNEL_DIRS] = os.pathsep.join(str(d.expanduser().resolve()) for d in ns.kernels)
+    return env
+
+
+def streamlit_argv(ns: argparse.Namespace, extra: Sequence[str]) -> list[str]:
+    """The ``streamlit run`` command line; ``extra`` flags come last, so they win."""
+    argv = [
+        "streamlit", "run", str(app_script()),
+        "--server.address", ns.host,
+        "--server.port", str(ns.port),
+        "--server.headless", "true",
+        "--browser.gatherUsageStats", "false",
+        "--server.enableXsrfProtection", "true",
+        "--server.enableCORS", "true",
+        "--server.fileWatcherType", "auto" if ns.dev else "none",
+        "--server.runOnSave", "true" if ns.dev else "false",
+    ]
+    for name in allowed_hosts(ns.host, ns.allow_host):
+        argv += ["--server.allowedHosts", name]
+    return argv + list(extra)
+
+
+def _check_extra(extra: Sequence[str], parser: argparse.ArgumentParser) -> None:
+    flags = [a for a in extra if a.startswith("-")]
+    bad = [a for a in flags if not (a.startswith("--") and "." in a.split("=", 1)[0])]
+    if bad:
+        parser.error(f"unrecognized arguments: {' '.join(bad)}")
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    """Parse the options, set the ``KPROF_*`` variables and run Streamlit (does not return)."""
+    parser = build_parser()
+    ns, extra = parser.parse_known_args(argv)
+    _check_extra(extra, parser)
+    if not 1 <= ns.port <= 65535:
+        parser.error(f"--port {ns.port}: give a TCP port between 1 and 65535")
+    script = app_script()
+    if not script.is_file():
+        parser.error(f"the app's entry script is missing: {script} (reinstall the package)")
+    os.environ.update(environment(ns, parser))
+    if not is_loopback(ns.host):
+        print(f"kernel-dashboard: listening on {ns.host}: anyone who can reach port {ns.port} can "
+              "start profiling jobs on this machine. Publish it only to networks you trust.",
+              file=sys.stderr)
+    sys.argv = streamlit_argv(ns, extra)
+    from streamlit.web import cli as stcli
+
+    stcli.main()  # click: runs the server, then raises SystemExit
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
