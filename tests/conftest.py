@@ -1,0 +1,49 @@
+"""Shared pytest setup: markers, the repository root, scenario fixture directories.
+
+Markers (also declared in pyproject.toml):
+
+- ``gpu``: needs the NVIDIA H200; deselected by default (``-m "not gpu"``), run only by
+  ``scripts/gpu_check.sh`` on the lent GPU machine, never in CI.
+- ``e2e``: starts a real Streamlit server and drives it in headless Chromium.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+REPO_ROOT = Path(__file__).resolve().parent.parent
+FIXTURES = REPO_ROOT / "tests" / "fixtures"
+ARTIFACTS = REPO_ROOT / "tests" / "artifacts"
+
+
+def pytest_configure(config: pytest.Config) -> None:
+    config.addinivalue_line("markers", "gpu: needs the NVIDIA H200 (never run in CI)")
+    config.addinivalue_line("markers", "e2e: real Streamlit server + headless Chromium")
+
+
+def fixture_dir(name: str) -> Path:
+    """Path of the scenario directory ``tests/fixtures/<name>/`` (HTA-style test data).
+
+    Raises:
+        FileNotFoundError: naming the missing scenario and the ones that exist.
+    """
+    path = FIXTURES / name
+    if not path.is_dir():
+        known = sorted(p.name for p in FIXTURES.iterdir() if p.is_dir()) if FIXTURES.is_dir() else []
+        raise FileNotFoundError(f"no fixture scenario {name!r} under {FIXTURES} (have: {known})")
+    return path
+
+
+@pytest.fixture(scope="session")
+def repo_root() -> Path:
+    """The repository root (the directory holding pyproject.toml)."""
+    return REPO_ROOT
+
+
+@pytest.fixture(scope="session")
+def artifacts_dir() -> Path:
+    """``tests/artifacts/`` (git-ignored): screenshots and logs that tests leave for people."""
+    ARTIFACTS.mkdir(parents=True, exist_ok=True)
+    return ARTIFACTS

@@ -1,0 +1,96 @@
+"""The boundaries of ARCHITECTURE.md, checked by reading the imports of every module (AST).
+
+- No ``streamlit`` import in ``profiling_worker/``, ``app/core/`` or ``app/services/``.
+- No ``nsight``, ``torch`` or ``ncu_report`` import anywhere in ``app/`` (the server process must
+  never load the Nsight injection, initialise CUDA or need the GPU environment).
+- ``nsight`` is imported only under ``profiling_worker/backends/``.
+- ``ncu_report`` is imported only by ``profiling_worker/extract/ncu_report_reader.py``.
+
+Imports inside functions count too. Directories that do not exist yet are simply empty.
+"""
+
+from __future__ import annotations
+
+import ast
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parents[2]
+
+
+def _py_files(*parts: str) -> list[Path]:
+    base = ROOT.joinpath(*parts)
+    if not base.is_dir():
+        return []
+    return sorted(p for p in base.rglob("*.py") if "__pycache__" not in p.parts)
+
+
+def imported_roots(path: Path) -> set[str]:
+    """Top-level module names imported by a file (``import a.b`` and ``from a.b import c`` give ``a``).
+
+    Relative imports are ignored: they stay inside the package.
+    """
+    tree = ast.parse(path.read_text(encoding="utf-8"), filename=str(path))
+    roots: set[str] = set()
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Import):
+            roots.update(alias.name.split(".")[0] for alias in node.names)
+        elif isinstance(node, ast.ImportFrom) and node.level == 0 and node.module:
+            roots.add(node.module.split(".")[0])
+        elif isinstance(node, ast.Call) and _is_dynamic_import(node):
+            roots.add(node.args[0].value.split(".")[0])  # type: ignore[attr-defined]
+    return roots
+
+
+def _is_dynamic_import(node: ast.Call) -> bool:
+    """``importlib.import_module("x")`` / ``__import__("x")`` with a literal name."""
+    func = node.func
+    name = func.attr if isinstance(func, ast.Attribute) else getattr(func, "id", "")
+    return (name in ("import_module", "__import__") and bool(node.args)
+            and isinstance(node.args[0], ast.Constant) and isinstance(node.args[0].value, str))
+
+
+def _offenders(files: list[Path], banned: set[str]) -> list[str]:
+    return [f"{p.relative_to(ROOT)} imports {sorted(imported_roots(p) & banned)}"
+            for p in files if imported_roots(p) & banned]
+
+
+def _all_py() -> list[Path]:
+    return _py_files("app") + _py_files("profiling_worker")
+
+
+def test_no_streamlit_in_worker_core_services() -> None:
+    files = _py_files("profiling_worker") + _py_files("app", "core") + _py_files("app", "services")
+    assert _offenders(files, {"streamlit"}) == []
+
+
+def test_app_never_imports_gpu_libraries() -> None:
+    assert _offenders(_py_files("app"), {"nsight", "torch", "ncu_report"}) == []
+
+
+def test_nsight_only_in_worker_backends() -> None:
+    backends = ROOT / "profiling_worker" / "backends"
+    files = [p for p in _all_py() if backends not in p.parents]
+    assert _offenders(files, {"nsight"}) == []
+
+
+def test_ncu_report_only_in_its_reader() -> None:
+    reader = ROOT / "profiling_worker" / "extract" / "ncu_report_reader.py"
+    files = [p for p in _all_py() if p != reader]
+    assert _offenders(files, {"ncu_report"}) == []
+
+
+@pytest.mark.parametrize("source, expected", [
+    ("import nsight", {"nsight"}),
+    ("import nsight.analyze as na", {"nsight"}),
+    ("from torch import nn", {"torch"}),
+    ("def f():\n    import ncu_report\n", {"ncu_report"}),
+    ("import importlib\nimportlib.import_module('streamlit.web')", {"importlib", "streamlit"}),
+    ("from . import nsight", set()),
+    ("import nsight_helpers", {"nsight_helpers"}),
+])
+def test_imported_roots_reads_every_import_form(tmp_path: Path, source: str, expected: set[str]) -> None:
+    f = tmp_path / "m.py"
+    f.write_text(source)
+    assert imported_roots(f) == expected
