@@ -1,0 +1,57 @@
+"""Host-timer backend: the catalog's torch bodies on the CPU, each annotation timed with
+``time.perf_counter_ns``. It measures host wall-clock time, not GPU time, and says so:
+its only metric is ``host__time_duration.sum``.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Iterator
+from contextlib import contextmanager, nullcontext
+from typing import Any
+
+from profiling_worker.backends.base import Collection, Emit, RunCounter, launches_frame
+from profiling_worker.catalog.kernels import KernelBody
+from profiling_worker.schema import columns as C
+from profiling_worker.schema.spec import JobSpec
+
+MEASUREMENT = "host wall-clock, not GPU"
+
+
+def collect(spec: JobSpec, annotations: dict[str, tuple[str, ...]], emit: Emit) -> Collection:
+    """Run every config ``spec.runs`` times (after ``spec.warmup`` untimed calls).
+
+    Args:
+        spec: the validated job.
+        annotations: kernel id -> the annotations to run.
+        emit: event callback; progress is reported per config and run.
+
+    Returns:
+        A :class:`Collection` whose launches have one row per annotation run
+        (Kernel ``host:<annotation>``, Metric ``host__time_duration.sum``, Unit ``ns``).
+    """
+    rows: list[dict[str, Any]] = []
+    current: dict[str, int] = {}
+
+    @contextmanager
+    def timed(name: str) -> Iterator[None]:
+        start = time.perf_counter_ns()
+        yield
+        rows.append({C.ANNOTATION: name, C.CONFIG: current["config"], C.RUN: current["run"],
+                     C.LAUNCH: 0, C.KERNEL: f"host:{name}", C.GRID: None, C.BLOCK: None,
+                     C.METRIC: C.HOST_TIME, C.VALUE: float(time.perf_counter_ns() - start),
+                     C.UNIT: "ns"})
+
+    bodies = [KernelBody(k, annotations[k], "cpu", timed) for k in spec.kernels]
+    counter = RunCounter(spec, emit)
+    for config in spec.configs:
+        values = tuple(config.values())
+        for _ in range(spec.warmup):
+            for body in bodies:
+                body(*values, annotate=lambda _name: nullcontext())
+        for _ in range(spec.runs):
+            current["config"], current["run"] = counter.next(values)
+            for body in bodies:
+                body(*values)
+    return Collection(launches_frame(rows, spec),
+                      backend_info={"measurement": MEASUREMENT, "timer": "time.perf_counter_ns"})

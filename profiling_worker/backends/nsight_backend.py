@@ -1,0 +1,215 @@
+"""The nsight-python backends, Nsight Compute (``ncu``) and CUPTI (``cupti``).
+
+This is the only module that imports ``nsight``. It must run before anything initialises
+CUDA: nsight-python 1.x loads the Nsight Compute injection at import time, and the CUPTI
+backend must load a libcupti >= 13.4 before torch loads its own older copy
+(facts/device-h200.md: cuda.pathfinder returns a library already loaded, so preloading wins).
+
+Attribution does not rely on nsight-python's extraction, which fails ("Expect same number of
+kernels per run") or mixes configs when kernel counts differ between configs: on ncu every call
+of the profiled body is wrapped in an NVTX range ``c<config>r<run>`` of our own domain and the
+``.ncu-rep`` is read per launch (extract/ncu_report_reader.py); on CUPTI each config is its own
+nsight-python call.
+"""
+
+from __future__ import annotations
+
+import ctypes
+import inspect
+import os
+from collections.abc import Callable, Iterator, Sequence
+from contextlib import contextmanager, nullcontext
+from pathlib import Path
+from typing import Any
+
+from profiling_worker.backends.base import Collection, Emit, RunCounter, launches_frame
+from profiling_worker.errors import KernelFailed, ProfilingFailed
+from profiling_worker.schema import columns as C
+from profiling_worker.schema.spec import JobSpec
+
+#: Set by nsight-python 0.9.x in the copy of the worker it re-runs under ncu (launch mode).
+LAUNCH_CHILD_ENV = "NSPY_NCU_PROFILE"
+KPROF_DOMAIN = "kprof"
+
+
+def in_launch_child() -> bool:
+    """True inside the worker copy that nsight-python 0.9.x re-runs under ncu."""
+    return LAUNCH_CHILD_ENV in os.environ
+
+
+def import_nsight(backend: str, libcupti: str | None) -> Any:
+    """Import nsight-python for ``backend`` ("ncu" or "cupti") and return the module.
+
+    For CUPTI, Nsight Compute's import-time activation is switched off
+    (``NSPY_NCU_INIT_AT_IMPORT=0``) and ``libcupti`` (a path) is loaded RTLD_GLOBAL first.
+    """
+    if backend == "cupti":
+        os.environ["NSPY_NCU_INIT_AT_IMPORT"] = "0"
+        if libcupti:
+            ctypes.CDLL(libcupti, mode=ctypes.RTLD_GLOBAL)
+    import nsight
+
+    if backend == "cupti":
+        nsight.activate(nsight.Tool.CUPTI)
+    return nsight
+
+
+def _profiled_function(spec: JobSpec, bodies: Sequence[Callable[..., None]],
+                       counter: RunCounter, nvtx_range: Callable[[str], Any]) -> Callable[..., None]:
+    """The function nsight-python profiles: named parameters = the config's, one NVTX range
+    ``c<config>r<run>`` around the bodies so each launch can be attributed."""
+
+    def profiled(*values: Any) -> None:
+        config, run = counter.next(values)
+        with nvtx_range(f"c{config}r{run}"):
+            for body in bodies:
+                body(*values)
+
+    params = [inspect.Parameter(p, inspect.Parameter.POSITIONAL_OR_KEYWORD)
+              for p in spec.parameter_names]
+    profiled.__signature__ = inspect.Signature(params)  # type: ignore[attr-defined]
+    return profiled
+
+
+def _kernel_options(nsight: Any, spec: JobSpec, out_dir: Path, **extra: Any) -> dict[str, Any]:
+    """Keyword arguments for ``nsight.analyze.kernel`` that this nsight-python accepts."""
+    options = {
+        "runs": spec.runs, "metrics": list(spec.metrics), "clock_control": spec.clock_control,
+        "cache_control": spec.cache_control, "replay_mode": spec.replay_mode,
+        "thermal_mode": spec.thermal_mode, "thermal_wait": spec.thermal_wait,
+        "thermal_cont": spec.thermal_cont, "thermal_timeout": spec.thermal_timeout,
+        "thermal_device": 0,  # CUDA_VISIBLE_DEVICES is set to spec.gpu, so device 0 is it
+        "output_prefix": f"{out_dir}/", "output_csv": True, "output": "progress", **extra,
+    }
+    accepted = inspect.signature(nsight.analyze.kernel).parameters
+    return {k: v for k, v in options.items() if k in accepted}
+
+
+def warm_up(spec: JobSpec, bodies: Sequence[Any]) -> None:
+    """Run each config's bodies ``spec.warmup`` times with no annotation (so nothing is profiled
+    and CUPTI's one-use annotation names stay free), then synchronise."""
+    for config in spec.configs:
+        for _ in range(spec.warmup):
+            for body in bodies:
+                body(*config.values(), annotate=lambda _n: nullcontext())
+    import torch
+
+    torch.cuda.synchronize()
+
+
+def collect_ncu(nsight: Any, spec: JobSpec, bodies: Sequence[Any], out_dir: Path,
+                emit: Emit) -> Collection | None:
+    """Profile with Nsight Compute; returns None in the launch-mode child (which exits).
+
+    Raises:
+        ProfilingFailed: ncu failed, or the report is missing or holds no launch.
+        KernelFailed: a kernel body raised (in attach mode).
+    """
+    import nvtx
+
+    counter = RunCounter(spec, emit)
+    profiled = _profiled_function(spec, bodies, counter,
+                                  lambda m: nvtx.annotate(m, domain=KPROF_DOMAIN))
+    decorated = nsight.analyze.kernel(**_kernel_options(nsight, spec, out_dir))(profiled)
+    configs = [tuple(c.values()) for c in spec.configs]
+    warnings: list[str] = []
+    try:
+        decorated(configs=configs)
+    except RuntimeError as exc:  # nsight-python's own extraction; ours reads every launch
+        warnings.append(f"nsight-python's extraction failed ({exc}); tables come from the "
+                        "per-launch data of the .ncu-rep")
+    except Exception as exc:
+        raise ProfilingFailed(f"Nsight Compute profiling failed: {exc}",
+                              "see the ncu log in the job's files; check the metric names with "
+                              "`ncu --query-metrics` and counter permissions") from exc
+    return _read_report(spec, out_dir, warnings)
+
+
+def _read_report(spec: JobSpec, out_dir: Path, warnings: list[str]) -> Collection:
+    from profiling_worker.extract.ncu_report_reader import read_launches
+
+    reports = sorted(out_dir.glob("*.ncu-rep"))
+    if not reports:
+        raise ProfilingFailed("Nsight Compute wrote no report",
+                              "see worker.log and the ncu log for the cause")
+    rows, device = read_launches(reports[-1], spec.metrics)
+    if device.get("missing_metrics"):
+        warnings.append(f"metrics not in the report: {', '.join(device['missing_metrics'])}")
+    if not rows:
+        raise ProfilingFailed("the report holds no profiled launch",
+                              "check that the kernels run on the GPU inside the annotations")
+    return Collection(launches_frame(rows, spec), warnings,
+                      {"measurement": "GPU kernel duration and counters (Nsight Compute)",
+                       "report": reports[-1].name, "device_attributes": device})
+
+
+@contextmanager
+def _capture_cupti_launches(nsight: Any) -> Iterator[list[dict[str, list[Any]]]]:
+    """Record the per-annotation launch lists nsight-python's CUPTI collector hands to its
+    extraction (1.1.x internals; without them only per-run sums are known)."""
+    captured: list[dict[str, list[Any]]] = []
+    module = nsight.extraction
+    original = module.extract_df_from_data
+
+    def spy(profiling_data: dict[str, list[Any]], *args: Any, **kwargs: Any) -> Any:
+        captured.append({k: list(v) for k, v in profiling_data.items()})
+        return original(profiling_data, *args, **kwargs)
+
+    module.extract_df_from_data = spy
+    try:
+        yield captured
+    finally:
+        module.extract_df_from_data = original
+
+
+def collect_cupti(nsight: Any, spec: JobSpec, bodies: Sequence[Any], out_dir: Path,
+                  emit: Emit) -> Collection:
+    """Profile kernel durations with CUPTI, one nsight-python call per config.
+
+    Raises:
+        KernelFailed: a kernel body raised (CUDA out of memory included).
+        ProfilingFailed: CUPTI or nsight-python failed.
+    """
+    counter = RunCounter(spec, emit)
+    profiled = _profiled_function(spec, bodies, counter, lambda _m: nullcontext())
+    rows: list[dict[str, Any]] = []
+    warnings: list[str] = []
+    for idx, config in enumerate(spec.configs):
+        options = _kernel_options(nsight, spec, out_dir / f"c{idx}",
+                                  combine_kernel_metrics=lambda x, y: x + y)  # durations add
+        decorated = nsight.analyze.kernel(**options)(profiled)
+        with _capture_cupti_launches(nsight) as captured:
+            try:
+                decorated(configs=[tuple(config.values())])
+            except Exception as exc:
+                raise _classify(exc) from exc
+        rows += _cupti_rows(captured, idx, spec.runs, warnings)
+    return Collection(launches_frame(rows, spec), warnings,
+                      {"measurement": "GPU kernel duration (CUPTI activity records)"})
+
+
+def _cupti_rows(captured: list[dict[str, list[Any]]], config: int, runs: int,
+                warnings: list[str]) -> list[dict[str, Any]]:
+    rows = []
+    for annotation, actions in (captured[0] if captured else {}).items():
+        per_run, extra = divmod(len(actions), runs)
+        if extra:
+            warnings.append(f"{annotation}, config {config}: {len(actions)} launches over {runs} "
+                            "runs (the count differs between runs); attributed in launch order")
+            per_run = max(per_run, 1)
+        for i, action in enumerate(actions):
+            if action.values is None:
+                continue
+            rows.append({C.ANNOTATION: annotation, C.CONFIG: config,
+                         C.RUN: min(i // per_run, runs - 1), C.LAUNCH: i % per_run,
+                         C.KERNEL: action.name, C.GRID: None, C.BLOCK: None,
+                         C.METRIC: C.GPU_TIME, C.VALUE: float(action.values[0]), C.UNIT: "ns"})
+    return rows
+
+
+def _classify(exc: Exception) -> Exception:
+    text = f"{type(exc).__name__}: {exc}"
+    if "out of memory" in text.lower():
+        return KernelFailed(f"CUDA out of memory: {exc}", "choose smaller sizes")
+    return ProfilingFailed(f"CUPTI profiling failed: {text}",
+                           "see worker.log; check that libcupti >= 13.4 was loaded")

@@ -1,0 +1,72 @@
+"""Command line of the worker. Nothing here imports nsight or torch at module level."""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import sys
+from pathlib import Path
+
+from profiling_worker.schema import columns as C
+
+
+def _parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(prog="python -m profiling_worker",
+                                     description="Profile GPU kernels and write a result bundle.")
+    sub = parser.add_subparsers(dest="command", required=True)
+    run = sub.add_parser("run", help="run the job whose spec.json is in JOB_DIR")
+    run.add_argument("job_dir", type=Path)
+    sub.add_parser("env", help="print the environment report and the backends that can run (JSON)")
+    imp = sub.add_parser("import", help="turn plain nsight-python output into a bundle")
+    imp.add_argument("sources", type=Path, nargs="+", help="profiled_data/processed_data CSVs, .ncu-rep")
+    imp.add_argument("--out", type=Path, required=True, help="bundle directory to create")
+    return parser
+
+
+def _run(job_dir: Path) -> int:
+    from profiling_worker import runner
+    from profiling_worker.backends.nsight_backend import in_launch_child
+    from profiling_worker.channel import Channel, redirect_output
+
+    job_dir = job_dir.resolve()
+    if not (job_dir / C.SPEC_FILE).is_file():
+        print(json.dumps({"event": "error", "kind": "spec_missing",
+                          "message": f"{job_dir.name}: no spec.json",
+                          "hint": "write the job spec to JOB_DIR/spec.json"}), flush=True)
+        return 2
+    if in_launch_child():
+        runner.run_child(job_dir)
+        return 0
+    return runner.run_job(job_dir, Channel(job_dir, redirect_output(job_dir)))
+
+
+def _import(sources: list[Path], out: Path) -> int:
+    from profiling_worker.importer import ImportFailed, import_nsight_output
+
+    try:
+        path = import_nsight_output(sources, out, out.name)
+    except ImportFailed as exc:
+        print(json.dumps({"event": "error", "kind": "import_failed", "message": str(exc),
+                          "hint": getattr(exc, "hint", "")}), flush=True)
+        return 1
+    print(json.dumps({"event": "result", "status": "done", "bundle": str(path)}), flush=True)
+    return 0
+
+
+def main(argv: list[str]) -> int:
+    """Entry point; returns the exit code (0 done, 1 failed, 2 bad usage)."""
+    args = _parser().parse_args(argv)
+    if args.command == "env":
+        from profiling_worker.environment import environment_report
+
+        print(json.dumps(environment_report(), indent=2))
+        return 0
+    if args.command == "import":
+        return _import(args.sources, args.out)
+    os.environ.setdefault("PYTHONUNBUFFERED", "1")
+    return _run(args.job_dir)
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv[1:]))

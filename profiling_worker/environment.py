@@ -1,0 +1,204 @@
+"""Probe what is installed and decide which backends can run here.
+
+Nothing here imports nsight, torch or CUDA: versions come from package metadata, ncu from
+``ncu --version`` and the GPU from NVML, so probing never initialises CUDA (nsight-python
+1.x must be imported before CUDA starts).
+"""
+
+from __future__ import annotations
+
+import glob
+import importlib.metadata as md
+import os
+import platform
+import re
+import shutil
+import socket
+import subprocess
+import sys
+from typing import Any
+
+# nsight-python >= 1.1 loads the Nsight Compute injection in-process and refuses older ncu
+# (nsight/collection/ncu.py in the 1.1.0 wheel compares against 2026.2.1.0).
+ATTACH_MIN_NCU = (2026, 2, 1)
+# The CUPTI backend needs a libcupti from CUDA >= 13.4 (nsight-python 1.1.1 runtime requirements).
+CUPTI_MIN = (13, 4)
+NCU_FALLBACK_PATHS = ("/usr/local/cuda/bin/ncu",)
+
+
+def version_tuple(text: str | None) -> tuple[int, ...]:
+    """``"2025.3.1.0"`` -> ``(2025, 3, 1, 0)``; ``"13.4.92"`` -> ``(13, 4, 92)``; None -> ()."""
+    if not text:
+        return ()
+    match = re.match(r"(\d+(?:\.\d+)*)", text)
+    return tuple(int(p) for p in match.group(1).split(".")) if match else ()
+
+
+def _dist_version(name: str) -> str | None:
+    try:
+        return md.version(name)
+    except md.PackageNotFoundError:
+        return None
+
+
+def probe_ncu() -> dict[str, Any]:
+    """Path and version of the Nsight Compute CLI: ``{"path", "version"}`` (None when absent)."""
+    path = shutil.which("ncu") or next((p for p in NCU_FALLBACK_PATHS if os.access(p, os.X_OK)), None)
+    if not path:
+        return {"path": None, "version": None}
+    try:
+        out = subprocess.run([path, "--version"], capture_output=True, text=True, timeout=30).stdout
+    except (OSError, subprocess.SubprocessError):
+        return {"path": path, "version": None}
+    match = re.search(r"Version\s+(\d+(?:\.\d+)+)", out)
+    return {"path": path, "version": match.group(1) if match else None}
+
+
+def find_libcupti() -> list[dict[str, str]]:
+    """Every ``libcupti.so*`` of an ``nvidia-cuda-cupti`` install on ``sys.path``, newest first.
+
+    Returns:
+        ``[{"path": ..., "version": "13.4.92"}, ...]``; the version is that of the package
+        that ships the library (torch's own copy shows up here too).
+    """
+    found: dict[str, str] = {}
+    for dist in md.distributions():
+        if (dist.metadata["Name"] or "").lower() != "nvidia-cuda-cupti":
+            continue
+        for file in dist.files or ():
+            if "libcupti.so" in file.name:
+                found[str(dist.locate_file(file))] = dist.version
+    for entry in sys.path:
+        for path in glob.glob(os.path.join(entry, "nvidia", "*", "lib", "libcupti.so*")):
+            found.setdefault(path, "")
+    libs = [{"path": p, "version": v} for p, v in found.items() if os.path.exists(p)]
+    return sorted(libs, key=lambda d: version_tuple(d["version"]), reverse=True)
+
+
+def probe_gpus() -> list[dict[str, Any]]:
+    """GPUs seen by NVML: name, uuid, driver, memory (MiB), compute capability, max clocks (MHz).
+
+    Returns an empty list when NVML (nvidia-ml-py) or a driver is missing.
+    """
+    try:
+        import pynvml
+    except ImportError:
+        return []
+    try:
+        pynvml.nvmlInit()
+    except pynvml.NVMLError:
+        return []
+    try:
+        driver = pynvml.nvmlSystemGetDriverVersion()
+        gpus = []
+        for i in range(pynvml.nvmlDeviceGetCount()):
+            h = pynvml.nvmlDeviceGetHandleByIndex(i)
+            major, minor = pynvml.nvmlDeviceGetCudaComputeCapability(h)
+            gpus.append({
+                "index": i,
+                "name": pynvml.nvmlDeviceGetName(h),
+                "uuid": pynvml.nvmlDeviceGetUUID(h),
+                "driver": driver,
+                "memory_mib": pynvml.nvmlDeviceGetMemoryInfo(h).total // (1 << 20),
+                "compute_capability": f"{major}.{minor}",
+                "max_sm_clock_mhz": pynvml.nvmlDeviceGetMaxClockInfo(h, pynvml.NVML_CLOCK_SM),
+                "max_mem_clock_mhz": pynvml.nvmlDeviceGetMaxClockInfo(h, pynvml.NVML_CLOCK_MEM),
+            })
+        return gpus
+    finally:
+        pynvml.nvmlShutdown()
+
+
+def probe_environment() -> dict[str, Any]:
+    """Everything the backend choice and the manifest need, without touching CUDA."""
+    torch_version = _dist_version("torch")
+    return {
+        "host": socket.gethostname(),
+        "platform": platform.platform(),
+        "python": platform.python_version(),
+        "gpus": probe_gpus(),
+        "ncu": probe_ncu(),
+        "nsight_python": _dist_version("nsight-python"),
+        "ncu_report": _dist_version("ncu-report"),
+        "cupti_python": _dist_version("cupti-python"),
+        "libcupti": find_libcupti(),
+        "torch": torch_version,
+        "torch_cuda": torch_version.split("+", 1)[1] if torch_version and "+" in torch_version else None,
+        "nvidia_ml_py": _dist_version("nvidia-ml-py"),
+    }
+
+
+def _ncu_backend(env: dict[str, Any]) -> dict[str, Any]:
+    nspy = version_tuple(env.get("nsight_python"))
+    ncu = env.get("ncu") or {}
+    ncu_v = version_tuple(ncu.get("version"))
+    if not env.get("gpus"):
+        return _no("no NVIDIA GPU visible to NVML", "run on a machine with an NVIDIA GPU and driver")
+    if not nspy:
+        return _no("nsight-python is not installed",
+                   "pip install nsight-python (>=1.1 needs Nsight Compute >= 2026.2.1; "
+                   "use nsight-python==0.9.6 with an older ncu)")
+    if not ncu.get("path"):
+        return _no("Nsight Compute CLI (ncu) not found on PATH",
+                   "install Nsight Compute and put its ncu on PATH (e.g. /usr/local/cuda/bin)")
+    if not env.get("ncu_report"):
+        return _no("the ncu-report package is missing", "pip install ncu-report")
+    if nspy >= (1, 0):
+        if ncu_v[:3] < ATTACH_MIN_NCU:
+            return _no(f"nsight-python {env['nsight_python']} needs Nsight Compute >= 2026.2.1 "
+                       f"(attach mode), found {ncu.get('version')}",
+                       "install Nsight Compute >= 2026.2.1, or pip install nsight-python==0.9.6 "
+                       "(launch mode works with this ncu)")
+        return {"available": True, "nsight_mode": "attach",
+                "reason": f"nsight-python {env['nsight_python']} attach mode, ncu {ncu['version']}",
+                "fix": ""}
+    return {"available": True, "nsight_mode": "launch",
+            "reason": f"nsight-python {env['nsight_python']} launch mode (re-runs the worker "
+                      f"under ncu {ncu.get('version')})", "fix": ""}
+
+
+def _cupti_backend(env: dict[str, Any]) -> dict[str, Any]:
+    if not env.get("gpus"):
+        return _no("no NVIDIA GPU visible to NVML", "run on a machine with an NVIDIA GPU and driver")
+    if version_tuple(env.get("nsight_python")) < (1, 1):
+        return _no(f"the CUPTI backend needs nsight-python >= 1.1 (found "
+                   f"{env.get('nsight_python') or 'none'})", "pip install 'nsight-python[cupti]>=1.1'")
+    if version_tuple(env.get("cupti_python")) < CUPTI_MIN:
+        return _no(f"cupti-python >= 13.4 is required (found {env.get('cupti_python') or 'none'})",
+                   "pip install 'cupti-python>=13.4'")
+    libs = env.get("libcupti") or []
+    if not libs or version_tuple(libs[0]["version"])[:2] < CUPTI_MIN:
+        newest = libs[0]["version"] if libs else "none"
+        return _no(f"libcupti from CUDA >= 13.4 is required (newest found: {newest})",
+                   "pip install 'nvidia-cuda-cupti>=13.4' (the worker preloads the newest copy)")
+    return {"available": True, "nsight_mode": "cupti", "libcupti": libs[0]["path"],
+            "reason": f"nsight-python {env['nsight_python']} CUPTI, libcupti {libs[0]['version']}",
+            "fix": ""}
+
+
+def _cpu_backend(env: dict[str, Any]) -> dict[str, Any]:
+    if not env.get("torch"):
+        return _no("torch is not installed", "pip install torch==2.13.0 (CPU) or a CUDA build")
+    return {"available": True, "nsight_mode": None, "fix": "",
+            "reason": "host wall-clock timing of the same torch bodies on the CPU, not GPU"}
+
+
+def _no(reason: str, fix: str) -> dict[str, Any]:
+    return {"available": False, "nsight_mode": None, "reason": reason, "fix": fix}
+
+
+def choose_backends(env: dict[str, Any]) -> dict[str, dict[str, Any]]:
+    """For each backend (ncu, cupti, cpu): ``{available, nsight_mode, reason, fix}``.
+
+    Pure: decides from a :func:`probe_environment` dict, so tests can give any environment.
+    Rules (ARCHITECTURE.md, facts/device-h200.md): nsight-python >= 1.1 with ncu >= 2026.2.1
+    attaches in-process; nsight-python 0.9.x re-runs the worker under any ncu (launch mode);
+    CUPTI needs nsight-python >= 1.1, cupti-python >= 13.4 and a libcupti >= 13.4.
+    """
+    return {"ncu": _ncu_backend(env), "cupti": _cupti_backend(env), "cpu": _cpu_backend(env)}
+
+
+def environment_report() -> dict[str, Any]:
+    """The ``python -m profiling_worker env`` output: environment plus backend choice."""
+    env = probe_environment()
+    return {"environment": env, "backends": choose_backends(env)}

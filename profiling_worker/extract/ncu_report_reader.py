@@ -1,0 +1,133 @@
+"""Read a ``.ncu-rep`` with ``ncu_report`` into the per-launch table (the only ncu_report import).
+
+Each profiled launch ("action") is attributed by its NVTX state:
+- the annotation from the ``nsight-python`` domain (push/pop ranges in 0.9.x, start/end in 1.1);
+- the config and run from the worker's own ``kprof`` domain range ``c<config>r<run>``, pushed
+  around each call of the profiled body. Attribution therefore never depends on how many
+  kernels a config launched (nsight-python's own extraction divides by position and fails,
+  or silently mixes configs, when counts differ).
+Reports made elsewhere (no ``kprof`` range) are attributed in launch order, per annotation.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterator, Sequence
+from pathlib import Path
+from typing import Any
+
+import ncu_report
+
+from profiling_worker.schema import columns as C
+
+NSIGHT_DOMAIN = "nsight-python"
+KPROF_DOMAIN = "kprof"
+_RUN_RE = re.compile(r"^c(\d+)r(\d+)$")
+
+# Nsight Compute unit -> (factor, our unit). Durations in ns, sizes in bytes, rates in Hz.
+_UNITS = {
+    "nsecond": (1.0, "ns"), "usecond": (1e3, "ns"), "msecond": (1e6, "ns"), "second": (1e9, "ns"),
+    "byte": (1.0, "byte"), "Kbyte": (1e3, "byte"), "Mbyte": (1e6, "byte"), "Gbyte": (1e9, "byte"),
+    "cycle/nsecond": (1e9, "Hz"), "cycle/usecond": (1e6, "Hz"), "cycle/second": (1.0, "Hz"),
+    "hz": (1.0, "Hz"), "Khz": (1e3, "Hz"), "Mhz": (1e6, "Hz"), "Ghz": (1e9, "Hz"),
+    "%": (1.0, "%"),
+}
+
+
+def normalise_unit(value: Any, unit: str) -> tuple[Any, str]:
+    """Scale a value to ns / byte / Hz / % where the unit is known; others pass through."""
+    factor, new_unit = _UNITS.get(unit, (1.0, unit))
+    if isinstance(value, (int, float)) and factor != 1.0:
+        return float(value) * factor, new_unit
+    return value, new_unit
+
+
+def _ranges(state: Any, domain_name: str) -> tuple[str, ...]:
+    for domain_id in state.domains():
+        domain = state.domain_by_id(domain_id)
+        if domain.name() == domain_name:
+            return tuple(domain.push_pop_ranges()) + tuple(domain.start_end_ranges())
+    return ()
+
+
+def _actions(report_path: Path) -> Iterator[Any]:
+    report = ncu_report.load_report(str(report_path))
+    for r in range(report.num_ranges()):
+        rng = report.range_by_idx(r)
+        for a in range(rng.num_actions()):
+            yield rng.action_by_idx(a)
+
+
+def _metric(action: Any, name: str) -> tuple[Any, str] | None:
+    if name not in action.metric_names():
+        return None
+    metric = action[name]
+    return normalise_unit(metric.value(), metric.unit())
+
+
+def read_launches(report_path: Path, metrics: Sequence[str]) -> tuple[list[dict[str, Any]], dict[str, Any]]:
+    """Per-launch rows (without config parameter columns) and the device attributes.
+
+    Args:
+        report_path: a ``.ncu-rep`` written by Nsight Compute.
+        metrics: the metric names to read for every launch (missing ones are skipped and
+            reported in the returned ``device["missing_metrics"]``).
+
+    Returns:
+        ``(rows, device)``: rows with Annotation, Config, Run, Launch, Kernel, Grid, Block,
+        Metric, Value, Unit (one per launch x metric); ``device`` holds every
+        ``device__attribute_*`` metric of the first launch plus ``missing_metrics``.
+
+    Raises:
+        OSError, RuntimeError: the report cannot be read (ncu_report's own errors).
+    """
+    rows: list[dict[str, Any]] = []
+    device: dict[str, Any] = {}
+    missing: set[str] = set()
+    launch_no: dict[tuple[str, int, int], int] = {}
+    order: dict[str, int] = {}
+    for action in _actions(report_path):
+        state = action.nvtx_state()
+        annotations = _ranges(state, NSIGHT_DOMAIN)
+        if not annotations:
+            continue
+        annotation = annotations[0]
+        match = next((m for m in map(_RUN_RE.match, _ranges(state, KPROF_DOMAIN)) if m), None)
+        if match:
+            config, run = int(match.group(1)), int(match.group(2))
+        else:  # foreign report: launch order within the annotation
+            config, run = -1, order.setdefault(annotation, 0)
+            order[annotation] += 1
+        key = (annotation, config, run)
+        launch = launch_no.get(key, 0)
+        launch_no[key] = launch + 1
+        if not device:
+            device = {n: action[n].value() for n in action.metric_names()
+                      if n.startswith("device__attribute_")}
+        grid = _metric(action, "launch__grid_size")
+        block = _metric(action, "launch__block_size")
+        for name in metrics:
+            got = _metric(action, name)
+            if got is None:
+                missing.add(name)
+                continue
+            rows.append({C.ANNOTATION: annotation, C.CONFIG: config, C.RUN: run, C.LAUNCH: launch,
+                         C.KERNEL: action.name(), C.GRID: grid[0] if grid else None,
+                         C.BLOCK: block[0] if block else None, C.METRIC: name,
+                         C.VALUE: got[0], C.UNIT: got[1]})
+    device["missing_metrics"] = sorted(missing)
+    return rows, device
+
+
+def rule_results(report_path: Path, limit: int = 200) -> list[dict[str, Any]]:
+    """Nsight Compute rule results (name, kernel, message ...) of the first ``limit`` launches.
+
+    Returns an empty list when the report holds none (rules run only with ``--section``).
+    """
+    out: list[dict[str, Any]] = []
+    for i, action in enumerate(_actions(report_path)):
+        if i >= limit:
+            break
+        for rule in action.rule_results_as_dicts() or ():
+            out.append({"kernel": action.name(), **{k: str(v) for k, v in dict(rule).items()}})
+    return out

@@ -1,0 +1,82 @@
+"""NVML sampler: SM and memory clock, temperature, power and throttle reasons during a job.
+
+nsight-python's RUN-scope collectors sample just before each run (the first run of an H200
+job read the 345 MHz idle clock), so only a sampler running during the job shows the clock
+the kernels actually ran at.
+"""
+
+from __future__ import annotations
+
+import threading
+import time
+from typing import Any
+
+import pandas as pd
+
+from profiling_worker.schema import columns as C
+
+
+class NvmlSampler:
+    """Background thread sampling one GPU (physical index) every ``interval_ms`` (None: disabled).
+
+    Use as a context manager; :meth:`frame` returns the samples (TimeS from the start, s;
+    SmClockMHz, MemClockMHz in MHz; TempC in °C; PowerW in W; ThrottleReasons as a bit mask).
+    Without NVML the frame is empty and :attr:`error` says why.
+    """
+
+    def __init__(self, gpu: int, interval_ms: int | None):
+        self.gpu = gpu
+        self.interval = (interval_ms or 0) / 1000.0
+        self.enabled = interval_ms is not None
+        self.samples: list[dict[str, Any]] = []
+        self.error: str | None = None
+        self._stop = threading.Event()
+        self._thread: threading.Thread | None = None
+
+    def __enter__(self) -> NvmlSampler:
+        if not self.enabled:
+            return self
+        try:
+            import pynvml
+
+            pynvml.nvmlInit()
+            self._nvml = pynvml
+            self._handle = pynvml.nvmlDeviceGetHandleByIndex(self.gpu)
+        except Exception as exc:  # no driver, no GPU, no nvidia-ml-py: the trace stays empty
+            self.error = f"NVML unavailable: {exc}"
+            return self
+        self._t0 = time.perf_counter()
+        self._thread = threading.Thread(target=self._loop, name="nvml-sampler", daemon=True)
+        self._thread.start()
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self._stop.set()
+        if self._thread:
+            self._thread.join(timeout=5)
+            self._nvml.nvmlShutdown()
+
+    def _sample(self) -> dict[str, Any]:
+        nv, h = self._nvml, self._handle
+        return {
+            C.TIME_S: time.perf_counter() - self._t0,
+            C.SM_CLOCK_MHZ: nv.nvmlDeviceGetClockInfo(h, nv.NVML_CLOCK_SM),
+            C.MEM_CLOCK_MHZ: nv.nvmlDeviceGetClockInfo(h, nv.NVML_CLOCK_MEM),
+            C.TEMP_C: nv.nvmlDeviceGetTemperature(h, nv.NVML_TEMPERATURE_GPU),
+            C.POWER_W: nv.nvmlDeviceGetPowerUsage(h) / 1000.0,
+            C.THROTTLE_REASONS: nv.nvmlDeviceGetCurrentClocksEventReasons(h),
+        }
+
+    def _loop(self) -> None:
+        while not self._stop.is_set():
+            try:
+                self.samples.append(self._sample())
+            except Exception as exc:  # keep what was sampled; report the first failure
+                self.error = self.error or f"NVML sampling stopped: {exc}"
+                return
+            self._stop.wait(self.interval)
+
+    def frame(self) -> pd.DataFrame:
+        """The samples as a table (columns above), possibly empty."""
+        return pd.DataFrame(self.samples, columns=[C.TIME_S, C.SM_CLOCK_MHZ, C.MEM_CLOCK_MHZ,
+                                                   C.TEMP_C, C.POWER_W, C.THROTTLE_REASONS])

@@ -1,0 +1,54 @@
+"""Turn a backend's per-launch table into the bundle's tables, and finish the bundle."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+import pandas as pd
+
+from profiling_worker.bundle_writer import table_columns, write_table
+from profiling_worker.catalog.specs import CATALOG
+from profiling_worker.extract.aggregate import aggregate_runs, launches_to_runs
+from profiling_worker.schema import columns as C
+from profiling_worker.schema.manifest import write_manifest
+from profiling_worker.schema.spec import JobSpec
+
+
+def work_table(spec: JobSpec, annotations: dict[str, tuple[str, ...]]) -> pd.DataFrame:
+    """Analytic FLOPs and bytes per annotation x config from the catalog's formulas.
+
+    Returns columns Annotation, Config, <params>, Flops (FLOP), Bytes (byte), Dtype.
+    """
+    rows = []
+    for kernel in spec.kernels:
+        entry = CATALOG[kernel]
+        for name in annotations[kernel]:
+            for idx, config in enumerate(spec.configs):
+                rows.append({C.ANNOTATION: name, C.CONFIG: idx, **config,
+                             C.FLOPS: float(entry.flops(name, config)),
+                             C.BYTES: float(entry.bytes(name, config)), C.DTYPE: entry.dtype(name)})
+    return pd.DataFrame(rows, columns=table_columns(C.TABLE_WORK, spec.parameter_names))
+
+
+def write_result_tables(job_dir: Path, spec: JobSpec, annotations: dict[str, tuple[str, ...]],
+                        launches: pd.DataFrame, nvml: pd.DataFrame) -> None:
+    """Write launches, runs, aggregated, work and nvml_trace (Parquet + CSV) into ``job_dir``."""
+    params = list(spec.parameter_names)
+    runs = launches_to_runs(launches, params)
+    write_table(job_dir, C.TABLE_LAUNCHES, launches)
+    write_table(job_dir, C.TABLE_RUNS, runs)
+    write_table(job_dir, C.TABLE_AGGREGATED, aggregate_runs(runs, params))
+    write_table(job_dir, C.TABLE_WORK, work_table(spec, annotations))
+    write_table(job_dir, C.TABLE_NVML, nvml)
+
+
+def bundle_files(job_dir: Path) -> list[str]:
+    """Relative paths of every file in the bundle (the manifest excluded), sorted."""
+    return sorted(str(p.relative_to(job_dir)) for p in job_dir.rglob("*")
+                  if p.is_file() and p.name != C.MANIFEST_FILE and not p.name.startswith(".manifest-"))
+
+
+def finish_bundle(job_dir: Path, manifest: dict[str, Any]) -> None:
+    """List the files and write ``manifest.json`` last, atomically."""
+    write_manifest(job_dir, {**manifest, "files": bundle_files(job_dir)})

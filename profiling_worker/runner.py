@@ -1,0 +1,162 @@
+"""validate -> probe -> collect -> aggregate -> write bundle, emitting events on the way."""
+
+from __future__ import annotations
+
+import datetime as dt
+import json
+import os
+import signal
+import time
+import traceback
+from pathlib import Path
+from typing import Any
+
+from profiling_worker import __version__, environment
+from profiling_worker.backends.base import Collection
+from profiling_worker.catalog.specs import CATALOG
+from profiling_worker.channel import Channel, log_tail
+from profiling_worker.errors import (BackendUnavailable, Cancelled, KernelFailed, SpecRejected,
+                                     WorkerError)
+from profiling_worker.schema import columns as C
+from profiling_worker.schema.manifest import JobStatus
+from profiling_worker.schema.spec import JobSpec, SpecInvalid, load_spec
+
+
+def _now() -> str:
+    return dt.datetime.now(dt.timezone.utc).isoformat(timespec="seconds")
+
+
+def _annotations(spec: JobSpec) -> dict[str, tuple[str, ...]]:
+    chosen = set(spec.annotations or ())
+    return {k: tuple(a for a in CATALOG[k].annotations if not chosen or a in chosen)
+            for k in spec.kernels}
+
+
+def _provenance(started: str) -> dict[str, Any]:
+    """Who recorded the bundle; KPROF_PROVENANCE (a JSON object) adds e.g. the device run."""
+    extra = os.environ.get("KPROF_PROVENANCE", "")
+    try:
+        added = json.loads(extra) if extra else {}
+    except ValueError:
+        added = {"note": extra[:200]}
+    return {"recorded_by": f"profiling_worker {__version__}", "date": started,
+            **(added if isinstance(added, dict) else {})}
+
+
+def _prepare_gpu_env(spec: JobSpec, env: dict[str, Any]) -> None:
+    """Pin the job to its GPU and put the ncu that was found on PATH (nsight-python runs
+    plain ``ncu``)."""
+    os.environ["CUDA_VISIBLE_DEVICES"] = str(spec.gpu)
+    ncu = (env.get("ncu") or {}).get("path")
+    if ncu:
+        os.environ["PATH"] = os.pathsep.join([os.path.dirname(ncu), os.environ.get("PATH", "")])
+
+
+def _on_sigterm(_signum: int, _frame: Any) -> None:
+    raise Cancelled("the job was cancelled", "")
+
+
+def collect(spec: JobSpec, job_dir: Path, backend: dict[str, Any], channel: Channel) -> Collection | None:
+    """Run the chosen backend; None in nsight-python's launch-mode child."""
+    annotations = _annotations(spec)
+    if spec.backend == "cpu":
+        from profiling_worker.backends import cpu
+
+        return cpu.collect(spec, annotations, channel.emit)
+    from profiling_worker.backends import nsight_backend as nb
+
+    nsight = nb.import_nsight(spec.backend, backend.get("libcupti"))  # before torch / CUDA
+    from profiling_worker.catalog.kernels import KernelBody
+
+    bodies = [KernelBody(k, annotations[k], "cuda", nsight.annotate) for k in spec.kernels]
+    out_dir = job_dir / C.NSIGHT_DIR
+    out_dir.mkdir(exist_ok=True)
+    launch_parent = backend.get("nsight_mode") == "launch" and not nb.in_launch_child()
+    if not launch_parent:  # the launch-mode parent never touches CUDA; its child runs the kernels
+        nb.warm_up(spec, bodies)
+    if spec.backend == "cupti":
+        return nb.collect_cupti(nsight, spec, bodies, out_dir, channel.emit)
+    return nb.collect_ncu(nsight, spec, bodies, out_dir, channel.emit)
+
+
+def run_child(job_dir: Path) -> None:
+    """The launch-mode child: profile under ncu (nsight-python exits the process itself)."""
+    spec = load_spec(str(job_dir / C.SPEC_FILE), CATALOG)
+    channel = Channel(job_dir, None)
+    try:
+        collect(spec, job_dir, {"nsight_mode": "launch"}, channel)
+    except BaseException as exc:
+        traceback.print_exc()
+        err = exc if isinstance(exc, WorkerError) else classify_unexpected(exc)
+        channel.emit("error", **err.to_event_fields())
+        raise
+
+
+def classify_unexpected(exc: BaseException) -> WorkerError:
+    """Turn an exception no backend classified into a WorkerError (out of memory is named)."""
+    text = f"{type(exc).__name__}: {exc}"
+    if "out of memory" in text.lower():
+        return KernelFailed(f"out of memory: {exc}", "choose smaller sizes")
+    return WorkerError(f"unexpected error {text}", "see worker.log for the traceback",
+                       kind="internal")
+
+
+def run_job(job_dir: Path, channel: Channel) -> int:
+    """Run the job in ``job_dir`` and write its bundle. Returns the process exit code."""
+    from profiling_worker import results
+
+    started, t0 = _now(), time.perf_counter()
+    signal.signal(signal.SIGTERM, _on_sigterm)
+    manifest: dict[str, Any] = {"job_id": job_dir.name, "started_at": started,
+                                "worker_version": __version__}
+    try:
+        try:
+            spec = load_spec(str(job_dir / C.SPEC_FILE), CATALOG)
+        except SpecInvalid as exc:
+            raise SpecRejected(str(exc), "fix the named fields and submit again") from exc
+        manifest["spec"] = spec.to_json()
+        manifest["spec_hash"] = spec.spec_hash()
+        report = environment.environment_report()
+        backend = report["backends"][spec.backend]
+        manifest["environment"] = report["environment"]
+        if not backend["available"]:
+            raise BackendUnavailable(f"backend {spec.backend} cannot run here: {backend['reason']}",
+                                     backend["fix"])
+        manifest["provenance"] = _provenance(started)
+        if spec.backend != "cpu":
+            _prepare_gpu_env(spec, report["environment"])
+        channel.emit("log", message=f"backend {spec.backend}: {backend['reason']}")
+        from profiling_worker.nvml_trace import NvmlSampler
+
+        # The host-timer backend has no GPU to sample.
+        interval = spec.nvml_interval_ms if spec.backend != "cpu" else None
+        with NvmlSampler(spec.gpu, interval) as sampler:
+            result = collect(spec, job_dir, backend, channel)
+        assert result is not None
+        manifest["backend"] = {"name": spec.backend, "nsight_mode": backend.get("nsight_mode"),
+                               "reason": backend["reason"], **result.backend_info}
+        warnings = result.warnings + ([sampler.error] if sampler.error else [])
+        for w in warnings:
+            channel.emit("warning", message=w)
+        channel.emit("progress", done=1, total=1, stage="writing bundle")
+        results.write_result_tables(job_dir, spec, _annotations(spec), result.launches,
+                                    sampler.frame())
+        manifest.update(status=JobStatus.DONE.value, warnings=warnings)
+        code = 0
+    except WorkerError as exc:
+        manifest.update(status=(JobStatus.CANCELLED if isinstance(exc, Cancelled)
+                                else JobStatus.FAILED).value,
+                        error={**exc.to_event_fields(), "log_tail": log_tail(job_dir)})
+        code = 1
+    except Exception as exc:  # anything unexpected: classify it, traceback to the log
+        traceback.print_exc()
+        err = classify_unexpected(exc)
+        manifest.update(status=JobStatus.FAILED.value,
+                        error={**err.to_event_fields(), "log_tail": log_tail(job_dir)})
+        code = 1
+    manifest.update(finished_at=_now(), wall_s=round(time.perf_counter() - t0, 3))
+    if manifest.get("error"):
+        channel.emit("error", **manifest["error"])
+    results.finish_bundle(job_dir, manifest)
+    channel.emit("result", status=manifest["status"])
+    return code

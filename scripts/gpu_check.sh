@@ -1,0 +1,51 @@
+#!/usr/bin/env bash
+# One device call does it all: install the carried wheels, record the bundled H200 results
+# with this project's worker, run the bare nsight-python reference, run `pytest -m gpu` on
+# what was recorded, and pack everything under $OUT.
+#   device run:  bash scripts/gpu_check.sh [JOB ...]     (carry: .whl)
+# Wheels (.whl/, git-ignored): .whl/common (ncu-report, deepdiff 8.6.1, orderly-set, nvtx,
+# cupti-python 13.4, nvidia-cuda-cupti 13.4), .whl/nspy096 (nsight-python 0.9.6, launch mode for
+# ncu < 2026.2.1), .whl/nspy11 (nsight-python 1.1.0, CUPTI backend). See README "GPU machine".
+set -uo pipefail
+OUT=${OUT:-$(mktemp -d)}
+REPO=$(cd "$(dirname "$0")/.." && pwd)
+export PATH=/usr/local/cuda/bin:$PATH PYTHONUNBUFFERED=1
+export DEVICE_RUN=${DEVICE_RUN:-"h200 $(date -u +%Y-%m-%dT%H:%MZ)"}
+pipi() { python3 -m pip install -q --no-index --no-deps --no-compile --no-cache-dir --target "$1" "${@:2}"; }
+pipi /tmp/kp-common "$REPO"/.whl/common/*.whl || exit 1
+pipi /tmp/kp-n096 "$REPO"/.whl/nspy096/*.whl || exit 1
+pipi /tmp/kp-n11 "$REPO"/.whl/nspy11/*.whl || exit 1
+NCU_PATH=$REPO:/tmp/kp-n096:/tmp/kp-common
+CUPTI_PATH=$REPO:/tmp/kp-n11:/tmp/kp-common
+RESULTS=${RESULTS:-/tmp/kp-results}
+mkdir -p "$RESULTS" "$OUT"
+{
+  nvidia-smi --query-gpu=name,driver_version,clocks.sm,temperature.gpu --format=csv
+  PYTHONPATH=$NCU_PATH python3 -m profiling_worker env
+  PYTHONPATH=$CUPTI_PATH python3 -m profiling_worker env
+} > "$OUT/env.txt" 2>&1
+cd "$REPO"
+PYTHONPATH=$NCU_PATH python3 scripts/record_h200.py "$RESULTS" "$NCU_PATH" "$CUPTI_PATH" "$@" 2>&1 | tee "$OUT/record.jsonl"
+# The bare nsight-python reference of job J1, same call, same GPU.
+LIBCUPTI=$(PYTHONPATH=$CUPTI_PATH python3 -c 'from profiling_worker.environment import find_libcupti as f; print(f()[0]["path"])')
+for b in ncu cupti; do
+  P=$NCU_PATH; [ $b = cupti ] && P=$CUPTI_PATH
+  s=$(date +%s%N)
+  PYTHONPATH=$P timeout 300 python3 benchmarks/bare_nsight_j1.py $b "$RESULTS" "$LIBCUPTI" > "$RESULTS/bare_$b.log" 2>&1
+  rc=$?
+  echo "{\"bare\": \"$b\", \"rc\": $rc, \"wall_ms\": $(( ($(date +%s%N) - s) / 1000000 ))}" | tee -a "$OUT/record.jsonl"
+done
+KPROF_GPU_RESULTS=$RESULTS PYTHONPATH=$CUPTI_PATH timeout 300 python3 -m pytest -m gpu -q -p no:cacheprovider tests/gpu 2>&1 | tee "$OUT/pytest_gpu.txt"
+# Bring back: every bundle without its .ncu-rep (too big), plus the .ncu-reps that fit.
+tar -czf "$OUT/bundles.tgz" -C "$RESULTS" --exclude='*.ncu-rep' .
+n=0
+for rep in "$RESULTS"/*/nsight/*.ncu-rep; do
+  [ -f "$rep" ] || continue
+  job=$(basename "$(dirname "$(dirname "$rep")")")
+  size=$(stat -c %s "$rep")
+  echo "$job $(basename "$rep") $size" >> "$OUT/ncu_reps.txt"
+  gzip -c "$rep" > "/tmp/$job.ncu-rep.gz"
+  if [ "$(stat -c %s "/tmp/$job.ncu-rep.gz")" -lt 16000000 ] && [ $n -lt 3 ]; then
+    cp "/tmp/$job.ncu-rep.gz" "$OUT/"; n=$((n+1)); fi
+done
+ls -la "$OUT"

@@ -1,0 +1,90 @@
+"""GPU checks on the H200 (``pytest -m gpu``, run by scripts/gpu_check.sh after it recorded the
+bundles into $KPROF_GPU_RESULTS with this project's worker). Never run in CI."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pandas as pd
+import pytest
+
+from profiling_worker.schema import columns as C
+from profiling_worker.schema.manifest import read_manifest
+
+pytestmark = pytest.mark.gpu
+RESULTS = Path(os.environ.get("KPROF_GPU_RESULTS", "/nonexistent"))
+MAX_SM_CLOCK_HZ = 1980e6 * 1.02  # H200 max SM clock (NVML), 2% slack for counter rounding
+
+
+def _bundles() -> list[Path]:
+    return sorted(p for p in RESULTS.iterdir() if (p / C.MANIFEST_FILE).exists())
+
+
+def _agg(job: str) -> pd.DataFrame:
+    return pd.read_parquet(RESULTS / job / C.TABLES_DIR / "aggregated.parquet")
+
+
+def test_every_recorded_job_finished() -> None:
+    statuses = {p.name: read_manifest(p)["status"] for p in _bundles()}
+    print(statuses)
+    assert statuses and all(s == "done" for s in statuses.values()), statuses
+
+
+def test_no_combined_percentage_above_100_or_rate_above_device_max() -> None:
+    for bundle in _bundles():
+        runs = pd.read_parquet(bundle / C.TABLES_DIR / "runs.parquet")
+        pct = runs[runs[C.METRIC].str.contains("pct_of_peak")]
+        assert (pct[C.VALUE] <= 100.0).all(), (bundle.name, pct[C.VALUE].max())
+        clock = runs[runs[C.METRIC] == "gpc__cycles_elapsed.avg.per_second"]
+        assert (clock[C.VALUE] <= MAX_SM_CLOCK_HZ).all(), (bundle.name, clock[C.VALUE].max())
+
+
+def test_matmul_sweep_survives_different_kernel_counts() -> None:
+    agg = _agg("h200-ncu-matmul-sweep")
+    time = agg[agg[C.METRIC] == C.GPU_TIME]
+    counts = time.pivot_table(index="n", columns=C.ANNOTATION, values=C.KERNELS)
+    print(counts)
+    assert len(time) == 5 * 3  # every config of every annotation, none dropped
+    assert not time[C.KERNELS_VARY].any()
+
+
+def test_scale_dram_read_bytes_match_analytic() -> None:
+    """x * 2 on 2^26 fp32 = 256 MiB: DRAM reads within 5% of the analytic 256 MiB."""
+    agg = _agg("h200-ncu-elementwise")
+    row = agg[(agg[C.ANNOTATION] == "x*2") & (agg["n"] == 1 << 26)
+              & (agg[C.METRIC] == "dram__bytes_read.sum")]
+    read = float(row[C.AVG].iloc[0])
+    print("x*2 read bytes", read, "analytic", 4 << 26)
+    assert abs(read / (4 << 26) - 1) < 0.05
+
+
+@pytest.mark.parametrize("backend", ["ncu", "cupti"])
+def test_worker_matches_bare_nsight_python(backend: str) -> None:
+    """J1 (fp16 matmul 1024..8192, 10 runs): per-config durations within 5% of a bare
+    nsight-python script run in the same device call, for kernels >= 100 us."""
+    bare = json.loads((RESULTS / f"bare_{backend}.json").read_text())["avg_ns"]
+    agg = _agg(f"h200-{backend}-j1-fp16")
+    ours = agg[agg[C.METRIC] == C.GPU_TIME].set_index("n")[C.AVG]
+    for n, ref in bare.items():
+        ratio = ours[int(n)] / ref
+        print(backend, n, round(ours[int(n)]), round(ref), round(ratio, 4))
+        if ref >= 100_000:
+            assert abs(ratio - 1) < 0.05
+
+
+def test_out_of_memory_fails_cleanly(tmp_path: Path) -> None:
+    job = tmp_path / "oom"
+    job.mkdir()
+    (job / "spec.json").write_text(json.dumps({
+        "kernels": ["matmul"], "annotations": ["fp32"], "configs": [{"n": 400_000}], "runs": 1,
+        "backend": "cupti", "warmup": 0}))
+    proc = subprocess.run([sys.executable, "-m", "profiling_worker", "run", str(job)],
+                          capture_output=True, text=True, timeout=200)
+    manifest = read_manifest(job)
+    print(manifest.get("error"))
+    assert proc.returncode == 1 and manifest["status"] == "failed"
+    assert "out of memory" in manifest["error"]["message"].lower()
