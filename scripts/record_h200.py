@@ -16,7 +16,7 @@ import time
 from pathlib import Path
 
 MATMUL = [512, 1024, 2048, 4096, 8192]
-ELEMENTWISE = [1 << 20, 1 << 24, 1 << 26, 1 << 28]
+ELEMENTWISE = [1 << 20, 1 << 22, 1 << 24, 1 << 26]
 BOUND = ["gpu__time_duration.sum", "sm__throughput.avg.pct_of_peak_sustained_elapsed",
          "dram__throughput.avg.pct_of_peak_sustained_elapsed",
          "gpc__cycles_elapsed.avg.per_second", "dram__bytes_read.sum", "dram__bytes_write.sum"]
