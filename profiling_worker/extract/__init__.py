@@ -1,0 +1,13 @@
+"""Turning measurements into tables: per-launch -> per-run -> aggregated (pure pandas)."""
+
+from profiling_worker.extract.aggregate import (
+    aggregate_runs,
+    combine_rule,
+    configs_with_varying_kernels,
+    kernel_counts,
+    kernels_per_config,
+    launches_to_runs,
+)
+
+__all__ = ["aggregate_runs", "combine_rule", "configs_with_varying_kernels", "kernel_counts",
+           "kernels_per_config", "launches_to_runs"]
