@@ -1,0 +1,145 @@
+"""Writing the tables of a result bundle (``tables/<name>.parquet`` + ``tables/<name>.csv``).
+
+Kept small on purpose: the manifest and environment writers are added here later. The rules
+every writer follows:
+
+* Parquet (pyarrow, no index) is what the app reads; CSV (UTF-8, no index, full float precision)
+  is what users download. Both hold the same rows and columns.
+* Each file is written to a temporary name in the same directory and moved into place with
+  ``os.replace``, so a reader never sees half a file; ``manifest.json`` is written last
+  (:func:`profiling_worker.schema.manifest.write_manifest`), and a bundle without a manifest is
+  not a result.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+import tempfile
+from collections.abc import Sequence
+from pathlib import Path
+
+import pandas as pd
+import pyarrow as pa
+import pyarrow.parquet as pq
+
+from profiling_worker.schema import columns as C
+
+_NAME_RE = re.compile(r"^[A-Za-z0-9_][A-Za-z0-9_.-]{0,99}$")
+
+
+def table_columns(name: str, param_names: Sequence[str] = ()) -> list[str]:
+    """The column layout of a bundle table (see :mod:`profiling_worker.schema.columns`).
+
+    Args:
+        name: one of ``columns.TABLES``.
+        param_names: the config parameter names, in spec order.
+
+    Returns:
+        Column names in order.
+
+    Raises:
+        KeyError: unknown table name.
+    """
+    p = list(param_names)
+    layouts = {
+        C.TABLE_LAUNCHES: [C.ANNOTATION, C.CONFIG, *p, C.RUN, C.LAUNCH, C.KERNEL, C.GRID, C.BLOCK,
+                           C.METRIC, C.VALUE, C.UNIT],
+        C.TABLE_RUNS: [C.ANNOTATION, C.CONFIG, *p, C.RUN, C.METRIC, C.VALUE, C.UNIT, C.KERNELS,
+                       C.COMBINE_RULE],
+        C.TABLE_AGGREGATED: [C.ANNOTATION, C.CONFIG, *p, C.METRIC, C.UNIT, C.NUM_RUNS, C.AVG,
+                             C.STD, C.MIN, C.MAX, C.MEDIAN, C.CI95_LOWER, C.CI95_UPPER, C.RSD,
+                             C.STABLE, C.KERNELS, C.KERNELS_VARY],
+        C.TABLE_WORK: [C.ANNOTATION, C.CONFIG, *p, C.FLOPS, C.BYTES, C.DTYPE],
+        C.TABLE_NVML: [C.TIME_S, C.SM_CLOCK_MHZ, C.MEM_CLOCK_MHZ, C.TEMP_C, C.POWER_W,
+                       C.THROTTLE_REASONS],
+    }
+    return layouts[name]
+
+
+_INT_COLS = {C.CONFIG, C.RUN, C.LAUNCH, C.NUM_RUNS}
+_BOOL_COLS = {C.STABLE, C.KERNELS_VARY}
+_STR_COLS = {C.ANNOTATION, C.KERNEL, C.GRID, C.BLOCK, C.METRIC, C.UNIT, C.COMBINE_RULE, C.DTYPE}
+
+
+def empty_table(name: str, param_names: Sequence[str] = ()) -> pd.DataFrame:
+    """An empty frame with the layout of table ``name`` and sensible dtypes.
+
+    Config parameter columns of an empty table are typed ``int64`` (sizes); key columns int64,
+    flags bool, names string (object), everything else float64.
+
+    Raises:
+        KeyError: unknown table name.
+    """
+    cols = table_columns(name, param_names)
+
+    def dtype(c: str) -> str:
+        if c in _INT_COLS or c in param_names:
+            return "int64"
+        if c in _BOOL_COLS:
+            return "bool"
+        if c in _STR_COLS:
+            return "object"
+        return "float64"
+
+    return pd.DataFrame({c: pd.Series(dtype=dtype(c)) for c in cols})
+
+
+def _atomic_write(path: Path, write) -> None:
+    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}-", suffix=".tmp", dir=path.parent)
+    os.close(fd)
+    try:
+        write(tmp)
+        os.replace(tmp, path)
+    except BaseException:
+        Path(tmp).unlink(missing_ok=True)
+        raise
+
+
+def write_table(bundle_dir: str | os.PathLike[str], name: str, frame: pd.DataFrame) -> Path:
+    """Write ``frame`` as ``<bundle_dir>/tables/<name>.parquet`` and ``.csv``.
+
+    Object columns holding only strings (and None/NaN) are stored as Parquet strings; the
+    index is not stored. Columns are written in the frame's order; callers pass frames laid
+    out by :func:`table_columns`.
+
+    Args:
+        bundle_dir: the bundle directory (``tables/`` is created inside it).
+        name: table name, e.g. ``columns.TABLE_RUNS``; letters, digits, ``_ . -`` only.
+        frame: the table.
+
+    Returns:
+        The path of the Parquet file.
+
+    Raises:
+        ValueError: a bad table name, or duplicate column names.
+        pyarrow.ArrowException (ArrowInvalid / ArrowTypeError): a column mixes types that
+            Parquet cannot store (e.g. ints and strings in one object column).
+        OSError: the directory is not writable (disk full included); an existing file of the
+            same name is left unchanged.
+    """
+    if not _NAME_RE.match(name) or ".." in name:
+        raise ValueError(f"table name {name!r} is not a plain file name")
+    if frame.columns.duplicated().any():
+        dup = sorted(set(frame.columns[frame.columns.duplicated()].map(str)))
+        raise ValueError(f"table {name}: duplicate column(s) {', '.join(dup)}")
+    tables = Path(bundle_dir) / C.TABLES_DIR
+    tables.mkdir(parents=True, exist_ok=True)
+    arrow = pa.Table.from_pandas(frame, preserve_index=False)
+    parquet_path = tables / f"{name}.parquet"
+    _atomic_write(parquet_path, lambda tmp: pq.write_table(arrow, tmp))
+    _atomic_write(tables / f"{name}.csv",
+                  lambda tmp: frame.to_csv(tmp, index=False, encoding="utf-8"))
+    return parquet_path
+
+
+def read_table(bundle_dir: str | os.PathLike[str], name: str) -> pd.DataFrame:
+    """Read ``tables/<name>.parquet`` of a bundle (the inverse of :func:`write_table`).
+
+    Raises:
+        FileNotFoundError: the bundle has no such table.
+    """
+    return pd.read_parquet(Path(bundle_dir) / C.TABLES_DIR / f"{name}.parquet")
+
+
+__all__ = ["write_table", "read_table", "table_columns", "empty_table"]
