@@ -1,0 +1,186 @@
+"""Browser test fixtures: a real Streamlit server per test module and headless Debian Chromium.
+
+The server runs ``python -m streamlit run app/streamlit_app.py`` on 127.0.0.1 and a free port,
+with ``KPROF_RESULTS_DIR`` (and ``KPROF_BUNDLED_DIR``) pointing at temporary directories, and
+is polled on ``/_stcore/health`` before any test uses it. Its output goes to a file, never a
+PIPE (a full pipe blocks the server); the file is copied to ``tests/artifacts/`` afterwards.
+
+Waits follow Streamlit's own ``e2e_playwright``: the ``stApp`` element's
+``data-test-connection-state`` and ``data-test-script-state`` attributes, and auto-waiting
+``expect`` assertions, never a bare sleep. Chromium is the Debian package at /usr/bin/chromium
+(``apt-get install chromium``), not a browser downloaded by Playwright.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+import shutil
+import signal
+import socket
+import subprocess
+import sys
+import time
+import urllib.request
+from collections.abc import Iterator
+from dataclasses import dataclass
+from pathlib import Path
+
+import pytest
+from playwright.sync_api import expect
+
+REPO_ROOT = Path(__file__).resolve().parents[2]
+APP_SCRIPT = REPO_ROOT / "app" / "streamlit_app.py"
+CHROMIUM = os.environ.get("CHROMIUM", "/usr/bin/chromium")
+CHROMIUM_ARGS = ["--no-sandbox", "--disable-gpu", "--disable-background-networking",
+                 "--disable-component-update", "--disable-sync", "--no-first-run"]
+SERVER_START_S = 90
+APP_RUN_TIMEOUT_MS = 60_000
+
+
+@dataclass(frozen=True)
+class AppServer:
+    """A running dashboard: its URL and the directories it writes to."""
+
+    url: str
+    results_dir: Path
+    log_path: Path
+
+
+def free_port() -> int:
+    """A TCP port free on 127.0.0.1 right now."""
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return int(s.getsockname()[1])
+
+
+def _healthy(url: str) -> bool:
+    try:
+        with urllib.request.urlopen(f"{url}/_stcore/health", timeout=2) as resp:
+            return resp.read() == b"ok"
+    except OSError:
+        return False
+
+
+def _stop(proc: subprocess.Popen[bytes]) -> None:
+    if proc.poll() is not None:
+        return
+    os.killpg(proc.pid, signal.SIGTERM)  # the server and any worker it started
+    try:
+        proc.wait(15)
+    except subprocess.TimeoutExpired:
+        os.killpg(proc.pid, signal.SIGKILL)
+        proc.wait(5)
+
+
+@pytest.fixture(scope="module")
+def app_server(request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPathFactory,
+               artifacts_dir: Path) -> Iterator[AppServer]:
+    """Start the dashboard for one test module; stop it (and its workers) afterwards."""
+    if not APP_SCRIPT.is_file():
+        pytest.fail(f"{APP_SCRIPT.relative_to(REPO_ROOT)} does not exist yet")
+    base = tmp_path_factory.mktemp("dashboard")
+    results, bundled = base / "results", base / "bundled"
+    results.mkdir()
+    bundled.mkdir()
+    port = free_port()
+    url = f"http://127.0.0.1:{port}"
+    env = dict(os.environ, KPROF_RESULTS_DIR=str(results), KPROF_BUNDLED_DIR=str(bundled),
+               PYTHONUNBUFFERED="1")
+    log_path = base / "server.log"
+    cmd = [sys.executable, "-m", "streamlit", "run", str(APP_SCRIPT),
+           "--server.address", "127.0.0.1", "--server.port", str(port),
+           "--server.headless", "true", "--server.fileWatcherType", "none",
+           "--browser.gatherUsageStats", "false"]
+    with log_path.open("wb") as log:
+        proc = subprocess.Popen(cmd, cwd=REPO_ROOT, env=env, stdout=log, stderr=subprocess.STDOUT,
+                                start_new_session=True)
+    try:
+        deadline = time.monotonic() + SERVER_START_S
+        while not _healthy(url):
+            if proc.poll() is not None or time.monotonic() > deadline:
+                pytest.fail(f"Streamlit did not become healthy at {url} "
+                            f"(exit code {proc.poll()}):\n{log_path.read_text()[-4000:]}")
+            time.sleep(0.25)  # polling interval of the health probe, not a correctness wait
+        yield AppServer(url=url, results_dir=results, log_path=log_path)
+    finally:
+        _stop(proc)
+        module = request.module.__name__.rsplit(".", 1)[-1]
+        shutil.copy(log_path, artifacts_dir / f"{module}-server.log")
+
+
+@pytest.fixture(scope="module")
+def browser() -> Iterator[object]:
+    """Headless Debian Chromium. Missing Chromium fails under CI=true and skips elsewhere."""
+    if not Path(CHROMIUM).exists():
+        msg = f"{CHROMIUM} not found: apt-get install -y chromium (or set CHROMIUM=/path)"
+        if os.environ.get("CI") == "true":
+            pytest.fail(msg)
+        pytest.skip(msg)
+    from playwright.sync_api import sync_playwright
+
+    with sync_playwright() as pw:
+        browser = pw.chromium.launch(executable_path=CHROMIUM, headless=True, args=CHROMIUM_ARGS)
+        try:
+            yield browser
+        finally:
+            browser.close()
+
+
+@pytest.fixture
+def page(browser: object) -> Iterator[object]:
+    """A fresh page (1400x1000) in a fresh context."""
+    context = browser.new_context(viewport={"width": 1400, "height": 1000})  # type: ignore[attr-defined]
+    page = context.new_page()
+    page.set_default_timeout(30_000)
+    try:
+        yield page
+    finally:
+        context.close()
+
+
+# ---- helpers: each returns a Locator or waits on the app, never on the clock ----
+
+def wait_for_app_run(page, timeout: int = APP_RUN_TIMEOUT_MS) -> None:  # type: ignore[no-untyped-def]
+    """Wait until the app is connected and no script run is in progress."""
+    page.locator("[data-testid='stApp'][data-test-connection-state='CONNECTED']").wait_for(
+        state="attached", timeout=timeout)
+    page.locator("[data-testid='stApp'][data-test-script-state='notRunning']").wait_for(
+        state="attached", timeout=timeout)
+
+
+def open_app(page, url: str, query: str = "") -> None:  # type: ignore[no-untyped-def]
+    """Go to the app and wait for its first run to finish."""
+    page.goto(url + query)
+    page.get_by_test_id("stAppViewContainer").wait_for(state="attached", timeout=APP_RUN_TIMEOUT_MS)
+    wait_for_app_run(page)
+
+
+def get_by_key(page, key: str):  # type: ignore[no-untyped-def]
+    """The element of a widget or container made with ``key=key`` (class ``st-key-<key>``)."""
+    return page.locator(f".st-key-{key}")
+
+
+def fill_text(page, key: str, value: object) -> None:  # type: ignore[no-untyped-def]
+    """Type into a text or number input (inside a form nothing reruns until submit)."""
+    box = get_by_key(page, key).locator("input, textarea").first
+    box.fill(str(value))
+    box.press("Tab")  # commit the value (blur), as a user leaving the field would
+
+
+def choose_option(page, key: str, option: str) -> None:  # type: ignore[no-untyped-def]
+    """Pick ``option`` in a selectbox, or click it in a radio group."""
+    widget = get_by_key(page, key)
+    if widget.get_by_test_id("stRadio").count():
+        widget.get_by_text(option, exact=True).click()
+        return
+    widget.get_by_role("combobox").click()  # streamlit >= 1.6x: react-aria ComboBox
+    pattern = re.compile(rf"^\s*{re.escape(option)}\b")
+    page.get_by_role("option").filter(has_text=pattern).first.click()
+    expect(widget.get_by_role("combobox")).to_have_value(pattern)
+
+
+def selected_tags(page, key: str) -> list[str]:  # type: ignore[no-untyped-def]
+    """The labels shown as tags in a multiselect."""
+    tags = get_by_key(page, key).get_by_test_id("stMultiSelectTagsContainer").locator("[data-tag]")
+    return tags.all_inner_texts()
