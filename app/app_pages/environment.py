@@ -1,0 +1,43 @@
+"""What this machine can run (the worker's env report) and where the selected job ran."""
+
+import pandas as pd
+import streamlit as st
+
+from app import settings
+from app.services import worker_client
+from app.ui import cached, state
+
+st.header("Environment")
+report = cached.env_report()
+st.subheader("This machine")
+st.caption(f"Worker interpreter: `{settings.worker_python()}` · results: `{settings.results_dir()}`")
+if report.get("error"):
+    st.error(report["error"], icon=":material/error:")
+backends = report.get("backends") or {}
+rows = [{"Backend": name, "Can run": bool(info.get("available")),
+         "Reason": info.get("reason") or "", "Fix": info.get("fix") or ""}
+        for name, info in ((n, backends.get(n) or {}) for n in worker_client.BACKENDS)]
+st.dataframe(pd.DataFrame(rows), key="environment-backends", hide_index=True, width="stretch")
+for row in rows:
+    if not row["Can run"] and row["Fix"]:
+        st.warning(f"**{row['Backend']}** cannot run: {row['Reason']}. Fix: {row['Fix']}")
+env = worker_client.environment_of(report)
+if env:
+    st.json(env, expanded=False)
+
+st.subheader("Selected job")
+bundle = cached.bundle_for(state.selected_job_id())
+if bundle is None:
+    st.info("No job selected.")
+    st.stop()
+manifest = bundle.manifest
+st.caption(f"Job `{bundle.job_id}` · {bundle.status} · durations: {bundle.measurement}")
+left, right = st.columns(2)
+with left:
+    st.markdown("**Environment (recorded with the job)**")
+    st.json(manifest.get("environment") or {}, expanded=True)
+with right:
+    st.markdown("**Backend**")
+    st.json(manifest.get("backend") or {}, expanded=True)
+    st.markdown("**Provenance**")
+    st.json(manifest.get("provenance") or {}, expanded=True)

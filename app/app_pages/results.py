@@ -1,0 +1,29 @@
+"""The selected job's aggregated table and per-run table, with CSV downloads."""
+
+import streamlit as st
+
+from profiling_worker.schema import columns as C
+
+from app.ui import cached, panels, state
+
+st.header("Results tables")
+bundle = cached.bundle_for(state.selected_job_id())
+if bundle is None:
+    panels.no_job_selected()
+    st.stop()
+panels.bundle_caption(bundle)
+panels.render_bundle_error(bundle)
+
+for name, title, what in (
+    (C.TABLE_AGGREGATED, "Aggregated", "one row per annotation × config × metric"),
+    (C.TABLE_RUNS, "Per run", "one row per annotation × config × run × metric"),
+    (C.TABLE_WORK, "Analytic work", "FLOPs and bytes per annotation × config"),
+):
+    st.subheader(title)
+    table = bundle.table(name)
+    if table.empty:
+        st.caption(f"No {name} table in this job.")
+        continue
+    st.caption(f"{what}; times in ns ({bundle.measurement}).")
+    st.dataframe(table, key=f"results-{name}-table", hide_index=True, width="stretch")
+    panels.download_csv(table, key=f"results-{name}-csv", filename=f"{bundle.job_id}-{name}.csv")

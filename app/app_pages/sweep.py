@@ -1,0 +1,41 @@
+"""Size sweep: time, TFLOP/s or GB/s against the size parameter, optionally normalised."""
+
+import streamlit as st
+
+from app.core import derived
+from app.core.figures.sweep import build_sweep_figure
+from app.core.views.sweep import SweepOptions, annotations_of, sweep_frame, sweep_x
+from app.ui import cached, panels, state
+
+st.header("Size sweep")
+bundle = cached.bundle_for(state.selected_job_id())
+if bundle is None:
+    panels.no_job_selected()
+    st.stop()
+panels.bundle_caption(bundle)
+panels.render_bundle_error(bundle)
+
+cols = st.columns(3)
+quantity = cols[0].segmented_control(
+    "Quantity", list(derived.QUANTITIES), default=derived.TIME, key="sweep-quantity",
+    format_func=lambda q: derived.QUANTITY_LABELS[q]) or derived.TIME
+time_unit = cols[1].segmented_control("Time unit", list(derived.TIME_UNITS), default="µs",
+                                      key="sweep-time-unit", disabled=quantity != derived.TIME) or "µs"
+baseline = cols[2].selectbox("Normalise to", [None, *annotations_of(bundle)], key="sweep-baseline",
+                             format_func=lambda a: "— absolute values —" if a is None else a)
+options = SweepOptions(quantity=quantity, time_unit=time_unit, baseline=baseline)
+
+try:
+    frame = sweep_frame(bundle, options)
+except (derived.MissingWork, ValueError) as exc:
+    panels.render_error(str(exc), "Choose Time, or a job whose kernels declare FLOP/byte counts.")
+    st.stop()
+if frame.empty:
+    st.info(f"This job has no {bundle.duration_metric} values to plot (status: {bundle.status}).")
+    st.stop()
+
+label = derived.QUANTITY_LABELS[quantity].split(" (")[0]
+if baseline:
+    label = f"{label} relative to {baseline}"
+fig = build_sweep_figure(frame, sweep_x(bundle), bundle.host_timer, quantity_label=label)
+panels.chart_with_table(fig, frame, key="sweep", filename=f"{bundle.job_id}-sweep-{quantity}.csv")

@@ -1,0 +1,139 @@
+"""Load one result bundle directory into a :class:`Bundle` (pure: pandas + pyarrow, no Streamlit).
+
+A bundle is the directory a job writes (see ``profiling_worker.schema.columns``):
+``manifest.json``, ``spec.json``, ``events.jsonl``, ``worker.log``, ``tables/<name>.parquet``
+(and ``.csv``) and ``nsight/``. Missing tables load as empty frames, so a failed or cancelled job
+still opens and every view can say "no data" instead of raising.
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import pandas as pd
+
+from profiling_worker.schema import columns
+from profiling_worker.schema.manifest import read_manifest
+
+HOST_TIMER_NOTE = "host wall-clock, not GPU"
+
+
+@dataclass(frozen=True)
+class BundleFile:
+    """One file of a bundle: ``relpath`` (POSIX, relative to the bundle), ``size`` in bytes."""
+
+    relpath: str
+    size: int
+
+
+@dataclass(frozen=True)
+class Bundle:
+    """A loaded bundle.
+
+    Attributes:
+        path: the bundle directory.
+        manifest: ``manifest.json`` as a dict.
+        spec: the job spec dict (manifest ``spec``, else ``spec.json``).
+        tables: table name -> DataFrame for every name in ``columns.TABLES`` (empty if absent).
+        files: every regular file under the directory, sorted by path.
+    """
+
+    path: Path
+    manifest: dict[str, Any]
+    spec: dict[str, Any]
+    tables: dict[str, pd.DataFrame] = field(repr=False)
+    files: tuple[BundleFile, ...] = ()
+
+    @property
+    def job_id(self) -> str:
+        """The directory name (what the store and the URL use)."""
+        return self.path.name
+
+    @property
+    def status(self) -> str:
+        return str(self.manifest.get("status", ""))
+
+    @property
+    def backend(self) -> str:
+        """``ncu``, ``cupti`` or ``cpu`` (manifest backend name, else the spec's)."""
+        backend = self.manifest.get("backend") or {}
+        return str(backend.get("name") or self.spec.get("backend") or "")
+
+    @property
+    def host_timer(self) -> bool:
+        """True for the cpu backend: durations are host wall-clock, not GPU kernel time."""
+        return self.backend == "cpu"
+
+    @property
+    def duration_metric(self) -> str:
+        """``host__time_duration.sum`` for cpu jobs, else ``gpu__time_duration.sum`` (ns)."""
+        return columns.HOST_TIME if self.host_timer else columns.GPU_TIME
+
+    @property
+    def measurement(self) -> str:
+        """What the duration measures, in words (from the manifest when it says)."""
+        backend = self.manifest.get("backend") or {}
+        if backend.get("measurement"):
+            return str(backend["measurement"])
+        return HOST_TIMER_NOTE if self.host_timer else "GPU kernel duration"
+
+    @property
+    def parameters(self) -> tuple[str, ...]:
+        """Config parameter names, in the order of the first config (e.g. ``("n",)``)."""
+        configs = self.spec.get("configs") or [{}]
+        return tuple(configs[0].keys())
+
+    @property
+    def error(self) -> dict[str, Any] | None:
+        """The manifest's error dict (kind, message, hint, log_tail) of a failed job."""
+        err = self.manifest.get("error")
+        return err if isinstance(err, dict) else None
+
+    def table(self, name: str) -> pd.DataFrame:
+        """One table by name; an empty frame for an unknown or missing one."""
+        return self.tables.get(name, pd.DataFrame())
+
+
+def read_table(bundle_dir: Path, name: str) -> pd.DataFrame:
+    """``tables/<name>.parquet``, else ``tables/<name>.csv``, else an empty frame."""
+    base = bundle_dir / columns.TABLES_DIR / name
+    parquet, csv = base.with_suffix(".parquet"), base.with_suffix(".csv")
+    if parquet.is_file():
+        return pd.read_parquet(parquet)
+    if csv.is_file():
+        return pd.read_csv(csv)
+    return pd.DataFrame()
+
+
+def list_files(bundle_dir: Path) -> tuple[BundleFile, ...]:
+    """Every regular file below ``bundle_dir`` (hidden temp files and symlinks skipped)."""
+    out = []
+    for path in sorted(bundle_dir.rglob("*")):
+        if path.is_symlink() or not path.is_file() or path.name.startswith("."):
+            continue
+        out.append(BundleFile(path.relative_to(bundle_dir).as_posix(), path.stat().st_size))
+    return tuple(out)
+
+
+def load_bundle(bundle_dir: str | Path) -> Bundle:
+    """Read a bundle directory.
+
+    Raises:
+        ManifestError: no readable ``manifest.json`` (not a bundle).
+    """
+    path = Path(bundle_dir).resolve()
+    manifest = read_manifest(path)
+    spec = manifest.get("spec")
+    if not isinstance(spec, dict):
+        spec_file = path / columns.SPEC_FILE
+        spec = json.loads(spec_file.read_text(encoding="utf-8")) if spec_file.is_file() else {}
+    tables = {name: read_table(path, name) for name in columns.TABLES}
+    return Bundle(path=path, manifest=manifest, spec=spec, tables=tables, files=list_files(path))
+
+
+def manifest_mtime(bundle_dir: str | Path) -> float:
+    """Modification time of ``manifest.json`` (s since the epoch); the cache key of a bundle."""
+    return (Path(bundle_dir) / columns.MANIFEST_FILE).stat().st_mtime

@@ -1,0 +1,371 @@
+"""The process-wide job queue: one worker subprocess per GPU at a time, cancel, crash handling.
+
+One :class:`JobManager` per server process (``ui/cached.py`` returns it from
+``st.cache_resource``). It never imports Streamlit and never touches CUDA: every job runs as
+``<worker_python> -u -m profiling_worker run JOB_DIR`` in its own process group. Progress is read
+by tailing ``JOB_DIR/events.jsonl``. The worker writes ``manifest.json`` last; the manager writes
+it only before the worker starts (queued, running) and when the worker could not (crash, missing
+interpreter, cancel before start, server restart), so a finished result is never overwritten.
+"""
+
+from __future__ import annotations
+
+import atexit
+import json
+import contextlib
+import dataclasses
+import fcntl
+import os
+import re
+import secrets
+import signal
+import socket
+import subprocess
+import threading
+import time
+from collections.abc import Iterator
+from dataclasses import dataclass, field
+from datetime import datetime, timezone
+from pathlib import Path
+from typing import Any
+
+from profiling_worker.schema import columns
+from profiling_worker.schema.manifest import JobStatus, ManifestError, read_manifest, write_manifest
+from profiling_worker.schema.spec import JobSpec
+
+from app.services import worker_client
+from app.services.result_store import job_path
+
+POLL_S = 0.2  # how often a running job's events file and exit status are read
+
+
+def now_iso() -> str:
+    """UTC timestamp, ISO 8601 with seconds."""
+    return datetime.now(timezone.utc).isoformat(timespec="seconds")
+
+
+def new_job_id(spec: JobSpec, when: float | None = None) -> str:
+    """A time-based id such as ``20261129-231500-matmul-ab12`` (UTC, first kernel, 4 hex)."""
+    stamp = time.strftime("%Y%m%d-%H%M%S", time.gmtime(when))
+    kernel = re.sub(r"[^A-Za-z0-9_.-]", "_", spec.kernels[0] if spec.kernels else "job")[:40]
+    return f"{stamp}-{kernel}-{secrets.token_hex(2)}"
+
+
+@dataclass
+class Job:
+    """What the job panel shows about one job of this server (a copy, see ``snapshot``).
+
+    ``done``/``total`` count progress steps from the worker's progress events; ``error`` is the
+    manifest error dict (kind, message, hint, log_tail) of a failed job.
+    """
+
+    job_id: str
+    path: Path
+    spec: dict[str, Any]
+    lane: str
+    status: str = JobStatus.QUEUED.value
+    submitted_at: str = field(default_factory=now_iso)
+    done: int = 0
+    total: int = 0
+    stage: str = ""
+    warnings: list[str] = field(default_factory=list)
+    error: dict[str, Any] | None = None
+    returncode: int | None = None
+    cancel_requested: bool = False
+
+    @property
+    def active(self) -> bool:
+        """True while queued or running."""
+        return self.status in (JobStatus.QUEUED.value, JobStatus.RUNNING.value)
+
+    @property
+    def fraction(self) -> float:
+        """Progress from 0.0 to 1.0 (0 until the worker reports a total)."""
+        return min(1.0, self.done / self.total) if self.total else 0.0
+
+
+def lane_of(spec: JobSpec) -> str:
+    """Jobs in one lane run one at a time: ``gpu<index>`` for GPU backends, ``cpu`` otherwise."""
+    return "cpu" if spec.backend == "cpu" else f"gpu{spec.gpu}"
+
+
+@contextlib.contextmanager
+def lane_lock(results_dir: Path, lane: str) -> Iterator[None]:
+    """Exclusive ``fcntl.flock`` on ``results_dir/.lock-<lane>``: one job per GPU across
+    processes (a second server, or a CLI run that takes the same lock)."""
+    with open(results_dir / f".lock-{lane}", "w") as fh:
+        fcntl.flock(fh, fcntl.LOCK_EX)
+        try:
+            yield
+        finally:
+            fcntl.flock(fh, fcntl.LOCK_UN)
+
+
+class JobManager:
+    """Queue, run, watch and cancel worker subprocesses. Thread-safe; no Streamlit.
+
+    Args:
+        results_dir: where job directories are created (made if missing).
+        worker_python: interpreter for ``-m profiling_worker``.
+        env: environment of the worker subprocesses.
+        kill_grace_s: seconds between SIGTERM and SIGKILL when cancelling.
+    """
+
+    def __init__(self, results_dir: Path, worker_python: str, env: dict[str, str] | None = None,
+                 kill_grace_s: float = 5.0) -> None:
+        self.results_dir = Path(results_dir).resolve()
+        self.results_dir.mkdir(parents=True, exist_ok=True)
+        self.worker_python = worker_python
+        self.env = env
+        self.kill_grace_s = kill_grace_s
+        self._lock = threading.Lock()
+        self._wake = threading.Condition(self._lock)
+        self._jobs: dict[str, Job] = {}
+        self._procs: dict[str, subprocess.Popen[bytes]] = {}
+        self._threads: dict[str, threading.Thread] = {}
+        self._stopped = False
+        self.recovered = mark_interrupted(self.results_dir)
+        atexit.register(self.shutdown)
+
+    # -- public API ---------------------------------------------------------------------------
+    def submit(self, spec: JobSpec) -> str:
+        """Queue a validated spec; returns the new job id at once (never blocks on a GPU)."""
+        job_id = new_job_id(spec)
+        path = job_path(self.results_dir, job_id)
+        path.mkdir()
+        (path / columns.SPEC_FILE).write_text(_json(spec.to_json()), encoding="utf-8")
+        job = Job(job_id=job_id, path=path, spec=spec.to_json(), lane=lane_of(spec))
+        self._write_state(job)
+        with self._wake:
+            self._jobs[job_id] = job
+            self._ensure_lane(job.lane)
+            self._wake.notify_all()
+        return job_id
+
+    def cancel(self, job_id: str) -> None:
+        """Cancel a queued job at once; SIGTERM a running one's process group (SIGKILL later)."""
+        with self._lock:
+            job = self._jobs.get(job_id)
+            if job is None or not job.active:
+                return
+            job.cancel_requested = True
+            proc = self._procs.get(job_id)
+            if job.status == JobStatus.QUEUED.value:
+                self._finish(job, JobStatus.CANCELLED, None)
+                return
+        if proc is not None:
+            _signal_group(proc, signal.SIGTERM)
+            timer = threading.Timer(self.kill_grace_s, _signal_group, (proc, signal.SIGKILL))
+            timer.daemon = True
+            timer.start()
+
+    def snapshot(self) -> list[Job]:
+        """Copies of this server's jobs, oldest first."""
+        with self._lock:
+            return [dataclasses.replace(j, warnings=list(j.warnings)) for j in self._jobs.values()]
+
+    def get(self, job_id: str) -> Job | None:
+        """A copy of one job, or None if this server did not submit it."""
+        with self._lock:
+            job = self._jobs.get(job_id)
+            return dataclasses.replace(job) if job else None
+
+    def active(self) -> bool:
+        """True while any job is queued or running."""
+        with self._lock:
+            return any(j.active for j in self._jobs.values())
+
+    def wait(self, job_id: str, timeout_s: float) -> str:
+        """Block until the job finishes or ``timeout_s`` passes; returns its status."""
+        deadline = time.monotonic() + timeout_s
+        with self._wake:
+            while self._jobs[job_id].active and time.monotonic() < deadline:
+                self._wake.wait(timeout=min(POLL_S, max(0.0, deadline - time.monotonic())))
+            return self._jobs[job_id].status
+
+    def shutdown(self) -> None:
+        """Stop accepting work and kill running workers (server exit, cache release)."""
+        with self._wake:
+            self._stopped = True
+            procs = list(self._procs.values())
+            self._wake.notify_all()
+        for proc in procs:
+            _signal_group(proc, signal.SIGKILL)
+
+    # -- dispatch -----------------------------------------------------------------------------
+    def _ensure_lane(self, lane: str) -> None:
+        thread = self._threads.get(lane)
+        if thread is None or not thread.is_alive():
+            thread = threading.Thread(target=self._dispatch, args=(lane,), daemon=True,
+                                      name=f"kprof-{lane}")
+            self._threads[lane] = thread
+            thread.start()
+
+    def _next(self, lane: str) -> Job | None:
+        for job in self._jobs.values():
+            if job.lane == lane and job.status == JobStatus.QUEUED.value:
+                return job
+        return None
+
+    def _dispatch(self, lane: str) -> None:
+        while True:
+            with self._wake:
+                while not self._stopped and (job := self._next(lane)) is None:
+                    self._wake.wait()
+                if self._stopped:
+                    return
+            with lane_lock(self.results_dir, lane):
+                with self._lock:
+                    if job.status != JobStatus.QUEUED.value:  # cancelled while waiting
+                        continue
+                    job.status = JobStatus.RUNNING.value
+                self._write_state(job, started_at=now_iso())
+                self._run(job)
+
+    def _run(self, job: Job) -> None:
+        console = open(job.path / worker_client.CONSOLE_FILE, "wb")
+        try:
+            proc = subprocess.Popen(worker_client.run_argv(self.worker_python, job.path),
+                                    stdout=console, stderr=subprocess.STDOUT,
+                                    stdin=subprocess.DEVNULL, start_new_session=True,
+                                    cwd=job.path, env=self.env)
+        except OSError as exc:
+            console.close()
+            self._fail_to_start(job, exc)
+            return
+        with self._lock:
+            self._procs[job.job_id] = proc
+        tail = worker_client.EventTail(job.path / columns.EVENTS_FILE)
+        while proc.poll() is None:
+            self._apply(job, tail.read_new())
+            time.sleep(POLL_S)
+        console.close()
+        self._apply(job, tail.read_new())
+        with self._lock:
+            self._procs.pop(job.job_id, None)
+            job.returncode = proc.returncode
+        self._settle(job, proc.returncode)
+
+    def _apply(self, job: Job, new_events: list[dict[str, Any]]) -> None:
+        with self._lock:
+            for ev in new_events:
+                kind = ev.get("event")
+                if kind == "progress":
+                    job.done = int(ev.get("done") or 0)
+                    job.total = int(ev.get("total") or 0)
+                    job.stage = str(ev.get("stage") or "")
+                elif kind == "warning":
+                    job.warnings.append(str(ev.get("message", "")))
+                elif kind == "error":
+                    job.error = {k: ev.get(k) for k in ("kind", "message", "hint", "log_tail")}
+
+    def _settle(self, job: Job, returncode: int) -> None:
+        """Decide the final status from the worker's manifest, or write one when it left none."""
+        try:
+            manifest = read_manifest(job.path)
+            status = JobStatus(manifest["status"])
+        except ManifestError:
+            manifest, status = {}, JobStatus.RUNNING
+        with self._lock:
+            if status.finished:  # the worker wrote its result: take it as it is
+                job.error = manifest.get("error") or job.error
+                job.status = status.value
+                self._wake.notify_all()
+                return
+            if job.cancel_requested:
+                self._finish(job, JobStatus.CANCELLED, None)
+                return
+            how = f"was killed by signal {-returncode}" if returncode < 0 else \
+                f"exited with code {returncode}"
+            ok_but_empty = returncode == 0
+            error = job.error or {
+                "kind": "worker_died",
+                "message": f"The worker {how} without writing a result (manifest.json)."
+                if not ok_but_empty else "The worker exited without writing manifest.json.",
+                "hint": "Read the log tail below; run `python -m profiling_worker run "
+                        f"{job.path}` in a shell to reproduce.",
+            }
+            error = {**error, "log_tail": error.get("log_tail") or worker_client.log_tail(job.path)}
+            self._finish(job, JobStatus.FAILED, error)
+
+    def _fail_to_start(self, job: Job, exc: OSError) -> None:
+        missing = isinstance(exc, FileNotFoundError)
+        error = {
+            "kind": "worker_python_missing" if missing else "worker_start_failed",
+            "message": f"Cannot start the worker interpreter {self.worker_python}: {exc}",
+            "hint": "Set KPROF_WORKER_PYTHON to a Python that has profiling_worker (and, for GPU "
+                    "backends, nsight-python and torch) installed, then submit again.",
+            "log_tail": "",
+        }
+        with self._lock:
+            self._finish(job, JobStatus.FAILED, error)
+
+    def _finish(self, job: Job, status: JobStatus, error: dict[str, Any] | None) -> None:
+        """Set a final status and write it to the manifest. Caller holds ``self._lock``."""
+        job.status = status.value
+        job.error = error
+        self._write_state(job, finished_at=now_iso(), error=error)
+        self._wake.notify_all()
+
+    def _write_state(self, job: Job, **extra: Any) -> None:
+        """(Re)write the manifest of a job the worker has not finished."""
+        try:
+            previous = read_manifest(job.path)
+        except ManifestError:
+            previous = {}
+        data = {**previous, "job_id": job.job_id, "status": job.status, "spec": job.spec,
+                "created_at": previous.get("created_at") or job.submitted_at,
+                "backend": previous.get("backend") or {"name": job.spec.get("backend")},
+                "server": {"pid": os.getpid(), "host": socket.gethostname()}}
+        data.update({k: v for k, v in extra.items() if v is not None})
+        write_manifest(job.path, data)
+
+
+def mark_interrupted(results_dir: Path) -> list[str]:
+    """Mark jobs left queued/running by a server that is gone as ``interrupted``.
+
+    A job whose manifest names a live server process on this host (another server sharing the
+    directory) is left alone. Returns the ids it marked.
+    """
+    marked = []
+    if not results_dir.is_dir():
+        return marked
+    for child in sorted(results_dir.iterdir()):
+        try:
+            manifest = read_manifest(child)
+        except (ManifestError, NotADirectoryError):
+            continue
+        if JobStatus(manifest["status"]).finished or _owner_alive(manifest.get("server") or {}):
+            continue
+        manifest.update(status=JobStatus.INTERRUPTED.value, finished_at=now_iso(), error={
+            "kind": "interrupted",
+            "message": "The dashboard server stopped while this job was queued or running.",
+            "hint": "Submit the job again; nothing of the unfinished run was kept.",
+            "log_tail": worker_client.log_tail(child)})
+        write_manifest(child, manifest)
+        marked.append(child.name)
+    return marked
+
+
+def _owner_alive(server: dict[str, Any]) -> bool:
+    pid = server.get("pid")
+    if server.get("host") != socket.gethostname() or not isinstance(pid, int) or pid == os.getpid():
+        return False
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:
+        return True
+    return True
+
+
+def _signal_group(proc: subprocess.Popen[bytes], sig: int) -> None:
+    if proc.poll() is not None:
+        return
+    with contextlib.suppress(ProcessLookupError, PermissionError):
+        os.killpg(proc.pid, sig)
+
+
+def _json(data: Any) -> str:
+    return json.dumps(data, indent=2, sort_keys=True)

@@ -1,0 +1,149 @@
+"""The result store: one directory per job, found by reading each directory's manifest.json.
+
+Two roots are listed: the server's own results directory (writable) and the bundled directory
+shipped with the app (read-only, e.g. runs recorded on an NVIDIA H200). A directory whose
+manifest is missing or unreadable is not a result; it is reported as a :class:`StoreProblem`
+instead of being shown as a job.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from profiling_worker.schema import columns
+from profiling_worker.schema.manifest import ManifestError, read_manifest
+
+JOB_ID_RE = re.compile(r"^[A-Za-z0-9_.-]{1,80}$")
+SOURCE_LOCAL = "local"
+SOURCE_BUNDLED = "bundled"
+
+
+class InvalidJobId(ValueError):
+    """A job id that does not match :data:`JOB_ID_RE` or escapes the store directory."""
+
+
+@dataclass(frozen=True)
+class BundleInfo:
+    """One listed bundle: what the history table and the job selector show.
+
+    ``created_at`` is the manifest's ISO timestamp (sort key, newest first); ``gpu_name`` comes
+    from the manifest environment; ``source`` is ``local`` or ``bundled``.
+    """
+
+    job_id: str
+    path: Path
+    source: str
+    status: str
+    kernels: tuple[str, ...]
+    backend: str
+    created_at: str
+    gpu_name: str
+    label: str
+    manifest: dict[str, Any] = field(repr=False, compare=False, hash=False)
+
+
+@dataclass(frozen=True)
+class StoreProblem:
+    """A directory in a store root that is not a readable bundle, and why."""
+
+    path: Path
+    reason: str
+
+
+def check_job_id(job_id: str) -> str:
+    """Return ``job_id`` if it is a safe directory name.
+
+    Raises:
+        InvalidJobId: it has characters outside ``[A-Za-z0-9_.-]``, is longer than 80, or is
+            ``.``/``..``.
+    """
+    if not isinstance(job_id, str) or not JOB_ID_RE.match(job_id) or job_id in (".", ".."):
+        raise InvalidJobId(f"{job_id!r} is not a job id (letters, digits, '_', '.', '-'; 1-80)")
+    return job_id
+
+
+def job_path(root: Path, job_id: str) -> Path:
+    """The directory of ``job_id`` inside ``root``; never outside it.
+
+    Raises:
+        InvalidJobId: the id is malformed or its resolved path is not a child of ``root``.
+    """
+    check_job_id(job_id)
+    root = root.resolve()
+    path = (root / job_id).resolve()
+    if path.parent != root:
+        raise InvalidJobId(f"{job_id!r} resolves outside the results directory")
+    return path
+
+
+def _info(path: Path, source: str, manifest: dict[str, Any]) -> BundleInfo:
+    spec = manifest.get("spec") or {}
+    backend = manifest.get("backend") or {}
+    env = manifest.get("environment") or {}
+    return BundleInfo(
+        job_id=path.name,  # the directory name is the id the store can find again
+        path=path,
+        source=source,
+        status=str(manifest.get("status")),
+        kernels=tuple(spec.get("kernels") or ()),
+        backend=str(backend.get("name") or spec.get("backend") or "?"),
+        created_at=str(manifest.get("created_at") or manifest.get("started_at") or ""),
+        gpu_name=str(env.get("gpu_name") or ""),
+        label=str(spec.get("label") or ""),
+        manifest=manifest,
+    )
+
+
+def scan_root(root: Path, source: str) -> tuple[list[BundleInfo], list[StoreProblem]]:
+    """Read every child directory of ``root`` with a valid name.
+
+    Returns:
+        (bundles, problems); a missing ``root`` gives two empty lists.
+    """
+    bundles: list[BundleInfo] = []
+    problems: list[StoreProblem] = []
+    if not root.is_dir():
+        return bundles, problems
+    for child in sorted(root.iterdir()):
+        if not child.is_dir() or child.name.startswith(".") or not JOB_ID_RE.match(child.name):
+            continue
+        try:
+            bundles.append(_info(child, source, read_manifest(child)))
+        except ManifestError as exc:
+            problems.append(StoreProblem(child, str(exc)))
+    return bundles, problems
+
+
+def list_bundles(results_dir: Path, bundled_dir: Path | None = None
+                 ) -> tuple[list[BundleInfo], list[StoreProblem]]:
+    """All bundles of both roots, newest first (by ``created_at``, then id).
+
+    A job id present in both roots is listed once, from ``results_dir``.
+    """
+    local, problems = scan_root(results_dir, SOURCE_LOCAL)
+    bundled: list[BundleInfo] = []
+    if bundled_dir is not None and bundled_dir.resolve() != results_dir.resolve():
+        bundled, more = scan_root(bundled_dir, SOURCE_BUNDLED)
+        problems += more
+    seen = {b.job_id for b in local}
+    merged = local + [b for b in bundled if b.job_id not in seen]
+    merged.sort(key=lambda b: (b.created_at, b.job_id), reverse=True)
+    return merged, problems
+
+
+def find_bundle(job_id: str, results_dir: Path, bundled_dir: Path | None = None) -> Path | None:
+    """Directory of ``job_id`` (results dir first, then bundled), or None if it has no manifest.
+
+    Raises:
+        InvalidJobId: for an unsafe id (``../x``, ``a/b``, empty ...).
+    """
+    for root in (results_dir, bundled_dir):
+        if root is None:
+            continue
+        path = job_path(root, job_id)
+        if (path / columns.MANIFEST_FILE).is_file():
+            return path
+    return None

@@ -1,0 +1,156 @@
+"""How the app talks to ``python -m profiling_worker``: argv, the events file, log tails.
+
+No Streamlit here. The events file (``events.jsonl``) is tailed from a byte offset, so a reader
+never re-parses old lines and never sees a half-written last line.
+"""
+
+from __future__ import annotations
+
+import json
+import subprocess
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from profiling_worker.schema import columns, events
+
+CONSOLE_FILE = "worker.console.log"  # the worker's stdout + stderr (tracebacks of a crash)
+BACKENDS = ("ncu", "cupti", "cpu")
+GPU_BACKENDS = ("ncu", "cupti")
+
+
+def run_argv(worker_python: str, job_dir: Path) -> list[str]:
+    """argv that runs one job; the spec is read by the worker from ``job_dir/spec.json``."""
+    return [worker_python, "-u", "-m", "profiling_worker", "run", str(job_dir)]
+
+
+def env_argv(worker_python: str) -> list[str]:
+    """argv that prints the environment report (one JSON object)."""
+    return [worker_python, "-m", "profiling_worker", "env"]
+
+
+@dataclass
+class EventTail:
+    """Incremental reader of ``events.jsonl``: :meth:`read_new` returns only complete new lines."""
+
+    path: Path
+    offset: int = 0
+
+    def read_new(self) -> list[dict[str, Any]]:
+        """Parse the complete lines appended since the last call; non-event lines are skipped."""
+        try:
+            with self.path.open("rb") as fh:
+                fh.seek(self.offset)
+                data = fh.read()
+        except FileNotFoundError:
+            return []
+        end = data.rfind(b"\n")
+        if end < 0:
+            return []
+        self.offset += end + 1
+        out = []
+        for line in data[: end + 1].decode("utf-8", "replace").splitlines():
+            event = events.parse_line(line)
+            if event is not None:
+                out.append(event)
+        return out
+
+
+def log_tail(job_dir: Path, max_chars: int = 4000) -> str:
+    """The last ``max_chars`` characters of the worker log and console output of a job."""
+    parts = []
+    for name in (columns.LOG_FILE, CONSOLE_FILE):
+        path = job_dir / name
+        if path.is_file():
+            text = path.read_text(encoding="utf-8", errors="replace")
+            if text.strip():
+                parts.append(f"--- {name} ---\n{text[-max_chars:]}")
+    return "\n".join(parts)[-max_chars:]
+
+
+def unavailable_report(reason: str, fix: str) -> dict[str, Any]:
+    """An environment report for when the worker cannot even be asked: every backend is down."""
+    backend = {"available": False, "reason": reason, "fix": fix}
+    return {"error": reason, "backends": {name: dict(backend) for name in BACKENDS}}
+
+
+def probe_environment(worker_python: str, timeout_s: float = 120.0) -> dict[str, Any]:
+    """Run ``profiling_worker env`` and return its JSON report.
+
+    Returns:
+        The report, always with a ``backends`` mapping ``name -> {available, reason, fix}``
+        (normalised from a top-level ``ncu``/``cupti``/``cpu`` layout if the worker used one).
+        When the worker cannot run, every backend is unavailable with the reason and fix.
+    """
+    try:
+        proc = subprocess.run(env_argv(worker_python), capture_output=True, text=True,
+                              timeout=timeout_s, check=False, env=_env())
+    except FileNotFoundError:
+        return unavailable_report(f"worker interpreter {worker_python} not found",
+                                  "set KPROF_WORKER_PYTHON to a Python with profiling_worker")
+    except (OSError, subprocess.TimeoutExpired) as exc:
+        return unavailable_report(f"the worker's env report failed: {exc}",
+                                  "run `python -m profiling_worker env` by hand to see why")
+    report = _last_json_object(proc.stdout)
+    if report is None:
+        tail = (proc.stderr or proc.stdout)[-1500:]
+        return unavailable_report(f"the worker's env report printed no JSON (exit {proc.returncode})"
+                                  f": {tail.strip()}", "run `python -m profiling_worker env` by hand")
+    return normalise_report(report)
+
+
+def normalise_report(report: dict[str, Any]) -> dict[str, Any]:
+    """Give ``report`` a ``backends`` mapping whatever layout the worker used."""
+    backends = report.get("backends")
+    if not isinstance(backends, dict):
+        backends = {k: report[k] for k in BACKENDS if isinstance(report.get(k), dict)}
+    report = dict(report)
+    report["backends"] = backends
+    return report
+
+
+def gpu_backend_available(report: dict[str, Any]) -> bool:
+    """True when ncu or cupti can run here (i.e. a GPU is usable for profiling)."""
+    backends = report.get("backends") or {}
+    return any(bool((backends.get(name) or {}).get("available")) for name in GPU_BACKENDS)
+
+
+def best_backend(report: dict[str, Any]) -> str:
+    """The first available backend of ncu, cupti, cpu (cpu if none reports available)."""
+    backends = report.get("backends") or {}
+    for name in BACKENDS:
+        if (backends.get(name) or {}).get("available"):
+            return name
+    return "cpu"
+
+
+def environment_of(report: dict[str, Any]) -> dict[str, Any]:
+    """The environment part of a report (``environment`` key, or the report minus backends)."""
+    env = report.get("environment")
+    if isinstance(env, dict):
+        return env
+    return {k: v for k, v in report.items() if k not in ("backends", *BACKENDS)}
+
+
+def _last_json_object(text: str) -> dict[str, Any] | None:
+    """The JSON object printed by the worker (the whole text, else the last parsable line)."""
+    try:
+        data = json.loads(text)
+        if isinstance(data, dict):
+            return data
+    except ValueError:
+        pass
+    for line in reversed(text.splitlines()):
+        try:
+            data = json.loads(line)
+        except ValueError:
+            continue
+        if isinstance(data, dict):
+            return data
+    return None
+
+
+def _env() -> dict[str, str]:
+    from app import settings  # local: settings reads os.environ at call time
+
+    return settings.worker_env()

@@ -1,0 +1,45 @@
+"""The sidebar job selector: every bundle, newest first, synced with ``?job=`` in the URL."""
+
+from __future__ import annotations
+
+import streamlit as st
+
+from app.services.result_store import SOURCE_BUNDLED, BundleInfo
+from app.ui import state
+
+
+def default_job(bundles: list[BundleInfo], gpu_here: bool) -> str | None:
+    """Which job to show first: on a machine without a GPU the newest bundled done job,
+    else the newest done job, else the newest of any status."""
+    done = [b for b in bundles if b.status == "done"]
+    if not gpu_here:
+        bundled = [b for b in done if b.source == SOURCE_BUNDLED]
+        if bundled:
+            return bundled[0].job_id
+    for group in (done, bundles):
+        if group:
+            return group[0].job_id
+    return None
+
+
+def _label(info: BundleInfo) -> str:
+    kernels = ",".join(info.kernels) or "?"
+    where = " · bundled" if info.source == SOURCE_BUNDLED else ""
+    return f"{info.job_id} · {kernels} · {info.backend} · {info.status}{where}"
+
+
+def render_job_selector(bundles: list[BundleInfo], gpu_here: bool) -> str | None:
+    """Draw the selector; returns the selected job id (None when there are no bundles)."""
+    ids = [b.job_id for b in bundles]
+    if not ids:
+        st.caption("No results yet.")
+        return None
+    current = st.session_state.get(state.SELECTED_JOB) or state.url_job()
+    if current not in ids:
+        current = default_job(bundles, gpu_here)
+    st.session_state[state.SELECTED_JOB] = current
+    if state.url_job() != current:
+        st.query_params[state.QUERY_JOB] = current
+    labels = {b.job_id: _label(b) for b in bundles}
+    return st.selectbox("Job", ids, key=state.SELECTED_JOB, format_func=labels.get,
+                        on_change=state.on_job_selected, help="Newest first; the URL keeps it.")

@@ -1,0 +1,74 @@
+"""Streamlit caches around the services and the pure loaders.
+
+- :func:`job_manager`: one :class:`JobManager` per server process (``st.cache_resource``),
+  shut down (workers killed) when the cache is cleared.
+- :func:`env_report`: the worker's environment report, probed once per worker interpreter.
+- :func:`bundle_for`: a loaded bundle, cached on (path, manifest mtime), so a job that finishes
+  later (new manifest) is read again.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+import streamlit as st
+
+from app import settings
+from app.core.bundle_loader import Bundle, load_bundle, manifest_mtime
+from app.services import result_store, worker_client
+from app.services.job_manager import JobManager
+from profiling_worker.schema.manifest import ManifestError
+
+
+def _release(manager: JobManager) -> None:
+    manager.shutdown()
+
+
+@st.cache_resource(on_release=_release, show_spinner=False)
+def _job_manager(results_dir: str, worker_python: str) -> JobManager:
+    return JobManager(Path(results_dir), worker_python, env=settings.worker_env())
+
+
+def job_manager() -> JobManager:
+    """The server's job manager for the current settings."""
+    return _job_manager(str(settings.results_dir()), settings.worker_python())
+
+
+@st.cache_resource(show_spinner="Asking the worker what this machine can run…")
+def _env_report(worker_python: str) -> dict[str, Any]:
+    return worker_client.probe_environment(worker_python)
+
+
+def env_report() -> dict[str, Any]:
+    """The worker's ``env`` report (normalised: always has ``backends``)."""
+    return _env_report(settings.worker_python())
+
+
+def gpu_here() -> bool:
+    """True when ncu or cupti can run on this machine."""
+    return worker_client.gpu_backend_available(env_report())
+
+
+def list_bundles() -> tuple[list[result_store.BundleInfo], list[result_store.StoreProblem]]:
+    """Bundles of the results dir and the bundled dir, newest first (not cached: cheap)."""
+    return result_store.list_bundles(settings.results_dir(), settings.bundled_dir())
+
+
+@st.cache_data(max_entries=32, show_spinner="Loading results…")
+def _load(path: str, mtime: float) -> Bundle:
+    del mtime  # part of the cache key only
+    return load_bundle(path)
+
+
+def bundle_for(job_id: str | None) -> Bundle | None:
+    """The loaded bundle of ``job_id``, or None when there is none (or the id is unsafe)."""
+    if not job_id:
+        return None
+    try:
+        path = result_store.find_bundle(job_id, settings.results_dir(), settings.bundled_dir())
+        if path is None:
+            return None
+        return _load(str(path), manifest_mtime(path))
+    except (result_store.InvalidJobId, ManifestError, OSError):
+        return None

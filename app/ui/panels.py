@@ -1,0 +1,69 @@
+"""Reusable page pieces: chart + table + CSV download, error box, bundle header."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pandas as pd
+import plotly.graph_objects as go
+import streamlit as st
+
+from app.core.bundle_loader import HOST_TIMER_NOTE, Bundle
+
+
+def csv_bytes(frame: pd.DataFrame) -> bytes:
+    """The frame as UTF-8 CSV without the index."""
+    return frame.to_csv(index=False).encode("utf-8")
+
+
+def download_csv(frame: pd.DataFrame, key: str, filename: str, label: str = "Download CSV") -> None:
+    """A CSV download button for ``frame``."""
+    st.download_button(label, data=csv_bytes(frame), file_name=filename, mime="text/csv",
+                       key=key, on_click="ignore", icon=":material/download:")
+
+
+def chart_with_table(fig: go.Figure, frame: pd.DataFrame, key: str, filename: str) -> None:
+    """The chart, the exact numbers behind it, and a CSV of those numbers (keys ``<key>-*``)."""
+    st.plotly_chart(fig, key=f"{key}-chart", width="stretch",
+                    config={"displaylogo": False, "toImageButtonOptions": {"format": "svg"}})
+    st.dataframe(frame, key=f"{key}-table", hide_index=True, width="stretch")
+    download_csv(frame, key=f"{key}-csv", filename=filename)
+
+
+def render_error(message: str, hint: str | None = None, log_tail: str | None = None,
+                 kind: str | None = None) -> None:
+    """One error box: kind and message, the fix, and the log tail in an expander."""
+    head = f"**{kind}**: {message}" if kind else message
+    st.error(head + (f"\n\n**Fix:** {hint}" if hint else ""), icon=":material/error:")
+    if log_tail:
+        with st.expander("Log tail"):
+            st.code(log_tail, language="text")
+
+
+def render_bundle_error(bundle: Bundle) -> None:
+    """The manifest error of a failed/cancelled/interrupted job, if it has one."""
+    err = bundle.error
+    if err:
+        render_error(str(err.get("message", "")), err.get("hint"), err.get("log_tail"),
+                     kind=err.get("kind"))
+
+
+def bundle_caption(bundle: Bundle) -> None:
+    """One line naming the job, its status, backend, GPU and what the durations measure."""
+    env = bundle.manifest.get("environment") or {}
+    gpu = env.get("gpu_name") or "no GPU"
+    st.caption(f"Job `{bundle.job_id}` · {bundle.status} · backend {bundle.backend} · {gpu} · "
+               f"durations: {bundle.measurement}")
+    if bundle.host_timer:
+        st.warning(f"This job used the cpu backend: every time here is {HOST_TIMER_NOTE}.",
+                   icon=":material/schedule:")
+
+
+def no_job_selected() -> None:
+    """What a page shows when there is nothing to show."""
+    st.info("No job selected. Submit one from the sidebar, or pick one in the job selector.")
+
+
+def read_lazily(path: Path):  # noqa: ANN201 - a callable for st.download_button(data=)
+    """A zero-argument callable returning the file's bytes (read only on click)."""
+    return lambda: path.read_bytes()

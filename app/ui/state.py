@@ -1,0 +1,48 @@
+"""Every session-state key, widget key and URL parameter of the app, in one place.
+
+Widget keys are ``"<page>-<field>"``. The selected job id lives in the session under
+:data:`SELECTED_JOB` (the sidebar job selector's key) and is mirrored into the URL as
+``?job=<id>`` so that a reload or a shared link reopens the same job.
+"""
+
+from __future__ import annotations
+
+import streamlit as st
+
+from app.services.result_store import JOB_ID_RE
+
+QUERY_JOB = "job"
+SELECTED_JOB = "sidebar-job"
+BUILDER_ERRORS = "builder-errors"  # list[FieldError] of the last rejected submit
+BUILDER_NOTICE = "builder-notice"  # text shown after a successful submit
+PANEL_WAS_ACTIVE = "panel-was-active"
+
+
+def key(page: str, field: str) -> str:
+    """Widget key ``"<page>-<field>"`` (also the e2e helpers' ``st-key-<key>`` CSS class)."""
+    return f"{page}-{field}"
+
+
+def url_job() -> str | None:
+    """The ``?job=`` parameter if it is a well-formed id, else None."""
+    value = st.query_params.get(QUERY_JOB)
+    return value if isinstance(value, str) and JOB_ID_RE.match(value) else None
+
+
+def selected_job_id() -> str | None:
+    """The job the pages show: the sidebar selection, else the URL's ``?job=``."""
+    value = st.session_state.get(SELECTED_JOB)
+    return value if isinstance(value, str) and value else url_job()
+
+
+def select_job(job_id: str) -> None:
+    """Make ``job_id`` the selected job (call before the selector is drawn, e.g. in a callback)."""
+    st.session_state[SELECTED_JOB] = job_id
+    st.query_params[QUERY_JOB] = job_id
+
+
+def on_job_selected() -> None:
+    """Selector callback: mirror the new selection into the URL."""
+    value = st.session_state.get(SELECTED_JOB)
+    if value:
+        st.query_params[QUERY_JOB] = value

@@ -1,0 +1,46 @@
+"""load_bundle on a real cpu bundle, a bundle with tables missing, and a non-bundle."""
+
+from __future__ import annotations
+
+import shutil
+from pathlib import Path
+
+import pytest
+
+from app.core.bundle_loader import load_bundle, manifest_mtime
+from profiling_worker.schema import columns as C
+from profiling_worker.schema.manifest import ManifestError
+
+
+def test_real_cpu_bundle(cpu_bundle: Path) -> None:
+    bundle = load_bundle(cpu_bundle)
+    assert bundle.job_id == cpu_bundle.name and bundle.status == "done"
+    assert bundle.backend == "cpu" and bundle.host_timer
+    assert bundle.duration_metric == C.HOST_TIME
+    assert bundle.measurement == "host wall-clock, not GPU"
+    assert bundle.parameters == ("n",)
+    runs = bundle.table(C.TABLE_RUNS)
+    assert len(runs) == 3 * 2 * 3  # annotations x configs x runs
+    assert set(runs[C.METRIC]) == {C.HOST_TIME}
+    assert not bundle.table(C.TABLE_WORK).empty
+    paths = {f.relpath for f in bundle.files}
+    assert {"manifest.json", "spec.json", "tables/runs.parquet", "tables/runs.csv"} <= paths
+    assert all(f.size >= 0 for f in bundle.files)
+    assert manifest_mtime(cpu_bundle) > 0
+
+
+def test_missing_tables_load_empty(cpu_bundle: Path) -> None:
+    shutil.rmtree(cpu_bundle / C.TABLES_DIR)
+    bundle = load_bundle(cpu_bundle)
+    assert all(bundle.table(name).empty for name in C.TABLES)
+    assert bundle.table("nonexistent").empty
+
+
+def test_csv_used_when_parquet_missing(cpu_bundle: Path) -> None:
+    (cpu_bundle / C.TABLES_DIR / "runs.parquet").unlink()
+    assert len(load_bundle(cpu_bundle).table(C.TABLE_RUNS)) == 18
+
+
+def test_not_a_bundle(tmp_path: Path) -> None:
+    with pytest.raises(ManifestError, match="no manifest.json"):
+        load_bundle(tmp_path)

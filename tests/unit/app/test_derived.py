@@ -1,0 +1,88 @@
+"""Derived quantities on synthetic frames (exact arithmetic) and on a real bundle."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+import pytest
+
+from app.core import derived
+from app.core.bundle_loader import load_bundle
+from profiling_worker.schema import columns as C
+
+GPU = C.GPU_TIME
+
+
+def _runs(rows: list[tuple[str, int, int, float]]) -> pd.DataFrame:
+    return pd.DataFrame([{C.ANNOTATION: a, C.CONFIG: c, "n": 1024 * (c + 1), C.RUN: r,
+                          C.METRIC: GPU, C.VALUE: v, C.UNIT: "ns"} for a, c, r, v in rows])
+
+
+WORK = pd.DataFrame({C.ANNOTATION: ["base", "fast"], C.CONFIG: [0, 0],
+                     C.FLOPS: [2e12, 2e12], C.BYTES: [4e9, 4e9]})
+
+
+def test_time_units() -> None:
+    runs = _runs([("base", 0, 0, 2_000_000.0)])
+    for unit, expected in (("ns", 2e6), ("µs", 2e3), ("ms", 2.0)):
+        out = derived.per_run_quantity(runs, WORK, GPU, derived.TIME, unit)
+        assert out[C.VALUE].tolist() == [expected] and out[C.UNIT].tolist() == [unit]
+
+
+def test_throughput_and_bandwidth() -> None:
+    runs = _runs([("base", 0, 0, 1e9)])  # one second
+    tflops = derived.per_run_quantity(runs, WORK, GPU, derived.TFLOPS)
+    gbps = derived.per_run_quantity(runs, WORK, GPU, derived.GBPS)
+    assert tflops[C.VALUE].tolist() == pytest.approx([2.0]) and tflops[C.UNIT][0] == "TFLOP/s"
+    assert gbps[C.VALUE].tolist() == pytest.approx([4.0]) and gbps[C.UNIT][0] == "GB/s"
+
+
+def test_other_metrics_are_ignored() -> None:
+    runs = _runs([("base", 0, 0, 10.0)])
+    other = runs.assign(**{C.METRIC: "dram__bytes_read.sum", C.VALUE: 99.0})
+    out = derived.per_run_quantity(pd.concat([runs, other]), WORK, GPU, derived.TIME, "ns")
+    assert out[C.VALUE].tolist() == [10.0]
+
+
+def test_missing_work_is_an_error() -> None:
+    runs = _runs([("other", 0, 0, 10.0)])
+    with pytest.raises(derived.MissingWork, match="other"):
+        derived.per_run_quantity(runs, WORK, GPU, derived.TFLOPS)
+
+
+def test_normalise_per_run_then_aggregate() -> None:
+    runs = _runs([("base", 0, 0, 100.0), ("base", 0, 1, 300.0),
+                  ("fast", 0, 0, 50.0), ("fast", 0, 1, 150.0)])
+    per_run = derived.per_run_quantity(runs, WORK, GPU, derived.TIME, "ns")
+    ratio = derived.normalise(per_run, "base")
+    assert ratio[C.UNIT].unique().tolist() == ["× base"]
+    agg = derived.aggregate(ratio, [C.ANNOTATION, C.CONFIG]).set_index(C.ANNOTATION)
+    assert agg.loc["base", C.AVG] == pytest.approx(1.0)
+    assert agg.loc["fast", C.AVG] == pytest.approx(0.5)
+    # spread of the ratio itself: runs 0.25 and 0.75 -> sample std 0.3536
+    assert agg.loc["fast", C.STD] == pytest.approx(np.std([0.25, 0.75], ddof=1))
+    with pytest.raises(ValueError, match="nope"):
+        derived.normalise(per_run, "nope")
+
+
+def test_aggregate_single_run_has_no_width() -> None:
+    per_run = derived.per_run_quantity(_runs([("base", 0, 0, 7.0)]), WORK, GPU, derived.TIME, "ns")
+    row = derived.aggregate(per_run, [C.ANNOTATION, C.CONFIG]).iloc[0]
+    assert (row[C.NUM_RUNS], row[C.STD], row[C.CI95_LOWER], row[C.CI95_UPPER]) == (1, 0.0, 7.0, 7.0)
+
+
+def test_aggregate_matches_the_workers_table(cpu_bundle: Path) -> None:
+    bundle = load_bundle(cpu_bundle)
+    per_run = derived.per_run_quantity(bundle.table(C.TABLE_RUNS), bundle.table(C.TABLE_WORK),
+                                       bundle.duration_metric, derived.TIME, "ns")
+    mine = derived.aggregate(per_run, [C.ANNOTATION, C.CONFIG]).set_index([C.ANNOTATION, C.CONFIG])
+    theirs = bundle.table(C.TABLE_AGGREGATED).set_index([C.ANNOTATION, C.CONFIG])
+    for col in (C.AVG, C.STD, C.CI95_LOWER, C.CI95_UPPER, C.MEDIAN):
+        pd.testing.assert_series_equal(mine[col], theirs.loc[mine.index, col], check_names=False,
+                                       rtol=1e-9)
+
+
+def test_log2_labels() -> None:
+    assert [derived.log2_label(v) for v in (1, 32, 1024, 48, 1.5)] == ["2^0", "2^5", "2^10", "48", "1.5"]

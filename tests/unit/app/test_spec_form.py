@@ -1,0 +1,47 @@
+"""The sidebar dict -> JobSpec: sizes parsing and field-named errors."""
+
+from __future__ import annotations
+
+import pytest
+
+from app.core import spec_form
+
+FORM = {"kernels": ["matmul"], "annotations": [], "size_preset": "typed", "sizes": "32, 64",
+        "runs": 3, "backend": "cpu", "metric_preset": "timing", "extra_metrics": "",
+        "cache_control": "all", "clock_control": "none", "thermal_mode": "auto", "warmup": 1,
+        "gpu": 0, "label": ""}
+
+
+def test_valid_form() -> None:
+    spec, errors = spec_form.to_job_spec(FORM)
+    assert errors == []
+    assert spec.configs == ({"n": 32}, {"n": 64}) and spec.runs == 3 and spec.backend == "cpu"
+    assert spec.metrics == ("host__time_duration.sum",)
+
+
+@pytest.mark.parametrize("sizes, text", [("abc", "'abc' is not a whole number"),
+                                         ("-4", "-4 is not greater than 0"),
+                                         ("0", "0 is not greater than 0"),
+                                         ("", "no sizes given"), ("32, x", "'x'")])
+def test_bad_sizes_name_the_sizes_field(sizes: str, text: str) -> None:
+    spec, errors = spec_form.to_job_spec({**FORM, "sizes": sizes})
+    assert spec is None
+    assert [e.field for e in errors] == ["sizes"]
+    assert text in errors[0].message
+
+
+@pytest.mark.parametrize("change, field", [({"kernels": []}, "kernels"), ({"runs": 0}, "runs"),
+                                           ({"extra_metrics": "not a metric"}, "metrics"),
+                                           ({"gpu": -1}, "gpu")])
+def test_schema_errors_keep_their_field(change: dict, field: str) -> None:
+    spec, errors = spec_form.to_job_spec({**FORM, **change})
+    assert spec is None and field in [e.field for e in errors]
+
+
+def test_presets() -> None:
+    spec, _ = spec_form.to_job_spec({**FORM, "size_preset": "cpu", "sizes": "garbage"})
+    assert [c["n"] for c in spec.configs] == [64, 128, 256]
+    raw, _ = spec_form.build_raw_spec({**FORM, "backend": "ncu", "metric_preset": "memory",
+                                       "extra_metrics": "l1tex__t_bytes.sum"})
+    assert raw["metrics"] == ["gpu__time_duration.sum", "dram__bytes_read.sum",
+                              "dram__bytes_write.sum", "l1tex__t_bytes.sum"]

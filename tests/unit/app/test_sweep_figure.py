@@ -1,0 +1,50 @@
+"""build_sweep_figure: log2 axis, CI95 error bars, units, the host-timer caveat."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+
+from app.core.bundle_loader import load_bundle
+from app.core.figures.sweep import build_sweep_figure
+from app.core.views.sweep import SweepOptions, sweep_frame
+from profiling_worker.schema import columns as C
+
+
+def _frame() -> pd.DataFrame:
+    return pd.DataFrame({C.ANNOTATION: ["a", "a", "b", "b"], "n": [1024, 4096, 1024, 4096],
+                         C.UNIT: "µs", C.NUM_RUNS: 10, C.AVG: [1.0, 4.0, 2.0, 8.0],
+                         C.CI95_LOWER: [0.9, 3.0, 1.5, 7.9], C.CI95_UPPER: [1.2, 4.5, 2.1, 9.0]})
+
+
+def test_axes_error_bars_and_hover() -> None:
+    fig = build_sweep_figure(_frame(), "n", host_timer=False, quantity_label="Time")
+    assert [t.name for t in fig.data] == ["a", "b"]
+    assert fig.layout.xaxis.type == "log"
+    assert list(fig.layout.xaxis.ticktext) == ["2^10", "2^12"]
+    assert list(fig.layout.xaxis.tickvals) == [1024.0, 4096.0]
+    assert fig.layout.yaxis.title.text == "Time (µs)"
+    assert "n" in fig.layout.xaxis.title.text
+    a = fig.data[0]
+    assert isinstance(a.x, np.ndarray) and isinstance(a.y, np.ndarray)
+    assert a.error_y.symmetric is False
+    np.testing.assert_allclose(a.error_y.array, [0.2, 0.5])
+    np.testing.assert_allclose(a.error_y.arrayminus, [0.1, 1.0])
+    assert "µs" in a.hovertemplate and "CI95" in a.hovertemplate
+    assert "host wall-clock" not in fig.layout.title.text
+
+
+def test_cpu_job_title_says_host_wall_clock(cpu_bundle: Path) -> None:
+    bundle = load_bundle(cpu_bundle)
+    frame = sweep_frame(bundle, SweepOptions(quantity="gbps"))
+    fig = build_sweep_figure(frame, "n", host_timer=bundle.host_timer, quantity_label="Bandwidth")
+    assert fig.layout.title.text.endswith("(host wall-clock, not GPU)")
+    assert fig.layout.yaxis.title.text == "Bandwidth (GB/s)"
+    assert len(fig.data) == 3
+
+
+def test_empty_frame_gives_empty_figure() -> None:
+    fig = build_sweep_figure(_frame().iloc[0:0], "n", host_timer=False)
+    assert len(fig.data) == 0
