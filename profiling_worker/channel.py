@@ -25,9 +25,9 @@ class Channel:
         self.events_path = job_dir / C.EVENTS_FILE
         self.stdout_fd = stdout_fd
 
-    def emit(self, kind: str, **fields: Any) -> None:
+    def emit(self, event: str, **fields: Any) -> None:
         """Append one event (see schema/events.py) to the file and the private stdout."""
-        line = events.encode(events.make_event(kind, **fields))
+        line = events.encode(events.make_event(event, **fields))
         with open(self.events_path, "a", encoding="utf-8") as fh:
             fh.write(line)
         if self.stdout_fd is not None:

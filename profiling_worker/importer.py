@@ -413,7 +413,6 @@ def _agg_from_processed(items: list[_Csv], params: list[str]) -> pd.DataFrame:
     frames = []
     for it in items:
         f = it.frame
-        n = len(f)
 
         def num(col: str, finite: bool = True) -> pd.Series:
             if col not in f.columns:
@@ -442,7 +441,6 @@ def _agg_from_processed(items: list[_Csv], params: list[str]) -> pd.DataFrame:
             else pd.Series(False, index=f.index)
         out[C.KERNELS] = _kernels(f).astype("float64")
         out[C.KERNELS_VARY] = pd.Series(False, index=f.index, dtype=bool)
-        assert len(out) == n
         frames.append(out)
     return pd.concat(frames, ignore_index=True)[table_columns(C.TABLE_AGGREGATED, params)]
 

@@ -28,14 +28,14 @@ cd "$REPO"
 PYTHONPATH=$NCU_PATH python3 scripts/record_h200.py "$RESULTS" "$NCU_PATH" "$CUPTI_PATH" "$@" 2>&1 | tee "$OUT/record.jsonl"
 # The bare nsight-python reference of job J1, same call, same GPU.
 LIBCUPTI=$(PYTHONPATH=$CUPTI_PATH python3 -c 'from profiling_worker.environment import find_libcupti as f; print(f()[0]["path"])')
-for b in ncu cupti; do
+for b in ${BARE_BACKENDS:-ncu cupti}; do
   P=$NCU_PATH; [ $b = cupti ] && P=$CUPTI_PATH
   s=$(date +%s%N)
   PYTHONPATH=$P timeout 300 python3 benchmarks/bare_nsight_j1.py $b "$RESULTS" "$LIBCUPTI" > "$RESULTS/bare_$b.log" 2>&1
   rc=$?
   echo "{\"bare\": \"$b\", \"rc\": $rc, \"wall_ms\": $(( ($(date +%s%N) - s) / 1000000 ))}" | tee -a "$OUT/record.jsonl"
 done
-KPROF_GPU_RESULTS=$RESULTS PYTHONPATH=$CUPTI_PATH timeout 300 python3 -m pytest -m gpu -q -p no:cacheprovider tests/gpu 2>&1 | tee "$OUT/pytest_gpu.txt"
+KPROF_GPU_RESULTS=$RESULTS PYTHONPATH=$CUPTI_PATH timeout 300 python3 -m pytest -m gpu -q -p no:cacheprovider ${PYTEST_K:+-k "$PYTEST_K"} tests/gpu 2>&1 | tee "$OUT/pytest_gpu.txt"
 # Bring back: every bundle without its .ncu-rep (too big), plus the .ncu-reps that fit.
 tar -czf "$OUT/bundles.tgz" -C "$RESULTS" --exclude='*.ncu-rep' .
 n=0

@@ -11,7 +11,7 @@ import pandas as pd
 from profiling_worker.schema import columns as C
 from profiling_worker.schema.spec import JobSpec
 
-Emit = Callable[..., None]  # emit(event_kind, **fields)
+Emit = Callable[..., None]  # emit(event, **fields), see schema/events.py
 
 
 @dataclass

@@ -23,7 +23,7 @@ from pathlib import Path
 from typing import Any
 
 from profiling_worker.backends.base import Collection, Emit, RunCounter, launches_frame
-from profiling_worker.errors import KernelFailed, ProfilingFailed
+from profiling_worker.errors import BackendUnavailable, KernelFailed, ProfilingFailed
 from profiling_worker.schema import columns as C
 from profiling_worker.schema.spec import JobSpec
 
@@ -47,6 +47,13 @@ def import_nsight(backend: str, libcupti: str | None) -> Any:
         os.environ["NSPY_NCU_INIT_AT_IMPORT"] = "0"
         if libcupti:
             ctypes.CDLL(libcupti, mode=ctypes.RTLD_GLOBAL)
+        try:  # nsight-python hides this error behind "cupti-python is required"
+            from cupti import cupti  # noqa: F401
+        except ImportError as exc:
+            raise BackendUnavailable(
+                f"cupti-python cannot be imported: {exc}",
+                "pip install 'cupti-python>=13.4' with its dependencies "
+                "(pyelftools, cuda-pathfinder>=1.4.1, nvidia-cuda-cupti>=13.4)") from exc
     import nsight
 
     if backend == "cupti":
