@@ -1,0 +1,54 @@
+"""Copy bundles recorded on the GPU machine into ``app/bundled/`` (the no-GPU default).
+
+Usage: ``python scripts/bundle_recorded.py DEST SRC [SRC ...] --redact DEVICE_REPO [--reps DIR]``.
+Keeps everything the worker wrote except the raw ``.ncu-rep`` (14-26 MB with cuBLAS code);
+a gzip-compressed copy from ``--reps`` (``<job>.ncu-rep.gz``) is kept where one came back.
+The device's checkout path (``--redact``) in logs is replaced by ``<repo>``. What was changed is
+recorded under ``bundled`` in each manifest; nothing else in the manifest is touched.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import shutil
+from pathlib import Path
+
+def bundle_one(src: Path, dest: Path, reps: Path | None, redact: str) -> None:
+    """Copy one bundle directory ``src`` to ``dest/<name>`` with the changes above."""
+    out = dest / src.name
+    shutil.rmtree(out, ignore_errors=True)
+    shutil.copytree(src, out, ignore=shutil.ignore_patterns("*.ncu-rep"))
+    notes = {"paths_redacted": "the device checkout path -> <repo> in logs"}
+    for log in list(out.glob("*.log")) + list(out.glob("nsight/**/*.log")):
+        log.write_text(log.read_text(errors="replace").replace(redact, "<repo>"))
+    manifest_path = out / "manifest.json"
+    manifest = json.loads(manifest_path.read_text())
+    reps_in_bundle = [f for f in manifest.get("files", []) if f.endswith(".ncu-rep")]
+    for rep in reps_in_bundle:
+        gz = reps / f"{src.name}.ncu-rep.gz" if reps else None
+        if gz and gz.exists():
+            shutil.copy(gz, out / f"{rep}.gz")
+            notes[rep] = "kept gzip-compressed (.ncu-rep.gz); gunzip to open in Nsight Compute"
+        else:
+            notes[rep] = "left out (too large for the repository); its per-launch table is kept"
+    manifest["files"] = sorted(str(p.relative_to(out)) for p in out.rglob("*")
+                               if p.is_file() and p.name != "manifest.json")
+    manifest["bundled"] = notes
+    manifest_path.write_text(json.dumps(manifest, indent=2, sort_keys=True))
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser()
+    parser.add_argument("dest", type=Path)
+    parser.add_argument("sources", type=Path, nargs="+")
+    parser.add_argument("--reps", type=Path)
+    parser.add_argument("--redact", required=True, help="the device checkout path to hide")
+    args = parser.parse_args()
+    args.dest.mkdir(parents=True, exist_ok=True)
+    for src in args.sources:
+        bundle_one(src, args.dest, args.reps, args.redact)
+
+
+if __name__ == "__main__":
+    main()
