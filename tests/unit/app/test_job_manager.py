@@ -19,7 +19,8 @@ from profiling_worker.catalog.specs import CATALOG
 from profiling_worker.schema.manifest import read_manifest, write_manifest
 from profiling_worker.schema.spec import validate_spec
 
-from conftest import TINY_SPEC
+TINY_SPEC = {"kernels": ["matmul"], "configs": [{"n": 32}, {"n": 64}], "runs": 3,
+             "backend": "cpu", "warmup": 1}
 
 
 def _manager(tmp_path: Path, python: str = sys.executable) -> JobManager:

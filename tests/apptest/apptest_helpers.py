@@ -1,0 +1,43 @@
+"""Helpers shared by the AppTests (a module, not conftest, so tests can import it)."""
+
+from __future__ import annotations
+
+import json
+import time
+from collections.abc import Callable
+
+from streamlit.testing.v1 import AppTest
+
+
+def wait_until(predicate: Callable[[], bool], timeout_s: float = 120.0) -> None:
+    """Poll ``predicate`` every 0.2 s (AppTest never ticks run_every fragments)."""
+    deadline = time.monotonic() + timeout_s
+    while not predicate():
+        if time.monotonic() > deadline:
+            raise AssertionError("condition not met in time")
+        time.sleep(0.2)
+
+
+def plotly_specs(at: AppTest) -> list[dict]:
+    """The figure JSON of every plotly chart on the page."""
+    return [json.loads(el.proto.spec) for el in at.get("plotly_chart")]
+
+
+def texts(at: AppTest) -> str:
+    """Every markdown, caption, info, warning, error and success text, joined."""
+    parts = []
+    for kind in ("markdown", "caption", "info", "warning", "error", "success"):
+        parts += [str(el.value) for el in getattr(at, kind)]
+    return "\n".join(parts)
+
+
+def trace_values(trace: dict, axis: str) -> list[float]:
+    """A trace's x or y values from the figure JSON (plotly sends numpy arrays as base64)."""
+    import base64
+
+    import numpy as np
+
+    data = trace[axis]
+    if isinstance(data, dict) and "bdata" in data:
+        return np.frombuffer(base64.b64decode(data["bdata"]), dtype=data["dtype"]).tolist()
+    return list(data)

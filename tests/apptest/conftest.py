@@ -1,0 +1,85 @@
+"""AppTest fixtures: a temporary result store, fresh Streamlit caches, a real cpu bundle.
+
+Every test points ``KPROF_RESULTS_DIR`` and ``KPROF_BUNDLED_DIR`` at temporary directories, so
+nothing reads or writes the repository's ``results/`` or ``app/bundled/``.
+"""
+
+from __future__ import annotations
+
+import json
+import shutil
+import subprocess
+import sys
+from collections.abc import Callable, Iterator
+from pathlib import Path
+
+import pytest
+import streamlit as st
+from streamlit.testing.v1 import AppTest
+
+REPO = Path(__file__).resolve().parents[2]
+if str(REPO) not in sys.path:
+    sys.path.insert(0, str(REPO))
+APP = REPO / "app" / "streamlit_app.py"
+TIMEOUT_S = 60
+TINY_SPEC = {"kernels": ["matmul"], "configs": [{"n": 32}, {"n": 64}], "runs": 3,
+             "backend": "cpu", "warmup": 1}
+JOB_ID = "20261129-230000-matmul-0001"
+
+
+@pytest.fixture(autouse=True)
+def fresh_caches() -> Iterator[None]:
+    """cache_resource is shared by every AppTest of the process: start and end empty
+    (clearing also shuts the job manager down, killing any worker it still runs)."""
+    st.cache_resource.clear()
+    st.cache_data.clear()
+    yield
+    st.cache_resource.clear()
+    st.cache_data.clear()
+
+
+@pytest.fixture
+def store(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> dict[str, Path]:
+    """Empty results and bundled dirs, wired into the app's settings."""
+    dirs = {"results": tmp_path / "results", "bundled": tmp_path / "bundled"}
+    for path in dirs.values():
+        path.mkdir()
+    monkeypatch.setenv("KPROF_RESULTS_DIR", str(dirs["results"]))
+    monkeypatch.setenv("KPROF_BUNDLED_DIR", str(dirs["bundled"]))
+    monkeypatch.setenv("KPROF_WORKER_PYTHON", sys.executable)
+    return dirs
+
+
+@pytest.fixture(scope="session")
+def cpu_bundle_src(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """A done bundle of TINY_SPEC written once by the real worker (cpu backend)."""
+    path = tmp_path_factory.mktemp("worker") / JOB_ID
+    path.mkdir()
+    (path / "spec.json").write_text(json.dumps(TINY_SPEC), encoding="utf-8")
+    proc = subprocess.run([sys.executable, "-m", "profiling_worker", "run", str(path)], cwd=REPO,
+                          capture_output=True, text=True, timeout=300, check=False)
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    return path
+
+
+@pytest.fixture
+def seeded(store: dict[str, Path], cpu_bundle_src: Path) -> dict[str, Path]:
+    """The store with the real cpu bundle in the results dir."""
+    shutil.copytree(cpu_bundle_src, store["results"] / JOB_ID)
+    return store
+
+
+@pytest.fixture
+def app() -> Callable[..., AppTest]:
+    """Factory: the app, optionally switched to a page (``app_pages/<name>.py``) and run."""
+
+    def make(page: str | None = None, query: dict[str, str] | None = None) -> AppTest:
+        at = AppTest.from_file(str(APP), default_timeout=TIMEOUT_S)
+        for key, value in (query or {}).items():
+            at.query_params[key] = value
+        at.run()
+        if page:
+            at.switch_page(f"app_pages/{page}.py").run()
+        return at
+
+    return make

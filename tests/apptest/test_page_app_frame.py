@@ -1,0 +1,55 @@
+"""The app frame: default job with no GPU, ?job= reattach, unsafe ids, a failed job's error."""
+
+from __future__ import annotations
+
+import json
+import shutil
+
+from apptest_helpers import texts
+
+
+def _copy(src, dest, **manifest_changes) -> None:
+    shutil.copytree(src, dest)
+    manifest = json.loads((dest / "manifest.json").read_text())
+    manifest.update(manifest_changes)
+    (dest / "manifest.json").write_text(json.dumps(manifest))
+
+
+def test_no_gpu_defaults_to_bundled_job(store, cpu_bundle_src, app) -> None:
+    _copy(cpu_bundle_src, store["bundled"] / "h200-matmul", started_at="2026-01-01T00:00:00+00:00",
+          environment={"gpu_name": "NVIDIA H200"})
+    _copy(cpu_bundle_src, store["results"] / "local-newer", started_at="2026-11-01T00:00:00+00:00")
+    at = app()
+    assert not at.exception
+    assert at.session_state["sidebar-job"] == "h200-matmul"
+    assert at.query_params["job"] == "h200-matmul"
+    labels = at.selectbox(key="sidebar-job").options
+    assert labels[0].startswith("local-newer") and "bundled" in labels[1]  # newest first
+
+
+def test_url_job_reattaches(store, cpu_bundle_src, app) -> None:
+    _copy(cpu_bundle_src, store["results"] / "job-a", started_at="2026-01-01T00:00:00+00:00")
+    _copy(cpu_bundle_src, store["results"] / "job-b", started_at="2026-02-01T00:00:00+00:00")
+    at = app(query={"job": "job-a"})
+    assert at.session_state["sidebar-job"] == "job-a"
+    at.selectbox(key="sidebar-job").set_value("job-b").run()
+    assert at.query_params["job"] == "job-b"
+
+
+def test_unsafe_url_job_is_ignored(seeded, app) -> None:
+    at = app(query={"job": "../../etc"})
+    assert not at.exception
+    assert at.session_state["sidebar-job"] == "20261129-230000-matmul-0001"
+
+
+def test_failed_job_shows_kind_message_hint_and_log_tail(store, cpu_bundle_src, app) -> None:
+    _copy(cpu_bundle_src, store["results"] / "failed-job", status="failed", error={
+        "kind": "ncu_not_found", "message": "ncu is not on PATH", "hint": "install Nsight Compute",
+        "log_tail": "==ERROR== boom"})
+    shutil.rmtree(store["results"] / "failed-job" / "tables")
+    at = app(query={"job": "failed-job"})
+    assert not at.exception
+    text = texts(at)
+    assert "**ncu_not_found**: ncu is not on PATH" in text and "install Nsight Compute" in text
+    assert any("==ERROR== boom" in c.value for c in at.code)
+    assert not at.get("plotly_chart")

@@ -1,0 +1,22 @@
+"""Environment page: the backends this machine can run (and fixes), and the job's manifest."""
+
+from __future__ import annotations
+
+from apptest_helpers import texts
+
+
+def test_backends_and_fixes(seeded, app) -> None:
+    at = app("environment")
+    assert not at.exception
+    backends = at.dataframe[0].value.set_index("Backend")
+    assert backends.loc["cpu", "Can run"]
+    if not backends.loc["ncu", "Can run"]:  # no GPU on this machine: the fix is shown
+        assert "**ncu** cannot run" in texts(at)
+    assert any("host wall-clock" in str(j.value) for j in at.json)
+
+
+def test_missing_worker_python(store, app, monkeypatch, tmp_path) -> None:
+    monkeypatch.setenv("KPROF_WORKER_PYTHON", str(tmp_path / "no-python"))
+    at = app("environment")
+    assert not at.exception
+    assert "not found" in texts(at) and "KPROF_WORKER_PYTHON" in texts(at)

@@ -1,0 +1,20 @@
+"""Results page: the aggregated, per-run and work tables of the selected job, with CSVs."""
+
+from __future__ import annotations
+
+from apptest_helpers import texts
+
+
+def test_tables_and_downloads(seeded, app) -> None:
+    at = app("results")
+    assert not at.exception
+    frames = [df.value for df in at.dataframe]
+    assert [len(f) for f in frames] == [6, 18, 6]  # aggregated, runs, work
+    assert {"AvgValue", "CI95_Lower", "CI95_Upper"} <= set(frames[0].columns)
+    assert len(at.get("download_button")) == 3
+    assert "host wall-clock, not GPU" in texts(at)
+
+
+def test_no_job(store, app) -> None:
+    at = app("results")
+    assert not at.exception and "No job selected" in texts(at)

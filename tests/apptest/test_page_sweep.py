@@ -1,0 +1,42 @@
+"""Sweep page on a real cpu bundle: chart, table, CSV, quantity and baseline choices."""
+
+from __future__ import annotations
+
+from apptest_helpers import plotly_specs, texts
+
+
+def test_sweep_chart_for_seeded_job(seeded, app) -> None:
+    at = app()
+    assert not at.exception
+    assert at.session_state["sidebar-job"] == "20261129-230000-matmul-0001"
+    assert at.query_params["job"] == "20261129-230000-matmul-0001"
+    (spec,) = plotly_specs(at)
+    assert spec["layout"]["xaxis"]["type"] == "log"
+    assert spec["layout"]["title"]["text"].endswith("(host wall-clock, not GPU)")
+    assert spec["layout"]["yaxis"]["title"]["text"] == "Time (µs)"
+    assert [t["name"] for t in spec["data"]] == ["fp32", "fp16", "bf16"]
+    assert len(at.dataframe) == 1 and len(at.get("download_button")) == 1
+    assert "host wall-clock, not GPU" in texts(at)
+
+
+def test_sweep_throughput_normalised(seeded, app) -> None:
+    at = app()
+    at.segmented_control(key="sweep-quantity").set_value("tflops").run()
+    at.selectbox(key="sweep-baseline").set_value("fp32").run()
+    assert not at.exception
+    (spec,) = plotly_specs(at)
+    assert spec["layout"]["yaxis"]["title"]["text"] == "Throughput relative to fp32 (× fp32)"
+    frame = at.dataframe[0].value
+    assert set(frame["Unit"]) == {"× fp32"}
+
+
+def test_sweep_without_jobs_says_so(store, app) -> None:
+    at = app()
+    assert not at.exception
+    assert not at.get("plotly_chart")
+    assert "No job selected" in texts(at)
+
+
+def test_no_gpu_banner(store, app) -> None:
+    at = app()
+    assert "No GPU here: showing results recorded on an NVIDIA H200" in texts(at)
