@@ -53,13 +53,15 @@ def table_columns(name: str, param_names: Sequence[str] = ()) -> list[str]:
         C.TABLE_WORK: [C.ANNOTATION, C.CONFIG, *p, C.FLOPS, C.BYTES, C.DTYPE],
         C.TABLE_NVML: [C.TIME_S, C.SM_CLOCK_MHZ, C.MEM_CLOCK_MHZ, C.TEMP_C, C.POWER_W,
                        C.THROTTLE_REASONS],
+        C.TABLE_COLLECTORS: [C.CONFIG, *p, C.RUN, C.COLLECTOR, C.VALUE, C.UNIT],
     }
     return layouts[name]
 
 
 _INT_COLS = {C.CONFIG, C.RUN, C.LAUNCH, C.NUM_RUNS}
 _BOOL_COLS = {C.STABLE, C.KERNELS_VARY}
-_STR_COLS = {C.ANNOTATION, C.KERNEL, C.GRID, C.BLOCK, C.METRIC, C.UNIT, C.COMBINE_RULE, C.DTYPE}
+_STR_COLS = {C.ANNOTATION, C.KERNEL, C.GRID, C.BLOCK, C.METRIC, C.UNIT, C.COMBINE_RULE, C.DTYPE,
+             C.COLLECTOR}
 
 
 def empty_table(name: str, param_names: Sequence[str] = ()) -> pd.DataFrame:

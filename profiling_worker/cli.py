@@ -18,6 +18,9 @@ def _parser() -> argparse.ArgumentParser:
     run = sub.add_parser("run", help="run the job whose spec.json is in JOB_DIR")
     run.add_argument("job_dir", type=Path)
     sub.add_parser("env", help="print the environment report and the backends that can run (JSON)")
+    summ = sub.add_parser("summarize", help="write nsight/report_summary.json from the bundle's "
+                          ".ncu-rep (or .ncu-rep.gz)")
+    summ.add_argument("bundle", type=Path)
     imp = sub.add_parser("import", help="turn plain nsight-python output into a bundle")
     imp.add_argument("sources", type=Path, nargs="+", help="profiled_data/processed_data CSVs, .ncu-rep")
     imp.add_argument("--out", type=Path, required=True, help="bundle directory to create")
@@ -54,6 +57,32 @@ def _import(sources: list[Path], out: Path) -> int:
     return 0
 
 
+def _summarize(bundle: Path) -> int:
+    import gzip
+    import shutil
+    import tempfile
+
+    from profiling_worker.extract.ncu_report_reader import write_summary
+
+    nsight_dir = bundle / C.NSIGHT_DIR
+    reports = sorted(nsight_dir.glob("*.ncu-rep")) + sorted(nsight_dir.glob("*.ncu-rep.gz"))
+    if not reports:
+        print(json.dumps({"event": "error", "kind": "no_report",
+                          "message": f"{bundle.name}: no .ncu-rep in {C.NSIGHT_DIR}/",
+                          "hint": "only Nsight Compute jobs have a report"}), flush=True)
+        return 1
+    report = reports[0]
+    with tempfile.TemporaryDirectory() as tmp:
+        if report.suffix == ".gz":  # ncu_report needs the plain file
+            plain = Path(tmp) / report.name[:-3]
+            with gzip.open(report) as src, open(plain, "wb") as dst:
+                shutil.copyfileobj(src, dst)
+            report = plain
+        write_summary(report, bundle / C.REPORT_SUMMARY_FILE)
+    print(json.dumps({"event": "result", "status": "done"}), flush=True)
+    return 0
+
+
 def main(argv: list[str]) -> int:
     """Entry point; returns the exit code (0 done, 1 failed, 2 bad usage)."""
     args = _parser().parse_args(argv)
@@ -64,6 +93,8 @@ def main(argv: list[str]) -> int:
         return 0
     if args.command == "import":
         return _import(args.sources, args.out)
+    if args.command == "summarize":
+        return _summarize(args.bundle)
     os.environ.setdefault("PYTHONUNBUFFERED", "1")
     return _run(args.job_dir)
 

@@ -54,6 +54,27 @@ def probe_ncu() -> dict[str, Any]:
     return {"path": path, "version": match.group(1) if match else None}
 
 
+def ncu_metric_bases(ncu_path: str, gpu: int = 0) -> frozenset[str] | None:
+    """Base metric names (``dram__bytes``, ``sm__throughput`` ...) the GPU's Nsight Compute knows.
+
+    From ``ncu --query-metrics`` on device ``gpu``; None when the query fails (then names are
+    not checked here and ncu reports an unknown one itself).
+    """
+    try:
+        proc = subprocess.run([ncu_path, "--query-metrics", "--devices", str(gpu)],
+                              capture_output=True, text=True, timeout=120)
+    except (OSError, subprocess.SubprocessError):
+        return None
+    names = {line.split()[0] for line in proc.stdout.splitlines()
+             if line and re.match(r"^[a-z][a-z0-9]*__[a-z0-9_]+\s", line)}
+    return frozenset(names) or None
+
+
+def unknown_metrics(metrics: tuple[str, ...], bases: frozenset[str]) -> list[str]:
+    """The metrics whose base name (before the first '.') is not in ``bases``."""
+    return [m for m in metrics if m.split(".", 1)[0] not in bases]
+
+
 def find_libcupti() -> list[dict[str, str]]:
     """Every ``libcupti.so*`` of an ``nvidia-cuda-cupti`` install on ``sys.path``, newest first.
 

@@ -590,6 +590,7 @@ def _import(csvs: list[Path], extra: list[Path], ignored: list[Path], out_dir: P
         write_table(tmp, C.TABLE_LAUNCHES, empty_table(C.TABLE_LAUNCHES, params))
         write_table(tmp, C.TABLE_WORK, empty_table(C.TABLE_WORK, params))
         write_table(tmp, C.TABLE_NVML, empty_table(C.TABLE_NVML))
+        write_table(tmp, C.TABLE_COLLECTORS, empty_table(C.TABLE_COLLECTORS, params))
         nsight = tmp / C.NSIGHT_DIR
         nsight.mkdir()
         copied: list[str] = []

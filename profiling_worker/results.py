@@ -7,7 +7,7 @@ from typing import Any
 
 import pandas as pd
 
-from profiling_worker.bundle_writer import table_columns, write_table
+from profiling_worker.bundle_writer import empty_table, table_columns, write_table
 from profiling_worker.catalog.specs import CATALOG
 from profiling_worker.extract.aggregate import aggregate_runs, launches_to_runs
 from profiling_worker.schema import columns as C
@@ -32,8 +32,9 @@ def work_table(spec: JobSpec, annotations: dict[str, tuple[str, ...]]) -> pd.Dat
 
 
 def write_result_tables(job_dir: Path, spec: JobSpec, annotations: dict[str, tuple[str, ...]],
-                        launches: pd.DataFrame, nvml: pd.DataFrame) -> None:
-    """Write launches, runs, aggregated, work and nvml_trace (Parquet + CSV) into ``job_dir``."""
+                        launches: pd.DataFrame, nvml: pd.DataFrame,
+                        collectors: pd.DataFrame | None) -> None:
+    """Write launches, runs, aggregated, work, nvml_trace and collectors (Parquet + CSV)."""
     params = list(spec.parameter_names)
     runs = launches_to_runs(launches, params)
     write_table(job_dir, C.TABLE_LAUNCHES, launches)
@@ -41,6 +42,8 @@ def write_result_tables(job_dir: Path, spec: JobSpec, annotations: dict[str, tup
     write_table(job_dir, C.TABLE_AGGREGATED, aggregate_runs(runs, params))
     write_table(job_dir, C.TABLE_WORK, work_table(spec, annotations))
     write_table(job_dir, C.TABLE_NVML, nvml)
+    write_table(job_dir, C.TABLE_COLLECTORS,
+                collectors if collectors is not None else empty_table(C.TABLE_COLLECTORS, params))
 
 
 def bundle_files(job_dir: Path) -> list[str]:

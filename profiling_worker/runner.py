@@ -43,6 +43,15 @@ def _provenance(started: str) -> dict[str, Any]:
             **(added if isinstance(added, dict) else {})}
 
 
+def _check_metric_names(spec: JobSpec, env: dict[str, Any]) -> None:
+    """Refuse metric names this GPU's Nsight Compute does not know, before any profiling."""
+    bases = environment.ncu_metric_bases((env.get("ncu") or {})["path"], spec.gpu)
+    unknown = environment.unknown_metrics(spec.metrics, bases) if bases else []
+    if unknown:
+        raise SpecRejected(f"metrics: unknown metric name(s) for this GPU: {', '.join(unknown)}",
+                           "check the spelling; `ncu --query-metrics` lists the names this GPU has")
+
+
 def _prepare_gpu_env(spec: JobSpec, env: dict[str, Any]) -> None:
     """Pin the job to its GPU and put the ncu that was found on PATH (nsight-python runs
     plain ``ncu``)."""
@@ -123,6 +132,8 @@ def run_job(job_dir: Path, channel: Channel) -> int:
             raise BackendUnavailable(f"backend {spec.backend} cannot run here: {backend['reason']}",
                                      backend["fix"])
         manifest["provenance"] = _provenance(started)
+        if spec.backend == "ncu":
+            _check_metric_names(spec, report["environment"])
         if spec.backend != "cpu":
             _prepare_gpu_env(spec, report["environment"])
         channel.emit("log", message=f"backend {spec.backend}: {backend['reason']}")
@@ -140,7 +151,7 @@ def run_job(job_dir: Path, channel: Channel) -> int:
             channel.emit("warning", message=w)
         channel.emit("progress", done=1, total=1, stage="writing bundle")
         results.write_result_tables(job_dir, spec, _annotations(spec), result.launches,
-                                    sampler.frame())
+                                    sampler.frame(), result.collectors)
         manifest.update(status=JobStatus.DONE.value, warnings=warnings)
         code = 0
     except WorkerError as exc:

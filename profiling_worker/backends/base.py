@@ -21,11 +21,13 @@ class Collection:
     ``launches``: the per-launch long table (columns in schema/columns.py, Value in the
     metric's Unit). ``warnings``: things the user must know (shown in the app).
     ``backend_info``: merged into the manifest's ``backend`` entry.
+    ``collectors``: info collector values per config and run (None when none were asked for).
     """
 
     launches: pd.DataFrame
     warnings: list[str] = field(default_factory=list)
     backend_info: dict[str, Any] = field(default_factory=dict)
+    collectors: pd.DataFrame | None = None
 
 
 def launch_columns(param_names: Sequence[str]) -> list[str]:
@@ -55,6 +57,14 @@ class RunCounter:
         self._done = 0
         self._total = len(spec.configs) * spec.runs
         self._emit = emit
+
+    def config_index(self, config: Sequence[Any]) -> int:
+        """Index of the config with these values."""
+        return self._index[tuple(config)]
+
+    def next_run(self, config_index: int) -> int:
+        """The run index the next call of this config will get."""
+        return self._runs.get(config_index, 0)
 
     def next(self, config: Sequence[Any]) -> tuple[int, int]:
         """Return (config index, run index) for a call with these values and count it."""

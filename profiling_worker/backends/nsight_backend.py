@@ -117,9 +117,16 @@ def collect_ncu(nsight: Any, spec: JobSpec, bodies: Sequence[Any], out_dir: Path
     counter = RunCounter(spec, emit)
     profiled = _profiled_function(spec, bodies, counter,
                                   lambda m: nvtx.annotate(m, domain=KPROF_DOMAIN))
-    decorated = nsight.analyze.kernel(**_kernel_options(nsight, spec, out_dir))(profiled)
-    configs = [tuple(c.values()) for c in spec.configs]
     warnings: list[str] = []
+    recorder, collectors = (None, None)
+    if spec.collectors and "info_collectors" in inspect.signature(nsight.analyze.kernel).parameters:
+        recorder, collectors = _collectors(nsight, spec, counter)
+    elif spec.collectors:
+        warnings.append("info collectors need nsight-python >= 1.1 (attach mode or CUPTI); "
+                        "the worker's NVML trace of the job is there instead")
+    options = _kernel_options(nsight, spec, out_dir, info_collectors=collectors)
+    decorated = nsight.analyze.kernel(**options)(profiled)
+    configs = [tuple(c.values()) for c in spec.configs]
     try:
         decorated(configs=configs)
     except RuntimeError as exc:  # nsight-python's own extraction; ours reads every launch
@@ -129,17 +136,20 @@ def collect_ncu(nsight: Any, spec: JobSpec, bodies: Sequence[Any], out_dir: Path
         raise ProfilingFailed(f"Nsight Compute profiling failed: {exc}",
                               "see the ncu log in the job's files; check the metric names with "
                               "`ncu --query-metrics` and counter permissions") from exc
-    return _read_report(spec, out_dir, warnings)
+    collection = _read_report(spec, out_dir, warnings)
+    collection.collectors = _collector_frame(recorder, spec)
+    return collection
 
 
 def _read_report(spec: JobSpec, out_dir: Path, warnings: list[str]) -> Collection:
-    from profiling_worker.extract.ncu_report_reader import read_launches
+    from profiling_worker.extract.ncu_report_reader import read_launches, write_summary
 
     reports = sorted(out_dir.glob("*.ncu-rep"))
     if not reports:
         raise ProfilingFailed("Nsight Compute wrote no report",
                               "see worker.log and the ncu log for the cause")
     rows, device = read_launches(reports[-1], spec.metrics)
+    write_summary(reports[-1], out_dir / "report_summary.json")
     if device.get("missing_metrics"):
         warnings.append(f"metrics not in the report: {', '.join(device['missing_metrics'])}")
     if not rows:
@@ -181,8 +191,9 @@ def collect_cupti(nsight: Any, spec: JobSpec, bodies: Sequence[Any], out_dir: Pa
     profiled = _profiled_function(spec, bodies, counter, lambda _m: nullcontext())
     rows: list[dict[str, Any]] = []
     warnings: list[str] = []
+    recorder, collectors = _collectors(nsight, spec, counter)
     for idx, config in enumerate(spec.configs):
-        options = _kernel_options(nsight, spec, out_dir / f"c{idx}",
+        options = _kernel_options(nsight, spec, out_dir / f"c{idx}", info_collectors=collectors,
                                   combine_kernel_metrics=lambda x, y: x + y)  # durations add
         decorated = nsight.analyze.kernel(**options)(profiled)
         with _capture_cupti_launches(nsight) as captured:
@@ -192,7 +203,26 @@ def collect_cupti(nsight: Any, spec: JobSpec, bodies: Sequence[Any], out_dir: Pa
                 raise _classify(exc) from exc
         rows += _cupti_rows(captured, idx, spec.runs, warnings)
     return Collection(launches_frame(rows, spec), warnings,
-                      {"measurement": "GPU kernel duration (CUPTI activity records)"})
+                      {"measurement": "GPU kernel duration (CUPTI activity records)"},
+                      _collector_frame(recorder, spec))
+
+
+def _collectors(nsight: Any, spec: JobSpec, counter: RunCounter) -> tuple[Any, list[Any] | None]:
+    """nsight-python RUN-scope info collectors for ``spec.collectors`` (None when none)."""
+    if not spec.collectors:
+        return None, None
+    from profiling_worker.collectors import CollectorRecorder
+
+    recorder = CollectorRecorder(spec.gpu, counter.next_run, counter.config_index)
+    scope = nsight.CollectionScope.RUN
+    return recorder, [nsight.InfoCollector(name, recorder.callback(name), scope)
+                      for name in spec.collectors]
+
+
+def _collector_frame(recorder: Any, spec: JobSpec) -> Any:
+    if recorder is None:
+        return None
+    return recorder.frame([dict(c) for c in spec.configs], list(spec.parameter_names))
 
 
 def _cupti_rows(captured: list[dict[str, list[Any]]], config: int, runs: int,

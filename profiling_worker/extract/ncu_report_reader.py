@@ -11,7 +11,9 @@ Reports made elsewhere (no ``kprof`` range) are attributed in launch order, per 
 
 from __future__ import annotations
 
+import json
 import re
+from collections import Counter
 from collections.abc import Iterator, Sequence
 from pathlib import Path
 from typing import Any
@@ -131,3 +133,24 @@ def rule_results(report_path: Path, limit: int = 200) -> list[dict[str, Any]]:
         for rule in action.rule_results_as_dicts() or ():
             out.append({"kernel": action.name(), **{k: str(v) for k, v in dict(rule).items()}})
     return out
+
+
+def summarize(report_path: Path) -> dict[str, Any]:
+    """Summary of a report: launches, launches per kernel name, metrics per launch, rule results.
+
+    Returns a JSON-able dict: ``report`` (file name), ``launches`` (int), ``kernels``
+    ({name: launches}), ``metrics_per_launch`` (int, first launch), ``rule_results`` (list).
+    """
+    kernels: Counter[str] = Counter()
+    metrics_per_launch = 0
+    for action in _actions(report_path):
+        kernels[action.name()] += 1
+        metrics_per_launch = metrics_per_launch or len(action.metric_names())
+    return {"report": report_path.name, "launches": sum(kernels.values()),
+            "kernels": dict(kernels.most_common()), "metrics_per_launch": metrics_per_launch,
+            "rule_results": rule_results(report_path)}
+
+
+def write_summary(report_path: Path, out_path: Path) -> None:
+    """Write :func:`summarize` of ``report_path`` as JSON to ``out_path``."""
+    out_path.write_text(json.dumps(summarize(report_path), indent=1, default=str))

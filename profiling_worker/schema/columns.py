@@ -15,6 +15,8 @@ Tables (each written as ``tables/<name>.parquet`` for the app and ``tables/<name
 ``work``      analytic work per annotation x config: Annotation, Config, <params>, Flops, Bytes, Dtype
 ``nvml_trace`` NVML samples during the job: TimeS, SmClockMHz, MemClockMHz, TempC, PowerW,
     ThrottleReasons
+``collectors`` nsight-python RUN-scope info collectors, sampled just BEFORE each run:
+    Config, <params>, Run, Collector, Value, Unit
 """
 
 from __future__ import annotations
@@ -33,6 +35,7 @@ UNIT = "Unit"
 KERNELS = "Kernels"  # number of kernel launches combined into one value
 KERNELS_VARY = "KernelsVary"  # True when the launch count differs between runs of a config
 COMBINE_RULE = "CombineRule"  # "sum", "duration-weighted mean" or "single"
+COLLECTOR = "Collector"  # info collector name (sm_clock, temperature ...)
 
 # Aggregated statistics (nsight-python spelling).
 NUM_RUNS = "NumRuns"
@@ -63,7 +66,7 @@ THROTTLE_REASONS = "ThrottleReasons"
 RESERVED = frozenset(
     {
         ANNOTATION, CONFIG, RUN, LAUNCH, KERNEL, GRID, BLOCK, METRIC, VALUE, UNIT, KERNELS,
-        KERNELS_VARY, COMBINE_RULE, NUM_RUNS, AVG, STD, MIN, MAX, MEDIAN, CI95_LOWER,
+        KERNELS_VARY, COMBINE_RULE, COLLECTOR, NUM_RUNS, AVG, STD, MIN, MAX, MEDIAN, CI95_LOWER,
         CI95_UPPER, RSD, STABLE, FLOPS, BYTES, DTYPE,
     }
 )
@@ -74,7 +77,8 @@ TABLE_RUNS = "runs"
 TABLE_AGGREGATED = "aggregated"
 TABLE_WORK = "work"
 TABLE_NVML = "nvml_trace"
-TABLES = (TABLE_LAUNCHES, TABLE_RUNS, TABLE_AGGREGATED, TABLE_WORK, TABLE_NVML)
+TABLE_COLLECTORS = "collectors"
+TABLES = (TABLE_LAUNCHES, TABLE_RUNS, TABLE_AGGREGATED, TABLE_WORK, TABLE_NVML, TABLE_COLLECTORS)
 
 # Files of a bundle directory.
 MANIFEST_FILE = "manifest.json"
@@ -83,6 +87,7 @@ EVENTS_FILE = "events.jsonl"
 LOG_FILE = "worker.log"
 TABLES_DIR = "tables"
 NSIGHT_DIR = "nsight"  # nsight-python's own outputs: CSVs, .ncu-rep, ncu log
+REPORT_SUMMARY_FILE = "nsight/report_summary.json"  # launches, kernels, rule results of the .ncu-rep
 
 # Metric names with a fixed meaning.
 GPU_TIME = "gpu__time_duration.sum"  # ns, Nsight Compute / CUPTI kernel duration
