@@ -4,6 +4,7 @@ import pandas as pd
 import streamlit as st
 
 from app import settings
+from app.core.environment import environment_rows
 from app.services import worker_client
 from app.ui import cached, state
 
@@ -22,8 +23,10 @@ for row in rows:
     if not row["Can run"] and row["Fix"]:
         st.warning(f"**{row['Backend']}** cannot run: {row['Reason']}. Fix: {row['Fix']}")
 env = worker_client.environment_of(report)
-if env:
-    st.json(env, expanded=False)
+st.dataframe(pd.DataFrame(environment_rows(env)), key="environment-here", hide_index=True,
+             width="stretch")
+with st.expander("Full report (JSON)"):
+    st.json(report, expanded=False)
 
 st.subheader("Selected job")
 bundle = cached.bundle_for(state.selected_job_id())
@@ -31,13 +34,17 @@ if bundle is None:
     st.info("No job selected.")
     st.stop()
 manifest = bundle.manifest
+backend = {k: v for k, v in (manifest.get("backend") or {}).items() if k != "device_attributes"}
 st.caption(f"Job `{bundle.job_id}` · {bundle.status} · durations: {bundle.measurement}")
+st.dataframe(pd.DataFrame(environment_rows(manifest.get("environment") or {}, backend,
+                                           int(bundle.spec.get("gpu") or 0))),
+             key="environment-job", hide_index=True, width="stretch")
 left, right = st.columns(2)
 with left:
-    st.markdown("**Environment (recorded with the job)**")
-    st.json(manifest.get("environment") or {}, expanded=True)
-with right:
-    st.markdown("**Backend**")
-    st.json(manifest.get("backend") or {}, expanded=True)
     st.markdown("**Provenance**")
     st.json(manifest.get("provenance") or {}, expanded=True)
+with right:
+    st.markdown("**Backend**")
+    st.json(backend, expanded=True)
+with st.expander("Recorded environment (JSON)"):
+    st.json(manifest.get("environment") or {}, expanded=False)

@@ -14,6 +14,8 @@ from pathlib import Path
 from typing import Any
 
 from profiling_worker.schema import columns
+
+from app.core.environment import gpu_name
 from profiling_worker.schema.manifest import ManifestError, read_manifest
 
 JOB_ID_RE = re.compile(r"^[A-Za-z0-9_.-]{1,80}$")
@@ -91,7 +93,7 @@ def _info(path: Path, source: str, manifest: dict[str, Any]) -> BundleInfo:
         kernels=tuple(spec.get("kernels") or ()),
         backend=str(backend.get("name") or spec.get("backend") or "?"),
         created_at=str(manifest.get("created_at") or manifest.get("started_at") or ""),
-        gpu_name=str(env.get("gpu_name") or ""),
+        gpu_name=gpu_name(env, int(spec.get("gpu") or 0)),
         label=str(spec.get("label") or ""),
         manifest=manifest,
     )

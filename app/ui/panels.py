@@ -9,6 +9,7 @@ import plotly.graph_objects as go
 import streamlit as st
 
 from app.core.bundle_loader import HOST_TIMER_NOTE, Bundle
+from app.core.environment import gpu_name
 
 
 def csv_bytes(frame: pd.DataFrame) -> bytes:
@@ -51,7 +52,7 @@ def render_bundle_error(bundle: Bundle) -> None:
 def bundle_caption(bundle: Bundle) -> None:
     """One line naming the job, its status, backend, GPU and what the durations measure."""
     env = bundle.manifest.get("environment") or {}
-    gpu = env.get("gpu_name") or "no GPU"
+    gpu = gpu_name(env, int(bundle.spec.get("gpu") or 0)) or "no GPU"
     st.caption(f"Job `{bundle.job_id}` · {bundle.status} · backend {bundle.backend} · {gpu} · "
                f"durations: {bundle.measurement}")
     if bundle.host_timer:

@@ -1,0 +1,60 @@
+"""A short, readable summary of a worker environment report or a manifest's environment."""
+
+from __future__ import annotations
+
+from typing import Any
+
+
+def first_gpu(env: dict[str, Any], index: int = 0) -> dict[str, Any]:
+    """The GPU entry ``index`` of ``env["gpus"]`` (the job's GPU), else flat ``gpu_*`` keys."""
+    gpus = env.get("gpus")
+    if isinstance(gpus, list) and gpus:
+        match = [g for g in gpus if isinstance(g, dict) and g.get("index") == index]
+        return match[0] if match else (gpus[0] if isinstance(gpus[0], dict) else {})
+    return {k.removeprefix("gpu_"): v for k, v in env.items() if k.startswith("gpu_")}
+
+
+def gpu_name(env: dict[str, Any], index: int = 0) -> str:
+    """``NVIDIA H200``-style name of the job's GPU, or "" when there was none."""
+    return str(first_gpu(env, index).get("name") or env.get("gpu_name") or "")
+
+
+def _version(value: Any) -> str:
+    if isinstance(value, dict):
+        return " ".join(str(v) for v in (value.get("version"), value.get("path")) if v)
+    if isinstance(value, list):
+        return "; ".join(_version(v) for v in value)
+    return "" if value is None else str(value)
+
+
+def environment_rows(env: dict[str, Any], backend: dict[str, Any] | None = None,
+                     gpu_index: int = 0) -> list[dict[str, str]]:
+    """Rows ``{"Item", "Value"}``: GPU, driver, compute capability, memory, ncu, nsight-python,
+    nsight mode, CUPTI, torch, host. Missing items read "none"."""
+    gpu = first_gpu(env, gpu_index)
+    backend = backend or {}
+    memory = gpu.get("memory_mib")
+    items = [
+        ("GPU", gpu.get("name") or "none"),
+        ("GPU UUID", gpu.get("uuid")),
+        ("Driver", gpu.get("driver") or env.get("driver")),
+        ("Compute capability", gpu.get("compute_capability")),
+        ("Memory", f"{memory:,} MiB" if isinstance(memory, (int, float)) else None),
+        ("Max SM / memory clock", _clocks(gpu)),
+        ("Nsight Compute (ncu)", _version(env.get("ncu"))),
+        ("nsight-python", env.get("nsight_python")),
+        ("nsight mode", backend.get("nsight_mode")),
+        ("Backend", backend.get("name")),
+        ("Measures", backend.get("measurement")),
+        ("cupti-python", env.get("cupti_python")),
+        ("libcupti", _version(env.get("libcupti"))),
+        ("torch", " / ".join(str(v) for v in (env.get("torch"), env.get("torch_cuda")) if v)),
+        ("Python", env.get("python")),
+        ("Host", " ".join(str(v) for v in (env.get("host"), env.get("platform")) if v)),
+    ]
+    return [{"Item": k, "Value": str(v) if v not in (None, "", []) else "none"} for k, v in items]
+
+
+def _clocks(gpu: dict[str, Any]) -> str | None:
+    sm, mem = gpu.get("max_sm_clock_mhz"), gpu.get("max_mem_clock_mhz")
+    return f"{sm} / {mem} MHz" if sm or mem else None
