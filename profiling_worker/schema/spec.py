@@ -294,12 +294,28 @@ def _check_catalog(kernels: tuple[str, ...], configs: tuple[dict[str, Any], ...]
             errors.append(FieldError("configs", f"kernel {k} takes parameters {list(params)}, "
                                      f"the configs give {list(configs[0])}",
                                      "profile kernels with the same parameters together"))
+    _check_sizes(kernels, configs, known, errors)
     all_annotations = {a for k in kernels for a in known[k].annotations}
     if annotations:
         missing = [a for a in annotations if a not in all_annotations]
         if missing:
             errors.append(FieldError("annotations", f"unknown annotation(s): {', '.join(missing)}",
                                      f"choose from {', '.join(sorted(all_annotations))}"))
+
+
+def _check_sizes(kernels: tuple[str, ...], configs: tuple[dict[str, Any], ...],
+                 known: Mapping[str, Any], errors: list[FieldError]) -> None:
+    """Parameters a kernel declares as sizes (the default) must be positive integers."""
+    sizes = {p for k in kernels for p in known[k].parameters
+             if getattr(known[k], "parameter_kinds", {}).get(p, "size") == "size"}
+    for i, cfg in enumerate(configs):
+        for key in sizes & set(cfg):
+            v = cfg[key]
+            if isinstance(v, bool) or not isinstance(v, int) or v <= 0:
+                if not any(e.field == f"configs[{i}].{key}" for e in errors):
+                    errors.append(FieldError(
+                        f"configs[{i}].{key}", f"{v!r} is not a positive integer",
+                        "sizes must be whole numbers greater than 0, e.g. 1024"))
 
 
 def load_spec(path: str, known_kernels: Mapping[str, Any] | None = None) -> JobSpec:

@@ -1,0 +1,78 @@
+"""`python -m profiling_worker run` on the cpu backend: a real subprocess, a real bundle."""
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+import pandas as pd
+import pytest
+
+from profiling_worker.schema import columns as C
+from profiling_worker.schema.events import parse_line
+from profiling_worker.schema.manifest import read_manifest
+
+REPO = Path(__file__).resolve().parents[3]
+
+
+def run_worker(job: Path, spec: dict) -> subprocess.CompletedProcess:
+    job.mkdir(parents=True, exist_ok=True)
+    (job / C.SPEC_FILE).write_text(json.dumps(spec))
+    return subprocess.run([sys.executable, "-m", "profiling_worker", "run", str(job)], cwd=REPO,
+                          capture_output=True, text=True, timeout=300)
+
+
+@pytest.fixture(scope="module")
+def done_job(tmp_path_factory):
+    job = tmp_path_factory.mktemp("store") / "cpu-job"
+    proc = run_worker(job, {"kernels": ["matmul", "fusion"], "configs": [{"n": 32}, {"n": 64}],
+                            "runs": 3, "backend": "cpu"})
+    return job, proc
+
+
+def test_stdout_is_json_lines_only(done_job):
+    _, proc = done_job
+    events = [parse_line(line) for line in proc.stdout.splitlines()]
+    assert proc.returncode == 0 and events and all(events)
+    progress = [e for e in events if e["event"] == "progress" and e["stage"] == "profiling"]
+    assert [e["done"] for e in progress] == list(range(1, 7))
+    assert events[-1] == {**events[-1], "event": "result", "status": "done"}
+
+
+def test_bundle_tables_and_manifest(done_job):
+    job, _ = done_job
+    manifest = read_manifest(job)
+    assert manifest["status"] == "done"
+    assert manifest["backend"]["measurement"] == "host wall-clock, not GPU"
+    assert "tables/aggregated.parquet" in manifest["files"]
+    agg = pd.read_parquet(job / C.TABLES_DIR / "aggregated.parquet")
+    assert set(agg[C.ANNOTATION]) == {"fp32", "fp16", "bf16", "unfused", "fused"}
+    assert set(agg[C.METRIC]) == {C.HOST_TIME} and (agg[C.NUM_RUNS] == 3).all()
+    assert (agg[C.CI95_LOWER] <= agg[C.AVG]).all() and (agg[C.AVG] <= agg[C.CI95_UPPER]).all()
+    work = pd.read_parquet(job / C.TABLES_DIR / "work.parquet")
+    fp16 = work[(work[C.ANNOTATION] == "fp16") & (work["n"] == 64)]
+    assert fp16[C.FLOPS].item() == 2 * 64**3 and fp16[C.BYTES].item() == 3 * 64 * 64 * 2
+
+
+def test_bad_spec_fails_with_field_named_error(tmp_path):
+    proc = run_worker(tmp_path / "bad", {"kernels": [], "configs": [{"n": -1}], "runs": 0,
+                                         "backend": "cpu"})
+    manifest = read_manifest(tmp_path / "bad")
+    assert proc.returncode == 1 and manifest["status"] == "failed"
+    assert manifest["error"]["kind"] == "spec_invalid"
+    for field in ("kernels", "configs[0].n", "runs"):
+        assert field in manifest["error"]["message"]
+
+
+def test_gpu_backend_without_gpu_says_why_and_how(tmp_path):
+    proc = run_worker(tmp_path / "ncu", {"kernels": ["matmul"], "configs": [{"n": 64}],
+                                         "backend": "ncu"})
+    error = read_manifest(tmp_path / "ncu")["error"]
+    assert proc.returncode == 1 and error["kind"] == "backend_unavailable"
+    assert error["hint"]
+
+
+def test_missing_spec_is_usage_error(tmp_path):
+    proc = subprocess.run([sys.executable, "-m", "profiling_worker", "run", str(tmp_path)],
+                          cwd=REPO, capture_output=True, text=True, timeout=60)
+    assert proc.returncode == 2 and parse_line(proc.stdout)["kind"] == "spec_missing"
