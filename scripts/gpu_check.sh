@@ -35,6 +35,7 @@ for b in ${BARE_BACKENDS:-ncu cupti}; do
   rc=$?
   echo "{\"bare\": \"$b\", \"rc\": $rc, \"wall_ms\": $(( ($(date +%s%N) - s) / 1000000 ))}" | tee -a "$OUT/record.jsonl"
 done
+PYTHONPATH=$NCU_PATH timeout 120 python3 benchmarks/cuda_events_gemm.py "$RESULTS/cuda_events_gemm.json" > /dev/null 2>&1 || echo "cuda events benchmark failed"
 KPROF_GPU_RESULTS=$RESULTS PYTHONPATH=$CUPTI_PATH timeout 300 python3 -m pytest -m gpu -q -p no:cacheprovider ${PYTEST_K:+-k "$PYTEST_K"} tests/gpu 2>&1 | tee "$OUT/pytest_gpu.txt"
 # Bring back: every bundle without its .ncu-rep (too big), plus the .ncu-reps that fit.
 tar -czf "$OUT/bundles.tgz" -C "$RESULTS" --exclude='*.ncu-rep' .

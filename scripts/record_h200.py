@@ -21,6 +21,24 @@ BOUND = ["gpu__time_duration.sum", "sm__throughput.avg.pct_of_peak_sustained_ela
          "dram__throughput.avg.pct_of_peak_sustained_elapsed",
          "gpc__cycles_elapsed.avg.per_second", "dram__bytes_read.sum", "dram__bytes_write.sum"]
 
+# Roofline metrics (research/anchors-dashboards.md §3-4, measured on the H200): achieved tensor
+# and FP32 FLOPs, DRAM bytes, the clocks the kernel ran at, and per-cycle dense peaks (the per-op
+# `_sparsity_off` peaks, not the roll-up that is the 2:4-sparse rate). Names this GPU's ncu does
+# not know are dropped before the job is written (listed in the record output).
+ROOFLINE = BOUND + [
+    "sm__cycles_elapsed.avg.per_second", "dram__cycles_elapsed.avg.per_second",
+    "dram__bytes.sum.peak_sustained",
+    "sm__ops_path_tensor_src_fp16.sum", "sm__ops_path_tensor_src_bf16_dst_fp32.sum",
+    "smsp__sass_thread_inst_executed_op_ffma_pred_on.sum",
+    "smsp__sass_thread_inst_executed_op_fadd_pred_on.sum",
+    "smsp__sass_thread_inst_executed_op_fmul_pred_on.sum",
+    "sm__sass_thread_inst_executed_op_ffma_pred_on.sum.peak_sustained",
+    "sm__ops_path_tensor_op_hgmma_src_fp16_sparsity_off.sum.peak_sustained",
+    "sm__ops_path_tensor_op_hgmma_src_bf16_dst_fp32_sparsity_off.sum.peak_sustained",
+]
+STABILITY = {"kernels": ["matmul"], "annotations": ["fp16"], "configs": [256, 1024, 8192],
+             "runs": 30, "backend": "cupti", "collectors": ["sm_clock", "temperature", "power"]}
+
 JOBS: dict[str, dict] = {
     "h200-ncu-matmul-sweep": {"kernels": ["matmul"], "configs": MATMUL, "runs": 10,
                               "metrics": BOUND, "backend": "ncu"},
@@ -36,11 +54,31 @@ JOBS: dict[str, dict] = {
                          "configs": [1024, 2048, 4096, 8192], "runs": 10, "backend": "ncu"},
     "h200-cupti-j1-fp16": {"kernels": ["matmul"], "annotations": ["fp16"],
                            "configs": [1024, 2048, 4096, 8192], "runs": 10, "backend": "cupti"},
+    "h200-ncu-roofline": {"kernels": ["matmul"], "configs": [1024, 2048, 4096, 8192], "runs": 5,
+                          "metrics": ROOFLINE, "backend": "ncu"},
+    "h200-ncu-elementwise-cache-none": {"kernels": ["scale", "vector_add", "fusion"],
+                                        "configs": ELEMENTWISE, "runs": 10, "metrics": BOUND,
+                                        "backend": "ncu", "cache_control": "none"},
+    "h200-cupti-stability": {**STABILITY, "thermal_mode": "auto"},
+    "h200-cupti-stability-thermal-off": {**STABILITY, "thermal_mode": "off"},
 }
+
+
+def known_metrics(metrics: list[str]) -> tuple[list[str], list[str]]:
+    """(kept, dropped): the metric names this GPU's ncu knows, and the others."""
+    from profiling_worker.environment import ncu_metric_bases, probe_ncu, unknown_metrics
+
+    bases = ncu_metric_bases(probe_ncu()["path"] or "ncu")
+    dropped = unknown_metrics(tuple(metrics), bases) if bases else []
+    return [m for m in metrics if m not in dropped], dropped
 
 
 def run_job(results: Path, job_id: str, spec: dict, pythonpath: str, device_run: str) -> dict:
     """Write the spec, run the worker, return {job, status, wall_s}."""
+    dropped: list[str] = []
+    if spec["backend"] == "ncu" and len(spec.get("metrics", [])) > len(BOUND):
+        kept, dropped = known_metrics(spec["metrics"])
+        spec = {**spec, "metrics": kept}
     job_dir = results / job_id
     job_dir.mkdir(parents=True, exist_ok=True)
     spec = {**spec, "configs": [{"n": n} for n in spec["configs"]], "label": job_id}
@@ -53,7 +91,8 @@ def run_job(results: Path, job_id: str, spec: dict, pythonpath: str, device_run:
                           env=env, stdout=subprocess.DEVNULL, timeout=420, check=False)
     manifest = json.loads((job_dir / "manifest.json").read_text()) if (job_dir / "manifest.json").exists() else {}
     return {"job": job_id, "rc": proc.returncode, "status": manifest.get("status"),
-            "wall_s": round(time.perf_counter() - t0, 2), "error": manifest.get("error")}
+            "wall_s": round(time.perf_counter() - t0, 2), "error": manifest.get("error"),
+            "dropped_metrics": dropped}
 
 
 def main() -> None:

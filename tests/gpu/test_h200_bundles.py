@@ -50,6 +50,7 @@ def test_matmul_sweep_survives_different_kernel_counts() -> None:
     print(counts)
     assert len(time) == 5 * 3  # every config of every annotation, none dropped
     assert not time[C.KERNELS_VARY].any()
+    assert (time[C.KERNELS] == 2).any(), "cuBLAS split-K (2 kernels) expected at one size"
 
 
 def test_scale_dram_read_bytes_match_analytic() -> None:
