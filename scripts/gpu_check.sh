@@ -19,6 +19,9 @@ NCU_PATH=$REPO:/tmp/kp-n096:/tmp/kp-common
 CUPTI_PATH=$REPO:/tmp/kp-n11:/tmp/kp-common
 RESULTS=${RESULTS:-/tmp/kp-results}
 mkdir -p "$RESULTS" "$OUT"
+# SEED=1: start from the bundles already in the repo (earlier device runs), so the GPU tests
+# that read them pass; jobs named on the command line are recorded afresh over them.
+[ "${SEED:-0}" = 1 ] && cp -r "$REPO"/app/bundled/h200-* "$RESULTS"/
 {
   nvidia-smi --query-gpu=name,driver_version,clocks.sm,temperature.gpu --format=csv
   PYTHONPATH=$NCU_PATH python3 -m profiling_worker env
@@ -43,6 +46,8 @@ n=0
 for rep in "$RESULTS"/*/nsight/*.ncu-rep; do
   [ -f "$rep" ] || continue
   job=$(basename "$(dirname "$(dirname "$rep")")")
+  # REPS: the jobs whose report to bring back (at most 3 fit beside the other files)
+  [ -n "${REPS:-}" ] && [[ " $REPS " != *" $job "* ]] && continue
   size=$(stat -c %s "$rep")
   echo "$job $(basename "$rep") $size" >> "$OUT/ncu_reps.txt"
   gzip -c "$rep" > "/tmp/$job.ncu-rep.gz"

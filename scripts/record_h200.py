@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import json
 import os
+import shutil
 import subprocess
 import sys
 import time
@@ -80,7 +81,8 @@ def run_job(results: Path, job_id: str, spec: dict, pythonpath: str, device_run:
         kept, dropped = known_metrics(spec["metrics"])
         spec = {**spec, "metrics": kept}
     job_dir = results / job_id
-    job_dir.mkdir(parents=True, exist_ok=True)
+    shutil.rmtree(job_dir, ignore_errors=True)  # a fresh recording, never mixed with an old one
+    job_dir.mkdir(parents=True)
     spec = {**spec, "configs": [{"n": n} for n in spec["configs"]], "label": job_id}
     (job_dir / "spec.json").write_text(json.dumps(spec, indent=1))
     env = {**os.environ, "PYTHONPATH": pythonpath,
