@@ -26,6 +26,8 @@ def _pages() -> list[st.Page]:
     return [
         st.Page(PAGES_DIR / "sweep.py", title="Size sweep", icon=":material/show_chart:",
                 url_path="sweep", default=True),
+        st.Page(PAGES_DIR / "stability.py", title="Stability", icon=":material/bar_chart:",
+                url_path="stability"),
         st.Page(PAGES_DIR / "results.py", title="Results tables", icon=":material/table:",
                 url_path="results"),
         st.Page(PAGES_DIR / "files.py", title="Files", icon=":material/folder:", url_path="files"),

@@ -25,6 +25,8 @@ for row in rows:
 env = worker_client.environment_of(report)
 st.dataframe(pd.DataFrame(environment_rows(env)), key="environment-here", hide_index=True,
              width="stretch")
+st.button("Probe again", key="environment-reprobe", on_click=cached.reprobe_environment,
+          icon=":material/refresh:", help="After installing ncu or a driver, ask the worker again")
 with st.expander("Full report (JSON)"):
     st.json(report, expanded=False)
 

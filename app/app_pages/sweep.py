@@ -38,4 +38,5 @@ label = derived.QUANTITY_LABELS[quantity].split(" (")[0]
 if baseline:
     label = f"{label} relative to {baseline}"
 fig = build_sweep_figure(frame, sweep_x(bundle), bundle.host_timer, quantity_label=label)
+frame = frame.assign(Measurement=bundle.measurement)  # the CSV says what the durations are
 panels.chart_with_table(fig, frame, key="sweep", filename=f"{bundle.job_id}-sweep-{quantity}.csv")

@@ -45,6 +45,11 @@ def env_report() -> dict[str, Any]:
     return _env_report(settings.worker_python())
 
 
+def reprobe_environment() -> None:
+    """Forget the cached env report (e.g. after installing ncu); the next call probes again."""
+    _env_report.clear()
+
+
 def gpu_here() -> bool:
     """True when ncu or cupti can run on this machine."""
     return worker_client.gpu_backend_available(env_report())

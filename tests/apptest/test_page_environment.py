@@ -20,3 +20,11 @@ def test_missing_worker_python(store, app, monkeypatch, tmp_path) -> None:
     at = app("environment")
     assert not at.exception
     assert "not found" in texts(at) and "KPROF_WORKER_PYTHON" in texts(at)
+
+
+def test_probe_again_button_reprobes_cleanly(store, app) -> None:
+    at = app("environment")
+    assert at.dataframe[0].value.set_index("Backend").loc["cpu", "Can run"]
+    at.button(key="environment-reprobe").click().run()
+    assert not at.exception
+    assert at.dataframe[0].value.set_index("Backend").loc["cpu", "Can run"]

@@ -1,0 +1,58 @@
+"""Stability: RSD, CI95 and StableMeasurement per annotation x config, per-run values and drift."""
+
+import streamlit as st
+
+from profiling_worker.schema import columns as C
+
+from app.core import derived
+from app.core.figures.stability import build_runs_figure, build_stability_figure
+from app.core.metrics import MissingData, available_metrics
+from app.core.views.stability import StabilityOptions, stability_frame, stability_runs_frame
+from app.ui import analysis
+
+st.header("Stability")
+bundle = analysis.selected_bundle()
+analysis.how_to_read(
+    "Each annotation × config was run several times (**runs**). **RSD** is the standard deviation "
+    "as a % of the mean; nsight-python calls a measurement **stable** when RSD < 2 %. **CI95** is "
+    "the Student-t 95 % confidence interval of the mean (from the worker's aggregated table). "
+    "Kernels shorter than ~10 µs are dominated by launch and timer jitter, so their RSD says more "
+    "about the clock than about the kernel. The per-run chart keeps the run order: a slope "
+    "(**drift**) usually means the GPU was still clocking up or heating; a flat cloud inside the "
+    "band is what you want.")
+
+metrics = available_metrics(bundle)
+cols = st.columns(3)
+metric = cols[0].selectbox("Metric", metrics or [bundle.duration_metric], key="stability-metric")
+time_unit = cols[1].segmented_control("Time unit", list(derived.TIME_UNITS), default="µs",
+                                      key="stability-time-unit",
+                                      disabled=metric not in C.DURATION_METRICS) or "µs"
+try:
+    summary = stability_frame(bundle, StabilityOptions(metric=metric, time_unit=time_unit))
+except MissingData as exc:
+    analysis.missing(exc)
+
+unstable = summary[~summary[C.STABLE].astype(bool)]
+short = summary[summary["ShortKernel"].astype(bool)]
+st.caption(f"{len(summary) - len(unstable)} of {len(summary)} annotation × config pairs are "
+           f"stable (RSD < {C.STABLE_RSD_PCT:g} %).")
+if len(short):
+    st.warning(f"{len(short)} pair(s) run shorter than 10 µs ("
+               + ", ".join(f"{a} {c}" for a, c in zip(short[C.ANNOTATION], short["ConfigLabel"]))
+               + "): launch jitter dominates their spread.", icon=":material/timer:")
+analysis.figure_panel(build_stability_figure(summary, bundle.host_timer), summary,
+                      key="stability", filename=f"{bundle.job_id}-stability.csv")
+
+st.subheader("Per run, in run order")
+labels = dict(zip(summary[C.CONFIG], summary["ConfigLabel"]))
+config = cols[2].selectbox("Config for the per-run chart", list(labels), key="stability-config",
+                           format_func=lambda c: labels[c])
+runs = stability_runs_frame(bundle, StabilityOptions(metric=metric, time_unit=time_unit,
+                                                     config=config))
+if runs.empty:
+    st.info("This job has no per-run table (plain nsight-python output keeps only the "
+            "aggregated values).")
+else:
+    label = "Duration" if metric in C.DURATION_METRICS else metric
+    analysis.figure_panel(build_runs_figure(runs, label, bundle.host_timer), runs,
+                          key="stability-runs", filename=f"{bundle.job_id}-stability-runs.csv")

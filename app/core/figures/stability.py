@@ -1,0 +1,86 @@
+"""Stability figures: RSD per annotation x config (2 % line), and per-run values with the CI95
+band over the run index (drift)."""
+
+from __future__ import annotations
+
+import numpy as np
+import pandas as pd
+import plotly.graph_objects as go
+
+from profiling_worker.schema import columns as C
+
+from app.core.figures import common, theme
+
+
+def build_stability_figure(frame: pd.DataFrame, host_timer: bool = False) -> go.Figure:
+    """RSD overview of a :func:`~app.core.views.stability.stability_frame`.
+
+    Returns:
+        Grouped bars: x = config (``n=512``), one bar group per annotation, y = relative standard
+        deviation (%), a dashed line at the 2 % StableMeasurement threshold; hover shows mean,
+        CI95 (with unit), runs and the note.
+    """
+    title = "Run-to-run spread (RSD) per annotation and config"
+    if frame.empty:
+        return common.empty(title, "no values")
+    unit = str(frame[C.UNIT].iloc[0])
+    fig = go.Figure()
+    for i, (annotation, group) in enumerate(frame.groupby(C.ANNOTATION, sort=False)):
+        custom = np.column_stack([group[C.AVG], group[C.CI95_LOWER], group[C.CI95_UPPER],
+                                  group[C.NUM_RUNS], group["Note"].fillna("")])
+        fig.add_trace(go.Bar(
+            x=group["ConfigLabel"], y=group[C.RSD], name=str(annotation),
+            marker_color=theme.color(i), customdata=custom,
+            hovertemplate=(f"<b>{annotation}</b> %{{x}}<br>RSD = %{{y:.3f}} %"
+                           f"<br>mean = %{{customdata[0]:.6g}} {unit}"
+                           f"<br>CI95 = [%{{customdata[1]:.6g}}, %{{customdata[2]:.6g}}] {unit}"
+                           "<br>runs = %{customdata[3]}<br>%{customdata[4]}<extra></extra>")))
+    common.hline(fig, C.STABLE_RSD_PCT, f"stable below {C.STABLE_RSD_PCT:g} %")
+    fig.update_layout(barmode="group")
+    fig.update_xaxes(title={"text": "config"}, type="category")
+    fig.update_yaxes(title={"text": theme.axis_title("Relative standard deviation", "%")},
+                     rangemode="tozero")
+    return common.finish(fig, title, host_timer)
+
+
+def build_runs_figure(runs: pd.DataFrame, metric_label: str, host_timer: bool = False
+                      ) -> go.Figure:
+    """Per-run values over the run index, with each annotation's mean and CI95 band.
+
+    Args:
+        runs: :func:`~app.core.views.stability.stability_runs_frame` (best for one config).
+        metric_label: the y quantity in words (``Duration``).
+
+    Returns:
+        x = run index (0-based, run order), y = value in the frame's unit; one marker line per
+        annotation x config, a shaded band from CI95_Lower to CI95_Upper and a dotted mean line.
+    """
+    title = f"{metric_label} per run (run order: drift shows as a slope)"
+    if runs.empty:
+        return common.empty(title, "this job has no per-run rows")
+    unit = str(runs[C.UNIT].iloc[0])
+    fig = go.Figure()
+    groups = runs.groupby([C.ANNOTATION, "ConfigLabel"], sort=False)
+    for i, ((annotation, label), group) in enumerate(groups):
+        name = f"{annotation} · {label}" if runs["ConfigLabel"].nunique() > 1 else str(annotation)
+        color = theme.color(i)
+        x = group[C.RUN].to_numpy(float)
+        lo, hi, avg = (float(group[c].iloc[0]) for c in (C.CI95_LOWER, C.CI95_UPPER, C.AVG))
+        xs = [x.min() - 0.3, x.max() + 0.3]
+        fig.add_trace(go.Scatter(x=xs + xs[::-1], y=[hi, hi, lo, lo], fill="toself",
+                                 fillcolor=color, opacity=0.15, line={"width": 0},
+                                 name=f"{name} CI95", legendgroup=name, showlegend=False,
+                                 hoverinfo="skip"))
+        fig.add_trace(go.Scatter(x=xs, y=[avg, avg], mode="lines", legendgroup=name,
+                                 line={"color": color, "dash": "dot"}, showlegend=False,
+                                 hovertemplate=(f"<b>{name}</b><br>mean = {avg:.6g} {unit}<br>"
+                                                f"CI95 = [{lo:.6g}, {hi:.6g}] {unit}"
+                                                "<extra></extra>")))
+        fig.add_trace(go.Scatter(
+            x=x, y=group[C.VALUE], mode="lines+markers", name=name, legendgroup=name,
+            line={"color": color, "width": 1}, marker={"color": color},
+            hovertemplate=(f"<b>{name}</b><br>run %{{x}}<br>value = %{{y:.6g}} {unit}"
+                           "<extra></extra>")))
+    fig.update_xaxes(title={"text": "run index (0 = first run)"}, dtick=1)
+    fig.update_yaxes(title={"text": theme.axis_title(metric_label, unit)})
+    return common.finish(fig, title, host_timer)

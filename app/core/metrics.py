@@ -1,0 +1,110 @@
+"""Nsight Compute metric names the analysis views read, and how to read a bundle by metric.
+
+Pure pandas; names only through :mod:`profiling_worker.schema.columns` for table columns.
+"""
+
+from __future__ import annotations
+
+import pandas as pd
+
+from profiling_worker.schema import columns as C
+
+from app.core.bundle_loader import Bundle
+
+SM_PCT = "sm__throughput.avg.pct_of_peak_sustained_elapsed"
+DRAM_PCT = "dram__throughput.avg.pct_of_peak_sustained_elapsed"
+GPC_HZ = "gpc__cycles_elapsed.avg.per_second"  # the clock the kernel ran at (Hz)
+SM_HZ = "sm__cycles_elapsed.avg.per_second"
+DRAM_HZ = "dram__cycles_elapsed.avg.per_second"
+DRAM_READ = "dram__bytes_read.sum"
+DRAM_WRITE = "dram__bytes_write.sum"
+DRAM_PEAK_PER_CYCLE = "dram__bytes.sum.peak_sustained"  # bytes per DRAM cycle, whole GPU
+SM_CLOCK_METRICS = (GPC_HZ, SM_HZ)
+
+#: Which sidebar preset collects what (spec.METRIC_PRESETS), for "run it with ..." messages.
+PRESET_OF = {SM_PCT: "bound", DRAM_PCT: "bound", GPC_HZ: "bound", DRAM_READ: "memory",
+             DRAM_WRITE: "memory"}
+
+
+class MissingData(ValueError):
+    """A view needs a table or metric the job does not have.
+
+    Attributes:
+        hint: what to do (which preset or backend to run the job with).
+    """
+
+    def __init__(self, message: str, hint: str = ""):
+        super().__init__(message)
+        self.hint = hint
+
+
+def missing_metric(bundle: Bundle, metrics: tuple[str, ...], what: str) -> MissingData:
+    """The standard "this job has no X; run it with the Y preset" error."""
+    presets = sorted({PRESET_OF.get(m, "") for m in metrics} - {""})
+    how = (f"run it with the {' + '.join(presets)} metric preset" if presets
+           else f"add {', '.join(metrics)} to the job's metrics")
+    if bundle.backend in ("cupti", "cpu"):
+        how += f" on the ncu backend (the {bundle.backend} backend measures durations only)"
+    return MissingData(f"This job has no {what} ({', '.join(metrics)}).", how[0].upper() + how[1:] + ".")
+
+
+def available_metrics(bundle: Bundle) -> list[str]:
+    """Metric names in the aggregated table (else the runs table), first-seen order."""
+    for name in (C.TABLE_AGGREGATED, C.TABLE_RUNS):
+        table = bundle.table(name)
+        if not table.empty and C.METRIC in table:
+            return list(dict.fromkeys(table[C.METRIC]))
+    return []
+
+
+def has_metrics(bundle: Bundle, *metrics: str) -> bool:
+    """True when every one of ``metrics`` has rows."""
+    names = set(available_metrics(bundle))
+    return all(m in names for m in metrics)
+
+
+def keys_of(bundle: Bundle, table: pd.DataFrame | None = None) -> list[str]:
+    """Annotation, Config and the config parameter columns present in ``table``."""
+    table = bundle.table(C.TABLE_AGGREGATED) if table is None else table
+    return [C.ANNOTATION, C.CONFIG] + [p for p in bundle.parameters if p in table]
+
+
+def wide_means(bundle: Bundle, metrics: tuple[str, ...]) -> pd.DataFrame:
+    """AvgValue of each metric per Annotation x Config, one column per metric (NaN if absent).
+
+    Returns:
+        Annotation, Config, <params>, then one column per name in ``metrics``; one row per
+        annotation x config of the aggregated table, in its order.
+    """
+    agg = bundle.table(C.TABLE_AGGREGATED)
+    if agg.empty or C.METRIC not in agg:
+        return pd.DataFrame(columns=[C.ANNOTATION, C.CONFIG, *metrics])
+    keys = keys_of(bundle, agg)
+    base = agg[keys].drop_duplicates().reset_index(drop=True)
+    for metric in metrics:
+        part = agg.loc[agg[C.METRIC] == metric, [C.ANNOTATION, C.CONFIG, C.AVG]]
+        base = base.merge(part.rename(columns={C.AVG: metric}), on=[C.ANNOTATION, C.CONFIG],
+                          how="left")
+    return base
+
+
+def config_label(row: pd.Series, params: tuple[str, ...]) -> str:
+    """``n=512`` style label of one row's config parameters (``config 0`` without any)."""
+    parts = [f"{p}={row[p]}" for p in params if p in row.index]
+    return ", ".join(parts) if parts else f"config {row[C.CONFIG]}"
+
+
+def with_labels(frame: pd.DataFrame, params: tuple[str, ...]) -> pd.DataFrame:
+    """``frame`` plus a ``ConfigLabel`` column (``n=512``)."""
+    out = frame.copy()
+    out["ConfigLabel"] = [config_label(r, params) for _, r in out.iterrows()] if len(out) else []
+    return out
+
+
+def annotation_order(bundle: Bundle) -> list[str]:
+    """Annotations in first-seen order (aggregated table, else runs)."""
+    for name in (C.TABLE_AGGREGATED, C.TABLE_RUNS):
+        table = bundle.table(name)
+        if not table.empty and C.ANNOTATION in table:
+            return list(dict.fromkeys(table[C.ANNOTATION]))
+    return []

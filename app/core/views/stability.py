@@ -1,0 +1,140 @@
+"""Stability view: spread of each annotation x config (RSD, CI95, StableMeasurement), the per-run
+values with their CI band, and drift over the run index (pure pandas)."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+import pandas as pd
+
+from profiling_worker.schema import columns as C
+
+from app.core import derived
+from app.core.bundle_loader import Bundle
+from app.core.metrics import MissingData, keys_of, with_labels
+
+#: Below this mean duration (ns) launch overhead and timer jitter dominate the spread.
+SHORT_KERNEL_NS = 10_000.0
+SHORT_NOTE = "shorter than 10 µs: launch jitter dominates the spread"
+DRIFT = "DriftPctOverRuns"
+SHORT = "ShortKernel"
+NOTE = "Note"
+STAT_COLUMNS = (C.AVG, C.STD, C.MIN, C.MAX, C.MEDIAN, C.CI95_LOWER, C.CI95_UPPER)
+
+
+@dataclass(frozen=True)
+class StabilityOptions:
+    """Attributes:
+        metric: metric to judge (None = the job's duration metric).
+        time_unit: ``ns``, ``µs`` or ``ms`` for duration metrics.
+        config: Config index for the per-run chart (None = every config).
+    """
+
+    metric: str | None = None
+    time_unit: str = "µs"
+    config: int | None = None
+
+
+def _metric(bundle: Bundle, options: StabilityOptions) -> str:
+    return options.metric or bundle.duration_metric
+
+
+def _scale(bundle: Bundle, options: StabilityOptions) -> tuple[float, str | None]:
+    """Divisor and unit for the values (durations go to ``time_unit``; others unchanged)."""
+    if _metric(bundle, options) in C.DURATION_METRICS:
+        return derived.TIME_UNITS[options.time_unit], options.time_unit
+    return 1.0, None
+
+
+def stability_frame(bundle: Bundle, options: StabilityOptions) -> pd.DataFrame:
+    """Spread per annotation x config for one metric, from the aggregated table.
+
+    Returns:
+        Annotation, Config, <params>, ConfigLabel, Metric, Unit, NumRuns, AvgValue, StdDev,
+        MinValue, MaxValue, MedianValue, CI95_Lower, CI95_Upper (Student-t, from the worker),
+        RelativeStdDevPct, StableMeasurement (RSD < 2 %), ShortKernel (mean < 10 µs, duration
+        metrics only), DriftPctOverRuns (least-squares slope over the run index x (runs - 1) as a
+        % of the mean; NaN without per-run rows), Note. Durations in ``time_unit``.
+
+    Raises:
+        MissingData: the job has no rows for the metric.
+    """
+    metric = _metric(bundle, options)
+    agg = bundle.table(C.TABLE_AGGREGATED)
+    if agg.empty or C.METRIC not in agg or not (agg[C.METRIC] == metric).any():
+        raise MissingData(f"This job has no {metric} values.",
+                          "Pick another metric, or a job that finished.")
+    frame = agg[agg[C.METRIC] == metric].copy()
+    ns_mean = frame[C.AVG].astype(float)
+    scale, unit = _scale(bundle, options)
+    for col in STAT_COLUMNS:
+        if col in frame:
+            frame[col] = frame[col].astype(float) / scale
+    if unit:
+        frame[C.UNIT] = unit
+    is_time = metric in C.DURATION_METRICS
+    frame[SHORT] = (ns_mean < SHORT_KERNEL_NS).to_numpy() if is_time else False
+    drift = _drift(bundle, metric)
+    frame = frame.merge(drift, on=[C.ANNOTATION, C.CONFIG], how="left")
+    frame[NOTE] = [_note(r) for _, r in frame.iterrows()]
+    keep = [*keys_of(bundle, frame), C.METRIC, C.UNIT, C.NUM_RUNS, *STAT_COLUMNS, C.RSD, C.STABLE,
+            SHORT, DRIFT, NOTE]
+    return with_labels(frame[[c for c in keep if c in frame]].reset_index(drop=True),
+                       bundle.parameters)
+
+
+def _note(row: pd.Series) -> str:
+    notes = []
+    if not row.get(C.STABLE, True):
+        notes.append(f"RSD {row[C.RSD]:.2f} % ≥ {C.STABLE_RSD_PCT:g} %: not stable")
+    if row.get(SHORT, False):
+        notes.append(SHORT_NOTE)
+    drift = row.get(DRIFT)
+    if drift is not None and drift == drift and abs(drift) >= C.STABLE_RSD_PCT:
+        notes.append(f"drifts {drift:+.1f} % over the runs")
+    return "; ".join(notes)
+
+
+def _drift(bundle: Bundle, metric: str) -> pd.DataFrame:
+    """Linear trend of the value over the run index, as % of the mean across all runs."""
+    runs = bundle.table(C.TABLE_RUNS)
+    cols = [C.ANNOTATION, C.CONFIG, DRIFT]
+    if runs.empty or C.METRIC not in runs:
+        return pd.DataFrame(columns=cols)
+    rows = []
+    for (annotation, config), group in runs[runs[C.METRIC] == metric].groupby(
+            [C.ANNOTATION, C.CONFIG], sort=False):
+        x, y = group[C.RUN].to_numpy(float), group[C.VALUE].to_numpy(float)
+        pct = np.nan
+        if len(x) >= 3 and np.ptp(x) > 0 and y.mean() != 0:
+            slope = np.polyfit(x, y, 1)[0]
+            pct = 100.0 * slope * (x.max() - x.min()) / abs(y.mean())
+        rows.append({C.ANNOTATION: annotation, C.CONFIG: config, DRIFT: pct})
+    return pd.DataFrame(rows, columns=cols)
+
+
+def stability_runs_frame(bundle: Bundle, options: StabilityOptions) -> pd.DataFrame:
+    """Every run's value with its annotation x config mean and CI95 (for the scatter and drift).
+
+    Returns:
+        Annotation, Config, <params>, ConfigLabel, Run, Value, Unit, AvgValue, CI95_Lower,
+        CI95_Upper, in the unit of the summary; only ``options.config`` when it is set. Empty
+        when the job has no per-run rows.
+    """
+    metric = _metric(bundle, options)
+    runs = bundle.table(C.TABLE_RUNS)
+    if runs.empty or C.METRIC not in runs:
+        return pd.DataFrame()
+    frame = runs[runs[C.METRIC] == metric].copy()
+    if options.config is not None:
+        frame = frame[frame[C.CONFIG] == options.config]
+    scale, unit = _scale(bundle, options)
+    frame[C.VALUE] = frame[C.VALUE].astype(float) / scale
+    if unit:
+        frame[C.UNIT] = unit
+    summary = stability_frame(bundle, options)[[C.ANNOTATION, C.CONFIG, C.AVG, C.CI95_LOWER,
+                                                 C.CI95_UPPER]]
+    frame = frame.merge(summary, on=[C.ANNOTATION, C.CONFIG], how="left")
+    keep = [*keys_of(bundle, frame), C.RUN, C.VALUE, C.UNIT, C.AVG, C.CI95_LOWER, C.CI95_UPPER]
+    return with_labels(frame[keep].reset_index(drop=True), bundle.parameters)

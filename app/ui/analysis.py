@@ -1,0 +1,54 @@
+"""Page pieces shared by the analysis views (stability, bound, memory, clocks, kernels, compare,
+backends): the selected bundle, chart + table + CSV + HTML download, "how to read this", and the
+"this job has no X" message."""
+
+from __future__ import annotations
+
+import plotly.graph_objects as go
+import pandas as pd
+import streamlit as st
+
+from app.core.bundle_loader import Bundle
+from app.core.metrics import MissingData
+from app.ui import cached, panels, state
+
+
+def selected_bundle() -> Bundle:
+    """The selected job's bundle with its caption and error box; stops the page without one."""
+    bundle = cached.bundle_for(state.selected_job_id())
+    if bundle is None:
+        panels.no_job_selected()
+        st.stop()
+    panels.bundle_caption(bundle)
+    panels.render_bundle_error(bundle)
+    return bundle
+
+
+def how_to_read(text: str, expanded: bool = False) -> None:
+    """A short explanation of the view, folded by default."""
+    with st.expander("How to read this", expanded=expanded, icon=":material/help:"):
+        st.markdown(text)
+
+
+def html_bytes(fig: go.Figure) -> bytes:
+    """A self-contained interactive HTML file of the figure (plotly.js embedded, offline)."""
+    return fig.to_html(include_plotlyjs=True, full_html=True).encode("utf-8")
+
+
+def figure_panel(fig: go.Figure, frame: pd.DataFrame, key: str, filename: str) -> None:
+    """Chart, its table and CSV (:func:`panels.chart_with_table`), plus an HTML download.
+
+    The image export is the chart's own modebar camera button; ``filename`` names the CSV and,
+    with ``.html``, the HTML file. The HTML is built only when the button is clicked.
+    """
+    panels.chart_with_table(fig, frame, key=key, filename=filename)
+    st.download_button("Download chart (HTML)", data=lambda: html_bytes(fig),
+                       file_name=filename.rsplit(".", 1)[0] + ".html", mime="text/html",
+                       key=f"{key}-html", on_click="ignore", icon=":material/download:")
+
+
+def missing(exc: MissingData) -> None:
+    """Say what the job lacks and how to get it; the page then stops."""
+    st.info(f"{exc}\n\n**To get it:** {exc.hint}" if exc.hint else str(exc),
+            icon=":material/info:")
+    st.stop()

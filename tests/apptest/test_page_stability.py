@@ -1,0 +1,35 @@
+"""Stability page on bundled H200 jobs and on a cpu job."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from apptest_helpers import plotly_specs, texts
+
+BUNDLED = Path(__file__).resolve().parents[2] / "app" / "bundled"
+
+
+def _open(app, monkeypatch, job: str, page: str):
+    monkeypatch.setenv("KPROF_BUNDLED_DIR", str(BUNDLED))
+    at = app(page, query={"job": job})
+    assert not at.exception, at.exception
+    return at
+
+
+def test_stability_on_matmul_sweep(store, monkeypatch, app) -> None:
+    at = _open(app, monkeypatch, "h200-ncu-matmul-sweep", "stability")
+    specs = plotly_specs(at)
+    assert len(specs) == 2
+    assert specs[0]["layout"]["yaxis"]["title"]["text"] == "Relative standard deviation (%)"
+    assert "run index" in specs[1]["layout"]["xaxis"]["title"]["text"]
+    assert len(at.dataframe) == 2
+    assert "launch jitter" in texts(at)
+    at.selectbox(key="stability-config").set_value(4).run()
+    assert not at.exception
+    assert set(at.dataframe[1].value["n"]) == {8192}
+
+
+def test_stability_cpu_job_says_host_timer(seeded, app) -> None:
+    at = app("stability")
+    assert not at.exception
+    assert all("host wall-clock, not GPU" in s["layout"]["title"]["text"] for s in plotly_specs(at))

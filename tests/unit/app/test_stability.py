@@ -1,0 +1,69 @@
+"""Stability view and figures on the H200 bundles."""
+
+from __future__ import annotations
+
+import pytest
+from bundled import bundled
+
+from app.core.figures.stability import build_runs_figure, build_stability_figure
+from app.core.metrics import MissingData
+from app.core.views.stability import StabilityOptions, stability_frame, stability_runs_frame
+from profiling_worker.schema import columns as C
+
+
+def test_matmul_sweep_stability_in_microseconds() -> None:
+    frame = stability_frame(bundled("h200-ncu-matmul-sweep"), StabilityOptions())
+    assert len(frame) == 15 and set(frame[C.UNIT]) == {"µs"}
+    row = frame[(frame[C.ANNOTATION] == "fp32") & (frame["n"] == 512)].iloc[0]
+    assert row[C.AVG] == pytest.approx(16.768)  # 16,768 ns recorded on the H200
+    assert row[C.CI95_LOWER] < row[C.AVG] < row[C.CI95_UPPER]
+    assert row[C.NUM_RUNS] == 10 and row[C.STABLE]
+    assert row["ConfigLabel"] == "n=512"
+    # fp16 n=512 ran 4.9 µs: flagged as launch-jitter dominated; fp32 n=8192 (21 ms) is not.
+    assert frame[(frame[C.ANNOTATION] == "fp16") & (frame["n"] == 512)]["ShortKernel"].item()
+    assert not frame[(frame[C.ANNOTATION] == "fp32") & (frame["n"] == 8192)]["ShortKernel"].item()
+    assert "launch jitter" in frame.loc[frame["ShortKernel"], "Note"].iloc[0]
+
+
+def test_unstable_cupti_pairs_are_explained() -> None:
+    frame = stability_frame(bundled("h200-cupti-elementwise"), StabilityOptions())
+    unstable = frame[~frame[C.STABLE]]
+    assert len(unstable) > 0
+    assert (unstable[C.RSD] >= C.STABLE_RSD_PCT).all()
+    assert unstable["Note"].str.contains("not stable").all()
+
+
+def test_runs_frame_and_drift() -> None:
+    bundle = bundled("h200-ncu-matmul-sweep")
+    runs = stability_runs_frame(bundle, StabilityOptions(config=0))
+    assert set(runs["n"]) == {512} and len(runs) == 30  # 3 annotations x 10 runs
+    assert runs[C.RUN].tolist()[:10] == list(range(10))
+    frame = stability_frame(bundle, StabilityOptions())
+    assert frame["DriftPctOverRuns"].notna().all()
+    assert frame["DriftPctOverRuns"].abs().max() < 5  # a calm H200
+
+
+def test_other_metric_keeps_its_unit() -> None:
+    frame = stability_frame(bundled("h200-ncu-matmul-sweep"),
+                            StabilityOptions(metric="gpc__cycles_elapsed.avg.per_second"))
+    assert set(frame[C.UNIT]) == {"Hz"} and not frame["ShortKernel"].any()
+
+
+def test_missing_metric_says_so() -> None:
+    with pytest.raises(MissingData):
+        stability_frame(bundled("h200-cupti-j1-fp16"), StabilityOptions(metric="dram__bytes_read.sum"))
+
+
+def test_figures() -> None:
+    bundle = bundled("h200-ncu-matmul-sweep")
+    fig = build_stability_figure(stability_frame(bundle, StabilityOptions()))
+    assert [t.name for t in fig.data] == ["fp32", "fp16", "bf16"]
+    assert fig.layout.yaxis.title.text == "Relative standard deviation (%)"
+    assert fig.layout.paper_bgcolor == "rgba(0,0,0,0)"
+    runs = build_runs_figure(stability_runs_frame(bundle, StabilityOptions(config=4)), "Duration")
+    assert runs.layout.yaxis.title.text == "Duration (µs)"
+    assert "run index" in runs.layout.xaxis.title.text
+    assert "host wall-clock" not in runs.layout.title.text
+    assert "host wall-clock, not GPU" in build_runs_figure(
+        stability_runs_frame(bundle, StabilityOptions(config=4)), "Duration",
+        host_timer=True).layout.title.text
