@@ -14,14 +14,18 @@ frame = pd.DataFrame([{
     "Created": b.created_at, "GPU": b.gpu_name, "Source": b.source, "Label": b.label,
 } for b in bundles], columns=["Job", "Status", "Kernels", "Backend", "Created", "GPU", "Source",
                               "Label"])
-event = st.dataframe(frame, key="history-table", hide_index=True, width="stretch",
-                     on_select="rerun", selection_mode="single-row")
-rows = event.selection.rows if event is not None else []
-if rows:
-    chosen = frame.iloc[rows[0]]["Job"]
-    if chosen != state.selected_job_id():
-        state.select_job(chosen)
-        st.rerun()
+
+
+def _open_selected(job_ids: list[str]) -> None:
+    """Selection callback (runs before the rerun, so the sidebar selector may be changed)."""
+    rows = st.session_state["history-table"]["selection"]["rows"]
+    if rows:
+        state.select_job(job_ids[rows[0]])
+
+
+st.dataframe(frame, key="history-table", hide_index=True, width="stretch",
+             on_select=lambda: _open_selected(frame["Job"].tolist()),
+             selection_mode="single-row")
 st.caption("Select a row to open that job on every page.")
 panels.download_csv(frame, key="history-csv", filename="history.csv")
 
