@@ -28,6 +28,8 @@ def _pages() -> list[st.Page]:
                 url_path="sweep", default=True),
         st.Page(PAGES_DIR / "stability.py", title="Stability", icon=":material/bar_chart:",
                 url_path="stability"),
+        st.Page(PAGES_DIR / "bound_roofline.py", title="Bound and roofline",
+                icon=":material/speed:", url_path="bound"),
         st.Page(PAGES_DIR / "results.py", title="Results tables", icon=":material/table:",
                 url_path="results"),
         st.Page(PAGES_DIR / "files.py", title="Files", icon=":material/folder:", url_path="files"),

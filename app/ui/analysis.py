@@ -47,8 +47,9 @@ def figure_panel(fig: go.Figure, frame: pd.DataFrame, key: str, filename: str) -
                        key=f"{key}-html", on_click="ignore", icon=":material/download:")
 
 
-def missing(exc: MissingData) -> None:
-    """Say what the job lacks and how to get it; the page then stops."""
+def missing(exc: MissingData, stop: bool = True) -> None:
+    """Say what the job lacks and how to get it; the page then stops (unless ``stop=False``)."""
     st.info(f"{exc}\n\n**To get it:** {exc.hint}" if exc.hint else str(exc),
             icon=":material/info:")
-    st.stop()
+    if stop:
+        st.stop()

@@ -1,0 +1,70 @@
+"""Bound (SM % vs DRAM % of peak, limited-by label, GB/s against the device peak) and roofline."""
+
+import streamlit as st
+
+from app.core.figures.bound import build_bound_figure, build_roofline_figure
+from app.core.metrics import MissingData
+from app.core.views.bound import LATENCY_THRESHOLD_PCT, BoundOptions, bound_frame
+from app.core.views.roofline import RooflineOptions, roofline_ceilings, roofline_frame
+from app.ui import analysis
+
+st.header("Bound and roofline")
+bundle = analysis.selected_bundle()
+
+st.subheader("What limits each region")
+analysis.how_to_read(
+    "**SM %** (`sm__throughput.avg.pct_of_peak_sustained_elapsed`) and **DRAM %** "
+    "(`dram__throughput...`) are Nsight Compute's speed-of-light numbers: how busy the busiest SM "
+    "unit and the DRAM interface were, as % of their peak. The larger of the two names the "
+    f"limiter. When **both are below {LATENCY_THRESHOLD_PCT:g} %** neither unit is saturated: the "
+    "region is bound by latency, launch overhead or too little parallelism (small sizes), and "
+    "making it 'more compute-efficient' will not help. For regions of several kernels the "
+    "percentages are duration-weighted means, never sums.\n\n"
+    "**Achieved GB/s** = (`dram__bytes_read.sum` + `dram__bytes_write.sum`) / duration, compared "
+    "with the datasheet DRAM bandwidth of this GPU (H200: 4.8 TB/s) and, when the job collected "
+    "`dram__bytes.sum.peak_sustained` and `dram__cycles_elapsed.avg.per_second`, with the peak "
+    "at the DRAM clock it ran at. The table's PeakSource says which.")
+threshold = st.slider("Latency threshold (% of peak)", 10, 90, int(LATENCY_THRESHOLD_PCT), 5,
+                      key="bound-threshold")
+try:
+    frame = bound_frame(bundle, BoundOptions(latency_threshold_pct=float(threshold)))
+except MissingData as exc:
+    analysis.missing(exc, stop=False)
+else:
+    analysis.figure_panel(build_bound_figure(frame, float(threshold), bundle.host_timer), frame,
+                          key="bound", filename=f"{bundle.job_id}-bound.csv")
+
+st.subheader("Roofline")
+analysis.how_to_read(
+    "Each point is one annotation × config: x = **arithmetic intensity** (FLOPs per DRAM byte), "
+    "y = **achieved FLOP/s**. Points of one annotation are joined in size order, so the line shows "
+    "how the kernel moves as the problem grows. The dashed diagonal is the DRAM roof, the flat "
+    "lines the compute roofs of the dtypes in the job: FP32 is the CUDA-core rate (no TF32), "
+    "FP16/BF16/TF32/FP8 the **dense** tensor-core rates (NVIDIA's headline numbers are the 2:4 "
+    "sparse ones, twice as high; they are never used here). Roofs come from the datasheet "
+    "(source in the hover and in the ceilings table). Each point's efficiency is given twice: "
+    "against the datasheet peak and against the **clock-adjusted** peak (per-cycle peak × the "
+    "clock the kernel ran at, from `*.peak_sustained` counters when collected, else the datasheet "
+    "scaled by `gpc__cycles_elapsed.avg.per_second`); tensor GEMMs on the H200 run power-limited "
+    "near 1.5 GHz, so the two differ by 15–25 %.\n\n"
+    "FLOPs are counter FLOPs when the job collected them, else the kernel's analytic count; "
+    "bytes are measured DRAM bytes when collected, else the analytic minimum (the FlopsSource and "
+    "BytesSource columns say which). Measured bytes of a GEMM exceed the minimum (tiles re-read), "
+    "so its measured intensity sits left of the analytic one.")
+cols = st.columns(2)
+flops_source = cols[0].segmented_control("FLOPs", ["auto", "analytic", "counter"], default="auto",
+                                         key="roofline-flops") or "auto"
+bytes_source = cols[1].segmented_control("Bytes", ["auto", "measured", "analytic"],
+                                         default="auto", key="roofline-bytes") or "auto"
+try:
+    points = roofline_frame(bundle, RooflineOptions(flops_source=flops_source,
+                                                    bytes_source=bytes_source))
+except MissingData as exc:
+    analysis.missing(exc)
+ceilings = roofline_ceilings(points)
+if ceilings.empty:
+    st.warning("No datasheet ceilings for this GPU or dtype: the points are drawn without roofs.")
+analysis.figure_panel(build_roofline_figure(points, ceilings, bundle.host_timer), points,
+                      key="roofline", filename=f"{bundle.job_id}-roofline.csv")
+st.caption("Ceilings drawn")
+st.dataframe(ceilings, key="roofline-ceilings", hide_index=True, width="stretch")

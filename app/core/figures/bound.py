@@ -1,0 +1,116 @@
+"""Bound figure (SM % vs DRAM % bars, 100 % line, "limited by" labels) and roofline figure
+(log-log, ceilings per dtype, one trajectory per annotation across sizes)."""
+
+from __future__ import annotations
+
+import numpy as np
+import pandas as pd
+import plotly.graph_objects as go
+
+from profiling_worker.schema import columns as C
+
+from app.core.figures import common, theme
+
+
+def build_bound_figure(frame: pd.DataFrame, threshold_pct: float, host_timer: bool = False
+                       ) -> go.Figure:
+    """SM and DRAM throughput (% of peak) per annotation x config.
+
+    Returns:
+        Grouped bars: x = ``annotation · config``, SM % and DRAM % side by side, a dashed line at
+        100 % and a dotted one at the latency threshold, the "limited by" label above each pair;
+        hover shows the exact %, time (µs), achieved GB/s and SM clock (MHz).
+    """
+    title = "SM vs DRAM throughput (% of peak)"
+    if frame.empty:
+        return common.empty(title, "no values")
+    x = [f"{a} · {c}" for a, c in zip(frame[C.ANNOTATION], frame["ConfigLabel"])]
+    custom = np.column_stack([frame["TimeNs"] / 1e3, frame["AchievedGBps"], frame["SmClockMHz"],
+                              frame["LimitedBy"]])
+    fig = go.Figure()
+    for i, (col, name) in enumerate((("SmPct", "SM throughput"), ("DramPct", "DRAM throughput"))):
+        fig.add_trace(go.Bar(
+            x=x, y=frame[col], name=name, marker_color=theme.color(i), customdata=custom,
+            hovertemplate=(f"<b>%{{x}}</b><br>{name} = %{{y:.2f}} % of peak"
+                           "<br>time = %{customdata[0]:.4g} µs<br>DRAM = %{customdata[1]:.1f} GB/s"
+                           "<br>SM clock = %{customdata[2]:.0f} MHz"
+                           "<br>limited by: %{customdata[3]}<extra></extra>")))
+    top = np.maximum(frame["SmPct"], frame["DramPct"]).to_numpy(float)
+    fig.add_trace(go.Scatter(x=x, y=top + 4, mode="text", text=[s.split(" (")[0] for s in
+                                                                    frame["LimitedBy"]],
+                             textposition="top center", showlegend=False, hoverinfo="skip"))
+    common.hline(fig, 100.0, "100 % of peak")
+    fig.add_hline(y=threshold_pct, line_dash="dot", line_color=common.REFERENCE,
+                  annotation_text=f"latency threshold {threshold_pct:g} %",
+                  annotation_position="bottom right")
+    fig.update_layout(barmode="group")
+    fig.update_xaxes(title={"text": "annotation · config"}, type="category")
+    fig.update_yaxes(title={"text": theme.axis_title("Throughput", "% of peak")},
+                     range=[0, 118])
+    return common.finish(fig, title, host_timer)
+
+
+def build_roofline_figure(frame: pd.DataFrame, ceilings: pd.DataFrame, host_timer: bool = False
+                          ) -> go.Figure:
+    """Achieved TFLOP/s against arithmetic intensity (FLOP/byte), log-log.
+
+    Args:
+        frame: :func:`~app.core.views.roofline.roofline_frame`.
+        ceilings: :func:`~app.core.views.roofline.roofline_ceilings` (datasheet roofs).
+
+    Returns:
+        One line+marker trace per annotation joined across sizes in size order (the trajectory),
+        the DRAM roof (TFLOP/s = GB/s x AI / 1000) and a flat roof per dtype, each clipped where it
+        meets the DRAM roof and named with its source in the hover.
+    """
+    title = "Roofline: achieved FLOP/s vs arithmetic intensity"
+    points = frame.dropna(subset=["AchievedTFLOPs", "ArithmeticIntensity"])
+    if points.empty:
+        return common.empty(title, "no FLOP and byte counts")
+    ai_all = points["ArithmeticIntensity"].to_numpy(float)
+    lo, hi = ai_all.min() / 4, ai_all.max() * 4
+    fig = go.Figure()
+    _ceilings(fig, ceilings, lo, hi)
+    for i, (annotation, group) in enumerate(points.groupby(C.ANNOTATION, sort=False)):
+        custom = np.column_stack([group["ConfigLabel"], group["PctOfDatasheet"],
+                                  group["PctOfClockPeak"], group["FlopsSource"],
+                                  group["BytesSource"], group["TimeNs"] / 1e3])
+        fig.add_trace(go.Scatter(
+            x=group["ArithmeticIntensity"], y=group["AchievedTFLOPs"], mode="lines+markers+text",
+            name=str(annotation), text=group["ConfigLabel"], textposition="top left",
+            line={"color": theme.color(i + 2)}, marker={"size": 9}, customdata=custom,
+            hovertemplate=(f"<b>{annotation}</b> %{{customdata[0]}}"
+                           "<br>AI = %{x:.4g} FLOP/byte<br>achieved = %{y:.4g} TFLOP/s"
+                           "<br>= %{customdata[1]:.1f} % of datasheet peak"
+                           "<br>= %{customdata[2]:.1f} % of clock-adjusted peak"
+                           "<br>time = %{customdata[5]:.4g} µs"
+                           "<br>FLOPs: %{customdata[3]}<br>bytes: %{customdata[4]}"
+                           "<extra></extra>")))
+    fig.update_xaxes(type="log", title={"text": theme.axis_title("Arithmetic intensity",
+                                                                 "FLOP/byte")})
+    fig.update_yaxes(type="log", title={"text": theme.axis_title("Achieved throughput",
+                                                                 "TFLOP/s")})
+    return common.finish(fig, title, host_timer)
+
+
+def _ceilings(fig: go.Figure, ceilings: pd.DataFrame, lo: float, hi: float) -> None:
+    memory = ceilings[ceilings["Kind"] == "memory"]
+    gbps = float(memory["Value"].iloc[0]) if len(memory) else None
+    compute = ceilings[ceilings["Kind"] == "compute"]
+    top = float(compute["Value"].max()) if len(compute) else None
+    if gbps:
+        end = min(hi, top * 1e3 / gbps) if top else hi
+        xs = np.geomspace(lo, max(end, lo * 1.01), 20)
+        fig.add_trace(go.Scatter(
+            x=xs, y=gbps * xs / 1e3, mode="lines", name=f"DRAM roof {gbps:,.0f} GB/s",
+            line={"color": common.REFERENCE, "dash": "dash"},
+            hovertemplate=(f"DRAM roof {gbps:,.0f} GB/s<br>AI = %{{x:.3g}} FLOP/byte"
+                           f"<br>%{{y:.4g}} TFLOP/s<br>{memory['Source'].iloc[0]}<extra></extra>")))
+    for j, (_, roof) in enumerate(compute.iterrows()):
+        start = max(lo, roof["Value"] * 1e3 / gbps) if gbps else lo
+        fig.add_trace(go.Scatter(
+            x=[start, max(hi, start * 1.01)], y=[roof["Value"]] * 2, mode="lines",
+            name=f"{roof['Ceiling']} {roof['Value']:,.1f} TFLOP/s",
+            line={"color": theme.color(j), "dash": "dash", "width": 1.5},
+            hovertemplate=(f"{roof['Ceiling']}<br>{roof['Value']:,.1f} TFLOP/s"
+                           f"<br>{roof['Source']}<extra></extra>")))

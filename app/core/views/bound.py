@@ -1,0 +1,88 @@
+"""Bound view: SM % vs DRAM % of peak per annotation x config with a "limited by" label, and
+achieved DRAM bandwidth against the device peak (datasheet and, when collected, counters)."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+import pandas as pd
+
+from profiling_worker.schema import columns as C
+
+from app.core import peaks
+from app.core.bundle_loader import Bundle
+from app.core.environment import gpu_name
+from app.core.metrics import (DRAM_PCT, DRAM_READ, DRAM_WRITE, GPC_HZ, SM_PCT, keys_of,
+                              missing_metric, wide_means, with_labels)
+
+#: Both SM and DRAM below this % of peak: neither unit is busy, so latency, launch overhead or
+#: too little parallelism limits the kernel (NCU's own guidance: below ~60 % of peak, look at
+#: latency, not throughput).
+LATENCY_THRESHOLD_PCT = 60.0
+LIMITED = "LimitedBy"
+
+
+@dataclass(frozen=True)
+class BoundOptions:
+    """Attributes:
+        latency_threshold_pct: both SM and DRAM % below this -> "latency / launch bound".
+    """
+
+    latency_threshold_pct: float = LATENCY_THRESHOLD_PCT
+
+
+def limited_by(sm_pct: float, dram_pct: float, threshold: float = LATENCY_THRESHOLD_PCT) -> str:
+    """``compute (SM)``, ``memory (DRAM)`` or ``latency / launch`` (both below ``threshold``)."""
+    if max(sm_pct, dram_pct) < threshold:
+        return "latency / launch (SM and DRAM < {:g} %)".format(threshold)
+    return "compute (SM)" if sm_pct >= dram_pct else "memory (DRAM)"
+
+
+def bound_frame(bundle: Bundle, options: BoundOptions) -> pd.DataFrame:
+    """SM and DRAM throughput (% of peak) per annotation x config, with bandwidth cross-checks.
+
+    Returns:
+        Annotation, Config, <params>, ConfigLabel, SmPct, DramPct, LimitedBy, TimeNs,
+        SmClockMHz (gpc__cycles_elapsed.avg.per_second / 1e6; NaN if not collected), DramBytes
+        (read + write; NaN if not collected), AchievedGBps (DramBytes / TimeNs), DatasheetGBps and
+        PctOfDatasheetGBps (NaN for an unknown GPU), CounterGBps and PctOfCounterGBps
+        (dram__bytes.sum.peak_sustained x dram__cycles_elapsed.avg.per_second, NaN unless the job
+        collected both), PeakSource.
+
+    Raises:
+        MissingData: the job has no SM % / DRAM % metrics.
+    """
+    metrics = (SM_PCT, DRAM_PCT, bundle.duration_metric, GPC_HZ, DRAM_READ, DRAM_WRITE,
+               *peaks.DRAM_PEAK)
+    wide = wide_means(bundle, metrics)
+    if wide.empty or wide[[SM_PCT, DRAM_PCT]].isna().all().any():
+        raise missing_metric(bundle, (SM_PCT, DRAM_PCT), "SM / DRAM throughput metrics")
+    out = wide[keys_of(bundle, wide)].copy()
+    out["SmPct"] = wide[SM_PCT].astype(float)
+    out["DramPct"] = wide[DRAM_PCT].astype(float)
+    out[LIMITED] = [limited_by(s, d, options.latency_threshold_pct)
+                    for s, d in zip(out["SmPct"], out["DramPct"])]
+    out["TimeNs"] = wide[bundle.duration_metric].astype(float)
+    out["SmClockMHz"] = wide[GPC_HZ].astype(float) / 1e6
+    out["DramBytes"] = wide[DRAM_READ].astype(float) + wide[DRAM_WRITE].astype(float)
+    out["AchievedGBps"] = out["DramBytes"] / out["TimeNs"]  # bytes/ns = GB/s
+    sheet = peaks.datasheet_dram(peaks.match_device(gpu_name(bundle.manifest.get("environment")
+                                                             or {}, _gpu_index(bundle))))
+    out["DatasheetGBps"] = sheet.value if sheet else np.nan
+    out["PctOfDatasheetGBps"] = 100.0 * out["AchievedGBps"] / out["DatasheetGBps"]
+    counter = [peaks.counter_dram_peak({m: r[m] for m in peaks.DRAM_PEAK})
+               for _, r in wide.iterrows()]
+    out["CounterGBps"] = [p.value if p else np.nan for p in counter]
+    out["PctOfCounterGBps"] = 100.0 * out["AchievedGBps"] / out["CounterGBps"]
+    out["PeakSource"] = [
+        "; ".join(s for s in ((sheet.source if sheet else "GPU not in the datasheet table"),
+                              (p.source if p else "")) if s) for p in counter]
+    return with_labels(out, bundle.parameters)
+
+
+def _gpu_index(bundle: Bundle) -> int:
+    try:
+        return int(bundle.spec.get("gpu") or 0)
+    except (TypeError, ValueError):
+        return 0

@@ -1,0 +1,174 @@
+"""Roofline view: achieved FLOP/s against arithmetic intensity per annotation x config, with the
+memory and compute ceilings of the region's dtype (dense tensor peaks) and the source of each.
+
+FLOPs come from the job's counters when it collected them (tensor ``sm__ops_path_tensor_src_*``
+counts FLOPs, an FMA counting 2; FP32 is ``2 x ffma + fadd + fmul``), else from the kernel
+catalog's analytic count (``work`` table). Bytes are measured DRAM bytes (read + write) when
+collected, else the analytic minimum. Each row says which it used.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+import pandas as pd
+
+from profiling_worker.schema import columns as C
+
+from app.core import peaks
+from app.core.bundle_loader import Bundle
+from app.core.environment import gpu_name
+from app.core.metrics import (DRAM_READ, DRAM_WRITE, GPC_HZ, MissingData, SM_HZ,
+                              available_metrics, keys_of, wide_means, with_labels)
+
+TENSOR_FLOP_COUNTERS = ("sm__ops_path_tensor_src_fp16.sum",
+                        "sm__ops_path_tensor_src_bf16_dst_fp32.sum",
+                        "sm__ops_path_tensor_src_tf32_dst_fp32.sum",
+                        "sm__ops_path_tensor_src_fp8.sum")
+FP32_COUNTERS = {  # metric -> FLOP per counted instruction (thread level)
+    f"{unit}__sass_thread_inst_executed_op_{op}_pred_on.sum": weight
+    for unit in ("smsp", "sm") for op, weight in (("ffma", 2.0), ("fadd", 1.0), ("fmul", 1.0))}
+AUTO, ANALYTIC, COUNTER, MEASURED = "auto", "analytic", "counter", "measured"
+
+
+@dataclass(frozen=True)
+class RooflineOptions:
+    """Attributes:
+        flops_source: ``auto`` (counters when collected, else analytic), ``analytic``, ``counter``.
+        bytes_source: ``auto`` (measured DRAM when collected, else analytic), ``analytic``,
+            ``measured``.
+    """
+
+    flops_source: str = AUTO
+    bytes_source: str = AUTO
+
+
+def counter_flops(values: dict[str, float]) -> tuple[float, str]:
+    """FLOPs from collected counters and the formula used; (NaN, "") when none were collected."""
+    terms, total = [], 0.0
+    for name in TENSOR_FLOP_COUNTERS:
+        if _num(values.get(name)):
+            total += values[name]
+            terms.append(name)
+    fp32 = [(n, w) for n, w in FP32_COUNTERS.items() if _num(values.get(n))]
+    if any(n.startswith("smsp__") for n, _ in fp32):  # same counts at sm and smsp level
+        fp32 = [(n, w) for n, w in fp32 if n.startswith("smsp__")]
+    for name, weight in fp32:
+        total += weight * values[name]
+        terms.append(f"{weight:g}×{name}" if weight != 1 else name)
+    return (total, "counters: " + " + ".join(terms)) if terms else (np.nan, "")
+
+
+def _num(value: float | None) -> bool:
+    return value is not None and value == value
+
+
+def roofline_frame(bundle: Bundle, options: RooflineOptions) -> pd.DataFrame:
+    """One roofline point per annotation x config.
+
+    Returns:
+        Annotation, Config, <params>, ConfigLabel, Dtype, Flops, FlopsSource, Bytes,
+        BytesSource, TimeNs, AchievedTFLOPs, ArithmeticIntensity (FLOP/byte), SmClockMHz,
+        Roof (the dtype's compute roof), DatasheetTFLOPs, PctOfDatasheet, ClockPeakTFLOPs,
+        PctOfClockPeak, ClockPeakSource, DatasheetGBps, RidgeAI (datasheet compute / DRAM roof,
+        FLOP/byte), Side (``memory`` below the ridge, ``compute`` above), DatasheetSource.
+
+    Raises:
+        MissingData: no durations, or no FLOP count (no work table and no FLOP counters).
+    """
+    metrics = tuple(dict.fromkeys((bundle.duration_metric, DRAM_READ, DRAM_WRITE, GPC_HZ, SM_HZ,
+                                   *TENSOR_FLOP_COUNTERS, *FP32_COUNTERS,
+                                   *(m for names, _ in peaks.COUNTER_PEAKS.values()
+                                     for m in names))))
+    present = set(available_metrics(bundle))
+    wide = wide_means(bundle, tuple(m for m in metrics if m in present))
+    if wide.empty or bundle.duration_metric not in wide:
+        raise MissingData("This job has no durations to put on a roofline.",
+                          "Pick a job that finished.")
+    work = bundle.table(C.TABLE_WORK)
+    if not work.empty:
+        wide = wide.merge(work[[C.ANNOTATION, C.CONFIG, C.FLOPS, C.BYTES, C.DTYPE]],
+                          on=[C.ANNOTATION, C.CONFIG], how="left")
+    rows = [_point(r, options) for _, r in wide.iterrows()]
+    out = pd.concat([wide[keys_of(bundle, wide)].reset_index(drop=True),
+                     pd.DataFrame(rows)], axis=1)
+    if out["Flops"].isna().all():
+        raise MissingData("This job has no FLOP counts: its kernels declare none and it "
+                          "collected no FLOP counters.",
+                          "Run a catalog kernel with FLOP formulas, or add the roofline "
+                          "counters (sm__ops_path_tensor_src_fp16.sum, "
+                          "smsp__sass_thread_inst_executed_op_ffma_pred_on.sum ...).")
+    _add_peaks(out, bundle)
+    return with_labels(out, bundle.parameters)
+
+
+def _point(row: pd.Series, options: RooflineOptions) -> dict[str, object]:
+    values = {k: float(v) for k, v in row.items() if isinstance(v, (int, float, np.number))}
+    counted, formula = counter_flops(values)
+    analytic = values.get(C.FLOPS, np.nan)
+    use_counter = options.flops_source == COUNTER or (options.flops_source == AUTO
+                                                      and _num(counted))
+    flops, fsrc = (counted, formula) if use_counter else (analytic, "analytic (kernel catalog)")
+    measured = values.get(DRAM_READ, np.nan) + values.get(DRAM_WRITE, np.nan)
+    use_measured = options.bytes_source == MEASURED or (options.bytes_source == AUTO
+                                                        and _num(measured))
+    nbytes, bsrc = ((measured, "measured DRAM bytes (read + write)") if use_measured
+                    else (values.get(C.BYTES, np.nan), "analytic minimum bytes"))
+    time_ns = values.get(row.index[row.index.str.contains("time_duration")][0], np.nan)
+    clock = values.get(SM_HZ) if _num(values.get(SM_HZ)) else values.get(GPC_HZ, np.nan)
+    return {"Dtype": row.get(C.DTYPE, ""), "Flops": flops, "FlopsSource": fsrc,
+            "Bytes": nbytes, "BytesSource": bsrc, "TimeNs": time_ns,
+            "AchievedTFLOPs": flops / time_ns / 1e3,
+            "ArithmeticIntensity": flops / nbytes if nbytes else np.nan,
+            "SmClockMHz": clock / 1e6, "_values": values}
+
+
+def _add_peaks(out: pd.DataFrame, bundle: Bundle) -> None:
+    device = peaks.match_device(gpu_name(bundle.manifest.get("environment") or {},
+                                         int(bundle.spec.get("gpu") or 0)))
+    dram = peaks.datasheet_dram(device)
+    roof, sheet_v, sheet_src, clock_v, clock_src = [], [], [], [], []
+    for _, r in out.iterrows():
+        dtype = str(r["Dtype"] or "")
+        sheet = peaks.datasheet_compute(device, dtype)
+        clock = (peaks.counter_peak(dtype, r["_values"])
+                 or peaks.clock_scaled_peak(device, dtype, r["SmClockMHz"] * 1e6))
+        roof.append(peaks.DTYPE_ROOFS.get(dtype, ("", f"unknown dtype {dtype!r}", False))[1])
+        sheet_v.append(sheet.value if sheet else np.nan)
+        sheet_src.append(sheet.source if sheet else "GPU or dtype not in the datasheet table")
+        clock_v.append(clock.value if clock else np.nan)
+        clock_src.append(clock.source if clock else "no clock collected")
+    del out["_values"]
+    out["Roof"] = roof
+    out["DatasheetTFLOPs"] = sheet_v
+    out["PctOfDatasheet"] = 100.0 * out["AchievedTFLOPs"] / out["DatasheetTFLOPs"]
+    out["ClockPeakTFLOPs"] = clock_v
+    out["PctOfClockPeak"] = 100.0 * out["AchievedTFLOPs"] / out["ClockPeakTFLOPs"]
+    out["ClockPeakSource"] = clock_src
+    out["DatasheetGBps"] = dram.value if dram else np.nan
+    out["RidgeAI"] = out["DatasheetTFLOPs"] * 1e3 / out["DatasheetGBps"]
+    out["Side"] = np.where(out["ArithmeticIntensity"] < out["RidgeAI"], "memory", "compute")
+    out.loc[out["RidgeAI"].isna(), "Side"] = ""
+    out["DatasheetSource"] = sheet_src
+
+
+def roofline_ceilings(frame: pd.DataFrame) -> pd.DataFrame:
+    """The ceilings to draw: one DRAM roof and one compute roof per dtype in ``frame``.
+
+    Returns:
+        Ceiling, Kind (``memory`` GB/s or ``compute`` TFLOP/s), Value, Unit, Source; datasheet
+        roofs only (the clock-adjusted peaks vary per point and are columns of the frame).
+    """
+    rows = []
+    if frame["DatasheetGBps"].notna().any():
+        rows.append({"Ceiling": "DRAM bandwidth (datasheet)", "Kind": "memory",
+                     "Value": float(frame["DatasheetGBps"].iloc[0]), "Unit": "GB/s",
+                     "Source": str(frame["DatasheetSource"].iloc[0])})
+    known = frame[frame["DatasheetTFLOPs"].notna()]
+    for value, group in known.groupby("DatasheetTFLOPs", sort=False):  # FP16 and BF16 share one
+        roofs = list(dict.fromkeys(group["Roof"]))
+        rows.append({"Ceiling": " / ".join(roofs) + " (datasheet)", "Kind": "compute",
+                     "Value": float(value), "Unit": "TFLOP/s",
+                     "Source": str(group["DatasheetSource"].iloc[0])})
+    return pd.DataFrame(rows, columns=["Ceiling", "Kind", "Value", "Unit", "Source"])

@@ -1,0 +1,103 @@
+"""Bound and roofline views and figures on the H200 bundles."""
+
+from __future__ import annotations
+
+import pytest
+from bundled import bundled
+
+from app.core.figures.bound import build_bound_figure, build_roofline_figure
+from app.core.metrics import MissingData
+from app.core.views.bound import BoundOptions, bound_frame, limited_by
+from app.core.views.roofline import (RooflineOptions, counter_flops, roofline_ceilings,
+                                     roofline_frame)
+from profiling_worker.schema import columns as C
+
+
+def _row(frame, annotation, n):
+    return frame[(frame[C.ANNOTATION] == annotation) & (frame["n"] == n)].iloc[0]
+
+
+def test_limited_by_rule() -> None:
+    assert limited_by(90, 20) == "compute (SM)"
+    assert limited_by(5, 85) == "memory (DRAM)"
+    assert limited_by(38, 8).startswith("latency / launch")
+    assert limited_by(38, 8, threshold=30) == "compute (SM)"
+
+
+def test_matmul_bound() -> None:
+    frame = bound_frame(bundled("h200-ncu-matmul-sweep"), BoundOptions())
+    assert (frame["DramPct"] <= 100).all() and (frame["SmPct"] <= 100).all()
+    assert _row(frame, "fp16", 8192)["LimitedBy"] == "compute (SM)"
+    assert _row(frame, "fp16", 512)["LimitedBy"].startswith("latency / launch")
+    row = _row(frame, "fp16", 4096)
+    assert 1400 < row["SmClockMHz"] < 1700  # power-limited tensor GEMM, not the 1980 MHz rating
+    assert row["DatasheetGBps"] == 4800 and "h200" in row["PeakSource"]
+    assert frame["CounterGBps"].isna().all()  # this job did not collect dram__bytes.sum.peak_sustained
+
+
+def test_elementwise_is_memory_bound_and_gbps_agrees_with_dram_pct() -> None:
+    frame = bound_frame(bundled("h200-ncu-elementwise"), BoundOptions())
+    big = frame[frame["n"] == 2**26]
+    assert (big["LimitedBy"] == "memory (DRAM)").all()
+    assert (frame["DramPct"] <= 100).all()
+    # bytes/time against 4.8 TB/s matches ncu's own DRAM % within a few points
+    assert ((big["PctOfDatasheetGBps"] - big["DramPct"]).abs() < 3).all()
+    assert (big["AchievedGBps"] > 4000).all() and (big["AchievedGBps"] < 4800).all()
+
+
+def test_cupti_job_has_no_bound_metrics() -> None:
+    with pytest.raises(MissingData) as err:
+        bound_frame(bundled("h200-cupti-matmul-sweep"), BoundOptions())
+    assert "bound metric preset" in err.value.hint and "ncu backend" in err.value.hint
+
+
+def test_roofline_matmul() -> None:
+    frame = roofline_frame(bundled("h200-ncu-matmul-sweep"), RooflineOptions())
+    fp16 = _row(frame, "fp16", 4096)
+    assert fp16["Roof"] == "FP16 tensor core, dense" and fp16["DatasheetTFLOPs"] == 989.4
+    assert fp16["FlopsSource"].startswith("analytic") and fp16["BytesSource"].startswith("measured")
+    assert 700 < fp16["AchievedTFLOPs"] < 800
+    assert fp16["PctOfClockPeak"] > fp16["PctOfDatasheet"]  # ran below the rated clock
+    assert 85 < fp16["PctOfClockPeak"] < 95  # §4.3: 90 % of the clock-adjusted dense peak
+    fp32 = _row(frame, "fp32", 8192)
+    assert fp32["DatasheetTFLOPs"] == 67.0 and 70 < fp32["PctOfDatasheet"] < 80
+    analytic = roofline_frame(bundled("h200-ncu-matmul-sweep"),
+                              RooflineOptions(bytes_source="analytic"))
+    # measured GEMM traffic exceeds the analytic minimum: intensity moves left
+    assert (_row(analytic, "fp16", 8192)["ArithmeticIntensity"]
+            > _row(frame, "fp16", 8192)["ArithmeticIntensity"])
+    ceilings = roofline_ceilings(frame)
+    assert set(ceilings["Value"]) == {4800.0, 67.0, 989.4}
+    assert "FP16 tensor core, dense / BF16 tensor core, dense (datasheet)" in set(ceilings["Ceiling"])
+
+
+def test_roofline_cupti_uses_analytic_bytes() -> None:
+    frame = roofline_frame(bundled("h200-cupti-matmul-sweep"), RooflineOptions())
+    assert set(frame["BytesSource"]) == {"analytic minimum bytes"}
+    assert frame["ClockPeakTFLOPs"].isna().all()
+
+
+def test_counter_flops() -> None:
+    flops, formula = counter_flops({"sm__ops_path_tensor_src_fp16.sum": 2 * 4096**3})
+    assert flops == 2 * 4096**3 and "tensor_src_fp16" in formula
+    flops, _ = counter_flops({"smsp__sass_thread_inst_executed_op_ffma_pred_on.sum": 10.0,
+                              "smsp__sass_thread_inst_executed_op_fadd_pred_on.sum": 1.0,
+                              "smsp__sass_thread_inst_executed_op_fmul_pred_on.sum": 2.0})
+    assert flops == 23.0
+    assert counter_flops({})[1] == ""
+
+
+def test_figures() -> None:
+    bundle = bundled("h200-ncu-matmul-sweep")
+    bars = build_bound_figure(bound_frame(bundle, BoundOptions()), 60.0)
+    assert [t.name for t in bars.data[:2]] == ["SM throughput", "DRAM throughput"]
+    assert bars.layout.yaxis.title.text == "Throughput (% of peak)"
+    assert any(s.y0 == 100 for s in bars.layout.shapes)
+    frame = roofline_frame(bundle, RooflineOptions())
+    roof = build_roofline_figure(frame, roofline_ceilings(frame))
+    assert roof.layout.xaxis.type == "log" and roof.layout.yaxis.type == "log"
+    assert roof.layout.xaxis.title.text == "Arithmetic intensity (FLOP/byte)"
+    names = [t.name for t in roof.data]
+    assert "DRAM roof 4,800 GB/s" in names and {"fp32", "fp16", "bf16"} <= set(names)
+    fp16 = next(t for t in roof.data if t.name == "fp16")
+    assert len(fp16.x) == 5  # one trajectory across the five sizes
