@@ -18,6 +18,9 @@ def _parser() -> argparse.ArgumentParser:
     run = sub.add_parser("run", help="run the job whose spec.json is in JOB_DIR")
     run.add_argument("job_dir", type=Path)
     sub.add_parser("env", help="print the environment report and the backends that can run (JSON)")
+    kern = sub.add_parser("kernels", help="list the built-in and user kernels (JSON)")
+    kern.add_argument("--dirs", default=None,
+                      help="user kernel folders, separated by ':' (default: KPROF_KERNEL_DIRS)")
     summ = sub.add_parser("summarize", help="write nsight/report_summary.json from the bundle's "
                           ".ncu-rep (or .ncu-rep.gz)")
     summ.add_argument("bundle", type=Path)
@@ -48,7 +51,7 @@ def _import(sources: list[Path], out: Path) -> int:
     from profiling_worker.importer import ImportFailed, import_nsight_output
 
     try:
-        path = import_nsight_output(sources, out, out.name)
+        path = import_nsight_output(sources, out.parent, out.name)
     except ImportFailed as exc:
         print(json.dumps({"event": "error", "kind": "import_failed", "message": str(exc),
                           "hint": getattr(exc, "hint", "")}), flush=True)
@@ -89,10 +92,16 @@ def main(argv: list[str]) -> int:
     if args.command == "env":
         from profiling_worker.environment import environment_report
 
-        print(json.dumps(environment_report(), indent=2))
+        print(json.dumps(environment_report(with_kernels=True), indent=2))
         return 0
     if args.command == "import":
         return _import(args.sources, args.out)
+    if args.command == "kernels":
+        from profiling_worker.catalog.registry import load_registry
+
+        dirs = args.dirs.split(os.pathsep) if args.dirs else None
+        print(json.dumps(load_registry(dirs).describe(), indent=1))
+        return 0
     if args.command == "summarize":
         return _summarize(args.bundle)
     os.environ.setdefault("PYTHONUNBUFFERED", "1")

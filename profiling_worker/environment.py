@@ -219,7 +219,13 @@ def choose_backends(env: dict[str, Any]) -> dict[str, dict[str, Any]]:
     return {"ncu": _ncu_backend(env), "cupti": _cupti_backend(env), "cpu": _cpu_backend(env)}
 
 
-def environment_report() -> dict[str, Any]:
-    """The ``python -m profiling_worker env`` output: environment plus backend choice."""
+def environment_report(with_kernels: bool = False) -> dict[str, Any]:
+    """The ``python -m profiling_worker env`` output: environment plus backend choice and,
+    with ``with_kernels``, the kernels a job may name (built-in and ``KPROF_KERNEL_DIRS``)."""
     env = probe_environment()
-    return {"environment": env, "backends": choose_backends(env)}
+    report = {"environment": env, "backends": choose_backends(env)}
+    if with_kernels:
+        from profiling_worker.catalog.registry import load_registry
+
+        report["kernels"] = load_registry().describe()
+    return report

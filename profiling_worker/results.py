@@ -8,30 +8,38 @@ from typing import Any
 import pandas as pd
 
 from profiling_worker.bundle_writer import empty_table, table_columns, write_table
-from profiling_worker.catalog.specs import CATALOG
+from profiling_worker.catalog.registry import Registry
 from profiling_worker.extract.aggregate import aggregate_runs, launches_to_runs
 from profiling_worker.schema import columns as C
 from profiling_worker.schema.manifest import write_manifest
 from profiling_worker.schema.spec import JobSpec
 
 
-def work_table(spec: JobSpec, annotations: dict[str, tuple[str, ...]]) -> pd.DataFrame:
-    """Analytic FLOPs and bytes per annotation x config from the catalog's formulas.
+def _formula(f: Any, annotation: str, config: Any) -> float:
+    return float(f(annotation, config)) if f is not None else float("nan")
+
+
+def work_table(spec: JobSpec, registry: Registry,
+               annotations: dict[str, tuple[str, ...]]) -> pd.DataFrame:
+    """Analytic FLOPs and bytes per annotation x config from the kernels' formulas
+    (NaN where a user kernel declares none).
 
     Returns columns Annotation, Config, <params>, Flops (FLOP), Bytes (byte), Dtype.
     """
     rows = []
     for kernel in spec.kernels:
-        entry = CATALOG[kernel]
+        entry = registry.kernels[kernel]
         for name in annotations[kernel]:
             for idx, config in enumerate(spec.configs):
                 rows.append({C.ANNOTATION: name, C.CONFIG: idx, **config,
-                             C.FLOPS: float(entry.flops(name, config)),
-                             C.BYTES: float(entry.bytes(name, config)), C.DTYPE: entry.dtype(name)})
+                             C.FLOPS: _formula(entry.flops, name, config),
+                             C.BYTES: _formula(entry.bytes, name, config),
+                             C.DTYPE: entry.dtype(name)})
     return pd.DataFrame(rows, columns=table_columns(C.TABLE_WORK, spec.parameter_names))
 
 
-def write_result_tables(job_dir: Path, spec: JobSpec, annotations: dict[str, tuple[str, ...]],
+def write_result_tables(job_dir: Path, spec: JobSpec, registry: Registry,
+                        annotations: dict[str, tuple[str, ...]],
                         launches: pd.DataFrame, nvml: pd.DataFrame,
                         collectors: pd.DataFrame | None) -> None:
     """Write launches, runs, aggregated, work, nvml_trace and collectors (Parquet + CSV)."""
@@ -40,7 +48,7 @@ def write_result_tables(job_dir: Path, spec: JobSpec, annotations: dict[str, tup
     write_table(job_dir, C.TABLE_LAUNCHES, launches)
     write_table(job_dir, C.TABLE_RUNS, runs)
     write_table(job_dir, C.TABLE_AGGREGATED, aggregate_runs(runs, params))
-    write_table(job_dir, C.TABLE_WORK, work_table(spec, annotations))
+    write_table(job_dir, C.TABLE_WORK, work_table(spec, registry, annotations))
     write_table(job_dir, C.TABLE_NVML, nvml)
     write_table(job_dir, C.TABLE_COLLECTORS,
                 collectors if collectors is not None else empty_table(C.TABLE_COLLECTORS, params))

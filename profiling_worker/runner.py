@@ -13,7 +13,7 @@ from typing import Any
 
 from profiling_worker import __version__, environment
 from profiling_worker.backends.base import Collection
-from profiling_worker.catalog.specs import CATALOG
+from profiling_worker.catalog.registry import Registry, load_registry, make_body
 from profiling_worker.channel import Channel, log_tail
 from profiling_worker.errors import (BackendUnavailable, Cancelled, KernelFailed, SpecRejected,
                                      WorkerError)
@@ -26,9 +26,9 @@ def _now() -> str:
     return dt.datetime.now(dt.timezone.utc).isoformat(timespec="seconds")
 
 
-def _annotations(spec: JobSpec) -> dict[str, tuple[str, ...]]:
+def _annotations(spec: JobSpec, registry: Registry) -> dict[str, tuple[str, ...]]:
     chosen = set(spec.annotations or ())
-    return {k: tuple(a for a in CATALOG[k].annotations if not chosen or a in chosen)
+    return {k: tuple(a for a in registry.kernels[k].annotations if not chosen or a in chosen)
             for k in spec.kernels}
 
 
@@ -65,19 +65,20 @@ def _on_sigterm(_signum: int, _frame: Any) -> None:
     raise Cancelled("the job was cancelled", "")
 
 
-def collect(spec: JobSpec, job_dir: Path, backend: dict[str, Any], channel: Channel) -> Collection | None:
+def collect(spec: JobSpec, registry: Registry, job_dir: Path, backend: dict[str, Any],
+            channel: Channel) -> Collection | None:
     """Run the chosen backend; None in nsight-python's launch-mode child."""
-    annotations = _annotations(spec)
+    annotations = _annotations(spec, registry)
     if spec.backend == "cpu":
         from profiling_worker.backends import cpu
 
-        return cpu.collect(spec, annotations, channel.emit)
+        return cpu.collect(spec, lambda k, timed: make_body(registry, k, annotations[k], "cpu",
+                                                            timed), channel.emit)
     from profiling_worker.backends import nsight_backend as nb
 
     nsight = nb.import_nsight(spec.backend, backend.get("libcupti"))  # before torch / CUDA
-    from profiling_worker.catalog.kernels import KernelBody
-
-    bodies = [KernelBody(k, annotations[k], "cuda", nsight.annotate) for k in spec.kernels]
+    bodies = [make_body(registry, k, annotations[k], "cuda", nsight.annotate)
+              for k in spec.kernels]
     out_dir = job_dir / C.NSIGHT_DIR
     out_dir.mkdir(exist_ok=True)
     launch_parent = backend.get("nsight_mode") == "launch" and not nb.in_launch_child()
@@ -90,10 +91,11 @@ def collect(spec: JobSpec, job_dir: Path, backend: dict[str, Any], channel: Chan
 
 def run_child(job_dir: Path) -> None:
     """The launch-mode child: profile under ncu (nsight-python exits the process itself)."""
-    spec = load_spec(str(job_dir / C.SPEC_FILE), CATALOG)
+    registry = load_registry()
+    spec = load_spec(str(job_dir / C.SPEC_FILE), registry.kernels)
     channel = Channel(job_dir, None)
     try:
-        collect(spec, job_dir, {"nsight_mode": "launch"}, channel)
+        collect(spec, registry, job_dir, {"nsight_mode": "launch"}, channel)
     except BaseException as exc:
         traceback.print_exc()
         err = exc if isinstance(exc, WorkerError) else classify_unexpected(exc)
@@ -119,11 +121,15 @@ def run_job(job_dir: Path, channel: Channel) -> int:
     manifest: dict[str, Any] = {"job_id": job_dir.name, "started_at": started,
                                 "worker_version": __version__}
     try:
+        registry = load_registry()
+        manifest["kernel_files"] = {"errors": registry.errors}  # file names only, no paths
         try:
-            spec = load_spec(str(job_dir / C.SPEC_FILE), CATALOG)
+            spec = load_spec(str(job_dir / C.SPEC_FILE), registry.kernels)
         except SpecInvalid as exc:
             raise SpecRejected(str(exc), "fix the named fields and submit again") from exc
         manifest["spec"] = spec.to_json()
+        manifest["kernel_files"]["sources"] = {k: getattr(registry.kernels[k], "source", "")
+                                               or "built-in" for k in spec.kernels}
         manifest["spec_hash"] = spec.spec_hash()
         report = environment.environment_report()
         backend = report["backends"][spec.backend]
@@ -142,7 +148,7 @@ def run_job(job_dir: Path, channel: Channel) -> int:
         # The host-timer backend has no GPU to sample.
         interval = spec.nvml_interval_ms if spec.backend != "cpu" else None
         with NvmlSampler(spec.gpu, interval) as sampler:
-            result = collect(spec, job_dir, backend, channel)
+            result = collect(spec, registry, job_dir, backend, channel)
         assert result is not None
         manifest["backend"] = {"name": spec.backend, "nsight_mode": backend.get("nsight_mode"),
                                "reason": backend["reason"], **result.backend_info}
@@ -150,7 +156,8 @@ def run_job(job_dir: Path, channel: Channel) -> int:
         for w in warnings:
             channel.emit("warning", message=w)
         channel.emit("progress", done=1, total=1, stage="writing bundle")
-        results.write_result_tables(job_dir, spec, _annotations(spec), result.launches,
+        results.write_result_tables(job_dir, spec, registry, _annotations(spec, registry),
+                                    result.launches,
                                     sampler.frame(), result.collectors)
         manifest.update(status=JobStatus.DONE.value, warnings=warnings)
         code = 0

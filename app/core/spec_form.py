@@ -11,15 +11,25 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
-from profiling_worker.catalog.specs import CATALOG, KernelSpec
+import json
+
 from profiling_worker.schema.spec import METRIC_PRESETS, FieldError, JobSpec, SpecInvalid, validate_spec
+
+from app.core.kernel_catalog import KernelInfo, builtin_description, catalog_from_report
 
 SIZE_PRESET_TYPED = "typed"
 SIZE_PRESET_GPU = "gpu"
 SIZE_PRESET_CPU = "cpu"
-SIZE_PRESETS = {SIZE_PRESET_TYPED: "as typed below", SIZE_PRESET_GPU: "catalog GPU sizes",
-                SIZE_PRESET_CPU: "catalog small (CPU) sizes"}
-SIZES_HINT = "write sizes as whole numbers greater than 0, separated by commas, e.g. 64, 128, 256"
+SIZE_PRESETS = {SIZE_PRESET_TYPED: "as typed below", SIZE_PRESET_GPU: "kernel defaults (GPU)",
+                SIZE_PRESET_CPU: "kernel defaults, small (CPU)"}
+SIZES_HINT = ("write sizes as whole numbers greater than 0, separated by commas, e.g. 64, 128, 256; "
+              'for kernels with several parameters, a JSON list such as [{"n": 4096, "block_size": 256}]')
+Catalog = Mapping[str, KernelInfo]
+
+
+def builtin_catalog() -> dict[str, KernelInfo]:
+    """The built-in kernels (used when no worker report is at hand, e.g. in tests)."""
+    return catalog_from_report({"kernels": builtin_description()})[0]
 
 
 def parse_sizes(text: str) -> tuple[list[int], list[FieldError]]:
@@ -42,13 +52,31 @@ def parse_sizes(text: str) -> tuple[list[int], list[FieldError]]:
     return list(dict.fromkeys(sizes)), errors
 
 
-def preset_sizes(kernels: list[str], preset: str) -> list[int]:
-    """The catalog sizes of the first known kernel for the ``gpu`` or ``cpu`` preset."""
+def preset_configs(kernels: list[str], preset: str, catalog: Catalog) -> list[dict[str, Any]]:
+    """The default configs of the first known kernel for the ``gpu`` or ``cpu`` preset."""
     for kid in kernels:
-        spec: KernelSpec | None = CATALOG.get(kid)
-        if spec is not None:
-            return list(spec.default_sizes if preset == SIZE_PRESET_GPU else spec.cpu_sizes)
+        info = catalog.get(kid)
+        if info is not None:
+            return [dict(c) for c in (info.default_configs if preset == SIZE_PRESET_GPU
+                                      else info.cpu_configs)]
     return []
+
+
+def parse_configs(text: str, params: tuple[str, ...]) -> tuple[list[dict[str, Any]], list[FieldError]]:
+    """Typed sizes -> configs: a comma list for one-parameter kernels, else a JSON list."""
+    text = str(text).strip()
+    if text.startswith("["):
+        try:
+            configs = json.loads(text)
+        except ValueError as exc:
+            return [], [FieldError("sizes", f"not valid JSON ({exc})", SIZES_HINT)]
+        if not isinstance(configs, list) or not all(isinstance(c, dict) for c in configs):
+            return [], [FieldError("sizes", "the JSON must be a list of objects", SIZES_HINT)]
+        return configs, []
+    if len(params) > 1:
+        return [], [FieldError("sizes", f"this kernel takes {', '.join(params)}", SIZES_HINT)]
+    sizes, errors = parse_sizes(text)
+    return [{params[0] if params else "n": s} for s in sizes], errors
 
 
 def split_metrics(text: str) -> list[str]:
@@ -56,29 +84,32 @@ def split_metrics(text: str) -> list[str]:
     return [m for m in str(text).replace(",", " ").split() if m]
 
 
-def build_raw_spec(form: Mapping[str, Any]) -> tuple[dict[str, Any], list[FieldError]]:
+def build_raw_spec(form: Mapping[str, Any], catalog: Catalog | None = None
+                   ) -> tuple[dict[str, Any], list[FieldError]]:
     """Turn the builder's dict into a raw spec plus the errors only the form can see.
 
     Args:
         form: kernels (list), annotations (list, empty = all), size_preset, sizes (text),
             runs, backend, metric_preset, extra_metrics (text), cache_control, clock_control,
-            thermal_mode, warmup, gpu, label.
+            thermal_mode, collectors (list), warmup, gpu, label.
+        catalog: the kernels offered (default: the built-in ones).
 
     Returns:
         (raw spec for ``validate_spec``, errors of the ``sizes`` field).
     """
+    catalog = catalog if catalog is not None else builtin_catalog()
     kernels = list(form.get("kernels") or [])
     preset = form.get("size_preset", SIZE_PRESET_TYPED)
+    params = catalog[kernels[0]].parameters if kernels and kernels[0] in catalog else ("n",)
     if preset == SIZE_PRESET_TYPED:
-        sizes, errors = parse_sizes(form.get("sizes", ""))
+        configs, errors = parse_configs(form.get("sizes", ""), params)
     else:
-        sizes, errors = preset_sizes(kernels, preset), []
-    param = CATALOG[kernels[0]].parameters[0] if kernels and kernels[0] in CATALOG else "n"
+        configs, errors = preset_configs(kernels, preset, catalog), []
     metrics = list(METRIC_PRESETS.get(form.get("metric_preset", "timing"), ()))
     metrics += split_metrics(form.get("extra_metrics", ""))
     raw: dict[str, Any] = {
         "kernels": kernels,
-        "configs": [{param: s} for s in sizes],
+        "configs": configs,
         "runs": form.get("runs"),
         "metrics": list(dict.fromkeys(metrics)),
         "backend": form.get("backend", "cpu"),
@@ -91,19 +122,23 @@ def build_raw_spec(form: Mapping[str, Any]) -> tuple[dict[str, Any], list[FieldE
     }
     if form.get("annotations"):
         raw["annotations"] = list(form["annotations"])
+    if form.get("collectors"):
+        raw["collectors"] = list(form["collectors"])
     return raw, errors
 
 
-def to_job_spec(form: Mapping[str, Any]) -> tuple[JobSpec | None, list[FieldError]]:
+def to_job_spec(form: Mapping[str, Any], catalog: Catalog | None = None
+                ) -> tuple[JobSpec | None, list[FieldError]]:
     """Validate the form: (spec, []) when valid, else (None, every FieldError).
 
     Errors on ``configs`` (the schema's name for sizes) are reported as ``sizes`` so the message
     names the field the user typed in; a configs error is dropped when the sizes text already
     produced one.
     """
-    raw, errors = build_raw_spec(form)
+    catalog = catalog if catalog is not None else builtin_catalog()
+    raw, errors = build_raw_spec(form, catalog)
     try:
-        spec = validate_spec(raw, CATALOG)
+        spec = validate_spec(raw, catalog)
     except SpecInvalid as exc:
         for err in exc.errors:
             if err.field.startswith("configs"):

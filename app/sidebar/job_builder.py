@@ -12,7 +12,6 @@ from typing import Any
 
 import streamlit as st
 
-from profiling_worker.catalog.specs import CATALOG
 from profiling_worker.schema import spec as spec_schema
 
 from app.core import spec_form
@@ -20,8 +19,8 @@ from app.ui import cached, state
 
 PAGE = "builder"
 FIELDS = ("kernels", "annotations", "size_preset", "sizes", "runs", "backend", "metric_preset",
-          "extra_metrics", "cache_control", "clock_control", "thermal_mode", "warmup", "gpu",
-          "label")
+          "extra_metrics", "cache_control", "clock_control", "thermal_mode", "collectors",
+          "warmup", "gpu", "label")
 
 
 def k(field: str) -> str:
@@ -34,20 +33,22 @@ def form_values() -> dict[str, Any]:
     return {f: st.session_state.get(k(f)) for f in FIELDS}
 
 
-def _defaults(backend: str) -> None:
+def _defaults(backend: str, catalog: spec_form.Catalog) -> None:
     kernel = "matmul"
-    sizes = CATALOG[kernel].cpu_sizes if backend == "cpu" else CATALOG[kernel].default_sizes
+    info = catalog[kernel]
+    configs = info.cpu_configs if backend == "cpu" else info.default_configs
     for field, value in (("kernels", [kernel]), ("annotations", []), ("size_preset", "typed"),
-                         ("sizes", ", ".join(str(s) for s in sizes)), ("runs", 10),
+                         ("sizes", ", ".join(str(c["n"]) for c in configs)), ("runs", 10),
                          ("backend", backend), ("metric_preset", "timing"), ("extra_metrics", ""),
                          ("cache_control", "all"), ("clock_control", "none"),
-                         ("thermal_mode", "auto"), ("warmup", 1), ("gpu", 0), ("label", "")):
+                         ("thermal_mode", "auto"), ("collectors", []), ("warmup", 1), ("gpu", 0),
+                         ("label", "")):
         st.session_state.setdefault(k(field), value)
 
 
 def on_submit() -> None:
     """Form callback: validate; queue the job and select it, or keep the errors for display."""
-    spec, errors = spec_form.to_job_spec(form_values())
+    spec, errors = spec_form.to_job_spec(form_values(), cached.kernel_catalog()[0])
     st.session_state[state.BUILDER_ERRORS] = errors
     st.session_state.pop(state.BUILDER_NOTICE, None)
     if spec is not None:
@@ -58,11 +59,13 @@ def on_submit() -> None:
 
 def render_job_builder(best_backend: str) -> dict[str, Any]:
     """Draw the form (defaults: ``best_backend``, matmul, its sizes); returns :func:`form_values`."""
-    _defaults(best_backend)
-    annotations = sorted({a for spec in CATALOG.values() for a in spec.annotations})
+    catalog, load_errors = cached.kernel_catalog()
+    _defaults(best_backend, catalog)
+    annotations = sorted({a for info in catalog.values() for a in info.annotations})
     with st.form("builder-form", border=False):
-        st.multiselect("Kernels", list(CATALOG), key=k("kernels"),
-                       format_func=lambda kid: f"{kid} · {CATALOG[kid].title}")
+        st.multiselect("Kernels", list(catalog), key=k("kernels"),
+                       format_func=lambda kid: f"{kid} · {catalog[kid].title}" if kid in catalog
+                       else kid)
         st.multiselect("Annotations (empty = all)", annotations, key=k("annotations"))
         st.selectbox("Sizes from", list(spec_form.SIZE_PRESETS), key=k("size_preset"),
                      format_func=spec_form.SIZE_PRESETS.get)
@@ -73,6 +76,9 @@ def render_job_builder(best_backend: str) -> dict[str, Any]:
         with st.expander("Metrics and options"):
             _options()
         st.form_submit_button("Run", type="primary", on_click=on_submit, key=k("submit"))
+    for err in load_errors:
+        st.warning(f"Kernel file **{err['file']}** did not load: {err['error']}",
+                   icon=":material/warning:")
     _messages()
     return form_values()
 
@@ -85,6 +91,8 @@ def _options() -> None:
     st.selectbox("Cache control", list(spec_schema.CACHE_CONTROLS), key=k("cache_control"))
     st.selectbox("Clock control", list(spec_schema.CLOCK_CONTROLS), key=k("clock_control"))
     st.selectbox("Thermal mode", list(spec_schema.THERMAL_MODES), key=k("thermal_mode"))
+    st.multiselect("Info collectors (sampled before each run; nsight-python >= 1.1)",
+                   list(spec_schema.COLLECTORS), key=k("collectors"))
     st.number_input("Warm-up calls", step=1, key=k("warmup"))
     st.number_input("GPU index", step=1, key=k("gpu"))
     st.text_input("Label", key=k("label"))

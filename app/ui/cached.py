@@ -50,6 +50,14 @@ def reprobe_environment() -> None:
     _env_report.clear()
 
 
+def kernel_catalog() -> tuple[dict[str, Any], list[dict[str, str]]]:
+    """Kernel id -> KernelInfo (built-in and user files, from the worker's report) and the
+    user files that failed to load."""
+    from app.core.kernel_catalog import catalog_from_report
+
+    return catalog_from_report(env_report())
+
+
 def gpu_here() -> bool:
     """True when ncu or cupti can run on this machine."""
     return worker_client.gpu_backend_available(env_report())

@@ -6,24 +6,25 @@ its only metric is ``host__time_duration.sum``.
 from __future__ import annotations
 
 import time
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager, nullcontext
 from typing import Any
 
 from profiling_worker.backends.base import Collection, Emit, RunCounter, launches_frame
-from profiling_worker.catalog.kernels import KernelBody
+from profiling_worker.catalog.kernels import Annotate
 from profiling_worker.schema import columns as C
 from profiling_worker.schema.spec import JobSpec
 
 MEASUREMENT = "host wall-clock, not GPU"
 
 
-def collect(spec: JobSpec, annotations: dict[str, tuple[str, ...]], emit: Emit) -> Collection:
+def collect(spec: JobSpec, make_body: Callable[[str, Annotate], Callable[..., None]],
+            emit: Emit) -> Collection:
     """Run every config ``spec.runs`` times (after ``spec.warmup`` untimed calls).
 
     Args:
         spec: the validated job.
-        annotations: kernel id -> the annotations to run.
+        make_body: ``make_body(kernel_id, annotate)`` -> the kernel's body (device "cpu").
         emit: event callback; progress is reported per config and run.
 
     Returns:
@@ -42,7 +43,7 @@ def collect(spec: JobSpec, annotations: dict[str, tuple[str, ...]], emit: Emit) 
                      C.METRIC: C.HOST_TIME, C.VALUE: float(time.perf_counter_ns() - start),
                      C.UNIT: "ns"})
 
-    bodies = [KernelBody(k, annotations[k], "cpu", timed) for k in spec.kernels]
+    bodies = [make_body(k, timed) for k in spec.kernels]
     counter = RunCounter(spec, emit)
     for config in spec.configs:
         values = tuple(config.values())

@@ -1,0 +1,85 @@
+"""All kernels a job may name: the built-in catalog plus user kernel files.
+
+The worker (and ``python -m profiling_worker kernels``) builds one :class:`Registry`; the
+dashboard gets its JSON description and never imports kernel files itself.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterable, Sequence
+from contextlib import nullcontext
+from dataclasses import dataclass, field
+from typing import Any
+
+from profiling_worker.catalog.specs import CATALOG, KernelSpec
+from profiling_worker.catalog.user import UserKernel, kernel_dirs_from_env, load_kernel_dirs
+
+Entry = KernelSpec | UserKernel
+
+
+@dataclass
+class Registry:
+    """Kernel id -> declaration, and the user files that failed to load."""
+
+    kernels: dict[str, Entry]
+    errors: list[dict[str, str]] = field(default_factory=list)
+    dirs: list[str] = field(default_factory=list)
+
+    def describe(self) -> dict[str, Any]:
+        """JSON-able description: kernels (id, title, parameters, annotations, default
+        configs, builtin, source) and load errors."""
+        return {"kernels": [_describe(k) for k in self.kernels.values()],
+                "errors": self.errors, "dirs": self.dirs}
+
+
+def _describe(k: Entry) -> dict[str, Any]:
+    user = isinstance(k, UserKernel)
+    configs = list(k.default_configs) if user else [{"n": s} for s in k.default_sizes]
+    cpu = configs[:2] if user else [{"n": s} for s in k.cpu_sizes]
+    return {"id": k.id, "title": k.title, "description": k.description,
+            "parameters": list(k.parameters), "annotations": list(k.annotations),
+            "default_configs": configs, "cpu_configs": cpu, "builtin": not user,
+            "source": k.source if user else "built-in",
+            "parameter_kinds": dict(k.parameter_kinds) if user else {}}
+
+
+def load_registry(dirs: Iterable[str] | None = None) -> Registry:
+    """Built-in catalog plus the kernels of ``dirs`` (default: ``KPROF_KERNEL_DIRS``).
+    A user kernel may not reuse a built-in id (reported as an error)."""
+    dirs = list(dirs) if dirs is not None else kernel_dirs_from_env()
+    user, errors = load_kernel_dirs(dirs) if dirs else ({}, [])
+    kernels: dict[str, Entry] = dict(CATALOG)
+    for kid, k in user.items():
+        if kid in kernels:
+            errors.append({"file": k.source, "error": f"kernel id {kid!r} is a built-in kernel"})
+        else:
+            kernels[kid] = k
+    return Registry(kernels, errors, dirs)
+
+
+class UserBody:
+    """``body(*config, annotate=None)`` for a user kernel; annotations not chosen in the spec
+    still run but are not annotated (so not profiled)."""
+
+    def __init__(self, k: UserKernel, annotations: Sequence[str], device: str,
+                 annotate: Callable[[str], Any]):
+        self.kernel, self.chosen, self.device, self.annotate = k, set(annotations), device, annotate
+
+    def __call__(self, *config: Any, annotate: Callable[[str], Any] | None = None) -> None:
+        outer = annotate or self.annotate
+
+        def region(name: str) -> Any:
+            return outer(name) if name in self.chosen else nullcontext()
+
+        self.kernel.run(*config, annotate=region, device=self.device)
+
+
+def make_body(registry: Registry, kernel_id: str, annotations: Sequence[str], device: str,
+              annotate: Callable[[str], Any]) -> Callable[..., None]:
+    """A callable body for any kernel of the registry (built-in torch bodies or user code)."""
+    entry = registry.kernels[kernel_id]
+    if isinstance(entry, UserKernel):
+        return UserBody(entry, annotations, device, annotate)
+    from profiling_worker.catalog.kernels import KernelBody
+
+    return KernelBody(kernel_id, annotations, device, annotate)

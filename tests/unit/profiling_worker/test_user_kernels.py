@@ -1,0 +1,58 @@
+"""User kernel folders: declarations load, a broken file is reported, a user kernel runs."""
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+from profiling_worker.catalog.registry import load_registry
+from profiling_worker.schema import columns as C
+from profiling_worker.schema.manifest import read_manifest
+
+REPO = Path(__file__).resolve().parents[3]
+FILES = REPO / "tests" / "fixtures" / "kernel_files"
+EXAMPLES = REPO / "examples" / "kernels"
+
+
+def test_broken_file_is_listed_and_others_load():
+    reg = load_registry([str(FILES)])
+    assert "user_scale3" in reg.kernels and "matmul" in reg.kernels
+    assert reg.errors == [{"file": "broken_import.py",
+                           "error": "ModuleNotFoundError: No module named "
+                                    "'a_module_that_does_not_exist'"}]
+
+
+def test_shipped_examples_declare_their_kernels():
+    described = {k["id"]: k for k in load_registry([str(EXAMPLES)]).describe()["kernels"]}
+    assert described["triton_vector_add"]["parameters"] == ["n", "block_size"]
+    assert described["cuda_core_saxpy"]["annotations"] == ["torch", "cuda_cpp"]
+    assert described["linear_backward"]["source"] == "torch_linear_backward.py"
+
+
+def test_user_kernel_runs_on_the_cpu_backend(tmp_path):
+    job = tmp_path / "user-job"
+    job.mkdir()
+    (job / C.SPEC_FILE).write_text(json.dumps({
+        "kernels": ["user_scale3", "linear_backward"], "configs": [{"n": 2048}], "runs": 2,
+        "backend": "cpu"}))
+    env = {"KPROF_KERNEL_DIRS": f"{FILES}:{EXAMPLES}", "PATH": "/usr/bin:/bin"}
+    proc = subprocess.run([sys.executable, "-m", "profiling_worker", "run", str(job)], cwd=REPO,
+                          env=env, capture_output=True, text=True, timeout=120)
+    manifest = read_manifest(job)
+    # linear_backward takes (batch, features): the spec is refused, naming both kernels' needs
+    assert proc.returncode == 1 and manifest["error"]["kind"] == "spec_invalid"
+    assert "linear_backward" in manifest["error"]["message"]
+    (job / C.SPEC_FILE).write_text(json.dumps({
+        "kernels": ["user_scale3"], "configs": [{"n": 2048}], "runs": 2, "backend": "cpu"}))
+    for f in (C.MANIFEST_FILE, C.EVENTS_FILE):
+        (job / f).unlink()
+    proc = subprocess.run([sys.executable, "-m", "profiling_worker", "run", str(job)], cwd=REPO,
+                          env=env, capture_output=True, text=True, timeout=120)
+    manifest = read_manifest(job)
+    assert proc.returncode == 0, manifest.get("error")
+    errors = manifest["kernel_files"]["errors"]
+    assert [e["file"] for e in errors] == ["broken_import.py"]
+    import pandas as pd
+
+    work = pd.read_parquet(job / C.TABLES_DIR / "work.parquet")
+    assert work[C.ANNOTATION].tolist() == ["x*3"] and work[C.BYTES].tolist() == [8.0 * 2048]
