@@ -10,6 +10,7 @@ set -uo pipefail
 OUT=${OUT:-$(mktemp -d)}
 REPO=$(cd "$(dirname "$0")/.." && pwd)
 export PATH=/usr/local/cuda/bin:$PATH PYTHONUNBUFFERED=1
+export KPROF_KERNEL_DIRS=${KPROF_KERNEL_DIRS:-$(cd "$(dirname "$0")/.." && pwd)/examples/kernels}
 export DEVICE_RUN=${DEVICE_RUN:-"h200 $(date -u +%Y-%m-%dT%H:%MZ)"}
 pipi() { python3 -m pip install -q --no-index --no-deps --no-compile --no-cache-dir --target "$1" "${@:2}"; }
 pipi /tmp/kp-common "$REPO"/.whl/common/*.whl || exit 1

@@ -61,6 +61,15 @@ JOBS: dict[str, dict] = {
                                         "configs": ELEMENTWISE, "runs": 10, "metrics": BOUND,
                                         "backend": "ncu", "cache_control": "none"},
     "h200-cupti-stability": {**STABILITY, "thermal_mode": "auto"},
+    # The three example kernel files (examples/kernels/, KPROF_KERNEL_DIRS), default configs.
+    "h200-cupti-triton-vector-add": {"kernels": ["triton_vector_add"], "runs": 10,
+                                     "backend": "cupti"},
+    "h200-ncu-triton-vector-add": {"kernels": ["triton_vector_add"], "runs": 5,
+                                   "metrics": BOUND, "backend": "ncu"},
+    "h200-cupti-cuda-core-saxpy": {"kernels": ["cuda_core_saxpy"], "runs": 10, "backend": "cupti"},
+    "h200-ncu-cuda-core-saxpy": {"kernels": ["cuda_core_saxpy"], "runs": 5, "metrics": BOUND,
+                                 "backend": "ncu"},
+    "h200-cupti-linear-backward": {"kernels": ["linear_backward"], "runs": 10, "backend": "cupti"},
     "h200-cupti-stability-thermal-off": {**STABILITY, "thermal_mode": "off"},
 }
 
@@ -74,6 +83,15 @@ def known_metrics(metrics: list[str]) -> tuple[list[str], list[str]]:
     return [m for m in metrics if m not in dropped], dropped
 
 
+def _configs(spec: dict) -> list[dict]:
+    """Sizes as {"n": size}; a user kernel without configs gets its declared defaults."""
+    if "configs" in spec:
+        return [{"n": n} for n in spec["configs"]]
+    from profiling_worker.catalog.registry import load_registry
+
+    return [dict(c) for c in load_registry().kernels[spec["kernels"][0]].default_configs]
+
+
 def run_job(results: Path, job_id: str, spec: dict, pythonpath: str, device_run: str) -> dict:
     """Write the spec, run the worker, return {job, status, wall_s}."""
     dropped: list[str] = []
@@ -83,7 +101,7 @@ def run_job(results: Path, job_id: str, spec: dict, pythonpath: str, device_run:
     job_dir = results / job_id
     shutil.rmtree(job_dir, ignore_errors=True)  # a fresh recording, never mixed with an old one
     job_dir.mkdir(parents=True)
-    spec = {**spec, "configs": [{"n": n} for n in spec["configs"]], "label": job_id}
+    spec = {**spec, "configs": _configs(spec), "label": job_id}
     (job_dir / "spec.json").write_text(json.dumps(spec, indent=1))
     env = {**os.environ, "PYTHONPATH": pythonpath,
            "KPROF_PROVENANCE": json.dumps({"device_run": device_run,

@@ -101,3 +101,18 @@ def test_worker_killed_mid_job_is_marked_failed_and_nothing_else_changes(tmp_pat
     assert "signal 9" in job.error["message"]
     assert _digest(finished) == before
     manager.shutdown()
+
+
+@pytest.mark.parametrize("job,regions", [
+    ("h200-cupti-triton-vector-add", {"torch", "triton"}),
+    ("h200-ncu-triton-vector-add", {"torch", "triton"}),
+    ("h200-cupti-cuda-core-saxpy", {"torch", "cuda_cpp"}),
+    ("h200-ncu-cuda-core-saxpy", {"torch", "cuda_cpp"}),
+    ("h200-cupti-linear-backward", {"forward", "backward"}),
+])
+def test_example_kernel_files_profile_every_region(job: str, regions: set[str]) -> None:
+    agg = _table(job, "aggregated")
+    time = agg[agg[C.METRIC] == C.GPU_TIME]
+    print(job, time[[C.ANNOTATION, *[c for c in time.columns if c in ("n", "block_size",
+          "batch", "features")], C.AVG, C.KERNELS]].to_string())
+    assert set(time[C.ANNOTATION]) == regions and (time[C.AVG] > 0).all()
