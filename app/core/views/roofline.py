@@ -47,17 +47,22 @@ class RooflineOptions:
 def counter_flops(values: dict[str, float]) -> tuple[float, str]:
     """FLOPs from collected counters and the formula used; (NaN, "") when none were collected."""
     terms, total = [], 0.0
+    collected = False
     for name in TENSOR_FLOP_COUNTERS:
         if _num(values.get(name)):
+            collected = True
             total += values[name]
-            terms.append(name)
+            terms += [name] if values[name] else []
     fp32 = [(n, w) for n, w in FP32_COUNTERS.items() if _num(values.get(n))]
     if any(n.startswith("smsp__") for n, _ in fp32):  # same counts at sm and smsp level
         fp32 = [(n, w) for n, w in fp32 if n.startswith("smsp__")]
     for name, weight in fp32:
+        collected = True
         total += weight * values[name]
-        terms.append(f"{weight:g}×{name}" if weight != 1 else name)
-    return (total, "counters: " + " + ".join(terms)) if terms else (np.nan, "")
+        terms += [f"{weight:g}×{name}" if weight != 1 else name] if values[name] else []
+    if not collected:
+        return np.nan, ""
+    return total, "counters: " + (" + ".join(terms) if terms else "all zero")
 
 
 def _num(value: float | None) -> bool:

@@ -101,3 +101,18 @@ def test_figures() -> None:
     assert "DRAM roof 4,800 GB/s" in names and {"fp32", "fp16", "bf16"} <= set(names)
     fp16 = next(t for t in roof.data if t.name == "fp16")
     assert len(fp16.x) == 5  # one trajectory across the five sizes
+
+
+def test_roofline_job_with_counters() -> None:
+    bundle = bundled("h200-ncu-roofline")
+    frame = roofline_frame(bundle, RooflineOptions())
+    fp16 = _row(frame, "fp16", 4096)
+    assert fp16["Flops"] == 2 * 4096**3  # tensor counter counts an FMA as 2 FLOPs
+    assert fp16["FlopsSource"] == "counters: sm__ops_path_tensor_src_fp16.sum"
+    assert "hgmma_src_fp16_sparsity_off" in fp16["ClockPeakSource"]
+    assert 85 < fp16["PctOfClockPeak"] < 95 and fp16["PctOfDatasheet"] < 80
+    fp32 = _row(frame, "fp32", 8192)
+    assert "ffma" in fp32["FlopsSource"] and fp32["Flops"] == pytest.approx(2 * 8192**3, rel=1e-3)
+    bound = bound_frame(bundle, BoundOptions())
+    assert bound["CounterGBps"].between(4700, 4850).all()  # 1504 B/cycle x 3.2 GHz
+    assert "peak_sustained" in bound["PeakSource"].iloc[0]

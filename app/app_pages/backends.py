@@ -1,0 +1,42 @@
+"""CUPTI vs Nsight Compute: the same job on both backends, durations, ratio, wall time."""
+
+import streamlit as st
+
+from app.core.figures.backends import build_backends_figure
+from app.core.metrics import MissingData
+from app.core.views.backends import WHY, backends_frame, wall_frame
+from app.ui import analysis, cached
+
+st.header("CUPTI vs Nsight Compute")
+analysis.how_to_read("\n\n".join(WHY))
+bundles, _problems = cached.list_bundles()
+ncu_ids = [b.job_id for b in bundles if b.backend == "ncu" and b.status == "done"]
+cupti_ids = [b.job_id for b in bundles if b.backend == "cupti" and b.status == "done"]
+if not ncu_ids or not cupti_ids:
+    st.info("This needs one job on each backend (ncu and cupti) of the same kernels and sizes, "
+            "e.g. the bundled h200-ncu-j1-fp16 and h200-cupti-j1-fp16.")
+    st.stop()
+
+
+def _default(ids: list[str], name: str) -> int:
+    return ids.index(name) if name in ids else 0
+
+
+cols = st.columns(2)
+ncu_id = cols[0].selectbox("Nsight Compute job", ncu_ids, key="backends-ncu",
+                           index=_default(ncu_ids, "h200-ncu-j1-fp16"))
+cupti_id = cols[1].selectbox("CUPTI job", cupti_ids, key="backends-cupti",
+                             index=_default(cupti_ids, "h200-cupti-j1-fp16"))
+ncu, cupti = cached.bundle_for(ncu_id), cached.bundle_for(cupti_id)
+try:
+    frame = backends_frame(ncu, cupti)
+except MissingData as exc:
+    analysis.missing(exc)
+analysis.figure_panel(build_backends_figure(frame), frame, key="backends",
+                      filename=f"backends-{ncu_id}-vs-{cupti_id}.csv")
+st.subheader("Wall time of each job")
+walls = wall_frame(ncu, cupti)
+st.dataframe(walls, key="backends-wall", hide_index=True, width="stretch")
+if walls["WallS"].notna().all() and float(walls["WallS"].iloc[1] or 0) > 0:
+    st.caption(f"The Nsight Compute job took {walls['WallS'].iloc[0] / walls['WallS'].iloc[1]:.1f}× "
+               "the CUPTI job's wall time (replay passes, cache flushes, serialisation).")

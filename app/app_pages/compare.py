@@ -1,0 +1,51 @@
+"""Compare two jobs: candidate / baseline ratio per annotation x config with a CI, noise flag."""
+
+import streamlit as st
+
+from profiling_worker.schema import columns as C
+
+from app.core.figures.compare import build_compare_figure
+from app.core.metrics import MissingData, available_metrics
+from app.core.views.compare import CompareOptions, compare_frame
+from app.ui import analysis, cached, state
+
+st.header("Compare jobs")
+analysis.how_to_read(
+    "Pick a **baseline** and a **candidate** job. Rows are matched by annotation and config "
+    "values (e.g. n=4096), so jobs with different size lists still line up. The ratio is "
+    "candidate mean / baseline mean; its 95 % interval combines both jobs' Student-t intervals "
+    "on the log scale: ratio × exp(∓√(h_b² + h_c²)), h = CI95 half-width / mean (good while "
+    "both are a few %). A difference is **inside the noise** (hollow marker) when the two CI95 "
+    "intervals overlap.")
+bundles, _problems = cached.list_bundles()
+ids = [b.job_id for b in bundles if b.status == "done"] or [b.job_id for b in bundles]
+if len(ids) < 1:
+    st.info("No jobs to compare yet.")
+    st.stop()
+current = state.selected_job_id()
+cols = st.columns(3)
+baseline_id = cols[0].selectbox("Baseline", ids, key="compare-baseline",
+                                index=ids.index(current) if current in ids else 0)
+candidate_id = cols[1].selectbox("Candidate", ids, key="compare-candidate",
+                                 index=ids.index(current) if current in ids else 0)
+baseline, candidate = cached.bundle_for(baseline_id), cached.bundle_for(candidate_id)
+if baseline is None or candidate is None:
+    st.error("One of the jobs could not be read.")
+    st.stop()
+common = [m for m in available_metrics(baseline) if m in set(available_metrics(candidate))]
+metric = cols[2].selectbox("Metric", common or [baseline.duration_metric], key="compare-metric")
+if baseline.host_timer != candidate.host_timer:
+    st.warning("One job measured host wall-clock (cpu backend), the other GPU time: the ratio "
+               "compares different things.")
+try:
+    frame = compare_frame(baseline, candidate, CompareOptions(metric=metric))
+except MissingData as exc:
+    analysis.missing(exc)
+same = int(frame["CIsOverlap"].sum())
+st.caption(f"{len(frame)} matching annotation × config pairs; {same} inside the noise.")
+fig = build_compare_figure(frame, f"{candidate_id} / {baseline_id}: {metric}",
+                           baseline.host_timer or candidate.host_timer)
+analysis.figure_panel(fig, frame, key="compare",
+                      filename=f"compare-{candidate_id}-vs-{baseline_id}.csv")
+if metric in C.DURATION_METRICS:
+    st.caption("For durations a ratio below 1 means the candidate is faster.")

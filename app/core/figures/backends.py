@@ -1,0 +1,43 @@
+"""Backends figure: Nsight Compute / CUPTI duration ratio per annotation x config."""
+
+from __future__ import annotations
+
+import numpy as np
+import pandas as pd
+import plotly.graph_objects as go
+
+from profiling_worker.schema import columns as C
+
+from app.core.figures import common, theme
+
+
+def build_backends_figure(frame: pd.DataFrame) -> go.Figure:
+    """Ratios of a :func:`~app.core.views.backends.backends_frame`.
+
+    Returns:
+        x = config (category), y = ncu duration / CUPTI duration (ratio) per annotation with CI95
+        error bars, a dashed line at 1; hover shows both durations (µs) and RSDs (%).
+    """
+    title = "Nsight Compute / CUPTI kernel duration"
+    if frame.empty:
+        return common.empty(title, "no common configs")
+    fig = go.Figure()
+    for i, (annotation, group) in enumerate(frame.groupby(C.ANNOTATION, sort=False)):
+        custom = np.column_stack([group["NcuUs"], group["CuptiUs"], group["NcuRSD"],
+                                  group["CuptiRSD"], group["Verdict"]])
+        fig.add_trace(go.Scatter(
+            x=group["ConfigLabel"], y=group["RatioNcuOverCupti"], mode="markers+lines",
+            name=str(annotation), line={"color": theme.color(i), "width": 1},
+            marker={"size": 10, "color": theme.color(i)},
+            error_y={"type": "data", "symmetric": False,
+                     "array": group["RatioCI95Upper"] - group["RatioNcuOverCupti"],
+                     "arrayminus": group["RatioNcuOverCupti"] - group["RatioCI95Lower"]},
+            customdata=custom,
+            hovertemplate=(f"<b>{annotation}</b> %{{x}}<br>ncu / cupti = %{{y:.4f}}"
+                           "<br>ncu = %{customdata[0]:.6g} µs (RSD %{customdata[2]:.2f} %)"
+                           "<br>cupti = %{customdata[1]:.6g} µs (RSD %{customdata[3]:.2f} %)"
+                           "<br>%{customdata[4]}<extra></extra>")))
+    common.hline(fig, 1.0, "equal")
+    fig.update_xaxes(title={"text": "config"}, type="category")
+    fig.update_yaxes(title={"text": theme.axis_title("ncu / cupti duration", "ratio")})
+    return common.finish(fig, title)

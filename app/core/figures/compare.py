@@ -1,0 +1,48 @@
+"""Compare figure: candidate / baseline ratio per annotation x config with its CI95."""
+
+from __future__ import annotations
+
+import numpy as np
+import pandas as pd
+import plotly.graph_objects as go
+
+from profiling_worker.schema import columns as C
+
+from app.core.figures import common, theme
+
+
+def build_compare_figure(frame: pd.DataFrame, title: str = "Candidate / baseline",
+                         host_timer: bool = False) -> go.Figure:
+    """Ratios of a :func:`~app.core.views.compare.compare_frame`.
+
+    Returns:
+        x = config (category), y = ratio (unitless, candidate / baseline), one marker series per
+        annotation with asymmetric CI95 error bars; hollow markers where the two CIs overlap
+        (inside the noise); a dashed line at 1. Hover shows both means with their unit.
+    """
+    if frame.empty:
+        return common.empty(title, "nothing in common")
+    unit = str(frame[C.UNIT].iloc[0])
+    fig = go.Figure()
+    for i, (annotation, group) in enumerate(frame.groupby(C.ANNOTATION, sort=False)):
+        custom = np.column_stack([group["BaselineAvg"], group["CandidateAvg"],
+                                  group["RatioCI95Lower"], group["RatioCI95Upper"],
+                                  group["Verdict"]])
+        fig.add_trace(go.Scatter(
+            x=group["ConfigLabel"], y=group["Ratio"], mode="markers+lines", name=str(annotation),
+            line={"color": theme.color(i), "width": 1},
+            marker={"size": 10, "color": theme.color(i),
+                    "symbol": ["circle-open" if s else "circle" for s in group["CIsOverlap"]]},
+            error_y={"type": "data", "symmetric": False,
+                     "array": group["RatioCI95Upper"] - group["Ratio"],
+                     "arrayminus": group["Ratio"] - group["RatioCI95Lower"]},
+            customdata=custom,
+            hovertemplate=(f"<b>{annotation}</b> %{{x}}<br>ratio = %{{y:.4f}}"
+                           "<br>CI95 = [%{customdata[2]:.4f}, %{customdata[3]:.4f}]"
+                           f"<br>baseline = %{{customdata[0]:.6g}} {unit}"
+                           f"<br>candidate = %{{customdata[1]:.6g}} {unit}"
+                           "<br>%{customdata[4]}<extra></extra>")))
+    common.hline(fig, 1.0, "equal")
+    fig.update_xaxes(title={"text": "config"}, type="category")
+    fig.update_yaxes(title={"text": theme.axis_title("candidate / baseline", "ratio")})
+    return common.finish(fig, title, host_timer)

@@ -1,0 +1,101 @@
+"""Compare two jobs: per annotation x config the ratio candidate / baseline of a metric's mean,
+with an approximate 95 % confidence interval, and whether the difference is inside the noise.
+
+Ratio CI (log-ratio delta method from the two Student-t intervals, no Fieller): with each
+side's relative CI95 half-width ``h = (CI95_Upper - CI95_Lower) / 2 / |AvgValue|`` (the t
+quantile is already in it),
+
+    ratio = m_c / m_b,   CI95 = ratio x exp(-/+ sqrt(h_b^2 + h_c^2))
+
+It is accurate while both half-widths are small (a few %); for noisier data treat it as
+indicative. A difference is **inside the noise** when the two CI95 intervals overlap (the stricter
+"ratio CI excludes 1" is also given as ``RatioExcludesOne``).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+import pandas as pd
+
+from profiling_worker.schema import columns as C
+
+from app.core.bundle_loader import Bundle
+from app.core.metrics import MissingData, with_labels
+
+SIDES = ("Baseline", "Candidate")
+
+
+@dataclass(frozen=True)
+class CompareOptions:
+    """Attributes:
+        metric: metric to compare (None = the baseline's duration metric).
+    """
+
+    metric: str | None = None
+
+
+def join_keys(baseline: Bundle, candidate: Bundle) -> list[str]:
+    """Annotation plus the config parameters both jobs have (Config index only without any):
+    configs are matched by their values, so jobs with different size lists still line up."""
+    params = [p for p in baseline.parameters if p in candidate.parameters]
+    return [C.ANNOTATION, *(params or [C.CONFIG])]
+
+
+def compare_frame(baseline: Bundle, candidate: Bundle, options: CompareOptions) -> pd.DataFrame:
+    """Candidate vs baseline per annotation x config for one metric.
+
+    Returns:
+        Annotation, <params>, ConfigLabel, Metric, Unit, then for each side (Baseline,
+        Candidate) Avg, CI95Lower, CI95Upper, RSD, Runs; Ratio (candidate / baseline),
+        RatioCI95Lower, RatioCI95Upper, CIsOverlap, RatioExcludesOne, Verdict. Only rows present
+        in both jobs.
+
+    Raises:
+        MissingData: a job has no rows for the metric, or the two share no annotation x config.
+    """
+    metric = options.metric or baseline.duration_metric
+    keys = join_keys(baseline, candidate)
+    sides = [_side(b, metric, keys, name) for b, name in zip((baseline, candidate), SIDES)]
+    both = sides[0].merge(sides[1], on=keys, how="inner")
+    if both.empty:
+        raise MissingData("The two jobs share no annotation × config with "
+                          f"{metric} values.", "Compare jobs of the same kernels and sizes.")
+    mb, mc = both["BaselineAvg"], both["CandidateAvg"]
+    both["Ratio"] = mc / mb
+    hb = (both["BaselineCI95Upper"] - both["BaselineCI95Lower"]) / 2 / mb.abs()
+    hc = (both["CandidateCI95Upper"] - both["CandidateCI95Lower"]) / 2 / mc.abs()
+    spread = np.exp(np.sqrt(hb**2 + hc**2))
+    both["RatioCI95Lower"] = both["Ratio"] / spread
+    both["RatioCI95Upper"] = both["Ratio"] * spread
+    both["CIsOverlap"] = ((both["BaselineCI95Lower"] <= both["CandidateCI95Upper"])
+                          & (both["CandidateCI95Lower"] <= both["BaselineCI95Upper"]))
+    both["RatioExcludesOne"] = (both["RatioCI95Lower"] > 1) | (both["RatioCI95Upper"] < 1)
+    both["Verdict"] = [_verdict(r, same, metric) for r, same in
+                       zip(both["Ratio"], both["CIsOverlap"])]
+    both.insert(len(keys), C.METRIC, metric)
+    both.insert(len(keys) + 1, C.UNIT, both.pop("BaselineUnit"))
+    both = both.drop(columns=["CandidateUnit"])
+    params = tuple(k for k in keys if k != C.ANNOTATION)
+    return with_labels(both, params)
+
+
+def _side(bundle: Bundle, metric: str, keys: list[str], name: str) -> pd.DataFrame:
+    agg = bundle.table(C.TABLE_AGGREGATED)
+    if agg.empty or C.METRIC not in agg or not (agg[C.METRIC] == metric).any():
+        raise MissingData(f"Job {bundle.job_id} has no {metric} values.",
+                          "Pick a metric both jobs collected.")
+    rows = agg[agg[C.METRIC] == metric]
+    cols = {C.AVG: "Avg", C.CI95_LOWER: "CI95Lower", C.CI95_UPPER: "CI95Upper", C.RSD: "RSD",
+            C.NUM_RUNS: "Runs", C.UNIT: "Unit"}
+    out = rows[keys + list(cols)].rename(columns={k: name + v for k, v in cols.items()})
+    return out.reset_index(drop=True)
+
+
+def _verdict(ratio: float, same: bool, metric: str) -> str:
+    if same:
+        return "same (inside the noise)"
+    if metric in C.DURATION_METRICS:
+        return "candidate slower" if ratio > 1 else "candidate faster"
+    return "candidate higher" if ratio > 1 else "candidate lower"

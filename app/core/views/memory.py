@@ -1,0 +1,118 @@
+"""Memory view: DRAM bytes read and written per annotation x config beside the analytic minimum,
+and the unfused-vs-fused comparison (traffic and time ratios) per config (pure pandas)."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+import pandas as pd
+
+from profiling_worker.schema import columns as C
+
+from app.core.bundle_loader import Bundle
+from app.core.metrics import (DRAM_READ, DRAM_WRITE, MissingData, keys_of, missing_metric,
+                              wide_means, with_labels)
+
+#: Measured / analytic outside [1 - GAP, 1 + GAP] gets an explanation.
+GAP = 0.05
+BELOW = ("below the analytic minimum: output still dirty in the L2 when the region ended is not "
+         "written to DRAM inside it (L2 residue under-counts writes; a working set that fits the "
+         "L2 may write nothing)")
+BELOW_WARM = "; with cache_control none, inputs may also still be in the L2 from the last run"
+ABOVE = ("above the analytic minimum: data re-read from DRAM (GEMM tiles read more than once), "
+         "split-K partial sums or intermediate arrays of unfused kernels")
+CLOSE = "within 5 % of the analytic minimum"
+
+
+@dataclass(frozen=True)
+class MemoryOptions:
+    """Attributes:
+        unfused / fused: the two annotations the fusion comparison puts side by side.
+    """
+
+    unfused: str = "unfused"
+    fused: str = "fused"
+
+
+def memory_frame(bundle: Bundle, options: MemoryOptions) -> pd.DataFrame:
+    """Measured DRAM traffic per annotation x config.
+
+    Returns:
+        Annotation, Config, <params>, ConfigLabel, DramReadBytes, DramWriteBytes, DramBytes,
+        AnalyticBytes (the kernel catalog's minimum; NaN without a work row),
+        MeasuredOverAnalytic, TimeNs, AchievedGBps (DramBytes / TimeNs), GapNote.
+
+    Raises:
+        MissingData: the job did not collect dram__bytes_read.sum / dram__bytes_write.sum.
+    """
+    del options
+    wide = wide_means(bundle, (DRAM_READ, DRAM_WRITE, bundle.duration_metric))
+    if wide.empty or wide[[DRAM_READ, DRAM_WRITE]].isna().all().any():
+        raise missing_metric(bundle, (DRAM_READ, DRAM_WRITE), "DRAM byte counters")
+    out = wide[keys_of(bundle, wide)].copy()
+    out["DramReadBytes"] = wide[DRAM_READ].astype(float)
+    out["DramWriteBytes"] = wide[DRAM_WRITE].astype(float)
+    out["DramBytes"] = out["DramReadBytes"] + out["DramWriteBytes"]
+    work = bundle.table(C.TABLE_WORK)
+    if not work.empty and C.BYTES in work:
+        out = out.merge(work[[C.ANNOTATION, C.CONFIG, C.BYTES]], on=[C.ANNOTATION, C.CONFIG],
+                        how="left").rename(columns={C.BYTES: "AnalyticBytes"})
+    else:
+        out["AnalyticBytes"] = np.nan
+    out["MeasuredOverAnalytic"] = out["DramBytes"] / out["AnalyticBytes"]
+    out["TimeNs"] = wide[bundle.duration_metric].astype(float).to_numpy()
+    out["AchievedGBps"] = out["DramBytes"] / out["TimeNs"]
+    warm = bundle.spec.get("cache_control") == "none"
+    out["GapNote"] = [_gap_note(r, warm) for r in out["MeasuredOverAnalytic"]]
+    return with_labels(out, bundle.parameters)
+
+
+def _gap_note(ratio: float, warm: bool) -> str:
+    if ratio != ratio:
+        return "no analytic byte count"
+    if ratio < 1 - GAP:
+        return BELOW + (BELOW_WARM if warm else "")
+    if ratio > 1 + GAP:
+        return ABOVE
+    return CLOSE
+
+
+def fusion_frame(bundle: Bundle, options: MemoryOptions) -> pd.DataFrame:
+    """Unfused vs fused per config.
+
+    Returns:
+        Config, <params>, ConfigLabel, UnfusedBytes, FusedBytes, TrafficRatio (fused / unfused),
+        BytesSaved, UnfusedTimeNs, FusedTimeNs, TimeRatio (fused / unfused), TimeSavedNs,
+        AnalyticBytes (minimum of the fused computation). Empty when the job lacks either
+        annotation.
+
+    Raises:
+        MissingData: as :func:`memory_frame`.
+    """
+    frame = memory_frame(bundle, options)
+    names = set(frame[C.ANNOTATION])
+    if options.unfused not in names or options.fused not in names:
+        return pd.DataFrame()
+    keys = [k for k in keys_of(bundle, frame) if k != C.ANNOTATION] + ["ConfigLabel"]
+    cols = ["DramBytes", "TimeNs", "AnalyticBytes"]
+    un = frame[frame[C.ANNOTATION] == options.unfused][keys + cols]
+    fu = frame[frame[C.ANNOTATION] == options.fused][keys + cols]
+    both = un.merge(fu, on=keys, suffixes=("_u", "_f"))
+    out = both[keys].copy()
+    out["UnfusedBytes"], out["FusedBytes"] = both["DramBytes_u"], both["DramBytes_f"]
+    out["TrafficRatio"] = out["FusedBytes"] / out["UnfusedBytes"]
+    out["BytesSaved"] = out["UnfusedBytes"] - out["FusedBytes"]
+    out["UnfusedTimeNs"], out["FusedTimeNs"] = both["TimeNs_u"], both["TimeNs_f"]
+    out["TimeRatio"] = out["FusedTimeNs"] / out["UnfusedTimeNs"]
+    out["TimeSavedNs"] = out["UnfusedTimeNs"] - out["FusedTimeNs"]
+    out["AnalyticBytes"] = both["AnalyticBytes_f"]
+    return out.reset_index(drop=True)
+
+
+def fusion_pairs_present(bundle: Bundle, options: MemoryOptions) -> bool:
+    """True when the job has both fusion annotations."""
+    try:
+        return not fusion_frame(bundle, options).empty
+    except MissingData:
+        return False

@@ -1,0 +1,24 @@
+"""Memory page on the bundled H200 elementwise job, and a job without byte counters."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from apptest_helpers import plotly_specs, texts
+
+BUNDLED = Path(__file__).resolve().parents[2] / "app" / "bundled"
+
+
+def test_memory_and_fusion(store, monkeypatch, app) -> None:
+    monkeypatch.setenv("KPROF_BUNDLED_DIR", str(BUNDLED))
+    at = app("memory", query={"job": "h200-ncu-elementwise"})
+    assert not at.exception, at.exception
+    assert len(plotly_specs(at)) == 2 and len(at.dataframe) == 2
+    assert (at.dataframe[1].value["TrafficRatio"] < 1).all()
+
+
+def test_cupti_job_says_what_to_run(store, monkeypatch, app) -> None:
+    monkeypatch.setenv("KPROF_BUNDLED_DIR", str(BUNDLED))
+    at = app("memory", query={"job": "h200-cupti-elementwise"})
+    assert not at.exception
+    assert not plotly_specs(at) and "memory metric preset" in texts(at)

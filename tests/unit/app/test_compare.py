@@ -1,0 +1,73 @@
+"""Compare and backends views on the H200 bundles."""
+
+from __future__ import annotations
+
+import pytest
+from bundled import bundled
+
+from app.core.figures.backends import build_backends_figure
+from app.core.figures.compare import build_compare_figure
+from app.core.metrics import MissingData
+from app.core.views.backends import backends_frame, wall_frame
+from app.core.views.compare import CompareOptions, compare_frame
+from profiling_worker.schema import columns as C
+
+
+def test_job_against_itself_is_ratio_one_inside_noise() -> None:
+    job = bundled("h200-ncu-j1-fp16")
+    frame = compare_frame(job, job, CompareOptions())
+    assert len(frame) == 4 and (frame["Ratio"] == 1.0).all()
+    assert frame["CIsOverlap"].all() and not frame["RatioExcludesOne"].any()
+    assert (frame["RatioCI95Lower"] < 1).all() and (frame["RatioCI95Upper"] > 1).all()
+    assert set(frame["Verdict"]) == {"same (inside the noise)"}
+
+
+def test_jobs_with_different_sizes_match_by_value() -> None:
+    frame = compare_frame(bundled("h200-ncu-matmul-sweep"), bundled("h200-ncu-j1-fp16"),
+                          CompareOptions())
+    assert list(frame["n"]) == [1024, 2048, 4096, 8192] and set(frame[C.ANNOTATION]) == {"fp16"}
+    assert frame["Ratio"].between(0.98, 1.02).all()  # same kernel, two recordings
+
+
+def test_ratio_ci_formula() -> None:
+    frame = compare_frame(bundled("h200-cupti-j1-fp16"), bundled("h200-ncu-j1-fp16"),
+                          CompareOptions())
+    row = frame[frame["n"] == 8192].iloc[0]
+    hb = (row["BaselineCI95Upper"] - row["BaselineCI95Lower"]) / 2 / row["BaselineAvg"]
+    hc = (row["CandidateCI95Upper"] - row["CandidateCI95Lower"]) / 2 / row["CandidateAvg"]
+    assert row["RatioCI95Upper"] / row["Ratio"] == pytest.approx((1 + 0) * __import__("math").exp(
+        (hb**2 + hc**2) ** 0.5))
+    assert row["Verdict"] == "candidate slower"
+
+
+def test_missing_metric() -> None:
+    with pytest.raises(MissingData):
+        compare_frame(bundled("h200-cupti-j1-fp16"), bundled("h200-ncu-matmul-sweep"),
+                      CompareOptions(metric="dram__bytes_read.sum"))
+
+
+def test_backends_agree_for_long_kernels() -> None:
+    frame = backends_frame(bundled("h200-ncu-j1-fp16"), bundled("h200-cupti-j1-fp16"))
+    big = frame[frame["n"] == 8192].iloc[0]
+    assert big["RatioNcuOverCupti"] == pytest.approx(1.0, abs=0.05)
+    small = frame[frame["n"] == 1024].iloc[0]
+    assert small["RatioNcuOverCupti"] > big["RatioNcuOverCupti"]  # few-µs kernels differ most
+    sweep = backends_frame(bundled("h200-ncu-matmul-sweep"), bundled("h200-cupti-matmul-sweep"))
+    assert len(sweep) == 15
+    assert sweep[sweep["n"] == 8192]["RatioNcuOverCupti"].between(0.95, 1.05).all()
+    walls = wall_frame(bundled("h200-ncu-j1-fp16"), bundled("h200-cupti-j1-fp16"))
+    assert list(walls["Backend"]) == ["ncu", "cupti"] and (walls["WallS"] > 0).all()
+
+
+def test_backends_checks_the_backend() -> None:
+    with pytest.raises(MissingData):
+        backends_frame(bundled("h200-cupti-j1-fp16"), bundled("h200-ncu-j1-fp16"))
+
+
+def test_figures() -> None:
+    job = bundled("h200-ncu-j1-fp16")
+    fig = build_compare_figure(compare_frame(job, job, CompareOptions()))
+    assert fig.layout.yaxis.title.text == "candidate / baseline (ratio)"
+    assert fig.data[0].marker.symbol[0] == "circle-open"
+    fig = build_backends_figure(backends_frame(job, bundled("h200-cupti-j1-fp16")))
+    assert fig.layout.yaxis.title.text == "ncu / cupti duration (ratio)" and len(fig.data) == 1

@@ -1,0 +1,48 @@
+"""Memory and fusion views on the H200 elementwise bundle."""
+
+from __future__ import annotations
+
+import pytest
+from bundled import bundled
+
+from app.core.figures.memory import build_fusion_figure, build_memory_figure
+from app.core.metrics import MissingData
+from app.core.views.memory import MemoryOptions, fusion_frame, memory_frame
+from profiling_worker.schema import columns as C
+
+
+def test_fused_moves_fewer_bytes_and_is_faster() -> None:
+    fusion = fusion_frame(bundled("h200-ncu-elementwise"), MemoryOptions())
+    assert len(fusion) == 4
+    assert (fusion["FusedBytes"] < fusion["UnfusedBytes"]).all()
+    assert (fusion["TimeRatio"] < 0.7).all()
+    big = fusion[fusion["n"] == 2**26].iloc[0]
+    assert big["TrafficRatio"] == pytest.approx(0.675, abs=0.01)  # 4 vs ~6 arrays of traffic
+    assert big["FusedBytes"] == pytest.approx(big["AnalyticBytes"], rel=0.05)
+
+
+def test_gap_notes() -> None:
+    frame = memory_frame(bundled("h200-ncu-elementwise"), MemoryOptions())
+    small = frame[(frame[C.ANNOTATION] == "x*2") & (frame["n"] == 2**20)].iloc[0]
+    assert small["DramWriteBytes"] == 0 and "L2 residue" in small["GapNote"]  # fits the L2
+    unfused = frame[(frame[C.ANNOTATION] == "unfused") & (frame["n"] == 2**26)].iloc[0]
+    assert unfused["MeasuredOverAnalytic"] > 1.4 and "above" in unfused["GapNote"]
+    gemm = memory_frame(bundled("h200-ncu-matmul-sweep"), MemoryOptions())
+    assert "re-read" in gemm[(gemm[C.ANNOTATION] == "fp16") & (gemm["n"] == 8192)]["GapNote"].item()
+    assert fusion_frame(bundled("h200-ncu-matmul-sweep"), MemoryOptions()).empty
+
+
+def test_cupti_job_has_no_bytes() -> None:
+    with pytest.raises(MissingData) as err:
+        memory_frame(bundled("h200-cupti-elementwise"), MemoryOptions())
+    assert "memory metric preset" in err.value.hint
+
+
+def test_figures() -> None:
+    bundle = bundled("h200-ncu-elementwise")
+    frame = memory_frame(bundle, MemoryOptions())
+    fig = build_memory_figure(frame[frame["n"] == 2**26])
+    assert [t.name for t in fig.data] == ["DRAM read", "DRAM written", "analytic minimum"]
+    assert fig.layout.barmode == "stack" and fig.layout.yaxis.title.text == "DRAM traffic (MB)"
+    fusion = build_fusion_figure(fusion_frame(bundle, MemoryOptions()), "n")
+    assert fusion.layout.xaxis.type == "log" and len(fusion.data) == 2
