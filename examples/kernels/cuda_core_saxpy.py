@@ -32,8 +32,6 @@ def _saxpy(device_index):
         flops=lambda a, c: 2.0 * c["n"], bytes=lambda a, c: 12.0 * c["n"], dtype="fp32",
         title="CUDA C++ SAXPY via cuda.core vs torch")
 def cuda_core_saxpy(n, *, annotate, device):
-    import ctypes
-
     import numpy as np
     import torch
     from cuda.core import LaunchConfig, launch
@@ -47,7 +45,8 @@ def cuda_core_saxpy(n, *, annotate, device):
     with annotate("torch"):
         2.0 * x + y
     torch.cuda.synchronize()  # inputs ready before launching on cuda.core's stream
-    args = (np.float32(2.0), *(ctypes.c_void_p(t.data_ptr()) for t in (x, y, out)), np.uint64(n))
+    # cuda.core takes numpy scalars; a device pointer is passed as a 64-bit integer
+    args = (np.float32(2.0), *(np.uint64(t.data_ptr()) for t in (x, y, out)), np.uint64(n))
     with annotate("cuda_cpp"):
         launch(dev.default_stream, config, saxpy, *args)
     dev.default_stream.sync()
