@@ -23,7 +23,7 @@ from pathlib import Path
 from typing import Any
 
 from profiling_worker.backends.base import Collection, Emit, RunCounter, launches_frame
-from profiling_worker.errors import BackendUnavailable, KernelFailed, ProfilingFailed
+from profiling_worker.errors import BackendUnavailable, KernelFailed, ProfilingFailed, WorkerError
 from profiling_worker.schema import columns as C
 from profiling_worker.schema.spec import JobSpec
 
@@ -133,12 +133,30 @@ def collect_ncu(nsight: Any, spec: JobSpec, bodies: Sequence[Any], out_dir: Path
         warnings.append(f"nsight-python's extraction failed ({exc}); tables come from the "
                         "per-launch data of the .ncu-rep")
     except Exception as exc:
+        child = _child_error(out_dir.parent)  # launch mode: the re-run worker said what failed
+        if child or isinstance(_classify(exc), WorkerError):
+            raise child or _classify(exc) from exc
         raise ProfilingFailed(f"Nsight Compute profiling failed: {exc}",
                               "see the ncu log in the job's files; check the metric names with "
                               "`ncu --query-metrics` and counter permissions") from exc
     collection = _read_report(spec, out_dir, warnings)
     collection.collectors = _collector_frame(recorder, spec)
     return collection
+
+
+def _child_error(job_dir: Path) -> WorkerError | None:
+    """The last error event the launch-mode child wrote to events.jsonl, as a WorkerError."""
+    from profiling_worker.schema.events import parse_line
+
+    try:
+        lines = (job_dir / C.EVENTS_FILE).read_text(encoding="utf-8").splitlines()
+    except OSError:
+        return None
+    for event in filter(None, map(parse_line, reversed(lines))):
+        if event["event"] == "error":
+            return WorkerError(event.get("message", ""), event.get("hint", ""),
+                               kind=event.get("kind", "kernel_failed"))
+    return None
 
 
 def _read_report(spec: JobSpec, out_dir: Path, warnings: list[str]) -> Collection:
@@ -245,6 +263,11 @@ def _cupti_rows(captured: list[dict[str, list[Any]]], config: int, runs: int,
 
 
 def _classify(exc: Exception) -> Exception:
+    cause: BaseException | None = exc
+    while cause is not None:  # nsight-python may wrap the body's own error
+        if isinstance(cause, WorkerError):
+            return cause
+        cause = cause.__cause__ or cause.__context__
     text = f"{type(exc).__name__}: {exc}"
     if "out of memory" in text.lower():
         return KernelFailed(f"CUDA out of memory: {exc}", "choose smaller sizes")

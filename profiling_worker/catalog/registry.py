@@ -13,6 +13,7 @@ from typing import Any
 
 from profiling_worker.catalog.specs import CATALOG, KernelSpec
 from profiling_worker.catalog.user import UserKernel, kernel_dirs_from_env, load_kernel_dirs
+from profiling_worker.errors import KernelFailed
 
 Entry = KernelSpec | UserKernel
 
@@ -74,12 +75,37 @@ class UserBody:
         self.kernel.run(*config, annotate=region, device=self.device)
 
 
+class GuardedBody:
+    """Wraps a body so that an exception inside kernel code becomes a KernelFailed naming the
+    kernel and the config (CUDA out of memory named as such)."""
+
+    def __init__(self, kernel_id: str, body: Callable[..., None]):
+        self.kernel_id, self.body = kernel_id, body
+
+    def __call__(self, *config: Any, annotate: Callable[[str], Any] | None = None) -> None:
+        try:
+            self.body(*config, annotate=annotate)
+        except Exception as exc:
+            raise kernel_error(self.kernel_id, config, exc) from exc
+
+
+def kernel_error(kernel_id: str, config: Sequence[Any], exc: BaseException) -> KernelFailed:
+    """The KernelFailed for an exception raised by a kernel body."""
+    text = f"{type(exc).__name__}: {exc}".strip()
+    if "out of memory" in text.lower():
+        return KernelFailed(f"kernel {kernel_id} at config {tuple(config)} ran out of memory: "
+                            f"{text[:300]}", "choose smaller sizes")
+    return KernelFailed(f"kernel {kernel_id} at config {tuple(config)} raised {text[:500]}",
+                        "fix the kernel code (traceback in worker.log) and run again")
+
+
 def make_body(registry: Registry, kernel_id: str, annotations: Sequence[str], device: str,
               annotate: Callable[[str], Any]) -> Callable[..., None]:
-    """A callable body for any kernel of the registry (built-in torch bodies or user code)."""
+    """A callable body for any kernel of the registry (built-in torch bodies or user code);
+    exceptions from kernel code surface as :class:`KernelFailed`."""
     entry = registry.kernels[kernel_id]
     if isinstance(entry, UserKernel):
-        return UserBody(entry, annotations, device, annotate)
+        return GuardedBody(kernel_id, UserBody(entry, annotations, device, annotate))
     from profiling_worker.catalog.kernels import KernelBody
 
-    return KernelBody(kernel_id, annotations, device, annotate)
+    return GuardedBody(kernel_id, KernelBody(kernel_id, annotations, device, annotate))

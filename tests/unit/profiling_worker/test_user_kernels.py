@@ -56,3 +56,18 @@ def test_user_kernel_runs_on_the_cpu_backend(tmp_path):
 
     work = pd.read_parquet(job / C.TABLES_DIR / "work.parquet")
     assert work[C.ANNOTATION].tolist() == ["x*3"] and work[C.BYTES].tolist() == [8.0 * 2048]
+
+
+def test_exception_inside_a_kernel_body_names_kernel_and_config(tmp_path):
+    job = tmp_path / "raises"
+    job.mkdir()
+    (job / C.SPEC_FILE).write_text(json.dumps({"kernels": ["raises"], "configs": [{"n": 8}],
+                                               "runs": 2, "backend": "cpu"}))
+    proc = subprocess.run([sys.executable, "-m", "profiling_worker", "run", str(job)], cwd=REPO,
+                          env={"KPROF_KERNEL_DIRS": str(FILES), "PATH": "/usr/bin:/bin"},
+                          capture_output=True, text=True, timeout=120)
+    error = read_manifest(job)["error"]
+    assert proc.returncode == 1 and error["kind"] == "kernel_failed"
+    assert "raises" in error["message"] and "(8,)" in error["message"]
+    assert "bad index in my kernel" in error["message"]
+    assert "ValueError" in (job / C.LOG_FILE).read_text()  # the traceback is in the log

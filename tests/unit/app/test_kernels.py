@@ -1,0 +1,63 @@
+"""Per-kernel breakdown on the H200 bundles."""
+
+from __future__ import annotations
+
+import pytest
+from bundled import bundled
+
+from app.core.figures.kernels import build_kernels_figure
+from app.core.metrics import MissingData
+from app.core.views.kernels import (combine_rules_frame, kernel_counts_frame, kernel_time_frame,
+                                    launches_frame)
+from profiling_worker.schema import columns as C
+
+
+def _one(frame, annotation, n):
+    return frame[(frame[C.ANNOTATION] == annotation) & (frame["n"] == n)]
+
+
+def test_fp32_512_is_split_k_with_two_kernels() -> None:
+    bundle = bundled("h200-ncu-matmul-sweep")
+    counts = kernel_counts_frame(bundle)
+    row = _one(counts, "fp32", 512).iloc[0]
+    assert row["KernelsPerRun"] == 2 and not row["VariesBetweenRuns"]
+    assert "split_k" in row["Kernels"]
+    assert (_one(counts, "fp32", 1024)["KernelsPerRun"] == 1).all()
+    times = _one(kernel_time_frame(bundle), "fp32", 512)
+    assert len(times) == 2 and times["Share"].sum() == pytest.approx(100)
+    assert times["MeanTimeNs"].sum() == pytest.approx(16768.0)  # = the region's aggregated time
+
+
+def test_launches_have_every_metric_and_grid() -> None:
+    launches = launches_frame(bundled("h200-ncu-matmul-sweep"))
+    assert len(launches) == 160  # 150 regions x runs + 10 split-K extra launches
+    assert "gpu__time_duration.sum [ns]" in launches and "dram__bytes_read.sum [byte]" in launches
+    assert launches[C.GRID].notna().all()
+
+
+def test_unfused_is_two_kernels_and_rules() -> None:
+    bundle = bundled("h200-ncu-elementwise")
+    counts = kernel_counts_frame(bundle)
+    assert (counts[counts[C.ANNOTATION] == "unfused"]["KernelsPerRun"] == 2).all()
+    rules = combine_rules_frame(bundle).set_index(C.METRIC)[C.COMBINE_RULE]
+    assert "sum" in rules["gpu__time_duration.sum"]
+    assert "duration-weighted mean" in rules["dram__throughput.avg.pct_of_peak_sustained_elapsed"]
+
+
+def test_cupti_launches_have_no_grid() -> None:
+    launches = launches_frame(bundled("h200-cupti-elementwise"))
+    assert launches[C.GRID].isna().all() and "gpu__time_duration.sum [ns]" in launches
+
+
+def test_figure() -> None:
+    fig = build_kernels_figure(kernel_time_frame(bundled("h200-ncu-matmul-sweep")))
+    assert fig.layout.barmode == "stack" and fig.layout.yaxis.title.text == "Mean time per run (µs)"
+    assert len(fig.data) == 13  # distinct kernel names in the sweep
+
+
+def test_missing_launches(tmp_path) -> None:
+    import dataclasses
+
+    bundle = dataclasses.replace(bundled("h200-ncu-softmax"), tables={})
+    with pytest.raises(MissingData):
+        kernel_time_frame(bundle)
