@@ -162,6 +162,8 @@ def run_job(job_dir: Path, channel: Channel) -> int:
         manifest.update(status=JobStatus.DONE.value, warnings=warnings)
         code = 0
     except WorkerError as exc:
+        if exc.__cause__ is not None:  # the underlying traceback (kernel code, ncu) for the log
+            traceback.print_exc()
         manifest.update(status=(JobStatus.CANCELLED if isinstance(exc, Cancelled)
                                 else JobStatus.FAILED).value,
                         error={**exc.to_event_fields(), "log_tail": log_tail(job_dir)})
