@@ -1,0 +1,49 @@
+"""Per-kernel breakdown: every launch and its metrics, kernel counts, combine rules."""
+
+import streamlit as st
+
+from profiling_worker.schema import columns as C
+
+from app.core.figures.kernels import build_kernels_figure
+from app.core.metrics import MissingData
+from app.core.views.kernels import (combine_rules_frame, kernel_counts_frame, kernel_time_frame,
+                                    launches_frame)
+from app.ui import analysis, panels
+
+st.header("Kernels")
+bundle = analysis.selected_bundle()
+analysis.how_to_read(
+    "An annotated region may launch several kernels: cuBLAS picks a split-K GEMM (two kernels) "
+    "for fp32 at n=512 on the H200, and an unfused `a + b * c` is two elementwise kernels. The "
+    "chart stacks the time of each kernel inside each region (log scale; exact values in the "
+    "hover and tables). *Kernel counts* says how many launches each run had and whether that "
+    "changed between runs. *Combine rules* says how launches were merged into one value per "
+    "run: durations, counts and bytes add (`sum`); percentages and rates are duration-weighted "
+    "means (adding them gives nonsense such as 176 % of DRAM peak); `single` = one launch.")
+try:
+    times = kernel_time_frame(bundle)
+except MissingData as exc:
+    analysis.missing(exc)
+analysis.figure_panel(build_kernels_figure(times, bundle.host_timer), times, key="kernels",
+                      filename=f"{bundle.job_id}-kernel-times.csv")
+
+st.subheader("Kernel counts per annotation × config")
+counts = kernel_counts_frame(bundle)
+multi = counts[counts["MaxPerRun"] > 1]
+if len(multi):
+    st.caption("Several kernels per run: " + ", ".join(
+        f"{a} {c} ({n})" for a, c, n in zip(multi[C.ANNOTATION], multi["ConfigLabel"],
+                                            multi["MaxPerRun"])))
+if counts["VariesBetweenRuns"].any():
+    st.warning("The number of kernels differs between runs of some configs.")
+st.dataframe(counts, key="kernels-counts", hide_index=True, width="stretch")
+panels.download_csv(counts, key="kernels-counts-csv", filename=f"{bundle.job_id}-kernel-counts.csv")
+
+st.subheader("Combine rules")
+rules = combine_rules_frame(bundle)
+st.dataframe(rules, key="kernels-rules", hide_index=True, width="stretch")
+
+st.subheader("Every launch")
+launches = launches_frame(bundle)
+st.dataframe(launches, key="kernels-launches", hide_index=True, width="stretch")
+panels.download_csv(launches, key="kernels-launches-csv", filename=f"{bundle.job_id}-launches.csv")

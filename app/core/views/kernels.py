@@ -1,0 +1,95 @@
+"""Per-kernel breakdown from the launches table: every launch with its metrics, kernel counts per
+annotation x config (and whether they vary between runs), and the combine rule of each metric."""
+
+from __future__ import annotations
+
+import pandas as pd
+
+from profiling_worker.schema import columns as C
+
+from app.core.bundle_loader import Bundle
+from app.core.metrics import MissingData, with_labels
+
+
+def _launches(bundle: Bundle) -> pd.DataFrame:
+    launches = bundle.table(C.TABLE_LAUNCHES)
+    if launches.empty or C.KERNEL not in launches:
+        raise MissingData("This job has no per-launch table.",
+                          "Per-launch rows come from the .ncu-rep (ncu backend) or CUPTI records;"
+                          " plain nsight-python CSVs have none.")
+    return launches
+
+
+def launches_frame(bundle: Bundle) -> pd.DataFrame:
+    """One row per launch, one column per metric.
+
+    Returns:
+        Annotation, Config, <params>, ConfigLabel, Run, Launch, Kernel, Grid, Block, then one
+        column per collected metric (its unit in the name, e.g. ``gpu__time_duration.sum [ns]``).
+    """
+    launches = _launches(bundle)
+    keys = [c for c in (C.ANNOTATION, C.CONFIG, *bundle.parameters, C.RUN, C.LAUNCH, C.KERNEL,
+                        C.GRID, C.BLOCK) if c in launches]
+    named = launches.assign(_m=launches[C.METRIC] + " [" + launches[C.UNIT].fillna("") + "]")
+    order = list(dict.fromkeys(named["_m"]))
+    wide = (named.drop_duplicates(keys + ["_m"]).set_index(keys + ["_m"])[C.VALUE]
+            .unstack("_m"))
+    wide = wide[order].reset_index()
+    wide.columns.name = None
+    wide = wide.sort_values([k for k in (C.CONFIG, C.RUN, C.LAUNCH) if k in wide], kind="stable")
+    wide = wide.reset_index(drop=True)
+    return with_labels(wide, bundle.parameters)
+
+
+def kernel_counts_frame(bundle: Bundle) -> pd.DataFrame:
+    """Kernel launches per run of each annotation x config.
+
+    Returns:
+        Annotation, Config, <params>, ConfigLabel, KernelsPerRun (min over runs), MaxPerRun,
+        VariesBetweenRuns, Kernels (distinct names, ' + ' joined), MeanTimeNs per kernel name
+        is in :func:`kernel_time_frame`.
+    """
+    launches = _launches(bundle)
+    keys = [c for c in (C.ANNOTATION, C.CONFIG, *bundle.parameters) if c in launches]
+    per_run = (launches.drop_duplicates(keys + [C.RUN, C.LAUNCH])
+               .groupby(keys + [C.RUN], sort=False).size().rename("_count").reset_index())
+    counts = per_run.groupby(keys, sort=False)["_count"].agg(["min", "max"]).reset_index()
+    counts = counts.rename(columns={"min": "KernelsPerRun", "max": "MaxPerRun"})
+    counts["VariesBetweenRuns"] = counts["KernelsPerRun"] != counts["MaxPerRun"]
+    names = (launches.groupby(keys, sort=False)[C.KERNEL]
+             .agg(lambda s: " + ".join(dict.fromkeys(s))).rename("Kernels").reset_index())
+    return with_labels(counts.merge(names, on=keys), bundle.parameters)
+
+
+def kernel_time_frame(bundle: Bundle) -> pd.DataFrame:
+    """Mean duration of each kernel name per annotation x config (for the stacked chart).
+
+    Returns:
+        Annotation, Config, <params>, ConfigLabel, Kernel, MeanTimeNs (mean over runs of the
+        kernel's summed launches in a run), Share (% of the region's time).
+    """
+    launches = _launches(bundle)
+    timed = launches[launches[C.METRIC] == bundle.duration_metric]
+    keys = [c for c in (C.ANNOTATION, C.CONFIG, *bundle.parameters) if c in timed]
+    per_run = timed.groupby(keys + [C.KERNEL, C.RUN], sort=False)[C.VALUE].sum().reset_index()
+    mean = per_run.groupby(keys + [C.KERNEL], sort=False)[C.VALUE].mean().reset_index()
+    mean = mean.rename(columns={C.VALUE: "MeanTimeNs"})
+    mean["Share"] = 100 * mean["MeanTimeNs"] / mean.groupby(keys)["MeanTimeNs"].transform("sum")
+    return with_labels(mean, bundle.parameters)
+
+
+def combine_rules_frame(bundle: Bundle) -> pd.DataFrame:
+    """Which rule combined several launches into one value, per metric (runs table).
+
+    Returns:
+        Metric, Unit, CombineRule (``sum``, ``duration-weighted mean`` or ``single``; several
+        joined when they differ between regions), Regions (annotation x config pairs).
+    """
+    runs = bundle.table(C.TABLE_RUNS)
+    if runs.empty or C.COMBINE_RULE not in runs:
+        return pd.DataFrame(columns=[C.METRIC, C.UNIT, C.COMBINE_RULE, "Regions"])
+    grouped = runs.groupby([C.METRIC, C.UNIT], sort=False)
+    out = grouped[C.COMBINE_RULE].agg(lambda s: " / ".join(sorted(set(s)))).reset_index()
+    out["Regions"] = grouped.apply(lambda g: len(g[[C.ANNOTATION, C.CONFIG]].drop_duplicates()),
+                                   include_groups=False).to_numpy()
+    return out
