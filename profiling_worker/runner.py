@@ -8,6 +8,7 @@ import os
 import signal
 import time
 import traceback
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -112,71 +113,97 @@ def classify_unexpected(exc: BaseException) -> WorkerError:
                        kind="internal")
 
 
-def run_job(job_dir: Path, channel: Channel) -> int:
-    """Run the job in ``job_dir`` and write its bundle. Returns the process exit code."""
+@dataclass
+class Prepared:
+    """What a job needs before profiling: spec, kernels, the backend entry and the env report."""
+
+    spec: JobSpec
+    registry: Registry
+    backend: dict[str, Any]
+    report: dict[str, Any]
+
+
+def prepare(job_dir: Path, manifest: dict[str, Any], report: dict[str, Any] | None) -> Prepared:
+    """Load and validate the spec, probe (unless a warm worker passes its ``report``) and check
+    that the backend can run; fills the manifest's spec, environment and provenance.
+
+    Raises:
+        SpecRejected, BackendUnavailable: the job cannot run as asked.
+    """
+    registry = load_registry()
+    manifest["kernel_files"] = {"errors": registry.errors}  # file names only, no paths
+    try:
+        spec = load_spec(str(job_dir / C.SPEC_FILE), registry.kernels)
+    except SpecInvalid as exc:
+        raise SpecRejected(str(exc), "fix the named fields and submit again") from exc
+    manifest.update(spec=spec.to_json(), spec_hash=spec.spec_hash(),
+                    provenance=_provenance(manifest["started_at"]))
+    manifest["kernel_files"]["sources"] = {k: getattr(registry.kernels[k], "source", "")
+                                           or "built-in" for k in spec.kernels}
+    report = report or environment.environment_report()
+    backend = report["backends"][spec.backend]
+    manifest["environment"] = report["environment"]
+    if not backend["available"]:
+        raise BackendUnavailable(f"backend {spec.backend} cannot run here: {backend['reason']}",
+                                 backend["fix"])
+    if spec.backend == "ncu":
+        _check_metric_names(spec, report["environment"])
+    if spec.backend != "cpu":
+        _prepare_gpu_env(spec, report["environment"])
+    return Prepared(spec, registry, backend, report)
+
+
+def profile_and_write(job: Prepared, job_dir: Path, channel: Channel) -> dict[str, Any]:
+    """Collect with the job's backend (NVML sampled meanwhile) and write the tables; returns
+    the manifest entries of a finished job (backend, warnings, status)."""
+    from profiling_worker import results
+    from profiling_worker.nvml_trace import NvmlSampler
+
+    spec = job.spec
+    channel.emit("log", message=f"backend {spec.backend}: {job.backend['reason']}")
+    interval = spec.nvml_interval_ms if spec.backend != "cpu" else None  # no GPU to sample
+    with NvmlSampler(spec.gpu, interval) as sampler:
+        result = collect(spec, job.registry, job_dir, job.backend, channel)
+    assert result is not None
+    warnings = result.warnings + ([sampler.error] if sampler.error else [])
+    for w in warnings:
+        channel.emit("warning", message=w)
+    channel.emit("progress", done=1, total=1, stage="writing bundle")
+    results.write_result_tables(job_dir, spec, job.registry, _annotations(spec, job.registry),
+                                result.launches, sampler.frame(), result.collectors)
+    return {"backend": {"name": spec.backend, "nsight_mode": job.backend.get("nsight_mode"),
+                        "reason": job.backend["reason"], **result.backend_info},
+            "warnings": warnings, "status": JobStatus.DONE.value}
+
+
+def run_job(job_dir: Path, channel: Channel, report: dict[str, Any] | None = None) -> int:
+    """Run the job in ``job_dir`` and write its bundle; returns the exit code (0 done, 1 not).
+
+    ``report``: a warm worker's cached environment report (None: probe now).
+    """
     from profiling_worker import results
 
-    started, t0 = _now(), time.perf_counter()
+    t0 = time.perf_counter()
     signal.signal(signal.SIGTERM, _on_sigterm)
-    manifest: dict[str, Any] = {"job_id": job_dir.name, "started_at": started,
+    manifest: dict[str, Any] = {"job_id": job_dir.name, "started_at": _now(),
                                 "worker_version": __version__}
     try:
-        registry = load_registry()
-        manifest["kernel_files"] = {"errors": registry.errors}  # file names only, no paths
-        try:
-            spec = load_spec(str(job_dir / C.SPEC_FILE), registry.kernels)
-        except SpecInvalid as exc:
-            raise SpecRejected(str(exc), "fix the named fields and submit again") from exc
-        manifest["spec"] = spec.to_json()
-        manifest["kernel_files"]["sources"] = {k: getattr(registry.kernels[k], "source", "")
-                                               or "built-in" for k in spec.kernels}
-        manifest["spec_hash"] = spec.spec_hash()
-        report = environment.environment_report()
-        backend = report["backends"][spec.backend]
-        manifest["environment"] = report["environment"]
-        if not backend["available"]:
-            raise BackendUnavailable(f"backend {spec.backend} cannot run here: {backend['reason']}",
-                                     backend["fix"])
-        manifest["provenance"] = _provenance(started)
-        if spec.backend == "ncu":
-            _check_metric_names(spec, report["environment"])
-        if spec.backend != "cpu":
-            _prepare_gpu_env(spec, report["environment"])
-        channel.emit("log", message=f"backend {spec.backend}: {backend['reason']}")
-        from profiling_worker.nvml_trace import NvmlSampler
-
-        # The host-timer backend has no GPU to sample.
-        interval = spec.nvml_interval_ms if spec.backend != "cpu" else None
-        with NvmlSampler(spec.gpu, interval) as sampler:
-            result = collect(spec, registry, job_dir, backend, channel)
-        assert result is not None
-        manifest["backend"] = {"name": spec.backend, "nsight_mode": backend.get("nsight_mode"),
-                               "reason": backend["reason"], **result.backend_info}
-        warnings = result.warnings + ([sampler.error] if sampler.error else [])
-        for w in warnings:
-            channel.emit("warning", message=w)
-        channel.emit("progress", done=1, total=1, stage="writing bundle")
-        results.write_result_tables(job_dir, spec, registry, _annotations(spec, registry),
-                                    result.launches,
-                                    sampler.frame(), result.collectors)
-        manifest.update(status=JobStatus.DONE.value, warnings=warnings)
-        code = 0
-    except WorkerError as exc:
-        if exc.__cause__ is not None:  # the underlying traceback (kernel code, ncu) for the log
-            traceback.print_exc()
-        manifest.update(status=(JobStatus.CANCELLED if isinstance(exc, Cancelled)
-                                else JobStatus.FAILED).value,
-                        error={**exc.to_event_fields(), "log_tail": log_tail(job_dir)})
-        code = 1
-    except Exception as exc:  # anything unexpected: classify it, traceback to the log
-        traceback.print_exc()
-        err = classify_unexpected(exc)
-        manifest.update(status=JobStatus.FAILED.value,
-                        error={**err.to_event_fields(), "log_tail": log_tail(job_dir)})
-        code = 1
+        manifest.update(profile_and_write(prepare(job_dir, manifest, report), job_dir, channel))
+    except Exception as exc:
+        manifest.update(_failure(exc, job_dir))
     manifest.update(finished_at=_now(), wall_s=round(time.perf_counter() - t0, 3))
     if manifest.get("error"):
         channel.emit("error", **manifest["error"])
     results.finish_bundle(job_dir, manifest)
     channel.emit("result", status=manifest["status"])
-    return code
+    return 0 if manifest["status"] == JobStatus.DONE.value else 1
+
+
+def _failure(exc: Exception, job_dir: Path) -> dict[str, Any]:
+    """Manifest entries of a failed or cancelled job; the traceback goes to the log."""
+    if not isinstance(exc, WorkerError) or exc.__cause__ is not None:
+        traceback.print_exc()
+    err = exc if isinstance(exc, WorkerError) else classify_unexpected(exc)
+    status = JobStatus.CANCELLED if isinstance(err, Cancelled) else JobStatus.FAILED
+    return {"status": status.value, "error": {**err.to_event_fields(),
+                                              "log_tail": log_tail(job_dir)}}
