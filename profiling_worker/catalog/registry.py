@@ -13,7 +13,7 @@ from typing import Any
 
 from profiling_worker.catalog.specs import CATALOG, KernelSpec
 from profiling_worker.catalog.user import UserKernel, kernel_dirs_from_env, load_kernel_dirs
-from profiling_worker.errors import KernelFailed
+from profiling_worker.errors import KernelFailed, WorkerError
 
 Entry = KernelSpec | UserKernel
 
@@ -85,6 +85,8 @@ class GuardedBody:
     def __call__(self, *config: Any, annotate: Callable[[str], Any] | None = None) -> None:
         try:
             self.body(*config, annotate=annotate)
+        except WorkerError:  # cancellation (SIGTERM) and other classified errors pass through
+            raise
         except Exception as exc:
             raise kernel_error(self.kernel_id, config, exc) from exc
 
