@@ -18,6 +18,9 @@ def _parser() -> argparse.ArgumentParser:
     run = sub.add_parser("run", help="run the job whose spec.json is in JOB_DIR")
     run.add_argument("job_dir", type=Path)
     sub.add_parser("env", help="print the environment report and the backends that can run (JSON)")
+    srv = sub.add_parser("serve", help="warm worker: run job dirs read from stdin, one per line")
+    srv.add_argument("--backend", choices=("cupti", "cpu", "ncu"), required=True)
+    srv.add_argument("--gpu", type=int, default=0)
     kern = sub.add_parser("kernels", help="list the built-in and user kernels (JSON)")
     kern.add_argument("--dirs", default=None,
                       help="user kernel folders, separated by ':' (default: KPROF_KERNEL_DIRS)")
@@ -53,8 +56,7 @@ def _import(sources: list[Path], out: Path) -> int:
     try:
         path = import_nsight_output(sources, out.parent, out.name)
     except ImportFailed as exc:
-        print(json.dumps({"event": "error", "kind": "import_failed", "message": str(exc),
-                          "hint": getattr(exc, "hint", "")}), flush=True)
+        print(json.dumps({"event": "error", **exc.to_event_fields()}), flush=True)
         return 1
     print(json.dumps({"event": "result", "status": "done", "bundle": str(path)}), flush=True)
     return 0
@@ -96,6 +98,10 @@ def main(argv: list[str]) -> int:
         return 0
     if args.command == "import":
         return _import(args.sources, args.out)
+    if args.command == "serve":
+        from profiling_worker.serve import serve
+
+        return serve(args.backend, args.gpu, sys.stdin)
     if args.command == "kernels":
         from profiling_worker.catalog.registry import load_registry
 

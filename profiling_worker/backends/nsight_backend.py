@@ -30,6 +30,7 @@ from profiling_worker.schema.spec import JobSpec
 #: Set by nsight-python 0.9.x in the copy of the worker it re-runs under ncu (launch mode).
 LAUNCH_CHILD_ENV = "NSPY_NCU_PROFILE"
 KPROF_DOMAIN = "kprof"
+_LOADED: dict[str, Any] = {}  # backend -> the nsight module, once imported in this process
 
 
 def in_launch_child() -> bool:
@@ -43,6 +44,8 @@ def import_nsight(backend: str, libcupti: str | None) -> Any:
     For CUPTI, Nsight Compute's import-time activation is switched off
     (``NSPY_NCU_INIT_AT_IMPORT=0``) and ``libcupti`` (a path) is loaded RTLD_GLOBAL first.
     """
+    if _LOADED.get(backend) is not None:  # a warm worker: imported and activated once
+        return _LOADED[backend]
     if backend == "cupti":
         os.environ["NSPY_NCU_INIT_AT_IMPORT"] = "0"
         if libcupti:
@@ -58,6 +61,7 @@ def import_nsight(backend: str, libcupti: str | None) -> Any:
 
     if backend == "cupti":
         nsight.activate(nsight.Tool.CUPTI)
+    _LOADED[backend] = nsight
     return nsight
 
 

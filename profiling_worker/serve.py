@@ -1,0 +1,95 @@
+"""A warm worker: one process that keeps its imports done, CUDA initialised, nsight-python's
+tool activated and the environment probed, and runs jobs one after another.
+
+``python -m profiling_worker serve --backend cupti --gpu 0`` reads one JSON object per line on
+stdin (``{"job_dir": "..."}``) and answers on stdout, one JSON line each:
+``{"event": "ready", ...}`` once, then ``{"event": "done", "job_dir": ..., "code": 0|1}`` per job,
+or ``{"event": "rejected", "job_dir": ..., "reason": ...}`` for a job it must not run (another
+backend or GPU: the caller starts a fresh worker for it). Each job writes the same bundle as
+``run`` (events.jsonl, worker.log, tables, manifest last).
+
+nsight-python allows one tool per process and Nsight Compute cannot be deactivated, so a warm
+worker serves one backend on one GPU; launch mode (nsight-python 0.9.x) re-runs the worker
+under ncu for every job and cannot be warm. A cancelled job ends the process.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import sys
+from pathlib import Path
+from typing import Any, TextIO
+
+from profiling_worker import environment, runner
+from profiling_worker.channel import Channel
+from profiling_worker.schema import columns as C
+
+WARM_BACKENDS = ("cupti", "cpu", "ncu")
+
+
+def _say(fd: int, **event: Any) -> None:
+    os.write(fd, (json.dumps(event) + "\n").encode())
+
+
+def _point_output_at(job_dir: Path) -> None:
+    """Send fds 1 and 2 (library prints, tracebacks) to this job's worker.log."""
+    log = os.open(job_dir / C.LOG_FILE, os.O_WRONLY | os.O_CREAT | os.O_APPEND, 0o644)
+    sys.stdout.flush()
+    sys.stderr.flush()
+    os.dup2(log, 1)
+    os.dup2(log, 2)
+    os.close(log)
+
+
+def _warm_up_process(backend: str, entry: dict[str, Any]) -> None:
+    """Do once what every job would: import nsight first, then torch, and start CUDA."""
+    if backend != "cpu":
+        from profiling_worker.backends import nsight_backend as nb
+
+        nb.import_nsight(backend, entry.get("libcupti"))
+    import torch
+
+    if backend != "cpu":
+        torch.cuda.init()
+        torch.zeros(1, device="cuda")
+
+
+def refusal(spec: dict[str, Any], backend: str, gpu: int) -> str | None:
+    """Why this warm worker must not run a job with this raw spec (None: it may)."""
+    if spec.get("backend", "ncu") != backend:
+        return f"serves backend {backend}, the job asks {spec.get('backend')}"
+    if backend != "cpu" and int(spec.get("gpu", 0) or 0) != gpu:
+        return f"serves GPU {gpu}, the job asks GPU {spec.get('gpu')}"
+    return None
+
+
+def serve(backend: str, gpu: int, stdin: TextIO) -> int:
+    """Run jobs from ``stdin`` until it closes; returns the exit code."""
+    control = os.dup(1)  # the control channel; fds 1 and 2 then go to each job's log
+    if backend != "cpu":
+        os.environ["CUDA_VISIBLE_DEVICES"] = str(gpu)  # before anything starts CUDA
+    report = environment.environment_report()
+    entry = report["backends"].get(backend, {})
+    if not entry.get("available") or entry.get("nsight_mode") == "launch":
+        _say(control, event="error", kind="backend_unavailable",
+             message=f"a warm {backend} worker cannot run here: "
+                     f"{entry.get('reason') or 'launch mode re-runs the worker per job'}",
+             hint=entry.get("fix") or "use cold workers (one process per job)")
+        return 1
+    _warm_up_process(backend, entry)
+    _say(control, event="ready", backend=backend, gpu=gpu, pid=os.getpid())
+    for line in stdin:
+        job_dir = Path(json.loads(line)["job_dir"]).resolve()
+        raw = json.loads((job_dir / C.SPEC_FILE).read_text(encoding="utf-8"))
+        reason = refusal(raw if isinstance(raw, dict) else {}, backend, gpu)
+        if reason:
+            _say(control, event="rejected", job_dir=str(job_dir), reason=reason)
+            continue
+        _point_output_at(job_dir)
+        code = runner.run_job(job_dir, Channel(job_dir, None), report)
+        _say(control, event="done", job_dir=str(job_dir), code=code)
+        manifest = json.loads((job_dir / C.MANIFEST_FILE).read_text(encoding="utf-8"))
+        if manifest.get("status") == "cancelled":
+            return 1  # CUPTI or CUDA state after an interrupted job is not to be trusted
+    return 0

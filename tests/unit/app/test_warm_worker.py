@@ -1,0 +1,68 @@
+"""A warm worker runs several cpu jobs in one process, refuses other backends, and a job
+through it writes the same bundle as a cold worker."""
+
+import json
+import sys
+import time
+from pathlib import Path
+
+import pandas as pd
+import pytest
+
+from app import settings
+from app.services.warm_worker import WarmWorker
+from profiling_worker.schema import columns as C
+from profiling_worker.schema.manifest import read_manifest
+
+SPEC = {"kernels": ["matmul"], "annotations": ["fp32"], "configs": [{"n": 32}, {"n": 64}],
+        "runs": 3, "backend": "cpu"}
+
+
+def _job(root: Path, name: str, spec: dict) -> Path:
+    job = root / name
+    job.mkdir()
+    (job / C.SPEC_FILE).write_text(json.dumps(spec))
+    return job
+
+
+@pytest.fixture()
+def warm(tmp_path):
+    worker = WarmWorker(sys.executable, "cpu", 0, settings.worker_env(), tmp_path / "warm.log")
+    yield worker
+    worker.close()
+
+
+def test_two_jobs_in_one_process_write_full_bundles(warm, tmp_path):
+    pids = set()
+    for name in ("a", "b"):
+        job = _job(tmp_path, name, SPEC)
+        t0 = time.monotonic()
+        warm.submit(job)
+        answer = warm.poll(60)
+        assert answer == {"event": "done", "job_dir": str(job.resolve()), "code": 0}
+        print(name, "submit to result", round(time.monotonic() - t0, 3), "s")
+        manifest = read_manifest(job)
+        assert manifest["status"] == "done"
+        assert len(pd.read_parquet(job / C.TABLES_DIR / "aggregated.parquet")) == 2
+        assert (job / C.LOG_FILE).exists()
+        pids.add(warm.proc.pid)
+    assert len(pids) == 1 and warm.alive()
+
+
+def test_other_backend_is_refused_and_left_untouched(warm, tmp_path):
+    job = _job(tmp_path, "gpu-job", {**SPEC, "backend": "cupti",
+                                      "metrics": ["gpu__time_duration.sum"]})
+    warm.submit(job)
+    answer = warm.poll(30)
+    assert answer["event"] == "rejected" and "cupti" in answer["reason"]
+    assert not (job / C.MANIFEST_FILE).exists() and warm.alive()
+
+
+def test_failed_job_keeps_the_worker_usable(warm, tmp_path):
+    bad = _job(tmp_path, "bad", {**SPEC, "configs": [{"n": -1}]})
+    warm.submit(bad)
+    assert warm.poll(30)["code"] == 1
+    assert read_manifest(bad)["error"]["kind"] == "spec_invalid"
+    good = _job(tmp_path, "good", SPEC)
+    warm.submit(good)
+    assert warm.poll(60)["code"] == 0
