@@ -1,0 +1,125 @@
+"""Dashboard worker vs a bare nsight-python script, measured side by side in one run.
+
+Job J1 (fp16 ``a @ b``, n = 1024..8192, 10 runs, duration only). For each backend it runs,
+``--repeats`` times each and interleaved: the bare script (benchmarks/bare_nsight_j1.py), the
+worker cold (``python -m profiling_worker run``, one process per job), and, for CUPTI, the warm
+worker (``serve``: process started once, then one job after another, timed from submit to
+result). Prints and writes JSON: wall times, ratios to the bare script (min / median / max) and
+the profiling efficiency (sum of kernel time x runs over wall time).
+
+Usage: ``python benchmarks/overhead.py OUT_JSON NCU_PYTHONPATH CUPTI_PYTHONPATH [--repeats 3]``
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import shutil
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+import pandas as pd
+
+REPO = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(REPO))
+J1 = {"kernels": ["matmul"], "annotations": ["fp16"],
+      "configs": [{"n": n} for n in (1024, 2048, 4096, 8192)], "runs": 10}
+
+
+def _env(pythonpath: str) -> dict[str, str]:
+    return {**os.environ, "PYTHONPATH": pythonpath}
+
+
+def _job_dir(root: Path, backend: str) -> Path:
+    job = Path(tempfile.mkdtemp(prefix=f"j1-{backend}-", dir=root))
+    (job / "spec.json").write_text(json.dumps({**J1, "backend": backend}))
+    return job
+
+
+def kernel_time_s(job: Path) -> float:
+    """Sum of the job's per-run kernel durations (s): sum of kernel time x runs."""
+    runs = pd.read_parquet(job / "tables" / "runs.parquet")
+    return float(runs[runs["Metric"] == "gpu__time_duration.sum"]["Value"].sum()) / 1e9
+
+
+def time_bare(backend: str, root: Path, pythonpath: str, libcupti: str) -> float:
+    t0 = time.perf_counter()
+    subprocess.run([sys.executable, str(REPO / "benchmarks" / "bare_nsight_j1.py"), backend,
+                    str(root), libcupti], env=_env(pythonpath), check=True,
+                   stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    return time.perf_counter() - t0
+
+
+def time_cold(backend: str, root: Path, pythonpath: str) -> tuple[float, float]:
+    job = _job_dir(root, backend)
+    t0 = time.perf_counter()
+    subprocess.run([sys.executable, "-m", "profiling_worker", "run", str(job)], cwd=REPO,
+                   env=_env(pythonpath), check=True, stdout=subprocess.DEVNULL)
+    return time.perf_counter() - t0, kernel_time_s(job)
+
+
+def time_warm(root: Path, pythonpath: str, repeats: int) -> tuple[float, list[float], list[float]]:
+    from app.services.warm_worker import WarmWorker
+
+    t0 = time.perf_counter()
+    worker = WarmWorker(sys.executable, "cupti", 0, _env(f"{REPO}:{pythonpath}"),
+                        root / "warm.log")
+    start = time.perf_counter() - t0
+    walls, kernels = [], []
+    try:
+        for _ in range(repeats + 1):  # the first job pays lazy imports: reported, not counted
+            job = _job_dir(root, "cupti")
+            t0 = time.perf_counter()
+            worker.submit(job)
+            answer = worker.poll(300)
+            assert answer and answer.get("code") == 0, answer
+            walls.append(time.perf_counter() - t0)
+            kernels.append(kernel_time_s(job))
+    finally:
+        worker.close()
+    return start, walls, kernels
+
+
+def _stats(values: list[float]) -> dict[str, float]:
+    return {"min": min(values), "median": statistics.median(values), "max": max(values)}
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser()
+    parser.add_argument("out", type=Path)
+    parser.add_argument("ncu_path")
+    parser.add_argument("cupti_path")
+    parser.add_argument("--repeats", type=int, default=3)
+    args = parser.parse_args()
+    from profiling_worker.environment import find_libcupti
+
+    os.environ["PYTHONPATH"] = f"{REPO}:{args.cupti_path}"
+    libcupti = find_libcupti()[0]["path"]
+    root = Path(tempfile.mkdtemp(prefix="overhead-"))
+    result: dict[str, dict] = {}
+    for backend, path in (("ncu", f"{REPO}:{args.ncu_path}"), ("cupti", f"{REPO}:{args.cupti_path}")):
+        bare, cold, eff = [], [], []
+        for _ in range(args.repeats):  # interleaved, so drift hits both alike
+            bare.append(time_bare(backend, root, path, libcupti))
+            wall, kernels = time_cold(backend, root, path)
+            cold.append(wall)
+            eff.append(kernels / wall)
+        result[backend] = {"bare_s": bare, "cold_s": cold,
+                           "cold_over_bare": _stats([c / b for c, b in zip(cold, bare)]),
+                           "cold_efficiency": _stats(eff)}
+    start, walls, kernels = time_warm(root, args.cupti_path, args.repeats)
+    result["cupti"].update(warm_start_s=start, warm_first_job_s=walls[0], warm_s=walls[1:],
+                           warm_submit_to_result=_stats(walls[1:]),
+                           warm_efficiency=_stats([k / w for k, w in zip(kernels[1:], walls[1:])]))
+    args.out.write_text(json.dumps(result, indent=1))
+    print(json.dumps(result, indent=1))
+    shutil.rmtree(root, ignore_errors=True)
+
+
+if __name__ == "__main__":
+    main()
