@@ -98,7 +98,7 @@ def main() -> None:
     args = parser.parse_args()
     from profiling_worker.environment import find_libcupti
 
-    os.environ["PYTHONPATH"] = f"{REPO}:{args.cupti_path}"
+    sys.path[1:1] = args.cupti_path.split(os.pathsep)  # find the carried libcupti >= 13.4 first
     libcupti = find_libcupti()[0]["path"]
     root = Path(tempfile.mkdtemp(prefix="overhead-"))
     result: dict[str, dict] = {}
@@ -112,6 +112,7 @@ def main() -> None:
         result[backend] = {"bare_s": bare, "cold_s": cold,
                            "cold_over_bare": _stats([c / b for c, b in zip(cold, bare)]),
                            "cold_efficiency": _stats(eff)}
+        args.out.write_text(json.dumps(result, indent=1))  # keep what is measured so far
     start, walls, kernels = time_warm(root, args.cupti_path, args.repeats)
     result["cupti"].update(warm_start_s=start, warm_first_job_s=walls[0], warm_s=walls[1:],
                            warm_submit_to_result=_stats(walls[1:]),
