@@ -44,7 +44,8 @@ import numpy as np
 import pandas as pd
 
 from profiling_worker.bundle_writer import empty_table, table_columns, write_table
-from profiling_worker.extract.aggregate import RULE_SINGLE, aggregate_runs
+from profiling_worker.extract.aggregate import RULE_SINGLE, aggregate_runs, launches_to_runs
+from profiling_worker import import_report as R
 from profiling_worker.schema import columns as C
 from profiling_worker.schema.manifest import JobStatus, write_manifest
 from profiling_worker.schema.spec import SpecInvalid, validate_spec
@@ -193,14 +194,14 @@ def _expand(sources: Sequence[Path]) -> tuple[list[Path], list[Path], list[Path]
             for p in children:
                 if _TAG_RE.match(p.name):
                     csvs.append(p)
-                elif p.suffix in (".ncu-rep", ".log"):
+                elif p.suffix in (".ncu-rep", ".log") or R.is_report(p):
                     extra.append(p)
                 else:
                     ignored.append(p)
         elif src.is_file():
             if src.suffix.lower() == ".csv":
                 csvs.append(src)
-            elif src.suffix in (".ncu-rep", ".log"):
+            elif src.suffix in (".ncu-rep", ".log") or R.is_report(src):
                 extra.append(src)
             else:
                 raise ImportFailed(f"{src.name}: not a file nsight-python writes",
@@ -536,25 +537,26 @@ def import_nsight_output(sources: Sequence[Path], out_dir: Path, job_id: str, *,
         raise ImportFailed(f"{job_id}: a bundle of that name already exists in {out_dir.name}",
                            "choose another job id; finished bundles are never overwritten")
     csvs, extra, ignored = _expand([Path(s) for s in sources])
-    if not csvs:
-        raise ImportFailed("no nsight-python CSV among the sources "
+    if not csvs and not any(R.is_report(p) for p in extra):
+        raise ImportFailed("no nsight-python CSV and no .ncu-rep among the sources "
                            f"({', '.join(Path(s).name for s in sources)[:200] or 'none given'})",
                            "run the profiled function with output_csv=True and import the "
-                           "profiled_data-*.csv (and processed_data-*.csv) it writes")
+                           "profiled_data-*.csv (and processed_data-*.csv) it writes, or its "
+                           ".ncu-rep")
     try:
         return _import(csvs, extra, ignored, out_dir, job_id, final, param_names)
     except ImportFailed:
         raise
     except Exception as exc:  # never a bare traceback for a user's file
-        names = ", ".join(p.name for p in csvs)[:200]
+        names = ", ".join(p.name for p in [*csvs, *extra])[:200]
         raise ImportFailed(f"{names}: could not be imported ({type(exc).__name__}: "
                            f"{str(exc)[:300]})",
                            "check that these are unmodified nsight-python CSV files; "
                            "if they are, report this with the files") from exc
 
 
-def _import(csvs: list[Path], extra: list[Path], ignored: list[Path], out_dir: Path,
-            job_id: str, final: Path, param_names: Sequence[str] | None) -> Path:
+def _from_csvs(csvs: list[Path], param_names: Sequence[str] | None) -> dict[str, Any]:
+    """Tables, spec and provenance from nsight-python's CSVs."""
     items = _load(csvs, param_names)
     params = items[0].params
     configs = _assign_configs(items, params)
@@ -581,13 +583,83 @@ def _import(csvs: list[Path], extra: list[Path], ignored: list[Path], out_dir: P
     spec, spec_valid, spec_errors = _spec(items, configs, runs, agg)
     version = "1.x (Unit column)" if any("Unit" in it.header for it in items) \
         else "0.9.x (no Unit column)"
+    return {"params": params, "configs": configs, "runs": runs, "agg": agg, "spec": spec,
+            "spec_valid": spec_valid, "spec_errors": spec_errors,
+            "environment": _environment(items),
+            "provenance": {"nsight_python_format": version, "aggregated": agg_source,
+                           "parameters": params, "dropped_columns": _dropped(items, params)}}
+
+
+def _report_spec(report: Path, configs: list[dict[str, Any]], runs: pd.DataFrame,
+                 agg: pd.DataFrame) -> tuple[dict[str, Any], bool, list[str]]:
+    stem = re.sub(r"\.ncu-rep(\.gz)?$", "", report.name, flags=re.IGNORECASE)
+    kernel = re.sub(r"-\d+$", "", re.sub(r"^ncu-output-", "", stem)) or "imported"
+    n_runs = int(agg[C.NUM_RUNS].max()) if len(agg) else 1
+    raw = {"kernels": [kernel], "configs": configs, "runs": max(n_runs, 1),
+           "metrics": list(dict.fromkeys(runs[C.METRIC])) or [C.GPU_TIME], "backend": "ncu",
+           "annotations": list(dict.fromkeys(runs[C.ANNOTATION])),
+           "label": f"imported: {report.name}"[:200]}
+    try:
+        return validate_spec(raw).to_json(), True, []
+    except SpecInvalid as exc:
+        return raw, False, [str(e) for e in exc.errors][:20]
+
+
+def _add_report(prep: dict[str, Any] | None, report: Path) -> tuple[dict[str, Any], pd.DataFrame,
+                                                                      dict[str, Any]]:
+    """Read ``report`` into the launches table; with no CSVs, runs and aggregated come from it."""
+    metrics = R.REPORT_METRICS
+    if prep is not None:
+        table = prep["runs"] if not prep["runs"].empty else prep["agg"]
+        named = [m for m in dict.fromkeys(table[C.METRIC]) if _METRIC_NAME_RE.match(m)]
+        metrics = tuple(dict.fromkeys([*named, *R.REPORT_METRICS]))
+    rows, device, summary = R.read_report(report, metrics, ImportFailed)
+    if prep is None:
+        params, configs = R.report_only_configs(rows)
+        launches, how = R.attribute_launches(rows, params, configs, None)
+        if launches.empty:
+            raise ImportFailed(f"{report.name}: holds no launch inside an nsight-python "
+                               "annotation", "profile with nsight-python (nsight.annotate "
+                               "ranges), or import its CSVs")
+        runs = launches_to_runs(launches, params)
+        agg = aggregate_runs(runs, params)
+        spec, spec_valid, spec_errors = _report_spec(report, configs, runs, agg)
+        prep = {"params": params, "configs": configs, "runs": runs, "agg": agg, "spec": spec,
+                "spec_valid": spec_valid, "spec_errors": spec_errors, "environment": {},
+                "provenance": {"aggregated": "computed from the report's launches (combined "
+                                             "per run, Student-t CI95)",
+                               "parameters": params}}
+    else:
+        launches, how = R.attribute_launches(rows, prep["params"], prep["configs"], prep["runs"])
+    prep["environment"] = {**R.gpu_environment(device), **prep["environment"]}
+    prep["provenance"]["launches"] = {
+        "report": report.name, "attribution": how, "rows": int(len(launches)),
+        "metrics_read": sorted(set(rows[C.METRIC])) if len(rows) else [],
+        "metrics_missing": device.get("missing_metrics", [])[:50]}
+    device = {k: v for k, v in device.items() if k != "missing_metrics"}
+    return prep, launches, {"device_attributes": device, "summary": summary}
+
+
+def _import(csvs: list[Path], extra: list[Path], ignored: list[Path], out_dir: Path,
+            job_id: str, final: Path, param_names: Sequence[str] | None) -> Path:
+    reports = [p for p in extra if R.is_report(p)]
+    prep = _from_csvs(csvs, param_names) if csvs else None
+    report_info: dict[str, Any] = {}
+    if reports:
+        prep, launches, report_info = _add_report(prep, reports[0])
+    assert prep is not None
+    params = prep["params"]
+    if not reports:
+        launches = empty_table(C.TABLE_LAUNCHES, params)
+    spec = prep["spec"]
+    measurement = "imported nsight-python output" if csvs else "imported Nsight Compute report"
 
     out_dir.mkdir(parents=True, exist_ok=True)
     tmp = Path(tempfile.mkdtemp(prefix=f".import-{job_id}-", dir=out_dir))
     try:
-        write_table(tmp, C.TABLE_RUNS, runs)
-        write_table(tmp, C.TABLE_AGGREGATED, agg)
-        write_table(tmp, C.TABLE_LAUNCHES, empty_table(C.TABLE_LAUNCHES, params))
+        write_table(tmp, C.TABLE_RUNS, prep["runs"])
+        write_table(tmp, C.TABLE_AGGREGATED, prep["agg"])
+        write_table(tmp, C.TABLE_LAUNCHES, launches)
         write_table(tmp, C.TABLE_WORK, empty_table(C.TABLE_WORK, params))
         write_table(tmp, C.TABLE_NVML, empty_table(C.TABLE_NVML))
         write_table(tmp, C.TABLE_COLLECTORS, empty_table(C.TABLE_COLLECTORS, params))
@@ -602,32 +674,36 @@ def _import(csvs: list[Path], extra: list[Path], ignored: list[Path], out_dir: P
                 k += 1
             shutil.copy2(src, nsight / name)
             copied.append(name)
+        if report_info:
+            (tmp / C.REPORT_SUMMARY_FILE).write_text(
+                json.dumps(report_info["summary"], indent=1, default=str), encoding="utf-8")
         (tmp / C.SPEC_FILE).write_text(json.dumps(spec, indent=2, default=str), encoding="utf-8")
         now = _dt.datetime.now(_dt.timezone.utc).isoformat(timespec="seconds")
         files = sorted(str(p.relative_to(tmp)) for p in tmp.rglob("*") if p.is_file())
+        backend: dict[str, Any] = {"name": "ncu", "measurement": measurement}
+        if report_info:
+            backend["report"] = reports[0].name
+            backend["device_attributes"] = report_info["device_attributes"]
         manifest = {
             "job_id": job_id,
             "status": JobStatus.DONE.value,
             "spec": spec,
-            "backend": {"name": "ncu", "measurement": "imported nsight-python output"},
-            "environment": _environment(items),
+            "backend": backend,
+            "environment": prep["environment"],
             "timings": {"imported_at": now},
             "provenance": {
                 "imported_from": [p.name for p in [*csvs, *extra]],
                 "ignored": [p.name for p in ignored],
                 "date": now,
-                "nsight_python_format": version,
-                "aggregated": agg_source,
-                "parameters": params,
-                "dropped_columns": _dropped(items, params),
+                **prep["provenance"],
                 "spec_reconstructed": True,
                 "spec_fields_from_files": ["kernels", "configs", "runs", "metrics",
                                            "annotations"],
                 "spec_fields_defaulted": sorted(k for k in spec if k not in (
                     "kernels", "configs", "runs", "metrics", "annotations", "label",
                     "backend")),
-                "spec_valid": spec_valid,
-                "spec_errors": spec_errors,
+                "spec_valid": prep["spec_valid"],
+                "spec_errors": prep["spec_errors"],
             },
             "files": files + [C.MANIFEST_FILE],
         }
