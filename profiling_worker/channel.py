@@ -28,8 +28,11 @@ class Channel:
     def emit(self, event: str, **fields: Any) -> None:
         """Append one event (see schema/events.py) to the file and the private stdout."""
         line = events.encode(events.make_event(event, **fields))
-        with open(self.events_path, "a", encoding="utf-8") as fh:
-            fh.write(line)
+        try:
+            with open(self.events_path, "a", encoding="utf-8") as fh:
+                fh.write(line)
+        except OSError as exc:  # disk full: the private stdout copy may still reach the app
+            print(f"events.jsonl not written ({exc}): {line}", file=sys.stderr, flush=True)
         if self.stdout_fd is not None:
             try:
                 os.write(self.stdout_fd, line.encode())

@@ -60,14 +60,20 @@ def ncu_metric_bases(ncu_path: str, gpu: int = 0) -> frozenset[str] | None:
     From ``ncu --query-metrics`` on device ``gpu``; None when the query fails (then names are
     not checked here and ncu reports an unknown one itself).
     """
+    return ncu_query_metrics(ncu_path, gpu)[0]
+
+
+def ncu_query_metrics(ncu_path: str, gpu: int = 0) -> tuple[frozenset[str] | None, str]:
+    """:func:`ncu_metric_bases` and the query's whole output (stdout + stderr), in which a
+    caller can look for errors such as ERR_NVGPUCTRPERM."""
     try:
         proc = subprocess.run([ncu_path, "--query-metrics", "--devices", str(gpu)],
                               capture_output=True, text=True, timeout=120)
-    except (OSError, subprocess.SubprocessError):
-        return None
+    except (OSError, subprocess.SubprocessError) as exc:
+        return None, str(exc)
     names = {line.split()[0] for line in proc.stdout.splitlines()
              if line and re.match(r"^[a-z][a-z0-9]*__[a-z0-9_]+\s", line)}
-    return frozenset(names) or None
+    return frozenset(names) or None, proc.stdout + proc.stderr
 
 
 def unknown_metrics(metrics: tuple[str, ...], bases: frozenset[str]) -> list[str]:
@@ -189,7 +195,8 @@ def _cupti_backend(env: dict[str, Any]) -> dict[str, Any]:
                    "pip install 'cupti-python>=13.4'")
     libs = env.get("libcupti") or []
     if not libs or version_tuple(libs[0]["version"])[:2] < CUPTI_MIN:
-        newest = libs[0]["version"] if libs else "none"
+        newest = (f"{libs[0]['version'] or 'unknown version'} at {libs[0]['path']}" if libs
+                  else "none")
         return _no(f"libcupti from CUDA >= 13.4 is required (newest found: {newest})",
                    "pip install 'nvidia-cuda-cupti>=13.4' (the worker preloads the newest copy)")
     return {"available": True, "nsight_mode": "cupti", "libcupti": libs[0]["path"],

@@ -54,3 +54,73 @@ class Cancelled(WorkerError):
     """The worker received SIGTERM."""
 
     kind = "cancelled"
+
+
+class DiskFull(WorkerError):
+    """Writing the bundle failed because the file system is full (ENOSPC / EDQUOT)."""
+
+    kind = "disk_full"
+
+
+class ThermalTimeout(ProfilingFailed):
+    """nsight-python's thermal control gave up waiting for the GPU to cool down."""
+
+    kind = "thermal_timeout"
+
+
+class CounterPermission(BackendUnavailable):
+    """Nsight Compute may not read the GPU performance counters (ERR_NVGPUCTRPERM)."""
+
+    kind = "counter_permission"
+
+
+#: What Nsight Compute prints when the user may not read the performance counters.
+COUNTER_PERMISSION_MARK = "ERR_NVGPUCTRPERM"
+COUNTER_PERMISSION_HINT = (
+    "Nsight Compute may not read this GPU's performance counters as this user. An administrator "
+    "can allow it: load the driver with NVreg_RestrictProfilingToAdminUsers=0 (e.g. "
+    "'options nvidia NVreg_RestrictProfilingToAdminUsers=0' in /etc/modprobe.d, then reload the "
+    "driver or reboot), or start the container with --cap-add=SYS_ADMIN; see "
+    "https://developer.nvidia.com/ERR_NVGPUCTRPERM. Meanwhile use the cupti backend: it measures "
+    "kernel durations without counter access.")
+DISK_FULL_HINT = (
+    "free space on the file system of the results directory (`df -h {where}`), or start the "
+    "dashboard with --results on a larger disk, then submit again; finished results were not "
+    "touched")
+THERMAL_HINT = (
+    "the GPU did not cool down in time: raise thermal_timeout, lower thermal_wait / thermal_cont "
+    "(thermal_mode manual), let the GPU cool, or set thermal_mode to off (then check the NVML "
+    "clock trace for throttling)")
+_THERMAL_NAMES = frozenset({"CoolingTimeoutError", "ThermalControlError"})
+_DISK_FULL_ERRNOS = frozenset({28, 122})  # ENOSPC, EDQUOT (Linux)
+
+
+def exception_chain(exc: BaseException | None) -> list[BaseException]:
+    """``exc`` and every exception it was raised from or during (cycles cut)."""
+    chain: list[BaseException] = []
+    while exc is not None and all(exc is not seen for seen in chain):
+        chain.append(exc)
+        exc = exc.__cause__ or exc.__context__
+    return chain
+
+
+def classify_known(exc: BaseException, where: str = "", logs: str = "") -> WorkerError | None:
+    """Name the faults a user can fix from anywhere in ``exc``'s chain: disk full, a thermal
+    control timeout, no permission for the GPU counters (also when only ``logs``, the worker
+    and ncu log text, names ERR_NVGPUCTRPERM). None when it is none of those."""
+    chain = exception_chain(exc)
+    for e in chain:
+        if isinstance(e, OSError) and e.errno in _DISK_FULL_ERRNOS:
+            return DiskFull(f"disk full while writing the result bundle: {e}",
+                            DISK_FULL_HINT.format(where=where or "RESULTS_DIR"))
+    for e in chain:
+        if _THERMAL_NAMES & {c.__name__ for c in type(e).__mro__}:
+            return ThermalTimeout(f"thermal control timed out ({type(e).__name__}: {e})",
+                                  THERMAL_HINT)
+    text = "\n".join(str(e) for e in chain)
+    if COUNTER_PERMISSION_MARK in text or COUNTER_PERMISSION_MARK in logs:
+        line = next((ln.strip() for ln in (text + "\n" + logs).splitlines()
+                     if COUNTER_PERMISSION_MARK in ln), COUNTER_PERMISSION_MARK)
+        return CounterPermission(f"no permission to read GPU performance counters: {line[:300]}",
+                                 COUNTER_PERMISSION_HINT)
+    return None

@@ -16,8 +16,9 @@ from profiling_worker import __version__, environment
 from profiling_worker.backends.base import Collection
 from profiling_worker.catalog.registry import Registry, load_registry, make_body
 from profiling_worker.channel import Channel, log_tail
-from profiling_worker.errors import (BackendUnavailable, Cancelled, KernelFailed, SpecRejected,
-                                     WorkerError)
+from profiling_worker.errors import (COUNTER_PERMISSION_HINT, COUNTER_PERMISSION_MARK,
+                                     BackendUnavailable, Cancelled, CounterPermission, KernelFailed,
+                                     SpecRejected, WorkerError, classify_known)
 from profiling_worker.schema import columns as C
 from profiling_worker.schema.manifest import JobStatus
 from profiling_worker.schema.spec import JobSpec, SpecInvalid, load_spec
@@ -45,12 +46,27 @@ def _provenance(started: str) -> dict[str, Any]:
 
 
 def _check_metric_names(spec: JobSpec, env: dict[str, Any]) -> None:
-    """Refuse metric names this GPU's Nsight Compute does not know, before any profiling."""
-    bases = environment.ncu_metric_bases((env.get("ncu") or {})["path"], spec.gpu)
+    """Refuse metric names this GPU's Nsight Compute does not know, before any profiling; the
+    same ``ncu --query-metrics`` call is the counter-permission preflight (ERR_NVGPUCTRPERM)."""
+    bases, output = environment.ncu_query_metrics((env.get("ncu") or {})["path"], spec.gpu)
+    if COUNTER_PERMISSION_MARK in output:
+        line = next(ln.strip() for ln in output.splitlines() if COUNTER_PERMISSION_MARK in ln)
+        raise CounterPermission(f"no permission to read GPU performance counters: {line[:300]}",
+                                COUNTER_PERMISSION_HINT)
     unknown = environment.unknown_metrics(spec.metrics, bases) if bases else []
     if unknown:
         raise SpecRejected(f"metrics: unknown metric name(s) for this GPU: {', '.join(unknown)}",
                            "check the spelling; `ncu --query-metrics` lists the names this GPU has")
+
+
+def _job_gpu(spec: JobSpec, env: dict[str, Any]) -> dict[str, Any] | None:
+    """The NVML entry (index, name, uuid) of the GPU the job runs on; None for the cpu backend."""
+    if spec.backend == "cpu":
+        return None
+    for gpu in env.get("gpus") or ():
+        if gpu.get("index") == spec.gpu:
+            return {k: gpu.get(k) for k in ("index", "name", "uuid")}
+    return None
 
 
 def _prepare_gpu_env(spec: JobSpec, env: dict[str, Any]) -> None:
@@ -105,12 +121,41 @@ def run_child(job_dir: Path) -> None:
 
 
 def classify_unexpected(exc: BaseException) -> WorkerError:
-    """Turn an exception no backend classified into a WorkerError (out of memory is named)."""
+    """Turn an exception no backend classified into a WorkerError (out of memory, disk full,
+    thermal timeout and counter permission are named)."""
+    known = classify_known(exc)
+    if known is not None:
+        return known
     text = f"{type(exc).__name__}: {exc}"
     if "out of memory" in text.lower():
         return KernelFailed(f"out of memory: {exc}", "choose smaller sizes")
     return WorkerError(f"unexpected error {text}", "see worker.log for the traceback",
                        kind="internal")
+
+
+def classify_failure(exc: BaseException, job_dir: Path) -> WorkerError:
+    """The error a failed job reports: a known fault (disk full, thermal timeout, counter
+    permission, also found in the worker and ncu logs), else the backend's own error."""
+    if isinstance(exc, (Cancelled, SpecRejected)):
+        return exc
+    logs = "" if isinstance(exc, (KernelFailed, BackendUnavailable)) else _ncu_logs(job_dir)
+    known = classify_known(exc, str(job_dir.parent), logs)
+    if known is not None:
+        return known
+    return exc if isinstance(exc, WorkerError) else classify_unexpected(exc)
+
+
+def _ncu_logs(job_dir: Path, max_bytes: int = 65536) -> str:
+    """The ends of worker.log (ncu's own output lands there) and of the ncu logs in nsight/."""
+    parts = []
+    for path in [job_dir / C.LOG_FILE, *sorted((job_dir / C.NSIGHT_DIR).glob("*.log"))]:
+        try:
+            with open(path, "rb") as fh:
+                fh.seek(max(0, path.stat().st_size - max_bytes))
+                parts.append(fh.read().decode("utf-8", "replace"))
+        except OSError:
+            continue
+    return "\n".join(parts)
 
 
 @dataclass
@@ -143,6 +188,7 @@ def prepare(job_dir: Path, manifest: dict[str, Any], report: dict[str, Any] | No
     report = report or environment.environment_report()
     backend = report["backends"][spec.backend]
     manifest["environment"] = report["environment"]
+    manifest["gpu"] = _job_gpu(spec, report["environment"])
     if not backend["available"]:
         raise BackendUnavailable(f"backend {spec.backend} cannot run here: {backend['reason']}",
                                  backend["fix"])
@@ -194,7 +240,13 @@ def run_job(job_dir: Path, channel: Channel, report: dict[str, Any] | None = Non
     manifest.update(finished_at=_now(), wall_s=round(time.perf_counter() - t0, 3))
     if manifest.get("error"):
         channel.emit("error", **manifest["error"])
-    results.finish_bundle(job_dir, manifest)
+    try:
+        results.finish_bundle(job_dir, manifest)
+    except OSError as exc:  # disk full: say so on the channel; the app writes what it can
+        traceback.print_exc()
+        err = classify_failure(exc, job_dir)
+        channel.emit("error", **err.to_event_fields(), log_tail=log_tail(job_dir))
+        return 1
     channel.emit("result", status=manifest["status"])
     return 0 if manifest["status"] == JobStatus.DONE.value else 1
 
@@ -203,7 +255,7 @@ def _failure(exc: Exception, job_dir: Path) -> dict[str, Any]:
     """Manifest entries of a failed or cancelled job; the traceback goes to the log."""
     if not isinstance(exc, WorkerError) or exc.__cause__ is not None:
         traceback.print_exc()
-    err = exc if isinstance(exc, WorkerError) else classify_unexpected(exc)
+    err = classify_failure(exc, job_dir)
     status = JobStatus.CANCELLED if isinstance(err, Cancelled) else JobStatus.FAILED
     return {"status": status.value, "error": {**err.to_event_fields(),
                                               "log_tail": log_tail(job_dir)}}
