@@ -1,0 +1,99 @@
+"""Server time of the result pages on a 23k-row job (issue 6: < 1 s per page).
+
+Builds a SCALE-TEST bundle (not a measurement: real H200 per-run rows of
+app/bundled/h200-ncu-matmul-sweep tiled to 64 configs x 3 annotations x 20 runs x 6 metrics =
+23,040 rows; its manifest says so), then times each page's script run with Streamlit's AppTest
+(load, compute the frame, build the figure, serialise), after one warm-up run per page.
+
+Usage: ``python benchmarks/results_page_scale.py [--repeats 3]``; prints seconds per page.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import shutil
+import statistics
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+import pandas as pd
+
+REPO = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(REPO))
+SOURCE = REPO / "app" / "bundled" / "h200-ncu-matmul-sweep"
+PAGES = ("sweep", "stability", "results", "bound_roofline", "memory", "kernels")
+
+
+def build_scale_bundle(out: Path, configs: int = 64, runs: int = 20) -> int:
+    """Write the scale-test bundle to ``out``; returns its number of per-run rows."""
+    from profiling_worker.bundle_writer import write_table
+    from profiling_worker.extract.aggregate import aggregate_runs
+    from profiling_worker.schema.manifest import write_manifest
+
+    real = pd.read_parquet(SOURCE / "tables" / "runs.parquet")
+    real_work = pd.read_parquet(SOURCE / "tables" / "work.parquet")
+    n_real = sorted(real["n"].unique())
+    parts, work = [], []
+    for c in range(configs):
+        src = n_real[c % len(n_real)]
+        rows = real[real["n"] == src]
+        for r in range(runs):
+            part = rows[rows["Run"] == r % 10].copy()
+            part["Config"], part["n"], part["Run"] = c, int(src) + c, r
+            parts.append(part)
+        w = real_work[real_work["n"] == src].copy()
+        w["Config"], w["n"] = c, int(src) + c
+        work.append(w)
+    runs_df = pd.concat(parts, ignore_index=True)
+    out.mkdir(parents=True)
+    write_table(out, "runs", runs_df)
+    write_table(out, "aggregated", aggregate_runs(runs_df, ["n"]))
+    write_table(out, "work", pd.concat(work, ignore_index=True))
+    manifest = json.loads((SOURCE / "manifest.json").read_text())
+    manifest.update(job_id=out.name, status="done", label="SCALE TEST, not a measurement: "
+                    "real H200 rows tiled to 64 configs x 20 runs", files=[])
+    (out / "spec.json").write_text(json.dumps(manifest["spec"]))
+    write_manifest(out, manifest)
+    return len(runs_df)
+
+
+def time_pages(results: Path, job_id: str, repeats: int) -> dict[str, list[float]]:
+    """Seconds per AppTest script run of each page, after one warm-up run."""
+    from streamlit.testing.v1 import AppTest
+
+    os.environ.update(KPROF_RESULTS_DIR=str(results), KPROF_BUNDLED_DIR=str(results / "none"))
+    out: dict[str, list[float]] = {}
+    for page in PAGES:
+        at = AppTest.from_file(str(REPO / "app" / "streamlit_app.py"), default_timeout=120)
+        at.query_params["job"] = job_id
+        at.run()
+        at.switch_page(f"app_pages/{page}.py").run()  # warm-up: caches filled
+        times = []
+        for _ in range(repeats):
+            t0 = time.perf_counter()
+            at.run()
+            times.append(time.perf_counter() - t0)
+        assert not at.exception, (page, at.exception)
+        out[page] = times
+    return out
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser()
+    parser.add_argument("--repeats", type=int, default=3)
+    args = parser.parse_args()
+    root = Path(tempfile.mkdtemp(prefix="scale-"))
+    job_id = "scale-test-23k"
+    rows = build_scale_bundle(root / job_id)
+    print(f"scale-test bundle: {rows} per-run rows")
+    for page, times in time_pages(root, job_id, args.repeats).items():
+        print(f"{page:16s} median {statistics.median(times):.3f} s  max {max(times):.3f} s")
+    shutil.rmtree(root, ignore_errors=True)
+
+
+if __name__ == "__main__":
+    main()
