@@ -18,11 +18,14 @@ import fcntl
 import os
 import re
 import secrets
+import shutil
 import signal
 import socket
 import subprocess
+import sys
 import threading
 import time
+import traceback
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 from datetime import datetime, timezone
@@ -37,6 +40,8 @@ from app.services import worker_client
 from app.services.result_store import job_path
 
 POLL_S = 0.2  # how often a running job's events file and exit status are read
+PARTIAL_DIR = "partial"  # where the tables of a job that did not finish are set aside
+ORPHAN_KILL_WAIT_S = 10.0  # how long a restarted server waits for an orphaned worker to die
 
 
 def now_iso() -> str:
@@ -90,13 +95,15 @@ def lane_of(spec: JobSpec) -> str:
 
 
 @contextlib.contextmanager
-def lane_lock(results_dir: Path, lane: str) -> Iterator[None]:
+def lane_lock(results_dir: Path, lane: str) -> Iterator[int]:
     """Exclusive ``fcntl.flock`` on ``results_dir/.lock-<lane>``: one job per GPU across
-    processes (a second server, or a CLI run that takes the same lock)."""
+    processes (a second server, or a CLI run that takes the same lock). Yields the lock's file
+    descriptor: the worker inherits it, so the GPU stays locked while a worker lives even if
+    its server is gone."""
     with open(results_dir / f".lock-{lane}", "w") as fh:
         fcntl.flock(fh, fcntl.LOCK_EX)
         try:
-            yield
+            yield fh.fileno()
         finally:
             fcntl.flock(fh, fcntl.LOCK_UN)
 
@@ -133,9 +140,13 @@ class JobManager:
         job_id = new_job_id(spec)
         path = job_path(self.results_dir, job_id)
         path.mkdir()
-        (path / columns.SPEC_FILE).write_text(_json(spec.to_json()), encoding="utf-8")
         job = Job(job_id=job_id, path=path, spec=spec.to_json(), lane=lane_of(spec))
-        self._write_state(job)
+        try:
+            (path / columns.SPEC_FILE).write_text(_json(spec.to_json()), encoding="utf-8")
+            write_manifest(path, self._state(job))
+        except OSError:  # disk full: leave no half-made job folder behind, tell the caller
+            shutil.rmtree(path, ignore_errors=True)
+            raise
         with self._wake:
             self._jobs[job_id] = job
             self._ensure_lane(job.lane)
@@ -184,10 +195,14 @@ class JobManager:
             return self._jobs[job_id].status
 
     def shutdown(self) -> None:
-        """Stop accepting work and kill running workers (server exit, cache release)."""
+        """Stop accepting work and kill running workers (server exit, cache release); their
+        jobs and the queued ones end ``interrupted``."""
         with self._wake:
             self._stopped = True
             procs = list(self._procs.values())
+            for job in self._jobs.values():
+                if job.status == JobStatus.QUEUED.value:
+                    self._finish(job, JobStatus.INTERRUPTED, _interrupted_error(job.path))
             self._wake.notify_all()
         for proc in procs:
             _signal_group(proc, signal.SIGKILL)
@@ -214,27 +229,41 @@ class JobManager:
                     self._wake.wait()
                 if self._stopped:
                     return
-            with lane_lock(self.results_dir, lane):
+            try:
+                with lane_lock(self.results_dir, lane) as lock_fd:
+                    with self._lock:
+                        if job.status != JobStatus.QUEUED.value:  # cancelled while waiting
+                            continue
+                        job.status = JobStatus.RUNNING.value
+                    self._write_state(job, started_at=now_iso())
+                    self._run(job, lock_fd)
+            except Exception as exc:  # never let a lane die: the next queued job must run
+                traceback.print_exc()
                 with self._lock:
-                    if job.status != JobStatus.QUEUED.value:  # cancelled while waiting
-                        continue
-                    job.status = JobStatus.RUNNING.value
-                self._write_state(job, started_at=now_iso())
-                self._run(job)
+                    if job.active:
+                        self._finish(job, JobStatus.FAILED, {
+                            "kind": "internal",
+                            "message": f"The job manager failed running this job: "
+                                       f"{type(exc).__name__}: {exc}",
+                            "hint": "Read the server log; submit the job again.",
+                            "log_tail": _safe_log_tail(job.path)})
 
-    def _run(self, job: Job) -> None:
-        console = open(job.path / worker_client.CONSOLE_FILE, "wb")
+    def _run(self, job: Job, lock_fd: int | None = None) -> None:
         try:
+            console = open(job.path / worker_client.CONSOLE_FILE, "wb")
             proc = subprocess.Popen(worker_client.run_argv(self.worker_python, job.path),
                                     stdout=console, stderr=subprocess.STDOUT,
                                     stdin=subprocess.DEVNULL, start_new_session=True,
-                                    cwd=job.path, env=self.env)
+                                    cwd=job.path, env=self.env,
+                                    pass_fds=() if lock_fd is None else (lock_fd,))
         except OSError as exc:
-            console.close()
+            with contextlib.suppress(UnboundLocalError):
+                console.close()
             self._fail_to_start(job, exc)
             return
         with self._lock:
             self._procs[job.job_id] = proc
+        self._write_state(job, worker={"pid": proc.pid, "host": socket.gethostname()})
         tail = worker_client.EventTail(job.path / columns.EVENTS_FILE)
         while proc.poll() is None:
             self._apply(job, tail.read_new())
@@ -266,6 +295,9 @@ class JobManager:
             status = JobStatus(manifest["status"])
         except ManifestError:
             manifest, status = {}, JobStatus.RUNNING
+        if not status.finished and job.error is None:  # events.jsonl unwritable (disk full)?
+            self._apply(job, [ev for ev in worker_client.console_events(job.path)
+                              if ev.get("event") == "error"])
         with self._lock:
             if status.finished:  # the worker wrote its result: take it as it is
                 job.error = manifest.get("error") or job.error
@@ -274,6 +306,9 @@ class JobManager:
                 return
             if job.cancel_requested:
                 self._finish(job, JobStatus.CANCELLED, None)
+                return
+            if self._stopped:  # shutdown() killed it
+                self._finish(job, JobStatus.INTERRUPTED, _interrupted_error(job.path))
                 return
             how = f"was killed by signal {-returncode}" if returncode < 0 else \
                 f"exited with code {returncode}"
@@ -285,7 +320,8 @@ class JobManager:
                 "hint": "Read the log tail below; run `python -m profiling_worker run "
                         f"{job.path}` in a shell to reproduce.",
             }
-            error = {**error, "log_tail": error.get("log_tail") or worker_client.log_tail(job.path)}
+            error = {**error, "log_tail": error.get("log_tail") or _safe_log_tail(job.path)}
+            set_aside_partial(job.path)
             self._finish(job, JobStatus.FAILED, error)
 
     def _fail_to_start(self, job: Job, exc: OSError) -> None:
@@ -307,8 +343,7 @@ class JobManager:
         self._write_state(job, finished_at=now_iso(), error=error)
         self._wake.notify_all()
 
-    def _write_state(self, job: Job, **extra: Any) -> None:
-        """(Re)write the manifest of a job the worker has not finished."""
+    def _state(self, job: Job, **extra: Any) -> dict[str, Any]:
         try:
             previous = read_manifest(job.path)
         except ManifestError:
@@ -318,14 +353,31 @@ class JobManager:
                 "backend": previous.get("backend") or {"name": job.spec.get("backend")},
                 "server": {"pid": os.getpid(), "host": socket.gethostname()}}
         data.update({k: v for k, v in extra.items() if v is not None})
-        write_manifest(job.path, data)
+        return data
+
+    def _write_state(self, job: Job, **extra: Any) -> bool:
+        """(Re)write the manifest of a job the worker has not finished. A failed write (disk
+        full) is reported on stderr and in the job's in-memory error; the queue goes on."""
+        try:
+            write_manifest(job.path, self._state(job, **extra))
+            return True
+        except OSError as exc:
+            print(f"kprof job manager: cannot write {job.path}/manifest.json: {exc}",
+                  file=sys.stderr, flush=True)
+            if job.status == JobStatus.FAILED.value and job.error is not None:
+                job.error = {**job.error, "hint": f"{job.error.get('hint') or ''} (The failed "
+                             f"status could not be saved either: {exc}.)".strip()}
+            return False
 
 
 def mark_interrupted(results_dir: Path) -> list[str]:
     """Mark jobs left queued/running by a server that is gone as ``interrupted``.
 
     A job whose manifest names a live server process on this host (another server sharing the
-    directory) is left alone. Returns the ids it marked.
+    directory), or a server on another host (its liveness cannot be checked), is left alone.
+    A worker the gone server left running is killed first (it holds the GPU and nobody watches
+    it); tables it wrote are moved to ``partial/``, apart from finished results. Returns the
+    ids it marked.
     """
     marked = []
     if not results_dir.is_dir():
@@ -337,19 +389,88 @@ def mark_interrupted(results_dir: Path) -> list[str]:
             continue
         if JobStatus(manifest["status"]).finished or _owner_alive(manifest.get("server") or {}):
             continue
-        manifest.update(status=JobStatus.INTERRUPTED.value, finished_at=now_iso(), error={
-            "kind": "interrupted",
-            "message": "The dashboard server stopped while this job was queued or running.",
-            "hint": "Submit the job again; nothing of the unfinished run was kept.",
-            "log_tail": worker_client.log_tail(child)})
-        write_manifest(child, manifest)
+        _kill_orphan_worker(child, manifest.get("worker") or {})
+        try:
+            manifest = read_manifest(child)  # the worker may have finished meanwhile
+        except ManifestError:
+            continue
+        if JobStatus(manifest["status"]).finished:
+            continue
+        set_aside_partial(child)
+        manifest.update(status=JobStatus.INTERRUPTED.value, finished_at=now_iso(),
+                        error=_interrupted_error(child))
+        try:
+            write_manifest(child, manifest)
+        except OSError as exc:
+            print(f"kprof job manager: cannot mark {child.name} interrupted: {exc}",
+                  file=sys.stderr, flush=True)
+            continue
         marked.append(child.name)
     return marked
 
 
+def _interrupted_error(job_dir: Path) -> dict[str, Any]:
+    return {"kind": "interrupted",
+            "message": "The dashboard server stopped while this job was queued or running.",
+            "hint": "Submit the job again. Files of the unfinished run stay in the job folder "
+                    f"(tables in {PARTIAL_DIR}/); they are not a result.",
+            "log_tail": _safe_log_tail(job_dir)}
+
+
+def set_aside_partial(job_dir: Path) -> None:
+    """Move the ``tables/`` of a job that did not finish to ``partial/tables`` so no view
+    reads them as results; the files stay for inspection."""
+    tables = job_dir / columns.TABLES_DIR
+    if not tables.is_dir():
+        return
+    dest = job_dir / PARTIAL_DIR / columns.TABLES_DIR
+    try:
+        dest.parent.mkdir(exist_ok=True)
+        if dest.exists():
+            shutil.rmtree(dest)
+        tables.rename(dest)
+    except OSError as exc:
+        print(f"kprof job manager: cannot set aside {tables}: {exc}", file=sys.stderr, flush=True)
+
+
+def _kill_orphan_worker(job_dir: Path, worker: dict[str, Any]) -> None:
+    """SIGKILL the process group of the job's worker if it still runs on this host (checked
+    against /proc/<pid>/cmdline, so a reused pid is never hit) and wait for it to go."""
+    pid = worker.get("pid")
+    if worker.get("host") != socket.gethostname() or not isinstance(pid, int) or pid <= 1:
+        return
+    if not _is_worker_of(pid, job_dir):
+        return
+    with contextlib.suppress(ProcessLookupError, PermissionError):
+        os.killpg(pid, signal.SIGKILL)
+    deadline = time.monotonic() + ORPHAN_KILL_WAIT_S
+    while _is_worker_of(pid, job_dir) and time.monotonic() < deadline:
+        with contextlib.suppress(ChildProcessError, OSError):
+            os.waitpid(pid, os.WNOHANG)  # reap it if it is our own child (tests)
+        time.sleep(0.05)
+
+
+def _is_worker_of(pid: int, job_dir: Path) -> bool:
+    try:
+        argv = Path(f"/proc/{pid}/cmdline").read_bytes().split(b"\0")
+        state = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[0]
+    except (OSError, IndexError):
+        return False
+    return state != "Z" and b"profiling_worker" in argv and str(job_dir).encode() in argv
+
+
+def _safe_log_tail(job_dir: Path) -> str:
+    try:
+        return worker_client.log_tail(job_dir)
+    except OSError:
+        return ""
+
+
 def _owner_alive(server: dict[str, Any]) -> bool:
     pid = server.get("pid")
-    if server.get("host") != socket.gethostname() or not isinstance(pid, int) or pid == os.getpid():
+    if server.get("host") not in (None, socket.gethostname()):
+        return True  # a server on another host sharing the directory: not ours to judge
+    if not isinstance(pid, int) or pid == os.getpid():
         return False
     try:
         os.kill(pid, 0)

@@ -68,6 +68,19 @@ def log_tail(job_dir: Path, max_chars: int = 4000) -> str:
     return "\n".join(parts)[-max_chars:]
 
 
+def console_events(job_dir: Path, max_bytes: int = 1 << 20) -> list[dict[str, Any]]:
+    """Events the worker wrote to its console (its private stdout) - the copy that remains
+    when ``events.jsonl`` could not be written (disk full). Non-event lines are skipped."""
+    path = job_dir / CONSOLE_FILE
+    try:
+        with path.open("rb") as fh:
+            fh.seek(max(0, path.stat().st_size - max_bytes))
+            text = fh.read().decode("utf-8", "replace")
+    except OSError:
+        return []
+    return [ev for ev in map(events.parse_line, text.splitlines()) if ev is not None]
+
+
 def unavailable_report(reason: str, fix: str) -> dict[str, Any]:
     """An environment report for when the worker cannot even be asked: every backend is down."""
     backend = {"available": False, "reason": reason, "fix": fix}
