@@ -6,6 +6,8 @@ temporary directory with ``monkeypatch.setenv`` before the app runs.
 - ``KPROF_RESULTS_DIR``: job bundles written by this server (default ``./results``).
 - ``KPROF_BUNDLED_DIR``: read-only bundles shipped with the app (default ``app/bundled``).
 - ``KPROF_WORKER_PYTHON``: interpreter that runs ``-m profiling_worker`` (default: the app's own).
+- ``KPROF_WARM_WORKER``: ``1`` (default) keeps a warm worker per GPU for CUPTI and cpu jobs;
+  ``0`` starts a fresh worker process for every job.
 """
 
 from __future__ import annotations
@@ -32,6 +34,11 @@ def bundled_dir() -> Path:
 def worker_python() -> str:
     """Interpreter that runs the worker; the GPU environment may differ from the app's."""
     return os.environ.get("KPROF_WORKER_PYTHON", sys.executable)
+
+
+def warm_worker() -> bool:
+    """Whether the job manager keeps warm workers (see profiling_worker/serve.py)."""
+    return os.environ.get("KPROF_WARM_WORKER", "1") != "0"
 
 
 def worker_env() -> dict[str, str]:

@@ -37,9 +37,11 @@ from profiling_worker.schema.manifest import JobStatus, ManifestError, read_mani
 from profiling_worker.schema.spec import JobSpec
 
 from app.services import worker_client
+from app.services.warm_worker import WarmWorker, WarmWorkerError
 from app.services.result_store import job_path
 
 POLL_S = 0.2  # how often a running job's events file and exit status are read
+WARM_BACKENDS = ("cupti", "cpu", "ncu")  # ncu: the worker refuses launch mode, then runs cold
 PARTIAL_DIR = "partial"  # where the tables of a job that did not finish are set aside
 ORPHAN_KILL_WAIT_S = 10.0  # how long a restarted server waits for an orphaned worker to die
 
@@ -116,11 +118,16 @@ class JobManager:
         worker_python: interpreter for ``-m profiling_worker``.
         env: environment of the worker subprocesses.
         kill_grace_s: seconds between SIGTERM and SIGKILL when cancelling.
+        warm: keep one warm worker per lane (``profiling_worker serve``) for the backends that
+            allow it (CUPTI, cpu; Nsight Compute only in attach mode), so a repeated job pays
+            only its profiling. A backend or GPU change, a crash or a cancel starts a fresh one.
     """
 
     def __init__(self, results_dir: Path, worker_python: str, env: dict[str, str] | None = None,
-                 kill_grace_s: float = 5.0) -> None:
+                 kill_grace_s: float = 5.0, warm: bool = False) -> None:
         self.results_dir = Path(results_dir).resolve()
+        self.warm = warm
+        self._warm: dict[str, WarmWorker] = {}  # lane -> its warm worker (touched by that lane only)
         self.results_dir.mkdir(parents=True, exist_ok=True)
         self.worker_python = worker_python
         self.env = env
@@ -131,6 +138,7 @@ class JobManager:
         self._procs: dict[str, subprocess.Popen[bytes]] = {}
         self._threads: dict[str, threading.Thread] = {}
         self._stopped = False
+        self._warm_refused: set[tuple[str, int]] = set()
         self.recovered = mark_interrupted(self.results_dir)
         atexit.register(self.shutdown)
 
@@ -206,6 +214,8 @@ class JobManager:
             self._wake.notify_all()
         for proc in procs:
             _signal_group(proc, signal.SIGKILL)
+        for worker in list(self._warm.values()):
+            worker.kill(signal.SIGKILL)
 
     # -- dispatch -----------------------------------------------------------------------------
     def _ensure_lane(self, lane: str) -> None:
@@ -249,6 +259,62 @@ class JobManager:
                             "log_tail": _safe_log_tail(job.path)})
 
     def _run(self, job: Job, lock_fd: int | None = None) -> None:
+        if self.warm and job.spec.get("backend") in WARM_BACKENDS and self._run_warm(job):
+            return
+        self._run_cold(job, lock_fd)
+
+    def _warm_worker(self, job: Job) -> WarmWorker | None:
+        """This lane's warm worker for the job's backend and GPU (started if needed), or None
+        when one cannot run here (the job then runs cold)."""
+        backend, gpu = job.spec.get("backend", ""), int(job.spec.get("gpu") or 0)
+        worker = self._warm.get(job.lane)
+        if worker and worker.alive() and (worker.backend, worker.gpu) == (backend, gpu):
+            return worker
+        if worker:
+            worker.close()
+        self._warm.pop(job.lane, None)
+        if (backend, gpu) in self._warm_refused:
+            return None
+        try:
+            worker = WarmWorker(self.worker_python, backend, gpu, self.env,
+                                self.results_dir / f".warm-{job.lane}.log")
+        except (OSError, WarmWorkerError):
+            self._warm_refused.add((backend, gpu))
+            return None
+        self._warm[job.lane] = worker
+        return worker
+
+    def _run_warm(self, job: Job) -> bool:
+        """Run the job on the lane's warm worker; False when it must run cold instead."""
+        worker = self._warm_worker(job)
+        if worker is None:
+            return False
+        with self._lock:
+            self._procs[job.job_id] = worker.proc
+        self._write_state(job, worker={"pid": worker.proc.pid, "host": socket.gethostname(),
+                                       "warm": True})
+        tail = worker_client.EventTail(job.path / columns.EVENTS_FILE)
+        worker.submit(job.path)
+        answer, code = None, 0
+        try:
+            while answer is None:
+                answer = worker.poll(POLL_S)
+                self._apply(job, tail.read_new())
+        except WarmWorkerError:  # died: killed by a cancel, or crashed
+            code = worker.proc.wait()
+            self._warm.pop(job.lane, None)
+        self._apply(job, tail.read_new())
+        with self._lock:
+            self._procs.pop(job.job_id, None)
+        if answer is not None and answer.get("event") == "rejected":
+            return False
+        if job.cancel_requested:  # serve exits after a cancelled job: never hand it another
+            self._warm.pop(job.lane, None)
+            worker.close()
+        self._settle(job, int(answer.get("code", 1)) if answer else code)
+        return True
+
+    def _run_cold(self, job: Job, lock_fd: int | None = None) -> None:
         try:
             console = open(job.path / worker_client.CONSOLE_FILE, "wb")
             proc = subprocess.Popen(worker_client.run_argv(self.worker_python, job.path),

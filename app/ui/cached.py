@@ -27,7 +27,8 @@ def _release(manager: JobManager) -> None:
 
 @st.cache_resource(on_release=_release, show_spinner=False)
 def _job_manager(results_dir: str, worker_python: str) -> JobManager:
-    return JobManager(Path(results_dir), worker_python, env=settings.worker_env())
+    return JobManager(Path(results_dir), worker_python, env=settings.worker_env(),
+                      warm=settings.warm_worker())
 
 
 def job_manager() -> JobManager:

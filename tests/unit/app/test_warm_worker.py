@@ -66,3 +66,30 @@ def test_failed_job_keeps_the_worker_usable(warm, tmp_path):
     good = _job(tmp_path, "good", SPEC)
     warm.submit(good)
     assert warm.poll(60)["code"] == 0
+
+
+def test_job_manager_reuses_one_warm_process_and_cancel_ends_it(tmp_path):
+    from app.services.job_manager import JobManager
+    from profiling_worker.catalog.specs import CATALOG
+    from profiling_worker.schema.spec import validate_spec
+
+    manager = JobManager(tmp_path, sys.executable, env=settings.worker_env(), warm=True)
+    try:
+        pids = set()
+        for _ in range(3):
+            assert manager.wait(manager.submit(validate_spec(SPEC, CATALOG)), 120) == "done"
+            pids.add(manager._warm["cpu"].proc.pid)
+        assert len(pids) == 1  # one process served all three jobs
+        first = pids.pop()
+        long = manager.submit(validate_spec({**SPEC, "configs": [{"n": 256}], "runs": 10000},
+                                            CATALOG))
+        deadline = time.monotonic() + 60
+        while manager.get(long).done < 3 and time.monotonic() < deadline:
+            time.sleep(0.1)
+        manager.cancel(long)
+        assert manager.wait(long, 60) == "cancelled"
+        after = manager.submit(validate_spec(SPEC, CATALOG))  # a fresh warm worker takes over
+        assert manager.wait(after, 120) == "done", manager.get(after).error
+        assert manager._warm["cpu"].proc.pid != first
+    finally:
+        manager.shutdown()
