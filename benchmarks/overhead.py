@@ -2,9 +2,9 @@
 
 Job J1 (fp16 ``a @ b``, n = 1024..8192, 10 runs, duration only). For each backend it runs,
 ``--repeats`` times each and interleaved: the bare script (benchmarks/bare_nsight_j1.py), the
-worker cold (``python -m profiling_worker run``, one process per job), and, for CUPTI, the warm
-worker (``serve``: process started once, then one job after another, timed from submit to
-result). Prints and writes JSON: wall times, ratios to the bare script (min / median / max) and
+worker cold (``python -m profiling_worker run``, one process per job), and, for CUPTI, jobs
+through the dashboard's job manager on a warm worker (timed from submit to result; the first
+job, which starts the worker, is reported apart). Prints and writes JSON: wall times, ratios to the bare script (min / median / max) and
 the profiling efficiency (sum of kernel time x runs over wall time).
 
 Usage: ``python benchmarks/overhead.py OUT_JSON NCU_PYTHONPATH CUPTI_PYTHONPATH [--repeats 3]``
@@ -64,25 +64,25 @@ def time_cold(backend: str, root: Path, pythonpath: str) -> tuple[float, float]:
 
 
 def time_warm(root: Path, pythonpath: str, repeats: int) -> tuple[float, list[float], list[float]]:
-    from app.services.warm_worker import WarmWorker
+    """J1 through the dashboard's job manager with a warm CUPTI worker: seconds from submit to
+    result per job (the first job starts the worker and is reported apart)."""
+    from app.services.job_manager import JobManager
+    from profiling_worker.catalog.specs import CATALOG
+    from profiling_worker.schema.spec import validate_spec
 
-    t0 = time.perf_counter()
-    worker = WarmWorker(sys.executable, "cupti", 0, _env(f"{REPO}:{pythonpath}"),
-                        root / "warm.log")
-    start = time.perf_counter() - t0
+    manager = JobManager(root / "warm", sys.executable, env=_env(f"{REPO}:{pythonpath}"),
+                         warm=True)
     walls, kernels = [], []
     try:
-        for _ in range(repeats + 1):  # the first job pays lazy imports: reported, not counted
-            job = _job_dir(root, "cupti")
+        for _ in range(repeats + 1):
             t0 = time.perf_counter()
-            worker.submit(job)
-            answer = worker.poll(300)
-            assert answer and answer.get("code") == 0, answer
+            job_id = manager.submit(validate_spec({**J1, "backend": "cupti"}, CATALOG))
+            assert manager.wait(job_id, 300) == "done", manager.get(job_id).error
             walls.append(time.perf_counter() - t0)
-            kernels.append(kernel_time_s(job))
+            kernels.append(kernel_time_s(root / "warm" / job_id))
     finally:
-        worker.close()
-    return start, walls, kernels
+        manager.shutdown()
+    return walls[0], walls[1:], kernels[1:]
 
 
 def _stats(values: list[float]) -> dict[str, float]:
@@ -113,10 +113,10 @@ def main() -> None:
                            "cold_over_bare": _stats([c / b for c, b in zip(cold, bare)]),
                            "cold_efficiency": _stats(eff)}
         args.out.write_text(json.dumps(result, indent=1))  # keep what is measured so far
-    start, walls, kernels = time_warm(root, args.cupti_path, args.repeats)
-    result["cupti"].update(warm_start_s=start, warm_first_job_s=walls[0], warm_s=walls[1:],
-                           warm_submit_to_result=_stats(walls[1:]),
-                           warm_efficiency=_stats([k / w for k, w in zip(kernels[1:], walls[1:])]))
+    first, walls, kernels = time_warm(root, args.cupti_path, args.repeats)
+    result["cupti"].update(warm_first_job_s=first, warm_s=walls,
+                           warm_submit_to_result=_stats(walls),
+                           warm_efficiency=_stats([k / w for k, w in zip(kernels, walls)]))
     args.out.write_text(json.dumps(result, indent=1))
     print(json.dumps(result, indent=1))
     shutil.rmtree(root, ignore_errors=True)
