@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 
 from apptest_helpers import texts
-from conftest import JOB_ID
+JOB_ID = "20261129-230000-matmul-0001"  # the seeded bundle (tests/apptest/conftest.py)
 
 PAGES = ["results", "sweep", "stability", "bound_roofline", "memory", "kernels", "compare",
          "backends", "files", "history", "environment", "clocks_thermal", "one_kernel"]
