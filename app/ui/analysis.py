@@ -9,6 +9,7 @@ import pandas as pd
 import streamlit as st
 
 from app.core.bundle_loader import Bundle
+from app.core.figures import theme
 from app.core.metrics import MissingData
 from app.ui import cached, panels, state
 
@@ -32,7 +33,7 @@ def how_to_read(text: str, expanded: bool = False) -> None:
 
 def html_bytes(fig: go.Figure) -> bytes:
     """A self-contained interactive HTML file of the figure (plotly.js embedded, offline)."""
-    return fig.to_html(include_plotlyjs=True, full_html=True).encode("utf-8")
+    return theme.for_export(fig).to_html(include_plotlyjs=True, full_html=True).encode("utf-8")
 
 
 def figure_panel(fig: go.Figure, frame: pd.DataFrame, key: str, filename: str) -> None:

@@ -23,10 +23,19 @@ def download_csv(frame: pd.DataFrame, key: str, filename: str, label: str = "Dow
                        key=key, on_click="ignore", icon=":material/download:")
 
 
+def chart_config(filename: str) -> dict[str, object]:
+    """Plotly modebar config: no logo; the camera button saves a PNG named after ``filename``
+    at twice the on-screen resolution."""
+    return {"displaylogo": False,
+            "toImageButtonOptions": {"format": "png", "scale": 2,
+                                     "filename": filename.rsplit(".", 1)[0]}}
+
+
 def chart_with_table(fig: go.Figure, frame: pd.DataFrame, key: str, filename: str) -> None:
-    """The chart, the exact numbers behind it, and a CSV of those numbers (keys ``<key>-*``)."""
-    st.plotly_chart(fig, key=f"{key}-chart", width="stretch",
-                    config={"displaylogo": False, "toImageButtonOptions": {"format": "svg"}})
+    """The chart (Streamlit's light/dark plotly theme; the modebar camera saves a PNG), the exact
+    numbers behind it, and a CSV of those numbers (keys ``<key>-*``)."""
+    st.plotly_chart(fig, key=f"{key}-chart", width="stretch", theme="streamlit",
+                    config=chart_config(filename))
     st.dataframe(frame, key=f"{key}-table", hide_index=True, width="stretch")
     download_csv(frame, key=f"{key}-csv", filename=filename)
 

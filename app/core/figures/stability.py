@@ -68,7 +68,7 @@ def build_runs_figure(runs: pd.DataFrame, metric_label: str, host_timer: bool = 
         lo, hi, avg = (float(group[c].iloc[0]) for c in (C.CI95_LOWER, C.CI95_UPPER, C.AVG))
         xs = [x.min() - 0.3, x.max() + 0.3]
         fig.add_trace(go.Scatter(x=xs + xs[::-1], y=[hi, hi, lo, lo], fill="toself",
-                                 fillcolor=color, opacity=0.15, line={"width": 0},
+                                 mode="lines", fillcolor=color, opacity=0.15, line={"width": 0},
                                  name=f"{name} CI95", legendgroup=name, showlegend=False,
                                  hoverinfo="skip"))
         fig.add_trace(go.Scatter(x=xs, y=[avg, avg], mode="lines", legendgroup=name,
@@ -76,11 +76,13 @@ def build_runs_figure(runs: pd.DataFrame, metric_label: str, host_timer: bool = 
                                  hovertemplate=(f"<b>{name}</b><br>mean = {avg:.6g} {unit}<br>"
                                                 f"CI95 = [{lo:.6g}, {hi:.6g}] {unit}"
                                                 "<extra></extra>")))
-        fig.add_trace(go.Scatter(
-            x=x, y=group[C.VALUE], mode="lines+markers", name=name, legendgroup=name,
+        fig.add_trace(theme.points_trace(
+            x, group[C.VALUE].to_numpy(float), name, mode="lines+markers", legendgroup=name,
             line={"color": color, "width": 1}, marker={"color": color},
             hovertemplate=(f"<b>{name}</b><br>run %{{x}}<br>value = %{{y:.6g}} {unit}"
                            "<extra></extra>")))
-    fig.update_xaxes(title={"text": "run index (0 = first run)"}, dtick=1)
+    first, last = float(runs[C.RUN].min()), float(runs[C.RUN].max())
+    fig.update_xaxes(title={"text": "run index (0 = first run)"}, range=[first - 0.5, last + 0.5],
+                     dtick=1 if last - first < 20 else None)
     fig.update_yaxes(title={"text": theme.axis_title(metric_label, unit)})
     return common.finish(fig, title, host_timer)

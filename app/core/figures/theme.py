@@ -1,12 +1,33 @@
-"""Shared look of every figure: colours, axis titles with units, the host-timer caveat."""
+"""Shared look of every figure: colours, axis titles with units, the host-timer caveat, and the
+rule for drawing many per-run points.
+
+No template is forced: inside the app Streamlit's own plotly template (``theme="streamlit"``, the
+default of ``st.plotly_chart``) picks fonts and text colours from the active light or dark theme,
+and backgrounds stay transparent. A file written outside the app (HTML download) gets a concrete
+light template through :func:`for_export`.
+"""
 
 from __future__ import annotations
 
+import math
+from typing import Any
+
+import numpy as np
 import plotly.graph_objects as go
 
 HOST_TIMER_SUFFIX = "(host wall-clock, not GPU)"
 COLORS = ("#76b900", "#1f77b4", "#ff7f0e", "#d62728", "#9467bd", "#8c564b", "#e377c2",
-          "#17becf", "#7f7f7f", "#bcbd22")  # NVIDIA green first
+          "#17becf", "#7f7f7f", "#bcbd22")  # NVIDIA green first; each reads on light and dark
+GRID = "rgba(128,128,128,0.25)"
+TRANSPARENT = "rgba(0,0,0,0)"
+EXPORT_TEMPLATE = "plotly_white"
+
+#: Above this many points a trace is drawn with WebGL (``go.Scattergl``).
+WEBGL_ABOVE = 10_000
+#: Above this many points only every k-th point is drawn (k chosen to keep at most this many).
+DECIMATE_ABOVE = 100_000
+#: Per-point keyword arguments that are thinned together with x and y.
+_PER_POINT = ("customdata", "text", "hovertext")
 
 
 def color(i: int) -> str:
@@ -25,8 +46,84 @@ def axis_title(label: str, unit: str) -> str:
 
 
 def apply_layout(fig: go.Figure, title: str) -> go.Figure:
-    """Common layout: title, legend above the plot, compact margins, hover per point."""
-    fig.update_layout(title={"text": title}, hovermode="closest", template="plotly_white",
-                      legend={"orientation": "h", "yanchor": "bottom", "y": 1.02, "x": 0},
-                      margin={"l": 60, "r": 20, "t": 80, "b": 60})
+    """Common layout: title, horizontal legend at the foot of the figure (below the x-axis
+    title; the margin grows with it, so a legend of many rows never runs into the title),
+    compact margins, hover per point, transparent backgrounds and half-transparent grid lines
+    (light and dark themes alike)."""
+    fig.update_layout(title={"text": title}, hovermode="closest",
+                      legend={"orientation": "h", "yref": "container", "yanchor": "bottom",
+                              "y": 0, "x": 0},
+                      margin={"l": 60, "r": 20, "t": 60, "b": 40},
+                      paper_bgcolor=TRANSPARENT, plot_bgcolor=TRANSPARENT)
+    fig.update_xaxes(gridcolor=GRID, zerolinecolor=GRID)
+    fig.update_yaxes(gridcolor=GRID, zerolinecolor=GRID)
+    rows = legend_rows(fig)
+    if fig.layout.height is None and rows > 2:  # keep the plot area when the legend is tall
+        fig.update_layout(height=BASE_HEIGHT + LEGEND_ROW_PX * (rows - 2))
     return fig
+
+
+BASE_HEIGHT = 450
+LEGEND_ROW_PX = 20
+_CHAR_PX, _ITEM_PX, _LEGEND_WIDTH_PX = 6.5, 40.0, 900.0
+
+
+def legend_rows(fig: go.Figure, width_px: float = _LEGEND_WIDTH_PX) -> int:
+    """Rows a horizontal legend takes (estimate): plotly wraps its items into columns as wide as
+    the widest item once they no longer fit on one line."""
+    names = [str(t.name) for t in fig.data if t.name and t.showlegend is not False]
+    if not names:
+        return 0
+    widths = [len(n) * _CHAR_PX + _ITEM_PX for n in names]
+    if sum(widths) <= width_px:
+        return 1
+    columns = max(1, int(width_px // max(widths)))
+    return math.ceil(len(names) / columns)
+
+
+def for_export(fig: go.Figure) -> go.Figure:
+    """A copy of ``fig`` with a concrete light template and white paper, for files opened
+    outside the app (the in-app template only has placeholders Streamlit fills in)."""
+    out = go.Figure(fig)
+    out.update_layout(template=EXPORT_TEMPLATE, paper_bgcolor="white", plot_bgcolor="white")
+    return out
+
+
+def decimation_step(n_points: int) -> int:
+    """k of "every k-th point": 1 up to :data:`DECIMATE_ABOVE` points, else the smallest k that
+    keeps at most that many."""
+    return 1 if n_points <= DECIMATE_ABOVE else math.ceil(n_points / DECIMATE_ABOVE)
+
+
+def decimation_note(n_points: int) -> str:
+    """``every 3rd of 250,000 points`` when :func:`decimation_step` thins, else ""."""
+    step = decimation_step(n_points)
+    if step == 1:
+        return ""
+    suffix = "th" if 10 <= step % 100 <= 20 else {1: "st", 2: "nd", 3: "rd"}.get(step % 10, "th")
+    return f"every {step}{suffix} of {n_points:,} points"
+
+
+def points_trace(x: Any, y: Any, name: str, **kwargs: Any) -> go.Scatter | go.Scattergl:
+    """A per-run scatter trace drawn the same way everywhere.
+
+    ``go.Scatter`` up to :data:`WEBGL_ABOVE` points, ``go.Scattergl`` above; above
+    :data:`DECIMATE_ABOVE` points only every k-th point is kept (x, y and any per-point
+    ``customdata``/``text``/``hovertext`` alike) and the legend name says so.
+
+    Args:
+        x, y: equal-length sequences (converted to numpy arrays).
+        name: legend name.
+        kwargs: any other trace properties (mode, marker, hovertemplate ...).
+    """
+    xs, ys = np.asarray(x), np.asarray(y)
+    n_points = len(xs)
+    step = decimation_step(n_points)
+    if step > 1:
+        xs, ys = xs[::step], ys[::step]
+        for key in _PER_POINT:
+            if key in kwargs and kwargs[key] is not None and not isinstance(kwargs[key], str):
+                kwargs[key] = np.asarray(kwargs[key])[::step]
+        name = f"{name} ({decimation_note(n_points)})"
+    cls = go.Scattergl if n_points > WEBGL_ABOVE else go.Scatter
+    return cls(x=xs, y=ys, name=name, **kwargs)
