@@ -32,6 +32,8 @@ def _pages() -> list[st.Page]:
                 icon=":material/speed:", url_path="bound"),
         st.Page(PAGES_DIR / "memory.py", title="Memory and fusion", icon=":material/memory_alt:",
                 url_path="memory"),
+        st.Page(PAGES_DIR / "clocks_thermal.py", title="Clocks and thermal",
+                icon=":material/thermostat:", url_path="clocks"),
         st.Page(PAGES_DIR / "kernels.py", title="Kernels", icon=":material/view_list:",
                 url_path="kernels"),
         st.Page(PAGES_DIR / "compare.py", title="Compare jobs", icon=":material/compare_arrows:",

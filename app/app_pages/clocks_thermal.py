@@ -1,0 +1,110 @@
+"""Clocks and thermal: NVML trace of the job, the SM clock each kernel ran at, per-run collectors
+(sampled before the run) beside the kernel time, and a thermal_mode comparison of two jobs."""
+
+import streamlit as st
+
+from profiling_worker.schema import columns as C
+
+from app.core import derived
+from app.core.figures.clocks import (build_correlation_figure, build_drift_figure,
+                                     build_kernel_clock_figure, build_thermal_figure,
+                                     build_trace_figure)
+from app.core.metrics import MissingData
+from app.core.views.clocks import (NVML_DOCS, ClocksOptions, collector_runs_frame,
+                                   correlation_frame, kernel_clock_frame, max_sm_clock_mhz,
+                                   thermal_compare_frame, thermal_mean_difference_pct,
+                                   throttle_frame, trace_frame)
+from app.ui import analysis, cached, state
+
+THERMAL_DEFAULTS = ("h200-cupti-stability", "h200-cupti-stability-thermal-off")
+
+st.header("Clocks and thermal")
+bundle = analysis.selected_bundle()
+analysis.how_to_read(
+    "**NVML trace**: the worker samples the GPU (SM and memory clock, temperature, power, "
+    "throttle reasons) every few tens of ms during the whole job, so it shows the clock the "
+    "kernels actually ran at, and the idle gaps between them (345 MHz on an idle H200). "
+    "**Info collectors** (nsight-python >= 1.1) are sampled once **before each run**, not "
+    "during it: the first run of an H200 job read the idle clock although its kernel ran near "
+    "1980 MHz. Their correlation with the kernel time says whether a slow run followed a hot or "
+    "slow-clocked GPU. **SM clock the kernels ran at** is Nsight Compute's "
+    "`gpc__cycles_elapsed.avg.per_second`, measured on each kernel.")
+
+st.subheader("NVML trace of the whole job")
+try:
+    trace = trace_frame(bundle)
+    analysis.figure_panel(build_trace_figure(trace, max_sm_clock_mhz(bundle)), trace,
+                          key="clocks-trace", filename=f"{bundle.job_id}-nvml-trace.csv")
+    reasons = throttle_frame(trace)
+    st.markdown(f"**Throttle reasons set during the job** (NVML clocks-event reason bits, "
+                f"[nvmlClocksEventReasons]({NVML_DOCS})); *GPU idle* between kernels is normal:")
+    if reasons.empty:
+        st.caption("None: the clocks were never held back.")
+    else:
+        st.dataframe(reasons, key="clocks-throttle", hide_index=True, width="stretch")
+except MissingData as exc:
+    analysis.missing(exc, stop=False)
+
+st.subheader("SM clock each kernel ran at")
+try:
+    clocks = kernel_clock_frame(bundle)
+    analysis.figure_panel(build_kernel_clock_figure(clocks, bundle.host_timer), clocks,
+                          key="clocks-kernel", filename=f"{bundle.job_id}-kernel-clocks.csv")
+except MissingData as exc:
+    analysis.missing(exc, stop=False)
+
+st.subheader("Per-run collectors (sampled before the run) and kernel time")
+cols = st.columns(2)
+time_unit = cols[0].segmented_control("Time unit", list(derived.TIME_UNITS), default="µs",
+                                      key="clocks-time-unit") or "µs"
+labels = {None: "every config"}
+try:
+    every = collector_runs_frame(bundle, ClocksOptions(time_unit=time_unit))
+    labels |= dict(zip(every[C.CONFIG], every["ConfigLabel"]))
+    config = cols[1].selectbox("Config for the per-run chart", list(labels),
+                               key="clocks-config", format_func=lambda c: labels[c],
+                               index=1 if len(labels) > 1 else 0)
+    runs = collector_runs_frame(bundle, ClocksOptions(time_unit=time_unit, config=config))
+    analysis.figure_panel(build_drift_figure(runs), runs, key="clocks-drift",
+                          filename=f"{bundle.job_id}-collectors-per-run.csv")
+    corr = correlation_frame(every)
+    analysis.figure_panel(build_correlation_figure(corr), corr, key="clocks-corr",
+                          filename=f"{bundle.job_id}-collector-correlation.csv")
+except MissingData as exc:
+    analysis.missing(exc, stop=False)
+
+st.subheader("thermal_mode: spread and wall time of two jobs")
+bundles, _problems = cached.list_bundles()
+ids = [b.job_id for b in bundles if b.status == "done"]
+if len(ids) < 2:
+    st.info("This needs two finished jobs, e.g. the same kernels with thermal_mode auto and off.")
+    st.stop()
+picks = st.columns(2)
+first = THERMAL_DEFAULTS[0] if THERMAL_DEFAULTS[0] in ids else state.selected_job_id()
+second = THERMAL_DEFAULTS[1] if THERMAL_DEFAULTS[1] in ids else ids[0]
+job_a = picks[0].selectbox("Job A", ids, key="clocks-thermal-a",
+                           index=ids.index(first) if first in ids else 0)
+job_b = picks[1].selectbox("Job B", ids, key="clocks-thermal-b",
+                           index=ids.index(second) if second in ids else min(1, len(ids) - 1))
+a, b = cached.bundle_for(job_a), cached.bundle_for(job_b)
+if a is None or b is None:
+    st.error("One of the jobs could not be read.")
+    st.stop()
+try:
+    thermal = thermal_compare_frame(a, b)
+except MissingData as exc:
+    analysis.missing(exc)
+walls = thermal.drop_duplicates("Job")[["Job", "ThermalMode", "WallS"]]
+st.dataframe(walls, key="clocks-thermal-wall", hide_index=True, width="stretch",
+             column_config={"WallS": st.column_config.NumberColumn("Wall time (s)",
+                                                                   format="%.2f")})
+analysis.figure_panel(build_thermal_figure(thermal), thermal, key="clocks-thermal",
+                      filename=f"thermal-{job_a}-vs-{job_b}.csv")
+diff = thermal_mean_difference_pct(thermal)
+if diff is not None:
+    st.caption(f"The means of the two jobs differ by at most {diff:.2f} % over the "
+               "annotation × configs they share.")
+st.caption("nsight-python's thermal control pauses profiling when the GPU's thermal headroom "
+           "(margin to its throttle temperature) drops below thermal_wait and resumes at "
+           "thermal_cont; auto adapts those thresholds, off never pauses. A cool card never "
+           "reaches them, so both modes should then give the same times.")

@@ -1,0 +1,273 @@
+"""Clocks and thermal: the worker's NVML trace of the whole job, per-run info collector values
+(sampled BEFORE each run) beside the kernel time, the SM clock each kernel ran at, and a
+thermal_mode comparison of two jobs (pure pandas).
+
+Throttle ("clocks event") reason bits are NVML's ``nvmlClocksEventReasons``
+(https://docs.nvidia.com/deploy/nvml-api/group__nvmlClocksEventReasons.html), the values of
+``nvmlDeviceGetCurrentClocksEventReasons`` that the worker's sampler records.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+import pandas as pd
+from scipy import stats as scipy_stats
+
+from profiling_worker.schema import columns as C
+
+from app.core import derived
+from app.core.bundle_loader import Bundle
+from app.core.environment import first_gpu
+from app.core.metrics import GPC_HZ, MissingData, keys_of, missing_metric, with_labels
+
+NVML_DOCS = "https://docs.nvidia.com/deploy/nvml-api/group__nvmlClocksEventReasons.html"
+#: NVML clocks-event reason bits (nvml.h, nvmlClocksEventReason* / nvmlClocksThrottleReason*).
+THROTTLE_BITS: dict[int, str] = {
+    0x1: "GPU idle",
+    0x2: "applications clocks setting",
+    0x4: "SW power cap",
+    0x8: "HW slowdown",
+    0x10: "sync boost",
+    0x20: "SW thermal slowdown",
+    0x40: "HW thermal slowdown",
+    0x80: "HW power brake slowdown",
+    0x100: "display clock setting",
+    0x200: "board limit",
+    0x400: "reliability",
+}
+THROTTLE = "Throttle"
+SAMPLED = "Sampled"
+BEFORE_RUN = "before the run"
+KERNEL_TIME = "KernelTime"
+COLLECTOR_VALUE = "CollectorValue"
+COLLECTOR_UNIT = "CollectorUnit"
+PEARSON = "PearsonR"
+NO_COLLECTORS = (
+    "This job has no per-run info collector values (nsight-python 0.9.x and jobs without "
+    "collectors record none). The NVML trace above is there instead: it was sampled during "
+    "the whole job and shows the clock the kernels actually ran at.")
+
+
+def decode_throttle(mask: int) -> list[str]:
+    """Names of the set bits of an NVML clocks-event reason mask (``[]`` for 0); unknown bits
+    read ``bit 0x800``."""
+    mask = int(mask)
+    names = [name for bit, name in THROTTLE_BITS.items() if mask & bit]
+    rest = mask & ~sum(THROTTLE_BITS)
+    bit = 1
+    while rest:
+        if rest & bit:
+            names.append(f"bit {bit:#x}")
+            rest &= ~bit
+        bit <<= 1
+    return names
+
+
+def trace_frame(bundle: Bundle) -> pd.DataFrame:
+    """The NVML trace with the throttle reasons decoded.
+
+    Returns:
+        TimeS (s since the sampler started), SmClockMHz, MemClockMHz, TempC (°C), PowerW,
+        ThrottleReasons (the bit mask), Throttle (reason names, ``, ``-joined; "" for 0).
+
+    Raises:
+        MissingData: the job has no NVML samples.
+    """
+    trace = bundle.table(C.TABLE_NVML)
+    if trace.empty or C.TIME_S not in trace:
+        raise MissingData("This job has no NVML trace.",
+                          "The worker samples NVML while a GPU job runs (nvidia-ml-py installed "
+                          "in the worker's environment); cpu jobs have none.")
+    out = trace.sort_values(C.TIME_S).reset_index(drop=True)
+    if C.THROTTLE_REASONS not in out:
+        out[C.THROTTLE_REASONS] = 0
+    out[C.THROTTLE_REASONS] = out[C.THROTTLE_REASONS].fillna(0).astype(int)
+    out[THROTTLE] = [", ".join(decode_throttle(m)) for m in out[C.THROTTLE_REASONS]]
+    return out
+
+
+def throttle_frame(trace: pd.DataFrame) -> pd.DataFrame:
+    """How often each reason was set in a :func:`trace_frame`.
+
+    Returns:
+        Reason, Bit (``0x4``), Samples, PctOfSamples, FirstS, LastS; one row per reason seen,
+        in bit order.
+    """
+    rows = []
+    masks = trace[C.THROTTLE_REASONS].to_numpy(int)
+    times = trace[C.TIME_S].to_numpy(float)
+    seen = int(np.bitwise_or.reduce(masks)) if len(masks) else 0
+    bits = sorted({b for b in THROTTLE_BITS} | {1 << i for i in range(seen.bit_length())})
+    for bit in bits:
+        hit = (masks & bit) != 0
+        if not hit.any():
+            continue
+        rows.append({"Reason": THROTTLE_BITS.get(bit, f"bit {bit:#x}"), "Bit": f"{bit:#x}",
+                     "Samples": int(hit.sum()), "PctOfSamples": 100.0 * hit.mean(),
+                     "FirstS": float(times[hit].min()), "LastS": float(times[hit].max())})
+    return pd.DataFrame(rows, columns=["Reason", "Bit", "Samples", "PctOfSamples", "FirstS",
+                                       "LastS"])
+
+
+def max_sm_clock_mhz(bundle: Bundle) -> float | None:
+    """The device's maximum SM clock (MHz) from the manifest environment, if recorded."""
+    env = bundle.manifest.get("environment") or {}
+    value = first_gpu(env, int(bundle.spec.get("gpu") or 0)).get("max_sm_clock_mhz")
+    return float(value) if isinstance(value, (int, float)) else None
+
+
+def kernel_clock_frame(bundle: Bundle) -> pd.DataFrame:
+    """The SM clock each annotation x config ran at (``gpc__cycles_elapsed.avg.per_second``).
+
+    Returns:
+        Annotation, Config, <params>, ConfigLabel, NumRuns, SmClockMHz (mean), MinMHz, MaxMHz,
+        MaxSmClockMHz (device maximum, NaN if unknown), PctOfMax.
+
+    Raises:
+        MissingData: the job did not collect that metric.
+    """
+    agg = bundle.table(C.TABLE_AGGREGATED)
+    if agg.empty or C.METRIC not in agg or not (agg[C.METRIC] == GPC_HZ).any():
+        raise missing_metric(bundle, (GPC_HZ,), "SM clock the kernels ran at")
+    rows = agg[agg[C.METRIC] == GPC_HZ]
+    out = rows[keys_of(bundle, rows) + [C.NUM_RUNS]].copy()
+    out["SmClockMHz"] = rows[C.AVG].astype(float) / 1e6
+    out["MinMHz"] = rows[C.MIN].astype(float) / 1e6
+    out["MaxMHz"] = rows[C.MAX].astype(float) / 1e6
+    top = max_sm_clock_mhz(bundle)
+    out["MaxSmClockMHz"] = np.nan if top is None else top
+    out["PctOfMax"] = 100.0 * out["SmClockMHz"] / out["MaxSmClockMHz"]
+    return with_labels(out.reset_index(drop=True), bundle.parameters)
+
+
+@dataclass(frozen=True)
+class ClocksOptions:
+    """Attributes:
+        time_unit: unit of the kernel time (``ns``, ``µs``, ``ms``).
+        config: Config index for the drift chart (None = every config).
+    """
+
+    time_unit: str = "µs"
+    config: int | None = None
+
+
+def collector_runs_frame(bundle: Bundle, options: ClocksOptions) -> pd.DataFrame:
+    """Each run's collector values beside that run's kernel time (long: one row per collector).
+
+    Collectors are per config and run (every annotation of a run shares the sample taken
+    before it), so each annotation's time is joined on Config and Run.
+
+    Returns:
+        Annotation, Config, <params>, ConfigLabel, Run, KernelTime (in ``time_unit``), Unit,
+        Collector, CollectorValue, CollectorUnit, Sampled (``before the run``).
+
+    Raises:
+        MissingData: the job has no collector rows, or no per-run durations.
+    """
+    coll = bundle.table(C.TABLE_COLLECTORS)
+    if coll.empty or C.COLLECTOR not in coll:
+        raise MissingData(NO_COLLECTORS, "Run a job with info collectors (sidebar: collectors; "
+                          "nsight-python >= 1.1) to get per-run values.")
+    runs = bundle.table(C.TABLE_RUNS)
+    if runs.empty or C.METRIC not in runs:
+        raise MissingData("This job has no per-run durations to set beside the collectors.")
+    runs = runs[runs[C.METRIC] == bundle.duration_metric]
+    if options.config is not None:
+        runs = runs[runs[C.CONFIG] == options.config]
+    keys = keys_of(bundle, runs)
+    times = runs[keys + [C.RUN]].copy()
+    times[KERNEL_TIME] = runs[C.VALUE].astype(float) / derived.TIME_UNITS[options.time_unit]
+    times[C.UNIT] = options.time_unit
+    coll = coll[[C.CONFIG, C.RUN, C.COLLECTOR, C.VALUE, C.UNIT]].rename(
+        columns={C.VALUE: COLLECTOR_VALUE, C.UNIT: COLLECTOR_UNIT})
+    out = times.merge(coll, on=[C.CONFIG, C.RUN], how="inner")
+    out[COLLECTOR_VALUE] = out[COLLECTOR_VALUE].astype(float)
+    out[SAMPLED] = BEFORE_RUN
+    out = out.sort_values([C.ANNOTATION, C.CONFIG, C.COLLECTOR, C.RUN], kind="stable")
+    return with_labels(out.reset_index(drop=True), bundle.parameters)
+
+
+def correlation_frame(frame: pd.DataFrame) -> pd.DataFrame:
+    """Pearson correlation between each collector and the kernel time, per annotation x config.
+
+    Args:
+        frame: :func:`collector_runs_frame`.
+
+    Returns:
+        Annotation, Config, <params>, ConfigLabel, Collector, CollectorUnit, Sampled, Runs,
+        PearsonR, PValue (two-sided), CollectorMin, CollectorMax, Note. PearsonR is NaN (and the
+        Note says why) when the collector or the time did not change over the runs, or when
+        fewer than 3 runs pair up.
+    """
+    group_keys = [c for c in frame.columns if c not in (
+        C.RUN, KERNEL_TIME, C.UNIT, COLLECTOR_VALUE, SAMPLED)]
+    rows = []
+    for key, group in frame.groupby(group_keys, sort=False, dropna=False):
+        x, y = group[COLLECTOR_VALUE].to_numpy(float), group[KERNEL_TIME].to_numpy(float)
+        ok = ~(np.isnan(x) | np.isnan(y))
+        x, y = x[ok], y[ok]
+        r = p = np.nan
+        if len(x) < 3:
+            note = "fewer than 3 runs: no correlation"
+        elif np.ptp(x) == 0:
+            note = "collector constant over the runs: no correlation"
+        elif np.ptp(y) == 0:
+            note = "kernel time constant over the runs: no correlation"
+        else:
+            result = scipy_stats.pearsonr(x, y)
+            r, p = float(result[0]), float(result[1])
+            note = ""
+        lo, hi = (float(np.min(x)), float(np.max(x))) if len(x) else (np.nan, np.nan)
+        rows.append({**dict(zip(group_keys, key)), SAMPLED: BEFORE_RUN, "Runs": len(x),
+                     PEARSON: r, "PValue": p, "CollectorMin": lo, "CollectorMax": hi,
+                     "Note": note})
+    lead = [c for c in group_keys if c not in (C.COLLECTOR, COLLECTOR_UNIT)]
+    cols = [*lead, C.COLLECTOR, COLLECTOR_UNIT, SAMPLED, "Runs", PEARSON, "PValue",
+            "CollectorMin", "CollectorMax", "Note"]
+    return pd.DataFrame(rows, columns=cols)
+
+
+def thermal_compare_frame(*bundles: Bundle) -> pd.DataFrame:
+    """Spread of the duration per annotation x config in each job, with its thermal_mode.
+
+    Returns:
+        Job, ThermalMode, WallS (manifest wall_s), Annotation, <params>, ConfigLabel, NumRuns,
+        AvgUs, RelativeStdDevPct, StableMeasurement; rows of every job, job by job.
+
+    Raises:
+        MissingData: a job has no duration rows.
+    """
+    parts = []
+    for bundle in bundles:
+        agg = bundle.table(C.TABLE_AGGREGATED)
+        if agg.empty or C.METRIC not in agg:
+            raise MissingData(f"Job {bundle.job_id} has no aggregated results.")
+        rows = agg[agg[C.METRIC] == bundle.duration_metric]
+        keys = [c for c in keys_of(bundle, rows) if c != C.CONFIG]
+        part = with_labels(rows[keys + [C.NUM_RUNS, C.RSD, C.STABLE]].copy(), bundle.parameters)
+        part.insert(0, "WallS", bundle.manifest.get("wall_s"))
+        part.insert(0, "ThermalMode", str(bundle.spec.get("thermal_mode") or "auto"))
+        part.insert(0, "Job", bundle.job_id)
+        part["AvgUs"] = rows[C.AVG].astype(float).to_numpy() / 1e3
+        parts.append(part)
+    out = pd.concat(parts, ignore_index=True)
+    first = ["Job", "ThermalMode", "WallS", C.ANNOTATION]
+    rest = [c for c in out if c not in first and c not in ("AvgUs", C.NUM_RUNS, C.RSD, C.STABLE)]
+    return out[first + rest + [C.NUM_RUNS, "AvgUs", C.RSD, C.STABLE]]
+
+
+def thermal_mean_difference_pct(frame: pd.DataFrame) -> float | None:
+    """Largest |mean of one job / mean of the other - 1| in % over the annotation x configs
+    both jobs of a :func:`thermal_compare_frame` have (None when they share none)."""
+    jobs = list(dict.fromkeys(frame["Job"]))
+    if len(jobs) < 2:
+        return None
+    key = [C.ANNOTATION, "ConfigLabel"]
+    a = frame[frame["Job"] == jobs[0]].set_index(key)["AvgUs"]
+    b = frame[frame["Job"] == jobs[1]].set_index(key)["AvgUs"]
+    both = a.to_frame("a").join(b.to_frame("b"), how="inner")
+    if both.empty:
+        return None
+    return float((100.0 * (both["a"] / both["b"] - 1.0)).abs().max())

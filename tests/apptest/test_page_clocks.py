@@ -1,0 +1,50 @@
+"""Clocks and thermal page on bundled H200 jobs: NVML trace, collectors sampled before each run,
+kernel clocks, thermal_mode comparison; and a job without collectors."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from apptest_helpers import plotly_specs, texts
+
+BUNDLED = Path(__file__).resolve().parents[2] / "app" / "bundled"
+
+
+def _open(app, monkeypatch, job: str):
+    monkeypatch.setenv("KPROF_BUNDLED_DIR", str(BUNDLED))
+    at = app("clocks_thermal", query={"job": job})
+    assert not at.exception, at.exception
+    return at
+
+
+def test_stability_job_with_collectors(store, monkeypatch, app) -> None:
+    at = _open(app, monkeypatch, "h200-cupti-stability")
+    titles = [s["layout"]["title"]["text"] for s in plotly_specs(at)]
+    assert titles[0].startswith("NVML trace of the whole job")
+    assert any("sampled before the run" in t for t in titles[1:3])
+    assert titles[-1] == "Run-to-run spread per config, by thermal_mode"
+    text = texts(at)
+    assert "nvmlClocksEventReasons" in text and "gpc__cycles_elapsed" in text
+    assert "differ by at most 0.49 %" in text
+    frames = [d.value for d in at.dataframe]
+    walls = next(f for f in frames if list(f.columns) == ["Job", "ThermalMode", "WallS"])
+    assert walls["ThermalMode"].tolist() == ["auto", "off"]
+    reasons = next(f for f in frames if "Reason" in f.columns)
+    assert reasons["Reason"].tolist() == ["GPU idle"]
+    assert at.selectbox(key="clocks-config").value == 0  # first config by default
+    at.selectbox(key="clocks-config").set_value(None).run()
+    assert not at.exception
+
+
+def test_ncu_job_without_collectors_points_to_the_trace(store, monkeypatch, app) -> None:
+    at = _open(app, monkeypatch, "h200-ncu-matmul-sweep")
+    text = texts(at)
+    assert "NVML trace above is there instead" in text
+    titles = [s["layout"]["title"]["text"] for s in plotly_specs(at)]
+    assert any("SM clock the kernels ran at" in t for t in titles)
+
+
+def test_cpu_job_has_no_trace(seeded, app) -> None:
+    at = app("clocks_thermal")
+    assert not at.exception
+    assert "no NVML trace" in texts(at) or plotly_specs(at)
