@@ -36,6 +36,8 @@ def _pages() -> list[st.Page]:
                 icon=":material/thermostat:", url_path="clocks"),
         st.Page(PAGES_DIR / "kernels.py", title="Kernels", icon=":material/view_list:",
                 url_path="kernels"),
+        st.Page(PAGES_DIR / "one_kernel.py", title="One kernel",
+                icon=":material/center_focus_strong:", url_path="one-kernel"),
         st.Page(PAGES_DIR / "compare.py", title="Compare jobs", icon=":material/compare_arrows:",
                 url_path="compare"),
         st.Page(PAGES_DIR / "backends.py", title="CUPTI vs Nsight Compute",

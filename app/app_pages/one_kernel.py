@@ -1,0 +1,87 @@
+"""One kernel: the aggregated values of one annotation x config, its kernels, clock and TFLOP/s."""
+
+import streamlit as st
+
+from profiling_worker.schema import columns as C
+
+from app.core import derived
+from app.core.figures.one_kernel import build_one_kernel_figure
+from app.core.metrics import MissingData
+from app.core.views.one_kernel import (PROFILED_SCOPE, OneKernelOptions, annotation_configs,
+                                       one_kernel_frame, one_kernel_launches_frame,
+                                       one_kernel_summary)
+from app.ui import analysis, panels
+
+st.header("One kernel")
+bundle = analysis.selected_bundle()
+analysis.how_to_read(
+    "Pick an **annotation** (a region named with `nsight.annotate`) and a **config**. The "
+    "table lists every metric the job recorded for it: mean over the runs (**AvgValue**, in "
+    "its unit), spread, CI95 and nsight-python's **StableMeasurement** (RSD < 2 %). **SM clock "
+    "the kernel ran at** is Nsight Compute's `gpc__cycles_elapsed.avg.per_second` measured on "
+    "the kernel itself (ncu backend with the bound preset), not the device's rated clock. "
+    "**TFLOP/s** and **GB/s** are computed here, run by run, from the kernel catalog's analytic "
+    "FLOP and byte counts (work table) and the measured duration.")
+st.info(PROFILED_SCOPE, icon=":material/crop_free:")
+try:
+    choices = annotation_configs(bundle)
+except MissingData as exc:
+    analysis.missing(exc)
+
+cols = st.columns(3)
+annotation = cols[0].selectbox("Annotation", list(choices), key="one-kernel-annotation")
+configs = choices[annotation]
+if st.session_state.get("one-kernel-config") not in configs:
+    st.session_state.pop("one-kernel-config", None)  # the annotation changed: its first config
+config = cols[1].selectbox("Config", list(configs), key="one-kernel-config",
+                           format_func=lambda c: configs[c])
+time_unit = cols[2].segmented_control("Time unit", list(derived.TIME_UNITS), default="µs",
+                                      key="one-kernel-time-unit") or "µs"
+options = OneKernelOptions(annotation=annotation, config=config, time_unit=time_unit)
+try:
+    frame = one_kernel_frame(bundle, options)
+except MissingData as exc:
+    analysis.missing(exc)
+summary = one_kernel_summary(bundle, frame)
+
+tiles = st.columns(6)
+if summary.duration is not None:
+    tiles[0].metric(f"Duration ({summary.time_unit})", f"{summary.duration:.4g}",
+                    help=f"Mean over the runs; CI95 [{summary.duration_lo:.4g}, "
+                         f"{summary.duration_hi:.4g}] {summary.time_unit}; {bundle.measurement}",
+                    border=True)
+    tiles[1].metric("RSD (%)", f"{summary.rsd_pct:.2f}",
+                    help="Relative standard deviation over the runs", border=True)
+    tiles[2].metric("Runs", f"{summary.num_runs}", border=True)
+    tiles[3].metric("Stable", "yes" if summary.stable else "no",
+                    help=f"nsight-python's StableMeasurement: RSD < {C.STABLE_RSD_PCT:g} %",
+                    border=True)
+tiles[4].metric("SM clock ran at (MHz)",
+                f"{summary.sm_clock_mhz:.0f}" if summary.sm_clock_mhz else "—",
+                help="gpc__cycles_elapsed.avg.per_second, measured on the kernel (ncu backend, "
+                     "bound preset); not the device's rated clock. — = not collected",
+                border=True)
+tiles[5].metric("TFLOP/s", f"{summary.tflops:.4g}" if summary.tflops else "—",
+                help="Analytic FLOPs (work table) / measured duration, per run, then the mean. "
+                     "— = no work formula for this annotation", border=True)
+st.markdown(f"**GPU:** {summary.gpu} · **annotation** `{summary.annotation}` · "
+            f"**config** {summary.config_label}")
+if summary.kernels:
+    st.markdown(f"**Kernel{'s' if len(summary.kernels) > 1 else ''} launched by the region "
+                f"({len(summary.kernels)}):**")
+    st.code("\n".join(summary.kernels), language="text", wrap_lines=True)
+else:
+    st.caption("Kernel names: this job has no per-launch table.")
+
+st.subheader("Every value of this annotation × config")
+st.dataframe(frame, key="one-kernel-table", hide_index=True, width="stretch")
+panels.download_csv(frame, key="one-kernel-csv",
+                    filename=f"{bundle.job_id}-{annotation}-config{config}.csv")
+
+st.subheader("Duration of each launch, run by run")
+launches = one_kernel_launches_frame(bundle, options)
+analysis.figure_panel(
+    build_one_kernel_figure(launches, f"{annotation} · {summary.config_label}: duration per run",
+                            bundle.host_timer),
+    launches, key="one-kernel-runs",
+    filename=f"{bundle.job_id}-{annotation}-config{config}-launches.csv")

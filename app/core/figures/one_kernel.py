@@ -1,0 +1,61 @@
+"""One kernel figure: the duration of every launch of one annotation x config, run by run."""
+
+from __future__ import annotations
+
+import pandas as pd
+import plotly.graph_objects as go
+
+from profiling_worker.schema import columns as C
+
+from app.core.figures import common, theme
+
+REGION_TOTAL = "region total"
+
+
+def short_kernel_name(name: str, width: int = 48) -> str:
+    """A legend-sized kernel name (cuBLAS names run past 100 characters): the head and the tail
+    with an ellipsis between, since names of one library often differ only near the end
+    (``..._execute_kernel__5x_cublas`` vs ``..._execute_split_k_kernel__5x_cublas``)."""
+    if len(name) <= width:
+        return name
+    head = (width - 1) * 2 // 5
+    return name[:head] + "…" + name[-(width - 1 - head):]
+
+
+def build_one_kernel_figure(frame: pd.DataFrame, title: str,
+                            host_timer: bool = False) -> go.Figure:
+    """Duration per run of each kernel the region launched (and of the region, when it
+    launched several).
+
+    Args:
+        frame: :func:`~app.core.views.one_kernel.one_kernel_launches_frame`.
+        title: names the annotation x config.
+
+    Returns:
+        x = run index (0 = first run), y = duration in the frame's unit; one marker series per
+        kernel name (full name in the hover) and a line for the region total when there are
+        several kernels.
+    """
+    if frame.empty:
+        return common.empty(title, "this job has no per-run or per-launch durations")
+    unit = str(frame[C.UNIT].iloc[0])
+    kernels = [k for k in dict.fromkeys(frame[C.KERNEL]) if k != REGION_TOTAL]
+    fig = go.Figure()
+    for i, kernel in enumerate(kernels):
+        part = frame[frame[C.KERNEL] == kernel]
+        fig.add_trace(theme.points_trace(
+            part[C.RUN].to_numpy(float), part[C.VALUE].to_numpy(float),
+            short_kernel_name(str(kernel)), mode="markers",
+            marker={"color": theme.color(i + 1), "size": 8},
+            hovertemplate=(f"<b>{kernel}</b><br>run %{{x}}<br>%{{y:.6g}} {unit}"
+                           "<extra></extra>")))
+    total = frame[frame[C.KERNEL] == REGION_TOTAL]
+    if len(total) and (len(kernels) != 1):
+        fig.add_trace(theme.points_trace(
+            total[C.RUN].to_numpy(float), total[C.VALUE].to_numpy(float), REGION_TOTAL,
+            mode="lines+markers", line={"color": theme.color(0), "width": 1},
+            hovertemplate=f"region total<br>run %{{x}}<br>%{{y:.6g}} {unit}<extra></extra>"))
+    few = frame[C.RUN].nunique() <= 30
+    fig.update_xaxes(title={"text": "run index (0 = first run)"}, dtick=1 if few else None)
+    fig.update_yaxes(title={"text": theme.axis_title("Duration", unit)}, rangemode="tozero")
+    return common.finish(fig, title, host_timer)

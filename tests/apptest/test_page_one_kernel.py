@@ -1,0 +1,55 @@
+"""One kernel page on bundled H200 jobs and on a cpu job."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from apptest_helpers import plotly_specs, texts
+
+BUNDLED = Path(__file__).resolve().parents[2] / "app" / "bundled"
+
+
+def _open(app, monkeypatch, job: str):
+    monkeypatch.setenv("KPROF_BUNDLED_DIR", str(BUNDLED))
+    at = app("one_kernel", query={"job": job})
+    assert not at.exception, at.exception
+    return at
+
+
+def test_split_k_region_with_clock_and_tflops(store, monkeypatch, app) -> None:
+    at = _open(app, monkeypatch, "h200-ncu-matmul-sweep")
+    text = texts(at)
+    assert "Only the work inside the annotated region" in text
+    assert "allocation" in text and "NVIDIA H200" in text
+    metrics = {m.label: m.value for m in at.metric}
+    assert metrics["Duration (µs)"] == "16.77" and metrics["Runs"] == "10"
+    assert metrics["SM clock ran at (MHz)"] == "1942" and metrics["TFLOP/s"] == "16.01"
+    code = at.code[0].value
+    assert "split_k" in code and len(code.splitlines()) == 2
+    table = at.dataframe[0].value
+    assert "SM clock the kernel ran at" in set(table["Metric"])
+    spec = plotly_specs(at)[0]
+    assert spec["layout"]["yaxis"]["title"]["text"] == "Duration (µs)"
+    assert "region total" in [t["name"] for t in spec["data"]]
+
+
+def test_switching_annotation_and_config(store, monkeypatch, app) -> None:
+    at = _open(app, monkeypatch, "h200-ncu-matmul-sweep")
+    at.selectbox(key="one-kernel-config").set_value(4).run()
+    assert not at.exception
+    at.selectbox(key="one-kernel-annotation").set_value("fp16").run()
+    assert not at.exception
+    assert {m.label: m.value for m in at.metric}["Duration (µs)"] == "1458"
+    assert set(at.dataframe[0].value["n"]) == {8192}
+
+
+def test_cupti_job_has_no_kernel_clock(store, monkeypatch, app) -> None:
+    at = _open(app, monkeypatch, "h200-cupti-stability")
+    metrics = {m.label: m.value for m in at.metric}
+    assert metrics["SM clock ran at (MHz)"] == "—" and metrics["Stable"] == "no"
+
+
+def test_cpu_job(seeded, app) -> None:
+    at = app("one_kernel")
+    assert not at.exception
+    assert "host wall-clock, not GPU" in plotly_specs(at)[0]["layout"]["title"]["text"]
