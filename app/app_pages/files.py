@@ -1,7 +1,12 @@
-"""Every file of the selected bundle with its size and a download (read only on click)."""
+"""Every file of the selected bundle with its size and a download (read only on click), a zip of
+the whole bundle, the decompressed .ncu-rep of a .ncu-rep.gz, and the .ncu-rep summary."""
 
 import streamlit as st
 
+from profiling_worker.schema import columns as C
+
+from app.core.bundle_files import (gunzip_bytes, gunzipped_name, is_gzipped_report,
+                                   read_report_summary, zip_bundle, zip_name)
 from app.ui import cached, panels, state
 
 st.header("Files")
@@ -12,6 +17,15 @@ if bundle is None:
 panels.bundle_caption(bundle)
 st.caption(f"Directory: `{bundle.path}`")
 
+total = sum(item.size for item in bundle.files)
+st.download_button(f"Download the whole bundle (zip, {len(bundle.files)} files, "
+                   f"{total / 1e6:.1f} MB before compression)",
+                   data=lambda: zip_bundle(bundle), file_name=zip_name(bundle),
+                   mime="application/zip", key="files-zip", on_click="ignore",
+                   icon=":material/folder_zip:", type="primary",
+                   help="Built in memory when clicked; unzips into one directory that the "
+                        "dashboard (or `python -m profiling_worker`) can open again.")
+
 for i, item in enumerate(bundle.files):
     left, mid, right = st.columns([6, 2, 2], vertical_alignment="center")
     left.markdown(f"`{item.relpath}`")
@@ -20,6 +34,34 @@ for i, item in enumerate(bundle.files):
                           file_name=item.relpath.replace("/", "_"), key=f"files-download-{i}",
                           mime="application/octet-stream", on_click="ignore",
                           icon=":material/download:")
+    if is_gzipped_report(item.relpath):
+        path = bundle.path / item.relpath
+        right.download_button(
+            "Download .ncu-rep", data=lambda path=path: gunzip_bytes(path),
+            file_name=gunzipped_name(item.relpath), key=f"files-gunzip-{i}",
+            mime="application/octet-stream", on_click="ignore", icon=":material/unarchive:",
+            help="Decompressed on click; opens in Nsight Compute (ncu-ui) or `ncu --import`.")
+
+try:
+    summary = read_report_summary(bundle)
+except (OSError, ValueError) as exc:
+    panels.render_error(f"{C.REPORT_SUMMARY_FILE} could not be read: {exc}")
+    summary = None
+if summary is not None:
+    st.subheader(".ncu-rep summary")
+    st.caption(f"From `{C.REPORT_SUMMARY_FILE}`, read from the report with ncu_report by the "
+               "worker.")
+    left, right = st.columns([2, 3])
+    left.dataframe(summary.overview, key="files-summary", hide_index=True, width="stretch")
+    right.dataframe(summary.kernels, key="files-summary-kernels", hide_index=True,
+                    width="stretch",
+                    column_config={"Kernel": st.column_config.TextColumn("Kernel name",
+                                                                         width="large")})
+    if summary.rules.empty:
+        st.caption("Rule results: none (Nsight Compute runs its guided-analysis rules only when "
+                   "sections are collected, e.g. `--section SpeedOfLight`).")
+    else:
+        st.dataframe(summary.rules, key="files-summary-rules", hide_index=True, width="stretch")
 
 log = bundle.path / "worker.log"
 if log.is_file():

@@ -1,0 +1,82 @@
+"""Bundle downloads: the whole bundle as a zip, a .ncu-rep.gz decompressed, the report summary."""
+
+from __future__ import annotations
+
+import gzip
+import io
+import json
+import zipfile
+
+import pytest
+from bundled import bundled
+
+from app.core.bundle_files import (gunzip_bytes, gunzipped_name, is_gzipped_report,
+                                   read_report_summary, summary_tables, zip_bundle, zip_name)
+from app.core.bundle_loader import load_bundle
+from profiling_worker.schema import columns as C
+
+
+def test_zip_holds_every_file_under_the_job_dir(cpu_bundle) -> None:
+    bundle = load_bundle(cpu_bundle)
+    archive = zipfile.ZipFile(io.BytesIO(zip_bundle(bundle)))
+    assert archive.testzip() is None
+    names = archive.namelist()
+    assert names == [f"{bundle.job_id}/{f.relpath}" for f in bundle.files]
+    manifest = archive.read(f"{bundle.job_id}/{C.MANIFEST_FILE}")
+    assert manifest == (cpu_bundle / C.MANIFEST_FILE).read_bytes()
+    assert zip_name(bundle) == f"{bundle.job_id}.zip"
+
+
+def test_zip_of_a_bundle_reopens_as_a_bundle(cpu_bundle, tmp_path) -> None:
+    bundle = load_bundle(cpu_bundle)
+    zipfile.ZipFile(io.BytesIO(zip_bundle(bundle))).extractall(tmp_path / "out")
+    again = load_bundle(tmp_path / "out" / bundle.job_id)
+    assert again.status == bundle.status
+    assert again.table(C.TABLE_RUNS).equals(bundle.table(C.TABLE_RUNS))
+
+
+def test_compressed_files_are_stored_not_deflated_again() -> None:
+    bundle = bundled("h200-ncu-j1-fp16")
+    archive = zipfile.ZipFile(io.BytesIO(zip_bundle(bundle)))
+    info = {i.filename.split("/", 1)[1]: i for i in archive.infolist()}
+    assert info["nsight/ncu-output-profiled-0.ncu-rep.gz"].compress_type == zipfile.ZIP_STORED
+    assert info[C.MANIFEST_FILE].compress_type == zipfile.ZIP_DEFLATED
+
+
+def test_gunzipped_report() -> None:
+    bundle = bundled("h200-ncu-j1-fp16")
+    rel = "nsight/ncu-output-profiled-0.ncu-rep.gz"
+    assert is_gzipped_report(rel) and not is_gzipped_report("nsight/x.log")
+    assert gunzipped_name(rel) == "ncu-output-profiled-0.ncu-rep"
+    raw = gunzip_bytes(bundle.path / rel)
+    assert raw == gzip.decompress((bundle.path / rel).read_bytes())
+    assert len(raw) > (bundle.path / rel).stat().st_size
+
+
+def test_gunzip_of_a_non_gzip_file_raises(tmp_path) -> None:
+    path = tmp_path / "x.ncu-rep.gz"
+    path.write_bytes(b"not gzip")
+    with pytest.raises(OSError):
+        gunzip_bytes(path)
+
+
+def test_report_summary_tables() -> None:
+    summary = read_report_summary(bundled("h200-ncu-matmul-sweep"))
+    assert summary is not None
+    overview = dict(zip(summary.overview["Item"], summary.overview["Value"]))
+    assert overview["Launches"] == "160" and overview["Metrics per launch"] == "282"
+    assert overview["Kernel names"] == "13" and overview["Rule results"] == "0"
+    assert summary.kernels["Launches"].sum() == 160
+    assert summary.kernels["Launches"].is_monotonic_decreasing
+    assert summary.rules.empty
+
+
+def test_summary_with_rules_and_without_file(cpu_bundle) -> None:
+    tables = summary_tables({"launches": 2, "kernels": {"k": 2}, "rule_results": [
+        {"kernel": "k", "name": "SOLBottleneck", "message": "memory bound"}]})
+    assert tables.rules.to_dict("records")[0]["name"] == "SOLBottleneck"
+    assert read_report_summary(load_bundle(cpu_bundle)) is None
+    (cpu_bundle / "nsight").mkdir(exist_ok=True)
+    (cpu_bundle / C.REPORT_SUMMARY_FILE).write_text(json.dumps([1]), encoding="utf-8")
+    with pytest.raises(ValueError):
+        read_report_summary(load_bundle(cpu_bundle))
