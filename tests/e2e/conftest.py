@@ -1,7 +1,8 @@
 """Browser test fixtures: a real Streamlit server per test module and headless Debian Chromium.
 
 The server runs ``python -m streamlit run app/streamlit_app.py`` on 127.0.0.1 and a free port,
-with ``KPROF_RESULTS_DIR`` (and ``KPROF_BUNDLED_DIR``) pointing at temporary directories, and
+with ``KPROF_RESULTS_DIR`` (and, for ``app_server``, ``KPROF_BUNDLED_DIR``) pointing at temporary
+directories (``bundled_app_server`` keeps the shipped ``app/bundled`` H200 results), and
 is polled on ``/_stcore/health`` before any test uses it. Its output goes to a file, never a
 PIPE (a full pipe blocks the server); the file is copied to ``tests/artifacts/`` afterwards.
 
@@ -73,20 +74,18 @@ def _stop(proc: subprocess.Popen[bytes]) -> None:
         proc.wait(5)
 
 
-@pytest.fixture(scope="module")
-def app_server(request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPathFactory,
-               artifacts_dir: Path) -> Iterator[AppServer]:
-    """Start the dashboard for one test module; stop it (and its workers) afterwards."""
-    if not APP_SCRIPT.is_file():
-        pytest.fail(f"{APP_SCRIPT.relative_to(REPO_ROOT)} does not exist yet")
-    base = tmp_path_factory.mktemp("dashboard")
-    results, bundled = base / "results", base / "bundled"
+def _serve(request: pytest.FixtureRequest, base: Path, artifacts_dir: Path,
+           bundled: Path | None) -> Iterator[AppServer]:
+    """Run the dashboard with results under ``base``; ``bundled=None`` keeps the app's default
+    bundled dir (``app/bundled``, the H200 results)."""
+    results = base / "results"
     results.mkdir()
-    bundled.mkdir()
     port = free_port()
     url = f"http://127.0.0.1:{port}"
-    env = dict(os.environ, KPROF_RESULTS_DIR=str(results), KPROF_BUNDLED_DIR=str(bundled),
-               PYTHONUNBUFFERED="1")
+    env = dict(os.environ, KPROF_RESULTS_DIR=str(results), PYTHONUNBUFFERED="1")
+    env.pop("KPROF_BUNDLED_DIR", None)
+    if bundled is not None:
+        env["KPROF_BUNDLED_DIR"] = str(bundled)
     log_path = base / "server.log"
     cmd = [sys.executable, "-m", "streamlit", "run", str(APP_SCRIPT),
            "--server.address", "127.0.0.1", "--server.port", str(port),
@@ -107,6 +106,32 @@ def app_server(request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPath
         _stop(proc)
         module = request.module.__name__.rsplit(".", 1)[-1]
         shutil.copy(log_path, artifacts_dir / f"{module}-server.log")
+
+
+def _require_app() -> None:
+    if not APP_SCRIPT.is_file():
+        pytest.fail(f"{APP_SCRIPT.relative_to(REPO_ROOT)} does not exist yet")
+
+
+@pytest.fixture(scope="module")
+def app_server(request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPathFactory,
+               artifacts_dir: Path) -> Iterator[AppServer]:
+    """Start the dashboard for one test module with empty results and bundled dirs; stop it
+    (and its workers) afterwards."""
+    _require_app()
+    base = tmp_path_factory.mktemp("dashboard")
+    bundled = base / "bundled"
+    bundled.mkdir()
+    yield from _serve(request, base, artifacts_dir, bundled)
+
+
+@pytest.fixture(scope="module")
+def bundled_app_server(request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPathFactory,
+                       artifacts_dir: Path) -> Iterator[AppServer]:
+    """The dashboard with an empty results dir and the default bundled dir (``app/bundled``):
+    with no GPU here it opens the H200 results recorded by this project's worker."""
+    _require_app()
+    yield from _serve(request, tmp_path_factory.mktemp("dashboard"), artifacts_dir, None)
 
 
 @pytest.fixture(scope="module")
@@ -147,6 +172,13 @@ def wait_for_app_run(page, timeout: int = APP_RUN_TIMEOUT_MS) -> None:  # type: 
         state="attached", timeout=timeout)
     page.locator("[data-testid='stApp'][data-test-script-state='notRunning']").wait_for(
         state="attached", timeout=timeout)
+
+
+def wait_for_elements(page, timeout: int = APP_RUN_TIMEOUT_MS) -> None:  # type: ignore[no-untyped-def]
+    """Wait until no element is still a loading skeleton: after a run ends, elements whose
+    frontend code is loaded lazily (download buttons, data frames ...) show ``stSkeleton``
+    placeholders for a moment."""
+    expect(page.get_by_test_id("stSkeleton")).to_have_count(0, timeout=timeout)
 
 
 def open_app(page, url: str, query: str = "") -> None:  # type: ignore[no-untyped-def]
