@@ -40,7 +40,7 @@ for b in ${BARE_BACKENDS:-ncu cupti}; do
   echo "{\"bare\": \"$b\", \"rc\": $rc, \"wall_ms\": $(( ($(date +%s%N) - s) / 1000000 ))}" | tee -a "$OUT/record.jsonl"
 done
 PYTHONPATH=$NCU_PATH timeout 120 python3 benchmarks/cuda_events_gemm.py "$RESULTS/cuda_events_gemm.json" > /dev/null 2>&1 || echo "cuda events benchmark failed"
-KPROF_GPU_RESULTS=$RESULTS PYTHONPATH=$CUPTI_PATH timeout 300 python3 -m pytest -m gpu -q -p no:cacheprovider ${PYTEST_K:+-k "$PYTEST_K"} tests/gpu 2>&1 | tee "$OUT/pytest_gpu.txt"
+KPROF_GPU_RESULTS=$RESULTS PYTHONPATH=$CUPTI_PATH timeout 300 python3 -m pytest -m gpu -q -s -p no:cacheprovider ${PYTEST_K:+-k "$PYTEST_K"} tests/gpu 2>&1 | tee "$OUT/pytest_gpu.txt"
 # OVERHEAD=1: the dashboard's worker vs a bare nsight-python script, cold and warm (issue 6).
 if [ "${OVERHEAD:-0}" = 1 ]; then
   timeout 420 python3 benchmarks/overhead.py "$OUT/overhead.json" /tmp/kp-n096:/tmp/kp-common \
