@@ -1,35 +1,121 @@
-"""Every bundle (this server's and the bundled ones): status, kernel, backend, date, GPU."""
+"""Every bundle (this server's and the bundled ones), from the SQLite history index.
+
+Filter by kernel, GPU, backend, status, tag and free text; select a row to open that job on
+every page; tag the open job (tags live in the index, never in a bundle); delete a job of the
+results directory after a confirmation (bundled results are read-only).
+"""
 
 import pandas as pd
 import streamlit as st
 
-from app.ui import cached, panels, state
+from app import settings
+from app.services import history_index as hx
+from app.ui import panels, state
 
-st.header("History")
-bundles, problems = cached.list_bundles()
-if not bundles:
-    st.info("No results yet. Submit a job from the sidebar.")
-frame = pd.DataFrame([{
-    "Job": b.job_id, "Status": b.status, "Kernels": ", ".join(b.kernels), "Backend": b.backend,
-    "Created": b.created_at, "GPU": b.gpu_name, "Source": b.source, "Label": b.label,
-} for b in bundles], columns=["Job", "Status", "Kernels", "Backend", "Created", "GPU", "Source",
-                              "Label"])
+PAGE = "history"
+CONFIRM = state.key(PAGE, "confirm-delete")  # job id waiting for the delete confirmation
+NOTICE = state.key(PAGE, "notice")  # (kind, text) shown once after an action
+COLUMNS = ["Job", "Status", "Kernels", "Backend", "Created", "GPU", "Source", "Label", "Tags",
+           "Spec hash"]
+
+
+def _frame(found: list[hx.HistoryRow]) -> pd.DataFrame:
+    return pd.DataFrame([{
+        "Job": r.job_id, "Status": r.status, "Kernels": ", ".join(r.kernels),
+        "Backend": r.backend, "Created": r.created_at, "GPU": r.gpu, "Source": r.source,
+        "Label": r.label, "Tags": ", ".join(r.tags), "Spec hash": r.spec_hash,
+    } for r in found], columns=COLUMNS)
+
+
+def _filters(facets: dict[str, list[str]]) -> hx.HistoryFilter:
+    cols = st.columns([2, 2, 1, 1, 2])
+    picks = {name: cols[i].multiselect(label, facets[name], key=state.key(PAGE, name))
+             for i, (name, label) in enumerate([("kernels", "Kernel"), ("gpus", "GPU"),
+                                                ("backends", "Backend"),
+                                                ("statuses", "Status"), ("tags", "Tag")])}
+    text = st.text_input("Search", key=state.key(PAGE, "text"),
+                         placeholder="job id, label, kernel, GPU or tag words")
+    return hx.HistoryFilter(text=text, **{k: tuple(v) for k, v in picks.items()})
 
 
 def _open_selected(job_ids: list[str]) -> None:
     """Selection callback (runs before the rerun, so the sidebar selector may be changed)."""
-    rows = st.session_state["history-table"]["selection"]["rows"]
+    rows = st.session_state[state.key(PAGE, "table")]["selection"]["rows"]
     if rows:
         state.select_job(job_ids[rows[0]])
+        st.session_state.pop(CONFIRM, None)
 
 
-st.dataframe(frame, key="history-table", hide_index=True, width="stretch",
+def _on_tags(job_id: str, before: tuple[str, ...], key: str) -> None:
+    after = st.session_state.get(key) or []
+    try:
+        for tag in set(after) - set(before):
+            hx.add_tag(settings.results_dir(), job_id, tag)
+        for tag in set(before) - set(after):
+            hx.remove_tag(settings.results_dir(), job_id, tag)
+    except (hx.InvalidTag, KeyError) as exc:
+        st.session_state[NOTICE] = ("error", str(exc).strip("'\""))
+
+
+def _on_delete(job_id: str) -> None:
+    st.session_state.pop(CONFIRM, None)
+    try:
+        hx.delete(settings.results_dir(), job_id)
+        st.session_state[NOTICE] = ("success", f"Deleted {job_id}.")
+    except (hx.NotDeletable, OSError, ValueError) as exc:
+        st.session_state[NOTICE] = ("error", str(exc))
+
+
+def _render_actions(row: hx.HistoryRow, all_tags: list[str]) -> None:
+    st.subheader(f"Open job: {row.job_id}")
+    key = state.key(PAGE, f"tags-{row.job_id}")
+    st.multiselect("Tags", sorted(set(all_tags) | set(row.tags)), default=list(row.tags),
+                   key=key, accept_new_options=True, on_change=_on_tags,
+                   args=(row.job_id, row.tags, key),
+                   help="Type a new tag and press Enter. Tags are kept in the history index, "
+                        "never in the bundle.")
+    if row.source != "local":
+        st.caption("Bundled with the app: read-only, cannot be deleted.")
+        return
+    if row.status in hx.ACTIVE_STATUSES:
+        st.caption(f"The job is {row.status}: cancel it before deleting it.")
+        return
+    if st.session_state.get(CONFIRM) != row.job_id:
+        st.button("Delete…", key=state.key(PAGE, "delete"), icon=":material/delete:",
+                  on_click=lambda: st.session_state.__setitem__(CONFIRM, row.job_id))
+        return
+    st.warning(f"Delete **{row.job_id}** for good? This removes the directory `{row.path}` "
+               "and its history entry.", icon=":material/warning:")
+    yes, no = st.columns(2)
+    yes.button("Delete for good", key=state.key(PAGE, "delete-confirm"), type="primary",
+               on_click=_on_delete, args=(row.job_id,))
+    no.button("Keep it", key=state.key(PAGE, "delete-cancel"),
+              on_click=lambda: st.session_state.pop(CONFIRM, None))
+
+
+st.header("History")
+sync = hx.sync(settings.results_dir(), settings.bundled_dir())
+every = hx.rows(settings.results_dir())
+notice = st.session_state.pop(NOTICE, None)
+if notice:
+    (st.success if notice[0] == "success" else st.error)(notice[1])
+if not every:
+    st.info("No results yet. Submit a job from the sidebar, or import nsight-python output.")
+facets = hx.facets(every)
+flt = _filters(facets)
+found = [r for r in every if hx.matches(r, flt)]
+frame = _frame(found)
+st.dataframe(frame, key=state.key(PAGE, "table"), hide_index=True, width="stretch",
              on_select=lambda: _open_selected(frame["Job"].tolist()),
              selection_mode="single-row")
-st.caption("Select a row to open that job on every page.")
-panels.download_csv(frame, key="history-csv", filename="history.csv")
+st.caption(f"{len(found)} of {len(every)} jobs. Select a row to open that job on every page.")
+panels.download_csv(frame, key=state.key(PAGE, "csv"), filename="history.csv")
 
-if problems:
+current = next((r for r in every if r.job_id == state.selected_job_id()), None)
+if current is not None:
+    _render_actions(current, facets["tags"])
+
+if sync.problems:
     st.subheader("Directories that are not readable results")
-    for problem in problems:
+    for problem in sync.problems:
         st.warning(f"`{problem.path}`: {problem.reason}")

@@ -9,6 +9,7 @@ instead of being shown as a job.
 from __future__ import annotations
 
 import re
+import shutil
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -17,6 +18,7 @@ from profiling_worker.schema import columns
 
 from app.core.environment import gpu_name
 from profiling_worker.schema.manifest import ManifestError, read_manifest
+from profiling_worker.schema.spec import SpecInvalid, validate_spec
 
 JOB_ID_RE = re.compile(r"^[A-Za-z0-9_.-]{1,80}$")
 SOURCE_LOCAL = "local"
@@ -78,6 +80,46 @@ def job_path(root: Path, job_id: str) -> Path:
     path = (root / job_id).resolve()
     if path.parent != root:
         raise InvalidJobId(f"{job_id!r} resolves outside the results directory")
+    return path
+
+
+def spec_hash(manifest: dict[str, Any]) -> str:
+    """The manifest's ``spec_hash`` (the worker's), else the same hash computed from its spec
+    when the spec validates (imported bundles), else ""."""
+    if manifest.get("spec_hash"):
+        return str(manifest["spec_hash"])
+    spec = manifest.get("spec")
+    if not isinstance(spec, dict):
+        return ""
+    try:
+        return validate_spec(spec).spec_hash()
+    except (SpecInvalid, TypeError, ValueError):
+        return ""
+
+
+def read_info(path: Path, source: str) -> BundleInfo:
+    """The :class:`BundleInfo` of one bundle directory.
+
+    Raises:
+        ManifestError: no readable manifest.json.
+    """
+    return _info(path, source, read_manifest(path))
+
+
+def delete_bundle(results_dir: Path, job_id: str) -> Path:
+    """Remove the bundle ``job_id`` from ``results_dir`` (never from the bundled dir).
+
+    Returns:
+        The removed directory.
+
+    Raises:
+        InvalidJobId: unsafe id.
+        FileNotFoundError: no bundle of that id in ``results_dir`` (a bundled one included).
+    """
+    path = job_path(results_dir, job_id)
+    if path.is_symlink() or not (path / columns.MANIFEST_FILE).is_file():
+        raise FileNotFoundError(f"{job_id}: no bundle of that id in the results directory")
+    shutil.rmtree(path)
     return path
 
 

@@ -1,0 +1,63 @@
+"""History page on the SQLite index: filters, open, tags, delete with confirmation."""
+
+from __future__ import annotations
+
+import shutil
+from pathlib import Path
+
+from apptest_helpers import texts
+
+from app.services import history_index
+
+REPO = Path(__file__).resolve().parents[2]
+JOB = "20261129-230000-matmul-0001"
+BUNDLED = "h200-ncu-j1-fp16"
+
+
+def _with_bundled(seeded: dict[str, Path]) -> dict[str, Path]:
+    shutil.copytree(REPO / "app" / "bundled" / BUNDLED, seeded["bundled"] / BUNDLED)
+    return seeded
+
+
+def test_filters_narrow_the_table(seeded, app) -> None:
+    _with_bundled(seeded)
+    at = app("history")
+    assert not at.exception
+    assert sorted(at.dataframe[0].value["Job"]) == sorted([JOB, BUNDLED])
+    at.multiselect(key="history-backends").set_value(["cpu"]).run()
+    assert at.dataframe[0].value["Job"].tolist() == [JOB]
+    at.multiselect(key="history-backends").set_value([]).run()
+    at.text_input(key="history-text").input("H200 j1").run()
+    assert at.dataframe[0].value["Job"].tolist() == [BUNDLED]
+    assert "1 of 2 jobs" in texts(at)
+    assert (seeded["results"] / "index.sqlite").is_file()
+
+
+def test_tags_are_added_and_removed_for_the_open_job(seeded, app) -> None:
+    _with_bundled(seeded)
+    at = app("history", query={"job": BUNDLED})
+    tags = at.multiselect(key=f"history-tags-{BUNDLED}")
+    tags.set_value(["baseline"]).run()
+    assert not at.exception
+    assert history_index.rows(seeded["results"], history_index.HistoryFilter(
+        tags=("baseline",)))[0].job_id == BUNDLED
+    assert at.dataframe[0].value.set_index("Job").loc[BUNDLED, "Tags"] == "baseline"
+    at.multiselect(key=f"history-tags-{BUNDLED}").set_value([]).run()
+    assert history_index.rows(seeded["results"])[0].tags == ()
+    assert "read-only" in texts(at)
+    assert "history-delete" not in [b.key for b in at.button]  # bundled: no delete
+
+
+def test_delete_asks_first_then_removes_the_directory(seeded, app) -> None:
+    at = app("history", query={"job": JOB})
+    at.button(key="history-delete").click().run()
+    assert (seeded["results"] / JOB).is_dir()
+    assert "for good" in texts(at)
+    at.button(key="history-delete-cancel").click().run()
+    assert (seeded["results"] / JOB).is_dir()
+    at.button(key="history-delete").click().run()
+    at.button(key="history-delete-confirm").click().run()
+    assert not at.exception
+    assert not (seeded["results"] / JOB).exists()
+    assert f"Deleted {JOB}" in texts(at)
+    assert at.dataframe[0].value.empty

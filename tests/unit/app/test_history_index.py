@@ -1,0 +1,140 @@
+"""The SQLite history index on real bundles: sync (incremental), filters, tags, delete."""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import sqlite3
+from pathlib import Path
+
+import pytest
+
+from app.services import history_index as H
+from app.services import result_store
+
+REPO = Path(__file__).resolve().parents[3]
+BUNDLED = REPO / "app" / "bundled"
+
+
+@pytest.fixture
+def dirs(tmp_path: Path, cpu_bundle_src: Path) -> dict[str, Path]:
+    results, bundled = tmp_path / "results", tmp_path / "bundled"
+    shutil.copytree(cpu_bundle_src, results / "job-a")
+    for name in ("h200-ncu-j1-fp16", "h200-cupti-elementwise"):
+        shutil.copytree(BUNDLED / name, bundled / name)
+    return {"results": results, "bundled": bundled}
+
+
+def test_sync_indexes_both_roots_in_wal_mode(dirs) -> None:
+    got = H.sync(dirs["results"], dirs["bundled"])
+    assert sorted(got.added) == ["h200-cupti-elementwise", "h200-ncu-j1-fp16", "job-a"]
+    conn = sqlite3.connect(H.index_path(dirs["results"]))
+    assert conn.execute("PRAGMA journal_mode").fetchone()[0] == "wal"
+    conn.close()
+    rows = {r.job_id: r for r in H.rows(dirs["results"])}
+    a, j1 = rows["job-a"], rows["h200-ncu-j1-fp16"]
+    assert (a.source, a.backend, a.status, a.kernels) == ("local", "cpu", "done", ("matmul",))
+    assert len(a.spec_hash) == 16
+    assert (j1.source, j1.gpu, j1.backend) == ("bundled", "NVIDIA H200", "ncu")
+
+
+def test_sync_is_incremental_by_manifest_mtime(dirs, monkeypatch) -> None:
+    H.sync(dirs["results"], dirs["bundled"])
+    calls: list[str] = []
+    real = result_store.read_info
+    monkeypatch.setattr(result_store, "read_info",
+                        lambda p, s: calls.append(p.name) or real(p, s))
+    assert H.sync(dirs["results"], dirs["bundled"]).added == [] and calls == []
+    manifest = dirs["results"] / "job-a" / "manifest.json"
+    data = json.loads(manifest.read_text())
+    data["status"] = "failed"
+    manifest.write_text(json.dumps(data))
+    os.utime(manifest, (1e9, 1e9))
+    got = H.sync(dirs["results"], dirs["bundled"])
+    assert got.updated == ["job-a"] and calls == ["job-a"]
+    assert H.rows(dirs["results"], H.HistoryFilter(statuses=("failed",)))[0].job_id == "job-a"
+
+
+def test_filters_and_text_search(dirs) -> None:
+    H.sync(dirs["results"], dirs["bundled"])
+    ids = lambda **kw: [r.job_id for r in H.rows(dirs["results"], H.HistoryFilter(**kw))]
+    assert ids(backends=("cpu",)) == ["job-a"]
+    assert sorted(ids(gpus=("NVIDIA H200",))) == ["h200-cupti-elementwise", "h200-ncu-j1-fp16"]
+    assert sorted(ids(kernels=("matmul",))) == ["h200-ncu-j1-fp16", "job-a"]
+    assert ids(kernels=("matmul",), backends=("cpu",)) == ["job-a"]
+    assert ids(text="J1 h200") == ["h200-ncu-j1-fp16"]
+    assert ids(text="no such thing") == []
+    facets = H.facets(H.rows(dirs["results"]))
+    assert "cpu" in facets["backends"] and "NVIDIA H200" in facets["gpus"]
+
+
+def test_tags_live_in_the_index_and_filter(dirs) -> None:
+    H.sync(dirs["results"], dirs["bundled"])
+    before = sorted(p.name for p in (dirs["bundled"] / "h200-ncu-j1-fp16").rglob("*"))
+    H.add_tag(dirs["results"], "h200-ncu-j1-fp16", "baseline")
+    H.add_tag(dirs["results"], "job-a", "baseline")
+    H.add_tag(dirs["results"], "job-a", "cpu smoke")
+    assert sorted(p.name for p in (dirs["bundled"] / "h200-ncu-j1-fp16").rglob("*")) == before
+    tagged = H.rows(dirs["results"], H.HistoryFilter(tags=("cpu smoke",)))
+    assert [(r.job_id, r.tags) for r in tagged] == [("job-a", ("baseline", "cpu smoke"))]
+    H.remove_tag(dirs["results"], "job-a", "baseline")
+    assert H.rows(dirs["results"], H.HistoryFilter(text="job-a"))[0].tags == ("cpu smoke",)
+    H.sync(dirs["results"], dirs["bundled"])  # a sync keeps tags
+    assert H.rows(dirs["results"], H.HistoryFilter(tags=("baseline",)))[0].job_id == \
+        "h200-ncu-j1-fp16"
+
+
+@pytest.mark.parametrize("tag", ["", " ", "x" * 41, "a;drop", "<b>"])
+def test_bad_tags_are_refused(dirs, tag) -> None:
+    H.sync(dirs["results"], dirs["bundled"])
+    with pytest.raises(H.InvalidTag):
+        H.add_tag(dirs["results"], "job-a", tag)
+
+
+def test_tag_of_unknown_job_is_refused(dirs) -> None:
+    H.sync(dirs["results"], dirs["bundled"])
+    with pytest.raises(KeyError):
+        H.add_tag(dirs["results"], "nope", "x")
+
+
+def test_delete_removes_local_bundle_row_and_tags_only(dirs) -> None:
+    H.sync(dirs["results"], dirs["bundled"])
+    H.add_tag(dirs["results"], "job-a", "old")
+    with pytest.raises(H.NotDeletable, match="read-only"):
+        H.delete(dirs["results"], "h200-ncu-j1-fp16")
+    assert (dirs["bundled"] / "h200-ncu-j1-fp16" / "manifest.json").is_file()
+    H.delete(dirs["results"], "job-a")
+    assert not (dirs["results"] / "job-a").exists()
+    assert [r.job_id for r in H.rows(dirs["results"]) if r.job_id == "job-a"] == []
+    with pytest.raises(H.NotDeletable):
+        H.delete(dirs["results"], "job-a")
+
+
+def test_running_job_is_not_deleted(dirs) -> None:
+    manifest = dirs["results"] / "job-a" / "manifest.json"
+    data = json.loads(manifest.read_text())
+    manifest.write_text(json.dumps({**data, "status": "running"}))
+    H.sync(dirs["results"], dirs["bundled"])
+    with pytest.raises(H.NotDeletable, match="running"):
+        H.delete(dirs["results"], "job-a")
+    assert manifest.is_file()
+
+
+def test_removed_and_broken_directories(dirs) -> None:
+    H.sync(dirs["results"], dirs["bundled"])
+    H.add_tag(dirs["results"], "job-a", "t")
+    shutil.rmtree(dirs["results"] / "job-a")
+    (dirs["results"] / "half-written").mkdir()
+    got = H.sync(dirs["results"], dirs["bundled"])
+    assert got.removed == ["job-a"]
+    assert [p.path.name for p in got.problems] == ["half-written"]
+    with H.connect(dirs["results"]) as conn:
+        assert conn.execute("SELECT COUNT(*) FROM tags").fetchone()[0] == 0
+
+
+def test_unsafe_ids_never_escape_the_results_dir(dirs, tmp_path) -> None:
+    with pytest.raises(result_store.InvalidJobId):
+        result_store.delete_bundle(dirs["results"], "../bundled")
+    with pytest.raises(FileNotFoundError):
+        result_store.delete_bundle(dirs["results"], "h200-ncu-j1-fp16")
