@@ -47,6 +47,8 @@ def _pages() -> list[st.Page]:
         st.Page(PAGES_DIR / "files.py", title="Files", icon=":material/folder:", url_path="files"),
         st.Page(PAGES_DIR / "history.py", title="History", icon=":material/history:",
                 url_path="history"),
+        st.Page(PAGES_DIR / "import_files.py", title="Import", icon=":material/upload_file:",
+                url_path="import"),
         st.Page(PAGES_DIR / "environment.py", title="Environment", icon=":material/memory:",
                 url_path="environment"),
     ]

@@ -1,0 +1,62 @@
+"""Import results made elsewhere: nsight-python CSVs and .ncu-rep files -> a new bundle.
+
+Uploads only (no server paths from the browser). The files are saved under sanitised names in a
+temporary folder and imported by the worker (``python -m profiling_worker import``), which
+reads the report with ncu_report; the new bundle is then selected on every page.
+"""
+
+import tempfile
+from pathlib import Path
+
+import streamlit as st
+
+from app import settings
+from app.services import history_index, import_client
+from app.ui import panels, state
+
+FILES = state.key("import", "files")
+RUN = state.key("import", "run")
+OUTCOME = state.key("import", "outcome")
+
+
+def _on_import() -> None:
+    """Button callback: runs before the rerun, so the sidebar selector can take the new job."""
+    uploads = st.session_state.get(FILES) or []
+    try:
+        with tempfile.TemporaryDirectory(prefix="kprof-upload-") as tmp:
+            paths = import_client.save_uploads(((f.name, f.getvalue()) for f in uploads),
+                                               Path(tmp))
+            outcome = import_client.run_import(paths, settings.results_dir(),
+                                               settings.worker_python(), settings.worker_env())
+    except import_client.UploadRejected as exc:
+        outcome = import_client.ImportOutcome(False, "", exc.message, exc.hint)
+    if outcome.ok:
+        history_index.sync(settings.results_dir(), settings.bundled_dir())
+        state.select_job(outcome.job_id)
+    st.session_state[OUTCOME] = outcome
+
+
+st.header("Import results")
+st.markdown(
+    "Open results made on another machine or a cluster, with no GPU and no Nsight Compute "
+    "here: nsight-python's `profiled_data-*.csv` and `processed_data-*.csv` (0.9.x and 1.x) "
+    "and Nsight Compute `.ncu-rep` (or `.ncu-rep.gz`) files. Upload the files of **one** "
+    "profiled function at a time.")
+st.file_uploader("nsight-python output", type=list(import_client.UPLOAD_TYPES),
+                 accept_multiple_files=True, key=FILES,
+                 max_upload_size=import_client.MAX_UPLOAD_MB,
+                 help=f"At most {import_client.MAX_UPLOAD_MB} MB per file. Files are parsed "
+                      "as data, never executed.")
+st.caption(f"Up to {import_client.MAX_UPLOAD_MB} MB per file. A `.ncu-rep` adds the per-launch "
+           "table (kernel names, grid, block, every metric read); CSVs give sizes and runs.")
+st.button("Import", key=RUN, type="primary", on_click=_on_import,
+          disabled=not st.session_state.get(FILES))
+
+outcome = st.session_state.get(OUTCOME)
+if outcome is not None:
+    if outcome.ok:
+        st.success(f"Imported as **{outcome.job_id}**; it is selected on every page.",
+                   icon=":material/check_circle:")
+    else:
+        panels.render_error(outcome.message, outcome.hint or None, outcome.log or None,
+                            kind="import failed")

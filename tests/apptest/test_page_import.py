@@ -1,0 +1,58 @@
+"""Import page: upload real nsight output, import through the worker, the bundle is selected."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+from apptest_helpers import texts
+
+from app.services import history_index
+
+REPO = Path(__file__).resolve().parents[2]
+REF = REPO / "tests" / "fixtures" / "reference" / "h200-nsight-0.9.6-matmul"
+REPORT_GZ = REPO / "tests" / "fixtures" / "ncu_rep" / "h200-ncu-j1-fp16.ncu-rep.gz"
+
+
+def _upload(at, paths: list[Path]):
+    at.file_uploader(key="import-files").set_value(
+        [(p.name, p.read_bytes(), "application/octet-stream") for p in paths])
+    return at.run()
+
+
+def test_page_draws_uploader_with_limit(store, app) -> None:
+    at = app("import_files")
+    assert not at.exception
+    up = at.file_uploader(key="import-files")
+    assert up.accept_multiple_files
+    assert {t.lstrip(".") for t in up.allowed_type} == {"csv", "ncu-rep", "gz"}
+    assert "200 MB" in texts(at)
+    assert at.button(key="import-run").disabled
+
+
+@pytest.mark.parametrize("sources", [sorted(REF.glob("*.csv")), [REPORT_GZ]],
+                         ids=["csv-0.9.6", "ncu-rep"])
+def test_import_selects_the_new_bundle(store, app, sources) -> None:
+    at = _upload(app("import_files"), sources)
+    at.button(key="import-run").click().run()
+    assert not at.exception
+    job = at.query_params["job"]
+    job = job[0] if isinstance(job, list) else job
+    assert job.startswith("import-") and (store["results"] / job / "manifest.json").is_file()
+    assert at.session_state["sidebar-job"] == job
+    assert f"Imported as **{job}**" in texts(at)
+    assert [r.job_id for r in history_index.rows(store["results"])] == [job]
+    at.switch_page("app_pages/sweep.py").run()  # the views open it
+    assert not at.exception
+
+
+def test_bad_upload_shows_message_and_hint(store, app) -> None:
+    at = _upload(app("import_files"), [])
+    at.file_uploader(key="import-files").set_value(
+        [("profiled_data-x-0.csv", b"a,b\n1,2\n", "text/csv")])
+    at.run()
+    at.button(key="import-run").click().run()
+    assert not at.exception
+    assert len(at.error) == 1 and "profiled_data-x-0.csv" in at.error[0].value
+    assert "Fix:" in at.error[0].value
+    assert list(store["results"].glob("import-*")) == []

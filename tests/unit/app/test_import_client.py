@@ -1,0 +1,95 @@
+"""Uploaded files -> worker import -> bundle: names, limits, argv, outcomes (real worker)."""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+
+import pytest
+
+from app import settings
+from app.core.bundle_loader import load_bundle
+from app.services import import_client as I
+from app.services import result_store
+from profiling_worker.schema import columns as C
+
+REPO = Path(__file__).resolve().parents[3]
+REF = REPO / "tests" / "fixtures" / "reference" / "h200-nsight-0.9.6-matmul"
+V11 = REPO / "app" / "bundled" / "h200-cupti-elementwise" / "nsight" / "c0"
+REPORT_GZ = REPO / "tests" / "fixtures" / "ncu_rep" / "h200-ncu-j1-fp16.ncu-rep.gz"
+
+
+@pytest.mark.parametrize("name, want", [
+    ("profiled_data-mm-0.csv", "profiled_data-mm-0.csv"),
+    ("../../etc/x.csv", "x.csv"),
+    ("C:\\Users\\me\\a b.ncu-rep", "a_b.ncu-rep"),
+    (".hidden.ncu-rep.gz", "hidden.ncu-rep.gz"),
+    ("r$(rm -rf).csv", "r_rm_-rf_.csv"),
+])
+def test_safe_name(name: str, want: str) -> None:
+    assert I.safe_name(name) == want
+
+
+@pytest.mark.parametrize("name", ["evil.py", "data.pkl", "x.csv.gz", "report", "a.sh"])
+def test_other_files_are_refused(name: str) -> None:
+    with pytest.raises(I.UploadRejected) as err:
+        I.safe_name(name)
+    assert err.value.hint
+
+
+def test_save_uploads_dedupes_and_limits(tmp_path: Path) -> None:
+    paths = I.save_uploads([("a.csv", b"x"), ("a.csv", b"y")], tmp_path)
+    assert [p.name for p in paths] == ["a.csv", "a-1.csv"]
+    assert all(p.parent == tmp_path for p in paths)
+    with pytest.raises(I.UploadRejected, match="more than 1 MB"):
+        I.save_uploads([("big.csv", b"0" * (1024**2 + 1))], tmp_path, max_mb=1)
+    with pytest.raises(I.UploadRejected, match="empty"):
+        I.save_uploads([("e.csv", b"")], tmp_path)
+    with pytest.raises(I.UploadRejected, match="no file"):
+        I.save_uploads([], tmp_path)
+
+
+def test_argv_is_the_worker_import_command(tmp_path: Path) -> None:
+    argv = I.import_argv("/py", [tmp_path / "a.csv"], tmp_path / "out" / "id")
+    assert argv == ["/py", "-m", "profiling_worker", "import", str(tmp_path / "a.csv"),
+                    "--out", str(tmp_path / "out" / "id")]
+    assert result_store.JOB_ID_RE.match(I.new_job_id())
+
+
+def _upload(sources: list[Path], tmp_path: Path) -> list[Path]:
+    return I.save_uploads([(p.name, p.read_bytes()) for p in sources], tmp_path / "up")
+
+
+@pytest.mark.parametrize("sources, params", [
+    (sorted(REF.glob("*.csv")), ("n",)),        # nsight-python 0.9.6, no Unit column
+    (sorted(V11.glob("*.csv")), ("n",)),        # nsight-python 1.1, Unit column
+    ([REPORT_GZ], ("config_index",)),           # a real .ncu-rep from the H200
+])
+def test_import_opens_as_a_listed_bundle(tmp_path: Path, sources, params) -> None:
+    (tmp_path / "up").mkdir()
+    results = tmp_path / "results"
+    outcome = I.run_import(_upload(sources, tmp_path), results, sys.executable,
+                           settings.worker_env())
+    assert outcome.ok, outcome
+    bundle = load_bundle(results / outcome.job_id)
+    assert bundle.status == "done" and bundle.parameters == params
+    assert not bundle.table(C.TABLE_AGGREGATED).empty
+    listed, problems = result_store.list_bundles(results)
+    assert [b.job_id for b in listed] == [outcome.job_id] and problems == []
+    if sources == [REPORT_GZ]:
+        assert not bundle.table(C.TABLE_LAUNCHES).empty
+        assert listed[0].gpu_name == "NVIDIA H200"
+
+
+def test_failed_import_reports_message_and_hint(tmp_path: Path) -> None:
+    (tmp_path / "up").mkdir()
+    bad = I.save_uploads([("profiled_data-x-0.csv", b"a,b\n1,2\n")], tmp_path / "up")
+    outcome = I.run_import(bad, tmp_path / "results", sys.executable, settings.worker_env())
+    assert not outcome.ok
+    assert "profiled_data-x-0.csv" in outcome.message and outcome.hint
+    assert not (tmp_path / "results" / outcome.job_id).exists()
+
+
+def test_worker_that_cannot_start(tmp_path: Path) -> None:
+    outcome = I.run_import([tmp_path / "a.csv"], tmp_path / "r", str(tmp_path / "no-python"))
+    assert not outcome.ok and "could not start" in outcome.message
