@@ -56,10 +56,11 @@ if summary.duration is not None:
     tiles[3].metric("Stable", "yes" if summary.stable else "no",
                     help=f"nsight-python's StableMeasurement: RSD < {C.STABLE_RSD_PCT:g} %",
                     border=True)
-tiles[4].metric("SM clock ran at (MHz)",
+tiles[4].metric("SM clock (MHz)",
                 f"{summary.sm_clock_mhz:.0f}" if summary.sm_clock_mhz else "—",
-                help="gpc__cycles_elapsed.avg.per_second, measured on the kernel (ncu backend, "
-                     "bound preset); not the device's rated clock. — = not collected",
+                help="The clock the kernel ran at: gpc__cycles_elapsed.avg.per_second, "
+                     "measured on the kernel (ncu backend, bound preset); not the device's rated "
+                     "clock. — = not collected",
                 border=True)
 tiles[5].metric("TFLOP/s", f"{summary.tflops:.4g}" if summary.tflops else "—",
                 help="Analytic FLOPs (work table) / measured duration, per run, then the mean. "

@@ -23,7 +23,7 @@ def test_split_k_region_with_clock_and_tflops(store, monkeypatch, app) -> None:
     assert "allocation" in text and "NVIDIA H200" in text
     metrics = {m.label: m.value for m in at.metric}
     assert metrics["Duration (µs)"] == "16.77" and metrics["Runs"] == "10"
-    assert metrics["SM clock ran at (MHz)"] == "1942" and metrics["TFLOP/s"] == "16.01"
+    assert metrics["SM clock (MHz)"] == "1942" and metrics["TFLOP/s"] == "16.01"
     code = at.code[0].value
     assert "split_k" in code and len(code.splitlines()) == 2
     table = at.dataframe[0].value
@@ -46,7 +46,7 @@ def test_switching_annotation_and_config(store, monkeypatch, app) -> None:
 def test_cupti_job_has_no_kernel_clock(store, monkeypatch, app) -> None:
     at = _open(app, monkeypatch, "h200-cupti-stability")
     metrics = {m.label: m.value for m in at.metric}
-    assert metrics["SM clock ran at (MHz)"] == "—" and metrics["Stable"] == "no"
+    assert metrics["SM clock (MHz)"] == "—" and metrics["Stable"] == "no"
 
 
 def test_cpu_job(seeded, app) -> None:
