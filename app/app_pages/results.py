@@ -4,15 +4,10 @@ import streamlit as st
 
 from profiling_worker.schema import columns as C
 
-from app.ui import cached, panels, state
+from app.ui import analysis, panels
 
 st.header("Results tables")
-bundle = cached.bundle_for(state.selected_job_id())
-if bundle is None:
-    panels.no_job_selected()
-    st.stop()
-panels.bundle_caption(bundle)
-panels.render_bundle_error(bundle)
+bundle = analysis.selected_bundle()
 
 for name, title, what in (
     (C.TABLE_AGGREGATED, "Aggregated", "one row per annotation × config × metric"),
