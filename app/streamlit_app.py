@@ -28,6 +28,8 @@ def _pages() -> list[st.Page]:
                 url_path="sweep", default=True),
         st.Page(PAGES_DIR / "stability.py", title="Stability", icon=":material/bar_chart:",
                 url_path="stability"),
+        st.Page(PAGES_DIR / "cache_clock.py", title="Cache and clock control",
+                icon=":material/tune:", url_path="cache-clock"),
         st.Page(PAGES_DIR / "bound_roofline.py", title="Bound and roofline",
                 icon=":material/speed:", url_path="bound"),
         st.Page(PAGES_DIR / "memory.py", title="Memory and fusion", icon=":material/memory_alt:",

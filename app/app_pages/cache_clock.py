@@ -1,0 +1,36 @@
+"""Cache and clock control matrix: the selected job beside its variants (same spec, other
+cache_control / clock_control)."""
+
+import streamlit as st
+
+from app.core.figures.cache_clock import build_cache_clock_figure
+from app.core.metrics import MissingData
+from app.core.views.cache_clock import cache_clock_frame, l2_bytes, siblings, variant_label
+from app.ui import analysis, cached
+
+st.header("Cache and clock control")
+bundle = analysis.selected_bundle()
+analysis.how_to_read(
+    "Each variant is one job of the same spec with another **cache_control** (`all` flushes "
+    "every cache before each replay pass, `none` keeps L2 warm) or **clock_control** (`base` "
+    "locks the clocks to base, `none` lets them boost). Sizes left of the **L2 line** fit in "
+    "L2: with `cache_control=none` their data can stay on chip between replays, so they run "
+    "faster than from DRAM; right of it, cache control cannot matter. Memory-bound kernels "
+    "barely move with the clock; compute-bound ones scale with it. The clock panel shows the "
+    "SM clock each kernel actually ran at (`gpc__cycles_elapsed.avg.per_second`), not the rated "
+    "clock. To add a variant, run the same job again with the other setting. On the lent H200 "
+    "only `clock_control=none` was run (`base` would lock the clocks of a shared machine).")
+bundles, _problems = cached.list_bundles()
+loaded = [b for b in (cached.bundle_for(i.job_id) for i in bundles) if b is not None]
+group = siblings(bundle, loaded)
+st.caption("Variants: " + ", ".join(f"{variant_label(b)} (`{b.job_id}`)" for b in group))
+if len(group) == 1:
+    st.info("No other job with the same spec and another cache or clock setting: "
+            "run this job again with the other cache_control or clock_control.")
+try:
+    frame = cache_clock_frame(group)
+except MissingData as exc:
+    analysis.missing(exc)
+l2, source = l2_bytes(bundle)
+analysis.figure_panel(build_cache_clock_figure(frame, l2, source, bundle.host_timer), frame,
+                      key="cache-clock", filename=f"{bundle.job_id}-cache-clock.csv")

@@ -1,0 +1,50 @@
+"""Figure of the cache x clock control matrix: time, GB/s and SM clock against the working set."""
+
+from __future__ import annotations
+
+import numpy as np
+import pandas as pd
+import plotly.graph_objects as go
+from plotly.subplots import make_subplots
+
+from profiling_worker.schema import columns as C
+
+from app.core.figures import theme
+
+_DASHES = ("solid", "dash", "dot", "dashdot")
+ROWS = (("TimeNs", "Time", "µs", 1e-3), ("GBps", "DRAM bandwidth", "GB/s", 1.0),
+        ("SmClockMHz", "SM clock the kernel ran at", "MHz", 1.0))
+
+
+def build_cache_clock_figure(frame: pd.DataFrame, l2_bytes: float | None, l2_source: str,
+                             host_timer: bool = False) -> go.Figure:
+    """Three stacked panels sharing a log2 x axis (working set, bytes): time (µs), GB/s and SM
+    clock (MHz); colour = annotation, dash = variant; a vertical line at the L2 size."""
+    fig = make_subplots(rows=3, cols=1, shared_xaxes=True, vertical_spacing=0.06)
+    annotations = list(dict.fromkeys(frame[C.ANNOTATION]))
+    variants = list(dict.fromkeys(frame["Variant"]))
+    for (annotation, variant), part in frame.groupby([C.ANNOTATION, "Variant"], sort=False):
+        part = part.sort_values("WorkingSetBytes")
+        x = part["WorkingSetBytes"].to_numpy(dtype=float)
+        for row, (column, label, unit, scale) in enumerate(ROWS, start=1):
+            y = part[column].to_numpy(dtype=float) * scale
+            fig.add_trace(go.Scatter(
+                x=x, y=y, mode="lines+markers", name=f"{annotation} · {variant}",
+                legendgroup=f"{annotation} · {variant}", showlegend=row == 1,
+                line={"color": theme.color(annotations.index(annotation)),
+                      "dash": _DASHES[variants.index(variant) % len(_DASHES)]},
+                customdata=np.stack([part["ConfigLabel"].to_numpy()], axis=-1),
+                hovertemplate=f"{annotation} · {variant}<br>%{{customdata[0]}}<br>working set "
+                              f"%{{x:,.0f}} B<br>{label}: %{{y:,.3f}} {unit}<extra></extra>"),
+                row=row, col=1)
+            fig.update_yaxes(title_text=theme.axis_title(label, unit), row=row, col=1)
+    if l2_bytes:
+        fig.add_vline(x=l2_bytes, line_dash="dot", line_color="gray",
+                      annotation_text=f"L2 {l2_bytes / 2**20:.0f} MiB ({l2_source})",
+                      annotation_position="top right")
+    fig.update_xaxes(type="log", title_text="", row=1, col=1)
+    fig.update_xaxes(type="log", title_text="Working set (bytes, analytic, log scale)", row=3,
+                     col=1)
+    theme.apply_layout(fig, theme.titled("Cache and clock control", host_timer))
+    fig.update_layout(height=780)
+    return fig

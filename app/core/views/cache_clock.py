@@ -1,0 +1,113 @@
+"""Cache and clock control matrix: the same sweep under cache_control all/none x clock_control
+none/base, side by side. Each variant is its own job (nsight-python takes one setting per
+call); jobs are siblings when their specs are equal except for cache_control, clock_control and
+the label.
+
+Per variant, annotation and config: the duration (ns), the DRAM bandwidth it implies (analytic
+bytes / time, GB/s; measured DRAM bytes when the job collected them) and the SM clock the kernel
+actually ran at (``gpc__cycles_elapsed.avg.per_second``, MHz), not nsight-python's rated
+``ComputeClock`` column. The x axis is the analytic working set (bytes), so the L2 size can be
+marked: below it ``cache_control="none"`` leaves data in L2 between replays, above it cache
+control cannot matter.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+import pandas as pd
+
+from profiling_worker.schema import columns as C
+
+from app.core.bundle_loader import Bundle
+from app.core.metrics import MissingData, wide_means, with_labels
+
+CLOCK_METRIC = "gpc__cycles_elapsed.avg.per_second"
+DRAM_METRICS = ("dram__bytes_read.sum", "dram__bytes_write.sum")
+VARIANT_KEYS = ("cache_control", "clock_control")
+_IGNORED = {*VARIANT_KEYS, "label"}
+#: L2 of an H200 (60 MiB; device__attribute_l2_cache_size read on the lent H200, research notes §4.1).
+DATASHEET_L2 = {"NVIDIA H200": 62_914_560, "NVIDIA H100 80GB HBM3": 52_428_800}
+
+
+def variant_label(bundle: Bundle) -> str:
+    """``cache all · clock none`` for a bundle's spec (nsight-python's defaults when unset)."""
+    spec = bundle.spec
+    return f"cache {spec.get('cache_control', 'all')} · clock {spec.get('clock_control', 'none')}"
+
+
+def _comparable(spec: dict) -> dict:
+    return {k: v for k, v in spec.items() if k not in _IGNORED}
+
+
+def siblings(selected: Bundle, candidates: Sequence[Bundle]) -> list[Bundle]:
+    """The selected bundle and every other done bundle whose spec differs from it only in
+    cache_control, clock_control or label: one per variant (the first found), selected first."""
+    chosen, seen = [selected], {variant_label(selected)}
+    for other in candidates:
+        label = variant_label(other)
+        if other.path == selected.path or label in seen or other.status != "done":
+            continue
+        if _comparable(other.spec) == _comparable(selected.spec):
+            chosen.append(other)
+            seen.add(label)
+    return chosen
+
+
+def l2_bytes(bundle: Bundle) -> tuple[float | None, str]:
+    """The GPU's L2 size (bytes) and where it comes from: the report's device attribute, else a
+    datasheet figure by GPU name, else (None, reason)."""
+    attrs = (bundle.manifest.get("backend") or {}).get("device_attributes") or {}
+    if attrs.get("device__attribute_l2_cache_size"):
+        return float(attrs["device__attribute_l2_cache_size"]), "device attribute (Nsight Compute)"
+    gpu = (bundle.manifest.get("gpu") or {}).get("name") or next(
+        (g.get("name") for g in (bundle.manifest.get("environment") or {}).get("gpus") or ()), "")
+    if gpu in DATASHEET_L2:
+        return float(DATASHEET_L2[gpu]), f"{gpu} datasheet"
+    return None, "unknown (no device attribute in this job)"
+
+
+def _one(bundle: Bundle) -> pd.DataFrame:
+    metrics = (bundle.duration_metric, CLOCK_METRIC, *DRAM_METRICS)
+    wide = wide_means(bundle, metrics)
+    work = bundle.table(C.TABLE_WORK)
+    if wide.empty or wide[bundle.duration_metric].isna().all():
+        raise MissingData(f"job {bundle.job_id} has no {bundle.duration_metric} values")
+    if not work.empty:
+        wide = wide.merge(work[[C.ANNOTATION, C.CONFIG, C.BYTES]], on=[C.ANNOTATION, C.CONFIG],
+                          how="left")
+    else:
+        wide[C.BYTES] = float("nan")
+    time_ns = wide[bundle.duration_metric]
+    measured = wide[list(DRAM_METRICS)].sum(axis=1, min_count=2)
+    out = pd.DataFrame({
+        "Variant": variant_label(bundle), "Job": bundle.job_id,
+        C.ANNOTATION: wide[C.ANNOTATION], C.CONFIG: wide[C.CONFIG],
+        **{p: wide[p] for p in bundle.parameters if p in wide},
+        "WorkingSetBytes": wide[C.BYTES], "TimeNs": time_ns,
+        "GBps": (measured.fillna(wide[C.BYTES])) / time_ns,
+        "GBpsSource": measured.notna().map({True: "measured DRAM bytes",
+                                            False: "analytic bytes"}),
+        "SmClockMHz": wide[CLOCK_METRIC] / 1e6,
+    })
+    return with_labels(out, bundle.parameters)
+
+
+def cache_clock_frame(bundles: Sequence[Bundle]) -> pd.DataFrame:
+    """One row per variant x annotation x config.
+
+    Returns:
+        Variant, Job, Annotation, Config, <params>, WorkingSetBytes (analytic, bytes), TimeNs,
+        GBps (bytes / ns = GB/s), GBpsSource, SmClockMHz (NaN without the clock metric),
+        ConfigLabel, and TimeVsFirst (this variant's time / the first variant's, same
+        annotation and config).
+
+    Raises:
+        MissingData: a bundle has no duration values.
+    """
+    frame = pd.concat([_one(b) for b in bundles], ignore_index=True)
+    first = frame[frame["Variant"] == frame["Variant"].iloc[0]]
+    ref = first.set_index([C.ANNOTATION, "ConfigLabel"])["TimeNs"]
+    keys = pd.MultiIndex.from_frame(frame[[C.ANNOTATION, "ConfigLabel"]])
+    frame["TimeVsFirst"] = frame["TimeNs"].to_numpy() / ref.reindex(keys).to_numpy()
+    return frame

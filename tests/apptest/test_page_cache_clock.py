@@ -1,0 +1,27 @@
+"""Cache and clock control page on the bundled H200 elementwise jobs (cache all and none)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from apptest_helpers import plotly_specs, texts
+
+BUNDLED = Path(__file__).resolve().parents[2] / "app" / "bundled"
+
+
+def test_matrix_of_the_two_cache_variants(store, monkeypatch, app) -> None:
+    monkeypatch.setenv("KPROF_BUNDLED_DIR", str(BUNDLED))
+    at = app("cache_clock", query={"job": "h200-ncu-elementwise"})
+    assert not at.exception, at.exception
+    (spec,) = plotly_specs(at)
+    assert {t["name"].split(" · ", 1)[1] for t in spec["data"]} == {
+        "cache all · clock none", "cache none · clock none"}
+    assert set(at.dataframe[0].value["Variant"]) == {"cache all · clock none",
+                                                     "cache none · clock none"}
+
+
+def test_job_without_variants_says_how_to_add_one(store, monkeypatch, app) -> None:
+    monkeypatch.setenv("KPROF_BUNDLED_DIR", str(BUNDLED))
+    at = app("cache_clock", query={"job": "h200-ncu-softmax"})
+    assert not at.exception
+    assert "run this job again with the other cache_control" in texts(at)

@@ -1,0 +1,45 @@
+"""Cache x clock matrix on the H200 bundles: siblings found by spec, L2 marked, time and the SM
+clock each kernel ran at per variant."""
+
+from pathlib import Path
+
+import pytest
+
+from app.core.bundle_loader import load_bundle
+from app.core.figures.cache_clock import build_cache_clock_figure
+from app.core.views.cache_clock import cache_clock_frame, l2_bytes, siblings, variant_label
+
+BUNDLED = Path(__file__).resolve().parents[3] / "app" / "bundled"
+
+
+@pytest.fixture(scope="module")
+def bundles():
+    return [load_bundle(p) for p in sorted(BUNDLED.iterdir()) if (p / "manifest.json").exists()]
+
+
+def test_cache_all_and_none_are_siblings(bundles):
+    cold = next(b for b in bundles if b.job_id == "h200-ncu-elementwise")
+    group = siblings(cold, bundles)
+    assert [b.job_id for b in group] == ["h200-ncu-elementwise", "h200-ncu-elementwise-cache-none"]
+    assert [variant_label(b) for b in group] == ["cache all · clock none", "cache none · clock none"]
+
+
+def test_frame_has_both_variants_the_clock_and_the_l2(bundles):
+    cold = next(b for b in bundles if b.job_id == "h200-ncu-elementwise")
+    frame = cache_clock_frame(siblings(cold, bundles))
+    assert set(frame["Variant"]) == {"cache all · clock none", "cache none · clock none"}
+    scale = frame[(frame["Annotation"] == "x*2") & (frame["n"] == 1 << 26)]
+    assert scale["WorkingSetBytes"].tolist() == [2 * 4 * (1 << 26)] * 2
+    # 512 MiB working set, far beyond the 60 MiB L2: cache control cannot matter (within 5%)
+    assert abs(scale["TimeVsFirst"].iloc[1] - 1) < 0.05
+    assert frame["SmClockMHz"].between(300, 1980 * 1.02).all()
+    assert (frame["GBpsSource"] == "measured DRAM bytes").all()
+    size, source = l2_bytes(cold)
+    assert size == 62_914_560 and source == "device attribute (Nsight Compute)"
+    fig = build_cache_clock_figure(frame, size, source)
+    assert fig.layout.xaxis3.type == "log" and "L2 60 MiB" in fig.layout.annotations[0].text
+
+
+def test_a_job_without_variants_stands_alone(bundles):
+    roof = next(b for b in bundles if b.job_id == "h200-ncu-roofline")
+    assert [b.job_id for b in siblings(roof, bundles)] == ["h200-ncu-roofline"]
