@@ -39,6 +39,7 @@ class Bundle:
         spec: the job spec dict (manifest ``spec``, else ``spec.json``).
         tables: table name -> DataFrame for every name in ``columns.TABLES`` (empty if absent).
         files: every regular file under the directory, sorted by path.
+        problems: tables that exist but could not be read (shown on every page).
     """
 
     path: Path
@@ -46,6 +47,7 @@ class Bundle:
     spec: dict[str, Any]
     tables: dict[str, pd.DataFrame] = field(repr=False)
     files: tuple[BundleFile, ...] = ()
+    problems: tuple[str, ...] = ()
 
     @property
     def job_id(self) -> str:
@@ -97,14 +99,23 @@ class Bundle:
         return self.tables.get(name, pd.DataFrame())
 
 
-def read_table(bundle_dir: Path, name: str) -> pd.DataFrame:
-    """``tables/<name>.parquet``, else ``tables/<name>.csv``, else an empty frame."""
+def read_table(bundle_dir: Path, name: str, problems: list[str] | None = None) -> pd.DataFrame:
+    """``tables/<name>.parquet``, else ``tables/<name>.csv``, else an empty frame.
+
+    A file that cannot be parsed (corrupt, truncated) is skipped for the next choice and named
+    in ``problems`` (never raised: one broken table must not take the pages down).
+    """
     base = bundle_dir / columns.TABLES_DIR / name
-    parquet, csv = base.with_suffix(".parquet"), base.with_suffix(".csv")
-    if parquet.is_file():
-        return pd.read_parquet(parquet)
-    if csv.is_file():
-        return pd.read_csv(csv)
+    for path, read in ((base.with_suffix(".parquet"), pd.read_parquet),
+                       (base.with_suffix(".csv"), pd.read_csv)):
+        if not path.is_file():
+            continue
+        try:
+            return read(path)
+        except Exception as exc:  # pyarrow, pandas and OS errors alike: report, try the next
+            if problems is not None:
+                problems.append(f"{path.relative_to(bundle_dir)} cannot be read "
+                                f"({type(exc).__name__}: {str(exc)[:200]})")
     return pd.DataFrame()
 
 
@@ -130,8 +141,10 @@ def load_bundle(bundle_dir: str | Path) -> Bundle:
     if not isinstance(spec, dict):
         spec_file = path / columns.SPEC_FILE
         spec = json.loads(spec_file.read_text(encoding="utf-8")) if spec_file.is_file() else {}
-    tables = {name: read_table(path, name) for name in columns.TABLES}
-    return Bundle(path=path, manifest=manifest, spec=spec, tables=tables, files=list_files(path))
+    problems: list[str] = []
+    tables = {name: read_table(path, name, problems) for name in columns.TABLES}
+    return Bundle(path=path, manifest=manifest, spec=spec, tables=tables, files=list_files(path),
+                  problems=tuple(problems))
 
 
 def manifest_mtime(bundle_dir: str | Path) -> float:

@@ -68,7 +68,7 @@ def parse_configs(text: str, params: tuple[str, ...]) -> tuple[list[dict[str, An
     if text.startswith("["):
         try:
             configs = json.loads(text)
-        except ValueError as exc:
+        except (ValueError, RecursionError) as exc:  # RecursionError: absurdly nested text
             return [], [FieldError("sizes", f"not valid JSON ({exc})", SIZES_HINT)]
         if not isinstance(configs, list) or not all(isinstance(c, dict) for c in configs):
             return [], [FieldError("sizes", "the JSON must be a list of objects", SIZES_HINT)]

@@ -505,24 +505,27 @@ def _kill_orphan_worker(job_dir: Path, worker: dict[str, Any]) -> None:
     pid = worker.get("pid")
     if worker.get("host") != socket.gethostname() or not isinstance(pid, int) or pid <= 1:
         return
-    if not _is_worker_of(pid, job_dir):
+    # a warm worker (profiling_worker serve) has no job dir in its argv: match it by its command
+    marker = b"serve" if worker.get("warm") else str(job_dir).encode()
+    if not _is_worker_of(pid, marker):
         return
     with contextlib.suppress(ProcessLookupError, PermissionError):
         os.killpg(pid, signal.SIGKILL)
     deadline = time.monotonic() + ORPHAN_KILL_WAIT_S
-    while _is_worker_of(pid, job_dir) and time.monotonic() < deadline:
+    while _is_worker_of(pid, marker) and time.monotonic() < deadline:
         with contextlib.suppress(ChildProcessError, OSError):
             os.waitpid(pid, os.WNOHANG)  # reap it if it is our own child (tests)
         time.sleep(0.05)
 
 
-def _is_worker_of(pid: int, job_dir: Path) -> bool:
+def _is_worker_of(pid: int, marker: bytes) -> bool:
+    """True while ``pid`` is a live profiling_worker process with ``marker`` in its argv."""
     try:
         argv = Path(f"/proc/{pid}/cmdline").read_bytes().split(b"\0")
         state = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[0]
     except (OSError, IndexError):
         return False
-    return state != "Z" and b"profiling_worker" in argv and str(job_dir).encode() in argv
+    return state != "Z" and b"profiling_worker" in argv and marker in argv
 
 
 def _safe_log_tail(job_dir: Path) -> str:

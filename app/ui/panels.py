@@ -56,6 +56,9 @@ def render_bundle_error(bundle: Bundle) -> None:
     if err:
         render_error(str(err.get("message", "")), err.get("hint"), err.get("log_tail"),
                      kind=err.get("kind"))
+    for problem in bundle.problems:
+        st.warning(f"Part of this bundle is damaged: {problem}. Views that need it show "
+                   "nothing; the files page still offers every file.", icon=":material/warning:")
 
 
 def bundle_caption(bundle: Bundle) -> None:

@@ -39,6 +39,7 @@ class ManifestError(ValueError):
 
 
 _REQUIRED = ("schema_version", "job_id", "status")
+_OBJECTS = ("spec", "environment", "backend", "error", "provenance", "gpu")  # dicts when present
 
 
 def write_manifest(bundle_dir: str | os.PathLike[str], manifest: dict[str, Any]) -> Path:
@@ -79,6 +80,10 @@ def read_manifest(bundle_dir: str | os.PathLike[str]) -> dict[str, Any]:
         raise ManifestError(f"{path.parent.name}: manifest.json lacks {', '.join(_REQUIRED)}")
     try:
         JobStatus(data["status"])
-    except ValueError as exc:
+    except (ValueError, TypeError) as exc:
         raise ManifestError(f"{path.parent.name}: unknown status {data['status']!r}") from exc
+    wrong = [k for k in _OBJECTS if data.get(k) is not None and not isinstance(data[k], dict)]
+    if wrong:
+        raise ManifestError(f"{path.parent.name}: manifest.json has {', '.join(wrong)} that "
+                            "is not an object")
     return data

@@ -28,7 +28,7 @@ WRONG_SHAPE = "20270101-000000-matmul-jsbd"
 
 def _make_broken(results: Path, wrong_shape: bool = False, bad_parquet: bool = False) -> None:
     """Copies of the good bundle, broken as BROKEN says. The bad-parquet and wrong-shape ones
-    only on request: each breaks pages even when another job is selected (see the xfails)."""
+    only on request (they once broke every page, even with another job selected)."""
     good = results / JOB_ID
     manifest = (good / "manifest.json").read_text()
     for job_id in BROKEN:
@@ -75,10 +75,6 @@ def test_pages_survive_a_broken_bundle(seeded, app, job_id: str, monkeypatch) ->
     assert _pages_survive(app, job_id) == []
 
 
-@pytest.mark.xfail(strict=True, reason="a bundle whose .parquet is corrupt raises ArrowInvalid "
-                   "in bundle_loader.read_table, which app/ui/cached.bundle_for does not catch "
-                   "(it catches InvalidJobId, ManifestError, OSError): owner of app/ui/cached.py "
-                   "or app/core/bundle_loader.py")
 def test_pages_survive_a_bundle_with_corrupt_parquet(seeded, app, monkeypatch) -> None:
     monkeypatch.chdir(Path(__file__).resolve().parents[2])
     _make_broken(seeded["results"], bad_parquet=True)
@@ -93,10 +89,6 @@ def test_history_lists_the_truncated_manifest_as_a_problem(seeded, app) -> None:
     assert "not valid JSON" in texts(at)
 
 
-@pytest.mark.xfail(strict=True, raises=AssertionError,
-                   reason="a manifest whose spec is not an object (valid JSON, wrong shape) "
-                          "crashes every page: result_store._info calls spec.get (owner of "
-                          "app/services/result_store.py: report it as a StoreProblem)")
 def test_app_survives_a_manifest_of_the_wrong_shape(seeded, app, monkeypatch) -> None:
     monkeypatch.chdir(Path(__file__).resolve().parents[2])
     _make_broken(seeded["results"], wrong_shape=True)

@@ -138,10 +138,6 @@ def _check_one_form(form) -> None:
                    for c in spec.configs for v in c.values())
 
 
-@pytest.mark.xfail(strict=True, raises=RecursionError,
-                   reason="found by the fuzz: spec_form.parse_configs lets json.loads' "
-                          "RecursionError escape for deeply nested sizes text (owner of "
-                          "app/core/spec_form.py: catch RecursionError next to ValueError)")
 def test_deeply_nested_sizes_text_is_a_field_error() -> None:
     spec, errors = spec_form.to_job_spec({"kernels": ["matmul"], "sizes": "[" * 100_000,
                                           "backend": "cpu"})

@@ -93,3 +93,32 @@ def test_job_manager_reuses_one_warm_process_and_cancel_ends_it(tmp_path):
         assert manager._warm["cpu"].proc.pid != first
     finally:
         manager.shutdown()
+
+
+def test_restart_kills_an_orphaned_warm_worker_and_marks_its_job_interrupted(tmp_path):
+    """A server died while its warm worker ran a job: the next server's start-up finds the
+    worker by its `serve` command line, kills it (it would hold the GPU) and marks the job
+    interrupted, so the late worker cannot write a result over it."""
+    import socket
+
+    from app.services.job_manager import JobManager
+    from profiling_worker.schema.manifest import write_manifest
+
+    results = tmp_path / "results"
+    results.mkdir()
+    orphan = WarmWorker(sys.executable, "cpu", 0, settings.worker_env(), tmp_path / "w.log")
+    job = _job(results, "orphaned-job", {**SPEC, "configs": [{"n": 256}], "runs": 10000})
+    write_manifest(job, {"job_id": job.name, "status": "running", "spec": SPEC,
+                         "server": {"pid": 2**22 + 12345, "host": socket.gethostname()},
+                         "worker": {"pid": orphan.proc.pid, "host": socket.gethostname(),
+                                    "warm": True}})
+    orphan.submit(job)
+    time.sleep(1.0)  # it is profiling now
+    manager = JobManager(results, sys.executable, env=settings.worker_env())
+    try:
+        assert manager.recovered == ["orphaned-job"]
+        assert orphan.proc.wait(timeout=10) != 0  # killed
+        assert read_manifest(job)["status"] == "interrupted"
+    finally:
+        manager.shutdown()
+        orphan.close()
