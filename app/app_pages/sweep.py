@@ -3,7 +3,7 @@
 import streamlit as st
 
 from app.core import derived
-from app.core.figures.sweep import build_sweep_figure
+from app.core.figures.sweep import LOG_Y_SPAN, build_sweep_figure, wants_log_y
 from app.core.views.sweep import SweepOptions, annotations_of, sweep_frame, sweep_x
 from app.ui import cached, panels, state
 
@@ -15,10 +15,12 @@ if bundle is None:
 panels.bundle_caption(bundle)
 panels.render_bundle_error(bundle)
 
-cols = st.columns(3)
+#: Short segment labels (the full quantity names are the y-axis titles); long ones were cut off.
+SHORT = {derived.TIME: "Time", derived.TFLOPS: "TFLOP/s", derived.GBPS: "GB/s"}
+cols = st.columns([3, 2.2, 3, 1.6], vertical_alignment="bottom")
 quantity = cols[0].segmented_control(
     "Quantity", list(derived.QUANTITIES), default=derived.TIME, key="sweep-quantity",
-    format_func=lambda q: derived.QUANTITY_LABELS[q]) or derived.TIME
+    format_func=lambda q: SHORT.get(q, derived.QUANTITY_LABELS[q])) or derived.TIME
 time_unit = cols[1].segmented_control("Time unit", list(derived.TIME_UNITS), default="µs",
                                       key="sweep-time-unit", disabled=quantity != derived.TIME) or "µs"
 baseline = cols[2].selectbox("Normalise to", [None, *annotations_of(bundle)], key="sweep-baseline",
@@ -37,6 +39,12 @@ if frame.empty:
 label = derived.QUANTITY_LABELS[quantity].split(" (")[0]
 if baseline:
     label = f"{label} relative to {baseline}"
-fig = build_sweep_figure(frame, sweep_x(bundle), bundle.host_timer, quantity_label=label)
+log_y = cols[3].toggle(
+    "Log y", value=wants_log_y(frame), key="sweep-log-y",
+    help=f"On by default when the values span more than {LOG_Y_SPAN:g}×, so small sizes do not "
+         "sit on zero. A CI95 lower bound ≤ 0 cannot be drawn on a log axis: its whisker is cut "
+         "at the bottom of the chart (the hover says so; the table keeps the exact bound).")
+fig = build_sweep_figure(frame, sweep_x(bundle), bundle.host_timer, quantity_label=label,
+                         log_y=log_y)
 frame = frame.assign(Measurement=bundle.measurement)  # the CSV says what the durations are
 panels.chart_with_table(fig, frame, key="sweep", filename=f"{bundle.job_id}-sweep-{quantity}.csv")

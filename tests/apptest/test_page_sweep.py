@@ -41,3 +41,19 @@ def test_sweep_without_jobs_says_so(store, app) -> None:
 def test_no_gpu_banner(store, app) -> None:
     at = app()
     assert "No GPU here: showing results recorded on an NVIDIA H200" in texts(at)
+
+
+def test_log_y_on_by_default_for_a_wide_sweep(store, monkeypatch, app) -> None:
+    from pathlib import Path
+
+    monkeypatch.setenv("KPROF_BUNDLED_DIR",
+                       str(Path(__file__).resolve().parents[2] / "app" / "bundled"))
+    at = app(query={"job": "h200-ncu-matmul-sweep"})  # 5 µs .. 21 ms
+    assert not at.exception, at.exception
+    assert at.toggle(key="sweep-log-y").value is True
+    (spec,) = plotly_specs(at)
+    assert spec["layout"]["yaxis"]["type"] == "log"
+    at.toggle(key="sweep-log-y").set_value(False).run()
+    (spec,) = plotly_specs(at)
+    assert spec["layout"]["yaxis"]["type"] == "linear"
+    assert at.segmented_control(key="sweep-quantity").options == ["Time", "TFLOP/s", "GB/s"]

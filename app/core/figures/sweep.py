@@ -11,9 +11,30 @@ from profiling_worker.schema import columns as C
 from app.core import derived
 from app.core.figures import theme
 
+#: The y axis defaults to log when the plotted means span more than this factor.
+LOG_Y_SPAN = 10.0
+
+
+def wants_log_y(frame: pd.DataFrame) -> bool:
+    """True when the means are all positive and span more than :data:`LOG_Y_SPAN` (then a
+    linear y axis squeezes the small sizes onto zero)."""
+    if frame.empty or C.AVG not in frame:
+        return False
+    avg = frame[C.AVG].to_numpy(dtype=float)
+    avg = avg[np.isfinite(avg)]
+    return bool(len(avg)) and bool((avg > 0).all()) and avg.max() / avg.min() > LOG_Y_SPAN
+
+
+def log_floor(frame: pd.DataFrame) -> float:
+    """Where a lower CI95 whisker that reaches zero or below is clipped on a log y axis: half
+    the smallest positive mean or lower bound in the frame (just below every drawn point)."""
+    values = pd.concat([frame[C.AVG], frame[C.CI95_LOWER]]).to_numpy(dtype=float)
+    positive = values[np.isfinite(values) & (values > 0)]
+    return float(positive.min()) / 2 if len(positive) else 1e-12
+
 
 def build_sweep_figure(frame: pd.DataFrame, x: str, host_timer: bool,
-                       quantity_label: str = "Time") -> go.Figure:
+                       quantity_label: str = "Time", log_y: bool = False) -> go.Figure:
     """Draw a sweep frame (see :func:`app.core.views.sweep.sweep_frame`).
 
     Args:
@@ -21,6 +42,8 @@ def build_sweep_figure(frame: pd.DataFrame, x: str, host_timer: bool,
         x: the size parameter column (x axis).
         host_timer: True for cpu-backend jobs; the title then says "(host wall-clock, not GPU)".
         quantity_label: the y quantity in words (``Time``, ``Throughput``...).
+        log_y: log y axis. A CI95 lower bound <= 0 cannot be drawn there: its whisker is
+            clipped at :func:`log_floor` and the hover says so (the frame keeps the exact bound).
 
     Returns:
         A figure with x = ``x`` on a log axis with ticks at the sizes (``2^k`` labels for powers
@@ -28,30 +51,39 @@ def build_sweep_figure(frame: pd.DataFrame, x: str, host_timer: bool,
         exact values and units.
     """
     unit = str(frame[C.UNIT].iloc[0]) if not frame.empty else ""
+    floor = log_floor(frame) if log_y and not frame.empty else None
     fig = go.Figure()
     for i, (annotation, group) in enumerate(frame.groupby(C.ANNOTATION, sort=False)):
-        fig.add_trace(_trace(group, annotation, x, unit, i))
+        fig.add_trace(_trace(group, annotation, x, unit, i, floor))
     sizes = np.sort(frame[x].astype(float).unique()) if not frame.empty else np.array([])
     fig.update_xaxes(type="log", tickvals=sizes, ticktext=[derived.log2_label(s) for s in sizes],
                      title={"text": f"{x} (size parameter, log2 scale)"})
-    fig.update_yaxes(title={"text": theme.axis_title(quantity_label, unit)})
+    fig.update_yaxes(title={"text": theme.axis_title(quantity_label, unit)},
+                     type="log" if log_y else "linear")
     title = theme.titled(f"{quantity_label} vs {x}", host_timer)
     return theme.apply_layout(fig, title)
 
 
-def _trace(group: pd.DataFrame, annotation: str, x: str, unit: str, i: int) -> go.Scatter:
+def _trace(group: pd.DataFrame, annotation: str, x: str, unit: str, i: int,
+           floor: float | None) -> go.Scatter:
     xs = group[x].to_numpy(dtype=float)
     avg = group[C.AVG].to_numpy(dtype=float)
     lo = group[C.CI95_LOWER].to_numpy(dtype=float)
     hi = group[C.CI95_UPPER].to_numpy(dtype=float)
     runs = group[C.NUM_RUNS].to_numpy(dtype=float) if C.NUM_RUNS in group else np.full_like(avg, np.nan)
-    custom = np.column_stack([lo, hi, runs])
+    drawn_lo, note = lo, np.full(len(avg), "", dtype=object)
+    if floor is not None:  # log y: a whisker down to <= 0 would vanish or break the axis
+        clipped = lo <= 0
+        drawn_lo = np.where(clipped, np.minimum(floor, avg), lo)
+        note[clipped] = f"<br>(lower CI95 ≤ 0: whisker drawn down to {floor:.3g} {unit})"
+    custom = np.column_stack([lo, hi, runs, note])
     return go.Scatter(
         x=xs, y=avg, mode="lines+markers", name=str(annotation),
         line={"color": theme.color(i)},
-        error_y={"type": "data", "symmetric": False, "array": hi - avg, "arrayminus": avg - lo},
+        error_y={"type": "data", "symmetric": False, "array": hi - avg,
+                 "arrayminus": avg - drawn_lo},
         customdata=custom,
         hovertemplate=(f"<b>{annotation}</b><br>{x} = %{{x:,}}<br>mean = %{{y:.6g}} {unit}"
                        f"<br>CI95 = [%{{customdata[0]:.6g}}, %{{customdata[1]:.6g}}] {unit}"
-                       "<br>runs = %{customdata[2]:.0f}<extra></extra>"),
+                       "%{customdata[3]}<br>runs = %{customdata[2]:.0f}<extra></extra>"),
     )

@@ -48,3 +48,33 @@ def test_cpu_job_title_says_host_wall_clock(cpu_bundle: Path) -> None:
 def test_empty_frame_gives_empty_figure() -> None:
     fig = build_sweep_figure(_frame().iloc[0:0], "n", host_timer=False)
     assert len(fig.data) == 0
+
+
+def test_log_y_default_follows_the_span() -> None:
+    from app.core.figures.sweep import wants_log_y
+
+    assert not wants_log_y(_frame())  # 1 .. 8 µs: 8x
+    assert not wants_log_y(_frame().assign(**{C.AVG: [1.0, 2.0, 3.0, 9.0]}))
+    assert wants_log_y(_frame().assign(**{C.AVG: [5.0, 50.0, 500.0, 21_000.0]}))
+    assert not wants_log_y(_frame().assign(**{C.AVG: [-1.0, 2.0, 3.0, 90.0]}))
+    assert not wants_log_y(_frame().iloc[0:0])
+
+
+def test_log_y_clips_non_positive_lower_whiskers_and_says_so() -> None:
+    frame = _frame().assign(**{C.AVG: [5.0, 21_000.0, 2.0, 8.0],
+                               C.CI95_LOWER: [-1.0, 20_000.0, 0.0, 7.9]})
+    fig = build_sweep_figure(frame, "n", host_timer=False, log_y=True)
+    assert fig.layout.yaxis.type == "log"
+    assert fig.layout.yaxis.title.text == "Time (µs)"
+    a, b = fig.data
+    floor = 1.0  # half the smallest positive value (2.0)
+    np.testing.assert_allclose(a.error_y.arrayminus, [5.0 - floor, 1_000.0])
+    np.testing.assert_allclose(b.error_y.arrayminus, [2.0 - floor, 0.1])
+    assert all(v > 0 for t in fig.data for v in np.asarray(t.y) - np.asarray(t.error_y.arrayminus))
+    notes = list(a.customdata[:, 3])
+    assert "lower CI95 ≤ 0" in notes[0] and notes[1] == ""
+    assert list(a.customdata[:, 0]) == [-1.0, 20_000.0]  # exact bounds stay in the hover
+    assert "%{customdata[3]}" in a.hovertemplate
+    linear = build_sweep_figure(frame, "n", host_timer=False)
+    assert linear.layout.yaxis.type == "linear"
+    np.testing.assert_allclose(linear.data[0].error_y.arrayminus, [6.0, 1_000.0])
