@@ -15,3 +15,10 @@ def test_kernels_page(store, monkeypatch, app) -> None:
     assert not at.exception, at.exception
     assert len(plotly_specs(at)) == 1 and len(at.dataframe) == 4
     assert "fp32 n=512 (2)" in texts(at)
+    (spec,) = plotly_specs(at)
+    assert spec["layout"]["yaxis"]["range"] == [0, 100]  # opens on the share of each region
+    at.segmented_control(key="kernels-bars").set_value("time").run()
+    assert not at.exception, at.exception
+    (spec,) = plotly_specs(at)
+    assert spec["layout"]["yaxis"]["type"] == "linear"  # stacked, so never log
+    assert spec["layout"]["yaxis"]["title"]["text"] == "Mean time per run (µs)"

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from collections import Counter
+
 import pandas as pd
 import plotly.graph_objects as go
 
@@ -9,37 +11,116 @@ from profiling_worker.schema import columns as C
 
 from app.core.figures import common, theme
 
-NAME_CHARS = 48
+#: Names longer than this are shortened for the legend (the hover keeps the full name).
+NAME_CHARS = 46
+_HEAD, _TAIL, _WINDOW = 18, 26, 24
+ELLIPSIS = "…"
 
 
 def short_name(kernel: str) -> str:
-    """A kernel name cut to ``NAME_CHARS`` characters for the legend (full name in the hover)."""
-    return kernel if len(kernel) <= NAME_CHARS else kernel[:NAME_CHARS - 1] + "…"
+    """``kernel`` cut to about ``NAME_CHARS`` characters keeping both ends (``start…end``),
+    cut at ``_`` where there is one."""
+    return kernel if len(kernel) <= NAME_CHARS else _join(kernel, _ends(kernel))
 
 
-def build_kernels_figure(frame: pd.DataFrame, host_timer: bool = False) -> go.Figure:
+def _ends(name: str) -> list[tuple[int, int]]:
+    """The head and tail spans of a long name, ending / starting at an underscore if one is
+    near the cut."""
+    head = name.rfind("_", 8, _HEAD + 1)
+    tail = name.find("_", len(name) - _TAIL, len(name) - 8)
+    return [(0, head if head > 0 else _HEAD),
+            (tail + 1 if tail > 0 else len(name) - _TAIL, len(name))]
+
+
+def short_names(kernels: list[str]) -> dict[str, str]:
+    """Distinct legend names for ``kernels``: :func:`short_name`, and where two would read the
+    same (cuBLAS names differing only in the middle, e.g. ``tilesize64x64x8`` vs
+    ``tilesize128x64x8``) the part where they first differ is kept as well
+    (``start…middle…end``); names still alike are left whole."""
+    names = list(dict.fromkeys(kernels))
+    out = {k: short_name(k) for k in names}
+    for group in _collisions(out):
+        prefix = len(_common_prefix(group))
+        for k in group:
+            start = k.rfind("_", 0, prefix) + 1  # from the start of the differing token
+            end = start + _WINDOW
+            cut = k.rfind("_", start + 1, end)
+            end = cut if cut > 0 and end < len(k) else end
+            out[k] = _join(k, [*_ends(k), (start, end)])
+    for group in _collisions(out):
+        out.update({k: k for k in group})
+    return out
+
+
+def _collisions(names: dict[str, str]) -> list[list[str]]:
+    seen = Counter(names.values())
+    groups: dict[str, list[str]] = {}
+    for full, short in names.items():
+        if seen[short] > 1:
+            groups.setdefault(short, []).append(full)
+    return list(groups.values())
+
+
+def _common_prefix(names: list[str]) -> str:
+    first, last = min(names), max(names)
+    i = 0
+    while i < min(len(first), len(last)) and first[i] == last[i]:
+        i += 1
+    return first[:i]
+
+
+def _join(name: str, spans: list[tuple[int, int]]) -> str:
+    """The parts of ``name`` in ``spans`` (merged where they touch), joined by an ellipsis."""
+    merged: list[list[int]] = []
+    for lo, hi in sorted((max(0, lo), min(len(name), hi)) for lo, hi in spans):
+        if merged and lo <= merged[-1][1] + 1:
+            merged[-1][1] = max(merged[-1][1], hi)
+        else:
+            merged.append([lo, hi])
+    text = ELLIPSIS.join(name[lo:hi] for lo, hi in merged)
+    if merged[0][0] > 0:
+        text = ELLIPSIS + text
+    if merged[-1][1] < len(name):
+        text += ELLIPSIS
+    return text
+
+
+def build_kernels_figure(frame: pd.DataFrame, host_timer: bool = False,
+                         share: bool = False) -> go.Figure:
     """Stacked bars of a :func:`~app.core.views.kernels.kernel_time_frame`.
 
+    Args:
+        share: y = % of the region's time (every bar 100 %) instead of the time in µs.
+
     Returns:
-        x = ``annotation · config``, y = mean time per run (µs), one stacked segment per kernel
-        name; hover shows the full kernel name, time (µs) and share of the region (%).
+        x = ``annotation · config``, y = mean time per run (µs, linear axis: stacked segments
+        only add up on a linear axis) or share of the region (%), one stacked segment per kernel
+        name with its own colour (:data:`theme.LONG_COLORS`) and a distinct short legend name
+        (:func:`short_names`); hover shows the full kernel name, time (µs) and share (%).
     """
-    title = "Kernels inside each annotated region (mean time per run)"
+    title = ("Kernels inside each annotated region (share of the region's time)" if share
+             else "Kernels inside each annotated region (mean time per run)")
     if frame.empty:
         return common.empty(title, "no launches")
     x_of = {k: f"{a} · {c}" for k, a, c in zip(frame.index, frame[C.ANNOTATION],
                                                  frame["ConfigLabel"])}
+    legend = short_names([str(k) for k in frame[C.KERNEL]])
     fig = go.Figure()
     for i, (kernel, group) in enumerate(frame.groupby(C.KERNEL, sort=False)):
         fig.add_trace(go.Bar(
-            x=[x_of[k] for k in group.index], y=group["MeanTimeNs"] / 1e3,
-            name=short_name(str(kernel)), marker_color=theme.color(i),
-            customdata=group[["Share"]].assign(k=str(kernel)).to_numpy(),
-            hovertemplate=("<b>%{x}</b><br>%{customdata[1]}<br>time = %{y:.6g} µs"
+            x=[x_of[k] for k in group.index],
+            y=group["Share"] if share else group["MeanTimeNs"] / 1e3,
+            name=legend[str(kernel)], marker_color=theme.long_color(i),
+            customdata=group[["Share"]].assign(k=str(kernel),
+                                               t=group["MeanTimeNs"] / 1e3).to_numpy(),
+            hovertemplate=("<b>%{x}</b><br>%{customdata[1]}<br>time = %{customdata[2]:.6g} µs"
                            "<br>share = %{customdata[0]:.1f} %<extra></extra>")))
-    fig.update_layout(barmode="stack", legend={"orientation": "v", "y": 1, "x": 1.02,
-                                               "yanchor": "top"})
+    fig.update_layout(barmode="stack")
     fig.update_xaxes(title={"text": "annotation · config"}, type="category",
                      categoryorder="array", categoryarray=list(dict.fromkeys(x_of.values())))
-    fig.update_yaxes(type="log", title={"text": theme.axis_title("Mean time per run", "µs")})
+    fig.update_yaxes(type="linear", title={"text": (
+        theme.axis_title("Share of the region's time", "%") if share
+        else theme.axis_title("Mean time per run", "µs"))})
+    if share:
+        fig.update_yaxes(range=[0, 100])
     return common.finish(fig, title, host_timer)

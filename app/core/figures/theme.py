@@ -18,6 +18,11 @@ import plotly.graph_objects as go
 HOST_TIMER_SUFFIX = "(host wall-clock, not GPU)"
 COLORS = ("#76b900", "#1f77b4", "#ff7f0e", "#d62728", "#9467bd", "#8c564b", "#e377c2",
           "#17becf", "#7f7f7f", "#bcbd22")  # NVIDIA green first; each reads on light and dark
+#: For charts with more series than :data:`COLORS` (e.g. one per kernel name): COLORS, then the
+#: colours of plotly's Dark24 that differ from them and are neither near-black nor pale, so each
+#: still reads on the light and the dark theme (22 distinct colours before any repeats).
+LONG_COLORS = COLORS + ("#00a08b", "#511cfb", "#b68100", "#fb00d1", "#6c7c32", "#778aae",
+                        "#a777f1", "#eb663b", "#1ca71c", "#fc0080", "#2e91e5", "#b2828d")
 GRID = "rgba(128,128,128,0.25)"
 TRANSPARENT = "rgba(0,0,0,0)"
 EXPORT_TEMPLATE = "plotly_white"
@@ -33,6 +38,11 @@ _PER_POINT = ("customdata", "text", "hovertext")
 def color(i: int) -> str:
     """The i-th series colour (cycles)."""
     return COLORS[i % len(COLORS)]
+
+
+def long_color(i: int) -> str:
+    """The i-th colour of :data:`LONG_COLORS` (cycles only after 22 series)."""
+    return LONG_COLORS[i % len(LONG_COLORS)]
 
 
 def titled(title: str, host_timer: bool) -> str:

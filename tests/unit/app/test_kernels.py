@@ -50,9 +50,35 @@ def test_cupti_launches_have_no_grid() -> None:
 
 
 def test_figure() -> None:
-    fig = build_kernels_figure(kernel_time_frame(bundled("h200-ncu-matmul-sweep")))
+    times = kernel_time_frame(bundled("h200-ncu-matmul-sweep"))
+    fig = build_kernels_figure(times)
     assert fig.layout.barmode == "stack" and fig.layout.yaxis.title.text == "Mean time per run (µs)"
     assert len(fig.data) == 13  # distinct kernel names in the sweep
+    assert fig.layout.yaxis.type == "linear"  # stacked segments only add up on a linear axis
+    assert len({t.marker.color for t in fig.data}) == 13  # no two kernels share a colour
+    assert len({t.name for t in fig.data}) == 13  # nor a legend name
+    assert all(len(t.name) <= 64 for t in fig.data)
+    assert {t.customdata[0][1] for t in fig.data} == set(times[C.KERNEL])  # full name in hover
+    share = build_kernels_figure(times, share=True)
+    assert share.layout.yaxis.title.text == "Share of the region's time (%)"
+    assert list(share.layout.yaxis.range) == [0, 100]
+
+
+def test_short_names_keep_both_ends_and_stay_distinct() -> None:
+    from app.core.figures.kernels import short_name, short_names
+
+    gemm = "sm80_xmma_gemm_f32f32_f32f32_f32_nn_n_tilesize{}_stage3_warpsize1x4x1_ffma_execute_kernel__5x_cublas"
+    names = [gemm.format("64x64x8"), gemm.format("128x64x8"), "Kernel2"]
+    short = short_names(names)
+    assert short["Kernel2"] == "Kernel2"
+    assert len(set(short.values())) == 3
+    for full in names[:2]:
+        head, *_, tail = short[full].split("…")
+        assert full.startswith(head) and full.endswith(tail) and tail.endswith("cublas")
+    assert "tilesize64x64x8" in short[names[0]] and "tilesize128x64x8" in short[names[1]]
+    assert short_name(names[0]) == "sm80_xmma_gemm…execute_kernel__5x_cublas"
+    same_but_middle = ["a" * 60 + "x" + "b" * 60, "a" * 60 + "y" + "b" * 60]
+    assert len(set(short_names(same_but_middle).values())) == 2
 
 
 def test_missing_launches(tmp_path) -> None:
