@@ -12,14 +12,22 @@ from profiling_worker.schema import columns as C
 from app.core.figures import common, theme
 
 
+#: Marker above each SM/DRAM pair per limiter (the text label collided with its neighbours).
+LIMITER_MARKS = (("compute", "limited by compute (SM)", "triangle-up", 0),
+                 ("memory", "limited by memory (DRAM)", "square", 1),
+                 ("latency", "latency / launch bound", "circle-open", 2))
+
+
 def build_bound_figure(frame: pd.DataFrame, threshold_pct: float, host_timer: bool = False
                        ) -> go.Figure:
     """SM and DRAM throughput (% of peak) per annotation x config.
 
     Returns:
         Grouped bars: x = ``annotation · config``, SM % and DRAM % side by side, a dashed line at
-        100 % and a dotted one at the latency threshold, the "limited by" label above each pair;
-        hover shows the exact %, time (µs), achieved GB/s and SM clock (MHz).
+        100 % and a dotted one at the latency threshold (named in the legend), and above each
+        pair one small marker for what limits it (a symbol per limiter, named in the legend; a
+        marker never collides with its neighbours as text labels did); hover shows the exact %,
+        time (µs), achieved GB/s, SM clock (MHz) and the full "limited by" label.
     """
     title = "SM vs DRAM throughput (% of peak)"
     if frame.empty:
@@ -36,13 +44,27 @@ def build_bound_figure(frame: pd.DataFrame, threshold_pct: float, host_timer: bo
                            "<br>SM clock = %{customdata[2]:.0f} MHz"
                            "<br>limited by: %{customdata[3]}<extra></extra>")))
     top = np.maximum(frame["SmPct"], frame["DramPct"]).to_numpy(float)
-    fig.add_trace(go.Scatter(x=x, y=top + 4, mode="text", text=[s.split(" (")[0] for s in
-                                                                    frame["LimitedBy"]],
-                             textposition="top center", showlegend=False, hoverinfo="skip"))
-    common.hline(fig, 100.0, "100 % of peak")
-    fig.add_hline(y=threshold_pct, line_dash="dot", line_color=common.REFERENCE,
-                  annotation_text=f"latency threshold {threshold_pct:g} %",
-                  annotation_position="bottom right")
+    limited = frame["LimitedBy"].astype(str).to_numpy()
+    xs = np.asarray(x, dtype=object)
+    pcts = np.column_stack([frame["SmPct"], frame["DramPct"], limited])
+    for prefix, name, symbol, color in LIMITER_MARKS:
+        hit = np.char.startswith(limited.astype(str), prefix)
+        if not hit.any():
+            continue
+        fig.add_trace(go.Scatter(
+            x=xs[hit], y=top[hit] + 5, mode="markers", name=name,
+            marker={"symbol": symbol, "size": 10, "color": theme.color(color),
+                    "line": {"width": 2, "color": theme.color(color)}},
+            customdata=pcts[hit],
+            hovertemplate=("<b>%{x}</b><br>limited by: %{customdata[2]}"
+                           "<br>SM = %{customdata[0]:.2f} %, DRAM = %{customdata[1]:.2f} %"
+                           "<extra></extra>")))
+    fig.add_hline(y=100.0, line_dash="dash", line_color=common.REFERENCE,
+                  annotation_text="100 % of peak", annotation_position="top left")
+    fig.add_hline(y=threshold_pct, line_dash="dot", line_color=common.REFERENCE)
+    fig.add_trace(go.Scatter(x=[None], y=[None], mode="lines", hoverinfo="skip",
+                             name=f"latency threshold {threshold_pct:g} %",
+                             line={"dash": "dot", "color": common.REFERENCE}))
     fig.update_layout(barmode="group")
     fig.update_xaxes(title={"text": "annotation · config"}, type="category")
     fig.update_yaxes(title={"text": theme.axis_title("Throughput", "% of peak")},
@@ -71,13 +93,16 @@ def build_roofline_figure(frame: pd.DataFrame, ceilings: pd.DataFrame, host_time
     lo, hi = ai_all.min() / 4, ai_all.max() * 4
     fig = go.Figure()
     _ceilings(fig, ceilings, lo, hi)
+    labels, positions = trajectory_labels(points)
     for i, (annotation, group) in enumerate(points.groupby(C.ANNOTATION, sort=False)):
         custom = np.column_stack([group["ConfigLabel"], group["PctOfDatasheet"],
                                   group["PctOfClockPeak"], group["FlopsSource"],
                                   group["BytesSource"], group["TimeNs"] / 1e3])
         fig.add_trace(go.Scatter(
             x=group["ArithmeticIntensity"], y=group["AchievedTFLOPs"], mode="lines+markers+text",
-            name=str(annotation), text=group["ConfigLabel"], textposition="top left",
+            name=str(annotation), text=labels.loc[group.index],
+            textposition=positions.loc[group.index],
+            textfont={"color": theme.color(i + 2)},
             line={"color": theme.color(i + 2)}, marker={"size": 9}, customdata=custom,
             hovertemplate=(f"<b>{annotation}</b> %{{customdata[0]}}"
                            "<br>AI = %{x:.4g} FLOP/byte<br>achieved = %{y:.4g} TFLOP/s"
@@ -91,6 +116,45 @@ def build_roofline_figure(frame: pd.DataFrame, ceilings: pd.DataFrame, host_time
     fig.update_yaxes(type="log", title={"text": theme.axis_title("Achieved throughput",
                                                                  "TFLOP/s")})
     return common.finish(fig, title, host_timer)
+
+
+#: Size of a point label ("n=1024") as a fraction of the decades shown on each log axis.
+LABEL_BOX = (0.07, 0.06)
+_POSITIONS = ("top left", "bottom right")
+
+
+def trajectory_labels(points: pd.DataFrame) -> tuple[pd.Series, pd.Series]:
+    """Text and text position beside each roofline point.
+
+    Only the first and the last point of each annotation's trajectory get their config
+    (``n=1024``), "top left" of the point, else "bottom right" where that would overlap a label
+    already placed; a label that fits in neither place, or repeats the same text at the same
+    spot (fp16 and bf16 trajectories that coincide), is left out. Every point keeps its hover.
+    """
+    x = np.log10(points["ArithmeticIntensity"].to_numpy(float))
+    y = np.log10(points["AchievedTFLOPs"].to_numpy(float))
+    width = LABEL_BOX[0] * (np.ptp(x) + 1.2)  # the x axis shows AI / 4 .. AI x 4
+    height = LABEL_BOX[1] * max(np.ptp(y), 1.0)
+    where = dict(zip(points.index, zip(x, y)))
+    text = pd.Series("", index=points.index, dtype=object)
+    position = pd.Series(_POSITIONS[0], index=points.index, dtype=object)
+    placed: list[tuple[float, float, float, float, str, float, float]] = []
+    for _, group in points.groupby(C.ANNOTATION, sort=False):
+        for idx in dict.fromkeys((group.index[0], group.index[-1])):
+            px, py = where[idx]
+            label = str(points.at[idx, "ConfigLabel"])
+            if any(t == label and abs(px - qx) < width / 2 and abs(py - qy) < height / 2
+                   for *_, t, qx, qy in placed):
+                continue
+            for pos in _POSITIONS:
+                x0, y0 = (px - width, py) if pos == "top left" else (px, py - height)
+                box = (x0, x0 + width, y0, y0 + height)
+                if not any(box[0] < b[1] and b[0] < box[1] and box[2] < b[3] and b[2] < box[3]
+                           for b in placed):
+                    placed.append((*box, label, px, py))
+                    text[idx], position[idx] = label, pos
+                    break
+    return text, position
 
 
 def _ceilings(fig: go.Figure, ceilings: pd.DataFrame, lo: float, hi: float) -> None:

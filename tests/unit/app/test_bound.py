@@ -116,3 +116,34 @@ def test_roofline_job_with_counters() -> None:
     bound = bound_frame(bundle, BoundOptions())
     assert bound["CounterGBps"].between(4700, 4850).all()  # 1504 B/cycle x 3.2 GHz
     assert "peak_sustained" in bound["PeakSource"].iloc[0]
+
+
+def test_bound_limiter_is_a_marker_not_colliding_text() -> None:
+    bundle = bundled("h200-ncu-roofline")
+    frame = bound_frame(bundle, BoundOptions())
+    fig = build_bound_figure(frame, 60.0)
+    assert not [t for t in fig.data if t.type == "scatter" and "text" in (t.mode or "")]
+    marks = {t.name: t for t in fig.data if t.type == "scatter" and t.mode == "markers"}
+    assert set(marks) == {"limited by compute (SM)", "latency / launch bound"}
+    assert sum(len(t.x) for t in marks.values()) == len(frame)
+    latency = marks["latency / launch bound"]
+    assert set(latency.x) == {"fp16 · n=1024", "bf16 · n=1024"}
+    assert all(str(c[2]).startswith("latency / launch") for c in latency.customdata)
+    assert "latency threshold 60 %" in [t.name for t in fig.data]
+    assert "LimitedBy" in frame  # the table keeps the words
+
+
+def test_roofline_labels_only_the_ends_of_each_trajectory() -> None:
+    bundle = bundled("h200-ncu-matmul-sweep")
+    frame = roofline_frame(bundle, RooflineOptions())
+    fig = build_roofline_figure(frame, roofline_ceilings(frame))
+    for name in ("fp32", "fp16", "bf16"):
+        trace = next(t for t in fig.data if t.name == name)
+        assert all(t == "" for t in list(trace.text)[1:-1])  # no label mid-trajectory
+        assert "n=" in trace.hovertemplate or "customdata[0]" in trace.hovertemplate
+    fp32 = next(t for t in fig.data if t.name == "fp32")
+    assert list(fp32.text)[0] == "n=512" and list(fp32.text)[-1] == "n=8192"
+    fp16 = next(t for t in fig.data if t.name == "fp16")
+    assert list(fp16.text)[0] == "n=512"  # moved below right of the point, not dropped
+    bf16 = next(t for t in fig.data if t.name == "bf16")
+    assert list(bf16.text)[-1] == ""  # same label at the same spot as fp16 n=8192
