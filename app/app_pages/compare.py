@@ -6,7 +6,7 @@ from profiling_worker.schema import columns as C
 
 from app.core.figures.compare import build_compare_figure
 from app.core.metrics import MissingData, available_metrics
-from app.core.views.compare import CompareOptions, compare_frame
+from app.core.views.compare import CompareOptions, JobSummary, compare_frame, default_candidate
 from app.ui import analysis, cached, state
 
 st.header("Compare jobs")
@@ -16,18 +16,32 @@ analysis.how_to_read(
     "candidate mean / baseline mean; its 95 % interval combines both jobs' Student-t intervals "
     "on the log scale: ratio × exp(∓√(h_b² + h_c²)), h = CI95 half-width / mean (good while "
     "both are a few %). A difference is **inside the noise** (hollow marker) when the two CI95 "
-    "intervals overlap.")
+    "intervals overlap.\n\n"
+    "The candidate starts as the job most like the baseline: same kernels, duration metric and "
+    "most configs in common (then same annotations, same backend, most recent), so the ratios "
+    "show a real difference rather than a job divided by itself.")
 bundles, _problems = cached.list_bundles()
 ids = [b.job_id for b in bundles if b.status == "done"] or [b.job_id for b in bundles]
 if len(ids) < 1:
     st.info("No jobs to compare yet.")
     st.stop()
+summaries = [JobSummary.of(b.job_id, b.created_at, b.manifest.get("spec") or {})
+             for b in bundles if b.job_id in ids]
+
+
+def _follow_baseline() -> None:
+    """A new baseline brings its own default candidate (never the baseline itself)."""
+    st.session_state["compare-candidate"] = default_candidate(
+        st.session_state["compare-baseline"], summaries)
+
+
 current = state.selected_job_id()
 cols = st.columns(3)
 baseline_id = cols[0].selectbox("Baseline", ids, key="compare-baseline",
-                                index=ids.index(current) if current in ids else 0)
+                                index=ids.index(current) if current in ids else 0,
+                                on_change=_follow_baseline)
 candidate_id = cols[1].selectbox("Candidate", ids, key="compare-candidate",
-                                 index=ids.index(current) if current in ids else 0)
+                                 index=ids.index(default_candidate(baseline_id, summaries)))
 baseline, candidate = cached.bundle_for(baseline_id), cached.bundle_for(candidate_id)
 if baseline is None or candidate is None:
     st.error("One of the jobs could not be read.")

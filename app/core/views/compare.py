@@ -99,3 +99,71 @@ def _verdict(ratio: float, same: bool, metric: str) -> str:
     if metric in C.DURATION_METRICS:
         return "candidate slower" if ratio > 1 else "candidate faster"
     return "candidate higher" if ratio > 1 else "candidate lower"
+
+
+@dataclass(frozen=True)
+class JobSummary:
+    """What :func:`default_candidate` needs to know of a job (from its manifest, no tables).
+
+    Attributes:
+        job_id: the job.
+        created_at: ISO timestamp (newer sorts later).
+        kernels: kernel ids of the spec.
+        duration_metric: ``gpu__time_duration.sum`` or ``host__time_duration.sum`` (cpu).
+        configs: the spec's config dicts (e.g. ``{"n": 4096}``).
+        annotations: the spec's annotations, or None for all of the kernels'.
+        backend: ``ncu``, ``cupti`` or ``cpu``.
+    """
+
+    job_id: str
+    created_at: str = ""
+    kernels: tuple[str, ...] = ()
+    duration_metric: str = C.GPU_TIME
+    configs: tuple[tuple[tuple[str, object], ...], ...] = ()
+    annotations: tuple[str, ...] | None = None
+    backend: str = ""
+
+    @classmethod
+    def of(cls, job_id: str, created_at: str, spec: dict) -> JobSummary:
+        """From a manifest's ``spec``."""
+        annotations = spec.get("annotations")
+        return cls(job_id=job_id, created_at=created_at or "",
+                   kernels=tuple(spec.get("kernels") or ()),
+                   duration_metric=C.HOST_TIME if spec.get("backend") == "cpu" else C.GPU_TIME,
+                   configs=tuple(tuple(sorted((c or {}).items())) for c in
+                                 spec.get("configs") or ()),
+                   annotations=tuple(annotations) if annotations else None,
+                   backend=str(spec.get("backend") or ""))
+
+
+def default_candidate(baseline_id: str, jobs: list[JobSummary]) -> str:
+    """The job to compare ``baseline_id`` against when the user has not picked one.
+
+    Among the other jobs with the same kernels and duration metric, the one sharing the most
+    configs with the baseline (and, when annotations are named, at least one annotation); on a
+    tie the one with the same annotations, then on the same backend (one thing changed, e.g.
+    cache control), then the most recent: for ``h200-ncu-elementwise`` that is
+    ``h200-ncu-elementwise-cache-none``, for ``h200-ncu-j1-fp16`` ``h200-cupti-j1-fp16``.
+    Falls back to the most recent other job that shares a config, then any other job; the
+    baseline itself only when it is the only job.
+    """
+    base = next((j for j in jobs if j.job_id == baseline_id), None)
+    others = [j for j in jobs if j.job_id != baseline_id]
+    if not others:
+        return baseline_id
+    if base is None:
+        return max(others, key=lambda j: j.created_at).job_id
+
+    def shared(job: JobSummary) -> int:
+        if (base.annotations and job.annotations
+                and not set(base.annotations) & set(job.annotations)):
+            return 0
+        return len(set(base.configs) & set(job.configs))
+
+    alike = [j for j in others if set(j.kernels) == set(base.kernels)
+             and j.duration_metric == base.duration_metric and shared(j)]
+    if alike:
+        return max(alike, key=lambda j: (shared(j), j.annotations == base.annotations,
+                                         j.backend == base.backend, j.created_at)).job_id
+    overlapping = [j for j in others if shared(j) and set(j.kernels) & set(base.kernels)]
+    return max(overlapping or others, key=lambda j: j.created_at).job_id

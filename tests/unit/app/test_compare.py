@@ -71,3 +71,26 @@ def test_figures() -> None:
     assert fig.data[0].marker.symbol[0] == "circle-open"
     fig = build_backends_figure(backends_frame(job, bundled("h200-cupti-j1-fp16")))
     assert fig.layout.yaxis.title.text == "ncu / cupti duration (ratio)" and len(fig.data) == 1
+
+
+def test_default_candidate() -> None:
+    from app.core.views.compare import JobSummary, default_candidate
+
+    def job(job_id, created, kernels=("matmul",), backend="ncu", sizes=(1024, 4096),
+            annotations=None):
+        return JobSummary.of(job_id, created, {"kernels": list(kernels), "backend": backend,
+                                               "configs": [{"n": n} for n in sizes],
+                                               "annotations": annotations})
+
+    jobs = [job("base", "2026-01-01"), job("other-kernel", "2026-01-09", kernels=("softmax",)),
+            job("cpu", "2026-01-08", backend="cpu"), job("old-twin", "2026-01-02"),
+            job("new-twin", "2026-01-03"), job("cupti-twin", "2026-01-07", backend="cupti"),
+            job("one-size", "2026-01-06", sizes=(4096, 8192))]
+    assert default_candidate("base", jobs) == "new-twin"  # same backend, most recent
+    assert default_candidate("base", [j for j in jobs if "twin" not in j.job_id or
+                                      j.job_id == "cupti-twin"]) == "cupti-twin"
+    assert default_candidate("base", jobs[:3]) == "cpu"  # same sizes; never itself ...
+    assert default_candidate("base", jobs[:1]) == "base"  # ... unless it is the only job
+    fp16 = [job("ncu-fp16", "1", annotations=["fp16"]), job("all", "3"),
+            job("cupti-fp16", "2", backend="cupti", annotations=["fp16"])]
+    assert default_candidate("ncu-fp16", fp16) == "cupti-fp16"  # same annotations first
