@@ -9,6 +9,7 @@ Markers (also declared in pyproject.toml):
 
 from __future__ import annotations
 
+import hashlib
 from pathlib import Path
 
 import pytest
@@ -47,3 +48,21 @@ def artifacts_dir() -> Path:
     """``tests/artifacts/`` (git-ignored): screenshots and logs that tests leave for people."""
     ARTIFACTS.mkdir(parents=True, exist_ok=True)
     return ARTIFACTS
+
+
+def finished_bundle_hashes(results: Path) -> dict[str, str]:
+    """sha256 of every file of every finished (done) bundle under ``results``: compare before
+    and after a fault to show that nothing finished was changed or lost."""
+    from profiling_worker.schema.manifest import read_manifest
+
+    out = {}
+    for child in sorted(results.iterdir()):
+        try:
+            if read_manifest(child)["status"] != "done":
+                continue
+        except Exception:
+            continue
+        for path in sorted(child.rglob("*")):
+            if path.is_file():
+                out[str(path.relative_to(results))] = hashlib.sha256(path.read_bytes()).hexdigest()
+    return out

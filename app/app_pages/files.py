@@ -7,14 +7,10 @@ from profiling_worker.schema import columns as C
 
 from app.core.bundle_files import (gunzip_bytes, gunzipped_name, is_gzipped_report,
                                    read_report_summary, zip_bundle, zip_name)
-from app.ui import cached, panels, state
+from app.ui import analysis, panels
 
 st.header("Files")
-bundle = cached.bundle_for(state.selected_job_id())
-if bundle is None:
-    panels.no_job_selected()
-    st.stop()
-panels.bundle_caption(bundle)
+bundle = analysis.selected_bundle()
 st.caption(f"Directory: `{bundle.path}`")
 
 total = sum(item.size for item in bundle.files)

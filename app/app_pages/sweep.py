@@ -5,15 +5,10 @@ import streamlit as st
 from app.core import derived
 from app.core.figures.sweep import LOG_Y_SPAN, build_sweep_figure, wants_log_y
 from app.core.views.sweep import SweepOptions, annotations_of, sweep_frame, sweep_x
-from app.ui import cached, panels, state
+from app.ui import analysis, panels
 
 st.header("Size sweep")
-bundle = cached.bundle_for(state.selected_job_id())
-if bundle is None:
-    panels.no_job_selected()
-    st.stop()
-panels.bundle_caption(bundle)
-panels.render_bundle_error(bundle)
+bundle = analysis.selected_bundle()
 
 #: Short segment labels (the full quantity names are the y-axis titles); long ones were cut off.
 SHORT = {derived.TIME: "Time", derived.TFLOPS: "TFLOP/s", derived.GBPS: "GB/s"}

@@ -9,7 +9,6 @@ Finished bundles are hashed before and after each.
 
 from __future__ import annotations
 
-import hashlib
 import os
 import signal
 import sys
@@ -23,23 +22,10 @@ from app.services.job_manager import JobManager
 from profiling_worker.catalog.specs import CATALOG
 from profiling_worker.schema.manifest import read_manifest
 from profiling_worker.schema.spec import validate_spec
+from tests.conftest import finished_bundle_hashes
 
 pytestmark = pytest.mark.gpu
 SMALL = {"kernels": ["matmul"], "configs": [{"n": 256}], "runs": 2, "warmup": 1}
-
-
-def _hashes(results: Path) -> dict[str, str]:
-    out = {}
-    for child in sorted(results.iterdir()):
-        try:
-            if read_manifest(child)["status"] != "done":
-                continue
-        except Exception:
-            continue
-        for p in sorted(child.rglob("*")):
-            if p.is_file():
-                out[str(p.relative_to(results))] = hashlib.sha256(p.read_bytes()).hexdigest()
-    return out
 
 
 def _manager(tmp_path: Path) -> JobManager:
@@ -69,7 +55,7 @@ def test_cuda_oom_fails_with_fix_and_queue_moves_on(tmp_path: Path) -> None:
     manager = _manager(tmp_path)
     done = manager.submit(validate_spec({**SMALL, "backend": "cupti"}, CATALOG))
     assert manager.wait(done, 600) == "done"
-    before = _hashes(manager.results_dir)
+    before = finished_bundle_hashes(manager.results_dir)
     oom = manager.submit(validate_spec({**SMALL, "backend": "cupti",
                                         "configs": [{"n": 1 << 19}]}, CATALOG))  # 1 TiB fp32
     nxt = manager.submit(validate_spec({**SMALL, "backend": "cupti"}, CATALOG))
@@ -77,7 +63,7 @@ def test_cuda_oom_fails_with_fix_and_queue_moves_on(tmp_path: Path) -> None:
     job = manager.get(oom)
     assert job.status == "failed" and job.error["kind"] == "kernel_failed", job.error
     assert "out of memory" in job.error["message"].lower() and "smaller" in job.error["hint"]
-    after = _hashes(manager.results_dir)
+    after = finished_bundle_hashes(manager.results_dir)
     assert {k: after.get(k) for k in before} == before
 
 

@@ -15,7 +15,6 @@ the fault named in the spec's label ("fault:<name>") to the real worker, then ru
 from __future__ import annotations
 
 import errno
-import hashlib
 import json
 import os
 import signal
@@ -32,6 +31,7 @@ from app.services.job_manager import JobManager
 from profiling_worker.catalog.specs import CATALOG
 from profiling_worker.schema.manifest import read_manifest
 from profiling_worker.schema.spec import validate_spec
+from tests.conftest import finished_bundle_hashes
 
 TINY = {"kernels": ["matmul"], "configs": [{"n": 16}], "runs": 1, "backend": "cpu", "warmup": 0}
 LONG = {**TINY, "configs": [{"n": 256}], "runs": 5000}
@@ -93,21 +93,6 @@ class _Mem:
 def nvmlDeviceGetMemoryInfo(h): return _Mem()
 def nvmlDeviceGetMaxClockInfo(h, kind): return 1980
 '''
-
-
-def _tree_hashes(results: Path) -> dict[str, str]:
-    """sha256 of every file of every finished (done) bundle under ``results``."""
-    out = {}
-    for child in sorted(results.iterdir()):
-        try:
-            if read_manifest(child)["status"] != "done":
-                continue
-        except Exception:
-            continue
-        for path in sorted(child.rglob("*")):
-            if path.is_file():
-                out[str(path.relative_to(results))] = hashlib.sha256(path.read_bytes()).hexdigest()
-    return out
 
 
 def _fault_python(tmp_path: Path) -> str:
@@ -178,7 +163,7 @@ def seeded_results(tmp_path: Path, cpu_bundle_src: Path) -> Path:
 
 def test_worker_faults_fail_with_cause_and_queue_moves_on(tmp_path: Path, seeded_results: Path,
                                                           monkeypatch: pytest.MonkeyPatch) -> None:
-    before = _tree_hashes(seeded_results)
+    before = finished_bundle_hashes(seeded_results)
     manager = JobManager(seeded_results, _fault_python(tmp_path), env=settings.worker_env(),
                          kill_grace_s=2.0)
     ids = {name: manager.submit(_spec(raw, f"fault:{name}" if name != "ok" else ""))
@@ -217,7 +202,7 @@ def test_worker_faults_fail_with_cause_and_queue_moves_on(tmp_path: Path, seeded
     err = _check_failed(manager, ids["thermal"], "thermal_timeout")
     assert "thermal_mode to off" in err["hint"]
 
-    after = _tree_hashes(seeded_results)
+    after = finished_bundle_hashes(seeded_results)
     assert {k: after.get(k) for k in before} == before  # nothing finished changed or lost
     assert {k.split("/")[0] for k in after} == {*{k.split("/")[0] for k in before}, ids["ok"]}
 
@@ -233,7 +218,7 @@ def test_ncu_environment_faults_end_to_end(tmp_path: Path, seeded_results: Path,
                                            query_fails, kind, words) -> None:
     if ncu_version is None and os.access("/usr/local/cuda/bin/ncu", os.X_OK):
         pytest.skip("this machine has /usr/local/cuda/bin/ncu (the worker's fallback path)")
-    before = _tree_hashes(seeded_results)
+    before = finished_bundle_hashes(seeded_results)
     manager = JobManager(seeded_results, sys.executable,
                          env=_fake_gpu_site(tmp_path, ncu_version, query_fails))
     bad = manager.submit(_spec({**TINY, "backend": "ncu"}))
@@ -246,7 +231,7 @@ def test_ncu_environment_faults_end_to_end(tmp_path: Path, seeded_results: Path,
     manifest = read_manifest(manager.get(bad).path)
     assert manifest["error"]["kind"] == kind
     assert manifest["gpu"] == {"index": 0, "name": "NVIDIA H200", "uuid": "GPU-fake-0000"}
-    after = _tree_hashes(seeded_results)
+    after = finished_bundle_hashes(seeded_results)
     assert {k: after[k] for k in before} == before
 
 
