@@ -25,7 +25,7 @@ NO_GPU_BANNER = ("No GPU here: showing results recorded on an NVIDIA H200 by thi
 def _pages() -> list[st.Page]:
     return [
         st.Page(PAGES_DIR / "sweep.py", title="Size sweep", icon=":material/show_chart:",
-                url_path="sweep", default=True),
+                default=True),  # the default page lives at the root URL
         st.Page(PAGES_DIR / "stability.py", title="Stability", icon=":material/bar_chart:",
                 url_path="stability"),
         st.Page(PAGES_DIR / "cache_clock.py", title="Cache and clock control",

@@ -17,6 +17,8 @@ def _parser() -> argparse.ArgumentParser:
     sub = parser.add_subparsers(dest="command", required=True)
     run = sub.add_parser("run", help="run the job whose spec.json is in JOB_DIR")
     run.add_argument("job_dir", type=Path)
+    run.add_argument("--force", action="store_true",
+                     help="run again over a finished result in JOB_DIR (it is replaced)")
     sub.add_parser("env", help="print the environment report and the backends that can run (JSON)")
     srv = sub.add_parser("serve", help="warm worker: run job dirs read from stdin, one per line")
     srv.add_argument("--backend", choices=("cupti", "cpu", "ncu"), required=True)
@@ -33,7 +35,18 @@ def _parser() -> argparse.ArgumentParser:
     return parser
 
 
-def _run(job_dir: Path) -> int:
+def _finished(job_dir: Path) -> str | None:
+    """The status of a finished result already in ``job_dir`` (None: nothing finished there)."""
+    from profiling_worker.schema.manifest import JobStatus, ManifestError, read_manifest
+
+    try:
+        status = JobStatus(read_manifest(job_dir)["status"])
+    except (ManifestError, ValueError):
+        return None
+    return status.value if status.finished else None
+
+
+def _run(job_dir: Path, force: bool = False) -> int:
     from profiling_worker import runner
     from profiling_worker.backends.nsight_backend import in_launch_child
     from profiling_worker.channel import Channel, redirect_output
@@ -47,6 +60,16 @@ def _run(job_dir: Path) -> int:
     if in_launch_child():
         runner.run_child(job_dir)
         return 0
+    finished = _finished(job_dir)
+    if finished and not force:  # never overwrite a result without being asked
+        print(json.dumps({"event": "error", "kind": "already_finished",
+                          "message": f"{job_dir.name} already holds a {finished} result",
+                          "hint": "copy spec.json to a new directory, or pass --force to "
+                                  "replace the result"}), flush=True)
+        return 2
+    if finished:
+        for name in (C.MANIFEST_FILE, C.EVENTS_FILE):
+            (job_dir / name).unlink(missing_ok=True)
     return runner.run_job(job_dir, Channel(job_dir, redirect_output(job_dir)))
 
 
@@ -111,7 +134,7 @@ def main(argv: list[str]) -> int:
     if args.command == "summarize":
         return _summarize(args.bundle)
     os.environ.setdefault("PYTHONUNBUFFERED", "1")
-    return _run(args.job_dir)
+    return _run(args.job_dir, args.force)
 
 
 if __name__ == "__main__":

@@ -166,6 +166,7 @@ class Prepared:
     registry: Registry
     backend: dict[str, Any]
     report: dict[str, Any]
+    notes: list[str]  # things the spec asked for that this backend does not do
 
 
 def prepare(job_dir: Path, manifest: dict[str, Any], report: dict[str, Any] | None) -> Prepared:
@@ -196,7 +197,21 @@ def prepare(job_dir: Path, manifest: dict[str, Any], report: dict[str, Any] | No
         _check_metric_names(spec, report["environment"])
     if spec.backend != "cpu":
         _prepare_gpu_env(spec, report["environment"])
-    return Prepared(spec, registry, backend, report)
+    return Prepared(spec, registry, backend, report, _ignored_by_backend(spec, job_dir))
+
+
+def _ignored_by_backend(spec: JobSpec, job_dir: Path) -> list[str]:
+    """Say what the cpu backend drops from the raw spec (GPU metrics, info collectors)."""
+    if spec.backend != "cpu":
+        return []
+    raw = json.loads((job_dir / C.SPEC_FILE).read_text(encoding="utf-8"))
+    dropped = [m for m in raw.get("metrics") or () if m != C.HOST_TIME]
+    notes = [f"the cpu backend measures host wall-clock time only; ignored metrics: "
+             f"{', '.join(dropped)}"] if dropped else []
+    if raw.get("collectors"):
+        notes.append("the cpu backend has no GPU to sample; ignored info collectors: "
+                     + ", ".join(raw["collectors"]))
+    return notes
 
 
 def profile_and_write(job: Prepared, job_dir: Path, channel: Channel) -> dict[str, Any]:
@@ -211,7 +226,7 @@ def profile_and_write(job: Prepared, job_dir: Path, channel: Channel) -> dict[st
     with NvmlSampler(spec.gpu, interval) as sampler:
         result = collect(spec, job.registry, job_dir, job.backend, channel)
     assert result is not None
-    warnings = result.warnings + ([sampler.error] if sampler.error else [])
+    warnings = job.notes + result.warnings + ([sampler.error] if sampler.error else [])
     for w in warnings:
         channel.emit("warning", message=w)
     channel.emit("progress", done=1, total=1, stage="writing bundle")

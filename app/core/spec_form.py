@@ -148,3 +148,13 @@ def to_job_spec(form: Mapping[str, Any], catalog: Catalog | None = None
             errors.append(err)
         return None, errors
     return (None, errors) if errors else (spec, [])
+
+
+def backend_errors(spec: JobSpec, report: Mapping[str, Any]) -> list[FieldError]:
+    """A FieldError on ``backend`` when the worker's environment report says the chosen backend
+    cannot run here (with its reason and fix), so the job is refused before it is queued."""
+    entry = (report.get("backends") or {}).get(spec.backend) or {}
+    if entry.get("available", True):
+        return []
+    return [FieldError("backend", f"{spec.backend} cannot run here: {entry.get('reason', '?')}",
+                       entry.get("fix") or "choose another backend")]

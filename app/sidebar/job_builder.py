@@ -49,6 +49,9 @@ def _defaults(backend: str, catalog: spec_form.Catalog) -> None:
 def on_submit() -> None:
     """Form callback: validate; queue the job and select it, or keep the errors for display."""
     spec, errors = spec_form.to_job_spec(form_values(), cached.kernel_catalog()[0])
+    if spec is not None:
+        errors = spec_form.backend_errors(spec, cached.env_report())
+        spec = None if errors else spec
     st.session_state[state.BUILDER_ERRORS] = errors
     st.session_state.pop(state.BUILDER_NOTICE, None)
     if spec is not None:

@@ -8,14 +8,19 @@ from app.services.result_store import SOURCE_BUNDLED, BundleInfo
 from app.ui import state
 
 
+#: The bundled job a GPU-less machine opens on: the fp32/fp16/bf16 matmul sweep of the guide.
+FIRST_BUNDLED_JOB = "h200-ncu-matmul-sweep"
+
+
 def default_job(bundles: list[BundleInfo], gpu_here: bool) -> str | None:
-    """Which job to show first: on a machine without a GPU the newest bundled done job,
-    else the newest done job, else the newest of any status."""
+    """Which job to show first: on a machine without a GPU the bundled matmul sweep (else the
+    newest bundled done job), else the newest done job, else the newest of any status."""
     done = [b for b in bundles if b.status == "done"]
     if not gpu_here:
         bundled = [b for b in done if b.source == SOURCE_BUNDLED]
-        if bundled:
-            return bundled[0].job_id
+        preferred = [b for b in bundled if b.job_id == FIRST_BUNDLED_JOB]
+        if preferred or bundled:
+            return (preferred or bundled)[0].job_id
     for group in (done, bundles):
         if group:
             return group[0].job_id

@@ -94,7 +94,7 @@ class GuardedBody:
 def kernel_error(kernel_id: str, config: Sequence[Any], exc: BaseException) -> KernelFailed:
     """The KernelFailed for an exception raised by a kernel body."""
     text = f"{type(exc).__name__}: {exc}".strip()
-    if "out of memory" in text.lower():
+    if "out of memory" in text.lower() or "can't allocate memory" in text.lower():
         return KernelFailed(f"kernel {kernel_id} at config {tuple(config)} ran out of memory: "
                             f"{text[:300]}", "choose smaller sizes")
     return KernelFailed(f"kernel {kernel_id} at config {tuple(config)} raised {text[:500]}",

@@ -45,3 +45,16 @@ def test_presets() -> None:
                                        "extra_metrics": "l1tex__t_bytes.sum"})
     assert raw["metrics"] == ["gpu__time_duration.sum", "dram__bytes_read.sum",
                               "dram__bytes_write.sum", "l1tex__t_bytes.sum"]
+
+
+def test_a_backend_that_cannot_run_here_is_refused_at_submit():
+    from app.core.spec_form import backend_errors, builtin_catalog, to_job_spec
+
+    spec, errors = to_job_spec({"kernels": ["matmul"], "sizes": "64", "runs": 2,
+                                "backend": "ncu"}, builtin_catalog())
+    assert spec is not None and not errors
+    report = {"backends": {"ncu": {"available": False, "reason": "no NVIDIA GPU visible to NVML",
+                                   "fix": "run on a machine with an NVIDIA GPU and driver"}}}
+    (err,) = backend_errors(spec, report)
+    assert err.field == "backend" and "no NVIDIA GPU" in err.message and "driver" in err.hint
+    assert backend_errors(spec, {"backends": {"ncu": {"available": True}}}) == []

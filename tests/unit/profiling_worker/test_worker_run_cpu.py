@@ -76,3 +76,23 @@ def test_missing_spec_is_usage_error(tmp_path):
     proc = subprocess.run([sys.executable, "-m", "profiling_worker", "run", str(tmp_path)],
                           cwd=REPO, capture_output=True, text=True, timeout=60)
     assert proc.returncode == 2 and parse_line(proc.stdout)["kind"] == "spec_missing"
+
+
+def test_a_finished_result_is_never_overwritten_without_force(done_job):
+    job, _ = done_job
+    before = (job / C.TABLES_DIR / "runs.csv").read_bytes()
+    proc = subprocess.run([sys.executable, "-m", "profiling_worker", "run", str(job)], cwd=REPO,
+                          capture_output=True, text=True, timeout=120)
+    error = parse_line(proc.stdout)
+    assert proc.returncode == 2 and error["kind"] == "already_finished" and "--force" in error["hint"]
+    assert (job / C.TABLES_DIR / "runs.csv").read_bytes() == before
+
+
+def test_cpu_backend_says_what_it_ignores(tmp_path):
+    proc = run_worker(tmp_path / "ignored", {
+        "kernels": ["matmul"], "annotations": ["fp32"], "configs": [{"n": 32}], "runs": 2,
+        "backend": "cpu", "metrics": ["dram__bytes_read.sum"], "collectors": ["sm_clock"]})
+    warnings = read_manifest(tmp_path / "ignored")["warnings"]
+    assert proc.returncode == 0
+    assert any("ignored metrics: dram__bytes_read.sum" in w for w in warnings)
+    assert any("ignored info collectors: sm_clock" in w for w in warnings)
