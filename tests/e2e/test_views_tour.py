@@ -25,6 +25,7 @@ JOB_FOR = {
     "stability": "h200-cupti-stability",
     "bound": "h200-ncu-roofline",
     "memory": "h200-ncu-elementwise",
+    "cache-clock": "h200-ncu-elementwise",
     "clocks": "h200-cupti-stability",
     "kernels": "h200-ncu-matmul-sweep",
     "one-kernel": "h200-ncu-matmul-sweep",
@@ -33,7 +34,7 @@ JOB_FOR = {
 }
 #: Views that must draw at least one plotly chart with their default choices.
 CHART_PAGES = {"sweep", "stability", "bound", "memory", "clocks", "kernels", "one-kernel",
-               "compare", "backends"}
+               "compare", "backends", "cache-clock"}
 #: Views that must be in the navigation (an import page is visited too once it exists).
 EXPECTED = CHART_PAGES | {"results", "files", "history", "environment"}
 DARK_PAGES = ("sweep", "clocks", "one-kernel")
