@@ -42,9 +42,9 @@ def build_cache_clock_figure(frame: pd.DataFrame, l2_bytes: float | None, l2_sou
         fig.add_vline(x=l2_bytes, line_dash="dot", line_color="gray",
                       annotation_text=f"L2 {l2_bytes / 2**20:.0f} MiB ({l2_source})",
                       annotation_position="top right")
-    fig.update_xaxes(type="log", title_text="", row=1, col=1)
-    fig.update_xaxes(type="log", title_text="Working set (bytes, analytic, log scale)", row=3,
-                     col=1)
+    fig.update_xaxes(type="log")  # every row: the L2 line must sit at the same x in each
+    fig.update_xaxes(title_text="Working set (bytes, analytic, log scale)", row=3, col=1)
+    fig.update_yaxes(type="log", row=1, col=1)  # times span three orders of magnitude
     theme.apply_layout(fig, theme.titled("Cache and clock control", host_timer))
     fig.update_layout(height=780)
     return fig
