@@ -206,9 +206,16 @@ def choose_option(page, key: str, option: str) -> None:  # type: ignore[no-untyp
     if widget.get_by_test_id("stRadio").count():
         widget.get_by_text(option, exact=True).click()
         return
-    widget.get_by_role("combobox").click()  # streamlit >= 1.6x: react-aria ComboBox
     pattern = re.compile(rf"^\s*{re.escape(option)}\b")
-    page.get_by_role("option").filter(has_text=pattern).first.click()
+    choice = page.get_by_role("option").filter(has_text=pattern).first
+    for _ in range(3):  # a click during a rerun can land before the list opens: open it again
+        widget.get_by_role("combobox").click()  # streamlit >= 1.6x: react-aria ComboBox
+        try:
+            expect(choice).to_be_visible(timeout=10_000)
+            break
+        except AssertionError:
+            page.keyboard.press("Escape")
+    choice.click()
     expect(widget.get_by_role("combobox")).to_have_value(pattern)
 
 
