@@ -152,7 +152,11 @@ def to_job_spec(form: Mapping[str, Any], catalog: Catalog | None = None
 
 def backend_errors(spec: JobSpec, report: Mapping[str, Any]) -> list[FieldError]:
     """A FieldError on ``backend`` when the worker's environment report says the chosen backend
-    cannot run here (with its reason and fix), so the job is refused before it is queued."""
+    cannot run here (with its reason and fix), so the job is refused before it is queued.
+    When the worker could not even be asked (``report["error"]``), the job is let through: it
+    fails at once with the precise cause (e.g. the worker interpreter is missing) in the panel."""
+    if report.get("error"):
+        return []
     entry = (report.get("backends") or {}).get(spec.backend) or {}
     if entry.get("available", True):
         return []
