@@ -383,17 +383,24 @@ def _py(v: Any) -> Any:
     return v
 
 
+def _key_columns(it: _Csv, params: list[str]) -> pd.DataFrame:
+    """Annotation, Config, <params>, Metric of one nsight-python CSV (checked text columns)."""
+    f = it.frame
+    out = pd.DataFrame({
+        C.ANNOTATION: _text(f["Annotation"], it.path, "Annotation", True),
+        C.CONFIG: f[C.CONFIG].astype("int64"),
+    })
+    for p in params:
+        out[p] = f[p]
+    out[C.METRIC] = _text(f["Metric"], it.path, "Metric", True)
+    return out
+
+
 def _runs_from_raw(items: list[_Csv], params: list[str]) -> pd.DataFrame:
     frames = []
     for it in items:
         f = it.frame
-        out = pd.DataFrame({
-            C.ANNOTATION: _text(f["Annotation"], it.path, "Annotation", True),
-            C.CONFIG: f[C.CONFIG].astype("int64"),
-        })
-        for p in params:
-            out[p] = f[p]
-        out[C.METRIC] = _text(f["Metric"], it.path, "Metric", True)
+        out = _key_columns(it, params)
         out[C.VALUE] = _floats(f["Value"], it.path, "Value")
         out[C.UNIT] = _units(f)
         out[C.KERNELS] = _kernels(f)
@@ -420,13 +427,7 @@ def _agg_from_processed(items: list[_Csv], params: list[str]) -> pd.DataFrame:
                 return pd.Series(np.nan, index=f.index, dtype="float64")
             return _floats(f[col], it.path, col, finite)
 
-        out = pd.DataFrame({
-            C.ANNOTATION: _text(f["Annotation"], it.path, "Annotation", True),
-            C.CONFIG: f[C.CONFIG].astype("int64"),
-        })
-        for p in params:
-            out[p] = f[p]
-        out[C.METRIC] = _text(f["Metric"], it.path, "Metric", True)
+        out = _key_columns(it, params)
         out[C.UNIT] = _units(f)
         nruns = num("NumRuns")
         out[C.NUM_RUNS] = nruns.fillna(0).clip(0, 2**62).round().astype("int64")
