@@ -11,13 +11,10 @@ interpreter, cancel before start, server restart), so a finished result is never
 from __future__ import annotations
 
 import atexit
-import json
 import contextlib
 import dataclasses
-import fcntl
+import json
 import os
-import re
-import secrets
 import shutil
 import signal
 import socket
@@ -26,9 +23,6 @@ import sys
 import threading
 import time
 import traceback
-from collections.abc import Iterator
-from dataclasses import dataclass, field
-from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any
 
@@ -37,77 +31,14 @@ from profiling_worker.schema.manifest import JobStatus, ManifestError, read_mani
 from profiling_worker.schema.spec import JobSpec
 
 from app.services import worker_client
-from app.services.warm_worker import WarmWorker, WarmWorkerError
+from app.services.job_model import Job, lane_lock, lane_of, new_job_id, now_iso
+from app.services.job_recovery import (interrupted_error, mark_interrupted, safe_log_tail,
+                                       set_aside_partial)
 from app.services.result_store import job_path
+from app.services.warm_worker import WarmWorker, WarmWorkerError
 
 POLL_S = 0.2  # how often a running job's events file and exit status are read
 WARM_BACKENDS = ("cupti", "cpu", "ncu")  # ncu: the worker refuses launch mode, then runs cold
-PARTIAL_DIR = "partial"  # where the tables of a job that did not finish are set aside
-ORPHAN_KILL_WAIT_S = 10.0  # how long a restarted server waits for an orphaned worker to die
-
-
-def now_iso() -> str:
-    """UTC timestamp, ISO 8601 with seconds."""
-    return datetime.now(timezone.utc).isoformat(timespec="seconds")
-
-
-def new_job_id(spec: JobSpec, when: float | None = None) -> str:
-    """A time-based id such as ``20261129-231500-matmul-ab12`` (UTC, first kernel, 4 hex)."""
-    stamp = time.strftime("%Y%m%d-%H%M%S", time.gmtime(when))
-    kernel = re.sub(r"[^A-Za-z0-9_.-]", "_", spec.kernels[0] if spec.kernels else "job")[:40]
-    return f"{stamp}-{kernel}-{secrets.token_hex(2)}"
-
-
-@dataclass
-class Job:
-    """What the job panel shows about one job of this server (a copy, see ``snapshot``).
-
-    ``done``/``total`` count progress steps from the worker's progress events; ``error`` is the
-    manifest error dict (kind, message, hint, log_tail) of a failed job.
-    """
-
-    job_id: str
-    path: Path
-    spec: dict[str, Any]
-    lane: str
-    status: str = JobStatus.QUEUED.value
-    submitted_at: str = field(default_factory=now_iso)
-    done: int = 0
-    total: int = 0
-    stage: str = ""
-    warnings: list[str] = field(default_factory=list)
-    error: dict[str, Any] | None = None
-    returncode: int | None = None
-    cancel_requested: bool = False
-
-    @property
-    def active(self) -> bool:
-        """True while queued or running."""
-        return self.status in (JobStatus.QUEUED.value, JobStatus.RUNNING.value)
-
-    @property
-    def fraction(self) -> float:
-        """Progress from 0.0 to 1.0 (0 until the worker reports a total)."""
-        return min(1.0, self.done / self.total) if self.total else 0.0
-
-
-def lane_of(spec: JobSpec) -> str:
-    """Jobs in one lane run one at a time: ``gpu<index>`` for GPU backends, ``cpu`` otherwise."""
-    return "cpu" if spec.backend == "cpu" else f"gpu{spec.gpu}"
-
-
-@contextlib.contextmanager
-def lane_lock(results_dir: Path, lane: str) -> Iterator[int]:
-    """Exclusive ``fcntl.flock`` on ``results_dir/.lock-<lane>``: one job per GPU across
-    processes (a second server, or a CLI run that takes the same lock). Yields the lock's file
-    descriptor: the worker inherits it, so the GPU stays locked while a worker lives even if
-    its server is gone."""
-    with open(results_dir / f".lock-{lane}", "w") as fh:
-        fcntl.flock(fh, fcntl.LOCK_EX)
-        try:
-            yield fh.fileno()
-        finally:
-            fcntl.flock(fh, fcntl.LOCK_UN)
 
 
 class JobManager:
@@ -169,7 +100,7 @@ class JobManager:
                 return
             job.cancel_requested = True
             proc = self._procs.get(job_id)
-            if job.status == JobStatus.QUEUED.value:
+            if job.status == JobStatus.QUEUED:
                 self._finish(job, JobStatus.CANCELLED, None)
                 return
         if proc is not None:
@@ -194,7 +125,7 @@ class JobManager:
         with self._lock:
             return any(j.active for j in self._jobs.values())
 
-    def wait(self, job_id: str, timeout_s: float) -> str:
+    def wait(self, job_id: str, timeout_s: float) -> JobStatus:
         """Block until the job finishes or ``timeout_s`` passes; returns its status."""
         deadline = time.monotonic() + timeout_s
         with self._wake:
@@ -209,8 +140,8 @@ class JobManager:
             self._stopped = True
             procs = list(self._procs.values())
             for job in self._jobs.values():
-                if job.status == JobStatus.QUEUED.value:
-                    self._finish(job, JobStatus.INTERRUPTED, _interrupted_error(job.path))
+                if job.status == JobStatus.QUEUED:
+                    self._finish(job, JobStatus.INTERRUPTED, interrupted_error(job.path))
             self._wake.notify_all()
         for proc in procs:
             _signal_group(proc, signal.SIGKILL)
@@ -228,7 +159,7 @@ class JobManager:
 
     def _next(self, lane: str) -> Job | None:
         for job in self._jobs.values():
-            if job.lane == lane and job.status == JobStatus.QUEUED.value:
+            if job.lane == lane and job.status == JobStatus.QUEUED:
                 return job
         return None
 
@@ -242,9 +173,9 @@ class JobManager:
             try:
                 with lane_lock(self.results_dir, lane) as lock_fd:
                     with self._lock:
-                        if job.status != JobStatus.QUEUED.value:  # cancelled while waiting
+                        if job.status != JobStatus.QUEUED:  # cancelled while waiting
                             continue
-                        job.status = JobStatus.RUNNING.value
+                        job.status = JobStatus.RUNNING
                     self._write_state(job, started_at=now_iso())
                     self._run(job, lock_fd)
             except Exception as exc:  # never let a lane die: the next queued job must run
@@ -256,7 +187,7 @@ class JobManager:
                             "message": f"The job manager failed running this job: "
                                        f"{type(exc).__name__}: {exc}",
                             "hint": "Read the server log; submit the job again.",
-                            "log_tail": _safe_log_tail(job.path)})
+                            "log_tail": safe_log_tail(job.path)})
 
     def _run(self, job: Job, lock_fd: int | None = None) -> None:
         if self.warm and job.spec.get("backend") in WARM_BACKENDS and self._run_warm(job):
@@ -367,14 +298,14 @@ class JobManager:
         with self._lock:
             if status.finished:  # the worker wrote its result: take it as it is
                 job.error = manifest.get("error") or job.error
-                job.status = status.value
+                job.status = status
                 self._wake.notify_all()
                 return
             if job.cancel_requested:
                 self._finish(job, JobStatus.CANCELLED, None)
                 return
             if self._stopped:  # shutdown() killed it
-                self._finish(job, JobStatus.INTERRUPTED, _interrupted_error(job.path))
+                self._finish(job, JobStatus.INTERRUPTED, interrupted_error(job.path))
                 return
             how = f"was killed by signal {-returncode}" if returncode < 0 else \
                 f"exited with code {returncode}"
@@ -386,7 +317,7 @@ class JobManager:
                 "hint": "Read the log tail below; run `python -m profiling_worker run "
                         f"{job.path}` in a shell to reproduce.",
             }
-            error = {**error, "log_tail": error.get("log_tail") or _safe_log_tail(job.path)}
+            error = {**error, "log_tail": error.get("log_tail") or safe_log_tail(job.path)}
             set_aside_partial(job.path)
             self._finish(job, JobStatus.FAILED, error)
 
@@ -404,7 +335,7 @@ class JobManager:
 
     def _finish(self, job: Job, status: JobStatus, error: dict[str, Any] | None) -> None:
         """Set a final status and write it to the manifest. Caller holds ``self._lock``."""
-        job.status = status.value
+        job.status = status
         job.error = error
         self._write_state(job, finished_at=now_iso(), error=error)
         self._wake.notify_all()
@@ -414,7 +345,7 @@ class JobManager:
             previous = read_manifest(job.path)
         except ManifestError:
             previous = {}
-        data = {**previous, "job_id": job.job_id, "status": job.status, "spec": job.spec,
+        data = {**previous, "job_id": job.job_id, "status": job.status.value, "spec": job.spec,
                 "created_at": previous.get("created_at") or job.submitted_at,
                 "backend": previous.get("backend") or {"name": job.spec.get("backend")},
                 "server": {"pid": os.getpid(), "host": socket.gethostname()}}
@@ -430,124 +361,11 @@ class JobManager:
         except OSError as exc:
             print(f"kprof job manager: cannot write {job.path}/manifest.json: {exc}",
                   file=sys.stderr, flush=True)
-            if job.status == JobStatus.FAILED.value and job.error is not None:
+            if job.status == JobStatus.FAILED and job.error is not None:
                 job.error = {**job.error, "hint": f"{job.error.get('hint') or ''} (The failed "
                              f"status could not be saved either: {exc}.)".strip()}
             return False
 
-
-def mark_interrupted(results_dir: Path) -> list[str]:
-    """Mark jobs left queued/running by a server that is gone as ``interrupted``.
-
-    A job whose manifest names a live server process on this host (another server sharing the
-    directory), or a server on another host (its liveness cannot be checked), is left alone.
-    A worker the gone server left running is killed first (it holds the GPU and nobody watches
-    it); tables it wrote are moved to ``partial/``, apart from finished results. Returns the
-    ids it marked.
-    """
-    marked = []
-    if not results_dir.is_dir():
-        return marked
-    for child in sorted(results_dir.iterdir()):
-        try:
-            manifest = read_manifest(child)
-        except (ManifestError, NotADirectoryError):
-            continue
-        if JobStatus(manifest["status"]).finished or _owner_alive(manifest.get("server") or {}):
-            continue
-        _kill_orphan_worker(child, manifest.get("worker") or {})
-        try:
-            manifest = read_manifest(child)  # the worker may have finished meanwhile
-        except ManifestError:
-            continue
-        if JobStatus(manifest["status"]).finished:
-            continue
-        set_aside_partial(child)
-        manifest.update(status=JobStatus.INTERRUPTED.value, finished_at=now_iso(),
-                        error=_interrupted_error(child))
-        try:
-            write_manifest(child, manifest)
-        except OSError as exc:
-            print(f"kprof job manager: cannot mark {child.name} interrupted: {exc}",
-                  file=sys.stderr, flush=True)
-            continue
-        marked.append(child.name)
-    return marked
-
-
-def _interrupted_error(job_dir: Path) -> dict[str, Any]:
-    return {"kind": "interrupted",
-            "message": "The dashboard server stopped while this job was queued or running.",
-            "hint": "Submit the job again. Files of the unfinished run stay in the job folder "
-                    f"(tables in {PARTIAL_DIR}/); they are not a result.",
-            "log_tail": _safe_log_tail(job_dir)}
-
-
-def set_aside_partial(job_dir: Path) -> None:
-    """Move the ``tables/`` of a job that did not finish to ``partial/tables`` so no view
-    reads them as results; the files stay for inspection."""
-    tables = job_dir / columns.TABLES_DIR
-    if not tables.is_dir():
-        return
-    dest = job_dir / PARTIAL_DIR / columns.TABLES_DIR
-    try:
-        dest.parent.mkdir(exist_ok=True)
-        if dest.exists():
-            shutil.rmtree(dest)
-        tables.rename(dest)
-    except OSError as exc:
-        print(f"kprof job manager: cannot set aside {tables}: {exc}", file=sys.stderr, flush=True)
-
-
-def _kill_orphan_worker(job_dir: Path, worker: dict[str, Any]) -> None:
-    """SIGKILL the process group of the job's worker if it still runs on this host (checked
-    against /proc/<pid>/cmdline, so a reused pid is never hit) and wait for it to go."""
-    pid = worker.get("pid")
-    if worker.get("host") != socket.gethostname() or not isinstance(pid, int) or pid <= 1:
-        return
-    # a warm worker (profiling_worker serve) has no job dir in its argv: match it by its command
-    marker = b"serve" if worker.get("warm") else str(job_dir).encode()
-    if not _is_worker_of(pid, marker):
-        return
-    with contextlib.suppress(ProcessLookupError, PermissionError):
-        os.killpg(pid, signal.SIGKILL)
-    deadline = time.monotonic() + ORPHAN_KILL_WAIT_S
-    while _is_worker_of(pid, marker) and time.monotonic() < deadline:
-        with contextlib.suppress(ChildProcessError, OSError):
-            os.waitpid(pid, os.WNOHANG)  # reap it if it is our own child (tests)
-        time.sleep(0.05)
-
-
-def _is_worker_of(pid: int, marker: bytes) -> bool:
-    """True while ``pid`` is a live profiling_worker process with ``marker`` in its argv."""
-    try:
-        argv = Path(f"/proc/{pid}/cmdline").read_bytes().split(b"\0")
-        state = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[0]
-    except (OSError, IndexError):
-        return False
-    return state != "Z" and b"profiling_worker" in argv and marker in argv
-
-
-def _safe_log_tail(job_dir: Path) -> str:
-    try:
-        return worker_client.log_tail(job_dir)
-    except OSError:
-        return ""
-
-
-def _owner_alive(server: dict[str, Any]) -> bool:
-    pid = server.get("pid")
-    if server.get("host") not in (None, socket.gethostname()):
-        return True  # a server on another host sharing the directory: not ours to judge
-    if not isinstance(pid, int) or pid == os.getpid():
-        return False
-    try:
-        os.kill(pid, 0)
-    except ProcessLookupError:
-        return False
-    except PermissionError:
-        return True
-    return True
 
 
 def _signal_group(proc: subprocess.Popen[bytes], sig: int) -> None:

@@ -9,7 +9,8 @@ from __future__ import annotations
 
 import streamlit as st
 
-from app.services.job_manager import Job, JobManager
+from app.services.job_manager import JobManager
+from app.services.job_model import Job
 from app.ui import panels, state
 
 SHOW_LAST = 5

@@ -28,6 +28,9 @@ class JobStatus(str, enum.Enum):
     CANCELLED = "cancelled"
     INTERRUPTED = "interrupted"
 
+    def __str__(self) -> str:  # "done", not "JobStatus.DONE", in f-strings on every Python
+        return str(self.value)
+
     @property
     def finished(self) -> bool:
         """True for every status a job cannot leave."""

@@ -24,7 +24,8 @@ import pytest
 
 from app import settings
 from app.core.bundle_loader import load_bundle
-from app.services.job_manager import JobManager, mark_interrupted
+from app.services.job_manager import JobManager
+from app.services.job_recovery import mark_interrupted
 from profiling_worker.catalog.specs import CATALOG
 from profiling_worker.schema.manifest import read_manifest, write_manifest
 from profiling_worker.schema.spec import validate_spec

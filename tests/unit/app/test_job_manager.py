@@ -13,7 +13,9 @@ import pytest
 
 from app import settings
 from app.core.bundle_loader import load_bundle
-from app.services.job_manager import JobManager, mark_interrupted, new_job_id
+from app.services.job_manager import JobManager
+from app.services.job_model import new_job_id
+from app.services.job_recovery import mark_interrupted
 from app.services.result_store import JOB_ID_RE
 from profiling_worker.catalog.specs import CATALOG
 from profiling_worker.schema.manifest import read_manifest, write_manifest

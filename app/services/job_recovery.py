@@ -1,0 +1,141 @@
+"""Restart recovery: jobs a gone server left queued or running end ``interrupted``.
+
+Run once when a server starts (``app/cli.py`` before Streamlit starts, and the job manager's
+constructor for servers started otherwise). An orphaned worker still profiling is killed first
+(it holds the GPU and nobody watches it); tables of an unfinished run go to ``partial/``.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import signal
+import socket
+import sys
+import time
+from pathlib import Path
+from typing import Any
+
+from profiling_worker.schema import columns
+from profiling_worker.schema.manifest import JobStatus, ManifestError, read_manifest, write_manifest
+
+from app.services import worker_client
+from app.services.job_model import now_iso
+
+PARTIAL_DIR = "partial"  # where the tables of a job that did not finish are set aside
+ORPHAN_KILL_WAIT_S = 10.0  # how long a restarted server waits for an orphaned worker to die
+
+
+def mark_interrupted(results_dir: Path) -> list[str]:
+    """Mark jobs left queued/running by a server that is gone as ``interrupted``.
+
+    A job whose manifest names a live server process on this host (another server sharing the
+    directory), or a server on another host (its liveness cannot be checked), is left alone.
+    A worker the gone server left running is killed first (it holds the GPU and nobody watches
+    it); tables it wrote are moved to ``partial/``, apart from finished results. Returns the
+    ids it marked.
+    """
+    marked = []
+    if not results_dir.is_dir():
+        return marked
+    for child in sorted(results_dir.iterdir()):
+        try:
+            manifest = read_manifest(child)
+        except (ManifestError, NotADirectoryError):
+            continue
+        if JobStatus(manifest["status"]).finished or _owner_alive(manifest.get("server") or {}):
+            continue
+        _kill_orphan_worker(child, manifest.get("worker") or {})
+        try:
+            manifest = read_manifest(child)  # the worker may have finished meanwhile
+        except ManifestError:
+            continue
+        if JobStatus(manifest["status"]).finished:
+            continue
+        set_aside_partial(child)
+        manifest.update(status=JobStatus.INTERRUPTED.value, finished_at=now_iso(),
+                        error=interrupted_error(child))
+        try:
+            write_manifest(child, manifest)
+        except OSError as exc:
+            print(f"kprof job manager: cannot mark {child.name} interrupted: {exc}",
+                  file=sys.stderr, flush=True)
+            continue
+        marked.append(child.name)
+    return marked
+
+
+def interrupted_error(job_dir: Path) -> dict[str, Any]:
+    return {"kind": "interrupted",
+            "message": "The dashboard server stopped while this job was queued or running.",
+            "hint": "Submit the job again. Files of the unfinished run stay in the job folder "
+                    f"(tables in {PARTIAL_DIR}/); they are not a result.",
+            "log_tail": safe_log_tail(job_dir)}
+
+
+def set_aside_partial(job_dir: Path) -> None:
+    """Move the ``tables/`` of a job that did not finish to ``partial/tables`` so no view
+    reads them as results; the files stay for inspection."""
+    tables = job_dir / columns.TABLES_DIR
+    if not tables.is_dir():
+        return
+    dest = job_dir / PARTIAL_DIR / columns.TABLES_DIR
+    try:
+        dest.parent.mkdir(exist_ok=True)
+        if dest.exists():
+            shutil.rmtree(dest)
+        tables.rename(dest)
+    except OSError as exc:
+        print(f"kprof job manager: cannot set aside {tables}: {exc}", file=sys.stderr, flush=True)
+
+
+def _kill_orphan_worker(job_dir: Path, worker: dict[str, Any]) -> None:
+    """SIGKILL the process group of the job's worker if it still runs on this host (checked
+    against /proc/<pid>/cmdline, so a reused pid is never hit) and wait for it to go."""
+    pid = worker.get("pid")
+    if worker.get("host") != socket.gethostname() or not isinstance(pid, int) or pid <= 1:
+        return
+    # a warm worker (profiling_worker serve) has no job dir in its argv: match it by its command
+    marker = b"serve" if worker.get("warm") else str(job_dir).encode()
+    if not _is_worker_of(pid, marker):
+        return
+    with contextlib.suppress(ProcessLookupError, PermissionError):
+        os.killpg(pid, signal.SIGKILL)
+    deadline = time.monotonic() + ORPHAN_KILL_WAIT_S
+    while _is_worker_of(pid, marker) and time.monotonic() < deadline:
+        with contextlib.suppress(ChildProcessError, OSError):
+            os.waitpid(pid, os.WNOHANG)  # reap it if it is our own child (tests)
+        time.sleep(0.05)
+
+
+def _is_worker_of(pid: int, marker: bytes) -> bool:
+    """True while ``pid`` is a live profiling_worker process with ``marker`` in its argv."""
+    try:
+        argv = Path(f"/proc/{pid}/cmdline").read_bytes().split(b"\0")
+        state = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[0]
+    except (OSError, IndexError):
+        return False
+    return state != "Z" and b"profiling_worker" in argv and marker in argv
+
+
+def safe_log_tail(job_dir: Path) -> str:
+    try:
+        return worker_client.log_tail(job_dir)
+    except OSError:
+        return ""
+
+
+def _owner_alive(server: dict[str, Any]) -> bool:
+    pid = server.get("pid")
+    if server.get("host") not in (None, socket.gethostname()):
+        return True  # a server on another host sharing the directory: not ours to judge
+    if not isinstance(pid, int) or pid == os.getpid():
+        return False
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:
+        return True
+    return True
+
