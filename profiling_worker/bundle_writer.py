@@ -1,7 +1,7 @@
 """Writing the tables of a result bundle (``tables/<name>.parquet`` + ``tables/<name>.csv``).
 
-Kept small on purpose: the manifest and environment writers are added here later. The rules
-every writer follows:
+The one writer of bundles: the worker's run path and the importer both write their tables with
+:func:`write_table` and finish with :func:`finish_bundle`. The rules:
 
 * Parquet (pyarrow, no index) is what the app reads; CSV (UTF-8, no index, full float precision)
   is what users download. Both hold the same rows and columns.
@@ -18,12 +18,14 @@ import re
 import tempfile
 from collections.abc import Sequence
 from pathlib import Path
+from typing import Any
 
 import pandas as pd
 import pyarrow as pa
 import pyarrow.parquet as pq
 
 from profiling_worker.schema import columns as C
+from profiling_worker.schema.manifest import write_manifest
 
 _NAME_RE = re.compile(r"^[A-Za-z0-9_][A-Za-z0-9_.-]{0,99}$")
 
@@ -135,6 +137,28 @@ def write_table(bundle_dir: str | os.PathLike[str], name: str, frame: pd.DataFra
     return parquet_path
 
 
+def bundle_files(bundle_dir: str | os.PathLike[str]) -> list[str]:
+    """Relative paths of every file in the bundle (the manifest excluded), sorted."""
+    root = Path(bundle_dir)
+    return sorted(str(p.relative_to(root)) for p in root.rglob("*")
+                  if p.is_file() and p.name != C.MANIFEST_FILE
+                  and not p.name.startswith(".manifest-"))
+
+
+def finish_bundle(bundle_dir: str | os.PathLike[str], manifest: dict[str, Any]) -> Path:
+    """Finalise a bundle: list its files and write ``manifest.json`` last, atomically.
+
+    Every bundle, run or imported, ends here, so checks on finished bundles belong here.
+
+    Returns:
+        The path of ``manifest.json``.
+
+    Raises:
+        OSError: the directory is not writable (disk full included).
+    """
+    return write_manifest(bundle_dir, {**manifest, "files": bundle_files(bundle_dir)})
+
+
 def read_table(bundle_dir: str | os.PathLike[str], name: str) -> pd.DataFrame:
     """Read ``tables/<name>.parquet`` of a bundle (the inverse of :func:`write_table`).
 
@@ -144,4 +168,5 @@ def read_table(bundle_dir: str | os.PathLike[str], name: str) -> pd.DataFrame:
     return pd.read_parquet(Path(bundle_dir) / C.TABLES_DIR / f"{name}.parquet")
 
 
-__all__ = ["write_table", "read_table", "table_columns", "empty_table"]
+__all__ = ["write_table", "read_table", "table_columns", "empty_table", "bundle_files",
+           "finish_bundle"]

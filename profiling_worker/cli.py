@@ -74,11 +74,12 @@ def _run(job_dir: Path, force: bool = False) -> int:
 
 
 def _import(sources: list[Path], out: Path) -> int:
-    from profiling_worker.importer import ImportFailed, import_nsight_output
+    from profiling_worker.errors import WorkerError
+    from profiling_worker.importing import import_nsight_output
 
     try:
         path = import_nsight_output(sources, out.parent, out.name)
-    except ImportFailed as exc:
+    except WorkerError as exc:
         print(json.dumps({"event": "error", **exc.to_event_fields()}), flush=True)
         return 1
     print(json.dumps({"event": "result", "status": "done", "bundle": str(path)}), flush=True)

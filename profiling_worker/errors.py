@@ -124,3 +124,16 @@ def classify_known(exc: BaseException, where: str = "", logs: str = "") -> Worke
         return CounterPermission(f"no permission to read GPU performance counters: {line[:300]}",
                                  COUNTER_PERMISSION_HINT)
     return None
+
+
+class ImportFailed(WorkerError):
+    """Files given to ``import`` cannot be imported. ``message`` names the file, what it was
+    taken for and what is wrong; ``hint`` says what to do."""
+
+    kind = "import_failed"
+
+
+class ImportInternalError(WorkerError):
+    """The importer itself failed on files it had recognised (a bug, not a damaged file)."""
+
+    kind = "import_internal"

@@ -7,11 +7,11 @@ from typing import Any
 
 import pandas as pd
 
-from profiling_worker.bundle_writer import empty_table, table_columns, write_table
+from profiling_worker.bundle_writer import (  # noqa: F401  finish_bundle: the run path's name
+    empty_table, finish_bundle, table_columns, write_table)
 from profiling_worker.catalog.registry import Registry
 from profiling_worker.extract.aggregate import aggregate_runs, launches_to_runs
 from profiling_worker.schema import columns as C
-from profiling_worker.schema.manifest import write_manifest
 from profiling_worker.schema.spec import JobSpec
 
 
@@ -52,14 +52,3 @@ def write_result_tables(job_dir: Path, spec: JobSpec, registry: Registry,
     write_table(job_dir, C.TABLE_NVML, nvml)
     write_table(job_dir, C.TABLE_COLLECTORS,
                 collectors if collectors is not None else empty_table(C.TABLE_COLLECTORS, params))
-
-
-def bundle_files(job_dir: Path) -> list[str]:
-    """Relative paths of every file in the bundle (the manifest excluded), sorted."""
-    return sorted(str(p.relative_to(job_dir)) for p in job_dir.rglob("*")
-                  if p.is_file() and p.name != C.MANIFEST_FILE and not p.name.startswith(".manifest-"))
-
-
-def finish_bundle(job_dir: Path, manifest: dict[str, Any]) -> None:
-    """List the files and write ``manifest.json`` last, atomically."""
-    write_manifest(job_dir, {**manifest, "files": bundle_files(job_dir)})

@@ -19,7 +19,7 @@ from pathlib import Path
 
 import pytest
 
-from profiling_worker.importer import ImportFailed, import_nsight_output
+from profiling_worker.importing import ImportFailed, import_nsight_output
 from profiling_worker.schema.manifest import read_manifest
 
 REPO = Path(__file__).resolve().parents[2]
@@ -129,7 +129,7 @@ REP_CHILD = r'''
 import json, sys, time
 sys.path.insert(0, sys.argv[1])
 from pathlib import Path
-from profiling_worker.importer import ImportFailed, import_nsight_output
+from profiling_worker.importing import ImportFailed, import_nsight_output
 out = Path(sys.argv[2])
 for path in sorted(Path(sys.argv[3]).glob("*.ncu-rep"), key=lambda p: int(p.stem[3:])):
     t0 = time.perf_counter()

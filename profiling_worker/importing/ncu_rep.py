@@ -1,6 +1,6 @@
 """The ``.ncu-rep`` part of an import: a report made anywhere -> the per-launch table.
 
-:mod:`profiling_worker.importer` calls :func:`report_launches` when a ``.ncu-rep`` (or
+:mod:`profiling_worker.importing.assemble` calls :func:`read_report` when a ``.ncu-rep`` (or
 ``.ncu-rep.gz``) is among the sources. The report is read with
 :func:`~profiling_worker.extract.ncu_report_reader.read_launches` (the only ``ncu_report``
 import; no GPU and no ``ncu`` needed). Which metrics are read is bounded: the metrics nsight-python
@@ -28,6 +28,7 @@ from typing import Any
 
 import pandas as pd
 
+from profiling_worker.errors import ImportFailed
 from profiling_worker.bundle_writer import empty_table, table_columns
 from profiling_worker.schema import columns as C
 
@@ -78,7 +79,7 @@ def is_report(path: Path) -> bool:
     return name.endswith(".ncu-rep") or name.endswith(".ncu-rep.gz")
 
 
-def _plain(report: Path, tmp: Path, failed: type[Exception]) -> Path:
+def _plain(report: Path, tmp: Path) -> Path:
     """The report as a plain file (ncu_report cannot read gzip)."""
     if not report.name.lower().endswith(".gz"):
         return report
@@ -87,24 +88,23 @@ def _plain(report: Path, tmp: Path, failed: type[Exception]) -> Path:
         with gzip.open(report) as src, open(plain, "wb") as dst:
             while chunk := src.read(1 << 20):
                 if dst.tell() + len(chunk) > MAX_REPORT_BYTES:
-                    raise failed(f"{report.name}: expands to more than "
+                    raise ImportFailed(f"{report.name}: expands to more than "
                                  f"{MAX_REPORT_BYTES // 1024**3} GiB",
                                  "import the plain .ncu-rep, or profile fewer launches")
                 dst.write(chunk)
     except (OSError, EOFError) as exc:
-        raise failed(f"{report.name}: not a readable gzip file ({exc})",
+        raise ImportFailed(f"{report.name}: not a readable gzip file ({exc})",
                      "give the .ncu-rep, or the .ncu-rep.gz made with gzip") from exc
     return plain
 
 
-def read_report(report: Path, metrics: Sequence[str], failed: type[Exception]
+def read_report(report: Path, metrics: Sequence[str]
                 ) -> tuple[pd.DataFrame, dict[str, Any], dict[str, Any]]:
     """Per-launch rows, device attributes and summary of one report.
 
     Args:
         report: a ``.ncu-rep`` or ``.ncu-rep.gz``.
         metrics: metric names to read (bounded to :data:`MAX_METRICS`).
-        failed: the exception class to raise (``ImportFailed``: message, hint).
 
     Returns:
         (rows, device, summary): rows as :func:`read_launches` gives them (Annotation, Config,
@@ -115,17 +115,17 @@ def read_report(report: Path, metrics: Sequence[str], failed: type[Exception]
     try:
         from profiling_worker.extract.ncu_report_reader import read_launches, summarize
     except ImportError as exc:
-        raise failed(f"{report.name}: the ncu_report module is not installed here ({exc})",
+        raise ImportFailed(f"{report.name}: the ncu_report module is not installed here ({exc})",
                      "install Nsight Compute's Python report interface (pip install "
                      "ncu-report, or add <ncu>/extras/python to PYTHONPATH), or import the "
                      "CSVs only") from exc
     with tempfile.TemporaryDirectory(prefix="kprof-report-") as tmp:
-        plain = _plain(report, Path(tmp), failed)
+        plain = _plain(report, Path(tmp))
         try:
             rows, device = read_launches(plain, list(metrics)[:MAX_METRICS])
             summary = summarize(plain)
         except Exception as exc:  # ncu_report raises plain RuntimeError/OSError/...
-            raise failed(f"{report.name}: ncu_report cannot read it ({type(exc).__name__}: "
+            raise ImportFailed(f"{report.name}: ncu_report cannot read it ({type(exc).__name__}: "
                          f"{str(exc)[:200]})",
                          "give an unmodified report written by Nsight Compute") from exc
     summary["report"] = report.name

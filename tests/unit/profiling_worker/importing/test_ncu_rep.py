@@ -11,13 +11,13 @@ from pathlib import Path
 import pandas as pd
 import pytest
 
-from profiling_worker import import_report as R
+from profiling_worker.importing import ncu_rep as R
 from profiling_worker.bundle_writer import read_table
-from profiling_worker.importer import ImportFailed, import_nsight_output
+from profiling_worker.importing import ImportFailed, import_nsight_output
 from profiling_worker.schema import columns as C
 from profiling_worker.schema.manifest import read_manifest
 
-REPO = Path(__file__).resolve().parents[3]
+REPO = Path(__file__).resolve().parents[4]
 REPORT_GZ = REPO / "tests" / "fixtures" / "ncu_rep" / "h200-ncu-j1-fp16.ncu-rep.gz"
 J1_NSIGHT = REPO / "app" / "bundled" / "h200-ncu-j1-fp16" / "nsight"
 
