@@ -24,7 +24,7 @@ import pandas as pd
 import pyarrow as pa
 import pyarrow.parquet as pq
 
-from profiling_worker.schema import columns as C
+from profiling_worker.schema import columns as C, plausibility
 from profiling_worker.schema.manifest import write_manifest
 
 _NAME_RE = re.compile(r"^[A-Za-z0-9_][A-Za-z0-9_.-]{0,99}$")
@@ -146,7 +146,9 @@ def bundle_files(bundle_dir: str | os.PathLike[str]) -> list[str]:
 
 
 def finish_bundle(bundle_dir: str | os.PathLike[str], manifest: dict[str, Any]) -> Path:
-    """Finalise a bundle: list its files and write ``manifest.json`` last, atomically.
+    """Finalise a bundle: check its tables for plausibility
+    (:mod:`profiling_worker.schema.plausibility`; the notes go under ``"notes"``), list its
+    files and write ``manifest.json`` last, atomically.
 
     Every bundle, run or imported, ends here, so checks on finished bundles belong here.
 
@@ -156,7 +158,15 @@ def finish_bundle(bundle_dir: str | os.PathLike[str], manifest: dict[str, Any]) 
     Raises:
         OSError: the directory is not writable (disk full included).
     """
-    return write_manifest(bundle_dir, {**manifest, "files": bundle_files(bundle_dir)})
+    notes = plausibility.check_bundle(bundle_tables(bundle_dir), manifest)
+    return write_manifest(bundle_dir, {**manifest, plausibility.NOTES_KEY: notes,
+                                       "files": bundle_files(bundle_dir)})
+
+
+def bundle_tables(bundle_dir: str | os.PathLike[str]) -> dict[str, pd.DataFrame]:
+    """The tables a bundle has (name -> frame); tables it lacks are left out."""
+    return {name: read_table(bundle_dir, name) for name in C.TABLES
+            if (Path(bundle_dir) / C.TABLES_DIR / f"{name}.parquet").is_file()}
 
 
 def read_table(bundle_dir: str | os.PathLike[str], name: str) -> pd.DataFrame:

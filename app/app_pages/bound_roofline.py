@@ -2,14 +2,19 @@
 
 import streamlit as st
 
+from profiling_worker.schema import plausibility as P
+
 from app.core.figures.bound import build_bound_figure, build_roofline_figure
 from app.core.metrics import MissingData
 from app.core.views.bound import LATENCY_THRESHOLD_PCT, BoundOptions, bound_frame
 from app.core.views.roofline import RooflineOptions, roofline_ceilings, roofline_frame
-from app.ui import analysis
+from app.core.metrics import DRAM_PCT, DRAM_READ, DRAM_WRITE, GPC_HZ, SM_HZ, SM_PCT
+from app.ui import analysis, notes
 
 st.header("Bound and roofline")
 bundle = analysis.selected_bundle()
+notes.show(bundle, "bound", [bundle.duration_metric, SM_PCT, DRAM_PCT, DRAM_READ, DRAM_WRITE,
+                             GPC_HZ, SM_HZ], extra_checks=(P.ABOVE_ROOF,))
 
 st.subheader("What limits each region")
 analysis.how_to_read(

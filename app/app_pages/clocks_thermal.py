@@ -9,17 +9,18 @@ from app.core import derived
 from app.core.figures.clocks import (build_correlation_figure, build_drift_figure,
                                      build_kernel_clock_figure, build_thermal_figure,
                                      build_trace_figure)
-from app.core.metrics import MissingData
+from app.core.metrics import SM_CLOCK_METRICS, MissingData
 from app.core.views.clocks import (NVML_DOCS, ClocksOptions, collector_runs_frame,
                                    correlation_frame, kernel_clock_frame, max_sm_clock_mhz,
                                    thermal_compare_frame, thermal_mean_difference_pct,
                                    throttle_frame, trace_frame)
-from app.ui import analysis, cached, state
+from app.ui import analysis, cached, notes, state
 
 THERMAL_DEFAULTS = ("h200-cupti-stability", "h200-cupti-stability-thermal-off")
 
 st.header("Clocks and thermal")
 bundle = analysis.selected_bundle()
+notes.show(bundle, "clocks", [bundle.duration_metric, *SM_CLOCK_METRICS])
 analysis.how_to_read(
     "**NVML trace**: the worker samples the GPU (SM and memory clock, temperature, power, "
     "throttle reasons) every few tens of ms during the whole job, so it shows the clock the "

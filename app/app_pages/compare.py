@@ -2,12 +2,12 @@
 
 import streamlit as st
 
-from profiling_worker.schema import columns as C
+from profiling_worker.schema import columns as C, plausibility as P
 
 from app.core.figures.compare import build_compare_figure
 from app.core.metrics import MissingData, available_metrics
 from app.core.views.compare import CompareOptions, JobSummary, compare_frame, default_candidate
-from app.ui import analysis, cached, state
+from app.ui import analysis, cached, notes, state
 
 st.header("Compare jobs")
 analysis.how_to_read(
@@ -55,6 +55,8 @@ try:
     frame = compare_frame(baseline, candidate, CompareOptions(metric=metric))
 except MissingData as exc:
     analysis.missing(exc)
+for side, job in (("baseline", baseline), ("candidate", candidate)):
+    notes.show(job, f"compare-{side}", [metric], extra_checks=(P.INTERVAL_BELOW_ZERO,))
 same = int(frame["CIsOverlap"].sum())
 st.caption(f"{len(frame)} matching annotation × config pairs; {same} inside the noise.")
 fig = build_compare_figure(frame, f"{candidate_id} / {baseline_id}: {metric}",

@@ -5,13 +5,14 @@ import streamlit as st
 from profiling_worker.schema import columns as C
 
 from app.core.figures.kernels import build_kernels_figure
-from app.core.metrics import MissingData
+from app.core.metrics import MissingData, available_metrics
 from app.core.views.kernels import (combine_rules_frame, kernel_counts_frame, kernel_time_frame,
                                     launches_frame)
-from app.ui import analysis, panels
+from app.ui import analysis, notes, panels
 
 st.header("Kernels")
 bundle = analysis.selected_bundle()
+notes.show(bundle, "kernels", available_metrics(bundle))
 analysis.how_to_read(
     "An annotated region may launch several kernels: cuBLAS picks a split-K GEMM (two kernels) "
     "for fp32 at n=512 on the H200, and an unfused `a + b * c` is two elementwise kernels. The "

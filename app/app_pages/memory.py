@@ -3,16 +3,18 @@ fused vs unfused traffic and time ratios."""
 
 import streamlit as st
 
-from profiling_worker.schema import columns as C
+from profiling_worker.schema import columns as C, plausibility as P
 
 from app.core.figures.memory import build_fusion_figure, build_memory_figure
-from app.core.metrics import MissingData, annotation_order
+from app.core.metrics import DRAM_READ, DRAM_WRITE, MissingData, annotation_order
 from app.core.views.memory import MemoryOptions, fusion_frame, memory_frame
 from app.core.views.sweep import sweep_x
-from app.ui import analysis
+from app.ui import analysis, notes
 
 st.header("Memory traffic and fusion")
 bundle = analysis.selected_bundle()
+notes.show(bundle, "memory", [bundle.duration_metric, DRAM_READ, DRAM_WRITE],
+           extra_checks=(P.ABOVE_ROOF,))
 analysis.how_to_read(
     "Bars are the DRAM bytes Nsight Compute counted inside each annotated region "
     "(`dram__bytes_read.sum`, `dram__bytes_write.sum`; summed over the region's kernels); the "

@@ -2,18 +2,20 @@
 
 import streamlit as st
 
-from profiling_worker.schema import columns as C
+from profiling_worker.schema import columns as C, plausibility as P
 
 from app.core import derived
 from app.core.figures.one_kernel import build_one_kernel_figure
-from app.core.metrics import MissingData
+from app.core.metrics import MissingData, available_metrics
 from app.core.views.one_kernel import (PROFILED_SCOPE, OneKernelOptions, annotation_configs,
                                        one_kernel_frame, one_kernel_launches_frame,
                                        one_kernel_summary)
-from app.ui import analysis, panels
+from app.ui import analysis, notes, panels
 
 st.header("One kernel")
 bundle = analysis.selected_bundle()
+notes.show(bundle, "one-kernel", available_metrics(bundle),
+           extra_checks=(P.INTERVAL_BELOW_ZERO, P.ABOVE_ROOF))
 analysis.how_to_read(
     "Pick an **annotation** (a region named with `nsight.annotate`) and a **config**. The "
     "table lists every metric the job recorded for it: mean over the runs (**AvgValue**, in "

@@ -2,12 +2,14 @@
 
 import streamlit as st
 
-from profiling_worker.schema import columns as C
+from profiling_worker.schema import columns as C, plausibility as P
 
-from app.ui import analysis, panels
+from app.core.metrics import available_metrics
+from app.ui import analysis, notes, panels
 
 st.header("Results tables")
 bundle = analysis.selected_bundle()
+notes.show(bundle, "results", available_metrics(bundle), extra_checks=P.CHECKS)
 
 for name, title, what in (
     (C.TABLE_AGGREGATED, "Aggregated", "one row per annotation × config × metric"),

@@ -2,13 +2,13 @@
 
 import streamlit as st
 
-from profiling_worker.schema import columns as C
+from profiling_worker.schema import columns as C, plausibility as P
 
 from app.core import derived
 from app.core.figures.stability import build_runs_figure, build_stability_figure
 from app.core.metrics import MissingData, available_metrics
 from app.core.views.stability import StabilityOptions, stability_frame, stability_runs_frame
-from app.ui import analysis
+from app.ui import analysis, notes
 
 st.header("Stability")
 bundle = analysis.selected_bundle()
@@ -32,6 +32,7 @@ try:
 except MissingData as exc:
     analysis.missing(exc)
 
+notes.show(bundle, "stability", [metric], extra_checks=(P.INTERVAL_BELOW_ZERO,))
 unstable = summary[~summary[C.STABLE].astype(bool)]
 short = summary[summary["ShortKernel"].astype(bool)]
 st.caption(f"{len(summary) - len(unstable)} of {len(summary)} annotation × config pairs are "

@@ -2,10 +2,12 @@
 
 import streamlit as st
 
+from profiling_worker.schema import plausibility as P
+
 from app.core import derived
 from app.core.figures.sweep import LOG_Y_SPAN, build_sweep_figure, wants_log_y
 from app.core.views.sweep import SweepOptions, annotations_of, sweep_frame, sweep_x
-from app.ui import analysis, panels
+from app.ui import analysis, notes, panels
 
 st.header("Size sweep")
 bundle = analysis.selected_bundle()
@@ -31,6 +33,8 @@ if frame.empty:
     st.info(f"This job has no {bundle.duration_metric} values to plot (status: {bundle.status}).")
     st.stop()
 
+notes.show(bundle, "sweep", [bundle.duration_metric],
+           extra_checks=(P.ABOVE_ROOF,) if quantity != derived.TIME else ())
 label = derived.QUANTITY_LABELS[quantity].split(" (")[0]
 if baseline:
     label = f"{label} relative to {baseline}"

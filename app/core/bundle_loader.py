@@ -17,6 +17,7 @@ import pandas as pd
 
 from profiling_worker.schema import columns
 from profiling_worker.schema.manifest import read_manifest
+from profiling_worker.schema.plausibility import manifest_notes
 
 HOST_TIMER_NOTE = "host wall-clock, not GPU"
 
@@ -40,6 +41,8 @@ class Bundle:
         tables: table name -> DataFrame for every name in ``columns.TABLES`` (empty if absent).
         files: every regular file under the directory, sorted by path.
         problems: tables that exist but could not be read (shown on every page).
+        notes: plausibility notes (``profiling_worker.schema.plausibility``): the manifest's,
+            or computed at load time for bundles recorded before notes existed.
     """
 
     path: Path
@@ -48,6 +51,7 @@ class Bundle:
     tables: dict[str, pd.DataFrame] = field(repr=False)
     files: tuple[BundleFile, ...] = ()
     problems: tuple[str, ...] = ()
+    notes: tuple[dict[str, Any], ...] = ()
 
     @property
     def job_id(self) -> str:
@@ -144,7 +148,8 @@ def load_bundle(bundle_dir: str | Path) -> Bundle:
     problems: list[str] = []
     tables = {name: read_table(path, name, problems) for name in columns.TABLES}
     return Bundle(path=path, manifest=manifest, spec=spec, tables=tables, files=list_files(path),
-                  problems=tuple(problems))
+                  problems=tuple(problems),
+                  notes=tuple(manifest_notes(tables, {**manifest, "spec": spec})))
 
 
 def manifest_mtime(bundle_dir: str | Path) -> float:

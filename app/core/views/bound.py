@@ -8,9 +8,8 @@ from dataclasses import dataclass
 import numpy as np
 import pandas as pd
 
-from profiling_worker.schema import columns as C
+from profiling_worker.schema import columns as C, peaks
 
-from app.core import peaks
 from app.core.bundle_loader import Bundle
 from app.core.environment import gpu_name
 from app.core.metrics import (DRAM_PCT, DRAM_READ, DRAM_WRITE, GPC_HZ, SM_PCT, keys_of,

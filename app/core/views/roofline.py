@@ -14,9 +14,8 @@ from dataclasses import dataclass
 import numpy as np
 import pandas as pd
 
-from profiling_worker.schema import columns as C
+from profiling_worker.schema import columns as C, peaks
 
-from app.core import peaks
 from app.core.bundle_loader import Bundle
 from app.core.environment import gpu_name
 from app.core.metrics import (DRAM_READ, DRAM_WRITE, GPC_HZ, MissingData, SM_HZ,

@@ -1,0 +1,57 @@
+"""Show a bundle's plausibility notes (``profiling_worker.schema.plausibility``) on the pages that
+draw the values they are about."""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterable
+from typing import Any
+
+import pandas as pd
+import streamlit as st
+
+from app.core.bundle_loader import Bundle
+from profiling_worker.schema import plausibility as P
+
+#: Notes shown in the warning box itself; the rest are in the table under it.
+SHOWN = 4
+_MD_SPECIAL = re.compile(r"([\\`*_\[\]<>#|~$])")
+
+
+def escape(text: str) -> str:
+    """``text`` with Markdown's special characters escaped (metric names hold ``_`` and ``*``)."""
+    return _MD_SPECIAL.sub(r"\\\1", text)
+
+
+#: Checks every page shows (for the metrics it draws); intervals and roofs only where drawn.
+DEFAULT_CHECKS = (P.PERCENT_ABOVE_100, P.CLOCK_ABOVE_MAX, P.NEGATIVE_VALUE, P.RUNS_MISSING,
+                  P.KERNELS_VARY)
+
+
+def relevant(bundle: Bundle, metrics: Iterable[str] = (),
+             extra_checks: Iterable[str] = ()) -> list[dict[str, Any]]:
+    """The notes about values a page draws: of :data:`DEFAULT_CHECKS` or ``extra_checks``
+    (``interval_below_zero`` where the page shows the aggregated table's CI95, ``above_roof``
+    where it draws bandwidth or FLOP/s), and either on one of ``metrics`` or on no metric."""
+    metrics, checks = set(metrics), {*DEFAULT_CHECKS, *extra_checks}
+    return [n for n in bundle.notes if n.get("check") in checks
+            and (n.get("metric") is None or n.get("metric") in metrics)]
+
+
+def show(bundle: Bundle, page: str, metrics: Iterable[str] = (),
+         extra_checks: Iterable[str] = ()) -> None:
+    """A warning box listing the notes :func:`relevant` picks (nothing when there are none);
+    with more than :data:`SHOWN`, all of them in a table (key ``<page>-notes``)."""
+    notes = relevant(bundle, metrics, extra_checks)
+    if not notes:
+        return
+    lines = "\n".join(f"- {escape(str(n.get('message', '')))}" for n in notes[:SHOWN])
+    more = f"\n\n{len(notes) - SHOWN} more in the table below." if len(notes) > SHOWN else ""
+    icon = (":material/warning:" if any(n.get("severity") == P.WARNING for n in notes)
+            else ":material/info:")
+    st.warning(f"**Plausibility check: {len(notes)} note(s) on the values here.**\n\n{lines}{more}",
+               icon=icon)
+    if len(notes) > SHOWN:
+        frame = pd.DataFrame(notes, columns=["severity", "check", "annotation", "config",
+                                             "metric", "message"])
+        st.dataframe(frame, key=f"{page}-notes", hide_index=True, width="stretch")

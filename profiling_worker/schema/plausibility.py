@@ -1,0 +1,300 @@
+"""Plausibility checks of a bundle's tables: every number either passes or gets a note.
+
+One module owns these checks (issue 11, "the whole kind"). The worker and the importer call
+:func:`check_bundle` when they finalise a bundle and store the result in ``manifest.json`` under
+``"notes"``; the app calls it at load time for bundles recorded before the key existed, and every
+page shows the notes about the values it draws.
+
+Checks (each note names its ``check``):
+
+``percent_above_100``   a percentage (unit ``%`` or ``pct`` in the Nsight Compute name) above 100.
+``clock_above_max``     an SM clock (``gpc__/sm__cycles_elapsed.avg.per_second`` in Hz, the
+                        ``sm_clock`` collector or the NVML trace in MHz) above the GPU's maximum
+                        (manifest ``environment.gpus[].max_sm_clock_mhz``, NVML), or a memory clock
+                        above ``max_mem_clock_mhz``.
+``negative_value``      a negative time, byte count or other counter (no Nsight Compute metric the
+                        dashboard reads can be negative), or negative analytic FLOPs/bytes.
+``interval_below_zero`` a CI95 lower bound below zero for a strictly positive quantity.
+``runs_missing``        a config of the spec without runs, fewer or more runs than the spec asked,
+                        a NumRuns that does not match the per-run rows, or rows of no config.
+``kernels_vary``        the kernel launch count differs between runs of one config.
+``above_roof``          achieved DRAM bandwidth (measured DRAM bytes when collected, else the
+                        analytic minimum) or FLOP/s above the datasheet roof
+                        (:mod:`profiling_worker.schema.peaks`); the note states the likely reason
+                        (L2-warm data on the CUPTI backend or with ``cache_control="none"``).
+
+A note is a plain dict (JSON in the manifest): ``check``, ``severity`` (``warning`` for a value
+that cannot be right as drawn, ``info`` for one to keep in mind), ``scope`` (``bundle``,
+``annotation``, ``config`` or ``metric``), ``annotation``, ``config`` (index into
+``spec.configs``), ``metric`` (Nsight Compute name, or None) and ``message``.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any
+
+import pandas as pd
+
+from profiling_worker.schema import columns as C, peaks
+
+NOTES_KEY = "notes"  # manifest.json key of the list of notes
+WARNING, INFO = "warning", "info"
+PERCENT_ABOVE_100 = "percent_above_100"
+CLOCK_ABOVE_MAX = "clock_above_max"
+NEGATIVE_VALUE = "negative_value"
+INTERVAL_BELOW_ZERO = "interval_below_zero"
+RUNS_MISSING = "runs_missing"
+KERNELS_VARY = "kernels_vary"
+ABOVE_ROOF = "above_roof"
+CHECKS = (PERCENT_ABOVE_100, CLOCK_ABOVE_MAX, NEGATIVE_VALUE, INTERVAL_BELOW_ZERO, RUNS_MISSING,
+          KERNELS_VARY, ABOVE_ROOF)
+
+#: Percentages are rounded by Nsight Compute; 100.01 % is rounding, 101 % is not.
+PERCENT_TOLERANCE = 0.05
+#: Clock counters average over the kernel; 1 % above the NVML maximum is sampling granularity.
+CLOCK_TOLERANCE = 0.01
+SM_CLOCK_HZ_METRICS = ("gpc__cycles_elapsed.avg.per_second", "sm__cycles_elapsed.avg.per_second")
+DRAM_BYTES = ("dram__bytes_read.sum", "dram__bytes_write.sum")
+L2_WARM_REASON = ("likely reason: L2-warm data ({why}): the inputs stay in the L2 cache between "
+                  "runs, so bytes come from L2, not DRAM; run it on the ncu backend with "
+                  "cache_control \"all\" for DRAM-bound numbers")
+
+
+def note(check: str, severity: str, message: str, annotation: str | None = None,
+         config: int | None = None, metric: str | None = None) -> dict[str, Any]:
+    """One note as stored in ``manifest.json``; the scope follows from the keys given."""
+    scope = ("metric" if metric is not None else "config" if config is not None
+             else "annotation" if annotation is not None else "bundle")
+    return {"check": check, "severity": severity, "scope": scope, "annotation": annotation,
+            "config": None if config is None else int(config), "metric": metric,
+            "message": message}
+
+
+def job_gpu(manifest: Mapping[str, Any]) -> dict[str, Any]:
+    """The manifest's entry for the job's GPU (``environment.gpus[]`` by the spec's ``gpu``
+    index, else the first), or {} for the cpu backend / an import without one."""
+    gpus = (manifest.get("environment") or {}).get("gpus") or []
+    index = (manifest.get("spec") or {}).get("gpu", 0)
+    entries = [g for g in gpus if isinstance(g, dict)]
+    match = [g for g in entries if g.get("index") == index]
+    return match[0] if match else (entries[0] if entries else {})
+
+
+def check_bundle(tables: Mapping[str, pd.DataFrame], manifest: Mapping[str, Any]) -> list[dict]:
+    """Every plausibility note for one bundle.
+
+    Args:
+        tables: table name (``columns.TABLES``) -> frame; missing or empty tables are skipped.
+        manifest: the manifest dict (``spec``, ``environment``, ``backend`` are read).
+
+    Returns:
+        Notes (see the module docstring), warnings first; [] when everything is plausible.
+    """
+    def table(name: str) -> pd.DataFrame:
+        frame = tables.get(name)
+        return frame if frame is not None else pd.DataFrame()
+
+    runs, agg = table(C.TABLE_RUNS), table(C.TABLE_AGGREGATED)
+    gpu = job_gpu(manifest)
+    notes = [*_percent(runs), *_negative(runs, table(C.TABLE_WORK)), *_intervals(agg),
+             *_counts(runs, agg, manifest.get("spec") or {}), *_kernels_vary(agg),
+             *_clocks(runs, table(C.TABLE_COLLECTORS), table(C.TABLE_NVML), gpu),
+             *_roofs(agg, table(C.TABLE_WORK), manifest, gpu)]
+    return sorted(notes, key=lambda n: n["severity"] != WARNING)
+
+
+def manifest_notes(tables: Mapping[str, pd.DataFrame], manifest: Mapping[str, Any]) -> list[dict]:
+    """The manifest's notes, or, for a bundle finalised before they existed (no ``"notes"`` key),
+    the notes :func:`check_bundle` gives now."""
+    stored = manifest.get(NOTES_KEY)
+    if isinstance(stored, list):
+        return [n for n in stored if isinstance(n, dict)]
+    return check_bundle(tables, manifest)
+
+
+def _has(frame: pd.DataFrame, *cols: str) -> bool:
+    return not frame.empty and all(c in frame for c in cols)
+
+
+def _where(row: Mapping[str, Any]) -> str:
+    return f"{row[C.ANNOTATION]}, config {int(row[C.CONFIG])}"
+
+
+def _per_key(frame: pd.DataFrame, mask: pd.Series, check: str, text: str) -> list[dict]:
+    """One note per annotation x config x metric of the rows ``mask`` selects; ``text`` is
+    formatted with ``where``, ``metric``, ``worst`` (the extreme value) and ``count``."""
+    bad = frame[mask]
+    if bad.empty:
+        return []
+    out = []
+    for (ann, cfg, metric), rows in bad.groupby([C.ANNOTATION, C.CONFIG, C.METRIC], sort=True):
+        worst = rows[C.VALUE].abs().max()
+        out.append(note(check, WARNING, text.format(
+            where=f"{ann}, config {int(cfg)}", metric=metric, worst=worst, count=len(rows)),
+            ann, int(cfg), str(metric)))
+    return out
+
+
+def is_percent(metric: str, unit: Any) -> bool:
+    """True for a percentage: unit ``%`` or a ``pct`` part in the Nsight Compute name."""
+    return str(unit).strip() == "%" or ".pct" in metric or "_pct" in metric
+
+
+def _percent(runs: pd.DataFrame) -> list[dict]:
+    if not _has(runs, C.METRIC, C.VALUE):
+        return []
+    units = runs[C.UNIT] if C.UNIT in runs else pd.Series("", index=runs.index)
+    pct = [is_percent(str(m), u) for m, u in zip(runs[C.METRIC], units)]
+    mask = pd.Series(pct, index=runs.index) & (runs[C.VALUE] > 100.0 + PERCENT_TOLERANCE)
+    return _per_key(runs, mask, PERCENT_ABOVE_100,
+                    "{where}: {metric} reads {worst:.1f} % in {count} run(s), above 100 % of "
+                    "peak: this value cannot be right (a percentage summed over kernels?)")
+
+
+def _negative(runs: pd.DataFrame, work: pd.DataFrame) -> list[dict]:
+    out = []
+    if _has(runs, C.METRIC, C.VALUE):
+        out += _per_key(runs, runs[C.VALUE] < 0, NEGATIVE_VALUE,
+                        "{where}: {metric} is negative ({count} run(s), down to -{worst:g}); "
+                        "times, byte counts and counters cannot be")
+    for column in (C.FLOPS, C.BYTES):
+        if _has(work, column, C.ANNOTATION, C.CONFIG):
+            for _, row in work[work[column] < 0].iterrows():
+                out.append(note(NEGATIVE_VALUE, WARNING,
+                                f"{_where(row)}: the kernel's analytic {column} is negative "
+                                f"({row[column]:g}); fix its formula", row[C.ANNOTATION],
+                                int(row[C.CONFIG])))
+    return out
+
+
+def _intervals(agg: pd.DataFrame) -> list[dict]:
+    if not _has(agg, C.CI95_LOWER, C.AVG, C.METRIC):
+        return []
+    bad = agg[(agg[C.CI95_LOWER] < 0) & (agg[C.AVG] > 0)]
+    return [note(INTERVAL_BELOW_ZERO, WARNING,
+                 f"{_where(r)}: {r[C.METRIC]} CI95 starts at {r[C.CI95_LOWER]:g}, below zero "
+                 "for a quantity that is always positive (the spread is too large for a "
+                 "symmetric interval; more runs narrow it)", r[C.ANNOTATION], int(r[C.CONFIG]),
+                 str(r[C.METRIC])) for _, r in bad.iterrows()]
+
+
+def _counts(runs: pd.DataFrame, agg: pd.DataFrame, spec: Mapping[str, Any]) -> list[dict]:
+    """Configs without runs, run counts unlike the spec's, NumRuns unlike the per-run rows."""
+    if not _has(runs, C.ANNOTATION, C.CONFIG, C.RUN, C.METRIC):
+        return []
+    out = []
+    n_configs = len(spec.get("configs") or [])
+    asked = spec.get("runs")
+    counts = runs.groupby([C.ANNOTATION, C.CONFIG, C.METRIC], sort=True)[C.RUN].nunique()
+    for ann, per_ann in counts.groupby(level=0, sort=True):
+        seen = set(per_ann.index.get_level_values(1))
+        missing = sorted(set(range(n_configs)) - seen)
+        if missing:
+            out.append(note(RUNS_MISSING, WARNING, f"{ann}: config(s) {', '.join(map(str, missing))} "
+                            "of the spec have no runs", ann))
+        stray = sorted(c for c in seen if not 0 <= c < n_configs)
+        if stray and n_configs:
+            out.append(note(RUNS_MISSING, WARNING, f"{ann}: rows for config(s) "
+                            f"{', '.join(map(str, stray))} that the spec does not have "
+                            "(launches outside every config?)", ann))
+    if isinstance(asked, int) and asked > 0:
+        for (ann, cfg, metric), n in counts.items():
+            if n != asked:
+                word = "fewer" if n < asked else "more"
+                out.append(note(RUNS_MISSING, WARNING, f"{ann}, config {int(cfg)}: {metric} has "
+                                f"{n} run(s), {word} than the {asked} the spec asked for",
+                                ann, int(cfg), str(metric)))
+    if _has(agg, C.NUM_RUNS, C.ANNOTATION, C.CONFIG, C.METRIC):
+        rows = runs.groupby([C.ANNOTATION, C.CONFIG, C.METRIC], sort=True).size()
+        for _, r in agg.iterrows():
+            n = rows.get((r[C.ANNOTATION], r[C.CONFIG], r[C.METRIC]), 0)
+            if int(r[C.NUM_RUNS]) != int(n):
+                out.append(note(RUNS_MISSING, WARNING, f"{_where(r)}: {r[C.METRIC]} NumRuns "
+                                f"{int(r[C.NUM_RUNS])} but {int(n)} per-run row(s)",
+                                r[C.ANNOTATION], int(r[C.CONFIG]), str(r[C.METRIC])))
+    return out
+
+
+def _kernels_vary(agg: pd.DataFrame) -> list[dict]:
+    if not _has(agg, C.KERNELS_VARY, C.METRIC):
+        return []
+    bad = agg[agg[C.KERNELS_VARY].fillna(False).astype(bool)]
+    return [note(KERNELS_VARY, INFO, f"{ann}, config {int(cfg)}: the number of kernel launches "
+                 "differs between runs; each run's value combines the launches it had", ann,
+                 int(cfg)) for (ann, cfg) in bad[[C.ANNOTATION, C.CONFIG]].drop_duplicates()
+                 .itertuples(index=False)]
+
+
+def _clocks(runs: pd.DataFrame, collectors: pd.DataFrame, nvml: pd.DataFrame,
+            gpu: Mapping[str, Any]) -> list[dict]:
+    max_sm, max_mem = gpu.get("max_sm_clock_mhz"), gpu.get("max_mem_clock_mhz")
+    out: list[dict] = []
+    if not isinstance(max_sm, (int, float)) or max_sm <= 0:
+        return out
+    limit = max_sm * (1 + CLOCK_TOLERANCE)
+    if _has(runs, C.METRIC, C.VALUE):
+        mask = runs[C.METRIC].isin(SM_CLOCK_HZ_METRICS) & (runs[C.VALUE] / 1e6 > limit)
+        out += _per_key(runs.assign(**{C.VALUE: runs[C.VALUE] / 1e6}), mask, CLOCK_ABOVE_MAX,
+                        "{where}: {metric} reads {worst:.0f} MHz, above the GPU's maximum SM "
+                        f"clock {max_sm:g} MHz (NVML): this value cannot be right")
+    if _has(collectors, C.COLLECTOR, C.VALUE):
+        bad = collectors[collectors[C.COLLECTOR].astype(str).str.contains("sm_clock")
+                         & (collectors[C.VALUE] > limit)]
+        if not bad.empty:
+            out.append(note(CLOCK_ABOVE_MAX, WARNING, f"collector sm_clock reads up to "
+                            f"{bad[C.VALUE].max():.0f} MHz, above the maximum {max_sm:g} MHz"))
+    for column, top in ((C.SM_CLOCK_MHZ, max_sm), (C.MEM_CLOCK_MHZ, max_mem)):
+        if isinstance(top, (int, float)) and top > 0 and _has(nvml, column):
+            worst = nvml[column].max()
+            if worst > top * (1 + CLOCK_TOLERANCE):
+                out.append(note(CLOCK_ABOVE_MAX, WARNING, f"NVML trace {column} reads up to "
+                                f"{worst:.0f} MHz, above the GPU's maximum {top:g} MHz"))
+    return out
+
+
+def _roof_reason(manifest: Mapping[str, Any]) -> str:
+    spec = manifest.get("spec") or {}
+    backend = str((manifest.get("backend") or {}).get("name") or spec.get("backend") or "")
+    why = [w for w, hit in (("CUPTI backend", backend == "cupti"),
+                            ('cache_control "none"', spec.get("cache_control") == "none")) if hit]
+    if why:
+        return L2_WARM_REASON.format(why=" and ".join(why))
+    return ("no known reason: check the kernel's FLOP and byte formulas (work table) and the "
+            "collected DRAM bytes")
+
+
+def _roofs(agg: pd.DataFrame, work: pd.DataFrame, manifest: Mapping[str, Any],
+           gpu: Mapping[str, Any]) -> list[dict]:
+    """Points above the datasheet DRAM or compute roof (GPU kernel durations only)."""
+    device = peaks.match_device(str(gpu.get("name") or ""))
+    if device is None or not _has(agg, C.METRIC, C.AVG):
+        return []
+    wide = agg.pivot_table(index=[C.ANNOTATION, C.CONFIG], columns=C.METRIC, values=C.AVG,
+                           aggfunc="first")
+    if C.GPU_TIME not in wide:
+        return []
+    if _has(work, C.ANNOTATION, C.CONFIG, C.FLOPS, C.BYTES):
+        wide = wide.join(work.set_index([C.ANNOTATION, C.CONFIG])[[C.FLOPS, C.BYTES, C.DTYPE]])
+    reason = _roof_reason(manifest)
+    out = []
+    for (ann, cfg), row in wide.iterrows():
+        time_ns = row[C.GPU_TIME]
+        if not time_ns > 0:
+            continue
+        measured = all(m in row and row[m] == row[m] for m in DRAM_BYTES)
+        nbytes = sum(row[m] for m in DRAM_BYTES) if measured else row.get(C.BYTES, float("nan"))
+        gbps = nbytes / time_ns  # bytes/ns = GB/s
+        what = "measured DRAM bytes" if measured else "analytic minimum bytes"
+        if gbps > device.dram_gbps:
+            out.append(note(ABOVE_ROOF, WARNING, f"{ann}, config {int(cfg)}: {gbps:,.0f} GB/s "
+                            f"({what} / time) is {100 * (gbps / device.dram_gbps - 1):.0f} % above "
+                            f"the {device.dram_gbps:,.0f} GB/s DRAM roof ({device.name} "
+                            f"datasheet); {reason}", ann, int(cfg)))
+        sheet = peaks.datasheet_compute(device, str(row.get(C.DTYPE) or ""))
+        tflops = row.get(C.FLOPS, float("nan")) / time_ns / 1e3
+        if sheet is not None and tflops > sheet.value:
+            out.append(note(ABOVE_ROOF, WARNING, f"{ann}, config {int(cfg)}: {tflops:,.1f} TFLOP/s "
+                            f"(analytic FLOPs / time) is above the {sheet.value:,.1f} TFLOP/s "
+                            f"{sheet.label} roof: check the kernel's FLOP formula", ann, int(cfg)))
+    return out

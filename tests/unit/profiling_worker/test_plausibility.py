@@ -1,0 +1,123 @@
+"""Plausibility checks (issue 11, "the whole kind") on the bundled H200 results and on copies of
+them with one value made impossible."""
+
+from __future__ import annotations
+
+import json
+import shutil
+from pathlib import Path
+
+import pandas as pd
+import pytest
+
+from app.core.bundle_loader import load_bundle
+from profiling_worker import results
+from profiling_worker.schema import columns as C, plausibility as P
+
+BUNDLED = Path(__file__).resolve().parents[3] / "app" / "bundled"
+
+
+def _notes(name: str) -> list[dict]:
+    b = load_bundle(BUNDLED / name)
+    return P.check_bundle(b.tables, b.manifest)
+
+
+def _tables(name: str) -> tuple[dict[str, pd.DataFrame], dict]:
+    b = load_bundle(BUNDLED / name)
+    return {k: v.copy() for k, v in b.tables.items()}, dict(b.manifest)
+
+
+def test_bundled_h200_points_above_the_dram_roof_name_the_l2() -> None:
+    """The six CUPTI points 11-23 % above the 4.8 TB/s roof (issue 11, case 2) carry the reason;
+    no bundled ncu point (cache_control "all") is above a roof."""
+    above = {name: [n for n in _notes(name) if n["check"] == P.ABOVE_ROOF]
+             for name in sorted(p.name for p in BUNDLED.iterdir() if (p / "manifest.json").exists())}
+    flagged = {(name, n["annotation"], n["config"]) for name, ns in above.items() for n in ns}
+    assert len(flagged) == 6
+    assert {name for name, _, _ in flagged} == {"h200-cupti-elementwise",
+                                                "h200-cupti-triton-vector-add"}
+    for ns in above.values():
+        for n in ns:
+            assert "L2-warm data (CUPTI backend)" in n["message"] and n["severity"] == P.WARNING
+    assert not [n for name, ns in above.items() if "-ncu-" in name for n in ns]
+
+
+def test_bundled_h200_has_no_impossible_percentages_or_clocks() -> None:
+    for path in BUNDLED.iterdir():
+        if (path / "manifest.json").exists():
+            checks = {n["check"] for n in _notes(path.name)}
+            assert not checks & {P.PERCENT_ABOVE_100, P.CLOCK_ABOVE_MAX, P.NEGATIVE_VALUE,
+                                 P.RUNS_MISSING}, path.name
+
+
+def test_bundled_ncu_byte_intervals_below_zero_are_noted() -> None:
+    """dram__bytes_write.sum reads 0 in some runs: the old symmetric interval went below 0."""
+    notes = [n for n in _notes("h200-ncu-softmax") if n["check"] == P.INTERVAL_BELOW_ZERO]
+    assert [n["metric"] for n in notes] == ["dram__bytes_write.sum"]
+
+
+def test_percentage_above_100_is_noted() -> None:
+    tables, manifest = _tables("h200-ncu-softmax")
+    runs = tables[C.TABLE_RUNS]
+    runs.loc[runs.index[runs[C.METRIC] == "dram__throughput.avg.pct_of_peak_sustained_elapsed"][0],
+             C.VALUE] = 176.0
+    notes = [n for n in P.check_bundle(tables, manifest) if n["check"] == P.PERCENT_ABOVE_100]
+    assert len(notes) == 1 and "176.0 %" in notes[0]["message"]
+    assert notes[0]["scope"] == "metric" and notes[0]["config"] == 0
+
+
+def test_clock_above_the_gpu_maximum_is_noted() -> None:
+    tables, manifest = _tables("h200-ncu-softmax")
+    runs = tables[C.TABLE_RUNS]
+    runs.loc[runs[C.METRIC] == "gpc__cycles_elapsed.avg.per_second", C.VALUE] = 3.9e9
+    notes = [n for n in P.check_bundle(tables, manifest) if n["check"] == P.CLOCK_ABOVE_MAX]
+    assert notes and "3900 MHz" in notes[0]["message"] and "1980 MHz" in notes[0]["message"]
+
+
+def test_negative_time_is_noted() -> None:
+    tables, manifest = _tables("h200-cupti-matmul-sweep")
+    runs = tables[C.TABLE_RUNS]
+    runs.loc[runs.index[0], C.VALUE] = -5.0
+    notes = [n for n in P.check_bundle(tables, manifest) if n["check"] == P.NEGATIVE_VALUE]
+    assert len(notes) == 1 and notes[0]["metric"] == C.GPU_TIME
+
+
+def test_missing_config_and_wrong_run_counts_are_noted() -> None:
+    tables, manifest = _tables("h200-cupti-matmul-sweep")
+    runs = tables[C.TABLE_RUNS]
+    first = runs[C.ANNOTATION].iloc[0]
+    runs = runs[~((runs[C.ANNOTATION] == first) & (runs[C.CONFIG] == 1))]
+    runs = runs[~((runs[C.CONFIG] == 2) & (runs[C.RUN] == 0))]
+    tables[C.TABLE_RUNS] = runs
+    messages = [n["message"] for n in P.check_bundle(tables, manifest)
+                if n["check"] == P.RUNS_MISSING]
+    assert f"{first}: config(s) 1 of the spec have no runs" in messages
+    assert any("config 2: gpu__time_duration.sum has 9 run(s), fewer than the 10" in m
+               for m in messages)
+    assert any("NumRuns 10 but 9 per-run row(s)" in m for m in messages)
+
+
+def test_no_known_reason_when_the_cache_was_flushed() -> None:
+    tables, manifest = _tables("h200-cupti-elementwise")
+    manifest = {**manifest, "backend": {"name": "ncu"},
+                "spec": {**manifest["spec"], "backend": "ncu", "cache_control": "all"}}
+    notes = [n for n in P.check_bundle(tables, manifest) if n["check"] == P.ABOVE_ROOF]
+    assert notes and all("no known reason" in n["message"] for n in notes)
+
+
+def test_finish_bundle_stores_notes_and_the_loader_keeps_them(tmp_path: Path) -> None:
+    job = tmp_path / "job"
+    shutil.copytree(BUNDLED / "h200-cupti-elementwise", job)
+    manifest = json.loads((job / C.MANIFEST_FILE).read_text())
+    assert P.NOTES_KEY not in manifest  # recorded before the checks existed
+    before = load_bundle(job).notes  # checked at load time
+    results.finish_bundle(job, manifest)
+    stored = json.loads((job / C.MANIFEST_FILE).read_text())[P.NOTES_KEY]
+    assert [n["check"] for n in stored] == [P.ABOVE_ROOF] * 2
+    assert list(load_bundle(job).notes) == stored == list(before)
+
+
+@pytest.mark.parametrize("stored", [[], [P.note(P.RUNS_MISSING, P.WARNING, "x")]])
+def test_stored_notes_win_over_a_new_check(stored: list) -> None:
+    tables, manifest = _tables("h200-cupti-elementwise")
+    assert P.manifest_notes(tables, {**manifest, P.NOTES_KEY: stored}) == stored
