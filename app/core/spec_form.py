@@ -2,8 +2,9 @@
 
 The job builder draws widgets and returns :class:`FormValues`-shaped dicts; this module turns
 them into the JSON object ``validate_spec`` checks, so every rule lives in one place and is
-testable without Streamlit. Sizes are typed by hand, so they are parsed here and any problem is
-reported against the ``sizes`` field (the worker's schema calls it ``configs``).
+testable without Streamlit. Sizes are typed by hand (one field, or one per parameter of a
+kernel with several: :mod:`app.core.config_grid`), so they are parsed here and any problem is
+reported against the field typed in (the worker's schema calls them ``configs``).
 """
 
 from __future__ import annotations
@@ -11,45 +12,26 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
-import json
-
 from profiling_worker.schema.spec import METRIC_PRESETS, FieldError, JobSpec, SpecInvalid, validate_spec
 
+from app.core import config_grid
 from app.core.kernel_catalog import KernelInfo, builtin_description, catalog_from_report
 
 SIZE_PRESET_TYPED = "typed"
 SIZE_PRESET_GPU = "gpu"
 SIZE_PRESET_CPU = "cpu"
-SIZE_PRESETS = {SIZE_PRESET_TYPED: "as typed below", SIZE_PRESET_GPU: "kernel defaults (GPU)",
+SIZE_PRESETS = {SIZE_PRESET_TYPED: "the sizes typed above", SIZE_PRESET_GPU: "kernel defaults (GPU)",
                 SIZE_PRESET_CPU: "kernel defaults, small (CPU)"}
-SIZES_HINT = ("write sizes as whole numbers greater than 0, separated by commas, e.g. 64, 128, 256; "
-              'for kernels with several parameters, a JSON list such as [{"n": 4096, "block_size": 256}]')
+SIZE_PRESETS_HELP = "the kernel's default sizes replace the typed ones when chosen here"
 Catalog = Mapping[str, KernelInfo]
+#: nsight-python's thermal limits: headroom to T.Limit (°C) at which a pause starts / ends, and
+#: the longest pause (s); the worker's schema checks their ranges.
+THERMAL_LIMITS = ("thermal_wait", "thermal_cont", "thermal_timeout")
 
 
 def builtin_catalog() -> dict[str, KernelInfo]:
     """The built-in kernels (used when no worker report is at hand, e.g. in tests)."""
     return catalog_from_report({"kernels": builtin_description()})[0]
-
-
-def parse_sizes(text: str) -> tuple[list[int], list[FieldError]]:
-    """``"64, 128"`` -> ``[64, 128]``; every bad entry gives a FieldError on ``sizes``."""
-    items = [t.strip() for t in str(text).replace(";", ",").split(",")]
-    items = [t for t in items if t]
-    if not items:
-        return [], [FieldError("sizes", "no sizes given", SIZES_HINT)]
-    sizes, errors = [], []
-    for item in items:
-        try:
-            value = int(item.replace("_", ""))
-        except ValueError:
-            errors.append(FieldError("sizes", f"{item!r} is not a whole number", SIZES_HINT))
-            continue
-        if value <= 0:
-            errors.append(FieldError("sizes", f"{value} is not greater than 0", SIZES_HINT))
-            continue
-        sizes.append(value)
-    return list(dict.fromkeys(sizes)), errors
 
 
 def preset_configs(kernels: list[str], preset: str, catalog: Catalog) -> list[dict[str, Any]]:
@@ -62,21 +44,24 @@ def preset_configs(kernels: list[str], preset: str, catalog: Catalog) -> list[di
     return []
 
 
-def parse_configs(text: str, params: tuple[str, ...]) -> tuple[list[dict[str, Any]], list[FieldError]]:
-    """Typed sizes -> configs: a comma list for one-parameter kernels, else a JSON list."""
-    text = str(text).strip()
-    if text.startswith("["):
-        try:
-            configs = json.loads(text)
-        except (ValueError, RecursionError) as exc:  # RecursionError: absurdly nested text
-            return [], [FieldError("sizes", f"not valid JSON ({exc})", SIZES_HINT)]
-        if not isinstance(configs, list) or not all(isinstance(c, dict) for c in configs):
-            return [], [FieldError("sizes", "the JSON must be a list of objects", SIZES_HINT)]
-        return configs, []
-    if len(params) > 1:
-        return [], [FieldError("sizes", f"this kernel takes {', '.join(params)}", SIZES_HINT)]
-    sizes, errors = parse_sizes(text)
-    return [{params[0] if params else "n": s} for s in sizes], errors
+def typed_configs(form: Mapping[str, Any], info: KernelInfo | None
+                  ) -> tuple[list[dict[str, Any]], list[FieldError]]:
+    """Configs from the typed fields: ``sizes`` for a kernel with one parameter, else one text
+    per parameter (``form["params"]``) combined as ``form["combine"]`` (product or zip)."""
+    params = info.parameters if info is not None and info.parameters else ("n",)
+    kinds = info.parameter_kinds if info is not None else {}
+    if len(params) == 1:
+        values, errors = config_grid.parse_values(form.get("sizes", ""), "sizes",
+                                                  kinds.get(params[0], "size"))
+        return [{params[0]: v} for v in values], errors
+    typed = form.get("params") or {}
+    per_param, errors = {}, []
+    for p in params:
+        per_param[p], errs = config_grid.parse_values(typed.get(p, ""), p, kinds.get(p, "size"))
+        errors += errs
+    if errors:
+        return [], errors
+    return config_grid.combine(per_param, form.get("combine") or config_grid.PRODUCT)
 
 
 def split_metrics(text: str) -> list[str]:
@@ -91,18 +76,20 @@ def build_raw_spec(form: Mapping[str, Any], catalog: Catalog | None = None
     Args:
         form: kernels (list), annotations (list, empty = all), size_preset, sizes (text),
             runs, backend, metric_preset, extra_metrics (text), cache_control, clock_control,
-            thermal_mode, collectors (list), warmup, gpu, label.
+            replay_mode, thermal_mode, thermal_wait / thermal_cont (°C of headroom) and
+            thermal_timeout (s), each None for nsight-python's default, collectors (list),
+            warmup, gpu, label; for a kernel with several parameters ``params`` (name -> text)
+            and ``combine`` (product or zip) instead of ``sizes``.
         catalog: the kernels offered (default: the built-in ones).
 
     Returns:
-        (raw spec for ``validate_spec``, errors of the ``sizes`` field).
+        (raw spec for ``validate_spec``, errors of the typed sizes or parameter fields).
     """
     catalog = catalog if catalog is not None else builtin_catalog()
     kernels = list(form.get("kernels") or [])
     preset = form.get("size_preset", SIZE_PRESET_TYPED)
-    params = catalog[kernels[0]].parameters if kernels and kernels[0] in catalog else ("n",)
     if preset == SIZE_PRESET_TYPED:
-        configs, errors = parse_configs(form.get("sizes", ""), params)
+        configs, errors = typed_configs(form, catalog.get(kernels[0]) if kernels else None)
     else:
         configs, errors = preset_configs(kernels, preset, catalog), []
     metrics = list(METRIC_PRESETS.get(form.get("metric_preset", "timing"), ()))
@@ -115,11 +102,15 @@ def build_raw_spec(form: Mapping[str, Any], catalog: Catalog | None = None
         "backend": form.get("backend", "cpu"),
         "cache_control": form.get("cache_control", "all"),
         "clock_control": form.get("clock_control", "none"),
+        "replay_mode": form.get("replay_mode") or "kernel",
         "thermal_mode": form.get("thermal_mode", "auto"),
         "warmup": form.get("warmup"),
         "gpu": form.get("gpu"),
         "label": str(form.get("label") or ""),
     }
+    for name in THERMAL_LIMITS:  # empty = nsight-python's default
+        if form.get(name) is not None:
+            raw[name] = form[name]
     if form.get("annotations"):
         raw["annotations"] = list(form["annotations"])
     if form.get("collectors"):
@@ -131,9 +122,9 @@ def to_job_spec(form: Mapping[str, Any], catalog: Catalog | None = None
                 ) -> tuple[JobSpec | None, list[FieldError]]:
     """Validate the form: (spec, []) when valid, else (None, every FieldError).
 
-    Errors on ``configs`` (the schema's name for sizes) are reported as ``sizes`` so the message
-    names the field the user typed in; a configs error is dropped when the sizes text already
-    produced one.
+    Errors on ``configs`` (the schema's name for sizes) are reported against the field the user
+    typed in: ``sizes``, or the parameter's own field for a kernel with several parameters; a
+    configs error is dropped when the typed text already produced one.
     """
     catalog = catalog if catalog is not None else builtin_catalog()
     raw, errors = build_raw_spec(form, catalog)
@@ -144,10 +135,18 @@ def to_job_spec(form: Mapping[str, Any], catalog: Catalog | None = None
             if err.field.startswith("configs"):
                 if errors:
                     continue
-                err = FieldError("sizes", err.message, err.hint)
+                err = FieldError(_typed_field(err.field, raw["configs"]), err.message, err.hint)
             errors.append(err)
         return None, errors
     return (None, errors) if errors else (spec, [])
+
+
+def _typed_field(schema_field: str, configs: list[dict[str, Any]]) -> str:
+    """``configs[2].batch`` -> ``batch`` when the configs have several parameters, else
+    ``sizes``."""
+    param = schema_field.rpartition(".")[2] if "." in schema_field else ""
+    several = bool(configs) and len(configs[0]) > 1
+    return param if several and param else "sizes"
 
 
 def backend_errors(spec: JobSpec, report: Mapping[str, Any]) -> list[FieldError]:

@@ -376,4 +376,6 @@ def _signal_group(proc: subprocess.Popen[bytes], sig: int) -> None:
 
 
 def _json(data: Any) -> str:
-    return json.dumps(data, indent=2, sort_keys=True)
+    # Keys keep their order: a config's keys follow the kernel's parameters, which the worker
+    # checks (sorted, rows/cols became cols/rows and a two-parameter job was refused).
+    return json.dumps(data, indent=2)

@@ -1,6 +1,7 @@
 """The sidebar job form. Draws widgets and returns a plain dict; validation is elsewhere.
 
-Widgets sit inside ``st.form`` so typing never reruns the app. On submit the callback
+Widgets sit inside ``st.form`` so typing never reruns the app; only the kernel choice is
+outside, so the size fields can follow the kernel's parameters. On submit the callback
 (:func:`on_submit`) runs before the rerun: it validates the dict with
 :func:`app.core.spec_form.to_job_spec` and either queues the job or stores the field errors,
 which are shown under the form. Widget values are kept either way.
@@ -14,13 +15,23 @@ import streamlit as st
 
 from profiling_worker.schema import spec as spec_schema
 
-from app.core import spec_form
+from app.core import config_grid, spec_form
 from app.ui import cached, state
 
 PAGE = "builder"
-FIELDS = ("kernels", "annotations", "size_preset", "sizes", "runs", "backend", "metric_preset",
-          "extra_metrics", "cache_control", "clock_control", "thermal_mode", "collectors",
+FIELDS = ("kernels", "annotations", "size_preset", "sizes", "combine", "runs", "backend",
+          "metric_preset", "extra_metrics", "cache_control", "clock_control", "replay_mode",
+          "thermal_mode", "thermal_wait", "thermal_cont", "thermal_timeout", "collectors",
           "warmup", "gpu", "label")
+PARAM_PREFIX = "param-"  # widget key builder-param-<name>: one per parameter of the kernel
+THERMAL_HELP = {
+    "thermal_wait": "Pause before a run when the GPU is this many °C or less from its thermal "
+                    "limit (nsight-python default 10; empty = default)",
+    "thermal_cont": "Resume when the headroom is back to this many °C (default 20; must be "
+                    "above the pause point)",
+    "thermal_timeout": "Longest pause in s (default 180); manual mode fails after it, auto "
+                       "mode lowers the resume point",
+}
 
 
 def k(field: str) -> str:
@@ -29,8 +40,13 @@ def k(field: str) -> str:
 
 
 def form_values() -> dict[str, Any]:
-    """The builder's current values from session state, one entry per :data:`FIELDS`."""
-    return {f: st.session_state.get(k(f)) for f in FIELDS}
+    """The builder's current values from session state, one entry per :data:`FIELDS`, plus
+    ``params`` (parameter name -> text) from the per-parameter fields."""
+    values = {f: st.session_state.get(k(f)) for f in FIELDS}
+    prefix = k(PARAM_PREFIX)
+    values["params"] = {key[len(prefix):]: v for key, v in st.session_state.items()
+                        if isinstance(key, str) and key.startswith(prefix)}
+    return values
 
 
 def _defaults(backend: str, catalog: spec_form.Catalog) -> None:
@@ -38,11 +54,14 @@ def _defaults(backend: str, catalog: spec_form.Catalog) -> None:
     info = catalog[kernel]
     configs = info.cpu_configs if backend == "cpu" else info.default_configs
     for field, value in (("kernels", [kernel]), ("annotations", []), ("size_preset", "typed"),
-                         ("sizes", ", ".join(str(c["n"]) for c in configs)), ("runs", 10),
-                         ("backend", backend), ("metric_preset", "timing"), ("extra_metrics", ""),
+                         ("sizes", ", ".join(str(c["n"]) for c in configs)),
+                         ("combine", config_grid.PRODUCT), ("runs", 10), ("backend", backend),
+                         ("metric_preset", "timing"), ("extra_metrics", ""),
                          ("cache_control", "all"), ("clock_control", "none"),
-                         ("thermal_mode", "auto"), ("collectors", []), ("warmup", 1), ("gpu", 0),
-                         ("label", "")):
+                         ("replay_mode", "kernel"), ("thermal_mode", "auto"),
+                         ("thermal_wait", None), ("thermal_cont", None),
+                         ("thermal_timeout", None), ("collectors", []), ("warmup", 1),
+                         ("gpu", 0), ("label", "")):
         st.session_state.setdefault(k(field), value)
 
 
@@ -61,49 +80,95 @@ def on_submit() -> None:
 
 
 def render_job_builder(best_backend: str) -> dict[str, Any]:
-    """Draw the form (defaults: ``best_backend``, matmul, its sizes); returns :func:`form_values`."""
+    """Draw the form (defaults: ``best_backend``, matmul, its sizes); returns :func:`form_values`.
+
+    The kernel choice sits outside the form: changing it reruns the app so the size fields
+    follow the first kernel's parameters. Pairs of short fields share a row so that the Run
+    button and the job panel stay above the fold at 1400x900.
+    """
     catalog, load_errors = cached.kernel_catalog()
     _defaults(best_backend, catalog)
     annotations = sorted({a for info in catalog.values() for a in info.annotations})
+    st.multiselect("Kernels", list(catalog), key=k("kernels"),
+                   format_func=lambda kid: f"{kid} · {catalog[kid].title}" if kid in catalog
+                   else kid)
+    kernels = st.session_state.get(k("kernels")) or []
+    info = catalog.get(kernels[0]) if kernels else None
     with st.form("builder-form", border=False):
-        st.multiselect("Kernels", list(catalog), key=k("kernels"),
-                       format_func=lambda kid: f"{kid} · {catalog[kid].title}" if kid in catalog
-                       else kid)
         st.multiselect("Annotations (empty = all)", annotations, key=k("annotations"))
-        st.selectbox("Sizes from", list(spec_form.SIZE_PRESETS), key=k("size_preset"),
-                     format_func=spec_form.SIZE_PRESETS.get)
-        st.text_input("Sizes (n, comma-separated)", key=k("sizes"), help=spec_form.SIZES_HINT)
-        st.number_input("Runs per size", step=1, key=k("runs"))
-        st.selectbox("Backend", list(spec_schema.BACKENDS), key=k("backend"),
-                     help="ncu: Nsight Compute; cupti: durations only; cpu: host timer, no GPU")
-        with st.expander("Metrics and options"):
+        _size_fields(info)
+        left, right = st.columns(2)
+        left.selectbox("Backend", list(spec_schema.BACKENDS), key=k("backend"),
+                       help="ncu: Nsight Compute; cupti: durations only; cpu: host timer, no GPU")
+        right.selectbox("Metrics", list(spec_schema.METRIC_PRESETS), key=k("metric_preset"),
+                        help="timing = duration; bound = SM vs DRAM % of peak; "
+                             "memory = DRAM bytes")
+        with st.expander("Options"):
             _options()
         st.form_submit_button("Run", type="primary", on_click=on_submit, key=k("submit"))
     for err in load_errors:
         st.warning(f"Kernel file **{err['file']}** did not load: {err['error']}",
                    icon=":material/warning:")
-    _messages()
+    _errors()
     return form_values()
 
 
+def _size_fields(info: Any) -> None:
+    """One text field for a kernel with one parameter (``sizes``), else one per parameter
+    (prefilled with the kernel's default values) and the product / zip choice."""
+    params = info.parameters if info is not None else ("n",)
+    if len(params) <= 1:
+        left, right = st.columns(2)
+        left.text_input(f"Sizes ({params[0] if params else 'n'})", key=k("sizes"),
+                        help=config_grid.VALUES_HINT)
+        right.number_input("Runs per size", step=1, key=k("runs"))
+        return
+    st.number_input("Runs per config", step=1, key=k("runs"))
+    for p in params:
+        defaults = dict.fromkeys(str(c[p]) for c in info.default_configs if p in c)
+        st.session_state.setdefault(k(PARAM_PREFIX + p), ", ".join(defaults))
+        st.text_input(p, key=k(PARAM_PREFIX + p), help=config_grid.VALUES_HINT)
+    st.radio("Configs", list(config_grid.COMBINE), key=k("combine"), horizontal=True,
+             format_func=config_grid.COMBINE.get)
+
+
 def _options() -> None:
-    st.selectbox("Metric preset", list(spec_schema.METRIC_PRESETS), key=k("metric_preset"),
-                 help="timing = duration; bound = SM vs DRAM % of peak; memory = DRAM bytes")
+    st.selectbox("Sizes from", list(spec_form.SIZE_PRESETS), key=k("size_preset"),
+                 format_func=spec_form.SIZE_PRESETS.get, help=spec_form.SIZE_PRESETS_HELP)
     st.text_input("Extra metrics (Nsight Compute names)", key=k("extra_metrics"),
                   placeholder="e.g. l1tex__t_bytes.sum")
-    st.selectbox("Cache control", list(spec_schema.CACHE_CONTROLS), key=k("cache_control"))
-    st.selectbox("Clock control", list(spec_schema.CLOCK_CONTROLS), key=k("clock_control"))
-    st.selectbox("Thermal mode", list(spec_schema.THERMAL_MODES), key=k("thermal_mode"))
+    left, right = st.columns(2)
+    left.selectbox("Cache control", list(spec_schema.CACHE_CONTROLS), key=k("cache_control"))
+    right.selectbox("Clock control", list(spec_schema.CLOCK_CONTROLS), key=k("clock_control"))
+    left, right = st.columns(2)
+    left.selectbox("Replay mode", list(spec_schema.REPLAY_MODES), key=k("replay_mode"),
+                   help="kernel: each kernel replayed; range: the whole annotated region "
+                        "(Nsight Compute only)")
+    right.selectbox("Thermal mode", list(spec_schema.THERMAL_MODES), key=k("thermal_mode"),
+                    help="auto: adaptive pauses; manual: fixed limits below; off: no pauses")
+    left, right = st.columns(2)
+    left.number_input("Pause at (°C)", min_value=1, max_value=100, step=1,
+                      key=k("thermal_wait"), help=THERMAL_HELP["thermal_wait"])
+    right.number_input("Resume at (°C)", min_value=1, max_value=100, step=1,
+                       key=k("thermal_cont"), help=THERMAL_HELP["thermal_cont"])
+    st.number_input("Longest pause (s)", min_value=1, max_value=3600, step=10,
+                    key=k("thermal_timeout"), help=THERMAL_HELP["thermal_timeout"])
     st.multiselect("Info collectors (sampled before each run; nsight-python >= 1.1)",
                    list(spec_schema.COLLECTORS), key=k("collectors"))
-    st.number_input("Warm-up calls", step=1, key=k("warmup"))
-    st.number_input("GPU index", step=1, key=k("gpu"))
+    left, right = st.columns(2)
+    left.number_input("Warm-up calls", step=1, key=k("warmup"))
+    right.number_input("GPU index", step=1, key=k("gpu"))
     st.text_input("Label", key=k("label"))
 
 
-def _messages() -> None:
+def _errors() -> None:
     for err in st.session_state.get(state.BUILDER_ERRORS) or []:
         st.error(f"**{err.field}**: {err.message}. Fix: {err.hint}.", icon=":material/error:")
+
+
+def render_notice() -> None:
+    """The last submit's notice, drawn below the job panel so that it never pushes the panel's
+    progress out of sight (field errors stay under the form)."""
     notice = st.session_state.get(state.BUILDER_NOTICE)
     if notice:
         st.success(notice, icon=":material/schedule:")

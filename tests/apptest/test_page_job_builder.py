@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import pytest
 
 from apptest_helpers import plotly_specs, texts, trace_values, wait_until
@@ -73,3 +75,52 @@ def test_bad_input_names_the_field_and_keeps_results(seeded, app, change, field,
     assert plotly_specs(at)  # and still drawn
     key = f"builder-{next(iter(change))}"
     assert at.session_state[key] == change[next(iter(change))]  # the input is kept
+
+
+def test_kernel_with_two_parameters_gets_one_field_each_and_zip(store, app, tmp_path,
+                                                                monkeypatch) -> None:
+    kernels = tmp_path / "kernels"
+    kernels.mkdir()
+    (kernels / "two_params.py").write_text(
+        (Path(__file__).parents[1] / "fixtures" / "kernel_files" / "two_params.py").read_text())
+    monkeypatch.setenv("KPROF_KERNEL_DIRS", str(kernels))
+    at = app()
+    at.multiselect(key="builder-kernels").set_value(["user_fill2d"]).run()
+    assert not at.exception
+    keys = {w.key for w in at.text_input}
+    assert {"builder-param-rows", "builder-param-cols"} <= keys and "builder-sizes" not in keys
+    assert at.text_input(key="builder-param-rows").value == "8, 16"  # the kernel's defaults
+    at.text_input(key="builder-param-rows").set_value("4, 8")
+    at.text_input(key="builder-param-cols").set_value("16..64 *2")
+    at.radio(key="builder-combine").set_value("zip")
+    at.number_input(key="builder-runs").set_value(2)
+    _submit(at)
+    errors = [e.value for e in at.sidebar.error]
+    assert any("**combine**" in e and "rows: 2, cols: 3" in e for e in errors), errors
+    at.text_input(key="builder-param-cols").set_value("16, 32")
+    _submit(at)
+    assert not at.sidebar.error
+    job = cached.job_manager().get(at.session_state["sidebar-job"])
+    assert job.spec["configs"] == [{"rows": 4, "cols": 16}, {"rows": 8, "cols": 32}]
+    wait_until(lambda: not cached.job_manager().get(job.job_id).active)
+    done = cached.job_manager().get(job.job_id)
+    assert done.status == "done", done.error
+
+
+def test_replay_and_thermal_fields_are_submitted_and_checked_by_field(store, app) -> None:
+    at = app()
+    _fill(at, kernels=["matmul"], sizes="32", runs=2)
+    at.selectbox(key="builder-replay_mode").set_value("range")
+    at.selectbox(key="builder-thermal_mode").set_value("manual")
+    at.number_input(key="builder-thermal_wait").set_value(20)
+    at.number_input(key="builder-thermal_cont").set_value(10)
+    _submit(at)
+    errors = [e.value for e in at.sidebar.error]
+    assert any("**thermal_cont**" in e and "greater than thermal_wait" in e for e in errors)
+    at.number_input(key="builder-thermal_cont").set_value(30)
+    at.number_input(key="builder-thermal_timeout").set_value(60)
+    _submit(at)
+    assert not at.sidebar.error
+    spec = cached.job_manager().get(at.session_state["sidebar-job"]).spec
+    assert (spec["replay_mode"], spec["thermal_mode"]) == ("range", "manual")
+    assert (spec["thermal_wait"], spec["thermal_cont"], spec["thermal_timeout"]) == (20, 30, 60)

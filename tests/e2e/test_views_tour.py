@@ -1,7 +1,7 @@
 """A tour of every view in a real browser, on the H200 results shipped in ``app/bundled``.
 
 The server keeps the default bundled dir (no GPU here, so the app opens the bundled H200 jobs).
-Every page of the sidebar navigation is opened with a job that has data for it; the test waits
+Every page of the navigation bar is opened with a job that has data for it; the test waits
 for the script run to finish, asserts no exception element, asserts that chart pages draw a
 plotly chart, and saves a full-page screenshot to ``tests/artifacts/views/<page>.png`` (light
 theme) plus a few in the dark theme (``<page>-dark.png``) for people to look at.
@@ -42,13 +42,9 @@ CHART_TIMEOUT_MS = 60_000
 
 
 def _nav_paths(page) -> list[str]:  # type: ignore[no-untyped-def]
-    """url paths of every page in the sidebar navigation (expanding "View more")."""
-    nav = page.get_by_test_id("stSidebarNav")
-    expect(nav).to_be_visible()
-    more = page.get_by_test_id("stSidebarNavViewButton")
-    if more.count() and "more" in more.inner_text().lower():
-        more.click()
-    links = nav.get_by_test_id("stSidebarNavLink")
+    """url paths of every page in the navigation bar above the page."""
+    links = page.get_by_test_id("stPageLink-NavLink")
+    expect(links.first).to_be_visible()
     paths = [urlparse(links.nth(i).get_attribute("href") or "").path.strip("/").rsplit("/", 1)[-1]
              for i in range(links.count())]
     return [p or "sweep" for p in paths]

@@ -1,0 +1,128 @@
+"""Typed parameter values -> a list of configs (pure).
+
+Each parameter of a kernel gets its own text field in the sidebar. A field holds either values
+separated by commas (``64, 128, 256``) or a range: ``1024..8192 *2`` (multiply by 2 up to the
+stop: 1024, 2048, 4096, 8192) or ``256..1024 +256`` (add 256: 256, 512, 768, 1024). The configs
+of a job are the product of the parameters' values (every combination) or their zip (the i-th
+value of each, lists of equal length), as the user picks.
+
+Errors are :class:`FieldError` s on the field the user typed in (``sizes`` for a kernel with
+one parameter, else the parameter's name). The values' kinds follow the kernel's declared
+``parameter_kinds`` ("size": whole number > 0, the default; "int"; "float"; "str").
+"""
+
+from __future__ import annotations
+
+import itertools
+import re
+from typing import Any
+
+from profiling_worker.schema.spec import FieldError
+
+PRODUCT = "product"
+ZIP = "zip"
+COMBINE = {PRODUCT: "every combination (product)", ZIP: "pairwise (zip)"}
+#: The worker refuses more configs than this (``profiling_worker.schema.spec``); a range that
+#: would make more is refused here before it is expanded further.
+MAX_VALUES = 4096
+VALUES_HINT = ("write values separated by commas (64, 128, 256) or a range: 1024..8192 *2 "
+               "(doubling) or 256..1024 +256 (adding)")
+_RANGE_RE = re.compile(r"^\s*(\S+)\s*\.\.\s*(\S+?)\s*(?:([*+])\s*(\S+))?\s*$")
+
+
+def _number(text: str, kind: str) -> int | float:
+    text = text.replace("_", "")
+    return float(text) if kind == "float" else int(text)
+
+
+def _none_given(kind: str) -> str:
+    return "no sizes given" if kind == "size" else "no values given"
+
+
+def _check(value: Any, kind: str) -> str | None:
+    """Why ``value`` is not a valid value of ``kind``, or None."""
+    if kind == "size" and value <= 0:
+        return f"{value} is not greater than 0"
+    return None
+
+
+def _expand_range(match: re.Match[str], kind: str) -> list[int | float]:
+    start, stop = _number(match[1], kind), _number(match[2], kind)
+    op, step = match[3] or "+", _number(match[4], kind) if match[4] else 1
+    if (op == "*" and (step <= 1 or start <= 0)) or (op == "+" and step <= 0) or stop < start:
+        raise ValueError("a range needs start <= stop and a step that grows (+k with k > 0, "
+                         "*k with k > 1 and start > 0)")
+    values: list[int | float] = []
+    value = start
+    while value <= stop:
+        values.append(value)
+        if len(values) > MAX_VALUES:
+            raise ValueError(f"the range gives more than {MAX_VALUES} values")
+        value = value * step if op == "*" else value + step
+    return values
+
+
+def parse_values(text: str, field: str, kind: str = "size") -> tuple[list[Any], list[FieldError]]:
+    """One parameter's text -> its values (duplicates dropped, order kept) and the errors.
+
+    Args:
+        text: ``"64, 128"``, ``"1024..8192 *2"`` or ``"256..1024 +256"`` (``;`` also separates).
+        field: the field name the errors carry (``sizes`` or the parameter's name).
+        kind: "size" (int > 0), "int", "float" or "str" (no ranges).
+
+    Returns:
+        (values, errors); values are ints, floats or strings following ``kind``.
+    """
+    text = str(text or "").strip()
+    if not text:
+        return [], [FieldError(field, _none_given(kind), VALUES_HINT)]
+    match = _RANGE_RE.match(text) if kind != "str" else None
+    if match:
+        try:
+            values = _expand_range(match, kind)
+        except ValueError as exc:
+            return [], [FieldError(field, f"{text!r}: {exc}", VALUES_HINT)]
+        bad = [_check(v, kind) for v in values if _check(v, kind)]
+        return (values, []) if not bad else ([], [FieldError(field, bad[0], VALUES_HINT)])
+    values, errors = [], []
+    for item in (t.strip() for t in text.replace(";", ",").split(",")):
+        if not item:
+            continue
+        if kind == "str":
+            values.append(item)
+            continue
+        try:
+            value = _number(item, kind)
+        except ValueError:
+            noun = "a number" if kind == "float" else "a whole number"
+            errors.append(FieldError(field, f"{item!r} is not {noun}", VALUES_HINT))
+            continue
+        problem = _check(value, kind)
+        if problem:
+            errors.append(FieldError(field, problem, VALUES_HINT))
+        else:
+            values.append(value)
+    if not values and not errors:
+        errors.append(FieldError(field, _none_given(kind), VALUES_HINT))
+    return list(dict.fromkeys(values)), errors
+
+
+def combine(values: dict[str, list[Any]], mode: str) -> tuple[list[dict[str, Any]], list[FieldError]]:
+    """Parameter -> values to configs: every combination (``product``, first parameter varying
+    slowest) or the i-th value of each (``zip``, equal lengths required; error on ``combine``)."""
+    names = list(values)
+    if mode == ZIP:
+        lengths = {n: len(v) for n, v in values.items()}
+        if len(set(lengths.values())) > 1:
+            given = ", ".join(f"{n}: {k}" for n, k in lengths.items())
+            return [], [FieldError("combine", f"pairwise needs as many values for each parameter "
+                                   f"({given})", "give each parameter the same number of values, "
+                                   "or choose every combination")]
+        rows = zip(*values.values())
+    else:
+        rows = itertools.product(*values.values())
+    configs = [dict(zip(names, row)) for row in rows]
+    if len(configs) > MAX_VALUES:
+        return [], [FieldError("combine", f"{len(configs)} configs is more than {MAX_VALUES}",
+                               "use fewer values or pairwise, or split the sweep into jobs")]
+    return configs, []

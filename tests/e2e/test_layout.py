@@ -1,0 +1,92 @@
+"""What a user sees at common screen sizes, in a real browser on the bundled H200 results.
+
+At 1400x900 and 1920x1080: every page is one click away (all links of the grouped bar inside
+the viewport, none behind "View more"), the job form's Run button is inside the viewport, every
+page opened by one click on its link draws without any request to a host other than the local
+server (no web fonts, no icon service), and a submitted job's panel entry (status, progress,
+Cancel) is inside the viewport without scrolling. Screenshots go to ``tests/artifacts/layout``.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from urllib.parse import urlparse
+
+import pytest
+from playwright.sync_api import expect
+
+from app.ui.navigation import SECTIONS
+from tests.e2e.conftest import AppServer, fill_text, get_by_key, open_app, wait_for_app_run
+
+pytestmark = pytest.mark.e2e
+
+SIZES = ((1400, 900), (1920, 1080))
+LOOPBACK = {"127.0.0.1", "localhost", "::1", "[::1]"}
+N_PAGES = sum(len(entries) for entries in SECTIONS.values())
+
+
+def _inside(box: dict | None, width: int, height: int) -> bool:
+    return bool(box) and box["x"] >= 0 and box["y"] >= 0 and \
+        box["x"] + box["width"] <= width and box["y"] + box["height"] <= height
+
+
+@pytest.fixture(scope="module")
+def layout_dir(artifacts_dir: Path) -> Path:
+    out = artifacts_dir / "layout"
+    out.mkdir(parents=True, exist_ok=True)
+    return out
+
+
+@pytest.mark.parametrize("width, height", SIZES, ids=[f"{w}x{h}" for w, h in SIZES])
+def test_every_page_one_click_away_and_nothing_leaves_the_machine(
+        browser, bundled_app_server: AppServer, layout_dir: Path, width: int, height: int
+) -> None:  # type: ignore[no-untyped-def]
+    context = browser.new_context(viewport={"width": width, "height": height})
+    page = context.new_page()
+    page.set_default_timeout(60_000)
+    outside: list[str] = []
+    page.on("request", lambda r: outside.append(r.url)
+            if urlparse(r.url).hostname not in LOOPBACK and not r.url.startswith("data:")
+            else None)
+    try:
+        open_app(page, bundled_app_server.url)
+        links = page.get_by_test_id("stPageLink-NavLink")
+        expect(links).to_have_count(N_PAGES)
+        for i in range(N_PAGES):
+            assert _inside(links.nth(i).bounding_box(), width, height), links.nth(i).inner_text()
+        run = get_by_key(page, "builder-submit").locator("button")
+        assert _inside(run.bounding_box(), width, height), "Run is below the fold"
+        page.screenshot(path=str(layout_dir / f"frame-{width}x{height}.png"))
+        hrefs = [links.nth(i).get_attribute("href") for i in range(N_PAGES)]
+        for href in hrefs:  # one click each, from whatever page is open
+            page.locator(f"[data-testid='stPageLink-NavLink'][href='{href}']").click()
+            wait_for_app_run(page)
+            expect(page.get_by_test_id("stMain").get_by_test_id("stHeading").first).to_be_visible()
+            assert page.locator("[data-testid='stException']").count() == 0, href
+        assert outside == [], f"requests left the machine: {sorted(set(outside))}"
+    finally:
+        context.close()
+
+
+def test_job_progress_in_sight_after_run(browser, bundled_app_server: AppServer,
+                                         layout_dir: Path) -> None:  # type: ignore[no-untyped-def]
+    width, height = SIZES[0]
+    context = browser.new_context(viewport={"width": width, "height": height})
+    page = context.new_page()
+    page.set_default_timeout(60_000)
+    try:
+        open_app(page, bundled_app_server.url)
+        fill_text(page, "builder-sizes", "32, 64")
+        fill_text(page, "builder-runs", 200)  # long enough to be seen running
+        get_by_key(page, "builder-submit").locator("button").click()
+        entry = page.locator("[class*='st-key-panel-job-']").first
+        expect(entry).to_be_visible()
+        cancel = entry.get_by_test_id("stButton")
+        expect(cancel).to_be_visible()  # while the job is active
+        expect(entry.get_by_test_id("stProgress")).to_be_visible()
+        page.screenshot(path=str(layout_dir / f"job-{width}x{height}.png"))
+        for part in (entry.get_by_test_id("stProgress"), cancel):
+            assert _inside(part.bounding_box(), width, height), "job progress below the fold"
+        entry.get_by_test_id("stButton").locator("button").click()  # leave no job running
+    finally:
+        context.close()
