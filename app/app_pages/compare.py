@@ -2,11 +2,12 @@
 
 import streamlit as st
 
-from profiling_worker.schema import columns as C, plausibility as P
+from profiling_worker.schema import columns as C, intervals, plausibility as P
 
 from app.core.figures.compare import build_compare_figure
 from app.core.metrics import MissingData, available_metrics
-from app.core.views.compare import CompareOptions, JobSummary, compare_frame, default_candidate
+from app.core.views.compare import (NOT_ENOUGH_RUNS, CompareOptions, JobSummary, compare_frame,
+                                    default_candidate)
 from app.ui import analysis, cached, notes, state
 
 st.header("Compare jobs")
@@ -16,7 +17,9 @@ analysis.how_to_read(
     "candidate mean / baseline mean; its 95 % interval combines both jobs' Student-t intervals "
     "on the log scale: ratio × exp(∓√(h_b² + h_c²)), h = CI95 half-width / mean (good while "
     "both are a few %). A difference is **inside the noise** (hollow marker) when the two CI95 "
-    "intervals overlap.\n\n"
+    f"intervals overlap. With fewer than {intervals.MIN_RUNS} runs on a side the spread is "
+    f"unknown: the verdict is *{NOT_ENOUGH_RUNS}* and the ratio has no interval. "
+    f"Intervals: {intervals.CI_METHOD}.\n\n"
     "The candidate starts as the job most like the baseline: same kernels, duration metric and "
     "most configs in common (then same annotations, same backend, most recent), so the ratios "
     "show a real difference rather than a job divided by itself.")
@@ -58,7 +61,14 @@ except MissingData as exc:
 for side, job in (("baseline", baseline), ("candidate", candidate)):
     notes.show(job, f"compare-{side}", [metric], extra_checks=(P.INTERVAL_BELOW_ZERO,))
 same = int(frame["CIsOverlap"].sum())
-st.caption(f"{len(frame)} matching annotation × config pairs; {same} inside the noise.")
+few = int((~frame["EnoughRuns"]).sum())
+st.caption(f"{len(frame)} matching annotation × config pairs; {same} inside the noise"
+           + (f"; {few} with fewer than {intervals.MIN_RUNS} runs on a side." if few else "."))
+if few:
+    st.warning(f"{few} pair(s): {NOT_ENOUGH_RUNS}. With one run a side the spread is unknown, so "
+               "no difference can be called faster, slower or inside the noise; run both jobs "
+               f"with at least {intervals.MIN_RUNS} runs (10 or more for kernels under 10 µs).",
+               icon=":material/help:")
 fig = build_compare_figure(frame, f"{candidate_id} / {baseline_id}: {metric}",
                            baseline.host_timer or candidate.host_timer)
 analysis.figure_panel(fig, frame, key="compare",

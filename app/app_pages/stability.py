@@ -2,7 +2,7 @@
 
 import streamlit as st
 
-from profiling_worker.schema import columns as C, plausibility as P
+from profiling_worker.schema import columns as C, intervals, plausibility as P
 
 from app.core import derived
 from app.core.figures.stability import build_runs_figure, build_stability_figure
@@ -14,8 +14,9 @@ st.header("Stability")
 bundle = analysis.selected_bundle()
 analysis.how_to_read(
     "Each annotation × config was run several times (**runs**). **RSD** is the standard deviation "
-    "as a % of the mean; nsight-python calls a measurement **stable** when RSD < 2 %. **CI95** is "
-    "the Student-t 95 % confidence interval of the mean (from the worker's aggregated table). "
+    "as a % of the mean; nsight-python calls a measurement **stable** when RSD < 2 % (one run "
+    f"is never stable: it shows no spread). **CI95**: {intervals.CI_METHOD} (from the worker's "
+    "aggregated table). "
     "Kernels shorter than ~10 µs are dominated by launch and timer jitter, so their RSD says more "
     "about the clock than about the kernel. The per-run chart keeps the run order: a slope "
     "(**drift**) usually means the GPU was still clocking up or heating; a flat cloud inside the "

@@ -2,7 +2,7 @@
 
 import streamlit as st
 
-from profiling_worker.schema import plausibility as P
+from profiling_worker.schema import intervals, plausibility as P
 
 from app.core import derived
 from app.core.figures.sweep import LOG_Y_SPAN, build_sweep_figure, wants_log_y
@@ -47,3 +47,4 @@ fig = build_sweep_figure(frame, sweep_x(bundle), bundle.host_timer, quantity_lab
                          log_y=log_y)
 frame = frame.assign(Measurement=bundle.measurement)  # the CSV says what the durations are
 panels.chart_with_table(fig, frame, key="sweep", filename=f"{bundle.job_id}-sweep-{quantity}.csv")
+st.caption(f"Error bars and CI95 columns: {intervals.CI_METHOD}.")

@@ -14,9 +14,7 @@ import math
 
 import numpy as np
 import pandas as pd
-from scipy import stats as scipy_stats
-
-from profiling_worker.schema import columns as C
+from profiling_worker.schema import columns as C, intervals
 
 TIME = "time"
 TFLOPS = "tflops"
@@ -105,31 +103,23 @@ def aggregate(per_run: pd.DataFrame, keys: list[str]) -> pd.DataFrame:
 
     Returns:
         ``keys`` + Unit, NumRuns, AvgValue, StdDev (sample, ddof=1; 0 for one run), MinValue,
-        MaxValue, MedianValue, CI95_Lower, CI95_Upper (AvgValue -+ t(0.975, n-1) StdDev / sqrt(n),
-        Student's t as the worker's aggregated table uses; no width for one run),
-        RelativeStdDevPct (100 StdDev / |AvgValue|), StableMeasurement (RSD < 2 %).
+        MaxValue, MedianValue, CI95_Lower, CI95_Upper, RelativeStdDevPct (100 StdDev /
+        |AvgValue|), StableMeasurement (at least 2 runs and RSD < 2 %): the worker's aggregated
+        table's method (:mod:`profiling_worker.schema.intervals`: Student-t, cut at 0 for
+        non-negative quantities; no width for one run).
     """
     grouped = per_run.groupby(keys, sort=True, dropna=False)
     stats = grouped[C.VALUE].agg(["count", "mean", "std", "min", "max", "median"]).reset_index()
     stats = stats.rename(columns={"count": C.NUM_RUNS, "mean": C.AVG, "std": C.STD,
                                   "min": C.MIN, "max": C.MAX, "median": C.MEDIAN})
     stats[C.STD] = stats[C.STD].fillna(0.0)
-    half = ci95_half_width(stats[C.STD].to_numpy(float), stats[C.NUM_RUNS].to_numpy(float))
-    stats[C.CI95_LOWER] = stats[C.AVG] - half
-    stats[C.CI95_UPPER] = stats[C.AVG] + half
-    with np.errstate(divide="ignore", invalid="ignore"):
-        stats[C.RSD] = 100.0 * stats[C.STD] / stats[C.AVG].abs()
-    stats[C.STABLE] = stats[C.RSD] < C.STABLE_RSD_PCT
+    n, mean, std = (stats[c].to_numpy(float) for c in (C.NUM_RUNS, C.AVG, C.STD))
+    stats[C.CI95_LOWER], stats[C.CI95_UPPER] = intervals.ci95_bounds(mean, std, n, stats[C.MIN])
+    stats[C.RSD] = intervals.rsd_pct(mean, std)
+    stats[C.STABLE] = intervals.stable(n, stats[C.RSD])
     units = grouped[C.UNIT].first().reset_index(drop=True) if C.UNIT in per_run else None
     stats.insert(len(keys), C.UNIT, units if units is not None else "")
     return stats
-
-
-def ci95_half_width(std: np.ndarray, n: np.ndarray) -> np.ndarray:
-    """Half width of the 95 % confidence interval of a mean: t(0.975, n-1) * std / sqrt(n);
-    0 where n <= 1."""
-    tq = np.where(n > 1, scipy_stats.t.ppf(0.975, np.maximum(n - 1, 1)), 0.0)
-    return tq * std / np.sqrt(np.maximum(n, 1))
 
 
 def is_power_of_two(value: float) -> bool:

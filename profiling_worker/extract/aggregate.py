@@ -28,15 +28,12 @@ nothing here converts units.
 
 from __future__ import annotations
 
-import math
 import re
 from collections.abc import Iterable, Sequence
 
 import numpy as np
 import pandas as pd
-from scipy import stats
-
-from profiling_worker.schema import columns as C
+from profiling_worker.schema import columns as C, intervals
 
 # --- combine rules ---------------------------------------------------------------------------
 
@@ -357,11 +354,12 @@ def t_ci95_halfwidth(std: float, n: int) -> float:
         n: number of samples.
 
     Returns:
-        ``t.ppf(0.975, n-1) * std / sqrt(n)``; 0.0 for n <= 1 (no spread can be estimated).
+        ``t(0.975, n-1) * std / sqrt(n)`` (:func:`intervals.ci95_half_width`); 0.0 for n <= 1
+        (no spread can be estimated).
     """
     if n <= 1 or not np.isfinite(std):
         return 0.0
-    return float(stats.t.ppf(0.975, n - 1) * std / math.sqrt(n))
+    return float(intervals.ci95_half_width(std, n))
 
 
 def aggregate_runs(runs: pd.DataFrame, param_names: Sequence[str] | None = None) -> pd.DataFrame:
@@ -371,10 +369,11 @@ def aggregate_runs(runs: pd.DataFrame, param_names: Sequence[str] | None = None)
 
     * ``AvgValue`` mean; ``StdDev`` sample standard deviation (ddof=1), 0.0 for one run;
       ``MinValue``/``MaxValue``/``MedianValue``; all in the metric's unit (ns, byte, %).
-    * ``CI95_Lower``/``CI95_Upper`` = mean -/+ ``t.ppf(0.975, n-1) * std / sqrt(n)`` (Student's
-      t with n-1 degrees of freedom). nsight-python uses the normal approximation
-      ``1.96 * std / sqrt(n)``, which is too narrow for the usual 3-10 runs (t = 4.30 for 3
-      runs, 2.26 for 10). For one run the interval collapses to the value itself
+    * ``CI95_Lower``/``CI95_Upper`` = mean -/+ ``t(0.975, n-1) * std / sqrt(n)`` (Student's
+      t with n-1 degrees of freedom), the lower bound cut at 0 when no run is negative
+      (:data:`profiling_worker.schema.intervals.CI_METHOD`). nsight-python uses the normal
+      approximation ``1.96 * std / sqrt(n)``, which is too narrow for the usual 3-10 runs
+      (t = 4.30 for 3 runs, 2.26 for 10). For one run the interval collapses to the value itself
       (lower = upper = value): it carries no information about spread, and NumRuns says so.
     * ``RelativeStdDevPct`` = ``100 * std / |mean|`` (%); 0.0 when std and mean are both 0,
       ``inf`` when only the mean is 0.
@@ -436,16 +435,9 @@ def aggregate_runs(runs: pd.DataFrame, param_names: Sequence[str] | None = None)
     std[n == 1] = 0.0
     out[C.STD] = std
     mean = out[C.AVG].to_numpy(dtype="float64")
-    tq = np.where(n > 1, stats.t.ppf(0.975, np.maximum(n - 1, 1)), 0.0)
-    half = np.where(n > 1, tq * np.nan_to_num(std) / np.sqrt(np.maximum(n, 1)), 0.0)
-    out[C.CI95_LOWER] = mean - half
-    out[C.CI95_UPPER] = mean + half
-    with np.errstate(divide="ignore", invalid="ignore"):
-        rsd = 100.0 * std / np.abs(mean)
-    rsd = np.where((mean == 0) & (std == 0), 0.0, rsd)
-    rsd = np.where((mean == 0) & (std > 0), np.inf, rsd)
-    out[C.RSD] = rsd
-    out[C.STABLE] = (n >= 2) & (np.nan_to_num(rsd, nan=np.inf) < C.STABLE_RSD_PCT)
+    out[C.CI95_LOWER], out[C.CI95_UPPER] = intervals.ci95_bounds(mean, std, n, out[C.MIN])
+    out[C.RSD] = rsd = intervals.rsd_pct(mean, std)
+    out[C.STABLE] = intervals.stable(n, rsd)
     out = out.merge(_config_params(df, params), on=[C.ANNOTATION, C.CONFIG], how="left")
     return _sort_first_seen(out[out_cols], with_run=False)
 

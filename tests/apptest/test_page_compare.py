@@ -42,3 +42,34 @@ def test_backends_default_pair(store, monkeypatch, app) -> None:
     assert at.selectbox(key="backends-cupti").value == "h200-cupti-j1-fp16"
     assert len(plotly_specs(at)) == 1 and len(at.dataframe) == 2
     assert "wall time" in texts(at)
+
+
+def _one_run_copy(src: Path, dest: Path, run: int) -> None:
+    """``src`` with only run ``run`` kept, its aggregated table rebuilt by the worker."""
+    import json
+    import shutil
+
+    from profiling_worker.bundle_writer import read_table, write_table
+    from profiling_worker.extract.aggregate import aggregate_runs
+    from profiling_worker.schema import columns as C
+
+    shutil.copytree(src, dest)
+    runs = read_table(dest, C.TABLE_RUNS)
+    runs = runs[runs[C.RUN] == run].assign(**{C.RUN: 0})
+    write_table(dest, C.TABLE_RUNS, runs)
+    write_table(dest, C.TABLE_AGGREGATED, aggregate_runs(runs, ["n"]))
+    manifest = json.loads((dest / C.MANIFEST_FILE).read_text())
+    manifest.update(job_id=dest.name, spec={**manifest["spec"], "runs": 1})
+    (dest / C.MANIFEST_FILE).write_text(json.dumps(manifest))
+
+
+def test_one_run_jobs_are_not_enough_to_tell(store, app) -> None:
+    """Issue 11, case 4: two 1-run jobs get no verdict, and the page says why."""
+    for run, name in ((0, "one-run-a"), (1, "one-run-b")):
+        _one_run_copy(BUNDLED / "h200-cupti-stability", store["results"] / name, run)
+    at = app("compare", query={"job": "one-run-a"})
+    assert not at.exception, at.exception
+    assert at.selectbox(key="compare-candidate").value == "one-run-b"
+    assert set(at.dataframe[0].value["Verdict"]) == {"not enough runs to tell"}
+    shown = texts(at)
+    assert "3 pair(s): not enough runs to tell" in shown and "0 inside the noise" in shown

@@ -17,8 +17,8 @@ def build_compare_figure(frame: pd.DataFrame, title: str = "Candidate / baseline
 
     Returns:
         x = config (category), y = ratio (unitless, candidate / baseline), one marker series per
-        annotation with asymmetric CI95 error bars; hollow markers where the two CIs overlap
-        (inside the noise); a dashed line at 1. Hover shows both means with their unit.
+        annotation with asymmetric CI95 error bars; hollow circles where the two CIs overlap
+        (inside the noise), hollow diamonds with fewer than 2 runs a side; a dashed line at 1. Hover shows both means with their unit.
     """
     if frame.empty:
         return common.empty(title, "nothing in common")
@@ -32,7 +32,8 @@ def build_compare_figure(frame: pd.DataFrame, title: str = "Candidate / baseline
             x=group["ConfigLabel"], y=group["Ratio"], mode="markers+lines", name=str(annotation),
             line={"color": theme.color(i), "width": 1},
             marker={"size": 10, "color": theme.color(i),
-                    "symbol": ["circle-open" if s else "circle" for s in group["CIsOverlap"]]},
+                    "symbol": [_symbol(s, ok) for s, ok in
+                               zip(group["CIsOverlap"], group["EnoughRuns"])]},
             error_y={"type": "data", "symmetric": False,
                      "array": group["RatioCI95Upper"] - group["Ratio"],
                      "arrayminus": group["Ratio"] - group["RatioCI95Lower"]},
@@ -46,3 +47,10 @@ def build_compare_figure(frame: pd.DataFrame, title: str = "Candidate / baseline
     fig.update_xaxes(title={"text": "config"}, type="category")
     fig.update_yaxes(title={"text": theme.axis_title("candidate / baseline", "ratio")})
     return common.finish(fig, title, host_timer)
+
+
+def _symbol(inside_noise: bool, enough_runs: bool) -> str:
+    """Hollow circle inside the noise, hollow diamond without enough runs to tell, else filled."""
+    if not enough_runs:
+        return "diamond-open"
+    return "circle-open" if inside_noise else "circle"

@@ -2,14 +2,18 @@
 with an approximate 95 % confidence interval, and whether the difference is inside the noise.
 
 Ratio CI (log-ratio delta method from the two Student-t intervals, no Fieller): with each
-side's relative CI95 half-width ``h = (CI95_Upper - CI95_Lower) / 2 / |AvgValue|`` (the t
-quantile is already in it),
+side's relative CI95 half-width ``h = t(0.975, n-1) StdDev / sqrt(n) / |AvgValue|``
+(:func:`profiling_worker.schema.intervals.ci95_half_width`; the stored CI95 bounds are cut at 0,
+so their width is not used),
 
     ratio = m_c / m_b,   CI95 = ratio x exp(-/+ sqrt(h_b^2 + h_c^2))
 
 It is accurate while both half-widths are small (a few %); for noisier data treat it as
 indicative. A difference is **inside the noise** when the two CI95 intervals overlap (the stricter
-"ratio CI excludes 1" is also given as ``RatioExcludesOne``).
+"ratio CI excludes 1" is also given as ``RatioExcludesOne``). With fewer than
+:data:`~profiling_worker.schema.intervals.MIN_RUNS` runs on a side no spread can be estimated:
+the verdict is :data:`NOT_ENOUGH_RUNS` and the ratio has no interval (issue 11, case 4: two
+1-run jobs 0.73 % apart were called "candidate slower" where 20 runs spread 50 %).
 """
 
 from __future__ import annotations
@@ -19,12 +23,13 @@ from dataclasses import dataclass
 import numpy as np
 import pandas as pd
 
-from profiling_worker.schema import columns as C
+from profiling_worker.schema import columns as C, intervals
 
 from app.core.bundle_loader import Bundle
 from app.core.metrics import MissingData, with_labels
 
 SIDES = ("Baseline", "Candidate")
+NOT_ENOUGH_RUNS = "not enough runs to tell"
 
 
 @dataclass(frozen=True)
@@ -48,9 +53,10 @@ def compare_frame(baseline: Bundle, candidate: Bundle, options: CompareOptions) 
 
     Returns:
         Annotation, <params>, ConfigLabel, Metric, Unit, then for each side (Baseline,
-        Candidate) Avg, CI95Lower, CI95Upper, RSD, Runs; Ratio (candidate / baseline),
-        RatioCI95Lower, RatioCI95Upper, CIsOverlap, RatioExcludesOne, Verdict. Only rows present
-        in both jobs.
+        Candidate) Avg, StdDev, CI95Lower, CI95Upper, RSD, Runs; Ratio (candidate / baseline),
+        RatioCI95Lower, RatioCI95Upper (NaN below 2 runs a side), EnoughRuns, CIsOverlap,
+        RatioExcludesOne (both False without enough runs), Verdict. Only rows present in both
+        jobs.
 
     Raises:
         MissingData: a job has no rows for the metric, or the two share no annotation x config.
@@ -64,16 +70,19 @@ def compare_frame(baseline: Bundle, candidate: Bundle, options: CompareOptions) 
                           f"{metric} values.", "Compare jobs of the same kernels and sizes.")
     mb, mc = both["BaselineAvg"], both["CandidateAvg"]
     both["Ratio"] = mc / mb
-    hb = (both["BaselineCI95Upper"] - both["BaselineCI95Lower"]) / 2 / mb.abs()
-    hc = (both["CandidateCI95Upper"] - both["CandidateCI95Lower"]) / 2 / mc.abs()
-    spread = np.exp(np.sqrt(hb**2 + hc**2))
+    hb = intervals.ci95_half_width(both["BaselineStdDev"], both["BaselineRuns"]) / mb.abs()
+    hc = intervals.ci95_half_width(both["CandidateStdDev"], both["CandidateRuns"]) / mc.abs()
+    enough = ((both["BaselineRuns"] >= intervals.MIN_RUNS)
+              & (both["CandidateRuns"] >= intervals.MIN_RUNS))
+    spread = np.where(enough, np.exp(np.sqrt(hb**2 + hc**2)), np.nan)
     both["RatioCI95Lower"] = both["Ratio"] / spread
     both["RatioCI95Upper"] = both["Ratio"] * spread
-    both["CIsOverlap"] = ((both["BaselineCI95Lower"] <= both["CandidateCI95Upper"])
-                          & (both["CandidateCI95Lower"] <= both["BaselineCI95Upper"]))
+    both["EnoughRuns"] = enough
+    both["CIsOverlap"] = enough & ((both["BaselineCI95Lower"] <= both["CandidateCI95Upper"])
+                                   & (both["CandidateCI95Lower"] <= both["BaselineCI95Upper"]))
     both["RatioExcludesOne"] = (both["RatioCI95Lower"] > 1) | (both["RatioCI95Upper"] < 1)
-    both["Verdict"] = [_verdict(r, same, metric) for r, same in
-                       zip(both["Ratio"], both["CIsOverlap"])]
+    both["Verdict"] = [_verdict(r, same, ok, metric) for r, same, ok in
+                       zip(both["Ratio"], both["CIsOverlap"], enough)]
     both.insert(len(keys), C.METRIC, metric)
     both.insert(len(keys) + 1, C.UNIT, both.pop("BaselineUnit"))
     both = both.drop(columns=["CandidateUnit"])
@@ -87,13 +96,15 @@ def _side(bundle: Bundle, metric: str, keys: list[str], name: str) -> pd.DataFra
         raise MissingData(f"Job {bundle.job_id} has no {metric} values.",
                           "Pick a metric both jobs collected.")
     rows = agg[agg[C.METRIC] == metric]
-    cols = {C.AVG: "Avg", C.CI95_LOWER: "CI95Lower", C.CI95_UPPER: "CI95Upper", C.RSD: "RSD",
+    cols = {C.AVG: "Avg", C.STD: "StdDev", C.CI95_LOWER: "CI95Lower", C.CI95_UPPER: "CI95Upper", C.RSD: "RSD",
             C.NUM_RUNS: "Runs", C.UNIT: "Unit"}
     out = rows[keys + list(cols)].rename(columns={k: name + v for k, v in cols.items()})
     return out.reset_index(drop=True)
 
 
-def _verdict(ratio: float, same: bool, metric: str) -> str:
+def _verdict(ratio: float, same: bool, enough: bool, metric: str) -> str:
+    if not enough:
+        return NOT_ENOUGH_RUNS
     if same:
         return "same (inside the noise)"
     if metric in C.DURATION_METRICS:

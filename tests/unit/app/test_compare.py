@@ -94,3 +94,30 @@ def test_default_candidate() -> None:
     fp16 = [job("ncu-fp16", "1", annotations=["fp16"]), job("all", "3"),
             job("cupti-fp16", "2", backend="cupti", annotations=["fp16"])]
     assert default_candidate("ncu-fp16", fp16) == "cupti-fp16"  # same annotations first
+
+
+def _runs_only(job, runs: set[int]):
+    """The bundle with its aggregated table rebuilt by the worker from the chosen runs only."""
+    import dataclasses
+
+    from profiling_worker.extract.aggregate import aggregate_runs
+
+    per_run = job.table(C.TABLE_RUNS)
+    per_run = per_run[per_run[C.RUN].isin(runs)]
+    tables = {**job.tables, C.TABLE_RUNS: per_run,
+              C.TABLE_AGGREGATED: aggregate_runs(per_run, list(job.parameters))}
+    return dataclasses.replace(job, tables=tables)
+
+
+def test_one_run_a_side_is_not_enough_to_tell() -> None:
+    """Issue 11, case 4: two single runs of the same config (30 runs of it spread 2,591-3,072 ns)
+    get no faster/slower verdict and no ratio interval."""
+    job = bundled("h200-cupti-stability")
+    frame = compare_frame(_runs_only(job, {0}), _runs_only(job, {1}), CompareOptions())
+    assert len(frame) == 3 and (frame["Ratio"] != 1.0).any()
+    assert set(frame["Verdict"]) == {"not enough runs to tell"}
+    assert not frame["EnoughRuns"].any() and not frame["CIsOverlap"].any()
+    assert frame["RatioCI95Lower"].isna().all() and not frame["RatioExcludesOne"].any()
+    two = compare_frame(_runs_only(job, {0, 1}), _runs_only(job, {2, 3}), CompareOptions())
+    assert "not enough runs to tell" not in set(two["Verdict"]) and two["EnoughRuns"].all()
+    assert len(build_compare_figure(frame).data) == 1

@@ -86,3 +86,34 @@ def test_aggregate_matches_the_workers_table(cpu_bundle: Path) -> None:
 
 def test_log2_labels() -> None:
     assert [derived.log2_label(v) for v in (1, 32, 1024, 48, 1.5)] == ["2^0", "2^5", "2^10", "48", "1.5"]
+
+
+BUNDLED = Path(__file__).resolve().parents[3] / "app" / "bundled"
+
+
+@pytest.mark.parametrize("runs_kept", [1, 2, 10])
+def test_app_and_worker_statistics_agree(runs_kept: int) -> None:
+    """Issue 11, cases 4 and 5: the sweep's statistics (derived.aggregate) and the worker's
+    aggregated table use one method: same CI95, same StableMeasurement, also for 1-run configs."""
+    from profiling_worker.extract.aggregate import aggregate_runs
+
+    bundle = load_bundle(BUNDLED / "h200-cupti-matmul-sweep")
+    runs = bundle.table(C.TABLE_RUNS)
+    runs = runs[runs[C.RUN] < runs_kept]
+    worker = aggregate_runs(runs, ["n"]).sort_values([C.ANNOTATION, C.CONFIG])
+    per_run = derived.per_run_quantity(runs, bundle.table(C.TABLE_WORK), GPU, derived.TIME, "ns")
+    app = derived.aggregate(per_run, [C.ANNOTATION, C.CONFIG]).sort_values([C.ANNOTATION, C.CONFIG])
+    for col in (C.NUM_RUNS, C.CI95_LOWER, C.CI95_UPPER, C.STABLE):
+        assert app[col].tolist() == pytest.approx(worker[col].tolist(), rel=1e-12), col
+    if runs_kept == 1:
+        assert not app[C.STABLE].any()  # one run cannot show stability
+
+
+def test_intervals_of_positive_quantities_stay_above_zero() -> None:
+    """A spread-out host time (a cpu job showed a CI95 from -365.8 µs) and its GB/s."""
+    runs = _runs([("base", 0, 0, 120e3), ("base", 0, 1, 2.1e6), ("base", 0, 2, 95e3)])
+    for quantity in (derived.TIME, derived.GBPS):
+        per_run = derived.per_run_quantity(runs, WORK, GPU, quantity)
+        agg = derived.aggregate(per_run, [C.ANNOTATION, C.CONFIG])
+        assert agg[C.CI95_LOWER].iloc[0] == 0.0
+        assert agg[C.CI95_UPPER].iloc[0] > agg[C.AVG].iloc[0]

@@ -277,7 +277,7 @@ def test_student_t_ci_matches_scipy(values):
     assert row[C.NUM_RUNS] == n
     assert row[C.AVG] == pytest.approx(mean, rel=1e-12)
     assert row[C.STD] == pytest.approx(np.std(values, ddof=1), rel=1e-12)
-    assert row[C.CI95_LOWER] == pytest.approx(lo, rel=1e-12)
+    assert row[C.CI95_LOWER] == pytest.approx(max(lo, 0.0), rel=1e-12, abs=1e-12)  # cut at 0
     assert row[C.CI95_UPPER] == pytest.approx(hi, rel=1e-12)
     assert row[C.MEDIAN] == pytest.approx(np.median(values))
     assert row[C.MIN] == min(values) and row[C.MAX] == max(values)
@@ -287,6 +287,21 @@ def test_student_t_ci_matches_scipy(values):
     normal_half = 1.96 * np.std(values, ddof=1) / math.sqrt(n)
     assert hi - mean > normal_half
     assert t_ci95_halfwidth(np.std(values, ddof=1), n) == pytest.approx(hi - mean)
+
+
+def test_ci_of_a_positive_quantity_never_goes_below_zero():
+    """Issue 11, case 5: a spread-out positive time (a cpu job showed CI95 from -365.8 µs)."""
+    agg = aggregate_runs(runs_frame([(1024, [120e3, 2.1e6, 95e3])]), ["n"])
+    lo, hi = stats.t.interval(0.95, 2, loc=np.mean([120e3, 2.1e6, 95e3]),
+                              scale=stats.sem([120e3, 2.1e6, 95e3]))
+    assert lo < 0  # the plain symmetric interval would cross zero
+    assert agg.iloc[0][C.CI95_LOWER] == 0.0
+    assert agg.iloc[0][C.CI95_UPPER] == pytest.approx(hi, rel=1e-12)
+
+
+def test_ci_of_a_signed_quantity_is_not_cut():
+    agg = aggregate_runs(runs_frame([(1024, [-3.0, 1.0, 2.0])]), ["n"])
+    assert agg.iloc[0][C.CI95_LOWER] < -3.0
 
 
 def test_one_run_collapses_the_ci_and_is_not_called_stable():

@@ -1,0 +1,69 @@
+"""Statistics over runs, one method for the worker's aggregated table and the app's derived
+quantities (issue 11, case 5): the CI95, the relative std dev and StableMeasurement.
+
+**CI95** (:data:`CI_METHOD`): Student's t interval of the mean, ``mean -/+ t(0.975, n-1) s/sqrt(n)``
+(s the sample std dev, ddof=1), intersected with [0, inf) for a quantity that cannot be negative
+(every run >= 0: times, byte counts, FLOP/s, GB/s, percentages). Intersecting a confidence
+interval with the set of possible values keeps its 95 % coverage, and unlike an interval on log
+values it also works for quantities that are sometimes exactly 0 (``dram__bytes_write.sum`` reads
+0 bytes in some runs of the bundled H200 jobs: the write-back happens after the region). One
+run gives no interval width (lower = upper = the value) and is never stable.
+
+The t quantile comes from :func:`scipy.special.stdtrit` (importing ``scipy.stats`` costs about a
+second on the app's first page load).
+"""
+
+from __future__ import annotations
+
+import numpy as np
+from scipy.special import stdtrit
+
+from profiling_worker.schema import columns as C
+
+CI_METHOD = ("Student-t CI95 of the mean, t(0.975, n-1)·s/√n, cut at 0 for quantities that "
+             "cannot be negative")
+#: Fewer runs than this on a side: no verdict, no stability (no spread can be estimated).
+MIN_RUNS = 2
+
+
+def t975(n: np.ndarray | float) -> np.ndarray:
+    """The 0.975 quantile of Student's t with n-1 degrees of freedom; 0 where n < 2."""
+    n = np.asarray(n, dtype="float64")
+    return np.where(n >= MIN_RUNS, stdtrit(np.maximum(n - 1, 1), 0.975), 0.0)
+
+
+def ci95_half_width(std: np.ndarray | float, n: np.ndarray | float) -> np.ndarray:
+    """``t(0.975, n-1) * std / sqrt(n)`` (same unit as ``std``); 0 where n < 2 or std is NaN."""
+    n = np.asarray(n, dtype="float64")
+    return t975(n) * np.nan_to_num(np.asarray(std, dtype="float64")) / np.sqrt(np.maximum(n, 1))
+
+
+def ci95_bounds(mean: np.ndarray, std: np.ndarray, n: np.ndarray,
+                minimum: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """(CI95_Lower, CI95_Upper) by :data:`CI_METHOD`.
+
+    Args:
+        mean, std, n: per group mean, sample std dev (ddof=1) and number of runs.
+        minimum: the smallest run value of each group; groups with ``minimum >= 0`` are
+            non-negative quantities and their lower bound is cut at 0.
+    """
+    mean = np.asarray(mean, dtype="float64")
+    half = ci95_half_width(std, n)
+    lower = mean - half
+    lower = np.where(np.asarray(minimum, dtype="float64") >= 0, np.maximum(lower, 0.0), lower)
+    return lower, mean + half
+
+
+def rsd_pct(mean: np.ndarray, std: np.ndarray) -> np.ndarray:
+    """``100 * std / |mean|`` (%); 0 when both are 0, inf when only the mean is 0."""
+    mean, std = np.asarray(mean, dtype="float64"), np.asarray(std, dtype="float64")
+    with np.errstate(divide="ignore", invalid="ignore"):
+        rsd = 100.0 * std / np.abs(mean)
+    rsd = np.where((mean == 0) & (std == 0), 0.0, rsd)
+    return np.where((mean == 0) & (std > 0), np.inf, rsd)
+
+
+def stable(n: np.ndarray, rsd: np.ndarray) -> np.ndarray:
+    """StableMeasurement: at least :data:`MIN_RUNS` runs and RSD < ``columns.STABLE_RSD_PCT``."""
+    return (np.asarray(n) >= MIN_RUNS) & (np.nan_to_num(np.asarray(rsd, dtype="float64"),
+                                                        nan=np.inf) < C.STABLE_RSD_PCT)
