@@ -34,7 +34,7 @@ def table_columns(name: str, param_names: Sequence[str] = ()) -> list[str]:
     """The column layout of a bundle table (see :mod:`profiling_worker.schema.columns`).
 
     Args:
-        name: one of ``columns.TABLES``.
+        name: one of ``columns.TABLES`` or ``columns.OPTIONAL_TABLES``.
         param_names: the config parameter names, in spec order.
 
     Returns:
@@ -56,6 +56,8 @@ def table_columns(name: str, param_names: Sequence[str] = ()) -> list[str]:
         C.TABLE_NVML: [C.TIME_S, C.SM_CLOCK_MHZ, C.MEM_CLOCK_MHZ, C.TEMP_C, C.POWER_W,
                        C.THROTTLE_REASONS],
         C.TABLE_COLLECTORS: [C.CONFIG, *p, C.RUN, C.COLLECTOR, C.VALUE, C.UNIT],
+        C.TABLE_UNATTRIBUTED: [C.ANNOTATION, C.CONFIG, C.KERNEL, C.GRID, C.BLOCK, C.METRIC,
+                               C.VALUE, C.UNIT, C.REASON],
     }
     return layouts[name]
 
@@ -63,7 +65,7 @@ def table_columns(name: str, param_names: Sequence[str] = ()) -> list[str]:
 _INT_COLS = {C.CONFIG, C.RUN, C.LAUNCH, C.NUM_RUNS}
 _BOOL_COLS = {C.STABLE, C.KERNELS_VARY}
 _STR_COLS = {C.ANNOTATION, C.KERNEL, C.GRID, C.BLOCK, C.METRIC, C.UNIT, C.COMBINE_RULE, C.DTYPE,
-             C.COLLECTOR}
+             C.COLLECTOR, C.REASON}
 
 
 def empty_table(name: str, param_names: Sequence[str] = ()) -> pd.DataFrame:

@@ -26,17 +26,21 @@ _READINGS: dict[str, tuple[Callable[[Any, Any], float], str]] = {
 
 
 class CollectorRecorder:
-    """Makes collector callbacks for one physical GPU and records every value they return.
+    """Makes collector callbacks for one physical GPU (NVML UUID ``uuid``, gpu_select.py) and
+    records every value they return.
 
     ``next_run(config_index)`` must give the run index the next call of that config will get.
     """
 
-    def __init__(self, gpu: int, next_run: Callable[[int], int], config_index: Callable[..., int]):
+    def __init__(self, uuid: str, next_run: Callable[[int], int],
+                 config_index: Callable[..., int]):
         import pynvml
+
+        from profiling_worker.gpu_select import nvml_handle
 
         pynvml.nvmlInit()
         self._nv = pynvml
-        self._handle = pynvml.nvmlDeviceGetHandleByIndex(gpu)
+        self._handle = nvml_handle(pynvml, uuid)
         self._next_run = next_run
         self._config_index = config_index
         self.rows: list[dict[str, Any]] = []

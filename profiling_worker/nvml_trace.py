@@ -17,17 +17,18 @@ from profiling_worker.schema import columns as C
 
 
 class NvmlSampler:
-    """Background thread sampling one GPU (physical index) every ``interval_ms`` (None: disabled).
+    """Background thread sampling one GPU (NVML UUID, see gpu_select.py) every ``interval_ms``
+    (either None: disabled).
 
     Use as a context manager; :meth:`frame` returns the samples (TimeS from the start, s;
     SmClockMHz, MemClockMHz in MHz; TempC in °C; PowerW in W; ThrottleReasons as a bit mask).
     Without NVML the frame is empty and :attr:`error` says why.
     """
 
-    def __init__(self, gpu: int, interval_ms: int | None):
-        self.gpu = gpu
+    def __init__(self, uuid: str | None, interval_ms: int | None):
+        self.uuid = uuid
         self.interval = (interval_ms or 0) / 1000.0
-        self.enabled = interval_ms is not None
+        self.enabled = uuid is not None and interval_ms is not None
         self.samples: list[dict[str, Any]] = []
         self.error: str | None = None
         self._stop = threading.Event()
@@ -39,9 +40,11 @@ class NvmlSampler:
         try:
             import pynvml
 
+            from profiling_worker.gpu_select import nvml_handle
+
             pynvml.nvmlInit()
             self._nvml = pynvml
-            self._handle = pynvml.nvmlDeviceGetHandleByIndex(self.gpu)
+            self._handle = nvml_handle(pynvml, self.uuid)
         except Exception as exc:  # no driver, no GPU, no nvidia-ml-py: the trace stays empty
             self.error = f"NVML unavailable: {exc}"
             return self

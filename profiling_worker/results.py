@@ -41,8 +41,10 @@ def work_table(spec: JobSpec, registry: Registry,
 def write_result_tables(job_dir: Path, spec: JobSpec, registry: Registry,
                         annotations: dict[str, tuple[str, ...]],
                         launches: pd.DataFrame, nvml: pd.DataFrame,
-                        collectors: pd.DataFrame | None) -> None:
-    """Write launches, runs, aggregated, work, nvml_trace and collectors (Parquet + CSV)."""
+                        collectors: pd.DataFrame | None,
+                        unattributed: pd.DataFrame | None = None) -> None:
+    """Write launches, runs, aggregated, work, nvml_trace and collectors (Parquet + CSV), and
+    ``unattributed`` when some launches belong to no config or no annotation."""
     params = list(spec.parameter_names)
     runs = launches_to_runs(launches, params)
     write_table(job_dir, C.TABLE_LAUNCHES, launches)
@@ -52,3 +54,5 @@ def write_result_tables(job_dir: Path, spec: JobSpec, registry: Registry,
     write_table(job_dir, C.TABLE_NVML, nvml)
     write_table(job_dir, C.TABLE_COLLECTORS,
                 collectors if collectors is not None else empty_table(C.TABLE_COLLECTORS, params))
+    if unattributed is not None and not unattributed.empty:
+        write_table(job_dir, C.TABLE_UNATTRIBUTED, unattributed)

@@ -12,7 +12,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from profiling_worker import __version__, environment
+from profiling_worker import __version__, environment, gpu_select
 from profiling_worker.backends.base import Collection
 from profiling_worker.catalog.registry import Registry, load_registry, make_body
 from profiling_worker.channel import Channel, log_tail
@@ -47,8 +47,9 @@ def _provenance(started: str) -> dict[str, Any]:
 
 def _check_metric_names(spec: JobSpec, env: dict[str, Any]) -> None:
     """Refuse metric names this GPU's Nsight Compute does not know, before any profiling; the
-    same ``ncu --query-metrics`` call is the counter-permission preflight (ERR_NVGPUCTRPERM)."""
-    bases, output = environment.ncu_query_metrics((env.get("ncu") or {})["path"], spec.gpu)
+    same ``ncu --query-metrics`` call is the counter-permission preflight (ERR_NVGPUCTRPERM).
+    Device 0: CUDA_VISIBLE_DEVICES is already pinned to the job's GPU."""
+    bases, output = environment.ncu_query_metrics((env.get("ncu") or {})["path"], 0)
     if COUNTER_PERMISSION_MARK in output:
         line = next(ln.strip() for ln in output.splitlines() if COUNTER_PERMISSION_MARK in ln)
         raise CounterPermission(f"no permission to read GPU performance counters: {line[:300]}",
@@ -59,23 +60,19 @@ def _check_metric_names(spec: JobSpec, env: dict[str, Any]) -> None:
                            "check the spelling; `ncu --query-metrics` lists the names this GPU has")
 
 
-def _job_gpu(spec: JobSpec, env: dict[str, Any]) -> dict[str, Any] | None:
-    """The NVML entry (index, name, uuid) of the GPU the job runs on; None for the cpu backend."""
-    if spec.backend == "cpu":
-        return None
-    for gpu in env.get("gpus") or ():
-        if gpu.get("index") == spec.gpu:
-            return {k: gpu.get(k) for k in ("index", "name", "uuid")}
-    return None
+def _prepare_gpu_env(spec: JobSpec, env: dict[str, Any]) -> gpu_select.SelectedGpu:
+    """Resolve the spec's ``gpu`` among the visible GPUs, pin CUDA to it by UUID and put the
+    ncu that was found on PATH (nsight-python runs plain ``ncu``).
 
-
-def _prepare_gpu_env(spec: JobSpec, env: dict[str, Any]) -> None:
-    """Pin the job to its GPU and put the ncu that was found on PATH (nsight-python runs
-    plain ``ncu``)."""
-    os.environ["CUDA_VISIBLE_DEVICES"] = str(spec.gpu)
+    Raises:
+        SpecRejected: ``gpu`` is not a visible GPU.
+    """
+    selected = gpu_select.resolve(spec.gpu, env.get("gpus") or ())
+    gpu_select.pin(selected)
     ncu = (env.get("ncu") or {}).get("path")
     if ncu:
         os.environ["PATH"] = os.pathsep.join([os.path.dirname(ncu), os.environ.get("PATH", "")])
+    return selected
 
 
 def _on_sigterm(_signum: int, _frame: Any) -> None:
@@ -83,8 +80,9 @@ def _on_sigterm(_signum: int, _frame: Any) -> None:
 
 
 def collect(spec: JobSpec, registry: Registry, job_dir: Path, backend: dict[str, Any],
-            channel: Channel) -> Collection | None:
-    """Run the chosen backend; None in nsight-python's launch-mode child."""
+            channel: Channel, uuid: str | None = None) -> Collection | None:
+    """Run the chosen backend on the GPU ``uuid`` (the one CUDA_VISIBLE_DEVICES is pinned to;
+    None for cpu); None in nsight-python's launch-mode child."""
     annotations = _annotations(spec, registry)
     if spec.backend == "cpu":
         from profiling_worker.backends import cpu
@@ -98,12 +96,16 @@ def collect(spec: JobSpec, registry: Registry, job_dir: Path, backend: dict[str,
               for k in spec.kernels]
     out_dir = job_dir / C.NSIGHT_DIR
     out_dir.mkdir(exist_ok=True)
-    launch_parent = backend.get("nsight_mode") == "launch" and not nb.in_launch_child()
-    if not launch_parent:  # the launch-mode parent never touches CUDA; its child runs the kernels
-        nb.warm_up(spec, bodies)
-    if spec.backend == "cupti":
-        return nb.collect_cupti(nsight, spec, bodies, out_dir, channel.emit)
-    return nb.collect_ncu(nsight, spec, bodies, out_dir, channel.emit)
+    if backend.get("nsight_mode") == "launch" and not nb.in_launch_child():
+        # the launch-mode parent never touches CUDA; its child runs the kernels
+        return nb.collect_ncu(nsight, spec, bodies, out_dir, channel.emit, uuid)
+    with nb.autograd_on_calling_thread():
+        device = nb.warm_up(spec, bodies, uuid)
+        profile = nb.collect_cupti if spec.backend == "cupti" else nb.collect_ncu
+        result = profile(nsight, spec, bodies, out_dir, channel.emit, uuid)
+    if result is not None:
+        result.backend_info["cuda_device"] = device
+    return result
 
 
 def run_child(job_dir: Path) -> None:
@@ -111,8 +113,9 @@ def run_child(job_dir: Path) -> None:
     registry = load_registry()
     spec = load_spec(str(job_dir / C.SPEC_FILE), registry.kernels)
     channel = Channel(job_dir, None)
-    try:
-        collect(spec, registry, job_dir, {"nsight_mode": "launch"}, channel)
+    try:  # the parent pinned CUDA_VISIBLE_DEVICES to the job's GPU UUID
+        collect(spec, registry, job_dir, {"nsight_mode": "launch"}, channel,
+                gpu_select.pinned_uuid())
     except BaseException as exc:
         traceback.print_exc()
         err = exc if isinstance(exc, WorkerError) else classify_unexpected(exc)
@@ -167,6 +170,7 @@ class Prepared:
     backend: dict[str, Any]
     report: dict[str, Any]
     notes: list[str]  # things the spec asked for that this backend does not do
+    gpu: gpu_select.SelectedGpu | None = None  # None for the cpu backend
 
 
 def prepare(job_dir: Path, manifest: dict[str, Any], report: dict[str, Any] | None) -> Prepared:
@@ -189,15 +193,15 @@ def prepare(job_dir: Path, manifest: dict[str, Any], report: dict[str, Any] | No
     report = report or environment.environment_report()
     backend = report["backends"][spec.backend]
     manifest["environment"] = report["environment"]
-    manifest["gpu"] = _job_gpu(spec, report["environment"])
+    manifest["gpu"] = None  # the cpu backend has none
     if not backend["available"]:
         raise BackendUnavailable(f"backend {spec.backend} cannot run here: {backend['reason']}",
                                  backend["fix"])
+    gpu = _prepare_gpu_env(spec, report["environment"]) if spec.backend != "cpu" else None
+    manifest["gpu"] = gpu.to_json() if gpu else None
     if spec.backend == "ncu":
         _check_metric_names(spec, report["environment"])
-    if spec.backend != "cpu":
-        _prepare_gpu_env(spec, report["environment"])
-    return Prepared(spec, registry, backend, report, _ignored_by_backend(spec, job_dir))
+    return Prepared(spec, registry, backend, report, _ignored_by_backend(spec, job_dir), gpu)
 
 
 def _ignored_by_backend(spec: JobSpec, job_dir: Path) -> list[str]:
@@ -222,16 +226,18 @@ def profile_and_write(job: Prepared, job_dir: Path, channel: Channel) -> dict[st
 
     spec = job.spec
     channel.emit("log", message=f"backend {spec.backend}: {job.backend['reason']}")
-    interval = spec.nvml_interval_ms if spec.backend != "cpu" else None  # no GPU to sample
-    with NvmlSampler(spec.gpu, interval) as sampler:
-        result = collect(spec, job.registry, job_dir, job.backend, channel)
+    uuid = job.gpu.uuid if job.gpu else None
+    interval = spec.nvml_interval_ms if uuid else None  # the cpu backend has no GPU to sample
+    with NvmlSampler(uuid, interval) as sampler:
+        result = collect(spec, job.registry, job_dir, job.backend, channel, uuid)
     assert result is not None
     warnings = job.notes + result.warnings + ([sampler.error] if sampler.error else [])
     for w in warnings:
         channel.emit("warning", message=w)
     channel.emit("progress", done=1, total=1, stage="writing bundle")
     results.write_result_tables(job_dir, spec, job.registry, _annotations(spec, job.registry),
-                                result.launches, sampler.frame(), result.collectors)
+                                result.launches, sampler.frame(), result.collectors,
+                                result.unattributed)
     return {"backend": {"name": spec.backend, "nsight_mode": job.backend.get("nsight_mode"),
                         "reason": job.backend["reason"], **result.backend_info},
             "warnings": warnings, "status": JobStatus.DONE.value}

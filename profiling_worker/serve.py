@@ -21,7 +21,8 @@ import sys
 from pathlib import Path
 from typing import Any, TextIO
 
-from profiling_worker import environment, runner
+from profiling_worker import environment, gpu_select, runner
+from profiling_worker.errors import WorkerError
 from profiling_worker.channel import Channel
 from profiling_worker.schema import columns as C
 
@@ -67,9 +68,13 @@ def refusal(spec: dict[str, Any], backend: str, gpu: int) -> str | None:
 def serve(backend: str, gpu: int, stdin: TextIO) -> int:
     """Run jobs from ``stdin`` until it closes; returns the exit code."""
     control = os.dup(1)  # the control channel; fds 1 and 2 then go to each job's log
-    if backend != "cpu":
-        os.environ["CUDA_VISIBLE_DEVICES"] = str(gpu)  # before anything starts CUDA
     report = environment.environment_report()
+    if backend != "cpu":  # before anything starts CUDA; gpu counts the visible GPUs
+        try:
+            gpu_select.pin(gpu_select.resolve(gpu, report["environment"].get("gpus") or ()))
+        except WorkerError as exc:
+            _say(control, event="error", **exc.to_event_fields())
+            return 1
     entry = report["backends"].get(backend, {})
     if not entry.get("available") or entry.get("nsight_mode") == "launch":
         _say(control, event="error", kind="backend_unavailable",

@@ -2,9 +2,11 @@
 
 import streamlit as st
 
+from profiling_worker.schema import columns as C
+
 from app.core.figures.backends import build_backends_figure
 from app.core.metrics import MissingData
-from app.core.views.backends import WHY, backends_frame, wall_frame
+from app.core.views.backends import WHY, backends_frame, kernel_counts_differ, wall_frame
 from app.ui import analysis, cached
 
 st.header("CUPTI vs Nsight Compute")
@@ -32,6 +34,15 @@ try:
     frame = backends_frame(ncu, cupti)
 except MissingData as exc:
     analysis.missing(exc)
+differ = kernel_counts_differ(ncu, cupti)
+if len(differ):
+    st.warning("The two backends saw different kernels in these regions, so their times do not "
+               "measure the same work (for example kernels launched from another thread, which "
+               "an NVTX range of the calling thread misses): " + ", ".join(
+                   f"{a} {c} (ncu {n}, CUPTI {k} per run)" for a, c, n, k in zip(
+                       differ[C.ANNOTATION], differ["ConfigLabel"], differ["NcuKernelsPerRun"],
+                       differ["CuptiKernelsPerRun"])))
+    st.dataframe(differ, key="backends-kernel-counts", hide_index=True, width="stretch")
 analysis.figure_panel(build_backends_figure(frame), frame, key="backends",
                       filename=f"backends-{ncu_id}-vs-{cupti_id}.csv")
 st.subheader("Wall time of each job")

@@ -7,7 +7,7 @@ from profiling_worker.schema import columns as C
 from app.core.figures.kernels import build_kernels_figure
 from app.core.metrics import MissingData, available_metrics
 from app.core.views.kernels import (combine_rules_frame, kernel_counts_frame, kernel_time_frame,
-                                    launches_frame)
+                                    launches_frame, unattributed_frame)
 from app.ui import analysis, notes, panels
 
 st.header("Kernels")
@@ -47,6 +47,18 @@ if counts["VariesBetweenRuns"].any():
     st.warning("The number of kernels differs between runs of some configs.")
 st.dataframe(counts, key="kernels-counts", hide_index=True, width="stretch")
 panels.download_csv(counts, key="kernels-counts-csv", filename=f"{bundle.job_id}-kernel-counts.csv")
+
+outside = unattributed_frame(bundle)
+if len(outside):
+    st.subheader("Launches not attributed to any config")
+    in_regions = outside[outside[C.ANNOTATION].fillna("") != ""]
+    if len(in_regions):
+        st.warning(f"{int(in_regions['Launches'].sum())} launches inside annotations fell outside "
+                   "every config's run range; they are in no table's values (never merged into "
+                   "a config).")
+    st.caption("Launches outside every annotation (set-up code, the L2 flush before each CUPTI "
+               "run) are listed for completeness; they are not measured.")
+    st.dataframe(outside, key="kernels-unattributed", hide_index=True, width="stretch")
 
 st.subheader("Combine rules")
 rules = combine_rules_frame(bundle)

@@ -146,7 +146,8 @@ def load_bundle(bundle_dir: str | Path) -> Bundle:
         spec_file = path / columns.SPEC_FILE
         spec = json.loads(spec_file.read_text(encoding="utf-8")) if spec_file.is_file() else {}
     problems: list[str] = []
-    tables = {name: read_table(path, name, problems) for name in columns.TABLES}
+    tables = {name: read_table(path, name, problems)
+              for name in (*columns.TABLES, *columns.OPTIONAL_TABLES)}
     return Bundle(path=path, manifest=manifest, spec=spec, tables=tables, files=list_files(path),
                   problems=tuple(problems),
                   notes=tuple(manifest_notes(tables, {**manifest, "spec": spec})))

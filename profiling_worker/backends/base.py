@@ -22,12 +22,15 @@ class Collection:
     metric's Unit). ``warnings``: things the user must know (shown in the app).
     ``backend_info``: merged into the manifest's ``backend`` entry.
     ``collectors``: info collector values per config and run (None when none were asked for).
+    ``unattributed``: launches outside every config's range or every annotation (table
+    ``unattributed``; None when there were none).
     """
 
     launches: pd.DataFrame
     warnings: list[str] = field(default_factory=list)
     backend_info: dict[str, Any] = field(default_factory=dict)
     collectors: pd.DataFrame | None = None
+    unattributed: pd.DataFrame | None = None
 
 
 def launch_columns(param_names: Sequence[str]) -> list[str]:
@@ -37,11 +40,56 @@ def launch_columns(param_names: Sequence[str]) -> list[str]:
 
 
 def launches_frame(rows: list[dict[str, Any]], spec: JobSpec) -> pd.DataFrame:
-    """Build the per-launch table from row dicts, adding the config parameter columns."""
+    """Build the per-launch table from row dicts, adding the config parameter columns.
+
+    Raises:
+        ValueError: a row's Config is not an index of ``spec.configs`` (split those off first
+            with :func:`split_unattributed`; a negative index would pick the last config).
+    """
     params = spec.parameter_names
     for row in rows:
+        if not 0 <= row[C.CONFIG] < len(spec.configs):
+            raise ValueError(f"launch of {row[C.KERNEL]} has Config {row[C.CONFIG]}, not a config "
+                             f"of this job (0..{len(spec.configs) - 1})")
         row.update(spec.configs[row[C.CONFIG]])
     return pd.DataFrame(rows, columns=launch_columns(params))
+
+
+#: Reason of a launch inside an annotation but outside the worker's config/run range.
+OUTSIDE_CONFIG_RANGE = ("inside the annotation but outside every config/run range (launched "
+                        "from another thread, or between runs)")
+
+
+def split_unattributed(rows: list[dict[str, Any]], n_configs: int
+                       ) -> tuple[list[dict[str, Any]], list[dict[str, Any]]]:
+    """(attributed, unattributed): rows whose Config is not in ``0..n_configs-1`` (Config -1:
+    the launch had no ``c<config>r<run>`` range) are never merged into a config."""
+    inside = [r for r in rows if 0 <= r[C.CONFIG] < n_configs]
+    outside = [{**r, C.CONFIG: C.NO_CONFIG, C.REASON: OUTSIDE_CONFIG_RANGE}
+               for r in rows if not 0 <= r[C.CONFIG] < n_configs]
+    return inside, outside
+
+
+def unattributed_frame(rows: list[dict[str, Any]]) -> pd.DataFrame | None:
+    """The ``unattributed`` table of these rows (None when there are none)."""
+    if not rows:
+        return None
+    from profiling_worker.bundle_writer import table_columns
+
+    return pd.DataFrame(rows).reindex(columns=table_columns(C.TABLE_UNATTRIBUTED))
+
+
+def unattributed_warning(frame: pd.DataFrame | None, duration_metric: str = C.GPU_TIME) -> str | None:
+    """One sentence for the job's warnings: how many launches are unattributed, per
+    annotation, and why (None when there are none)."""
+    if frame is None or frame.empty:
+        return None
+    metric = duration_metric if (frame[C.METRIC] == duration_metric).any() else frame[C.METRIC].iloc[0]
+    timed = frame[frame[C.METRIC] == metric]  # one row per launch
+    parts = [f"{len(g)} in {a or 'no annotation'} ({g[C.REASON].iloc[0]})"
+             for a, g in timed.groupby(C.ANNOTATION, sort=False, dropna=False)]
+    return ("kernel launches not attributed to any config (not in any table's values; see the "
+            "Kernels page): " + "; ".join(parts))
 
 
 class RunCounter:

@@ -22,7 +22,10 @@ from contextlib import contextmanager, nullcontext
 from pathlib import Path
 from typing import Any
 
-from profiling_worker.backends.base import Collection, Emit, RunCounter, launches_frame
+from profiling_worker import gpu_select
+from profiling_worker.backends.base import (Collection, Emit, RunCounter, launches_frame,
+                                            split_unattributed, unattributed_frame,
+                                            unattributed_warning)
 from profiling_worker.errors import BackendUnavailable, KernelFailed, ProfilingFailed, WorkerError
 from profiling_worker.schema import columns as C
 from profiling_worker.schema.spec import JobSpec
@@ -66,12 +69,16 @@ def import_nsight(backend: str, libcupti: str | None) -> Any:
 
 
 def _profiled_function(spec: JobSpec, bodies: Sequence[Callable[..., None]],
-                       counter: RunCounter, nvtx_range: Callable[[str], Any]) -> Callable[..., None]:
+                       counter: RunCounter, nvtx_range: Callable[[str], Any],
+                       before_run: Callable[[], None] | None = None) -> Callable[..., None]:
     """The function nsight-python profiles: named parameters = the config's, one NVTX range
-    ``c<config>r<run>`` around the bodies so each launch can be attributed."""
+    ``c<config>r<run>`` around the bodies so each launch can be attributed; ``before_run``
+    (the L2 flush) runs before that range, outside every annotation."""
 
     def profiled(*values: Any) -> None:
         config, run = counter.next(values)
+        if before_run is not None:
+            before_run()
         with nvtx_range(f"c{config}r{run}"):
             for body in bodies:
                 body(*values)
@@ -89,16 +96,40 @@ def _kernel_options(nsight: Any, spec: JobSpec, out_dir: Path, **extra: Any) -> 
         "cache_control": spec.cache_control, "replay_mode": spec.replay_mode,
         "thermal_mode": spec.thermal_mode, "thermal_wait": spec.thermal_wait,
         "thermal_cont": spec.thermal_cont, "thermal_timeout": spec.thermal_timeout,
-        "thermal_device": 0,  # CUDA_VISIBLE_DEVICES is set to spec.gpu, so device 0 is it
+        "thermal_device": 0,  # CUDA_VISIBLE_DEVICES is pinned to the job's GPU (gpu_select)
         "output_prefix": f"{out_dir}/", "output_csv": True, "output": "progress", **extra,
     }
     accepted = inspect.signature(nsight.analyze.kernel).parameters
     return {k: v for k, v in options.items() if k in accepted}
 
 
-def warm_up(spec: JobSpec, bodies: Sequence[Any]) -> None:
+@contextmanager
+def autograd_on_calling_thread() -> Iterator[None]:
+    """Run autograd's backward on the thread that calls it while profiling.
+
+    Autograd launches a CUDA backward from its own device thread, and NVTX push/pop ranges
+    (nsight-python 0.9.x annotations, the ``kprof`` config/run ranges) belong to the thread that
+    opened them: under Nsight Compute a ``backward`` region then held only the main thread's
+    fill kernel (1.6 µs against 383 µs of GEMMs on CUPTI, H200).
+    """
+    import torch
+
+    with torch.autograd.set_multithreading_enabled(False):
+        yield
+
+
+def warm_up(spec: JobSpec, bodies: Sequence[Any], uuid: str | None) -> dict[str, Any]:
     """Run each config's bodies ``spec.warmup`` times with no annotation (so nothing is profiled
-    and CUPTI's one-use annotation names stay free), then synchronise."""
+    and CUPTI's one-use annotation names stay free), synchronise, and check that CUDA runs on
+    the GPU ``uuid`` (NVML's UUID that sampling, collectors and the manifest use).
+
+    Returns:
+        ``{"name", "uuid"}`` of the CUDA device the kernels run on (the manifest's
+        ``backend.cuda_device``).
+
+    Raises:
+        WorkerError: CUDA's device is not the GPU ``uuid``.
+    """
     for config in spec.configs:
         for _ in range(spec.warmup):
             for body in bodies:
@@ -106,10 +137,17 @@ def warm_up(spec: JobSpec, bodies: Sequence[Any]) -> None:
     import torch
 
     torch.cuda.synchronize()
+    props = torch.cuda.get_device_properties(torch.cuda.current_device())
+    device = {"name": props.name, "uuid": str(props.uuid)}
+    if uuid and not gpu_select.same_device(uuid, props.uuid):
+        raise WorkerError(f"CUDA runs on GPU {props.uuid}, not on the job's GPU {uuid}",
+                          "report this: CUDA_VISIBLE_DEVICES was changed after the worker "
+                          "pinned it", kind="internal")
+    return device
 
 
 def collect_ncu(nsight: Any, spec: JobSpec, bodies: Sequence[Any], out_dir: Path,
-                emit: Emit) -> Collection | None:
+                emit: Emit, uuid: str | None = None) -> Collection | None:
     """Profile with Nsight Compute; returns None in the launch-mode child (which exits).
 
     Raises:
@@ -122,9 +160,10 @@ def collect_ncu(nsight: Any, spec: JobSpec, bodies: Sequence[Any], out_dir: Path
     profiled = _profiled_function(spec, bodies, counter,
                                   lambda m: nvtx.annotate(m, domain=KPROF_DOMAIN))
     warnings: list[str] = []
+    thermal = point_thermal_guard(nsight, uuid) if spec.thermal_mode != "off" else None
     recorder, collectors = (None, None)
     if spec.collectors and "info_collectors" in inspect.signature(nsight.analyze.kernel).parameters:
-        recorder, collectors = _collectors(nsight, spec, counter)
+        recorder, collectors = _collectors(nsight, spec, counter, uuid)
     elif spec.collectors:
         warnings.append("info collectors need nsight-python >= 1.1 (attach mode or CUPTI); "
                         "the worker's NVML trace of the job is there instead")
@@ -145,7 +184,30 @@ def collect_ncu(nsight: Any, spec: JobSpec, bodies: Sequence[Any], out_dir: Path
                               "`ncu --query-metrics` and counter permissions") from exc
     collection = _read_report(spec, out_dir, warnings)
     collection.collectors = _collector_frame(recorder, spec)
+    collection.backend_info["thermal_guard"] = thermal or _THERMAL_OWN
     return collection
+
+
+_THERMAL_OWN = "nsight-python's own (it resolves the CUDA device to its NVML device by UUID)"
+
+
+def point_thermal_guard(nsight: Any, uuid: str | None) -> str | None:
+    """nsight-python 0.9.x's thermal control reads NVML device 0 (physical GPU 0) whatever
+    CUDA_VISIBLE_DEVICES says: redirect its handle lookup to the job's GPU by UUID. Returns
+    the manifest note, None where nothing needed redirecting (1.1 resolves by UUID itself)."""
+    import importlib
+
+    try:
+        thermo = importlib.import_module(f"{nsight.__name__}.thermovision")
+    except ImportError:
+        return None
+    if uuid is None or not hasattr(thermo, "nvmlDeviceGetHandleByIndex"):
+        return None
+    import pynvml
+
+    thermo.nvmlDeviceGetHandleByIndex = lambda _index: gpu_select.nvml_handle(pynvml, uuid)
+    return (f"nsight-python 0.9.x thermal control, pointed at GPU {uuid} by UUID (it reads "
+            "NVML device 0 otherwise)")
 
 
 def _child_error(job_dir: Path) -> WorkerError | None:
@@ -174,12 +236,16 @@ def _read_report(spec: JobSpec, out_dir: Path, warnings: list[str]) -> Collectio
     write_summary(reports[-1], out_dir / "report_summary.json")
     if device.get("missing_metrics"):
         warnings.append(f"metrics not in the report: {', '.join(device['missing_metrics'])}")
+    rows, outside = split_unattributed(rows, len(spec.configs))
     if not rows:
-        raise ProfilingFailed("the report holds no profiled launch",
+        raise ProfilingFailed("the report holds no profiled launch inside a config's range",
                               "check that the kernels run on the GPU inside the annotations")
-    return Collection(launches_frame(rows, spec), warnings,
+    unattributed = unattributed_frame(outside)
+    note = unattributed_warning(unattributed)
+    return Collection(launches_frame(rows, spec), warnings + ([note] if note else []),
                       {"measurement": "GPU kernel duration and counters (Nsight Compute)",
-                       "report": reports[-1].name, "device_attributes": device})
+                       "report": reports[-1].name, "device_attributes": device},
+                      unattributed=unattributed)
 
 
 @contextmanager
@@ -202,40 +268,85 @@ def _capture_cupti_launches(nsight: Any) -> Iterator[list[dict[str, list[Any]]]]
 
 
 def collect_cupti(nsight: Any, spec: JobSpec, bodies: Sequence[Any], out_dir: Path,
-                  emit: Emit) -> Collection:
-    """Profile kernel durations with CUPTI, one nsight-python call per config.
+                  emit: Emit, uuid: str | None = None) -> Collection:
+    """Profile kernel durations with CUPTI, one nsight-python call per config; with
+    ``cache_control="all"`` the L2 is flushed before every run (l2_flush.py).
 
     Raises:
         KernelFailed: a kernel body raised (CUDA out of memory included).
         ProfilingFailed: CUPTI or nsight-python failed.
     """
+    from profiling_worker.backends.l2_flush import L2Flush, no_flush
+
     counter = RunCounter(spec, emit)
-    profiled = _profiled_function(spec, bodies, counter, lambda _m: nullcontext())
+    flush = L2Flush() if spec.cache_control == "all" else None
+    profiled = _profiled_function(spec, bodies, counter, lambda _m: nullcontext(), flush)
     rows: list[dict[str, Any]] = []
+    outside: list[dict[str, Any]] = []
     warnings: list[str] = []
-    recorder, collectors = _collectors(nsight, spec, counter)
+    recorder, collectors = _collectors(nsight, spec, counter, uuid)
     for idx, config in enumerate(spec.configs):
         options = _kernel_options(nsight, spec, out_dir / f"c{idx}", info_collectors=collectors,
                                   combine_kernel_metrics=lambda x, y: x + y)  # durations add
         decorated = nsight.analyze.kernel(**options)(profiled)
-        with _capture_cupti_launches(nsight) as captured:
+        with _capture_cupti_launches(nsight) as captured, _capture_outside(nsight) as unclaimed:
             try:
                 decorated(configs=[tuple(config.values())])
             except Exception as exc:
                 raise _classify(exc) from exc
         rows += _cupti_rows(captured, idx, spec.runs, warnings)
+        outside += [{C.ANNOTATION: "", C.CONFIG: idx, C.KERNEL: name, C.GRID: None,
+                     C.BLOCK: None, C.METRIC: C.GPU_TIME, C.VALUE: float(ns), C.UNIT: "ns",
+                     C.REASON: OUTSIDE_EVERY_ANNOTATION} for name, ns in unclaimed]
     return Collection(launches_frame(rows, spec), warnings,
-                      {"measurement": "GPU kernel duration (CUPTI activity records)"},
-                      _collector_frame(recorder, spec))
+                      {"measurement": "GPU kernel duration (CUPTI activity records)",
+                       "cache_flush": flush.describe() if flush else no_flush(spec.cache_control),
+                       "thermal_guard": _THERMAL_OWN},
+                      _collector_frame(recorder, spec), unattributed_frame(outside))
 
 
-def _collectors(nsight: Any, spec: JobSpec, counter: RunCounter) -> tuple[Any, list[Any] | None]:
-    """nsight-python RUN-scope info collectors for ``spec.collectors`` (None when none)."""
+#: Reason of a CUPTI launch outside every annotation (set-up code, the L2 flush).
+OUTSIDE_EVERY_ANNOTATION = ("outside every annotation (set-up code of the kernel, the L2 flush "
+                            "before each run): not measured")
+
+
+@contextmanager
+def _capture_outside(nsight: Any) -> Iterator[list[tuple[str, int]]]:
+    """Record (kernel name, duration ns) of the kernels nsight-python's CUPTI collector ran but
+    attributed to no annotation (1.1.x internals: ``_attribute_kernels`` leaves them out)."""
+    import collections
+    import importlib
+
+    found: list[tuple[str, int]] = []
+    module = importlib.import_module(f"{nsight.__name__}.collection.cupti")
+    original = getattr(module, "_attribute_kernels", None)
+    if original is None:
+        yield found
+        return
+
+    def spy(markers: Any, launches: Any, kernels: Any) -> Any:
+        attributed = original(markers, launches, kernels)
+        left = (collections.Counter((k.name, k.duration) for k in kernels)
+                - collections.Counter((name, ns) for _a, name, ns in attributed))
+        found.extend(left.elements())
+        return attributed
+
+    module._attribute_kernels = spy
+    try:
+        yield found
+    finally:
+        module._attribute_kernels = original
+
+
+def _collectors(nsight: Any, spec: JobSpec, counter: RunCounter,
+                uuid: str | None) -> tuple[Any, list[Any] | None]:
+    """nsight-python RUN-scope info collectors for ``spec.collectors`` reading the GPU ``uuid``
+    (None when none were asked for)."""
     if not spec.collectors:
         return None, None
     from profiling_worker.collectors import CollectorRecorder
 
-    recorder = CollectorRecorder(spec.gpu, counter.next_run, counter.config_index)
+    recorder = CollectorRecorder(uuid, counter.next_run, counter.config_index)
     scope = nsight.CollectionScope.RUN
     return recorder, [nsight.InfoCollector(name, recorder.callback(name), scope)
                       for name in spec.collectors]

@@ -17,6 +17,9 @@ Tables (each written as ``tables/<name>.parquet`` for the app and ``tables/<name
     ThrottleReasons
 ``collectors`` nsight-python RUN-scope info collectors, sampled just BEFORE each run:
     Config, <params>, Run, Collector, Value, Unit
+``unattributed`` (optional) launches no config/run range or no annotation holds, never merged
+    into a config: Annotation (empty: outside every annotation), Config (-1: unknown), Kernel,
+    Grid, Block, Metric, Value, Unit, Reason
 """
 
 from __future__ import annotations
@@ -79,6 +82,11 @@ TABLE_WORK = "work"
 TABLE_NVML = "nvml_trace"
 TABLE_COLLECTORS = "collectors"
 TABLES = (TABLE_LAUNCHES, TABLE_RUNS, TABLE_AGGREGATED, TABLE_WORK, TABLE_NVML, TABLE_COLLECTORS)
+TABLE_UNATTRIBUTED = "unattributed"
+#: Tables only some bundles have (written when there is something to say).
+OPTIONAL_TABLES = (TABLE_UNATTRIBUTED,)
+REASON = "Reason"  # why a launch is unattributed
+NO_CONFIG = -1  # Config of a launch whose config is not known
 
 # Files of a bundle directory.
 MANIFEST_FILE = "manifest.json"

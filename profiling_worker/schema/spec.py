@@ -94,7 +94,8 @@ class JobSpec:
     warmup: int = 1
     """Calls of each config's body before profiling, outside any annotation."""
     gpu: int = 0
-    """CUDA device index (the worker sets CUDA_VISIBLE_DEVICES to it)."""
+    """Index among the GPUs visible to the worker (an inherited CUDA_VISIBLE_DEVICES counts;
+    gpu_select.py resolves it to a UUID)."""
     nvml_interval_ms: int = 50
     """Period of the worker's NVML sampler, in ms."""
     label: str = ""

@@ -10,6 +10,7 @@ from profiling_worker.schema import columns as C
 from app.core.bundle_loader import Bundle
 from app.core.metrics import MissingData
 from app.core.views.compare import CompareOptions, compare_frame
+from app.core.views.kernels import kernel_counts_frame
 
 #: Why the two differ, for the page (each cause seen or documented for these backends).
 WHY = (
@@ -51,6 +52,31 @@ def backends_frame(ncu: Bundle, cupti: Bundle) -> pd.DataFrame:
     out = out.rename(columns={"Ratio": "RatioNcuOverCupti"})
     order = [c for c in out if c not in (C.METRIC, C.UNIT, "RatioExcludesOne")]
     return out[order]
+
+
+def kernel_counts_differ(ncu: Bundle, cupti: Bundle) -> pd.DataFrame:
+    """Regions whose kernel launches per run differ between the two backends: the two did not
+    measure the same work (seen: autograd's backward kernels missing from a ``backward`` region
+    under Nsight Compute, 1 fill kernel against 4-5 GEMMs on CUPTI).
+
+    Returns:
+        Annotation, <params>, ConfigLabel, NcuKernelsPerRun, CuptiKernelsPerRun, NcuKernels,
+        CuptiKernels (distinct names); empty when every region matches or a job has no
+        per-launch table.
+    """
+    try:
+        both = [kernel_counts_frame(b) for b in (ncu, cupti)]
+    except MissingData:
+        return pd.DataFrame()
+    keys = [C.ANNOTATION, *[p for p in ncu.parameters if p in cupti.parameters]]
+    cols = keys + ["MaxPerRun", "Kernels"]
+    merged = both[0][cols + ["ConfigLabel"]].merge(both[1][cols], on=keys,
+                                                   suffixes=("Ncu", "Cupti"))
+    merged = merged[merged["MaxPerRunNcu"] != merged["MaxPerRunCupti"]]
+    return merged.rename(columns={"MaxPerRunNcu": "NcuKernelsPerRun",
+                                  "MaxPerRunCupti": "CuptiKernelsPerRun",
+                                  "KernelsNcu": "NcuKernels", "KernelsCupti": "CuptiKernels"}
+                         ).reset_index(drop=True)
 
 
 def wall_frame(*bundles: Bundle) -> pd.DataFrame:

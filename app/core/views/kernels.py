@@ -78,6 +78,30 @@ def kernel_time_frame(bundle: Bundle) -> pd.DataFrame:
     return with_labels(mean, bundle.parameters)
 
 
+def unattributed_frame(bundle: Bundle) -> pd.DataFrame:
+    """Launches that belong to no config or no annotation (table ``unattributed``), counted.
+
+    Returns:
+        Annotation ("" = outside every annotation), Config (-1 = unknown), Kernel, Reason,
+        Launches, TotalNs (summed duration where the duration metric was read); empty when
+        the job has none (or is older than the table).
+    """
+    table = bundle.table(C.TABLE_UNATTRIBUTED)
+    cols = [C.ANNOTATION, C.CONFIG, C.KERNEL, C.REASON, "Launches", "TotalNs"]
+    if table.empty or C.KERNEL not in table:
+        return pd.DataFrame(columns=cols)
+    metrics = table[C.METRIC].dropna()
+    metric = bundle.duration_metric if (metrics == bundle.duration_metric).any() else \
+        (metrics.iloc[0] if len(metrics) else None)
+    rows = table[table[C.METRIC] == metric]
+    keys = [C.ANNOTATION, C.CONFIG, C.KERNEL, C.REASON]
+    out = rows.groupby(keys, sort=False, dropna=False)[C.VALUE].agg(["size", "sum"]).reset_index()
+    out = out.rename(columns={"size": "Launches", "sum": "TotalNs"})
+    if metric != bundle.duration_metric:
+        out["TotalNs"] = float("nan")
+    return out[cols]
+
+
 def combine_rules_frame(bundle: Bundle) -> pd.DataFrame:
     """Which rule combined several launches into one value, per metric (runs table).
 

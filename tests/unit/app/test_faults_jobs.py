@@ -85,6 +85,7 @@ def nvmlShutdown(): pass
 def nvmlSystemGetDriverVersion(): return "580.00"
 def nvmlDeviceGetCount(): return 1
 def nvmlDeviceGetHandleByIndex(i): return i
+def nvmlDeviceGetHandleByUUID(u): return 0
 def nvmlDeviceGetCudaComputeCapability(h): return (9, 0)
 def nvmlDeviceGetName(h): return "NVIDIA H200"
 def nvmlDeviceGetUUID(h): return "GPU-fake-0000"

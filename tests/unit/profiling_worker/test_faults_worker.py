@@ -81,11 +81,14 @@ def _ncu_report(ncu: Path) -> dict:
 
 @pytest.fixture
 def clean_env(monkeypatch: pytest.MonkeyPatch) -> None:
-    """run_job sets CUDA_VISIBLE_DEVICES, PATH and a SIGTERM handler: restore them after."""
+    """run_job sets CUDA_VISIBLE_DEVICES (and the variables gpu_select keeps), PATH and a SIGTERM
+    handler: restore them after."""
     import signal
 
     monkeypatch.setenv("PATH", os.environ.get("PATH", ""))
-    monkeypatch.delenv("CUDA_VISIBLE_DEVICES", raising=False)
+    for name in ("CUDA_VISIBLE_DEVICES", "CUDA_DEVICE_ORDER", "KPROF_VISIBLE_DEVICES"):
+        monkeypatch.setenv(name, "")  # recorded, so the value a test leaves is undone after
+        monkeypatch.delenv(name)
     old = signal.getsignal(signal.SIGTERM)
     yield
     signal.signal(signal.SIGTERM, old)
@@ -178,7 +181,8 @@ def test_counter_permission_detected_by_the_query_preflight(tmp_path: Path, clea
     assert COUNTER_PERMISSION_MARK in err["message"]
     assert "NVreg_RestrictProfilingToAdminUsers=0" in err["hint"]
     assert "cupti backend" in err["hint"]
-    assert manifest["gpu"] == {"index": 0, "name": "NVIDIA H200", "uuid": "GPU-aaaa"}
+    assert manifest["gpu"] == {"index": 0, "name": "NVIDIA H200", "uuid": "GPU-aaaa",
+                               "nvml_index": 0, "visible_devices": None}
 
 
 def test_counter_permission_found_in_the_ncu_log_after_a_failed_profile(
@@ -186,7 +190,7 @@ def test_counter_permission_found_in_the_ncu_log_after_a_failed_profile(
     ncu = fake_ncu(tmp_path / "bin", query_fails=False, profile_fails=True)
     job = _job(tmp_path, NCU_SPEC)
 
-    def collect(spec, registry, job_dir, backend, channel):
+    def collect(spec, registry, job_dir, backend, channel, _uuid=None):
         with open(job_dir / "worker.log", "ab") as log:  # ncu shares the worker's fds
             code = subprocess.run([str(ncu), "--metrics", "gpu__time_duration.sum", "python"],
                                   stdout=log, stderr=log).returncode
@@ -226,8 +230,10 @@ def test_manifest_records_the_gpu_of_spec_gpu_and_pins_cuda_visible_devices(
     job = _job(tmp_path, {**NCU_SPEC, "gpu": 1})
     manifest: dict = {"job_id": job.name, "started_at": "x"}
     runner.prepare(job, manifest, _ncu_report(ncu))
-    assert manifest["gpu"] == {"index": 1, "name": "NVIDIA H200", "uuid": "GPU-bbbb"}
-    assert os.environ["CUDA_VISIBLE_DEVICES"] == "1"
+    assert manifest["gpu"] == {"index": 1, "name": "NVIDIA H200", "uuid": "GPU-bbbb",
+                               "nvml_index": 1, "visible_devices": None}
+    assert os.environ["CUDA_VISIBLE_DEVICES"] == "GPU-bbbb"
+    assert os.environ["CUDA_DEVICE_ORDER"] == "PCI_BUS_ID"
     assert os.environ["PATH"].split(os.pathsep)[0] == str(ncu.parent)
 
 

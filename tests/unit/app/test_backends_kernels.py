@@ -1,0 +1,50 @@
+"""Regions measured differently by the two backends are shown (issue 11, case 1): kernel counts
+per region compared between ncu and CUPTI, and launches that belong to no config listed."""
+
+from __future__ import annotations
+
+import dataclasses
+
+import pandas as pd
+from bundled import bundled
+
+from app.core.views.backends import kernel_counts_differ
+from app.core.views.kernels import unattributed_frame
+from profiling_worker.schema import columns as C
+
+
+def _as_ncu_with_only_the_fill_kernel_in_backward():
+    """The CUPTI linear-backward bundle, relabelled ncu, its backward region cut to the first
+    launch of each run: what Nsight Compute measured before the fix (one fill kernel, 1.6 µs,
+    because autograd launched the GEMMs from its own thread)."""
+    cupti = bundled("h200-cupti-linear-backward")
+    launches = cupti.table(C.TABLE_LAUNCHES)
+    cut = launches[(launches[C.ANNOTATION] != "backward") | (launches[C.LAUNCH] == 0)]
+    manifest = {**cupti.manifest, "backend": {**cupti.manifest["backend"], "name": "ncu"}}
+    return cupti, dataclasses.replace(cupti, manifest=manifest,
+                                      tables={**cupti.tables, C.TABLE_LAUNCHES: cut})
+
+
+def test_a_region_whose_kernel_count_differs_between_backends_is_listed() -> None:
+    cupti, ncu = _as_ncu_with_only_the_fill_kernel_in_backward()
+    differ = kernel_counts_differ(ncu, cupti)
+    assert list(differ[C.ANNOTATION]) == ["backward"] * 3  # forward matches, every size
+    assert (differ["NcuKernelsPerRun"] == 1).all() and (differ["CuptiKernelsPerRun"] >= 4).all()
+    assert list(differ["features"]) == [1024, 2048, 4096]
+
+
+def test_matching_regions_are_not_listed() -> None:
+    assert kernel_counts_differ(bundled("h200-ncu-j1-fp16"), bundled("h200-cupti-j1-fp16")).empty
+
+
+def test_unattributed_launches_are_counted_per_kernel_and_reason() -> None:
+    cupti = bundled("h200-cupti-linear-backward")
+    assert unattributed_frame(cupti).empty  # recorded before the table existed
+    rows = pd.DataFrame([
+        {C.ANNOTATION: "backward", C.CONFIG: -1, C.KERNEL: "dgrad", C.GRID: None, C.BLOCK: None,
+         C.METRIC: C.GPU_TIME, C.VALUE: v, C.UNIT: "ns", C.REASON: "outside every config"}
+        for v in (100.0, 300.0)])
+    with_rows = dataclasses.replace(cupti, tables={**cupti.tables, C.TABLE_UNATTRIBUTED: rows})
+    out = unattributed_frame(with_rows)
+    assert out[["Annotation", "Config", "Kernel", "Launches", "TotalNs"]].values.tolist() == [
+        ["backward", -1, "dgrad", 2, 400.0]]
