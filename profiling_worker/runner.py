@@ -60,19 +60,13 @@ def _check_metric_names(spec: JobSpec, env: dict[str, Any]) -> None:
                            "check the spelling; `ncu --query-metrics` lists the names this GPU has")
 
 
-def _prepare_gpu_env(spec: JobSpec, env: dict[str, Any]) -> gpu_select.SelectedGpu:
-    """Resolve the spec's ``gpu`` among the visible GPUs, pin CUDA to it by UUID and put the
-    ncu that was found on PATH (nsight-python runs plain ``ncu``).
-
-    Raises:
-        SpecRejected: ``gpu`` is not a visible GPU.
-    """
-    selected = gpu_select.resolve(spec.gpu, env.get("gpus") or ())
+def _prepare_gpu_env(selected: gpu_select.SelectedGpu, env: dict[str, Any]) -> None:
+    """Pin CUDA to the job's GPU by UUID and put the ncu that was found on PATH (nsight-python
+    runs plain ``ncu``)."""
     gpu_select.pin(selected)
     ncu = (env.get("ncu") or {}).get("path")
     if ncu:
         os.environ["PATH"] = os.pathsep.join([os.path.dirname(ncu), os.environ.get("PATH", "")])
-    return selected
 
 
 def _on_sigterm(_signum: int, _frame: Any) -> None:
@@ -193,12 +187,14 @@ def prepare(job_dir: Path, manifest: dict[str, Any], report: dict[str, Any] | No
     report = report or environment.environment_report()
     backend = report["backends"][spec.backend]
     manifest["environment"] = report["environment"]
-    manifest["gpu"] = None  # the cpu backend has none
+    gpu = None if spec.backend == "cpu" else \
+        gpu_select.resolve(spec.gpu, report["environment"].get("gpus") or ())
+    manifest["gpu"] = gpu.to_json() if gpu else None
     if not backend["available"]:
         raise BackendUnavailable(f"backend {spec.backend} cannot run here: {backend['reason']}",
                                  backend["fix"])
-    gpu = _prepare_gpu_env(spec, report["environment"]) if spec.backend != "cpu" else None
-    manifest["gpu"] = gpu.to_json() if gpu else None
+    if gpu:
+        _prepare_gpu_env(gpu, report["environment"])
     if spec.backend == "ncu":
         _check_metric_names(spec, report["environment"])
     return Prepared(spec, registry, backend, report, _ignored_by_backend(spec, job_dir), gpu)

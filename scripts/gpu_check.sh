@@ -32,7 +32,8 @@ cd "$REPO"
 PYTHONPATH=$NCU_PATH python3 scripts/record_h200.py "$RESULTS" "$NCU_PATH" "$CUPTI_PATH" "$@" 2>&1 | tee "$OUT/record.jsonl"
 # The bare nsight-python reference of job J1, same call, same GPU.
 LIBCUPTI=$(PYTHONPATH=$CUPTI_PATH python3 -c 'from profiling_worker.environment import find_libcupti as f; print(f()[0]["path"])')
-for b in ${BARE_BACKENDS:-ncu cupti}; do
+for b in ${BARE_BACKENDS:-ncu cupti}; do  # BARE_BACKENDS=none: skip the reference
+  [ "$b" = none ] && continue
   P=$NCU_PATH; [ $b = cupti ] && P=$CUPTI_PATH
   s=$(date +%s%N)
   PYTHONPATH=$P timeout 300 python3 benchmarks/bare_nsight_j1.py $b "$RESULTS" "$LIBCUPTI" > "$RESULTS/bare_$b.log" 2>&1

@@ -70,7 +70,16 @@ JOBS: dict[str, dict] = {
     "h200-ncu-cuda-core-saxpy": {"kernels": ["cuda_core_saxpy"], "runs": 5, "metrics": BOUND,
                                  "backend": "ncu"},
     "h200-cupti-linear-backward": {"kernels": ["linear_backward"], "runs": 10, "backend": "cupti"},
+    # Autograd's backward kernels under Nsight Compute (issue 11): the worker runs autograd on
+    # the calling thread while profiling, so the backward region holds its GEMMs on ncu too.
+    "h200-ncu-linear-backward": {"kernels": ["linear_backward"], "runs": 3, "metrics": BOUND,
+                                 "backend": "ncu"},
     "h200-cupti-stability-thermal-off": {**STABILITY, "thermal_mode": "off"},
+    # x*2 alone at 4 Mi fp32 (issue 11): CUPTI with the L2 flushed, and warm (cache_control none)
+    "h200-cupti-scale-4mi": {"kernels": ["scale"], "configs": [1 << 22], "runs": 20,
+                             "backend": "cupti"},
+    "h200-cupti-scale-4mi-cache-none": {"kernels": ["scale"], "configs": [1 << 22], "runs": 20,
+                                        "backend": "cupti", "cache_control": "none"},
 }
 
 

@@ -50,3 +50,45 @@ def test_one_job_per_gpu_in_parallel(tmp_path: Path) -> None:
     (a0, a1), (b0, b1) = (_span(m) for m in manifests)
     print("job spans", a0, a1, b0, b1)
     assert a0 < b1 and b0 < a1  # the two jobs ran at the same time
+
+
+def _run_cupti_job(tmp_path: Path, name: str, gpu: int, visible: str | None) -> dict:
+    """A CUPTI fp32 matmul job run by the worker with this CUDA_VISIBLE_DEVICES (None: unset)."""
+    import json
+    import subprocess
+
+    job = tmp_path / name
+    job.mkdir()
+    (job / "spec.json").write_text(json.dumps(
+        {"kernels": ["matmul"], "annotations": ["fp32"], "configs": [{"n": 8192}], "runs": 60,
+         "backend": "cupti", "gpu": gpu, "nvml_interval_ms": 20}))
+    env = {k: v for k, v in os.environ.items()
+           if k not in ("CUDA_VISIBLE_DEVICES", "KPROF_VISIBLE_DEVICES")}
+    if visible is not None:
+        env["CUDA_VISIBLE_DEVICES"] = visible
+    subprocess.run([sys.executable, "-m", "profiling_worker", "run", str(job)], env=env,
+                   timeout=300, check=False)
+    return read_manifest(job)
+
+
+@pytest.mark.skipif(_gpu_count() < 2, reason="needs two GPUs (nvidia-h200-x2)")
+@pytest.mark.parametrize(("gpu", "visible"), [(1, None), (0, "1")], ids=["gpu1", "cvd1-gpu0"])
+def test_a_job_on_the_second_gpu_runs_samples_and_records_that_gpu(
+        tmp_path: Path, gpu: int, visible: str | None) -> None:
+    """Issue 11 case 3: the manifest's UUID is the UUID of the CUDA device the kernels ran on
+    (torch's get_device_properties in the worker) and of NVML device 1; the NVML trace shows
+    that GPU busy (SM clock far above the 345 MHz idle clock) while GPU 0 stays idle."""
+    import pandas as pd
+    import pynvml
+
+    pynvml.nvmlInit()
+    uuids = [pynvml.nvmlDeviceGetUUID(pynvml.nvmlDeviceGetHandleByIndex(i)) for i in (0, 1)]
+    manifest = _run_cupti_job(tmp_path, f"job-{gpu}-{visible}", gpu, visible)
+    assert manifest["status"] == "done", manifest.get("error")
+    cuda_uuid = manifest["backend"]["cuda_device"]["uuid"]
+    trace = pd.read_parquet(tmp_path / f"job-{gpu}-{visible}" / "tables" / "nvml_trace.parquet")
+    print(gpu, visible, manifest["gpu"], cuda_uuid, "trace max SM MHz",
+          trace["SmClockMHz"].max(), "max power W", trace["PowerW"].max(), "GPU uuids", uuids)
+    assert manifest["gpu"]["uuid"] == uuids[1] == f"GPU-{cuda_uuid}"
+    assert manifest["gpu"]["nvml_index"] == 1 and manifest["gpu"]["visible_devices"] == visible
+    assert len(trace) >= 5 and trace["SmClockMHz"].max() > 1000

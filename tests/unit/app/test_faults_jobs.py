@@ -231,7 +231,8 @@ def test_ncu_environment_faults_end_to_end(tmp_path: Path, seeded_results: Path,
         assert word in text, (word, err)
     manifest = read_manifest(manager.get(bad).path)
     assert manifest["error"]["kind"] == kind
-    assert manifest["gpu"] == {"index": 0, "name": "NVIDIA H200", "uuid": "GPU-fake-0000"}
+    assert manifest["gpu"] == {"index": 0, "name": "NVIDIA H200", "uuid": "GPU-fake-0000",
+                               "nvml_index": 0, "visible_devices": None}
     after = finished_bundle_hashes(seeded_results)
     assert {k: after[k] for k in before} == before
 

@@ -197,7 +197,7 @@ def test_counter_permission_found_in_the_ncu_log_after_a_failed_profile(
         raise RuntimeError(f"ncu exited with {code}")  # nsight-python's text may lack the mark
 
     monkeypatch.setattr(runner, "collect", collect)
-    monkeypatch.setattr(runner, "_prepare_gpu_env", lambda spec, env: None)
+    monkeypatch.setattr(runner, "_prepare_gpu_env", lambda gpu, env: None)
     assert runner.run_job(job, Channel(job, None), report=_ncu_report(ncu)) == 1
     err = read_manifest(job)["error"]
     assert err["kind"] == "counter_permission"
