@@ -60,6 +60,17 @@ def _check_metric_names(spec: JobSpec, env: dict[str, Any]) -> None:
                            "check the spelling; `ncu --query-metrics` lists the names this GPU has")
 
 
+def _resolve_gpu(spec: JobSpec, env: dict[str, Any]
+                 ) -> tuple[gpu_select.SelectedGpu | None, SpecRejected | None]:
+    """The job's GPU (None for cpu), or the error saying that ``gpu`` is not visible."""
+    if spec.backend == "cpu":
+        return None, None
+    try:
+        return gpu_select.resolve(spec.gpu, env.get("gpus") or ()), None
+    except SpecRejected as exc:
+        return None, exc
+
+
 def _prepare_gpu_env(selected: gpu_select.SelectedGpu, env: dict[str, Any]) -> None:
     """Pin CUDA to the job's GPU by UUID and put the ncu that was found on PATH (nsight-python
     runs plain ``ncu``)."""
@@ -187,12 +198,13 @@ def prepare(job_dir: Path, manifest: dict[str, Any], report: dict[str, Any] | No
     report = report or environment.environment_report()
     backend = report["backends"][spec.backend]
     manifest["environment"] = report["environment"]
-    gpu = None if spec.backend == "cpu" else \
-        gpu_select.resolve(spec.gpu, report["environment"].get("gpus") or ())
+    gpu, not_visible = _resolve_gpu(spec, report["environment"])
     manifest["gpu"] = gpu.to_json() if gpu else None
-    if not backend["available"]:
+    if not backend["available"]:  # says more than "gpu: 0 is not visible" on a host with none
         raise BackendUnavailable(f"backend {spec.backend} cannot run here: {backend['reason']}",
                                  backend["fix"])
+    if not_visible:
+        raise not_visible
     if gpu:
         _prepare_gpu_env(gpu, report["environment"])
     if spec.backend == "ncu":
