@@ -48,7 +48,8 @@ if [ "${OVERHEAD:-0}" = 1 ]; then
     /tmp/kp-n11:/tmp/kp-common --repeats "${REPEATS:-3}" > "$OUT/overhead.log" 2>&1 || echo "overhead benchmark failed"
 fi
 # Bring back: every bundle without its .ncu-rep (too big), plus the .ncu-reps that fit.
-tar -czf "$OUT/bundles.tgz" -C "$RESULTS" --exclude='*.ncu-rep' .
+# (.ncu-rep.gz: reports of bundles seeded from the repo, already there)
+tar -czf "$OUT/bundles.tgz" -C "$RESULTS" --exclude='*.ncu-rep' --exclude='*.ncu-rep.gz' .
 n=0
 for rep in "$RESULTS"/*/nsight/*.ncu-rep; do
   [ -f "$rep" ] || continue
