@@ -55,8 +55,9 @@ if label == "fault:enospc-table":
 elif label == "fault:enospc-all":  # tables, manifest and events.jsonl all fail
     import builtins
     import profiling_worker.channel as ch
+    import profiling_worker.bundle_writer as bw
     import profiling_worker.results as r
-    r.write_table = r.write_manifest = enospc
+    r.write_table = bw.write_manifest = enospc  # finish_bundle lives in bundle_writer
     def no_events(path, *a, **k):
         if str(path).endswith("events.jsonl"):
             enospc()

@@ -16,7 +16,7 @@ from pathlib import Path
 
 import pytest
 
-from profiling_worker import environment, results, runner
+from profiling_worker import bundle_writer, environment, results, runner
 from profiling_worker.channel import Channel
 from profiling_worker.errors import (COUNTER_PERMISSION_MARK, ProfilingFailed, WorkerError,
                                      classify_known)
@@ -118,7 +118,7 @@ def test_disk_full_for_the_manifest_too_still_reports_on_the_channel(
         tmp_path: Path, clean_env, monkeypatch: pytest.MonkeyPatch) -> None:
     job = _job(tmp_path, CPU_SPEC)
     monkeypatch.setattr(results, "write_table", _enospc)
-    monkeypatch.setattr(results, "write_manifest", _enospc)
+    monkeypatch.setattr(bundle_writer, "write_manifest", _enospc)  # finish_bundle's
     assert runner.run_job(job, Channel(job, None)) == 1  # no exception escapes
     assert not (job / "manifest.json").exists()
     errors = [e for e in _events(job) if e["event"] == "error"]
