@@ -39,12 +39,20 @@ def build_cache_clock_figure(frame: pd.DataFrame, l2_bytes: float | None, l2_sou
                 row=row, col=1)
             fig.update_yaxes(title_text=theme.axis_title(label, unit), row=row, col=1)
     if l2_bytes:
-        fig.add_vline(x=l2_bytes, line_dash="dot", line_color="gray",
-                      annotation_text=f"L2 {l2_bytes / 2**20:.0f} MiB ({l2_source})",
-                      annotation_position="top right")
+        _l2_line(fig, l2_bytes, l2_source)
     fig.update_xaxes(type="log")  # every row: the L2 line must sit at the same x in each
     fig.update_xaxes(title_text="Working set (bytes, analytic, log scale)", row=3, col=1)
     fig.update_yaxes(type="log", row=1, col=1)  # times span three orders of magnitude
     theme.apply_layout(fig, theme.titled("Cache and clock control", host_timer))
     fig.update_layout(height=780)
     return fig
+
+
+def _l2_line(fig: go.Figure, l2_bytes: float, l2_source: str) -> None:
+    """A dotted line at the L2 size in every row, labelled in the top row. The label is placed
+    by hand: on a log axis an annotation's x is log10 of the value (``add_vline``'s own label
+    used the raw bytes and landed far right of the plot, so the line went unlabelled)."""
+    fig.add_vline(x=l2_bytes, line_dash="dot", line_color="gray")
+    fig.add_annotation(x=float(np.log10(l2_bytes)), xref="x", y=1, yref="y domain",
+                       text=f"L2 {l2_bytes / 2**20:.0f} MiB ({l2_source})", showarrow=False,
+                       xanchor="left", yanchor="top", font={"color": "gray"})

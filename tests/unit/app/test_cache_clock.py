@@ -1,6 +1,7 @@
 """Cache x clock matrix on the H200 bundles: siblings found by spec, L2 marked, time and the SM
 clock each kernel ran at per variant."""
 
+import math
 from pathlib import Path
 
 import pytest
@@ -38,6 +39,9 @@ def test_frame_has_both_variants_the_clock_and_the_l2(bundles):
     assert size == 62_914_560 and source == "device attribute (Nsight Compute)"
     fig = build_cache_clock_figure(frame, size, source)
     assert fig.layout.xaxis3.type == "log" and "L2 60 MiB" in fig.layout.annotations[0].text
+    # on a log axis the label sits at log10 of the bytes, i.e. on the line, inside the plot
+    (label,) = [a for a in fig.layout.annotations if a.text.startswith("L2")]
+    assert label.x == pytest.approx(math.log10(fig.layout.shapes[0].x0))
 
 
 def test_a_job_without_variants_stands_alone(bundles):
