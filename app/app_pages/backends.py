@@ -7,7 +7,7 @@ from profiling_worker.schema import columns as C
 from app.core.figures.backends import build_backends_figure
 from app.core.metrics import MissingData
 from app.core.views.backends import WHY, backends_frame, kernel_counts_differ, wall_frame
-from app.ui import analysis, cached
+from app.ui import analysis, cached, panels
 
 st.header("CUPTI vs Nsight Compute")
 analysis.how_to_read("\n\n".join(WHY))
@@ -42,12 +42,12 @@ if len(differ):
                    f"{a} {c} (ncu {n}, CUPTI {k} per run)" for a, c, n, k in zip(
                        differ[C.ANNOTATION], differ["ConfigLabel"], differ["NcuKernelsPerRun"],
                        differ["CuptiKernelsPerRun"])))
-    st.dataframe(differ, key="backends-kernel-counts", hide_index=True, width="stretch")
+    panels.table(differ, key="backends-kernel-counts")
 analysis.figure_panel(build_backends_figure(frame), frame, key="backends",
                       filename=f"backends-{ncu_id}-vs-{cupti_id}.csv")
 st.subheader("Wall time of each job")
 walls = wall_frame(ncu, cupti)
-st.dataframe(walls, key="backends-wall", hide_index=True, width="stretch")
+panels.table(walls, key="backends-wall")
 if walls["WallS"].notna().all() and float(walls["WallS"].iloc[1] or 0) > 0:
     st.caption(f"The Nsight Compute job took {walls['WallS'].iloc[0] / walls['WallS'].iloc[1]:.1f}× "
                "the CUPTI job's wall time (replay passes, cache flushes, serialisation).")

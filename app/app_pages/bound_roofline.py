@@ -9,7 +9,7 @@ from app.core.metrics import MissingData
 from app.core.views.bound import LATENCY_THRESHOLD_PCT, BoundOptions, bound_frame
 from app.core.views.roofline import RooflineOptions, roofline_ceilings, roofline_frame
 from app.core.metrics import DRAM_PCT, DRAM_READ, DRAM_WRITE, GPC_HZ, SM_HZ, SM_PCT
-from app.ui import analysis, notes
+from app.ui import analysis, notes, panels
 
 st.header("Bound and roofline")
 bundle = analysis.selected_bundle()
@@ -75,4 +75,4 @@ if ceilings.empty:
 analysis.figure_panel(build_roofline_figure(points, ceilings, bundle.host_timer), points,
                       key="roofline", filename=f"{bundle.job_id}-roofline.csv")
 st.caption("Ceilings drawn")
-st.dataframe(ceilings, key="roofline-ceilings", hide_index=True, width="stretch")
+panels.table(ceilings, key="roofline-ceilings")

@@ -14,7 +14,7 @@ from app.core.views.clocks import (NVML_DOCS, ClocksOptions, collector_runs_fram
                                    correlation_frame, kernel_clock_frame, max_sm_clock_mhz,
                                    thermal_compare_frame, thermal_mean_difference_pct,
                                    throttle_frame, trace_frame)
-from app.ui import analysis, cached, notes, state
+from app.ui import analysis, cached, notes, panels, state
 
 THERMAL_DEFAULTS = ("h200-cupti-stability", "h200-cupti-stability-thermal-off")
 
@@ -42,7 +42,7 @@ try:
     if reasons.empty:
         st.caption("None: the clocks were never held back.")
     else:
-        st.dataframe(reasons, key="clocks-throttle", hide_index=True, width="stretch")
+        panels.table(reasons, key="clocks-throttle")
 except MissingData as exc:
     analysis.missing(exc, stop=False)
 
@@ -96,9 +96,9 @@ try:
 except MissingData as exc:
     analysis.missing(exc)
 walls = thermal.drop_duplicates("Job")[["Job", "ThermalMode", "WallS"]]
-st.dataframe(walls, key="clocks-thermal-wall", hide_index=True, width="stretch",
+panels.table(walls, key="clocks-thermal-wall",
              column_config={"WallS": st.column_config.NumberColumn("Wall time (s)",
-                                                                   format="%.2f")})
+                                                                   format="%,.2f")})
 analysis.figure_panel(build_thermal_figure(thermal), thermal, key="clocks-thermal",
                       filename=f"thermal-{job_a}-vs-{job_b}.csv")
 diff = thermal_mean_difference_pct(thermal)

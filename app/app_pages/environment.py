@@ -6,7 +6,7 @@ import streamlit as st
 from app import settings
 from app.core.environment import environment_rows
 from app.services import worker_client
-from app.ui import cached, state
+from app.ui import cached, panels, state
 
 st.header("Environment")
 report = cached.env_report()
@@ -18,13 +18,12 @@ backends = report.get("backends") or {}
 rows = [{"Backend": name, "Can run": bool(info.get("available")),
          "Reason": info.get("reason") or "", "Fix": info.get("fix") or ""}
         for name, info in ((n, backends.get(n) or {}) for n in worker_client.BACKENDS)]
-st.dataframe(pd.DataFrame(rows), key="environment-backends", hide_index=True, width="stretch")
+panels.table(pd.DataFrame(rows), key="environment-backends")
 for row in rows:
     if not row["Can run"] and row["Fix"]:
         st.warning(f"**{row['Backend']}** cannot run: {row['Reason']}. Fix: {row['Fix']}")
 env = worker_client.environment_of(report)
-st.dataframe(pd.DataFrame(environment_rows(env)), key="environment-here", hide_index=True,
-             width="stretch")
+panels.table(pd.DataFrame(environment_rows(env)), key="environment-here")
 st.button("Probe again", key="environment-reprobe", on_click=cached.reprobe_environment,
           icon=":material/refresh:", help="After installing ncu or a driver, ask the worker again")
 with st.expander("Full report (JSON)"):
@@ -38,9 +37,9 @@ if bundle is None:
 manifest = bundle.manifest
 backend = {k: v for k, v in (manifest.get("backend") or {}).items() if k != "device_attributes"}
 st.caption(f"Job `{bundle.job_id}` · {bundle.status} · durations: {bundle.measurement}")
-st.dataframe(pd.DataFrame(environment_rows(manifest.get("environment") or {}, backend,
+panels.table(pd.DataFrame(environment_rows(manifest.get("environment") or {}, backend,
                                            int(bundle.spec.get("gpu") or 0))),
-             key="environment-job", hide_index=True, width="stretch")
+             key="environment-job")
 left, right = st.columns(2)
 with left:
     st.markdown("**Provenance**")

@@ -48,16 +48,15 @@ if summary is not None:
     st.caption(f"From `{C.REPORT_SUMMARY_FILE}`, read from the report with ncu_report by the "
                "worker.")
     left, right = st.columns([2, 3])
-    left.dataframe(summary.overview, key="files-summary", hide_index=True, width="stretch")
-    right.dataframe(summary.kernels, key="files-summary-kernels", hide_index=True,
-                    width="stretch",
-                    column_config={"Kernel": st.column_config.TextColumn("Kernel name",
-                                                                         width="large")})
+    panels.table(summary.overview, key="files-summary", where=left)
+    panels.table(summary.kernels, key="files-summary-kernels", where=right,
+                 column_config={"Kernel": st.column_config.TextColumn("Kernel name",
+                                                                      width="large")})
     if summary.rules.empty:
         st.caption("Rule results: none (Nsight Compute runs its guided-analysis rules only when "
                    "sections are collected, e.g. `--section SpeedOfLight`).")
     else:
-        st.dataframe(summary.rules, key="files-summary-rules", hide_index=True, width="stretch")
+        panels.table(summary.rules, key="files-summary-rules")
 
 log = bundle.path / "worker.log"
 if log.is_file():

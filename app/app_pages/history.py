@@ -105,7 +105,7 @@ facets = hx.facets(every)
 flt = _filters(facets)
 found = [r for r in every if hx.matches(r, flt)]
 frame = _frame(found)
-st.dataframe(frame, key=state.key(PAGE, "table"), hide_index=True, width="stretch",
+panels.table(frame, key=state.key(PAGE, "table"),
              on_select=lambda: _open_selected(frame["Job"].tolist()),
              selection_mode="single-row")
 st.caption(f"{len(found)} of {len(every)} jobs. Select a row to open that job on every page.")

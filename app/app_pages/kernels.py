@@ -45,7 +45,7 @@ if len(multi):
                                             multi["MaxPerRun"])))
 if counts["VariesBetweenRuns"].any():
     st.warning("The number of kernels differs between runs of some configs.")
-st.dataframe(counts, key="kernels-counts", hide_index=True, width="stretch")
+panels.table(counts, key="kernels-counts")
 panels.download_csv(counts, key="kernels-counts-csv", filename=f"{bundle.job_id}-kernel-counts.csv")
 
 outside = unattributed_frame(bundle)
@@ -62,9 +62,9 @@ if len(outside):
 
 st.subheader("Combine rules")
 rules = combine_rules_frame(bundle)
-st.dataframe(rules, key="kernels-rules", hide_index=True, width="stretch")
+panels.table(rules, key="kernels-rules")
 
 st.subheader("Every launch")
 launches = launches_frame(bundle)
-st.dataframe(launches, key="kernels-launches", hide_index=True, width="stretch")
+panels.table(launches, key="kernels-launches")
 panels.download_csv(launches, key="kernels-launches-csv", filename=f"{bundle.job_id}-launches.csv")

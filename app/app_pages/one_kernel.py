@@ -4,7 +4,7 @@ import streamlit as st
 
 from profiling_worker.schema import columns as C, plausibility as P
 
-from app.core import derived
+from app.core import derived, numbers
 from app.core.figures.one_kernel import build_one_kernel_figure
 from app.core.metrics import MissingData, available_metrics
 from app.core.views.one_kernel import (PROFILED_SCOPE, OneKernelOptions, annotation_configs,
@@ -48,10 +48,12 @@ summary = one_kernel_summary(bundle, frame)
 
 tiles = st.columns(6)
 if summary.duration is not None:
-    tiles[0].metric(f"Duration ({summary.time_unit})", f"{summary.duration:.4g}",
-                    help=f"Mean over the runs; CI95 [{summary.duration_lo:.4g}, "
-                         f"{summary.duration_hi:.4g}] {summary.time_unit}; {bundle.measurement}",
-                    border=True)
+    shown, unit = numbers.fit_time(summary.duration, summary.time_unit)  # 21437 µs -> 21.44 ms
+    scale = shown / summary.duration if summary.duration else 1.0
+    tiles[0].metric(f"Duration ({unit})", numbers.fmt(shown),
+                    help=f"Mean over the runs; CI95 [{numbers.fmt(summary.duration_lo * scale)}, "
+                         f"{numbers.fmt(summary.duration_hi * scale)}] {unit}; "
+                         f"{bundle.measurement}", border=True)
     tiles[1].metric("RSD (%)", f"{summary.rsd_pct:.2f}",
                     help="Relative standard deviation over the runs", border=True)
     tiles[2].metric("Runs", f"{summary.num_runs}", border=True)
@@ -64,7 +66,7 @@ tiles[4].metric("SM clock (MHz)",
                      "measured on the kernel (ncu backend, bound preset); not the device's rated "
                      "clock. — = not collected",
                 border=True)
-tiles[5].metric("TFLOP/s", f"{summary.tflops:.4g}" if summary.tflops else "—",
+tiles[5].metric("TFLOP/s", numbers.fmt(summary.tflops) if summary.tflops else "—",
                 help="Analytic FLOPs (work table) / measured duration, per run, then the mean. "
                      "— = no work formula for this annotation", border=True)
 st.markdown(f"**GPU:** {summary.gpu} · **annotation** `{summary.annotation}` · "
@@ -77,7 +79,7 @@ else:
     st.caption("Kernel names: this job has no per-launch table.")
 
 st.subheader("Every value of this annotation × config")
-st.dataframe(frame, key="one-kernel-table", hide_index=True, width="stretch")
+panels.table(frame, key="one-kernel-table")
 panels.download_csv(frame, key="one-kernel-csv",
                     filename=f"{bundle.job_id}-{annotation}-config{config}.csv")
 

@@ -22,5 +22,5 @@ for name, title, what in (
         st.caption(f"No {name} table in this job.")
         continue
     st.caption(f"{what}; times in ns ({bundle.measurement}).")
-    st.dataframe(table, key=f"results-{name}-table", hide_index=True, width="stretch")
+    panels.table(table, key=f"results-{name}-table")
     panels.download_csv(table, key=f"results-{name}-csv", filename=f"{bundle.job_id}-{name}.csv")

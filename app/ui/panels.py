@@ -3,11 +3,13 @@
 from __future__ import annotations
 
 from pathlib import Path
+from typing import Any
 
 import pandas as pd
 import plotly.graph_objects as go
 import streamlit as st
 
+from app.core import numbers
 from app.core.bundle_loader import HOST_TIMER_NOTE, Bundle
 from app.core.environment import gpu_name
 
@@ -36,8 +38,25 @@ def chart_with_table(fig: go.Figure, frame: pd.DataFrame, key: str, filename: st
     numbers behind it, and a CSV of those numbers (keys ``<key>-*``)."""
     st.plotly_chart(fig, key=f"{key}-chart", width="stretch", theme="streamlit",
                     config=chart_config(filename))
-    st.dataframe(frame, key=f"{key}-table", hide_index=True, width="stretch")
+    table(frame, key=f"{key}-table")
     download_csv(frame, key=f"{key}-csv", filename=filename)
+
+
+def table(frame: pd.DataFrame | list[dict[str, Any]], key: str, where: Any = None,
+          column_config: dict[str, Any] | None = None, **kwargs: Any) -> None:
+    """A table (``st.dataframe``, full width, no index) whose numeric columns show thousands
+    separators and four significant digits (:func:`app.core.numbers.printf_format`); the values
+    stay exact (sorting, CSV downloads). ``where``: a column or container (default: here);
+    ``column_config`` entries override the number formats."""
+    frame = frame if isinstance(frame, pd.DataFrame) else pd.DataFrame(frame)
+    config: dict[str, Any] = {}
+    for name in frame.columns:
+        fmt = numbers.printf_format(frame[name])
+        if fmt and isinstance(name, str):
+            config[name] = st.column_config.NumberColumn(format=fmt)
+    config.update(column_config or {})
+    (where or st).dataframe(frame, key=key, hide_index=True, width="stretch",
+                            column_config=config, **kwargs)
 
 
 def render_error(message: str, hint: str | None = None, log_tail: str | None = None,

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import json
+import math
 from pathlib import Path
 
 from apptest_helpers import plotly_specs, texts
@@ -39,8 +41,23 @@ def test_switching_annotation_and_config(store, monkeypatch, app) -> None:
     assert not at.exception
     at.selectbox(key="one-kernel-annotation").set_value("fp16").run()
     assert not at.exception
-    assert {m.label: m.value for m in at.metric}["Duration (µs)"] == "1458"
+    assert {m.label: m.value for m in at.metric}["Duration (µs)"] == "1,458"
     assert set(at.dataframe[0].value["n"]) == {8192}
+
+
+def test_long_duration_in_ms_and_tables_formatted(store, monkeypatch, app) -> None:
+    at = _open(app, monkeypatch, "h200-ncu-matmul-sweep")
+    at.selectbox(key="one-kernel-config").set_value(4).run()  # fp32, n = 8192: 21,437 µs
+    metrics = {m.label: m.value for m in at.metric}
+    assert metrics["Duration (ms)"] == "21.44", metrics  # not "2.144e+04", cut to "2.14..."
+    table = at.dataframe[0]
+    exact = table.value.loc[table.value["Metric"] == "gpu__time_duration.sum", "AvgValue"]
+    assert float(exact.iloc[0]) == 21437.4944  # the frame (and its CSV) keep exact values
+    config = json.loads(table.proto.columns)  # the column config the browser gets
+    fmt = config["AvgValue"]["type_config"]["format"]  # thousands separators, and at least
+    assert fmt.startswith("%,.") and fmt.endswith("f")  # 4 significant digits for every value
+    smallest = table.value["AvgValue"].abs().replace(0, float("nan")).min()
+    assert math.floor(math.log10(smallest)) + 1 + int(fmt[3:-1]) >= 4
 
 
 def test_cupti_job_has_no_kernel_clock(store, monkeypatch, app) -> None:

@@ -1,0 +1,77 @@
+"""How numbers are shown: significant digits, thousands separators, a time unit that fits.
+
+One place for every table and tile, so that 21437.4944 µs reads "21.44 ms" in a tile and
+"21,437.4944" in a table, and a table column never shows "2.144e+04". Display only: the frames
+themselves (and the CSV downloads made from them) keep their exact values.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Iterable
+
+import numpy as np
+import pandas as pd
+
+SIG_DIGITS = 4
+#: Above this many of a unit, a duration is shown in the next larger unit (10,000 µs -> 10 ms).
+UNIT_UP_AT = 10_000.0
+_TIME_STEPS = ("ns", "µs", "ms", "s")
+_MAX_DECIMALS = 6
+
+
+def fmt(value: float | int | None, sig: int = SIG_DIGITS) -> str:
+    """``value`` with ``sig`` significant digits and thousands separators, never in exponent
+    form between 1e-6 and 1e15: 21437.49 -> "21,437", 16.768 -> "16.77", 0.0012345 ->
+    "0.001235"; None or NaN -> "—"."""
+    if value is None or (isinstance(value, float) and math.isnan(value)):
+        return "—"
+    v = float(value)
+    if v == 0 or not math.isfinite(v):
+        return f"{v:g}"
+    magnitude = math.floor(math.log10(abs(v)))
+    if magnitude < -6 or magnitude >= 15:
+        return f"{v:.{sig - 1}e}"
+    decimals = max(0, sig - 1 - magnitude)
+    return f"{v:,.{decimals}f}"
+
+
+def fit_time(value: float, unit: str) -> tuple[float, str]:
+    """A duration in ``unit`` (ns, µs, ms or s) moved to the largest unit in which it is still
+    at least 1, stepping up while it is at least :data:`UNIT_UP_AT`: (21437.5, "µs") ->
+    (21.4375, "ms")."""
+    if unit not in _TIME_STEPS or not math.isfinite(value):
+        return value, unit
+    i = _TIME_STEPS.index(unit)
+    while abs(value) >= UNIT_UP_AT and i < len(_TIME_STEPS) - 1:
+        value, i = value / 1000.0, i + 1
+    return value, _TIME_STEPS[i]
+
+
+def decimals_for(values: Iterable[float], sig: int = SIG_DIGITS) -> int | None:
+    """Decimal places that give the smallest non-zero magnitude in ``values`` ``sig``
+    significant digits (0 for whole numbers, at most 6); None when the values need exponent
+    form (below 1e-6) or there is no finite non-zero value."""
+    arr = np.asarray(list(values), dtype=float)
+    arr = np.abs(arr[np.isfinite(arr) & (arr != 0)])
+    if arr.size == 0:
+        return 0
+    if np.all(arr == np.round(arr)):
+        return 0
+    smallest = float(arr.min())
+    if smallest < 1e-6:
+        return None
+    return min(_MAX_DECIMALS, max(0, sig - 1 - math.floor(math.log10(smallest))))
+
+
+def printf_format(series: pd.Series, sig: int = SIG_DIGITS) -> str | None:
+    """A printf format for a numeric column (Streamlit's ``NumberColumn``): thousands separators
+    and enough decimals for ``sig`` significant digits of its smallest value ("%,.2f"); None for
+    a column that is not numeric or needs exponent form (Streamlit's default then)."""
+    if not pd.api.types.is_numeric_dtype(series) or pd.api.types.is_bool_dtype(series):
+        return None
+    decimals = decimals_for(series.to_numpy(dtype=float), sig)
+    if decimals is None:
+        return None
+    return "%,d" if decimals == 0 and pd.api.types.is_integer_dtype(series) \
+        else f"%,.{decimals}f"
