@@ -58,7 +58,7 @@ if len(outside):
                    "a config).")
     st.caption("Launches outside every annotation (set-up code, the L2 flush before each CUPTI "
                "run) are listed for completeness; they are not measured.")
-    st.dataframe(outside, key="kernels-unattributed", hide_index=True, width="stretch")
+    panels.table(outside, key="kernels-unattributed")
 
 st.subheader("Combine rules")
 rules = combine_rules_frame(bundle)
