@@ -9,8 +9,12 @@ import pandas as pd
 import plotly.graph_objects as go
 import streamlit as st
 
+from profiling_worker.schema import columns as C
+
 from app.core import numbers
 from app.core.bundle_loader import HOST_TIMER_NOTE, Bundle
+from app.core.figures import theme
+from app.ui import cached, state
 from app.core.environment import gpu_name
 
 
@@ -33,9 +37,23 @@ def chart_config(filename: str) -> dict[str, object]:
                                      "filename": filename.rsplit(".", 1)[0]}}
 
 
+def job_colors(bundle: Bundle | None) -> dict[str, str]:
+    """Annotation -> colour for the job (:func:`theme.annotation_colors` over the annotations
+    of its aggregated table, else its per-run table, in table order)."""
+    if bundle is None:
+        return {}
+    for name in (C.TABLE_AGGREGATED, C.TABLE_RUNS):
+        table = bundle.tables.get(name)
+        if table is not None and C.ANNOTATION in table:
+            return theme.annotation_colors(table[C.ANNOTATION].dropna())
+    return {}
+
+
 def chart_with_table(fig: go.Figure, frame: pd.DataFrame, key: str, filename: str) -> None:
     """The chart (Streamlit's light/dark plotly theme; the modebar camera saves a PNG), the exact
-    numbers behind it, and a CSV of those numbers (keys ``<key>-*``)."""
+    numbers behind it, and a CSV of those numbers (keys ``<key>-*``). Traces of an annotation
+    take the selected job's colour for it, the same in every view."""
+    theme.color_annotations(fig, job_colors(cached.bundle_for(state.selected_job_id())))
     st.plotly_chart(fig, key=f"{key}-chart", width="stretch", theme="streamlit",
                     config=chart_config(filename))
     table(frame, key=f"{key}-table")

@@ -27,7 +27,8 @@ def build_backends_figure(frame: pd.DataFrame) -> go.Figure:
                                   group["CuptiRSD"], group["Verdict"]])
         fig.add_trace(go.Scatter(
             x=group["ConfigLabel"], y=group["RatioNcuOverCupti"], mode="markers+lines",
-            name=str(annotation), line={"color": theme.color(i), "width": 1},
+            name=str(annotation), meta=theme.tag(annotation),
+            line={"color": theme.color(i), "width": 1},
             marker={"size": 10, "color": theme.color(i)},
             error_y={"type": "data", "symmetric": False,
                      "array": group["RatioCI95Upper"] - group["RatioNcuOverCupti"],

@@ -13,9 +13,11 @@ from app.core.figures import common, theme
 
 
 #: Marker above each SM/DRAM pair per limiter (the text label collided with its neighbours).
-LIMITER_MARKS = (("compute", "limited by compute (SM)", "triangle-up", 0),
-                 ("memory", "limited by memory (DRAM)", "square", 1),
-                 ("latency", "latency / launch bound", "circle-open", 2))
+#: Open grey symbols: in the legend they must not look like the filled SM / DRAM bars.
+LIMITER_MARKS = (("compute", "limited by compute (SM)", "triangle-up-open"),
+                 ("memory", "limited by memory (DRAM)", "square-open"),
+                 ("latency", "latency / launch bound", "circle-open"))
+LIMITER_COLOR = "rgba(90,90,90,0.95)"
 
 
 def build_bound_figure(frame: pd.DataFrame, threshold_pct: float, host_timer: bool = False
@@ -47,14 +49,14 @@ def build_bound_figure(frame: pd.DataFrame, threshold_pct: float, host_timer: bo
     limited = frame["LimitedBy"].astype(str).to_numpy()
     xs = np.asarray(x, dtype=object)
     pcts = np.column_stack([frame["SmPct"], frame["DramPct"], limited])
-    for prefix, name, symbol, color in LIMITER_MARKS:
+    for prefix, name, symbol in LIMITER_MARKS:
         hit = np.char.startswith(limited.astype(str), prefix)
         if not hit.any():
             continue
         fig.add_trace(go.Scatter(
             x=xs[hit], y=top[hit] + 5, mode="markers", name=name,
-            marker={"symbol": symbol, "size": 10, "color": theme.color(color),
-                    "line": {"width": 2, "color": theme.color(color)}},
+            marker={"symbol": symbol, "size": 11, "color": LIMITER_COLOR,
+                    "line": {"width": 2, "color": LIMITER_COLOR}},
             customdata=pcts[hit],
             hovertemplate=("<b>%{x}</b><br>limited by: %{customdata[2]}"
                            "<br>SM = %{customdata[0]:.2f} %, DRAM = %{customdata[1]:.2f} %"
@@ -100,10 +102,10 @@ def build_roofline_figure(frame: pd.DataFrame, ceilings: pd.DataFrame, host_time
                                   group["BytesSource"], group["TimeNs"] / 1e3])
         fig.add_trace(go.Scatter(
             x=group["ArithmeticIntensity"], y=group["AchievedTFLOPs"], mode="lines+markers+text",
-            name=str(annotation), text=labels.loc[group.index],
+            name=str(annotation), meta=theme.tag(annotation), text=labels.loc[group.index],
             textposition=positions.loc[group.index],
-            textfont={"color": theme.color(i + 2)},
-            line={"color": theme.color(i + 2)}, marker={"size": 9}, customdata=custom,
+            textfont={"color": theme.color(i)},
+            line={"color": theme.color(i)}, marker={"size": 9}, customdata=custom,
             hovertemplate=(f"<b>{annotation}</b> %{{customdata[0]}}"
                            "<br>AI = %{x:.4g} FLOP/byte<br>achieved = %{y:.4g} TFLOP/s"
                            "<br>= %{customdata[1]:.1f} % of datasheet peak"
@@ -157,6 +159,9 @@ def trajectory_labels(points: pd.DataFrame) -> tuple[pd.Series, pd.Series]:
     return text, position
 
 
+_ROOF_DASHES = ("dot", "dashdot", "longdash", "longdashdot")
+
+
 def _ceilings(fig: go.Figure, ceilings: pd.DataFrame, lo: float, hi: float) -> None:
     memory = ceilings[ceilings["Kind"] == "memory"]
     gbps = float(memory["Value"].iloc[0]) if len(memory) else None
@@ -175,6 +180,7 @@ def _ceilings(fig: go.Figure, ceilings: pd.DataFrame, lo: float, hi: float) -> N
         fig.add_trace(go.Scatter(
             x=[start, max(hi, start * 1.01)], y=[roof["Value"]] * 2, mode="lines",
             name=f"{roof['Ceiling']} {roof['Value']:,.1f} TFLOP/s",
-            line={"color": theme.color(j), "dash": "dash", "width": 1.5},
+            line={"color": common.REFERENCE, "dash": _ROOF_DASHES[j % len(_ROOF_DASHES)],
+                  "width": 1.5},  # grey: annotation colours belong to the trajectories
             hovertemplate=(f"{roof['Ceiling']}<br>{roof['Value']:,.1f} TFLOP/s"
                            f"<br>{roof['Source']}<extra></extra>")))

@@ -31,6 +31,7 @@ def build_cache_clock_figure(frame: pd.DataFrame, l2_bytes: float | None, l2_sou
             fig.add_trace(go.Scatter(
                 x=x, y=y, mode="lines+markers", name=f"{annotation} · {variant}",
                 legendgroup=f"{annotation} · {variant}", showlegend=row == 1,
+                meta=theme.tag(annotation),
                 line={"color": theme.color(annotations.index(annotation)),
                       "dash": _DASHES[variants.index(variant) % len(_DASHES)]},
                 customdata=np.stack([part["ConfigLabel"].to_numpy()], axis=-1),

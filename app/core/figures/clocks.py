@@ -186,6 +186,7 @@ def build_kernel_clock_figure(frame: pd.DataFrame, host_timer: bool = False) -> 
         avg = group["SmClockMHz"].to_numpy(float)
         fig.add_trace(go.Bar(
             x=group["ConfigLabel"], y=avg, name=str(annotation), marker_color=theme.color(i),
+            meta=theme.tag(annotation),
             error_y={"type": "data", "symmetric": False,
                      "array": group["MaxMHz"].to_numpy(float) - avg,
                      "arrayminus": avg - group["MinMHz"].to_numpy(float)},

@@ -30,7 +30,7 @@ def build_compare_figure(frame: pd.DataFrame, title: str = "Candidate / baseline
                                   group["Verdict"]])
         fig.add_trace(go.Scatter(
             x=group["ConfigLabel"], y=group["Ratio"], mode="markers+lines", name=str(annotation),
-            line={"color": theme.color(i), "width": 1},
+            meta=theme.tag(annotation), line={"color": theme.color(i), "width": 1},
             marker={"size": 10, "color": theme.color(i),
                     "symbol": [_symbol(s, ok) for s, ok in
                                zip(group["CIsOverlap"], group["EnoughRuns"])]},

@@ -30,7 +30,7 @@ def build_stability_figure(frame: pd.DataFrame, host_timer: bool = False) -> go.
                                   group[C.NUM_RUNS], group["Note"].fillna("")])
         fig.add_trace(go.Bar(
             x=group["ConfigLabel"], y=group[C.RSD], name=str(annotation),
-            marker_color=theme.color(i), customdata=custom,
+            meta=theme.tag(annotation), marker_color=theme.color(i), customdata=custom,
             hovertemplate=(f"<b>{annotation}</b> %{{x}}<br>RSD = %{{y:.3f}} %"
                            f"<br>mean = %{{customdata[0]:.6g}} {unit}"
                            f"<br>CI95 = [%{{customdata[1]:.6g}}, %{{customdata[2]:.6g}}] {unit}"

@@ -78,7 +78,7 @@ def _trace(group: pd.DataFrame, annotation: str, x: str, unit: str, i: int,
         note[clipped] = f"<br>(lower CI95 ≤ 0: whisker drawn down to {floor:.3g} {unit})"
     custom = np.column_stack([lo, hi, runs, note])
     return go.Scatter(
-        x=xs, y=avg, mode="lines+markers", name=str(annotation),
+        x=xs, y=avg, mode="lines+markers", name=str(annotation), meta=theme.tag(annotation),
         line={"color": theme.color(i)},
         error_y={"type": "data", "symmetric": False, "array": hi - avg,
                  "arrayminus": avg - drawn_lo},

@@ -10,6 +10,7 @@ light template through :func:`for_export`.
 from __future__ import annotations
 
 import math
+from collections.abc import Iterable, Mapping
 from typing import Any
 
 import numpy as np
@@ -43,6 +44,44 @@ def color(i: int) -> str:
 def long_color(i: int) -> str:
     """The i-th colour of :data:`LONG_COLORS` (cycles only after 22 series)."""
     return LONG_COLORS[i % len(LONG_COLORS)]
+
+
+def tag(annotation: object) -> dict[str, str]:
+    """``meta`` of a trace that draws one annotation: :func:`color_annotations` colours it."""
+    return {ANNOTATION_META: str(annotation)}
+
+
+ANNOTATION_META = "annotation"
+
+
+def annotation_colors(annotations: Iterable[object]) -> dict[str, str]:
+    """Annotation -> colour for a job: its i-th distinct annotation gets ``LONG_COLORS[i]``, so
+    fp32 has one colour on the sweep, the roofline, stability and every other view."""
+    names = dict.fromkeys(str(a) for a in annotations)
+    return {name: long_color(i) for i, name in enumerate(names)}
+
+
+def color_annotations(fig: go.Figure, colors: Mapping[str, str]) -> go.Figure:
+    """Give each trace tagged with :func:`tag` the colour of its annotation in ``colors`` (its
+    line, markers, fill and text); an annotation not in ``colors`` (e.g. only in a compared
+    job) gets the next colours after the job's, in order of appearance. Untagged traces (bars
+    of SM vs DRAM, roofs, limiter markers) keep theirs."""
+    extra: dict[str, str] = {}
+    for trace in fig.data:
+        meta = trace.meta if isinstance(trace.meta, dict) else {}
+        name = meta.get(ANNOTATION_META)
+        if name is None:
+            continue
+        color = colors.get(name) or extra.setdefault(name, long_color(len(colors) + len(extra)))
+        if "line" in trace and trace.type != "bar":
+            trace.line.color = color
+        if "marker" in trace:
+            trace.marker.color = color
+        if getattr(trace, "fillcolor", None) is not None:
+            trace.fillcolor = color
+        if "textfont" in trace and trace.textfont.color is not None:
+            trace.textfont.color = color
+    return fig
 
 
 def titled(title: str, host_timer: bool) -> str:
