@@ -6,8 +6,8 @@ from profiling_worker.schema import columns as C, intervals, plausibility as P
 
 from app.core.figures.compare import build_compare_figure
 from app.core.metrics import MissingData, available_metrics
-from app.core.views.compare import (NOT_ENOUGH_RUNS, CompareOptions, JobSummary, compare_frame,
-                                    default_candidate)
+from app.core.views.compare import (NOT_ENOUGH_RUNS, CompareOptions, JobSummary, candidates,
+                                    compare_frame)
 from app.ui import analysis, cached, notes, state
 
 st.header("Compare jobs")
@@ -20,7 +20,9 @@ analysis.how_to_read(
     f"intervals overlap. With fewer than {intervals.MIN_RUNS} runs on a side the spread is "
     f"unknown: the verdict is *{NOT_ENOUGH_RUNS}* and the ratio has no interval. "
     f"Intervals: {intervals.CI_METHOD}.\n\n"
-    "The candidate starts as the job most like the baseline: same kernels, duration metric and "
+    "Only jobs that can be compared are offered as candidate (same duration metric, a kernel, "
+    "an annotation and a config in common); the others are listed with the reason. The "
+    "candidate starts as the job most like the baseline: same kernels, duration metric and "
     "most configs in common (then same annotations, same backend, most recent), so the ratios "
     "show a real difference rather than a job divided by itself.")
 bundles, _problems = cached.list_bundles()
@@ -34,8 +36,7 @@ summaries = [JobSummary.of(b.job_id, b.created_at, b.manifest.get("spec") or {})
 
 def _follow_baseline() -> None:
     """A new baseline brings its own default candidate (never the baseline itself)."""
-    st.session_state["compare-candidate"] = default_candidate(
-        st.session_state["compare-baseline"], summaries)
+    st.session_state.pop("compare-candidate", None)
 
 
 current = state.selected_job_id()
@@ -43,8 +44,22 @@ cols = st.columns(3)
 baseline_id = cols[0].selectbox("Baseline", ids, key="compare-baseline",
                                 index=ids.index(current) if current in ids else 0,
                                 on_change=_follow_baseline)
-candidate_id = cols[1].selectbox("Candidate", ids, key="compare-candidate",
-                                 index=ids.index(default_candidate(baseline_id, summaries)))
+offered, refused = candidates(baseline_id, summaries)
+if refused:
+    with st.expander(f"{len(refused)} job(s) not offered as candidate: why",
+                     icon=":material/filter_alt:"):
+        st.markdown("\n".join(f"- `{job}`: {why}" for job, why in refused.items()))
+if not offered:
+    st.info(f"No other job can be compared with `{baseline_id}`: a candidate must measure the "
+            "same duration metric and share a kernel, an annotation and a config with it (see "
+            "above). Run the same kernels and sizes again, e.g. with another cache or clock "
+            "control, to compare.", icon=":material/info:")
+    st.stop()
+if st.session_state.get("compare-candidate") not in offered + [baseline_id]:
+    st.session_state.pop("compare-candidate", None)  # e.g. the sidebar changed the baseline
+candidate_id = cols[1].selectbox("Candidate", offered + [baseline_id], key="compare-candidate",
+                                 help="Jobs comparable with the baseline, the most alike first; "
+                                      "the baseline itself last (ratio 1: a check)")
 baseline, candidate = cached.bundle_for(baseline_id), cached.bundle_for(candidate_id)
 if baseline is None or candidate is None:
     st.error("One of the jobs could not be read.")

@@ -73,3 +73,24 @@ def test_one_run_jobs_are_not_enough_to_tell(store, app) -> None:
     assert set(at.dataframe[0].value["Verdict"]) == {"not enough runs to tell"}
     shown = texts(at)
     assert "3 pair(s): not enough runs to tell" in shown and "0 inside the noise" in shown
+
+
+def test_compare_from_a_cpu_job_offers_no_gpu_job_and_says_why(seeded, monkeypatch, app) -> None:
+    from conftest import JOB_ID
+
+    monkeypatch.setenv("KPROF_BUNDLED_DIR", str(BUNDLED))
+    at = app("compare", query={"job": JOB_ID})
+    assert not at.exception, at.exception
+    assert at.selectbox(key="compare-baseline").value == JOB_ID
+    assert "compare-candidate" not in {w.key for w in at.selectbox}
+    text = texts(at)
+    assert "has no host__time_duration.sum values" not in text  # the old dead end
+    assert f"No other job can be compared with `{JOB_ID}`" in text
+    assert "h200-ncu-matmul-sweep`: it measures GPU kernel time" in text
+    assert not plotly_specs(at)
+    at.selectbox(key="compare-baseline").set_value("h200-ncu-matmul-sweep").run()
+    assert not at.exception
+    offered = at.selectbox(key="compare-candidate").options
+    assert JOB_ID not in offered and "h200-ncu-softmax" not in offered  # other metric / kernel
+    assert "h200-ncu-roofline" in offered and offered[-1] == "h200-ncu-matmul-sweep"
+    assert f"{JOB_ID}`: it measures host wall-clock time" in texts(at)

@@ -147,6 +147,43 @@ class JobSummary:
                    backend=str(spec.get("backend") or ""))
 
 
+def _measures(job: JobSummary) -> str:
+    if job.duration_metric == C.HOST_TIME:
+        return f"host wall-clock time ({C.HOST_TIME}, cpu backend)"
+    return f"GPU kernel time ({job.duration_metric})"
+
+
+def why_not_comparable(base: JobSummary, job: JobSummary) -> str | None:
+    """Why ``job`` cannot be compared with ``base`` (None when it can): it measures another
+    duration metric (cpu host timer vs GPU time: no values in common), or shares no kernel, no
+    named annotation or no config with it, so :func:`compare_frame` would find no common row.
+    A side whose spec does not say (e.g. an import without configs) is not held against it."""
+    if job.duration_metric != base.duration_metric:
+        return f"it measures {_measures(job)}, the baseline {_measures(base)}"
+    if base.kernels and job.kernels and not set(base.kernels) & set(job.kernels):
+        return f"no kernel in common ({', '.join(job.kernels)})"
+    if base.annotations and job.annotations and not set(base.annotations) & set(job.annotations):
+        return f"no annotation in common ({', '.join(job.annotations)})"
+    if base.configs and job.configs and not set(base.configs) & set(job.configs):
+        return "no config (size) in common"
+    return None
+
+
+def candidates(baseline_id: str, jobs: list[JobSummary]) -> tuple[list[str], dict[str, str]]:
+    """The jobs that can be compared with ``baseline_id``, the default first
+    (:func:`default_candidate`), and job id -> reason for each job that cannot."""
+    base = next((j for j in jobs if j.job_id == baseline_id), None)
+    if base is None:
+        return [j.job_id for j in jobs if j.job_id != baseline_id], {}
+    refused = {j.job_id: why for j in jobs if j.job_id != baseline_id
+               and (why := why_not_comparable(base, j))}
+    offered = [j for j in jobs if j.job_id != baseline_id and j.job_id not in refused]
+    if not offered:
+        return [], refused
+    first = default_candidate(baseline_id, offered + [base])
+    return [first] + [j.job_id for j in offered if j.job_id != first], refused
+
+
 def default_candidate(baseline_id: str, jobs: list[JobSummary]) -> str:
     """The job to compare ``baseline_id`` against when the user has not picked one.
 

@@ -121,3 +121,26 @@ def test_one_run_a_side_is_not_enough_to_tell() -> None:
     two = compare_frame(_runs_only(job, {0, 1}), _runs_only(job, {2, 3}), CompareOptions())
     assert "not enough runs to tell" not in set(two["Verdict"]) and two["EnoughRuns"].all()
     assert len(build_compare_figure(frame).data) == 1
+
+
+def test_only_comparable_candidates_are_offered() -> None:
+    from app.core.views.compare import JobSummary, candidates, why_not_comparable
+
+    cpu = JobSummary.of("cpu", "2026-11-30", {"backend": "cpu", "kernels": ["matmul"],
+                                              "configs": [{"n": 64}]})
+    gpu = JobSummary.of("gpu", "2026-11-29", {"backend": "ncu", "kernels": ["matmul"],
+                                              "configs": [{"n": 64}, {"n": 128}]})
+    gpu2 = JobSummary.of("gpu2", "2026-11-28", {"backend": "cupti", "kernels": ["matmul"],
+                                                "configs": [{"n": 128}]})
+    other = JobSummary.of("soft", "2026-11-27", {"backend": "ncu", "kernels": ["softmax"],
+                                                 "configs": [{"n": 128}]})
+    sizes = JobSummary.of("big", "2026-11-27", {"backend": "ncu", "kernels": ["matmul"],
+                                                "configs": [{"n": 8192}]})
+    assert "host wall-clock" in why_not_comparable(gpu, cpu)
+    assert "no kernel in common" in why_not_comparable(gpu, other)
+    assert "no config" in why_not_comparable(gpu, sizes)
+    assert why_not_comparable(gpu, gpu2) is None
+    offered, refused = candidates("gpu", [cpu, gpu, gpu2, other, sizes])
+    assert offered == ["gpu2"] and set(refused) == {"cpu", "soft", "big"}
+    assert candidates("cpu", [cpu, gpu, gpu2]) == ([], {
+        "gpu": why_not_comparable(cpu, gpu), "gpu2": why_not_comparable(cpu, gpu2)})
