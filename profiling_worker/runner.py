@@ -21,7 +21,8 @@ from profiling_worker.errors import (COUNTER_PERMISSION_HINT, COUNTER_PERMISSION
                                      SpecRejected, WorkerError, classify_known)
 from profiling_worker.schema import columns as C
 from profiling_worker.schema.manifest import JobStatus
-from profiling_worker.schema.spec import JobSpec, SpecInvalid, load_spec
+from profiling_worker.schema.configs import device_memory
+from profiling_worker.schema.spec import JobSpec, SpecInvalid, load_spec, validate_spec
 
 
 def _now() -> str:
@@ -205,11 +206,24 @@ def prepare(job_dir: Path, manifest: dict[str, Any], report: dict[str, Any] | No
                                  backend["fix"])
     if not_visible:
         raise not_visible
+    _check_memory(spec, registry, report["environment"], gpu)
     if gpu:
         _prepare_gpu_env(gpu, report["environment"])
     if spec.backend == "ncu":
         _check_metric_names(spec, report["environment"])
     return Prepared(spec, registry, backend, report, _ignored_by_backend(spec, job_dir), gpu)
+
+
+def _check_memory(spec: JobSpec, registry: Registry, env: dict[str, Any],
+                  gpu: gpu_select.SelectedGpu | None) -> None:
+    """Refuse configs that cannot fit in the job's GPU (host for cpu), by the kernels' byte
+    formulas, before anything runs."""
+    memory, memory_of = device_memory(spec.backend, env.get("gpus") or (),
+                                      gpu.uuid if gpu else None)
+    try:
+        validate_spec(spec.to_json(), registry.kernels, memory, memory_of)
+    except SpecInvalid as exc:
+        raise SpecRejected(str(exc), "fix the named fields and submit again") from exc
 
 
 def _ignored_by_backend(spec: JobSpec, job_dir: Path) -> list[str]:

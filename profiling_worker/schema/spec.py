@@ -15,7 +15,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
-from profiling_worker.schema import columns
+from profiling_worker.schema import columns, configs as cfgs
 
 BACKENDS = ("ncu", "cupti", "cpu")
 CACHE_CONTROLS = ("all", "none")
@@ -155,18 +155,12 @@ def _str_list(raw: Mapping[str, Any], name: str, errors: list[FieldError],
     return cleaned
 
 
-def _config_value(value: Any) -> bool:
-    if isinstance(value, bool):
-        return False
-    if isinstance(value, int):
-        return value > 0
-    if isinstance(value, float):
-        return value == value and value not in (float("inf"), float("-inf"))
-    return isinstance(value, str) and 0 < len(value) <= 64
-
-
-def _configs(raw: Mapping[str, Any], errors: list[FieldError]) -> tuple[dict[str, Any], ...]:
+def _configs(raw: Mapping[str, Any], errors: list[FieldError],
+             defaults: tuple[dict[str, Any], ...] = ()) -> tuple[dict[str, Any], ...]:
+    """The configs, or ``defaults`` (the kernels' declared ones) when the spec gives none."""
     value = raw.get("configs")
+    if value is None and defaults:
+        return defaults
     if not isinstance(value, (list, tuple)) or not value:
         errors.append(FieldError("configs", "no configs (sizes) given",
                                  "give at least one size, e.g. 1024, 2048"))
@@ -185,14 +179,16 @@ def _configs(raw: Mapping[str, Any], errors: list[FieldError]) -> tuple[dict[str
             if not isinstance(key, str) or not key.isidentifier() or key in columns.RESERVED:
                 errors.append(FieldError(f"configs[{i}]", f"parameter name {key!r} is not allowed",
                                          "use a Python identifier that is not a column name"))
-            elif not _config_value(v):
-                errors.append(FieldError(
-                    f"configs[{i}].{key}", f"{v!r} is not a positive integer",
-                    "sizes must be whole numbers greater than 0, e.g. 1024"))
+            elif not cfgs.value_ok(v):
+                errors.append(FieldError(f"configs[{i}].{key}", *cfgs.value_problem(v)))
         out.append(dict(cfg))
     if out and any(list(c) != list(out[0]) for c in out):
         errors.append(FieldError("configs", "configs name different parameters",
                                  f"give every config the parameters {list(out[0])}"))
+    for i, first in cfgs.duplicates(out):
+        errors.append(FieldError(f"configs[{i}]", f"repeats configs[{first}] {out[i]}",
+                                 "give each config once (runs sets the repetitions); "
+                                 f"remove configs[{i}]"))
     return tuple(out)
 
 
@@ -212,13 +208,19 @@ def _metrics(raw: Mapping[str, Any], backend: str, errors: list[FieldError]) -> 
     return metrics
 
 
-def validate_spec(raw: Mapping[str, Any], known_kernels: Mapping[str, Any] | None = None) -> JobSpec:
+def validate_spec(raw: Mapping[str, Any], known_kernels: Mapping[str, Any] | None = None,
+                  memory_bytes: float | None = None, memory_of: str = "the device") -> JobSpec:
     """Check a raw spec and return a :class:`JobSpec`.
 
     Args:
         raw: the JSON object (dict) from the sidebar or ``spec.json``.
-        known_kernels: kernel id -> object with ``parameters`` (tuple of names) and
-            ``annotations`` (tuple of names); None skips the catalog checks.
+        known_kernels: kernel id -> object with ``parameters`` (tuple of names),
+            ``annotations`` (tuple of names) and optionally ``parameter_kinds``, declared
+            default configs and a ``bytes(annotation, config)`` formula; None skips the catalog
+            checks. A spec without ``configs`` takes the kernels' declared defaults.
+        memory_bytes: memory of the GPU (or of the host for the cpu backend), in bytes; a config
+            whose kernel's byte formula needs more is refused. None skips that check.
+        memory_of: what ``memory_bytes`` is, for the message (``NVIDIA H200``, ``the host``).
 
     Returns:
         The validated, frozen spec. For ``backend="cpu"`` the metrics become
@@ -232,12 +234,18 @@ def validate_spec(raw: Mapping[str, Any], known_kernels: Mapping[str, Any] | Non
     errors: list[FieldError] = []
     backend = _choice(raw, "backend", BACKENDS, "ncu", errors)
     kernels = _str_list(raw, "kernels", errors, required=True)
-    configs = _configs(raw, errors)
+    defaults = (_defaults(kernels, known_kernels, backend, errors) if raw.get("configs") is None
+                else ())
+    configs = _configs(raw, errors, defaults)
     annotations = raw.get("annotations")
     if annotations is not None:
         annotations = _str_list(raw, "annotations", errors, required=True)
     if known_kernels is not None:
         _check_catalog(kernels, configs, annotations, known_kernels, errors)
+        _check_sizes(tuple(k for k in kernels if k in known_kernels), configs, known_kernels,
+                     errors)
+        if memory_bytes and not errors:
+            _check_memory(kernels, configs, known_kernels, memory_bytes, memory_of, errors)
     spec = JobSpec(
         kernels=kernels,
         configs=configs,
@@ -295,7 +303,6 @@ def _check_catalog(kernels: tuple[str, ...], configs: tuple[dict[str, Any], ...]
             errors.append(FieldError("configs", f"kernel {k} takes parameters {list(params)}, "
                                      f"the configs give {list(configs[0])}",
                                      "profile kernels with the same parameters together"))
-    _check_sizes(kernels, configs, known, errors)
     all_annotations = {a for k in kernels for a in known[k].annotations}
     if annotations:
         missing = [a for a in annotations if a not in all_annotations]
@@ -306,17 +313,55 @@ def _check_catalog(kernels: tuple[str, ...], configs: tuple[dict[str, Any], ...]
 
 def _check_sizes(kernels: tuple[str, ...], configs: tuple[dict[str, Any], ...],
                  known: Mapping[str, Any], errors: list[FieldError]) -> None:
-    """Parameters a kernel declares as sizes (the default) must be positive integers."""
-    sizes = {p for k in kernels for p in known[k].parameters
-             if getattr(known[k], "parameter_kinds", {}).get(p, "size") == "size"}
+    """Every value must be of its parameter's declared kind (``configs.KINDS``; sizes, the
+    default, are positive integers; so is a parameter no known kernel declares)."""
+    kinds = {p: (getattr(known[k], "parameter_kinds", None) or {}).get(p, "size")
+             for k in kernels for p in known[k].parameters}
     for i, cfg in enumerate(configs):
-        for key in sizes & set(cfg):
-            v = cfg[key]
-            if isinstance(v, bool) or not isinstance(v, int) or v <= 0:
-                if not any(e.field == f"configs[{i}].{key}" for e in errors):
-                    errors.append(FieldError(
-                        f"configs[{i}].{key}", f"{v!r} is not a positive integer",
-                        "sizes must be whole numbers greater than 0, e.g. 1024"))
+        for key in cfg:
+            kind, v = kinds.get(key, "size"), cfg[key]
+            field = f"configs[{i}].{key}"
+            if cfgs.kind_ok(kind, v) or isinstance(v, (Mapping, list, tuple)):
+                continue  # a dict or list already has its message
+            errors[:] = [e for e in errors if e.field != field]  # the kind says more
+            what, fix = cfgs.KINDS.get(kind, cfgs.KINDS["size"])
+            errors.append(FieldError(field, f"{v!r} is not {what} (parameter kind {kind!r})",
+                                     fix))
+
+
+def _defaults(kernels: tuple[str, ...], known: Mapping[str, Any] | None, backend: str,
+              errors: list[FieldError]) -> tuple[dict[str, Any], ...]:
+    """The configs the kernels declare (all must declare the same), for a spec without any."""
+    if not known or not kernels or any(k not in known for k in kernels):
+        return ()
+    declared = {k: cfgs.declared_defaults(known[k], backend) for k in kernels}
+    if len({json.dumps(d, sort_keys=True) for d in declared.values()}) > 1:
+        errors.append(FieldError("configs", "not given, and the kernels declare different "
+                                 "default configs", "give configs, or one kernel per job"))
+        return ()
+    return next(iter(declared.values()))
+
+
+def _check_memory(kernels: tuple[str, ...], configs: tuple[dict[str, Any], ...],
+                  known: Mapping[str, Any], memory: float, memory_of: str,
+                  errors: list[FieldError]) -> None:
+    """Refuse configs whose kernel's byte formula (the data it reads and writes at least)
+    exceeds ``memory`` bytes, or whose formula fails."""
+    for i, cfg in enumerate(configs):
+        for k in kernels:
+            try:
+                need = cfgs.footprint_bytes(known[k], cfg)
+            except Exception as exc:  # the user's formula: any error is theirs to fix
+                errors.append(FieldError(f"configs[{i}]", f"kernel {k}'s byte formula fails "
+                                         f"for {cfg}: {type(exc).__name__}: {str(exc)[:200]}",
+                                         "fix the bytes= formula of the kernel, or the config"))
+                break
+            if need is not None and not need <= memory:
+                errors.append(FieldError(f"configs[{i}]", f"kernel {k} at {cfg} moves at least "
+                                         f"{cfgs.gib(need)}, more than the "
+                                         f"{cfgs.gib(memory)} of {memory_of}",
+                                         "choose smaller sizes"))
+                break
 
 
 def load_spec(path: str, known_kernels: Mapping[str, Any] | None = None) -> JobSpec:

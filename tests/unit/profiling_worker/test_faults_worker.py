@@ -281,3 +281,16 @@ def test_classify_known_names_disk_full_in_a_cause_chain() -> None:
         err = classify_known(outer, "/data/results")
     assert err.kind == "disk_full" and "/data/results" in err.hint
     assert isinstance(err, WorkerError)
+
+
+def test_a_size_larger_than_the_host_is_refused_before_profiling(tmp_path: Path,
+                                                                   clean_env) -> None:
+    """Issue 11, case 7: n = 10^12 used to profile and fail with torch's "Storage size
+    calculation overflowed ... fix the kernel code"; the spec check names the config instead."""
+    job = _job(tmp_path, {**CPU_SPEC, "configs": [{"n": 16}, {"n": 10**12}]})
+    assert runner.run_job(job, Channel(job, None)) == 1
+    err = read_manifest(job)["error"]
+    assert err["kind"] == "spec_invalid"
+    assert "configs[1]: kernel matmul at {'n': 1000000000000} moves at least" in err["message"]
+    assert "of the host" in err["message"] and "choose smaller sizes" in err["message"]
+    assert not (job / "tables" / "runs.parquet").exists()  # nothing was profiled

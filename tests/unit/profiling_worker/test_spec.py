@@ -1,5 +1,8 @@
 """validate_spec: every bad input gets a field-named error with a fix; good input round-trips."""
 
+import json
+from pathlib import Path
+
 import pytest
 
 from profiling_worker.catalog.specs import CATALOG
@@ -66,3 +69,82 @@ def test_thermal_cont_must_exceed_wait():
 
 def test_reserved_parameter_names_are_refused():
     assert "configs[0]" in _errors(configs=[{"Metric": 3}])
+
+
+# --- issue 11, case 7: configs checked at submit, each message naming the field and the fix ---
+
+FIXTURES = Path(__file__).resolve().parents[2] / "fixtures"
+
+
+def _kinds_registry():
+    from profiling_worker.catalog.registry import load_registry
+
+    return load_registry([str(FIXTURES / "kernel_files")]).kernels
+
+
+KIND_CFG = {"n": 64, "offset": 0, "scale": 0.5, "mode": "add"}
+
+
+def _kind_errors(**change):
+    raw = {"kernels": ["user_kinds"], "configs": [{**KIND_CFG, **change}], "backend": "cpu"}
+    with pytest.raises(SpecInvalid) as info:
+        validate_spec(raw, _kinds_registry())
+    return {e.field: e for e in info.value.errors}
+
+
+def test_duplicate_configs_are_refused_naming_the_duplicate():
+    raw = json.loads((FIXTURES / "cases" / "07-duplicate-configs" / "spec.json").read_text())
+    with pytest.raises(SpecInvalid) as info:
+        validate_spec(raw, CATALOG)
+    (err,) = info.value.errors
+    assert err.field == "configs[2]" and err.message == "repeats configs[0] {'n': 64}"
+    assert "remove configs[2]" in err.hint
+
+
+@pytest.mark.parametrize("offset", [0, -3, 7])
+def test_int_kind_takes_zero_and_negatives(offset):
+    raw = {"kernels": ["user_kinds"], "configs": [{**KIND_CFG, "offset": offset}],
+           "backend": "cpu"}
+    assert validate_spec(raw, _kinds_registry()).configs[0]["offset"] == offset
+
+
+def test_size_kind_still_refuses_zero():
+    err = _kind_errors(n=0)["configs[0].n"]
+    assert err.message == "0 is not a positive integer (parameter kind 'size')"
+
+
+def test_str_kind_refuses_a_number():
+    err = _kind_errors(mode=7)["configs[0].mode"]
+    assert err.message == "7 is not a string (parameter kind 'str')" and '"fp16"' in err.hint
+
+
+def test_int_and_float_kinds_refuse_text():
+    errors = _kind_errors(offset="x", scale="half")
+    assert errors["configs[0].offset"].message == "'x' is not a whole number (parameter kind 'int')"
+    assert errors["configs[0].scale"].message.startswith("'half' is not a finite number")
+
+
+@pytest.mark.parametrize("value, what", [({"a": 1}, "an object (dict)"), ([64, 128], "a list")])
+def test_dict_and_list_values_say_what_they_are(value, what):
+    err = _errors(configs=[{"n": value}])["configs[0].n"]
+    assert what in err.message and "positive integer" not in err.message
+    assert "several configs" in err.hint
+
+
+def test_sizes_must_fit_in_the_device_memory():
+    raw = {**GOOD, "configs": [{"n": 4096}, {"n": 10**12}]}
+    with pytest.raises(SpecInvalid) as info:
+        validate_spec(raw, CATALOG, memory_bytes=143771 * 2**20, memory_of="GPU NVIDIA H200")
+    (err,) = info.value.errors
+    assert err.field == "configs[1]" and "more than the 140.40 GiB of GPU NVIDIA H200" in err.message
+    assert err.hint == "choose smaller sizes"
+    assert validate_spec(raw, CATALOG).configs[1] == {"n": 10**12}  # memory unknown: no check
+
+
+def test_headless_spec_without_configs_takes_the_kernels_defaults():
+    spec = validate_spec({"kernels": ["user_kinds"], "backend": "cpu"}, _kinds_registry())
+    assert spec.configs == (KIND_CFG,)
+    spec = validate_spec({"kernels": ["user_scale3"]}, _kinds_registry())
+    assert spec.configs == ({"n": 1024}, {"n": 4096})
+    with pytest.raises(SpecInvalid, match="different default configs"):
+        validate_spec({"kernels": ["user_scale3", "user_kinds"]}, _kinds_registry())

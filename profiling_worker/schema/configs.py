@@ -1,0 +1,136 @@
+"""Checks of a job spec's ``configs``: value types, parameter kinds, duplicates, declared
+defaults and the memory a config needs (issue 11, case 7). Used by :mod:`.spec`; stdlib only.
+
+Parameter kinds (a kernel's ``parameter_kinds``; README "Your own kernels"):
+
+``size``   (the default) a whole number > 0
+``int``    any whole number (0 and negatives included)
+``float``  a finite number (a whole number is accepted)
+``str``    a string of 1 to 64 characters
+
+Every error is a ``FieldError`` naming ``configs[i].<parameter>`` (or ``configs``) and the fix.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+from collections.abc import Callable, Mapping, Sequence
+from typing import Any
+
+KINDS: dict[str, tuple[str, str]] = {  # kind -> (what it is, an example)
+    "size": ("a positive integer", "sizes must be whole numbers greater than 0, e.g. 1024"),
+    "int": ("a whole number", "give a whole number such as 0, -3 or 42"),
+    "float": ("a finite number", "give a number such as 0.5 or 3"),
+    "str": ("a string", 'give text in quotes, e.g. "fp16"'),
+}
+
+
+def value_ok(value: Any) -> bool:
+    """True for a value any kind may take: a bool-free int, a finite float, a 1-64 char str."""
+    if isinstance(value, bool):
+        return False
+    if isinstance(value, int):
+        return True
+    if isinstance(value, float):
+        return math.isfinite(value)
+    return isinstance(value, str) and 0 < len(value) <= 64
+
+
+def value_problem(value: Any) -> tuple[str, str]:
+    """(message, fix) for a value :func:`value_ok` refuses, saying what it is."""
+    if isinstance(value, Mapping):
+        what = "an object (dict)"
+    elif isinstance(value, (list, tuple)):
+        what = "a list"
+    elif value is None:
+        what = "null"
+    elif isinstance(value, bool):
+        what = "a boolean"
+    elif isinstance(value, float):
+        what = "not a finite number"
+    elif isinstance(value, str):
+        what = "an empty string" if not value else "a string longer than 64 characters"
+    else:
+        what = type(value).__name__
+    return (f"{_show(value)} is {what}, not a single value",
+            "give one whole number, number or string per parameter, e.g. 1024; "
+            "list several sizes as several configs")
+
+
+def kind_ok(kind: str, value: Any) -> bool:
+    """True when ``value`` is of parameter kind ``kind`` (see the module docstring)."""
+    if kind == "str":
+        return isinstance(value, str)
+    if isinstance(value, bool) or not isinstance(value, (int, float)):
+        return False
+    if kind == "float":
+        return math.isfinite(value)
+    return isinstance(value, int) and (kind == "int" or value > 0)
+
+
+def duplicates(configs: Sequence[Mapping[str, Any]]) -> list[tuple[int, int]]:
+    """(index, index of the first equal config) for every config that repeats an earlier one."""
+    seen: dict[str, int] = {}
+    out = []
+    for i, cfg in enumerate(configs):
+        key = json.dumps(dict(cfg), sort_keys=True, default=str)
+        if key in seen:
+            out.append((i, seen[key]))
+        else:
+            seen[key] = i
+    return out
+
+
+def declared_defaults(entry: Any, backend: str) -> tuple[dict[str, Any], ...]:
+    """A kernel's declared default configs: ``default_configs`` (user kernels, the app's
+    KernelInfo; ``cpu_configs`` for the cpu backend when declared), else ``{"n": s}`` for the
+    built-in catalog's ``default_sizes`` / ``cpu_sizes``."""
+    cpu = backend == "cpu"
+    configs = (cpu and getattr(entry, "cpu_configs", None)) or getattr(entry, "default_configs", None)
+    if configs:
+        return tuple(dict(c) for c in configs)
+    sizes = (cpu and getattr(entry, "cpu_sizes", None)) or getattr(entry, "default_sizes", ())
+    return tuple({"n": s} for s in sizes)
+
+
+def footprint_bytes(entry: Any, config: Mapping[str, Any]) -> float | None:
+    """The largest analytic byte count (the kernel's ``bytes`` formula: every input read and
+    every output written once) over its annotations for one config: a lower bound of the memory
+    the config needs. None when the kernel declares no formula.
+
+    Raises:
+        ArithmeticError, ValueError, TypeError...: whatever the kernel's formula raises.
+    """
+    formula: Callable[[str, Mapping[str, Any]], float] | None = getattr(entry, "bytes", None)
+    if not callable(formula):
+        return None
+    return max(float(formula(a, config)) for a in entry.annotations)
+
+
+def _show(value: Any) -> str:
+    text = json.dumps(value, default=str) if not isinstance(value, str) else repr(value)
+    return text if len(text) <= 40 else text[:37] + "..."
+
+
+def gib(n: float) -> str:
+    """Bytes as GiB with two decimals (``140.40 GiB``)."""
+    return f"{n / 2**30:,.2f} GiB"
+
+
+def device_memory(backend: str, gpus: Sequence[Mapping[str, Any]], uuid: str | None
+                  ) -> tuple[float | None, str]:
+    """(bytes, what) the job's configs must fit in: the job's GPU (``environment.gpus[]`` entry
+    with ``uuid``; NVML ``memory_mib``) or, for the cpu backend, the host's physical memory
+    (``os.sysconf``). (None, "") when unknown."""
+    import os
+
+    if backend == "cpu":
+        try:
+            return float(os.sysconf("SC_PAGE_SIZE") * os.sysconf("SC_PHYS_PAGES")), "the host"
+        except (ValueError, OSError, AttributeError):
+            return None, ""
+    for gpu in gpus:
+        if isinstance(gpu, Mapping) and gpu.get("uuid") == uuid and gpu.get("memory_mib"):
+            return float(gpu["memory_mib"]) * 2**20, f"GPU {gpu.get('name') or uuid}"
+    return None, ""
