@@ -48,3 +48,20 @@ def test_unattributed_launches_are_counted_per_kernel_and_reason() -> None:
     out = unattributed_frame(with_rows)
     assert out[["Annotation", "Config", "Kernel", "Launches", "TotalNs"]].values.tolist() == [
         ["backward", -1, "dgrad", 2, 400.0]]
+
+
+def test_recorded_linear_backward_measures_the_same_kernels_on_both_backends() -> None:
+    """The H200 recordings after the fix: Nsight Compute's backward region holds autograd's
+    GEMMs (was one 1.6 µs fill kernel), within 10 % of CUPTI for kernels of 100 µs and more."""
+    ncu, cupti = bundled("h200-ncu-linear-backward"), bundled("h200-cupti-linear-backward")
+    assert kernel_counts_differ(ncu, cupti).empty
+
+    def per_launch(bundle):
+        launches = bundle.table(C.TABLE_LAUNCHES)
+        timed = launches[(launches[C.METRIC] == C.GPU_TIME) & (launches[C.ANNOTATION] == "backward")]
+        return timed.groupby(["features", C.LAUNCH])[C.VALUE].mean()
+
+    both = pd.concat([per_launch(ncu), per_launch(cupti)], axis=1, keys=["ncu", "cupti"])
+    long = both[both["cupti"] >= 100_000]
+    assert len(long) == 6  # two GEMMs (dX, dW) at each of 3 sizes
+    assert ((long["ncu"] / long["cupti"] - 1).abs() <= 0.10).all()
