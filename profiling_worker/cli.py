@@ -10,6 +10,9 @@ from pathlib import Path
 
 from profiling_worker.schema import columns as C
 
+#: Where the app's bundled jobs live unless KPROF_BUNDLED_DIR says otherwise (app/settings.py).
+BUNDLED_DIR_DEFAULT = Path(__file__).resolve().parents[1] / "app" / "bundled"
+
 
 def _parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(prog="python -m profiling_worker",
@@ -77,8 +80,11 @@ def _import(sources: list[Path], out: Path) -> int:
     from profiling_worker.errors import WorkerError
     from profiling_worker.importing import import_nsight_output
 
+    # The dashboard lists bundled jobs beside the results; an import must not hide one.
+    bundled = Path(os.environ.get("KPROF_BUNDLED_DIR", BUNDLED_DIR_DEFAULT))
+    taken = {p.name for p in bundled.iterdir() if p.is_dir()} if bundled.is_dir() else set()
     try:
-        path = import_nsight_output(sources, out.parent, out.name)
+        path = import_nsight_output(sources, out.parent, out.name, reserved_ids=taken)
     except WorkerError as exc:
         print(json.dumps({"event": "error", **exc.to_event_fields()}), flush=True)
         return 1
@@ -87,11 +93,8 @@ def _import(sources: list[Path], out: Path) -> int:
 
 
 def _summarize(bundle: Path) -> int:
-    import gzip
-    import shutil
-    import tempfile
-
     from profiling_worker.extract.ncu_report_reader import write_summary
+    from profiling_worker.inflate import InflateError, plain_file
 
     nsight_dir = bundle / C.NSIGHT_DIR
     reports = sorted(nsight_dir.glob("*.ncu-rep")) + sorted(nsight_dir.glob("*.ncu-rep.gz"))
@@ -100,14 +103,13 @@ def _summarize(bundle: Path) -> int:
                           "message": f"{bundle.name}: no .ncu-rep in {C.NSIGHT_DIR}/",
                           "hint": "only Nsight Compute jobs have a report"}), flush=True)
         return 1
-    report = reports[0]
-    with tempfile.TemporaryDirectory() as tmp:
-        if report.suffix == ".gz":  # ncu_report needs the plain file
-            plain = Path(tmp) / report.name[:-3]
-            with gzip.open(report) as src, open(plain, "wb") as dst:
-                shutil.copyfileobj(src, dst)
-            report = plain
-        write_summary(report, bundle / C.REPORT_SUMMARY_FILE)
+    try:
+        with plain_file(reports[0]) as report:  # ncu_report needs the plain file
+            write_summary(report, bundle / C.REPORT_SUMMARY_FILE)
+    except InflateError as exc:
+        print(json.dumps({"event": "error", "kind": "bad_report", "message": exc.message,
+                          "hint": exc.hint}), flush=True)
+        return 1
     print(json.dumps({"event": "result", "status": "done"}), flush=True)
     return 0
 

@@ -20,36 +20,35 @@ from typing import Any
 
 import ncu_report
 
+from profiling_worker.extract.units import normalise_unit
 from profiling_worker.schema import columns as C
 
 NSIGHT_DOMAIN = "nsight-python"
 KPROF_DOMAIN = "kprof"
 _RUN_RE = re.compile(r"^c(\d+)r(\d+)$")
 
-# Nsight Compute unit -> (factor, our unit). Durations in ns, sizes in bytes, rates in Hz.
-_UNITS = {
-    "nsecond": (1.0, "ns"), "usecond": (1e3, "ns"), "msecond": (1e6, "ns"), "second": (1e9, "ns"),
-    "byte": (1.0, "byte"), "Kbyte": (1e3, "byte"), "Mbyte": (1e6, "byte"), "Gbyte": (1e9, "byte"),
-    "cycle/nsecond": (1e9, "Hz"), "cycle/usecond": (1e6, "Hz"), "cycle/second": (1.0, "Hz"),
-    "hz": (1.0, "Hz"), "Khz": (1e3, "Hz"), "Mhz": (1e6, "Hz"), "Ghz": (1e9, "Hz"),
-    "%": (1.0, "%"),
-}
-
-
-def normalise_unit(value: Any, unit: str) -> tuple[Any, str]:
-    """Scale a value to ns / byte / Hz / % where the unit is known; others pass through."""
-    factor, new_unit = _UNITS.get(unit, (1.0, unit))
-    if isinstance(value, (int, float)) and factor != 1.0:
-        return float(value) * factor, new_unit
-    return value, new_unit
-
-
 def _ranges(state: Any, domain_name: str) -> tuple[str, ...]:
+    if state is None:  # a report recorded without NVTX support
+        return ()
     for domain_id in state.domains():
         domain = state.domain_by_id(domain_id)
         if domain.name() == domain_name:
             return tuple(domain.push_pop_ranges()) + tuple(domain.start_end_ranges())
     return ()
+
+
+def _other_range(state: Any) -> str | None:
+    """The innermost NVTX range of any domain but nsight-python's and kprof's, or None."""
+    if state is None:
+        return None
+    for domain_id in state.domains():
+        domain = state.domain_by_id(domain_id)
+        if domain.name() in (NSIGHT_DOMAIN, KPROF_DOMAIN):
+            continue
+        ranges = tuple(domain.push_pop_ranges()) + tuple(domain.start_end_ranges())
+        if ranges:
+            return str(ranges[-1])
+    return None
 
 
 def _actions(report_path: Path) -> Iterator[Any]:
@@ -67,13 +66,18 @@ def _metric(action: Any, name: str) -> tuple[Any, str] | None:
     return normalise_unit(metric.value(), metric.unit())
 
 
-def read_launches(report_path: Path, metrics: Sequence[str]) -> tuple[list[dict[str, Any]], dict[str, Any]]:
+def read_launches(report_path: Path, metrics: Sequence[str], other_ranges: bool = False
+                  ) -> tuple[list[dict[str, Any]], dict[str, Any]]:
     """Per-launch rows (without config parameter columns) and the device attributes.
 
     Args:
         report_path: a ``.ncu-rep`` written by Nsight Compute.
         metrics: the metric names to read for every launch (missing ones are skipped and
             reported in the returned ``device["missing_metrics"]``).
+        other_ranges: keep launches outside nsight-python ranges too (reports made elsewhere):
+            their Annotation is the innermost NVTX range of another domain, or None when the
+            launch is in none (the caller names it after its kernel); Kernel is then the
+            demangled name, so template instances stay apart.
 
     Returns:
         ``(rows, device)``: rows with Annotation, Config, Run, Launch, Kernel, Grid, Block,
@@ -91,16 +95,17 @@ def read_launches(report_path: Path, metrics: Sequence[str]) -> tuple[list[dict[
     for action in _actions(report_path):
         state = action.nvtx_state()
         annotations = _ranges(state, NSIGHT_DOMAIN)
-        if not annotations:
+        if not annotations and not other_ranges:
             continue
-        annotation = annotations[0]
+        annotation = annotations[0] if annotations else _other_range(state)
         match = next((m for m in map(_RUN_RE.match, _ranges(state, KPROF_DOMAIN)) if m), None)
         if match:
             config, run = int(match.group(1)), int(match.group(2))
         else:  # foreign report: launch order within the annotation
-            config, run = -1, order.setdefault(annotation, 0)
-            order[annotation] += 1
-        key = (annotation, config, run)
+            region = annotation or action.name()
+            config, run = -1, order.setdefault(region, 0)
+            order[region] += 1
+        key = (annotation or action.name(), config, run)
         launch = launch_no.get(key, 0)
         launch_no[key] = launch + 1
         if not device:
@@ -114,7 +119,8 @@ def read_launches(report_path: Path, metrics: Sequence[str]) -> tuple[list[dict[
                 missing.add(name)
                 continue
             rows.append({C.ANNOTATION: annotation, C.CONFIG: config, C.RUN: run, C.LAUNCH: launch,
-                         C.KERNEL: action.name(), C.GRID: grid[0] if grid else None,
+                         C.KERNEL: action.name(ncu_report.IAction.NameBase_DEMANGLED)
+                         if other_ranges else action.name(), C.GRID: grid[0] if grid else None,
                          C.BLOCK: block[0] if block else None, C.METRIC: name,
                          C.VALUE: got[0], C.UNIT: got[1]})
     device["missing_metrics"] = sorted(missing)

@@ -1,5 +1,16 @@
-"""The one assembler of an import: the readers' frames -> a result bundle, written with the
-worker's own bundle writer (:mod:`profiling_worker.bundle_writer`)."""
+"""The one assembler of an import: sniffed sources -> one reader per format -> a result bundle,
+written with the worker's own bundle writer (:func:`~profiling_worker.bundle_writer.write_table`
+and :func:`~profiling_worker.bundle_writer.finish_bundle`, where every finished bundle is
+checked).
+
+Which reader reads what:
+
+* nsight-python CSVs (:mod:`.csv_job`) give the runs and aggregated tables; a ``.ncu-rep``
+  beside them adds the per-launch table and, when its launches can be placed, replaces the
+  per-run values of the metrics it holds with values recomputed per launch;
+* a ``.ncu-rep`` alone (:mod:`.report_job`) gives launches, runs and aggregated;
+* an Nsight Compute CSV export alone (:mod:`.ncu_csv`) does the same from its rows.
+"""
 
 from __future__ import annotations
 
@@ -8,7 +19,7 @@ import json
 import re
 import shutil
 import tempfile
-from collections.abc import Sequence
+from collections.abc import Collection, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -16,93 +27,97 @@ import pandas as pd
 
 from profiling_worker.bundle_writer import empty_table, finish_bundle, write_table
 from profiling_worker.errors import ImportFailed, ImportInternalError
-from profiling_worker.extract.aggregate import aggregate_runs, launches_to_runs
-from profiling_worker.importing import ncu_rep as R
-from profiling_worker.importing.nsight_csv import from_csvs
-from profiling_worker.importing.sources import expand
+from profiling_worker.importing import sniff as K
+from profiling_worker.importing.csv_job import Job, from_csvs
+from profiling_worker.importing.ncu_csv import from_ncu_csv
+from profiling_worker.importing.report_job import add_report, from_report, validate_reports
+from profiling_worker.importing.roles import ROLES_KEY
 from profiling_worker.importing.textcsv import METRIC_NAME_RE
 from profiling_worker.schema import columns as C
 from profiling_worker.schema.manifest import JobStatus
 from profiling_worker.schema.spec import SpecInvalid, validate_spec
 
 _JOB_ID_RE = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.-]{0,127}$")
+#: manifest.json keys the importer fills besides the worker's.
+IMPORT_NOTES_KEY = "import_notes"  # what the import did to values, for the pages
+PARTIAL_KEY = "partial"  # why the bundle holds only part of the job (every page shows it)
 
 
-def reconstruct_spec(kernels: Sequence[str], configs: list[dict[str, Any]], table: pd.DataFrame,
-                     n_runs: int, label: str) -> tuple[dict[str, Any], bool, list[str]]:
+def reconstruct_spec(job: Job) -> tuple[dict[str, Any], bool, list[str]]:
     """The spec of an imported job as far as the files tell: (spec, valid, field errors).
-
-    ``table``: the runs (or aggregated) rows; their Nsight Compute metric names and annotations
-    go into the spec. An invalid spec is kept as given, with the errors, never guessed at."""
+    An invalid spec is kept as given, with the errors, never guessed at."""
+    table = job.runs if not job.runs.empty else job.agg
     metrics = [m for m in dict.fromkeys(table[C.METRIC])
                if METRIC_NAME_RE.match(str(m)) or m == C.HOST_TIME]
-    raw = {"kernels": list(dict.fromkeys(kernels)) or ["imported"], "configs": configs,
+    n_runs = int(job.agg[C.NUM_RUNS].max()) if len(job.agg) else 1
+    raw = {"kernels": list(dict.fromkeys(job.kernels)) or ["imported"], "configs": job.configs,
            "runs": max(n_runs, 1), "metrics": metrics or [C.GPU_TIME], "backend": "ncu",
-           "annotations": list(dict.fromkeys(table[C.ANNOTATION])), "label": label[:200]}
+           "annotations": list(dict.fromkeys(table[C.ANNOTATION])), "label": job.label[:200]}
     try:
         return validate_spec(raw).to_json(), True, []
     except SpecInvalid as exc:
         return raw, False, [str(e) for e in exc.errors][:20]
 
 
-def import_nsight_output(sources: Sequence[Path], out_dir: Path, job_id: str, *,
-                         param_names: Sequence[str] | None = None) -> Path:
-    """Turn nsight-python output files into the result bundle ``out_dir/job_id``.
-
-    Args:
-        sources: files and/or folders. Folders contribute their ``profiled_data-*.csv``,
-            ``processed_data-*.csv``, ``*.ncu-rep`` and ``*.log`` files. A CSV is recognised by
-            its columns (``Value`` = per-run table, ``AvgValue`` = aggregated table), so renamed
-            files work too. nsight-python 0.9.x (no ``Unit`` column) and 1.x are accepted.
-        out_dir: the folder that receives the bundle (created if missing).
-        job_id: the bundle's folder name (letters, digits, ``_ . -``); must not exist yet.
-        param_names: the config parameter columns, when the files cannot tell (a 1.1 per-run CSV
-            with info-collector columns and no aggregated CSV beside it); None = detect: the
-            columns between ``Metric`` and ``AvgValue`` of the aggregated CSV, else the columns
-            after nsight-python's fixed ones.
-
-    Returns:
-        The bundle directory, holding ``tables/{runs,aggregated,launches,work,nvml_trace}``
-        (``.parquet`` + ``.csv``), ``nsight/`` (copies of the sources), ``spec.json`` and
-        ``manifest.json`` (status ``done``). Values keep nsight's units (ns, %, byte...).
-        ``runs``: per-run rows, Run numbered 0.. in file order within annotation x config x
-        metric, Config numbered in first-seen order of the parameter values; ``Kernels`` from
-        the ``|``-joined Kernel names. ``aggregated``: recomputed from the runs (Student-t CI95,
-        median) for every call that has a per-run CSV; otherwise nsight-python's rows as written
-        (its 1.96-sigma CI, no median: MedianValue is NaN). The bundle is built in a temporary
-        folder and renamed into place, so a failed import leaves nothing behind.
-
-    Raises:
-        ImportFailed: with ``message`` naming the file and the problem and ``hint`` the fix:
-            missing or unreadable files, no CSV among the sources, empty/truncated/non-UTF-8/
-            non-CSV files, wrong or duplicate columns, non-numeric or infinite values, parameter
-            names that clash with bundle columns, a bad job_id, an existing bundle.
-    """
+def _check_target(out_dir: Path, job_id: str, reserved_ids: Collection[str]) -> Path:
     if not isinstance(job_id, str) or not _JOB_ID_RE.match(job_id) or ".." in job_id:
         raise ImportFailed(f"job id {str(job_id)[:80]!r} is not a plain folder name",
                            "use letters, digits, '_', '.' and '-' only")
-    out_dir = Path(out_dir)
-    final = out_dir / job_id
+    if job_id in reserved_ids:
+        raise ImportFailed(f"{job_id}: the id of a job bundled with the dashboard; an import "
+                           "under that name would hide it", "choose another name for --out")
+    final = Path(out_dir) / job_id
     if final.exists():
-        raise ImportFailed(f"{job_id}: a bundle of that name already exists in {out_dir.name}",
+        raise ImportFailed(f"{job_id}: a bundle of that name already exists in "
+                           f"{Path(out_dir).name}",
                            "choose another job id; finished bundles are never overwritten")
-    csvs, extra, ignored = expand([Path(s) for s in sources])
-    if not csvs and not any(R.is_report(p) for p in extra):
-        raise ImportFailed("no nsight-python CSV and no .ncu-rep among the sources "
-                           f"({', '.join(Path(s).name for s in sources)[:200] or 'none given'})",
-                           "run the profiled function with output_csv=True and import the "
-                           "profiled_data-*.csv (and processed_data-*.csv) it writes, or its "
-                           ".ncu-rep")
+    return final
+
+
+def import_nsight_output(sources: Sequence[Path], out_dir: Path, job_id: str, *,
+                         param_names: Sequence[str] | None = None,
+                         reserved_ids: Collection[str] = ()) -> Path:
+    """Turn nsight-python / Nsight Compute output files into the bundle ``out_dir/job_id``.
+
+    Args:
+        sources: files and/or folders; every file is identified by its content
+            (:mod:`~profiling_worker.importing.sniff`); files of a folder that are none of
+            the supported kinds are listed in the manifest as ignored.
+        out_dir: the folder that receives the bundle (created if missing).
+        job_id: the bundle's folder name (letters, digits, ``_ . -``); must not exist yet
+            and must not be one of ``reserved_ids`` (the bundled jobs' ids).
+        param_names: the config parameter columns of nsight-python CSVs, when the files
+            cannot tell; None = detect.
+
+    Returns:
+        The bundle directory: ``tables/`` (runs, aggregated, launches, work, nvml_trace,
+        collectors), ``nsight/`` (copies of the sources), ``spec.json``, ``manifest.json``
+        (status ``done``; ``import_notes``, ``metric_roles``, ``partial`` when they apply).
+        Built in a temporary folder and renamed into place: a failed import leaves nothing.
+
+    Raises:
+        ImportFailed: a file that cannot be imported (the message says which, what it is
+            and what is wrong; the hint says what to do), a bad or taken job id.
+        ImportInternalError: the importer itself failed (a bug), never blamed on the files.
+    """
+    final = _check_target(Path(out_dir), job_id, reserved_ids)
+    found, ignored = K.gather([Path(s) for s in sources])
+    readable = [s for s in found if s.kind != K.NCU_LOG]
+    if not readable:
+        given = ", ".join(Path(s).name for s in sources)[:200] or "none given"
+        raise ImportFailed(f"no nsight-python CSV, Nsight Compute CSV or report among the "
+                           f"sources ({given})", K.HINT_SUPPORTED)
     try:
-        return _import(csvs, extra, ignored, out_dir, job_id, final, param_names)
+        job = _read(found, param_names)
+        return _write(job, found, ignored, Path(out_dir), job_id, final)
     except ImportFailed:
         raise
     except OSError as exc:  # the results folder, not the user's files
-        raise ImportFailed(f"{job_id}: the bundle cannot be written in {out_dir.name} "
+        raise ImportFailed(f"{job_id}: the bundle cannot be written in {Path(out_dir).name} "
                            f"({exc.strerror or exc})",
                            "free disk space or choose a writable results folder") from exc
     except Exception as exc:  # a bug of the importer, never blamed on the user's files
-        names = ", ".join(p.name for p in [*csvs, *extra])[:200]
+        names = ", ".join(s.path.name for s in found)[:200]
         raise ImportInternalError(
             f"the importer failed on {names} ({type(exc).__name__}: {str(exc)[:300]}); "
             "this is a fault of the importer, not of the files",
@@ -110,116 +125,65 @@ def import_nsight_output(sources: Sequence[Path], out_dir: Path, job_id: str, *,
         ) from exc
 
 
-def _add_report(prep: dict[str, Any] | None, report: Path) -> tuple[dict[str, Any], pd.DataFrame,
-                                                                      dict[str, Any]]:
-    """Read ``report`` into the launches table; with no CSVs, runs and aggregated come from it."""
-    metrics = R.REPORT_METRICS
-    if prep is not None:
-        table = prep["runs"] if not prep["runs"].empty else prep["agg"]
-        named = [m for m in dict.fromkeys(table[C.METRIC]) if METRIC_NAME_RE.match(m)]
-        metrics = tuple(dict.fromkeys([*named, *R.REPORT_METRICS]))
-    rows, device, summary = R.read_report(report, metrics)
-    if prep is None:
-        params, configs = R.report_only_configs(rows)
-        launches, how = R.attribute_launches(rows, params, configs, None)
-        if launches.empty:
-            raise ImportFailed(f"{report.name}: holds no launch inside an nsight-python "
-                               "annotation", "profile with nsight-python (nsight.annotate "
-                               "ranges), or import its CSVs")
-        runs = launches_to_runs(launches, params)
-        agg = aggregate_runs(runs, params)
-        stem = re.sub(r"\.ncu-rep(\.gz)?$", "", report.name, flags=re.IGNORECASE)
-        kernel = re.sub(r"-\d+$", "", re.sub(r"^ncu-output-", "", stem))
-        prep = {"params": params, "configs": configs, "runs": runs, "agg": agg,
-                "spec_inputs": ([kernel], runs, f"imported: {report.name}"), "environment": {},
-                "provenance": {"aggregated": "computed from the report's launches (combined "
-                                             "per run, Student-t CI95)",
-                               "parameters": params}}
+def _read(found: list[K.Sniffed], param_names: Sequence[str] | None) -> Job:
+    nsight = [s for s in found if s.kind in (K.NSIGHT_RAW, K.NSIGHT_AGG)]
+    ncu_csvs = [s for s in found if s.kind in (K.NCU_RAW, K.NCU_DETAILS)]
+    reports = [s.path for s in found if s.kind == K.NCU_REPORT]
+    validate_reports(reports[1:])
+    if nsight:
+        job = from_csvs(nsight, param_names)
+        if reports:
+            job = add_report(job, reports[0])
+    elif reports:
+        job = from_report(reports[0])
     else:
-        launches, how = R.attribute_launches(rows, prep["params"], prep["configs"], prep["runs"])
-    prep["environment"] = {**R.gpu_environment(device), **prep["environment"]}
-    prep["provenance"]["launches"] = {
-        "report": report.name, "attribution": how, "rows": int(len(launches)),
-        "metrics_read": sorted(set(rows[C.METRIC])) if len(rows) else [],
-        "metrics_missing": device.get("missing_metrics", [])[:50]}
-    device = {k: v for k, v in device.items() if k != "missing_metrics"}
-    return prep, launches, {"device_attributes": device, "summary": summary}
+        job = from_ncu_csv(ncu_csvs)
+    if (nsight or reports) and ncu_csvs:
+        job.notes.append(", ".join(s.path.name for s in ncu_csvs) + ": Nsight Compute CSV "
+                         "export(s) kept with the files but not read (the "
+                         + ("nsight-python CSVs" if nsight else "report") + " hold the values)")
+    if len(reports) > 1:
+        job.notes.append(", ".join(p.name for p in reports[1:]) + ": further report(s) checked "
+                         f"and kept; the values are read from {reports[0].name}")
+    return job
 
 
-def _import(csvs: list[Path], extra: list[Path], ignored: list[Path], out_dir: Path,
-            job_id: str, final: Path, param_names: Sequence[str] | None) -> Path:
-    reports = [p for p in extra if R.is_report(p)]
-    prep = from_csvs(csvs, param_names) if csvs else None
-    report_info: dict[str, Any] = {}
-    if reports:
-        prep, launches, report_info = _add_report(prep, reports[0])
-    assert prep is not None
-    params = prep["params"]
-    if not reports:
-        launches = empty_table(C.TABLE_LAUNCHES, params)
-    if "spec_inputs" not in prep:
-        items = prep["items"]
-        table = prep["runs"] if not prep["runs"].empty else prep["agg"]
-        prep["spec_inputs"] = ([re.sub(r"-\d+$", "", it.tag) for it in items], table,
-                               "imported: " + ", ".join(it.path.name for it in items))
-    kernels, table, label = prep["spec_inputs"]
-    n_runs = int(prep["agg"][C.NUM_RUNS].max()) if len(prep["agg"]) else 1
-    spec, spec_valid, spec_errors = reconstruct_spec(kernels, prep["configs"], table, n_runs,
-                                                     label)
-    measurement = "imported nsight-python output" if csvs else "imported Nsight Compute report"
+def _copy_sources(found: list[K.Sniffed], nsight: Path) -> list[str]:
+    nsight.mkdir()
+    copied = []
+    for s in found:
+        name, k = s.path.name, 1
+        while (nsight / name).exists():
+            name = f"{s.path.stem}-{k}{s.path.suffix}"
+            k += 1
+        shutil.copy2(s.path, nsight / name)
+        copied.append(name)
+    return copied
 
+
+def _write(job: Job, found: list[K.Sniffed], ignored: list[str], out_dir: Path, job_id: str,
+           final: Path) -> Path:
+    spec, spec_valid, spec_errors = reconstruct_spec(job)
+    params = job.params
     out_dir.mkdir(parents=True, exist_ok=True)
     tmp = Path(tempfile.mkdtemp(prefix=f".import-{job_id}-", dir=out_dir))
     try:
-        write_table(tmp, C.TABLE_RUNS, prep["runs"])
-        write_table(tmp, C.TABLE_AGGREGATED, prep["agg"])
-        write_table(tmp, C.TABLE_LAUNCHES, launches)
+        write_table(tmp, C.TABLE_RUNS, job.runs)
+        write_table(tmp, C.TABLE_AGGREGATED, job.agg)
+        write_table(tmp, C.TABLE_LAUNCHES, job.launches if job.launches is not None
+                    else empty_table(C.TABLE_LAUNCHES, params))
         write_table(tmp, C.TABLE_WORK, empty_table(C.TABLE_WORK, params))
         write_table(tmp, C.TABLE_NVML, empty_table(C.TABLE_NVML))
-        write_table(tmp, C.TABLE_COLLECTORS, empty_table(C.TABLE_COLLECTORS, params))
-        nsight = tmp / C.NSIGHT_DIR
-        nsight.mkdir()
-        copied: list[str] = []
-        for src in [*csvs, *extra]:
-            name = src.name
-            k = 1
-            while (nsight / name).exists():
-                name = f"{src.stem}-{k}{src.suffix}"
-                k += 1
-            shutil.copy2(src, nsight / name)
-            copied.append(name)
-        if report_info:
-            (tmp / C.REPORT_SUMMARY_FILE).write_text(
-                json.dumps(report_info["summary"], indent=1, default=str), encoding="utf-8")
+        collectors = job.collectors if job.collectors is not None and len(job.collectors) \
+            else empty_table(C.TABLE_COLLECTORS, params)
+        write_table(tmp, C.TABLE_COLLECTORS, _typed_collectors(collectors, params))
+        _copy_sources(found, tmp / C.NSIGHT_DIR)
+        summary = job.provenance.pop("report_summary", None)
+        if summary is not None:
+            (tmp / C.REPORT_SUMMARY_FILE).write_text(json.dumps(summary, indent=1, default=str),
+                                                     encoding="utf-8")
         (tmp / C.SPEC_FILE).write_text(json.dumps(spec, indent=2, default=str), encoding="utf-8")
-        now = _dt.datetime.now(_dt.timezone.utc).isoformat(timespec="seconds")
-        backend: dict[str, Any] = {"name": "ncu", "measurement": measurement}
-        if report_info:
-            backend["report"] = reports[0].name
-            backend["device_attributes"] = report_info["device_attributes"]
-        manifest = {
-            "job_id": job_id,
-            "status": JobStatus.DONE.value,
-            "spec": spec,
-            "backend": backend,
-            "environment": prep["environment"],
-            "timings": {"imported_at": now},
-            "provenance": {
-                "imported_from": [p.name for p in [*csvs, *extra]],
-                "ignored": [p.name for p in ignored],
-                "date": now,
-                **prep["provenance"],
-                "spec_reconstructed": True,
-                "spec_fields_from_files": ["kernels", "configs", "runs", "metrics",
-                                           "annotations"],
-                "spec_fields_defaulted": sorted(k for k in spec if k not in (
-                    "kernels", "configs", "runs", "metrics", "annotations", "label",
-                    "backend")),
-                "spec_valid": spec_valid,
-                "spec_errors": spec_errors,
-            },
-        }
-        finish_bundle(tmp, manifest)
+        finish_bundle(tmp, _manifest(job, spec, spec_valid, spec_errors, found, ignored, job_id))
         try:
             tmp.rename(final)
         except OSError as exc:
@@ -230,3 +194,41 @@ def _import(csvs: list[Path], extra: list[Path], ignored: list[Path], out_dir: P
         shutil.rmtree(tmp, ignore_errors=True)
         raise
     return final
+
+
+def _typed_collectors(frame: pd.DataFrame, params: list[str]) -> pd.DataFrame:
+    out = frame.copy()
+    out[C.VALUE] = pd.to_numeric(out[C.VALUE], errors="coerce").astype("float64")
+    for col in (C.CONFIG, C.RUN):
+        out[col] = out[col].astype("int64")
+    out[C.UNIT] = out[C.UNIT].astype(object)
+    return out
+
+
+def _manifest(job: Job, spec: dict[str, Any], spec_valid: bool, spec_errors: list[str],
+              found: list[K.Sniffed], ignored: list[str], job_id: str) -> dict[str, Any]:
+    now = _dt.datetime.now(_dt.timezone.utc).isoformat(timespec="seconds")
+    backend = {"name": "ncu", "measurement": job.provenance.pop(
+        "measurement", "imported nsight-python output"), **job.provenance.pop("backend", {})}
+    manifest: dict[str, Any] = {
+        "job_id": job_id, "status": JobStatus.DONE.value, "spec": spec, "backend": backend,
+        "environment": job.environment, "timings": {"imported_at": now},
+        "warnings": [*job.warnings, *job.notes],
+        IMPORT_NOTES_KEY: job.notes, ROLES_KEY: job.roles,
+        "provenance": {
+            "imported_from": [s.path.name for s in found],
+            "formats": {s.path.name: s.kind for s in found},
+            "ignored": ignored, "date": now, **job.provenance,
+            "spec_reconstructed": True,
+            "spec_fields_from_files": ["kernels", "configs", "runs", "metrics", "annotations"],
+            "spec_fields_defaulted": sorted(k for k in spec if k not in (
+                "kernels", "configs", "runs", "metrics", "annotations", "label", "backend")),
+            "spec_valid": spec_valid, "spec_errors": spec_errors,
+        },
+    }
+    if job.warnings:
+        manifest[PARTIAL_KEY] = job.warnings
+    return manifest
+
+
+__all__ = ["import_nsight_output", "reconstruct_spec", "IMPORT_NOTES_KEY", "PARTIAL_KEY"]

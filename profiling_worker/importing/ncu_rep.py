@@ -20,8 +20,6 @@ Attribution of launches to configs and runs (:func:`attribute_launches`):
 
 from __future__ import annotations
 
-import gzip
-import tempfile
 from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
@@ -29,6 +27,7 @@ from typing import Any
 import pandas as pd
 
 from profiling_worker.errors import ImportFailed
+from profiling_worker.inflate import InflateError, plain_file
 from profiling_worker.bundle_writer import empty_table, table_columns
 from profiling_worker.schema import columns as C
 
@@ -62,8 +61,6 @@ REPORT_METRICS = (
     "sm__warps_active.avg.pct_of_peak_sustained_active",
 )
 MAX_METRICS = 64
-#: Largest report an import decompresses (a .ncu-rep.gz may expand a lot).
-MAX_REPORT_BYTES = 4 * 1024**3
 #: Config parameter of a report imported without CSVs: the config index the report records.
 CONFIG_INDEX = "config_index"
 
@@ -79,55 +76,45 @@ def is_report(path: Path) -> bool:
     return name.endswith(".ncu-rep") or name.endswith(".ncu-rep.gz")
 
 
-def _plain(report: Path, tmp: Path) -> Path:
-    """The report as a plain file (ncu_report cannot read gzip)."""
-    if not report.name.lower().endswith(".gz"):
-        return report
-    plain = tmp / report.name[:-3]
-    try:
-        with gzip.open(report) as src, open(plain, "wb") as dst:
-            while chunk := src.read(1 << 20):
-                if dst.tell() + len(chunk) > MAX_REPORT_BYTES:
-                    raise ImportFailed(f"{report.name}: expands to more than "
-                                 f"{MAX_REPORT_BYTES // 1024**3} GiB",
-                                 "import the plain .ncu-rep, or profile fewer launches")
-                dst.write(chunk)
-    except (OSError, EOFError) as exc:
-        raise ImportFailed(f"{report.name}: not a readable gzip file ({exc})",
-                     "give the .ncu-rep, or the .ncu-rep.gz made with gzip") from exc
-    return plain
-
-
-def read_report(report: Path, metrics: Sequence[str]
+def read_report(report: Path, metrics: Sequence[str], other_ranges: bool = True
                 ) -> tuple[pd.DataFrame, dict[str, Any], dict[str, Any]]:
     """Per-launch rows, device attributes and summary of one report.
 
     Args:
-        report: a ``.ncu-rep`` or ``.ncu-rep.gz``.
+        report: a ``.ncu-rep`` or ``.ncu-rep.gz`` (inflated to a temporary file, capped).
         metrics: metric names to read (bounded to :data:`MAX_METRICS`).
+        other_ranges: keep launches outside nsight-python ranges (Annotation = another NVTX
+            range, or None: no range at all).
 
     Returns:
         (rows, device, summary): rows as :func:`read_launches` gives them (Annotation, Config,
         Run, Launch, Kernel, Grid, Block, Metric, Value, Unit; Config -1 for a report made
         elsewhere), the ``device__attribute_*`` values plus ``missing_metrics``, and
         :func:`~profiling_worker.extract.ncu_report_reader.summarize` of the report.
+
+    Raises:
+        ImportFailed: ncu_report is missing, or cannot read the report.
     """
     try:
         from profiling_worker.extract.ncu_report_reader import read_launches, summarize
     except ImportError as exc:
         raise ImportFailed(f"{report.name}: the ncu_report module is not installed here ({exc})",
-                     "install Nsight Compute's Python report interface (pip install "
-                     "ncu-report, or add <ncu>/extras/python to PYTHONPATH), or import the "
-                     "CSVs only") from exc
-    with tempfile.TemporaryDirectory(prefix="kprof-report-") as tmp:
-        plain = _plain(report, Path(tmp))
-        try:
-            rows, device = read_launches(plain, list(metrics)[:MAX_METRICS])
-            summary = summarize(plain)
-        except Exception as exc:  # ncu_report raises plain RuntimeError/OSError/...
-            raise ImportFailed(f"{report.name}: ncu_report cannot read it ({type(exc).__name__}: "
-                         f"{str(exc)[:200]})",
-                         "give an unmodified report written by Nsight Compute") from exc
+                           "install Nsight Compute's Python report interface (pip install "
+                           "ncu-report, or add <ncu>/extras/python to PYTHONPATH), or import the "
+                           "CSVs only") from exc
+    try:
+        with plain_file(report) as plain:
+            try:
+                rows, device = read_launches(plain, list(metrics)[:MAX_METRICS], other_ranges)
+                summary = summarize(plain)
+            except Exception as exc:  # ncu_report raises plain RuntimeError/OSError/...
+                raise ImportFailed(
+                    f"{report.name}: ncu_report cannot read it as a report "
+                    f"({type(exc).__name__}: {str(exc)[:200]})",
+                    "give an unmodified report written by Nsight Compute (a copy that was cut "
+                    "short cannot be read)") from exc
+    except InflateError as exc:
+        raise ImportFailed(exc.message, exc.hint) from exc
     summary["report"] = report.name
     frame = pd.DataFrame(rows, columns=[C.ANNOTATION, C.CONFIG, C.RUN, C.LAUNCH, C.KERNEL,
                                         C.GRID, C.BLOCK, C.METRIC, C.VALUE, C.UNIT])

@@ -1,33 +1,18 @@
-"""Import plain nsight-python output (made anywhere) as a result bundle.
+"""Reader of nsight-python's CSVs (0.9.4 to 1.1): per-run ``profiled_data`` and aggregated
+``processed_data`` files -> the per-run and aggregated frames of a bundle.
 
-nsight-python with ``output_csv=True`` writes, per decorated call ``<fn>-<id>``:
-
-``profiled_data-<fn>-<id>.csv``   one row per annotation x config x run x metric:
-    ``Annotation, Value, Metric, Kernel, GPU, Host, ComputeClock, MemoryClock, [Unit],
-    [<collector columns>], <config parameters>`` (0.9.x has no ``Unit``; collectors are 1.1+).
-``processed_data-<fn>-<id>.csv``  the aggregated ``to_dataframe()`` rows:
-    ``Annotation, Metric, <config parameters>, AvgValue, StdDev, MinValue, MaxValue, NumRuns,
-    Kernel, GPU, Host, ComputeClock, MemoryClock, [Unit], ..., CI95_Lower, CI95_Upper,
-    RelativeStdDevPct, StableMeasurement, Normalized, [NormalizationValue], Geomean``
-``ncu-output-<fn>-<id>.ncu-rep`` / ``.log``  Nsight Compute's report and log (ncu backend only).
-
-(research/nsight-python.md §1.9-1.10; checked against the H200 0.9.6 files in
-shared/reference/h200-nsight-0.9.6-matmul/.)
-
-:func:`import_nsight_output` turns such files into a bundle directory (layout in
-:mod:`profiling_worker.schema.columns`): ``tables/runs`` from the per-run rows,
-``tables/aggregated`` recomputed from them with :func:`~profiling_worker.extract.aggregate.
-aggregate_runs` (Student-t CI, median, kernel counts) or, for a call whose per-run CSV is
-missing, taken from ``processed_data`` as nsight-python wrote it; empty ``launches``, ``work`` and
-``nvml_trace`` tables; the original files under ``nsight/``; ``spec.json`` reconstructed as far as
-the files allow; ``manifest.json`` last.
-
-Files are parsed with the :mod:`csv` module as text (never pickle or eval). Anything malformed
-raises :class:`ImportFailed` naming the file and the problem.
+Files are told apart and paired by content, never by name: a processed_data file belongs to the
+profiled_data file whose run counts, minima and maxima it repeats (then it is recomputed from
+those runs); otherwise its rows are taken as written, with a Student-t CI95 recomputed from
+``StdDev`` and ``NumRuns``. Several calls of one function (files with the same annotations and
+configs but other values) are kept apart: their annotations get the call's name. Column roles
+follow :mod:`~profiling_worker.importing.nsight_columns`; what they mean for values is applied
+by :mod:`~profiling_worker.importing.roles`.
 """
 
 from __future__ import annotations
 
+import re
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -36,40 +21,79 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from profiling_worker.bundle_writer import empty_table, table_columns
+from profiling_worker.bundle_writer import table_columns
 from profiling_worker.errors import ImportFailed
-from profiling_worker.extract.aggregate import RULE_SINGLE, aggregate_runs
-from profiling_worker.importing.sources import classify, tag_of
-from profiling_worker.importing.textcsv import (HINT_CSV, NA_STRINGS, bools, floats, kernels,
-                                                parse_csv, short, text_column, typed_param, units)
+from profiling_worker.extract.aggregate import RULE_SINGLE, t_ci95_halfwidth
+from profiling_worker.importing import nsight_columns as N
+from profiling_worker.importing.sniff import NSIGHT_AGG, NSIGHT_RAW, Sniffed
+from profiling_worker.importing.textcsv import (HINT_CSV, NA_STRINGS, floats, kernels,
+                                                non_finite_to_missing, parse_csv, short,
+                                                text_column, typed_param, units)
 from profiling_worker.schema import columns as C
 
-
-NSIGHT_RAW_FIXED = ("Annotation", "Value", "Metric", "Kernel", "GPU", "Host", "ComputeClock",
-                    "MemoryClock", "Unit")
-#: Columns of the aggregated CSV that are not config parameters (besides collector stats).
-
-NSIGHT_AGG_FIXED = ("Annotation", "Metric", "AvgValue", "StdDev", "MinValue", "MaxValue",
-                    "NumRuns", "Kernel", "GPU", "Host", "ComputeClock", "MemoryClock", "Unit",
-                    "CI95_Lower", "CI95_Upper", "RelativeStdDevPct", "StableMeasurement",
-                    "Normalized", "NormalizationValue", "Geomean")
 #: CombineRule of imported runs whose value nsight-python had already combined from several
 #: kernels with the user's ``combine_kernel_metrics`` (the function is not recorded).
-
 RULE_NSIGHT_COMBINED = "combined by nsight-python (combine_kernel_metrics)"
+CI_METHOD_T = "Student-t CI95 from StdDev and NumRuns (nsight-python wrote mean +- 1.96 sigma/sqrt(n))"
+_CALL_RE = re.compile(r"(?:profiled|processed)_data-(?P<call>.+?-\d+)(?:[ _-]*\(?\d+\)?_?)?$")
 
 
 @dataclass
 class NsightCsv:
-    path: Path
-    kind: str  # "raw" (profiled_data) or "agg" (processed_data)
-    tag: str
+    """One nsight-python CSV: ``kind`` (NSIGHT_RAW/NSIGHT_AGG), ``call`` (``<function>-<id>``
+    from the name when it has nsight-python's pattern, else the file stem), the text ``frame``
+    and its ``params``; ``Config`` is added by :func:`assign_configs`."""
+
+    source: Sniffed
+    kind: str
+    call: str
     header: list[str]
-    rows: list[list[str]]
-    frame: pd.DataFrame = field(default_factory=pd.DataFrame)
+    frame: pd.DataFrame
     params: list[str] = field(default_factory=list)
 
-def _param_columns(item: NsightCsv, agg_params: dict[str, list[str]],
+    @property
+    def path(self) -> Path:
+        return self.source.path
+
+
+def call_of(path: Path) -> str:
+    """``bench_profiled_data-smem_ops-0 (1).csv`` -> ``smem_ops-0``; other names: the stem."""
+    stem = path.name[:-4] if path.name.lower().endswith(".csv") else path.stem
+    m = _CALL_RE.search(stem)
+    return m.group("call") if m else stem
+
+
+def load(sources: Sequence[Sniffed], param_names: Sequence[str] | None) -> list[NsightCsv]:
+    """Parse nsight-python CSVs and name their config parameters.
+
+    Raises:
+        ImportFailed: a missing column, parameters that differ between files or clash with
+            the bundle's columns, or ``param_names`` not in a file.
+    """
+    items = []
+    for s in sources:
+        header, frame = parse_csv(s)
+        required = ("Annotation", "Value", "Metric") if s.kind == NSIGHT_RAW else \
+            ("Annotation", "Metric", "AvgValue")
+        missing = [c for c in required if c not in header]
+        if missing:
+            raise ImportFailed(f"{s.path.name}: lacks column(s) {', '.join(missing)}", HINT_CSV)
+        items.append(NsightCsv(s, s.kind, call_of(s.path), header, frame))
+    for it in sorted(items, key=lambda i: i.kind != NSIGHT_AGG):
+        it.params = _param_columns(it, items, param_names)
+        clash = [p for p in it.params if p in C.RESERVED]
+        if clash:
+            raise ImportFailed(f"{it.path.name}: config parameter column(s) {', '.join(clash)} "
+                               "clash with the dashboard's own column names",
+                               "rename the parameter of the profiled function and profile again")
+    if len({tuple(it.params) for it in items}) > 1:
+        raise ImportFailed("the files name different config parameters: " +
+                           "; ".join(f"{it.path.name}: {it.params}" for it in items),
+                           "import the output of one profiled function at a time")
+    return items
+
+
+def _param_columns(item: NsightCsv, items: list[NsightCsv],
                    param_names: Sequence[str] | None) -> list[str]:
     header = item.header
     if param_names is not None:
@@ -78,55 +102,15 @@ def _param_columns(item: NsightCsv, agg_params: dict[str, list[str]],
             raise ImportFailed(f"{item.path.name}: no column for parameter(s) {', '.join(missing)}",
                                f"the file has columns {short(header)}")
         return list(param_names)
-    if item.kind == "agg":
-        i_metric = header.index("Metric") if "Metric" in header else -1
-        i_avg = header.index("AvgValue")
-        if i_metric < 0 or i_metric > i_avg:
-            raise ImportFailed(f"{item.path.name}: expected the parameters between Metric and "
-                               "AvgValue", HINT_CSV)
-        return [h for h in header[i_metric + 1:i_avg] if h not in NSIGHT_AGG_FIXED]
-    # Per-run table: the aggregated table of the same call names the parameters exactly.
-    for cand in (agg_params.get(item.tag), *agg_params.values()):
-        if cand is not None and all(p in header for p in cand):
-            return list(cand)
-    last_fixed = max(i for i, h in enumerate(header) if h in NSIGHT_RAW_FIXED)
-    return [h for h in header[last_fixed + 1:] if h not in NSIGHT_RAW_FIXED]
+    if item.kind == NSIGHT_AGG:
+        return N.agg_params(header)
+    # Per-run table: an aggregated table with the same columns names the parameters exactly.
+    for other in items:
+        if other.kind == NSIGHT_AGG and other.params and all(p in header for p in other.params):
+            return list(other.params)
+    last_fixed = max(i for i, h in enumerate(header) if h in N.RAW_FIXED)
+    return [h for h in header[last_fixed + 1:] if h not in N.RAW_FIXED]
 
-def _check_params(item: NsightCsv) -> None:
-    clash = [p for p in item.params if p in C.RESERVED]
-    if clash:
-        raise ImportFailed(f"{item.path.name}: config parameter column(s) {', '.join(clash)} "
-                           "clash with the dashboard's own column names",
-                           "rename the parameter of the profiled function and profile again")
-
-def load(csvs: list[Path], param_names: Sequence[str] | None) -> list[NsightCsv]:
-    items = []
-    for p in csvs:
-        header, rows = parse_csv(p)
-        kind = classify(p, header)
-        required = ("Annotation", "Value", "Metric") if kind == "raw" else \
-            ("Annotation", "Metric", "AvgValue")
-        missing = [c for c in required if c not in header]
-        if missing:
-            raise ImportFailed(f"{p.name}: lacks column(s) {', '.join(missing)}", HINT_CSV)
-        items.append(NsightCsv(p, kind, tag_of(p), header, rows))
-    agg_params: dict[str, list[str]] = {}
-    for it in items:
-        if it.kind == "agg":
-            it.params = _param_columns(it, {}, param_names)
-            agg_params.setdefault(it.tag, it.params)
-    for it in items:
-        if it.kind == "raw":
-            it.params = _param_columns(it, agg_params, param_names)
-        _check_params(it)
-        it.frame = pd.DataFrame(it.rows, columns=it.header, dtype=object)
-        it.rows = []
-    names = {tuple(it.params) for it in items}
-    if len(names) > 1:
-        raise ImportFailed("the files name different config parameters: " +
-                           "; ".join(f"{it.path.name}: {it.params}" for it in items),
-                           "import the output of one profiled function at a time")
-    return items
 
 def assign_configs(items: list[NsightCsv], params: list[str]) -> list[dict[str, Any]]:
     """Type the parameter columns across all files and number configs in first-seen order."""
@@ -136,14 +120,12 @@ def assign_configs(items: list[NsightCsv], params: list[str]) -> list[dict[str, 
         return [{}]
     lengths = [len(it.frame) for it in items]
     allp = pd.concat([it.frame[params] for it in items], ignore_index=True)
+    decimal = items[0].source.decimal
     for p in params:
-        allp[p] = typed_param(allp[p])
-    keys = pd.MultiIndex.from_frame(allp[params].astype(str))
-    codes, _ = pd.factorize(keys)
-    configs = []
+        allp[p] = typed_param(allp[p], decimal)
+    codes, _ = pd.factorize(pd.MultiIndex.from_frame(allp[params].astype(str)))
     first = allp.loc[pd.Series(codes).drop_duplicates().index]
-    for _, row in first.iterrows():
-        configs.append({p: _py(row[p]) for p in params})
+    configs = [{p: _py(row[p]) for p in params} for _, row in first.iterrows()]
     start = 0
     for it, n in zip(items, lengths):
         sl = slice(start, start + n)
@@ -155,14 +137,16 @@ def assign_configs(items: list[NsightCsv], params: list[str]) -> list[dict[str, 
         start += n
     return configs
 
+
 def _py(v: Any) -> Any:
-    if isinstance(v, (np.integer,)):
+    if isinstance(v, np.integer):
         return int(v)
-    if isinstance(v, (np.floating,)):
+    if isinstance(v, np.floating):
         return float(v)
     return v
 
-def _key_columns(it: NsightCsv, params: list[str]) -> pd.DataFrame:
+
+def key_columns(it: NsightCsv, params: list[str]) -> pd.DataFrame:
     """Annotation, Config, <params>, Metric of one nsight-python CSV (checked text columns)."""
     f = it.frame
     out = pd.DataFrame({
@@ -174,56 +158,116 @@ def _key_columns(it: NsightCsv, params: list[str]) -> pd.DataFrame:
     out[C.METRIC] = text_column(f["Metric"], it.path, "Metric", True)
     return out
 
-def runs_from_raw(items: list[NsightCsv], params: list[str]) -> pd.DataFrame:
-    frames = []
-    for it in items:
-        f = it.frame
-        out = _key_columns(it, params)
-        out[C.VALUE] = floats(f["Value"], it.path, "Value")
-        out[C.UNIT] = units(f)
-        out[C.KERNELS] = kernels(f)
-        frames.append(out)
-    runs = pd.concat(frames, ignore_index=True)
-    runs[C.RUN] = runs.groupby([C.ANNOTATION, C.CONFIG, C.METRIC], sort=False).cumcount() \
+
+def number(it: NsightCsv, column: str, notes: list[str] | None = None) -> pd.Series:
+    """A numeric column of ``it`` (NaN where absent); inf/NaN cells become missing, counted in
+    ``notes`` when given."""
+    f = it.frame
+    if column not in f.columns:
+        return pd.Series(np.nan, index=f.index, dtype="float64")
+    values = floats(f[column], it.path, column, finite=False, decimal=it.source.decimal)
+    values, bad = non_finite_to_missing(values)
+    if bad and notes is not None:
+        metrics = ", ".join(dict.fromkeys(f.loc[values.isna() & f[column].notna(), "Metric"]))
+        notes.append(f"{it.path.name}: {bad} {column} cell(s) were inf or NaN ({metrics}; a "
+                     "derived metric divided by a zero counter?); they are shown as missing")
+    return values
+
+
+def runs_frame(it: NsightCsv, params: list[str], notes: list[str]) -> pd.DataFrame:
+    """Per-run rows of one profiled_data file (Run numbered in file order per key)."""
+    out = key_columns(it, params)
+    out[C.VALUE] = number(it, "Value", notes)
+    out[C.UNIT] = units(it.frame)
+    out[C.KERNELS] = kernels(it.frame)
+    out[C.RUN] = out.groupby([C.ANNOTATION, C.CONFIG, C.METRIC], sort=False).cumcount() \
         .astype("int64")
-    runs[C.COMBINE_RULE] = np.where(runs[C.KERNELS] > 1, RULE_NSIGHT_COMBINED, RULE_SINGLE)
-    cols = table_columns(C.TABLE_RUNS, params)
-    f = runs[cols].copy()
+    out[C.COMBINE_RULE] = np.where(out[C.KERNELS] > 1, RULE_NSIGHT_COMBINED, RULE_SINGLE)
+    return out[table_columns(C.TABLE_RUNS, params)]
+
+
+def sort_runs(runs: pd.DataFrame) -> pd.DataFrame:
+    """Config, then annotation and metric in first-seen order, then run."""
+    f = runs.copy()
     f["_a"] = pd.factorize(f[C.ANNOTATION])[0]
     f["_m"] = pd.factorize(f[C.METRIC])[0]
     f = f.sort_values([C.CONFIG, "_a", "_m", C.RUN], kind="stable")
     return f.drop(columns=["_a", "_m"]).reset_index(drop=True)
 
-def agg_from_processed(items: list[NsightCsv], params: list[str]) -> pd.DataFrame:
-    frames = []
-    for it in items:
-        f = it.frame
 
-        def num(col: str, finite: bool = True) -> pd.Series:
-            if col not in f.columns:
-                return pd.Series(np.nan, index=f.index, dtype="float64")
-            return floats(f[col], it.path, col, finite)
+def agg_frame(it: NsightCsv, params: list[str], notes: list[str]) -> pd.DataFrame:
+    """The aggregated rows of one processed_data file as written, CI95 recomputed with
+    Student-t from StdDev and NumRuns (:data:`CI_METHOD_T`)."""
+    f = it.frame
+    out = key_columns(it, params)
+    out[C.UNIT] = units(f)
+    nruns = number(it, "NumRuns")
+    out[C.NUM_RUNS] = nruns.fillna(0).clip(0, 2**62).round().astype("int64")
+    out[C.AVG] = number(it, "AvgValue", notes)
+    out[C.STD] = number(it, "StdDev")
+    out[C.MIN] = number(it, "MinValue")
+    out[C.MAX] = number(it, "MaxValue")
+    out[C.MEDIAN] = np.nan
+    half = np.array([t_ci95_halfwidth(s, int(n)) if n > 1 and np.isfinite(s) else np.nan
+                     for s, n in zip(out[C.STD], out[C.NUM_RUNS])], dtype="float64")
+    out[C.CI95_LOWER] = out[C.AVG] - half
+    out[C.CI95_UPPER] = out[C.AVG] + half
+    with np.errstate(divide="ignore", invalid="ignore"):
+        out[C.RSD] = (out[C.STD] / out[C.AVG].abs() * 100).where(out[C.AVG] != 0)
+    out[C.STABLE] = (out[C.NUM_RUNS] >= 2) & (out[C.RSD] < C.STABLE_RSD_PCT)
+    out[C.KERNELS] = kernels(f).astype("float64")
+    out[C.KERNELS_VARY] = False
+    return out[table_columns(C.TABLE_AGGREGATED, params)]
 
-        out = _key_columns(it, params)
-        out[C.UNIT] = units(f)
-        nruns = num("NumRuns")
-        out[C.NUM_RUNS] = nruns.fillna(0).clip(0, 2**62).round().astype("int64")
-        out[C.AVG] = num("AvgValue")
-        out[C.STD] = num("StdDev")
-        out[C.MIN] = num("MinValue")
-        out[C.MAX] = num("MaxValue")
-        out[C.MEDIAN] = pd.Series(np.nan, index=f.index, dtype="float64")
-        out[C.CI95_LOWER] = num("CI95_Lower")
-        out[C.CI95_UPPER] = num("CI95_Upper")
-        out[C.RSD] = num("RelativeStdDevPct", finite=False)
-        out[C.STABLE] = bools(f["StableMeasurement"]) if "StableMeasurement" in f.columns \
-            else pd.Series(False, index=f.index)
-        out[C.KERNELS] = kernels(f).astype("float64")
-        out[C.KERNELS_VARY] = pd.Series(False, index=f.index, dtype=bool)
-        frames.append(out)
-    return pd.concat(frames, ignore_index=True)[table_columns(C.TABLE_AGGREGATED, params)]
+
+def pairs_with(agg: pd.DataFrame, runs: pd.DataFrame) -> bool:
+    """True when every aggregated row repeats the count, minimum and maximum of the per-run
+    rows of its key: the processed_data file was written from these runs."""
+    keys = [C.ANNOTATION, C.CONFIG, C.METRIC]
+    stats = runs.groupby(keys, sort=False)[C.VALUE].agg(["size", "min", "max"]).reset_index()
+    agg = agg[[*keys, C.NUM_RUNS, C.MIN, C.MAX]].copy()
+    # A normalised row keeps the unnormalised count, min and max of its base metric.
+    agg[C.METRIC] = [(N.relative_metric(m) or (m,))[0] for m in agg[C.METRIC].astype(str)]
+    merged = agg.merge(stats, on=keys, how="left")
+    if merged["size"].isna().any():
+        return False
+    return bool((merged[C.NUM_RUNS] == merged["size"]).all()
+                and np.allclose(merged[C.MIN], merged["min"], rtol=1e-9, equal_nan=True)
+                and np.allclose(merged[C.MAX], merged["max"], rtol=1e-9, equal_nan=True))
+
+
+def separate_calls(frames: list[tuple[str, pd.DataFrame]]) -> tuple[list[pd.DataFrame], list[str]]:
+    """Keep several calls of one function apart: when two files hold the same annotation x
+    config x metric keys, each call's annotations become ``<annotation> [<call>]``. A file
+    identical to an earlier one is dropped. Returns the frames and notes."""
+    keys = [C.ANNOTATION, C.CONFIG, C.METRIC]
+    seen: list[pd.DataFrame] = []
+    calls: list[str] = []
+    notes: list[str] = []
+    for call, frame in frames:
+        if any(len(frame) == len(s) and frame.reset_index(drop=True).equals(s) for s in seen):
+            notes.append(f"{call}: the same rows as an earlier file (a second download?); "
+                         "imported once")
+            continue
+        seen.append(frame.reset_index(drop=True))
+        calls.append(call)
+    key_sets = [set(map(tuple, f[keys].astype(str).to_numpy())) for f in seen]
+    clash = any(a & b for i, a in enumerate(key_sets) for b in key_sets[i + 1:])
+    if not clash:
+        return seen, notes
+    names = [c if calls.count(c) == 1 else f"{c} #{i + 1}" for i, c in enumerate(calls)]
+    out = []
+    for name, frame in zip(names, seen):
+        frame = frame.copy()
+        frame[C.ANNOTATION] = frame[C.ANNOTATION].astype(str) + f" [{name}]"
+        out.append(frame)
+    notes.append("several calls of one function (" + ", ".join(names) + "): kept apart, each "
+                 "annotation named with its call")
+    return out, notes
+
 
 def environment(items: list[NsightCsv]) -> dict[str, Any]:
+    """GPU, host and the device's maximum clocks as nsight-python recorded them."""
     env: dict[str, Any] = {}
     names = {"GPU": "gpu_name", "Host": "host", "ComputeClock": "max_sm_clock_khz",
              "MemoryClock": "max_mem_clock_khz"}
@@ -241,41 +285,7 @@ def environment(items: list[NsightCsv]) -> dict[str, Any]:
                          "maximum clocks in kHz, not clocks measured during the runs)")
     return env
 
-def dropped(items: list[NsightCsv], params: list[str]) -> list[str]:
-    known = set(NSIGHT_RAW_FIXED) | set(NSIGHT_AGG_FIXED) | set(params) | {C.CONFIG}
-    out: list[str] = []
-    for it in items:
-        out += [h for h in it.header if h not in known and h not in out]
-    return out
 
-def from_csvs(csvs: list[Path], param_names: Sequence[str] | None) -> dict[str, Any]:
-    """Tables, environment and provenance from nsight-python's CSVs (``items``: the files read)."""
-    items = load(csvs, param_names)
-    params = items[0].params
-    configs = assign_configs(items, params)
-    raw_items = [it for it in items if it.kind == "raw"]
-    raw_tags = {it.tag for it in raw_items}
-    agg_only = [it for it in items if it.kind == "agg" and it.tag not in raw_tags]
-
-    runs = runs_from_raw(raw_items, params) if raw_items else empty_table(C.TABLE_RUNS, params)
-    parts = []
-    if raw_items:
-        parts.append(aggregate_runs(runs, params))
-    if agg_only:
-        parts.append(agg_from_processed(agg_only, params))
-    agg = pd.concat(parts, ignore_index=True) if len(parts) > 1 else parts[0]
-    agg = agg[table_columns(C.TABLE_AGGREGATED, params)]
-    if raw_items and not agg_only:
-        agg_source = "recomputed from the per-run rows (Student-t CI95)"
-    elif raw_items:
-        agg_source = ("recomputed from the per-run rows where a profiled_data CSV was given, "
-                      "else nsight-python's processed_data rows as written")
-    else:
-        agg_source = "nsight-python's processed_data rows as written (normal-approximation CI95)"
-
-    version = "1.x (Unit column)" if any("Unit" in it.header for it in items) \
-        else "0.9.x (no Unit column)"
-    return {"params": params, "configs": configs, "runs": runs, "agg": agg, "items": items,
-            "environment": environment(items),
-            "provenance": {"nsight_python_format": version, "aggregated": agg_source,
-                           "parameters": params, "dropped_columns": dropped(items, params)}}
+__all__ = ["NsightCsv", "RULE_NSIGHT_COMBINED", "CI_METHOD_T", "call_of", "load",
+           "assign_configs", "key_columns", "number", "runs_frame", "sort_runs", "agg_frame",
+           "pairs_with", "separate_calls", "environment"]

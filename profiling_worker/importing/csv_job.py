@@ -1,0 +1,122 @@
+"""nsight-python CSVs -> the runs and aggregated tables of one imported job.
+
+Steps: parse and name parameters (:mod:`.nsight_csv`), give columns their roles
+(:mod:`.roles`), number configs across files, build each profiled_data file's runs, pair each
+processed_data file with the runs it was written from (by content), keep several calls apart,
+undo sums of rates over combined kernels (:mod:`.combined`), aggregate with the worker's own
+:func:`~profiling_worker.extract.aggregate.aggregate_runs` (Student-t CI95, median).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+import pandas as pd
+
+from profiling_worker.bundle_writer import empty_table, table_columns
+from profiling_worker.extract.aggregate import aggregate_runs
+from profiling_worker.importing import nsight_columns as N
+from profiling_worker.importing import nsight_csv as S
+from profiling_worker.importing.combined import blank_combined_agg, fix_combined_runs
+from profiling_worker.importing.roles import (agg_collector_stats, apply_roles,
+                                              blank_normalised_stats, collectors_frame)
+from profiling_worker.importing.sniff import NSIGHT_AGG, NSIGHT_RAW, Sniffed
+from profiling_worker.schema import columns as C
+
+
+@dataclass
+class Job:
+    """What the readers hand the assembler: tables, spec inputs, notes and provenance."""
+
+    params: list[str]
+    configs: list[dict[str, Any]]
+    runs: pd.DataFrame
+    agg: pd.DataFrame
+    launches: pd.DataFrame | None = None
+    collectors: pd.DataFrame | None = None
+    kernels: list[str] = field(default_factory=list)
+    label: str = ""
+    environment: dict[str, Any] = field(default_factory=dict)
+    provenance: dict[str, Any] = field(default_factory=dict)
+    notes: list[str] = field(default_factory=list)
+    roles: dict[str, dict[str, Any]] = field(default_factory=dict)
+    warnings: list[str] = field(default_factory=list)  # shown on every page (partial imports)
+
+
+def _agg_sources(raw: list[tuple[str, pd.DataFrame]], aggs: list[S.NsightCsv],
+                 params: list[str], notes: list[str],
+                 roles: dict[str, dict[str, Any]]
+                 ) -> tuple[list[tuple[str, pd.DataFrame]], list[str]]:
+    """Aggregated rows to keep as written: every processed_data file that pairs with no
+    per-run file, and the normalised rows of those that do."""
+    kept: list[tuple[str, pd.DataFrame]] = []
+    how: list[str] = []
+    for it in aggs:
+        frame = S.agg_frame(it, params, notes)
+        partner = next((call for call, runs in raw if S.pairs_with(frame, runs)), None)
+        if partner is None:
+            kept.append((it.call, frame))
+            how.append(f"{it.path.name}: taken as written, {S.CI_METHOD_T}")
+            continue
+        normalised = frame[C.METRIC].map(
+            lambda m: roles.get(m, {}).get("role") == N.ROLE_NORMALISED).astype(bool)
+        how.append(f"{it.path.name}: paired with the per-run rows of {partner} (same run counts, "
+                   "minima and maxima); recomputed from them")
+        if normalised.any():
+            kept.append((it.call, frame[normalised]))
+    return kept, how
+
+
+def from_csvs(sources: Sequence[Sniffed], param_names: Sequence[str] | None) -> Job:
+    """Read nsight-python CSVs into a :class:`Job`.
+
+    Raises:
+        ImportFailed: see :func:`~profiling_worker.importing.nsight_csv.load`.
+    """
+    items = S.load(sources, param_names)
+    params = items[0].params
+    roles: dict[str, dict[str, Any]] = {}
+    for it in items:
+        roles.update(apply_roles(it))
+    configs = S.assign_configs(items, params)
+    notes: list[str] = []
+    raw_items = [it for it in items if it.kind == NSIGHT_RAW]
+    raw = [(it.call, S.runs_frame(it, params, notes)) for it in raw_items]
+    kept_agg, agg_how = _agg_sources(raw, [it for it in items if it.kind == NSIGHT_AGG],
+                                     params, notes, roles)
+    frames, call_notes = S.separate_calls(raw)
+    notes += call_notes
+    runs = S.sort_runs(pd.concat(frames, ignore_index=True)) if frames \
+        else empty_table(C.TABLE_RUNS, params)
+    runs, combined_notes = fix_combined_runs(runs)
+    notes += combined_notes
+    parts = [aggregate_runs(runs, params)] if frames else []
+    if kept_agg:
+        agg_frames, agg_call_notes = S.separate_calls(kept_agg)
+        agg_only, blank_notes = blank_combined_agg(pd.concat(agg_frames, ignore_index=True))
+        parts.append(blank_normalised_stats(agg_only, roles))
+        notes += agg_call_notes + blank_notes
+    agg = pd.concat(parts, ignore_index=True)[table_columns(C.TABLE_AGGREGATED, params)]
+    collected = [collectors_frame(it, params) for it in raw_items]
+    collectors = pd.concat([c for c, _ in collected], ignore_index=True) if collected else None
+    env = S.environment(items)
+    text_collectors = {k: v for _, t in collected for k, v in t.items()}
+    if text_collectors:
+        env["collectors"] = text_collectors
+    return Job(params=params, configs=configs, runs=runs, agg=agg, collectors=collectors,
+               kernels=[it.call.rsplit("-", 1)[0] for it in items],
+               label="imported: " + ", ".join(it.path.name for it in items),
+               environment=env, notes=notes, roles=roles,
+               provenance={"nsight_python_version": N.detect_version([it.header for it in items]),
+                           "aggregated": agg_how or ["recomputed from the per-run rows "
+                                                     "(Student-t CI95)"],
+                           "parameters": params,
+                           "collectors": sorted({*{n for it in raw_items for n in
+                                                   N.raw_extra_columns(it.header, params)},
+                                                 *{n for it in items if it.kind == NSIGHT_AGG
+                                                   for n in agg_collector_stats(it)}})})
+
+
+__all__ = ["Job", "from_csvs"]

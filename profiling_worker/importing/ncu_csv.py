@@ -1,0 +1,147 @@
+"""Reader of Nsight Compute CSV exports -> the per-launch table of a job.
+
+Both pages ncu writes (checked on ncu 2025.3.1 exports of the H200, tests/fixtures/h200_import):
+
+``--page raw``      one row per launch: ``ID, Process ID, Process Name, Host Name, Kernel Name,
+                    Context, Stream, Block Size, Grid Size, Device, CC, <metric>...``; the second
+                    row holds each metric's unit (``Kbyte``, ``usecond``, ``%``...; base units
+                    with ``--print-units base``).
+``--page details``  one row per launch x metric: ``..., Section Name, Metric Name, Metric Unit,
+                    Metric Value`` (also ``--metrics`` output printed while profiling).
+
+Values carry thousands separators (``1,980,000``); rows printed live follow ncu's ``==PROF==``
+lines and may end with a comma. Units are converted to the bundle's (ns, byte, Hz, byte/s, %).
+Regions are kernel names (a CSV export holds no NVTX ranges), configs follow the launch
+parameters (:mod:`.regions`). The ``device__attribute_*`` columns go to the environment.
+"""
+
+from __future__ import annotations
+
+import pandas as pd
+
+from profiling_worker.bundle_writer import table_columns
+from profiling_worker.errors import ImportFailed
+from profiling_worker.extract.aggregate import aggregate_runs, launches_to_runs
+from profiling_worker.extract.units import normalise_unit
+from profiling_worker.importing import regions as G
+from profiling_worker.importing.csv_job import Job
+from profiling_worker.importing.ncu_rep import CONFIG_INDEX, gpu_environment
+from profiling_worker.importing.sniff import NCU_DETAILS, Sniffed
+from profiling_worker.importing.textcsv import METRIC_NAME_RE, numbers_as_text, parse_csv
+from profiling_worker.schema import columns as C
+
+#: Section metrics of the details page (default sets) -> their Nsight Compute names.
+DISPLAY_NAMES = {
+    "Duration": C.GPU_TIME,
+    "DRAM Throughput": "dram__throughput.avg.pct_of_peak_sustained_elapsed",
+    "Compute (SM) Throughput": "sm__throughput.avg.pct_of_peak_sustained_elapsed",
+    "Memory Throughput": "gpu__compute_memory_throughput.avg.pct_of_peak_sustained_elapsed",
+    "SM Frequency": "gpc__cycles_elapsed.avg.per_second",
+    "DRAM Frequency": "dram__cycles_elapsed.avg.per_second",
+    "Elapsed Cycles": "gpc__cycles_elapsed.max",
+    "Registers Per Thread": "launch__registers_per_thread",
+    "Achieved Occupancy": "sm__warps_active.avg.pct_of_peak_sustained_active",
+}
+_SKIP_PREFIXES = ("device__attribute_", "c2clink__", "nvlink__")
+_LAUNCH_KEYS = ["ID", "Kernel Name", "Grid Size", "Block Size"]
+
+
+def _long_rows(s: Sniffed) -> tuple[pd.DataFrame, dict[str, str]]:
+    """(ID, Kernel Name, Grid Size, Block Size, Metric, Unit, Text) rows and the device
+    attributes of one export."""
+    header, frame = parse_csv(s)
+    missing = [c for c in _LAUNCH_KEYS if c not in header]
+    if missing:
+        raise ImportFailed(f"{s.path.name}: an Nsight Compute CSV without column(s) "
+                           f"{', '.join(missing)}", "export it again with ncu --csv")
+    if s.kind == NCU_DETAILS:
+        rows = frame[[*_LAUNCH_KEYS, "Metric Name", "Metric Unit", "Metric Value"]].copy()
+        rows.columns = [*_LAUNCH_KEYS, C.METRIC, C.UNIT, "Text"]
+        rows[C.METRIC] = rows[C.METRIC].map(lambda m: DISPLAY_NAMES.get(m, m))
+        return rows, {}
+    units = frame.iloc[0] if frame["ID"].iloc[0] == "" else pd.Series("", index=frame.columns)
+    data = frame[frame["ID"] != ""]
+    metrics = [h for h in header if METRIC_NAME_RE.match(h)]
+    device = {h: str(data[h].iloc[0]) for h in metrics if h.startswith("device__attribute_")}
+    keep = [h for h in metrics if not h.startswith(_SKIP_PREFIXES)]
+    rows = data[[*_LAUNCH_KEYS, *keep]].melt(id_vars=_LAUNCH_KEYS, var_name=C.METRIC,
+                                              value_name="Text")
+    rows[C.UNIT] = rows[C.METRIC].map(units)
+    return rows, device
+
+
+def _launch_rows(s: Sniffed) -> tuple[pd.DataFrame, dict[str, str]]:
+    """Numeric launch x metric rows in the bundle's units (non-numeric metrics dropped)."""
+    rows, device = _long_rows(s)
+    values = pd.to_numeric(numbers_as_text(rows["Text"], s.decimal, thousands=s.decimal == "."),
+                           errors="coerce")
+    rows = rows[values.notna()].assign(**{C.VALUE: values[values.notna()]})
+    scaled = [normalise_unit(float(v), str(u)) for v, u in zip(rows[C.VALUE], rows[C.UNIT])]
+    rows[C.VALUE] = [v for v, _ in scaled]
+    rows[C.UNIT] = [u or None for _, u in scaled]
+    rows["_seq"] = pd.to_numeric(rows["ID"], errors="coerce")
+    return rows.drop(columns="Text"), device
+
+
+def _same_launches(a: pd.DataFrame, b: pd.DataFrame) -> bool:
+    pairs = [set(zip(f["ID"], f["Kernel Name"])) for f in (a, b)]
+    return pairs[0] == pairs[1]
+
+
+def from_ncu_csv(sources: list[Sniffed]) -> Job:
+    """A job from Nsight Compute CSV exports (several exports of one profile -- raw and details
+    of the same report -- are read once: the first that has the most metrics).
+
+    Raises:
+        ImportFailed: a file lacks ncu's launch columns or holds no numeric metric.
+    """
+    read = [(s, *_launch_rows(s)) for s in sources]
+    read.sort(key=lambda r: -r[1][C.METRIC].nunique())
+    used, notes = [read[0]], []
+    for s, rows, _ in read[1:]:
+        if _same_launches(rows, used[0][1]):
+            notes.append(f"{s.path.name}: the same launches as {used[0][0].path.name} (another "
+                         "page or unit setting of one profile); read once")
+        else:
+            used.append((s, rows, _))
+    frames = []
+    for k, (s, rows, _) in enumerate(used):
+        frames.append(rows.assign(_seq=rows["_seq"] + k * 1e9))
+    rows = pd.concat(frames, ignore_index=True)
+    if rows.empty:
+        raise ImportFailed(f"{sources[0].path.name}: an Nsight Compute CSV with no numeric "
+                           "metric value", "export it again with ncu --csv --page raw")
+    names = G.region_names(rows["Kernel Name"])
+    rows = rows.rename(columns={"Kernel Name": C.KERNEL, "Grid Size": C.GRID,
+                                "Block Size": C.BLOCK})
+    rows[C.ANNOTATION] = rows[C.KERNEL].map(names)
+    rows, warnings = G.attribute(rows)
+    params = [CONFIG_INDEX]
+    rows[CONFIG_INDEX] = rows[C.CONFIG]
+    launches = rows[table_columns(C.TABLE_LAUNCHES, params)].reset_index(drop=True)
+    for c in (C.CONFIG, C.RUN, C.LAUNCH):
+        launches[c] = launches[c].astype("int64")
+    runs = launches_to_runs(launches, params)
+    n_configs = int(rows[C.CONFIG].max()) + 1
+    device = used[0][2]
+    env = gpu_environment({"device__attribute_display_name":
+                           device.get("device__attribute_display_name"),
+                           "device__attribute_compute_capability_major":
+                           device.get("device__attribute_compute_capability_major"),
+                           "device__attribute_compute_capability_minor":
+                           device.get("device__attribute_compute_capability_minor")})
+    notes.append("regions are kernel names (an ncu CSV export holds no NVTX ranges); configs "
+                 f"told apart by launch parameters ({n_configs} found)")
+    return Job(params=params, configs=[{CONFIG_INDEX: i} for i in range(n_configs)], runs=runs,
+               agg=aggregate_runs(runs, params), launches=launches,
+               kernels=[s.path.stem for s, _, _ in used],
+               label="imported: " + ", ".join(s.path.name for s in sources),
+               environment=env, notes=notes, warnings=warnings,
+               provenance={"measurement": "imported Nsight Compute CSV export",
+                           "aggregated": ["computed from the exported launches (combined per "
+                                          "run with the metric-aware rules, Student-t CI95)"],
+                           "parameters": params,
+                           "ncu_csv": {s.path.name: s.kind for s in sources}})
+
+
+__all__ = ["from_ncu_csv", "DISPLAY_NAMES"]

@@ -1,0 +1,160 @@
+"""``.ncu-rep`` reports in an import: alone (a job of their own) or beside nsight-python CSVs
+(the per-launch table, and per-launch values replacing what nsight-python combined).
+
+Regions are nsight-python annotations where present, else other NVTX ranges, else kernel names
+(:mod:`.regions`). Configs come from the worker's ``kprof`` ranges when the report has them,
+else from the launch parameters; either way the manifest says how.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pandas as pd
+
+from profiling_worker.bundle_writer import table_columns
+from profiling_worker.errors import ImportFailed
+from profiling_worker.extract.aggregate import aggregate_runs, launches_to_runs
+from profiling_worker.importing import ncu_rep as R
+from profiling_worker.importing import regions as G
+from profiling_worker.importing.csv_job import Job
+from profiling_worker.importing.textcsv import METRIC_NAME_RE
+from profiling_worker.schema import columns as C
+
+ATTRIBUTED_PARAMS = ("configs told apart by launch parameters (kernel, grid, block): the "
+                     "report does not record which config a launch belonged to")
+
+
+def validate_reports(reports: list[Path]) -> None:
+    """Open every further report of an upload (the first is read in full).
+
+    Raises:
+        ImportFailed: one of them cannot be read, naming it.
+    """
+    for report in reports:
+        R.read_report(report, (C.GPU_TIME,))
+
+
+def _sequence(rows: pd.DataFrame) -> pd.Series:
+    """A launch's position in the recording (rows come in launch order, one per metric)."""
+    keys = rows[[C.ANNOTATION, C.CONFIG, C.RUN, C.LAUNCH, C.KERNEL]].astype(str)
+    return (keys != keys.shift()).any(axis=1).cumsum()
+
+
+def _report_launches(rows: pd.DataFrame) -> tuple[pd.DataFrame, list[str], str]:
+    """Launch rows of a report read alone: regions named, configs and runs set."""
+    rows = rows.copy()
+    rows["_seq"] = _sequence(rows)
+    names = G.region_names(rows[C.KERNEL])
+    unnamed = rows[C.ANNOTATION].isna()
+    rows.loc[unnamed, C.ANNOTATION] = rows.loc[unnamed, C.KERNEL].map(names)
+    if (rows[C.CONFIG] >= 0).all() and not unnamed.any():
+        return rows, G.cut_short(rows), R.ATTRIBUTED_KPROF
+    rows, warnings = G.attribute(rows)
+    return rows, warnings, ATTRIBUTED_PARAMS
+
+
+def from_report(report: Path) -> Job:
+    """A job from one report alone.
+
+    Raises:
+        ImportFailed: the report cannot be read or holds no launch.
+    """
+    rows, device, summary = R.read_report(report, R.REPORT_METRICS)
+    if rows.empty:
+        raise ImportFailed(f"{report.name}: an Nsight Compute report with no profiled launch "
+                           "(or none of the metrics the dashboard reads); a report cut short "
+                           "by an interrupted copy reads like this",
+                           "profile with --set basic or --metrics gpu__time_duration.sum, or "
+                           "import nsight-python's CSVs")
+    rows, warnings, how = _report_launches(rows)
+    params = [R.CONFIG_INDEX]
+    n_configs = int(rows[C.CONFIG].max()) + 1
+    configs = [{R.CONFIG_INDEX: i} for i in range(n_configs)]
+    rows[R.CONFIG_INDEX] = rows[C.CONFIG]
+    launches = _typed(rows[table_columns(C.TABLE_LAUNCHES, params)])
+    runs = launches_to_runs(launches, params)
+    notes = [f"{report.name}: {how}"] if how == ATTRIBUTED_PARAMS else []
+    if how == ATTRIBUTED_PARAMS and n_configs == 1:
+        notes.append(f"{report.name}: every launch of a region has the same launch parameters, "
+                     "so all are taken as runs of one config; if the job profiled several "
+                     "sizes, they are pooled here")
+    stem = report.name.split(".ncu-rep")[0]
+    return Job(params=params, configs=configs, runs=runs, agg=aggregate_runs(runs, params),
+               launches=launches, kernels=[stem.removeprefix("ncu-output-").rsplit("-", 1)[0]],
+               label=f"imported: {report.name}", environment=R.gpu_environment(device),
+               notes=notes, warnings=warnings,
+               provenance={"measurement": "imported Nsight Compute report",
+                           "aggregated": ["computed from the report's launches (combined per "
+                                          "run with the metric-aware rules, Student-t CI95)"],
+                           "parameters": params, "report_summary": summary,
+                           "backend": {"report": report.name,
+                                       "device_attributes": _device(device)},
+                           "launches": _launch_provenance(report, rows, device, how)})
+
+
+def _typed(launches: pd.DataFrame) -> pd.DataFrame:
+    out = launches.copy()
+    for c in (C.CONFIG, C.RUN, C.LAUNCH):
+        out[c] = out[c].astype("int64")
+    for c in (C.GRID, C.BLOCK):
+        out[c] = out[c].map(lambda v: None if v is None or v != v else str(v))
+    out[C.VALUE] = pd.to_numeric(out[C.VALUE], errors="coerce")
+    return out.reset_index(drop=True)
+
+
+def _device(device: dict) -> dict:
+    return {k: v for k, v in device.items() if k != "missing_metrics"}
+
+
+def _launch_provenance(report: Path, rows: pd.DataFrame, device: dict, how: str) -> dict:
+    return {"report": report.name, "attribution": how, "rows": int(len(rows)),
+            "metrics_read": sorted(set(rows[C.METRIC])) if len(rows) else [],
+            "metrics_missing": device.get("missing_metrics", [])[:50]}
+
+
+def add_report(job: Job, report: Path) -> Job:
+    """Add a report's launches to a job read from nsight-python CSVs. When every launch can be
+    placed (kprof ranges, or launch order matching the CSVs' run and kernel counts), the runs of
+    the metrics the report holds are recomputed per launch with the metric-aware combine rules
+    (a sum of percentages over kernels becomes a duration-weighted mean)."""
+    table = job.runs if not job.runs.empty else job.agg
+    named = [m for m in dict.fromkeys(table[C.METRIC]) if METRIC_NAME_RE.match(str(m))]
+    rows, device, summary = R.read_report(report, tuple(dict.fromkeys([*named,
+                                                                        *R.REPORT_METRICS])),
+                                          other_ranges=False)
+    launches, how = R.attribute_launches(rows, job.params, job.configs,
+                                         job.runs if not job.runs.empty else None)
+    job.launches = _typed(launches) if not launches.empty else None
+    if job.launches is not None and not job.runs.empty and how != R.ATTRIBUTED_NONE:
+        job.runs, replaced = _runs_from_launches(job.runs, job.launches, job.params)
+        if replaced:
+            job.agg = aggregate_runs(job.runs, job.params)[
+                table_columns(C.TABLE_AGGREGATED, job.params)]
+            job.notes.append(f"{report.name}: per-run values of {', '.join(replaced)} "
+                             "recomputed from the report's launches")
+    elif launches.empty:
+        job.notes.append(f"{report.name}: launches not used ({how})")
+    job.environment = {**R.gpu_environment(device), **job.environment}
+    job.provenance["launches"] = _launch_provenance(report, rows, device, how)
+    job.provenance["report_summary"] = summary
+    job.provenance["backend"] = {"report": report.name, "device_attributes": _device(device)}
+    return job
+
+
+def _runs_from_launches(runs: pd.DataFrame, launches: pd.DataFrame, params: list[str]
+                        ) -> tuple[pd.DataFrame, list[str]]:
+    """Runs with the rows of every metric the launches hold replaced by the launches'
+    per-run combination (only where nsight-python combined several kernels)."""
+    combined = runs[runs[C.KERNELS] > 1]
+    metrics = sorted(set(combined[C.METRIC]) & set(launches[C.METRIC]))
+    if not metrics:
+        return runs, []
+    fresh = launches_to_runs(launches[launches[C.METRIC].isin(metrics)], params)
+    keep = runs[~runs[C.METRIC].isin(metrics)]
+    out = pd.concat([keep, fresh[runs.columns]], ignore_index=True)
+    return out.sort_values([C.CONFIG, C.ANNOTATION, C.METRIC, C.RUN], kind="stable") \
+        .reset_index(drop=True), metrics
+
+
+__all__ = ["validate_reports", "from_report", "add_report", "ATTRIBUTED_PARAMS"]

@@ -1,0 +1,241 @@
+"""What each source file is, told by its content (never by its name or extension alone).
+
+:func:`gather` expands folders and sniffs every file's first bytes:
+
+================  ============================================================================
+kind              recognised by
+================  ============================================================================
+``nsight_raw``    a CSV whose header holds ``Annotation``, ``Value``, ``Metric`` (nsight-python's
+                  per-run ``profiled_data`` table, any ``output_prefix``, any file name)
+``nsight_agg``    a CSV whose header holds ``Annotation``, ``Metric``, ``AvgValue``
+                  (nsight-python's aggregated ``processed_data`` table)
+``ncu_details``   Nsight Compute ``--csv --page details`` (or ``--metrics`` list output): header
+                  with ``ID``, ``Kernel Name``, ``Metric Name``, ``Metric Value``
+``ncu_raw``       Nsight Compute ``--csv --page raw``: header with ``ID``, ``Kernel Name`` and one
+                  column per metric
+``ncu_report``    an Nsight Compute report (``NVR`` magic), plain or gzip-compressed
+``ncu_log``       ncu's text log (``==PROF==`` / ``==WARNING==`` lines, no table): kept, not read
+================  ============================================================================
+
+CSV dialects: ``,`` ``;`` or tab separated, UTF-8 with or without BOM (UTF-16 with BOM too),
+CRLF or LF, lines ncu prints before its table (``==PROF==``, program output) skipped, a decimal
+comma detected from the values (a spreadsheet's re-save). Anything else gets a message saying
+what the file looks like and what is supported.
+"""
+
+from __future__ import annotations
+
+import csv
+import gzip
+import io
+import re
+from collections.abc import Sequence
+from dataclasses import dataclass
+from pathlib import Path
+
+from profiling_worker.errors import ImportFailed
+
+NSIGHT_RAW = "nsight_raw"
+NSIGHT_AGG = "nsight_agg"
+NCU_DETAILS = "ncu_details"
+NCU_RAW = "ncu_raw"
+NCU_REPORT = "ncu_report"
+NCU_LOG = "ncu_log"
+CSV_KINDS = (NSIGHT_RAW, NSIGHT_AGG, NCU_DETAILS, NCU_RAW)
+
+#: One line per supported format, for messages and the Import page.
+SUPPORTED = (
+    "nsight-python 0.9.4-1.1 CSVs: profiled_data (per run) and processed_data (aggregated), "
+    "any output_prefix or file name",
+    "Nsight Compute CSV exports: ncu --csv --page raw, --page details or --metrics (with or "
+    "without --print-units base)",
+    "Nsight Compute reports: .ncu-rep and .ncu-rep.gz (with or without NVTX ranges)",
+)
+HINT_SUPPORTED = "supported: " + "; ".join(SUPPORTED)
+
+_HEAD_BYTES = 64 * 1024
+_REPORT_MAGIC = b"NVR\x00"
+_GZIP_MAGIC = b"\x1f\x8b"
+_NCU_NOISE = re.compile(r"^(==[A-Z]+==|\s*$)")
+_DELIMITERS = (",", ";", "\t")
+
+
+@dataclass(frozen=True)
+class Sniffed:
+    """One source file and what it is.
+
+    ``kind``: one of the constants above; ``delimiter``; ``decimal`` (``.`` or ``,``);
+    ``skip``: lines before the CSV header (ncu's ``==PROF==`` lines); ``encoding``."""
+
+    path: Path
+    kind: str
+    delimiter: str = ","
+    decimal: str = "."
+    skip: int = 0
+    encoding: str = "utf-8-sig"
+
+
+def _decode(head: bytes) -> tuple[str, str] | None:
+    if head.startswith((b"\xff\xfe", b"\xfe\xff")):
+        return head.decode("utf-16", errors="ignore"), "utf-16"
+    if b"\x00" in head:
+        return None
+    try:
+        return head.decode("utf-8-sig"), "utf-8-sig"
+    except UnicodeDecodeError as exc:
+        if exc.start < len(head) - 4:  # not just a character cut at the end of the head
+            return None
+        return head[:exc.start].decode("utf-8-sig"), "utf-8-sig"
+
+
+def _header(line: str) -> tuple[list[str], str]:
+    """The fields of a header line and its delimiter (the one that splits it most)."""
+    best: tuple[list[str], str] = ([line.strip()], ",")
+    for d in _DELIMITERS:
+        fields = next(csv.reader([line], delimiter=d), [])
+        if len(fields) > len(best[0]):
+            best = (fields, d)
+    return [f.strip() for f in best[0]], best[1]
+
+
+def _decimal(lines: list[str], delimiter: str) -> str:
+    """``,`` when numbers in the data lines use a decimal comma (only possible when the
+    separator is not a comma), else ``.``."""
+    if delimiter == ",":
+        return "."
+    fields = [f.strip() for ln in lines for f in next(csv.reader([ln], delimiter=delimiter), [])]
+    comma = sum(bool(re.fullmatch(r"-?\d+,\d+([eE][-+]?\d+)?", f)) for f in fields)
+    dot = sum(bool(re.fullmatch(r"-?\d+\.\d+([eE][-+]?\d+)?", f)) for f in fields)
+    return "," if comma > dot else "."
+
+
+def _csv_kind(fields: list[str]) -> str | None:
+    names = set(fields)
+    if {"Annotation", "Metric", "AvgValue"} <= names:
+        return NSIGHT_AGG
+    if {"Annotation", "Value", "Metric"} <= names:
+        return NSIGHT_RAW
+    if {"ID", "Kernel Name", "Metric Name", "Metric Value"} <= names:
+        return NCU_DETAILS
+    if {"ID", "Kernel Name"} <= names:
+        return NCU_RAW
+    return None
+
+
+def describe_unknown(path: Path, head: bytes) -> str:
+    """What a file that is none of the supported kinds looks like, for the message."""
+    decoded = _decode(head)
+    if head.startswith(_GZIP_MAGIC):
+        return "a gzip file that holds no Nsight Compute report"
+    if head[:4] == b"PK\x03\x04":
+        return "a zip archive (a spreadsheet .xlsx?); save the sheet as CSV, or unpack it"
+    if head.startswith(b"SQLite format"):
+        return "an SQLite database (an Nsight Systems export?), which is not supported"
+    if head.startswith(b"\x80") or head.startswith(b"PAR1"):
+        return "a binary (pickle or Parquet) file, which is never read"
+    if decoded is None:
+        return "a binary file of an unknown kind"
+    text = decoded[0].lstrip()
+    if text.startswith(("{", "[")):
+        return "JSON text, which is not supported (a bundle's manifest? open the bundle instead)"
+    lines = [ln for ln in text.splitlines() if not _NCU_NOISE.match(ln)]
+    if not lines:
+        return "ncu's console output with no table in it (export with --csv)"
+    fields, _ = _header(lines[0])
+    if len(fields) > 1:
+        shown = ", ".join(repr(f[:30]) for f in fields[:8]) + (", ..." if len(fields) > 8 else "")
+        return (f"a table with columns {shown}: neither nsight-python's (Annotation, Value or "
+                "AvgValue, Metric, ...) nor Nsight Compute's (ID, Kernel Name, ...)")
+    return "text that is not a table"
+
+
+def sniff(path: Path) -> Sniffed | None:
+    """What ``path`` is, or None when it is none of the supported kinds.
+
+    Raises:
+        ImportFailed: the file cannot be read.
+    """
+    try:
+        with open(path, "rb") as fh:
+            head = fh.read(_HEAD_BYTES)
+    except OSError as exc:
+        raise ImportFailed(f"{path.name}: cannot be read ({exc.strerror or exc})",
+                           "check that the file exists and is readable") from exc
+    if head.startswith(_REPORT_MAGIC):
+        return Sniffed(path, NCU_REPORT)
+    if head.startswith(_GZIP_MAGIC):
+        try:
+            with gzip.open(path) as fh:
+                inner = fh.read(len(_REPORT_MAGIC))
+        except (OSError, EOFError):
+            return None
+        return Sniffed(path, NCU_REPORT) if inner == _REPORT_MAGIC else None
+    decoded = _decode(head)
+    if decoded is None:
+        return None
+    text, encoding = decoded
+    lines = text.splitlines()
+    skip = 0
+    while skip < len(lines) and _NCU_NOISE.match(lines[skip]):
+        skip += 1
+    for i in range(skip, min(len(lines), skip + 200)):  # program output before ncu's table
+        fields, delimiter = _header(lines[i])
+        kind = _csv_kind(fields)
+        if kind is not None and (i == skip or kind in (NCU_RAW, NCU_DETAILS)):
+            return Sniffed(path, kind, delimiter, _decimal(lines[i + 1:i + 50], delimiter),
+                           i, encoding)
+    if any(ln.startswith("==PROF==") for ln in lines[:200]):
+        return Sniffed(path, NCU_LOG)
+    return None
+
+
+def _natural(p: Path) -> list:
+    return [int(t) if t.isdigit() else t for t in re.split(r"(\d+)", p.name)]
+
+
+def gather(sources: Sequence[Path]) -> tuple[list[Sniffed], list[str]]:
+    """The recognised files among ``sources`` (folders expanded, files in natural name order)
+    and notes on the files of a folder that were left out (``name: what it is``).
+
+    Raises:
+        ImportFailed: a source does not exist, or a file given by name is of no supported kind
+            (the message says what it looks like).
+    """
+    found: list[Sniffed] = []
+    ignored: list[str] = []
+    for src in map(Path, sources):
+        if src.is_dir():
+            for p in sorted((p for p in src.iterdir() if p.is_file()), key=_natural):
+                s = sniff(p)
+                if s is None:
+                    ignored.append(f"{p.name}: {describe_unknown(p, _head(p))}")
+                else:
+                    found.append(s)
+        elif src.is_file():
+            s = sniff(src)
+            if s is None:
+                raise ImportFailed(f"{src.name}: {describe_unknown(src, _head(src))}; it is not "
+                                   "a file nsight-python or Nsight Compute writes",
+                                   HINT_SUPPORTED)
+            found.append(s)
+        else:
+            raise ImportFailed(f"{src.name}: no such file or folder",
+                               "check the path of the nsight-python output")
+    return found, ignored
+
+
+def _head(path: Path) -> bytes:
+    try:
+        with open(path, "rb") as fh:
+            return fh.read(_HEAD_BYTES)
+    except OSError:
+        return b""
+
+
+def read_lines(s: Sniffed) -> io.StringIO:
+    """The file's text from its CSV header on (ncu's preamble dropped), newlines kept for
+    :mod:`csv`."""
+    with open(s.path, encoding=s.encoding, newline="") as fh:
+        for _ in range(s.skip):
+            fh.readline()
+        return io.StringIO(fh.read(), newline="")
