@@ -4,7 +4,8 @@ The one writer of bundles: the worker's run path and the importer both write the
 :func:`write_table` and finish with :func:`finish_bundle`. The rules:
 
 * Parquet (pyarrow, no index) is what the app reads; CSV (UTF-8, no index, full float precision)
-  is what users download. Both hold the same rows and columns.
+  is what users download. Both hold the same rows and columns; in the CSV, text cells that a
+  spreadsheet would run as a formula (``=``, ``+``, ``-``, ``@``) start with ``'``.
 * Each file is written to a temporary name in the same directory and moved into place with
   ``os.replace``, so a reader never sees half a file; ``manifest.json`` is written last
   (:func:`profiling_worker.schema.manifest.write_manifest`), and a bundle without a manifest is
@@ -24,8 +25,10 @@ import pandas as pd
 import pyarrow as pa
 import pyarrow.parquet as pq
 
+from profiling_worker.file_mode import as_if_opened
 from profiling_worker.schema import columns as C, plausibility
 from profiling_worker.schema.manifest import write_manifest
+from profiling_worker.spreadsheet import spreadsheet_safe
 
 _NAME_RE = re.compile(r"^[A-Za-z0-9_][A-Za-z0-9_.-]{0,99}$")
 
@@ -96,6 +99,7 @@ def _atomic_write(path: Path, write) -> None:
     os.close(fd)
     try:
         write(tmp)
+        as_if_opened(tmp)  # mkstemp made it 0600
         os.replace(tmp, path)
     except BaseException:
         Path(tmp).unlink(missing_ok=True)
@@ -134,8 +138,9 @@ def write_table(bundle_dir: str | os.PathLike[str], name: str, frame: pd.DataFra
     arrow = pa.Table.from_pandas(frame, preserve_index=False)
     parquet_path = tables / f"{name}.parquet"
     _atomic_write(parquet_path, lambda tmp: pq.write_table(arrow, tmp))
+    csv_frame = spreadsheet_safe(frame)  # the CSV is for spreadsheets; Parquet stays exact
     _atomic_write(tables / f"{name}.csv",
-                  lambda tmp: frame.to_csv(tmp, index=False, encoding="utf-8"))
+                  lambda tmp: csv_frame.to_csv(tmp, index=False, encoding="utf-8"))
     return parquet_path
 
 

@@ -13,6 +13,7 @@ import tempfile
 from pathlib import Path
 from typing import Any
 
+from profiling_worker.file_mode import as_if_opened
 from profiling_worker.schema import columns
 
 SCHEMA_VERSION = 1
@@ -55,6 +56,7 @@ def write_manifest(bundle_dir: str | os.PathLike[str], manifest: dict[str, Any])
     data = {"schema_version": SCHEMA_VERSION, **manifest}
     fd, tmp = tempfile.mkstemp(prefix=".manifest-", suffix=".tmp", dir=bundle)
     try:
+        as_if_opened(fd)  # 0666 less the umask, not mkstemp's 0600
         with os.fdopen(fd, "w", encoding="utf-8") as fh:
             json.dump(data, fh, indent=2, sort_keys=True, default=str)
             fh.flush()
