@@ -7,6 +7,7 @@ from app.core.figures.cache_clock import build_cache_clock_figure
 from app.core.metrics import MissingData
 from app.core.views.cache_clock import cache_clock_frame, l2_bytes, siblings, variant_label
 from app.ui import analysis, cached
+from app.ui.text import code, esc
 
 st.header("Cache and clock control")
 bundle = analysis.selected_bundle()
@@ -23,7 +24,8 @@ analysis.how_to_read(
 bundles, _problems = cached.list_bundles()
 loaded = [b for b in (cached.bundle_for(i.job_id) for i in bundles) if b is not None]
 group = siblings(bundle, loaded)
-st.caption("Variants: " + ", ".join(f"{variant_label(b)} (`{b.job_id}`)" for b in group))
+st.caption("Variants: " + ", ".join(f"{esc(variant_label(b))} ({code(b.job_id)})"
+                                    for b in group))
 if len(group) == 1:
     st.info("No other job with the same spec and another cache or clock setting: "
             "run this job again with the other cache_control or clock_control.")

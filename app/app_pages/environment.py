@@ -7,13 +7,15 @@ from app import settings
 from app.core.environment import environment_rows
 from app.services import worker_client
 from app.ui import cached, panels, state
+from app.ui.text import code, esc
 
 st.header("Environment")
 report = cached.env_report()
 st.subheader("This machine")
-st.caption(f"Worker interpreter: `{settings.worker_python()}` · results: `{settings.results_dir()}`")
+st.caption(f"Worker interpreter: {code(settings.worker_python())} · results: "
+           f"{code(settings.results_dir())}")
 if report.get("error"):
-    st.error(report["error"], icon=":material/error:")
+    st.error(esc(report["error"]), icon=":material/error:")
 backends = report.get("backends") or {}
 rows = [{"Backend": name, "Can run": bool(info.get("available")),
          "Reason": info.get("reason") or "", "Fix": info.get("fix") or ""}
@@ -21,7 +23,8 @@ rows = [{"Backend": name, "Can run": bool(info.get("available")),
 panels.table(pd.DataFrame(rows), key="environment-backends")
 for row in rows:
     if not row["Can run"] and row["Fix"]:
-        st.warning(f"**{row['Backend']}** cannot run: {row['Reason']}. Fix: {row['Fix']}")
+        st.warning(f"**{esc(row['Backend'])}** cannot run: {esc(row['Reason'])}. "
+                   f"Fix: {esc(row['Fix'])}")
 env = worker_client.environment_of(report)
 panels.table(pd.DataFrame(environment_rows(env)), key="environment-here")
 st.button("Probe again", key="environment-reprobe", on_click=cached.reprobe_environment,
@@ -36,7 +39,8 @@ if bundle is None:
     st.stop()
 manifest = bundle.manifest
 backend = {k: v for k, v in (manifest.get("backend") or {}).items() if k != "device_attributes"}
-st.caption(f"Job `{bundle.job_id}` · {bundle.status} · durations: {bundle.measurement}")
+st.caption(f"Job {code(bundle.job_id)} · {esc(bundle.status)} · durations: "
+           f"{esc(bundle.measurement)}")
 panels.table(pd.DataFrame(environment_rows(manifest.get("environment") or {}, backend,
                                            int(bundle.spec.get("gpu") or 0))),
              key="environment-job")

@@ -5,13 +5,15 @@ import streamlit as st
 
 from profiling_worker.schema import columns as C
 
-from app.core.bundle_files import (gunzip_bytes, gunzipped_name, is_gzipped_report,
-                                   read_report_summary, zip_bundle, zip_name)
+from app.core.bundle_files import (MAX_INFLATED_BYTES, gunzip_file, gunzipped_name,
+                                   inside_bundle, is_gzipped_report, read_report_summary,
+                                   zip_bundle, zip_name)
 from app.ui import analysis, panels
+from app.ui.text import code
 
 st.header("Files")
 bundle = analysis.selected_bundle()
-st.caption(f"Directory: `{bundle.path}`")
+st.caption(f"Directory: {code(bundle.path)}")
 
 total = sum(item.size for item in bundle.files)
 st.download_button(f"Download the whole bundle (zip, {len(bundle.files)} files, "
@@ -24,19 +26,20 @@ st.download_button(f"Download the whole bundle (zip, {len(bundle.files)} files, 
 
 for i, item in enumerate(bundle.files):
     left, mid, right = st.columns([6, 2, 2], vertical_alignment="center")
-    left.markdown(f"`{item.relpath}`")
+    left.markdown(code(item.relpath))
     mid.caption(f"{item.size:,} bytes")
-    right.download_button("Download", data=panels.read_lazily(bundle.path / item.relpath),
+    right.download_button("Download", data=panels.read_lazily(bundle.path, item.relpath),
                           file_name=item.relpath.replace("/", "_"), key=f"files-download-{i}",
                           mime="application/octet-stream", on_click="ignore",
                           icon=":material/download:")
     if is_gzipped_report(item.relpath):
-        path = bundle.path / item.relpath
         right.download_button(
-            "Download .ncu-rep", data=lambda path=path: gunzip_bytes(path),
-            file_name=gunzipped_name(item.relpath), key=f"files-gunzip-{i}",
-            mime="application/octet-stream", on_click="ignore", icon=":material/unarchive:",
-            help="Decompressed on click; opens in Nsight Compute (ncu-ui) or `ncu --import`.")
+            "Download .ncu-rep", key=f"files-gunzip-{i}",
+            data=lambda rel=item.relpath: gunzip_file(inside_bundle(bundle.path, rel)),
+            file_name=gunzipped_name(item.relpath), mime="application/octet-stream",
+            on_click="ignore", icon=":material/unarchive:",
+            help=f"Decompressed on click (up to {MAX_INFLATED_BYTES // 1024**2} MiB); opens in "
+                 "Nsight Compute (ncu-ui) or `ncu --import`.")
 
 try:
     summary = read_report_summary(bundle)
@@ -58,8 +61,8 @@ if summary is not None:
     else:
         panels.table(summary.rules, key="files-summary-rules")
 
-log = bundle.path / "worker.log"
-if log.is_file():
+log = inside_bundle(bundle.path, "worker.log")  # None for a link that leaves the bundle
+if log is not None:
     with st.expander("worker.log (last 200 lines)"):
         st.code("\n".join(log.read_text(encoding="utf-8", errors="replace").splitlines()[-200:]),
                 language="text")

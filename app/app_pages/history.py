@@ -5,12 +5,15 @@ every page; tag the open job (tags live in the index, never in a bundle); delete
 results directory after a confirmation (bundled results are read-only).
 """
 
+import sqlite3
+
 import pandas as pd
 import streamlit as st
 
 from app import settings
 from app.services import history_index as hx
 from app.ui import panels, state
+from app.ui.text import code, esc
 
 PAGE = "history"
 CONFIRM = state.key(PAGE, "confirm-delete")  # job id waiting for the delete confirmation
@@ -47,14 +50,19 @@ def _open_selected(job_ids: list[str]) -> None:
 
 
 def _on_tags(job_id: str, before: tuple[str, ...], key: str) -> None:
+    """Save each added tag on its own, so one rejected tag never drops the others, and take
+    rejected ones out of the widget, so the next valid tag is compared with what is saved."""
     after = st.session_state.get(key) or []
-    try:
-        for tag in set(after) - set(before):
+    rejected = []
+    for tag in [t for t in after if t not in before]:
+        try:
             hx.add_tag(settings.results_dir(), job_id, tag)
-        for tag in set(before) - set(after):
-            hx.remove_tag(settings.results_dir(), job_id, tag)
-    except (hx.InvalidTag, KeyError) as exc:
-        st.session_state[NOTICE] = ("error", str(exc).strip("'\""))
+        except (hx.InvalidTag, KeyError, sqlite3.OperationalError) as exc:
+            rejected.append(tag)
+            st.session_state[NOTICE] = ("error", str(exc).strip("'\""))
+    for tag in set(before) - set(after):
+        hx.remove_tag(settings.results_dir(), job_id, tag)
+    st.session_state[key] = [t for t in after if t not in rejected]
 
 
 def _on_delete(job_id: str) -> None:
@@ -62,12 +70,12 @@ def _on_delete(job_id: str) -> None:
     try:
         hx.delete(settings.results_dir(), job_id)
         st.session_state[NOTICE] = ("success", f"Deleted {job_id}.")
-    except (hx.NotDeletable, OSError, ValueError) as exc:
+    except (hx.NotDeletable, OSError, ValueError, sqlite3.OperationalError) as exc:
         st.session_state[NOTICE] = ("error", str(exc))
 
 
 def _render_actions(row: hx.HistoryRow, all_tags: list[str]) -> None:
-    st.subheader(f"Open job: {row.job_id}")
+    st.subheader(f"Open job: {esc(row.job_id)}")
     key = state.key(PAGE, f"tags-{row.job_id}")
     st.multiselect("Tags", sorted(set(all_tags) | set(row.tags)), default=list(row.tags),
                    key=key, accept_new_options=True, on_change=_on_tags,
@@ -78,13 +86,13 @@ def _render_actions(row: hx.HistoryRow, all_tags: list[str]) -> None:
         st.caption("Bundled with the app: read-only, cannot be deleted.")
         return
     if row.status in hx.ACTIVE_STATUSES:
-        st.caption(f"The job is {row.status}: cancel it before deleting it.")
+        st.caption(f"The job is {esc(row.status)}: cancel it before deleting it.")
         return
     if st.session_state.get(CONFIRM) != row.job_id:
         st.button("Delete…", key=state.key(PAGE, "delete"), icon=":material/delete:",
                   on_click=lambda: st.session_state.__setitem__(CONFIRM, row.job_id))
         return
-    st.warning(f"Delete **{row.job_id}** for good? This removes the directory `{row.path}` "
+    st.warning(f"Delete **{esc(row.job_id)}** for good? This removes the directory {code(row.path)} "
                "and its history entry.", icon=":material/warning:")
     yes, no = st.columns(2)
     yes.button("Delete for good", key=state.key(PAGE, "delete-confirm"), type="primary",
@@ -94,11 +102,14 @@ def _render_actions(row: hx.HistoryRow, all_tags: list[str]) -> None:
 
 
 st.header("History")
-sync = hx.sync(settings.results_dir(), settings.bundled_dir())
-every = hx.rows(settings.results_dir())
+sync, every, index_error = hx.read_history(settings.results_dir(), settings.bundled_dir())
+if index_error:
+    st.warning(f"The history index cannot be updated ({esc(index_error)}): the list is read "
+               "from the job folders; tags and deleting wait until the index can be written "
+               "again (free space on the results disk).", icon=":material/warning:")
 notice = st.session_state.pop(NOTICE, None)
 if notice:
-    (st.success if notice[0] == "success" else st.error)(notice[1])
+    (st.success if notice[0] == "success" else st.error)(esc(notice[1]))
 if not every:
     st.info("No results yet. Submit a job from the sidebar, or import nsight-python output.")
 facets = hx.facets(every)
@@ -118,4 +129,4 @@ if current is not None:
 if sync.problems:
     st.subheader("Directories that are not readable results")
     for problem in sync.problems:
-        st.warning(f"`{problem.path}`: {problem.reason}")
+        st.warning(f"{code(problem.path)}: {esc(problem.reason)}")

@@ -9,6 +9,7 @@ from app.core.metrics import MissingData, available_metrics
 from app.core.views.kernels import (combine_rules_frame, kernel_counts_frame, kernel_time_frame,
                                     launches_frame, unattributed_frame)
 from app.ui import analysis, notes, panels
+from app.ui.text import esc
 
 st.header("Kernels")
 bundle = analysis.selected_bundle()
@@ -41,7 +42,7 @@ counts = kernel_counts_frame(bundle)
 multi = counts[counts["MaxPerRun"] > 1]
 if len(multi):
     st.caption("Several kernels per run: " + ", ".join(
-        f"{a} {c} ({n})" for a, c, n in zip(multi[C.ANNOTATION], multi["ConfigLabel"],
+        f"{esc(a)} {esc(c)} ({n})" for a, c, n in zip(multi[C.ANNOTATION], multi["ConfigLabel"],
                                             multi["MaxPerRun"])))
 if counts["VariesBetweenRuns"].any():
     st.warning("The number of kernels differs between runs of some configs.")

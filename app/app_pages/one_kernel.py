@@ -11,6 +11,7 @@ from app.core.views.one_kernel import (PROFILED_SCOPE, OneKernelOptions, annotat
                                        one_kernel_frame, one_kernel_launches_frame,
                                        one_kernel_summary)
 from app.ui import analysis, notes, panels
+from app.ui.text import code, esc
 
 st.header("One kernel")
 bundle = analysis.selected_bundle()
@@ -69,8 +70,8 @@ tiles[4].metric("SM clock (MHz)",
 tiles[5].metric("TFLOP/s", numbers.fmt(summary.tflops) if summary.tflops else "—",
                 help="Analytic FLOPs (work table) / measured duration, per run, then the mean. "
                      "— = no work formula for this annotation", border=True)
-st.markdown(f"**GPU:** {summary.gpu} · **annotation** `{summary.annotation}` · "
-            f"**config** {summary.config_label}")
+st.markdown(f"**GPU:** {esc(summary.gpu)} · **annotation** {code(summary.annotation)} · "
+            f"**config** {esc(summary.config_label)}")
 if summary.kernels:
     st.markdown(f"**Kernel{'s' if len(summary.kernels) > 1 else ''} launched by the region "
                 f"({len(summary.kernels)}):**")

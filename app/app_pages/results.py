@@ -6,6 +6,7 @@ from profiling_worker.schema import columns as C, plausibility as P
 
 from app.core.metrics import available_metrics
 from app.ui import analysis, notes, panels
+from app.ui.text import esc
 
 st.header("Results tables")
 bundle = analysis.selected_bundle()
@@ -21,6 +22,6 @@ for name, title, what in (
     if table.empty:
         st.caption(f"No {name} table in this job.")
         continue
-    st.caption(f"{what}; times in ns ({bundle.measurement}).")
+    st.caption(f"{what}; times in ns ({esc(bundle.measurement)}).")
     panels.table(table, key=f"results-{name}-table")
     panels.download_csv(table, key=f"results-{name}-csv", filename=f"{bundle.job_id}-{name}.csv")

@@ -9,6 +9,7 @@ from app.core.figures.stability import build_runs_figure, build_stability_figure
 from app.core.metrics import MissingData, available_metrics
 from app.core.views.stability import StabilityOptions, stability_frame, stability_runs_frame
 from app.ui import analysis, notes
+from app.ui.text import esc
 
 st.header("Stability")
 bundle = analysis.selected_bundle()
@@ -40,7 +41,7 @@ st.caption(f"{len(summary) - len(unstable)} of {len(summary)} annotation × conf
            f"stable (RSD < {C.STABLE_RSD_PCT:g} %).")
 if len(short):
     st.warning(f"{len(short)} pair(s) run shorter than 10 µs ("
-               + ", ".join(f"{a} {c}" for a, c in zip(short[C.ANNOTATION], short["ConfigLabel"]))
+               + ", ".join(f"{esc(a)} {esc(c)}" for a, c in zip(short[C.ANNOTATION], short["ConfigLabel"]))
                + "): launch jitter dominates their spread.", icon=":material/timer:")
 analysis.figure_panel(build_stability_figure(summary, bundle.host_timer), summary,
                       key="stability", filename=f"{bundle.job_id}-stability.csv")

@@ -8,6 +8,7 @@ from app.core import derived
 from app.core.figures.sweep import LOG_Y_SPAN, build_sweep_figure, wants_log_y
 from app.core.views.sweep import SweepOptions, annotations_of, sweep_frame, sweep_x
 from app.ui import analysis, notes, panels
+from app.ui.text import esc
 
 st.header("Size sweep")
 bundle = analysis.selected_bundle()
@@ -30,7 +31,8 @@ except (derived.MissingWork, ValueError) as exc:
     panels.render_error(str(exc), "Choose Time, or a job whose kernels declare FLOP/byte counts.")
     st.stop()
 if frame.empty:
-    st.info(f"This job has no {bundle.duration_metric} values to plot (status: {bundle.status}).")
+    st.info(f"This job has no {esc(bundle.duration_metric)} values to plot (status: "
+            f"{esc(bundle.status)}).")
     st.stop()
 
 notes.show(bundle, "sweep", [bundle.duration_metric],

@@ -1,25 +1,31 @@
 """The files of a bundle as downloads: a zip of the whole bundle, a decompressed ``.ncu-rep``,
 and the ``.ncu-rep`` summary (``nsight/report_summary.json``) as tables (pure: stdlib + pandas).
 
+Files are read only where they resolve inside the bundle (a symlink to ``/etc/passwd`` is not
+shown), and a ``.gz`` is inflated by streaming to a temporary file with a cap (no gzip bomb).
 Everything here reads the disk only when called, so a page can pass these functions to
 ``st.download_button(data=...)`` as zero-argument callables and nothing is built until a click.
 """
 
 from __future__ import annotations
 
-import gzip
 import io
 import json
+import tempfile
 import zipfile
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import Any, BinaryIO
 
 import pandas as pd
 
+from profiling_worker.gzip_stream import InflateLimit, inflate
 from profiling_worker.schema import columns as C
 
 from app.core.bundle_loader import Bundle
+
+#: The most a ``.ncu-rep`` download may expand to (Streamlit holds a download in memory).
+MAX_INFLATED_BYTES = 1024**3
 
 #: Files that are already compressed: stored in the zip as they are.
 _STORED_SUFFIXES = (".gz", ".zip", ".parquet", ".png")
@@ -56,14 +62,34 @@ def gunzipped_name(relpath: str) -> str:
     return Path(relpath).name.removesuffix(".gz")
 
 
-def gunzip_bytes(path: Path) -> bytes:
-    """The decompressed content of a ``.gz`` file.
+def inside_bundle(bundle_dir: Path, relpath: str) -> Path | None:
+    """The regular file ``relpath`` of the bundle, or None when there is none or it resolves
+    (through a symlink or ``..``) to a place outside the bundle directory."""
+    root = Path(bundle_dir).resolve()
+    try:
+        path = (root / relpath).resolve(strict=True)
+    except (OSError, RuntimeError):  # missing, or a symlink loop
+        return None
+    return path if path.is_relative_to(root) and path.is_file() else None
+
+
+def gunzip_file(path: Path, max_bytes: int = MAX_INFLATED_BYTES) -> BinaryIO:
+    """The decompressed content of a ``.gz`` file, streamed into an anonymous temporary file
+    (1 MiB at a time, never whole in memory) and rewound; at most ``max_bytes``.
 
     Raises:
-        OSError: not a gzip file (``gzip.BadGzipFile``) or unreadable.
+        InflateLimit: the content is larger than ``max_bytes`` (a gzip bomb, or a report to
+            open from the .gz with ``gunzip`` instead).
+        OSError: not a gzip file (``gzip.BadGzipFile``), truncated or unreadable.
     """
-    with gzip.open(path, "rb") as handle:
-        return handle.read()
+    out = tempfile.TemporaryFile()
+    try:
+        inflate(path, out, max_bytes)
+    except BaseException:
+        out.close()
+        raise
+    out.seek(0)
+    return out
 
 
 @dataclass(frozen=True)
@@ -89,8 +115,8 @@ def read_report_summary(bundle: Bundle) -> ReportSummary | None:
     Raises:
         ValueError: the file is not valid JSON or not an object.
     """
-    path = bundle.path / C.REPORT_SUMMARY_FILE
-    if not path.is_file():
+    path = inside_bundle(bundle.path, C.REPORT_SUMMARY_FILE)
+    if path is None:
         return None
     data = json.loads(path.read_text(encoding="utf-8"))
     if not isinstance(data, dict):

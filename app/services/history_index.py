@@ -21,6 +21,7 @@ from __future__ import annotations
 import json
 import re
 import sqlite3
+import sys
 from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, field
@@ -29,13 +30,13 @@ from pathlib import Path
 from app.services import result_store
 from app.services.result_store import SOURCE_BUNDLED, SOURCE_LOCAL
 from profiling_worker.schema import columns
-from profiling_worker.schema.manifest import ManifestError
+from profiling_worker.schema.manifest import JobStatus, ManifestError
 
 INDEX_FILE = "index.sqlite"
 TAG_RE = re.compile(r"^[\w.+:/-][\w .+:/-]{0,39}$")
 MAX_TAGS_PER_JOB = 20
 #: Statuses of a job whose directory the worker may still write: never deleted.
-ACTIVE_STATUSES = frozenset({"queued", "running"})
+ACTIVE_STATUSES = frozenset({JobStatus.QUEUED.value, JobStatus.RUNNING.value})
 
 _SCHEMA = """
 CREATE TABLE IF NOT EXISTS bundles (
@@ -174,6 +175,41 @@ def sync(results_dir: Path, bundled_dir: Path | None = None) -> SyncResult:
                 conn.execute("DELETE FROM tags WHERE job_id = ?", (job_id,))
                 out.removed.append(job_id)
     return out
+
+
+def sync_quietly(results_dir: Path, bundled_dir: Path | None = None) -> SyncResult | None:
+    """:func:`sync` for a job that just ended (called from the job manager's lane thread):
+    None, with the reason on stderr, when the index cannot be written (disk full)."""
+    try:
+        return sync(results_dir, bundled_dir)
+    except sqlite3.OperationalError as exc:
+        print(f"kprof history index: not updated: {exc}", file=sys.stderr, flush=True)
+        return None
+
+
+def read_history(results_dir: Path, bundled_dir: Path | None = None
+                 ) -> tuple[SyncResult, list[HistoryRow], str]:
+    """:func:`sync`, then every row: what the history page shows.
+
+    When the index cannot be written or read (``sqlite3.OperationalError``: disk full, a
+    read-only directory) the rows are listed from the bundle directories instead, with the
+    tags last indexed where the index can still be read, and the error text is returned
+    (empty when the index worked).
+    """
+    try:
+        return sync(results_dir, bundled_dir), rows(results_dir), ""
+    except sqlite3.OperationalError as exc:
+        error = str(exc)
+    try:
+        tags = {r.job_id: r.tags for r in rows(results_dir)}
+    except sqlite3.OperationalError:
+        tags = {}
+    bundles, problems = result_store.list_bundles(Path(results_dir), bundled_dir)
+    found = [HistoryRow(job_id=b.job_id, source=b.source, path=str(b.path), kernels=b.kernels,
+                        gpu=b.gpu_name, backend=b.backend, created_at=b.created_at,
+                        status=b.status, spec_hash=result_store.spec_hash(b.manifest),
+                        label=b.label, tags=tags.get(b.job_id, ())) for b in bundles]
+    return SyncResult(problems=problems), found, error
 
 
 def _row(r: tuple, tags: dict[str, list[str]]) -> HistoryRow:

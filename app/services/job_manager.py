@@ -23,6 +23,7 @@ import sys
 import threading
 import time
 import traceback
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -32,8 +33,9 @@ from profiling_worker.schema.spec import JobSpec
 
 from app.services import worker_client
 from app.services.job_model import Job, lane_lock, lane_of, new_job_id, now_iso
-from app.services.job_recovery import (interrupted_error, mark_interrupted, safe_log_tail,
-                                       set_aside_partial)
+from app.services.job_recovery import (disk_full_error, internal_error, interrupted_error,
+                                       mark_interrupted, release_space, reserve_space,
+                                       safe_log_tail, set_aside_partial, start_failed_error)
 from app.services.result_store import job_path
 from app.services.warm_worker import WarmWorker, WarmWorkerError
 
@@ -52,11 +54,15 @@ class JobManager:
         warm: keep one warm worker per lane (``profiling_worker serve``) for the backends that
             allow it (CUPTI, cpu; Nsight Compute only in attach mode), so a repeated job pays
             only its profiling. A backend or GPU change, a crash or a cancel starts a fresh one.
+        on_end: called with a copy of each job once it has its final status (from a lane
+            thread; exceptions are printed and ignored).
     """
 
     def __init__(self, results_dir: Path, worker_python: str, env: dict[str, str] | None = None,
-                 kill_grace_s: float = 5.0, warm: bool = False) -> None:
+                 kill_grace_s: float = 5.0, warm: bool = False,
+                 on_end: Callable[[Job], None] | None = None) -> None:
         self.results_dir = Path(results_dir).resolve()
+        self.on_end = on_end
         self.warm = warm
         self._warm: dict[str, WarmWorker] = {}  # lane -> its warm worker (touched by that lane only)
         self.results_dir.mkdir(parents=True, exist_ok=True)
@@ -81,8 +87,11 @@ class JobManager:
         path.mkdir()
         job = Job(job_id=job_id, path=path, spec=spec.to_json(), lane=lane_of(spec))
         try:
-            (path / columns.SPEC_FILE).write_text(_json(spec.to_json()), encoding="utf-8")
+            # unsorted: a config's keys follow the kernel's parameters (the worker checks)
+            (path / columns.SPEC_FILE).write_text(json.dumps(spec.to_json(), indent=2),
+                                                  encoding="utf-8")
             write_manifest(path, self._state(job))
+            reserve_space(path)
         except OSError:  # disk full: leave no half-made job folder behind, tell the caller
             shutil.rmtree(path, ignore_errors=True)
             raise
@@ -102,12 +111,17 @@ class JobManager:
             proc = self._procs.get(job_id)
             if job.status == JobStatus.QUEUED:
                 self._finish(job, JobStatus.CANCELLED, None)
-                return
-        if proc is not None:
-            _signal_group(proc, signal.SIGTERM)
-            timer = threading.Timer(self.kill_grace_s, _signal_group, (proc, signal.SIGKILL))
-            timer.daemon = True
-            timer.start()
+        if job.status == JobStatus.CANCELLED:
+            self._ended(job)
+        elif proc is not None:
+            self._stop(proc)
+
+    def _stop(self, proc: subprocess.Popen[bytes]) -> None:
+        """SIGTERM the worker's process group; SIGKILL it ``kill_grace_s`` later."""
+        _signal_group(proc, signal.SIGTERM)
+        timer = threading.Timer(self.kill_grace_s, _signal_group, (proc, signal.SIGKILL))
+        timer.daemon = True
+        timer.start()
 
     def snapshot(self) -> list[Job]:
         """Copies of this server's jobs, oldest first."""
@@ -182,12 +196,17 @@ class JobManager:
                 traceback.print_exc()
                 with self._lock:
                     if job.active:
-                        self._finish(job, JobStatus.FAILED, {
-                            "kind": "internal",
-                            "message": f"The job manager failed running this job: "
-                                       f"{type(exc).__name__}: {exc}",
-                            "hint": "Read the server log; submit the job again.",
-                            "log_tail": safe_log_tail(job.path)})
+                        self._finish(job, JobStatus.FAILED, internal_error(job.path, exc))
+            self._ended(job)
+
+    def _ended(self, job: Job) -> None:
+        """Tell ``on_end`` (the history index) that a job reached its final status."""
+        if self.on_end is None:
+            return
+        try:
+            self.on_end(dataclasses.replace(job))
+        except Exception:  # the index is a cache: a failure must not stop the queue
+            traceback.print_exc()
 
     def _run(self, job: Job, lock_fd: int | None = None) -> None:
         if self.warm and job.spec.get("backend") in WARM_BACKENDS and self._run_warm(job):
@@ -221,6 +240,9 @@ class JobManager:
         if worker is None:
             return False
         with self._lock:
+            if job.cancel_requested:  # cancelled while the warm worker was starting
+                self._finish(job, JobStatus.CANCELLED, None)
+                return True
             self._procs[job.job_id] = worker.proc
         self._write_state(job, worker={"pid": worker.proc.pid, "host": socket.gethostname(),
                                        "warm": True})
@@ -260,6 +282,9 @@ class JobManager:
             return
         with self._lock:
             self._procs[job.job_id] = proc
+            cancelled = job.cancel_requested  # cancelled before the process existed
+        if cancelled:
+            self._stop(proc)
         self._write_state(job, worker={"pid": proc.pid, "host": socket.gethostname()})
         tail = worker_client.EventTail(job.path / columns.EVENTS_FILE)
         while proc.poll() is None:
@@ -297,6 +322,7 @@ class JobManager:
                               if ev.get("event") == "error"])
         with self._lock:
             if status.finished:  # the worker wrote its result: take it as it is
+                release_space(job.path)
                 job.error = manifest.get("error") or job.error
                 job.status = status
                 self._wake.notify_all()
@@ -318,20 +344,13 @@ class JobManager:
                         f"{job.path}` in a shell to reproduce.",
             }
             error = {**error, "log_tail": error.get("log_tail") or safe_log_tail(job.path)}
+            error = disk_full_error(job.path, error)
             set_aside_partial(job.path)
             self._finish(job, JobStatus.FAILED, error)
 
     def _fail_to_start(self, job: Job, exc: OSError) -> None:
-        missing = isinstance(exc, FileNotFoundError)
-        error = {
-            "kind": "worker_python_missing" if missing else "worker_start_failed",
-            "message": f"Cannot start the worker interpreter {self.worker_python}: {exc}",
-            "hint": "Set KPROF_WORKER_PYTHON to a Python that has profiling_worker (and, for GPU "
-                    "backends, nsight-python and torch) installed, then submit again.",
-            "log_tail": "",
-        }
         with self._lock:
-            self._finish(job, JobStatus.FAILED, error)
+            self._finish(job, JobStatus.FAILED, start_failed_error(self.worker_python, exc))
 
     def _finish(self, job: Job, status: JobStatus, error: dict[str, Any] | None) -> None:
         """Set a final status and write it to the manifest. Caller holds ``self._lock``."""
@@ -356,7 +375,14 @@ class JobManager:
         """(Re)write the manifest of a job the worker has not finished. A failed write (disk
         full) is reported on stderr and in the job's in-memory error; the queue goes on."""
         try:
-            write_manifest(job.path, self._state(job, **extra))
+            try:
+                write_manifest(job.path, self._state(job, **extra))
+            except OSError:
+                if not (job.status.finished and release_space(job.path)):
+                    raise
+                write_manifest(job.path, self._state(job, **extra))  # in the freed reserve
+            if job.status.finished:
+                release_space(job.path)
             return True
         except OSError as exc:
             print(f"kprof job manager: cannot write {job.path}/manifest.json: {exc}",
@@ -373,9 +399,3 @@ def _signal_group(proc: subprocess.Popen[bytes], sig: int) -> None:
         return
     with contextlib.suppress(ProcessLookupError, PermissionError):
         os.killpg(proc.pid, sig)
-
-
-def _json(data: Any) -> str:
-    # Keys keep their order: a config's keys follow the kernel's parameters, which the worker
-    # checks (sorted, rows/cols became cols/rows and a two-parameter job was refused).
-    return json.dumps(data, indent=2)

@@ -3,12 +3,17 @@
 Run once when a server starts (``app/cli.py`` before Streamlit starts, and the job manager's
 constructor for servers started otherwise). An orphaned worker still profiling is killed first
 (it holds the GPU and nobody watches it); tables of an unfinished run go to ``partial/``.
+
+Also the disk reserve of a job: a small file written at submit and deleted when the job's
+final manifest must be written on a full disk, so a job that ran out of space still ends
+``failed`` (``disk_full``) on disk instead of staying ``running``.
 """
 
 from __future__ import annotations
 
 import contextlib
 import os
+import shutil
 import signal
 import socket
 import sys
@@ -16,6 +21,7 @@ import time
 from pathlib import Path
 from typing import Any
 
+from profiling_worker.errors import DISK_FULL_HINT, DiskFull
 from profiling_worker.schema import columns
 from profiling_worker.schema.manifest import JobStatus, ManifestError, read_manifest, write_manifest
 
@@ -24,6 +30,8 @@ from app.services.job_model import now_iso
 
 PARTIAL_DIR = "partial"  # where the tables of a job that did not finish are set aside
 ORPHAN_KILL_WAIT_S = 10.0  # how long a restarted server waits for an orphaned worker to die
+RESERVE_FILE = ".disk-reserve"  # hidden: never listed as a bundle file
+RESERVE_BYTES = 256 * 1024  # room for a final manifest with its log tail (a few kB)
 
 
 def mark_interrupted(results_dir: Path) -> list[str]:
@@ -56,13 +64,44 @@ def mark_interrupted(results_dir: Path) -> list[str]:
         manifest.update(status=JobStatus.INTERRUPTED.value, finished_at=now_iso(),
                         error=interrupted_error(child))
         try:
-            write_manifest(child, manifest)
+            _write_final(child, manifest)
         except OSError as exc:
             print(f"kprof job manager: cannot mark {child.name} interrupted: {exc}",
                   file=sys.stderr, flush=True)
             continue
         marked.append(child.name)
     return marked
+
+
+def _write_final(job_dir: Path, manifest: dict[str, Any]) -> None:
+    """Write a final manifest, in the job's disk reserve when the disk is full."""
+    try:
+        write_manifest(job_dir, manifest)
+    except OSError:
+        if not release_space(job_dir):
+            raise
+        write_manifest(job_dir, manifest)
+    release_space(job_dir)
+
+
+def start_failed_error(worker_python: str, exc: OSError) -> dict[str, Any]:
+    """The error of a job whose worker interpreter could not be started."""
+    return {
+        "kind": "worker_python_missing" if isinstance(exc, FileNotFoundError)
+        else "worker_start_failed",
+        "message": f"Cannot start the worker interpreter {worker_python}: {exc}",
+        "hint": "Set KPROF_WORKER_PYTHON to a Python that has profiling_worker (and, for GPU "
+                "backends, nsight-python and torch) installed, then submit again.",
+        "log_tail": "",
+    }
+
+
+def internal_error(job_dir: Path, exc: Exception) -> dict[str, Any]:
+    """The error of a job the job manager itself failed to run (a bug: see the server log)."""
+    return {"kind": "internal",
+            "message": f"The job manager failed running this job: {type(exc).__name__}: {exc}",
+            "hint": "Read the server log; submit the job again.",
+            "log_tail": safe_log_tail(job_dir)}
 
 
 def interrupted_error(job_dir: Path) -> dict[str, Any]:
@@ -139,3 +178,41 @@ def _owner_alive(server: dict[str, Any]) -> bool:
         return True
     return True
 
+
+
+def reserve_space(job_dir: Path) -> None:
+    """Write the job's disk reserve (:data:`RESERVE_BYTES` of zeros, really allocated).
+
+    Raises:
+        OSError: the disk is already full (the job is not accepted).
+    """
+    with open(job_dir / RESERVE_FILE, "wb") as fh:
+        fh.write(b"\0" * RESERVE_BYTES)
+
+
+def release_space(job_dir: Path) -> bool:
+    """Delete the job's disk reserve; True if there was one."""
+    try:
+        (job_dir / RESERVE_FILE).unlink()
+        return True
+    except FileNotFoundError:
+        return False
+
+
+def disk_full_error(job_dir: Path, error: dict[str, Any] | None) -> dict[str, Any] | None:
+    """``error`` as a ``disk_full`` error when the job's file system has (almost) no space
+    left and the worker left no better reason; else ``error`` unchanged."""
+    known = (error or {}).get("kind")
+    if known not in (None, "worker_died"):
+        return error
+    try:
+        free = shutil.disk_usage(job_dir).free
+    except OSError:
+        return error
+    if free > RESERVE_BYTES:
+        return error
+    return {"kind": DiskFull.kind,
+            "message": f"The disk of the results directory is full ({free} bytes free): the "
+                       "worker could not write its result.",
+            "hint": DISK_FULL_HINT.format(where=job_dir.parent),
+            "log_tail": safe_log_tail(job_dir)}

@@ -13,10 +13,14 @@ from typing import Any
 
 import streamlit as st
 
+from profiling_worker.errors import classify_known
 from profiling_worker.schema import spec as spec_schema
+from profiling_worker.schema.manifest import JobStatus
 
+from app import settings
 from app.core import config_grid, spec_form
 from app.ui import cached, state
+from app.ui.text import code, esc
 
 PAGE = "builder"
 FIELDS = ("kernels", "annotations", "size_preset", "sizes", "combine", "runs", "backend",
@@ -32,6 +36,13 @@ THERMAL_HELP = {
     "thermal_timeout": "Longest pause in s (default 180); manual mode fails after it, auto "
                        "mode lowers the resume point",
 }
+#: How the note under the form shows the submitted job in each state.
+NOTICES = {JobStatus.QUEUED: (st.success, ":material/schedule:"),
+           JobStatus.RUNNING: (st.info, ":material/autorenew:"),
+           JobStatus.DONE: (st.success, ":material/check_circle:"),
+           JobStatus.FAILED: (st.warning, ":material/error:"),
+           JobStatus.CANCELLED: (st.info, ":material/cancel:"),
+           JobStatus.INTERRUPTED: (st.warning, ":material/warning:")}
 
 
 def k(field: str) -> str:
@@ -73,10 +84,27 @@ def on_submit() -> None:
         spec = None if errors else spec
     st.session_state[state.BUILDER_ERRORS] = errors
     st.session_state.pop(state.BUILDER_NOTICE, None)
-    if spec is not None:
+    if spec is None:
+        return
+    try:
         job_id = cached.job_manager().submit(spec)
-        state.select_job(job_id)
-        st.session_state[state.BUILDER_NOTICE] = f"Queued job {job_id}."
+    except OSError as exc:  # the job folder could not be made (disk full, permissions)
+        st.session_state[state.BUILDER_ERRORS] = [submit_error(exc)]
+        return
+    state.select_job(job_id)
+    state.add_own_job(job_id)
+    st.session_state[state.BUILDER_NOTICE] = job_id
+
+
+def submit_error(exc: OSError) -> spec_schema.FieldError:
+    """The message for a job that could not be stored: ``disk_full`` with the fix on a full
+    file system, else the OS error naming the results directory."""
+    where = str(settings.results_dir())
+    known = classify_known(exc, where)
+    if known is not None:
+        return spec_schema.FieldError(known.kind, str(known), known.hint)
+    return spec_schema.FieldError("results_dir", f"cannot store the job in {where}: {exc}",
+                                  "give a writable directory with --results")
 
 
 def render_job_builder(best_backend: str) -> dict[str, Any]:
@@ -107,7 +135,7 @@ def render_job_builder(best_backend: str) -> dict[str, Any]:
             _options()
         st.form_submit_button("Run", type="primary", on_click=on_submit, key=k("submit"))
     for err in load_errors:
-        st.warning(f"Kernel file **{err['file']}** did not load: {err['error']}",
+        st.warning(f"Kernel file **{esc(err['file'])}** did not load: {esc(err['error'])}",
                    icon=":material/warning:")
     _errors()
     return form_values()
@@ -163,12 +191,15 @@ def _options() -> None:
 
 def _errors() -> None:
     for err in st.session_state.get(state.BUILDER_ERRORS) or []:
-        st.error(f"**{err.field}**: {err.message}. Fix: {err.hint}.", icon=":material/error:")
+        st.error(f"**{esc(err.field)}**: {esc(err.message)}. Fix: {esc(err.hint)}.",
+                 icon=":material/error:")
 
 
 def render_notice() -> None:
     """The last submit's notice, drawn below the job panel so that it never pushes the panel's
     progress out of sight (field errors stay under the form)."""
-    notice = st.session_state.get(state.BUILDER_NOTICE)
-    if notice:
-        st.success(notice, icon=":material/schedule:")
+    job_id = st.session_state.get(state.BUILDER_NOTICE)
+    job = cached.job_manager().get(job_id) if job_id else None
+    if job is not None:  # the note follows the job; the job panel has the details
+        say, icon = NOTICES[job.status]
+        say(f"Job {code(job_id)} {job.status}.", icon=icon)

@@ -9,15 +9,19 @@ from __future__ import annotations
 
 import streamlit as st
 
+from profiling_worker.schema.manifest import JobStatus
+
 from app.services.job_manager import JobManager
 from app.services.job_model import Job
 from app.ui import panels, state
+from app.ui.text import code, esc
 
-SHOW_LAST = 5
+SHOW_LAST = 5  # other sessions' jobs shown; this session's own jobs are always shown
+SHOW_OWN = 20  # at most this many of this session's finished jobs
 POLL_S = 1.0
-STATUS_ICON = {"queued": ":material/schedule:", "running": ":material/autorenew:",
-               "done": ":material/check_circle:", "failed": ":material/error:",
-               "cancelled": ":material/cancel:", "interrupted": ":material/warning:"}
+STATUS_ICON = {JobStatus.QUEUED: ":material/schedule:", JobStatus.RUNNING: ":material/autorenew:",
+               JobStatus.DONE: ":material/check_circle:", JobStatus.FAILED: ":material/error:",
+               JobStatus.CANCELLED: ":material/cancel:", JobStatus.INTERRUPTED: ":material/warning:"}
 
 
 def render_job_panel(manager: JobManager) -> None:
@@ -29,7 +33,7 @@ def render_job_panel(manager: JobManager) -> None:
         active = any(j.active for j in jobs)
         if not jobs:
             st.caption("No jobs submitted from this server yet.")
-        for job in reversed(jobs[-SHOW_LAST:]):
+        for job in shown_jobs(jobs, state.own_jobs()):
             _job(manager, job, queue_position(jobs, job))
         if st.session_state.get(state.PANEL_WAS_ACTIVE) and not active:
             st.session_state[state.PANEL_WAS_ACTIVE] = False
@@ -39,11 +43,25 @@ def render_job_panel(manager: JobManager) -> None:
     _panel()
 
 
+def shown_jobs(jobs: list[Job], own: list[str]) -> list[Job]:
+    """Newest first: every active job of this session, its last :data:`SHOW_OWN` finished
+    ones, and the server's last :data:`SHOW_LAST` jobs (other sessions'), without repeats.
+
+    With many sessions on one server a session's job can be older than the server's last
+    few; it must still see it run and end.
+    """
+    mine = [j for j in jobs if j.job_id in set(own)]
+    keep = {j.job_id for j in mine if j.active}
+    keep |= {j.job_id for j in [j for j in mine if not j.active][-SHOW_OWN:]}
+    keep |= {j.job_id for j in jobs[-SHOW_LAST:]}
+    return [j for j in reversed(jobs) if j.job_id in keep]
+
+
 def queue_position(jobs: list[Job], job: Job) -> int:
     """1-based place of a queued job among the queued jobs of its lane (0 if not queued)."""
-    if job.status != "queued":
+    if job.status != JobStatus.QUEUED:
         return 0
-    queued = [j.job_id for j in jobs if j.lane == job.lane and j.status == "queued"]
+    queued = [j.job_id for j in jobs if j.lane == job.lane and j.status == JobStatus.QUEUED]
     return queued.index(job.job_id) + 1
 
 
@@ -51,18 +69,23 @@ def _job(manager: JobManager, job: Job, position: int) -> None:
     with st.container(border=True, key=f"panel-job-{job.job_id}"):
         icon = STATUS_ICON.get(job.status, "")
         kernels = ",".join(job.spec.get("kernels", []))
-        st.markdown(f"{icon} **{job.status}** · {kernels} · {job.spec.get('backend')}  \n"
-                    f"`{job.job_id}`")
-        if job.status == "queued":
-            st.caption(f"Waiting for {job.lane}: place {position} in its queue.")
-        if job.status == "running":
+        st.markdown(f"{icon} **{job.status}** · {esc(kernels)} · {esc(job.spec.get('backend'))}"
+                    f"  \n{code(job.job_id)}")
+        if job.active and job.cancel_requested:
+            st.caption("Cancelling…")  # the worker is stopping; the Cancel button is gone
+        elif job.status == JobStatus.QUEUED:
+            st.caption(f"Waiting for {esc(job.lane)}: place {position} in its queue.")
+        if job.status == JobStatus.RUNNING and not job.cancel_requested:
             text = f"{job.stage or 'starting'} · {job.done}/{job.total}" if job.total else "starting"
-            st.progress(job.fraction, text=text)
-        if job.active:
+            st.progress(job.fraction, text=esc(text))
+        if job.active and not job.cancel_requested:
             st.button("Cancel", key=f"panel-cancel-{job.job_id}", on_click=manager.cancel,
                       args=(job.job_id,), icon=":material/stop:")
         for warning in job.warnings[-3:]:
-            st.caption(f"⚠ {warning}")
-        if job.status in ("failed", "interrupted") and job.error:
+            st.caption(f"⚠ {esc(warning)}")
+        if job.status == JobStatus.CANCELLED:
+            st.caption("Cancelled: nothing was lost; tables of the unfinished run are not a "
+                       "result.")
+        elif job.status in (JobStatus.FAILED, JobStatus.INTERRUPTED) and job.error:
             panels.render_error(str(job.error.get("message", "")), job.error.get("hint"),
                                 job.error.get("log_tail"), kind=job.error.get("kind"))

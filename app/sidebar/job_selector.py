@@ -6,6 +6,7 @@ import streamlit as st
 
 from app.services.result_store import SOURCE_BUNDLED, BundleInfo
 from app.ui import state
+from app.ui.text import code
 
 
 #: The bundled job a GPU-less machine opens on: the fp32/fp16/bf16 matmul sweep of the guide.
@@ -39,9 +40,13 @@ def render_job_selector(bundles: list[BundleInfo], gpu_here: bool) -> str | None
     if not ids:
         st.caption("No results yet.")
         return None
+    asked = st.query_params.get(state.QUERY_JOB)
     current = st.session_state.get(state.SELECTED_JOB) or state.url_job()
     if current not in ids:
         current = default_job(bundles, gpu_here)
+    if asked and asked not in ids:  # a stale link or a typo: say so before showing another job
+        st.warning(f"Job {code(asked[:80])} was not found in the results or the bundled "
+                   f"results; showing {code(current)} instead.", icon=":material/search_off:")
     st.session_state[state.SELECTED_JOB] = current
     if state.url_job() != current:
         st.query_params[state.QUERY_JOB] = current

@@ -12,6 +12,7 @@ from app.core.bundle_loader import Bundle
 from app.core.figures import theme
 from app.core.metrics import MissingData
 from app.ui import cached, panels, state
+from app.ui.text import esc
 
 
 def selected_bundle() -> Bundle:
@@ -50,7 +51,7 @@ def figure_panel(fig: go.Figure, frame: pd.DataFrame, key: str, filename: str) -
 
 def missing(exc: MissingData, stop: bool = True) -> None:
     """Say what the job lacks and how to get it; the page then stops (unless ``stop=False``)."""
-    st.info(f"{exc}\n\n**To get it:** {exc.hint}" if exc.hint else str(exc),
+    st.info(f"{esc(exc)}\n\n**To get it:** {esc(exc.hint)}" if exc.hint else esc(exc),
             icon=":material/info:")
     if stop:
         st.stop()

@@ -16,7 +16,7 @@ import streamlit as st
 
 from app import settings
 from app.core.bundle_loader import Bundle, load_bundle, manifest_mtime
-from app.services import result_store, worker_client
+from app.services import history_index, result_store, worker_client
 from app.services.job_manager import JobManager
 from profiling_worker.schema.manifest import ManifestError
 
@@ -27,8 +27,10 @@ def _release(manager: JobManager) -> None:
 
 @st.cache_resource(on_release=_release, show_spinner=False)
 def _job_manager(results_dir: str, worker_python: str) -> JobManager:
+    bundled = settings.bundled_dir()
     return JobManager(Path(results_dir), worker_python, env=settings.worker_env(),
-                      warm=settings.warm_worker())
+                      warm=settings.warm_worker(),
+                      on_end=lambda _job: history_index.sync_quietly(Path(results_dir), bundled))
 
 
 def job_manager() -> JobManager:

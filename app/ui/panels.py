@@ -10,17 +10,21 @@ import plotly.graph_objects as go
 import streamlit as st
 
 from profiling_worker.schema import columns as C
+from profiling_worker.spreadsheet import spreadsheet_safe
 
 from app.core import numbers
+from app.core.bundle_files import inside_bundle
 from app.core.bundle_loader import HOST_TIMER_NOTE, Bundle
 from app.core.figures import theme
 from app.ui import cached, state
 from app.core.environment import gpu_name
+from app.ui.text import code, esc
 
 
 def csv_bytes(frame: pd.DataFrame) -> bytes:
-    """The frame as UTF-8 CSV without the index."""
-    return frame.to_csv(index=False).encode("utf-8")
+    """The frame as UTF-8 CSV without the index; text cells a spreadsheet would run as a
+    formula start with ``'`` (profiling_worker/spreadsheet.py)."""
+    return spreadsheet_safe(frame).to_csv(index=False).encode("utf-8")
 
 
 def download_csv(frame: pd.DataFrame, key: str, filename: str, label: str = "Download CSV") -> None:
@@ -79,9 +83,10 @@ def table(frame: pd.DataFrame | list[dict[str, Any]], key: str, where: Any = Non
 
 def render_error(message: str, hint: str | None = None, log_tail: str | None = None,
                  kind: str | None = None) -> None:
-    """One error box: kind and message, the fix, and the log tail in an expander."""
-    head = f"**{kind}**: {message}" if kind else message
-    st.error(head + (f"\n\n**Fix:** {hint}" if hint else ""), icon=":material/error:")
+    """One error box: kind and message, the fix, and the log tail in an expander. Every part
+    is shown as text (messages of imported bundles are data, not Markdown)."""
+    head = f"**{esc(kind)}**: {esc(message)}" if kind else esc(message)
+    st.error(head + (f"\n\n**Fix:** {esc(hint)}" if hint else ""), icon=":material/error:")
     if log_tail:
         with st.expander("Log tail"):
             st.code(log_tail, language="text")
@@ -94,7 +99,7 @@ def render_bundle_error(bundle: Bundle) -> None:
         render_error(str(err.get("message", "")), err.get("hint"), err.get("log_tail"),
                      kind=err.get("kind"))
     for problem in bundle.problems:
-        st.warning(f"Part of this bundle is damaged: {problem}. Views that need it show "
+        st.warning(f"Part of this bundle is damaged: {esc(problem)}. Views that need it show "
                    "nothing; the files page still offers every file.", icon=":material/warning:")
 
 
@@ -102,8 +107,8 @@ def bundle_caption(bundle: Bundle) -> None:
     """One line naming the job, its status, backend, GPU and what the durations measure."""
     env = bundle.manifest.get("environment") or {}
     gpu = gpu_name(env, int(bundle.spec.get("gpu") or 0)) or "no GPU"
-    st.caption(f"Job `{bundle.job_id}` · {bundle.status} · backend {bundle.backend} · {gpu} · "
-               f"durations: {bundle.measurement}")
+    st.caption(f"Job {code(bundle.job_id)} · {esc(bundle.status)} · backend "
+               f"{esc(bundle.backend)} · {esc(gpu)} · durations: {esc(bundle.measurement)}")
     if bundle.host_timer:
         st.warning(f"This job used the cpu backend: every time here is {HOST_TIMER_NOTE}.",
                    icon=":material/schedule:")
@@ -114,6 +119,17 @@ def no_job_selected() -> None:
     st.info("No job selected. Submit one from the sidebar, or pick one in the job selector.")
 
 
-def read_lazily(path: Path):  # noqa: ANN201 - a callable for st.download_button(data=)
-    """A zero-argument callable returning the file's bytes (read only on click)."""
-    return lambda: path.read_bytes()
+def read_lazily(bundle_dir: Path, relpath: str):  # noqa: ANN201 - for download_button(data=)
+    """A zero-argument callable returning the bytes of the bundle's file ``relpath``, read
+    only on click and only if it resolves inside the bundle.
+
+    Raises (when called):
+        FileNotFoundError: gone, or a link out of the bundle.
+    """
+    def read() -> bytes:
+        path = inside_bundle(bundle_dir, relpath)
+        if path is None:
+            raise FileNotFoundError(f"{relpath}: not a file inside the bundle")
+        return path.read_bytes()
+
+    return read

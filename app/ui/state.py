@@ -14,8 +14,9 @@ from app.services.result_store import JOB_ID_RE
 QUERY_JOB = "job"
 SELECTED_JOB = "sidebar-job"
 BUILDER_ERRORS = "builder-errors"  # list[FieldError] of the last rejected submit
-BUILDER_NOTICE = "builder-notice"  # text shown after a successful submit
+BUILDER_NOTICE = "builder-notice"  # id of the job submitted last (its note follows its state)
 PANEL_WAS_ACTIVE = "panel-was-active"
+OWN_JOBS = "own-jobs"  # ids of the jobs this browser session submitted, oldest first
 
 
 def key(page: str, field: str) -> str:
@@ -46,3 +47,13 @@ def on_job_selected() -> None:
     value = st.session_state.get(SELECTED_JOB)
     if value:
         st.query_params[QUERY_JOB] = value
+
+
+def own_jobs() -> list[str]:
+    """Ids of the jobs this session submitted (the job panel always shows them)."""
+    return list(st.session_state.get(OWN_JOBS) or [])
+
+
+def add_own_job(job_id: str) -> None:
+    """Remember that this session submitted ``job_id``."""
+    st.session_state[OWN_JOBS] = [*own_jobs(), job_id]

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import re
 import time
 from collections.abc import Callable
 
@@ -23,12 +24,23 @@ def plotly_specs(at: AppTest) -> list[dict]:
     return [json.loads(el.proto.spec) for el in at.get("plotly_chart")]
 
 
-def texts(at: AppTest) -> str:
-    """Every markdown, caption, info, warning, error and success text, joined."""
+def markdown_sources(at: AppTest) -> list[str]:
+    """The Markdown source of every markdown, caption, info, warning, error and success."""
     parts = []
     for kind in ("markdown", "caption", "info", "warning", "error", "success"):
         parts += [str(el.value) for el in getattr(at, kind)]
-    return "\n".join(parts)
+    return parts
+
+
+def unescape(source: str) -> str:
+    """Markdown source without the backslash escapes of names from files (app/ui/text.py):
+    the text as a reader sees it."""
+    return re.sub(r"\\([!-/:-@\[-`{-~])", r"\1", source)
+
+
+def texts(at: AppTest) -> str:
+    """Every markdown, caption, info, warning, error and success text, joined, as read."""
+    return unescape("\n".join(markdown_sources(at)))
 
 
 def trace_values(trace: dict, axis: str) -> list[float]:

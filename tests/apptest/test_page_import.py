@@ -5,7 +5,7 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
-from apptest_helpers import texts
+from apptest_helpers import texts, unescape
 
 from app.services import history_index
 
@@ -53,6 +53,6 @@ def test_bad_upload_shows_message_and_hint(store, app) -> None:
     at.run()
     at.button(key="import-run").click().run()
     assert not at.exception
-    assert len(at.error) == 1 and "profiled_data-x-0.csv" in at.error[0].value
+    assert len(at.error) == 1 and "profiled_data-x-0.csv" in unescape(at.error[0].value)
     assert "Fix:" in at.error[0].value
     assert list(store["results"].glob("import-*")) == []

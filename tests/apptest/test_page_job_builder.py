@@ -6,7 +6,7 @@ from pathlib import Path
 
 import pytest
 
-from apptest_helpers import plotly_specs, texts, trace_values, wait_until
+from apptest_helpers import plotly_specs, texts, trace_values, unescape, wait_until
 from app.ui import cached
 
 
@@ -35,12 +35,13 @@ def test_submit_real_cpu_job_then_chart(store, app) -> None:
     assert not at.exception
     job_id = at.session_state["sidebar-job"]
     assert at.query_params["job"] == job_id
-    assert f"Queued job {job_id}" in texts(at)
+    assert any(f"Job `{job_id}` {s}." in texts(at) for s in ("queued", "running", "done"))
     manager = cached.job_manager()
     wait_until(lambda: not manager.get(job_id).active)
     assert manager.get(job_id).status == "done"
     at.run()
     assert not at.exception
+    assert f"Job `{job_id}` done." in texts(at), "the note follows the job to its end"
     (spec,) = plotly_specs(at)
     assert spec["layout"]["title"]["text"].endswith("(host wall-clock, not GPU)")
     assert [t["name"] for t in spec["data"]] == ["fp32", "fp16", "bf16"]
@@ -67,7 +68,7 @@ def test_bad_input_names_the_field_and_keeps_results(seeded, app, change, field,
     _fill(at, **{"kernels": ["matmul"], "sizes": "32, 64", "runs": 3, **change})
     _submit(at)
     assert not at.exception
-    errors = [e.value for e in at.sidebar.error]
+    errors = [unescape(e.value) for e in at.sidebar.error]
     assert any(f"**{field}**" in e and message in e for e in errors), errors
     assert cached.job_manager().snapshot() == []  # nothing was queued
     assert at.session_state["sidebar-job"] == before  # earlier results still listed, selected

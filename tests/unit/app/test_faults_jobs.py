@@ -26,7 +26,9 @@ from pathlib import Path
 import pytest
 
 from app import settings
+from app.services import history_index
 from app.services import job_manager as jm
+from app.services.job_recovery import RESERVE_FILE
 from app.services.job_manager import JobManager
 from profiling_worker.catalog.specs import CATALOG
 from profiling_worker.schema.manifest import read_manifest
@@ -174,11 +176,13 @@ def test_worker_faults_fail_with_cause_and_queue_moves_on(tmp_path: Path, seeded
     # 1: SIGKILL the worker mid-job (a crash, not a cancel)
     _wait_running(manager, ids["kill"])
     os.killpg(manager._procs[ids["kill"]].pid, signal.SIGKILL)
-    # the manager cannot write the failed manifest of the enospc-all job either
+    # the disk is full for the enospc-all job's manager writes too, until the job's disk
+    # reserve (written at submit) is deleted
     real_write = jm.write_manifest
 
     def manager_disk_full(path, data):
-        if Path(path).name == ids["enospc-all"] and data.get("status") == "failed":
+        if (Path(path).name == ids["enospc-all"] and data.get("status") == "failed"
+                and (Path(path) / RESERVE_FILE).exists()):
             raise OSError(errno.ENOSPC, "No space left on device")
         return real_write(path, data)
 
@@ -195,11 +199,15 @@ def test_worker_faults_fail_with_cause_and_queue_moves_on(tmp_path: Path, seeded
     assert "disk full" in err["message"] and "df -h" in err["hint"]
     assert read_manifest(manager.get(ids["enospc-table"]).path)["error"]["kind"] == "disk_full"
 
-    # events.jsonl and manifest.json unwritable: the error still arrives (console copy), the
-    # job is failed in memory, and its on-disk manifest is the manager's last one (running)
+    # events.jsonl and manifest.json unwritable by the worker: the error still arrives
+    # (console copy) and the manager writes the final manifest in the freed reserve, so the
+    # job is failed (disk_full) on disk too, not left "running", and can be deleted
     err = _check_failed(manager, ids["enospc-all"], "disk_full")
-    assert "could not be saved" in err["hint"]
-    assert read_manifest(manager.get(ids["enospc-all"]).path)["status"] == "running"
+    on_disk = read_manifest(manager.get(ids["enospc-all"]).path)
+    assert on_disk["status"] == "failed" and on_disk["error"]["kind"] == "disk_full"
+    assert not any((seeded_results / i / RESERVE_FILE).exists() for i in ids.values())
+    history_index.sync(seeded_results)
+    history_index.delete(seeded_results, ids["enospc-all"])
 
     err = _check_failed(manager, ids["thermal"], "thermal_timeout")
     assert "thermal_mode to off" in err["hint"]

@@ -10,7 +10,7 @@ import zipfile
 import pytest
 from bundled import bundled
 
-from app.core.bundle_files import (gunzip_bytes, gunzipped_name, is_gzipped_report,
+from app.core.bundle_files import (InflateLimit, gunzip_file, inside_bundle, gunzipped_name, is_gzipped_report,
                                    read_report_summary, summary_tables, zip_bundle, zip_name)
 from app.core.bundle_loader import load_bundle
 from profiling_worker.schema import columns as C
@@ -48,7 +48,8 @@ def test_gunzipped_report() -> None:
     rel = "nsight/ncu-output-profiled-0.ncu-rep.gz"
     assert is_gzipped_report(rel) and not is_gzipped_report("nsight/x.log")
     assert gunzipped_name(rel) == "ncu-output-profiled-0.ncu-rep"
-    raw = gunzip_bytes(bundle.path / rel)
+    with gunzip_file(bundle.path / rel) as handle:
+        raw = handle.read()
     assert raw == gzip.decompress((bundle.path / rel).read_bytes())
     assert len(raw) > (bundle.path / rel).stat().st_size
 
@@ -57,7 +58,40 @@ def test_gunzip_of_a_non_gzip_file_raises(tmp_path) -> None:
     path = tmp_path / "x.ncu-rep.gz"
     path.write_bytes(b"not gzip")
     with pytest.raises(OSError):
-        gunzip_bytes(path)
+        gunzip_file(path)
+
+
+def test_a_gzip_bomb_stops_at_the_cap_without_filling_memory(tmp_path) -> None:
+    """64 MiB of zeros compress to ~64 KiB; with a 16 MiB cap the download is refused after
+    at most cap + one 1 MiB chunk was inflated, into a temporary file (not memory)."""
+    import resource
+
+    bomb = tmp_path / "bomb.ncu-rep.gz"
+    with gzip.open(bomb, "wb") as fh:
+        for _ in range(64):
+            fh.write(bytes(1024**2))
+    assert bomb.stat().st_size < 1024**2
+    before = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
+    with pytest.raises(InflateLimit, match="more than 16 MiB"):
+        gunzip_file(bomb, max_bytes=16 * 1024**2)
+    grown_kib = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss - before
+    assert grown_kib < 8 * 1024  # the peak grew by less than 8 MiB
+    with gunzip_file(bomb, max_bytes=64 * 1024**2) as handle:
+        assert handle.seek(0, 2) == 64 * 1024**2  # at the cap exactly: accepted
+
+
+def test_bundle_files_are_read_only_inside_the_bundle(tmp_path) -> None:
+    bundle = tmp_path / "job"
+    (bundle / "nsight").mkdir(parents=True)
+    (bundle / "worker.log").symlink_to("/etc/passwd")
+    (bundle / "nsight" / "ok.log").write_text("ok")
+    (bundle / "inner.log").symlink_to(bundle / "nsight" / "ok.log")
+    (tmp_path / "outside.txt").write_text("secret")
+    assert inside_bundle(bundle, "worker.log") is None
+    assert inside_bundle(bundle, "../outside.txt") is None
+    assert inside_bundle(bundle, "missing.log") is None
+    assert inside_bundle(bundle, "inner.log") == (bundle / "nsight" / "ok.log").resolve()
+    assert inside_bundle(bundle, "nsight/ok.log").read_text() == "ok"
 
 
 def test_report_summary_tables() -> None:

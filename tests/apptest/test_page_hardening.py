@@ -1,0 +1,161 @@
+"""Foreign text is text, a full disk or a broken index loses nothing, the job flow says what
+happens (issue 15, and the job-flow points of issue 14)."""
+
+from __future__ import annotations
+
+import errno
+import json
+import re
+import shutil
+import sqlite3
+import sys
+from pathlib import Path
+
+import pytest
+
+from apptest_helpers import markdown_sources, plotly_specs, texts
+from app.services import history_index, import_client
+from app.services import job_manager as jm
+
+REPO = Path(__file__).resolve().parents[2]
+NSPY_CSV = REPO / "tests" / "fixtures" / "reference" / "h200-nsight-0.9.6-matmul" / \
+    "profiled_data-mm-0.csv"
+JOB = "20261129-230000-matmul-0001"
+IMAGE = "![x](http://evil.example/i.png)"
+LINK = "[click](http://evil.example/l)"
+GPU = "NVIDIA H200 ![g](http://evil.example/g.png)"
+PAGES = sorted(p.stem for p in (REPO / "app" / "app_pages").glob("*.py"))
+# a Markdown image or link whose brackets are not backslash-escaped
+RENDERED = re.compile(r"(?<!\\)\[[^\]]*(?<!\\)\]\((?:http|www)")
+CODE_SPAN = re.compile(r"(`+).*?\1")  # nothing inside a code span is rendered
+
+
+def _hostile_import(results: Path) -> str:
+    """Import nsight-python's own CSV with a Markdown image as the annotation, a link as the
+    kernel name and an image in the GPU name."""
+    text = NSPY_CSV.read_text(encoding="utf-8")
+    lines = text.splitlines()
+    header = lines[0].split(",")
+    rows = []
+    for line in lines[1:]:
+        cells = line.split(",")
+        cells[header.index("Annotation")] = IMAGE
+        cells[header.index("Kernel")] = LINK
+        cells[header.index("GPU")] = GPU
+        rows.append(",".join(cells))
+    upload = results.parent / "upload"
+    upload.mkdir()
+    path = upload / "profiled_data-evil-0.csv"
+    path.write_text("\n".join([lines[0], *rows]) + "\n", encoding="utf-8")
+    outcome = import_client.run_import([path], results, sys.executable)
+    assert outcome.ok, (outcome.message, outcome.log)
+    return outcome.job_id
+
+
+@pytest.mark.parametrize("page", PAGES)
+def test_names_from_an_imported_file_are_never_rendered(store, app, page) -> None:
+    job_id = _hostile_import(store["results"])
+    at = app(page, query={"job": job_id})
+    assert not at.exception
+    sources = markdown_sources(at)
+    rendered = [s for s in sources if RENDERED.search(CODE_SPAN.sub("", s))]
+    assert rendered == [], rendered
+    for spec in plotly_specs(at):  # plotly renders <a href> in names: none may appear
+        assert "<a " not in json.dumps(spec)
+
+
+def test_hostile_names_are_still_shown_as_text(store, app) -> None:
+    job_id = _hostile_import(store["results"])
+    at = app("one_kernel", query={"job": job_id})
+    assert not at.exception
+    assert GPU in texts(at) and IMAGE in texts(at)  # readable, just not rendered
+
+
+def test_submit_on_a_full_disk_says_disk_full(store, app, monkeypatch) -> None:
+    def full(*_a, **_k):
+        raise OSError(errno.ENOSPC, "No space left on device")
+
+    monkeypatch.setattr(jm, "write_manifest", full)
+    at = app()
+    at.multiselect(key="builder-kernels").set_value(["matmul"])
+    at.selectbox(key="builder-backend").set_value("cpu")
+    at.button(key="builder-submit").click().run()
+    assert not at.exception
+    (error,) = [e.value for e in at.sidebar.error]
+    assert "**disk\\_full**" in error and "df -h" in error
+    assert [p for p in store["results"].iterdir() if not p.name.startswith(".")] == []
+
+
+def test_history_is_readable_when_the_index_cannot_be_written(seeded, app,
+                                                               monkeypatch) -> None:
+    def full(*_a, **_k):
+        raise sqlite3.OperationalError("database or disk is full")
+
+    monkeypatch.setattr(history_index, "sync", full)
+    at = app("history")
+    assert not at.exception
+    assert at.dataframe[0].value["Job"].tolist() == [JOB]
+    assert "database or disk is full" in texts(at)
+
+
+def test_a_valid_tag_after_a_rejected_one_is_saved(seeded, app) -> None:
+    at = app("history", query={"job": JOB})
+    key = f"history-tags-{JOB}"
+    at.multiselect(key=key).set_value(["bad tag with ;"]).run()
+    assert "is not a tag" in texts(at)
+    at.multiselect(key=key).set_value([*at.multiselect(key=key).value, "baseline"]).run()
+    assert not at.exception
+    (row,) = history_index.rows(seeded["results"])
+    assert row.tags == ("baseline",)
+
+
+def test_unknown_job_in_the_url_is_named(seeded, app) -> None:
+    at = app(query={"job": "20990101-000000-nothing-ffff"})
+    assert not at.exception
+    assert "20990101-000000-nothing-ffff" in texts(at) and "not found" in texts(at)
+    assert at.session_state["sidebar-job"] == JOB  # the pages show a real job meanwhile
+
+
+def test_a_symlinked_worker_log_is_not_shown(seeded, app, tmp_path) -> None:
+    secret = tmp_path / "secret.txt"
+    secret.write_text("TOP-SECRET-LINE\n", encoding="utf-8")
+    log = seeded["results"] / JOB / "worker.log"
+    log.unlink(missing_ok=True)
+    log.symlink_to(secret)
+    at = app("files", query={"job": JOB})
+    assert not at.exception
+    assert all("TOP-SECRET-LINE" not in c.value for c in at.code)
+
+
+def test_own_job_is_shown_even_behind_other_sessions_jobs(seeded, app) -> None:
+    from app.sidebar.job_panel import SHOW_LAST, shown_jobs
+    from app.services.job_model import Job
+
+    jobs = [Job(job_id=f"j{i}", path=Path("."), spec={}, lane="cpu") for i in range(12)]
+    shown = [j.job_id for j in shown_jobs(jobs, own=["j1"])]
+    assert "j1" in shown and len(shown) == SHOW_LAST + 1
+    assert shown[0] == "j11"  # newest first
+
+
+def test_cancel_says_cancelling_at_once_and_ends_neutral(store, app) -> None:
+    from apptest_helpers import wait_until
+    from app.ui import cached
+
+    at = app()
+    at.multiselect(key="builder-kernels").set_value(["matmul"])
+    at.selectbox(key="builder-backend").set_value("cpu")
+    at.text_input(key="builder-sizes").set_value("256")
+    at.number_input(key="builder-runs").set_value(5000)
+    at.button(key="builder-submit").click().run()
+    job_id = at.session_state["sidebar-job"]
+    manager = cached.job_manager()
+    wait_until(lambda: manager.get(job_id).status == "running")
+    at.run()
+    at.button(key=f"panel-cancel-{job_id}").click().run()
+    assert "Cancelling…" in texts(at)  # before the worker has stopped
+    assert manager.wait(job_id, 60) == "cancelled"
+    at.run()
+    assert not at.exception
+    assert not [e for e in at.sidebar.error], "a cancel is not an error"
+    assert f"Job `{job_id}` cancelled." in texts(at)
+    shutil.rmtree(store["results"] / job_id, ignore_errors=True)

@@ -1,0 +1,36 @@
+"""app/ui/text.py: names from files shown as text in Streamlit's Markdown."""
+
+from __future__ import annotations
+
+import re
+
+import pytest
+
+from app.ui.text import code, esc
+
+HOSTILE = ["![x](http://evil.example/i.png)", "[click](http://evil.example)",
+           "<http://evil.example>", "www.evil.example", "a@evil.example", "$x^2$",
+           ":red[alert] :material/warning:", "**bold** _it_ ~~s~~", "# heading", "`tick`",
+           "| a | b |", "line1\n# line2"]
+
+
+@pytest.mark.parametrize("text", HOSTILE)
+def test_esc_leaves_no_markdown_construct(text: str) -> None:
+    out = esc(text)
+    assert "\n" not in out
+    # every special character is preceded by a backslash; www. loses its autolink
+    assert not re.search(r"(?<!\\)[`*_~\[\]()<>!#$:|@{}]", out)
+    assert "www." not in out
+    # and a reader sees the original text (CommonMark drops the escaping backslashes)
+    assert re.sub(r"\\(.)", r"\1", out) == " ".join(text.splitlines())
+
+
+def test_esc_keeps_plain_names_readable() -> None:
+    assert esc("NVIDIA H200") == "NVIDIA H200"
+    assert esc("n=1024, fp16 - run 3.5") == "n=1024, fp16 - run 3.5"
+
+
+@pytest.mark.parametrize("text, expected", [("abc", "`abc`"), ("a`b", "``a`b``"),
+                                            ("`x", "`` `x ``"), ("a``b`c", "```a``b`c```")])
+def test_code_span_fence_is_longer_than_any_backtick_run(text: str, expected: str) -> None:
+    assert code(text) == expected
