@@ -96,7 +96,7 @@ def test_kernel_with_two_parameters_gets_one_field_each_and_zip(store, app, tmp_
     at.radio(key="builder-combine").set_value("zip")
     at.number_input(key="builder-runs").set_value(2)
     _submit(at)
-    errors = [e.value for e in at.sidebar.error]
+    errors = [unescape(e.value) for e in at.sidebar.error]
     assert any("**combine**" in e and "rows: 2, cols: 3" in e for e in errors), errors
     at.text_input(key="builder-param-cols").set_value("16, 32")
     _submit(at)
@@ -116,7 +116,7 @@ def test_replay_and_thermal_fields_are_submitted_and_checked_by_field(store, app
     at.number_input(key="builder-thermal_wait").set_value(20)
     at.number_input(key="builder-thermal_cont").set_value(10)
     _submit(at)
-    errors = [e.value for e in at.sidebar.error]
+    errors = [unescape(e.value) for e in at.sidebar.error]
     assert any("**thermal_cont**" in e and "greater than thermal_wait" in e for e in errors)
     at.number_input(key="builder-thermal_cont").set_value(30)
     at.number_input(key="builder-thermal_timeout").set_value(60)
