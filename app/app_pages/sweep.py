@@ -1,4 +1,4 @@
-"""Size sweep: time, TFLOP/s or GB/s against the size parameter, optionally normalised."""
+"""Size sweep: time, TFLOP/s or GB/s against the parameter that varies, optionally normalised."""
 
 import streamlit as st
 
@@ -6,7 +6,7 @@ from profiling_worker.schema import intervals, plausibility as P
 
 from app.core import derived
 from app.core.figures.sweep import LOG_Y_SPAN, build_sweep_figure, wants_log_y
-from app.core.views.sweep import SweepOptions, annotations_of, sweep_frame, sweep_x
+from app.core.views.sweep import SweepOptions, annotations_of, sweep_frame, sweep_x, x_choices
 from app.ui import analysis, notes, panels
 from app.ui.text import esc
 
@@ -23,7 +23,13 @@ time_unit = cols[1].segmented_control("Time unit", list(derived.TIME_UNITS), def
                                       key="sweep-time-unit", disabled=quantity != derived.TIME) or "µs"
 baseline = cols[2].selectbox("Normalise to", [None, *annotations_of(bundle)], key="sweep-baseline",
                              format_func=lambda a: "— absolute values —" if a is None else a)
-options = SweepOptions(quantity=quantity, time_unit=time_unit, baseline=baseline)
+choices = x_choices(bundle)
+x_param = st.selectbox(
+    "X axis", choices, key="sweep-x",
+    help="The parameters that vary between the configs; the others that vary split each "
+         "annotation into one line per value.") if len(choices) > 1 else None
+x = sweep_x(bundle, x_param)
+options = SweepOptions(quantity=quantity, time_unit=time_unit, baseline=baseline, x=x)
 
 try:
     frame = sweep_frame(bundle, options)
@@ -45,7 +51,7 @@ log_y = cols[3].toggle(
     help=f"On by default when the values span more than {LOG_Y_SPAN:g}×, so small sizes do not "
          "sit on zero. A CI95 lower bound ≤ 0 cannot be drawn on a log axis: its whisker is cut "
          "at the bottom of the chart (the hover says so; the table keeps the exact bound).")
-fig = build_sweep_figure(frame, sweep_x(bundle), bundle.host_timer, quantity_label=label,
+fig = build_sweep_figure(frame, x, bundle.host_timer, quantity_label=label,
                          log_y=log_y)
 frame = frame.assign(Measurement=bundle.measurement)  # the CSV says what the durations are
 panels.chart_with_table(fig, frame, key="sweep", filename=f"{bundle.job_id}-sweep-{quantity}.csv")

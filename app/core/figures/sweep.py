@@ -38,35 +38,54 @@ def build_sweep_figure(frame: pd.DataFrame, x: str, host_timer: bool,
     """Draw a sweep frame (see :func:`app.core.views.sweep.sweep_frame`).
 
     Args:
-        frame: Annotation, <x>, Unit, AvgValue, CI95_Lower, CI95_Upper, NumRuns.
-        x: the size parameter column (x axis).
+        frame: Annotation, <x>, Unit, AvgValue, CI95_Lower, CI95_Upper, NumRuns; optional
+            Series (one line each; else one per Annotation).
+        x: the parameter column of the x axis: numeric -> log axis when every value is > 0,
+            else linear; text -> categorical axis in the frame's order.
         host_timer: True for cpu-backend jobs; the title then says "(host wall-clock, not GPU)".
         quantity_label: the y quantity in words (``Time``, ``Throughput``...).
         log_y: log y axis. A CI95 lower bound <= 0 cannot be drawn there: its whisker is
             clipped at :func:`log_floor` and the hover says so (the frame keeps the exact bound).
 
     Returns:
-        A figure with x = ``x`` on a log axis with ticks at the sizes (``2^k`` labels for powers
-        of two), y = AvgValue in the frame's unit, asymmetric error bars from CI95, hover with
-        exact values and units.
+        A figure with x = ``x`` (log axis with ticks at the sizes, ``2^k`` labels for powers of
+        two; or linear; or categories), y = AvgValue in the frame's unit, asymmetric error bars
+        from CI95, hover with exact values and units.
     """
     unit = str(frame[C.UNIT].iloc[0]) if not frame.empty else ""
     floor = log_floor(frame) if log_y and not frame.empty else None
     fig = go.Figure()
-    for i, (annotation, group) in enumerate(frame.groupby(C.ANNOTATION, sort=False)):
-        fig.add_trace(_trace(group, annotation, x, unit, i, floor))
-    sizes = np.sort(frame[x].astype(float).unique()) if not frame.empty else np.array([])
-    fig.update_xaxes(type="log", tickvals=sizes, ticktext=[derived.log2_label(s) for s in sizes],
-                     title={"text": f"{x} (size parameter, log2 scale)"})
+    series = C.ANNOTATION if "Series" not in frame else "Series"
+    for i, (name, group) in enumerate(frame.groupby(series, sort=False)):
+        fig.add_trace(_trace(group, name, x, unit, i, floor))
+    _x_axis(fig, frame, x)
     fig.update_yaxes(title={"text": theme.axis_title(quantity_label, unit)},
                      type="log" if log_y else "linear")
     title = theme.titled(f"{quantity_label} vs {x}", host_timer)
     return theme.apply_layout(fig, title)
 
 
+def _x_axis(fig: go.Figure, frame: pd.DataFrame, x: str) -> None:
+    """Log2 ticks for positive numbers, linear for other numbers, categories for text."""
+    values = frame[x] if x in frame else pd.Series(dtype=float)
+    numeric = pd.api.types.is_numeric_dtype(values) and not pd.api.types.is_bool_dtype(values)
+    if not numeric:
+        fig.update_xaxes(type="category", categoryorder="array",
+                         categoryarray=list(dict.fromkeys(values.astype(str))),
+                         title={"text": f"{x} (categories)"})
+    elif len(values) and (values > 0).all():
+        sizes = np.sort(values.astype(float).unique())
+        fig.update_xaxes(type="log", tickvals=sizes,
+                         ticktext=[derived.log2_label(s) for s in sizes],
+                         title={"text": f"{x} (log2 scale)"})
+    else:
+        fig.update_xaxes(type="linear", title={"text": x})
+
+
 def _trace(group: pd.DataFrame, annotation: str, x: str, unit: str, i: int,
            floor: float | None) -> go.Scatter:
-    xs = group[x].to_numpy(dtype=float)
+    numeric = pd.api.types.is_numeric_dtype(group[x]) and not pd.api.types.is_bool_dtype(group[x])
+    xs = group[x].to_numpy(dtype=float) if numeric else group[x].astype(str).to_numpy()
     avg = group[C.AVG].to_numpy(dtype=float)
     lo = group[C.CI95_LOWER].to_numpy(dtype=float)
     hi = group[C.CI95_UPPER].to_numpy(dtype=float)
@@ -83,7 +102,7 @@ def _trace(group: pd.DataFrame, annotation: str, x: str, unit: str, i: int,
         error_y={"type": "data", "symmetric": False, "array": hi - avg,
                  "arrayminus": avg - drawn_lo},
         customdata=custom,
-        hovertemplate=(f"<b>{annotation}</b><br>{x} = %{{x:,}}<br>mean = %{{y:.6g}} {unit}"
+        hovertemplate=(f"<b>{annotation}</b><br>{x} = %{{x{':,' if numeric else ''}}}<br>mean = %{{y:.6g}} {unit}"
                        f"<br>CI95 = [%{{customdata[0]:.6g}}, %{{customdata[1]:.6g}}] {unit}"
                        "%{customdata[3]}<br>runs = %{customdata[2]:.0f}<extra></extra>"),
     )

@@ -1,4 +1,11 @@
-"""Size sweep view: one row per Annotation x Config, x = the size parameter (pure pandas)."""
+"""Size sweep view: one row per Annotation x Config, x = the parameter that varies (pure pandas).
+
+With several parameters, x is the one the user picks among those that vary (default: the first
+numeric one that varies, else the first that varies); the other varying parameters split each
+annotation into series (``Series`` column, e.g. ``torch · block_size=128``). Non-numeric
+parameters (str kinds, imported ``shape``/``dtype`` configs) are categorical: the frame keeps
+them as text in config order.
+"""
 
 from __future__ import annotations
 
@@ -25,15 +32,44 @@ class SweepOptions:
     quantity: str = derived.TIME
     time_unit: str = "µs"
     baseline: str | None = None
+    x: str | None = None
 
 
-def sweep_x(bundle: Bundle) -> str:
-    """The x-axis parameter: the first config parameter whose values are all numbers."""
-    for name in bundle.parameters:
-        values = [cfg.get(name) for cfg in bundle.spec.get("configs", [])]
-        if values and all(isinstance(v, (int, float)) and not isinstance(v, bool) for v in values):
-            return name
-    return bundle.parameters[0] if bundle.parameters else C.CONFIG
+SERIES = "Series"
+
+
+def _values(bundle: Bundle, name: str) -> list:
+    return [cfg.get(name) for cfg in bundle.spec.get("configs") or [] if isinstance(cfg, dict)]
+
+
+def is_numeric(bundle: Bundle, name: str) -> bool:
+    """True when every config gives ``name`` an int or float (bools and text are categories)."""
+    values = _values(bundle, name)
+    return bool(values) and all(isinstance(v, (int, float)) and not isinstance(v, bool)
+                                for v in values)
+
+
+def varying_parameters(bundle: Bundle) -> list[str]:
+    """Config parameters with more than one value across the configs, in spec order."""
+    return [p for p in bundle.parameters
+            if len({repr(v) for v in _values(bundle, p)}) > 1]
+
+
+def x_choices(bundle: Bundle) -> list[str]:
+    """Parameters the x axis may take: those that vary (numeric first), else the first one."""
+    varying = varying_parameters(bundle)
+    ordered = ([p for p in varying if is_numeric(bundle, p)]
+               + [p for p in varying if not is_numeric(bundle, p)])
+    return ordered or list(bundle.parameters[:1])
+
+
+def sweep_x(bundle: Bundle, choice: str | None = None) -> str:
+    """The x-axis parameter: ``choice`` when it is one of :func:`x_choices`, else the first of
+    them (``Config`` for a bundle without parameters)."""
+    choices = x_choices(bundle)
+    if choice in choices:
+        return str(choice)
+    return choices[0] if choices else C.CONFIG
 
 
 def annotations_of(bundle: Bundle) -> list[str]:
@@ -49,39 +85,51 @@ def sweep_frame(bundle: Bundle, options: SweepOptions) -> pd.DataFrame:
     """The sweep of ``bundle`` in the chosen quantity and unit.
 
     Returns:
-        Columns Annotation, Config, <x parameter> (e.g. ``n``), Unit, NumRuns, AvgValue,
-        StdDev, MinValue, MaxValue, MedianValue, CI95_Lower, CI95_Upper, RelativeStdDevPct,
-        StableMeasurement, all in the unit of the ``Unit`` column (e.g. ``µs``, ``TFLOP/s``,
-        ``× fp32``), sorted by Annotation then x. Empty when the bundle has no durations.
+        Columns Annotation, Config, <config parameters> (e.g. ``n``), Series (the annotation
+        plus the other varying parameters), Unit, NumRuns, AvgValue, StdDev, MinValue,
+        MaxValue, MedianValue, CI95_Lower, CI95_Upper, RelativeStdDevPct, StableMeasurement,
+        all in the unit of the ``Unit`` column (e.g. ``µs``, ``TFLOP/s``, ``× fp32``), sorted by
+        series then x (numeric x by value, categorical x in config order; categorical values as
+        text). Empty when the bundle has no durations.
 
     Raises:
         derived.MissingWork: a throughput was asked for and the ``work`` table lacks rows.
         ValueError: the baseline is not an annotation of the bundle.
     """
-    x = sweep_x(bundle)
+    x = sweep_x(bundle, options.x)
     runs = bundle.table(C.TABLE_RUNS)
     if runs.empty and options.quantity == derived.TIME and options.baseline is None:
-        return _from_aggregated(bundle, options, x)
+        return _finish(_from_aggregated(bundle, options), bundle, x)
     per_run = derived.per_run_quantity(runs, bundle.table(C.TABLE_WORK), bundle.duration_metric,
                                        options.quantity, options.time_unit)
     if per_run.empty:
         return per_run
     if options.baseline:
         per_run = derived.normalise(per_run, options.baseline)
-    keys = [C.ANNOTATION, C.CONFIG] + ([x] if x in per_run and x != C.CONFIG else [])
-    frame = derived.aggregate(per_run, keys)
-    return _in_order(frame, per_run[C.ANNOTATION], x)
+    keys = [C.ANNOTATION, C.CONFIG] + [p for p in bundle.parameters if p in per_run]
+    return _finish(derived.aggregate(per_run, keys), bundle, x)
 
 
-def _in_order(frame: pd.DataFrame, seen: pd.Series, x: str) -> pd.DataFrame:
-    """Sort by annotation in first-seen (catalog) order, then by x."""
-    rank = {a: i for i, a in enumerate(dict.fromkeys(seen))}
-    order = frame[C.ANNOTATION].map(rank)
-    return (frame.assign(_rank=order).sort_values(["_rank", x]).drop(columns="_rank")
+def _finish(frame: pd.DataFrame, bundle: Bundle, x: str) -> pd.DataFrame:
+    """Add the Series column, make categorical parameters text, sort by series then x."""
+    if frame.empty:
+        return frame
+    frame = frame.copy()
+    others = [p for p in varying_parameters(bundle) if p != x and p in frame]
+    for p in bundle.parameters:
+        if p in frame and not is_numeric(bundle, p):
+            frame[p] = frame[p].astype(str)
+    frame.insert(frame.columns.get_loc(C.ANNOTATION) + 1, SERIES, [
+        " · ".join([str(r[C.ANNOTATION]), *(f"{p}={r[p]}" for p in others)])
+        for _, r in frame.iterrows()])
+    rank = {a: i for i, a in enumerate(annotations_of(bundle))}  # first-seen (catalog) order
+    by_x = x if x in frame and is_numeric(bundle, x) else C.CONFIG
+    return (frame.assign(_rank=frame[C.ANNOTATION].map(rank))
+            .sort_values(["_rank", SERIES, by_x], kind="stable").drop(columns="_rank")
             .reset_index(drop=True))
 
 
-def _from_aggregated(bundle: Bundle, options: SweepOptions, x: str) -> pd.DataFrame:
+def _from_aggregated(bundle: Bundle, options: SweepOptions) -> pd.DataFrame:
     """Time from the aggregated table (plain nsight output without per-run rows)."""
     agg = bundle.table(C.TABLE_AGGREGATED)
     if agg.empty or C.METRIC not in agg:
@@ -92,6 +140,7 @@ def _from_aggregated(bundle: Bundle, options: SweepOptions, x: str) -> pd.DataFr
         if col in frame:
             frame[col] = frame[col].astype(float) / scale
     frame[C.UNIT] = options.time_unit
-    keep = [c for c in (C.ANNOTATION, C.CONFIG, x, C.UNIT, C.NUM_RUNS, C.AVG, C.STD, C.MIN, C.MAX,
-                        C.MEDIAN, C.CI95_LOWER, C.CI95_UPPER, C.RSD, C.STABLE) if c in frame]
-    return _in_order(frame[list(dict.fromkeys(keep))], frame[C.ANNOTATION], x)
+    keep = [c for c in (C.ANNOTATION, C.CONFIG, *bundle.parameters, C.UNIT, C.NUM_RUNS, C.AVG,
+                        C.STD, C.MIN, C.MAX, C.MEDIAN, C.CI95_LOWER, C.CI95_UPPER, C.RSD,
+                        C.STABLE) if c in frame]
+    return frame[list(dict.fromkeys(keep))]

@@ -1,13 +1,17 @@
-"""sweep_frame on the real cpu bundle."""
+"""sweep_frame on the real cpu bundle, the bundled H200 jobs and an imported shape/dtype job."""
 
 from __future__ import annotations
 
+import subprocess
+import sys
 from pathlib import Path
 
 import pytest
+from bundled import bundled
 
 from app.core.bundle_loader import load_bundle
-from app.core.views.sweep import SweepOptions, annotations_of, sweep_frame, sweep_x
+from app.core.figures.sweep import build_sweep_figure
+from app.core.views.sweep import SweepOptions, annotations_of, sweep_frame, sweep_x, x_choices
 from profiling_worker.schema import columns as C
 
 
@@ -46,3 +50,52 @@ def test_empty_bundle_gives_empty_frame(cpu_bundle: Path) -> None:
     for path in (cpu_bundle / "tables").iterdir():
         path.unlink()
     assert sweep_frame(load_bundle(cpu_bundle), SweepOptions()).empty
+
+
+# --- issue 11, case 6: the x axis is the parameter that varies; text parameters are categories ---
+
+REPO = Path(__file__).resolve().parents[3]
+
+
+def test_linear_sweeps_over_features_not_the_constant_batch() -> None:
+    bundle = bundled("h200-cupti-linear-backward")
+    assert x_choices(bundle) == ["features"] and sweep_x(bundle) == "features"
+    frame = sweep_frame(bundle, SweepOptions())
+    fig = build_sweep_figure(frame, "features", False)
+    assert sorted({x for t in fig.data for x in t.x}) == [1024, 2048, 4096]
+
+
+def test_two_varying_parameters_give_a_choice_and_series() -> None:
+    bundle = bundled("h200-cupti-triton-vector-add")
+    assert x_choices(bundle) == ["block_size", "n"]
+    frame = sweep_frame(bundle, SweepOptions(x="block_size"))
+    torch_lines = sorted(s for s in frame["Series"].unique() if s.startswith("torch"))
+    assert torch_lines == ["torch · n=4194304", "torch · n=67108864"]
+    for _, line in frame.groupby("Series"):  # no zig-zag: one point per block size, in order
+        assert line["block_size"].tolist() == [128, 256, 512, 1024]
+    by_n = sweep_frame(bundle, SweepOptions(x="n"))
+    assert {s.split(" · ")[1] for s in by_n["Series"]} == {f"block_size={b}"
+                                                          for b in (128, 256, 512, 1024)}
+
+
+@pytest.fixture(scope="module")
+def tuple_dtype_bundle(tmp_path_factory: pytest.TempPathFactory):
+    """The shape/dtype nsight-python output of tests/fixtures/cases, imported by the worker."""
+    out = tmp_path_factory.mktemp("imp") / "tuple-dtype"
+    src = REPO / "tests" / "fixtures" / "cases" / "06-tuple-dtype-configs"
+    proc = subprocess.run([sys.executable, "-m", "profiling_worker", "import",
+                           *map(str, sorted(src.glob("*.csv"))), "--out", str(out)],
+                          cwd=REPO, capture_output=True, text=True, timeout=300, check=False)
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    return load_bundle(out)
+
+
+def test_text_parameters_are_categories(tuple_dtype_bundle) -> None:
+    bundle = tuple_dtype_bundle
+    assert set(x_choices(bundle)) == {"shape", "dtype"}
+    for x in x_choices(bundle):
+        frame = sweep_frame(bundle, SweepOptions(x=x))
+        fig = build_sweep_figure(frame, x, False)
+        assert fig.layout.xaxis.type == "category"
+        other = ({"shape", "dtype"} - {x}).pop()
+        assert all(f"{other}=" in s for s in frame["Series"])
