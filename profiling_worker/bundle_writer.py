@@ -165,7 +165,9 @@ def finish_bundle(bundle_dir: str | os.PathLike[str], manifest: dict[str, Any]) 
     Raises:
         OSError: the directory is not writable (disk full included).
     """
-    notes = plausibility.check_bundle(bundle_tables(bundle_dir), manifest)
+    # Notes the caller already has (the importer's) come first, then the checks of the tables.
+    given = [n for n in manifest.get(plausibility.NOTES_KEY) or () if isinstance(n, dict)]
+    notes = given + plausibility.check_bundle(bundle_tables(bundle_dir), manifest)
     return write_manifest(bundle_dir, {**manifest, plausibility.NOTES_KEY: notes,
                                        "files": bundle_files(bundle_dir)})
 

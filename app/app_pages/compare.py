@@ -5,6 +5,7 @@ import streamlit as st
 from profiling_worker.schema import columns as C, intervals, plausibility as P
 
 from app.core.figures.compare import build_compare_figure
+from app.core import metric_roles
 from app.core.metrics import MissingData, available_metrics
 from app.core.views.compare import (NOT_ENOUGH_RUNS, CompareOptions, JobSummary, candidates,
                                     compare_frame)
@@ -65,7 +66,8 @@ if baseline is None or candidate is None:
     st.error("One of the jobs could not be read.")
     st.stop()
 common = [m for m in available_metrics(baseline) if m in set(available_metrics(candidate))]
-metric = cols[2].selectbox("Metric", common or [baseline.duration_metric], key="compare-metric")
+metric = cols[2].selectbox("Metric", common or [baseline.duration_metric], key="compare-metric",
+                           format_func=lambda m: metric_roles.label(baseline.manifest, m))
 if baseline.host_timer != candidate.host_timer:
     st.warning("One job measured host wall-clock (cpu backend), the other GPU time: the ratio "
                "compares different things.")
@@ -84,9 +86,13 @@ if few:
                "no difference can be called faster, slower or inside the noise; run both jobs "
                f"with at least {intervals.MIN_RUNS} runs (10 or more for kernels under 10 µs).",
                icon=":material/help:")
-fig = build_compare_figure(frame, f"{candidate_id} / {baseline_id}: {metric}",
+fig = build_compare_figure(frame, f"{candidate_id} / {baseline_id}: "
+                           f"{metric_roles.label(baseline.manifest, metric)}",
                            baseline.host_timer or candidate.host_timer)
 analysis.figure_panel(fig, frame, key="compare",
                       filename=f"compare-{candidate_id}-vs-{baseline_id}.csv")
 if metric in C.DURATION_METRICS:
     st.caption("For durations a ratio below 1 means the candidate is faster.")
+for line in metric_roles.describe(baseline.manifest):
+    if line.startswith(f"`{metric}`"):
+        st.caption(f"Not a measurement: {line}.")

@@ -13,6 +13,7 @@ import streamlit as st
 from app import settings
 from app.services import history_index, import_client
 from app.ui import panels, state
+from profiling_worker.importing.sniff import SUPPORTED
 
 FILES = state.key("import", "files")
 RUN = state.key("import", "run")
@@ -39,16 +40,20 @@ def _on_import() -> None:
 st.header("Import results")
 st.markdown(
     "Open results made on another machine or a cluster, with no GPU and no Nsight Compute "
-    "here: nsight-python's `profiled_data-*.csv` and `processed_data-*.csv` (0.9.x and 1.x) "
-    "and Nsight Compute `.ncu-rep` (or `.ncu-rep.gz`) files. Upload the files of **one** "
-    "profiled function at a time.")
+    "here. Each file is recognised by its content, whatever its name:\n\n"
+    + "\n".join(f"- {line}" for line in SUPPORTED)
+    + "\n\nUpload the files of **one** profiled function at a time (several calls of it stay "
+    "apart). Not supported: Nsight Systems files, spreadsheets (.xlsx: save as CSV), "
+    "edited reports; nsight-python CSVs with a different set of config parameters in one "
+    "import.")
 st.file_uploader("nsight-python output", type=list(import_client.UPLOAD_TYPES),
                  accept_multiple_files=True, key=FILES,
                  max_upload_size=import_client.MAX_UPLOAD_MB,
                  help=f"At most {import_client.MAX_UPLOAD_MB} MB per file. Files are parsed "
                       "as data, never executed.")
 st.caption(f"Up to {import_client.MAX_UPLOAD_MB} MB per file. A `.ncu-rep` adds the per-launch "
-           "table (kernel names, grid, block, every metric read); CSVs give sizes and runs.")
+           "table (kernel names, grid, block, every metric read); nsight-python's CSVs give "
+           "sizes and runs. What an import left out or re-derived is noted on the pages.")
 st.button("Import", key=RUN, type="primary", on_click=_on_import,
           disabled=not st.session_state.get(FILES))
 

@@ -4,7 +4,7 @@ import streamlit as st
 
 from profiling_worker.schema import columns as C, intervals, plausibility as P
 
-from app.core import derived
+from app.core import derived, metric_roles
 from app.core.figures.stability import build_runs_figure, build_stability_figure
 from app.core.metrics import MissingData, available_metrics
 from app.core.views.stability import StabilityOptions, stability_frame, stability_runs_frame
@@ -25,7 +25,8 @@ analysis.how_to_read(
 
 metrics = available_metrics(bundle)
 cols = st.columns(3)
-metric = cols[0].selectbox("Metric", metrics or [bundle.duration_metric], key="stability-metric")
+metric = cols[0].selectbox("Metric", metrics or [bundle.duration_metric], key="stability-metric",
+                           format_func=lambda m: metric_roles.label(bundle.manifest, m))
 time_unit = cols[1].segmented_control("Time unit", list(derived.TIME_UNITS), default="µs",
                                       key="stability-time-unit",
                                       disabled=metric not in C.DURATION_METRICS) or "µs"

@@ -4,7 +4,7 @@ import streamlit as st
 
 from profiling_worker.schema import intervals, plausibility as P
 
-from app.core import derived
+from app.core import derived, metric_roles
 from app.core.figures.sweep import LOG_Y_SPAN, build_sweep_figure, wants_log_y
 from app.core.views.sweep import SweepOptions, annotations_of, sweep_frame, sweep_x, x_choices
 from app.ui import analysis, notes, panels
@@ -56,3 +56,7 @@ fig = build_sweep_figure(frame, x, bundle.host_timer, quantity_label=label,
 frame = frame.assign(Measurement=bundle.measurement)  # the CSV says what the durations are
 panels.chart_with_table(fig, frame, key="sweep", filename=f"{bundle.job_id}-sweep-{quantity}.csv")
 st.caption(f"Error bars and CI95 columns: {intervals.CI_METHOD}.")
+if metric_roles.roles(bundle.manifest):
+    st.caption("Drawn from the measured durations only. Imported metrics that are not "
+               "measurements (pick them on the compare or stability page): "
+               + "; ".join(metric_roles.describe(bundle.manifest)) + ".")

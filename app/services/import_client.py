@@ -24,8 +24,9 @@ from pathlib import Path
 
 #: Largest file one upload may be (MB); also passed to ``st.file_uploader(max_upload_size=)``.
 MAX_UPLOAD_MB = 200
-#: Extensions the uploader offers (``.gz`` only as ``.ncu-rep.gz``).
-UPLOAD_TYPES = ("csv", "ncu-rep", "gz")
+#: Extensions the uploader offers (``.gz`` only as ``.ncu-rep.gz``; ``.txt``/``.tsv`` for ncu's
+#: console output and spreadsheet exports). The worker identifies each file by its content.
+UPLOAD_TYPES = ("csv", "tsv", "txt", "ncu-rep", "gz")
 IMPORT_TIMEOUT_S = 600
 _UNSAFE = re.compile(r"[^A-Za-z0-9_.-]+")
 
@@ -55,16 +56,15 @@ def safe_name(name: str) -> str:
     ``[A-Za-z0-9_.-]`` replaced by ``_``, no leading dot, at most 120 characters.
 
     Raises:
-        UploadRejected: not a ``.csv``, ``.ncu-rep`` or ``.ncu-rep.gz``.
+        UploadRejected: not a ``.csv``, ``.tsv``, ``.txt``, ``.ncu-rep`` or ``.ncu-rep.gz``.
     """
     base = re.split(r"[\\/]", str(name))[-1]
     clean = _UNSAFE.sub("_", base).lstrip("._")
     lower = clean.lower()
-    if not (lower.endswith(".csv") or lower.endswith(".ncu-rep")
-            or lower.endswith(".ncu-rep.gz")):
-        raise UploadRejected(f"{base[:80]}: not a file nsight-python writes",
-                             "upload profiled_data-*.csv / processed_data-*.csv and .ncu-rep "
-                             "(or .ncu-rep.gz) files")
+    if not lower.endswith((".csv", ".tsv", ".txt", ".ncu-rep", ".ncu-rep.gz")):
+        raise UploadRejected(f"{base[:80]}: not a file nsight-python or Nsight Compute writes",
+                             "upload nsight-python's CSVs, Nsight Compute CSV exports (.csv, "
+                             ".txt) and .ncu-rep (or .ncu-rep.gz) reports")
     if len(clean) > 120:
         stem, dot, ext = clean.partition(".")
         clean = stem[:120 - len(dot + ext)] + dot + ext

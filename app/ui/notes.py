@@ -25,7 +25,7 @@ def escape(text: str) -> str:
 
 #: Checks every page shows (for the metrics it draws); intervals and roofs only where drawn.
 DEFAULT_CHECKS = (P.PERCENT_ABOVE_100, P.CLOCK_ABOVE_MAX, P.NEGATIVE_VALUE, P.RUNS_MISSING,
-                  P.KERNELS_VARY)
+                  P.KERNELS_VARY, P.IMPORT)
 
 
 def relevant(bundle: Bundle, metrics: Iterable[str] = (),

@@ -31,10 +31,10 @@ from profiling_worker.importing import sniff as K
 from profiling_worker.importing.csv_job import Job, from_csvs
 from profiling_worker.importing.ncu_csv import from_ncu_csv
 from profiling_worker.importing.report_job import add_report, from_report, validate_reports
-from profiling_worker.importing.roles import ROLES_KEY
 from profiling_worker.importing.textcsv import METRIC_NAME_RE
 from profiling_worker.schema import columns as C
-from profiling_worker.schema.manifest import JobStatus
+from profiling_worker.schema import plausibility as P
+from profiling_worker.schema.manifest import METRIC_ROLES_KEY, JobStatus
 from profiling_worker.schema.spec import SpecInvalid, validate_spec
 
 _JOB_ID_RE = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.-]{0,127}$")
@@ -205,6 +205,19 @@ def _typed_collectors(frame: pd.DataFrame, params: list[str]) -> pd.DataFrame:
     return out
 
 
+def _page_notes(job: Job) -> list[dict[str, Any]]:
+    """The import's notes as plausibility notes (check ``import``), so that the pages drawing
+    the values show them: a partial bundle on every page (warning), a note that starts with a
+    metric name on the pages that draw that metric."""
+    out = [P.note(P.IMPORT, P.WARNING, text) for text in job.warnings]
+    for text in job.notes:
+        head = text.split(":", 1)[0]
+        metric = head if METRIC_NAME_RE.match(head) else None
+        severity = P.WARNING if "left out" in text or "missing" in text else P.INFO
+        out.append(P.note(P.IMPORT, severity, text, metric=metric))
+    return out
+
+
 def _manifest(job: Job, spec: dict[str, Any], spec_valid: bool, spec_errors: list[str],
               found: list[K.Sniffed], ignored: list[str], job_id: str) -> dict[str, Any]:
     now = _dt.datetime.now(_dt.timezone.utc).isoformat(timespec="seconds")
@@ -214,7 +227,8 @@ def _manifest(job: Job, spec: dict[str, Any], spec_valid: bool, spec_errors: lis
         "job_id": job_id, "status": JobStatus.DONE.value, "spec": spec, "backend": backend,
         "environment": job.environment, "timings": {"imported_at": now},
         "warnings": [*job.warnings, *job.notes],
-        IMPORT_NOTES_KEY: job.notes, ROLES_KEY: job.roles,
+        IMPORT_NOTES_KEY: job.notes, METRIC_ROLES_KEY: job.roles,
+        P.NOTES_KEY: _page_notes(job),
         "provenance": {
             "imported_from": [s.path.name for s in found],
             "formats": {s.path.name: s.kind for s in found},

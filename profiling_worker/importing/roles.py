@@ -3,7 +3,8 @@
 info-collector columns, so that none of them is drawn as a measured time or taken for a config
 parameter.
 
-``metric_roles`` (stored in the manifest under :data:`ROLES_KEY`) maps a metric name of the
+``metric_roles`` (stored in the manifest under ``metric_roles``,
+:data:`~profiling_worker.schema.manifest.METRIC_ROLES_KEY`) maps a metric name of the
 bundle to ``{"role": "derived" | "normalised", "label": <what to print beside it>, ...}``;
 pages label such metrics where they draw them.
 """
@@ -22,8 +23,6 @@ from profiling_worker.importing.sniff import NSIGHT_AGG
 from profiling_worker.importing.textcsv import METRIC_NAME_RE, NA_STRINGS
 from profiling_worker.schema import columns as C
 
-#: manifest.json key of the metric roles.
-ROLES_KEY = "metric_roles"
 _FALSE = frozenset({*NA_STRINGS, "False", "false", "FALSE", "0"})
 RATIO_UNIT = "ratio"
 
@@ -112,5 +111,5 @@ def agg_collector_stats(it: NsightCsv) -> list[str]:
                               for c in N.agg_collector_columns(it.header, it.params)))
 
 
-__all__ = ["ROLES_KEY", "RATIO_UNIT", "apply_roles", "blank_normalised_stats",
+__all__ = ["RATIO_UNIT", "apply_roles", "blank_normalised_stats",
            "collectors_frame", "agg_collector_stats"]

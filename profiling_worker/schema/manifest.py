@@ -17,6 +17,9 @@ from profiling_worker.file_mode import as_if_opened
 from profiling_worker.schema import columns
 
 SCHEMA_VERSION = 1
+#: Key of an imported bundle's metric roles: {metric: {"role": "derived" | "normalised",
+#: "label": what to print beside the metric, ...}} (profiling_worker.importing.roles).
+METRIC_ROLES_KEY = "metric_roles"
 
 
 class JobStatus(str, enum.Enum):

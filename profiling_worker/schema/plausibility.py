@@ -22,6 +22,9 @@ Checks (each note names its ``check``):
                         analytic minimum) or FLOP/s above the datasheet roof
                         (:mod:`profiling_worker.schema.peaks`); the note states the likely reason
                         (L2-warm data on the CUPTI backend or with ``cache_control="none"``).
+``import``              written by the importer (not a check of the tables): what an import did
+                        to values (left out, re-derived, configs recovered) or that the bundle
+                        holds only part of a job (``warning``, shown on every page).
 
 A note is a plain dict (JSON in the manifest): ``check``, ``severity`` (``warning`` for a value
 that cannot be right as drawn, ``info`` for one to keep in mind), ``scope`` (``bundle``,
@@ -47,8 +50,9 @@ INTERVAL_BELOW_ZERO = "interval_below_zero"
 RUNS_MISSING = "runs_missing"
 KERNELS_VARY = "kernels_vary"
 ABOVE_ROOF = "above_roof"
+IMPORT = "import"
 CHECKS = (PERCENT_ABOVE_100, CLOCK_ABOVE_MAX, NEGATIVE_VALUE, INTERVAL_BELOW_ZERO, RUNS_MISSING,
-          KERNELS_VARY, ABOVE_ROOF)
+          KERNELS_VARY, ABOVE_ROOF, IMPORT)
 
 #: Percentages are rounded by Nsight Compute; 100.01 % is rounding, 101 % is not.
 PERCENT_TOLERANCE = 0.05

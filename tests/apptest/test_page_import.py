@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import gzip
 from pathlib import Path
 
 import pytest
@@ -25,7 +26,8 @@ def test_page_draws_uploader_with_limit(store, app) -> None:
     assert not at.exception
     up = at.file_uploader(key="import-files")
     assert up.accept_multiple_files
-    assert {t.lstrip(".") for t in up.allowed_type} == {"csv", "ncu-rep", "gz"}
+    assert {t.lstrip(".") for t in up.allowed_type} == {"csv", "tsv", "txt", "ncu-rep", "gz"}
+    assert "Nsight Compute CSV exports" in texts(at)
     assert "200 MB" in texts(at)
     assert at.button(key="import-run").disabled
 
@@ -44,6 +46,19 @@ def test_import_selects_the_new_bundle(store, app, sources) -> None:
     assert [r.job_id for r in history_index.rows(store["results"])] == [job]
     at.switch_page("app_pages/sweep.py").run()  # the views open it
     assert not at.exception
+
+
+def test_a_report_cut_short_is_marked_on_the_pages(store, app, tmp_path) -> None:
+    data = gzip.decompress(REPORT_GZ.read_bytes())
+    cut = tmp_path / "cut.ncu-rep"
+    cut.write_bytes(data[:len(data) // 2])  # an interrupted copy
+    at = _upload(app("import_files"), [cut])
+    at.button(key="import-run").click().run()
+    assert not at.exception
+    for page in ("app_pages/kernels.py", "app_pages/sweep.py", "app_pages/stability.py"):
+        at.switch_page(page).run()
+        assert not at.exception, at.exception
+        assert "cut short" in texts(at), page
 
 
 def test_bad_upload_shows_message_and_hint(store, app) -> None:

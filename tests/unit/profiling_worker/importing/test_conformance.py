@@ -287,6 +287,9 @@ def test_case9_report_cut_inside_a_config_is_marked_partial(tmp_path):
     runs_in_1 = launches[launches[C.CONFIG] == 1][C.RUN].nunique()
     assert 0 < runs_in_1 < 10
     assert f"config 1 of fp16 ({runs_in_1} of the 10 runs" in m["partial"][0]
+    # a bundle-wide warning note: every page that shows notes shows it
+    assert {"check": "import", "severity": "warning", "scope": "bundle", "annotation": None,
+            "config": None, "metric": None, "message": m["partial"][0]} in m["notes"]
 
 
 def test_case9_report_cut_before_any_launch_is_refused(tmp_path):
