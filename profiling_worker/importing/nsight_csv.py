@@ -23,18 +23,19 @@ import pandas as pd
 
 from profiling_worker.bundle_writer import table_columns
 from profiling_worker.errors import ImportFailed
-from profiling_worker.extract.aggregate import RULE_SINGLE, t_ci95_halfwidth
+from profiling_worker.extract.aggregate import RULE_SINGLE
 from profiling_worker.importing import nsight_columns as N
 from profiling_worker.importing.sniff import NSIGHT_AGG, NSIGHT_RAW, Sniffed
 from profiling_worker.importing.textcsv import (HINT_CSV, NA_STRINGS, floats, kernels,
                                                 non_finite_to_missing, parse_csv, short,
                                                 text_column, typed_param, units)
-from profiling_worker.schema import columns as C
+from profiling_worker.schema import columns as C, intervals
 
 #: CombineRule of imported runs whose value nsight-python had already combined from several
 #: kernels with the user's ``combine_kernel_metrics`` (the function is not recorded).
 RULE_NSIGHT_COMBINED = "combined by nsight-python (combine_kernel_metrics)"
-CI_METHOD_T = "Student-t CI95 from StdDev and NumRuns (nsight-python wrote mean +- 1.96 sigma/sqrt(n))"
+CI_METHOD_T = (f"{intervals.CI_METHOD}, from StdDev and NumRuns (nsight-python wrote "
+               "mean +- 1.96 sigma/sqrt(n))")
 _CALL_RE = re.compile(r"(?:profiled|processed)_data-(?P<call>.+?-\d+)(?:[ _-]*\(?\d+\)?_?)?$")
 
 
@@ -208,13 +209,13 @@ def agg_frame(it: NsightCsv, params: list[str], notes: list[str]) -> pd.DataFram
     out[C.MIN] = number(it, "MinValue")
     out[C.MAX] = number(it, "MaxValue")
     out[C.MEDIAN] = np.nan
-    half = np.array([t_ci95_halfwidth(s, int(n)) if n > 1 and np.isfinite(s) else np.nan
-                     for s, n in zip(out[C.STD], out[C.NUM_RUNS])], dtype="float64")
-    out[C.CI95_LOWER] = out[C.AVG] - half
-    out[C.CI95_UPPER] = out[C.AVG] + half
+    few = (out[C.NUM_RUNS] < intervals.MIN_RUNS) | out[C.STD].isna()  # no spread known
+    lower, upper = intervals.ci95_bounds(out[C.AVG], out[C.STD], out[C.NUM_RUNS],
+                                         out[C.MIN].fillna(out[C.AVG]))
+    out[C.CI95_LOWER], out[C.CI95_UPPER] = np.where(few, np.nan, lower), np.where(few, np.nan, upper)
     with np.errstate(divide="ignore", invalid="ignore"):
         out[C.RSD] = (out[C.STD] / out[C.AVG].abs() * 100).where(out[C.AVG] != 0)
-    out[C.STABLE] = (out[C.NUM_RUNS] >= 2) & (out[C.RSD] < C.STABLE_RSD_PCT)
+    out[C.STABLE] = intervals.stable(out[C.NUM_RUNS], out[C.RSD])
     out[C.KERNELS] = kernels(f).astype("float64")
     out[C.KERNELS_VARY] = False
     return out[table_columns(C.TABLE_AGGREGATED, params)]
