@@ -25,6 +25,8 @@ import sys
 from collections.abc import Sequence
 from pathlib import Path
 
+from app import cli_guard
+
 ENV_RESULTS_DIR = "KPROF_RESULTS_DIR"
 ENV_WORKER_PYTHON = "KPROF_WORKER_PYTHON"
 ENV_KERNEL_DIRS = "KPROF_KERNEL_DIRS"
@@ -32,6 +34,7 @@ ENV_KERNEL_DIRS = "KPROF_KERNEL_DIRS"
 DEFAULT_HOST = "127.0.0.1"
 DEFAULT_PORT = 8501
 LOOPBACK_NAMES = ("localhost", "127.0.0.1", "::1")
+MAX_UPLOAD_MB = 200  # = app.services.import_client.MAX_UPLOAD_MB (a test checks); no import here
 
 
 def _version() -> str:
@@ -133,6 +136,7 @@ def streamlit_argv(ns: argparse.Namespace, extra: Sequence[str]) -> list[str]:
         "--browser.gatherUsageStats", "false",
         "--server.enableXsrfProtection", "true",
         "--server.enableCORS", "true",
+        "--server.maxUploadSize", str(MAX_UPLOAD_MB),  # refused by the server, not the browser
         "--server.fileWatcherType", "auto" if ns.dev else "none",
         "--server.runOnSave", "true" if ns.dev else "false",
     ]
@@ -148,21 +152,62 @@ def _check_extra(extra: Sequence[str], parser: argparse.ArgumentParser) -> None:
         parser.error(f"unrecognized arguments: {' '.join(bad)}")
 
 
+def parse(argv: Sequence[str] | None, parser: argparse.ArgumentParser
+          ) -> tuple[argparse.Namespace, list[str]]:
+    """The options and the pass-through flags, with the security options checked however they
+    arrive (app/cli_guard.py): ``--server.address`` becomes ``--host``; XSRF or CORS turned off
+    is refused (``parser.error``)."""
+    ns, extra = parser.parse_known_args(argv)
+    _check_extra(extra, parser)
+    try:
+        cli_guard.refuse_unprotected(extra)
+    except cli_guard.RefusedOption as exc:
+        parser.error(str(exc))
+    address = cli_guard.take_flag(extra, cli_guard.ADDRESS)
+    if address is not None:
+        if ns.host not in (DEFAULT_HOST, address):
+            parser.error(f"--host {ns.host} and --server.address {address}: give one of them")
+        ns.host = address
+    return ns, extra
+
+
+def exposure_warning(ns: argparse.Namespace) -> str | None:
+    """The warning for a listen address other than loopback (None for loopback)."""
+    if is_loopback(ns.host):
+        return None
+    return (f"kernel-dashboard: listening on {ns.host}: anyone who can reach port {ns.port} can "
+            "start profiling jobs on this machine, and any browser session can cancel any job. "
+            "Publish it only to networks you trust, behind an authenticating proxy (README, "
+            "Security).")
+
+
+def recover_jobs() -> list[str]:
+    """Restart recovery at server start (not at the first page load): jobs a gone server left
+    queued or running end ``interrupted`` and their orphaned workers are killed."""
+    from app import settings
+    from app.services.job_recovery import mark_interrupted
+
+    return mark_interrupted(settings.results_dir())
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     """Parse the options, set the ``KPROF_*`` variables and run Streamlit (does not return)."""
     parser = build_parser()
-    ns, extra = parser.parse_known_args(argv)
-    _check_extra(extra, parser)
+    ns, extra = parse(argv, parser)
     if not 1 <= ns.port <= 65535:
         parser.error(f"--port {ns.port}: give a TCP port between 1 and 65535")
     script = app_script()
     if not script.is_file():
         parser.error(f"the app's entry script is missing: {script} (reinstall the package)")
     os.environ.update(environment(ns, parser))
-    if not is_loopback(ns.host):
-        print(f"kernel-dashboard: listening on {ns.host}: anyone who can reach port {ns.port} can "
-              "start profiling jobs on this machine. Publish it only to networks you trust.",
-              file=sys.stderr)
+    for note in [exposure_warning(ns), *cli_guard.ignored_settings(*cli_guard.default_sources())]:
+        if note:
+            print(note if note.startswith("kernel-dashboard") else f"kernel-dashboard: {note}",
+                  file=sys.stderr)
+    recovered = recover_jobs()
+    if recovered:
+        print(f"kernel-dashboard: marked {len(recovered)} job(s) of a stopped server interrupted: "
+              f"{', '.join(recovered)}", file=sys.stderr)
     sys.argv = streamlit_argv(ns, extra)
     from streamlit.web import cli as stcli
 

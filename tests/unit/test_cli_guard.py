@@ -1,0 +1,99 @@
+"""kernel-dashboard keeps its listen address and XSRF/CORS protection whichever way a Streamlit
+option arrives: pass-through flag, STREAMLIT_* variable or config.toml."""
+
+from __future__ import annotations
+
+import os
+import sys
+from pathlib import Path
+
+import pytest
+
+from app import cli, cli_guard
+from app.services import import_client
+from profiling_worker.schema.manifest import read_manifest, write_manifest
+
+
+def _parse(*args: str):
+    return cli.parse(list(args), cli.build_parser())
+
+
+def _flag(argv: list[str], name: str) -> list[str]:
+    return [argv[i + 1] for i, a in enumerate(argv) if a == name]
+
+
+@pytest.mark.parametrize("args", [("--server.address", "0.0.0.0"), ("--server.address=0.0.0.0",)])
+def test_server_address_flag_is_taken_as_host_with_the_same_warning(args) -> None:
+    ns, extra = _parse(*args)
+    assert ns.host == "0.0.0.0" and extra == []
+    argv = cli.streamlit_argv(ns, extra)
+    assert _flag(argv, "--server.address") == ["0.0.0.0"]  # once: no later flag undoes it
+    assert "anyone who can reach port" in cli.exposure_warning(ns)
+    assert cli.exposure_warning(_parse()[0]) is None
+
+
+def test_host_and_a_different_server_address_are_refused(capsys) -> None:
+    with pytest.raises(SystemExit):
+        _parse("--host", "10.0.0.5", "--server.address", "0.0.0.0")
+    assert "give one of them" in capsys.readouterr().err
+
+
+@pytest.mark.parametrize("args", [("--server.enableXsrfProtection", "false"),
+                                  ("--server.enableXsrfProtection=False",),
+                                  ("--server.enableCORS", "0")])
+def test_turning_a_protection_off_is_refused(args, capsys) -> None:
+    with pytest.raises(SystemExit):
+        _parse(*args)
+    assert "refused" in capsys.readouterr().err
+
+
+def test_protection_left_on_passes() -> None:
+    ns, extra = _parse("--server.enableXsrfProtection", "true", "--theme.base", "dark")
+    assert extra == ["--server.enableXsrfProtection", "true", "--theme.base", "dark"]
+
+
+def test_environment_and_config_settings_are_named_as_ignored(tmp_path: Path) -> None:
+    home, cwd = tmp_path / "home", tmp_path / "cwd"
+    (home / ".streamlit").mkdir(parents=True)
+    (cwd / ".streamlit").mkdir(parents=True)
+    (home / ".streamlit" / "config.toml").write_text('[server]\naddress = "0.0.0.0"\n')
+    (cwd / ".streamlit" / "config.toml").write_text("[server]\nenableXsrfProtection = false\n")
+    env = {"STREAMLIT_SERVER_ENABLE_CORS": "false", "STREAMLIT_SERVER_ADDRESS": "::"}
+    notes = cli_guard.ignored_settings(env, cwd, home)
+    joined = "\n".join(notes)
+    assert len(notes) == 4
+    assert "STREAMLIT_SERVER_ADDRESS" in joined and "STREAMLIT_SERVER_ENABLE_CORS" in joined
+    assert str(home / ".streamlit" / "config.toml") in joined
+    assert "enableXsrfProtection = False" in joined and "is ignored" in joined
+    # and they are ignored: the flags of kernel-dashboard come after nothing that undoes them
+    argv = cli.streamlit_argv(*_parse())
+    assert _flag(argv, "--server.enableXsrfProtection") == ["true"]
+    assert _flag(argv, "--server.address") == ["127.0.0.1"]
+    assert cli_guard.ignored_settings({}, tmp_path / "none", tmp_path / "none") == []
+
+
+def test_uploads_are_capped_by_the_server_at_the_import_limit() -> None:
+    import tomllib
+
+    assert cli.MAX_UPLOAD_MB == import_client.MAX_UPLOAD_MB
+    assert _flag(cli.streamlit_argv(*_parse()), "--server.maxUploadSize") == \
+        [str(import_client.MAX_UPLOAD_MB)]
+    config = Path(cli.__file__).with_name(".streamlit") / "config.toml"
+    server = tomllib.loads(config.read_text(encoding="utf-8"))["server"]
+    assert server["maxUploadSize"] == import_client.MAX_UPLOAD_MB
+
+
+def test_recovery_runs_at_server_start(tmp_path: Path, monkeypatch) -> None:
+    """kernel-dashboard marks a dead server's job interrupted before Streamlit starts, without
+    waiting for a browser to open a page."""
+    job = tmp_path / "20261129-230000-matmul-dead"
+    job.mkdir()
+    write_manifest(job, {"job_id": job.name, "status": "running",
+                         "server": {"pid": 2**22 + 7, "host": os.uname().nodename}})
+    monkeypatch.setenv("KPROF_RESULTS_DIR", str(tmp_path))
+    started = []
+    monkeypatch.setattr("streamlit.web.cli.main", lambda: started.append(
+        read_manifest(job)["status"]))
+    monkeypatch.setattr(sys, "argv", list(sys.argv))
+    cli.main(["--results", str(tmp_path)])
+    assert started == ["interrupted"]  # already marked when the server started
