@@ -22,13 +22,18 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
 
+from pathvalidate import sanitize_filename
+
 #: Largest file one upload may be (MB); also passed to ``st.file_uploader(max_upload_size=)``.
 MAX_UPLOAD_MB = 200
 #: Extensions the uploader offers (``.gz`` only as ``.ncu-rep.gz``; ``.txt``/``.tsv`` for ncu's
 #: console output and spreadsheet exports). The worker identifies each file by its content.
 UPLOAD_TYPES = ("csv", "tsv", "txt", "ncu-rep", "gz")
 IMPORT_TIMEOUT_S = 600
-_UNSAFE = re.compile(r"[^A-Za-z0-9_.-]+")
+#: Extensions an upload may have, longest first (the extension survives sanitising).
+NAME_EXTENSIONS = (".ncu-rep.gz", ".ncu-rep", ".csv", ".tsv", ".txt")
+MAX_NAME_BYTES = 120  # of a saved upload's name (UTF-8)
+_NOT_WORD = re.compile(r"[^\w.-]+")  # \w: letters and digits of any script, and _
 
 
 class UploadRejected(ValueError):
@@ -52,23 +57,25 @@ class ImportOutcome:
 
 
 def safe_name(name: str) -> str:
-    """A plain file name for an uploaded file: base name only, characters outside
-    ``[A-Za-z0-9_.-]`` replaced by ``_``, no leading dot, at most 120 characters.
+    """A plain file name for an uploaded file: the base name, sanitised by pathvalidate (no
+    separators, control or reserved characters, no reserved names such as ``CON``), without
+    leading dots (never a hidden file), runs of characters other than letters, digits,
+    ``_ . -`` as one ``_``, at most :data:`MAX_NAME_BYTES` bytes with the extension kept.
+    Letters and digits of any script stay.
 
     Raises:
         UploadRejected: not a ``.csv``, ``.tsv``, ``.txt``, ``.ncu-rep`` or ``.ncu-rep.gz``.
     """
     base = re.split(r"[\\/]", str(name))[-1]
-    clean = _UNSAFE.sub("_", base).lstrip("._")
-    lower = clean.lower()
-    if not lower.endswith((".csv", ".tsv", ".txt", ".ncu-rep", ".ncu-rep.gz")):
+    ext = next((e for e in NAME_EXTENSIONS if base.lower().endswith(e)), None)
+    if ext is None:
         raise UploadRejected(f"{base[:80]}: not a file nsight-python or Nsight Compute writes",
                              "upload nsight-python's CSVs, Nsight Compute CSV exports (.csv, "
                              ".txt) and .ncu-rep (or .ncu-rep.gz) reports")
-    if len(clean) > 120:
-        stem, dot, ext = clean.partition(".")
-        clean = stem[:120 - len(dot + ext)] + dot + ext
-    return clean
+    plain = _NOT_WORD.sub("_", base[:-len(ext)])  # no spaces or shell characters either
+    stem = sanitize_filename(plain, replacement_text="_", platform="universal",
+                             max_len=MAX_NAME_BYTES - len(ext)).lstrip(". ")
+    return (stem or "upload") + ext
 
 
 def save_uploads(files: Iterable[tuple[str, bytes]], folder: Path,

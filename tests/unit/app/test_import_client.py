@@ -25,9 +25,25 @@ REPORT_GZ = REPO / "tests" / "fixtures" / "ncu_rep" / "h200-ncu-j1-fp16.ncu-rep.
     ("C:\\Users\\me\\a b.ncu-rep", "a_b.ncu-rep"),
     (".hidden.ncu-rep.gz", "hidden.ncu-rep.gz"),
     ("r$(rm -rf).csv", "r_rm_-rf_.csv"),
+    ("profiled.data.v2.csv", "profiled.data.v2.csv"),  # dotted: the dots stay
+    ("...profiled_data-x-0.csv", "profiled_data-x-0.csv"),  # never a hidden file
+    ("..csv", "upload.csv"),
+    ("données résumé 日本語.csv", "données_résumé_日本語.csv"),  # unicode letters stay
+    ("CON.csv", "CON_.csv"),  # a reserved Windows name
 ])
 def test_safe_name(name: str, want: str) -> None:
     assert I.safe_name(name) == want
+
+
+@pytest.mark.parametrize("name", ["a" * 302 + ".csv", "." + "b" * 202 + ".csv",
+                                  "x." * 150 + "ncu-rep.gz", "é" * 300 + ".ncu-rep"])
+def test_long_names_are_cut_keeping_the_extension(name: str, tmp_path: Path) -> None:
+    """A 306-character name was an error and a 206-character one became a hidden file."""
+    clean = I.safe_name(name)
+    assert len(clean.encode()) <= I.MAX_NAME_BYTES and not clean.startswith(".")
+    assert clean.lower().endswith(next(e for e in I.NAME_EXTENSIONS if name.endswith(e)))
+    (path,) = I.save_uploads([(name, b"x")], tmp_path)
+    assert path.name == clean and path.read_bytes() == b"x"
 
 
 @pytest.mark.parametrize("name", ["evil.py", "data.pkl", "x.csv.gz", "report", "a.sh"])
