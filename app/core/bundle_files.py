@@ -19,7 +19,7 @@ from typing import Any, BinaryIO
 
 import pandas as pd
 
-from profiling_worker.gzip_stream import InflateLimit, inflate
+from profiling_worker.inflate import InflateError, gunzip_to
 from profiling_worker.schema import columns as C
 
 from app.core.bundle_loader import Bundle
@@ -74,22 +74,17 @@ def inside_bundle(bundle_dir: Path, relpath: str) -> Path | None:
 
 
 def gunzip_file(path: Path, max_bytes: int = MAX_INFLATED_BYTES) -> BinaryIO:
-    """The decompressed content of a ``.gz`` file, streamed into an anonymous temporary file
-    (1 MiB at a time, never whole in memory) and rewound; at most ``max_bytes``.
+    """The decompressed content of a ``.gz`` file as an open file, inflated by streaming to a
+    temporary file (profiling_worker/inflate.py: 1 MiB at a time, never whole in memory), at
+    most ``max_bytes``. The file has no name left on disk; closing it frees the space.
 
     Raises:
-        InflateLimit: the content is larger than ``max_bytes`` (a gzip bomb, or a report to
-            open from the .gz with ``gunzip`` instead).
-        OSError: not a gzip file (``gzip.BadGzipFile``), truncated or unreadable.
+        InflateError: not gzip, cut short, or larger than ``max_bytes`` (a gzip bomb, or a
+            report to open from the .gz with ``gunzip`` instead).
     """
-    out = tempfile.TemporaryFile()
-    try:
-        inflate(path, out, max_bytes)
-    except BaseException:
-        out.close()
-        raise
-    out.seek(0)
-    return out
+    with tempfile.TemporaryDirectory(prefix="kprof-download-") as tmp:
+        plain = gunzip_to(path, Path(tmp) / "report", max_bytes)
+        return open(plain, "rb")  # noqa: SIM115 - the caller reads it; unlinked with tmp
 
 
 @dataclass(frozen=True)
