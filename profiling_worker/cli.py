@@ -49,10 +49,41 @@ def _finished(job_dir: Path) -> str | None:
     return status.value if status.finished else None
 
 
+def _missing_dependency(job_dir: Path, exc: ImportError) -> int:
+    """End the job ``failed`` when this interpreter lacks a package the worker imports: the
+    manifest and an error event name the module, so the job never just vanishes."""
+    from datetime import datetime, timezone
+
+    from profiling_worker.schema.manifest import (JobStatus, ManifestError, read_manifest,
+                                                  write_manifest)
+
+    module = exc.name or str(exc)
+    error = {"kind": "missing_dependency",
+             "message": f"the worker interpreter {sys.executable} cannot import {module} ({exc})",
+             "hint": "install the GPU requirements into it: pip install -r requirements-gpu.txt "
+                     "(torch first, from the CUDA wheel index)", "log_tail": ""}
+    print(json.dumps({"event": "error", **error}), flush=True)
+    try:
+        manifest = read_manifest(job_dir)
+    except ManifestError:
+        manifest = {"job_id": job_dir.name}
+    manifest.update(status=JobStatus.FAILED.value, error=error,
+                    finished_at=datetime.now(timezone.utc).isoformat(timespec="seconds"))
+    try:
+        write_manifest(job_dir, manifest)
+    except OSError as write_exc:
+        print(f"cannot write {job_dir}/manifest.json: {write_exc}", file=sys.stderr, flush=True)
+    return 1
+
+
 def _run(job_dir: Path, force: bool = False) -> int:
-    from profiling_worker import runner
-    from profiling_worker.backends.nsight_backend import in_launch_child
-    from profiling_worker.channel import Channel, redirect_output
+    try:  # every package a run needs, now (results: pandas, pyarrow, scipy): a missing one
+        # fails the job with a manifest instead of a traceback halfway
+        from profiling_worker import results, runner  # noqa: F401
+        from profiling_worker.backends.nsight_backend import in_launch_child
+        from profiling_worker.channel import Channel, redirect_output
+    except ImportError as exc:  # a package of requirements-gpu.txt is missing here
+        return _missing_dependency(job_dir.resolve(), exc)
 
     job_dir = job_dir.resolve()
     if not (job_dir / C.SPEC_FILE).is_file():
