@@ -10,7 +10,7 @@ from app.core.figures.clocks import (build_correlation_figure, build_drift_figur
                                      build_kernel_clock_figure, build_thermal_figure,
                                      build_trace_figure)
 from app.core.metrics import SM_CLOCK_METRICS, MissingData
-from app.core.views.clocks import (NVML_DOCS, ClocksOptions, collector_runs_frame,
+from app.core.views.clocks import (NVML_DOCS, ClocksOptions, clock_sources, collector_runs_frame,
                                    correlation_frame, kernel_clock_frame, max_sm_clock_mhz,
                                    thermal_compare_frame, thermal_mean_difference_pct,
                                    throttle_frame, trace_frame)
@@ -23,13 +23,18 @@ bundle = analysis.selected_bundle()
 notes.show(bundle, "clocks", [bundle.duration_metric, *SM_CLOCK_METRICS])
 analysis.how_to_read(
     "**NVML trace**: the worker samples the GPU (SM and memory clock, temperature, power, "
-    "throttle reasons) every few tens of ms during the whole job, so it shows the clock the "
-    "kernels actually ran at, and the idle gaps between them (345 MHz on an idle H200). "
+    "throttle reasons) every few tens of ms during the whole job: it shows the clocks over the "
+    "job and the idle gaps (345 MHz on an idle H200), but a kernel shorter than the sampling "
+    "period mostly falls between two samples, so it is not the clock each kernel ran at. "
     "**Info collectors** (nsight-python >= 1.1) are sampled once **before each run**, not "
     "during it: the first run of an H200 job read the idle clock although its kernel ran near "
     "1980 MHz. Their correlation with the kernel time says whether a slow run followed a hot or "
     "slow-clocked GPU. **SM clock the kernels ran at** is Nsight Compute's "
     "`gpc__cycles_elapsed.avg.per_second`, measured on each kernel.")
+
+st.subheader("What each clock source measures")
+st.dataframe(clock_sources(float(bundle.spec.get("nvml_interval_ms") or 50)),
+             key="clocks-sources", hide_index=True, width="stretch")
 
 st.subheader("NVML trace of the whole job")
 try:

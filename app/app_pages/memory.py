@@ -3,13 +3,14 @@ fused vs unfused traffic and time ratios."""
 
 import streamlit as st
 
+from profiling_worker.catalog.specs import CATALOG
 from profiling_worker.schema import columns as C, plausibility as P
 
 from app.core.figures.memory import build_fusion_figure, build_memory_figure
-from app.core.metrics import DRAM_READ, DRAM_WRITE, MissingData, annotation_order
-from app.core.views.memory import MemoryOptions, fusion_frame, memory_frame
+from app.core.metrics import DRAM_READ, DRAM_WRITE, MissingData
+from app.core.views.memory import MemoryOptions, fusion_frame, fusion_pairs, memory_frame
 from app.core.views.sweep import sweep_x
-from app.ui import analysis, notes
+from app.ui import analysis, cached, notes
 
 st.header("Memory traffic and fusion")
 bundle = analysis.selected_bundle()
@@ -26,7 +27,10 @@ analysis.how_to_read(
     "- **above the minimum**: GEMM tiles are re-read from DRAM, split-K writes partial sums, and "
     "an unfused sequence writes and re-reads its intermediate array.\n\n"
     "The fusion chart divides the fused region by the unfused one per size: below 1 the fusion "
-    "saved traffic / time. Ratios are of mean values.")
+    "saved traffic / time. Ratios are of mean values. Only pairs of regions that compute the "
+    "same result are offered, as the kernel declares them (`fusion_pairs` in the catalog or in "
+    "`@kernel(...)`): two regions that compute different things (an fp32 and an fp16 matmul) "
+    "are not a fusion, and their bytes 'saved' would mean nothing.")
 options = MemoryOptions()
 try:
     frame = memory_frame(bundle, options)
@@ -40,16 +44,18 @@ analysis.figure_panel(build_memory_figure(shown, bundle.host_timer), shown, key=
                       filename=f"{bundle.job_id}-memory.csv")
 
 st.subheader("Fusion")
-names = annotation_order(bundle)
-cols = st.columns(2)
-unfused = cols[0].selectbox("Unfused annotation", names, key="memory-unfused",
-                            index=names.index("unfused") if "unfused" in names else 0)
-fused = cols[1].selectbox("Fused annotation", names, key="memory-fused",
-                          index=names.index("fused") if "fused" in names else min(1, len(names) - 1))
+pairs = fusion_pairs(bundle, {**CATALOG, **cached.kernel_catalog()[0]})
+if not pairs:
+    st.info("None of this job's kernels declares two regions that compute the same result "
+            "(an unfused and a fused version), so there is no fusion to compare. The `fusion` "
+            "catalog kernel declares one; a user kernel declares its own with "
+            "`@kernel(..., fusion_pairs=[(\"unfused\", \"fused\")])`.")
+    st.stop()
+unfused, fused = st.selectbox("Unfused → fused", pairs, key="memory-fusion-pair",
+                              format_func=lambda p: f"{p[0]} → {p[1]}")
 fusion = fusion_frame(bundle, MemoryOptions(unfused=unfused, fused=fused))
-if fusion.empty or unfused == fused:
-    st.info("Pick two different annotations of this job (the fusion kernel records "
-            "'unfused' and 'fused').")
+if fusion.empty:
+    st.info(f"{unfused} and {fused} share no config with DRAM byte counts.")
 else:
     analysis.figure_panel(build_fusion_figure(fusion, sweep_x(bundle), bundle.host_timer), fusion,
                           key="fusion", filename=f"{bundle.job_id}-fusion.csv")

@@ -26,6 +26,7 @@ class KernelInfo:
     source: str = "built-in"
     description: str = ""
     parameter_kinds: Mapping[str, str] = field(default_factory=dict)
+    fusion_pairs: tuple[tuple[str, str], ...] = ()
 
 
 def _info(d: Mapping[str, Any]) -> KernelInfo:
@@ -35,7 +36,9 @@ def _info(d: Mapping[str, Any]) -> KernelInfo:
         default_configs=tuple(d.get("default_configs") or ()),
         cpu_configs=tuple(d.get("cpu_configs") or ()), builtin=bool(d.get("builtin", True)),
         source=str(d.get("source", "")), description=str(d.get("description", "")),
-        parameter_kinds=dict(d.get("parameter_kinds") or {}))
+        parameter_kinds=dict(d.get("parameter_kinds") or {}),
+        fusion_pairs=tuple((str(p[0]), str(p[1])) for p in d.get("fusion_pairs") or ()
+                           if len(p) == 2))
 
 
 def builtin_description() -> dict[str, Any]:

@@ -41,7 +41,8 @@ def _describe(k: Entry) -> dict[str, Any]:
             "parameters": list(k.parameters), "annotations": list(k.annotations),
             "default_configs": configs, "cpu_configs": cpu, "builtin": not user,
             "source": k.source if user else "built-in",
-            "parameter_kinds": dict(k.parameter_kinds) if user else {}}
+            "parameter_kinds": dict(k.parameter_kinds) if user else {},
+            "fusion_pairs": [list(p) for p in k.fusion_pairs]}
 
 
 def load_registry(dirs: Iterable[str] | None = None) -> Registry:

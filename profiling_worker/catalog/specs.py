@@ -24,7 +24,8 @@ class KernelSpec:
     """One catalog entry.
 
     ``flops(annotation, config)`` and ``bytes(annotation, config)`` return floats (FLOPs, bytes)
-    for one call of the annotation with that config.
+    for one call of the annotation with that config. ``fusion_pairs`` lists (unfused, fused)
+    annotations that compute the same result, the only pairs the fusion comparison offers.
     """
 
     id: str
@@ -37,6 +38,7 @@ class KernelSpec:
     flops: Callable[[str, Config], float]
     bytes: Callable[[str, Config], float]
     dtype: Callable[[str], str]
+    fusion_pairs: tuple[tuple[str, str], ...] = ()
 
 
 def _matmul_dtype(annotation: str) -> str:
@@ -112,6 +114,7 @@ CATALOG: dict[str, KernelSpec] = {
             flops=lambda a, c: 2.0 * c["n"],
             bytes=lambda a, c: 4.0 * 4 * c["n"],
             dtype=_fp32,
+            fusion_pairs=(("unfused", "fused"),),
         ),
     )
 }

@@ -52,6 +52,7 @@ class UserKernel:
     description: str = ""
     parameter_kinds: Mapping[str, str] = field(default_factory=dict)
     source: str = ""
+    fusion_pairs: tuple[tuple[str, str], ...] = ()
 
     def dtype(self, annotation: str) -> str:
         """Data type of an annotation (for the roofline's compute ceiling)."""
@@ -61,18 +62,22 @@ class UserKernel:
 def kernel(*, id: str, parameters: Sequence[str], annotations: Sequence[str],
            default_configs: Iterable[Mapping[str, Any]], flops: Formula | None = None,
            bytes: Formula | None = None, dtype: str | Mapping[str, str] = "fp32", title: str = "",
-           description: str = "", parameter_kinds: Mapping[str, str] | None = None
+           description: str = "", parameter_kinds: Mapping[str, str] | None = None,
+           fusion_pairs: Iterable[Sequence[str]] = ()
            ) -> Callable[[Callable[..., None]], Callable[..., None]]:
     """Declare a user kernel (decorator). ``parameter_kinds`` maps a parameter to "size"
     (positive int, the default), "int", "float" or "str"; formulas return FLOPs and bytes
-    per call of an annotation. Returns the function unchanged."""
+    per call of an annotation; ``fusion_pairs`` lists (unfused, fused) annotations that
+    compute the same result (the fusion view offers only these). Returns the function
+    unchanged."""
 
     def register(fn: Callable[..., None]) -> Callable[..., None]:
         _PENDING.append(UserKernel(
             id=id, parameters=tuple(parameters), annotations=tuple(annotations),
             default_configs=tuple(dict(c) for c in default_configs), run=fn, flops=flops,
             bytes=bytes, dtype_of=dtype, title=title or id, description=description,
-            parameter_kinds=dict(parameter_kinds or {})))
+            parameter_kinds=dict(parameter_kinds or {}),
+            fusion_pairs=tuple((str(u), str(f)) for u, f in fusion_pairs)))
         return fn
 
     return register

@@ -39,7 +39,10 @@ def test_stability_job_with_collectors(store, monkeypatch, app) -> None:
 def test_ncu_job_without_collectors_points_to_the_trace(store, monkeypatch, app) -> None:
     at = _open(app, monkeypatch, "h200-ncu-matmul-sweep")
     text = texts(at)
-    assert "NVML trace above is there instead" in text
+    assert "The NVML trace above was sampled during the whole job" in text
+    assert "the clock the kernels actually ran at" not in text  # issue 11, case 8
+    sources = next(d.value for d in at.dataframe if "Misses" in d.value.columns)
+    assert list(sources["Source"])[1] == "NVML trace (the worker's sampler)"
     titles = [s["layout"]["title"]["text"] for s in plotly_specs(at)]
     assert any("SM clock the kernels ran at" in t for t in titles)
 

@@ -15,6 +15,7 @@ def test_memory_and_fusion(store, monkeypatch, app) -> None:
     assert not at.exception, at.exception
     assert len(plotly_specs(at)) == 2 and len(at.dataframe) == 2
     assert (at.dataframe[1].value["TrafficRatio"] < 1).all()
+    assert at.selectbox(key="memory-fusion-pair").options == ["unfused → fused"]
 
 
 def test_cupti_job_says_what_to_run(store, monkeypatch, app) -> None:
@@ -22,3 +23,11 @@ def test_cupti_job_says_what_to_run(store, monkeypatch, app) -> None:
     at = app("memory", query={"job": "h200-cupti-elementwise"})
     assert not at.exception
     assert not plotly_specs(at) and "memory metric preset" in texts(at)
+
+
+def test_matmul_job_offers_no_fusion(store, monkeypatch, app) -> None:
+    monkeypatch.setenv("KPROF_BUNDLED_DIR", str(BUNDLED))
+    at = app("memory", query={"job": "h200-ncu-matmul-sweep"})
+    assert not at.exception, at.exception
+    assert not [s for s in at.selectbox if s.key == "memory-fusion-pair"]
+    assert "no fusion to compare" in texts(at) and len(plotly_specs(at)) == 1

@@ -13,7 +13,7 @@ from dataclasses import dataclass
 
 import numpy as np
 import pandas as pd
-from scipy import stats as scipy_stats
+from scipy.special import stdtr
 
 from profiling_worker.schema import columns as C
 
@@ -46,8 +46,37 @@ COLLECTOR_UNIT = "CollectorUnit"
 PEARSON = "PearsonR"
 NO_COLLECTORS = (
     "This job has no per-run info collector values (nsight-python 0.9.x and jobs without "
-    "collectors record none). The NVML trace above is there instead: it was sampled during "
-    "the whole job and shows the clock the kernels actually ran at.")
+    "collectors record none). The NVML trace above was sampled during the whole job; it shows "
+    "the clock the GPU held at each sample, which kernels shorter than the sampling period fall "
+    "between (see *What each clock source measures*).")
+
+
+def clock_sources(interval_ms: float) -> pd.DataFrame:
+    """What each clock source of a job measures, when, and what it misses (issue 11, case 8:
+    the NVML trace read a flat 1980 MHz while the counters showed fp16 GEMMs at 1515-1830 MHz).
+
+    Args:
+        interval_ms: the job's NVML sampling period (spec ``nvml_interval_ms``).
+
+    Returns:
+        Source, Measures, When, Misses; one row per source.
+    """
+    rows = [
+        (f"Nsight Compute {GPC_HZ}", "the SM (GPC) clock averaged over the kernel's own cycles: "
+         "the clock the kernel ran at", "during each profiled kernel (ncu backend, bound preset)",
+         "nothing of the kernel; not recorded by the CUPTI or cpu backends"),
+        ("NVML trace (the worker's sampler)", "the GPU's current SM and memory clock, "
+         "temperature, power and throttle reasons at each sample",
+         f"every {interval_ms:g} ms during the whole job, kernels and gaps alike",
+         f"kernels shorter than {interval_ms:g} ms mostly fall between samples: a flat line can "
+         "hide kernels that ran at a lower clock (fp16 GEMMs at 1515-1830 MHz on an H200 under "
+         "a flat 1980 MHz trace)"),
+        ("nsight-python info collectors (RUN scope)", "the same NVML values, once per run",
+         "just before each run, not during it",
+         "the run itself: the first run of an H200 job read the 345 MHz idle clock although its "
+         "kernel ran near 1980 MHz"),
+    ]
+    return pd.DataFrame(rows, columns=["Source", "Measures", "When", "Misses"])
 
 
 def decode_throttle(mask: int) -> list[str]:
@@ -216,8 +245,7 @@ def correlation_frame(frame: pd.DataFrame) -> pd.DataFrame:
         elif np.ptp(y) == 0:
             note = "kernel time constant over the runs: no correlation"
         else:
-            result = scipy_stats.pearsonr(x, y)
-            r, p = float(result[0]), float(result[1])
+            r, p = pearson(x, y)
             note = ""
         lo, hi = (float(np.min(x)), float(np.max(x))) if len(x) else (np.nan, np.nan)
         rows.append({**dict(zip(group_keys, key)), SAMPLED: BEFORE_RUN, "Runs": len(x),
@@ -227,6 +255,16 @@ def correlation_frame(frame: pd.DataFrame) -> pd.DataFrame:
     cols = [*lead, C.COLLECTOR, COLLECTOR_UNIT, SAMPLED, "Runs", PEARSON, "PValue",
             "CollectorMin", "CollectorMax", "Note"]
     return pd.DataFrame(rows, columns=cols)
+
+
+def pearson(x: np.ndarray, y: np.ndarray) -> tuple[float, float]:
+    """Pearson's r and its two-sided p-value (t = r sqrt((n-2) / (1-r^2)), Student's t with n-2
+    degrees of freedom; what ``scipy.stats.pearsonr`` returns, without importing scipy.stats,
+    which costs about a second on the first page load). Needs n >= 3 and non-constant x, y."""
+    r = float(np.clip(np.corrcoef(x, y)[0, 1], -1.0, 1.0))
+    df = len(x) - 2
+    t = np.inf if abs(r) == 1.0 else r * np.sqrt(df / (1.0 - r * r))
+    return r, float(2.0 * stdtr(df, -abs(t)))
 
 
 def thermal_compare_frame(*bundles: Bundle) -> pd.DataFrame:

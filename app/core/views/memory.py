@@ -3,7 +3,9 @@ and the unfused-vs-fused comparison (traffic and time ratios) per config (pure p
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import dataclass
+from typing import Any
 
 import numpy as np
 import pandas as pd
@@ -11,8 +13,8 @@ import pandas as pd
 from profiling_worker.schema import columns as C
 
 from app.core.bundle_loader import Bundle
-from app.core.metrics import (DRAM_READ, DRAM_WRITE, MissingData, keys_of, missing_metric,
-                              wide_means, with_labels)
+from app.core.metrics import (DRAM_READ, DRAM_WRITE, MissingData, annotation_order, keys_of,
+                              missing_metric, wide_means, with_labels)
 
 #: Measured / analytic outside [1 - GAP, 1 + GAP] gets an explanation.
 GAP = 0.05
@@ -76,6 +78,22 @@ def _gap_note(ratio: float, warm: bool) -> str:
     if ratio > 1 + GAP:
         return ABOVE
     return CLOSE
+
+
+def fusion_pairs(bundle: Bundle, catalog: Mapping[str, Any]) -> list[tuple[str, str]]:
+    """(unfused, fused) annotation pairs of the job that compute the same result, as the job's
+    kernels declare them (``fusion_pairs`` of the catalog entry or user kernel; issue 11, case
+    8: an fp32 and an fp16 matmul are not a fusion). Only pairs whose two annotations both have
+    rows in the job.
+
+    Args:
+        catalog: kernel id -> entry with a ``fusion_pairs`` attribute (built-in KernelSpec, the
+            app's KernelInfo); kernels it lacks declare nothing.
+    """
+    present = set(annotation_order(bundle))
+    pairs = (tuple(p) for k in bundle.spec.get("kernels") or ()
+             for p in getattr(catalog.get(k), "fusion_pairs", ()))
+    return [(u, f) for u, f in dict.fromkeys(pairs) if u in present and f in present]
 
 
 def fusion_frame(bundle: Bundle, options: MemoryOptions) -> pd.DataFrame:

@@ -118,3 +118,30 @@ def test_thermal_mode_comparison() -> None:
     # the largest gap is at n=8192: 1428.54 µs (auto) vs 1435.51 µs (off)
     assert thermal_mean_difference_pct(frame) == pytest.approx(
         abs(100 * (1428.5387 / 1435.5136 - 1)), abs=0.01)
+
+
+def test_pearson_matches_scipy() -> None:
+    import numpy as np
+    from scipy import stats
+
+    from app.core.views.clocks import pearson
+
+    rng = np.random.default_rng(7)
+    x = rng.normal(size=12)
+    y = 0.4 * x + rng.normal(size=12)
+    r, p = pearson(x, y)
+    ref = stats.pearsonr(x, y)
+    assert r == pytest.approx(ref[0], rel=1e-12) and p == pytest.approx(ref[1], rel=1e-9)
+
+
+def test_clock_sources_say_what_each_measures() -> None:
+    """Issue 11, case 8: NVML is not 'the clock the kernels ran at'; the counter is."""
+    from app.core.views.clocks import clock_sources
+
+    frame = clock_sources(50).set_index("Source")
+    nvml = frame.loc["NVML trace (the worker's sampler)"]
+    assert "every 50 ms" in nvml["When"] and "shorter than 50 ms" in nvml["Misses"]
+    assert "ran at" not in nvml["Measures"]
+    counter = frame.loc["Nsight Compute gpc__cycles_elapsed.avg.per_second"]
+    assert "the clock the kernel ran at" in counter["Measures"]
+    assert "before each run" in frame.loc["nsight-python info collectors (RUN scope)"]["When"]

@@ -46,3 +46,17 @@ def test_figures() -> None:
     assert fig.layout.barmode == "stack" and fig.layout.yaxis.title.text == "DRAM traffic (MB)"
     fusion = build_fusion_figure(fusion_frame(bundle, MemoryOptions()), "n")
     assert fusion.layout.xaxis.type == "log" and len(fusion.data) == 2
+
+
+def test_fusion_is_offered_only_for_declared_pairs() -> None:
+    """Issue 11, case 8: the fusion kernel declares (unfused, fused); a matmul job's fp32 and
+    fp16 regions compute different things and are never offered as a fusion."""
+    from app.core.kernel_catalog import catalog_from_report
+    from app.core.views.memory import fusion_pairs
+    from profiling_worker.catalog.specs import CATALOG
+
+    assert fusion_pairs(bundled("h200-ncu-elementwise"), CATALOG) == [("unfused", "fused")]
+    assert fusion_pairs(bundled("h200-ncu-matmul-sweep"), CATALOG) == []
+    described, _ = catalog_from_report({})  # the worker's description of the built-ins
+    assert described["fusion"].fusion_pairs == (("unfused", "fused"),)
+    assert fusion_pairs(bundled("h200-ncu-elementwise"), described) == [("unfused", "fused")]
