@@ -148,3 +148,19 @@ def test_headless_spec_without_configs_takes_the_kernels_defaults():
     assert spec.configs == ({"n": 1024}, {"n": 4096})
     with pytest.raises(SpecInvalid, match="different default configs"):
         validate_spec({"kernels": ["user_scale3", "user_kinds"]}, _kinds_registry())
+
+
+def test_the_dashboard_catalog_checks_kinds_and_defaults_at_submit():
+    """The sidebar validates with the worker's description of the kernels (KernelInfo), not the
+    kernel code: the same kind and default rules apply there."""
+    from app.core.kernel_catalog import catalog_from_report
+    from profiling_worker.catalog.registry import load_registry
+
+    described = load_registry([str(FIXTURES / "kernel_files")]).describe()
+    catalog, _ = catalog_from_report({"kernels": described})
+    with pytest.raises(SpecInvalid) as info:
+        validate_spec({"kernels": ["user_kinds"], "backend": "cpu",
+                       "configs": [{**KIND_CFG, "mode": 7, "offset": -1}]}, catalog)
+    assert [e.field for e in info.value.errors] == ["configs[0].mode"]
+    assert validate_spec({"kernels": ["user_kinds"], "backend": "cpu"}, catalog).configs == (
+        KIND_CFG,)
