@@ -30,6 +30,7 @@ from profiling_worker.errors import ImportFailed, ImportInternalError
 from profiling_worker.importing import sniff as K
 from profiling_worker.importing.csv_job import Job, from_csvs
 from profiling_worker.importing.ncu_csv import from_ncu_csv
+from profiling_worker.importing.ncu_rep import CONFIG_INDEX
 from profiling_worker.importing.report_job import add_report, from_report, validate_reports
 from profiling_worker.importing.textcsv import METRIC_NAME_RE
 from profiling_worker.schema import columns as C
@@ -238,6 +239,7 @@ def _manifest(job: Job, spec: dict[str, Any], spec_valid: bool, spec_errors: lis
             "spec_fields_defaulted": sorted(k for k in spec if k not in (
                 "kernels", "configs", "runs", "metrics", "annotations", "label", "backend")),
             "spec_valid": spec_valid, "spec_errors": spec_errors,
+            P.RUNS_NOT_ASKED: job.params == [CONFIG_INDEX],
         },
     }
     if job.warnings:

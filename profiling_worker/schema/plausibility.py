@@ -51,6 +51,9 @@ RUNS_MISSING = "runs_missing"
 KERNELS_VARY = "kernels_vary"
 ABOVE_ROOF = "above_roof"
 IMPORT = "import"
+#: provenance key the importer sets when the files record no run count (a plain report,
+#: an ncu CSV export: each kernel launched as often as the program did).
+RUNS_NOT_ASKED = "runs_not_asked"
 CHECKS = (PERCENT_ABOVE_100, CLOCK_ABOVE_MAX, NEGATIVE_VALUE, INTERVAL_BELOW_ZERO, RUNS_MISSING,
           KERNELS_VARY, ABOVE_ROOF, IMPORT)
 
@@ -101,8 +104,11 @@ def check_bundle(tables: Mapping[str, pd.DataFrame], manifest: Mapping[str, Any]
 
     runs, agg = table(C.TABLE_RUNS), table(C.TABLE_AGGREGATED)
     gpu = job_gpu(manifest)
+    spec = dict(manifest.get("spec") or {})
+    if (manifest.get("provenance") or {}).get(RUNS_NOT_ASKED):
+        spec.pop("runs", None)  # a recording imported without a run count: no count to match
     notes = [*_percent(runs), *_negative(runs, table(C.TABLE_WORK)), *_intervals(agg),
-             *_counts(runs, agg, manifest.get("spec") or {}), *_kernels_vary(agg),
+             *_counts(runs, agg, spec), *_kernels_vary(agg),
              *_clocks(runs, table(C.TABLE_COLLECTORS), table(C.TABLE_NVML), gpu),
              *_roofs(agg, table(C.TABLE_WORK), manifest, gpu)]
     return sorted(notes, key=lambda n: n["severity"] != WARNING)

@@ -84,6 +84,8 @@ def test_case1_plain_report_regions_are_kernels_and_launches_are_runs(plain_repo
     m = read_manifest(plain_report)
     assert m["environment"]["gpu_name"] == "NVIDIA H200"
     assert any("launch parameters" in n for n in m["import_notes"])
+    # kernels launched as often as the program did: no run count to fall short of
+    assert not [n for n in m["notes"] if n["check"] == "runs_missing"]
 
 
 def test_case1_an_internal_error_is_not_blamed_on_the_file(tmp_path, monkeypatch):

@@ -1,0 +1,48 @@
+"""Import in a real browser: a plain Nsight Compute report (no NVTX) and an ncu CSV export,
+recorded on the H200, uploaded through the Import page; the new job opens in the kernels view
+and the bound view, each drawing a chart. Screenshots go to tests/artifacts/import/."""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+
+import pytest
+from playwright.sync_api import expect
+
+from tests.e2e.conftest import AppServer, get_by_key, open_app, wait_for_app_run, \
+    wait_for_elements
+
+pytestmark = pytest.mark.e2e
+
+PLAIN = Path(__file__).resolve().parents[1] / "fixtures" / "h200_import" / "ncu_plain"
+IMPORTED = re.compile(r"Imported as (import-[0-9a-f-]+)")
+CHART_TIMEOUT_MS = 60_000
+
+
+@pytest.mark.parametrize("source", ["plain.ncu-rep.gz", "raw.csv"])
+def test_upload_then_kernels_and_bound_views_draw(page, app_server: AppServer,
+                                                  artifacts_dir: Path, source: str) -> None:  # type: ignore[no-untyped-def]
+    shots = artifacts_dir / "import"
+    shots.mkdir(exist_ok=True)
+    open_app(page, f"{app_server.url}/import")
+    page.get_by_test_id("stFileUploaderDropzoneInput").set_input_files(str(PLAIN / source))
+    expect(page.get_by_test_id("stMain").get_by_text(source, exact=True)).to_be_visible()
+    wait_for_app_run(page)
+    get_by_key(page, "import-run").get_by_role("button").click()
+    success = page.get_by_test_id("stAlertContentSuccess")
+    expect(success).to_be_visible(timeout=120_000)
+    job_id = IMPORTED.search(success.inner_text().replace("*", "")).group(1)
+    assert (app_server.results_dir / job_id / "manifest.json").is_file()
+    stem = source.split(".")[0]
+    for view in ("kernels", "bound"):
+        open_app(page, f"{app_server.url}/{view}", f"?job={job_id}")
+        wait_for_elements(page)
+        expect(page.locator("[data-testid='stException']")).to_have_count(0)
+        chart = page.get_by_test_id("stPlotlyChart").locator(".js-plotly-plot").first
+        expect(chart).to_be_visible(timeout=CHART_TIMEOUT_MS)
+        main = page.get_by_test_id("stMain").inner_text()
+        assert "vectorized_elementwise_kernel (MulFunctor)" in main, view
+        chart.scroll_into_view_if_needed()
+        page.mouse.move(0, 0)
+        page.screenshot(path=str(shots / f"{stem}-{view}.png"))
