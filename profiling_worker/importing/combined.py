@@ -13,10 +13,11 @@ Re-derivations (values in the column's own unit):
 * ``<counter>.per_second`` = summed ``<counter>`` (or ``.max`` / ``.sum`` of it) / summed
   ``gpu__time_duration.sum``; e.g. the SM clock ``gpc__cycles_elapsed.avg.per_second`` from
   ``gpc__cycles_elapsed.max`` cycles and the duration.
-* ``dram__throughput.avg.pct_of_peak_sustained_elapsed`` = summed ``dram__bytes.sum`` /
-  duration / peak, the peak being ``dram__bytes.sum.peak_sustained`` (byte/cycle) x
-  ``dram__cycles_elapsed.avg.per_second``; both are device constants, so their sums over k
-  kernels are divided by k.
+* ``dram__throughput.avg.pct_of_peak_sustained_elapsed`` = summed DRAM bytes (``dram__bytes.sum``,
+  or read + write) / duration / peak, the peak being ``dram__bytes.sum.peak_sustained``
+  (byte/cycle) x ``dram__cycles_elapsed.avg.per_second`` when collected (device constants, so
+  their sums over k kernels are divided by k), else the GPU's datasheet DRAM bandwidth
+  (:mod:`profiling_worker.schema.peaks`; the note says which).
 """
 
 from __future__ import annotations
@@ -26,10 +27,12 @@ import pandas as pd
 
 from profiling_worker.extract.aggregate import RULE_SUM, combine_rule
 from profiling_worker.extract.units import normalise_unit
-from profiling_worker.schema import columns as C
+from profiling_worker.schema import columns as C, peaks
 
 DRAM_PCT = "dram__throughput.avg.pct_of_peak_sustained_elapsed"
 DRAM_BYTES = "dram__bytes.sum"
+DRAM_READ = "dram__bytes_read.sum"
+DRAM_WRITE = "dram__bytes_write.sum"
 DRAM_PEAK_PER_CYCLE = "dram__bytes.sum.peak_sustained"
 DRAM_CLOCK = "dram__cycles_elapsed.avg.per_second"
 
@@ -42,8 +45,30 @@ def _hz(value: float, unit: object) -> float:
     return float(scaled) if new in ("Hz", "byte/s") else np.nan
 
 
+def _dram_bytes(run: dict[str, tuple[float, object]]) -> tuple[float, str] | None:
+    if DRAM_BYTES in run:
+        return run[DRAM_BYTES][0], DRAM_BYTES
+    if DRAM_READ in run and DRAM_WRITE in run:
+        return run[DRAM_READ][0] + run[DRAM_WRITE][0], f"({DRAM_READ} + {DRAM_WRITE})"
+    return None
+
+
+def _dram_peak(run: dict[str, tuple[float, object]], k: int,
+               datasheet: peaks.DevicePeaks | None) -> tuple[float, str] | None:
+    """DRAM peak in byte/s and how it was had."""
+    if {DRAM_PEAK_PER_CYCLE, DRAM_CLOCK} <= run.keys():
+        clock_hz = _hz(run[DRAM_CLOCK][0] / k, run[DRAM_CLOCK][1])
+        peak = run[DRAM_PEAK_PER_CYCLE][0] / k * clock_hz
+        if np.isfinite(peak) and peak > 0:
+            return peak, f"{DRAM_PEAK_PER_CYCLE} x {DRAM_CLOCK}"
+    if datasheet is not None:
+        return datasheet.dram_gbps * 1e9, (f"the {datasheet.name} datasheet DRAM bandwidth "
+                                           f"{datasheet.dram_gbps:,.0f} GB/s")
+    return None
+
+
 def _rederive(metric: str, unit: object, run: dict[str, tuple[float, object]],
-              k: int) -> tuple[float, str] | None:
+              k: int, datasheet: peaks.DevicePeaks | None) -> tuple[float, str] | None:
     """(value, how) of an intensive metric from the run's summed extensive ones, or None."""
     t_ns = run.get(C.GPU_TIME, (np.nan, None))[0]
     if not np.isfinite(t_ns) or t_ns <= 0:
@@ -56,21 +81,23 @@ def _rederive(metric: str, unit: object, run: dict[str, tuple[float, object]],
                 unit_hz = _hz(1.0, unit)
                 if np.isfinite(unit_hz):
                     return per_s / unit_hz, f"{source} / {C.GPU_TIME}"
-    if metric == DRAM_PCT and {DRAM_BYTES, DRAM_PEAK_PER_CYCLE, DRAM_CLOCK} <= run.keys():
-        clock_hz = _hz(run[DRAM_CLOCK][0] / k, run[DRAM_CLOCK][1])
-        peak = run[DRAM_PEAK_PER_CYCLE][0] / k * clock_hz
-        if np.isfinite(peak) and peak > 0:
-            return (100.0 * run[DRAM_BYTES][0] / (t_ns * 1e-9) / peak,
-                    f"{DRAM_BYTES} / {C.GPU_TIME} / ({DRAM_PEAK_PER_CYCLE} x {DRAM_CLOCK})")
+    if metric == DRAM_PCT:
+        dram, peak = _dram_bytes(run), _dram_peak(run, k, datasheet)
+        if dram is not None and peak is not None:
+            return (100.0 * dram[0] / (t_ns * 1e-9) / peak[0],
+                    f"{dram[1]} / {C.GPU_TIME} / {peak[1]}")
     return None
 
 
-def fix_combined_runs(runs: pd.DataFrame) -> tuple[pd.DataFrame, list[str]]:
+def fix_combined_runs(runs: pd.DataFrame, gpu_name: str | None = None
+                      ) -> tuple[pd.DataFrame, list[str]]:
     """Re-derive or leave out every summed intensive value of the per-run rows.
 
     Args:
         runs: the runs table (Annotation, Config, Run, Metric, Value, Unit, Kernels,
             CombineRule, ...).
+        gpu_name: the GPU the files name (nsight-python's ``GPU`` column), for its datasheet
+            DRAM bandwidth when the files hold no DRAM peak counters.
 
     Returns:
         (runs, notes): the table with those values replaced (CombineRule says how) or NaN,
@@ -83,6 +110,7 @@ def fix_combined_runs(runs: pd.DataFrame) -> tuple[pd.DataFrame, list[str]]:
     intensive = combined & np.array([combine_rule(m, u) != RULE_SUM and
                                      not combine_rule(m, u).startswith(RULE_SUM)
                                      for m, u in zip(runs[C.METRIC], runs[C.UNIT])])
+    datasheet = peaks.match_device(gpu_name) if gpu_name else None
     done: dict[str, str] = {}
     lost: dict[str, int] = {}
     keys = [C.ANNOTATION, C.CONFIG, C.RUN]
@@ -91,7 +119,7 @@ def fix_combined_runs(runs: pd.DataFrame) -> tuple[pd.DataFrame, list[str]]:
         k = int(group[C.KERNELS].max())
         for idx in group.index[intensive[group.index]]:
             metric, unit = runs.at[idx, C.METRIC], runs.at[idx, C.UNIT]
-            got = _rederive(metric, unit, values, k)
+            got = _rederive(metric, unit, values, k, datasheet)
             if got is None:
                 runs.at[idx, C.VALUE] = np.nan
                 lost[metric] = lost.get(metric, 0) + 1

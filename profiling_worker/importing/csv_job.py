@@ -90,7 +90,9 @@ def from_csvs(sources: Sequence[Sniffed], param_names: Sequence[str] | None) -> 
     notes += call_notes
     runs = S.sort_runs(pd.concat(frames, ignore_index=True)) if frames \
         else empty_table(C.TABLE_RUNS, params)
-    runs, combined_notes = fix_combined_runs(runs)
+    env = S.environment(items)
+    gpu = env.get("gpu_name")
+    runs, combined_notes = fix_combined_runs(runs, gpu if isinstance(gpu, str) else None)
     notes += combined_notes
     parts = [aggregate_runs(runs, params)] if frames else []
     if kept_agg:
@@ -101,7 +103,6 @@ def from_csvs(sources: Sequence[Sniffed], param_names: Sequence[str] | None) -> 
     agg = pd.concat(parts, ignore_index=True)[table_columns(C.TABLE_AGGREGATED, params)]
     collected = [collectors_frame(it, params) for it in raw_items]
     collectors = pd.concat([c for c, _ in collected], ignore_index=True) if collected else None
-    env = S.environment(items)
     text_collectors = {k: v for _, t in collected for k, v in t.items()}
     if text_collectors:
         env["collectors"] = text_collectors
