@@ -149,8 +149,12 @@ def attribute_launches(rows: pd.DataFrame, params: Sequence[str],
     if rows.empty:
         return empty_table(C.TABLE_LAUNCHES, params), "the report holds no annotated launch"
     df = rows.copy()
-    if (df[C.CONFIG] >= 0).all():
-        how = ATTRIBUTED_KPROF
+    kprof = df[C.CONFIG] >= 0
+    if kprof.any():  # the worker's report: a launch outside every range is never guessed
+        df, how = df[kprof].copy(), ATTRIBUTED_KPROF
+        if not kprof.all():
+            how += (f"; {int((~kprof).sum())} launch rows outside every config/run range "
+                    "(another thread, or between runs) left out, not attributed")
         if df[C.CONFIG].max() >= len(configs):
             return (empty_table(C.TABLE_LAUNCHES, params),
                     f"not attributed: the report has {df[C.CONFIG].max() + 1} configs, the CSVs "
@@ -196,9 +200,9 @@ def _place_by_order(df: pd.DataFrame, runs: pd.DataFrame) -> pd.DataFrame | None
 def report_only_configs(rows: pd.DataFrame) -> tuple[list[str], list[dict[str, Any]]]:
     """Parameters and configs of a report imported without CSVs: ``config_index`` = the config
     index the worker's kprof ranges record (0.. ), or one config 0 for a report made elsewhere."""
-    if rows.empty or not (rows[C.CONFIG] >= 0).all():
+    if rows.empty or not (rows[C.CONFIG] >= 0).any():
         return [CONFIG_INDEX], [{CONFIG_INDEX: 0}]
-    n = int(rows[C.CONFIG].max()) + 1
+    n = int(rows[C.CONFIG].max()) + 1  # launches outside every range (-1) are left out
     return [CONFIG_INDEX], [{CONFIG_INDEX: i} for i in range(n)]
 
 

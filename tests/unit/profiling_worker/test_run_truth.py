@@ -137,3 +137,14 @@ def test_the_flush_buffer_is_larger_than_the_l2(monkeypatch: pytest.MonkeyPatch)
     Props.L2_cache_size = 50 << 20
     assert l2_flush.L2Flush().bytes == 256 << 20
     assert "none" in l2_flush.no_flush("none")["method"]
+
+
+def test_import_of_a_worker_report_leaves_launches_outside_every_range_out() -> None:
+    """The same rows imported from a .ncu-rep: no re-placing by launch order, no last config."""
+    from profiling_worker.importing.ncu_rep import ATTRIBUTED_KPROF, attribute_launches
+
+    rows = pd.DataFrame(_rows_like_nsight_11())
+    launches, how = attribute_launches(rows, ["n"], [{"n": 512}, {"n": 1024}], None)
+    assert how.startswith(ATTRIBUTED_KPROF) and "6 launch rows outside every config/run" in how
+    assert set(launches[C.CONFIG]) == {0, 1} and len(launches) == 6
+    assert list(launches.groupby("n")[C.VALUE].mean()) == [1000.0, 2000.0]
