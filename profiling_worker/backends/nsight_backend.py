@@ -70,18 +70,16 @@ def import_nsight(backend: str, libcupti: str | None) -> Any:
 
 def _profiled_function(spec: JobSpec, bodies: Sequence[Callable[..., None]],
                        counter: RunCounter, nvtx_range: Callable[[str], Any],
-                       before_run: Callable[[], None] | None = None) -> Callable[..., None]:
+                       annotate: Callable[[str], Any] | None = None) -> Callable[..., None]:
     """The function nsight-python profiles: named parameters = the config's, one NVTX range
-    ``c<config>r<run>`` around the bodies so each launch can be attributed; ``before_run``
-    (the L2 flush) runs before that range, outside every annotation."""
+    ``c<config>r<run>`` around the bodies so each launch can be attributed; ``annotate``
+    replaces the bodies' own annotate function (the CUPTI L2 flush before each region)."""
 
     def profiled(*values: Any) -> None:
         config, run = counter.next(values)
-        if before_run is not None:
-            before_run()
         with nvtx_range(f"c{config}r{run}"):
             for body in bodies:
-                body(*values)
+                body(*values, annotate=annotate)  # None: the body's own (nsight.annotate)
 
     params = [inspect.Parameter(p, inspect.Parameter.POSITIONAL_OR_KEYWORD)
               for p in spec.parameter_names]
@@ -270,7 +268,7 @@ def _capture_cupti_launches(nsight: Any) -> Iterator[list[dict[str, list[Any]]]]
 def collect_cupti(nsight: Any, spec: JobSpec, bodies: Sequence[Any], out_dir: Path,
                   emit: Emit, uuid: str | None = None) -> Collection:
     """Profile kernel durations with CUPTI, one nsight-python call per config; with
-    ``cache_control="all"`` the L2 is flushed before every run (l2_flush.py).
+    ``cache_control="all"`` the L2 is flushed before every annotated region (l2_flush.py).
 
     Raises:
         KernelFailed: a kernel body raised (CUDA out of memory included).
@@ -280,7 +278,8 @@ def collect_cupti(nsight: Any, spec: JobSpec, bodies: Sequence[Any], out_dir: Pa
 
     counter = RunCounter(spec, emit)
     flush = L2Flush() if spec.cache_control == "all" else None
-    profiled = _profiled_function(spec, bodies, counter, lambda _m: nullcontext(), flush)
+    profiled = _profiled_function(spec, bodies, counter, lambda _m: nullcontext(),
+                                  flush.before_each(nsight.annotate) if flush else None)
     rows: list[dict[str, Any]] = []
     outside: list[dict[str, Any]] = []
     warnings: list[str] = []
@@ -307,7 +306,7 @@ def collect_cupti(nsight: Any, spec: JobSpec, bodies: Sequence[Any], out_dir: Pa
 
 #: Reason of a CUPTI launch outside every annotation (set-up code, the L2 flush).
 OUTSIDE_EVERY_ANNOTATION = ("outside every annotation (set-up code of the kernel, the L2 flush "
-                            "before each run): not measured")
+                            "before each region): not measured")
 
 
 @contextmanager

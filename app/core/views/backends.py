@@ -20,8 +20,9 @@ WHY = (
     "the clocks at base (this project measures with none).",
     "**CUPTI** timestamps kernels in the normal run (activity records, start/end on the GPU) "
     "and replays nothing, so the job is much shorter in wall time. With cache_control all the "
-    "worker writes a buffer larger than the L2 before each run (outside every annotation; the "
-    "job's manifest says how big), so both backends start a run from a cold L2; jobs recorded "
+    "worker writes a buffer larger than the L2 before each annotated region (outside it; the "
+    "job's manifest says how big), so on both backends a region starts from a cold L2; jobs "
+    "recorded "
     "before that, or with cache_control none, keep the L2 warm between runs and short kernels "
     "come out faster (x*2 on 4 Mi fp32: 5.55 µs, 6.0 TB/s, above the 4.8 TB/s HBM peak).",
     "For long kernels (ms) the two agree within a few %; for kernels of a few µs the cold cache "

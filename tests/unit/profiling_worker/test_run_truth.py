@@ -94,27 +94,37 @@ def test_autograd_runs_on_the_calling_thread_while_profiling() -> None:
     assert threads == [threading.get_ident()]
 
 
-def test_the_l2_flush_runs_before_each_run_outside_its_range() -> None:
-    spec = validate_spec({**SPEC, "backend": "cupti"})
+def test_the_l2_flush_runs_before_each_region_outside_it(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Each annotated region opens after a flush (also the second region of one run, which
+    would otherwise read the first one's inputs from the L2); warm-up and set-up do not flush."""
+    from contextlib import contextmanager, nullcontext
+
+    from profiling_worker.backends import l2_flush
+    from profiling_worker.catalog.registry import make_body
+
     events: list[str] = []
 
-    class Range:
-        def __init__(self, name: str):
-            self.name = name
+    @contextmanager
+    def annotation(name: str):
+        events.append(f"open {name}")
+        yield
+        events.append(f"close {name}")
 
-        def __enter__(self):
-            events.append(f"open {self.name}")
-
-        def __exit__(self, *_a):
-            events.append(f"close {self.name}")
-
-    counter = base.RunCounter(spec, None)
-    profiled = nb._profiled_function(spec, [lambda n: events.append(f"body {n}")], counter, Range,
-                                     lambda: events.append("flush"))
-    for _ in range(2):
-        profiled(512)
-    assert events == ["flush", "open c0r0", "body 512", "close c0r0",
-                      "flush", "open c0r1", "body 512", "close c0r1"]
+    flush = object.__new__(l2_flush.L2Flush)  # no CUDA here: count instead of writing memory
+    flush.count = 0
+    monkeypatch.setattr(l2_flush.L2Flush, "__call__", lambda self: events.append("flush"))
+    spec = validate_spec({"kernels": ["fusion"], "configs": [{"n": 16}], "runs": 2,
+                          "backend": "cupti"})
+    body = make_body(load_registry([]), "fusion", ("unfused", "fused"), "cpu", annotation)
+    profiled = nb._profiled_function(spec, [body], base.RunCounter(spec, None),
+                                     lambda _m: nullcontext(),
+                                     flush.before_each(annotation))
+    body(16, annotate=lambda _n: nullcontext())  # a warm-up call
+    assert events == []
+    profiled(16)
+    profiled(16)
+    assert events == ["flush", "open unfused", "close unfused",
+                      "flush", "open fused", "close fused"] * 2
 
 
 def test_the_flush_buffer_is_larger_than_the_l2(monkeypatch: pytest.MonkeyPatch) -> None:
