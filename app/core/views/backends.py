@@ -22,9 +22,8 @@ WHY = (
     "and replays nothing, so the job is much shorter in wall time. With cache_control all the "
     "worker writes a buffer larger than the L2 before each annotated region (outside it; the "
     "job's manifest says how big), so on both backends a region starts from a cold L2; jobs "
-    "recorded "
-    "before that, or with cache_control none, keep the L2 warm between runs and short kernels "
-    "come out faster (x*2 on 4 Mi fp32: 5.55 µs, 6.0 TB/s, above the 4.8 TB/s HBM peak).",
+    "recorded before that, or with cache_control none, keep the L2 warm between runs and short "
+    "kernels come out faster (x*2 on 4 Mi fp32: 5.55 µs, 6.0 TB/s, above the 4.8 TB/s HBM peak).",
     "For long kernels (ms) the two agree within a few %; for kernels of a few µs the cold cache "
     "and launch serialisation under ncu dominate the difference.",
 )
