@@ -24,8 +24,10 @@ from profiling_worker.schema import columns as C
 
 from app.core.bundle_loader import Bundle
 
-#: The most a ``.ncu-rep`` download may expand to (Streamlit holds a download in memory).
-MAX_INFLATED_BYTES = 1024**3
+#: The most a ``.ncu-rep`` download may expand to: Streamlit holds a download's bytes in
+#: memory, so a gzip bomb must stop well before the server's memory does (cuBLAS reports are
+#: 14-26 MB; a larger one is opened from the .gz with ``gunzip``).
+MAX_INFLATED_BYTES = 256 * 1024**2
 
 #: Files that are already compressed: stored in the zip as they are.
 _STORED_SUFFIXES = (".gz", ".zip", ".parquet", ".png")

@@ -32,7 +32,7 @@ from profiling_worker.schema.manifest import JobStatus, ManifestError, read_mani
 from profiling_worker.schema.spec import JobSpec
 
 from app.services import worker_client
-from app.services.job_model import Job, lane_lock, lane_of, new_job_id, now_iso
+from app.services.job_model import Job, LaneLocks, lane_of, new_job_id, now_iso
 from app.services.job_recovery import (disk_full_error, internal_error, interrupted_error,
                                        mark_interrupted, release_space, reserve_space,
                                        safe_log_tail, set_aside_partial, start_failed_error)
@@ -66,6 +66,7 @@ class JobManager:
         self.warm = warm
         self._warm: dict[str, WarmWorker] = {}  # lane -> its warm worker (touched by that lane only)
         self.results_dir.mkdir(parents=True, exist_ok=True)
+        self._locks = LaneLocks(self.results_dir)
         self.worker_python = worker_python
         self.env = env
         self.kill_grace_s = kill_grace_s
@@ -185,7 +186,7 @@ class JobManager:
                 if self._stopped:
                     return
             try:
-                with lane_lock(self.results_dir, lane) as lock_fd:
+                with self._locks.held(lane) as lock_fd:
                     with self._lock:
                         if job.status != JobStatus.QUEUED:  # cancelled while waiting
                             continue
@@ -209,11 +210,12 @@ class JobManager:
             traceback.print_exc()
 
     def _run(self, job: Job, lock_fd: int | None = None) -> None:
-        if self.warm and job.spec.get("backend") in WARM_BACKENDS and self._run_warm(job):
+        if (self.warm and job.spec.get("backend") in WARM_BACKENDS
+                and self._run_warm(job, lock_fd)):
             return
         self._run_cold(job, lock_fd)
 
-    def _warm_worker(self, job: Job) -> WarmWorker | None:
+    def _warm_worker(self, job: Job, lock_fd: int | None) -> WarmWorker | None:
         """This lane's warm worker for the job's backend and GPU (started if needed), or None
         when one cannot run here (the job then runs cold)."""
         backend, gpu = job.spec.get("backend", ""), int(job.spec.get("gpu") or 0)
@@ -227,16 +229,16 @@ class JobManager:
             return None
         try:
             worker = WarmWorker(self.worker_python, backend, gpu, self.env,
-                                self.results_dir / f".warm-{job.lane}.log")
+                                self.results_dir / f".warm-{job.lane}.log", lock_fd=lock_fd)
         except (OSError, WarmWorkerError):
             self._warm_refused.add((backend, gpu))
             return None
         self._warm[job.lane] = worker
         return worker
 
-    def _run_warm(self, job: Job) -> bool:
+    def _run_warm(self, job: Job, lock_fd: int | None = None) -> bool:
         """Run the job on the lane's warm worker; False when it must run cold instead."""
-        worker = self._warm_worker(job)
+        worker = self._warm_worker(job, lock_fd)
         if worker is None:
             return False
         with self._lock:

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import contextlib
 import fcntl
+import os
 import re
 import secrets
 import time
@@ -71,16 +72,35 @@ def lane_of(spec: JobSpec) -> str:
     return "cpu" if spec.backend == "cpu" else f"gpu{spec.gpu}"
 
 
-@contextlib.contextmanager
-def lane_lock(results_dir: Path, lane: str) -> Iterator[int]:
-    """Exclusive ``fcntl.flock`` on ``results_dir/.lock-<lane>``: one job per GPU across
-    processes (a second server, or a CLI run that takes the same lock). Yields the lock's file
-    descriptor: the worker inherits it, so the GPU stays locked while a worker lives even if
-    its server is gone."""
-    with open(results_dir / f".lock-{lane}", "w") as fh:
-        fcntl.flock(fh, fcntl.LOCK_EX)
-        try:
-            yield fh.fileno()
-        finally:
-            fcntl.flock(fh, fcntl.LOCK_UN)
+class LaneLocks:
+    """One open file description of ``results_dir/.lock-<lane>`` per lane, kept for the life of
+    the job manager, and :meth:`held` to ``fcntl.flock`` it around a job.
 
+    Every worker of the lane, cold or warm, inherits this descriptor (``pass_fds``): flock
+    locks belong to the open file description, so a lock taken for a job stays held while any
+    worker holding the descriptor lives, even if its server is killed mid-job; a second server
+    (its own description) then waits for the GPU. The server unlocks between jobs, which frees
+    the lane also for an idle warm worker.
+    """
+
+    def __init__(self, results_dir: Path):
+        self.results_dir = results_dir
+        self._fds: dict[str, int] = {}
+
+    def fd(self, lane: str) -> int:
+        """The lane's descriptor (opened on first use; not inheritable unless passed)."""
+        if lane not in self._fds:
+            self._fds[lane] = os.open(self.results_dir / f".lock-{lane}",
+                                      os.O_RDWR | os.O_CREAT | os.O_CLOEXEC, 0o644)
+        return self._fds[lane]
+
+    @contextlib.contextmanager
+    def held(self, lane: str) -> Iterator[int]:
+        """Exclusive lock of the lane for one job (blocks while another process holds it);
+        yields the descriptor for the worker to inherit."""
+        fd = self.fd(lane)
+        fcntl.flock(fd, fcntl.LOCK_EX)
+        try:
+            yield fd
+        finally:
+            fcntl.flock(fd, fcntl.LOCK_UN)

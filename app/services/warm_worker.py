@@ -31,16 +31,19 @@ class WarmWorker:
         gpu: CUDA device index the process is pinned to.
         env: environment of the process.
         log_path: where the process's stderr goes.
+        lock_fd: the lane's lock descriptor (job_model.LaneLocks), inherited like a cold
+            worker's, so the lane stays locked while this process runs a job of a killed server.
     """
 
     def __init__(self, worker_python: str, backend: str, gpu: int, env: dict[str, str] | None,
-                 log_path: Path, start_timeout_s: float = 180.0):
+                 log_path: Path, start_timeout_s: float = 180.0, lock_fd: int | None = None):
         self.backend, self.gpu = backend, gpu
         self._log = open(log_path, "ab")
         self.proc = subprocess.Popen(
             [worker_python, "-u", "-m", "profiling_worker", "serve", "--backend", backend,
              "--gpu", str(gpu)], stdin=subprocess.PIPE, stdout=subprocess.PIPE,
-            stderr=self._log, env=env, start_new_session=True)
+            stderr=self._log, env=env, start_new_session=True,
+            pass_fds=() if lock_fd is None else (lock_fd,))
         ready = self._read(start_timeout_s)
         if ready.get("event") != "ready":
             self.close()

@@ -2,6 +2,7 @@
 through it writes the same bundle as a cold worker."""
 
 import json
+import signal
 import sys
 import time
 from pathlib import Path
@@ -122,3 +123,47 @@ def test_restart_kills_an_orphaned_warm_worker_and_marks_its_job_interrupted(tmp
     finally:
         manager.shutdown()
         orphan.close()
+
+
+def test_warm_worker_holds_the_lane_lock_like_a_cold_one(tmp_path):
+    """One lock rule for both: the worker process inherits the lane's lock descriptor, so a
+    job keeps the GPU locked when its server's own descriptor is gone (server killed), and a
+    second server (its own descriptor) cannot start a job on that lane meanwhile."""
+    import fcntl
+    import os
+
+    from app.services.job_manager import JobManager
+    from profiling_worker.catalog.specs import CATALOG
+    from profiling_worker.schema.spec import validate_spec
+
+    def lane_locked_by_another() -> bool:
+        with open(tmp_path / ".lock-cpu", "w") as other:  # a second server's description
+            try:
+                fcntl.flock(other, fcntl.LOCK_EX | fcntl.LOCK_NB)
+            except BlockingIOError:
+                return True
+            fcntl.flock(other, fcntl.LOCK_UN)
+            return False
+
+    manager = JobManager(tmp_path, sys.executable, env=settings.worker_env(), warm=True)
+    try:
+        assert manager.wait(manager.submit(validate_spec(SPEC, CATALOG)), 120) == "done"
+        assert not lane_locked_by_another()  # idle between jobs: the lane is free
+        long = manager.submit(validate_spec({**SPEC, "configs": [{"n": 256}], "runs": 10000},
+                                            CATALOG))
+        deadline = time.monotonic() + 60
+        while manager.get(long).done < 3 and time.monotonic() < deadline:
+            time.sleep(0.1)
+        worker = manager._warm["cpu"].proc.pid
+        lock = (tmp_path / ".lock-cpu").resolve()
+        held = [fd for fd in os.listdir(f"/proc/{worker}/fd")
+                if os.path.realpath(f"/proc/{worker}/fd/{fd}") == str(lock)]
+        assert held, "the warm worker holds the lane's lock descriptor"
+        # the server's descriptor goes away as if the server were killed: still locked
+        os.close(manager._locks.fd("cpu"))
+        assert lane_locked_by_another()
+        manager._warm["cpu"].kill(signal.SIGKILL)  # the orphan ends: the lane is free again
+        manager._warm["cpu"].proc.wait()
+        assert not lane_locked_by_another()
+    finally:
+        manager.shutdown()
