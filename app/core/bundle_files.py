@@ -85,7 +85,7 @@ def gunzip_file(path: Path, max_bytes: int = MAX_INFLATED_BYTES) -> BinaryIO:
             report to open from the .gz with ``gunzip`` instead).
     """
     with tempfile.TemporaryDirectory(prefix="kprof-download-") as tmp:
-        plain = gunzip_to(path, Path(tmp) / "report", max_bytes)
+        plain = gunzip_to(Path(path), Path(tmp) / "report", max_bytes)
         return open(plain, "rb")  # noqa: SIM115 - the caller reads it; unlinked with tmp
 
 
