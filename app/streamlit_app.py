@@ -27,8 +27,8 @@ def run() -> None:
     from app.services import worker_client
     from app.sidebar.job_builder import render_job_builder, render_notice
     from app.sidebar.job_panel import render_job_panel
-    from app.sidebar.job_selector import render_job_selector
-    from app.ui import cached, navigation
+    from app.sidebar.job_selector import render_job_selector, resolve_job
+    from app.ui import cached, navigation, panels
 
     st.set_page_config(page_title="Kernel profiler", page_icon=str(ICON), layout="wide")
     report = cached.env_report()
@@ -36,16 +36,21 @@ def run() -> None:
     by_section = navigation.pages()
     page = st.navigation(by_section, position="hidden")
     bundles, _problems = cached.list_bundles()
-    with st.sidebar:
-        render_job_selector(bundles, gpu_here)
-        st.markdown("**New job**")  # not a subheader: keeps Run and progress above the fold
-        render_job_builder(worker_client.best_backend(report))
-        render_job_panel(cached.job_manager())
-        render_notice()
+    resolve_job(bundles, gpu_here)
     navigation.render_bar(by_section)
     if not gpu_here:
         st.info(NO_GPU_BANNER, icon=":material/info:")
-    page.run()
+    try:
+        page.run()  # first, so the page's chart is sent before the sidebar's widgets
+    except panels.PageStopped:  # the page ended early ("this job has no X")
+        pass
+    finally:  # also after a page's error, which then shows
+        with st.sidebar:
+            render_job_selector(bundles)
+            st.markdown("**New job**")  # not a subheader: keeps Run and progress in sight
+            render_job_builder(worker_client.best_backend(report))
+            render_job_panel(cached.job_manager())
+            render_notice()
 
 
 if __name__ == "__main__":

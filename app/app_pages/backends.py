@@ -17,7 +17,7 @@ cupti_ids = [b.job_id for b in bundles if b.backend == "cupti" and b.status == "
 if not ncu_ids or not cupti_ids:
     st.info("This needs one job on each backend (ncu and cupti) of the same kernels and sizes, "
             "e.g. the bundled h200-ncu-j1-fp16 and h200-cupti-j1-fp16.")
-    st.stop()
+    panels.stop_page()
 
 
 def _default(ids: list[str], name: str) -> int:

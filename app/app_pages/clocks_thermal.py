@@ -84,7 +84,7 @@ bundles, _problems = cached.list_bundles()
 ids = [b.job_id for b in bundles if b.status == "done"]
 if len(ids) < 2:
     st.info("This needs two finished jobs, e.g. the same kernels with thermal_mode auto and off.")
-    st.stop()
+    panels.stop_page()
 picks = st.columns(2)
 first = THERMAL_DEFAULTS[0] if THERMAL_DEFAULTS[0] in ids else state.selected_job_id()
 second = THERMAL_DEFAULTS[1] if THERMAL_DEFAULTS[1] in ids else ids[0]
@@ -95,7 +95,7 @@ job_b = picks[1].selectbox("Job B", ids, key="clocks-thermal-b",
 a, b = cached.bundle_for(job_a), cached.bundle_for(job_b)
 if a is None or b is None:
     st.error("One of the jobs could not be read.")
-    st.stop()
+    panels.stop_page()
 try:
     thermal = thermal_compare_frame(a, b)
 except MissingData as exc:

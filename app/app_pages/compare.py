@@ -9,7 +9,7 @@ from app.core import metric_roles
 from app.core.metrics import MissingData, available_metrics
 from app.core.views.compare import (NOT_ENOUGH_RUNS, CompareOptions, JobSummary, candidates,
                                     compare_frame)
-from app.ui import analysis, cached, notes, state
+from app.ui import analysis, cached, notes, panels, state
 
 st.header("Compare jobs")
 analysis.how_to_read(
@@ -30,7 +30,7 @@ bundles, _problems = cached.list_bundles()
 ids = [b.job_id for b in bundles if b.status == "done"] or [b.job_id for b in bundles]
 if len(ids) < 1:
     st.info("No jobs to compare yet.")
-    st.stop()
+    panels.stop_page()
 summaries = [JobSummary.of(b.job_id, b.created_at, b.manifest.get("spec") or {})
              for b in bundles if b.job_id in ids]
 
@@ -55,7 +55,7 @@ if not offered:
             "same duration metric and share a kernel, an annotation and a config with it (see "
             "above). Run the same kernels and sizes again, e.g. with another cache or clock "
             "control, to compare.", icon=":material/info:")
-    st.stop()
+    panels.stop_page()
 if st.session_state.get("compare-candidate") not in offered + [baseline_id]:
     st.session_state.pop("compare-candidate", None)  # e.g. the sidebar changed the baseline
 candidate_id = cols[1].selectbox("Candidate", offered + [baseline_id], key="compare-candidate",
@@ -64,7 +64,7 @@ candidate_id = cols[1].selectbox("Candidate", offered + [baseline_id], key="comp
 baseline, candidate = cached.bundle_for(baseline_id), cached.bundle_for(candidate_id)
 if baseline is None or candidate is None:
     st.error("One of the jobs could not be read.")
-    st.stop()
+    panels.stop_page()
 common = [m for m in available_metrics(baseline) if m in set(available_metrics(candidate))]
 metric = cols[2].selectbox("Metric", common or [baseline.duration_metric], key="compare-metric",
                            format_func=lambda m: metric_roles.label(baseline.manifest, m))

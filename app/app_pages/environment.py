@@ -36,7 +36,7 @@ st.subheader("Selected job")
 bundle = cached.bundle_for(state.selected_job_id())
 if bundle is None:
     st.info("No job selected.")
-    st.stop()
+    panels.stop_page()
 manifest = bundle.manifest
 backend = {k: v for k, v in (manifest.get("backend") or {}).items() if k != "device_attributes"}
 st.caption(f"Job {code(bundle.job_id)} · {esc(bundle.status)} · durations: "

@@ -10,7 +10,7 @@ from app.core.figures.memory import build_fusion_figure, build_memory_figure
 from app.core.metrics import DRAM_READ, DRAM_WRITE, MissingData
 from app.core.views.memory import MemoryOptions, fusion_frame, fusion_pairs, memory_frame
 from app.core.views.sweep import sweep_x
-from app.ui import analysis, cached, notes
+from app.ui import analysis, cached, notes, panels
 
 st.header("Memory traffic and fusion")
 bundle = analysis.selected_bundle()
@@ -50,7 +50,7 @@ if not pairs:
             "(an unfused and a fused version), so there is no fusion to compare. The `fusion` "
             "catalog kernel declares one; a user kernel declares its own with "
             "`@kernel(..., fusion_pairs=[(\"unfused\", \"fused\")])`.")
-    st.stop()
+    panels.stop_page()
 unfused, fused = st.selectbox("Unfused → fused", pairs, key="memory-fusion-pair",
                               format_func=lambda p: f"{p[0]} → {p[1]}")
 fusion = fusion_frame(bundle, MemoryOptions(unfused=unfused, fused=fused))

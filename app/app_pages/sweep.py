@@ -35,11 +35,11 @@ try:
     frame = sweep_frame(bundle, options)
 except (derived.MissingWork, ValueError) as exc:
     panels.render_error(str(exc), "Choose Time, or a job whose kernels declare FLOP/byte counts.")
-    st.stop()
+    panels.stop_page()
 if frame.empty:
     st.info(f"This job has no {esc(bundle.duration_metric)} values to plot (status: "
             f"{esc(bundle.status)}).")
-    st.stop()
+    panels.stop_page()
 
 notes.show(bundle, "sweep", [bundle.duration_metric],
            extra_checks=(P.ABOVE_ROOF,) if quantity != derived.TIME else ())

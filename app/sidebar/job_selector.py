@@ -34,22 +34,40 @@ def _label(info: BundleInfo) -> str:
     return f"{info.job_id} · {kernels} · {info.backend} · {info.status}{where}"
 
 
-def render_job_selector(bundles: list[BundleInfo], gpu_here: bool) -> str | None:
-    """Draw the selector; returns the selected job id (None when there are no bundles)."""
+UNKNOWN_ASKED = "sidebar-job-unknown"  # a ?job= that named no job, for the selector's warning
+
+
+def resolve_job(bundles: list[BundleInfo], gpu_here: bool) -> str | None:
+    """The job the pages show: the selection, else ``?job=``, else :func:`default_job`; kept in
+    the session and the URL. Called before the page runs (the selector is drawn after it, so
+    the page's chart reaches the browser first)."""
     ids = [b.job_id for b in bundles]
     if not ids:
-        st.caption("No results yet.")
         return None
     asked = st.query_params.get(state.QUERY_JOB)
     current = st.session_state.get(state.SELECTED_JOB) or state.url_job()
     if current not in ids:
         current = default_job(bundles, gpu_here)
-    if asked and asked not in ids:  # a stale link or a typo: say so before showing another job
-        st.warning(f"Job {code(asked[:80])} was not found in the results or the bundled "
-                   f"results; showing {code(current)} instead.", icon=":material/search_off:")
+    if asked and asked not in ids:  # a stale link or a typo: the selector says so
+        st.session_state[UNKNOWN_ASKED] = (asked, current)
     st.session_state[state.SELECTED_JOB] = current
     if state.url_job() != current:
         st.query_params[state.QUERY_JOB] = current
+    return current
+
+
+def render_job_selector(bundles: list[BundleInfo]) -> str | None:
+    """Draw the selector (after :func:`resolve_job`); returns the selected job id (None when
+    there are no bundles)."""
+    ids = [b.job_id for b in bundles]
+    if not ids:
+        st.caption("No results yet.")
+        return None
+    unknown = st.session_state.pop(UNKNOWN_ASKED, None)
+    if unknown:
+        asked, current = unknown
+        st.warning(f"Job {code(asked[:80])} was not found in the results or the bundled "
+                   f"results; showing {code(current)} instead.", icon=":material/search_off:")
     labels = {b.job_id: _label(b) for b in bundles}
     return st.selectbox("Job", ids, key=state.SELECTED_JOB, format_func=labels.get,
                         on_change=state.on_job_selected, help="Newest first; the URL keeps it.")

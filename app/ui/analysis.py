@@ -20,7 +20,7 @@ def selected_bundle() -> Bundle:
     bundle = cached.bundle_for(state.selected_job_id())
     if bundle is None:
         panels.no_job_selected()
-        st.stop()
+        panels.stop_page()
     panels.bundle_caption(bundle)
     panels.render_bundle_error(bundle)
     return bundle
@@ -54,4 +54,4 @@ def missing(exc: MissingData, stop: bool = True) -> None:
     st.info(f"{esc(exc)}\n\n**To get it:** {esc(exc.hint)}" if exc.hint else esc(exc),
             icon=":material/info:")
     if stop:
-        st.stop()
+        panels.stop_page()

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Any
+from typing import Any, NoReturn
 
 import pandas as pd
 import plotly.graph_objects as go
@@ -19,6 +19,17 @@ from app.core.figures import theme
 from app.ui import cached, state
 from app.core.environment import gpu_name
 from app.ui.text import code, esc
+
+
+class PageStopped(Exception):
+    """Raised by :func:`stop_page`; the app frame catches it after the page."""
+
+
+def stop_page() -> NoReturn:
+    """End the page here (instead of ``st.stop()``): the page runs before the sidebar, so that
+    its chart reaches the browser first, and ``st.stop()`` would also stop the sidebar from
+    being drawn; this ends only the page and the frame draws the sidebar after it."""
+    raise PageStopped
 
 
 def csv_bytes(frame: pd.DataFrame) -> bytes:

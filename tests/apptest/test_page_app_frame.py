@@ -53,3 +53,13 @@ def test_failed_job_shows_kind_message_hint_and_log_tail(store, cpu_bundle_src, 
     assert "**ncu_not_found**: ncu is not on PATH" in text and "install Nsight Compute" in text
     assert any("==ERROR== boom" in c.value for c in at.code)
     assert not at.get("plotly_chart")
+
+
+def test_a_page_that_ends_early_still_gets_the_sidebar(store, app) -> None:
+    """Pages run before the sidebar (their chart reaches the browser first); a page that ends
+    early (here: no job at all) must not take the sidebar with it."""
+    for page in ("sweep", "compare", "clocks_thermal", "environment", "backends"):
+        at = app(page)
+        assert not at.exception, (page, at.exception)
+        assert at.button(key="builder-submit"), page  # the job form's Run button
+        assert at.sidebar.selectbox(key="builder-backend").value == "cpu"

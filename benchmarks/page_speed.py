@@ -1,0 +1,190 @@
+"""Page speed in a real browser: the dashboard against a bare Streamlit page (issue 14).
+
+Starts two real servers on 127.0.0.1, the dashboard (``app/streamlit_app.py``, bundled H200
+results, an empty results dir) and ``benchmarks/page_speed/bare_page.py`` (the same parquet
+table, the same plotly chart and its table, nothing else), and drives headless Chromium
+(/usr/bin/chromium, Playwright) against both, the two interleaved in every round:
+
+- **cold**: a fresh browser context (empty HTTP cache, new session) opens the page; time from
+  navigation to the first chart drawn (its traces in the DOM and visible);
+- **warm**: a second tab in that context (static files cached) opens the page again;
+- **click** (dashboard only): from the sweep page, one click on a navigation link to another
+  chart page, time until that page's own chart is drawn (median over every click).
+
+The first load after each server start (Python imports, first script run) is reported apart
+and left out of the rounds. Ratios are taken per round (dashboard / bare of the same round),
+so load from other processes on the machine hits both sides alike; the medians are reported.
+
+Usage: ``python benchmarks/page_speed.py [--rounds 5] [--json out.json]``
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import signal
+import socket
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+import urllib.request
+from collections.abc import Iterator
+from contextlib import contextmanager
+from pathlib import Path
+
+REPO = Path(__file__).resolve().parent.parent
+DASHBOARD = REPO / "app" / "streamlit_app.py"
+BARE = REPO / "benchmarks" / "page_speed" / "bare_page.py"
+CHROMIUM = os.environ.get("CHROMIUM", "/usr/bin/chromium")
+VIEWPORT = {"width": 1400, "height": 900}
+#: url path -> the chart title that tells its chart apart (default job: h200-ncu-matmul-sweep).
+CLICK_PAGES = {"stability": "Run-to-run spread", "kernels": "Kernels inside each",
+               "one-kernel": "duration per run",
+               "": "Time vs n"}
+TIMEOUT_MS = 120_000
+
+
+def _free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return int(s.getsockname()[1])
+
+
+@contextmanager
+def serve(script: Path, env: dict[str, str]) -> Iterator[str]:
+    """A Streamlit server for ``script`` on 127.0.0.1; yields its URL once healthy."""
+    port = _free_port()
+    url = f"http://127.0.0.1:{port}"
+    cmd = [sys.executable, "-m", "streamlit", "run", str(script), "--server.address", "127.0.0.1",
+           "--server.port", str(port), "--server.headless", "true",
+           "--server.fileWatcherType", "none", "--browser.gatherUsageStats", "false"]
+    log = tempfile.TemporaryFile()
+    proc = subprocess.Popen(cmd, cwd=REPO, env={**os.environ, **env}, stdout=log,
+                            stderr=subprocess.STDOUT, start_new_session=True)
+    try:
+        deadline = time.monotonic() + 120
+        while True:
+            try:
+                with urllib.request.urlopen(f"{url}/_stcore/health", timeout=2) as resp:
+                    if resp.read() == b"ok":
+                        break
+            except OSError:
+                if proc.poll() is not None or time.monotonic() > deadline:
+                    log.seek(0)
+                    raise RuntimeError(f"{script.name} did not start:\n{log.read().decode()}")
+                time.sleep(0.25)  # health-probe interval
+        yield url
+    finally:
+        os.killpg(proc.pid, signal.SIGTERM)
+        proc.wait(15)
+
+
+def _chart_drawn(page, title: str | None = None) -> None:  # type: ignore[no-untyped-def]
+    """Wait until a chart (with ``title`` in its title, if given) has its plot area drawn."""
+    chart = page.locator("[data-testid='stPlotlyChart']")
+    if title:
+        chart = chart.filter(has=page.locator(".gtitle", has_text=title))
+    chart.locator(".main-svg .trace").first.wait_for(state="visible",
+                                                      timeout=TIMEOUT_MS)
+
+
+def load_time(context, url: str, requests: list[str] | None = None) -> float:  # type: ignore[no-untyped-def]
+    """Seconds from navigation to the first chart drawn, in a new tab of ``context``."""
+    page = context.new_page()
+    if requests is not None:
+        page.on("request", lambda r: requests.append(r.url))
+    start = time.perf_counter()
+    page.goto(url, wait_until="commit")
+    _chart_drawn(page)
+    return time.perf_counter() - start
+
+
+def click_times(context, url: str) -> list[float]:  # type: ignore[no-untyped-def]
+    """Seconds from a click on a navigation link to that page's chart, one per page of
+    :data:`CLICK_PAGES`, starting on the sweep page."""
+    page = context.new_page()
+    page.goto(url)
+    _chart_drawn(page)
+    page.locator("[data-testid='stApp'][data-test-script-state='notRunning']").wait_for(
+        state="attached", timeout=TIMEOUT_MS)
+    out = []
+    for path, title in CLICK_PAGES.items():
+        link = page.locator(f"[data-testid='stPageLink-NavLink'][href='{path}']").first
+        start = time.perf_counter()
+        link.click()
+        _chart_drawn(page, title)
+        out.append(time.perf_counter() - start)
+        page.locator("[data-testid='stApp'][data-test-script-state='notRunning']").wait_for(
+            state="attached", timeout=TIMEOUT_MS)
+    return out
+
+
+def measure(rounds: int) -> dict[str, object]:
+    """Run the benchmark; returns every sample and the summary."""
+    from playwright.sync_api import sync_playwright
+
+    results_dir = tempfile.mkdtemp(prefix="page-speed-results-")
+    env = {"KPROF_RESULTS_DIR": results_dir, "PYTHONPATH": str(REPO)}
+    samples: dict[str, list[float]] = {"dash_cold": [], "bare_cold": [], "dash_warm": [],
+                                       "bare_warm": [], "click": []}
+    chunks: dict[str, int] = {}
+    with serve(DASHBOARD, env) as dash, serve(BARE, env) as bare, sync_playwright() as pw:
+        browser = pw.chromium.launch(executable_path=CHROMIUM, headless=True,
+                                     args=["--no-sandbox", "--disable-gpu"])
+        first = {}
+        for name, url in (("dash", dash), ("bare", bare)):  # server's first run: imports
+            context = browser.new_context(viewport=VIEWPORT)
+            requests: list[str] = []
+            first[name] = load_time(context, url, requests)
+            chunks[name] = sum("/static/js/" in r for r in requests)
+            context.close()
+        for _ in range(rounds):
+            for name, url in (("dash", dash), ("bare", bare)):
+                context = browser.new_context(viewport=VIEWPORT)
+                samples[f"{name}_cold"].append(load_time(context, url))
+                samples[f"{name}_warm"].append(load_time(context, url))
+                if name == "dash":
+                    samples["click"] += click_times(context, url)
+                context.close()
+        browser.close()
+    ratio = {kind: [d / b for d, b in zip(samples[f"dash_{kind}"], samples[f"bare_{kind}"])]
+             for kind in ("cold", "warm")}
+    summary = {
+        "first_load_after_start_s": first, "js_chunks_first_load": chunks,
+        "cold_ratio_median": statistics.median(ratio["cold"]),
+        "warm_ratio_median": statistics.median(ratio["warm"]),
+        "cold_median_s": {k: statistics.median(samples[f"{k}_cold"]) for k in ("dash", "bare")},
+        "warm_median_s": {k: statistics.median(samples[f"{k}_warm"]) for k in ("dash", "bare")},
+        "click_median_ms": 1e3 * statistics.median(samples["click"]),
+        "click_range_ms": [1e3 * min(samples["click"]), 1e3 * max(samples["click"])],
+        "rounds": rounds, "cpus": os.cpu_count(),
+    }
+    return {"summary": summary, "samples": samples, "ratios": ratio}
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--rounds", type=int, default=5)
+    parser.add_argument("--json", type=Path, help="also write every sample here")
+    args = parser.parse_args()
+    result = measure(args.rounds)
+    s = result["summary"]
+    print(f"first load after server start: dashboard {s['first_load_after_start_s']['dash']:.2f} s,"
+          f" bare {s['first_load_after_start_s']['bare']:.2f} s; JS chunks "
+          f"{s['js_chunks_first_load']['dash']} vs {s['js_chunks_first_load']['bare']}")
+    for kind, target in (("cold", 1.10), ("warm", 1.05)):
+        med = s[f"{kind}_median_s"]
+        print(f"{kind}: dashboard {med['dash']:.2f} s, bare {med['bare']:.2f} s, ratio (median of "
+              f"{args.rounds} rounds) {s[f'{kind}_ratio_median']:.2f}x (target <= {target}x)")
+    lo, hi = s["click_range_ms"]
+    print(f"click to chart: median {s['click_median_ms']:.0f} ms ({lo:.0f}-{hi:.0f} ms, "
+          f"{len(result['samples']['click'])} clicks; target <= 300 ms)")
+    if args.json:
+        args.json.write_text(json.dumps(result, indent=2))
+
+
+if __name__ == "__main__":
+    main()
