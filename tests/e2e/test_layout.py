@@ -51,7 +51,7 @@ def test_every_page_one_click_away_and_nothing_leaves_the_machine(
     try:
         open_app(page, bundled_app_server.url)
         links = page.get_by_test_id("stPageLink-NavLink")
-        expect(links).to_have_count(N_PAGES)
+        expect(links).to_have_count(N_PAGES, timeout=60_000)
         for i in range(N_PAGES):
             assert _inside(links.nth(i).bounding_box(), width, height), links.nth(i).inner_text()
         run = get_by_key(page, "builder-submit").locator("button")
