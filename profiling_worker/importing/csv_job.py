@@ -87,14 +87,16 @@ def from_csvs(sources: Sequence[Sniffed], param_names: Sequence[str] | None) -> 
     kept_agg, agg_how = _agg_sources(raw, [it for it in items if it.kind == NSIGHT_AGG],
                                      params, notes, roles)
     frames, call_notes = S.separate_calls(raw)
+    del raw
     notes += call_notes
-    runs = S.sort_runs(pd.concat(frames, ignore_index=True)) if frames \
-        else empty_table(C.TABLE_RUNS, params)
+    runs = S.sort_runs(frames[0] if len(frames) == 1 else pd.concat(frames, ignore_index=True)) \
+        if frames else empty_table(C.TABLE_RUNS, params)
+    del frames
     env = S.environment(items)
     gpu = env.get("gpu_name")
     runs, combined_notes = fix_combined_runs(runs, gpu if isinstance(gpu, str) else None)
     notes += combined_notes
-    parts = [aggregate_runs(runs, params)] if frames else []
+    parts = [aggregate_runs(runs, params)] if len(runs) else []
     if kept_agg:
         agg_frames, agg_call_notes = S.separate_calls(kept_agg)
         agg_only, blank_notes = blank_combined_agg(pd.concat(agg_frames, ignore_index=True))

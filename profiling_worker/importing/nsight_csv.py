@@ -183,17 +183,17 @@ def runs_frame(it: NsightCsv, params: list[str], notes: list[str]) -> pd.DataFra
     out[C.KERNELS] = kernels(it.frame)
     out[C.RUN] = out.groupby([C.ANNOTATION, C.CONFIG, C.METRIC], sort=False).cumcount() \
         .astype("int64")
-    out[C.COMBINE_RULE] = np.where(out[C.KERNELS] > 1, RULE_NSIGHT_COMBINED, RULE_SINGLE)
+    # an object column of two shared strings (np.where would make a wide unicode array)
+    out[C.COMBINE_RULE] = pd.Series(RULE_SINGLE, index=out.index, dtype=object).mask(
+        out[C.KERNELS] > 1, RULE_NSIGHT_COMBINED)
     return out[table_columns(C.TABLE_RUNS, params)]
 
 
 def sort_runs(runs: pd.DataFrame) -> pd.DataFrame:
-    """Config, then annotation and metric in first-seen order, then run."""
-    f = runs.copy()
-    f["_a"] = pd.factorize(f[C.ANNOTATION])[0]
-    f["_m"] = pd.factorize(f[C.METRIC])[0]
-    f = f.sort_values([C.CONFIG, "_a", "_m", C.RUN], kind="stable")
-    return f.drop(columns=["_a", "_m"]).reset_index(drop=True)
+    """Config, then annotation and metric in first-seen order, then run (one reordering copy)."""
+    order = np.lexsort((runs[C.RUN].to_numpy(), pd.factorize(runs[C.METRIC])[0],
+                        pd.factorize(runs[C.ANNOTATION])[0], runs[C.CONFIG].to_numpy()))
+    return runs.take(order).reset_index(drop=True)
 
 
 def agg_frame(it: NsightCsv, params: list[str], notes: list[str]) -> pd.DataFrame:
@@ -246,11 +246,13 @@ def separate_calls(frames: list[tuple[str, pd.DataFrame]]) -> tuple[list[pd.Data
     calls: list[str] = []
     notes: list[str] = []
     for call, frame in frames:
-        if any(len(frame) == len(s) and frame.reset_index(drop=True).equals(s) for s in seen):
+        frame = frame.reset_index(drop=True) if not isinstance(frame.index, pd.RangeIndex) \
+            else frame
+        if any(len(frame) == len(s) and frame.equals(s) for s in seen):
             notes.append(f"{call}: the same rows as an earlier file (a second download?); "
                          "imported once")
             continue
-        seen.append(frame.reset_index(drop=True))
+        seen.append(frame)
         calls.append(call)
     key_sets = [set(map(tuple, f[keys].astype(str).to_numpy())) for f in seen]
     clash = any(a & b for i, a in enumerate(key_sets) for b in key_sets[i + 1:])

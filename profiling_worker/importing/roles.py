@@ -41,6 +41,9 @@ def apply_roles(it: NsightCsv) -> dict[str, dict[str, Any]]:
     * any other metric that is not an Nsight Compute name is a derive_metric output.
     """
     f = it.frame
+    for col in ("Metric", "Unit"):  # renamed below: plain text, not categoricals
+        if col in f.columns:
+            f[col] = f[col].astype(object)
     roles: dict[str, dict[str, Any]] = {}
     if "Transformed" in f.columns:
         t = f["Transformed"].astype(str).str.strip()

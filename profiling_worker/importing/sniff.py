@@ -27,7 +27,6 @@ from __future__ import annotations
 
 import csv
 import gzip
-import io
 import re
 from collections.abc import Sequence
 from dataclasses import dataclass
@@ -230,12 +229,3 @@ def _head(path: Path) -> bytes:
             return fh.read(_HEAD_BYTES)
     except OSError:
         return b""
-
-
-def read_lines(s: Sniffed) -> io.StringIO:
-    """The file's text from its CSV header on (ncu's preamble dropped), newlines kept for
-    :mod:`csv`."""
-    with open(s.path, encoding=s.encoding, newline="") as fh:
-        for _ in range(s.skip):
-            fh.readline()
-        return io.StringIO(fh.read(), newline="")

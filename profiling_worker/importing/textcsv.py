@@ -13,9 +13,11 @@ from pathlib import Path
 
 import numpy as np
 import pandas as pd
+import pyarrow as pa
+import pyarrow.csv as pacsv
 
 from profiling_worker.errors import ImportFailed
-from profiling_worker.importing.sniff import Sniffed, read_lines
+from profiling_worker.importing.sniff import Sniffed
 
 MAX_FILE_BYTES = 2 * 1024**3
 
@@ -43,11 +45,36 @@ def _check_size(path: Path) -> None:
                            "split the job, or import the processed_data CSV only")
 
 
+def _header(s: Sniffed) -> list[str]:
+    """The fields of the header line (ncu's preamble skipped)."""
+    with open(s.path, encoding=s.encoding, newline="", errors="replace") as fh:
+        for _ in range(s.skip):
+            fh.readline()
+        line = fh.readline()
+    return next(csv.reader([line], delimiter=s.delimiter), [])
+
+
+def _read_strings(s: Sniffed, names: list[str]) -> pa.Table:
+    """Every column as dictionary-encoded text, parsed by pyarrow: each distinct text is held
+    once, so memory stays near the file's size."""
+    return pacsv.read_csv(
+        s.path,
+        read_options=pacsv.ReadOptions(skip_rows=s.skip + 1, column_names=names,
+                                       encoding="utf8" if s.encoding.startswith("utf-8")
+                                       else s.encoding),
+        parse_options=pacsv.ParseOptions(delimiter=s.delimiter, newlines_in_values=True),
+        convert_options=pacsv.ConvertOptions(
+            column_types={n: pa.dictionary(pa.int32(), pa.string()) for n in names},
+            strings_can_be_null=False),
+        memory_pool=pa.system_memory_pool())  # freed buffers go back to the OS
+
+
 def parse_csv(s: Sniffed) -> tuple[list[str], pd.DataFrame]:
     """The header and the data rows (text, stripped) of a sniffed CSV.
 
-    Empty trailing columns (ncu ends every row with a comma) are dropped; blank lines are
-    skipped.
+    Parsed with pyarrow, every column dictionary-encoded (pandas categoricals), so that a CSV of
+    repeated names and numbers takes little more memory than the file. Empty trailing columns
+    (ncu ends every row with a comma) are dropped; blank lines are skipped.
 
     Raises:
         ImportFailed: empty, too large, not text, not CSV, an empty or duplicate column name,
@@ -55,36 +82,41 @@ def parse_csv(s: Sniffed) -> tuple[list[str], pd.DataFrame]:
     """
     path = s.path
     _check_size(path)
-    try:
-        records = [r for r in csv.reader(read_lines(s), delimiter=s.delimiter)
-                   if r and any(f.strip() for f in r)]
-    except UnicodeDecodeError as exc:
-        raise ImportFailed(f"{path.name}: is not UTF-8 text (byte {exc.start})", HINT_CSV) from exc
-    except csv.Error as exc:
-        raise ImportFailed(f"{path.name}: not valid CSV ({exc})", HINT_CSV) from exc
-    if not records:
-        raise ImportFailed(f"{path.name}: holds no CSV header", HINT_CSV)
-    header = [h.strip() for h in records[0]]
-    width = len(header)
-    while width and not header[width - 1]:
+    raw = [h.strip() for h in _header(s)]
+    width = len(raw)
+    while width and not raw[width - 1]:
         width -= 1
-    header = header[:width]
+    header = raw[:width]
+    if not header:
+        raise ImportFailed(f"{path.name}: holds no CSV header", HINT_CSV)
     if any(not h for h in header) or any("\x00" in h for h in header):
         raise ImportFailed(f"{path.name}: the header has an empty column name", HINT_CSV)
     dups = sorted({h for h in header if header.count(h) > 1})
     if dups:
         raise ImportFailed(f"{path.name}: duplicate column(s) {', '.join(dups)}", HINT_CSV)
-    rows = records[1:]
-    for i, r in enumerate(rows, start=2 + s.skip):
-        if len(r) != width and not (len(r) > width and not any(f.strip() for f in r[width:])):
-            raise ImportFailed(
-                f"{path.name}: line {i} has {len(r)} fields, the header has {width}",
-                "the file looks truncated or edited; export it again")
-    if not rows:
+    names = header + [f"_trailing_{i}" for i in range(len(raw) - width)]
+    try:
+        table = _read_strings(s, names)
+    except pa.ArrowInvalid as exc:
+        text = str(exc)
+        if "UTF8" in text or "UTF-8" in text:
+            raise ImportFailed(f"{path.name}: is not UTF-8 text", HINT_CSV) from exc
+        raise ImportFailed(f"{path.name}: not the CSV its header promises ({text[:300]})",
+                           "the file looks truncated or edited; export it again") from exc
+    if table.num_rows == 0:
         raise ImportFailed(f"{path.name}: has a header but no data rows",
                            "the profiled call produced no results; check its ncu log")
-    frame = pd.DataFrame([r[:width] for r in rows], columns=header, dtype=object)
-    return header, frame.apply(lambda c: c.str.strip())
+    return header, pd.DataFrame({n: _stripped(table[n].to_pandas()) for n in header})
+
+
+def _stripped(column: pd.Series) -> pd.Series:
+    """A categorical column with surrounding blanks removed from its categories."""
+    stripped = column.cat.categories.str.strip()
+    if stripped.equals(column.cat.categories):
+        return column
+    if stripped.is_unique:
+        return column.cat.rename_categories(stripped)
+    return column.astype(str).str.strip().astype("category")
 
 
 def short(names: Sequence[str], limit: int = 8) -> str:
@@ -105,11 +137,23 @@ def numbers_as_text(values: pd.Series, decimal: str = ".", thousands: bool = Fal
 
 def floats(values: pd.Series, path: Path, column: str, finite: bool = True,
            decimal: str = ".", thousands: bool = False) -> pd.Series:
-    """float64 of a text column (NA strings -> NaN).
+    """float64 of a text column (NA strings -> NaN); a categorical column is converted per
+    category (each distinct text once).
 
     Raises:
         ImportFailed: a cell that is not a number, or (``finite``) an infinite one.
     """
+    if isinstance(values.dtype, pd.CategoricalDtype):
+        codes = values.cat.codes.to_numpy()
+        try:
+            per_category = floats(pd.Series(values.cat.categories, dtype=object), path, column,
+                                  finite, decimal, thousands)
+        except ImportFailed:  # again row by row, for the message's row number
+            return floats(values.astype(object), path, column, finite, decimal, thousands)
+        out = np.full(len(values), np.nan)
+        known = codes >= 0
+        out[known] = per_category.to_numpy()[codes[known]]
+        return pd.Series(out, index=values.index, dtype="float64")
     s = numbers_as_text(values, decimal, thousands)
     na = s.isin(NA_STRINGS)
     num = pd.to_numeric(s.where(~na, None), errors="coerce")
@@ -139,7 +183,7 @@ def bools(values: pd.Series) -> pd.Series:
 
 def typed_param(values: pd.Series, decimal: str = ".") -> pd.Series:
     """int64 when every value is a whole number that fits, else finite float64, else str."""
-    s = values.astype(str).str.strip()
+    s = as_text(values)
     if decimal == "," and s.str.fullmatch(r"-?\d+(,\d+)?").all():
         s = s.str.replace(",", ".", regex=False)
     if len(s) and s.str.match(_INT_RE).all():
@@ -156,31 +200,52 @@ def typed_param(values: pd.Series, decimal: str = ".") -> pd.Series:
 
 
 def text_column(values: pd.Series, path: Path, column: str, required: bool) -> pd.Series:
-    s = values.astype(str).str.strip()
+    """Text of a column (already stripped by :func:`parse_csv`) as plain objects.
+
+    Raises:
+        ImportFailed: ``required`` and a cell is empty.
+    """
+    s = as_text(values)
     if required and (s == "").any():
         i = int(np.flatnonzero((s == "").to_numpy())[0])
         raise ImportFailed(f"{path.name}: column {column} is empty in data row {i + 2}",
                            HINT_CSV)
-    return s.astype(object)
+    return s
 
 
 def units(frame: pd.DataFrame) -> pd.Series:
     """The Unit column; for 0.9.x files (no Unit) the obvious units are inferred:
-    ns for ``*__time_duration*``, % for ``*pct*`` metrics; otherwise None."""
-    if "Unit" in frame.columns:
-        u = frame["Unit"].astype(str).str.strip()
-        u = u.where(~u.isin(NA_STRINGS), None)
-    else:
-        u = pd.Series([None] * len(frame), index=frame.index, dtype=object)
-    metric = frame["Metric"].astype(str)
-    inferred = np.where(metric.str.contains("__time_duration", regex=False), "ns",
-                        np.where(metric.str.contains(r"\.pct", regex=True), "%", None))
-    return u.where(u.notna(), pd.Series(inferred, index=frame.index, dtype=object))
+    ns for ``*__time_duration*``, % for ``*pct*`` metrics; otherwise None. Worked out once per
+    distinct metric and unit, then mapped onto the rows."""
+    def infer(metric: str) -> str | None:
+        return "ns" if "__time_duration" in metric else "%" if ".pct" in metric else None
+
+    metric = frame["Metric"].astype(object)
+    given = frame["Unit"].astype(object) if "Unit" in frame.columns else \
+        pd.Series(None, index=frame.index, dtype=object)
+    pairs = pd.MultiIndex.from_arrays([metric, given.fillna("")])
+    table = {(m, u): (u if u and u not in NA_STRINGS else infer(str(m)))
+             for m, u in pairs.unique()}
+    return pd.Series([table[p] for p in pairs], index=frame.index, dtype=object)
 
 
 def kernels(frame: pd.DataFrame) -> pd.Series:
     """Kernels combined into one nsight-python row: its ``Kernel`` names joined by ``|``."""
     if "Kernel" not in frame.columns:
         return pd.Series(1, index=frame.index, dtype="int64")
-    k = frame["Kernel"].astype(str)
-    return (k.str.count(r"\|") + 1).astype("int64")
+    return per_distinct(frame["Kernel"], lambda k: str(k).count("|") + 1).astype("int64")
+
+
+def per_distinct(values: pd.Series, fn) -> pd.Series:  # type: ignore[no-untyped-def]
+    """``fn`` of every cell, computed once per distinct text (a CSV repeats its names)."""
+    if isinstance(values.dtype, pd.CategoricalDtype):
+        mapped = pd.Series([fn(c) for c in values.cat.categories])
+        codes = values.cat.codes.to_numpy()
+        return pd.Series(mapped.to_numpy()[codes], index=values.index)
+    return values.map(fn)
+
+
+def as_text(values: pd.Series) -> pd.Series:
+    """A text column as Python strings (a categorical's rows share its category strings)."""
+    return values.astype(object) if isinstance(values.dtype, pd.CategoricalDtype) \
+        else values.astype(str).astype(object)
