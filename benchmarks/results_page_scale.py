@@ -55,7 +55,10 @@ def build_scale_bundle(out: Path, configs: int = 64, runs: int = 20) -> int:
     write_table(out, "work", pd.concat(work, ignore_index=True))
     manifest = json.loads((SOURCE / "manifest.json").read_text())
     manifest.update(job_id=out.name, status="done", label="SCALE TEST, not a measurement: "
-                    "real H200 rows tiled to 64 configs x 20 runs", files=[])
+                    "real H200 rows tiled to 64 configs x 20 runs", files=[],
+                    spec={**manifest["spec"], "runs": runs,  # the spec of the tiled rows
+                          "configs": [{"n": int(n_real[c % len(n_real)]) + c}
+                                      for c in range(configs)]})
     (out / "spec.json").write_text(json.dumps(manifest["spec"]))
     write_manifest(out, manifest)
     return len(runs_df)

@@ -201,12 +201,12 @@ def _counts(runs: pd.DataFrame, agg: pd.DataFrame, spec: Mapping[str, Any]) -> l
         seen = set(per_ann.index.get_level_values(1))
         missing = sorted(set(range(n_configs)) - seen)
         if missing:
-            out.append(note(RUNS_MISSING, WARNING, f"{ann}: config(s) {', '.join(map(str, missing))} "
+            out.append(note(RUNS_MISSING, WARNING, f"{ann}: config(s) {_few(missing)} "
                             "of the spec have no runs", ann))
         stray = sorted(c for c in seen if not 0 <= c < n_configs)
         if stray and n_configs:
             out.append(note(RUNS_MISSING, WARNING, f"{ann}: rows for config(s) "
-                            f"{', '.join(map(str, stray))} that the spec does not have "
+                            f"{_few(stray)} that the spec does not have "
                             "(launches outside every config?)", ann))
     if isinstance(asked, int) and asked > 0:
         for (ann, cfg, metric), n in counts.items():
@@ -224,6 +224,12 @@ def _counts(runs: pd.DataFrame, agg: pd.DataFrame, spec: Mapping[str, Any]) -> l
                                 f"{int(r[C.NUM_RUNS])} but {int(n)} per-run row(s)",
                                 r[C.ANNOTATION], int(r[C.CONFIG]), str(r[C.METRIC])))
     return out
+
+
+def _few(items: list, limit: int = 8) -> str:
+    """``1, 2, 3`` or ``1, 2, ... (40 in all)``: a message stays readable for long lists."""
+    shown = ", ".join(map(str, items[:limit]))
+    return shown if len(items) <= limit else f"{shown}, ... ({len(items)} in all)"
 
 
 def _kernels_vary(agg: pd.DataFrame) -> list[dict]:
