@@ -35,7 +35,8 @@ def t975(n: np.ndarray | float) -> np.ndarray:
 def ci95_half_width(std: np.ndarray | float, n: np.ndarray | float) -> np.ndarray:
     """``t(0.975, n-1) * std / sqrt(n)`` (same unit as ``std``); 0 where n < 2 or std is NaN."""
     n = np.asarray(n, dtype="float64")
-    return t975(n) * np.nan_to_num(np.asarray(std, dtype="float64")) / np.sqrt(np.maximum(n, 1))
+    with np.errstate(over="ignore", invalid="ignore"):  # huge imported StdDev: inf, not a warning
+        return t975(n) * np.nan_to_num(np.asarray(std, dtype="float64")) / np.sqrt(np.maximum(n, 1))
 
 
 def ci95_bounds(mean: np.ndarray, std: np.ndarray, n: np.ndarray,
@@ -49,9 +50,10 @@ def ci95_bounds(mean: np.ndarray, std: np.ndarray, n: np.ndarray,
     """
     mean = np.asarray(mean, dtype="float64")
     half = ci95_half_width(std, n)
-    lower = mean - half
-    lower = np.where(np.asarray(minimum, dtype="float64") >= 0, np.maximum(lower, 0.0), lower)
-    return lower, mean + half
+    with np.errstate(invalid="ignore"):  # inf - inf from a huge imported StdDev: NaN, quietly
+        lower = mean - half
+        lower = np.where(np.asarray(minimum, dtype="float64") >= 0, np.maximum(lower, 0.0), lower)
+        return lower, mean + half
 
 
 def rsd_pct(mean: np.ndarray, std: np.ndarray) -> np.ndarray:
