@@ -11,7 +11,9 @@ Checks (each note names its ``check``):
 ``clock_above_max``     an SM clock (``gpc__/sm__cycles_elapsed.avg.per_second`` in Hz, the
                         ``sm_clock`` collector or the NVML trace in MHz) above the GPU's maximum
                         (manifest ``environment.gpus[].max_sm_clock_mhz``, NVML), or a memory clock
-                        above ``max_mem_clock_mhz``.
+                        (``dram__cycles_elapsed.avg.per_second``, NVML trace) above
+                        ``max_mem_clock_mhz``; a DRAM rate (``dram__*`` in byte/s) above the
+                        datasheet DRAM bandwidth.
 ``negative_value``      a negative time, byte count or other counter (no Nsight Compute metric the
                         dashboard reads can be negative), or negative analytic FLOPs/bytes.
 ``interval_below_zero`` a CI95 lower bound below zero for a strictly positive quantity.
@@ -62,6 +64,7 @@ PERCENT_TOLERANCE = 0.05
 #: Clock counters average over the kernel; 1 % above the NVML maximum is sampling granularity.
 CLOCK_TOLERANCE = 0.01
 SM_CLOCK_HZ_METRICS = ("gpc__cycles_elapsed.avg.per_second", "sm__cycles_elapsed.avg.per_second")
+DRAM_CLOCK_HZ = "dram__cycles_elapsed.avg.per_second"
 DRAM_BYTES = ("dram__bytes_read.sum", "dram__bytes_write.sum")
 L2_WARM_REASON = ("likely reason: L2-warm data ({why}): the inputs stay in the L2 cache between "
                   "runs, so bytes come from L2, not DRAM; run it on the ncu backend with "
@@ -249,11 +252,14 @@ def _clocks(runs: pd.DataFrame, collectors: pd.DataFrame, nvml: pd.DataFrame,
     if not isinstance(max_sm, (int, float)) or max_sm <= 0:
         return out
     limit = max_sm * (1 + CLOCK_TOLERANCE)
-    if _has(runs, C.METRIC, C.VALUE):
-        mask = runs[C.METRIC].isin(SM_CLOCK_HZ_METRICS) & (runs[C.VALUE] / 1e6 > limit)
-        out += _per_key(runs.assign(**{C.VALUE: runs[C.VALUE] / 1e6}), mask, CLOCK_ABOVE_MAX,
-                        "{where}: {metric} reads {worst:.0f} MHz, above the GPU's maximum SM "
-                        f"clock {max_sm:g} MHz (NVML): this value cannot be right")
+    for metrics, top, what in ((SM_CLOCK_HZ_METRICS, max_sm, "SM"),
+                               ((DRAM_CLOCK_HZ,), max_mem, "memory")):
+        if _has(runs, C.METRIC, C.VALUE) and isinstance(top, (int, float)) and top > 0:
+            mhz = runs[C.VALUE] / 1e6
+            mask = runs[C.METRIC].isin(metrics) & (mhz > top * (1 + CLOCK_TOLERANCE))
+            out += _per_key(runs.assign(**{C.VALUE: mhz}), mask, CLOCK_ABOVE_MAX,
+                            "{where}: {metric} reads {worst:.0f} MHz, above the GPU's maximum "
+                            f"{what} clock {top:g} MHz (NVML): this value cannot be right")
     if _has(collectors, C.COLLECTOR, C.VALUE):
         bad = collectors[collectors[C.COLLECTOR].astype(str).str.contains("sm_clock")
                          & (collectors[C.VALUE] > limit)]
@@ -266,6 +272,19 @@ def _clocks(runs: pd.DataFrame, collectors: pd.DataFrame, nvml: pd.DataFrame,
             if worst > top * (1 + CLOCK_TOLERANCE):
                 out.append(note(CLOCK_ABOVE_MAX, WARNING, f"NVML trace {column} reads up to "
                                 f"{worst:.0f} MHz, above the GPU's maximum {top:g} MHz"))
+    return out
+
+
+def _dram_rates(row: pd.Series, ann: str, cfg: int, device: peaks.DevicePeaks) -> list[dict]:
+    """DRAM throughput metrics (``dram__*.per_second``, byte/s) above the datasheet bandwidth:
+    a counter cannot exceed the interface it counts."""
+    out = []
+    for metric, value in row.items():
+        if (isinstance(metric, str) and metric.startswith("dram__bytes")
+                and metric.endswith("per_second") and value / 1e9 > device.dram_gbps):
+            out.append(note(CLOCK_ABOVE_MAX, WARNING, f"{ann}, config {cfg}: {metric} reads "
+                            f"{value / 1e9:,.0f} GB/s, above the {device.dram_gbps:,.0f} GB/s "
+                            f"DRAM bandwidth ({device.name} datasheet)", ann, cfg, metric))
     return out
 
 
@@ -302,6 +321,7 @@ def _roofs(agg: pd.DataFrame, work: pd.DataFrame, manifest: Mapping[str, Any],
         nbytes = sum(row[m] for m in DRAM_BYTES) if measured else row.get(C.BYTES, float("nan"))
         gbps = nbytes / time_ns  # bytes/ns = GB/s
         what = "measured DRAM bytes" if measured else "analytic minimum bytes"
+        out += _dram_rates(row, ann, int(cfg), device)
         if gbps > device.dram_gbps:
             out.append(note(ABOVE_ROOF, WARNING, f"{ann}, config {int(cfg)}: {gbps:,.0f} GB/s "
                             f"({what} / time) is {100 * (gbps / device.dram_gbps - 1):.0f} % above "

@@ -121,3 +121,17 @@ def test_finish_bundle_stores_notes_and_the_loader_keeps_them(tmp_path: Path) ->
 def test_stored_notes_win_over_a_new_check(stored: list) -> None:
     tables, manifest = _tables("h200-cupti-elementwise")
     assert P.manifest_notes(tables, {**manifest, P.NOTES_KEY: stored}) == stored
+
+
+def test_memory_clock_and_dram_rate_above_the_maximum_are_noted() -> None:
+    tables, manifest = _tables("h200-ncu-roofline")
+    runs = tables[C.TABLE_RUNS]
+    runs.loc[runs[C.METRIC] == "dram__cycles_elapsed.avg.per_second", C.VALUE] = 4.0e9
+    agg = tables[C.TABLE_AGGREGATED]
+    first = agg.iloc[[0]].assign(**{C.METRIC: "dram__bytes_read.sum.per_second",
+                                    C.AVG: 6.0e12, C.UNIT: "byte/s"})
+    tables[C.TABLE_AGGREGATED] = pd.concat([agg, first], ignore_index=True)
+    messages = [n["message"] for n in P.check_bundle(tables, manifest)
+                if n["check"] == P.CLOCK_ABOVE_MAX]
+    assert any("maximum memory clock 3201 MHz" in m for m in messages)
+    assert any("dram__bytes_read.sum.per_second reads 6,000 GB/s" in m for m in messages)
