@@ -1,7 +1,7 @@
 """Page speed in a real browser: the dashboard against a bare Streamlit page (issue 14).
 
 Starts two real servers on 127.0.0.1, the dashboard (``app/streamlit_app.py``, bundled H200
-results, an empty results dir) and ``benchmarks/page_speed/bare_page.py`` (the same parquet
+results, an empty results dir) and ``benchmarks/bare_streamlit_page.py`` (the same parquet
 table, the same plotly chart and its table, nothing else), and drives headless Chromium
 (/usr/bin/chromium, Playwright) against both, the two interleaved in every round:
 
@@ -37,7 +37,7 @@ from pathlib import Path
 
 REPO = Path(__file__).resolve().parent.parent
 DASHBOARD = REPO / "app" / "streamlit_app.py"
-BARE = REPO / "benchmarks" / "page_speed" / "bare_page.py"
+BARE = REPO / "benchmarks" / "bare_streamlit_page.py"
 CHROMIUM = os.environ.get("CHROMIUM", "/usr/bin/chromium")
 VIEWPORT = {"width": 1400, "height": 900}
 #: url path -> the chart title that tells its chart apart (default job: h200-ncu-matmul-sweep).

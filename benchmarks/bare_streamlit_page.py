@@ -12,7 +12,7 @@ import pandas as pd
 import plotly.graph_objects as go
 import streamlit as st
 
-TABLE = (Path(__file__).resolve().parents[2] / "app" / "bundled" / "h200-ncu-matmul-sweep"
+TABLE = (Path(__file__).resolve().parents[1] / "app" / "bundled" / "h200-ncu-matmul-sweep"
          / "tables" / "aggregated.parquet")
 
 st.set_page_config(page_title="bare", layout="wide")
