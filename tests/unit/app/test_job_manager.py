@@ -128,3 +128,26 @@ def test_finished_results_are_never_rewritten(tmp_path: Path, cpu_bundle: Path) 
     assert mark_interrupted(cpu_bundle.parent) == []
     assert (cpu_bundle / "manifest.json").read_bytes() == before
     assert json.loads(before)["status"] == "done"
+
+
+def test_history_index_learns_of_a_job_when_it_ends(tmp_path: Path) -> None:
+    """The server's job manager syncs the history index when a job ends (app/ui/cached.py
+    wires history_index.sync_quietly), not only when History or Import is opened."""
+    from app.services import history_index
+
+    results = tmp_path / "results"
+    ended = []
+    manager = JobManager(results, sys.executable, env=settings.worker_env(),
+                         on_end=lambda job: (ended.append(job.status),
+                                             history_index.sync_quietly(results)))
+    history_index.sync(results)
+    done = manager.submit(validate_spec(TINY_SPEC, CATALOG))
+    assert manager.wait(done, 120) == "done"
+    queued = manager.submit(validate_spec(TINY_SPEC, CATALOG))
+    manager.cancel(queued)  # cancelled while queued: it ends too
+    deadline = time.monotonic() + 10
+    while len(ended) < 2 and time.monotonic() < deadline:
+        time.sleep(0.05)
+    assert sorted(ended) == ["cancelled", "done"]
+    rows = {r.job_id: r.status for r in history_index.rows(results)}  # no sync called here
+    assert rows[done] == "done"
