@@ -10,6 +10,7 @@ from app.core.metrics import MissingData, available_metrics
 from app.core.views.compare import (NOT_ENOUGH_RUNS, CompareOptions, JobSummary, candidates,
                                     compare_frame)
 from app.ui import analysis, cached, notes, panels, state
+from app.ui.text import code, esc
 
 st.header("Compare jobs")
 analysis.how_to_read(
@@ -49,7 +50,7 @@ offered, refused = candidates(baseline_id, summaries)
 if refused:
     with st.expander(f"{len(refused)} job(s) not offered as candidate: why",
                      icon=":material/filter_alt:"):
-        st.markdown("\n".join(f"- `{job}`: {why}" for job, why in refused.items()))
+        st.markdown("\n".join(f"- {code(job)}: {esc(why)}" for job, why in refused.items()))
 if not offered:
     st.info(f"No other job can be compared with `{baseline_id}`: a candidate must measure the "
             "same duration metric and share a kernel, an annotation and a config with it (see "

@@ -11,6 +11,7 @@ from app.core.metrics import DRAM_READ, DRAM_WRITE, MissingData
 from app.core.views.memory import MemoryOptions, fusion_frame, fusion_pairs, memory_frame
 from app.core.views.sweep import sweep_x
 from app.ui import analysis, cached, notes, panels
+from app.ui.text import esc
 
 st.header("Memory traffic and fusion")
 bundle = analysis.selected_bundle()
@@ -55,7 +56,7 @@ unfused, fused = st.selectbox("Unfused → fused", pairs, key="memory-fusion-pai
                               format_func=lambda p: f"{p[0]} → {p[1]}")
 fusion = fusion_frame(bundle, MemoryOptions(unfused=unfused, fused=fused))
 if fusion.empty:
-    st.info(f"{unfused} and {fused} share no config with DRAM byte counts.")
+    st.info(f"{esc(unfused)} and {esc(fused)} share no config with DRAM byte counts.")
 else:
     analysis.figure_panel(build_fusion_figure(fusion, sweep_x(bundle), bundle.host_timer), fusion,
                           key="fusion", filename=f"{bundle.job_id}-fusion.csv")

@@ -3,7 +3,6 @@ draw the values they are about."""
 
 from __future__ import annotations
 
-import re
 from collections.abc import Iterable
 from typing import Any
 
@@ -11,16 +10,11 @@ import pandas as pd
 import streamlit as st
 
 from app.core.bundle_loader import Bundle
+from app.ui.text import esc
 from profiling_worker.schema import plausibility as P
 
 #: Notes shown in the warning box itself; the rest are in the table under it.
 SHOWN = 4
-_MD_SPECIAL = re.compile(r"([\\`*_\[\]<>#|~$])")
-
-
-def escape(text: str) -> str:
-    """``text`` with Markdown's special characters escaped (metric names hold ``_`` and ``*``)."""
-    return _MD_SPECIAL.sub(r"\\\1", text)
 
 
 #: Checks every page shows (for the metrics it draws); intervals and roofs only where drawn.
@@ -45,7 +39,7 @@ def show(bundle: Bundle, page: str, metrics: Iterable[str] = (),
     notes = relevant(bundle, metrics, extra_checks)
     if not notes:
         return
-    lines = "\n".join(f"- {escape(str(n.get('message', '')))}" for n in notes[:SHOWN])
+    lines = "\n".join(f"- {esc(n.get('message', ''))}" for n in notes[:SHOWN])
     more = f"\n\n{len(notes) - SHOWN} more in the table below." if len(notes) > SHOWN else ""
     icon = (":material/warning:" if any(n.get("severity") == P.WARNING for n in notes)
             else ":material/info:")
