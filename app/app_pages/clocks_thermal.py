@@ -33,8 +33,10 @@ analysis.how_to_read(
     "`gpc__cycles_elapsed.avg.per_second`, measured on each kernel.")
 
 st.subheader("What each clock source measures")
-st.dataframe(clock_sources(float(bundle.spec.get("nvml_interval_ms") or 50)),
-             key="clocks-sources", hide_index=True, width="stretch")
+st.markdown("\n".join(
+    f"- **{notes.escape(r.Source)}** measures {notes.escape(r.Measures)}, {notes.escape(r.When)}. "
+    f"*Misses:* {notes.escape(r.Misses)}."
+    for r in clock_sources(float(bundle.spec.get("nvml_interval_ms") or 50)).itertuples()))
 
 st.subheader("NVML trace of the whole job")
 try:
