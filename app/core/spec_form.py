@@ -12,6 +12,8 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
+from profiling_worker.catalog.specs import CATALOG
+from profiling_worker.schema.configs import device_memory
 from profiling_worker.schema.spec import METRIC_PRESETS, FieldError, JobSpec, SpecInvalid, validate_spec
 
 from app.core import config_grid
@@ -158,6 +160,23 @@ def backend_errors(spec: JobSpec, report: Mapping[str, Any]) -> list[FieldError]
         return []
     entry = (report.get("backends") or {}).get(spec.backend) or {}
     if entry.get("available", True):
-        return []
+        return memory_errors(spec, report)
     return [FieldError("backend", f"{spec.backend} cannot run here: {entry.get('reason', '?')}",
                        entry.get("fix") or "choose another backend")]
+
+
+def memory_errors(spec: JobSpec, report: Mapping[str, Any]) -> list[FieldError]:
+    """Sizes whose built-in kernel's byte formula exceeds the memory of the job's GPU (of the
+    host for cpu), named on the field the user typed; user kernels' formulas run in the worker,
+    which checks them before it profiles."""
+    gpus = [g for g in (report.get("environment") or {}).get("gpus") or () if isinstance(g, dict)]
+    uuid = next((g.get("uuid") for g in gpus if g.get("index") == spec.gpu), None)
+    memory, memory_of = device_memory(spec.backend, gpus, uuid)
+    if not memory or any(k not in CATALOG for k in spec.kernels):
+        return []
+    try:
+        validate_spec(spec.to_json(), CATALOG, memory, memory_of)
+    except SpecInvalid as exc:
+        configs = [dict(c) for c in spec.configs]
+        return [FieldError(_typed_field(e.field, configs), e.message, e.hint) for e in exc.errors]
+    return []

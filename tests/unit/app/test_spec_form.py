@@ -58,3 +58,21 @@ def test_a_backend_that_cannot_run_here_is_refused_at_submit():
     (err,) = backend_errors(spec, report)
     assert err.field == "backend" and "no NVIDIA GPU" in err.message and "driver" in err.hint
     assert backend_errors(spec, {"backends": {"ncu": {"available": True}}}) == []
+
+
+def test_sizes_larger_than_the_gpu_are_refused_at_submit():
+    """Issue 11, case 7: n = 10^12 is refused in the sidebar, on the sizes field, with the
+    GPU's memory from the worker's environment report."""
+    from app.core.spec_form import backend_errors, builtin_catalog, to_job_spec
+
+    spec, errors = to_job_spec({"kernels": ["matmul"], "sizes": "4096, 1000000000000", "runs": 2,
+                                "backend": "ncu"}, builtin_catalog())
+    assert spec is not None and not errors  # the form alone cannot know the GPU
+    report = {"backends": {"ncu": {"available": True}},
+              "environment": {"gpus": [{"index": 0, "name": "NVIDIA H200", "uuid": "GPU-a",
+                                        "memory_mib": 143771}]}}
+    (err,) = backend_errors(spec, report)
+    assert err.field == "sizes" and "more than the 140.40 GiB of GPU NVIDIA H200" in err.message
+    small, _ = to_job_spec({"kernels": ["matmul"], "sizes": "4096", "runs": 2, "backend": "ncu"},
+                           builtin_catalog())
+    assert backend_errors(small, report) == []
