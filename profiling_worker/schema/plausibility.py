@@ -23,7 +23,8 @@ Checks (each note names its ``check``):
 ``above_roof``          achieved DRAM bandwidth (measured DRAM bytes when collected, else the
                         analytic minimum) or FLOP/s above the datasheet roof
                         (:mod:`profiling_worker.schema.peaks`); the note states the likely reason
-                        (L2-warm data on the CUPTI backend or with ``cache_control="none"``).
+                        (L2-warm data on the CUPTI backend unless its manifest ``backend`` says
+                        ``l2_flushed``, or with ``cache_control="none"``).
 ``import``              written by the importer (not a check of the tables): what an import did
                         to values (left out, re-derived, configs recovered) or that the bundle
                         holds only part of a job (``warning``, shown on every page).
@@ -66,6 +67,8 @@ CLOCK_TOLERANCE = 0.01
 SM_CLOCK_HZ_METRICS = ("gpc__cycles_elapsed.avg.per_second", "sm__cycles_elapsed.avg.per_second")
 DRAM_CLOCK_HZ = "dram__cycles_elapsed.avg.per_second"
 DRAM_BYTES = ("dram__bytes_read.sum", "dram__bytes_write.sum")
+#: manifest ``backend`` key a backend sets true when it flushed the L2 before every run.
+L2_FLUSHED_KEY = "l2_flushed"
 L2_WARM_REASON = ("likely reason: L2-warm data ({why}): the inputs stay in the L2 cache between "
                   "runs, so bytes come from L2, not DRAM; run it on the ncu backend with "
                   "cache_control \"all\" for DRAM-bound numbers")
@@ -290,8 +293,10 @@ def _dram_rates(row: pd.Series, ann: str, cfg: int, device: peaks.DevicePeaks) -
 
 def _roof_reason(manifest: Mapping[str, Any]) -> str:
     spec = manifest.get("spec") or {}
-    backend = str((manifest.get("backend") or {}).get("name") or spec.get("backend") or "")
-    why = [w for w, hit in (("CUPTI backend", backend == "cupti"),
+    entry = manifest.get("backend") or {}
+    backend = str(entry.get("name") or spec.get("backend") or "")
+    flushed = bool(entry.get(L2_FLUSHED_KEY))  # a CUPTI run that flushed the L2 before each run
+    why = [w for w, hit in (("CUPTI backend", backend == "cupti" and not flushed),
                             ('cache_control "none"', spec.get("cache_control") == "none")) if hit]
     if why:
         return L2_WARM_REASON.format(why=" and ".join(why))
