@@ -15,6 +15,7 @@ from app.core.views.clocks import (NVML_DOCS, ClocksOptions, clock_sources, coll
                                    thermal_compare_frame, thermal_mean_difference_pct,
                                    throttle_frame, trace_frame)
 from app.ui import analysis, cached, notes, panels, state
+from app.ui.text import esc
 
 THERMAL_DEFAULTS = ("h200-cupti-stability", "h200-cupti-stability-thermal-off")
 
@@ -34,8 +35,8 @@ analysis.how_to_read(
 
 st.subheader("What each clock source measures")
 st.markdown("\n".join(
-    f"- **{notes.escape(r.Source)}** measures {notes.escape(r.Measures)}, {notes.escape(r.When)}. "
-    f"*Misses:* {notes.escape(r.Misses)}."
+    f"- **{esc(r.Source)}** measures {esc(r.Measures)}, {esc(r.When)}. "
+    f"*Misses:* {esc(r.Misses)}."
     for r in clock_sources(float(bundle.spec.get("nvml_interval_ms") or 50)).itertuples()))
 
 st.subheader("NVML trace of the whole job")
