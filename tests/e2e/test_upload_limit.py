@@ -1,0 +1,80 @@
+"""Upload limits are the server's, not only the browser's: with a real server and a real
+browser session, a raw PUT to Streamlit's upload endpoint that is larger than the Import page's
+limit (200 MB, ``server.maxUploadSize``) is refused, whether it says its size up front or
+streams it without a length (chunked)."""
+
+from __future__ import annotations
+
+import http.client
+from pathlib import Path
+from urllib.parse import urlsplit
+
+import pytest
+
+from app.services.import_client import MAX_UPLOAD_MB
+from tests.e2e.conftest import AppServer, open_app, wait_for_app_run
+
+pytestmark = pytest.mark.e2e
+
+BOUNDARY = "kprofboundary"
+
+
+def _captured_upload(page, app_server: AppServer, tmp_path: Path) -> tuple[str, dict[str, str]]:  # type: ignore[no-untyped-def]
+    """The URL and headers (XSRF token, cookie) of a small upload made by the browser."""
+    open_app(page, f"{app_server.url}/import")
+    small = tmp_path / "profiled_data-small-0.csv"
+    small.write_text("Annotation,Value\nx,1\n", encoding="utf-8")
+    with page.expect_request(lambda r: "/_stcore/upload_file/" in r.url
+                             and r.method == "PUT") as info:
+        page.get_by_test_id("stFileUploaderDropzoneInput").set_input_files(str(small))
+    wait_for_app_run(page)
+    request = info.value
+    cookies = "; ".join(f"{c['name']}={c['value']}" for c in page.context.cookies())
+    headers = {"X-Xsrftoken": request.headers.get("x-xsrftoken", ""), "Cookie": cookies,
+               "Content-Type": f"multipart/form-data; boundary={BOUNDARY}"}
+    return request.url, headers
+
+
+def _put(url: str, headers: dict[str, str], size: int, declared: bool) -> int:
+    """PUT ``size`` bytes of one multipart file; the HTTP status (0: the server hung up)."""
+    parts = urlsplit(url)
+    conn = http.client.HTTPConnection(parts.hostname, parts.port, timeout=60)
+    head = (f"--{BOUNDARY}\r\nContent-Disposition: form-data; name=\"file\"; "
+            f"filename=\"profiled_data-big-0.csv\"\r\nContent-Type: text/csv\r\n\r\n").encode()
+    tail = f"\r\n--{BOUNDARY}--\r\n".encode()
+    body_len = len(head) + size + len(tail)
+    conn.putrequest("PUT", parts.path)
+    for name, value in headers.items():
+        conn.putheader(name, value)
+    conn.putheader("Content-Length" if declared else "Transfer-Encoding",
+                   str(body_len) if declared else "chunked")
+    conn.endheaders()
+    chunk = b"0" * (1 << 20)
+    try:
+        if declared and size > len(chunk):
+            conn.send(head + chunk)  # the rest never comes: the length alone must refuse it
+        elif declared:
+            conn.send(head + b"0" * size + tail)
+        else:
+            sent = 0
+            for piece in [head, *([chunk] * (size // len(chunk))), tail]:
+                conn.send(f"{len(piece):x}\r\n".encode() + piece + b"\r\n")
+                sent += len(piece)
+            conn.send(b"0\r\n\r\n")
+        return conn.getresponse().status
+    except (BrokenPipeError, ConnectionResetError):
+        return 0  # refused while streaming: the server closed the connection
+    finally:
+        conn.close()
+
+
+def test_raw_oversized_upload_is_refused_by_the_server(page, app_server: AppServer,  # type: ignore[no-untyped-def]
+                                                       tmp_path: Path) -> None:
+    url, headers = _captured_upload(page, app_server, tmp_path)
+    limit = MAX_UPLOAD_MB * 1024**2
+    ok = _put(url, headers, 1024**2, declared=True)
+    big = _put(url, headers, 300 * 1024**2, declared=True)
+    streamed = _put(url, headers, limit + 8 * 1024**2, declared=False)
+    assert ok in (200, 204)  # 1 MB: fine
+    assert big == 413  # says 300 MB: refused before reading it
+    assert streamed in (413, 0)  # no length given: refused while it streams in
