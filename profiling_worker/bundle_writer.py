@@ -174,7 +174,7 @@ def finish_bundle(bundle_dir: str | os.PathLike[str], manifest: dict[str, Any]) 
 
 def bundle_tables(bundle_dir: str | os.PathLike[str]) -> dict[str, pd.DataFrame]:
     """The tables a bundle has (name -> frame); tables it lacks are left out."""
-    return {name: read_table(bundle_dir, name) for name in C.TABLES
+    return {name: read_table(bundle_dir, name) for name in (*C.TABLES, *C.OPTIONAL_TABLES)
             if (Path(bundle_dir) / C.TABLES_DIR / f"{name}.parquet").is_file()}
 
 

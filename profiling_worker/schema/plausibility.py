@@ -20,6 +20,8 @@ Checks (each note names its ``check``):
 ``runs_missing``        a config of the spec without runs, fewer or more runs than the spec asked,
                         a NumRuns that does not match the per-run rows, or rows of no config.
 ``kernels_vary``        the kernel launch count differs between runs of one config.
+``unattributed``        kernel launches outside every config/run range or annotation (table
+                        ``unattributed``): measured, but in no value the pages draw.
 ``above_roof``          achieved DRAM bandwidth (measured DRAM bytes when collected, else the
                         analytic minimum) or FLOP/s above the datasheet roof
                         (:mod:`profiling_worker.schema.peaks`); the note states the likely reason
@@ -53,12 +55,13 @@ INTERVAL_BELOW_ZERO = "interval_below_zero"
 RUNS_MISSING = "runs_missing"
 KERNELS_VARY = "kernels_vary"
 ABOVE_ROOF = "above_roof"
+UNATTRIBUTED = "unattributed"
 IMPORT = "import"
 #: provenance key the importer sets when the files record no run count (a plain report,
 #: an ncu CSV export: each kernel launched as often as the program did).
 RUNS_NOT_ASKED = "runs_not_asked"
 CHECKS = (PERCENT_ABOVE_100, CLOCK_ABOVE_MAX, NEGATIVE_VALUE, INTERVAL_BELOW_ZERO, RUNS_MISSING,
-          KERNELS_VARY, ABOVE_ROOF, IMPORT)
+          KERNELS_VARY, UNATTRIBUTED, ABOVE_ROOF, IMPORT)
 
 #: Percentages are rounded by Nsight Compute; 100.01 % is rounding, 101 % is not.
 PERCENT_TOLERANCE = 0.05
@@ -115,6 +118,7 @@ def check_bundle(tables: Mapping[str, pd.DataFrame], manifest: Mapping[str, Any]
         spec.pop("runs", None)  # a recording imported without a run count: no count to match
     notes = [*_percent(runs), *_negative(runs, table(C.TABLE_WORK)), *_intervals(agg),
              *_counts(runs, agg, spec), *_kernels_vary(agg),
+             *_unattributed(table(C.TABLE_UNATTRIBUTED)),
              *_clocks(runs, table(C.TABLE_COLLECTORS), table(C.TABLE_NVML), gpu),
              *_roofs(agg, table(C.TABLE_WORK), manifest, gpu)]
     return sorted(notes, key=lambda n: n["severity"] != WARNING)
@@ -236,6 +240,22 @@ def _few(items: list, limit: int = 8) -> str:
     """``1, 2, 3`` or ``1, 2, ... (40 in all)``: a message stays readable for long lists."""
     shown = ", ".join(map(str, items[:limit]))
     return shown if len(items) <= limit else f"{shown}, ... ({len(items)} in all)"
+
+
+def _unattributed(frame: pd.DataFrame) -> list[dict]:
+    """One note per annotation (empty: outside every annotation) with launches in no config."""
+    if frame.empty or C.ANNOTATION not in frame:
+        return []
+    frame = frame.assign(**{C.ANNOTATION: frame[C.ANNOTATION].fillna("").astype(str)})
+    if C.METRIC in frame:  # one row per launch x metric: count the launches once
+        frame = frame[frame[C.METRIC] == frame[C.METRIC].iloc[0]]
+    out = []
+    for ann, rows in frame.groupby(C.ANNOTATION, sort=True):
+        where = f"in annotation {ann}" if ann else "outside every annotation"
+        out.append(note(UNATTRIBUTED, WARNING, f"{len(rows)} kernel launch(es) {where} fell in "
+                        "no config or run: they are in no value drawn here (listed on the "
+                        "Kernels page, never merged into a config)", ann or None))
+    return out
 
 
 def _kernels_vary(agg: pd.DataFrame) -> list[dict]:

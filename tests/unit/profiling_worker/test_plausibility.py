@@ -142,3 +142,16 @@ def test_a_cupti_run_that_flushed_the_l2_gets_no_l2_reason() -> None:
     manifest = {**manifest, "backend": {**manifest["backend"], P.L2_FLUSHED_KEY: True}}
     notes = [n for n in P.check_bundle(tables, manifest) if n["check"] == P.ABOVE_ROOF]
     assert len(notes) == 2 and all("no known reason" in n["message"] for n in notes)
+
+
+def test_unattributed_launches_are_noted_per_annotation() -> None:
+    """Issue 11, case 1's kind: launches outside every config are measured but drawn nowhere."""
+    tables, manifest = _tables("h200-cupti-linear-backward")
+    tables[C.TABLE_UNATTRIBUTED] = pd.DataFrame([
+        {C.ANNOTATION: a, C.CONFIG: -1, C.KERNEL: "dgrad", C.METRIC: m, C.VALUE: 1.0,
+         C.UNIT: "ns", C.REASON: "outside every config/run range"}
+        for a in ("backward", "backward", None) for m in (C.GPU_TIME, "sm__cycles_elapsed.avg")])
+    notes = [n for n in P.check_bundle(tables, manifest) if n["check"] == P.UNATTRIBUTED]
+    assert [(n["annotation"], n["message"].split(" fell")[0]) for n in notes] == [
+        (None, "1 kernel launch(es) outside every annotation"),
+        ("backward", "2 kernel launch(es) in annotation backward")]
