@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import streamlit as st
 
+from profiling_worker.schema.manifest import JobStatus
+
 from app.services.result_store import SOURCE_BUNDLED, BundleInfo
 from app.ui import state
 from app.ui.text import code
@@ -16,7 +18,7 @@ FIRST_BUNDLED_JOB = "h200-ncu-matmul-sweep"
 def default_job(bundles: list[BundleInfo], gpu_here: bool) -> str | None:
     """Which job to show first: on a machine without a GPU the bundled matmul sweep (else the
     newest bundled done job), else the newest done job, else the newest of any status."""
-    done = [b for b in bundles if b.status == "done"]
+    done = [b for b in bundles if b.status == JobStatus.DONE]
     if not gpu_here:
         bundled = [b for b in done if b.source == SOURCE_BUNDLED]
         preferred = [b for b in bundled if b.job_id == FIRST_BUNDLED_JOB]
