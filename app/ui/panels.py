@@ -10,6 +10,7 @@ import plotly.graph_objects as go
 import streamlit as st
 
 from profiling_worker.schema import columns as C
+from profiling_worker.schema.manifest import JobStatus
 from profiling_worker.spreadsheet import spreadsheet_safe
 
 from app.core import numbers
@@ -105,9 +106,12 @@ def render_error(message: str, hint: str | None = None, log_tail: str | None = N
 
 
 def render_bundle_error(bundle: Bundle) -> None:
-    """The manifest error of a failed/cancelled/interrupted job, if it has one."""
+    """The manifest error of a failed/interrupted job, if it has one; a cancelled job gets a
+    neutral note (a cancel is the user's choice, not an error)."""
     err = bundle.error
-    if err:
+    if bundle.status == JobStatus.CANCELLED:
+        st.info("This job was cancelled: it holds no complete result.", icon=":material/cancel:")
+    elif err:
         render_error(str(err.get("message", "")), err.get("hint"), err.get("log_tail"),
                      kind=err.get("kind"))
     for problem in bundle.problems:
