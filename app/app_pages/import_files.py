@@ -31,8 +31,12 @@ def _on_import() -> None:
                                                settings.worker_python(), settings.worker_env())
     except import_client.UploadRejected as exc:
         outcome = import_client.ImportOutcome(False, "", exc.message, exc.hint)
+    except OSError as exc:  # the upload could not be saved (disk full): say so, keep going
+        outcome = import_client.ImportOutcome(False, "", f"cannot save the upload: {exc}",
+                                              "free space on the server's disk, then import "
+                                              "again")
     if outcome.ok:
-        history_index.sync(settings.results_dir(), settings.bundled_dir())
+        history_index.sync_quietly(settings.results_dir(), settings.bundled_dir())
         state.select_job(outcome.job_id)
     st.session_state[OUTCOME] = outcome
 

@@ -162,3 +162,17 @@ def test_cancel_says_cancelling_at_once_and_ends_neutral(store, app) -> None:
     assert f"Job `{job_id}` cancelled." in texts(at)
     assert "This job was cancelled" in texts(at)  # the page showing it says so, neutrally
     shutil.rmtree(store["results"] / job_id, ignore_errors=True)
+
+
+def test_import_on_a_full_disk_says_so(store, app, monkeypatch) -> None:
+    def full(*_a, **_k):
+        raise OSError(errno.ENOSPC, "No space left on device")
+
+    monkeypatch.setattr(import_client, "save_uploads", full)
+    at = app("import_files")
+    at.file_uploader(key="import-files").set_value(
+        [("profiled_data-x-0.csv", NSPY_CSV.read_bytes(), "text/csv")])
+    at.run()
+    at.button(key="import-run").click().run()
+    assert not at.exception
+    assert "No space left on device" in texts(at) and "free space" in texts(at)
