@@ -28,7 +28,8 @@ import pandas as pd
 from profiling_worker.bundle_writer import empty_table, finish_bundle, write_table
 from profiling_worker.errors import ImportFailed, ImportInternalError
 from profiling_worker.importing import sniff as K
-from profiling_worker.importing.csv_job import Job, from_csvs
+from profiling_worker.importing.csv_job import from_csvs
+from profiling_worker.importing.job import Job
 from profiling_worker.importing.ncu_csv import from_ncu_csv
 from profiling_worker.importing.ncu_rep import CONFIG_INDEX
 from profiling_worker.importing.report_job import add_report, from_report, validate_reports

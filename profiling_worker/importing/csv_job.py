@@ -10,7 +10,6 @@ undo sums of rates over combined kernels (:mod:`.combined`), aggregate with the 
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import dataclass, field
 from typing import Any
 
 import pandas as pd
@@ -20,29 +19,11 @@ from profiling_worker.extract.aggregate import aggregate_runs
 from profiling_worker.importing import nsight_columns as N
 from profiling_worker.importing import nsight_csv as S
 from profiling_worker.importing.combined import blank_combined_agg, fix_combined_runs
+from profiling_worker.importing.job import Job
 from profiling_worker.importing.roles import (agg_collector_stats, apply_roles,
                                               blank_normalised_stats, collectors_frame)
 from profiling_worker.importing.sniff import NSIGHT_AGG, NSIGHT_RAW, Sniffed
 from profiling_worker.schema import columns as C
-
-
-@dataclass
-class Job:
-    """What the readers hand the assembler: tables, spec inputs, notes and provenance."""
-
-    params: list[str]
-    configs: list[dict[str, Any]]
-    runs: pd.DataFrame
-    agg: pd.DataFrame
-    launches: pd.DataFrame | None = None
-    collectors: pd.DataFrame | None = None
-    kernels: list[str] = field(default_factory=list)
-    label: str = ""
-    environment: dict[str, Any] = field(default_factory=dict)
-    provenance: dict[str, Any] = field(default_factory=dict)
-    notes: list[str] = field(default_factory=list)
-    roles: dict[str, dict[str, Any]] = field(default_factory=dict)
-    warnings: list[str] = field(default_factory=list)  # shown on every page (partial imports)
 
 
 def _agg_sources(raw: list[tuple[str, pd.DataFrame]], aggs: list[S.NsightCsv],
@@ -122,4 +103,4 @@ def from_csvs(sources: Sequence[Sniffed], param_names: Sequence[str] | None) -> 
                                                    for n in agg_collector_stats(it)}})})
 
 
-__all__ = ["Job", "from_csvs"]
+__all__ = ["from_csvs"]

@@ -24,7 +24,7 @@ from profiling_worker.errors import ImportFailed
 from profiling_worker.extract.aggregate import aggregate_runs, launches_to_runs
 from profiling_worker.extract.units import normalise_unit
 from profiling_worker.importing import regions as G
-from profiling_worker.importing.csv_job import Job
+from profiling_worker.importing.job import Job
 from profiling_worker.importing.ncu_rep import CONFIG_INDEX, gpu_environment
 from profiling_worker.importing.sniff import NCU_DETAILS, Sniffed
 from profiling_worker.importing.textcsv import METRIC_NAME_RE, numbers_as_text, parse_csv

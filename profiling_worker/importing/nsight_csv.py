@@ -197,8 +197,8 @@ def sort_runs(runs: pd.DataFrame) -> pd.DataFrame:
 
 
 def agg_frame(it: NsightCsv, params: list[str], notes: list[str]) -> pd.DataFrame:
-    """The aggregated rows of one processed_data file as written, CI95 recomputed with
-    Student-t from StdDev and NumRuns (:data:`CI_METHOD_T`)."""
+    """The aggregated rows of one processed_data file as written, CI95, relative std dev and
+    stability recomputed from StdDev and NumRuns by the worker's method (:data:`CI_METHOD_T`)."""
     f = it.frame
     out = key_columns(it, params)
     out[C.UNIT] = units(f)

@@ -17,7 +17,7 @@ from profiling_worker.errors import ImportFailed
 from profiling_worker.extract.aggregate import aggregate_runs, launches_to_runs
 from profiling_worker.importing import ncu_rep as R
 from profiling_worker.importing import regions as G
-from profiling_worker.importing.csv_job import Job
+from profiling_worker.importing.job import Job
 from profiling_worker.importing.textcsv import METRIC_NAME_RE
 from profiling_worker.schema import columns as C
 
