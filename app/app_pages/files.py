@@ -21,7 +21,7 @@ st.download_button(f"Download the whole bundle (zip, {len(bundle.files)} files, 
                    data=lambda: zip_bundle(bundle), file_name=zip_name(bundle),
                    mime="application/zip", key="files-zip", on_click="ignore",
                    icon=":material/folder_zip:", type="primary",
-                   help="Built in memory when clicked; unzips into one directory that the "
+                   help="Built when clicked; unzips into one directory that the "
                         "dashboard (or `python -m profiling_worker`) can open again.")
 
 for i, item in enumerate(bundle.files):

@@ -9,7 +9,6 @@ Everything here reads the disk only when called, so a page can pass these functi
 
 from __future__ import annotations
 
-import io
 import json
 import tempfile
 import zipfile
@@ -38,20 +37,26 @@ def zip_name(bundle: Bundle) -> str:
     return f"{bundle.job_id}.zip"
 
 
-def zip_bundle(bundle: Bundle) -> bytes:
-    """Every file of the bundle (as listed in ``bundle.files``) in one zip, built in memory.
+def zip_bundle(bundle: Bundle) -> BinaryIO:
+    """Every file of the bundle (as listed in ``bundle.files``, and only where it resolves
+    inside the bundle) in one zip, built in a temporary file (not in memory) and returned
+    open for reading; the file has no name left on disk.
 
     Entries are ``<job_id>/<relpath>`` so the archive unpacks into one directory that the app
     can open again; compressed files (``.gz``, ``.parquet`` ...) are stored, the rest deflated.
     """
-    buf = io.BytesIO()
-    with zipfile.ZipFile(buf, "w", compression=zipfile.ZIP_DEFLATED) as archive:
-        for item in bundle.files:
-            how = (zipfile.ZIP_STORED if item.relpath.endswith(_STORED_SUFFIXES)
-                   else zipfile.ZIP_DEFLATED)
-            archive.write(bundle.path / item.relpath, f"{bundle.job_id}/{item.relpath}",
-                          compress_type=how)
-    return buf.getvalue()
+    with tempfile.TemporaryDirectory(prefix="kprof-zip-") as tmp:
+        with zipfile.ZipFile(Path(tmp) / "bundle.zip", "w",
+                             compression=zipfile.ZIP_DEFLATED) as archive:
+            for item in bundle.files:
+                path = inside_bundle(bundle.path, item.relpath)
+                if path is None:  # gone, or a link out of the bundle
+                    continue
+                how = (zipfile.ZIP_STORED if item.relpath.endswith(_STORED_SUFFIXES)
+                       else zipfile.ZIP_DEFLATED)
+                archive.write(path, f"{bundle.job_id}/{item.relpath}", compress_type=how)
+        # a reader (st.download_button reads io.BufferedReader); unlinked with tmp
+        return open(Path(tmp) / "bundle.zip", "rb")  # noqa: SIM115
 
 
 def is_gzipped_report(relpath: str) -> bool:

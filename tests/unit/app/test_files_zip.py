@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import gzip
-import io
 import json
 import zipfile
 
@@ -18,7 +17,7 @@ from profiling_worker.schema import columns as C
 
 def test_zip_holds_every_file_under_the_job_dir(cpu_bundle) -> None:
     bundle = load_bundle(cpu_bundle)
-    archive = zipfile.ZipFile(io.BytesIO(zip_bundle(bundle)))
+    archive = zipfile.ZipFile(zip_bundle(bundle))
     assert archive.testzip() is None
     names = archive.namelist()
     assert names == [f"{bundle.job_id}/{f.relpath}" for f in bundle.files]
@@ -29,7 +28,7 @@ def test_zip_holds_every_file_under_the_job_dir(cpu_bundle) -> None:
 
 def test_zip_of_a_bundle_reopens_as_a_bundle(cpu_bundle, tmp_path) -> None:
     bundle = load_bundle(cpu_bundle)
-    zipfile.ZipFile(io.BytesIO(zip_bundle(bundle))).extractall(tmp_path / "out")
+    zipfile.ZipFile(zip_bundle(bundle)).extractall(tmp_path / "out")
     again = load_bundle(tmp_path / "out" / bundle.job_id)
     assert again.status == bundle.status
     assert again.table(C.TABLE_RUNS).equals(bundle.table(C.TABLE_RUNS))
@@ -37,7 +36,7 @@ def test_zip_of_a_bundle_reopens_as_a_bundle(cpu_bundle, tmp_path) -> None:
 
 def test_compressed_files_are_stored_not_deflated_again() -> None:
     bundle = bundled("h200-ncu-j1-fp16")
-    archive = zipfile.ZipFile(io.BytesIO(zip_bundle(bundle)))
+    archive = zipfile.ZipFile(zip_bundle(bundle))
     info = {i.filename.split("/", 1)[1]: i for i in archive.infolist()}
     assert info["nsight/ncu-output-profiled-0.ncu-rep.gz"].compress_type == zipfile.ZIP_STORED
     assert info[C.MANIFEST_FILE].compress_type == zipfile.ZIP_DEFLATED
@@ -114,3 +113,34 @@ def test_summary_with_rules_and_without_file(cpu_bundle) -> None:
     (cpu_bundle / C.REPORT_SUMMARY_FILE).write_text(json.dumps([1]), encoding="utf-8")
     with pytest.raises(ValueError):
         read_report_summary(load_bundle(cpu_bundle))
+
+
+def test_zip_leaves_out_a_link_out_of_the_bundle(tmp_path) -> None:
+    import shutil
+
+    from app.core.bundle_loader import load_bundle
+
+    src = bundled("h200-ncu-j1-fp16").path
+    shutil.copytree(src, tmp_path / src.name)
+    bundle = load_bundle(tmp_path / src.name)
+    (tmp_path / "secret.txt").write_text("TOP-SECRET")
+    (bundle.path / "worker.log").unlink(missing_ok=True)
+    (bundle.path / "worker.log").symlink_to(tmp_path / "secret.txt")
+    assert "worker.log" in [f.relpath for f in bundle.files]  # listed when it was a file
+    names = zipfile.ZipFile(zip_bundle(bundle)).namelist()
+    assert f"{bundle.job_id}/worker.log" not in names and len(names) == len(bundle.files) - 1
+
+
+def test_downloads_are_files_streamlit_accepts() -> None:
+    """st.download_button(data=callable) accepts bytes, BytesIO, BufferedReader and RawIOBase
+    (streamlit.runtime.download_data_util): the zip and the inflated report are readers."""
+    import io
+
+    from streamlit.runtime.download_data_util import convert_data_to_bytes_and_infer_mime
+
+    bundle = bundled("h200-ncu-j1-fp16")
+    for handle in (zip_bundle(bundle),
+                   gunzip_file(bundle.path / "nsight/ncu-output-profiled-0.ncu-rep.gz")):
+        assert isinstance(handle, io.BufferedReader)
+        data, _mime = convert_data_to_bytes_and_infer_mime(handle, ValueError("unsupported"))
+        assert len(data) > 1000
