@@ -15,7 +15,7 @@ from typing import Any
 
 import pandas as pd
 
-from profiling_worker.schema import columns
+from profiling_worker.schema import columns, intervals
 from profiling_worker.schema.manifest import read_manifest
 from profiling_worker.schema.plausibility import manifest_notes
 
@@ -134,7 +134,10 @@ def list_files(bundle_dir: Path) -> tuple[BundleFile, ...]:
 
 
 def load_bundle(bundle_dir: str | Path) -> Bundle:
-    """Read a bundle directory.
+    """Read a bundle directory. The aggregated table of a bundle written before the one interval
+    method is restated by it (:func:`profiling_worker.schema.intervals.restate`: CI95 lower
+    bounds of non-negative quantities cut at 0, one run never stable); the files keep what was
+    written.
 
     Raises:
         ManifestError: no readable ``manifest.json`` (not a bundle).
@@ -148,6 +151,8 @@ def load_bundle(bundle_dir: str | Path) -> Bundle:
     problems: list[str] = []
     tables = {name: read_table(path, name, problems)
               for name in (*columns.TABLES, *columns.OPTIONAL_TABLES)}
+    # Bundles written before the one interval method: the pages show its intervals.
+    tables[columns.TABLE_AGGREGATED] = intervals.restate(tables[columns.TABLE_AGGREGATED])
     return Bundle(path=path, manifest=manifest, spec=spec, tables=tables, files=list_files(path),
                   problems=tuple(problems),
                   notes=tuple(manifest_notes(tables, {**manifest, "spec": spec})))

@@ -16,6 +16,7 @@ second on the app's first page load).
 from __future__ import annotations
 
 import numpy as np
+import pandas as pd
 from scipy.special import stdtrit
 
 from profiling_worker.schema import columns as C
@@ -69,3 +70,27 @@ def stable(n: np.ndarray, rsd: np.ndarray) -> np.ndarray:
     """StableMeasurement: at least :data:`MIN_RUNS` runs and RSD < ``columns.STABLE_RSD_PCT``."""
     return (np.asarray(n) >= MIN_RUNS) & (np.nan_to_num(np.asarray(rsd, dtype="float64"),
                                                         nan=np.inf) < C.STABLE_RSD_PCT)
+
+
+def restate(aggregated: pd.DataFrame) -> pd.DataFrame:
+    """An aggregated table written by an older method, restated by this one: CI95_Lower cut at
+    0 where no run was negative (MinValue >= 0; AvgValue >= 0 when MinValue is missing) and
+    StableMeasurement False below :data:`MIN_RUNS` runs. Other values are kept as stored, so a
+    table of the current method comes back unchanged.
+
+    Args:
+        aggregated: a bundle's ``aggregated`` table (columns of ``columns.TABLE_AGGREGATED``;
+            missing columns are left alone).
+    """
+    if aggregated.empty or C.CI95_LOWER not in aggregated:
+        return aggregated
+    out = aggregated.copy()
+    floor = out[C.MIN] if C.MIN in out else out.get(C.AVG)
+    if floor is not None:
+        if C.AVG in out:
+            floor = floor.fillna(out[C.AVG])
+        lower = out[C.CI95_LOWER]
+        out[C.CI95_LOWER] = lower.where(~((floor >= 0) & (lower < 0)), 0.0)
+    if C.STABLE in out and C.NUM_RUNS in out:
+        out[C.STABLE] = out[C.STABLE].astype(bool) & (out[C.NUM_RUNS] >= MIN_RUNS)
+    return out

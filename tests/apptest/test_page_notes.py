@@ -31,11 +31,35 @@ def test_sweep_shows_the_roof_note_for_bandwidth_not_for_time(store, monkeypatch
     assert "L2-warm data" in texts(at)
 
 
-def test_stability_shows_an_interval_below_zero(store, monkeypatch, app) -> None:
+def test_stability_intervals_of_bytes_stay_above_zero(store, monkeypatch, app) -> None:
+    """Issue 11, case 5 on the page: the bundle's stored interval of dram__bytes_write.sum went
+    below zero (some runs write 0 bytes); the page shows it by the one method."""
     monkeypatch.setenv("KPROF_BUNDLED_DIR", str(BUNDLED))
     at = app("stability", query={"job": "h200-ncu-softmax"})
     at.selectbox(key="stability-metric").set_value("dram__bytes_write.sum").run()
     assert not at.exception, at.exception
-    shown = texts(at)
-    assert "below zero" in shown
-    assert "dram\\_\\_bytes\\_write.sum" in str(at.warning[0].value)  # escaped for Markdown
+    table = at.dataframe[0].value
+    assert (table["CI95_Lower"] >= 0).all() and "below zero" not in texts(at)
+    assert "cut at 0 for quantities that cannot be negative" in texts(at)
+
+
+def test_a_percentage_above_100_is_shown_escaped(store, app) -> None:
+    """A note recorded in the manifest reaches the page that draws its metric, Markdown-escaped."""
+    import json
+    import shutil
+
+    from profiling_worker.bundle_writer import finish_bundle, read_table, write_table
+    from profiling_worker.schema import columns as C
+
+    job = store["results"] / "pct-176"
+    shutil.copytree(BUNDLED / "h200-ncu-softmax", job)
+    runs = read_table(job, C.TABLE_RUNS)
+    pct = "dram__throughput.avg.pct_of_peak_sustained_elapsed"
+    runs.loc[runs.index[runs[C.METRIC] == pct][0], C.VALUE] = 176.0
+    write_table(job, C.TABLE_RUNS, runs)
+    finish_bundle(job, {**json.loads((job / C.MANIFEST_FILE).read_text()), "job_id": job.name})
+    at = app("stability", query={"job": job.name})
+    at.selectbox(key="stability-metric").set_value(pct).run()
+    assert not at.exception, at.exception
+    box = next(str(w.value) for w in at.warning if "Plausibility check" in str(w.value))
+    assert "176.0 %" in box and "dram\\_\\_throughput" in box
