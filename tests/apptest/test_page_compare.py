@@ -76,21 +76,21 @@ def test_one_run_jobs_are_not_enough_to_tell(store, app) -> None:
 
 
 def test_compare_from_a_cpu_job_offers_no_gpu_job_and_says_why(seeded, monkeypatch, app) -> None:
-    from conftest import JOB_ID
-
+    (job_dir,) = seeded["results"].iterdir()  # the real cpu job the fixture ran
+    job_id = job_dir.name
     monkeypatch.setenv("KPROF_BUNDLED_DIR", str(BUNDLED))
-    at = app("compare", query={"job": JOB_ID})
+    at = app("compare", query={"job": job_id})
     assert not at.exception, at.exception
-    assert at.selectbox(key="compare-baseline").value == JOB_ID
+    assert at.selectbox(key="compare-baseline").value == job_id
     assert "compare-candidate" not in {w.key for w in at.selectbox}
     text = texts(at)
     assert "has no host__time_duration.sum values" not in text  # the old dead end
-    assert f"No other job can be compared with `{JOB_ID}`" in text
+    assert f"No other job can be compared with `{job_id}`" in text
     assert "h200-ncu-matmul-sweep`: it measures GPU kernel time" in text
     assert not plotly_specs(at)
     at.selectbox(key="compare-baseline").set_value("h200-ncu-matmul-sweep").run()
     assert not at.exception
     offered = at.selectbox(key="compare-candidate").options
-    assert JOB_ID not in offered and "h200-ncu-softmax" not in offered  # other metric / kernel
+    assert job_id not in offered and "h200-ncu-softmax" not in offered  # other metric / kernel
     assert "h200-ncu-roofline" in offered and offered[-1] == "h200-ncu-matmul-sweep"
-    assert f"{JOB_ID}`: it measures host wall-clock time" in texts(at)
+    assert f"{job_id}`: it measures host wall-clock time" in texts(at)
