@@ -67,7 +67,7 @@ def time_warm(root: Path, pythonpath: str, repeats: int) -> tuple[float, list[fl
     """J1 through the dashboard's job manager with a warm CUPTI worker: seconds from submit to
     result per job (the first job starts the worker and is reported apart)."""
     from app.services.job_manager import JobManager
-    from profiling_worker.catalog.specs import CATALOG
+    from profiling_worker.catalog.builtin import CATALOG
     from profiling_worker.schema.spec import validate_spec
 
     manager = JobManager(root / "warm", sys.executable, env=_env(f"{REPO}:{pythonpath}"),

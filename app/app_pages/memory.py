@@ -3,10 +3,10 @@ fused vs unfused traffic and time ratios."""
 
 import streamlit as st
 
-from profiling_worker.catalog.specs import CATALOG
 from profiling_worker.schema import columns as C, plausibility as P
 
 from app.core.figures.memory import build_fusion_figure, build_memory_figure
+from app.core.kernel_catalog import builtin_kernels
 from app.core.metrics import DRAM_READ, DRAM_WRITE, MissingData
 from app.core.views.memory import MemoryOptions, fusion_frame, fusion_pairs, memory_frame
 from app.core.views.sweep import sweep_x
@@ -45,7 +45,7 @@ analysis.figure_panel(build_memory_figure(shown, bundle.host_timer), shown, key=
                       filename=f"{bundle.job_id}-memory.csv")
 
 st.subheader("Fusion")
-pairs = fusion_pairs(bundle, {**CATALOG, **cached.kernel_catalog()[0]})
+pairs = fusion_pairs(bundle, {**builtin_kernels(), **cached.kernel_catalog()[0]})
 if not pairs:
     st.info("None of this job's kernels declares two regions that compute the same result "
             "(an unfused and a fused version), so there is no fusion to compare. The `fusion` "

@@ -1,5 +1,7 @@
 """The kernels the sidebar offers: built-in ones plus user kernel files, as the worker lists
 them in its ``env`` report (the app never imports kernel files: they import torch or Triton).
+
+The only module of ``app/`` that imports the worker's catalog (tests/unit/test_boundaries.py).
 """
 
 from __future__ import annotations
@@ -8,8 +10,9 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
+from profiling_worker.catalog.builtin import CATALOG
+from profiling_worker.catalog.declare import Kernel
 from profiling_worker.catalog.registry import Registry
-from profiling_worker.catalog.specs import CATALOG
 
 
 @dataclass(frozen=True)
@@ -39,6 +42,12 @@ def _info(d: Mapping[str, Any]) -> KernelInfo:
         parameter_kinds=dict(d.get("parameter_kinds") or {}),
         fusion_pairs=tuple((str(p[0]), str(p[1])) for p in d.get("fusion_pairs") or ()
                            if len(p) == 2))
+
+
+def builtin_kernels() -> Mapping[str, Kernel]:
+    """The built-in declarations with their formulas (pure Python, no torch): what spec
+    validation's memory check and the fusion pairs need in the app's process."""
+    return CATALOG
 
 
 def builtin_description() -> dict[str, Any]:

@@ -12,12 +12,12 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
-from profiling_worker.catalog.specs import CATALOG
 from profiling_worker.schema.configs import device_memory
 from profiling_worker.schema.spec import METRIC_PRESETS, FieldError, JobSpec, SpecInvalid, validate_spec
 
 from app.core import config_grid
-from app.core.kernel_catalog import KernelInfo, builtin_description, catalog_from_report
+from app.core.kernel_catalog import (KernelInfo, builtin_description, builtin_kernels,
+                                     catalog_from_report)
 
 SIZE_PRESET_TYPED = "typed"
 SIZE_PRESET_GPU = "gpu"
@@ -172,10 +172,11 @@ def memory_errors(spec: JobSpec, report: Mapping[str, Any]) -> list[FieldError]:
     gpus = [g for g in (report.get("environment") or {}).get("gpus") or () if isinstance(g, dict)]
     uuid = next((g.get("uuid") for g in gpus if g.get("index") == spec.gpu), None)
     memory, memory_of = device_memory(spec.backend, gpus, uuid)
-    if not memory or any(k not in CATALOG for k in spec.kernels):
+    builtins = builtin_kernels()
+    if not memory or any(k not in builtins for k in spec.kernels):
         return []
     try:
-        validate_spec(spec.to_json(), CATALOG, memory, memory_of)
+        validate_spec(spec.to_json(), builtins, memory, memory_of)
     except SpecInvalid as exc:
         configs = [dict(c) for c in spec.configs]
         return [FieldError(_typed_field(e.field, configs), e.message, e.hint) for e in exc.errors]

@@ -11,7 +11,7 @@ from contextlib import contextmanager, nullcontext
 from typing import Any
 
 from profiling_worker.backends.base import Collection, Emit, RunCounter, launches_frame
-from profiling_worker.catalog.kernels import Annotate
+from profiling_worker.catalog.declare import Annotate
 from profiling_worker.schema import columns as C
 from profiling_worker.schema.spec import JobSpec
 

@@ -11,18 +11,17 @@ from contextlib import nullcontext
 from dataclasses import dataclass, field
 from typing import Any
 
-from profiling_worker.catalog.specs import CATALOG, KernelSpec
-from profiling_worker.catalog.user import UserKernel, kernel_dirs_from_env, load_kernel_dirs
+from profiling_worker.catalog.builtin import CATALOG
+from profiling_worker.catalog.declare import Kernel
+from profiling_worker.catalog.user import kernel_dirs_from_env, load_kernel_dirs
 from profiling_worker.errors import KernelFailed, WorkerError
-
-Entry = KernelSpec | UserKernel
 
 
 @dataclass
 class Registry:
     """Kernel id -> declaration, and the user files that failed to load."""
 
-    kernels: dict[str, Entry]
+    kernels: dict[str, Kernel]
     errors: list[dict[str, str]] = field(default_factory=list)
     dirs: list[str] = field(default_factory=list)
 
@@ -33,15 +32,13 @@ class Registry:
                 "errors": self.errors, "dirs": self.dirs}
 
 
-def _describe(k: Entry) -> dict[str, Any]:
-    user = isinstance(k, UserKernel)
-    configs = list(k.default_configs) if user else [{"n": s} for s in k.default_sizes]
-    cpu = configs[:2] if user else [{"n": s} for s in k.cpu_sizes]
+def _describe(k: Kernel) -> dict[str, Any]:
+    configs = list(k.default_configs)
     return {"id": k.id, "title": k.title, "description": k.description,
             "parameters": list(k.parameters), "annotations": list(k.annotations),
-            "default_configs": configs, "cpu_configs": cpu, "builtin": not user,
-            "source": k.source if user else "built-in",
-            "parameter_kinds": dict(k.parameter_kinds) if user else {},
+            "default_configs": configs, "cpu_configs": list(k.cpu_configs) or configs[:2],
+            "builtin": k.builtin, "source": k.source,
+            "parameter_kinds": dict(k.parameter_kinds),
             "fusion_pairs": [list(p) for p in k.fusion_pairs]}
 
 
@@ -50,7 +47,7 @@ def load_registry(dirs: Iterable[str] | None = None) -> Registry:
     A user kernel may not reuse a built-in id (reported as an error)."""
     dirs = list(dirs) if dirs is not None else kernel_dirs_from_env()
     user, errors = load_kernel_dirs(dirs) if dirs else ({}, [])
-    kernels: dict[str, Entry] = dict(CATALOG)
+    kernels: dict[str, Kernel] = dict(CATALOG)
     for kid, k in user.items():
         if kid in kernels:
             errors.append({"file": k.source, "error": f"kernel id {kid!r} is a built-in kernel"})
@@ -59,21 +56,35 @@ def load_registry(dirs: Iterable[str] | None = None) -> Registry:
     return Registry(kernels, errors, dirs)
 
 
-class UserBody:
-    """``body(*config, annotate=None)`` for a user kernel; annotations not chosen in the spec
-    still run but are not annotated (so not profiled)."""
+class KernelBody:
+    """``body(*config, annotate=None)`` for a declared kernel. Annotations not chosen in the
+    spec still run but are not annotated (so not profiled); a kernel with a ``setup`` gets its
+    inputs (made for the chosen annotations) once per config, kept until the config changes."""
 
-    def __init__(self, k: UserKernel, annotations: Sequence[str], device: str,
+    def __init__(self, k: Kernel, annotations: Sequence[str], device: str,
                  annotate: Callable[[str], Any]):
-        self.kernel, self.chosen, self.device, self.annotate = k, set(annotations), device, annotate
+        self.kernel, self.annotations = k, tuple(annotations)
+        self.device, self.annotate = device, annotate
+        self._key: tuple[Any, ...] | None = None
+        self._inputs: Any = None
+
+    def inputs(self, *config: Any) -> Any:
+        """The cached inputs of ``config`` (made on first use, outside any annotation)."""
+        if self._key != config and self.kernel.setup is not None:
+            self._inputs = None  # free the previous config's tensors before allocating
+            self._inputs = self.kernel.setup(*config, device=self.device,
+                                             annotations=self.annotations)
+            self._key = config
+        return self._inputs
 
     def __call__(self, *config: Any, annotate: Callable[[str], Any] | None = None) -> None:
         outer = annotate or self.annotate
 
         def region(name: str) -> Any:
-            return outer(name) if name in self.chosen else nullcontext()
+            return outer(name) if name in self.annotations else nullcontext()
 
-        self.kernel.run(*config, annotate=region, device=self.device)
+        extra = {"inputs": self.inputs(*config)} if self.kernel.setup is not None else {}
+        self.kernel.run(*config, annotate=region, device=self.device, **extra)
 
 
 class GuardedBody:
@@ -104,11 +115,7 @@ def kernel_error(kernel_id: str, config: Sequence[Any], exc: BaseException) -> K
 
 def make_body(registry: Registry, kernel_id: str, annotations: Sequence[str], device: str,
               annotate: Callable[[str], Any]) -> Callable[..., None]:
-    """A callable body for any kernel of the registry (built-in torch bodies or user code);
-    exceptions from kernel code surface as :class:`KernelFailed`."""
-    entry = registry.kernels[kernel_id]
-    if isinstance(entry, UserKernel):
-        return GuardedBody(kernel_id, UserBody(entry, annotations, device, annotate))
-    from profiling_worker.catalog.kernels import KernelBody
-
-    return GuardedBody(kernel_id, KernelBody(kernel_id, annotations, device, annotate))
+    """A callable body for any kernel of the registry (built-in or user code); exceptions from
+    kernel code surface as :class:`KernelFailed`."""
+    body = KernelBody(registry.kernels[kernel_id], annotations, device, annotate)
+    return GuardedBody(kernel_id, body)

@@ -83,15 +83,11 @@ def duplicates(configs: Sequence[Mapping[str, Any]]) -> list[tuple[int, int]]:
 
 
 def declared_defaults(entry: Any, backend: str) -> tuple[dict[str, Any], ...]:
-    """A kernel's declared default configs: ``default_configs`` (user kernels, the app's
-    KernelInfo; ``cpu_configs`` for the cpu backend when declared), else ``{"n": s}`` for the
-    built-in catalog's ``default_sizes`` / ``cpu_sizes``."""
+    """A kernel's declared default configs (the worker's Kernel or the app's KernelInfo):
+    ``default_configs``, or ``cpu_configs`` for the cpu backend when declared."""
     cpu = backend == "cpu"
-    configs = (cpu and getattr(entry, "cpu_configs", None)) or getattr(entry, "default_configs", None)
-    if configs:
-        return tuple(dict(c) for c in configs)
-    sizes = (cpu and getattr(entry, "cpu_sizes", None)) or getattr(entry, "default_sizes", ())
-    return tuple({"n": s} for s in sizes)
+    configs = (cpu and getattr(entry, "cpu_configs", None)) or getattr(entry, "default_configs", ())
+    return tuple(dict(c) for c in configs)
 
 
 def footprint_bytes(entry: Any, config: Mapping[str, Any]) -> float | None:

@@ -19,7 +19,7 @@ import pytest
 
 from app import settings
 from app.services.job_manager import JobManager
-from profiling_worker.catalog.specs import CATALOG
+from profiling_worker.catalog.builtin import CATALOG
 from profiling_worker.schema.manifest import read_manifest
 from profiling_worker.schema.spec import validate_spec
 from tests.conftest import finished_bundle_hashes

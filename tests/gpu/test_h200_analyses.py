@@ -90,7 +90,7 @@ def _digest(path: Path) -> str:
 
 def test_worker_killed_mid_job_is_marked_failed_and_nothing_else_changes(tmp_path: Path) -> None:
     from app.services.job_manager import JobManager
-    from profiling_worker.catalog.specs import CATALOG
+    from profiling_worker.catalog.builtin import CATALOG
     from profiling_worker.schema.spec import validate_spec
 
     finished = RESULTS / "h200-cupti-j1-fp16"

@@ -33,7 +33,7 @@ def _span(manifest: dict) -> tuple[datetime, datetime]:
 @pytest.mark.skipif(_gpu_count() < 2, reason="needs two GPUs (nvidia-h200-x2)")
 def test_one_job_per_gpu_in_parallel(tmp_path: Path) -> None:
     from app.services.job_manager import JobManager
-    from profiling_worker.catalog.specs import CATALOG
+    from profiling_worker.catalog.builtin import CATALOG
     from profiling_worker.schema.spec import validate_spec
 
     manager = JobManager(tmp_path, sys.executable, env=dict(os.environ))

@@ -5,6 +5,8 @@
   never load the Nsight injection, initialise CUDA or need the GPU environment).
 - ``nsight`` is imported only under ``profiling_worker/backends/``.
 - ``ncu_report`` is imported only by ``profiling_worker/extract/ncu_report_reader.py``.
+- ``profiling_worker.catalog`` is imported in ``app/`` only by ``app/core/kernel_catalog.py`` (the
+  app reads kernels through what the worker exports).
 
 Imports inside functions count too. Directories that do not exist yet are simply empty.
 """
@@ -79,6 +81,21 @@ def test_ncu_report_only_in_its_reader() -> None:
     reader = ROOT / "profiling_worker" / "extract" / "ncu_report_reader.py"
     files = [p for p in _all_py() if p != reader]
     assert _offenders(files, {"ncu_report"}) == []
+
+
+def imported_modules(path: Path) -> set[str]:
+    """Dotted names of the absolute imports of a file (``from a.b import c`` gives ``a.b``)."""
+    tree = ast.parse(path.read_text(encoding="utf-8"), filename=str(path))
+    names = {a.name for n in ast.walk(tree) if isinstance(n, ast.Import) for a in n.names}
+    return names | {n.module for n in ast.walk(tree)
+                    if isinstance(n, ast.ImportFrom) and n.level == 0 and n.module}
+
+
+def test_app_reads_the_kernel_catalog_in_one_module() -> None:
+    gateway = ROOT / "app" / "core" / "kernel_catalog.py"
+    offenders = [str(p.relative_to(ROOT)) for p in _py_files("app") if p != gateway
+                 and any(m.startswith("profiling_worker.catalog") for m in imported_modules(p))]
+    assert offenders == []
 
 
 @pytest.mark.parametrize("source, expected", [

@@ -15,7 +15,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from app.core import spec_form
-from profiling_worker.catalog.specs import CATALOG
+from profiling_worker.catalog.builtin import CATALOG
 from profiling_worker.schema import spec as S
 from profiling_worker.schema.spec import FieldError, JobSpec, SpecInvalid, validate_spec
 

@@ -87,7 +87,7 @@ def fusion_pairs(bundle: Bundle, catalog: Mapping[str, Any]) -> list[tuple[str, 
     rows in the job.
 
     Args:
-        catalog: kernel id -> entry with a ``fusion_pairs`` attribute (built-in KernelSpec, the
+        catalog: kernel id -> entry with a ``fusion_pairs`` attribute (the worker's Kernel, the
             app's KernelInfo); kernels it lacks declare nothing.
     """
     present = set(annotation_order(bundle))

@@ -16,7 +16,7 @@ import pytest
 from app import settings
 from app.services import history_index
 from app.services.job_manager import JobManager
-from profiling_worker.catalog.specs import CATALOG
+from profiling_worker.catalog.builtin import CATALOG
 from profiling_worker.schema.manifest import read_manifest
 from profiling_worker.schema.spec import validate_spec
 

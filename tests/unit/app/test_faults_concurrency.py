@@ -22,7 +22,7 @@ from pathlib import Path
 
 from app import settings
 from app.services.job_manager import JobManager
-from profiling_worker.catalog.specs import CATALOG
+from profiling_worker.catalog.builtin import CATALOG
 from profiling_worker.schema.events import parse_line
 from profiling_worker.schema.manifest import read_manifest
 from profiling_worker.schema.spec import validate_spec
@@ -115,7 +115,7 @@ sys.path.insert(0, {repo!r})
 from pathlib import Path
 from app import settings
 from app.services.job_manager import JobManager
-from profiling_worker.catalog.specs import CATALOG
+from profiling_worker.catalog.builtin import CATALOG
 from profiling_worker.schema.spec import validate_spec
 manager = JobManager(Path({results!r}), sys.executable, env=settings.worker_env())
 ids = [manager.submit(validate_spec(dict({spec!r}, label="{name}-%d" % k), CATALOG))

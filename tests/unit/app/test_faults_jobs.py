@@ -30,7 +30,7 @@ from app.services import history_index
 from app.services import job_manager as jm
 from app.services.job_recovery import RESERVE_FILE
 from app.services.job_manager import JobManager
-from profiling_worker.catalog.specs import CATALOG
+from profiling_worker.catalog.builtin import CATALOG
 from profiling_worker.schema.manifest import read_manifest
 from profiling_worker.schema.spec import validate_spec
 from tests.conftest import finished_bundle_hashes

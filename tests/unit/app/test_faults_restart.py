@@ -26,7 +26,7 @@ from app import settings
 from app.core.bundle_loader import load_bundle
 from app.services.job_manager import JobManager
 from app.services.job_recovery import mark_interrupted
-from profiling_worker.catalog.specs import CATALOG
+from profiling_worker.catalog.builtin import CATALOG
 from profiling_worker.schema.manifest import read_manifest, write_manifest
 from profiling_worker.schema.spec import validate_spec
 
@@ -39,7 +39,7 @@ import json, sys, time
 sys.path.insert(0, {repo!r})
 from app import settings
 from app.services.job_manager import JobManager
-from profiling_worker.catalog.specs import CATALOG
+from profiling_worker.catalog.builtin import CATALOG
 from profiling_worker.schema.spec import validate_spec
 manager = JobManager(__import__("pathlib").Path({results!r}), sys.executable,
                      env=settings.worker_env())

@@ -17,7 +17,7 @@ from app.services.job_manager import JobManager
 from app.services.job_model import new_job_id
 from app.services.job_recovery import mark_interrupted
 from app.services.result_store import JOB_ID_RE
-from profiling_worker.catalog.specs import CATALOG
+from profiling_worker.catalog.builtin import CATALOG
 from profiling_worker.schema.manifest import read_manifest, write_manifest
 from profiling_worker.schema.spec import validate_spec
 

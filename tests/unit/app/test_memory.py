@@ -53,7 +53,7 @@ def test_fusion_is_offered_only_for_declared_pairs() -> None:
     fp16 regions compute different things and are never offered as a fusion."""
     from app.core.kernel_catalog import catalog_from_report
     from app.core.views.memory import fusion_pairs
-    from profiling_worker.catalog.specs import CATALOG
+    from profiling_worker.catalog.builtin import CATALOG
 
     assert fusion_pairs(bundled("h200-ncu-elementwise"), CATALOG) == [("unfused", "fused")]
     assert fusion_pairs(bundled("h200-ncu-matmul-sweep"), CATALOG) == []

@@ -71,7 +71,7 @@ def test_failed_job_keeps_the_worker_usable(warm, tmp_path):
 
 def test_job_manager_reuses_one_warm_process_and_cancel_ends_it(tmp_path):
     from app.services.job_manager import JobManager
-    from profiling_worker.catalog.specs import CATALOG
+    from profiling_worker.catalog.builtin import CATALOG
     from profiling_worker.schema.spec import validate_spec
 
     manager = JobManager(tmp_path, sys.executable, env=settings.worker_env(), warm=True)
@@ -133,7 +133,7 @@ def test_warm_worker_holds_the_lane_lock_like_a_cold_one(tmp_path):
     import os
 
     from app.services.job_manager import JobManager
-    from profiling_worker.catalog.specs import CATALOG
+    from profiling_worker.catalog.builtin import CATALOG
     from profiling_worker.schema.spec import validate_spec
 
     def lane_locked_by_another() -> bool:

@@ -5,7 +5,7 @@ from pathlib import Path
 
 import pytest
 
-from profiling_worker.catalog.specs import CATALOG
+from profiling_worker.catalog.builtin import CATALOG
 from profiling_worker.schema import columns as C
 from profiling_worker.schema.spec import METRIC_PRESETS, SpecInvalid, validate_spec
 
