@@ -90,9 +90,20 @@ def vector_add(n: int, *, inputs: dict[str, Any], annotate: Annotate, device: st
             x + y
 
 
-def _square(n: int, *, device: str, annotations: Sequence[str]) -> dict[str, Any]:
-    return dict.fromkeys(annotations, _torch().randn(n, n, device=device,
+def _fp32_matrix(rows: int, cols: int, *, device: str, annotations: Sequence[str]
+                 ) -> dict[str, Any]:
+    return dict.fromkeys(annotations, _torch().randn(rows, cols, device=device,
                                                      dtype=_torch().float32))
+
+
+def _square(n: int, *, device: str, annotations: Sequence[str]) -> dict[str, Any]:
+    return _fp32_matrix(n, n, device=device, annotations=annotations)
+
+
+def _row_softmax(inputs: dict[str, Any], annotate: Annotate) -> None:
+    for a, x in inputs.items():
+        with annotate(a):
+            _torch().softmax(x, dim=-1)
 
 
 @kernel(id="softmax", title="Softmax over rows of an n x n matrix (fp32)",
@@ -103,9 +114,7 @@ def _square(n: int, *, device: str, annotations: Sequence[str]) -> dict[str, Any
         flops=lambda a, c: 5.0 * c["n"] ** 2, bytes=lambda a, c: 2.0 * 4 * c["n"] ** 2,
         setup=_square)
 def softmax(n: int, *, inputs: dict[str, Any], annotate: Annotate, device: str) -> None:
-    for a, x in inputs.items():
-        with annotate(a):
-            _torch().softmax(x, dim=-1)
+    _row_softmax(inputs, annotate)
 
 
 @kernel(id="fusion", title="Fusion pair: a + b * c (unfused) vs torch.addcmul (fused)",
@@ -136,6 +145,20 @@ def fusion(n: int, *, inputs: dict[str, Any], annotate: Annotate, device: str) -
 def batched_matmul(batch: int, n: int, *, inputs: dict[str, Any], annotate: Annotate,
                    device: str) -> None:
     _products(inputs, annotate)
+
+
+@kernel(id="softmax_rows", title="Softmax over rows of a rows x cols matrix (fp32)",
+        description="torch.softmax(x, dim=-1) on rows x cols fp32 (attention-like shapes: "
+        "many short rows or few long ones): reads rows cols, writes rows cols; about 5 FLOPs "
+        "per element (max, subtract, exp, sum, divide).",
+        parameters=("rows", "cols"), annotations=("softmax",),
+        default_configs=[{"rows": r, "cols": c} for r in (1024, 16384) for c in (1024, 8192)],
+        cpu_configs=[{"rows": 64, "cols": 512}, {"rows": 512, "cols": 64}],
+        flops=lambda a, c: 5.0 * c["rows"] * c["cols"],
+        bytes=lambda a, c: 2.0 * 4 * c["rows"] * c["cols"], setup=_fp32_matrix)
+def softmax_rows(rows: int, cols: int, *, inputs: dict[str, Any], annotate: Annotate,
+                 device: str) -> None:
+    _row_softmax(inputs, annotate)
 
 
 CATALOG: dict[str, Kernel] = {k.id: k for k in declared(__name__, BUILTIN_SOURCE)}

@@ -29,6 +29,7 @@ EXPECTED = {  # kernel id -> (annotation, config) -> (FLOPs, minimum DRAM bytes)
     "vector_add": lambda a, c: (c["n"], (2 * c["n"] + c["n"]) * FP32),  # read a, b; write
     # max, subtract, exp, sum, divide per element; read the matrix, write the result
     "softmax": lambda a, c: (5 * c["n"] ** 2, 2 * c["n"] ** 2 * FP32),
+    "softmax_rows": lambda a, c: (5 * c["rows"] * c["cols"], 2 * c["rows"] * c["cols"] * FP32),
     # a + b*c: a multiply and an add per element, fused or not; read a, b, c, write the result
     "fusion": lambda a, c: (2 * c["n"], (3 * c["n"] + c["n"]) * FP32),
 }
