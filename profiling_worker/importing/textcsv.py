@@ -17,7 +17,7 @@ import pyarrow as pa
 import pyarrow.csv as pacsv
 
 from profiling_worker.errors import ImportFailed
-from profiling_worker.importing.sniff import Sniffed
+from profiling_worker.importing.sniff import NCU_DETAILS, NCU_RAW, Sniffed
 
 MAX_FILE_BYTES = 2 * 1024**3
 
@@ -27,18 +27,20 @@ NA_STRINGS = frozenset({"", "nan", "NaN", "NAN", "<NA>", "None", "null", "NULL",
 
 METRIC_NAME_RE = re.compile(r"^[a-z][a-z0-9]*__[a-z0-9_]+(\.[a-z0-9_]+)*$")
 
+HINT_NCU_CSV = ("export it again with ncu --csv (--page raw or --page details), or import the "
+                ".ncu-rep itself")
 HINT_CSV = ("give the profiled_data-*.csv / processed_data-*.csv files nsight-python writes "
              "with output_csv=True, unmodified")
 
 
-def _check_size(path: Path) -> None:
+def _check_size(path: Path, hint: str = HINT_CSV) -> None:
     try:
         size = path.stat().st_size
     except OSError as exc:
         raise ImportFailed(f"{path.name}: cannot be read ({exc.strerror or exc})",
                            "check that the file exists and is readable") from exc
     if size == 0:
-        raise ImportFailed(f"{path.name}: the file is empty", HINT_CSV)
+        raise ImportFailed(f"{path.name}: the file is empty", hint)
     if size > MAX_FILE_BYTES:
         raise ImportFailed(f"{path.name}: {size / 1024**3:.1f} GiB is larger than the "
                            f"{MAX_FILE_BYTES // 1024**3} GiB an import accepts",
@@ -81,28 +83,29 @@ def parse_csv(s: Sniffed) -> tuple[list[str], pd.DataFrame]:
             a row whose field count differs from the header's, no data rows.
     """
     path = s.path
-    _check_size(path)
+    hint = HINT_NCU_CSV if s.kind in (NCU_RAW, NCU_DETAILS) else HINT_CSV
+    _check_size(path, hint)
     raw = [h.strip() for h in _header(s)]
     width = len(raw)
     while width and not raw[width - 1]:
         width -= 1
     header = raw[:width]
     if not header:
-        raise ImportFailed(f"{path.name}: holds no CSV header", HINT_CSV)
+        raise ImportFailed(f"{path.name}: holds no CSV header", hint)
     if any(not h for h in header) or any("\x00" in h for h in header):
-        raise ImportFailed(f"{path.name}: the header has an empty column name", HINT_CSV)
+        raise ImportFailed(f"{path.name}: the header has an empty column name", hint)
     dups = sorted({h for h in header if header.count(h) > 1})
     if dups:
-        raise ImportFailed(f"{path.name}: duplicate column(s) {', '.join(dups)}", HINT_CSV)
+        raise ImportFailed(f"{path.name}: duplicate column(s) {', '.join(dups)}", hint)
     names = header + [f"_trailing_{i}" for i in range(len(raw) - width)]
     try:
         table = _read_strings(s, names)
     except pa.ArrowInvalid as exc:
         text = str(exc)
         if "UTF8" in text or "UTF-8" in text:
-            raise ImportFailed(f"{path.name}: is not UTF-8 text", HINT_CSV) from exc
+            raise ImportFailed(f"{path.name}: is not UTF-8 text", hint) from exc
         raise ImportFailed(f"{path.name}: not the CSV its header promises ({text[:300]})",
-                           "the file looks truncated or edited; export it again") from exc
+                           "the file looks truncated or edited; " + hint) from exc
     if table.num_rows == 0:
         raise ImportFailed(f"{path.name}: has a header but no data rows",
                            "the profiled call produced no results; check its ncu log")

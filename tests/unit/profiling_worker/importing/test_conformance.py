@@ -119,6 +119,16 @@ def test_case2_ncu_csv_exports_import(tmp_path, name):
     assert read_manifest(b)["provenance"]["formats"][name] in ("ncu_raw", "ncu_details")
 
 
+def test_case2_an_export_cut_short_is_refused_with_the_reason(tmp_path):
+    text = (PLAIN / "details.csv").read_text(encoding="utf-8")
+    cut = tmp_path / "details.csv"
+    cut.write_text(text[:len(text) // 2], encoding="utf-8")  # ends inside a row
+    with pytest.raises(ImportFailed) as exc:
+        _import(tmp_path, cut)
+    assert "details.csv: not the CSV its header promises" in exc.value.message
+    assert "truncated" in exc.value.hint and "ncu --csv" in exc.value.hint
+
+
 def test_case2_raw_and_details_of_one_profile_are_read_once(tmp_path):
     b = _import(tmp_path, PLAIN / "raw.csv", PLAIN / "details.csv")
     assert _agg(b, C.GPU_TIME).set_index(C.ANNOTATION).loc[MUL, C.NUM_RUNS] == 3
