@@ -195,6 +195,21 @@ def test_case4_summed_percentages_and_clocks_are_never_values(tmp_path):
     assert "datasheet DRAM bandwidth 4,800 GB/s" in notes
 
 
+def test_case4_a_report_beside_the_csvs_is_placed_launch_by_launch(tmp_path):
+    """The path that recomputes combined rows per launch: the report's launches get the CSVs'
+    configs and runs by launch order (here one kernel per run, so nothing is recombined)."""
+    b = _import(tmp_path, NSPY / "normalized")
+    m = read_manifest(b)
+    assert m["provenance"]["launches"]["attribution"].startswith("config and run by launch order")
+    launches = read_table(b, C.TABLE_LAUNCHES)
+    runs = read_table(b, C.TABLE_RUNS)
+    keys = [C.ANNOTATION, C.CONFIG, "n", C.RUN]
+    both = launches[launches[C.METRIC] == C.GPU_TIME].merge(
+        runs[runs[C.METRIC] == C.GPU_TIME], on=keys, suffixes=("_launch", "_run"))
+    assert len(both) == 12  # 2 annotations x 2 sizes x 3 runs
+    assert (both[C.VALUE + "_launch"] == both[C.VALUE + "_run"]).all()
+
+
 # --- case 5: columns with a meaning -----------------------------------------------------------
 
 def test_case5_transformed_is_a_derived_metric_not_a_time(tmp_path):
