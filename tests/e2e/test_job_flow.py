@@ -36,7 +36,8 @@ def _fill_job_form(page) -> None:  # type: ignore[no-untyped-def]
     sidebar = page.get_by_test_id("stSidebar")
     expect(sidebar).to_be_visible()
     expect(get_by_key(page, _key("submit"))).to_be_visible()
-    tags = selected_tags(page, _key("kernels"))
+    expect(get_by_key(page, _key("kernels")).locator("[data-tag]").first).to_be_visible()
+    tags = selected_tags(page, _key("kernels"))  # read once drawn (the sidebar comes last)
     assert any(t.strip().startswith(KERNEL) for t in tags), f"{KERNEL} not preselected: {tags}"
     choose_option(page, _key("backend"), "cpu")
     fill_text(page, _key("sizes"), SIZES)

@@ -68,9 +68,9 @@ def test_every_page_one_click_away_and_nothing_leaves_the_machine(
         context.close()
 
 
-def test_job_progress_in_sight_after_run(browser, bundled_app_server: AppServer,
-                                         layout_dir: Path) -> None:  # type: ignore[no-untyped-def]
-    width, height = SIZES[0]
+@pytest.mark.parametrize("width, height", SIZES, ids=[f"{w}x{h}" for w, h in SIZES])
+def test_job_progress_in_sight_after_run(browser, bundled_app_server: AppServer, layout_dir: Path,
+                                         width: int, height: int) -> None:  # type: ignore[no-untyped-def]
     context = browser.new_context(viewport={"width": width, "height": height})
     page = context.new_page()
     page.set_default_timeout(60_000)
