@@ -1,6 +1,7 @@
 """Entry point: ``streamlit run app/streamlit_app.py``.
 
-Page config, the shared sidebar (job selector, job builder, job panel), the no-GPU banner and
+Page config, the shared sidebar (job selector, job builder, job panel), the provenance banner
+(:mod:`app.core.provenance`) and
 ``st.navigation`` over ``app/app_pages/``. The body is in :func:`run` so that tests and a
 packaged launcher can import this module without drawing anything.
 """
@@ -18,12 +19,11 @@ if __package__ in (None, ""):  # run as a script: make the repository root impor
 import streamlit as st  # noqa: E402
 
 ICON = Path(__file__).resolve().parent / "assets" / "icon.png"  # local: no font service
-NO_GPU_BANNER = ("No GPU here: showing results recorded on an NVIDIA H200 by this project's "
-                 "worker")
 
 
 def run() -> None:
     """Draw the app frame and the selected page."""
+    from app.core.provenance import banner
     from app.services import worker_client
     from app.sidebar.job_builder import render_job_builder, render_notice
     from app.sidebar.job_panel import render_job_panel
@@ -36,10 +36,11 @@ def run() -> None:
     by_section = navigation.pages()
     page = st.navigation(by_section, position="hidden")
     bundles, _problems = cached.list_bundles()
-    resolve_job(bundles, gpu_here)
+    shown = resolve_job(bundles, gpu_here)
     navigation.render_bar(by_section)
-    if not gpu_here:
-        st.info(NO_GPU_BANNER, icon=":material/info:")
+    text = banner(next((b.manifest for b in bundles if b.job_id == shown), None), gpu_here)
+    if text:
+        st.info(text, icon=":material/info:")
     try:
         page.run()  # first, so the page's chart is sent before the sidebar's widgets
     except panels.PageStopped:  # the page ended early ("this job has no X")

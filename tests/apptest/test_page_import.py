@@ -44,6 +44,9 @@ def test_import_selects_the_new_bundle(store, app, sources) -> None:
     assert at.session_state["sidebar-job"] == job
     assert f"Imported as **{job}**" in texts(at)
     assert [r.job_id for r in history_index.rows(store["results"])] == [job]
+    banner = next(i.value for i in at.info if i.value.startswith("Imported job"))
+    assert all(f"`{p.name}`" in banner for p in sources[:4])  # says what it is, not "recorded"
+    assert "showing results recorded" not in texts(at)
     at.switch_page("app_pages/sweep.py").run()  # the views open it
     assert not at.exception
 

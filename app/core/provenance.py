@@ -1,0 +1,69 @@
+"""Where the shown job's numbers come from, in one sentence for the banner above every page:
+recorded by this project's worker (on which GPU), or imported from files made elsewhere
+(which files, which tool and version). Read from the manifest's ``provenance`` and
+``environment``, never assumed."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from app.core.environment import gpu_name
+
+#: What each sniffed file kind is, in words (kinds written by the importer in
+#: manifest ``provenance.formats``).
+KIND_WORDS = {
+    "nsight_raw": "nsight-python per-run CSV",
+    "nsight_agg": "nsight-python aggregated CSV",
+    "ncu_raw": "Nsight Compute CSV export (raw page)",
+    "ncu_details": "Nsight Compute CSV export (details page)",
+    "ncu_report": "Nsight Compute report",
+    "ncu_log": "Nsight Compute log",
+}
+_MAX_FILES = 4  # more names make the banner a paragraph; the manifest lists them all
+
+
+def is_imported(manifest: dict[str, Any]) -> bool:
+    """True for a bundle written by the importer (manifest ``provenance.imported_from``)."""
+    prov = manifest.get("provenance")
+    return isinstance(prov, dict) and bool(prov.get("imported_from"))
+
+
+def _tool_versions(manifest: dict[str, Any]) -> list[str]:
+    nspy = (manifest.get("provenance") or {}).get("nsight_python_version")
+    return [f"nsight-python {nspy}"] if nspy else []
+
+
+def import_banner(manifest: dict[str, Any]) -> str:
+    """One sentence naming the files an imported job was read from, their kinds and the tool
+    versions the files tell, and saying the worker did not record them."""
+    prov = manifest.get("provenance") or {}
+    files = [str(f) for f in prov.get("imported_from") or []]
+    formats = prov.get("formats") or {}
+    kinds = list(dict.fromkeys(KIND_WORDS.get(str(formats.get(f)), "file") for f in files))
+    names = ", ".join(f"`{f}`" for f in files[:_MAX_FILES])
+    if len(files) > _MAX_FILES:
+        names += f" and {len(files) - _MAX_FILES} more"
+    tools = _tool_versions(manifest)
+    gpu = gpu_name(manifest.get("environment") or {})
+    text = (f"Imported job: values read from {names} ({'; '.join(kinds)}"
+            + (f"; {', '.join(tools)}" if tools else "") + ")"
+            + (f", measured on {gpu}" if gpu else "")
+            + " elsewhere, not recorded by this project's worker")
+    return text
+
+
+def banner(manifest: dict[str, Any] | None, gpu_here: bool) -> str | None:
+    """The provenance banner for the shown job: the import sentence for an imported job (with
+    or without a GPU here); without a GPU, where a worker-recorded job was measured; None when
+    a GPU is here and the job is the worker's own."""
+    if manifest and is_imported(manifest):
+        return import_banner(manifest)
+    if gpu_here:
+        return None
+    gpu = gpu_name((manifest or {}).get("environment") or {})
+    if not gpu:  # no job shown, or a cpu-backend job: nothing to attribute to a GPU
+        return "No GPU here: jobs run on the cpu backend only"
+    return f"No GPU here: showing results recorded on {gpu} by this project's worker"
+
+
+__all__ = ["banner", "import_banner", "is_imported", "KIND_WORDS"]

@@ -1,0 +1,38 @@
+"""The provenance banner says where the shown job's numbers come from, from its manifest."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from app.core.provenance import banner
+from profiling_worker.importing import import_nsight_output
+from profiling_worker.schema.manifest import read_manifest
+
+REPO = Path(__file__).resolve().parents[3]
+PLAIN = REPO / "tests" / "fixtures" / "h200_import" / "ncu_plain"
+NORMALIZED = REPO / "tests" / "fixtures" / "h200_import" / "nspy096" / "normalized"
+
+
+def test_worker_job_names_its_gpu_and_the_worker() -> None:
+    manifest = read_manifest(REPO / "app" / "bundled" / "h200-ncu-softmax")
+    assert banner(manifest, gpu_here=False) == (
+        "No GPU here: showing results recorded on NVIDIA H200 by this project's worker")
+    assert banner(manifest, gpu_here=True) is None
+
+
+def test_imported_report_says_imported_from_which_file(tmp_path: Path) -> None:
+    bundle = import_nsight_output([PLAIN / "plain.ncu-rep.gz"], tmp_path, "rep")
+    for gpu_here in (False, True):
+        text = banner(read_manifest(bundle), gpu_here)
+        assert text is not None and text.startswith(
+            "Imported job: values read from `plain.ncu-rep.gz` (Nsight Compute report)")
+        assert "recorded by this project's worker" in text and "not recorded" in text
+
+
+def test_imported_csvs_name_kinds_and_nsight_python_version(tmp_path: Path) -> None:
+    csvs = sorted(NORMALIZED.glob("*.csv"))
+    text = banner(read_manifest(import_nsight_output(csvs, tmp_path, "csv")), False)
+    assert text is not None
+    assert "`processed_data-scale-0.csv`, `profiled_data-scale-0.csv`" in text
+    assert "nsight-python aggregated CSV; nsight-python per-run CSV" in text
+    assert "nsight-python 0.9.6" in text
