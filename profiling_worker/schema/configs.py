@@ -86,7 +86,8 @@ def declared_defaults(entry: Any, backend: str) -> tuple[dict[str, Any], ...]:
     """A kernel's declared default configs (the worker's Kernel or the app's KernelInfo):
     ``default_configs``, or ``cpu_configs`` for the cpu backend when declared."""
     cpu = backend == "cpu"
-    configs = (cpu and getattr(entry, "cpu_configs", None)) or getattr(entry, "default_configs", ())
+    configs = (getattr(entry, "cpu_configs", ()) if cpu else ()) or getattr(
+        entry, "default_configs", ())
     return tuple(dict(c) for c in configs)
 
 

@@ -16,6 +16,7 @@ second on the app's first page load).
 from __future__ import annotations
 
 import numpy as np
+import numpy.typing as npt
 import pandas as pd
 from scipy.special import stdtrit
 
@@ -27,21 +28,26 @@ CI_METHOD = ("Student-t CI95 of the mean, t(0.975, n-1)·s/√n, cut at 0 for qu
 MIN_RUNS = 2
 
 
-def t975(n: np.ndarray | float) -> np.ndarray:
+#: What the functions here return: float64 values (bool for :func:`stable`), one per group.
+Floats = npt.NDArray[np.float64]
+
+
+def t975(n: npt.ArrayLike) -> Floats:
     """The 0.975 quantile of Student's t with n-1 degrees of freedom; 0 where n < 2."""
     n = np.asarray(n, dtype="float64")
     return np.where(n >= MIN_RUNS, stdtrit(np.maximum(n - 1, 1), 0.975), 0.0)
 
 
-def ci95_half_width(std: np.ndarray | float, n: np.ndarray | float) -> np.ndarray:
+def ci95_half_width(std: npt.ArrayLike, n: npt.ArrayLike) -> Floats:
     """``t(0.975, n-1) * std / sqrt(n)`` (same unit as ``std``); 0 where n < 2 or std is NaN."""
     n = np.asarray(n, dtype="float64")
     with np.errstate(over="ignore", invalid="ignore"):  # huge imported StdDev: inf, not a warning
-        return t975(n) * np.nan_to_num(np.asarray(std, dtype="float64")) / np.sqrt(np.maximum(n, 1))
+        return np.asarray(t975(n) * np.nan_to_num(np.asarray(std, dtype="float64"))
+                          / np.sqrt(np.maximum(n, 1)), dtype="float64")
 
 
-def ci95_bounds(mean: np.ndarray, std: np.ndarray, n: np.ndarray,
-                minimum: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+def ci95_bounds(mean: npt.ArrayLike, std: npt.ArrayLike, n: npt.ArrayLike,
+                minimum: npt.ArrayLike) -> tuple[Floats, Floats]:
     """(CI95_Lower, CI95_Upper) by :data:`CI_METHOD`.
 
     Args:
@@ -49,27 +55,30 @@ def ci95_bounds(mean: np.ndarray, std: np.ndarray, n: np.ndarray,
         minimum: the smallest run value of each group; groups with ``minimum >= 0`` are
             non-negative quantities and their lower bound is cut at 0.
     """
-    mean = np.asarray(mean, dtype="float64")
+    mean_ = np.asarray(mean, dtype="float64")
     half = ci95_half_width(std, n)
     with np.errstate(invalid="ignore"):  # inf - inf from a huge imported StdDev: NaN, quietly
-        lower = mean - half
+        lower = mean_ - half
         lower = np.where(np.asarray(minimum, dtype="float64") >= 0, np.maximum(lower, 0.0), lower)
-        return lower, mean + half
+        return lower, mean_ + half
 
 
-def rsd_pct(mean: np.ndarray, std: np.ndarray) -> np.ndarray:
+def rsd_pct(mean: npt.ArrayLike, std: npt.ArrayLike) -> Floats:
     """``100 * std / |mean|`` (%); 0 when both are 0, inf when only the mean is 0."""
-    mean, std = np.asarray(mean, dtype="float64"), np.asarray(std, dtype="float64")
+    m, s = np.asarray(mean, dtype="float64"), np.asarray(std, dtype="float64")
     with np.errstate(divide="ignore", invalid="ignore"):
-        rsd = 100.0 * std / np.abs(mean)
-    rsd = np.where((mean == 0) & (std == 0), 0.0, rsd)
-    return np.where((mean == 0) & (std > 0), np.inf, rsd)
+        rsd = 100.0 * s / np.abs(m)
+    rsd = np.where((m == 0) & (s == 0), 0.0, rsd)
+    return np.where((m == 0) & (s > 0), np.inf, rsd)
 
 
-def stable(n: np.ndarray, rsd: np.ndarray) -> np.ndarray:
+def stable(n: npt.ArrayLike, rsd: npt.ArrayLike) -> npt.NDArray[np.bool_]:
     """StableMeasurement: at least :data:`MIN_RUNS` runs and RSD < ``columns.STABLE_RSD_PCT``."""
-    return (np.asarray(n) >= MIN_RUNS) & (np.nan_to_num(np.asarray(rsd, dtype="float64"),
-                                                        nan=np.inf) < C.STABLE_RSD_PCT)
+    enough = np.asarray(n, dtype="float64") >= MIN_RUNS
+    low: npt.NDArray[np.bool_] = (np.nan_to_num(np.asarray(rsd, dtype="float64"), nan=np.inf)
+                                  < C.STABLE_RSD_PCT)
+    return enough & low
+
 
 
 def restate(aggregated: pd.DataFrame) -> pd.DataFrame:

@@ -40,7 +40,7 @@ that cannot be right as drawn, ``info`` for one to keep in mind), ``scope`` (``b
 from __future__ import annotations
 
 from collections.abc import Mapping
-from typing import Any
+from typing import Any, Literal, TypedDict, cast
 
 import pandas as pd
 
@@ -77,10 +77,22 @@ L2_WARM_REASON = ("likely reason: L2-warm data ({why}): the inputs stay in the L
                   "cache_control \"all\" for DRAM-bound numbers")
 
 
+class Note(TypedDict):
+    """One plausibility note as stored in ``manifest.json`` (a list under :data:`NOTES_KEY`)."""
+    check: str  # one of CHECKS
+    severity: str  # WARNING or INFO
+    scope: Literal["metric", "config", "annotation", "bundle"]
+    annotation: str | None
+    config: int | None  # config index
+    metric: str | None  # Nsight Compute metric name
+    message: str
+
+
 def note(check: str, severity: str, message: str, annotation: str | None = None,
-         config: int | None = None, metric: str | None = None) -> dict[str, Any]:
+         config: int | None = None, metric: str | None = None) -> Note:
     """One note as stored in ``manifest.json``; the scope follows from the keys given."""
-    scope = ("metric" if metric is not None else "config" if config is not None
+    scope: Literal["metric", "config", "annotation", "bundle"] = (
+             "metric" if metric is not None else "config" if config is not None
              else "annotation" if annotation is not None else "bundle")
     return {"check": check, "severity": severity, "scope": scope, "annotation": annotation,
             "config": None if config is None else int(config), "metric": metric,
@@ -97,7 +109,7 @@ def job_gpu(manifest: Mapping[str, Any]) -> dict[str, Any]:
     return match[0] if match else (entries[0] if entries else {})
 
 
-def check_bundle(tables: Mapping[str, pd.DataFrame], manifest: Mapping[str, Any]) -> list[dict]:
+def check_bundle(tables: Mapping[str, pd.DataFrame], manifest: Mapping[str, Any]) -> list[Note]:
     """Every plausibility note for one bundle.
 
     Args:
@@ -124,12 +136,13 @@ def check_bundle(tables: Mapping[str, pd.DataFrame], manifest: Mapping[str, Any]
     return sorted(notes, key=lambda n: n["severity"] != WARNING)
 
 
-def manifest_notes(tables: Mapping[str, pd.DataFrame], manifest: Mapping[str, Any]) -> list[dict]:
+def manifest_notes(tables: Mapping[str, pd.DataFrame], manifest: Mapping[str, Any]) -> list[Note]:
     """The manifest's notes, or, for a bundle finalised before they existed (no ``"notes"`` key),
     the notes :func:`check_bundle` gives now."""
     stored = manifest.get(NOTES_KEY)
     if isinstance(stored, list):
-        return [n for n in stored if isinstance(n, dict)]
+        # written by note() (bundle_writer.finish_bundle); JSON keeps the shape, not the type
+        return [cast(Note, n) for n in stored if isinstance(n, dict)]
     return check_bundle(tables, manifest)
 
 
@@ -137,18 +150,19 @@ def _has(frame: pd.DataFrame, *cols: str) -> bool:
     return not frame.empty and all(c in frame for c in cols)
 
 
-def _where(row: Mapping[str, Any]) -> str:
+def _where(row: pd.Series) -> str:
     return f"{row[C.ANNOTATION]}, config {int(row[C.CONFIG])}"
 
 
-def _per_key(frame: pd.DataFrame, mask: pd.Series, check: str, text: str) -> list[dict]:
+def _per_key(frame: pd.DataFrame, mask: pd.Series, check: str, text: str) -> list[Note]:
     """One note per annotation x config x metric of the rows ``mask`` selects; ``text`` is
     formatted with ``where``, ``metric``, ``worst`` (the extreme value) and ``count``."""
     bad = frame[mask]
     if bad.empty:
         return []
     out = []
-    for (ann, cfg, metric), rows in bad.groupby([C.ANNOTATION, C.CONFIG, C.METRIC], sort=True):
+    for key, rows in bad.groupby([C.ANNOTATION, C.CONFIG, C.METRIC], sort=True):
+        ann, cfg, metric = cast("tuple[str, int, str]", key)  # grouped by a list: tuple keys
         worst = rows[C.VALUE].abs().max()
         out.append(note(check, WARNING, text.format(
             where=f"{ann}, config {int(cfg)}", metric=metric, worst=worst, count=len(rows)),
@@ -161,7 +175,7 @@ def is_percent(metric: str, unit: Any) -> bool:
     return str(unit).strip() == "%" or ".pct" in metric or "_pct" in metric
 
 
-def _percent(runs: pd.DataFrame) -> list[dict]:
+def _percent(runs: pd.DataFrame) -> list[Note]:
     if not _has(runs, C.METRIC, C.VALUE):
         return []
     units = runs[C.UNIT] if C.UNIT in runs else pd.Series("", index=runs.index)
@@ -172,7 +186,7 @@ def _percent(runs: pd.DataFrame) -> list[dict]:
                     "peak: this value cannot be right (a percentage summed over kernels?)")
 
 
-def _negative(runs: pd.DataFrame, work: pd.DataFrame) -> list[dict]:
+def _negative(runs: pd.DataFrame, work: pd.DataFrame) -> list[Note]:
     out = []
     if _has(runs, C.METRIC, C.VALUE):
         out += _per_key(runs, runs[C.VALUE] < 0, NEGATIVE_VALUE,
@@ -188,7 +202,7 @@ def _negative(runs: pd.DataFrame, work: pd.DataFrame) -> list[dict]:
     return out
 
 
-def _intervals(agg: pd.DataFrame) -> list[dict]:
+def _intervals(agg: pd.DataFrame) -> list[Note]:
     if not _has(agg, C.CI95_LOWER, C.AVG, C.METRIC):
         return []
     bad = agg[(agg[C.CI95_LOWER] < 0) & (agg[C.AVG] > 0)]
@@ -199,7 +213,7 @@ def _intervals(agg: pd.DataFrame) -> list[dict]:
                  str(r[C.METRIC])) for _, r in bad.iterrows()]
 
 
-def _counts(runs: pd.DataFrame, agg: pd.DataFrame, spec: Mapping[str, Any]) -> list[dict]:
+def _counts(runs: pd.DataFrame, agg: pd.DataFrame, spec: Mapping[str, Any]) -> list[Note]:
     """Configs without runs, run counts unlike the spec's, NumRuns unlike the per-run rows."""
     if not _has(runs, C.ANNOTATION, C.CONFIG, C.RUN, C.METRIC):
         return []
@@ -207,7 +221,8 @@ def _counts(runs: pd.DataFrame, agg: pd.DataFrame, spec: Mapping[str, Any]) -> l
     n_configs = len(spec.get("configs") or [])
     asked = spec.get("runs")
     counts = runs.groupby([C.ANNOTATION, C.CONFIG, C.METRIC], sort=True)[C.RUN].nunique()
-    for ann, per_ann in counts.groupby(level=0, sort=True):
+    for key, per_ann in counts.groupby(level=0, sort=True):
+        ann = str(key)
         seen = set(per_ann.index.get_level_values(1))
         missing = sorted(set(range(n_configs)) - seen)
         if missing:
@@ -219,7 +234,7 @@ def _counts(runs: pd.DataFrame, agg: pd.DataFrame, spec: Mapping[str, Any]) -> l
                             f"{_few(stray)} that the spec does not have "
                             "(launches outside every config?)", ann))
     if isinstance(asked, int) and asked > 0:
-        for (ann, cfg, metric), n in counts.items():
+        for ann, cfg, metric, n in counts.reset_index().itertuples(index=False):
             if n != asked:
                 word = "fewer" if n < asked else "more"
                 out.append(note(RUNS_MISSING, WARNING, f"{ann}, config {int(cfg)}: {metric} has "
@@ -236,13 +251,13 @@ def _counts(runs: pd.DataFrame, agg: pd.DataFrame, spec: Mapping[str, Any]) -> l
     return out
 
 
-def _few(items: list, limit: int = 8) -> str:
+def _few(items: list[int], limit: int = 8) -> str:
     """``1, 2, 3`` or ``1, 2, ... (40 in all)``: a message stays readable for long lists."""
     shown = ", ".join(map(str, items[:limit]))
     return shown if len(items) <= limit else f"{shown}, ... ({len(items)} in all)"
 
 
-def _unattributed(frame: pd.DataFrame) -> list[dict]:
+def _unattributed(frame: pd.DataFrame) -> list[Note]:
     """One note per annotation (empty: outside every annotation) with launches in no config."""
     if frame.empty or C.ANNOTATION not in frame:
         return []
@@ -250,7 +265,8 @@ def _unattributed(frame: pd.DataFrame) -> list[dict]:
     if C.METRIC in frame:  # one row per launch x metric: count the launches once
         frame = frame[frame[C.METRIC] == frame[C.METRIC].iloc[0]]
     out = []
-    for ann, rows in frame.groupby(C.ANNOTATION, sort=True):
+    for key, rows in frame.groupby(C.ANNOTATION, sort=True):
+        ann = str(key)
         where = f"in annotation {ann}" if ann else "outside every annotation"
         out.append(note(UNATTRIBUTED, WARNING, f"{len(rows)} kernel launch(es) {where} fell in "
                         "no config or run: they are in no value drawn here (listed on the "
@@ -258,7 +274,7 @@ def _unattributed(frame: pd.DataFrame) -> list[dict]:
     return out
 
 
-def _kernels_vary(agg: pd.DataFrame) -> list[dict]:
+def _kernels_vary(agg: pd.DataFrame) -> list[Note]:
     if not _has(agg, C.KERNELS_VARY, C.METRIC):
         return []
     bad = agg[agg[C.KERNELS_VARY].fillna(False).astype(bool)]
@@ -269,9 +285,9 @@ def _kernels_vary(agg: pd.DataFrame) -> list[dict]:
 
 
 def _clocks(runs: pd.DataFrame, collectors: pd.DataFrame, nvml: pd.DataFrame,
-            gpu: Mapping[str, Any]) -> list[dict]:
+            gpu: Mapping[str, Any]) -> list[Note]:
     max_sm, max_mem = gpu.get("max_sm_clock_mhz"), gpu.get("max_mem_clock_mhz")
-    out: list[dict] = []
+    out: list[Note] = []
     if not isinstance(max_sm, (int, float)) or max_sm <= 0:
         return out
     limit = max_sm * (1 + CLOCK_TOLERANCE)
@@ -298,7 +314,7 @@ def _clocks(runs: pd.DataFrame, collectors: pd.DataFrame, nvml: pd.DataFrame,
     return out
 
 
-def _dram_rates(row: pd.Series, ann: str, cfg: int, device: peaks.DevicePeaks) -> list[dict]:
+def _dram_rates(row: pd.Series, ann: str, cfg: int, device: peaks.DevicePeaks) -> list[Note]:
     """DRAM throughput metrics (``dram__*.per_second``, byte/s) above the datasheet bandwidth:
     a counter cannot exceed the interface it counts."""
     out = []
@@ -325,7 +341,7 @@ def _roof_reason(manifest: Mapping[str, Any]) -> str:
 
 
 def _roofs(agg: pd.DataFrame, work: pd.DataFrame, manifest: Mapping[str, Any],
-           gpu: Mapping[str, Any]) -> list[dict]:
+           gpu: Mapping[str, Any]) -> list[Note]:
     """Points above the datasheet DRAM or compute roof (GPU kernel durations only)."""
     device = peaks.match_device(str(gpu.get("name") or ""))
     if device is None or not _has(agg, C.METRIC, C.AVG):
@@ -338,7 +354,8 @@ def _roofs(agg: pd.DataFrame, work: pd.DataFrame, manifest: Mapping[str, Any],
         wide = wide.join(work.set_index([C.ANNOTATION, C.CONFIG])[[C.FLOPS, C.BYTES, C.DTYPE]])
     reason = _roof_reason(manifest)
     out = []
-    for (ann, cfg), row in wide.iterrows():
+    for key, row in wide.iterrows():
+        ann, cfg = cast("tuple[str, int]", key)  # index: annotation x config
         time_ns = row[C.GPU_TIME]
         if not time_ns > 0:
             continue
