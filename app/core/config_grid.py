@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import itertools
 import re
+from collections.abc import Mapping, Sequence
 from typing import Any
 
 from profiling_worker.schema.spec import FieldError
@@ -126,3 +127,16 @@ def combine(values: dict[str, list[Any]], mode: str) -> tuple[list[dict[str, Any
         return [], [FieldError("combine", f"{len(configs)} configs is more than {MAX_VALUES}",
                                "use fewer values or pairwise, or split the sweep into jobs")]
     return configs, []
+
+
+def split(configs: Sequence[Mapping[str, Any]], params: Sequence[str]
+          ) -> tuple[dict[str, list[Any]], str]:
+    """Configs -> the values of each parameter (in order, once each) and the combination that
+    gives them back: ``product`` when they are every combination, ``zip`` when they pair up in
+    order, else ``product`` of their values (the closest grid). Prefills the sidebar's
+    per-parameter fields from a kernel's default configs."""
+    values = {p: list(dict.fromkeys(c[p] for c in configs if p in c)) for p in params}
+    rows = [tuple(c.get(p) for p in params) for c in configs]
+    if rows == list(zip(*values.values())):
+        return values, ZIP
+    return values, PRODUCT

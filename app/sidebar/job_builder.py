@@ -152,9 +152,14 @@ def _size_fields(info: Any) -> None:
         right.number_input("Runs per size", step=1, key=k("runs"))
         return
     st.number_input("Runs per config", step=1, key=k("runs"))
+    if any(k(PARAM_PREFIX + p) not in st.session_state for p in params):
+        cpu = st.session_state.get(k("backend")) == "cpu" and info.cpu_configs
+        values, mode = config_grid.split(info.cpu_configs if cpu else info.default_configs,
+                                         params)  # the kernel's defaults, and how they combine
+        for p in params:
+            st.session_state[k(PARAM_PREFIX + p)] = ", ".join(str(v) for v in values[p])
+        st.session_state[k("combine")] = mode
     for p in params:
-        defaults = dict.fromkeys(str(c[p]) for c in info.default_configs if p in c)
-        st.session_state.setdefault(k(PARAM_PREFIX + p), ", ".join(defaults))
         st.text_input(p, key=k(PARAM_PREFIX + p), help=config_grid.VALUES_HINT)
     st.radio("Configs", list(config_grid.COMBINE), key=k("combine"), horizontal=True,
              format_func=config_grid.COMBINE.get)

@@ -90,7 +90,9 @@ def test_kernel_with_two_parameters_gets_one_field_each_and_zip(store, app, tmp_
     assert not at.exception
     keys = {w.key for w in at.text_input}
     assert {"builder-param-rows", "builder-param-cols"} <= keys and "builder-sizes" not in keys
-    assert at.text_input(key="builder-param-rows").value == "8, 16"  # the kernel's defaults
+    info = cached.kernel_catalog()[0]["user_fill2d"]  # cpu backend: the kernel's cpu defaults
+    rows = ", ".join(str(r) for r in dict.fromkeys(c["rows"] for c in info.cpu_configs))
+    assert at.text_input(key="builder-param-rows").value == rows
     at.text_input(key="builder-param-rows").set_value("4, 8")
     at.text_input(key="builder-param-cols").set_value("16..64 *2")
     at.radio(key="builder-combine").set_value("zip")
@@ -125,3 +127,17 @@ def test_replay_and_thermal_fields_are_submitted_and_checked_by_field(store, app
     spec = cached.job_manager().get(at.session_state["sidebar-job"]).spec
     assert (spec["replay_mode"], spec["thermal_mode"]) == ("range", "manual")
     assert (spec["thermal_wait"], spec["thermal_cont"], spec["thermal_timeout"]) == (20, 30, 60)
+
+
+def test_builtin_two_parameter_kernel_runs_from_its_prefilled_fields(store, app) -> None:
+    at = app()
+    at.multiselect(key="builder-kernels").set_value(["batched_matmul"]).run()
+    info = cached.kernel_catalog()[0]["batched_matmul"]
+    at.number_input(key="builder-runs").set_value(2)
+    _submit(at)
+    assert not at.sidebar.error, [e.value for e in at.sidebar.error]
+    job = cached.job_manager().get(at.session_state["sidebar-job"])
+    assert job.spec["configs"] == [dict(c) for c in info.cpu_configs]  # paired back (zip)
+    wait_until(lambda: not cached.job_manager().get(job.job_id).active)
+    done = cached.job_manager().get(job.job_id)
+    assert done.status == "done", done.error

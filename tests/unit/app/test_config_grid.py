@@ -70,3 +70,12 @@ def test_replay_and_thermal_fields_reach_the_spec_and_its_checks() -> None:
     assert spec is None and [e.field for e in errors] == ["thermal_cont"]
     spec, _ = spec_form.to_job_spec({**form, "thermal_wait": None, "thermal_cont": None})
     assert spec.thermal_wait is None and spec.thermal_cont is None  # nsight-python's defaults
+
+
+def test_split_gives_back_the_defaults() -> None:
+    grid = [{"rows": r, "cols": c} for r in (8, 16) for c in (32, 64)]
+    assert config_grid.split(grid, ("rows", "cols")) == ({"rows": [8, 16], "cols": [32, 64]},
+                                                         "product")
+    pairs = [{"batch": 4, "n": 64}, {"batch": 8, "n": 128}]
+    values, mode = config_grid.split(pairs, ("batch", "n"))
+    assert mode == "zip" and config_grid.combine(values, mode)[0] == pairs
