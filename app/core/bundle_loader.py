@@ -64,7 +64,8 @@ class Bundle:
 
     @property
     def backend(self) -> str:
-        """``ncu``, ``cupti`` or ``cpu`` (manifest backend name, else the spec's)."""
+        """``ncu``, ``cupti``, ``cpu`` or ``unknown`` (an import whose files do not say; manifest
+        backend name, else the spec's)."""
         backend = self.manifest.get("backend") or {}
         return str(backend.get("name") or self.spec.get("backend") or "")
 

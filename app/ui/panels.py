@@ -11,6 +11,7 @@ import streamlit as st
 
 from profiling_worker.schema import columns as C
 from profiling_worker.schema.manifest import JobStatus
+from profiling_worker.schema.spec import BACKEND_UNKNOWN
 from profiling_worker.spreadsheet import spreadsheet_safe
 
 from app.core import numbers
@@ -119,12 +120,22 @@ def render_bundle_error(bundle: Bundle) -> None:
                    "nothing; the files page still offers every file.", icon=":material/warning:")
 
 
+#: What an imported job of unknown backend means for its durations (shown under the caption).
+UNKNOWN_BACKEND_NOTE = ("Backend unknown: the imported files do not say whether Nsight Compute "
+                        "or CUPTI measured these durations (nsight-python 1.x writes both alike "
+                        "when only gpu__time_duration.sum is collected). A CUPTI run may keep "
+                        "the L2 warm between runs, so times may be L2-warm; this job is not offered "
+                        "on the backends page.")
+
+
 def bundle_caption(bundle: Bundle) -> None:
     """One line naming the job, its status, backend, GPU and what the durations measure."""
     env = bundle.manifest.get("environment") or {}
     gpu = gpu_name(env, int(bundle.spec.get("gpu") or 0)) or "no GPU"
     st.caption(f"Job {code(bundle.job_id)} · {esc(bundle.status)} · backend "
                f"{esc(bundle.backend)} · {esc(gpu)} · durations: {esc(bundle.measurement)}")
+    if bundle.backend == BACKEND_UNKNOWN:
+        st.info(UNKNOWN_BACKEND_NOTE, icon=":material/help:")
     if bundle.host_timer:
         st.warning(f"This job used the cpu backend: every time here is {HOST_TIMER_NOTE}.",
                    icon=":material/schedule:")

@@ -37,7 +37,7 @@ from profiling_worker.importing.textcsv import METRIC_NAME_RE
 from profiling_worker.schema import columns as C
 from profiling_worker.schema import plausibility as P
 from profiling_worker.schema.manifest import METRIC_ROLES_KEY, JobStatus
-from profiling_worker.schema.spec import SpecInvalid, validate_spec
+from profiling_worker.schema.spec import BACKEND_UNKNOWN, SpecInvalid, validate_spec
 
 _JOB_ID_RE = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.-]{0,127}$")
 #: manifest.json keys the importer fills besides the worker's.
@@ -52,13 +52,29 @@ def reconstruct_spec(job: Job) -> tuple[dict[str, Any], bool, list[str]]:
     metrics = [m for m in dict.fromkeys(table[C.METRIC])
                if METRIC_NAME_RE.match(str(m)) or m == C.HOST_TIME]
     n_runs = int(job.agg[C.NUM_RUNS].max()) if len(job.agg) else 1
+    backend = backend_name(job)
     raw = {"kernels": list(dict.fromkeys(job.kernels)) or ["imported"], "configs": job.configs,
-           "runs": max(n_runs, 1), "metrics": metrics or [C.GPU_TIME], "backend": "ncu",
+           "runs": max(n_runs, 1), "metrics": metrics or [C.GPU_TIME],
+           "backend": "ncu" if backend == BACKEND_UNKNOWN else backend,
            "annotations": list(dict.fromkeys(table[C.ANNOTATION])), "label": job.label[:200]}
     try:
-        return validate_spec(raw).to_json(), True, []
+        spec = validate_spec(raw).to_json()
     except SpecInvalid as exc:
-        return raw, False, [str(e) for e in exc.errors][:20]
+        return {**raw, "backend": backend}, False, [str(e) for e in exc.errors][:20]
+    return {**spec, "backend": backend}, True, []  # "unknown" is stated, never guessed
+
+
+def backend_name(job: Job) -> str:
+    """``ncu`` when the files prove it (a report or an ncu CSV export was read, an nsight-python
+    version before 1.0, which had only ncu, or a metric besides gpu__time_duration.sum, which
+    CUPTI cannot collect), else ``unknown`` (:data:`~profiling_worker.schema.spec.BACKEND_UNKNOWN`)."""
+    if job.provenance.get("backend", {}).get("name"):
+        return str(job.provenance["backend"]["name"])
+    if str(job.provenance.get("nsight_python_version", "")).startswith("0."):
+        return "ncu"
+    table = job.runs if not job.runs.empty else job.agg
+    named = {m for m in table[C.METRIC] if METRIC_NAME_RE.match(str(m))}
+    return "ncu" if named - {C.GPU_TIME} else BACKEND_UNKNOWN
 
 
 def _check_target(out_dir: Path, job_id: str, reserved_ids: Collection[str]) -> Path:
@@ -223,7 +239,7 @@ def _page_notes(job: Job) -> list[dict[str, Any]]:
 def _manifest(job: Job, spec: dict[str, Any], spec_valid: bool, spec_errors: list[str],
               found: list[K.Sniffed], ignored: list[str], job_id: str) -> dict[str, Any]:
     now = _dt.datetime.now(_dt.timezone.utc).isoformat(timespec="seconds")
-    backend = {"name": "ncu", "measurement": job.provenance.pop(
+    backend = {"name": spec.get("backend", BACKEND_UNKNOWN), "measurement": job.provenance.pop(
         "measurement", "imported nsight-python output"), **job.provenance.pop("backend", {})}
     manifest: dict[str, Any] = {
         "job_id": job_id, "status": JobStatus.DONE.value, "spec": spec, "backend": backend,
@@ -239,6 +255,7 @@ def _manifest(job: Job, spec: dict[str, Any], spec_valid: bool, spec_errors: lis
             "spec_fields_from_files": ["kernels", "configs", "runs", "metrics", "annotations"],
             "spec_fields_defaulted": sorted(k for k in spec if k not in (
                 "kernels", "configs", "runs", "metrics", "annotations", "label", "backend")),
+            "backend_from_files": spec.get("backend") != BACKEND_UNKNOWN,
             "spec_valid": spec_valid, "spec_errors": spec_errors,
             P.RUNS_NOT_ASKED: job.params == [CONFIG_INDEX],
         },
@@ -248,4 +265,4 @@ def _manifest(job: Job, spec: dict[str, Any], spec_valid: bool, spec_errors: lis
     return manifest
 
 
-__all__ = ["import_nsight_output", "reconstruct_spec", "IMPORT_NOTES_KEY", "PARTIAL_KEY"]
+__all__ = ["import_nsight_output", "reconstruct_spec", "backend_name", "IMPORT_NOTES_KEY", "PARTIAL_KEY"]

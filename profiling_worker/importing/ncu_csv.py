@@ -141,7 +141,8 @@ def from_ncu_csv(sources: list[Sniffed]) -> Job:
                            "aggregated": ["computed from the exported launches (combined per "
                                           "run with the metric-aware rules, Student-t CI95)"],
                            "parameters": params,
-                           "ncu_csv": {s.path.name: s.kind for s in sources}})
+                           "ncu_csv": {s.path.name: s.kind for s in sources},
+                           "backend": {"name": "ncu"}})
 
 
 __all__ = ["from_ncu_csv", "DISPLAY_NAMES"]

@@ -88,7 +88,7 @@ def from_report(report: Path) -> Job:
                            "aggregated": ["computed from the report's launches (combined per "
                                           "run with the metric-aware rules, Student-t CI95)"],
                            "parameters": params, "report_summary": summary,
-                           "backend": {"report": report.name,
+                           "backend": {"name": "ncu", "report": report.name,
                                        "device_attributes": _device(device)},
                            "launches": _launch_provenance(report, rows, device, how)})
 
@@ -138,7 +138,8 @@ def add_report(job: Job, report: Path) -> Job:
     job.environment = {**R.gpu_environment(device), **job.environment}
     job.provenance["launches"] = _launch_provenance(report, rows, device, how)
     job.provenance["report_summary"] = summary
-    job.provenance["backend"] = {"report": report.name, "device_attributes": _device(device)}
+    job.provenance["backend"] = {"name": "ncu", "report": report.name,
+                                 "device_attributes": _device(device)}
     return job
 
 

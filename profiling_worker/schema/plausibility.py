@@ -45,6 +45,7 @@ from typing import Any, Literal, TypedDict, cast
 import pandas as pd
 
 from profiling_worker.schema import columns as C, peaks
+from profiling_worker.schema.spec import BACKEND_UNKNOWN
 
 NOTES_KEY = "notes"  # manifest.json key of the list of notes
 WARNING, INFO = "warning", "info"
@@ -333,6 +334,8 @@ def _roof_reason(manifest: Mapping[str, Any]) -> str:
     backend = str(entry.get("name") or spec.get("backend") or "")
     flushed = bool(entry.get(L2_FLUSHED_KEY))  # a CUPTI run that flushed the L2 before each run
     why = [w for w, hit in (("CUPTI backend", backend == "cupti" and not flushed),
+                            ("backend unknown, so possibly CUPTI, which does not flush the L2",
+                             backend == BACKEND_UNKNOWN and not flushed),
                             ('cache_control "none"', spec.get("cache_control") == "none")) if hit]
     if why:
         return L2_WARM_REASON.format(why=" and ".join(why))

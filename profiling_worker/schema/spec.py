@@ -18,6 +18,9 @@ from typing import Any
 from profiling_worker.schema import columns, configs as cfgs
 
 BACKENDS = ("ncu", "cupti", "cpu")
+#: manifest backend name of an imported job whose files do not tell which backend measured it
+#: (e.g. nsight-python 1.1 CSVs holding only gpu__time_duration.sum: ncu or CUPTI).
+BACKEND_UNKNOWN = "unknown"
 CACHE_CONTROLS = ("all", "none")
 CLOCK_CONTROLS = ("none", "base")
 REPLAY_MODES = ("kernel", "range")
@@ -380,4 +383,4 @@ def load_spec(path: str, known_kernels: Mapping[str, Any] | None = None) -> JobS
 
 
 __all__ = ["JobSpec", "FieldError", "SpecInvalid", "validate_spec", "load_spec",
-           "METRIC_PRESETS", "BACKENDS", "COLLECTORS"]
+           "METRIC_PRESETS", "BACKENDS", "BACKEND_UNKNOWN", "COLLECTORS"]

@@ -74,3 +74,15 @@ def test_bad_upload_shows_message_and_hint(store, app) -> None:
     assert len(at.error) == 1 and "profiled_data-x-0.csv" in unescape(at.error[0].value)
     assert "Fix:" in at.error[0].value
     assert list(store["results"].glob("import-*")) == []
+
+
+def test_unknown_backend_is_stated_on_the_pages(store, app) -> None:
+    from app.ui.panels import UNKNOWN_BACKEND_NOTE
+    from profiling_worker.importing import import_nsight_output
+
+    cupti = REPO / "app" / "bundled" / "h200-cupti-stability" / "nsight" / "c0"
+    import_nsight_output(sorted(cupti.glob("*.csv")), store["results"], "cupti-1-1")
+    at = app("stability", query={"job": "cupti-1-1"})
+    assert not at.exception, at.exception
+    assert UNKNOWN_BACKEND_NOTE in [i.value for i in at.info]
+    assert "backend unknown" in texts(at)
