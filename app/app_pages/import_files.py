@@ -12,8 +12,11 @@ import streamlit as st
 
 from app import settings
 from app.services import history_index, import_client
-from app.ui import panels, state
+from app.core.bundle_loader import Bundle
+from app.ui import cached, panels, state
+from app.ui.text import esc
 from profiling_worker.importing.sniff import SUPPORTED
+from profiling_worker.schema import plausibility as P
 
 FILES = state.key("import", "files")
 RUN = state.key("import", "run")
@@ -41,6 +44,17 @@ def _on_import() -> None:
     st.session_state[OUTCOME] = outcome
 
 
+def _show_import_notes(bundle: Bundle | None) -> None:
+    """What the import left out (files not read, values missing: warning) and did (info), here
+    at once rather than only on the pages that draw the values."""
+    notes = [n for n in (bundle.notes if bundle else ()) if n.get("check") == P.IMPORT]
+    for severity, box, icon in ((P.WARNING, st.warning, ":material/warning:"),
+                                (P.INFO, st.info, ":material/info:")):
+        lines = [f"- {esc(n.get('message', ''))}" for n in notes if n.get("severity") == severity]
+        if lines:
+            box("\n".join(lines), icon=icon)
+
+
 st.header("Import results")
 st.markdown(
     "Open results made on another machine or a cluster, with no GPU and no Nsight Compute "
@@ -66,6 +80,7 @@ if outcome is not None:
     if outcome.ok:
         st.success(f"Imported as **{outcome.job_id}**; it is selected on every page.",
                    icon=":material/check_circle:")
+        _show_import_notes(cached.bundle_for(outcome.job_id))
     else:
         panels.render_error(outcome.message, outcome.hint or None, outcome.log or None,
                             kind="import failed")

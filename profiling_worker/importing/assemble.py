@@ -43,6 +43,7 @@ _JOB_ID_RE = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.-]{0,127}$")
 #: manifest.json keys the importer fills besides the worker's.
 IMPORT_NOTES_KEY = "import_notes"  # what the import did to values, for the pages
 PARTIAL_KEY = "partial"  # why the bundle holds only part of the job (every page shows it)
+NOT_READ = "not read"  # starts the note on a given file whose values the bundle does not hold
 
 
 def reconstruct_spec(job: Job) -> tuple[dict[str, Any], bool, list[str]]:
@@ -157,12 +158,15 @@ def _read(found: list[K.Sniffed], param_names: Sequence[str] | None) -> Job:
     else:
         job = from_ncu_csv(ncu_csvs)
     if (nsight or reports) and ncu_csvs:
-        job.notes.append(", ".join(s.path.name for s in ncu_csvs) + ": Nsight Compute CSV "
-                         "export(s) kept with the files but not read (the "
-                         + ("nsight-python CSVs" if nsight else "report") + " hold the values)")
+        job.notes.append(", ".join(s.path.name for s in ncu_csvs) + ": " + NOT_READ
+                         + " (Nsight Compute CSV export beside the "
+                         + ("nsight-python CSVs" if nsight else "report") + ", which give the "
+                         "values; kept with the files); import it on its own to see its values")
     if len(reports) > 1:
-        job.notes.append(", ".join(p.name for p in reports[1:]) + ": further report(s) checked "
-                         f"and kept; the values are read from {reports[0].name}")
+        job.notes.append(", ".join(p.name for p in reports[1:]) + ": " + NOT_READ
+                         + f" (one import reads one report; the values here are from "
+                         f"{reports[0].name}; kept with the files); import each report on its "
+                         "own to see its values")
     return job
 
 
@@ -231,7 +235,8 @@ def _page_notes(job: Job) -> list[dict[str, Any]]:
     for text in job.notes:
         head = text.split(":", 1)[0]
         metric = head if METRIC_NAME_RE.match(head) else None
-        severity = P.WARNING if "left out" in text or "missing" in text else P.INFO
+        severity = P.WARNING if any(w in text for w in ("left out", "missing", NOT_READ)) \
+            else P.INFO
         out.append(P.note(P.IMPORT, severity, text, metric=metric))
     return out
 
@@ -265,4 +270,4 @@ def _manifest(job: Job, spec: dict[str, Any], spec_valid: bool, spec_errors: lis
     return manifest
 
 
-__all__ = ["import_nsight_output", "reconstruct_spec", "backend_name", "IMPORT_NOTES_KEY", "PARTIAL_KEY"]
+__all__ = ["import_nsight_output", "reconstruct_spec", "backend_name", "IMPORT_NOTES_KEY", "PARTIAL_KEY", "NOT_READ"]

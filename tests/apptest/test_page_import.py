@@ -86,3 +86,12 @@ def test_unknown_backend_is_stated_on_the_pages(store, app) -> None:
     assert not at.exception, at.exception
     assert UNKNOWN_BACKEND_NOTE in [i.value for i in at.info]
     assert "backend unknown" in texts(at)
+
+
+def test_files_not_read_are_named_on_the_import_page(store, app) -> None:
+    plain = REPO / "tests" / "fixtures" / "h200_import" / "ncu_plain" / "plain.ncu-rep.gz"
+    at = _upload(app("import_files"), [plain, REPORT_GZ])
+    at.button(key="import-run").click().run()
+    assert not at.exception, at.exception
+    (box,) = [w.value for w in at.warning if "not read" in w.value]
+    assert unescape(box).startswith(f"- {REPORT_GZ.name}: not read (one import reads one report")

@@ -44,3 +44,33 @@ def test_unknown_backend_is_a_possible_l2_warm_reason() -> None:
     manifest = {"backend": {"name": "unknown"}, "spec": {"backend": "unknown"}}
     assert "backend unknown, so possibly CUPTI" in P._roof_reason(manifest)
     assert "CUPTI" not in P._roof_reason({"backend": {"name": "ncu"}, "spec": {}})
+
+
+def _import_notes(bundle: Path) -> list[dict]:
+    return [n for n in read_manifest(bundle)[P.NOTES_KEY] if n["check"] == P.IMPORT]
+
+
+def test_a_second_report_is_named_as_not_read_with_the_reason(tmp_path: Path) -> None:
+    j1 = FIX / "ncu_rep" / "h200-ncu-j1-fp16.ncu-rep.gz"
+    bundle = import_nsight_output([PLAIN / "plain.ncu-rep.gz", j1], tmp_path, "two")
+    (note,) = [n for n in _import_notes(bundle) if "not read" in n["message"]]
+    assert note["severity"] == P.WARNING and note["metric"] is None  # on every page
+    assert note["message"].startswith("h200-ncu-j1-fp16.ncu-rep.gz: not read (one import reads "
+                                      "one report; the values here are from plain.ncu-rep.gz")
+    kernels = set(read_table(bundle, C.TABLE_LAUNCHES)[C.KERNEL])  # only the first's launches
+    assert kernels == set(read_table(import_nsight_output([PLAIN / "plain.ncu-rep.gz"],
+                                                          tmp_path, "one"),
+                                     C.TABLE_LAUNCHES)[C.KERNEL])
+    assert (bundle / C.NSIGHT_DIR / j1.name).is_file()  # kept with the files
+
+
+def test_an_ncu_csv_beside_nsight_python_csvs_is_named_as_not_read(tmp_path: Path) -> None:
+    csvs = sorted((NSPY / "normalized").glob("*.csv"))
+    bundle = import_nsight_output([*csvs, PLAIN / "raw.csv"], tmp_path, "csv")
+    (note,) = [n for n in _import_notes(bundle) if "not read" in n["message"]]
+    assert note["severity"] == P.WARNING
+    assert note["message"].startswith("raw.csv: not read (Nsight Compute CSV export beside the "
+                                      "nsight-python CSVs")
+    runs = read_table(bundle, C.TABLE_RUNS)
+    alone = read_table(import_nsight_output(csvs, tmp_path, "alone"), C.TABLE_RUNS)
+    pd.testing.assert_frame_equal(runs, alone)  # its values are not mixed in
