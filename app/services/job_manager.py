@@ -202,10 +202,9 @@ class JobManager:
 
     def _ended(self, job: Job) -> None:
         """Tell ``on_end`` (the history index) that a job reached its final status."""
-        if self.on_end is None:
-            return
         try:
-            self.on_end(dataclasses.replace(job))
+            if self.on_end is not None:
+                self.on_end(dataclasses.replace(job))
         except Exception:  # the index is a cache: a failure must not stop the queue
             traceback.print_exc()
 
@@ -280,7 +279,8 @@ class JobManager:
         except OSError as exc:
             with contextlib.suppress(UnboundLocalError):
                 console.close()
-            self._fail_to_start(job, exc)
+            with self._lock:
+                self._finish(job, JobStatus.FAILED, start_failed_error(self.worker_python, exc))
             return
         with self._lock:
             self._procs[job.job_id] = proc
@@ -349,10 +349,6 @@ class JobManager:
             error = disk_full_error(job.path, error)
             set_aside_partial(job.path)
             self._finish(job, JobStatus.FAILED, error)
-
-    def _fail_to_start(self, job: Job, exc: OSError) -> None:
-        with self._lock:
-            self._finish(job, JobStatus.FAILED, start_failed_error(self.worker_python, exc))
 
     def _finish(self, job: Job, status: JobStatus, error: dict[str, Any] | None) -> None:
         """Set a final status and write it to the manifest. Caller holds ``self._lock``."""
