@@ -17,7 +17,7 @@ from __future__ import annotations
 import os
 import re
 import tempfile
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -94,7 +94,7 @@ def empty_table(name: str, param_names: Sequence[str] = ()) -> pd.DataFrame:
     return pd.DataFrame({c: pd.Series(dtype=dtype(c)) for c in cols})
 
 
-def _atomic_write(path: Path, write) -> None:
+def _atomic_write(path: Path, write: Callable[[str], object]) -> None:
     fd, tmp = tempfile.mkstemp(prefix=f".{path.name}-", suffix=".tmp", dir=path.parent)
     os.close(fd)
     try:

@@ -35,7 +35,7 @@ class NvmlSampler:
         self._thread: threading.Thread | None = None
 
     def __enter__(self) -> NvmlSampler:
-        if not self.enabled:
+        if not self.enabled or self.uuid is None:  # enabled implies a uuid
             return self
         try:
             import pynvml

@@ -7,8 +7,9 @@ from typing import Any
 
 import pandas as pd
 
-from profiling_worker.bundle_writer import (  # noqa: F401  finish_bundle: the run path's name
-    empty_table, finish_bundle, table_columns, write_table)
+from profiling_worker.bundle_writer import empty_table, table_columns, write_table
+# Re-exported (the "as" form says so to mypy): the run path's name for it.
+from profiling_worker.bundle_writer import finish_bundle as finish_bundle
 from profiling_worker.catalog.registry import Registry
 from profiling_worker.extract.aggregate import aggregate_runs, launches_to_runs
 from profiling_worker.schema import columns as C

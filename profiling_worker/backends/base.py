@@ -86,7 +86,7 @@ def unattributed_warning(frame: pd.DataFrame | None, duration_metric: str = C.GP
         return None
     metric = duration_metric if (frame[C.METRIC] == duration_metric).any() else frame[C.METRIC].iloc[0]
     timed = frame[frame[C.METRIC] == metric]  # one row per launch
-    parts = [f"{len(g)} in {a or 'no annotation'} ({g[C.REASON].iloc[0]})"
+    parts = [f"{len(g)} in {str(a or 'no annotation')} ({g[C.REASON].iloc[0]})"
              for a, g in timed.groupby(C.ANNOTATION, sort=False, dropna=False)]
     return ("kernel launches not attributed to any config (not in any table's values; see the "
             "Kernels page): " + "; ".join(parts))

@@ -196,7 +196,7 @@ def point_thermal_guard(nsight: Any, uuid: str | None) -> str | None:
     import importlib
 
     try:
-        thermo = importlib.import_module(f"{nsight.__name__}.thermovision")
+        thermo: Any = importlib.import_module(f"{nsight.__name__}.thermovision")
     except ImportError:
         return None
     if uuid is None or not hasattr(thermo, "nvmlDeviceGetHandleByIndex"):
@@ -317,7 +317,7 @@ def _capture_outside(nsight: Any) -> Iterator[list[tuple[str, int]]]:
     import importlib
 
     found: list[tuple[str, int]] = []
-    module = importlib.import_module(f"{nsight.__name__}.collection.cupti")
+    module: Any = importlib.import_module(f"{nsight.__name__}.collection.cupti")
     original = getattr(module, "_attribute_kernels", None)
     if original is None:
         yield found
@@ -344,6 +344,10 @@ def _collectors(nsight: Any, spec: JobSpec, counter: RunCounter,
     if not spec.collectors:
         return None, None
     from profiling_worker.collectors import CollectorRecorder
+
+    if uuid is None:
+        raise WorkerError("collectors need the job's GPU by its NVML UUID; none was resolved",
+                          "report this: the worker pins a GPU before it runs", kind="internal")
 
     recorder = CollectorRecorder(uuid, counter.next_run, counter.config_index)
     scope = nsight.CollectionScope.RUN

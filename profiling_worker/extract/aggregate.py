@@ -30,6 +30,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Iterable, Sequence
+from typing import Any
 
 import numpy as np
 import pandas as pd
@@ -219,7 +220,7 @@ def kernels_per_config(counts: pd.DataFrame) -> pd.DataFrame:
     return out[[C.ANNOTATION, C.CONFIG, *params, C.KERNELS, C.KERNELS_VARY]]
 
 
-def _first_valid(s: pd.Series):
+def _first_valid(s: pd.Series) -> Any:
     v = s.dropna()
     return v.iloc[0] if len(v) else None
 
@@ -302,7 +303,7 @@ def launches_to_runs(launches: pd.DataFrame, param_names: Sequence[str] | None =
         C.UNIT: g[C.UNIT].agg(_first_valid),
     }).reset_index()
 
-    rule_of = {}
+    rule_of: dict[tuple[str, str | None], str] = {}
     rules = [rule_of.setdefault((m, u), combine_rule(m, u))
              for m, u in zip(res[C.METRIC], res[C.UNIT])]
     n = res["_n"].to_numpy()
@@ -328,7 +329,7 @@ def launches_to_runs(launches: pd.DataFrame, param_names: Sequence[str] | None =
     return res
 
 
-def _dtype_of(frame: pd.DataFrame, col: str):
+def _dtype_of(frame: pd.DataFrame, col: str) -> Any:
     if col in frame.columns:
         return frame[col].dtype
     return {C.VALUE: "float64", C.KERNELS: "int64", C.RUN: "int64", C.CONFIG: "int64"}.get(

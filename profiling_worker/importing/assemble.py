@@ -227,7 +227,7 @@ def _typed_collectors(frame: pd.DataFrame, params: list[str]) -> pd.DataFrame:
     return out
 
 
-def _page_notes(job: Job) -> list[dict[str, Any]]:
+def _page_notes(job: Job) -> list[P.Note]:
     """The import's notes as plausibility notes (check ``import``), so that the pages drawing
     the values show them: a partial bundle on every page (warning), a note that starts with a
     metric name on the pages that draw that metric."""

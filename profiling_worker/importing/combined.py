@@ -118,7 +118,7 @@ def fix_combined_runs(runs: pd.DataFrame, gpu_name: str | None = None
         values = {m: (v, u) for m, v, u in zip(group[C.METRIC], group[C.VALUE], group[C.UNIT])}
         k = int(group[C.KERNELS].max())
         for idx in group.index[intensive[group.index]]:
-            metric, unit = runs.at[idx, C.METRIC], runs.at[idx, C.UNIT]
+            metric, unit = str(runs.at[idx, C.METRIC]), runs.at[idx, C.UNIT]
             got = _rederive(metric, unit, values, k, datasheet)
             if got is None:
                 runs.at[idx, C.VALUE] = np.nan

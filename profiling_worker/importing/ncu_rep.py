@@ -125,7 +125,8 @@ def _expected_launches(runs: pd.DataFrame, annotation: str) -> list[tuple[int, i
     """(config, run, launch) of every launch nsight-python made for ``annotation``, in order."""
     sub = runs[runs[C.ANNOTATION] == annotation]
     per_run = sub.groupby([C.CONFIG, C.RUN], sort=True)[C.KERNELS].max()
-    return [(int(c), int(r), k) for (c, r), n in per_run.items() for k in range(int(n))]
+    return [(int(c), int(r), k) for c, r, n in per_run.reset_index().itertuples(index=False)
+            for k in range(int(n))]
 
 
 def attribute_launches(rows: pd.DataFrame, params: Sequence[str],

@@ -15,7 +15,7 @@
 from __future__ import annotations
 
 import re
-from collections.abc import Hashable, Sequence
+from collections.abc import Hashable, Iterable, Sequence
 
 import pandas as pd
 
@@ -40,7 +40,7 @@ def short_name(kernel: str) -> str:
     return name.split("::")[-1] or name
 
 
-def region_names(kernels: Sequence[str]) -> dict[str, str]:
+def region_names(kernels: Iterable[object]) -> dict[str, str]:
     """{full kernel name: region name}, distinct full names always getting distinct regions."""
     full = list(dict.fromkeys(map(str, kernels)))
     by_short: dict[str, list[str]] = {}
@@ -67,7 +67,8 @@ def segment(signatures: Sequence[Hashable]) -> list[tuple[int, int, int]]:
     A run is the shortest sequence after which the first signature recurs; consecutive runs
     with the same sequence of signatures are one config."""
     out: list[tuple[int, int, int]] = []
-    i, config, run, previous = 0, -1, 0, ()
+    i, config, run = 0, -1, 0
+    previous: tuple[Hashable, ...] = ()
     n = len(signatures)
     while i < n:
         if previous and tuple(signatures[i:i + len(previous)]) == previous:

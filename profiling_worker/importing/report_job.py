@@ -9,6 +9,7 @@ else from the launch parameters; either way the manifest says how.
 from __future__ import annotations
 
 from pathlib import Path
+from typing import Any
 
 import pandas as pd
 
@@ -103,11 +104,12 @@ def _typed(launches: pd.DataFrame) -> pd.DataFrame:
     return out.reset_index(drop=True)
 
 
-def _device(device: dict) -> dict:
+def _device(device: dict[str, Any]) -> dict[str, Any]:
     return {k: v for k, v in device.items() if k != "missing_metrics"}
 
 
-def _launch_provenance(report: Path, rows: pd.DataFrame, device: dict, how: str) -> dict:
+def _launch_provenance(report: Path, rows: pd.DataFrame, device: dict[str, Any],
+                       how: str) -> dict[str, Any]:
     return {"report": report.name, "attribution": how, "rows": int(len(rows)),
             "metrics_read": sorted(set(rows[C.METRIC])) if len(rows) else [],
             "metrics_missing": device.get("missing_metrics", [])[:50]}

@@ -188,7 +188,7 @@ def sniff(path: Path) -> Sniffed | None:
     return None
 
 
-def _natural(p: Path) -> list:
+def _natural(p: Path) -> list[int | str]:
     return [int(t) if t.isdigit() else t for t in re.split(r"(\d+)", p.name)]
 
 

@@ -118,7 +118,7 @@ def _stripped(column: pd.Series) -> pd.Series:
     if stripped.equals(column.cat.categories):
         return column
     if stripped.is_unique:
-        return column.cat.rename_categories(stripped)
+        return column.cat.rename_categories(list(stripped))
     return column.astype(str).str.strip().astype("category")
 
 
