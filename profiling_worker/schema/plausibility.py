@@ -259,7 +259,11 @@ def _few(items: list[int], limit: int = 8) -> str:
 
 
 def _unattributed(frame: pd.DataFrame) -> list[Note]:
-    """One note per annotation (empty: outside every annotation) with launches in no config."""
+    """One note per annotation (empty: outside every annotation) with launches in no config.
+    Launches of a known config outside every annotation (CUPTI: the kernel's set-up code and
+    the L2 flush before each region) are listed on the Kernels page, not noted."""
+    if C.CONFIG in frame:
+        frame = frame[frame[C.CONFIG] == C.NO_CONFIG]
     if frame.empty or C.ANNOTATION not in frame:
         return []
     frame = frame.assign(**{C.ANNOTATION: frame[C.ANNOTATION].fillna("").astype(str)})
@@ -332,13 +336,19 @@ def _roof_reason(manifest: Mapping[str, Any]) -> str:
     spec = manifest.get("spec") or {}
     entry = manifest.get("backend") or {}
     backend = str(entry.get("name") or spec.get("backend") or "")
-    flushed = bool(entry.get(L2_FLUSHED_KEY))  # a CUPTI run that flushed the L2 before each run
-    why = [w for w, hit in (("CUPTI backend", backend == "cupti" and not flushed),
+    # the worker's CUPTI runs flush the L2 before each region (manifest backend.cache_flush)
+    flushed = bool(entry.get(L2_FLUSHED_KEY)) or bool((entry.get("cache_flush") or {}).get("bytes"))
+    none = spec.get("cache_control") == "none"
+    why = [w for w, hit in (("CUPTI backend, recorded without the L2 flush",
+                             backend == "cupti" and not flushed and not none),
                             ("backend unknown, so possibly CUPTI, which does not flush the L2",
-                             backend == BACKEND_UNKNOWN and not flushed),
-                            ('cache_control "none"', spec.get("cache_control") == "none")) if hit]
+                             backend == BACKEND_UNKNOWN and not flushed and not none),
+                            ('cache_control "none"', none)) if hit]
     if why:
         return L2_WARM_REASON.format(why=" and ".join(why))
+    if backend == "cupti":
+        return ("likely reason: the kernels of one region share the L2 (the worker flushes it "
+                "before each region, not between the region's kernels)")
     return ("no known reason: check the kernel's FLOP and byte formulas (work table) and the "
             "collected DRAM bytes")
 

@@ -8,7 +8,7 @@ import pytest
 from apptest_helpers import texts
 
 BUNDLED = Path(__file__).resolve().parents[2] / "app" / "bundled"
-ABOVE_ROOF_JOB = "h200-cupti-elementwise"  # two points 11 % and 23 % above the DRAM roof
+ABOVE_ROOF_JOB = "h200-cupti-elementwise-cache-none"  # two points 12 % and 27 % above the roof
 
 
 @pytest.mark.parametrize("page", ["bound_roofline", "memory", "results", "one_kernel"])
@@ -18,7 +18,7 @@ def test_pages_drawing_bandwidth_show_the_above_roof_note(page, store, monkeypat
     assert not at.exception, at.exception
     shown = texts(at)
     assert "Plausibility check: 2 note(s)" in shown
-    assert "above the 4,800 GB/s DRAM roof" in shown and "L2-warm data (CUPTI backend)" in shown
+    assert "above the 4,800 GB/s DRAM roof" in shown and "L2-warm data (" in shown
 
 
 def test_sweep_shows_the_roof_note_for_bandwidth_not_for_time(store, monkeypatch, app) -> None:

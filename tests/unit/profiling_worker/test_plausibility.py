@@ -28,18 +28,27 @@ def _tables(name: str) -> tuple[dict[str, pd.DataFrame], dict]:
 
 
 def test_bundled_h200_points_above_the_dram_roof_name_the_l2() -> None:
-    """The six CUPTI points 11-23 % above the 4.8 TB/s roof (issue 11, case 2) carry the reason;
-    no bundled ncu point (cache_control "all") is above a roof."""
+    """Since the CUPTI backend flushes the L2 before each region (issue 11, case 2) only the
+    elementwise job recorded with cache_control "none" has points above the 4.8 TB/s roof (a+b
+    and fused at 1 Mi, 12 % and 27 %), and they carry the reason; no other bundled point is."""
     above = {name: [n for n in _notes(name) if n["check"] == P.ABOVE_ROOF]
              for name in sorted(p.name for p in BUNDLED.iterdir() if (p / "manifest.json").exists())}
     flagged = {(name, n["annotation"], n["config"]) for name, ns in above.items() for n in ns}
-    assert len(flagged) == 6
-    assert {name for name, _, _ in flagged} == {"h200-cupti-elementwise",
-                                                "h200-cupti-triton-vector-add"}
+    assert flagged == {("h200-cupti-elementwise-cache-none", "a+b", 0),
+                       ("h200-cupti-elementwise-cache-none", "fused", 0)}
     for ns in above.values():
         for n in ns:
-            assert "L2-warm data (CUPTI backend)" in n["message"] and n["severity"] == P.WARNING
-    assert not [n for name, ns in above.items() if "-ncu-" in name for n in ns]
+            assert 'L2-warm data (cache_control "none")' in n["message"]
+            assert n["severity"] == P.WARNING
+
+
+def test_a_cupti_job_recorded_without_the_l2_flush_names_it() -> None:
+    tables, manifest = _tables("h200-cupti-elementwise-cache-none")
+    manifest["spec"] = {**manifest["spec"], "cache_control": "all"}
+    manifest["backend"] = {k: v for k, v in manifest["backend"].items() if k != "cache_flush"}
+    notes = [n for n in P.check_bundle(tables, manifest) if n["check"] == P.ABOVE_ROOF]
+    assert notes and all("CUPTI backend, recorded without the L2 flush" in n["message"]
+                         for n in notes)
 
 
 def test_bundled_h200_has_no_impossible_percentages_or_clocks() -> None:
@@ -108,7 +117,7 @@ def test_missing_config_and_wrong_run_counts_are_noted() -> None:
 
 
 def test_no_known_reason_when_the_cache_was_flushed() -> None:
-    tables, manifest = _tables("h200-cupti-elementwise")
+    tables, manifest = _tables("h200-cupti-elementwise-cache-none")
     manifest = {**manifest, "backend": {"name": "ncu"},
                 "spec": {**manifest["spec"], "backend": "ncu", "cache_control": "all"}}
     notes = [n for n in P.check_bundle(tables, manifest) if n["check"] == P.ABOVE_ROOF]
@@ -117,9 +126,10 @@ def test_no_known_reason_when_the_cache_was_flushed() -> None:
 
 def test_finish_bundle_stores_notes_and_the_loader_keeps_them(tmp_path: Path) -> None:
     job = tmp_path / "job"
-    shutil.copytree(BUNDLED / "h200-cupti-elementwise", job)
+    shutil.copytree(BUNDLED / "h200-cupti-elementwise-cache-none", job)
     manifest = json.loads((job / C.MANIFEST_FILE).read_text())
-    assert P.NOTES_KEY not in manifest  # recorded before the checks existed
+    del manifest[P.NOTES_KEY]  # as a bundle recorded before the checks existed
+    (job / C.MANIFEST_FILE).write_text(json.dumps(manifest))
     before = load_bundle(job).notes  # checked at load time
     results.finish_bundle(job, manifest)
     stored = json.loads((job / C.MANIFEST_FILE).read_text())[P.NOTES_KEY]
