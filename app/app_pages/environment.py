@@ -4,7 +4,7 @@ import pandas as pd
 import streamlit as st
 
 from app import settings
-from app.core.environment import environment_rows
+from app.core.environment import environment_rows, job_gpu_index
 from app.services import worker_client
 from app.ui import cached, panels, state
 from app.ui.text import code, esc
@@ -42,7 +42,7 @@ backend = {k: v for k, v in (manifest.get("backend") or {}).items() if k != "dev
 st.caption(f"Job {code(bundle.job_id)} · {esc(bundle.status)} · durations: "
            f"{esc(bundle.measurement)}")
 panels.table(pd.DataFrame(environment_rows(manifest.get("environment") or {}, backend,
-                                           int(bundle.spec.get("gpu") or 0))),
+                                           job_gpu_index(bundle.manifest, bundle.spec))),
              key="environment-job")
 left, right = st.columns(2)
 with left:

@@ -14,6 +14,20 @@ def first_gpu(env: dict[str, Any], index: int = 0) -> dict[str, Any]:
     return {k.removeprefix("gpu_"): v for k, v in env.items() if k.startswith("gpu_")}
 
 
+def job_gpu_index(manifest: dict[str, Any], spec: dict[str, Any] | None = None) -> int:
+    """NVML index of the job's GPU in ``environment["gpus"]``: the manifest's
+    ``gpu.nvml_index`` (the spec's ``gpu`` counts the GPUs visible to the worker, another GPU
+    under an inherited CUDA_VISIBLE_DEVICES), else the spec's ``gpu`` (older bundles), else 0."""
+    gpu = manifest.get("gpu") if isinstance(manifest.get("gpu"), dict) else {}
+    spec = spec if spec is not None else manifest.get("spec") or {}
+    for value in (gpu.get("nvml_index"), spec.get("gpu")):
+        try:
+            return int(value)
+        except (TypeError, ValueError):
+            continue
+    return 0
+
+
 def gpu_name(env: dict[str, Any], index: int = 0) -> str:
     """``NVIDIA H200``-style name of the job's GPU, or "" when there was none."""
     return str(first_gpu(env, index).get("name") or env.get("gpu_name") or "")

@@ -16,7 +16,7 @@ from typing import Any
 
 from profiling_worker.schema import columns
 
-from app.core.environment import gpu_name
+from app.core.environment import gpu_name, job_gpu_index
 from profiling_worker.schema.manifest import ManifestError, read_manifest
 from profiling_worker.schema.spec import SpecInvalid, validate_spec
 
@@ -135,7 +135,7 @@ def _info(path: Path, source: str, manifest: dict[str, Any]) -> BundleInfo:
         kernels=tuple(spec.get("kernels") or ()),
         backend=str(backend.get("name") or spec.get("backend") or "?"),
         created_at=str(manifest.get("created_at") or manifest.get("started_at") or ""),
-        gpu_name=gpu_name(env, int(spec.get("gpu") or 0)),
+        gpu_name=gpu_name(env, job_gpu_index(manifest, spec)),
         label=str(spec.get("label") or ""),
         manifest=manifest,
     )

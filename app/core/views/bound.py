@@ -11,7 +11,7 @@ import pandas as pd
 from profiling_worker.schema import columns as C, peaks
 
 from app.core.bundle_loader import Bundle
-from app.core.environment import gpu_name
+from app.core.environment import gpu_name, job_gpu_index
 from app.core.metrics import (DRAM_PCT, DRAM_READ, DRAM_WRITE, GPC_HZ, SM_PCT, keys_of,
                               missing_metric, wide_means, with_labels)
 
@@ -67,7 +67,7 @@ def bound_frame(bundle: Bundle, options: BoundOptions) -> pd.DataFrame:
     out["DramBytes"] = wide[DRAM_READ].astype(float) + wide[DRAM_WRITE].astype(float)
     out["AchievedGBps"] = out["DramBytes"] / out["TimeNs"]  # bytes/ns = GB/s
     sheet = peaks.datasheet_dram(peaks.match_device(gpu_name(bundle.manifest.get("environment")
-                                                             or {}, _gpu_index(bundle))))
+                                                             or {}, job_gpu_index(bundle.manifest, bundle.spec))))
     out["DatasheetGBps"] = sheet.value if sheet else np.nan
     out["PctOfDatasheetGBps"] = 100.0 * out["AchievedGBps"] / out["DatasheetGBps"]
     counter = [peaks.counter_dram_peak({m: r[m] for m in peaks.DRAM_PEAK})
@@ -78,10 +78,3 @@ def bound_frame(bundle: Bundle, options: BoundOptions) -> pd.DataFrame:
         "; ".join(s for s in ((sheet.source if sheet else "GPU not in the datasheet table"),
                               (p.source if p else "")) if s) for p in counter]
     return with_labels(out, bundle.parameters)
-
-
-def _gpu_index(bundle: Bundle) -> int:
-    try:
-        return int(bundle.spec.get("gpu") or 0)
-    except (TypeError, ValueError):
-        return 0

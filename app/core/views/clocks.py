@@ -19,7 +19,7 @@ from profiling_worker.schema import columns as C
 
 from app.core import derived
 from app.core.bundle_loader import Bundle
-from app.core.environment import first_gpu
+from app.core.environment import first_gpu, job_gpu_index
 from app.core.metrics import GPC_HZ, MissingData, keys_of, missing_metric, with_labels
 
 NVML_DOCS = "https://docs.nvidia.com/deploy/nvml-api/group__nvmlClocksEventReasons.html"
@@ -143,7 +143,7 @@ def throttle_frame(trace: pd.DataFrame) -> pd.DataFrame:
 def max_sm_clock_mhz(bundle: Bundle) -> float | None:
     """The device's maximum SM clock (MHz) from the manifest environment, if recorded."""
     env = bundle.manifest.get("environment") or {}
-    value = first_gpu(env, int(bundle.spec.get("gpu") or 0)).get("max_sm_clock_mhz")
+    value = first_gpu(env, job_gpu_index(bundle.manifest, bundle.spec)).get("max_sm_clock_mhz")
     return float(value) if isinstance(value, (int, float)) else None
 
 

@@ -23,3 +23,16 @@ def test_rows() -> None:
     assert rows["Nsight Compute (ncu)"] == "2025.3.1.0 /usr/local/cuda/bin/ncu"
     assert rows["nsight mode"] == "launch" and rows["cupti-python"] == "none"
     assert {r["Value"] for r in environment_rows({})} >= {"none"}
+
+
+def test_the_jobs_gpu_is_its_nvml_index_not_the_visible_index() -> None:
+    """Issue 11 case 3: "gpu": 0 under CUDA_VISIBLE_DEVICES=1 ran on NVML GPU 1 (an H100 here
+    beside an H200 would give the wrong peaks if the spec's index were used)."""
+    from app.core.environment import gpu_name, job_gpu_index
+
+    env = {"gpus": [{"index": 0, "name": "NVIDIA H200"}, {"index": 1, "name": "NVIDIA H100"}]}
+    manifest = {"environment": env, "spec": {"gpu": 0},
+                "gpu": {"index": 0, "nvml_index": 1, "uuid": "GPU-b", "visible_devices": "1"}}
+    assert gpu_name(env, job_gpu_index(manifest)) == "NVIDIA H100"
+    assert job_gpu_index({"spec": {"gpu": 1}, "gpu": {"index": 1, "uuid": "GPU-b"}}) == 1
+    assert job_gpu_index({}, {"gpu": "x"}) == 0
