@@ -37,14 +37,26 @@ def test_matching_regions_are_not_listed() -> None:
     assert kernel_counts_differ(bundled("h200-ncu-j1-fp16"), bundled("h200-cupti-j1-fp16")).empty
 
 
+def test_launches_outside_every_region_are_listed_with_the_l2_flush() -> None:
+    """The recorded CUPTI linear-backward job: set-up kernels (randn, y.sum()) and the L2 flush
+    before each of the 2 regions x 10 runs are outside every annotation, listed, not measured."""
+    bundle = bundled("h200-cupti-linear-backward")
+    out = unattributed_frame(bundle)
+    assert set(out[C.ANNOTATION]) == {""} and set(out[C.CONFIG]) == {0, 1, 2}
+    flush = out[out[C.KERNEL].str.contains("FillFunctorIh")]  # zeroing the uint8 buffer
+    assert list(flush["Launches"]) == [20, 20, 20]
+    assert flush["Launches"].sum() == bundle.manifest["backend"]["cache_flush"]["flushes"]
+
+
 def test_unattributed_launches_are_counted_per_kernel_and_reason() -> None:
-    cupti = bundled("h200-cupti-linear-backward")
-    assert unattributed_frame(cupti).empty  # recorded before the table existed
+    stability = bundled("h200-cupti-stability")
+    assert unattributed_frame(stability).empty  # recorded before the table existed
     rows = pd.DataFrame([
         {C.ANNOTATION: "backward", C.CONFIG: -1, C.KERNEL: "dgrad", C.GRID: None, C.BLOCK: None,
          C.METRIC: C.GPU_TIME, C.VALUE: v, C.UNIT: "ns", C.REASON: "outside every config"}
         for v in (100.0, 300.0)])
-    with_rows = dataclasses.replace(cupti, tables={**cupti.tables, C.TABLE_UNATTRIBUTED: rows})
+    with_rows = dataclasses.replace(stability,
+                                    tables={**stability.tables, C.TABLE_UNATTRIBUTED: rows})
     out = unattributed_frame(with_rows)
     assert out[["Annotation", "Config", "Kernel", "Launches", "TotalNs"]].values.tolist() == [
         ["backward", -1, "dgrad", 2, 400.0]]
