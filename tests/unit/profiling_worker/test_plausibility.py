@@ -157,11 +157,13 @@ def test_memory_clock_and_dram_rate_above_the_maximum_are_noted() -> None:
     assert any("dram__bytes_read.sum.per_second reads 6,000 GB/s" in m for m in messages)
 
 
-def test_a_cupti_run_that_flushed_the_l2_gets_no_l2_reason() -> None:
-    tables, manifest = _tables("h200-cupti-elementwise")
-    manifest = {**manifest, "backend": {**manifest["backend"], P.L2_FLUSHED_KEY: True}}
+def test_a_cupti_run_that_flushed_the_l2_gets_no_l2_warm_reason() -> None:
+    tables, manifest = _tables("h200-cupti-elementwise-cache-none")
+    manifest = {**manifest, "spec": {**manifest["spec"], "cache_control": "all"},
+                "backend": {**manifest["backend"], P.L2_FLUSHED_KEY: True}}
     notes = [n for n in P.check_bundle(tables, manifest) if n["check"] == P.ABOVE_ROOF]
-    assert len(notes) == 2 and all("no known reason" in n["message"] for n in notes)
+    assert len(notes) == 2 and not any("L2-warm" in n["message"] for n in notes)
+    assert all("kernels of one region share the L2" in n["message"] for n in notes)
 
 
 def test_unattributed_launches_are_noted_per_annotation() -> None:
