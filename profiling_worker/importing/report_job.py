@@ -116,15 +116,28 @@ def _launch_provenance(report: Path, rows: pd.DataFrame, device: dict[str, Any],
 
 
 def add_report(job: Job, report: Path) -> Job:
-    """Add a report's launches to a job read from nsight-python CSVs. When every launch can be
-    placed (kprof ranges, or launch order matching the CSVs' run and kernel counts), the runs of
-    the metrics the report holds are recomputed per launch with the metric-aware combine rules
-    (a sum of percentages over kernels becomes a duration-weighted mean)."""
+    """Add a report's launches to a job read from nsight-python CSVs (see
+    :func:`add_launch_rows`).
+
+    Raises:
+        ImportFailed: the report cannot be read.
+    """
     table = job.runs if not job.runs.empty else job.agg
     named = [m for m in dict.fromkeys(table[C.METRIC]) if METRIC_NAME_RE.match(str(m))]
     rows, device, summary = R.read_report(report, tuple(dict.fromkeys([*named,
                                                                         *R.REPORT_METRICS])),
                                           other_ranges=False)
+    job = add_launch_rows(job, rows, report.name, device)
+    job.provenance["report_summary"] = summary
+    return job
+
+
+def add_launch_rows(job: Job, rows: pd.DataFrame, report_name: str, device: dict) -> Job:
+    """Place a report's launch rows (:func:`~.ncu_rep.read_report`) into a job read from
+    nsight-python CSVs. When every launch can be placed (kprof ranges, or launch order matching
+    the CSVs' run and kernel counts), the runs of the metrics the report holds are recomputed
+    per launch with the metric-aware combine rules (a sum of percentages over kernels becomes
+    a duration-weighted mean; durations and bytes add)."""
     launches, how = R.attribute_launches(rows, job.params, job.configs,
                                          job.runs if not job.runs.empty else None)
     job.launches = _typed(launches) if not launches.empty else None
@@ -133,14 +146,13 @@ def add_report(job: Job, report: Path) -> Job:
         if replaced:
             job.agg = aggregate_runs(job.runs, job.params)[
                 table_columns(C.TABLE_AGGREGATED, job.params)]
-            job.notes.append(f"{report.name}: per-run values of {', '.join(replaced)} "
+            job.notes.append(f"{report_name}: per-run values of {', '.join(replaced)} "
                              "recomputed from the report's launches")
     elif launches.empty:
-        job.notes.append(f"{report.name}: launches not used ({how})")
+        job.notes.append(f"{report_name}: launches not used ({how})")
     job.environment = {**R.gpu_environment(device), **job.environment}
-    job.provenance["launches"] = _launch_provenance(report, rows, device, how)
-    job.provenance["report_summary"] = summary
-    job.provenance["backend"] = {"name": "ncu", "report": report.name,
+    job.provenance["launches"] = _launch_provenance(Path(report_name), rows, device, how)
+    job.provenance["backend"] = {"name": "ncu", "report": report_name,
                                  "device_attributes": _device(device)}
     return job
 
@@ -160,4 +172,4 @@ def _runs_from_launches(runs: pd.DataFrame, launches: pd.DataFrame, params: list
         .reset_index(drop=True), metrics
 
 
-__all__ = ["validate_reports", "from_report", "add_report", "ATTRIBUTED_PARAMS"]
+__all__ = ["validate_reports", "from_report", "add_report", "add_launch_rows", "ATTRIBUTED_PARAMS"]
