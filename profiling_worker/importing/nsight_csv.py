@@ -109,8 +109,7 @@ def _param_columns(item: NsightCsv, items: list[NsightCsv],
     for other in items:
         if other.kind == NSIGHT_AGG and other.params and all(p in header for p in other.params):
             return list(other.params)
-    last_fixed = max(i for i, h in enumerate(header) if h in N.RAW_FIXED)
-    return [h for h in header[last_fixed + 1:] if h not in N.RAW_FIXED]
+    return N.raw_params(header, item.frame)
 
 
 def assign_configs(items: list[NsightCsv], params: list[str]) -> list[dict[str, Any]]:

@@ -74,3 +74,23 @@ def test_an_ncu_csv_beside_nsight_python_csvs_is_named_as_not_read(tmp_path: Pat
     runs = read_table(bundle, C.TABLE_RUNS)
     alone = read_table(import_nsight_output(csvs, tmp_path, "alone"), C.TABLE_RUNS)
     pd.testing.assert_frame_equal(runs, alone)  # its values are not mixed in
+
+
+def test_1_1_per_run_csv_alone_tells_collectors_from_parameters(tmp_path: Path) -> None:
+    """Real nsight-python 1.1 output (power sampled 86.659 W for 24 runs, then 93.124 W)."""
+    src = CUPTI_11 / "profiled_data-profiled-0.csv"
+    bundle = import_nsight_output([src], tmp_path, "raw")
+    m = read_manifest(bundle)
+    assert m["provenance"]["parameters"] == ["n"]
+    assert m["spec"]["configs"] == [{"n": 256}] and m["spec"]["runs"] == 30  # not 2 configs
+    runs = read_table(bundle, C.TABLE_RUNS)
+    assert runs[C.CONFIG].unique().tolist() == [0] and runs[C.RUN].nunique() == 30
+    text = pd.read_csv(src)
+    coll = read_table(bundle, C.TABLE_COLLECTORS)
+    power = coll[coll[C.COLLECTOR] == "power"].sort_values(C.RUN)[C.VALUE].tolist()
+    assert power == text["power"].tolist()  # 24 x 86.659, 6 x 93.124, per run
+    assert any(n.startswith("power, sm_clock, temperature: read as nsight-python 1.1 "
+                            "info-collector values") for n in m["import_notes"])
+    with_agg = read_manifest(import_nsight_output(sorted(CUPTI_11.glob("*.csv")), tmp_path,
+                                                  "pair"))
+    assert with_agg["provenance"]["parameters"] == ["n"]  # the same as the processed file says
