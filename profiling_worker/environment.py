@@ -16,7 +16,10 @@ import shutil
 import socket
 import subprocess
 import sys
+from collections.abc import Mapping
 from typing import Any
+
+from profiling_worker import gpu_select
 
 # nsight-python >= 1.1 loads the Nsight Compute injection in-process and refuses older ncu
 # (nsight/collection/ncu.py in the 1.1.0 wheel compares against 2026.2.1.0).
@@ -136,14 +139,31 @@ def probe_gpus() -> list[dict[str, Any]]:
         pynvml.nvmlShutdown()
 
 
+def visible_gpus(gpus: list[dict[str, Any]],
+                 environ: Mapping[str, str] = os.environ) -> list[dict[str, Any]]:
+    """The GPUs a spec's ``gpu`` can name, in its order: ``index`` (the spec's value, among the
+    GPUs visible to the worker: an inherited CUDA_VISIBLE_DEVICES counts), ``uuid``,
+    ``nvml_index`` (None for a MIG instance) and ``name``, as :func:`gpu_select.resolve` maps them.
+    """
+    out = []
+    visible = gpu_select.inherited_visible_devices(environ)
+    for i in range(len(gpu_select.visible_entries(visible, gpus))):
+        selected = gpu_select.resolve(i, gpus, environ)
+        out.append({"index": i, "uuid": selected.uuid, "nvml_index": selected.nvml_index,
+                    "name": selected.name})
+    return out
+
+
 def probe_environment() -> dict[str, Any]:
     """Everything the backend choice and the manifest need, without touching CUDA."""
     torch_version = _dist_version("torch")
+    gpus = probe_gpus()
     return {
         "host": socket.gethostname(),
         "platform": platform.platform(),
         "python": platform.python_version(),
-        "gpus": probe_gpus(),
+        "gpus": gpus,
+        "visible_gpus": visible_gpus(gpus),
         "ncu": probe_ncu(),
         "nsight_python": _dist_version("nsight-python"),
         "ncu_report": _dist_version("ncu-report"),

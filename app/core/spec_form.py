@@ -165,12 +165,24 @@ def backend_errors(spec: JobSpec, report: Mapping[str, Any]) -> list[FieldError]
                        entry.get("fix") or "choose another backend")]
 
 
+def visible_gpu(report: Mapping[str, Any], index: int) -> dict[str, Any] | None:
+    """The GPU that a spec's ``gpu`` = ``index`` names in the worker's environment report: its
+    ``visible_gpus`` entry (index among the GPUs visible to the worker, so an inherited
+    CUDA_VISIBLE_DEVICES counts), or, for reports from before that key, the NVML GPU of that
+    index (right when nothing narrows the visible set). None when there is none."""
+    env = report.get("environment") or {}
+    listed = env.get("visible_gpus")
+    if listed is None:
+        listed = env.get("gpus")
+    return next((g for g in listed or () if isinstance(g, dict) and g.get("index") == index), None)
+
+
 def memory_errors(spec: JobSpec, report: Mapping[str, Any]) -> list[FieldError]:
     """Sizes whose built-in kernel's byte formula exceeds the memory of the job's GPU (of the
     host for cpu), named on the field the user typed; user kernels' formulas run in the worker,
     which checks them before it profiles."""
     gpus = [g for g in (report.get("environment") or {}).get("gpus") or () if isinstance(g, dict)]
-    uuid = next((g.get("uuid") for g in gpus if g.get("index") == spec.gpu), None)
+    uuid = (visible_gpu(report, spec.gpu) or {}).get("uuid")
     memory, memory_of = device_memory(spec.backend, gpus, uuid)
     builtins = builtin_kernels()
     if not memory or any(k not in builtins for k in spec.kernels):

@@ -190,8 +190,18 @@ def _options() -> None:
                    list(spec_schema.COLLECTORS), key=k("collectors"))
     left, right = st.columns(2)
     left.number_input("Warm-up calls", step=1, key=k("warmup"))
-    right.number_input("GPU index", step=1, key=k("gpu"))
+    right.number_input("GPU index", step=1, key=k("gpu"),
+                       help="0-based among the GPUs visible to the worker: under an inherited "
+                            "CUDA_VISIBLE_DEVICES (Slurm, a container) 0 is the first GPU it lists")
+    _gpu_caption(st.session_state.get(k("gpu")))
     st.text_input("Label", key=k("label"))
+
+
+def _gpu_caption(index: object) -> None:
+    """Which physical GPU the index names, from the worker's environment report."""
+    gpu = spec_form.visible_gpu(cached.env_report(), index) if isinstance(index, int) else None
+    if gpu:
+        st.caption(f"GPU {index}: {esc(str(gpu.get('name') or '?'))} ({esc(str(gpu.get('uuid')))})")
 
 
 def _errors() -> None:

@@ -147,3 +147,29 @@ def test_serve_pins_its_gpu_among_the_visible_ones(monkeypatch) -> None:
     monkeypatch.setattr(serve.os, "dup", lambda _fd: w)
     assert serve.serve("cupti", 0, iter(())) == 1  # the backend is unavailable: it says so
     assert __import__("os").environ["CUDA_VISIBLE_DEVICES"] == UUID1
+
+
+@pytest.mark.parametrize("environ, expected", [
+    ({}, [(0, UUID0, 0), (1, UUID1, 1)]),
+    ({"CUDA_VISIBLE_DEVICES": "1"}, [(0, UUID1, 1)]),
+    ({"CUDA_VISIBLE_DEVICES": "GPU-1b1b,0"}, [(0, UUID1, 1), (1, UUID0, 0)]),
+    ({"CUDA_VISIBLE_DEVICES": ""}, []),
+])
+def test_the_environment_report_lists_the_gpus_a_spec_can_name(environ, expected) -> None:
+    """The sidebar and the submit-time memory check read ``visible_gpus``: under Slurm's
+    CUDA_VISIBLE_DEVICES=1, index 0 is physical GPU 1, as the worker resolves it."""
+    from profiling_worker.environment import visible_gpus
+
+    listed = visible_gpus(GPUS, environ)
+    assert [(g["index"], g["uuid"], g["nvml_index"]) for g in listed] == expected
+
+
+def test_the_app_maps_a_spec_gpu_through_the_visible_list() -> None:
+    from app.core.spec_form import visible_gpu
+    from profiling_worker.environment import visible_gpus
+
+    report = {"environment": {"gpus": GPUS,
+                              "visible_gpus": visible_gpus(GPUS, {"CUDA_VISIBLE_DEVICES": "1"})}}
+    assert visible_gpu(report, 0)["uuid"] == UUID1
+    assert visible_gpu(report, 1) is None
+    assert visible_gpu({"environment": {"gpus": GPUS}}, 1)["uuid"] == UUID1  # older report
