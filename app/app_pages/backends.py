@@ -8,6 +8,7 @@ from app.core.figures.backends import build_backends_figure
 from app.core.metrics import MissingData
 from app.core.views.backends import WHY, backends_frame, kernel_counts_differ, wall_frame
 from app.ui import analysis, cached, panels
+from app.core import frame_columns as F
 
 st.header("CUPTI vs Nsight Compute")
 analysis.how_to_read("\n\n".join(WHY))
@@ -40,14 +41,14 @@ if len(differ):
                "measure the same work (for example kernels launched from another thread, which "
                "an NVTX range of the calling thread misses): " + ", ".join(
                    f"{a} {c} (ncu {n}, CUPTI {k} per run)" for a, c, n, k in zip(
-                       differ[C.ANNOTATION], differ["ConfigLabel"], differ["NcuKernelsPerRun"],
-                       differ["CuptiKernelsPerRun"])))
+                       differ[C.ANNOTATION], differ[F.CONFIG_LABEL], differ[F.NCU_KERNELS_PER_RUN],
+                       differ[F.CUPTI_KERNELS_PER_RUN])))
     panels.table(differ, key="backends-kernel-counts")
 analysis.figure_panel(build_backends_figure(frame), frame, key="backends",
                       filename=f"backends-{ncu_id}-vs-{cupti_id}.csv")
 st.subheader("Wall time of each job")
 walls = wall_frame(ncu, cupti)
 panels.table(walls, key="backends-wall")
-if walls["WallS"].notna().all() and float(walls["WallS"].iloc[1] or 0) > 0:
+if walls[F.WALL_S].notna().all() and float(walls[F.WALL_S].iloc[1] or 0) > 0:
     st.caption(f"The Nsight Compute job took {walls['WallS'].iloc[0] / walls['WallS'].iloc[1]:.1f}× "
                "the CUPTI job's wall time (replay passes, cache flushes, serialisation).")

@@ -16,6 +16,7 @@ from app.core.views.clocks import (NVML_DOCS, ClocksOptions, clock_sources, coll
                                    throttle_frame, trace_frame)
 from app.ui import analysis, cached, notes, panels, state
 from app.ui.text import esc
+from app.core import frame_columns as F
 
 THERMAL_DEFAULTS = ("h200-cupti-stability", "h200-cupti-stability-thermal-off")
 
@@ -69,7 +70,7 @@ time_unit = cols[0].segmented_control("Time unit", list(derived.TIME_UNITS), def
 labels = {None: "every config"}
 try:
     every = collector_runs_frame(bundle, ClocksOptions(time_unit=time_unit))
-    labels |= dict(zip(every[C.CONFIG], every["ConfigLabel"]))
+    labels |= dict(zip(every[C.CONFIG], every[F.CONFIG_LABEL]))
     config = cols[1].selectbox("Config for the per-run chart", list(labels),
                                key="clocks-config", format_func=lambda c: labels[c],
                                index=1 if len(labels) > 1 else 0)
@@ -103,9 +104,9 @@ try:
     thermal = thermal_compare_frame(a, b)
 except MissingData as exc:
     analysis.missing(exc)
-walls = thermal.drop_duplicates("Job")[["Job", "ThermalMode", "WallS"]]
+walls = thermal.drop_duplicates(F.JOB)[[F.JOB, F.THERMAL_MODE, F.WALL_S]]
 panels.table(walls, key="clocks-thermal-wall",
-             column_config={"WallS": st.column_config.NumberColumn("Wall time (s)",
+             column_config={F.WALL_S: st.column_config.NumberColumn("Wall time (s)",
                                                                    format="%,.2f")})
 analysis.figure_panel(build_thermal_figure(thermal), thermal, key="clocks-thermal",
                       filename=f"thermal-{job_a}-vs-{job_b}.csv")

@@ -11,6 +11,7 @@ from app.core.views.compare import (NOT_ENOUGH_RUNS, CompareOptions, JobSummary,
                                     compare_frame)
 from app.ui import analysis, cached, notes, panels, state
 from app.ui.text import code, esc
+from app.core import frame_columns as F
 
 st.header("Compare jobs")
 analysis.how_to_read(
@@ -78,8 +79,8 @@ except MissingData as exc:
     analysis.missing(exc)
 for side, job in (("baseline", baseline), ("candidate", candidate)):
     notes.show(job, f"compare-{side}", [metric], extra_checks=(P.INTERVAL_BELOW_ZERO,))
-same = int(frame["CIsOverlap"].sum())
-few = int((~frame["EnoughRuns"]).sum())
+same = int(frame[F.CIS_OVERLAP].sum())
+few = int((~frame[F.ENOUGH_RUNS]).sum())
 st.caption(f"{len(frame)} matching annotation × config pairs; {same} inside the noise"
            + (f"; {few} with fewer than {intervals.MIN_RUNS} runs on a side." if few else "."))
 if few:

@@ -10,6 +10,7 @@ from app.core.views.kernels import (combine_rules_frame, kernel_counts_frame, ke
                                     launches_frame, unattributed_frame)
 from app.ui import analysis, notes, panels
 from app.ui.text import esc
+from app.core import frame_columns as F
 
 st.header("Kernels")
 bundle = analysis.selected_bundle()
@@ -39,12 +40,12 @@ analysis.figure_panel(build_kernels_figure(times, bundle.host_timer, share=bars 
 
 st.subheader("Kernel counts per annotation × config")
 counts = kernel_counts_frame(bundle)
-multi = counts[counts["MaxPerRun"] > 1]
+multi = counts[counts[F.MAX_PER_RUN] > 1]
 if len(multi):
     st.caption("Several kernels per run: " + ", ".join(
-        f"{esc(a)} {esc(c)} ({n})" for a, c, n in zip(multi[C.ANNOTATION], multi["ConfigLabel"],
-                                            multi["MaxPerRun"])))
-if counts["VariesBetweenRuns"].any():
+        f"{esc(a)} {esc(c)} ({n})" for a, c, n in zip(multi[C.ANNOTATION], multi[F.CONFIG_LABEL],
+                                            multi[F.MAX_PER_RUN])))
+if counts[F.VARIES_BETWEEN_RUNS].any():
     st.warning("The number of kernels differs between runs of some configs.")
 panels.table(counts, key="kernels-counts")
 panels.download_csv(counts, key="kernels-counts-csv", filename=f"{bundle.job_id}-kernel-counts.csv")

@@ -12,6 +12,7 @@ from app.core.views.memory import MemoryOptions, fusion_frame, fusion_pairs, mem
 from app.core.views.sweep import sweep_x
 from app.ui import analysis, cached, notes, panels
 from app.ui.text import esc
+from app.core import frame_columns as F
 
 st.header("Memory traffic and fusion")
 bundle = analysis.selected_bundle()
@@ -37,7 +38,7 @@ try:
     frame = memory_frame(bundle, options)
 except MissingData as exc:
     analysis.missing(exc)
-labels = dict(zip(frame[C.CONFIG], frame["ConfigLabel"]))
+labels = dict(zip(frame[C.CONFIG], frame[F.CONFIG_LABEL]))
 config = st.selectbox("Config", list(labels), index=len(labels) - 1, key="memory-config",
                       format_func=lambda c: labels[c])
 shown = frame[frame[C.CONFIG] == config]

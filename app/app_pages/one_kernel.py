@@ -12,6 +12,7 @@ from app.core.views.one_kernel import (PROFILED_SCOPE, OneKernelOptions, annotat
                                        one_kernel_summary)
 from app.ui import analysis, notes, panels
 from app.ui.text import code, esc, html_text
+from app.core import frame_columns as F
 
 st.header("One kernel")
 bundle = analysis.selected_bundle()

@@ -10,6 +10,7 @@ from app.core.metrics import MissingData, available_metrics
 from app.core.views.stability import StabilityOptions, stability_frame, stability_runs_frame
 from app.ui import analysis, notes
 from app.ui.text import esc
+from app.core import frame_columns as F
 
 st.header("Stability")
 bundle = analysis.selected_bundle()
@@ -37,18 +38,18 @@ except MissingData as exc:
 
 notes.show(bundle, "stability", [metric], extra_checks=(P.INTERVAL_BELOW_ZERO,))
 unstable = summary[~summary[C.STABLE].astype(bool)]
-short = summary[summary["ShortKernel"].astype(bool)]
+short = summary[summary[F.SHORT_KERNEL].astype(bool)]
 st.caption(f"{len(summary) - len(unstable)} of {len(summary)} annotation × config pairs are "
            f"stable (RSD < {C.STABLE_RSD_PCT:g} %).")
 if len(short):
     st.warning(f"{len(short)} pair(s) run shorter than 10 µs ("
-               + ", ".join(f"{esc(a)} {esc(c)}" for a, c in zip(short[C.ANNOTATION], short["ConfigLabel"]))
+               + ", ".join(f"{esc(a)} {esc(c)}" for a, c in zip(short[C.ANNOTATION], short[F.CONFIG_LABEL]))
                + "): launch jitter dominates their spread.", icon=":material/timer:")
 analysis.figure_panel(build_stability_figure(summary, bundle.host_timer), summary,
                       key="stability", filename=f"{bundle.job_id}-stability.csv")
 
 st.subheader("Per run, in run order")
-labels = dict(zip(summary[C.CONFIG], summary["ConfigLabel"]))
+labels = dict(zip(summary[C.CONFIG], summary[F.CONFIG_LABEL]))
 config = cols[2].selectbox("Config for the per-run chart", list(labels), key="stability-config",
                            format_func=lambda c: labels[c])
 runs = stability_runs_frame(bundle, StabilityOptions(metric=metric, time_unit=time_unit,

@@ -10,6 +10,7 @@ import pandas as pd
 from profiling_worker.schema import columns as C
 
 from app.core.bundle_loader import Bundle
+from app.core import frame_columns as F
 
 SM_PCT = "sm__throughput.avg.pct_of_peak_sustained_elapsed"
 DRAM_PCT = "dram__throughput.avg.pct_of_peak_sustained_elapsed"
@@ -97,7 +98,7 @@ def config_label(row: pd.Series, params: tuple[str, ...]) -> str:
 def with_labels(frame: pd.DataFrame, params: tuple[str, ...]) -> pd.DataFrame:
     """``frame`` plus a ``ConfigLabel`` column (``n=512``)."""
     out = frame.copy()
-    out["ConfigLabel"] = [config_label(r, params) for _, r in out.iterrows()] if len(out) else []
+    out[F.CONFIG_LABEL] = [config_label(r, params) for _, r in out.iterrows()] if len(out) else []
     return out
 
 

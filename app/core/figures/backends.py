@@ -9,6 +9,7 @@ import plotly.graph_objects as go
 from profiling_worker.schema import columns as C
 
 from app.core.figures import common, theme
+from app.core import frame_columns as F
 
 
 def build_backends_figure(frame: pd.DataFrame) -> go.Figure:
@@ -23,16 +24,16 @@ def build_backends_figure(frame: pd.DataFrame) -> go.Figure:
         return common.empty(title, "no common configs")
     fig = go.Figure()
     for i, (annotation, group) in enumerate(frame.groupby(C.ANNOTATION, sort=False)):
-        custom = np.column_stack([group["NcuUs"], group["CuptiUs"], group["NcuRSD"],
-                                  group["CuptiRSD"], group["Verdict"]])
+        custom = np.column_stack([group[F.NCU_US], group[F.CUPTI_US], group[F.NCU_RSD],
+                                  group[F.CUPTI_RSD], group[F.VERDICT]])
         fig.add_trace(go.Scatter(
-            x=group["ConfigLabel"], y=group["RatioNcuOverCupti"], mode="markers+lines",
+            x=group[F.CONFIG_LABEL], y=group[F.RATIO_NCU_OVER_CUPTI], mode="markers+lines",
             name=str(annotation), meta=theme.tag(annotation),
             line={"color": theme.color(i), "width": 1},
             marker={"size": 10, "color": theme.color(i)},
             error_y={"type": "data", "symmetric": False,
-                     "array": group["RatioCI95Upper"] - group["RatioNcuOverCupti"],
-                     "arrayminus": group["RatioNcuOverCupti"] - group["RatioCI95Lower"]},
+                     "array": group[F.RATIO_CI95_UPPER] - group[F.RATIO_NCU_OVER_CUPTI],
+                     "arrayminus": group[F.RATIO_NCU_OVER_CUPTI] - group[F.RATIO_CI95_LOWER]},
             customdata=custom,
             hovertemplate=(f"<b>{annotation}</b> %{{x}}<br>ncu / cupti = %{{y:.4f}}"
                            "<br>ncu = %{customdata[0]:.6g} µs (RSD %{customdata[2]:.2f} %)"

@@ -10,6 +10,7 @@ import plotly.graph_objects as go
 from profiling_worker.schema import columns as C
 
 from app.core.figures import common, theme
+from app.core import frame_columns as F
 
 
 #: Marker above each SM/DRAM pair per limiter (the text label collided with its neighbours).
@@ -34,21 +35,21 @@ def build_bound_figure(frame: pd.DataFrame, threshold_pct: float, host_timer: bo
     title = "SM vs DRAM throughput (% of peak)"
     if frame.empty:
         return common.empty(title, "no values")
-    x = [f"{a} · {c}" for a, c in zip(frame[C.ANNOTATION], frame["ConfigLabel"])]
-    custom = np.column_stack([frame["TimeNs"] / 1e3, frame["AchievedGBps"], frame["SmClockMHz"],
-                              frame["LimitedBy"]])
+    x = [f"{a} · {c}" for a, c in zip(frame[C.ANNOTATION], frame[F.CONFIG_LABEL])]
+    custom = np.column_stack([frame[F.TIME_NS] / 1e3, frame[F.ACHIEVED_GBPS], frame[F.SM_CLOCK_MHZ],
+                              frame[F.LIMITED_BY]])
     fig = go.Figure()
-    for i, (col, name) in enumerate((("SmPct", "SM throughput"), ("DramPct", "DRAM throughput"))):
+    for i, (col, name) in enumerate(((F.SM_PCT, "SM throughput"), (F.DRAM_PCT, "DRAM throughput"))):
         fig.add_trace(go.Bar(
             x=x, y=frame[col], name=name, marker_color=theme.color(i), customdata=custom,
             hovertemplate=(f"<b>%{{x}}</b><br>{name} = %{{y:.2f}} % of peak"
                            "<br>time = %{customdata[0]:.4g} µs<br>DRAM = %{customdata[1]:.1f} GB/s"
                            "<br>SM clock = %{customdata[2]:.0f} MHz"
                            "<br>limited by: %{customdata[3]}<extra></extra>")))
-    top = np.maximum(frame["SmPct"], frame["DramPct"]).to_numpy(float)
-    limited = frame["LimitedBy"].astype(str).to_numpy()
+    top = np.maximum(frame[F.SM_PCT], frame[F.DRAM_PCT]).to_numpy(float)
+    limited = frame[F.LIMITED_BY].astype(str).to_numpy()
     xs = np.asarray(x, dtype=object)
-    pcts = np.column_stack([frame["SmPct"], frame["DramPct"], limited])
+    pcts = np.column_stack([frame[F.SM_PCT], frame[F.DRAM_PCT], limited])
     for prefix, name, symbol in LIMITER_MARKS:
         hit = np.char.startswith(limited.astype(str), prefix)
         if not hit.any():
@@ -88,20 +89,20 @@ def build_roofline_figure(frame: pd.DataFrame, ceilings: pd.DataFrame, host_time
         meets the DRAM roof and named with its source in the hover.
     """
     title = "Roofline: achieved FLOP/s vs arithmetic intensity"
-    points = frame.dropna(subset=["AchievedTFLOPs", "ArithmeticIntensity"])
+    points = frame.dropna(subset=[F.ACHIEVED_TFLOPS, F.ARITHMETIC_INTENSITY])
     if points.empty:
         return common.empty(title, "no FLOP and byte counts")
-    ai_all = points["ArithmeticIntensity"].to_numpy(float)
+    ai_all = points[F.ARITHMETIC_INTENSITY].to_numpy(float)
     lo, hi = ai_all.min() / 4, ai_all.max() * 4
     fig = go.Figure()
     _ceilings(fig, ceilings, lo, hi)
     labels, positions = trajectory_labels(points)
     for i, (annotation, group) in enumerate(points.groupby(C.ANNOTATION, sort=False)):
-        custom = np.column_stack([group["ConfigLabel"], group["PctOfDatasheet"],
-                                  group["PctOfClockPeak"], group["FlopsSource"],
-                                  group["BytesSource"], group["TimeNs"] / 1e3])
+        custom = np.column_stack([group[F.CONFIG_LABEL], group[F.PCT_OF_DATASHEET],
+                                  group[F.PCT_OF_CLOCK_PEAK], group[F.FLOPS_SOURCE],
+                                  group[F.BYTES_SOURCE], group[F.TIME_NS] / 1e3])
         fig.add_trace(go.Scatter(
-            x=group["ArithmeticIntensity"], y=group["AchievedTFLOPs"], mode="lines+markers+text",
+            x=group[F.ARITHMETIC_INTENSITY], y=group[F.ACHIEVED_TFLOPS], mode="lines+markers+text",
             name=str(annotation), meta=theme.tag(annotation), text=labels.loc[group.index],
             textposition=positions.loc[group.index],
             textfont={"color": theme.color(i)},
@@ -133,8 +134,8 @@ def trajectory_labels(points: pd.DataFrame) -> tuple[pd.Series, pd.Series]:
     already placed; a label that fits in neither place, or repeats the same text at the same
     spot (fp16 and bf16 trajectories that coincide), is left out. Every point keeps its hover.
     """
-    x = np.log10(points["ArithmeticIntensity"].to_numpy(float))
-    y = np.log10(points["AchievedTFLOPs"].to_numpy(float))
+    x = np.log10(points[F.ARITHMETIC_INTENSITY].to_numpy(float))
+    y = np.log10(points[F.ACHIEVED_TFLOPS].to_numpy(float))
     width = LABEL_BOX[0] * (np.ptp(x) + 1.2)  # the x axis shows AI / 4 .. AI x 4
     height = LABEL_BOX[1] * max(np.ptp(y), 1.0)
     where = dict(zip(points.index, zip(x, y)))
@@ -144,7 +145,7 @@ def trajectory_labels(points: pd.DataFrame) -> tuple[pd.Series, pd.Series]:
     for _, group in points.groupby(C.ANNOTATION, sort=False):
         for idx in dict.fromkeys((group.index[0], group.index[-1])):
             px, py = where[idx]
-            label = str(points.at[idx, "ConfigLabel"])
+            label = str(points.at[idx, F.CONFIG_LABEL])
             if any(t == label and abs(px - qx) < width / 2 and abs(py - qy) < height / 2
                    for *_, t, qx, qy in placed):
                 continue
@@ -163,9 +164,9 @@ _ROOF_DASHES = ("dot", "dashdot", "longdash", "longdashdot")
 
 
 def _ceilings(fig: go.Figure, ceilings: pd.DataFrame, lo: float, hi: float) -> None:
-    memory = ceilings[ceilings["Kind"] == "memory"]
+    memory = ceilings[ceilings[F.KIND] == "memory"]
     gbps = float(memory["Value"].iloc[0]) if len(memory) else None
-    compute = ceilings[ceilings["Kind"] == "compute"]
+    compute = ceilings[ceilings[F.KIND] == "compute"]
     top = float(compute["Value"].max()) if len(compute) else None
     if gbps:
         end = min(hi, top * 1e3 / gbps) if top else hi

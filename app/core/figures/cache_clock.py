@@ -10,10 +10,11 @@ from plotly.subplots import make_subplots
 from profiling_worker.schema import columns as C
 
 from app.core.figures import theme
+from app.core import frame_columns as F
 
 _DASHES = ("solid", "dash", "dot", "dashdot")
-ROWS = (("TimeNs", "Time", "µs", 1e-3), ("GBps", "DRAM bandwidth", "GB/s", 1.0),
-        ("SmClockMHz", "SM clock the kernel ran at", "MHz", 1.0))
+ROWS = ((F.TIME_NS, "Time", "µs", 1e-3), (F.GBPS, "DRAM bandwidth", "GB/s", 1.0),
+        (F.SM_CLOCK_MHZ, "SM clock the kernel ran at", "MHz", 1.0))
 
 
 def build_cache_clock_figure(frame: pd.DataFrame, l2_bytes: float | None, l2_source: str,
@@ -22,10 +23,10 @@ def build_cache_clock_figure(frame: pd.DataFrame, l2_bytes: float | None, l2_sou
     clock (MHz); colour = annotation, dash = variant; a vertical line at the L2 size."""
     fig = make_subplots(rows=3, cols=1, shared_xaxes=True, vertical_spacing=0.06)
     annotations = list(dict.fromkeys(frame[C.ANNOTATION]))
-    variants = list(dict.fromkeys(frame["Variant"]))
-    for (annotation, variant), part in frame.groupby([C.ANNOTATION, "Variant"], sort=False):
-        part = part.sort_values("WorkingSetBytes")
-        x = part["WorkingSetBytes"].to_numpy(dtype=float)
+    variants = list(dict.fromkeys(frame[F.VARIANT]))
+    for (annotation, variant), part in frame.groupby([C.ANNOTATION, F.VARIANT], sort=False):
+        part = part.sort_values(F.WORKING_SET_BYTES)
+        x = part[F.WORKING_SET_BYTES].to_numpy(dtype=float)
         for row, (column, label, unit, scale) in enumerate(ROWS, start=1):
             y = part[column].to_numpy(dtype=float) * scale
             fig.add_trace(go.Scatter(
@@ -34,7 +35,7 @@ def build_cache_clock_figure(frame: pd.DataFrame, l2_bytes: float | None, l2_sou
                 meta=theme.tag(annotation),
                 line={"color": theme.color(annotations.index(annotation)),
                       "dash": _DASHES[variants.index(variant) % len(_DASHES)]},
-                customdata=np.stack([part["ConfigLabel"].to_numpy()], axis=-1),
+                customdata=np.stack([part[F.CONFIG_LABEL].to_numpy()], axis=-1),
                 hovertemplate=f"{annotation} · {variant}<br>%{{customdata[0]}}<br>working set "
                               f"%{{x:,.0f}} B<br>{label}: %{{y:,.3f}} {unit}<extra></extra>"),
                 row=row, col=1)

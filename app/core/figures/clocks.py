@@ -10,6 +10,7 @@ from plotly.subplots import make_subplots
 
 from profiling_worker.schema import columns as C
 
+from app.core import frame_columns as F
 from app.core.figures import common, theme
 from app.core.views.clocks import (BEFORE_RUN, COLLECTOR_UNIT, COLLECTOR_VALUE, KERNEL_TIME,
                                    PEARSON, THROTTLE_BITS)
@@ -89,7 +90,7 @@ def _throttle_rows(fig: go.Figure, trace: pd.DataFrame, t: np.ndarray) -> None:
 
 
 def _series_name(frame: pd.DataFrame, annotation: str, label: str) -> str:
-    several = frame["ConfigLabel"].nunique() > 1
+    several = frame[F.CONFIG_LABEL].nunique() > 1
     return f"{annotation} · {label}" if several else str(annotation)
 
 
@@ -113,7 +114,7 @@ def build_drift_figure(frame: pd.DataFrame) -> go.Figure:
     unit = str(frame[C.UNIT].iloc[0])
     times = frame.drop_duplicates([C.ANNOTATION, C.CONFIG, C.RUN])
     for i, ((annotation, label), group) in enumerate(
-            times.groupby([C.ANNOTATION, "ConfigLabel"], sort=False)):
+            times.groupby([C.ANNOTATION, F.CONFIG_LABEL], sort=False)):
         name = _series_name(times, annotation, label)
         fig.add_trace(theme.points_trace(
             group[C.RUN].to_numpy(float), group[KERNEL_TIME].to_numpy(float), name,
@@ -124,11 +125,11 @@ def build_drift_figure(frame: pd.DataFrame) -> go.Figure:
     fig.update_yaxes(title={"text": theme.axis_title("Kernel time", unit)}, row=1, col=1,
                      type="log" if spread > 20 else "linear")
     values = frame.drop_duplicates([C.CONFIG, C.RUN, C.COLLECTOR])
-    labels = list(dict.fromkeys(values["ConfigLabel"]))
+    labels = list(dict.fromkeys(values[F.CONFIG_LABEL]))
     for row, collector in enumerate(collectors, start=2):
         part = values[values[C.COLLECTOR] == collector]
         cunit = display_unit(part[COLLECTOR_UNIT].iloc[0])
-        for label, group in part.groupby("ConfigLabel", sort=False):
+        for label, group in part.groupby(F.CONFIG_LABEL, sort=False):
             fig.add_trace(theme.points_trace(
                 group[C.RUN].to_numpy(float), group[COLLECTOR_VALUE].to_numpy(float),
                 f"{collector} · {label}", mode="lines+markers", legendgroup=label,
@@ -153,7 +154,7 @@ def build_correlation_figure(corr: pd.DataFrame) -> go.Figure:
         return common.empty(title, "no collector values")
     several = corr[C.ANNOTATION].nunique() > 1
     x = [f"{a} · {c}" if several else str(c) for a, c in zip(corr[C.ANNOTATION],
-                                                               corr["ConfigLabel"])]
+                                                               corr[F.CONFIG_LABEL])]
     corr = corr.assign(_x=x)
     fig = go.Figure()
     for i, (collector, group) in enumerate(corr.groupby(C.COLLECTOR, sort=False)):
@@ -162,7 +163,7 @@ def build_correlation_figure(corr: pd.DataFrame) -> go.Figure:
         fig.add_trace(go.Bar(
             x=group["_x"], y=np.nan_to_num(r), name=str(collector), text=text,
             textposition="outside", marker_color=theme.color(i),
-            customdata=np.column_stack([group["Runs"], group["Note"].fillna("")]),
+            customdata=np.column_stack([group[F.RUNS], group[F.NOTE].fillna("")]),
             hovertemplate=(f"<b>{collector}</b> %{{x}}<br>r = %{{text}}<br>runs = "
                            "%{customdata[0]}<br>%{customdata[1]}<extra></extra>")))
     fig.update_layout(barmode="group")
@@ -183,18 +184,18 @@ def build_kernel_clock_figure(frame: pd.DataFrame, host_timer: bool = False) -> 
         return common.empty(title, "no clock values")
     fig = go.Figure()
     for i, (annotation, group) in enumerate(frame.groupby(C.ANNOTATION, sort=False)):
-        avg = group["SmClockMHz"].to_numpy(float)
+        avg = group[F.SM_CLOCK_MHZ].to_numpy(float)
         fig.add_trace(go.Bar(
-            x=group["ConfigLabel"], y=avg, name=str(annotation), marker_color=theme.color(i),
+            x=group[F.CONFIG_LABEL], y=avg, name=str(annotation), marker_color=theme.color(i),
             meta=theme.tag(annotation),
             error_y={"type": "data", "symmetric": False,
-                     "array": group["MaxMHz"].to_numpy(float) - avg,
-                     "arrayminus": avg - group["MinMHz"].to_numpy(float)},
-            customdata=np.column_stack([group["MinMHz"], group["MaxMHz"], group[C.NUM_RUNS]]),
+                     "array": group[F.MAX_MHZ].to_numpy(float) - avg,
+                     "arrayminus": avg - group[F.MIN_MHZ].to_numpy(float)},
+            customdata=np.column_stack([group[F.MIN_MHZ], group[F.MAX_MHZ], group[C.NUM_RUNS]]),
             hovertemplate=(f"<b>{annotation}</b> %{{x}}<br>mean %{{y:.0f}} MHz<br>"
                            "min %{customdata[0]:.0f} · max %{customdata[1]:.0f} MHz<br>"
                            "runs %{customdata[2]}<extra></extra>")))
-    top = frame["MaxSmClockMHz"].dropna()
+    top = frame[F.MAX_SM_CLOCK_MHZ].dropna()
     if len(top):
         common.hline(fig, float(top.iloc[0]), f"device max {float(top.iloc[0]):.0f} MHz")
     fig.update_layout(barmode="group")
@@ -215,15 +216,15 @@ def build_thermal_figure(frame: pd.DataFrame) -> go.Figure:
         return common.empty(title, "no values")
     several = frame[C.ANNOTATION].nunique() > 1
     fig = go.Figure()
-    for i, (job, group) in enumerate(frame.groupby("Job", sort=False)):
+    for i, (job, group) in enumerate(frame.groupby(F.JOB, sort=False)):
         x = [f"{a} · {c}" if several else str(c) for a, c in zip(group[C.ANNOTATION],
-                                                                   group["ConfigLabel"])]
-        wall = group["WallS"].iloc[0]
+                                                                   group[F.CONFIG_LABEL])]
+        wall = group[F.WALL_S].iloc[0]
         wall_text = f", {float(wall):.1f} s wall" if pd.notna(wall) else ""
         fig.add_trace(go.Bar(
             x=x, y=group[C.RSD], name=f"{job} (thermal_mode {group['ThermalMode'].iloc[0]}"
                                       f"{wall_text})",
-            marker_color=theme.color(i), customdata=group["AvgUs"],
+            marker_color=theme.color(i), customdata=group[F.AVG_US],
             hovertemplate=("%{x}<br>RSD %{y:.2f} %<br>mean %{customdata:.6g} µs"
                            "<extra></extra>")))
     common.hline(fig, C.STABLE_RSD_PCT, f"stable below {C.STABLE_RSD_PCT:g} %")

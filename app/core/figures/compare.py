@@ -9,6 +9,7 @@ import plotly.graph_objects as go
 from profiling_worker.schema import columns as C
 
 from app.core.figures import common, theme
+from app.core import frame_columns as F
 
 
 def build_compare_figure(frame: pd.DataFrame, title: str = "Candidate / baseline",
@@ -25,18 +26,18 @@ def build_compare_figure(frame: pd.DataFrame, title: str = "Candidate / baseline
     unit = str(frame[C.UNIT].iloc[0])
     fig = go.Figure()
     for i, (annotation, group) in enumerate(frame.groupby(C.ANNOTATION, sort=False)):
-        custom = np.column_stack([group["BaselineAvg"], group["CandidateAvg"],
-                                  group["RatioCI95Lower"], group["RatioCI95Upper"],
-                                  group["Verdict"]])
+        custom = np.column_stack([group[F.BASELINE_AVG], group[F.CANDIDATE_AVG],
+                                  group[F.RATIO_CI95_LOWER], group[F.RATIO_CI95_UPPER],
+                                  group[F.VERDICT]])
         fig.add_trace(go.Scatter(
-            x=group["ConfigLabel"], y=group["Ratio"], mode="markers+lines", name=str(annotation),
+            x=group[F.CONFIG_LABEL], y=group[F.RATIO], mode="markers+lines", name=str(annotation),
             meta=theme.tag(annotation), line={"color": theme.color(i), "width": 1},
             marker={"size": 10, "color": theme.color(i),
                     "symbol": [_symbol(s, ok) for s, ok in
-                               zip(group["CIsOverlap"], group["EnoughRuns"])]},
+                               zip(group[F.CIS_OVERLAP], group[F.ENOUGH_RUNS])]},
             error_y={"type": "data", "symmetric": False,
-                     "array": group["RatioCI95Upper"] - group["Ratio"],
-                     "arrayminus": group["Ratio"] - group["RatioCI95Lower"]},
+                     "array": group[F.RATIO_CI95_UPPER] - group[F.RATIO],
+                     "arrayminus": group[F.RATIO] - group[F.RATIO_CI95_LOWER]},
             customdata=custom,
             hovertemplate=(f"<b>{annotation}</b> %{{x}}<br>ratio = %{{y:.4f}}"
                            "<br>CI95 = [%{customdata[2]:.4f}, %{customdata[3]:.4f}]"

@@ -10,6 +10,7 @@ import plotly.graph_objects as go
 from profiling_worker.schema import columns as C
 
 from app.core.figures import common, theme
+from app.core import frame_columns as F
 
 #: Names longer than this are shortened for the legend (the hover keeps the full name).
 NAME_CHARS = 46
@@ -103,16 +104,16 @@ def build_kernels_figure(frame: pd.DataFrame, host_timer: bool = False,
     if frame.empty:
         return common.empty(title, "no launches")
     x_of = {k: f"{a} · {c}" for k, a, c in zip(frame.index, frame[C.ANNOTATION],
-                                                 frame["ConfigLabel"])}
+                                                 frame[F.CONFIG_LABEL])}
     legend = short_names([str(k) for k in frame[C.KERNEL]])
     fig = go.Figure()
     for i, (kernel, group) in enumerate(frame.groupby(C.KERNEL, sort=False)):
         fig.add_trace(go.Bar(
             x=[x_of[k] for k in group.index],
-            y=group["Share"] if share else group["MeanTimeNs"] / 1e3,
+            y=group[F.SHARE] if share else group[F.MEAN_TIME_NS] / 1e3,
             name=legend[str(kernel)], marker_color=theme.long_color(i),
-            customdata=group[["Share"]].assign(k=str(kernel),
-                                               t=group["MeanTimeNs"] / 1e3).to_numpy(),
+            customdata=group[[F.SHARE]].assign(k=str(kernel),
+                                               t=group[F.MEAN_TIME_NS] / 1e3).to_numpy(),
             hovertemplate=("<b>%{x}</b><br>%{customdata[1]}<br>time = %{customdata[2]:.6g} µs"
                            "<br>share = %{customdata[0]:.1f} %<extra></extra>")))
     fig.update_layout(barmode="stack")

@@ -10,6 +10,7 @@ import plotly.graph_objects as go
 from profiling_worker.schema import columns as C
 
 from app.core.figures import common, theme
+from app.core import frame_columns as F
 
 MB = 1e6
 
@@ -25,12 +26,12 @@ def build_memory_figure(frame: pd.DataFrame, host_timer: bool = False) -> go.Fig
     title = "DRAM traffic: measured vs analytic minimum"
     if frame.empty:
         return common.empty(title, "no values")
-    x = [f"{a} · {c}" for a, c in zip(frame[C.ANNOTATION], frame["ConfigLabel"])]
-    custom = np.column_stack([frame["DramReadBytes"], frame["DramWriteBytes"],
-                              frame["MeasuredOverAnalytic"], frame["TimeNs"] / 1e3,
-                              frame["GapNote"]])
+    x = [f"{a} · {c}" for a, c in zip(frame[C.ANNOTATION], frame[F.CONFIG_LABEL])]
+    custom = np.column_stack([frame[F.DRAM_READ_BYTES], frame[F.DRAM_WRITE_BYTES],
+                              frame[F.MEASURED_OVER_ANALYTIC], frame[F.TIME_NS] / 1e3,
+                              frame[F.GAP_NOTE]])
     fig = go.Figure()
-    for i, (col, name) in enumerate((("DramReadBytes", "read"), ("DramWriteBytes", "written"))):
+    for i, (col, name) in enumerate(((F.DRAM_READ_BYTES, "read"), (F.DRAM_WRITE_BYTES, "written"))):
         fig.add_trace(go.Bar(
             x=x, y=frame[col] / MB, name=f"DRAM {name}", marker_color=theme.color(i),
             customdata=custom,
@@ -39,7 +40,7 @@ def build_memory_figure(frame: pd.DataFrame, host_timer: bool = False) -> go.Fig
                            "<br>measured / analytic = %{customdata[2]:.3f}"
                            "<br>time = %{customdata[3]:.4g} µs<br>%{customdata[4]}<extra></extra>")))
     fig.add_trace(go.Scatter(
-        x=x, y=frame["AnalyticBytes"] / MB, mode="markers", name="analytic minimum",
+        x=x, y=frame[F.ANALYTIC_BYTES] / MB, mode="markers", name="analytic minimum",
         marker={"symbol": "diamond", "size": 11, "color": theme.color(3)},
         hovertemplate="<b>%{x}</b><br>analytic minimum = %{y:,.3f} MB<extra></extra>"))
     fig.update_layout(barmode="stack")
@@ -60,8 +61,8 @@ def build_fusion_figure(frame: pd.DataFrame, x: str, host_timer: bool = False) -
         return common.empty(title, "this job has no unfused/fused pair")
     fig = go.Figure()
     for i, (col, name, unit_cols) in enumerate((
-            ("TrafficRatio", "DRAM bytes ratio", ("FusedBytes", "UnfusedBytes", "B")),
-            ("TimeRatio", "time ratio", ("FusedTimeNs", "UnfusedTimeNs", "ns")))):
+            (F.TRAFFIC_RATIO, "DRAM bytes ratio", (F.FUSED_BYTES, F.UNFUSED_BYTES, "B")),
+            (F.TIME_RATIO, "time ratio", (F.FUSED_TIME_NS, F.UNFUSED_TIME_NS, "ns")))):
         custom = np.column_stack([frame[unit_cols[0]], frame[unit_cols[1]]])
         fig.add_trace(go.Scatter(
             x=frame[x], y=frame[col], mode="lines+markers", name=name,

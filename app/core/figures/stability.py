@@ -10,6 +10,7 @@ import plotly.graph_objects as go
 from profiling_worker.schema import columns as C
 
 from app.core.figures import common, theme
+from app.core import frame_columns as F
 
 
 def build_stability_figure(frame: pd.DataFrame, host_timer: bool = False) -> go.Figure:
@@ -27,9 +28,9 @@ def build_stability_figure(frame: pd.DataFrame, host_timer: bool = False) -> go.
     fig = go.Figure()
     for i, (annotation, group) in enumerate(frame.groupby(C.ANNOTATION, sort=False)):
         custom = np.column_stack([group[C.AVG], group[C.CI95_LOWER], group[C.CI95_UPPER],
-                                  group[C.NUM_RUNS], group["Note"].fillna("")])
+                                  group[C.NUM_RUNS], group[F.NOTE].fillna("")])
         fig.add_trace(go.Bar(
-            x=group["ConfigLabel"], y=group[C.RSD], name=str(annotation),
+            x=group[F.CONFIG_LABEL], y=group[C.RSD], name=str(annotation),
             meta=theme.tag(annotation), marker_color=theme.color(i), customdata=custom,
             hovertemplate=(f"<b>{annotation}</b> %{{x}}<br>RSD = %{{y:.3f}} %"
                            f"<br>mean = %{{customdata[0]:.6g}} {unit}"
@@ -60,9 +61,9 @@ def build_runs_figure(runs: pd.DataFrame, metric_label: str, host_timer: bool = 
         return common.empty(title, "this job has no per-run rows")
     unit = str(runs[C.UNIT].iloc[0])
     fig = go.Figure()
-    groups = runs.groupby([C.ANNOTATION, "ConfigLabel"], sort=False)
+    groups = runs.groupby([C.ANNOTATION, F.CONFIG_LABEL], sort=False)
     for i, ((annotation, label), group) in enumerate(groups):
-        name = f"{annotation} · {label}" if runs["ConfigLabel"].nunique() > 1 else str(annotation)
+        name = f"{annotation} · {label}" if runs[F.CONFIG_LABEL].nunique() > 1 else str(annotation)
         color = theme.color(i)
         x = group[C.RUN].to_numpy(float)
         lo, hi, avg = (float(group[c].iloc[0]) for c in (C.CI95_LOWER, C.CI95_UPPER, C.AVG))

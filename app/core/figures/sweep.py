@@ -10,6 +10,7 @@ from profiling_worker.schema import columns as C
 
 from app.core import derived
 from app.core.figures import theme
+from app.core import frame_columns as F
 
 #: The y axis defaults to log when the plotted means span more than this factor.
 LOG_Y_SPAN = 10.0
@@ -55,7 +56,7 @@ def build_sweep_figure(frame: pd.DataFrame, x: str, host_timer: bool,
     unit = str(frame[C.UNIT].iloc[0]) if not frame.empty else ""
     floor = log_floor(frame) if log_y and not frame.empty else None
     fig = go.Figure()
-    series = C.ANNOTATION if "Series" not in frame else "Series"
+    series = C.ANNOTATION if F.SERIES not in frame else F.SERIES
     for i, (name, group) in enumerate(frame.groupby(series, sort=False)):
         fig.add_trace(_trace(group, name, x, unit, i, floor))
     _x_axis(fig, frame, x)

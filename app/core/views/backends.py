@@ -11,6 +11,7 @@ from app.core.bundle_loader import Bundle
 from app.core.metrics import MissingData
 from app.core.views.compare import CompareOptions, compare_frame
 from app.core.views.kernels import kernel_counts_frame
+from app.core import frame_columns as F
 
 #: Why the two differ, for the page (each cause seen or documented for these backends).
 WHY = (
@@ -44,16 +45,16 @@ def backends_frame(ncu: Bundle, cupti: Bundle) -> pd.DataFrame:
             raise MissingData(f"Job {bundle.job_id} was measured with {bundle.backend or 'no'} "
                               f"backend, not {name}.", f"Pick a job run on the {name} backend.")
     both = compare_frame(cupti, ncu, CompareOptions(metric=C.GPU_TIME))
-    out = both[[c for c in both if c not in both.filter(like="Baseline").columns
-                and c not in both.filter(like="Candidate").columns]].copy()
-    out["NcuUs"] = both["CandidateAvg"] / 1e3
-    out["NcuRSD"] = both["CandidateRSD"]
-    out["CuptiUs"] = both["BaselineAvg"] / 1e3
-    out["CuptiRSD"] = both["BaselineRSD"]
-    out["DiffUs"] = out["NcuUs"] - out["CuptiUs"]
-    out["Verdict"] = out["Verdict"].str.replace("candidate", "ncu")
-    out = out.rename(columns={"Ratio": "RatioNcuOverCupti"})
-    order = [c for c in out if c not in (C.METRIC, C.UNIT, "RatioExcludesOne")]
+    out = both[[c for c in both if c not in both.filter(like=F.BASELINE).columns
+                and c not in both.filter(like=F.CANDIDATE).columns]].copy()
+    out[F.NCU_US] = both[F.CANDIDATE_AVG] / 1e3
+    out[F.NCU_RSD] = both["CandidateRSD"]
+    out[F.CUPTI_US] = both[F.BASELINE_AVG] / 1e3
+    out[F.CUPTI_RSD] = both["BaselineRSD"]
+    out["DiffUs"] = out[F.NCU_US] - out[F.CUPTI_US]
+    out[F.VERDICT] = out[F.VERDICT].str.replace("candidate", "ncu")
+    out = out.rename(columns={F.RATIO: F.RATIO_NCU_OVER_CUPTI})
+    order = [c for c in out if c not in (C.METRIC, C.UNIT, F.RATIO_EXCLUDES_ONE)]
     return out[order]
 
 
@@ -72,12 +73,12 @@ def kernel_counts_differ(ncu: Bundle, cupti: Bundle) -> pd.DataFrame:
     except MissingData:
         return pd.DataFrame()
     keys = [C.ANNOTATION, *[p for p in ncu.parameters if p in cupti.parameters]]
-    cols = keys + ["MaxPerRun", "Kernels"]
-    merged = both[0][cols + ["ConfigLabel"]].merge(both[1][cols], on=keys,
+    cols = keys + [F.MAX_PER_RUN, F.KERNEL_NAMES]
+    merged = both[0][cols + [F.CONFIG_LABEL]].merge(both[1][cols], on=keys,
                                                    suffixes=("Ncu", "Cupti"))
     merged = merged[merged["MaxPerRunNcu"] != merged["MaxPerRunCupti"]]
-    return merged.rename(columns={"MaxPerRunNcu": "NcuKernelsPerRun",
-                                  "MaxPerRunCupti": "CuptiKernelsPerRun",
+    return merged.rename(columns={"MaxPerRunNcu": F.NCU_KERNELS_PER_RUN,
+                                  "MaxPerRunCupti": F.CUPTI_KERNELS_PER_RUN,
                                   "KernelsNcu": "NcuKernels", "KernelsCupti": "CuptiKernels"}
                          ).reset_index(drop=True)
 
@@ -88,9 +89,9 @@ def wall_frame(*bundles: Bundle) -> pd.DataFrame:
     rows = []
     for b in bundles:
         backend = b.manifest.get("backend") or {}
-        rows.append({"Job": b.job_id, "Backend": b.backend, "Measures": b.measurement,
+        rows.append({F.JOB: b.job_id, "Backend": b.backend, F.MEASURES: b.measurement,
                      "NsightMode": backend.get("nsight_mode", ""),
-                     "WallS": b.manifest.get("wall_s"), "Runs": b.spec.get("runs"),
+                     F.WALL_S: b.manifest.get("wall_s"), F.RUNS: b.spec.get("runs"),
                      "Configs": len(b.spec.get("configs") or []),
                      "Metrics": len(b.spec.get("metrics") or [])})
     return pd.DataFrame(rows)

@@ -10,6 +10,7 @@ import pandas as pd
 
 from profiling_worker.schema import columns as C, peaks
 
+from app.core import frame_columns as F
 from app.core.bundle_loader import Bundle
 from app.core.environment import gpu_name, job_gpu_index
 from app.core.metrics import (DRAM_PCT, DRAM_READ, DRAM_WRITE, GPC_HZ, SM_PCT, keys_of,
@@ -19,7 +20,7 @@ from app.core.metrics import (DRAM_PCT, DRAM_READ, DRAM_WRITE, GPC_HZ, SM_PCT, k
 #: too little parallelism limits the kernel (NCU's own guidance: below ~60 % of peak, look at
 #: latency, not throughput).
 LATENCY_THRESHOLD_PCT = 60.0
-LIMITED = "LimitedBy"
+LIMITED = F.LIMITED_BY
 
 
 @dataclass(frozen=True)
@@ -58,22 +59,22 @@ def bound_frame(bundle: Bundle, options: BoundOptions) -> pd.DataFrame:
     if wide.empty or wide[[SM_PCT, DRAM_PCT]].isna().all().any():
         raise missing_metric(bundle, (SM_PCT, DRAM_PCT), "SM / DRAM throughput metrics")
     out = wide[keys_of(bundle, wide)].copy()
-    out["SmPct"] = wide[SM_PCT].astype(float)
-    out["DramPct"] = wide[DRAM_PCT].astype(float)
+    out[F.SM_PCT] = wide[SM_PCT].astype(float)
+    out[F.DRAM_PCT] = wide[DRAM_PCT].astype(float)
     out[LIMITED] = [limited_by(s, d, options.latency_threshold_pct)
-                    for s, d in zip(out["SmPct"], out["DramPct"])]
-    out["TimeNs"] = wide[bundle.duration_metric].astype(float)
-    out["SmClockMHz"] = wide[GPC_HZ].astype(float) / 1e6
-    out["DramBytes"] = wide[DRAM_READ].astype(float) + wide[DRAM_WRITE].astype(float)
-    out["AchievedGBps"] = out["DramBytes"] / out["TimeNs"]  # bytes/ns = GB/s
+                    for s, d in zip(out[F.SM_PCT], out[F.DRAM_PCT])]
+    out[F.TIME_NS] = wide[bundle.duration_metric].astype(float)
+    out[F.SM_CLOCK_MHZ] = wide[GPC_HZ].astype(float) / 1e6
+    out[F.DRAM_BYTES] = wide[DRAM_READ].astype(float) + wide[DRAM_WRITE].astype(float)
+    out[F.ACHIEVED_GBPS] = out[F.DRAM_BYTES] / out[F.TIME_NS]  # bytes/ns = GB/s
     sheet = peaks.datasheet_dram(peaks.match_device(gpu_name(bundle.manifest.get("environment")
                                                              or {}, job_gpu_index(bundle.manifest, bundle.spec))))
-    out["DatasheetGBps"] = sheet.value if sheet else np.nan
-    out["PctOfDatasheetGBps"] = 100.0 * out["AchievedGBps"] / out["DatasheetGBps"]
+    out[F.DATASHEET_GBPS] = sheet.value if sheet else np.nan
+    out["PctOfDatasheetGBps"] = 100.0 * out[F.ACHIEVED_GBPS] / out[F.DATASHEET_GBPS]
     counter = [peaks.counter_dram_peak({m: r[m] for m in peaks.DRAM_PEAK})
                for _, r in wide.iterrows()]
     out["CounterGBps"] = [p.value if p else np.nan for p in counter]
-    out["PctOfCounterGBps"] = 100.0 * out["AchievedGBps"] / out["CounterGBps"]
+    out["PctOfCounterGBps"] = 100.0 * out[F.ACHIEVED_GBPS] / out["CounterGBps"]
     out["PeakSource"] = [
         "; ".join(s for s in ((sheet.source if sheet else "GPU not in the datasheet table"),
                               (p.source if p else "")) if s) for p in counter]

@@ -21,6 +21,7 @@ from profiling_worker.schema import columns as C
 
 from app.core.bundle_loader import Bundle
 from app.core.metrics import MissingData, wide_means, with_labels
+from app.core import frame_columns as F
 
 CLOCK_METRIC = "gpc__cycles_elapsed.avg.per_second"
 DRAM_METRICS = ("dram__bytes_read.sum", "dram__bytes_write.sum")
@@ -81,14 +82,14 @@ def _one(bundle: Bundle) -> pd.DataFrame:
     time_ns = wide[bundle.duration_metric]
     measured = wide[list(DRAM_METRICS)].sum(axis=1, min_count=2)
     out = pd.DataFrame({
-        "Variant": variant_label(bundle), "Job": bundle.job_id,
+        F.VARIANT: variant_label(bundle), F.JOB: bundle.job_id,
         C.ANNOTATION: wide[C.ANNOTATION], C.CONFIG: wide[C.CONFIG],
         **{p: wide[p] for p in bundle.parameters if p in wide},
-        "WorkingSetBytes": wide[C.BYTES], "TimeNs": time_ns,
-        "GBps": (measured.fillna(wide[C.BYTES])) / time_ns,
+        F.WORKING_SET_BYTES: wide[C.BYTES], F.TIME_NS: time_ns,
+        F.GBPS: (measured.fillna(wide[C.BYTES])) / time_ns,
         "GBpsSource": measured.notna().map({True: "measured DRAM bytes",
                                             False: "analytic bytes"}),
-        "SmClockMHz": wide[CLOCK_METRIC] / 1e6,
+        F.SM_CLOCK_MHZ: wide[CLOCK_METRIC] / 1e6,
     })
     return with_labels(out, bundle.parameters)
 
@@ -106,8 +107,8 @@ def cache_clock_frame(bundles: Sequence[Bundle]) -> pd.DataFrame:
         MissingData: a bundle has no duration values.
     """
     frame = pd.concat([_one(b) for b in bundles], ignore_index=True)
-    first = frame[frame["Variant"] == frame["Variant"].iloc[0]]
-    ref = first.set_index([C.ANNOTATION, "ConfigLabel"])["TimeNs"]
-    keys = pd.MultiIndex.from_frame(frame[[C.ANNOTATION, "ConfigLabel"]])
-    frame["TimeVsFirst"] = frame["TimeNs"].to_numpy() / ref.reindex(keys).to_numpy()
+    first = frame[frame[F.VARIANT] == frame[F.VARIANT].iloc[0]]
+    ref = first.set_index([C.ANNOTATION, F.CONFIG_LABEL])[F.TIME_NS]
+    keys = pd.MultiIndex.from_frame(frame[[C.ANNOTATION, F.CONFIG_LABEL]])
+    frame["TimeVsFirst"] = frame[F.TIME_NS].to_numpy() / ref.reindex(keys).to_numpy()
     return frame

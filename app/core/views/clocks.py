@@ -21,6 +21,7 @@ from app.core import derived
 from app.core.bundle_loader import Bundle
 from app.core.environment import first_gpu, job_gpu_index
 from app.core.metrics import GPC_HZ, MissingData, keys_of, missing_metric, with_labels
+from app.core import frame_columns as F
 
 NVML_DOCS = "https://docs.nvidia.com/deploy/nvml-api/group__nvmlClocksEventReasons.html"
 #: NVML clocks-event reason bits (nvml.h, nvmlClocksEventReason* / nvmlClocksThrottleReason*).
@@ -76,7 +77,7 @@ def clock_sources(interval_ms: float) -> pd.DataFrame:
          "the run itself: the first run of an H200 job read the 345 MHz idle clock although its "
          "kernel ran near 1980 MHz"),
     ]
-    return pd.DataFrame(rows, columns=["Source", "Measures", "When", "Misses"])
+    return pd.DataFrame(rows, columns=[F.SOURCE, F.MEASURES, "When", "Misses"])
 
 
 def decode_throttle(mask: int) -> list[str]:
@@ -162,12 +163,12 @@ def kernel_clock_frame(bundle: Bundle) -> pd.DataFrame:
         raise missing_metric(bundle, (GPC_HZ,), "SM clock the kernels ran at")
     rows = agg[agg[C.METRIC] == GPC_HZ]
     out = rows[keys_of(bundle, rows) + [C.NUM_RUNS]].copy()
-    out["SmClockMHz"] = rows[C.AVG].astype(float) / 1e6
-    out["MinMHz"] = rows[C.MIN].astype(float) / 1e6
-    out["MaxMHz"] = rows[C.MAX].astype(float) / 1e6
+    out[F.SM_CLOCK_MHZ] = rows[C.AVG].astype(float) / 1e6
+    out[F.MIN_MHZ] = rows[C.MIN].astype(float) / 1e6
+    out[F.MAX_MHZ] = rows[C.MAX].astype(float) / 1e6
     top = max_sm_clock_mhz(bundle)
-    out["MaxSmClockMHz"] = np.nan if top is None else top
-    out["PctOfMax"] = 100.0 * out["SmClockMHz"] / out["MaxSmClockMHz"]
+    out[F.MAX_SM_CLOCK_MHZ] = np.nan if top is None else top
+    out["PctOfMax"] = 100.0 * out[F.SM_CLOCK_MHZ] / out[F.MAX_SM_CLOCK_MHZ]
     return with_labels(out.reset_index(drop=True), bundle.parameters)
 
 
@@ -248,12 +249,12 @@ def correlation_frame(frame: pd.DataFrame) -> pd.DataFrame:
             r, p = pearson(x, y)
             note = ""
         lo, hi = (float(np.min(x)), float(np.max(x))) if len(x) else (np.nan, np.nan)
-        rows.append({**dict(zip(group_keys, key)), SAMPLED: BEFORE_RUN, "Runs": len(x),
+        rows.append({**dict(zip(group_keys, key)), SAMPLED: BEFORE_RUN, F.RUNS: len(x),
                      PEARSON: r, "PValue": p, "CollectorMin": lo, "CollectorMax": hi,
-                     "Note": note})
+                     F.NOTE: note})
     lead = [c for c in group_keys if c not in (C.COLLECTOR, COLLECTOR_UNIT)]
-    cols = [*lead, C.COLLECTOR, COLLECTOR_UNIT, SAMPLED, "Runs", PEARSON, "PValue",
-            "CollectorMin", "CollectorMax", "Note"]
+    cols = [*lead, C.COLLECTOR, COLLECTOR_UNIT, SAMPLED, F.RUNS, PEARSON, "PValue",
+            "CollectorMin", "CollectorMax", F.NOTE]
     return pd.DataFrame(rows, columns=cols)
 
 
@@ -285,26 +286,26 @@ def thermal_compare_frame(*bundles: Bundle) -> pd.DataFrame:
         rows = agg[agg[C.METRIC] == bundle.duration_metric]
         keys = [c for c in keys_of(bundle, rows) if c != C.CONFIG]
         part = with_labels(rows[keys + [C.NUM_RUNS, C.RSD, C.STABLE]].copy(), bundle.parameters)
-        part.insert(0, "WallS", bundle.manifest.get("wall_s"))
-        part.insert(0, "ThermalMode", str(bundle.spec.get("thermal_mode") or "auto"))
-        part.insert(0, "Job", bundle.job_id)
-        part["AvgUs"] = rows[C.AVG].astype(float).to_numpy() / 1e3
+        part.insert(0, F.WALL_S, bundle.manifest.get("wall_s"))
+        part.insert(0, F.THERMAL_MODE, str(bundle.spec.get("thermal_mode") or "auto"))
+        part.insert(0, F.JOB, bundle.job_id)
+        part[F.AVG_US] = rows[C.AVG].astype(float).to_numpy() / 1e3
         parts.append(part)
     out = pd.concat(parts, ignore_index=True)
-    first = ["Job", "ThermalMode", "WallS", C.ANNOTATION]
-    rest = [c for c in out if c not in first and c not in ("AvgUs", C.NUM_RUNS, C.RSD, C.STABLE)]
-    return out[first + rest + [C.NUM_RUNS, "AvgUs", C.RSD, C.STABLE]]
+    first = [F.JOB, F.THERMAL_MODE, F.WALL_S, C.ANNOTATION]
+    rest = [c for c in out if c not in first and c not in (F.AVG_US, C.NUM_RUNS, C.RSD, C.STABLE)]
+    return out[first + rest + [C.NUM_RUNS, F.AVG_US, C.RSD, C.STABLE]]
 
 
 def thermal_mean_difference_pct(frame: pd.DataFrame) -> float | None:
     """Largest |mean of one job / mean of the other - 1| in % over the annotation x configs
     both jobs of a :func:`thermal_compare_frame` have (None when they share none)."""
-    jobs = list(dict.fromkeys(frame["Job"]))
+    jobs = list(dict.fromkeys(frame[F.JOB]))
     if len(jobs) < 2:
         return None
-    key = [C.ANNOTATION, "ConfigLabel"]
-    a = frame[frame["Job"] == jobs[0]].set_index(key)["AvgUs"]
-    b = frame[frame["Job"] == jobs[1]].set_index(key)["AvgUs"]
+    key = [C.ANNOTATION, F.CONFIG_LABEL]
+    a = frame[frame[F.JOB] == jobs[0]].set_index(key)[F.AVG_US]
+    b = frame[frame[F.JOB] == jobs[1]].set_index(key)[F.AVG_US]
     both = a.to_frame("a").join(b.to_frame("b"), how="inner")
     if both.empty:
         return None

@@ -27,8 +27,9 @@ from profiling_worker.schema import columns as C, intervals
 
 from app.core.bundle_loader import Bundle
 from app.core.metrics import MissingData, with_labels
+from app.core import frame_columns as F
 
-SIDES = ("Baseline", "Candidate")
+SIDES = (F.BASELINE, F.CANDIDATE)
 NOT_ENOUGH_RUNS = "not enough runs to tell"
 
 
@@ -68,21 +69,21 @@ def compare_frame(baseline: Bundle, candidate: Bundle, options: CompareOptions) 
     if both.empty:
         raise MissingData("The two jobs share no annotation × config with "
                           f"{metric} values.", "Compare jobs of the same kernels and sizes.")
-    mb, mc = both["BaselineAvg"], both["CandidateAvg"]
-    both["Ratio"] = mc / mb
+    mb, mc = both[F.BASELINE_AVG], both[F.CANDIDATE_AVG]
+    both[F.RATIO] = mc / mb
     hb = intervals.ci95_half_width(both["BaselineStdDev"], both["BaselineRuns"]) / mb.abs()
     hc = intervals.ci95_half_width(both["CandidateStdDev"], both["CandidateRuns"]) / mc.abs()
     enough = ((both["BaselineRuns"] >= intervals.MIN_RUNS)
               & (both["CandidateRuns"] >= intervals.MIN_RUNS))
     spread = np.where(enough, np.exp(np.sqrt(hb**2 + hc**2)), np.nan)
-    both["RatioCI95Lower"] = both["Ratio"] / spread
-    both["RatioCI95Upper"] = both["Ratio"] * spread
-    both["EnoughRuns"] = enough
-    both["CIsOverlap"] = enough & ((both["BaselineCI95Lower"] <= both["CandidateCI95Upper"])
+    both[F.RATIO_CI95_LOWER] = both[F.RATIO] / spread
+    both[F.RATIO_CI95_UPPER] = both[F.RATIO] * spread
+    both[F.ENOUGH_RUNS] = enough
+    both[F.CIS_OVERLAP] = enough & ((both["BaselineCI95Lower"] <= both["CandidateCI95Upper"])
                                    & (both["CandidateCI95Lower"] <= both["BaselineCI95Upper"]))
-    both["RatioExcludesOne"] = (both["RatioCI95Lower"] > 1) | (both["RatioCI95Upper"] < 1)
-    both["Verdict"] = [_verdict(r, same, ok, metric) for r, same, ok in
-                       zip(both["Ratio"], both["CIsOverlap"], enough)]
+    both[F.RATIO_EXCLUDES_ONE] = (both[F.RATIO_CI95_LOWER] > 1) | (both[F.RATIO_CI95_UPPER] < 1)
+    both[F.VERDICT] = [_verdict(r, same, ok, metric) for r, same, ok in
+                       zip(both[F.RATIO], both[F.CIS_OVERLAP], enough)]
     both.insert(len(keys), C.METRIC, metric)
     both.insert(len(keys) + 1, C.UNIT, both.pop("BaselineUnit"))
     both = both.drop(columns=["CandidateUnit"])
@@ -97,7 +98,7 @@ def _side(bundle: Bundle, metric: str, keys: list[str], name: str) -> pd.DataFra
                           "Pick a metric both jobs collected.")
     rows = agg[agg[C.METRIC] == metric]
     cols = {C.AVG: "Avg", C.STD: "StdDev", C.CI95_LOWER: "CI95Lower", C.CI95_UPPER: "CI95Upper", C.RSD: "RSD",
-            C.NUM_RUNS: "Runs", C.UNIT: "Unit"}
+            C.NUM_RUNS: F.RUNS, C.UNIT: "Unit"}
     out = rows[keys + list(cols)].rename(columns={k: name + v for k, v in cols.items()})
     return out.reset_index(drop=True)
 

@@ -9,6 +9,7 @@ from profiling_worker.schema import columns as C
 
 from app.core.bundle_loader import Bundle
 from app.core.metrics import MissingData, with_labels
+from app.core import frame_columns as F
 
 
 def _launches(bundle: Bundle) -> pd.DataFrame:
@@ -54,10 +55,10 @@ def kernel_counts_frame(bundle: Bundle) -> pd.DataFrame:
     per_run = (launches.drop_duplicates(keys + [C.RUN, C.LAUNCH])
                .groupby(keys + [C.RUN], sort=False).size().rename("_count").reset_index())
     counts = per_run.groupby(keys, sort=False)["_count"].agg(["min", "max"]).reset_index()
-    counts = counts.rename(columns={"min": "KernelsPerRun", "max": "MaxPerRun"})
-    counts["VariesBetweenRuns"] = counts["KernelsPerRun"] != counts["MaxPerRun"]
+    counts = counts.rename(columns={"min": "KernelsPerRun", "max": F.MAX_PER_RUN})
+    counts[F.VARIES_BETWEEN_RUNS] = counts["KernelsPerRun"] != counts[F.MAX_PER_RUN]
     names = (launches.groupby(keys, sort=False)[C.KERNEL]
-             .agg(lambda s: " + ".join(dict.fromkeys(s))).rename("Kernels").reset_index())
+             .agg(lambda s: " + ".join(dict.fromkeys(s))).rename(F.KERNEL_NAMES).reset_index())
     return with_labels(counts.merge(names, on=keys), bundle.parameters)
 
 
@@ -73,8 +74,8 @@ def kernel_time_frame(bundle: Bundle) -> pd.DataFrame:
     keys = [c for c in (C.ANNOTATION, C.CONFIG, *bundle.parameters) if c in timed]
     per_run = timed.groupby(keys + [C.KERNEL, C.RUN], sort=False)[C.VALUE].sum().reset_index()
     mean = per_run.groupby(keys + [C.KERNEL], sort=False)[C.VALUE].mean().reset_index()
-    mean = mean.rename(columns={C.VALUE: "MeanTimeNs"})
-    mean["Share"] = 100 * mean["MeanTimeNs"] / mean.groupby(keys)["MeanTimeNs"].transform("sum")
+    mean = mean.rename(columns={C.VALUE: F.MEAN_TIME_NS})
+    mean[F.SHARE] = 100 * mean[F.MEAN_TIME_NS] / mean.groupby(keys)[F.MEAN_TIME_NS].transform("sum")
     return with_labels(mean, bundle.parameters)
 
 

@@ -12,6 +12,7 @@ import pandas as pd
 
 from profiling_worker.schema import columns as C
 
+from app.core import frame_columns as F
 from app.core.bundle_loader import Bundle
 from app.core.metrics import (DRAM_READ, DRAM_WRITE, MissingData, annotation_order, keys_of,
                               missing_metric, wide_means, with_labels)
@@ -53,20 +54,20 @@ def memory_frame(bundle: Bundle, options: MemoryOptions) -> pd.DataFrame:
     if wide.empty or wide[[DRAM_READ, DRAM_WRITE]].isna().all().any():
         raise missing_metric(bundle, (DRAM_READ, DRAM_WRITE), "DRAM byte counters")
     out = wide[keys_of(bundle, wide)].copy()
-    out["DramReadBytes"] = wide[DRAM_READ].astype(float)
-    out["DramWriteBytes"] = wide[DRAM_WRITE].astype(float)
-    out["DramBytes"] = out["DramReadBytes"] + out["DramWriteBytes"]
+    out[F.DRAM_READ_BYTES] = wide[DRAM_READ].astype(float)
+    out[F.DRAM_WRITE_BYTES] = wide[DRAM_WRITE].astype(float)
+    out[F.DRAM_BYTES] = out[F.DRAM_READ_BYTES] + out[F.DRAM_WRITE_BYTES]
     work = bundle.table(C.TABLE_WORK)
     if not work.empty and C.BYTES in work:
         out = out.merge(work[[C.ANNOTATION, C.CONFIG, C.BYTES]], on=[C.ANNOTATION, C.CONFIG],
-                        how="left").rename(columns={C.BYTES: "AnalyticBytes"})
+                        how="left").rename(columns={C.BYTES: F.ANALYTIC_BYTES})
     else:
-        out["AnalyticBytes"] = np.nan
-    out["MeasuredOverAnalytic"] = out["DramBytes"] / out["AnalyticBytes"]
-    out["TimeNs"] = wide[bundle.duration_metric].astype(float).to_numpy()
-    out["AchievedGBps"] = out["DramBytes"] / out["TimeNs"]
+        out[F.ANALYTIC_BYTES] = np.nan
+    out[F.MEASURED_OVER_ANALYTIC] = out[F.DRAM_BYTES] / out[F.ANALYTIC_BYTES]
+    out[F.TIME_NS] = wide[bundle.duration_metric].astype(float).to_numpy()
+    out[F.ACHIEVED_GBPS] = out[F.DRAM_BYTES] / out[F.TIME_NS]
     warm = bundle.spec.get("cache_control") == "none"
-    out["GapNote"] = [_gap_note(r, warm) for r in out["MeasuredOverAnalytic"]]
+    out[F.GAP_NOTE] = [_gap_note(r, warm) for r in out[F.MEASURED_OVER_ANALYTIC]]
     return with_labels(out, bundle.parameters)
 
 
@@ -112,19 +113,19 @@ def fusion_frame(bundle: Bundle, options: MemoryOptions) -> pd.DataFrame:
     names = set(frame[C.ANNOTATION])
     if options.unfused not in names or options.fused not in names:
         return pd.DataFrame()
-    keys = [k for k in keys_of(bundle, frame) if k != C.ANNOTATION] + ["ConfigLabel"]
-    cols = ["DramBytes", "TimeNs", "AnalyticBytes"]
+    keys = [k for k in keys_of(bundle, frame) if k != C.ANNOTATION] + [F.CONFIG_LABEL]
+    cols = [F.DRAM_BYTES, F.TIME_NS, F.ANALYTIC_BYTES]
     un = frame[frame[C.ANNOTATION] == options.unfused][keys + cols]
     fu = frame[frame[C.ANNOTATION] == options.fused][keys + cols]
     both = un.merge(fu, on=keys, suffixes=("_u", "_f"))
     out = both[keys].copy()
-    out["UnfusedBytes"], out["FusedBytes"] = both["DramBytes_u"], both["DramBytes_f"]
-    out["TrafficRatio"] = out["FusedBytes"] / out["UnfusedBytes"]
-    out["BytesSaved"] = out["UnfusedBytes"] - out["FusedBytes"]
-    out["UnfusedTimeNs"], out["FusedTimeNs"] = both["TimeNs_u"], both["TimeNs_f"]
-    out["TimeRatio"] = out["FusedTimeNs"] / out["UnfusedTimeNs"]
-    out["TimeSavedNs"] = out["UnfusedTimeNs"] - out["FusedTimeNs"]
-    out["AnalyticBytes"] = both["AnalyticBytes_f"]
+    out[F.UNFUSED_BYTES], out[F.FUSED_BYTES] = both["DramBytes_u"], both["DramBytes_f"]
+    out[F.TRAFFIC_RATIO] = out[F.FUSED_BYTES] / out[F.UNFUSED_BYTES]
+    out["BytesSaved"] = out[F.UNFUSED_BYTES] - out[F.FUSED_BYTES]
+    out[F.UNFUSED_TIME_NS], out[F.FUSED_TIME_NS] = both["TimeNs_u"], both["TimeNs_f"]
+    out[F.TIME_RATIO] = out[F.FUSED_TIME_NS] / out[F.UNFUSED_TIME_NS]
+    out["TimeSavedNs"] = out[F.UNFUSED_TIME_NS] - out[F.FUSED_TIME_NS]
+    out[F.ANALYTIC_BYTES] = both["AnalyticBytes_f"]
     return out.reset_index(drop=True)
 
 

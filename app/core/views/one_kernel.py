@@ -18,12 +18,13 @@ from app.core import derived
 from app.core.bundle_loader import Bundle
 from app.core.environment import gpu_name, job_gpu_index
 from app.core.metrics import GPC_HZ, MissingData, config_label, keys_of, with_labels
+from app.core import frame_columns as F
 
 #: What nsight-python measures, for the page (true of both backends).
 PROFILED_SCOPE = (
     "Only the work inside the annotated region (`nsight.annotate`) is profiled: tensor "
     "allocation, data setup, warm-up and anything else outside the region are not measured.")
-SOURCE = "Source"
+SOURCE = F.SOURCE
 MEASURED = "measured"
 SM_CLOCK_ROW = "SM clock the kernel ran at"
 TFLOPS_ROW = "Throughput (Flops / duration)"
@@ -143,12 +144,12 @@ def one_kernel_frame(bundle: Bundle, options: OneKernelOptions) -> pd.DataFrame:
         rows.append(clock)
     rows += _throughput_rows(bundle, annotation, config, mine[keys].iloc[:1])
     frame = pd.concat(rows, ignore_index=True)
-    frame["Kernels"] = " + ".join(kernel_names(bundle, annotation, config))
+    frame[F.KERNEL_NAMES] = " + ".join(kernel_names(bundle, annotation, config))
     env = bundle.manifest.get("environment") or {}
     frame["GPU"] = gpu_name(env, job_gpu_index(bundle.manifest, bundle.spec)) or "unknown"
-    order = [*ROW_COLUMNS, SOURCE, *keys, "Kernels", "GPU"]
+    order = [*ROW_COLUMNS, SOURCE, *keys, F.KERNEL_NAMES, "GPU"]
     out = with_labels(frame[[c for c in order if c in frame]], bundle.parameters)
-    return out[[*ROW_COLUMNS, SOURCE, *keys, "ConfigLabel", "Kernels", "GPU"]]
+    return out[[*ROW_COLUMNS, SOURCE, *keys, F.CONFIG_LABEL, F.KERNEL_NAMES, "GPU"]]
 
 
 def _rescale(frame: pd.DataFrame, divisor: float, unit: str) -> pd.DataFrame:
@@ -204,9 +205,9 @@ def one_kernel_summary(bundle: Bundle, frame: pd.DataFrame) -> KernelSummary:
 
     first = frame.iloc[0]
     duration, clock, tflops = row(bundle.duration_metric), row(SM_CLOCK_ROW), row(TFLOPS_ROW)
-    kernels = str(first["Kernels"])
+    kernels = str(first[F.KERNEL_NAMES])
     return KernelSummary(
-        annotation=str(first[C.ANNOTATION]), config_label=str(first["ConfigLabel"]),
+        annotation=str(first[C.ANNOTATION]), config_label=str(first[F.CONFIG_LABEL]),
         kernels=tuple(kernels.split(" + ")) if kernels else (), gpu=str(first["GPU"]),
         time_unit=str(duration[C.UNIT]) if duration is not None else "",
         duration=_num(duration, C.AVG), duration_lo=_num(duration, C.CI95_LOWER),

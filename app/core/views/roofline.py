@@ -16,6 +16,7 @@ import pandas as pd
 
 from profiling_worker.schema import columns as C, peaks
 
+from app.core import frame_columns as F
 from app.core.bundle_loader import Bundle
 from app.core.environment import gpu_name, job_gpu_index
 from app.core.metrics import (DRAM_READ, DRAM_WRITE, GPC_HZ, MissingData, SM_HZ,
@@ -121,11 +122,11 @@ def _point(row: pd.Series, options: RooflineOptions) -> dict[str, object]:
                     else (values.get(C.BYTES, np.nan), "analytic minimum bytes"))
     time_ns = values.get(row.index[row.index.str.contains("time_duration")][0], np.nan)
     clock = values.get(SM_HZ) if _num(values.get(SM_HZ)) else values.get(GPC_HZ, np.nan)
-    return {"Dtype": row.get(C.DTYPE, ""), "Flops": flops, "FlopsSource": fsrc,
-            "Bytes": nbytes, "BytesSource": bsrc, "TimeNs": time_ns,
-            "AchievedTFLOPs": flops / time_ns / 1e3,
-            "ArithmeticIntensity": flops / nbytes if nbytes else np.nan,
-            "SmClockMHz": clock / 1e6, "_values": values}
+    return {"Dtype": row.get(C.DTYPE, ""), "Flops": flops, F.FLOPS_SOURCE: fsrc,
+            "Bytes": nbytes, F.BYTES_SOURCE: bsrc, F.TIME_NS: time_ns,
+            F.ACHIEVED_TFLOPS: flops / time_ns / 1e3,
+            F.ARITHMETIC_INTENSITY: flops / nbytes if nbytes else np.nan,
+            F.SM_CLOCK_MHZ: clock / 1e6, "_values": values}
 
 
 def _add_peaks(out: pd.DataFrame, bundle: Bundle) -> None:
@@ -137,7 +138,7 @@ def _add_peaks(out: pd.DataFrame, bundle: Bundle) -> None:
         dtype = str(r["Dtype"] or "")
         sheet = peaks.datasheet_compute(device, dtype)
         clock = (peaks.counter_peak(dtype, r["_values"])
-                 or peaks.clock_scaled_peak(device, dtype, r["SmClockMHz"] * 1e6))
+                 or peaks.clock_scaled_peak(device, dtype, r[F.SM_CLOCK_MHZ] * 1e6))
         roof.append(peaks.DTYPE_ROOFS.get(dtype, ("", f"unknown dtype {dtype!r}", False))[1])
         sheet_v.append(sheet.value if sheet else np.nan)
         sheet_src.append(sheet.source if sheet else "GPU or dtype not in the datasheet table")
@@ -146,13 +147,13 @@ def _add_peaks(out: pd.DataFrame, bundle: Bundle) -> None:
     del out["_values"]
     out["Roof"] = roof
     out["DatasheetTFLOPs"] = sheet_v
-    out["PctOfDatasheet"] = 100.0 * out["AchievedTFLOPs"] / out["DatasheetTFLOPs"]
+    out[F.PCT_OF_DATASHEET] = 100.0 * out[F.ACHIEVED_TFLOPS] / out["DatasheetTFLOPs"]
     out["ClockPeakTFLOPs"] = clock_v
-    out["PctOfClockPeak"] = 100.0 * out["AchievedTFLOPs"] / out["ClockPeakTFLOPs"]
+    out[F.PCT_OF_CLOCK_PEAK] = 100.0 * out[F.ACHIEVED_TFLOPS] / out["ClockPeakTFLOPs"]
     out["ClockPeakSource"] = clock_src
-    out["DatasheetGBps"] = dram.value if dram else np.nan
-    out["RidgeAI"] = out["DatasheetTFLOPs"] * 1e3 / out["DatasheetGBps"]
-    out["Side"] = np.where(out["ArithmeticIntensity"] < out["RidgeAI"], "memory", "compute")
+    out[F.DATASHEET_GBPS] = dram.value if dram else np.nan
+    out["RidgeAI"] = out["DatasheetTFLOPs"] * 1e3 / out[F.DATASHEET_GBPS]
+    out["Side"] = np.where(out[F.ARITHMETIC_INTENSITY] < out["RidgeAI"], "memory", "compute")
     out.loc[out["RidgeAI"].isna(), "Side"] = ""
     out["DatasheetSource"] = sheet_src
 
@@ -165,14 +166,14 @@ def roofline_ceilings(frame: pd.DataFrame) -> pd.DataFrame:
         roofs only (the clock-adjusted peaks vary per point and are columns of the frame).
     """
     rows = []
-    if frame["DatasheetGBps"].notna().any():
-        rows.append({"Ceiling": "DRAM bandwidth (datasheet)", "Kind": "memory",
-                     "Value": float(frame["DatasheetGBps"].iloc[0]), "Unit": "GB/s",
-                     "Source": str(frame["DatasheetSource"].iloc[0])})
+    if frame[F.DATASHEET_GBPS].notna().any():
+        rows.append({"Ceiling": "DRAM bandwidth (datasheet)", F.KIND: "memory",
+                     "Value": float(frame[F.DATASHEET_GBPS].iloc[0]), "Unit": "GB/s",
+                     F.SOURCE: str(frame["DatasheetSource"].iloc[0])})
     known = frame[frame["DatasheetTFLOPs"].notna()]
     for value, group in known.groupby("DatasheetTFLOPs", sort=False):  # FP16 and BF16 share one
         roofs = list(dict.fromkeys(group["Roof"]))
-        rows.append({"Ceiling": " / ".join(roofs) + " (datasheet)", "Kind": "compute",
+        rows.append({"Ceiling": " / ".join(roofs) + " (datasheet)", F.KIND: "compute",
                      "Value": float(value), "Unit": "TFLOP/s",
-                     "Source": str(group["DatasheetSource"].iloc[0])})
-    return pd.DataFrame(rows, columns=["Ceiling", "Kind", "Value", "Unit", "Source"])
+                     F.SOURCE: str(group["DatasheetSource"].iloc[0])})
+    return pd.DataFrame(rows, columns=["Ceiling", F.KIND, "Value", "Unit", F.SOURCE])

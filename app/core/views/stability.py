@@ -13,13 +13,14 @@ from profiling_worker.schema import columns as C
 from app.core import derived
 from app.core.bundle_loader import Bundle
 from app.core.metrics import MissingData, keys_of, with_labels
+from app.core import frame_columns as F
 
 #: Below this mean duration (ns) launch overhead and timer jitter dominate the spread.
 SHORT_KERNEL_NS = 10_000.0
 SHORT_NOTE = "shorter than 10 µs: launch jitter dominates the spread"
 DRIFT = "DriftPctOverRuns"
-SHORT = "ShortKernel"
-NOTE = "Note"
+SHORT = F.SHORT_KERNEL
+NOTE = F.NOTE
 STAT_COLUMNS = (C.AVG, C.STD, C.MIN, C.MAX, C.MEDIAN, C.CI95_LOWER, C.CI95_UPPER)
 
 

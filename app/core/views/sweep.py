@@ -17,6 +17,7 @@ from profiling_worker.schema import columns as C
 
 from app.core import derived
 from app.core.bundle_loader import Bundle
+from app.core import frame_columns as F
 
 
 @dataclass(frozen=True)
@@ -35,7 +36,7 @@ class SweepOptions:
     x: str | None = None
 
 
-SERIES = "Series"
+SERIES = F.SERIES
 
 
 def _values(bundle: Bundle, name: str) -> list:

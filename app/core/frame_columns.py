@@ -1,0 +1,93 @@
+"""Column names of the frames the analysis views build, in one place.
+
+Views (``app/core/views``) write these columns, figures (``app/core/figures``) and pages read
+them: adding a column to a view means a name here, the view that fills it, and the reader.
+Bundle table columns (Annotation, Config, Metric, AvgValue...) live in
+:mod:`profiling_worker.schema.columns`; this module holds only the columns the views derive.
+Units are in the names: ``Ns`` nanoseconds, ``Us`` microseconds, ``S`` seconds, ``MHz``,
+``GBps`` GB/s, ``TFLOPs`` TFLOP/s, ``Pct`` percent, ``Bytes`` bytes.
+"""
+
+from __future__ import annotations
+
+from profiling_worker.schema import columns as C
+
+# Shared by every view.
+CONFIG_LABEL = "ConfigLabel"  # "n=512" label of a config's parameters
+JOB = "Job"  # job id, in views that span several jobs
+RUNS = "Runs"
+NOTE = "Note"
+SOURCE = "Source"  # where a value or ceiling comes from
+KERNEL_NAMES = "Kernels"  # kernel names of one annotation x config, " + "-joined
+TIME_NS = "TimeNs"
+SM_CLOCK_MHZ = C.SM_CLOCK_MHZ  # the SM clock the kernel ran at, same name as the NVML trace's
+
+# Bound and roofline.
+SM_PCT = "SmPct"
+DRAM_PCT = "DramPct"
+DRAM_BYTES = "DramBytes"
+ACHIEVED_GBPS = "AchievedGBps"
+ACHIEVED_TFLOPS = "AchievedTFLOPs"
+ARITHMETIC_INTENSITY = "ArithmeticIntensity"
+DATASHEET_GBPS = "DatasheetGBps"
+PCT_OF_DATASHEET = "PctOfDatasheet"
+PCT_OF_CLOCK_PEAK = "PctOfClockPeak"
+BYTES_SOURCE = "BytesSource"
+FLOPS_SOURCE = "FlopsSource"
+LIMITED_BY = "LimitedBy"
+KIND = "Kind"
+
+# Memory (measured vs analytic traffic, fused vs unfused).
+ANALYTIC_BYTES = "AnalyticBytes"
+DRAM_READ_BYTES = "DramReadBytes"
+DRAM_WRITE_BYTES = "DramWriteBytes"
+MEASURED_OVER_ANALYTIC = "MeasuredOverAnalytic"
+GAP_NOTE = "GapNote"
+FUSED_BYTES = "FusedBytes"
+FUSED_TIME_NS = "FusedTimeNs"
+UNFUSED_BYTES = "UnfusedBytes"
+UNFUSED_TIME_NS = "UnfusedTimeNs"
+TRAFFIC_RATIO = "TrafficRatio"
+TIME_RATIO = "TimeRatio"
+
+# Cache and clock variants, sweeps.
+VARIANT = "Variant"
+WORKING_SET_BYTES = "WorkingSetBytes"
+GBPS = "GBps"
+SERIES = "Series"
+
+# Clocks and thermal.
+AVG_US = "AvgUs"
+WALL_S = "WallS"
+THERMAL_MODE = "ThermalMode"
+MEASURES = "Measures"
+MIN_MHZ = "MinMHz"
+MAX_MHZ = "MaxMHz"
+MAX_SM_CLOCK_MHZ = "MaxSmClockMHz"
+
+# Kernels and stability.
+MAX_PER_RUN = "MaxPerRun"
+MEAN_TIME_NS = "MeanTimeNs"
+SHARE = "Share"
+VARIES_BETWEEN_RUNS = "VariesBetweenRuns"
+SHORT_KERNEL = "ShortKernel"
+
+# Compare two jobs, and backends side by side.
+BASELINE = "Baseline"
+CANDIDATE = "Candidate"
+BASELINE_AVG = "BaselineAvg"
+CANDIDATE_AVG = "CandidateAvg"
+RATIO = "Ratio"
+RATIO_CI95_LOWER = "RatioCI95Lower"
+RATIO_CI95_UPPER = "RatioCI95Upper"
+RATIO_EXCLUDES_ONE = "RatioExcludesOne"
+CIS_OVERLAP = "CIsOverlap"
+ENOUGH_RUNS = "EnoughRuns"
+VERDICT = "Verdict"
+NCU_US = "NcuUs"
+CUPTI_US = "CuptiUs"
+NCU_RSD = "NcuRSD"
+CUPTI_RSD = "CuptiRSD"
+NCU_KERNELS_PER_RUN = "NcuKernelsPerRun"
+CUPTI_KERNELS_PER_RUN = "CuptiKernelsPerRun"
+RATIO_NCU_OVER_CUPTI = "RatioNcuOverCupti"
