@@ -8,6 +8,7 @@ from __future__ import annotations
 from typing import Any
 
 from app.core.environment import gpu_name
+from app.ui.text import code, esc  # pure: no Streamlit
 
 #: What each sniffed file kind is, in words (kinds written by the importer in
 #: manifest ``provenance.formats``).
@@ -40,14 +41,14 @@ def import_banner(manifest: dict[str, Any]) -> str:
     files = [str(f) for f in prov.get("imported_from") or []]
     formats = prov.get("formats") or {}
     kinds = list(dict.fromkeys(KIND_WORDS.get(str(formats.get(f)), "file") for f in files))
-    names = ", ".join(f"`{f}`" for f in files[:_MAX_FILES])
+    names = ", ".join(code(f) for f in files[:_MAX_FILES])  # names from files: as text
     if len(files) > _MAX_FILES:
         names += f" and {len(files) - _MAX_FILES} more"
     tools = _tool_versions(manifest)
     gpu = gpu_name(manifest.get("environment") or {})
     text = (f"Imported job: values read from {names} ({'; '.join(kinds)}"
-            + (f"; {', '.join(tools)}" if tools else "") + ")"
-            + (f", measured on {gpu}" if gpu else "")
+            + (f"; {esc(', '.join(tools))}" if tools else "") + ")"
+            + (f", measured on {esc(gpu)}" if gpu else "")
             + " elsewhere, not recorded by this project's worker")
     return text
 
@@ -63,7 +64,7 @@ def banner(manifest: dict[str, Any] | None, gpu_here: bool) -> str | None:
     gpu = gpu_name((manifest or {}).get("environment") or {})
     if not gpu:  # no job shown, or a cpu-backend job: nothing to attribute to a GPU
         return "No GPU here: jobs run on the cpu backend only"
-    return f"No GPU here: showing results recorded on {gpu} by this project's worker"
+    return f"No GPU here: showing results recorded on {esc(gpu)} by this project's worker"
 
 
 __all__ = ["banner", "import_banner", "is_imported", "KIND_WORDS"]

@@ -22,18 +22,24 @@ from typing import Any
 # math and Streamlit's ``:colour[...]`` / ``:emoji:`` directives. CommonMark lets a backslash
 # escape any ASCII punctuation; the rest (``. , - ' "`` ...) stays as typed for readable source.
 _SPECIAL = re.compile(r"([\\`*_~\[\]()<>!#$:|@{}])")
-_WWW = re.compile(r"(?i)\b(www)\.")  # a GFM autolink without a scheme
+# GFM autolinks (``http://``, ``www.``, ``a@b.c``) are found in the text *after* escapes are
+# read (mdast-util-gfm-autolink-literal), so an escape cannot stop them: an invisible word
+# joiner (U+2060) inside the pattern does.
+_AUTOLINK = re.compile(r"(?i)(https?|ftp|www)(?=\\?[:.])|(?<!\\)(?=\\?@)")
+WORD_JOINER = "\u2060"
 _BACKTICKS = re.compile(r"`+")
 
 
 def esc(value: object) -> str:
-    """``value`` as a string that Markdown shows literally, on one line.
+    r"""``value`` as a string that Markdown shows literally, on one line.
 
-    Example: ``esc("![x](http://e/i.png)")`` -> ``\\!\\[x\\]\\(http\\://e/i.png\\)``.
-    Line breaks become spaces (a newline could start a heading or a list).
+    Example: ``esc("![x](http://e/i.png)")`` -> ``\!\[x\]\(http`` U+2060 ``\://e/i.png\)``
+    (a word joiner after ``http``). Line breaks become spaces (a newline could start a
+    heading or a list).
     """
     text = " ".join(str(value).splitlines())
-    return _WWW.sub(r"\1\\.", _SPECIAL.sub(r"\\\1", text))
+    return _AUTOLINK.sub(lambda m: (m.group(1) or "") + WORD_JOINER,
+                         _SPECIAL.sub(r"\\\1", text))
 
 
 def code(value: object) -> str:

@@ -33,9 +33,9 @@ def markdown_sources(at: AppTest) -> list[str]:
 
 
 def unescape(source: str) -> str:
-    """Markdown source without the backslash escapes of names from files (app/ui/text.py):
-    the text as a reader sees it."""
-    return re.sub(r"\\([!-/:-@\[-`{-~])", r"\1", source)
+    """Markdown source without the backslash escapes and invisible word joiners of names from
+    files (app/ui/text.py): the text as a reader sees it."""
+    return re.sub(r"\\([!-/:-@\[-`{-~])", r"\1", source).replace("\u2060", "")  # word joiner
 
 
 def texts(at: AppTest) -> str:

@@ -8,53 +8,26 @@ import json
 import re
 import shutil
 import sqlite3
-import sys
 from pathlib import Path
 
 import pytest
 
 from apptest_helpers import markdown_sources, plotly_specs, texts
 from app.services import history_index, import_client
+from tests.hostile import GPU, IMAGE, NSPY_CSV, hostile_import
 from app.services import job_manager as jm
 
 REPO = Path(__file__).resolve().parents[2]
-NSPY_CSV = REPO / "tests" / "fixtures" / "reference" / "h200-nsight-0.9.6-matmul" / \
-    "profiled_data-mm-0.csv"
 JOB = "20261129-230000-matmul-0001"
-IMAGE = "<a href='http://evil.example/h'>h</a> ![x](http://evil.example/i.png)"
-LINK = "[click](http://evil.example/l)"
-GPU = "NVIDIA H200 ![g](http://evil.example/g.png)"
 PAGES = sorted(p.stem for p in (REPO / "app" / "app_pages").glob("*.py"))
 # a Markdown image or link whose brackets are not backslash-escaped
 RENDERED = re.compile(r"(?<!\\)\[[^\]]*(?<!\\)\]\((?:http|www)")
 CODE_SPAN = re.compile(r"(`+).*?\1")  # nothing inside a code span is rendered
 
 
-def _hostile_import(results: Path) -> str:
-    """Import nsight-python's own CSV with a Markdown image as the annotation, a link as the
-    kernel name and an image in the GPU name."""
-    text = NSPY_CSV.read_text(encoding="utf-8")
-    lines = text.splitlines()
-    header = lines[0].split(",")
-    rows = []
-    for line in lines[1:]:
-        cells = line.split(",")
-        cells[header.index("Annotation")] = IMAGE
-        cells[header.index("Kernel")] = LINK
-        cells[header.index("GPU")] = GPU
-        rows.append(",".join(cells))
-    upload = results.parent / "upload"
-    upload.mkdir()
-    path = upload / "profiled_data-evil-0.csv"
-    path.write_text("\n".join([lines[0], *rows]) + "\n", encoding="utf-8")
-    outcome = import_client.run_import([path], results, sys.executable)
-    assert outcome.ok, (outcome.message, outcome.log)
-    return outcome.job_id
-
-
 @pytest.mark.parametrize("page", PAGES)
 def test_names_from_an_imported_file_are_never_rendered(store, app, page) -> None:
-    job_id = _hostile_import(store["results"])
+    job_id = hostile_import(store["results"])
     at = app(page, query={"job": job_id})
     assert not at.exception
     sources = markdown_sources(at)
@@ -67,7 +40,7 @@ def test_names_from_an_imported_file_are_never_rendered(store, app, page) -> Non
 
 
 def test_hostile_names_are_still_shown_as_text(store, app) -> None:
-    job_id = _hostile_import(store["results"])
+    job_id = hostile_import(store["results"])
     at = app("one_kernel", query={"job": job_id})
     assert not at.exception
     assert GPU in texts(at) and IMAGE in texts(at)  # readable, just not rendered
