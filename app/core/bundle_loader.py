@@ -17,7 +17,7 @@ import pandas as pd
 
 from profiling_worker.schema import columns, intervals
 from profiling_worker.schema.manifest import read_manifest
-from profiling_worker.schema.plausibility import manifest_notes
+from profiling_worker.schema.plausibility import Note, manifest_notes
 
 HOST_TIMER_NOTE = "host wall-clock, not GPU"
 
@@ -51,7 +51,7 @@ class Bundle:
     tables: dict[str, pd.DataFrame] = field(repr=False)
     files: tuple[BundleFile, ...] = ()
     problems: tuple[str, ...] = ()
-    notes: tuple[dict[str, Any], ...] = ()
+    notes: tuple[Note, ...] = ()
 
     @property
     def job_id(self) -> str:

@@ -15,7 +15,7 @@ from __future__ import annotations
 
 import itertools
 import re
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from typing import Any
 
 from profiling_worker.schema.spec import FieldError
@@ -80,12 +80,13 @@ def parse_values(text: str, field: str, kind: str = "size") -> tuple[list[Any], 
     match = _RANGE_RE.match(text) if kind != "str" else None
     if match:
         try:
-            values = _expand_range(match, kind)
+            expanded = _expand_range(match, kind)
         except ValueError as exc:
             return [], [FieldError(field, f"{text!r}: {exc}", VALUES_HINT)]
-        bad = [_check(v, kind) for v in values if _check(v, kind)]
-        return (values, []) if not bad else ([], [FieldError(field, bad[0], VALUES_HINT)])
-    values, errors = [], []
+        bad = [p for p in (_check(v, kind) for v in expanded) if p]
+        return (expanded, []) if not bad else ([], [FieldError(field, bad[0], VALUES_HINT)])
+    values: list[int | float | str] = []
+    errors: list[FieldError] = []
     for item in (t.strip() for t in text.replace(";", ",").split(",")):
         if not item:
             continue
@@ -119,7 +120,7 @@ def combine(values: dict[str, list[Any]], mode: str) -> tuple[list[dict[str, Any
             return [], [FieldError("combine", f"pairwise needs as many values for each parameter "
                                    f"({given})", "give each parameter the same number of values, "
                                    "or choose every combination")]
-        rows = zip(*values.values())
+        rows: Iterable[tuple[Any, ...]] = zip(*values.values())
     else:
         rows = itertools.product(*values.values())
     configs = [dict(zip(names, row)) for row in rows]

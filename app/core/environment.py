@@ -18,9 +18,12 @@ def job_gpu_index(manifest: dict[str, Any], spec: dict[str, Any] | None = None) 
     """NVML index of the job's GPU in ``environment["gpus"]``: the manifest's
     ``gpu.nvml_index`` (the spec's ``gpu`` counts the GPUs visible to the worker, another GPU
     under an inherited CUDA_VISIBLE_DEVICES), else the spec's ``gpu`` (older bundles), else 0."""
-    gpu = manifest.get("gpu") if isinstance(manifest.get("gpu"), dict) else {}
+    gpu = manifest.get("gpu")
+    if not isinstance(gpu, dict):
+        gpu = {}
     spec = spec if spec is not None else manifest.get("spec") or {}
-    for value in (gpu.get("nvml_index"), spec.get("gpu")):
+    candidates: tuple[Any, ...] = (gpu.get("nvml_index"), spec.get("gpu"))  # JSON: any type
+    for value in candidates:
         try:
             return int(value)
         except (TypeError, ValueError):

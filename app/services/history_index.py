@@ -26,6 +26,7 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Any
 
 from app.services import result_store
 from app.services.result_store import SOURCE_BUNDLED, SOURCE_LOCAL
@@ -212,7 +213,7 @@ def read_history(results_dir: Path, bundled_dir: Path | None = None
     return SyncResult(problems=problems), found, error
 
 
-def _row(r: tuple, tags: dict[str, list[str]]) -> HistoryRow:
+def _row(r: tuple[Any, ...], tags: dict[str, list[str]]) -> HistoryRow:
     return HistoryRow(job_id=r[0], source=r[1], path=r[2], kernels=tuple(json.loads(r[3])),
                       gpu=r[4], backend=r[5], created_at=r[6], status=r[7], spec_hash=r[8],
                       label=r[9], tags=tuple(sorted(tags.get(r[0], ()))))

@@ -21,6 +21,7 @@ import subprocess
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 from pathvalidate import sanitize_filename
 
@@ -118,7 +119,7 @@ def import_argv(worker_python: str, files: Iterable[Path], out: Path) -> list[st
             "--out", str(out)]
 
 
-def _last_event(stdout: str) -> dict | None:
+def _last_event(stdout: str) -> dict[str, Any] | None:
     for line in reversed(stdout.strip().splitlines()):
         try:
             event = json.loads(line)

@@ -185,6 +185,7 @@ class JobManager:
                     self._wake.wait()
                 if self._stopped:
                     return
+            assert job is not None  # the wait ends only when stopped or with a queued job
             try:
                 with self._locks.held(lane) as lock_fd:
                     with self._lock:
@@ -346,9 +347,9 @@ class JobManager:
                         f"{job.path}` in a shell to reproduce.",
             }
             error = {**error, "log_tail": error.get("log_tail") or safe_log_tail(job.path)}
-            error = disk_full_error(job.path, error)
+            failure = disk_full_error(job.path, error)
             set_aside_partial(job.path)
-            self._finish(job, JobStatus.FAILED, error)
+            self._finish(job, JobStatus.FAILED, failure)
 
     def _finish(self, job: Job, status: JobStatus, error: dict[str, Any] | None) -> None:
         """Set a final status and write it to the manifest. Caller holds ``self._lock``."""

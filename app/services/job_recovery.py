@@ -43,7 +43,7 @@ def mark_interrupted(results_dir: Path) -> list[str]:
     it); tables it wrote are moved to ``partial/``, apart from finished results. Returns the
     ids it marked.
     """
-    marked = []
+    marked: list[str] = []
     if not results_dir.is_dir():
         return marked
     for child in sorted(results_dir.iterdir()):

@@ -79,7 +79,8 @@ class WarmWorker:
                 if not line:
                     raise WarmWorkerError(f"warm worker exited with code {self.proc.wait()}")
                 try:
-                    return json.loads(line)
+                    event: dict[str, Any] = json.loads(line)
+                    return event
                 except ValueError:
                     continue  # not ours: keep reading
             if left <= 0:

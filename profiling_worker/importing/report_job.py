@@ -132,7 +132,8 @@ def add_report(job: Job, report: Path) -> Job:
     return job
 
 
-def add_launch_rows(job: Job, rows: pd.DataFrame, report_name: str, device: dict) -> Job:
+def add_launch_rows(job: Job, rows: pd.DataFrame, report_name: str,
+                    device: dict[str, Any]) -> Job:
     """Place a report's launch rows (:func:`~.ncu_rep.read_report`) into a job read from
     nsight-python CSVs. When every launch can be placed (kprof ranges, or launch order matching
     the CSVs' run and kernel counts), the runs of the metrics the report holds are recomputed

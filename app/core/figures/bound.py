@@ -46,7 +46,7 @@ def build_bound_figure(frame: pd.DataFrame, threshold_pct: float, host_timer: bo
                            "<br>time = %{customdata[0]:.4g} µs<br>DRAM = %{customdata[1]:.1f} GB/s"
                            "<br>SM clock = %{customdata[2]:.0f} MHz"
                            "<br>limited by: %{customdata[3]}<extra></extra>")))
-    top = np.maximum(frame[F.SM_PCT], frame[F.DRAM_PCT]).to_numpy(float)
+    top = np.maximum(frame[F.SM_PCT].to_numpy(float), frame[F.DRAM_PCT].to_numpy(float))
     limited = frame[F.LIMITED_BY].astype(str).to_numpy()
     xs = np.asarray(x, dtype=object)
     pcts = np.column_stack([frame[F.SM_PCT], frame[F.DRAM_PCT], limited])

@@ -115,7 +115,7 @@ def build_drift_figure(frame: pd.DataFrame) -> go.Figure:
     times = frame.drop_duplicates([C.ANNOTATION, C.CONFIG, C.RUN])
     for i, ((annotation, label), group) in enumerate(
             times.groupby([C.ANNOTATION, F.CONFIG_LABEL], sort=False)):
-        name = _series_name(times, annotation, label)
+        name = _series_name(times, str(annotation), str(label))
         fig.add_trace(theme.points_trace(
             group[C.RUN].to_numpy(float), group[KERNEL_TIME].to_numpy(float), name,
             mode="lines+markers", legendgroup=label, line={"color": theme.color(i), "width": 1},

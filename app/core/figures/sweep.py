@@ -58,7 +58,7 @@ def build_sweep_figure(frame: pd.DataFrame, x: str, host_timer: bool,
     fig = go.Figure()
     series = C.ANNOTATION if F.SERIES not in frame else F.SERIES
     for i, (name, group) in enumerate(frame.groupby(series, sort=False)):
-        fig.add_trace(_trace(group, name, x, unit, i, floor))
+        fig.add_trace(_trace(group, str(name), x, unit, i, floor))
     _x_axis(fig, frame, x)
     fig.update_yaxes(title={"text": theme.axis_title(quantity_label, unit)},
                      type="log" if log_y else "linear")

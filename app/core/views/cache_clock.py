@@ -14,6 +14,7 @@ control cannot matter.
 from __future__ import annotations
 
 from collections.abc import Sequence
+from typing import Any
 
 import pandas as pd
 
@@ -37,7 +38,7 @@ def variant_label(bundle: Bundle) -> str:
     return f"cache {spec.get('cache_control', 'all')} · clock {spec.get('clock_control', 'none')}"
 
 
-def _comparable(spec: dict) -> dict:
+def _comparable(spec: dict[str, Any]) -> dict[str, Any]:
     return {k: v for k, v in spec.items() if k not in _IGNORED}
 
 

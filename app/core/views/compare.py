@@ -19,6 +19,7 @@ the verdict is :data:`NOT_ENOUGH_RUNS` and the ratio has no interval (issue 11, 
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import Any
 
 import numpy as np
 import pandas as pd
@@ -136,7 +137,7 @@ class JobSummary:
     backend: str = ""
 
     @classmethod
-    def of(cls, job_id: str, created_at: str, spec: dict) -> JobSummary:
+    def of(cls, job_id: str, created_at: str, spec: dict[str, Any]) -> JobSummary:
         """From a manifest's ``spec``."""
         annotations = spec.get("annotations")
         return cls(job_id=job_id, created_at=created_at or "",

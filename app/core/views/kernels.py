@@ -115,6 +115,6 @@ def combine_rules_frame(bundle: Bundle) -> pd.DataFrame:
         return pd.DataFrame(columns=[C.METRIC, C.UNIT, C.COMBINE_RULE, "Regions"])
     grouped = runs.groupby([C.METRIC, C.UNIT], sort=False)
     out = grouped[C.COMBINE_RULE].agg(lambda s: " / ".join(sorted(set(s)))).reset_index()
-    out["Regions"] = grouped.apply(lambda g: len(g[[C.ANNOTATION, C.CONFIG]].drop_duplicates()),
-                                   include_groups=False).to_numpy()
+    regions = runs.drop_duplicates([C.METRIC, C.UNIT, C.ANNOTATION, C.CONFIG])
+    out["Regions"] = regions.groupby([C.METRIC, C.UNIT], sort=False).size().to_numpy()
     return out

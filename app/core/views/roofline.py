@@ -109,7 +109,7 @@ def roofline_frame(bundle: Bundle, options: RooflineOptions) -> pd.DataFrame:
 
 
 def _point(row: pd.Series, options: RooflineOptions) -> dict[str, object]:
-    values = {k: float(v) for k, v in row.items() if isinstance(v, (int, float, np.number))}
+    values = {str(k): float(v) for k, v in row.items() if isinstance(v, (int, float, np.number))}
     counted, formula = counter_flops(values)
     analytic = values.get(C.FLOPS, np.nan)
     use_counter = options.flops_source == COUNTER or (options.flops_source == AUTO
@@ -121,7 +121,7 @@ def _point(row: pd.Series, options: RooflineOptions) -> dict[str, object]:
     nbytes, bsrc = ((measured, "measured DRAM bytes (read + write)") if use_measured
                     else (values.get(C.BYTES, np.nan), "analytic minimum bytes"))
     time_ns = values.get(row.index[row.index.str.contains("time_duration")][0], np.nan)
-    clock = values.get(SM_HZ) if _num(values.get(SM_HZ)) else values.get(GPC_HZ, np.nan)
+    clock = values[SM_HZ] if _num(values.get(SM_HZ)) else values.get(GPC_HZ, np.nan)
     return {"Dtype": row.get(C.DTYPE, ""), "Flops": flops, F.FLOPS_SOURCE: fsrc,
             "Bytes": nbytes, F.BYTES_SOURCE: bsrc, F.TIME_NS: time_ns,
             F.ACHIEVED_TFLOPS: flops / time_ns / 1e3,
@@ -171,9 +171,9 @@ def roofline_ceilings(frame: pd.DataFrame) -> pd.DataFrame:
                      "Value": float(frame[F.DATASHEET_GBPS].iloc[0]), "Unit": "GB/s",
                      F.SOURCE: str(frame["DatasheetSource"].iloc[0])})
     known = frame[frame["DatasheetTFLOPs"].notna()]
-    for value, group in known.groupby("DatasheetTFLOPs", sort=False):  # FP16 and BF16 share one
+    for _, group in known.groupby("DatasheetTFLOPs", sort=False):  # FP16 and BF16 share one
         roofs = list(dict.fromkeys(group["Roof"]))
         rows.append({"Ceiling": " / ".join(roofs) + " (datasheet)", F.KIND: "compute",
-                     "Value": float(value), "Unit": "TFLOP/s",
+                     "Value": float(group["DatasheetTFLOPs"].iloc[0]), "Unit": "TFLOP/s",
                      F.SOURCE: str(group["DatasheetSource"].iloc[0])})
     return pd.DataFrame(rows, columns=["Ceiling", F.KIND, "Value", "Unit", F.SOURCE])

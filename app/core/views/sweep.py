@@ -10,6 +10,7 @@ them as text in config order.
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import Any
 
 import pandas as pd
 
@@ -39,7 +40,7 @@ class SweepOptions:
 SERIES = F.SERIES
 
 
-def _values(bundle: Bundle, name: str) -> list:
+def _values(bundle: Bundle, name: str) -> list[Any]:
     return [cfg.get(name) for cfg in bundle.spec.get("configs") or [] if isinstance(cfg, dict)]
 
 
@@ -120,7 +121,7 @@ def _finish(frame: pd.DataFrame, bundle: Bundle, x: str) -> pd.DataFrame:
     for p in bundle.parameters:
         if p in frame and not is_numeric(bundle, p):
             frame[p] = frame[p].astype(str)
-    frame.insert(frame.columns.get_loc(C.ANNOTATION) + 1, SERIES, [
+    frame.insert(list(frame.columns).index(C.ANNOTATION) + 1, SERIES, [
         " · ".join([str(r[C.ANNOTATION]), *(f"{p}={r[p]}" for p in others)])
         for _, r in frame.iterrows()])
     rank = {a: i for i, a in enumerate(annotations_of(bundle))}  # first-seen (catalog) order
