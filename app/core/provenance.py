@@ -18,7 +18,6 @@ KIND_WORDS = {
     "ncu_raw": "Nsight Compute CSV export (raw page)",
     "ncu_details": "Nsight Compute CSV export (details page)",
     "ncu_report": "Nsight Compute report",
-    "ncu_log": "Nsight Compute log",
 }
 _MAX_FILES = 4  # more names make the banner a paragraph; the manifest lists them all
 
@@ -35,11 +34,14 @@ def _tool_versions(manifest: dict[str, Any]) -> list[str]:
 
 
 def import_banner(manifest: dict[str, Any]) -> str:
-    """One sentence naming the files an imported job was read from, their kinds and the tool
-    versions the files tell, and saying the worker did not record them."""
+    """One sentence naming the files an imported job's values were read from (not its logs),
+    their kinds and the tool versions the files tell, saying the worker did not record them,
+    and naming given files that were not read (manifest ``provenance.not_read``)."""
     prov = manifest.get("provenance") or {}
-    files = [str(f) for f in prov.get("imported_from") or []]
+    unread = [str(f) for f in prov.get("not_read") or []]
     formats = prov.get("formats") or {}
+    files = [str(f) for f in prov.get("imported_from") or []  # a log holds no values
+             if str(f) not in unread and formats.get(f) != "ncu_log"]
     kinds = list(dict.fromkeys(KIND_WORDS.get(str(formats.get(f)), "file") for f in files))
     names = ", ".join(code(f) for f in files[:_MAX_FILES])  # names from files: as text
     if len(files) > _MAX_FILES:
@@ -49,7 +51,9 @@ def import_banner(manifest: dict[str, Any]) -> str:
     text = (f"Imported job: values read from {names} ({'; '.join(kinds)}"
             + (f"; {esc(', '.join(tools))}" if tools else "") + ")"
             + (f", measured on {esc(gpu)}" if gpu else "")
-            + " elsewhere, not recorded by this project's worker")
+            + " elsewhere, not recorded by this project's worker"
+            + (f"; given but not read: {', '.join(code(f) for f in unread[:_MAX_FILES])}"
+               if unread else ""))
     return text
 
 

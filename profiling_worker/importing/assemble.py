@@ -44,6 +44,7 @@ _JOB_ID_RE = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.-]{0,127}$")
 IMPORT_NOTES_KEY = "import_notes"  # what the import did to values, for the pages
 PARTIAL_KEY = "partial"  # why the bundle holds only part of the job (every page shows it)
 NOT_READ = "not read"  # starts the note on a given file whose values the bundle does not hold
+NOT_READ_KEY = "not_read"  # manifest provenance: names of the given files whose values were not read
 
 
 def reconstruct_spec(job: Job) -> tuple[dict[str, Any], bool, list[str]]:
@@ -157,6 +158,10 @@ def _read(found: list[K.Sniffed], param_names: Sequence[str] | None) -> Job:
         job = from_report(reports[0])
     else:
         job = from_ncu_csv(ncu_csvs)
+    unread = [*((s.path.name for s in ncu_csvs) if (nsight or reports) else ()),
+              *(p.name for p in reports[1:])]
+    if unread:
+        job.provenance[NOT_READ_KEY] = unread
     if (nsight or reports) and ncu_csvs:
         job.notes.append(", ".join(s.path.name for s in ncu_csvs) + ": " + NOT_READ
                          + " (Nsight Compute CSV export beside the "
@@ -270,4 +275,4 @@ def _manifest(job: Job, spec: dict[str, Any], spec_valid: bool, spec_errors: lis
     return manifest
 
 
-__all__ = ["import_nsight_output", "reconstruct_spec", "backend_name", "IMPORT_NOTES_KEY", "PARTIAL_KEY", "NOT_READ"]
+__all__ = ["import_nsight_output", "reconstruct_spec", "backend_name", "IMPORT_NOTES_KEY", "PARTIAL_KEY", "NOT_READ", "NOT_READ_KEY"]

@@ -98,18 +98,21 @@ def from_csvs(sources: Sequence[Sniffed], param_names: Sequence[str] | None) -> 
     text_collectors = {k: v for _, t in collected for k, v in t.items()}
     if text_collectors:
         env["collectors"] = text_collectors
+    collector_names = sorted({*{n for it in raw_items for n in
+                                N.raw_extra_columns(it.header, params)},
+                              *{n for it in items if it.kind == NSIGHT_AGG
+                                for n in agg_collector_stats(it)}})
+    version = N.detect_version([it.header for it in items])
+    if collector_names and version.startswith("1.0-1.1"):  # collectors came with 1.1
+        version = "1.1 (Unit and info-collector columns)"
     return Job(params=params, configs=configs, runs=runs, agg=agg, collectors=collectors,
                kernels=[it.call.rsplit("-", 1)[0] for it in items],
                label="imported: " + ", ".join(it.path.name for it in items),
                environment=env, notes=notes, roles=roles,
-               provenance={"nsight_python_version": N.detect_version([it.header for it in items]),
+               provenance={"nsight_python_version": version,
                            "aggregated": agg_how or ["recomputed from the per-run rows "
                                                      "(Student-t CI95)"],
-                           "parameters": params,
-                           "collectors": sorted({*{n for it in raw_items for n in
-                                                   N.raw_extra_columns(it.header, params)},
-                                                 *{n for it in items if it.kind == NSIGHT_AGG
-                                                   for n in agg_collector_stats(it)}})})
+                           "parameters": params, "collectors": collector_names})
 
 
 __all__ = ["from_csvs"]

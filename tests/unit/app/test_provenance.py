@@ -36,3 +36,14 @@ def test_imported_csvs_name_kinds_and_nsight_python_version(tmp_path: Path) -> N
     assert "`processed_data-scale-0.csv`, `profiled_data-scale-0.csv`" in text
     assert "nsight-python aggregated CSV; nsight-python per-run CSV" in text
     assert "nsight-python 0.9.6" in text
+
+
+def test_files_given_but_not_read_are_not_claimed_as_sources(tmp_path: Path) -> None:
+    j1 = REPO / "tests" / "fixtures" / "ncu_rep" / "h200-ncu-j1-fp16.ncu-rep.gz"
+    bundle = import_nsight_output([PLAIN / "plain.ncu-rep.gz", j1, *sorted(
+        NORMALIZED.glob("*.log"))], tmp_path, "two")
+    text = banner(read_manifest(bundle), False)
+    assert text is not None and text.startswith(
+        "Imported job: values read from `plain.ncu-rep.gz` (Nsight Compute report)")
+    assert text.endswith("; given but not read: `h200-ncu-j1-fp16.ncu-rep.gz`")
+    assert ".log" not in text

@@ -82,6 +82,7 @@ def test_1_1_per_run_csv_alone_tells_collectors_from_parameters(tmp_path: Path) 
     bundle = import_nsight_output([src], tmp_path, "raw")
     m = read_manifest(bundle)
     assert m["provenance"]["parameters"] == ["n"]
+    assert m["provenance"]["nsight_python_version"] == "1.1 (Unit and info-collector columns)"
     assert m["spec"]["configs"] == [{"n": 256}] and m["spec"]["runs"] == 30  # not 2 configs
     runs = read_table(bundle, C.TABLE_RUNS)
     assert runs[C.CONFIG].unique().tolist() == [0] and runs[C.RUN].nunique() == 30
