@@ -1,4 +1,4 @@
-"""Nsight Compute metric names the analysis views read, and how to read a bundle by metric.
+"""How to read a bundle by Nsight Compute metric (names from :mod:`profiling_worker.schema.metrics`).
 
 Pure pandas; names only through :mod:`profiling_worker.schema.columns` for table columns.
 """
@@ -8,19 +8,12 @@ from __future__ import annotations
 import pandas as pd
 
 from profiling_worker.schema import columns as C
+# Re-exported: the views import these metric names from here.
+from profiling_worker.schema.metrics import (DRAM_PCT, DRAM_READ, DRAM_WRITE, GPC_HZ,
+                                              SM_CLOCK_METRICS, SM_HZ, SM_PCT)
 
-from app.core.bundle_loader import Bundle
 from app.core import frame_columns as F
-
-SM_PCT = "sm__throughput.avg.pct_of_peak_sustained_elapsed"
-DRAM_PCT = "dram__throughput.avg.pct_of_peak_sustained_elapsed"
-GPC_HZ = "gpc__cycles_elapsed.avg.per_second"  # the clock the kernel ran at (Hz)
-SM_HZ = "sm__cycles_elapsed.avg.per_second"
-DRAM_HZ = "dram__cycles_elapsed.avg.per_second"
-DRAM_READ = "dram__bytes_read.sum"
-DRAM_WRITE = "dram__bytes_write.sum"
-DRAM_PEAK_PER_CYCLE = "dram__bytes.sum.peak_sustained"  # bytes per DRAM cycle, whole GPU
-SM_CLOCK_METRICS = (GPC_HZ, SM_HZ)
+from app.core.bundle_loader import Bundle
 
 #: Which sidebar preset collects what (spec.METRIC_PRESETS), for "run it with ..." messages.
 PRESET_OF = {SM_PCT: "bound", DRAM_PCT: "bound", GPC_HZ: "bound", DRAM_READ: "memory",

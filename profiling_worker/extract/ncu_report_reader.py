@@ -20,6 +20,7 @@ from typing import Any
 
 import ncu_report
 
+from profiling_worker.schema import metrics as M
 from profiling_worker.extract.units import normalise_unit
 from profiling_worker.schema import columns as C
 
@@ -110,9 +111,9 @@ def read_launches(report_path: Path, metrics: Sequence[str], other_ranges: bool 
         launch_no[key] = launch + 1
         if not device:
             device = {n: action[n].value() for n in action.metric_names()
-                      if n.startswith("device__attribute_")}
-        grid = _metric(action, "launch__grid_size")
-        block = _metric(action, "launch__block_size")
+                      if n.startswith(M.DEVICE_ATTRIBUTE_PREFIX)}
+        grid = _metric(action, M.GRID_SIZE)
+        block = _metric(action, M.BLOCK_SIZE)
         for name in metrics:
             got = _metric(action, name)
             if got is None:

@@ -28,13 +28,9 @@ import pandas as pd
 from profiling_worker.extract.aggregate import RULE_SUM, combine_rule
 from profiling_worker.extract.units import normalise_unit
 from profiling_worker.schema import columns as C, peaks
+from profiling_worker.schema.metrics import (DRAM_BYTES, DRAM_HZ, DRAM_PCT, DRAM_PEAK_PER_CYCLE,
+                                              DRAM_READ, DRAM_WRITE)
 
-DRAM_PCT = "dram__throughput.avg.pct_of_peak_sustained_elapsed"
-DRAM_BYTES = "dram__bytes.sum"
-DRAM_READ = "dram__bytes_read.sum"
-DRAM_WRITE = "dram__bytes_write.sum"
-DRAM_PEAK_PER_CYCLE = "dram__bytes.sum.peak_sustained"
-DRAM_CLOCK = "dram__cycles_elapsed.avg.per_second"
 
 
 def _hz(value: float, unit: object) -> float:
@@ -56,11 +52,11 @@ def _dram_bytes(run: dict[str, tuple[float, object]]) -> tuple[float, str] | Non
 def _dram_peak(run: dict[str, tuple[float, object]], k: int,
                datasheet: peaks.DevicePeaks | None) -> tuple[float, str] | None:
     """DRAM peak in byte/s and how it was had."""
-    if {DRAM_PEAK_PER_CYCLE, DRAM_CLOCK} <= run.keys():
-        clock_hz = _hz(run[DRAM_CLOCK][0] / k, run[DRAM_CLOCK][1])
+    if {DRAM_PEAK_PER_CYCLE, DRAM_HZ} <= run.keys():
+        clock_hz = _hz(run[DRAM_HZ][0] / k, run[DRAM_HZ][1])
         peak = run[DRAM_PEAK_PER_CYCLE][0] / k * clock_hz
         if np.isfinite(peak) and peak > 0:
-            return peak, f"{DRAM_PEAK_PER_CYCLE} x {DRAM_CLOCK}"
+            return peak, f"{DRAM_PEAK_PER_CYCLE} x {DRAM_HZ}"
     if datasheet is not None:
         return datasheet.dram_gbps * 1e9, (f"the {datasheet.name} datasheet DRAM bandwidth "
                                            f"{datasheet.dram_gbps:,.0f} GB/s")

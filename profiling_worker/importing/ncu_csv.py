@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import pandas as pd
 
+from profiling_worker.schema import metrics as M
 from profiling_worker.bundle_writer import table_columns
 from profiling_worker.errors import ImportFailed
 from profiling_worker.extract.aggregate import aggregate_runs, launches_to_runs
@@ -33,16 +34,16 @@ from profiling_worker.schema import columns as C
 #: Section metrics of the details page (default sets) -> their Nsight Compute names.
 DISPLAY_NAMES = {
     "Duration": C.GPU_TIME,
-    "DRAM Throughput": "dram__throughput.avg.pct_of_peak_sustained_elapsed",
-    "Compute (SM) Throughput": "sm__throughput.avg.pct_of_peak_sustained_elapsed",
-    "Memory Throughput": "gpu__compute_memory_throughput.avg.pct_of_peak_sustained_elapsed",
-    "SM Frequency": "gpc__cycles_elapsed.avg.per_second",
-    "DRAM Frequency": "dram__cycles_elapsed.avg.per_second",
-    "Elapsed Cycles": "gpc__cycles_elapsed.max",
-    "Registers Per Thread": "launch__registers_per_thread",
-    "Achieved Occupancy": "sm__warps_active.avg.pct_of_peak_sustained_active",
+    "DRAM Throughput": M.DRAM_PCT,
+    "Compute (SM) Throughput": M.SM_PCT,
+    "Memory Throughput": M.MEMORY_PCT,
+    "SM Frequency": M.GPC_HZ,
+    "DRAM Frequency": M.DRAM_HZ,
+    "Elapsed Cycles": M.GPC_CYCLES_MAX,
+    "Registers Per Thread": M.REGISTERS_PER_THREAD,
+    "Achieved Occupancy": M.WARPS_ACTIVE_PCT,
 }
-_SKIP_PREFIXES = ("device__attribute_", "c2clink__", "nvlink__")
+_SKIP_PREFIXES = (M.DEVICE_ATTRIBUTE_PREFIX, "c2clink__", "nvlink__")
 _LAUNCH_KEYS = ["ID", "Kernel Name", "Grid Size", "Block Size"]
 
 
@@ -62,7 +63,7 @@ def _long_rows(s: Sniffed) -> tuple[pd.DataFrame, dict[str, str]]:
     units = frame.iloc[0] if frame["ID"].iloc[0] == "" else pd.Series("", index=frame.columns)
     data = frame[frame["ID"] != ""]
     metrics = [h for h in header if METRIC_NAME_RE.match(h)]
-    device = {h: str(data[h].iloc[0]) for h in metrics if h.startswith("device__attribute_")}
+    device = {h: str(data[h].iloc[0]) for h in metrics if h.startswith(M.DEVICE_ATTRIBUTE_PREFIX)}
     keep = [h for h in metrics if not h.startswith(_SKIP_PREFIXES)]
     rows = data[[*_LAUNCH_KEYS, *keep]].melt(id_vars=_LAUNCH_KEYS, var_name=C.METRIC,
                                               value_name="Text")
@@ -124,12 +125,12 @@ def from_ncu_csv(sources: list[Sniffed]) -> Job:
     runs = launches_to_runs(launches, params)
     n_configs = int(rows[C.CONFIG].max()) + 1
     device = used[0][2]
-    env = gpu_environment({"device__attribute_display_name":
-                           device.get("device__attribute_display_name"),
-                           "device__attribute_compute_capability_major":
-                           device.get("device__attribute_compute_capability_major"),
-                           "device__attribute_compute_capability_minor":
-                           device.get("device__attribute_compute_capability_minor")})
+    env = gpu_environment({M.DEVICE_NAME:
+                           device.get(M.DEVICE_NAME),
+                           M.CC_MAJOR:
+                           device.get(M.CC_MAJOR),
+                           M.CC_MINOR:
+                           device.get(M.CC_MINOR)})
     notes.append("regions are kernel names (an ncu CSV export holds no NVTX ranges); configs "
                  f"told apart by launch parameters ({n_configs} found)")
     return Job(params=params, configs=[{CONFIG_INDEX: i} for i in range(n_configs)], runs=runs,

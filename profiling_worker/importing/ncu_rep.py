@@ -26,6 +26,7 @@ from typing import Any
 
 import pandas as pd
 
+from profiling_worker.schema import metrics as M
 from profiling_worker.errors import ImportFailed
 from profiling_worker.inflate import InflateError, plain_file
 from profiling_worker.bundle_writer import empty_table, table_columns
@@ -34,31 +35,31 @@ from profiling_worker.schema import columns as C
 #: Metrics read from a report when no CSV names them (missing ones are skipped).
 REPORT_METRICS = (
     C.GPU_TIME,
-    "sm__throughput.avg.pct_of_peak_sustained_elapsed",
-    "dram__throughput.avg.pct_of_peak_sustained_elapsed",
-    "gpu__compute_memory_throughput.avg.pct_of_peak_sustained_elapsed",
-    "gpc__cycles_elapsed.avg.per_second",
-    "sm__cycles_elapsed.avg.per_second",
-    "dram__cycles_elapsed.avg.per_second",
-    "dram__bytes_read.sum",
-    "dram__bytes_write.sum",
-    "dram__bytes.sum",
-    "dram__bytes.sum.peak_sustained",
-    "lts__t_bytes.sum",
-    "l1tex__t_bytes.sum",
-    "sm__ops_path_tensor_src_fp16.sum",
-    "sm__ops_path_tensor_src_bf16_dst_fp32.sum",
-    "smsp__sass_thread_inst_executed_op_ffma_pred_on.sum",
-    "smsp__sass_thread_inst_executed_op_fadd_pred_on.sum",
-    "smsp__sass_thread_inst_executed_op_fmul_pred_on.sum",
-    "smsp__sass_thread_inst_executed_op_dfma_pred_on.sum",
-    "smsp__sass_thread_inst_executed_op_hfma_pred_on.sum",
-    "sm__sass_thread_inst_executed_op_ffma_pred_on.sum.peak_sustained",
-    "sm__ops_path_tensor_op_hgmma_src_fp16_sparsity_off.sum.peak_sustained",
-    "sm__ops_path_tensor_op_hgmma_src_bf16_dst_fp32_sparsity_off.sum.peak_sustained",
-    "launch__registers_per_thread",
-    "launch__occupancy_limit_registers",
-    "sm__warps_active.avg.pct_of_peak_sustained_active",
+    M.SM_PCT,
+    M.DRAM_PCT,
+    M.MEMORY_PCT,
+    M.GPC_HZ,
+    M.SM_HZ,
+    M.DRAM_HZ,
+    M.DRAM_READ,
+    M.DRAM_WRITE,
+    M.DRAM_BYTES,
+    M.DRAM_PEAK_PER_CYCLE,
+    M.L2_BYTES,
+    M.L1_BYTES,
+    M.TENSOR_FP16,
+    M.TENSOR_BF16,
+    M.FFMA,
+    M.FADD,
+    M.FMUL,
+    M.DFMA,
+    M.HFMA,
+    M.FFMA_PEAK,
+    M.HGMMA_FP16_PEAK,
+    M.HGMMA_BF16_PEAK,
+    M.REGISTERS_PER_THREAD,
+    M.OCCUPANCY_LIMIT_REGISTERS,
+    M.WARPS_ACTIVE_PCT,
 )
 MAX_METRICS = 64
 #: Config parameter of a report imported without CSVs: the config index the report records.
@@ -210,11 +211,11 @@ def report_only_configs(rows: pd.DataFrame) -> tuple[list[str], list[dict[str, A
 def gpu_environment(device: dict[str, Any]) -> dict[str, Any]:
     """Environment fields known from the report's device attributes."""
     env: dict[str, Any] = {}
-    name = device.get("device__attribute_display_name")
+    name = device.get(M.DEVICE_NAME)
     if name:
         env["gpu_name"] = str(name)
-    major = device.get("device__attribute_compute_capability_major")
-    minor = device.get("device__attribute_compute_capability_minor")
+    major = device.get(M.CC_MAJOR)
+    minor = device.get(M.CC_MINOR)
     if major is not None and minor is not None:
         env["compute_capability"] = f"{major}.{minor}"
     if env:

@@ -24,6 +24,8 @@ Tables (each written as ``tables/<name>.parquet`` for the app and ``tables/<name
 
 from __future__ import annotations
 
+from profiling_worker.schema import metrics as M
+
 # Keys of the long tables.
 ANNOTATION = "Annotation"
 CONFIG = "Config"  # 0-based index into spec.configs
@@ -97,10 +99,10 @@ TABLES_DIR = "tables"
 NSIGHT_DIR = "nsight"  # nsight-python's own outputs: CSVs, .ncu-rep, ncu log
 REPORT_SUMMARY_FILE = "nsight/report_summary.json"  # launches, kernels, rule results of the .ncu-rep
 
-# Metric names with a fixed meaning.
-GPU_TIME = "gpu__time_duration.sum"  # ns, Nsight Compute / CUPTI kernel duration
-HOST_TIME = "host__time_duration.sum"  # ns, host wall-clock of the region (cpu backend)
-DURATION_METRICS = (GPU_TIME, HOST_TIME)
+# Metric names with a fixed meaning (named in schema/metrics.py, kept here for the tables' readers).
+GPU_TIME = M.GPU_TIME
+HOST_TIME = M.HOST_TIME
+DURATION_METRICS = M.DURATION_METRICS
 
 #: RSD (%) below which nsight-python calls a measurement stable.
 STABLE_RSD_PCT = 2.0

@@ -22,6 +22,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from profiling_worker.schema import metrics as M
+
 H100_URL = "https://www.nvidia.com/en-us/data-center/h100/"
 H200_URL = "https://www.nvidia.com/en-us/data-center/h200/"
 A100_URL = ("https://www.nvidia.com/content/dam/en-zz/Solutions/Data-Center/a100/pdf/"
@@ -89,26 +91,26 @@ DTYPE_ROOFS: dict[str, tuple[str, str, bool]] = {
 
 #: dtype -> (per-cycle peak metrics to try in order, FLOP per counted op). Dense per-op peaks only.
 COUNTER_PEAKS: dict[str, tuple[tuple[str, ...], float]] = {
-    "fp32": (("sm__sass_thread_inst_executed_op_ffma_pred_on.sum.peak_sustained",), 2.0),
-    "fp64": (("sm__sass_thread_inst_executed_op_dfma_pred_on.sum.peak_sustained",), 2.0),
-    "fp16": (("sm__ops_path_tensor_op_hgmma_src_fp16_sparsity_off.sum.peak_sustained",
-              "sm__ops_path_tensor_op_hmma_src_fp16_sparsity_off.sum.peak_sustained"), 1.0),
-    "bf16": (("sm__ops_path_tensor_op_hgmma_src_bf16_dst_fp32_sparsity_off.sum.peak_sustained",
-              "sm__ops_path_tensor_op_hmma_src_bf16_dst_fp32_sparsity_off.sum.peak_sustained"), 1.0),
-    "tf32": (("sm__ops_path_tensor_op_hgmma_src_tf32_dst_fp32_sparsity_off.sum.peak_sustained",
-              "sm__ops_path_tensor_op_hmma_src_tf32_dst_fp32_sparsity_off.sum.peak_sustained"), 1.0),
-    "fp8": (("sm__ops_path_tensor_op_hgmma_src_fp8_sparsity_off.sum.peak_sustained",
-             "sm__ops_path_tensor_src_fp8_sparsity_off.sum.peak_sustained"), 1.0),
+    "fp32": ((M.FFMA_PEAK,), 2.0),
+    "fp64": ((M.DFMA_PEAK,), 2.0),
+    "fp16": ((M.HGMMA_FP16_PEAK,
+              M.HMMA_FP16_PEAK), 1.0),
+    "bf16": ((M.HGMMA_BF16_PEAK,
+              M.HMMA_BF16_PEAK), 1.0),
+    "tf32": ((M.HGMMA_TF32_PEAK,
+              M.HMMA_TF32_PEAK), 1.0),
+    "fp8": ((M.HGMMA_FP8_PEAK,
+             M.TENSOR_FP8_DENSE_PEAK), 1.0),
 }
 #: Roll-up tensor peaks that are the 2:4-sparse rate on Hopper: never used as a roof.
 SPARSE_ROLLUP_PEAKS = frozenset({
-    "sm__ops_path_tensor_src_fp16.sum.peak_sustained",
-    "sm__ops_path_tensor_src_bf16_dst_fp32.sum.peak_sustained",
-    "sm__ops_path_tensor_src_tf32_dst_fp32.sum.peak_sustained",
-    "sm__ops_path_tensor_src_int8.sum.peak_sustained",
+    M.TENSOR_FP16_PEAK,
+    M.TENSOR_BF16_PEAK,
+    M.TENSOR_TF32_PEAK,
+    M.TENSOR_INT8_PEAK,
 })
-SM_CLOCKS = ("sm__cycles_elapsed.avg.per_second", "gpc__cycles_elapsed.avg.per_second")
-DRAM_PEAK = ("dram__bytes.sum.peak_sustained", "dram__cycles_elapsed.avg.per_second")
+SM_CLOCKS = (M.SM_HZ, M.GPC_HZ)
+DRAM_PEAK = (M.DRAM_PEAK_PER_CYCLE, M.DRAM_HZ)
 
 
 @dataclass(frozen=True)

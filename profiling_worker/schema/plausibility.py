@@ -44,6 +44,7 @@ from typing import Any, Literal, TypedDict, cast
 
 import pandas as pd
 
+from profiling_worker.schema import metrics as M
 from profiling_worker.schema import columns as C, peaks
 from profiling_worker.schema.spec import BACKEND_UNKNOWN
 
@@ -68,9 +69,9 @@ CHECKS = (PERCENT_ABOVE_100, CLOCK_ABOVE_MAX, NEGATIVE_VALUE, INTERVAL_BELOW_ZER
 PERCENT_TOLERANCE = 0.05
 #: Clock counters average over the kernel; 1 % above the NVML maximum is sampling granularity.
 CLOCK_TOLERANCE = 0.01
-SM_CLOCK_HZ_METRICS = ("gpc__cycles_elapsed.avg.per_second", "sm__cycles_elapsed.avg.per_second")
-DRAM_CLOCK_HZ = "dram__cycles_elapsed.avg.per_second"
-DRAM_BYTES = ("dram__bytes_read.sum", "dram__bytes_write.sum")
+SM_CLOCK_HZ_METRICS = (M.GPC_HZ, M.SM_HZ)
+DRAM_CLOCK_HZ = M.DRAM_HZ
+DRAM_BYTES = (M.DRAM_READ, M.DRAM_WRITE)
 #: manifest ``backend`` key a backend sets true when it flushed the L2 before every run.
 L2_FLUSHED_KEY = "l2_flushed"
 L2_WARM_REASON = ("likely reason: L2-warm data ({why}): the inputs stay in the L2 cache between "

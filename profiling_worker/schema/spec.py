@@ -15,6 +15,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
+from profiling_worker.schema import metrics as M
 from profiling_worker.schema import columns, configs as cfgs
 
 BACKENDS = ("ncu", "cupti", "cpu")
@@ -32,14 +33,14 @@ METRIC_PRESETS: dict[str, tuple[str, ...]] = {
     "timing": (columns.GPU_TIME,),
     "bound": (
         columns.GPU_TIME,
-        "sm__throughput.avg.pct_of_peak_sustained_elapsed",
-        "dram__throughput.avg.pct_of_peak_sustained_elapsed",
-        "gpc__cycles_elapsed.avg.per_second",
+        M.SM_PCT,
+        M.DRAM_PCT,
+        M.GPC_HZ,
     ),
     "memory": (
         columns.GPU_TIME,
-        "dram__bytes_read.sum",
-        "dram__bytes_write.sum",
+        M.DRAM_READ,
+        M.DRAM_WRITE,
     ),
 }
 

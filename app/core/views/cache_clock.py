@@ -18,14 +18,15 @@ from typing import Any
 
 import pandas as pd
 
+from profiling_worker.schema import metrics as M
 from profiling_worker.schema import columns as C
 
 from app.core.bundle_loader import Bundle
 from app.core.metrics import MissingData, wide_means, with_labels
 from app.core import frame_columns as F
 
-CLOCK_METRIC = "gpc__cycles_elapsed.avg.per_second"
-DRAM_METRICS = ("dram__bytes_read.sum", "dram__bytes_write.sum")
+CLOCK_METRIC = M.GPC_HZ
+DRAM_METRICS = M.DRAM_TRAFFIC
 VARIANT_KEYS = ("cache_control", "clock_control")
 _IGNORED = {*VARIANT_KEYS, "label"}
 #: L2 of an H200 (60 MiB; device__attribute_l2_cache_size read on the lent H200, research notes §4.1).
@@ -60,8 +61,8 @@ def l2_bytes(bundle: Bundle) -> tuple[float | None, str]:
     """The GPU's L2 size (bytes) and where it comes from: the report's device attribute, else a
     datasheet figure by GPU name, else (None, reason)."""
     attrs = (bundle.manifest.get("backend") or {}).get("device_attributes") or {}
-    if attrs.get("device__attribute_l2_cache_size"):
-        return float(attrs["device__attribute_l2_cache_size"]), "device attribute (Nsight Compute)"
+    if attrs.get(M.L2_CACHE_SIZE):
+        return float(attrs[M.L2_CACHE_SIZE]), "device attribute (Nsight Compute)"
     gpu = (bundle.manifest.get("gpu") or {}).get("name") or next(
         (g.get("name") for g in (bundle.manifest.get("environment") or {}).get("gpus") or ()), "")
     if gpu in DATASHEET_L2:

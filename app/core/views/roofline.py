@@ -14,6 +14,7 @@ from dataclasses import dataclass
 import numpy as np
 import pandas as pd
 
+from profiling_worker.schema import metrics as M
 from profiling_worker.schema import columns as C, peaks
 
 from app.core import frame_columns as F
@@ -22,10 +23,10 @@ from app.core.environment import gpu_name, job_gpu_index
 from app.core.metrics import (DRAM_READ, DRAM_WRITE, GPC_HZ, MissingData, SM_HZ,
                               available_metrics, keys_of, wide_means, with_labels)
 
-TENSOR_FLOP_COUNTERS = ("sm__ops_path_tensor_src_fp16.sum",
-                        "sm__ops_path_tensor_src_bf16_dst_fp32.sum",
-                        "sm__ops_path_tensor_src_tf32_dst_fp32.sum",
-                        "sm__ops_path_tensor_src_fp8.sum")
+TENSOR_FLOP_COUNTERS = (M.TENSOR_FP16,
+                        M.TENSOR_BF16,
+                        M.TENSOR_TF32,
+                        M.TENSOR_FP8)
 FP32_COUNTERS = {  # metric -> FLOP per counted instruction (thread level)
     f"{unit}__sass_thread_inst_executed_op_{op}_pred_on.sum": weight
     for unit in ("smsp", "sm") for op, weight in (("ffma", 2.0), ("fadd", 1.0), ("fmul", 1.0))}

@@ -1,0 +1,82 @@
+"""Nsight Compute metric names the project reads or writes, in one place.
+
+Names keep Nsight Compute's spelling ``<unit>__<counter>.<rollup>[.<submetric>]`` (see the
+Nsight Compute "Metrics Reference"); CUPTI and the cpu backend write their durations under the
+same names so one table schema serves every backend. Units follow the suffix: ``.sum`` of bytes
+is bytes, ``.per_second`` is Hz, ``.pct_of_peak_sustained_*`` is %, durations are ns.
+"""
+
+from __future__ import annotations
+
+# Durations (ns).
+GPU_TIME = "gpu__time_duration.sum"  # Nsight Compute / CUPTI kernel duration
+HOST_TIME = "host__time_duration.sum"  # host wall-clock of the region (cpu backend)
+
+# Throughput, % of the sustained peak over the kernel's elapsed time.
+SM_PCT = "sm__throughput.avg.pct_of_peak_sustained_elapsed"
+DRAM_PCT = "dram__throughput.avg.pct_of_peak_sustained_elapsed"
+MEMORY_PCT = "gpu__compute_memory_throughput.avg.pct_of_peak_sustained_elapsed"
+WARPS_ACTIVE_PCT = "sm__warps_active.avg.pct_of_peak_sustained_active"  # achieved occupancy
+
+# Clocks (Hz) and cycles.
+GPC_HZ = "gpc__cycles_elapsed.avg.per_second"  # the SM clock the kernel ran at
+SM_HZ = "sm__cycles_elapsed.avg.per_second"
+DRAM_HZ = "dram__cycles_elapsed.avg.per_second"
+GPC_CYCLES_MAX = "gpc__cycles_elapsed.max"
+
+# Memory traffic (bytes) and the DRAM peak (bytes per DRAM cycle, whole GPU).
+DRAM_BYTES = "dram__bytes.sum"
+DRAM_READ = "dram__bytes_read.sum"
+DRAM_WRITE = "dram__bytes_write.sum"
+DRAM_PEAK_PER_CYCLE = "dram__bytes.sum.peak_sustained"
+L2_BYTES = "lts__t_bytes.sum"
+L1_BYTES = "l1tex__t_bytes.sum"
+
+# Executed floating-point instructions (per thread, predicated on).
+FFMA = "smsp__sass_thread_inst_executed_op_ffma_pred_on.sum"
+FADD = "smsp__sass_thread_inst_executed_op_fadd_pred_on.sum"
+FMUL = "smsp__sass_thread_inst_executed_op_fmul_pred_on.sum"
+DFMA = "smsp__sass_thread_inst_executed_op_dfma_pred_on.sum"
+HFMA = "smsp__sass_thread_inst_executed_op_hfma_pred_on.sum"
+
+# Tensor-core operations executed.
+TENSOR_FP16 = "sm__ops_path_tensor_src_fp16.sum"
+TENSOR_BF16 = "sm__ops_path_tensor_src_bf16_dst_fp32.sum"
+TENSOR_TF32 = "sm__ops_path_tensor_src_tf32_dst_fp32.sum"
+TENSOR_FP8 = "sm__ops_path_tensor_src_fp8.sum"
+
+# Per-cycle peaks (ops per SM cycle, whole GPU). HGMMA is Hopper's warpgroup MMA, HMMA the
+# older warp MMA; "sparsity_off" is the dense rate.
+FFMA_PEAK = "sm__sass_thread_inst_executed_op_ffma_pred_on.sum.peak_sustained"
+DFMA_PEAK = "sm__sass_thread_inst_executed_op_dfma_pred_on.sum.peak_sustained"
+HGMMA_FP16_PEAK = "sm__ops_path_tensor_op_hgmma_src_fp16_sparsity_off.sum.peak_sustained"
+HMMA_FP16_PEAK = "sm__ops_path_tensor_op_hmma_src_fp16_sparsity_off.sum.peak_sustained"
+HGMMA_BF16_PEAK = "sm__ops_path_tensor_op_hgmma_src_bf16_dst_fp32_sparsity_off.sum.peak_sustained"
+HMMA_BF16_PEAK = "sm__ops_path_tensor_op_hmma_src_bf16_dst_fp32_sparsity_off.sum.peak_sustained"
+HGMMA_TF32_PEAK = "sm__ops_path_tensor_op_hgmma_src_tf32_dst_fp32_sparsity_off.sum.peak_sustained"
+HMMA_TF32_PEAK = "sm__ops_path_tensor_op_hmma_src_tf32_dst_fp32_sparsity_off.sum.peak_sustained"
+HGMMA_FP8_PEAK = "sm__ops_path_tensor_op_hgmma_src_fp8_sparsity_off.sum.peak_sustained"
+TENSOR_FP8_DENSE_PEAK = "sm__ops_path_tensor_src_fp8_sparsity_off.sum.peak_sustained"
+# Roll-up tensor peaks: the 2:4-sparse rate on Hopper.
+TENSOR_FP16_PEAK = "sm__ops_path_tensor_src_fp16.sum.peak_sustained"
+TENSOR_BF16_PEAK = "sm__ops_path_tensor_src_bf16_dst_fp32.sum.peak_sustained"
+TENSOR_TF32_PEAK = "sm__ops_path_tensor_src_tf32_dst_fp32.sum.peak_sustained"
+TENSOR_INT8_PEAK = "sm__ops_path_tensor_src_int8.sum.peak_sustained"
+
+# Launch attributes.
+GRID_SIZE = "launch__grid_size"
+BLOCK_SIZE = "launch__block_size"
+REGISTERS_PER_THREAD = "launch__registers_per_thread"
+OCCUPANCY_LIMIT_REGISTERS = "launch__occupancy_limit_registers"
+
+# Device attributes (one value per report, not per kernel).
+DEVICE_ATTRIBUTE_PREFIX = "device__attribute_"
+DEVICE_NAME = "device__attribute_display_name"
+CC_MAJOR = "device__attribute_compute_capability_major"
+CC_MINOR = "device__attribute_compute_capability_minor"
+L2_CACHE_SIZE = "device__attribute_l2_cache_size"  # bytes
+
+# Groups.
+DURATION_METRICS = (GPU_TIME, HOST_TIME)
+SM_CLOCK_METRICS = (GPC_HZ, SM_HZ)  # the clock the kernel ran at, preferred first
+DRAM_TRAFFIC = (DRAM_READ, DRAM_WRITE)
