@@ -243,13 +243,21 @@ def _counts(runs: pd.DataFrame, agg: pd.DataFrame, spec: Mapping[str, Any]) -> l
                                 f"{n} run(s), {word} than the {asked} the spec asked for",
                                 ann, int(cfg), str(metric)))
     if _has(agg, C.NUM_RUNS, C.ANNOTATION, C.CONFIG, C.METRIC):
-        rows = runs.groupby([C.ANNOTATION, C.CONFIG, C.METRIC], sort=True).size()
+        keys = [C.ANNOTATION, C.CONFIG, C.METRIC]
+        rows = runs.groupby(keys, sort=True).size()
+        values = runs.groupby(keys, sort=True)[C.VALUE].count() if C.VALUE in runs else rows
         for _, r in agg.iterrows():
-            n = rows.get((r[C.ANNOTATION], r[C.CONFIG], r[C.METRIC]), 0)
-            if int(r[C.NUM_RUNS]) != int(n):
-                out.append(note(RUNS_MISSING, WARNING, f"{_where(r)}: {r[C.METRIC]} NumRuns "
-                                f"{int(r[C.NUM_RUNS])} but {int(n)} per-run row(s)",
-                                r[C.ANNOTATION], int(r[C.CONFIG]), str(r[C.METRIC])))
+            key = (r[C.ANNOTATION], r[C.CONFIG], r[C.METRIC])
+            n, used, k = int(rows.get(key, 0)), int(values.get(key, 0)), int(r[C.NUM_RUNS])
+            if k == n:
+                continue
+            # NumRuns counts the values used: missing values (a failed run, or left out by an
+            # import with its reason) are said as such, not as a contradiction
+            text = (f"{n - used} of {n} per-run value(s) missing (a failed run, or left out by "
+                    f"the import); NumRuns counts the {k} used" if k == used
+                    else f"NumRuns {k} but {n} per-run row(s)")
+            out.append(note(RUNS_MISSING, WARNING, f"{_where(r)}: {r[C.METRIC]} {text}",
+                            r[C.ANNOTATION], int(r[C.CONFIG]), str(r[C.METRIC])))
     return out
 
 

@@ -95,3 +95,14 @@ def test_1_1_per_run_csv_alone_tells_collectors_from_parameters(tmp_path: Path) 
     with_agg = read_manifest(import_nsight_output(sorted(CUPTI_11.glob("*.csv")), tmp_path,
                                                   "pair"))
     assert with_agg["provenance"]["parameters"] == ["n"]  # the same as the processed file says
+
+
+def test_values_left_out_by_the_import_are_not_a_run_count_contradiction(tmp_path: Path) -> None:
+    """Real nsight-python 0.9.6 combine_kernel_metrics output: summed SM % is left out (NaN)."""
+    bundle = import_nsight_output(sorted((NSPY / "combine").glob("*.csv")), tmp_path, "comb")
+    runs = [n["message"] for n in read_manifest(bundle)[P.NOTES_KEY]
+            if n["check"] == P.RUNS_MISSING]
+    assert not [m for m in runs if "but 3 per-run row(s)" in m]
+    assert ("unfused, config 0: sm__throughput.avg.pct_of_peak_sustained_elapsed 3 of 3 "
+            "per-run value(s) missing (a failed run, or left out by the import); NumRuns "
+            "counts the 0 used") in runs
