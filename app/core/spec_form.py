@@ -13,7 +13,8 @@ from collections.abc import Mapping
 from typing import Any
 
 from profiling_worker.schema.configs import device_memory
-from profiling_worker.schema.spec import METRIC_PRESETS, FieldError, JobSpec, SpecInvalid, validate_spec
+from profiling_worker.schema.spec import (METRIC_PRESETS, SPEC_DEFAULTS, FieldError, JobSpec,
+                                          SpecInvalid, validate_spec)
 
 from app.core import config_grid
 from app.core.kernel_catalog import (KernelInfo, builtin_description, builtin_kernels,
@@ -29,6 +30,8 @@ Catalog = Mapping[str, KernelInfo]
 #: nsight-python's thermal limits: headroom to T.Limit (°C) at which a pause starts / ends, and
 #: the longest pause (s); the worker's schema checks their ranges.
 THERMAL_LIMITS = ("thermal_wait", "thermal_cont", "thermal_timeout")
+#: Choice fields the form passes as chosen (absent: the JobSpec default).
+OPTION_FIELDS = ("cache_control", "clock_control", "thermal_mode")
 
 
 def builtin_catalog() -> dict[str, KernelInfo]:
@@ -102,10 +105,8 @@ def build_raw_spec(form: Mapping[str, Any], catalog: Catalog | None = None
         "runs": form.get("runs"),
         "metrics": list(dict.fromkeys(metrics)),
         "backend": form.get("backend", "cpu"),
-        "cache_control": form.get("cache_control", "all"),
-        "clock_control": form.get("clock_control", "none"),
-        "replay_mode": form.get("replay_mode") or "kernel",
-        "thermal_mode": form.get("thermal_mode", "auto"),
+        **{name: form.get(name, SPEC_DEFAULTS[name]) for name in OPTION_FIELDS},
+        "replay_mode": form.get("replay_mode") or SPEC_DEFAULTS["replay_mode"],
         "warmup": form.get("warmup"),
         "gpu": form.get("gpu"),
         "label": str(form.get("label") or ""),

@@ -64,16 +64,14 @@ def _defaults(backend: str, catalog: spec_form.Catalog) -> None:
     kernel = "matmul"
     info = catalog[kernel]
     configs = info.cpu_configs if backend == "cpu" else info.default_configs
-    for field, value in (("kernels", [kernel]), ("annotations", []), ("size_preset", "typed"),
-                         ("sizes", ", ".join(str(c["n"]) for c in configs)),
-                         ("combine", config_grid.PRODUCT), ("runs", 10), ("backend", backend),
-                         ("metric_preset", "timing"), ("extra_metrics", ""),
-                         ("cache_control", "all"), ("clock_control", "none"),
-                         ("replay_mode", "kernel"), ("thermal_mode", "auto"),
-                         ("thermal_wait", None), ("thermal_cont", None),
-                         ("thermal_timeout", None), ("collectors", []), ("warmup", 1),
-                         ("gpu", 0), ("label", "")):
-        st.session_state.setdefault(k(field), value)
+    # The spec's own fields start at the JobSpec defaults; the rest are the form's.
+    form_only = {"kernels": [kernel], "annotations": [], "size_preset": "typed",
+                 "sizes": ", ".join(str(c["n"]) for c in configs),
+                 "combine": config_grid.PRODUCT, "backend": backend, "metric_preset": "timing",
+                 "extra_metrics": "", "collectors": []}
+    for field in FIELDS:
+        st.session_state.setdefault(k(field), form_only.get(field,
+                                                            spec_schema.SPEC_DEFAULTS.get(field)))
 
 
 def on_submit() -> None:

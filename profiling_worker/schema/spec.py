@@ -13,19 +13,25 @@ import json
 import re
 from collections.abc import Mapping
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, Literal, get_args
 
 from profiling_worker.schema import metrics as M
 from profiling_worker.schema import columns, configs as cfgs
 
-BACKENDS = ("ncu", "cupti", "cpu")
+# Backend names: the registry's schema module (profiling_worker/schema/backends.py) is to own them.
+Backend = Literal["ncu", "cupti", "cpu"]
+CacheControl = Literal["all", "none"]
+ClockControl = Literal["none", "base"]
+ReplayMode = Literal["kernel", "range"]
+ThermalMode = Literal["auto", "manual", "off"]
+BACKENDS: tuple[str, ...] = get_args(Backend)
 #: manifest backend name of an imported job whose files do not tell which backend measured it
 #: (e.g. nsight-python 1.1 CSVs holding only gpu__time_duration.sum: ncu or CUPTI).
 BACKEND_UNKNOWN = "unknown"
-CACHE_CONTROLS = ("all", "none")
-CLOCK_CONTROLS = ("none", "base")
-REPLAY_MODES = ("kernel", "range")
-THERMAL_MODES = ("auto", "manual", "off")
+CACHE_CONTROLS: tuple[str, ...] = get_args(CacheControl)
+CLOCK_CONTROLS: tuple[str, ...] = get_args(ClockControl)
+REPLAY_MODES: tuple[str, ...] = get_args(ReplayMode)
+THERMAL_MODES: tuple[str, ...] = get_args(ThermalMode)
 COLLECTORS = ("sm_clock", "mem_clock", "temperature", "power", "throttle_reasons")
 
 #: Metric presets offered by the sidebar. Names are Nsight Compute metric names.
@@ -82,17 +88,31 @@ class JobSpec:
     """Repetitions per config (nsight-python ``runs``), >= 1."""
     metrics: tuple[str, ...] = (columns.GPU_TIME,)
     """Nsight Compute metric names. The cpu backend records only host wall-clock time."""
-    backend: str = "ncu"
+    backend: Backend = "ncu"
     """``ncu`` (Nsight Compute), ``cupti`` (durations only) or ``cpu`` (host timer, no GPU)."""
     annotations: tuple[str, ...] | None = None
     """Subset of the kernels' annotations (regions) to run; None = all."""
-    cache_control: str = "all"
-    clock_control: str = "none"
-    replay_mode: str = "kernel"
-    thermal_mode: str = "auto"
+    cache_control: CacheControl = "all"
+    """nsight-python ``cache_control``: ``all`` flushes the caches before every profiled kernel
+    (cold L2; the CUPTI backend flushes the L2 before each region), ``none`` leaves them warm."""
+    clock_control: ClockControl = "none"
+    """nsight-python ``clock_control``: ``none`` leaves the GPU clocks as they are, ``base``
+    locks them to base clock during profiling (needs the right to change clocks)."""
+    replay_mode: ReplayMode = "kernel"
+    """nsight-python ``replay_mode``: ``kernel`` replays each kernel, ``range`` the annotated
+    region as a whole."""
+    thermal_mode: ThermalMode = "auto"
+    """nsight-python 1.1 thermal control before each run: ``auto`` adaptive pauses, ``manual``
+    the fixed limits below, ``off`` no pauses."""
     thermal_wait: int | None = None
+    """Pause when the GPU is this many °C or less from its thermal limit (1-100);
+    None = nsight-python's default (10)."""
     thermal_cont: int | None = None
+    """Resume when the headroom is back to this many °C (1-100, above thermal_wait);
+    None = nsight-python's default (20)."""
     thermal_timeout: int | None = None
+    """Longest pause in s (1-3600): manual mode fails after it, auto lowers the resume point;
+    None = nsight-python's default (180)."""
     collectors: tuple[str, ...] = ()
     """nsight-python info collectors sampled before each run (nsight-python >= 1.1)."""
     warmup: int = 1
@@ -103,6 +123,7 @@ class JobSpec:
     nvml_interval_ms: int = 50
     """Period of the worker's NVML sampler, in ms."""
     label: str = ""
+    """Free text shown with the job (at most 200 characters); not part of the spec hash."""
 
     def to_json(self) -> dict[str, Any]:
         """The spec as a JSON-able dict that :func:`validate_spec` accepts back unchanged."""
@@ -123,8 +144,17 @@ class JobSpec:
         return tuple(self.configs[0].keys())
 
 
-def _choice(raw: Mapping[str, Any], name: str, options: tuple[str, ...], default: str,
-            errors: list[FieldError]) -> str:
+#: Each field's default, from the JobSpec declaration (the one place a default is written).
+SPEC_DEFAULTS: Mapping[str, Any] = {f.name: f.default for f in dataclasses.fields(JobSpec)
+                                    if f.default is not dataclasses.MISSING}
+_CHOICES = {"backend": BACKENDS, "cache_control": CACHE_CONTROLS,
+            "clock_control": CLOCK_CONTROLS, "replay_mode": REPLAY_MODES,
+            "thermal_mode": THERMAL_MODES}
+
+
+def _choice(raw: Mapping[str, Any], name: str, errors: list[FieldError]) -> Any:
+    """The value of the ``Literal`` field ``name``, or its default after recording the error."""
+    options, default = _CHOICES[name], SPEC_DEFAULTS[name]
     value = raw.get(name, default)
     if value not in options:
         errors.append(FieldError(name, f"{value!r} is not one of {', '.join(options)}",
@@ -133,8 +163,9 @@ def _choice(raw: Mapping[str, Any], name: str, options: tuple[str, ...], default
     return str(value)
 
 
-def _int(raw: Mapping[str, Any], name: str, default: int | None, lo: int, hi: int,
+def _int(raw: Mapping[str, Any], name: str, lo: int, hi: int,
          errors: list[FieldError]) -> int | None:
+    default = SPEC_DEFAULTS[name]
     value = raw.get(name, default)
     if value is None:
         return None
@@ -236,7 +267,7 @@ def validate_spec(raw: Mapping[str, Any], known_kernels: Mapping[str, Any] | Non
     if not isinstance(raw, Mapping):
         raise SpecInvalid([FieldError("spec", "is not a JSON object", "pass a mapping")])
     errors: list[FieldError] = []
-    backend = _choice(raw, "backend", BACKENDS, "ncu", errors)
+    backend = _choice(raw, "backend", errors)
     kernels = _str_list(raw, "kernels", errors, required=True)
     defaults = (_defaults(kernels, known_kernels, backend, errors) if raw.get("configs") is None
                 else ())
@@ -253,21 +284,22 @@ def validate_spec(raw: Mapping[str, Any], known_kernels: Mapping[str, Any] | Non
     spec = JobSpec(
         kernels=kernels,
         configs=configs,
-        runs=_int(raw, "runs", 10, 1, _MAX_RUNS, errors) or 1,
+        runs=_int(raw, "runs", 1, _MAX_RUNS, errors) or 1,
         metrics=_metrics(raw, backend, errors),
         backend=backend,
         annotations=annotations,
-        cache_control=_choice(raw, "cache_control", CACHE_CONTROLS, "all", errors),
-        clock_control=_choice(raw, "clock_control", CLOCK_CONTROLS, "none", errors),
-        replay_mode=_choice(raw, "replay_mode", REPLAY_MODES, "kernel", errors),
-        thermal_mode=_choice(raw, "thermal_mode", THERMAL_MODES, "auto", errors),
-        thermal_wait=_int(raw, "thermal_wait", None, 1, 100, errors),
-        thermal_cont=_int(raw, "thermal_cont", None, 1, 100, errors),
-        thermal_timeout=_int(raw, "thermal_timeout", None, 1, 3600, errors),
+        cache_control=_choice(raw, "cache_control", errors),
+        clock_control=_choice(raw, "clock_control", errors),
+        replay_mode=_choice(raw, "replay_mode", errors),
+        thermal_mode=_choice(raw, "thermal_mode", errors),
+        thermal_wait=_int(raw, "thermal_wait", 1, 100, errors),
+        thermal_cont=_int(raw, "thermal_cont", 1, 100, errors),
+        thermal_timeout=_int(raw, "thermal_timeout", 1, 3600, errors),
         collectors=_collectors(raw, errors),
-        warmup=_int(raw, "warmup", 1, 0, 100, errors) or 0,
-        gpu=_int(raw, "gpu", 0, 0, 63, errors) or 0,
-        nvml_interval_ms=_int(raw, "nvml_interval_ms", 50, 5, 10_000, errors) or 50,
+        warmup=_int(raw, "warmup", 0, 100, errors) or 0,
+        gpu=_int(raw, "gpu", 0, 63, errors) or 0,
+        nvml_interval_ms=_int(raw, "nvml_interval_ms", 5, 10_000, errors)
+        or SPEC_DEFAULTS["nvml_interval_ms"],
         label=str(raw.get("label", ""))[:200],
     )
     if spec.thermal_wait and spec.thermal_cont and spec.thermal_cont <= spec.thermal_wait:
@@ -384,4 +416,4 @@ def load_spec(path: str, known_kernels: Mapping[str, Any] | None = None) -> JobS
 
 
 __all__ = ["JobSpec", "FieldError", "SpecInvalid", "validate_spec", "load_spec",
-           "METRIC_PRESETS", "BACKENDS", "BACKEND_UNKNOWN", "COLLECTORS"]
+           "METRIC_PRESETS", "SPEC_DEFAULTS", "BACKENDS", "BACKEND_UNKNOWN", "COLLECTORS"]

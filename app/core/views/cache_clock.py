@@ -20,6 +20,7 @@ import pandas as pd
 
 from profiling_worker.schema import metrics as M
 from profiling_worker.schema import columns as C
+from profiling_worker.schema.spec import SPEC_DEFAULTS
 
 from app.core.bundle_loader import Bundle
 from app.core.metrics import MissingData, wide_means, with_labels
@@ -35,8 +36,8 @@ DATASHEET_L2 = {"NVIDIA H200": 62_914_560, "NVIDIA H100 80GB HBM3": 52_428_800}
 
 def variant_label(bundle: Bundle) -> str:
     """``cache all · clock none`` for a bundle's spec (nsight-python's defaults when unset)."""
-    spec = bundle.spec
-    return f"cache {spec.get('cache_control', 'all')} · clock {spec.get('clock_control', 'none')}"
+    cache, clock = (bundle.spec.get(name, SPEC_DEFAULTS[name]) for name in VARIANT_KEYS)
+    return f"cache {cache} · clock {clock}"
 
 
 def _comparable(spec: dict[str, Any]) -> dict[str, Any]:
