@@ -246,7 +246,10 @@ def _counts(runs: pd.DataFrame, agg: pd.DataFrame, spec: Mapping[str, Any]) -> l
         keys = [C.ANNOTATION, C.CONFIG, C.METRIC]
         rows = runs.groupby(keys, sort=True).size()
         values = runs.groupby(keys, sort=True)[C.VALUE].count() if C.VALUE in runs else rows
+        per_run = set(runs[C.METRIC])
         for _, r in agg.iterrows():
+            if r[C.METRIC] not in per_run:  # aggregated only (an import's normalised rows,
+                continue  # kept as written): there are no per-run rows to count
             key = (r[C.ANNOTATION], r[C.CONFIG], r[C.METRIC])
             n, used, k = int(rows.get(key, 0)), int(values.get(key, 0)), int(r[C.NUM_RUNS])
             if k == n:

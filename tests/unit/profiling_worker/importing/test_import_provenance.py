@@ -106,3 +106,12 @@ def test_values_left_out_by_the_import_are_not_a_run_count_contradiction(tmp_pat
     assert ("unfused, config 0: sm__throughput.avg.pct_of_peak_sustained_elapsed 3 of 3 "
             "per-run value(s) missing (a failed run, or left out by the import); NumRuns "
             "counts the 0 used") in runs
+
+
+def test_normalised_rows_kept_as_aggregated_are_not_missing_runs(tmp_path: Path) -> None:
+    """Real nsight-python 0.9.6 normalize_against output: the ratio rows exist only aggregated."""
+    bundle = import_nsight_output(sorted((NSPY / "normalized").glob("*.csv")), tmp_path, "norm")
+    agg = read_table(bundle, C.TABLE_AGGREGATED)
+    relative = agg[~agg[C.METRIC].isin(read_table(bundle, C.TABLE_RUNS)[C.METRIC])]
+    assert len(relative) == 4 and (relative[C.NUM_RUNS] == 3).all()  # kept, 2 regions x 2 sizes
+    assert not [n for n in read_manifest(bundle)[P.NOTES_KEY] if n["check"] == P.RUNS_MISSING]
