@@ -64,6 +64,13 @@ MEASURES = "Measures"
 MIN_MHZ = "MinMHz"
 MAX_MHZ = "MaxMHz"
 MAX_SM_CLOCK_MHZ = "MaxSmClockMHz"
+THROTTLE = "Throttle"  # named throttle reasons of an NVML sample
+SAMPLED = "Sampled"  # when a collector value was sampled
+BEFORE_RUN = "before the run"  # the one value of Sampled: collectors sample before each run
+KERNEL_TIME = "KernelTime"
+COLLECTOR_VALUE = "CollectorValue"
+COLLECTOR_UNIT = "CollectorUnit"
+PEARSON = "PearsonR"  # Pearson correlation of kernel time with a collector
 
 # Kernels and stability.
 MAX_PER_RUN = "MaxPerRun"

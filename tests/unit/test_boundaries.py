@@ -7,6 +7,7 @@
 - ``ncu_report`` is imported only by ``profiling_worker/extract/ncu_report_reader.py``.
 - ``profiling_worker.catalog`` is imported in ``app/`` only by ``app/core/kernel_catalog.py`` (the
   app reads kernels through what the worker exports).
+- ``app/core/figures/`` never imports ``app/core/views/`` (both import ``app/core/frame_columns.py``).
 
 Imports inside functions count too. Directories that do not exist yet are simply empty.
 """
@@ -95,6 +96,13 @@ def test_app_reads_the_kernel_catalog_in_one_module() -> None:
     gateway = ROOT / "app" / "core" / "kernel_catalog.py"
     offenders = [str(p.relative_to(ROOT)) for p in _py_files("app") if p != gateway
                  and any(m.startswith("profiling_worker.catalog") for m in imported_modules(p))]
+    assert offenders == []
+
+
+def test_figures_never_import_views() -> None:
+    # Figures draw what a view built; names both need live in app/core/frame_columns.py.
+    offenders = [str(p.relative_to(ROOT)) for p in _py_files("app", "core", "figures")
+                 if any(m.startswith("app.core.views") for m in imported_modules(p))]
     assert offenders == []
 
 

@@ -9,11 +9,10 @@ import plotly.graph_objects as go
 from plotly.subplots import make_subplots
 
 from profiling_worker.schema import columns as C
+from profiling_worker.schema.throttle_reasons import THROTTLE_BITS
 
 from app.core import frame_columns as F
 from app.core.figures import common, theme
-from app.core.views.clocks import (BEFORE_RUN, COLLECTOR_UNIT, COLLECTOR_VALUE, KERNEL_TIME,
-                                   PEARSON, THROTTLE_BITS)
 
 #: Display units of collector / NVML values.
 UNITS = {"C": "°C", "MHz": "MHz", "W": "W"}
@@ -105,7 +104,7 @@ def build_drift_figure(frame: pd.DataFrame) -> go.Figure:
         log scale when the times span more than 20x);
         one row per collector below (value sampled before the run, its unit), x = run index.
     """
-    title = f"Kernel time and collector values per run (collectors sampled {BEFORE_RUN})"
+    title = f"Kernel time and collector values per run (collectors sampled {F.BEFORE_RUN})"
     if frame.empty:
         return common.empty(title, "no collector values")
     collectors = list(dict.fromkeys(frame[C.COLLECTOR]))
@@ -117,24 +116,24 @@ def build_drift_figure(frame: pd.DataFrame) -> go.Figure:
             times.groupby([C.ANNOTATION, F.CONFIG_LABEL], sort=False)):
         name = _series_name(times, str(annotation), str(label))
         fig.add_trace(theme.points_trace(
-            group[C.RUN].to_numpy(float), group[KERNEL_TIME].to_numpy(float), name,
+            group[C.RUN].to_numpy(float), group[F.KERNEL_TIME].to_numpy(float), name,
             mode="lines+markers", legendgroup=label, line={"color": theme.color(i), "width": 1},
             hovertemplate=f"<b>{name}</b><br>run %{{x}}<br>time = %{{y:.6g}} {unit}"
                           "<extra></extra>"), row=1, col=1)
-    spread = times[KERNEL_TIME].max() / max(times[KERNEL_TIME].min(), 1e-300)
+    spread = times[F.KERNEL_TIME].max() / max(times[F.KERNEL_TIME].min(), 1e-300)
     fig.update_yaxes(title={"text": theme.axis_title("Kernel time", unit)}, row=1, col=1,
                      type="log" if spread > 20 else "linear")
     values = frame.drop_duplicates([C.CONFIG, C.RUN, C.COLLECTOR])
     labels = list(dict.fromkeys(values[F.CONFIG_LABEL]))
     for row, collector in enumerate(collectors, start=2):
         part = values[values[C.COLLECTOR] == collector]
-        cunit = display_unit(part[COLLECTOR_UNIT].iloc[0])
+        cunit = display_unit(part[F.COLLECTOR_UNIT].iloc[0])
         for label, group in part.groupby(F.CONFIG_LABEL, sort=False):
             fig.add_trace(theme.points_trace(
-                group[C.RUN].to_numpy(float), group[COLLECTOR_VALUE].to_numpy(float),
+                group[C.RUN].to_numpy(float), group[F.COLLECTOR_VALUE].to_numpy(float),
                 f"{collector} · {label}", mode="lines+markers", legendgroup=label,
                 showlegend=False, line={"color": theme.color(labels.index(label)), "width": 1},
-                hovertemplate=(f"<b>{collector}</b> {label}<br>run %{{x}} ({BEFORE_RUN})<br>"
+                hovertemplate=(f"<b>{collector}</b> {label}<br>run %{{x}} ({F.BEFORE_RUN})<br>"
                                f"%{{y:.6g}} {cunit}<extra></extra>")), row=row, col=1)
         fig.update_yaxes(title={"text": f"{collector} ({cunit})"}, row=row, col=1)
     fig.update_xaxes(title={"text": "run index (0 = first run)"}, row=1 + len(collectors), col=1)
@@ -149,7 +148,7 @@ def build_correlation_figure(corr: pd.DataFrame) -> go.Figure:
         Grouped bars: x = annotation x config, one bar per collector, y = r in [-1, 1];
         undefined r (constant collector) drawn as a 0-height bar labelled ``constant``.
     """
-    title = f"Correlation of kernel time with each collector (sampled {BEFORE_RUN})"
+    title = f"Correlation of kernel time with each collector (sampled {F.BEFORE_RUN})"
     if corr.empty:
         return common.empty(title, "no collector values")
     several = corr[C.ANNOTATION].nunique() > 1
@@ -158,7 +157,7 @@ def build_correlation_figure(corr: pd.DataFrame) -> go.Figure:
     corr = corr.assign(_x=x)
     fig = go.Figure()
     for i, (collector, group) in enumerate(corr.groupby(C.COLLECTOR, sort=False)):
-        r = group[PEARSON].to_numpy(float)
+        r = group[F.PEARSON].to_numpy(float)
         text = ["constant" if np.isnan(v) else f"{v:+.2f}" for v in r]
         fig.add_trace(go.Bar(
             x=group["_x"], y=np.nan_to_num(r), name=str(collector), text=text,

@@ -16,35 +16,16 @@ import pandas as pd
 from scipy.special import stdtr
 
 from profiling_worker.schema import columns as C
+from profiling_worker.schema.throttle_reasons import NVML_DOCS, THROTTLE_BITS
 
 from app.core import derived
 from app.core.bundle_loader import Bundle
 from app.core.environment import first_gpu, job_gpu_index
 from app.core.metrics import GPC_HZ, MissingData, keys_of, missing_metric, with_labels
 from app.core import frame_columns as F
+from app.core.frame_columns import (BEFORE_RUN, COLLECTOR_UNIT, COLLECTOR_VALUE, KERNEL_TIME,
+                                     PEARSON, SAMPLED, THROTTLE)
 
-NVML_DOCS = "https://docs.nvidia.com/deploy/nvml-api/group__nvmlClocksEventReasons.html"
-#: NVML clocks-event reason bits (nvml.h, nvmlClocksEventReason* / nvmlClocksThrottleReason*).
-THROTTLE_BITS: dict[int, str] = {
-    0x1: "GPU idle",
-    0x2: "applications clocks setting",
-    0x4: "SW power cap",
-    0x8: "HW slowdown",
-    0x10: "sync boost",
-    0x20: "SW thermal slowdown",
-    0x40: "HW thermal slowdown",
-    0x80: "HW power brake slowdown",
-    0x100: "display clock setting",
-    0x200: "board limit",
-    0x400: "reliability",
-}
-THROTTLE = "Throttle"
-SAMPLED = "Sampled"
-BEFORE_RUN = "before the run"
-KERNEL_TIME = "KernelTime"
-COLLECTOR_VALUE = "CollectorValue"
-COLLECTOR_UNIT = "CollectorUnit"
-PEARSON = "PearsonR"
 NO_COLLECTORS = (
     "This job has no per-run info collector values (nsight-python 0.9.x and jobs without "
     "collectors record none). The NVML trace above was sampled during the whole job; it shows "
