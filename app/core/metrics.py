@@ -14,6 +14,7 @@ from profiling_worker.schema.metrics import (DRAM_PCT, DRAM_READ, DRAM_WRITE, GP
 
 from app.core import frame_columns as F
 from app.core.bundle_loader import Bundle
+from app.core.provenance import is_imported
 
 #: Which sidebar preset collects what (spec.METRIC_PRESETS), for "run it with ..." messages.
 PRESET_OF = {SM_PCT: "bound", DRAM_PCT: "bound", GPC_HZ: "bound", DRAM_READ: "memory",
@@ -37,7 +38,10 @@ def missing_metric(bundle: Bundle, metrics: tuple[str, ...], what: str) -> Missi
     presets = sorted({PRESET_OF.get(m, "") for m in metrics} - {""})
     how = (f"run it with the {' + '.join(presets)} metric preset" if presets
            else f"add {', '.join(metrics)} to the job's metrics")
-    if bundle.backend in ("cupti", "cpu"):
+    if is_imported(bundle.manifest):  # made elsewhere: nothing here can re-run it
+        how = (f"profile again with Nsight Compute collecting {', '.join(metrics)} (nsight-python "
+               "metrics=[...] on its ncu backend, or ncu --metrics) and import the output")
+    elif bundle.backend in ("cupti", "cpu"):
         how += f" on the ncu backend (the {bundle.backend} backend measures durations only)"
     return MissingData(f"This job has no {what} ({', '.join(metrics)}).", how[0].upper() + how[1:] + ".")
 

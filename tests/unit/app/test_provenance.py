@@ -47,3 +47,18 @@ def test_files_given_but_not_read_are_not_claimed_as_sources(tmp_path: Path) -> 
         "Imported job: values read from `plain.ncu-rep.gz` (Nsight Compute report)")
     assert text.endswith("; given but not read: `h200-ncu-j1-fp16.ncu-rep.gz`")
     assert ".log" not in text
+
+
+def test_missing_metric_hint_of_an_import_says_profile_again_and_import(tmp_path: Path) -> None:
+    from app.core.bundle_loader import load_bundle
+    from app.core.metrics import missing_metric
+
+    cupti = REPO / "app" / "bundled" / "h200-cupti-stability" / "nsight" / "c0"
+    bundle = load_bundle(import_nsight_output(sorted(cupti.glob("*.csv")), tmp_path, "c"))
+    err = missing_metric(bundle, ("sm__throughput.avg.pct_of_peak_sustained_elapsed",), "SM %")
+    assert err.hint == ("Profile again with Nsight Compute collecting sm__throughput.avg."
+                        "pct_of_peak_sustained_elapsed (nsight-python metrics=[...] on its ncu "
+                        "backend, or ncu --metrics) and import the output.")
+    worker = load_bundle(REPO / "app" / "bundled" / "h200-cupti-stability")
+    assert "preset on the ncu backend" in missing_metric(
+        worker, ("sm__throughput.avg.pct_of_peak_sustained_elapsed",), "SM %").hint
