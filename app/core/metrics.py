@@ -8,9 +8,11 @@ from __future__ import annotations
 import pandas as pd
 
 from profiling_worker.schema import columns as C
-# Re-exported: the views import these metric names from here.
-from profiling_worker.schema.metrics import (DRAM_PCT, DRAM_READ, DRAM_WRITE, GPC_HZ,
-                                              SM_CLOCK_METRICS, SM_HZ, SM_PCT)
+# Re-exported (the "as" form says so to mypy): the views import these metric names from here.
+from profiling_worker.schema.metrics import (DRAM_PCT as DRAM_PCT, DRAM_READ as DRAM_READ,
+                                              DRAM_WRITE as DRAM_WRITE, GPC_HZ as GPC_HZ,
+                                              SM_CLOCK_METRICS as SM_CLOCK_METRICS, SM_HZ as SM_HZ,
+                                              SM_PCT as SM_PCT)
 
 from app.core import frame_columns as F
 from app.core.bundle_loader import Bundle

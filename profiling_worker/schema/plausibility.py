@@ -223,8 +223,8 @@ def _counts(runs: pd.DataFrame, agg: pd.DataFrame, spec: Mapping[str, Any]) -> l
     n_configs = len(spec.get("configs") or [])
     asked = spec.get("runs")
     counts = runs.groupby([C.ANNOTATION, C.CONFIG, C.METRIC], sort=True)[C.RUN].nunique()
-    for key, per_ann in counts.groupby(level=0, sort=True):
-        ann = str(key)
+    for level, per_ann in counts.groupby(level=0, sort=True):
+        ann = str(level)
         seen = set(per_ann.index.get_level_values(1))
         missing = sorted(set(range(n_configs)) - seen)
         if missing:

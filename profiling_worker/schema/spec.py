@@ -165,7 +165,7 @@ def _choice(raw: Mapping[str, Any], name: str, errors: list[FieldError]) -> Any:
 
 def _int(raw: Mapping[str, Any], name: str, lo: int, hi: int,
          errors: list[FieldError]) -> int | None:
-    default = SPEC_DEFAULTS[name]
+    default: int | None = SPEC_DEFAULTS[name]
     value = raw.get(name, default)
     if value is None:
         return None
