@@ -28,11 +28,11 @@ from profiling_worker.backends.base import (Collection, Emit, RunCounter, launch
                                             unattributed_warning)
 from profiling_worker.errors import BackendUnavailable, KernelFailed, ProfilingFailed, WorkerError
 from profiling_worker.schema import columns as C
+from profiling_worker.schema.run_range import KPROF_DOMAIN, run_range_name
 from profiling_worker.schema.spec import JobSpec
 
 #: Set by nsight-python 0.9.x in the copy of the worker it re-runs under ncu (launch mode).
 LAUNCH_CHILD_ENV = "NSPY_NCU_PROFILE"
-KPROF_DOMAIN = "kprof"
 _LOADED: dict[str, Any] = {}  # backend -> the nsight module, once imported in this process
 
 
@@ -77,7 +77,7 @@ def _profiled_function(spec: JobSpec, bodies: Sequence[Callable[..., None]],
 
     def profiled(*values: Any) -> None:
         config, run = counter.next(values)
-        with nvtx_range(f"c{config}r{run}"):
+        with nvtx_range(run_range_name(config, run)):
             for body in bodies:
                 body(*values, annotate=annotate)  # None: the body's own (nsight.annotate)
 

@@ -12,7 +12,6 @@ Reports made elsewhere (no ``kprof`` range) are attributed in launch order, per 
 from __future__ import annotations
 
 import json
-import re
 from collections import Counter
 from collections.abc import Iterator, Sequence
 from pathlib import Path
@@ -23,10 +22,8 @@ import ncu_report
 from profiling_worker.schema import metrics as M
 from profiling_worker.extract.units import normalise_unit
 from profiling_worker.schema import columns as C
+from profiling_worker.schema.run_range import KPROF_DOMAIN, NSIGHT_DOMAIN, parse_run_range
 
-NSIGHT_DOMAIN = "nsight-python"
-KPROF_DOMAIN = "kprof"
-_RUN_RE = re.compile(r"^c(\d+)r(\d+)$")
 
 def _ranges(state: Any, domain_name: str) -> tuple[str, ...]:
     if state is None:  # a report recorded without NVTX support
@@ -99,9 +96,9 @@ def read_launches(report_path: Path, metrics: Sequence[str], other_ranges: bool 
         if not annotations and not other_ranges:
             continue
         annotation = annotations[0] if annotations else _other_range(state)
-        match = next((m for m in map(_RUN_RE.match, _ranges(state, KPROF_DOMAIN)) if m), None)
-        if match:
-            config, run = int(match.group(1)), int(match.group(2))
+        placed = next((p for p in map(parse_run_range, _ranges(state, KPROF_DOMAIN)) if p), None)
+        if placed:
+            config, run = placed
         else:  # foreign report: launch order within the annotation
             region = annotation or action.name()
             config, run = -1, order.setdefault(region, 0)
