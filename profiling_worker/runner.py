@@ -16,6 +16,7 @@ from profiling_worker import __version__, environment, gpu_select
 from profiling_worker.backends.base import Collection
 from profiling_worker.catalog.registry import Registry, load_registry, make_body
 from profiling_worker.channel import Channel, log_tail
+from profiling_worker.extract.ignored import leave_out_ignored
 from profiling_worker.errors import (COUNTER_PERMISSION_HINT, COUNTER_PERMISSION_MARK,
                                      BackendUnavailable, Cancelled, CounterPermission, KernelFailed,
                                      SpecRejected, WorkerError, classify_known)
@@ -253,6 +254,7 @@ def profile_and_write(job: Prepared, job_dir: Path, channel: Channel) -> dict[st
     with NvmlSampler(uuid, interval) as sampler:
         result = collect(spec, job.registry, job_dir, job.backend, channel, uuid)
     assert result is not None
+    result = leave_out_ignored(result, spec.ignore_kernels)
     warnings = job.notes + result.warnings + ([sampler.error] if sampler.error else [])
     for w in warnings:
         channel.emit("warning", message=w)

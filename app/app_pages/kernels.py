@@ -2,14 +2,14 @@
 
 import streamlit as st
 
-from profiling_worker.schema import columns as C
+from profiling_worker.schema import columns as C, kernel_filter
 
 from app.core.figures.kernels import build_kernels_figure
 from app.core.metrics import MissingData, available_metrics
 from app.core.views.kernels import (combine_rules_frame, kernel_counts_frame, kernel_time_frame,
-                                    launches_frame, unattributed_frame)
+                                    launches_frame, split_ignored, unattributed_frame)
 from app.ui import analysis, notes, panels
-from app.ui.text import esc
+from app.ui.text import code, esc
 from app.core import frame_columns as F
 
 st.header("Kernels")
@@ -50,7 +50,17 @@ if counts[F.VARIES_BETWEEN_RUNS].any():
 panels.table(counts, key="kernels-counts")
 panels.download_csv(counts, key="kernels-counts-csv", filename=f"{bundle.job_id}-kernel-counts.csv")
 
-outside = unattributed_frame(bundle)
+outside, ignored = split_ignored(unattributed_frame(bundle))
+entries = bundle.spec.get(kernel_filter.FIELD) or []
+if entries:
+    st.subheader("Kernels ignored by the job")
+    st.caption("The job's `ignore_kernels`: " + ", ".join(code(e) for e in entries) + ". Their "
+               "launches are left out of every value on every page (exact name, or `re:` "
+               "pattern searched in the name).")
+    if len(ignored):
+        panels.table(ignored.drop(columns=C.REASON), key="kernels-ignored")
+    else:
+        st.caption("No launch matched them: every launch is in the values.")
 if len(outside):
     st.subheader("Launches not attributed to any config")
     in_regions = outside[outside[C.ANNOTATION].fillna("") != ""]

@@ -74,6 +74,18 @@ def split_metrics(text: str) -> list[str]:
     return [m for m in str(text).replace(",", " ").split() if m]
 
 
+#: Help of the sidebar's "Kernels to ignore" field.
+IGNORE_HELP = ("Launches of these kernels are left out of every value (listed on the Kernels "
+               "page). One entry a line: an exact kernel name as the Kernels page shows it, or "
+               "re:<regular expression> to match part of a name (CUPTI records mangled C++ "
+               "names, so use re: there)")
+
+
+def split_lines(text: Any) -> list[str]:
+    """Non-empty, stripped lines of a text field (kernel names may hold commas)."""
+    return [line.strip() for line in str(text or "").splitlines() if line.strip()]
+
+
 def build_raw_spec(form: Mapping[str, Any], catalog: Catalog | None = None
                    ) -> tuple[dict[str, Any], list[FieldError]]:
     """Turn the builder's dict into a raw spec plus the errors only the form can see.
@@ -83,7 +95,7 @@ def build_raw_spec(form: Mapping[str, Any], catalog: Catalog | None = None
             runs, backend, metric_preset, extra_metrics (text), cache_control, clock_control,
             replay_mode, thermal_mode, thermal_wait / thermal_cont (°C of headroom) and
             thermal_timeout (s), each None for nsight-python's default, collectors (list),
-            warmup, gpu, label; for a kernel with several parameters ``params`` (name -> text)
+            warmup, gpu, label, ignore_kernels (text, one entry a line); for a kernel with several parameters ``params`` (name -> text)
             and ``combine`` (product or zip) instead of ``sizes``.
         catalog: the kernels offered (default: the built-in ones).
 
@@ -118,6 +130,8 @@ def build_raw_spec(form: Mapping[str, Any], catalog: Catalog | None = None
         raw["annotations"] = list(form["annotations"])
     if form.get("collectors"):
         raw["collectors"] = list(form["collectors"])
+    if split_lines(form.get("ignore_kernels")):
+        raw["ignore_kernels"] = split_lines(form.get("ignore_kernels"))
     return raw, errors
 
 

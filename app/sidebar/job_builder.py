@@ -26,7 +26,7 @@ PAGE = "builder"
 FIELDS = ("kernels", "annotations", "size_preset", "sizes", "combine", "runs", "backend",
           "metric_preset", "extra_metrics", "cache_control", "clock_control", "replay_mode",
           "thermal_mode", "thermal_wait", "thermal_cont", "thermal_timeout", "collectors",
-          "warmup", "gpu", "label")
+          "warmup", "gpu", "label", "ignore_kernels")
 PARAM_PREFIX = "param-"  # widget key builder-param-<name>: one per parameter of the kernel
 THERMAL_HELP = {
     "thermal_wait": "Pause before a run when the GPU is this many °C or less from its thermal "
@@ -68,7 +68,7 @@ def _defaults(backend: str, catalog: spec_form.Catalog) -> None:
     form_only = {"kernels": [kernel], "annotations": [], "size_preset": "typed",
                  "sizes": ", ".join(str(c["n"]) for c in configs),
                  "combine": config_grid.PRODUCT, "backend": backend, "metric_preset": "timing",
-                 "extra_metrics": "", "collectors": []}
+                 "extra_metrics": "", "collectors": [], "ignore_kernels": ""}
     for field in FIELDS:
         st.session_state.setdefault(k(field), form_only.get(field,
                                                             spec_schema.SPEC_DEFAULTS.get(field)))
@@ -192,6 +192,8 @@ def _options() -> None:
                        help="0-based among the GPUs visible to the worker: under an inherited "
                             "CUDA_VISIBLE_DEVICES (Slurm, a container) 0 is the first GPU it lists")
     _gpu_caption(st.session_state.get(k("gpu")))
+    st.text_area("Kernels to ignore (one a line)", key=k("ignore_kernels"), height=68,
+                 placeholder="re:distribution_elementwise", help=spec_form.IGNORE_HELP)
     st.text_input("Label", key=k("label"))
 
 

@@ -28,6 +28,7 @@ from profiling_worker.backends.base import (Collection, Emit, RunCounter, launch
                                             unattributed_warning)
 from profiling_worker.errors import BackendUnavailable, KernelFailed, ProfilingFailed, WorkerError
 from profiling_worker.schema import columns as C
+from profiling_worker.schema.kernel_filter import exact_names
 from profiling_worker.schema.run_range import KPROF_DOMAIN, run_range_name
 from profiling_worker.schema.spec import JobSpec
 
@@ -165,7 +166,11 @@ def collect_ncu(nsight: Any, spec: JobSpec, bodies: Sequence[Any], out_dir: Path
     elif spec.collectors:
         warnings.append("info collectors need nsight-python >= 1.1 (attach mode or CUPTI); "
                         "the worker's NVML trace of the job is there instead")
-    options = _kernel_options(nsight, spec, out_dir, info_collectors=collectors)
+    # nsight-python's own extraction drops these too (exact names only); ours reads every launch
+    # and leaves out all ignore_kernels entries (extract/ignored.py). Not on CUPTI: there its
+    # list would hide the launches before the worker sees them, so none could be listed.
+    options = _kernel_options(nsight, spec, out_dir, info_collectors=collectors,
+                              ignore_kernel_list=exact_names(spec.ignore_kernels) or None)
     decorated = nsight.analyze.kernel(**options)(profiled)
     configs = [tuple(c.values()) for c in spec.configs]
     try:

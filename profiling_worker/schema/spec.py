@@ -16,7 +16,7 @@ from dataclasses import dataclass
 from typing import Any, Literal, get_args
 
 from profiling_worker.schema import metrics as M
-from profiling_worker.schema import columns, configs as cfgs
+from profiling_worker.schema import columns, configs as cfgs, kernel_filter
 
 # Backend names: the registry's schema module (profiling_worker/schema/backends.py) is to own them.
 Backend = Literal["ncu", "cupti", "cpu"]
@@ -124,6 +124,8 @@ class JobSpec:
     """Period of the worker's NVML sampler, in ms."""
     label: str = ""
     """Free text shown with the job (at most 200 characters); not part of the spec hash."""
+    ignore_kernels: tuple[str, ...] = ()
+    """Kernels left out of every value: exact names or ``re:<pattern>`` (schema/kernel_filter.py)."""
 
     def to_json(self) -> dict[str, Any]:
         """The spec as a JSON-able dict that :func:`validate_spec` accepts back unchanged."""
@@ -135,6 +137,8 @@ class JobSpec:
         """sha256 (first 16 hex digits) of the canonical JSON of the spec, label excluded."""
         data = self.to_json()
         data.pop("label")
+        if not data[kernel_filter.FIELD]:
+            data.pop(kernel_filter.FIELD)  # older jobs keep their hash
         blob = json.dumps(data, sort_keys=True, separators=(",", ":")).encode()
         return hashlib.sha256(blob).hexdigest()[:16]
 
@@ -301,6 +305,7 @@ def validate_spec(raw: Mapping[str, Any], known_kernels: Mapping[str, Any] | Non
         nvml_interval_ms=_int(raw, "nvml_interval_ms", 5, 10_000, errors)
         or SPEC_DEFAULTS["nvml_interval_ms"],
         label=str(raw.get("label", ""))[:200],
+        ignore_kernels=_ignore_kernels(raw, errors),
     )
     if spec.thermal_wait and spec.thermal_cont and spec.thermal_cont <= spec.thermal_wait:
         errors.append(FieldError("thermal_cont", "must be greater than thermal_wait",
@@ -321,6 +326,14 @@ def _collectors(raw: Mapping[str, Any], errors: list[FieldError]) -> tuple[str, 
         errors.append(FieldError("collectors", f"unknown collector(s): {', '.join(bad)}",
                                  f"choose from {', '.join(COLLECTORS)}"))
     return tuple(c for c in collectors if c in COLLECTORS)
+
+
+def _ignore_kernels(raw: Mapping[str, Any], errors: list[FieldError]) -> tuple[str, ...]:
+    entries = _str_list(raw, kernel_filter.FIELD, errors, required=False)
+    for i, entry in enumerate(entries):
+        if problem := kernel_filter.entry_problem(entry):
+            errors.append(FieldError(f"{kernel_filter.FIELD}[{i}]", problem, kernel_filter.HINT))
+    return entries
 
 
 def _check_catalog(kernels: tuple[str, ...], configs: tuple[dict[str, Any], ...],

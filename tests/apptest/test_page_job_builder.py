@@ -19,6 +19,8 @@ def _fill(at, **values) -> None:
             at.number_input(key=key).set_value(value)
         elif field in ("backend", "size_preset", "metric_preset"):
             at.selectbox(key=key).set_value(value)
+        elif field == "ignore_kernels":
+            at.text_area(key=key).set_value(value)
         else:
             at.text_input(key=key).set_value(value)
 
@@ -49,6 +51,26 @@ def test_submit_real_cpu_job_then_chart(store, app) -> None:
     assert f"`{job_id}`" in texts(at)  # the job panel lists it
 
 
+def test_ignored_kernel_left_out_and_listed_on_the_kernels_page(store, app) -> None:
+    at = app()
+    _fill(at, kernels=["fusion"], backend="cpu", sizes="32", runs=2,
+          ignore_kernels="host:fused\nre:^nothing$")
+    _submit(at)
+    assert not at.exception and not at.sidebar.error
+    job_id = at.session_state["sidebar-job"]
+    manager = cached.job_manager()
+    wait_until(lambda: not manager.get(job_id).active)
+    assert manager.get(job_id).status == "done"
+    at = app("kernels", query={"job": job_id})
+    assert not at.exception, at.exception
+    assert "`host:fused`, `re:^nothing$`. Their launches are left out" in texts(at)
+    ignored = next(d.value for d in at.dataframe if "Launches" in d.value
+                   and "Reason" not in d.value)
+    assert list(ignored["Kernel"]) == ["host:fused"] and list(ignored["Launches"]) == [2]
+    launches = at.dataframe[-1].value  # every launch: only the kept annotation
+    assert set(launches["Kernel"]) == {"host:unfused"}
+
+
 BAD_INPUTS = [
     ({"sizes": "abc"}, "sizes", "'abc' is not a whole number"),
     ({"sizes": "-4"}, "sizes", "-4 is not greater than 0"),
@@ -57,6 +79,7 @@ BAD_INPUTS = [
     ({"kernels": []}, "kernels", "is empty"),
     ({"runs": 0}, "runs", "is not a whole number from 1"),
     ({"extra_metrics": "bogus"}, "metrics", "unknown metric name(s): bogus"),
+    ({"ignore_kernels": "re:([a-z"}, "ignore_kernels[0]", "is not a valid regular expression"),
 ]
 
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import pandas as pd
 
-from profiling_worker.schema import columns as C
+from profiling_worker.schema import columns as C, kernel_filter
 
 from app.core.bundle_loader import Bundle
 from app.core.metrics import MissingData, with_labels
@@ -101,6 +101,13 @@ def unattributed_frame(bundle: Bundle) -> pd.DataFrame:
     if metric != bundle.duration_metric:
         out["TotalNs"] = float("nan")
     return out[cols]
+
+
+def split_ignored(outside: pd.DataFrame) -> tuple[pd.DataFrame, pd.DataFrame]:
+    """(not attributed, ignored): the rows of :func:`unattributed_frame` whose launches the
+    job's ``ignore_kernels`` left out (Reason :data:`kernel_filter.IGNORED_REASON`), apart."""
+    ignored = outside[C.REASON] == kernel_filter.IGNORED_REASON
+    return outside[~ignored].reset_index(drop=True), outside[ignored].reset_index(drop=True)
 
 
 def combine_rules_frame(bundle: Bundle) -> pd.DataFrame:

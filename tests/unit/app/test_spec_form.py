@@ -76,3 +76,12 @@ def test_sizes_larger_than_the_gpu_are_refused_at_submit():
     small, _ = to_job_spec({"kernels": ["matmul"], "sizes": "4096", "runs": 2, "backend": "ncu"},
                            builtin_catalog())
     assert backend_errors(small, report) == []
+
+
+def test_kernels_to_ignore_one_a_line_and_bad_pattern_named() -> None:
+    name = "void at::native::vectorized_elementwise_kernel<(int)4, float>"  # holds a comma
+    spec, errors = spec_form.to_job_spec({**FORM, "ignore_kernels": f"{name}\n\n re:fill \n"})
+    assert errors == [] and spec.ignore_kernels == (name, "re:fill")
+    assert "ignore_kernels" not in spec_form.build_raw_spec(FORM)[0]  # empty: not in the spec
+    spec, errors = spec_form.to_job_spec({**FORM, "ignore_kernels": "ok\nre:("})
+    assert spec is None and [e.field for e in errors] == ["ignore_kernels[1]"]
