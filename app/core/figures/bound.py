@@ -41,7 +41,7 @@ def build_bound_figure(frame: pd.DataFrame, threshold_pct: float, host_timer: bo
     fig = go.Figure()
     for i, (col, name) in enumerate(((F.SM_PCT, "SM throughput"), (F.DRAM_PCT, "DRAM throughput"))):
         fig.add_trace(go.Bar(
-            x=x, y=frame[col], name=name, marker_color=theme.color(i), customdata=custom,
+            x=x, y=frame[col], name=name, marker_color=theme.BOUND_COLORS[i], customdata=custom,
             hovertemplate=(f"<b>%{{x}}</b><br>{name} = %{{y:.2f}} % of peak"
                            "<br>time = %{customdata[0]:.4g} µs<br>DRAM = %{customdata[1]:.1f} GB/s"
                            "<br>SM clock = %{customdata[2]:.0f} MHz"

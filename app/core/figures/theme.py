@@ -24,6 +24,10 @@ COLORS = ("#76b900", "#1f77b4", "#ff7f0e", "#d62728", "#9467bd", "#8c564b", "#e3
 #: still reads on the light and the dark theme (22 distinct colours before any repeats).
 LONG_COLORS = COLORS + ("#00a08b", "#511cfb", "#b68100", "#fb00d1", "#6c7c32", "#778aae",
                         "#a777f1", "#eb663b", "#1ca71c", "#fc0080", "#2e91e5", "#b2828d")
+#: SM and DRAM throughput bars: a neutral pair (slate, sand) outside the annotation colours, so a
+#: bar is never read as an annotation (fp32 took NVIDIA green, the SM bar's old colour); CIE76
+#: delta-E from every LONG_COLORS entry and from the reference/limiter greys is 19 or more.
+BOUND_COLORS = ("#3b5b76", "#d2b48c")
 GRID = "rgba(128,128,128,0.25)"
 TRANSPARENT = "rgba(0,0,0,0)"
 EXPORT_TEMPLATE = "plotly_white"

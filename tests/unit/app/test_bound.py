@@ -147,3 +147,36 @@ def test_roofline_labels_only_the_ends_of_each_trajectory() -> None:
     assert list(fp16.text)[0] == "n=512"  # moved below right of the point, not dropped
     bf16 = next(t for t in fig.data if t.name == "bf16")
     assert list(bf16.text)[-1] == ""  # same label at the same spot as fp16 n=8192
+
+
+def _lab(hex_or_rgba: str) -> tuple[float, float, float]:
+    """CIE L*a*b* (D65) of ``#rrggbb`` or ``rgba(r,g,b,a)`` (alpha ignored)."""
+    if hex_or_rgba.startswith("#"):
+        rgb = [int(hex_or_rgba[i:i + 2], 16) / 255 for i in (1, 3, 5)]
+    else:
+        rgb = [float(v) / 255 for v in hex_or_rgba[5:-1].split(",")[:3]]
+    r, g, b = (((c + 0.055) / 1.055) ** 2.4 if c > 0.04045 else c / 12.92 for c in rgb)
+    xyz = ((r * 0.4124 + g * 0.3576 + b * 0.1805) / 0.95047, r * 0.2126 + g * 0.7152 + b * 0.0722,
+           (r * 0.0193 + g * 0.1192 + b * 0.9505) / 1.08883)
+    fx, fy, fz = (v ** (1 / 3) if v > 0.008856 else 7.787 * v + 16 / 116 for v in xyz)
+    return 116 * fy - 16, 500 * (fx - fy), 200 * (fy - fz)
+
+
+def _delta_e(a: str, b: str) -> float:
+    return sum((x - y) ** 2 for x, y in zip(_lab(a), _lab(b))) ** 0.5
+
+
+def test_sm_and_dram_bars_never_take_an_annotation_colour() -> None:
+    from app.core.figures import common, theme
+    from app.core.figures.bound import LIMITER_COLOR
+
+    frame = bound_frame(bundled("h200-ncu-matmul-sweep"), BoundOptions())
+    fig = build_bound_figure(frame, 10.0)
+    bars = {t.name: t.marker.color for t in fig.data if t.type == "bar"}
+    assert bars == {"SM throughput": theme.BOUND_COLORS[0], "DRAM throughput": theme.BOUND_COLORS[1]}
+    job_colors = theme.annotation_colors(frame[C.ANNOTATION]).values()
+    assert set(bars.values()).isdisjoint(job_colors)
+    for bar in bars.values():  # far from every annotation colour and from the greys, not just unequal
+        assert min(_delta_e(bar, c) for c in theme.LONG_COLORS) > 15
+        assert min(_delta_e(bar, c) for c in (LIMITER_COLOR, common.REFERENCE)) > 15
+    assert _delta_e(*theme.BOUND_COLORS) > 40  # SM and DRAM apart
