@@ -6,7 +6,19 @@ anything else becomes ``kind="internal"`` with the log tail.
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TypedDict
+
+
+class ErrorFields(TypedDict):
+    """The fields of an ``error`` event and of a failed manifest's ``error``."""
+    kind: str  # stable machine-readable name (WorkerError.kind)
+    message: str  # one sentence
+    hint: str  # the fix
+
+
+class JobError(ErrorFields, total=False):
+    """A failed job's ``error`` as the app keeps it (``Job.error``, the manifest)."""
+    log_tail: str  # the worker log's last lines
 
 
 class WorkerError(Exception):
@@ -21,7 +33,7 @@ class WorkerError(Exception):
         if kind:
             self.kind = kind
 
-    def to_event_fields(self) -> dict[str, Any]:
+    def to_event_fields(self) -> ErrorFields:
         """The fields of an ``error`` event: kind, message, hint."""
         return {"kind": self.kind, "message": self.message, "hint": self.hint}
 

@@ -27,6 +27,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
+from profiling_worker.errors import JobError
 from profiling_worker.schema import columns
 from profiling_worker.schema.manifest import JobStatus, ManifestError, read_manifest, write_manifest
 from profiling_worker.schema.spec import JobSpec
@@ -311,7 +312,8 @@ class JobManager:
                 elif kind == "warning":
                     job.warnings.append(str(ev.get("message", "")))
                 elif kind == "error":
-                    job.error = {k: ev.get(k) for k in ("kind", "message", "hint", "log_tail")}
+                    job.error = {"kind": ev.get("kind", ""), "message": ev.get("message", ""),
+                                 "hint": ev.get("hint", ""), "log_tail": ev.get("log_tail", "")}
 
     def _settle(self, job: Job, returncode: int) -> None:
         """Decide the final status from the worker's manifest, or write one when it left none."""
@@ -339,7 +341,7 @@ class JobManager:
             how = f"was killed by signal {-returncode}" if returncode < 0 else \
                 f"exited with code {returncode}"
             ok_but_empty = returncode == 0
-            error = job.error or {
+            error: JobError = job.error or {
                 "kind": "worker_died",
                 "message": f"The worker {how} without writing a result (manifest.json)."
                 if not ok_but_empty else "The worker exited without writing manifest.json.",
@@ -351,7 +353,7 @@ class JobManager:
             set_aside_partial(job.path)
             self._finish(job, JobStatus.FAILED, failure)
 
-    def _finish(self, job: Job, status: JobStatus, error: dict[str, Any] | None) -> None:
+    def _finish(self, job: Job, status: JobStatus, error: JobError | None) -> None:
         """Set a final status and write it to the manifest. Caller holds ``self._lock``."""
         job.status = status
         job.error = error

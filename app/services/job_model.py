@@ -18,6 +18,7 @@ from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any
 
+from profiling_worker.errors import JobError
 from profiling_worker.schema.manifest import JobStatus
 from profiling_worker.schema.spec import JobSpec
 
@@ -52,7 +53,7 @@ class Job:
     total: int = 0
     stage: str = ""
     warnings: list[str] = field(default_factory=list)
-    error: dict[str, Any] | None = None
+    error: JobError | None = None
     returncode: int | None = None
     cancel_requested: bool = False
 

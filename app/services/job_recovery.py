@@ -21,7 +21,7 @@ import time
 from pathlib import Path
 from typing import Any
 
-from profiling_worker.errors import DISK_FULL_HINT, DiskFull
+from profiling_worker.errors import DISK_FULL_HINT, DiskFull, JobError
 from profiling_worker.schema import columns
 from profiling_worker.schema.manifest import JobStatus, ManifestError, read_manifest, write_manifest
 
@@ -84,7 +84,7 @@ def _write_final(job_dir: Path, manifest: dict[str, Any]) -> None:
     release_space(job_dir)
 
 
-def start_failed_error(worker_python: str, exc: OSError) -> dict[str, Any]:
+def start_failed_error(worker_python: str, exc: OSError) -> JobError:
     """The error of a job whose worker interpreter could not be started."""
     return {
         "kind": "worker_python_missing" if isinstance(exc, FileNotFoundError)
@@ -96,7 +96,7 @@ def start_failed_error(worker_python: str, exc: OSError) -> dict[str, Any]:
     }
 
 
-def internal_error(job_dir: Path, exc: Exception) -> dict[str, Any]:
+def internal_error(job_dir: Path, exc: Exception) -> JobError:
     """The error of a job the job manager itself failed to run (a bug: see the server log)."""
     return {"kind": "internal",
             "message": f"The job manager failed running this job: {type(exc).__name__}: {exc}",
@@ -104,7 +104,7 @@ def internal_error(job_dir: Path, exc: Exception) -> dict[str, Any]:
             "log_tail": safe_log_tail(job_dir)}
 
 
-def interrupted_error(job_dir: Path) -> dict[str, Any]:
+def interrupted_error(job_dir: Path) -> JobError:
     return {"kind": "interrupted",
             "message": "The dashboard server stopped while this job was queued or running.",
             "hint": "Submit the job again. Files of the unfinished run stay in the job folder "
@@ -199,10 +199,10 @@ def release_space(job_dir: Path) -> bool:
         return False
 
 
-def disk_full_error(job_dir: Path, error: dict[str, Any] | None) -> dict[str, Any] | None:
+def disk_full_error(job_dir: Path, error: JobError | None) -> JobError | None:
     """``error`` as a ``disk_full`` error when the job's file system has (almost) no space
     left and the worker left no better reason; else ``error`` unchanged."""
-    known = (error or {}).get("kind")
+    known = error.get("kind") if error else None
     if known not in (None, "worker_died"):
         return error
     try:
