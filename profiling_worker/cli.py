@@ -9,6 +9,7 @@ import sys
 from pathlib import Path
 
 from profiling_worker.schema import columns as C
+from profiling_worker.schema.manifest import JobStatus
 
 #: Where the app's bundled jobs live unless KPROF_BUNDLED_DIR says otherwise (app/settings.py).
 BUNDLED_DIR_DEFAULT = Path(__file__).resolve().parents[1] / "app" / "bundled"
@@ -119,7 +120,8 @@ def _import(sources: list[Path], out: Path) -> int:
     except WorkerError as exc:
         print(json.dumps({"event": "error", **exc.to_event_fields()}), flush=True)
         return 1
-    print(json.dumps({"event": "result", "status": "done", "bundle": str(path)}), flush=True)
+    print(json.dumps({"event": "result", "status": JobStatus.DONE.value, "bundle": str(path)}),
+          flush=True)
     return 0
 
 
@@ -141,7 +143,7 @@ def _summarize(bundle: Path) -> int:
         print(json.dumps({"event": "error", "kind": "bad_report", "message": exc.message,
                           "hint": exc.hint}), flush=True)
         return 1
-    print(json.dumps({"event": "result", "status": "done"}), flush=True)
+    print(json.dumps({"event": "result", "status": JobStatus.DONE.value}), flush=True)
     return 0
 
 

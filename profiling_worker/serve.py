@@ -25,6 +25,7 @@ from profiling_worker import environment, gpu_select, runner
 from profiling_worker.errors import WorkerError
 from profiling_worker.channel import Channel
 from profiling_worker.schema import columns as C
+from profiling_worker.schema.manifest import JobStatus
 
 WARM_BACKENDS = ("cupti", "cpu", "ncu")
 
@@ -95,6 +96,6 @@ def serve(backend: str, gpu: int, stdin: TextIO) -> int:
         code = runner.run_job(job_dir, Channel(job_dir, None), report)
         _say(control, event="done", job_dir=str(job_dir), code=code)
         manifest = json.loads((job_dir / C.MANIFEST_FILE).read_text(encoding="utf-8"))
-        if manifest.get("status") == "cancelled":
+        if manifest.get("status") == JobStatus.CANCELLED:
             return 1  # CUPTI or CUDA state after an interrupted job is not to be trusted
     return 0

@@ -4,6 +4,7 @@
 import streamlit as st
 
 from profiling_worker.schema import columns as C
+from profiling_worker.schema.manifest import JobStatus
 
 from app.core import derived
 from app.core.figures.clocks import (build_correlation_figure, build_drift_figure,
@@ -85,7 +86,7 @@ except MissingData as exc:
 
 st.subheader("thermal_mode: spread and wall time of two jobs")
 bundles, _problems = cached.list_bundles()
-ids = [b.job_id for b in bundles if b.status == "done"]
+ids = [b.job_id for b in bundles if b.status == JobStatus.DONE]
 if len(ids) < 2:
     st.info("This needs two finished jobs, e.g. the same kernels with thermal_mode auto and off.")
     panels.stop_page()

@@ -3,6 +3,7 @@
 import streamlit as st
 
 from profiling_worker.schema import columns as C, intervals, plausibility as P
+from profiling_worker.schema.manifest import JobStatus
 
 from app.core.figures.compare import build_compare_figure
 from app.core import metric_roles
@@ -29,7 +30,7 @@ analysis.how_to_read(
     "most configs in common (then same annotations, same backend, most recent), so the ratios "
     "show a real difference rather than a job divided by itself.")
 bundles, _problems = cached.list_bundles()
-ids = [b.job_id for b in bundles if b.status == "done"] or [b.job_id for b in bundles]
+ids = [b.job_id for b in bundles if b.status == JobStatus.DONE] or [b.job_id for b in bundles]
 if len(ids) < 1:
     st.info("No jobs to compare yet.")
     panels.stop_page()

@@ -20,6 +20,7 @@ import pandas as pd
 
 from profiling_worker.schema import metrics as M
 from profiling_worker.schema import columns as C
+from profiling_worker.schema.manifest import JobStatus
 from profiling_worker.schema.spec import SPEC_DEFAULTS
 
 from app.core.bundle_loader import Bundle
@@ -50,7 +51,7 @@ def siblings(selected: Bundle, candidates: Sequence[Bundle]) -> list[Bundle]:
     chosen, seen = [selected], {variant_label(selected)}
     for other in candidates:
         label = variant_label(other)
-        if other.path == selected.path or label in seen or other.status != "done":
+        if other.path == selected.path or label in seen or other.status != JobStatus.DONE:
             continue
         if _comparable(other.spec) == _comparable(selected.spec):
             chosen.append(other)
