@@ -122,6 +122,8 @@ def from_ncu_csv(sources: list[Sniffed]) -> Job:
     launches = rows[table_columns(C.TABLE_LAUNCHES, params)].reset_index(drop=True)
     for c in (C.CONFIG, C.RUN, C.LAUNCH):
         launches[c] = launches[c].astype("int64")
+    for c in (C.METRIC, C.UNIT):  # melt leaves categories: text columns like the report's
+        launches[c] = launches[c].astype(object)
     runs = launches_to_runs(launches, params)
     n_configs = int(rows[C.CONFIG].max()) + 1
     device = used[0][2]

@@ -95,3 +95,13 @@ def test_files_not_read_are_named_on_the_import_page(store, app) -> None:
     assert not at.exception, at.exception
     (box,) = [w.value for w in at.warning if "not read" in w.value]
     assert unescape(box).startswith(f"- {REPORT_GZ.name}: not read (one import reads one report")
+
+
+def test_an_export_without_a_device_name_says_so(store, app) -> None:
+    from profiling_worker.importing import import_nsight_output
+
+    details = REPO / "tests" / "fixtures" / "h200_import" / "ncu_plain" / "details.csv"
+    import_nsight_output([details], store["results"], "details")  # Device column = index only
+    at = app("kernels", query={"job": "details"})
+    assert not at.exception, at.exception
+    assert "GPU not named in the files" in texts(at) and "· no GPU ·" not in texts(at)
