@@ -62,6 +62,16 @@ class KernelFailed(WorkerError):
     kind = "kernel_failed"
 
 
+OUT_OF_MEMORY_HINT = "choose smaller sizes"
+
+
+def is_out_of_memory(exc: BaseException) -> bool:
+    """True when ``exc`` says memory ran out: CUDA's "out of memory" (torch.cuda.OutOfMemoryError,
+    CUDA_ERROR_OUT_OF_MEMORY) or a host allocator's "can't allocate memory"."""
+    text = f"{type(exc).__name__}: {exc}".lower()
+    return "out of memory" in text or "can't allocate memory" in text
+
+
 class Cancelled(WorkerError):
     """The worker received SIGTERM."""
 

@@ -18,8 +18,9 @@ from profiling_worker.catalog.registry import Registry, load_registry, make_body
 from profiling_worker.channel import Channel, log_tail
 from profiling_worker.extract.ignored import leave_out_ignored
 from profiling_worker.errors import (COUNTER_PERMISSION_HINT, COUNTER_PERMISSION_MARK,
-                                     BackendUnavailable, Cancelled, CounterPermission, KernelFailed,
-                                     SpecRejected, WorkerError, classify_known)
+                                     OUT_OF_MEMORY_HINT, BackendUnavailable, Cancelled,
+                                     CounterPermission, KernelFailed, SpecRejected, WorkerError,
+                                     classify_known, is_out_of_memory)
 from profiling_worker.schema import columns as C
 from profiling_worker.schema.manifest import JobStatus
 from profiling_worker.schema.configs import device_memory
@@ -137,8 +138,8 @@ def classify_unexpected(exc: BaseException) -> WorkerError:
     if known is not None:
         return known
     text = f"{type(exc).__name__}: {exc}"
-    if "out of memory" in text.lower():
-        return KernelFailed(f"out of memory: {exc}", "choose smaller sizes")
+    if is_out_of_memory(exc):
+        return KernelFailed(f"out of memory: {exc}", OUT_OF_MEMORY_HINT)
     return WorkerError(f"unexpected error {text}", "see worker.log for the traceback",
                        kind="internal")
 

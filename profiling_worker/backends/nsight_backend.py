@@ -26,7 +26,8 @@ from profiling_worker import gpu_select
 from profiling_worker.backends.base import (Collection, Emit, RunCounter, launches_frame,
                                             split_unattributed, unattributed_frame,
                                             unattributed_warning)
-from profiling_worker.errors import BackendUnavailable, KernelFailed, ProfilingFailed, WorkerError
+from profiling_worker.errors import (OUT_OF_MEMORY_HINT, BackendUnavailable, KernelFailed,
+                                     ProfilingFailed, WorkerError, is_out_of_memory)
 from profiling_worker.schema import columns as C
 from profiling_worker.schema.kernel_filter import exact_names
 from profiling_worker.schema.run_range import KPROF_DOMAIN, run_range_name
@@ -392,7 +393,7 @@ def _classify(exc: Exception) -> Exception:
             return cause
         cause = cause.__cause__ or cause.__context__
     text = f"{type(exc).__name__}: {exc}"
-    if "out of memory" in text.lower():
-        return KernelFailed(f"CUDA out of memory: {exc}", "choose smaller sizes")
+    if is_out_of_memory(exc):
+        return KernelFailed(f"CUDA out of memory: {exc}", OUT_OF_MEMORY_HINT)
     return ProfilingFailed(f"CUPTI profiling failed: {text}",
                            "see worker.log; check that libcupti >= 13.4 was loaded")

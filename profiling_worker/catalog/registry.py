@@ -14,7 +14,8 @@ from typing import Any
 from profiling_worker.catalog.builtin import CATALOG
 from profiling_worker.catalog.declare import Kernel
 from profiling_worker.catalog.user import kernel_dirs_from_env, load_kernel_dirs
-from profiling_worker.errors import KernelFailed, WorkerError
+from profiling_worker.errors import (OUT_OF_MEMORY_HINT, KernelFailed, WorkerError,
+                                     is_out_of_memory)
 
 
 @dataclass
@@ -106,9 +107,9 @@ class GuardedBody:
 def kernel_error(kernel_id: str, config: Sequence[Any], exc: BaseException) -> KernelFailed:
     """The KernelFailed for an exception raised by a kernel body."""
     text = f"{type(exc).__name__}: {exc}".strip()
-    if "out of memory" in text.lower() or "can't allocate memory" in text.lower():
+    if is_out_of_memory(exc):
         return KernelFailed(f"kernel {kernel_id} at config {tuple(config)} ran out of memory: "
-                            f"{text[:300]}", "choose smaller sizes")
+                            f"{text[:300]}", OUT_OF_MEMORY_HINT)
     return KernelFailed(f"kernel {kernel_id} at config {tuple(config)} raised {text[:500]}",
                         "fix the kernel code (traceback in worker.log) and run again")
 
