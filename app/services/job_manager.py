@@ -87,7 +87,7 @@ class JobManager:
         job_id = new_job_id(spec)
         path = job_path(self.results_dir, job_id)
         path.mkdir()
-        job = Job(job_id=job_id, path=path, spec=spec.to_json(), lane=lane_of(spec))
+        job = Job(job_id=job_id, path=path, spec=spec, lane=lane_of(spec))
         try:
             # unsorted: a config's keys follow the kernel's parameters (the worker checks)
             (path / columns.SPEC_FILE).write_text(json.dumps(spec.to_json(), indent=2),
@@ -211,7 +211,7 @@ class JobManager:
             traceback.print_exc()
 
     def _run(self, job: Job, lock_fd: int | None = None) -> None:
-        if (self.warm and job.spec.get("backend") in WARM_BACKENDS
+        if (self.warm and job.spec.backend in WARM_BACKENDS
                 and self._run_warm(job, lock_fd)):
             return
         self._run_cold(job, lock_fd)
@@ -219,7 +219,7 @@ class JobManager:
     def _warm_worker(self, job: Job, lock_fd: int | None) -> WarmWorker | None:
         """This lane's warm worker for the job's backend and GPU (started if needed), or None
         when one cannot run here (the job then runs cold)."""
-        backend, gpu = job.spec.get("backend", ""), int(job.spec.get("gpu") or 0)
+        backend, gpu = job.spec.backend, job.spec.gpu
         worker = self._warm.get(job.lane)
         if worker and worker.alive() and (worker.backend, worker.gpu) == (backend, gpu):
             return worker
@@ -365,9 +365,9 @@ class JobManager:
             previous = read_manifest(job.path)
         except ManifestError:
             previous = {}
-        data = {**previous, "job_id": job.job_id, "status": job.status.value, "spec": job.spec,
-                "created_at": previous.get("created_at") or job.submitted_at,
-                "backend": previous.get("backend") or {"name": job.spec.get("backend")},
+        data = {**previous, "job_id": job.job_id, "status": job.status.value,
+                "spec": job.spec.to_json(), "created_at": previous.get("created_at") or job.submitted_at,
+                "backend": previous.get("backend") or {"name": job.spec.backend},
                 "server": {"pid": os.getpid(), "host": socket.gethostname()}}
         data.update({k: v for k, v in extra.items() if v is not None})
         return data

@@ -45,7 +45,7 @@ class Job:
 
     job_id: str
     path: Path
-    spec: dict[str, Any]
+    spec: JobSpec
     lane: str
     status: JobStatus = JobStatus.QUEUED
     submitted_at: str = field(default_factory=now_iso)

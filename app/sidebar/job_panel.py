@@ -68,8 +68,8 @@ def queue_position(jobs: list[Job], job: Job) -> int:
 def _job(manager: JobManager, job: Job, position: int) -> None:
     with st.container(border=True, key=f"panel-job-{job.job_id}"):
         icon = STATUS_ICON.get(job.status, "")
-        kernels = ",".join(job.spec.get("kernels", []))
-        st.markdown(f"{icon} **{job.status}** · {esc(kernels)} · {esc(job.spec.get('backend'))}"
+        kernels = ",".join(job.spec.kernels)
+        st.markdown(f"{icon} **{job.status}** · {esc(kernels)} · {esc(job.spec.backend)}"
                     f"  \n{code(job.job_id)}")
         if job.active and job.cancel_requested:
             st.caption("Cancelling…")  # the worker is stopping; the Cancel button is gone

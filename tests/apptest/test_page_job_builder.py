@@ -127,7 +127,7 @@ def test_kernel_with_two_parameters_gets_one_field_each_and_zip(store, app, tmp_
     _submit(at)
     assert not at.sidebar.error
     job = cached.job_manager().get(at.session_state["sidebar-job"])
-    assert job.spec["configs"] == [{"rows": 4, "cols": 16}, {"rows": 8, "cols": 32}]
+    assert list(job.spec.configs) == [{"rows": 4, "cols": 16}, {"rows": 8, "cols": 32}]
     wait_until(lambda: not cached.job_manager().get(job.job_id).active)
     done = cached.job_manager().get(job.job_id)
     assert done.status == "done", done.error
@@ -148,8 +148,8 @@ def test_replay_and_thermal_fields_are_submitted_and_checked_by_field(store, app
     _submit(at)
     assert not at.sidebar.error
     spec = cached.job_manager().get(at.session_state["sidebar-job"]).spec
-    assert (spec["replay_mode"], spec["thermal_mode"]) == ("range", "manual")
-    assert (spec["thermal_wait"], spec["thermal_cont"], spec["thermal_timeout"]) == (20, 30, 60)
+    assert (spec.replay_mode, spec.thermal_mode) == ("range", "manual")
+    assert (spec.thermal_wait, spec.thermal_cont, spec.thermal_timeout) == (20, 30, 60)
 
 
 def test_builtin_two_parameter_kernel_runs_from_its_prefilled_fields(store, app) -> None:
@@ -160,7 +160,7 @@ def test_builtin_two_parameter_kernel_runs_from_its_prefilled_fields(store, app)
     _submit(at)
     assert not at.sidebar.error, [e.value for e in at.sidebar.error]
     job = cached.job_manager().get(at.session_state["sidebar-job"])
-    assert job.spec["configs"] == [dict(c) for c in info.cpu_configs]  # paired back (zip)
+    assert list(job.spec.configs) == [dict(c) for c in info.cpu_configs]  # paired back (zip)
     wait_until(lambda: not cached.job_manager().get(job.job_id).active)
     done = cached.job_manager().get(job.job_id)
     assert done.status == "done", done.error
