@@ -16,7 +16,7 @@ from typing import Any
 import pandas as pd
 
 from profiling_worker.schema import columns, intervals
-from profiling_worker.schema.manifest import read_manifest
+from profiling_worker.schema.manifest import JobStatus, read_manifest
 from profiling_worker.schema.plausibility import Note, manifest_notes
 
 HOST_TIMER_NOTE = "host wall-clock, not GPU"
@@ -59,8 +59,9 @@ class Bundle:
         return self.path.name
 
     @property
-    def status(self) -> str:
-        return str(self.manifest.get("status", ""))
+    def status(self) -> JobStatus:
+        """The manifest's status (``read_manifest`` refuses an unknown one)."""
+        return JobStatus(self.manifest.get("status"))
 
     @property
     def backend(self) -> str:

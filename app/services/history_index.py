@@ -37,7 +37,7 @@ INDEX_FILE = "index.sqlite"
 TAG_RE = re.compile(r"^[\w.+:/-][\w .+:/-]{0,39}$")
 MAX_TAGS_PER_JOB = 20
 #: Statuses of a job whose directory the worker may still write: never deleted.
-ACTIVE_STATUSES = frozenset({JobStatus.QUEUED.value, JobStatus.RUNNING.value})
+ACTIVE_STATUSES = frozenset({JobStatus.QUEUED, JobStatus.RUNNING})
 
 _SCHEMA = """
 CREATE TABLE IF NOT EXISTS bundles (
@@ -69,7 +69,7 @@ class HistoryRow:
     gpu: str
     backend: str
     created_at: str
-    status: str
+    status: JobStatus
     spec_hash: str
     label: str
     tags: tuple[str, ...] = ()
@@ -215,8 +215,8 @@ def read_history(results_dir: Path, bundled_dir: Path | None = None
 
 def _row(r: tuple[Any, ...], tags: dict[str, list[str]]) -> HistoryRow:
     return HistoryRow(job_id=r[0], source=r[1], path=r[2], kernels=tuple(json.loads(r[3])),
-                      gpu=r[4], backend=r[5], created_at=r[6], status=r[7], spec_hash=r[8],
-                      label=r[9], tags=tuple(sorted(tags.get(r[0], ()))))
+                      gpu=r[4], backend=r[5], created_at=r[6], status=JobStatus(r[7]),
+                      spec_hash=r[8], label=r[9], tags=tuple(sorted(tags.get(r[0], ()))))
 
 
 def rows(results_dir: Path, flt: HistoryFilter | None = None) -> list[HistoryRow]:
@@ -312,7 +312,7 @@ def delete(results_dir: Path, job_id: str) -> Path:
         raise NotDeletable(f"{job_id}: not in the history index")
     if row[0] != SOURCE_LOCAL:
         raise NotDeletable(f"{job_id}: bundled with the app, read-only")
-    if row[1] in ACTIVE_STATUSES:
+    if JobStatus(row[1]) in ACTIVE_STATUSES:
         raise NotDeletable(f"{job_id}: the job is {row[1]}; cancel it first")
     try:
         path = result_store.delete_bundle(Path(results_dir), job_id)

@@ -17,7 +17,7 @@ from typing import Any
 from profiling_worker.schema import columns
 
 from app.core.environment import gpu_name, job_gpu_index
-from profiling_worker.schema.manifest import ManifestError, read_manifest
+from profiling_worker.schema.manifest import JobStatus, ManifestError, read_manifest
 from profiling_worker.schema.spec import SpecInvalid, validate_spec
 
 JOB_ID_RE = re.compile(r"^[A-Za-z0-9_.-]{1,80}$")
@@ -40,7 +40,7 @@ class BundleInfo:
     job_id: str
     path: Path
     source: str
-    status: str
+    status: JobStatus
     kernels: tuple[str, ...]
     backend: str
     created_at: str
@@ -131,7 +131,7 @@ def _info(path: Path, source: str, manifest: dict[str, Any]) -> BundleInfo:
         job_id=path.name,  # the directory name is the id the store can find again
         path=path,
         source=source,
-        status=str(manifest.get("status")),
+        status=JobStatus(manifest.get("status")),
         kernels=tuple(spec.get("kernels") or ()),
         backend=str(backend.get("name") or spec.get("backend") or "?"),
         created_at=str(manifest.get("created_at") or manifest.get("started_at") or ""),
