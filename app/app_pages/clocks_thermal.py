@@ -5,6 +5,7 @@ import streamlit as st
 
 from profiling_worker.schema import columns as C
 from profiling_worker.schema.manifest import JobStatus
+from profiling_worker.schema.spec import SPEC_DEFAULTS
 
 from app.core import derived
 from app.core.figures.clocks import (build_correlation_figure, build_drift_figure,
@@ -36,10 +37,11 @@ analysis.how_to_read(
     "`gpc__cycles_elapsed.avg.per_second`, measured on each kernel.")
 
 st.subheader("What each clock source measures")
+interval_ms = float(bundle.spec.get("nvml_interval_ms") or SPEC_DEFAULTS["nvml_interval_ms"])
 st.markdown("\n".join(
     f"- **{esc(r.Source)}** measures {esc(r.Measures)}, {esc(r.When)}. "
     f"*Misses:* {esc(r.Misses)}."
-    for r in clock_sources(float(bundle.spec.get("nvml_interval_ms") or 50)).itertuples()))
+    for r in clock_sources(interval_ms).itertuples()))
 
 st.subheader("NVML trace of the whole job")
 try:

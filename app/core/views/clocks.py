@@ -16,6 +16,7 @@ import pandas as pd
 from scipy.special import stdtr
 
 from profiling_worker.schema import columns as C
+from profiling_worker.schema.spec import SPEC_DEFAULTS
 from profiling_worker.schema.throttle_reasons import NVML_DOCS, THROTTLE_BITS
 
 from app.core import derived
@@ -268,7 +269,8 @@ def thermal_compare_frame(*bundles: Bundle) -> pd.DataFrame:
         keys = [c for c in keys_of(bundle, rows) if c != C.CONFIG]
         part = with_labels(rows[keys + [C.NUM_RUNS, C.RSD, C.STABLE]].copy(), bundle.parameters)
         part.insert(0, F.WALL_S, bundle.manifest.get("wall_s"))
-        part.insert(0, F.THERMAL_MODE, str(bundle.spec.get("thermal_mode") or "auto"))
+        mode = bundle.spec.get("thermal_mode") or SPEC_DEFAULTS["thermal_mode"]
+        part.insert(0, F.THERMAL_MODE, str(mode))
         part.insert(0, F.JOB, bundle.job_id)
         part[F.AVG_US] = rows[C.AVG].astype(float).to_numpy() / 1e3
         parts.append(part)
