@@ -8,7 +8,7 @@ from app.core.figures.kernels import build_kernels_figure
 from app.core.metrics import MissingData, available_metrics
 from app.core.views.kernels import (combine_rules_frame, kernel_counts_frame, kernel_time_frame,
                                     launches_frame, split_ignored, unattributed_frame)
-from app.ui import analysis, notes, panels
+from app.ui import analysis, cached, notes, panels
 from app.ui.text import code, esc
 from app.core import frame_columns as F
 
@@ -30,7 +30,7 @@ analysis.how_to_read(
     "run: durations, counts and bytes add (`sum`); percentages and rates are duration-weighted "
     "means (adding them gives nonsense such as 176 % of DRAM peak); `single` = one launch.")
 try:
-    times = kernel_time_frame(bundle)
+    times = cached.view(kernel_time_frame, bundle)
 except MissingData as exc:
     analysis.missing(exc)
 bars = st.segmented_control("Bars", ["share", "time"], default="share", key="kernels-bars",
@@ -39,7 +39,7 @@ analysis.figure_panel(build_kernels_figure(times, bundle.host_timer, share=bars 
                       times, key="kernels", filename=f"{bundle.job_id}-kernel-times.csv")
 
 st.subheader("Kernel counts per annotation × config")
-counts = kernel_counts_frame(bundle)
+counts = cached.view(kernel_counts_frame, bundle)
 multi = counts[counts[F.MAX_PER_RUN] > 1]
 if len(multi):
     st.caption("Several kernels per run: " + ", ".join(
@@ -50,7 +50,7 @@ if counts[F.VARIES_BETWEEN_RUNS].any():
 panels.table(counts, key="kernels-counts")
 panels.download_csv(counts, key="kernels-counts-csv", filename=f"{bundle.job_id}-kernel-counts.csv")
 
-outside, ignored = split_ignored(unattributed_frame(bundle))
+outside, ignored = split_ignored(cached.view(unattributed_frame, bundle))
 entries = bundle.spec.get(kernel_filter.FIELD) or []
 if entries:
     st.subheader("Kernels ignored by the job")
@@ -73,10 +73,10 @@ if len(outside):
     panels.table(outside, key="kernels-unattributed")
 
 st.subheader("Combine rules")
-rules = combine_rules_frame(bundle)
+rules = cached.view(combine_rules_frame, bundle)
 panels.table(rules, key="kernels-rules")
 
 st.subheader("Every launch")
-launches = launches_frame(bundle)
+launches = cached.view(launches_frame, bundle)
 panels.table(launches, key="kernels-launches")
 panels.download_csv(launches, key="kernels-launches-csv", filename=f"{bundle.job_id}-launches.csv")

@@ -8,7 +8,7 @@ from app.core import derived, metric_roles
 from app.core.figures.stability import build_runs_figure, build_stability_figure
 from app.core.metrics import MissingData, available_metrics
 from app.core.views.stability import StabilityOptions, stability_frame, stability_runs_frame
-from app.ui import analysis, notes
+from app.ui import analysis, cached, notes
 from app.ui.text import esc
 from app.core import frame_columns as F
 
@@ -32,7 +32,8 @@ time_unit = cols[1].segmented_control("Time unit", list(derived.TIME_UNITS), def
                                       key="stability-time-unit",
                                       disabled=metric not in C.DURATION_METRICS) or "µs"
 try:
-    summary = stability_frame(bundle, StabilityOptions(metric=metric, time_unit=time_unit))
+    summary = cached.view(stability_frame, bundle,
+                          StabilityOptions(metric=metric, time_unit=time_unit))
 except MissingData as exc:
     analysis.missing(exc)
 
@@ -52,8 +53,8 @@ st.subheader("Per run, in run order")
 labels = dict(zip(summary[C.CONFIG], summary[F.CONFIG_LABEL]))
 config = cols[2].selectbox("Config for the per-run chart", list(labels), key="stability-config",
                            format_func=lambda c: labels[c])
-runs = stability_runs_frame(bundle, StabilityOptions(metric=metric, time_unit=time_unit,
-                                                     config=config))
+runs = cached.view(stability_runs_frame, bundle,
+                   StabilityOptions(metric=metric, time_unit=time_unit, config=config))
 if runs.empty:
     st.info("This job has no per-run table (plain nsight-python output keeps only the "
             "aggregated values).")

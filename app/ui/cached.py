@@ -5,12 +5,14 @@
 - :func:`env_report`: the worker's environment report, probed once per worker interpreter.
 - :func:`bundle_for`: a loaded bundle, cached on (path, manifest mtime), so a job that finishes
   later (new manifest) is read again.
+- :func:`view`: a view function's frame for a bundle, cached on the same key and its arguments.
 """
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from pathlib import Path
-from typing import Any
+from typing import Any, TypeVar
 
 import streamlit as st
 
@@ -75,6 +77,27 @@ def list_bundles() -> tuple[list[result_store.BundleInfo], list[result_store.Sto
 def _load(path: str, mtime: float) -> Bundle:
     del mtime  # part of the cache key only
     return load_bundle(path)
+
+
+T = TypeVar("T")
+
+
+@st.cache_data(max_entries=256, show_spinner=False)
+def _view(name: str, path: str, mtime: float, args: tuple[Any, ...],
+          _fn: Callable[..., Any], _bundle: Bundle) -> Any:
+    del name, path, mtime  # the cache key (the underscored arguments are not hashed)
+    return _fn(_bundle, *args)
+
+
+def view(fn: Callable[..., T], bundle: Bundle, *args: Any) -> T:
+    """``fn(bundle, *args)``, computed once per job (path + manifest mtime) and arguments:
+    a page shown again (another click, another session) reuses the frame (a copy; errors such
+    as MissingData are raised again, not cached). ``args`` must be hashable by Streamlit."""
+    try:
+        mtime = manifest_mtime(bundle.path)
+    except OSError:  # the job folder went away meanwhile: compute, do not cache
+        return fn(bundle, *args)
+    return _view(f"{fn.__module__}.{fn.__qualname__}", str(bundle.path), mtime, args, fn, bundle)
 
 
 def bundle_for(job_id: str | None) -> Bundle | None:

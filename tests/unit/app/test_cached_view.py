@@ -1,0 +1,47 @@
+"""cached.view: a view's frame computed once per job and arguments, recomputed when the job's
+manifest changes, errors never cached."""
+
+from __future__ import annotations
+
+import os
+import shutil
+from pathlib import Path
+
+import pytest
+import streamlit as st
+
+from app.core.bundle_loader import load_bundle
+from app.core.metrics import MissingData
+from app.core.views.kernels import kernel_counts_frame
+from app.ui import cached
+
+BUNDLED = Path(__file__).resolve().parents[3] / "app" / "bundled" / "h200-ncu-matmul-sweep"
+CALLS: list[str] = []
+
+
+def counted(bundle, label: str = ""):  # type: ignore[no-untyped-def]
+    CALLS.append(label)
+    if label == "missing":
+        raise MissingData("no such values", "pick another job")
+    return kernel_counts_frame(bundle)
+
+
+def test_view_is_computed_once_per_job_and_arguments(tmp_path) -> None:
+    st.cache_data.clear()
+    CALLS.clear()
+    job = tmp_path / BUNDLED.name
+    shutil.copytree(BUNDLED, job)
+    bundle = load_bundle(job)
+    first = cached.view(counted, bundle)
+    again = cached.view(counted, bundle)
+    assert CALLS == [""] and again.equals(first) and again is not first  # a copy
+    cached.view(counted, bundle, "other")
+    assert CALLS == ["", "other"]
+    manifest = job / "manifest.json"
+    os.utime(manifest, (manifest.stat().st_atime, manifest.stat().st_mtime + 5))
+    cached.view(counted, bundle)  # the job changed: read again
+    assert CALLS == ["", "other", ""]
+    for _ in range(2):
+        with pytest.raises(MissingData):
+            cached.view(counted, bundle, "missing")
+    assert CALLS.count("missing") == 2
