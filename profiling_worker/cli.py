@@ -53,9 +53,7 @@ def _finished(job_dir: Path) -> str | None:
 def _missing_dependency(job_dir: Path, exc: ImportError) -> int:
     """End the job ``failed`` when this interpreter lacks a package the worker imports: the
     manifest and an error event name the module, so the job never just vanishes."""
-    from datetime import datetime, timezone
-
-    from profiling_worker.schema.manifest import (JobStatus, ManifestError, read_manifest,
+    from profiling_worker.schema.manifest import (JobStatus, ManifestError, now_iso, read_manifest,
                                                   write_manifest)
 
     module = exc.name or str(exc)
@@ -69,7 +67,7 @@ def _missing_dependency(job_dir: Path, exc: ImportError) -> int:
     except ManifestError:
         manifest = {"job_id": job_dir.name}
     manifest.update(status=JobStatus.FAILED.value, error=error,
-                    finished_at=datetime.now(timezone.utc).isoformat(timespec="seconds"))
+                    finished_at=now_iso())
     try:
         write_manifest(job_dir, manifest)
     except OSError as write_exc:

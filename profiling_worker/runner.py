@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import datetime as dt
 import json
 import os
 import signal
@@ -22,13 +21,9 @@ from profiling_worker.errors import (COUNTER_PERMISSION_HINT, COUNTER_PERMISSION
                                      CounterPermission, KernelFailed, SpecRejected, WorkerError,
                                      classify_known, is_out_of_memory)
 from profiling_worker.schema import columns as C
-from profiling_worker.schema.manifest import JobStatus
+from profiling_worker.schema.manifest import JobStatus, now_iso
 from profiling_worker.schema.configs import device_memory
 from profiling_worker.schema.spec import JobSpec, SpecInvalid, load_spec, validate_spec
-
-
-def _now() -> str:
-    return dt.datetime.now(dt.timezone.utc).isoformat(timespec="seconds")
 
 
 def _annotations(spec: JobSpec, registry: Registry) -> dict[str, tuple[str, ...]]:
@@ -277,13 +272,13 @@ def run_job(job_dir: Path, channel: Channel, report: dict[str, Any] | None = Non
 
     t0 = time.perf_counter()
     signal.signal(signal.SIGTERM, _on_sigterm)
-    manifest: dict[str, Any] = {"job_id": job_dir.name, "started_at": _now(),
+    manifest: dict[str, Any] = {"job_id": job_dir.name, "started_at": now_iso(),
                                 "worker_version": __version__}
     try:
         manifest.update(profile_and_write(prepare(job_dir, manifest, report), job_dir, channel))
     except Exception as exc:
         manifest.update(_failure(exc, job_dir))
-    manifest.update(finished_at=_now(), wall_s=round(time.perf_counter() - t0, 3))
+    manifest.update(finished_at=now_iso(), wall_s=round(time.perf_counter() - t0, 3))
     if manifest.get("error"):
         channel.emit("error", **manifest["error"])
     try:

@@ -29,11 +29,12 @@ from typing import Any
 
 from profiling_worker.errors import JobError
 from profiling_worker.schema import columns
-from profiling_worker.schema.manifest import JobStatus, ManifestError, read_manifest, write_manifest
+from profiling_worker.schema.manifest import (JobStatus, ManifestError, now_iso, read_manifest,
+                                              write_manifest)
 from profiling_worker.schema.spec import JobSpec
 
 from app.services import worker_client
-from app.services.job_model import Job, LaneLocks, lane_of, new_job_id, now_iso
+from app.services.job_model import Job, LaneLocks, lane_of, new_job_id
 from app.services.job_recovery import (disk_full_error, internal_error, interrupted_error,
                                        mark_interrupted, release_space, reserve_space,
                                        safe_log_tail, set_aside_partial, start_failed_error)

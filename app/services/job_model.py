@@ -14,18 +14,12 @@ import secrets
 import time
 from collections.abc import Iterator
 from dataclasses import dataclass, field
-from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any
 
 from profiling_worker.errors import JobError
-from profiling_worker.schema.manifest import JobStatus
+from profiling_worker.schema.manifest import JobStatus, now_iso
 from profiling_worker.schema.spec import JobSpec
-
-
-def now_iso() -> str:
-    """UTC timestamp, ISO 8601 with seconds."""
-    return datetime.now(timezone.utc).isoformat(timespec="seconds")
 
 
 def new_job_id(spec: JobSpec, when: float | None = None) -> str:

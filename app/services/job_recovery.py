@@ -23,10 +23,10 @@ from typing import Any
 
 from profiling_worker.errors import DISK_FULL_HINT, DiskFull, JobError
 from profiling_worker.schema import columns
-from profiling_worker.schema.manifest import JobStatus, ManifestError, read_manifest, write_manifest
+from profiling_worker.schema.manifest import (JobStatus, ManifestError, now_iso, read_manifest,
+                                              write_manifest)
 
 from app.services import worker_client
-from app.services.job_model import now_iso
 
 PARTIAL_DIR = "partial"  # where the tables of a job that did not finish are set aside
 ORPHAN_KILL_WAIT_S = 10.0  # how long a restarted server waits for an orphaned worker to die

@@ -14,7 +14,6 @@ Which reader reads what:
 
 from __future__ import annotations
 
-import datetime as _dt
 import json
 import re
 import shutil
@@ -36,7 +35,7 @@ from profiling_worker.importing.report_job import add_report, from_report, valid
 from profiling_worker.importing.textcsv import METRIC_NAME_RE
 from profiling_worker.schema import columns as C
 from profiling_worker.schema import plausibility as P
-from profiling_worker.schema.manifest import METRIC_ROLES_KEY, JobStatus
+from profiling_worker.schema.manifest import METRIC_ROLES_KEY, JobStatus, now_iso
 from profiling_worker.schema.spec import BACKEND_UNKNOWN, SpecInvalid, validate_spec
 
 _JOB_ID_RE = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.-]{0,127}$")
@@ -248,7 +247,7 @@ def _page_notes(job: Job) -> list[P.Note]:
 
 def _manifest(job: Job, spec: dict[str, Any], spec_valid: bool, spec_errors: list[str],
               found: list[K.Sniffed], ignored: list[str], job_id: str) -> dict[str, Any]:
-    now = _dt.datetime.now(_dt.timezone.utc).isoformat(timespec="seconds")
+    now = now_iso()
     backend = {"name": spec.get("backend", BACKEND_UNKNOWN), "measurement": job.provenance.pop(
         "measurement", "imported nsight-python output"), **job.provenance.pop("backend", {})}
     manifest: dict[str, Any] = {

@@ -6,6 +6,7 @@ never sees a half-written file; a bundle directory without a manifest is not a r
 
 from __future__ import annotations
 
+import datetime as _dt
 import enum
 import json
 import os
@@ -39,6 +40,12 @@ class JobStatus(str, enum.Enum):
     def finished(self) -> bool:
         """True for every status a job cannot leave."""
         return self not in (JobStatus.QUEUED, JobStatus.RUNNING)
+
+
+def now_iso() -> str:
+    """Now in UTC, ISO 8601 to the second (``2026-11-30T05:46:21+00:00``): the form of every
+    manifest timestamp (started_at, finished_at, created_at, submitted_at)."""
+    return _dt.datetime.now(_dt.timezone.utc).isoformat(timespec="seconds")
 
 
 class ManifestError(ValueError):
