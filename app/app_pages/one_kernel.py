@@ -11,7 +11,7 @@ from app.core.views.one_kernel import (PROFILED_SCOPE, OneKernelOptions, annotat
                                        one_kernel_frame, one_kernel_launches_frame,
                                        one_kernel_summary)
 from app.ui import analysis, notes, panels
-from app.ui.text import code, esc, html_text
+from app.ui.text import code, esc
 from app.core import frame_columns as F
 
 st.header("One kernel")
@@ -88,8 +88,7 @@ panels.download_csv(frame, key="one-kernel-csv",
 st.subheader("Duration of each launch, run by run")
 launches = one_kernel_launches_frame(bundle, options)
 analysis.figure_panel(
-    build_one_kernel_figure(launches, html_text(f"{annotation} · {summary.config_label}: "
-                                               "duration per run"),
+    build_one_kernel_figure(launches, f"{annotation} · {summary.config_label}: duration per run",
                             bundle.host_timer),
     launches, key="one-kernel-runs",
     filename=f"{bundle.job_id}-{annotation}-config{config}-launches.csv")

@@ -21,7 +21,7 @@ from app.core.figures import theme
 from app.ui import cached, state
 from app.core.environment import gpu_name, job_gpu_index
 from app.core.provenance import is_imported
-from app.ui.text import code, esc, plotly_data_as_text
+from app.ui.text import code, esc
 
 
 class PageStopped(Exception):
@@ -72,7 +72,6 @@ def chart_with_table(fig: go.Figure, frame: pd.DataFrame, key: str, filename: st
     numbers behind it, and a CSV of those numbers (keys ``<key>-*``). Traces of an annotation
     take the selected job's colour for it, the same in every view."""
     theme.color_annotations(fig, job_colors(cached.bundle_for(state.selected_job_id())))
-    plotly_data_as_text(fig)  # names from files: no <a href> link in a legend or tick
     st.plotly_chart(fig, key=f"{key}-chart", width="stretch", theme="streamlit",
                     config=chart_config(filename))
     table(frame, key=f"{key}-table")

@@ -6,16 +6,12 @@ and the other text elements render GitHub-flavoured Markdown (links, images, emp
 math, ``:colour[...]`` directives), so such strings are passed through :func:`esc` (inline text)
 or :func:`code` (an inline code span) before they are put into a Markdown string.
 
-Plotly renders a subset of HTML in text (``<a href>`` links, ``<b>``, ``<br>``) in trace names,
-tick labels and hover text; :func:`plotly_data_as_text` escapes the strings of a figure's
-traces (plotly shows ``&lt;`` as ``<``), and :func:`html_text` one string, e.g. for a title.
+Plotly figures are escaped where they are assembled (:mod:`app.core.figures.text`).
 """
 
 from __future__ import annotations
 
-import html
 import re
-from typing import Any
 
 # The characters that start Markdown constructs: links and images ``[ ] ( ) !``, autolinks
 # ``< > :`` (``http://``) and ``@`` (e-mail), emphasis ``* _ ~``, code, headings, tables, ``$``
@@ -50,53 +46,3 @@ def code(value: object) -> str:
     fence = "`" * (longest + 1)
     pad = " " if text.startswith("`") or text.endswith("`") or not text.strip() else ""
     return f"{fence}{pad}{text}{pad}{fence}"
-
-
-#: Trace attributes that hold data strings (names, categories, labels, hover text).
-_TRACE_TEXT = ("name", "legendgroup", "text", "hovertext", "x", "y", "labels", "customdata")
-
-
-def html_text(value: object) -> str:
-    """``value`` for plotly's text: ``& < >`` as entities, so no tag is rendered."""
-    return html.escape(str(value), quote=False)
-
-
-def _escaped(value: Any) -> Any:
-    if isinstance(value, str):
-        return html_text(value)
-    if isinstance(value, (list, tuple)) or getattr(value, "dtype", None) == object:
-        return [_escaped(v) for v in value]
-    return value  # numbers, numeric arrays, None
-
-
-def _names_in_template(trace: Any) -> None:
-    """Escape the trace's own name, legend group and ``meta`` strings (an annotation) where a
-    figure builder wrote them into its ``hovertemplate``."""
-    template = trace.hovertemplate if "hovertemplate" in trace else None
-    if not isinstance(template, str):
-        return
-    meta = trace.meta if isinstance(trace.meta, dict) else {}
-    for raw in {trace.name, getattr(trace, "legendgroup", None), *meta.values()}:
-        if isinstance(raw, str) and raw and raw != html_text(raw):
-            template = template.replace(raw, html_text(raw))
-    trace.hovertemplate = template
-
-
-def plotly_data_as_text(fig: Any) -> None:
-    """Escape, in place, every string in the data attributes (:data:`_TRACE_TEXT`) of the
-    figure's traces, in the axes' category orders, and where the trace's name or ``meta``
-    strings were written into its ``hovertemplate``; other template text and titles are the
-    app's own (pass names in a title through :func:`html_text`)."""
-    for trace in fig.data:
-        _names_in_template(trace)
-        for attr in _TRACE_TEXT:
-            value = getattr(trace, attr, None) if attr in trace else None
-            if value is not None:
-                trace[attr] = _escaped(value)
-
-    def axis(ax: Any) -> None:  # category orders name the same (now escaped) values
-        if ax.categoryarray is not None:
-            ax.categoryarray = _escaped(ax.categoryarray)
-
-    fig.for_each_xaxis(axis)
-    fig.for_each_yaxis(axis)

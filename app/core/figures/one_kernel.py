@@ -47,6 +47,7 @@ def build_one_kernel_figure(frame: pd.DataFrame, title: str,
             part[C.RUN].to_numpy(float), part[C.VALUE].to_numpy(float),
             short_kernel_name(str(kernel)), mode="markers",
             marker={"color": theme.color(i + 1), "size": 8},
+            meta={"kernel": str(kernel)},  # the full name in the hover, escaped with the meta
             hovertemplate=(f"<b>{kernel}</b><br>run %{{x}}<br>%{{y:.6g}} {unit}"
                            "<extra></extra>")))
     total = frame[frame[C.KERNEL] == REGION_TOTAL]

@@ -16,6 +16,8 @@ from typing import Any
 import numpy as np
 import plotly.graph_objects as go
 
+from app.core.figures.text import figure_as_text, html_text
+
 HOST_TIMER_SUFFIX = "(host wall-clock, not GPU)"
 COLORS = ("#76b900", "#1f77b4", "#ff7f0e", "#d62728", "#9467bd", "#8c564b", "#e377c2",
           "#17becf", "#7f7f7f", "#bcbd22")  # NVIDIA green first; each reads on light and dark
@@ -71,6 +73,7 @@ def color_annotations(fig: go.Figure, colors: Mapping[str, str]) -> go.Figure:
     job) gets the next colours after the job's, in order of appearance. Untagged traces (bars
     of SM vs DRAM, roofs, limiter markers) keep theirs."""
     extra: dict[str, str] = {}
+    colors = {html_text(name): c for name, c in colors.items()}  # meta is escaped text
     for trace in fig.data:
         meta = trace.meta if isinstance(trace.meta, dict) else {}
         name = meta.get(ANNOTATION_META)
@@ -99,10 +102,11 @@ def axis_title(label: str, unit: str) -> str:
 
 
 def apply_layout(fig: go.Figure, title: str) -> go.Figure:
-    """Common layout: title, horizontal legend at the foot of the figure (below the x-axis
-    title; the margin grows with it, so a legend of many rows never runs into the title),
+    """Last step of every figure builder. Common layout: title, horizontal legend at the foot
+    of the figure (below the x-axis title; the margin grows with it, so a legend of many rows never runs into the title),
     compact margins, hover per point, transparent backgrounds and half-transparent grid lines
-    (light and dark themes alike)."""
+    (light and dark themes alike); then every name in the figure is escaped as text
+    (:func:`app.core.figures.text.figure_as_text`), so call it once, after the traces."""
     fig.update_layout(title={"text": title}, hovermode="closest",
                       legend={"orientation": "h", "yref": "container", "yanchor": "bottom",
                               "y": 0, "x": 0},
@@ -113,7 +117,7 @@ def apply_layout(fig: go.Figure, title: str) -> go.Figure:
     rows = legend_rows(fig)
     if fig.layout.height is None and rows > 2:  # keep the plot area when the legend is tall
         fig.update_layout(height=BASE_HEIGHT + LEGEND_ROW_PX * (rows - 2))
-    return fig
+    return figure_as_text(fig)  # every builder ends here: names from files become text
 
 
 BASE_HEIGHT = 450

@@ -41,13 +41,13 @@ def test_code_span_fence_is_longer_than_any_backtick_run(text: str, expected: st
 def test_plotly_figures_show_names_from_files_as_text() -> None:
     import plotly.graph_objects as go
 
-    from app.ui.text import plotly_data_as_text
+    from app.core.figures.text import figure_as_text
 
     evil = '<a href="http://evil.example">fp32</a>'
     fig = go.Figure([go.Bar(x=[evil, "fp16"], y=[1.0, -2.0], name=evil, text=[evil, None],
                             customdata=[[evil, 3], ["x", 4]])])
     fig.update_xaxes(categoryorder="array", categoryarray=[evil, "fp16"])
-    plotly_data_as_text(fig)
+    figure_as_text(fig)
     spec = fig.to_json()
     assert "<a " not in spec and "&lt;a href" in spec
     assert list(fig.data[0].x) == list(fig.layout.xaxis.categoryarray)  # same categories
