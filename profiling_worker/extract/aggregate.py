@@ -19,8 +19,9 @@ research/nsight-python.md §0.4, §0.9, §3.5):
   attributes kernels to the wrong config. Here every row is keyed by its ``Config`` index, never by
   position, so a config with more launches cannot shift values into another config;
 * ``combine_kernel_metrics`` applies one function to every metric, so ``lambda a, b: a + b`` sums
-  percentages of peak (176 % of DRAM peak was seen on an H200). Here each metric is combined by
-  the rule its Nsight Compute name implies.
+  percentages of peak. Here each metric is combined by the rule its Nsight Compute name implies
+  (:mod:`profiling_worker.extract.combine_rules`); launch counts per run are checked in
+  :mod:`profiling_worker.extract.kernel_counts`.
 
 Units: durations in ns, bytes in byte, percentages in % (0-100), as Nsight Compute reports them;
 nothing here converts units.
@@ -28,197 +29,18 @@ nothing here converts units.
 
 from __future__ import annotations
 
-import re
-from collections.abc import Iterable, Sequence
+from collections.abc import Sequence
 from typing import Any
 
 import numpy as np
 import pandas as pd
+from profiling_worker.extract.combine_rules import (RULE_MEAN_UNWEIGHTED, RULE_SINGLE, RULE_SUM,
+                                                    RULE_WEIGHTED, combine_rule)
+from profiling_worker.extract.kernel_counts import (config_params, infer_param_names,
+                                                    require_columns)
 from profiling_worker.schema import columns as C, intervals
 
-# --- combine rules ---------------------------------------------------------------------------
-
-RULE_SUM = "sum"
-RULE_WEIGHTED = "duration-weighted mean"
-RULE_MEAN_UNWEIGHTED = "mean (no duration to weight)"
-RULE_SINGLE = "single"
-#: Suffix added to the rule when the metric name was not recognised and the unit (or the
-#: default) decided; shown in the CombineRule column so a reader can tell a guess from a rule.
-UNKNOWN_KIND_NOTE = " (unknown metric kind)"
-
-_ROLLUPS = frozenset({"sum", "avg", "min", "max"})
-# Sub-metrics that express a rate, a ratio or a fraction of a peak: intensive quantities.
-# A duration-weighted mean of "counter / elapsed time" over launches run one after the other is
-# exactly "total counter / total time", which is what the combined region achieved.
-_RATE_SUBMETRIC = re.compile(
-    r"^(per_second|per_cycle_\w+|per_\w+|pct(_of_\w+)?|ratio|max_rate|peak_\w+)$"
-)
-# Units that are rates, ratios or fractions (intensive) vs amounts (extensive); used only for
-# names that do not follow the Nsight Compute structure.
-_INTENSIVE_UNIT = re.compile(r"(%|/|\bper\b|hz$|ratio|second$)", re.IGNORECASE)
-_EXTENSIVE_UNIT = re.compile(
-    r"^([kmgtp]?(byte|bytes|b)|[mun]?s(econd)?|[mun]?sec|ns|usecond|msecond|nsecond|cycle|cycles|"
-    r"inst|instructions?|warp|warps|sector|sectors|request|requests|thread|threads|block|blocks|"
-    r"count|flop|flops|op|ops)$",
-    re.IGNORECASE,
-)
-
-
-def combine_rule(metric: str, unit: str | None = None) -> str:
-    """How the values of one metric from several launches of one run are combined.
-
-    Decided by Nsight Compute's metric naming ``<unit>__<counter>.<rollup>[.<sub-metric>]``
-    (rollups ``sum``/``avg``/``min``/``max``; sub-metrics such as ``per_second``,
-    ``pct_of_peak_sustained_elapsed``, ``ratio``) -- see ARCHITECTURE.md "Metrics done right":
-    durations, counts and bytes add; percentages of peak, rates and averages are
-    duration-weighted means.
-
-    Rules, first match wins:
-
-    1. ``gpu__time_duration.*`` and ``host__time_duration.*`` (ns): ``"sum"``.
-    2. A rate / ratio / percentage sub-metric after the rollup (``.per_second``,
-       ``.per_cycle_active``, ``.pct_of_peak_sustained_elapsed``, ``.pct``, ``.ratio``,
-       ``.max_rate``, ``.peak_sustained``), or a name ending in ``.pct``/``.ratio``:
-       ``"duration-weighted mean"``. E.g. ``dram__throughput.avg.pct_of_peak_sustained_elapsed``
-       (%), ``dram__bytes.sum.per_second`` (byte/s), ``gpc__cycles_elapsed.avg.per_second`` (Hz).
-    3. Rollup ``.sum`` with no sub-metric (``dram__bytes_read.sum``, byte;
-       ``smsp__inst_executed.sum``, inst): ``"sum"``.
-    4. Rollup ``.avg``/``.min``/``.max`` with no sub-metric: these are still *counter values*
-       (``sm__cycles_elapsed.avg`` = cycles per SM instance, averaged over the SMs), and kernels
-       run one after another, so their per-unit counts add: ``"sum"``. (For ``.min``/``.max``
-       the sum of per-launch extremes bounds the extreme of the sum; exact for one launch.)
-    5. ``launch__*`` and ``device__*`` attributes (grid size, registers, device limits) are
-       properties of a launch, not accumulated quantities: ``"duration-weighted mean"``.
-    6. Anything else (derived metrics, user names) is decided by ``unit`` when given: an amount
-       (ns, byte, cycle, inst, ...) -> ``"sum (unknown metric kind)"``, a rate or fraction
-       (%, x/second, Hz, ratio) -> ``"duration-weighted mean (unknown metric kind)"``; without a
-       unit -> ``"duration-weighted mean (unknown metric kind)"``, because a mean of k values of a
-       count is off by the factor k but stays inside the range of the launches, while a sum of
-       percentages produces impossible values. The suffix makes the guess visible.
-
-    Args:
-        metric: an Nsight Compute metric name, e.g. ``"dram__bytes_read.sum"``.
-        unit: the metric's unit if known (``"ns"``, ``"%"``, ``"byte"``, ``"byte/second"``);
-            only consulted for names rule 1-5 do not recognise.
-
-    Returns:
-        ``"sum"`` or ``"duration-weighted mean"``, each possibly followed by
-        ``" (unknown metric kind)"``. (:func:`launches_to_runs` reports ``"single"`` for one
-        launch and ``"mean (no duration to weight)"`` when no duration was collected.)
-    """
-    name = str(metric).strip()
-    base = name.split(":")[-1]  # "breakdown:sm__throughput.avg.pct..." -> the metric itself
-    if base.startswith(("gpu__time_duration", "host__time_duration")):
-        return RULE_SUM
-    parts = base.split(".")
-    if "__" in parts[0] and len(parts) >= 2:
-        # Find the rollup; everything after it is the sub-metric chain.
-        rollup_at = next((i for i, p in enumerate(parts[1:], 1) if p in _ROLLUPS), None)
-        tail = parts[rollup_at + 1:] if rollup_at is not None else parts[1:]
-        if any(_RATE_SUBMETRIC.match(p) for p in tail):
-            return RULE_WEIGHTED
-        if rollup_at is not None and not tail:
-            return RULE_SUM
-    if base.startswith(("launch__", "device__")):
-        return RULE_WEIGHTED
-    if unit is not None and isinstance(unit, str) and unit.strip():
-        u = unit.strip()
-        if _INTENSIVE_UNIT.search(u):
-            return RULE_WEIGHTED + UNKNOWN_KIND_NOTE
-        if _EXTENSIVE_UNIT.match(u):
-            return RULE_SUM + UNKNOWN_KIND_NOTE
-    return RULE_WEIGHTED + UNKNOWN_KIND_NOTE
-
-
 # --- launches -> runs ------------------------------------------------------------------------
-
-#: Columns of a launches table that are not config parameters.
-LAUNCH_FIXED = (C.ANNOTATION, C.CONFIG, C.RUN, C.LAUNCH, C.KERNEL, C.GRID, C.BLOCK, C.METRIC,
-                C.VALUE, C.UNIT)
-
-
-def infer_param_names(frame: pd.DataFrame) -> list[str]:
-    """Config parameter columns of a long table: every column that is not a schema column.
-
-    Args:
-        frame: a launches, runs or aggregated table.
-
-    Returns:
-        The parameter names in column order.
-    """
-    return [c for c in frame.columns if c not in C.RESERVED]
-
-
-def _require(frame: pd.DataFrame, needed: Iterable[str], what: str) -> None:
-    missing = [c for c in needed if c not in frame.columns]
-    if missing:
-        raise KeyError(f"{what} lacks column(s) {', '.join(missing)}; has {list(frame.columns)}")
-
-
-def _config_params(frame: pd.DataFrame, param_names: Sequence[str]) -> pd.DataFrame:
-    """One row per (Annotation, Config) with the parameter values of that config."""
-    keys = [C.ANNOTATION, C.CONFIG]
-    return frame.drop_duplicates(keys)[keys + list(param_names)].reset_index(drop=True)
-
-
-def kernel_counts(launches: pd.DataFrame, param_names: Sequence[str] | None = None) -> pd.DataFrame:
-    """Number of kernel launches per annotation x config x run.
-
-    Args:
-        launches: the launches table (see module docstring).
-        param_names: config parameter columns; None infers them (columns not in the schema).
-
-    Returns:
-        Columns Annotation, Config, <params>, Run, Kernels (distinct Launch indices of that
-        annotation-run, over all metrics), sorted by Config, Annotation (first-seen), Run.
-
-    Raises:
-        KeyError: a required column is missing.
-    """
-    _require(launches, (C.ANNOTATION, C.CONFIG, C.RUN, C.LAUNCH), "launches table")
-    params = list(infer_param_names(launches) if param_names is None else param_names)
-    keys = [C.ANNOTATION, C.CONFIG, C.RUN]
-    counts = (launches.groupby(keys, sort=False, dropna=False)[C.LAUNCH].nunique()
-              .rename(C.KERNELS).reset_index())
-    out = counts.merge(_config_params(launches, params), on=[C.ANNOTATION, C.CONFIG], how="left")
-    out = out[[C.ANNOTATION, C.CONFIG, *params, C.RUN, C.KERNELS]]
-    return out.sort_values([C.CONFIG, C.RUN], kind="stable").reset_index(drop=True)
-
-
-def configs_with_varying_kernels(counts: pd.DataFrame) -> pd.DataFrame:
-    """The rows of :func:`kernel_counts` whose annotation x config has different counts per run.
-
-    A count that differs between *configs* is normal (cuBLAS picks split-K at one size) and is
-    not listed; a count that differs between *runs* of one config (autotuning, a one-time
-    kernel inside the range) makes the runs incomparable and deserves a warning.
-
-    Args:
-        counts: output of :func:`kernel_counts`.
-
-    Returns:
-        The same columns, only the rows of annotation x config pairs with more than one distinct
-        Kernels value (empty when every config is consistent).
-    """
-    n = counts.groupby([C.ANNOTATION, C.CONFIG], sort=False, dropna=False)[C.KERNELS] \
-        .transform("nunique")
-    return counts[n > 1].reset_index(drop=True)
-
-
-def kernels_per_config(counts: pd.DataFrame) -> pd.DataFrame:
-    """Median launches per run for each annotation x config (for the per-config count table).
-
-    Args:
-        counts: output of :func:`kernel_counts`.
-
-    Returns:
-        Columns Annotation, Config, <params>, Kernels (median over runs), KernelsVary.
-    """
-    params = infer_param_names(counts)
-    g = counts.groupby([C.ANNOTATION, C.CONFIG], sort=False, dropna=False)[C.KERNELS]
-    out = pd.DataFrame({C.KERNELS: g.median(), C.KERNELS_VARY: g.nunique() > 1}).reset_index()
-    out = out.merge(_config_params(counts, params), on=[C.ANNOTATION, C.CONFIG], how="left")
-    return out[[C.ANNOTATION, C.CONFIG, *params, C.KERNELS, C.KERNELS_VARY]]
-
 
 def _first_valid(s: pd.Series) -> Any:
     v = s.dropna()
@@ -258,7 +80,7 @@ def launches_to_runs(launches: pd.DataFrame, param_names: Sequence[str] | None =
     Raises:
         KeyError: a required column is missing.
     """
-    _require(launches, (C.ANNOTATION, C.CONFIG, C.RUN, C.LAUNCH, C.METRIC, C.VALUE),
+    require_columns(launches, (C.ANNOTATION, C.CONFIG, C.RUN, C.LAUNCH, C.METRIC, C.VALUE),
              "launches table")
     params = list(infer_param_names(launches) if param_names is None else param_names)
     out_cols = [C.ANNOTATION, C.CONFIG, *params, C.RUN, C.METRIC, C.VALUE, C.UNIT, C.KERNELS,
@@ -324,7 +146,7 @@ def launches_to_runs(launches: pd.DataFrame, param_names: Sequence[str] | None =
     res[C.VALUE] = values
     res[C.COMBINE_RULE] = applied
     res = res.merge(kernels, on=run_keys, how="left")
-    res = res.merge(_config_params(df, params), on=[C.ANNOTATION, C.CONFIG], how="left")
+    res = res.merge(config_params(df, params), on=[C.ANNOTATION, C.CONFIG], how="left")
     res = _sort_first_seen(res[out_cols], with_run=True)
     return res
 
@@ -398,7 +220,7 @@ def aggregate_runs(runs: pd.DataFrame, param_names: Sequence[str] | None = None)
     Raises:
         KeyError: a required column is missing.
     """
-    _require(runs, (C.ANNOTATION, C.CONFIG, C.METRIC, C.VALUE), "runs table")
+    require_columns(runs, (C.ANNOTATION, C.CONFIG, C.METRIC, C.VALUE), "runs table")
     params = list(infer_param_names(runs) if param_names is None else param_names)
     out_cols = [C.ANNOTATION, C.CONFIG, *params, C.METRIC, C.UNIT, C.NUM_RUNS, C.AVG, C.STD,
                 C.MIN, C.MAX, C.MEDIAN, C.CI95_LOWER, C.CI95_UPPER, C.RSD, C.STABLE, C.KERNELS,
@@ -439,13 +261,8 @@ def aggregate_runs(runs: pd.DataFrame, param_names: Sequence[str] | None = None)
     out[C.CI95_LOWER], out[C.CI95_UPPER] = intervals.ci95_bounds(mean, std, n, out[C.MIN])
     out[C.RSD] = rsd = intervals.rsd_pct(mean, std)
     out[C.STABLE] = intervals.stable(n, rsd)
-    out = out.merge(_config_params(df, params), on=[C.ANNOTATION, C.CONFIG], how="left")
+    out = out.merge(config_params(df, params), on=[C.ANNOTATION, C.CONFIG], how="left")
     return _sort_first_seen(out[out_cols], with_run=False)
 
 
-__all__ = [
-    "combine_rule", "launches_to_runs", "aggregate_runs", "kernel_counts",
-    "configs_with_varying_kernels", "kernels_per_config", "infer_param_names",
-    "t_ci95_halfwidth", "RULE_SUM", "RULE_WEIGHTED", "RULE_MEAN_UNWEIGHTED", "RULE_SINGLE",
-    "UNKNOWN_KIND_NOTE",
-]
+__all__ = ["launches_to_runs", "aggregate_runs", "t_ci95_halfwidth"]

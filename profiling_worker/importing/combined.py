@@ -4,7 +4,7 @@
 A sum is right for durations, bytes and counts, and wrong for percentages of peak, rates and
 averages (two kernels at 88 % DRAM throughput become 176 %). With CSVs only, such a value is
 never kept: it is re-derived where its inputs are in the file, else left out (NaN) with the
-reason. The rules of :func:`~profiling_worker.extract.aggregate.combine_rule` decide which
+reason. The rules of :func:`~profiling_worker.extract.combine_rules.combine_rule` decide which
 metrics add. (With the ``.ncu-rep`` beside the CSVs, the assembler recomputes every metric per
 launch instead.)
 
@@ -25,7 +25,7 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 
-from profiling_worker.extract.aggregate import RULE_SUM, combine_rule
+from profiling_worker.extract.combine_rules import RULE_SUM, combine_rule
 from profiling_worker.extract.units import normalise_unit
 from profiling_worker.schema import columns as C, peaks
 from profiling_worker.schema.metrics import (DRAM_BYTES, DRAM_HZ, DRAM_PCT, DRAM_PEAK_PER_CYCLE,

@@ -23,7 +23,7 @@ import pandas as pd
 
 from profiling_worker.bundle_writer import table_columns
 from profiling_worker.errors import ImportFailed
-from profiling_worker.extract.aggregate import RULE_SINGLE
+from profiling_worker.extract.combine_rules import RULE_SINGLE
 from profiling_worker.importing import nsight_columns as N
 from profiling_worker.importing.sniff import NSIGHT_AGG, NSIGHT_RAW, Sniffed
 from profiling_worker.importing.textcsv import (HINT_CSV, NA_STRINGS, floats, kernels,

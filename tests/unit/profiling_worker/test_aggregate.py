@@ -11,20 +11,11 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from scipy import stats
 
-from profiling_worker.extract.aggregate import (
-    RULE_MEAN_UNWEIGHTED,
-    RULE_SINGLE,
-    RULE_SUM,
-    RULE_WEIGHTED,
-    UNKNOWN_KIND_NOTE,
-    aggregate_runs,
-    combine_rule,
-    configs_with_varying_kernels,
-    kernel_counts,
-    kernels_per_config,
-    launches_to_runs,
-    t_ci95_halfwidth,
-)
+from profiling_worker.extract.aggregate import aggregate_runs, launches_to_runs, t_ci95_halfwidth
+from profiling_worker.extract.combine_rules import (RULE_MEAN_UNWEIGHTED, RULE_SINGLE, RULE_SUM,
+                                                    RULE_WEIGHTED, UNKNOWN_KIND_NOTE, combine_rule)
+from profiling_worker.extract.kernel_counts import (configs_with_varying_kernels, kernel_counts,
+                                                    kernels_per_config)
 from profiling_worker.bundle_writer import table_columns
 from profiling_worker.schema import columns as C
 
