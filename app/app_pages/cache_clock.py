@@ -21,9 +21,10 @@ analysis.how_to_read(
     "SM clock each kernel actually ran at (`gpc__cycles_elapsed.avg.per_second`), not the rated "
     "clock. To add a variant, run the same job again with the other setting. On the lent H200 "
     "only `clock_control=none` was run (`base` would lock the clocks of a shared machine).")
-bundles, _problems = cached.list_bundles()
-loaded = [b for b in (cached.bundle_for(i.job_id) for i in bundles) if b is not None]
-group = siblings(bundle, loaded)
+# Siblings are found from the listed manifests; only the chosen ones are loaded.
+listed, _problems = cached.list_bundles()
+others = (cached.bundle_for(i.job_id) for i in siblings(bundle, listed)[1:])
+group = [bundle, *(b for b in others if b is not None)]
 st.caption("Variants: " + ", ".join(f"{esc(variant_label(b))} ({code(b.job_id)})"
                                     for b in group))
 if len(group) == 1:

@@ -48,6 +48,12 @@ class BundleInfo:
     label: str
     manifest: dict[str, Any] = field(repr=False, compare=False, hash=False)
 
+    @property
+    def spec(self) -> dict[str, Any]:
+        """The job spec recorded in the manifest (empty when the manifest has none)."""
+        spec = self.manifest.get("spec")
+        return spec if isinstance(spec, dict) else {}
+
 
 @dataclass(frozen=True)
 class StoreProblem:

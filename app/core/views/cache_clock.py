@@ -14,7 +14,8 @@ control cannot matter.
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import Any
+from pathlib import Path
+from typing import Any, Protocol
 
 import pandas as pd
 
@@ -35,7 +36,24 @@ _IGNORED = {*VARIANT_KEYS, "label"}
 DATASHEET_L2 = {"NVIDIA H200": 62_914_560, "NVIDIA H100 80GB HBM3": 52_428_800}
 
 
-def variant_label(bundle: Bundle) -> str:
+class Listed(Protocol):
+    """What :func:`siblings` reads of a job: a loaded :class:`Bundle`, or a listed bundle whose
+    manifest alone was read (the store's ``BundleInfo``), so finding siblings loads no tables."""
+
+    @property
+    def job_id(self) -> str: ...
+
+    @property
+    def path(self) -> Path: ...
+
+    @property
+    def status(self) -> JobStatus: ...
+
+    @property
+    def spec(self) -> dict[str, Any]: ...
+
+
+def variant_label(bundle: Listed) -> str:
     """``cache all · clock none`` for a bundle's spec (nsight-python's defaults when unset)."""
     cache, clock = (bundle.spec.get(name, SPEC_DEFAULTS[name]) for name in VARIANT_KEYS)
     return f"cache {cache} · clock {clock}"
@@ -45,7 +63,7 @@ def _comparable(spec: dict[str, Any]) -> dict[str, Any]:
     return {k: v for k, v in spec.items() if k not in _IGNORED}
 
 
-def siblings(selected: Bundle, candidates: Sequence[Bundle]) -> list[Bundle]:
+def siblings(selected: Listed, candidates: Sequence[Listed]) -> list[Listed]:
     """The selected bundle and every other done bundle whose spec differs from it only in
     cache_control, clock_control or label: one per variant (the first found), selected first."""
     chosen, seen = [selected], {variant_label(selected)}
