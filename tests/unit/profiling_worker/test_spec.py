@@ -164,3 +164,20 @@ def test_the_dashboard_catalog_checks_kinds_and_defaults_at_submit():
     assert [e.field for e in info.value.errors] == ["configs[0].mode"]
     assert validate_spec({"kernels": ["user_kinds"], "backend": "cpu"}, catalog).configs == (
         KIND_CFG,)
+
+
+def test_option_fields_are_literals_whose_choices_and_defaults_validate_uses() -> None:
+    import typing
+
+    from profiling_worker.schema import spec as S
+
+    hints = typing.get_type_hints(S.JobSpec)
+    for name, choices in (("backend", S.BACKENDS), ("cache_control", S.CACHE_CONTROLS),
+                          ("clock_control", S.CLOCK_CONTROLS), ("replay_mode", S.REPLAY_MODES),
+                          ("thermal_mode", S.THERMAL_MODES)):
+        assert typing.get_args(hints[name]) == choices
+        assert S.SPEC_DEFAULTS[name] in choices
+        for bad in ("warm", 3):  # a value outside the Literal is an error naming the field
+            assert name in _errors(**{name: bad})
+    minimal = validate_spec({"kernels": ["matmul"], "configs": [{"n": 256}]}, CATALOG)
+    assert {k: getattr(minimal, k) for k in S.SPEC_DEFAULTS} == dict(S.SPEC_DEFAULTS)
