@@ -48,10 +48,10 @@ def backends_frame(ncu: Bundle, cupti: Bundle) -> pd.DataFrame:
     out = both[[c for c in both if c not in both.filter(like=F.BASELINE).columns
                 and c not in both.filter(like=F.CANDIDATE).columns]].copy()
     out[F.NCU_US] = both[F.CANDIDATE_AVG] / 1e3
-    out[F.NCU_RSD] = both["CandidateRSD"]
+    out[F.NCU_RSD] = both[F.CANDIDATE_RSD]
     out[F.CUPTI_US] = both[F.BASELINE_AVG] / 1e3
-    out[F.CUPTI_RSD] = both["BaselineRSD"]
-    out["DiffUs"] = out[F.NCU_US] - out[F.CUPTI_US]
+    out[F.CUPTI_RSD] = both[F.BASELINE_RSD]
+    out[F.DIFF_US] = out[F.NCU_US] - out[F.CUPTI_US]
     out[F.VERDICT] = out[F.VERDICT].str.replace("candidate", "ncu")
     out = out.rename(columns={F.RATIO: F.RATIO_NCU_OVER_CUPTI})
     order = [c for c in out if c not in (C.METRIC, C.UNIT, F.RATIO_EXCLUDES_ONE)]
@@ -76,10 +76,10 @@ def kernel_counts_differ(ncu: Bundle, cupti: Bundle) -> pd.DataFrame:
     cols = keys + [F.MAX_PER_RUN, F.KERNEL_NAMES]
     merged = both[0][cols + [F.CONFIG_LABEL]].merge(both[1][cols], on=keys,
                                                    suffixes=("Ncu", "Cupti"))
-    merged = merged[merged["MaxPerRunNcu"] != merged["MaxPerRunCupti"]]
-    return merged.rename(columns={"MaxPerRunNcu": F.NCU_KERNELS_PER_RUN,
-                                  "MaxPerRunCupti": F.CUPTI_KERNELS_PER_RUN,
-                                  "KernelsNcu": "NcuKernels", "KernelsCupti": "CuptiKernels"}
+    merged = merged[merged[F.MAX_PER_RUN_NCU] != merged[F.MAX_PER_RUN_CUPTI]]
+    return merged.rename(columns={F.MAX_PER_RUN_NCU: F.NCU_KERNELS_PER_RUN,
+                                  F.MAX_PER_RUN_CUPTI: F.CUPTI_KERNELS_PER_RUN,
+                                  F.KERNELS_NCU: F.NCU_KERNELS, F.KERNELS_CUPTI: F.CUPTI_KERNELS}
                          ).reset_index(drop=True)
 
 
@@ -90,7 +90,7 @@ def wall_frame(*bundles: Bundle) -> pd.DataFrame:
     for b in bundles:
         backend = b.manifest.get("backend") or {}
         rows.append({F.JOB: b.job_id, "Backend": b.backend, F.MEASURES: b.measurement,
-                     "NsightMode": backend.get("nsight_mode", ""),
+                     F.NSIGHT_MODE: backend.get("nsight_mode", ""),
                      F.WALL_S: b.manifest.get("wall_s"), F.RUNS: b.spec.get("runs"),
                      "Configs": len(b.spec.get("configs") or []),
                      "Metrics": len(b.spec.get("metrics") or [])})

@@ -70,12 +70,12 @@ def bound_frame(bundle: Bundle, options: BoundOptions) -> pd.DataFrame:
     sheet = peaks.datasheet_dram(peaks.match_device(gpu_name(bundle.manifest.get("environment")
                                                              or {}, job_gpu_index(bundle.manifest, bundle.spec))))
     out[F.DATASHEET_GBPS] = sheet.value if sheet else np.nan
-    out["PctOfDatasheetGBps"] = 100.0 * out[F.ACHIEVED_GBPS] / out[F.DATASHEET_GBPS]
+    out[F.PCT_OF_DATASHEET_GBPS] = 100.0 * out[F.ACHIEVED_GBPS] / out[F.DATASHEET_GBPS]
     counter = [peaks.counter_dram_peak({m: r[m] for m in peaks.DRAM_PEAK})
                for _, r in wide.iterrows()]
-    out["CounterGBps"] = [p.value if p else np.nan for p in counter]
-    out["PctOfCounterGBps"] = 100.0 * out[F.ACHIEVED_GBPS] / out["CounterGBps"]
-    out["PeakSource"] = [
+    out[F.COUNTER_GBPS] = [p.value if p else np.nan for p in counter]
+    out[F.PCT_OF_COUNTER_GBPS] = 100.0 * out[F.ACHIEVED_GBPS] / out[F.COUNTER_GBPS]
+    out[F.PEAK_SOURCE] = [
         "; ".join(s for s in ((sheet.source if sheet else "GPU not in the datasheet table"),
                               (p.source if p else "")) if s) for p in counter]
     return with_labels(out, bundle.parameters)

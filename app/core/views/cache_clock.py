@@ -109,7 +109,7 @@ def _one(bundle: Bundle) -> pd.DataFrame:
         **{p: wide[p] for p in bundle.parameters if p in wide},
         F.WORKING_SET_BYTES: wide[C.BYTES], F.TIME_NS: time_ns,
         F.GBPS: (measured.fillna(wide[C.BYTES])) / time_ns,
-        "GBpsSource": measured.notna().map({True: "measured DRAM bytes",
+        F.GBPS_SOURCE: measured.notna().map({True: "measured DRAM bytes",
                                             False: "analytic bytes"}),
         F.SM_CLOCK_MHZ: wide[CLOCK_METRIC] / 1e6,
     })
@@ -132,5 +132,5 @@ def cache_clock_frame(bundles: Sequence[Bundle]) -> pd.DataFrame:
     first = frame[frame[F.VARIANT] == frame[F.VARIANT].iloc[0]]
     ref = first.set_index([C.ANNOTATION, F.CONFIG_LABEL])[F.TIME_NS]
     keys = pd.MultiIndex.from_frame(frame[[C.ANNOTATION, F.CONFIG_LABEL]])
-    frame["TimeVsFirst"] = frame[F.TIME_NS].to_numpy() / ref.reindex(keys).to_numpy()
+    frame[F.TIME_VS_FIRST] = frame[F.TIME_NS].to_numpy() / ref.reindex(keys).to_numpy()
     return frame

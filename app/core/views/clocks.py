@@ -59,7 +59,7 @@ def clock_sources(interval_ms: float) -> pd.DataFrame:
          "the run itself: the first run of an H200 job read the 345 MHz idle clock although its "
          "kernel ran near 1980 MHz"),
     ]
-    return pd.DataFrame(rows, columns=[F.SOURCE, F.MEASURES, "When", "Misses"])
+    return pd.DataFrame(rows, columns=[F.SOURCE, F.MEASURES, "When", F.MISSES])
 
 
 def decode_throttle(mask: int) -> list[str]:
@@ -117,10 +117,10 @@ def throttle_frame(trace: pd.DataFrame) -> pd.DataFrame:
         if not hit.any():
             continue
         rows.append({"Reason": THROTTLE_BITS.get(bit, f"bit {bit:#x}"), "Bit": f"{bit:#x}",
-                     "Samples": int(hit.sum()), "PctOfSamples": 100.0 * hit.mean(),
-                     "FirstS": float(times[hit].min()), "LastS": float(times[hit].max())})
-    return pd.DataFrame(rows, columns=["Reason", "Bit", "Samples", "PctOfSamples", "FirstS",
-                                       "LastS"])
+                     "Samples": int(hit.sum()), F.PCT_OF_SAMPLES: 100.0 * hit.mean(),
+                     F.FIRST_S: float(times[hit].min()), F.LAST_S: float(times[hit].max())})
+    return pd.DataFrame(rows, columns=["Reason", "Bit", "Samples", F.PCT_OF_SAMPLES, F.FIRST_S,
+                                       F.LAST_S])
 
 
 def max_sm_clock_mhz(bundle: Bundle) -> float | None:
@@ -150,7 +150,7 @@ def kernel_clock_frame(bundle: Bundle) -> pd.DataFrame:
     out[F.MAX_MHZ] = rows[C.MAX].astype(float) / 1e6
     top = max_sm_clock_mhz(bundle)
     out[F.MAX_SM_CLOCK_MHZ] = np.nan if top is None else top
-    out["PctOfMax"] = 100.0 * out[F.SM_CLOCK_MHZ] / out[F.MAX_SM_CLOCK_MHZ]
+    out[F.PCT_OF_MAX] = 100.0 * out[F.SM_CLOCK_MHZ] / out[F.MAX_SM_CLOCK_MHZ]
     return with_labels(out.reset_index(drop=True), bundle.parameters)
 
 
@@ -232,11 +232,11 @@ def correlation_frame(frame: pd.DataFrame) -> pd.DataFrame:
             note = ""
         lo, hi = (float(np.min(x)), float(np.max(x))) if len(x) else (np.nan, np.nan)
         rows.append({**dict(zip(group_keys, key)), SAMPLED: BEFORE_RUN, F.RUNS: len(x),
-                     PEARSON: r, "PValue": p, "CollectorMin": lo, "CollectorMax": hi,
+                     PEARSON: r, F.P_VALUE: p, F.COLLECTOR_MIN: lo, F.COLLECTOR_MAX: hi,
                      F.NOTE: note})
     lead = [c for c in group_keys if c not in (C.COLLECTOR, COLLECTOR_UNIT)]
-    cols = [*lead, C.COLLECTOR, COLLECTOR_UNIT, SAMPLED, F.RUNS, PEARSON, "PValue",
-            "CollectorMin", "CollectorMax", F.NOTE]
+    cols = [*lead, C.COLLECTOR, COLLECTOR_UNIT, SAMPLED, F.RUNS, PEARSON, F.P_VALUE,
+            F.COLLECTOR_MIN, F.COLLECTOR_MAX, F.NOTE]
     return pd.DataFrame(rows, columns=cols)
 
 

@@ -72,22 +72,22 @@ def compare_frame(baseline: Bundle, candidate: Bundle, options: CompareOptions) 
                           f"{metric} values.", "Compare jobs of the same kernels and sizes.")
     mb, mc = both[F.BASELINE_AVG], both[F.CANDIDATE_AVG]
     both[F.RATIO] = mc / mb
-    hb = intervals.ci95_half_width(both["BaselineStdDev"], both["BaselineRuns"]) / mb.abs()
-    hc = intervals.ci95_half_width(both["CandidateStdDev"], both["CandidateRuns"]) / mc.abs()
-    enough = ((both["BaselineRuns"] >= intervals.MIN_RUNS)
-              & (both["CandidateRuns"] >= intervals.MIN_RUNS))
+    hb = intervals.ci95_half_width(both[F.BASELINE_STD_DEV], both[F.BASELINE_RUNS]) / mb.abs()
+    hc = intervals.ci95_half_width(both[F.CANDIDATE_STD_DEV], both[F.CANDIDATE_RUNS]) / mc.abs()
+    enough = ((both[F.BASELINE_RUNS] >= intervals.MIN_RUNS)
+              & (both[F.CANDIDATE_RUNS] >= intervals.MIN_RUNS))
     spread = np.where(enough, np.exp(np.sqrt(hb**2 + hc**2)), np.nan)
     both[F.RATIO_CI95_LOWER] = both[F.RATIO] / spread
     both[F.RATIO_CI95_UPPER] = both[F.RATIO] * spread
     both[F.ENOUGH_RUNS] = enough
-    both[F.CIS_OVERLAP] = enough & ((both["BaselineCI95Lower"] <= both["CandidateCI95Upper"])
-                                   & (both["CandidateCI95Lower"] <= both["BaselineCI95Upper"]))
+    both[F.CIS_OVERLAP] = enough & ((both[F.BASELINE_CI95_LOWER] <= both[F.CANDIDATE_CI95_UPPER])
+                                   & (both[F.CANDIDATE_CI95_LOWER] <= both[F.BASELINE_CI95_UPPER]))
     both[F.RATIO_EXCLUDES_ONE] = (both[F.RATIO_CI95_LOWER] > 1) | (both[F.RATIO_CI95_UPPER] < 1)
     both[F.VERDICT] = [_verdict(r, same, ok, metric) for r, same, ok in
                        zip(both[F.RATIO], both[F.CIS_OVERLAP], enough)]
     both.insert(len(keys), C.METRIC, metric)
-    both.insert(len(keys) + 1, C.UNIT, both.pop("BaselineUnit"))
-    both = both.drop(columns=["CandidateUnit"])
+    both.insert(len(keys) + 1, C.UNIT, both.pop(F.BASELINE_UNIT))
+    both = both.drop(columns=[F.CANDIDATE_UNIT])
     params = tuple(k for k in keys if k != C.ANNOTATION)
     return with_labels(both, params)
 

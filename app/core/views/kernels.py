@@ -55,8 +55,8 @@ def kernel_counts_frame(bundle: Bundle) -> pd.DataFrame:
     per_run = (launches.drop_duplicates(keys + [C.RUN, C.LAUNCH])
                .groupby(keys + [C.RUN], sort=False).size().rename("_count").reset_index())
     counts = per_run.groupby(keys, sort=False)["_count"].agg(["min", "max"]).reset_index()
-    counts = counts.rename(columns={"min": "KernelsPerRun", "max": F.MAX_PER_RUN})
-    counts[F.VARIES_BETWEEN_RUNS] = counts["KernelsPerRun"] != counts[F.MAX_PER_RUN]
+    counts = counts.rename(columns={"min": F.KERNELS_PER_RUN, "max": F.MAX_PER_RUN})
+    counts[F.VARIES_BETWEEN_RUNS] = counts[F.KERNELS_PER_RUN] != counts[F.MAX_PER_RUN]
     names = (launches.groupby(keys, sort=False)[C.KERNEL]
              .agg(lambda s: " + ".join(dict.fromkeys(s))).rename(F.KERNEL_NAMES).reset_index())
     return with_labels(counts.merge(names, on=keys), bundle.parameters)
@@ -88,7 +88,7 @@ def unattributed_frame(bundle: Bundle) -> pd.DataFrame:
         the job has none (or is older than the table).
     """
     table = bundle.table(C.TABLE_UNATTRIBUTED)
-    cols = [C.ANNOTATION, C.CONFIG, C.KERNEL, C.REASON, "Launches", "TotalNs"]
+    cols = [C.ANNOTATION, C.CONFIG, C.KERNEL, C.REASON, "Launches", F.TOTAL_NS]
     if table.empty or C.KERNEL not in table:
         return pd.DataFrame(columns=cols)
     metrics = table[C.METRIC].dropna()
@@ -97,9 +97,9 @@ def unattributed_frame(bundle: Bundle) -> pd.DataFrame:
     rows = table[table[C.METRIC] == metric]
     keys = [C.ANNOTATION, C.CONFIG, C.KERNEL, C.REASON]
     out = rows.groupby(keys, sort=False, dropna=False)[C.VALUE].agg(["size", "sum"]).reset_index()
-    out = out.rename(columns={"size": "Launches", "sum": "TotalNs"})
+    out = out.rename(columns={"size": "Launches", "sum": F.TOTAL_NS})
     if metric != bundle.duration_metric:
-        out["TotalNs"] = float("nan")
+        out[F.TOTAL_NS] = float("nan")
     return out[cols]
 
 

@@ -121,10 +121,10 @@ def fusion_frame(bundle: Bundle, options: MemoryOptions) -> pd.DataFrame:
     out = both[keys].copy()
     out[F.UNFUSED_BYTES], out[F.FUSED_BYTES] = both["DramBytes_u"], both["DramBytes_f"]
     out[F.TRAFFIC_RATIO] = out[F.FUSED_BYTES] / out[F.UNFUSED_BYTES]
-    out["BytesSaved"] = out[F.UNFUSED_BYTES] - out[F.FUSED_BYTES]
+    out[F.BYTES_SAVED] = out[F.UNFUSED_BYTES] - out[F.FUSED_BYTES]
     out[F.UNFUSED_TIME_NS], out[F.FUSED_TIME_NS] = both["TimeNs_u"], both["TimeNs_f"]
     out[F.TIME_RATIO] = out[F.FUSED_TIME_NS] / out[F.UNFUSED_TIME_NS]
-    out["TimeSavedNs"] = out[F.UNFUSED_TIME_NS] - out[F.FUSED_TIME_NS]
+    out[F.TIME_SAVED_NS] = out[F.UNFUSED_TIME_NS] - out[F.FUSED_TIME_NS]
     out[F.ANALYTIC_BYTES] = both["AnalyticBytes_f"]
     return out.reset_index(drop=True)
 

@@ -147,16 +147,16 @@ def _add_peaks(out: pd.DataFrame, bundle: Bundle) -> None:
         clock_src.append(clock.source if clock else "no clock collected")
     del out["_values"]
     out["Roof"] = roof
-    out["DatasheetTFLOPs"] = sheet_v
-    out[F.PCT_OF_DATASHEET] = 100.0 * out[F.ACHIEVED_TFLOPS] / out["DatasheetTFLOPs"]
-    out["ClockPeakTFLOPs"] = clock_v
-    out[F.PCT_OF_CLOCK_PEAK] = 100.0 * out[F.ACHIEVED_TFLOPS] / out["ClockPeakTFLOPs"]
-    out["ClockPeakSource"] = clock_src
+    out[F.DATASHEET_TFLOPS] = sheet_v
+    out[F.PCT_OF_DATASHEET] = 100.0 * out[F.ACHIEVED_TFLOPS] / out[F.DATASHEET_TFLOPS]
+    out[F.CLOCK_PEAK_TFLOPS] = clock_v
+    out[F.PCT_OF_CLOCK_PEAK] = 100.0 * out[F.ACHIEVED_TFLOPS] / out[F.CLOCK_PEAK_TFLOPS]
+    out[F.CLOCK_PEAK_SOURCE] = clock_src
     out[F.DATASHEET_GBPS] = dram.value if dram else np.nan
-    out["RidgeAI"] = out["DatasheetTFLOPs"] * 1e3 / out[F.DATASHEET_GBPS]
-    out["Side"] = np.where(out[F.ARITHMETIC_INTENSITY] < out["RidgeAI"], "memory", "compute")
-    out.loc[out["RidgeAI"].isna(), "Side"] = ""
-    out["DatasheetSource"] = sheet_src
+    out[F.RIDGE_AI] = out[F.DATASHEET_TFLOPS] * 1e3 / out[F.DATASHEET_GBPS]
+    out["Side"] = np.where(out[F.ARITHMETIC_INTENSITY] < out[F.RIDGE_AI], "memory", "compute")
+    out.loc[out[F.RIDGE_AI].isna(), "Side"] = ""
+    out[F.DATASHEET_SOURCE] = sheet_src
 
 
 def roofline_ceilings(frame: pd.DataFrame) -> pd.DataFrame:
@@ -168,13 +168,13 @@ def roofline_ceilings(frame: pd.DataFrame) -> pd.DataFrame:
     """
     rows = []
     if frame[F.DATASHEET_GBPS].notna().any():
-        rows.append({"Ceiling": "DRAM bandwidth (datasheet)", F.KIND: "memory",
+        rows.append({F.CEILING: "DRAM bandwidth (datasheet)", F.KIND: "memory",
                      "Value": float(frame[F.DATASHEET_GBPS].iloc[0]), "Unit": "GB/s",
-                     F.SOURCE: str(frame["DatasheetSource"].iloc[0])})
-    known = frame[frame["DatasheetTFLOPs"].notna()]
-    for _, group in known.groupby("DatasheetTFLOPs", sort=False):  # FP16 and BF16 share one
+                     F.SOURCE: str(frame[F.DATASHEET_SOURCE].iloc[0])})
+    known = frame[frame[F.DATASHEET_TFLOPS].notna()]
+    for _, group in known.groupby(F.DATASHEET_TFLOPS, sort=False):  # FP16 and BF16 share one
         roofs = list(dict.fromkeys(group["Roof"]))
-        rows.append({"Ceiling": " / ".join(roofs) + " (datasheet)", F.KIND: "compute",
-                     "Value": float(group["DatasheetTFLOPs"].iloc[0]), "Unit": "TFLOP/s",
-                     F.SOURCE: str(group["DatasheetSource"].iloc[0])})
-    return pd.DataFrame(rows, columns=["Ceiling", F.KIND, "Value", "Unit", F.SOURCE])
+        rows.append({F.CEILING: " / ".join(roofs) + " (datasheet)", F.KIND: "compute",
+                     "Value": float(group[F.DATASHEET_TFLOPS].iloc[0]), "Unit": "TFLOP/s",
+                     F.SOURCE: str(group[F.DATASHEET_SOURCE].iloc[0])})
+    return pd.DataFrame(rows, columns=[F.CEILING, F.KIND, "Value", "Unit", F.SOURCE])

@@ -18,7 +18,7 @@ from app.core import frame_columns as F
 #: Below this mean duration (ns) launch overhead and timer jitter dominate the spread.
 SHORT_KERNEL_NS = 10_000.0
 SHORT_NOTE = "shorter than 10 µs: launch jitter dominates the spread"
-DRIFT = "DriftPctOverRuns"
+DRIFT = F.DRIFT_PCT_OVER_RUNS
 SHORT = F.SHORT_KERNEL
 NOTE = F.NOTE
 STAT_COLUMNS = (C.AVG, C.STD, C.MIN, C.MAX, C.MEDIAN, C.CI95_LOWER, C.CI95_UPPER)
