@@ -5,9 +5,9 @@ import streamlit as st
 
 from profiling_worker.schema import columns as C
 
-from app.core.bundle_files import (MAX_INFLATED_BYTES, gunzip_file, gunzipped_name,
-                                   inside_bundle, is_gzipped_report, read_report_summary,
-                                   zip_bundle, zip_name)
+from app.core.bundle_files import (MAX_INFLATED_BYTES, ORIGINALS_NOTE, download_name,
+                                   gunzip_file, gunzipped_name, inside_bundle, is_gzipped_report,
+                                   is_original_upload, read_report_summary, zip_bundle, zip_name)
 from app.ui import analysis, panels
 from app.ui.text import code
 
@@ -24,12 +24,16 @@ st.download_button(f"Download the whole bundle (zip, {len(bundle.files)} files, 
                    help="Built when clicked; unzips into one directory that the "
                         "dashboard (or `python -m profiling_worker`) can open again.")
 
+st.caption(ORIGINALS_NOTE)
+
 for i, item in enumerate(bundle.files):
     left, mid, right = st.columns([6, 2, 2], vertical_alignment="center")
     left.markdown(code(item.relpath))
-    mid.caption(f"{item.size:,} bytes")
-    right.download_button("Download", data=panels.read_lazily(bundle.path, item.relpath),
-                          file_name=item.relpath.replace("/", "_"), key=f"files-download-{i}",
+    original = is_original_upload(bundle, item.relpath)
+    mid.caption(f"{item.size:,} bytes" + (" · original upload" if original else ""))
+    right.download_button("Download original" if original else "Download",
+                          data=panels.read_lazily(bundle.path, item.relpath),
+                          file_name=download_name(bundle, item.relpath), key=f"files-download-{i}",
                           mime="application/octet-stream", on_click="ignore",
                           icon=":material/download:")
     if is_gzipped_report(item.relpath):

@@ -22,6 +22,7 @@ from profiling_worker.inflate import InflateError, gunzip_to
 from profiling_worker.schema import columns as C
 
 from app.core.bundle_loader import Bundle
+from app.core.provenance import is_imported
 
 #: The most a ``.ncu-rep`` download may expand to: Streamlit holds a download's bytes in
 #: memory, so a gzip bomb must stop well before the server's memory does (cuBLAS reports are
@@ -30,6 +31,32 @@ MAX_INFLATED_BYTES = 256 * 1024**2
 
 #: Files that are already compressed: stored in the zip as they are.
 _STORED_SUFFIXES = (".gz", ".zip", ".parquet", ".png")
+
+
+#: Download-name prefix of an imported file as it was uploaded.
+ORIGINAL_UPLOAD = "original-upload"
+#: What the Files page says about the stored originals and the dashboard's own CSVs.
+ORIGINALS_NOTE = (
+    f"Files under `{C.NSIGHT_DIR}/` of an imported job are the uploaded files, kept "
+    "byte-identical as evidence and offered as `" + ORIGINAL_UPLOAD + "_<name>`: a text cell "
+    "in them that starts with `=`, `+`, `-` or `@` is as uploaded and a spreadsheet may run it "
+    f"as a formula. The dashboard's own CSVs (`{C.TABLES_DIR}/*.csv` and every table's "
+    "Download CSV) start such cells with `'`, so a spreadsheet shows them as text.")
+
+
+def is_original_upload(bundle: Bundle, relpath: str) -> bool:
+    """True for a file an import copied verbatim from the upload: under ``nsight/`` of an
+    imported bundle, other than the report summary the importer writes."""
+    return (is_imported(bundle.manifest) and relpath.startswith(f"{C.NSIGHT_DIR}/")
+            and relpath != C.REPORT_SUMMARY_FILE)
+
+
+def download_name(bundle: Bundle, relpath: str) -> str:
+    """File name of one file's download: ``original-upload_<name>`` for an original upload
+    (:func:`is_original_upload`), else the relative path with ``/`` as ``_``."""
+    if is_original_upload(bundle, relpath):
+        return f"{ORIGINAL_UPLOAD}_{Path(relpath).name}"
+    return relpath.replace("/", "_")
 
 
 def zip_name(bundle: Bundle) -> str:

@@ -32,3 +32,41 @@ def test_ncu_bundle_offers_ncu_rep_and_summary(store, monkeypatch, app) -> None:
     assert dict(zip(overview["Item"], overview["Value"]))["Launches"] == "160"
     assert len(kernels) == 13 and kernels["Launches"].sum() == 160
     assert "Rule results: none" in texts(at)
+
+
+def test_imported_originals_are_kept_verbatim_and_named_as_uploads(store, app, tmp_path) -> None:
+    """An annotation that is a spreadsheet formula: the stored upload (and its copy in the zip)
+    stays byte-identical and is offered as the original upload; the dashboard's CSVs and the
+    page say which is which."""
+    import sys
+    import zipfile
+
+    import pandas as pd
+
+    from app.core.bundle_files import ORIGINALS_NOTE, download_name, zip_bundle
+    from app.core.bundle_loader import load_bundle
+    from app.services import import_client
+    from tests.hostile import NSPY_CSV
+
+    formula = '=HYPERLINK("http://evil.example","x")'
+    frame = pd.read_csv(NSPY_CSV)
+    frame["Annotation"] = formula
+    upload = tmp_path / "profiled_data-formula-0.csv"
+    frame.to_csv(upload, index=False)
+    outcome = import_client.run_import([upload], store["results"], sys.executable)
+    assert outcome.ok, (outcome.message, outcome.log)
+    bundle = load_bundle(store["results"] / outcome.job_id)
+    stored = f"nsight/{upload.name}"
+    assert (bundle.path / stored).read_bytes() == upload.read_bytes()
+    with zipfile.ZipFile(zip_bundle(bundle)) as archive:
+        assert archive.read(f"{outcome.job_id}/{stored}") == upload.read_bytes()
+    assert download_name(bundle, stored) == f"original-upload_{upload.name}"
+    assert download_name(bundle, "tables/runs.csv") == "tables_runs.csv"
+    runs_csv = (bundle.path / "tables" / "runs.csv").read_text(encoding="utf-8")
+    assert f"'{formula}".replace('"', '""') in runs_csv
+
+    at = app("files", query={"job": outcome.job_id})
+    assert not at.exception
+    labels = [b.proto.label for b in at.get("download_button")]
+    assert labels.count("Download original") == 1
+    assert ORIGINALS_NOTE in texts(at) and "original upload" in texts(at)
