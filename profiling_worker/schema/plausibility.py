@@ -70,7 +70,6 @@ PERCENT_TOLERANCE = 0.05
 #: Clock counters average over the kernel; 1 % above the NVML maximum is sampling granularity.
 CLOCK_TOLERANCE = 0.01
 SM_CLOCK_HZ_METRICS = (M.GPC_HZ, M.SM_HZ)
-DRAM_CLOCK_HZ = M.DRAM_HZ
 DRAM_BYTES = (M.DRAM_READ, M.DRAM_WRITE)
 #: manifest ``backend`` key a backend sets true when it flushed the L2 before every run.
 L2_FLUSHED_KEY = "l2_flushed"
@@ -309,7 +308,7 @@ def _clocks(runs: pd.DataFrame, collectors: pd.DataFrame, nvml: pd.DataFrame,
         return out
     limit = max_sm * (1 + CLOCK_TOLERANCE)
     for metrics, top, what in ((SM_CLOCK_HZ_METRICS, max_sm, "SM"),
-                               ((DRAM_CLOCK_HZ,), max_mem, "memory")):
+                               ((M.DRAM_HZ,), max_mem, "memory")):
         if _has(runs, C.METRIC, C.VALUE) and isinstance(top, (int, float)) and top > 0:
             mhz = runs[C.VALUE] / 1e6
             mask = runs[C.METRIC].isin(metrics) & (mhz > top * (1 + CLOCK_TOLERANCE))

@@ -20,7 +20,6 @@ from app.core.metrics import (DRAM_PCT, DRAM_READ, DRAM_WRITE, GPC_HZ, SM_PCT, k
 #: too little parallelism limits the kernel (NCU's own guidance: below ~60 % of peak, look at
 #: latency, not throughput).
 LATENCY_THRESHOLD_PCT = 60.0
-LIMITED = F.LIMITED_BY
 
 
 @dataclass(frozen=True)
@@ -61,7 +60,7 @@ def bound_frame(bundle: Bundle, options: BoundOptions) -> pd.DataFrame:
     out = wide[keys_of(bundle, wide)].copy()
     out[F.SM_PCT] = wide[SM_PCT].astype(float)
     out[F.DRAM_PCT] = wide[DRAM_PCT].astype(float)
-    out[LIMITED] = [limited_by(s, d, options.latency_threshold_pct)
+    out[F.LIMITED_BY] = [limited_by(s, d, options.latency_threshold_pct)
                     for s, d in zip(out[F.SM_PCT], out[F.DRAM_PCT])]
     out[F.TIME_NS] = wide[bundle.duration_metric].astype(float)
     out[F.SM_CLOCK_MHZ] = wide[GPC_HZ].astype(float) / 1e6

@@ -28,8 +28,6 @@ from app.core.bundle_loader import Bundle
 from app.core.metrics import MissingData, wide_means, with_labels
 from app.core import frame_columns as F
 
-CLOCK_METRIC = M.GPC_HZ
-DRAM_METRICS = M.DRAM_TRAFFIC
 VARIANT_KEYS = ("cache_control", "clock_control")
 _IGNORED = {*VARIANT_KEYS, "label"}
 #: L2 of an H200 (60 MiB; device__attribute_l2_cache_size read on the lent H200, research notes §4.1).
@@ -91,7 +89,7 @@ def l2_bytes(bundle: Bundle) -> tuple[float | None, str]:
 
 
 def _one(bundle: Bundle) -> pd.DataFrame:
-    metrics = (bundle.duration_metric, CLOCK_METRIC, *DRAM_METRICS)
+    metrics = (bundle.duration_metric, M.GPC_HZ, *M.DRAM_TRAFFIC)
     wide = wide_means(bundle, metrics)
     work = bundle.table(C.TABLE_WORK)
     if wide.empty or wide[bundle.duration_metric].isna().all():
@@ -102,7 +100,7 @@ def _one(bundle: Bundle) -> pd.DataFrame:
     else:
         wide[C.BYTES] = float("nan")
     time_ns = wide[bundle.duration_metric]
-    measured = wide[list(DRAM_METRICS)].sum(axis=1, min_count=2)
+    measured = wide[list(M.DRAM_TRAFFIC)].sum(axis=1, min_count=2)
     out = pd.DataFrame({
         F.VARIANT: variant_label(bundle), F.JOB: bundle.job_id,
         C.ANNOTATION: wide[C.ANNOTATION], C.CONFIG: wide[C.CONFIG],
@@ -111,7 +109,7 @@ def _one(bundle: Bundle) -> pd.DataFrame:
         F.GBPS: (measured.fillna(wide[C.BYTES])) / time_ns,
         F.GBPS_SOURCE: measured.notna().map({True: "measured DRAM bytes",
                                             False: "analytic bytes"}),
-        F.SM_CLOCK_MHZ: wide[CLOCK_METRIC] / 1e6,
+        F.SM_CLOCK_MHZ: wide[M.GPC_HZ] / 1e6,
     })
     return with_labels(out, bundle.parameters)
 

@@ -18,9 +18,6 @@ from app.core import frame_columns as F
 #: Below this mean duration (ns) launch overhead and timer jitter dominate the spread.
 SHORT_KERNEL_NS = 10_000.0
 SHORT_NOTE = "shorter than 10 µs: launch jitter dominates the spread"
-DRIFT = F.DRIFT_PCT_OVER_RUNS
-SHORT = F.SHORT_KERNEL
-NOTE = F.NOTE
 STAT_COLUMNS = (C.AVG, C.STD, C.MIN, C.MAX, C.MEDIAN, C.CI95_LOWER, C.CI95_UPPER)
 
 
@@ -75,12 +72,12 @@ def stability_frame(bundle: Bundle, options: StabilityOptions) -> pd.DataFrame:
     if unit:
         frame[C.UNIT] = unit
     is_time = metric in C.DURATION_METRICS
-    frame[SHORT] = (ns_mean < SHORT_KERNEL_NS).to_numpy() if is_time else False
+    frame[F.SHORT_KERNEL] = (ns_mean < SHORT_KERNEL_NS).to_numpy() if is_time else False
     drift = _drift(bundle, metric)
     frame = frame.merge(drift, on=[C.ANNOTATION, C.CONFIG], how="left")
-    frame[NOTE] = [_note(r) for _, r in frame.iterrows()]
+    frame[F.NOTE] = [_note(r) for _, r in frame.iterrows()]
     keep = [*keys_of(bundle, frame), C.METRIC, C.UNIT, C.NUM_RUNS, *STAT_COLUMNS, C.RSD, C.STABLE,
-            SHORT, DRIFT, NOTE]
+            F.SHORT_KERNEL, F.DRIFT_PCT_OVER_RUNS, F.NOTE]
     return with_labels(frame[[c for c in keep if c in frame]].reset_index(drop=True),
                        bundle.parameters)
 
@@ -89,9 +86,9 @@ def _note(row: pd.Series) -> str:
     notes = []
     if not row.get(C.STABLE, True):
         notes.append(f"RSD {row[C.RSD]:.2f} % ≥ {C.STABLE_RSD_PCT:g} %: not stable")
-    if row.get(SHORT, False):
+    if row.get(F.SHORT_KERNEL, False):
         notes.append(SHORT_NOTE)
-    drift = row.get(DRIFT)
+    drift = row.get(F.DRIFT_PCT_OVER_RUNS)
     if drift is not None and drift == drift and abs(drift) >= C.STABLE_RSD_PCT:
         notes.append(f"drifts {drift:+.1f} % over the runs")
     return "; ".join(notes)
@@ -100,7 +97,7 @@ def _note(row: pd.Series) -> str:
 def _drift(bundle: Bundle, metric: str) -> pd.DataFrame:
     """Linear trend of the value over the run index, as % of the mean across all runs."""
     runs = bundle.table(C.TABLE_RUNS)
-    cols = [C.ANNOTATION, C.CONFIG, DRIFT]
+    cols = [C.ANNOTATION, C.CONFIG, F.DRIFT_PCT_OVER_RUNS]
     if runs.empty or C.METRIC not in runs:
         return pd.DataFrame(columns=cols)
     rows = []
@@ -111,7 +108,7 @@ def _drift(bundle: Bundle, metric: str) -> pd.DataFrame:
         if len(x) >= 3 and np.ptp(x) > 0 and y.mean() != 0:
             slope = np.polyfit(x, y, 1)[0]
             pct = 100.0 * slope * (x.max() - x.min()) / abs(y.mean())
-        rows.append({C.ANNOTATION: annotation, C.CONFIG: config, DRIFT: pct})
+        rows.append({C.ANNOTATION: annotation, C.CONFIG: config, F.DRIFT_PCT_OVER_RUNS: pct})
     return pd.DataFrame(rows, columns=cols)
 
 

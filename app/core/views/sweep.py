@@ -37,7 +37,6 @@ class SweepOptions:
     x: str | None = None
 
 
-SERIES = F.SERIES
 
 
 def _values(bundle: Bundle, name: str) -> list[Any]:
@@ -121,13 +120,13 @@ def _finish(frame: pd.DataFrame, bundle: Bundle, x: str) -> pd.DataFrame:
     for p in bundle.parameters:
         if p in frame and not is_numeric(bundle, p):
             frame[p] = frame[p].astype(str)
-    frame.insert(list(frame.columns).index(C.ANNOTATION) + 1, SERIES, [
+    frame.insert(list(frame.columns).index(C.ANNOTATION) + 1, F.SERIES, [
         " · ".join([str(r[C.ANNOTATION]), *(f"{p}={r[p]}" for p in others)])
         for _, r in frame.iterrows()])
     rank = {a: i for i, a in enumerate(annotations_of(bundle))}  # first-seen (catalog) order
     by_x = x if x in frame and is_numeric(bundle, x) else C.CONFIG
     return (frame.assign(_rank=frame[C.ANNOTATION].map(rank))
-            .sort_values(["_rank", SERIES, by_x], kind="stable").drop(columns="_rank")
+            .sort_values(["_rank", F.SERIES, by_x], kind="stable").drop(columns="_rank")
             .reset_index(drop=True))
 
 
