@@ -53,3 +53,13 @@ def trace_values(trace: dict, axis: str) -> list[float]:
     if isinstance(data, dict) and "bdata" in data:
         return np.frombuffer(base64.b64decode(data["bdata"]), dtype=data["dtype"]).tolist()
     return list(data)
+
+
+def submit_cpu_matmul(at: AppTest, sizes: str, runs: int) -> str:
+    """Submit a cpu-backend matmul job from the sidebar; returns its job id."""
+    at.multiselect(key="builder-kernels").set_value(["matmul"])
+    at.selectbox(key="builder-backend").set_value("cpu")
+    at.text_input(key="builder-sizes").set_value(sizes)
+    at.number_input(key="builder-runs").set_value(runs)
+    at.button(key="builder-submit").click().run()
+    return str(at.session_state["sidebar-job"])

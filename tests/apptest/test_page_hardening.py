@@ -115,16 +115,11 @@ def test_own_job_is_shown_even_behind_other_sessions_jobs(seeded, app) -> None:
 
 
 def test_cancel_says_cancelling_at_once_and_ends_neutral(store, app) -> None:
-    from apptest_helpers import wait_until
+    from apptest_helpers import submit_cpu_matmul, wait_until
     from app.ui import cached
 
     at = app()
-    at.multiselect(key="builder-kernels").set_value(["matmul"])
-    at.selectbox(key="builder-backend").set_value("cpu")
-    at.text_input(key="builder-sizes").set_value("256")
-    at.number_input(key="builder-runs").set_value(5000)
-    at.button(key="builder-submit").click().run()
-    job_id = at.session_state["sidebar-job"]
+    job_id = submit_cpu_matmul(at, "256", 5000)
     manager = cached.job_manager()
     wait_until(lambda: manager.get(job_id).status == "running")
     at.run()

@@ -2,22 +2,13 @@
 
 from __future__ import annotations
 
-from apptest_helpers import texts, wait_until
+from apptest_helpers import submit_cpu_matmul, texts, wait_until
 from app.ui import cached
-
-
-def _submit(at, sizes: str, runs: int) -> str:
-    at.multiselect(key="builder-kernels").set_value(["matmul"])
-    at.selectbox(key="builder-backend").set_value("cpu")
-    at.text_input(key="builder-sizes").set_value(sizes)
-    at.number_input(key="builder-runs").set_value(runs)
-    at.button(key="builder-submit").click().run()
-    return at.session_state["sidebar-job"]
 
 
 def test_progress_then_cancel(store, app) -> None:
     at = app()
-    job_id = _submit(at, "256", 5000)
+    job_id = submit_cpu_matmul(at, "256", 5000)
     manager = cached.job_manager()
     wait_until(lambda: manager.get(job_id).status == "running" and manager.get(job_id).total > 0)
     at.run()
@@ -35,7 +26,7 @@ def test_progress_then_cancel(store, app) -> None:
 def test_failed_job_shows_error_in_panel(store, app, monkeypatch, tmp_path) -> None:
     monkeypatch.setenv("KPROF_WORKER_PYTHON", str(tmp_path / "missing-python"))
     at = app()
-    job_id = _submit(at, "32", 1)
+    job_id = submit_cpu_matmul(at, "32", 1)
     assert cached.job_manager().wait(job_id, 30) == "failed"
     at.run()
     text = texts(at)

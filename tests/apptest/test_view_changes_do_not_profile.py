@@ -39,15 +39,10 @@ def test_view_changes_start_no_profiling(seeded, app, profiling_starts) -> None:
 
 def test_the_counter_sees_a_submitted_job(seeded, app, profiling_starts) -> None:
     """The same counter does count a real submission, so the zero above means something."""
-    from apptest_helpers import wait_until
+    from apptest_helpers import submit_cpu_matmul, wait_until
     from app.ui import cached
 
     at = app()
-    at.multiselect(key="builder-kernels").set_value(["matmul"])
-    at.selectbox(key="builder-backend").set_value("cpu")
-    at.text_input(key="builder-sizes").set_value("32")
-    at.number_input(key="builder-runs").set_value(2)
-    at.button(key="builder-submit").click().run()
-    job_id = at.session_state["sidebar-job"]
+    job_id = submit_cpu_matmul(at, "32", 2)
     wait_until(lambda: not cached.job_manager().get(job_id).active)
     assert len(profiling_starts) == 1
