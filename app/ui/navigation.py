@@ -26,32 +26,31 @@ class PageEntry:
     url_path: str
 
 
-#: Section -> pages, in the order of the bar. The first page is the default (root URL).
+#: Section, script, title, material icon, URL path: the pages in the order of the bar (one
+#: table, so a page is one row). The first page is the default (root URL).
+_PAGES = (
+    ("Performance", "sweep.py", "Size sweep", ":material/show_chart:", ""),
+    ("Performance", "bound_roofline.py", "Bound and roofline", ":material/speed:", "bound"),
+    ("Performance", "memory.py", "Memory and fusion", ":material/memory_alt:", "memory"),
+    ("Performance", "stability.py", "Stability", ":material/bar_chart:", "stability"),
+    ("Kernels", "kernels.py", "Kernels", ":material/view_list:", "kernels"),
+    ("Kernels", "one_kernel.py", "One kernel", ":material/center_focus_strong:", "one-kernel"),
+    ("Kernels", "compare.py", "Compare jobs", ":material/compare_arrows:", "compare"),
+    ("GPU and tools", "cache_clock.py", "Cache and clock", ":material/tune:", "cache-clock"),
+    ("GPU and tools", "clocks_thermal.py", "Clocks and thermal", ":material/thermostat:",
+     "clocks"),
+    ("GPU and tools", "backends.py", "CUPTI vs Nsight Compute", ":material/balance:",
+     "backends"),
+    ("Data", "results.py", "Results tables", ":material/table:", "results"),
+    ("Data", "files.py", "Files", ":material/folder:", "files"),
+    ("Data", "history.py", "History", ":material/history:", "history"),
+    ("Data", "import_files.py", "Import", ":material/upload_file:", "import"),
+    ("Data", "environment.py", "Environment", ":material/memory:", "environment"),
+)
+#: Section -> pages, in the order of the bar.
 SECTIONS: dict[str, tuple[PageEntry, ...]] = {
-    "Performance": (
-        PageEntry("sweep.py", "Size sweep", ":material/show_chart:", ""),
-        PageEntry("bound_roofline.py", "Bound and roofline", ":material/speed:", "bound"),
-        PageEntry("memory.py", "Memory and fusion", ":material/memory_alt:", "memory"),
-        PageEntry("stability.py", "Stability", ":material/bar_chart:", "stability"),
-    ),
-    "Kernels": (
-        PageEntry("kernels.py", "Kernels", ":material/view_list:", "kernels"),
-        PageEntry("one_kernel.py", "One kernel", ":material/center_focus_strong:", "one-kernel"),
-        PageEntry("compare.py", "Compare jobs", ":material/compare_arrows:", "compare"),
-    ),
-    "GPU and tools": (
-        PageEntry("cache_clock.py", "Cache and clock", ":material/tune:", "cache-clock"),
-        PageEntry("clocks_thermal.py", "Clocks and thermal", ":material/thermostat:", "clocks"),
-        PageEntry("backends.py", "CUPTI vs Nsight Compute", ":material/balance:", "backends"),
-    ),
-    "Data": (
-        PageEntry("results.py", "Results tables", ":material/table:", "results"),
-        PageEntry("files.py", "Files", ":material/folder:", "files"),
-        PageEntry("history.py", "History", ":material/history:", "history"),
-        PageEntry("import_files.py", "Import", ":material/upload_file:", "import"),
-        PageEntry("environment.py", "Environment", ":material/memory:", "environment"),
-    ),
-}
+    section: tuple(PageEntry(*row[1:]) for row in _PAGES if row[0] == section)
+    for section in dict.fromkeys(row[0] for row in _PAGES)}
 
 
 def pages() -> dict[str, list[st.Page]]:
