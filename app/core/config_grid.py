@@ -14,6 +14,7 @@ one parameter, else the parameter's name). The values' kinds follow the kernel's
 from __future__ import annotations
 
 import itertools
+import math
 import re
 from collections.abc import Iterable, Mapping, Sequence
 from typing import Any
@@ -121,13 +122,14 @@ def combine(values: dict[str, list[Any]], mode: str) -> tuple[list[dict[str, Any
                                    f"({given})", "give each parameter the same number of values, "
                                    "or choose every combination")]
         rows: Iterable[tuple[Any, ...]] = zip(*values.values())
+        count = min(lengths.values(), default=0)
     else:
         rows = itertools.product(*values.values())
-    configs = [dict(zip(names, row)) for row in rows]
-    if len(configs) > MAX_VALUES:
-        return [], [FieldError("combine", f"{len(configs)} configs is more than {MAX_VALUES}",
+        count = math.prod(len(v) for v in values.values())
+    if count > MAX_VALUES:  # counted before building: 4096 values of three parameters is 2^36
+        return [], [FieldError("combine", f"{count:,} configs is more than {MAX_VALUES:,}",
                                "use fewer values or pairwise, or split the sweep into jobs")]
-    return configs, []
+    return [dict(zip(names, row)) for row in rows], []
 
 
 def split(configs: Sequence[Mapping[str, Any]], params: Sequence[str]

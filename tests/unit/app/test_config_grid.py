@@ -79,3 +79,13 @@ def test_split_gives_back_the_defaults() -> None:
     pairs = [{"batch": 4, "n": 64}, {"batch": 8, "n": 128}]
     values, mode = config_grid.split(pairs, ("batch", "n"))
     assert mode == "zip" and config_grid.combine(values, mode)[0] == pairs
+
+
+def test_a_huge_product_is_refused_before_it_is_built() -> None:
+    """Three parameters of 4,096 values each are 2^36 combinations: counted, never listed (the
+    sidebar would otherwise hang the server building them)."""
+    values = {name: list(range(config_grid.MAX_VALUES)) for name in ("a", "b", "c")}
+    configs, errors = config_grid.combine(values, config_grid.PRODUCT)
+    assert configs == []
+    assert [e.field for e in errors] == ["combine"]
+    assert "68,719,476,736 configs" in errors[0].message
