@@ -121,8 +121,9 @@ class JobManager:
 
     def _stop(self, proc: subprocess.Popen[bytes]) -> None:
         """SIGTERM the worker's process group; SIGKILL it ``kill_grace_s`` later."""
-        _signal_group(proc, signal.SIGTERM)
-        timer = threading.Timer(self.kill_grace_s, _signal_group, (proc, signal.SIGKILL))
+        worker_client.signal_group(proc, signal.SIGTERM)
+        timer = threading.Timer(self.kill_grace_s, worker_client.signal_group,
+                                (proc, signal.SIGKILL))
         timer.daemon = True
         timer.start()
 
@@ -161,7 +162,7 @@ class JobManager:
                     self._finish(job, JobStatus.INTERRUPTED, interrupted_error(job.path))
             self._wake.notify_all()
         for proc in procs:
-            _signal_group(proc, signal.SIGKILL)
+            worker_client.signal_group(proc, signal.SIGKILL)
         for worker in list(self._warm.values()):
             worker.kill(signal.SIGKILL)
 
@@ -393,11 +394,3 @@ class JobManager:
                 job.error = {**job.error, "hint": f"{job.error.get('hint') or ''} (The failed "
                              f"status could not be saved either: {exc}.)".strip()}
             return False
-
-
-
-def _signal_group(proc: subprocess.Popen[bytes], sig: int) -> None:
-    if proc.poll() is not None:
-        return
-    with contextlib.suppress(ProcessLookupError, PermissionError):
-        os.killpg(proc.pid, sig)

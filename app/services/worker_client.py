@@ -6,7 +6,9 @@ never re-parses old lines and never sees a half-written last line.
 
 from __future__ import annotations
 
+import contextlib
 import json
+import os
 import subprocess
 from dataclasses import dataclass
 from pathlib import Path
@@ -54,6 +56,15 @@ class EventTail:
             if event is not None:
                 out.append(event)
         return out
+
+
+def signal_group(proc: subprocess.Popen[bytes], sig: int) -> None:
+    """Send ``sig`` to a worker's process group (the worker, ncu and launch-mode children),
+    unless the worker has already ended."""
+    if proc.poll() is not None:
+        return
+    with contextlib.suppress(ProcessLookupError, PermissionError):
+        os.killpg(proc.pid, sig)
 
 
 def log_tail(job_dir: Path, max_chars: int = 4000) -> str:

@@ -44,8 +44,7 @@ from typing import Any, Literal, TypedDict, cast
 
 import pandas as pd
 
-from profiling_worker.schema import metrics as M
-from profiling_worker.schema import columns as C, peaks
+from profiling_worker.schema import columns as C, metrics as M, peaks
 from profiling_worker.schema.spec import BACKEND_UNKNOWN
 
 NOTES_KEY = "notes"  # manifest.json key of the list of notes
@@ -59,8 +58,7 @@ KERNELS_VARY = "kernels_vary"
 ABOVE_ROOF = "above_roof"
 UNATTRIBUTED = "unattributed"
 IMPORT = "import"
-#: provenance key the importer sets when the files record no run count (a plain report,
-#: an ncu CSV export: each kernel launched as often as the program did).
+#: provenance key of imports whose files record no run count (plain report, ncu CSV export)
 RUNS_NOT_ASKED = "runs_not_asked"
 CHECKS = (PERCENT_ABOVE_100, CLOCK_ABOVE_MAX, NEGATIVE_VALUE, INTERVAL_BELOW_ZERO, RUNS_MISSING,
           KERNELS_VARY, UNATTRIBUTED, ABOVE_ROOF, IMPORT)

@@ -16,7 +16,8 @@ from dataclasses import dataclass
 from typing import Any, Literal, get_args
 
 from profiling_worker.schema import metrics as M
-from profiling_worker.schema import columns, configs as cfgs, kernel_filter
+from profiling_worker.schema import catalog_checks, columns, configs as cfgs, kernel_filter
+from profiling_worker.schema.spec_errors import FieldError, SpecInvalid
 
 # Backend names: the registry's schema module (profiling_worker/schema/backends.py) is to own them.
 Backend = Literal["ncu", "cupti", "cpu"]
@@ -54,26 +55,6 @@ METRIC_PRESETS: dict[str, tuple[str, ...]] = {
 _METRIC_RE = re.compile(r"^[a-z][a-z0-9]*__[a-z0-9_]+(\.[a-z0-9_]+)*$")
 _MAX_CONFIGS = 4096
 _MAX_RUNS = 10_000
-
-
-@dataclass(frozen=True)
-class FieldError:
-    """One problem with one spec field: ``field`` names it, ``hint`` says how to fix it."""
-
-    field: str
-    message: str
-    hint: str
-
-    def __str__(self) -> str:
-        return f"{self.field}: {self.message} ({self.hint})"
-
-
-class SpecInvalid(ValueError):
-    """Raised by :func:`validate_spec`; ``errors`` lists every :class:`FieldError` found."""
-
-    def __init__(self, errors: list[FieldError]):
-        self.errors = errors
-        super().__init__("; ".join(str(e) for e in errors))
 
 
 @dataclass(frozen=True)
@@ -273,18 +254,19 @@ def validate_spec(raw: Mapping[str, Any], known_kernels: Mapping[str, Any] | Non
     errors: list[FieldError] = []
     backend = _choice(raw, "backend", errors)
     kernels = _str_list(raw, "kernels", errors, required=True)
-    defaults = (_defaults(kernels, known_kernels, backend, errors) if raw.get("configs") is None
-                else ())
+    defaults = (catalog_checks.defaults(kernels, known_kernels, backend, errors)
+                if raw.get("configs") is None else ())
     configs = _configs(raw, errors, defaults)
     annotations = raw.get("annotations")
     if annotations is not None:
         annotations = _str_list(raw, "annotations", errors, required=True)
     if known_kernels is not None:
-        _check_catalog(kernels, configs, annotations, known_kernels, errors)
-        _check_sizes(tuple(k for k in kernels if k in known_kernels), configs, known_kernels,
-                     errors)
+        catalog_checks.check_catalog(kernels, configs, annotations, known_kernels, errors)
+        catalog_checks.check_sizes(tuple(k for k in kernels if k in known_kernels), configs,
+                                   known_kernels, errors)
         if memory_bytes and not errors:
-            _check_memory(kernels, configs, known_kernels, memory_bytes, memory_of, errors)
+            catalog_checks.check_memory(kernels, configs, known_kernels, memory_bytes, memory_of,
+                                        errors)
     spec = JobSpec(
         kernels=kernels,
         configs=configs,
@@ -334,83 +316,6 @@ def _ignore_kernels(raw: Mapping[str, Any], errors: list[FieldError]) -> tuple[s
         if problem := kernel_filter.entry_problem(entry):
             errors.append(FieldError(f"{kernel_filter.FIELD}[{i}]", problem, kernel_filter.HINT))
     return entries
-
-
-def _check_catalog(kernels: tuple[str, ...], configs: tuple[dict[str, Any], ...],
-                   annotations: tuple[str, ...] | None, known: Mapping[str, Any],
-                   errors: list[FieldError]) -> None:
-    unknown = [k for k in kernels if k not in known]
-    if unknown:
-        errors.append(FieldError("kernels", f"unknown kernel(s): {', '.join(unknown)}",
-                                 f"choose from {', '.join(sorted(known))}"))
-        return
-    if not kernels or not configs:
-        return
-    for k in kernels:
-        params = tuple(known[k].parameters)
-        if tuple(configs[0]) != params:
-            errors.append(FieldError("configs", f"kernel {k} takes parameters {list(params)}, "
-                                     f"the configs give {list(configs[0])}",
-                                     "profile kernels with the same parameters together"))
-    all_annotations = {a for k in kernels for a in known[k].annotations}
-    if annotations:
-        missing = [a for a in annotations if a not in all_annotations]
-        if missing:
-            errors.append(FieldError("annotations", f"unknown annotation(s): {', '.join(missing)}",
-                                     f"choose from {', '.join(sorted(all_annotations))}"))
-
-
-def _check_sizes(kernels: tuple[str, ...], configs: tuple[dict[str, Any], ...],
-                 known: Mapping[str, Any], errors: list[FieldError]) -> None:
-    """Every value must be of its parameter's declared kind (``configs.KINDS``; sizes, the
-    default, are positive integers; so is a parameter no known kernel declares)."""
-    kinds = {p: (getattr(known[k], "parameter_kinds", None) or {}).get(p, "size")
-             for k in kernels for p in known[k].parameters}
-    for i, cfg in enumerate(configs):
-        for key in cfg:
-            kind, v = kinds.get(key, "size"), cfg[key]
-            field = f"configs[{i}].{key}"
-            if cfgs.kind_ok(kind, v) or isinstance(v, (Mapping, list, tuple)):
-                continue  # a dict or list already has its message
-            errors[:] = [e for e in errors if e.field != field]  # the kind says more
-            what, fix = cfgs.KINDS.get(kind, cfgs.KINDS["size"])
-            errors.append(FieldError(field, f"{v!r} is not {what} (parameter kind {kind!r})",
-                                     fix))
-
-
-def _defaults(kernels: tuple[str, ...], known: Mapping[str, Any] | None, backend: str,
-              errors: list[FieldError]) -> tuple[dict[str, Any], ...]:
-    """The configs the kernels declare (all must declare the same), for a spec without any."""
-    if not known or not kernels or any(k not in known for k in kernels):
-        return ()
-    declared = {k: cfgs.declared_defaults(known[k], backend) for k in kernels}
-    if len({json.dumps(d, sort_keys=True) for d in declared.values()}) > 1:
-        errors.append(FieldError("configs", "not given, and the kernels declare different "
-                                 "default configs", "give configs, or one kernel per job"))
-        return ()
-    return next(iter(declared.values()))
-
-
-def _check_memory(kernels: tuple[str, ...], configs: tuple[dict[str, Any], ...],
-                  known: Mapping[str, Any], memory: float, memory_of: str,
-                  errors: list[FieldError]) -> None:
-    """Refuse configs whose kernel's byte formula (the data it reads and writes at least)
-    exceeds ``memory`` bytes, or whose formula fails."""
-    for i, cfg in enumerate(configs):
-        for k in kernels:
-            try:
-                need = cfgs.footprint_bytes(known[k], cfg)
-            except Exception as exc:  # the user's formula: any error is theirs to fix
-                errors.append(FieldError(f"configs[{i}]", f"kernel {k}'s byte formula fails "
-                                         f"for {cfg}: {type(exc).__name__}: {str(exc)[:200]}",
-                                         "fix the bytes= formula of the kernel, or the config"))
-                break
-            if need is not None and not need <= memory:
-                errors.append(FieldError(f"configs[{i}]", f"kernel {k} at {cfg} moves at least "
-                                         f"{cfgs.gib(need)}, more than the "
-                                         f"{cfgs.gib(memory)} of {memory_of}",
-                                         "choose smaller sizes"))
-                break
 
 
 def load_spec(path: str, known_kernels: Mapping[str, Any] | None = None) -> JobSpec:
