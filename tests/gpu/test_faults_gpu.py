@@ -51,13 +51,19 @@ def test_manifest_names_the_gpu_of_the_job(tmp_path: Path, backend: str) -> None
     assert gpu["uuid"] == env_gpu["uuid"]
 
 
-def test_cuda_oom_fails_with_fix_and_queue_moves_on(tmp_path: Path) -> None:
+def test_cuda_oom_fails_with_fix_and_queue_moves_on(tmp_path: Path,
+                                                    monkeypatch: pytest.MonkeyPatch) -> None:
+    # a kernel whose byte formula understates its 4 TiB allocation: the submit-time memory
+    # check passes it, so the allocation reaches CUDA
+    monkeypatch.setenv("KPROF_KERNEL_DIRS", str(Path(__file__).parents[1] / "fixtures"
+                                                / "kernel_files_gpu"))
     manager = _manager(tmp_path)
     done = manager.submit(validate_spec({**SMALL, "backend": "cupti"}, CATALOG))
     assert manager.wait(done, 600) == "done"
     before = finished_bundle_hashes(manager.results_dir)
-    oom = manager.submit(validate_spec({**SMALL, "backend": "cupti",
-                                        "configs": [{"n": 1 << 19}]}, CATALOG))  # 1 TiB fp32
+    oom = manager.submit(validate_spec({"kernels": ["understated_alloc"], "runs": 1,
+                                        "configs": [{"gib": 4096}], "warmup": 0,
+                                        "backend": "cupti"}))
     nxt = manager.submit(validate_spec({**SMALL, "backend": "cupti"}, CATALOG))
     assert manager.wait(nxt, 900) == "done"
     job = manager.get(oom)
