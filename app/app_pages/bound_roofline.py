@@ -4,6 +4,7 @@ import streamlit as st
 
 from profiling_worker.schema import plausibility as P
 
+from app.core import frame_columns as F
 from app.core.figures.bound import build_bound_figure, build_roofline_figure
 from app.core.metrics import MissingData
 from app.core.views.bound import LATENCY_THRESHOLD_PCT, BoundOptions, bound_frame
@@ -27,7 +28,7 @@ analysis.how_to_read(
     "(▲ compute, ■ memory, ○ latency / launch; the hover and the LimitedBy column give it in "
     "words). For regions of several kernels the percentages are duration-weighted means, never "
     "sums.\n\n"
-    "**Achieved GB/s** = (`dram__bytes_read.sum` + `dram__bytes_write.sum`) / duration, compared "
+    f"**DRAM GB/s (measured bytes / time)**, column {F.ACHIEVED_GBPS}, = (`dram__bytes_read.sum` + `dram__bytes_write.sum`) / duration, compared "
     "with the datasheet DRAM bandwidth of this GPU (H200: 4.8 TB/s) and, when the job collected "
     "`dram__bytes.sum.peak_sustained` and `dram__cycles_elapsed.avg.per_second`, with the peak "
     "at the DRAM clock it ran at. The table's PeakSource says which.")

@@ -14,10 +14,12 @@ st.header("Size sweep")
 bundle = analysis.selected_bundle()
 
 #: Short segment labels (the full quantity names are the y-axis titles); long ones were cut off.
-SHORT = {derived.TIME: "Time", derived.TFLOPS: "TFLOP/s", derived.GBPS: "GB/s"}
+SHORT = {derived.TIME: "Time", derived.TFLOPS: "TFLOP/s", derived.GBPS: "GB/s (analytic bytes)"}
 cols = st.columns([3, 2.2, 3, 1.6], vertical_alignment="bottom")
 quantity = cols[0].segmented_control(
     "Quantity", list(derived.QUANTITIES), default=derived.TIME, key="sweep-quantity",
+    help=f"GB/s here is {derived.GBPS_SOURCE} (the kernel catalog's byte count); the Memory "
+         "and Bound pages show DRAM GB/s from measured DRAM bytes / time.",
     format_func=lambda q: SHORT.get(q, derived.QUANTITY_LABELS[q])) or derived.TIME
 time_unit = cols[1].segmented_control("Time unit", list(derived.TIME_UNITS), default="µs",
                                       key="sweep-time-unit", disabled=quantity != derived.TIME) or "µs"

@@ -20,7 +20,11 @@ TIME = "time"
 TFLOPS = "tflops"
 GBPS = "gbps"
 QUANTITIES = (TIME, TFLOPS, GBPS)
-QUANTITY_LABELS = {TIME: "Time", TFLOPS: "Throughput (TFLOP/s)", GBPS: "Bandwidth (GB/s)"}
+#: The GB/s quantity here is the kernel catalog's analytic minimum bytes / time, not measured DRAM
+#: bytes (the Memory and Bound pages): its label says so, so the two never read as one number.
+GBPS_SOURCE = "analytic minimum bytes / time"
+QUANTITY_LABELS = {TIME: "Time", TFLOPS: "Throughput (TFLOP/s)",
+                   GBPS: f"Bandwidth, {GBPS_SOURCE} (GB/s)"}
 TIME_UNITS = {"ns": 1.0, "µs": 1e3, "ms": 1e6}  # divisor from ns
 
 

@@ -26,7 +26,7 @@ SM_CLOCK_MHZ = C.SM_CLOCK_MHZ  # the SM clock the kernel ran at, same name as th
 SM_PCT = "SmPct"
 DRAM_PCT = "DramPct"
 DRAM_BYTES = "DramBytes"
-ACHIEVED_GBPS = "AchievedGBps"
+ACHIEVED_GBPS = "MeasuredDramGBps"  # measured DRAM bytes (read + write) / time, GB/s
 ACHIEVED_TFLOPS = "AchievedTFLOPs"
 ARITHMETIC_INTENSITY = "ArithmeticIntensity"
 DATASHEET_GBPS = "DatasheetGBps"
@@ -53,7 +53,7 @@ TIME_RATIO = "TimeRatio"
 # Cache and clock variants, sweeps.
 VARIANT = "Variant"
 WORKING_SET_BYTES = "WorkingSetBytes"
-GBPS = "GBps"
+GBPS = "GBps"  # measured DRAM bytes / time where collected, else analytic: GBPS_SOURCE says
 SERIES = "Series"
 
 # Clocks and thermal.

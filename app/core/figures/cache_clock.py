@@ -13,7 +13,7 @@ from app.core.figures import theme
 from app.core import frame_columns as F
 
 _DASHES = ("solid", "dash", "dot", "dashdot")
-ROWS = ((F.TIME_NS, "Time", "µs", 1e-3), (F.GBPS, "DRAM bandwidth", "GB/s", 1.0),
+ROWS = ((F.TIME_NS, "Time", "µs", 1e-3), (F.GBPS, "Bandwidth, DRAM bytes (measured, else analytic) / time", "GB/s", 1.0),
         (F.SM_CLOCK_MHZ, "SM clock the kernel ran at", "MHz", 1.0))
 
 

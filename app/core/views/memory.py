@@ -44,7 +44,7 @@ def memory_frame(bundle: Bundle, options: MemoryOptions) -> pd.DataFrame:
     Returns:
         Annotation, Config, <params>, ConfigLabel, DramReadBytes, DramWriteBytes, DramBytes,
         AnalyticBytes (the kernel catalog's minimum; NaN without a work row),
-        MeasuredOverAnalytic, TimeNs, AchievedGBps (DramBytes / TimeNs), GapNote.
+        MeasuredOverAnalytic, TimeNs, MeasuredDramGBps (measured DramBytes / TimeNs), GapNote.
 
     Raises:
         MissingData: the job did not collect dram__bytes_read.sum / dram__bytes_write.sum.

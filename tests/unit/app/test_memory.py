@@ -60,3 +60,20 @@ def test_fusion_is_offered_only_for_declared_pairs() -> None:
     described, _ = catalog_from_report({})  # the worker's description of the built-ins
     assert described["fusion"].fusion_pairs == (("unfused", "fused"),)
     assert fusion_pairs(bundled("h200-ncu-elementwise"), described) == [("unfused", "fused")]
+
+
+def test_the_two_gb_per_s_say_their_source() -> None:
+    """fp16 matmul n=8192: the sweep's analytic GB/s and the measured DRAM GB/s differ (the
+    kernel re-reads its inputs), so each name says which bytes it divides by the time."""
+    from app.core import derived
+    from app.core.views.sweep import SweepOptions, sweep_frame
+
+    bundle = bundled("h200-ncu-matmul-sweep")
+    measured = memory_frame(bundle, MemoryOptions())
+    row = measured[(measured[C.ANNOTATION] == "fp16") & (measured["n"] == 8192)]
+    assert "AchievedGBps" not in measured and "GBps" not in measured
+    assert "MeasuredDramGBps" in measured
+    sweep = sweep_frame(bundle, SweepOptions(quantity=derived.GBPS))
+    analytic = sweep[(sweep[C.ANNOTATION] == "fp16") & (sweep["n"] == 8192)][C.AVG].item()
+    assert row["MeasuredDramGBps"].item() > 2 * analytic
+    assert "analytic minimum bytes / time" in derived.QUANTITY_LABELS[derived.GBPS]

@@ -7,6 +7,7 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
+from app.core import derived
 from app.core.bundle_loader import load_bundle
 from app.core.figures.sweep import build_sweep_figure
 from app.core.views.sweep import SweepOptions, sweep_frame
@@ -39,9 +40,9 @@ def test_axes_error_bars_and_hover() -> None:
 def test_cpu_job_title_says_host_wall_clock(cpu_bundle: Path) -> None:
     bundle = load_bundle(cpu_bundle)
     frame = sweep_frame(bundle, SweepOptions(quantity="gbps"))
-    fig = build_sweep_figure(frame, "n", host_timer=bundle.host_timer, quantity_label="Bandwidth")
+    fig = build_sweep_figure(frame, "n", host_timer=bundle.host_timer, quantity_label=derived.QUANTITY_LABELS["gbps"].split(" (")[0])
     assert fig.layout.title.text.endswith("(host wall-clock, not GPU)")
-    assert fig.layout.yaxis.title.text == "Bandwidth (GB/s)"
+    assert fig.layout.yaxis.title.text == "Bandwidth, analytic minimum bytes / time (GB/s)"
     assert len(fig.data) == 3
 
 
