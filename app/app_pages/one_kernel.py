@@ -50,11 +50,10 @@ summary = one_kernel_summary(bundle, frame)
 
 tiles = st.columns(6)
 if summary.duration is not None:
-    shown, unit = numbers.fit_time(summary.duration, summary.time_unit)  # 21437 µs -> 21.44 ms
-    scale = shown / summary.duration if summary.duration else 1.0
-    tiles[0].metric(f"Duration ({unit})", numbers.fmt(shown),
-                    help=f"Mean over the runs; CI95 [{numbers.fmt(summary.duration_lo * scale)}, "
-                         f"{numbers.fmt(summary.duration_hi * scale)}] {unit}; "
+    unit = summary.time_unit  # the Time unit toggle, like the table and the figure
+    tiles[0].metric(f"Duration ({unit})", numbers.fmt(summary.duration),
+                    help=f"Mean over the runs; CI95 [{numbers.fmt(summary.duration_lo)}, "
+                         f"{numbers.fmt(summary.duration_hi)}] {unit}; "
                          f"{bundle.measurement}", border=True)
     tiles[1].metric("RSD (%)", f"{summary.rsd_pct:.2f}",
                     help="Relative standard deviation over the runs", border=True)
@@ -68,7 +67,8 @@ tiles[4].metric("SM clock (MHz)",
                      "measured on the kernel (ncu backend, bound preset); not the device's rated "
                      "clock. — = not collected",
                 border=True)
-tiles[5].metric("TFLOP/s", numbers.fmt(summary.tflops) if summary.tflops else "—",
+flops, flops_unit = numbers.fit_flops(summary.tflops) if summary.tflops else (None, "TFLOP/s")
+tiles[5].metric(flops_unit, numbers.fmt(flops),
                 help="Analytic FLOPs (work table) / measured duration, per run, then the mean. "
                      "— = no work formula for this annotation", border=True)
 st.markdown(f"**GPU:** {esc(summary.gpu)} · **annotation** {code(summary.annotation)} · "

@@ -1,6 +1,6 @@
 """How numbers are shown: significant digits, thousands separators, a time unit that fits.
 
-One place for every table and tile, so that 21437.4944 µs reads "21.44 ms" in a tile and
+One place for every table and tile, so that 21437.4944 µs reads "21,437" in a tile and
 "21,437.4944" in a table, and a table column never shows "2.144e+04". Display only: the frames
 themselves (and the CSV downloads made from them) keep their exact values.
 """
@@ -14,9 +14,6 @@ import numpy as np
 import pandas as pd
 
 SIG_DIGITS = 4
-#: Above this many of a unit, a duration is shown in the next larger unit (10,000 µs -> 10 ms).
-UNIT_UP_AT = 10_000.0
-_TIME_STEPS = ("ns", "µs", "ms", "s")
 _MAX_DECIMALS = 6
 
 
@@ -36,16 +33,17 @@ def fmt(value: float | int | None, sig: int = SIG_DIGITS) -> str:
     return f"{v:,.{decimals}f}"
 
 
-def fit_time(value: float, unit: str) -> tuple[float, str]:
-    """A duration in ``unit`` (ns, µs, ms or s) moved to the largest unit in which it is still
-    at least 1, stepping up while it is at least :data:`UNIT_UP_AT`: (21437.5, "µs") ->
-    (21.4375, "ms")."""
-    if unit not in _TIME_STEPS or not math.isfinite(value):
-        return value, unit
-    i = _TIME_STEPS.index(unit)
-    while abs(value) >= UNIT_UP_AT and i < len(_TIME_STEPS) - 1:
-        value, i = value / 1000.0, i + 1
-    return value, _TIME_STEPS[i]
+#: FLOP/s units from TFLOP/s down, each 1000x the next.
+_FLOPS_STEPS = ("TFLOP/s", "GFLOP/s", "MFLOP/s", "kFLOP/s", "FLOP/s")
+
+
+def fit_flops(tflops: float) -> tuple[float, str]:
+    """A throughput in TFLOP/s moved down to the largest FLOP/s unit in which it is at least 1,
+    so a tile never shows a cut "0.00...": 1.1e-5 -> (11.0, "MFLOP/s"); 16.01 stays TFLOP/s."""
+    value, i = tflops, 0
+    while math.isfinite(value) and 0 < abs(value) < 1 and i < len(_FLOPS_STEPS) - 1:
+        value, i = value * 1000.0, i + 1
+    return value, _FLOPS_STEPS[i]
 
 
 def decimals_for(values: Iterable[float], sig: int = SIG_DIGITS) -> int | None:

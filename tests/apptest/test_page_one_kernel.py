@@ -45,11 +45,15 @@ def test_switching_annotation_and_config(store, monkeypatch, app) -> None:
     assert set(at.dataframe[0].value["n"]) == {8192}
 
 
-def test_long_duration_in_ms_and_tables_formatted(store, monkeypatch, app) -> None:
+def test_duration_card_follows_the_unit_toggle_and_tables_formatted(store, monkeypatch,
+                                                                     app) -> None:
     at = _open(app, monkeypatch, "h200-ncu-matmul-sweep")
     at.selectbox(key="one-kernel-config").set_value(4).run()  # fp32, n = 8192: 21,437 µs
     metrics = {m.label: m.value for m in at.metric}
-    assert metrics["Duration (ms)"] == "21.44", metrics  # not "2.144e+04", cut to "2.14..."
+    assert metrics["Duration (µs)"] == "21,437", metrics  # not "2.144e+04", cut to "2.14..."
+    at.segmented_control(key="one-kernel-time-unit").set_value("ms").run()
+    assert {m.label: m.value for m in at.metric}["Duration (ms)"] == "21.44"
+    at.segmented_control(key="one-kernel-time-unit").set_value("µs").run()
     table = at.dataframe[0]
     exact = table.value.loc[table.value["Metric"] == "gpu__time_duration.sum", "AvgValue"]
     assert float(exact.iloc[0]) == 21437.4944  # the frame (and its CSV) keep exact values
@@ -70,3 +74,7 @@ def test_cpu_job(seeded, app) -> None:
     at = app("one_kernel")
     assert not at.exception
     assert "host wall-clock, not GPU" in plotly_specs(at)[0]["layout"]["title"]["text"]
+    # a tiny host matmul runs far below 1 TFLOP/s: the card moves to a unit that fits
+    label, value = next((m.label, m.value) for m in at.metric if m.label.endswith("FLOP/s"))
+    assert label != "TFLOP/s" and not value.startswith("0.0"), (label, value)
+    assert 1 <= float(value.replace(",", "")) < 1000

@@ -1,4 +1,4 @@
-"""Number display: significant digits, separators, a time unit that fits, table formats."""
+"""Number display: significant digits, separators, a FLOP/s unit that fits, table formats."""
 
 from __future__ import annotations
 
@@ -16,12 +16,12 @@ def test_fmt(value, text) -> None:
     assert numbers.fmt(value) == text
 
 
-@pytest.mark.parametrize("value, unit, out", [
-    (21437.5, "µs", (21.4375, "ms")), (9999.0, "µs", (9999.0, "µs")),
-    (2.5e7, "ns", (25.0, "ms")), (5e7, "ms", (50000.0, "s")), (12.0, "GB/s", (12.0, "GB/s")),
+@pytest.mark.parametrize("tflops, out", [
+    (16.01, (16.01, "TFLOP/s")), (0.5, (500.0, "GFLOP/s")), (1.1e-5, (11.0, "MFLOP/s")),
+    (2e-12, (2.0, "FLOP/s")), (2e-14, (0.02, "FLOP/s")),
 ])
-def test_fit_time(value, unit, out) -> None:
-    got = numbers.fit_time(value, unit)
+def test_fit_flops(tflops, out) -> None:
+    got = numbers.fit_flops(tflops)
     assert got[1] == out[1] and got[0] == pytest.approx(out[0])
 
 
