@@ -154,9 +154,13 @@ def _int(raw: Mapping[str, Any], name: str, lo: int, hi: int,
     value = raw.get(name, default)
     if value is None:
         return None
-    if isinstance(value, bool) or not isinstance(value, int) or not lo <= value <= hi:
+    if isinstance(value, bool) or not isinstance(value, int):
         errors.append(FieldError(name, f"{value!r} is not a whole number from {lo} to {hi}",
                                  f"give {name} as an integer between {lo} and {hi}"))
+        return default
+    if not lo <= value <= hi:  # a whole number, only too small or too large
+        errors.append(FieldError(name, f"{value} is out of range: give a whole number from {lo} "
+                                       f"to {hi}", f"set {name} between {lo} and {hi}"))
         return default
     return value
 

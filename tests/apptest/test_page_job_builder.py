@@ -77,7 +77,7 @@ BAD_INPUTS = [
     ({"sizes": "0"}, "sizes", "0 is not greater than 0"),
     ({"sizes": ""}, "sizes", "no sizes given"),
     ({"kernels": []}, "kernels", "is empty"),
-    ({"runs": 0}, "runs", "is not a whole number from 1"),
+    ({"runs": 0}, "runs", "0 is out of range: give a whole number from 1 to"),
     ({"extra_metrics": "bogus"}, "metrics", "unknown metric name(s): bogus"),
     ({"ignore_kernels": "re:([a-z"}, "ignore_kernels[0]", "is not a valid regular expression"),
 ]
