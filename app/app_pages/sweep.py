@@ -14,7 +14,7 @@ st.header("Size sweep")
 bundle = analysis.selected_bundle()
 
 #: Short segment labels (the full quantity names are the y-axis titles); long ones were cut off.
-SHORT = {derived.TIME: "Time", derived.TFLOPS: "TFLOP/s", derived.GBPS: "GB/s (analytic bytes)"}
+SHORT = {derived.TIME: "Time", derived.TFLOPS: "TFLOP/s", derived.GBPS: "Analytic GB/s"}
 cols = st.columns([3, 2.2, 3, 1.6], vertical_alignment="bottom")
 quantity = cols[0].segmented_control(
     "Quantity", list(derived.QUANTITIES), default=derived.TIME, key="sweep-quantity",

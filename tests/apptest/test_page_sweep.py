@@ -56,4 +56,17 @@ def test_log_y_on_by_default_for_a_wide_sweep(store, monkeypatch, app) -> None:
     at.toggle(key="sweep-log-y").set_value(False).run()
     (spec,) = plotly_specs(at)
     assert spec["layout"]["yaxis"]["type"] == "linear"
-    assert at.segmented_control(key="sweep-quantity").options == ["Time", "TFLOP/s", "GB/s"]
+    assert at.segmented_control(key="sweep-quantity").options == ["Time", "TFLOP/s", "Analytic GB/s"]
+
+
+def test_gb_per_s_axis_says_analytic_bytes(store, monkeypatch, app) -> None:
+    from pathlib import Path
+
+    monkeypatch.setenv("KPROF_BUNDLED_DIR",
+                       str(Path(__file__).resolve().parents[2] / "app" / "bundled"))
+    at = app(query={"job": "h200-ncu-matmul-sweep"})
+    at.segmented_control(key="sweep-quantity").set_value("gbps").run()
+    assert not at.exception, at.exception
+    (spec,) = plotly_specs(at)
+    assert spec["layout"]["yaxis"]["title"]["text"] == \
+        "Bandwidth, analytic minimum bytes / time (GB/s)"
