@@ -64,7 +64,7 @@ st.markdown(
     "apart). Not supported: Nsight Systems files, spreadsheets (.xlsx: save as CSV), "
     "edited reports; nsight-python CSVs with a different set of config parameters in one "
     "import.")
-st.file_uploader("nsight-python or Nsight Compute output", type=list(import_client.UPLOAD_TYPES),
+st.file_uploader("nsight-python or Nsight Compute output", type=import_client.UPLOAD_TYPES,
                  accept_multiple_files=True, key=FILES,
                  max_upload_size=import_client.MAX_UPLOAD_MB,
                  help=f"At most {import_client.MAX_UPLOAD_MB} MB per file. Files are parsed "

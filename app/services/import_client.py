@@ -27,9 +27,11 @@ from pathvalidate import sanitize_filename
 
 #: Largest file one upload may be (MB); also passed to ``st.file_uploader(max_upload_size=)``.
 MAX_UPLOAD_MB = 200
-#: Extensions the uploader offers (``.gz`` only as ``.ncu-rep.gz``; ``.txt``/``.tsv`` for ncu's
-#: console output and spreadsheet exports). The worker identifies each file by its content.
-UPLOAD_TYPES = ("csv", "tsv", "txt", "ncu-rep", "gz")
+#: ``st.file_uploader(type=)``: no browser-side filter. Streamlit's dropzone (react-dropzone)
+#: drops an extension with a hyphen from its accept list, so a plain ``.ncu-rep`` was refused
+#: ("files are not allowed"); :func:`safe_name` checks every name against
+#: :data:`NAME_EXTENSIONS` on import instead, and the worker identifies each file by content.
+UPLOAD_TYPES: list[str] | None = None
 IMPORT_TIMEOUT_S = 600
 #: Extensions an upload may have, longest first (the extension survives sanitising).
 NAME_EXTENSIONS = (".ncu-rep.gz", ".ncu-rep", ".csv", ".tsv", ".txt")

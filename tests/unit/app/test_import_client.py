@@ -109,3 +109,17 @@ def test_failed_import_reports_message_and_hint(tmp_path: Path) -> None:
 def test_worker_that_cannot_start(tmp_path: Path) -> None:
     outcome = I.run_import([tmp_path / "a.csv"], tmp_path / "r", str(tmp_path / "no-python"))
     assert not outcome.ok and "could not start" in outcome.message
+
+
+
+FIXTURES = Path(__file__).resolve().parents[2] / "fixtures" / "h200_import" / "ncu_plain"
+
+
+@pytest.mark.parametrize("name", ["default_set.ncu-rep", "plain.ncu-rep.gz", "raw.csv",
+                                  "details.csv"])
+def test_upload_names_of_every_importer_format_pass(name: str) -> None:
+    """The uploader has no browser filter (it refused plain .ncu-rep); the name check on
+    import passes the fixtures' names, plain .ncu-rep included, keeping their extension."""
+    assert (FIXTURES / name).is_file()
+    assert I.UPLOAD_TYPES is None
+    assert I.safe_name(name) == name
