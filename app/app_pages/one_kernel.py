@@ -7,7 +7,8 @@ from profiling_worker.schema import columns as C, plausibility as P
 from app.core import derived, numbers
 from app.core.figures.one_kernel import build_one_kernel_figure
 from app.core.metrics import MissingData, available_metrics
-from app.core.views.one_kernel import (PROFILED_SCOPE, OneKernelOptions, annotation_configs,
+from app.core.provenance import profiled_scope
+from app.core.views.one_kernel import (OneKernelOptions, annotation_configs,
                                        one_kernel_frame, one_kernel_launches_frame,
                                        one_kernel_summary)
 from app.ui import analysis, notes, panels
@@ -26,7 +27,7 @@ analysis.how_to_read(
     "the kernel itself (ncu backend with the bound preset), not the device's rated clock. "
     "**TFLOP/s** and **GB/s** are computed here, run by run, from the kernel catalog's analytic "
     "FLOP and byte counts (work table) and the measured duration.")
-st.info(PROFILED_SCOPE, icon=":material/crop_free:")
+st.info(profiled_scope(bundle.manifest), icon=":material/crop_free:")
 try:
     choices = annotation_configs(bundle)
 except MissingData as exc:

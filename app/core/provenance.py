@@ -57,6 +57,31 @@ def import_banner(manifest: dict[str, Any]) -> str:
     return text
 
 
+#: What an nsight-python job measures (worker jobs, and imports of nsight-python's CSVs).
+ANNOTATED_SCOPE = (
+    "Only the work inside the annotated region (`nsight.annotate`) is profiled: tensor "
+    "allocation, data setup, warm-up and anything else outside the region are not measured.")
+#: What an import of Nsight Compute output alone measures: its regions are NVTX ranges or,
+#: without them, kernel names (profiling_worker.importing.regions), never nsight.annotate.
+NCU_IMPORT_SCOPE = (
+    "Imported from Nsight Compute output: a region is an NVTX range of the profiled program "
+    "or, where it had none, a kernel's name. Only the kernel launches Nsight Compute profiled "
+    "are measured: allocation, data setup and other work between them are not.")
+_NSIGHT_PYTHON_KINDS = ("nsight_raw", "nsight_agg")
+
+
+def profiled_scope(manifest: dict[str, Any] | None) -> str:
+    """The sentence saying what a region is and what was measured, from the job's provenance:
+    :data:`NCU_IMPORT_SCOPE` for a job imported from Nsight Compute output without
+    nsight-python's CSVs (manifest ``provenance.formats``), else :data:`ANNOTATED_SCOPE`."""
+    if not manifest or not is_imported(manifest):
+        return ANNOTATED_SCOPE
+    formats = (manifest.get("provenance") or {}).get("formats") or {}
+    if any(k in _NSIGHT_PYTHON_KINDS for k in formats.values()):
+        return ANNOTATED_SCOPE
+    return NCU_IMPORT_SCOPE
+
+
 def banner(manifest: dict[str, Any] | None, gpu_here: bool) -> str | None:
     """The provenance banner for the shown job: the import sentence for an imported job (with
     or without a GPU here); without a GPU, where a worker-recorded job was measured; None when
@@ -71,4 +96,5 @@ def banner(manifest: dict[str, Any] | None, gpu_here: bool) -> str | None:
     return f"No GPU here: showing results recorded on {esc(gpu)} by this project's worker"
 
 
-__all__ = ["banner", "import_banner", "is_imported", "KIND_WORDS"]
+__all__ = ["ANNOTATED_SCOPE", "banner", "import_banner", "is_imported", "KIND_WORDS",
+           "NCU_IMPORT_SCOPE", "profiled_scope"]

@@ -20,10 +20,6 @@ from app.core.environment import gpu_name, job_gpu_index
 from app.core.metrics import GPC_HZ, MissingData, config_label, keys_of, with_labels
 from app.core import frame_columns as F
 
-#: What nsight-python measures, for the page (true of both backends).
-PROFILED_SCOPE = (
-    "Only the work inside the annotated region (`nsight.annotate`) is profiled: tensor "
-    "allocation, data setup, warm-up and anything else outside the region are not measured.")
 SOURCE = F.SOURCE
 MEASURED = "measured"
 SM_CLOCK_ROW = "SM clock the kernel ran at"

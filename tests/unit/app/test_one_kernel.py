@@ -7,7 +7,8 @@ from bundled import bundled
 
 from app.core.figures.one_kernel import REGION_TOTAL, build_one_kernel_figure, short_kernel_name
 from app.core.metrics import GPC_HZ, MissingData
-from app.core.views.one_kernel import (GBPS_ROW, MEASURED, PROFILED_SCOPE, SM_CLOCK_ROW, SOURCE,
+from app.core.provenance import profiled_scope
+from app.core.views.one_kernel import (GBPS_ROW, MEASURED, SM_CLOCK_ROW, SOURCE,
                                        TFLOPS_ROW, OneKernelOptions, annotation_configs,
                                        one_kernel_frame, one_kernel_launches_frame,
                                        one_kernel_summary)
@@ -75,7 +76,7 @@ def test_cpu_job_says_what_is_measured(cpu_bundle) -> None:
     bundle = load_bundle(cpu_bundle)
     frame = one_kernel_frame(bundle, OneKernelOptions())
     assert C.HOST_TIME in set(frame[C.METRIC])
-    assert "annotated region" in PROFILED_SCOPE and "allocation" in PROFILED_SCOPE
+    assert "annotated region" in profiled_scope(bundle.manifest)
 
 
 def test_launches_frame_and_figure() -> None:

@@ -4,7 +4,8 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from app.core.provenance import banner
+from app.core.provenance import (ANNOTATED_SCOPE, NCU_IMPORT_SCOPE, banner,
+                                 profiled_scope)
 from profiling_worker.importing import import_nsight_output
 from profiling_worker.schema.manifest import read_manifest
 
@@ -62,3 +63,18 @@ def test_missing_metric_hint_of_an_import_says_profile_again_and_import(tmp_path
     worker = load_bundle(REPO / "app" / "bundled" / "h200-cupti-stability")
     assert "preset on the ncu backend" in missing_metric(
         worker, ("sm__throughput.avg.pct_of_peak_sustained_elapsed",), "SM %").hint
+
+
+def test_profiled_scope_follows_provenance(tmp_path: Path) -> None:
+    """A plain report (no NVTX) or ncu CSV import: regions are kernel names, not
+    nsight.annotate; nsight-python CSVs and worker jobs keep the annotated-region sentence."""
+    for name in ("plain.ncu-rep.gz", "raw.csv"):
+        scope = profiled_scope(read_manifest(import_nsight_output([PLAIN / name], tmp_path,
+                                                                  name.split(".")[0])))
+        assert scope == NCU_IMPORT_SCOPE and "kernel's name" in scope
+        assert "nsight.annotate" not in scope
+    csvs = sorted(NORMALIZED.glob("*.csv"))
+    assert profiled_scope(read_manifest(import_nsight_output(csvs, tmp_path, "csv"))) \
+        == ANNOTATED_SCOPE
+    assert profiled_scope(read_manifest(REPO / "app" / "bundled" / "h200-ncu-softmax")) \
+        == ANNOTATED_SCOPE
