@@ -38,7 +38,9 @@ def validate_reports(reports: list[Path]) -> None:
 
 def _sequence(rows: pd.DataFrame) -> pd.Series:
     """A launch's position in the recording (rows come in launch order, one per metric)."""
-    keys = rows[[C.ANNOTATION, C.CONFIG, C.RUN, C.LAUNCH, C.KERNEL]].astype(str)
+    # fillna first: astype(str) keeps a missing Annotation missing (pandas' str dtype), and
+    # NaN != NaN made every metric row a launch of its own (runs numbered 0, 8, 16, ...)
+    keys = rows[[C.ANNOTATION, C.CONFIG, C.RUN, C.LAUNCH, C.KERNEL]].fillna("").astype(str)
     return (keys != keys.shift()).any(axis=1).cumsum()
 
 

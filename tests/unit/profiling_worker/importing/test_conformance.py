@@ -360,3 +360,21 @@ def test_import_onto_a_bundled_id_is_refused(tmp_path):
     with pytest.raises(ImportFailed, match="bundled with the dashboard"):
         import_nsight_output([CASES / "02-browser-renamed"], tmp_path, "h200-ncu-j1-fp16",
                              reserved_ids={"h200-ncu-j1-fp16"})
+
+
+def test_report_and_its_raw_csv_export_number_runs_alike(tmp_path: Path) -> None:
+    """Runs of a kernel are 0..k-1 in launch order from the report and from its raw.csv
+    export (the report once gave 0, 8, 16: every metric row counted as a launch)."""
+    def durations(name: str) -> pd.DataFrame:
+        runs = read_table(import_nsight_output([PLAIN / name], tmp_path, name.split(".")[0]),
+                          C.TABLE_RUNS)
+        out = runs[runs[C.METRIC] == C.GPU_TIME][[C.ANNOTATION, C.CONFIG, C.RUN, C.VALUE]]
+        return out.sort_values([C.ANNOTATION, C.CONFIG, C.RUN]).reset_index(drop=True)
+
+    rep, csv = durations("plain.ncu-rep.gz"), durations("raw.csv")
+    for _, sub in rep.groupby([C.ANNOTATION, C.CONFIG]):
+        assert list(sub[C.RUN]) == list(range(len(sub)))
+    pd.testing.assert_frame_equal(rep[[C.ANNOTATION, C.CONFIG, C.RUN]],
+                                  csv[[C.ANNOTATION, C.CONFIG, C.RUN]], check_dtype=False)
+    np.testing.assert_allclose(rep[C.VALUE].to_numpy(float), csv[C.VALUE].to_numpy(float),
+                               rtol=1e-3)
