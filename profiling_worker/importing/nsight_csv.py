@@ -212,12 +212,29 @@ def agg_frame(it: NsightCsv, params: list[str], notes: list[str]) -> pd.DataFram
     lower, upper = intervals.ci95_bounds(out[C.AVG], out[C.STD], out[C.NUM_RUNS],
                                          out[C.MIN].fillna(out[C.AVG]))
     out[C.CI95_LOWER], out[C.CI95_UPPER] = np.where(few, np.nan, lower), np.where(few, np.nan, upper)
+    _note_file_ci95(it, out, notes)
     with np.errstate(divide="ignore", invalid="ignore"):
         out[C.RSD] = (out[C.STD] / out[C.AVG].abs() * 100).where(out[C.AVG] != 0)
     out[C.STABLE] = intervals.stable(out[C.NUM_RUNS], out[C.RSD])
     out[C.KERNELS] = kernels(f).astype("float64")
     out[C.KERNELS_VARY] = False
     return out[table_columns(C.TABLE_AGGREGATED, params)]
+
+
+def _note_file_ci95(it: NsightCsv, out: pd.DataFrame, notes: list[str]) -> None:
+    """Say so when the file's own CI95 columns differ from the recomputed Student-t ones
+    (nsight-python writes mean ± 1.96·StdDev/√NumRuns, a z interval, under the same names)."""
+    differ = pd.Series(False, index=out.index)
+    for column in (C.CI95_LOWER, C.CI95_UPPER):
+        if column not in it.frame.columns:
+            continue
+        mine, theirs = out[column].to_numpy(float), number(it, column).to_numpy(float)
+        differ |= ~np.isclose(mine, theirs, rtol=1e-6, equal_nan=True)
+    if differ.any():
+        notes.append(f"{it.path.name}: CI95_Lower/CI95_Upper recomputed as a Student-t interval "
+                     "(mean ± t(0.975, NumRuns − 1)·StdDev/√NumRuns) from StdDev and NumRuns; "
+                     "the file's own CI95 (nsight-python's z interval, mean ± "
+                     f"1.96·StdDev/√NumRuns) differ in {int(differ.sum())} of {len(out)} rows")
 
 
 def pairs_with(agg: pd.DataFrame, runs: pd.DataFrame) -> bool:

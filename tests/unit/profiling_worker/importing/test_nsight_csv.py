@@ -314,3 +314,17 @@ def test_param_names_override(tmp_path):
     with pytest.raises(ImportFailed, match="no column for parameter"):
         import_nsight_output([tmp_path / "profiled_data-k-0.csv"], tmp_path / "s", "o2",
                              param_names=["m"])
+
+
+def test_recomputed_ci95_is_noted_with_the_files_own_method(tmp_path: Path) -> None:
+    """nsight-python's CI95 (mean ± 1.96·s/√n) is replaced by the Student-t interval under the
+    same column names: the manifest's notes (shown on the pages) say so for the file."""
+    folder = REPO / "tests" / "fixtures" / "h200_import" / "nspy096" / "normalized"
+    processed = folder / "processed_data-scale-0.csv"
+    written = pd.read_csv(processed)
+    half = (written["CI95_Upper"] - written["CI95_Lower"]) / 2  # the file's own: z interval
+    assert np.allclose(half, 1.96 * written["StdDev"] / np.sqrt(written["NumRuns"]), rtol=1e-3)
+    manifest = read_manifest(import_nsight_output(sorted(folder.glob("*.csv")), tmp_path, "c"))
+    text = json.dumps(manifest, ensure_ascii=False)
+    assert f"{processed.name}: CI95_Lower/CI95_Upper recomputed as a Student-t interval" in text
+    assert "1.96·StdDev/√NumRuns" in text
