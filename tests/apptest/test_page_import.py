@@ -26,7 +26,9 @@ def test_page_draws_uploader_with_limit(store, app) -> None:
     assert not at.exception
     up = at.file_uploader(key="import-files")
     assert up.accept_multiple_files
-    assert {t.lstrip(".") for t in up.allowed_type} == {"csv", "tsv", "txt", "ncu-rep", "gz"}
+    # no browser-side type filter: Streamlit's drop area drops extensions with a hyphen
+    # (.ncu-rep); names are checked server-side when Import is clicked (import_client)
+    assert not up.allowed_type
     assert "Nsight Compute CSV exports" in texts(at)
     assert "200 MB" in texts(at)
     assert at.button(key="import-run").disabled

@@ -148,7 +148,12 @@ def test_warm_worker_holds_the_lane_lock_like_a_cold_one(tmp_path):
     manager = JobManager(tmp_path, sys.executable, env=settings.worker_env(), warm=True)
     try:
         assert manager.wait(manager.submit(validate_spec(SPEC, CATALOG)), 120) == "done"
-        assert not lane_locked_by_another()  # idle between jobs: the lane is free
+        # idle between jobs the lane is free: the dispatcher unlocks it just after it marks the
+        # job done, so allow it that moment on a loaded machine
+        free_by = time.monotonic() + 10
+        while lane_locked_by_another() and time.monotonic() < free_by:
+            time.sleep(0.05)
+        assert not lane_locked_by_another()
         long = manager.submit(validate_spec({**SPEC, "configs": [{"n": 256}], "runs": 10000},
                                             CATALOG))
         deadline = time.monotonic() + 60
