@@ -76,17 +76,24 @@ def test_job_progress_in_sight_after_run(browser, bundled_app_server: AppServer,
     page.set_default_timeout(60_000)
     try:
         open_app(page, bundled_app_server.url)
-        fill_text(page, "builder-sizes", "32, 64")
-        fill_text(page, "builder-runs", 200)  # long enough to be seen running
+        # Sizes and runs that keep the CPU backend busy for minutes on any CI machine: the job must
+        # still be active when the assertions look for its Cancel button (32, 64 finished first once).
+        fill_text(page, "builder-sizes", "2048, 4096")
+        fill_text(page, "builder-runs", 500)
+        entries = page.locator("[class*='st-key-panel-job-']")
+        before = entries.count()  # the server is shared: earlier tests' jobs are listed too
         get_by_key(page, "builder-submit").locator("button").click()
-        entry = page.locator("[class*='st-key-panel-job-']").first
-        expect(entry).to_be_visible()
+        expect(entries).to_have_count(before + 1, timeout=30_000)
+        entry = entries.first  # newest first: the job just submitted
         cancel = entry.get_by_test_id("stButton")
         expect(cancel).to_be_visible()  # while the job is active
-        expect(entry.get_by_test_id("stProgress")).to_be_visible()
+        # It may wait in the queue while an earlier test's cancelled job stops; then it runs.
+        expect(entry.get_by_test_id("stProgress")).to_be_visible(timeout=60_000)
         page.screenshot(path=str(layout_dir / f"job-{width}x{height}.png"))
         for part in (entry.get_by_test_id("stProgress"), cancel):
             assert _inside(part.bounding_box(), width, height), "job progress below the fold"
         entry.get_by_test_id("stButton").locator("button").click()  # leave no job running
+        # Leave the server idle for the next test: its job panel stops polling once no job is active.
+        expect(entry).to_contain_text("cancelled", timeout=60_000)
     finally:
         context.close()
