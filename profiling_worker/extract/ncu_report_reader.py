@@ -64,6 +64,12 @@ def _metric(action: Any, name: str) -> tuple[Any, str] | None:
     return normalise_unit(metric.value(), metric.unit())
 
 
+def _source(action: Any, name: str) -> str | None:
+    """``name`` if the launch has it, else its first :data:`~M.EQUIVALENTS` present, else None."""
+    names = action.metric_names()
+    return next((n for n in (name, *M.EQUIVALENTS.get(name, ())) if n in names), None)
+
+
 def read_launches(report_path: Path, metrics: Sequence[str], other_ranges: bool = False
                   ) -> tuple[list[dict[str, Any]], dict[str, Any]]:
     """Per-launch rows (without config parameter columns) and the device attributes.
@@ -71,7 +77,9 @@ def read_launches(report_path: Path, metrics: Sequence[str], other_ranges: bool 
     Args:
         report_path: a ``.ncu-rep`` written by Nsight Compute.
         metrics: the metric names to read for every launch (missing ones are skipped and
-            reported in the returned ``device["missing_metrics"]``).
+            reported in the returned ``device["missing_metrics"]``; one missing under its own
+            name but present under an equivalent (:data:`~M.EQUIVALENTS`) is read from that and
+            listed in ``device["metric_sources"]``, {name: name read}).
         other_ranges: keep launches outside nsight-python ranges too (reports made elsewhere):
             their Annotation is the innermost NVTX range of another domain, or None when the
             launch is in none (the caller names it after its kernel); Kernel is then the
@@ -88,6 +96,7 @@ def read_launches(report_path: Path, metrics: Sequence[str], other_ranges: bool 
     rows: list[dict[str, Any]] = []
     device: dict[str, Any] = {}
     missing: set[str] = set()
+    sources: dict[str, str] = {}
     launch_no: dict[tuple[str, int, int], int] = {}
     order: dict[str, int] = {}
     for action in _actions(report_path):
@@ -112,16 +121,20 @@ def read_launches(report_path: Path, metrics: Sequence[str], other_ranges: bool 
         grid = _metric(action, M.GRID_SIZE)
         block = _metric(action, M.BLOCK_SIZE)
         for name in metrics:
-            got = _metric(action, name)
+            source = _source(action, name)
+            got = _metric(action, source) if source else None
             if got is None:
                 missing.add(name)
                 continue
+            if source != name:
+                sources[name] = str(source)
             rows.append({C.ANNOTATION: annotation, C.CONFIG: config, C.RUN: run, C.LAUNCH: launch,
                          C.KERNEL: action.name(ncu_report.IAction.NameBase_DEMANGLED)
                          if other_ranges else action.name(), C.GRID: grid[0] if grid else None,
                          C.BLOCK: block[0] if block else None, C.METRIC: name,
                          C.VALUE: got[0], C.UNIT: got[1]})
     device["missing_metrics"] = sorted(missing)
+    device["metric_sources"] = sources
     return rows, device
 
 

@@ -78,6 +78,7 @@ def from_report(report: Path) -> Job:
     launches = _typed(rows[table_columns(C.TABLE_LAUNCHES, params)])
     runs = launches_to_runs(launches, params)
     notes = [f"{report.name}: {how}"] if how == ATTRIBUTED_PARAMS else []
+    notes += source_notes(report.name, device)
     if how == ATTRIBUTED_PARAMS and n_configs == 1:
         notes.append(f"{report.name}: every launch of a region has the same launch parameters, "
                      "so all are taken as runs of one config; if the job profiled several "
@@ -107,14 +108,23 @@ def _typed(launches: pd.DataFrame) -> pd.DataFrame:
 
 
 def _device(device: dict[str, Any]) -> dict[str, Any]:
-    return {k: v for k, v in device.items() if k != "missing_metrics"}
+    return {k: v for k, v in device.items() if k not in ("missing_metrics", "metric_sources")}
+
+
+def source_notes(report_name: str, device: dict[str, Any]) -> list[str]:
+    """One note per metric read under another name (``device["metric_sources"]`` of
+    :func:`~profiling_worker.extract.ncu_report_reader.read_launches`)."""
+    return [f"{report_name}: {name} read from {source}, the name this report holds it under "
+            "(Nsight Compute's Speed Of Light section in the default set)"
+            for name, source in device.get("metric_sources", {}).items()]
 
 
 def _launch_provenance(report: Path, rows: pd.DataFrame, device: dict[str, Any],
                        how: str) -> dict[str, Any]:
     return {"report": report.name, "attribution": how, "rows": int(len(rows)),
             "metrics_read": sorted(set(rows[C.METRIC])) if len(rows) else [],
-            "metrics_missing": device.get("missing_metrics", [])[:50]}
+            "metrics_missing": device.get("missing_metrics", [])[:50],
+            "metric_sources": device.get("metric_sources", {})}
 
 
 def add_report(job: Job, report: Path) -> Job:
@@ -153,6 +163,7 @@ def add_launch_rows(job: Job, rows: pd.DataFrame, report_name: str,
                              "recomputed from the report's launches")
     elif launches.empty:
         job.notes.append(f"{report_name}: launches not used ({how})")
+    job.notes += source_notes(report_name, device)
     job.environment = {**R.gpu_environment(device), **job.environment}
     job.provenance["launches"] = _launch_provenance(Path(report_name), rows, device, how)
     job.provenance["backend"] = {"name": "ncu", "report": report_name,

@@ -131,3 +131,29 @@ def test_cli_import_error_event_has_message_and_hint(tmp_path: Path) -> None:
     event = json.loads(proc.stdout.strip().splitlines()[-1])
     assert event["kind"] == "import_failed" and "notes.txt" in event["message"]
     assert event["hint"] and event["hint"] not in event["message"]
+
+
+def test_default_set_report_gives_dram_pct_from_its_speed_of_light_name(tmp_path: Path) -> None:
+    """ncu 2025.3's default set holds DRAM % as gpu__dram_throughput (Speed Of Light): the
+    import reads it as DRAM %, launch for launch, says so, and the bound view draws from it."""
+    import ncu_report
+
+    from app.core.bundle_loader import load_bundle
+    from app.core.frame_columns import DRAM_PCT as F_DRAM_PCT
+    from app.core.views.bound import BoundOptions, bound_frame
+    from profiling_worker.schema import metrics as M
+
+    report = REPO / "tests" / "fixtures" / "h200_import" / "ncu_plain" / "default_set.ncu-rep"
+    ctx = ncu_report.load_report(str(report))
+    actions = [ctx.range_by_idx(0).action_by_idx(i) for i in range(ctx.range_by_idx(0).num_actions())]
+    expected = [a[M.GPU_DRAM_PCT].value() for a in actions]
+    assert all(M.DRAM_PCT not in a.metric_names() for a in actions)
+
+    bundle = import_nsight_output([report], tmp_path, "default-set")
+    launches = read_table(bundle, C.TABLE_LAUNCHES)
+    got = launches[launches[C.METRIC] == M.DRAM_PCT]
+    assert sorted(got[C.VALUE]) == pytest.approx(sorted(expected))  # every launch, its own value
+    notes = [n["message"] for n in read_manifest(bundle)["notes"]]
+    assert any(f"{M.DRAM_PCT} read from {M.GPU_DRAM_PCT}" in n for n in notes)
+    frame = bound_frame(load_bundle(bundle), BoundOptions())
+    assert len(frame) and frame[F_DRAM_PCT].between(0, 100).all()
