@@ -7,7 +7,7 @@ from app.core.figures.cache_clock import build_cache_clock_figure
 from app.core.metrics import MissingData
 from app.core.views.cache_clock import cache_clock_frame, l2_bytes, siblings, variant_label
 from app.ui import analysis, cached
-from app.ui.text import code, esc
+from app.core.markdown import code, esc
 
 st.header("Cache and clock control")
 bundle = analysis.selected_bundle()

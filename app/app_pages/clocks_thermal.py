@@ -17,7 +17,7 @@ from app.core.views.clocks import (NVML_DOCS, ClocksOptions, clock_sources, coll
                                    thermal_compare_frame, thermal_mean_difference_pct,
                                    throttle_frame, trace_frame)
 from app.ui import analysis, cached, notes, panels, state
-from app.ui.text import esc
+from app.core.markdown import esc
 from app.core import frame_columns as F
 
 THERMAL_DEFAULTS = ("h200-cupti-stability", "h200-cupti-stability-thermal-off")

@@ -11,7 +11,7 @@ from app.core.metrics import MissingData, available_metrics
 from app.core.views.compare import (NOT_ENOUGH_RUNS, CompareOptions, JobSummary, candidates,
                                     compare_frame)
 from app.ui import analysis, cached, notes, panels, state
-from app.ui.text import code, esc
+from app.core.markdown import code, esc
 from app.core import frame_columns as F
 
 st.header("Compare jobs")

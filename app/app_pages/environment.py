@@ -5,9 +5,8 @@ import streamlit as st
 
 from app import settings
 from app.core.environment import environment_rows, job_gpu_index
-from app.services import worker_client
 from app.ui import cached, panels, state
-from app.ui.text import code, esc
+from app.core.markdown import code, esc
 
 st.header("Environment")
 report = cached.env_report()
@@ -16,16 +15,15 @@ st.caption(f"Worker interpreter: {code(settings.worker_python())} · results: "
            f"{code(settings.results_dir())}")
 if report.get("error"):
     st.error(esc(report["error"]), icon=":material/error:")
-backends = report.get("backends") or {}
 rows = [{"Backend": name, "Can run": bool(info.get("available")),
          "Reason": info.get("reason") or "", "Fix": info.get("fix") or ""}
-        for name, info in ((n, backends.get(n) or {}) for n in worker_client.BACKENDS)]
+        for name, info in cached.backend_reports().items()]
 panels.table(pd.DataFrame(rows), key="environment-backends")
 for row in rows:
     if not row["Can run"] and row["Fix"]:
         st.warning(f"**{esc(row['Backend'])}** cannot run: {esc(row['Reason'])}. "
                    f"Fix: {esc(row['Fix'])}")
-env = worker_client.environment_of(report)
+env = cached.environment()
 panels.table(pd.DataFrame(environment_rows(env)), key="environment-here")
 st.button("Probe again", key="environment-reprobe", on_click=cached.reprobe_environment,
           icon=":material/refresh:", help="After installing ncu or a driver, ask the worker again")

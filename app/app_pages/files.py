@@ -9,7 +9,7 @@ from app.core.bundle_files import (MAX_INFLATED_BYTES, ORIGINALS_NOTE, download_
                                    gunzip_file, gunzipped_name, inside_bundle, is_gzipped_report,
                                    is_original_upload, read_report_summary, zip_bundle, zip_name)
 from app.ui import analysis, panels
-from app.ui.text import code
+from app.core.markdown import code
 
 st.header("Files")
 bundle = analysis.selected_bundle()

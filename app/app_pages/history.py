@@ -5,19 +5,14 @@ every page; tag the open job (tags live in the index, never in a bundle); delete
 results directory after a confirmation (bundled results are read-only).
 """
 
-import sqlite3
-
 import pandas as pd
 import streamlit as st
 
-from app import settings
-from app.services import history_index as hx
-from app.ui import panels, state
-from app.ui.text import code, esc
+from app.ui import history as hx, panels, state
+from app.core.markdown import code, esc
 
 PAGE = "history"
 CONFIRM = state.key(PAGE, "confirm-delete")  # job id waiting for the delete confirmation
-NOTICE = state.key(PAGE, "notice")  # (kind, text) shown once after an action
 COLUMNS = ["Job", "Status", "Kernels", "Backend", "Created", "GPU", "Source", "Label", "Tags",
            "Spec hash"]
 
@@ -49,36 +44,16 @@ def _open_selected(job_ids: list[str]) -> None:
         st.session_state.pop(CONFIRM, None)
 
 
-def _on_tags(job_id: str, before: tuple[str, ...], key: str) -> None:
-    """Save each added tag on its own, so one rejected tag never drops the others, and take
-    rejected ones out of the widget, so the next valid tag is compared with what is saved."""
-    after = st.session_state.get(key) or []
-    rejected = []
-    for tag in [t for t in after if t not in before]:
-        try:
-            hx.add_tag(settings.results_dir(), job_id, tag)
-        except (hx.InvalidTag, KeyError, sqlite3.OperationalError) as exc:
-            rejected.append(tag)
-            st.session_state[NOTICE] = ("error", str(exc).strip("'\""))
-    for tag in set(before) - set(after):
-        hx.remove_tag(settings.results_dir(), job_id, tag)
-    st.session_state[key] = [t for t in after if t not in rejected]
-
-
 def _on_delete(job_id: str) -> None:
     st.session_state.pop(CONFIRM, None)
-    try:
-        hx.delete(settings.results_dir(), job_id)
-        st.session_state[NOTICE] = ("success", f"Deleted {job_id}.")
-    except (hx.NotDeletable, OSError, ValueError, sqlite3.OperationalError) as exc:
-        st.session_state[NOTICE] = ("error", str(exc))
+    hx.on_delete(job_id)
 
 
 def _render_actions(row: hx.HistoryRow, all_tags: list[str]) -> None:
     st.subheader(f"Open job: {esc(row.job_id)}")
     key = state.key(PAGE, f"tags-{row.job_id}")
     st.multiselect("Tags", sorted(set(all_tags) | set(row.tags)), default=list(row.tags),
-                   key=key, accept_new_options=True, on_change=_on_tags,
+                   key=key, accept_new_options=True, on_change=hx.on_tags,
                    args=(row.job_id, row.tags, key),
                    help="Type a new tag and press Enter. Tags are kept in the history index, "
                         "never in the bundle.")
@@ -102,12 +77,12 @@ def _render_actions(row: hx.HistoryRow, all_tags: list[str]) -> None:
 
 
 st.header("History")
-sync, every, index_error = hx.read_history(settings.results_dir(), settings.bundled_dir())
+sync, every, index_error = hx.read()
 if index_error:
     st.warning(f"The history index cannot be updated ({esc(index_error)}): the list is read "
                "from the job folders; tags and deleting wait until the index can be written "
                "again (free space on the results disk).", icon=":material/warning:")
-notice = st.session_state.pop(NOTICE, None)
+notice = st.session_state.pop(hx.NOTICE, None)
 if notice:
     (st.success if notice[0] == "success" else st.error)(esc(notice[1]))
 if not every:

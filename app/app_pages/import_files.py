@@ -5,16 +5,11 @@ temporary folder and imported by the worker (``python -m profiling_worker import
 reads the report with ncu_report; the new bundle is then selected on every page.
 """
 
-import tempfile
-from pathlib import Path
-
 import streamlit as st
 
-from app import settings
-from app.services import history_index, import_client
 from app.core.bundle_loader import Bundle
-from app.ui import cached, panels, state
-from app.ui.text import esc
+from app.ui import cached, importing, panels, state
+from app.core.markdown import esc
 from profiling_worker.importing.sniff import SUPPORTED
 from profiling_worker.schema import plausibility as P
 
@@ -26,22 +21,7 @@ OUTCOME = state.key("import", "outcome")
 def _on_import() -> None:
     """Button callback: runs before the rerun, so the sidebar selector can take the new job."""
     uploads = st.session_state.get(FILES) or []
-    try:
-        with tempfile.TemporaryDirectory(prefix="kprof-upload-") as tmp:
-            paths = import_client.save_uploads(((f.name, f.getvalue()) for f in uploads),
-                                               Path(tmp))
-            outcome = import_client.run_import(paths, settings.results_dir(),
-                                               settings.worker_python(), settings.worker_env())
-    except import_client.UploadRejected as exc:
-        outcome = import_client.ImportOutcome(False, "", exc.message, exc.hint)
-    except OSError as exc:  # the upload could not be saved (disk full): say so, keep going
-        outcome = import_client.ImportOutcome(False, "", f"cannot save the upload: {exc}",
-                                              "free space on the server's disk, then import "
-                                              "again")
-    if outcome.ok:
-        history_index.sync_quietly(settings.results_dir(), settings.bundled_dir())
-        state.select_job(outcome.job_id)
-    st.session_state[OUTCOME] = outcome
+    st.session_state[OUTCOME] = importing.import_uploads((f.name, f.getvalue()) for f in uploads)
 
 
 def _show_import_notes(bundle: Bundle | None) -> None:
@@ -64,12 +44,12 @@ st.markdown(
     "apart). Not supported: Nsight Systems files, spreadsheets (.xlsx: save as CSV), "
     "edited reports; nsight-python CSVs with a different set of config parameters in one "
     "import.")
-st.file_uploader("nsight-python or Nsight Compute output", type=import_client.UPLOAD_TYPES,
+st.file_uploader("nsight-python or Nsight Compute output", type=importing.UPLOAD_TYPES,
                  accept_multiple_files=True, key=FILES,
-                 max_upload_size=import_client.MAX_UPLOAD_MB,
-                 help=f"At most {import_client.MAX_UPLOAD_MB} MB per file. Files are parsed "
+                 max_upload_size=importing.MAX_UPLOAD_MB,
+                 help=f"At most {importing.MAX_UPLOAD_MB} MB per file. Files are parsed "
                       "as data, never executed.")
-st.caption(f"Up to {import_client.MAX_UPLOAD_MB} MB per file. A `.ncu-rep` adds the per-launch "
+st.caption(f"Up to {importing.MAX_UPLOAD_MB} MB per file. A `.ncu-rep` adds the per-launch "
            "table (kernel names, grid, block, every metric read); nsight-python's CSVs give "
            "sizes and runs. What an import left out or re-derived is noted on the pages.")
 st.button("Import", key=RUN, type="primary", on_click=_on_import,

@@ -9,7 +9,7 @@ from app.core.metrics import MissingData, available_metrics
 from app.core.views.kernels import (combine_rules_frame, kernel_counts_frame, kernel_time_frame,
                                     launches_frame, split_ignored, unattributed_frame)
 from app.ui import analysis, cached, notes, panels
-from app.ui.text import code, esc
+from app.core.markdown import code, esc
 from app.core import frame_columns as F
 
 st.header("Kernels")

@@ -11,7 +11,7 @@ from app.core.metrics import DRAM_READ, DRAM_WRITE, MissingData
 from app.core.views.memory import MemoryOptions, fusion_frame, fusion_pairs, memory_frame
 from app.core.views.sweep import sweep_x
 from app.ui import analysis, cached, notes, panels
-from app.ui.text import esc
+from app.core.markdown import esc
 from app.core import frame_columns as F
 
 st.header("Memory traffic and fusion")

@@ -12,7 +12,7 @@ from app.core.views.one_kernel import (OneKernelOptions, annotation_configs,
                                        one_kernel_frame, one_kernel_launches_frame,
                                        one_kernel_summary)
 from app.ui import analysis, notes, panels
-from app.ui.text import code, esc
+from app.core.markdown import code, esc
 from app.core import frame_columns as F
 
 st.header("One kernel")

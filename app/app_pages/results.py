@@ -6,7 +6,7 @@ from profiling_worker.schema import columns as C, plausibility as P
 
 from app.core.metrics import available_metrics
 from app.ui import analysis, notes, panels
-from app.ui.text import esc
+from app.core.markdown import esc
 
 st.header("Results tables")
 bundle = analysis.selected_bundle()

@@ -9,7 +9,7 @@ from app.core.figures.stability import build_runs_figure, build_stability_figure
 from app.core.metrics import MissingData, available_metrics
 from app.core.views.stability import StabilityOptions, stability_frame, stability_runs_frame
 from app.ui import analysis, cached, notes
-from app.ui.text import esc
+from app.core.markdown import esc
 from app.core import frame_columns as F
 
 st.header("Stability")

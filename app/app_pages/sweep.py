@@ -8,7 +8,7 @@ from app.core import derived, metric_roles
 from app.core.figures.sweep import LOG_Y_SPAN, build_sweep_figure, wants_log_y
 from app.core.views.sweep import SweepOptions, annotations_of, sweep_frame, sweep_x, x_choices
 from app.ui import analysis, notes, panels
-from app.ui.text import esc
+from app.core.markdown import esc
 
 st.header("Size sweep")
 bundle = analysis.selected_bundle()

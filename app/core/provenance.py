@@ -8,7 +8,7 @@ from __future__ import annotations
 from typing import Any
 
 from app.core.environment import gpu_name
-from app.ui.text import code, esc  # pure: no Streamlit
+from app.core.markdown import code, esc
 
 #: What each sniffed file kind is, in words (kinds written by the importer in
 #: manifest ``provenance.formats``).

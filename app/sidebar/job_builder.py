@@ -20,7 +20,7 @@ from profiling_worker.schema.manifest import JobStatus
 from app import settings
 from app.core import config_grid, spec_form
 from app.ui import cached, state
-from app.ui.text import code, esc
+from app.core.markdown import code, esc
 
 PAGE = "builder"
 FIELDS = ("kernels", "annotations", "size_preset", "sizes", "combine", "runs", "backend",

@@ -14,7 +14,7 @@ from profiling_worker.schema.manifest import JobStatus
 from app.services.job_manager import JobManager
 from app.services.job_model import Job
 from app.ui import panels, state
-from app.ui.text import code, esc
+from app.core.markdown import code, esc
 
 SHOW_LAST = 5  # other sessions' jobs shown; this session's own jobs are always shown
 SHOW_OWN = 20  # at most this many of this session's finished jobs

@@ -8,7 +8,7 @@ from profiling_worker.schema.manifest import JobStatus
 
 from app.services.result_store import SOURCE_BUNDLED, BundleInfo
 from app.ui import state
-from app.ui.text import code
+from app.core.markdown import code
 
 
 #: The bundled job a GPU-less machine opens on: the fp32/fp16/bf16 matmul sweep of the guide.

@@ -12,7 +12,7 @@ from app.core.bundle_loader import Bundle
 from app.core.figures import theme
 from app.core.metrics import MissingData
 from app.ui import cached, panels, state
-from app.ui.text import esc
+from app.core.markdown import esc
 
 
 def selected_bundle() -> Bundle:

@@ -50,6 +50,19 @@ def env_report() -> dict[str, Any]:
     return _env_report(settings.worker_python())
 
 
+def environment() -> dict[str, Any]:
+    """This machine's environment from the worker's report (GPUs, drivers, tool versions)."""
+    return worker_client.environment_of(env_report())
+
+
+def backend_reports() -> dict[str, dict[str, Any]]:
+    """Backend name -> its entry of the report (``available``, ``reason``, ``fix``) for every
+    backend the dashboard knows, in the order it offers them (empty for one the worker left
+    out)."""
+    backends = env_report().get("backends") or {}
+    return {name: backends.get(name) or {} for name in worker_client.BACKENDS}
+
+
 def reprobe_environment() -> None:
     """Forget the cached env report (e.g. after installing ncu); the next call probes again."""
     _env_report.clear()

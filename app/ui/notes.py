@@ -10,7 +10,7 @@ import pandas as pd
 import streamlit as st
 
 from app.core.bundle_loader import Bundle
-from app.ui.text import esc
+from app.core.markdown import esc
 from profiling_worker.schema import plausibility as P
 
 #: Notes shown in the warning box itself; the rest are in the table under it.

@@ -21,7 +21,7 @@ from app.core.figures import theme
 from app.ui import cached, state
 from app.core.environment import gpu_name, job_gpu_index
 from app.core.provenance import is_imported
-from app.ui.text import code, esc
+from app.core.markdown import code, esc
 
 
 class PageStopped(Exception):

@@ -34,7 +34,7 @@ def markdown_sources(at: AppTest) -> list[str]:
 
 def unescape(source: str) -> str:
     """Markdown source without the backslash escapes and invisible word joiners of names from
-    files (app/ui/text.py): the text as a reader sees it."""
+    files (app/core/markdown.py): the text as a reader sees it."""
     return re.sub(r"\\([!-/:-@\[-`{-~])", r"\1", source).replace("\u2060", "")  # word joiner
 
 

@@ -8,6 +8,9 @@
 - ``profiling_worker.catalog`` is imported in ``app/`` only by ``app/core/kernel_catalog.py`` (the
   app reads kernels through what the worker exports).
 - ``app/core/figures/`` never imports ``app/core/views/`` (both import ``app/core/frame_columns.py``).
+- Layers point down only: ``app/core/`` and ``app/services/`` never import ``app.ui``,
+  ``app.sidebar`` or ``app.app_pages``; pages (``app/app_pages/``) never import
+  ``app.services`` (they talk to ``app/ui``).
 
 Imports inside functions count too. Directories that do not exist yet are simply empty.
 """
@@ -104,6 +107,29 @@ def test_figures_never_import_views() -> None:
     offenders = [str(p.relative_to(ROOT)) for p in _py_files("app", "core", "figures")
                  if any(m.startswith("app.core.views") for m in imported_modules(p))]
     assert offenders == []
+
+
+def _imported_names(path: Path) -> set[str]:
+    """:func:`imported_modules` plus ``a.b.c`` for ``from a.b import c`` (``c`` may be a module)."""
+    tree = ast.parse(path.read_text(encoding="utf-8"), filename=str(path))
+    return imported_modules(path) | {f"{n.module}.{a.name}" for n in ast.walk(tree)
+                                     if isinstance(n, ast.ImportFrom) and n.level == 0
+                                     and n.module for a in n.names}
+
+
+def _importing(files: list[Path], banned: tuple[str, ...]) -> list[str]:
+    """``file imports module`` for each import of a module under one of the ``banned`` packages."""
+    return [f"{p.relative_to(ROOT)} imports {m}" for p in files for m in sorted(_imported_names(p))
+            if any(m == b or m.startswith(b + ".") for b in banned)]
+
+
+def test_core_and_services_never_import_the_streamlit_layers() -> None:
+    files = _py_files("app", "core") + _py_files("app", "services")
+    assert _importing(files, ("app.ui", "app.sidebar", "app.app_pages")) == []
+
+
+def test_pages_never_import_services() -> None:
+    assert _importing(_py_files("app", "app_pages"), ("app.services",)) == []
 
 
 @pytest.mark.parametrize("source, expected", [

@@ -1,4 +1,4 @@
-"""app/ui/text.py: names from files shown as text in Streamlit's Markdown."""
+"""app/core/markdown.py: names from files shown as text in Streamlit's Markdown."""
 
 from __future__ import annotations
 
@@ -6,7 +6,7 @@ import re
 
 import pytest
 
-from app.ui.text import WORD_JOINER, code, esc
+from app.core.markdown import WORD_JOINER, code, esc
 
 HOSTILE = ["![x](http://evil.example/i.png)", "[click](http://evil.example)",
            "<http://evil.example>", "www.evil.example", "a@evil.example", "$x^2$",
