@@ -36,7 +36,10 @@ options = SweepOptions(quantity=quantity, time_unit=time_unit, baseline=baseline
 try:
     frame = sweep_frame(bundle, options)
 except (derived.MissingWork, ValueError) as exc:
-    panels.render_error(str(exc), "Choose Time, or a job whose kernels declare FLOP/byte counts.")
+    imported = list(metric_roles.roles(bundle.manifest))
+    panels.render_error(str(exc), "Choose Time, or a job whose kernels declare FLOP/byte counts."
+                        + (f" The file's own {', '.join(imported)} (not measurements) are on the "
+                           "stability and compare pages." if imported else ""))
     panels.stop_page()
 if frame.empty:
     st.info(f"This job has no {esc(bundle.duration_metric)} values to plot (status: "

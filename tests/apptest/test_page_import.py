@@ -107,3 +107,16 @@ def test_an_export_without_a_device_name_says_so(store, app) -> None:
     at = app("kernels", query={"job": "details"})
     assert not at.exception, at.exception
     assert "GPU not named in the files" in texts(at) and "· no GPU ·" not in texts(at)
+
+
+def test_sweep_throughput_of_a_file_with_derived_tflops_points_to_them(store, app) -> None:
+    from profiling_worker.importing import import_nsight_output
+
+    derived = REPO / "tests" / "fixtures" / "h200_import" / "nspy096" / "derived"
+    import_nsight_output([derived], store["results"], "derived")  # derive_metric=compute_tflops
+    at = app(query={"job": "derived"})
+    at.segmented_control(key="sweep-quantity").set_value("tflops").run()
+    assert not at.exception, at.exception
+    (box,) = at.error
+    assert "no analytic Flops" in box.value  # the catalog has no FLOP count for a file's regions
+    assert "compute_tflops" in texts(at) and "stability and compare pages" in texts(at)
