@@ -61,11 +61,13 @@ def table_columns(name: str, param_names: Sequence[str] = ()) -> list[str]:
         C.TABLE_COLLECTORS: [C.CONFIG, *p, C.RUN, C.COLLECTOR, C.VALUE, C.UNIT],
         C.TABLE_UNATTRIBUTED: [C.ANNOTATION, C.CONFIG, C.KERNEL, C.GRID, C.BLOCK, C.METRIC,
                                C.VALUE, C.UNIT, C.REASON],
+        C.TABLE_LAUNCH_TIMES: [C.ANNOTATION, C.CONFIG, *p, C.RUN, C.LAUNCH, C.KERNEL, C.START_NS,
+                               C.END_NS],
     }
     return layouts[name]
 
 
-_INT_COLS = {C.CONFIG, C.RUN, C.LAUNCH, C.NUM_RUNS}
+_INT_COLS = {C.CONFIG, C.RUN, C.LAUNCH, C.NUM_RUNS, C.START_NS, C.END_NS}
 _BOOL_COLS = {C.STABLE, C.KERNELS_VARY}
 _STR_COLS = {C.ANNOTATION, C.KERNEL, C.GRID, C.BLOCK, C.METRIC, C.UNIT, C.COMBINE_RULE, C.DTYPE,
              C.COLLECTOR, C.REASON}

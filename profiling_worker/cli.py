@@ -36,7 +36,26 @@ def _parser() -> argparse.ArgumentParser:
     imp = sub.add_parser("import", help="turn plain nsight-python output into a bundle")
     imp.add_argument("sources", type=Path, nargs="+", help="profiled_data/processed_data CSVs, .ncu-rep")
     imp.add_argument("--out", type=Path, required=True, help="bundle directory to create")
+    tl = sub.add_parser("timeline", help="write the job's Chrome/Perfetto trace (JSON)")
+    tl.add_argument("bundle", type=Path)
+    tl.add_argument("-o", "--out", type=Path, required=True, help="trace file to write")
     return parser
+
+
+def _timeline(bundle: Path, out: Path) -> int:
+    from profiling_worker.schema.manifest import ManifestError
+    from profiling_worker.timeline import TimelineError, write_trace
+
+    try:
+        write_trace(bundle, out)
+    except (ManifestError, TimelineError, OSError) as exc:
+        hint = getattr(exc, "hint", "pass a finished job's bundle directory and a writable -o")
+        print(json.dumps({"event": "error", "kind": "timeline", "message": str(exc),
+                          "hint": hint}), flush=True)
+        return 1
+    print(json.dumps({"event": "result", "status": JobStatus.DONE.value, "trace": str(out)}),
+          flush=True)
+    return 0
 
 
 def _finished(job_dir: Path) -> str | None:
@@ -167,6 +186,8 @@ def main(argv: list[str]) -> int:
         return 0
     if args.command == "summarize":
         return _summarize(args.bundle)
+    if args.command == "timeline":
+        return _timeline(args.bundle, args.out)
     os.environ.setdefault("PYTHONUNBUFFERED", "1")
     return _run(args.job_dir, args.force)
 

@@ -33,6 +33,7 @@ class NvmlSampler:
         self.error: str | None = None
         self._stop = threading.Event()
         self._thread: threading.Thread | None = None
+        self._t0_ns = 0  # perf_counter_ns at TimeS 0, once sampling started
 
     def __enter__(self) -> NvmlSampler:
         if not self.enabled or self.uuid is None:  # enabled implies a uuid
@@ -48,7 +49,7 @@ class NvmlSampler:
         except Exception as exc:  # no driver, no GPU, no nvidia-ml-py: the trace stays empty
             self.error = f"NVML unavailable: {exc}"
             return self
-        self._t0 = time.perf_counter()
+        self._t0_ns = time.perf_counter_ns()
         self._thread = threading.Thread(target=self._loop, name="nvml-sampler", daemon=True)
         self._thread.start()
         return self
@@ -62,7 +63,7 @@ class NvmlSampler:
     def _sample(self) -> dict[str, Any]:
         nv, h = self._nvml, self._handle
         return {
-            C.TIME_S: time.perf_counter() - self._t0,
+            C.TIME_S: (time.perf_counter_ns() - self._t0_ns) / 1e9,
             C.SM_CLOCK_MHZ: nv.nvmlDeviceGetClockInfo(h, nv.NVML_CLOCK_SM),
             C.MEM_CLOCK_MHZ: nv.nvmlDeviceGetClockInfo(h, nv.NVML_CLOCK_MEM),
             C.TEMP_C: nv.nvmlDeviceGetTemperature(h, nv.NVML_TEMPERATURE_GPU),
@@ -78,6 +79,15 @@ class NvmlSampler:
                 self.error = self.error or f"NVML sampling stopped: {exc}"
                 return
             self._stop.wait(self.interval)
+
+    def start_on(self, pair: dict[str, int] | None) -> int | None:
+        """The instant of TimeS 0 on CUPTI's clock (ns), from ``pair`` = {"cupti_ns",
+        "perf_counter_ns"} read back to back (cupti_times.clock_pair); None without a pair or
+        without sampling. Assumes the two clocks run at the same rate over a job (both count
+        ns of the host); the H200 test checks the samples bracket the launches."""
+        if pair is None or self._thread is None:
+            return None
+        return pair["cupti_ns"] - (pair["perf_counter_ns"] - self._t0_ns)
 
     def frame(self) -> pd.DataFrame:
         """The samples as a table (columns above), possibly empty."""

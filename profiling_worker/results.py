@@ -43,9 +43,11 @@ def write_result_tables(job_dir: Path, spec: JobSpec, registry: Registry,
                         annotations: dict[str, tuple[str, ...]],
                         launches: pd.DataFrame, nvml: pd.DataFrame,
                         collectors: pd.DataFrame | None,
-                        unattributed: pd.DataFrame | None = None) -> None:
-    """Write launches, runs, aggregated, work, nvml_trace and collectors (Parquet + CSV), and
-    ``unattributed`` when some launches belong to no config or no annotation."""
+                        unattributed: pd.DataFrame | None = None,
+                        launch_times: pd.DataFrame | None = None) -> None:
+    """Write launches, runs, aggregated, work, nvml_trace and collectors (Parquet + CSV),
+    ``unattributed`` when some launches belong to no config or no annotation, and
+    ``launch_times`` when the backend saw each launch's start and end (CUPTI)."""
     params = list(spec.parameter_names)
     runs = launches_to_runs(launches, params)
     write_table(job_dir, C.TABLE_LAUNCHES, launches)
@@ -57,3 +59,5 @@ def write_result_tables(job_dir: Path, spec: JobSpec, registry: Registry,
                 collectors if collectors is not None else empty_table(C.TABLE_COLLECTORS, params))
     if unattributed is not None and not unattributed.empty:
         write_table(job_dir, C.TABLE_UNATTRIBUTED, unattributed)
+    if launch_times is not None and not launch_times.empty:
+        write_table(job_dir, C.TABLE_LAUNCH_TIMES, launch_times)

@@ -257,9 +257,11 @@ def profile_and_write(job: Prepared, job_dir: Path, channel: Channel) -> dict[st
     channel.emit("progress", done=1, total=1, stage="writing bundle")
     results.write_result_tables(job_dir, spec, job.registry, _annotations(spec, job.registry),
                                 result.launches, sampler.frame(), result.collectors,
-                                result.unattributed)
+                                result.unattributed, result.launch_times)
+    nvml_start = sampler.start_on(result.backend_info.get("clock_pair"))
     return {"backend": {"name": spec.backend, "nsight_mode": job.backend.get("nsight_mode"),
-                        "reason": job.backend["reason"], **result.backend_info},
+                        "reason": job.backend["reason"], **result.backend_info,
+                        **({"nvml_trace_start_ns": nvml_start} if nvml_start else {})},
             "warnings": warnings, "status": JobStatus.DONE.value}
 
 

@@ -81,6 +81,10 @@ JOBS: dict[str, dict] = {
     # x*2 alone at 4 Mi fp32 (issue 11): CUPTI with the L2 flushed, and warm (cache_control none)
     "h200-cupti-scale-4mi": {"kernels": ["scale"], "configs": [1 << 22], "runs": 20,
                              "backend": "cupti"},
+    # The timeline (issue 13): CUPTI start/end of every launch and a dense NVML trace beside it.
+    "h200-cupti-timeline": {"kernels": ["matmul"], "annotations": ["fp16"],
+                            "configs": [1024, 8192], "runs": 100, "backend": "cupti",
+                            "nvml_interval_ms": 10},
     "h200-cupti-scale-4mi-cache-none": {"kernels": ["scale"], "configs": [1 << 22], "runs": 20,
                                         "backend": "cupti", "cache_control": "none"},
 }

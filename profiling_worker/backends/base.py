@@ -24,6 +24,8 @@ class Collection:
     ``collectors``: info collector values per config and run (None when none were asked for).
     ``unattributed``: launches outside every config's range or every annotation (table
     ``unattributed``; None when there were none).
+    ``launch_times``: CUPTI start/end of each launch (table ``launch_times``; None when the
+    backend has none).
     """
 
     launches: pd.DataFrame
@@ -31,7 +33,7 @@ class Collection:
     backend_info: dict[str, Any] = field(default_factory=dict)
     collectors: pd.DataFrame | None = None
     unattributed: pd.DataFrame | None = None
-
+    launch_times: pd.DataFrame | None = None
 
 def launch_columns(param_names: Sequence[str]) -> list[str]:
     """Column order of the per-launch table for these config parameters."""
@@ -53,6 +55,18 @@ def launches_frame(rows: list[dict[str, Any]], spec: JobSpec) -> pd.DataFrame:
                              f"of this job (0..{len(spec.configs) - 1})")
         row.update(spec.configs[row[C.CONFIG]])
     return pd.DataFrame(rows, columns=launch_columns(params))
+
+
+def launch_times_frame(rows: list[dict[str, Any]], spec: JobSpec) -> pd.DataFrame | None:
+    """The ``launch_times`` table of launch rows carrying StartNs/EndNs (None when no row has a
+    start: nothing to place on a timeline). Rows already hold their config parameters."""
+    from profiling_worker.bundle_writer import table_columns
+
+    timed = [r for r in rows if r.get(C.START_NS) is not None]
+    if not timed:
+        return None
+    return pd.DataFrame(timed).reindex(
+        columns=table_columns(C.TABLE_LAUNCH_TIMES, spec.parameter_names))
 
 
 #: Reason of a launch inside an annotation but outside the worker's config/run range.

@@ -23,9 +23,10 @@ from pathlib import Path
 from typing import Any
 
 from profiling_worker import gpu_select
-from profiling_worker.backends.base import (Collection, Emit, RunCounter, launches_frame,
-                                            split_unattributed, unattributed_frame,
-                                            unattributed_warning)
+from profiling_worker.backends.base import (Collection, Emit, RunCounter, launch_times_frame,
+                                            launches_frame, split_unattributed,
+                                            unattributed_frame, unattributed_warning)
+from profiling_worker.backends.cupti_times import Attribution, capture_attribution, clock_pair
 from profiling_worker.errors import (OUT_OF_MEMORY_HINT, BackendUnavailable, KernelFailed,
                                      ProfilingFailed, WorkerError, is_out_of_memory)
 from profiling_worker.schema import columns as C
@@ -294,53 +295,26 @@ def collect_cupti(nsight: Any, spec: JobSpec, bodies: Sequence[Any], out_dir: Pa
         options = _kernel_options(nsight, spec, out_dir / f"c{idx}", info_collectors=collectors,
                                   combine_kernel_metrics=lambda x, y: x + y)  # durations add
         decorated = nsight.analyze.kernel(**options)(profiled)
-        with _capture_cupti_launches(nsight) as captured, _capture_outside(nsight) as unclaimed:
+        with _capture_cupti_launches(nsight) as captured, capture_attribution(nsight) as seen:
             try:
                 decorated(configs=[tuple(config.values())])
             except Exception as exc:
                 raise _classify(exc) from exc
-        rows += _cupti_rows(captured, idx, spec.runs, warnings)
+        rows += _cupti_rows(captured, idx, spec.runs, warnings, seen)
         outside += [{C.ANNOTATION: "", C.CONFIG: idx, C.KERNEL: name, C.GRID: None,
                      C.BLOCK: None, C.METRIC: C.GPU_TIME, C.VALUE: float(ns), C.UNIT: "ns",
-                     C.REASON: OUTSIDE_EVERY_ANNOTATION} for name, ns in unclaimed]
+                     C.REASON: OUTSIDE_EVERY_ANNOTATION} for name, ns in seen.outside]
     return Collection(launches_frame(rows, spec), warnings,
                       {"measurement": "GPU kernel duration (CUPTI activity records)",
                        "cache_flush": flush.describe() if flush else no_flush(spec.cache_control),
-                       "thermal_guard": _THERMAL_OWN},
-                      _collector_frame(recorder, spec), unattributed_frame(outside))
+                       "thermal_guard": _THERMAL_OWN, "clock_pair": clock_pair()},
+                      _collector_frame(recorder, spec), unattributed_frame(outside),
+                      launch_times_frame(rows, spec))
 
 
 #: Reason of a CUPTI launch outside every annotation (set-up code, the L2 flush).
 OUTSIDE_EVERY_ANNOTATION = ("outside every annotation (set-up code of the kernel, the L2 flush "
                             "before each region): not measured")
-
-
-@contextmanager
-def _capture_outside(nsight: Any) -> Iterator[list[tuple[str, int]]]:
-    """Record (kernel name, duration ns) of the kernels nsight-python's CUPTI collector ran but
-    attributed to no annotation (1.1.x internals: ``_attribute_kernels`` leaves them out)."""
-    import collections
-    import importlib
-
-    found: list[tuple[str, int]] = []
-    module: Any = importlib.import_module(f"{nsight.__name__}.collection.cupti")
-    original = getattr(module, "_attribute_kernels", None)
-    if original is None:
-        yield found
-        return
-
-    def spy(markers: Any, launches: Any, kernels: Any) -> Any:
-        attributed = original(markers, launches, kernels)
-        left = (collections.Counter((k.name, k.duration) for k in kernels)
-                - collections.Counter((name, ns) for _a, name, ns in attributed))
-        found.extend(left.elements())
-        return attributed
-
-    module._attribute_kernels = spy
-    try:
-        yield found
-    finally:
-        module._attribute_kernels = original
 
 
 def _collectors(nsight: Any, spec: JobSpec, counter: RunCounter,
@@ -368,7 +342,9 @@ def _collector_frame(recorder: Any, spec: JobSpec) -> Any:
 
 
 def _cupti_rows(captured: list[dict[str, list[Any]]], config: int, runs: int,
-                warnings: list[str]) -> list[dict[str, Any]]:
+                warnings: list[str], seen: Attribution) -> list[dict[str, Any]]:
+    """Launch rows of one config; StartNs/EndNs (CUPTI clock) where the kernel's record was
+    seen and the attribution lists agree."""
     rows = []
     for annotation, actions in (captured[0] if captured else {}).items():
         per_run, extra = divmod(len(actions), runs)
@@ -376,13 +352,17 @@ def _cupti_rows(captured: list[dict[str, list[Any]]], config: int, runs: int,
             warnings.append(f"{annotation}, config {config}: {len(actions)} launches over {runs} "
                             "runs (the count differs between runs); attributed in launch order")
             per_run = max(per_run, 1)
-        for i, action in enumerate(actions):
+        times = seen.for_annotation(annotation)
+        if [t[0] for t in times] != [a.name for a in actions]:
+            times = [(a.name, None, None) for a in actions]  # lists differ: no timestamps
+        for i, (action, (_k, start, end)) in enumerate(zip(actions, times, strict=True)):
             if action.values is None:
                 continue
             rows.append({C.ANNOTATION: annotation, C.CONFIG: config,
                          C.RUN: min(i // per_run, runs - 1), C.LAUNCH: i % per_run,
                          C.KERNEL: action.name, C.GRID: None, C.BLOCK: None,
-                         C.METRIC: C.GPU_TIME, C.VALUE: float(action.values[0]), C.UNIT: "ns"})
+                         C.METRIC: C.GPU_TIME, C.VALUE: float(action.values[0]), C.UNIT: "ns",
+                         C.START_NS: start, C.END_NS: end})
     return rows
 
 

@@ -20,6 +20,9 @@ Tables (each written as ``tables/<name>.parquet`` for the app and ``tables/<name
 ``unattributed`` (optional) launches no config/run range or no annotation holds, never merged
     into a config: Annotation (empty: outside every annotation), Config (-1: unknown), Kernel,
     Grid, Block, Metric, Value, Unit, Reason
+``launch_times`` (optional, CUPTI) each launch's GPU start and end on CUPTI's clock (ns):
+    Annotation, Config, <params>, Run, Launch, Kernel, StartNs, EndNs; the manifest's
+    ``backend.clock_pair`` and ``backend.nvml_trace_start_ns`` put the NVML trace on that clock
 """
 
 from __future__ import annotations
@@ -67,12 +70,16 @@ TEMP_C = "TempC"
 POWER_W = "PowerW"
 THROTTLE_REASONS = "ThrottleReasons"
 
+# CUPTI kernel timestamps (ns on CUPTI's clock, cupti.get_timestamp()).
+START_NS = "StartNs"
+END_NS = "EndNs"
+
 #: Names config parameters may not use, because they would clash with a column.
 RESERVED = frozenset(
     {
         ANNOTATION, CONFIG, RUN, LAUNCH, KERNEL, GRID, BLOCK, METRIC, VALUE, UNIT, KERNELS,
         KERNELS_VARY, COMBINE_RULE, COLLECTOR, NUM_RUNS, AVG, STD, MIN, MAX, MEDIAN, CI95_LOWER,
-        CI95_UPPER, RSD, STABLE, FLOPS, BYTES, DTYPE,
+        CI95_UPPER, RSD, STABLE, FLOPS, BYTES, DTYPE, START_NS, END_NS,
     }
 )
 
@@ -85,8 +92,9 @@ TABLE_NVML = "nvml_trace"
 TABLE_COLLECTORS = "collectors"
 TABLES = (TABLE_LAUNCHES, TABLE_RUNS, TABLE_AGGREGATED, TABLE_WORK, TABLE_NVML, TABLE_COLLECTORS)
 TABLE_UNATTRIBUTED = "unattributed"
+TABLE_LAUNCH_TIMES = "launch_times"
 #: Tables only some bundles have (written when there is something to say).
-OPTIONAL_TABLES = (TABLE_UNATTRIBUTED,)
+OPTIONAL_TABLES = (TABLE_UNATTRIBUTED, TABLE_LAUNCH_TIMES)
 REASON = "Reason"  # why a launch is unattributed
 NO_CONFIG = -1  # Config of a launch whose config is not known
 

@@ -1,0 +1,222 @@
+"""A job's timeline as a Chrome/Perfetto trace: one track per region with each kernel launch,
+and the NVML SM clock, memory clock, temperature and power as counter tracks.
+
+Format: the Trace Event Format's JSON Object Format (``{"traceEvents": [...]}``; complete
+events ``ph: "X"``, counter events ``ph: "C"``, metadata events ``ph: "M"``; ``ts``/``dur`` in
+microseconds), https://docs.google.com/document/d/1CvAClvFfyA5R-PhYUmn5OOQtYMH4h6I0nSsKchNAySU
+and Perfetto's reading of it, https://perfetto.dev/docs/getting-started/other-formats#json.
+It opens as is in https://ui.perfetto.dev and chrome://tracing. Written with the standard
+``json`` module: no maintained Python writer of this JSON format fits (Perfetto's own Python
+``trace_builder`` writes its protobuf format).
+
+Where the launches sit:
+* CUPTI bundles with a ``launch_times`` table: each launch at its CUPTI GPU start and end; the
+  NVML samples on the same axis through the manifest's ``backend.nvml_trace_start_ns``.
+* every other bundle (Nsight Compute, older CUPTI bundles, imports): the launches placed back to
+  back in run order (config, run, region, launch), each as long as its measured duration. That
+  axis is not a clock: the track names and each launch's ``placement`` argument say so, and the
+  NVML samples (seconds since the sampler started) go in a process of their own.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterable
+from pathlib import Path
+from typing import Any
+
+import pandas as pd
+
+from profiling_worker.bundle_writer import read_table
+from profiling_worker.extract.units import normalise_unit
+from profiling_worker.schema import columns as C
+from profiling_worker.schema.manifest import read_manifest
+
+PLACED_BY_CUPTI = "CUPTI start/end (GPU timestamps)"
+PLACED_IN_RUN_ORDER = "measured duration, placed back to back in run order (not a start time)"
+_LAUNCH_PID, _NVML_PID = 1, 2
+#: NVML trace column -> (counter track name, unit)
+COUNTERS = {C.SM_CLOCK_MHZ: ("SM clock", "MHz"), C.MEM_CLOCK_MHZ: ("memory clock", "MHz"),
+            C.TEMP_C: ("GPU temperature", "C"), C.POWER_W: ("power", "W")}
+
+
+class TimelineError(ValueError):
+    """The bundle cannot give a timeline; ``hint`` says what would."""
+
+    def __init__(self, message: str, hint: str):
+        super().__init__(message)
+        self.message, self.hint = message, hint
+
+
+def _table(bundle: Path, name: str) -> pd.DataFrame | None:
+    try:
+        return read_table(bundle, name)
+    except FileNotFoundError:
+        return None
+
+
+def _durations(launches: pd.DataFrame) -> pd.DataFrame:
+    """Rows of the duration metric (GPU time, else host time) with a ``DurationNs`` column."""
+    for metric in C.DURATION_METRICS:
+        rows = launches[launches[C.METRIC] == metric]
+        if not rows.empty:
+            ns = [normalise_unit(float(v), str(u))[0] for v, u in zip(rows[C.VALUE], rows[C.UNIT])]
+            return rows.assign(DurationNs=ns)
+    raise TimelineError("the launches table holds no duration (metric "
+                        f"{' or '.join(C.DURATION_METRICS)})",
+                        f"profile with the metric {C.GPU_TIME}")
+
+
+def _in_run_order(timed: pd.DataFrame) -> pd.DataFrame:
+    """Launch rows with StartNs/EndNs placed back to back in run order from 0."""
+    region_order = {a: i for i, a in enumerate(dict.fromkeys(timed[C.ANNOTATION]))}
+    ordered = timed.assign(_region=timed[C.ANNOTATION].map(region_order)).sort_values(
+        [C.CONFIG, C.RUN, "_region", C.LAUNCH], kind="stable")
+    end = ordered["DurationNs"].cumsum()
+    return ordered.assign(**{C.START_NS: end - ordered["DurationNs"], C.END_NS: end})
+
+
+def _placed(bundle: Path) -> tuple[pd.DataFrame, str]:
+    """(launch rows with StartNs, EndNs, DurationNs; placement)."""
+    launches = _table(bundle, C.TABLE_LAUNCHES)
+    if launches is None or launches.empty:
+        raise TimelineError(f"{bundle.name}: no launches table",
+                            "a timeline needs a finished job's bundle (tables/launches.parquet)")
+    durations = _durations(launches)
+    times = _table(bundle, C.TABLE_LAUNCH_TIMES)
+    if times is None or times.empty:
+        return _in_run_order(durations), PLACED_IN_RUN_ORDER
+    keys = [C.ANNOTATION, C.CONFIG, C.RUN, C.LAUNCH]
+    timed = durations.merge(times[[*keys, C.START_NS, C.END_NS]], on=keys, how="inner")
+    return timed.dropna(subset=[C.START_NS]), PLACED_BY_CUPTI
+
+
+def _lanes(rows: pd.DataFrame) -> list[int]:
+    """Per row (sorted by start), the lowest lane whose last slice ended by its start: slices on
+    one track must not overlap (trace-event complete events nest or follow each other)."""
+    ends: list[float] = []
+    lanes = []
+    for start, end in zip(rows[C.START_NS], rows[C.END_NS]):
+        lane = next((i for i, e in enumerate(ends) if e <= start), len(ends))
+        if lane == len(ends):
+            ends.append(end)
+        ends[lane] = end
+        lanes.append(lane)
+    return lanes
+
+
+def _launch_events(rows: pd.DataFrame, params: list[str], placement: str,
+                   origin_ns: float) -> list[dict[str, Any]]:
+    events: list[dict[str, Any]] = []
+    tids: dict[tuple[str, int], int] = {}
+    note = "" if placement == PLACED_BY_CUPTI else " (run order, not a clock)"
+    for region, group in rows.sort_values(C.START_NS).groupby(C.ANNOTATION, sort=False):
+        for (_i, row), lane in zip(group.iterrows(), _lanes(group)):
+            key = (str(region), lane)
+            if key not in tids:
+                tids[key] = tid = len(tids) + 1
+                name = f"region {region}" + (f" (overlap {lane + 1})" if lane else "") + note
+                events += [_meta("thread_name", tid, name), _meta("thread_sort_index", tid, tid)]
+            events.append({
+                "ph": "X", "name": str(row[C.KERNEL]), "cat": "kernel", "pid": _LAUNCH_PID,
+                "tid": tids[key], "ts": (row[C.START_NS] - origin_ns) / 1e3,
+                "dur": (row[C.END_NS] - row[C.START_NS]) / 1e3,
+                "args": {"region": str(region), "config": int(row[C.CONFIG]),
+                         **{p: _plain(row[p]) for p in params if p in row},
+                         "run": int(row[C.RUN]), "launch": int(row[C.LAUNCH]),
+                         "duration_ns": float(row["DurationNs"]), "placement": placement}})
+    return events
+
+
+def _plain(value: Any) -> Any:
+    return value.item() if hasattr(value, "item") else value
+
+
+def _meta(name: str, tid: int | None, value: Any, pid: int = _LAUNCH_PID) -> dict[str, Any]:
+    key = "sort_index" if name.endswith("sort_index") else "name"
+    event = {"ph": "M", "name": name, "pid": pid, "args": {key: value}}
+    return {**event, "tid": tid} if tid is not None else event
+
+
+def _counter_events(nvml: pd.DataFrame, start_ns: float, pid: int) -> list[dict[str, Any]]:
+    """One counter track per NVML column; ``start_ns``: TimeS 0 on the axis (ns)."""
+    events = []
+    for column, (name, unit) in COUNTERS.items():
+        for t, value in zip(nvml[C.TIME_S], nvml[column]):
+            if pd.notna(value):
+                events.append({"ph": "C", "name": name, "pid": pid,
+                               "ts": (start_ns + float(t) * 1e9) / 1e3,
+                               "args": {unit: float(value)}})
+    return events
+
+
+def build_trace(bundle: str | Path) -> dict[str, Any]:
+    """The trace of a result bundle (a job directory with ``manifest.json`` and ``tables/``).
+
+    Returns:
+        ``{"traceEvents": [...], "displayTimeUnit": "ns", "metadata": {...}}``; ``ts``/``dur``
+        in µs from the first event; launch ``args`` give region, config index and parameters,
+        run, launch, ``duration_ns`` and ``placement`` (:data:`PLACED_BY_CUPTI` or
+        :data:`PLACED_IN_RUN_ORDER`); counters per :data:`COUNTERS` (MHz, °C, W).
+
+    Raises:
+        ManifestError: no readable manifest.
+        TimelineError: no launches table or no duration metric in it.
+    """
+    bundle = Path(bundle)
+    manifest = read_manifest(bundle)
+    configs = manifest.get("spec", {}).get("configs") or [{}]
+    params = list(configs[0])
+    rows, placement = _placed(bundle)
+    nvml = _table(bundle, C.TABLE_NVML)
+    nvml_start = manifest.get("backend", {}).get("nvml_trace_start_ns")
+    aligned = placement == PLACED_BY_CUPTI and nvml_start is not None
+    starts = [rows[C.START_NS].min()] + ([nvml_start] if aligned else [])
+    origin = float(min(starts)) if not rows.empty else 0.0
+    label = f"{manifest.get('job_id', bundle.name)} on {_gpu(manifest)}"
+    events = [_meta("process_name", None, f"kernels: {label}"),
+              *_launch_events(rows, params, placement, origin)]
+    if nvml is not None and not nvml.empty:
+        pid = _LAUNCH_PID if aligned else _NVML_PID
+        if not aligned:
+            events.append(_meta("process_name", None, "NVML samples (time since the sampler "
+                                "started; not the launches' axis)", _NVML_PID))
+        events += _counter_events(nvml, float(nvml_start) - origin if aligned else 0.0, pid)
+    return {"traceEvents": events, "displayTimeUnit": "ns",
+            "metadata": {"job_id": manifest.get("job_id"), "placement": placement,
+                         "nvml_aligned": aligned, "launches": int(len(rows))}}
+
+
+def _gpu(manifest: dict[str, Any]) -> str:
+    gpus = manifest.get("environment", {}).get("gpus") or [{}]
+    return str(gpus[0].get("name", "unknown GPU"))
+
+
+def write_trace(bundle: str | Path, out: str | Path) -> Path:
+    """Write :func:`build_trace` of ``bundle`` to ``out`` (JSON); returns ``out``."""
+    out = Path(out)
+    out.write_text(json.dumps(build_trace(bundle)), encoding="utf-8")
+    return out
+
+
+def trace_problems(trace: dict[str, Any]) -> list[str]:
+    """What in ``trace`` breaks the Trace Event Format (empty: none): required keys and types
+    per phase, non-negative durations."""
+    required = {"X": ("name", "ts", "dur", "pid", "tid"), "C": ("name", "ts", "pid", "args"),
+                "M": ("name", "pid", "args")}
+    events: Iterable[Any] = trace.get("traceEvents", None) or []
+    if not isinstance(trace.get("traceEvents"), list):
+        return ["traceEvents is missing or not a list"]
+    problems = []
+    for i, event in enumerate(events):
+        phase = event.get("ph")
+        missing = [k for k in required.get(phase, ()) if k not in event]
+        if phase not in required:
+            problems.append(f"event {i}: phase {phase!r} is not X, C or M")
+        elif missing:
+            problems.append(f"event {i} ({phase}): missing {', '.join(missing)}")
+        elif phase == "X" and not event["dur"] >= 0:
+            problems.append(f"event {i}: negative duration {event['dur']}")
+        elif phase == "C" and not all(isinstance(v, (int, float)) for v in event["args"].values()):
+            problems.append(f"event {i}: counter values must be numbers")
+    return problems

@@ -1,0 +1,145 @@
+"""The timeline (profiling_worker/timeline.py) of the H200 bundles in app/bundled."""
+
+from __future__ import annotations
+
+import json
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import pandas as pd
+import pytest
+
+from profiling_worker.bundle_writer import read_table, write_table
+from profiling_worker.schema import columns as C
+from profiling_worker.timeline import (COUNTERS, PLACED_BY_CUPTI, PLACED_IN_RUN_ORDER,
+                                       TimelineError, build_trace, trace_problems, write_trace)
+from tests.trace_processor import summary
+
+BUNDLED = Path(__file__).resolve().parents[3] / "app" / "bundled"
+STABILITY = BUNDLED / "h200-cupti-stability"  # CUPTI, 3 configs x 30 runs, NVML trace
+NCU = BUNDLED / "h200-ncu-elementwise"  # Nsight Compute, 5 regions
+
+
+def _events(trace: dict, phase: str) -> list[dict]:
+    return [e for e in trace["traceEvents"] if e["ph"] == phase]
+
+
+def test_stability_launches_in_run_order_with_their_measured_durations() -> None:
+    trace = build_trace(STABILITY)
+    launches = read_table(STABILITY, C.TABLE_LAUNCHES)
+    kernels = _events(trace, "X")
+    assert trace_problems(trace) == []
+    assert trace["metadata"]["placement"] == PLACED_IN_RUN_ORDER
+    assert len(kernels) == len(launches)
+    assert sorted(e["args"]["duration_ns"] for e in kernels) == sorted(launches[C.VALUE])
+    assert all(e["dur"] == pytest.approx(e["args"]["duration_ns"] / 1e3) for e in kernels)
+    ordered = sorted(kernels, key=lambda e: e["ts"])
+    assert all(a["ts"] + a["dur"] == pytest.approx(b["ts"]) for a, b in zip(ordered, ordered[1:]))
+    assert [(e["args"]["config"], e["args"]["run"]) for e in ordered] == sorted(
+        zip(launches[C.CONFIG], launches[C.RUN]))
+    names = {e["args"]["name"] for e in _events(trace, "M") if e["name"] == "thread_name"}
+    assert names == {"region fp16 (run order, not a clock)"}
+
+
+def test_nvml_counters_on_their_own_axis_without_cupti_times() -> None:
+    trace = build_trace(STABILITY)
+    nvml = read_table(STABILITY, C.TABLE_NVML)
+    counters = _events(trace, "C")
+    assert {e["pid"] for e in counters} == {2} and not trace["metadata"]["nvml_aligned"]
+    for column, (name, unit) in COUNTERS.items():
+        values = [e["args"][unit] for e in counters if e["name"] == name]
+        assert values == list(nvml[column].astype(float)), name
+    assert [e["ts"] for e in counters if e["name"] == "power"] == pytest.approx(
+        list(nvml[C.TIME_S] * 1e6))
+
+
+def test_ncu_bundle_has_one_track_per_region() -> None:
+    trace = build_trace(NCU)
+    launches = read_table(NCU, C.TABLE_LAUNCHES)
+    timed = launches[launches[C.METRIC] == C.GPU_TIME]
+    kernels = _events(trace, "X")
+    assert len(kernels) == len(timed) and trace_problems(trace) == []
+    by_region = {e["args"]["region"] for e in kernels}
+    assert by_region == set(timed[C.ANNOTATION])
+    tids = {e["args"]["region"]: e["tid"] for e in kernels}
+    assert len(set(tids.values())) == len(by_region)  # one track each
+
+
+def test_cupti_start_end_place_launches_and_align_nvml(tmp_path: Path) -> None:
+    """The CUPTI branch, on the stability bundle given a launch_times table built from its own
+    durations (start = previous end + 1 µs) and an NVML start 2 ms before the first launch:
+    a test input for the placement arithmetic, not a measurement."""
+    bundle = tmp_path / "b"
+    shutil.copytree(STABILITY, bundle)
+    launches = read_table(bundle, C.TABLE_LAUNCHES).sort_values([C.CONFIG, C.RUN, C.LAUNCH])
+    base = 5_000_000_000
+    ends = base + (launches[C.VALUE] + 1000).cumsum().astype("int64")
+    times = launches.assign(**{C.END_NS: ends, C.START_NS: ends - launches[C.VALUE].astype("int64")})
+    write_table(bundle, C.TABLE_LAUNCH_TIMES, times[[C.ANNOTATION, C.CONFIG, "n", C.RUN, C.LAUNCH,
+                                                     C.KERNEL, C.START_NS, C.END_NS]])
+    manifest = json.loads((bundle / C.MANIFEST_FILE).read_text())
+    nvml_start = int(times[C.START_NS].min()) - 2_000_000
+    manifest["backend"]["nvml_trace_start_ns"] = nvml_start
+    (bundle / C.MANIFEST_FILE).write_text(json.dumps(manifest))
+
+    trace = build_trace(bundle)
+    assert trace["metadata"]["placement"] == PLACED_BY_CUPTI and trace["metadata"]["nvml_aligned"]
+    kernels = sorted(_events(trace, "X"), key=lambda e: e["ts"])
+    expected = (times[C.START_NS] - nvml_start) / 1e3
+    assert [e["ts"] for e in kernels] == pytest.approx(list(expected))
+    counters = [e for e in _events(trace, "C") if e["name"] == "SM clock"]
+    nvml = read_table(bundle, C.TABLE_NVML)
+    assert {e["pid"] for e in counters} == {1}
+    assert [e["ts"] for e in counters] == pytest.approx(list(nvml[C.TIME_S] * 1e6))
+    assert trace_problems(trace) == []
+
+
+def test_overlapping_launches_of_one_region_go_to_a_second_track(tmp_path: Path) -> None:
+    bundle = tmp_path / "b"
+    shutil.copytree(STABILITY, bundle)
+    launches = read_table(bundle, C.TABLE_LAUNCHES)
+    start = pd.Series(range(len(launches)), dtype="int64") * 1000 // 2  # each overlaps the next
+    times = launches.assign(**{C.START_NS: start, C.END_NS: start + 1000})
+    write_table(bundle, C.TABLE_LAUNCH_TIMES, times)
+    kernels = _events(build_trace(bundle), "X")
+    assert len({e["tid"] for e in kernels}) == 2
+
+
+def test_trace_problems_names_broken_events() -> None:
+    assert trace_problems({}) == ["traceEvents is missing or not a list"]
+    bad = {"traceEvents": [{"ph": "X", "name": "k", "ts": 0, "pid": 1, "tid": 1, "dur": -1},
+                           {"ph": "C", "name": "c", "ts": 0, "pid": 1, "args": {"MHz": "x"}},
+                           {"ph": "B"}, {"ph": "M", "name": "thread_name"}]}
+    problems = trace_problems(bad)
+    assert len(problems) == 4 and "negative duration" in problems[0]
+
+
+def test_bundle_without_launches_is_a_clear_error(tmp_path: Path) -> None:
+    bundle = tmp_path / "b"
+    shutil.copytree(STABILITY, bundle)
+    (bundle / C.TABLES_DIR / "launches.parquet").unlink()
+    with pytest.raises(TimelineError, match="no launches table"):
+        build_trace(bundle)
+
+
+def test_cli_writes_the_trace_and_explains_a_bad_bundle(tmp_path: Path) -> None:
+    out = tmp_path / "trace.json"
+    done = subprocess.run([sys.executable, "-m", "profiling_worker", "timeline", str(NCU),
+                           "-o", str(out)], capture_output=True, text=True, check=False)
+    assert done.returncode == 0, done.stderr
+    assert json.loads(out.read_text()) == build_trace(NCU)
+    bad = subprocess.run([sys.executable, "-m", "profiling_worker", "timeline", str(tmp_path),
+                          "-o", str(out)], capture_output=True, text=True, check=False)
+    event = json.loads(bad.stdout)
+    assert bad.returncode == 1 and "manifest" in event["message"]
+
+
+@pytest.mark.parametrize("bundle", [STABILITY, NCU], ids=["cupti", "ncu"])
+def test_trace_processor_reads_every_launch_and_counter(bundle: Path, tmp_path: Path) -> None:
+    out = write_trace(bundle, tmp_path / "trace.json")
+    read = summary(out)  # skips where trace_processor_shell cannot be had
+    trace = build_trace(bundle)
+    assert read["kernel_slices"] == len(_events(trace, "X")) and not read["errors"]
+    assert {n.split(" ")[0] for n in read["counters"]} >= {"SM", "power"}
