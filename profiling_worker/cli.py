@@ -33,6 +33,12 @@ def _parser() -> argparse.ArgumentParser:
     summ = sub.add_parser("summarize", help="write nsight/report_summary.json from the bundle's "
                           ".ncu-rep (or .ncu-rep.gz)")
     summ.add_argument("bundle", type=Path)
+    rules = sub.add_parser("rules", help="digest of the Nsight Compute rule results of a "
+                           "bundle's report (CSV on stdout)")
+    rules.add_argument("bundle", type=Path)
+    deep = sub.add_parser("deepdive", help="sections, rules, stalls and hot spots of a bundle's "
+                          "report (JSON on stdout)")
+    deep.add_argument("bundle", type=Path)
     imp = sub.add_parser("import", help="turn plain nsight-python output into a bundle")
     imp.add_argument("sources", type=Path, nargs="+", help="profiled_data/processed_data CSVs, .ncu-rep")
     imp.add_argument("--out", type=Path, required=True, help="bundle directory to create")
@@ -188,6 +194,10 @@ def main(argv: list[str]) -> int:
         return _summarize(args.bundle)
     if args.command == "timeline":
         return _timeline(args.bundle, args.out)
+    if args.command in ("rules", "deepdive"):
+        from profiling_worker.extract import report_cli
+
+        return report_cli.main(args.command, args.bundle)
     os.environ.setdefault("PYTHONUNBUFFERED", "1")
     return _run(args.job_dir, args.force)
 

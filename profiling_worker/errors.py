@@ -6,6 +6,7 @@ anything else becomes ``kind="internal"`` with the log tail.
 
 from __future__ import annotations
 
+from pathlib import Path
 from typing import TypedDict
 
 
@@ -159,3 +160,20 @@ class ImportInternalError(WorkerError):
     """The importer itself failed on files it had recognised (a bug, not a damaged file)."""
 
     kind = "import_internal"
+
+
+def last_error_event(job_dir: Path) -> WorkerError | None:
+    """The last ``error`` event in ``job_dir``'s events.jsonl as a WorkerError (what the
+    launch-mode child that nsight-python 0.9.x re-runs said failed), None when there is none."""
+    from profiling_worker.schema.columns import EVENTS_FILE
+    from profiling_worker.schema.events import parse_line
+
+    try:
+        lines = (job_dir / EVENTS_FILE).read_text(encoding="utf-8").splitlines()
+    except OSError:
+        return None
+    for event in filter(None, map(parse_line, reversed(lines))):
+        if event["event"] == "error":
+            return WorkerError(event.get("message", ""), event.get("hint", ""),
+                               kind=event.get("kind", "kernel_failed"))
+    return None

@@ -85,6 +85,13 @@ JOBS: dict[str, dict] = {
     "h200-cupti-timeline": {"kernels": ["matmul"], "annotations": ["fp16"],
                             "configs": [1024, 8192], "runs": 100, "backend": "cupti",
                             "nvml_interval_ms": 10},
+    # Deep dive (issue 13): one matmul point with Nsight Compute's full section set, and the
+    # matmul sweep with the detailed set so that its rule results can be digested.
+    "h200-ncu-deepdive-fp16-4096": {"kernels": ["matmul"], "annotations": ["fp16"],
+                                    "configs": [4096], "runs": 3, "backend": "ncu",
+                                    "section_set": "full"},
+    "h200-ncu-matmul-rules": {"kernels": ["matmul"], "configs": MATMUL, "runs": 3,
+                              "metrics": BOUND, "backend": "ncu", "section_set": "detailed"},
     "h200-cupti-scale-4mi-cache-none": {"kernels": ["scale"], "configs": [1 << 22], "runs": 20,
                                         "backend": "cupti", "cache_control": "none"},
 }

@@ -27,8 +27,10 @@ from profiling_worker.backends.base import (Collection, Emit, RunCounter, launch
                                             launches_frame, split_unattributed,
                                             unattributed_frame, unattributed_warning)
 from profiling_worker.backends.cupti_times import Attribution, capture_attribution, clock_pair
+from profiling_worker.backends.ncu_set import ncu_with_set
 from profiling_worker.errors import (OUT_OF_MEMORY_HINT, BackendUnavailable, KernelFailed,
-                                     ProfilingFailed, WorkerError, is_out_of_memory)
+                                     ProfilingFailed, WorkerError, is_out_of_memory,
+                                     last_error_event)
 from profiling_worker.schema import columns as C
 from profiling_worker.schema.kernel_filter import exact_names
 from profiling_worker.schema.run_range import KPROF_DOMAIN, run_range_name
@@ -175,13 +177,14 @@ def collect_ncu(nsight: Any, spec: JobSpec, bodies: Sequence[Any], out_dir: Path
                               ignore_kernel_list=exact_names(spec.ignore_kernels) or None)
     decorated = nsight.analyze.kernel(**options)(profiled)
     configs = [tuple(c.values()) for c in spec.configs]
-    try:
-        decorated(configs=configs)
+    try:  # a deep dive's section set goes on ncu's command line (not in the launch child)
+        with ncu_with_set(None if in_launch_child() else spec.section_set, out_dir.parent) as ncu:
+            decorated(configs=configs)
     except RuntimeError as exc:  # nsight-python's own extraction; ours reads every launch
         warnings.append(f"nsight-python's extraction failed ({exc}); tables come from the "
                         "per-launch data of the .ncu-rep")
     except Exception as exc:
-        child = _child_error(out_dir.parent)  # launch mode: the re-run worker said what failed
+        child = last_error_event(out_dir.parent)  # launch mode: the re-run worker said what failed
         if child or isinstance(_classify(exc), WorkerError):
             raise child or _classify(exc) from exc
         raise ProfilingFailed(f"Nsight Compute profiling failed: {exc}",
@@ -190,6 +193,7 @@ def collect_ncu(nsight: Any, spec: JobSpec, bodies: Sequence[Any], out_dir: Path
     collection = _read_report(spec, out_dir, warnings)
     collection.collectors = _collector_frame(recorder, spec)
     collection.backend_info["thermal_guard"] = thermal or _THERMAL_OWN
+    collection.backend_info.update({"ncu_section_set": ncu} if ncu else {})
     return collection
 
 
@@ -215,23 +219,9 @@ def point_thermal_guard(nsight: Any, uuid: str | None) -> str | None:
             "NVML device 0 otherwise)")
 
 
-def _child_error(job_dir: Path) -> WorkerError | None:
-    """The last error event the launch-mode child wrote to events.jsonl, as a WorkerError."""
-    from profiling_worker.schema.events import parse_line
-
-    try:
-        lines = (job_dir / C.EVENTS_FILE).read_text(encoding="utf-8").splitlines()
-    except OSError:
-        return None
-    for event in filter(None, map(parse_line, reversed(lines))):
-        if event["event"] == "error":
-            return WorkerError(event.get("message", ""), event.get("hint", ""),
-                               kind=event.get("kind", "kernel_failed"))
-    return None
-
-
 def _read_report(spec: JobSpec, out_dir: Path, warnings: list[str]) -> Collection:
     from profiling_worker.extract.ncu_report_reader import read_launches, write_summary
+    from profiling_worker.extract.ncu_sections import write_deep_dive
 
     reports = sorted(out_dir.glob("*.ncu-rep"))
     if not reports:
@@ -239,6 +229,8 @@ def _read_report(spec: JobSpec, out_dir: Path, warnings: list[str]) -> Collectio
                               "see worker.log and the ncu log for the cause")
     rows, device = read_launches(reports[-1], spec.metrics)
     write_summary(reports[-1], out_dir / "report_summary.json")
+    if spec.section_set:  # the deep-dive view's tables, read from the report once
+        write_deep_dive(reports[-1], out_dir.parent / C.DEEP_DIVE_FILE)
     if device.get("missing_metrics"):
         warnings.append(f"metrics not in the report: {', '.join(device['missing_metrics'])}")
     rows, outside = split_unattributed(rows, len(spec.configs))
@@ -328,7 +320,6 @@ def _collectors(nsight: Any, spec: JobSpec, counter: RunCounter,
     if uuid is None:
         raise WorkerError("collectors need the job's GPU by its NVML UUID; none was resolved",
                           "report this: the worker pins a GPU before it runs", kind="internal")
-
     recorder = CollectorRecorder(uuid, counter.next_run, counter.config_index)
     scope = nsight.CollectionScope.RUN
     return recorder, [nsight.InfoCollector(name, recorder.callback(name), scope)
@@ -336,9 +327,7 @@ def _collectors(nsight: Any, spec: JobSpec, counter: RunCounter,
 
 
 def _collector_frame(recorder: Any, spec: JobSpec) -> Any:
-    if recorder is None:
-        return None
-    return recorder.frame([dict(c) for c in spec.configs], list(spec.parameter_names))
+    return recorder and recorder.frame([dict(c) for c in spec.configs], list(spec.parameter_names))
 
 
 def _cupti_rows(captured: list[dict[str, list[Any]]], config: int, runs: int,

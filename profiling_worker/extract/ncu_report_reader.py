@@ -25,6 +25,19 @@ from profiling_worker.schema import columns as C
 from profiling_worker.schema.run_range import KPROF_DOMAIN, NSIGHT_DOMAIN, parse_run_range
 
 
+#: Rule message and speedup-estimate types by name (ncu_report's MsgType_*, SpeedupType_*).
+MSG_TYPES = {ncu_report.MsgType_NONE: "none", ncu_report.MsgType_OK: "ok",
+             ncu_report.MsgType_OPTIMIZATION: "optimization",
+             ncu_report.MsgType_WARNING: "warning", ncu_report.MsgType_ERR: "error"}
+SPEEDUP_TYPES = {ncu_report.SpeedupType_UNKNOWN: "unknown",
+                 ncu_report.SpeedupType_LOCAL: "local", ncu_report.SpeedupType_GLOBAL: "global"}
+
+
+def kernel_name(action: Any) -> str:
+    """The demangled kernel name (template instances stay apart)."""
+    return str(action.name(ncu_report.IAction.NameBase_DEMANGLED))
+
+
 def _ranges(state: Any, domain_name: str) -> tuple[str, ...]:
     if state is None:  # a report recorded without NVTX support
         return ()
@@ -57,7 +70,9 @@ def _actions(report_path: Path) -> Iterator[Any]:
             yield rng.action_by_idx(a)
 
 
-def _metric(action: Any, name: str) -> tuple[Any, str] | None:
+def metric_value(action: Any, name: str) -> tuple[Any, str] | None:
+    """(value, unit) of metric ``name`` of a launch with the unit normalised (units.py), or
+    None when the launch does not have it."""
     if name not in action.metric_names():
         return None
     metric = action[name]
@@ -68,6 +83,41 @@ def _source(action: Any, name: str) -> str | None:
     """``name`` if the launch has it, else its first :data:`~M.EQUIVALENTS` present, else None."""
     names = action.metric_names()
     return next((n for n in (name, *M.EQUIVALENTS.get(name, ())) if n in names), None)
+
+
+def placed_actions(report_path: Path, other_ranges: bool = False
+                   ) -> Iterator[tuple[Any, str | None, int, int, int]]:
+    """Every profiled launch of a report with where it belongs, in report order.
+
+    Args:
+        report_path: a plain ``.ncu-rep``.
+        other_ranges: as in :func:`read_launches` (keep launches outside nsight-python ranges).
+
+    Yields:
+        ``(action, annotation, config, run, launch)``: the ``ncu_report`` IAction; the
+        annotation (region; None for a launch in no NVTX range); config and run from the kprof
+        range, or config -1 and the launch's order within its annotation for a report made
+        elsewhere; the launch's index within its (annotation, config, run).
+    """
+    launch_no: dict[tuple[str, int, int], int] = {}
+    order: dict[str, int] = {}
+    for action in _actions(report_path):
+        state = action.nvtx_state()
+        annotations = _ranges(state, NSIGHT_DOMAIN)
+        if not annotations and not other_ranges:
+            continue
+        annotation = annotations[0] if annotations else _other_range(state)
+        placed = next((p for p in map(parse_run_range, _ranges(state, KPROF_DOMAIN)) if p), None)
+        if placed:
+            config, run = placed
+        else:  # foreign report: launch order within the annotation
+            region = annotation or action.name()
+            config, run = -1, order.setdefault(region, 0)
+            order[region] += 1
+        key = (annotation or action.name(), config, run)
+        launch = launch_no.get(key, 0)
+        launch_no[key] = launch + 1
+        yield action, annotation, config, run, launch
 
 
 def read_launches(report_path: Path, metrics: Sequence[str], other_ranges: bool = False
@@ -97,39 +147,22 @@ def read_launches(report_path: Path, metrics: Sequence[str], other_ranges: bool 
     device: dict[str, Any] = {}
     missing: set[str] = set()
     sources: dict[str, str] = {}
-    launch_no: dict[tuple[str, int, int], int] = {}
-    order: dict[str, int] = {}
-    for action in _actions(report_path):
-        state = action.nvtx_state()
-        annotations = _ranges(state, NSIGHT_DOMAIN)
-        if not annotations and not other_ranges:
-            continue
-        annotation = annotations[0] if annotations else _other_range(state)
-        placed = next((p for p in map(parse_run_range, _ranges(state, KPROF_DOMAIN)) if p), None)
-        if placed:
-            config, run = placed
-        else:  # foreign report: launch order within the annotation
-            region = annotation or action.name()
-            config, run = -1, order.setdefault(region, 0)
-            order[region] += 1
-        key = (annotation or action.name(), config, run)
-        launch = launch_no.get(key, 0)
-        launch_no[key] = launch + 1
+    for action, annotation, config, run, launch in placed_actions(report_path, other_ranges):
         if not device:
             device = {n: action[n].value() for n in action.metric_names()
                       if n.startswith(M.DEVICE_ATTRIBUTE_PREFIX)}
-        grid = _metric(action, M.GRID_SIZE)
-        block = _metric(action, M.BLOCK_SIZE)
+        grid = metric_value(action, M.GRID_SIZE)
+        block = metric_value(action, M.BLOCK_SIZE)
         for name in metrics:
             source = _source(action, name)
-            got = _metric(action, source) if source else None
+            got = metric_value(action, source) if source else None
             if got is None:
                 missing.add(name)
                 continue
             if source != name:
                 sources[name] = str(source)
             rows.append({C.ANNOTATION: annotation, C.CONFIG: config, C.RUN: run, C.LAUNCH: launch,
-                         C.KERNEL: action.name(ncu_report.IAction.NameBase_DEMANGLED)
+                         C.KERNEL: kernel_name(action)
                          if other_ranges else action.name(), C.GRID: grid[0] if grid else None,
                          C.BLOCK: block[0] if block else None, C.METRIC: name,
                          C.VALUE: got[0], C.UNIT: got[1]})

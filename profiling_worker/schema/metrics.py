@@ -73,6 +73,29 @@ BLOCK_SIZE = "launch__block_size"
 REGISTERS_PER_THREAD = "launch__registers_per_thread"
 OCCUPANCY_LIMIT_REGISTERS = "launch__occupancy_limit_registers"
 
+# Deep dive (Nsight Compute sections; names as the section files of ncu 2025.3 use them).
+THEORETICAL_OCCUPANCY_PCT = "sm__maximum_warps_per_active_cycle_pct"
+OCCUPANCY_LIMITS = {  # blocks per SM each resource allows; the smallest limits the occupancy
+    "registers": OCCUPANCY_LIMIT_REGISTERS, "shared memory": "launch__occupancy_limit_shared_mem",
+    "warps": "launch__occupancy_limit_warps", "blocks": "launch__occupancy_limit_blocks",
+    "barriers": "launch__occupancy_limit_barriers"}
+L1_HIT_PCT = "l1tex__t_sector_hit_rate.pct"
+L2_HIT_PCT = "lts__t_sector_hit_rate.pct"
+SPEED_OF_LIGHT = (SM_PCT, MEMORY_PCT, "l1tex__throughput.avg.pct_of_peak_sustained_active",
+                  "lts__throughput.avg.pct_of_peak_sustained_elapsed",
+                  "gpu__dram_throughput.avg.pct_of_peak_sustained_elapsed")
+MEMORY_WORKLOAD = (L1_BYTES, L2_BYTES, DRAM_READ, DRAM_WRITE, DRAM_BYTES, L1_HIT_PCT, L2_HIT_PCT)
+LAUNCH_STATISTICS = (GRID_SIZE, BLOCK_SIZE, REGISTERS_PER_THREAD,
+                     "launch__shared_mem_per_block_static", "launch__shared_mem_per_block_dynamic",
+                     "launch__waves_per_multiprocessor", "launch__sm_count", "launch__thread_count")
+OCCUPANCY = (THEORETICAL_OCCUPANCY_PCT, WARPS_ACTIVE_PCT, *OCCUPANCY_LIMITS.values())
+#: Warp state (stall) metrics: cycles per issued instruction a warp spent in each state
+#: (WarpStateStats section); the reason is the part between the prefix and the suffix.
+STALL_PREFIX = "smsp__average_warps_issue_stalled_"
+STALL_SUFFIX = "_per_issue_active.ratio"
+DEEP_DIVE_METRICS = (GPU_TIME, GPC_HZ, *SPEED_OF_LIGHT, *MEMORY_WORKLOAD, *LAUNCH_STATISTICS,
+                     *OCCUPANCY)
+
 # Device attributes (one value per report, not per kernel).
 DEVICE_ATTRIBUTE_PREFIX = "device__attribute_"
 DEVICE_NAME = "device__attribute_display_name"

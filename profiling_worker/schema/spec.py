@@ -53,6 +53,7 @@ METRIC_PRESETS: dict[str, tuple[str, ...]] = {
 
 # Nsight Compute names look like "<unit>__<counter>[.<rollup>[.<submetric>...]]".
 _METRIC_RE = re.compile(r"^[a-z][a-z0-9]*__[a-z0-9_]+(\.[a-z0-9_]+)*$")
+_SET_RE = re.compile(r"^[a-z][a-z0-9_-]{0,40}$")  # ncu set identifiers: basic, detailed, full ...
 _MAX_CONFIGS = 4096
 _MAX_RUNS = 10_000
 
@@ -107,6 +108,9 @@ class JobSpec:
     """Free text shown with the job (at most 200 characters); not part of the spec hash."""
     ignore_kernels: tuple[str, ...] = ()
     """Kernels left out of every value: exact names or ``re:<pattern>`` (schema/kernel_filter.py)."""
+    section_set: str | None = None
+    """Nsight Compute section set added to the metrics (``ncu --set NAME``, e.g. ``full`` for a
+    deep dive; ``ncu --list-sets`` names them); None = the metrics only. ncu backend only."""
 
     def to_json(self) -> dict[str, Any]:
         """The spec as a JSON-able dict that :func:`validate_spec` accepts back unchanged."""
@@ -118,8 +122,9 @@ class JobSpec:
         """sha256 (first 16 hex digits) of the canonical JSON of the spec, label excluded."""
         data = self.to_json()
         data.pop("label")
-        if not data[kernel_filter.FIELD]:
-            data.pop(kernel_filter.FIELD)  # older jobs keep their hash
+        for optional in (kernel_filter.FIELD, "section_set"):
+            if not data[optional]:
+                data.pop(optional)  # older jobs keep their hash
         blob = json.dumps(data, sort_keys=True, separators=(",", ":")).encode()
         return hashlib.sha256(blob).hexdigest()[:16]
 
@@ -292,6 +297,7 @@ def validate_spec(raw: Mapping[str, Any], known_kernels: Mapping[str, Any] | Non
         or SPEC_DEFAULTS["nvml_interval_ms"],
         label=str(raw.get("label", ""))[:200],
         ignore_kernels=_ignore_kernels(raw, errors),
+        section_set=_section_set(raw, backend, errors),
     )
     if spec.thermal_wait and spec.thermal_cont and spec.thermal_cont <= spec.thermal_wait:
         errors.append(FieldError("thermal_cont", "must be greater than thermal_wait",
@@ -320,6 +326,21 @@ def _ignore_kernels(raw: Mapping[str, Any], errors: list[FieldError]) -> tuple[s
         if problem := kernel_filter.entry_problem(entry):
             errors.append(FieldError(f"{kernel_filter.FIELD}[{i}]", problem, kernel_filter.HINT))
     return entries
+
+
+def _section_set(raw: Mapping[str, Any], backend: str, errors: list[FieldError]) -> str | None:
+    value = raw.get("section_set")
+    if value is None:
+        return None
+    if not isinstance(value, str) or not _SET_RE.match(value):
+        errors.append(FieldError("section_set", f"{value!r} is not a section set name",
+                                 "give a name `ncu --list-sets` prints, e.g. full"))
+        return None
+    if backend != "ncu":
+        errors.append(FieldError("section_set", "sections are Nsight Compute's",
+                                 "use the ncu backend, or leave section_set out"))
+        return None
+    return value
 
 
 def load_spec(path: str, known_kernels: Mapping[str, Any] | None = None) -> JobSpec:

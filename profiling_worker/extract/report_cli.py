@@ -1,0 +1,63 @@
+"""``python -m profiling_worker rules|deepdive BUNDLE``: what a bundle's ``.ncu-rep`` explains.
+
+``rules`` prints the rule digest (:mod:`profiling_worker.extract.rule_digest`) as CSV on stdout
+and a one-line note on stderr; ``deepdive`` prints the deep-dive tables
+(:mod:`profiling_worker.extract.ncu_sections`) as JSON: the ``nsight/deep_dive.json`` the worker
+wrote for a section-set job, else read from the bundle's first report (imported reports). The app
+calls these in a subprocess so that it never imports ``ncu_report``. Exit codes: 0 done, 1 the
+report is missing or unreadable (the reason on stderr).
+"""
+
+from __future__ import annotations
+
+import json
+import sys
+from pathlib import Path
+
+from profiling_worker.schema import columns as C
+
+
+def _rules(bundle: Path) -> int:
+    from profiling_worker.extract.rule_digest import bundle_digest, bundle_reports
+
+    if not bundle_reports(bundle):
+        print(f"{bundle.name}: no Nsight Compute report in {C.NSIGHT_DIR}/", file=sys.stderr)
+        return 1
+    table, note = bundle_digest(bundle)
+    table.to_csv(sys.stdout, index=False)
+    print(note, file=sys.stderr)
+    return 0
+
+
+def _deep_dive(bundle: Path) -> int:
+    from profiling_worker.extract.ncu_sections import deep_dive
+    from profiling_worker.extract.rule_digest import bundle_reports
+    from profiling_worker.inflate import plain_file
+
+    written = bundle / C.DEEP_DIVE_FILE
+    if written.is_file():
+        sys.stdout.write(written.read_text(encoding="utf-8"))
+        return 0
+    reports = bundle_reports(bundle)
+    if not reports:
+        print(f"{bundle.name}: no Nsight Compute report in {C.NSIGHT_DIR}/", file=sys.stderr)
+        return 1
+    with plain_file(reports[0]) as plain:
+        out = deep_dive(plain)
+    out["report"] = reports[0].name
+    json.dump(out, sys.stdout, default=str)
+    return 0
+
+
+def main(command: str, bundle: Path) -> int:
+    """Run ``rules`` or ``deepdive`` on ``bundle``; returns the exit code."""
+    from profiling_worker.inflate import InflateError
+
+    try:
+        return _rules(bundle) if command == "rules" else _deep_dive(bundle)
+    except InflateError as exc:
+        print(f"{exc.message} ({exc.hint})", file=sys.stderr)
+    except (OSError, RuntimeError) as exc:  # ncu_report's own errors
+        print(f"{bundle.name}: the report cannot be read ({type(exc).__name__}: {exc})",
+              file=sys.stderr)
+    return 1

@@ -1,0 +1,148 @@
+"""A digest of Nsight Compute's rule results over every launch of a job (one table).
+
+Each launch of the report is placed (annotation, config, run) as the per-launch table places it;
+its rule results (``IAction.rule_results_as_dicts()``) are grouped by rule and title, and the
+groups are sorted by the time they could save in the whole sweep:
+
+    saving % = 100 x sum over the launches where it fires of (duration x speedup / 100)
+               / sum of the durations of all launches of the report
+
+where speedup is the rule's estimated speedup in % (Nsight Compute's "Est. Speedup"; a
+``local`` estimate speeds up one part of the kernel, so the saving is then an upper bound) and
+durations are ``gpu__time_duration.sum`` (ns). A report collected with ``--metrics`` only (the
+bundled sweeps) holds no rule results: the digest is empty and says why.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Callable, Iterable
+from pathlib import Path
+from typing import Any
+
+import pandas as pd
+
+from profiling_worker.extract.ncu_report_reader import kernel_name, metric_value, placed_actions
+from profiling_worker.extract.ncu_sections import rule_rows
+from profiling_worker.schema import columns as C
+from profiling_worker.schema import metrics as M
+
+RULE, TITLE, SECTION, TYPE = "Rule", "Title", "Section", "Type"
+SPEEDUP_MEDIAN, SPEEDUP_MAX, SPEEDUP_TYPE = ("Est. speedup % (median)", "Est. speedup % (max)",
+                                             "Speedup type")
+FOCUS, REGIONS, CONFIGS, KERNELS = "Focus metrics", "Regions", "Configs", "Kernels"
+FIRES, TIME_SHARE, SAVING, MESSAGE = ("Launches", "Time share %", "Est. saving % of sweep",
+                                      "Message")
+DIGEST_COLUMNS = [RULE, TITLE, SECTION, TYPE, SAVING, SPEEDUP_MEDIAN, SPEEDUP_MAX, SPEEDUP_TYPE,
+                  TIME_SHARE, FIRES, REGIONS, CONFIGS, KERNELS, FOCUS, MESSAGE]
+NO_REGION = "(no NVTX range)"
+
+
+def launch_rules(report_path: Path) -> tuple[pd.DataFrame, pd.DataFrame]:
+    """(launches, rules) of a plain ``.ncu-rep``.
+
+    Returns:
+        launches: one row per launch: launch_id, Annotation, Config (-1: a report made
+        elsewhere), Run, Kernel (demangled), duration_ns (NaN when the report lacks
+        ``gpu__time_duration.sum``); rules: one row per launch x rule result with launch_id and
+        the fields of :func:`~profiling_worker.extract.ncu_sections.rule_rows`.
+
+    Raises:
+        OSError, RuntimeError: ncu_report cannot read the report.
+    """
+    launches, rules = [], []
+    for i, (action, annotation, config, run, _launch) in enumerate(
+            placed_actions(report_path, other_ranges=True)):
+        duration = metric_value(action, M.GPU_TIME)
+        launches.append({"launch_id": i, C.ANNOTATION: annotation or NO_REGION, C.CONFIG: config,
+                         C.RUN: run, C.KERNEL: kernel_name(action),
+                         "duration_ns": float(duration[0]) if duration else float("nan")})
+        rules += [{"launch_id": i, **row} for row in rule_rows(action)]
+    return pd.DataFrame(launches), pd.DataFrame(rules)
+
+
+def _joined(values: Iterable[Any], limit: int = 8) -> str:
+    unique = list(dict.fromkeys(str(v) for v in values))
+    more = f" (+{len(unique) - limit} more)" if len(unique) > limit else ""
+    return ", ".join(unique[:limit]) + more
+
+
+def digest(launches: pd.DataFrame, rules: pd.DataFrame,
+           config_label: Callable[[int], str] = str) -> pd.DataFrame:
+    """One row per (rule, title), columns :data:`DIGEST_COLUMNS`, most saving first.
+
+    Args:
+        launches, rules: as :func:`launch_rules` returns them.
+        config_label: config index -> text (``n=4096``); -1 is a config the report does not name.
+
+    Returns:
+        The digest; empty (with the columns) when there are no rule results. Time share and
+        saving are NaN when the report has no durations.
+    """
+    if rules.empty or launches.empty:
+        return pd.DataFrame(columns=DIGEST_COLUMNS)
+    df = rules.merge(launches, on="launch_id", how="left")
+    total = launches["duration_ns"].sum(min_count=1)
+    df["saved_ns"] = df["duration_ns"] * df["speedup"] / 100.0  # NaN: the rule gives no estimate
+    rows = []
+    for (rule, title), g in df.groupby(["rule", "title"], sort=False):
+        fired = g.drop_duplicates("launch_id")
+        best = g.iloc[int(g["saved_ns"].fillna(-1.0).to_numpy().argmax())]
+        rows.append({
+            RULE: rule, TITLE: title or g["name"].iloc[0], SECTION: g["section"].iloc[0],
+            TYPE: _joined(g["type"]), SAVING: 100.0 * g["saved_ns"].sum(min_count=1) / total,
+            SPEEDUP_MEDIAN: g["speedup"].median(), SPEEDUP_MAX: g["speedup"].max(),
+            SPEEDUP_TYPE: _joined(g["speedup_type"].dropna()) or "none given",
+            TIME_SHARE: 100.0 * fired["duration_ns"].sum(min_count=1) / total,
+            FIRES: f"{len(fired)} of {len(launches)}", REGIONS: _joined(fired[C.ANNOTATION]),
+            CONFIGS: _joined(config_label(int(c)) for c in sorted(fired[C.CONFIG].unique())),
+            KERNELS: _joined(fired[C.KERNEL].map(lambda k: k.split("(")[0][:80]), 4),
+            FOCUS: _joined(f for fs in g["focus_metrics"] for f in fs.split(";") if f),
+            MESSAGE: best["message"]})
+    out = pd.DataFrame(rows, columns=DIGEST_COLUMNS)
+    return out.sort_values([SAVING, SPEEDUP_MAX], ascending=False, na_position="last",
+                           ignore_index=True)
+
+
+def bundle_config_label(bundle: Path) -> Callable[[int], str]:
+    """Config index -> ``name=value, ...`` from the bundle's spec.json (``config <i>`` when the
+    spec does not list it; ``unknown`` for a launch the report does not place)."""
+    try:
+        configs = json.loads((bundle / C.SPEC_FILE).read_text()).get("configs") or []
+    except (OSError, ValueError):
+        configs = []
+
+    def label(i: int) -> str:
+        if i < 0:
+            return "unknown"
+        if i < len(configs) and isinstance(configs[i], dict):
+            return ", ".join(f"{k}={v}" for k, v in configs[i].items())
+        return f"config {i}"
+    return label
+
+
+def bundle_reports(bundle: Path) -> list[Path]:
+    """The bundle's Nsight Compute reports (``nsight/*.ncu-rep`` and ``*.ncu-rep.gz``)."""
+    nsight = bundle / C.NSIGHT_DIR
+    return sorted(nsight.glob("*.ncu-rep")) + sorted(nsight.glob("*.ncu-rep.gz"))
+
+
+def bundle_digest(bundle: Path) -> tuple[pd.DataFrame, str]:
+    """The rule digest of a bundle's first report, and a note (why it is empty, what it read).
+
+    Raises:
+        InflateError: a ``.gz`` report cannot be inflated.
+        OSError, RuntimeError: ncu_report cannot read the report.
+    """
+    from profiling_worker.inflate import plain_file
+
+    reports = bundle_reports(bundle)
+    if not reports:
+        return pd.DataFrame(columns=DIGEST_COLUMNS), f"{bundle.name}: no Nsight Compute report"
+    with plain_file(reports[0]) as plain:
+        launches, rules = launch_rules(plain)
+    note = f"{reports[0].name}: {len(launches)} launches, {len(rules)} rule results"
+    if rules.empty:
+        note += (" (rules run with sections; this report was collected with --metrics only, "
+                 "so Nsight Compute evaluated none: profile with a section set, e.g. a deep dive)")
+    return digest(launches, rules, bundle_config_label(bundle)), note
