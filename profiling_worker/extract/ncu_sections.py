@@ -89,15 +89,21 @@ def _markers(action: Any) -> list[dict[str, Any]]:
     return out
 
 
+def _sample_metric(action: Any) -> Any:
+    """The per-PC warp sample metric of a launch (SourceCounters section), or None."""
+    names = [n for n in action.metric_names() if n.startswith("smsp__pcsamp_")]
+    for name in [*(n for n in _SAMPLE_METRICS if n in names), *sorted(names)]:
+        metric = action[name]
+        if metric.num_instances() > 1 and metric.has_correlation_ids():
+            return metric
+    return None
+
+
 def _hot_spots(action: Any) -> list[dict[str, Any]]:
     """Program counters with the most warp samples: address, samples, share (% of the launch's
     samples), SASS text, and file/line when the report holds the source correlation."""
-    names = set(action.metric_names())
-    name = next((n for n in _SAMPLE_METRICS if n in names), None)
-    if name is None:
-        return []
-    metric = action[name]
-    if metric.num_instances() < 1 or not metric.has_correlation_ids():
+    metric = _sample_metric(action)
+    if metric is None:
         return []
     pcs = metric.correlation_ids()
     samples = [(int(pcs.as_uint64(i)), float(metric.as_double(i)))
@@ -107,7 +113,7 @@ def _hot_spots(action: Any) -> list[dict[str, Any]]:
     for pc, value in sorted(samples, key=lambda s: -s[1])[:HOT_SPOTS]:
         info = action.source_info(pc)
         out.append({"address": pc, "samples": value, "share_pct": 100.0 * value / total,
-                    "sass": str(action.sass_by_pc(pc) or ""), "metric": name,
+                    "sass": str(action.sass_by_pc(pc) or ""), "metric": str(metric.name()),
                     "file": str(info.file_name()) if info else "",
                     "line": int(info.line()) if info else None})
     return out
@@ -124,7 +130,8 @@ def deep_dive(report_path: Path, other_ranges: bool = True) -> dict[str, Any]:
         JSON-able dict: ``report`` (file name); ``launches`` (list of {launch_id, annotation,
         config, run, launch, kernel}); ``sections_present`` ({launch_id: [section ids]});
         ``sections``, ``metrics``, ``rules``, ``markers``, ``hot_spots``: row lists, each row
-        with its ``launch_id``; ``truncated`` (launches beyond :data:`MAX_LAUNCHES` left out).
+        with its ``launch_id``; ``truncated`` (launches beyond :data:`MAX_LAUNCHES` left out);
+        ``problems`` (parts that could not be read, with the error).
         Units: ns for durations, bytes, %, Hz, cycles per issued instruction for stalls.
 
     Raises:
@@ -132,7 +139,7 @@ def deep_dive(report_path: Path, other_ranges: bool = True) -> dict[str, Any]:
     """
     out: dict[str, Any] = {"report": report_path.name, "launches": [], "sections_present": {},
                            "sections": [], "metrics": [], "rules": [], "markers": [],
-                           "hot_spots": [], "truncated": 0}
+                           "hot_spots": [], "truncated": 0, "problems": []}
     for i, (action, annotation, config, run, launch) in enumerate(
             placed_actions(report_path, other_ranges)):
         if i >= MAX_LAUNCHES:
@@ -141,10 +148,14 @@ def deep_dive(report_path: Path, other_ranges: bool = True) -> dict[str, Any]:
         out["launches"].append({"launch_id": i, "annotation": annotation, "config": config,
                                 "run": run, "launch": launch, "kernel": kernel_name(action)})
         out["sections_present"][i] = sorted(str(s.identifier()) for s in action.sections())
-        for key, rows in (("sections", _section_rows(action)), ("metrics", _metric_rows(action)),
-                          ("rules", rule_rows(action)), ("markers", _markers(action)),
-                          ("hot_spots", _hot_spots(action))):
-            out[key] += [{"launch_id": i, **row} for row in rows]
+        for key, read in (("sections", _section_rows), ("metrics", _metric_rows),
+                          ("rules", rule_rows), ("markers", _markers), ("hot_spots", _hot_spots)):
+            try:
+                out[key] += [{"launch_id": i, **row} for row in read(action)]
+            except (AttributeError, TypeError, ValueError, RuntimeError) as exc:
+                # one unreadable part (an ncu_report version without that call) costs that
+                # part only, named in the output, never the job
+                out["problems"].append(f"launch {i} {key}: {type(exc).__name__}: {exc}")
     return out
 
 

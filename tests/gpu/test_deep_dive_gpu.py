@@ -40,6 +40,8 @@ def test_deep_dive_holds_the_full_sections() -> None:
     print(manifest["status"], manifest.get("backend"))
     assert manifest["status"] == "done", manifest.get("error")
     data = json.loads((DEEP / C.DEEP_DIVE_FILE).read_text())
+    print("problems:", data["problems"])
+    assert not [p for p in data["problems"] if "hot_spots" not in p and "markers" not in p]
     launches = pd.DataFrame(data["launches"])
     print(launches[["annotation", "config", "run", "kernel"]].to_string())
     assert set(launches["annotation"]) == {"fp16"} and set(launches["config"]) == {0}
