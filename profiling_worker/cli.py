@@ -8,7 +8,7 @@ import os
 import sys
 from pathlib import Path
 
-from profiling_worker.schema import columns as C
+from profiling_worker.schema import backends as B, columns as C
 from profiling_worker.schema.manifest import JobStatus
 
 #: Where the app's bundled jobs live unless KPROF_BUNDLED_DIR says otherwise (app/settings.py).
@@ -25,7 +25,7 @@ def _parser() -> argparse.ArgumentParser:
                      help="run again over a finished result in JOB_DIR (it is replaced)")
     sub.add_parser("env", help="print the environment report and the backends that can run (JSON)")
     srv = sub.add_parser("serve", help="warm worker: run job dirs read from stdin, one per line")
-    srv.add_argument("--backend", choices=("cupti", "cpu", "ncu"), required=True)
+    srv.add_argument("--backend", choices=B.WARM_NAMES, required=True)
     srv.add_argument("--gpu", type=int, default=0)
     kern = sub.add_parser("kernels", help="list the built-in and user kernels (JSON)")
     kern.add_argument("--dirs", default=None,

@@ -20,7 +20,7 @@ from profiling_worker.errors import (COUNTER_PERMISSION_HINT, COUNTER_PERMISSION
                                      OUT_OF_MEMORY_HINT, BackendUnavailable, Cancelled,
                                      CounterPermission, KernelFailed, SpecRejected, WorkerError,
                                      classify_known, is_out_of_memory)
-from profiling_worker.schema import columns as C
+from profiling_worker.schema import backends as B, columns as C
 from profiling_worker.schema.manifest import JobStatus, now_iso
 from profiling_worker.schema.configs import device_memory
 from profiling_worker.schema.spec import JobSpec, SpecInvalid, load_spec, validate_spec
@@ -61,7 +61,7 @@ def _check_metric_names(spec: JobSpec, env: dict[str, Any]) -> None:
 def _resolve_gpu(spec: JobSpec, env: dict[str, Any]
                  ) -> tuple[gpu_select.SelectedGpu | None, SpecRejected | None]:
     """The job's GPU (None for cpu), or the error saying that ``gpu`` is not visible."""
-    if spec.backend == "cpu":
+    if not B.on_gpu(spec.backend):
         return None, None
     try:
         return gpu_select.resolve(spec.gpu, env.get("gpus") or ()), None
@@ -87,7 +87,7 @@ def collect(spec: JobSpec, registry: Registry, job_dir: Path, backend: dict[str,
     """Run the chosen backend on the GPU ``uuid`` (the one CUDA_VISIBLE_DEVICES is pinned to;
     None for cpu); None in nsight-python's launch-mode child."""
     annotations = _annotations(spec, registry)
-    if spec.backend == "cpu":
+    if not B.on_gpu(spec.backend):
         from profiling_worker.backends import cpu
 
         return cpu.collect(spec, lambda k, timed: make_body(registry, k, annotations[k], "cpu",
@@ -104,7 +104,7 @@ def collect(spec: JobSpec, registry: Registry, job_dir: Path, backend: dict[str,
         return nb.collect_ncu(nsight, spec, bodies, out_dir, channel.emit, uuid)
     with nb.autograd_on_calling_thread():
         device = nb.warm_up(spec, bodies, uuid)
-        profile = nb.collect_cupti if spec.backend == "cupti" else nb.collect_ncu
+        profile = nb.collect_cupti if spec.backend == B.CUPTI else nb.collect_ncu
         result = profile(nsight, spec, bodies, out_dir, channel.emit, uuid)
     if result is not None:
         result.backend_info["cuda_device"] = device
@@ -206,7 +206,7 @@ def prepare(job_dir: Path, manifest: dict[str, Any], report: dict[str, Any] | No
     _check_memory(spec, registry, report["environment"], gpu)
     if gpu:
         _prepare_gpu_env(gpu, report["environment"])
-    if spec.backend == "ncu":
+    if B.get(spec.backend).counters:
         _check_metric_names(spec, report["environment"])
     return Prepared(spec, registry, backend, report, _ignored_by_backend(spec, job_dir), gpu)
 
@@ -225,7 +225,7 @@ def _check_memory(spec: JobSpec, registry: Registry, env: dict[str, Any],
 
 def _ignored_by_backend(spec: JobSpec, job_dir: Path) -> list[str]:
     """Say what the cpu backend drops from the raw spec (GPU metrics, info collectors)."""
-    if spec.backend != "cpu":
+    if B.on_gpu(spec.backend):
         return []
     raw = json.loads((job_dir / C.SPEC_FILE).read_text(encoding="utf-8"))
     dropped = [m for m in raw.get("metrics") or () if m != C.HOST_TIME]

@@ -24,10 +24,9 @@ from typing import Any, TextIO
 from profiling_worker import environment, gpu_select, runner
 from profiling_worker.errors import WorkerError
 from profiling_worker.channel import Channel
-from profiling_worker.schema import columns as C
+from profiling_worker.schema import backends as B, columns as C
 from profiling_worker.schema.manifest import JobStatus
 
-WARM_BACKENDS = ("cupti", "cpu", "ncu")
 
 
 def _say(fd: int, **event: Any) -> None:
@@ -46,22 +45,22 @@ def _point_output_at(job_dir: Path) -> None:
 
 def _warm_up_process(backend: str, entry: dict[str, Any]) -> None:
     """Do once what every job would: import nsight first, then torch, and start CUDA."""
-    if backend != "cpu":
+    if B.on_gpu(backend):
         from profiling_worker.backends import nsight_backend as nb
 
         nb.import_nsight(backend, entry.get("libcupti"))
     import torch
 
-    if backend != "cpu":
+    if B.on_gpu(backend):
         torch.cuda.init()
         torch.zeros(1, device="cuda")
 
 
 def refusal(spec: dict[str, Any], backend: str, gpu: int) -> str | None:
     """Why this warm worker must not run a job with this raw spec (None: it may)."""
-    if spec.get("backend", "ncu") != backend:
+    if spec.get("backend", B.DEFAULT) != backend:
         return f"serves backend {backend}, the job asks {spec.get('backend')}"
-    if backend != "cpu" and int(spec.get("gpu", 0) or 0) != gpu:
+    if B.on_gpu(backend) and int(spec.get("gpu", 0) or 0) != gpu:
         return f"serves GPU {gpu}, the job asks GPU {spec.get('gpu')}"
     return None
 
@@ -70,7 +69,7 @@ def serve(backend: str, gpu: int, stdin: TextIO) -> int:
     """Run jobs from ``stdin`` until it closes; returns the exit code."""
     control = os.dup(1)  # the control channel; fds 1 and 2 then go to each job's log
     report = environment.environment_report()
-    if backend != "cpu":  # before anything starts CUDA; gpu counts the visible GPUs
+    if B.on_gpu(backend):  # before anything starts CUDA; gpu counts the visible GPUs
         try:
             gpu_select.pin(gpu_select.resolve(gpu, report["environment"].get("gpus") or ()))
         except WorkerError as exc:

@@ -2,7 +2,7 @@
 
 import streamlit as st
 
-from profiling_worker.schema import columns as C
+from profiling_worker.schema import backends as B, columns as C
 from profiling_worker.schema.manifest import JobStatus
 
 from app.core.figures.backends import build_backends_figure
@@ -14,8 +14,8 @@ from app.core import frame_columns as F
 st.header("CUPTI vs Nsight Compute")
 analysis.how_to_read("\n\n".join(WHY))
 bundles, _problems = cached.list_bundles()
-ncu_ids = [b.job_id for b in bundles if b.backend == "ncu" and b.status == JobStatus.DONE]
-cupti_ids = [b.job_id for b in bundles if b.backend == "cupti" and b.status == JobStatus.DONE]
+ncu_ids = [b.job_id for b in bundles if b.backend == B.NCU and b.status == JobStatus.DONE]
+cupti_ids = [b.job_id for b in bundles if b.backend == B.CUPTI and b.status == JobStatus.DONE]
 if not ncu_ids or not cupti_ids:
     st.info("This needs one job on each backend (ncu and cupti) of the same kernels and sizes, "
             "e.g. the bundled h200-ncu-j1-fp16 and h200-cupti-j1-fp16.")

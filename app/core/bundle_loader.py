@@ -15,7 +15,7 @@ from typing import Any
 
 import pandas as pd
 
-from profiling_worker.schema import columns, intervals
+from profiling_worker.schema import backends as B, columns, intervals
 from profiling_worker.schema.manifest import JobStatus, read_manifest
 from profiling_worker.schema.plausibility import Note, manifest_notes
 
@@ -73,7 +73,7 @@ class Bundle:
     @property
     def host_timer(self) -> bool:
         """True for the cpu backend: durations are host wall-clock, not GPU kernel time."""
-        return self.backend == "cpu"
+        return not B.on_gpu(self.backend)
 
     @property
     def duration_metric(self) -> str:

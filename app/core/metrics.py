@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import pandas as pd
 
-from profiling_worker.schema import columns as C
+from profiling_worker.schema import backends as B, columns as C
 # Re-exported (the "as" form says so to mypy): the views import these metric names from here.
 from profiling_worker.schema.metrics import (DRAM_PCT as DRAM_PCT, DRAM_READ as DRAM_READ,
                                               DRAM_WRITE as DRAM_WRITE, GPC_HZ as GPC_HZ,
@@ -43,7 +43,7 @@ def missing_metric(bundle: Bundle, metrics: tuple[str, ...], what: str) -> Missi
     if is_imported(bundle.manifest):  # made elsewhere: nothing here can re-run it
         how = (f"profile again with Nsight Compute collecting {', '.join(metrics)} (nsight-python "
                "metrics=[...] on its ncu backend, or ncu --metrics) and import the output")
-    elif bundle.backend in ("cupti", "cpu"):
+    elif bundle.backend in B.NAMES and not B.get(bundle.backend).any_metric:
         how += f" on the ncu backend (the {bundle.backend} backend measures durations only)"
     return MissingData(f"This job has no {what} ({', '.join(metrics)}).", how[0].upper() + how[1:] + ".")
 

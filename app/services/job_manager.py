@@ -28,7 +28,7 @@ from pathlib import Path
 from typing import Any
 
 from profiling_worker.errors import JobError
-from profiling_worker.schema import columns
+from profiling_worker.schema import backends as B, columns
 from profiling_worker.schema.manifest import (JobStatus, ManifestError, now_iso, read_manifest,
                                               write_manifest)
 from profiling_worker.schema.spec import JobSpec
@@ -42,7 +42,6 @@ from app.services.result_store import job_path
 from app.services.warm_worker import WarmWorker, WarmWorkerError
 
 POLL_S = 0.2  # how often a running job's events file and exit status are read
-WARM_BACKENDS = ("cupti", "cpu", "ncu")  # ncu: the worker refuses launch mode, then runs cold
 
 
 class JobManager:
@@ -213,7 +212,8 @@ class JobManager:
             traceback.print_exc()
 
     def _run(self, job: Job, lock_fd: int | None = None) -> None:
-        if (self.warm and job.spec.backend in WARM_BACKENDS
+        # ncu: a warm worker refuses nsight-python launch mode, then the job runs cold
+        if (self.warm and job.spec.backend in B.WARM_NAMES
                 and self._run_warm(job, lock_fd)):
             return
         self._run_cold(job, lock_fd)

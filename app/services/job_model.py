@@ -18,6 +18,7 @@ from pathlib import Path
 from typing import Any
 
 from profiling_worker.errors import JobError
+from profiling_worker.schema import backends as B
 from profiling_worker.schema.manifest import JobStatus, now_iso
 from profiling_worker.schema.spec import JobSpec
 
@@ -64,7 +65,7 @@ class Job:
 
 def lane_of(spec: JobSpec) -> str:
     """Jobs in one lane run one at a time: ``gpu<index>`` for GPU backends, ``cpu`` otherwise."""
-    return "cpu" if spec.backend == "cpu" else f"gpu{spec.gpu}"
+    return f"gpu{spec.gpu}" if B.on_gpu(spec.backend) else B.CPU
 
 
 class LaneLocks:

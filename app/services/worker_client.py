@@ -14,11 +14,9 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from profiling_worker.schema import columns, events
+from profiling_worker.schema import backends as B, columns, events
 
 CONSOLE_FILE = "worker.console.log"  # the worker's stdout + stderr (tracebacks of a crash)
-BACKENDS = ("ncu", "cupti", "cpu")
-GPU_BACKENDS = ("ncu", "cupti")
 
 
 def run_argv(worker_python: str, job_dir: Path) -> list[str]:
@@ -95,7 +93,7 @@ def console_events(job_dir: Path, max_bytes: int = 1 << 20) -> list[dict[str, An
 def unavailable_report(reason: str, fix: str) -> dict[str, Any]:
     """An environment report for when the worker cannot even be asked: every backend is down."""
     backend = {"available": False, "reason": reason, "fix": fix}
-    return {"error": reason, "backends": {name: dict(backend) for name in BACKENDS}}
+    return {"error": reason, "backends": {name: dict(backend) for name in B.NAMES}}
 
 
 def probe_environment(worker_python: str, timeout_s: float = 120.0) -> dict[str, Any]:
@@ -127,7 +125,7 @@ def normalise_report(report: dict[str, Any]) -> dict[str, Any]:
     """Give ``report`` a ``backends`` mapping whatever layout the worker used."""
     backends = report.get("backends")
     if not isinstance(backends, dict):
-        backends = {k: report[k] for k in BACKENDS if isinstance(report.get(k), dict)}
+        backends = {k: report[k] for k in B.NAMES if isinstance(report.get(k), dict)}
     report = dict(report)
     report["backends"] = backends
     return report
@@ -136,16 +134,16 @@ def normalise_report(report: dict[str, Any]) -> dict[str, Any]:
 def gpu_backend_available(report: dict[str, Any]) -> bool:
     """True when ncu or cupti can run here (i.e. a GPU is usable for profiling)."""
     backends = report.get("backends") or {}
-    return any(bool((backends.get(name) or {}).get("available")) for name in GPU_BACKENDS)
+    return any(bool((backends.get(name) or {}).get("available")) for name in B.GPU_NAMES)
 
 
 def best_backend(report: dict[str, Any]) -> str:
     """The first available backend of ncu, cupti, cpu (cpu if none reports available)."""
     backends = report.get("backends") or {}
-    for name in BACKENDS:
+    for name in B.NAMES:
         if (backends.get(name) or {}).get("available"):
             return name
-    return "cpu"
+    return B.CPU
 
 
 def environment_of(report: dict[str, Any]) -> dict[str, Any]:
@@ -153,7 +151,7 @@ def environment_of(report: dict[str, Any]) -> dict[str, Any]:
     env = report.get("environment")
     if isinstance(env, dict):
         return env
-    return {k: v for k, v in report.items() if k not in ("backends", *BACKENDS)}
+    return {k: v for k, v in report.items() if k not in ("backends", *B.NAMES)}
 
 
 def _last_json_object(text: str) -> dict[str, Any] | None:

@@ -14,7 +14,7 @@ from typing import Any
 import streamlit as st
 
 from profiling_worker.errors import classify_known
-from profiling_worker.schema import spec as spec_schema
+from profiling_worker.schema import backends as B, spec as spec_schema
 from profiling_worker.schema.manifest import JobStatus
 
 from app import settings
@@ -63,7 +63,7 @@ def form_values() -> dict[str, Any]:
 def _defaults(backend: str, catalog: spec_form.Catalog) -> None:
     kernel = "matmul"
     info = catalog[kernel]
-    configs = info.cpu_configs if backend == "cpu" else info.default_configs
+    configs = info.default_configs if B.on_gpu(backend) else info.cpu_configs
     # The spec's own fields start at the JobSpec defaults; the rest are the form's.
     form_only = {"kernels": [kernel], "annotations": [], "size_preset": "typed",
                  "sizes": ", ".join(str(c["n"]) for c in configs),
@@ -124,7 +124,7 @@ def render_job_builder(best_backend: str) -> dict[str, Any]:
         st.multiselect("Annotations (empty = all)", annotations, key=k("annotations"))
         _size_fields(info)
         left, right = st.columns(2)
-        left.selectbox("Backend", list(spec_schema.BACKENDS), key=k("backend"),
+        left.selectbox("Backend", list(B.NAMES), key=k("backend"),
                        help="ncu: Nsight Compute; cupti: durations only; cpu: host timer, no GPU")
         right.selectbox("Metrics", list(spec_schema.METRIC_PRESETS), key=k("metric_preset"),
                         help="timing = duration; bound = SM vs DRAM % of peak; "
@@ -151,7 +151,7 @@ def _size_fields(info: Any) -> None:
         return
     st.number_input("Runs per config", step=1, key=k("runs"))
     if any(k(PARAM_PREFIX + p) not in st.session_state for p in params):
-        cpu = st.session_state.get(k("backend")) == "cpu" and info.cpu_configs
+        cpu = not B.on_gpu(st.session_state.get(k("backend"))) and info.cpu_configs
         values, mode = config_grid.split(info.cpu_configs if cpu else info.default_configs,
                                          params)  # the kernel's defaults, and how they combine
         for p in params:

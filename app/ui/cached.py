@@ -16,6 +16,8 @@ from typing import Any, TypeVar
 
 import streamlit as st
 
+from profiling_worker.schema import backends as B
+
 from app import settings
 from app.core.bundle_loader import Bundle, load_bundle, manifest_mtime
 from app.services import history_index, result_store, worker_client
@@ -60,7 +62,7 @@ def backend_reports() -> dict[str, dict[str, Any]]:
     backend the dashboard knows, in the order it offers them (empty for one the worker left
     out)."""
     backends = env_report().get("backends") or {}
-    return {name: backends.get(name) or {} for name in worker_client.BACKENDS}
+    return {name: backends.get(name) or {} for name in B.NAMES}
 
 
 def reprobe_environment() -> None:

@@ -31,7 +31,7 @@ from profiling_worker.backends.ncu_set import ncu_with_set
 from profiling_worker.errors import (OUT_OF_MEMORY_HINT, BackendUnavailable, KernelFailed,
                                      ProfilingFailed, WorkerError, is_out_of_memory,
                                      last_error_event)
-from profiling_worker.schema import columns as C
+from profiling_worker.schema import backends as B, columns as C
 from profiling_worker.schema.kernel_filter import exact_names
 from profiling_worker.schema.run_range import KPROF_DOMAIN, run_range_name
 from profiling_worker.schema.spec import JobSpec
@@ -54,7 +54,7 @@ def import_nsight(backend: str, libcupti: str | None) -> Any:
     """
     if _LOADED.get(backend) is not None:  # a warm worker: imported and activated once
         return _LOADED[backend]
-    if backend == "cupti":
+    if backend == B.CUPTI:
         os.environ["NSPY_NCU_INIT_AT_IMPORT"] = "0"
         if libcupti:
             ctypes.CDLL(libcupti, mode=ctypes.RTLD_GLOBAL)
@@ -67,7 +67,7 @@ def import_nsight(backend: str, libcupti: str | None) -> Any:
                 "(pyelftools, cuda-pathfinder>=1.4.1, nvidia-cuda-cupti>=13.4)") from exc
     import nsight
 
-    if backend == "cupti":
+    if backend == B.CUPTI:
         nsight.activate(nsight.Tool.CUPTI)
     _LOADED[backend] = nsight
     return nsight

@@ -18,6 +18,8 @@ import math
 from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
+from profiling_worker.schema import backends as B
+
 KINDS: dict[str, tuple[str, str]] = {  # kind -> (what it is, an example)
     "size": ("a positive integer", "sizes must be whole numbers greater than 0, e.g. 1024"),
     "int": ("a whole number", "give a whole number such as 0, -3 or 42"),
@@ -85,7 +87,7 @@ def duplicates(configs: Sequence[Mapping[str, Any]]) -> list[tuple[int, int]]:
 def declared_defaults(entry: Any, backend: str) -> tuple[dict[str, Any], ...]:
     """A kernel's declared default configs (the worker's Kernel or the app's KernelInfo):
     ``default_configs``, or ``cpu_configs`` for the cpu backend when declared."""
-    cpu = backend == "cpu"
+    cpu = not B.on_gpu(backend)
     configs = (getattr(entry, "cpu_configs", ()) if cpu else ()) or getattr(
         entry, "default_configs", ())
     return tuple(dict(c) for c in configs)
@@ -122,7 +124,7 @@ def device_memory(backend: str, gpus: Sequence[Mapping[str, Any]], uuid: str | N
     (``os.sysconf``). (None, "") when unknown."""
     import os
 
-    if backend == "cpu":
+    if not B.on_gpu(backend):
         try:
             return float(os.sysconf("SC_PAGE_SIZE") * os.sysconf("SC_PHYS_PAGES")), "the host"
         except (ValueError, OSError, AttributeError):

@@ -44,7 +44,7 @@ from typing import Any, Literal, TypedDict, cast
 
 import pandas as pd
 
-from profiling_worker.schema import columns as C, metrics as M, peaks
+from profiling_worker.schema import backends as B, columns as C, metrics as M, peaks
 from profiling_worker.schema.spec import BACKEND_UNKNOWN
 
 NOTES_KEY = "notes"  # manifest.json key of the list of notes
@@ -349,13 +349,13 @@ def _roof_reason(manifest: Mapping[str, Any]) -> str:
     flushed = bool(entry.get(L2_FLUSHED_KEY)) or bool((entry.get("cache_flush") or {}).get("bytes"))
     none = spec.get("cache_control") == "none"
     why = [w for w, hit in (("CUPTI backend, recorded without the L2 flush",
-                             backend == "cupti" and not flushed and not none),
+                             backend == B.CUPTI and not flushed and not none),
                             ("backend unknown, so possibly CUPTI, which does not flush the L2",
                              backend == BACKEND_UNKNOWN and not flushed and not none),
                             ('cache_control "none"', none)) if hit]
     if why:
         return L2_WARM_REASON.format(why=" and ".join(why))
-    if backend == "cupti":
+    if backend == B.CUPTI:
         return ("likely reason: the kernels of one region share the L2 (the worker flushes it "
                 "before each region, not between the region's kernels)")
     return ("no known reason: check the kernel's FLOP and byte formulas (work table) and the "

@@ -15,17 +15,16 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any, Literal, get_args
 
-from profiling_worker.schema import metrics as M
+from profiling_worker.schema import backends as B, metrics as M
 from profiling_worker.schema import catalog_checks, columns, configs as cfgs, kernel_filter
 from profiling_worker.schema.spec_errors import FieldError, SpecInvalid
 
-# Backend names: the registry's schema module (profiling_worker/schema/backends.py) is to own them.
-Backend = Literal["ncu", "cupti", "cpu"]
+Backend = B.Name  # the registry (schema/backends.py) owns the names
 CacheControl = Literal["all", "none"]
 ClockControl = Literal["none", "base"]
 ReplayMode = Literal["kernel", "range"]
 ThermalMode = Literal["auto", "manual", "off"]
-BACKENDS: tuple[str, ...] = get_args(Backend)
+BACKENDS: tuple[str, ...] = B.NAMES
 #: manifest backend name of an imported job whose files do not tell which backend measured it
 #: (e.g. nsight-python 1.1 CSVs holding only gpu__time_duration.sum: ncu or CUPTI).
 BACKEND_UNKNOWN = "unknown"
@@ -70,7 +69,7 @@ class JobSpec:
     """Repetitions per config (nsight-python ``runs``), >= 1."""
     metrics: tuple[str, ...] = (columns.GPU_TIME,)
     """Nsight Compute metric names. The cpu backend records only host wall-clock time."""
-    backend: Backend = "ncu"
+    backend: Backend = B.DEFAULT
     """``ncu`` (Nsight Compute), ``cupti`` (durations only) or ``cpu`` (host timer, no GPU)."""
     annotations: tuple[str, ...] | None = None
     """Subset of the kernels' annotations (regions) to run; None = all."""
@@ -228,12 +227,16 @@ def _metrics(raw: Mapping[str, Any], backend: str, errors: list[FieldError]) -> 
         errors.append(FieldError("metrics", f"unknown metric name(s): {', '.join(bad)}",
                                  "use Nsight Compute names such as gpu__time_duration.sum "
                                  "(list them with `ncu --query-metrics`)"))
-    if backend == "cupti" and set(metrics) != {columns.GPU_TIME}:
-        errors.append(FieldError("metrics", "the CUPTI backend measures kernel durations only",
-                                 f"use only {columns.GPU_TIME}, or the ncu backend"))
-    if backend == "cpu":
+    caps = B.get(backend) if backend in B.NAMES else None  # else: _choice's error
+    if caps is None or caps.any_metric:
+        return metrics
+    if not caps.on_gpu:
         # The host timer measures wall-clock time and nothing else; say so rather than pretend.
-        return (columns.HOST_TIME,)
+        return (caps.duration_metric,)
+    if set(metrics) != {caps.duration_metric}:
+        errors.append(FieldError("metrics", f"the {caps.name.upper()} backend measures kernel "
+                                 "durations only",
+                                 f"use only {caps.duration_metric}, or the ncu backend"))
     return metrics
 
 

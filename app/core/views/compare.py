@@ -24,7 +24,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from profiling_worker.schema import columns as C, intervals
+from profiling_worker.schema import backends as B, columns as C, intervals
 
 from app.core.bundle_loader import Bundle
 from app.core.metrics import MissingData, with_labels
@@ -142,7 +142,7 @@ class JobSummary:
         annotations = spec.get("annotations")
         return cls(job_id=job_id, created_at=created_at or "",
                    kernels=tuple(spec.get("kernels") or ()),
-                   duration_metric=C.HOST_TIME if spec.get("backend") == "cpu" else C.GPU_TIME,
+                   duration_metric=B.duration_metric(spec.get("backend")),
                    configs=tuple(tuple(sorted((c or {}).items())) for c in
                                  spec.get("configs") or ()),
                    annotations=tuple(annotations) if annotations else None,

@@ -1,0 +1,104 @@
+"""Backend names and capabilities: the one place that names a backend.
+
+The app imports this module (it may import ``profiling_worker.schema`` only); the worker's run
+side (``profiling_worker/backends/``) registers how each backend collects
+(``profiling_worker.backends.registry``). Code elsewhere asks a :class:`Backend` what it can do
+instead of comparing its name to a string.
+
+Nsight Compute runs two ways, by the installed nsight-python (environment.py's ``nsight_mode``):
+0.9.x re-runs the worker under ``ncu`` (launch mode: a cold worker, no info collectors), 1.1
+attaches to the running worker (attach mode: warm workers and info collectors).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Final, Literal
+
+from profiling_worker.schema import columns as C
+
+#: The spec's ``backend`` values (JobSpec.backend's type); each has a :class:`Backend` below.
+Name = Literal["ncu", "cupti", "cpu"]
+NCU: Final = "ncu"
+CUPTI: Final = "cupti"
+CPU: Final = "cpu"
+#: How a backend runs the kernels: re-run under ncu, ncu attached to the worker, or the
+#: worker's own process measures (CUPTI activity records, the host timer).
+LAUNCH, ATTACH, IN_PROCESS = "launch", "attach", "in-process"
+#: cache_control values (spec.py's CACHE_CONTROLS)
+_ALL_CACHE = ("all", "none")
+
+
+@dataclass(frozen=True)
+class Backend:
+    """What one backend measures and which spec options it honours.
+
+    Attributes:
+        name: the spec's ``backend`` value.
+        measures: what its numbers are, in the user's words (shown next to results).
+        mode: how it runs: ``launch``, ``attach`` or ``in-process``.
+        on_gpu: runs the kernels on a GPU (False: the host, on the CPU).
+        duration_metric: the metric its duration is recorded under (ns).
+        any_metric: honours any Nsight Compute metric name (False: ``duration_metric`` only).
+        collectors: honours nsight-python info collectors (GPU clocks, power... per run).
+        cache_controls: the ``cache_control`` values it honours; others are ignored.
+        warm: a warm worker can serve it (imported and CUDA started once, jobs in turn).
+        counters: reads GPU performance counters (needs ERR_NVGPUCTRPERM permission).
+    """
+
+    name: Name
+    measures: str
+    mode: str
+    on_gpu: bool
+    duration_metric: str
+    any_metric: bool
+    collectors: bool
+    cache_controls: tuple[str, ...]
+    warm: bool
+    counters: bool = False
+
+
+NCU_LAUNCH = Backend(NCU, "GPU kernel duration and counters (Nsight Compute)", LAUNCH,
+                     on_gpu=True, duration_metric=C.GPU_TIME, any_metric=True, collectors=False,
+                     cache_controls=_ALL_CACHE, warm=False, counters=True)
+NCU_ATTACH = Backend(NCU, "GPU kernel duration and counters (Nsight Compute)", ATTACH,
+                     on_gpu=True, duration_metric=C.GPU_TIME, any_metric=True, collectors=True,
+                     cache_controls=_ALL_CACHE, warm=True, counters=True)
+CUPTI_BACKEND = Backend(CUPTI, "GPU kernel duration (CUPTI activity records)", IN_PROCESS,
+                        on_gpu=True, duration_metric=C.GPU_TIME, any_metric=False,
+                        collectors=True, cache_controls=_ALL_CACHE, warm=True)
+CPU_BACKEND = Backend(CPU, "host wall-clock, not GPU", IN_PROCESS, on_gpu=False,
+                      duration_metric=C.HOST_TIME, any_metric=False, collectors=False,
+                      cache_controls=(), warm=True)
+
+#: Every backend and run mode; the first of a name is its default description.
+ALL: tuple[Backend, ...] = (NCU_ATTACH, NCU_LAUNCH, CUPTI_BACKEND, CPU_BACKEND)
+#: The spec's ``backend`` choices, in the order the sidebar offers them (ncu is the default).
+NAMES: tuple[str, ...] = tuple(dict.fromkeys(b.name for b in ALL))
+DEFAULT: Final = NCU
+#: Backends that run on a GPU, and those a warm worker can serve in some mode.
+GPU_NAMES: tuple[str, ...] = tuple(dict.fromkeys(b.name for b in ALL if b.on_gpu))
+WARM_NAMES: tuple[str, ...] = tuple(dict.fromkeys(b.name for b in ALL if b.warm))
+
+
+def get(name: str | None, mode: str | None = None) -> Backend:
+    """The backend ``name`` (None: the default, ncu) in run ``mode`` (None: its first mode).
+
+    Raises:
+        KeyError: no backend of that name (and mode); the message lists the names.
+    """
+    name = name or DEFAULT
+    for backend in ALL:
+        if backend.name == name and (mode is None or backend.mode == mode):
+            return backend
+    raise KeyError(f"backend {name!r} (mode {mode}) is not one of {', '.join(NAMES)}")
+
+
+def on_gpu(name: str | None) -> bool:
+    """True when the backend ``name`` runs on a GPU; unknown names count as GPU (the default)."""
+    return name not in NAMES or get(name).on_gpu
+
+
+def duration_metric(name: str | None) -> str:
+    """The duration metric of the backend ``name``; GPU time for unknown names (imports)."""
+    return get(name).duration_metric if name in NAMES or name is None else C.GPU_TIME
