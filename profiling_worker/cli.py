@@ -45,6 +45,10 @@ def _parser() -> argparse.ArgumentParser:
     tl = sub.add_parser("timeline", help="write the job's Chrome/Perfetto trace (JSON)")
     tl.add_argument("bundle", type=Path)
     tl.add_argument("-o", "--out", type=Path, required=True, help="trace file to write")
+    from profiling_worker.gate.command import add_arguments as gate_arguments
+
+    gate_arguments(sub.add_parser("compare", help="regression gate: judge a candidate bundle "
+                                  "against a baseline (exit 1 regressed, 3 not judged)"))
     return parser
 
 
@@ -198,6 +202,10 @@ def main(argv: list[str]) -> int:
         from profiling_worker.extract import report_cli
 
         return report_cli.main(args.command, args.bundle)
+    if args.command == "compare":
+        from profiling_worker.gate.command import run as gate
+
+        return gate(args)
     os.environ.setdefault("PYTHONUNBUFFERED", "1")
     return _run(args.job_dir, args.force)
 

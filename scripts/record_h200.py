@@ -15,6 +15,7 @@ import subprocess
 import sys
 import time
 from pathlib import Path
+from typing import Any
 
 MATMUL = [512, 1024, 2048, 4096, 8192]
 ELEMENTWISE = [1 << 20, 1 << 22, 1 << 24, 1 << 26]
@@ -40,7 +41,7 @@ ROOFLINE = BOUND + [
 STABILITY = {"kernels": ["matmul"], "annotations": ["fp16"], "configs": [256, 1024, 8192],
              "runs": 30, "backend": "cupti", "collectors": ["sm_clock", "temperature", "power"]}
 
-JOBS: dict[str, dict] = {
+JOBS: dict[str, dict[str, Any]] = {
     "h200-ncu-matmul-sweep": {"kernels": ["matmul"], "configs": MATMUL, "runs": 10,
                               "metrics": BOUND, "backend": "ncu"},
     "h200-ncu-elementwise": {"kernels": ["scale", "vector_add", "fusion"],
@@ -95,6 +96,22 @@ JOBS: dict[str, dict] = {
     "h200-cupti-scale-4mi-cache-none": {"kernels": ["scale"], "configs": [1 << 22], "runs": 20,
                                         "backend": "cupti", "cache_control": "none"},
 }
+# Regression gate pairs (issue 13, part 4; tests/gpu/test_gate_h200.py): the same job twice
+# (indistinguishable), TF32 on vs off for one fp32 matmul (regressed, region fp32, config n),
+# and an ncu job against its CUPTI twin (not comparable). "env" is set for the worker only.
+GATE_KERNELS = str(Path(__file__).resolve().parents[1] / "tests" / "fixtures" / "kernel_files_gate")
+GATE_MATMUL = {"kernels": ["matmul"], "annotations": ["fp16"], "configs": [2048, 4096, 8192],
+               "runs": 20, "backend": "cupti"}
+GATE_TF32 = {"kernels": ["gate_matmul"], "configs": [2048, 4096], "runs": 10, "backend": "cupti"}
+JOBS.update({
+    "h200-cupti-gate-base": GATE_MATMUL,
+    "h200-cupti-gate-again": GATE_MATMUL,
+    "h200-ncu-gate-base": {**GATE_MATMUL, "runs": 10, "backend": "ncu"},
+    "h200-cupti-gate-tf32": {**GATE_TF32, "env": {"KPROF_KERNEL_DIRS": GATE_KERNELS,
+                                                  "KPROF_GATE_TF32": "1"}},
+    "h200-cupti-gate-fp32": {**GATE_TF32, "env": {"KPROF_KERNEL_DIRS": GATE_KERNELS,
+                                                  "KPROF_GATE_TF32": "0"}},
+})
 
 
 def known_metrics(metrics: list[str]) -> tuple[list[str], list[str]]:
@@ -106,7 +123,7 @@ def known_metrics(metrics: list[str]) -> tuple[list[str], list[str]]:
     return [m for m in metrics if m not in dropped], dropped
 
 
-def _configs(spec: dict) -> list[dict]:
+def _configs(spec: dict[str, Any]) -> list[dict[str, Any]]:
     """Sizes as {"n": size}; a user kernel without configs gets its declared defaults."""
     if "configs" in spec:
         return [{"n": n} for n in spec["configs"]]
@@ -115,9 +132,12 @@ def _configs(spec: dict) -> list[dict]:
     return [dict(c) for c in load_registry().kernels[spec["kernels"][0]].default_configs]
 
 
-def run_job(results: Path, job_id: str, spec: dict, pythonpath: str, device_run: str) -> dict:
+def run_job(results: Path, job_id: str, spec: dict[str, Any], pythonpath: str,
+            device_run: str) -> dict[str, Any]:
     """Write the spec, run the worker, return {job, status, wall_s}."""
     dropped: list[str] = []
+    spec = dict(spec)
+    job_env = spec.pop("env", {})  # worker environment of this job only, not part of the spec
     if spec["backend"] == "ncu" and len(spec.get("metrics", [])) > len(BOUND):
         kept, dropped = known_metrics(spec["metrics"])
         spec = {**spec, "metrics": kept}
@@ -126,7 +146,7 @@ def run_job(results: Path, job_id: str, spec: dict, pythonpath: str, device_run:
     job_dir.mkdir(parents=True)
     spec = {**spec, "configs": _configs(spec), "label": job_id}
     (job_dir / "spec.json").write_text(json.dumps(spec, indent=1))
-    env = {**os.environ, "PYTHONPATH": pythonpath,
+    env = {**os.environ, **job_env, "PYTHONPATH": pythonpath,
            "KPROF_PROVENANCE": json.dumps({"device_run": device_run,
                                            "recorded_with": "scripts/record_h200.py"})}
     t0 = time.perf_counter()

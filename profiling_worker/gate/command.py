@@ -1,0 +1,71 @@
+"""``python -m profiling_worker compare BASE CANDIDATE``: the regression gate on the command line
+(the parser's options and the run; the judgement is :mod:`profiling_worker.gate.judge`)."""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from pathlib import Path
+
+from profiling_worker.gate import exit_codes
+
+# The judgement (pandas, scipy) is imported in run(): building the worker's parser must work
+# in an interpreter that lacks them, so `run` can end a job "failed" naming what is missing.
+
+
+def percent(text: str) -> float:
+    """``"3%"`` or ``"3"`` -> 3.0 (percent); refuses negatives and non-numbers."""
+    try:
+        value = float(text.strip().removesuffix("%"))
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"{text!r} is not a percentage; write e.g. 3%") from None
+    if not value >= 0:
+        raise argparse.ArgumentTypeError(f"{text!r}: the allowed slowdown must be >= 0 %")
+    return value
+
+
+def add_arguments(parser: argparse.ArgumentParser) -> None:
+    """The ``compare`` sub-command's arguments."""
+    parser.description = ("Judge every region x config of CANDIDATE against BASE: regressed, "
+                          "improved, indistinguishable (below the smallest difference the runs "
+                          "can detect: Welch t-test, 95 %) or not comparable. "
+                          + exit_codes.HELP + ".")
+    parser.add_argument("baseline", type=Path, help="baseline bundle directory")
+    parser.add_argument("candidate", type=Path, help="candidate bundle directory")
+    parser.add_argument("--max-slowdown", type=percent, default=3.0, metavar="PCT",
+                        help="slowdown allowed before a row counts as regressed (and speed-up "
+                             "needed to count as improved), e.g. 3%% (default 3%%)")
+    parser.add_argument("--min-runs", type=int, default=2, metavar="N",
+                        help="fewer runs on a side: not comparable (default and minimum 2: one "
+                             "run has no spread)")
+    parser.add_argument("--metric", metavar="NAME",
+                        help="metric to judge (default: the duration metric, "
+                             "gpu__time_duration.sum or host__time_duration.sum on cpu); an "
+                             "increase counts as a regression, so name one where lower is better")
+    parser.add_argument("--markdown", type=Path, metavar="FILE",
+                        help="write the Markdown summary here (also printed on stdout)")
+    parser.add_argument("--junit", type=Path, metavar="FILE", help="write a JUnit XML file here")
+
+
+def run(args: argparse.Namespace) -> int:
+    """Judge, print the Markdown summary, write the files asked for; the exit code of
+    :func:`profiling_worker.gate.report.exit_code` (2 when a bundle cannot be read)."""
+    from profiling_worker.gate import judge, report
+    from profiling_worker.gate.sides import GateInputError, GateSide
+
+    try:
+        sides = [GateSide.load(p) for p in (args.baseline, args.candidate)]
+    except GateInputError as exc:
+        print(f"compare: {exc}", file=sys.stderr)
+        return exit_codes.EXIT_BAD_INPUT
+    options = judge.GateOptions(max_slowdown_pct=args.max_slowdown, min_runs=args.min_runs,
+                                metric=args.metric)
+    result = judge.judge(sides[0], sides[1], options)
+    print(report.markdown(result), end="")
+    try:
+        report.write(result, args.markdown, args.junit)
+    except OSError as exc:
+        print(f"compare: cannot write the summary ({exc}); the judgement above stands",
+              file=sys.stderr)
+        return report.exit_code(result) or exit_codes.EXIT_BAD_INPUT
+    return report.exit_code(result)

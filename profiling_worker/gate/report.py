@@ -1,0 +1,102 @@
+"""What the gate hands a CI system: the exit code, a Markdown summary and a JUnit XML file.
+
+Exit codes (:func:`exit_code`, :mod:`profiling_worker.gate.exit_codes`): 0 every region x
+config judged, none regressed; 1 at least one regressed (whatever else happened); 3 none
+regressed but at least one could not be judged (not comparable); 2 argparse's usage error and
+a bundle that cannot be read.
+
+JUnit XML: one ``<testsuite>`` with one ``<testcase>`` per region x config; a regression is a
+``<failure>``, a row that could not be judged is ``<skipped>`` with its reason, and every case
+carries its figures in ``<system-out>``. Written with the standard library's
+``xml.etree.ElementTree`` (the schema CI systems read: testsuite/testcase/failure/skipped).
+"""
+
+from __future__ import annotations
+
+import xml.etree.ElementTree as ET
+from pathlib import Path
+
+import pandas as pd
+
+from profiling_worker.gate.exit_codes import EXIT_NOT_JUDGED, EXIT_OK, EXIT_REGRESSED
+from profiling_worker.gate.judge import (BASELINE, CANDIDATE, CONFIG_LABEL, DETECTABLE_PCT,
+                                         DIFF_PCT, OUTCOME, REASON, GateResult, Outcome)
+from profiling_worker.schema import columns as C
+
+def exit_code(result: GateResult) -> int:
+    """The process exit code for ``result`` (module docstring); an empty judgement (no rows at
+    all) counts as not judged."""
+    if result.count(Outcome.REGRESSED):
+        return EXIT_REGRESSED
+    if result.count(Outcome.NOT_COMPARABLE) or result.rows.empty:
+        return EXIT_NOT_JUDGED
+    return EXIT_OK
+
+
+def headline(result: GateResult) -> str:
+    """One line: the counts of each outcome and what was compared."""
+    counts = ", ".join(f"{result.count(o)} {o}" for o in Outcome)
+    return (f"{result.candidate} vs baseline {result.baseline} ({result.metric}, max slowdown "
+            f"{result.options.max_slowdown_pct:g} %): {counts}")
+
+
+def _mean(row: pd.Series, side: str) -> str:
+    avg, std, runs = row[side + "Avg"], row[side + "StdDev"], row[side + "Runs"]
+    if pd.isna(avg):
+        return "–"
+    return f"{avg:,.1f} ± {std:,.1f} {row[C.UNIT]} (n={int(runs)})"
+
+
+def _pct(value: float) -> str:
+    return "–" if pd.isna(value) else f"{value:+.2f} %"
+
+
+def markdown(result: GateResult) -> str:
+    """A Markdown summary: the headline, the context differences, then one table row per
+    region x config (means ± std dev, difference, smallest detectable difference, outcome,
+    reason), regressions first."""
+    lines = [f"## Kernel regression gate: {exit_label(result)}", "", headline(result), ""]
+    if result.context:
+        lines += ["Not comparable: " + "; ".join(result.context), ""]
+    lines += ["| region | config | baseline | candidate | difference | detectable | outcome | "
+              "why |", "| --- | --- | --- | --- | ---: | ---: | --- | --- |"]
+    order = {o.value: i for i, o in enumerate(Outcome)}
+    rows = result.rows.sort_values(OUTCOME, key=lambda s: s.map(order), kind="stable")
+    for _, r in rows.iterrows():
+        cells = [r[C.ANNOTATION], r[CONFIG_LABEL], _mean(r, BASELINE), _mean(r, CANDIDATE),
+                 _pct(r[DIFF_PCT]), "–" if pd.isna(r[DETECTABLE_PCT]) else
+                 f"{r[DETECTABLE_PCT]:.2f} %", f"**{r[OUTCOME]}**", r[REASON]]
+        lines.append("| " + " | ".join(str(c).replace("|", "\\|") for c in cells) + " |")
+    return "\n".join(lines) + "\n"
+
+
+def exit_label(result: GateResult) -> str:
+    """``passed``, ``regressed`` or ``not judged`` (the exit code in words)."""
+    return {EXIT_OK: "passed", EXIT_REGRESSED: "regressed"}.get(exit_code(result), "not judged")
+
+
+def junit_xml(result: GateResult) -> str:
+    """The JUnit XML document (module docstring) as a string."""
+    suite = ET.Element("testsuite", name="kernel regression gate", tests=str(len(result.rows)),
+                       failures=str(result.count(Outcome.REGRESSED)),
+                       skipped=str(result.count(Outcome.NOT_COMPARABLE)), errors="0")
+    for _, r in result.rows.iterrows():
+        case = ET.SubElement(suite, "testcase", classname=f"gate.{result.candidate}",
+                             name=f"{r[C.ANNOTATION]} {r[CONFIG_LABEL]}")
+        if r[OUTCOME] == Outcome.REGRESSED.value:
+            ET.SubElement(case, "failure", message=r[REASON], type="regressed")
+        elif r[OUTCOME] == Outcome.NOT_COMPARABLE.value:
+            ET.SubElement(case, "skipped", message=r[REASON])
+        ET.SubElement(case, "system-out").text = (
+            f"{r[OUTCOME]}: {r[REASON]}\nbaseline {result.baseline}: {_mean(r, BASELINE)}\n"
+            f"candidate {result.candidate}: {_mean(r, CANDIDATE)}")
+    ET.indent(suite)
+    return ET.tostring(suite, encoding="unicode", xml_declaration=True) + "\n"
+
+
+def write(result: GateResult, markdown_path: Path | None, junit_path: Path | None) -> None:
+    """Write the Markdown summary and/or the JUnit XML where asked (files replaced)."""
+    if markdown_path is not None:
+        markdown_path.write_text(markdown(result), encoding="utf-8")
+    if junit_path is not None:
+        junit_path.write_text(junit_xml(result), encoding="utf-8")

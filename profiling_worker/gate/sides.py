@@ -1,0 +1,70 @@
+"""One side of a comparison: a bundle's manifest and aggregated table, read without the app."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import pandas as pd
+
+from profiling_worker.schema import columns as C, intervals
+from profiling_worker.schema.manifest import JobStatus, ManifestError, read_manifest
+
+
+class GateInputError(Exception):
+    """A bundle the gate cannot read; ``str()`` names the directory and the fix."""
+
+
+@dataclass(frozen=True)
+class GateSide:
+    """Attributes:
+        job_id: the bundle directory's name.
+        manifest: ``manifest.json`` as a dict (its ``spec`` included).
+        aggregated: the ``aggregated`` table (one row per annotation x config x metric),
+            restated by :func:`profiling_worker.schema.intervals.restate`.
+    """
+
+    job_id: str
+    manifest: dict[str, Any]
+    aggregated: pd.DataFrame = field(repr=False)
+
+    @property
+    def parameters(self) -> tuple[str, ...]:
+        """Config parameter names in the spec's first config (e.g. ``("n",)``)."""
+        configs = (self.manifest.get("spec") or {}).get("configs") or [{}]
+        return tuple(configs[0] or {})
+
+    @property
+    def duration_metric(self) -> str:
+        """``host__time_duration.sum`` for the cpu backend, else ``gpu__time_duration.sum``."""
+        backend = (self.manifest.get("backend") or {}).get("name") or \
+            (self.manifest.get("spec") or {}).get("backend")
+        return C.HOST_TIME if backend == "cpu" else C.GPU_TIME
+
+    @classmethod
+    def load(cls, bundle_dir: Path) -> GateSide:
+        """Read ``bundle_dir`` (``tables/aggregated.parquet``, else ``.csv``).
+
+        Raises:
+            GateInputError: no readable manifest, or no readable aggregated table.
+        """
+        try:
+            manifest = read_manifest(bundle_dir)
+        except ManifestError as exc:
+            raise GateInputError(f"{bundle_dir}: not a result bundle ({exc}); give the "
+                                 "directory a job wrote (it holds manifest.json)") from exc
+        base = bundle_dir / C.TABLES_DIR / C.TABLE_AGGREGATED
+        for path, read in ((base.with_suffix(".parquet"), pd.read_parquet),
+                           (base.with_suffix(".csv"), pd.read_csv)):
+            if path.is_file():
+                try:
+                    table = read(path)
+                except Exception as exc:  # pyarrow, pandas and OS errors alike
+                    raise GateInputError(f"{path}: cannot be read ({type(exc).__name__}: "
+                                         f"{str(exc)[:200]})") from exc
+                return cls(bundle_dir.name, manifest, intervals.restate(table))
+        if manifest.get("status") != JobStatus.DONE.value:  # a failed job: its rows are missing
+            return cls(bundle_dir.name, manifest, pd.DataFrame())
+        raise GateInputError(f"{bundle_dir}: no {C.TABLES_DIR}/{C.TABLE_AGGREGATED}.parquet or "
+                             ".csv; record the job again")

@@ -1,0 +1,139 @@
+"""The regression gate (`python -m profiling_worker compare`) on real bundles: the H200 bundles
+the app ships and cpu-backend jobs this test records with the worker."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+import xml.etree.ElementTree as ET
+from pathlib import Path
+
+import pytest
+
+from profiling_worker.gate import exit_codes as report
+from profiling_worker.gate.judge import (DETECTABLE_PCT, DIFF_PCT, OUTCOME, REASON, GateOptions,
+                                         Outcome, judge)
+from profiling_worker.gate.sides import GateSide
+from profiling_worker.schema import columns as C
+
+REPO = Path(__file__).resolve().parents[3]
+BUNDLED = REPO / "app" / "bundled"
+GATE_KERNELS = REPO / "tests" / "fixtures" / "kernel_files_gate"
+
+
+def compare(base: Path, cand: Path, tmp_path: Path, *extra: str
+            ) -> tuple[subprocess.CompletedProcess[str], ET.Element, str]:
+    junit, md = tmp_path / "gate.xml", tmp_path / "gate.md"
+    proc = subprocess.run([sys.executable, "-m", "profiling_worker", "compare", str(base),
+                           str(cand), "--max-slowdown", "3%", "--junit", str(junit),
+                           "--markdown", str(md), *extra],
+                          capture_output=True, text=True, timeout=120, check=False)
+    return proc, ET.parse(junit).getroot(), md.read_text(encoding="utf-8")
+
+
+def outcomes(base: Path, cand: Path, **options: object) -> list[str]:
+    result = judge(GateSide.load(base), GateSide.load(cand), GateOptions(**options))  # type: ignore[arg-type]
+    return list(result.rows[OUTCOME])
+
+
+def test_ncu_against_cupti_of_the_same_sweep_is_not_comparable(tmp_path: Path) -> None:
+    proc, xml, md = compare(BUNDLED / "h200-ncu-matmul-sweep", BUNDLED / "h200-cupti-matmul-sweep",
+                            tmp_path)
+    assert proc.returncode == report.EXIT_NOT_JUDGED, proc.stdout
+    assert outcomes(BUNDLED / "h200-ncu-matmul-sweep", BUNDLED / "h200-cupti-matmul-sweep") == [
+        Outcome.NOT_COMPARABLE.value] * 15
+    assert "backend: ncu vs cupti" in md and "nsight-python version: 0.9.6 vs 1.1.0" in md
+    assert xml.get("tests") == "15" and xml.get("skipped") == "15"
+    assert md == proc.stdout
+
+
+def test_a_bundle_against_itself_is_indistinguishable_everywhere(tmp_path: Path) -> None:
+    sweep = BUNDLED / "h200-cupti-matmul-sweep"
+    proc, xml, _ = compare(sweep, sweep, tmp_path)
+    assert proc.returncode == report.EXIT_OK, proc.stdout
+    rows = judge(GateSide.load(sweep), GateSide.load(sweep), GateOptions()).rows
+    assert set(rows[OUTCOME]) == {Outcome.INDISTINGUISHABLE.value} and len(rows) == 15
+    assert (rows[DIFF_PCT] == 0).all() and (rows[DETECTABLE_PCT] > 0).all()
+    assert xml.get("failures") == "0" and xml.get("skipped") == "0"
+
+
+def test_cache_control_differs_not_comparable() -> None:
+    rows = judge(GateSide.load(BUNDLED / "h200-cupti-elementwise"),
+                 GateSide.load(BUNDLED / "h200-cupti-elementwise-cache-none"), GateOptions()).rows
+    assert set(rows[REASON]) == {"cache control: all vs none"}
+
+
+def test_zero_baseline_is_not_comparable() -> None:
+    """x*2 and a+b at 2^20 write 0 DRAM bytes inside the region on the H200 (the write-back
+    comes after it): no relative difference can be formed."""
+    job = GateSide.load(BUNDLED / "h200-ncu-elementwise")
+    rows = judge(job, job, GateOptions(metric="dram__bytes_write.sum")).rows
+    zero = rows[rows["BaselineAvg"] == 0]
+    assert len(zero) == 2 and set(zero[OUTCOME]) == {Outcome.NOT_COMPARABLE.value}
+    assert set(zero[REASON]) == {"baseline mean is 0 byte"}
+
+
+def record(store: Path, name: str, spec: dict[str, object], **env: str) -> Path:
+    job = store / name
+    job.mkdir(parents=True)
+    (job / C.SPEC_FILE).write_text(json.dumps(spec))
+    proc = subprocess.run([sys.executable, "-m", "profiling_worker", "run", str(job)], cwd=REPO,
+                          env={**os.environ, "KPROF_KERNEL_DIRS": str(GATE_KERNELS), "OMP_NUM_THREADS": "1",
+                               **env},
+                          capture_output=True, text=True, timeout=300, check=False)
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    return job
+
+
+@pytest.fixture(scope="module")
+def cpu_jobs(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Path]:
+    """gate_matmul on the cpu backend: a baseline, the same code with the product computed 8
+    times (a deliberate slowdown), a 1-run job and a job with one config fewer. One torch
+    thread: on a loaded host, thread oversubscription spreads a 128^2 matmul over 0.1..90 ms."""
+    store = tmp_path_factory.mktemp("gate-store")
+    spec = {"kernels": ["gate_matmul"], "configs": [{"n": 128}, {"n": 256}], "runs": 20,
+            "warmup": 1, "backend": "cpu"}
+    return {"base": record(store, "base", spec),
+            "slow": record(store, "slow", spec, KPROF_GATE_REPEAT="8"),
+            "one-run": record(store, "one-run", {**spec, "runs": 1}),
+            "fewer": record(store, "fewer", {**spec, "configs": [{"n": 256}]})}
+
+
+def test_cpu_deliberate_slowdown_regressed_and_its_reverse_improved(cpu_jobs: dict[str, Path],
+        tmp_path: Path) -> None:
+    proc, xml, md = compare(cpu_jobs["base"], cpu_jobs["slow"], tmp_path)
+    assert proc.returncode == report.EXIT_REGRESSED, proc.stdout
+    failed = sorted(str(c.get("name")) for c in xml.iter("testcase") if c.find("failure") is not None)
+    assert failed == ["fp32 n=128", "fp32 n=256"], md
+    assert "| fp32 | n=256 |" in md and "host__time_duration.sum" in md
+    assert outcomes(cpu_jobs["slow"], cpu_jobs["base"]) == [Outcome.IMPROVED.value] * 2
+
+
+def test_cpu_too_few_runs_and_missing_config(cpu_jobs: dict[str, Path],
+        tmp_path: Path) -> None:
+    proc, xml, _ = compare(cpu_jobs["base"], cpu_jobs["one-run"], tmp_path)
+    assert proc.returncode == report.EXIT_NOT_JUDGED
+    rows = judge(GateSide.load(cpu_jobs["base"]), GateSide.load(cpu_jobs["one-run"]),
+                 GateOptions()).rows
+    assert set(rows[REASON]) == {"candidate has 1 run(s); at least 2 needed for a spread"}
+    rows = judge(GateSide.load(cpu_jobs["base"]), GateSide.load(cpu_jobs["fewer"]),
+                 GateOptions()).rows.set_index("n")
+    assert rows.loc[128, REASON] == "only in the baseline"
+    assert rows.loc[256, OUTCOME] != Outcome.NOT_COMPARABLE.value
+
+
+def test_cpu_against_gpu_bundle_not_comparable(cpu_jobs: dict[str, Path]) -> None:
+    result = judge(GateSide.load(BUNDLED / "h200-cupti-matmul-sweep"),
+                   GateSide.load(cpu_jobs["base"]), GateOptions())
+    assert set(result.rows[OUTCOME]) == {Outcome.NOT_COMPARABLE.value}
+    assert "backend: cupti vs cpu" in result.context
+    assert "GPU model: NVIDIA H200 vs host CPU" in result.context
+
+
+def test_unreadable_bundle_exits_2(tmp_path: Path) -> None:
+    proc = subprocess.run([sys.executable, "-m", "profiling_worker", "compare", str(tmp_path),
+                           str(BUNDLED / "h200-cupti-matmul-sweep")],
+                          capture_output=True, text=True, timeout=60, check=False)
+    assert proc.returncode == report.EXIT_BAD_INPUT and "not a result bundle" in proc.stderr
