@@ -13,6 +13,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from profiling_worker.schema import backends as B
 from profiling_worker.schema.manifest import JobStatus
 
 #: Context field -> what it is, in words (the reason names it).
@@ -49,20 +50,20 @@ def measurement_context(manifest: dict[str, Any]) -> dict[str, str | None]:
     spec = manifest.get("spec") or {}
     env = manifest.get("environment") or {}
     backend = str((manifest.get("backend") or {}).get("name") or spec.get("backend") or "")
-    gpu = _gpu(manifest)
+    gpu = _gpu(manifest) if B.on_gpu(backend) else {}
     gpu_name = (manifest.get("gpu") or {}).get("name") or gpu.get("name")
     raw = {
         "status": manifest.get("status"),
         "backend": backend,
         "cache_control": spec.get("cache_control"),
         "clock_control": spec.get("clock_control"),
-        "gpu": gpu_name if backend != "cpu" else "host CPU",
-        "max_sm_clock_mhz": gpu.get("max_sm_clock_mhz") if backend != "cpu" else None,
-        "max_mem_clock_mhz": gpu.get("max_mem_clock_mhz") if backend != "cpu" else None,
-        "driver": gpu.get("driver") if backend != "cpu" else None,
-        "nsight_python": env.get("nsight_python") if backend != "cpu" else None,
-        "ncu": (env.get("ncu") or {}).get("version") if backend == "ncu" else None,
-        "cupti_python": env.get("cupti_python") if backend == "cupti" else None,
+        "gpu": gpu_name if B.on_gpu(backend) else "host CPU",
+        "max_sm_clock_mhz": gpu.get("max_sm_clock_mhz"),
+        "max_mem_clock_mhz": gpu.get("max_mem_clock_mhz"),
+        "driver": gpu.get("driver"),
+        "nsight_python": env.get("nsight_python") if B.on_gpu(backend) else None,
+        "ncu": (env.get("ncu") or {}).get("version") if backend == B.NCU else None,
+        "cupti_python": env.get("cupti_python") if backend == B.CUPTI else None,
     }
     return {k: None if v in (None, "") else str(v) for k, v in raw.items()}
 

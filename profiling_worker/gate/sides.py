@@ -8,7 +8,7 @@ from typing import Any
 
 import pandas as pd
 
-from profiling_worker.schema import columns as C, intervals
+from profiling_worker.schema import backends as B, columns as C, intervals
 from profiling_worker.schema.manifest import JobStatus, ManifestError, read_manifest
 
 
@@ -40,7 +40,7 @@ class GateSide:
         """``host__time_duration.sum`` for the cpu backend, else ``gpu__time_duration.sum``."""
         backend = (self.manifest.get("backend") or {}).get("name") or \
             (self.manifest.get("spec") or {}).get("backend")
-        return C.HOST_TIME if backend == "cpu" else C.GPU_TIME
+        return B.duration_metric(backend)
 
     @classmethod
     def load(cls, bundle_dir: Path) -> GateSide:
