@@ -51,5 +51,5 @@ st.subheader("Wall time of each job")
 walls = wall_frame(ncu, cupti)
 panels.table(walls, key="backends-wall")
 if walls[F.WALL_S].notna().all() and float(walls[F.WALL_S].iloc[1] or 0) > 0:
-    st.caption(f"The Nsight Compute job took {walls['WallS'].iloc[0] / walls['WallS'].iloc[1]:.1f}× "
+    st.caption(f"The Nsight Compute job took {walls[F.WALL_S].iloc[0] / walls[F.WALL_S].iloc[1]:.1f}× "
                "the CUPTI job's wall time (replay passes, cache flushes, serialisation).")

@@ -57,7 +57,7 @@ if summary is not None:
     left, right = st.columns([2, 3])
     panels.table(summary.overview, key="files-summary", where=left)
     panels.table(summary.kernels, key="files-summary-kernels", where=right,
-                 column_config={"Kernel": st.column_config.TextColumn("Kernel name",
+                 column_config={C.KERNEL: st.column_config.TextColumn("Kernel name",
                                                                       width="large")})
     if summary.rules.empty:
         st.caption("Rule results: none (Nsight Compute runs its guided-analysis rules only when "

@@ -21,6 +21,7 @@ import pandas as pd
 from profiling_worker.inflate import InflateError, gunzip_to
 from profiling_worker.schema import columns as C
 
+from app.core import frame_columns as F
 from app.core.bundle_loader import Bundle
 from app.core.provenance import is_imported
 
@@ -159,14 +160,14 @@ def summary_tables(data: dict[str, Any]) -> ReportSummary:
     kernels = data.get("kernels") or {}
     rules = data.get("rule_results") or []
     overview = pd.DataFrame([
-        {"Item": "Report", "Value": str(data.get("report", ""))},
-        {"Item": "Launches", "Value": str(data.get("launches", ""))},
-        {"Item": "Kernel names", "Value": str(len(kernels))},
-        {"Item": "Metrics per launch", "Value": str(data.get("metrics_per_launch", ""))},
-        {"Item": "Rule results", "Value": str(len(rules))},
+        {F.ITEM: "Report", C.VALUE: str(data.get("report", ""))},
+        {F.ITEM: F.LAUNCHES, C.VALUE: str(data.get("launches", ""))},
+        {F.ITEM: "Kernel names", C.VALUE: str(len(kernels))},
+        {F.ITEM: "Metrics per launch", C.VALUE: str(data.get("metrics_per_launch", ""))},
+        {F.ITEM: "Rule results", C.VALUE: str(len(rules))},
     ])
     kernel_rows = sorted(((str(k), int(v)) for k, v in kernels.items()), key=lambda kv: -kv[1])
     return ReportSummary(
         overview=overview,
-        kernels=pd.DataFrame(kernel_rows, columns=["Kernel", "Launches"]),
+        kernels=pd.DataFrame(kernel_rows, columns=[C.KERNEL, F.LAUNCHES]),
         rules=pd.DataFrame([r for r in rules if isinstance(r, dict)]))

@@ -4,6 +4,10 @@ from __future__ import annotations
 
 from typing import Any
 
+from profiling_worker.schema import columns as C
+
+from app.core import frame_columns as F
+
 
 def first_gpu(env: dict[str, Any], index: int = 0) -> dict[str, Any]:
     """The GPU entry ``index`` of ``env["gpus"]`` (the job's GPU), else flat ``gpu_*`` keys."""
@@ -69,7 +73,7 @@ def environment_rows(env: dict[str, Any], backend: dict[str, Any] | None = None,
         ("Python", env.get("python")),
         ("Host", " ".join(str(v) for v in (env.get("host"), env.get("platform")) if v)),
     ]
-    return [{"Item": k, "Value": str(v) if v not in (None, "", []) else "none"} for k, v in items]
+    return [{F.ITEM: k, C.VALUE: str(v) if v not in (None, "", []) else "none"} for k, v in items]
 
 
 def _clocks(gpu: dict[str, Any]) -> str | None:

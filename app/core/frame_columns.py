@@ -14,6 +14,8 @@ from profiling_worker.schema import columns as C
 
 # Shared by every view.
 CONFIG_LABEL = "ConfigLabel"  # "n=512" label of a config's parameters
+ITEM = "Item"  # row name of a two-column Item / Value listing (environment, report summary)
+LAUNCHES = "Launches"  # kernel launches counted
 JOB = "Job"  # job id, in views that span several jobs
 RUNS = "Runs"
 NOTE = "Note"
@@ -113,12 +115,16 @@ PCT_OF_COUNTER_GBPS = "PctOfCounterGBps"
 GBPS_SOURCE = "GBpsSource"
 PCT_OF_MAX = "PctOfMax"
 CEILING = "Ceiling"
+ROOF = "Roof"  # the datasheet roof a point's dtype is drawn against
+SIDE = "Side"  # "memory" or "compute": left or right of the ridge point
 # Memory and cache.
 BYTES_SAVED = "BytesSaved"
 TIME_SAVED_NS = "TimeSavedNs"
 TIME_VS_FIRST = "TimeVsFirst"
 # Clocks and thermal.
 PCT_OF_SAMPLES = "PctOfSamples"
+BIT = "Bit"  # NVML throttle-reason bit
+SAMPLES = "Samples"
 FIRST_S = "FirstS"
 LAST_S = "LastS"
 COLLECTOR_MIN = "CollectorMin"

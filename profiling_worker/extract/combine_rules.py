@@ -11,6 +11,8 @@ from __future__ import annotations
 
 import re
 
+from profiling_worker.schema import metrics as M
+
 RULE_SUM = "sum"
 RULE_WEIGHTED = "duration-weighted mean"
 RULE_MEAN_UNWEIGHTED = "mean (no duration to weight)"
@@ -36,6 +38,9 @@ _EXTENSIVE_UNIT = re.compile(
     re.IGNORECASE,
 )
 
+
+#: Duration metric names without their rollup: every rollup of a duration adds.
+_DURATION_BASES = tuple(m.split(".")[0] for m in M.DURATION_METRICS)
 
 def combine_rule(metric: str, unit: str | None = None) -> str:
     """How the values of one metric from several launches of one run are combined.
@@ -81,7 +86,7 @@ def combine_rule(metric: str, unit: str | None = None) -> str:
     """
     name = str(metric).strip()
     base = name.split(":")[-1]  # "breakdown:sm__throughput.avg.pct..." -> the metric itself
-    if base.startswith(("gpu__time_duration", "host__time_duration")):
+    if base.startswith(_DURATION_BASES):
         return RULE_SUM
     parts = base.split(".")
     if "__" in parts[0] and len(parts) >= 2:

@@ -49,16 +49,20 @@ from collections.abc import Sequence
 
 import pandas as pd
 
+from profiling_worker.schema import columns as C
 from profiling_worker.schema.spec import COLLECTORS
 
+#: nsight-python's own columns besides the ones the bundle's tables share (schema/columns.py).
+TRANSFORMED = "Transformed"  # 0.9.4/0.9.5: the derive_metric name of a derived row
+NORMALIZED = "Normalized"  # 0.9.6+: the annotation a row is normalised to
 #: Per-run columns nsight-python always writes (any version).
-RAW_FIXED = ("Annotation", "Value", "Metric", "Transformed", "Kernel", "GPU", "Host",
-             "ComputeClock", "MemoryClock", "Unit")
+RAW_FIXED = (C.ANNOTATION, C.VALUE, C.METRIC, TRANSFORMED, C.KERNEL, "GPU", "Host",
+             "ComputeClock", "MemoryClock", C.UNIT)
 #: Aggregated columns that are not config parameters (collector statistics aside).
-AGG_FIXED = ("Annotation", "Metric", "Transformed", "AvgValue", "StdDev", "MinValue",
-             "MaxValue", "NumRuns", "Kernel", "GPU", "Host", "ComputeClock", "MemoryClock",
-             "Unit", "CI95_Lower", "CI95_Upper", "RelativeStdDevPct", "StableMeasurement",
-             "Normalized", "NormalizationValue", "Geomean")
+AGG_FIXED = (C.ANNOTATION, C.METRIC, TRANSFORMED, C.AVG, C.STD, C.MIN,
+             C.MAX, C.NUM_RUNS, C.KERNEL, "GPU", "Host", "ComputeClock", "MemoryClock",
+             C.UNIT, C.CI95_LOWER, C.CI95_UPPER, C.RSD, C.STABLE,
+             NORMALIZED, "NormalizationValue", "Geomean")
 _COLLECTOR_STAT = re.compile(r"^(?P<name>.+)_(Avg|Std|Min|Max)$")
 _RELATIVE = re.compile(r"^(?P<metric>.+) relative to (?P<annotation>.+)$")
 
@@ -70,14 +74,14 @@ ROLE_NORMALISED = "normalised"
 def detect_version(headers: Sequence[Sequence[str]]) -> str:
     """The nsight-python version range whose CSV layout the headers have (for the manifest)."""
     names = {h for header in headers for h in header}
-    if "Transformed" in names:
-        agg = next((h for h in headers if "AvgValue" in h), None)
-        if agg is not None and list(agg).index("Metric") > list(agg).index("AvgValue"):
+    if TRANSFORMED in names:
+        agg = next((h for h in headers if C.AVG in h), None)
+        if agg is not None and list(agg).index(C.METRIC) > list(agg).index(C.AVG):
             return "0.9.4 (Transformed column, Metric after the statistics)"
         return "0.9.4-0.9.5 (Transformed column)"
-    if "Unit" in names:
+    if C.UNIT in names:
         return "1.0-1.1 (Unit column)"
-    if "Normalized" in names:
+    if NORMALIZED in names:
         return "0.9.6 (Normalized column, no Unit)"
     return "0.9.6 (no Unit column)"
 
@@ -86,7 +90,7 @@ def agg_params(header: Sequence[str]) -> list[str]:
     """Config parameters of a processed_data header: the columns before ``AvgValue`` that are
     not nsight-python's (0.9.4 puts them right after Annotation, later versions after Metric
     and Transformed)."""
-    cut = list(header).index("AvgValue")
+    cut = list(header).index(C.AVG)
     return [h for h in header[:cut] if h not in AGG_FIXED]
 
 
@@ -103,7 +107,7 @@ def raw_params(header: Sequence[str], frame: pd.DataFrame) -> list[str]:
     Files without ``Unit`` (before 1.0, no collectors): every column after the fixed ones."""
     last_fixed = max(i for i, h in enumerate(header) if h in RAW_FIXED)
     tail = [h for h in header[last_fixed + 1:] if h not in RAW_FIXED]
-    if "Unit" not in header:
+    if C.UNIT not in header:
         return tail
     start = max((i + 1 for i, h in enumerate(tail) if h in COLLECTORS), default=0)
     return next((tail[k:] for k in range(start, len(tail)) if _equal_runs(frame, tail[k:])),
@@ -111,7 +115,7 @@ def raw_params(header: Sequence[str], frame: pd.DataFrame) -> list[str]:
 
 
 def _equal_runs(frame: pd.DataFrame, params: list[str]) -> bool:
-    counts = frame.groupby(["Annotation", "Metric", *params], dropna=False, sort=False).size()
+    counts = frame.groupby([C.ANNOTATION, C.METRIC, *params], dropna=False, sort=False).size()
     return bool((counts.groupby(level=[0, 1], sort=False).nunique() == 1).all())
 
 
@@ -124,7 +128,7 @@ def raw_extra_columns(header: Sequence[str], params: Sequence[str]) -> list[str]
 def agg_collector_columns(header: Sequence[str], params: Sequence[str]) -> list[str]:
     """Aggregated columns after ``AvgValue`` that nsight-python does not define (1.1 collectors,
     ``<name>_Avg``... for config/annotation scope, ``<name>`` otherwise)."""
-    cut = list(header).index("AvgValue")
+    cut = list(header).index(C.AVG)
     return [h for h in header[cut:] if h not in AGG_FIXED and h not in params]
 
 

@@ -74,8 +74,8 @@ def load(sources: Sequence[Sniffed], param_names: Sequence[str] | None) -> list[
     items = []
     for s in sources:
         header, frame = parse_csv(s)
-        required = ("Annotation", "Value", "Metric") if s.kind == NSIGHT_RAW else \
-            ("Annotation", "Metric", "AvgValue")
+        required = (C.ANNOTATION, C.VALUE, C.METRIC) if s.kind == NSIGHT_RAW else \
+            (C.ANNOTATION, C.METRIC, C.AVG)
         missing = [c for c in required if c not in header]
         if missing:
             raise ImportFailed(f"{s.path.name}: lacks column(s) {', '.join(missing)}", HINT_CSV)
@@ -150,12 +150,12 @@ def key_columns(it: NsightCsv, params: list[str]) -> pd.DataFrame:
     """Annotation, Config, <params>, Metric of one nsight-python CSV (checked text columns)."""
     f = it.frame
     out = pd.DataFrame({
-        C.ANNOTATION: text_column(f["Annotation"], it.path, "Annotation", True),
+        C.ANNOTATION: text_column(f[C.ANNOTATION], it.path, C.ANNOTATION, True),
         C.CONFIG: f[C.CONFIG].astype("int64"),
     })
     for p in params:
         out[p] = f[p]
-    out[C.METRIC] = text_column(f["Metric"], it.path, "Metric", True)
+    out[C.METRIC] = text_column(f[C.METRIC], it.path, C.METRIC, True)
     return out
 
 
@@ -168,7 +168,7 @@ def number(it: NsightCsv, column: str, notes: list[str] | None = None) -> pd.Ser
     values = floats(f[column], it.path, column, finite=False, decimal=it.source.decimal)
     values, bad = non_finite_to_missing(values)
     if bad and notes is not None:
-        metrics = ", ".join(dict.fromkeys(f.loc[values.isna() & f[column].notna(), "Metric"]))
+        metrics = ", ".join(dict.fromkeys(f.loc[values.isna() & f[column].notna(), C.METRIC]))
         notes.append(f"{it.path.name}: {bad} {column} cell(s) were inf or NaN ({metrics}; a "
                      "derived metric divided by a zero counter?); they are shown as missing")
     return values
@@ -177,7 +177,7 @@ def number(it: NsightCsv, column: str, notes: list[str] | None = None) -> pd.Ser
 def runs_frame(it: NsightCsv, params: list[str], notes: list[str]) -> pd.DataFrame:
     """Per-run rows of one profiled_data file (Run numbered in file order per key)."""
     out = key_columns(it, params)
-    out[C.VALUE] = number(it, "Value", notes)
+    out[C.VALUE] = number(it, C.VALUE, notes)
     out[C.UNIT] = units(it.frame)
     out[C.KERNELS] = kernels(it.frame)
     out[C.RUN] = out.groupby([C.ANNOTATION, C.CONFIG, C.METRIC], sort=False).cumcount() \
@@ -201,12 +201,12 @@ def agg_frame(it: NsightCsv, params: list[str], notes: list[str]) -> pd.DataFram
     f = it.frame
     out = key_columns(it, params)
     out[C.UNIT] = units(f)
-    nruns = number(it, "NumRuns")
+    nruns = number(it, C.NUM_RUNS)
     out[C.NUM_RUNS] = nruns.fillna(0).clip(0, 2**62).round().astype("int64")
-    out[C.AVG] = number(it, "AvgValue", notes)
-    out[C.STD] = number(it, "StdDev")
-    out[C.MIN] = number(it, "MinValue")
-    out[C.MAX] = number(it, "MaxValue")
+    out[C.AVG] = number(it, C.AVG, notes)
+    out[C.STD] = number(it, C.STD)
+    out[C.MIN] = number(it, C.MIN)
+    out[C.MAX] = number(it, C.MAX)
     out[C.MEDIAN] = np.nan
     few = (out[C.NUM_RUNS] < intervals.MIN_RUNS) | out[C.STD].isna()  # no spread known
     lower, upper = intervals.ci95_bounds(out[C.AVG], out[C.STD], out[C.NUM_RUNS],

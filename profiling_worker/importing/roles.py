@@ -28,7 +28,7 @@ RATIO_UNIT = "ratio"
 
 
 def _set_metric(it: NsightCsv, mask: pd.Series, names: pd.Series) -> None:
-    it.frame.loc[mask, "Metric"] = names[mask]
+    it.frame.loc[mask, C.METRIC] = names[mask]
 
 
 def apply_roles(it: NsightCsv) -> dict[str, dict[str, Any]]:
@@ -41,25 +41,25 @@ def apply_roles(it: NsightCsv) -> dict[str, dict[str, Any]]:
     * any other metric that is not an Nsight Compute name is a derive_metric output.
     """
     f = it.frame
-    for col in ("Metric", "Unit"):  # renamed below: plain text, not categoricals
+    for col in (C.METRIC, C.UNIT):  # renamed below: plain text, not categoricals
         if col in f.columns:
             f[col] = f[col].astype(object)
     roles: dict[str, dict[str, Any]] = {}
-    if "Transformed" in f.columns:
-        t = f["Transformed"].astype(str).str.strip()
+    if N.TRANSFORMED in f.columns:
+        t = f[N.TRANSFORMED].astype(str).str.strip()
         mask = ~t.isin(_FALSE)
-        for name, source in dict(zip(t[mask], f.loc[mask, "Metric"])).items():
+        for name, source in dict(zip(t[mask], f.loc[mask, C.METRIC])).items():
             roles[name] = {"role": N.ROLE_DERIVED, "from": source,
                            "label": f"derived by derive_metric {name} (from {source})"}
         _set_metric(it, mask, t)
-    if "Normalized" in f.columns:
-        against = f["Normalized"].astype(str).str.strip()
+    if N.NORMALIZED in f.columns:
+        against = f[N.NORMALIZED].astype(str).str.strip()
         mask = ~against.isin(_FALSE)
-        _set_metric(it, mask, f["Metric"].astype(str) + " relative to " + against)
-        for name, ann in dict(zip(f.loc[mask, "Metric"], against[mask])).items():
+        _set_metric(it, mask, f[C.METRIC].astype(str) + " relative to " + against)
+        for name, ann in dict(zip(f.loc[mask, C.METRIC], against[mask])).items():
             roles[name] = {"role": N.ROLE_NORMALISED, "against": ann,
                            "label": f"normalised: AvgValue / AvgValue of {ann}"}
-    for name in dict.fromkeys(f["Metric"].astype(str)):
+    for name in dict.fromkeys(f[C.METRIC].astype(str)):
         rel = N.relative_metric(name)
         if rel and name not in roles:
             roles[name] = {"role": N.ROLE_NORMALISED, "against": rel[1],
@@ -68,10 +68,10 @@ def apply_roles(it: NsightCsv) -> dict[str, dict[str, Any]]:
         elif not rel and name not in roles and not METRIC_NAME_RE.match(name) \
                 and name != C.HOST_TIME:
             roles[name] = {"role": N.ROLE_DERIVED, "label": f"derived by derive_metric {name}"}
-    if roles and "Unit" not in f.columns:
-        f["Unit"] = None
-    normalised = f["Metric"].map(lambda m: roles.get(m, {}).get("role") == N.ROLE_NORMALISED)
-    f.loc[normalised.astype(bool), "Unit"] = RATIO_UNIT
+    if roles and C.UNIT not in f.columns:
+        f[C.UNIT] = None
+    normalised = f[C.METRIC].map(lambda m: roles.get(m, {}).get("role") == N.ROLE_NORMALISED)
+    f.loc[normalised.astype(bool), C.UNIT] = RATIO_UNIT
     return roles
 
 
@@ -92,7 +92,7 @@ def collectors_frame(it: NsightCsv, params: list[str]) -> tuple[pd.DataFrame, di
         return pd.DataFrame(columns=table_columns(C.TABLE_COLLECTORS, params)), {}
     names = N.raw_extra_columns(it.header, params)
     f = it.frame
-    first = f[(f["Annotation"] == f["Annotation"].iloc[0]) & (f["Metric"] == f["Metric"].iloc[0])]
+    first = f[(f[C.ANNOTATION] == f[C.ANNOTATION].iloc[0]) & (f[C.METRIC] == f[C.METRIC].iloc[0])]
     run = first.groupby(C.CONFIG, sort=False).cumcount()
     rows, text = [], {}
     for name in names:

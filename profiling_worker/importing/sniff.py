@@ -33,6 +33,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from profiling_worker.errors import ImportFailed
+from profiling_worker.schema import columns as C
 
 NSIGHT_RAW = "nsight_raw"
 NSIGHT_AGG = "nsight_agg"
@@ -110,9 +111,9 @@ def _decimal(lines: list[str], delimiter: str) -> str:
 
 def _csv_kind(fields: list[str]) -> str | None:
     names = set(fields)
-    if {"Annotation", "Metric", "AvgValue"} <= names:
+    if {C.ANNOTATION, C.METRIC, C.AVG} <= names:
         return NSIGHT_AGG
-    if {"Annotation", "Value", "Metric"} <= names:
+    if {C.ANNOTATION, C.VALUE, C.METRIC} <= names:
         return NSIGHT_RAW
     if {"ID", "Kernel Name", "Metric Name", "Metric Value"} <= names:
         return NCU_DETAILS

@@ -18,6 +18,7 @@ import pyarrow.csv as pacsv
 
 from profiling_worker.errors import ImportFailed
 from profiling_worker.importing.sniff import NCU_DETAILS, NCU_RAW, Sniffed
+from profiling_worker.schema import columns as C
 
 MAX_FILE_BYTES = 2 * 1024**3
 
@@ -223,8 +224,8 @@ def units(frame: pd.DataFrame) -> pd.Series:
     def infer(metric: str) -> str | None:
         return "ns" if "__time_duration" in metric else "%" if ".pct" in metric else None
 
-    metric = frame["Metric"].astype(object)
-    given = frame["Unit"].astype(object) if "Unit" in frame.columns else \
+    metric = frame[C.METRIC].astype(object)
+    given = frame[C.UNIT].astype(object) if C.UNIT in frame.columns else \
         pd.Series(None, index=frame.index, dtype=object)
     pairs = pd.MultiIndex.from_arrays([metric, given.fillna("")])
     table = {(m, u): (u if u and u not in NA_STRINGS else infer(str(m)))
@@ -234,9 +235,9 @@ def units(frame: pd.DataFrame) -> pd.Series:
 
 def kernels(frame: pd.DataFrame) -> pd.Series:
     """Kernels combined into one nsight-python row: its ``Kernel`` names joined by ``|``."""
-    if "Kernel" not in frame.columns:
+    if C.KERNEL not in frame.columns:
         return pd.Series(1, index=frame.index, dtype="int64")
-    return per_distinct(frame["Kernel"], lambda k: str(k).count("|") + 1).astype("int64")
+    return per_distinct(frame[C.KERNEL], lambda k: str(k).count("|") + 1).astype("int64")
 
 
 def per_distinct(values: pd.Series, fn) -> pd.Series:  # type: ignore[no-untyped-def]

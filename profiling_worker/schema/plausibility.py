@@ -333,7 +333,7 @@ def _dram_rates(row: pd.Series, ann: str, cfg: int, device: peaks.DevicePeaks) -
     a counter cannot exceed the interface it counts."""
     out = []
     for metric, value in row.items():
-        if (isinstance(metric, str) and metric.startswith("dram__bytes")
+        if (isinstance(metric, str) and metric.startswith(M.DRAM_BYTES.split(".")[0])
                 and metric.endswith("per_second") and value / 1e9 > device.dram_gbps):
             out.append(note(CLOCK_ABOVE_MAX, WARNING, f"{ann}, config {cfg}: {metric} reads "
                             f"{value / 1e9:,.0f} GB/s, above the {device.dram_gbps:,.0f} GB/s "

@@ -165,9 +165,9 @@ _ROOF_DASHES = ("dot", "dashdot", "longdash", "longdashdot")
 
 def _ceilings(fig: go.Figure, ceilings: pd.DataFrame, lo: float, hi: float) -> None:
     memory = ceilings[ceilings[F.KIND] == "memory"]
-    gbps = float(memory["Value"].iloc[0]) if len(memory) else None
+    gbps = float(memory[C.VALUE].iloc[0]) if len(memory) else None
     compute = ceilings[ceilings[F.KIND] == "compute"]
-    top = float(compute["Value"].max()) if len(compute) else None
+    top = float(compute[C.VALUE].max()) if len(compute) else None
     if gbps:
         end = min(hi, top * 1e3 / gbps) if top else hi
         xs = np.geomspace(lo, max(end, lo * 1.01), 20)
@@ -175,13 +175,13 @@ def _ceilings(fig: go.Figure, ceilings: pd.DataFrame, lo: float, hi: float) -> N
             x=xs, y=gbps * xs / 1e3, mode="lines", name=f"DRAM roof {gbps:,.0f} GB/s",
             line={"color": common.REFERENCE, "dash": "dash"},
             hovertemplate=(f"DRAM roof {gbps:,.0f} GB/s<br>AI = %{{x:.3g}} FLOP/byte"
-                           f"<br>%{{y:.4g}} TFLOP/s<br>{memory['Source'].iloc[0]}<extra></extra>")))
+                           f"<br>%{{y:.4g}} TFLOP/s<br>{memory[F.SOURCE].iloc[0]}<extra></extra>")))
     for j, (_, roof) in enumerate(compute.iterrows()):
-        start = max(lo, roof["Value"] * 1e3 / gbps) if gbps else lo
+        start = max(lo, roof[C.VALUE] * 1e3 / gbps) if gbps else lo
         fig.add_trace(go.Scatter(
-            x=[start, max(hi, start * 1.01)], y=[roof["Value"]] * 2, mode="lines",
-            name=f"{roof['Ceiling']} {roof['Value']:,.1f} TFLOP/s",
+            x=[start, max(hi, start * 1.01)], y=[roof[C.VALUE]] * 2, mode="lines",
+            name=f"{roof[F.CEILING]} {roof[C.VALUE]:,.1f} TFLOP/s",
             line={"color": common.REFERENCE, "dash": _ROOF_DASHES[j % len(_ROOF_DASHES)],
                   "width": 1.5},  # grey: annotation colours belong to the trajectories
-            hovertemplate=(f"{roof['Ceiling']}<br>{roof['Value']:,.1f} TFLOP/s"
-                           f"<br>{roof['Source']}<extra></extra>")))
+            hovertemplate=(f"{roof[F.CEILING]}<br>{roof[C.VALUE]:,.1f} TFLOP/s"
+                           f"<br>{roof[F.SOURCE]}<extra></extra>")))

@@ -221,7 +221,7 @@ def build_thermal_figure(frame: pd.DataFrame) -> go.Figure:
         wall = group[F.WALL_S].iloc[0]
         wall_text = f", {float(wall):.1f} s wall" if pd.notna(wall) else ""
         fig.add_trace(go.Bar(
-            x=x, y=group[C.RSD], name=f"{job} (thermal_mode {group['ThermalMode'].iloc[0]}"
+            x=x, y=group[C.RSD], name=f"{job} (thermal_mode {group[F.THERMAL_MODE].iloc[0]}"
                                       f"{wall_text})",
             marker_color=theme.color(i), customdata=group[F.AVG_US],
             hovertemplate=("%{x}<br>RSD %{y:.2f} %<br>mean %{customdata:.6g} µs"

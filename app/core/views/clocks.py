@@ -116,10 +116,10 @@ def throttle_frame(trace: pd.DataFrame) -> pd.DataFrame:
         hit = (masks & bit) != 0
         if not hit.any():
             continue
-        rows.append({"Reason": THROTTLE_BITS.get(bit, f"bit {bit:#x}"), "Bit": f"{bit:#x}",
-                     "Samples": int(hit.sum()), F.PCT_OF_SAMPLES: 100.0 * hit.mean(),
+        rows.append({C.REASON: THROTTLE_BITS.get(bit, f"bit {bit:#x}"), F.BIT: f"{bit:#x}",
+                     F.SAMPLES: int(hit.sum()), F.PCT_OF_SAMPLES: 100.0 * hit.mean(),
                      F.FIRST_S: float(times[hit].min()), F.LAST_S: float(times[hit].max())})
-    return pd.DataFrame(rows, columns=["Reason", "Bit", "Samples", F.PCT_OF_SAMPLES, F.FIRST_S,
+    return pd.DataFrame(rows, columns=[C.REASON, F.BIT, F.SAMPLES, F.PCT_OF_SAMPLES, F.FIRST_S,
                                        F.LAST_S])
 
 

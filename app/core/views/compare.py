@@ -92,15 +92,26 @@ def compare_frame(baseline: Bundle, candidate: Bundle, options: CompareOptions) 
     return with_labels(both, params)
 
 
+_STATS = (C.AVG, C.STD, C.CI95_LOWER, C.CI95_UPPER, C.RSD, C.NUM_RUNS, C.UNIT)
+#: Aggregated column -> the compare frame's column, per side.
+_SIDE_COLUMNS = {
+    F.BASELINE: dict(zip(_STATS, (F.BASELINE_AVG, F.BASELINE_STD_DEV, F.BASELINE_CI95_LOWER,
+                                  F.BASELINE_CI95_UPPER, F.BASELINE_RSD, F.BASELINE_RUNS,
+                                  F.BASELINE_UNIT))),
+    F.CANDIDATE: dict(zip(_STATS, (F.CANDIDATE_AVG, F.CANDIDATE_STD_DEV, F.CANDIDATE_CI95_LOWER,
+                                   F.CANDIDATE_CI95_UPPER, F.CANDIDATE_RSD, F.CANDIDATE_RUNS,
+                                   F.CANDIDATE_UNIT))),
+}
+
+
 def _side(bundle: Bundle, metric: str, keys: list[str], name: str) -> pd.DataFrame:
     agg = bundle.table(C.TABLE_AGGREGATED)
     if agg.empty or C.METRIC not in agg or not (agg[C.METRIC] == metric).any():
         raise MissingData(f"Job {bundle.job_id} has no {metric} values.",
                           "Pick a metric both jobs collected.")
     rows = agg[agg[C.METRIC] == metric]
-    cols = {C.AVG: "Avg", C.STD: "StdDev", C.CI95_LOWER: "CI95Lower", C.CI95_UPPER: "CI95Upper", C.RSD: "RSD",
-            C.NUM_RUNS: F.RUNS, C.UNIT: "Unit"}
-    out = rows[keys + list(cols)].rename(columns={k: name + v for k, v in cols.items()})
+    cols = _SIDE_COLUMNS[name]
+    out = rows[keys + list(cols)].rename(columns=cols)
     return out.reset_index(drop=True)
 
 

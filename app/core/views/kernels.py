@@ -88,7 +88,7 @@ def unattributed_frame(bundle: Bundle) -> pd.DataFrame:
         the job has none (or is older than the table).
     """
     table = bundle.table(C.TABLE_UNATTRIBUTED)
-    cols = [C.ANNOTATION, C.CONFIG, C.KERNEL, C.REASON, "Launches", F.TOTAL_NS]
+    cols = [C.ANNOTATION, C.CONFIG, C.KERNEL, C.REASON, F.LAUNCHES, F.TOTAL_NS]
     if table.empty or C.KERNEL not in table:
         return pd.DataFrame(columns=cols)
     metrics = table[C.METRIC].dropna()
@@ -97,7 +97,7 @@ def unattributed_frame(bundle: Bundle) -> pd.DataFrame:
     rows = table[table[C.METRIC] == metric]
     keys = [C.ANNOTATION, C.CONFIG, C.KERNEL, C.REASON]
     out = rows.groupby(keys, sort=False, dropna=False)[C.VALUE].agg(["size", "sum"]).reset_index()
-    out = out.rename(columns={"size": "Launches", "sum": F.TOTAL_NS})
+    out = out.rename(columns={"size": F.LAUNCHES, "sum": F.TOTAL_NS})
     if metric != bundle.duration_metric:
         out[F.TOTAL_NS] = float("nan")
     return out[cols]

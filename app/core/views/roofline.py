@@ -99,12 +99,11 @@ def roofline_frame(bundle: Bundle, options: RooflineOptions) -> pd.DataFrame:
     rows = [_point(r, options) for _, r in wide.iterrows()]
     out = pd.concat([wide[keys_of(bundle, wide)].reset_index(drop=True),
                      pd.DataFrame(rows)], axis=1)
-    if out["Flops"].isna().all():
+    if out[C.FLOPS].isna().all():
         raise MissingData("This job has no FLOP counts: its kernels declare none and it "
                           "collected no FLOP counters.",
                           "Run a catalog kernel with FLOP formulas, or add the roofline "
-                          "counters (sm__ops_path_tensor_src_fp16.sum, "
-                          "smsp__sass_thread_inst_executed_op_ffma_pred_on.sum ...).")
+                          f"counters ({M.TENSOR_FP16}, {M.FFMA} ...).")
     _add_peaks(out, bundle)
     return with_labels(out, bundle.parameters)
 
@@ -123,8 +122,8 @@ def _point(row: pd.Series, options: RooflineOptions) -> dict[str, object]:
                     else (values.get(C.BYTES, np.nan), "analytic minimum bytes"))
     time_ns = values.get(row.index[row.index.str.contains("time_duration")][0], np.nan)
     clock = values[SM_HZ] if _num(values.get(SM_HZ)) else values.get(GPC_HZ, np.nan)
-    return {"Dtype": row.get(C.DTYPE, ""), "Flops": flops, F.FLOPS_SOURCE: fsrc,
-            "Bytes": nbytes, F.BYTES_SOURCE: bsrc, F.TIME_NS: time_ns,
+    return {C.DTYPE: row.get(C.DTYPE, ""), C.FLOPS: flops, F.FLOPS_SOURCE: fsrc,
+            C.BYTES: nbytes, F.BYTES_SOURCE: bsrc, F.TIME_NS: time_ns,
             F.ACHIEVED_TFLOPS: flops / time_ns / 1e3,
             F.ARITHMETIC_INTENSITY: flops / nbytes if nbytes else np.nan,
             F.SM_CLOCK_MHZ: clock / 1e6, "_values": values}
@@ -136,7 +135,7 @@ def _add_peaks(out: pd.DataFrame, bundle: Bundle) -> None:
     dram = peaks.datasheet_dram(device)
     roof, sheet_v, sheet_src, clock_v, clock_src = [], [], [], [], []
     for _, r in out.iterrows():
-        dtype = str(r["Dtype"] or "")
+        dtype = str(r[C.DTYPE] or "")
         sheet = peaks.datasheet_compute(device, dtype)
         clock = (peaks.counter_peak(dtype, r["_values"])
                  or peaks.clock_scaled_peak(device, dtype, r[F.SM_CLOCK_MHZ] * 1e6))
@@ -146,7 +145,7 @@ def _add_peaks(out: pd.DataFrame, bundle: Bundle) -> None:
         clock_v.append(clock.value if clock else np.nan)
         clock_src.append(clock.source if clock else "no clock collected")
     del out["_values"]
-    out["Roof"] = roof
+    out[F.ROOF] = roof
     out[F.DATASHEET_TFLOPS] = sheet_v
     out[F.PCT_OF_DATASHEET] = 100.0 * out[F.ACHIEVED_TFLOPS] / out[F.DATASHEET_TFLOPS]
     out[F.CLOCK_PEAK_TFLOPS] = clock_v
@@ -154,8 +153,8 @@ def _add_peaks(out: pd.DataFrame, bundle: Bundle) -> None:
     out[F.CLOCK_PEAK_SOURCE] = clock_src
     out[F.DATASHEET_GBPS] = dram.value if dram else np.nan
     out[F.RIDGE_AI] = out[F.DATASHEET_TFLOPS] * 1e3 / out[F.DATASHEET_GBPS]
-    out["Side"] = np.where(out[F.ARITHMETIC_INTENSITY] < out[F.RIDGE_AI], "memory", "compute")
-    out.loc[out[F.RIDGE_AI].isna(), "Side"] = ""
+    out[F.SIDE] = np.where(out[F.ARITHMETIC_INTENSITY] < out[F.RIDGE_AI], "memory", "compute")
+    out.loc[out[F.RIDGE_AI].isna(), F.SIDE] = ""
     out[F.DATASHEET_SOURCE] = sheet_src
 
 
@@ -169,12 +168,12 @@ def roofline_ceilings(frame: pd.DataFrame) -> pd.DataFrame:
     rows = []
     if frame[F.DATASHEET_GBPS].notna().any():
         rows.append({F.CEILING: "DRAM bandwidth (datasheet)", F.KIND: "memory",
-                     "Value": float(frame[F.DATASHEET_GBPS].iloc[0]), "Unit": "GB/s",
+                     C.VALUE: float(frame[F.DATASHEET_GBPS].iloc[0]), C.UNIT: "GB/s",
                      F.SOURCE: str(frame[F.DATASHEET_SOURCE].iloc[0])})
     known = frame[frame[F.DATASHEET_TFLOPS].notna()]
     for _, group in known.groupby(F.DATASHEET_TFLOPS, sort=False):  # FP16 and BF16 share one
-        roofs = list(dict.fromkeys(group["Roof"]))
+        roofs = list(dict.fromkeys(group[F.ROOF]))
         rows.append({F.CEILING: " / ".join(roofs) + " (datasheet)", F.KIND: "compute",
-                     "Value": float(group[F.DATASHEET_TFLOPS].iloc[0]), "Unit": "TFLOP/s",
+                     C.VALUE: float(group[F.DATASHEET_TFLOPS].iloc[0]), C.UNIT: "TFLOP/s",
                      F.SOURCE: str(group[F.DATASHEET_SOURCE].iloc[0])})
-    return pd.DataFrame(rows, columns=[F.CEILING, F.KIND, "Value", "Unit", F.SOURCE])
+    return pd.DataFrame(rows, columns=[F.CEILING, F.KIND, C.VALUE, C.UNIT, F.SOURCE])
