@@ -34,6 +34,8 @@ from profiling_worker.schema.manifest import read_manifest
 
 PLACED_BY_CUPTI = "CUPTI start/end (GPU timestamps)"
 PLACED_IN_RUN_ORDER = "measured duration, placed back to back in run order (not a start time)"
+#: Suffix of a track name whose launches are placed in run order.
+RUN_ORDER_NOTE = " (run order, not a clock)"
 _LAUNCH_PID, _NVML_PID = 1, 2
 #: NVML trace column -> (counter track name, unit)
 COUNTERS = {C.SM_CLOCK_MHZ: ("SM clock", "MHz"), C.MEM_CLOCK_MHZ: ("memory clock", "MHz"),
@@ -109,7 +111,7 @@ def _launch_events(rows: pd.DataFrame, params: list[str], placement: str,
                    origin_ns: float) -> list[dict[str, Any]]:
     events: list[dict[str, Any]] = []
     tids: dict[tuple[str, int], int] = {}
-    note = "" if placement == PLACED_BY_CUPTI else " (run order, not a clock)"
+    note = "" if placement == PLACED_BY_CUPTI else RUN_ORDER_NOTE
     for region, group in rows.sort_values(C.START_NS).groupby(C.ANNOTATION, sort=False):
         for (_i, row), lane in zip(group.iterrows(), _lanes(group)):
             key = (str(region), lane)

@@ -11,11 +11,15 @@ from app.core import derived
 from app.core.figures.clocks import (build_correlation_figure, build_drift_figure,
                                      build_kernel_clock_figure, build_thermal_figure,
                                      build_trace_figure)
+from app.core.figures.timeline import build_timeline_figure
 from app.core.metrics import SM_CLOCK_METRICS, MissingData
 from app.core.views.clocks import (NVML_DOCS, ClocksOptions, clock_sources, collector_runs_frame,
                                    correlation_frame, kernel_clock_frame, max_sm_clock_mhz,
                                    thermal_compare_frame, thermal_mean_difference_pct,
                                    throttle_frame, trace_frame)
+from app.core.views.timeline import (PERFETTO_UI, TIMELINE_ALIGNED, TIMELINE_NO_NVML,
+                                     TIMELINE_RUN_ORDER, TRACE_SUFFIX, timeline_view,
+                                     trace_bytes)
 from app.ui import analysis, cached, notes, panels, state
 from app.core.markdown import esc
 from app.core import frame_columns as F
@@ -55,6 +59,23 @@ try:
         st.caption("None: the clocks were never held back.")
     else:
         panels.table(reasons, key="clocks-throttle")
+except MissingData as exc:
+    analysis.missing(exc, stop=False)
+
+st.subheader("Timeline of the job")
+try:
+    timeline = cached.view(timeline_view, bundle)
+    analysis.figure_panel(build_timeline_figure(timeline, max_sm_clock_mhz(bundle)),
+                          timeline.launches, key="clocks-timeline",
+                          filename=f"{bundle.job_id}-timeline-launches.csv")
+    st.caption(TIMELINE_ALIGNED if timeline.aligned else TIMELINE_RUN_ORDER
+               if not timeline.measured_starts else TIMELINE_NO_NVML)
+    st.download_button("Download the trace (opens in the Perfetto UI)",
+                       data=lambda: trace_bytes(bundle), key="clocks-timeline-trace",
+                       file_name=f"{bundle.job_id}{TRACE_SUFFIX}", mime="application/json",
+                       on_click="ignore", icon=":material/timeline:",
+                       help=f"Trace Event Format JSON: drop it on {PERFETTO_UI} or "
+                            "chrome://tracing; also on the Files page.")
 except MissingData as exc:
     analysis.missing(exc, stop=False)
 

@@ -8,6 +8,7 @@ from profiling_worker.schema import columns as C
 from app.core.bundle_files import (MAX_INFLATED_BYTES, ORIGINALS_NOTE, download_name,
                                    gunzip_file, gunzipped_name, inside_bundle, is_gzipped_report,
                                    is_original_upload, read_report_summary, zip_bundle, zip_name)
+from app.core.views.timeline import PERFETTO_UI, TRACE_SUFFIX, timeline_problem, trace_bytes
 from app.ui import analysis, panels
 from app.core.markdown import code
 
@@ -23,6 +24,18 @@ st.download_button(f"Download the whole bundle (zip, {len(bundle.files)} files, 
                    icon=":material/folder_zip:", type="primary",
                    help="Built when clicked; unzips into one directory that the "
                         "dashboard (or `python -m profiling_worker`) can open again.")
+
+problem = timeline_problem(bundle)
+if problem is None:
+    st.download_button("Download the timeline (Perfetto / Chrome trace JSON)",
+                       data=lambda: trace_bytes(bundle), file_name=f"{bundle.job_id}{TRACE_SUFFIX}",
+                       mime="application/json", key="files-timeline", on_click="ignore",
+                       icon=":material/timeline:",
+                       help=f"One track per region with each launch, NVML clocks, temperature and "
+                            f"power as counters; opens as is in {PERFETTO_UI}. Head-less: "
+                            "`python -m profiling_worker timeline BUNDLE -o trace.json`.")
+else:
+    st.caption(f"No timeline: {problem}.")
 
 st.caption(ORIGINALS_NOTE)
 

@@ -156,3 +156,11 @@ KERNELS_NCU = "KernelsNcu"
 KERNELS_CUPTI = "KernelsCupti"
 MAX_PER_RUN_NCU = "MaxPerRunNcu"
 MAX_PER_RUN_CUPTI = "MaxPerRunCupti"
+
+# Timeline (the job's trace: launches per region track, NVML counters on the same axis).
+TRACK = "Track"  # the trace's track (thread) name: region, and how launches are placed
+START_MS = "StartMs"  # ms from the trace's first event
+DURATION_US = "DurationUs"
+COUNTER = "Counter"  # NVML counter track name (SM clock, power ...)
+COUNTER_VALUE = "CounterValue"
+COUNTER_UNIT = "CounterUnit"

@@ -21,7 +21,8 @@ def test_stability_job_with_collectors(store, monkeypatch, app) -> None:
     at = _open(app, monkeypatch, "h200-cupti-stability")
     titles = [s["layout"]["title"]["text"] for s in plotly_specs(at)]
     assert titles[0].startswith("NVML trace of the whole job")
-    assert any("sampled before the run" in t for t in titles[1:3])
+    assert titles[1].startswith("Timeline: launches back to back in run order")
+    assert any("sampled before the run" in t for t in titles[2:4])
     assert titles[-1] == "Run-to-run spread per config, by thermal_mode"
     text = texts(at)
     assert "nvmlClocksEventReasons" in text and "gpc__cycles_elapsed" in text
@@ -31,6 +32,9 @@ def test_stability_job_with_collectors(store, monkeypatch, app) -> None:
     assert walls["ThermalMode"].tolist() == ["auto", "off"]
     reasons = next(f for f in frames if "Reason" in f.columns)
     assert reasons["Reason"].tolist() == ["GPU idle"]
+    launches = next(f for f in frames if "Track" in f.columns)
+    assert len(launches) == 90 and set(launches["Track"]) == {"region fp16"}
+    assert "no kernel start times" in text
     assert at.selectbox(key="clocks-config").value == 0  # first config by default
     at.selectbox(key="clocks-config").set_value(None).run()
     assert not at.exception

@@ -13,7 +13,9 @@ def test_every_file_listed_with_download(seeded, app) -> None:
                  "tables/aggregated.csv"):
         assert f"`{name}`" in text
     files = [m.value for m in at.markdown if m.value.startswith("`")]
-    assert len(at.get("download_button")) == len(files) + 1  # + the whole bundle as a zip
+    buttons = at.get("download_button")
+    assert len(buttons) == len(files) + 2  # + the whole bundle as a zip, + the timeline
+    assert any(b.proto.label.startswith("Download the timeline") for b in buttons)
     assert "bytes" in text
     assert "Download the whole bundle (zip" in at.get("download_button")[0].proto.label
 

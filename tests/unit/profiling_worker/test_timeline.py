@@ -67,15 +67,13 @@ def test_ncu_bundle_has_one_track_per_region() -> None:
     assert len(set(tids.values())) == len(by_region)  # one track each
 
 
-def test_cupti_start_end_place_launches_and_align_nvml(tmp_path: Path) -> None:
-    """The CUPTI branch, on the stability bundle given a launch_times table built from its own
-    durations (start = previous end + 1 µs) and an NVML start 2 ms before the first launch:
-    a test input for the placement arithmetic, not a measurement."""
-    bundle = tmp_path / "b"
+def with_cupti_times(bundle: Path) -> tuple[pd.DataFrame, int]:
+    """A copy of the stability bundle at ``bundle`` given a launch_times table built from its own
+    durations (start = previous end + 1 µs) and an NVML start 2 ms before the first launch: a
+    test input for the placement arithmetic, not a measurement. Returns (times, NVML start)."""
     shutil.copytree(STABILITY, bundle)
     launches = read_table(bundle, C.TABLE_LAUNCHES).sort_values([C.CONFIG, C.RUN, C.LAUNCH])
-    base = 5_000_000_000
-    ends = base + (launches[C.VALUE] + 1000).cumsum().astype("int64")
+    ends = 5_000_000_000 + (launches[C.VALUE] + 1000).cumsum().astype("int64")
     times = launches.assign(**{C.END_NS: ends, C.START_NS: ends - launches[C.VALUE].astype("int64")})
     write_table(bundle, C.TABLE_LAUNCH_TIMES, times[[C.ANNOTATION, C.CONFIG, "n", C.RUN, C.LAUNCH,
                                                      C.KERNEL, C.START_NS, C.END_NS]])
@@ -83,7 +81,12 @@ def test_cupti_start_end_place_launches_and_align_nvml(tmp_path: Path) -> None:
     nvml_start = int(times[C.START_NS].min()) - 2_000_000
     manifest["backend"]["nvml_trace_start_ns"] = nvml_start
     (bundle / C.MANIFEST_FILE).write_text(json.dumps(manifest))
+    return times, nvml_start
 
+
+def test_cupti_start_end_place_launches_and_align_nvml(tmp_path: Path) -> None:
+    bundle = tmp_path / "b"
+    times, nvml_start = with_cupti_times(bundle)
     trace = build_trace(bundle)
     assert trace["metadata"]["placement"] == PLACED_BY_CUPTI and trace["metadata"]["nvml_aligned"]
     kernels = sorted(_events(trace, "X"), key=lambda e: e["ts"])

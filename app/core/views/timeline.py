@@ -1,0 +1,111 @@
+"""The job's timeline (profiling_worker/timeline.py's trace) as frames for the clocks page's
+embedded chart, and the trace file the Files page offers."""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass
+from typing import Any
+
+import pandas as pd
+
+from profiling_worker.schema import columns as C
+from profiling_worker.schema.manifest import ManifestError
+from profiling_worker.timeline import (PLACED_BY_CUPTI, RUN_ORDER_NOTE, TimelineError,
+                                      build_trace)
+
+from app.core import frame_columns as F
+from app.core.bundle_loader import Bundle
+from app.core.metrics import MissingData
+
+#: File name suffix of the trace download (opens in ui.perfetto.dev and chrome://tracing).
+TRACE_SUFFIX = "-timeline.json"
+PERFETTO_UI = "https://ui.perfetto.dev"
+TIMELINE_ALIGNED = (
+    "Each launch at its CUPTI GPU start and end; the NVML clocks below on the same axis (the "
+    "worker read CUPTI's clock and the sampler's clock back to back). A clock sample every few "
+    "tens of ms still misses most short kernels.")
+TIMELINE_NO_NVML = ("Each launch at its CUPTI GPU start and end; this job has no NVML trace on "
+                    "CUPTI's clock to draw beside them.")
+TIMELINE_RUN_ORDER = (
+    "This job has no kernel start times (Nsight Compute replays each kernel; CUPTI jobs record "
+    "them since the timeline was added): the launches sit back to back in run order, each as "
+    "long as its measured duration, so gaps between them are not shown and the NVML trace above "
+    "cannot be placed beside them.")
+
+
+@dataclass(frozen=True)
+class TimelineView:
+    """``launches``: Track (the trace's track name without the run-order note), Kernel, StartMs, DurationUs, Config, ConfigLabel, Run (one row per
+    launch; StartMs on the chart's axis). ``counters``: StartMs, Counter, Value, Unit (NVML;
+    empty when the samples are not on the launches' axis). ``placement``: where the launches sit
+    (profiling_worker.timeline's PLACED_*). ``aligned``: launches and NVML share the axis."""
+
+    launches: pd.DataFrame
+    counters: pd.DataFrame
+    placement: str
+    aligned: bool
+
+    @property
+    def measured_starts(self) -> bool:
+        """True when the launches sit at their CUPTI start times (not run order)."""
+        return self.placement == PLACED_BY_CUPTI
+
+
+def timeline_problem(bundle: Bundle) -> str | None:
+    """Why this job has no timeline (None: it has one): no launches, or no duration metric."""
+    launches = bundle.table(C.TABLE_LAUNCHES)
+    if launches.empty:
+        return "the job has no per-launch table"
+    if not launches[C.METRIC].isin(C.DURATION_METRICS).any():
+        return f"the launches hold no duration ({' or '.join(C.DURATION_METRICS)})"
+    return None
+
+
+def _trace(bundle: Bundle) -> dict[str, Any]:
+    try:
+        return build_trace(bundle.path)
+    except (TimelineError, ManifestError) as exc:
+        raise MissingData(f"No timeline: {exc}", getattr(exc, "hint", "")) from exc
+
+
+def trace_bytes(bundle: Bundle) -> bytes:
+    """The trace file (Trace Event Format JSON, UTF-8).
+
+    Raises:
+        MissingData: no launches table or duration metric, or no readable manifest.
+    """
+    return json.dumps(_trace(bundle)).encode("utf-8")
+
+
+def timeline_view(bundle: Bundle) -> TimelineView:
+    """The trace as frames (see :class:`TimelineView`); times in ms from the trace's origin.
+
+    Raises:
+        MissingData: as :func:`trace_bytes`.
+    """
+    trace = _trace(bundle)
+    events = trace["traceEvents"]
+    tracks = {(e["pid"], e["tid"]): e["args"]["name"].removesuffix(RUN_ORDER_NOTE)
+              for e in events if e["ph"] == "M" and e["name"] == "thread_name"}
+    kernels = [e for e in events if e["ph"] == "X"]
+    launches = pd.DataFrame({
+        F.TRACK: [tracks[(e["pid"], e["tid"])] for e in kernels],
+        C.KERNEL: [e["name"] for e in kernels],
+        F.START_MS: [e["ts"] / 1e3 for e in kernels],
+        F.DURATION_US: [e["dur"] for e in kernels],
+        C.CONFIG: [e["args"]["config"] for e in kernels],
+        F.CONFIG_LABEL: [_label(e["args"], bundle.parameters) for e in kernels],
+        C.RUN: [e["args"]["run"] for e in kernels]})
+    aligned = bool(trace["metadata"]["nvml_aligned"])
+    counters = [e for e in events if e["ph"] == "C"] if aligned else []
+    frame = pd.DataFrame({
+        F.START_MS: [e["ts"] / 1e3 for e in counters],
+        F.COUNTER: [e["name"] for e in counters],
+        F.COUNTER_VALUE: [next(iter(e["args"].values())) for e in counters],
+        F.COUNTER_UNIT: [next(iter(e["args"])) for e in counters]})
+    return TimelineView(launches, frame, trace["metadata"]["placement"], aligned)
+
+
+def _label(args: dict[str, Any], params: tuple[str, ...]) -> str:
+    return ", ".join(f"{p}={args[p]}" for p in params if p in args)

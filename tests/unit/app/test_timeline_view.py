@@ -1,0 +1,61 @@
+"""The clocks page's timeline frames and the Files page's trace, on the bundled H200 jobs."""
+
+from __future__ import annotations
+
+import dataclasses
+import json
+
+import pytest
+
+from profiling_worker.schema import columns as C
+from profiling_worker.timeline import PLACED_IN_RUN_ORDER, build_trace
+
+from app.core import frame_columns as F
+from app.core.figures.timeline import build_timeline_figure
+from app.core.metrics import MissingData
+from app.core.views.timeline import timeline_problem, timeline_view, trace_bytes
+from app.core.bundle_loader import load_bundle
+from tests.unit.app.bundled import bundled
+from tests.unit.profiling_worker.test_timeline import with_cupti_times
+
+
+def test_view_holds_every_launch_of_the_trace_with_its_duration() -> None:
+    bundle = bundled("h200-ncu-matmul-sweep")
+    view = timeline_view(bundle)
+    launches = bundle.table(C.TABLE_LAUNCHES)
+    timed = launches[launches[C.METRIC] == C.GPU_TIME]
+    assert len(view.launches) == len(timed)
+    assert sorted(view.launches[F.DURATION_US] * 1e3) == pytest.approx(sorted(timed[C.VALUE]))
+    assert view.placement == PLACED_IN_RUN_ORDER and not view.aligned
+    assert view.counters.empty  # NVML is not on the run-order axis
+    assert set(view.launches[F.CONFIG_LABEL]) == {f"n={n}" for n in timed["n"].unique()}
+    fig = build_timeline_figure(view)
+    assert len(fig.data) == timed["n"].nunique()  # one bar trace per config
+    assert set(view.launches[F.TRACK]) == {f"region {a}" for a in timed[C.ANNOTATION]}
+    assert "run order" in fig.layout.title.text
+
+
+def test_trace_bytes_are_the_cli_trace() -> None:
+    bundle = bundled("h200-cupti-stability")
+    assert json.loads(trace_bytes(bundle)) == build_trace(bundle.path)
+    assert timeline_problem(bundle) is None
+
+
+def test_bundle_without_launches_says_so(tmp_path) -> None:
+    bundle = bundled("h200-cupti-stability")
+    no_launches = {**bundle.tables, C.TABLE_LAUNCHES: bundle.table(C.TABLE_LAUNCHES).iloc[0:0]}
+    empty = dataclasses.replace(bundle, path=tmp_path, tables=no_launches)
+    assert timeline_problem(empty) == "the job has no per-launch table"
+    with pytest.raises(MissingData, match="No timeline"):
+        timeline_view(empty)
+
+
+def test_cupti_times_put_the_nvml_clocks_under_the_launches(tmp_path) -> None:
+    with_cupti_times(tmp_path / "b")  # launch_times built from the bundle's own durations
+    view = timeline_view(load_bundle(tmp_path / "b"))
+    assert view.aligned and view.measured_starts
+    assert set(view.counters[F.COUNTER]) == {"SM clock", "memory clock", "GPU temperature", "power"}
+    fig = build_timeline_figure(view, 1980)
+    clocks = [t for t in fig.data if t.name in ("SM clock", "memory clock")]
+    assert len(clocks) == 2 and all(t.yaxis == "y2" for t in clocks)
+    assert view.launches[F.START_MS].min() == pytest.approx(2.0)  # NVML started 2 ms earlier
