@@ -17,9 +17,7 @@ from app.core.views.clocks import (NVML_DOCS, ClocksOptions, clock_sources, coll
                                    correlation_frame, kernel_clock_frame, max_sm_clock_mhz,
                                    thermal_compare_frame, thermal_mean_difference_pct,
                                    throttle_frame, trace_frame)
-from app.core.views.timeline import (PERFETTO_UI, TIMELINE_ALIGNED, TIMELINE_NO_NVML,
-                                     TIMELINE_RUN_ORDER, TRACE_SUFFIX, timeline_view,
-                                     trace_bytes)
+from app.core.views.timeline import PERFETTO_UI, TRACE_SUFFIX, timeline_view, trace_bytes
 from app.ui import analysis, cached, notes, panels, state
 from app.core.markdown import esc
 from app.core import frame_columns as F
@@ -65,11 +63,11 @@ except MissingData as exc:
 st.subheader("Timeline of the job")
 try:
     timeline = cached.view(timeline_view, bundle)
-    analysis.figure_panel(build_timeline_figure(timeline, max_sm_clock_mhz(bundle)),
-                          timeline.launches, key="clocks-timeline",
+    figure = build_timeline_figure(timeline.launches, timeline.counters,
+                                   timeline.measured_starts, max_sm_clock_mhz(bundle))
+    analysis.figure_panel(figure, timeline.launches, key="clocks-timeline",
                           filename=f"{bundle.job_id}-timeline-launches.csv")
-    st.caption(TIMELINE_ALIGNED if timeline.aligned else TIMELINE_RUN_ORDER
-               if not timeline.measured_starts else TIMELINE_NO_NVML)
+    st.caption(timeline.note)
     st.download_button("Download the trace (opens in the Perfetto UI)",
                        data=lambda: trace_bytes(bundle), key="clocks-timeline-trace",
                        file_name=f"{bundle.job_id}{TRACE_SUFFIX}", mime="application/json",

@@ -3,6 +3,7 @@ CUPTI start times) the NVML SM and memory clock on the same time axis below."""
 
 from __future__ import annotations
 
+import pandas as pd
 import plotly.graph_objects as go
 from plotly.subplots import make_subplots
 
@@ -10,31 +11,32 @@ from profiling_worker.schema import columns as C
 
 from app.core import frame_columns as F
 from app.core.figures import common, theme
-from app.core.views.timeline import TimelineView
 
 _CLOCKS = ("SM clock", "memory clock")
 
 
-def build_timeline_figure(view: TimelineView, max_sm_mhz: float | None = None) -> go.Figure:
+def build_timeline_figure(launches: pd.DataFrame, counters: pd.DataFrame, measured_starts: bool,
+                          max_sm_mhz: float | None = None) -> go.Figure:
     """Launch bars per region track, coloured by config; below them the NVML clocks when they share the axis.
 
     Args:
-        view: :func:`~app.core.views.timeline.timeline_view`.
+        launches, counters: the frames of :func:`~app.core.views.timeline.timeline_view`.
+        measured_starts: the launches sit at their CUPTI start times (else in run order).
         max_sm_mhz: the device's maximum SM clock (dotted line), if known.
 
     Returns:
         One row (launches) or two sharing x (launches; SM and memory clock in MHz); x in ms
         from the trace's first event (CUPTI clock), or cumulative kernel time in run order.
     """
-    title = ("Timeline: launches at their CUPTI start times" if view.measured_starts else
+    title = ("Timeline: launches at their CUPTI start times" if measured_starts else
              "Timeline: launches back to back in run order (durations, not start times)")
-    if view.launches.empty:
+    if launches.empty:
         return common.empty(title, "no launches")
-    clocks = view.counters[view.counters[F.COUNTER].isin(_CLOCKS)]
+    clocks = counters[counters[F.COUNTER].isin(_CLOCKS)]
     rows = 2 if not clocks.empty else 1
     fig = make_subplots(rows=rows, cols=1, shared_xaxes=True, vertical_spacing=0.06,
                         row_heights=[0.6, 0.4][:rows] if rows == 2 else None)
-    for i, (label, group) in enumerate(view.launches.groupby(F.CONFIG_LABEL, sort=False)):
+    for i, (label, group) in enumerate(launches.groupby(F.CONFIG_LABEL, sort=False)):
         fig.add_trace(go.Bar(  # one colour per config; the outline keeps µs bars visible
             orientation="h", base=group[F.START_MS], x=group[F.DURATION_US] / 1e3,
             y=group[F.TRACK], name=str(label),
@@ -56,10 +58,10 @@ def build_timeline_figure(view: TimelineView, max_sm_mhz: float | None = None) -
                           annotation_position="bottom right")
         fig.update_yaxes(title={"text": theme.axis_title("Clock", "MHz")}, rangemode="tozero",
                          row=2, col=1)
-    axis = ("Time on CUPTI's clock from the first event" if view.measured_starts else
+    axis = ("Time on CUPTI's clock from the first event" if measured_starts else
             "Kernel time so far, in run order")
     fig.update_xaxes(title={"text": theme.axis_title(axis, "ms")}, row=rows, col=1)
     fig.update_yaxes(type="category", autorange="reversed", row=1, col=1)
-    fig.update_layout(height=260 + 60 * view.launches[F.TRACK].nunique() + 160 * (rows - 1),
+    fig.update_layout(height=260 + 60 * launches[F.TRACK].nunique() + 160 * (rows - 1),
                       barmode="overlay")
     return common.finish(fig, title)

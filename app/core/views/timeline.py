@@ -51,6 +51,13 @@ class TimelineView:
         """True when the launches sit at their CUPTI start times (not run order)."""
         return self.placement == PLACED_BY_CUPTI
 
+    @property
+    def note(self) -> str:
+        """The caption under the chart: where the launches sit, and whether NVML is beside them."""
+        if not self.measured_starts:
+            return TIMELINE_RUN_ORDER
+        return TIMELINE_ALIGNED if self.aligned else TIMELINE_NO_NVML
+
 
 def timeline_problem(bundle: Bundle) -> str | None:
     """Why this job has no timeline (None: it has one): no launches, or no duration metric."""

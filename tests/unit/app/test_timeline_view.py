@@ -29,7 +29,7 @@ def test_view_holds_every_launch_of_the_trace_with_its_duration() -> None:
     assert view.placement == PLACED_IN_RUN_ORDER and not view.aligned
     assert view.counters.empty  # NVML is not on the run-order axis
     assert set(view.launches[F.CONFIG_LABEL]) == {f"n={n}" for n in timed["n"].unique()}
-    fig = build_timeline_figure(view)
+    fig = build_timeline_figure(view.launches, view.counters, view.measured_starts)
     assert len(fig.data) == timed["n"].nunique()  # one bar trace per config
     assert set(view.launches[F.TRACK]) == {f"region {a}" for a in timed[C.ANNOTATION]}
     assert "run order" in fig.layout.title.text
@@ -55,7 +55,7 @@ def test_cupti_times_put_the_nvml_clocks_under_the_launches(tmp_path) -> None:
     view = timeline_view(load_bundle(tmp_path / "b"))
     assert view.aligned and view.measured_starts
     assert set(view.counters[F.COUNTER]) == {"SM clock", "memory clock", "GPU temperature", "power"}
-    fig = build_timeline_figure(view, 1980)
+    fig = build_timeline_figure(view.launches, view.counters, view.measured_starts, 1980)
     clocks = [t for t in fig.data if t.name in ("SM clock", "memory clock")]
     assert len(clocks) == 2 and all(t.yaxis == "y2" for t in clocks)
     assert view.launches[F.START_MS].min() == pytest.approx(2.0)  # NVML started 2 ms earlier
