@@ -20,6 +20,7 @@ from collections.abc import Mapping
 from typing import Any
 
 from profiling_worker import gpu_select
+from profiling_worker.schema import backends as B
 
 # nsight-python >= 1.1 loads the Nsight Compute injection in-process and refuses older ncu
 # (nsight/collection/ncu.py in the 1.1.0 wheel compares against 2026.2.1.0).
@@ -196,10 +197,10 @@ def _ncu_backend(env: dict[str, Any]) -> dict[str, Any]:
                        f"(attach mode), found {ncu.get('version')}",
                        "install Nsight Compute >= 2026.2.1, or pip install nsight-python==0.9.6 "
                        "(launch mode works with this ncu)")
-        return {"available": True, "nsight_mode": "attach",
+        return {"available": True, "nsight_mode": B.NCU_ATTACH.nsight_mode,
                 "reason": f"nsight-python {env['nsight_python']} attach mode, ncu {ncu['version']}",
                 "fix": ""}
-    return {"available": True, "nsight_mode": "launch",
+    return {"available": True, "nsight_mode": B.NCU_LAUNCH.nsight_mode,
             "reason": f"nsight-python {env['nsight_python']} launch mode (re-runs the worker "
                       f"under ncu {ncu.get('version')})", "fix": ""}
 
@@ -219,7 +220,7 @@ def _cupti_backend(env: dict[str, Any]) -> dict[str, Any]:
                   else "none")
         return _no(f"libcupti from CUDA >= 13.4 is required (newest found: {newest})",
                    "pip install 'nvidia-cuda-cupti>=13.4' (the worker preloads the newest copy)")
-    return {"available": True, "nsight_mode": "cupti", "libcupti": libs[0]["path"],
+    return {"available": True, "nsight_mode": B.CUPTI_BACKEND.nsight_mode, "libcupti": libs[0]["path"],
             "reason": f"nsight-python {env['nsight_python']} CUPTI, libcupti {libs[0]['version']}",
             "fix": ""}
 
@@ -227,7 +228,7 @@ def _cupti_backend(env: dict[str, Any]) -> dict[str, Any]:
 def _cpu_backend(env: dict[str, Any]) -> dict[str, Any]:
     if not env.get("torch"):
         return _no("torch is not installed", "pip install torch==2.13.0 (CPU) or a CUDA build")
-    return {"available": True, "nsight_mode": None, "fix": "",
+    return {"available": True, "nsight_mode": B.CPU_BACKEND.nsight_mode, "fix": "",
             "reason": "host wall-clock timing of the same torch bodies on the CPU, not GPU"}
 
 
@@ -243,7 +244,7 @@ def choose_backends(env: dict[str, Any]) -> dict[str, dict[str, Any]]:
     attaches in-process; nsight-python 0.9.x re-runs the worker under any ncu (launch mode);
     CUPTI needs nsight-python >= 1.1, cupti-python >= 13.4 and a libcupti >= 13.4.
     """
-    return {"ncu": _ncu_backend(env), "cupti": _cupti_backend(env), "cpu": _cpu_backend(env)}
+    return {B.NCU: _ncu_backend(env), B.CUPTI: _cupti_backend(env), B.CPU: _cpu_backend(env)}
 
 
 def environment_report(with_kernels: bool = False) -> dict[str, Any]:

@@ -99,7 +99,8 @@ def collect(spec: JobSpec, registry: Registry, job_dir: Path, backend: dict[str,
               for k in spec.kernels]
     out_dir = job_dir / C.NSIGHT_DIR
     out_dir.mkdir(exist_ok=True)
-    if backend.get("nsight_mode") == "launch" and not nb.in_launch_child():
+    if (B.resolve(spec.backend, backend.get("nsight_mode")).mode == B.LAUNCH
+            and not nb.in_launch_child()):
         # the launch-mode parent never touches CUDA; its child runs the kernels
         return nb.collect_ncu(nsight, spec, bodies, out_dir, channel.emit, uuid)
     with nb.autograd_on_calling_thread():
@@ -117,7 +118,7 @@ def run_child(job_dir: Path) -> None:
     spec = load_spec(str(job_dir / C.SPEC_FILE), registry.kernels)
     channel = Channel(job_dir, None)
     try:  # the parent pinned CUDA_VISIBLE_DEVICES to the job's GPU UUID
-        collect(spec, registry, job_dir, {"nsight_mode": "launch"}, channel,
+        collect(spec, registry, job_dir, {"nsight_mode": B.NCU_LAUNCH.nsight_mode}, channel,
                 gpu_select.pinned_uuid())
     except BaseException as exc:
         traceback.print_exc()

@@ -76,7 +76,7 @@ def serve(backend: str, gpu: int, stdin: TextIO) -> int:
             _say(control, event="error", **exc.to_event_fields())
             return 1
     entry = report["backends"].get(backend, {})
-    if not entry.get("available") or entry.get("nsight_mode") == "launch":
+    if not entry.get("available") or not B.resolve(backend, entry.get("nsight_mode")).warm:
         _say(control, event="error", kind="backend_unavailable",
              message=f"a warm {backend} worker cannot run here: "
                      f"{entry.get('reason') or 'launch mode re-runs the worker per job'}",

@@ -12,6 +12,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
+from profiling_worker.schema import backends as B
 from profiling_worker.schema.configs import device_memory
 from profiling_worker.schema.spec import (METRIC_PRESETS, SPEC_DEFAULTS, FieldError, JobSpec,
                                           SpecInvalid, validate_spec)
@@ -116,7 +117,7 @@ def build_raw_spec(form: Mapping[str, Any], catalog: Catalog | None = None
         "configs": configs,
         "runs": form.get("runs"),
         "metrics": list(dict.fromkeys(metrics)),
-        "backend": form.get("backend", "cpu"),
+        "backend": form.get("backend", B.CPU),
         **{name: form.get(name, SPEC_DEFAULTS[name]) for name in OPTION_FIELDS},
         "replay_mode": form.get("replay_mode") or SPEC_DEFAULTS["replay_mode"],
         "warmup": form.get("warmup"),

@@ -33,7 +33,7 @@ from profiling_worker.importing.ncu_csv import from_ncu_csv
 from profiling_worker.importing.ncu_rep import CONFIG_INDEX
 from profiling_worker.importing.report_job import add_report, from_report, validate_reports
 from profiling_worker.importing.textcsv import METRIC_NAME_RE
-from profiling_worker.schema import columns as C
+from profiling_worker.schema import backends as B, columns as C
 from profiling_worker.schema import plausibility as P
 from profiling_worker.schema.manifest import METRIC_ROLES_KEY, JobStatus, now_iso
 from profiling_worker.schema.spec import BACKEND_UNKNOWN, SpecInvalid, validate_spec
@@ -56,7 +56,7 @@ def reconstruct_spec(job: Job) -> tuple[dict[str, Any], bool, list[str]]:
     backend = backend_name(job)
     raw = {"kernels": list(dict.fromkeys(job.kernels)) or ["imported"], "configs": job.configs,
            "runs": max(n_runs, 1), "metrics": metrics or [C.GPU_TIME],
-           "backend": "ncu" if backend == BACKEND_UNKNOWN else backend,
+           "backend": B.NCU if backend == BACKEND_UNKNOWN else backend,
            "annotations": list(dict.fromkeys(table[C.ANNOTATION])), "label": job.label[:200]}
     try:
         spec = validate_spec(raw).to_json()
@@ -72,10 +72,10 @@ def backend_name(job: Job) -> str:
     if job.provenance.get("backend", {}).get("name"):
         return str(job.provenance["backend"]["name"])
     if str(job.provenance.get("nsight_python_version", "")).startswith("0."):
-        return "ncu"
+        return B.NCU
     table = job.runs if not job.runs.empty else job.agg
     named = {m for m in table[C.METRIC] if METRIC_NAME_RE.match(str(m))}
-    return "ncu" if named - {C.GPU_TIME} else BACKEND_UNKNOWN
+    return B.NCU if named - {C.GPU_TIME} else BACKEND_UNKNOWN
 
 
 def _check_target(out_dir: Path, job_id: str, reserved_ids: Collection[str]) -> Path:

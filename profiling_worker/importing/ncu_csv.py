@@ -29,7 +29,7 @@ from profiling_worker.importing.job import Job
 from profiling_worker.importing.ncu_rep import CONFIG_INDEX, gpu_environment
 from profiling_worker.importing.sniff import NCU_DETAILS, Sniffed
 from profiling_worker.importing.textcsv import METRIC_NAME_RE, numbers_as_text, parse_csv
-from profiling_worker.schema import columns as C
+from profiling_worker.schema import backends as B, columns as C
 
 #: Section metrics of the details page (default sets) -> their Nsight Compute names.
 DISPLAY_NAMES = {
@@ -145,7 +145,7 @@ def from_ncu_csv(sources: list[Sniffed]) -> Job:
                                           "run with the metric-aware rules, Student-t CI95)"],
                            "parameters": params,
                            "ncu_csv": {s.path.name: s.kind for s in sources},
-                           "backend": {"name": "ncu"}})
+                           "backend": {"name": B.NCU}})
 
 
 __all__ = ["from_ncu_csv", "DISPLAY_NAMES"]

@@ -20,7 +20,7 @@ from profiling_worker.importing import ncu_rep as R
 from profiling_worker.importing import regions as G
 from profiling_worker.importing.job import Job
 from profiling_worker.importing.textcsv import METRIC_NAME_RE
-from profiling_worker.schema import columns as C
+from profiling_worker.schema import backends as B, columns as C
 
 ATTRIBUTED_PARAMS = ("configs told apart by launch parameters (kernel, grid, block): the "
                      "report does not record which config a launch belonged to")
@@ -92,7 +92,7 @@ def from_report(report: Path) -> Job:
                            "aggregated": ["computed from the report's launches (combined per "
                                           "run with the metric-aware rules, Student-t CI95)"],
                            "parameters": params, "report_summary": summary,
-                           "backend": {"name": "ncu", "report": report.name,
+                           "backend": {"name": B.NCU, "report": report.name,
                                        "device_attributes": _device(device)},
                            "launches": _launch_provenance(report, rows, device, how)})
 
@@ -166,7 +166,7 @@ def add_launch_rows(job: Job, rows: pd.DataFrame, report_name: str,
     job.notes += source_notes(report_name, device)
     job.environment = {**R.gpu_environment(device), **job.environment}
     job.provenance["launches"] = _launch_provenance(Path(report_name), rows, device, how)
-    job.provenance["backend"] = {"name": "ncu", "report": report_name,
+    job.provenance["backend"] = {"name": B.NCU, "report": report_name,
                                  "device_attributes": _device(device)}
     return job
 

@@ -1,9 +1,8 @@
 """Backend names and capabilities: the one place that names a backend.
 
 The app imports this module (it may import ``profiling_worker.schema`` only); the worker's run
-side (``profiling_worker/backends/``) registers how each backend collects
-(``profiling_worker.backends.registry``). Code elsewhere asks a :class:`Backend` what it can do
-instead of comparing its name to a string.
+side registers how each backend collects (``profiling_worker/backends/registry.py``). Code
+elsewhere asks a :class:`Backend` what it can do instead of comparing its name to a string.
 
 Nsight Compute runs two ways, by the installed nsight-python (environment.py's ``nsight_mode``):
 0.9.x re-runs the worker under ``ncu`` (launch mode: a cold worker, no info collectors), 1.1
@@ -27,6 +26,10 @@ CPU: Final = "cpu"
 LAUNCH, ATTACH, IN_PROCESS = "launch", "attach", "in-process"
 #: cache_control values (spec.py's CACHE_CONTROLS)
 _ALL_CACHE = ("all", "none")
+#: Where the L2 is flushed with cache_control "all": before every profiled kernel
+#: (nsight-python's ncu), before each annotated region (the worker's CUPTI flush, l2_flush.py),
+#: or nowhere (the host timer).
+FLUSH_KERNEL, FLUSH_REGION, FLUSH_NONE = "kernel", "region", "none"
 
 
 @dataclass(frozen=True)
@@ -44,6 +47,10 @@ class Backend:
         cache_controls: the ``cache_control`` values it honours; others are ignored.
         warm: a warm worker can serve it (imported and CUDA started once, jobs in turn).
         counters: reads GPU performance counters (needs ERR_NVGPUCTRPERM permission).
+        nsight_mode: the environment report's and manifest's ``nsight_mode`` of this variant
+            (``launch``, ``attach``, ``cupti``; None: nsight-python is not used).
+        section_sets: honours ``section_set`` (Nsight Compute section sets, deep dive).
+        l2_flush: where cache_control ``all`` flushes the L2 (:data:`FLUSH_KERNEL`...).
     """
 
     name: Name
@@ -56,17 +63,23 @@ class Backend:
     cache_controls: tuple[str, ...]
     warm: bool
     counters: bool = False
+    nsight_mode: str | None = None
+    section_sets: bool = False
+    l2_flush: str = FLUSH_NONE
 
 
 NCU_LAUNCH = Backend(NCU, "GPU kernel duration and counters (Nsight Compute)", LAUNCH,
                      on_gpu=True, duration_metric=C.GPU_TIME, any_metric=True, collectors=False,
-                     cache_controls=_ALL_CACHE, warm=False, counters=True)
+                     cache_controls=_ALL_CACHE, warm=False, counters=True, nsight_mode=LAUNCH,
+                     section_sets=True, l2_flush=FLUSH_KERNEL)
 NCU_ATTACH = Backend(NCU, "GPU kernel duration and counters (Nsight Compute)", ATTACH,
                      on_gpu=True, duration_metric=C.GPU_TIME, any_metric=True, collectors=True,
-                     cache_controls=_ALL_CACHE, warm=True, counters=True)
+                     cache_controls=_ALL_CACHE, warm=True, counters=True, nsight_mode=ATTACH,
+                     section_sets=True, l2_flush=FLUSH_KERNEL)
 CUPTI_BACKEND = Backend(CUPTI, "GPU kernel duration (CUPTI activity records)", IN_PROCESS,
                         on_gpu=True, duration_metric=C.GPU_TIME, any_metric=False,
-                        collectors=True, cache_controls=_ALL_CACHE, warm=True)
+                        collectors=True, cache_controls=_ALL_CACHE, warm=True,
+                        nsight_mode=CUPTI, l2_flush=FLUSH_REGION)
 CPU_BACKEND = Backend(CPU, "host wall-clock, not GPU", IN_PROCESS, on_gpu=False,
                       duration_metric=C.HOST_TIME, any_metric=False, collectors=False,
                       cache_controls=(), warm=True)
@@ -92,6 +105,23 @@ def get(name: str | None, mode: str | None = None) -> Backend:
         if backend.name == name and (mode is None or backend.mode == mode):
             return backend
     raise KeyError(f"backend {name!r} (mode {mode}) is not one of {', '.join(NAMES)}")
+
+
+def find(name: str | None) -> Backend | None:
+    """The backend ``name`` in its first mode, None for a name no backend has (an imported
+    job's ``unknown``, a typo in a hand-written manifest)."""
+    return get(name) if name in NAMES else None
+
+
+def resolve(name: str | None, nsight_mode: str | None) -> Backend:
+    """The variant of backend ``name`` that an environment report entry's ``nsight_mode``
+    describes (ncu: launch or attach); its first mode when none matches.
+
+    Raises:
+        KeyError: no backend of that name.
+    """
+    variants = [b for b in ALL if b.name == (name or DEFAULT)]
+    return next((b for b in variants if b.nsight_mode == nsight_mode), None) or get(name)
 
 
 def on_gpu(name: str | None) -> bool:

@@ -345,17 +345,18 @@ def _roof_reason(manifest: Mapping[str, Any]) -> str:
     spec = manifest.get("spec") or {}
     entry = manifest.get("backend") or {}
     backend = str(entry.get("name") or spec.get("backend") or "")
+    region_flush = getattr(B.find(backend), "l2_flush", None) == B.FLUSH_REGION
     # the worker's CUPTI runs flush the L2 before each region (manifest backend.cache_flush)
     flushed = bool(entry.get(L2_FLUSHED_KEY)) or bool((entry.get("cache_flush") or {}).get("bytes"))
     none = spec.get("cache_control") == "none"
     why = [w for w, hit in (("CUPTI backend, recorded without the L2 flush",
-                             backend == B.CUPTI and not flushed and not none),
+                             region_flush and not flushed and not none),
                             ("backend unknown, so possibly CUPTI, which does not flush the L2",
                              backend == BACKEND_UNKNOWN and not flushed and not none),
                             ('cache_control "none"', none)) if hit]
     if why:
         return L2_WARM_REASON.format(why=" and ".join(why))
-    if backend == B.CUPTI:
+    if region_flush:
         return ("likely reason: the kernels of one region share the L2 (the worker flushes it "
                 "before each region, not between the region's kernels)")
     return ("no known reason: check the kernel's FLOP and byte formulas (work table) and the "

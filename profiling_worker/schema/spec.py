@@ -339,7 +339,7 @@ def _section_set(raw: Mapping[str, Any], backend: str, errors: list[FieldError])
         errors.append(FieldError("section_set", f"{value!r} is not a section set name",
                                  "give a name `ncu --list-sets` prints, e.g. full"))
         return None
-    if backend != "ncu":
+    if backend in B.NAMES and not B.get(backend).section_sets:
         errors.append(FieldError("section_set", "sections are Nsight Compute's",
                                  "use the ncu backend, or leave section_set out"))
         return None

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import pandas as pd
 
-from profiling_worker.schema import columns as C
+from profiling_worker.schema import backends as B, columns as C
 
 from app.core.bundle_loader import Bundle
 from app.core.metrics import MissingData
@@ -40,7 +40,7 @@ def backends_frame(ncu: Bundle, cupti: Bundle) -> pd.DataFrame:
     Raises:
         MissingData: a job is not of the expected backend, or the two share no configs.
     """
-    for bundle, name in ((ncu, "ncu"), (cupti, "cupti")):
+    for bundle, name in ((ncu, B.NCU), (cupti, B.CUPTI)):
         if bundle.backend != name:
             raise MissingData(f"Job {bundle.job_id} was measured with {bundle.backend or 'no'} "
                               f"backend, not {name}.", f"Pick a job run on the {name} backend.")
@@ -52,7 +52,7 @@ def backends_frame(ncu: Bundle, cupti: Bundle) -> pd.DataFrame:
     out[F.CUPTI_US] = both[F.BASELINE_AVG] / 1e3
     out[F.CUPTI_RSD] = both[F.BASELINE_RSD]
     out[F.DIFF_US] = out[F.NCU_US] - out[F.CUPTI_US]
-    out[F.VERDICT] = out[F.VERDICT].str.replace("candidate", "ncu")
+    out[F.VERDICT] = out[F.VERDICT].str.replace("candidate", B.NCU)
     out = out.rename(columns={F.RATIO: F.RATIO_NCU_OVER_CUPTI})
     order = [c for c in out if c not in (C.METRIC, C.UNIT, F.RATIO_EXCLUDES_ONE)]
     return out[order]
