@@ -10,10 +10,11 @@ from app.core.metrics import MissingData
 from app.core.views.bound import LATENCY_THRESHOLD_PCT, BoundOptions, bound_frame
 from app.core.views.roofline import RooflineOptions, roofline_ceilings, roofline_frame
 from app.core.metrics import DRAM_PCT, DRAM_READ, DRAM_WRITE, GPC_HZ, SM_HZ, SM_PCT
-from app.ui import analysis, notes, panels
+from app.ui import analysis, deep_dive_action, notes, panels, rule_digest
 
 st.header("Bound and roofline")
 bundle = analysis.selected_bundle()
+deep_dive_action.offer(bundle, "bound")
 notes.show(bundle, "bound", [bundle.duration_metric, SM_PCT, DRAM_PCT, DRAM_READ, DRAM_WRITE,
                              GPC_HZ, SM_HZ], extra_checks=(P.ABOVE_ROOF,))
 
@@ -41,6 +42,8 @@ except MissingData as exc:
 else:
     analysis.figure_panel(build_bound_figure(frame, float(threshold), bundle.host_timer), frame,
                           key="bound", filename=f"{bundle.job_id}-bound.csv")
+
+rule_digest.show(bundle, "bound")
 
 st.subheader("Roofline")
 analysis.how_to_read(

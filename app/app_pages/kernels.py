@@ -8,7 +8,7 @@ from app.core.figures.kernels import build_kernels_figure
 from app.core.metrics import MissingData, available_metrics
 from app.core.views.kernels import (combine_rules_frame, kernel_counts_frame, kernel_time_frame,
                                     launches_frame, split_ignored, unattributed_frame)
-from app.ui import analysis, cached, notes, panels
+from app.ui import analysis, cached, notes, panels, rule_digest
 from app.core.markdown import code, esc
 from app.core import frame_columns as F
 
@@ -71,6 +71,8 @@ if len(outside):
     st.caption("Launches outside every annotation (set-up code, the L2 flush before each CUPTI "
                "run) are listed for completeness; they are not measured.")
     panels.table(outside, key="kernels-unattributed")
+
+rule_digest.show(bundle, "kernels")
 
 st.subheader("Combine rules")
 rules = cached.view(combine_rules_frame, bundle)

@@ -8,12 +8,13 @@ from app.core import derived, metric_roles
 from app.core.figures.stability import build_runs_figure, build_stability_figure
 from app.core.metrics import MissingData, available_metrics
 from app.core.views.stability import StabilityOptions, stability_frame, stability_runs_frame
-from app.ui import analysis, cached, notes
+from app.ui import analysis, cached, deep_dive_action, notes
 from app.core.markdown import esc
 from app.core import frame_columns as F
 
 st.header("Stability")
 bundle = analysis.selected_bundle()
+deep_dive_action.offer(bundle, "stability")
 analysis.how_to_read(
     "Each annotation × config was run several times (**runs**). **RSD** is the standard deviation "
     "as a % of the mean; nsight-python calls a measurement **stable** when RSD < 2 % (one run "

@@ -7,11 +7,12 @@ from profiling_worker.schema import intervals, plausibility as P
 from app.core import derived, metric_roles
 from app.core.figures.sweep import LOG_Y_SPAN, build_sweep_figure, wants_log_y
 from app.core.views.sweep import SweepOptions, annotations_of, sweep_frame, sweep_x, x_choices
-from app.ui import analysis, notes, panels
+from app.ui import analysis, deep_dive_action, notes, panels
 from app.core.markdown import esc
 
 st.header("Size sweep")
 bundle = analysis.selected_bundle()
+deep_dive_action.offer(bundle, "sweep")
 
 #: Short segment labels (the full quantity names are the y-axis titles); long ones were cut off.
 SHORT = {derived.TIME: "Time", derived.TFLOPS: "TFLOP/s", derived.GBPS: "Analytic GB/s"}

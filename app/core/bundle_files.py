@@ -87,6 +87,14 @@ def zip_bundle(bundle: Bundle) -> BinaryIO:
         return open(Path(tmp) / "bundle.zip", "rb")  # noqa: SIM115
 
 
+def report_files(bundle: Bundle) -> list[str]:
+    """Relative paths of the bundle's Nsight Compute reports (``nsight/*.ncu-rep[.gz]``), in
+    the order the worker reads them (plain first)."""
+    names = [f.relpath for f in bundle.files if f.relpath.startswith(f"{C.NSIGHT_DIR}/")]
+    return ([n for n in names if n.endswith(".ncu-rep")]
+            + [n for n in names if is_gzipped_report(n)])
+
+
 def is_gzipped_report(relpath: str) -> bool:
     """True for ``*.ncu-rep.gz`` (how bundled reports are shipped)."""
     return relpath.endswith(".ncu-rep.gz")

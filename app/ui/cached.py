@@ -6,6 +6,7 @@
 - :func:`bundle_for`: a loaded bundle, cached on (path, manifest mtime), so a job that finishes
   later (new manifest) is read again.
 - :func:`view`: a view function's frame for a bundle, cached on the same key and its arguments.
+- :func:`report_answer`: the worker's rule digest or deep-dive tables of a bundle's report.
 """
 
 from __future__ import annotations
@@ -20,7 +21,7 @@ from profiling_worker.schema import backends as B
 
 from app import settings
 from app.core.bundle_loader import Bundle, load_bundle, manifest_mtime
-from app.services import history_index, result_store, worker_client
+from app.services import history_index, report_client, result_store, worker_client
 from app.services.job_manager import JobManager
 from profiling_worker.schema.manifest import ManifestError
 
@@ -126,3 +127,20 @@ def bundle_for(job_id: str | None) -> Bundle | None:
         return _load(str(path), manifest_mtime(path))
     except (result_store.InvalidJobId, ManifestError, OSError):
         return None
+
+
+@st.cache_data(max_entries=32, show_spinner="Reading the Nsight Compute report…")
+def _report_answer(command: str, path: str, mtime: float,
+                   worker_python: str) -> report_client.ReportAnswer:
+    del mtime  # part of the cache key only
+    return report_client.ask(worker_python, command, Path(path), settings.worker_env())
+
+
+def report_answer(command: str, bundle: Bundle) -> report_client.ReportAnswer:
+    """The worker's ``rules`` or ``deepdive`` answer for a bundle's report, once per job
+    (path + manifest mtime)."""
+    try:
+        mtime = manifest_mtime(bundle.path)
+    except OSError:
+        mtime = 0.0
+    return _report_answer(command, str(bundle.path), mtime, settings.worker_python())

@@ -35,6 +35,7 @@ _PAGES = (
     ("Performance", "stability.py", "Stability", ":material/bar_chart:", "stability"),
     ("Kernels", "kernels.py", "Kernels", ":material/view_list:", "kernels"),
     ("Kernels", "one_kernel.py", "One kernel", ":material/center_focus_strong:", "one-kernel"),
+    ("Kernels", "deep_dive.py", "Deep dive", ":material/biotech:", "deep-dive"),
     ("Kernels", "compare.py", "Compare jobs", ":material/compare_arrows:", "compare"),
     ("GPU and tools", "cache_clock.py", "Cache and clock", ":material/tune:", "cache-clock"),
     ("GPU and tools", "clocks_thermal.py", "Clocks and thermal", ":material/thermostat:",
@@ -73,3 +74,9 @@ def render_bar(by_section: dict[str, list[st.Page]]) -> None:
                 st.caption(f"**{section}**", width=110)
                 for page in section_pages:
                     st.page_link(page)
+
+
+def link(script: str, label: str) -> None:
+    """A link to the page of ``script`` (a row of the table above)."""
+    entry = next(e for entries in SECTIONS.values() for e in entries if e.script == script)
+    st.page_link(f"{PAGES_DIR.name}/{entry.script}", label=label, icon=entry.icon)

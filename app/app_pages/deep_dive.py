@@ -1,0 +1,120 @@
+"""Deep dive: one point's Nsight Compute sections (speed of light, memory workload, occupancy,
+warp stalls, launch statistics, source hot spots) and rule results, read by the worker."""
+
+import pandas as pd
+import streamlit as st
+
+from profiling_worker.schema import metrics as M
+
+from app.core.bundle_files import report_files
+from app.core.figures.deep_dive import build_bars
+from app.core.markdown import code, esc
+from app.core.views import deep_dive as D
+from app.ui import analysis, cached, deep_dive_action, panels, rule_digest
+
+st.header("Deep dive")
+bundle = analysis.selected_bundle()
+analysis.how_to_read(
+    "One profiled launch explained with Nsight Compute's **sections**, as its Details page "
+    "groups them: **speed of light** (how busy compute and each memory level were, % of peak), "
+    "**memory workload** (bytes moved at L1, L2 and DRAM, cache hit rates), **occupancy** "
+    "(warps the launch could keep resident per SM against what it achieved, and the resource "
+    "that limits it), **warp states** (cycles a warp waited per issued instruction, by reason), "
+    "**launch statistics** and **source hot spots** (program counters with the most warp "
+    "samples). A sweep job collects a few metrics; use *Deep dive one point* on a sweep page to "
+    "profile one point with `--set full`. A report made with fewer sections (an import, the "
+    "default set) shows what it has and names what it lacks; nothing missing is drawn as zero.")
+
+
+@st.fragment(run_every=3)
+def _wait_for(job_id: str) -> None:
+    job = cached.bundle_for(job_id)
+    if job is not None and job.status.finished:
+        st.rerun()
+    st.info(f"Job {code(job_id)} is {esc(job.status.value if job else 'queued')}: this page "
+            "shows its deep dive when it is done.", icon=":material/hourglass_top:")
+
+
+if not bundle.status.finished:
+    _wait_for(bundle.job_id)
+    panels.stop_page()
+if not report_files(bundle):
+    st.info(f"This job has no Nsight Compute report (backend {code(bundle.backend)}). Pick an "
+            "ncu job, or profile one of its points:", icon=":material/info:")
+    deep_dive_action.offer(bundle, "deep-dive")
+    panels.stop_page()
+answer = cached.report_answer("deepdive", bundle)
+if not answer.ok:
+    st.warning(f"The report could not be read: {esc(answer.message)}", icon=":material/warning:")
+    panels.stop_page()
+data = answer.data()
+section_set = (bundle.manifest.get("backend") or {}).get("ncu_section_set")
+st.caption(f"Report {code(data['report'])}: {len(data['launches'])} launches"
+           + (f", profiled with {code(section_set)}" if section_set else "")
+           + (f"; {data['truncated']} more left out" if data.get("truncated") else "") + ".")
+for problem in data.get("problems") or ():
+    st.warning(f"Part of the report could not be read: {esc(problem)}")
+labels = D.launch_labels(data, D.config_labeler(bundle.spec.get("configs") or []))
+if not labels:
+    st.info("The report holds no profiled launch.")
+    panels.stop_page()
+launch = st.selectbox("Launch", list(labels), format_func=labels.__getitem__,
+                      key="deep-dive-launch")
+st.caption("Sections in this report for this launch: "
+           + (", ".join(code(s) for s in D.present(data, launch)) or "none") + ".")
+
+
+def _panel(panel: D.Panel, key: str) -> None:
+    if panel.missing:
+        st.info(panel.missing, icon=":material/visibility_off:")
+    if not panel.frame.empty:
+        panels.table(panel.frame, key=f"deep-dive-{key}")
+
+
+st.subheader("Speed of light")
+sol = D.metric_panel(data, launch, "speed of light", (M.GPU_TIME, M.GPC_HZ, *M.SPEED_OF_LIGHT))
+pct = sol.frame[sol.frame[D.UNIT] == "%"]
+if not pct.empty:
+    st.plotly_chart(build_bars(pct, D.METRIC, D.VALUE, "Throughput, % of peak", "%", 100),
+                    key="deep-dive-sol-chart")
+_panel(sol, "sol")
+
+st.subheader("Memory workload")
+_panel(D.metric_panel(data, launch, "memory", M.MEMORY_WORKLOAD), "memory")
+
+st.subheader("Occupancy")
+occ, limiter = D.occupancy(data, launch)
+values = dict(zip(occ.frame[D.METRIC], occ.frame[D.VALUE]))
+tiles = st.columns(3)
+for tile, (title, name) in zip(tiles, (("Theoretical (%)", M.THEORETICAL_OCCUPANCY_PCT),
+                                       ("Achieved (%)", M.WARPS_ACTIVE_PCT))):
+    tile.metric(title, f"{values[name]:.1f}" if name in values else "not in report",
+                help=name, border=True)
+tiles[2].metric("Limited by", limiter or "not in report", border=True,
+                help="The resource that allows the fewest blocks per SM (launch__occupancy_limit_*)")
+_panel(occ, "occupancy")
+
+st.subheader("Warp state stalls")
+stalls = D.stalls(data, launch)
+if not stalls.frame.empty:
+    st.plotly_chart(build_bars(stalls.frame.head(12), D.REASON, D.CYCLES, "Where warps wait",
+                               "cycles / issued instr."), key="deep-dive-stall-chart")
+_panel(stalls, "stalls")
+
+st.subheader("Launch statistics")
+_panel(D.metric_panel(data, launch, "launch", M.LAUNCH_STATISTICS), "launch")
+
+st.subheader("Source hot spots")
+_panel(D.table(data, "hot_spots", launch, "source"), "hot-spots")
+markers = D.table(data, "markers", launch)
+if not markers.frame.empty:
+    st.caption("Source lines the rules point at")
+    _panel(markers, "markers")
+
+st.subheader("Rule results of this launch")
+rules = D.table(data, "rules", launch)
+_panel(rules if not rules.frame.empty else D.Panel(pd.DataFrame(), "No rule results for this "
+       "launch (rules run only when sections were collected)."), "rules")
+with st.expander("Every section metric of this launch"):
+    _panel(D.table(data, "sections", launch), "sections")
+rule_digest.show(bundle, "deep-dive")

@@ -1,0 +1,125 @@
+"""The deep-dive view's tables, from the worker's deep-dive dict (``profiling_worker deepdive``:
+``launches``, ``sections_present``, ``sections``, ``metrics``, ``rules``, ``markers``,
+``hot_spots``). Pure: pandas only.
+
+Each panel names the Nsight Compute section its numbers come from; a panel whose section the
+report does not hold gets a :class:`Panel` with an empty frame and the reason, never zeros.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+import pandas as pd
+
+from profiling_worker.schema import metrics as M
+
+from app.core.figures.one_kernel import short_kernel_name
+
+#: Panel -> (Nsight Compute section identifier, what it shows).
+SECTIONS = {
+    "speed of light": ("SpeedOfLight", "GPU Speed Of Light Throughput"),
+    "memory": ("MemoryWorkloadAnalysis", "Memory Workload Analysis"),
+    "occupancy": ("Occupancy", "Occupancy"),
+    "stalls": ("WarpStateStats", "Warp State Statistics"),
+    "launch": ("LaunchStats", "Launch Statistics"),
+    "source": ("SourceCounters", "Source Counters"),
+}
+METRIC, LABEL, VALUE, UNIT = "Metric", "Label", "Value", "Unit"
+REASON, CYCLES, SHARE = "Stall reason", "Cycles per issued instruction", "Share %"
+LIMIT_BLOCKS = "Blocks per SM it allows"
+
+
+@dataclass(frozen=True)
+class Panel:
+    """One panel's table, or why it is empty (``missing``: the section the report lacks)."""
+
+    frame: pd.DataFrame
+    missing: str = ""
+
+
+def config_labeler(configs: Sequence[Mapping[str, Any]]) -> Callable[[int], str]:
+    """Config index -> ``n=4096`` from the job's configs; ``config i`` for one it does not list
+    (-1: a report made elsewhere, which names no config)."""
+    def label(i: int) -> str:
+        if 0 <= i < len(configs):
+            return ", ".join(f"{k}={v}" for k, v in configs[i].items())
+        return "config unknown" if i < 0 else f"config {i}"
+    return label
+
+
+def launch_labels(data: Mapping[str, Any], config_label: Callable[[int], str]) -> dict[int, str]:
+    """launch_id -> ``region · config · run r · kernel`` for the launch picker."""
+    return {int(launch["launch_id"]): " · ".join([
+        str(launch.get("annotation") or "(no NVTX range)"), config_label(int(launch["config"])),
+        f"run {launch['run']}", short_kernel_name(str(launch["kernel"]).split("(")[0], 40)])
+        for launch in data.get("launches") or ()}
+
+
+def present(data: Mapping[str, Any], launch_id: int) -> list[str]:
+    """Section identifiers the report holds for the launch (JSON keys are strings)."""
+    sections = data.get("sections_present") or {}
+    return list(sections.get(str(launch_id), sections.get(launch_id, [])))
+
+
+def _missing(data: Mapping[str, Any], launch_id: int, panel: str) -> str:
+    section, title = SECTIONS[panel]
+    if section in present(data, launch_id):
+        return ""
+    return (f"Not in this report: {title} (section `{section}`) was not collected. Profile the "
+            "point with the full section set (`ncu --set full`; the deep-dive action does).")
+
+
+def _rows(data: Mapping[str, Any], key: str, launch_id: int) -> pd.DataFrame:
+    rows = [r for r in data.get(key) or () if r.get("launch_id") == launch_id]
+    return pd.DataFrame(rows).drop(columns="launch_id", errors="ignore")
+
+
+def metric_panel(data: Mapping[str, Any], launch_id: int, panel: str,
+                 names: Sequence[str]) -> Panel:
+    """Metrics ``names`` of the launch that the report has (Metric, Value, Unit) and, when the
+    panel's section is absent, why; metrics the launch lacks are left out, never zero."""
+    found = _rows(data, "metrics", launch_id)
+    frame = (found[found["metric"].isin(list(names))] if not found.empty
+             else pd.DataFrame(columns=["metric", "value", "unit"]))
+    order = {n: i for i, n in enumerate(names)}
+    frame = frame.sort_values("metric", key=lambda s: s.map(order)).rename(
+        columns={"metric": METRIC, "value": VALUE, "unit": UNIT})
+    return Panel(frame.reset_index(drop=True), _missing(data, launch_id, panel))
+
+
+def occupancy(data: Mapping[str, Any], launch_id: int) -> tuple[Panel, str | None]:
+    """Occupancy metrics and the limiter: the resource allowing the fewest blocks per SM
+    (``launch__occupancy_limit_*``; ties name every such resource), None when unknown."""
+    panel = metric_panel(data, launch_id, "occupancy", M.OCCUPANCY)
+    values = dict(zip(panel.frame[METRIC], panel.frame[VALUE]))
+    limits = {res: values[name] for res, name in M.OCCUPANCY_LIMITS.items() if name in values}
+    if not limits:
+        return panel, None
+    fewest = min(limits.values())
+    return panel, " and ".join(r for r, v in limits.items() if v == fewest) + f" ({fewest:g} blocks)"
+
+
+def stalls(data: Mapping[str, Any], launch_id: int) -> Panel:
+    """Warp states, most cycles first: reason, cycles per issued instruction, share of all."""
+    found = _rows(data, "metrics", launch_id)
+    if not found.empty:
+        found = found[found["metric"].str.startswith(M.STALL_PREFIX)
+                      & found["metric"].str.endswith(M.STALL_SUFFIX)]
+    if found.empty:
+        return Panel(pd.DataFrame(columns=[REASON, CYCLES, SHARE]),
+                     _missing(data, launch_id, "stalls") or "No warp state metrics in this launch.")
+    reason = found["metric"].str[len(M.STALL_PREFIX):-len(M.STALL_SUFFIX)].str.replace("_", " ")
+    frame = pd.DataFrame({REASON: reason, CYCLES: found["value"]})
+    frame[SHARE] = 100.0 * frame[CYCLES] / frame[CYCLES].sum()
+    return Panel(frame.sort_values(CYCLES, ascending=False, ignore_index=True))
+
+
+def table(data: Mapping[str, Any], key: str, launch_id: int, panel: str | None = None) -> Panel:
+    """The launch's ``rules``, ``markers``, ``hot_spots`` or ``sections`` rows; ``panel`` names
+    the section whose absence explains an empty table."""
+    frame = _rows(data, key, launch_id)
+    why = _missing(data, launch_id, panel) if panel and frame.empty else ""
+    return Panel(frame, why)

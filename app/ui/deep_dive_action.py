@@ -1,0 +1,73 @@
+"""The deep-dive action of the sweep pages: pick one point (region x config) of the job and
+queue its profile with Nsight Compute's full section set; the deep-dive page shows it when the
+job is done."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import streamlit as st
+
+from profiling_worker.schema import columns as C
+from profiling_worker.schema.spec import SpecInvalid, validate_spec
+
+from app.core import frame_columns as F, spec_form
+from app.core.bundle_loader import Bundle
+from app.core.deep_dive_request import NoDeepDive, deep_dive_spec, sweep_points
+from app.core.markdown import esc
+from app.ui import cached, navigation, state
+
+SUBMITTED = "deep-dive-submitted"  # session key: id of the deep-dive job submitted last
+
+
+def _plain(value: Any) -> Any:
+    return value.item() if hasattr(value, "item") else value  # numpy scalar -> JSON-able
+
+
+def _problems(raw: dict[str, Any]) -> list[str]:
+    catalog = cached.kernel_catalog()[0]
+    try:
+        spec = validate_spec(raw, catalog)
+    except SpecInvalid as exc:
+        return [f"{e.field}: {e.message}" for e in exc.errors]
+    return [f"{e.field}: {e.message} ({e.hint})"
+            for e in spec_form.backend_errors(spec, cached.env_report())]
+
+
+def _submit(raw: dict[str, Any]) -> None:
+    spec = validate_spec(raw, cached.kernel_catalog()[0])
+    job_id = cached.job_manager().submit(spec)
+    state.select_job(job_id)
+    state.add_own_job(job_id)
+    st.session_state[SUBMITTED] = job_id
+
+
+def offer(bundle: Bundle, page: str) -> None:
+    """The "Deep dive one point" expander; ``page`` prefixes its widget keys."""
+    with st.expander("Deep dive one point: Nsight Compute's full section set",
+                     icon=":material/biotech:"):
+        points = sweep_points(bundle)
+        if points.empty:
+            st.caption("This job has no region × config points.")
+            return
+        labels = [f"{a} · {c}" for a, c in zip(points[C.ANNOTATION], points[F.CONFIG_LABEL])]
+        pick = st.selectbox("Point", range(len(points)), format_func=labels.__getitem__,
+                            key=state.key(page, "deep-point"))
+        row = points.iloc[int(pick or 0)]
+        config = {p: _plain(row[p]) for p in bundle.parameters if p in row.index}
+        try:
+            raw = deep_dive_spec(bundle, str(row[C.ANNOTATION]), config,
+                                 cached.kernel_catalog()[0])
+        except NoDeepDive as exc:
+            st.caption(f"No deep dive here: {esc(exc)}.")
+            return
+        problems = _problems(raw)
+        st.caption(f"Queues a job for this point alone: kernel `{raw['kernels'][0]}`, "
+                   f"{raw['runs']} runs, ncu `--set {raw['section_set']}` (each kernel replayed "
+                   "some 40 times); the deep-dive page opens it when it is done.")
+        if problems:
+            st.caption("Cannot run here: " + esc("; ".join(problems)))
+        st.button("Profile this point", key=state.key(page, "deep-run"), on_click=_submit,
+                  args=(raw,), disabled=bool(problems), icon=":material/play_arrow:")
+        if st.session_state.get(SUBMITTED):
+            navigation.link("deep_dive.py", f"Open the deep dive ({st.session_state[SUBMITTED]})")

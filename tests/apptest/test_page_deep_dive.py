@@ -1,0 +1,63 @@
+"""Deep-dive page, rule digest and deep-dive action (issue 13) on reports Nsight Compute wrote on
+the H200: the default-set import fixture (4 sections, rule results) and the bundled matmul sweep
+(metrics only: no sections, no rules)."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+from pathlib import Path
+
+from apptest_helpers import plotly_specs, texts
+
+REPO = Path(__file__).resolve().parents[2]
+BUNDLED = REPO / "app" / "bundled"
+DEFAULT_SET = REPO / "tests" / "fixtures" / "h200_import" / "ncu_plain" / "default_set.ncu-rep"
+IMPORTED = "import-default-set"
+
+
+def _import(store: dict[str, Path]) -> None:
+    proc = subprocess.run([sys.executable, "-m", "profiling_worker", "import", str(DEFAULT_SET),
+                           "--out", str(store["results"] / IMPORTED)], cwd=REPO,
+                          capture_output=True, text=True, timeout=300, check=False)
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+
+
+def test_default_set_report_shows_what_it_has_and_names_what_it_lacks(store, app) -> None:
+    _import(store)
+    at = app("deep_dive", query={"job": IMPORTED})
+    assert not at.exception, at.exception
+    shown = texts(at)
+    assert "LaunchStats" in shown and "SpeedOfLight" in shown
+    for lacking in ("Warp State Statistics", "Memory Workload Analysis", "Source Counters"):
+        assert f"Not in this report: {lacking}" in shown, lacking
+    tiles = {m.label: m.value for m in at.metric}
+    assert float(tiles["Theoretical (%)"]) == 62.5  # sm__maximum_warps_per_active_cycle_pct
+    assert 0 < float(tiles["Achieved (%)"]) <= 62.5
+    assert tiles["Limited by"].startswith("registers")  # 5 blocks: the fewest of the limits
+    (sol,) = plotly_specs(at)  # speed of light drawn; no stall chart (no WarpStateStats)
+    assert sol["layout"]["xaxis"]["range"] == [0, 100]
+    assert "Est. saving % of sweep" in at.dataframe[-1].value.columns  # the job's digest
+    assert "TheoreticalOccupancy" in set(at.dataframe[-1].value["Rule"])
+
+
+def test_metrics_only_sweep_has_no_rules_and_offers_a_deep_dive(store, monkeypatch, app) -> None:
+    monkeypatch.setenv("KPROF_BUNDLED_DIR", str(BUNDLED))
+    at = app("bound_roofline", query={"job": "h200-ncu-matmul-sweep"})
+    assert not at.exception, at.exception
+    assert "No rule results in this report" in texts(at) and "--metrics only" in texts(at)
+    points = at.selectbox(key="bound-deep-point")
+    assert "fp16 · n=4096" in points.options
+    points.set_value(points.options.index("fp16 · n=4096")).run()
+    assert not at.exception, at.exception
+    button = at.button(key="bound-deep-run")
+    assert button.disabled  # no GPU here: the reason is named instead
+    assert "Cannot run here" in texts(at) and "--set full" in texts(at)
+
+
+def test_kernels_page_of_an_import_lists_the_rules(store, app) -> None:
+    _import(store)
+    at = app("kernels", query={"job": IMPORTED})
+    assert not at.exception, at.exception
+    rules = [d.value for d in at.dataframe if "Rule" in d.value.columns]
+    assert rules and rules[0]["Est. saving % of sweep"].dropna().is_monotonic_decreasing
