@@ -113,7 +113,7 @@ def _launch_events(rows: pd.DataFrame, params: list[str], placement: str,
     tids: dict[tuple[str, int], int] = {}
     note = "" if placement == PLACED_BY_CUPTI else RUN_ORDER_NOTE
     for region, group in rows.sort_values(C.START_NS).groupby(C.ANNOTATION, sort=False):
-        for (_i, row), lane in zip(group.iterrows(), _lanes(group)):
+        for row, lane in zip(group.to_dict("records"), _lanes(group)):
             key = (str(region), lane)
             if key not in tids:
                 tids[key] = tid = len(tids) + 1

@@ -100,9 +100,11 @@ def capture_attribution(nsight: Any) -> Iterator[Attribution]:
 
 
 def clock_pair() -> dict[str, int] | None:
-    """``{"cupti_ns", "perf_counter_ns"}`` read back to back (None without cupti-python)."""
+    """``{"cupti_ns", "perf_counter_ns"}`` read back to back; None where CUPTI's clock cannot be
+    read (the timeline then keeps the NVML trace on an axis of its own and says so)."""
     try:
         from cupti import cupti
-    except ImportError:
+
+        return {"cupti_ns": int(cupti.get_timestamp()), "perf_counter_ns": time.perf_counter_ns()}
+    except Exception:  # no cupti-python, or CUPTI refused: never fail the measurement for this
         return None
-    return {"cupti_ns": int(cupti.get_timestamp()), "perf_counter_ns": time.perf_counter_ns()}
