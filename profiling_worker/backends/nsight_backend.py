@@ -28,11 +28,11 @@ from profiling_worker.backends.base import (Collection, Emit, RunCounter, launch
                                             unattributed_frame, unattributed_warning)
 from profiling_worker.backends.cupti_times import Attribution, capture_attribution, clock_pair
 from profiling_worker.backends.ncu_set import ncu_with_set
+from profiling_worker.backends.nsight_options import accepted, cupti_options, ncu_options
 from profiling_worker.errors import (OUT_OF_MEMORY_HINT, BackendUnavailable, KernelFailed,
                                      ProfilingFailed, WorkerError, is_out_of_memory,
                                      last_error_event)
 from profiling_worker.schema import backends as B, columns as C
-from profiling_worker.schema.kernel_filter import exact_names
 from profiling_worker.schema.run_range import KPROF_DOMAIN, run_range_name
 from profiling_worker.schema.spec import JobSpec
 
@@ -90,20 +90,6 @@ def _profiled_function(spec: JobSpec, bodies: Sequence[Callable[..., None]],
               for p in spec.parameter_names]
     profiled.__signature__ = inspect.Signature(params)  # type: ignore[attr-defined]
     return profiled
-
-
-def _kernel_options(nsight: Any, spec: JobSpec, out_dir: Path, **extra: Any) -> dict[str, Any]:
-    """Keyword arguments for ``nsight.analyze.kernel`` that this nsight-python accepts."""
-    options = {
-        "runs": spec.runs, "metrics": list(spec.metrics), "clock_control": spec.clock_control,
-        "cache_control": spec.cache_control, "replay_mode": spec.replay_mode,
-        "thermal_mode": spec.thermal_mode, "thermal_wait": spec.thermal_wait,
-        "thermal_cont": spec.thermal_cont, "thermal_timeout": spec.thermal_timeout,
-        "thermal_device": 0,  # CUDA_VISIBLE_DEVICES is pinned to the job's GPU (gpu_select)
-        "output_prefix": f"{out_dir}/", "output_csv": True, "output": "progress", **extra,
-    }
-    accepted = inspect.signature(nsight.analyze.kernel).parameters
-    return {k: v for k, v in options.items() if k in accepted}
 
 
 @contextmanager
@@ -170,11 +156,8 @@ def collect_ncu(nsight: Any, spec: JobSpec, bodies: Sequence[Any], out_dir: Path
     elif spec.collectors:
         warnings.append("info collectors need nsight-python >= 1.1 (attach mode or CUPTI); "
                         "the worker's NVML trace of the job is there instead")
-    # nsight-python's own extraction drops these too (exact names only); ours reads every launch
-    # and leaves out all ignore_kernels entries (extract/ignored.py). Not on CUPTI: there its
-    # list would hide the launches before the worker sees them, so none could be listed.
-    options = _kernel_options(nsight, spec, out_dir, info_collectors=collectors,
-                              ignore_kernel_list=exact_names(spec.ignore_kernels) or None)
+    options, dropped = accepted(nsight, ncu_options(spec, out_dir, collectors))
+    warnings += dropped
     decorated = nsight.analyze.kernel(**options)(profiled)
     configs = [tuple(c.values()) for c in spec.configs]
     try:  # a deep dive's section set goes on ncu's command line (not in the launch child)
@@ -284,8 +267,8 @@ def collect_cupti(nsight: Any, spec: JobSpec, bodies: Sequence[Any], out_dir: Pa
     warnings: list[str] = []
     recorder, collectors = _collectors(nsight, spec, counter, uuid)
     for idx, config in enumerate(spec.configs):
-        options = _kernel_options(nsight, spec, out_dir / f"c{idx}", info_collectors=collectors,
-                                  combine_kernel_metrics=lambda x, y: x + y)  # durations add
+        options, dropped = accepted(nsight, cupti_options(spec, out_dir / f"c{idx}", collectors))
+        warnings += [] if idx else dropped  # the same for every config
         decorated = nsight.analyze.kernel(**options)(profiled)
         with _capture_cupti_launches(nsight) as captured, capture_attribution(nsight) as seen:
             try:
