@@ -37,6 +37,9 @@ PLACED_IN_RUN_ORDER = "measured duration, placed back to back in run order (not 
 #: Suffix of a track name whose launches are placed in run order.
 RUN_ORDER_NOTE = " (run order, not a clock)"
 _LAUNCH_PID, _NVML_PID = 1, 2
+#: First region track's tid. Process-level events (names, counters) use tid = pid, and Perfetto
+#: treats a tid seen in another process as a new thread, so every tid is unique in the file.
+_FIRST_TRACK_TID = 10
 #: NVML trace column -> (counter track name, unit)
 COUNTERS = {C.SM_CLOCK_MHZ: ("SM clock", "MHz"), C.MEM_CLOCK_MHZ: ("memory clock", "MHz"),
             C.TEMP_C: ("GPU temperature", "C"), C.POWER_W: ("power", "W")}
@@ -116,7 +119,7 @@ def _launch_events(rows: pd.DataFrame, params: list[str], placement: str,
         for row, lane in zip(group.to_dict("records"), _lanes(group)):
             key = (str(region), lane)
             if key not in tids:
-                tids[key] = tid = len(tids) + 1
+                tids[key] = tid = _FIRST_TRACK_TID + len(tids)
                 name = f"region {region}" + (f" (overlap {lane + 1})" if lane else "") + note
                 events += [_meta("thread_name", tid, name), _meta("thread_sort_index", tid, tid)]
             events.append({
@@ -135,9 +138,10 @@ def _plain(value: Any) -> Any:
 
 
 def _meta(name: str, tid: int | None, value: Any, pid: int = _LAUNCH_PID) -> dict[str, Any]:
+    """A metadata event; ``tid`` None: a process-level one (tid = pid)."""
     key = "sort_index" if name.endswith("sort_index") else "name"
-    event = {"ph": "M", "name": name, "pid": pid, "args": {key: value}}
-    return {**event, "tid": tid} if tid is not None else event
+    return {"ph": "M", "name": name, "pid": pid, "tid": pid if tid is None else tid,
+            "args": {key: value}}
 
 
 def _counter_events(nvml: pd.DataFrame, start_ns: float, pid: int) -> list[dict[str, Any]]:
@@ -146,7 +150,7 @@ def _counter_events(nvml: pd.DataFrame, start_ns: float, pid: int) -> list[dict[
     for column, (name, unit) in COUNTERS.items():
         for t, value in zip(nvml[C.TIME_S], nvml[column]):
             if pd.notna(value):
-                events.append({"ph": "C", "name": name, "pid": pid,
+                events.append({"ph": "C", "name": name, "pid": pid, "tid": pid,
                                "ts": (start_ns + float(t) * 1e9) / 1e3,
                                "args": {unit: float(value)}})
     return events
@@ -156,7 +160,8 @@ def build_trace(bundle: str | Path) -> dict[str, Any]:
     """The trace of a result bundle (a job directory with ``manifest.json`` and ``tables/``).
 
     Returns:
-        ``{"traceEvents": [...], "displayTimeUnit": "ns", "metadata": {...}}``; ``ts``/``dur``
+        ``{"traceEvents": [...], "otherData": {job_id, placement, nvml_aligned, launches}}``
+        (no ``displayTimeUnit``: Perfetto reads ``"ns"`` there as ns timestamps); ``ts``/``dur``
         in µs from the first event; launch ``args`` give region, config index and parameters,
         run, launch, ``duration_ns`` and ``placement`` (:data:`PLACED_BY_CUPTI` or
         :data:`PLACED_IN_RUN_ORDER`); counters per :data:`COUNTERS` (MHz, °C, W).
@@ -184,9 +189,9 @@ def build_trace(bundle: str | Path) -> dict[str, Any]:
             events.append(_meta("process_name", None, "NVML samples (time since the sampler "
                                 "started; not the launches' axis)", _NVML_PID))
         events += _counter_events(nvml, float(nvml_start) - origin if aligned else 0.0, pid)
-    return {"traceEvents": events, "displayTimeUnit": "ns",
-            "metadata": {"job_id": manifest.get("job_id"), "placement": placement,
-                         "nvml_aligned": aligned, "launches": int(len(rows))}}
+    return {"traceEvents": events,
+            "otherData": {"job_id": manifest.get("job_id"), "placement": placement,
+                          "nvml_aligned": aligned, "launches": int(len(rows))}}
 
 
 def _gpu(manifest: dict[str, Any]) -> str:

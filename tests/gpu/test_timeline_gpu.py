@@ -45,12 +45,12 @@ def test_trace_puts_launches_and_nvml_on_one_axis(bundle: Path, tmp_path: Path) 
     manifest = read_manifest(bundle)
     assert manifest["backend"]["nvml_trace_start_ns"] > 0
     trace = build_trace(bundle)
-    assert trace["metadata"]["placement"] == PLACED_BY_CUPTI and trace["metadata"]["nvml_aligned"]
+    assert trace["otherData"]["placement"] == PLACED_BY_CUPTI and trace["otherData"]["nvml_aligned"]
     assert trace_problems(trace) == []
     kernels = [e for e in trace["traceEvents"] if e["ph"] == "X"]
     clocks = [e for e in trace["traceEvents"] if e["ph"] == "C" and e["name"] == "SM clock"]
     first, last = min(e["ts"] for e in kernels), max(e["ts"] + e["dur"] for e in kernels)
-    print(json.dumps(trace["metadata"]), first, last, len(clocks))
+    print(json.dumps(trace["otherData"]), first, last, len(clocks))
     # the sampler runs around the whole collection (every 10 ms): a sample before the first
     # launch and one at most two intervals before the last ends; none above the device maximum
     interval_us = read_manifest(bundle)["spec"]["nvml_interval_ms"] * 1e3

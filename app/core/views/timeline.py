@@ -104,14 +104,14 @@ def timeline_view(bundle: Bundle) -> TimelineView:
         C.CONFIG: [e["args"]["config"] for e in kernels],
         F.CONFIG_LABEL: [_label(e["args"], bundle.parameters) for e in kernels],
         C.RUN: [e["args"]["run"] for e in kernels]})
-    aligned = bool(trace["metadata"]["nvml_aligned"])
+    aligned = bool(trace["otherData"]["nvml_aligned"])
     counters = [e for e in events if e["ph"] == "C"] if aligned else []
     frame = pd.DataFrame({
         F.START_MS: [e["ts"] / 1e3 for e in counters],
         F.COUNTER: [e["name"] for e in counters],
         F.COUNTER_VALUE: [next(iter(e["args"].values())) for e in counters],
         F.COUNTER_UNIT: [next(iter(e["args"])) for e in counters]})
-    return TimelineView(launches, frame, trace["metadata"]["placement"], aligned)
+    return TimelineView(launches, frame, trace["otherData"]["placement"], aligned)
 
 
 def _label(args: dict[str, Any], params: tuple[str, ...]) -> str:

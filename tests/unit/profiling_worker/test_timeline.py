@@ -31,7 +31,9 @@ def test_stability_launches_in_run_order_with_their_measured_durations() -> None
     launches = read_table(STABILITY, C.TABLE_LAUNCHES)
     kernels = _events(trace, "X")
     assert trace_problems(trace) == []
-    assert trace["metadata"]["placement"] == PLACED_IN_RUN_ORDER
+    # Perfetto would read ts as ns under displayTimeUnit "ns" (json_trace_tokenizer.cc)
+    assert set(trace) == {"traceEvents", "otherData"}
+    assert trace["otherData"]["placement"] == PLACED_IN_RUN_ORDER
     assert len(kernels) == len(launches)
     assert sorted(e["args"]["duration_ns"] for e in kernels) == sorted(launches[C.VALUE])
     assert all(e["dur"] == pytest.approx(e["args"]["duration_ns"] / 1e3) for e in kernels)
@@ -47,12 +49,20 @@ def test_nvml_counters_on_their_own_axis_without_cupti_times() -> None:
     trace = build_trace(STABILITY)
     nvml = read_table(STABILITY, C.TABLE_NVML)
     counters = _events(trace, "C")
-    assert {e["pid"] for e in counters} == {2} and not trace["metadata"]["nvml_aligned"]
+    assert {e["pid"] for e in counters} == {2} and not trace["otherData"]["nvml_aligned"]
     for column, (name, unit) in COUNTERS.items():
         values = [e["args"][unit] for e in counters if e["name"] == name]
         assert values == list(nvml[column].astype(float)), name
     assert [e["ts"] for e in counters if e["name"] == "power"] == pytest.approx(
         list(nvml[C.TIME_S] * 1e6))
+
+
+def test_every_tid_belongs_to_one_process() -> None:
+    """Perfetto starts a new thread when a tid shows up under another pid (tid reuse)."""
+    pids_of: dict[int, set[int]] = {}
+    for event in build_trace(STABILITY)["traceEvents"]:
+        pids_of.setdefault(event["tid"], set()).add(event["pid"])
+    assert all(len(pids) == 1 for pids in pids_of.values()), pids_of
 
 
 def test_ncu_bundle_has_one_track_per_region() -> None:
@@ -88,7 +98,7 @@ def test_cupti_start_end_place_launches_and_align_nvml(tmp_path: Path) -> None:
     bundle = tmp_path / "b"
     times, nvml_start = with_cupti_times(bundle)
     trace = build_trace(bundle)
-    assert trace["metadata"]["placement"] == PLACED_BY_CUPTI and trace["metadata"]["nvml_aligned"]
+    assert trace["otherData"]["placement"] == PLACED_BY_CUPTI and trace["otherData"]["nvml_aligned"]
     kernels = sorted(_events(trace, "X"), key=lambda e: e["ts"])
     expected = (times[C.START_NS] - nvml_start) / 1e3
     assert [e["ts"] for e in kernels] == pytest.approx(list(expected))
