@@ -39,7 +39,8 @@ analysis.how_to_read(
     "`gpc__cycles_elapsed.avg.per_second`, measured on each kernel.")
 
 st.subheader("What each clock source measures")
-interval_ms = float(bundle.spec.get("nvml_interval_ms") or SPEC_DEFAULTS["nvml_interval_ms"])
+interval_ms = float(bundle.job_spec.nvml_interval_ms if bundle.job_spec
+                    else SPEC_DEFAULTS["nvml_interval_ms"])
 st.markdown("\n".join(
     f"- **{esc(r.Source)}** measures {esc(r.Measures)}, {esc(r.When)}. "
     f"*Misses:* {esc(r.Misses)}."

@@ -34,7 +34,7 @@ ids = [b.job_id for b in bundles if b.status == JobStatus.DONE] or [b.job_id for
 if len(ids) < 1:
     st.info("No jobs to compare yet.")
     panels.stop_page()
-summaries = [JobSummary.of(b.job_id, b.created_at, b.manifest.get("spec") or {})
+summaries = [JobSummary.of(b.job_id, b.created_at, b.spec)
              for b in bundles if b.job_id in ids]
 
 

@@ -4,7 +4,7 @@ import pandas as pd
 import streamlit as st
 
 from app import settings
-from app.core.environment import environment_rows, job_gpu_index
+from app.core.environment import environment_rows
 from app.ui import cached, panels, state
 from app.core.markdown import code, esc
 
@@ -40,7 +40,7 @@ backend = {k: v for k, v in (manifest.get("backend") or {}).items() if k != "dev
 st.caption(f"Job {code(bundle.job_id)} · {esc(bundle.status)} · durations: "
            f"{esc(bundle.measurement)}")
 panels.table(pd.DataFrame(environment_rows(manifest.get("environment") or {}, backend,
-                                           job_gpu_index(bundle.manifest, bundle.spec))),
+                                           bundle.gpu_index)),
              key="environment-job")
 left, right = st.columns(2)
 with left:

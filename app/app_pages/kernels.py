@@ -2,7 +2,7 @@
 
 import streamlit as st
 
-from profiling_worker.schema import columns as C, kernel_filter
+from profiling_worker.schema import columns as C
 
 from app.core.figures.kernels import build_kernels_figure
 from app.core.metrics import MissingData, available_metrics
@@ -51,7 +51,7 @@ panels.table(counts, key="kernels-counts")
 panels.download_csv(counts, key="kernels-counts-csv", filename=f"{bundle.job_id}-kernel-counts.csv")
 
 outside, ignored = split_ignored(cached.view(unattributed_frame, bundle))
-entries = bundle.spec.get(kernel_filter.FIELD) or []
+entries = bundle.job_spec.ignore_kernels if bundle.job_spec else ()
 if entries:
     st.subheader("Kernels ignored by the job")
     st.caption("The job's `ignore_kernels`: " + ", ".join(code(e) for e in entries) + ". Their "

@@ -18,6 +18,10 @@ import pandas as pd
 from profiling_worker.schema import backends as B, columns, intervals
 from profiling_worker.schema.manifest import JobStatus, read_manifest
 from profiling_worker.schema.plausibility import Note, manifest_notes
+from profiling_worker.schema.spec import JobSpec
+
+from app.core.bundle_spec import PartialSpec, read_spec
+from app.core.environment import job_gpu_index
 
 HOST_TIMER_NOTE = "host wall-clock, not GPU"
 
@@ -37,7 +41,10 @@ class Bundle:
     Attributes:
         path: the bundle directory.
         manifest: ``manifest.json`` as a dict.
-        spec: the job spec dict (manifest ``spec``, else ``spec.json``).
+        spec: the typed job spec (manifest ``spec``, else ``spec.json``): a
+            :class:`~profiling_worker.schema.spec.JobSpec`, the
+            :class:`~app.core.bundle_spec.PartialSpec` of an import whose files do not make
+            one (backend unknown), or None without a spec (:func:`app.core.bundle_spec.read_spec`).
         tables: table name -> DataFrame for every name in ``columns.TABLES`` (empty if absent).
         files: every regular file under the directory, sorted by path.
         problems: tables that exist but could not be read (shown on every page).
@@ -47,7 +54,7 @@ class Bundle:
 
     path: Path
     manifest: dict[str, Any]
-    spec: dict[str, Any]
+    spec: JobSpec | PartialSpec | None
     tables: dict[str, pd.DataFrame] = field(repr=False)
     files: tuple[BundleFile, ...] = ()
     problems: tuple[str, ...] = ()
@@ -68,7 +75,7 @@ class Bundle:
         """``ncu``, ``cupti``, ``cpu`` or ``unknown`` (an import whose files do not say; manifest
         backend name, else the spec's)."""
         backend = self.manifest.get("backend") or {}
-        return str(backend.get("name") or self.spec.get("backend") or "")
+        return str(backend.get("name") or (self.spec.backend if self.spec else ""))
 
     @property
     def host_timer(self) -> bool:
@@ -91,8 +98,19 @@ class Bundle:
     @property
     def parameters(self) -> tuple[str, ...]:
         """Config parameter names, in the order of the first config (e.g. ``("n",)``)."""
-        configs = self.spec.get("configs") or [{}]
-        return tuple(configs[0].keys())
+        return self.spec.parameter_names if self.spec else ()
+
+    @property
+    def job_spec(self) -> JobSpec | None:
+        """The spec with its options (cache_control, clock_control, thermal, gpu...); None for
+        an import whose files do not tell them (:class:`~app.core.bundle_spec.PartialSpec`)."""
+        return self.spec if isinstance(self.spec, JobSpec) else None
+
+    @property
+    def gpu_index(self) -> int:
+        """NVML index of the job's GPU in the manifest's ``environment["gpus"]``
+        (:func:`app.core.environment.job_gpu_index`)."""
+        return job_gpu_index(self.manifest, self.job_spec.gpu if self.job_spec else None)
 
     @property
     def error(self) -> dict[str, Any] | None:
@@ -146,18 +164,18 @@ def load_bundle(bundle_dir: str | Path) -> Bundle:
     """
     path = Path(bundle_dir).resolve()
     manifest = read_manifest(path)
-    spec = manifest.get("spec")
-    if not isinstance(spec, dict):
+    raw_spec = manifest.get("spec")
+    if not isinstance(raw_spec, dict):
         spec_file = path / columns.SPEC_FILE
-        spec = json.loads(spec_file.read_text(encoding="utf-8")) if spec_file.is_file() else {}
+        raw_spec = json.loads(spec_file.read_text(encoding="utf-8")) if spec_file.is_file() else {}
     problems: list[str] = []
     tables = {name: read_table(path, name, problems)
               for name in (*columns.TABLES, *columns.OPTIONAL_TABLES)}
     # Bundles written before the one interval method: the pages show its intervals.
     tables[columns.TABLE_AGGREGATED] = intervals.restate(tables[columns.TABLE_AGGREGATED])
-    return Bundle(path=path, manifest=manifest, spec=spec, tables=tables, files=list_files(path),
-                  problems=tuple(problems),
-                  notes=tuple(manifest_notes(tables, {**manifest, "spec": spec})))
+    return Bundle(path=path, manifest=manifest, spec=read_spec(raw_spec), tables=tables,
+                  files=list_files(path), problems=tuple(problems),
+                  notes=tuple(manifest_notes(tables, {**manifest, "spec": raw_spec})))
 
 
 def manifest_mtime(bundle_dir: str | Path) -> float:

@@ -18,15 +18,18 @@ def first_gpu(env: dict[str, Any], index: int = 0) -> dict[str, Any]:
     return {k.removeprefix("gpu_"): v for k, v in env.items() if k.startswith("gpu_")}
 
 
-def job_gpu_index(manifest: dict[str, Any], spec: dict[str, Any] | None = None) -> int:
+def job_gpu_index(manifest: dict[str, Any], spec_gpu: object = None) -> int:
     """NVML index of the job's GPU in ``environment["gpus"]``: the manifest's
     ``gpu.nvml_index`` (the spec's ``gpu`` counts the GPUs visible to the worker, another GPU
-    under an inherited CUDA_VISIBLE_DEVICES), else the spec's ``gpu`` (older bundles), else 0."""
+    under an inherited CUDA_VISIBLE_DEVICES), else the spec's ``gpu`` (``spec_gpu`` when the
+    caller has the spec, else the manifest's; older bundles), else 0."""
     gpu = manifest.get("gpu")
     if not isinstance(gpu, dict):
         gpu = {}
-    spec = spec if spec is not None else manifest.get("spec") or {}
-    candidates: tuple[Any, ...] = (gpu.get("nvml_index"), spec.get("gpu"))  # JSON: any type
+    spec = manifest.get("spec")
+    if spec_gpu is None and isinstance(spec, dict):
+        spec_gpu = spec.get("gpu")
+    candidates: tuple[Any, ...] = (gpu.get("nvml_index"), spec_gpu)  # JSON: any type
     for value in candidates:
         try:
             return int(value)

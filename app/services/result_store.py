@@ -8,6 +8,7 @@ instead of being shown as a job.
 
 from __future__ import annotations
 
+import functools
 import re
 import shutil
 from dataclasses import dataclass, field
@@ -16,9 +17,10 @@ from typing import Any
 
 from profiling_worker.schema import columns
 
+from app.core.bundle_spec import PartialSpec, read_spec
 from app.core.environment import gpu_name, job_gpu_index
 from profiling_worker.schema.manifest import JobStatus, ManifestError, read_manifest
-from profiling_worker.schema.spec import SpecInvalid, validate_spec
+from profiling_worker.schema.spec import JobSpec, SpecInvalid, validate_spec
 
 JOB_ID_RE = re.compile(r"^[A-Za-z0-9_.-]{1,80}$")
 SOURCE_LOCAL = "local"
@@ -48,11 +50,11 @@ class BundleInfo:
     label: str
     manifest: dict[str, Any] = field(repr=False, compare=False, hash=False)
 
-    @property
-    def spec(self) -> dict[str, Any]:
-        """The job spec recorded in the manifest (empty when the manifest has none)."""
-        spec = self.manifest.get("spec")
-        return spec if isinstance(spec, dict) else {}
+    @functools.cached_property
+    def spec(self) -> JobSpec | PartialSpec | None:
+        """The typed spec recorded in the manifest (:func:`app.core.bundle_spec.read_spec`;
+        None when the manifest has none), read once per listing."""
+        return read_spec(self.manifest.get("spec"))
 
 
 @dataclass(frozen=True)
@@ -141,7 +143,7 @@ def _info(path: Path, source: str, manifest: dict[str, Any]) -> BundleInfo:
         kernels=tuple(spec.get("kernels") or ()),
         backend=str(backend.get("name") or spec.get("backend") or "?"),
         created_at=str(manifest.get("created_at") or manifest.get("started_at") or ""),
-        gpu_name=gpu_name(env, job_gpu_index(manifest, spec)),
+        gpu_name=gpu_name(env, job_gpu_index(manifest)),
         label=str(spec.get("label") or ""),
         manifest=manifest,
     )

@@ -19,7 +19,7 @@ from app.core.bundle_files import inside_bundle
 from app.core.bundle_loader import HOST_TIMER_NOTE, Bundle
 from app.core.figures import theme
 from app.ui import cached, state
-from app.core.environment import gpu_name, job_gpu_index
+from app.core.environment import gpu_name
 from app.core.provenance import is_imported
 from app.core.markdown import code, esc
 
@@ -131,7 +131,7 @@ UNKNOWN_BACKEND_NOTE = ("Backend unknown: the imported files do not say whether 
 def bundle_caption(bundle: Bundle) -> None:
     """One line naming the job, its status, backend, GPU and what the durations measure."""
     env = bundle.manifest.get("environment") or {}
-    gpu = gpu_name(env, job_gpu_index(bundle.manifest, bundle.spec)) or (
+    gpu = gpu_name(env, bundle.gpu_index) or (
         "GPU not named in the files" if is_imported(bundle.manifest) else "no GPU")
     st.caption(f"Job {code(bundle.job_id)} · {esc(bundle.status)} · backend "
                f"{esc(bundle.backend)} · {esc(gpu)} · durations: {esc(bundle.measurement)}")

@@ -12,7 +12,7 @@ from profiling_worker.schema import columns as C, peaks
 
 from app.core import frame_columns as F
 from app.core.bundle_loader import Bundle
-from app.core.environment import gpu_name, job_gpu_index
+from app.core.environment import gpu_name
 from app.core.metrics import (DRAM_PCT, DRAM_READ, DRAM_WRITE, GPC_HZ, SM_PCT, keys_of,
                               missing_metric, wide_means, with_labels)
 
@@ -67,7 +67,7 @@ def bound_frame(bundle: Bundle, options: BoundOptions) -> pd.DataFrame:
     out[F.DRAM_BYTES] = wide[DRAM_READ].astype(float) + wide[DRAM_WRITE].astype(float)
     out[F.ACHIEVED_GBPS] = out[F.DRAM_BYTES] / out[F.TIME_NS]  # bytes/ns = GB/s
     sheet = peaks.datasheet_dram(peaks.match_device(gpu_name(bundle.manifest.get("environment")
-                                                             or {}, job_gpu_index(bundle.manifest, bundle.spec))))
+                                                             or {}, bundle.gpu_index)))
     out[F.DATASHEET_GBPS] = sheet.value if sheet else np.nan
     out[F.PCT_OF_DATASHEET_GBPS] = 100.0 * out[F.ACHIEVED_GBPS] / out[F.DATASHEET_GBPS]
     counter = [peaks.counter_dram_peak({m: r[m] for m in peaks.DRAM_PEAK})

@@ -13,23 +13,24 @@ control cannot matter.
 
 from __future__ import annotations
 
+import dataclasses
 from collections.abc import Sequence
 from pathlib import Path
-from typing import Any, Protocol
+from typing import Protocol
 
 import pandas as pd
 
 from profiling_worker.schema import metrics as M
 from profiling_worker.schema import columns as C
 from profiling_worker.schema.manifest import JobStatus
-from profiling_worker.schema.spec import SPEC_DEFAULTS
+from profiling_worker.schema.spec import SPEC_DEFAULTS, JobSpec
 
 from app.core.bundle_loader import Bundle
+from app.core.bundle_spec import PartialSpec
 from app.core.metrics import MissingData, wide_means, with_labels
 from app.core import frame_columns as F
 
 VARIANT_KEYS = ("cache_control", "clock_control")
-_IGNORED = {*VARIANT_KEYS, "label"}
 #: L2 of an H200 (60 MiB; device__attribute_l2_cache_size read on the lent H200, research notes §4.1).
 DATASHEET_L2 = {"NVIDIA H200": 62_914_560, "NVIDIA H100 80GB HBM3": 52_428_800}
 
@@ -48,17 +49,22 @@ class Listed(Protocol):
     def status(self) -> JobStatus: ...
 
     @property
-    def spec(self) -> dict[str, Any]: ...
+    def spec(self) -> JobSpec | PartialSpec | None: ...
 
 
 def variant_label(bundle: Listed) -> str:
-    """``cache all · clock none`` for a bundle's spec (nsight-python's defaults when unset)."""
-    cache, clock = (bundle.spec.get(name, SPEC_DEFAULTS[name]) for name in VARIANT_KEYS)
+    """``cache all · clock none`` for a bundle's spec (nsight-python's defaults when the spec
+    does not say: an import)."""
+    spec = bundle.spec if isinstance(bundle.spec, JobSpec) else None
+    cache, clock = ((getattr(spec, name) if spec else SPEC_DEFAULTS[name]) for name in VARIANT_KEYS)
     return f"cache {cache} · clock {clock}"
 
 
-def _comparable(spec: dict[str, Any]) -> dict[str, Any]:
-    return {k: v for k, v in spec.items() if k not in _IGNORED}
+def _comparable(spec: JobSpec | PartialSpec | None) -> JobSpec | PartialSpec | None:
+    """The spec without what may differ between siblings (the variant settings and the label)."""
+    if not isinstance(spec, JobSpec):
+        return spec
+    return dataclasses.replace(spec, label="", **{k: SPEC_DEFAULTS[k] for k in VARIANT_KEYS})
 
 
 def siblings(selected: Listed, candidates: Sequence[Listed]) -> list[Listed]:

@@ -21,7 +21,7 @@ from profiling_worker.schema.throttle_reasons import NVML_DOCS, THROTTLE_BITS
 
 from app.core import derived
 from app.core.bundle_loader import Bundle
-from app.core.environment import first_gpu, job_gpu_index
+from app.core.environment import first_gpu
 from app.core.metrics import GPC_HZ, MissingData, keys_of, missing_metric, with_labels
 from app.core import frame_columns as F
 from app.core.frame_columns import (BEFORE_RUN, COLLECTOR_UNIT, COLLECTOR_VALUE, KERNEL_TIME,
@@ -126,7 +126,7 @@ def throttle_frame(trace: pd.DataFrame) -> pd.DataFrame:
 def max_sm_clock_mhz(bundle: Bundle) -> float | None:
     """The device's maximum SM clock (MHz) from the manifest environment, if recorded."""
     env = bundle.manifest.get("environment") or {}
-    value = first_gpu(env, job_gpu_index(bundle.manifest, bundle.spec)).get("max_sm_clock_mhz")
+    value = first_gpu(env, bundle.gpu_index).get("max_sm_clock_mhz")
     return float(value) if isinstance(value, (int, float)) else None
 
 
@@ -269,7 +269,7 @@ def thermal_compare_frame(*bundles: Bundle) -> pd.DataFrame:
         keys = [c for c in keys_of(bundle, rows) if c != C.CONFIG]
         part = with_labels(rows[keys + [C.NUM_RUNS, C.RSD, C.STABLE]].copy(), bundle.parameters)
         part.insert(0, F.WALL_S, bundle.manifest.get("wall_s"))
-        mode = bundle.spec.get("thermal_mode") or SPEC_DEFAULTS["thermal_mode"]
+        mode = bundle.job_spec.thermal_mode if bundle.job_spec else SPEC_DEFAULTS["thermal_mode"]
         part.insert(0, F.THERMAL_MODE, str(mode))
         part.insert(0, F.JOB, bundle.job_id)
         part[F.AVG_US] = rows[C.AVG].astype(float).to_numpy() / 1e3

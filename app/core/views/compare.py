@@ -19,14 +19,15 @@ the verdict is :data:`NOT_ENOUGH_RUNS` and the ratio has no interval (issue 11, 
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Any
 
 import numpy as np
 import pandas as pd
 
 from profiling_worker.schema import backends as B, columns as C, intervals
+from profiling_worker.schema.spec import JobSpec
 
 from app.core.bundle_loader import Bundle
+from app.core.bundle_spec import PartialSpec
 from app.core.metrics import MissingData, with_labels
 from app.core import frame_columns as F
 
@@ -148,16 +149,14 @@ class JobSummary:
     backend: str = ""
 
     @classmethod
-    def of(cls, job_id: str, created_at: str, spec: dict[str, Any]) -> JobSummary:
-        """From a manifest's ``spec``."""
-        annotations = spec.get("annotations")
-        return cls(job_id=job_id, created_at=created_at or "",
-                   kernels=tuple(spec.get("kernels") or ()),
-                   duration_metric=B.duration_metric(spec.get("backend")),
-                   configs=tuple(tuple(sorted((c or {}).items())) for c in
-                                 spec.get("configs") or ()),
-                   annotations=tuple(annotations) if annotations else None,
-                   backend=str(spec.get("backend") or ""))
+    def of(cls, job_id: str, created_at: str, spec: JobSpec | PartialSpec | None) -> JobSummary:
+        """From a listed bundle's typed spec (None: nothing known besides the id)."""
+        if spec is None:
+            return cls(job_id=job_id, created_at=created_at or "")
+        return cls(job_id=job_id, created_at=created_at or "", kernels=spec.kernels,
+                   duration_metric=B.duration_metric(spec.backend),
+                   configs=tuple(tuple(sorted(c.items())) for c in spec.configs),
+                   annotations=spec.annotations or None, backend=spec.backend)
 
 
 def _measures(job: JobSummary) -> str:

@@ -66,7 +66,7 @@ def memory_frame(bundle: Bundle, options: MemoryOptions) -> pd.DataFrame:
     out[F.MEASURED_OVER_ANALYTIC] = out[F.DRAM_BYTES] / out[F.ANALYTIC_BYTES]
     out[F.TIME_NS] = wide[bundle.duration_metric].astype(float).to_numpy()
     out[F.ACHIEVED_GBPS] = out[F.DRAM_BYTES] / out[F.TIME_NS]
-    warm = bundle.spec.get("cache_control") == "none"
+    warm = bundle.job_spec is not None and bundle.job_spec.cache_control == "none"
     out[F.GAP_NOTE] = [_gap_note(r, warm) for r in out[F.MEASURED_OVER_ANALYTIC]]
     return with_labels(out, bundle.parameters)
 
@@ -92,7 +92,7 @@ def fusion_pairs(bundle: Bundle, catalog: Mapping[str, Any]) -> list[tuple[str, 
             app's KernelInfo); kernels it lacks declare nothing.
     """
     present = set(annotation_order(bundle))
-    pairs = (tuple(p) for k in bundle.spec.get("kernels") or ()
+    pairs = (tuple(p) for k in (bundle.spec.kernels if bundle.spec else ())
              for p in getattr(catalog.get(k), "fusion_pairs", ()))
     return [(u, f) for u, f in dict.fromkeys(pairs) if u in present and f in present]
 

@@ -16,7 +16,7 @@ from profiling_worker.schema import columns as C
 
 from app.core import derived
 from app.core.bundle_loader import Bundle
-from app.core.environment import gpu_name, job_gpu_index
+from app.core.environment import gpu_name
 from app.core.metrics import GPC_HZ, MissingData, config_label, keys_of, with_labels
 from app.core import frame_columns as F
 
@@ -142,7 +142,7 @@ def one_kernel_frame(bundle: Bundle, options: OneKernelOptions) -> pd.DataFrame:
     frame = pd.concat(rows, ignore_index=True)
     frame[F.KERNEL_NAMES] = " + ".join(kernel_names(bundle, annotation, config))
     env = bundle.manifest.get("environment") or {}
-    frame["GPU"] = gpu_name(env, job_gpu_index(bundle.manifest, bundle.spec)) or "unknown"
+    frame["GPU"] = gpu_name(env, bundle.gpu_index) or "unknown"
     order = [*ROW_COLUMNS, SOURCE, *keys, F.KERNEL_NAMES, "GPU"]
     out = with_labels(frame[[c for c in order if c in frame]], bundle.parameters)
     return out[[*ROW_COLUMNS, SOURCE, *keys, F.CONFIG_LABEL, F.KERNEL_NAMES, "GPU"]]

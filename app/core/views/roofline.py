@@ -19,7 +19,7 @@ from profiling_worker.schema import columns as C, peaks
 
 from app.core import frame_columns as F
 from app.core.bundle_loader import Bundle
-from app.core.environment import gpu_name, job_gpu_index
+from app.core.environment import gpu_name
 from app.core.metrics import (DRAM_READ, DRAM_WRITE, GPC_HZ, MissingData, SM_HZ,
                               available_metrics, keys_of, wide_means, with_labels)
 
@@ -131,7 +131,7 @@ def _point(row: pd.Series, options: RooflineOptions) -> dict[str, object]:
 
 def _add_peaks(out: pd.DataFrame, bundle: Bundle) -> None:
     device = peaks.match_device(gpu_name(bundle.manifest.get("environment") or {},
-                                         job_gpu_index(bundle.manifest, bundle.spec)))
+                                         bundle.gpu_index))
     dram = peaks.datasheet_dram(device)
     roof, sheet_v, sheet_src, clock_v, clock_src = [], [], [], [], []
     for _, r in out.iterrows():

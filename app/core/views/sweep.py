@@ -40,7 +40,7 @@ class SweepOptions:
 
 
 def _values(bundle: Bundle, name: str) -> list[Any]:
-    return [cfg.get(name) for cfg in bundle.spec.get("configs") or [] if isinstance(cfg, dict)]
+    return [cfg.get(name) for cfg in (bundle.spec.configs if bundle.spec else ())]
 
 
 def is_numeric(bundle: Bundle, name: str) -> bool:

@@ -8,6 +8,7 @@ from pathlib import Path
 import pytest
 
 from app.core.bundle_loader import load_bundle, manifest_mtime
+from tests.conftest import REPO_ROOT as REPO
 from profiling_worker.schema import columns as C
 from profiling_worker.schema.manifest import ManifestError
 
@@ -44,3 +45,24 @@ def test_csv_used_when_parquet_missing(cpu_bundle: Path) -> None:
 def test_not_a_bundle(tmp_path: Path) -> None:
     with pytest.raises(ManifestError, match="no manifest.json"):
         load_bundle(tmp_path)
+
+
+def test_spec_is_typed_for_worker_jobs_and_imports(cpu_bundle: Path, tmp_path: Path) -> None:
+    # A worker bundle opens with the JobSpec it ran; an import whose files do not tell the
+    # backend (nsight-python 1.1 CUPTI CSVs: durations only) keeps what they tell, no options.
+    from app.core.bundle_spec import PartialSpec, read_spec
+    from profiling_worker.importing import import_nsight_output
+    from profiling_worker.schema.spec import JobSpec
+
+    worker = load_bundle(cpu_bundle)
+    assert isinstance(worker.spec, JobSpec) and worker.job_spec is worker.spec
+    assert worker.spec.backend == "cpu" and worker.parameters == worker.spec.parameter_names == ("n",)
+    csvs = sorted((REPO / "app" / "bundled" / "h200-cupti-stability" / "nsight" / "c0").glob("*.csv"))
+    imported = load_bundle(import_nsight_output(csvs, tmp_path, "cupti-csvs"))
+    assert isinstance(imported.spec, PartialSpec) and imported.job_spec is None
+    assert imported.backend == "unknown" and imported.spec.backend == "unknown"
+    assert imported.parameters == imported.spec.parameter_names and imported.parameters
+    assert imported.spec.metrics == (C.GPU_TIME,) and imported.spec.runs
+    assert imported.gpu_index == 0
+    assert read_spec(None) is None and read_spec(["not", "an", "object"]) is None
+    assert read_spec({"configs": 3}) == PartialSpec((), (), None, (), None, "")

@@ -74,13 +74,14 @@ def test_figures() -> None:
 
 
 def test_default_candidate() -> None:
+    from app.core.bundle_spec import read_spec
     from app.core.views.compare import JobSummary, default_candidate
 
     def job(job_id, created, kernels=("matmul",), backend="ncu", sizes=(1024, 4096),
             annotations=None):
-        return JobSummary.of(job_id, created, {"kernels": list(kernels), "backend": backend,
+        return JobSummary.of(job_id, created, read_spec({"kernels": list(kernels), "backend": backend,
                                                "configs": [{"n": n} for n in sizes],
-                                               "annotations": annotations})
+                                               "annotations": annotations}))
 
     jobs = [job("base", "2026-01-01"), job("other-kernel", "2026-01-09", kernels=("softmax",)),
             job("cpu", "2026-01-08", backend="cpu"), job("old-twin", "2026-01-02"),
@@ -124,18 +125,19 @@ def test_one_run_a_side_is_not_enough_to_tell() -> None:
 
 
 def test_only_comparable_candidates_are_offered() -> None:
+    from app.core.bundle_spec import read_spec
     from app.core.views.compare import JobSummary, candidates, why_not_comparable
 
-    cpu = JobSummary.of("cpu", "2026-11-30", {"backend": "cpu", "kernels": ["matmul"],
-                                              "configs": [{"n": 64}]})
-    gpu = JobSummary.of("gpu", "2026-11-29", {"backend": "ncu", "kernels": ["matmul"],
-                                              "configs": [{"n": 64}, {"n": 128}]})
-    gpu2 = JobSummary.of("gpu2", "2026-11-28", {"backend": "cupti", "kernels": ["matmul"],
-                                                "configs": [{"n": 128}]})
-    other = JobSummary.of("soft", "2026-11-27", {"backend": "ncu", "kernels": ["softmax"],
-                                                 "configs": [{"n": 128}]})
-    sizes = JobSummary.of("big", "2026-11-27", {"backend": "ncu", "kernels": ["matmul"],
-                                                "configs": [{"n": 8192}]})
+    cpu = JobSummary.of("cpu", "2026-11-30", read_spec({"backend": "cpu", "kernels": ["matmul"],
+                                              "configs": [{"n": 64}]}))
+    gpu = JobSummary.of("gpu", "2026-11-29", read_spec({"backend": "ncu", "kernels": ["matmul"],
+                                              "configs": [{"n": 64}, {"n": 128}]}))
+    gpu2 = JobSummary.of("gpu2", "2026-11-28", read_spec({"backend": "cupti", "kernels": ["matmul"],
+                                                "configs": [{"n": 128}]}))
+    other = JobSummary.of("soft", "2026-11-27", read_spec({"backend": "ncu", "kernels": ["softmax"],
+                                                 "configs": [{"n": 128}]}))
+    sizes = JobSummary.of("big", "2026-11-27", read_spec({"backend": "ncu", "kernels": ["matmul"],
+                                                "configs": [{"n": 8192}]}))
     assert "host wall-clock" in why_not_comparable(gpu, cpu)
     assert "no kernel in common" in why_not_comparable(gpu, other)
     assert "no config" in why_not_comparable(gpu, sizes)

@@ -35,4 +35,4 @@ def test_the_jobs_gpu_is_its_nvml_index_not_the_visible_index() -> None:
                 "gpu": {"index": 0, "nvml_index": 1, "uuid": "GPU-b", "visible_devices": "1"}}
     assert gpu_name(env, job_gpu_index(manifest)) == "NVIDIA H100"
     assert job_gpu_index({"spec": {"gpu": 1}, "gpu": {"index": 1, "uuid": "GPU-b"}}) == 1
-    assert job_gpu_index({}, {"gpu": "x"}) == 0
+    assert job_gpu_index({}, "x") == 0 and job_gpu_index({"spec": {"gpu": "x"}}) == 0
