@@ -124,13 +124,20 @@ def _launch_events(rows: pd.DataFrame, params: list[str], placement: str,
                 events += [_meta("thread_name", tid, name), _meta("thread_sort_index", tid, tid)]
             events.append({
                 "ph": "X", "name": str(row[C.KERNEL]), "cat": "kernel", "pid": _LAUNCH_PID,
-                "tid": tids[key], "ts": (row[C.START_NS] - origin_ns) / 1e3,
-                "dur": (row[C.END_NS] - row[C.START_NS]) / 1e3,
+                "tid": tids[key], "ts": _us(row[C.START_NS] - origin_ns),
+                "dur": _us(row[C.END_NS] - row[C.START_NS]),
                 "args": {"region": str(region), "config": int(row[C.CONFIG]),
                          **{p: _plain(row[p]) for p in params if p in row},
                          "run": int(row[C.RUN]), "launch": int(row[C.LAUNCH]),
                          "duration_ns": float(row["DurationNs"]), "placement": placement}})
     return events
+
+
+def _us(ns: float) -> float:
+    """ns -> the format's µs. Perfetto reads a JSON number as ``int(µs * 1000)``, truncating:
+    3.072 µs is the double 3.07199..., read as 3071 ns. The 1e-6 µs added (far below 1 ns, far
+    above the double's rounding up to 1e8 µs) makes it read as the exact ns."""
+    return float(ns) / 1e3 + 1e-6
 
 
 def _plain(value: Any) -> Any:
@@ -151,7 +158,7 @@ def _counter_events(nvml: pd.DataFrame, start_ns: float, pid: int) -> list[dict[
         for t, value in zip(nvml[C.TIME_S], nvml[column]):
             if pd.notna(value):
                 events.append({"ph": "C", "name": name, "pid": pid, "tid": pid,
-                               "ts": (start_ns + float(t) * 1e9) / 1e3,
+                               "ts": _us(start_ns + float(t) * 1e9),
                                "args": {unit: float(value)}})
     return events
 

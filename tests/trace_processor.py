@@ -47,17 +47,19 @@ def open_trace(path: Path) -> Any:
 
 
 def summary(path: Path) -> dict[str, Any]:
-    """What the trace processor read: kernel slices, thread (track) names, counter tracks
-    with their sample counts, and the import errors it counted."""
+    """What the trace processor read: kernel slices and their summed duration (ns), thread
+    (track) names, counter tracks with their sample counts, and the import errors it counted."""
     tp = open_trace(path)
     try:
-        slices = tp.query("select count(*) as n from slice where category = 'kernel'")
+        slices = tp.query("select count(*) as n, sum(dur) as total_ns from slice "
+                          "where category = 'kernel'")
         threads = tp.query("select name from thread where name is not null")
         counters = tp.query("select t.name as name, count(c.id) as n from counter_track t "
                             "join counter c on c.track_id = t.id group by t.name")
         errors = tp.query("select name, value from stats where severity in ('error', 'data_loss')"
                           " and value > 0")
-        return {"kernel_slices": next(iter(slices)).n,
+        first = next(iter(slices))
+        return {"kernel_slices": first.n, "kernel_ns": first.total_ns,
                 "threads": sorted(r.name for r in threads),
                 "counters": {r.name: r.n for r in counters},
                 "errors": {r.name: r.value for r in errors}}

@@ -66,3 +66,4 @@ def test_trace_puts_launches_and_nvml_on_one_axis(bundle: Path, tmp_path: Path) 
     read = summary(out)
     print(read)
     assert read["kernel_slices"] == len(kernels) and not read["errors"]
+    assert read["kernel_ns"] == sum(int(e["args"]["duration_ns"]) for e in kernels)

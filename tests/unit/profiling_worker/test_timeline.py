@@ -57,6 +57,17 @@ def test_nvml_counters_on_their_own_axis_without_cupti_times() -> None:
         list(nvml[C.TIME_S] * 1e6))
 
 
+def test_durations_read_back_as_exact_ns() -> None:
+    """Perfetto reads a JSON number as int(µs * 1000): 1.001 µs would come back as 1000 ns. This
+    bundle has such durations (1001 ns and others) and run-order starts."""
+    kernels = _events(build_trace(BUNDLED / "h200-cupti-elementwise-cache-none"), "X")
+    assert [int(e["dur"] * 1000) for e in kernels] == [int(e["args"]["duration_ns"])
+                                                       for e in kernels]
+    ordered = sorted(kernels, key=lambda e: e["ts"])
+    ends = [int(a["ts"] * 1000) + int(a["dur"] * 1000) for a in ordered]
+    assert all(end <= int(b["ts"] * 1000) for end, b in zip(ends, ordered[1:]))  # no overlap
+
+
 def test_every_tid_belongs_to_one_process() -> None:
     """Perfetto starts a new thread when a tid shows up under another pid (tid reuse)."""
     pids_of: dict[int, set[int]] = {}
@@ -154,5 +165,7 @@ def test_trace_processor_reads_every_launch_and_counter(bundle: Path, tmp_path: 
     out = write_trace(bundle, tmp_path / "trace.json")
     read = summary(out)  # skips where trace_processor_shell cannot be had
     trace = build_trace(bundle)
-    assert read["kernel_slices"] == len(_events(trace, "X")) and not read["errors"]
+    kernels = _events(trace, "X")
+    assert read["kernel_slices"] == len(kernels) and not read["errors"]
+    assert read["kernel_ns"] == sum(int(e["args"]["duration_ns"]) for e in kernels)  # exact ns
     assert {n.split(" ")[0] for n in read["counters"]} >= {"SM", "power"}
