@@ -9,6 +9,7 @@ which are shown under the form. Widget values are kept either way.
 
 from __future__ import annotations
 
+from collections.abc import Iterable, Mapping
 from typing import Any
 
 import streamlit as st
@@ -50,33 +51,39 @@ def k(field: str) -> str:
     return state.key(PAGE, field)
 
 
-def form_values() -> dict[str, Any]:
-    """The builder's current values from session state, one entry per :data:`FIELDS`, plus
-    ``params`` (parameter name -> text) from the per-parameter fields."""
-    values = {f: st.session_state.get(k(f)) for f in FIELDS}
+def form_values(first: Mapping[str, Any]) -> dict[str, Any]:
+    """The builder's current values from session state, one entry per :data:`FIELDS` (a field
+    whose widget is not drawn, e.g. ``sizes`` for a kernel with several parameters, has its
+    value from ``first``, see :func:`form_defaults`), plus ``params`` (parameter name -> text)
+    from the per-parameter fields."""
+    values = {f: st.session_state.get(k(f), first.get(f)) for f in FIELDS}
     prefix = k(PARAM_PREFIX)
     values["params"] = {key[len(prefix):]: v for key, v in st.session_state.items()
                         if isinstance(key, str) and key.startswith(prefix)}
     return values
 
 
-def _defaults(backend: str, catalog: spec_form.Catalog) -> None:
-    kernel = "matmul"
-    info = catalog[kernel]
+def form_defaults(backend: str, catalog: spec_form.Catalog) -> dict[str, Any]:
+    """Each field's first value: the JobSpec defaults, and the form's own (matmul, its sizes for
+    ``backend``, timing metrics, ``backend`` itself).
+
+    They are given to the widgets as their own defaults, never written into session state: a
+    browser that mounts a widget only after a second run of the session (a run that came before
+    the widget's JavaScript had loaded, e.g. when another session's job ended) draws the
+    widget's own default, so values set only through session state showed there as empty
+    Kernels and backend "ncu" and a Run said "kernels: is empty" (issue 14)."""
+    info = catalog["matmul"]
     configs = info.default_configs if B.on_gpu(backend) else info.cpu_configs
-    # The spec's own fields start at the JobSpec defaults; the rest are the form's.
-    form_only = {"kernels": [kernel], "annotations": [], "size_preset": "typed",
+    form_only = {"kernels": ["matmul"], "annotations": [], "size_preset": "typed",
                  "sizes": ", ".join(str(c["n"]) for c in configs),
                  "combine": config_grid.PRODUCT, "backend": backend, "metric_preset": "timing",
                  "extra_metrics": "", "collectors": [], "ignore_kernels": ""}
-    for field in FIELDS:
-        st.session_state.setdefault(k(field), form_only.get(field,
-                                                            spec_schema.SPEC_DEFAULTS.get(field)))
+    return {f: form_only.get(f, spec_schema.SPEC_DEFAULTS.get(f)) for f in FIELDS}
 
 
-def on_submit() -> None:
+def on_submit(first: Mapping[str, Any]) -> None:
     """Form callback: validate; queue the job and select it, or keep the errors for display."""
-    spec, errors = spec_form.to_job_spec(form_values(), cached.kernel_catalog()[0])
+    spec, errors = spec_form.to_job_spec(form_values(first), cached.kernel_catalog()[0])
     if spec is not None:
         errors = spec_form.backend_errors(spec, cached.env_report())
         spec = None if errors else spec
@@ -113,88 +120,101 @@ def render_job_builder(best_backend: str) -> dict[str, Any]:
     button and the job panel stay above the fold at 1400x900.
     """
     catalog, load_errors = cached.kernel_catalog()
-    _defaults(best_backend, catalog)
+    first = form_defaults(best_backend, catalog)
     annotations = sorted({a for info in catalog.values() for a in info.annotations})
-    st.multiselect("Kernels", list(catalog), key=k("kernels"),
-                   format_func=lambda kid: f"{kid} · {catalog[kid].title}" if kid in catalog
-                   else kid)
-    kernels = st.session_state.get(k("kernels")) or []
+    kernels = st.multiselect("Kernels", list(catalog), default=first["kernels"], key=k("kernels"),
+                             format_func=lambda kid: f"{kid} · {catalog[kid].title}"
+                             if kid in catalog else kid)
     info = catalog.get(kernels[0]) if kernels else None
     with st.form("builder-form", border=False):
-        st.multiselect("Annotations (empty = all)", annotations, key=k("annotations"))
-        _size_fields(info)
+        st.multiselect("Annotations (empty = all)", annotations, default=first["annotations"],
+                       key=k("annotations"))
+        _size_fields(info, first)
         left, right = st.columns(2)
-        left.selectbox("Backend", list(B.NAMES), key=k("backend"),
-                       help="ncu: Nsight Compute; cupti: durations only; cpu: host timer, no GPU")
-        right.selectbox("Metrics", list(spec_schema.METRIC_PRESETS), key=k("metric_preset"),
-                        help="timing = duration; bound = SM vs DRAM % of peak; "
-                             "memory = DRAM bytes")
+        _select(left, "Backend", B.NAMES, "backend", first,
+                help="ncu: Nsight Compute; cupti: durations only; cpu: host timer, no GPU")
+        _select(right, "Metrics", spec_schema.METRIC_PRESETS, "metric_preset", first,
+                help="timing = duration; bound = SM vs DRAM % of peak; memory = DRAM bytes")
         with st.expander("Options"):
-            _options()
-        st.form_submit_button("Run", type="primary", on_click=on_submit, key=k("submit"))
+            _options(first)
+        st.form_submit_button("Run", type="primary", on_click=on_submit, args=(first,),
+                              key=k("submit"))
     for err in load_errors:
         st.warning(f"Kernel file **{esc(err['file'])}** did not load: {esc(err['error'])}",
                    icon=":material/warning:")
     _errors()
-    return form_values()
+    return form_values(first)
 
 
-def _size_fields(info: Any) -> None:
+def _select(where: Any, label: str, options: Iterable[str], field: str,
+            first: Mapping[str, Any], **kwargs: Any) -> None:
+    """A selectbox keyed ``builder-<field>`` whose own default is ``first[field]``."""
+    choices = list(options)
+    where.selectbox(label, choices, index=choices.index(first[field]), key=k(field), **kwargs)
+
+
+def _size_fields(info: Any, first: Mapping[str, Any]) -> None:
     """One text field for a kernel with one parameter (``sizes``), else one per parameter
-    (prefilled with the kernel's default values) and the product / zip choice."""
+    (starting at the kernel's default values) and the product / zip choice."""
     params = info.parameters if info is not None else ("n",)
     if len(params) <= 1:
         left, right = st.columns(2)
-        left.text_input(f"Sizes ({params[0] if params else 'n'})", key=k("sizes"),
-                        help=config_grid.VALUES_HINT)
-        right.number_input("Runs per size", step=1, key=k("runs"))
+        left.text_input(f"Sizes ({params[0] if params else 'n'})", value=first["sizes"],
+                        key=k("sizes"), help=config_grid.VALUES_HINT)
+        right.number_input("Runs per size", step=1, value=first["runs"], key=k("runs"))
         return
-    st.number_input("Runs per config", step=1, key=k("runs"))
-    if any(k(PARAM_PREFIX + p) not in st.session_state for p in params):
-        cpu = not B.on_gpu(st.session_state.get(k("backend"))) and info.cpu_configs
-        values, mode = config_grid.split(info.cpu_configs if cpu else info.default_configs,
-                                         params)  # the kernel's defaults, and how they combine
-        for p in params:
-            st.session_state[k(PARAM_PREFIX + p)] = ", ".join(str(v) for v in values[p])
-        st.session_state[k("combine")] = mode
-    for p in params:
-        st.text_input(p, key=k(PARAM_PREFIX + p), help=config_grid.VALUES_HINT)
-    st.radio("Configs", list(config_grid.COMBINE), key=k("combine"), horizontal=True,
+    st.number_input("Runs per config", step=1, value=first["runs"], key=k("runs"))
+    keys = [k(PARAM_PREFIX + p) for p in params]
+    if any(key not in st.session_state for key in keys):  # another kernel: its own defaults
+        for key in (*keys, k("combine")):
+            st.session_state.pop(key, None)
+    cpu = not B.on_gpu(st.session_state.get(k("backend"), first["backend"])) and info.cpu_configs
+    values, mode = config_grid.split(info.cpu_configs if cpu else info.default_configs,
+                                     params)  # the kernel's defaults, and how they combine
+    for p, key in zip(params, keys):
+        st.text_input(p, value=", ".join(str(v) for v in values[p]), key=key,
+                      help=config_grid.VALUES_HINT)
+    modes = list(config_grid.COMBINE)
+    st.radio("Configs", modes, index=modes.index(mode), key=k("combine"), horizontal=True,
              format_func=config_grid.COMBINE.get)
 
 
-def _options() -> None:
-    st.selectbox("Sizes from", list(spec_form.SIZE_PRESETS), key=k("size_preset"),
-                 format_func=spec_form.SIZE_PRESETS.get, help=spec_form.SIZE_PRESETS_HELP)
-    st.text_input("Extra metrics (Nsight Compute names)", key=k("extra_metrics"),
-                  placeholder="e.g. l1tex__t_bytes.sum")
+def _options(first: Mapping[str, Any]) -> None:
+    _select(st, "Sizes from", spec_form.SIZE_PRESETS, "size_preset", first,
+            format_func=spec_form.SIZE_PRESETS.get, help=spec_form.SIZE_PRESETS_HELP)
+    st.text_input("Extra metrics (Nsight Compute names)", value=first["extra_metrics"],
+                  key=k("extra_metrics"), placeholder="e.g. l1tex__t_bytes.sum")
     left, right = st.columns(2)
-    left.selectbox("Cache control", list(spec_schema.CACHE_CONTROLS), key=k("cache_control"))
-    right.selectbox("Clock control", list(spec_schema.CLOCK_CONTROLS), key=k("clock_control"))
+    _select(left, "Cache control", spec_schema.CACHE_CONTROLS, "cache_control", first)
+    _select(right, "Clock control", spec_schema.CLOCK_CONTROLS, "clock_control", first)
     left, right = st.columns(2)
-    left.selectbox("Replay mode", list(spec_schema.REPLAY_MODES), key=k("replay_mode"),
-                   help="kernel: each kernel replayed; range: the whole annotated region "
-                        "(Nsight Compute only)")
-    right.selectbox("Thermal mode", list(spec_schema.THERMAL_MODES), key=k("thermal_mode"),
-                    help="auto: adaptive pauses; manual: fixed limits below; off: no pauses")
+    _select(left, "Replay mode", spec_schema.REPLAY_MODES, "replay_mode", first,
+            help="kernel: each kernel replayed; range: the whole annotated region "
+                 "(Nsight Compute only)")
+    _select(right, "Thermal mode", spec_schema.THERMAL_MODES, "thermal_mode", first,
+            help="auto: adaptive pauses; manual: fixed limits below; off: no pauses")
     left, right = st.columns(2)
     left.number_input("Pause at (°C)", min_value=1, max_value=100, step=1,
-                      key=k("thermal_wait"), help=THERMAL_HELP["thermal_wait"])
+                      value=first["thermal_wait"], key=k("thermal_wait"),
+                      help=THERMAL_HELP["thermal_wait"])
     right.number_input("Resume at (°C)", min_value=1, max_value=100, step=1,
-                       key=k("thermal_cont"), help=THERMAL_HELP["thermal_cont"])
+                       value=first["thermal_cont"], key=k("thermal_cont"),
+                       help=THERMAL_HELP["thermal_cont"])
     st.number_input("Longest pause (s)", min_value=1, max_value=3600, step=10,
-                    key=k("thermal_timeout"), help=THERMAL_HELP["thermal_timeout"])
+                    value=first["thermal_timeout"], key=k("thermal_timeout"),
+                    help=THERMAL_HELP["thermal_timeout"])
     st.multiselect("Info collectors (sampled before each run; nsight-python >= 1.1)",
-                   list(spec_schema.COLLECTORS), key=k("collectors"))
+                   list(spec_schema.COLLECTORS), default=first["collectors"], key=k("collectors"))
     left, right = st.columns(2)
-    left.number_input("Warm-up calls", step=1, key=k("warmup"))
-    right.number_input("GPU index", step=1, key=k("gpu"),
+    left.number_input("Warm-up calls", step=1, value=first["warmup"], key=k("warmup"))
+    right.number_input("GPU index", step=1, value=first["gpu"], key=k("gpu"),
                        help="0-based among the GPUs visible to the worker: under an inherited "
                             "CUDA_VISIBLE_DEVICES (Slurm, a container) 0 is the first GPU it lists")
     _gpu_caption(st.session_state.get(k("gpu")))
-    st.text_area("Kernels to ignore (one a line)", key=k("ignore_kernels"), height=68,
-                 placeholder="re:distribution_elementwise", help=spec_form.IGNORE_HELP)
-    st.text_input("Label", key=k("label"))
+    st.text_area("Kernels to ignore (one a line)", value=first["ignore_kernels"],
+                 key=k("ignore_kernels"), height=68, placeholder="re:distribution_elementwise",
+                 help=spec_form.IGNORE_HELP)
+    st.text_input("Label", value=first["label"], key=k("label"))
 
 
 def _gpu_caption(index: object) -> None:
