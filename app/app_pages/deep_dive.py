@@ -54,7 +54,7 @@ st.caption(f"Report {code(data['report'])}: {len(data['launches'])} launches"
            + (f"; {data['truncated']} more left out" if data.get("truncated") else "") + ".")
 for problem in data.get("problems") or ():
     st.warning(f"Part of the report could not be read: {esc(problem)}")
-labels = D.launch_labels(data, D.config_labeler(bundle.spec.get("configs") or []))
+labels = D.launch_labels(data, D.config_labeler(bundle.spec.configs if bundle.spec else ()))
 if not labels:
     st.info("The report holds no profiled launch.")
     panels.stop_page()

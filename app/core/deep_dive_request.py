@@ -62,16 +62,18 @@ def deep_dive_spec(bundle: Bundle, annotation: str, config: Mapping[str, Any],
     if is_imported(bundle.manifest):
         raise NoDeepDive("an imported job has no kernel the worker can run again: import a "
                          "report made with `ncu --set full` to see its sections here")
-    kernels = [str(k) for k in bundle.spec.get("kernels") or ()]
-    kernel = kernel_of(annotation, kernels, catalog)
+    spec = bundle.job_spec
+    if spec is None:
+        raise NoDeepDive("the job's spec cannot be read back, so the settings to repeat are "
+                         "unknown")
+    kernel = kernel_of(annotation, list(spec.kernels), catalog)
     if kernel is None:
         raise NoDeepDive(f"no single kernel of the job declares the region {annotation!r}")
     label = ", ".join(f"{k}={v}" for k, v in config.items())
     raw: dict[str, Any] = {
         "kernels": [kernel], "annotations": [annotation], "configs": [dict(config)],
         "runs": DEEP_DIVE_RUNS, "backend": "ncu", "section_set": DEEP_DIVE_SET,
-        "metrics": [C.GPU_TIME], "label": f"{LABEL_PREFIX}{annotation} {label}"}
-    for field in ("cache_control", "clock_control", "gpu", "ignore_kernels"):
-        if bundle.spec.get(field) is not None:
-            raw[field] = bundle.spec[field]
+        "metrics": [C.GPU_TIME], "label": f"{LABEL_PREFIX}{annotation} {label}",
+        "cache_control": spec.cache_control, "clock_control": spec.clock_control,
+        "gpu": spec.gpu, "ignore_kernels": list(spec.ignore_kernels)}
     return raw
