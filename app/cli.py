@@ -71,6 +71,10 @@ def build_parser() -> argparse.ArgumentParser:
                    help="extra host name browsers may use to reach the server (server.allowedHosts; "
                         "needed behind a proxy or when --host exposes it); repeat for several")
     p.add_argument("--dev", action="store_true", help="watch the source files and rerun on save")
+    p.add_argument("--compare", nargs=2, type=Path, metavar=("BASE", "CANDIDATE"),
+                   help="open the compare page on two bundle directories side by side (the "
+                        "regression gate's judgement); bundles outside the result store are "
+                        "copied into it")
     p.add_argument("--version", action="version", version=f"%(prog)s {_version()}")
     return p
 
@@ -190,6 +194,18 @@ def recover_jobs() -> list[str]:
     return mark_interrupted(settings.results_dir())
 
 
+def open_compare(ns: argparse.Namespace, parser: argparse.ArgumentParser) -> str:
+    """Put the two ``--compare`` bundles where the dashboard lists them; their page's URL."""
+    from app import settings
+    from app.services.compare_intake import CompareIntakeError, compare_url, into_store
+
+    try:
+        ids = [into_store(b, settings.results_dir(), settings.bundled_dir()) for b in ns.compare]
+    except (CompareIntakeError, OSError) as exc:
+        parser.error(str(exc))
+    return compare_url(ns.host, ns.port, ids[0], ids[1])
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     """Parse the options, set the ``KPROF_*`` variables and run Streamlit (does not return)."""
     parser = build_parser()
@@ -208,6 +224,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     if recovered:
         print(f"kernel-dashboard: marked {len(recovered)} job(s) of a stopped server interrupted: "
               f"{', '.join(recovered)}", file=sys.stderr)
+    if ns.compare:
+        print(f"kernel-dashboard: compare at {open_compare(ns, parser)}", file=sys.stderr)
     sys.argv = streamlit_argv(ns, extra)
     from streamlit.web import cli as stcli
 

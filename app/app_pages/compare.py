@@ -1,4 +1,5 @@
-"""Compare two jobs: candidate / baseline ratio per annotation x config with a CI, noise flag."""
+"""Compare two jobs: candidate / baseline ratio per annotation x config with a CI, and the
+regression gate's outcome (the judgement `python -m profiling_worker compare` makes in CI)."""
 
 import streamlit as st
 
@@ -8,8 +9,8 @@ from profiling_worker.schema.manifest import JobStatus
 from app.core.figures.compare import build_compare_figure
 from app.core import metric_roles
 from app.core.metrics import MissingData, available_metrics
-from app.core.views.compare import (NOT_ENOUGH_RUNS, CompareOptions, JobSummary, candidates,
-                                    compare_frame)
+from app.core.views.compare import (CompareOptions, JobSummary, candidates, compare_frame,
+                                    gate_result)
 from app.ui import analysis, cached, notes, panels, state
 from app.core.markdown import code, esc
 from app.core import frame_columns as F
@@ -20,15 +21,24 @@ analysis.how_to_read(
     "values (e.g. n=4096), so jobs with different size lists still line up. The ratio is "
     "candidate mean / baseline mean; its 95 % interval combines both jobs' Student-t intervals "
     "on the log scale: ratio × exp(∓√(h_b² + h_c²)), h = CI95 half-width / mean (good while "
-    "both are a few %). A difference is **inside the noise** (hollow marker) when the two CI95 "
-    f"intervals overlap. With fewer than {intervals.MIN_RUNS} runs on a side the spread is "
-    f"unknown: the verdict is *{NOT_ENOUGH_RUNS}* and the ratio has no interval. "
+    "both are a few %). "
     f"Intervals: {intervals.CI_METHOD}.\n\n"
+    "The **verdict** is the regression gate's, the same as `python -m profiling_worker compare` "
+    "gives in CI: **regressed** or **improved** when the difference d = (m_c − m_b)/m_b is "
+    "beyond both the allowed slowdown and the smallest difference these runs can detect, "
+    "D = t(0.975, ν)·√(s_b²/n_b + s_c²/n_c)/m_b (Welch's t-test at 95 %, ν the "
+    "Welch–Satterthwaite degrees of freedom); **indistinguishable** when |d| is below either; "
+    "**not comparable** when backend, cache or clock control, GPU model, clocks, driver or tool "
+    f"versions differ, a side has fewer than {intervals.MIN_RUNS} runs, or the baseline is 0. "
+    "Markers: ▲ regressed, ▼ improved, ○ indistinguishable, ◇ not comparable. For a metric "
+    "that is not a duration the directed outcomes read *candidate higher* / *lower*.\n\n"
     "Only jobs that can be compared are offered as candidate (same duration metric, a kernel, "
     "an annotation and a config in common); the others are listed with the reason. The "
     "candidate starts as the job most like the baseline: same kernels, duration metric and "
     "most configs in common (then same annotations, same backend, most recent), so the ratios "
-    "show a real difference rather than a job divided by itself.")
+    "show a real difference rather than a job divided by itself. "
+    "`kernel-dashboard --compare BASE CANDIDATE` opens this page on two bundles "
+    "(`?baseline=…&candidate=…`).")
 bundles, _problems = cached.list_bundles()
 ids = [b.job_id for b in bundles if b.status == JobStatus.DONE] or [b.job_id for b in bundles]
 if len(ids) < 1:
@@ -43,8 +53,9 @@ def _follow_baseline() -> None:
     st.session_state.pop("compare-candidate", None)
 
 
-current = state.selected_job_id()
-cols = st.columns(3)
+asked = {side: st.query_params.get(side) for side in ("baseline", "candidate")}
+current = asked["baseline"] if asked["baseline"] in ids else state.selected_job_id()
+cols = st.columns(4)
 baseline_id = cols[0].selectbox("Baseline", ids, key="compare-baseline",
                                 index=ids.index(current) if current in ids else 0,
                                 on_change=_follow_baseline)
@@ -61,7 +72,10 @@ if not offered:
     panels.stop_page()
 if st.session_state.get("compare-candidate") not in offered + [baseline_id]:
     st.session_state.pop("compare-candidate", None)  # e.g. the sidebar changed the baseline
-candidate_id = cols[1].selectbox("Candidate", offered + [baseline_id], key="compare-candidate",
+choices = offered + [baseline_id]
+candidate_id = cols[1].selectbox("Candidate", choices, key="compare-candidate",
+                                 index=choices.index(asked["candidate"])
+                                 if asked["candidate"] in choices else 0,
                                  help="Jobs comparable with the baseline, the most alike first; "
                                       "the baseline itself last (ratio 1: a check)")
 baseline, candidate = cached.bundle_for(baseline_id), cached.bundle_for(candidate_id)
@@ -74,21 +88,28 @@ metric = cols[2].selectbox("Metric", common or [baseline.duration_metric], key="
 if baseline.host_timer != candidate.host_timer:
     st.warning("One job measured host wall-clock (cpu backend), the other GPU time: the ratio "
                "compares different things.")
+max_slowdown = cols[3].number_input("Allowed slowdown (%)", min_value=0.0, max_value=1000.0,
+                                    value=3.0, step=0.5, key="compare-max-slowdown",
+                                    help="the gate's --max-slowdown: a slower candidate within "
+                                         "it is indistinguishable, not regressed")
+options = CompareOptions(metric=metric, max_slowdown_pct=float(max_slowdown))
 try:
-    frame = compare_frame(baseline, candidate, CompareOptions(metric=metric))
+    frame = compare_frame(baseline, candidate, options)
 except MissingData as exc:
     analysis.missing(exc)
 for side, job in (("baseline", baseline), ("candidate", candidate)):
     notes.show(job, f"compare-{side}", [metric], extra_checks=(P.INTERVAL_BELOW_ZERO,))
-same = int(frame[F.CIS_OVERLAP].sum())
-few = int((~frame[F.ENOUGH_RUNS]).sum())
-st.caption(f"{len(frame)} matching annotation × config pairs; {same} inside the noise"
-           + (f"; {few} with fewer than {intervals.MIN_RUNS} runs on a side." if few else "."))
-if few:
-    st.warning(f"{few} pair(s): {NOT_ENOUGH_RUNS}. With one run a side the spread is unknown, so "
-               "no difference can be called faster, slower or inside the noise; run both jobs "
-               f"with at least {intervals.MIN_RUNS} runs (10 or more for kernels under 10 µs).",
-               icon=":material/help:")
+judged = gate_result(baseline, candidate, options)
+counts = frame[F.VERDICT].value_counts()
+st.caption(f"{len(frame)} matching annotation × config pairs: "
+           + ", ".join(f"{n} {esc(str(v))}" for v, n in counts.items())
+           + f" (allowed slowdown {max_slowdown:g} %)."
+           + (f" {len(judged.rows) - len(frame)} more on one side only."
+              if len(judged.rows) > len(frame) else ""))
+if judged.context:
+    st.warning("**Not comparable**: the two jobs were measured differently, so a difference may "
+               "come from the measurement, not the kernel: "
+               + "; ".join(esc(c) for c in judged.context) + ".", icon=":material/block:")
 fig = build_compare_figure(frame, f"{candidate_id} / {baseline_id}: "
                            f"{metric_roles.label(baseline.manifest, metric)}",
                            baseline.host_timer or candidate.host_timer)

@@ -47,6 +47,11 @@ class Outcome(str, enum.Enum):
         return str(self.value)
 
 
+#: How a page names the two directed outcomes for a metric that is not a duration (higher SM %
+#: or bytes is not necessarily worse).
+NOT_DURATION_WORDS = {Outcome.REGRESSED.value: "candidate higher",
+                      Outcome.IMPROVED.value: "candidate lower"}
+
 # Columns of the judgement frame (the sides' figures use the compare page's names).
 CONFIG_LABEL = "ConfigLabel"
 DIFF_PCT = "DiffPct"  # 100 (m_c - m_b) / m_b

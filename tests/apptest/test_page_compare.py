@@ -31,7 +31,7 @@ def test_compare_job_with_itself(store, monkeypatch, app) -> None:
     assert not at.exception
     assert len(plotly_specs(at)) == 1
     assert set(at.dataframe[0].value["Ratio"]) == {1.0}
-    assert "4 inside the noise" in texts(at)
+    assert "4 matching annotation × config pairs: 4 indistinguishable" in texts(at)
 
 
 def test_backends_default_pair(store, monkeypatch, app) -> None:
@@ -64,15 +64,16 @@ def _one_run_copy(src: Path, dest: Path, run: int) -> None:
 
 
 def test_one_run_jobs_are_not_enough_to_tell(store, app) -> None:
-    """Issue 11, case 4: two 1-run jobs get no verdict, and the page says why."""
+    """Issue 11, case 4: two 1-run jobs are not comparable, and the page says why."""
     for run, name in ((0, "one-run-a"), (1, "one-run-b")):
         _one_run_copy(BUNDLED / "h200-cupti-stability", store["results"] / name, run)
     at = app("compare", query={"job": "one-run-a"})
     assert not at.exception, at.exception
     assert at.selectbox(key="compare-candidate").value == "one-run-b"
-    assert set(at.dataframe[0].value["Verdict"]) == {"not enough runs to tell"}
-    shown = texts(at)
-    assert "3 pair(s): not enough runs to tell" in shown and "0 inside the noise" in shown
+    assert set(at.dataframe[0].value["Verdict"]) == {"not comparable"}
+    assert "3 matching annotation × config pairs: 3 not comparable" in texts(at)
+    assert {"baseline has 1 run(s) and candidate has 1 run(s); at least 2 needed for a "
+            "spread"} == set(at.dataframe[0].value["Reason"])
 
 
 def test_compare_from_a_cpu_job_offers_no_gpu_job_and_says_why(seeded, monkeypatch, app) -> None:
@@ -94,3 +95,18 @@ def test_compare_from_a_cpu_job_offers_no_gpu_job_and_says_why(seeded, monkeypat
     assert job_id not in offered and "h200-ncu-softmax" not in offered  # other metric / kernel
     assert "h200-ncu-roofline" in offered and offered[-1] == "h200-ncu-matmul-sweep"
     assert f"{job_id}`: it measures host wall-clock time" in texts(at)
+
+
+def test_compare_opens_on_the_pair_named_in_the_url(store, monkeypatch, app) -> None:
+    """`kernel-dashboard --compare BASE CAND` prints /compare?baseline=…&candidate=…: the page
+    opens on that pair and shows the gate's judgement (ncu vs CUPTI: not comparable)."""
+    monkeypatch.setenv("KPROF_BUNDLED_DIR", str(BUNDLED))
+    at = app("compare", query={"baseline": "h200-ncu-matmul-sweep",
+                               "candidate": "h200-cupti-matmul-sweep"})
+    assert not at.exception, at.exception
+    assert at.selectbox(key="compare-baseline").value == "h200-ncu-matmul-sweep"
+    assert at.selectbox(key="compare-candidate").value == "h200-cupti-matmul-sweep"
+    assert set(at.dataframe[0].value["Verdict"]) == {"not comparable"}
+    shown = texts(at)
+    assert "15 matching annotation × config pairs: 15 not comparable" in shown
+    assert "backend: ncu vs cupti" in shown

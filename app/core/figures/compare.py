@@ -8,8 +8,17 @@ import plotly.graph_objects as go
 
 from profiling_worker.schema import columns as C
 
+from profiling_worker.gate.judge import NOT_DURATION_WORDS, Outcome
+
 from app.core.figures import common, theme
 from app.core import frame_columns as F
+
+#: Marker per gate outcome (app/core/views/compare.py's Verdict).
+SYMBOLS = {Outcome.REGRESSED.value: "triangle-up", Outcome.IMPROVED.value: "triangle-down",
+           NOT_DURATION_WORDS[Outcome.REGRESSED.value]: "triangle-up",
+           NOT_DURATION_WORDS[Outcome.IMPROVED.value]: "triangle-down",
+           Outcome.INDISTINGUISHABLE.value: "circle-open",
+           Outcome.NOT_COMPARABLE.value: "diamond-open"}
 
 
 def build_compare_figure(frame: pd.DataFrame, title: str = "Candidate / baseline",
@@ -18,8 +27,10 @@ def build_compare_figure(frame: pd.DataFrame, title: str = "Candidate / baseline
 
     Returns:
         x = config (category), y = ratio (unitless, candidate / baseline), one marker series per
-        annotation with asymmetric CI95 error bars; hollow circles where the two CIs overlap
-        (inside the noise), hollow diamonds with fewer than 2 runs a side; a dashed line at 1. Hover shows both means with their unit.
+        annotation with asymmetric CI95 error bars; the gate's outcome (Verdict) as the marker:
+        filled triangle up regressed (or higher), down improved (or lower), hollow circle
+        indistinguishable, hollow diamond not comparable; a dashed line at 1. Hover shows both
+        means with their unit and the outcome.
     """
     if frame.empty:
         return common.empty(title, "nothing in common")
@@ -33,8 +44,7 @@ def build_compare_figure(frame: pd.DataFrame, title: str = "Candidate / baseline
             x=group[F.CONFIG_LABEL], y=group[F.RATIO], mode="markers+lines", name=str(annotation),
             meta=theme.tag(annotation), line={"color": theme.color(i), "width": 1},
             marker={"size": 10, "color": theme.color(i),
-                    "symbol": [_symbol(s, ok) for s, ok in
-                               zip(group[F.CIS_OVERLAP], group[F.ENOUGH_RUNS])]},
+                    "symbol": [SYMBOLS.get(v, "circle") for v in group[F.VERDICT]]},
             error_y={"type": "data", "symmetric": False,
                      "array": group[F.RATIO_CI95_UPPER] - group[F.RATIO],
                      "arrayminus": group[F.RATIO] - group[F.RATIO_CI95_LOWER]},
@@ -48,10 +58,3 @@ def build_compare_figure(frame: pd.DataFrame, title: str = "Candidate / baseline
     fig.update_xaxes(title={"text": "config"}, type="category")
     fig.update_yaxes(title={"text": theme.axis_title("candidate / baseline", "ratio")})
     return common.finish(fig, title, host_timer)
-
-
-def _symbol(inside_noise: bool, enough_runs: bool) -> str:
-    """Hollow circle inside the noise, hollow diamond without enough runs to tell, else filled."""
-    if not enough_runs:
-        return "diamond-open"
-    return "circle-open" if inside_noise else "circle"

@@ -9,10 +9,11 @@ from profiling_worker.schema import backends as B, columns as C
 
 from app.core.bundle_loader import Bundle
 from app.core.metrics import MissingData
-from app.core.views.compare import CompareOptions, compare_frame
+from app.core.views.compare import GATE_COLUMNS, CompareOptions, compare_frame
 from app.core.views.kernels import kernel_counts_frame
 from app.core import frame_columns as F
 
+NOT_ENOUGH_RUNS = "not enough runs to tell"
 #: Why the two differ, for the page (each cause seen or documented for these backends).
 WHY = (
     "**Nsight Compute** flushes the caches before every kernel (cache_control all), replays each "
@@ -52,10 +53,21 @@ def backends_frame(ncu: Bundle, cupti: Bundle) -> pd.DataFrame:
     out[F.CUPTI_US] = both[F.BASELINE_AVG] / 1e3
     out[F.CUPTI_RSD] = both[F.BASELINE_RSD]
     out[F.DIFF_US] = out[F.NCU_US] - out[F.CUPTI_US]
-    out[F.VERDICT] = out[F.VERDICT].str.replace("candidate", B.NCU)
+    out[F.VERDICT] = [_verdict(r, same, ok) for r, same, ok in
+                      zip(out[F.RATIO], out[F.CIS_OVERLAP], out[F.ENOUGH_RUNS])]
     out = out.rename(columns={F.RATIO: F.RATIO_NCU_OVER_CUPTI})
-    order = [c for c in out if c not in (C.METRIC, C.UNIT, F.RATIO_EXCLUDES_ONE)]
+    order = [c for c in out if c not in (C.METRIC, C.UNIT, F.RATIO_EXCLUDES_ONE, *GATE_COLUMNS)]
     return out[order]
+
+
+def _verdict(ratio: float, same: bool, enough: bool) -> str:
+    """ncu against CUPTI: two backends the regression gate never compares (not comparable by
+    design), so this page says whether their CI95 intervals overlap."""
+    if not enough:
+        return NOT_ENOUGH_RUNS
+    if same:
+        return "same (inside the noise)"
+    return f"{B.NCU} slower" if ratio > 1 else f"{B.NCU} faster"
 
 
 def kernel_counts_differ(ncu: Bundle, cupti: Bundle) -> pd.DataFrame:

@@ -1,5 +1,5 @@
 """Compare two jobs: per annotation x config the ratio candidate / baseline of a metric's mean,
-with an approximate 95 % confidence interval, and whether the difference is inside the noise.
+with an approximate 95 % confidence interval, and the regression gate's outcome.
 
 Ratio CI (log-ratio delta method from the two Student-t intervals, no Fieller): with each
 side's relative CI95 half-width ``h = t(0.975, n-1) StdDev / sqrt(n) / |AvgValue|``
@@ -9,11 +9,13 @@ so their width is not used),
     ratio = m_c / m_b,   CI95 = ratio x exp(-/+ sqrt(h_b^2 + h_c^2))
 
 It is accurate while both half-widths are small (a few %); for noisier data treat it as
-indicative. A difference is **inside the noise** when the two CI95 intervals overlap (the stricter
-"ratio CI excludes 1" is also given as ``RatioExcludesOne``). With fewer than
-:data:`~profiling_worker.schema.intervals.MIN_RUNS` runs on a side no spread can be estimated:
-the verdict is :data:`NOT_ENOUGH_RUNS` and the ratio has no interval (issue 11, case 4: two
-1-run jobs 0.73 % apart were called "candidate slower" where 20 runs spread 50 %).
+indicative. The **Verdict** is the regression gate's outcome
+(:mod:`profiling_worker.gate.judge`, the judgement ``python -m profiling_worker compare`` makes
+in CI): regressed, improved, indistinguishable (below the smallest difference the runs can
+detect, Welch's t at 95 %, or within the allowed slowdown) or not comparable (measurement
+context differs, fewer than 2 runs a side, zero baseline). For a metric that is not a duration
+"regressed"/"improved" read "candidate higher"/"candidate lower". ``CIsOverlap`` (the two CI95
+intervals overlap) and ``RatioExcludesOne`` are kept for the backends view.
 """
 
 from __future__ import annotations
@@ -23,6 +25,8 @@ from dataclasses import dataclass
 import numpy as np
 import pandas as pd
 
+from profiling_worker.gate import judge as gate
+from profiling_worker.gate.sides import GateSide
 from profiling_worker.schema import backends as B, columns as C, intervals
 from profiling_worker.schema.spec import JobSpec
 
@@ -32,16 +36,32 @@ from app.core.metrics import MissingData, with_labels
 from app.core import frame_columns as F
 
 SIDES = (F.BASELINE, F.CANDIDATE)
-NOT_ENOUGH_RUNS = "not enough runs to tell"
+#: The gate's columns the compare frame carries (figures in %, see profiling_worker.gate.judge).
+GATE_COLUMNS = (gate.DIFF_PCT, gate.DETECTABLE_PCT, gate.THRESHOLD_PCT, gate.REASON)
 
 
 @dataclass(frozen=True)
 class CompareOptions:
     """Attributes:
         metric: metric to compare (None = the baseline's duration metric).
+        max_slowdown_pct: the gate's allowed slowdown (%), as ``compare --max-slowdown``.
     """
 
     metric: str | None = None
+    max_slowdown_pct: float = 3.0
+
+
+def gate_side(bundle: Bundle) -> GateSide:
+    """The gate's view of a loaded bundle (its manifest with the spec, the aggregated table)."""
+    return GateSide(bundle.job_id, {**bundle.manifest, "spec": bundle.spec},
+                    bundle.table(C.TABLE_AGGREGATED))
+
+
+def gate_result(baseline: Bundle, candidate: Bundle, options: CompareOptions) -> gate.GateResult:
+    """The regression gate's judgement of every region x config (rows on one side only too)."""
+    return gate.judge(gate_side(baseline), gate_side(candidate),
+                      gate.GateOptions(max_slowdown_pct=options.max_slowdown_pct,
+                                       metric=options.metric or baseline.duration_metric))
 
 
 def join_keys(baseline: Bundle, candidate: Bundle) -> list[str]:
@@ -58,8 +78,9 @@ def compare_frame(baseline: Bundle, candidate: Bundle, options: CompareOptions) 
         Annotation, <params>, ConfigLabel, Metric, Unit, then for each side (Baseline,
         Candidate) Avg, StdDev, CI95Lower, CI95Upper, RSD, Runs; Ratio (candidate / baseline),
         RatioCI95Lower, RatioCI95Upper (NaN below 2 runs a side), EnoughRuns, CIsOverlap,
-        RatioExcludesOne (both False without enough runs), Verdict. Only rows present in both
-        jobs.
+        RatioExcludesOne (both False without enough runs); the gate's DiffPct, DetectablePct,
+        ThresholdPct, Reason and its outcome as Verdict (:func:`gate_result`). Only rows
+        present in both jobs.
 
     Raises:
         MissingData: a job has no rows for the metric, or the two share no annotation x config.
@@ -84,8 +105,8 @@ def compare_frame(baseline: Bundle, candidate: Bundle, options: CompareOptions) 
     both[F.CIS_OVERLAP] = enough & ((both[F.BASELINE_CI95_LOWER] <= both[F.CANDIDATE_CI95_UPPER])
                                    & (both[F.CANDIDATE_CI95_LOWER] <= both[F.BASELINE_CI95_UPPER]))
     both[F.RATIO_EXCLUDES_ONE] = (both[F.RATIO_CI95_LOWER] > 1) | (both[F.RATIO_CI95_UPPER] < 1)
-    both[F.VERDICT] = [_verdict(r, same, ok, metric) for r, same, ok in
-                       zip(both[F.RATIO], both[F.CIS_OVERLAP], enough)]
+    both = _with_gate(both, keys, gate_result(baseline, candidate,
+                                              CompareOptions(metric, options.max_slowdown_pct)))
     both.insert(len(keys), C.METRIC, metric)
     both.insert(len(keys) + 1, C.UNIT, both.pop(F.BASELINE_UNIT))
     both = both.drop(columns=[F.CANDIDATE_UNIT])
@@ -116,14 +137,20 @@ def _side(bundle: Bundle, metric: str, keys: list[str], name: str) -> pd.DataFra
     return out.reset_index(drop=True)
 
 
-def _verdict(ratio: float, same: bool, enough: bool, metric: str) -> str:
-    if not enough:
-        return NOT_ENOUGH_RUNS
-    if same:
-        return "same (inside the noise)"
-    if metric in C.DURATION_METRICS:
-        return "candidate slower" if ratio > 1 else "candidate faster"
-    return "candidate higher" if ratio > 1 else "candidate lower"
+def _with_gate(both: pd.DataFrame, keys: list[str], result: gate.GateResult) -> pd.DataFrame:
+    """``both`` plus the gate's columns and its outcome as Verdict, matched on ``keys`` (jobs
+    whose config parameters differ are matched by the gate on nothing: all not comparable)."""
+    rows = result.rows
+    if all(k in rows for k in keys):
+        out = both.merge(rows[[*keys, *GATE_COLUMNS, gate.OUTCOME]], on=keys, how="left")
+    else:
+        out = both.assign(**{c: np.nan for c in GATE_COLUMNS[:-1]},
+                          **{gate.REASON: "; ".join(result.context),
+                             gate.OUTCOME: gate.Outcome.NOT_COMPARABLE.value})
+    verdict = out.pop(gate.OUTCOME)
+    out[F.VERDICT] = (verdict if result.metric in C.DURATION_METRICS
+                      else verdict.replace(gate.NOT_DURATION_WORDS))
+    return out
 
 
 @dataclass(frozen=True)

@@ -19,7 +19,7 @@ def test_job_against_itself_is_ratio_one_inside_noise() -> None:
     assert len(frame) == 4 and (frame["Ratio"] == 1.0).all()
     assert frame["CIsOverlap"].all() and not frame["RatioExcludesOne"].any()
     assert (frame["RatioCI95Lower"] < 1).all() and (frame["RatioCI95Upper"] > 1).all()
-    assert set(frame["Verdict"]) == {"same (inside the noise)"}
+    assert set(frame["Verdict"]) == {"indistinguishable"} and (frame["DiffPct"] == 0).all()
 
 
 def test_jobs_with_different_sizes_match_by_value() -> None:
@@ -37,7 +37,22 @@ def test_ratio_ci_formula() -> None:
     hc = (row["CandidateCI95Upper"] - row["CandidateCI95Lower"]) / 2 / row["CandidateAvg"]
     assert row["RatioCI95Upper"] / row["Ratio"] == pytest.approx((1 + 0) * __import__("math").exp(
         (hb**2 + hc**2) ** 0.5))
-    assert row["Verdict"] == "candidate slower"
+    assert row["Verdict"] == "not comparable"  # the gate never compares two backends
+    assert "backend: cupti vs ncu" in row["Reason"]
+
+
+def test_two_recordings_a_day_apart_are_indistinguishable() -> None:
+    """fp16 matmul on the H200 recorded by two device runs (CUPTI, same tool versions): the
+    gate calls every shared size indistinguishable, citing the figures that decided."""
+    frame = compare_frame(bundled("h200-cupti-j1-fp16"), bundled("h200-cupti-matmul-sweep"),
+                          CompareOptions())
+    assert list(frame["n"]) == [1024, 2048, 4096, 8192]
+    assert set(frame["Verdict"]) == {"indistinguishable"}
+    assert (frame["DiffPct"].abs() < 3.5).all() and (frame["DetectablePct"] > 0).all()
+    strict = compare_frame(bundled("h200-cupti-j1-fp16"), bundled("h200-cupti-matmul-sweep"),
+                           CompareOptions(max_slowdown_pct=0.0))
+    # without an allowed slowdown, differences beyond D are called (n=2048: +1.38 % > 0.55 %)
+    assert "regressed" in set(strict["Verdict"])
 
 
 def test_missing_metric() -> None:
@@ -68,7 +83,7 @@ def test_figures() -> None:
     job = bundled("h200-ncu-j1-fp16")
     fig = build_compare_figure(compare_frame(job, job, CompareOptions()))
     assert fig.layout.yaxis.title.text == "candidate / baseline (ratio)"
-    assert fig.data[0].marker.symbol[0] == "circle-open"
+    assert fig.data[0].marker.symbol[0] == "circle-open"  # indistinguishable
     fig = build_backends_figure(backends_frame(job, bundled("h200-cupti-j1-fp16")))
     assert fig.layout.yaxis.title.text == "ncu / cupti duration (ratio)" and len(fig.data) == 1
 
@@ -116,11 +131,13 @@ def test_one_run_a_side_is_not_enough_to_tell() -> None:
     job = bundled("h200-cupti-stability")
     frame = compare_frame(_runs_only(job, {0}), _runs_only(job, {1}), CompareOptions())
     assert len(frame) == 3 and (frame["Ratio"] != 1.0).any()
-    assert set(frame["Verdict"]) == {"not enough runs to tell"}
+    assert set(frame["Verdict"]) == {"not comparable"}
+    assert set(frame["Reason"]) == {"baseline has 1 run(s) and candidate has 1 run(s); at least "
+                                    "2 needed for a spread"}
     assert not frame["EnoughRuns"].any() and not frame["CIsOverlap"].any()
     assert frame["RatioCI95Lower"].isna().all() and not frame["RatioExcludesOne"].any()
     two = compare_frame(_runs_only(job, {0, 1}), _runs_only(job, {2, 3}), CompareOptions())
-    assert "not enough runs to tell" not in set(two["Verdict"]) and two["EnoughRuns"].all()
+    assert "not comparable" not in set(two["Verdict"]) and two["EnoughRuns"].all()
     assert len(build_compare_figure(frame).data) == 1
 
 

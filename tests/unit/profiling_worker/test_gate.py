@@ -137,3 +137,23 @@ def test_unreadable_bundle_exits_2(tmp_path: Path) -> None:
                            str(BUNDLED / "h200-cupti-matmul-sweep")],
                           capture_output=True, text=True, timeout=60, check=False)
     assert proc.returncode == report.EXIT_BAD_INPUT and "not a result bundle" in proc.stderr
+
+
+def test_readme_ci_job_uses_the_real_options_and_exit_codes() -> None:
+    """The README's GitHub Actions job: its compare line parses with the worker's parser, and
+    the exit codes it documents are the gate's."""
+    import shlex
+
+    from profiling_worker.cli import _parser
+
+    readme = (REPO / "README.md").read_text(encoding="utf-8")
+    recipe = readme[readme.index("## Regression gate in CI"):readme.index("## Batch runs")]
+    line = recipe[recipe.index(".venv/bin/python -m profiling_worker compare"):]
+    line = line[:line.index("\n          #")].replace("\\\n", " ")
+    args = _parser().parse_args(shlex.split(line)[3:])
+    assert (args.command, args.max_slowdown, str(args.junit)) == ("compare", 3.0, "gate/junit.xml")
+    for code, words in ((report.EXIT_OK, "all judged, none regressed"),
+                        (report.EXIT_REGRESSED, "at least one regressed"),
+                        (report.EXIT_NOT_JUDGED, "none regressed but something could not be judged")):
+        assert f"**{code}** {words}" in recipe
+    assert f"test $? -eq {report.EXIT_NOT_JUDGED}" in recipe

@@ -1,0 +1,37 @@
+"""`kernel-dashboard --compare BASE CANDIDATE` on real bundles: where they are listed, the URL."""
+
+from __future__ import annotations
+
+import shutil
+from pathlib import Path
+
+import pytest
+
+from app import cli
+from app.services.compare_intake import CompareIntakeError, compare_url, into_store
+
+BUNDLED = Path(__file__).resolve().parents[3] / "app" / "bundled"
+
+
+def test_bundles_outside_the_store_are_copied_in_and_named_in_the_url(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    artifacts, results = tmp_path / "ci", tmp_path / "results"
+    shutil.copytree(BUNDLED / "h200-cupti-matmul-sweep", artifacts / "baseline-sweep")
+    monkeypatch.setenv("KPROF_RESULTS_DIR", str(results))
+    monkeypatch.setenv("KPROF_BUNDLED_DIR", str(BUNDLED))
+    parser = cli.build_parser()
+    ns = parser.parse_args(["--compare", str(artifacts / "baseline-sweep"),
+                            str(BUNDLED / "h200-ncu-matmul-sweep"), "--port", "8600"])
+    url = cli.open_compare(ns, parser)
+    assert url == ("http://127.0.0.1:8600/compare?baseline=baseline-sweep&"
+                   "candidate=h200-ncu-matmul-sweep")
+    assert (results / "baseline-sweep" / "tables" / "aggregated.parquet").is_file()
+    assert not (results / "h200-ncu-matmul-sweep").exists()  # bundled: used where it is
+    with pytest.raises(SystemExit):  # a second copy never overwrites the first
+        cli.open_compare(ns, parser)
+
+
+def test_refusals_name_the_fix(tmp_path: Path) -> None:
+    with pytest.raises(CompareIntakeError, match="not a result bundle"):
+        into_store(tmp_path, tmp_path / "results", BUNDLED)
+    assert compare_url("::", 8501, "a", "b") == "http://localhost:8501/compare?baseline=a&candidate=b"
