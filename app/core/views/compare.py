@@ -21,6 +21,7 @@ intervals overlap) and ``RatioExcludesOne`` are kept for the backends view.
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import Any
 
 import numpy as np
 import pandas as pd
@@ -31,6 +32,7 @@ from profiling_worker.schema import backends as B, columns as C, intervals
 from profiling_worker.schema.spec import JobSpec
 
 from app.core.bundle_loader import Bundle
+from app.core.bundle_spec import PartialSpec
 from app.core.bundle_spec import PartialSpec
 from app.core.metrics import MissingData, with_labels
 from app.core import frame_columns as F
@@ -52,8 +54,14 @@ class CompareOptions:
 
 
 def gate_side(bundle: Bundle) -> GateSide:
-    """The gate's view of a loaded bundle (its manifest with the spec, the aggregated table)."""
-    return GateSide(bundle.job_id, {**bundle.manifest, "spec": bundle.spec},
+    """The gate's view of a loaded bundle: its manifest with the spec as JSON (an import's
+    partial spec gives its backend and configs), and the aggregated table."""
+    spec: dict[str, Any] = {}
+    if isinstance(bundle.spec, JobSpec):
+        spec = bundle.spec.to_json()
+    elif isinstance(bundle.spec, PartialSpec):
+        spec = {"backend": bundle.spec.backend, "configs": [dict(c) for c in bundle.spec.configs]}
+    return GateSide(bundle.job_id, {**bundle.manifest, "spec": spec},
                     bundle.table(C.TABLE_AGGREGATED))
 
 
