@@ -81,8 +81,9 @@ def _in_run_order(timed: pd.DataFrame) -> pd.DataFrame:
     return ordered.assign(**{C.START_NS: end - ordered["DurationNs"], C.END_NS: end})
 
 
-def _placed(bundle: Path) -> tuple[pd.DataFrame, str]:
-    """(launch rows with StartNs, EndNs, DurationNs; placement)."""
+def _placed(bundle: Path) -> tuple[pd.DataFrame, str, int]:
+    """(launch rows with StartNs, EndNs, DurationNs; placement; launches left out because CUPTI
+    gave them no start)."""
     launches = _table(bundle, C.TABLE_LAUNCHES)
     if launches is None or launches.empty:
         raise TimelineError(f"{bundle.name}: no launches table",
@@ -90,10 +91,11 @@ def _placed(bundle: Path) -> tuple[pd.DataFrame, str]:
     durations = _durations(launches)
     times = _table(bundle, C.TABLE_LAUNCH_TIMES)
     if times is None or times.empty:
-        return _in_run_order(durations), PLACED_IN_RUN_ORDER
+        return _in_run_order(durations), PLACED_IN_RUN_ORDER, 0
     keys = [C.ANNOTATION, C.CONFIG, C.RUN, C.LAUNCH]
     timed = durations.merge(times[[*keys, C.START_NS, C.END_NS]], on=keys, how="inner")
-    return timed.dropna(subset=[C.START_NS]), PLACED_BY_CUPTI
+    timed = timed.dropna(subset=[C.START_NS])
+    return timed, PLACED_BY_CUPTI, len(durations) - len(timed)
 
 
 def _lanes(rows: pd.DataFrame) -> list[int]:
@@ -167,7 +169,8 @@ def build_trace(bundle: str | Path) -> dict[str, Any]:
     """The trace of a result bundle (a job directory with ``manifest.json`` and ``tables/``).
 
     Returns:
-        ``{"traceEvents": [...], "otherData": {job_id, placement, nvml_aligned, launches}}``
+        ``{"traceEvents": [...], "otherData": {job_id, placement, nvml_aligned, launches,
+        launches_without_start}}``
         (no ``displayTimeUnit``: Perfetto reads ``"ns"`` there as ns timestamps); ``ts``/``dur``
         in µs from the first event; launch ``args`` give region, config index and parameters,
         run, launch, ``duration_ns`` and ``placement`` (:data:`PLACED_BY_CUPTI` or
@@ -181,13 +184,14 @@ def build_trace(bundle: str | Path) -> dict[str, Any]:
     manifest = read_manifest(bundle)
     configs = manifest.get("spec", {}).get("configs") or [{}]
     params = list(configs[0])
-    rows, placement = _placed(bundle)
+    rows, placement, untimed = _placed(bundle)
     nvml = _table(bundle, C.TABLE_NVML)
     nvml_start = manifest.get("backend", {}).get("nvml_trace_start_ns")
     aligned = placement == PLACED_BY_CUPTI and nvml_start is not None
     starts = [rows[C.START_NS].min()] + ([nvml_start] if aligned else [])
     origin = float(min(starts)) if not rows.empty else 0.0
-    label = f"{manifest.get('job_id', bundle.name)} on {_gpu(manifest)}"
+    label = f"{manifest.get('job_id', bundle.name)} on {_gpu(manifest)}" + (
+        f" ({untimed} launches without a CUPTI start left out)" if untimed else "")
     events = [_meta("process_name", None, f"kernels: {label}"),
               *_launch_events(rows, params, placement, origin)]
     if nvml is not None and not nvml.empty:
@@ -198,7 +202,8 @@ def build_trace(bundle: str | Path) -> dict[str, Any]:
         events += _counter_events(nvml, float(nvml_start) - origin if aligned else 0.0, pid)
     return {"traceEvents": events,
             "otherData": {"job_id": manifest.get("job_id"), "placement": placement,
-                          "nvml_aligned": aligned, "launches": int(len(rows))}}
+                          "nvml_aligned": aligned, "launches": int(len(rows)),
+                          "launches_without_start": untimed}}
 
 
 def _gpu(manifest: dict[str, Any]) -> str:

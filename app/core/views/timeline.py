@@ -36,15 +36,18 @@ TIMELINE_RUN_ORDER = (
 
 @dataclass(frozen=True)
 class TimelineView:
-    """``launches``: Track (the trace's track name without the run-order note), Kernel, StartMs, DurationUs, Config, ConfigLabel, Run (one row per
-    launch; StartMs on the chart's axis). ``counters``: StartMs, Counter, Value, Unit (NVML;
-    empty when the samples are not on the launches' axis). ``placement``: where the launches sit
-    (profiling_worker.timeline's PLACED_*). ``aligned``: launches and NVML share the axis."""
+    """``launches``: Track (the trace's track name less the run-order note), Kernel, StartMs,
+    DurationUs (the measured duration), Config, ConfigLabel, Run; one row per launch, StartMs on
+    the chart's axis. ``counters``: StartMs, Counter, CounterValue, CounterUnit (NVML; empty
+    when the samples are not on the launches' axis). ``placement``: where the launches sit
+    (profiling_worker.timeline's PLACED_*). ``aligned``: launches and NVML share the axis.
+    ``untimed``: launches left out for want of a CUPTI start."""
 
     launches: pd.DataFrame
     counters: pd.DataFrame
     placement: str
     aligned: bool
+    untimed: int = 0
 
     @property
     def measured_starts(self) -> bool:
@@ -56,7 +59,9 @@ class TimelineView:
         """The caption under the chart: where the launches sit, and whether NVML is beside them."""
         if not self.measured_starts:
             return TIMELINE_RUN_ORDER
-        return TIMELINE_ALIGNED if self.aligned else TIMELINE_NO_NVML
+        left_out = (f" {self.untimed} launches had no CUPTI start and are left out (the other "
+                    "pages count them)." if self.untimed else "")
+        return (TIMELINE_ALIGNED if self.aligned else TIMELINE_NO_NVML) + left_out
 
 
 def timeline_problem(bundle: Bundle) -> str | None:
@@ -100,18 +105,20 @@ def timeline_view(bundle: Bundle) -> TimelineView:
         F.TRACK: [tracks[(e["pid"], e["tid"])] for e in kernels],
         C.KERNEL: [e["name"] for e in kernels],
         F.START_MS: [e["ts"] / 1e3 for e in kernels],
-        F.DURATION_US: [e["dur"] for e in kernels],
+        F.DURATION_US: [e["args"]["duration_ns"] / 1e3 for e in kernels],
         C.CONFIG: [e["args"]["config"] for e in kernels],
         F.CONFIG_LABEL: [_label(e["args"], bundle.parameters) for e in kernels],
         C.RUN: [e["args"]["run"] for e in kernels]})
-    aligned = bool(trace["otherData"]["nvml_aligned"])
+    aligned = bool(trace["otherData"]["nvml_aligned"])  # the counters share the launches' axis
     counters = [e for e in events if e["ph"] == "C"] if aligned else []
     frame = pd.DataFrame({
         F.START_MS: [e["ts"] / 1e3 for e in counters],
         F.COUNTER: [e["name"] for e in counters],
         F.COUNTER_VALUE: [next(iter(e["args"].values())) for e in counters],
         F.COUNTER_UNIT: [next(iter(e["args"])) for e in counters]})
-    return TimelineView(launches, frame, trace["otherData"]["placement"], aligned)
+    facts = trace["otherData"]
+    return TimelineView(launches, frame, facts["placement"], aligned,
+                        facts["launches_without_start"])
 
 
 def _label(args: dict[str, Any], params: tuple[str, ...]) -> str:

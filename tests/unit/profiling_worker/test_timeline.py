@@ -110,6 +110,7 @@ def test_cupti_start_end_place_launches_and_align_nvml(tmp_path: Path) -> None:
     times, nvml_start = with_cupti_times(bundle)
     trace = build_trace(bundle)
     assert trace["otherData"]["placement"] == PLACED_BY_CUPTI and trace["otherData"]["nvml_aligned"]
+    assert trace["otherData"]["launches_without_start"] == 0
     kernels = sorted(_events(trace, "X"), key=lambda e: e["ts"])
     expected = (times[C.START_NS] - nvml_start) / 1e3
     assert [e["ts"] for e in kernels] == pytest.approx(list(expected))
@@ -169,3 +170,13 @@ def test_trace_processor_reads_every_launch_and_counter(bundle: Path, tmp_path: 
     assert read["kernel_slices"] == len(kernels) and not read["errors"]
     assert read["kernel_ns"] == sum(int(e["args"]["duration_ns"]) for e in kernels)  # exact ns
     assert {n.split(" ")[0] for n in read["counters"]} >= {"SM", "power"}
+
+
+def test_launches_without_a_cupti_start_are_counted_and_named(tmp_path: Path) -> None:
+    times, _start = with_cupti_times(tmp_path / "b")
+    write_table(tmp_path / "b", C.TABLE_LAUNCH_TIMES, times.iloc[5:])  # 5 launches untimed
+    trace = build_trace(tmp_path / "b")
+    assert trace["otherData"]["launches_without_start"] == 5
+    assert len(_events(trace, "X")) == len(times) - 5
+    process = next(e for e in _events(trace, "M") if e["name"] == "process_name")
+    assert "(5 launches without a CUPTI start left out)" in process["args"]["name"]
