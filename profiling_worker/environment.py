@@ -22,11 +22,6 @@ from typing import Any
 from profiling_worker import gpu_select
 from profiling_worker.schema import backends as B
 
-# nsight-python >= 1.1 loads the Nsight Compute injection in-process and refuses older ncu
-# (nsight/collection/ncu.py in the 1.1.0 wheel compares against 2026.2.1.0).
-ATTACH_MIN_NCU = (2026, 2, 1)
-# The CUPTI backend needs a libcupti from CUDA >= 13.4 (nsight-python 1.1.1 runtime requirements).
-CUPTI_MIN = (13, 4)
 NCU_FALLBACK_PATHS = ("/usr/local/cuda/bin/ncu",)
 
 
@@ -176,75 +171,27 @@ def probe_environment() -> dict[str, Any]:
     }
 
 
-def _ncu_backend(env: dict[str, Any]) -> dict[str, Any]:
-    nspy = version_tuple(env.get("nsight_python"))
-    ncu = env.get("ncu") or {}
-    ncu_v = version_tuple(ncu.get("version"))
-    if not env.get("gpus"):
-        return _no("no NVIDIA GPU visible to NVML", "run on a machine with an NVIDIA GPU and driver")
-    if not nspy:
-        return _no("nsight-python is not installed",
-                   "pip install nsight-python (>=1.1 needs Nsight Compute >= 2026.2.1; "
-                   "use nsight-python==0.9.6 with an older ncu)")
-    if not ncu.get("path"):
-        return _no("Nsight Compute CLI (ncu) not found on PATH",
-                   "install Nsight Compute and put its ncu on PATH (e.g. /usr/local/cuda/bin)")
-    if not env.get("ncu_report"):
-        return _no("the ncu-report package is missing", "pip install ncu-report")
-    if nspy >= (1, 0):
-        if ncu_v[:3] < ATTACH_MIN_NCU:
-            return _no(f"nsight-python {env['nsight_python']} needs Nsight Compute >= 2026.2.1 "
-                       f"(attach mode), found {ncu.get('version')}",
-                       "install Nsight Compute >= 2026.2.1, or pip install nsight-python==0.9.6 "
-                       "(launch mode works with this ncu)")
-        return {"available": True, "nsight_mode": B.NCU_ATTACH.nsight_mode,
-                "reason": f"nsight-python {env['nsight_python']} attach mode, ncu {ncu['version']}",
-                "fix": ""}
-    return {"available": True, "nsight_mode": B.NCU_LAUNCH.nsight_mode,
-            "reason": f"nsight-python {env['nsight_python']} launch mode (re-runs the worker "
-                      f"under ncu {ncu.get('version')})", "fix": ""}
-
-
-def _cupti_backend(env: dict[str, Any]) -> dict[str, Any]:
-    if not env.get("gpus"):
-        return _no("no NVIDIA GPU visible to NVML", "run on a machine with an NVIDIA GPU and driver")
-    if version_tuple(env.get("nsight_python")) < (1, 1):
-        return _no(f"the CUPTI backend needs nsight-python >= 1.1 (found "
-                   f"{env.get('nsight_python') or 'none'})", "pip install 'nsight-python[cupti]>=1.1'")
-    if version_tuple(env.get("cupti_python")) < CUPTI_MIN:
-        return _no(f"cupti-python >= 13.4 is required (found {env.get('cupti_python') or 'none'})",
-                   "pip install 'cupti-python>=13.4'")
-    libs = env.get("libcupti") or []
-    if not libs or version_tuple(libs[0]["version"])[:2] < CUPTI_MIN:
-        newest = (f"{libs[0]['version'] or 'unknown version'} at {libs[0]['path']}" if libs
-                  else "none")
-        return _no(f"libcupti from CUDA >= 13.4 is required (newest found: {newest})",
-                   "pip install 'nvidia-cuda-cupti>=13.4' (the worker preloads the newest copy)")
-    return {"available": True, "nsight_mode": B.CUPTI_BACKEND.nsight_mode, "libcupti": libs[0]["path"],
-            "reason": f"nsight-python {env['nsight_python']} CUPTI, libcupti {libs[0]['version']}",
-            "fix": ""}
-
-
-def _cpu_backend(env: dict[str, Any]) -> dict[str, Any]:
-    if not env.get("torch"):
-        return _no("torch is not installed", "pip install torch==2.13.0 (CPU) or a CUDA build")
-    return {"available": True, "nsight_mode": B.CPU_BACKEND.nsight_mode, "fix": "",
-            "reason": "host wall-clock timing of the same torch bodies on the CPU, not GPU"}
-
-
-def _no(reason: str, fix: str) -> dict[str, Any]:
+def unavailable(reason: str, fix: str) -> dict[str, Any]:
+    """A backend's report entry when it cannot run here: why, and the fix."""
     return {"available": False, "nsight_mode": None, "reason": reason, "fix": fix}
 
 
+#: The first check of every GPU backend's probe.
+NO_GPU = ("no NVIDIA GPU visible to NVML", "run on a machine with an NVIDIA GPU and driver")
+
+
 def choose_backends(env: dict[str, Any]) -> dict[str, dict[str, Any]]:
-    """For each backend (ncu, cupti, cpu): ``{available, nsight_mode, reason, fix}``.
+    """For each backend (ncu, cupti, cpu): ``{available, nsight_mode, reason, fix}``, from its
+    run-side module's ``probe`` (profiling_worker/backends/registry.py).
 
     Pure: decides from a :func:`probe_environment` dict, so tests can give any environment.
     Rules (ARCHITECTURE.md, facts/device-h200.md): nsight-python >= 1.1 with ncu >= 2026.2.1
     attaches in-process; nsight-python 0.9.x re-runs the worker under any ncu (launch mode);
     CUPTI needs nsight-python >= 1.1, cupti-python >= 13.4 and a libcupti >= 13.4.
     """
-    return {B.NCU: _ncu_backend(env), B.CUPTI: _cupti_backend(env), B.CPU: _cpu_backend(env)}
+    from profiling_worker.backends.registry import run_side
+
+    return {name: run_side(name).probe(env) for name in B.NAMES}
 
 
 def environment_report(with_kernels: bool = False) -> dict[str, Any]:

@@ -13,7 +13,8 @@ from typing import Any
 
 from profiling_worker import __version__, environment, gpu_select
 from profiling_worker.backends.base import Collection
-from profiling_worker.catalog.registry import Registry, load_registry, make_body
+from profiling_worker.backends.registry import RunJob, run_side
+from profiling_worker.catalog.registry import Registry, load_registry
 from profiling_worker.channel import Channel, log_tail
 from profiling_worker.extract.ignored import leave_out_ignored
 from profiling_worker.errors import (COUNTER_PERMISSION_HINT, COUNTER_PERMISSION_MARK,
@@ -84,32 +85,11 @@ def _on_sigterm(_signum: int, _frame: Any) -> None:
 
 def collect(spec: JobSpec, registry: Registry, job_dir: Path, backend: dict[str, Any],
             channel: Channel, uuid: str | None = None) -> Collection | None:
-    """Run the chosen backend on the GPU ``uuid`` (the one CUDA_VISIBLE_DEVICES is pinned to;
-    None for cpu); None in nsight-python's launch-mode child."""
-    annotations = _annotations(spec, registry)
-    if not B.on_gpu(spec.backend):
-        from profiling_worker.backends import cpu
-
-        return cpu.collect(spec, lambda k, timed: make_body(registry, k, annotations[k], "cpu",
-                                                            timed), channel.emit)
-    from profiling_worker.backends import nsight_backend as nb
-
-    nsight = nb.import_nsight(spec.backend, backend.get("libcupti"))  # before torch / CUDA
-    bodies = [make_body(registry, k, annotations[k], "cuda", nsight.annotate)
-              for k in spec.kernels]
-    out_dir = job_dir / C.NSIGHT_DIR
-    out_dir.mkdir(exist_ok=True)
-    if (B.resolve(spec.backend, backend.get("nsight_mode")).mode == B.LAUNCH
-            and not nb.in_launch_child()):
-        # the launch-mode parent never touches CUDA; its child runs the kernels
-        return nb.collect_ncu(nsight, spec, bodies, out_dir, channel.emit, uuid)
-    with nb.autograd_on_calling_thread():
-        device = nb.warm_up(spec, bodies, uuid)
-        profile = nb.collect_cupti if spec.backend == B.CUPTI else nb.collect_ncu
-        result = profile(nsight, spec, bodies, out_dir, channel.emit, uuid)
-    if result is not None:
-        result.backend_info["cuda_device"] = device
-    return result
+    """Run the job's backend (its run-side module, backends/registry.py) on the GPU ``uuid``
+    (the one CUDA_VISIBLE_DEVICES is pinned to; None for cpu); ``backend``: its environment
+    report entry. None in nsight-python's launch-mode child."""
+    job = RunJob(spec, registry, _annotations(spec, registry), job_dir, backend, channel, uuid)
+    return run_side(spec.backend).run(job)
 
 
 def run_child(job_dir: Path) -> None:

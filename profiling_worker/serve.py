@@ -22,11 +22,11 @@ from pathlib import Path
 from typing import Any, TextIO
 
 from profiling_worker import environment, gpu_select, runner
+from profiling_worker.backends.registry import run_side
 from profiling_worker.errors import WorkerError
 from profiling_worker.channel import Channel
 from profiling_worker.schema import backends as B, columns as C
 from profiling_worker.schema.manifest import JobStatus
-
 
 
 def _say(fd: int, **event: Any) -> None:
@@ -41,19 +41,6 @@ def _point_output_at(job_dir: Path) -> None:
     os.dup2(log, 1)
     os.dup2(log, 2)
     os.close(log)
-
-
-def _warm_up_process(backend: str, entry: dict[str, Any]) -> None:
-    """Do once what every job would: import nsight first, then torch, and start CUDA."""
-    if B.on_gpu(backend):
-        from profiling_worker.backends import nsight_backend as nb
-
-        nb.import_nsight(backend, entry.get("libcupti"))
-    import torch
-
-    if B.on_gpu(backend):
-        torch.cuda.init()
-        torch.zeros(1, device="cuda")
 
 
 def refusal(spec: dict[str, Any], backend: str, gpu: int) -> str | None:
@@ -82,7 +69,7 @@ def serve(backend: str, gpu: int, stdin: TextIO) -> int:
                      f"{entry.get('reason') or 'launch mode re-runs the worker per job'}",
              hint=entry.get("fix") or "use cold workers (one process per job)")
         return 1
-    _warm_up_process(backend, entry)
+    run_side(backend).warm_up(entry)  # once what every job would: imports, CUDA
     _say(control, event="ready", backend=backend, gpu=gpu, pid=os.getpid())
     for line in stdin:
         job_dir = Path(json.loads(line)["job_dir"]).resolve()

@@ -11,11 +11,32 @@ from contextlib import contextmanager, nullcontext
 from typing import Any
 
 from profiling_worker.backends.base import Collection, Emit, RunCounter, launches_frame
+from profiling_worker.backends.registry import RunJob
 from profiling_worker.catalog.declare import Annotate
 from profiling_worker.schema import columns as C
 from profiling_worker.schema.spec import JobSpec
 
 MEASUREMENT = "host wall-clock, not GPU"
+
+
+def probe(env: dict[str, Any]) -> dict[str, Any]:
+    """Available wherever torch is installed."""
+    from profiling_worker.environment import unavailable
+
+    if not env.get("torch"):
+        return unavailable("torch is not installed", "pip install torch==2.13.0 (CPU) or a CUDA build")
+    return {"available": True, "nsight_mode": None, "fix": "",
+            "reason": "host wall-clock timing of the same torch bodies on the CPU, not GPU"}
+
+
+def warm_up(entry: dict[str, Any]) -> None:
+    """Import torch once (no device to start)."""
+    import torch  # noqa: F401
+
+
+def run(job: RunJob) -> Collection:
+    """Time ``job``'s bodies on the host (:func:`collect`)."""
+    return collect(job.spec, lambda k, timed: job.body(k, "cpu", timed), job.channel.emit)
 
 
 def collect(spec: JobSpec, make_body: Callable[[str, Annotate], Callable[..., None]],

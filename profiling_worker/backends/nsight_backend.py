@@ -1,8 +1,8 @@
-"""The nsight-python backends, Nsight Compute (``ncu``) and CUPTI (``cupti``).
+"""What the nsight-python backends, Nsight Compute (``ncu``) and CUPTI (``cupti``), share.
 
-This is the only module that imports ``nsight``. It must run before anything initialises
-CUDA: nsight-python 1.x loads the Nsight Compute injection at import time, and the CUPTI
-backend must load a libcupti >= 13.4 before torch loads its own older copy
+nsight is imported only through the run-side modules ncu.py and cupti.py (their ``load``),
+before anything initialises CUDA: nsight-python 1.x loads the Nsight Compute injection at import
+time, and the CUPTI backend must load a libcupti >= 13.4 before torch loads its own older copy
 (facts/device-h200.md: cuda.pathfinder returns a library already loaded, so preloading wins).
 
 Attribution does not rely on nsight-python's extraction, which fails ("Expect same number of
@@ -14,7 +14,6 @@ nsight-python call.
 
 from __future__ import annotations
 
-import ctypes
 import inspect
 import os
 from collections.abc import Callable, Iterator, Sequence
@@ -29,7 +28,8 @@ from profiling_worker.backends.base import (Collection, Emit, RunCounter, launch
 from profiling_worker.backends.cupti_times import Attribution, capture_attribution, clock_pair
 from profiling_worker.backends.ncu_set import ncu_with_set
 from profiling_worker.backends.nsight_options import accepted, cupti_options, ncu_options
-from profiling_worker.errors import (OUT_OF_MEMORY_HINT, BackendUnavailable, KernelFailed,
+from profiling_worker.backends.registry import RunJob
+from profiling_worker.errors import (OUT_OF_MEMORY_HINT, KernelFailed,
                                      ProfilingFailed, WorkerError, is_out_of_memory,
                                      last_error_event)
 from profiling_worker.schema import backends as B, columns as C
@@ -46,31 +46,45 @@ def in_launch_child() -> bool:
     return LAUNCH_CHILD_ENV in os.environ
 
 
-def import_nsight(backend: str, libcupti: str | None) -> Any:
-    """Import nsight-python for ``backend`` ("ncu" or "cupti") and return the module.
+def import_nsight(backend: str, load: Callable[[], Any]) -> Any:
+    """The nsight module for ``backend``: ``load()`` imports (and activates) it the first time,
+    later calls (a warm worker's next job) get the same module."""
+    if _LOADED.get(backend) is None:
+        _LOADED[backend] = load()
+    return _LOADED[backend]
 
-    For CUPTI, Nsight Compute's import-time activation is switched off
-    (``NSPY_NCU_INIT_AT_IMPORT=0``) and ``libcupti`` (a path) is loaded RTLD_GLOBAL first.
-    """
-    if _LOADED.get(backend) is not None:  # a warm worker: imported and activated once
-        return _LOADED[backend]
-    if backend == B.CUPTI:
-        os.environ["NSPY_NCU_INIT_AT_IMPORT"] = "0"
-        if libcupti:
-            ctypes.CDLL(libcupti, mode=ctypes.RTLD_GLOBAL)
-        try:  # nsight-python hides this error behind "cupti-python is required"
-            from cupti import cupti  # noqa: F401
-        except ImportError as exc:
-            raise BackendUnavailable(
-                f"cupti-python cannot be imported: {exc}",
-                "pip install 'cupti-python>=13.4' with its dependencies "
-                "(pyelftools, cuda-pathfinder>=1.4.1, nvidia-cuda-cupti>=13.4)") from exc
-    import nsight
 
-    if backend == B.CUPTI:
-        nsight.activate(nsight.Tool.CUPTI)
-    _LOADED[backend] = nsight
-    return nsight
+def warm_up_process(backend: str, load: Callable[[], Any]) -> None:
+    """A warm worker's start: import nsight first (``load``), then torch, and start CUDA."""
+    import_nsight(backend, load)
+    import torch
+
+    torch.cuda.init()
+    torch.zeros(1, device="cuda")
+
+
+#: collect_ncu or collect_cupti: (nsight, spec, bodies, out_dir, emit, uuid) -> Collection
+Profile = Callable[[Any, JobSpec, Sequence[Any], Path, Emit, "str | None"], "Collection | None"]
+
+
+def profile_job(job: RunJob, load: Callable[[], Any], profile: Profile) -> Collection | None:
+    """Import nsight-python (before torch and CUDA), build the bodies and run ``profile`` on
+    the job's GPU; in launch mode the parent only starts ncu (its child runs the kernels) and
+    the child returns None."""
+    spec = job.spec
+    nsight = import_nsight(spec.backend, load)
+    bodies = [job.body(k, "cuda", nsight.annotate) for k in spec.kernels]
+    out_dir = job.job_dir / C.NSIGHT_DIR
+    out_dir.mkdir(exist_ok=True)
+    if B.resolve(spec.backend, job.entry.get("nsight_mode")).mode == B.LAUNCH \
+            and not in_launch_child():
+        return profile(nsight, spec, bodies, out_dir, job.channel.emit, job.uuid)
+    with autograd_on_calling_thread():
+        device = warm_up(spec, bodies, job.uuid)
+        result = profile(nsight, spec, bodies, out_dir, job.channel.emit, job.uuid)
+    if result is not None:
+        result.backend_info["cuda_device"] = device
+    return result
 
 
 def _profiled_function(spec: JobSpec, bodies: Sequence[Callable[..., None]],

@@ -30,6 +30,7 @@ _ALL_CACHE = ("all", "none")
 #: (nsight-python's ncu), before each annotated region (the worker's CUPTI flush, l2_flush.py),
 #: or nowhere (the host timer).
 FLUSH_KERNEL, FLUSH_REGION, FLUSH_NONE = "kernel", "region", "none"
+_RUN = "profiling_worker.backends."  # where the run-side modules live
 
 
 @dataclass(frozen=True)
@@ -51,6 +52,8 @@ class Backend:
             (``launch``, ``attach``, ``cupti``; None: nsight-python is not used).
         section_sets: honours ``section_set`` (Nsight Compute section sets, deep dive).
         l2_flush: where cache_control ``all`` flushes the L2 (:data:`FLUSH_KERNEL`...).
+        runner: the module that runs it in the worker (``probe``, ``warm_up``, ``run``:
+            profiling_worker/backends/registry.py); named, never imported here.
     """
 
     name: Name
@@ -66,23 +69,24 @@ class Backend:
     nsight_mode: str | None = None
     section_sets: bool = False
     l2_flush: str = FLUSH_NONE
+    runner: str = ""
 
 
 NCU_LAUNCH = Backend(NCU, "GPU kernel duration and counters (Nsight Compute)", LAUNCH,
                      on_gpu=True, duration_metric=C.GPU_TIME, any_metric=True, collectors=False,
                      cache_controls=_ALL_CACHE, warm=False, counters=True, nsight_mode=LAUNCH,
-                     section_sets=True, l2_flush=FLUSH_KERNEL)
+                     section_sets=True, l2_flush=FLUSH_KERNEL, runner=_RUN + "ncu")
 NCU_ATTACH = Backend(NCU, "GPU kernel duration and counters (Nsight Compute)", ATTACH,
                      on_gpu=True, duration_metric=C.GPU_TIME, any_metric=True, collectors=True,
                      cache_controls=_ALL_CACHE, warm=True, counters=True, nsight_mode=ATTACH,
-                     section_sets=True, l2_flush=FLUSH_KERNEL)
+                     section_sets=True, l2_flush=FLUSH_KERNEL, runner=_RUN + "ncu")
 CUPTI_BACKEND = Backend(CUPTI, "GPU kernel duration (CUPTI activity records)", IN_PROCESS,
                         on_gpu=True, duration_metric=C.GPU_TIME, any_metric=False,
                         collectors=True, cache_controls=_ALL_CACHE, warm=True,
-                        nsight_mode=CUPTI, l2_flush=FLUSH_REGION)
+                        nsight_mode=CUPTI, l2_flush=FLUSH_REGION, runner=_RUN + "cupti")
 CPU_BACKEND = Backend(CPU, "host wall-clock, not GPU", IN_PROCESS, on_gpu=False,
                       duration_metric=C.HOST_TIME, any_metric=False, collectors=False,
-                      cache_controls=(), warm=True)
+                      cache_controls=(), warm=True, runner=_RUN + "cpu")
 
 #: Every backend and run mode; the first of a name is its default description.
 ALL: tuple[Backend, ...] = (NCU_ATTACH, NCU_LAUNCH, CUPTI_BACKEND, CPU_BACKEND)
