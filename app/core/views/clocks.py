@@ -13,7 +13,6 @@ from dataclasses import dataclass
 
 import numpy as np
 import pandas as pd
-from scipy.special import stdtr
 
 from profiling_worker.schema import columns as C
 from profiling_worker.schema.spec import SPEC_DEFAULTS
@@ -243,7 +242,10 @@ def correlation_frame(frame: pd.DataFrame) -> pd.DataFrame:
 def pearson(x: np.ndarray, y: np.ndarray) -> tuple[float, float]:
     """Pearson's r and its two-sided p-value (t = r sqrt((n-2) / (1-r^2)), Student's t with n-2
     degrees of freedom; what ``scipy.stats.pearsonr`` returns, without importing scipy.stats,
-    which costs about a second on the first page load). Needs n >= 3 and non-constant x, y."""
+    which costs about a second on the first page load; ``scipy.special`` is imported here, on
+    first use, for the same reason). Needs n >= 3 and non-constant x, y."""
+    from scipy.special import stdtr
+
     r = float(np.clip(np.corrcoef(x, y)[0, 1], -1.0, 1.0))
     df = len(x) - 2
     t = np.inf if abs(r) == 1.0 else r * np.sqrt(df / (1.0 - r * r))
