@@ -30,6 +30,9 @@ mkdir -p "$RESULTS" "$OUT"
 } > "$OUT/env.txt" 2>&1
 cd "$REPO"
 PYTHONPATH=$NCU_PATH python3 scripts/record_h200.py "$RESULTS" "$NCU_PATH" "$CUPTI_PATH" "$@" 2>&1 | tee "$OUT/record.jsonl"
+# The recorded bundles now, and again at the end: a call cut short by its time limit keeps them.
+pack() { tar -czf "$OUT/bundles.tgz" -C "$RESULTS" --exclude='*.ncu-rep' --exclude='*.ncu-rep.gz' .; }
+pack
 # The bare nsight-python reference of job J1, same call, same GPU.
 LIBCUPTI=$(PYTHONPATH=$CUPTI_PATH python3 -c 'from profiling_worker.environment import find_libcupti as f; print(f()[0]["path"])')
 for b in ${BARE_BACKENDS:-ncu cupti}; do  # BARE_BACKENDS=none: skip the reference
@@ -40,7 +43,9 @@ for b in ${BARE_BACKENDS:-ncu cupti}; do  # BARE_BACKENDS=none: skip the referen
   rc=$?
   echo "{\"bare\": \"$b\", \"rc\": $rc, \"wall_ms\": $(( ($(date +%s%N) - s) / 1000000 ))}" | tee -a "$OUT/record.jsonl"
 done
-PYTHONPATH=$NCU_PATH timeout 120 python3 benchmarks/cuda_events_gemm.py "$RESULTS/cuda_events_gemm.json" > /dev/null 2>&1 || echo "cuda events benchmark failed"
+# EVENTS=0: skip the CUDA-events GEMM reference (about 30 s).
+[ "${EVENTS:-1}" = 1 ] && { PYTHONPATH=$NCU_PATH timeout 120 python3 benchmarks/cuda_events_gemm.py \
+  "$RESULTS/cuda_events_gemm.json" > /dev/null 2>&1 || echo "cuda events benchmark failed"; }
 KPROF_GPU_RESULTS=$RESULTS PYTHONPATH=$CUPTI_PATH timeout 300 python3 -m pytest -m gpu -q -s -p no:cacheprovider ${PYTEST_K:+-k "$PYTEST_K"} tests/gpu 2>&1 | tee "$OUT/pytest_gpu.txt"
 # OVERHEAD=1: the dashboard's worker vs a bare nsight-python script, cold and warm (issue 6).
 if [ "${OVERHEAD:-0}" = 1 ]; then
@@ -49,7 +54,7 @@ if [ "${OVERHEAD:-0}" = 1 ]; then
 fi
 # Bring back: every bundle without its .ncu-rep (too big), plus the .ncu-reps that fit.
 # (.ncu-rep.gz: reports of bundles seeded from the repo, already there)
-tar -czf "$OUT/bundles.tgz" -C "$RESULTS" --exclude='*.ncu-rep' --exclude='*.ncu-rep.gz' .
+pack
 n=0
 for rep in "$RESULTS"/*/nsight/*.ncu-rep; do
   [ -f "$rep" ] || continue
