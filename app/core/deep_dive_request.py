@@ -12,7 +12,7 @@ from typing import Any
 
 import pandas as pd
 
-from profiling_worker.schema import columns as C
+from profiling_worker.schema import backends as B, columns as C
 
 from app.core import frame_columns as F
 from app.core.bundle_loader import Bundle
@@ -72,7 +72,7 @@ def deep_dive_spec(bundle: Bundle, annotation: str, config: Mapping[str, Any],
     label = ", ".join(f"{k}={v}" for k, v in config.items())
     raw: dict[str, Any] = {
         "kernels": [kernel], "annotations": [annotation], "configs": [dict(config)],
-        "runs": DEEP_DIVE_RUNS, "backend": "ncu", "section_set": DEEP_DIVE_SET,
+        "runs": DEEP_DIVE_RUNS, "backend": B.NCU, "section_set": DEEP_DIVE_SET,
         "metrics": [C.GPU_TIME], "label": f"{LABEL_PREFIX}{annotation} {label}",
         "cache_control": spec.cache_control, "clock_control": spec.clock_control,
         "gpu": spec.gpu, "ignore_kernels": list(spec.ignore_kernels)}

@@ -132,7 +132,7 @@ def render_job_builder(best_backend: str) -> dict[str, Any]:
         _size_fields(info, first)
         left, right = st.columns(2)
         _select(left, "Backend", B.NAMES, "backend", first,
-                help="ncu: Nsight Compute; cupti: durations only; cpu: host timer, no GPU")
+                help="; ".join(f"{n}: {B.get(n).measures}" for n in B.NAMES))
         _select(right, "Metrics", spec_schema.METRIC_PRESETS, "metric_preset", first,
                 help="timing = duration; bound = SM vs DRAM % of peak; memory = DRAM bytes")
         with st.expander("Options"):
