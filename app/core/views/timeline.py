@@ -28,10 +28,10 @@ TIMELINE_ALIGNED = (
 TIMELINE_NO_NVML = ("Each launch at its CUPTI GPU start and end; this job has no NVML trace on "
                     "CUPTI's clock to draw beside them.")
 TIMELINE_RUN_ORDER = (
-    "This job has no kernel start times (Nsight Compute replays each kernel; CUPTI jobs record "
-    "them since the timeline was added): the launches sit back to back in run order, each as "
-    "long as its measured duration, so gaps between them are not shown and the NVML trace above "
-    "cannot be placed beside them.")
+    "This job has no kernel start times (Nsight Compute replays each kernel, so its jobs have "
+    "none; CUPTI jobs have them in tables/launch_times when their worker wrote that table): "
+    "the launches sit back to back in run order, each as long as its measured duration, so gaps "
+    "between them are not shown and the NVML trace above cannot be placed beside them.")
 
 
 @dataclass(frozen=True)
@@ -104,7 +104,7 @@ def timeline_view(bundle: Bundle) -> TimelineView:
     launches = pd.DataFrame({
         F.TRACK: [tracks[(e["pid"], e["tid"])] for e in kernels],
         C.KERNEL: [e["name"] for e in kernels],
-        F.START_MS: [e["ts"] / 1e3 for e in kernels],
+        F.START_MS: [_ms(e["ts"]) for e in kernels],
         F.DURATION_US: [e["args"]["duration_ns"] / 1e3 for e in kernels],
         C.CONFIG: [e["args"]["config"] for e in kernels],
         F.CONFIG_LABEL: [_label(e["args"], bundle.parameters) for e in kernels],
@@ -112,13 +112,19 @@ def timeline_view(bundle: Bundle) -> TimelineView:
     aligned = bool(trace["otherData"]["nvml_aligned"])  # the counters share the launches' axis
     counters = [e for e in events if e["ph"] == "C"] if aligned else []
     frame = pd.DataFrame({
-        F.START_MS: [e["ts"] / 1e3 for e in counters],
+        F.START_MS: [_ms(e["ts"]) for e in counters],
         F.COUNTER: [e["name"] for e in counters],
         F.COUNTER_VALUE: [next(iter(e["args"].values())) for e in counters],
         F.COUNTER_UNIT: [next(iter(e["args"])) for e in counters]})
     facts = trace["otherData"]
     return TimelineView(launches, frame, facts["placement"], aligned,
                         facts["launches_without_start"])
+
+
+def _ms(ts_us: float) -> float:
+    """A trace ``ts`` (µs, nudged by 1e-6 for Perfetto: profiling_worker.timeline._us) in ms,
+    rounded to the ns it stands for."""
+    return round(ts_us / 1e3, 6)
 
 
 def _label(args: dict[str, Any], params: tuple[str, ...]) -> str:
