@@ -90,8 +90,9 @@ for tile, (title, name) in zip(tiles, (("Theoretical (%)", M.THEORETICAL_OCCUPAN
                                        ("Achieved (%)", M.WARPS_ACTIVE_PCT))):
     tile.metric(title, f"{values[name]:.1f}" if name in values else "not in report",
                 help=name, border=True)
-tiles[2].metric("Limited by", limiter or "not in report", border=True,
-                help="The resource that allows the fewest blocks per SM (launch__occupancy_limit_*)")
+tiles[2].metric("Limited by", limiter[0] if limiter else "not in report", border=True,
+                help="The resource that allows the fewest blocks per SM (launch__occupancy_limit_*)"
+                + (f": {limiter[1]:g} blocks" if limiter else ""))
 _panel(occ, "occupancy")
 
 st.subheader("Warp state stalls")

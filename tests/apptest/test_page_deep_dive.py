@@ -34,7 +34,7 @@ def test_default_set_report_shows_what_it_has_and_names_what_it_lacks(store, app
     tiles = {m.label: m.value for m in at.metric}
     assert float(tiles["Theoretical (%)"]) == 62.5  # sm__maximum_warps_per_active_cycle_pct
     assert 0 < float(tiles["Achieved (%)"]) <= 62.5
-    assert tiles["Limited by"].startswith("registers")  # 5 blocks: the fewest of the limits
+    assert tiles["Limited by"] == "registers"  # 5 blocks per SM: the fewest of the limits
     (sol,) = plotly_specs(at)  # speed of light drawn; no stall chart (no WarpStateStats)
     assert sol["layout"]["xaxis"]["range"] == [0, 100]
     assert "Est. saving % of sweep" in at.dataframe[-1].value.columns  # the job's digest
@@ -53,6 +53,10 @@ def test_metrics_only_sweep_has_no_rules_and_offers_a_deep_dive(store, monkeypat
     button = at.button(key="bound-deep-run")
     assert button.disabled  # no GPU here: the reason is named instead
     assert "Cannot run here" in texts(at) and "--set full" in texts(at)
+    at.session_state["deep-dive-submitted"] = "20261130-080000-matmul-0001"  # after a submit
+    at.run()
+    assert not at.exception, at.exception
+    assert any("Open the deep dive" in str(link.label) for link in at.get("page_link"))
 
 
 def test_kernels_page_of_an_import_lists_the_rules(store, app) -> None:

@@ -31,10 +31,11 @@ JOB_FOR = {
     "one-kernel": "h200-ncu-matmul-sweep",
     "results": "h200-ncu-matmul-sweep",
     "files": "h200-ncu-roofline",
+    "deep-dive": "h200-ncu-matmul-sweep",  # metrics only: the page names the missing sections
 }
 #: Views that must draw at least one plotly chart with their default choices.
 CHART_PAGES = {"sweep", "stability", "bound", "memory", "clocks", "kernels", "one-kernel",
-               "compare", "backends", "cache-clock"}
+               "compare", "backends", "cache-clock", "deep-dive"}
 #: Views that must be in the navigation (an import page is visited too once it exists).
 EXPECTED = CHART_PAGES | {"results", "files", "history", "environment"}
 DARK_PAGES = ("sweep", "clocks", "one-kernel")

@@ -90,16 +90,17 @@ def metric_panel(data: Mapping[str, Any], launch_id: int, panel: str,
     return Panel(frame.reset_index(drop=True), _missing(data, launch_id, panel))
 
 
-def occupancy(data: Mapping[str, Any], launch_id: int) -> tuple[Panel, str | None]:
-    """Occupancy metrics and the limiter: the resource allowing the fewest blocks per SM
-    (``launch__occupancy_limit_*``; ties name every such resource), None when unknown."""
+def occupancy(data: Mapping[str, Any], launch_id: int) -> tuple[Panel, tuple[str, float] | None]:
+    """Occupancy metrics and the limiter: (resource, blocks per SM it allows) for the resource
+    allowing the fewest (``launch__occupancy_limit_*``; ties name every such resource), None
+    when the report has no limits."""
     panel = metric_panel(data, launch_id, "occupancy", M.OCCUPANCY)
     values = dict(zip(panel.frame[METRIC], panel.frame[VALUE]))
     limits = {res: values[name] for res, name in M.OCCUPANCY_LIMITS.items() if name in values}
     if not limits:
         return panel, None
     fewest = min(limits.values())
-    return panel, " and ".join(r for r, v in limits.items() if v == fewest) + f" ({fewest:g} blocks)"
+    return panel, (" and ".join(r for r, v in limits.items() if v == fewest), float(fewest))
 
 
 def stalls(data: Mapping[str, Any], launch_id: int) -> Panel:
