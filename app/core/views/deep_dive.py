@@ -64,12 +64,16 @@ def present(data: Mapping[str, Any], launch_id: int) -> list[str]:
     return list(sections.get(str(launch_id), sections.get(launch_id, [])))
 
 
-def _missing(data: Mapping[str, Any], launch_id: int, panel: str) -> str:
+def _missing(data: Mapping[str, Any], launch_id: int, panel: str, partial: bool = False) -> str:
+    """Why the panel is empty (or, ``partial``, incomplete); "" when its section is there."""
     section, title = SECTIONS[panel]
     if section in present(data, launch_id):
         return ""
-    return (f"Not in this report: {title} (section `{section}`) was not collected. Profile the "
-            "point with the full section set (`ncu --set full`; the deep-dive action does).")
+    fix = "Profile the point with the full section set (`ncu --set full`; the deep-dive action does)."
+    if partial:
+        return (f"The report has no {title} section (`{section}`); below are those of its metrics "
+                f"that the job collected anyway. {fix}")
+    return f"Not in this report: {title} (section `{section}`) was not collected. {fix}"
 
 
 def _rows(data: Mapping[str, Any], key: str, launch_id: int) -> pd.DataFrame:
@@ -87,7 +91,7 @@ def metric_panel(data: Mapping[str, Any], launch_id: int, panel: str,
     order = {n: i for i, n in enumerate(names)}
     frame = frame.sort_values("metric", key=lambda s: s.map(order)).rename(
         columns={"metric": METRIC, "value": VALUE, "unit": UNIT})
-    return Panel(frame.reset_index(drop=True), _missing(data, launch_id, panel))
+    return Panel(frame.reset_index(drop=True), _missing(data, launch_id, panel, not frame.empty))
 
 
 def occupancy(data: Mapping[str, Any], launch_id: int) -> tuple[Panel, tuple[str, float] | None]:
