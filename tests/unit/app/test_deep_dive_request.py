@@ -30,7 +30,7 @@ def test_deep_dive_spec_profiles_that_point_alone_with_the_full_set() -> None:
     assert (spec.kernels, spec.annotations, [dict(c) for c in spec.configs]) == (
         ("matmul",), ("fp16",), [{"n": 1024}])
     assert spec.backend == "ncu" and spec.section_set == DEEP_DIVE_SET
-    assert spec.cache_control == bundle.spec.get("cache_control", "all")
+    assert bundle.job_spec is not None and spec.cache_control == bundle.job_spec.cache_control
 
 
 def test_a_region_is_run_by_the_kernel_that_declares_it() -> None:
