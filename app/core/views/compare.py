@@ -83,7 +83,8 @@ def compare_frame(baseline: Bundle, candidate: Bundle, options: CompareOptions) 
     """Candidate vs baseline per annotation x config for one metric.
 
     Returns:
-        Annotation, <params>, ConfigLabel, Metric, Unit, then for each side (Baseline,
+        Annotation, <params>, Verdict, DiffPct, DetectablePct, Reason (the gate's judgement
+        first), Metric, Unit, then for each side (Baseline,
         Candidate) Avg, StdDev, CI95Lower, CI95Upper, RSD, Runs; Ratio (candidate / baseline),
         RatioCI95Lower, RatioCI95Upper (NaN below 2 runs a side), EnoughRuns, CIsOverlap,
         RatioExcludesOne (both False without enough runs); the gate's DiffPct, DetectablePct,
@@ -118,6 +119,8 @@ def compare_frame(baseline: Bundle, candidate: Bundle, options: CompareOptions) 
     both.insert(len(keys), C.METRIC, metric)
     both.insert(len(keys) + 1, C.UNIT, both.pop(F.BASELINE_UNIT))
     both = both.drop(columns=[F.CANDIDATE_UNIT])
+    first = [*keys, F.VERDICT, gate.DIFF_PCT, gate.DETECTABLE_PCT, gate.REASON]  # the judgement
+    both = both[first + [c for c in both if c not in first]]
     params = tuple(k for k in keys if k != C.ANNOTATION)
     return with_labels(both, params)
 
