@@ -205,15 +205,17 @@ def _check_memory(spec: JobSpec, registry: Registry, env: dict[str, Any],
 
 
 def _ignored_by_backend(spec: JobSpec, job_dir: Path) -> list[str]:
-    """Say what the cpu backend drops from the raw spec (GPU metrics, info collectors)."""
-    if B.on_gpu(spec.backend):
+    """Say what a host backend drops from the raw spec: metrics besides its duration (spec
+    validation keeps only that one) and info collectors it has no GPU to sample for."""
+    caps = B.get(spec.backend)
+    if caps.on_gpu:  # a GPU backend refuses what it cannot measure at validation instead
         return []
     raw = json.loads((job_dir / C.SPEC_FILE).read_text(encoding="utf-8"))
-    dropped = [m for m in raw.get("metrics") or () if m != C.HOST_TIME]
-    notes = [f"the cpu backend measures host wall-clock time only; ignored metrics: "
-             f"{', '.join(dropped)}"] if dropped else []
-    if raw.get("collectors"):
-        notes.append("the cpu backend has no GPU to sample; ignored info collectors: "
+    dropped = [m for m in raw.get("metrics") or () if m != caps.duration_metric]
+    notes = [f"the {caps.name} backend records {caps.duration_metric} only ({caps.measures}); "
+             f"ignored metrics: {', '.join(dropped)}"] if dropped else []
+    if raw.get("collectors") and not caps.collectors:
+        notes.append(f"the {caps.name} backend has no GPU to sample; ignored info collectors: "
                      + ", ".join(raw["collectors"]))
     return notes
 

@@ -1,11 +1,17 @@
 """The backend registry (profiling_worker/schema/backends.py): names, variants, capabilities."""
 
+import types
 from typing import get_args
 
 import pytest
 
 from profiling_worker import environment
+from profiling_worker.backends import nsight_backend as nb
+from profiling_worker.backends.registry import RunJob, run_side
+from profiling_worker.catalog.registry import load_registry
+from profiling_worker.channel import Channel
 from profiling_worker.schema import backends as B, columns as C
+from profiling_worker.schema.spec import validate_spec
 
 from tests.unit.profiling_worker.test_backend_choice import env
 
@@ -38,3 +44,37 @@ def test_capabilities_answer_the_questions_callers_ask():
     assert B.CUPTI_BACKEND.l2_flush == B.FLUSH_REGION
     with pytest.raises(KeyError, match="is not one of ncu, cupti, cpu"):
         B.get("torch")
+
+
+def test_every_backend_has_a_run_side_module_with_probe_warm_up_and_run():
+    for name in B.NAMES:
+        side = run_side(name)
+        assert all(callable(getattr(side, f)) for f in ("probe", "warm_up", "run")), name
+        assert side.probe(env()) == environment.choose_backends(env())[name]
+
+
+def _job(tmp_path, nsight_mode):
+    spec = validate_spec({"kernels": ["vector_add"], "configs": [{"n": 1024}], "runs": 2})
+    registry = load_registry()
+    annotations = {"vector_add": registry.kernels["vector_add"].annotations}
+    return RunJob(spec, registry, annotations, tmp_path, {"nsight_mode": nsight_mode},
+                  Channel(tmp_path, None), "GPU-1")
+
+
+@pytest.mark.parametrize("nsight_mode, warms_up", [(B.LAUNCH, False), (B.ATTACH, True)])
+def test_a_launch_mode_parent_profiles_without_starting_cuda(monkeypatch, tmp_path, nsight_mode,
+                                                              warms_up):
+    """nsight-python 0.9.x re-runs the worker under ncu: the parent must not touch CUDA (its
+    child runs the kernels); attach mode warms up and profiles in this process."""
+    warmed, profiled = [], []
+    monkeypatch.setattr(nb, "_LOADED", {})
+    monkeypatch.delenv(nb.LAUNCH_CHILD_ENV, raising=False)
+    monkeypatch.setattr(nb, "warm_up", lambda spec, bodies, uuid: warmed.append(uuid) or {})
+    fake = types.SimpleNamespace(annotate=lambda _name: None)
+
+    def profile(nsight, spec, bodies, out_dir, emit, uuid):
+        profiled.append((nsight, len(bodies), out_dir.name, uuid))
+
+    assert nb.profile_job(_job(tmp_path, nsight_mode), lambda: fake, profile) is None
+    assert profiled == [(fake, 1, C.NSIGHT_DIR, "GPU-1")]
+    assert warmed == (["GPU-1"] if warms_up else [])
