@@ -17,6 +17,8 @@ import time
 from pathlib import Path
 from typing import Any
 
+from profiling_worker.schema.metrics import DEEP_DIVE_COLLECT  # what the deep-dive action asks
+
 MATMUL = [512, 1024, 2048, 4096, 8192]
 ELEMENTWISE = [1 << 20, 1 << 22, 1 << 24, 1 << 26]
 BOUND = ["gpu__time_duration.sum", "sm__throughput.avg.pct_of_peak_sustained_elapsed",
@@ -90,7 +92,7 @@ JOBS: dict[str, dict[str, Any]] = {
     # matmul sweep with the detailed set so that its rule results can be digested.
     "h200-ncu-deepdive-fp16-4096": {"kernels": ["matmul"], "annotations": ["fp16"],
                                     "configs": [4096], "runs": 3, "backend": "ncu",
-                                    "section_set": "full"},
+                                    "section_set": "full", "metrics": list(DEEP_DIVE_COLLECT)},
     "h200-ncu-matmul-rules": {"kernels": ["matmul"], "configs": MATMUL, "runs": 3,
                               "metrics": BOUND, "backend": "ncu", "section_set": "detailed"},
     "h200-cupti-scale-4mi-cache-none": {"kernels": ["scale"], "configs": [1 << 22], "runs": 20,

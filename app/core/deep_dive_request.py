@@ -12,7 +12,7 @@ from typing import Any
 
 import pandas as pd
 
-from profiling_worker.schema import backends as B, columns as C
+from profiling_worker.schema import backends as B, columns as C, metrics as M
 
 from app.core import frame_columns as F
 from app.core.bundle_loader import Bundle
@@ -73,7 +73,7 @@ def deep_dive_spec(bundle: Bundle, annotation: str, config: Mapping[str, Any],
     raw: dict[str, Any] = {
         "kernels": [kernel], "annotations": [annotation], "configs": [dict(config)],
         "runs": DEEP_DIVE_RUNS, "backend": B.NCU, "section_set": DEEP_DIVE_SET,
-        "metrics": [C.GPU_TIME], "label": f"{LABEL_PREFIX}{annotation} {label}",
+        "metrics": list(M.DEEP_DIVE_COLLECT), "label": f"{LABEL_PREFIX}{annotation} {label}",
         "cache_control": spec.cache_control, "clock_control": spec.clock_control,
         "gpu": spec.gpu, "ignore_kernels": list(spec.ignore_kernels)}
     return raw

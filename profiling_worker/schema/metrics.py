@@ -93,6 +93,10 @@ OCCUPANCY = (THEORETICAL_OCCUPANCY_PCT, WARPS_ACTIVE_PCT, *OCCUPANCY_LIMITS.valu
 #: (WarpStateStats section); the reason is the part between the prefix and the suffix.
 STALL_PREFIX = "smsp__average_warps_issue_stalled_"
 STALL_SUFFIX = "_per_issue_active.ratio"
+#: What a deep-dive job asks for besides its section set: the bytes and hit rates of every memory
+#: level by name, so the memory panel does not depend on which metrics a version's
+#: MemoryWorkloadAnalysis section files happen to collect.
+DEEP_DIVE_COLLECT = (GPU_TIME, L1_BYTES, L2_BYTES, DRAM_READ, DRAM_WRITE, L1_HIT_PCT, L2_HIT_PCT)
 DEEP_DIVE_METRICS = (GPU_TIME, GPC_HZ, *SPEED_OF_LIGHT, *MEMORY_WORKLOAD, *LAUNCH_STATISTICS,
                      *OCCUPANCY)
 

@@ -6,7 +6,7 @@ import dataclasses
 
 import pytest
 
-from profiling_worker.schema import columns as C
+from profiling_worker.schema import columns as C, metrics as M
 from profiling_worker.schema.spec import validate_spec
 
 from app.core.deep_dive_request import (DEEP_DIVE_SET, NoDeepDive, deep_dive_spec, kernel_of,
@@ -30,6 +30,7 @@ def test_deep_dive_spec_profiles_that_point_alone_with_the_full_set() -> None:
     assert (spec.kernels, spec.annotations, [dict(c) for c in spec.configs]) == (
         ("matmul",), ("fp16",), [{"n": 1024}])
     assert spec.backend == "ncu" and spec.section_set == DEEP_DIVE_SET
+    assert list(spec.metrics) == list(M.DEEP_DIVE_COLLECT)  # memory bytes by name too
     assert bundle.job_spec is not None and spec.cache_control == bundle.job_spec.cache_control
 
 
