@@ -135,8 +135,7 @@ def render_job_builder(best_backend: str) -> dict[str, Any]:
                 help="; ".join(f"{n}: {B.get(n).measures}" for n in B.NAMES))
         _select(right, "Metrics", spec_schema.METRIC_PRESETS, "metric_preset", first,
                 help="timing = duration; bound = SM vs DRAM % of peak; memory = DRAM bytes")
-        with st.expander("Options"):
-            _options(first)
+        _options_box(first)
         st.form_submit_button("Run", type="primary", on_click=on_submit, args=(first,),
                               key=k("submit"))
     for err in load_errors:
@@ -177,6 +176,18 @@ def _size_fields(info: Any, first: Mapping[str, Any]) -> None:
     modes = list(config_grid.COMBINE)
     st.radio("Configs", modes, index=modes.index(mode), key=k("combine"), horizontal=True,
              format_func=config_grid.COMBINE.get)
+
+
+def _options_box(first: Mapping[str, Any]) -> None:
+    """The Options expander. Its 17 widgets are drawn only once the user has opened it in this
+    session (opening reruns the app; from then on they stay drawn, open or closed, so their
+    values live in widget state): a first page load sends and mounts none of them. Until then
+    :func:`form_values` gives their ``first`` values, which is what they would show."""
+    box = st.expander("Options", key=k("options"), on_change="rerun")
+    if box.open or st.session_state.get(state.BUILDER_OPTIONS_SEEN):
+        st.session_state[state.BUILDER_OPTIONS_SEEN] = True
+        with box:
+            _options(first)
 
 
 def _options(first: Mapping[str, Any]) -> None:

@@ -15,6 +15,7 @@ QUERY_JOB = "job"
 SELECTED_JOB = "sidebar-job"
 BUILDER_ERRORS = "builder-errors"  # list[FieldError] of the last rejected submit
 BUILDER_NOTICE = "builder-notice"  # id of the job submitted last (its note follows its state)
+BUILDER_OPTIONS_SEEN = "builder-options-seen"  # True once the form's Options were opened
 PANEL_WAS_ACTIVE = "panel-was-active"
 OWN_JOBS = "own-jobs"  # ids of the jobs this browser session submitted, oldest first
 

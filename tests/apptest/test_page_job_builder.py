@@ -10,14 +10,27 @@ from apptest_helpers import plotly_specs, texts, trace_values, unescape, wait_un
 from app.ui import cached
 
 
+OPTIONS = {"size_preset", "extra_metrics", "cache_control", "clock_control", "replay_mode",
+           "thermal_mode", "thermal_wait", "thermal_cont", "thermal_timeout", "collectors",
+           "warmup", "gpu", "ignore_kernels", "label"}
+
+
+def _open_options(at) -> None:
+    """Open the form's Options expander (its widgets are drawn once it was opened)."""
+    at.session_state["builder-options"] = True
+    at.run()
+
+
 def _fill(at, **values) -> None:
+    if OPTIONS & set(values):
+        _open_options(at)
     for field, value in values.items():
         key = f"builder-{field}"
         if field in ("kernels", "annotations"):
             at.multiselect(key=key).set_value(value)
         elif field in ("runs", "warmup", "gpu"):
             at.number_input(key=key).set_value(value)
-        elif field in ("backend", "size_preset", "metric_preset"):
+        elif field in ("backend", "size_preset", "metric_preset", "replay_mode"):
             at.selectbox(key=key).set_value(value)
         elif field == "ignore_kernels":
             at.text_area(key=key).set_value(value)
@@ -135,7 +148,7 @@ def test_kernel_with_two_parameters_gets_one_field_each_and_zip(store, app, tmp_
 
 def test_replay_and_thermal_fields_are_submitted_and_checked_by_field(store, app) -> None:
     at = app()
-    _fill(at, kernels=["matmul"], sizes="32", runs=2)
+    _fill(at, kernels=["matmul"], sizes="32", runs=2, replay_mode="kernel")
     at.selectbox(key="builder-replay_mode").set_value("range")
     at.selectbox(key="builder-thermal_mode").set_value("manual")
     at.number_input(key="builder-thermal_wait").set_value(20)
@@ -164,3 +177,21 @@ def test_builtin_two_parameter_kernel_runs_from_its_prefilled_fields(store, app)
     wait_until(lambda: not cached.job_manager().get(job.job_id).active)
     done = cached.job_manager().get(job.job_id)
     assert done.status == "done", done.error
+
+
+def test_options_are_drawn_once_opened_and_submitted_as_their_defaults_before(store, app) -> None:
+    at = app()
+    drawn = {w.key for kind in ("selectbox", "number_input", "text_input", "text_area",
+                                "multiselect") for w in getattr(at.sidebar, kind)}
+    assert not {f"builder-{f}" for f in OPTIONS} & drawn  # a first load draws none of them
+    _fill(at, kernels=["matmul"], backend="cpu", sizes="32", runs=2)
+    _submit(at)
+    first = cached.job_manager().get(at.session_state["sidebar-job"]).spec
+    _open_options(at)
+    assert at.selectbox(key="builder-cache_control").value == first.cache_control
+    assert at.number_input(key="builder-warmup").value == first.warmup
+    at.number_input(key="builder-warmup").set_value(3)
+    at.session_state["builder-options"] = False  # closed again: the fields keep their values
+    _submit(at)
+    assert not at.sidebar.error, [e.value for e in at.sidebar.error]
+    assert cached.job_manager().get(at.session_state["sidebar-job"]).spec.warmup == 3
