@@ -62,10 +62,14 @@ def markdown(result: GateResult) -> str:
               "why |", "| --- | --- | --- | --- | ---: | ---: | --- | --- |"]
     order = {o.value: i for i, o in enumerate(Outcome)}
     rows = result.rows.sort_values(OUTCOME, key=lambda s: s.map(order), kind="stable")
+    context = "; ".join(result.context)
     for _, r in rows.iterrows():
+        why = str(r[REASON])  # the context differences are said once, above the table
+        why = "measurement differs (above)" + why[len(context):] if context and \
+            why.startswith(context) else why
         cells = [r[C.ANNOTATION], r[CONFIG_LABEL], _mean(r, BASELINE), _mean(r, CANDIDATE),
                  _pct(r[DIFF_PCT]), "–" if pd.isna(r[DETECTABLE_PCT]) else
-                 f"{r[DETECTABLE_PCT]:.2f} %", f"**{r[OUTCOME]}**", r[REASON]]
+                 f"{r[DETECTABLE_PCT]:.2f} %", f"**{r[OUTCOME]}**", why]
         lines.append("| " + " | ".join(str(c).replace("|", "\\|") for c in cells) + " |")
     return "\n".join(lines) + "\n"
 
