@@ -24,7 +24,7 @@ from profiling_worker.errors import (COUNTER_PERMISSION_HINT, COUNTER_PERMISSION
 from profiling_worker.schema import backends as B, columns as C
 from profiling_worker.schema.manifest import JobStatus, now_iso
 from profiling_worker.schema.configs import device_memory
-from profiling_worker.schema.spec import JobSpec, SpecInvalid, load_spec, validate_spec
+from profiling_worker.schema.spec import JobSpec, SpecInvalid, check_fits, load_spec, validate_spec
 
 
 def _annotations(spec: JobSpec, registry: Registry) -> dict[str, tuple[str, ...]]:
@@ -199,7 +199,7 @@ def _check_memory(spec: JobSpec, registry: Registry, env: dict[str, Any],
     memory, memory_of = device_memory(spec.backend, env.get("gpus") or (),
                                       gpu.uuid if gpu else None)
     try:
-        validate_spec(spec.to_json(), registry.kernels, memory, memory_of)
+        check_fits(spec, registry.kernels, memory, memory_of)
     except SpecInvalid as exc:
         raise SpecRejected(str(exc), "fix the named fields and submit again") from exc
 

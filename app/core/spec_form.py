@@ -14,8 +14,8 @@ from typing import Any
 
 from profiling_worker.schema import backends as B
 from profiling_worker.schema.configs import device_memory
-from profiling_worker.schema.spec import (METRIC_PRESETS, SPEC_DEFAULTS, FieldError, JobSpec,
-                                          SpecInvalid, validate_spec)
+from profiling_worker.schema.spec import (METRIC_PRESETS, FieldError, JobSpec, SpecInvalid,
+                                          check_fits, validate_spec)
 
 from app.core import config_grid
 from app.core.kernel_catalog import (KernelInfo, builtin_description, builtin_kernels,
@@ -31,8 +31,10 @@ Catalog = Mapping[str, KernelInfo]
 #: nsight-python's thermal limits: headroom to T.Limit (°C) at which a pause starts / ends, and
 #: the longest pause (s); the worker's schema checks their ranges.
 THERMAL_LIMITS = ("thermal_wait", "thermal_cont", "thermal_timeout")
-#: Choice fields the form passes as chosen (absent: the JobSpec default).
-OPTION_FIELDS = ("cache_control", "clock_control", "thermal_mode")
+#: Fields the form passes as chosen; one it leaves empty (None) is left out of the raw spec, so
+#: the JobSpec default applies (its one definition, profiling_worker/schema/spec.py).
+OPTION_FIELDS = ("cache_control", "clock_control", "replay_mode", "thermal_mode",
+                 *THERMAL_LIMITS)
 
 
 def builtin_catalog() -> dict[str, KernelInfo]:
@@ -118,15 +120,11 @@ def build_raw_spec(form: Mapping[str, Any], catalog: Catalog | None = None
         "runs": form.get("runs"),
         "metrics": list(dict.fromkeys(metrics)),
         "backend": form.get("backend", B.CPU),
-        **{name: form.get(name, SPEC_DEFAULTS[name]) for name in OPTION_FIELDS},
-        "replay_mode": form.get("replay_mode") or SPEC_DEFAULTS["replay_mode"],
+        **{name: form[name] for name in OPTION_FIELDS if form.get(name) is not None},
         "warmup": form.get("warmup"),
         "gpu": form.get("gpu"),
         "label": str(form.get("label") or ""),
     }
-    for name in THERMAL_LIMITS:  # empty = nsight-python's default
-        if form.get(name) is not None:
-            raw[name] = form[name]
     if form.get("annotations"):
         raw["annotations"] = list(form["annotations"])
     if form.get("collectors"):
@@ -204,7 +202,7 @@ def memory_errors(spec: JobSpec, report: Mapping[str, Any]) -> list[FieldError]:
     if not memory or any(k not in builtins for k in spec.kernels):
         return []
     try:
-        validate_spec(spec.to_json(), builtins, memory, memory_of)
+        check_fits(spec, builtins, memory, memory_of)
     except SpecInvalid as exc:
         configs = [dict(c) for c in spec.configs]
         return [FieldError(_typed_field(e.field, configs), e.message, e.hint) for e in exc.errors]

@@ -6,7 +6,7 @@ each appends :class:`FieldError` s to the list it is given. Stdlib only."""
 from __future__ import annotations
 
 import json
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from typing import Any
 
 from profiling_worker.schema import configs as cfgs
@@ -69,7 +69,7 @@ def defaults(kernels: tuple[str, ...], known: Mapping[str, Any] | None, backend:
     return next(iter(declared.values()))
 
 
-def check_memory(kernels: tuple[str, ...], configs: tuple[dict[str, Any], ...],
+def check_memory(kernels: Sequence[str], configs: Sequence[Mapping[str, Any]],
                   known: Mapping[str, Any], memory: float, memory_of: str,
                   errors: list[FieldError]) -> None:
     """Refuse configs whose kernel's byte formula (the data it reads and writes at least)

@@ -346,6 +346,23 @@ def _section_set(raw: Mapping[str, Any], backend: str, errors: list[FieldError])
     return value
 
 
+def check_fits(spec: JobSpec, known_kernels: Mapping[str, Any], memory_bytes: float | None,
+               memory_of: str) -> None:
+    """The memory check of :func:`validate_spec` on a spec already validated, once the device
+    (``memory_bytes`` of ``memory_of``) is known: no second validation of the whole spec.
+
+    Raises:
+        SpecInvalid: a config whose kernel's byte formula needs more than ``memory_bytes``, or
+            fails (one :class:`FieldError` on ``configs[i]`` each). None or 0 skips the check.
+    """
+    errors: list[FieldError] = []
+    if memory_bytes:
+        catalog_checks.check_memory(spec.kernels, spec.configs, known_kernels, memory_bytes,
+                                    memory_of, errors)
+    if errors:
+        raise SpecInvalid(errors)
+
+
 def load_spec(path: str, known_kernels: Mapping[str, Any] | None = None) -> JobSpec:
     """Read and validate a ``spec.json`` file.
 
@@ -361,5 +378,5 @@ def load_spec(path: str, known_kernels: Mapping[str, Any] | None = None) -> JobS
     return validate_spec(raw, known_kernels)
 
 
-__all__ = ["JobSpec", "FieldError", "SpecInvalid", "validate_spec", "load_spec",
+__all__ = ["JobSpec", "FieldError", "SpecInvalid", "validate_spec", "check_fits", "load_spec",
            "METRIC_PRESETS", "SPEC_DEFAULTS", "BACKENDS", "BACKEND_UNKNOWN", "COLLECTORS"]
