@@ -157,3 +157,30 @@ def test_readme_ci_job_uses_the_real_options_and_exit_codes() -> None:
                         (report.EXIT_NOT_JUDGED, "none regressed but something could not be judged")):
         assert f"**{code}** {words}" in recipe
     assert f"test $? -eq {report.EXIT_NOT_JUDGED}" in recipe
+
+
+def imported(out: Path, *sources: Path) -> Path:
+    proc = subprocess.run([sys.executable, "-m", "profiling_worker", "import", *map(str, sources),
+                           "--out", str(out)], capture_output=True, text=True, timeout=120,
+                          check=False)
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    return out
+
+
+def test_imported_reports_two_calls_indistinguishable_and_against_a_worker_job(
+        tmp_path: Path) -> None:
+    """nsight-python 0.9.6 output from the H200 (tests/fixtures/h200_import): the same decorated
+    function called twice, 3 runs each, is indistinguishable at every region x config; an
+    import records no GPU or tool versions, so against a worker bundle nothing is comparable."""
+    src = REPO / "tests" / "fixtures" / "h200_import" / "nspy096"
+    calls = [imported(tmp_path / f"call{i}", src / "two_calls" / f"processed_data-scale-{i}.csv",
+                      src / "two_calls" / f"profiled_data-scale-{i}.csv") for i in (0, 1)]
+    result = judge(GateSide.load(calls[0]), GateSide.load(calls[1]), GateOptions())
+    assert list(result.rows[OUTCOME]) == [Outcome.INDISTINGUISHABLE.value] * 4
+    assert (result.rows["BaselineRuns"] == 3).all() and (result.rows[DETECTABLE_PCT] > 5).all()
+    derived = imported(tmp_path / "derived", src / "derived")
+    result = judge(GateSide.load(BUNDLED / "h200-ncu-matmul-sweep"), GateSide.load(derived),
+                   GateOptions())
+    assert set(result.rows[OUTCOME]) == {Outcome.NOT_COMPARABLE.value}
+    assert "GPU model: NVIDIA H200 vs not recorded" in result.context
+    assert "Nsight Compute version: 2025.3.1.0 vs not recorded" in result.context
