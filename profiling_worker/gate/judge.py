@@ -107,11 +107,8 @@ class GateResult:
 
 
 def judge(baseline: GateSide, candidate: GateSide, options: GateOptions) -> GateResult:
-    """Judge ``candidate`` against ``baseline``, every region x config of either side.
-
-    Raises:
-        GateInputError (from :class:`GateSide`): never here; sides are loaded before.
-    """
+    """Judge ``candidate`` against ``baseline``, every region x config of either side (a row
+    on one side only is not comparable); see the module docstring for the formulas."""
     metric = options.metric or baseline.duration_metric
     context = context_differences(baseline.manifest, candidate.manifest)
     params_b, params_c = baseline.parameters, candidate.parameters
