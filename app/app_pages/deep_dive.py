@@ -61,7 +61,7 @@ if not labels:
 launch = st.selectbox("Launch", list(labels), format_func=labels.__getitem__,
                       key="deep-dive-launch")
 st.caption("Sections in this report for this launch: "
-           + (", ".join(code(s) for s in D.present(data, launch)) or "none") + ".")
+           + (", ".join(code(s) for s in D.section_names(data, launch)) or "none") + ".")
 
 
 def _panel(panel: D.Panel, key: str) -> None:
@@ -119,3 +119,4 @@ _panel(rules if not rules.frame.empty else D.Panel(pd.DataFrame(), "No rule resu
 with st.expander("Every section metric of this launch"):
     _panel(D.table(data, "sections", launch), "sections")
 rule_digest.show(bundle, "deep-dive")
+deep_dive_action.offer(bundle, "deep-dive")  # another point of the same job

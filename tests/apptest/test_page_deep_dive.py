@@ -65,3 +65,17 @@ def test_kernels_page_of_an_import_lists_the_rules(store, app) -> None:
     assert not at.exception, at.exception
     rules = [d.value for d in at.dataframe if "Rule" in d.value.columns]
     assert rules and rules[0]["Est. saving % of sweep"].dropna().is_monotonic_decreasing
+
+
+def test_metrics_only_report_on_the_deep_dive_page(store, monkeypatch, app) -> None:
+    monkeypatch.setenv("KPROF_BUNDLED_DIR", str(BUNDLED))
+    at = app("deep_dive", query={"job": "h200-ncu-matmul-sweep"})
+    assert not at.exception, at.exception
+    shown = texts(at)
+    assert "160 launches" in shown and "the --metrics list" in shown
+    # launch__* attributes come with every report: shown, with the section named as absent
+    assert "The report has no Occupancy section" in shown
+    tiles = {m.label: m.value for m in at.metric}
+    assert tiles["Achieved (%)"] == "not in report" and tiles["Limited by"] == "registers"
+    assert "Not in this report: Warp State Statistics" in shown
+    assert at.button(key="deep-dive-deep-run").disabled  # offered for another point; no GPU

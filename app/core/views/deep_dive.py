@@ -8,6 +8,7 @@ report does not hold gets a :class:`Panel` with an empty frame and the reason, n
 
 from __future__ import annotations
 
+import re
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
@@ -62,6 +63,13 @@ def present(data: Mapping[str, Any], launch_id: int) -> list[str]:
     """Section identifiers the report holds for the launch (JSON keys are strings)."""
     sections = data.get("sections_present") or {}
     return list(sections.get(str(launch_id), sections.get(launch_id, [])))
+
+
+def section_names(data: Mapping[str, Any], launch_id: int) -> list[str]:
+    """The launch's sections for a caption: ncu's own identifiers, and "the --metrics list" for
+    the numbered section ncu makes of metrics asked for by name (``section0``)."""
+    return ["the --metrics list" if re.fullmatch(r"section\d+", s) else s
+            for s in present(data, launch_id)]
 
 
 def _missing(data: Mapping[str, Any], launch_id: int, panel: str, partial: bool = False) -> str:
