@@ -16,6 +16,11 @@ from profiling_worker.schema import columns as C
 CONFIG_LABEL = "ConfigLabel"  # "n=512" label of a config's parameters
 ITEM = "Item"  # row name of a two-column Item / Value listing (environment, report summary)
 LAUNCHES = "Launches"  # kernel launches counted
+GPU = "GPU"  # the job's GPU name
+BACKEND = "Backend"
+CONFIGS = "Configs"  # number of configs of a job
+METRICS = "Metrics"  # number of metrics of a job
+REGIONS = "Regions"  # number of annotation x config regions
 JOB = "Job"  # job id, in views that span several jobs
 RUNS = "Runs"
 NOTE = "Note"

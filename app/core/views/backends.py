@@ -101,9 +101,9 @@ def wall_frame(*bundles: Bundle) -> pd.DataFrame:
     rows = []
     for b in bundles:
         backend = b.manifest.get("backend") or {}
-        rows.append({F.JOB: b.job_id, "Backend": b.backend, F.MEASURES: b.measurement,
+        rows.append({F.JOB: b.job_id, F.BACKEND: b.backend, F.MEASURES: b.measurement,
                      F.NSIGHT_MODE: backend.get("nsight_mode", ""),
                      F.WALL_S: b.manifest.get("wall_s"), F.RUNS: b.spec.runs if b.spec else None,
-                     "Configs": len(b.spec.configs) if b.spec else 0,
-                     "Metrics": len(b.spec.metrics) if b.spec else 0})
+                     F.CONFIGS: len(b.spec.configs) if b.spec else 0,
+                     F.METRICS: len(b.spec.metrics) if b.spec else 0})
     return pd.DataFrame(rows)

@@ -119,9 +119,9 @@ def combine_rules_frame(bundle: Bundle) -> pd.DataFrame:
     """
     runs = bundle.table(C.TABLE_RUNS)
     if runs.empty or C.COMBINE_RULE not in runs:
-        return pd.DataFrame(columns=[C.METRIC, C.UNIT, C.COMBINE_RULE, "Regions"])
+        return pd.DataFrame(columns=[C.METRIC, C.UNIT, C.COMBINE_RULE, F.REGIONS])
     grouped = runs.groupby([C.METRIC, C.UNIT], sort=False)
     out = grouped[C.COMBINE_RULE].agg(lambda s: " / ".join(sorted(set(s)))).reset_index()
     regions = runs.drop_duplicates([C.METRIC, C.UNIT, C.ANNOTATION, C.CONFIG])
-    out["Regions"] = regions.groupby([C.METRIC, C.UNIT], sort=False).size().to_numpy()
+    out[F.REGIONS] = regions.groupby([C.METRIC, C.UNIT], sort=False).size().to_numpy()
     return out

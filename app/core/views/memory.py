@@ -97,6 +97,9 @@ def fusion_pairs(bundle: Bundle, catalog: Mapping[str, Any]) -> list[tuple[str, 
     return [(u, f) for u, f in dict.fromkeys(pairs) if u in present and f in present]
 
 
+_UNFUSED, _FUSED = "_u", "_f"  # merge suffixes of the two annotations' columns
+
+
 def fusion_frame(bundle: Bundle, options: MemoryOptions) -> pd.DataFrame:
     """Unfused vs fused per config.
 
@@ -117,15 +120,17 @@ def fusion_frame(bundle: Bundle, options: MemoryOptions) -> pd.DataFrame:
     cols = [F.DRAM_BYTES, F.TIME_NS, F.ANALYTIC_BYTES]
     un = frame[frame[C.ANNOTATION] == options.unfused][keys + cols]
     fu = frame[frame[C.ANNOTATION] == options.fused][keys + cols]
-    both = un.merge(fu, on=keys, suffixes=("_u", "_f"))
+    both = un.merge(fu, on=keys, suffixes=(_UNFUSED, _FUSED))
     out = both[keys].copy()
-    out[F.UNFUSED_BYTES], out[F.FUSED_BYTES] = both["DramBytes_u"], both["DramBytes_f"]
+    out[F.UNFUSED_BYTES] = both[F.DRAM_BYTES + _UNFUSED]
+    out[F.FUSED_BYTES] = both[F.DRAM_BYTES + _FUSED]
     out[F.TRAFFIC_RATIO] = out[F.FUSED_BYTES] / out[F.UNFUSED_BYTES]
     out[F.BYTES_SAVED] = out[F.UNFUSED_BYTES] - out[F.FUSED_BYTES]
-    out[F.UNFUSED_TIME_NS], out[F.FUSED_TIME_NS] = both["TimeNs_u"], both["TimeNs_f"]
+    out[F.UNFUSED_TIME_NS] = both[F.TIME_NS + _UNFUSED]
+    out[F.FUSED_TIME_NS] = both[F.TIME_NS + _FUSED]
     out[F.TIME_RATIO] = out[F.FUSED_TIME_NS] / out[F.UNFUSED_TIME_NS]
     out[F.TIME_SAVED_NS] = out[F.UNFUSED_TIME_NS] - out[F.FUSED_TIME_NS]
-    out[F.ANALYTIC_BYTES] = both["AnalyticBytes_f"]
+    out[F.ANALYTIC_BYTES] = both[F.ANALYTIC_BYTES + _FUSED]
     return out.reset_index(drop=True)
 
 

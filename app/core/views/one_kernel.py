@@ -142,10 +142,10 @@ def one_kernel_frame(bundle: Bundle, options: OneKernelOptions) -> pd.DataFrame:
     frame = pd.concat(rows, ignore_index=True)
     frame[F.KERNEL_NAMES] = " + ".join(kernel_names(bundle, annotation, config))
     env = bundle.manifest.get("environment") or {}
-    frame["GPU"] = gpu_name(env, bundle.gpu_index) or "unknown"
-    order = [*ROW_COLUMNS, SOURCE, *keys, F.KERNEL_NAMES, "GPU"]
+    frame[F.GPU] = gpu_name(env, bundle.gpu_index) or "unknown"
+    order = [*ROW_COLUMNS, SOURCE, *keys, F.KERNEL_NAMES, F.GPU]
     out = with_labels(frame[[c for c in order if c in frame]], bundle.parameters)
-    return out[[*ROW_COLUMNS, SOURCE, *keys, F.CONFIG_LABEL, F.KERNEL_NAMES, "GPU"]]
+    return out[[*ROW_COLUMNS, SOURCE, *keys, F.CONFIG_LABEL, F.KERNEL_NAMES, F.GPU]]
 
 
 def _rescale(frame: pd.DataFrame, divisor: float, unit: str) -> pd.DataFrame:
@@ -204,7 +204,7 @@ def one_kernel_summary(bundle: Bundle, frame: pd.DataFrame) -> KernelSummary:
     kernels = str(first[F.KERNEL_NAMES])
     return KernelSummary(
         annotation=str(first[C.ANNOTATION]), config_label=str(first[F.CONFIG_LABEL]),
-        kernels=tuple(kernels.split(" + ")) if kernels else (), gpu=str(first["GPU"]),
+        kernels=tuple(kernels.split(" + ")) if kernels else (), gpu=str(first[F.GPU]),
         time_unit=str(duration[C.UNIT]) if duration is not None else "",
         duration=_num(duration, C.AVG), duration_lo=_num(duration, C.CI95_LOWER),
         duration_hi=_num(duration, C.CI95_UPPER),
