@@ -16,6 +16,7 @@ from typing import Any
 
 from profiling_worker.extract.ncu_report_reader import (MSG_TYPES, SPEEDUP_TYPES, kernel_name,
                                                       metric_value, placed_actions)
+from profiling_worker.importing.regions import region_names
 from profiling_worker.schema import metrics as M
 
 #: Launches read at most (a deep dive is one config; an imported sweep may be large).
@@ -156,6 +157,10 @@ def deep_dive(report_path: Path, other_ranges: bool = True) -> dict[str, Any]:
                 # one unreadable part (an ncu_report version without that call) costs that
                 # part only, named in the output, never the job
                 out["problems"].append(f"launch {i} {key}: {type(exc).__name__}: {exc}")
+    unnamed = [launch for launch in out["launches"] if launch["annotation"] is None]
+    names = region_names(launch["kernel"] for launch in unnamed)  # as the importer names them
+    for launch in unnamed:
+        launch["annotation"] = names[launch["kernel"]]
     return out
 
 

@@ -24,6 +24,7 @@ import pandas as pd
 
 from profiling_worker.extract.ncu_report_reader import kernel_name, metric_value, placed_actions
 from profiling_worker.extract.ncu_sections import rule_rows
+from profiling_worker.importing.regions import region_names
 from profiling_worker.schema import columns as C
 from profiling_worker.schema import metrics as M
 
@@ -35,7 +36,6 @@ FIRES, TIME_SHARE, SAVING, MESSAGE = ("Launches", "Time share %", "Est. saving %
                                       "Message")
 DIGEST_COLUMNS = [RULE, TITLE, SECTION, TYPE, SAVING, SPEEDUP_MEDIAN, SPEEDUP_MAX, SPEEDUP_TYPE,
                   TIME_SHARE, FIRES, REGIONS, CONFIGS, KERNELS, FOCUS, MESSAGE]
-NO_REGION = "(no NVTX range)"
 
 
 def launch_rules(report_path: Path) -> tuple[pd.DataFrame, pd.DataFrame]:
@@ -54,11 +54,23 @@ def launch_rules(report_path: Path) -> tuple[pd.DataFrame, pd.DataFrame]:
     for i, (action, annotation, config, run, _launch) in enumerate(
             placed_actions(report_path, other_ranges=True)):
         duration = metric_value(action, M.GPU_TIME)
-        launches.append({"launch_id": i, C.ANNOTATION: annotation or NO_REGION, C.CONFIG: config,
+        launches.append({"launch_id": i, C.ANNOTATION: annotation, C.CONFIG: config,
                          C.RUN: run, C.KERNEL: kernel_name(action),
                          "duration_ns": float(duration[0]) if duration else float("nan")})
         rules += [{"launch_id": i, **row} for row in rule_rows(action)]
-    return pd.DataFrame(launches), pd.DataFrame(rules)
+    return name_regions(pd.DataFrame(launches)), pd.DataFrame(rules)
+
+
+def name_regions(launches: pd.DataFrame) -> pd.DataFrame:
+    """Launches in no NVTX range get the region name the importer gives them (their kernel's
+    function name, told apart when two shorten alike: importing/regions.py), so the digest
+    names the regions the pages show."""
+    if launches.empty:
+        return launches
+    outside = launches[C.ANNOTATION].isna()
+    names = region_names(launches.loc[outside, C.KERNEL])
+    launches.loc[outside, C.ANNOTATION] = launches.loc[outside, C.KERNEL].map(names)
+    return launches
 
 
 def _joined(values: Iterable[Any], limit: int = 8) -> str:

@@ -65,6 +65,9 @@ def test_kernels_page_of_an_import_lists_the_rules(store, app) -> None:
     assert not at.exception, at.exception
     rules = [d.value for d in at.dataframe if "Rule" in d.value.columns]
     assert rules and rules[0]["Est. saving % of sweep"].dropna().is_monotonic_decreasing
+    counts = next(d.value for d in at.dataframe if "KernelsPerRun" in d.value.columns)
+    regions = {r for cell in rules[0]["Regions"] for r in cell.split(", ")}
+    assert regions == set(counts["Annotation"])  # the digest names the regions the page shows
 
 
 def test_metrics_only_report_on_the_deep_dive_page(store, monkeypatch, app) -> None:
