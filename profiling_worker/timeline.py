@@ -54,10 +54,19 @@ class TimelineError(ValueError):
 
 
 def _table(bundle: Path, name: str) -> pd.DataFrame | None:
+    """The bundle's table ``name``; None when it has none.
+
+    Raises:
+        TimelineError: the table is there but unreadable (truncated or not Parquet).
+    """
     try:
         return read_table(bundle, name)
     except FileNotFoundError:
         return None
+    except (OSError, ValueError) as exc:  # pyarrow's ArrowInvalid is a ValueError
+        raise TimelineError(f"{bundle.name}: tables/{name}.parquet cannot be read ({exc})",
+                            "the CSV beside it may still be intact; re-run the job for a new "
+                            "bundle") from exc
 
 
 def _durations(launches: pd.DataFrame) -> pd.DataFrame:
@@ -178,7 +187,7 @@ def build_trace(bundle: str | Path) -> dict[str, Any]:
 
     Raises:
         ManifestError: no readable manifest.
-        TimelineError: no launches table or no duration metric in it.
+        TimelineError: no launches table, an unreadable table, or no duration metric.
     """
     bundle = Path(bundle)
     manifest = read_manifest(bundle)

@@ -149,6 +149,15 @@ def test_bundle_without_launches_is_a_clear_error(tmp_path: Path) -> None:
         build_trace(bundle)
 
 
+def test_truncated_table_is_a_clear_error(tmp_path: Path) -> None:
+    bundle = tmp_path / "b"
+    shutil.copytree(STABILITY, bundle)
+    path = bundle / C.TABLES_DIR / "nvml_trace.parquet"
+    path.write_bytes(path.read_bytes()[:29])
+    with pytest.raises(TimelineError, match="nvml_trace.parquet cannot be read"):
+        build_trace(bundle)
+
+
 def test_cli_writes_the_trace_and_explains_a_bad_bundle(tmp_path: Path) -> None:
     out = tmp_path / "trace.json"
     done = subprocess.run([sys.executable, "-m", "profiling_worker", "timeline", str(NCU),
