@@ -43,7 +43,11 @@ def _submit(raw: dict[str, Any]) -> None:
 
 
 def offer(bundle: Bundle, page: str) -> None:
-    """The "Deep dive one point" expander; ``page`` prefixes its widget keys."""
+    """The "Deep dive one point" expander; ``page`` prefixes its widget keys. Right after a
+    submit the new job is the selected one (a queued job has no points yet): a link to the
+    deep-dive page stands above the expander while it is selected."""
+    if st.session_state.get(SUBMITTED) == bundle.job_id:
+        navigation.link("deep_dive.py", f"Open the deep dive of {bundle.job_id} (shown when done)")
     with st.expander("Deep dive one point: Nsight Compute's full section set",
                      icon=":material/biotech:"):
         points = sweep_points(bundle)
@@ -69,5 +73,3 @@ def offer(bundle: Bundle, page: str) -> None:
             st.caption("Cannot run here: " + esc("; ".join(problems)))
         st.button("Profile this point", key=state.key(page, "deep-run"), on_click=_submit,
                   args=(raw,), disabled=bool(problems), icon=":material/play_arrow:")
-        if st.session_state.get(SUBMITTED):
-            navigation.link("deep_dive.py", f"Open the deep dive ({st.session_state[SUBMITTED]})")

@@ -53,10 +53,7 @@ def test_metrics_only_sweep_has_no_rules_and_offers_a_deep_dive(store, monkeypat
     button = at.button(key="bound-deep-run")
     assert button.disabled  # no GPU here: the reason is named instead
     assert "Cannot run here" in texts(at) and "--set full" in texts(at)
-    at.session_state["deep-dive-submitted"] = "20261130-080000-matmul-0001"  # after a submit
-    at.run()
-    assert not at.exception, at.exception
-    assert any("Open the deep dive" in str(link.label) for link in at.get("page_link"))
+    assert not any("Open the deep dive" in str(link.label) for link in at.get("page_link"))
 
 
 def test_kernels_page_of_an_import_lists_the_rules(store, app) -> None:
@@ -82,3 +79,26 @@ def test_metrics_only_report_on_the_deep_dive_page(store, monkeypatch, app) -> N
     assert tiles["Achieved (%)"] == "not in report" and tiles["Limited by"] == "registers"
     assert "Not in this report: Warp State Statistics" in shown
     assert at.button(key="deep-dive-deep-run").disabled  # offered for another point; no GPU
+
+
+def test_the_action_queues_that_point_alone_with_the_full_set(store, monkeypatch, app) -> None:
+    """The click path up to the worker: no GPU here, so the backend check is lifted for the
+    click and the queued job then fails in the worker (no ncu); its spec is what is checked."""
+    import json
+
+    from app.ui import deep_dive_action
+
+    monkeypatch.setenv("KPROF_BUNDLED_DIR", str(BUNDLED))
+    monkeypatch.setattr(deep_dive_action, "_problems", lambda raw: [])
+    at = app("sweep", query={"job": "h200-ncu-matmul-sweep"})
+    points = at.selectbox(key="sweep-deep-point")
+    points.set_value(points.options.index("fp16 · n=4096")).run()
+    at.button(key="sweep-deep-run").click().run()
+    assert not at.exception, at.exception
+    (job,) = [p for p in store["results"].iterdir() if (p / "spec.json").exists()]
+    spec = json.loads((job / "spec.json").read_text())
+    assert (spec["kernels"], spec["annotations"], spec["configs"]) == (
+        ["matmul"], ["fp16"], [{"n": 4096}])
+    assert spec["backend"] == "ncu" and spec["section_set"] == "full"
+    assert at.session_state["sidebar-job"] == job.name  # the new job is the one shown
+    assert any(job.name in str(link.label) for link in at.get("page_link"))
