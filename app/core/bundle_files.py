@@ -162,6 +162,25 @@ def read_report_summary(bundle: Bundle) -> ReportSummary | None:
     return summary_tables(data)
 
 
+def summary_has_no_rules(bundle: Bundle) -> str | None:
+    """Why the bundle's report holds no rule results, when its summary already shows that (all
+    its launches listed, none with a rule result), so nobody reads the report again; None when
+    the summary cannot tell (missing, unreadable, or more launches than it lists)."""
+    path = inside_bundle(bundle.path, C.REPORT_SUMMARY_FILE)
+    try:
+        data = json.loads(path.read_text(encoding="utf-8")) if path else None
+    except (OSError, ValueError):
+        return None
+    if not isinstance(data, dict) or data.get("rule_results"):
+        return None
+    launches = data.get("launches")
+    if not isinstance(launches, int) or launches > C.SUMMARY_RULE_LAUNCHES:
+        return None
+    return (f"{data.get('report', 'the report')}: {launches} launches, none with a rule result "
+            "(Nsight Compute evaluates rules on sections; this job collected a metric list "
+            "only: profile a point with a section set, e.g. its deep dive)")
+
+
 def summary_tables(data: dict[str, Any]) -> ReportSummary:
     """Tables of one summary dict (``report``, ``launches``, ``kernels``,
     ``metrics_per_launch``, ``rule_results``; missing keys read as empty)."""

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import streamlit as st
 
-from app.core.bundle_files import report_files
+from app.core.bundle_files import report_files, summary_has_no_rules
 from app.core.bundle_loader import Bundle
 from app.core.markdown import code, esc
 from app.ui import analysis, cached, panels
@@ -32,6 +32,10 @@ def show(bundle: Bundle, page: str) -> None:
                    "rule results come from an ncu job's `.ncu-rep`.")
         return
     analysis.how_to_read(HOW_TO_READ)
+    known = summary_has_no_rules(bundle)  # most sweeps: no need to read the report again
+    if known:
+        st.info(f"No rule results in this report. {esc(known)}", icon=":material/info:")
+        return
     answer = cached.report_answer("rules", bundle)
     if not answer.ok:
         st.warning(f"The report's rules could not be read: {esc(answer.message)}",

@@ -171,7 +171,7 @@ def read_launches(report_path: Path, metrics: Sequence[str], other_ranges: bool 
     return rows, device
 
 
-def rule_results(report_path: Path, limit: int = 200) -> list[dict[str, Any]]:
+def rule_results(report_path: Path, limit: int = C.SUMMARY_RULE_LAUNCHES) -> list[dict[str, Any]]:
     """Nsight Compute rule results (name, kernel, message ...) of the first ``limit`` launches.
 
     Returns an empty list when the report holds none (rules run only with ``--section``).

@@ -106,6 +106,7 @@ LOG_FILE = "worker.log"
 TABLES_DIR = "tables"
 NSIGHT_DIR = "nsight"  # nsight-python's own outputs: CSVs, .ncu-rep, ncu log
 REPORT_SUMMARY_FILE = "nsight/report_summary.json"  # launches, kernels, rule results of the .ncu-rep
+SUMMARY_RULE_LAUNCHES = 200  # the summary lists the rule results of this many launches at most
 DEEP_DIVE_FILE = "nsight/deep_dive.json"  # a section-set job's sections, rules, stalls, hot spots
 
 # Metric names with a fixed meaning (named in schema/metrics.py, kept here for the tables' readers).

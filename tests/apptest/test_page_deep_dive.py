@@ -45,7 +45,7 @@ def test_metrics_only_sweep_has_no_rules_and_offers_a_deep_dive(store, monkeypat
     monkeypatch.setenv("KPROF_BUNDLED_DIR", str(BUNDLED))
     at = app("bound_roofline", query={"job": "h200-ncu-matmul-sweep"})
     assert not at.exception, at.exception
-    assert "No rule results in this report" in texts(at) and "--metrics only" in texts(at)
+    assert "No rule results in this report" in texts(at) and "metric list only" in texts(at)
     points = at.selectbox(key="bound-deep-point")
     assert "fp16 · n=4096" in points.options
     points.set_value(points.options.index("fp16 · n=4096")).run()
