@@ -24,7 +24,8 @@ from profiling_worker.errors import (COUNTER_PERMISSION_HINT, COUNTER_PERMISSION
 from profiling_worker.schema import backends as B, columns as C
 from profiling_worker.schema.manifest import JobStatus, now_iso
 from profiling_worker.schema.configs import device_memory
-from profiling_worker.schema.spec import JobSpec, SpecInvalid, check_fits, load_spec, validate_spec
+from profiling_worker.schema.spec import (SPEC_DEFAULTS, JobSpec, SpecInvalid, check_fits,
+                                          load_spec, validate_spec)
 
 
 def _annotations(spec: JobSpec, registry: Registry) -> dict[str, tuple[str, ...]]:
@@ -205,15 +206,19 @@ def _check_memory(spec: JobSpec, registry: Registry, env: dict[str, Any],
 
 
 def _ignored_by_backend(spec: JobSpec, job_dir: Path) -> list[str]:
-    """Say what a host backend drops from the raw spec: metrics besides its duration (spec
-    validation keeps only that one) and info collectors it has no GPU to sample for."""
+    """Say what the job's backend ignores: a run option it does not apply, set to other than
+    its default (the default asks for nothing), and on a host backend the metrics besides its
+    duration (spec validation keeps only that one) and info collectors."""
     caps = B.get(spec.backend)
-    if caps.on_gpu:  # a GPU backend refuses what it cannot measure at validation instead
-        return []
+    notes = [f"the {caps.name} backend does not apply {name} {getattr(spec, name)!r}; ignored"
+             for name in B.OPTIONS
+             if name not in caps.options and getattr(spec, name) != SPEC_DEFAULTS[name]]
+    if caps.on_gpu:  # a GPU backend refuses metrics it cannot measure at validation instead
+        return notes
     raw = json.loads((job_dir / C.SPEC_FILE).read_text(encoding="utf-8"))
     dropped = [m for m in raw.get("metrics") or () if m != caps.duration_metric]
-    notes = [f"the {caps.name} backend records {caps.duration_metric} only ({caps.measures}); "
-             f"ignored metrics: {', '.join(dropped)}"] if dropped else []
+    notes += [f"the {caps.name} backend records {caps.duration_metric} only ({caps.measures}); "
+              f"ignored metrics: {', '.join(dropped)}"] if dropped else []
     if raw.get("collectors") and not caps.collectors:
         notes.append(f"the {caps.name} backend has no GPU to sample; ignored info collectors: "
                      + ", ".join(raw["collectors"]))

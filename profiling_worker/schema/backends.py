@@ -24,8 +24,13 @@ CPU: Final = "cpu"
 #: How a backend runs the kernels: re-run under ncu, ncu attached to the worker, or the
 #: worker's own process measures (CUPTI activity records, the host timer).
 LAUNCH, ATTACH, IN_PROCESS = "launch", "attach", "in-process"
-#: cache_control values (spec.py's CACHE_CONTROLS)
-_ALL_CACHE = ("all", "none")
+#: The spec's run options a backend may or may not apply (JobSpec fields).
+OPTIONS = ("cache_control", "clock_control", "replay_mode", "thermal_mode")
+#: Nsight Compute applies all; nsight-python 1.1's CUPTI collector takes no clock_control,
+#: cache_control or replay_mode ("no meaning for CUPTI", nsight/analyze.py in the 1.1.0 wheel):
+#: the worker flushes the L2 itself (l2_flush.py) and nsight-python keeps the thermal pauses.
+_NCU_OPTIONS = OPTIONS
+_CUPTI_OPTIONS = ("cache_control", "thermal_mode")
 #: Where the L2 is flushed with cache_control "all": before every profiled kernel
 #: (nsight-python's ncu), before each annotated region (the worker's CUPTI flush, l2_flush.py),
 #: or nowhere (the host timer).
@@ -45,7 +50,7 @@ class Backend:
         duration_metric: the metric its duration is recorded under (ns).
         any_metric: honours any Nsight Compute metric name (False: ``duration_metric`` only).
         collectors: honours nsight-python info collectors (GPU clocks, power... per run).
-        cache_controls: the ``cache_control`` values it honours; others are ignored.
+        options: the spec run options (:data:`OPTIONS`) it applies; the others are ignored.
         warm: a warm worker can serve it (imported and CUDA started once, jobs in turn).
         counters: reads GPU performance counters (needs ERR_NVGPUCTRPERM permission).
         nsight_mode: the environment report's and manifest's ``nsight_mode`` of this variant
@@ -63,7 +68,7 @@ class Backend:
     duration_metric: str
     any_metric: bool
     collectors: bool
-    cache_controls: tuple[str, ...]
+    options: tuple[str, ...]
     warm: bool
     counters: bool = False
     nsight_mode: str | None = None
@@ -74,19 +79,19 @@ class Backend:
 
 NCU_LAUNCH = Backend(NCU, "GPU kernel duration and counters (Nsight Compute)", LAUNCH,
                      on_gpu=True, duration_metric=C.GPU_TIME, any_metric=True, collectors=False,
-                     cache_controls=_ALL_CACHE, warm=False, counters=True, nsight_mode=LAUNCH,
+                     options=_NCU_OPTIONS, warm=False, counters=True, nsight_mode=LAUNCH,
                      section_sets=True, l2_flush=FLUSH_KERNEL, runner=_RUN + "ncu")
 NCU_ATTACH = Backend(NCU, "GPU kernel duration and counters (Nsight Compute)", ATTACH,
                      on_gpu=True, duration_metric=C.GPU_TIME, any_metric=True, collectors=True,
-                     cache_controls=_ALL_CACHE, warm=True, counters=True, nsight_mode=ATTACH,
+                     options=_NCU_OPTIONS, warm=True, counters=True, nsight_mode=ATTACH,
                      section_sets=True, l2_flush=FLUSH_KERNEL, runner=_RUN + "ncu")
 CUPTI_BACKEND = Backend(CUPTI, "GPU kernel duration (CUPTI activity records)", IN_PROCESS,
                         on_gpu=True, duration_metric=C.GPU_TIME, any_metric=False,
-                        collectors=True, cache_controls=_ALL_CACHE, warm=True,
+                        collectors=True, options=_CUPTI_OPTIONS, warm=True,
                         nsight_mode=CUPTI, l2_flush=FLUSH_REGION, runner=_RUN + "cupti")
 CPU_BACKEND = Backend(CPU, "host wall-clock, not GPU", IN_PROCESS, on_gpu=False,
                       duration_metric=C.HOST_TIME, any_metric=False, collectors=False,
-                      cache_controls=(), warm=True, runner=_RUN + "cpu")
+                      options=(), warm=True, runner=_RUN + "cpu")
 
 #: Every backend and run mode; the first of a name is its default description.
 ALL: tuple[Backend, ...] = (NCU_ATTACH, NCU_LAUNCH, CUPTI_BACKEND, CPU_BACKEND)

@@ -42,6 +42,9 @@ def test_capabilities_answer_the_questions_callers_ask():
     assert B.find("unknown") is None and B.find(B.CUPTI) is B.CUPTI_BACKEND
     assert [b.name for b in B.ALL if b.section_sets] == [B.NCU, B.NCU]
     assert B.CUPTI_BACKEND.l2_flush == B.FLUSH_REGION
+    # nsight-python 1.1's CUPTI collector takes no clock_control or replay_mode
+    assert set(B.OPTIONS) - set(B.CUPTI_BACKEND.options) == {"clock_control", "replay_mode"}
+    assert B.CPU_BACKEND.options == () and B.NCU_ATTACH.options == B.OPTIONS
     with pytest.raises(KeyError, match=f"is not one of {', '.join(B.NAMES)}"):
         B.get("no-such-backend")
 

@@ -91,8 +91,13 @@ def test_a_finished_result_is_never_overwritten_without_force(done_job):
 def test_cpu_backend_says_what_it_ignores(tmp_path):
     proc = run_worker(tmp_path / "ignored", {
         "kernels": ["matmul"], "annotations": ["fp32"], "configs": [{"n": 32}], "runs": 2,
-        "backend": "cpu", "metrics": ["dram__bytes_read.sum"], "collectors": ["sm_clock"]})
+        "backend": "cpu", "metrics": ["dram__bytes_read.sum"], "collectors": ["sm_clock"],
+        "cache_control": "none", "replay_mode": "range"})
     warnings = read_manifest(tmp_path / "ignored")["warnings"]
     assert proc.returncode == 0
     assert any("ignored metrics: dram__bytes_read.sum" in w for w in warnings)
     assert any("ignored info collectors: sm_clock" in w for w in warnings)
+    # options it does not apply, set to other than their defaults (thermal_mode left at auto)
+    assert [w for w in warnings if "does not apply" in w] == [
+        "the cpu backend does not apply cache_control 'none'; ignored",
+        "the cpu backend does not apply replay_mode 'range'; ignored"]
