@@ -15,7 +15,8 @@ The first load after each server start (Python imports, first script run) is rep
 and left out of the rounds. Ratios are taken per round (dashboard / bare of the same round),
 so load from other processes on the machine hits both sides alike; the medians are reported.
 
-Usage: ``python benchmarks/page_speed.py [--rounds 5] [--json out.json]``
+Usage: ``python benchmarks/page_speed.py [--rounds 5] [--json out.json] [--baseline DIR]``
+(``--baseline``: a checkout of an earlier commit measured in the same rounds as ``base``).
 """
 
 from __future__ import annotations
@@ -32,7 +33,7 @@ import tempfile
 import time
 import urllib.request
 from collections.abc import Iterator
-from contextlib import contextmanager
+from contextlib import ExitStack, contextmanager
 from pathlib import Path
 
 REPO = Path(__file__).resolve().parent.parent
@@ -54,15 +55,16 @@ def _free_port() -> int:
 
 
 @contextmanager
-def serve(script: Path, env: dict[str, str]) -> Iterator[str]:
-    """A Streamlit server for ``script`` on 127.0.0.1; yields its URL once healthy."""
+def serve(script: Path, env: dict[str, str], cwd: Path = REPO) -> Iterator[str]:
+    """A Streamlit server for ``script`` (run from ``cwd``) on 127.0.0.1; yields its URL once
+    healthy."""
     port = _free_port()
     url = f"http://127.0.0.1:{port}"
     cmd = [sys.executable, "-m", "streamlit", "run", str(script), "--server.address", "127.0.0.1",
            "--server.port", str(port), "--server.headless", "true",
            "--server.fileWatcherType", "none", "--browser.gatherUsageStats", "false"]
     log = tempfile.TemporaryFile()
-    proc = subprocess.Popen(cmd, cwd=REPO, env={**os.environ, **env}, stdout=log,
+    proc = subprocess.Popen(cmd, cwd=cwd, env={**os.environ, **env}, stdout=log,
                             stderr=subprocess.STDOUT, start_new_session=True)
     try:
         deadline = time.monotonic() + 120
@@ -91,11 +93,16 @@ def _chart_drawn(page, title: str | None = None) -> None:  # type: ignore[no-unt
                                                       timeout=TIMEOUT_MS)
 
 
-def load_time(context, url: str, requests: list[str] | None = None) -> float:  # type: ignore[no-untyped-def]
-    """Seconds from navigation to the first chart drawn, in a new tab of ``context``."""
+def load_time(context, url: str, requests: list[str] | None = None,
+              frames: list[float] | None = None) -> float:  # type: ignore[no-untyped-def]
+    """Seconds from navigation to the first chart drawn, in a new tab of ``context``; appends
+    the URLs requested to ``requests`` and one entry per WebSocket message received (forward
+    messages: one per element, plus the run's bookkeeping) to ``frames``."""
     page = context.new_page()
     if requests is not None:
         page.on("request", lambda r: requests.append(r.url))
+    if frames is not None:
+        page.on("websocket", lambda ws: ws.on("framereceived", lambda _f: frames.append(1.0)))
     start = time.perf_counter()
     page.goto(url, wait_until="commit")
     _chart_drawn(page)
@@ -122,45 +129,58 @@ def click_times(context, url: str) -> list[float]:  # type: ignore[no-untyped-de
     return out
 
 
-def measure(rounds: int) -> dict[str, object]:
-    """Run the benchmark; returns every sample and the summary."""
+def measure(rounds: int, baseline: Path | None = None) -> dict[str, object]:
+    """Run the benchmark; returns every sample and the summary. ``baseline``: another checkout
+    of this repository whose dashboard is measured in the same rounds (``base``), e.g. the
+    commit before a change, so that before and after share the machine's load."""
     from playwright.sync_api import sync_playwright
 
     results_dir = tempfile.mkdtemp(prefix="page-speed-results-")
-    env = {"KPROF_RESULTS_DIR": results_dir, "PYTHONPATH": str(REPO)}
-    samples: dict[str, list[float]] = {"dash_cold": [], "bare_cold": [], "dash_warm": [],
-                                       "bare_warm": [], "click": []}
+    apps = {"dash": (DASHBOARD, REPO), "bare": (BARE, REPO)}
+    if baseline is not None:
+        apps["base"] = (baseline / "app" / "streamlit_app.py", baseline)
+    dashboards = [name for name in apps if name != "bare"]
+    samples: dict[str, list[float]] = {f"{name}_{kind}": [] for name in apps
+                                       for kind in ("cold", "warm")}
+    samples |= {f"{name}_click": [] for name in dashboards}
     chunks: dict[str, int] = {}
-    with serve(DASHBOARD, env) as dash, serve(BARE, env) as bare, sync_playwright() as pw:
+    messages: dict[str, int] = {}
+    with ExitStack() as stack:
+        urls = {name: stack.enter_context(serve(script, {"KPROF_RESULTS_DIR": results_dir,
+                                                         "PYTHONPATH": str(root)}, root))
+                for name, (script, root) in apps.items()}
+        pw = stack.enter_context(sync_playwright())
         browser = pw.chromium.launch(executable_path=CHROMIUM, headless=True,
                                      args=["--no-sandbox", "--disable-gpu"])
         first = {}
-        for name, url in (("dash", dash), ("bare", bare)):  # server's first run: imports
+        for name, url in urls.items():  # server's first run: imports
             context = browser.new_context(viewport=VIEWPORT)
             requests: list[str] = []
-            first[name] = load_time(context, url, requests)
+            frames: list[float] = []
+            first[name] = load_time(context, url, requests, frames)
             chunks[name] = sum("/static/js/" in r for r in requests)
+            messages[name] = len(frames)
             context.close()
         for _ in range(rounds):
-            for name, url in (("dash", dash), ("bare", bare)):
+            for name, url in urls.items():
                 context = browser.new_context(viewport=VIEWPORT)
                 samples[f"{name}_cold"].append(load_time(context, url))
                 samples[f"{name}_warm"].append(load_time(context, url))
-                if name == "dash":
-                    samples["click"] += click_times(context, url)
+                if name in dashboards:
+                    samples[f"{name}_click"] += click_times(context, url)
                 context.close()
         browser.close()
-    ratio = {kind: [d / b for d, b in zip(samples[f"dash_{kind}"], samples[f"bare_{kind}"])]
-             for kind in ("cold", "warm")}
+    ratio = {f"{name}_{kind}": [d / b for d, b in zip(samples[f"{name}_{kind}"],
+                                                      samples[f"bare_{kind}"])]
+             for name in dashboards for kind in ("cold", "warm")}
     summary = {
         "first_load_after_start_s": first, "js_chunks_first_load": chunks,
-        "cold_ratio_median": statistics.median(ratio["cold"]),
-        "warm_ratio_median": statistics.median(ratio["warm"]),
-        "cold_median_s": {k: statistics.median(samples[f"{k}_cold"]) for k in ("dash", "bare")},
-        "warm_median_s": {k: statistics.median(samples[f"{k}_warm"]) for k in ("dash", "bare")},
-        "click_median_ms": 1e3 * statistics.median(samples["click"]),
-        "click_range_ms": [1e3 * min(samples["click"]), 1e3 * max(samples["click"])],
-        "rounds": rounds, "cpus": os.cpu_count(),
+        "ws_messages_first_load": messages,
+        "ratio_median": {key: statistics.median(r) for key, r in ratio.items()},
+        "median_s": {key: statistics.median(v) for key, v in samples.items() if v},
+        "click_range_ms": {name: [1e3 * min(samples[f"{name}_click"]),
+                                  1e3 * max(samples[f"{name}_click"])] for name in dashboards},
+        "rounds": rounds, "cpus": os.cpu_count(), "load_average": os.getloadavg(),
     }
     return {"summary": summary, "samples": samples, "ratios": ratio}
 
@@ -169,19 +189,29 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--rounds", type=int, default=5)
     parser.add_argument("--json", type=Path, help="also write every sample here")
+    parser.add_argument("--baseline", type=Path,
+                        help="another checkout (e.g. `git archive REV | tar -x -C DIR`) whose "
+                             "dashboard is measured in the same rounds")
     args = parser.parse_args()
-    result = measure(args.rounds)
+    result = measure(args.rounds, args.baseline)
     s = result["summary"]
-    print(f"first load after server start: dashboard {s['first_load_after_start_s']['dash']:.2f} s,"
-          f" bare {s['first_load_after_start_s']['bare']:.2f} s; JS chunks "
-          f"{s['js_chunks_first_load']['dash']} vs {s['js_chunks_first_load']['bare']}")
-    for kind, target in (("cold", 1.10), ("warm", 1.05)):
-        med = s[f"{kind}_median_s"]
-        print(f"{kind}: dashboard {med['dash']:.2f} s, bare {med['bare']:.2f} s, ratio (median of "
-              f"{args.rounds} rounds) {s[f'{kind}_ratio_median']:.2f}x (target <= {target}x)")
-    lo, hi = s["click_range_ms"]
-    print(f"click to chart: median {s['click_median_ms']:.0f} ms ({lo:.0f}-{hi:.0f} ms, "
-          f"{len(result['samples']['click'])} clicks; target <= 300 ms)")
+    med = s["median_s"]
+    for name in ("dash", "base"):
+        if f"{name}_cold" not in med:
+            continue
+        print(f"[{name}] first load after server start {s['first_load_after_start_s'][name]:.2f} s"
+              f" (bare {s['first_load_after_start_s']['bare']:.2f} s); JS chunks "
+              f"{s['js_chunks_first_load'][name]} vs {s['js_chunks_first_load']['bare']}; "
+              f"WebSocket messages {s['ws_messages_first_load'][name]} vs "
+              f"{s['ws_messages_first_load']['bare']}")
+        for kind, target in (("cold", 1.10), ("warm", 1.05)):
+            print(f"[{name}] {kind}: {med[f'{name}_{kind}']:.2f} s, bare {med[f'bare_{kind}']:.2f} s,"
+                  f" ratio (median of {args.rounds} rounds) "
+                  f"{s['ratio_median'][f'{name}_{kind}']:.2f}x (target <= {target}x)")
+        lo, hi = s["click_range_ms"][name]
+        print(f"[{name}] click to chart: median {1e3 * med[f'{name}_click']:.0f} ms ({lo:.0f}-"
+              f"{hi:.0f} ms, {len(result['samples'][f'{name}_click'])} clicks; target <= 300 ms)")
+    print(f"load average at the end: {' '.join(f'{x:.1f}' for x in s['load_average'])}")
     if args.json:
         args.json.write_text(json.dumps(result, indent=2))
 
