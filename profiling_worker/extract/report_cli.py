@@ -57,6 +57,9 @@ def main(command: str, bundle: Path) -> int:
         return _rules(bundle) if command == "rules" else _deep_dive(bundle)
     except InflateError as exc:
         print(f"{exc.message} ({exc.hint})", file=sys.stderr)
+    except ImportError as exc:  # this interpreter has no ncu_report
+        print(f"the worker interpreter {sys.executable} cannot read reports ({exc}): "
+              "pip install ncu-report into it", file=sys.stderr)
     except (OSError, RuntimeError) as exc:  # ncu_report's own errors
         print(f"{bundle.name}: the report cannot be read ({type(exc).__name__}: {exc})",
               file=sys.stderr)
