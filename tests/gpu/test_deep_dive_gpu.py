@@ -57,6 +57,9 @@ def test_deep_dive_holds_the_full_sections() -> None:
         assert per_metric.get(name, 0) > 0, name
     theoretical = per_metric[M.THEORETICAL_OCCUPANCY_PCT]
     assert 0 < per_metric[M.WARPS_ACTIVE_PCT] <= theoretical * 1.05 <= 105
+    sections = pd.DataFrame(data["sections"])
+    print(sections[sections["section"] == "WarpStateStats"][["metric", "label", "value"]]
+          .drop_duplicates("metric").to_string())
     stalls = per_metric[[m for m in per_metric.index if m.startswith(M.STALL_PREFIX)]]
     assert len(stalls) >= 5 and (stalls > 0).any(), stalls
     rules = pd.DataFrame(data["rules"])

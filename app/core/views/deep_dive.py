@@ -115,17 +115,36 @@ def occupancy(data: Mapping[str, Any], launch_id: int) -> tuple[Panel, tuple[str
     return panel, (" and ".join(r for r, v in limits.items() if v == fewest), float(fewest))
 
 
-def stalls(data: Mapping[str, Any], launch_id: int) -> Panel:
-    """Warp states, most cycles first: reason, cycles per issued instruction, share of all."""
+def _stall_rows(data: Mapping[str, Any], launch_id: int) -> pd.DataFrame:
+    """(reason, value) rows: the ``STALL_PREFIX`` metrics, else the WarpStateStats section's
+    scalar metrics with "stalled" in their names, named by their labels."""
     found = _rows(data, "metrics", launch_id)
     if not found.empty:
         found = found[found["metric"].str.startswith(M.STALL_PREFIX)
                       & found["metric"].str.endswith(M.STALL_SUFFIX)]
+    if not found.empty:
+        return pd.DataFrame({"reason": found["metric"].str[len(M.STALL_PREFIX):
+                                                           -len(M.STALL_SUFFIX)],
+                             "value": found["value"]})
+    found = _rows(data, "sections", launch_id)
+    if found.empty:
+        return pd.DataFrame(columns=["reason", "value"])
+    found = found[(found["section"] == SECTIONS["stalls"][0])
+                  & found["metric"].str.contains("stalled")
+                  & found["value"].map(lambda v: isinstance(v, (int, float)))]
+    return pd.DataFrame({"reason": found["label"].where(found["label"] != "", found["metric"]),
+                         "value": found["value"]})
+
+
+def stalls(data: Mapping[str, Any], launch_id: int) -> Panel:
+    """Warp states, most cycles first: reason, cycles per issued instruction, share of all
+    (``smsp__average_warps_issue_stalled_<reason>_per_issue_active.ratio``, WarpStateStats)."""
+    found = _stall_rows(data, launch_id)
     if found.empty:
         return Panel(pd.DataFrame(columns=[REASON, CYCLES, SHARE]),
                      _missing(data, launch_id, "stalls") or "No warp state metrics in this launch.")
-    reason = found["metric"].str[len(M.STALL_PREFIX):-len(M.STALL_SUFFIX)].str.replace("_", " ")
-    frame = pd.DataFrame({REASON: reason, CYCLES: found["value"]})
+    frame = pd.DataFrame({REASON: found["reason"].astype(str).str.replace("_", " "),
+                          CYCLES: found["value"].astype(float)})
     frame[SHARE] = 100.0 * frame[CYCLES] / frame[CYCLES].sum()
     return Panel(frame.sort_values(CYCLES, ascending=False, ignore_index=True))
 
