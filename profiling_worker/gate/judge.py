@@ -28,7 +28,6 @@ from dataclasses import dataclass, field
 
 import numpy as np
 import pandas as pd
-from scipy.special import stdtrit
 
 from profiling_worker.gate.context import context_differences
 from profiling_worker.gate.sides import GateSide
@@ -145,6 +144,8 @@ def _side_frame(side: GateSide, metric: str, keys: list[str], name: str) -> pd.D
 
 def _add_statistics(frame: pd.DataFrame) -> None:
     """DiffPct, its CI95, DetectablePct and WelchDf, in place (formulas: module docstring)."""
+    from scipy.special import stdtrit  # here: see profiling_worker.schema.intervals' docstring
+
     mb, mc = frame[BASELINE + "Avg"].astype(float), frame[CANDIDATE + "Avg"].astype(float)
     nb, nc = frame[BASELINE + "Runs"].astype(float), frame[CANDIDATE + "Runs"].astype(float)
     vb = frame[BASELINE + "StdDev"].astype(float).fillna(0.0) ** 2 / nb
