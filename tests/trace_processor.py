@@ -41,9 +41,10 @@ def shell_path() -> str:
 
 def open_trace(path: Path) -> Any:
     """A ``perfetto.trace_processor.TraceProcessor`` over the trace at ``path`` (close it)."""
+    bin_path = shell_path()  # first: it skips when the package or the binary is missing
     from perfetto.trace_processor import TraceProcessor, TraceProcessorConfig
 
-    return TraceProcessor(trace=str(path), config=TraceProcessorConfig(bin_path=shell_path()))
+    return TraceProcessor(trace=str(path), config=TraceProcessorConfig(bin_path=bin_path))
 
 
 def summary(path: Path) -> dict[str, Any]:
