@@ -110,6 +110,7 @@ def _run(job_dir: Path, force: bool = False) -> int:
         from profiling_worker import results, runner  # noqa: F401
         from profiling_worker.backends.nsight_backend import in_launch_child
         from profiling_worker.channel import Channel, redirect_output
+        import scipy.special  # noqa: F401  (imported lazily by schema.intervals, for the app's speed)
     except ImportError as exc:  # a package of requirements-gpu.txt is missing here
         return _missing_dependency(job_dir.resolve(), exc)
 
