@@ -13,7 +13,7 @@ from __future__ import annotations
 from profiling_worker.schema import columns as C
 
 # Shared by every view.
-CONFIG_LABEL = "ConfigLabel"  # "n=512" label of a config's parameters
+CONFIG_LABEL = C.CONFIG_LABEL  # "n=512" label of a config's parameters (the gate writes it too)
 ITEM = "Item"  # row name of a two-column Item / Value listing (environment, report summary)
 LAUNCHES = "Launches"  # kernel launches counted
 GPU = "GPU"  # the job's GPU name

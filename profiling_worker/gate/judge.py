@@ -52,7 +52,7 @@ NOT_DURATION_WORDS = {Outcome.REGRESSED.value: "candidate higher",
                       Outcome.IMPROVED.value: "candidate lower"}
 
 # Columns of the judgement frame (the sides' figures use the compare page's names).
-CONFIG_LABEL = "ConfigLabel"
+CONFIG_LABEL = C.CONFIG_LABEL
 DIFF_PCT = "DiffPct"  # 100 (m_c - m_b) / m_b
 DIFF_CI95_LOWER_PCT = "DiffCI95LowerPct"
 DIFF_CI95_UPPER_PCT = "DiffCI95UpperPct"

@@ -96,6 +96,7 @@ TABLE_LAUNCH_TIMES = "launch_times"
 #: Tables only some bundles have (written when there is something to say).
 OPTIONAL_TABLES = (TABLE_UNATTRIBUTED, TABLE_LAUNCH_TIMES)
 REASON = "Reason"  # why a launch is unattributed
+CONFIG_LABEL = "ConfigLabel"  # "n=512" label of a config's parameters (views, the gate)
 NO_CONFIG = -1  # Config of a launch whose config is not known
 
 # Files of a bundle directory.

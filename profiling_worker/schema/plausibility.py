@@ -342,8 +342,7 @@ def _dram_rates(row: pd.Series, ann: str, cfg: int, device: peaks.DevicePeaks) -
 
 
 def _roof_reason(manifest: Mapping[str, Any]) -> str:
-    spec = manifest.get("spec") or {}
-    entry = manifest.get("backend") or {}
+    spec, entry = manifest.get("spec") or {}, manifest.get("backend") or {}
     backend = str(entry.get("name") or spec.get("backend") or "")
     region_flush = getattr(B.find(backend), "l2_flush", None) == B.FLUSH_REGION
     # the worker's CUPTI runs flush the L2 before each region (manifest backend.cache_flush)
