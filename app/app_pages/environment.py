@@ -3,7 +3,10 @@
 import pandas as pd
 import streamlit as st
 
+from profiling_worker.schema import columns as C
+
 from app import settings
+from app.core import frame_columns as F
 from app.core.environment import environment_rows
 from app.ui import cached, panels, state
 from app.core.markdown import code, esc
@@ -15,14 +18,14 @@ st.caption(f"Worker interpreter: {code(settings.worker_python())} · results: "
            f"{code(settings.results_dir())}")
 if report.get("error"):
     st.error(esc(report["error"]), icon=":material/error:")
-rows = [{"Backend": name, "Can run": bool(info.get("available")),
-         "Reason": info.get("reason") or "", "Fix": info.get("fix") or ""}
+rows = [{F.BACKEND: name, F.CAN_RUN: bool(info.get("available")),
+         C.REASON: info.get("reason") or "", F.FIX: info.get("fix") or ""}
         for name, info in cached.backend_reports().items()]
 panels.table(pd.DataFrame(rows), key="environment-backends")
 for row in rows:
-    if not row["Can run"] and row["Fix"]:
-        st.warning(f"**{esc(row['Backend'])}** cannot run: {esc(row['Reason'])}. "
-                   f"Fix: {esc(row['Fix'])}")
+    if not row[F.CAN_RUN] and row[F.FIX]:
+        st.warning(f"**{esc(row[F.BACKEND])}** cannot run: {esc(row[C.REASON])}. "
+                   f"Fix: {esc(row[F.FIX])}")
 env = cached.environment()
 panels.table(pd.DataFrame(environment_rows(env)), key="environment-here")
 st.button("Probe again", key="environment-reprobe", on_click=cached.reprobe_environment,

@@ -8,20 +8,21 @@ results directory after a confirmation (bundled results are read-only).
 import pandas as pd
 import streamlit as st
 
+from app.core import frame_columns as F
 from app.ui import history as hx, panels, state
 from app.core.markdown import code, esc
 
 PAGE = "history"
 CONFIRM = state.key(PAGE, "confirm-delete")  # job id waiting for the delete confirmation
-COLUMNS = ["Job", "Status", "Kernels", "Backend", "Created", "GPU", "Source", "Label", "Tags",
-           "Spec hash"]
+COLUMNS = [F.JOB, F.STATUS, F.KERNEL_NAMES, F.BACKEND, F.CREATED, F.GPU, F.SOURCE, F.LABEL,
+           F.TAGS, F.SPEC_HASH]
 
 
 def _frame(found: list[hx.HistoryRow]) -> pd.DataFrame:
     return pd.DataFrame([{
-        "Job": r.job_id, "Status": r.status, "Kernels": ", ".join(r.kernels),
-        "Backend": r.backend, "Created": r.created_at, "GPU": r.gpu, "Source": r.source,
-        "Label": r.label, "Tags": ", ".join(r.tags), "Spec hash": r.spec_hash,
+        F.JOB: r.job_id, F.STATUS: r.status, F.KERNEL_NAMES: ", ".join(r.kernels),
+        F.BACKEND: r.backend, F.CREATED: r.created_at, F.GPU: r.gpu, F.SOURCE: r.source,
+        F.LABEL: r.label, F.TAGS: ", ".join(r.tags), F.SPEC_HASH: r.spec_hash,
     } for r in found], columns=COLUMNS)
 
 
@@ -92,7 +93,7 @@ flt = _filters(facets)
 found = [r for r in every if hx.matches(r, flt)]
 frame = _frame(found)
 panels.table(frame, key=state.key(PAGE, "table"),
-             on_select=lambda: _open_selected(frame["Job"].tolist()),
+             on_select=lambda: _open_selected(frame[F.JOB].tolist()),
              selection_mode="single-row")
 st.caption(f"{len(found)} of {len(every)} jobs. Select a row to open that job on every page.")
 panels.download_csv(frame, key=state.key(PAGE, "csv"), filename="history.csv")

@@ -15,17 +15,17 @@ from profiling_worker.schema import columns as C
 # Shared by every view.
 CONFIG_LABEL = C.CONFIG_LABEL  # "n=512" label of a config's parameters (the gate writes it too)
 ITEM = "Item"  # row name of a two-column Item / Value listing (environment, report summary)
-LAUNCHES = "Launches"  # kernel launches counted
+LAUNCHES = C.LAUNCHES
 GPU = "GPU"  # the job's GPU name
 BACKEND = "Backend"
-CONFIGS = "Configs"  # number of configs of a job
+CONFIGS = C.CONFIGS
 METRICS = "Metrics"  # number of metrics of a job
-REGIONS = "Regions"  # number of annotation x config regions
+REGIONS = C.REGIONS
 JOB = "Job"  # job id, in views that span several jobs
-RUNS = "Runs"
+RUNS = C.RUNS
 NOTE = "Note"
 SOURCE = "Source"  # where a value or ceiling comes from
-KERNEL_NAMES = "Kernels"  # kernel names of one annotation x config, " + "-joined
+KERNEL_NAMES = C.KERNEL_NAMES  # kernel names of one annotation x config, " + "-joined
 TIME_NS = "TimeNs"
 SM_CLOCK_MHZ = C.SM_CLOCK_MHZ  # the SM clock the kernel ran at, same name as the NVML trace's
 
@@ -87,8 +87,7 @@ VARIES_BETWEEN_RUNS = "VariesBetweenRuns"
 SHORT_KERNEL = "ShortKernel"
 
 # Compare two jobs, and backends side by side.
-BASELINE = "Baseline"
-CANDIDATE = "Candidate"
+BASELINE, CANDIDATE = C.BASELINE, C.CANDIDATE
 BASELINE_AVG = "BaselineAvg"
 CANDIDATE_AVG = "CandidateAvg"
 RATIO = "Ratio"
@@ -169,3 +168,12 @@ DURATION_US = "DurationUs"
 COUNTER = "Counter"  # NVML counter track name (SM clock, power ...)
 COUNTER_VALUE = "CounterValue"
 COUNTER_UNIT = "CounterUnit"
+
+# History (one row per job of the index) and the environment's backends.
+STATUS = "Status"
+CREATED = "Created"
+LABEL = "Label"  # a human name: the job's user label, a metric's Nsight label
+TAGS = "Tags"
+SPEC_HASH = "Spec hash"
+CAN_RUN = "Can run"  # whether a backend can run on this machine
+FIX = "Fix"  # what makes a backend that cannot run runnable

@@ -23,8 +23,6 @@ from profiling_worker.schema import metrics as M
 MAX_LAUNCHES = 200
 #: Source hot spots kept per launch (program counters with the most warp samples).
 HOT_SPOTS = 12
-#: Per-PC warp sample counts (SourceCounters section), first that the report has.
-_SAMPLE_METRICS = ("smsp__pcsamp_sample_count", "smsp__pcsamp_warps_issue_stalled_not_issued")
 
 
 def rule_rows(action: Any) -> list[dict[str, Any]]:
@@ -92,8 +90,8 @@ def _markers(action: Any) -> list[dict[str, Any]]:
 
 def _sample_metric(action: Any) -> Any:
     """The per-PC warp sample metric of a launch (SourceCounters section), or None."""
-    names = [n for n in action.metric_names() if n.startswith("smsp__pcsamp_")]
-    for name in [*(n for n in _SAMPLE_METRICS if n in names), *sorted(names)]:
+    names = [n for n in action.metric_names() if n.startswith(M.PC_SAMPLE_PREFIX)]
+    for name in [*(n for n in M.PC_SAMPLE_METRICS if n in names), *sorted(names)]:
         metric = action[name]
         if metric.num_instances() > 1 and metric.has_correlation_ids():
             return metric

@@ -31,8 +31,8 @@ from profiling_worker.schema import metrics as M
 RULE, TITLE, SECTION, TYPE = "Rule", "Title", "Section", "Type"
 SPEEDUP_MEDIAN, SPEEDUP_MAX, SPEEDUP_TYPE = ("Est. speedup % (median)", "Est. speedup % (max)",
                                              "Speedup type")
-FOCUS, REGIONS, CONFIGS, KERNELS = "Focus metrics", "Regions", "Configs", "Kernels"
-FIRES, TIME_SHARE, SAVING, MESSAGE = ("Launches", "Time share %", "Est. saving % of sweep",
+FOCUS, REGIONS, CONFIGS, KERNELS = "Focus metrics", C.REGIONS, C.CONFIGS, C.KERNEL_NAMES
+FIRES, TIME_SHARE, SAVING, MESSAGE = (C.LAUNCHES, "Time share %", "Est. saving % of sweep",
                                       "Message")
 DIGEST_COLUMNS = [RULE, TITLE, SECTION, TYPE, SAVING, SPEEDUP_MEDIAN, SPEEDUP_MAX, SPEEDUP_TYPE,
                   TIME_SHARE, FIRES, REGIONS, CONFIGS, KERNELS, FOCUS, MESSAGE]

@@ -60,9 +60,10 @@ DETECTABLE_PCT = "DetectablePct"  # 100 D
 THRESHOLD_PCT = "ThresholdPct"  # max(D, max_slowdown), %
 WELCH_DF = "WelchDf"
 OUTCOME = "Outcome"
-REASON = "Reason"
-SIDE_COLUMNS = {C.AVG: "Avg", C.STD: "StdDev", C.NUM_RUNS: "Runs"}
-BASELINE, CANDIDATE = "Baseline", "Candidate"
+REASON = C.REASON
+AVG = "Avg"  # a side's mean is <side>Avg; its spread and count <side>StdDev, <side>Runs
+SIDE_COLUMNS = {C.AVG: AVG, C.STD: C.STD, C.NUM_RUNS: C.RUNS}
+BASELINE, CANDIDATE = C.BASELINE, C.CANDIDATE
 
 
 @dataclass(frozen=True)
@@ -146,10 +147,10 @@ def _add_statistics(frame: pd.DataFrame) -> None:
     """DiffPct, its CI95, DetectablePct and WelchDf, in place (formulas: module docstring)."""
     from scipy.special import stdtrit  # here: see profiling_worker.schema.intervals' docstring
 
-    mb, mc = frame[BASELINE + "Avg"].astype(float), frame[CANDIDATE + "Avg"].astype(float)
-    nb, nc = frame[BASELINE + "Runs"].astype(float), frame[CANDIDATE + "Runs"].astype(float)
-    vb = frame[BASELINE + "StdDev"].astype(float).fillna(0.0) ** 2 / nb
-    vc = frame[CANDIDATE + "StdDev"].astype(float).fillna(0.0) ** 2 / nc
+    mb, mc = frame[BASELINE + AVG].astype(float), frame[CANDIDATE + AVG].astype(float)
+    nb, nc = frame[BASELINE + C.RUNS].astype(float), frame[CANDIDATE + C.RUNS].astype(float)
+    vb = frame[BASELINE + C.STD].astype(float).fillna(0.0) ** 2 / nb
+    vc = frame[CANDIDATE + C.STD].astype(float).fillna(0.0) ** 2 / nc
     se = (vb + vc) ** 0.5
     with np.errstate(divide="ignore", invalid="ignore"):
         df = se**4 / (vb**2 / (nb - 1) + vc**2 / (nc - 1))
@@ -169,13 +170,13 @@ def _outcome(row: pd.Series, context: list[str], options: GateOptions) -> tuple[
         f"only in the {'baseline' if row['_merge'] == 'left_only' else 'candidate'}"]
     if context or missing:
         return Outcome.NOT_COMPARABLE, "; ".join(context + missing)
-    few = [f"{name.lower()} has {int(row[name + 'Runs'])} run(s)"
-           for name in (BASELINE, CANDIDATE) if row[name + "Runs"] < max(options.min_runs, 2)]
+    few = [f"{name.lower()} has {int(row[name + C.RUNS])} run(s)"
+           for name in (BASELINE, CANDIDATE) if row[name + C.RUNS] < max(options.min_runs, 2)]
     if few:
         return Outcome.NOT_COMPARABLE, (f"{' and '.join(few)}; at least "
                                         f"{max(options.min_runs, 2)} needed for a spread")
-    if not row[BASELINE + "Avg"] > 0:
-        return Outcome.NOT_COMPARABLE, f"baseline mean is {row[BASELINE + 'Avg']:g} {row[C.UNIT]}"
+    if not row[BASELINE + AVG] > 0:
+        return Outcome.NOT_COMPARABLE, f"baseline mean is {row[BASELINE + AVG]:g} {row[C.UNIT]}"
     diff, detect, allowed = row[DIFF_PCT], row[DETECTABLE_PCT], options.max_slowdown_pct
     figures = (f"{diff:+.2f} % (95 % CI {row[DIFF_CI95_LOWER_PCT]:+.2f} .. "
                f"{row[DIFF_CI95_UPPER_PCT]:+.2f} %)")

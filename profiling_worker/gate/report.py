@@ -19,7 +19,7 @@ from pathlib import Path
 import pandas as pd
 
 from profiling_worker.gate.exit_codes import EXIT_NOT_JUDGED, EXIT_OK, EXIT_REGRESSED
-from profiling_worker.gate.judge import (BASELINE, CANDIDATE, CONFIG_LABEL, DETECTABLE_PCT,
+from profiling_worker.gate.judge import (AVG, BASELINE, CANDIDATE, CONFIG_LABEL, DETECTABLE_PCT,
                                          DIFF_PCT, OUTCOME, REASON, GateResult, Outcome)
 from profiling_worker.schema import columns as C
 
@@ -41,7 +41,7 @@ def headline(result: GateResult) -> str:
 
 
 def _mean(row: pd.Series, side: str) -> str:
-    avg, std, runs = row[side + "Avg"], row[side + "StdDev"], row[side + "Runs"]
+    avg, std, runs = row[side + AVG], row[side + C.STD], row[side + C.RUNS]
     if pd.isna(avg):
         return "–"
     return f"{avg:,.1f} ± {std:,.1f} {row[C.UNIT]} (n={int(runs)})"

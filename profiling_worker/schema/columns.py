@@ -95,8 +95,15 @@ TABLE_UNATTRIBUTED = "unattributed"
 TABLE_LAUNCH_TIMES = "launch_times"
 #: Tables only some bundles have (written when there is something to say).
 OPTIONAL_TABLES = (TABLE_UNATTRIBUTED, TABLE_LAUNCH_TIMES)
-REASON = "Reason"  # why a launch is unattributed
+REASON = "Reason"  # why: a launch is unattributed, a gate row not judged, a backend cannot run
 CONFIG_LABEL = "ConfigLabel"  # "n=512" label of a config's parameters (views, the gate)
+# Summary columns the worker's digests (gate, rule digest) and the app's views share.
+RUNS = "Runs"  # runs counted
+LAUNCHES = "Launches"  # kernel launches counted
+REGIONS = "Regions"  # annotation x config regions: their count, or their names
+CONFIGS = "Configs"  # configs: their count, or their labels
+KERNEL_NAMES = "Kernels"  # kernel names, joined (KERNELS, the same word, is a count)
+BASELINE, CANDIDATE = "Baseline", "Candidate"  # the two sides of a comparison
 NO_CONFIG = -1  # Config of a launch whose config is not known
 
 # Files of a bundle directory.

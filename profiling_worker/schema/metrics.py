@@ -93,6 +93,10 @@ OCCUPANCY = (THEORETICAL_OCCUPANCY_PCT, WARPS_ACTIVE_PCT, *OCCUPANCY_LIMITS.valu
 #: (WarpStateStats section); the reason is the part between the prefix and the suffix.
 STALL_PREFIX = "smsp__average_warps_issue_stalled_"
 STALL_SUFFIX = "_per_issue_active.ratio"
+# Source Counters' per-PC warp samples: the first of PC_SAMPLE_METRICS a report has, else any
+# metric with the prefix.
+PC_SAMPLE_PREFIX = "smsp__pcsamp_"
+PC_SAMPLE_METRICS = ("smsp__pcsamp_sample_count", "smsp__pcsamp_warps_issue_stalled_not_issued")
 #: What a deep-dive job asks for besides its section set: the bytes and hit rates of every memory
 #: level by name, so the memory panel does not depend on which metrics a version's
 #: MemoryWorkloadAnalysis section files happen to collect.

@@ -15,8 +15,10 @@ from typing import Any
 
 import pandas as pd
 
+from profiling_worker.schema import columns as C
 from profiling_worker.schema import metrics as M
 
+from app.core import frame_columns as F
 from app.core.figures.one_kernel import short_kernel_name
 
 #: Panel -> (Nsight Compute section identifier, what it shows).
@@ -28,7 +30,7 @@ SECTIONS = {
     "launch": ("LaunchStats", "Launch Statistics"),
     "source": ("SourceCounters", "Source Counters"),
 }
-METRIC, LABEL, VALUE, UNIT = "Metric", "Label", "Value", "Unit"
+METRIC, LABEL, VALUE, UNIT = C.METRIC, F.LABEL, C.VALUE, C.UNIT
 REASON, CYCLES, SHARE = "Stall reason", "Cycles per issued instruction", "Share %"
 LIMIT_BLOCKS = "Blocks per SM it allows"
 
