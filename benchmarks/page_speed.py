@@ -3,7 +3,8 @@
 Starts two real servers on 127.0.0.1, the dashboard (``app/streamlit_app.py``, bundled H200
 results, an empty results dir) and ``benchmarks/bare_streamlit_page.py`` (the same parquet
 table, the same plotly chart and its table, nothing else), and drives headless Chromium
-(/usr/bin/chromium, Playwright) against both, the two interleaved in every round:
+(/usr/bin/chromium, Playwright) against both, interleaved in every round (who goes first
+rotates from round to round):
 
 - **cold**: a fresh browser context (empty HTTP cache, new session) opens the page; time from
   navigation to the first chart drawn (its traces in the DOM and visible);
@@ -161,8 +162,10 @@ def measure(rounds: int, baseline: Path | None = None) -> dict[str, object]:
             chunks[name] = sum("/static/js/" in r for r in requests)
             messages[name] = len(frames)
             context.close()
-        for _ in range(rounds):
-            for name, url in urls.items():
+        order = list(urls)
+        for i in range(rounds):
+            for name in order[i % len(order):] + order[:i % len(order)]:  # who goes first rotates
+                url = urls[name]
                 context = browser.new_context(viewport=VIEWPORT)
                 samples[f"{name}_cold"].append(load_time(context, url))
                 samples[f"{name}_warm"].append(load_time(context, url))

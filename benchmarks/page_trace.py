@@ -1,0 +1,95 @@
+"""Where a cold page load spends the browser's time: the dashboard against the bare page.
+
+Serves both pages as :mod:`benchmarks.page_speed` does, loads each once to warm the servers,
+then for ``--rounds`` rounds opens each in a fresh browser context under Chromium's performance
+trace (``devtools.timeline``, its disabled-by-default part, ``v8``) until its first chart is drawn, and prints,
+for the renderer's main thread: the time it was busy (``RunTask``), JavaScript run
+(``FunctionCall`` / ``EvaluateScript`` / module evaluation), of which React's (``react-dom``
+chunk), style / layout / paint, and when the last WebSocket message arrived.
+
+Usage: ``python benchmarks/page_trace.py [--rounds 2]``
+"""
+
+from __future__ import annotations
+
+import argparse
+import collections
+import json
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))  # run as a script: its sibling
+from page_speed import BARE, CHROMIUM, DASHBOARD, REPO, VIEWPORT, _chart_drawn, serve  # noqa: E402
+
+SCRIPT = {"FunctionCall", "EvaluateScript", "v8.evaluateModule"}
+RENDER = {"Layout", "UpdateLayoutTree", "Paint", "PrePaint", "Layerize"}
+
+
+def main_thread_ms(trace: Path) -> dict[str, float]:
+    """Milliseconds per kind of work on the renderer's main thread (``CrRendererMain``)."""
+    events = json.loads(trace.read_text())["traceEvents"]
+    main = {(e["pid"], e["tid"]) for e in events
+            if e.get("name") == "thread_name" and e["args"].get("name") == "CrRendererMain"}
+    out: collections.Counter[str] = collections.Counter()
+    for e in events:
+        if (e.get("pid"), e.get("tid")) not in main or e.get("ph") != "X":
+            continue
+        dur = e.get("dur", 0) / 1e3
+        if e["name"] == "RunTask":
+            out["busy"] += dur
+        elif e["name"] in SCRIPT:
+            out["script"] += dur
+            url = str(e.get("args", {}).get("data", {}).get("url", ""))
+            if "react-dom" in url:
+                out["react-dom"] += dur
+        elif e["name"] in RENDER:
+            out["style/layout/paint"] += dur
+    return dict(out)
+
+
+def main() -> None:
+    from playwright.sync_api import sync_playwright
+
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--rounds", type=int, default=2)
+    args = parser.parse_args()
+    env = {"KPROF_RESULTS_DIR": tempfile.mkdtemp(prefix="page-trace-"), "PYTHONPATH": str(REPO)}
+    out_dir = Path(tempfile.mkdtemp(prefix="page-trace-"))
+    with serve(DASHBOARD, env) as dash, serve(BARE, env) as bare, sync_playwright() as pw:
+        browser = pw.chromium.launch(executable_path=CHROMIUM, headless=True,
+                                     args=["--no-sandbox", "--disable-gpu"])
+        urls = {"dash": dash, "bare": bare}
+        for url in urls.values():  # the servers' first runs (imports) are not measured
+            context = browser.new_context(viewport=VIEWPORT)
+            page = context.new_page()
+            page.goto(url)
+            _chart_drawn(page)
+            context.close()
+        for i in range(args.rounds):
+            for name, url in urls.items():
+                context = browser.new_context(viewport=VIEWPORT)
+                page = context.new_page()
+                frames: list[float] = []
+                page.on("websocket", lambda ws: ws.on(
+                    "framereceived", lambda _f: frames.append(time.perf_counter())))
+                trace = out_dir / f"{name}-{i}.json"
+                browser.start_tracing(page=page, path=str(trace),
+                                      categories=["devtools.timeline", "v8",
+                                                  "disabled-by-default-devtools.timeline"])
+                start = time.perf_counter()
+                page.goto(url, wait_until="commit")
+                _chart_drawn(page)
+                chart = time.perf_counter() - start
+                browser.stop_tracing()
+                context.close()
+                ms = main_thread_ms(trace)
+                print(f"{name} round {i}: chart {chart:.2f} s; {len(frames)} WebSocket messages, "
+                      f"last at {frames[-1] - start if frames else float('nan'):.2f} s; main "
+                      f"thread (ms): " + ", ".join(f"{k} {v:.0f}" for k, v in sorted(ms.items())))
+        browser.close()
+
+
+if __name__ == "__main__":
+    main()
