@@ -57,6 +57,11 @@ def test_second_run_form_shows_the_session_defaults_to_a_late_browser(store, app
     at.run()  # a second full run with no input from the browser (as the job panel's rerun)
     assert not at.exception
     assert _mismatches(at) == {}
+    at.session_state["builder-options"] = True  # the Options expander opened: its fields drawn
+    at.run()
+    at.run()
+    assert at.selectbox(key="builder-cache_control").value == "all"
+    assert _mismatches(at) == {}
 
 
 def test_two_parameter_fields_show_their_defaults_to_a_late_browser(store, app) -> None:
