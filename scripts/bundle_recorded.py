@@ -3,6 +3,8 @@
 Usage: ``python scripts/bundle_recorded.py DEST SRC [SRC ...] --redact DEVICE_REPO [--reps DIR]``.
 Keeps everything the worker wrote except the raw ``.ncu-rep`` (14-26 MB with cuBLAS code);
 a gzip-compressed copy from ``--reps`` (``<job>.ncu-rep.gz``) is kept where one came back.
+A written deep dive (``nsight/deep_dive.json``, 2.2 MB for 48 launches with rules) is kept
+gzip-compressed (``deep_dive.json.gz``, which its readers take as well).
 The device's checkout path (``--redact``) in logs is replaced by ``<repo>``. What was changed is
 recorded under ``bundled`` in each manifest; nothing else in the manifest is touched.
 """
@@ -10,9 +12,12 @@ recorded under ``bundled`` in each manifest; nothing else in the manifest is tou
 from __future__ import annotations
 
 import argparse
+import gzip
 import json
 import shutil
 from pathlib import Path
+
+from profiling_worker.schema.columns import DEEP_DIVE_FILE
 
 def bundle_one(src: Path, dest: Path, reps: Path | None, redact: str) -> None:
     """Copy one bundle directory ``src`` to ``dest/<name>`` with the changes above."""
@@ -32,6 +37,12 @@ def bundle_one(src: Path, dest: Path, reps: Path | None, redact: str) -> None:
             notes[rep] = "kept gzip-compressed (.ncu-rep.gz); gunzip to open in Nsight Compute"
         else:
             notes[rep] = "left out (too large for the repository); its per-launch table is kept"
+    deep_dive = out / DEEP_DIVE_FILE
+    if deep_dive.is_file():
+        with gzip.open(f"{deep_dive}.gz", "wb", compresslevel=9) as gz_out:
+            gz_out.write(deep_dive.read_bytes())
+        deep_dive.unlink()
+        notes[DEEP_DIVE_FILE] = "kept gzip-compressed (.json.gz)"
     manifest["files"] = sorted(str(p.relative_to(out)) for p in out.rglob("*")
                                if p.is_file() and p.name != "manifest.json")
     manifest["bundled"] = notes

@@ -6,7 +6,7 @@ import streamlit as st
 
 from profiling_worker.schema import metrics as M
 
-from app.core.bundle_files import report_files
+from app.core.bundle_files import explains_launches
 from app.core.figures.deep_dive import build_bars
 from app.core.markdown import code, esc
 from app.core.views import deep_dive as D
@@ -38,7 +38,7 @@ def _wait_for(job_id: str) -> None:
 if not bundle.status.finished:
     _wait_for(bundle.job_id)
     panels.stop_page()
-if not report_files(bundle):
+if not explains_launches(bundle):
     st.info(f"This job has no Nsight Compute report (backend {code(bundle.backend)}). Pick an "
             "ncu job, or profile one of its points:", icon=":material/info:")
     deep_dive_action.offer(bundle, "deep-dive")

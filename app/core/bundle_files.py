@@ -95,6 +95,13 @@ def report_files(bundle: Bundle) -> list[str]:
             + [n for n in names if is_gzipped_report(n)])
 
 
+def explains_launches(bundle: Bundle) -> bool:
+    """True when the worker can explain the bundle's launches: it has a report, or the deep dive
+    the worker wrote from one (``nsight/deep_dive.json[.gz]``: every launch's sections and rules,
+    kept when a large report was left out of a bundle)."""
+    return bool(report_files(bundle)) or any(f.relpath in C.DEEP_DIVE_FILES for f in bundle.files)
+
+
 def is_gzipped_report(relpath: str) -> bool:
     """True for ``*.ncu-rep.gz`` (how bundled reports are shipped)."""
     return relpath.endswith(".ncu-rep.gz")

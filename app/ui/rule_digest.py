@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import streamlit as st
 
-from app.core.bundle_files import report_files, summary_has_no_rules
+from app.core.bundle_files import explains_launches, summary_has_no_rules
 from app.core.bundle_loader import Bundle
 from app.core.markdown import code, esc
 from app.ui import analysis, cached, panels
@@ -27,7 +27,7 @@ HOW_TO_READ = (
 def show(bundle: Bundle, page: str) -> None:
     """Draw the digest of ``bundle`` under a subheader; ``page`` prefixes the widget keys."""
     st.subheader("Nsight Compute rules across the job")
-    if not report_files(bundle):
+    if not explains_launches(bundle):
         st.caption(f"This job has no Nsight Compute report (backend {code(bundle.backend)}): "
                    "rule results come from an ncu job's `.ncu-rep`.")
         return

@@ -3,9 +3,10 @@
 ``rules`` prints the rule digest (:mod:`profiling_worker.extract.rule_digest`) as CSV on stdout
 and a one-line note on stderr; ``deepdive`` prints the deep-dive tables
 (:mod:`profiling_worker.extract.ncu_sections`) as JSON: the ``nsight/deep_dive.json`` the worker
-wrote for a section-set job, else read from the bundle's first report (imported reports). The app
-calls these in a subprocess so that it never imports ``ncu_report``. Exit codes: 0 done, 1 the
-report is missing or unreadable (the reason on stderr).
+wrote for a section-set job (or its bundled ``.json.gz``), else read from the bundle's first
+report (imported reports); ``rules`` reads that written deep dive when the report is absent.
+The app calls these in a subprocess so that it never imports ``ncu_report``. Exit codes: 0 done,
+1 the report is missing or unreadable (the reason on stderr).
 """
 
 from __future__ import annotations
@@ -18,9 +19,10 @@ from profiling_worker.schema import columns as C
 
 
 def _rules(bundle: Path) -> int:
+    from profiling_worker.extract.deep_dive_file import deep_dive_path
     from profiling_worker.extract.rule_digest import bundle_digest, bundle_reports
 
-    if not bundle_reports(bundle):
+    if not bundle_reports(bundle) and deep_dive_path(bundle) is None:
         print(f"{bundle.name}: no Nsight Compute report in {C.NSIGHT_DIR}/", file=sys.stderr)
         return 1
     table, note = bundle_digest(bundle)
@@ -30,13 +32,14 @@ def _rules(bundle: Path) -> int:
 
 
 def _deep_dive(bundle: Path) -> int:
+    from profiling_worker.extract.deep_dive_file import written_deep_dive
     from profiling_worker.extract.ncu_sections import deep_dive
     from profiling_worker.extract.rule_digest import bundle_reports
     from profiling_worker.inflate import plain_file
 
-    written = bundle / C.DEEP_DIVE_FILE
-    if written.is_file():
-        sys.stdout.write(written.read_text(encoding="utf-8"))
+    written = written_deep_dive(bundle)
+    if written is not None:
+        json.dump(written, sys.stdout)
         return 0
     reports = bundle_reports(bundle)
     if not reports:
@@ -60,6 +63,8 @@ def main(command: str, bundle: Path) -> int:
     except ImportError as exc:  # this interpreter has no ncu_report
         print(f"the worker interpreter {sys.executable} cannot read reports ({exc}): "
               "pip install ncu-report into it", file=sys.stderr)
+    except ValueError as exc:  # a written deep dive that is not JSON
+        print(f"{bundle.name}: {C.DEEP_DIVE_FILE} cannot be read ({exc})", file=sys.stderr)
     except (OSError, RuntimeError) as exc:  # ncu_report's own errors
         print(f"{bundle.name}: the report cannot be read ({type(exc).__name__}: {exc})",
               file=sys.stderr)

@@ -22,6 +22,7 @@ from typing import Any
 
 import pandas as pd
 
+from profiling_worker.extract.deep_dive_file import written_deep_dive
 from profiling_worker.extract.ncu_report_reader import kernel_name, metric_value, placed_actions
 from profiling_worker.extract.ncu_sections import rule_rows
 from profiling_worker.importing.regions import region_names
@@ -59,6 +60,20 @@ def launch_rules(report_path: Path) -> tuple[pd.DataFrame, pd.DataFrame]:
                          "duration_ns": float(duration[0]) if duration else float("nan")})
         rules += [{"launch_id": i, **row} for row in rule_rows(action)]
     return name_regions(pd.DataFrame(launches)), pd.DataFrame(rules)
+
+
+def deep_dive_rules(data: dict[str, Any]) -> tuple[pd.DataFrame, pd.DataFrame]:
+    """(launches, rules) as :func:`launch_rules` returns them, from a written deep dive
+    (``nsight/deep_dive.json``: its launches are already placed and named, its rule rows are
+    :func:`rule_rows`'s, durations are its ``gpu__time_duration.sum`` metric rows)."""
+    durations = {row["launch_id"]: float(row["value"]) for row in data.get("metrics") or ()
+                 if row.get("metric") == M.GPU_TIME and row.get("value") is not None}
+    launches = pd.DataFrame(
+        [{"launch_id": launch["launch_id"], C.ANNOTATION: launch["annotation"],
+          C.CONFIG: launch["config"], C.RUN: launch["run"], C.KERNEL: launch["kernel"],
+          "duration_ns": durations.get(launch["launch_id"], float("nan"))}
+         for launch in data.get("launches") or ()])
+    return name_regions(launches), pd.DataFrame(data.get("rules") or [])
 
 
 def name_regions(launches: pd.DataFrame) -> pd.DataFrame:
@@ -140,20 +155,30 @@ def bundle_reports(bundle: Path) -> list[Path]:
 
 
 def bundle_digest(bundle: Path) -> tuple[pd.DataFrame, str]:
-    """The rule digest of a bundle's first report, and a note (why it is empty, what it read).
+    """The rule digest of a bundle's first report (else of its written deep dive, which holds
+    every launch's rules when the report was left out), and a note (why it is empty, what it
+    read).
 
     Raises:
-        InflateError: a ``.gz`` report cannot be inflated.
+        InflateError: a ``.gz`` report or deep dive cannot be inflated.
+        ValueError: the written deep dive is not JSON.
         OSError, RuntimeError: ncu_report cannot read the report.
     """
     from profiling_worker.inflate import plain_file
 
     reports = bundle_reports(bundle)
-    if not reports:
+    written = None if reports else written_deep_dive(bundle)
+    if reports:
+        with plain_file(reports[0]) as plain:
+            launches, rules = launch_rules(plain)
+        source = reports[0].name
+    elif written is not None:
+        launches, rules = deep_dive_rules(written)
+        source = (f"{written.get('report', 'the report')} (read from {C.DEEP_DIVE_FILE}: the "
+                  "report itself is not in this bundle)")
+    else:
         return pd.DataFrame(columns=DIGEST_COLUMNS), f"{bundle.name}: no Nsight Compute report"
-    with plain_file(reports[0]) as plain:
-        launches, rules = launch_rules(plain)
-    note = f"{reports[0].name}: {len(launches)} launches, {len(rules)} rule results"
+    note = f"{source}: {len(launches)} launches, {len(rules)} rule results"
     if rules.empty:
         note += (" (rules run with sections; this report was collected with --metrics only, "
                  "so Nsight Compute evaluated none: profile with a section set, e.g. a deep dive)")

@@ -116,6 +116,7 @@ NSIGHT_DIR = "nsight"  # nsight-python's own outputs: CSVs, .ncu-rep, ncu log
 REPORT_SUMMARY_FILE = "nsight/report_summary.json"  # launches, kernels, rule results of the .ncu-rep
 SUMMARY_RULE_LAUNCHES = 200  # the summary lists the rule results of this many launches at most
 DEEP_DIVE_FILE = "nsight/deep_dive.json"  # a section-set job's sections, rules, stalls, hot spots
+DEEP_DIVE_FILES = (DEEP_DIVE_FILE, DEEP_DIVE_FILE + ".gz")  # as written, as bundled (gzip)
 
 # Metric names with a fixed meaning (named in schema/metrics.py, kept here for the tables' readers).
 GPU_TIME = M.GPU_TIME
