@@ -1,6 +1,7 @@
 """Deep dive and rule digest, worker side (issue 13), on reports Nsight Compute wrote on the H200:
 the import fixture made with the default section set (rules, 4 sections) and a bundled sweep
-collected with --metrics only (no sections, no rules)."""
+collected with --metrics only (no sections, no rules), and a bundled --set detailed job whose
+report was left out (its written deep dive holds the rules)."""
 
 from __future__ import annotations
 
@@ -17,13 +18,16 @@ import pytest
 
 from profiling_worker.backends.ncu_set import ncu_with_set
 from profiling_worker.extract import rule_digest as RD
+from profiling_worker.extract.deep_dive_file import written_deep_dive
 from profiling_worker.extract.ncu_sections import deep_dive
+from profiling_worker.schema import columns as C
 from profiling_worker.schema import metrics as M
 from profiling_worker.schema.spec import SpecInvalid, validate_spec
 
 ROOT = Path(__file__).resolve().parents[3]
 DEFAULT_SET = ROOT / "tests" / "fixtures" / "h200_import" / "ncu_plain" / "default_set.ncu-rep"
 SWEEP = ROOT / "app" / "bundled" / "h200-ncu-matmul-sweep"
+RULES_JOB = ROOT / "app" / "bundled" / "h200-ncu-matmul-rules"
 
 
 def _bundle(tmp_path: Path) -> Path:
@@ -121,3 +125,29 @@ def test_deepdive_cli_reads_the_report_when_the_bundle_has_no_tables(tmp_path: P
     data = json.loads(out.stdout)
     assert data["report"] == DEFAULT_SET.name and len(data["rules"]) == len(
         RD.launch_rules(DEFAULT_SET)[1])
+
+
+def test_rules_cli_reads_the_written_deep_dive_when_the_report_was_left_out() -> None:
+    """The bundled rules job (H200, device run 14, --set detailed) kept no .ncu-rep, only its
+    nsight/deep_dive.json.gz: every launch's rules come from there, and agree with the report
+    summary and the per-launch table the worker wrote from the report and its CSV."""
+    summary = json.loads((RULES_JOB / C.REPORT_SUMMARY_FILE).read_text())
+    assert not RD.bundle_reports(RULES_JOB)
+    written = written_deep_dive(RULES_JOB)
+    assert written is not None
+    launches, rules = RD.deep_dive_rules(written)
+    assert len(launches) == summary["launches"] and len(rules) == len(summary["rule_results"])
+    assert (rules["rule"].value_counts().to_dict()
+            == pd.Series([r["rule_identifier"] for r in summary["rule_results"]])
+            .value_counts().to_dict())
+    table = pd.read_parquet(RULES_JOB / "tables" / "launches.parquet")
+    assert launches["duration_ns"].sum() == pytest.approx(
+        table.loc[table["Metric"] == M.GPU_TIME, "Value"].sum())
+    out = _cli("rules", str(RULES_JOB))
+    assert out.returncode == 0, out.stderr
+    digest = pd.read_csv(io.StringIO(out.stdout))
+    assert list(digest.columns) == RD.DIGEST_COLUMNS and not digest.empty
+    assert f"{len(launches)} launches, {len(rules)} rule results" in out.stderr
+    assert C.DEEP_DIVE_FILE in out.stderr
+    deep = _cli("deepdive", str(RULES_JOB))
+    assert deep.returncode == 0 and json.loads(deep.stdout)["rules"] == written["rules"]

@@ -30,15 +30,20 @@ def _tables(name: str) -> tuple[dict[str, pd.DataFrame], dict]:
 def test_bundled_h200_points_above_the_dram_roof_name_the_l2() -> None:
     """Since the CUPTI backend flushes the L2 before each region (issue 11, case 2) only the
     elementwise job recorded with cache_control "none" has points above the 4.8 TB/s roof (a+b
-    and fused at 1 Mi, 12 % and 27 %), and they carry the reason; no other bundled point is."""
+    and fused at 1 Mi, 12 % and 27 %), and they carry the reason. The only other points above a
+    roof are the gate job that allowed TF32 in its fp32 matmul (device run 14): above the FP32
+    CUDA-core roof, named as such; its twin without TF32 stays below it."""
     above = {name: [n for n in _notes(name) if n["check"] == P.ABOVE_ROOF]
              for name in sorted(p.name for p in BUNDLED.iterdir() if (p / "manifest.json").exists())}
     flagged = {(name, n["annotation"], n["config"]) for name, ns in above.items() for n in ns}
     assert flagged == {("h200-cupti-elementwise-cache-none", "a+b", 0),
-                       ("h200-cupti-elementwise-cache-none", "fused", 0)}
-    for ns in above.values():
+                       ("h200-cupti-elementwise-cache-none", "fused", 0),
+                       ("h200-cupti-gate-tf32", "fp32", 0), ("h200-cupti-gate-tf32", "fp32", 1)}
+    for name, ns in above.items():
         for n in ns:
-            assert 'L2-warm data (cache_control "none")' in n["message"]
+            reason = ("(no TF32)" if name == "h200-cupti-gate-tf32"
+                      else 'L2-warm data (cache_control "none")')
+            assert reason in n["message"]
             assert n["severity"] == P.WARNING
 
 
