@@ -27,6 +27,8 @@ def build_timeline_figure(launches: pd.DataFrame, counters: pd.DataFrame, measur
     Returns:
         One row (launches) or two sharing x (launches; SM and memory clock in MHz); x in ms
         from the trace's first event (CUPTI clock), or cumulative kernel time in run order.
+        With clocks, x opens on the launches (the NVML trace starts with the worker, seconds
+        before them); zooming out (double-click) shows every sample.
     """
     title = ("Timeline: launches at their CUPTI start times" if measured_starts else
              "Timeline: launches back to back in run order (durations, not start times)")
@@ -52,6 +54,7 @@ def build_timeline_figure(launches: pd.DataFrame, counters: pd.DataFrame, measur
             hovertemplate=f"{name} %{{y:.0f}} MHz<br>%{{x:.3f}} ms<extra></extra>"),
             row=2, col=1)
     if rows == 2:
+        _open_on_launches(fig, launches)
         if max_sm_mhz:
             fig.add_hline(y=max_sm_mhz, line_dash="dot", line_color=common.REFERENCE, row=2,
                           col=1, annotation_text=f"max SM clock {max_sm_mhz:.0f} MHz",
@@ -65,3 +68,11 @@ def build_timeline_figure(launches: pd.DataFrame, counters: pd.DataFrame, measur
     fig.update_layout(height=260 + 60 * launches[F.TRACK].nunique() + 160 * (rows - 1),
                       barmode="overlay")
     return common.finish(fig, title)
+
+
+def _open_on_launches(fig: go.Figure, launches: pd.DataFrame) -> None:
+    """x range = the launches' span (first start to last end, ms) and 10 % either side."""
+    first = launches[F.START_MS].min()
+    last = (launches[F.START_MS] + launches[F.DURATION_US] / 1e3).max()
+    pad = 0.1 * (last - first)
+    fig.update_xaxes(range=[first - pad, last + pad])

@@ -59,3 +59,20 @@ def test_cupti_times_put_the_nvml_clocks_under_the_launches(tmp_path) -> None:
     clocks = [t for t in fig.data if t.name in ("SM clock", "memory clock")]
     assert len(clocks) == 2 and all(t.yaxis == "y2" for t in clocks)
     assert view.launches[F.START_MS].min() == pytest.approx(2.0)  # NVML started 2 ms earlier
+
+
+def test_recorded_cupti_timeline_opens_on_its_launches() -> None:
+    """The H200 timeline job (device run 14): every launch at its CUPTI start, NVML clocks on the
+    same axis; the NVML trace starts with the worker, long before the first launch, so the
+    chart opens on the launches' span and every launch lies inside it."""
+    bundle = bundled("h200-cupti-timeline")
+    view = timeline_view(bundle)
+    runs = bundle.manifest["spec"]["runs"] * len(bundle.manifest["spec"]["configs"])
+    assert view.aligned and view.measured_starts and len(view.launches) == runs
+    fig = build_timeline_figure(view.launches, view.counters, view.measured_starts, 1980)
+    low, high = fig.layout.xaxis.range
+    starts = view.launches[F.START_MS]
+    ends = starts + view.launches[F.DURATION_US] / 1e3
+    assert low <= starts.min() and ends.max() <= high
+    sm = view.counters[view.counters[F.COUNTER] == "SM clock"]
+    assert sm[F.START_MS].min() < low  # samples before the launches exist, outside the view
