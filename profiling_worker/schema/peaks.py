@@ -196,3 +196,15 @@ def counter_dram_peak(values: dict[str, float]) -> Peak | None:
 
 def _ok(value: float | None) -> bool:
     return value is not None and value == value and value > 0
+
+
+def above_roof_reason(device: DevicePeaks, dtype: str, tflops: float) -> str:
+    """Why ``tflops`` (TFLOP/s) can read above the datasheet roof of ``dtype``, for a note: fp32
+    under the TF32 tensor-core roof is what TF32 math gives (torch.backends.cuda.matmul.allow_tf32,
+    torch.set_float32_matmul_precision); anything else points at the FLOP formula."""
+    tf32 = datasheet_compute(device, "tf32")
+    if dtype == "fp32" and tf32 is not None and tflops <= tf32.value:
+        return (f"likely reason: the fp32 matmul ran on the tensor cores in TF32 (below the "
+                f"{tf32.value:,.0f} TFLOP/s TF32 roof; torch's allow_tf32 or "
+                "set_float32_matmul_precision('high') does that), else check the FLOP formula")
+    return "check the kernel's FLOP formula"

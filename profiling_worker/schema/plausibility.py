@@ -49,15 +49,10 @@ from profiling_worker.schema.spec import BACKEND_UNKNOWN
 
 NOTES_KEY = "notes"  # manifest.json key of the list of notes
 WARNING, INFO = "warning", "info"
-PERCENT_ABOVE_100 = "percent_above_100"
-CLOCK_ABOVE_MAX = "clock_above_max"
-NEGATIVE_VALUE = "negative_value"
-INTERVAL_BELOW_ZERO = "interval_below_zero"
-RUNS_MISSING = "runs_missing"
-KERNELS_VARY = "kernels_vary"
-ABOVE_ROOF = "above_roof"
-UNATTRIBUTED = "unattributed"
-IMPORT = "import"
+PERCENT_ABOVE_100, CLOCK_ABOVE_MAX = "percent_above_100", "clock_above_max"
+NEGATIVE_VALUE, INTERVAL_BELOW_ZERO = "negative_value", "interval_below_zero"
+RUNS_MISSING, KERNELS_VARY = "runs_missing", "kernels_vary"
+ABOVE_ROOF, UNATTRIBUTED, IMPORT = "above_roof", "unattributed", "import"
 #: provenance key of imports whose files record no run count (plain report, ncu CSV export)
 RUNS_NOT_ASKED = "runs_not_asked"
 CHECKS = (PERCENT_ABOVE_100, CLOCK_ABOVE_MAX, NEGATIVE_VALUE, INTERVAL_BELOW_ZERO, RUNS_MISSING,
@@ -391,10 +386,12 @@ def _roofs(agg: pd.DataFrame, work: pd.DataFrame, manifest: Mapping[str, Any],
                             f"({what} / time) is {100 * (gbps / device.dram_gbps - 1):.0f} % above "
                             f"the {device.dram_gbps:,.0f} GB/s DRAM roof ({device.name} "
                             f"datasheet); {reason}", ann, int(cfg)))
-        sheet = peaks.datasheet_compute(device, str(row.get(C.DTYPE) or ""))
-        tflops = row.get(C.FLOPS, float("nan")) / time_ns / 1e3
+        dtype, tflops = str(row.get(C.DTYPE) or ""), row.get(C.FLOPS, float("nan")) / time_ns / 1e3
+        sheet = peaks.datasheet_compute(device, dtype)
         if sheet is not None and tflops > sheet.value:
+            why = peaks.above_roof_reason(device, dtype, tflops)
             out.append(note(ABOVE_ROOF, WARNING, f"{ann}, config {int(cfg)}: {tflops:,.1f} TFLOP/s "
                             f"(analytic FLOPs / time) is above the {sheet.value:,.1f} TFLOP/s "
-                            f"{sheet.label} roof: check the kernel's FLOP formula", ann, int(cfg)))
+                            f"{sheet.label} roof: {why}", ann, int(cfg)))
     return out
+

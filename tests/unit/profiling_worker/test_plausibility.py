@@ -43,6 +43,8 @@ def test_bundled_h200_points_above_the_dram_roof_name_the_l2() -> None:
         for n in ns:
             reason = ("(no TF32)" if name == "h200-cupti-gate-tf32"
                       else 'L2-warm data (cache_control "none")')
+            if name == "h200-cupti-gate-tf32":  # and why: TF32 math, below the TF32 roof
+                assert "ran on the tensor cores in TF32" in n["message"]
             assert reason in n["message"]
             assert n["severity"] == P.WARNING
 
