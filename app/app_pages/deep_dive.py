@@ -85,7 +85,7 @@ _panel(D.metric_panel(data, launch, "memory", M.MEMORY_WORKLOAD), "memory")
 st.subheader("Occupancy")
 occ, limiter = D.occupancy(data, launch)
 values = dict(zip(occ.frame[D.METRIC], occ.frame[D.VALUE]))
-tiles = st.columns(3)
+tiles = st.columns([1, 1, 3])  # room for a tie: "registers and shared memory"
 for tile, (title, name) in zip(tiles, (("Theoretical (%)", M.THEORETICAL_OCCUPANCY_PCT),
                                        ("Achieved (%)", M.WARPS_ACTIVE_PCT))):
     tile.metric(title, f"{values[name]:.1f}" if name in values else "not in report",
