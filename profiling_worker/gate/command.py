@@ -14,13 +14,31 @@ from profiling_worker.gate import exit_codes
 
 
 def percent(text: str) -> float:
-    """``"3%"`` or ``"3"`` -> 3.0 (percent); refuses negatives and non-numbers."""
+    """``"3%"`` or ``"3"`` -> 3.0 (percent); refuses negatives, non-numbers, inf and a bare
+    number below 1 (``0.03`` reads as a fraction: it would mean 0.03 %, a 100x stricter gate)."""
+    bare = not text.strip().endswith("%")
     try:
         value = float(text.strip().removesuffix("%"))
     except ValueError:
         raise argparse.ArgumentTypeError(f"{text!r} is not a percentage; write e.g. 3%") from None
-    if not value >= 0:
-        raise argparse.ArgumentTypeError(f"{text!r}: the allowed slowdown must be >= 0 %")
+    if not 0 <= value < float("inf"):
+        raise argparse.ArgumentTypeError(f"{text!r}: the allowed slowdown must be a finite "
+                                         "percentage >= 0, e.g. 3%")
+    if bare and 0 < value < 1:
+        raise argparse.ArgumentTypeError(f"{text!r}: a bare number is percent ({value:g} %); "
+                                         f"write {value:g}% if that is meant, or "
+                                         f"{value * 100:g}% for a fraction")
+    return value
+
+
+def run_count(text: str) -> int:
+    """``--min-runs``: a whole number >= 2 (one run has no spread)."""
+    try:
+        value = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"{text!r} is not a whole number") from None
+    if value < 2:
+        raise argparse.ArgumentTypeError(f"{value}: at least 2 (one run has no spread)")
     return value
 
 
@@ -35,7 +53,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--max-slowdown", type=percent, default=3.0, metavar="PCT",
                         help="slowdown allowed before a row counts as regressed (and speed-up "
                              "needed to count as improved), e.g. 3%% (default 3%%)")
-    parser.add_argument("--min-runs", type=int, default=2, metavar="N",
+    parser.add_argument("--min-runs", type=run_count, default=2, metavar="N",
                         help="fewer runs on a side: not comparable (default and minimum 2: one "
                              "run has no spread)")
     parser.add_argument("--metric", metavar="NAME",
@@ -52,12 +70,22 @@ def run(args: argparse.Namespace) -> int:
     :func:`profiling_worker.gate.report.exit_code` (2 when a bundle cannot be read)."""
     from profiling_worker.gate import judge, report
     from profiling_worker.gate.sides import GateInputError, GateSide
+    from profiling_worker.schema import columns as C
 
     try:
         sides = [GateSide.load(p) for p in (args.baseline, args.candidate)]
     except GateInputError as exc:
         print(f"compare: {exc}", file=sys.stderr)
         return exit_codes.EXIT_BAD_INPUT
+    unknown = [s.job_id for s in sides if args.metric and not s.aggregated.empty
+               and args.metric not in set(s.aggregated[C.METRIC])]
+    if unknown:
+        print(f"compare: --metric {args.metric} is not in {' or '.join(unknown)}; give a metric "
+              "the bundles hold (their tables/aggregated Metric column)", file=sys.stderr)
+        return exit_codes.EXIT_BAD_INPUT
+    if args.baseline.resolve() == args.candidate.resolve():
+        print("compare: baseline and candidate are the same bundle: every row is "
+              "indistinguishable by construction", file=sys.stderr)
     options = judge.GateOptions(max_slowdown_pct=args.max_slowdown, min_runs=args.min_runs,
                                 metric=args.metric)
     result = judge.judge(sides[0], sides[1], options)

@@ -139,6 +139,29 @@ def test_unreadable_bundle_exits_2(tmp_path: Path) -> None:
     assert proc.returncode == report.EXIT_BAD_INPUT and "not a result bundle" in proc.stderr
 
 
+
+@pytest.mark.parametrize("args, says", [
+    (["--metric", "gpu__time_duraton.sum"], "--metric gpu__time_duraton.sum is not in"),
+    (["--max-slowdown", "0.03"], "a bare number is percent"),
+    (["--max-slowdown", "inf"], "finite percentage"),
+    (["--min-runs", "1"], "at least 2"),
+])
+def test_options_that_would_judge_nothing_or_the_wrong_thing_exit_2(args: list[str],
+                                                                     says: str) -> None:
+    """A typo in --metric judged nothing and exited 3 (looked like "not comparable"); 0.03 was
+    0.03 %, a 100x stricter gate than a fraction meant (found by a new-user trial)."""
+    base = BUNDLED / "h200-cupti-gate-base"
+    proc = subprocess.run([sys.executable, "-m", "profiling_worker", "compare", str(base),
+                           str(BUNDLED / "h200-cupti-gate-again"), *args],
+                          capture_output=True, text=True, timeout=60, check=False)
+    assert proc.returncode == report.EXIT_BAD_INPUT and says in proc.stderr, proc.stderr
+
+
+def test_a_bundle_against_itself_says_so(tmp_path: Path) -> None:
+    same = BUNDLED / "h200-cupti-gate-base"
+    proc, _, _ = compare(same, same, tmp_path)
+    assert proc.returncode == report.EXIT_OK and "the same bundle" in proc.stderr
+
 def test_readme_ci_job_uses_the_real_options_and_exit_codes() -> None:
     """The README's GitHub Actions job: its compare line parses with the worker's parser, and
     the exit codes it documents are the gate's."""
