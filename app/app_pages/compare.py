@@ -60,6 +60,15 @@ baseline_id = cols[0].selectbox("Baseline", ids, key="compare-baseline",
                                 index=ids.index(current) if current in ids else 0,
                                 on_change=_follow_baseline)
 offered, refused = candidates(baseline_id, summaries)
+_unshown = {side: job for side, job in asked.items() if job and job not in ids}
+if asked["candidate"] in refused:  # a shared link names a pair the gate cannot judge
+    st.warning(f"{code('?candidate=' + asked['candidate'])} is not comparable with "
+               f"{code(baseline_id)}: {esc(refused[asked['candidate']])}; showing the most "
+               "alike job instead.", icon=":material/warning:")
+for side, job in _unshown.items():
+    st.warning(f"{code(f'?{side}={job}')}: no such job in this dashboard's results; showing "
+               f"{'the selected job' if side == 'baseline' else 'the most alike job'} instead.",
+               icon=":material/warning:")
 if refused:
     with st.expander(f"{len(refused)} job(s) not offered as candidate: why",
                      icon=":material/filter_alt:"):

@@ -110,3 +110,19 @@ def test_compare_opens_on_the_pair_named_in_the_url(store, monkeypatch, app) -> 
     shown = texts(at)
     assert "15 matching annotation × config pairs: 15 not comparable" in shown
     assert "backend: ncu vs cupti" in shown
+
+
+def test_a_url_pair_that_cannot_be_shown_says_what_is_shown_instead(store, monkeypatch, app
+                                                                     ) -> None:
+    """A shared link with a job id this dashboard lacks, or a candidate the baseline cannot be
+    compared with, showed another pair without a word (new-user trial)."""
+    monkeypatch.setenv("KPROF_BUNDLED_DIR", str(BUNDLED))
+    at = app("compare", query={"baseline": "no-such-job", "candidate": "h200-cupti-gate-again"})
+    assert not at.exception, at.exception
+    (warning,) = [w.value for w in at.warning if "no-such-job" in w.value]
+    assert "no such job" in warning and "showing the selected job instead" in warning
+    at = app("compare", query={"baseline": "h200-cupti-gate-base", "candidate": "h200-ncu-softmax"})
+    assert not at.exception, at.exception
+    assert at.selectbox(key="compare-candidate").value != "h200-ncu-softmax"
+    (warning,) = [w.value for w in at.warning if "h200-ncu-softmax" in w.value]
+    assert "is not comparable with" in warning and "h200-cupti-gate-base" in warning
