@@ -70,6 +70,6 @@ def offer(bundle: Bundle, page: str) -> None:
                    f"{raw['runs']} runs, ncu `--set {raw['section_set']}` (each kernel replayed "
                    "some 40 times); the deep-dive page opens it when it is done.")
         if problems:
-            st.caption("Cannot run here: " + esc("; ".join(problems)))
+            st.caption("Not on this machine: " + esc("; ".join(problems)))
         st.button("Profile this point", key=state.key(page, "deep-run"), on_click=_submit,
                   args=(raw,), disabled=bool(problems), icon=":material/play_arrow:")

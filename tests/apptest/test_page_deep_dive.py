@@ -52,7 +52,7 @@ def test_metrics_only_sweep_has_no_rules_and_offers_a_deep_dive(store, monkeypat
     assert not at.exception, at.exception
     button = at.button(key="bound-deep-run")
     assert button.disabled  # no GPU here: the reason is named instead
-    assert "Cannot run here" in texts(at) and "--set full" in texts(at)
+    assert "Not on this machine" in texts(at) and "--set full" in texts(at)
     assert not any("Open the deep dive" in str(link.label) for link in at.get("page_link"))
 
 

@@ -88,7 +88,13 @@ def _missing(data: Mapping[str, Any], launch_id: int, panel: str, partial: bool 
 
 def _rows(data: Mapping[str, Any], key: str, launch_id: int) -> pd.DataFrame:
     rows = [r for r in data.get(key) or () if r.get("launch_id") == launch_id]
-    return pd.DataFrame(rows).drop(columns="launch_id", errors="ignore")
+    frame = pd.DataFrame(rows).drop(columns="launch_id", errors="ignore")
+    if "address" in frame:  # program counters in hex, as the SASS beside them writes addresses
+        frame["address"] = [f"0x{int(a):x}" if a == a and a is not None else ""
+                            for a in frame["address"]]
+    # source file and line only where the report holds them (needs -lineinfo)
+    return frame.drop(columns=[c for c in ("file", "line") if c in frame
+                               and not frame[c].map(lambda v: v not in ("", None) and v == v).any()])
 
 
 def metric_panel(data: Mapping[str, Any], launch_id: int, panel: str,
