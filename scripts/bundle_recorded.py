@@ -19,6 +19,21 @@ from pathlib import Path
 
 from profiling_worker.schema.columns import DEEP_DIVE_FILE
 
+def redact_report(path: Path, checkout: str) -> bool:
+    """Replace the device checkout path inside a report (``.ncu-rep`` or ``.ncu-rep.gz``: ncu
+    stores the profiled command line) by ``<checkout>`` padded to the same length, so every
+    length-prefixed field stays valid; True if anything was replaced."""
+    token = "<checkout>"[:len(checkout)].ljust(len(checkout), "_").encode()
+    opener = gzip.open if path.name.endswith(".gz") else open
+    with opener(path, "rb") as f:
+        data = f.read()
+    if checkout.encode() not in data:
+        return False
+    with opener(path, "wb") as f:
+        f.write(data.replace(checkout.encode(), token))
+    return True
+
+
 def bundle_one(src: Path, dest: Path, reps: Path | None, redact: str) -> None:
     """Copy one bundle directory ``src`` to ``dest/<name>`` with the changes above."""
     out = dest / src.name
@@ -34,7 +49,9 @@ def bundle_one(src: Path, dest: Path, reps: Path | None, redact: str) -> None:
         gz = reps / f"{src.name}.ncu-rep.gz" if reps else None
         if gz and gz.exists():
             shutil.copy(gz, out / f"{rep}.gz")
-            notes[rep] = "kept gzip-compressed (.ncu-rep.gz); gunzip to open in Nsight Compute"
+            redact_report(out / f"{rep}.gz", redact)
+            notes[rep] = ("kept gzip-compressed (.ncu-rep.gz); gunzip to open in Nsight Compute; "
+                          "the checkout path in its command line reads <checkout>")
         else:
             notes[rep] = "left out (too large for the repository); its per-launch table is kept"
     deep_dive = out / DEEP_DIVE_FILE
