@@ -30,7 +30,7 @@ import pandas as pd
 from profiling_worker.bundle_writer import read_table
 from profiling_worker.extract.units import normalise_unit
 from profiling_worker.schema import columns as C
-from profiling_worker.schema.manifest import read_manifest
+from profiling_worker.schema.manifest import job_gpu, read_manifest
 
 PLACED_BY_CUPTI = "CUPTI start/end (GPU timestamps)"
 PLACED_IN_RUN_ORDER = "measured duration, placed back to back in run order (not a start time)"
@@ -216,8 +216,7 @@ def build_trace(bundle: str | Path) -> dict[str, Any]:
 
 
 def _gpu(manifest: dict[str, Any]) -> str:
-    gpus = manifest.get("environment", {}).get("gpus") or [{}]
-    return str(gpus[0].get("name", "unknown GPU"))
+    return str(job_gpu(manifest).get("name") or "unknown GPU")  # the job's GPU, not the first
 
 
 def write_trace(bundle: str | Path, out: str | Path) -> Path:

@@ -5,6 +5,7 @@ from __future__ import annotations
 from typing import Any
 
 from profiling_worker.schema import columns as C
+from profiling_worker.schema.manifest import job_gpu_index as job_gpu_index
 
 from app.core import frame_columns as F
 
@@ -16,26 +17,6 @@ def first_gpu(env: dict[str, Any], index: int = 0) -> dict[str, Any]:
         match = [g for g in gpus if isinstance(g, dict) and g.get("index") == index]
         return match[0] if match else (gpus[0] if isinstance(gpus[0], dict) else {})
     return {k.removeprefix("gpu_"): v for k, v in env.items() if k.startswith("gpu_")}
-
-
-def job_gpu_index(manifest: dict[str, Any], spec_gpu: object = None) -> int:
-    """NVML index of the job's GPU in ``environment["gpus"]``: the manifest's
-    ``gpu.nvml_index`` (the spec's ``gpu`` counts the GPUs visible to the worker, another GPU
-    under an inherited CUDA_VISIBLE_DEVICES), else the spec's ``gpu`` (``spec_gpu`` when the
-    caller has the spec, else the manifest's; older bundles), else 0."""
-    gpu = manifest.get("gpu")
-    if not isinstance(gpu, dict):
-        gpu = {}
-    spec = manifest.get("spec")
-    if spec_gpu is None and isinstance(spec, dict):
-        spec_gpu = spec.get("gpu")
-    candidates: tuple[Any, ...] = (gpu.get("nvml_index"), spec_gpu)  # JSON: any type
-    for value in candidates:
-        try:
-            return int(value)
-        except (TypeError, ValueError):
-            continue
-    return 0
 
 
 def gpu_name(env: dict[str, Any], index: int = 0) -> str:

@@ -14,7 +14,7 @@ from __future__ import annotations
 from typing import Any
 
 from profiling_worker.schema import backends as B
-from profiling_worker.schema.manifest import JobStatus
+from profiling_worker.schema.manifest import JobStatus, job_gpu
 
 #: Context field -> what it is, in words (the reason names it).
 FIELDS: dict[str, str] = {
@@ -32,15 +32,6 @@ FIELDS: dict[str, str] = {
 }
 
 
-def _gpu(manifest: dict[str, Any]) -> dict[str, Any]:
-    """The environment's entry of the GPU the job ran on (index from the manifest's ``gpu``,
-    else the spec's), or {} when the manifest does not say (e.g. an import)."""
-    gpus = (manifest.get("environment") or {}).get("gpus") or []
-    index = (manifest.get("gpu") or {}).get("index", (manifest.get("spec") or {}).get("gpu", 0))
-    found = [g for g in gpus if isinstance(g, dict) and g.get("index") == index]
-    return found[0] if found else {}
-
-
 def measurement_context(manifest: dict[str, Any]) -> dict[str, str | None]:
     """The fields of :data:`FIELDS` for one bundle, as strings (None: the bundle does not say).
 
@@ -50,7 +41,7 @@ def measurement_context(manifest: dict[str, Any]) -> dict[str, str | None]:
     spec = manifest.get("spec") or {}
     env = manifest.get("environment") or {}
     backend = str((manifest.get("backend") or {}).get("name") or spec.get("backend") or "")
-    gpu = _gpu(manifest) if B.on_gpu(backend) else {}
+    gpu = job_gpu(manifest) if B.on_gpu(backend) else {}
     gpu_name = (manifest.get("gpu") or {}).get("name") or gpu.get("name")
     raw = {
         "status": manifest.get("status"),

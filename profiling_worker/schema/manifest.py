@@ -12,6 +12,7 @@ import json
 import os
 import tempfile
 from pathlib import Path
+from collections.abc import Mapping
 from typing import Any
 
 from profiling_worker.file_mode import as_if_opened
@@ -102,3 +103,31 @@ def read_manifest(bundle_dir: str | os.PathLike[str]) -> dict[str, Any]:
         raise ManifestError(f"{path.parent.name}: manifest.json has {', '.join(wrong)} that "
                             "is not an object")
     return data
+
+
+def job_gpu_index(manifest: Mapping[str, Any], spec_gpu: object = None) -> int:
+    """NVML index of the job's GPU in ``environment["gpus"]``: the manifest's
+    ``gpu.nvml_index`` (the spec's ``gpu`` counts the GPUs visible to the worker, another GPU
+    under an inherited CUDA_VISIBLE_DEVICES), else the spec's ``gpu`` (``spec_gpu`` when the
+    caller has the spec, else the manifest's; older bundles), else 0."""
+    gpu = manifest.get("gpu")
+    gpu = gpu if isinstance(gpu, dict) else {}
+    spec = manifest.get("spec")
+    if spec_gpu is None and isinstance(spec, dict):
+        spec_gpu = spec.get("gpu")
+    candidates: tuple[Any, ...] = (gpu.get("nvml_index"), spec_gpu)  # JSON: any type
+    for value in candidates:
+        try:
+            return int(value)
+        except (TypeError, ValueError):
+            continue
+    return 0
+
+
+def job_gpu(manifest: Mapping[str, Any]) -> dict[str, Any]:
+    """The manifest's ``environment.gpus`` entry of the job's GPU (:func:`job_gpu_index`),
+    else the first entry, else {} (the cpu backend, an import without one)."""
+    gpus = (manifest.get("environment") or {}).get("gpus") or []
+    entries = [g for g in gpus if isinstance(g, dict)]
+    index = job_gpu_index(manifest)
+    return next((g for g in entries if g.get("index") == index), entries[0] if entries else {})

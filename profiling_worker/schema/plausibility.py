@@ -45,6 +45,7 @@ from typing import Any, Literal, TypedDict, cast
 import pandas as pd
 
 from profiling_worker.schema import backends as B, columns as C, metrics as M, peaks
+from profiling_worker.schema.manifest import job_gpu
 from profiling_worker.schema.spec import BACKEND_UNKNOWN
 
 NOTES_KEY = "notes"  # manifest.json key of the list of notes
@@ -91,16 +92,6 @@ def note(check: str, severity: str, message: str, annotation: str | None = None,
     return {"check": check, "severity": severity, "scope": scope, "annotation": annotation,
             "config": None if config is None else int(config), "metric": metric,
             "message": message}
-
-
-def job_gpu(manifest: Mapping[str, Any]) -> dict[str, Any]:
-    """The manifest's entry for the job's GPU (``environment.gpus[]`` by the spec's ``gpu``
-    index, else the first), or {} for the cpu backend / an import without one."""
-    gpus = (manifest.get("environment") or {}).get("gpus") or []
-    index = (manifest.get("spec") or {}).get("gpu", 0)
-    entries = [g for g in gpus if isinstance(g, dict)]
-    match = [g for g in entries if g.get("index") == index]
-    return match[0] if match else (entries[0] if entries else {})
 
 
 def check_bundle(tables: Mapping[str, pd.DataFrame], manifest: Mapping[str, Any]) -> list[Note]:
