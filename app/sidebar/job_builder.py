@@ -126,7 +126,7 @@ def render_job_builder(best_backend: str) -> dict[str, Any]:
                              format_func=lambda kid: f"{kid} · {catalog[kid].title}"
                              if kid in catalog else kid)
     info = catalog.get(kernels[0]) if kernels else None
-    with st.form("builder-form", border=False):
+    with st.form("builder-form", border=False, enter_to_submit=False):  # only Run submits
         st.multiselect("Annotations (empty = all)", annotations, default=first["annotations"],
                        key=k("annotations"))
         _size_fields(info, first)
