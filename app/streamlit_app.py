@@ -37,15 +37,18 @@ def run() -> None:
     page = st.navigation(by_section, position="hidden")
     bundles, _problems = cached.list_bundles()
     shown = resolve_job(bundles, gpu_here)
-    navigation.render_bar(by_section)
-    text = banner(next((b.manifest for b in bundles if b.job_id == shown), None), gpu_here)
-    if text:
-        st.info(text, icon=":material/info:")
+    top = st.container()  # the link bar and banner, filled after the page: see below
     try:
-        page.run()  # first, so the page's chart is sent before the sidebar's widgets
+        page.run()  # first, so the page's chart is sent before the bar's and sidebar's widgets
     except panels.PageStopped:  # the page ended early ("this job has no X")
         pass
     finally:  # also after a page's error, which then shows
+        with top:
+            navigation.render_bar(by_section)
+            text = banner(next((b.manifest for b in bundles if b.job_id == shown), None),
+                          gpu_here)
+            if text:
+                st.info(text, icon=":material/info:")
         with st.sidebar:
             render_job_selector(bundles)
             st.markdown("**New job**")  # not a subheader: keeps Run and progress in sight
