@@ -41,7 +41,7 @@ if not bundle.status.finished:
 if not explains_launches(bundle):
     st.info(f"This job has no Nsight Compute report (backend {code(bundle.backend)}). Pick an "
             "ncu job, or profile one of its points:", icon=":material/info:")
-    deep_dive_action.offer(bundle, "deep-dive")
+    deep_dive_action.offer(bundle, "deep-dive", expanded=True)
     panels.stop_page()
 answer = cached.report_answer("deepdive", bundle)
 if not answer.ok:

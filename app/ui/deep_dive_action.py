@@ -42,34 +42,43 @@ def _submit(raw: dict[str, Any]) -> None:
     st.session_state[SUBMITTED] = job_id
 
 
-def offer(bundle: Bundle, page: str) -> None:
-    """The "Deep dive one point" expander; ``page`` prefixes its widget keys. Right after a
-    submit the new job is the selected one (a queued job has no points yet): a link to the
-    deep-dive page stands above the expander while it is selected."""
+def offer(bundle: Bundle, page: str, expanded: bool = False) -> None:
+    """The "Deep dive one point" expander (open at first if ``expanded``); ``page`` prefixes its
+    widget keys. Its content is drawn only while it is open (opening reruns the page), so a
+    page load neither computes the points nor sends their widgets. Right after a submit the new
+    job is the selected one (a queued job has no points yet): a link to the deep-dive page
+    stands above the expander while it is selected."""
     if st.session_state.get(SUBMITTED) == bundle.job_id:
         navigation.link("deep_dive.py", f"Open the deep dive of {bundle.job_id} (shown when done)")
-    with st.expander("Deep dive one point: Nsight Compute's full section set",
-                     icon=":material/biotech:"):
-        points = sweep_points(bundle)
-        if points.empty:
-            st.caption("This job has no region × config points.")
-            return
-        labels = [f"{a} · {c}" for a, c in zip(points[C.ANNOTATION], points[F.CONFIG_LABEL])]
-        pick = st.selectbox("Point", range(len(points)), format_func=labels.__getitem__,
-                            key=state.key(page, "deep-point"))
-        row = points.iloc[int(pick or 0)]
-        config = {p: _plain(row[p]) for p in bundle.parameters if p in row.index}
-        try:
-            raw = deep_dive_spec(bundle, str(row[C.ANNOTATION]), config,
-                                 cached.kernel_catalog()[0])
-        except NoDeepDive as exc:
-            st.caption(f"No deep dive here: {esc(exc)}.")
-            return
-        problems = _problems(raw)
-        st.caption(f"Queues a job for this point alone: kernel `{raw['kernels'][0]}`, "
-                   f"{raw['runs']} runs, ncu `--set {raw['section_set']}` (each kernel replayed "
-                   "some 40 times); the deep-dive page opens it when it is done.")
-        if problems:
-            st.caption("Not on this machine: " + esc("; ".join(problems)))
-        st.button("Profile this point", key=state.key(page, "deep-run"), on_click=_submit,
-                  args=(raw,), disabled=bool(problems), icon=":material/play_arrow:")
+    box = st.expander("Deep dive one point: Nsight Compute's full section set",
+                      icon=":material/biotech:", key=state.key(page, "deep-open"),
+                      expanded=expanded, on_change="rerun")
+    if box.open:
+        with box:
+            _point_picker(bundle, page)
+
+
+def _point_picker(bundle: Bundle, page: str) -> None:
+    points = sweep_points(bundle)
+    if points.empty:
+        st.caption("This job has no region × config points.")
+        return
+    labels = [f"{a} · {c}" for a, c in zip(points[C.ANNOTATION], points[F.CONFIG_LABEL])]
+    pick = st.selectbox("Point", range(len(points)), format_func=labels.__getitem__,
+                        key=state.key(page, "deep-point"))
+    row = points.iloc[int(pick or 0)]
+    config = {p: _plain(row[p]) for p in bundle.parameters if p in row.index}
+    try:
+        raw = deep_dive_spec(bundle, str(row[C.ANNOTATION]), config,
+                             cached.kernel_catalog()[0])
+    except NoDeepDive as exc:
+        st.caption(f"No deep dive here: {esc(exc)}.")
+        return
+    problems = _problems(raw)
+    st.caption(f"Queues a job for this point alone: kernel `{raw['kernels'][0]}`, "
+               f"{raw['runs']} runs, ncu `--set {raw['section_set']}` (each kernel replayed "
+               "some 40 times); the deep-dive page opens it when it is done.")
+    if problems:
+        st.caption("Not on this machine: " + esc("; ".join(problems)))
+    st.button("Profile this point", key=state.key(page, "deep-run"), on_click=_submit,
+              args=(raw,), disabled=bool(problems), icon=":material/play_arrow:")

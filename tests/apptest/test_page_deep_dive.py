@@ -23,6 +23,14 @@ def _import(store: dict[str, Path]) -> None:
     assert proc.returncode == 0, proc.stdout + proc.stderr
 
 
+def _open_deep_dive(at, page: str) -> None:
+    """Open the page's "Deep dive one point" expander (its content is drawn while open)."""
+    assert not at.get("selectbox") or f"{page}-deep-point" not in {
+        s.key for s in at.selectbox}  # closed: nothing of it computed or sent
+    at.session_state[f"{page}-deep-open"] = True
+    at.run()
+
+
 def test_default_set_report_shows_what_it_has_and_names_what_it_lacks(store, app) -> None:
     _import(store)
     at = app("deep_dive", query={"job": IMPORTED})
@@ -46,6 +54,7 @@ def test_metrics_only_sweep_has_no_rules_and_offers_a_deep_dive(store, monkeypat
     at = app("bound_roofline", query={"job": "h200-ncu-matmul-sweep"})
     assert not at.exception, at.exception
     assert "No rule results in this report" in texts(at) and "metric list only" in texts(at)
+    _open_deep_dive(at, "bound")
     points = at.selectbox(key="bound-deep-point")
     assert "fp16 · n=4096" in points.options
     points.set_value(points.options.index("fp16 · n=4096")).run()
@@ -78,6 +87,7 @@ def test_metrics_only_report_on_the_deep_dive_page(store, monkeypatch, app) -> N
     tiles = {m.label: m.value for m in at.metric}
     assert tiles["Achieved (%)"] == "not in report" and tiles["Limited by"] == "registers"
     assert "Not in this report: Warp State Statistics" in shown
+    _open_deep_dive(at, "deep-dive")
     assert at.button(key="deep-dive-deep-run").disabled  # offered for another point; no GPU
 
 
@@ -91,6 +101,7 @@ def test_the_action_queues_that_point_alone_with_the_full_set(store, monkeypatch
     monkeypatch.setenv("KPROF_BUNDLED_DIR", str(BUNDLED))
     monkeypatch.setattr(deep_dive_action, "_problems", lambda raw: [])
     at = app("sweep", query={"job": "h200-ncu-matmul-sweep"})
+    _open_deep_dive(at, "sweep")
     points = at.selectbox(key="sweep-deep-point")
     points.set_value(points.options.index("fp16 · n=4096")).run()
     at.button(key="sweep-deep-run").click().run()
