@@ -45,7 +45,7 @@ if len(differ):
                        differ[C.ANNOTATION], differ[F.CONFIG_LABEL], differ[F.NCU_KERNELS_PER_RUN],
                        differ[F.CUPTI_KERNELS_PER_RUN])))
     panels.table(differ, key="backends-kernel-counts")
-analysis.figure_panel(build_backends_figure(frame), frame, key="backends",
+analysis.figure_panel(cached.figure(build_backends_figure, frame), frame, key="backends",
                       filename=f"backends-{ncu_id}-vs-{cupti_id}.csv")
 st.subheader("Wall time of each job")
 walls = wall_frame(ncu, cupti)

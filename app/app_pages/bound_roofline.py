@@ -10,7 +10,7 @@ from app.core.metrics import MissingData
 from app.core.views.bound import LATENCY_THRESHOLD_PCT, BoundOptions, bound_frame
 from app.core.views.roofline import RooflineOptions, roofline_ceilings, roofline_frame
 from app.core.metrics import DRAM_PCT, DRAM_READ, DRAM_WRITE, GPC_HZ, SM_HZ, SM_PCT
-from app.ui import analysis, deep_dive_action, notes, panels, rule_digest
+from app.ui import analysis, cached, deep_dive_action, notes, panels, rule_digest
 
 st.header("Bound and roofline")
 bundle = analysis.selected_bundle()
@@ -40,8 +40,9 @@ try:
 except MissingData as exc:
     analysis.missing(exc, stop=False)
 else:
-    analysis.figure_panel(build_bound_figure(frame, float(threshold), bundle.host_timer), frame,
-                          key="bound", filename=f"{bundle.job_id}-bound.csv")
+    analysis.figure_panel(cached.figure(build_bound_figure, frame, float(threshold),
+                                        bundle.host_timer), frame, key="bound",
+                          filename=f"{bundle.job_id}-bound.csv")
 
 rule_digest.show(bundle, "bound")
 
@@ -76,7 +77,7 @@ except MissingData as exc:
 ceilings = roofline_ceilings(points)
 if ceilings.empty:
     st.warning("No datasheet ceilings for this GPU or dtype: the points are drawn without roofs.")
-analysis.figure_panel(build_roofline_figure(points, ceilings, bundle.host_timer), points,
-                      key="roofline", filename=f"{bundle.job_id}-roofline.csv")
+analysis.figure_panel(cached.figure(build_roofline_figure, points, ceilings, bundle.host_timer),
+                      points, key="roofline", filename=f"{bundle.job_id}-roofline.csv")
 st.caption("Ceilings drawn")
 panels.table(ceilings, key="roofline-ceilings")

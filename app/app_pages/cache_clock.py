@@ -35,5 +35,6 @@ try:
 except MissingData as exc:
     analysis.missing(exc)
 l2, source = l2_bytes(bundle)
-analysis.figure_panel(build_cache_clock_figure(frame, l2, source, bundle.host_timer), frame,
-                      key="cache-clock", filename=f"{bundle.job_id}-cache-clock.csv")
+analysis.figure_panel(cached.figure(build_cache_clock_figure, frame, l2, source,
+                                    bundle.host_timer), frame, key="cache-clock",
+                      filename=f"{bundle.job_id}-cache-clock.csv")

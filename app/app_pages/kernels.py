@@ -35,8 +35,9 @@ except MissingData as exc:
     analysis.missing(exc)
 bars = st.segmented_control("Bars", ["share", "time"], default="share", key="kernels-bars",
                             format_func={"time": "Time (µs)", "share": "Share %"}.get) or "share"
-analysis.figure_panel(build_kernels_figure(times, bundle.host_timer, share=bars == "share"),
-                      times, key="kernels", filename=f"{bundle.job_id}-kernel-times.csv")
+analysis.figure_panel(cached.figure(build_kernels_figure, times, bundle.host_timer,
+                                    share=bars == "share"), times, key="kernels",
+                      filename=f"{bundle.job_id}-kernel-times.csv")
 
 st.subheader("Kernel counts per annotation × config")
 counts = cached.view(kernel_counts_frame, bundle)

@@ -42,8 +42,8 @@ labels = dict(zip(frame[C.CONFIG], frame[F.CONFIG_LABEL]))
 config = st.selectbox("Config", list(labels), index=len(labels) - 1, key="memory-config",
                       format_func=lambda c: labels[c])
 shown = frame[frame[C.CONFIG] == config]
-analysis.figure_panel(build_memory_figure(shown, bundle.host_timer), shown, key="memory",
-                      filename=f"{bundle.job_id}-memory.csv")
+analysis.figure_panel(cached.figure(build_memory_figure, shown, bundle.host_timer), shown,
+                      key="memory", filename=f"{bundle.job_id}-memory.csv")
 
 st.subheader("Fusion")
 pairs = fusion_pairs(bundle, {**builtin_kernels(), **cached.kernel_catalog()[0]})
@@ -59,5 +59,6 @@ fusion = fusion_frame(bundle, MemoryOptions(unfused=unfused, fused=fused))
 if fusion.empty:
     st.info(f"{esc(unfused)} and {esc(fused)} share no config with DRAM byte counts.")
 else:
-    analysis.figure_panel(build_fusion_figure(fusion, sweep_x(bundle), bundle.host_timer), fusion,
-                          key="fusion", filename=f"{bundle.job_id}-fusion.csv")
+    analysis.figure_panel(cached.figure(build_fusion_figure, fusion, sweep_x(bundle),
+                                        bundle.host_timer), fusion, key="fusion",
+                          filename=f"{bundle.job_id}-fusion.csv")

@@ -11,7 +11,7 @@ from app.core.provenance import profiled_scope
 from app.core.views.one_kernel import (OneKernelOptions, annotation_configs,
                                        one_kernel_frame, one_kernel_launches_frame,
                                        one_kernel_summary)
-from app.ui import analysis, notes, panels
+from app.ui import analysis, cached, notes, panels
 from app.core.markdown import code, esc
 from app.core import frame_columns as F
 
@@ -44,7 +44,7 @@ time_unit = cols[2].segmented_control("Time unit", list(derived.TIME_UNITS), def
                                       key="one-kernel-time-unit") or "µs"
 options = OneKernelOptions(annotation=annotation, config=config, time_unit=time_unit)
 try:
-    frame = one_kernel_frame(bundle, options)
+    frame = cached.view(one_kernel_frame, bundle, options)
 except MissingData as exc:
     analysis.missing(exc)
 summary = one_kernel_summary(bundle, frame)
@@ -87,9 +87,9 @@ panels.download_csv(frame, key="one-kernel-csv",
                     filename=f"{bundle.job_id}-{annotation}-config{config}.csv")
 
 st.subheader("Duration of each launch, run by run")
-launches = one_kernel_launches_frame(bundle, options)
+launches = cached.view(one_kernel_launches_frame, bundle, options)
 analysis.figure_panel(
-    build_one_kernel_figure(launches, f"{annotation} · {summary.config_label}: duration per run",
-                            bundle.host_timer),
+    cached.figure(build_one_kernel_figure, launches,
+                  f"{annotation} · {summary.config_label}: duration per run", bundle.host_timer),
     launches, key="one-kernel-runs",
     filename=f"{bundle.job_id}-{annotation}-config{config}-launches.csv")

@@ -47,7 +47,7 @@ if len(short):
     st.warning(f"{len(short)} pair(s) run shorter than 10 µs ("
                + ", ".join(f"{esc(a)} {esc(c)}" for a, c in zip(short[C.ANNOTATION], short[F.CONFIG_LABEL]))
                + "): launch jitter dominates their spread.", icon=":material/timer:")
-analysis.figure_panel(build_stability_figure(summary, bundle.host_timer), summary,
+analysis.figure_panel(cached.figure(build_stability_figure, summary, bundle.host_timer), summary,
                       key="stability", filename=f"{bundle.job_id}-stability.csv")
 
 st.subheader("Per run, in run order")
@@ -61,5 +61,5 @@ if runs.empty:
             "aggregated values).")
 else:
     label = "Duration" if metric in C.DURATION_METRICS else metric
-    analysis.figure_panel(build_runs_figure(runs, label, bundle.host_timer), runs,
+    analysis.figure_panel(cached.figure(build_runs_figure, runs, label, bundle.host_timer), runs,
                           key="stability-runs", filename=f"{bundle.job_id}-stability-runs.csv")

@@ -7,7 +7,7 @@ from profiling_worker.schema import intervals, plausibility as P
 from app.core import derived, metric_roles
 from app.core.figures.sweep import LOG_Y_SPAN, build_sweep_figure, wants_log_y
 from app.core.views.sweep import SweepOptions, annotations_of, sweep_frame, sweep_x, x_choices
-from app.ui import analysis, deep_dive_action, notes, panels
+from app.ui import analysis, cached, deep_dive_action, notes, panels
 from app.core.markdown import esc
 
 st.header("Size sweep")
@@ -35,7 +35,7 @@ x = sweep_x(bundle, x_param)
 options = SweepOptions(quantity=quantity, time_unit=time_unit, baseline=baseline, x=x)
 
 try:
-    frame = sweep_frame(bundle, options)
+    frame = cached.view(sweep_frame, bundle, options)
 except (derived.MissingWork, ValueError) as exc:
     imported = list(metric_roles.roles(bundle.manifest))
     panels.render_error(str(exc), "Choose Time, or a job whose kernels declare FLOP/byte counts."
@@ -57,7 +57,7 @@ log_y = cols[3].toggle(
     help=f"On by default when the values span more than {LOG_Y_SPAN:g}×, so small sizes do not "
          "sit on zero. A CI95 lower bound ≤ 0 cannot be drawn on a log axis: its whisker is cut "
          "at the bottom of the chart (the hover says so; the table keeps the exact bound).")
-fig = build_sweep_figure(frame, x, bundle.host_timer, quantity_label=label,
+fig = cached.figure(build_sweep_figure, frame, x, bundle.host_timer, quantity_label=label,
                          log_y=log_y)
 frame = frame.assign(Measurement=bundle.measurement)  # the CSV says what the durations are
 panels.chart_with_table(fig, frame, key="sweep", filename=f"{bundle.job_id}-sweep-{quantity}.csv")

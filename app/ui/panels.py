@@ -42,8 +42,9 @@ def csv_bytes(frame: pd.DataFrame) -> bytes:
 
 
 def download_csv(frame: pd.DataFrame, key: str, filename: str, label: str = "Download CSV") -> None:
-    """A CSV download button for ``frame``."""
-    st.download_button(label, data=csv_bytes(frame), file_name=filename, mime="text/csv",
+    """A CSV download button for ``frame``; the CSV is written when the button is clicked, not
+    on every run of the page."""
+    st.download_button(label, data=lambda: csv_bytes(frame), file_name=filename, mime="text/csv",
                        key=key, on_click="ignore", icon=":material/download:")
 
 
