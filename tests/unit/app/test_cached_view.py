@@ -3,6 +3,7 @@ manifest changes, errors never cached."""
 
 from __future__ import annotations
 
+import json
 import os
 import shutil
 from pathlib import Path
@@ -45,3 +46,28 @@ def test_view_is_computed_once_per_job_and_arguments(tmp_path) -> None:
         with pytest.raises(MissingData):
             cached.view(counted, bundle, "missing")
     assert CALLS.count("missing") == 2
+
+
+def counted_figure(frame, title: str = ""):  # type: ignore[no-untyped-def]
+    from app.core.figures.kernels import build_kernels_figure
+
+    CALLS.append(f"figure {title} {len(frame)}")
+    return build_kernels_figure(frame, host_timer=False)
+
+
+def test_figure_is_built_once_per_content_of_its_frame() -> None:
+    from app.core.views.kernels import kernel_time_frame
+
+    st.cache_data.clear()
+    CALLS.clear()
+    times = kernel_time_frame(load_bundle(BUNDLED))
+    first = cached.figure(counted_figure, times, "a")
+    again = cached.figure(counted_figure, times.copy(), "a")  # another frame, same content
+    assert CALLS == [f"figure a {len(times)}"] and again is not first  # a copy
+    assert json.loads(again.to_json()) == json.loads(first.to_json())
+    again.data[0].marker.color = "#000000"  # colouring one copy leaves the cached one alone
+    third = cached.figure(counted_figure, times, "a")
+    assert json.loads(third.to_json()) == json.loads(first.to_json())
+    cached.figure(counted_figure, times.iloc[:-1], "a")  # other values: built again
+    cached.figure(counted_figure, times, "b")
+    assert len(CALLS) == 3
