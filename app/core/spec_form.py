@@ -9,6 +9,7 @@ reported against the field typed in (the worker's schema calls them ``configs``)
 
 from __future__ import annotations
 
+import re
 from collections.abc import Mapping
 from typing import Any
 
@@ -35,6 +36,23 @@ THERMAL_LIMITS = ("thermal_wait", "thermal_cont", "thermal_timeout")
 #: the JobSpec default applies (its one definition, profiling_worker/schema/spec.py).
 OPTION_FIELDS = ("cache_control", "clock_control", "replay_mode", "thermal_mode",
                  *THERMAL_LIMITS)
+#: Fields typed as text and read as whole numbers by :func:`whole_number`. Not number inputs:
+#: the browser's integer field reads "1e6" as 1 and "2.5" as 2 without a word (Streamlit 1.67).
+WHOLE_NUMBER_FIELDS = ("runs", "warmup", "gpu", *THERMAL_LIMITS)
+_WHOLE = re.compile(r"[+-]?[0-9]+")
+
+
+def whole_number(value: Any) -> Any:
+    """A whole-number field's value for the raw spec: text of decimal digits (an optional sign,
+    spaces around) -> int, empty text -> None (the JobSpec default), anything else unchanged, so
+    that ``validate_spec`` names the field: ``runs: '1e6' is not a whole number from 1 to
+    10000``."""
+    if not isinstance(value, str):
+        return value
+    text = value.strip()
+    if not text:
+        return None
+    return int(text) if _WHOLE.fullmatch(text) else text
 
 
 def builtin_catalog() -> dict[str, KernelInfo]:
@@ -106,6 +124,7 @@ def build_raw_spec(form: Mapping[str, Any], catalog: Catalog | None = None
         (raw spec for ``validate_spec``, errors of the typed sizes or parameter fields).
     """
     catalog = catalog if catalog is not None else builtin_catalog()
+    form = {**form, **{f: whole_number(form[f]) for f in WHOLE_NUMBER_FIELDS if f in form}}
     kernels = list(form.get("kernels") or [])
     preset = form.get("size_preset", SIZE_PRESET_TYPED)
     if preset == SIZE_PRESET_TYPED:

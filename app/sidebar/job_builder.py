@@ -152,6 +152,13 @@ def _select(where: Any, label: str, options: Iterable[str], field: str,
     where.selectbox(label, choices, index=choices.index(first[field]), key=k(field), **kwargs)
 
 
+def _whole(where: Any, label: str, field: str, first: Mapping[str, Any], **kwargs: Any) -> None:
+    """A whole-number field keyed ``builder-<field>``, typed as text (empty = the default):
+    :func:`spec_form.whole_number` reads it and the spec check names what is wrong with it."""
+    value = first[field]
+    where.text_input(label, value="" if value is None else str(value), key=k(field), **kwargs)
+
+
 def _size_fields(info: Any, first: Mapping[str, Any]) -> None:
     """One text field for a kernel with one parameter (``sizes``), else one per parameter
     (starting at the kernel's default values) and the product / zip choice."""
@@ -160,9 +167,9 @@ def _size_fields(info: Any, first: Mapping[str, Any]) -> None:
         left, right = st.columns(2)
         left.text_input(f"Sizes ({params[0] if params else 'n'})", value=first["sizes"],
                         key=k("sizes"), help=config_grid.VALUES_HINT)
-        right.number_input("Runs per size", step=1, value=first["runs"], key=k("runs"))
+        _whole(right, "Runs per size", "runs", first)
         return
-    st.number_input("Runs per config", step=1, value=first["runs"], key=k("runs"))
+    _whole(st, "Runs per config", "runs", first)
     keys = [k(PARAM_PREFIX + p) for p in params]
     if any(key not in st.session_state for key in keys):  # another kernel: its own defaults
         for key in (*keys, k("combine")):
@@ -205,23 +212,18 @@ def _options(first: Mapping[str, Any]) -> None:
     _select(right, "Thermal mode", spec_schema.THERMAL_MODES, "thermal_mode", first,
             help="auto: adaptive pauses; manual: fixed limits below; off: no pauses")
     left, right = st.columns(2)
-    left.number_input("Pause at (°C)", min_value=1, max_value=100, step=1,
-                      value=first["thermal_wait"], key=k("thermal_wait"),
-                      help=THERMAL_HELP["thermal_wait"])
-    right.number_input("Resume at (°C)", min_value=1, max_value=100, step=1,
-                       value=first["thermal_cont"], key=k("thermal_cont"),
-                       help=THERMAL_HELP["thermal_cont"])
-    st.number_input("Longest pause (s)", min_value=1, max_value=3600, step=10,
-                    value=first["thermal_timeout"], key=k("thermal_timeout"),
-                    help=THERMAL_HELP["thermal_timeout"])
+    _whole(left, "Pause at (°C)", "thermal_wait", first, help=THERMAL_HELP["thermal_wait"])
+    _whole(right, "Resume at (°C)", "thermal_cont", first, help=THERMAL_HELP["thermal_cont"])
+    _whole(st, "Longest pause (s)", "thermal_timeout", first,
+           help=THERMAL_HELP["thermal_timeout"])
     st.multiselect("Info collectors (sampled before each run; nsight-python >= 1.1)",
                    list(spec_schema.COLLECTORS), default=first["collectors"], key=k("collectors"))
     left, right = st.columns(2)
-    left.number_input("Warm-up calls", step=1, value=first["warmup"], key=k("warmup"))
-    right.number_input("GPU index", step=1, value=first["gpu"], key=k("gpu"),
-                       help="0-based among the GPUs visible to the worker: under an inherited "
+    _whole(left, "Warm-up calls", "warmup", first)
+    _whole(right, "GPU index", "gpu", first,
+           help="0-based among the GPUs visible to the worker: under an inherited "
                             "CUDA_VISIBLE_DEVICES (Slurm, a container) 0 is the first GPU it lists")
-    _gpu_caption(st.session_state.get(k("gpu")))
+    _gpu_caption(spec_form.whole_number(st.session_state.get(k("gpu"), first["gpu"])))
     st.text_area("Kernels to ignore (one a line)", value=first["ignore_kernels"],
                  key=k("ignore_kernels"), height=68, placeholder="re:distribution_elementwise",
                  help=spec_form.IGNORE_HELP)

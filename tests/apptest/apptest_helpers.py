@@ -60,6 +60,6 @@ def submit_cpu_matmul(at: AppTest, sizes: str, runs: int) -> str:
     at.multiselect(key="builder-kernels").set_value(["matmul"])
     at.selectbox(key="builder-backend").set_value("cpu")
     at.text_input(key="builder-sizes").set_value(sizes)
-    at.number_input(key="builder-runs").set_value(runs)
+    at.text_input(key="builder-runs").set_value(str(runs))
     at.button(key="builder-submit").click().run()
     return str(at.session_state["sidebar-job"])

@@ -28,14 +28,12 @@ def _fill(at, **values) -> None:
         key = f"builder-{field}"
         if field in ("kernels", "annotations"):
             at.multiselect(key=key).set_value(value)
-        elif field in ("runs", "warmup", "gpu"):
-            at.number_input(key=key).set_value(value)
         elif field in ("backend", "size_preset", "metric_preset", "replay_mode"):
             at.selectbox(key=key).set_value(value)
         elif field == "ignore_kernels":
             at.text_area(key=key).set_value(value)
         else:
-            at.text_input(key=key).set_value(value)
+            at.text_input(key=key).set_value(str(value))
 
 
 def _submit(at) -> None:
@@ -90,7 +88,9 @@ BAD_INPUTS = [
     ({"sizes": "0"}, "sizes", "0 is not greater than 0"),
     ({"sizes": ""}, "sizes", "no sizes given"),
     ({"kernels": []}, "kernels", "is empty"),
-    ({"runs": 0}, "runs", "0 is out of range: give a whole number from 1 to"),
+    ({"runs": "0"}, "runs", "0 is out of range: give a whole number from 1 to"),
+    ({"runs": "1e6"}, "runs", "'1e6' is not a whole number from 1 to"),  # was read as 1 run
+    ({"runs": "12345678901234567890123"}, "runs", "is out of range"),  # was a bare red mark
     ({"extra_metrics": "bogus"}, "metrics", "unknown metric name(s): bogus"),
     ({"ignore_kernels": "re:([a-z"}, "ignore_kernels[0]", "is not a valid regular expression"),
 ]
@@ -132,7 +132,7 @@ def test_kernel_with_two_parameters_gets_one_field_each_and_zip(store, app, tmp_
     at.text_input(key="builder-param-rows").set_value("4, 8")
     at.text_input(key="builder-param-cols").set_value("16..64 *2")
     at.radio(key="builder-combine").set_value("zip")
-    at.number_input(key="builder-runs").set_value(2)
+    at.text_input(key="builder-runs").set_value("2")
     _submit(at)
     errors = [unescape(e.value) for e in at.sidebar.error]
     assert any("**combine**" in e and "rows: 2, cols: 3" in e for e in errors), errors
@@ -151,13 +151,13 @@ def test_replay_and_thermal_fields_are_submitted_and_checked_by_field(store, app
     _fill(at, kernels=["matmul"], sizes="32", runs=2, replay_mode="kernel")
     at.selectbox(key="builder-replay_mode").set_value("range")
     at.selectbox(key="builder-thermal_mode").set_value("manual")
-    at.number_input(key="builder-thermal_wait").set_value(20)
-    at.number_input(key="builder-thermal_cont").set_value(10)
+    at.text_input(key="builder-thermal_wait").set_value("20")
+    at.text_input(key="builder-thermal_cont").set_value("10")
     _submit(at)
     errors = [unescape(e.value) for e in at.sidebar.error]
     assert any("**thermal_cont**" in e and "greater than thermal_wait" in e for e in errors)
-    at.number_input(key="builder-thermal_cont").set_value(30)
-    at.number_input(key="builder-thermal_timeout").set_value(60)
+    at.text_input(key="builder-thermal_cont").set_value("30")
+    at.text_input(key="builder-thermal_timeout").set_value("60")
     _submit(at)
     assert not at.sidebar.error
     spec = cached.job_manager().get(at.session_state["sidebar-job"]).spec
@@ -169,7 +169,7 @@ def test_builtin_two_parameter_kernel_runs_from_its_prefilled_fields(store, app)
     at = app()
     at.multiselect(key="builder-kernels").set_value(["batched_matmul"]).run()
     info = cached.kernel_catalog()[0]["batched_matmul"]
-    at.number_input(key="builder-runs").set_value(2)
+    at.text_input(key="builder-runs").set_value("2")
     _submit(at)
     assert not at.sidebar.error, [e.value for e in at.sidebar.error]
     job = cached.job_manager().get(at.session_state["sidebar-job"])
@@ -189,8 +189,8 @@ def test_options_are_drawn_once_opened_and_submitted_as_their_defaults_before(st
     first = cached.job_manager().get(at.session_state["sidebar-job"]).spec
     _open_options(at)
     assert at.selectbox(key="builder-cache_control").value == first.cache_control
-    assert at.number_input(key="builder-warmup").value == first.warmup
-    at.number_input(key="builder-warmup").set_value(3)
+    assert at.text_input(key="builder-warmup").value == str(first.warmup)
+    at.text_input(key="builder-warmup").set_value("3")
     at.session_state["builder-options"] = False  # closed again: the fields keep their values
     _submit(at)
     assert not at.sidebar.error, [e.value for e in at.sidebar.error]

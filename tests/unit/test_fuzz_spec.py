@@ -95,7 +95,8 @@ def _check_one_spec(raw, known) -> None:
 
 
 # Values of the types the builder's widgets produce (multiselect: list of str, text_input /
-# text_area: str, number_input: int, selectbox: one of its options), anything in them.
+# text_area: str, selectbox: one of its options), anything in them; whole-number fields are
+# text typed by the user (or an int, as a test or an older session passes them).
 forms = st.fixed_dictionaries({}, optional={
     "kernels": st.lists(kernel_ids, max_size=3),
     "annotations": st.lists(st.text(max_size=8), max_size=2),
@@ -107,7 +108,9 @@ forms = st.fixed_dictionaries({}, optional={
                                         "٣٢", "32,,64", "[" * 50, '[{"n": 1e400}]',
                                         '[{"n": NaN}]', '[{"n": -Infinity}]', '[{"n": [1]}]',
                                         '[{"n": {"a": 1}}]', '[{"n": null}]', '[{"": 1}]'])),
-    "runs": st.integers(-3, 20_000),
+    "runs": st.one_of(st.integers(-3, 20_000), st.integers(-3, 20_000).map(str), st.text(max_size=12),
+                      st.sampled_from(["1e6", "2.5", " 12 ", "12345678901234567890123", "٣",
+                                       "0x10", "1_000", "+7", "", "NaN"])),
     "backend": st.sampled_from(["ncu", "cupti", "cpu"]),
     "metric_preset": st.sampled_from(list(S.METRIC_PRESETS)),
     "extra_metrics": st.one_of(st.text(max_size=80), st.lists(metric_names).map("\n".join)),
@@ -115,8 +118,8 @@ forms = st.fixed_dictionaries({}, optional={
     "clock_control": st.sampled_from(S.CLOCK_CONTROLS),
     "thermal_mode": st.sampled_from(S.THERMAL_MODES),
     "collectors": st.lists(st.sampled_from(S.COLLECTORS), max_size=3),
-    "warmup": st.integers(-2, 200),
-    "gpu": st.integers(-2, 100),
+    "warmup": st.one_of(st.integers(-2, 200), st.text(max_size=6)),
+    "gpu": st.one_of(st.integers(-2, 100), st.text(max_size=6)),
     "label": st.text(max_size=300),
 })
 

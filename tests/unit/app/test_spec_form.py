@@ -38,6 +38,30 @@ def test_schema_errors_keep_their_field(change: dict, field: str) -> None:
     assert spec is None and field in [e.field for e in errors]
 
 
+@pytest.mark.parametrize("field, typed, text", [
+    ("runs", "1e6", "'1e6' is not a whole number from 1 to 10000"),  # a number input read 1
+    ("runs", "2.5", "'2.5' is not a whole number"),  # a number input read 2
+    ("runs", "12345678901234567890123", "out of range: give a whole number from 1 to 10000"),
+    ("runs", "0x10", "'0x10' is not a whole number"),
+    ("warmup", "three", "'three' is not a whole number from 0 to 100"),
+    ("gpu", "1.0", "'1.0' is not a whole number from 0 to 63"),
+    ("thermal_wait", "101", "101 is out of range"),
+])
+def test_whole_number_fields_typed_as_text_name_what_is_wrong(field: str, typed: str,
+                                                                text: str) -> None:
+    spec, errors = spec_form.to_job_spec({**FORM, field: typed})
+    assert spec is None and [e.field for e in errors] == [field]
+    assert text in errors[0].message
+
+
+def test_whole_number_fields_read_plain_digits_and_empty_as_the_default() -> None:
+    spec, errors = spec_form.to_job_spec({**FORM, "runs": " 25 ", "warmup": "+2", "gpu": "0",
+                                          "thermal_timeout": ""})
+    assert errors == [] and (spec.runs, spec.warmup, spec.gpu) == (25, 2, 0)
+    assert spec.thermal_timeout is None  # empty: nsight-python's default
+    assert spec_form.whole_number("٣") == "٣"  # digits of other scripts are named, not read
+
+
 def test_presets() -> None:
     spec, _ = spec_form.to_job_spec({**FORM, "size_preset": "cpu", "sizes": "garbage"})
     assert [c["n"] for c in spec.configs] == [64, 128, 256]
