@@ -177,7 +177,9 @@ def _summarize(bundle: Path) -> int:
 
 def main(argv: list[str]) -> int:
     """Entry point; returns the exit code (0 done, 1 failed, 2 bad usage)."""
-    args = _parser().parse_args(argv)
+    from profiling_worker.gate.command import join_signed_values
+
+    args = _parser().parse_args(join_signed_values(argv))
     if args.command == "env":
         from profiling_worker.environment import environment_report
 

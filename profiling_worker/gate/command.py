@@ -31,6 +31,23 @@ def percent(text: str) -> float:
     return value
 
 
+#: Options whose value may start with "-": argparse takes "-3%" after one for another option
+#: and says only "expected one argument".
+SIGNED_OPTIONS = ("--max-slowdown",)
+
+
+def join_signed_values(argv: list[str]) -> list[str]:
+    """``["--max-slowdown", "-3%"]`` -> ``["--max-slowdown=-3%"]`` for :data:`SIGNED_OPTIONS`,
+    so the value reaches :func:`percent` and its message (a slowdown is >= 0)."""
+    out: list[str] = []
+    for arg in argv:
+        if out and out[-1] in SIGNED_OPTIONS and arg.startswith("-") and arg[1:2].isdigit():
+            out[-1] = f"{out[-1]}={arg}"
+        else:
+            out.append(arg)
+    return out
+
+
 def run_count(text: str) -> int:
     """``--min-runs``: a whole number >= 2 (one run has no spread)."""
     try:
