@@ -222,7 +222,7 @@ def _options(first: Mapping[str, Any]) -> None:
     _whole(left, "Warm-up calls", "warmup", first)
     _whole(right, "GPU index", "gpu", first,
            help="0-based among the GPUs visible to the worker: under an inherited "
-                            "CUDA_VISIBLE_DEVICES (Slurm, a container) 0 is the first GPU it lists")
+                "CUDA_VISIBLE_DEVICES (Slurm, a container) 0 is the first GPU it lists")
     _gpu_caption(spec_form.whole_number(st.session_state.get(k("gpu"), first["gpu"])))
     st.text_area("Kernels to ignore (one a line)", value=first["ignore_kernels"],
                  key=k("ignore_kernels"), height=68, placeholder="re:distribution_elementwise",
