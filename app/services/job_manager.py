@@ -30,7 +30,7 @@ from typing import Any
 from profiling_worker.errors import JobError
 from profiling_worker.schema import backends as B, columns
 from profiling_worker.schema.manifest import (JobStatus, ManifestError, now_iso, read_manifest,
-                                              write_manifest)
+                                              update_manifest, write_manifest)
 from profiling_worker.schema.spec import JobSpec
 
 from app.services import worker_client
@@ -42,6 +42,9 @@ from app.services.result_store import job_path
 from app.services.warm_worker import WarmWorker, WarmWorkerError
 
 POLL_S = 0.2  # how often a running job's events file and exit status are read
+
+
+_FINISHED = {s.value for s in JobStatus if s.finished}
 
 
 class JobManager:
@@ -92,7 +95,7 @@ class JobManager:
             # unsorted: a config's keys follow the kernel's parameters (the worker checks)
             (path / columns.SPEC_FILE).write_text(json.dumps(spec.to_json(), indent=2),
                                                   encoding="utf-8")
-            write_manifest(path, self._state(job))
+            write_manifest(path, self._state(job, {}))
             reserve_space(path)
         except OSError:  # disk full: leave no half-made job folder behind, tell the caller
             shutil.rmtree(path, ignore_errors=True)
@@ -362,11 +365,11 @@ class JobManager:
         self._write_state(job, finished_at=now_iso(), error=error)
         self._wake.notify_all()
 
-    def _state(self, job: Job, **extra: Any) -> dict[str, Any]:
-        try:
-            previous = read_manifest(job.path)
-        except ManifestError:
-            previous = {}
+    def _state(self, job: Job, previous: dict[str, Any], **extra: Any) -> dict[str, Any]:
+        """The manifest ``previous`` with the job's state; a result the worker already wrote
+        (a finished status) is kept when the manager's own state is not final yet."""
+        if not job.status.finished and previous.get("status") in _FINISHED:
+            return previous  # the worker finished before its pid was recorded
         data = {**previous, "job_id": job.job_id, "status": job.status.value,
                 "spec": job.spec.to_json(), "created_at": previous.get("created_at") or job.submitted_at,
                 "backend": previous.get("backend") or {"name": job.spec.backend},
@@ -379,11 +382,12 @@ class JobManager:
         full) is reported on stderr and in the job's in-memory error; the queue goes on."""
         try:
             try:
-                write_manifest(job.path, self._state(job, **extra))
+                update_manifest(job.path, lambda previous: self._state(job, previous, **extra))
             except OSError:
                 if not (job.status.finished and release_space(job.path)):
                     raise
-                write_manifest(job.path, self._state(job, **extra))  # in the freed reserve
+                update_manifest(job.path,  # in the freed reserve
+                                lambda previous: self._state(job, previous, **extra))
             if job.status.finished:
                 release_space(job.path)
             return True

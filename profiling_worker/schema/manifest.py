@@ -1,18 +1,23 @@
 """``manifest.json``: the status, timings, environment and provenance of one bundle.
 
 The manifest is written last and atomically (tmp file + rename), so a reader that finds one
-never sees a half-written file; a bundle directory without a manifest is not a result.
+never sees a half-written file; a bundle directory without a manifest is not a result. Writers
+take an exclusive ``flock`` on the bundle directory: the worker writes its result while the job
+manager may be recording the worker's pid (:func:`update_manifest`), and neither may overwrite
+the other's write with a stale copy.
 """
 
 from __future__ import annotations
 
+import contextlib
 import datetime as _dt
 import enum
+import fcntl
 import json
 import os
 import tempfile
+from collections.abc import Callable, Iterator, Mapping
 from pathlib import Path
-from collections.abc import Mapping
 from typing import Any
 
 from profiling_worker.file_mode import as_if_opened
@@ -57,13 +62,19 @@ _REQUIRED = ("schema_version", "job_id", "status")
 _OBJECTS = ("spec", "environment", "backend", "error", "provenance", "gpu")  # dicts when present
 
 
-def write_manifest(bundle_dir: str | os.PathLike[str], manifest: dict[str, Any]) -> Path:
-    """Write ``manifest.json`` atomically; returns its path.
+@contextlib.contextmanager
+def _locked(bundle: Path) -> Iterator[None]:
+    """Exclusive ``flock`` of the bundle directory itself (no lock file among the results);
+    released when the descriptor closes."""
+    fd = os.open(bundle, os.O_RDONLY | os.O_DIRECTORY | os.O_CLOEXEC)
+    try:
+        fcntl.flock(fd, fcntl.LOCK_EX)
+        yield
+    finally:
+        os.close(fd)
 
-    Raises:
-        OSError: the directory is not writable (disk full included); the old manifest stays.
-    """
-    bundle = Path(bundle_dir)
+
+def _write(bundle: Path, manifest: dict[str, Any]) -> Path:
     data = {"schema_version": SCHEMA_VERSION, **manifest}
     fd, tmp = tempfile.mkstemp(prefix=".manifest-", suffix=".tmp", dir=bundle)
     try:
@@ -77,6 +88,35 @@ def write_manifest(bundle_dir: str | os.PathLike[str], manifest: dict[str, Any])
         Path(tmp).unlink(missing_ok=True)
         raise
     return bundle / columns.MANIFEST_FILE
+
+
+def write_manifest(bundle_dir: str | os.PathLike[str], manifest: dict[str, Any]) -> Path:
+    """Write ``manifest.json`` atomically, under the bundle's lock; returns its path.
+
+    Raises:
+        OSError: the directory is not writable (disk full included); the old manifest stays.
+    """
+    bundle = Path(bundle_dir)
+    with _locked(bundle):
+        return _write(bundle, manifest)
+
+
+def update_manifest(bundle_dir: str | os.PathLike[str],
+                    change: Callable[[dict[str, Any]], dict[str, Any]]) -> Path:
+    """Read the manifest (``{}`` when there is none or it is not valid), write ``change`` of
+    it, both under the bundle's lock, so that a write made meanwhile by another process (the
+    worker's result) is read, never overwritten by a stale copy; returns its path.
+
+    Raises:
+        OSError: as :func:`write_manifest`.
+    """
+    bundle = Path(bundle_dir)
+    with _locked(bundle):
+        try:
+            current = read_manifest(bundle)
+        except ManifestError:
+            current = {}
+        return _write(bundle, change(current))
 
 
 def read_manifest(bundle_dir: str | os.PathLike[str]) -> dict[str, Any]:

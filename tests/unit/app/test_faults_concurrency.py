@@ -54,6 +54,13 @@ def _stand_in(tmp_path: Path, sleep_s: float) -> str:
     return str(path)
 
 
+def _why(job: Path) -> str:
+    """What a job that did not end done left behind: its manifest and its worker log."""
+    log = job / "worker.log"
+    return (f"{job.name}: {read_manifest(job)}\n"
+            + (log.read_text(errors="replace")[-3000:] if log.exists() else "(no worker.log)"))
+
+
 def _no_overlap(intervals: list[tuple[float, float]]) -> bool:
     intervals = sorted(intervals)
     return all(a_end <= b_start for (_, a_end), (b_start, _) in zip(intervals, intervals[1:]))
@@ -80,7 +87,7 @@ def test_ten_sessions_three_jobs_each(tmp_path: Path) -> None:
     all_ids = [i for ids in submitted.values() for i in ids]
     assert len(set(all_ids)) == 30
     for job_id in all_ids:
-        assert manager.wait(job_id, 120) == "done"
+        assert manager.wait(job_id, 120) == "done", _why(manager.get(job_id).path)
     manifests = {i: read_manifest(manager.get(i).path) for i in all_ids}
     for sess, ids in submitted.items():
         assert [manifests[i]["spec"]["label"] for i in ids] == [f"{sess}-j{k}" for k in range(3)]
@@ -142,3 +149,51 @@ def test_two_server_processes_share_a_lane_without_overlap(tmp_path: Path) -> No
     labels = sorted(read_manifest(j)["spec"]["label"] for j in jobs)
     assert labels == ["a-0", "a-1", "b-0", "b-1"]
     assert _no_overlap([_worker_interval(j) for j in jobs])
+
+
+def test_a_result_the_worker_wrote_before_its_pid_was_recorded_is_kept(tmp_path: Path) -> None:
+    """The manager records the worker's pid in the manifest right after starting it; a worker
+    that finished first (a fast failure, a loaded machine) had its result overwritten with
+    "running", and the job then read as "exited without writing manifest.json" (seen once in
+    CI in the test above)."""
+    from app.services.job_model import Job, lane_of
+    from profiling_worker.schema.manifest import JobStatus, write_manifest
+
+    manager = JobManager(tmp_path / "results", sys.executable, env=settings.worker_env())
+    spec = validate_spec(TINY, CATALOG)
+    job_dir = tmp_path / "results" / "job-1"
+    job_dir.mkdir(parents=True)
+    result = {"job_id": job_dir.name, "status": "failed", "spec": spec.to_json(),
+              "error": {"kind": "missing_dependency", "message": "no scipy", "hint": "install"}}
+    write_manifest(job_dir, result)  # the worker's own, final write
+    job = Job(job_id=job_dir.name, path=job_dir, spec=spec, lane=lane_of(spec),
+              status=JobStatus.RUNNING)
+    assert manager._write_state(job, worker={"pid": 12345, "host": "here"})
+    kept = read_manifest(job_dir)
+    assert kept["status"] == "failed" and kept["error"]["kind"] == "missing_dependency"
+    manager.shutdown()
+
+
+def test_manifest_updates_wait_for_a_write_in_progress(tmp_path: Path) -> None:
+    """update_manifest reads under the bundle's lock: a write that holds the lock (the worker's
+    result) is seen, not overwritten with the copy read before it."""
+    import fcntl
+    import os
+
+    from profiling_worker.schema.manifest import update_manifest, write_manifest
+
+    write_manifest(tmp_path, {"job_id": "j", "status": "running"})
+    fd = os.open(tmp_path, os.O_RDONLY | os.O_DIRECTORY)
+    fcntl.flock(fd, fcntl.LOCK_EX)  # another process is writing
+    seen: list[str] = []
+    updater = threading.Thread(target=update_manifest, args=(
+        tmp_path, lambda m: seen.append(m["status"]) or {**m, "worker": {"pid": 1}}))
+    updater.start()
+    updater.join(0.5)
+    assert updater.is_alive() and seen == []  # waits for the lock
+    (tmp_path / "manifest.json").write_text(json.dumps(
+        {"schema_version": 1, "job_id": "j", "status": "done"}))  # that write lands
+    os.close(fd)  # and releases the lock
+    updater.join(10)
+    assert seen == ["done"] and read_manifest(tmp_path)["status"] == "done"
+    assert read_manifest(tmp_path)["worker"] == {"pid": 1}
