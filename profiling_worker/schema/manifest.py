@@ -64,11 +64,14 @@ _OBJECTS = ("spec", "environment", "backend", "error", "provenance", "gpu")  # d
 
 @contextlib.contextmanager
 def _locked(bundle: Path) -> Iterator[None]:
-    """Exclusive ``flock`` of the bundle directory itself (no lock file among the results);
-    released when the descriptor closes."""
+    """Exclusive ``flock`` of the bundle directory itself (no lock file among the results),
+    released when the descriptor closes; none where the file system refuses it."""
     fd = os.open(bundle, os.O_RDONLY | os.O_DIRECTORY | os.O_CLOEXEC)
     try:
-        fcntl.flock(fd, fcntl.LOCK_EX)
+        try:
+            fcntl.flock(fd, fcntl.LOCK_EX)
+        except OSError:  # no flock on a directory here (NFS emulates it with write locks,
+            pass  # which a read-only descriptor cannot take): the rename alone keeps it whole
         yield
     finally:
         os.close(fd)
