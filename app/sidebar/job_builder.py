@@ -153,10 +153,13 @@ def _select(where: Any, label: str, options: Iterable[str], field: str,
 
 
 def _whole(where: Any, label: str, field: str, first: Mapping[str, Any], **kwargs: Any) -> None:
-    """A whole-number field keyed ``builder-<field>``, typed as text (empty = the default):
-    :func:`spec_form.whole_number` reads it and the spec check names what is wrong with it."""
-    value = first[field]
-    where.text_input(label, value="" if value is None else str(value), key=k(field), **kwargs)
+    """A whole-number field keyed ``builder-<field>``, typed as text; empty means the default,
+    which the empty field shows: :func:`spec_form.whole_number` reads it and the spec check
+    names what is wrong with it."""
+    value, default = first[field], spec_schema.SPEC_DEFAULTS.get(field)
+    where.text_input(label, value="" if value is None else str(value), key=k(field),
+                     placeholder="nsight-python's default" if default is None
+                     else f"{default} (default)", **kwargs)
 
 
 def _size_fields(info: Any, first: Mapping[str, Any]) -> None:

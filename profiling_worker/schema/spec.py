@@ -155,9 +155,9 @@ def _choice(raw: Mapping[str, Any], name: str, errors: list[FieldError]) -> Any:
 def _int(raw: Mapping[str, Any], name: str, lo: int, hi: int,
          errors: list[FieldError]) -> int | None:
     default: int | None = SPEC_DEFAULTS[name]
-    value = raw.get(name, default)
-    if value is None:
-        return None
+    value = raw.get(name)
+    if value is None:  # absent or null (an empty form field): the declared default
+        return default
     if isinstance(value, bool) or not isinstance(value, int):
         errors.append(FieldError(name, f"{value!r} is not a whole number from {lo} to {hi}",
                                  f"give {name} as an integer between {lo} and {hi}"))

@@ -55,10 +55,15 @@ def test_whole_number_fields_typed_as_text_name_what_is_wrong(field: str, typed:
 
 
 def test_whole_number_fields_read_plain_digits_and_empty_as_the_default() -> None:
+    from profiling_worker.schema.spec import SPEC_DEFAULTS
+
     spec, errors = spec_form.to_job_spec({**FORM, "runs": " 25 ", "warmup": "+2", "gpu": "0",
                                           "thermal_timeout": ""})
     assert errors == [] and (spec.runs, spec.warmup, spec.gpu) == (25, 2, 0)
     assert spec.thermal_timeout is None  # empty: nsight-python's default
+    spec, errors = spec_form.to_job_spec({**FORM, "runs": "", "warmup": " "})
+    assert errors == [] and (spec.runs, spec.warmup) == (SPEC_DEFAULTS["runs"],
+                                                          SPEC_DEFAULTS["warmup"])  # not 1 / 0
     assert spec_form.whole_number("٣") == "٣"  # digits of other scripts are named, not read
 
 
