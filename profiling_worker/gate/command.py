@@ -21,6 +21,7 @@ def percent(text: str) -> float:
         value = float(text.strip().removesuffix("%"))
     except ValueError:
         raise argparse.ArgumentTypeError(f"{text!r} is not a percentage; write e.g. 3%") from None
+    value += 0.0  # -0 -> 0
     if not 0 <= value < float("inf"):
         raise argparse.ArgumentTypeError(f"{text!r}: the allowed slowdown must be a finite "
                                          "percentage >= 0, e.g. 3%")
@@ -41,7 +42,8 @@ def join_signed_values(argv: list[str]) -> list[str]:
     so the value reaches :func:`percent` and its message (a slowdown is >= 0)."""
     out: list[str] = []
     for arg in argv:
-        if out and out[-1] in SIGNED_OPTIONS and arg.startswith("-") and arg[1:2].isdigit():
+        if out and out[-1] in SIGNED_OPTIONS and len(arg) > 1 \
+                and arg[0] == "-" and arg[1] in "0123456789.":
             out[-1] = f"{out[-1]}={arg}"
         else:
             out.append(arg)

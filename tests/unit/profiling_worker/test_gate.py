@@ -146,6 +146,7 @@ def test_unreadable_bundle_exits_2(tmp_path: Path) -> None:
     (["--max-slowdown", "inf"], "finite percentage"),
     (["--max-slowdown", "-3%"], "'-3%': the allowed slowdown must be a finite percentage >= 0"),
     (["--max-slowdown", "-0.5"], "'-0.5': the allowed slowdown must be"),
+    (["--max-slowdown", "-.5%"], "'-.5%': the allowed slowdown must be"),
     (["--min-runs", "1"], "at least 2"),
 ])
 def test_options_that_would_judge_nothing_or_the_wrong_thing_exit_2(args: list[str],
