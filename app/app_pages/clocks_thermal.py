@@ -94,7 +94,8 @@ labels = {None: "every config"}
 try:
     every = collector_runs_frame(bundle, ClocksOptions(time_unit=time_unit))
     labels |= dict(zip(every[C.CONFIG], every[F.CONFIG_LABEL]))
-    config = cols[1].selectbox("Config for the per-run chart", list(labels),
+    config = cols[1].selectbox("Config for the per-run chart",
+                               state.keep_if_offered("clocks-config", labels),
                                key="clocks-config", format_func=lambda c: labels[c],
                                index=1 if len(labels) > 1 else 0)
     runs = collector_runs_frame(bundle, ClocksOptions(time_unit=time_unit, config=config))

@@ -10,7 +10,7 @@ from app.core.kernel_catalog import builtin_kernels
 from app.core.metrics import DRAM_READ, DRAM_WRITE, MissingData
 from app.core.views.memory import MemoryOptions, fusion_frame, fusion_pairs, memory_frame
 from app.core.views.sweep import sweep_x
-from app.ui import analysis, cached, notes, panels
+from app.ui import analysis, cached, notes, panels, state
 from app.core.markdown import esc
 from app.core import frame_columns as F
 
@@ -39,7 +39,8 @@ try:
 except MissingData as exc:
     analysis.missing(exc)
 labels = dict(zip(frame[C.CONFIG], frame[F.CONFIG_LABEL]))
-config = st.selectbox("Config", list(labels), index=len(labels) - 1, key="memory-config",
+config = st.selectbox("Config", state.keep_if_offered("memory-config", labels),
+                      index=len(labels) - 1, key="memory-config",
                       format_func=lambda c: labels[c])
 shown = frame[frame[C.CONFIG] == config]
 analysis.figure_panel(cached.figure(build_memory_figure, shown, bundle.host_timer), shown,
@@ -53,7 +54,8 @@ if not pairs:
             "catalog kernel declares one; a user kernel declares its own with "
             "`@kernel(..., fusion_pairs=[(\"unfused\", \"fused\")])`.")
     panels.stop_page()
-unfused, fused = st.selectbox("Unfused → fused", pairs, key="memory-fusion-pair",
+unfused, fused = st.selectbox("Unfused → fused", state.keep_if_offered(
+                                  "memory-fusion-pair", pairs), key="memory-fusion-pair",
                               format_func=lambda p: f"{p[0]} → {p[1]}")
 fusion = fusion_frame(bundle, MemoryOptions(unfused=unfused, fused=fused))
 if fusion.empty:

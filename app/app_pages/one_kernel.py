@@ -11,7 +11,7 @@ from app.core.provenance import profiled_scope
 from app.core.views.one_kernel import (OneKernelOptions, annotation_configs,
                                        one_kernel_frame, one_kernel_launches_frame,
                                        one_kernel_summary)
-from app.ui import analysis, cached, notes, panels
+from app.ui import analysis, cached, notes, panels, state
 from app.core.markdown import code, esc
 from app.core import frame_columns as F
 
@@ -34,11 +34,12 @@ except MissingData as exc:
     analysis.missing(exc)
 
 cols = st.columns(3)
-annotation = cols[0].selectbox("Annotation", list(choices), key="one-kernel-annotation")
+annotation = cols[0].selectbox("Annotation",
+                               state.keep_if_offered("one-kernel-annotation", choices),
+                               key="one-kernel-annotation")
 configs = choices[annotation]
-if st.session_state.get("one-kernel-config") not in configs:
-    st.session_state.pop("one-kernel-config", None)  # the annotation changed: its first config
-config = cols[1].selectbox("Config", list(configs), key="one-kernel-config",
+config = cols[1].selectbox("Config", state.keep_if_offered("one-kernel-config", configs),
+                           key="one-kernel-config",
                            format_func=lambda c: configs[c])
 time_unit = cols[2].segmented_control("Time unit", list(derived.TIME_UNITS), default="µs",
                                       key="one-kernel-time-unit") or "µs"

@@ -8,7 +8,7 @@ from app.core import derived, metric_roles
 from app.core.figures.stability import build_runs_figure, build_stability_figure
 from app.core.metrics import MissingData, available_metrics
 from app.core.views.stability import StabilityOptions, stability_frame, stability_runs_frame
-from app.ui import analysis, cached, deep_dive_action, notes
+from app.ui import analysis, cached, deep_dive_action, notes, state
 from app.core.markdown import esc
 from app.core import frame_columns as F
 
@@ -27,7 +27,9 @@ analysis.how_to_read(
 
 metrics = available_metrics(bundle)
 cols = st.columns(3)
-metric = cols[0].selectbox("Metric", metrics or [bundle.duration_metric], key="stability-metric",
+metric = cols[0].selectbox("Metric", state.keep_if_offered("stability-metric",
+                                                           metrics or [bundle.duration_metric]),
+                           key="stability-metric",
                            format_func=lambda m: metric_roles.label(bundle.manifest, m))
 time_unit = cols[1].segmented_control("Time unit", list(derived.TIME_UNITS), default="µs",
                                       key="stability-time-unit",
@@ -52,8 +54,9 @@ analysis.figure_panel(cached.figure(build_stability_figure, summary, bundle.host
 
 st.subheader("Per run, in run order")
 labels = dict(zip(summary[C.CONFIG], summary[F.CONFIG_LABEL]))
-config = cols[2].selectbox("Config for the per-run chart", list(labels), key="stability-config",
-                           format_func=lambda c: labels[c])
+config = cols[2].selectbox("Config for the per-run chart",
+                           state.keep_if_offered("stability-config", labels),
+                           key="stability-config", format_func=lambda c: labels[c])
 runs = cached.view(stability_runs_frame, bundle,
                    StabilityOptions(metric=metric, time_unit=time_unit, config=config))
 if runs.empty:

@@ -7,7 +7,7 @@ from profiling_worker.schema import intervals, plausibility as P
 from app.core import derived, metric_roles
 from app.core.figures.sweep import LOG_Y_SPAN, build_sweep_figure, wants_log_y
 from app.core.views.sweep import SweepOptions, annotations_of, sweep_frame, sweep_x, x_choices
-from app.ui import analysis, cached, deep_dive_action, notes, panels
+from app.ui import analysis, cached, deep_dive_action, notes, panels, state
 from app.core.markdown import esc
 
 st.header("Size sweep")
@@ -24,11 +24,14 @@ quantity = cols[0].segmented_control(
     format_func=lambda q: SHORT.get(q, derived.QUANTITY_LABELS[q])) or derived.TIME
 time_unit = cols[1].segmented_control("Time unit", list(derived.TIME_UNITS), default="µs",
                                       key="sweep-time-unit", disabled=quantity != derived.TIME) or "µs"
-baseline = cols[2].selectbox("Normalise to", [None, *annotations_of(bundle)], key="sweep-baseline",
+baseline = cols[2].selectbox("Normalise to",
+                             state.keep_if_offered("sweep-baseline",
+                                                   [None, *annotations_of(bundle)]),
+                             key="sweep-baseline",
                              format_func=lambda a: "— absolute values —" if a is None else a)
 choices = x_choices(bundle)
 x_param = st.selectbox(
-    "X axis", choices, key="sweep-x",
+    "X axis", state.keep_if_offered("sweep-x", choices), key="sweep-x",
     help="The parameters that vary between the configs; the others that vary split each "
          "annotation into one line per value.") if len(choices) > 1 else None
 x = sweep_x(bundle, x_param)

@@ -63,10 +63,14 @@ def _point_picker(bundle: Bundle, page: str) -> None:
     if points.empty:
         st.caption("This job has no region × config points.")
         return
-    labels = [f"{a} · {c}" for a, c in zip(points[C.ANNOTATION], points[F.CONFIG_LABEL])]
-    pick = st.selectbox("Point", range(len(points)), format_func=labels.__getitem__,
-                        key=state.key(page, "deep-point"))
-    row = points.iloc[int(pick or 0)]
+    labels = state.keep_if_offered(  # a point of another job is not offered for this one
+        state.key(page, "deep-point"),
+        [f"{a} · {c}" for a, c in zip(points[C.ANNOTATION], points[F.CONFIG_LABEL])])
+    remembered = st.session_state.get(state.key(page, "deep-pick"))  # kept while closed
+    pick = st.selectbox("Point", labels, key=state.key(page, "deep-point"),
+                        index=labels.index(remembered) if remembered in labels else 0)
+    st.session_state[state.key(page, "deep-pick")] = pick
+    row = points.iloc[labels.index(pick)]
     config = {p: _plain(row[p]) for p in bundle.parameters if p in row.index}
     try:
         raw = deep_dive_spec(bundle, str(row[C.ANNOTATION]), config,

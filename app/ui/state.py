@@ -7,6 +7,9 @@ Widget keys are ``"<page>-<field>"``. The selected job id lives in the session u
 
 from __future__ import annotations
 
+from collections.abc import Iterable
+from typing import Any
+
 import streamlit as st
 
 from app.services.result_store import JOB_ID_RE
@@ -23,6 +26,16 @@ OWN_JOBS = "own-jobs"  # ids of the jobs this browser session submitted, oldest 
 def key(page: str, field: str) -> str:
     """Widget key ``"<page>-<field>"`` (also the e2e helpers' ``st-key-<key>`` CSS class)."""
     return f"{page}-{field}"
+
+
+def keep_if_offered(widget_key: str, options: Iterable[Any]) -> list[Any]:
+    """``options`` as a list; a value the widget kept from another job (not among them) is
+    dropped first, so the widget starts at its default instead of showing a blank box or a
+    stale choice. Call before drawing the widget."""
+    offered = list(options)
+    if widget_key in st.session_state and st.session_state[widget_key] not in offered:
+        del st.session_state[widget_key]
+    return offered
 
 
 def url_job() -> str | None:

@@ -57,7 +57,7 @@ def test_metrics_only_sweep_has_no_rules_and_offers_a_deep_dive(store, monkeypat
     _open_deep_dive(at, "bound")
     points = at.selectbox(key="bound-deep-point")
     assert "fp16 · n=4096" in points.options
-    points.set_value(points.options.index("fp16 · n=4096")).run()
+    points.set_value("fp16 · n=4096").run()
     assert not at.exception, at.exception
     button = at.button(key="bound-deep-run")
     assert button.disabled  # no GPU here: the reason is named instead
@@ -103,7 +103,7 @@ def test_the_action_queues_that_point_alone_with_the_full_set(store, monkeypatch
     at = app("sweep", query={"job": "h200-ncu-matmul-sweep"})
     _open_deep_dive(at, "sweep")
     points = at.selectbox(key="sweep-deep-point")
-    points.set_value(points.options.index("fp16 · n=4096")).run()
+    points.set_value("fp16 · n=4096").run()
     at.button(key="sweep-deep-run").click().run()
     assert not at.exception, at.exception
     (job,) = [p for p in store["results"].iterdir() if (p / "spec.json").exists()]
@@ -113,3 +113,24 @@ def test_the_action_queues_that_point_alone_with_the_full_set(store, monkeypatch
     assert spec["backend"] == "ncu" and spec["section_set"] == "full"
     assert at.session_state["sidebar-job"] == job.name  # the new job is the one shown
     assert any(job.name in str(link.label) for link in at.get("page_link"))
+
+
+def test_picked_point_survives_closing_and_a_job_switch_offers_that_jobs_points(
+        store, monkeypatch, app) -> None:
+    """A new user's trial: after picking "bf16 · n=8192" and switching to the elementwise job,
+    the box still read "bf16 · n=8192" while the spec was built from that job's 15th point; and
+    closing the expander forgot the pick."""
+    monkeypatch.setenv("KPROF_BUNDLED_DIR", str(BUNDLED))
+    at = app("sweep", query={"job": "h200-ncu-matmul-sweep"})
+    _open_deep_dive(at, "sweep")
+    at.selectbox(key="sweep-deep-point").set_value("bf16 · n=8192").run()
+    at.session_state["sweep-deep-open"] = False
+    at.run()
+    _open_deep_dive(at, "sweep")
+    assert at.selectbox(key="sweep-deep-point").value == "bf16 · n=8192"  # remembered
+    at.selectbox(key="sidebar-job").set_value("h200-ncu-elementwise").run()
+    points = at.selectbox(key="sweep-deep-point")
+    assert "bf16 · n=8192" not in points.options and points.value == points.options[0]
+    shown = texts(at)
+    annotation = points.value.split(" · ")[0]
+    assert annotation in {"x*2", "a+b", "unfused", "fused"} and "Queues a job" in shown

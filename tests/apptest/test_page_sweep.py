@@ -70,3 +70,20 @@ def test_gb_per_s_axis_says_analytic_bytes(store, monkeypatch, app) -> None:
     (spec,) = plotly_specs(at)
     assert spec["layout"]["yaxis"]["title"]["text"] == \
         "Bandwidth, analytic minimum bytes / time (GB/s)"
+
+
+def test_normalise_to_resets_when_the_new_job_lacks_that_annotation(seeded, app,
+                                                                     monkeypatch) -> None:
+    """A new user's trial: "Normalise to = fp16" on matmul, then the elementwise job: the box
+    went blank ("Choose an option") while the chart was absolute."""
+    from pathlib import Path
+
+    monkeypatch.setenv("KPROF_BUNDLED_DIR",
+                       str(Path(__file__).resolve().parents[2] / "app" / "bundled"))
+    at = app(query={"job": "h200-ncu-matmul-sweep"})
+    at.selectbox(key="sweep-baseline").set_value("fp16").run()
+    assert "relative to fp16" in plotly_specs(at)[0]["layout"]["yaxis"]["title"]["text"]
+    at.selectbox(key="sidebar-job").set_value("h200-ncu-elementwise").run()
+    assert not at.exception
+    assert at.selectbox(key="sweep-baseline").value is None  # "— absolute values —"
+    assert "relative to" not in plotly_specs(at)[0]["layout"]["yaxis"]["title"]["text"]
