@@ -14,6 +14,7 @@ from pathlib import Path
 from typing import Any
 
 import pandas as pd
+from pandas.api.types import is_numeric_dtype
 
 from profiling_worker.schema import backends as B, columns, intervals
 from profiling_worker.schema.manifest import JobStatus, read_manifest
@@ -135,12 +136,29 @@ def read_table(bundle_dir: Path, name: str, problems: list[str] | None = None) -
         if not path.is_file():
             continue
         try:
-            return read(path)
+            table = read(path)
         except Exception as exc:  # pyarrow, pandas and OS errors alike: report, try the next
             if problems is not None:
                 problems.append(f"{path.relative_to(bundle_dir)} cannot be read "
                                 f"({type(exc).__name__}: {str(exc)[:200]})")
+            continue
+        return _numbers_as_numbers(table, path.relative_to(bundle_dir).as_posix(), problems)
     return pd.DataFrame()
+
+
+def _numbers_as_numbers(table: pd.DataFrame, name: str, problems: list[str] | None
+                        ) -> pd.DataFrame:
+    """Columns of :data:`columns.NUMERIC` that a damaged or hand-edited file holds as text,
+    read as numbers (a cell that is no number: empty), each named in ``problems``: the pages
+    compute with them, and one text column must not take every page down."""
+    for col in [c for c in columns.NUMERIC if c in table and not is_numeric_dtype(table[c])]:
+        numbers = pd.to_numeric(table[col], errors="coerce")
+        lost = int(numbers.isna().sum() - table[col].isna().sum())
+        table = table.assign(**{col: numbers})
+        if problems is not None:
+            problems.append(f"{name}: column {col} holds text, read as numbers"
+                            + (f" ({lost} cell(s) that are no number left empty)" if lost else ""))
+    return table
 
 
 def list_files(bundle_dir: Path) -> tuple[BundleFile, ...]:

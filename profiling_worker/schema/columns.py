@@ -74,6 +74,11 @@ THROTTLE_REASONS = "ThrottleReasons"
 START_NS = "StartNs"
 END_NS = "EndNs"
 
+#: Columns that hold numbers in every table that has them (a bundle's reader checks the types).
+NUMERIC = (CONFIG, RUN, LAUNCH, KERNELS, VALUE, NUM_RUNS, AVG, STD, MIN, MAX, MEDIAN, CI95_LOWER,
+           CI95_UPPER, RSD, FLOPS, BYTES, TIME_S, SM_CLOCK_MHZ, MEM_CLOCK_MHZ, TEMP_C, POWER_W,
+           START_NS, END_NS)
+
 #: Names config parameters may not use, because they would clash with a column.
 RESERVED = frozenset(
     {

@@ -66,3 +66,23 @@ def test_spec_is_typed_for_worker_jobs_and_imports(cpu_bundle: Path, tmp_path: P
     assert imported.gpu_index == 0
     assert read_spec(None) is None and read_spec(["not", "an", "object"]) is None
     assert read_spec({"configs": 3}) == PartialSpec((), (), None, (), None, "")
+
+
+def test_numbers_stored_as_text_are_read_as_numbers_and_named(tmp_path: Path) -> None:
+    """A new user's trial: a bundle whose AvgValue was stored as text took every page down
+    (TypeError in the plausibility checks), the Files page included."""
+    import pandas as pd
+
+    job = tmp_path / "edited"
+    shutil.copytree(REPO / "app" / "bundled" / "h200-ncu-matmul-sweep", job)
+    table = job / C.TABLES_DIR / f"{C.TABLE_AGGREGATED}.parquet"
+    original = pd.read_parquet(table)
+    edited = original.assign(**{C.AVG: original[C.AVG].astype(str)})
+    edited.loc[0, C.AVG] = "n/a"
+    edited.to_parquet(table)
+    bundle = load_bundle(job)
+    avg = bundle.table(C.TABLE_AGGREGATED)[C.AVG]
+    assert avg.dtype.kind == "f" and avg.iloc[1:].tolist() == original[C.AVG].iloc[1:].tolist()
+    assert pd.isna(avg.iloc[0])
+    assert any("column AvgValue holds text, read as numbers (1 cell(s) that are no number left "
+               "empty)" in p for p in bundle.problems), bundle.problems
