@@ -20,7 +20,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))  # run as a script: its siblings
 from page_speed import BARE, CHROMIUM, PROBE, REPO, VIEWPORT, _drawn_at, serve  # noqa: E402
-from page_trace import main_thread_ms  # noqa: E402
+from page_trace import traced_load  # noqa: E402
 
 #: kind -> the Streamlit call drawing element ``i`` (key ``w{i}``).
 KINDS = {
@@ -73,15 +73,8 @@ def main() -> None:
                 first = context.new_page()  # caches the static files and chunks
                 first.goto(address)
                 _drawn_at(first)
-                page = context.new_page()
-                trace = work / "trace.json"
-                browser.start_tracing(page=page, path=str(trace), categories=[
-                    "devtools.timeline", "v8", "disabled-by-default-devtools.timeline"])
-                page.goto(address, wait_until="commit")
-                _drawn_at(page)
-                page.wait_for_timeout(1000)  # let every element render
-                browser.stop_tracing()
-                ms = main_thread_ms(trace)
+                _, ms = traced_load(browser, context.new_page(), address, work / "trace.json",
+                                    settle_ms=1000)  # let every element render
                 samples[kind].append((ms.get("react-dom", 0.0), ms["busy"]))
                 context.close()
         browser.close()

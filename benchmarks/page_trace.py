@@ -21,8 +21,9 @@ import time
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))  # run as a script: its sibling
-from page_speed import BARE, CHROMIUM, DASHBOARD, REPO, VIEWPORT, _chart_drawn, serve  # noqa: E402
+from page_speed import BARE, CHROMIUM, DASHBOARD, REPO, VIEWPORT, _chart_drawn, _drawn_at, serve  # noqa: E402
 
+CATEGORIES = ["devtools.timeline", "v8", "disabled-by-default-devtools.timeline"]
 SCRIPT = {"FunctionCall", "EvaluateScript", "v8.evaluateModule"}
 RENDER = {"Layout", "UpdateLayoutTree", "Paint", "PrePaint", "Layerize"}
 
@@ -47,6 +48,19 @@ def main_thread_ms(trace: Path) -> dict[str, float]:
         elif e["name"] in RENDER:
             out["style/layout/paint"] += dur
     return dict(out)
+
+
+def traced_load(browser, page, url: str, trace: Path,
+                settle_ms: int = 0) -> tuple[float, dict[str, float]]:  # type: ignore[no-untyped-def]
+    """Open ``url`` in ``page`` (whose context has :data:`page_speed.PROBE`) under the trace
+    until its first chart is drawn, then ``settle_ms`` more; returns the ms since navigation
+    start at which the chart was drawn and :func:`main_thread_ms` of the trace."""
+    browser.start_tracing(page=page, path=str(trace), categories=CATEGORIES)
+    page.goto(url, wait_until="commit")
+    drawn = _drawn_at(page)
+    page.wait_for_timeout(settle_ms)
+    browser.stop_tracing()
+    return drawn, main_thread_ms(trace)
 
 
 def main() -> None:
@@ -75,9 +89,7 @@ def main() -> None:
                 page.on("websocket", lambda ws: ws.on(
                     "framereceived", lambda _f: frames.append(time.perf_counter())))
                 trace = out_dir / f"{name}-{i}.json"
-                browser.start_tracing(page=page, path=str(trace),
-                                      categories=["devtools.timeline", "v8",
-                                                  "disabled-by-default-devtools.timeline"])
+                browser.start_tracing(page=page, path=str(trace), categories=CATEGORIES)
                 start = time.perf_counter()
                 page.goto(url, wait_until="commit")
                 _chart_drawn(page)

@@ -30,7 +30,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))  # run as a script: its siblings
 from page_speed import BARE, CHROMIUM, PROBE, REPO, VIEWPORT, _drawn_at, serve  # noqa: E402
-from page_trace import main_thread_ms  # noqa: E402
+from page_trace import traced_load  # noqa: E402
 
 #: variant -> (file, text to find, replacement), applied in order; a text not found is an error.
 CUTS = {
@@ -98,14 +98,8 @@ def main() -> None:
                 context = browser.new_context(viewport=VIEWPORT)
                 context.add_init_script(PROBE)
                 for kind in ("cold", "warm"):
-                    page = context.new_page()
-                    trace = work / f"{name}-{kind}.json"
-                    browser.start_tracing(page=page, path=str(trace), categories=[
-                        "devtools.timeline", "v8", "disabled-by-default-devtools.timeline"])
-                    page.goto(urls[name], wait_until="commit")
-                    drawn = _drawn_at(page)
-                    browser.stop_tracing()
-                    ms = main_thread_ms(trace)
+                    drawn, ms = traced_load(browser, context.new_page(), urls[name],
+                                            work / f"{name}-{kind}.json")
                     samples[(name, kind)].append((drawn, ms.get("react-dom", 0.0), ms["busy"]))
                 context.close()
         browser.close()
