@@ -8,7 +8,7 @@ import plotly.graph_objects as go
 
 from profiling_worker.schema import columns as C
 
-from app.core.figures import common, theme
+from app.core.figures import common
 from app.core import frame_columns as F
 
 
@@ -26,20 +26,12 @@ def build_backends_figure(frame: pd.DataFrame) -> go.Figure:
     for i, (annotation, group) in enumerate(frame.groupby(C.ANNOTATION, sort=False)):
         custom = np.column_stack([group[F.NCU_US], group[F.CUPTI_US], group[F.NCU_RSD],
                                   group[F.CUPTI_RSD], group[F.VERDICT]])
-        fig.add_trace(go.Scatter(
-            x=group[F.CONFIG_LABEL], y=group[F.RATIO_NCU_OVER_CUPTI], mode="markers+lines",
-            name=str(annotation), meta=theme.tag(annotation),
-            line={"color": theme.color(i), "width": 1},
-            marker={"size": 10, "color": theme.color(i)},
-            error_y={"type": "data", "symmetric": False,
-                     "array": group[F.RATIO_CI95_UPPER] - group[F.RATIO_NCU_OVER_CUPTI],
-                     "arrayminus": group[F.RATIO_NCU_OVER_CUPTI] - group[F.RATIO_CI95_LOWER]},
+        fig.add_trace(common.ratio_trace(
+            group, annotation, i, F.RATIO_NCU_OVER_CUPTI, F.RATIO_CI95_LOWER, F.RATIO_CI95_UPPER,
             customdata=custom,
             hovertemplate=(f"<b>{annotation}</b> %{{x}}<br>ncu / cupti = %{{y:.4f}}"
                            "<br>ncu = %{customdata[0]:.6g} µs (RSD %{customdata[2]:.2f} %)"
                            "<br>cupti = %{customdata[1]:.6g} µs (RSD %{customdata[3]:.2f} %)"
                            "<br>%{customdata[4]}<extra></extra>")))
-    common.hline(fig, 1.0, "equal")
-    fig.update_xaxes(title={"text": "config"}, type="category")
-    fig.update_yaxes(title={"text": theme.axis_title("ncu / cupti duration", "ratio")})
+    common.ratio_axes(fig, "ncu / cupti duration")
     return common.finish(fig, title)

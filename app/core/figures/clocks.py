@@ -226,9 +226,5 @@ def build_thermal_figure(frame: pd.DataFrame) -> go.Figure:
             marker_color=theme.color(i), customdata=group[F.AVG_US],
             hovertemplate=("%{x}<br>RSD %{y:.2f} %<br>mean %{customdata:.6g} µs"
                            "<extra></extra>")))
-    common.hline(fig, C.STABLE_RSD_PCT, f"stable below {C.STABLE_RSD_PCT:g} %")
-    fig.update_layout(barmode="group")
-    fig.update_xaxes(title={"text": "config"}, type="category")
-    fig.update_yaxes(title={"text": theme.axis_title("Relative standard deviation", "%")},
-                     rangemode="tozero")
+    common.rsd_axes(fig)
     return common.finish(fig, title)

@@ -6,7 +6,10 @@ light and dark themes alike; fonts come from the active theme.
 
 from __future__ import annotations
 
+import pandas as pd
 import plotly.graph_objects as go
+
+from profiling_worker.schema import columns as C
 
 from app.core.figures import theme
 
@@ -36,3 +39,34 @@ def hline(fig: go.Figure, y: float, text: str, **kwargs: object) -> None:
     """A dashed reference line with a label at the right."""
     fig.add_hline(y=y, line_dash="dash", line_color=REFERENCE, annotation_text=text,
                   annotation_position="top right", **kwargs)
+
+
+def ratio_trace(group: pd.DataFrame, annotation: object, index: int, ratio: str, lower: str,
+                upper: str, **kwargs: object) -> go.Scatter:
+    """One annotation's ratio per config (markers and a thin line in its colour) with asymmetric
+    CI95 error bars from the ``lower`` and ``upper`` columns; ``kwargs`` go to ``go.Scatter``
+    (customdata, hovertemplate, and ``marker`` keys such as ``symbol`` are merged in)."""
+    marker = {"size": 10, "color": theme.color(index), **kwargs.pop("marker", {})}  # type: ignore[dict-item]
+    return go.Scatter(
+        x=group[C.CONFIG_LABEL], y=group[ratio], mode="markers+lines", name=str(annotation),
+        meta=theme.tag(annotation), line={"color": theme.color(index), "width": 1},
+        marker=marker,
+        error_y={"type": "data", "symmetric": False, "array": group[upper] - group[ratio],
+                 "arrayminus": group[ratio] - group[lower]}, **kwargs)
+
+
+def ratio_axes(fig: go.Figure, ratio_title: str) -> None:
+    """A dashed line at ratio 1 ("equal"), configs as categories on x, ``ratio_title`` on y."""
+    hline(fig, 1.0, "equal")
+    fig.update_xaxes(title={"text": "config"}, type="category")
+    fig.update_yaxes(title={"text": theme.axis_title(ratio_title, "ratio")})
+
+
+def rsd_axes(fig: go.Figure) -> None:
+    """Grouped RSD bars: the 2 % StableMeasurement line, configs as categories on x, relative
+    standard deviation (%) from zero on y."""
+    hline(fig, C.STABLE_RSD_PCT, f"stable below {C.STABLE_RSD_PCT:g} %")
+    fig.update_layout(barmode="group")
+    fig.update_xaxes(title={"text": "config"}, type="category")
+    fig.update_yaxes(title={"text": theme.axis_title("Relative standard deviation", "%")},
+                     rangemode="tozero")

@@ -10,7 +10,7 @@ from profiling_worker.schema import columns as C
 
 from profiling_worker.gate.judge import NOT_DURATION_WORDS, Outcome
 
-from app.core.figures import common, theme
+from app.core.figures import common
 from app.core import frame_columns as F
 
 #: Marker per gate outcome (app/core/views/compare.py's Verdict).
@@ -40,21 +40,14 @@ def build_compare_figure(frame: pd.DataFrame, title: str = "Candidate / baseline
         custom = np.column_stack([group[F.BASELINE_AVG], group[F.CANDIDATE_AVG],
                                   group[F.RATIO_CI95_LOWER], group[F.RATIO_CI95_UPPER],
                                   group[F.VERDICT]])
-        fig.add_trace(go.Scatter(
-            x=group[F.CONFIG_LABEL], y=group[F.RATIO], mode="markers+lines", name=str(annotation),
-            meta=theme.tag(annotation), line={"color": theme.color(i), "width": 1},
-            marker={"size": 10, "color": theme.color(i),
-                    "symbol": [SYMBOLS.get(v, "circle") for v in group[F.VERDICT]]},
-            error_y={"type": "data", "symmetric": False,
-                     "array": group[F.RATIO_CI95_UPPER] - group[F.RATIO],
-                     "arrayminus": group[F.RATIO] - group[F.RATIO_CI95_LOWER]},
+        fig.add_trace(common.ratio_trace(
+            group, annotation, i, F.RATIO, F.RATIO_CI95_LOWER, F.RATIO_CI95_UPPER,
+            marker={"symbol": [SYMBOLS.get(v, "circle") for v in group[F.VERDICT]]},
             customdata=custom,
             hovertemplate=(f"<b>{annotation}</b> %{{x}}<br>ratio = %{{y:.4f}}"
                            "<br>CI95 = [%{customdata[2]:.4f}, %{customdata[3]:.4f}]"
                            f"<br>baseline = %{{customdata[0]:.6g}} {unit}"
                            f"<br>candidate = %{{customdata[1]:.6g}} {unit}"
                            "<br>%{customdata[4]}<extra></extra>")))
-    common.hline(fig, 1.0, "equal")
-    fig.update_xaxes(title={"text": "config"}, type="category")
-    fig.update_yaxes(title={"text": theme.axis_title("candidate / baseline", "ratio")})
+    common.ratio_axes(fig, "candidate / baseline")
     return common.finish(fig, title, host_timer)

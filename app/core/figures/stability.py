@@ -36,11 +36,7 @@ def build_stability_figure(frame: pd.DataFrame, host_timer: bool = False) -> go.
                            f"<br>mean = %{{customdata[0]:.6g}} {unit}"
                            f"<br>CI95 = [%{{customdata[1]:.6g}}, %{{customdata[2]:.6g}}] {unit}"
                            "<br>runs = %{customdata[3]}<br>%{customdata[4]}<extra></extra>")))
-    common.hline(fig, C.STABLE_RSD_PCT, f"stable below {C.STABLE_RSD_PCT:g} %")
-    fig.update_layout(barmode="group")
-    fig.update_xaxes(title={"text": "config"}, type="category")
-    fig.update_yaxes(title={"text": theme.axis_title("Relative standard deviation", "%")},
-                     rangemode="tozero")
+    common.rsd_axes(fig)
     return common.finish(fig, title, host_timer)
 
 
