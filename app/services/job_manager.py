@@ -12,42 +12,31 @@ from __future__ import annotations
 
 import atexit
 import contextlib
-import dataclasses
 import json
-import os
 import shutil
 import signal
 import socket
 import subprocess
-import sys
 import threading
 import time
 import traceback
 from collections.abc import Callable
 from pathlib import Path
-from typing import Any
 
-from profiling_worker.errors import JobError
 from profiling_worker.schema import backends as B, columns
-from profiling_worker.schema.manifest import (JobStatus, ManifestError, now_iso, read_manifest,
-                                              update_manifest, write_manifest)
+from profiling_worker.schema.manifest import JobStatus, now_iso, write_manifest
 from profiling_worker.schema.spec import JobSpec
 
 from app.services import worker_client
+from app.services.job_book import POLL_S, JobBook
 from app.services.job_model import Job, LaneLocks, lane_of, new_job_id
-from app.services.job_recovery import (disk_full_error, internal_error, interrupted_error,
-                                       mark_interrupted, release_space, reserve_space,
-                                       safe_log_tail, set_aside_partial, start_failed_error)
+from app.services.job_recovery import (internal_error, interrupted_error, mark_interrupted,
+                                       reserve_space, start_failed_error)
 from app.services.result_store import job_path
 from app.services.warm_worker import WarmWorker, WarmWorkerError
 
-POLL_S = 0.2  # how often a running job's events file and exit status are read
 
-
-_FINISHED = {s.value for s in JobStatus if s.finished}
-
-
-class JobManager:
+class JobManager(JobBook):
     """Queue, run, watch and cancel worker subprocesses. Thread-safe; no Streamlit.
 
     Args:
@@ -65,8 +54,8 @@ class JobManager:
     def __init__(self, results_dir: Path, worker_python: str, env: dict[str, str] | None = None,
                  kill_grace_s: float = 5.0, warm: bool = False,
                  on_end: Callable[[Job], None] | None = None) -> None:
+        super().__init__(on_end)
         self.results_dir = Path(results_dir).resolve()
-        self.on_end = on_end
         self.warm = warm
         self._warm: dict[str, WarmWorker] = {}  # lane -> its warm worker (touched by that lane only)
         self.results_dir.mkdir(parents=True, exist_ok=True)
@@ -74,12 +63,8 @@ class JobManager:
         self.worker_python = worker_python
         self.env = env
         self.kill_grace_s = kill_grace_s
-        self._lock = threading.Lock()
-        self._wake = threading.Condition(self._lock)
-        self._jobs: dict[str, Job] = {}
         self._procs: dict[str, subprocess.Popen[bytes]] = {}
         self._threads: dict[str, threading.Thread] = {}
-        self._stopped = False
         self._warm_refused: set[tuple[str, int]] = set()
         self.recovered = mark_interrupted(self.results_dir)
         atexit.register(self.shutdown)
@@ -128,30 +113,6 @@ class JobManager:
                                 (proc, signal.SIGKILL))
         timer.daemon = True
         timer.start()
-
-    def snapshot(self) -> list[Job]:
-        """Copies of this server's jobs, oldest first."""
-        with self._lock:
-            return [dataclasses.replace(j, warnings=list(j.warnings)) for j in self._jobs.values()]
-
-    def get(self, job_id: str) -> Job | None:
-        """A copy of one job, or None if this server did not submit it."""
-        with self._lock:
-            job = self._jobs.get(job_id)
-            return dataclasses.replace(job) if job else None
-
-    def active(self) -> bool:
-        """True while any job is queued or running."""
-        with self._lock:
-            return any(j.active for j in self._jobs.values())
-
-    def wait(self, job_id: str, timeout_s: float) -> JobStatus:
-        """Block until the job finishes or ``timeout_s`` passes; returns its status."""
-        deadline = time.monotonic() + timeout_s
-        with self._wake:
-            while self._jobs[job_id].active and time.monotonic() < deadline:
-                self._wake.wait(timeout=min(POLL_S, max(0.0, deadline - time.monotonic())))
-            return self._jobs[job_id].status
 
     def shutdown(self) -> None:
         """Stop accepting work and kill running workers (server exit, cache release); their
@@ -205,14 +166,6 @@ class JobManager:
                     if job.active:
                         self._finish(job, JobStatus.FAILED, internal_error(job.path, exc))
             self._ended(job)
-
-    def _ended(self, job: Job) -> None:
-        """Tell ``on_end`` (the history index) that a job reached its final status."""
-        try:
-            if self.on_end is not None:
-                self.on_end(dataclasses.replace(job))
-        except Exception:  # the index is a cache: a failure must not stop the queue
-            traceback.print_exc()
 
     def _run(self, job: Job, lock_fd: int | None = None) -> None:
         # ncu: a warm worker refuses nsight-python launch mode, then the job runs cold
@@ -305,96 +258,3 @@ class JobManager:
             self._procs.pop(job.job_id, None)
             job.returncode = proc.returncode
         self._settle(job, proc.returncode)
-
-    def _apply(self, job: Job, new_events: list[dict[str, Any]]) -> None:
-        with self._lock:
-            for ev in new_events:
-                kind = ev.get("event")
-                if kind == "progress":
-                    job.done = int(ev.get("done") or 0)
-                    job.total = int(ev.get("total") or 0)
-                    job.stage = str(ev.get("stage") or "")
-                elif kind == "warning":
-                    job.warnings.append(str(ev.get("message", "")))
-                elif kind == "error":
-                    job.error = {"kind": ev.get("kind", ""), "message": ev.get("message", ""),
-                                 "hint": ev.get("hint", ""), "log_tail": ev.get("log_tail", "")}
-
-    def _settle(self, job: Job, returncode: int) -> None:
-        """Decide the final status from the worker's manifest, or write one when it left none."""
-        try:
-            manifest = read_manifest(job.path)
-            status = JobStatus(manifest["status"])
-        except ManifestError:
-            manifest, status = {}, JobStatus.RUNNING
-        if not status.finished and job.error is None:  # events.jsonl unwritable (disk full)?
-            self._apply(job, [ev for ev in worker_client.console_events(job.path)
-                              if ev.get("event") == "error"])
-        with self._lock:
-            if status.finished:  # the worker wrote its result: take it as it is
-                release_space(job.path)
-                job.error = manifest.get("error") or job.error
-                job.status = status
-                self._wake.notify_all()
-                return
-            if job.cancel_requested:
-                self._finish(job, JobStatus.CANCELLED, None)
-                return
-            if self._stopped:  # shutdown() killed it
-                self._finish(job, JobStatus.INTERRUPTED, interrupted_error(job.path))
-                return
-            how = f"was killed by signal {-returncode}" if returncode < 0 else \
-                f"exited with code {returncode}"
-            ok_but_empty = returncode == 0
-            error: JobError = job.error or {
-                "kind": "worker_died",
-                "message": f"The worker {how} without writing a result (manifest.json)."
-                if not ok_but_empty else "The worker exited without writing manifest.json.",
-                "hint": "Read the log tail below; run `python -m profiling_worker run "
-                        f"{job.path}` in a shell to reproduce.",
-            }
-            error = {**error, "log_tail": error.get("log_tail") or safe_log_tail(job.path)}
-            failure = disk_full_error(job.path, error)
-            set_aside_partial(job.path)
-            self._finish(job, JobStatus.FAILED, failure)
-
-    def _finish(self, job: Job, status: JobStatus, error: JobError | None) -> None:
-        """Set a final status and write it to the manifest. Caller holds ``self._lock``."""
-        job.status = status
-        job.error = error
-        self._write_state(job, finished_at=now_iso(), error=error)
-        self._wake.notify_all()
-
-    def _state(self, job: Job, previous: dict[str, Any], **extra: Any) -> dict[str, Any]:
-        """The manifest ``previous`` with the job's state; a result the worker already wrote
-        (a finished status) is kept when the manager's own state is not final yet."""
-        if not job.status.finished and previous.get("status") in _FINISHED:
-            return previous  # the worker finished before its pid was recorded
-        data = {**previous, "job_id": job.job_id, "status": job.status.value,
-                "spec": job.spec.to_json(), "created_at": previous.get("created_at") or job.submitted_at,
-                "backend": previous.get("backend") or {"name": job.spec.backend},
-                "server": {"pid": os.getpid(), "host": socket.gethostname()}}
-        data.update({k: v for k, v in extra.items() if v is not None})
-        return data
-
-    def _write_state(self, job: Job, **extra: Any) -> bool:
-        """(Re)write the manifest of a job the worker has not finished. A failed write (disk
-        full) is reported on stderr and in the job's in-memory error; the queue goes on."""
-        try:
-            try:
-                update_manifest(job.path, lambda previous: self._state(job, previous, **extra))
-            except OSError:
-                if not (job.status.finished and release_space(job.path)):
-                    raise
-                update_manifest(job.path,  # in the freed reserve
-                                lambda previous: self._state(job, previous, **extra))
-            if job.status.finished:
-                release_space(job.path)
-            return True
-        except OSError as exc:
-            print(f"kprof job manager: cannot write {job.path}/manifest.json: {exc}",
-                  file=sys.stderr, flush=True)
-            if job.status == JobStatus.FAILED and job.error is not None:
-                job.error = {**job.error, "hint": f"{job.error.get('hint') or ''} (The failed "
-                             f"status could not be saved either: {exc}.)".strip()}
-            return False
