@@ -42,6 +42,10 @@ def _parser() -> argparse.ArgumentParser:
     imp = sub.add_parser("import", help="turn plain nsight-python output into a bundle")
     imp.add_argument("sources", type=Path, nargs="+", help="profiled_data/processed_data CSVs, .ncu-rep")
     imp.add_argument("--out", type=Path, required=True, help="bundle directory to create")
+    imp.add_argument("--each", action="store_true",
+                     help="import each report or table (with the files that belong to it) as a "
+                          "bundle of its own, OUT-1, OUT-2 ... when there are several; one "
+                          "JSON event per bundle")
     tl = sub.add_parser("timeline", help="write the job's Chrome/Perfetto trace (JSON)")
     tl.add_argument("bundle", type=Path)
     tl.add_argument("-o", "--out", type=Path, required=True, help="trace file to write")
@@ -136,13 +140,20 @@ def _run(job_dir: Path, force: bool = False) -> int:
     return runner.run_job(job_dir, Channel(job_dir, redirect_output(job_dir)))
 
 
-def _import(sources: list[Path], out: Path) -> int:
+def _import(sources: list[Path], out: Path, each: bool) -> int:
     from profiling_worker.errors import WorkerError
     from profiling_worker.importing import import_nsight_output
+    from profiling_worker.importing.grouping import import_each
 
     # The dashboard lists bundled jobs beside the results; an import must not hide one.
     bundled = Path(os.environ.get("KPROF_BUNDLED_DIR", BUNDLED_DIR_DEFAULT))
     taken = {p.name for p in bundled.iterdir() if p.is_dir()} if bundled.is_dir() else set()
+    if each:
+        failed = 0
+        for event in import_each(sources, out.parent, out.name, reserved_ids=taken):
+            print(json.dumps(event), flush=True)
+            failed += event["event"] == "error"
+        return 1 if failed else 0
     try:
         path = import_nsight_output(sources, out.parent, out.name, reserved_ids=taken)
     except WorkerError as exc:
@@ -186,7 +197,7 @@ def main(argv: list[str]) -> int:
         print(json.dumps(environment_report(with_kernels=True), indent=2))
         return 0
     if args.command == "import":
-        return _import(args.sources, args.out)
+        return _import(args.sources, args.out, args.each)
     if args.command == "serve":
         from profiling_worker.serve import serve
 

@@ -33,6 +33,6 @@ def hostile_import(results: Path) -> str:
     upload.mkdir(exist_ok=True)
     path = upload / "profiled_data-evil-0.csv"
     path.write_text("\n".join([lines[0], *rows]) + "\n", encoding="utf-8")
-    outcome = import_client.run_import([path], results, sys.executable)
+    (outcome,) = import_client.run_import([path], results, sys.executable)
     assert outcome.ok, (outcome.message, outcome.log)
     return outcome.job_id

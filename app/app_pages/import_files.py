@@ -1,15 +1,17 @@
 """Import results made elsewhere: nsight-python CSVs and .ncu-rep files -> a new bundle.
 
 Uploads only (no server paths from the browser). The files are saved under sanitised names in a
-temporary folder and imported by the worker (``python -m profiling_worker import``), which
-reads the report with ncu_report; the new bundle is then selected on every page.
+temporary folder and imported by the worker (``python -m profiling_worker import --each``), which
+reads the report with ncu_report: each report or table, with the files that belong to it, becomes
+a bundle of its own, with its own message; the first new bundle is then selected on every page.
 """
 
 import streamlit as st
 
 from app.core.bundle_loader import Bundle
+from app.core.markdown import code, esc
 from app.ui import cached, importing, panels, state
-from app.core.markdown import esc
+from app.ui.importing import ImportOutcome
 from profiling_worker.importing.sniff import SUPPORTED
 from profiling_worker.schema import plausibility as P
 
@@ -35,15 +37,31 @@ def _show_import_notes(bundle: Bundle | None) -> None:
             box("\n".join(lines), icon=icon)
 
 
+def _show_outcome(outcome: ImportOutcome, selected: bool) -> None:
+    """One group's message, naming its files: the new job (and its import notes), or why
+    these files were not imported."""
+    names = ", ".join(outcome.files) or "the upload"
+    if outcome.ok:
+        where = "it is selected on every page" if selected else "pick it in the job selector"
+        files = ", ".join(code(f) for f in outcome.files)
+        st.success(f"Imported as **{outcome.job_id}** ({files}); {where}.",
+                   icon=":material/check_circle:")
+        _show_import_notes(cached.bundle_for(outcome.job_id))
+    else:
+        panels.render_error(outcome.message, outcome.hint or None, outcome.log or None,
+                            kind=f"import of {names} failed")
+
+
 st.header("Import results")
 st.markdown(
     "Open results made on another machine or a cluster, with no GPU and no Nsight Compute "
     "here. Each file is recognised by its content, whatever its name:\n\n"
     + "\n".join(f"- {line}" for line in SUPPORTED)
-    + "\n\nUpload the files of **one** profiled function at a time (several calls of it stay "
-    "apart). Not supported: Nsight Systems files, spreadsheets (.xlsx: save as CSV), "
-    "edited reports; nsight-python CSVs with a different set of config parameters in one "
-    "import.")
+    + "\n\nSeveral files at once: each report or table becomes a job of its own. The files "
+    "nsight-python writes for one call (`profiled_data-`, `processed_data-`, `ncu-output-` "
+    "with the same `<function>-<id>`) stay together, and so do CSV exports of one Nsight "
+    "Compute profile (its raw and details pages). Not supported: Nsight Systems files, "
+    "spreadsheets (.xlsx: save as CSV), edited reports.")
 st.file_uploader("nsight-python or Nsight Compute output", type=importing.UPLOAD_TYPES,
                  accept_multiple_files=True, key=FILES,
                  max_upload_size=importing.MAX_UPLOAD_MB,
@@ -55,12 +73,7 @@ st.caption(f"Up to {importing.MAX_UPLOAD_MB} MB per file. A `.ncu-rep` adds the 
 st.button("Import", key=RUN, type="primary", on_click=_on_import,
           disabled=not st.session_state.get(FILES))
 
-outcome = st.session_state.get(OUTCOME)
-if outcome is not None:
-    if outcome.ok:
-        st.success(f"Imported as **{outcome.job_id}**; it is selected on every page.",
-                   icon=":material/check_circle:")
-        _show_import_notes(cached.bundle_for(outcome.job_id))
-    else:
-        panels.render_error(outcome.message, outcome.hint or None, outcome.log or None,
-                            kind="import failed")
+outcomes: list[ImportOutcome] = st.session_state.get(OUTCOME) or []
+first = next((o.job_id for o in outcomes if o.ok), None)
+for outcome in outcomes:
+    _show_outcome(outcome, outcome.ok and outcome.job_id == first)

@@ -2,13 +2,14 @@
 
 The app never reads a ``.ncu-rep`` itself (``ncu_report`` is the worker's): uploaded files are
 saved under sanitised names in a temporary folder, and the worker's ``import`` command turns
-them into a bundle of the results directory::
+them into bundles of the results directory, one per report or table with the files that
+belong to it (:mod:`profiling_worker.importing.grouping`)::
 
-    <worker_python> -m profiling_worker import FILE... --out <results_dir>/<new id>
+    <worker_python> -m profiling_worker import FILE... --out <results_dir>/<new id> --each
 
 Nothing uploaded is ever executed or unpickled; the worker parses CSVs as text and reports with
-``ncu_report``. Its last stdout line is a JSON event: ``result`` (``bundle``) or ``error``
-(``kind``, ``message``, ``hint``).
+``ncu_report``. It prints one JSON event per bundle, naming its ``files``: ``result``
+(``bundle``) or ``error`` (``kind``, ``message``, ``hint``).
 """
 
 from __future__ import annotations
@@ -40,23 +41,27 @@ _NOT_WORD = re.compile(r"[^\w.-]+")  # \w: letters and digits of any script, and
 
 
 class UploadRejected(ValueError):
-    """An uploaded file that cannot be imported (its name, type or size), with a hint."""
+    """An uploaded file that cannot be imported (its name, type or size), with a hint;
+    ``name``: the file's name as uploaded (cut to 80 characters)."""
 
-    def __init__(self, message: str, hint: str = ""):
+    def __init__(self, message: str, hint: str = "", name: str = ""):
         super().__init__(message)
         self.message = message
         self.hint = hint
+        self.name = name
 
 
 @dataclass(frozen=True)
 class ImportOutcome:
-    """What an import did: ``ok`` with the bundle's ``job_id``, or ``message``/``hint``."""
+    """What the import of one group of files did: ``ok`` with the bundle's ``job_id``, or
+    ``message``/``hint`` (and the worker's output in ``log``); ``files``: the group's names."""
 
     ok: bool
     job_id: str
     message: str = ""
     hint: str = ""
     log: str = ""
+    files: tuple[str, ...] = ()
 
 
 def safe_name(name: str) -> str:
@@ -74,39 +79,58 @@ def safe_name(name: str) -> str:
     if ext is None:
         raise UploadRejected(f"{base[:80]}: not a file nsight-python or Nsight Compute writes",
                              "upload nsight-python's CSVs, Nsight Compute CSV exports (.csv, "
-                             ".txt) and .ncu-rep (or .ncu-rep.gz) reports")
+                             ".txt) and .ncu-rep (or .ncu-rep.gz) reports", base[:80])
     plain = _NOT_WORD.sub("_", base[:-len(ext)])  # no spaces or shell characters either
     stem = sanitize_filename(plain, replacement_text="_", platform="universal",
                              max_len=MAX_NAME_BYTES - len(ext)).lstrip(". ")
     return (stem or "upload") + ext
 
 
+def _checked_name(name: str, data: bytes, max_mb: int) -> str:
+    """:func:`safe_name` of an upload that may be saved. Raises UploadRejected: see there,
+    and an empty file or one over ``max_mb`` MB."""
+    clean = safe_name(name)
+    if not data:
+        raise UploadRejected(f"{clean}: the file is empty", "upload the file again", clean)
+    if len(data) > max_mb * 1024**2:
+        raise UploadRejected(f"{clean}: {len(data) / 1024**2:.0f} MB is more than "
+                             f"{max_mb} MB", "import it with `python -m profiling_worker "
+                             "import FILE --out DIR` on the server instead", clean)
+    return clean
+
+
 def save_uploads(files: Iterable[tuple[str, bytes]], folder: Path,
-                 max_mb: int = MAX_UPLOAD_MB) -> list[Path]:
+                 max_mb: int = MAX_UPLOAD_MB) -> tuple[list[Path], list[UploadRejected]]:
     """Write uploaded files (name, data) into ``folder`` under :func:`safe_name` names
-    (``name-1.csv`` ... when two uploads share a name).
+    (``name-1.csv`` ... when two uploads share a name). A file that cannot be taken (its name
+    or type, empty, over ``max_mb`` MB) is left out with its reason; the others are saved.
+
+    Returns:
+        The saved paths, and one :class:`UploadRejected` per file left out.
 
     Raises:
-        UploadRejected: no file, an unacceptable name, an empty or too large file.
+        UploadRejected: no file at all.
+        OSError: a file cannot be written (disk full).
     """
     out: list[Path] = []
+    rejected: list[UploadRejected] = []
+    given = 0
     for name, data in files:
-        clean = safe_name(name)
-        if not data:
-            raise UploadRejected(f"{clean}: the file is empty", "upload the file again")
-        if len(data) > max_mb * 1024**2:
-            raise UploadRejected(f"{clean}: {len(data) / 1024**2:.0f} MB is more than "
-                                 f"{max_mb} MB", "import it with `python -m profiling_worker "
-                                 "import FILE --out DIR` on the server instead")
+        given += 1
+        try:
+            clean = _checked_name(name, data, max_mb)
+        except UploadRejected as exc:
+            rejected.append(exc)
+            continue
         target, k = folder / clean, 1
         while target.exists():
             stem, dot, ext = clean.partition(".")
             target, k = folder / f"{stem}-{k}{dot}{ext}", k + 1
         target.write_bytes(data)
         out.append(target)
-    if not out:
+    if not given:
         raise UploadRejected("no file to import", "choose one or more files first")
-    return out
+    return out, rejected
 
 
 def new_job_id(now: _dt.datetime | None = None) -> str:
@@ -116,30 +140,48 @@ def new_job_id(now: _dt.datetime | None = None) -> str:
 
 
 def import_argv(worker_python: str, files: Iterable[Path], out: Path) -> list[str]:
-    """The worker command line that imports ``files`` into the bundle directory ``out``."""
+    """The worker command line that imports ``files`` into bundles ``out`` (one group of
+    files) or ``out-1``, ``out-2`` ... (several), one per report or table."""
     return [worker_python, "-m", "profiling_worker", "import", *map(str, files),
-            "--out", str(out)]
+            "--out", str(out), "--each"]
 
 
-def _last_event(stdout: str) -> dict[str, Any] | None:
-    for line in reversed(stdout.strip().splitlines()):
+def _events(stdout: str) -> list[dict[str, Any]]:
+    """The worker's ``result`` and ``error`` events, in order (other lines skipped)."""
+    out = []
+    for line in stdout.strip().splitlines():
         try:
             event = json.loads(line)
         except ValueError:
             continue
-        if isinstance(event, dict) and "event" in event:
-            return event
-    return None
+        if isinstance(event, dict) and event.get("event") in ("result", "error"):
+            out.append(event)
+    return out
+
+
+def _outcome(event: dict[str, Any], job_id: str, log: str) -> ImportOutcome:
+    files = tuple(str(f) for f in event.get("files") or ())
+    if event["event"] == "result":
+        return ImportOutcome(True, Path(str(event.get("bundle", job_id))).name, files=files)
+    return ImportOutcome(False, str(event.get("job_id", job_id)), str(event.get("message", "")),
+                         str(event.get("hint", "")), log, files)
+
+
+def _text(out: str | bytes | None) -> str:
+    return out.decode("utf-8", errors="replace") if isinstance(out, bytes) else out or ""
 
 
 def run_import(files: list[Path], results_dir: Path, worker_python: str,
                env: Mapping[str, str] | None = None, job_id: str | None = None,
-               timeout_s: float = IMPORT_TIMEOUT_S) -> ImportOutcome:
-    """Run the worker's ``import`` on ``files`` into ``results_dir/<job_id>`` and wait.
+               timeout_s: float = IMPORT_TIMEOUT_S) -> list[ImportOutcome]:
+    """Run the worker's ``import --each`` on ``files`` into ``results_dir/<job_id>`` (or
+    ``<job_id>-1`` ...) and wait (at most ``timeout_s`` s for all of them).
 
     Returns:
-        ``ok=True`` with the new ``job_id``; else the worker's message and hint (or the cause
-        when it crashed or timed out, with the tail of its output in ``log``).
+        One outcome per group of files the worker imported (``ok`` with the new ``job_id``) or
+        refused (its message and hint), in the worker's order; then one failure for the files it
+        said nothing of (it crashed, timed out or could not start: the cause, and the tail of
+        its output in ``log``). Bundles finished before a crash or timeout are kept.
     """
     job_id = job_id or new_job_id()
     results_dir.mkdir(parents=True, exist_ok=True)
@@ -147,18 +189,20 @@ def run_import(files: list[Path], results_dir: Path, worker_python: str,
     try:
         proc = subprocess.run(argv, capture_output=True, text=True, timeout=timeout_s,
                               env=dict(env) if env is not None else None, check=False)
-    except subprocess.TimeoutExpired:
-        return ImportOutcome(False, job_id, f"the import took longer than {timeout_s:.0f} s",
-                             "import fewer or smaller files")
+        stdout, stderr = proc.stdout, proc.stderr
+        cause = (f"the worker exited with code {proc.returncode} before importing these",
+                 "see the worker output below")
+    except subprocess.TimeoutExpired as exc:
+        stdout, stderr = _text(exc.stdout), _text(exc.stderr)
+        cause = (f"the import took longer than {timeout_s:.0f} s",
+                 "import fewer or smaller files")
     except OSError as exc:
-        return ImportOutcome(False, job_id, f"the worker could not start ({exc})",
-                             "check KPROF_WORKER_PYTHON")
-    event = _last_event(proc.stdout) or {}
-    log = (proc.stdout + proc.stderr)[-4000:]
-    if proc.returncode == 0 and event.get("event") == "result":
-        return ImportOutcome(True, job_id, log=log)
-    if event.get("event") == "error":
-        return ImportOutcome(False, job_id, str(event.get("message", "")),
-                             str(event.get("hint", "")), log)
-    return ImportOutcome(False, job_id, f"the worker exited with code {proc.returncode}",
-                         "see the worker output below", log)
+        return [ImportOutcome(False, job_id, f"the worker could not start ({exc})",
+                              "check KPROF_WORKER_PYTHON", files=tuple(p.name for p in files))]
+    log = (stdout + stderr)[-4000:]
+    outcomes = [_outcome(e, job_id, log) for e in _events(stdout)]
+    told = {name for o in outcomes for name in o.files}
+    rest = tuple(p.name for p in files if p.name not in told)
+    if rest:
+        outcomes.append(ImportOutcome(False, job_id, *cause, log, rest))
+    return outcomes

@@ -1,6 +1,6 @@
 """The import page's access to the importer client (app/services/import_client.py): save the
-uploads, run ``python -m profiling_worker import`` with this server's settings, index and select
-the new bundle. Pages talk to ``app/ui`` only.
+uploads, run ``python -m profiling_worker import --each`` with this server's settings, index the
+new bundles and select the first. Pages talk to ``app/ui`` only.
 """
 
 from __future__ import annotations
@@ -15,29 +15,36 @@ from app.services.import_client import MAX_UPLOAD_MB, UPLOAD_TYPES, ImportOutcom
 from app.ui import history, state
 
 
-def import_uploads(uploads: Iterable[tuple[str, bytes]]) -> ImportOutcome:
-    """Import ``(file name, content)`` uploads as one new bundle of the results folder and
-    select it on every page when it worked.
+def import_uploads(uploads: Iterable[tuple[str, bytes]]) -> list[ImportOutcome]:
+    """Import ``(file name, content)`` uploads into the results folder, each report or table
+    (with the files that belong to it) as a bundle of its own, and select the first bundle
+    made on every page; all of them appear in the job selector.
 
     Returns:
-        The outcome: ``ok`` and the new job id, or the message and hint of a refused upload
-        (bad name or type), a file the importer rejected, or an upload that could not be saved
-        (disk full). Never raises for those.
+        One outcome per group of files (``ok`` and the new job id, or the worker's message and
+        hint) and one per upload refused before the import (bad name or type, empty, too large);
+        a single failure when the uploads could not be saved (disk full). Never raises for
+        those; one bad file never stops the others.
     """
     try:
         with tempfile.TemporaryDirectory(prefix="kprof-upload-") as tmp:
-            paths = import_client.save_uploads(uploads, Path(tmp))
-            outcome = import_client.run_import(paths, settings.results_dir(),
-                                               settings.worker_python(), settings.worker_env())
+            paths, rejected = import_client.save_uploads(uploads, Path(tmp))
+            outcomes = [ImportOutcome(False, "", r.message, r.hint, files=(r.name,))
+                        for r in rejected]
+            if paths:
+                outcomes[:0] = import_client.run_import(
+                    paths, settings.results_dir(), settings.worker_python(),
+                    settings.worker_env())
     except import_client.UploadRejected as exc:
-        outcome = ImportOutcome(False, "", exc.message, exc.hint)
+        outcomes = [ImportOutcome(False, "", exc.message, exc.hint)]
     except OSError as exc:  # the upload could not be saved (disk full): say so, keep going
-        outcome = ImportOutcome(False, "", f"cannot save the upload: {exc}",
-                                "free space on the server's disk, then import again")
-    if outcome.ok:
+        outcomes = [ImportOutcome(False, "", f"cannot save the upload: {exc}",
+                                  "free space on the server's disk, then import again")]
+    made = [o.job_id for o in outcomes if o.ok]
+    if made:
         history.sync_quietly()
-        state.select_job(outcome.job_id)
-    return outcome
+        state.select_job(made[0])
+    return outcomes
 
 
 __all__ = ["MAX_UPLOAD_MB", "UPLOAD_TYPES", "ImportOutcome", "import_uploads"]

@@ -84,9 +84,22 @@ def _launch_rows(s: Sniffed) -> tuple[pd.DataFrame, dict[str, str]]:
     return rows.drop(columns="Text"), device
 
 
+def _launch_ids(rows: pd.DataFrame) -> frozenset[tuple[str, str]]:
+    return frozenset(zip(rows["ID"].astype(str), rows["Kernel Name"].astype(str)))
+
+
+def launch_ids(s: Sniffed) -> frozenset[tuple[str, str]]:
+    """(ID, Kernel Name) of every launch an export lists: exports of one profile (its raw and
+    details pages, with or without ``--print-units base``) list the same launches.
+
+    Raises:
+        ImportFailed: the export lacks ncu's launch columns.
+    """
+    return _launch_ids(_long_rows(s)[0])
+
+
 def _same_launches(a: pd.DataFrame, b: pd.DataFrame) -> bool:
-    pairs = [set(zip(f["ID"], f["Kernel Name"])) for f in (a, b)]
-    return pairs[0] == pairs[1]
+    return _launch_ids(a) == _launch_ids(b)
 
 
 def from_ncu_csv(sources: list[Sniffed]) -> Job:
@@ -148,4 +161,4 @@ def from_ncu_csv(sources: list[Sniffed]) -> Job:
                            "backend": {"name": B.NCU}})
 
 
-__all__ = ["from_ncu_csv", "DISPLAY_NAMES"]
+__all__ = ["from_ncu_csv", "launch_ids", "DISPLAY_NAMES"]

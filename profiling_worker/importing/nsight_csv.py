@@ -36,7 +36,11 @@ from profiling_worker.schema import columns as C, intervals
 RULE_NSIGHT_COMBINED = "combined by nsight-python (combine_kernel_metrics)"
 CI_METHOD_T = (f"{intervals.CI_METHOD}, from StdDev and NumRuns (nsight-python wrote "
                "mean +- 1.96 sigma/sqrt(n))")
-_CALL_RE = re.compile(r"(?:profiled|processed)_data-(?P<call>.+?-\d+)(?:[ _-]*\(?\d+\)?_?)?$")
+#: nsight-python's names of one call's files (any output_prefix before them, a browser's
+#: `` (1)`` after them): profiled_data-, processed_data- (CSV), ncu-output- (report, log).
+_CALL_RE = re.compile(r"(?:profiled_data|processed_data|ncu-output)-(?P<call>.+?-\d+)"
+                      r"(?:[ _-]*\(?\d+\)?_?)?$")
+_CALL_EXTENSIONS = (".csv", ".ncu-rep.gz", ".ncu-rep", ".log")
 
 
 @dataclass
@@ -57,11 +61,20 @@ class NsightCsv:
         return self.source.path
 
 
+def nsight_call(path: Path) -> str | None:
+    """The nsight-python call (``<function>-<id>``) a file's name says it was written for, or
+    None for other names: ``bench_profiled_data-smem_ops-0 (1).csv``, ``processed_data-smem_ops-0
+    .csv``, ``ncu-output-smem_ops-0.ncu-rep`` and ``ncu-output-smem_ops-0.log`` -> ``smem_ops-0``."""
+    name = path.name
+    ext = next((e for e in _CALL_EXTENSIONS if name.lower().endswith(e)), "")
+    m = _CALL_RE.search(name[:len(name) - len(ext)])
+    return m.group("call") if m else None
+
+
 def call_of(path: Path) -> str:
     """``bench_profiled_data-smem_ops-0 (1).csv`` -> ``smem_ops-0``; other names: the stem."""
-    stem = path.name[:-4] if path.name.lower().endswith(".csv") else path.stem
-    m = _CALL_RE.search(stem)
-    return m.group("call") if m else stem
+    return nsight_call(path) or (path.name[:-4] if path.name.lower().endswith(".csv")
+                                 else path.stem)
 
 
 def load(sources: Sequence[Sniffed], param_names: Sequence[str] | None) -> list[NsightCsv]:
@@ -305,6 +318,6 @@ def environment(items: list[NsightCsv]) -> dict[str, Any]:
     return env
 
 
-__all__ = ["NsightCsv", "RULE_NSIGHT_COMBINED", "CI_METHOD_T", "call_of", "load",
+__all__ = ["NsightCsv", "RULE_NSIGHT_COMBINED", "CI_METHOD_T", "nsight_call", "call_of", "load",
            "assign_configs", "key_columns", "number", "runs_frame", "sort_runs", "agg_frame",
            "pairs_with", "separate_calls", "environment"]

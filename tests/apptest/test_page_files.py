@@ -55,7 +55,7 @@ def test_imported_originals_are_kept_verbatim_and_named_as_uploads(store, app, t
     frame["Annotation"] = formula
     upload = tmp_path / "profiled_data-formula-0.csv"
     frame.to_csv(upload, index=False)
-    outcome = import_client.run_import([upload], store["results"], sys.executable)
+    (outcome,) = import_client.run_import([upload], store["results"], sys.executable)
     assert outcome.ok, (outcome.message, outcome.log)
     bundle = load_bundle(store["results"] / outcome.job_id)
     stored = f"nsight/{upload.name}"

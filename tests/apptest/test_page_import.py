@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import gzip
+import re
 from pathlib import Path
 
 import pytest
@@ -13,6 +14,7 @@ from app.services import history_index
 REPO = Path(__file__).resolve().parents[2]
 REF = REPO / "tests" / "fixtures" / "reference" / "h200-nsight-0.9.6-matmul"
 REPORT_GZ = REPO / "tests" / "fixtures" / "ncu_rep" / "h200-ncu-j1-fp16.ncu-rep.gz"
+IMPORTED = re.compile(r"Imported as \*\*(import-[0-9a-f-]+)\*\*")
 
 
 def _upload(at, paths: list[Path]):
@@ -44,7 +46,7 @@ def test_import_selects_the_new_bundle(store, app, sources) -> None:
     job = job[0] if isinstance(job, list) else job
     assert job.startswith("import-") and (store["results"] / job / "manifest.json").is_file()
     assert at.session_state["sidebar-job"] == job
-    assert f"Imported as **{job}**" in texts(at)
+    assert f"Imported as **{job}** (" in texts(at) and "selected on every page" in texts(at)
     assert [r.job_id for r in history_index.rows(store["results"])] == [job]
     banner = next(i.value for i in at.info if i.value.startswith("Imported job"))
     assert all(f"`{p.name}`" in banner for p in sources[:4])  # says what it is, not "recorded"
@@ -90,13 +92,31 @@ def test_unknown_backend_is_stated_on_the_pages(store, app) -> None:
     assert "backend unknown" in texts(at)
 
 
-def test_files_not_read_are_named_on_the_import_page(store, app) -> None:
+def test_several_reports_and_bad_files_each_get_their_own_job_or_message(store, app) -> None:
+    """Two reports, a CSV pair of one nsight-python call, a text file that is no table and an
+    empty file in one upload: three jobs, two errors, each naming its files."""
     plain = REPO / "tests" / "fixtures" / "h200_import" / "ncu_plain" / "plain.ncu-rep.gz"
-    at = _upload(app("import_files"), [plain, REPORT_GZ])
+    at = app("import_files")
+    at.file_uploader(key="import-files").set_value(
+        [(p.name, p.read_bytes(), "application/octet-stream")
+         for p in (plain, *sorted(REF.glob("*.csv")), REPORT_GZ)]
+        + [("notes.txt", b"profiled on the H200\n", "text/plain"), ("empty.csv", b"", "text/csv")])
+    at.run()
     at.button(key="import-run").click().run()
     assert not at.exception, at.exception
-    (box,) = [w.value for w in at.warning if "not read" in w.value]
-    assert unescape(box).startswith(f"- {REPORT_GZ.name}: not read (one import reads one report")
+    done = [unescape(s.value) for s in at.success]
+    jobs = [IMPORTED.search(d).group(1) for d in done]
+    assert len(done) == 3 and len(set(jobs)) == 3
+    assert "`plain.ncu-rep.gz`" in done[0] and "selected on every page" in done[0]
+    assert "`processed_data-mm-0.csv`, `profiled_data-mm-0.csv`" in done[1]
+    assert f"`{REPORT_GZ.name}`" in done[2] and "pick it in the job selector" in done[2]
+    assert at.session_state["sidebar-job"] == jobs[0]
+    assert sorted(r.job_id for r in history_index.rows(store["results"])) == sorted(jobs)
+    errors = [unescape(e.value) for e in at.error]
+    assert len(errors) == 2
+    assert errors[0].startswith("**import of notes.txt failed**: notes.txt: text that is not a table")
+    assert errors[1].startswith("**import of empty.csv failed**: empty.csv: the file is empty")
+    assert not [w for w in at.warning if "not read" in w.value]  # each report read in its job
 
 
 def test_an_export_without_a_device_name_says_so(store, app) -> None:

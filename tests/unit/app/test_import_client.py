@@ -42,7 +42,8 @@ def test_long_names_are_cut_keeping_the_extension(name: str, tmp_path: Path) -> 
     clean = I.safe_name(name)
     assert len(clean.encode()) <= I.MAX_NAME_BYTES and not clean.startswith(".")
     assert clean.lower().endswith(next(e for e in I.NAME_EXTENSIONS if name.endswith(e)))
-    (path,) = I.save_uploads([(name, b"x")], tmp_path)
+    (path,), rejected = I.save_uploads([(name, b"x")], tmp_path)
+    assert rejected == []
     assert path.name == clean and path.read_bytes() == b"x"
 
 
@@ -54,26 +55,35 @@ def test_other_files_are_refused(name: str) -> None:
 
 
 def test_save_uploads_dedupes_and_limits(tmp_path: Path) -> None:
-    paths = I.save_uploads([("a.csv", b"x"), ("a.csv", b"y")], tmp_path)
-    assert [p.name for p in paths] == ["a.csv", "a-1.csv"]
+    paths, rejected = I.save_uploads([("a.csv", b"x"), ("a.csv", b"y")], tmp_path)
+    assert [p.name for p in paths] == ["a.csv", "a-1.csv"] and rejected == []
     assert all(p.parent == tmp_path for p in paths)
-    with pytest.raises(I.UploadRejected, match="more than 1 MB"):
-        I.save_uploads([("big.csv", b"0" * (1024**2 + 1))], tmp_path, max_mb=1)
-    with pytest.raises(I.UploadRejected, match="empty"):
-        I.save_uploads([("e.csv", b"")], tmp_path)
     with pytest.raises(I.UploadRejected, match="no file"):
         I.save_uploads([], tmp_path)
+
+
+def test_a_refused_upload_is_named_and_the_others_are_saved(tmp_path: Path) -> None:
+    paths, rejected = I.save_uploads([("big.csv", b"0" * (1024**2 + 1)), ("ok.csv", b"x"),
+                                      ("e.csv", b""), ("evil.py", b"x")], tmp_path, max_mb=1)
+    assert [p.name for p in paths] == ["ok.csv"] and paths[0].read_bytes() == b"x"
+    assert [r.name for r in rejected] == ["big.csv", "e.csv", "evil.py"]
+    assert "more than 1 MB" in rejected[0].message and "empty" in rejected[1].message
+    assert all(r.message.startswith(r.name) and r.hint for r in rejected)
+    assert sorted(f.name for f in tmp_path.iterdir()) == ["ok.csv"]
 
 
 def test_argv_is_the_worker_import_command(tmp_path: Path) -> None:
     argv = I.import_argv("/py", [tmp_path / "a.csv"], tmp_path / "out" / "id")
     assert argv == ["/py", "-m", "profiling_worker", "import", str(tmp_path / "a.csv"),
-                    "--out", str(tmp_path / "out" / "id")]
+                    "--out", str(tmp_path / "out" / "id"), "--each"]
     assert result_store.JOB_ID_RE.match(I.new_job_id())
 
 
 def _upload(sources: list[Path], tmp_path: Path) -> list[Path]:
-    return I.save_uploads([(p.name, p.read_bytes()) for p in sources], tmp_path / "up")
+    paths, rejected = I.save_uploads([(p.name, p.read_bytes()) for p in sources],
+                                     tmp_path / "up")
+    assert rejected == []
+    return paths
 
 
 @pytest.mark.parametrize("sources, params", [
@@ -84,9 +94,10 @@ def _upload(sources: list[Path], tmp_path: Path) -> list[Path]:
 def test_import_opens_as_a_listed_bundle(tmp_path: Path, sources, params) -> None:
     (tmp_path / "up").mkdir()
     results = tmp_path / "results"
-    outcome = I.run_import(_upload(sources, tmp_path), results, sys.executable,
-                           settings.worker_env())
+    (outcome,) = I.run_import(_upload(sources, tmp_path), results, sys.executable,
+                              settings.worker_env())
     assert outcome.ok, outcome
+    assert outcome.files == tuple(p.name for p in sources)
     bundle = load_bundle(results / outcome.job_id)
     assert bundle.status == "done" and bundle.parameters == params
     assert not bundle.table(C.TABLE_AGGREGATED).empty
@@ -99,16 +110,17 @@ def test_import_opens_as_a_listed_bundle(tmp_path: Path, sources, params) -> Non
 
 def test_failed_import_reports_message_and_hint(tmp_path: Path) -> None:
     (tmp_path / "up").mkdir()
-    bad = I.save_uploads([("profiled_data-x-0.csv", b"a,b\n1,2\n")], tmp_path / "up")
-    outcome = I.run_import(bad, tmp_path / "results", sys.executable, settings.worker_env())
-    assert not outcome.ok
+    bad, _ = I.save_uploads([("profiled_data-x-0.csv", b"a,b\n1,2\n")], tmp_path / "up")
+    (outcome,) = I.run_import(bad, tmp_path / "results", sys.executable, settings.worker_env())
+    assert not outcome.ok and outcome.files == ("profiled_data-x-0.csv",)
     assert "profiled_data-x-0.csv" in outcome.message and outcome.hint
     assert not (tmp_path / "results" / outcome.job_id).exists()
 
 
 def test_worker_that_cannot_start(tmp_path: Path) -> None:
-    outcome = I.run_import([tmp_path / "a.csv"], tmp_path / "r", str(tmp_path / "no-python"))
+    (outcome,) = I.run_import([tmp_path / "a.csv"], tmp_path / "r", str(tmp_path / "no-python"))
     assert not outcome.ok and "could not start" in outcome.message
+    assert outcome.files == ("a.csv",)
 
 
 

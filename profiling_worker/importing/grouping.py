@@ -1,0 +1,96 @@
+"""Several reports and tables in one import: which given files make one bundle, and importing
+each such group as a bundle of its own (``python -m profiling_worker import --each``).
+
+Files belong together when the importer reads them as one job:
+
+* the files nsight-python writes for one call of a decorated function -- ``profiled_data-``,
+  ``processed_data-`` (CSV), ``ncu-output-`` (report, log) with the same ``<function>-<id>``,
+  any ``output_prefix`` (:func:`~profiling_worker.importing.nsight_csv.nsight_call`): the
+  processed file is paired with the per-run file, the report adds its launches;
+* Nsight Compute CSV exports of one profile (the same launches: its raw and details pages),
+  which the importer reads once (:func:`~profiling_worker.importing.ncu_csv.launch_ids`).
+
+Every other file -- a report or export of its own, an nsight-python CSV under another name,
+a file of no supported kind -- is a group of one, so that its import (or its error, naming it)
+is its own and a bad file never stops the others.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Collection, Hashable, Iterator, Sequence
+from pathlib import Path
+from typing import Any
+
+from profiling_worker.errors import ImportFailed, ImportInternalError, WorkerError
+from profiling_worker.importing import sniff as K
+from profiling_worker.importing.assemble import import_nsight_output
+from profiling_worker.importing.ncu_csv import launch_ids
+from profiling_worker.importing.nsight_csv import nsight_call
+from profiling_worker.schema.manifest import JobStatus
+
+_NSIGHT_KINDS = (K.NSIGHT_RAW, K.NSIGHT_AGG, K.NCU_REPORT, K.NCU_LOG)
+
+
+def _group_key(path: Path) -> Hashable:
+    """What ties ``path`` to other files: its nsight-python call, the launches of an ncu CSV
+    export, or the path itself (a group of one)."""
+    try:
+        found = K.sniff(path)
+    except ImportFailed:  # unreadable: its own import says so
+        return path
+    if found is None:
+        return path
+    if found.kind in _NSIGHT_KINDS:
+        call = nsight_call(path)
+        return ("nsight-python call", call) if call else path
+    try:
+        return ("ncu launches", launch_ids(found))
+    except ImportFailed:
+        return path
+
+
+def group_sources(sources: Sequence[Path]) -> list[list[Path]]:
+    """The given files in groups that each make one bundle (rules in the module docstring),
+    groups and files in the order given.
+
+    Raises:
+        Nothing for the files' content: a file that cannot be read is a group of one.
+    """
+    groups: dict[Hashable, list[Path]] = {}
+    for path in map(Path, sources):
+        groups.setdefault(_group_key(path), []).append(path)
+    return list(groups.values())
+
+
+def import_each(sources: Sequence[Path], out_dir: Path, base_id: str, *,
+                reserved_ids: Collection[str] = ()) -> Iterator[dict[str, Any]]:
+    """Import every group of :func:`group_sources` as its own bundle ``out_dir/<base_id>``
+    (one group) or ``out_dir/<base_id>-<k>`` (group k of several, from 1).
+
+    Yields:
+        One event per group, in order, with ``files`` (the names in the group): ``result``
+        (``status``, ``bundle``: the bundle directory) or ``error`` (``kind``, ``message``,
+        ``hint``, ``job_id``). A failed group never stops the next one.
+    """
+    groups = group_sources(sources)
+    for k, files in enumerate(groups, 1):
+        job_id = base_id if len(groups) == 1 else f"{base_id}-{k}"
+        names = [p.name for p in files]
+        try:
+            path = import_nsight_output(files, out_dir, job_id, reserved_ids=reserved_ids)
+        except WorkerError as exc:
+            yield {"event": "error", **exc.to_event_fields(), "files": names, "job_id": job_id}
+            continue
+        except Exception as exc:  # a bug here must not cost the other groups their import
+            fault = ImportInternalError(
+                f"the importer failed on {', '.join(names)[:200]} ({type(exc).__name__}: "
+                f"{str(exc)[:300]}); this is a fault of the importer, not of the files",
+                "report this with the files; the other files were imported")
+            yield {"event": "error", **fault.to_event_fields(), "files": names,
+                   "job_id": job_id}
+            continue
+        yield {"event": "result", "status": JobStatus.DONE.value, "bundle": str(path),
+               "files": names}
+
+
+__all__ = ["group_sources", "import_each"]
