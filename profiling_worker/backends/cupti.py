@@ -6,15 +6,21 @@ from __future__ import annotations
 
 import ctypes
 import os
-from typing import TYPE_CHECKING, Any
+from collections.abc import Iterator, Sequence
+from contextlib import contextmanager, nullcontext
+from pathlib import Path
+from typing import Any
 
+from profiling_worker.backends import nsight_backend as nb
+from profiling_worker.backends.base import (Collection, Emit, RunCounter, launch_times_frame,
+                                            launches_frame, unattributed_frame)
+from profiling_worker.backends.cupti_times import Attribution, capture_attribution, clock_pair
+from profiling_worker.backends.nsight_options import accepted, cupti_options
 from profiling_worker.backends.registry import RunJob
 from profiling_worker.environment import NO_GPU, unavailable, version_tuple
 from profiling_worker.errors import BackendUnavailable
-from profiling_worker.schema import backends as B
-
-if TYPE_CHECKING:
-    from profiling_worker.backends.base import Collection
+from profiling_worker.schema import backends as B, columns as C
+from profiling_worker.schema.spec import JobSpec
 
 CUPTI_MIN = (13, 4)
 
@@ -71,13 +77,98 @@ def loader(entry: dict[str, Any]) -> Any:
 
 def warm_up(entry: dict[str, Any]) -> None:
     """Load libcupti and nsight, then torch, and start CUDA."""
-    from profiling_worker.backends import nsight_backend as nb
-
     nb.warm_up_process(B.CUPTI, loader(entry))
 
 
 def run(job: RunJob) -> Collection | None:
     """Profile ``job``'s kernel durations with CUPTI, one nsight-python call per config."""
-    from profiling_worker.backends import nsight_backend as nb
+    return nb.profile_job(job, loader(job.entry), collect_cupti)
 
-    return nb.profile_job(job, loader(job.entry), nb.collect_cupti)
+
+@contextmanager
+def _capture_cupti_launches(nsight: Any) -> Iterator[list[dict[str, list[Any]]]]:
+    """Record the per-annotation launch lists nsight-python's CUPTI collector hands to its
+    extraction (1.1.x internals; without them only per-run sums are known)."""
+    captured: list[dict[str, list[Any]]] = []
+    module = nsight.extraction
+    original = module.extract_df_from_data
+
+    def spy(profiling_data: dict[str, list[Any]], *args: Any, **kwargs: Any) -> Any:
+        captured.append({k: list(v) for k, v in profiling_data.items()})
+        return original(profiling_data, *args, **kwargs)
+
+    module.extract_df_from_data = spy
+    try:
+        yield captured
+    finally:
+        module.extract_df_from_data = original
+
+
+def collect_cupti(nsight: Any, spec: JobSpec, bodies: Sequence[Any], out_dir: Path,
+                  emit: Emit, uuid: str | None = None) -> Collection:
+    """Profile kernel durations with CUPTI, one nsight-python call per config; with
+    ``cache_control="all"`` the L2 is flushed before every annotated region (l2_flush.py).
+
+    Raises:
+        KernelFailed: a kernel body raised (CUDA out of memory included).
+        ProfilingFailed: CUPTI or nsight-python failed.
+    """
+    from profiling_worker.backends.l2_flush import L2Flush, no_flush
+
+    counter = RunCounter(spec, emit)
+    flush = L2Flush() if spec.cache_control == "all" else None
+    profiled = nb.profiled_function(spec, bodies, counter, lambda _m: nullcontext(),
+                                    flush.before_each(nsight.annotate) if flush else None)
+    rows: list[dict[str, Any]] = []
+    outside: list[dict[str, Any]] = []
+    warnings: list[str] = []
+    recorder, collectors = nb.info_collectors(nsight, spec, counter, uuid)
+    for idx, config in enumerate(spec.configs):
+        options, dropped = accepted(nsight, cupti_options(spec, out_dir / f"c{idx}", collectors))
+        warnings += [] if idx else dropped  # the same for every config
+        decorated = nsight.analyze.kernel(**options)(profiled)
+        with _capture_cupti_launches(nsight) as captured, capture_attribution(nsight) as seen:
+            try:
+                decorated(configs=[tuple(config.values())])
+            except Exception as exc:
+                raise nb.classify_failure(exc) from exc
+        rows += _cupti_rows(captured, idx, spec.runs, warnings, seen)
+        outside += [{C.ANNOTATION: "", C.CONFIG: idx, C.KERNEL: name, C.GRID: None,
+                     C.BLOCK: None, C.METRIC: C.GPU_TIME, C.VALUE: float(ns), C.UNIT: "ns",
+                     C.REASON: OUTSIDE_EVERY_ANNOTATION} for name, ns in seen.outside]
+    return Collection(launches_frame(rows, spec), warnings,
+                      {"measurement": "GPU kernel duration (CUPTI activity records)",
+                       "cache_flush": flush.describe() if flush else no_flush(spec.cache_control),
+                       "thermal_guard": nb.THERMAL_OWN, "clock_pair": clock_pair()},
+                      nb.collector_frame(recorder, spec), unattributed_frame(outside),
+                      launch_times_frame(rows, spec))
+
+
+#: Reason of a CUPTI launch outside every annotation (set-up code, the L2 flush).
+OUTSIDE_EVERY_ANNOTATION = ("outside every annotation (set-up code of the kernel, the L2 flush "
+                            "before each region): not measured")
+
+
+def _cupti_rows(captured: list[dict[str, list[Any]]], config: int, runs: int,
+                warnings: list[str], seen: Attribution) -> list[dict[str, Any]]:
+    """Launch rows of one config; StartNs/EndNs (CUPTI clock) where the kernel's record was
+    seen and the attribution lists agree."""
+    rows = []
+    for annotation, actions in (captured[0] if captured else {}).items():
+        per_run, extra = divmod(len(actions), runs)
+        if extra:
+            warnings.append(f"{annotation}, config {config}: {len(actions)} launches over {runs} "
+                            "runs (the count differs between runs); attributed in launch order")
+            per_run = max(per_run, 1)
+        times = seen.for_annotation(annotation)
+        if [t[0] for t in times] != [a.name for a in actions]:
+            times = [(a.name, None, None) for a in actions]  # lists differ: no timestamps
+        for i, (action, (_k, start, end)) in enumerate(zip(actions, times, strict=True)):
+            if action.values is None:
+                continue
+            rows.append({C.ANNOTATION: annotation, C.CONFIG: config,
+                         C.RUN: min(i // per_run, runs - 1), C.LAUNCH: i % per_run,
+                         C.KERNEL: action.name, C.GRID: None, C.BLOCK: None,
+                         C.METRIC: C.GPU_TIME, C.VALUE: float(action.values[0]), C.UNIT: "ns",
+                         C.START_NS: start, C.END_NS: end})
+    return rows

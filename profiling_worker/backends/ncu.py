@@ -8,14 +8,24 @@ running worker (attach mode; nsight/collection/ncu.py in the 1.1.0 wheel compare
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any
+import inspect
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any
 
+from profiling_worker import gpu_select
+from profiling_worker.backends import nsight_backend as nb
+from profiling_worker.backends.base import (Collection, Emit, RunCounter, launches_frame,
+                                            split_unattributed, unattributed_frame,
+                                            unattributed_warning)
+from profiling_worker.backends.ncu_set import ncu_with_set
+from profiling_worker.backends.nsight_options import accepted, ncu_options
 from profiling_worker.backends.registry import RunJob
 from profiling_worker.environment import NO_GPU, unavailable, version_tuple
-from profiling_worker.schema import backends as B
-
-if TYPE_CHECKING:
-    from profiling_worker.backends.base import Collection
+from profiling_worker.errors import ProfilingFailed, WorkerError, last_error_event
+from profiling_worker.schema import backends as B, columns as C
+from profiling_worker.schema.run_range import KPROF_DOMAIN
+from profiling_worker.schema.spec import JobSpec
 
 ATTACH_MIN_NCU = (2026, 2, 1)
 
@@ -59,13 +69,100 @@ def load() -> Any:
 def warm_up(entry: dict[str, Any]) -> None:
     """Import nsight, then torch, and start CUDA (attach mode only: a launch-mode worker is
     never warm)."""
-    from profiling_worker.backends import nsight_backend as nb
-
     nb.warm_up_process(B.NCU, load)
 
 
 def run(job: RunJob) -> Collection | None:
     """Profile ``job`` with Nsight Compute (None in the launch-mode child)."""
-    from profiling_worker.backends import nsight_backend as nb
+    return nb.profile_job(job, load, collect_ncu)
 
-    return nb.profile_job(job, load, nb.collect_ncu)
+
+def collect_ncu(nsight: Any, spec: JobSpec, bodies: Sequence[Any], out_dir: Path,
+                emit: Emit, uuid: str | None = None) -> Collection | None:
+    """Profile with Nsight Compute; returns None in the launch-mode child (which exits).
+
+    Raises:
+        ProfilingFailed: ncu failed, or the report is missing or holds no launch.
+        KernelFailed: a kernel body raised (in attach mode).
+    """
+    import nvtx
+
+    counter = RunCounter(spec, emit)
+    profiled = nb.profiled_function(spec, bodies, counter,
+                                    lambda m: nvtx.annotate(m, domain=KPROF_DOMAIN))
+    warnings: list[str] = []
+    thermal = point_thermal_guard(nsight, uuid) if spec.thermal_mode != "off" else None
+    recorder, collectors = (None, None)
+    if spec.collectors and "info_collectors" in inspect.signature(nsight.analyze.kernel).parameters:
+        recorder, collectors = nb.info_collectors(nsight, spec, counter, uuid)
+    elif spec.collectors:
+        warnings.append("info collectors need nsight-python >= 1.1 (attach mode or CUPTI); "
+                        "the worker's NVML trace of the job is there instead")
+    options, dropped = accepted(nsight, ncu_options(spec, out_dir, collectors))
+    warnings += dropped
+    decorated = nsight.analyze.kernel(**options)(profiled)
+    configs = [tuple(c.values()) for c in spec.configs]
+    try:  # a deep dive's section set goes on ncu's command line (not in the launch child)
+        section_set = None if nb.in_launch_child() else spec.section_set
+        with ncu_with_set(section_set, out_dir.parent) as ncu:
+            decorated(configs=configs)
+    except RuntimeError as exc:  # nsight-python's own extraction; ours reads every launch
+        warnings.append(f"nsight-python's extraction failed ({exc}); tables come from the "
+                        "per-launch data of the .ncu-rep")
+    except Exception as exc:
+        child = last_error_event(out_dir.parent)  # launch mode: the re-run worker said what failed
+        if child or isinstance(nb.classify_failure(exc), WorkerError):
+            raise child or nb.classify_failure(exc) from exc
+        raise ProfilingFailed(f"Nsight Compute profiling failed: {exc}",
+                              "see the ncu log in the job's files; check the metric names with "
+                              "`ncu --query-metrics` and counter permissions") from exc
+    collection = _read_report(spec, out_dir, warnings)
+    collection.collectors = nb.collector_frame(recorder, spec)
+    collection.backend_info["thermal_guard"] = thermal or nb.THERMAL_OWN
+    collection.backend_info.update({"ncu_section_set": ncu} if ncu else {})
+    return collection
+
+
+def point_thermal_guard(nsight: Any, uuid: str | None) -> str | None:
+    """nsight-python 0.9.x's thermal control reads NVML device 0 (physical GPU 0) whatever
+    CUDA_VISIBLE_DEVICES says: redirect its handle lookup to the job's GPU by UUID. Returns
+    the manifest note, None where nothing needed redirecting (1.1 resolves by UUID itself)."""
+    import importlib
+
+    try:
+        thermo: Any = importlib.import_module(f"{nsight.__name__}.thermovision")
+    except ImportError:
+        return None
+    if uuid is None or not hasattr(thermo, "nvmlDeviceGetHandleByIndex"):
+        return None
+    import pynvml
+
+    thermo.nvmlDeviceGetHandleByIndex = lambda _index: gpu_select.nvml_handle(pynvml, uuid)
+    return (f"nsight-python 0.9.x thermal control, pointed at GPU {uuid} by UUID (it reads "
+            "NVML device 0 otherwise)")
+
+
+def _read_report(spec: JobSpec, out_dir: Path, warnings: list[str]) -> Collection:
+    from profiling_worker.extract.ncu_report_reader import read_launches, write_summary
+    from profiling_worker.extract.ncu_sections import write_deep_dive
+
+    reports = sorted(out_dir.glob("*.ncu-rep"))
+    if not reports:
+        raise ProfilingFailed("Nsight Compute wrote no report",
+                              "see worker.log and the ncu log for the cause")
+    rows, device = read_launches(reports[-1], spec.metrics)
+    write_summary(reports[-1], out_dir / "report_summary.json")
+    if spec.section_set:  # the deep-dive view's tables, read from the report once
+        write_deep_dive(reports[-1], out_dir.parent / C.DEEP_DIVE_FILE)
+    if device.get("missing_metrics"):
+        warnings.append(f"metrics not in the report: {', '.join(device['missing_metrics'])}")
+    rows, outside = split_unattributed(rows, len(spec.configs))
+    if not rows:
+        raise ProfilingFailed("the report holds no profiled launch inside a config's range",
+                              "check that the kernels run on the GPU inside the annotations")
+    unattributed = unattributed_frame(outside)
+    note = unattributed_warning(unattributed)
+    return Collection(launches_frame(rows, spec), warnings + ([note] if note else []),
+                      {"measurement": "GPU kernel duration and counters (Nsight Compute)",
+                       "report": reports[-1].name, "device_attributes": device},
+                      unattributed=unattributed)

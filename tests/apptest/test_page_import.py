@@ -114,7 +114,8 @@ def test_several_reports_and_bad_files_each_get_their_own_job_or_message(store, 
     assert sorted(r.job_id for r in history_index.rows(store["results"])) == sorted(jobs)
     errors = [unescape(e.value) for e in at.error]
     assert len(errors) == 2
-    assert errors[0].startswith("**import of notes.txt failed**: notes.txt: text that is not a table")
+    assert errors[0].startswith("**import of notes.txt failed**: notes.txt: text that is not a "
+                                "table")
     assert errors[1].startswith("**import of empty.csv failed**: empty.csv: the file is empty")
     assert not [w for w in at.warning if "not read" in w.value]  # each report read in its job
 

@@ -12,7 +12,7 @@ from typing import Any, NamedTuple
 import numpy as np
 
 from profiling_worker.backends.cupti_times import capture_attribution
-from profiling_worker.backends.nsight_backend import _cupti_rows
+from profiling_worker.backends.cupti import _cupti_rows
 from profiling_worker.schema import columns as C
 
 KERNEL = 10

@@ -121,14 +121,14 @@ def test_nvml_trace_and_collectors_read_the_selected_gpu(nvml) -> None:
 
 def test_nsight_096_thermal_guard_is_pointed_at_the_job_gpu(nvml, monkeypatch) -> None:
     """0.9.x's ThermalController calls nvmlDeviceGetHandleByIndex(0): physical GPU 0."""
-    from profiling_worker.backends import nsight_backend as nb
+    from profiling_worker.backends import ncu
 
     pkg = types.ModuleType("fake_nsight096")
     thermo = types.ModuleType("fake_nsight096.thermovision")
     thermo.nvmlDeviceGetHandleByIndex = nvml.nvmlDeviceGetHandleByIndex  # as 0.9.6 imports it
     monkeypatch.setitem(sys.modules, "fake_nsight096", pkg)
     monkeypatch.setitem(sys.modules, "fake_nsight096.thermovision", thermo)
-    note = nb.point_thermal_guard(pkg, UUID1)
+    note = ncu.point_thermal_guard(pkg, UUID1)
     assert UUID1 in note and "0.9.x" in note
     handle = thermo.nvmlDeviceGetHandleByIndex(0)  # what its init() does
     assert nvml.nvmlDeviceGetTemperature(handle, 0) == 61 and nvml.by_index == []

@@ -15,7 +15,7 @@ from pathlib import Path
 
 import pytest
 
-from profiling_worker.backends import nsight_backend as nb
+from profiling_worker.backends import cupti, ncu
 from profiling_worker.errors import ProfilingFailed
 from profiling_worker.schema import backends as B, columns as C
 from profiling_worker.schema.spec import validate_spec
@@ -100,7 +100,7 @@ def job_spec(backend, **over):
 def profile(monkeypatch, tmp_path, backend, version, **over):
     """The options of one profiling call of ``backend`` under nsight-python ``version``."""
     nsight, calls = fake_nsight(monkeypatch, version)
-    collect = nb.collect_cupti if backend == B.CUPTI else nb.collect_ncu
+    collect = cupti.collect_cupti if backend == B.CUPTI else ncu.collect_ncu
     with pytest.raises(ProfilingFailed):
         collect(nsight, job_spec(backend, **over), [], tmp_path, lambda *a, **k: None, "GPU-1")
     assert len(calls) == 1  # the first config's call (CUPTI: one call per config)
@@ -175,7 +175,7 @@ def test_an_option_the_installed_version_lacks_is_a_job_warning(monkeypatch, tmp
     nsight, calls = fake_nsight(monkeypatch, "0.9.5", on_call=write_report)
     out_dir = tmp_path / C.NSIGHT_DIR
     out_dir.mkdir()
-    result = nb.collect_ncu(nsight, job_spec(B.NCU, thermal_wait=5), [], out_dir,
+    result = ncu.collect_ncu(nsight, job_spec(B.NCU, thermal_wait=5), [], out_dir,
                             lambda *a, **k: None)
     assert "thermal_mode" not in calls[0] and "thermal_device" not in calls[0]
     dropped = [w for w in result.warnings if "does not accept" in w]

@@ -9,7 +9,7 @@ from pathlib import Path
 import pandas as pd
 import pytest
 
-from profiling_worker.backends import base
+from profiling_worker.backends import base, ncu
 from profiling_worker.backends import nsight_backend as nb
 from profiling_worker.bundle_writer import read_table
 from profiling_worker.catalog.registry import load_registry
@@ -47,7 +47,7 @@ def test_launches_outside_a_config_range_are_unattributed_never_the_last_config(
                         lambda _p, _m: (_rows_like_nsight_11(), {"missing_metrics": []}))
     monkeypatch.setattr(ncu_report_reader, "write_summary", lambda *_a: None)
     (tmp_path / "ncu-output-profiled-0.ncu-rep").write_bytes(b"")
-    got = nb._read_report(spec, tmp_path, [])
+    got = ncu._read_report(spec, tmp_path, [])
     assert set(got.launches[C.CONFIG]) == {0, 1} and len(got.launches) == 6
     assert "dgrad_gemm" not in set(got.launches[C.KERNEL])
     assert list(got.unattributed[C.CONFIG]) == [-1] * 6
@@ -116,7 +116,7 @@ def test_the_l2_flush_runs_before_each_region_outside_it(monkeypatch: pytest.Mon
     spec = validate_spec({"kernels": ["fusion"], "configs": [{"n": 16}], "runs": 2,
                           "backend": "cupti"})
     body = make_body(load_registry([]), "fusion", ("unfused", "fused"), "cpu", annotation)
-    profiled = nb._profiled_function(spec, [body], base.RunCounter(spec, None),
+    profiled = nb.profiled_function(spec, [body], base.RunCounter(spec, None),
                                      lambda _m: nullcontext(),
                                      flush.before_each(annotation))
     body(16, annotate=lambda _n: nullcontext())  # a warm-up call
