@@ -20,7 +20,7 @@ from collections.abc import Mapping
 from typing import Any
 
 from profiling_worker import gpu_select
-from profiling_worker.schema import backends as B
+from profiling_worker.schema import backends as B, tools as T
 
 NCU_FALLBACK_PATHS = ("/usr/local/cuda/bin/ncu",)
 
@@ -160,10 +160,9 @@ def probe_environment() -> dict[str, Any]:
         "python": platform.python_version(),
         "gpus": gpus,
         "visible_gpus": visible_gpus(gpus),
-        "ncu": probe_ncu(),
-        "nsight_python": _dist_version("nsight-python"),
+        T.NCU.key: probe_ncu(),
+        **{tool.key: _dist_version(tool.distribution) for tool in T.ALL if tool.distribution},
         "ncu_report": _dist_version("ncu-report"),
-        "cupti_python": _dist_version("cupti-python"),
         "libcupti": find_libcupti(),
         "torch": torch_version,
         "torch_cuda": torch_version.split("+", 1)[1] if torch_version and "+" in torch_version else None,

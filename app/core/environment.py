@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from profiling_worker.schema import columns as C
+from profiling_worker.schema import columns as C, tools as T
 from profiling_worker.schema.manifest import job_gpu_index as job_gpu_index
 
 from app.core import frame_columns as F
@@ -46,12 +46,12 @@ def environment_rows(env: dict[str, Any], backend: dict[str, Any] | None = None,
         ("Compute capability", gpu.get("compute_capability")),
         ("Memory", f"{memory:,} MiB" if isinstance(memory, (int, float)) else None),
         ("Max SM / memory clock", _clocks(gpu)),
-        ("Nsight Compute (ncu)", _version(env.get("ncu"))),
-        ("nsight-python", env.get("nsight_python")),
+        (f"{T.NCU.words} (ncu)", _version(env.get(T.NCU.key))),
+        (T.NSIGHT_PYTHON.words, env.get(T.NSIGHT_PYTHON.key)),
         ("nsight mode", backend.get("nsight_mode")),
         ("Backend", backend.get("name")),
         ("Measures", backend.get("measurement")),
-        ("cupti-python", env.get("cupti_python")),
+        (T.CUPTI_PYTHON.words, env.get(T.CUPTI_PYTHON.key)),
         ("libcupti", _version(env.get("libcupti"))),
         ("torch", " / ".join(str(v) for v in (env.get("torch"), env.get("torch_cuda")) if v)),
         ("Python", env.get("python")),

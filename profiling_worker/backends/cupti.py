@@ -19,7 +19,7 @@ from profiling_worker.backends.nsight_options import accepted, cupti_options
 from profiling_worker.backends.registry import RunJob
 from profiling_worker.environment import NO_GPU, unavailable, version_tuple
 from profiling_worker.errors import BackendUnavailable
-from profiling_worker.schema import backends as B, columns as C
+from profiling_worker.schema import backends as B, columns as C, tools as T
 from profiling_worker.schema.spec import JobSpec
 
 CUPTI_MIN = (13, 4)
@@ -29,13 +29,14 @@ def probe(env: dict[str, Any]) -> dict[str, Any]:
     """Whether CUPTI can run here; ``libcupti``: the newest libcupti found (preloaded)."""
     if not env.get("gpus"):
         return unavailable(*NO_GPU)
-    if version_tuple(env.get("nsight_python")) < (1, 1):
+    nspy, cupti_python = T.NSIGHT_PYTHON.version(env), T.CUPTI_PYTHON.version(env)
+    if version_tuple(nspy) < (1, 1):
         return unavailable(f"the CUPTI backend needs nsight-python >= 1.1 (found "
-                           f"{env.get('nsight_python') or 'none'})",
+                           f"{nspy or 'none'})",
                            "pip install 'nsight-python[cupti]>=1.1'")
-    if version_tuple(env.get("cupti_python")) < CUPTI_MIN:
+    if version_tuple(cupti_python) < CUPTI_MIN:
         return unavailable(f"cupti-python >= 13.4 is required (found "
-                           f"{env.get('cupti_python') or 'none'})", "pip install 'cupti-python>=13.4'")
+                           f"{cupti_python or 'none'})", "pip install 'cupti-python>=13.4'")
     libs = env.get("libcupti") or []
     if not libs or version_tuple(libs[0]["version"])[:2] < CUPTI_MIN:
         newest = (f"{libs[0]['version'] or 'unknown version'} at {libs[0]['path']}" if libs
@@ -45,7 +46,7 @@ def probe(env: dict[str, Any]) -> dict[str, Any]:
                            "newest copy)")
     return {"available": True, "nsight_mode": B.CUPTI_BACKEND.nsight_mode,
             "libcupti": libs[0]["path"], "fix": "",
-            "reason": f"nsight-python {env['nsight_python']} CUPTI, libcupti {libs[0]['version']}"}
+            "reason": f"nsight-python {nspy} CUPTI, libcupti {libs[0]['version']}"}
 
 
 def loader(entry: dict[str, Any]) -> Any:

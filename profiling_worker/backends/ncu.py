@@ -23,7 +23,7 @@ from profiling_worker.backends.nsight_options import accepted, ncu_options
 from profiling_worker.backends.registry import RunJob
 from profiling_worker.environment import NO_GPU, unavailable, version_tuple
 from profiling_worker.errors import ProfilingFailed, WorkerError, last_error_event
-from profiling_worker.schema import backends as B, columns as C
+from profiling_worker.schema import backends as B, columns as C, tools as T
 from profiling_worker.schema.run_range import KPROF_DOMAIN
 from profiling_worker.schema.spec import JobSpec
 
@@ -32,8 +32,9 @@ ATTACH_MIN_NCU = (2026, 2, 1)
 
 def probe(env: dict[str, Any]) -> dict[str, Any]:
     """Whether Nsight Compute can run here, and in which mode (``nsight_mode``)."""
-    nspy = version_tuple(env.get("nsight_python"))
-    ncu = env.get("ncu") or {}
+    nspy_version = T.NSIGHT_PYTHON.version(env)
+    nspy = version_tuple(nspy_version)
+    ncu = env.get(T.NCU.key) or {}
     if not env.get("gpus"):
         return unavailable(*NO_GPU)
     if not nspy:
@@ -47,15 +48,15 @@ def probe(env: dict[str, Any]) -> dict[str, Any]:
         return unavailable("the ncu-report package is missing", "pip install ncu-report")
     if nspy < (1, 0):
         return {"available": True, "nsight_mode": B.NCU_LAUNCH.nsight_mode,
-                "reason": f"nsight-python {env['nsight_python']} launch mode (re-runs the worker "
+                "reason": f"nsight-python {nspy_version} launch mode (re-runs the worker "
                           f"under ncu {ncu.get('version')})", "fix": ""}
     if version_tuple(ncu.get("version"))[:3] < ATTACH_MIN_NCU:
-        return unavailable(f"nsight-python {env['nsight_python']} needs Nsight Compute >= "
+        return unavailable(f"nsight-python {nspy_version} needs Nsight Compute >= "
                            f"2026.2.1 (attach mode), found {ncu.get('version')}",
                            "install Nsight Compute >= 2026.2.1, or pip install "
                            "nsight-python==0.9.6 (launch mode works with this ncu)")
     return {"available": True, "nsight_mode": B.NCU_ATTACH.nsight_mode,
-            "reason": f"nsight-python {env['nsight_python']} attach mode, ncu {ncu['version']}",
+            "reason": f"nsight-python {nspy_version} attach mode, ncu {ncu['version']}",
             "fix": ""}
 
 

@@ -1,7 +1,7 @@
 """What a bundle's durations depend on besides the kernel under test, and where two bundles
 differ in it: backend, cache and clock control, GPU model and maximum clocks, driver and the
-versions of the profiling tools (nsight-python; ncu for the ``ncu`` backend, cupti-python for
-``cupti``). Two bundles that differ in any of these are **not comparable**: a changed duration
+versions of the profiling tools its backend uses (``Backend.tools``, schema/tools.py:
+nsight-python; ncu for ``ncu``, cupti-python for ``cupti``). Two bundles that differ in any of these are **not comparable**: a changed duration
 could come from the measurement, not from the kernel (e.g. ncu's serialised replay vs CUPTI's
 activity records measure the same matmul up to several % apart).
 
@@ -13,10 +13,11 @@ from __future__ import annotations
 
 from typing import Any
 
-from profiling_worker.schema import backends as B
+from profiling_worker.schema import backends as B, tools as T
 from profiling_worker.schema.manifest import JobStatus, job_gpu
 
-#: Context field -> what it is, in words (the reason names it).
+#: Context field -> what it is, in words (the reason names it); the tool versions are those of
+#: :mod:`~profiling_worker.schema.tools`, keyed as in the manifest's ``environment``.
 FIELDS: dict[str, str] = {
     "status": "job status",
     "backend": "backend",
@@ -26,9 +27,7 @@ FIELDS: dict[str, str] = {
     "max_sm_clock_mhz": "max SM clock (MHz)",
     "max_mem_clock_mhz": "max memory clock (MHz)",
     "driver": "driver",
-    "nsight_python": "nsight-python version",
-    "ncu": "Nsight Compute version",
-    "cupti_python": "cupti-python version",
+    **{tool.key: f"{tool.words} version" for tool in T.ALL},
 }
 
 
@@ -43,6 +42,7 @@ def measurement_context(manifest: dict[str, Any]) -> dict[str, str | None]:
     backend = str((manifest.get("backend") or {}).get("name") or spec.get("backend") or "")
     gpu = job_gpu(manifest) if B.on_gpu(backend) else {}
     gpu_name = (manifest.get("gpu") or {}).get("name") or gpu.get("name")
+    used = B.tools(backend)
     raw = {
         "status": manifest.get("status"),
         "backend": backend,
@@ -52,9 +52,7 @@ def measurement_context(manifest: dict[str, Any]) -> dict[str, str | None]:
         "max_sm_clock_mhz": gpu.get("max_sm_clock_mhz"),
         "max_mem_clock_mhz": gpu.get("max_mem_clock_mhz"),
         "driver": gpu.get("driver"),
-        "nsight_python": env.get("nsight_python") if B.on_gpu(backend) else None,
-        "ncu": (env.get("ncu") or {}).get("version") if backend == B.NCU else None,
-        "cupti_python": env.get("cupti_python") if backend == B.CUPTI else None,
+        **{tool.key: tool.version(env) if tool in used else None for tool in T.ALL},
     }
     return {k: None if v in (None, "") else str(v) for k, v in raw.items()}
 

@@ -15,6 +15,8 @@ from dataclasses import dataclass
 from typing import Final, Literal
 
 from profiling_worker.schema import columns as C
+from profiling_worker.schema import tools as T
+from profiling_worker.schema.tools import Tool
 
 #: The spec's ``backend`` values (JobSpec.backend's type); each has a :class:`Backend` below.
 Name = Literal["ncu", "cupti", "cpu"]
@@ -36,6 +38,7 @@ _CUPTI_OPTIONS = ("cache_control", "thermal_mode")
 #: or nowhere (the host timer).
 FLUSH_KERNEL, FLUSH_REGION, FLUSH_NONE = "kernel", "region", "none"
 _RUN = "profiling_worker.backends."  # where the run-side modules live
+_NCU_TOOLS = (T.NSIGHT_PYTHON, T.NCU)
 
 
 @dataclass(frozen=True)
@@ -59,6 +62,8 @@ class Backend:
         l2_flush: where cache_control ``all`` flushes the L2 (:data:`FLUSH_KERNEL`...).
         runner: the module that runs it in the worker (``probe``, ``warm_up``, ``run``:
             profiling_worker/backends/registry.py); named, never imported here.
+        tools: the profiling tools (:mod:`~profiling_worker.schema.tools`) whose versions its
+            numbers depend on.
     """
 
     name: Name
@@ -75,20 +80,24 @@ class Backend:
     section_sets: bool = False
     l2_flush: str = FLUSH_NONE
     runner: str = ""
+    tools: tuple[Tool, ...] = ()
 
 
 NCU_LAUNCH = Backend(NCU, "GPU kernel duration and counters (Nsight Compute)", LAUNCH,
                      on_gpu=True, duration_metric=C.GPU_TIME, any_metric=True, collectors=False,
                      options=_NCU_OPTIONS, warm=False, counters=True, nsight_mode=LAUNCH,
-                     section_sets=True, l2_flush=FLUSH_KERNEL, runner=_RUN + "ncu")
+                     section_sets=True, l2_flush=FLUSH_KERNEL, runner=_RUN + "ncu",
+                     tools=_NCU_TOOLS)
 NCU_ATTACH = Backend(NCU, "GPU kernel duration and counters (Nsight Compute)", ATTACH,
                      on_gpu=True, duration_metric=C.GPU_TIME, any_metric=True, collectors=True,
                      options=_NCU_OPTIONS, warm=True, counters=True, nsight_mode=ATTACH,
-                     section_sets=True, l2_flush=FLUSH_KERNEL, runner=_RUN + "ncu")
+                     section_sets=True, l2_flush=FLUSH_KERNEL, runner=_RUN + "ncu",
+                     tools=_NCU_TOOLS)
 CUPTI_BACKEND = Backend(CUPTI, "GPU kernel duration (CUPTI activity records)", IN_PROCESS,
                         on_gpu=True, duration_metric=C.GPU_TIME, any_metric=False,
                         collectors=True, options=_CUPTI_OPTIONS, warm=True,
-                        nsight_mode=CUPTI, l2_flush=FLUSH_REGION, runner=_RUN + "cupti")
+                        nsight_mode=CUPTI, l2_flush=FLUSH_REGION, runner=_RUN + "cupti",
+                        tools=(T.NSIGHT_PYTHON, T.CUPTI_PYTHON))
 CPU_BACKEND = Backend(CPU, "host wall-clock, not GPU", IN_PROCESS, on_gpu=False,
                       duration_metric=C.HOST_TIME, any_metric=False, collectors=False,
                       options=(), warm=True, runner=_RUN + "cpu")
@@ -136,6 +145,17 @@ def resolve(name: str | None, nsight_mode: str | None) -> Backend:
 def on_gpu(name: str | None) -> bool:
     """True when the backend ``name`` runs on a GPU; unknown names count as GPU (the default)."""
     return name not in NAMES or get(name).on_gpu
+
+
+def tools(name: str | None) -> tuple[Tool, ...]:
+    """The profiling tools whose versions the numbers of backend ``name`` depend on; for a name
+    no backend has (an import's ``unknown``, which is one of the GPU backends), the tools every
+    GPU backend uses (nsight-python)."""
+    known = find(name)
+    if known is not None:
+        return known.tools
+    gpu = [b.tools for b in ALL if b.on_gpu]
+    return tuple(t for t in T.ALL if all(t in used for used in gpu))
 
 
 def duration_metric(name: str | None) -> str:

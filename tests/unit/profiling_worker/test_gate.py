@@ -210,3 +210,26 @@ def test_imported_reports_two_calls_indistinguishable_and_against_a_worker_job(
     assert set(result.rows[OUTCOME]) == {Outcome.NOT_COMPARABLE.value}
     assert "GPU model: NVIDIA H200 vs not recorded" in result.context
     assert "Nsight Compute version: 2025.3.1.0 vs not recorded" in result.context
+
+
+def test_the_tool_versions_compared_are_those_the_environment_report_writes() -> None:
+    """One source (schema/tools.py): the gate reads each tool its backend uses under the key
+    this machine's environment report writes it; a tool the backend does not use never counts."""
+    from profiling_worker.environment import probe_environment
+    from profiling_worker.gate.context import context_differences, measurement_context
+    from profiling_worker.schema import backends as B, tools as T
+    from profiling_worker.schema.manifest import read_manifest
+
+    env = probe_environment()  # this machine: no GPU, its installed packages
+    assert {tool.key for tool in T.ALL} <= set(env)
+    ncu_job = read_manifest(BUNDLED / "h200-ncu-matmul-sweep")
+    recorded = ncu_job["environment"]
+    ctx = measurement_context(ncu_job)
+    assert ctx["ncu"] == recorded["ncu"]["version"] and ctx["cupti_python"] is None
+    assert ctx["nsight_python"] == recorded["nsight_python"]
+    other_cupti = {**ncu_job, "environment": {**recorded, "cupti_python": "99.0"}}
+    assert context_differences(ncu_job, other_cupti) == []  # ncu does not use cupti-python
+    newer_ncu = {**ncu_job, "environment": {**recorded, "ncu": {"version": "2026.2.1.0"}}}
+    assert context_differences(ncu_job, newer_ncu) == [
+        f"Nsight Compute version: {recorded['ncu']['version']} vs 2026.2.1.0"]
+    assert B.tools("unknown") == (T.NSIGHT_PYTHON,) and B.tools(B.CPU) == ()
