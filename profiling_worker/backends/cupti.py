@@ -132,7 +132,8 @@ def collect_cupti(nsight: Any, spec: JobSpec, bodies: Sequence[Any], out_dir: Pa
             try:
                 decorated(configs=[tuple(config.values())])
             except Exception as exc:
-                raise nb.classify_failure(exc) from exc
+                raise nb.profiling_error(exc, "CUPTI", "see worker.log; check that libcupti "
+                                         ">= 13.4 was loaded") from exc
         rows += _cupti_rows(captured, idx, spec.runs, warnings, seen)
         outside += [{C.ANNOTATION: "", C.CONFIG: idx, C.KERNEL: name, C.GRID: None,
                      C.BLOCK: None, C.METRIC: C.GPU_TIME, C.VALUE: float(ns), C.UNIT: "ns",

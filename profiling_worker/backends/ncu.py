@@ -22,7 +22,7 @@ from profiling_worker.backends.ncu_set import ncu_with_set
 from profiling_worker.backends.nsight_options import accepted, ncu_options
 from profiling_worker.backends.registry import RunJob
 from profiling_worker.environment import NO_GPU, unavailable, version_tuple
-from profiling_worker.errors import ProfilingFailed, WorkerError, last_error_event
+from profiling_worker.errors import ProfilingFailed, last_error_event
 from profiling_worker.schema import backends as B, columns as C, tools as T
 from profiling_worker.schema.run_range import KPROF_DOMAIN
 from profiling_worker.schema.spec import JobSpec
@@ -112,11 +112,9 @@ def collect_ncu(nsight: Any, spec: JobSpec, bodies: Sequence[Any], out_dir: Path
                         "per-launch data of the .ncu-rep")
     except Exception as exc:
         child = last_error_event(out_dir.parent)  # launch mode: the re-run worker said what failed
-        if child or isinstance(nb.classify_failure(exc), WorkerError):
-            raise child or nb.classify_failure(exc) from exc
-        raise ProfilingFailed(f"Nsight Compute profiling failed: {exc}",
-                              "see the ncu log in the job's files; check the metric names with "
-                              "`ncu --query-metrics` and counter permissions") from exc
+        raise child or nb.profiling_error(
+            exc, "Nsight Compute", "see the ncu log in the job's files; check the metric names "
+            "with `ncu --query-metrics` and counter permissions") from exc
     collection = _read_report(spec, out_dir, warnings)
     collection.collectors = nb.collector_frame(recorder, spec)
     collection.backend_info["thermal_guard"] = thermal or nb.THERMAL_OWN

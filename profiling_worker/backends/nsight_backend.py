@@ -171,9 +171,10 @@ def collector_frame(recorder: Any, spec: JobSpec) -> Any:
     return recorder and recorder.frame([dict(c) for c in spec.configs], list(spec.parameter_names))
 
 
-def classify_failure(exc: Exception) -> Exception:
+def profiling_error(exc: Exception, tool: str, hint: str) -> WorkerError:
     """The WorkerError a profiling call's exception stands for: the body's own (nsight-python
-    may wrap it), CUDA out of memory (KernelFailed), else ProfilingFailed."""
+    may wrap it), CUDA out of memory (KernelFailed), else ProfilingFailed ``<tool> profiling
+    failed: <exception>`` with ``hint``."""
     cause: BaseException | None = exc
     while cause is not None:  # nsight-python may wrap the body's own error
         if isinstance(cause, WorkerError):
@@ -182,5 +183,4 @@ def classify_failure(exc: Exception) -> Exception:
     text = f"{type(exc).__name__}: {exc}"
     if is_out_of_memory(exc):
         return KernelFailed(f"CUDA out of memory: {exc}", OUT_OF_MEMORY_HINT)
-    return ProfilingFailed(f"CUPTI profiling failed: {text}",
-                           "see worker.log; check that libcupti >= 13.4 was loaded")
+    return ProfilingFailed(f"{tool} profiling failed: {text}", hint)

@@ -101,8 +101,10 @@ def profile(monkeypatch, tmp_path, backend, version, **over):
     """The options of one profiling call of ``backend`` under nsight-python ``version``."""
     nsight, calls = fake_nsight(monkeypatch, version)
     collect = cupti.collect_cupti if backend == B.CUPTI else ncu.collect_ncu
-    with pytest.raises(ProfilingFailed):
+    with pytest.raises(ProfilingFailed) as failed:
         collect(nsight, job_spec(backend, **over), [], tmp_path, lambda *a, **k: None, "GPU-1")
+    tool = "CUPTI" if backend == B.CUPTI else "Nsight Compute"  # ncu's said "CUPTI" before
+    assert failed.value.message == f"{tool} profiling failed: Stop: "
     assert len(calls) == 1  # the first config's call (CUPTI: one call per config)
     return calls[0]
 
