@@ -32,6 +32,9 @@ ncu_id = cols[0].selectbox("Nsight Compute job", ncu_ids, key="backends-ncu",
 cupti_id = cols[1].selectbox("CUPTI job", cupti_ids, key="backends-cupti",
                              index=_default(cupti_ids, "h200-cupti-j1-fp16"))
 ncu, cupti = cached.bundle_for(ncu_id), cached.bundle_for(cupti_id)
+for job in (ncu, cupti):
+    if job is not None:
+        panels.data_notes(job, name_job=True)
 try:
     frame = backends_frame(ncu, cupti)
 except MissingData as exc:

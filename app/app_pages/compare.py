@@ -107,6 +107,7 @@ try:
 except MissingData as exc:
     analysis.missing(exc)
 for side, job in (("baseline", baseline), ("candidate", candidate)):
+    panels.data_notes(job, name_job=True)
     notes.show(job, f"compare-{side}", [metric], extra_checks=(P.INTERVAL_BELOW_ZERO,))
 judged = gate_result(baseline, candidate, options)
 counts = frame[F.VERDICT].value_counts()

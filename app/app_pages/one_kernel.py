@@ -57,9 +57,11 @@ if summary.duration is not None:
                     help=f"Mean over the runs; CI95 [{numbers.fmt(summary.duration_lo)}, "
                          f"{numbers.fmt(summary.duration_hi)}] {unit}; "
                          f"{bundle.measurement}", border=True)
-    tiles[1].metric("RSD (%)", f"{summary.rsd_pct:.2f}",
+    # — : the bundle lacks the column (its note above names it)
+    tiles[1].metric("RSD (%)", "—" if summary.rsd_pct is None else f"{summary.rsd_pct:.2f}",
                     help="Relative standard deviation over the runs", border=True)
-    tiles[2].metric("Runs", f"{summary.num_runs}", border=True)
+    tiles[2].metric("Runs", "—" if summary.num_runs is None else f"{summary.num_runs}",
+                    border=True)
     tiles[3].metric("Stable", "yes" if summary.stable else "no",
                     help=f"nsight-python's StableMeasurement: RSD < {C.STABLE_RSD_PCT:g} %",
                     border=True)

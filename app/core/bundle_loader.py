@@ -21,6 +21,7 @@ from profiling_worker.schema.manifest import JobStatus, read_manifest
 from profiling_worker.schema.plausibility import Note, manifest_notes
 from profiling_worker.schema.spec import JobSpec
 
+from app.core import aggregated_repair
 from app.core.bundle_spec import PartialSpec, read_spec
 from app.core.environment import job_gpu_index
 
@@ -48,7 +49,11 @@ class Bundle:
             one (backend unknown), or None without a spec (:func:`app.core.bundle_spec.read_spec`).
         tables: table name -> DataFrame for every name in ``columns.TABLES`` (empty if absent).
         files: every regular file under the directory, sorted by path.
-        problems: tables that exist but could not be read (shown on every page).
+        problems: tables that exist but could not be read, aggregated columns that are
+            missing and could not be recomputed (shown on every page).
+        recomputed: aggregated columns the files lack that were recomputed from the runs
+            table or the other columns (:mod:`app.core.aggregated_repair`), one sentence each
+            (shown on every page).
         notes: plausibility notes (``profiling_worker.schema.plausibility``): the manifest's,
             or computed at load time for bundles recorded before notes existed.
     """
@@ -60,6 +65,7 @@ class Bundle:
     files: tuple[BundleFile, ...] = ()
     problems: tuple[str, ...] = ()
     notes: tuple[Note, ...] = ()
+    recomputed: tuple[str, ...] = ()
 
     @property
     def job_id(self) -> str:
@@ -189,10 +195,16 @@ def load_bundle(bundle_dir: str | Path) -> Bundle:
     problems: list[str] = []
     tables = {name: read_table(path, name, problems)
               for name in (*columns.TABLES, *columns.OPTIONAL_TABLES)}
+    spec = read_spec(raw_spec)
+    completed = aggregated_repair.complete(tables[columns.TABLE_AGGREGATED],
+                                           tables[columns.TABLE_RUNS],
+                                           spec.parameter_names if spec else None)
+    problems += aggregated_repair.empty_sentences(completed)
     # Bundles written before the one interval method: the pages show its intervals.
-    tables[columns.TABLE_AGGREGATED] = intervals.restate(tables[columns.TABLE_AGGREGATED])
-    return Bundle(path=path, manifest=manifest, spec=read_spec(raw_spec), tables=tables,
+    tables[columns.TABLE_AGGREGATED] = intervals.restate(completed.table)
+    return Bundle(path=path, manifest=manifest, spec=spec, tables=tables,
                   files=list_files(path), problems=tuple(problems),
+                  recomputed=aggregated_repair.recomputed_sentences(completed),
                   notes=tuple(manifest_notes(tables, {**manifest, "spec": raw_spec})))
 
 

@@ -116,9 +116,19 @@ def render_bundle_error(bundle: Bundle) -> None:
     elif err:
         render_error(str(err.get("message", "")), err.get("hint"), err.get("log_tail"),
                      kind=err.get("kind"))
+    data_notes(bundle)
+
+
+def data_notes(bundle: Bundle, name_job: bool = False) -> None:
+    """The bundle's damaged parts (a warning each) and the aggregated columns it lacks that were
+    recomputed (an info each); ``name_job`` starts each with the job id (pages of two jobs)."""
+    job = f"Job {code(bundle.job_id)}: " if name_job else ""
     for problem in bundle.problems:
-        st.warning(f"Part of this bundle is damaged: {esc(problem)}. Views that need it show "
-                   "nothing; the files page still offers every file.", icon=":material/warning:")
+        st.warning(f"{job}Part of this bundle is damaged: {esc(problem)}. Views that need it "
+                   "show nothing; the files page still offers every file.",
+                   icon=":material/warning:")
+    for sentence in bundle.recomputed:
+        st.info(job + esc(sentence), icon=":material/calculate:")
 
 
 #: What an imported job of unknown backend means for its durations (shown under the caption).

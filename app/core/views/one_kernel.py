@@ -208,7 +208,7 @@ def one_kernel_summary(bundle: Bundle, frame: pd.DataFrame) -> KernelSummary:
         time_unit=str(duration[C.UNIT]) if duration is not None else "",
         duration=_num(duration, C.AVG), duration_lo=_num(duration, C.CI95_LOWER),
         duration_hi=_num(duration, C.CI95_UPPER),
-        num_runs=int(duration[C.NUM_RUNS]) if duration is not None else None,
+        num_runs=None if (runs := _num(duration, C.NUM_RUNS)) is None else int(runs),
         stable=bool(duration[C.STABLE]) if duration is not None else None,
         rsd_pct=_num(duration, C.RSD), sm_clock_mhz=_num(clock, C.AVG),
         tflops=_num(tflops, C.AVG))

@@ -1,0 +1,55 @@
+"""Missing aggregated columns are recomputed to the values the worker wrote (real H200 bundles)."""
+
+from __future__ import annotations
+
+import numpy as np
+import pandas as pd
+import pytest
+
+from app.core import aggregated_repair as R
+from profiling_worker.schema import columns as C
+from tests.unit.app.bundled import bundled
+
+JOBS = ("h200-ncu-elementwise", "h200-cupti-stability")
+
+
+def _same(got: pd.Series, want: pd.Series) -> None:
+    if pd.api.types.is_numeric_dtype(want) and not pd.api.types.is_bool_dtype(want):
+        np.testing.assert_allclose(got.to_numpy(float), want.to_numpy(float), rtol=1e-9,
+                                   equal_nan=True)
+    else:
+        assert got.tolist() == want.tolist()
+
+
+@pytest.mark.parametrize("job", JOBS)
+@pytest.mark.parametrize("column", R.STATISTICS)
+def test_recomputed_from_the_runs_as_written(job: str, column: str) -> None:
+    bundle = bundled(job)
+    agg = bundle.table(C.TABLE_AGGREGATED)
+    done = R.complete(agg.drop(columns=[column]), bundle.table(C.TABLE_RUNS), bundle.parameters)
+    assert done.recomputed == (column,) and not done.derived and not done.empty
+    assert list(done.table.columns) == [c for c in agg.columns if c != column] + [column]
+    _same(done.table[column], agg[column])
+    assert column in " ".join(R.recomputed_sentences(done))
+
+
+@pytest.mark.parametrize("column", R.STATISTICS)
+def test_without_runs_derived_or_named(column: str) -> None:
+    agg = bundled("h200-ncu-elementwise").table(C.TABLE_AGGREGATED)
+    done = R.complete(agg.drop(columns=[column]), pd.DataFrame())
+    if column in (C.RSD, C.CI95_LOWER, C.CI95_UPPER, C.STABLE):
+        assert done.derived == (column,)
+        _same(done.table[column], agg[column])  # the worker's formulas give the same values
+    else:
+        assert done.empty == (column,)
+        flag = column in (C.STABLE, C.KERNELS_VARY)
+        assert (~done.table[column]).all() if flag else done.table[column].isna().all()
+        (problem,) = R.empty_sentences(done)
+        assert f"column {column} is missing" in problem
+
+
+def test_complete_table_and_keyless_table_are_left_alone() -> None:
+    agg = bundled("h200-ncu-elementwise").table(C.TABLE_AGGREGATED)
+    assert R.complete(agg, pd.DataFrame()).table is agg
+    keyless = agg.drop(columns=[C.METRIC, C.STD])
+    assert R.complete(keyless, pd.DataFrame()).table is keyless
