@@ -34,8 +34,9 @@ MAX_UPLOAD_MB = 200
 #: :data:`NAME_EXTENSIONS` on import instead, and the worker identifies each file by content.
 UPLOAD_TYPES: list[str] | None = None
 IMPORT_TIMEOUT_S = 600
-#: Extensions an upload may have, longest first (the extension survives sanitising).
-NAME_EXTENSIONS = (".ncu-rep.gz", ".ncu-rep", ".csv", ".tsv", ".txt")
+#: Extensions an upload may have, longest first (the extension survives sanitising); ``.log``:
+#: the ncu log nsight-python writes beside a call's CSVs and report (kept with them, not read).
+NAME_EXTENSIONS = (".ncu-rep.gz", ".ncu-rep", ".csv", ".tsv", ".txt", ".log")
 MAX_NAME_BYTES = 120  # of a saved upload's name (UTF-8)
 _NOT_WORD = re.compile(r"[^\w.-]+")  # \w: letters and digits of any script, and _
 
@@ -72,14 +73,16 @@ def safe_name(name: str) -> str:
     Letters and digits of any script stay.
 
     Raises:
-        UploadRejected: not a ``.csv``, ``.tsv``, ``.txt``, ``.ncu-rep`` or ``.ncu-rep.gz``.
+        UploadRejected: not a ``.csv``, ``.tsv``, ``.txt``, ``.log``, ``.ncu-rep`` or
+            ``.ncu-rep.gz``.
     """
     base = re.split(r"[\\/]", str(name))[-1]
     ext = next((e for e in NAME_EXTENSIONS if base.lower().endswith(e)), None)
     if ext is None:
         raise UploadRejected(f"{base[:80]}: not a file nsight-python or Nsight Compute writes",
-                             "upload nsight-python's CSVs, Nsight Compute CSV exports (.csv, "
-                             ".txt) and .ncu-rep (or .ncu-rep.gz) reports", base[:80])
+                             "upload nsight-python's CSVs (and its ncu logs, .log), Nsight "
+                             "Compute CSV exports (.csv, .txt) and .ncu-rep (or .ncu-rep.gz) "
+                             "reports", base[:80])
     plain = _NOT_WORD.sub("_", base[:-len(ext)])  # no spaces or shell characters either
     stem = sanitize_filename(plain, replacement_text="_", platform="universal",
                              max_len=MAX_NAME_BYTES - len(ext)).lstrip(". ")

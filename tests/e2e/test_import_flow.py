@@ -16,6 +16,7 @@ from tests.e2e.conftest import AppServer, get_by_key, open_app, wait_for_app_run
 pytestmark = pytest.mark.e2e
 
 PLAIN = Path(__file__).resolve().parents[1] / "fixtures" / "h200_import" / "ncu_plain"
+TWO_CALLS = PLAIN.parent / "nspy096" / "two_calls"
 IMPORTED = re.compile(r"Imported as (import-[0-9a-f-]+)")
 CHART_TIMEOUT_MS = 60_000
 
@@ -53,3 +54,32 @@ def test_upload_then_kernels_and_bound_views_draw(page, app_server: AppServer,
         chart.scroll_into_view_if_needed()
         page.mouse.move(0, 0)
         page.screenshot(path=str(shots / f"{stem}-{view}.png"))
+
+
+def test_several_files_in_one_upload_become_a_job_each(page, app_server: AppServer,
+                                                      artifacts_dir: Path) -> None:  # type: ignore[no-untyped-def]
+    """A report, the CSV export of another profile, the CSVs and ncu log of one nsight-python
+    call, and ncu's console log of no call in one drop: three jobs, each named with its files,
+    and an error naming the lone log."""
+    call = [TWO_CALLS / f"{kind}-scale-0.{ext}" for kind, ext in (
+        ("profiled_data", "csv"), ("processed_data", "csv"), ("ncu-output", "log"))]
+    sources = [PLAIN / "default_set.ncu-rep", PLAIN / "raw.csv", *call, PLAIN / "record.log"]
+    open_app(page, f"{app_server.url}/import")
+    page.get_by_test_id("stFileUploaderDropzoneInput").set_input_files([str(p) for p in sources])
+    for p in sources:  # long names are shortened in the list; the remove buttons name them
+        expect(page.get_by_role("button", name=f"Remove {p.name}", exact=True)).to_be_visible()
+    wait_for_app_run(page)
+    get_by_key(page, "import-run").get_by_role("button").click()
+    success = page.get_by_test_id("stAlertContentSuccess")
+    expect(success).to_have_count(3, timeout=120_000)
+    texts = [success.nth(i).inner_text().replace("*", "") for i in range(3)]
+    jobs = {IMPORTED.search(t).group(1) for t in texts}
+    assert len(jobs) == 3 and all((app_server.results_dir / j / "manifest.json").is_file()
+                                  for j in jobs)
+    assert [sum(p.name in t for t in texts) for p in sources[:-1]] == [1] * 5
+    (together,) = [t for t in texts if call[0].name in t]
+    assert all(p.name in together for p in call)  # one call's files: one job
+    error = page.get_by_test_id("stAlertContentError")
+    expect(error).to_have_count(1)
+    assert "import of record.log failed: no nsight-python CSV" in error.inner_text()
+    page.screenshot(path=str(artifacts_dir / "import" / "several-files.png"), full_page=True)

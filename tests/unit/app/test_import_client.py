@@ -135,3 +135,25 @@ def test_upload_names_of_every_importer_format_pass(name: str) -> None:
     assert (FIXTURES / name).is_file()
     assert I.UPLOAD_TYPES is None
     assert I.safe_name(name) == name
+
+
+def _fake_worker(tmp_path: Path, then: str) -> str:
+    """A worker that imports the first group (one ``result`` event for a.csv), then ``then``."""
+    script = tmp_path / "fake-worker"
+    event = '{"event": "result", "status": "done", "bundle": "/r/imp-1", "files": ["a.csv"]}'
+    script.write_text(f"#!/bin/sh\necho '{event}'\n{then}\n")
+    script.chmod(0o755)
+    return str(script)
+
+
+@pytest.mark.parametrize("then, cause", [
+    ("exit 3", "the worker exited with code 3 before importing these"),
+    ("exec sleep 30", "the import took longer than 2 s"),
+])
+def test_a_worker_that_dies_midway_keeps_what_it_imported(tmp_path: Path, then: str,
+                                                         cause: str) -> None:
+    files = [tmp_path / "a.csv", tmp_path / "b.csv", tmp_path / "c.ncu-rep"]
+    outcomes = I.run_import(files, tmp_path / "r", _fake_worker(tmp_path, then), timeout_s=2)
+    assert [(o.ok, o.job_id, o.files) for o in outcomes] == [
+        (True, "imp-1", ("a.csv",)), (False, outcomes[1].job_id, ("b.csv", "c.ncu-rep"))]
+    assert outcomes[1].message == cause and outcomes[1].hint
