@@ -15,6 +15,7 @@ from typing import Any
 import pandas as pd
 
 from profiling_worker.bundle_writer import empty_table, table_columns
+from profiling_worker.errors import ImportFailed
 from profiling_worker.extract.aggregate import aggregate_runs
 from profiling_worker.importing import nsight_columns as N
 from profiling_worker.importing import nsight_csv as S
@@ -48,6 +49,23 @@ def _agg_sources(raw: list[tuple[str, pd.DataFrame]], aggs: list[S.NsightCsv],
         if normalised.any():
             kept.append((it.call, frame[normalised]))
     return kept, how
+
+
+def written_from(agg: Sniffed, raw: Sniffed) -> bool:
+    """True when the processed_data file ``agg`` was written from the runs of the profiled_data
+    file ``raw``, by content as :func:`from_csvs` pairs them (same run counts, minima and
+    maxima per annotation x config x metric), whatever the files are called. False when they do
+    not pair or cannot be read together (other parameters, a missing column)."""
+    try:
+        items = S.load([raw, agg], None)
+    except ImportFailed:
+        return False
+    params = items[0].params
+    for it in items:
+        apply_roles(it)  # derived and normalised rows renamed, as from_csvs reads them
+    S.assign_configs(items, params)
+    notes: list[str] = []
+    return S.pairs_with(S.agg_frame(items[1], params, notes), S.runs_frame(items[0], params, notes))
 
 
 def from_csvs(sources: Sequence[Sniffed], param_names: Sequence[str] | None) -> Job:
@@ -115,4 +133,4 @@ def from_csvs(sources: Sequence[Sniffed], param_names: Sequence[str] | None) -> 
                            "parameters": params, "collectors": collector_names})
 
 
-__all__ = ["from_csvs"]
+__all__ = ["from_csvs", "written_from"]

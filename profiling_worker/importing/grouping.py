@@ -7,11 +7,13 @@ Files belong together when the importer reads them as one job:
   ``processed_data-`` (CSV), ``ncu-output-`` (report, log) with the same ``<function>-<id>``,
   any ``output_prefix`` (:func:`~profiling_worker.importing.nsight_csv.nsight_call`): the
   processed file is paired with the per-run file, the report adds its launches;
+* a processed_data file under another name and the profiled_data file it was written from, by
+  content (:func:`~profiling_worker.importing.csv_job.written_from`);
 * Nsight Compute CSV exports of one profile (the same launches: its raw and details pages),
   which the importer reads once (:func:`~profiling_worker.importing.ncu_csv.launch_ids`).
 
-Every other file -- a report or export of its own, an nsight-python CSV under another name,
-a file of no supported kind -- is a group of one, so that its import (or its error, naming it)
+Every other file -- a report or export of its own, an nsight-python CSV under another name that
+pairs with no other, a file of no supported kind -- is a group of one, so that its import (or its error, naming it)
 is its own and a bad file never stops the others.
 """
 
@@ -24,6 +26,7 @@ from typing import Any
 from profiling_worker.errors import ImportFailed, ImportInternalError, WorkerError
 from profiling_worker.importing import sniff as K
 from profiling_worker.importing.assemble import import_nsight_output
+from profiling_worker.importing.csv_job import written_from
 from profiling_worker.importing.ncu_csv import launch_ids
 from profiling_worker.importing.nsight_csv import nsight_call
 from profiling_worker.schema.manifest import JobStatus
@@ -31,13 +34,16 @@ from profiling_worker.schema.manifest import JobStatus
 _NSIGHT_KINDS = (K.NSIGHT_RAW, K.NSIGHT_AGG, K.NCU_REPORT, K.NCU_LOG)
 
 
-def _group_key(path: Path) -> Hashable:
+def _sniffed(path: Path) -> K.Sniffed | None:
+    try:
+        return K.sniff(path)
+    except ImportFailed:  # unreadable: its own import says so
+        return None
+
+
+def _group_key(path: Path, found: K.Sniffed | None) -> Hashable:
     """What ties ``path`` to other files: its nsight-python call, the launches of an ncu CSV
     export, or the path itself (a group of one)."""
-    try:
-        found = K.sniff(path)
-    except ImportFailed:  # unreadable: its own import says so
-        return path
     if found is None:
         return path
     if found.kind in _NSIGHT_KINDS:
@@ -45,8 +51,34 @@ def _group_key(path: Path) -> Hashable:
         return ("nsight-python call", call) if call else path
     try:
         return ("ncu launches", launch_ids(found))
-    except ImportFailed:
+    except Exception:  # any reading fault: the file stands alone and its import names it
         return path
+
+
+def _pairs(agg: K.Sniffed, group: list[Path], kinds: dict[Path, K.Sniffed]) -> bool:
+    """True when ``agg`` was written from the runs of a profiled_data file of ``group``."""
+    raws = [kinds[p] for p in group if p in kinds and kinds[p].kind == K.NSIGHT_RAW]
+    try:
+        return any(written_from(agg, raw) for raw in raws)
+    except Exception:  # any reading fault: no pairing; the import names the fault
+        return False
+
+
+def _pair_by_content(groups: list[list[Path]], kinds: dict[Path, K.Sniffed]
+                     ) -> list[list[Path]]:
+    """A group of processed_data files only (renamed, or their profiled_data file renamed)
+    joins the group of the profiled_data file they were written from, as the importer pairs
+    them (:func:`~profiling_worker.importing.csv_job.written_from`)."""
+    out = list(groups)
+    for group in groups:
+        if not all(p in kinds and kinds[p].kind == K.NSIGHT_AGG for p in group):
+            continue
+        home = next((g for g in out if g is not group and _pairs(kinds[group[0]], g, kinds)),
+                    None)
+        if home is not None:
+            home.extend(group)
+            out = [g for g in out if g is not group]
+    return out
 
 
 def group_sources(sources: Sequence[Path]) -> list[list[Path]]:
@@ -57,9 +89,13 @@ def group_sources(sources: Sequence[Path]) -> list[list[Path]]:
         Nothing for the files' content: a file that cannot be read is a group of one.
     """
     groups: dict[Hashable, list[Path]] = {}
+    kinds: dict[Path, K.Sniffed] = {}
     for path in map(Path, sources):
-        groups.setdefault(_group_key(path), []).append(path)
-    return list(groups.values())
+        found = _sniffed(path)
+        if found is not None:
+            kinds[path] = found
+        groups.setdefault(_group_key(path, found), []).append(path)
+    return _pair_by_content(list(groups.values()), kinds)
 
 
 def import_each(sources: Sequence[Path], out_dir: Path, base_id: str, *,

@@ -87,3 +87,21 @@ def test_one_group_keeps_the_given_id(tmp_path: Path) -> None:
     assert event["event"] == "result" and Path(event["bundle"]) == tmp_path / "mm"
     assert read_manifest(tmp_path / "mm")["provenance"]["imported_from"] == [
         "processed_data-mm-0.csv", "profiled_data-mm-0 (1).csv"]
+
+
+def test_renamed_csvs_are_paired_by_content_as_the_importer_pairs_them(tmp_path: Path) -> None:
+    """Case 02 renamed beyond nsight-python's pattern: the processed file still joins the
+    per-run file it was written from (6 aggregated rows, not 12); a processed file of another
+    call (two_calls, scale-1) does not join scale-0's renamed runs."""
+    runs, summary = tmp_path / "mm runs.csv", tmp_path / "summary.csv"
+    shutil.copy(RENAMED / "profiled_data-mm-0 (1).csv", runs)
+    shutil.copy(RENAMED / "processed_data-mm-0.csv", summary)
+    scale0 = tmp_path / "scale0.csv"
+    shutil.copy(TWO_CALLS / "profiled_data-scale-0.csv", scale0)
+    other_call = TWO_CALLS / "processed_data-scale-1.csv"
+    groups = group_sources([summary, scale0, other_call, runs])
+    assert _names(groups) == [["scale0.csv"], [other_call.name], ["mm runs.csv", "summary.csv"]]
+    events = list(import_each([summary, runs], tmp_path / "out", "mm"))
+    assert [e["event"] for e in events] == ["result"]
+    agg = read_table(Path(events[0]["bundle"]), C.TABLE_AGGREGATED)
+    assert len(agg) == 6 and not agg.duplicated([C.ANNOTATION, C.CONFIG, C.METRIC]).any()
