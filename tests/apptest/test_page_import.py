@@ -112,6 +112,8 @@ def test_several_reports_and_bad_files_each_get_their_own_job_or_message(store, 
     assert f"`{REPORT_GZ.name}`" in done[2] and "pick it in the job selector" in done[2]
     assert at.session_state["sidebar-job"] == jobs[0]
     assert sorted(r.job_id for r in history_index.rows(store["results"])) == sorted(jobs)
+    listed = at.selectbox(key="sidebar-job").options  # labels "<job id> · <backend> · done"
+    assert all(any(o.startswith(f"{j} ") for o in listed) for j in jobs)  # each its own job
     errors = [unescape(e.value) for e in at.error]
     assert len(errors) == 2
     assert errors[0].startswith("**import of notes.txt failed**: notes.txt: text that is not a "
