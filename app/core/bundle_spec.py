@@ -18,6 +18,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
+from profiling_worker.schema import backends as B
 from profiling_worker.schema.spec import JobSpec, SpecInvalid, validate_spec
 
 
@@ -64,6 +65,8 @@ def read_spec(raw: object) -> JobSpec | PartialSpec | None:
     """
     if not isinstance(raw, Mapping):
         return None
+    if not B.on_gpu(str(raw.get("backend"))):  # recorded before a cpu job's unused GPU index
+        raw = {**raw, "gpu": 0}                 # was refused: it ran on no GPU all the same
     try:
         return validate_spec(raw)
     except SpecInvalid:

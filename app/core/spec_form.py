@@ -193,7 +193,7 @@ def backend_errors(spec: JobSpec, report: Mapping[str, Any]) -> list[FieldError]
         return []
     entry = (report.get("backends") or {}).get(spec.backend) or {}
     if entry.get("available", True):
-        return memory_errors(spec, report)
+        return gpu_errors(spec, report) or memory_errors(spec, report)
     return [FieldError("backend", f"{spec.backend} cannot run here: {entry.get('reason', '?')}",
                        entry.get("fix") or "choose another backend")]
 
@@ -203,11 +203,31 @@ def visible_gpu(report: Mapping[str, Any], index: int) -> dict[str, Any] | None:
     ``visible_gpus`` entry (index among the GPUs visible to the worker, so an inherited
     CUDA_VISIBLE_DEVICES counts), or, for reports from before that key, the NVML GPU of that
     index (right when nothing narrows the visible set). None when there is none."""
+    return next((g for g in visible_gpus(report) if g.get("index") == index), None)
+
+
+def visible_gpus(report: Mapping[str, Any]) -> list[dict[str, Any]]:
+    """The report's ``visible_gpus`` (index among the visible ones, name, uuid), or its NVML
+    ``gpus`` for reports from before that key; empty when it lists none."""
     env = report.get("environment") or {}
     listed = env.get("visible_gpus")
     if listed is None:
         listed = env.get("gpus")
-    return next((g for g in listed or () if isinstance(g, dict) and g.get("index") == index), None)
+    return [g for g in listed or () if isinstance(g, dict)]
+
+
+def gpu_errors(spec: JobSpec, report: Mapping[str, Any]) -> list[FieldError]:
+    """A FieldError on ``gpu`` when a GPU backend's index names no GPU the worker sees (the
+    report's ``visible_gpus``), as the worker itself would refuse it
+    (:func:`profiling_worker.gpu_select.resolve`); nothing when the report lists no GPU."""
+    listed = visible_gpus(report)
+    if not B.on_gpu(spec.backend) or not listed or visible_gpu(report, spec.gpu) is not None:
+        return []
+    names = ", ".join(f"{g.get('index')}: {g.get('name') or '?'}" for g in listed)
+    return [FieldError("gpu", f"{spec.gpu} is not a GPU of this machine; the worker sees "
+                       f"{len(listed)} ({names})",
+                       f"set the GPU index to 0..{len(listed) - 1}: it counts the GPUs visible "
+                       "to the worker")]
 
 
 def memory_errors(spec: JobSpec, report: Mapping[str, Any]) -> list[FieldError]:

@@ -226,15 +226,21 @@ def _options(first: Mapping[str, Any]) -> None:
     _whole(right, "GPU index", "gpu", first,
            help="0-based among the GPUs visible to the worker: under an inherited "
                 "CUDA_VISIBLE_DEVICES (Slurm, a container) 0 is the first GPU it lists")
-    _gpu_caption(spec_form.whole_number(st.session_state.get(k("gpu"), first["gpu"])))
+    _gpu_caption(spec_form.whole_number(st.session_state.get(k("gpu"), first["gpu"])),
+                 st.session_state.get(k("backend"), first["backend"]))
     st.text_area("Kernels to ignore (one a line)", value=first["ignore_kernels"],
                  key=k("ignore_kernels"), height=68, placeholder="re:distribution_elementwise",
                  help=spec_form.IGNORE_HELP)
     st.text_input("Label", value=first["label"], key=k("label"))
 
 
-def _gpu_caption(index: object) -> None:
-    """Which physical GPU the index names, from the worker's environment report."""
+def _gpu_caption(index: object, backend: str) -> None:
+    """Which physical GPU the index names, from the worker's environment report; for a backend
+    that runs on no GPU, that the index is not used."""
+    if not B.on_gpu(backend):
+        st.caption(f"The {esc(backend)} backend runs on no GPU: the GPU index is not used "
+                   "(leave it at 0).")
+        return
     gpu = spec_form.visible_gpu(cached.env_report(), index) if isinstance(index, int) else None
     if gpu:
         st.caption(f"GPU {index}: {esc(str(gpu.get('name') or '?'))} ({esc(str(gpu.get('uuid')))})")

@@ -169,6 +169,17 @@ def _int(raw: Mapping[str, Any], name: str, lo: int, hi: int,
     return value
 
 
+def _gpu(raw: Mapping[str, Any], backend: str, errors: list[FieldError]) -> int:
+    """The GPU index (0..63); a non-zero one on a backend that runs on no GPU is refused rather
+    than silently not used (the cpu backend times the kernel on the host)."""
+    gpu = _int(raw, "gpu", 0, 63, errors) or 0
+    if gpu and backend in B.NAMES and not B.on_gpu(backend):
+        errors.append(FieldError("gpu", f"the {backend} backend runs on no GPU, so GPU index "
+                                 f"{gpu} would not be used", "leave the GPU index at 0, or "
+                                 f"choose {' or '.join(B.GPU_NAMES)} to profile on GPU {gpu}"))
+    return gpu
+
+
 def _str_list(raw: Mapping[str, Any], name: str, errors: list[FieldError],
               required: bool) -> tuple[str, ...]:
     value = raw.get(name, [])
@@ -295,7 +306,7 @@ def validate_spec(raw: Mapping[str, Any], known_kernels: Mapping[str, Any] | Non
         thermal_timeout=_int(raw, "thermal_timeout", 1, 3600, errors),
         collectors=_collectors(raw, errors),
         warmup=_int(raw, "warmup", 0, 100, errors) or 0,
-        gpu=_int(raw, "gpu", 0, 63, errors) or 0,
+        gpu=_gpu(raw, backend, errors),
         nvml_interval_ms=_int(raw, "nvml_interval_ms", 5, 10_000, errors)
         or SPEC_DEFAULTS["nvml_interval_ms"],
         label=str(raw.get("label", ""))[:200],

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import shutil
 from pathlib import Path
 
@@ -66,6 +67,9 @@ def test_spec_is_typed_for_worker_jobs_and_imports(cpu_bundle: Path, tmp_path: P
     assert imported.gpu_index == 0
     assert read_spec(None) is None and read_spec(["not", "an", "object"]) is None
     assert read_spec({"configs": 3}) == PartialSpec((), (), None, (), None, "")
+    # a cpu job recorded while the form still took a GPU index keeps its JobSpec (options)
+    old_cpu = read_spec({**json.loads((cpu_bundle / "spec.json").read_text()), "gpu": 3})
+    assert isinstance(old_cpu, JobSpec) and (old_cpu.backend, old_cpu.gpu) == ("cpu", 0)
 
 
 def test_numbers_stored_as_text_are_read_as_numbers_and_named(tmp_path: Path) -> None:

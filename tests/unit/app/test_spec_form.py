@@ -114,3 +114,23 @@ def test_kernels_to_ignore_one_a_line_and_bad_pattern_named() -> None:
     assert "ignore_kernels" not in spec_form.build_raw_spec(FORM)[0]  # empty: not in the spec
     spec, errors = spec_form.to_job_spec({**FORM, "ignore_kernels": "ok\nre:("})
     assert spec is None and [e.field for e in errors] == ["ignore_kernels[1]"]
+
+
+def test_a_gpu_index_the_worker_does_not_see_is_refused_at_submit():
+    from app.core.spec_form import backend_errors, builtin_catalog, to_job_spec
+
+    report = {"backends": {"ncu": {"available": True}, "cpu": {"available": True}},
+              "environment": {"gpus": [{"index": 0, "name": "NVIDIA H200", "uuid": "GPU-a"},
+                                       {"index": 1, "name": "NVIDIA H200", "uuid": "GPU-b"}],
+                              "visible_gpus": [{"index": 0, "name": "NVIDIA H200",
+                                                "uuid": "GPU-b"}]}}  # CUDA_VISIBLE_DEVICES=1
+    form = {"kernels": ["matmul"], "sizes": "64", "runs": 2, "backend": "ncu"}
+    spec, _ = to_job_spec({**form, "gpu": "1"}, builtin_catalog())
+    (err,) = backend_errors(spec, report)
+    assert err.field == "gpu" and "1 is not a GPU of this machine; the worker sees 1" in err.message
+    assert "0..0" in err.hint
+    spec, _ = to_job_spec({**form, "gpu": "0"}, builtin_catalog())
+    assert backend_errors(spec, report) == []
+    no_list = {"backends": {"ncu": {"available": True}}}  # the report lists no GPU: the worker says
+    spec, _ = to_job_spec({**form, "gpu": "5"}, builtin_catalog())
+    assert backend_errors(spec, no_list) == []

@@ -69,6 +69,14 @@ def test_cpu_backend_records_host_time_only():
     assert spec.metrics == (C.HOST_TIME,)
 
 
+def test_gpu_index_on_the_cpu_backend_is_refused_by_field():
+    err = _errors(backend="cpu", gpu=3)["gpu"]
+    assert "cpu backend runs on no GPU, so GPU index 3 would not be used" in err.message
+    assert "leave the GPU index at 0" in err.hint and "ncu or cupti" in err.hint
+    assert validate_spec({**GOOD, "backend": "cpu", "gpu": 0}, CATALOG).gpu == 0
+    assert validate_spec({**GOOD, "gpu": 3}, CATALOG).gpu == 3  # the worker checks it is there
+
+
 def test_unknown_kernel_and_annotation_and_field():
     assert "kernels" in _errors(kernels=["nope"])
     assert "annotations" in _errors(annotations=["fp64"])
