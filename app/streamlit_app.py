@@ -25,10 +25,10 @@ def run() -> None:
     """Draw the app frame and the selected page."""
     from app.core.provenance import banner
     from app.services import worker_client
-    from app.sidebar.job_builder import render_job_builder, render_notice
+    from app.sidebar.job_builder import render_job_builder
     from app.sidebar.job_panel import render_job_panel
     from app.sidebar.job_selector import render_job_selector, resolve_job
-    from app.ui import cached, navigation, panels
+    from app.ui import cached, job_status, navigation, panels
 
     st.set_page_config(page_title="Kernel profiler", page_icon=str(ICON), layout="wide")
     report = cached.env_report()
@@ -37,6 +37,7 @@ def run() -> None:
     page = st.navigation(by_section, position="hidden")
     bundles, _problems = cached.list_bundles()
     shown = resolve_job(bundles, gpu_here)
+    job_status.forget_shown()  # what the page names this run, for the job panel
     top = st.container()  # the link bar and banner, filled after the page: see below
     try:
         page.run()  # first, so the page's chart is sent before the bar's and sidebar's widgets
@@ -54,7 +55,6 @@ def run() -> None:
             st.markdown("**New job**")  # not a subheader: keeps Run and progress in sight
             render_job_builder(worker_client.best_backend(report))
             render_job_panel(cached.job_manager())
-            render_notice()
 
 
 if __name__ == "__main__":

@@ -8,7 +8,7 @@ from profiling_worker.schema import columns as C
 from app import settings
 from app.core import frame_columns as F
 from app.core.environment import environment_rows
-from app.ui import cached, panels, state
+from app.ui import cached, job_status, panels, state
 from app.core.markdown import code, esc
 
 st.header("Environment")
@@ -40,7 +40,7 @@ if bundle is None:
     panels.stop_page()
 manifest = bundle.manifest
 backend = {k: v for k, v in (manifest.get("backend") or {}).items() if k != "device_attributes"}
-st.caption(f"Job {code(bundle.job_id)} · {esc(bundle.status)} · durations: "
+st.caption(f"Job {code(bundle.job_id)} · {esc(job_status.shown_status(bundle))} · durations: "
            f"{esc(bundle.measurement)}")
 panels.table(pd.DataFrame(environment_rows(manifest.get("environment") or {}, backend,
                                            bundle.gpu_index)),

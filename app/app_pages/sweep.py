@@ -7,7 +7,7 @@ from profiling_worker.schema import intervals, plausibility as P
 from app.core import derived, metric_roles
 from app.core.figures.sweep import LOG_Y_SPAN, build_sweep_figure, wants_log_y
 from app.core.views.sweep import SweepOptions, annotations_of, sweep_frame, sweep_x, x_choices
-from app.ui import analysis, cached, deep_dive_action, notes, panels, state
+from app.ui import analysis, cached, deep_dive_action, job_status, notes, panels, state
 from app.core.markdown import esc
 
 st.header("Size sweep")
@@ -47,7 +47,7 @@ except (derived.MissingWork, ValueError) as exc:
     panels.stop_page()
 if frame.empty:
     st.info(f"This job has no {esc(bundle.duration_metric)} values to plot (status: "
-            f"{esc(bundle.status)}).")
+            f"{esc(job_status.shown_status(bundle))}).")
     panels.stop_page()
 
 notes.show(bundle, "sweep", [bundle.duration_metric],

@@ -4,7 +4,8 @@ Widgets sit inside ``st.form`` so typing never reruns the app; only the kernel c
 outside, so the size fields can follow the kernel's parameters. On submit the callback
 (:func:`on_submit`) runs before the rerun: it validates the dict with
 :func:`app.core.spec_form.to_job_spec` and either queues the job or stores the field errors,
-which are shown under the form. Widget values are kept either way.
+which are shown under the form (the submitted job's notice is the job panel's). Widget values
+are kept either way.
 """
 
 from __future__ import annotations
@@ -16,12 +17,11 @@ import streamlit as st
 
 from profiling_worker.errors import classify_known
 from profiling_worker.schema import backends as B, spec as spec_schema
-from profiling_worker.schema.manifest import JobStatus
 
 from app import settings
 from app.core import config_grid, spec_form
 from app.ui import cached, state
-from app.core.markdown import code, esc
+from app.core.markdown import esc
 
 PAGE = "builder"
 FIELDS = ("kernels", "annotations", "size_preset", "sizes", "combine", "runs", "backend",
@@ -37,15 +37,6 @@ THERMAL_HELP = {
     "thermal_timeout": "Longest pause in s (default 180); manual mode fails after it, auto "
                        "mode lowers the resume point",
 }
-#: How the note under the form shows the submitted job in each state.
-NOTICES = {JobStatus.QUEUED: (st.success, ":material/schedule:"),
-           JobStatus.RUNNING: (st.info, ":material/autorenew:"),
-           JobStatus.DONE: (st.success, ":material/check_circle:"),
-           JobStatus.FAILED: (st.warning, ":material/error:"),
-           JobStatus.CANCELLED: (st.info, ":material/cancel:"),
-           JobStatus.INTERRUPTED: (st.warning, ":material/warning:")}
-
-
 def k(field: str) -> str:
     """Widget key of a builder field (``builder-<field>``)."""
     return state.key(PAGE, field)
@@ -251,12 +242,3 @@ def _errors() -> None:
         st.error(f"**{esc(err.field)}**: {esc(err.message)}. Fix: {esc(err.hint)}.",
                  icon=":material/error:")
 
-
-def render_notice() -> None:
-    """The last submit's notice, drawn below the job panel so that it never pushes the panel's
-    progress out of sight (field errors stay under the form)."""
-    job_id = st.session_state.get(state.BUILDER_NOTICE)
-    job = cached.job_manager().get(job_id) if job_id else None
-    if job is not None:  # the note follows the job; the job panel has the details
-        say, icon = NOTICES[job.status]
-        say(f"Job {code(job_id)} {job.status}.", icon=icon)

@@ -13,12 +13,19 @@ from profiling_worker.schema.manifest import JobStatus
 
 from app.services.job_manager import JobManager
 from app.services.job_model import Job
-from app.ui import panels, state
+from app.ui import job_status, panels, state
 from app.core.markdown import code, esc
 
 SHOW_LAST = 5  # other sessions' jobs shown; this session's own jobs are always shown
 SHOW_OWN = 20  # at most this many of this session's finished jobs
 POLL_S = 1.0
+#: How the note under the form shows the submitted job in each state.
+NOTICES = {JobStatus.QUEUED: (st.success, ":material/schedule:"),
+           JobStatus.RUNNING: (st.info, ":material/autorenew:"),
+           JobStatus.DONE: (st.success, ":material/check_circle:"),
+           JobStatus.FAILED: (st.warning, ":material/error:"),
+           JobStatus.CANCELLED: (st.info, ":material/cancel:"),
+           JobStatus.INTERRUPTED: (st.warning, ":material/warning:")}
 STATUS_ICON = {JobStatus.QUEUED: ":material/schedule:", JobStatus.RUNNING: ":material/autorenew:",
                JobStatus.DONE: ":material/check_circle:", JobStatus.FAILED: ":material/error:",
                JobStatus.CANCELLED: ":material/cancel:", JobStatus.INTERRUPTED: ":material/warning:"}
@@ -30,11 +37,14 @@ def render_job_panel(manager: JobManager) -> None:
     @st.fragment(run_every=POLL_S if manager.active() else None)
     def _panel() -> None:
         jobs = manager.snapshot()
+        if job_status.page_behind(jobs):
+            st.rerun()  # the page named an earlier state of a job: draw it again
         active = any(j.active for j in jobs)
         if not jobs:
             st.caption("No jobs submitted from this server yet.")
         for job in shown_jobs(jobs, state.own_jobs()):
             _job(manager, job, queue_position(jobs, job))
+        _notice(jobs)
         if st.session_state.get(state.PANEL_WAS_ACTIVE) and not active:
             st.session_state[state.PANEL_WAS_ACTIVE] = False
             st.rerun()  # the last job just finished: refresh the whole app once
@@ -89,3 +99,13 @@ def _job(manager: JobManager, job: Job, position: int) -> None:
         elif job.status in (JobStatus.FAILED, JobStatus.INTERRUPTED) and job.error:
             panels.render_error(str(job.error.get("message", "")), job.error.get("hint"),
                                 job.error.get("log_tail"), kind=job.error.get("kind"))
+
+
+def _notice(jobs: list[Job]) -> None:
+    """The last submit's notice, below the jobs so that it never pushes their progress out of
+    sight, from the panel's own snapshot (field errors stay under the form)."""
+    job_id = st.session_state.get(state.BUILDER_NOTICE)
+    job = next((j for j in jobs if j.job_id == job_id), None)
+    if job is not None:  # the note follows the job; its box above has the details
+        say, icon = NOTICES[job.status]
+        say(f"Job {code(job.job_id)} {job.status}.", icon=icon)

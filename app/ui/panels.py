@@ -18,7 +18,7 @@ from app.core import numbers
 from app.core.bundle_files import inside_bundle
 from app.core.bundle_loader import HOST_TIMER_NOTE, Bundle
 from app.core.figures import theme
-from app.ui import cached, state
+from app.ui import cached, job_status, state
 from app.core.environment import gpu_name
 from app.core.provenance import is_imported
 from app.core.markdown import code, esc
@@ -144,7 +144,7 @@ def bundle_caption(bundle: Bundle) -> None:
     env = bundle.manifest.get("environment") or {}
     gpu = gpu_name(env, bundle.gpu_index) or (
         "GPU not named in the files" if is_imported(bundle.manifest) else "no GPU")
-    st.caption(f"Job {code(bundle.job_id)} · {esc(bundle.status)} · backend "
+    st.caption(f"Job {code(bundle.job_id)} · {esc(job_status.shown_status(bundle))} · backend "
                f"{esc(bundle.backend)} · {esc(gpu)} · durations: {esc(bundle.measurement)}")
     if bundle.backend == BACKEND_UNKNOWN:
         st.info(UNKNOWN_BACKEND_NOTE, icon=":material/help:")

@@ -20,6 +20,7 @@ BUILDER_ERRORS = "builder-errors"  # list[FieldError] of the last rejected submi
 BUILDER_NOTICE = "builder-notice"  # id of the job submitted last (its note follows its state)
 BUILDER_OPTIONS_SEEN = "builder-options-seen"  # True once the form's Options were opened
 PANEL_WAS_ACTIVE = "panel-was-active"
+PAGE_JOB_STATUS = "page-job-status"  # job id -> the state the page named this run
 OWN_JOBS = "own-jobs"  # ids of the jobs this browser session submitted, oldest first
 
 

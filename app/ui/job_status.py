@@ -1,0 +1,43 @@
+"""The state a page names for a job, kept in step with the sidebar job panel.
+
+For a job this server runs, pages name the job manager's state, which the job panel shows (the
+manifest lags it: the manager sets a job running before it rewrites the manifest, and the cached
+bundle is keyed by the manifest's mtime). The job panel is a fragment that reruns every second;
+the page is not rerun with it, so a page records what it named (:func:`shown_status`) and the
+panel reruns the whole app when a job's state moved on since (:func:`page_behind`): the page
+never keeps saying "queued" while the panel says "running".
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+
+import streamlit as st
+
+from profiling_worker.schema.manifest import JobStatus
+
+from app.core.bundle_loader import Bundle
+from app.services.job_model import Job
+from app.ui import cached, state
+
+
+def shown_status(bundle: Bundle) -> JobStatus:
+    """The job manager's state of ``bundle``'s job when this server has it, else the
+    manifest's; remembered for :func:`page_behind` until the next full run of the app."""
+    job = cached.job_manager().get(bundle.job_id)
+    status = job.status if job is not None else bundle.status
+    shown = st.session_state.setdefault(state.PAGE_JOB_STATUS, {})
+    shown[bundle.job_id] = status.value
+    return status
+
+
+def forget_shown() -> None:
+    """Start of a full run of the app: the page about to be drawn has named nothing yet."""
+    st.session_state.pop(state.PAGE_JOB_STATUS, None)
+
+
+def page_behind(jobs: Iterable[Job]) -> bool:
+    """True when one of ``jobs`` (the job panel's snapshot) is in another state than the page
+    named for it this run."""
+    shown = st.session_state.get(state.PAGE_JOB_STATUS) or {}
+    return any(job.job_id in shown and shown[job.job_id] != job.status.value for job in jobs)

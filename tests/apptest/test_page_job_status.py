@@ -1,0 +1,47 @@
+"""The page caption, the sidebar job panel and the submit notice name the same state of a job this
+server runs: right after Run, queued behind another job, running, ended (the caption once said
+queued while the panel said running). The panel rerunning the page by itself is a browser test
+(tests/e2e/test_job_status_agrees.py): AppTest never ticks fragments."""
+
+from __future__ import annotations
+
+import re
+
+from apptest_helpers import submit_cpu_matmul, texts, wait_until
+from app.ui import cached
+
+CAPTION = re.compile(r"Job (\S+) · (\w+) · backend")
+PANEL = re.compile(r"\*\*(\w+)\*\* · matmul · cpu")
+
+
+def _states(at, job_id: str) -> tuple[str, str]:
+    """(the page caption's status, the job panel's status) of ``job_id``."""
+    assert not at.exception, at.exception
+    (caption,) = [m.group(2) for m in CAPTION.finditer(texts(at)) if job_id in m.group(1)]
+    (shown,) = [m.group(1) for el in at.sidebar.markdown if job_id in str(el.value)
+                for m in [PANEL.search(str(el.value))] if m]
+    return caption, shown
+
+
+def test_caption_panel_and_notice_agree_after_run(store, app) -> None:
+    at = app()
+    first = submit_cpu_matmul(at, "256", 5000)
+    manager = cached.job_manager()
+    caption, panel = _states(at, first)
+    assert caption == panel and panel in ("queued", "running")
+    wait_until(lambda: manager.get(first).status == "running")
+    at.run()
+    assert _states(at, first) == ("running", "running")
+    second = submit_cpu_matmul(at, "256", 5000)  # behind the first on the cpu lane
+    assert _states(at, second) == ("queued", "queued")
+    assert at.session_state["page-job-status"] == {second: "queued"}  # what the panel checks
+    assert f"Job `{second}` queued." in texts(at)  # the submit notice: the panel's snapshot
+    manager.cancel(first)
+    wait_until(lambda: manager.get(second).status == "running")
+    at.run()
+    assert _states(at, second) == ("running", "running")
+    assert f"Job `{second}` running." in texts(at)
+    manager.cancel(second)
+    assert manager.wait(second, 60) == "cancelled"
+    at.run()
+    assert _states(at, second) == ("cancelled", "cancelled")

@@ -1,0 +1,51 @@
+"""In a real browser the job panel reruns on its own every second while the page does not: the
+page caption once stayed "queued" after Run while the panel said "running". The caption follows
+the panel's state (the panel reruns the page when the job's state changes)."""
+
+from __future__ import annotations
+
+import re
+
+import pytest
+from playwright.sync_api import expect
+
+from tests.e2e.conftest import AppServer, choose_option, fill_text, get_by_key, open_app
+
+pytestmark = pytest.mark.e2e
+
+JOB_ID = re.compile(r"[?&]job=([^&#]+)")
+STATE_MS = 60_000  # a cold worker start on a shared 2-core machine
+
+
+def _caption(page, job_id: str):  # type: ignore[no-untyped-def]
+    """The page's caption naming the job (``Job <id> · <status> · backend ...``)."""
+    return page.get_by_test_id("stMain").get_by_test_id("stCaptionContainer").filter(
+        has_text=re.compile(rf"Job {re.escape(job_id)} · "))
+
+
+def _submit(page) -> str:  # type: ignore[no-untyped-def]
+    """Run a long cpu matmul job from the form; returns its id (the page selects it)."""
+    before = page.url
+    get_by_key(page, "builder-submit").get_by_role("button").click()
+    expect(page).not_to_have_url(before)
+    return JOB_ID.search(page.url).group(1)  # type: ignore[union-attr]
+
+
+def test_caption_follows_the_panel(page, app_server: AppServer) -> None:  # type: ignore[no-untyped-def]
+    open_app(page, app_server.url)
+    expect(get_by_key(page, "builder-submit")).to_be_visible()
+    choose_option(page, "builder-backend", "cpu")
+    fill_text(page, "builder-sizes", 256)
+    fill_text(page, "builder-runs", 5000)  # long enough to be seen running
+    first = _submit(page)
+    expect(get_by_key(page, f"panel-job-{first}")).to_contain_text("running", timeout=STATE_MS)
+    second = _submit(page)  # waits for the cpu lane: queued
+    box = get_by_key(page, f"panel-job-{second}")
+    expect(box).to_contain_text("queued")
+    expect(_caption(page, second)).to_contain_text("· queued ·")
+    get_by_key(page, f"panel-job-{first}").get_by_role("button", name="Cancel").click()
+    expect(box).to_contain_text("running", timeout=STATE_MS)  # the panel reran by itself
+    expect(_caption(page, second)).to_contain_text("· running ·", timeout=5_000)
+    box.get_by_role("button", name="Cancel").click()
+    expect(box).to_contain_text("cancelled", timeout=STATE_MS)
+    expect(_caption(page, second)).to_contain_text("· cancelled ·", timeout=5_000)
