@@ -16,6 +16,11 @@ import pandas as pd
 from profiling_worker.schema import columns as C
 
 
+#: The trace's columns and their types.
+SAMPLE_DTYPES = {C.TIME_S: "float64", C.SM_CLOCK_MHZ: "float64", C.MEM_CLOCK_MHZ: "float64",
+                 C.TEMP_C: "float64", C.POWER_W: "float64", C.THROTTLE_REASONS: "int64"}
+
+
 class NvmlSampler:
     """Background thread sampling one GPU (NVML UUID, see gpu_select.py) every ``interval_ms``
     (either None: disabled).
@@ -90,6 +95,7 @@ class NvmlSampler:
         return pair["cupti_ns"] - (pair["perf_counter_ns"] - self._t0_ns)
 
     def frame(self) -> pd.DataFrame:
-        """The samples as a table (columns above), possibly empty."""
-        return pd.DataFrame(self.samples, columns=[C.TIME_S, C.SM_CLOCK_MHZ, C.MEM_CLOCK_MHZ,
-                                                   C.TEMP_C, C.POWER_W, C.THROTTLE_REASONS])
+        """The samples as a table (columns above), possibly empty; typed even when empty (s,
+        MHz, MHz, °C, W as float, the clock-event reasons bit mask as int), so an empty trace is
+        not stored as text columns."""
+        return pd.DataFrame(self.samples, columns=list(SAMPLE_DTYPES)).astype(SAMPLE_DTYPES)

@@ -156,12 +156,14 @@ def _numbers_as_numbers(table: pd.DataFrame, name: str, problems: list[str] | No
                         ) -> pd.DataFrame:
     """Columns of :data:`columns.NUMERIC` that a damaged or hand-edited file holds as text,
     read as numbers (a cell that is no number: empty), each named in ``problems``: the pages
-    compute with them, and one text column must not take every page down."""
+    compute with them, and one text column must not take every page down. A column without
+    text cells (all empty, as an empty table's may be stored) is read as numbers without a word."""
     for col in [c for c in columns.NUMERIC if c in table and not is_numeric_dtype(table[c])]:
         numbers = pd.to_numeric(table[col], errors="coerce")
         lost = int(numbers.isna().sum() - table[col].isna().sum())
+        text = bool(table[col].map(type).eq(str).any())
         table = table.assign(**{col: numbers})
-        if problems is not None:
+        if problems is not None and text:
             problems.append(f"{name}: column {col} holds text, read as numbers"
                             + (f" ({lost} cell(s) that are no number left empty)" if lost else ""))
     return table

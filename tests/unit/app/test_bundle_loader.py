@@ -90,3 +90,28 @@ def test_numbers_stored_as_text_are_read_as_numbers_and_named(tmp_path: Path) ->
     assert pd.isna(avg.iloc[0])
     assert any("column AvgValue holds text, read as numbers (1 cell(s) that are no number left "
                "empty)" in p for p in bundle.problems), bundle.problems
+
+
+def test_a_cpu_job_is_not_called_damaged(cpu_bundle: Path) -> None:
+    """A new tester's find: every cpu job showed five "damaged bundle" warnings, its empty NVML
+    trace having been stored with untyped (object) columns that the text check then flagged."""
+    import pandas as pd
+
+    bundle = load_bundle(cpu_bundle)
+    assert bundle.problems == ()
+    stored = pd.read_parquet(cpu_bundle / C.TABLES_DIR / f"{C.TABLE_NVML}.parquet")
+    assert stored.empty and all(dtype.kind in "fi" for dtype in stored.dtypes), stored.dtypes
+
+
+def test_an_empty_untyped_column_is_read_as_numbers_without_a_problem(tmp_path: Path) -> None:
+    """Bundles written before the trace was typed keep their object columns: no problem named."""
+    import pandas as pd
+
+    job = tmp_path / "old-cpu"
+    shutil.copytree(REPO / "app" / "bundled" / "h200-ncu-matmul-sweep", job)
+    empty = pd.DataFrame({C.TIME_S: pd.Series([], dtype=object),
+                          C.SM_CLOCK_MHZ: pd.Series([], dtype=object)})
+    empty.to_parquet(job / C.TABLES_DIR / f"{C.TABLE_NVML}.parquet")
+    bundle = load_bundle(job)
+    assert not any(C.TABLE_NVML in p for p in bundle.problems), bundle.problems
+    assert bundle.table(C.TABLE_NVML)[C.TIME_S].dtype.kind in "fi"
