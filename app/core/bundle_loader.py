@@ -161,7 +161,7 @@ def _numbers_as_numbers(table: pd.DataFrame, name: str, problems: list[str] | No
     for col in [c for c in columns.NUMERIC if c in table and not is_numeric_dtype(table[c])]:
         numbers = pd.to_numeric(table[col], errors="coerce")
         lost = int(numbers.isna().sum() - table[col].isna().sum())
-        text = bool(table[col].map(type).eq(str).any())
+        text = any(isinstance(v, str) for v in table[col])
         table = table.assign(**{col: numbers})
         if problems is not None and text:
             problems.append(f"{name}: column {col} holds text, read as numbers"
