@@ -126,6 +126,29 @@ def aggregate(per_run: pd.DataFrame, keys: list[str]) -> pd.DataFrame:
     return stats
 
 
+
+def aggregate_normalised(per_run: pd.DataFrame, keys: list[str], baseline: str) -> pd.DataFrame:
+    """:func:`aggregate` of :func:`normalise`: each annotation's mean over the ``baseline``
+    annotation's mean at the same Config, whose CI95 takes both annotations' run spread into
+    account (:func:`profiling_worker.schema.intervals.ratio_ci95_bounds`, as the Compare page),
+    not only the annotation's own: the baseline's mean is a measurement too. The baseline's own
+    rows (ratio 1 by definition) keep the interval of its runs around its mean. StdDev,
+    RelativeStdDevPct and StableMeasurement describe the annotation's own runs.
+
+    Raises:
+        ValueError: ``baseline`` is not an annotation of the frame.
+    """
+    out = aggregate(normalise(per_run, baseline), keys)
+    base = aggregate(per_run[per_run[C.ANNOTATION] == baseline], [C.CONFIG])
+    base = out[[C.CONFIG]].merge(base, on=C.CONFIG, how="left")
+    own = out[keys].merge(aggregate(per_run, keys), on=keys, how="left")
+    lower, upper = intervals.ratio_ci95_bounds(base[C.AVG], base[C.STD], base[C.NUM_RUNS],
+                                               own[C.AVG], own[C.STD], own[C.NUM_RUNS])
+    others = (out[C.ANNOTATION] != baseline).to_numpy()
+    out[C.CI95_LOWER] = np.where(others, lower, out[C.CI95_LOWER])
+    out[C.CI95_UPPER] = np.where(others, upper, out[C.CI95_UPPER])
+    return out
+
 def is_power_of_two(value: float) -> bool:
     """True for 1, 2, 4, 8 ... (integers only)."""
     return value > 0 and float(value).is_integer() and (int(value) & (int(value) - 1)) == 0

@@ -29,6 +29,7 @@ def test_sweep_throughput_normalised(seeded, app) -> None:
     assert spec["layout"]["yaxis"]["title"]["text"] == "Throughput relative to fp32 (× fp32)"
     frame = at.dataframe[0].value
     assert set(frame["Unit"]) == {"× fp32"}
+    assert "A ratio to fp32 takes both annotations' run spread" in texts(at)
 
 
 def test_sweep_without_jobs_says_so(store, app) -> None:

@@ -1,10 +1,10 @@
 """Compare two jobs: per annotation x config the ratio candidate / baseline of a metric's mean,
 with an approximate 95 % confidence interval, and the regression gate's outcome.
 
-Ratio CI (log-ratio delta method from the two Student-t intervals, no Fieller): with each
-side's relative CI95 half-width ``h = t(0.975, n-1) StdDev / sqrt(n) / |AvgValue|``
-(:func:`profiling_worker.schema.intervals.ci95_half_width`; the stored CI95 bounds are cut at 0,
-so their width is not used),
+Ratio CI (:func:`profiling_worker.schema.intervals.ratio_ci95_bounds`: log-ratio delta method
+from the two Student-t intervals, no Fieller): with each side's relative CI95 half-width
+``h = t(0.975, n-1) StdDev / sqrt(n) / |AvgValue|`` (the stored CI95 bounds are cut at 0, so
+their width is not used),
 
     ratio = m_c / m_b,   CI95 = ratio x exp(-/+ sqrt(h_b^2 + h_c^2))
 
@@ -103,13 +103,11 @@ def compare_frame(baseline: Bundle, candidate: Bundle, options: CompareOptions) 
                           f"{metric} values.", "Compare jobs of the same kernels and sizes.")
     mb, mc = both[F.BASELINE_AVG], both[F.CANDIDATE_AVG]
     both[F.RATIO] = mc / mb
-    hb = intervals.ci95_half_width(both[F.BASELINE_STD_DEV], both[F.BASELINE_RUNS]) / mb.abs()
-    hc = intervals.ci95_half_width(both[F.CANDIDATE_STD_DEV], both[F.CANDIDATE_RUNS]) / mc.abs()
+    both[F.RATIO_CI95_LOWER], both[F.RATIO_CI95_UPPER] = intervals.ratio_ci95_bounds(
+        mb, both[F.BASELINE_STD_DEV], both[F.BASELINE_RUNS],
+        mc, both[F.CANDIDATE_STD_DEV], both[F.CANDIDATE_RUNS])
     enough = ((both[F.BASELINE_RUNS] >= intervals.MIN_RUNS)
               & (both[F.CANDIDATE_RUNS] >= intervals.MIN_RUNS))
-    spread = np.where(enough, np.exp(np.sqrt(hb**2 + hc**2)), np.nan)
-    both[F.RATIO_CI95_LOWER] = both[F.RATIO] / spread
-    both[F.RATIO_CI95_UPPER] = both[F.RATIO] * spread
     both[F.ENOUGH_RUNS] = enough
     both[F.CIS_OVERLAP] = enough & ((both[F.BASELINE_CI95_LOWER] <= both[F.CANDIDATE_CI95_UPPER])
                                    & (both[F.CANDIDATE_CI95_LOWER] <= both[F.BASELINE_CI95_UPPER]))

@@ -105,9 +105,9 @@ def sweep_frame(bundle: Bundle, options: SweepOptions) -> pd.DataFrame:
                                        options.quantity, options.time_unit)
     if per_run.empty:
         return per_run
-    if options.baseline:
-        per_run = derived.normalise(per_run, options.baseline)
     keys = [C.ANNOTATION, C.CONFIG] + [p for p in bundle.parameters if p in per_run]
+    if options.baseline:
+        return _finish(derived.aggregate_normalised(per_run, keys, options.baseline), bundle, x)
     return _finish(derived.aggregate(per_run, keys), bundle, x)
 
 

@@ -67,6 +67,39 @@ def test_normalise_per_run_then_aggregate() -> None:
         derived.normalise(per_run, "nope")
 
 
+
+def test_normalised_ci_takes_the_baselines_spread_too(tmp_path: Path) -> None:
+    """A tester's find: "Normalise to" drew the ratio's CI95 from the annotation's own runs
+    only, as if the baseline's mean were exact (triton / torch at n=67108864 in the per-run
+    file of case 04: [0.7982, 0.8185] shown, [0.7868, 0.8305] with both sides' intervals)."""
+    from scipy import stats
+
+    from profiling_worker.importing import import_nsight_output
+
+    src = Path(__file__).resolve().parents[2] / "fixtures" / "import_cases" / "04-normalized"
+    bundle = load_bundle(import_nsight_output([src / "profiled_data-bench-0.csv"], tmp_path, "j"))
+    per_run = derived.per_run_quantity(bundle.table(C.TABLE_RUNS), bundle.table(C.TABLE_WORK),
+                                       bundle.duration_metric, derived.TIME, "ns")
+    keys = [C.ANNOTATION, C.CONFIG, "n"]
+    out = derived.aggregate_normalised(per_run, keys, "torch").set_index([C.ANNOTATION, "n"])
+    for n, group in per_run.groupby("n"):  # independent: scipy's t, the log-ratio delta method
+        side = {a: g[C.VALUE].to_numpy() for a, g in group.groupby(C.ANNOTATION)}
+        half = {a: stats.t.ppf(0.975, len(v) - 1) * v.std(ddof=1) / np.sqrt(len(v)) / v.mean()
+                for a, v in side.items()}
+        ratio = side["triton"].mean() / side["torch"].mean()
+        spread = np.exp(np.hypot(half["triton"], half["torch"]))
+        row = out.loc[("triton", n)]
+        assert row[C.AVG] == pytest.approx(ratio, rel=1e-12)
+        assert (row[C.CI95_LOWER], row[C.CI95_UPPER]) == pytest.approx(
+            (ratio / spread, ratio * spread), rel=1e-9)
+        own = derived.aggregate(derived.normalise(per_run, "torch"), keys).set_index(
+            [C.ANNOTATION, "n"]).loc[("triton", n)]
+        assert row[C.CI95_UPPER] - row[C.CI95_LOWER] > own[C.CI95_UPPER] - own[C.CI95_LOWER]
+    assert out.loc[("triton", 67108864), C.CI95_LOWER] == pytest.approx(0.7868, abs=1e-4)
+    assert out.loc[("triton", 67108864), C.CI95_UPPER] == pytest.approx(0.8305, abs=1e-4)
+    base = out.loc["torch"]  # the baseline: ratio 1, the interval of its own runs
+    assert base[C.AVG].tolist() == pytest.approx([1.0] * len(base)) and (base[C.CI95_LOWER] < 1).all()
+
 def test_aggregate_single_run_has_no_width() -> None:
     per_run = derived.per_run_quantity(_runs([("base", 0, 0, 7.0)]), WORK, GPU, derived.TIME, "ns")
     row = derived.aggregate(per_run, [C.ANNOTATION, C.CONFIG]).iloc[0]
