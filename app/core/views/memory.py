@@ -51,8 +51,15 @@ def memory_frame(bundle: Bundle, options: MemoryOptions) -> pd.DataFrame:
     """
     del options
     wide = wide_means(bundle, (DRAM_READ, DRAM_WRITE, bundle.duration_metric))
-    if wide.empty or wide[[DRAM_READ, DRAM_WRITE]].isna().all().any():
-        raise missing_metric(bundle, (DRAM_READ, DRAM_WRITE), "DRAM byte counters")
+    absent = tuple(m for m in (DRAM_READ, DRAM_WRITE) if wide.empty or wide[m].isna().all())
+    if absent:
+        error = missing_metric(bundle, absent, "DRAM byte counters")
+        if len(absent) == 1:  # half the traffic: a total from it would be too low
+            (measured,) = {DRAM_READ, DRAM_WRITE} - set(absent)
+            error = MissingData(f"This job measured {measured} but not {absent[0]}: DRAM "
+                                "traffic is read + write, and a total from one of them would be "
+                                "too low.", error.hint)
+        raise error
     out = wide[keys_of(bundle, wide)].copy()
     out[F.DRAM_READ_BYTES] = wide[DRAM_READ].astype(float)
     out[F.DRAM_WRITE_BYTES] = wide[DRAM_WRITE].astype(float)

@@ -77,3 +77,25 @@ def test_the_two_gb_per_s_say_their_source() -> None:
     analytic = sweep[(sweep[C.ANNOTATION] == "fp16") & (sweep["n"] == 8192)][C.AVG].item()
     assert row["MeasuredDramGBps"].item() > 2 * analytic
     assert "analytic minimum bytes / time" in derived.QUANTITY_LABELS[derived.GBPS]
+
+
+def test_a_job_with_one_of_the_two_counters_says_which(tmp_path) -> None:
+    """A tester's find: a job that measured DRAM read bytes but not write bytes was told it had
+    "no DRAM byte counters"; it is told which one it lacks (no total from half the traffic)."""
+    import shutil
+
+    import pandas as pd
+
+    from app.core.bundle_loader import load_bundle
+    from app.core.metrics import DRAM_READ, DRAM_WRITE
+
+    job = tmp_path / "read-only"
+    shutil.copytree(bundled("h200-ncu-elementwise").path, job)
+    for name in (C.TABLE_AGGREGATED, C.TABLE_RUNS):
+        table = job / C.TABLES_DIR / f"{name}.parquet"
+        frame = pd.read_parquet(table)
+        frame[frame[C.METRIC] != DRAM_WRITE].to_parquet(table)
+    with pytest.raises(MissingData) as err:
+        memory_frame(load_bundle(job), MemoryOptions())
+    assert str(err.value).startswith(f"This job measured {DRAM_READ} but not {DRAM_WRITE}")
+    assert "memory metric preset" in err.value.hint
