@@ -104,15 +104,13 @@ def from_csvs(sources: Sequence[Sniffed], param_names: Sequence[str] | None) -> 
     agg = pd.concat(parts, ignore_index=True)[table_columns(C.TABLE_AGGREGATED, params)]
     collected = [collectors_frame(it, params) for it in raw_items]
     collectors = pd.concat([c for c, _ in collected], ignore_index=True) if collected else None
-    if raw_items and not any(it.kind == NSIGHT_AGG for it in items):
-        told = sorted({n for it in raw_items for n in N.raw_extra_columns(it.header, params)})
-        if told:
-            notes.append(f"{', '.join(told)}: read as nsight-python 1.1 info-collector values, "
-                         f"not config parameters ({', '.join(params) or 'none'}): 1.1 writes "
-                         "collectors between Unit and the parameters, and as parameters they "
-                         "would give configs unequal run counts or are this project's "
-                         "collector names; import the processed_data CSV with it, which names the "
-                         "parameters exactly")
+    told = {h: why for it in raw_items for h, why in it.collectors.items()}
+    if told:
+        notes.append("read as nsight-python 1.1 info-collector values, not config parameters "
+                     f"(the parameters: {', '.join(params) or 'none'}): " +
+                     "; ".join(f"{h} ({why})" for h, why in told.items()) +
+                     "; the processed_data CSV of the same call names the parameters exactly: "
+                     "import it with this file")
     text_collectors = {k: v for _, t in collected for k, v in t.items()}
     if text_collectors:
         env["collectors"] = text_collectors

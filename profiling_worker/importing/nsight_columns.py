@@ -50,7 +50,6 @@ from collections.abc import Sequence
 import pandas as pd
 
 from profiling_worker.schema import columns as C
-from profiling_worker.schema.spec import COLLECTORS
 
 #: nsight-python's own columns besides the ones the bundle's tables share (schema/columns.py).
 TRANSFORMED = "Transformed"  # 0.9.4/0.9.5: the derive_metric name of a derived row
@@ -94,31 +93,6 @@ def agg_params(header: Sequence[str]) -> list[str]:
     return [h for h in header[:cut] if h not in AGG_FIXED]
 
 
-def raw_params(header: Sequence[str], frame: pd.DataFrame) -> list[str]:
-    """Config parameters of a per-run table read without an aggregated table beside it.
-
-    nsight-python 1.1 writes its info-collector columns after ``Unit`` and the profiled
-    function's parameters last (``extraction.extract_df_from_report``: "function params LAST"),
-    and runs every config the same number of times. So the parameters are the longest tail of
-    the columns after the fixed ones that holds no collector name this project's worker gives
-    (:data:`~profiling_worker.schema.spec.COLLECTORS`) and leaves every (Annotation, Metric)
-    with equal run counts per config; the columns before that tail are collectors (a sampled
-    power reading that changed after run 24 of 30 would otherwise split one config in two).
-    Files without ``Unit`` (before 1.0, no collectors): every column after the fixed ones."""
-    last_fixed = max(i for i, h in enumerate(header) if h in RAW_FIXED)
-    tail = [h for h in header[last_fixed + 1:] if h not in RAW_FIXED]
-    if C.UNIT not in header:
-        return tail
-    start = max((i + 1 for i, h in enumerate(tail) if h in COLLECTORS), default=0)
-    return next((tail[k:] for k in range(start, len(tail)) if _equal_runs(frame, tail[k:])),
-                [])
-
-
-def _equal_runs(frame: pd.DataFrame, params: list[str]) -> bool:
-    counts = frame.groupby([C.ANNOTATION, C.METRIC, *params], dropna=False, sort=False).size()
-    return bool((counts.groupby(level=[0, 1], sort=False).nunique() == 1).all())
-
-
 def raw_extra_columns(header: Sequence[str], params: Sequence[str]) -> list[str]:
     """Per-run columns that are neither nsight-python's nor config parameters: 1.1's
     info-collector values."""
@@ -145,5 +119,5 @@ def relative_metric(metric: str) -> tuple[str, str] | None:
 
 
 __all__ = ["RAW_FIXED", "AGG_FIXED", "ROLE_MEASURED", "ROLE_DERIVED", "ROLE_NORMALISED",
-           "detect_version", "agg_params", "raw_params", "raw_extra_columns", "agg_collector_columns",
+           "detect_version", "agg_params", "raw_extra_columns", "agg_collector_columns",
            "collector_name", "relative_metric"]

@@ -25,6 +25,7 @@ from profiling_worker.bundle_writer import table_columns
 from profiling_worker.errors import ImportFailed
 from profiling_worker.extract.combine_rules import RULE_SINGLE
 from profiling_worker.importing import nsight_columns as N
+from profiling_worker.importing.raw_columns import split_raw_columns
 from profiling_worker.importing.sniff import NSIGHT_AGG, NSIGHT_RAW, Sniffed
 from profiling_worker.importing.textcsv import (HINT_CSV, NA_STRINGS, floats, kernels,
                                                 non_finite_to_missing, parse_csv, short,
@@ -47,7 +48,8 @@ _CALL_EXTENSIONS = (".csv", ".ncu-rep.gz", ".ncu-rep", ".log")
 class NsightCsv:
     """One nsight-python CSV: ``kind`` (NSIGHT_RAW/NSIGHT_AGG), ``call`` (``<function>-<id>``
     from the name when it has nsight-python's pattern, else the file stem), the text ``frame``
-    and its ``params``; ``Config`` is added by :func:`assign_configs`."""
+    and its ``params`` (and ``collectors``, the other columns that are not nsight-python's);
+    ``Config`` is added by :func:`assign_configs`."""
 
     source: Sniffed
     kind: str
@@ -55,6 +57,8 @@ class NsightCsv:
     header: list[str]
     frame: pd.DataFrame
     params: list[str] = field(default_factory=list)
+    #: per-run columns read as 1.1 info-collector values: {column: why}
+    collectors: dict[str, str] = field(default_factory=dict)
 
     @property
     def path(self) -> Path:
@@ -121,8 +125,12 @@ def _param_columns(item: NsightCsv, items: list[NsightCsv],
     # Per-run table: an aggregated table with the same columns names the parameters exactly.
     for other in items:
         if other.kind == NSIGHT_AGG and other.params and all(p in header for p in other.params):
+            item.collectors = {h: f"not a parameter of {other.path.name}"
+                               for h in N.raw_extra_columns(header, other.params)}
             return list(other.params)
-    return N.raw_params(header, item.frame)
+    split = split_raw_columns(header, item.frame)
+    item.collectors = split.collectors
+    return split.params
 
 
 def assign_configs(items: list[NsightCsv], params: list[str]) -> list[dict[str, Any]]:

@@ -90,8 +90,10 @@ def test_1_1_per_run_csv_alone_tells_collectors_from_parameters(tmp_path: Path) 
     coll = read_table(bundle, C.TABLE_COLLECTORS)
     power = coll[coll[C.COLLECTOR] == "power"].sort_values(C.RUN)[C.VALUE].tolist()
     assert power == text["power"].tolist()  # 24 x 86.659, 6 x 93.124, per run
-    assert any(n.startswith("power, sm_clock, temperature: read as nsight-python 1.1 "
-                            "info-collector values") for n in m["import_notes"])
+    (note,) = [n for n in m["import_notes"] if "info-collector values" in n]
+    assert note.startswith("read as nsight-python 1.1 info-collector values, not config "
+                           "parameters (the parameters: n): sm_clock (a collector name")
+    assert "temperature (" in note and "power (" in note
     with_agg = read_manifest(import_nsight_output(sorted(CUPTI_11.glob("*.csv")), tmp_path,
                                                   "pair"))
     assert with_agg["provenance"]["parameters"] == ["n"]  # the same as the processed file says
