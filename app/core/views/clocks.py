@@ -268,8 +268,9 @@ def thermal_compare_frame(*bundles: Bundle) -> pd.DataFrame:
         if agg.empty or C.METRIC not in agg:
             raise MissingData(f"Job {bundle.job_id} has no aggregated results.")
         rows = agg[agg[C.METRIC] == bundle.duration_metric]
-        keys = [c for c in keys_of(bundle, rows) if c != C.CONFIG]
-        part = with_labels(rows[keys + [C.NUM_RUNS, C.RSD, C.STABLE]].copy(), bundle.parameters)
+        # Config names the label of a job without parameters ("config 0"); not shown itself
+        part = with_labels(rows[keys_of(bundle, rows) + [C.NUM_RUNS, C.RSD, C.STABLE]],
+                           bundle.parameters).drop(columns=C.CONFIG)
         part.insert(0, F.WALL_S, bundle.manifest.get("wall_s"))
         mode = bundle.job_spec.thermal_mode if bundle.job_spec else SPEC_DEFAULTS["thermal_mode"]
         part.insert(0, F.THERMAL_MODE, str(mode))

@@ -3,6 +3,8 @@ collectors sampled before each run, correlation, thermal_mode comparison."""
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import pandas as pd
 import pytest
 from bundled import bundled
@@ -145,3 +147,20 @@ def test_clock_sources_say_what_each_measures() -> None:
     counter = frame.loc["Nsight Compute gpc__cycles_elapsed.avg.per_second"]
     assert "the clock the kernel ran at" in counter["Measures"]
     assert "before each run" in frame.loc["nsight-python info collectors (RUN scope)"]["When"]
+
+
+def test_thermal_comparison_of_a_job_without_parameters(tmp_path) -> None:
+    """A job without config parameters is one config: labelled ``config 0``, no KeyError."""
+    from app.core.bundle_loader import load_bundle
+    from profiling_worker.importing import import_nsight_output
+
+    source = Path(__file__).resolve().parents[2] / "fixtures" / "import_findings" / "1x_ns"
+    raw = pd.read_csv(source / "profiled_data-mm-0.csv")
+    one = raw[raw["n"] == 1024].drop(columns="n")
+    one.to_csv(tmp_path / "profiled_data-mm-0.csv", index=False)
+    bundle = load_bundle(import_nsight_output([tmp_path / "profiled_data-mm-0.csv"],
+                                              tmp_path / "store", "no-params"))
+    frame = thermal_compare_frame(bundle)
+    assert frame["ConfigLabel"].tolist() == ["config 0"]
+    assert frame["NumRuns"].tolist() == [3] and C.CONFIG not in frame
+    assert frame["AvgUs"].iloc[0] == pytest.approx(one["Value"].mean() / 1e3, rel=1e-12)
