@@ -74,6 +74,13 @@ try:
                                                     bytes_source=bytes_source))
 except MissingData as exc:
     analysis.missing(exc)
+undrawn = points[F.ARITHMETIC_INTENSITY].isna() | points[F.ACHIEVED_TFLOPS].isna()
+if undrawn.any():
+    st.info(f"{int(undrawn.sum())} of {len(points)} points are not drawn: no FLOP count or no "
+            f"bytes from the chosen sources (FLOPs: {flops_source}, Bytes: {bytes_source}): "
+            + ", ".join(points.loc[undrawn, F.CONFIG_LABEL].astype(str)
+                        .radd(points.loc[undrawn, "Annotation"].astype(str) + " ")) + ".",
+            icon=":material/info:")
 ceilings = roofline_ceilings(points)
 if ceilings.empty:
     st.warning("No datasheet ceilings for this GPU or dtype: the points are drawn without roofs.")

@@ -28,3 +28,28 @@ def test_cupti_job_gets_roofline_and_a_hint(store, monkeypatch, app) -> None:
     assert not at.exception, at.exception
     assert "bound metric preset" in texts(at)
     assert len(plotly_specs(at)) == 1  # the roofline still draws (analytic bytes)
+    at.segmented_control(key="roofline-bytes").set_value("measured").run()
+    assert not at.exception, at.exception
+    assert "This job has no measured DRAM bytes" in texts(at) and not plotly_specs(at)
+
+
+def test_points_without_a_flop_count_are_named(store, app) -> None:
+    """A point whose FLOP count is missing (here: one work row removed from a copy of the H200
+    sweep) is not drawn, and the page names it instead of leaving a silent gap."""
+    import shutil
+
+    import pandas as pd
+
+    from profiling_worker.schema import columns as C
+
+    job = store["results"] / "sweep-with-a-gap"
+    shutil.copytree(BUNDLED / "h200-ncu-matmul-sweep", job)
+    work = job / C.TABLES_DIR / f"{C.TABLE_WORK}.parquet"
+    table = pd.read_parquet(work)
+    table.iloc[1:].to_parquet(work)
+    gone = table.iloc[0]
+    at = app("bound_roofline", query={"job": job.name})
+    at.segmented_control(key="roofline-flops").set_value("analytic").run()
+    assert not at.exception, at.exception
+    assert f"1 of {len(table)} points are not drawn" in texts(at)
+    assert f"{gone[C.ANNOTATION]} n={gone['n']}" in texts(at)

@@ -20,7 +20,7 @@ from profiling_worker.schema import columns as C, peaks
 from app.core import frame_columns as F
 from app.core.bundle_loader import Bundle
 from app.core.environment import gpu_name
-from app.core.metrics import (DRAM_READ, DRAM_WRITE, GPC_HZ, MissingData, SM_HZ,
+from app.core.metrics import (DRAM_READ, DRAM_WRITE, GPC_HZ, MissingData, SM_HZ, missing_metric,
                               available_metrics, keys_of, wide_means, with_labels)
 
 TENSOR_FLOP_COUNTERS = (M.TENSOR_FP16,
@@ -99,6 +99,7 @@ def roofline_frame(bundle: Bundle, options: RooflineOptions) -> pd.DataFrame:
     rows = [_point(r, options) for _, r in wide.iterrows()]
     out = pd.concat([wide[keys_of(bundle, wide)].reset_index(drop=True),
                      pd.DataFrame(rows)], axis=1)
+    _chosen_source_measured(out, bundle, options)
     if out[C.FLOPS].isna().all():
         raise MissingData("This job has no FLOP counts: its kernels declare none and it "
                           "collected no FLOP counters.",
@@ -107,6 +108,17 @@ def roofline_frame(bundle: Bundle, options: RooflineOptions) -> pd.DataFrame:
     _add_peaks(out, bundle)
     return with_labels(out, bundle.parameters)
 
+
+
+def _chosen_source_measured(out: pd.DataFrame, bundle: Bundle, options: RooflineOptions) -> None:
+    """Raise :class:`MissingData` when the user chose measured bytes or counted FLOPs and the
+    job measured none: every point would lack its intensity or TFLOP/s without a word."""
+    if options.bytes_source == MEASURED and out[C.BYTES].isna().all():
+        error = missing_metric(bundle, (DRAM_READ, DRAM_WRITE), "measured DRAM bytes")
+        raise MissingData(str(error), f"{error.hint} Or choose Bytes: auto or analytic.")
+    if options.flops_source == COUNTER and out[C.FLOPS].isna().all():
+        error = missing_metric(bundle, (*TENSOR_FLOP_COUNTERS, *FP32_COUNTERS), "FLOP counters")
+        raise MissingData(str(error), f"{error.hint} Or choose FLOPs: auto or analytic.")
 
 def _point(row: pd.Series, options: RooflineOptions) -> dict[str, object]:
     values = {str(k): float(v) for k, v in row.items() if isinstance(v, (int, float, np.number))}

@@ -77,6 +77,21 @@ def test_roofline_cupti_uses_analytic_bytes() -> None:
     assert frame["ClockPeakTFLOPs"].isna().all()
 
 
+
+@pytest.mark.parametrize(("options", "named", "fix"), [
+    (RooflineOptions(bytes_source="measured"), "no measured DRAM bytes (dram__bytes_read.sum",
+     "Or choose Bytes: auto or analytic."),
+    (RooflineOptions(flops_source="counter"), "no FLOP counters (sm__ops_path_tensor_src_fp16",
+     "Or choose FLOPs: auto or analytic.")])
+def test_a_chosen_source_the_job_lacks_is_named(options: RooflineOptions, named: str,
+                                               fix: str) -> None:
+    """A tester's find: Bytes "measured" on a CUPTI job gave BytesSource "measured DRAM bytes"
+    with every Bytes and intensity empty, no note; counted FLOPs on a job without counters said
+    its kernels declare no FLOPs (they do)."""
+    with pytest.raises(MissingData) as err:
+        roofline_frame(bundled("h200-cupti-gate-tf32"), options)
+    assert named in str(err.value) and err.value.hint.endswith(fix)
+
 def test_counter_flops() -> None:
     flops, formula = counter_flops({"sm__ops_path_tensor_src_fp16.sum": 2 * 4096**3})
     assert flops == 2 * 4096**3 and "tensor_src_fp16" in formula
