@@ -121,7 +121,8 @@ def import_each(sources: Sequence[Path], out_dir: Path, base_id: str, *,
             fault = ImportInternalError(
                 f"the importer failed on {', '.join(names)[:200]} ({type(exc).__name__}: "
                 f"{str(exc)[:300]}); this is a fault of the importer, not of the files",
-                "report this with the files; the other files were imported")
+                "report this with these files; the other files of the import have their "
+                "own results")
             yield {"event": "error", **fault.to_event_fields(), "files": names,
                    "job_id": job_id}
             continue
