@@ -132,6 +132,7 @@ walls = thermal.drop_duplicates(F.JOB)[[F.JOB, F.THERMAL_MODE, F.WALL_S]]
 panels.table(walls, key="clocks-thermal-wall",
              column_config={F.WALL_S: st.column_config.NumberColumn("Wall time (s)",
                                                                    format="%,.2f")})
+notes.few_runs(thermal)
 analysis.figure_panel(build_thermal_figure(thermal), thermal, key="clocks-thermal",
                       filename=f"thermal-{job_a}-vs-{job_b}.csv")
 diff = thermal_mean_difference_pct(thermal)

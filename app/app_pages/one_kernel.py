@@ -49,6 +49,7 @@ try:
 except MissingData as exc:
     analysis.missing(exc)
 summary = one_kernel_summary(bundle, frame)
+notes.few_runs(frame)
 
 tiles = st.columns(6)
 if summary.duration is not None:

@@ -41,6 +41,7 @@ except MissingData as exc:
     analysis.missing(exc)
 
 notes.show(bundle, "stability", [metric], extra_checks=(P.INTERVAL_BELOW_ZERO,))
+notes.few_runs(summary)
 unstable = summary[~summary[C.STABLE].astype(bool)]
 short = summary[summary[F.SHORT_KERNEL].astype(bool)]
 st.caption(f"{len(summary) - len(unstable)} of {len(summary)} annotation × config pairs are "

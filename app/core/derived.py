@@ -106,17 +106,16 @@ def aggregate(per_run: pd.DataFrame, keys: list[str]) -> pd.DataFrame:
     """Statistics of ``Value`` per group of ``keys`` (nsight-python column names).
 
     Returns:
-        ``keys`` + Unit, NumRuns, AvgValue, StdDev (sample, ddof=1; 0 for one run), MinValue,
-        MaxValue, MedianValue, CI95_Lower, CI95_Upper, RelativeStdDevPct (100 StdDev /
-        |AvgValue|), StableMeasurement (at least 2 runs and RSD < 2 %): the worker's aggregated
-        table's method (:mod:`profiling_worker.schema.intervals`: Student-t, cut at 0 for
-        non-negative quantities; no width for one run).
+        ``keys`` + Unit, NumRuns, AvgValue, StdDev (sample, ddof=1), MinValue, MaxValue,
+        MedianValue, CI95_Lower, CI95_Upper, RelativeStdDevPct (100 StdDev / |AvgValue|, %),
+        StableMeasurement (at least 2 runs and RSD < 2 %): the worker's aggregated table's
+        method (:mod:`profiling_worker.schema.intervals`: Student-t, cut at 0 for non-negative
+        quantities). One run: StdDev, both CI95 bounds and RSD are NaN, not stable.
     """
     grouped = per_run.groupby(keys, sort=True, dropna=False)
     stats = grouped[C.VALUE].agg(["count", "mean", "std", "min", "max", "median"]).reset_index()
     stats = stats.rename(columns={"count": C.NUM_RUNS, "mean": C.AVG, "std": C.STD,
                                   "min": C.MIN, "max": C.MAX, "median": C.MEDIAN})
-    stats[C.STD] = stats[C.STD].fillna(0.0)
     n, mean, std = (stats[c].to_numpy(float) for c in (C.NUM_RUNS, C.AVG, C.STD))
     stats[C.CI95_LOWER], stats[C.CI95_UPPER] = intervals.ci95_bounds(mean, std, n, stats[C.MIN])
     stats[C.RSD] = intervals.rsd_pct(mean, std)

@@ -177,11 +177,9 @@ def t_ci95_halfwidth(std: float, n: int) -> float:
         n: number of samples.
 
     Returns:
-        ``t(0.975, n-1) * std / sqrt(n)`` (:func:`intervals.ci95_half_width`); 0.0 for n <= 1
-        (no spread can be estimated).
+        ``t(0.975, n-1) * std / sqrt(n)`` (:func:`intervals.ci95_half_width`); NaN for n <= 1
+        or a NaN std (no spread can be estimated).
     """
-    if n <= 1 or not np.isfinite(std):
-        return 0.0
     return float(intervals.ci95_half_width(std, n))
 
 
@@ -190,16 +188,17 @@ def aggregate_runs(runs: pd.DataFrame, param_names: Sequence[str] | None = None)
 
     NaN run values (failed runs) are left out; ``NumRuns`` counts the values used.
 
-    * ``AvgValue`` mean; ``StdDev`` sample standard deviation (ddof=1), 0.0 for one run;
+    * ``AvgValue`` mean; ``StdDev`` sample standard deviation (ddof=1), NaN for one run
+      (n - 1 = 0: undefined, as nsight-python leaves it);
       ``MinValue``/``MaxValue``/``MedianValue``; all in the metric's unit (ns, byte, %).
     * ``CI95_Lower``/``CI95_Upper`` = mean -/+ ``t(0.975, n-1) * std / sqrt(n)`` (Student's
       t with n-1 degrees of freedom), the lower bound cut at 0 when no run is negative
       (:data:`profiling_worker.schema.intervals.CI_METHOD`). nsight-python uses the normal
       approximation ``1.96 * std / sqrt(n)``, which is too narrow for the usual 3-10 runs
-      (t = 4.30 for 3 runs, 2.26 for 10). For one run the interval collapses to the value itself
-      (lower = upper = value): it carries no information about spread, and NumRuns says so.
+      (t = 4.30 for 3 runs, 12.71 for 2, 2.26 for 10). For one run both bounds are NaN: there
+      is no interval (:data:`~profiling_worker.schema.intervals.ONE_RUN_NOTE`).
     * ``RelativeStdDevPct`` = ``100 * std / |mean|`` (%); 0.0 when std and mean are both 0,
-      ``inf`` when only the mean is 0.
+      ``inf`` when only the mean is 0, NaN for one run.
     * ``StableMeasurement`` True iff at least 2 runs and RSD < ``columns.STABLE_RSD_PCT`` (2 %);
       one run cannot show stability, so it is False (nsight-python 0.9.x also gives False there).
     * ``Kernels`` median launches per run (from the runs table's Kernels); ``KernelsVary`` True
@@ -254,9 +253,7 @@ def aggregate_runs(runs: pd.DataFrame, param_names: Sequence[str] | None = None)
         C.KERNELS_VARY: g[C.KERNELS].nunique() > 1,
     }).reset_index()
     n = out[C.NUM_RUNS].to_numpy()
-    std = out[C.STD].to_numpy(dtype="float64").copy()
-    std[n == 1] = 0.0
-    out[C.STD] = std
+    std = out[C.STD].to_numpy(dtype="float64")  # NaN for one run (ddof=1)
     mean = out[C.AVG].to_numpy(dtype="float64")
     out[C.CI95_LOWER], out[C.CI95_UPPER] = intervals.ci95_bounds(mean, std, n, out[C.MIN])
     out[C.RSD] = rsd = intervals.rsd_pct(mean, std)

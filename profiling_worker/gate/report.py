@@ -44,7 +44,8 @@ def _mean(row: pd.Series, side: str) -> str:
     avg, std, runs = row[side + AVG], row[side + C.STD], row[side + C.RUNS]
     if pd.isna(avg):
         return "–"
-    return f"{avg:,.1f} ± {std:,.1f} {row[C.UNIT]} (n={int(runs)})"
+    spread = "" if pd.isna(std) else f" ± {std:,.1f}"  # one run: no std dev
+    return f"{avg:,.1f}{spread} {row[C.UNIT]} (n={int(runs)})"
 
 
 def _pct(value: float) -> str:

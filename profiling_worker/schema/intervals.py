@@ -6,8 +6,12 @@ quantities (issue 11, case 5): the CI95, the relative std dev and StableMeasurem
 (every run >= 0: times, byte counts, FLOP/s, GB/s, percentages). Intersecting a confidence
 interval with the set of possible values keeps its 95 % coverage, and unlike an interval on log
 values it also works for quantities that are sometimes exactly 0 (``dram__bytes_write.sum`` reads
-0 bytes in some runs of the bundled H200 jobs: the write-back happens after the region). One
-run gives no interval width (lower = upper = the value) and is never stable.
+0 bytes in some runs of the bundled H200 jobs: the write-back happens after the region).
+
+**One run** (fewer than :data:`MIN_RUNS`): the sample std dev has n - 1 = 0 degrees of freedom and
+is undefined, so StdDev, both CI95 bounds and the relative std dev are missing (NaN, as
+nsight-python leaves them), never 0 or a zero-width interval, and the measurement is not stable;
+pages say :data:`ONE_RUN_NOTE`.
 
 The t quantile comes from :func:`scipy.special.stdtrit`, imported where it is used: importing
 ``scipy.stats`` costs about a second and ``scipy.special`` 0.15-0.3 s, which the app's first
@@ -26,6 +30,10 @@ CI_METHOD = ("Student-t CI95 of the mean, t(0.975, n-1)·s/√n, cut at 0 for qu
              "cannot be negative")
 #: Fewer runs than this on a side: no verdict, no stability (no spread can be estimated).
 MIN_RUNS = 2
+#: What a page says where a config has fewer than :data:`MIN_RUNS` runs.
+ONE_RUN_NOTE = "1 run per config: no spread, no CI95"
+#: The statistics that need a spread: NaN below :data:`MIN_RUNS` runs.
+SPREAD_COLUMNS = (C.STD, C.CI95_LOWER, C.CI95_UPPER, C.RSD)
 
 
 #: What the functions here return: float64 values (bool for :func:`stable`), one per group.
@@ -41,11 +49,12 @@ def t975(n: npt.ArrayLike) -> Floats:
 
 
 def ci95_half_width(std: npt.ArrayLike, n: npt.ArrayLike) -> Floats:
-    """``t(0.975, n-1) * std / sqrt(n)`` (same unit as ``std``); 0 where n < 2 or std is NaN."""
+    """``t(0.975, n-1) * std / sqrt(n)`` (same unit as ``std``); NaN where n < :data:`MIN_RUNS`
+    (no spread) or std is NaN; inf for an infinite std."""
     n = np.asarray(n, dtype="float64")
     with np.errstate(over="ignore", invalid="ignore"):  # huge imported StdDev: inf, not a warning
-        return np.asarray(t975(n) * np.nan_to_num(np.asarray(std, dtype="float64"))
-                          / np.sqrt(np.maximum(n, 1)), dtype="float64")
+        half = t975(n) * np.asarray(std, dtype="float64") / np.sqrt(np.maximum(n, 1))
+    return np.asarray(np.where(n >= MIN_RUNS, half, np.nan), dtype="float64")
 
 
 def ci95_bounds(mean: npt.ArrayLike, std: npt.ArrayLike, n: npt.ArrayLike,
@@ -56,6 +65,9 @@ def ci95_bounds(mean: npt.ArrayLike, std: npt.ArrayLike, n: npt.ArrayLike,
         mean, std, n: per group mean, sample std dev (ddof=1) and number of runs.
         minimum: the smallest run value of each group; groups with ``minimum >= 0`` are
             non-negative quantities and their lower bound is cut at 0.
+
+    Returns:
+        Both bounds in the unit of ``mean``; NaN where :func:`ci95_half_width` is NaN (one run).
     """
     mean_ = np.asarray(mean, dtype="float64")
     half = ci95_half_width(std, n)
@@ -85,7 +97,8 @@ def ratio_ci95_bounds(mean_b: npt.ArrayLike, std_b: npt.ArrayLike, n_b: npt.Arra
         return ratio / spread, ratio * spread
 
 def rsd_pct(mean: npt.ArrayLike, std: npt.ArrayLike) -> Floats:
-    """``100 * std / |mean|`` (%); 0 when both are 0, inf when only the mean is 0."""
+    """``100 * std / |mean|`` (%); 0 when both are 0, inf when only the mean is 0, NaN when
+    std is NaN (one run)."""
     m, s = np.asarray(mean, dtype="float64"), np.asarray(std, dtype="float64")
     with np.errstate(divide="ignore", invalid="ignore"):
         rsd = 100.0 * s / np.abs(m)
@@ -104,9 +117,10 @@ def stable(n: npt.ArrayLike, rsd: npt.ArrayLike) -> npt.NDArray[np.bool_]:
 
 def restate(aggregated: pd.DataFrame) -> pd.DataFrame:
     """An aggregated table written by an older method, restated by this one: CI95_Lower cut at
-    0 where no run was negative (MinValue >= 0; AvgValue >= 0 when MinValue is missing) and
-    StableMeasurement False below :data:`MIN_RUNS` runs. Other values are kept as stored, so a
-    table of the current method comes back unchanged.
+    0 where no run was negative (MinValue >= 0; AvgValue >= 0 when MinValue is missing),
+    StableMeasurement False and the :data:`SPREAD_COLUMNS` NaN below :data:`MIN_RUNS` runs
+    (older bundles wrote StdDev 0 and CI95 [v, v] for one run). Other values are kept as
+    stored, so a table of the current method comes back unchanged.
 
     Args:
         aggregated: a bundle's ``aggregated`` table (columns of ``columns.TABLE_AGGREGATED``;
@@ -121,6 +135,11 @@ def restate(aggregated: pd.DataFrame) -> pd.DataFrame:
             floor = floor.fillna(out[C.AVG])
         lower = out[C.CI95_LOWER]
         out[C.CI95_LOWER] = lower.where(~((floor >= 0) & (lower < 0)), 0.0)
-    if C.STABLE in out and C.NUM_RUNS in out:
-        out[C.STABLE] = out[C.STABLE].astype(bool) & (out[C.NUM_RUNS] >= MIN_RUNS)
+    if C.NUM_RUNS in out:
+        few = out[C.NUM_RUNS] < MIN_RUNS
+        spread = [c for c in SPREAD_COLUMNS if c in out]
+        if few.any() and spread:
+            out[spread] = out[spread].astype("float64").mask(few)
+        if C.STABLE in out:
+            out[C.STABLE] = out[C.STABLE].astype(bool) & ~few
     return out

@@ -25,6 +25,7 @@ TIMEOUT_S = 60
 TINY_SPEC = {"kernels": ["matmul"], "configs": [{"n": 32}, {"n": 64}], "runs": 3,
              "backend": "cpu", "warmup": 1}
 JOB_ID = "20261129-230000-matmul-0001"
+ONE_RUN_JOB_ID = "20261129-230100-matmul-0002"
 
 
 @pytest.fixture(autouse=True)
@@ -50,16 +51,27 @@ def store(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> dict[str, Path]:
     return dirs
 
 
-@pytest.fixture(scope="session")
-def cpu_bundle_src(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    """A done bundle of TINY_SPEC written once by the real worker (cpu backend)."""
-    path = tmp_path_factory.mktemp("worker") / JOB_ID
+def record_cpu_job(path: Path, spec: dict) -> Path:
+    """Run the real worker on ``spec`` (cpu backend) into the new directory ``path``."""
     path.mkdir()
-    (path / "spec.json").write_text(json.dumps(TINY_SPEC), encoding="utf-8")
+    (path / "spec.json").write_text(json.dumps(spec), encoding="utf-8")
     proc = subprocess.run([sys.executable, "-m", "profiling_worker", "run", str(path)], cwd=REPO,
                           capture_output=True, text=True, timeout=300, check=False)
     assert proc.returncode == 0, proc.stdout + proc.stderr
     return path
+
+
+@pytest.fixture(scope="session")
+def cpu_bundle_src(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """A done bundle of TINY_SPEC written once by the real worker (cpu backend)."""
+    return record_cpu_job(tmp_path_factory.mktemp("worker") / JOB_ID, TINY_SPEC)
+
+
+@pytest.fixture(scope="session")
+def cpu_one_run_src(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """TINY_SPEC with one run per config, written once by the real worker (cpu backend)."""
+    return record_cpu_job(tmp_path_factory.mktemp("worker") / ONE_RUN_JOB_ID,
+                          {**TINY_SPEC, "runs": 1})
 
 
 @pytest.fixture

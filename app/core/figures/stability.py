@@ -7,7 +7,7 @@ import numpy as np
 import pandas as pd
 import plotly.graph_objects as go
 
-from profiling_worker.schema import columns as C
+from profiling_worker.schema import columns as C, intervals
 
 from app.core.figures import common, theme
 from app.core import frame_columns as F
@@ -19,11 +19,15 @@ def build_stability_figure(frame: pd.DataFrame, host_timer: bool = False) -> go.
     Returns:
         Grouped bars: x = config (``n=512``), one bar group per annotation, y = relative standard
         deviation (%), a dashed line at the 2 % StableMeasurement threshold; hover shows mean,
-        CI95 (with unit), runs and the note.
+        CI95 (with unit), runs and the note. A row without RSD (one run) has no bar; with no
+        RSD at all, the figure says why instead.
     """
     title = "Run-to-run spread (RSD) per annotation and config"
     if frame.empty:
         return common.empty(title, "no values")
+    if frame[C.RSD].isna().all():
+        few = (frame[C.NUM_RUNS] < intervals.MIN_RUNS).all()
+        return common.empty(title, intervals.ONE_RUN_NOTE if few else "no relative std dev")
     unit = str(frame[C.UNIT].iloc[0])
     fig = go.Figure()
     for i, (annotation, group) in enumerate(frame.groupby(C.ANNOTATION, sort=False)):
@@ -50,7 +54,8 @@ def build_runs_figure(runs: pd.DataFrame, metric_label: str, host_timer: bool = 
 
     Returns:
         x = run index (0-based, run order), y = value in the frame's unit; one marker line per
-        annotation x config, a shaded band from CI95_Lower to CI95_Upper and a dotted mean line.
+        annotation x config, a shaded band from CI95_Lower to CI95_Upper (none without a CI95:
+        one run) and a dotted mean line.
     """
     title = f"{metric_label} per run (run order: drift shows as a slope)"
     if runs.empty:
@@ -64,15 +69,17 @@ def build_runs_figure(runs: pd.DataFrame, metric_label: str, host_timer: bool = 
         x = group[C.RUN].to_numpy(float)
         lo, hi, avg = (float(group[c].iloc[0]) for c in (C.CI95_LOWER, C.CI95_UPPER, C.AVG))
         xs = [x.min() - 0.3, x.max() + 0.3]
-        fig.add_trace(go.Scatter(x=xs + xs[::-1], y=[hi, hi, lo, lo], fill="toself",
-                                 mode="lines", fillcolor=color, opacity=0.15, line={"width": 0},
-                                 name=f"{name} CI95", legendgroup=name, showlegend=False,
-                                 hoverinfo="skip"))
+        has_ci = bool(np.isfinite([lo, hi]).all())
+        if has_ci:
+            fig.add_trace(go.Scatter(x=xs + xs[::-1], y=[hi, hi, lo, lo], fill="toself",
+                                     mode="lines", fillcolor=color, opacity=0.15,
+                                     line={"width": 0}, name=f"{name} CI95", legendgroup=name,
+                                     showlegend=False, hoverinfo="skip"))
+        ci = f"CI95 = [{lo:.6g}, {hi:.6g}] {unit}" if has_ci else intervals.ONE_RUN_NOTE
         fig.add_trace(go.Scatter(x=xs, y=[avg, avg], mode="lines", legendgroup=name,
                                  line={"color": color, "dash": "dot"}, showlegend=False,
                                  hovertemplate=(f"<b>{name}</b><br>mean = {avg:.6g} {unit}<br>"
-                                                f"CI95 = [{lo:.6g}, {hi:.6g}] {unit}"
-                                                "<extra></extra>")))
+                                                f"{ci}<extra></extra>")))
         fig.add_trace(theme.points_trace(
             x, group[C.VALUE].to_numpy(float), name, mode="lines+markers", legendgroup=name,
             line={"color": color, "width": 1}, marker={"color": color},

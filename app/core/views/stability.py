@@ -8,7 +8,7 @@ from dataclasses import dataclass
 import numpy as np
 import pandas as pd
 
-from profiling_worker.schema import columns as C
+from profiling_worker.schema import columns as C, intervals
 
 from app.core import derived
 from app.core.bundle_loader import Bundle
@@ -51,9 +51,10 @@ def stability_frame(bundle: Bundle, options: StabilityOptions) -> pd.DataFrame:
     Returns:
         Annotation, Config, <params>, ConfigLabel, Metric, Unit, NumRuns, AvgValue, StdDev,
         MinValue, MaxValue, MedianValue, CI95_Lower, CI95_Upper (``intervals.CI_METHOD``, from the worker),
-        RelativeStdDevPct, StableMeasurement (RSD < 2 %), ShortKernel (mean < 10 µs, duration
-        metrics only), DriftPctOverRuns (least-squares slope over the run index x (runs - 1) as a
-        % of the mean; NaN without per-run rows), Note. Durations in ``time_unit``.
+        RelativeStdDevPct, StableMeasurement (RSD < 2 %; StdDev, CI95 and RSD NaN for one run),
+        ShortKernel (mean < 10 µs, duration metrics only), DriftPctOverRuns (least-squares slope
+        over the run index x (runs - 1) as a % of the mean; NaN without per-run rows), Note.
+        Durations in ``time_unit``.
 
     Raises:
         MissingData: the job has no rows for the metric.
@@ -84,14 +85,23 @@ def stability_frame(bundle: Bundle, options: StabilityOptions) -> pd.DataFrame:
 
 def _note(row: pd.Series) -> str:
     notes = []
-    if not row.get(C.STABLE, True):
-        notes.append(f"RSD {row[C.RSD]:.2f} % ≥ {C.STABLE_RSD_PCT:g} %: not stable")
+    if row.get(C.NUM_RUNS, intervals.MIN_RUNS) < intervals.MIN_RUNS:
+        notes.append(f"{intervals.ONE_RUN_NOTE}: not stable")
+    elif not row.get(C.STABLE, True):
+        notes.append(_unstable(row.get(C.RSD)))
     if row.get(F.SHORT_KERNEL, False):
         notes.append(SHORT_NOTE)
     drift = row.get(F.DRIFT_PCT_OVER_RUNS)
     if drift is not None and drift == drift and abs(drift) >= C.STABLE_RSD_PCT:
         notes.append(f"drifts {drift:+.1f} % over the runs")
     return "; ".join(notes)
+
+
+def _unstable(rsd: float | None) -> str:
+    """Why a row of 2+ runs is not stable: its RSD, or that the job gives none."""
+    if rsd is None or pd.isna(rsd):
+        return "no relative std dev in this job (StdDev missing): not stable"
+    return f"RSD {rsd:.2f} % ≥ {C.STABLE_RSD_PCT:g} %: not stable"
 
 
 def _drift(bundle: Bundle, metric: str) -> pd.DataFrame:

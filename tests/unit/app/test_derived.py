@@ -7,6 +7,7 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 import pytest
+from scipy import stats
 
 from app.core import derived
 from app.core.bundle_loader import load_bundle
@@ -72,8 +73,6 @@ def test_normalised_ci_takes_the_baselines_spread_too(tmp_path: Path) -> None:
     """A tester's find: "Normalise to" drew the ratio's CI95 from the annotation's own runs
     only, as if the baseline's mean were exact (triton / torch at n=67108864 in the per-run
     file of case 04: [0.7982, 0.8185] shown, [0.7868, 0.8305] with both sides' intervals)."""
-    from scipy import stats
-
     from profiling_worker.importing import import_nsight_output
 
     src = Path(__file__).resolve().parents[2] / "fixtures" / "import_cases" / "04-normalized"
@@ -100,10 +99,24 @@ def test_normalised_ci_takes_the_baselines_spread_too(tmp_path: Path) -> None:
     base = out.loc["torch"]  # the baseline: ratio 1, the interval of its own runs
     assert base[C.AVG].tolist() == pytest.approx([1.0] * len(base)) and (base[C.CI95_LOWER] < 1).all()
 
-def test_aggregate_single_run_has_no_width() -> None:
+
+def test_aggregate_single_run_has_no_spread() -> None:
+    """n - 1 = 0: StdDev, CI95 and RSD are undefined (NaN, as nsight-python leaves them)."""
     per_run = derived.per_run_quantity(_runs([("base", 0, 0, 7.0)]), WORK, GPU, derived.TIME, "ns")
     row = derived.aggregate(per_run, [C.ANNOTATION, C.CONFIG]).iloc[0]
-    assert (row[C.NUM_RUNS], row[C.STD], row[C.CI95_LOWER], row[C.CI95_UPPER]) == (1, 0.0, 7.0, 7.0)
+    assert (row[C.NUM_RUNS], row[C.AVG]) == (1, 7.0)
+    assert row[[C.STD, C.CI95_LOWER, C.CI95_UPPER, C.RSD]].isna().all()
+    assert not row[C.STABLE]
+
+
+def test_aggregate_two_runs_use_t_with_one_degree_of_freedom() -> None:
+    per_run = derived.per_run_quantity(_runs([("base", 0, 0, 7.0), ("base", 0, 1, 9.0)]), WORK,
+                                       GPU, derived.TIME, "ns")
+    row = derived.aggregate(per_run, [C.ANNOTATION, C.CONFIG]).iloc[0]
+    lo, hi = stats.t.interval(0.95, 1, loc=8.0, scale=stats.sem([7.0, 9.0]))
+    assert row[C.STD] == pytest.approx(np.std([7.0, 9.0], ddof=1))
+    assert (row[C.CI95_LOWER], row[C.CI95_UPPER]) == pytest.approx((max(lo, 0.0), hi))
+    assert row[C.RSD] == pytest.approx(100 * np.std([7.0, 9.0], ddof=1) / 8.0)
 
 
 def test_aggregate_matches_the_workers_table(cpu_bundle: Path) -> None:
@@ -137,9 +150,10 @@ def test_app_and_worker_statistics_agree(runs_kept: int) -> None:
     per_run = derived.per_run_quantity(runs, bundle.table(C.TABLE_WORK), GPU, derived.TIME, "ns")
     app = derived.aggregate(per_run, [C.ANNOTATION, C.CONFIG]).sort_values([C.ANNOTATION, C.CONFIG])
     for col in (C.NUM_RUNS, C.CI95_LOWER, C.CI95_UPPER, C.STABLE):
-        assert app[col].tolist() == pytest.approx(worker[col].tolist(), rel=1e-12), col
+        assert app[col].tolist() == pytest.approx(worker[col].tolist(), rel=1e-12, nan_ok=True), col
     if runs_kept == 1:
         assert not app[C.STABLE].any()  # one run cannot show stability
+        assert app[[C.STD, C.CI95_LOWER, C.CI95_UPPER, C.RSD]].isna().all().all()
 
 
 def test_intervals_of_positive_quantities_stay_above_zero() -> None:

@@ -11,7 +11,7 @@ from app.core import derived
 from app.core.bundle_loader import load_bundle
 from app.core.figures.sweep import build_sweep_figure
 from app.core.views.sweep import SweepOptions, sweep_frame
-from profiling_worker.schema import columns as C
+from profiling_worker.schema import columns as C, intervals
 
 
 def _frame() -> pd.DataFrame:
@@ -33,7 +33,8 @@ def test_axes_error_bars_and_hover() -> None:
     assert a.error_y.symmetric is False
     np.testing.assert_allclose(a.error_y.array, [0.2, 0.5])
     np.testing.assert_allclose(a.error_y.arrayminus, [0.1, 1.0])
-    assert "µs" in a.hovertemplate and "CI95" in a.hovertemplate
+    assert "µs" in a.customdata[0, 4] and "CI95 = [" in a.customdata[0, 4]
+    assert "%{customdata[4]}" in a.hovertemplate
     assert "host wall-clock" not in fig.layout.title.text
 
 
@@ -79,3 +80,14 @@ def test_log_y_clips_non_positive_lower_whiskers_and_says_so() -> None:
     linear = build_sweep_figure(frame, "n", host_timer=False)
     assert linear.layout.yaxis.type == "linear"
     np.testing.assert_allclose(linear.data[0].error_y.arrayminus, [6.0, 1_000.0])
+
+
+def test_a_point_without_ci95_has_no_error_bar() -> None:
+    """One run: NaN bounds draw no whisker (not a zero-width one) and the hover says why."""
+    frame = _frame().assign(**{C.CI95_LOWER: [np.nan, 3.0, 1.5, 7.9],
+                               C.CI95_UPPER: [np.nan, 4.5, 2.1, 9.0]})
+    a = build_sweep_figure(frame, "n", host_timer=False).data[0]
+    assert np.isnan(a.error_y.array[0]) and np.isnan(a.error_y.arrayminus[0])
+    assert a.customdata[0, 4] == intervals.ONE_RUN_NOTE
+    assert "nan" not in a.customdata[0, 4].lower()
+    assert a.customdata[1, 4].startswith("CI95 = [3, 4.5]")

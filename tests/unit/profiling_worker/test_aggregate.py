@@ -295,14 +295,25 @@ def test_ci_of_a_signed_quantity_is_not_cut():
     assert agg.iloc[0][C.CI95_LOWER] < -3.0
 
 
-def test_one_run_collapses_the_ci_and_is_not_called_stable():
+def test_one_run_has_no_spread_and_is_not_called_stable():
+    """n - 1 = 0: StdDev, CI95 and RSD are undefined (NaN, as nsight-python leaves them), never
+    0 and a zero-width interval."""
     agg = aggregate_runs(runs_frame([(1024, [61344.0])]), ["n"])
     row = agg.iloc[0]
-    assert row[C.STD] == 0.0
-    assert row[C.CI95_LOWER] == row[C.CI95_UPPER] == row[C.AVG] == 61344.0
-    assert row[C.RSD] == 0.0
+    assert (row[C.NUM_RUNS], row[C.AVG], row[C.MIN], row[C.MAX]) == (1, 61344.0, 61344.0, 61344.0)
+    assert agg[[C.STD, C.CI95_LOWER, C.CI95_UPPER, C.RSD]].isna().all().all()
     assert not row[C.STABLE]
-    assert not agg[[C.STD, C.CI95_LOWER, C.CI95_UPPER, C.RSD]].isna().any().any()
+    assert math.isnan(t_ci95_halfwidth(float("nan"), 1))
+
+
+def test_two_runs_use_t_with_one_degree_of_freedom():
+    values = [61344.0, 61472.0]
+    row = aggregate_runs(runs_frame([(1024, values)]), ["n"]).iloc[0]
+    lo, hi = stats.t.interval(0.95, 1, loc=np.mean(values), scale=stats.sem(values))
+    assert row[C.STD] == pytest.approx(np.std(values, ddof=1))
+    assert (row[C.CI95_LOWER], row[C.CI95_UPPER]) == pytest.approx((lo, hi), rel=1e-12)
+    assert row[C.RSD] == pytest.approx(100 * np.std(values, ddof=1) / np.mean(values))
+    assert row[C.STABLE]  # 0.15 %
 
 
 def test_unstable_measurement_flagged():
@@ -333,3 +344,17 @@ def test_zero_mean():
     assert agg[C.RSD].tolist()[0] == 0.0
     assert math.isinf(agg[C.RSD].tolist()[1])
     assert not agg[C.STABLE].tolist()[1]
+
+
+def test_restate_turns_an_older_one_run_row_into_missing_spread():
+    """Bundles written before wrote StdDev 0, CI95 [v, v] and RSD 0 for one run: the loader's
+    restatement shows them as missing; rows of 2+ runs keep their stored values."""
+    from profiling_worker.schema import intervals
+
+    agg = aggregate_runs(runs_frame([(512, [5.0]), (1024, [61344.0, 61472.0])]), ["n"])
+    old = agg.copy()
+    old.loc[0, [C.STD, C.RSD]] = 0.0
+    old.loc[0, [C.CI95_LOWER, C.CI95_UPPER]] = 5.0
+    restated = intervals.restate(old)
+    assert restated.loc[0, [C.STD, C.CI95_LOWER, C.CI95_UPPER, C.RSD]].isna().all()
+    pd.testing.assert_frame_equal(restated, agg)

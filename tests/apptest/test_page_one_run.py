@@ -1,0 +1,72 @@
+"""One run per config (n - 1 = 0): StdDev, CI95 and relative std dev are missing, never 0 or a
+zero-width interval, on every page that shows them, with the note ``intervals.ONE_RUN_NOTE``;
+no page prints "nan" and none raises. Inputs: a runs=1 cpu job written by the real worker, and
+nsight-python's one-run output (per-run file alone, processed file alone)."""
+
+from __future__ import annotations
+
+import math
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import pandas as pd
+import pytest
+from apptest_helpers import plotly_specs, texts, trace_values
+
+from profiling_worker.schema import columns as C, intervals
+
+REPO = Path(__file__).resolve().parents[2]
+CASES = REPO / "tests" / "fixtures" / "cases"
+SPREAD = [C.STD, C.CI95_LOWER, C.CI95_UPPER, C.RSD]
+PAGES = ("stability", "sweep", "one_kernel")
+#: The table of each page that holds the per annotation x config statistics.
+TABLE = {"stability": 0, "sweep": 0, "one_kernel": 0}
+
+
+@pytest.fixture(params=["cpu-runs1", "runs1-raw", "runs1-processed-only"])
+def one_run_job(request, store, cpu_one_run_src: Path) -> str:
+    """A job of one run per config in the store: the cpu job, or an nsight-python import."""
+    job = request.param
+    if job == "cpu-runs1":
+        shutil.copytree(cpu_one_run_src, store["results"] / job)
+        return job
+    proc = subprocess.run([sys.executable, "-m", "profiling_worker", "import",
+                           *map(str, sorted((CASES / job).glob("*.csv"))),
+                           "--out", str(store["results"] / job)],
+                          cwd=REPO, capture_output=True, text=True, timeout=300, check=False)
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    return job
+
+
+def _no_nan_text(at) -> None:
+    shown = texts(at) + " ".join(str(m.value) + str(m.help or "") for m in at.metric)
+    assert "nan" not in shown.lower().replace("nanosec", ""), shown
+
+
+@pytest.mark.parametrize("page", PAGES)
+def test_one_run_shows_no_spread_and_says_so(page, one_run_job, app) -> None:
+    at = app(page, query={"job": one_run_job})
+    assert not at.exception, at.exception
+    assert intervals.ONE_RUN_NOTE in texts(at)
+    _no_nan_text(at)
+    table = at.dataframe[TABLE[page]].value
+    rows = table[table[C.NUM_RUNS] == 1]
+    assert len(rows), table
+    assert rows[[c for c in SPREAD if c in rows]].isna().all().all(), rows
+    assert not rows[C.STABLE].astype(bool).any()
+    for spec in plotly_specs(at):
+        for trace in spec["data"]:
+            if "error_y" in trace:  # no error bar (NaN, drawn as none), not a zero-width one
+                assert all(v is None or math.isnan(v)
+                           for v in trace_values(trace["error_y"], "array")), trace
+            assert trace.get("fill") != "toself", trace  # no zero-width CI band
+
+
+def test_stability_notes_one_run_rows(one_run_job, app) -> None:
+    at = app("stability", query={"job": one_run_job})
+    notes = at.dataframe[0].value[C.NOTE if hasattr(C, "NOTE") else "Note"]
+    assert all(n.startswith(intervals.ONE_RUN_NOTE) for n in notes), notes.tolist()
+    assert "0 of " in texts(at)  # none stable
+    assert pd.notna(at.dataframe[0].value[C.AVG]).all()
