@@ -4,6 +4,8 @@ from __future__ import annotations
 
 from typing import Any
 
+import pandas as pd
+
 # Nsight Compute unit -> (factor, our unit). Durations in ns, sizes in bytes, rates in Hz.
 UNITS = {
     "nsecond": (1.0, "ns"), "usecond": (1e3, "ns"), "msecond": (1e6, "ns"), "second": (1e9, "ns"),
@@ -26,3 +28,21 @@ def normalise_unit(value: Any, unit: str) -> tuple[Any, str]:
     if isinstance(value, (int, float)) and factor != 1.0:
         return float(value) * factor, new_unit
     return value, new_unit
+
+
+def unit_factors(units: pd.Series) -> tuple[pd.Series, pd.Series, dict[str, str]]:
+    """:func:`normalise_unit` for a whole column of units, worked out once per distinct unit.
+
+    Args:
+        units: Nsight Compute unit names (``usecond``, ``Kbyte``...); None/NaN = unknown.
+    Returns:
+        (factor, unit, scaled): per row, the factor that takes a value to ns / byte / Hz /
+        byte/s / % and that unit where the unit is in :data:`UNITS` (1.0 and the unit as
+        given otherwise); ``scaled`` maps each unit whose factor is not 1 to a description,
+        ``"usecond -> ns (x 1000)"``.
+    """
+    known = {u: UNITS[u] for u in units.dropna().unique() if u in UNITS}
+    factor = units.map(lambda u: known[u][0] if u in known else 1.0).astype("float64")
+    unit = units.map(lambda u: known[u][1] if u in known else u)
+    scaled = {u: f"{u} -> {to} (x {f:g})" for u, (f, to) in known.items() if f != 1.0}
+    return factor, unit, scaled

@@ -24,12 +24,13 @@ import pandas as pd
 from profiling_worker.bundle_writer import table_columns
 from profiling_worker.errors import ImportFailed
 from profiling_worker.extract.combine_rules import RULE_SINGLE
+from profiling_worker.extract.units import UNITS, unit_factors
 from profiling_worker.importing import nsight_columns as N
 from profiling_worker.importing.raw_columns import split_raw_columns
 from profiling_worker.importing.sniff import NSIGHT_AGG, NSIGHT_RAW, Sniffed
-from profiling_worker.importing.textcsv import (HINT_CSV, NA_STRINGS, floats, kernels,
-                                                non_finite_to_missing, parse_csv, short,
-                                                text_column, typed_param, units)
+from profiling_worker.importing.textcsv import (HINT_CSV, METRIC_NAME_RE, NA_STRINGS, floats,
+                                                kernels, non_finite_to_missing, parse_csv,
+                                                short, text_column, typed_param, units)
 from profiling_worker.schema import columns as C, intervals
 
 #: CombineRule of imported runs whose value nsight-python had already combined from several
@@ -42,6 +43,8 @@ CI_METHOD_T = (f"{intervals.CI_METHOD}, from StdDev and NumRuns (nsight-python w
 _CALL_RE = re.compile(r"(?:profiled_data|processed_data|ncu-output)-(?P<call>.+?-\d+)"
                       r"(?:[ _-]*\(?\d+\)?_?)?$")
 _CALL_EXTENSIONS = (".csv", ".ncu-rep.gz", ".ncu-rep", ".log")
+#: Units of time, size or rate: values the pages draw in ns, bytes or Hz when not converted.
+_DIMENSIONED = re.compile(r"second|byte|hz", re.IGNORECASE)
 
 
 @dataclass
@@ -195,11 +198,47 @@ def number(it: NsightCsv, column: str, notes: list[str] | None = None) -> pd.Ser
     return values
 
 
+def base_units(it: NsightCsv, notes: list[str]) -> tuple[pd.Series, pd.Series]:
+    """Per row of ``it``: the factor that takes its values to the bundle's units (ns, byte,
+    Hz, byte/s, %) and that unit, from the ``Unit`` column (0.9.x: inferred,
+    :func:`~profiling_worker.importing.textcsv.units`) by
+    :func:`~profiling_worker.extract.units.unit_factors`. Each conversion is noted per metric;
+    a unit of time, size or rate the importer does not know is kept as written, with a note.
+
+    Raises:
+        ImportFailed: a duration metric (``*__time_duration*``, drawn in ns) in a unit the
+            importer does not know.
+    """
+    given = units(it.frame)
+    factor, unit, scaled = unit_factors(given)
+    for metric, u in dict.fromkeys(zip(it.frame[C.METRIC].astype(str), given)):
+        if u in scaled:
+            notes.append(f"{metric}: {it.path.name}: values in {u} converted at import, "
+                         f"{scaled[u]}")
+        elif isinstance(u, str) and u not in UNITS and _is_duration(metric):
+            raise ImportFailed(f"{it.path.name}: {metric} in unit {u!r}, which the importer "
+                               "cannot convert to ns", "known units: " + ", ".join(UNITS))
+        elif isinstance(u, str) and u not in UNITS and _DIMENSIONED.search(u):
+            notes.append(f"{metric}: {it.path.name}: unit {u} is not one the importer converts; "
+                         f"values kept as written, in {u} (not ns, bytes or Hz)")
+    return factor, unit
+
+
+def _is_duration(metric: str) -> bool:
+    """An Nsight Compute duration metric (``gpu__time_duration.sum``; not a ratio of one)."""
+    return bool(METRIC_NAME_RE.match(metric)) and "__time_duration" in metric
+
+
 def runs_frame(it: NsightCsv, params: list[str], notes: list[str]) -> pd.DataFrame:
-    """Per-run rows of one profiled_data file (Run numbered in file order per key)."""
+    """Per-run rows of one profiled_data file (Run numbered in file order per key), values
+    in the bundle's units (:func:`base_units`).
+
+    Raises:
+        ImportFailed: see :func:`base_units`.
+    """
     out = key_columns(it, params)
-    out[C.VALUE] = number(it, C.VALUE, notes)
-    out[C.UNIT] = units(it.frame)
+    factor, out[C.UNIT] = base_units(it, notes)
+    out[C.VALUE] = number(it, C.VALUE, notes) * factor
     out[C.KERNELS] = kernels(it.frame)
     out[C.RUN] = out.groupby([C.ANNOTATION, C.CONFIG, C.METRIC], sort=False).cumcount() \
         .astype("int64")
@@ -218,22 +257,26 @@ def sort_runs(runs: pd.DataFrame) -> pd.DataFrame:
 
 def agg_frame(it: NsightCsv, params: list[str], notes: list[str]) -> pd.DataFrame:
     """The aggregated rows of one processed_data file as written, CI95, relative std dev and
-    stability recomputed from StdDev and NumRuns by the worker's method (:data:`CI_METHOD_T`)."""
+    stability recomputed from StdDev and NumRuns by the worker's method (:data:`CI_METHOD_T`);
+    values in the bundle's units (:func:`base_units`).
+
+    Raises:
+        ImportFailed: see :func:`base_units`.
+    """
     f = it.frame
     out = key_columns(it, params)
-    out[C.UNIT] = units(f)
+    factor, out[C.UNIT] = base_units(it, notes)
     nruns = number(it, C.NUM_RUNS)
     out[C.NUM_RUNS] = nruns.fillna(0).clip(0, 2**62).round().astype("int64")
-    out[C.AVG] = number(it, C.AVG, notes)
-    out[C.STD] = number(it, C.STD)
-    out[C.MIN] = number(it, C.MIN)
-    out[C.MAX] = number(it, C.MAX)
+    out[C.AVG] = number(it, C.AVG, notes) * factor
+    for column in (C.STD, C.MIN, C.MAX):
+        out[column] = number(it, column) * factor
     out[C.MEDIAN] = np.nan
     few = (out[C.NUM_RUNS] < intervals.MIN_RUNS) | out[C.STD].isna()  # no spread known
     lower, upper = intervals.ci95_bounds(out[C.AVG], out[C.STD], out[C.NUM_RUNS],
                                          out[C.MIN].fillna(out[C.AVG]))
     out[C.CI95_LOWER], out[C.CI95_UPPER] = np.where(few, np.nan, lower), np.where(few, np.nan, upper)
-    _note_file_ci95(it, out, notes)
+    _note_file_ci95(it, out, factor, notes)
     with np.errstate(divide="ignore", invalid="ignore"):
         out[C.RSD] = (out[C.STD] / out[C.AVG].abs() * 100).where(out[C.AVG] != 0)
     out[C.STABLE] = intervals.stable(out[C.NUM_RUNS], out[C.RSD])
@@ -242,14 +285,15 @@ def agg_frame(it: NsightCsv, params: list[str], notes: list[str]) -> pd.DataFram
     return out[table_columns(C.TABLE_AGGREGATED, params)]
 
 
-def _note_file_ci95(it: NsightCsv, out: pd.DataFrame, notes: list[str]) -> None:
+def _note_file_ci95(it: NsightCsv, out: pd.DataFrame, factor: pd.Series,
+                    notes: list[str]) -> None:
     """Say so when the file's own CI95 columns differ from the recomputed Student-t ones
     (nsight-python writes mean ± 1.96·StdDev/√NumRuns, a z interval, under the same names)."""
     differ = pd.Series(False, index=out.index)
     for column in (C.CI95_LOWER, C.CI95_UPPER):
         if column not in it.frame.columns:
             continue
-        mine, theirs = out[column].to_numpy(float), number(it, column).to_numpy(float)
+        mine, theirs = out[column].to_numpy(float), (number(it, column) * factor).to_numpy(float)
         differ |= ~np.isclose(mine, theirs, rtol=1e-6, equal_nan=True)
     if differ.any():
         notes.append(f"{it.path.name}: CI95_Lower/CI95_Upper recomputed as a Student-t interval "

@@ -9,7 +9,7 @@ import pandas as pd
 import pytest
 
 from profiling_worker.bundle_writer import read_table
-from profiling_worker.importing import import_nsight_output
+from profiling_worker.importing import ImportFailed, import_nsight_output
 from profiling_worker.importing.raw_columns import split_raw_columns
 from profiling_worker.schema import columns as C
 from profiling_worker.schema.manifest import read_manifest
@@ -88,3 +88,51 @@ def test_files_without_unit_take_every_other_column_as_parameter():
     frame = pd.read_csv(FINDINGS / "value_last" / FILE, dtype=str)
     split = split_raw_columns(list(frame.columns), frame)
     assert split.params == ["n"] and split.collectors == {}
+
+
+def test_usecond_durations_are_converted_to_ns(tmp_path):
+    """The same runs written in usecond and in ns give the same bundle values, in ns."""
+    micro, nano = _bundle(tmp_path, "1x_usecond"), _bundle(tmp_path, "1x_ns")
+    times = _times(micro)
+    assert set(times[C.UNIT]) == {"ns"}
+    for column in (C.AVG, C.STD, C.MIN, C.MAX, C.CI95_LOWER, C.CI95_UPPER, C.RSD):
+        assert times[column].tolist() == pytest.approx(_times(nano)[column].tolist(), rel=1e-9)
+    assert times.loc[1024, C.AVG] == pytest.approx(61440.0)  # not 61.44 read as ns
+    assert times.loc[4096, C.CI95_LOWER] == pytest.approx(2680354, abs=1)
+    notes = read_manifest(micro)["import_notes"]
+    assert any(n.startswith(f"{C.GPU_TIME}: {FILE}: values in usecond converted") for n in notes)
+
+
+def _relabelled(tmp_path: Path, metric: str, unit: str, scale: float) -> Path:
+    """The 1x_ns runs under another metric name and unit (values divided by ``scale``)."""
+    raw = pd.read_csv(FINDINGS / "1x_ns" / FILE)
+    raw["Metric"], raw["Unit"], raw["Value"] = metric, unit, raw["Value"] / scale
+    path = tmp_path / unit.replace("/", "_") / FILE
+    path.parent.mkdir()
+    raw.to_csv(path, index=False)
+    return path
+
+
+def test_kbyte_values_are_converted_to_bytes(tmp_path):
+    metric = "dram__bytes_read.sum"
+    paths = [_relabelled(tmp_path, metric, u, f) for u, f in (("Kbyte", 1e3), ("byte", 1.0))]
+    kilo, plain = (read_table(import_nsight_output([p], tmp_path / "s", p.parent.name),
+                              C.TABLE_AGGREGATED) for p in paths)
+    assert set(kilo[C.UNIT]) == {"byte"}
+    assert kilo[C.AVG].tolist() == pytest.approx(plain[C.AVG].tolist(), rel=1e-12)
+
+
+def test_a_duration_in_an_unknown_unit_is_refused_by_name(tmp_path):
+    path = _relabelled(tmp_path, C.GPU_TIME, "psecond", 1e-3)
+    with pytest.raises(ImportFailed, match="psecond") as exc:
+        import_nsight_output([path], tmp_path / "s", "ps")
+    assert C.GPU_TIME in exc.value.message and "usecond" in exc.value.hint
+
+
+def test_other_unknown_units_are_kept_with_a_note(tmp_path):
+    path = _relabelled(tmp_path, "dram__bytes_read.sum", "Kbyte/block", 1.0)
+    bundle = import_nsight_output([path], tmp_path / "s", "kb")
+    assert set(read_table(bundle, C.TABLE_RUNS)[C.UNIT]) == {"Kbyte/block"}
+    notes = read_manifest(bundle)["import_notes"]
+    assert any(n.startswith("dram__bytes_read.sum:") and "Kbyte/block is not one" in n
+               for n in notes)
