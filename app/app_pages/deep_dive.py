@@ -6,6 +6,7 @@ import streamlit as st
 
 from profiling_worker.schema import metrics as M
 
+from app.core import numbers
 from app.core.bundle_files import explains_launches
 from app.core.figures.deep_dive import build_bars
 from app.core.markdown import code, esc
@@ -88,7 +89,7 @@ values = dict(zip(occ.frame[D.METRIC], occ.frame[D.VALUE]))
 tiles = st.columns([1, 1, 3])  # room for a tie: "registers and shared memory"
 for tile, (title, name) in zip(tiles, (("Theoretical (%)", M.THEORETICAL_OCCUPANCY_PCT),
                                        ("Achieved (%)", M.WARPS_ACTIVE_PCT))):
-    tile.metric(title, f"{values[name]:.1f}" if name in values else "not in report",
+    tile.metric(title, numbers.fmt(values[name], sig=3) if name in values else "not in report",
                 help=name, border=True)
 tiles[2].metric("Limited by", limiter[0] if limiter else "not in report", border=True,
                 help="The resource that allows the fewest blocks per SM (launch__occupancy_limit_*)"

@@ -2,7 +2,7 @@
 
 import streamlit as st
 
-from profiling_worker.schema import columns as C, plausibility as P
+from profiling_worker.schema import columns as C, intervals, plausibility as P
 
 from app.core import derived, numbers
 from app.core.figures.one_kernel import build_one_kernel_figure
@@ -52,22 +52,25 @@ summary = one_kernel_summary(bundle, frame)
 notes.few_runs(frame)
 
 tiles = st.columns(6)
+# — : not in this job: one run (no spread), or a column the bundle lacks (its note above says so)
+missing = (intervals.ONE_RUN_NOTE if summary.num_runs is not None
+           and summary.num_runs < intervals.MIN_RUNS
+           else "— = not in this job (the note above names the column)")
 if summary.duration is not None:
     unit = summary.time_unit  # the Time unit toggle, like the table and the figure
+    ci = (f"CI95 [{numbers.fmt(summary.duration_lo)}, {numbers.fmt(summary.duration_hi)}] {unit}"
+          if summary.duration_lo is not None and summary.duration_hi is not None else missing)
     tiles[0].metric(f"Duration ({unit})", numbers.fmt(summary.duration),
-                    help=f"Mean over the runs; CI95 [{numbers.fmt(summary.duration_lo)}, "
-                         f"{numbers.fmt(summary.duration_hi)}] {unit}; "
-                         f"{bundle.measurement}", border=True)
-    # — : the bundle lacks the column (its note above names it)
-    tiles[1].metric("RSD (%)", "—" if summary.rsd_pct is None else f"{summary.rsd_pct:.2f}",
-                    help="Relative standard deviation over the runs", border=True)
+                    help=f"Mean over the runs; {ci}; {bundle.measurement}", border=True)
+    tiles[1].metric("RSD (%)", numbers.fmt(summary.rsd_pct),
+                    help="Relative standard deviation over the runs"
+                         + ("" if summary.rsd_pct is not None else f"; {missing}"), border=True)
     tiles[2].metric("Runs", "—" if summary.num_runs is None else f"{summary.num_runs}",
                     border=True)
-    tiles[3].metric("Stable", "yes" if summary.stable else "no",
-                    help=f"nsight-python's StableMeasurement: RSD < {C.STABLE_RSD_PCT:g} %",
-                    border=True)
-tiles[4].metric("SM clock (MHz)",
-                f"{summary.sm_clock_mhz:.0f}" if summary.sm_clock_mhz else "—",
+    tiles[3].metric("Stable", {True: "yes", False: "no", None: "—"}[summary.stable],
+                    help=f"nsight-python's StableMeasurement: RSD < {C.STABLE_RSD_PCT:g} % "
+                         f"over at least {intervals.MIN_RUNS} runs", border=True)
+tiles[4].metric("SM clock (MHz)", numbers.fmt(summary.sm_clock_mhz),
                 help="The clock the kernel ran at: gpc__cycles_elapsed.avg.per_second, "
                      "measured on the kernel (ncu backend, bound preset); not the device's rated "
                      "clock. — = not collected",

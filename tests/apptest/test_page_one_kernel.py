@@ -25,7 +25,7 @@ def test_split_k_region_with_clock_and_tflops(store, monkeypatch, app) -> None:
     assert "allocation" in text and "NVIDIA H200" in text
     metrics = {m.label: m.value for m in at.metric}
     assert metrics["Duration (µs)"] == "16.77" and metrics["Runs"] == "10"
-    assert metrics["SM clock (MHz)"] == "1942" and metrics["TFLOP/s"] == "16.01"
+    assert metrics["SM clock (MHz)"] == "1,942" and metrics["TFLOP/s"] == "16.01"
     code = at.code[0].value
     assert "split_k" in code and len(code.splitlines()) == 2
     table = at.dataframe[0].value

@@ -70,3 +70,14 @@ def test_stability_notes_one_run_rows(one_run_job, app) -> None:
     assert all(n.startswith(intervals.ONE_RUN_NOTE) for n in notes), notes.tolist()
     assert "0 of " in texts(at)  # none stable
     assert pd.notna(at.dataframe[0].value[C.AVG]).all()
+
+
+def test_one_kernel_tiles_show_a_dash_and_say_why(one_run_job, app) -> None:
+    """The processed-file-only import crashed here (``summary.rsd_pct`` None in a format)."""
+    at = app("one_kernel", query={"job": one_run_job})
+    assert not at.exception, at.exception
+    tiles = {m.label: m for m in at.metric}
+    duration = next(m for label, m in tiles.items() if label.startswith("Duration"))
+    assert (tiles["RSD (%)"].value, tiles["Runs"].value, tiles["Stable"].value) == ("—", "1", "no")
+    assert intervals.ONE_RUN_NOTE in tiles["RSD (%)"].help
+    assert intervals.ONE_RUN_NOTE in duration.help and "CI95 [" not in duration.help

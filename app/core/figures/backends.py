@@ -24,14 +24,19 @@ def build_backends_figure(frame: pd.DataFrame) -> go.Figure:
         return common.empty(title, "no common configs")
     fig = go.Figure()
     for i, (annotation, group) in enumerate(frame.groupby(C.ANNOTATION, sort=False)):
-        custom = np.column_stack([group[F.NCU_US], group[F.CUPTI_US], group[F.NCU_RSD],
-                                  group[F.CUPTI_RSD], group[F.VERDICT]])
+        custom = np.column_stack([group[F.NCU_US], group[F.CUPTI_US], _rsd(group[F.NCU_RSD]),
+                                  _rsd(group[F.CUPTI_RSD]), group[F.VERDICT]])
         fig.add_trace(common.ratio_trace(
             group, annotation, i, F.RATIO_NCU_OVER_CUPTI, F.RATIO_CI95_LOWER, F.RATIO_CI95_UPPER,
             customdata=custom,
             hovertemplate=(f"<b>{annotation}</b> %{{x}}<br>ncu / cupti = %{{y:.4f}}"
-                           "<br>ncu = %{customdata[0]:.6g} µs (RSD %{customdata[2]:.2f} %)"
-                           "<br>cupti = %{customdata[1]:.6g} µs (RSD %{customdata[3]:.2f} %)"
+                           "<br>ncu = %{customdata[0]:.6g} µs (%{customdata[2]})"
+                           "<br>cupti = %{customdata[1]:.6g} µs (%{customdata[3]})"
                            "<br>%{customdata[4]}<extra></extra>")))
     common.ratio_axes(fig, "ncu / cupti duration")
     return common.finish(fig, title)
+
+
+def _rsd(values: pd.Series) -> list[str]:
+    """``RSD 1.23 %`` per point, or ``no RSD`` where it is missing (one run)."""
+    return [f"RSD {v:.2f} %" if pd.notna(v) else "no RSD" for v in values]

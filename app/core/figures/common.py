@@ -6,15 +6,28 @@ light and dark themes alike; fonts come from the active theme.
 
 from __future__ import annotations
 
+from collections.abc import Iterable
+
+import numpy as np
 import pandas as pd
 import plotly.graph_objects as go
 
-from profiling_worker.schema import columns as C
+from profiling_worker.schema import columns as C, intervals
 
 from app.core.figures import theme
 
 GRID = "rgba(128,128,128,0.25)"
 REFERENCE = "rgba(128,128,128,0.9)"  # reference lines (100 %, 2 %, ratio 1)
+
+
+def ci95_text(lower: Iterable[float], upper: Iterable[float], unit: str = "", digits: str = ".6g",
+              missing: str = intervals.ONE_RUN_NOTE) -> np.ndarray:
+    """Hover text of each point's CI95: ``CI95 = [lo, hi] unit`` (bounds formatted with
+    ``digits``), or ``missing`` where a bound is NaN (fewer than 2 runs: no interval), so a
+    hover never reads "NaN"."""
+    return np.array([f"CI95 = [{lo:{digits}}, {hi:{digits}}]{' ' + unit if unit else ''}"
+                     if np.isfinite([lo, hi]).all() else missing
+                     for lo, hi in zip(lower, upper)], dtype=object)
 
 
 def finish(fig: go.Figure, title: str, host_timer: bool = False) -> go.Figure:

@@ -37,15 +37,17 @@ def build_compare_figure(frame: pd.DataFrame, title: str = "Candidate / baseline
     unit = str(frame[C.UNIT].iloc[0])
     fig = go.Figure()
     for i, (annotation, group) in enumerate(frame.groupby(C.ANNOTATION, sort=False)):
+        ci = common.ci95_text(group[F.RATIO_CI95_LOWER], group[F.RATIO_CI95_UPPER],
+                              digits=".4f", missing="no CI95 (a side has fewer than 2 runs)")
         custom = np.column_stack([group[F.BASELINE_AVG], group[F.CANDIDATE_AVG],
                                   group[F.RATIO_CI95_LOWER], group[F.RATIO_CI95_UPPER],
-                                  group[F.VERDICT]])
+                                  group[F.VERDICT], ci])
         fig.add_trace(common.ratio_trace(
             group, annotation, i, F.RATIO, F.RATIO_CI95_LOWER, F.RATIO_CI95_UPPER,
             marker={"symbol": [SYMBOLS.get(v, "circle") for v in group[F.VERDICT]]},
             customdata=custom,
             hovertemplate=(f"<b>{annotation}</b> %{{x}}<br>ratio = %{{y:.4f}}"
-                           "<br>CI95 = [%{customdata[2]:.4f}, %{customdata[3]:.4f}]"
+                           "<br>%{customdata[5]}"
                            f"<br>baseline = %{{customdata[0]:.6g}} {unit}"
                            f"<br>candidate = %{{customdata[1]:.6g}} {unit}"
                            "<br>%{customdata[4]}<extra></extra>")))

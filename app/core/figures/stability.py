@@ -75,7 +75,7 @@ def build_runs_figure(runs: pd.DataFrame, metric_label: str, host_timer: bool = 
                                      mode="lines", fillcolor=color, opacity=0.15,
                                      line={"width": 0}, name=f"{name} CI95", legendgroup=name,
                                      showlegend=False, hoverinfo="skip"))
-        ci = f"CI95 = [{lo:.6g}, {hi:.6g}] {unit}" if has_ci else intervals.ONE_RUN_NOTE
+        ci = common.ci95_text([lo], [hi], unit)[0]
         fig.add_trace(go.Scatter(x=xs, y=[avg, avg], mode="lines", legendgroup=name,
                                  line={"color": color, "dash": "dot"}, showlegend=False,
                                  hovertemplate=(f"<b>{name}</b><br>mean = {avg:.6g} {unit}<br>"

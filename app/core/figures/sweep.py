@@ -6,10 +6,10 @@ import numpy as np
 import pandas as pd
 import plotly.graph_objects as go
 
-from profiling_worker.schema import columns as C, intervals
+from profiling_worker.schema import columns as C
 
 from app.core import derived
-from app.core.figures import theme
+from app.core.figures import common, theme
 from app.core import frame_columns as F
 
 #: The y axis defaults to log when the plotted means span more than this factor.
@@ -52,7 +52,7 @@ def build_sweep_figure(frame: pd.DataFrame, x: str, host_timer: bool,
         A figure with x = ``x`` (log axis with ticks at the sizes, ``2^k`` labels for powers of
         two; or linear; or categories), y = AvgValue in the frame's unit, asymmetric error bars
         from CI95, hover with exact values and units. A point without a CI95 (one run: NaN
-        bounds) has no error bar, and its hover says :data:`intervals.ONE_RUN_NOTE`.
+        bounds) has no error bar, and its hover says so (:func:`common.ci95_text`).
     """
     unit = str(frame[C.UNIT].iloc[0]) if not frame.empty else ""
     floor = log_floor(frame) if log_y and not frame.empty else None
@@ -97,9 +97,7 @@ def _trace(group: pd.DataFrame, annotation: str, x: str, unit: str, i: int,
         clipped = lo <= 0
         drawn_lo = np.where(clipped, np.minimum(floor, avg), lo)
         note[clipped] = f"<br>(lower CI95 ≤ 0: whisker drawn down to {floor:.3g} {unit})"
-    ci = np.array([f"CI95 = [{a:.6g}, {b:.6g}] {unit}" if np.isfinite([a, b]).all()
-                   else intervals.ONE_RUN_NOTE for a, b in zip(lo, hi)], dtype=object)
-    custom = np.column_stack([lo, hi, runs, note, ci])
+    custom = np.column_stack([lo, hi, runs, note, common.ci95_text(lo, hi, unit)])
     return go.Scatter(
         x=xs, y=avg, mode="lines+markers", name=str(annotation), meta=theme.tag(annotation),
         line={"color": theme.color(i)},
