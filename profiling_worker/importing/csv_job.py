@@ -24,6 +24,7 @@ from profiling_worker.importing.job import Job
 from profiling_worker.importing.roles import (agg_collector_stats, apply_roles,
                                               blank_normalised_stats, collectors_frame)
 from profiling_worker.importing.sniff import NSIGHT_AGG, NSIGHT_RAW, Sniffed
+from profiling_worker.importing.textcsv import index_column_note
 from profiling_worker.schema import columns as C
 
 
@@ -80,7 +81,7 @@ def from_csvs(sources: Sequence[Sniffed], param_names: Sequence[str] | None) -> 
     for it in items:
         roles.update(apply_roles(it))
     configs = S.assign_configs(items, params)
-    notes: list[str] = []
+    notes = [n for it in items if (n := index_column_note(it.source))]
     raw_items = [it for it in items if it.kind == NSIGHT_RAW]
     raw = [(it.call, S.runs_frame(it, params, notes)) for it in raw_items]
     kept_agg, agg_how = _agg_sources(raw, [it for it in items if it.kind == NSIGHT_AGG],

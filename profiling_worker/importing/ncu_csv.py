@@ -28,7 +28,8 @@ from profiling_worker.importing import regions as G
 from profiling_worker.importing.job import Job
 from profiling_worker.importing.ncu_rep import CONFIG_INDEX, gpu_environment
 from profiling_worker.importing.sniff import NCU_DETAILS, Sniffed
-from profiling_worker.importing.textcsv import METRIC_NAME_RE, numbers_as_text, parse_csv
+from profiling_worker.importing.textcsv import (METRIC_NAME_RE, index_column_note,
+                                                numbers_as_text, parse_csv)
 from profiling_worker.schema import backends as B, columns as C
 
 #: Section metrics of the details page (default sets) -> their Nsight Compute names.
@@ -111,7 +112,7 @@ def from_ncu_csv(sources: list[Sniffed]) -> Job:
     """
     read = [(s, *_launch_rows(s)) for s in sources]
     read.sort(key=lambda r: -r[1][C.METRIC].nunique())
-    used, notes = [read[0]], []
+    used, notes = [read[0]], [n for s in sources if (n := index_column_note(s))]
     for s, rows, _ in read[1:]:
         if _same_launches(rows, used[0][1]):
             notes.append(f"{s.path.name}: the same launches as {used[0][0].path.name} (another "

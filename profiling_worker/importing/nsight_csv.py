@@ -184,12 +184,18 @@ def key_columns(it: NsightCsv, params: list[str]) -> pd.DataFrame:
 
 
 def number(it: NsightCsv, column: str, notes: list[str] | None = None) -> pd.Series:
-    """A numeric column of ``it`` (NaN where absent); inf/NaN cells become missing, counted in
-    ``notes`` when given."""
+    """A numeric column of ``it`` (NaN where absent); thousands separators read as the ncu CSV
+    reader reads them (:func:`~profiling_worker.importing.textcsv.numbers_as_text`); inf/NaN
+    cells become missing, counted in ``notes`` when given.
+
+    Raises:
+        ImportFailed: a cell that is not a number.
+    """
     f = it.frame
     if column not in f.columns:
         return pd.Series(np.nan, index=f.index, dtype="float64")
-    values = floats(f[column], it.path, column, finite=False, decimal=it.source.decimal)
+    values = floats(f[column], it.path, column, finite=False, decimal=it.source.decimal,
+                    thousands=it.source.decimal == ".")
     values, bad = non_finite_to_missing(values)
     if bad and notes is not None:
         metrics = ", ".join(dict.fromkeys(f.loc[values.isna() & f[column].notna(), C.METRIC]))

@@ -26,6 +26,8 @@ _INT_RE = re.compile(r"^[+-]?\d+$")
 
 NA_STRINGS = frozenset({"", "nan", "NaN", "NAN", "<NA>", "None", "null", "NULL", "NA", "N/A"})
 
+_INDEX = "_index"  # the name an unnamed leading index column is read under
+_THOUSANDS = r"[-+]?\d{1,3}(?:,\d{3})+(?:\.\d*)?(?:[eE][-+]?\d+)?"
 METRIC_NAME_RE = re.compile(r"^[a-z][a-z0-9]*__[a-z0-9_]+(\.[a-z0-9_]+)*$")
 
 HINT_NCU_CSV = ("export it again with ncu --csv (--page raw or --page details), or import the "
@@ -79,6 +81,9 @@ def parse_csv(s: Sniffed) -> tuple[list[str], pd.DataFrame]:
     repeated names and numbers takes little more memory than the file. Empty trailing columns
     (ncu ends every row with a comma) are dropped; blank lines are skipped.
 
+    An unnamed first column of row numbers (a pandas ``to_csv()`` with its index) is dropped
+    (:func:`index_column_note` says so).
+
     Raises:
         ImportFailed: empty, too large, not text, not CSV, an empty or duplicate column name,
             a row whose field count differs from the header's, no data rows.
@@ -93,12 +98,13 @@ def parse_csv(s: Sniffed) -> tuple[list[str], pd.DataFrame]:
     header = raw[:width]
     if not header:
         raise ImportFailed(f"{path.name}: holds no CSV header", hint)
-    if any(not h for h in header) or any("\x00" in h for h in header):
+    index = int(has_index_column(header))
+    if any(not h for h in header[index:]) or any("\x00" in h for h in header):
         raise ImportFailed(f"{path.name}: the header has an empty column name", hint)
     dups = sorted({h for h in header if header.count(h) > 1})
     if dups:
         raise ImportFailed(f"{path.name}: duplicate column(s) {', '.join(dups)}", hint)
-    names = header + [f"_trailing_{i}" for i in range(len(raw) - width)]
+    names = [_INDEX][:index] + header[index:] + [f"_trailing_{i}" for i in range(len(raw) - width)]
     try:
         table = _read_strings(s, names)
     except pa.ArrowInvalid as exc:
@@ -110,7 +116,25 @@ def parse_csv(s: Sniffed) -> tuple[list[str], pd.DataFrame]:
     if table.num_rows == 0:
         raise ImportFailed(f"{path.name}: has a header but no data rows",
                            "the profiled call produced no results; check its ncu log")
+    if index and not numbers_as_text(table[_INDEX].to_pandas()).str.fullmatch(r"\d+").all():
+        raise ImportFailed(f"{path.name}: the header has an empty column name (its first "
+                           "column, not a row index: it holds other values than 0, 1, 2...)", hint)
+    header = header[index:]
     return header, pd.DataFrame({n: _stripped(table[n].to_pandas()) for n in header})
+
+
+def has_index_column(header: Sequence[str]) -> bool:
+    """True when the first column of a CSV header has no name and the others have: the row
+    index pandas writes with ``to_csv()`` (``index=True``), which :func:`parse_csv` drops."""
+    return len(header) > 1 and not header[0].strip() and all(h.strip() for h in header[1:])
+
+
+def index_column_note(s: Sniffed) -> str | None:
+    """The note for a CSV whose unnamed first column :func:`parse_csv` dropped, else None."""
+    if not has_index_column(_header(s)):
+        return None
+    return (f"{s.path.name}: its first column has no name and holds row numbers (a pandas "
+            "re-save with the index); it was dropped")
 
 
 def _stripped(column: pd.Series) -> pd.Series:
@@ -130,12 +154,14 @@ def short(names: Sequence[str], limit: int = 8) -> str:
 
 def numbers_as_text(values: pd.Series, decimal: str = ".", thousands: bool = False) -> pd.Series:
     """Number text in the C locale: a decimal comma made a point (with ``.`` thousands
-    separators dropped), ``,`` thousands separators dropped when ``thousands``."""
+    separators dropped), ``,`` thousands separators dropped when ``thousands`` and the cell
+    groups its digits by three (``1,980,000``, ``61,344.00``; ``1,5`` is left as it is)."""
     s = values.astype(str).str.strip()
     if decimal == ",":
         return s.str.replace(".", "", regex=False).str.replace(",", ".", regex=False)
     if thousands:
-        return s.str.replace(",", "", regex=False)
+        grouped = s.str.fullmatch(_THOUSANDS)
+        return s.where(~grouped, s.str.replace(",", "", regex=False))
     return s
 
 

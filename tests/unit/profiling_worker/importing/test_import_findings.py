@@ -33,7 +33,8 @@ def _expected(case: str) -> pd.DataFrame:
     return raw[raw["Metric"] == C.GPU_TIME].groupby("n")["Value"].agg(["mean", "size"])
 
 
-@pytest.mark.parametrize("case", ["1x_ns", "1x_run_collectors", "1x_row_dropped", "value_last"])
+@pytest.mark.parametrize("case", ["1x_ns", "1x_run_collectors", "1x_row_dropped", "value_last",
+                                  "index_resave"])
 def test_parameter_n_is_found_by_name(tmp_path, case):
     bundle = _bundle(tmp_path, case)
     assert read_manifest(bundle)["provenance"]["parameters"] == ["n"]
@@ -136,3 +137,35 @@ def test_other_unknown_units_are_kept_with_a_note(tmp_path):
     notes = read_manifest(bundle)["import_notes"]
     assert any(n.startswith("dram__bytes_read.sum:") and "Kbyte/block is not one" in n
                for n in notes)
+
+
+def test_thousands_separators_are_read_as_in_ncu_csvs(tmp_path):
+    """``"61,344"`` and ``"2,682,112.00"`` are the numbers of 1x_ns, not 'not a number'."""
+    times, plain = _times(_bundle(tmp_path, "thousands")), _times(_bundle(tmp_path, "1x_ns"))
+    assert times[C.AVG].tolist() == pytest.approx(plain[C.AVG].tolist(), rel=1e-12)
+    assert times.loc[1024, C.AVG] == pytest.approx(61440.0)
+
+
+def test_a_cell_that_only_looks_grouped_is_still_refused(tmp_path):
+    path = tmp_path / FILE
+    text = (FINDINGS / "thousands" / FILE).read_text().replace('"61,344"', '"61,34"')
+    path.write_text(text)
+    with pytest.raises(ImportFailed, match="'61,34' is not a number"):
+        import_nsight_output([path], tmp_path / "s", "bad")
+
+
+def test_a_pandas_index_column_is_dropped_with_a_note(tmp_path):
+    bundle = _bundle(tmp_path, "index_resave")
+    runs = read_table(bundle, C.TABLE_RUNS)
+    assert "_index" not in runs.columns and "Unnamed: 0" not in runs.columns
+    notes = read_manifest(bundle)["import_notes"]
+    assert f"{FILE}: its first column has no name and holds row numbers" in " ".join(notes)
+
+
+def test_an_unnamed_first_column_of_other_values_is_refused(tmp_path):
+    path = tmp_path / FILE
+    raw = pd.read_csv(FINDINGS / "1x_ns" / FILE)
+    raw.index = [f"row{i}" for i in range(len(raw))]
+    raw.to_csv(path)
+    with pytest.raises(ImportFailed, match="empty column name"):
+        import_nsight_output([path], tmp_path / "s", "bad")
