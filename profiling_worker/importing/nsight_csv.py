@@ -283,12 +283,23 @@ def agg_frame(it: NsightCsv, params: list[str], notes: list[str]) -> pd.DataFram
                                          out[C.MIN].fillna(out[C.AVG]))
     out[C.CI95_LOWER], out[C.CI95_UPPER] = np.where(few, np.nan, lower), np.where(few, np.nan, upper)
     _note_file_ci95(it, out, factor, notes)
-    with np.errstate(divide="ignore", invalid="ignore"):
-        out[C.RSD] = (out[C.STD] / out[C.AVG].abs() * 100).where(out[C.AVG] != 0)
+    out[C.RSD] = _relative_std_dev(it, out)
     out[C.STABLE] = intervals.stable(out[C.NUM_RUNS], out[C.RSD])
     out[C.KERNELS] = kernels(f).astype("float64")
     out[C.KERNELS_VARY] = False
     return out[table_columns(C.TABLE_AGGREGATED, params)]
+
+
+def _relative_std_dev(it: NsightCsv, out: pd.DataFrame) -> pd.Series:
+    """RelativeStdDevPct (%) of the rows of ``out`` (AvgValue, StdDev, NumRuns filled): the
+    file's own where it gives one, else ``100 * StdDev / |AvgValue|``; NaN below
+    ``intervals.MIN_RUNS`` runs. The file's value is nsight-python's std / mean of the runs,
+    computed before any normalisation, so it is also the relative spread of a normalised row,
+    whose AvgValue is a ratio and whose StdDev is not (case 04: 0.86 % .. 2.17 %)."""
+    with np.errstate(divide="ignore", invalid="ignore"):
+        recomputed = (out[C.STD] / out[C.AVG].abs() * 100).where(out[C.AVG] != 0)
+    return number(it, C.RSD).abs().fillna(recomputed).where(
+        out[C.NUM_RUNS] >= intervals.MIN_RUNS)
 
 
 def _note_file_ci95(it: NsightCsv, out: pd.DataFrame, factor: pd.Series,

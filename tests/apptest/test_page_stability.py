@@ -33,3 +33,24 @@ def test_stability_cpu_job_says_host_timer(seeded, app) -> None:
     at = app("stability")
     assert not at.exception
     assert all("host wall-clock, not GPU" in s["layout"]["title"]["text"] for s in plotly_specs(at))
+
+
+def test_normalised_processed_file_alone_uses_its_relative_std_dev(store, app) -> None:
+    """Case 04's processed_data alone said '0 of 6 stable', each row 'RSD nan %'."""
+    import subprocess
+    import sys
+
+    src = BUNDLED.parents[1] / "tests" / "fixtures" / "import_cases" / "04-normalized"
+    proc = subprocess.run([sys.executable, "-m", "profiling_worker", "import",
+                           str(src / "processed_data-bench-0.csv"),
+                           "--out", str(store["results"] / "normalised")],
+                          cwd=BUNDLED.parents[1], capture_output=True, text=True, timeout=300,
+                          check=False)
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    at = app("stability", query={"job": "normalised"})
+    assert not at.exception, at.exception
+    assert "5 of 6 annotation × config pairs are stable" in texts(at)
+    table = at.dataframe[0].value
+    assert table["RelativeStdDevPct"].notna().all()
+    assert table["Note"].tolist().count("") == 5  # torch n=16777216: RSD 2.17 %
+    assert "nan" not in " ".join(table["Note"]).lower() + texts(at).lower()

@@ -328,3 +328,27 @@ def test_recomputed_ci95_is_noted_with_the_files_own_method(tmp_path: Path) -> N
     text = json.dumps(manifest, ensure_ascii=False)
     assert f"{processed.name}: CI95_Lower/CI95_Upper recomputed as a Student-t interval" in text
     assert "1.96·StdDev/√NumRuns" in text
+
+
+def test_processed_file_alone_keeps_its_relative_std_dev_for_normalised_rows(tmp_path):
+    """Case 04's processed_data alone: AvgValue is normalised (a ratio), StdDev is not, so the
+    file's own RelativeStdDevPct (computed before normalising) is the one that holds: 5 of 6
+    stable, not 'RSD nan' and 0 stable."""
+    src = REPO / "tests" / "fixtures" / "import_cases" / "04-normalized" / \
+        "processed_data-bench-0.csv"
+    written = pd.read_csv(src)
+    agg = read_table(import_nsight_output([src], tmp_path, "n"), C.TABLE_AGGREGATED)
+    assert agg[C.RSD].to_numpy() == pytest.approx(written["RelativeStdDevPct"].to_numpy(),
+                                                  rel=1e-12)
+    assert agg[C.STABLE].tolist() == (written["RelativeStdDevPct"] < 2).tolist()
+    assert int(agg[C.STABLE].sum()) == 5
+    assert agg[[C.STD, C.CI95_LOWER, C.CI95_UPPER]].isna().all().all()  # of unnormalised values
+
+
+def test_processed_file_alone_with_one_run_has_no_spread(tmp_path):
+    src = REPO / "tests" / "fixtures" / "cases" / "runs1-processed-only" / \
+        "processed_data-mm-0.csv"
+    agg = read_table(import_nsight_output([src], tmp_path, "n"), C.TABLE_AGGREGATED)
+    assert (agg[C.NUM_RUNS] == 1).all()
+    assert agg[[C.STD, C.CI95_LOWER, C.CI95_UPPER, C.RSD]].isna().all().all()
+    assert not agg[C.STABLE].any()
