@@ -113,8 +113,9 @@ def test_cpu_deliberate_slowdown_regressed_and_its_reverse_improved(cpu_jobs: di
 
 def test_cpu_too_few_runs_and_missing_config(cpu_jobs: dict[str, Path],
         tmp_path: Path) -> None:
-    proc, xml, _ = compare(cpu_jobs["base"], cpu_jobs["one-run"], tmp_path)
+    proc, xml, md = compare(cpu_jobs["base"], cpu_jobs["one-run"], tmp_path)
     assert proc.returncode == report.EXIT_NOT_JUDGED
+    assert "(n=1)" in md and "nan" not in md.lower()  # one run: no '± nan' std dev
     rows = judge(GateSide.load(cpu_jobs["base"]), GateSide.load(cpu_jobs["one-run"]),
                  GateOptions()).rows
     assert set(rows[REASON]) == {"candidate has 1 run(s); at least 2 needed for a spread"}
