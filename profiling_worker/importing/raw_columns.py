@@ -29,8 +29,10 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass, field
+from typing import Any, Literal
 
 import pandas as pd
+from pandas.api.typing import DataFrameGroupBy
 
 from profiling_worker.importing.nsight_columns import RAW_FIXED
 from profiling_worker.schema import columns as C
@@ -80,16 +82,20 @@ def split_raw_columns(header: Sequence[str], frame: pd.DataFrame) -> RawColumns:
     return RawColumns(params, why)
 
 
+def _groups(frame: pd.DataFrame, keys: list[str]) -> "DataFrameGroupBy[Any, Literal[True]]":
+    """Rows grouped by the values present (missing values a group of their own)."""
+    return frame.groupby(keys, sort=False, dropna=False, observed=True)
+
+
 def _config_it_varies_in(frame: pd.DataFrame, column: str, later: list[str]) -> list[str] | None:
     """The tail of ``later`` whose values group each (Annotation, Metric) into configs of two
     runs or more on every one of which ``column`` differs (it never repeats within an
     Annotation and Metric), or None when there is none."""
-    by_metric = frame.groupby([C.ANNOTATION, C.METRIC], sort=False, dropna=False)[column]
+    by_metric = _groups(frame, [C.ANNOTATION, C.METRIC])[column]
     if not (by_metric.nunique(dropna=False) == by_metric.size()).all():
         return None
     for k in range(len(later)):
-        sizes = frame.groupby([C.ANNOTATION, C.METRIC, *later[k:]], sort=False,
-                              dropna=False).size()
+        sizes = _groups(frame, [C.ANNOTATION, C.METRIC, *later[k:]]).size()
         if (sizes >= 2).all():
             return later[k:]
     return None
@@ -102,7 +108,7 @@ def _tail_with_full_runs(frame: pd.DataFrame, columns: list[str]) -> list[str]:
     best_missing = float("inf")
     for k in range(len(columns)):
         tail = columns[k:]
-        counts = frame.groupby([C.ANNOTATION, C.METRIC, *tail], sort=False, dropna=False).size()
+        counts = _groups(frame, [C.ANNOTATION, C.METRIC, *tail]).size()
         most = counts.groupby(level=[0, 1], sort=False).transform("max")
         missing = float((most - counts).sum() / most.sum())
         if missing < best_missing:

@@ -169,3 +169,17 @@ def test_an_unnamed_first_column_of_other_values_is_refused(tmp_path):
     raw.to_csv(path)
     with pytest.raises(ImportFailed, match="empty column name"):
         import_nsight_output([path], tmp_path / "s", "bad")
+
+
+def test_run_collectors_shared_by_the_metrics_of_a_run():
+    """The 0.9.6 reference (3 metrics per run) in 1.1's layout with RUN-scope time stamp and
+    temperature, one run missing: n is the parameter, both others collectors."""
+    ref = FINDINGS.parent / "reference" / "h200-nsight-0.9.6-matmul" / FILE
+    raw = pd.read_csv(ref)
+    raw.insert(raw.columns.get_loc("MemoryClock") + 1, "Unit", "ns")
+    run = pd.RangeIndex(len(raw)) // raw["Metric"].nunique()
+    raw.insert(raw.columns.get_loc("Unit") + 1, "ts", 1.7e9 + run * 0.37)
+    raw.insert(raw.columns.get_loc("Unit") + 1, "temp", 45 + run // 2)
+    frame = raw.iloc[:-1].astype(str).astype("category")  # as parse_csv reads it
+    split = split_raw_columns(list(frame.columns), frame)
+    assert split.params == ["n"] and set(split.collectors) == {"temp", "ts"}
