@@ -95,6 +95,11 @@ JOBS: dict[str, dict[str, Any]] = {
                                     "section_set": "full", "metrics": list(DEEP_DIVE_COLLECT)},
     "h200-ncu-matmul-rules": {"kernels": ["matmul"], "configs": MATMUL, "runs": 3,
                               "metrics": BOUND, "backend": "ncu", "section_set": "detailed"},
+    # One run per config (a tester's find): spread and CI95 are undefined, not 0, on both backends.
+    "h200-cupti-one-run": {"kernels": ["matmul"], "annotations": ["fp16"],
+                           "configs": [1024, 4096], "runs": 1, "backend": "cupti"},
+    "h200-ncu-one-run": {"kernels": ["matmul"], "annotations": ["fp16"],
+                         "configs": [1024, 4096], "runs": 1, "backend": "ncu"},
     "h200-cupti-scale-4mi-cache-none": {"kernels": ["scale"], "configs": [1 << 22], "runs": 20,
                                         "backend": "cupti", "cache_control": "none"},
 }
