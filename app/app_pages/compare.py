@@ -91,6 +91,8 @@ baseline, candidate = cached.bundle_for(baseline_id), cached.bundle_for(candidat
 if baseline is None or candidate is None:
     st.error("One of the jobs could not be read.")
     panels.stop_page()
+for job in (baseline, candidate):  # before anything that may stop the page for lack of them
+    panels.data_notes(job, name_job=True)
 common = [m for m in available_metrics(baseline) if m in set(available_metrics(candidate))]
 metric = cols[2].selectbox("Metric", common or [baseline.duration_metric], key="compare-metric",
                            format_func=lambda m: metric_roles.label(baseline.manifest, m))
@@ -107,7 +109,6 @@ try:
 except MissingData as exc:
     analysis.missing(exc)
 for side, job in (("baseline", baseline), ("candidate", candidate)):
-    panels.data_notes(job, name_job=True)
     notes.show(job, f"compare-{side}", [metric], extra_checks=(P.INTERVAL_BELOW_ZERO,))
 judged = gate_result(baseline, candidate, options)
 counts = frame[F.VERDICT].value_counts()

@@ -1,123 +1,19 @@
-"""An aggregated table that lacks some of its statistics columns, completed for the pages.
-
-A bundle written by hand or by another tool may hold only part of the aggregated table's
-columns (``profiling_worker.schema.columns``: NumRuns, AvgValue, StdDev, MinValue, MaxValue,
-MedianValue, CI95_Lower, CI95_Upper, RelativeStdDevPct, StableMeasurement, Unit, Kernels,
-KernelsVary). The pages compute with all of them, so a missing one is
-
-* recomputed from the runs table by the worker's own method
-  (:func:`profiling_worker.extract.aggregate.aggregate_runs`) where the runs table has the rows;
-* else derived from the columns that are there by the same formulas
-  (:mod:`profiling_worker.schema.intervals`: CI95 from AvgValue, StdDev and NumRuns; relative
-  std dev from StdDev and AvgValue; StableMeasurement from NumRuns and the relative std dev);
-* else added empty (NaN; False for the two flags), and named, so that a page draws what the
-  other columns give and says which column it lacks.
-"""
+"""What the pages say about an aggregated table the loader completed
+(:mod:`profiling_worker.extract.aggregated_repair`): which columns were recomputed, which are
+missing."""
 
 from __future__ import annotations
 
-from collections.abc import Sequence
-from dataclasses import dataclass
-
-import numpy as np
-import pandas as pd
-
-from profiling_worker.extract.aggregate import aggregate_runs
+from profiling_worker.extract.aggregated_repair import Completed
 from profiling_worker.schema import columns as C, intervals
-
-#: The aggregated table's keys: without them a row cannot be matched with its runs.
-KEYS = (C.ANNOTATION, C.CONFIG, C.METRIC)
-#: Every other column of the aggregated table the pages read, in the table's order.
-STATISTICS = (C.UNIT, C.NUM_RUNS, C.AVG, C.STD, C.MIN, C.MAX, C.MEDIAN, C.CI95_LOWER,
-              C.CI95_UPPER, C.RSD, C.STABLE, C.KERNELS, C.KERNELS_VARY)
-_FLAGS = (C.STABLE, C.KERNELS_VARY)  # boolean columns: False when not known
-
-
-@dataclass(frozen=True)
-class Completed:
-    """The aggregated table with every column of :data:`STATISTICS`, and what was done.
-
-    Attributes:
-        table: the table; rows and the columns it had are unchanged.
-        recomputed: columns it lacked, recomputed from the runs table.
-        derived: columns it lacked, derived from its other columns.
-        empty: columns it lacked that nothing gives: NaN (False for the flags).
-    """
-
-    table: pd.DataFrame
-    recomputed: tuple[str, ...] = ()
-    derived: tuple[str, ...] = ()
-    empty: tuple[str, ...] = ()
-
-
-def complete(aggregated: pd.DataFrame, runs: pd.DataFrame,
-             params: Sequence[str] | None = None) -> Completed:
-    """``aggregated`` with its missing :data:`STATISTICS` columns filled (see the module).
-
-    Args:
-        aggregated: a bundle's aggregated table; an empty one, or one without the
-            :data:`KEYS`, is returned as it is.
-        runs: the bundle's runs table (Annotation, Config, Metric, Value...; may be empty).
-        params: config parameter names (None: inferred from ``runs``).
-
-    Returns:
-        :class:`Completed`. Rows of ``aggregated`` with no runs get NaN in recomputed columns.
-    """
-    missing = [c for c in STATISTICS if c not in aggregated]
-    if aggregated.empty or not missing or any(k not in aggregated for k in KEYS):
-        return Completed(aggregated)
-    out = aggregated.copy()
-    recomputed = _from_runs(out, runs, params, missing)
-    missing = [c for c in missing if c not in recomputed]
-    derived = _from_columns(out, missing)
-    empty = [c for c in missing if c not in derived]
-    for column in empty:
-        out[column] = False if column in _FLAGS else np.nan
-    order = [*aggregated.columns, *[c for c in STATISTICS if c not in aggregated]]
-    return Completed(out[order], tuple(recomputed), tuple(derived), tuple(empty))
-
-
-def _from_runs(out: pd.DataFrame, runs: pd.DataFrame, params: Sequence[str] | None,
-               missing: list[str]) -> list[str]:
-    """Add the ``missing`` columns to ``out`` (in place) from the runs table's statistics;
-    returns those added (none when the runs table cannot give them)."""
-    if runs.empty or any(c not in runs for c in (*KEYS, C.VALUE)):
-        return []
-    try:
-        fresh = aggregate_runs(runs, [p for p in params or () if p in runs] if params else None)
-    except (KeyError, ValueError, TypeError):  # a runs table too damaged to aggregate
-        return []
-    keys = list(KEYS)
-    merged = out[keys].merge(fresh[[*keys, *missing]].drop_duplicates(keys), on=keys,
-                             how="left")
-    for column in missing:
-        out[column] = merged[column].to_numpy()
-    return missing
-
-
-def _from_columns(out: pd.DataFrame, missing: list[str]) -> list[str]:
-    """Add what of ``missing`` the other columns give (in place), by the worker's formulas
-    (:mod:`profiling_worker.schema.intervals`); returns those added."""
-    done = []
-    if C.RSD in missing and {C.AVG, C.STD} <= set(out):
-        out[C.RSD] = intervals.rsd_pct(out[C.AVG], out[C.STD])
-        done.append(C.RSD)
-    if {C.CI95_LOWER, C.CI95_UPPER} & set(missing) and {C.AVG, C.STD, C.NUM_RUNS} <= set(out):
-        floor = out[C.MIN].fillna(out[C.AVG]) if C.MIN in out else out[C.AVG]
-        lower, upper = intervals.ci95_bounds(out[C.AVG], out[C.STD], out[C.NUM_RUNS], floor)
-        for column, values in ((C.CI95_LOWER, lower), (C.CI95_UPPER, upper)):
-            if column in missing:
-                out[column] = values
-                done.append(column)
-    if C.STABLE in missing and {C.NUM_RUNS, C.RSD} <= set(out):
-        out[C.STABLE] = intervals.stable(out[C.NUM_RUNS], out[C.RSD])
-        done.append(C.STABLE)
-    return done
 
 
 def recomputed_sentences(done: Completed) -> tuple[str, ...]:
     """One sentence per way a missing column was filled, naming the columns (for the pages)."""
     out = []
+    if done.rebuilt:
+        out.append(f"The aggregated table lacks key column(s) {', '.join(done.keys)}: "
+                   "rebuilt from the runs table (the worker's method).")
     if done.recomputed:
         out.append(f"The aggregated table lacks column(s) {', '.join(done.recomputed)}: "
                    "recomputed from the runs table (the worker's method).")
@@ -130,6 +26,9 @@ def recomputed_sentences(done: Completed) -> tuple[str, ...]:
 
 def empty_sentences(done: Completed) -> list[str]:
     """One problem per column nothing could give (the bundle's ``problems``)."""
-    return [f"tables/{C.TABLE_AGGREGATED}: column {column} is missing and neither the runs "
-            "table nor the other columns give it, so values that need it are not drawn"
-            for column in done.empty]
+    lost = [f"tables/{C.TABLE_AGGREGATED}: key column(s) {', '.join(done.keys)} missing and no "
+            "runs table to rebuild it from, so none of its values are drawn"] \
+        if done.keys and not done.rebuilt else []
+    return lost + [f"tables/{C.TABLE_AGGREGATED}: column {column} is missing and neither the "
+                   "runs table nor the other columns give it, so values that need it are not "
+                   "drawn" for column in done.empty]

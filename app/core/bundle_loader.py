@@ -16,6 +16,7 @@ from typing import Any
 import pandas as pd
 from pandas.api.types import is_numeric_dtype
 
+from profiling_worker.extract.aggregated_repair import complete
 from profiling_worker.schema import backends as B, columns, intervals
 from profiling_worker.schema.manifest import JobStatus, read_manifest
 from profiling_worker.schema.plausibility import Note, manifest_notes
@@ -52,8 +53,8 @@ class Bundle:
         problems: tables that exist but could not be read, aggregated columns that are
             missing and could not be recomputed (shown on every page).
         recomputed: aggregated columns the files lack that were recomputed from the runs
-            table or the other columns (:mod:`app.core.aggregated_repair`), one sentence each
-            (shown on every page).
+            table or the other columns (:mod:`profiling_worker.extract.aggregated_repair`),
+            one sentence each (shown on every page).
         notes: plausibility notes (``profiling_worker.schema.plausibility``): the manifest's,
             or computed at load time for bundles recorded before notes existed.
     """
@@ -198,9 +199,8 @@ def load_bundle(bundle_dir: str | Path) -> Bundle:
     tables = {name: read_table(path, name, problems)
               for name in (*columns.TABLES, *columns.OPTIONAL_TABLES)}
     spec = read_spec(raw_spec)
-    completed = aggregated_repair.complete(tables[columns.TABLE_AGGREGATED],
-                                           tables[columns.TABLE_RUNS],
-                                           spec.parameter_names if spec else None)
+    completed = complete(tables[columns.TABLE_AGGREGATED], tables[columns.TABLE_RUNS],
+                         spec.parameter_names if spec else None)
     problems += aggregated_repair.empty_sentences(completed)
     # Bundles written before the one interval method: the pages show its intervals.
     tables[columns.TABLE_AGGREGATED] = intervals.restate(completed.table)

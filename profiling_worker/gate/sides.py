@@ -8,6 +8,7 @@ from typing import Any
 
 import pandas as pd
 
+from profiling_worker.extract.aggregated_repair import KEYS, STATISTICS, complete
 from profiling_worker.schema import backends as B, columns as C, intervals
 from profiling_worker.schema.manifest import JobStatus, ManifestError, read_manifest
 
@@ -44,27 +45,61 @@ class GateSide:
 
     @classmethod
     def load(cls, bundle_dir: Path) -> GateSide:
-        """Read ``bundle_dir`` (``tables/aggregated.parquet``, else ``.csv``).
+        """Read ``bundle_dir`` (``tables/aggregated.parquet``, else ``.csv``). Statistics
+        columns the table lacks (a hand-made bundle) are recomputed from the runs table by the
+        worker's method (:func:`profiling_worker.extract.aggregated_repair.complete`).
 
         Raises:
-            GateInputError: no readable manifest, or no readable aggregated table.
+            GateInputError: no readable manifest, no readable aggregated table, or one without
+                AvgValue, StdDev, NumRuns or a key column that the runs table cannot give
+                (named).
         """
         try:
             manifest = read_manifest(bundle_dir)
         except ManifestError as exc:
             raise GateInputError(f"{bundle_dir}: not a result bundle ({exc}); give the "
                                  "directory a job wrote (it holds manifest.json)") from exc
-        base = bundle_dir / C.TABLES_DIR / C.TABLE_AGGREGATED
-        for path, read in ((base.with_suffix(".parquet"), pd.read_parquet),
-                           (base.with_suffix(".csv"), pd.read_csv)):
-            if path.is_file():
-                try:
-                    table = read(path)
-                except Exception as exc:  # pyarrow, pandas and OS errors alike
-                    raise GateInputError(f"{path}: cannot be read ({type(exc).__name__}: "
-                                         f"{str(exc)[:200]})") from exc
-                return cls(bundle_dir.name, manifest, intervals.restate(table))
-        if manifest.get("status") != JobStatus.DONE.value:  # a failed job: its rows are missing
-            return cls(bundle_dir.name, manifest, pd.DataFrame())
-        raise GateInputError(f"{bundle_dir}: no {C.TABLES_DIR}/{C.TABLE_AGGREGATED}.parquet or "
-                             ".csv; record the job again")
+        table = _read_table(bundle_dir, C.TABLE_AGGREGATED)
+        if table is None:
+            if manifest.get("status") != JobStatus.DONE.value:  # a failed job: no rows
+                return cls(bundle_dir.name, manifest, pd.DataFrame())
+            raise GateInputError(f"{bundle_dir}: no {C.TABLES_DIR}/{C.TABLE_AGGREGATED}.parquet "
+                                 "or .csv; record the job again")
+        params = cls(bundle_dir.name, manifest, table).parameters
+        if any(column not in table for column in (*KEYS, *params, *STATISTICS)):
+            try:
+                runs = _read_table(bundle_dir, C.TABLE_RUNS)
+            except GateInputError:  # a damaged runs table gives nothing, as a missing one
+                runs = None
+            done = complete(table, pd.DataFrame() if runs is None else runs, params)
+            lacking = [c for c in NEEDED if c in done.empty] + list(
+                done.keys if not done.rebuilt else ())
+            if lacking:
+                raise GateInputError(
+                    f"{bundle_dir}: the {C.TABLE_AGGREGATED} table has no {', '.join(lacking)} "
+                    f"column and no {C.TABLE_RUNS} table to recompute it from; add the column "
+                    "or record the job again")
+            table = done.table
+        return cls(bundle_dir.name, manifest, intervals.restate(table))
+
+
+#: The columns the gate judges with (a side's mean, spread and count of runs).
+NEEDED = (C.AVG, C.STD, C.NUM_RUNS)
+
+
+def _read_table(bundle_dir: Path, name: str) -> pd.DataFrame | None:
+    """``tables/<name>.parquet``, else ``.csv``; None when the bundle has neither.
+
+    Raises:
+        GateInputError: the file is there but cannot be read.
+    """
+    base = bundle_dir / C.TABLES_DIR / name
+    for path, read in ((base.with_suffix(".parquet"), pd.read_parquet),
+                       (base.with_suffix(".csv"), pd.read_csv)):
+        if path.is_file():
+            try:
+                return read(path)
+            except Exception as exc:  # pyarrow, pandas and OS errors alike
+                raise GateInputError(f"{path}: cannot be read ({type(exc).__name__}: "
+                                     f"{str(exc)[:200]})") from exc
+    return None

@@ -1,6 +1,7 @@
-"""A bundle written by hand or by another tool may lack any optional column of its aggregated
-table. Every page still draws (no exception): a value the runs table gives is recomputed and the
-page says so, naming the column; a value nothing gives is left out with a note naming it."""
+"""A bundle written by hand or by another tool may lack any column of its aggregated table.
+Every page still draws (no exception): a value the runs table gives is recomputed and the page
+says so, naming the column; a value nothing gives is left out with a note naming it. A table
+without a key column is rebuilt from the runs table, or left out with a note."""
 
 from __future__ import annotations
 
@@ -23,6 +24,8 @@ JOB, PARTNER, TWIN = "h200-ncu-elementwise", "h200-ncu-elementwise-cache-none", 
 #: Every column of the aggregated table but its keys (annotation, config, its parameters, metric).
 OPTIONAL = (C.UNIT, C.NUM_RUNS, C.AVG, C.STD, C.MIN, C.MAX, C.MEDIAN, C.CI95_LOWER, C.CI95_UPPER,
             C.RSD, C.STABLE, C.KERNELS, C.KERNELS_VARY)
+#: The key columns: annotation, config, metric and the jobs' config parameter.
+KEYS = (C.ANNOTATION, C.CONFIG, C.METRIC, "n")
 
 
 def _without(bundled: Path, column: str, tables: tuple[str, ...]) -> None:
@@ -59,11 +62,14 @@ DERIVABLE = (C.RSD, C.CI95_LOWER, C.CI95_UPPER, C.STABLE)
 
 
 @pytest.mark.parametrize("runs_kept", [True, False], ids=["with-runs", "no-runs"])
-@pytest.mark.parametrize("column", OPTIONAL)
+@pytest.mark.parametrize("column", [*OPTIONAL, *KEYS])
 def test_a_missing_aggregated_column_is_recomputed_or_named(store, app, column,
                                                             runs_kept) -> None:
     _without(store["bundled"], column, () if runs_kept else (C.TABLE_RUNS,))
-    if runs_kept:
+    if column in KEYS:  # rows cannot be matched: the whole table is rebuilt, or left out
+        note = "rebuilt from the runs table" if runs_kept else \
+            f"key column(s) {column} missing and no runs table to rebuild it from"
+    elif runs_kept:
         note = "recomputed from the runs table"
     elif column in DERIVABLE:
         note = "recomputed from its other columns"

@@ -6,7 +6,8 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from app.core import aggregated_repair as R
+from app.core import aggregated_repair as S
+from profiling_worker.extract import aggregated_repair as R
 from profiling_worker.schema import columns as C
 from tests.unit.app.bundled import bundled
 
@@ -30,7 +31,7 @@ def test_recomputed_from_the_runs_as_written(job: str, column: str) -> None:
     assert done.recomputed == (column,) and not done.derived and not done.empty
     assert list(done.table.columns) == [c for c in agg.columns if c != column] + [column]
     _same(done.table[column], agg[column])
-    assert column in " ".join(R.recomputed_sentences(done))
+    assert column in " ".join(S.recomputed_sentences(done))
 
 
 @pytest.mark.parametrize("column", R.STATISTICS)
@@ -44,12 +45,25 @@ def test_without_runs_derived_or_named(column: str) -> None:
         assert done.empty == (column,)
         flag = column in (C.STABLE, C.KERNELS_VARY)
         assert (~done.table[column]).all() if flag else done.table[column].isna().all()
-        (problem,) = R.empty_sentences(done)
+        (problem,) = S.empty_sentences(done)
         assert f"column {column} is missing" in problem
 
 
-def test_complete_table_and_keyless_table_are_left_alone() -> None:
+def test_complete_table_is_left_alone() -> None:
     agg = bundled("h200-ncu-elementwise").table(C.TABLE_AGGREGATED)
     assert R.complete(agg, pd.DataFrame()).table is agg
-    keyless = agg.drop(columns=[C.METRIC, C.STD])
-    assert R.complete(keyless, pd.DataFrame()).table is keyless
+
+
+@pytest.mark.parametrize("key", [*R.KEYS, "n"])
+def test_a_table_without_a_key_is_rebuilt_from_the_runs_or_left_out(key: str) -> None:
+    bundle = bundled("h200-ncu-elementwise")
+    agg, runs = bundle.table(C.TABLE_AGGREGATED), bundle.table(C.TABLE_RUNS)
+    done = R.complete(agg.drop(columns=[key, C.STD]), runs, bundle.parameters)
+    assert done.rebuilt and done.keys == (key,)
+    pd.testing.assert_frame_equal(done.table, agg, check_dtype=False)  # as the worker wrote it
+    assert key in S.recomputed_sentences(done)[0] and "rebuilt from the runs table" in \
+        S.recomputed_sentences(done)[0]
+    lost = R.complete(agg.drop(columns=[key]), pd.DataFrame(), bundle.parameters)
+    assert lost.table.empty and not lost.rebuilt and lost.keys == (key,)
+    (problem,) = S.empty_sentences(lost)
+    assert f"key column(s) {key} missing" in problem

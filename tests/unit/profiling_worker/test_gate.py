@@ -15,7 +15,7 @@ import pytest
 from profiling_worker.gate import exit_codes as report
 from profiling_worker.gate.judge import (DETECTABLE_PCT, DIFF_PCT, OUTCOME, REASON, GateOptions,
                                          Outcome, judge)
-from profiling_worker.gate.sides import GateSide
+from profiling_worker.gate.sides import GateInputError, GateSide
 from profiling_worker.schema import columns as C
 
 REPO = Path(__file__).resolve().parents[3]
@@ -139,6 +139,42 @@ def test_unreadable_bundle_exits_2(tmp_path: Path) -> None:
                           capture_output=True, text=True, timeout=60, check=False)
     assert proc.returncode == report.EXIT_BAD_INPUT and "not a result bundle" in proc.stderr
 
+
+
+def _without(src: Path, dest: Path, column: str, runs: bool) -> Path:
+    """A copy of ``src`` whose aggregated table lacks ``column`` (a hand-made bundle), without
+    its runs table unless ``runs``."""
+    import shutil
+
+    import pandas as pd
+
+    shutil.copytree(src, dest)
+    base = dest / C.TABLES_DIR / C.TABLE_AGGREGATED
+    table = pd.read_parquet(base.with_suffix(".parquet")).drop(columns=[column])
+    table.to_parquet(base.with_suffix(".parquet"), index=False)
+    table.to_csv(base.with_suffix(".csv"), index=False)
+    for path in [] if runs else (dest / C.TABLES_DIR).glob(f"{C.TABLE_RUNS}.*"):
+        path.unlink()
+    return dest
+
+
+def test_a_hand_made_bundle_is_judged_from_its_runs_or_refused_by_column(tmp_path: Path) -> None:
+    base, again = BUNDLED / "h200-cupti-gate-base", BUNDLED / "h200-cupti-gate-again"
+    written = judge(GateSide.load(base), GateSide.load(again), GateOptions()).rows
+    hand_made = _without(base, tmp_path / "base", C.STD, runs=True)
+    rows = judge(GateSide.load(hand_made), GateSide.load(again), GateOptions()).rows
+    assert rows[[OUTCOME, DIFF_PCT, DETECTABLE_PCT]].equals(
+        written[[OUTCOME, DIFF_PCT, DETECTABLE_PCT]])  # StdDev recomputed as the worker wrote it
+    no_runs = _without(base, tmp_path / "no-runs", C.STD, runs=False)
+    proc = subprocess.run([sys.executable, "-m", "profiling_worker", "compare", str(no_runs),
+                           str(again)], capture_output=True, text=True, timeout=60, check=False)
+    assert proc.returncode == report.EXIT_BAD_INPUT
+    assert "has no StdDev column and no runs table to recompute it from" in proc.stderr
+    keyless = _without(base, tmp_path / "keyless", C.METRIC, runs=True)  # rebuilt from its runs
+    assert judge(GateSide.load(keyless), GateSide.load(again), GateOptions()).rows[
+        [OUTCOME, DIFF_PCT]].equals(written[[OUTCOME, DIFF_PCT]])
+    with pytest.raises(GateInputError, match="has no Metric column"):
+        GateSide.load(_without(base, tmp_path / "keyless-no-runs", C.METRIC, runs=False))
 
 
 @pytest.mark.parametrize("args, says", [
