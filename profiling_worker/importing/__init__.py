@@ -1,10 +1,11 @@
 """Import what people already have (nsight-python CSVs, Nsight Compute reports) as a bundle.
 
-Modules: :mod:`.sniff` (what each file is, by content), :mod:`.textcsv` (reading text CSV),
-one reader per format -- :mod:`.nsight_csv` / :mod:`.csv_job` (nsight-python's CSVs, with
-:mod:`.nsight_columns`, :mod:`.roles`, :mod:`.combined`), :mod:`.ncu_csv` (Nsight Compute CSV
-exports), :mod:`.ncu_rep` / :mod:`.report_job` (``.ncu-rep`` reports, with :mod:`.regions`) --
-and :mod:`.assemble`, the one assembler, writing through :mod:`profiling_worker.bundle_writer`.
+Modules: :mod:`.sniff` (what each file is, by content), :mod:`.textcsv` (reading text CSV), one
+reader per format -- :mod:`.nsight_csv` / :mod:`.nsight_values` / :mod:`.csv_job` (nsight-python's
+CSVs, with :mod:`.nsight_columns`, :mod:`.roles`, :mod:`.combined`), :mod:`.ncu_csv` (Nsight
+Compute CSV exports), :mod:`.ncu_rep` / :mod:`.report_job` (``.ncu-rep`` reports, with
+:mod:`.regions`) -- and :mod:`.assemble`, the one assembler, writing through
+:mod:`profiling_worker.bundle_writer`.
 """
 
 from profiling_worker.errors import ImportFailed, ImportInternalError

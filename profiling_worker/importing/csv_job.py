@@ -1,10 +1,10 @@
 """nsight-python CSVs -> the runs and aggregated tables of one imported job.
 
-Steps: parse and name parameters (:mod:`.nsight_csv`), give columns their roles
-(:mod:`.roles`), number configs across files, build each profiled_data file's runs, pair each
-processed_data file with the runs it was written from (by content), keep several calls apart,
-undo sums of rates over combined kernels (:mod:`.combined`), aggregate with the worker's own
-:func:`~profiling_worker.extract.aggregate.aggregate_runs` (Student-t CI95, median).
+Steps: parse and name parameters (:mod:`.nsight_csv`), read values (:mod:`.nsight_values`), give
+columns their roles (:mod:`.roles`), number configs across files, build each profiled_data file's
+runs, pair each processed_data file with the runs it was written from (by content), keep several
+calls apart, undo sums of rates over combined kernels (:mod:`.combined`), aggregate with the
+worker's own :func:`~profiling_worker.extract.aggregate.aggregate_runs` (Student-t CI95, median).
 """
 
 from __future__ import annotations
@@ -18,7 +18,7 @@ from profiling_worker.bundle_writer import empty_table, table_columns
 from profiling_worker.errors import ImportFailed
 from profiling_worker.extract.aggregate import aggregate_runs
 from profiling_worker.importing import nsight_columns as N
-from profiling_worker.importing import nsight_csv as S
+from profiling_worker.importing import nsight_csv as S, nsight_values as V
 from profiling_worker.importing.combined import blank_combined_agg, fix_combined_runs
 from profiling_worker.importing.job import Job
 from profiling_worker.importing.roles import (agg_collector_stats, apply_roles,
@@ -37,11 +37,11 @@ def _agg_sources(raw: list[tuple[str, pd.DataFrame]], aggs: list[S.NsightCsv],
     kept: list[tuple[str, pd.DataFrame]] = []
     how: list[str] = []
     for it in aggs:
-        frame = S.agg_frame(it, params, notes)
-        partner = next((call for call, runs in raw if S.pairs_with(frame, runs)), None)
+        frame = V.agg_frame(it, params, notes)
+        partner = next((call for call, runs in raw if V.pairs_with(frame, runs)), None)
         if partner is None:
             kept.append((it.call, frame))
-            how.append(f"{it.path.name}: taken as written, {S.CI_METHOD_T}")
+            how.append(f"{it.path.name}: taken as written, {V.CI_METHOD_T}")
             continue
         normalised = frame[C.METRIC].map(
             lambda m: roles.get(m, {}).get("role") == N.ROLE_NORMALISED).astype(bool)
@@ -66,7 +66,7 @@ def written_from(agg: Sniffed, raw: Sniffed) -> bool:
         apply_roles(it)  # derived and normalised rows renamed, as from_csvs reads them
     S.assign_configs(items, params)
     notes: list[str] = []
-    return S.pairs_with(S.agg_frame(items[1], params, notes), S.runs_frame(items[0], params, notes))
+    return V.pairs_with(V.agg_frame(items[1], params, notes), V.runs_frame(items[0], params, notes))
 
 
 def from_csvs(sources: Sequence[Sniffed], param_names: Sequence[str] | None) -> Job:
@@ -83,13 +83,13 @@ def from_csvs(sources: Sequence[Sniffed], param_names: Sequence[str] | None) -> 
     configs = S.assign_configs(items, params)
     notes = [n for it in items if (n := index_column_note(it.source))]
     raw_items = [it for it in items if it.kind == NSIGHT_RAW]
-    raw = [(it.call, S.runs_frame(it, params, notes)) for it in raw_items]
+    raw = [(it.call, V.runs_frame(it, params, notes)) for it in raw_items]
     kept_agg, agg_how = _agg_sources(raw, [it for it in items if it.kind == NSIGHT_AGG],
                                      params, notes, roles)
     frames, call_notes = S.separate_calls(raw)
     del raw
     notes += call_notes
-    runs = S.sort_runs(frames[0] if len(frames) == 1 else pd.concat(frames, ignore_index=True)) \
+    runs = V.sort_runs(frames[0] if len(frames) == 1 else pd.concat(frames, ignore_index=True)) \
         if frames else empty_table(C.TABLE_RUNS, params)
     del frames
     env = S.environment(items)

@@ -79,7 +79,7 @@ def blank_normalised_stats(agg: pd.DataFrame, roles: dict[str, dict[str, Any]]) 
     """nsight-python normalises AvgValue only: StdDev, min, max and CI95 of a normalised row
     are of the unnormalised values, so they are left out (NaN) rather than drawn beside it.
     RelativeStdDevPct and StableMeasurement are kept: the file's relative std dev is of the
-    same runs and unitless, so it holds for the ratio (see ``nsight_csv.agg_frame``)."""
+    same runs and unitless, so it holds for the ratio (see ``nsight_values.agg_frame``)."""
     mask = agg[C.METRIC].map(lambda m: roles.get(m, {}).get("role") == N.ROLE_NORMALISED)
     agg = agg.copy()
     agg.loc[mask.astype(bool), [C.STD, C.MIN, C.MAX, C.CI95_LOWER, C.CI95_UPPER]] = np.nan

@@ -18,7 +18,7 @@ from scipy import stats
 from profiling_worker.bundle_writer import read_table
 from profiling_worker.errors import ImportFailed, ImportInternalError
 from profiling_worker.importing import import_nsight_output
-from profiling_worker.importing import nsight_csv
+from profiling_worker.importing import nsight_values
 from profiling_worker.schema import columns as C
 from profiling_worker.schema.manifest import read_manifest
 
@@ -278,7 +278,7 @@ def test_case6_processed_alone_gets_a_student_t_interval(tmp_path):
     b = _import(tmp_path, CASES / "02-browser-renamed" / "processed_data-mm-0.csv")
     row = _agg(b, C.GPU_TIME).iloc[0]
     assert row[C.AVG] - row[C.CI95_LOWER] == pytest.approx(210.3, abs=0.05)
-    assert any(nsight_csv.CI_METHOD_T in s
+    assert any(nsight_values.CI_METHOD_T in s
                for s in read_manifest(b)["provenance"]["aggregated"])
 
 

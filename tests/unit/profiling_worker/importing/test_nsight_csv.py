@@ -16,7 +16,7 @@ from scipy import stats as scipy_stats
 
 from profiling_worker.bundle_writer import read_table, table_columns
 from profiling_worker.importing import ImportFailed, import_nsight_output
-from profiling_worker.importing.nsight_csv import RULE_NSIGHT_COMBINED
+from profiling_worker.importing.nsight_values import RULE_NSIGHT_COMBINED
 from profiling_worker.schema import columns as C
 from profiling_worker.schema.manifest import read_manifest
 from profiling_worker.schema.spec import load_spec
