@@ -27,7 +27,7 @@ import pytest
 
 from app import settings
 from app.services import history_index
-from app.services import job_manager as jm
+from app.services import job_book
 from app.services.job_recovery import RESERVE_FILE
 from app.services.job_manager import JobManager
 from profiling_worker.catalog.builtin import CATALOG
@@ -178,15 +178,18 @@ def test_worker_faults_fail_with_cause_and_queue_moves_on(tmp_path: Path, seeded
     os.killpg(manager._procs[ids["kill"]].pid, signal.SIGKILL)
     # the disk is full for the enospc-all job's manager writes too, until the job's disk
     # reserve (written at submit) is deleted
-    real_write = jm.write_manifest
+    # (the job book writes final states through update_manifest: patched where it is looked up)
+    real_update = job_book.update_manifest
+    refused: list[str] = []
 
-    def manager_disk_full(path, data):
-        if (Path(path).name == ids["enospc-all"] and data.get("status") == "failed"
+    def manager_disk_full(path, change):
+        if (Path(path).name == ids["enospc-all"] and change({}).get("status") == "failed"
                 and (Path(path) / RESERVE_FILE).exists()):
+            refused.append(Path(path).name)
             raise OSError(errno.ENOSPC, "No space left on device")
-        return real_write(path, data)
+        return real_update(path, change)
 
-    monkeypatch.setattr(jm, "write_manifest", manager_disk_full)
+    monkeypatch.setattr(job_book, "update_manifest", manager_disk_full)
     assert manager.wait(ids["ok"], 240) == "done"
     assert not manager.active()
 
@@ -203,6 +206,7 @@ def test_worker_faults_fail_with_cause_and_queue_moves_on(tmp_path: Path, seeded
     # (console copy) and the manager writes the final manifest in the freed reserve, so the
     # job is failed (disk_full) on disk too, not left "running", and can be deleted
     err = _check_failed(manager, ids["enospc-all"], "disk_full")
+    assert refused == [ids["enospc-all"]]  # the manager's first write was refused, then freed
     on_disk = read_manifest(manager.get(ids["enospc-all"]).path)
     assert on_disk["status"] == "failed" and on_disk["error"]["kind"] == "disk_full"
     assert not any((seeded_results / i / RESERVE_FILE).exists() for i in ids.values())
