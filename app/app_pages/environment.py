@@ -27,7 +27,8 @@ for row in rows:
         st.warning(f"**{esc(row[F.BACKEND])}** cannot run: {esc(row[C.REASON])}. "
                    f"Fix: {esc(row[F.FIX])}")
 env = cached.environment()
-panels.table(pd.DataFrame(environment_rows(env)), key="environment-here")
+panels.table(pd.DataFrame(environment_rows(env, None, 0)),  # this machine: its first GPU
+             key="environment-here")
 st.button("Probe again", key="environment-reprobe", on_click=cached.reprobe_environment,
           icon=":material/refresh:", help="After installing ncu or a driver, ask the worker again")
 with st.expander("Full report (JSON)"):

@@ -10,8 +10,9 @@ from profiling_worker.schema.manifest import job_gpu_index as job_gpu_index
 from app.core import frame_columns as F
 
 
-def first_gpu(env: dict[str, Any], index: int = 0) -> dict[str, Any]:
-    """The GPU entry ``index`` of ``env["gpus"]`` (the job's GPU), else flat ``gpu_*`` keys."""
+def first_gpu(env: dict[str, Any], index: int) -> dict[str, Any]:
+    """The GPU entry ``index`` (NVML index) of ``env["gpus"]``, else flat ``gpu_*`` keys. No
+    default: a job's GPU is :func:`job_gpu_index` of its manifest, not always 0."""
     gpus = env.get("gpus")
     if isinstance(gpus, list) and gpus:
         match = [g for g in gpus if isinstance(g, dict) and g.get("index") == index]
@@ -19,8 +20,9 @@ def first_gpu(env: dict[str, Any], index: int = 0) -> dict[str, Any]:
     return {k.removeprefix("gpu_"): v for k, v in env.items() if k.startswith("gpu_")}
 
 
-def gpu_name(env: dict[str, Any], index: int = 0) -> str:
-    """``NVIDIA H200``-style name of the job's GPU, or "" when there was none."""
+def gpu_name(env: dict[str, Any], index: int) -> str:
+    """``NVIDIA H200``-style name of GPU ``index`` (NVML index; a job's is :func:`job_gpu_index`
+    of its manifest), or "" when there was none."""
     return str(first_gpu(env, index).get("name") or env.get("gpu_name") or "")
 
 
@@ -32,8 +34,8 @@ def _version(value: Any) -> str:
     return "" if value is None else str(value)
 
 
-def environment_rows(env: dict[str, Any], backend: dict[str, Any] | None = None,
-                     gpu_index: int = 0) -> list[dict[str, str]]:
+def environment_rows(env: dict[str, Any], backend: dict[str, Any] | None,
+                     gpu_index: int) -> list[dict[str, str]]:
     """Rows ``{"Item", "Value"}``: GPU, driver, compute capability, memory, ncu, nsight-python,
     nsight mode, CUPTI, torch, host. Missing items read "none"."""
     gpu = first_gpu(env, gpu_index)

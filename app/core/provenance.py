@@ -7,7 +7,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from app.core.environment import gpu_name
+from app.core.environment import gpu_name, job_gpu_index
 from app.core.markdown import code, esc
 
 #: What each sniffed file kind is, in words (kinds written by the importer in
@@ -47,7 +47,7 @@ def import_banner(manifest: dict[str, Any]) -> str:
     if len(files) > _MAX_FILES:
         names += f" and {len(files) - _MAX_FILES} more"
     tools = _tool_versions(manifest)
-    gpu = gpu_name(manifest.get("environment") or {})
+    gpu = gpu_name(manifest.get("environment") or {}, job_gpu_index(manifest))
     text = (f"Imported job: values read from {names} ({'; '.join(kinds)}"
             + (f"; {esc(', '.join(tools))}" if tools else "") + ")"
             + (f", measured on {esc(gpu)}" if gpu else "")
@@ -90,7 +90,7 @@ def banner(manifest: dict[str, Any] | None, gpu_here: bool) -> str | None:
         return import_banner(manifest)
     if gpu_here:
         return None
-    gpu = gpu_name((manifest or {}).get("environment") or {})
+    gpu = gpu_name((manifest or {}).get("environment") or {}, job_gpu_index(manifest or {}))
     if not gpu:  # no job shown, or a cpu-backend job: nothing to attribute to a GPU
         return "No GPU here: jobs run on the cpu backend only"
     return f"No GPU here: showing results recorded on {esc(gpu)} by this project's worker"

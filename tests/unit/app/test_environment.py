@@ -11,18 +11,19 @@ H200 = {"gpus": [{"index": 0, "name": "NVIDIA H200", "driver": "580.159.04",
 
 
 def test_gpu_name_layouts() -> None:
-    assert gpu_name(H200) == "NVIDIA H200"
-    assert gpu_name({"gpu_name": "NVIDIA H100"}) == "NVIDIA H100"
-    assert gpu_name({"gpus": []}) == ""
+    assert gpu_name(H200, 0) == "NVIDIA H200"
+    assert gpu_name({"gpu_name": "NVIDIA H100"}, 0) == "NVIDIA H100"
+    assert gpu_name({"gpus": []}, 0) == ""
 
 
 def test_rows() -> None:
-    rows = {r["Item"]: r["Value"] for r in environment_rows(H200, {"name": "ncu", "nsight_mode": "launch"})}
+    rows = {r["Item"]: r["Value"] for r in environment_rows(H200, {"name": "ncu", "nsight_mode": "launch"},
+                                                                  0)}
     assert rows["GPU"] == "NVIDIA H200" and rows["Driver"] == "580.159.04"
     assert rows["Memory"] == "143,771 MiB"
     assert rows["Nsight Compute (ncu)"] == "2025.3.1.0 /usr/local/cuda/bin/ncu"
     assert rows["nsight mode"] == "launch" and rows["cupti-python"] == "none"
-    assert {r["Value"] for r in environment_rows({})} >= {"none"}
+    assert {r["Value"] for r in environment_rows({}, None, 0)} >= {"none"}
 
 
 def test_the_jobs_gpu_is_its_nvml_index_not_the_visible_index() -> None:

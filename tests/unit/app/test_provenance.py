@@ -21,6 +21,26 @@ def test_worker_job_names_its_gpu_and_the_worker() -> None:
     assert banner(manifest, gpu_here=True) is None
 
 
+
+def test_the_banner_names_the_jobs_gpu_not_gpu_0() -> None:
+    """A tester's find: a job run on NVML GPU 1 of a host with an H100 at index 0 was shown as
+    "recorded on NVIDIA H100 PCIe" on every page (the banner read GPU 0), while the Environment
+    page, the clocks and the roofline peaks used the job's GPU."""
+    import copy
+
+    manifest = copy.deepcopy(read_manifest(REPO / "app" / "bundled" / "h200-ncu-softmax"))
+    h200 = manifest["environment"]["gpus"][0]
+    manifest["environment"]["gpus"] = [{**h200, "index": 0, "name": "NVIDIA H100 PCIe"},
+                                       {**h200, "index": 1}]
+    manifest["gpu"] = {**manifest.get("gpu", {}), "index": 1, "nvml_index": 1}
+    manifest["spec"]["gpu"] = 1
+    assert banner(manifest, gpu_here=False) == (
+        "No GPU here: showing results recorded on NVIDIA H200 by this project's worker")
+    # the same GPU reached as "gpu": 0 under CUDA_VISIBLE_DEVICES=1
+    manifest["gpu"] = {"index": 0, "nvml_index": 1, "visible_devices": "1"}
+    manifest["spec"]["gpu"] = 0
+    assert "recorded on NVIDIA H200" in str(banner(manifest, gpu_here=False))
+
 def test_imported_report_says_imported_from_which_file(tmp_path: Path) -> None:
     bundle = import_nsight_output([PLAIN / "plain.ncu-rep.gz"], tmp_path, "rep")
     for gpu_here in (False, True):
