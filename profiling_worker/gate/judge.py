@@ -178,14 +178,24 @@ def _outcome(row: pd.Series, context: list[str], options: GateOptions) -> tuple[
     if not row[BASELINE + AVG] > 0:
         return Outcome.NOT_COMPARABLE, f"baseline mean is {row[BASELINE + AVG]:g} {row[C.UNIT]}"
     diff, detect, allowed = row[DIFF_PCT], row[DETECTABLE_PCT], options.max_slowdown_pct
-    figures = (f"{diff:+.2f} % (95 % CI {row[DIFF_CI95_LOWER_PCT]:+.2f} .. "
-               f"{row[DIFF_CI95_UPPER_PCT]:+.2f} %)")
+    d = _distinct_decimals(diff, detect, allowed)
+    figures = (f"{diff:+.{d}f} % (95 % CI {row[DIFF_CI95_LOWER_PCT]:+.{d}f} .. "
+               f"{row[DIFF_CI95_UPPER_PCT]:+.{d}f} %)")
     if abs(diff) <= detect:
-        return Outcome.INDISTINGUISHABLE, (f"{figures}: below the {detect:.2f} % these runs can "
-                                           "detect")
+        return Outcome.INDISTINGUISHABLE, (f"{figures}: below the {detect:.{d}f} % these runs "
+                                           "can detect")
     if abs(diff) <= allowed:
-        return Outcome.INDISTINGUISHABLE, (f"{figures}: detectable ({detect:.2f} %) but within "
-                                           f"the {allowed:g} % allowed")
+        return Outcome.INDISTINGUISHABLE, (f"{figures}: detectable ({detect:.{d}f} %) but "
+                                           f"within the {allowed:g} % allowed")
     outcome = Outcome.REGRESSED if diff > 0 else Outcome.IMPROVED
-    return outcome, (f"{figures}: beyond the {allowed:g} % allowed and the {detect:.2f} % these "
-                     "runs can detect")
+    return outcome, (f"{figures}: beyond the {allowed:g} % allowed and the {detect:.{d}f} % "
+                     "these runs can detect")
+
+
+def _distinct_decimals(diff: float, *thresholds: float) -> int:
+    """Decimals (2 to 6) at which ``|diff|`` prints unlike each threshold, so that a difference
+    of 0.4714 % is not written "+0.47 %: beyond the 0.47 % allowed"."""
+    for decimals in range(2, 6):
+        if all(f"{abs(diff):.{decimals}f}" != f"{t:.{decimals}f}" for t in thresholds):
+            return decimals
+    return 6

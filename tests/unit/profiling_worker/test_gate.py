@@ -49,6 +49,19 @@ def test_ncu_against_cupti_of_the_same_sweep_is_not_comparable(tmp_path: Path) -
     assert md == proc.stdout
 
 
+
+def test_a_difference_is_written_unlike_the_threshold_it_crossed() -> None:
+    """A tester's find: at --max-slowdown 0.47 the H200 gate pair's n=4096 row (+0.4714 %) read
+    "+0.47 % ...: beyond the 0.47 % allowed"; the difference now gets the decimals it needs."""
+    rows = judge(GateSide.load(BUNDLED / "h200-cupti-gate-base"),
+                 GateSide.load(BUNDLED / "h200-cupti-gate-again"),
+                 GateOptions(max_slowdown_pct=0.47)).rows.set_index("n")
+    row = rows.loc[4096]
+    assert 0.47 < row[DIFF_PCT] < 0.475 and row[OUTCOME] == Outcome.REGRESSED.value
+    assert row[REASON].startswith(f"{row[DIFF_PCT]:+.3f} % (95 % CI ")  # not "+0.47 %"
+    assert "beyond the 0.47 % allowed" in row[REASON]
+    assert rows.loc[8192, REASON].startswith(f"{rows.loc[8192, DIFF_PCT]:+.2f} %")
+
 def test_a_bundle_against_itself_is_indistinguishable_everywhere(tmp_path: Path) -> None:
     sweep = BUNDLED / "h200-cupti-matmul-sweep"
     proc, xml, _ = compare(sweep, sweep, tmp_path)
