@@ -15,14 +15,13 @@ import pandas as pd
 import pytest
 from apptest_helpers import plotly_specs, texts, trace_values
 
+from app.core import frame_columns as F
 from profiling_worker.schema import columns as C, intervals
 
 REPO = Path(__file__).resolve().parents[2]
 CASES = REPO / "tests" / "fixtures" / "cases"
 SPREAD = [C.STD, C.CI95_LOWER, C.CI95_UPPER, C.RSD]
 PAGES = ("stability", "sweep", "one_kernel")
-#: The table of each page that holds the per annotation x config statistics.
-TABLE = {"stability": 0, "sweep": 0, "one_kernel": 0}
 
 
 @pytest.fixture(params=["cpu-runs1", "runs1-raw", "runs1-processed-only"])
@@ -51,7 +50,7 @@ def test_one_run_shows_no_spread_and_says_so(page, one_run_job, app) -> None:
     assert not at.exception, at.exception
     assert intervals.ONE_RUN_NOTE in texts(at)
     _no_nan_text(at)
-    table = at.dataframe[TABLE[page]].value
+    table = at.dataframe[0].value  # each page's first table: the statistics
     rows = table[table[C.NUM_RUNS] == 1]
     assert len(rows), table
     assert rows[[c for c in SPREAD if c in rows]].isna().all().all(), rows
@@ -66,7 +65,7 @@ def test_one_run_shows_no_spread_and_says_so(page, one_run_job, app) -> None:
 
 def test_stability_notes_one_run_rows(one_run_job, app) -> None:
     at = app("stability", query={"job": one_run_job})
-    notes = at.dataframe[0].value[C.NOTE if hasattr(C, "NOTE") else "Note"]
+    notes = at.dataframe[0].value[F.NOTE]
     assert all(n.startswith(intervals.ONE_RUN_NOTE) for n in notes), notes.tolist()
     assert "0 of " in texts(at)  # none stable
     assert pd.notna(at.dataframe[0].value[C.AVG]).all()
