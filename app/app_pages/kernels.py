@@ -44,10 +44,15 @@ counts = cached.view(kernel_counts_frame, bundle)
 multi = counts[counts[F.MAX_PER_RUN] > 1]
 if len(multi):
     st.caption("Several kernels per run: " + ", ".join(
-        f"{esc(a)} {esc(c)} ({n})" for a, c, n in zip(multi[C.ANNOTATION], multi[F.CONFIG_LABEL],
-                                            multi[F.MAX_PER_RUN])))
+        f"{esc(a)} {esc(c)} ({lo}–{hi})" if lo != hi else f"{esc(a)} {esc(c)} ({hi})"
+        for a, c, lo, hi in zip(multi[C.ANNOTATION], multi[F.CONFIG_LABEL],
+                                multi[F.KERNELS_PER_RUN], multi[F.MAX_PER_RUN])))
 if counts[F.VARIES_BETWEEN_RUNS].any():
-    st.warning("The number of kernels differs between runs of some configs.")
+    st.warning("The kernels launched (their number or their names) differ between runs of some "
+               "configs: " + ", ".join(f"{esc(a)} {esc(c)}" for a, c in zip(
+                   *counts.loc[counts[F.VARIES_BETWEEN_RUNS], [C.ANNOTATION, F.CONFIG_LABEL]]
+                   .T.to_numpy())) + ". A kernel absent from a run counts 0 ns in that run's "
+               "mean time above.")
 panels.table(counts, key="kernels-counts")
 panels.download_csv(counts, key="kernels-counts-csv", filename=f"{bundle.job_id}-kernel-counts.csv")
 

@@ -42,21 +42,34 @@ def launches_frame(bundle: Bundle) -> pd.DataFrame:
     return with_labels(wide, bundle.parameters)
 
 
+def _sorted_names(kernels: pd.Series) -> tuple[str, ...]:
+    """The kernel names a run launched, sorted (its launch order aside, to compare runs)."""
+    return tuple(sorted(kernels))
+
+
 def kernel_counts_frame(bundle: Bundle) -> pd.DataFrame:
     """Kernel launches per run of each annotation x config.
 
     Returns:
-        Annotation, Config, <params>, ConfigLabel, KernelsPerRun (min over runs), MaxPerRun,
-        VariesBetweenRuns, Kernels (distinct names, ' + ' joined), MeanTimeNs per kernel name
-        is in :func:`kernel_time_frame`.
+        Annotation, Config, <params>, ConfigLabel, KernelsPerRun (min launches over runs),
+        MaxPerRun (max launches over runs), VariesBetweenRuns (True when the number of launches
+        or the kernel names launched differ between runs), Kernels (distinct names, ' + '
+        joined). The mean time of each kernel name is in :func:`kernel_time_frame`.
+
+    Raises:
+        MissingData: the job has no per-launch table.
     """
     launches = _launches(bundle)
     keys = [c for c in (C.ANNOTATION, C.CONFIG, *bundle.parameters) if c in launches]
     per_run = (launches.drop_duplicates(keys + [C.RUN, C.LAUNCH])
-               .groupby(keys + [C.RUN], sort=False).size().rename("_count").reset_index())
-    counts = per_run.groupby(keys, sort=False)["_count"].agg(["min", "max"]).reset_index()
-    counts = counts.rename(columns={"min": F.KERNELS_PER_RUN, "max": F.MAX_PER_RUN})
-    counts[F.VARIES_BETWEEN_RUNS] = counts[F.KERNELS_PER_RUN] != counts[F.MAX_PER_RUN]
+               .groupby(keys + [C.RUN], sort=False)[C.KERNEL]
+               .agg(["size", _sorted_names]).reset_index())
+    per_run.columns = [*keys, C.RUN, "_count", "_names"]
+    counts = per_run.groupby(keys, sort=False).agg(
+        **{F.KERNELS_PER_RUN: ("_count", "min"), F.MAX_PER_RUN: ("_count", "max"),
+           "_kinds": ("_names", "nunique")}).reset_index()
+    counts[F.VARIES_BETWEEN_RUNS] = ((counts[F.KERNELS_PER_RUN] != counts[F.MAX_PER_RUN])
+                                     | (counts.pop("_kinds") > 1))
     names = (launches.groupby(keys, sort=False)[C.KERNEL]
              .agg(lambda s: " + ".join(dict.fromkeys(s))).rename(F.KERNEL_NAMES).reset_index())
     return with_labels(counts.merge(names, on=keys), bundle.parameters)
@@ -65,16 +78,24 @@ def kernel_counts_frame(bundle: Bundle) -> pd.DataFrame:
 def kernel_time_frame(bundle: Bundle) -> pd.DataFrame:
     """Mean duration of each kernel name per annotation x config (for the stacked chart).
 
+    A kernel absent from a run counts 0 ns for that run, so the mean is over every run of the
+    region and the kernels' means add up to the region's mean run time (runs table).
+
     Returns:
-        Annotation, Config, <params>, ConfigLabel, Kernel, MeanTimeNs (mean over runs of the
-        kernel's summed launches in a run), Share (% of the region's time).
+        Annotation, Config, <params>, ConfigLabel, Kernel, MeanTimeNs (ns: the kernel's summed
+        launch durations per run, averaged over all runs of the region), Share (% of the
+        region's mean run time).
+
+    Raises:
+        MissingData: the job has no per-launch table.
     """
     launches = _launches(bundle)
     timed = launches[launches[C.METRIC] == bundle.duration_metric]
     keys = [c for c in (C.ANNOTATION, C.CONFIG, *bundle.parameters) if c in timed]
-    per_run = timed.groupby(keys + [C.KERNEL, C.RUN], sort=False)[C.VALUE].sum().reset_index()
-    mean = per_run.groupby(keys + [C.KERNEL], sort=False)[C.VALUE].mean().reset_index()
-    mean = mean.rename(columns={C.VALUE: F.MEAN_TIME_NS})
+    runs = timed.groupby(keys, sort=False)[C.RUN].nunique().rename("_runs").reset_index()
+    total = timed.groupby(keys + [C.KERNEL], sort=False)[C.VALUE].sum().reset_index()
+    mean = total.merge(runs, on=keys)
+    mean[F.MEAN_TIME_NS] = mean.pop(C.VALUE) / mean.pop("_runs")
     mean[F.SHARE] = 100 * mean[F.MEAN_TIME_NS] / mean.groupby(keys)[F.MEAN_TIME_NS].transform("sum")
     return with_labels(mean, bundle.parameters)
 
