@@ -125,7 +125,6 @@ def aggregate(per_run: pd.DataFrame, keys: list[str]) -> pd.DataFrame:
     return stats
 
 
-
 def aggregate_normalised(per_run: pd.DataFrame, keys: list[str], baseline: str) -> pd.DataFrame:
     """:func:`aggregate` of :func:`normalise`: each annotation's mean over the ``baseline``
     annotation's mean at the same Config, whose CI95 takes both annotations' run spread into
@@ -147,6 +146,7 @@ def aggregate_normalised(per_run: pd.DataFrame, keys: list[str], baseline: str) 
     out[C.CI95_LOWER] = np.where(others, lower, out[C.CI95_LOWER])
     out[C.CI95_UPPER] = np.where(others, upper, out[C.CI95_UPPER])
     return out
+
 
 def is_power_of_two(value: float) -> bool:
     """True for 1, 2, 4, 8 ... (integers only)."""

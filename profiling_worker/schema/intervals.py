@@ -96,6 +96,7 @@ def ratio_ci95_bounds(mean_b: npt.ArrayLike, std_b: npt.ArrayLike, n_b: npt.Arra
         spread = np.where(enough, np.exp(np.sqrt(hb**2 + hc**2)), np.nan)
         return ratio / spread, ratio * spread
 
+
 def rsd_pct(mean: npt.ArrayLike, std: npt.ArrayLike) -> Floats:
     """``100 * std / |mean|`` (%); 0 when both are 0, inf when only the mean is 0, NaN when
     std is NaN (one run)."""
@@ -112,7 +113,6 @@ def stable(n: npt.ArrayLike, rsd: npt.ArrayLike) -> npt.NDArray[np.bool_]:
     low: npt.NDArray[np.bool_] = (np.nan_to_num(np.asarray(rsd, dtype="float64"), nan=np.inf)
                                   < C.STABLE_RSD_PCT)
     return enough & low
-
 
 
 def restate(aggregated: pd.DataFrame) -> pd.DataFrame:
