@@ -80,3 +80,20 @@ def test_one_kernel_tiles_show_a_dash_and_say_why(one_run_job, app) -> None:
     assert (tiles["RSD (%)"].value, tiles["Runs"].value, tiles["Stable"].value) == ("—", "1", "no")
     assert intervals.ONE_RUN_NOTE in tiles["RSD (%)"].help
     assert intervals.ONE_RUN_NOTE in duration.help and "CI95 [" not in duration.help
+
+
+@pytest.mark.parametrize("quantity", ["tflops", "time"])
+def test_sweep_normalised_one_run_has_no_interval(quantity, store, cpu_one_run_src, app) -> None:
+    """'Normalise to' and TFLOP/s aggregate in the app (derived): one run gives no CI95 there
+    either."""
+    shutil.copytree(cpu_one_run_src, store["results"] / "cpu-runs1")
+    at = app("sweep", query={"job": "cpu-runs1"})
+    at.segmented_control(key="sweep-quantity").set_value(quantity).run()
+    baseline = at.selectbox(key="sweep-baseline").options[1]
+    at.selectbox(key="sweep-baseline").set_value(baseline).run()
+    assert not at.exception, at.exception
+    table = at.dataframe[0].value
+    assert table[C.UNIT].str.startswith("×").all(), table  # normalised
+    assert table[C.NUM_RUNS].eq(1).all() and table[SPREAD].isna().all().all(), table
+    assert intervals.ONE_RUN_NOTE in texts(at)
+    _no_nan_text(at)
