@@ -2,7 +2,7 @@
 
 import streamlit as st
 
-from profiling_worker.schema import plausibility as P
+from profiling_worker.schema import columns as C, plausibility as P
 
 from app.core import frame_columns as F
 from app.core.figures.bound import build_bound_figure, build_roofline_figure
@@ -79,7 +79,7 @@ if undrawn.any():
     st.info(f"{int(undrawn.sum())} of {len(points)} points are not drawn: no FLOP count or no "
             f"bytes from the chosen sources (FLOPs: {flops_source}, Bytes: {bytes_source}): "
             + ", ".join(points.loc[undrawn, F.CONFIG_LABEL].astype(str)
-                        .radd(points.loc[undrawn, "Annotation"].astype(str) + " ")) + ".",
+                        .radd(points.loc[undrawn, C.ANNOTATION].astype(str) + " ")) + ".",
             icon=":material/info:")
 ceilings = roofline_ceilings(points)
 if ceilings.empty:
