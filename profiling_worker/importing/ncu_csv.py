@@ -72,17 +72,21 @@ def _long_rows(s: Sniffed) -> tuple[pd.DataFrame, dict[str, str]]:
     return rows, device
 
 
-def _launch_rows(s: Sniffed) -> tuple[pd.DataFrame, dict[str, str]]:
-    """Numeric launch x metric rows in the bundle's units (non-numeric metrics dropped)."""
+def _launch_rows(s: Sniffed) -> tuple[pd.DataFrame, dict[str, str], bool]:
+    """Numeric launch x metric rows in the bundle's units (non-numeric metrics dropped), the
+    device attributes, and whether the values are a details page's rounded display values
+    (scaled from a display unit as printed: 6.05 us for 6,048 ns)."""
     rows, device = _long_rows(s)
     values = pd.to_numeric(numbers_as_text(rows["Text"], s.decimal, thousands=s.decimal == "."),
                            errors="coerce")
     rows = rows[values.notna()].assign(**{C.VALUE: values[values.notna()]})
     scaled = [normalise_unit(float(v), str(u)) for v, u in zip(rows[C.VALUE], rows[C.UNIT])]
+    rounded = s.kind == NCU_DETAILS and any(float(v) != b for v, (b, _)
+                                            in zip(rows[C.VALUE], scaled))  # scaled: not base
     rows[C.VALUE] = [v for v, _ in scaled]
     rows[C.UNIT] = [u or None for _, u in scaled]
     rows["_seq"] = pd.to_numeric(rows["ID"], errors="coerce")
-    return rows.drop(columns="Text"), device
+    return rows.drop(columns="Text"), device, rounded
 
 
 def _launch_ids(rows: pd.DataFrame) -> frozenset[tuple[str, str]]:
@@ -113,14 +117,15 @@ def from_ncu_csv(sources: list[Sniffed]) -> Job:
     read = [(s, *_launch_rows(s)) for s in sources]
     read.sort(key=lambda r: -r[1][C.METRIC].nunique())
     used, notes = [read[0]], [n for s in sources if (n := index_column_note(s))]
-    for s, rows, _ in read[1:]:
+    for item in read[1:]:
+        s, rows = item[0], item[1]
         if _same_launches(rows, used[0][1]):
             notes.append(f"{s.path.name}: the same launches as {used[0][0].path.name} (another "
                          "page or unit setting of one profile); read once")
         else:
-            used.append((s, rows, _))
+            used.append(item)
     frames = []
-    for k, (s, rows, _) in enumerate(used):
+    for k, (s, rows, *_) in enumerate(used):
         frames.append(rows.assign(_seq=rows["_seq"] + k * 1e9))
     rows = pd.concat(frames, ignore_index=True)
     if rows.empty:
@@ -149,9 +154,13 @@ def from_ncu_csv(sources: list[Sniffed]) -> Job:
                            device.get(M.CC_MINOR)})
     notes.append("regions are kernel names (an ncu CSV export holds no NVTX ranges); configs "
                  f"told apart by launch parameters ({n_configs} found)")
+    notes.extend(f"{s.path.name}: the details page's values in display units are rounded as "
+                 "printed (6.05 us for 6,048 ns: up to about 0.1 %); `ncu --csv --page raw` or "
+                 "`--print-units base` keeps every digit" for s, _, _, rounded in used
+                 if rounded)
     return Job(params=params, configs=[{CONFIG_INDEX: i} for i in range(n_configs)], runs=runs,
                agg=aggregate_runs(runs, params), launches=launches,
-               kernels=[s.path.stem for s, _, _ in used],
+               kernels=[s.path.stem for s, *_ in used],
                label="imported: " + ", ".join(s.path.name for s in sources),
                environment=env, notes=notes, warnings=warnings,
                provenance={"measurement": "imported Nsight Compute CSV export",

@@ -119,6 +119,15 @@ def test_case2_ncu_csv_exports_import(tmp_path, name):
     assert read_manifest(b)["provenance"]["formats"][name] in ("ncu_raw", "ncu_details")
 
 
+
+@pytest.mark.parametrize("name, rounded", [("details.csv", True), ("details_units_base.csv", False),
+                                           ("raw.csv", False)])
+def test_case2_rounded_details_values_are_noted(tmp_path, name, rounded):
+    """A tester's find: the details page prints durations in us rounded to 2 decimals (6.05 us
+    for 6,048 ns), up to about 0.1 % off the raw page, with no note."""
+    notes = " ".join(read_manifest(_import(tmp_path, PLAIN / name))["warnings"])
+    assert ("rounded as printed (6.05 us for 6,048 ns" in notes) == rounded, notes
+
 def test_case2_an_export_cut_short_is_refused_with_the_reason(tmp_path):
     text = (PLAIN / "details.csv").read_text(encoding="utf-8")
     cut = tmp_path / "details.csv"
