@@ -7,7 +7,10 @@ from profiling_worker.schema.manifest import JobStatus
 
 from app.core.figures.backends import build_backends_figure
 from app.core.metrics import MissingData
-from app.core.views.backends import WHY, backends_frame, kernel_counts_differ, wall_frame
+from app.core.markdown import esc
+from app.core.views.backends import (WHY, backends_frame, context_mismatch, cupti_choices,
+                                     kernel_counts_differ, wall_frame)
+from app.core.views.compare import JobSummary
 from app.ui import analysis, cached, panels
 from app.core import frame_columns as F
 
@@ -22,19 +25,33 @@ if not ncu_ids or not cupti_ids:
     panels.stop_page()
 
 
-def _default(ids: list[str], name: str) -> int:
-    return ids.index(name) if name in ids else 0
+def _follow_ncu() -> None:
+    """A new ncu job brings its own best CUPTI match."""
+    st.session_state.pop("backends-cupti", None)
 
 
+by_id = {b.job_id: b for b in bundles}
 cols = st.columns(2)
 ncu_id = cols[0].selectbox("Nsight Compute job", ncu_ids, key="backends-ncu",
-                           index=_default(ncu_ids, "h200-ncu-j1-fp16"))
+                           index=ncu_ids.index("h200-ncu-j1-fp16")
+                           if "h200-ncu-j1-fp16" in ncu_ids else 0, on_change=_follow_ncu)
+cupti_ids = cupti_choices(ncu_id, [JobSummary.of(i, by_id[i].created_at, by_id[i].spec)
+                                   for i in [ncu_id, *cupti_ids]],
+                          {i: by_id[i].manifest for i in [ncu_id, *cupti_ids]})
 cupti_id = cols[1].selectbox("CUPTI job", cupti_ids, key="backends-cupti",
-                             index=_default(cupti_ids, "h200-cupti-j1-fp16"))
+                             help="The jobs of the same kernels and sizes measured like the ncu "
+                                  "job (same cache and clock control, GPU, driver) first")
 ncu, cupti = cached.bundle_for(ncu_id), cached.bundle_for(cupti_id)
 for job in (ncu, cupti):
     if job is not None:
         panels.data_notes(job, name_job=True)
+mismatch = context_mismatch(ncu.manifest, cupti.manifest) if ncu and cupti else []
+if mismatch:
+    st.warning("These two jobs were measured under different conditions besides the backend "
+               "(ncu vs CUPTI: " + "; ".join(esc(m) for m in mismatch) + "). Each can change "
+               "durations on its own (a warm L2 alone can halve a short kernel's time), so the "
+               "ratios below are not the backend's alone. The CUPTI jobs recorded most like "
+               "the ncu job are offered first.", icon=":material/warning:")
 try:
     frame = backends_frame(ncu, cupti)
 except MissingData as exc:

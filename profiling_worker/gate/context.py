@@ -11,6 +11,7 @@ what a CI candidate changes.
 
 from __future__ import annotations
 
+from collections.abc import Collection
 from typing import Any
 
 from profiling_worker.schema import backends as B, tools as T
@@ -57,7 +58,8 @@ def measurement_context(manifest: dict[str, Any]) -> dict[str, str | None]:
     return {k: None if v in (None, "") else str(v) for k, v in raw.items()}
 
 
-def context_differences(base: dict[str, Any], candidate: dict[str, Any]) -> list[str]:
+def context_differences(base: dict[str, Any], candidate: dict[str, Any],
+                        ignore: Collection[str] = ()) -> list[str]:
     """Why two bundles' durations cannot be judged against each other (empty: they can).
 
     A field both bundles leave unsaid is not held against them; one side saying and the other
@@ -66,13 +68,15 @@ def context_differences(base: dict[str, Any], candidate: dict[str, Any]) -> list
 
     Args:
         base, candidate: the two bundles' manifests.
+        ignore: keys of :data:`FIELDS` left out (the backends page compares two backends on
+            purpose, so it ignores ``backend`` and the tools only one of them uses).
 
     Returns:
         One sentence per differing field, e.g. ``"backend: ncu vs cupti"`` (baseline first).
     """
     ctx_b, ctx_c = measurement_context(base), measurement_context(candidate)
     out = [f"{FIELDS[k]}: {ctx_b[k] or 'not recorded'} vs {ctx_c[k] or 'not recorded'}"
-           for k in FIELDS if ctx_b[k] != ctx_c[k]]
+           for k in FIELDS if k not in ignore and ctx_b[k] != ctx_c[k]]
     for name, ctx in (("baseline", ctx_b), ("candidate", ctx_c)):
         if ctx["status"] != JobStatus.DONE.value and ctx_b["status"] == ctx_c["status"]:
             out.append(f"{name} job is {ctx['status'] or 'of unknown status'}, not done")

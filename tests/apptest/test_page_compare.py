@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from apptest_helpers import plotly_specs, texts
+from apptest_helpers import plotly_specs, texts, unescape
 
 BUNDLED = Path(__file__).resolve().parents[2] / "app" / "bundled"
 
@@ -126,3 +126,16 @@ def test_a_url_pair_that_cannot_be_shown_says_what_is_shown_instead(store, monke
     assert at.selectbox(key="compare-candidate").value != "h200-ncu-softmax"
     (warning,) = [w.value for w in at.warning if "h200-ncu-softmax" in w.value]
     assert "is not comparable with" in warning and "h200-cupti-gate-base" in warning
+
+
+def test_backends_names_a_cache_control_mismatch(store, monkeypatch, app) -> None:
+    monkeypatch.setenv("KPROF_BUNDLED_DIR", str(BUNDLED))
+    at = app("backends", query={"job": "h200-ncu-j1-fp16"})
+    at.selectbox(key="backends-ncu").set_value("h200-ncu-elementwise").run()
+    assert not at.exception, at.exception
+    assert at.selectbox(key="backends-cupti").value == "h200-cupti-elementwise"
+    assert "cache control" not in texts(at)
+    at.selectbox(key="backends-cupti").set_value("h200-cupti-elementwise-cache-none").run()
+    assert not at.exception, at.exception
+    (warning,) = [w.value for w in at.warning if "besides the backend" in w.value]
+    assert "cache control: all vs none" in unescape(warning)

@@ -3,17 +3,25 @@ their ratio (ncu / cupti) with CI, their spread, and each job's wall time (pure 
 
 from __future__ import annotations
 
+from collections.abc import Mapping
+from typing import Any
+
 import pandas as pd
 
+from profiling_worker.gate.context import context_differences
 from profiling_worker.schema import backends as B, columns as C
 
 from app.core.bundle_loader import Bundle
 from app.core.metrics import MissingData
-from app.core.views.compare import GATE_COLUMNS, CompareOptions, compare_frame
+from app.core.views.compare import (GATE_COLUMNS, CompareOptions, JobSummary, candidates,
+                                    compare_frame)
 from app.core.views.kernels import kernel_counts_frame
 from app.core import frame_columns as F
 
 NOT_ENOUGH_RUNS = "not enough runs to tell"
+#: Measurement-context fields (profiling_worker/gate/context.py) that differ between an ncu and
+#: a CUPTI job by design: the backend, and the tools only one of the two uses.
+BY_DESIGN = frozenset({"backend", *(t.key for t in set(B.tools(B.NCU)) ^ set(B.tools(B.CUPTI)))})
 #: Why the two differ, for the page (each cause seen or documented for these backends).
 WHY = (
     "**Nsight Compute** flushes the caches before every kernel (cache_control all), replays each "
@@ -58,6 +66,40 @@ def backends_frame(ncu: Bundle, cupti: Bundle) -> pd.DataFrame:
     out = out.rename(columns={F.RATIO: F.RATIO_NCU_OVER_CUPTI})
     order = [c for c in out if c not in (C.METRIC, C.UNIT, F.RATIO_EXCLUDES_ONE, *GATE_COLUMNS)]
     return out[order]
+
+
+def context_mismatch(ncu: Mapping[str, Any], cupti: Mapping[str, Any]) -> list[str]:
+    """How the two jobs' measurement context differs besides the backend (the regression gate's
+    :func:`~profiling_worker.gate.context.context_differences`, less :data:`BY_DESIGN`): each
+    difference changes durations on its own, so the ratio would not be the backend's alone.
+
+    Args:
+        ncu, cupti: the two jobs' manifests.
+
+    Returns:
+        One sentence per differing field, ncu's value first, e.g.
+        ``"cache control: all vs none"``; empty when only the backend differs.
+    """
+    return context_differences(dict(ncu), dict(cupti), ignore=BY_DESIGN)
+
+
+def cupti_choices(ncu_id: str, jobs: list[JobSummary],
+                  manifests: Mapping[str, Mapping[str, Any]]) -> list[str]:
+    """The CUPTI jobs to offer against ncu job ``ncu_id``, best first.
+
+    Jobs comparable with it (:func:`~app.core.views.compare.candidates`: the same kernels and
+    the most shared configs first), those with the fewest :func:`context_mismatch` differences
+    first (e.g. the same cache control before another), then jobs sharing no config with it.
+
+    Args:
+        ncu_id: the Nsight Compute job.
+        jobs: summaries of the ncu job and of every CUPTI job.
+        manifests: job id -> manifest, for every job of ``jobs``.
+    """
+    offered, refused = candidates(ncu_id, jobs)
+    ncu = manifests[ncu_id]
+    ranked = sorted(offered, key=lambda job: len(context_mismatch(ncu, manifests[job])))
+    return ranked + list(refused)
 
 
 def _verdict(ratio: float, same: bool, enough: bool) -> str:

@@ -1,0 +1,45 @@
+"""CUPTI vs Nsight Compute: a pair measured under other conditions than the backend is named
+(the regression gate's measurement context), and matching CUPTI jobs are offered first."""
+
+from __future__ import annotations
+
+import copy
+
+from bundled import bundled
+
+from app.core.views.backends import context_mismatch, cupti_choices
+from app.core.views.compare import JobSummary
+
+CUPTI_JOBS = ("h200-cupti-elementwise-cache-none", "h200-cupti-elementwise", "h200-cupti-j1-fp16")
+
+
+def _manifest(job: str) -> dict:
+    return bundled(job).manifest
+
+
+def test_cache_control_difference_is_named() -> None:
+    ncu = _manifest("h200-ncu-elementwise")
+    differs = context_mismatch(ncu, _manifest("h200-cupti-elementwise-cache-none"))
+    assert "cache control: all vs none" in differs
+    assert not any(d.startswith(("backend", "Nsight Compute", "cupti-python")) for d in differs)
+    matching = context_mismatch(ncu, _manifest("h200-cupti-elementwise"))
+    assert not any("cache control" in d for d in matching)
+    assert len(matching) == len(differs) - 1
+
+
+def test_clock_control_difference_is_named() -> None:
+    ncu = _manifest("h200-ncu-elementwise")
+    cupti = copy.deepcopy(_manifest("h200-cupti-elementwise"))
+    cupti["spec"]["clock_control"] = "base"
+    assert "clock control: none vs base" in context_mismatch(ncu, cupti)
+
+
+def test_matching_cupti_job_is_offered_first() -> None:
+    for ncu_id, first in (("h200-ncu-elementwise", "h200-cupti-elementwise"),
+                          ("h200-ncu-elementwise-cache-none", "h200-cupti-elementwise-cache-none")):
+        jobs = (ncu_id, *CUPTI_JOBS)
+        summaries = [JobSummary.of(j, "", bundled(j).spec) for j in jobs]
+        choices = cupti_choices(ncu_id, summaries, {j: _manifest(j) for j in jobs})
+        assert choices[0] == first
+        assert choices[-1] == "h200-cupti-j1-fp16"  # other kernels: no config in common
+        assert sorted(choices) == sorted(CUPTI_JOBS)
