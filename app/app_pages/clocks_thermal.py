@@ -17,12 +17,12 @@ from app.core.views.clocks import (NVML_DOCS, ClocksOptions, clock_sources, coll
                                    correlation_frame, kernel_clock_frame, max_sm_clock_mhz,
                                    thermal_compare_frame, thermal_mean_difference_pct,
                                    throttle_frame, trace_frame)
+from app.core.views.compare import JobSummary
+from app.core.views.thermal_pair import pair_notes, thermal_pair
 from app.core.views.timeline import PERFETTO_UI, TRACE_SUFFIX, timeline_view, trace_bytes
 from app.ui import analysis, cached, notes, panels, state
 from app.core.markdown import esc
 from app.core import frame_columns as F
-
-THERMAL_DEFAULTS = ("h200-cupti-stability", "h200-cupti-stability-thermal-off")
 
 st.header("Clocks and thermal")
 bundle = analysis.selected_bundle()
@@ -113,13 +113,23 @@ ids = [b.job_id for b in bundles if b.status == JobStatus.DONE]
 if len(ids) < 2:
     st.info("This needs two finished jobs, e.g. the same kernels with thermal_mode auto and off.")
     panels.stop_page()
+summaries = [JobSummary.of(b.job_id, b.created_at, b.spec) for b in bundles if b.job_id in ids]
+modes = {b.job_id: str(getattr(b.spec, "thermal_mode", None) or SPEC_DEFAULTS["thermal_mode"])
+         for b in bundles if b.job_id in ids}
+pair = thermal_pair(state.selected_job_id(), summaries, modes)
+if pair is None:
+    st.info("No two finished jobs measure the same kernels and configs with different "
+            "thermal_mode, so there is nothing to compare: record the same job again with "
+            "thermal_mode off (or auto).", icon=":material/info:")
+    panels.stop_page()
 picks = st.columns(2)
-first = THERMAL_DEFAULTS[0] if THERMAL_DEFAULTS[0] in ids else state.selected_job_id()
-second = THERMAL_DEFAULTS[1] if THERMAL_DEFAULTS[1] in ids else ids[0]
-job_a = picks[0].selectbox("Job A", ids, key="clocks-thermal-a",
-                           index=ids.index(first) if first in ids else 0)
-job_b = picks[1].selectbox("Job B", ids, key="clocks-thermal-b",
-                           index=ids.index(second) if second in ids else min(1, len(ids) - 1))
+job_a = picks[0].selectbox("Job A", ids, key="clocks-thermal-a", index=ids.index(pair[0]))
+job_b = picks[1].selectbox("Job B", ids, key="clocks-thermal-b", index=ids.index(pair[1]))
+by_id = {s.job_id: s for s in summaries}
+for note in pair_notes(by_id[job_a], by_id[job_b], modes):
+    st.warning(esc(note), icon=":material/warning:")
+if job_a == job_b:
+    panels.stop_page()
 a, b = cached.bundle_for(job_a), cached.bundle_for(job_b)
 if a is None or b is None:
     st.error("One of the jobs could not be read.")

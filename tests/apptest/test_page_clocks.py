@@ -55,3 +55,33 @@ def test_cpu_job_has_no_trace(seeded, app) -> None:
     at = app("clocks_thermal")
     assert not at.exception
     assert "no NVML trace" in texts(at) or plotly_specs(at)
+
+
+def _thermal_titles(at) -> list[str]:
+    return [t for s in plotly_specs(at) if "thermal_mode" in (t := s["layout"]["title"]["text"])]
+
+
+def test_thermal_comparison_needs_two_thermal_modes(store, app) -> None:
+    """Two jobs, both thermal_mode auto: the page says so instead of comparing them."""
+    import shutil
+
+    for job in ("h200-cupti-stability", "h200-cupti-matmul-sweep"):
+        shutil.copytree(BUNDLED / job, store["bundled"] / job)
+    at = app("clocks_thermal", query={"job": "h200-cupti-stability"})
+    assert not at.exception, at.exception
+    assert "with different thermal_mode, so there is nothing to compare" in texts(at)
+    assert not _thermal_titles(at)
+    assert not any("ThermalMode" in d.value.columns for d in at.dataframe)
+
+
+def test_thermal_comparison_of_a_job_with_itself_is_refused(store, monkeypatch, app) -> None:
+    at = _open(app, monkeypatch, "h200-cupti-stability-thermal-off")
+    assert at.selectbox(key="clocks-thermal-a").value == "h200-cupti-stability-thermal-off"
+    assert at.selectbox(key="clocks-thermal-b").value == "h200-cupti-stability"
+    assert len(_thermal_titles(at)) == 1
+    at.selectbox(key="clocks-thermal-b").set_value("h200-cupti-stability-thermal-off").run()
+    assert not at.exception, at.exception
+    assert "a job compared with itself" in texts(at) and not _thermal_titles(at)
+    at.selectbox(key="clocks-thermal-b").set_value("h200-cupti-j1-fp16").run()
+    assert "Both jobs ran with thermal_mode" not in texts(at)
+    assert "not only in thermal_mode" in texts(at) and len(_thermal_titles(at)) == 1
