@@ -28,6 +28,7 @@ import pytest
 from app import settings
 from app.services import history_index
 from app.services import job_book
+from app.services import job_manager as jm
 from app.services.job_recovery import RESERVE_FILE
 from app.services.job_manager import JobManager
 from profiling_worker.catalog.builtin import CATALOG
