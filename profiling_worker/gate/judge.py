@@ -9,6 +9,9 @@ counts ``n_b, n_c`` (the bundles' aggregated table: AvgValue, StdDev, NumRuns):
   degrees of freedom ``v = SE^4 / ((s_b^2/n_b)^2/(n_b-1) + (s_c^2/n_c)^2/(n_c-1))``
   (B. L. Welch, Biometrika 34 (1947) 28-35; NIST/SEMATECH e-Handbook of Statistical Methods,
   section 1.3.5.3 "Two-Sample t-Test for Equal Means");
+- its 95 % CI ``d -/+ D`` (below), the lower bound cut at -100 % when both means are
+  non-negative (a duration cannot fall below 0; as the CI95 lower bounds of
+  :mod:`profiling_worker.schema.intervals`);
 - the **smallest detectable difference** ``D = t(0.975, v) SE / m_b``: the half-width of the
   95 % confidence interval of ``m_c - m_b``, relative to the baseline. A difference smaller than
   ``D`` is not significant at the 5 % level (two-sided Welch t-test), so these runs cannot tell
@@ -159,7 +162,10 @@ def _add_statistics(frame: pd.DataFrame) -> None:
         half = stdtrit(df.clip(lower=1.0), 0.975) * se
         frame[DIFF_PCT] = 100.0 * (mc - mb) / mb
         frame[DETECTABLE_PCT] = 100.0 * half / mb
-    frame[DIFF_CI95_LOWER_PCT] = frame[DIFF_PCT] - frame[DETECTABLE_PCT]
+    # A non-negative quantity (a duration, bytes) cannot fall by more than 100 %: the lower
+    # bound is cut there, as the CI95 lower bounds of such quantities are cut at 0.
+    floor = np.where((mb >= 0) & (mc >= 0), -100.0, -np.inf)
+    frame[DIFF_CI95_LOWER_PCT] = np.maximum(frame[DIFF_PCT] - frame[DETECTABLE_PCT], floor)
     frame[DIFF_CI95_UPPER_PCT] = frame[DIFF_PCT] + frame[DETECTABLE_PCT]
     frame[WELCH_DF] = df
 

@@ -13,8 +13,8 @@ from pathlib import Path
 import pytest
 
 from profiling_worker.gate import exit_codes as report
-from profiling_worker.gate.judge import (DETECTABLE_PCT, DIFF_PCT, OUTCOME, REASON, GateOptions,
-                                         Outcome, judge)
+from profiling_worker.gate.judge import (DETECTABLE_PCT, DIFF_CI95_LOWER_PCT, DIFF_PCT,
+                                         OUTCOME, REASON, GateOptions, Outcome, judge)
 from profiling_worker.gate.sides import GateInputError, GateSide
 from profiling_worker.schema import columns as C
 
@@ -61,6 +61,28 @@ def test_a_difference_is_written_unlike_the_threshold_it_crossed() -> None:
     assert row[REASON].startswith(f"{row[DIFF_PCT]:+.3f} % (95 % CI ")  # not "+0.47 %"
     assert "beyond the 0.47 % allowed" in row[REASON]
     assert rows.loc[8192, REASON].startswith(f"{rows.loc[8192, DIFF_PCT]:+.2f} %")
+
+
+def test_a_durations_fall_is_never_below_minus_100_pct(tmp_path: Path) -> None:
+    """A new user's find: two noisy cpu jobs read "-99.96 % (95 % CI -117.95 .. -81.97 %)", a
+    fall a duration cannot have. Here the candidate is the H200 gate baseline at 1 % of its
+    time with a spread as large as its mean: the interval's lower bound stops at -100 %."""
+    import shutil
+
+    import pandas as pd
+
+    cand = tmp_path / "faster-and-noisy"
+    shutil.copytree(BUNDLED / "h200-cupti-gate-base", cand)
+    table = cand / C.TABLES_DIR / f"{C.TABLE_AGGREGATED}.parquet"
+    agg = pd.read_parquet(table)
+    agg[C.AVG] = agg[C.AVG] * 0.01
+    agg[C.STD] = agg[C.AVG] * 3
+    agg.to_parquet(table)
+    rows = judge(GateSide.load(BUNDLED / "h200-cupti-gate-base"), GateSide.load(cand),
+                 GateOptions()).rows
+    assert (rows[DIFF_PCT] - rows[DETECTABLE_PCT] < -100).all()  # the uncut bound
+    assert (rows[DIFF_CI95_LOWER_PCT] == -100).all()
+    assert all("(95 % CI -100.00 .. " in r for r in rows[REASON])
 
 def test_a_bundle_against_itself_is_indistinguishable_everywhere(tmp_path: Path) -> None:
     sweep = BUNDLED / "h200-cupti-matmul-sweep"
