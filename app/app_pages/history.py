@@ -77,6 +77,18 @@ def _render_actions(row: hx.HistoryRow, all_tags: list[str]) -> None:
               on_click=lambda: st.session_state.pop(CONFIRM, None))
 
 
+def _actions(found: list[hx.HistoryRow], open_id: str | None, all_tags: list[str]) -> None:
+    """Tag and delete only a job the filtered table shows (the selected row, or the sidebar's
+    job while the filters keep it): never one the user cannot see."""
+    shown = next((r for r in found if r.job_id == open_id), None)
+    if shown is not None:
+        _render_actions(shown, all_tags)
+    elif open_id:
+        st.session_state.pop(CONFIRM, None)  # a confirmation never outlives the job's row
+        st.info(f"The open job {code(open_id)} is not in the filtered table: change the filters "
+                "or select a row to tag or delete a job.", icon=":material/filter_alt:")
+
+
 st.header("History")
 sync, every, index_error = hx.read()
 if index_error:
@@ -98,9 +110,7 @@ panels.table(frame, key=state.key(PAGE, "table"),
 st.caption(f"{len(found)} of {len(every)} jobs. Select a row to open that job on every page.")
 panels.download_csv(frame, key=state.key(PAGE, "csv"), filename="history.csv")
 
-current = next((r for r in every if r.job_id == state.selected_job_id()), None)
-if current is not None:
-    _render_actions(current, facets["tags"])
+_actions(found, state.selected_job_id(), facets["tags"])
 
 if sync.problems:
     st.subheader("Directories that are not readable results")

@@ -61,3 +61,23 @@ def test_delete_asks_first_then_removes_the_directory(seeded, app) -> None:
     assert not (seeded["results"] / JOB).exists()
     assert f"Deleted {JOB}" in texts(at)
     assert at.dataframe[0].value.empty
+
+
+def test_no_delete_for_a_job_the_filters_hide(seeded, app) -> None:
+    _with_bundled(seeded)
+    at = app("history", query={"job": JOB})
+    other = at.dataframe[0].value.set_index("Job").loc[BUNDLED, "Backend"]
+    at.multiselect(key="history-backends").set_value(["cpu"]).run()
+    assert "history-delete" in [b.key for b in at.button]  # shown (filtered in): delete offered
+    at.button(key="history-delete").click().run()
+    at.multiselect(key="history-backends").set_value([other]).run()
+    assert at.dataframe[0].value["Job"].tolist() == [BUNDLED]
+    assert not [b for b in at.button if b.key.startswith("history-delete")]
+    assert f"Open job: {JOB}" not in texts(at)
+    assert f"The open job `{JOB}` is not in the filtered table" in texts(at)
+    at.multiselect(key="history-backends").set_value([]).run()
+    at.text_input(key="history-text").input("zzznomatch").run()
+    assert at.dataframe[0].value.empty
+    assert not [b for b in at.button if b.key.startswith("history-delete")]
+    assert "not in the filtered table" in texts(at)
+    assert (seeded["results"] / JOB).is_dir()
