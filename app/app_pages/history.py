@@ -27,13 +27,17 @@ def _frame(found: list[hx.HistoryRow]) -> pd.DataFrame:
 
 
 def _filters(facets: dict[str, list[str]]) -> hx.HistoryFilter:
-    cols = st.columns([2, 2, 1, 1, 2])
-    picks = {name: cols[i].multiselect(label, facets[name], key=state.key(PAGE, name))
-             for i, (name, label) in enumerate([("kernels", "Kernel"), ("gpus", "GPU"),
-                                                ("backends", "Backend"),
-                                                ("statuses", "Status"), ("tags", "Tag")])}
-    text = st.text_input("Search", key=state.key(PAGE, "text"),
-                         placeholder="job id, label, kernel, GPU or tag words")
+    """The filter boxes: four equal columns, then Tag beside Search, so that at 1400 px a
+    chip such as "cancelled" and the "Choose options" placeholder are shown whole."""
+    top = st.columns(4)
+    tag_col, text_col = st.columns([1, 3])
+    boxes = [(top[0], "kernels", "Kernel"), (top[1], "gpus", "GPU"),
+             (top[2], "backends", "Backend"), (top[3], "statuses", "Status"),
+             (tag_col, "tags", "Tag")]
+    picks = {name: col.multiselect(label, facets[name], key=state.key(PAGE, name))
+             for col, name, label in boxes}
+    text = text_col.text_input("Search", key=state.key(PAGE, "text"),
+                               placeholder="job id, label, kernel, GPU or tag words")
     return hx.HistoryFilter(text=text, **{k: tuple(v) for k, v in picks.items()})
 
 
