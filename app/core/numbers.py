@@ -73,3 +73,16 @@ def printf_format(series: pd.Series, sig: int = SIG_DIGITS) -> str | None:
         return None
     return "%,d" if decimals == 0 and pd.api.types.is_integer_dtype(series) \
         else f"%,.{decimals}f"
+
+
+def mixed_as_text(series: pd.Series) -> pd.Series | None:
+    """An object column holding both numbers and text (a report's metric values:
+    ``launch__func_cache_config`` is "CachePreferNone") as text, the numbers written by
+    :func:`fmt`, missing cells as "—"; None for any other column. Arrow stores a column as one
+    type, so a table of such a column would otherwise fail to convert (and fall back noisily)."""
+    if series.dtype != object:
+        return None
+    kinds = {isinstance(v, str) for v in series if v is not None and v == v}
+    if kinds != {True, False}:
+        return None
+    return series.map(lambda v: v if isinstance(v, str) else fmt(None if v is None else float(v)))

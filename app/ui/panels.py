@@ -86,6 +86,12 @@ def table(frame: pd.DataFrame | list[dict[str, Any]], key: str, where: Any = Non
     stay exact (sorting, CSV downloads). ``where``: a column or container (default: here);
     ``column_config`` entries override the number formats."""
     frame = frame if isinstance(frame, pd.DataFrame) else pd.DataFrame(frame)
+    mixed = {c: text for c in frame.columns
+             if (text := numbers.mixed_as_text(frame[c])) is not None}
+    if mixed:  # a column of numbers and text: shown as text (module app.core.numbers)
+        frame = frame.copy()
+        for name, text in mixed.items():
+            frame[name] = text
     config: dict[str, Any] = {}
     for name in frame.columns:
         fmt = numbers.printf_format(frame[name])

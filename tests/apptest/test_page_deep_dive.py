@@ -134,3 +134,24 @@ def test_picked_point_survives_closing_and_a_job_switch_offers_that_jobs_points(
     shown = texts(at)
     annotation = points.value.split(" · ")[0]
     assert annotation in {"x*2", "a+b", "unfused", "fused"} and "Queues a job" in shown
+
+
+def test_full_set_tables_serialise_without_arrow_fallback(store, monkeypatch, app,
+                                                          caplog) -> None:
+    """A new user's find: every visit to the full-set deep dive logged a traceback (Arrow could
+    not convert a Value column holding "CachePreferNone" among numbers). Such a column is now
+    shown as text; the numbers in it are written with thousands separators."""
+    import logging
+
+    monkeypatch.setenv("KPROF_BUNDLED_DIR", str(BUNDLED))
+    streamlit_log = logging.getLogger("streamlit.dataframe_util")  # does not propagate
+    streamlit_log.addHandler(caplog.handler)
+    try:
+        at = app("deep_dive", query={"job": "h200-ncu-deepdive-fp16-4096"})
+    finally:
+        streamlit_log.removeHandler(caplog.handler)
+    assert not at.exception, at.exception
+    assert len(at.dataframe) >= 5
+    assert "Serialization of dataframe to Arrow table was unsuccessful" not in caplog.text
+    cells = [v for df in at.dataframe for c in df.value.columns for v in df.value[c]]
+    assert "CachePreferNone" in cells

@@ -32,3 +32,21 @@ def test_table_formats_keep_four_significant_digits_of_the_smallest_value() -> N
     assert numbers.printf_format(pd.Series([1e-9, 2e-9])) is None  # exponent form: default
     assert numbers.printf_format(pd.Series(["a"])) is None
     assert numbers.printf_format(pd.Series([True, False])) is None
+
+
+def test_a_column_of_numbers_and_text_is_shown_as_text() -> None:
+    """A new user's find: the Deep dive's metric tables (a value "CachePreferNone" among
+    numbers) made Arrow fail on every visit, a traceback in the server log each time."""
+    import pandas as pd
+    import pyarrow as pa
+
+    from app.core.numbers import mixed_as_text
+
+    mixed = pd.Series([1024, "CachePreferNone", 2.5, None], dtype=object)
+    with pytest.raises(pa.ArrowInvalid):
+        pa.array(mixed)
+    text = mixed_as_text(mixed)
+    assert text is not None and text.tolist() == ["1,024", "CachePreferNone", "2.500", "—"]
+    pa.array(text)  # converts
+    assert mixed_as_text(pd.Series(["a", None], dtype=object)) is None
+    assert mixed_as_text(pd.Series([1.0, 2.0])) is None
