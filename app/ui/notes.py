@@ -60,6 +60,7 @@ def few_runs(frame: pd.DataFrame) -> None:
     few = int((frame[C.NUM_RUNS] < intervals.MIN_RUNS).sum())
     if few:
         st.info(f"**{intervals.ONE_RUN_NOTE}** ({few} of {len(frame)} rows): StdDev, CI95 and "
-                "relative std dev are left empty and no error bar or band is drawn; such a "
-                "measurement is never called stable. Run the job with 2 or more runs.",
+                "relative std dev are missing (None in the tables, empty in the CSV) and no "
+                "error bar or band is drawn; such a measurement is never called stable. Run "
+                "the job with 2 or more runs.",
                 icon=":material/info:")
