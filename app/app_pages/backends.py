@@ -9,7 +9,7 @@ from app.core.figures.backends import build_backends_figure
 from app.core.metrics import MissingData
 from app.core.markdown import esc
 from app.core.views.backends import (WHY, backends_frame, context_mismatch, cupti_choices,
-                                     kernel_counts_differ, wall_frame)
+                                     kernel_counts_differ, tool_version_difference, wall_frame)
 from app.core.views.compare import JobSummary
 from app.ui import analysis, cached, panels
 from app.core import frame_columns as F
@@ -46,6 +46,11 @@ for job in (ncu, cupti):
     if job is not None:
         panels.data_notes(job, name_job=True)
 mismatch = context_mismatch(ncu.manifest, cupti.manifest) if ncu and cupti else []
+versions = tool_version_difference(ncu.manifest, cupti.manifest) if ncu and cupti else None
+if versions:
+    st.caption(f"{esc(versions)} (ncu vs CUPTI): by design where Nsight Compute is older than "
+               "2026.2.1, whose ncu backend needs nsight-python 0.9.6 (launch mode) while CUPTI "
+               "needs 1.1.")
 if mismatch:
     st.warning("These two jobs were measured under different conditions besides the backend "
                "(ncu vs CUPTI: " + "; ".join(esc(m) for m in mismatch) + "). Each can change "

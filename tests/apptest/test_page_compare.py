@@ -42,6 +42,9 @@ def test_backends_default_pair(store, monkeypatch, app) -> None:
     assert at.selectbox(key="backends-cupti").value == "h200-cupti-j1-fp16"
     assert len(plotly_specs(at)) == 1 and len(at.dataframe) == 2
     assert "wall time" in texts(at)
+    # the pair is measured alike: no warning, the nsight-python versions in a caption
+    assert not [w for w in at.warning if "different conditions" in w.value]
+    assert "0.9.6 vs 1.1.0 (ncu vs CUPTI): by design" in texts(at)
 
 
 def _one_run_copy(src: Path, dest: Path, run: int) -> None:

@@ -8,8 +8,8 @@ from typing import Any
 
 import pandas as pd
 
-from profiling_worker.gate.context import context_differences
-from profiling_worker.schema import backends as B, columns as C
+from profiling_worker.gate.context import FIELDS, context_differences
+from profiling_worker.schema import backends as B, columns as C, tools as T
 
 from app.core.bundle_loader import Bundle
 from app.core.metrics import MissingData
@@ -22,6 +22,10 @@ NOT_ENOUGH_RUNS = "not enough runs to tell"
 #: Measurement-context fields (profiling_worker/gate/context.py) that differ between an ncu and
 #: a CUPTI job by design: the backend, and the tools only one of the two uses.
 BY_DESIGN = frozenset({"backend", *(t.key for t in set(B.tools(B.NCU)) ^ set(B.tools(B.CUPTI)))})
+#: The nsight-python versions of the two differ by design on a machine whose Nsight Compute is
+#: older than 2026.2.1: the ncu backend then needs nsight-python 0.9.6 (launch mode), CUPTI 1.1.
+#: Said in a caption, not warned about on every pair.
+TOOL_VERSION = T.NSIGHT_PYTHON.key
 #: Why the two differ, for the page (each cause seen or documented for these backends).
 WHY = (
     "**Nsight Compute** flushes the caches before every kernel (cache_control all), replays each "
@@ -80,7 +84,14 @@ def context_mismatch(ncu: Mapping[str, Any], cupti: Mapping[str, Any]) -> list[s
         One sentence per differing field, ncu's value first, e.g.
         ``"cache control: all vs none"``; empty when only the backend differs.
     """
-    return context_differences(dict(ncu), dict(cupti), ignore=BY_DESIGN)
+    return context_differences(dict(ncu), dict(cupti), ignore=BY_DESIGN | {TOOL_VERSION})
+
+
+def tool_version_difference(ncu: Mapping[str, Any], cupti: Mapping[str, Any]) -> str | None:
+    """``"nsight-python version: 0.9.6 vs 1.1.0"`` when the two jobs' nsight-python versions
+    differ (ncu's first; see :data:`TOOL_VERSION`), else None."""
+    others = set(FIELDS) - {TOOL_VERSION}
+    return next(iter(context_differences(dict(ncu), dict(cupti), ignore=others)), None)
 
 
 def cupti_choices(ncu_id: str, jobs: list[JobSummary],

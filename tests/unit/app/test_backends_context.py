@@ -7,7 +7,7 @@ import copy
 
 from bundled import bundled
 
-from app.core.views.backends import context_mismatch, cupti_choices
+from app.core.views.backends import context_mismatch, cupti_choices, tool_version_difference
 from app.core.views.compare import JobSummary
 
 CUPTI_JOBS = ("h200-cupti-elementwise-cache-none", "h200-cupti-elementwise", "h200-cupti-j1-fp16")
@@ -43,3 +43,14 @@ def test_matching_cupti_job_is_offered_first() -> None:
         assert choices[0] == first
         assert choices[-1] == "h200-cupti-j1-fp16"  # other kernels: no config in common
         assert sorted(choices) == sorted(CUPTI_JOBS)
+
+
+
+def test_the_matching_pair_is_not_warned_about_its_nsight_python_versions() -> None:
+    """A helper's note: every bundled ncu/CUPTI pair differs in nsight-python (0.9.6 for ncu's
+    launch mode with Nsight Compute 2025.3, 1.1.0 for CUPTI), so a warning on that alone would
+    be on every pair; it is named in a caption instead."""
+    ncu, cupti = _manifest("h200-ncu-j1-fp16"), _manifest("h200-cupti-j1-fp16")
+    assert context_mismatch(ncu, cupti) == []
+    assert tool_version_difference(ncu, cupti) == "nsight-python version: 0.9.6 vs 1.1.0"
+    assert tool_version_difference(ncu, ncu) is None
