@@ -37,6 +37,40 @@ THERMAL_HELP = {
     "thermal_timeout": "Longest pause in s (default 180); manual mode fails after it, auto "
                        "mode lowers the resume point",
 }
+#: The label each field has on screen (the widgets draw these): errors name a field by it, with
+#: the spec's name after it. ``metrics`` is the spec's, made of Metrics and Extra metrics;
+#: ``sizes`` and ``runs`` depend on the kernel (:func:`labels`).
+LABELS = {
+    "kernels": "Kernels", "annotations": "Annotations (empty = all)", "backend": "Backend",
+    "metric_preset": "Metrics", "metrics": "Metrics / Extra metrics", "size_preset": "Sizes from",
+    "extra_metrics": "Extra metrics (Nsight Compute names)", "cache_control": "Cache control",
+    "clock_control": "Clock control", "replay_mode": "Replay mode", "thermal_mode": "Thermal mode",
+    "thermal_wait": "Pause at (°C)", "thermal_cont": "Resume at (°C)",
+    "thermal_timeout": "Longest pause (s)", "warmup": "Warm-up calls", "gpu": "GPU index",
+    "collectors": "Info collectors (sampled before each run; nsight-python >= 1.1)",
+    "ignore_kernels": "Kernels to ignore (one a line)", "label": "Label", "combine": "Configs",
+}
+
+
+def labels(params: tuple[str, ...]) -> dict[str, str]:
+    """:data:`LABELS` for a kernel of these parameters: one size field ``Sizes (<param>)`` and
+    ``Runs per size``, or one field per parameter (labelled by its name) and ``Runs per
+    config``."""
+    if len(params) <= 1:
+        return {**LABELS, "sizes": f"Sizes ({params[0] if params else 'n'})",
+                "runs": "Runs per size"}
+    return {**LABELS, **{p: p for p in params}, "runs": "Runs per config"}
+
+
+def error_text(err: spec_schema.FieldError, shown: Mapping[str, str]) -> str:
+    """An error as Markdown, naming the field by its label on screen and the spec's name:
+    ``**GPU index (gpu)**: 99 is out of range … Fix: ….`` (``ignore_kernels[2]`` takes the
+    label of ``ignore_kernels``); a field with no label (``disk_full``) by its name alone."""
+    label = shown.get(err.field.partition("[")[0])
+    name = err.field if label is None or label == err.field else f"{label} ({err.field})"
+    return f"**{esc(name)}**: {esc(err.message)}. Fix: {esc(err.hint)}."
+
+
 def k(field: str) -> str:
     """Widget key of a builder field (``builder-<field>``)."""
     return state.key(PAGE, field)
@@ -72,13 +106,22 @@ def form_defaults(backend: str, catalog: spec_form.Catalog) -> dict[str, Any]:
     return {f: form_only.get(f, spec_schema.SPEC_DEFAULTS.get(f)) for f in FIELDS}
 
 
-def on_submit(first: Mapping[str, Any]) -> None:
-    """Form callback: validate; queue the job and select it, or keep the errors for display."""
-    spec, errors = spec_form.to_job_spec(form_values(first), cached.kernel_catalog()[0])
+def check(values: Mapping[str, Any]) -> tuple[spec_schema.JobSpec | None, list[Any]]:
+    """(spec, []) for form values that make a job this machine can run, else (None, the field
+    errors): the spec's rules and the worker's environment report. Queues nothing."""
+    spec, errors = spec_form.to_job_spec(values, cached.kernel_catalog()[0])
     if spec is not None:
         errors = spec_form.backend_errors(spec, cached.env_report())
-        spec = None if errors else spec
+    return (None if errors else spec), errors
+
+
+def on_submit(first: Mapping[str, Any]) -> None:
+    """Form callback: validate; queue the job and select it, or keep the errors (and the values
+    they were found in) for display."""
+    values = form_values(first)
+    spec, errors = check(values)
     st.session_state[state.BUILDER_ERRORS] = errors
+    st.session_state[state.BUILDER_CHECKED] = values
     st.session_state.pop(state.BUILDER_NOTICE, None)
     if spec is None:
         return
@@ -113,18 +156,19 @@ def render_job_builder(best_backend: str) -> dict[str, Any]:
     catalog, load_errors = cached.kernel_catalog()
     first = form_defaults(best_backend, catalog)
     annotations = sorted({a for info in catalog.values() for a in info.annotations})
-    kernels = st.multiselect("Kernels", list(catalog), default=first["kernels"], key=k("kernels"),
+    kernels = st.multiselect(LABELS["kernels"], list(catalog), default=first["kernels"],
+                             key=k("kernels"),
                              format_func=lambda kid: f"{kid} · {catalog[kid].title}"
                              if kid in catalog else kid)
     info = catalog.get(kernels[0]) if kernels else None
     with st.form("builder-form", border=False, enter_to_submit=False):  # only Run submits
-        st.multiselect("Annotations (empty = all)", annotations, default=first["annotations"],
+        st.multiselect(LABELS["annotations"], annotations, default=first["annotations"],
                        key=k("annotations"))
         _size_fields(info, first)
         left, right = st.columns(2)
-        _select(left, "Backend", B.NAMES, "backend", first,
+        _select(left, LABELS["backend"], B.NAMES, "backend", first,
                 help="; ".join(f"{n}: {B.get(n).measures}" for n in B.NAMES))
-        _select(right, "Metrics", spec_schema.METRIC_PRESETS, "metric_preset", first,
+        _select(right, LABELS["metric_preset"], spec_schema.METRIC_PRESETS, "metric_preset", first,
                 help="timing = duration; bound = SM vs DRAM % of peak; memory = DRAM bytes")
         _options_box(first)
         st.form_submit_button("Run", type="primary", on_click=on_submit, args=(first,),
@@ -132,8 +176,9 @@ def render_job_builder(best_backend: str) -> dict[str, Any]:
     for err in load_errors:
         st.warning(f"Kernel file **{esc(err['file'])}** did not load: {esc(err['error'])}",
                    icon=":material/warning:")
-    _errors()
-    return form_values(first)
+    values = form_values(first)
+    _errors(values, labels(info.parameters if info is not None else ("n",)))
+    return values
 
 
 def _select(where: Any, label: str, options: Iterable[str], field: str,
@@ -157,13 +202,14 @@ def _size_fields(info: Any, first: Mapping[str, Any]) -> None:
     """One text field for a kernel with one parameter (``sizes``), else one per parameter
     (starting at the kernel's default values) and the product / zip choice."""
     params = info.parameters if info is not None else ("n",)
+    shown = labels(params)
     if len(params) <= 1:
         left, right = st.columns(2)
-        left.text_input(f"Sizes ({params[0] if params else 'n'})", value=first["sizes"],
-                        key=k("sizes"), help=config_grid.VALUES_HINT)
-        _whole(right, "Runs per size", "runs", first)
+        left.text_input(shown["sizes"], value=first["sizes"], key=k("sizes"),
+                        help=config_grid.VALUES_HINT)
+        _whole(right, shown["runs"], "runs", first)
         return
-    _whole(st, "Runs per config", "runs", first)
+    _whole(st, shown["runs"], "runs", first)
     keys = [k(PARAM_PREFIX + p) for p in params]
     if any(key not in st.session_state for key in keys):  # another kernel: its own defaults
         for key in (*keys, k("combine")):
@@ -172,10 +218,10 @@ def _size_fields(info: Any, first: Mapping[str, Any]) -> None:
     values, mode = config_grid.split(info.cpu_configs if cpu else info.default_configs,
                                      params)  # the kernel's defaults, and how they combine
     for p, key in zip(params, keys):
-        st.text_input(p, value=", ".join(str(v) for v in values[p]), key=key,
+        st.text_input(shown[p], value=", ".join(str(v) for v in values[p]), key=key,
                       help=config_grid.VALUES_HINT)
     modes = list(config_grid.COMBINE)
-    st.radio("Configs", modes, index=modes.index(mode), key=k("combine"), horizontal=True,
+    st.radio(LABELS["combine"], modes, index=modes.index(mode), key=k("combine"), horizontal=True,
              format_func=config_grid.COMBINE.get)
 
 
@@ -192,37 +238,37 @@ def _options_box(first: Mapping[str, Any]) -> None:
 
 
 def _options(first: Mapping[str, Any]) -> None:
-    _select(st, "Sizes from", spec_form.SIZE_PRESETS, "size_preset", first,
+    _select(st, LABELS["size_preset"], spec_form.SIZE_PRESETS, "size_preset", first,
             format_func=spec_form.SIZE_PRESETS.get, help=spec_form.SIZE_PRESETS_HELP)
-    st.text_input("Extra metrics (Nsight Compute names)", value=first["extra_metrics"],
+    st.text_input(LABELS["extra_metrics"], value=first["extra_metrics"],
                   key=k("extra_metrics"), placeholder="e.g. l1tex__t_bytes.sum")
     left, right = st.columns(2)
-    _select(left, "Cache control", spec_schema.CACHE_CONTROLS, "cache_control", first)
-    _select(right, "Clock control", spec_schema.CLOCK_CONTROLS, "clock_control", first)
+    _select(left, LABELS["cache_control"], spec_schema.CACHE_CONTROLS, "cache_control", first)
+    _select(right, LABELS["clock_control"], spec_schema.CLOCK_CONTROLS, "clock_control", first)
     left, right = st.columns(2)
-    _select(left, "Replay mode", spec_schema.REPLAY_MODES, "replay_mode", first,
+    _select(left, LABELS["replay_mode"], spec_schema.REPLAY_MODES, "replay_mode", first,
             help="kernel: each kernel replayed; range: the whole annotated region "
                  "(Nsight Compute only)")
-    _select(right, "Thermal mode", spec_schema.THERMAL_MODES, "thermal_mode", first,
+    _select(right, LABELS["thermal_mode"], spec_schema.THERMAL_MODES, "thermal_mode", first,
             help="auto: adaptive pauses; manual: fixed limits below; off: no pauses")
     left, right = st.columns(2)
-    _whole(left, "Pause at (°C)", "thermal_wait", first, help=THERMAL_HELP["thermal_wait"])
-    _whole(right, "Resume at (°C)", "thermal_cont", first, help=THERMAL_HELP["thermal_cont"])
-    _whole(st, "Longest pause (s)", "thermal_timeout", first,
+    _whole(left, LABELS["thermal_wait"], "thermal_wait", first, help=THERMAL_HELP["thermal_wait"])
+    _whole(right, LABELS["thermal_cont"], "thermal_cont", first, help=THERMAL_HELP["thermal_cont"])
+    _whole(st, LABELS["thermal_timeout"], "thermal_timeout", first,
            help=THERMAL_HELP["thermal_timeout"])
-    st.multiselect("Info collectors (sampled before each run; nsight-python >= 1.1)",
-                   list(spec_schema.COLLECTORS), default=first["collectors"], key=k("collectors"))
+    st.multiselect(LABELS["collectors"], list(spec_schema.COLLECTORS),
+                   default=first["collectors"], key=k("collectors"))
     left, right = st.columns(2)
-    _whole(left, "Warm-up calls", "warmup", first)
-    _whole(right, "GPU index", "gpu", first,
+    _whole(left, LABELS["warmup"], "warmup", first)
+    _whole(right, LABELS["gpu"], "gpu", first,
            help="0-based among the GPUs visible to the worker: under an inherited "
                 "CUDA_VISIBLE_DEVICES (Slurm, a container) 0 is the first GPU it lists")
     _gpu_caption(spec_form.whole_number(st.session_state.get(k("gpu"), first["gpu"])),
                  st.session_state.get(k("backend"), first["backend"]))
-    st.text_area("Kernels to ignore (one a line)", value=first["ignore_kernels"],
+    st.text_area(LABELS["ignore_kernels"], value=first["ignore_kernels"],
                  key=k("ignore_kernels"), height=68, placeholder="re:distribution_elementwise",
                  help=spec_form.IGNORE_HELP)
-    st.text_input("Label", value=first["label"], key=k("label"))
+    st.text_input(LABELS["label"], value=first["label"], key=k("label"))
 
 
 def _gpu_caption(index: object, backend: str) -> None:
@@ -237,8 +283,14 @@ def _gpu_caption(index: object, backend: str) -> None:
         st.caption(f"GPU {index}: {esc(str(gpu.get('name') or '?'))} ({esc(str(gpu.get('uuid')))})")
 
 
-def _errors() -> None:
-    for err in st.session_state.get(state.BUILDER_ERRORS) or []:
-        st.error(f"**{esc(err.field)}**: {esc(err.message)}. Fix: {esc(err.hint)}.",
-                 icon=":material/error:")
+def _errors(values: Mapping[str, Any], shown: Mapping[str, str]) -> None:
+    """The last Run's errors; once the form's values differ from those they were found in
+    (e.g. the kernel was chosen), they are checked again, so a corrected field's error goes."""
+    errors = st.session_state.get(state.BUILDER_ERRORS) or []
+    if errors and st.session_state.get(state.BUILDER_CHECKED) != values:
+        errors = check(values)[1]
+        st.session_state[state.BUILDER_ERRORS] = errors
+        st.session_state[state.BUILDER_CHECKED] = values
+    for err in errors:
+        st.error(error_text(err, shown), icon=":material/error:")
 

@@ -17,6 +17,7 @@ from app.services.result_store import JOB_ID_RE
 QUERY_JOB = "job"
 SELECTED_JOB = "sidebar-job"
 BUILDER_ERRORS = "builder-errors"  # list[FieldError] of the last rejected submit
+BUILDER_CHECKED = "builder-checked"  # the form values those errors were found in
 BUILDER_NOTICE = "builder-notice"  # id of the job submitted last (its note follows its state)
 BUILDER_OPTIONS_SEEN = "builder-options-seen"  # True once the form's Options were opened
 PANEL_WAS_ACTIVE = "panel-was-active"

@@ -105,7 +105,7 @@ def test_bad_input_names_the_field_and_keeps_results(seeded, app, change, field,
     _submit(at)
     assert not at.exception
     errors = [unescape(e.value) for e in at.sidebar.error]
-    assert any(f"**{field}**" in e and message in e for e in errors), errors
+    assert any(f"({field})**: " in e and message in e for e in errors), errors  # label (field)
     assert cached.job_manager().snapshot() == []  # nothing was queued
     assert at.session_state["sidebar-job"] == before  # earlier results still listed, selected
     assert any(before in label for label in at.selectbox(key="sidebar-job").options)
@@ -135,7 +135,7 @@ def test_kernel_with_two_parameters_gets_one_field_each_and_zip(store, app, tmp_
     at.text_input(key="builder-runs").set_value("2")
     _submit(at)
     errors = [unescape(e.value) for e in at.sidebar.error]
-    assert any("**combine**" in e and "rows: 2, cols: 3" in e for e in errors), errors
+    assert any("**Configs (combine)**" in e and "rows: 2, cols: 3" in e for e in errors), errors
     at.text_input(key="builder-param-cols").set_value("16, 32")
     _submit(at)
     assert not at.sidebar.error
@@ -155,7 +155,8 @@ def test_replay_and_thermal_fields_are_submitted_and_checked_by_field(store, app
     at.text_input(key="builder-thermal_cont").set_value("10")
     _submit(at)
     errors = [unescape(e.value) for e in at.sidebar.error]
-    assert any("**thermal_cont**" in e and "greater than thermal_wait" in e for e in errors)
+    assert any("**Resume at (°C) (thermal_cont)**" in e and "greater than thermal_wait" in e
+               for e in errors)
     at.text_input(key="builder-thermal_cont").set_value("30")
     at.text_input(key="builder-thermal_timeout").set_value("60")
     _submit(at)
@@ -195,3 +196,29 @@ def test_options_are_drawn_once_opened_and_submitted_as_their_defaults_before(st
     _submit(at)
     assert not at.sidebar.error, [e.value for e in at.sidebar.error]
     assert cached.job_manager().get(at.session_state["sidebar-job"]).spec.warmup == 3
+
+
+@pytest.mark.parametrize("field, typed, shown", [
+    ("gpu", "99", "**GPU index (gpu)**: 99 is out of range"),
+    ("warmup", "-1", "**Warm-up calls (warmup)**: -1 is out of range"),
+    ("runs", "0", "**Runs per size (runs)**: 0 is out of range"),
+])
+def test_errors_name_the_field_by_its_label_on_screen(store, app, field, typed, shown) -> None:
+    at = app()
+    _fill(at, kernels=["matmul"], sizes="32", **{field: typed})
+    _submit(at)
+    errors = [unescape(e.value) for e in at.sidebar.error]
+    assert any(e.startswith(shown) for e in errors), errors
+    assert cached.job_manager().snapshot() == []
+
+
+def test_an_error_goes_once_its_field_is_corrected_without_a_run(store, app) -> None:
+    at = app()
+    _fill(at, kernels=[], sizes="32", runs=2)
+    _submit(at)
+    assert [e for e in at.sidebar.error if "**Kernels (kernels)**" in unescape(e.value)]
+    at.multiselect(key="builder-kernels").set_value(["matmul"]).run()  # corrected, no Run
+    assert not at.sidebar.error
+    assert cached.job_manager().snapshot() == []  # re-checked, nothing queued
+    at.multiselect(key="builder-kernels").set_value([]).run()
+    assert not at.sidebar.error  # nothing is checked before a Run
