@@ -5,6 +5,8 @@ import streamlit as st
 
 from profiling_worker.schema import columns as C
 
+from app.core import numbers
+from app.core.provenance import is_imported
 from app.core.bundle_files import (MAX_INFLATED_BYTES, ORIGINALS_NOTE, download_name,
                                    gunzip_file, gunzipped_name, inside_bundle, is_gzipped_report,
                                    is_original_upload, read_report_summary, zip_bundle, zip_name)
@@ -18,7 +20,7 @@ st.caption(f"Directory: {code(bundle.path)}")
 
 total = sum(item.size for item in bundle.files)
 st.download_button(f"Download the whole bundle (zip, {len(bundle.files)} files, "
-                   f"{total / 1e6:.1f} MB before compression)",
+                   f"{numbers.fmt_bytes(total)} before compression)",
                    data=lambda: zip_bundle(bundle), file_name=zip_name(bundle),
                    mime="application/zip", key="files-zip", on_click="ignore",
                    icon=":material/folder_zip:", type="primary",
@@ -37,7 +39,8 @@ if problem is None:
 else:
     st.caption(f"No timeline: {problem}.")
 
-st.caption(ORIGINALS_NOTE)
+if is_imported(bundle.manifest):  # only an import keeps uploaded originals under nsight/
+    st.caption(ORIGINALS_NOTE)
 
 for i, item in enumerate(bundle.files):
     left, mid, right = st.columns([6, 2, 2], vertical_alignment="center")

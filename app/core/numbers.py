@@ -33,6 +33,16 @@ def fmt(value: float | int | None, sig: int = SIG_DIGITS) -> str:
     return f"{v:,.{decimals}f}"
 
 
+def fmt_bytes(size: int) -> str:
+    """A byte count in decimal units that show it: under 1 kB in bytes ("654 bytes"), under
+    0.1 MB in kB ("2.9 kB"), else in MB with one decimal ("12.3 MB"); 1 kB = 1000 bytes."""
+    if size < 1000:
+        return f"{size:,} bytes"
+    if size < 100_000:
+        return f"{size / 1e3:.1f} kB"
+    return f"{size / 1e6:,.1f} MB"
+
+
 #: FLOP/s units from TFLOP/s down, each 1000x the next.
 _FLOPS_STEPS = ("TFLOP/s", "GFLOP/s", "MFLOP/s", "kFLOP/s", "FLOP/s")
 

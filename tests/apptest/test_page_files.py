@@ -4,6 +4,10 @@ from __future__ import annotations
 
 from apptest_helpers import texts
 
+from app.core import numbers
+
+JOB = "20261129-230000-matmul-0001"  # the seeded cpu bundle (conftest)
+
 
 def test_every_file_listed_with_download(seeded, app) -> None:
     at = app("files")
@@ -17,7 +21,13 @@ def test_every_file_listed_with_download(seeded, app) -> None:
     assert len(buttons) == len(files) + 2  # + the whole bundle as a zip, + the timeline
     assert any(b.proto.label.startswith("Download the timeline") for b in buttons)
     assert "bytes" in text
-    assert "Download the whole bundle (zip" in at.get("download_button")[0].proto.label
+    zip_label = at.get("download_button")[0].proto.label
+    assert "Download the whole bundle (zip" in zip_label
+    total = sum(p.stat().st_size for p in (seeded["results"] / JOB).rglob("*") if p.is_file())
+    assert total < 100_000  # a tiny cpu job: its size in kB, not "0.0 MB"
+    assert f"{numbers.fmt_bytes(total)} before compression" in zip_label
+    assert " kB before" in zip_label
+    assert "nsight/" not in text  # the note on imported jobs' originals: not for a local job
 
 
 def test_ncu_bundle_offers_ncu_rep_and_summary(store, monkeypatch, app) -> None:

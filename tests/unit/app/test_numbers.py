@@ -16,6 +16,15 @@ def test_fmt(value, text) -> None:
     assert numbers.fmt(value) == text
 
 
+@pytest.mark.parametrize("size, text", [
+    (0, "0 bytes"), (654, "654 bytes"), (999, "999 bytes"), (1000, "1.0 kB"), (2911, "2.9 kB"),
+    (99_949, "99.9 kB"), (100_000, "0.1 MB"), (12_345_678, "12.3 MB"),
+    (2_500_000_000, "2,500.0 MB"),
+])
+def test_fmt_bytes_shows_small_sizes_in_kb_or_bytes(size, text) -> None:
+    assert numbers.fmt_bytes(size) == text
+
+
 @pytest.mark.parametrize("tflops, out", [
     (16.01, (16.01, "TFLOP/s")), (0.5, (500.0, "GFLOP/s")), (1.1e-5, (11.0, "MFLOP/s")),
     (2e-12, (2.0, "FLOP/s")), (2e-14, (0.02, "FLOP/s")),
