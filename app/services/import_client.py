@@ -37,6 +37,8 @@ IMPORT_TIMEOUT_S = 600
 #: Extensions an upload may have, longest first (the extension survives sanitising); ``.log``:
 #: the ncu log nsight-python writes beside a call's CSVs and report (kept with them, not read).
 NAME_EXTENSIONS = (".ncu-rep.gz", ".ncu-rep", ".csv", ".tsv", ".txt", ".log")
+#: Spreadsheet files: refused with the fix the Import page gives (save the sheet as CSV).
+SPREADSHEET_EXTENSIONS = (".xlsx", ".xls", ".ods")
 MAX_NAME_BYTES = 120  # of a saved upload's name (UTF-8)
 _NOT_WORD = re.compile(r"[^\w.-]+")  # \w: letters and digits of any script, and _
 
@@ -74,10 +76,14 @@ def safe_name(name: str) -> str:
 
     Raises:
         UploadRejected: not a ``.csv``, ``.tsv``, ``.txt``, ``.log``, ``.ncu-rep`` or
-            ``.ncu-rep.gz``.
+            ``.ncu-rep.gz`` (a spreadsheet, ``.xlsx``, with the hint to save it as CSV).
     """
     base = re.split(r"[\\/]", str(name))[-1]
     ext = next((e for e in NAME_EXTENSIONS if base.lower().endswith(e)), None)
+    if ext is None and base.lower().endswith(SPREADSHEET_EXTENSIONS):
+        raise UploadRejected(f"{base[:80]}: a spreadsheet, not a file nsight-python or Nsight "
+                             "Compute writes", "save it as CSV (one file per sheet) and upload "
+                             "the .csv", base[:80])
     if ext is None:
         raise UploadRejected(f"{base[:80]}: not a file nsight-python or Nsight Compute writes",
                              "upload nsight-python's CSVs (and its ncu logs, .log), Nsight "

@@ -143,3 +143,15 @@ def test_sweep_throughput_of_a_file_with_derived_tflops_points_to_them(store, ap
     (box,) = at.error
     assert "no analytic Flops" in box.value  # the catalog has no FLOP count for a file's regions
     assert "compute_tflops" in texts(at) and "stability and compare pages" in texts(at)
+
+
+def test_a_spreadsheet_upload_is_refused_with_save_it_as_csv(store, app, tmp_path) -> None:
+    """The page text says ".xlsx: save as CSV"; the refusal of one says the same."""
+    sheet = tmp_path / "notes.xlsx"
+    sheet.write_bytes(b"PK\x03\x04 not read")
+    at = _upload(app("import_files"), [sheet])
+    at.button(key="import-run").click().run()
+    assert not at.exception
+    (error,) = [unescape(e.value) for e in at.error]
+    assert "notes.xlsx: a spreadsheet" in error and "save it as CSV" in error
+    assert not [p for p in store["results"].iterdir() if p.is_dir()]  # nothing imported

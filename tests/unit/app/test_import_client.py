@@ -54,6 +54,14 @@ def test_other_files_are_refused(name: str) -> None:
     assert err.value.hint
 
 
+@pytest.mark.parametrize("name", ["notes.xlsx", "Runs.XLS", "sheet.ods"])
+def test_a_spreadsheet_is_refused_with_save_it_as_csv(name: str) -> None:
+    """The Import page says ".xlsx: save as CSV"; the refusal says the same."""
+    with pytest.raises(I.UploadRejected) as err:
+        I.safe_name(name)
+    assert "spreadsheet" in err.value.message and "save it as CSV" in err.value.hint
+
+
 def test_save_uploads_dedupes_and_limits(tmp_path: Path) -> None:
     paths, rejected = I.save_uploads([("a.csv", b"x"), ("a.csv", b"y")], tmp_path)
     assert [p.name for p in paths] == ["a.csv", "a-1.csv"] and rejected == []
