@@ -52,6 +52,11 @@ LABELS = {
 }
 
 
+#: Under the errors: a field typed in the form is sent (and checked) only by Run.
+STALE_ERRORS_NOTE = ("Found at the last Run: a field corrected since is checked again when you "
+                     "press Run; the kernel choice is checked at once.")
+
+
 def labels(params: tuple[str, ...]) -> dict[str, str]:
     """:data:`LABELS` for a kernel of these parameters: one size field ``Sizes (<param>)`` and
     ``Runs per size``, or one field per parameter (labelled by its name) and ``Runs per
@@ -293,4 +298,6 @@ def _errors(values: Mapping[str, Any], shown: Mapping[str, str]) -> None:
         st.session_state[state.BUILDER_CHECKED] = values
     for err in errors:
         st.error(error_text(err, shown), icon=":material/error:")
+    if errors:  # fields inside the form reach the server only with Run (st.form)
+        st.caption(STALE_ERRORS_NOTE)
 

@@ -217,8 +217,9 @@ def test_an_error_goes_once_its_field_is_corrected_without_a_run(store, app) -> 
     _fill(at, kernels=[], sizes="32", runs=2)
     _submit(at)
     assert [e for e in at.sidebar.error if "**Kernels (kernels)**" in unescape(e.value)]
+    assert "Found at the last Run" in texts(at)  # typed fields are sent only by Run
     at.multiselect(key="builder-kernels").set_value(["matmul"]).run()  # corrected, no Run
-    assert not at.sidebar.error
+    assert not at.sidebar.error and "Found at the last Run" not in texts(at)
     assert cached.job_manager().snapshot() == []  # re-checked, nothing queued
     at.multiselect(key="builder-kernels").set_value([]).run()
     assert not at.sidebar.error  # nothing is checked before a Run
