@@ -99,6 +99,24 @@ def test_ten_sessions_three_jobs_each(tmp_path: Path) -> None:
     assert _no_overlap([(m["t0"], m["t1"]) for m in manifests.values()])
 
 
+
+def test_two_submissions_drawing_one_id_get_two_jobs(tmp_path: Path, monkeypatch) -> None:
+    """CI caught it (test_ten_sessions_three_jobs_each: 27 of 30 jobs): ids of one second
+    differ in 4 random hex digits, and a second submission that drew a taken id failed with
+    FileExistsError. It now draws again; the first job's folder is left alone."""
+    from app.services import job_manager as jm
+
+    draws = iter(["20261130-150409-matmul-c6f7", "20261130-150409-matmul-c6f7",
+                  "20261130-150409-matmul-0a1b"])
+    monkeypatch.setattr(jm, "new_job_id", lambda spec: next(draws))
+    manager = JobManager(tmp_path / "results", _stand_in(tmp_path, 0.02),
+                         env=settings.worker_env())
+    spec = validate_spec(TINY, CATALOG)
+    first, second = manager.submit(spec), manager.submit(spec)
+    assert (first, second) == ("20261130-150409-matmul-c6f7", "20261130-150409-matmul-0a1b")
+    for job_id in (first, second):
+        assert manager.wait(job_id, 60) == "done", _why(manager.get(job_id).path)
+
 def test_one_job_per_gpu_and_gpus_in_parallel(tmp_path: Path) -> None:
     manager = JobManager(tmp_path / "results", _stand_in(tmp_path, 1.0),
                          env=settings.worker_env())
