@@ -15,7 +15,9 @@ from urllib.parse import urlparse
 import pytest
 from playwright.sync_api import expect
 
-from tests.e2e.conftest import AppServer, open_app, wait_for_app_run, wait_for_elements
+from app.ui.navigation import SECTIONS
+from tests.e2e.conftest import (AppServer, get_by_key, open_app, wait_for_app_run,
+                                  wait_for_elements)
 
 pytestmark = pytest.mark.e2e
 
@@ -43,9 +45,10 @@ CHART_TIMEOUT_MS = 60_000
 
 
 def _nav_paths(page) -> list[str]:  # type: ignore[no-untyped-def]
-    """url paths of every page in the navigation bar above the page."""
-    links = page.get_by_test_id("stPageLink-NavLink")
-    expect(links.first).to_be_visible()
+    """url paths of every page in the navigation bar above the page (the bar is drawn after the
+    page, so its links are counted once all are there; links inside the page are not read)."""
+    links = get_by_key(page, "nav-bar").get_by_test_id("stPageLink-NavLink")
+    expect(links).to_have_count(sum(len(entries) for entries in SECTIONS.values()))
     paths = [urlparse(links.nth(i).get_attribute("href") or "").path.strip("/").rsplit("/", 1)[-1]
              for i in range(links.count())]
     return [p or "sweep" for p in paths]
