@@ -109,10 +109,18 @@ def _missing_dependency(job_dir: Path, exc: ImportError) -> int:
 
 
 def _run(job_dir: Path, force: bool = False) -> int:
+    from profiling_worker.backends.nsight_backend import in_launch_child
+
+    if in_launch_child():  # nsight-python 0.9.x's copy under ncu only profiles: the parent
+        # checked the packages and writes the bundle (pyarrow and scipy would cost the child
+        # about 0.6 s, worker_breakdown.py on the H200)
+        from profiling_worker import runner
+
+        runner.run_child(job_dir.resolve())
+        return 0
     try:  # every package a run needs, now (results: pandas, pyarrow, scipy): a missing one
         # fails the job with a manifest instead of a traceback halfway
         from profiling_worker import results, runner  # noqa: F401
-        from profiling_worker.backends.nsight_backend import in_launch_child
         from profiling_worker.channel import Channel, redirect_output
         import scipy.special  # noqa: F401  (imported lazily by schema.intervals, for the app's speed)
     except ImportError as exc:  # a package of requirements-gpu.txt is missing here
@@ -124,9 +132,6 @@ def _run(job_dir: Path, force: bool = False) -> int:
                           "message": f"{job_dir.name}: no spec.json",
                           "hint": "write the job spec to JOB_DIR/spec.json"}), flush=True)
         return 2
-    if in_launch_child():
-        runner.run_child(job_dir)
-        return 0
     finished = _finished(job_dir)
     if finished and not force:  # never overwrite a result without being asked
         print(json.dumps({"event": "error", "kind": "already_finished",

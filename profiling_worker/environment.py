@@ -88,9 +88,9 @@ def find_libcupti() -> list[dict[str, str]]:
         that ships the library (torch's own copy shows up here too).
     """
     found: dict[str, str] = {}
-    for dist in md.distributions():
-        if (dist.metadata["Name"] or "").lower() != "nvidia-cuda-cupti":
-            continue
+    # By name: md.distributions() with no filter parses every installed package's metadata
+    # (0.39 s of a cold CUPTI job on the H200, device run of worker_breakdown.py).
+    for dist in md.distributions(name="nvidia-cuda-cupti"):
         for file in dist.files or ():
             if "libcupti.so" in file.name:
                 found[str(dist.locate_file(file))] = dist.version

@@ -7,20 +7,20 @@ import os
 import signal
 import time
 import traceback
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from profiling_worker import __version__, environment, gpu_select
+from profiling_worker import __version__, environment, gpu_select, metric_check
 from profiling_worker.backends.base import Collection
 from profiling_worker.backends.registry import RunJob, run_side
 from profiling_worker.catalog.registry import Registry, load_registry
 from profiling_worker.channel import Channel, log_tail
 from profiling_worker.extract.ignored import leave_out_ignored
-from profiling_worker.errors import (COUNTER_PERMISSION_HINT, COUNTER_PERMISSION_MARK,
-                                     OUT_OF_MEMORY_HINT, BackendUnavailable, Cancelled,
-                                     CounterPermission, KernelFailed, SpecRejected, WorkerError,
-                                     classify_known, is_out_of_memory)
+from profiling_worker.errors import (OUT_OF_MEMORY_HINT, BackendUnavailable, Cancelled,
+                                     KernelFailed, SpecRejected, WorkerError, classify_known,
+                                     is_out_of_memory)
 from profiling_worker.schema import backends as B, columns as C
 from profiling_worker.schema.manifest import JobStatus, now_iso
 from profiling_worker.schema.configs import device_memory
@@ -43,21 +43,6 @@ def _provenance(started: str) -> dict[str, Any]:
         added = {"note": extra[:200]}
     return {"recorded_by": f"profiling_worker {__version__}", "date": started,
             **(added if isinstance(added, dict) else {})}
-
-
-def _check_metric_names(spec: JobSpec, env: dict[str, Any]) -> None:
-    """Refuse metric names this GPU's Nsight Compute does not know, before any profiling; the
-    same ``ncu --query-metrics`` call is the counter-permission preflight (ERR_NVGPUCTRPERM).
-    Device 0: CUDA_VISIBLE_DEVICES is already pinned to the job's GPU."""
-    bases, output = environment.ncu_query_metrics((env.get("ncu") or {})["path"], 0)
-    if COUNTER_PERMISSION_MARK in output:
-        line = next(ln.strip() for ln in output.splitlines() if COUNTER_PERMISSION_MARK in ln)
-        raise CounterPermission(f"no permission to read GPU performance counters: {line[:300]}",
-                                COUNTER_PERMISSION_HINT)
-    unknown = environment.unknown_metrics(spec.metrics, bases) if bases else []
-    if unknown:
-        raise SpecRejected(f"metrics: unknown metric name(s) for this GPU: {', '.join(unknown)}",
-                           "check the spelling; `ncu --query-metrics` lists the names this GPU has")
 
 
 def _resolve_gpu(spec: JobSpec, env: dict[str, Any]
@@ -85,11 +70,14 @@ def _on_sigterm(_signum: int, _frame: Any) -> None:
 
 
 def collect(spec: JobSpec, registry: Registry, job_dir: Path, backend: dict[str, Any],
-            channel: Channel, uuid: str | None = None) -> Collection | None:
+            channel: Channel, uuid: str | None = None,
+            ready: Callable[[], None] = lambda: None) -> Collection | None:
     """Run the job's backend (its run-side module, backends/registry.py) on the GPU ``uuid``
     (the one CUDA_VISIBLE_DEVICES is pinned to; None for cpu); ``backend``: its environment
-    report entry. None in nsight-python's launch-mode child."""
-    job = RunJob(spec, registry, _annotations(spec, registry), job_dir, backend, channel, uuid)
+    report entry; ``ready``: the preflight's verdict, called just before the first profiled
+    launch (:class:`Prepared`). None in nsight-python's launch-mode child."""
+    job = RunJob(spec, registry, _annotations(spec, registry), job_dir, backend, channel, uuid,
+                 ready)
     return run_side(spec.backend).run(job)
 
 
@@ -156,6 +144,9 @@ class Prepared:
     report: dict[str, Any]
     notes: list[str]  # things the spec asked for that this backend does not do
     gpu: gpu_select.SelectedGpu | None = None  # None for the cpu backend
+    #: Waits for the checks started in the background (the ncu metric-name query) and raises
+    #: what they found; called just before the first profiled launch.
+    ready: Callable[[], None] = lambda: None
 
 
 def prepare(job_dir: Path, manifest: dict[str, Any], report: dict[str, Any] | None) -> Prepared:
@@ -188,9 +179,9 @@ def prepare(job_dir: Path, manifest: dict[str, Any], report: dict[str, Any] | No
     _check_memory(spec, registry, report["environment"], gpu)
     if gpu:
         _prepare_gpu_env(gpu, report["environment"])
-    if B.get(spec.backend).counters:
-        _check_metric_names(spec, report["environment"])
-    return Prepared(spec, registry, backend, report, _ignored_by_backend(spec, job_dir), gpu)
+    ready = (metric_check.start(report["environment"], spec.metrics).verdict
+             if B.get(spec.backend).counters else Prepared.ready)
+    return Prepared(spec, registry, backend, report, _ignored_by_backend(spec, job_dir), gpu, ready)
 
 
 def _check_memory(spec: JobSpec, registry: Registry, env: dict[str, Any],
@@ -236,7 +227,7 @@ def profile_and_write(job: Prepared, job_dir: Path, channel: Channel) -> dict[st
     uuid = job.gpu.uuid if job.gpu else None
     interval = spec.nvml_interval_ms if uuid else None  # the cpu backend has no GPU to sample
     with NvmlSampler(uuid, interval) as sampler:
-        result = collect(spec, job.registry, job_dir, job.backend, channel, uuid)
+        result = collect(spec, job.registry, job_dir, job.backend, channel, uuid, job.ready)
     assert result is not None
     result = leave_out_ignored(result, spec.ignore_kernels)
     warnings = job.notes + result.warnings + ([sampler.error] if sampler.error else [])

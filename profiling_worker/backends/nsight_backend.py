@@ -68,7 +68,12 @@ def profile_job(job: RunJob, load: Callable[[], Any], profile: Profile) -> Colle
     the job's GPU; in launch mode the parent only starts ncu (its child runs the kernels) and
     the child returns None."""
     spec = job.spec
-    nsight = import_nsight(spec.backend, load)
+    try:  # the preflight (started before, running meanwhile) names the deeper cause first
+        nsight = import_nsight(spec.backend, load)
+    except Exception:
+        job.ready()
+        raise
+    job.ready()  # the preflight ran while nsight-python was imported
     bodies = [job.body(k, "cuda", nsight.annotate) for k in spec.kernels]
     out_dir = job.job_dir / C.NSIGHT_DIR
     out_dir.mkdir(exist_ok=True)

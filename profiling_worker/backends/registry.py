@@ -37,6 +37,8 @@ class RunJob:
         entry: this backend's environment report entry (``available``, ``nsight_mode``...).
         channel: where events go.
         uuid: NVML UUID of the job's GPU, None for the host (cpu).
+        ready: called just before the first profiled launch: waits for the preflight checks
+            that run in the background (the ncu metric-name query) and raises their error.
     """
 
     spec: JobSpec
@@ -46,6 +48,7 @@ class RunJob:
     entry: dict[str, Any]
     channel: Channel
     uuid: str | None
+    ready: Callable[[], None] = lambda: None
 
     def body(self, kernel_id: str, device: str, annotate: Any) -> Callable[..., None]:
         """The kernel's body on ``device`` (``cuda``, ``cpu``), ``annotate`` opening its

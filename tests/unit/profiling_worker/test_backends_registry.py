@@ -81,3 +81,44 @@ def test_a_launch_mode_parent_profiles_without_starting_cuda(monkeypatch, tmp_pa
     assert nb.profile_job(_job(tmp_path, nsight_mode), lambda: fake, profile) is None
     assert profiled == [(fake, 1, C.NSIGHT_DIR, "GPU-1")]
     assert warmed == (["GPU-1"] if warms_up else [])
+
+
+@pytest.mark.parametrize("nsight_mode", [B.LAUNCH, B.ATTACH])
+def test_the_preflight_verdict_comes_after_the_nsight_import_and_before_profiling(
+        monkeypatch, tmp_path, nsight_mode):
+    """The ncu metric query runs in the background while nsight-python is imported (1.2-1.7 s
+    each on the H200); its verdict is taken once the import is done, before any profiling."""
+    order: list[str] = []
+    monkeypatch.setattr(nb, "_LOADED", {})
+    monkeypatch.delenv(nb.LAUNCH_CHILD_ENV, raising=False)
+    monkeypatch.setattr(nb, "warm_up", lambda spec, bodies, uuid: order.append("warm-up") or {})
+    fake = types.SimpleNamespace(annotate=lambda _name: None)
+    job = _job(tmp_path, nsight_mode)
+    job = RunJob(job.spec, job.registry, job.annotations, job.job_dir, job.entry, job.channel,
+                 job.uuid, lambda: order.append("verdict"))
+
+    def load():
+        order.append("import")
+        return fake
+
+    nb.profile_job(job, load, lambda *a: order.append("profile"))
+    assert order[:2] == ["import", "verdict"] and order[-1] == "profile"
+
+
+def test_a_refused_preflight_stops_the_job_even_when_the_import_fails(monkeypatch, tmp_path):
+    """No counter permission is the cause to name, not the import error that followed it."""
+    monkeypatch.setattr(nb, "_LOADED", {})
+    job = _job(tmp_path, B.ATTACH)
+
+    def refused():
+        raise nb.WorkerError("no permission to read GPU performance counters", "fix",
+                             kind="counter_permission")
+
+    job = RunJob(job.spec, job.registry, job.annotations, job.job_dir, job.entry, job.channel,
+                 job.uuid, refused)
+
+    def load():
+        raise ImportError("no nsight")
+
+    with pytest.raises(nb.WorkerError, match="permission"):
+        nb.profile_job(job, load, lambda *a: None)

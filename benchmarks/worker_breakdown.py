@@ -1,0 +1,126 @@
+"""Where the worker's time goes, cold and warm (issue 24): statistical profiles of job J1.
+
+For each backend (``ncu``, ``cupti``) one cold worker process (``python -m profiling_worker
+run``) runs J1 under pyinstrument; then, for CUPTI, a warm worker's path (what
+``profiling_worker serve`` does: probe once, warm up once, then ``runner.run_job`` per job) runs
+J1 ``--repeats`` times in one process, profiled after the first job. Beside the profiles it
+times the subprocesses the worker starts before profiling (``ncu --version``,
+``ncu --query-metrics``) and the imports (``python -X importtime``).
+
+Writes into OUT_DIR: ``cold_<backend>.txt`` (pyinstrument's text profile),
+``warm_cupti.txt``, ``importtime_<backend>.txt`` and ``breakdown.json`` (wall times, the
+subprocess times and the warm job walls). Needs pyinstrument on PROF_PYTHONPATH.
+
+Usage: ``python benchmarks/worker_breakdown.py OUT_DIR NCU_PYTHONPATH CUPTI_PYTHONPATH
+PROF_PYTHONPATH [--repeats 5]``
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import shutil
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+REPO = Path(__file__).resolve().parent.parent
+J1 = {"kernels": ["matmul"], "annotations": ["fp16"],
+      "configs": [{"n": n} for n in (1024, 2048, 4096, 8192)], "runs": 10}
+
+WARM = """
+import json, sys, tempfile, time
+from pathlib import Path
+import pyinstrument
+from profiling_worker import environment, gpu_select, runner
+from profiling_worker.backends.registry import run_side
+from profiling_worker.channel import Channel
+spec, out, repeats = json.loads(sys.argv[1]), Path(sys.argv[2]), int(sys.argv[3])
+t0 = time.perf_counter()
+report = environment.environment_report()
+gpu_select.pin(gpu_select.resolve(0, report["environment"].get("gpus") or ()))
+run_side("cupti").warm_up(report["backends"]["cupti"])
+ready = time.perf_counter() - t0
+def job():
+    d = Path(tempfile.mkdtemp(prefix="warm-"))
+    (d / "spec.json").write_text(json.dumps(spec))
+    t = time.perf_counter()
+    runner.run_job(d, Channel(d, None), report)
+    return time.perf_counter() - t
+first = job()
+prof = pyinstrument.Profiler(interval=0.0002)
+prof.start()
+walls = [job() for _ in range(repeats)]
+prof.stop()
+(out / "warm_cupti.txt").write_text(prof.output_text(show_all=False))
+print(json.dumps({"ready_s": ready, "first_job_s": first, "warm_job_s": walls}))
+"""
+
+
+def _env(pythonpath: str) -> dict[str, str]:
+    return {**os.environ, "PYTHONPATH": f"{REPO}:{pythonpath}"}
+
+
+def _timed(argv: list[str], env: dict[str, str], **kw: object) -> float:
+    t0 = time.perf_counter()
+    subprocess.run(argv, env=env, check=False, stdout=subprocess.DEVNULL,
+                   stderr=subprocess.DEVNULL, **kw)  # type: ignore[call-overload]
+    return time.perf_counter() - t0
+
+
+def cold(backend: str, out: Path, pythonpath: str, root: Path) -> dict[str, float]:
+    """One profiled cold job, one import-time trace; wall times (s)."""
+    env = _env(pythonpath)
+    job = Path(tempfile.mkdtemp(prefix=f"cold-{backend}-", dir=root))
+    (job / "spec.json").write_text(json.dumps({**J1, "backend": backend}))
+    wall = _timed([sys.executable, "-m", "pyinstrument", "-i", "0.0005", "-o",
+                   str(out / f"cold_{backend}.txt"), "-m", "profiling_worker", "run", str(job)],
+                  env, cwd=REPO)
+    job2 = Path(tempfile.mkdtemp(prefix=f"imp-{backend}-", dir=root))
+    (job2 / "spec.json").write_text(json.dumps({**J1, "backend": backend}))
+    with open(out / f"importtime_{backend}.txt", "w") as fh:
+        t0 = time.perf_counter()
+        subprocess.run([sys.executable, "-X", "importtime", "-m", "profiling_worker", "run",
+                        str(job2)], env=env, cwd=REPO, stdout=subprocess.DEVNULL, stderr=fh,
+                       check=False)
+        wall_plain = time.perf_counter() - t0
+    status = json.loads((job / "manifest.json").read_text()).get("status")
+    return {"profiled_wall_s": wall, "importtime_wall_s": wall_plain, "status": status}
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser()
+    parser.add_argument("out", type=Path)
+    parser.add_argument("ncu_path")
+    parser.add_argument("cupti_path")
+    parser.add_argument("prof_path")
+    parser.add_argument("--repeats", type=int, default=5)
+    args = parser.parse_args()
+    args.out.mkdir(parents=True, exist_ok=True)
+    root = Path(tempfile.mkdtemp(prefix="breakdown-"))
+    ncu = shutil.which("ncu") or "/usr/local/cuda/bin/ncu"
+    result: dict[str, object] = {
+        "ncu_version_s": _timed([ncu, "--version"], dict(os.environ)),
+        "ncu_query_metrics_s": _timed([ncu, "--query-metrics", "--devices", "0"],
+                                      dict(os.environ)),
+        "python_bare_start_s": _timed([sys.executable, "-c", "pass"], dict(os.environ)),
+    }
+    for backend, path in (("ncu", args.ncu_path), ("cupti", args.cupti_path)):
+        result[f"cold_{backend}"] = cold(backend, args.out, f"{path}:{args.prof_path}", root)
+        (args.out / "breakdown.json").write_text(json.dumps(result, indent=1))
+    warm = subprocess.run([sys.executable, "-c", WARM, json.dumps({**J1, "backend": "cupti"}),
+                           str(args.out), str(args.repeats)],
+                          env=_env(f"{args.cupti_path}:{args.prof_path}"), cwd=REPO,
+                          capture_output=True, text=True, check=False)
+    result["warm_cupti"] = (json.loads(warm.stdout.strip().splitlines()[-1]) if warm.returncode == 0
+                            else {"error": warm.stderr[-3000:]})
+    (args.out / "breakdown.json").write_text(json.dumps(result, indent=1))
+    print(json.dumps(result, indent=1))
+    shutil.rmtree(root, ignore_errors=True)
+
+
+if __name__ == "__main__":
+    main()
