@@ -112,7 +112,7 @@ def _run(job_dir: Path, force: bool = False) -> int:
     from profiling_worker.backends.nsight_backend import in_launch_child
 
     if in_launch_child():  # nsight-python 0.9.x's copy under ncu only profiles: the parent
-        # checked the packages and writes the bundle (pyarrow and scipy would cost the child
+        # checked the packages and writes the bundle (scipy.special would cost the child
         # about 0.6 s, worker_breakdown.py on the H200)
         from profiling_worker import runner
 
