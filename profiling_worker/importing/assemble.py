@@ -124,6 +124,9 @@ def import_nsight_output(sources: Sequence[Path], out_dir: Path, job_id: str, *,
     readable = [s for s in found if s.kind != K.NCU_LOG]
     if not readable:
         given = ", ".join(Path(s).name for s in sources)[:200] or "none given"
+        if found:  # logs only: ncu's ==PROF== lines hold no profiled value
+            raise ImportFailed(f"{given}: ncu's log (==PROF== lines) with no profiled values "
+                               "in it", K.HINT_NCU_EXPORT)
         raise ImportFailed(f"no nsight-python CSV, Nsight Compute CSV or report among the "
                            f"sources ({given})", K.HINT_SUPPORTED)
     try:
@@ -146,7 +149,7 @@ def import_nsight_output(sources: Sequence[Path], out_dir: Path, job_id: str, *,
 
 def _read(found: list[K.Sniffed], param_names: Sequence[str] | None) -> Job:
     nsight = [s for s in found if s.kind in (K.NSIGHT_RAW, K.NSIGHT_AGG)]
-    ncu_csvs = [s for s in found if s.kind in (K.NCU_RAW, K.NCU_DETAILS)]
+    ncu_csvs = [s for s in found if s.kind in (K.NCU_RAW, K.NCU_DETAILS, K.NCU_TEXT)]
     reports = [s.path for s in found if s.kind == K.NCU_REPORT]
     validate_reports(reports[1:])
     if nsight:

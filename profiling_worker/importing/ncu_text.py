@@ -1,0 +1,158 @@
+"""Nsight Compute's console text (``ncu --nvtx python3 app.py > log``, or ``ncu -i rep``) ->
+an :class:`~.ncu_rows.NcuTable`, like a details-page export.
+
+Layout (read from ncu 2025.3.1 output, import_cases 12 and 14)::
+
+    [944] python3.12@127.0.0.1                          <- process
+      <kernel> (2, 64, 1)x(384, 1, 1), Context 1, Stream 7, Device 0, CC 9.0   <- one launch
+        NVTX Start/End Ranges:                           <- optional, then domain and <id,name>
+        NVTX Push/Pop Stack for Thread 944:              <- optional, then domain and <depth,name>
+        Section: GPU Speed Of Light Throughput
+        ----------------------- ----------- ------------  <- column widths
+        Metric Name             Metric Unit Metric Value
+        ----------------------- ----------- ------------
+        Duration                         us        17.95  <- display units and precision
+        ----------------------- ----------- ------------
+        OPT   Est. Speedup: 50%                          <- rule results, wrapped text
+
+Values are as printed: display units (``us``, ``Ghz``, ``Kbyte``) rounded to the shown digits,
+which the import notes. Launches are numbered in the order printed (the ``ID`` of a CSV export).
+Text that has ncu's ``==PROF==`` lines and sections but no launch line of this layout (another
+ncu version's console text) is refused with the command that writes an importable file.
+"""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+
+import pandas as pd
+
+from profiling_worker.errors import ImportFailed
+from profiling_worker.importing.ncu_rows import NcuTable
+from profiling_worker.importing.sniff import Sniffed
+
+HINT_EXPORT = ("write an importable file from the same run: `ncu --nvtx -o report python3 "
+               "app.py` (then upload report.ncu-rep), or `ncu --nvtx --csv --page raw "
+               "python3 app.py > raw.csv`")
+_LAUNCH = re.compile(r"^  (?P<kernel>\S.*?) \((?P<grid>\d+, \d+, \d+)\)x\((?P<block>\d+, \d+, "
+                     r"\d+)\), Context \d+, Stream \d+(?:, Device \d+, CC [\d.]+)?\s*$")
+_RANGE = re.compile(r"^\s{8,}<(\d+),(.*)>\s*$")
+_RULE = re.compile(r"^ {4}(OPT|WRN|INF|ERR)\s{2,}(.*)$")
+_SPEEDUP = re.compile(r"Est\. (Local |Global )?Speedup: ([\d.]+)%")
+_DASHES = re.compile(r"^ {4}-+( -+)+\s*$")
+
+
+class _Launch:
+    """One launch's lines as they are read."""
+
+    def __init__(self, index: int, kernel: str, grid: str, block: str):
+        self.id, self.kernel = str(index), kernel
+        self.grid, self.block = f"({grid})", f"({block})"
+        self.push_pop: list[str] = []
+        self.start_end: list[str] = []
+        self.metrics: list[tuple[str, str, str, str]] = []  # section, name, unit, value
+        self.rules: list[dict[str, str]] = []
+
+
+def _spans(dashes: str) -> list[tuple[int, int]]:
+    return [(m.start(), m.end()) for m in re.finditer(r"-+", dashes)]
+
+
+def _cells(line: str, spans: list[tuple[int, int]]) -> list[str]:
+    """A table row cut at the dash line's columns (the last column runs to the line's end)."""
+    ends = [s for s, _ in spans[1:]] + [len(line)]
+    return [line[s:e].strip() for (s, _), e in zip(spans, ends)]
+
+
+class _Reader:
+    def __init__(self) -> None:
+        self.launches: list[_Launch] = []
+        self.section = ""
+        self.target: list[str] | None = None  # the NVTX list being read
+        self.spans: list[tuple[int, int]] | None = None
+        self.dash_lines = 0
+
+    def line(self, text: str) -> None:
+        launch = _LAUNCH.match(text)
+        if launch:
+            self.launches.append(_Launch(len(self.launches), launch["kernel"], launch["grid"],
+                                         launch["block"]))
+            self.target, self.spans = None, None
+            return
+        if not self.launches:
+            return
+        cur = self.launches[-1]
+        stripped = text.strip()
+        if stripped.startswith("NVTX Push/Pop Stack"):
+            self.target = cur.push_pop
+        elif stripped.startswith("NVTX Start/End Ranges"):
+            self.target = cur.start_end
+        elif stripped.startswith("Section: "):
+            self.section, self.target, self.spans, self.dash_lines = stripped[9:], None, None, 0
+        elif _DASHES.match(text):
+            self.dash_lines += 1
+            self.spans = _spans(text) if self.dash_lines == 1 else self.spans
+        elif self.target is not None and (m := _RANGE.match(text)):
+            self.target.append(m.group(2))
+        elif self.spans is not None and self.dash_lines == 2 and stripped:
+            name, unit, value = (_cells(text, self.spans) + ["", "", ""])[:3]
+            cur.metrics.append((self.section, name, unit, value))
+        else:
+            self._rule(cur, text)
+
+    def _rule(self, cur: _Launch, text: str) -> None:
+        rule = _RULE.match(text)
+        if rule:
+            cur.rules.append({"section_identifier": self.section, "type": rule.group(1),
+                              "rule_message": rule.group(2).strip()})
+        elif cur.rules and text.startswith(" " * 10) and text.strip():
+            cur.rules[-1]["rule_message"] += " " + text.strip()
+
+
+def _table(path: Path, launches: list[_Launch]) -> NcuTable:
+    rows = pd.DataFrame(
+        [(la.id, la.kernel, la.grid, la.block, name, unit, value)
+         for la in launches for _, name, unit, value in la.metrics],
+        columns=["ID", "Kernel Name", "Grid Size", "Block Size", "Metric", "Unit", "Text"])
+    rules = []
+    for la in launches:
+        for r in la.rules:
+            speedup = _SPEEDUP.search(r["rule_message"])
+            rules.append({"ID": la.id, "kernel": la.kernel, **r,
+                          **({"speedup_type": (speedup.group(1) or "").strip().lower(),
+                              "speedup": speedup.group(2)} if speedup else {})})
+    ranges = {la.id: (tuple(la.push_pop), tuple(la.start_end)) for la in launches
+              if la.push_pop or la.start_end}
+    return NcuTable(rows, ranges, rules, how={
+        "kind": "Nsight Compute console text", "page": "details (as printed)",
+        "layout": "ncu console output: sections as text tables", "tool_version":
+        "not written in console text", "nvtx_columns": bool(ranges), "units": "display"},
+        notes=[f"{path.name}: Nsight Compute console text: values as printed, in display "
+               "units rounded to the digits shown (us 17.95 read as 17,950 ns: up to about "
+               "0.1 % off); import the .ncu-rep or a --csv --print-units base export for "
+               "every digit"])
+
+
+def read_text(s: Sniffed) -> NcuTable:
+    """The launches, metrics, NVTX ranges and rule results of ncu console text.
+
+    Raises:
+        ImportFailed: the text holds no launch in this layout (another ncu version's console
+            text, or a log with no profiled launch), or no metric table.
+    """
+    reader = _Reader()
+    with open(s.path, encoding=s.encoding, errors="replace") as fh:
+        for text in fh:
+            reader.line(text.rstrip("\r\n"))
+    launches = reader.launches
+    if not launches or not any(la.metrics for la in launches):
+        raise ImportFailed(f"{s.path.name}: Nsight Compute console text with no launch in the "
+                           "layout this importer reads (kernel line `name (grid)x(block), "
+                           "Context N, Stream N`, then Section tables); another ncu version's "
+                           "console output, or a log of a run that profiled nothing",
+                           HINT_EXPORT)
+    return _table(s.path, launches)
+
+
+__all__ = ["read_text", "HINT_EXPORT"]
