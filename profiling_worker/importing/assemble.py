@@ -26,7 +26,7 @@ import pandas as pd
 
 from profiling_worker.bundle_writer import empty_table, finish_bundle, write_table
 from profiling_worker.errors import ImportFailed, ImportInternalError
-from profiling_worker.importing import sniff as K
+from profiling_worker.importing import nvtx_columns as X, sniff as K
 from profiling_worker.importing.csv_job import from_csvs
 from profiling_worker.importing.job import Job
 from profiling_worker.importing.ncu_csv import from_ncu_csv
@@ -95,7 +95,7 @@ def _check_target(out_dir: Path, job_id: str, reserved_ids: Collection[str]) -> 
 
 def import_nsight_output(sources: Sequence[Path], out_dir: Path, job_id: str, *,
                          param_names: Sequence[str] | None = None,
-                         reserved_ids: Collection[str] = ()) -> Path:
+                         reserved_ids: Collection[str] = (), nvtx: str = X.INNERMOST) -> Path:
     """Turn nsight-python / Nsight Compute output files into the bundle ``out_dir/job_id``.
 
     Args:
@@ -107,6 +107,8 @@ def import_nsight_output(sources: Sequence[Path], out_dir: Path, job_id: str, *,
             and must not be one of ``reserved_ids`` (the bundled jobs' ids).
         param_names: the config parameter columns of nsight-python CSVs, when the files
             cannot tell; None = detect.
+        nvtx: the region of a launch in NVTX ranges of an Nsight Compute CSV export or
+            console text: ``innermost`` range or the whole ``stack`` (:mod:`.nvtx_columns`).
 
     Returns:
         The bundle directory: ``tables/`` (runs, aggregated, launches, work, nvml_trace,
@@ -130,7 +132,7 @@ def import_nsight_output(sources: Sequence[Path], out_dir: Path, job_id: str, *,
         raise ImportFailed(f"no nsight-python CSV, Nsight Compute CSV or report among the "
                            f"sources ({given})", K.HINT_SUPPORTED)
     try:
-        job = _read(found, param_names)
+        job = _read(found, param_names, nvtx)
         return _write(job, found, ignored, Path(out_dir), job_id, final)
     except ImportFailed:
         raise
@@ -147,7 +149,7 @@ def import_nsight_output(sources: Sequence[Path], out_dir: Path, job_id: str, *,
         ) from exc
 
 
-def _read(found: list[K.Sniffed], param_names: Sequence[str] | None) -> Job:
+def _read(found: list[K.Sniffed], param_names: Sequence[str] | None, nvtx: str) -> Job:
     nsight = [s for s in found if s.kind in (K.NSIGHT_RAW, K.NSIGHT_AGG)]
     ncu_csvs = [s for s in found if s.kind in (K.NCU_RAW, K.NCU_DETAILS, K.NCU_TEXT)]
     reports = [s.path for s in found if s.kind == K.NCU_REPORT]
@@ -159,7 +161,7 @@ def _read(found: list[K.Sniffed], param_names: Sequence[str] | None) -> Job:
     elif reports:
         job = from_report(reports[0])
     else:
-        job = from_ncu_csv(ncu_csvs)
+        job = from_ncu_csv(ncu_csvs, nvtx)
     unread = [*((s.path.name for s in ncu_csvs) if (nsight or reports) else ()),
               *(p.name for p in reports[1:])]
     if unread:
