@@ -28,6 +28,7 @@ from profiling_worker.bundle_writer import empty_table, finish_bundle, write_tab
 from profiling_worker.errors import ImportFailed, ImportInternalError
 from profiling_worker.importing import nvtx_columns as X, sniff as K
 from profiling_worker.importing.csv_job import from_csvs
+from profiling_worker.importing.how_read import how_read
 from profiling_worker.importing.job import Job
 from profiling_worker.importing.ncu_csv import from_ncu_csv
 from profiling_worker.importing.ncu_rep import CONFIG_INDEX
@@ -265,6 +266,7 @@ def _manifest(job: Job, spec: dict[str, Any], spec_valid: bool, spec_errors: lis
             "imported_from": [s.path.name for s in found],
             "formats": {s.path.name: s.kind for s in found},
             "ignored": ignored, "date": now, **job.provenance,
+            "how_read": how_read(found, job),
             "spec_reconstructed": True,
             "spec_fields_from_files": ["kernels", "configs", "runs", "metrics", "annotations"],
             "spec_fields_defaulted": sorted(k for k in spec if k not in (
