@@ -65,6 +65,14 @@ def read_table(s: Sniffed) -> NcuTable:
         pairs = table.rows[["Metric", "Unit"]].astype(str)
         names = {k: _nsight_name(*k) for k in set(zip(pairs["Metric"], pairs["Unit"]))}
         table.rows["Metric"] = [names[k] for k in zip(pairs["Metric"], pairs["Unit"])]
+        twice = table.rows.duplicated(["ID", "Metric"], keep=False)  # one name, two sections
+        if twice.any():
+            rows = table.rows
+            rows.loc[twice, "Metric"] = (rows.loc[twice, "Metric"].astype(str) + " ("
+                                         + rows.loc[twice, "Section"].astype(str) + ")")
+            table.notes.append(f"{s.path.name}: metric names printed in two sections of one "
+                               "launch are named with their section: "
+                               + ", ".join(sorted(set(rows.loc[twice, "Metric"]))[:6]))
     return table
 
 
@@ -82,7 +90,7 @@ def _launch_rows(s: Sniffed, table: NcuTable) -> tuple[pd.DataFrame, bool]:
     rows[C.VALUE] = [v for v, _ in scaled]
     rows[C.UNIT] = [u or None for _, u in scaled]
     rows["_seq"] = pd.to_numeric(rows["ID"], errors="coerce")
-    return rows.drop(columns="Text"), display
+    return rows.drop(columns=[c for c in ("Text", "Section") if c in rows.columns]), display
 
 
 def _launch_ids(rows: pd.DataFrame) -> frozenset[tuple[str, str]]:

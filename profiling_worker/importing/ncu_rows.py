@@ -50,7 +50,7 @@ class NcuTable:
     Attributes:
         rows: one row per launch x metric: ``ID, Kernel Name, Grid Size, Block Size`` (text),
             ``Metric`` (Nsight Compute name or the details page's display name), ``Unit``,
-            ``Text`` (the value as printed).
+            ``Text`` (the value as printed), and ``Section`` on a details page or console text.
         ranges: ``{ID: (push/pop ranges, start/end ranges)}`` of the launches in any NVTX range.
         rules: rule results, one dict per launch x rule (``kernel``, ``ID`` and
             :data:`RULE_FIELDS` values), as a report's summary lists them.
@@ -119,8 +119,9 @@ def _details(s: Sniffed, header: list[str], frame: pd.DataFrame) -> NcuTable:
     _require(s, frame.columns)
     rules = _rules(frame)
     metrics = frame[as_text(frame["Metric Name"]) != ""]
-    rows = metrics[[*LAUNCH_KEYS, "Metric Name", "Metric Unit", "Metric Value"]].copy()
-    rows.columns = [*LAUNCH_KEYS, "Metric", "Unit", "Text"]
+    rows = metrics[[*LAUNCH_KEYS, "Metric Name", "Metric Unit", "Metric Value",
+                    "Section Name"]].copy()
+    rows.columns = [*LAUNCH_KEYS, "Metric", "Unit", "Text", "Section"]
     if rules:
         layout += f" with rule columns ({len(rules)} rule results)"
     return NcuTable(rows, _ranges(frame, header), rules,

@@ -112,9 +112,10 @@ class _Reader:
 
 def _table(path: Path, launches: list[_Launch]) -> NcuTable:
     rows = pd.DataFrame(
-        [(la.id, la.kernel, la.grid, la.block, name, unit, value)
-         for la in launches for _, name, unit, value in la.metrics],
-        columns=["ID", "Kernel Name", "Grid Size", "Block Size", "Metric", "Unit", "Text"])
+        [(la.id, la.kernel, la.grid, la.block, name, unit, value, section)
+         for la in launches for section, name, unit, value in la.metrics],
+        columns=["ID", "Kernel Name", "Grid Size", "Block Size", "Metric", "Unit", "Text",
+                 "Section"])
     rules = []
     for la in launches:
         for r in la.rules:

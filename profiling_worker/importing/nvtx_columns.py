@@ -18,15 +18,13 @@ range name is what lies between the domain and them (it may hold ``:`` itself).
 Region of a launch (:func:`region`): ``innermost`` (default) is the last start/end range, else the
 innermost push/pop range -- as the report reader takes the last of a domain's push/pop then
 start/end ranges; ``stack`` joins every open range, outermost first, push/pop before start/end,
-with `` > ``. The worker's own ``kprof`` domain (config/run markers) is never a region.
+with `` > ``.
 """
 
 from __future__ import annotations
 
 import re
 from collections.abc import Sequence
-
-from profiling_worker.schema.run_range import KPROF_DOMAIN
 
 PUSH_POP_PREFIX = "thread Domain:Push/Pop_Range"
 START_END_PREFIX = "Id:Domain:Start/Stop_Range"
@@ -48,14 +46,12 @@ def nvtx_columns(header: Sequence[str]) -> tuple[str | None, str | None]:
 
 
 def _frame_name(frame: str, has_id: bool) -> str | None:
-    """The range name of one frame (None for the worker's kprof domain)."""
+    """The range name of one frame (any domain: nsight-python's ranges are regions too)."""
     head = frame.rsplit(":", _TAIL_FIELDS)[0] if frame.count(":") > _TAIL_FIELDS else frame
     if has_id:
         head = head.split(":", 1)[1] if ":" in head else head
-    domain, sep, name = head.partition(":")
-    if not sep:
-        return head or None
-    return None if domain == KPROF_DOMAIN else (name or None)
+    _, sep, name = head.partition(":")
+    return (name if sep else head) or None
 
 
 def parse_cell(cell: object, start_end: bool) -> Ranges:

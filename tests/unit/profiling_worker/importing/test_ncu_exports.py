@@ -175,6 +175,37 @@ def test_case12_console_text_is_imported_with_display_precision_noted(tmp_path: 
     assert how["kind"] == "Nsight Compute console text" and how["units"].startswith("display")
 
 
+def test_console_text_of_a_report_has_the_rules_and_values_of_its_details_export(
+        tmp_path: Path) -> None:
+    """`ncu -i nested.ncu-rep` (text) and `--csv --page details --print-units base` (CSV) of
+    one report: the same rule results per launch, durations equal within display rounding."""
+    frame = _csv(NESTED / "nested_details_base.csv")
+    rules = frame[frame["Rule Name"] != ""]
+    text = _import(tmp_path, NESTED / "nested_import_text.log")
+    summary = json.loads((text / C.REPORT_SUMMARY_FILE).read_text(encoding="utf-8"))
+    per_launch = pd.Series([r["ID"] for r in summary["rule_results"]]).value_counts()
+    assert per_launch.sort_index().to_dict() == rules["ID"].value_counts().sort_index().to_dict()
+    speedups = sorted(float(r["speedup"]) for r in summary["rule_results"] if "speedup" in r)
+    assert speedups == sorted(float(v) for v in rules["Estimated Speedup"] if v)
+    csv_ns = frame[frame["Metric Name"] == "Duration"]["Metric Value"].map(_number)
+    text_ns = _launch_times(text)
+    for a, b in zip(sorted(csv_ns), sorted(text_ns[C.VALUE])):
+        assert abs(a - b) <= 5.0  # us printed with 2 decimals: at most 5 ns off
+
+
+def test_one_display_name_in_two_sections_of_a_launch_stays_two_metrics(tmp_path: Path):
+    """Edited from case 08 (a name printed twice in one launch, as sections of other sets do):
+    neither value is lost or combined with the other."""
+    text = DETAILS_RULES.read_text(encoding="utf-8").replace(
+        '"Average SM Active Cycles"', '"SM Active Cycles"')
+    edited = tmp_path / "twice.csv"
+    edited.write_text(text, encoding="utf-8")
+    launches = read_table(_import(tmp_path, edited), C.TABLE_LAUNCHES)
+    names = set(launches[C.METRIC])
+    assert {"SM Active Cycles (GPU Speed Of Light Throughput)",
+            "SM Active Cycles (GPU and Memory Workload Distribution)"} <= names
+
+
 def test_console_text_of_another_layout_is_refused_as_such(tmp_path: Path) -> None:
     text = CONSOLE.read_text(encoding="utf-8")
     other = tmp_path / "old.log"  # launch lines of a layout this reader does not know
