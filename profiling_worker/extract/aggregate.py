@@ -42,9 +42,12 @@ from profiling_worker.schema import columns as C, intervals
 
 # --- launches -> runs ------------------------------------------------------------------------
 
-def _first_valid(s: pd.Series) -> Any:
-    v = s.dropna()
-    return v.iloc[0] if len(v) else None
+def _first_valid(g: Any) -> pd.Series:
+    """The first non-missing value of each group of a grouped column, None where there is none
+    (GroupBy.first skips missing values; a per-group Python function took 18 of 21 s on a
+    19 MB details-page import of 28k groups)."""
+    first = g.first().astype(object)
+    return first.where(first.notna(), None)
 
 
 def launches_to_runs(launches: pd.DataFrame, param_names: Sequence[str] | None = None) -> pd.DataFrame:
@@ -122,7 +125,7 @@ def launches_to_runs(launches: pd.DataFrame, param_names: Sequence[str] | None =
         "_wsum": g["_w"].sum(),
         "_wbad": g["_wbad"].any(),
         "_vwsum": g["_vw"].sum(),
-        C.UNIT: g[C.UNIT].agg(_first_valid),
+        C.UNIT: _first_valid(g[C.UNIT]),
     }).reset_index()
 
     rule_of: dict[tuple[str, str | None], str] = {}
@@ -242,7 +245,7 @@ def aggregate_runs(runs: pd.DataFrame, param_names: Sequence[str] | None = None)
     g = df.groupby(keys, sort=False, dropna=False)
     v = g[C.VALUE]
     out = pd.DataFrame({
-        C.UNIT: g[C.UNIT].agg(_first_valid),
+        C.UNIT: _first_valid(g[C.UNIT]),
         C.NUM_RUNS: v.count().astype("int64"),
         C.AVG: v.mean(),
         C.STD: v.std(ddof=1),

@@ -15,7 +15,8 @@ and ncu_2020 -- a public export of Nsight Compute 2020.1, README there):
                      (:func:`~.textcsv.metric_row_width`).
 2019.x-2020.1        the details layout with a ``Kernel Time`` column (a time stamp, not a
                      duration) and no ``Block Size`` / ``Grid Size`` columns: grid and block are
-                     the ``Launch Statistics`` rows of that name (totals, ``506``).
+                     the ``Launch Statistics`` rows of that name (totals, ``506``); without
+                     those rows (a metric list) configs follow the kernel name only (noted).
 
 NVTX columns (``--nvtx``) give each launch's open ranges (:mod:`.nvtx_columns`).
 """
@@ -93,9 +94,10 @@ def _launch_params_from_rows(frame: pd.DataFrame) -> pd.DataFrame:
     wide = stats.pivot_table(index="ID", columns="Metric Name", values="Metric Value",
                              aggfunc="first", observed=True).astype(str)
     out = frame.copy()
+    ids = out["ID"].astype(str)
     for col in ("Grid Size", "Block Size"):
-        values = wide[col] if col in wide.columns else pd.Series(dtype=str)
-        out[col] = out["ID"].astype(str).map(values).fillna("")
+        values = dict(wide[col]) if col in wide.columns else {}
+        out[col] = [values.get(i, "") for i in ids]
     return out
 
 
@@ -111,11 +113,16 @@ def _rules(frame: pd.DataFrame) -> list[dict[str, str]]:
 
 
 def _details(s: Sniffed, header: list[str], frame: pd.DataFrame) -> NcuTable:
-    layout = "details page"
-    if KERNEL_TIME in header and not {"Grid Size", "Block Size"} <= set(header):
+    layout, notes = "details page", []
+    if not {"Grid Size", "Block Size"} <= set(header) and "Section Name" in header:
         frame = _launch_params_from_rows(frame)
-        layout = ("details page, Nsight Compute 2019.x-2020.1 layout (Kernel Time column; grid "
-                  "and block from the Launch Statistics rows)")
+        layout = ("details page, " + ("Nsight Compute 2019.x-2020.1 layout (Kernel Time "
+                                      "column); " if KERNEL_TIME in header else "")
+                  + "grid and block from the Launch Statistics rows")
+        if (frame["Grid Size"] == "").all():
+            notes.append(f"{s.path.name}: no grid or block size in the file (no Grid Size / "
+                         "Block Size columns or Launch Statistics rows): configs are told apart "
+                         "by kernel name only")
     _require(s, frame.columns)
     rules = _rules(frame)
     metrics = frame[as_text(frame["Metric Name"]) != ""]
@@ -125,7 +132,7 @@ def _details(s: Sniffed, header: list[str], frame: pd.DataFrame) -> NcuTable:
     if rules:
         layout += f" with rule columns ({len(rules)} rule results)"
     return NcuTable(rows, _ranges(frame, header), rules,
-                    how={"page": "details", "layout": layout})
+                    how={"page": "details", "layout": layout}, notes=notes)
 
 
 def _raw(s: Sniffed, header: list[str], frame: pd.DataFrame) -> NcuTable:

@@ -7,6 +7,7 @@ raises :class:`~profiling_worker.errors.ImportFailed` naming the file and the pr
 from __future__ import annotations
 
 import csv
+import io
 import re
 from collections.abc import Sequence
 from pathlib import Path
@@ -99,10 +100,18 @@ def _read_strings(s: Sniffed, names: list[str]) -> pa.Table:
         memory_pool=pa.system_memory_pool())  # freed buffers go back to the OS
     if not short:
         return table
-    rows = [r + [""] * (len(names) - len(r)) for r in csv.reader(short, delimiter=s.delimiter)]
-    padded = pa.table({n: pa.array([r[i] for r in rows]).dictionary_encode()
-                       for i, n in enumerate(names)})
-    return pa.concat_tables([padded, table.cast(padded.schema)])
+    assert width is not None  # rows are only kept as short with a metric row width
+    part = pacsv.read_csv(  # the metric rows again, as a CSV of their own fields
+        io.BytesIO("\n".join(short).encode("utf-8")),
+        read_options=pacsv.ReadOptions(column_names=names[:width]),
+        parse_options=pacsv.ParseOptions(delimiter=s.delimiter, newlines_in_values=True),
+        convert_options=pacsv.ConvertOptions(
+            column_types={n: pa.dictionary(pa.int32(), pa.string()) for n in names[:width]},
+            strings_can_be_null=False))
+    empty = pa.array([""] * part.num_rows).dictionary_encode()
+    for n in names[width:]:
+        part = part.append_column(n, empty)
+    return pa.concat_tables([part, table.cast(part.schema)])
 
 
 def parse_csv(s: Sniffed) -> tuple[list[str], pd.DataFrame]:

@@ -293,3 +293,18 @@ def test_an_nsight_systems_csv_is_refused_by_name(tmp_path: Path) -> None:
         _import(tmp_path, nsys)
     assert "an Nsight Systems CSV export" in exc.value.message
     assert "ncu --nvtx -o report" in exc.value.message
+
+
+def test_an_old_details_page_without_launch_statistics_opens_with_a_note(tmp_path: Path):
+    """Edited from the ncu 2020.1 file: its Launch Statistics rows removed (a profile of other
+    sections, or a metric list): no grid or block anywhere; it opens, and says what follows."""
+    lines = NCU_2020.read_text(encoding="utf-8").splitlines(keepends=True)
+    edited = tmp_path / "no_launch_stats.log"
+    edited.write_text("".join(ln for ln in lines if '"Launch Statistics"' not in ln),
+                      encoding="utf-8")
+    bundle = _import(tmp_path, edited)
+    dur = _csv(edited)
+    dur = dur[dur["Metric Name"] == "Duration"]
+    assert sorted(_launch_times(bundle)[C.VALUE]) == sorted(dur["Metric Value"].map(_number))
+    assert any("no grid or block size in the file" in n
+               for n in read_manifest(bundle)["import_notes"])
