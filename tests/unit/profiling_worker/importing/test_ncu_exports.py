@@ -308,3 +308,21 @@ def test_an_old_details_page_without_launch_statistics_opens_with_a_note(tmp_pat
     assert sorted(_launch_times(bundle)[C.VALUE]) == sorted(dur["Metric Value"].map(_number))
     assert any("no grid or block size in the file" in n
                for n in read_manifest(bundle)["import_notes"])
+
+
+def test_details_in_display_units_match_base_units_within_rounding(tmp_path: Path) -> None:
+    """The same report's details page with display units (us, Ghz) and with base units: the
+    same launches, regions and rule results; durations equal within the printed digits."""
+    base = _import(tmp_path / "b", NESTED / "nested_details_base.csv")
+    shown = _import(tmp_path / "d", NESTED / "nested_details.csv")
+    frame = _csv(NESTED / "nested_details.csv")
+    us = frame[frame["Metric Name"] == "Duration"]
+    assert set(us["Metric Unit"]) == {"us"}
+    a, b = _launch_times(base), _launch_times(shown)
+    assert list(a[C.ANNOTATION]) == list(b[C.ANNOTATION])
+    assert sorted(b[C.VALUE]) == sorted(_number(v) * 1e3 for v in us["Metric Value"])
+    assert all(abs(x - y) <= 5.0 for x, y in zip(a[C.VALUE], b[C.VALUE]))
+    notes = " ".join(read_manifest(shown)["import_notes"])
+    assert "values in display units are rounded as printed" in notes
+    how = read_manifest(shown)["provenance"]["how_read"]["nested_details.csv"]
+    assert how["units"].startswith("display units")
