@@ -62,6 +62,8 @@ _REPORT_MAGIC = b"NVR\x00"
 _GZIP_MAGIC = b"\x1f\x8b"
 _NCU_NOISE = re.compile(r"^(==[A-Z]+==|\s*$)")
 _DELIMITERS = (",", ";", "\t")
+#: How an Nsight Systems report begins (a .qdrep of Nsight Systems 2020, import_cases/16).
+_NSYS_MAGIC = b"NVIDIA Tegra Profiler Report"
 _CONSOLE_SECTION = re.compile(r"^ {4}Section: \S")  # ncu's console text tables
 #: Headers of Nsight Systems' CSV exports (``nsys stats --format csv``, ``nsys export``).
 _NSYS_COLUMNS = ({"Time (%)", "Total Time (ns)", "Instances"}, {"Start (ns)", "Duration (ns)"},
@@ -145,9 +147,10 @@ def describe_unknown(path: Path, head: bytes) -> str:
                 + HINT_NCU_EXPORT)
     if head.startswith(b"\x80") or head.startswith(b"PAR1"):
         return "a binary (pickle or Parquet) file, which is never read"
+    if head.startswith(_NSYS_MAGIC) or (decoded is None and path.name.lower().endswith(
+            (".nsys-rep", ".qdrep"))):
+        return f"an Nsight Systems report, which is not supported; {HINT_NCU_EXPORT}"
     if decoded is None:
-        if path.name.lower().endswith((".nsys-rep", ".qdrep")):
-            return f"an Nsight Systems report (by its name), which is not supported; {HINT_NCU_EXPORT}"
         return "a binary file of an unknown kind"
     text = decoded[0].lstrip()
     if not text:

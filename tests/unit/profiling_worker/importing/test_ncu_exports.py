@@ -206,15 +206,32 @@ def test_one_display_name_in_two_sections_of_a_launch_stays_two_metrics(tmp_path
             "SM Active Cycles (GPU and Memory Workload Distribution)"} <= names
 
 
-def test_console_text_of_another_layout_is_refused_as_such(tmp_path: Path) -> None:
+def test_console_text_without_launch_lines_is_refused_as_console_text(tmp_path: Path) -> None:
+    """Case 12 with its launch lines cut out (sections, no launch: a paste cut short, or a
+    layout this reader does not know): refused naming it, with the command."""
     text = CONSOLE.read_text(encoding="utf-8")
-    other = tmp_path / "old.log"  # launch lines of a layout this reader does not know
-    other.write_text(re.sub(r", Context \d+, Stream \d+, Device \d+, CC [\d.]+", "", text),
-                     encoding="utf-8")
+    other = tmp_path / "sections_only.log"
+    other.write_text(re.sub(r"(?m)^  \S.*\n", "", text), encoding="utf-8")
     with pytest.raises(ImportFailed) as exc:
         _import(tmp_path, other)
     assert "Nsight Compute console text with no launch in the layout" in exc.value.message
     assert "ncu --nvtx -o report" in exc.value.hint
+    assert not list((tmp_path / "store").glob("job*"))
+
+
+def test_ncu_2020_console_text_reads_time_stamp_launch_lines(tmp_path: Path) -> None:
+    """nv-nsight-cu-cli 2020 console output (import_cases/16, public): launch lines carry a
+    time stamp, tables no header, program output is mixed into the ==PROF== lines."""
+    text = (CASES / "16-ncu-2020-console" / "hw4_2a.txt").read_text(encoding="utf-8")
+    kernels = re.findall(r"(?m)^  (\w+)\(.*\), \d{4}-\w{3}-\d{2} [\d:]+, Context", text)
+    ms = [_number(v) * 1e6 for v in re.findall(r"(?m)^ {4}Duration +msecond +([\d.,]+)$", text)]
+    grid = re.findall(r"(?m)^ {4}Grid Size +(\d+)$", text)
+    bundle = _import(tmp_path, CASES / "16-ncu-2020-console" / "hw4_2a.txt")
+    times = _launch_times(bundle)
+    assert list(times[C.ANNOTATION]) == kernels == ["row_sums", "column_sums"]
+    assert list(times[C.VALUE]) == ms and list(times[C.GRID]) == grid
+    assert "2019.x-2021 layout" in read_manifest(bundle)["provenance"]["how_read"][
+        "hw4_2a.txt"]["layout"]
 
 
 # --- older layouts: Nsight Compute 2020.1 -------------------------------------------------------
@@ -282,6 +299,16 @@ def test_a_lone_ncu_log_is_refused_with_the_command_that_records_values(tmp_path
     with pytest.raises(ImportFailed) as exc:
         _import(tmp_path, log)
     assert "ncu's log" in exc.value.message and "ncu --nvtx -o report" in exc.value.hint
+
+
+def test_an_nsight_systems_report_is_refused_by_its_content(tmp_path: Path) -> None:
+    head = CASES / "16-ncu-2020-console" / "multi_one_device_head.qdrep"
+    renamed = tmp_path / "profile.csv"  # by content, whatever the name
+    renamed.write_bytes(head.read_bytes())
+    with pytest.raises(ImportFailed) as exc:
+        _import(tmp_path, renamed)
+    assert "an Nsight Systems report" in exc.value.message
+    assert "ncu --nvtx -o report" in exc.value.message
 
 
 def test_an_nsight_systems_csv_is_refused_by_name(tmp_path: Path) -> None:
