@@ -135,10 +135,28 @@ def _details(s: Sniffed, header: list[str], frame: pd.DataFrame) -> NcuTable:
                     how={"page": "details", "layout": layout}, notes=notes)
 
 
+#: Raw-page columns that stand in for Grid Size / Block Size where a raw page lacks them (ncu
+#: 2019.x-2021 raw pages: ``..., Kernel Name, Kernel Time, Context, Stream, <metric>...``).
+_LAUNCH_METRICS = {"Grid Size": M.GRID_SIZE, "Block Size": M.BLOCK_SIZE}
+
+
 def _raw(s: Sniffed, header: list[str], frame: pd.DataFrame) -> NcuTable:
-    _require(s, frame.columns)
     units = frame.iloc[0] if frame["ID"].iloc[0] == "" else pd.Series("", index=frame.columns)
-    data = frame[frame["ID"] != ""]
+    data = frame[frame["ID"] != ""].copy()
+    layout, notes = "raw page (one row per launch, units row)", []
+    missing = [c for c in _LAUNCH_METRICS if c not in data.columns]
+    for col in missing:
+        metric = _LAUNCH_METRICS[col]
+        data[col] = as_text(data[metric]) if metric in data.columns else ""
+    if missing:
+        layout += "; grid and block from " + (
+            ", ".join(_LAUNCH_METRICS[c] for c in missing)
+            if all(_LAUNCH_METRICS[c] in data.columns for c in missing) else "nowhere")
+        if not all(_LAUNCH_METRICS[c] in data.columns for c in missing):
+            notes.append(f"{s.path.name}: no grid or block size in the file (no Grid Size / "
+                         "Block Size columns, no launch__grid_size / launch__block_size): "
+                         "configs are told apart by kernel name only")
+    _require(s, data.columns)
     metrics = [h for h in header if METRIC_NAME_RE.match(h)]
     device = {h: str(data[h].iloc[0]) for h in metrics if h.startswith(M.DEVICE_ATTRIBUTE_PREFIX)}
     keep = [h for h in metrics if not h.startswith(_SKIP_PREFIXES)]
@@ -146,7 +164,7 @@ def _raw(s: Sniffed, header: list[str], frame: pd.DataFrame) -> NcuTable:
                                              value_name="Text")
     rows["Unit"] = rows["Metric"].map(units)
     return NcuTable(rows, _ranges(data, header), device=device,
-                    how={"page": "raw", "layout": "raw page (one row per launch, units row)"})
+                    how={"page": "raw", "layout": layout}, notes=notes)
 
 
 def _require(s: Sniffed, columns: pd.Index) -> None:

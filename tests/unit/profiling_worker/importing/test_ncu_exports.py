@@ -353,3 +353,15 @@ def test_details_in_display_units_match_base_units_within_rounding(tmp_path: Pat
     assert "values in display units are rounded as printed" in notes
     how = read_manifest(shown)["provenance"]["how_read"]["nested_details.csv"]
     assert how["units"].startswith("display units")
+
+
+def test_a_raw_page_without_grid_and_block_columns_uses_the_launch_metrics(tmp_path: Path):
+    """Edited from case 09 (its Block Size and Grid Size columns dropped, as ncu 2019.x-2021
+    raw pages print none): grid and block from launch__grid_size / launch__block_size."""
+    frame = _csv(NVTX_RAW).drop(columns=["Block Size", "Grid Size"])
+    edited = tmp_path / "old_raw.csv"
+    frame.to_csv(edited, index=False, quoting=1)
+    rows = frame[frame["ID"] != ""]
+    times = _launch_times(_import(tmp_path, edited))
+    assert sorted(times[C.GRID]) == sorted(rows["launch__grid_size"])  # as printed: "1,056"
+    assert sorted(times[C.VALUE]) == sorted(rows["gpu__time_duration.sum"].map(_number))
