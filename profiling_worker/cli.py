@@ -46,6 +46,9 @@ def _parser() -> argparse.ArgumentParser:
                      help="import each report or table (with the files that belong to it) as a "
                           "bundle of its own, OUT-1, OUT-2 ... when there are several; one "
                           "JSON event per bundle")
+    imp.add_argument("--nvtx", choices=("innermost", "stack"), default="innermost",
+                     help="region of a launch in NVTX ranges of an Nsight Compute CSV export or "
+                          "console text: its innermost range, or the whole stack (outer > inner)")
     tl = sub.add_parser("timeline", help="write the job's Chrome/Perfetto trace (JSON)")
     tl.add_argument("bundle", type=Path)
     tl.add_argument("-o", "--out", type=Path, required=True, help="trace file to write")
@@ -145,7 +148,7 @@ def _run(job_dir: Path, force: bool = False) -> int:
     return runner.run_job(job_dir, Channel(job_dir, redirect_output(job_dir)))
 
 
-def _import(sources: list[Path], out: Path, each: bool) -> int:
+def _import(sources: list[Path], out: Path, each: bool, nvtx: str = "innermost") -> int:
     from profiling_worker.errors import WorkerError
     from profiling_worker.importing import import_nsight_output
     from profiling_worker.importing.grouping import import_each
@@ -155,12 +158,13 @@ def _import(sources: list[Path], out: Path, each: bool) -> int:
     taken = {p.name for p in bundled.iterdir() if p.is_dir()} if bundled.is_dir() else set()
     if each:
         failed = 0
-        for event in import_each(sources, out.parent, out.name, reserved_ids=taken):
+        for event in import_each(sources, out.parent, out.name, reserved_ids=taken, nvtx=nvtx):
             print(json.dumps(event), flush=True)
             failed += event["event"] == "error"
         return 1 if failed else 0
     try:
-        path = import_nsight_output(sources, out.parent, out.name, reserved_ids=taken)
+        path = import_nsight_output(sources, out.parent, out.name, reserved_ids=taken,
+                                    nvtx=nvtx)
     except WorkerError as exc:
         print(json.dumps({"event": "error", **exc.to_event_fields()}), flush=True)
         return 1
@@ -202,7 +206,7 @@ def main(argv: list[str]) -> int:
         print(json.dumps(environment_report(with_kernels=True), indent=2))
         return 0
     if args.command == "import":
-        return _import(args.sources, args.out, args.each)
+        return _import(args.sources, args.out, args.each, args.nvtx)
     if args.command == "serve":
         from profiling_worker.serve import serve
 

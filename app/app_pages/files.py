@@ -67,9 +67,12 @@ except (OSError, ValueError) as exc:
     panels.render_error(f"{C.REPORT_SUMMARY_FILE} could not be read: {exc}")
     summary = None
 if summary is not None:
-    st.subheader(".ncu-rep summary")
-    st.caption(f"From `{C.REPORT_SUMMARY_FILE}`, read from the report with ncu_report by the "
-               "worker.")
+    exports = (bundle.manifest.get("provenance") or {}).get("ncu_csv")  # imported ncu text
+    st.subheader("Nsight Compute summary" if exports else ".ncu-rep summary")
+    st.caption(f"From `{C.REPORT_SUMMARY_FILE}`, " + (
+        "written by the importer from the rule rows of "
+        + ", ".join(code(name) for name in exports) + " (no .ncu-rep)." if exports else
+        "read from the report with ncu_report by the worker."))
     left, right = st.columns([2, 3])
     panels.table(summary.overview, key="files-summary", where=left)
     panels.table(summary.kernels, key="files-summary-kernels", where=right,

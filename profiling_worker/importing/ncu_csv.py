@@ -1,21 +1,17 @@
-"""Reader of Nsight Compute CSV exports -> the per-launch table of a job.
+"""Nsight Compute CSV exports and console text -> the per-launch table of a job.
 
-Both pages ncu writes (checked on ncu 2025.3.1 exports of the H200, tests/fixtures/h200_import):
-
-``--page raw``      one row per launch: ``ID, Process ID, Process Name, Host Name, Kernel Name,
-                    Context, Stream, Block Size, Grid Size, Device, CC, <metric>...``; the second
-                    row holds each metric's unit (``Kbyte``, ``usecond``, ``%``...; base units
-                    with ``--print-units base``).
-``--page details``  one row per launch x metric: ``..., Section Name, Metric Name, Metric Unit,
-                    Metric Value`` (also ``--metrics`` output printed while profiling).
-
-Values carry thousands separators (``1,980,000``); rows printed live follow ncu's ``==PROF==``
-lines and may end with a comma. Units are converted to the bundle's (ns, byte, Hz, byte/s, %).
-Regions are kernel names (a CSV export holds no NVTX ranges), configs follow the launch
-parameters (:mod:`.regions`). The ``device__attribute_*`` columns go to the environment.
+Each file is read into an :class:`~.ncu_rows.NcuTable` (:func:`~.ncu_rows.read_export` for
+``--csv`` raw and details pages of every layout, :func:`~.ncu_text.read_text` for console text);
+here the tables become one job. Values are converted to the bundle's units (ns, byte, Hz,
+byte/s, %). Regions are the launches' NVTX ranges where the file has them (innermost, or the
+whole stack: :mod:`.nvtx_columns`), else kernel names; configs follow the launch parameters
+(:mod:`.regions`). The ``device__attribute_*`` columns go to the environment; rule results to
+the bundle's report summary (``report_summary.json``, the Files page).
 """
 
 from __future__ import annotations
+
+from typing import Any
 
 import pandas as pd
 
@@ -24,69 +20,77 @@ from profiling_worker.bundle_writer import table_columns
 from profiling_worker.errors import ImportFailed
 from profiling_worker.extract.aggregate import aggregate_runs, launches_to_runs
 from profiling_worker.extract.units import normalise_unit
+from profiling_worker.importing import nvtx_columns as X
 from profiling_worker.importing import regions as G
 from profiling_worker.importing.job import Job
 from profiling_worker.importing.ncu_rep import CONFIG_INDEX, gpu_environment
-from profiling_worker.importing.sniff import NCU_DETAILS, Sniffed
-from profiling_worker.importing.textcsv import (METRIC_NAME_RE, index_column_note,
-                                                numbers_as_text, parse_csv)
+from profiling_worker.importing.ncu_rows import NcuTable, read_export
+from profiling_worker.importing.ncu_text import read_text
+from profiling_worker.importing.sniff import NCU_DETAILS, NCU_TEXT, Sniffed
+from profiling_worker.importing.textcsv import index_column_note, numbers_as_text
 from profiling_worker.schema import backends as B, columns as C
 
-#: Section metrics of the details page (default sets) -> their Nsight Compute names.
+#: Section metrics of the details page (default sets) -> (their Nsight Compute name, the unit
+#: that name has after conversion). A display name is taken for the Nsight Compute metric only
+#: in that unit: "Memory Throughput" is a % in the Speed Of Light section but byte/second in
+#: the Memory Workload Analysis section (ncu 2020.1's details page, import_cases/15).
 DISPLAY_NAMES = {
-    "Duration": C.GPU_TIME,
-    "DRAM Throughput": M.DRAM_PCT,
-    "Compute (SM) Throughput": M.SM_PCT,
-    "Memory Throughput": M.MEMORY_PCT,
-    "SM Frequency": M.GPC_HZ,
-    "DRAM Frequency": M.DRAM_HZ,
-    "Elapsed Cycles": M.GPC_CYCLES_MAX,
-    "Registers Per Thread": M.REGISTERS_PER_THREAD,
-    "Achieved Occupancy": M.WARPS_ACTIVE_PCT,
+    "Duration": (C.GPU_TIME, "ns"),
+    "DRAM Throughput": (M.DRAM_PCT, "%"),
+    "Compute (SM) Throughput": (M.SM_PCT, "%"),
+    "Memory Throughput": (M.MEMORY_PCT, "%"),
+    "SM Frequency": (M.GPC_HZ, "Hz"),
+    "DRAM Frequency": (M.DRAM_HZ, "Hz"),
+    "Elapsed Cycles": (M.GPC_CYCLES_MAX, "cycle"),
+    "Registers Per Thread": (M.REGISTERS_PER_THREAD, "register/thread"),
+    "Achieved Occupancy": (M.WARPS_ACTIVE_PCT, "%"),
 }
-_SKIP_PREFIXES = (M.DEVICE_ATTRIBUTE_PREFIX, "c2clink__", "nvlink__")
-_LAUNCH_KEYS = ["ID", "Kernel Name", "Grid Size", "Block Size"]
 
 
-def _long_rows(s: Sniffed) -> tuple[pd.DataFrame, dict[str, str]]:
-    """(ID, Kernel Name, Grid Size, Block Size, Metric, Unit, Text) rows and the device
-    attributes of one export."""
-    header, frame = parse_csv(s)
-    missing = [c for c in _LAUNCH_KEYS if c not in header]
-    if missing:
-        raise ImportFailed(f"{s.path.name}: an Nsight Compute CSV without column(s) "
-                           f"{', '.join(missing)}", "export it again with ncu --csv")
-    if s.kind == NCU_DETAILS:
-        rows = frame[[*_LAUNCH_KEYS, "Metric Name", "Metric Unit", "Metric Value"]].copy()
-        rows.columns = [*_LAUNCH_KEYS, C.METRIC, C.UNIT, "Text"]
-        rows[C.METRIC] = rows[C.METRIC].map(lambda m: DISPLAY_NAMES.get(m, m))
-        return rows, {}
-    units = frame.iloc[0] if frame["ID"].iloc[0] == "" else pd.Series("", index=frame.columns)
-    data = frame[frame["ID"] != ""]
-    metrics = [h for h in header if METRIC_NAME_RE.match(h)]
-    device = {h: str(data[h].iloc[0]) for h in metrics if h.startswith(M.DEVICE_ATTRIBUTE_PREFIX)}
-    keep = [h for h in metrics if not h.startswith(_SKIP_PREFIXES)]
-    rows = data[[*_LAUNCH_KEYS, *keep]].melt(id_vars=_LAUNCH_KEYS, var_name=C.METRIC,
-                                              value_name="Text")
-    rows[C.UNIT] = rows[C.METRIC].map(units)
-    return rows, device
+def _nsight_name(metric: str, unit: str) -> str:
+    """The Nsight Compute name of a details page's display name in ``unit`` (else as is)."""
+    name, wanted = DISPLAY_NAMES.get(metric, (metric, None))
+    return name if normalise_unit(1.0, unit)[1] == wanted else metric
 
 
-def _launch_rows(s: Sniffed) -> tuple[pd.DataFrame, dict[str, str], bool]:
-    """Numeric launch x metric rows in the bundle's units (non-numeric metrics dropped), the
-    device attributes, and whether the values are a details page's rounded display values
-    (scaled from a display unit as printed: 6.05 us for 6,048 ns)."""
-    rows, device = _long_rows(s)
+def read_table(s: Sniffed) -> NcuTable:
+    """The :class:`~.ncu_rows.NcuTable` of one export or console text, metric names mapped
+    (:data:`DISPLAY_NAMES`).
+
+    Raises:
+        ImportFailed: see :func:`~.ncu_rows.read_export` and :func:`~.ncu_text.read_text`.
+    """
+    table = read_text(s) if s.kind == NCU_TEXT else read_export(s)
+    if s.kind in (NCU_DETAILS, NCU_TEXT):
+        pairs = table.rows[["Metric", "Unit"]].astype(str)
+        names = {k: _nsight_name(*k) for k in set(zip(pairs["Metric"], pairs["Unit"]))}
+        table.rows["Metric"] = [names[k] for k in zip(pairs["Metric"], pairs["Unit"])]
+        twice = table.rows.duplicated(["ID", "Metric"], keep=False)  # one name, two sections
+        if twice.any():
+            rows = table.rows
+            rows.loc[twice, "Metric"] = (rows.loc[twice, "Metric"].astype(str) + " ("
+                                         + rows.loc[twice, "Section"].astype(str) + ")")
+            table.notes.append(f"{s.path.name}: metric names printed in two sections of one "
+                               "launch are named with their section: "
+                               + ", ".join(sorted(set(rows.loc[twice, "Metric"]))[:6]))
+    return table
+
+
+def _launch_rows(s: Sniffed, table: NcuTable) -> tuple[pd.DataFrame, bool]:
+    """Numeric launch x metric rows in the bundle's units (non-numeric metrics dropped) and
+    whether any value was scaled from a display unit (``usecond``, ``Kbyte``: on a details page
+    or in console text the value is rounded as printed, 6.05 us for 6,048 ns)."""
+    rows = table.rows
     values = pd.to_numeric(numbers_as_text(rows["Text"], s.decimal, thousands=s.decimal == "."),
                            errors="coerce")
     rows = rows[values.notna()].assign(**{C.VALUE: values[values.notna()]})
-    scaled = [normalise_unit(float(v), str(u)) for v, u in zip(rows[C.VALUE], rows[C.UNIT])]
-    rounded = s.kind == NCU_DETAILS and any(float(v) != b for v, (b, _)
-                                            in zip(rows[C.VALUE], scaled))  # scaled: not base
+    scaled = [normalise_unit(float(v), str(u)) for v, u in zip(rows[C.VALUE], rows["Unit"])]
+    display = any(float(v) != b for v, (b, _) in zip(rows[C.VALUE], scaled))
+    rows = rows.rename(columns={"Metric": C.METRIC, "Unit": C.UNIT})
     rows[C.VALUE] = [v for v, _ in scaled]
     rows[C.UNIT] = [u or None for _, u in scaled]
     rows["_seq"] = pd.to_numeric(rows["ID"], errors="coerce")
-    return rows.drop(columns="Text"), device, rounded
+    return rows.drop(columns=[c for c in ("Text", "Section") if c in rows.columns]), display
 
 
 def _launch_ids(rows: pd.DataFrame) -> frozenset[tuple[str, str]]:
@@ -100,75 +104,118 @@ def launch_ids(s: Sniffed) -> frozenset[tuple[str, str]]:
     Raises:
         ImportFailed: the export lacks ncu's launch columns.
     """
-    return _launch_ids(_long_rows(s)[0])
+    return _launch_ids(read_table(s).rows)
 
 
-def _same_launches(a: pd.DataFrame, b: pd.DataFrame) -> bool:
-    return _launch_ids(a) == _launch_ids(b)
+def _regions(rows: pd.DataFrame, table: NcuTable, kernel_regions: dict[str, str],
+             nvtx: str) -> pd.Series:
+    """Each row's region: its launch's NVTX range (``nvtx`` mode), else its kernel's name."""
+    by_id = {i: X.region(pp, se, nvtx) for i, (pp, se) in table.ranges.items()}
+    named = rows["ID"].astype(str).map(by_id)
+    return named.where(named.notna(), rows["Kernel Name"].astype(str).map(kernel_regions))
 
 
-def from_ncu_csv(sources: list[Sniffed]) -> Job:
-    """A job from Nsight Compute CSV exports (several exports of one profile -- raw and details
-    of the same report -- are read once: the first that has the most metrics).
+def _how(s: Sniffed, table: NcuTable, display: bool, nvtx: str) -> dict[str, Any]:
+    """How one file was read, for the Import page (manifest ``provenance.how_read``)."""
+    pp = any(r[0] for r in table.ranges.values())
+    se = any(r[1] for r in table.ranges.values())
+    ids = table.rows["ID"].astype(str)
+    outside = int(ids[~ids.isin(table.ranges.keys())].nunique())
+    regions = X.source_label(pp, se)
+    if pp or se:
+        regions += (f" ({'innermost range' if nvtx == X.INNERMOST else 'whole stack'}); "
+                    f"{outside} launches outside every range: kernel names")
+    units = ("display units, converted (values rounded as printed)" if display and
+             s.kind in (NCU_DETAILS, NCU_TEXT) else "display units, converted" if display
+             else "base units (as with --print-units base)")
+    return {**table.how, "units": units, "regions": regions,
+            "launches": int(ids.nunique()), "rule_results": len(table.rules)}
+
+
+def _rules_summary(used: list[tuple[Sniffed, NcuTable]]) -> dict[str, Any] | None:
+    """A report summary of the files' rule results (report_summary.json), or None."""
+    rules = [{**r, "file": s.path.name} for s, t in used for r in t.rules]
+    if not rules:
+        return None
+    kernels = pd.concat([t.rows.drop_duplicates("ID")["Kernel Name"] for _, t in used])
+    return {"report": ", ".join(s.path.name for s, _ in used),
+            "launches": int(len(kernels)), "kernels": kernels.value_counts().to_dict(),
+            "metrics_per_launch": int(used[0][1].rows.groupby("ID", observed=True).size().max()),
+            "rule_results": rules[:C.SUMMARY_RULE_LAUNCHES * 20]}
+
+
+def from_ncu_csv(sources: list[Sniffed], nvtx: str = X.INNERMOST) -> Job:
+    """A job from Nsight Compute CSV exports or console text (several exports of one profile
+    -- raw and details of the same report -- are read once: the first that has the most
+    metrics). ``nvtx``: a launch's region is its innermost NVTX range or the whole stack
+    (:mod:`.nvtx_columns`).
 
     Raises:
-        ImportFailed: a file lacks ncu's launch columns or holds no numeric metric.
+        ImportFailed: a file cannot be read (see :func:`read_table`) or holds no numeric metric.
     """
-    read = [(s, *_launch_rows(s)) for s in sources]
-    read.sort(key=lambda r: -r[1][C.METRIC].nunique())
+    read = []
+    for s in sources:
+        table = read_table(s)
+        read.append((s, table, *_launch_rows(s, table)))
+    read.sort(key=lambda r: -r[2][C.METRIC].nunique())
     used, notes = [read[0]], [n for s in sources if (n := index_column_note(s))]
     for item in read[1:]:
-        s, rows = item[0], item[1]
-        if _same_launches(rows, used[0][1]):
-            notes.append(f"{s.path.name}: the same launches as {used[0][0].path.name} (another "
-                         "page or unit setting of one profile); read once")
+        if _launch_ids(item[2]) == _launch_ids(used[0][2]):
+            notes.append(f"{item[0].path.name}: the same launches as {used[0][0].path.name} "
+                         "(another page or unit setting of one profile); read once")
         else:
             used.append(item)
-    frames = []
-    for k, (s, rows, *_) in enumerate(used):
-        frames.append(rows.assign(_seq=rows["_seq"] + k * 1e9))
-    rows = pd.concat(frames, ignore_index=True)
-    if rows.empty:
+    if all(rows.empty for _, _, rows, _ in used):
         raise ImportFailed(f"{sources[0].path.name}: an Nsight Compute CSV with no numeric "
                            "metric value", "export it again with ncu --csv --page raw")
-    names = G.region_names(rows["Kernel Name"])
-    rows = rows.rename(columns={"Kernel Name": C.KERNEL, "Grid Size": C.GRID,
-                                "Block Size": C.BLOCK})
-    rows[C.ANNOTATION] = rows[C.KERNEL].map(names)
+    kernel_regions = G.region_names(pd.concat([r["Kernel Name"] for _, _, r, _ in used]))
+    frames = [rows.assign(_seq=rows["_seq"] + k * 1e9,
+                          **{C.ANNOTATION: _regions(rows, table, kernel_regions, nvtx)})
+              for k, (s, table, rows, _) in enumerate(used)]
+    rows = pd.concat(frames, ignore_index=True).rename(
+        columns={"Kernel Name": C.KERNEL, "Grid Size": C.GRID, "Block Size": C.BLOCK})
     rows, warnings = G.attribute(rows)
+    return _job(sources, used, rows, warnings, notes, nvtx)
+
+
+def _job(sources: list[Sniffed], used: list[tuple[Sniffed, NcuTable, pd.DataFrame, bool]],
+         rows: pd.DataFrame, warnings: list[str], notes: list[str], nvtx: str) -> Job:
     params = [CONFIG_INDEX]
     rows[CONFIG_INDEX] = rows[C.CONFIG]
     launches = rows[table_columns(C.TABLE_LAUNCHES, params)].reset_index(drop=True)
     for c in (C.CONFIG, C.RUN, C.LAUNCH):
         launches[c] = launches[c].astype("int64")
-    for c in (C.METRIC, C.UNIT):  # melt leaves categories: text columns like the report's
+    for c in (C.METRIC, C.UNIT, C.ANNOTATION):  # melt leaves categories: text like the report's
         launches[c] = launches[c].astype(object)
     runs = launches_to_runs(launches, params)
     n_configs = int(rows[C.CONFIG].max()) + 1
-    device = used[0][2]
-    env = gpu_environment({M.DEVICE_NAME:
-                           device.get(M.DEVICE_NAME),
-                           M.CC_MAJOR:
-                           device.get(M.CC_MAJOR),
-                           M.CC_MINOR:
-                           device.get(M.CC_MINOR)})
-    notes.append("regions are kernel names (an ncu CSV export holds no NVTX ranges); configs "
-                 f"told apart by launch parameters ({n_configs} found)")
-    notes.extend(f"{s.path.name}: the details page's values in display units are rounded as "
-                 "printed (6.05 us for 6,048 ns: up to about 0.1 %); `ncu --csv --page raw` or "
-                 "`--print-units base` keeps every digit" for s, _, _, rounded in used
-                 if rounded)
+    device = used[0][1].device
+    env = gpu_environment({k: device.get(k) for k in (M.DEVICE_NAME, M.CC_MAJOR, M.CC_MINOR)})
+    how = {s.path.name: {**_how(s, t, display, nvtx), "configs": n_configs}
+           for s, t, _, display in used}
+    notes.extend(f"{name}: regions from {h['regions']}; configs told apart by launch parameters "
+                 f"({n_configs} found)" for name, h in how.items())
+    for s, t, _, display in used:
+        notes.extend(t.notes)
+        if display and s.kind == NCU_DETAILS:
+            notes.append(f"{s.path.name}: the details page's values in display units are "
+                         "rounded as printed (6.05 us for 6,048 ns: up to about 0.1 %); `ncu "
+                         "--csv --page raw` or `--print-units base` keeps every digit")
+    provenance: dict[str, Any] = {
+        "measurement": "imported Nsight Compute " + (
+            "console text" if all(s.kind == NCU_TEXT for s in sources) else "CSV export"),
+        "aggregated": ["computed from the exported launches (combined per run with the "
+                       "metric-aware rules, Student-t CI95)"],
+        "parameters": params, "ncu_csv": {s.path.name: s.kind for s in sources},
+        "how_read": how, "nvtx_regions": nvtx, "backend": {"name": B.NCU}}
+    summary = _rules_summary([(s, t) for s, t, _, _ in used])
+    if summary:
+        provenance["report_summary"] = summary
     return Job(params=params, configs=[{CONFIG_INDEX: i} for i in range(n_configs)], runs=runs,
                agg=aggregate_runs(runs, params), launches=launches,
                kernels=[s.path.stem for s, *_ in used],
                label="imported: " + ", ".join(s.path.name for s in sources),
-               environment=env, notes=notes, warnings=warnings,
-               provenance={"measurement": "imported Nsight Compute CSV export",
-                           "aggregated": ["computed from the exported launches (combined per "
-                                          "run with the metric-aware rules, Student-t CI95)"],
-                           "parameters": params,
-                           "ncu_csv": {s.path.name: s.kind for s in sources},
-                           "backend": {"name": B.NCU}})
+               environment=env, notes=notes, warnings=warnings, provenance=provenance)
 
 
-__all__ = ["from_ncu_csv", "launch_ids", "DISPLAY_NAMES"]
+__all__ = ["from_ncu_csv", "launch_ids", "read_table", "DISPLAY_NAMES"]

@@ -14,6 +14,8 @@ kind              recognised by
 ``ncu_raw``       Nsight Compute ``--csv --page raw``: header with ``ID``, ``Kernel Name`` and one
                   column per metric
 ``ncu_report``    an Nsight Compute report (``NVR`` magic), plain or gzip-compressed
+``ncu_text``      ncu's console output (``ncu --nvtx python3 app.py > log``): ``Section:``
+                  lines with text tables, read by :mod:`.ncu_text`
 ``ncu_log``       ncu's text log (``==PROF==`` / ``==WARNING==`` lines, no table): kept, not read
 ================  ============================================================================
 
@@ -41,6 +43,7 @@ NCU_DETAILS = "ncu_details"
 NCU_RAW = "ncu_raw"
 NCU_REPORT = "ncu_report"
 NCU_LOG = "ncu_log"
+NCU_TEXT = "ncu_text"
 CSV_KINDS = (NSIGHT_RAW, NSIGHT_AGG, NCU_DETAILS, NCU_RAW)
 
 #: One line per supported format, for messages and the Import page.
@@ -50,6 +53,7 @@ SUPPORTED = (
     "Nsight Compute CSV exports: ncu --csv --page raw, --page details or --metrics (with or "
     "without --print-units base)",
     "Nsight Compute reports: .ncu-rep and .ncu-rep.gz (with or without NVTX ranges)",
+    "Nsight Compute console text (ncu --nvtx python3 app.py > log): values as printed",
 )
 HINT_SUPPORTED = "supported: " + "; ".join(SUPPORTED)
 
@@ -58,6 +62,15 @@ _REPORT_MAGIC = b"NVR\x00"
 _GZIP_MAGIC = b"\x1f\x8b"
 _NCU_NOISE = re.compile(r"^(==[A-Z]+==|\s*$)")
 _DELIMITERS = (",", ";", "\t")
+#: How an Nsight Systems report begins (a .qdrep of Nsight Systems 2020, import_cases/16).
+_NSYS_MAGIC = b"NVIDIA Tegra Profiler Report"
+_CONSOLE_SECTION = re.compile(r"^ {4}Section: \S")  # ncu's console text tables
+#: Headers of Nsight Systems' CSV exports (``nsys stats --format csv``, ``nsys export``).
+_NSYS_COLUMNS = ({"Time (%)", "Total Time (ns)", "Instances"}, {"Start (ns)", "Duration (ns)"},
+                 {"Time(%)", "Total Time (ns)"})
+HINT_NCU_EXPORT = ("profile the kernels with Nsight Compute instead: `ncu --nvtx -o report "
+                   "python3 app.py` (upload report.ncu-rep), or `ncu --nvtx --csv --page raw "
+                   "python3 app.py > raw.csv`")
 
 
 @dataclass(frozen=True)
@@ -130,17 +143,27 @@ def describe_unknown(path: Path, head: bytes) -> str:
     if head[:4] == b"PK\x03\x04":
         return "a zip archive (a spreadsheet .xlsx?); save the sheet as CSV, or unpack it"
     if head.startswith(b"SQLite format"):
-        return "an SQLite database (an Nsight Systems export?), which is not supported"
+        return ("an SQLite database (an Nsight Systems export?), which is not supported; "
+                + HINT_NCU_EXPORT)
     if head.startswith(b"\x80") or head.startswith(b"PAR1"):
         return "a binary (pickle or Parquet) file, which is never read"
+    if head.startswith(_NSYS_MAGIC) or (decoded is None and path.name.lower().endswith(
+            (".nsys-rep", ".qdrep"))):
+        return f"an Nsight Systems report, which is not supported; {HINT_NCU_EXPORT}"
     if decoded is None:
         return "a binary file of an unknown kind"
     text = decoded[0].lstrip()
+    if not text:
+        return ("a text file with nothing in it (only a byte-order mark or blanks)"
+                if head.strip() else "an empty file")
     if text.startswith(("{", "[")):
         return "JSON text, which is not supported (a bundle's manifest? open the bundle instead)"
     lines = [ln for ln in text.splitlines() if not _NCU_NOISE.match(ln)]
     if not lines:
         return "ncu's console output with no table in it (export with --csv)"
+    if any(cols <= set(_header(ln)[0]) for ln in lines[:50] for cols in _NSYS_COLUMNS):
+        return ("an Nsight Systems CSV export (nsys stats), which holds no per-launch Nsight "
+                f"Compute metrics and is not supported; {HINT_NCU_EXPORT}")
     fields, _ = _header(lines[0])
     if len(fields) > 1:
         shown = ", ".join(repr(f[:30]) for f in fields[:8]) + (", ..." if len(fields) > 8 else "")
@@ -184,6 +207,8 @@ def sniff(path: Path) -> Sniffed | None:
         if kind is not None and (i == skip or kind in (NCU_RAW, NCU_DETAILS)):
             return Sniffed(path, kind, delimiter, _decimal(lines[i + 1:i + 50], delimiter),
                            i, encoding)
+    if any(_CONSOLE_SECTION.match(ln) for ln in lines):
+        return Sniffed(path, NCU_TEXT, encoding=encoding)
     if any(ln.startswith("==PROF==") for ln in lines[:200]):
         return Sniffed(path, NCU_LOG)
     return None

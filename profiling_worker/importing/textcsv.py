@@ -7,6 +7,7 @@ raises :class:`~profiling_worker.errors.ImportFailed` naming the file and the pr
 from __future__ import annotations
 
 import csv
+import io
 import re
 from collections.abc import Sequence
 from pathlib import Path
@@ -59,19 +60,58 @@ def _header(s: Sniffed) -> list[str]:
     return next(csv.reader([line], delimiter=s.delimiter), [])
 
 
+#: The details page's rule columns (ncu 2021.2 on): a rule row fills them, a metric row ends
+#: after ``Metric Value`` plus ncu's trailing comma, so it has fewer fields than the header.
+RULE_COLUMNS = ("Rule Name", "Rule Type", "Rule Description")
+
+
+def metric_row_width(names: Sequence[str]) -> int | None:
+    """Fields of a details page's metric row when the header has rule columns (up to
+    ``Metric Value`` and one empty field after it), else None (every row fills the header)."""
+    if "Metric Value" not in names or not set(RULE_COLUMNS) <= set(names):
+        return None
+    return list(names).index("Metric Value") + 2
+
+
 def _read_strings(s: Sniffed, names: list[str]) -> pa.Table:
     """Every column as dictionary-encoded text, parsed by pyarrow: each distinct text is held
-    once, so memory stays near the file's size."""
-    return pacsv.read_csv(
+    once, so memory stays near the file's size. A details page's metric rows, shorter than its
+    header (:func:`metric_row_width`), are padded with empty fields and come after its rule
+    rows (launches are told apart by ``ID``, not by row order); any other short row raises."""
+    width = metric_row_width(names)
+    short: list[str] = []
+
+    def on_invalid(row: pacsv.InvalidRow) -> str:
+        if width is None or row.actual_columns != width:
+            return "error"
+        short.append(row.text)
+        return "skip"
+
+    table = pacsv.read_csv(
         s.path,
         read_options=pacsv.ReadOptions(skip_rows=s.skip + 1, column_names=names,
                                        encoding="utf8" if s.encoding.startswith("utf-8")
                                        else s.encoding),
-        parse_options=pacsv.ParseOptions(delimiter=s.delimiter, newlines_in_values=True),
+        parse_options=pacsv.ParseOptions(delimiter=s.delimiter, newlines_in_values=True,
+                                         invalid_row_handler=on_invalid),
         convert_options=pacsv.ConvertOptions(
             column_types={n: pa.dictionary(pa.int32(), pa.string()) for n in names},
             strings_can_be_null=False),
         memory_pool=pa.system_memory_pool())  # freed buffers go back to the OS
+    if not short:
+        return table
+    assert width is not None  # rows are only kept as short with a metric row width
+    part = pacsv.read_csv(  # the metric rows again, as a CSV of their own fields
+        io.BytesIO("\n".join(short).encode("utf-8")),
+        read_options=pacsv.ReadOptions(column_names=names[:width]),
+        parse_options=pacsv.ParseOptions(delimiter=s.delimiter, newlines_in_values=True),
+        convert_options=pacsv.ConvertOptions(
+            column_types={n: pa.dictionary(pa.int32(), pa.string()) for n in names[:width]},
+            strings_can_be_null=False))
+    empty = pa.array([""] * part.num_rows).dictionary_encode()
+    for n in names[width:]:
+        part = part.append_column(n, empty)
+    return pa.concat_tables([part, table.cast(part.schema)])
 
 
 def parse_csv(s: Sniffed) -> tuple[list[str], pd.DataFrame]:

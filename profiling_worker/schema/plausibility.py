@@ -7,7 +7,8 @@ page shows the notes about the values it draws.
 
 Checks (each note names its ``check``):
 
-``percent_above_100``   a percentage (unit ``%`` or ``pct`` in the Nsight Compute name) above 100.
+``percent_above_100``   a percentage above 100 (:func:`is_percent`: unit ``%`` where the table
+                        gives a unit, else Nsight Compute's naming of percentages).
 ``clock_above_max``     an SM clock (``gpc__/sm__cycles_elapsed.avg.per_second`` in Hz, the
                         ``sm_clock`` collector or the NVML trace in MHz) above the GPU's maximum
                         (manifest ``environment.gpus[].max_sm_clock_mhz``, NVML), or a memory clock
@@ -39,6 +40,7 @@ that cannot be right as drawn, ``info`` for one to keep in mind), ``scope`` (``b
 
 from __future__ import annotations
 
+import re
 from collections.abc import Mapping
 from typing import Any, Literal, TypedDict, cast
 
@@ -155,9 +157,28 @@ def _per_key(frame: pd.DataFrame, mask: pd.Series, check: str, text: str) -> lis
     return out
 
 
+#: ``derived__pct_occupancy_per_block_size`` and its kin (per register count, shared memory
+#: size, barrier count): the occupancy curve over that launch parameter (the Occupancy section's
+#: graphs), whose one exported value is no percentage of the launch (3276 with unit ``%``,
+#: 8524 ``%/register`` in import_cases/14's raw page).
+_PER_PARAMETER = re.compile(r"pct_[a-z0-9_]*_per_")
+
+
 def is_percent(metric: str, unit: Any) -> bool:
-    """True for a percentage: unit ``%`` or a ``pct`` part in the Nsight Compute name."""
-    return str(unit).strip() == "%" or ".pct" in metric or "_pct" in metric
+    """True for a percentage of the launch, which cannot exceed 100.
+
+    By the unit where one is given (``%``; not ``%/register``, ``ratio`` or a count), else by
+    Nsight Compute's metric naming (Profiling Guide, "Metrics Structure"): a ``.pct`` or
+    ``.pct_of_peak_sustained_*`` submetric, or a name ending in ``_pct``
+    (``launch__occupancy_cluster_pct``). Never an occupancy curve (:data:`_PER_PARAMETER`)."""
+    name = str(metric)
+    if _PER_PARAMETER.search(name):
+        return False
+    given = "" if unit is None or unit != unit else str(unit).strip()  # NaN != NaN
+    if given:
+        return given == "%"
+    submetric = name.rsplit(".", 1)[1] if "." in name else ""
+    return submetric == "pct" or submetric.startswith("pct_of_peak") or name.endswith("_pct")
 
 
 def _percent(runs: pd.DataFrame) -> list[Note]:

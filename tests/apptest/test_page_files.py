@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from pathlib import Path
+
 from apptest_helpers import texts
 
 from app.core import numbers
@@ -82,3 +84,18 @@ def test_imported_originals_are_kept_verbatim_and_named_as_uploads(store, app, t
     labels = [b.proto.label for b in at.get("download_button")]
     assert labels.count("Download original") == 1
     assert ORIGINALS_NOTE in texts(at) and "original upload" in texts(at)
+
+
+def test_rule_results_of_an_imported_details_export_are_listed(store, app) -> None:
+    """Issue 20 case 08: the details page's rule rows reach the Files page, attributed to the
+    CSV (no .ncu-rep was read)."""
+    from profiling_worker.importing import import_nsight_output
+
+    details = (Path(__file__).resolve().parents[2] / "tests" / "fixtures" / "import_cases"
+               / "08-details-rule-columns" / "ranges_details_base.csv")
+    import_nsight_output([details], store["results"], "details-rules")
+    at = app("files", query={"job": "details-rules"})
+    assert not at.exception, at.exception
+    assert "written by the importer from the rule rows of `ranges_details_base.csv`" in texts(at)
+    rules = next(df.value for df in at.dataframe if "rule_identifier" in df.value.columns)
+    assert len(rules) == 33 and "TheoreticalOccupancy" in set(rules["rule_identifier"])

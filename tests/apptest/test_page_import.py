@@ -155,3 +155,25 @@ def test_a_spreadsheet_upload_is_refused_with_save_it_as_csv(store, app, tmp_pat
     (error,) = [unescape(e.value) for e in at.error]
     assert "notes.xlsx: a spreadsheet" in error and "save it as CSV" in error
     assert not [p for p in store["results"].iterdir() if p.is_dir()]  # nothing imported
+
+
+def test_the_page_shows_how_each_file_was_read(store, app) -> None:
+    """Issue 20: per file, its kind, page, units, regions source and configs, at a glance;
+    the NVTX choice reaches the import (whole stack: outer > inner)."""
+    cases = REPO / "tests" / "fixtures" / "import_cases"
+    details = cases / "08-details-rule-columns" / "ranges_details_base.csv"
+    nested = cases / "14-nvtx-nested" / "nested_raw.csv"
+    at = _upload(app("import_files"), [details, nested])
+    at.radio(key="import-nvtx").set_value("stack").run()
+    at.button(key="import-run").click().run()
+    assert not at.exception, at.exception
+    assert len(at.success) == 2
+    tables = {str(df.value["File"].iloc[0]): df.value for df in at.dataframe
+              if "File" in df.value.columns}
+    row = tables[details.name].iloc[0]
+    assert row["Kind"] == "Nsight Compute CSV export" and row["Page"] == "details"
+    assert row["Units"].startswith("base units")
+    assert row["Regions from"].startswith("NVTX push/pop (whole stack)")
+    assert row["Configs found"] == "1" and row["Launches"] == "12"
+    assert tables[nested.name].iloc[0]["Regions from"].startswith("NVTX push/pop and start/end")
+    assert "How each file was read" in texts(at)

@@ -83,7 +83,8 @@ def test_a_refused_upload_is_named_and_the_others_are_saved(tmp_path: Path) -> N
 def test_argv_is_the_worker_import_command(tmp_path: Path) -> None:
     argv = I.import_argv("/py", [tmp_path / "a.csv"], tmp_path / "out" / "id")
     assert argv == ["/py", "-m", "profiling_worker", "import", str(tmp_path / "a.csv"),
-                    "--out", str(tmp_path / "out" / "id"), "--each"]
+                    "--out", str(tmp_path / "out" / "id"), "--each", "--nvtx", "innermost"]
+    assert I.import_argv("/py", [], tmp_path, "stack")[-2:] == ["--nvtx", "stack"]
     assert result_store.JOB_ID_RE.match(I.new_job_id())
 
 

@@ -1,0 +1,54 @@
+"""How each given file of an import was read, one row per file (manifest
+``provenance.how_read``, the table the Import page shows).
+
+Readers that know more fill their own rows (:mod:`.ncu_csv`: page, layout, units, NVTX
+regions, rule results); every other file gets one here from what the job records.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from profiling_worker.importing import sniff as K
+from profiling_worker.importing.job import Job
+
+#: The columns of the Import page's table, in order: (manifest key, heading).
+FIELDS = (("kind", "Kind"), ("tool_version", "Tool version"), ("page", "Page"),
+          ("units", "Units"), ("regions", "Regions from"), ("configs", "Configs found"),
+          ("launches", "Launches"))
+_KIND_WORDS = {K.NSIGHT_RAW: "nsight-python per-run CSV (profiled_data)",
+               K.NSIGHT_AGG: "nsight-python aggregated CSV (processed_data)",
+               K.NCU_REPORT: "Nsight Compute report", K.NCU_LOG: "ncu log (kept, not read)",
+               K.NCU_RAW: "Nsight Compute CSV export", K.NCU_DETAILS: "Nsight Compute CSV export",
+               K.NCU_TEXT: "Nsight Compute console text"}
+
+
+def _default(s: K.Sniffed, job: Job, not_read: set[str]) -> dict[str, Any]:
+    row: dict[str, Any] = {"kind": _KIND_WORDS.get(s.kind, s.kind), "configs": len(job.configs)}
+    if s.kind in (K.NSIGHT_RAW, K.NSIGHT_AGG):
+        row.update(tool_version="nsight-python " + str(job.provenance.get(
+            "nsight_python_version", "unknown")), page="-",
+                   units="the file's Unit column (0.9.x: ns)", regions="nsight-python annotations")
+    elif s.kind == K.NCU_REPORT:
+        launches = job.provenance.get("launches") or {}
+        row.update(tool_version="as ncu_report reads it", page="-",
+                   units="base units (ncu_report)",
+                   regions="nsight-python annotations, else NVTX ranges, else kernel names ("
+                           + str(launches.get("attribution", "")) + ")")
+    elif s.kind in (K.NCU_RAW, K.NCU_DETAILS, K.NCU_TEXT):
+        row.update(regions="read once: the same launches as another file of this import")
+    if s.path.name in not_read or s.kind == K.NCU_LOG:
+        row.update(configs="-", regions="not read")
+    return row
+
+
+def how_read(found: list[K.Sniffed], job: Job) -> dict[str, dict[str, Any]]:
+    """``{file name: {kind, tool_version, page, units, regions, configs, ...}}`` for every file
+    of ``found``: the reader's own row where it wrote one (``job.provenance["how_read"]``),
+    else one made from the job's provenance."""
+    own = job.provenance.get("how_read") or {}
+    not_read = set(job.provenance.get("not_read") or ())
+    return {s.path.name: own.get(s.path.name) or _default(s, job, not_read) for s in found}
+
+
+__all__ = ["FIELDS", "how_read"]
