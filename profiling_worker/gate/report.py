@@ -61,8 +61,9 @@ def _pct(value: float) -> str:
 
 
 def _interval(row: pd.Series) -> str:
-    if pd.isna(row[DIFF_PCT]):
-        return "–"
+    """``+3.10 % (+2.66 .. +3.54)``; the difference alone where a side has no spread."""
+    if pd.isna(row[DIFF_PCT]) or pd.isna(row[DIFF_CI95_UPPER_PCT]):
+        return _pct(row[DIFF_PCT])
     return (f"{row[DIFF_PCT]:+.2f} % ({row[DIFF_CI95_LOWER_PCT]:+.2f} .. "
             f"{row[DIFF_CI95_UPPER_PCT]:+.2f})")
 
