@@ -154,8 +154,9 @@ def analyse_backend(root: Path, allowed_pct: float) -> dict[str, Any]:
 
 def markdown(results: dict[str, Any], allowed_pct: float) -> str:
     """The table the gate's documentation quotes."""
-    lines = [f"| backend | kind | pairs | rows | A/A not `same` (95 % CI) | planted +{2 * allowed_pct:g} % "
-             "found (95 % CI) | A/A outcomes |", "| --- | --- | ---: | ---: | ---: | ---: | --- |"]
+    lines = [f"| backend | kind | pairs | rows | A/A not `same` (95 % CI) | planted "
+             f"+{2 * allowed_pct:g} % found (95 % CI) | A/A outcomes |",
+             "| --- | --- | ---: | ---: | ---: | ---: | --- |"]
     for backend, res in results.items():
         for kind, k in res["kinds"].items():
             a, p = k["aa_not_same"], k["planted_found"]

@@ -101,7 +101,8 @@ def metric_set_difference(base: dict[str, Any], candidate: dict[str, Any]) -> st
     if sets[0] == sets[1] and section[0] == section[1]:
         return None
     said = [f"{len(sets[0])} vs {len(sets[1])} metrics"]
-    for side, extra in (("candidate adds", sets[1] - sets[0]), ("baseline adds", sets[0] - sets[1])):
+    for side, extra in (("candidate adds", sets[1] - sets[0]),
+                        ("baseline adds", sets[0] - sets[1])):
         if extra:
             names = sorted(extra)
             said.append(f"the {side} {', '.join(names[:3])}"

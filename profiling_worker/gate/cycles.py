@@ -30,7 +30,8 @@ CLOCK_METRICS: dict[str, tuple[str, float | None]] = {
 }
 COLLECTOR_SOURCE = f"collector {SM_CLOCK_COLLECTOR}"
 #: Columns of :func:`cycles_per_run`'s aggregate.
-CYCLES_AVG, CYCLES_STD, CYCLES_RUNS = "CyclesAvg", "CyclesStdDev", "CyclesRuns"
+CYCLES = "Cycles"  # prefix: a side's cycles columns are <side>CyclesAvg, ...StdDev, ...Runs
+CYCLES_AVG, CYCLES_STD, CYCLES_RUNS = CYCLES + "Avg", CYCLES + C.STD, CYCLES + C.RUNS
 
 
 def sources(runs: pd.DataFrame, collectors: pd.DataFrame) -> list[str]:

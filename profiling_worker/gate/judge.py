@@ -129,7 +129,8 @@ def judge(baseline: GateSide, candidate: GateSide, options: GateOptions,
     for column, values in zip((TIME_OUTCOME, CYCLES_OUTCOME, RUNS_TO_DECIDE, OUTCOME, REASON),
                               zip(*judged) if judged else [[]] * 5):
         both[column] = list(values)
-    rows = both.drop(columns=["_merge", "_time", "_cycles"]).sort_values(keys, kind="stable").reset_index(drop=True)
+    rows = both.drop(columns=["_merge", "_time", "_cycles"]).sort_values(keys, kind="stable")
+    rows = rows.reset_index(drop=True)
     return GateResult(baseline.job_id, candidate.job_id, metric, options, context, source, rows)
 
 
@@ -175,7 +176,7 @@ def _add_statistics(frame: pd.DataFrame, with_cycles: bool) -> None:
         frame[list(names)] = float("nan")
         frame["_cycles"] = None
         return
-    cyc = V.welch(frame, BASELINE + "Cycles", CANDIDATE + "Cycles", "Avg", "StdDev", "Runs")
+    cyc = V.welch(frame, BASELINE + K.CYCLES, CANDIDATE + K.CYCLES, AVG, C.STD, C.RUNS)
     for name, column in zip(names, ("DiffPct", "LowerPct", "UpperPct")):
         frame[name] = cyc[column]
     frame["_cycles"] = pd.Series(_intervals(cyc), index=frame.index, dtype=object)
@@ -188,7 +189,7 @@ def _intervals(stats: pd.DataFrame) -> list[V.Interval | None]:
         figures = [float(r[k]) for k in ("DiffPct", "LowerPct", "UpperPct", "HalfPct", "RelVar")]
         ok = all(pd.notna(x) for x in (r["Df"], *figures[:4]))
         diff, lower, upper, half, rel_var = figures
-        out.append(V.Interval(diff, lower, upper, half, rel_var, int(r["Runs"])) if ok else None)
+        out.append(V.Interval(diff, lower, upper, half, rel_var, int(r[C.RUNS])) if ok else None)
     return out
 
 
@@ -196,7 +197,8 @@ def _blockers(row: pd.Series, context: list[str], options: GateOptions,
               spec_runs: list[Any]) -> list[str]:
     """Why this row cannot be judged (empty: it can)."""
     if row["_merge"] != "both":
-        return context + [f"only in the {'baseline' if row['_merge'] == 'left_only' else 'candidate'}"]
+        return context + [f"only in the "
+                          f"{'baseline' if row['_merge'] == 'left_only' else 'candidate'}"]
     out = list(context)
     need = max(options.min_runs, 2)
     few = [f"{name.lower()} has {int(row[name + C.RUNS])} run(s)"
@@ -227,7 +229,8 @@ def _row_verdict(row: pd.Series, context: list[str], options: GateOptions,
     runs = V.runs_to_decide(time, allowed) if told is Outcome.AMBIGUOUS else float("nan")
     why = V.explain(told, time, allowed)
     if cyc is not None and cycles is not None:
-        clocks = [row[side + "CyclesAvg"] / row[side + AVG] * 1e3 for side in (BASELINE, CANDIDATE)]
+        clocks = [row[side + K.CYCLES_AVG] / row[side + AVG] * 1e3  # cycles/ns = GHz -> MHz
+                  for side in (BASELINE, CANDIDATE)]
         why += (f"; in cycles ({source}; SM clock {clocks[0]:.0f} vs {clocks[1]:.0f} MHz) "
                 f"{V.figures(cyc, allowed)}: {cycles}")
         if final is Outcome.CLOCK_EXPLAINED:

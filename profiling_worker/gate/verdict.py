@@ -34,6 +34,8 @@ from dataclasses import dataclass
 import numpy as np
 import pandas as pd
 
+from profiling_worker.schema import columns as C
+
 #: z quantiles of the sample-size estimate (:func:`runs_to_decide`): a one-sided test at 2.5 %
 #: (the 95 % interval's bound) with 80 % power.
 ALPHA_TWO_SIDED, POWER = 0.05, 0.80
@@ -110,7 +112,7 @@ def welch(frame: pd.DataFrame, prefix_b: str, prefix_c: str, avg: str, std: str,
     floor = np.where((mb >= 0) & (mc >= 0), -100.0, -np.inf)
     return pd.DataFrame({"DiffPct": diff, "LowerPct": np.maximum(diff - half, floor),
                          "UpperPct": diff + half, "HalfPct": half, "Df": df,
-                         "RelVar": rel_var, "Runs": np.maximum(nb, nc)}, index=frame.index)
+                         "RelVar": rel_var, C.RUNS: np.maximum(nb, nc)}, index=frame.index)
 
 
 def decide(interval: Interval, allowed_pct: float) -> Outcome:
