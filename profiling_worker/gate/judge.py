@@ -221,7 +221,8 @@ def _row_verdict(row: pd.Series, context: list[str], options: GateOptions,
     blockers = _blockers(row, context, options, spec_runs)
     time: V.Interval | None = row["_time"] if row[BASELINE + AVG] > 0 else None
     if time is None:
-        return None, None, float("nan"), Outcome.NOT_COMPARABLE.value, "; ".join(blockers)
+        return (None, None, float("nan"), Outcome.NOT_COMPARABLE.value,
+                "; ".join(blockers or ["no 95 % interval can be formed from these figures"]))
     told = V.decide(time, allowed)
     cyc: V.Interval | None = row["_cycles"]
     cycles = V.decide(cyc, allowed) if cyc is not None else None
