@@ -9,15 +9,9 @@
 set -uo pipefail
 OUT=${OUT:-$(mktemp -d)}
 REPO=$(cd "$(dirname "$0")/.." && pwd)
-export PATH=/usr/local/cuda/bin:$PATH PYTHONUNBUFFERED=1
 export KPROF_KERNEL_DIRS=${KPROF_KERNEL_DIRS:-$(cd "$(dirname "$0")/.." && pwd)/examples/kernels}
 export DEVICE_RUN=${DEVICE_RUN:-"h200 $(date -u +%Y-%m-%dT%H:%MZ)"}
-pipi() { python3 -m pip install -q --no-index --no-deps --no-compile --no-cache-dir --target "$1" "${@:2}"; }
-pipi /tmp/kp-common "$REPO"/.whl/common/*.whl || exit 1
-pipi /tmp/kp-n096 "$REPO"/.whl/nspy096/*.whl || exit 1
-pipi /tmp/kp-n11 "$REPO"/.whl/nspy11/*.whl || exit 1
-NCU_PATH=$REPO:/tmp/kp-n096:/tmp/kp-common
-CUPTI_PATH=$REPO:/tmp/kp-n11:/tmp/kp-common
+. "$REPO"/scripts/gpu_env.sh  # wheels, NCU_PATH, CUPTI_PATH
 RESULTS=${RESULTS:-/tmp/kp-results}
 mkdir -p "$RESULTS" "$OUT"
 # SEED=1: start from the bundles already in the repo (earlier device runs), so the GPU tests

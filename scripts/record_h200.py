@@ -104,7 +104,7 @@ JOBS: dict[str, dict[str, Any]] = {
                                         "backend": "cupti", "cache_control": "none"},
 }
 # Regression gate pairs (issue 13, part 4; tests/gpu/test_gate_h200.py): the same job twice
-# (indistinguishable), TF32 on vs off for one fp32 matmul (regressed, region fp32, config n),
+# (same), TF32 on vs off for one fp32 matmul (regressed, region fp32, config n),
 # and an ncu job against its CUPTI twin (not comparable). "env" is set for the worker only.
 GATE_KERNELS = str(Path(__file__).resolve().parents[1] / "tests" / "fixtures" / "kernel_files_gate")
 GATE_MATMUL = {"kernels": ["matmul"], "annotations": ["fp16"], "configs": [2048, 4096, 8192],

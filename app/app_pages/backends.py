@@ -72,6 +72,11 @@ if len(differ):
     panels.table(differ, key="backends-kernel-counts")
 analysis.figure_panel(cached.figure(build_backends_figure, frame), frame, key="backends",
                       filename=f"backends-{ncu_id}-vs-{cupti_id}.csv")
+st.caption("Verdict: the regression gate's rule (`python -m profiling_worker compare`, CUPTI as "
+           "baseline, ±3 %) with the backend, the tools only one of them uses and the metric "
+           "set set aside: *ncu slower* / *ncu faster* when the whole 95 % interval of the "
+           "difference is beyond ±3 %, *same* inside it, *ambiguous* across it (Reason: the "
+           "runs a side that would decide it), *not comparable* for any other difference.")
 st.subheader("Wall time of each job")
 walls = wall_frame(ncu, cupti)
 panels.table(walls, key="backends-wall")

@@ -24,13 +24,18 @@ analysis.how_to_read(
     "both are a few %). "
     f"Intervals: {intervals.CI_METHOD}.\n\n"
     "The **verdict** is the regression gate's, the same as `python -m profiling_worker compare` "
-    "gives in CI: **regressed** or **improved** when the difference d = (m_c − m_b)/m_b is "
-    "beyond both the allowed slowdown and the smallest difference these runs can detect, "
-    "D = t(0.975, ν)·√(s_b²/n_b + s_c²/n_c)/m_b (Welch's t-test at 95 %, ν the "
-    "Welch–Satterthwaite degrees of freedom); **indistinguishable** when |d| is below either; "
-    "**not comparable** when backend, cache or clock control, GPU model, clocks, driver or tool "
-    f"versions differ, a side has fewer than {intervals.MIN_RUNS} runs, or the baseline is 0. "
-    "Markers: ▲ regressed, ▼ improved, ○ indistinguishable, ◇ not comparable. For a metric "
+    "gives in CI, judged on the whole 95 % interval of the difference d = (m_c − m_b)/m_b "
+    "(Welch: d ∓ t(0.975, ν)·√(s_b²/n_b + s_c²/n_c)/m_b): **regressed** / **improved** when "
+    "the whole interval is beyond the allowed change, **same** when it lies inside ±it, "
+    "**ambiguous** when it straddles it (RunsToDecide: the runs a side that would likely decide "
+    "it), **clock-explained** when the time is beyond it but the SM cycles (time × the clock "
+    "each run ran at, where both jobs hold it: CyclesDiffPct, CyclesOutcome) are not, "
+    "**not comparable** when backend, cache or clock control, replay mode, thermal control, "
+    "GPU model, clocks, driver, tool versions or (ncu) the metric set differ, a bundle is "
+    f"truncated, a side has fewer than {intervals.MIN_RUNS} runs, or the baseline is 0 (the "
+    "reason still says what the runs alone give). "
+    "Markers: ▲ regressed, ▼ improved, ○ same, □ ambiguous, ✕ clock-explained, ◇ not "
+    "comparable. For a metric "
     "that is not a duration the directed outcomes read *candidate higher* / *lower*.\n\n"
     "Only jobs that can be compared are offered as candidate (same duration metric, a kernel, "
     "an annotation and a config in common); the others are listed with the reason. The "
@@ -101,8 +106,8 @@ if baseline.host_timer != candidate.host_timer:
                "compares different things.")
 max_slowdown = cols[3].number_input("Allowed slowdown (%)", min_value=0.0, max_value=1000.0,
                                     value=3.0, step=0.5, key="compare-max-slowdown",
-                                    help="the gate's --max-slowdown: a slower candidate within "
-                                         "it is indistinguishable, not regressed")
+                                    help="the gate's --max-slowdown: regressed only when the "
+                                         "whole 95 % interval is above it, same when inside ±it")
 options = CompareOptions(metric=metric, max_slowdown_pct=float(max_slowdown))
 try:
     frame = compare_frame(baseline, candidate, options)
@@ -121,6 +126,12 @@ if judged.context:
     st.warning("**Not comparable**: the two jobs were measured differently, so a difference may "
                "come from the measurement, not the kernel: "
                + "; ".join(esc(c) for c in judged.context) + ".", icon=":material/block:")
+if metric == C.GPU_TIME:
+    st.caption(f"Cycle check: each run's SM cycles from {code(judged.cycles_source)} on both "
+               "jobs; a time verdict they do not confirm reads clock-explained."
+               if judged.cycles_source else
+               "No cycle check: the two jobs do not both hold each run's SM clock (an ncu "
+               "clock or cycles metric, or the sm_clock info collector).")
 fig = build_compare_figure(frame, f"{candidate_id} / {baseline_id}: "
                            f"{metric_roles.label(baseline.manifest, metric)}",
                            baseline.host_timer or candidate.host_timer)

@@ -63,15 +63,20 @@ def run_count(text: str) -> int:
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
     """The ``compare`` sub-command's arguments."""
-    parser.description = ("Judge every region x config of CANDIDATE against BASE: regressed, "
-                          "improved, indistinguishable (below the smallest difference the runs "
-                          "can detect: Welch t-test, 95 %) or not comparable. "
+    parser.description = ("Judge every region x config of CANDIDATE against BASE on the 95 % "
+                          "interval of the relative difference (Welch): regressed or improved "
+                          "(the whole interval beyond the allowed change), same (the whole "
+                          "interval inside it), ambiguous (it straddles the threshold: the "
+                          "runs a side that would likely decide it are said), clock-explained "
+                          "(the time differs but the SM cycles do not) or not comparable "
+                          "(measured differently, truncated, too few runs). "
                           + exit_codes.HELP + ".")
     parser.add_argument("baseline", type=Path, help="baseline bundle directory")
     parser.add_argument("candidate", type=Path, help="candidate bundle directory")
     parser.add_argument("--max-slowdown", type=percent, default=3.0, metavar="PCT",
-                        help="slowdown allowed before a row counts as regressed (and speed-up "
-                             "needed to count as improved), e.g. 3%% (default 3%%)")
+                        help="allowed change: the whole 95 %% interval must be above it to "
+                             "count as regressed (below minus it: improved; inside +/- it: "
+                             "same), e.g. 3%% (default 3%%)")
     parser.add_argument("--min-runs", type=run_count, default=2, metavar="N",
                         help="fewer runs on a side: not comparable (default and minimum 2: one "
                              "run has no spread)")
@@ -104,7 +109,7 @@ def run(args: argparse.Namespace) -> int:
         return exit_codes.EXIT_BAD_INPUT
     if args.baseline.resolve() == args.candidate.resolve():
         print("compare: baseline and candidate are the same bundle: every row is "
-              "indistinguishable by construction", file=sys.stderr)
+              "same by construction", file=sys.stderr)
     options = judge.GateOptions(max_slowdown_pct=args.max_slowdown, min_runs=args.min_runs,
                                 metric=args.metric)
     result = judge.judge(sides[0], sides[1], options)

@@ -1,9 +1,22 @@
 """What a bundle's durations depend on besides the kernel under test, and where two bundles
-differ in it: backend, cache and clock control, GPU model and maximum clocks, driver and the
-versions of the profiling tools its backend uses (``Backend.tools``, schema/tools.py:
-nsight-python; ncu for ``ncu``, cupti-python for ``cupti``). Two bundles that differ in any of these are **not comparable**: a changed duration
-could come from the measurement, not from the kernel (e.g. ncu's serialised replay vs CUPTI's
-activity records measure the same matmul up to several % apart).
+differ in it: backend, the spec's run options (cache and clock control, replay mode, thermal
+control: ``schema.backends.OPTIONS``; a backend that ignores one still records it), GPU model
+and maximum clocks, driver, the versions of the profiling tools its backend uses
+(``Backend.tools``, schema/tools.py: nsight-python; ncu for ``ncu``, cupti-python for ``cupti``)
+and, under Nsight Compute, the metric set. Two bundles
+that differ in any of these are **not comparable**: a changed duration could come from the
+measurement, not from the kernel (e.g. ncu's serialised replay vs CUPTI's activity records
+measure the same matmul up to several % apart). A bundle not ``done``, or one its import marked
+``partial`` (a report cut short), is never comparable.
+
+**Metric set** (rule of issue 21): Nsight Compute splits the requested metrics (and a
+``section_set``) into replay passes, one kernel execution each, with caches flushed and memory
+restored between them; another list regroups the counters, changes the number of passes (9 vs
+13 for the bundled h200-ncu-matmul-sweep vs h200-ncu-roofline, 6 vs 17 metrics) and so what
+the GPU did just before the pass that timed the kernel, and SASS metrics patch the kernel in
+their pass. The two bundled jobs differ by up to 3 % on the same matmuls, which these bundles
+cannot split between the metric set and the day. So under ncu a different metric set is not
+comparable; CUPTI and the cpu backend record durations only, so their metric list never counts.
 
 The kernel's own software (torch, Triton, the kernel file) is deliberately not compared: that is
 what a CI candidate changes.
@@ -17,6 +30,12 @@ from typing import Any
 from profiling_worker.schema import backends as B, tools as T
 from profiling_worker.schema.manifest import JobStatus, job_gpu
 
+#: The key under which :func:`context_differences` reports a different metric set (ncu).
+METRIC_SET = "metrics"
+#: The manifest key an import sets when the bundle holds only part of the job
+#: (profiling_worker/importing/assemble.py's PARTIAL_KEY; not imported: the gate stays light).
+PARTIAL = "partial"
+
 #: Context field -> what it is, in words (the reason names it); the tool versions are those of
 #: :mod:`~profiling_worker.schema.tools`, keyed as in the manifest's ``environment``.
 FIELDS: dict[str, str] = {
@@ -24,6 +43,8 @@ FIELDS: dict[str, str] = {
     "backend": "backend",
     "cache_control": "cache control",
     "clock_control": "clock control",
+    "replay_mode": "replay mode",
+    "thermal_mode": "thermal control",
     "gpu": "GPU model",
     "max_sm_clock_mhz": "max SM clock (MHz)",
     "max_mem_clock_mhz": "max memory clock (MHz)",
@@ -44,11 +65,11 @@ def measurement_context(manifest: dict[str, Any]) -> dict[str, str | None]:
     gpu = job_gpu(manifest) if B.on_gpu(backend) else {}
     gpu_name = (manifest.get("gpu") or {}).get("name") or gpu.get("name")
     used = B.tools(backend)
+    options = {k: _option(spec, k) for k in B.OPTIONS}  # each spec holds all (defaults)
     raw = {
         "status": manifest.get("status"),
         "backend": backend,
-        "cache_control": spec.get("cache_control"),
-        "clock_control": spec.get("clock_control"),
+        **options,
         "gpu": gpu_name if B.on_gpu(backend) else "host CPU",
         "max_sm_clock_mhz": gpu.get("max_sm_clock_mhz"),
         "max_mem_clock_mhz": gpu.get("max_mem_clock_mhz"),
@@ -56,6 +77,39 @@ def measurement_context(manifest: dict[str, Any]) -> dict[str, str | None]:
         **{tool.key: tool.version(env) if tool in used else None for tool in T.ALL},
     }
     return {k: None if v in (None, "") else str(v) for k, v in raw.items()}
+
+
+def _option(spec: dict[str, Any], key: str) -> Any:
+    """A run option as compared: thermal control with its thresholds when any is set."""
+    value = spec.get(key)
+    if key != "thermal_mode":
+        return value
+    limits = [f"{k.removeprefix('thermal_')} {spec[k]}" for k in
+              ("thermal_wait", "thermal_cont", "thermal_timeout") if spec.get(k) is not None]
+    return f"{value} ({', '.join(limits)})" if value and limits else value
+
+
+def metric_set_difference(base: dict[str, Any], candidate: dict[str, Any]) -> str | None:
+    """``"metric set (Nsight Compute replay passes): 6 vs 17 metrics, the candidate adds ..."``
+    when two ncu bundles asked for different metrics or section sets, else None."""
+    specs = [m.get("spec") or {} for m in (base, candidate)]
+    if not all((m.get("backend") or {}).get("name", s.get("backend")) == B.NCU
+               for m, s in zip((base, candidate), specs)):
+        return None
+    sets = [set(s.get("metrics") or ()) for s in specs]
+    section = [s.get("section_set") for s in specs]
+    if sets[0] == sets[1] and section[0] == section[1]:
+        return None
+    said = [f"{len(sets[0])} vs {len(sets[1])} metrics"]
+    for side, extra in (("candidate adds", sets[1] - sets[0]),
+                        ("baseline adds", sets[0] - sets[1])):
+        if extra:
+            names = sorted(extra)
+            said.append(f"the {side} {', '.join(names[:3])}"
+                        + (f" and {len(names) - 3} more" if len(names) > 3 else ""))
+    if section[0] != section[1]:
+        said.append(f"section set {section[0] or 'none'} vs {section[1] or 'none'}")
+    return "metric set (changes Nsight Compute's replay passes): " + "; ".join(said)
 
 
 def context_differences(base: dict[str, Any], candidate: dict[str, Any],
@@ -68,8 +122,9 @@ def context_differences(base: dict[str, Any], candidate: dict[str, Any],
 
     Args:
         base, candidate: the two bundles' manifests.
-        ignore: keys of :data:`FIELDS` left out (the backends page compares two backends on
-            purpose, so it ignores ``backend`` and the tools only one of them uses).
+        ignore: keys of :data:`FIELDS` (and :data:`METRIC_SET`) left out (the backends page
+            compares two backends on purpose, so it ignores ``backend``, the tools only one
+            of them uses and the metric set).
 
     Returns:
         One sentence per differing field, e.g. ``"backend: ncu vs cupti"`` (baseline first).
@@ -77,7 +132,11 @@ def context_differences(base: dict[str, Any], candidate: dict[str, Any],
     ctx_b, ctx_c = measurement_context(base), measurement_context(candidate)
     out = [f"{FIELDS[k]}: {ctx_b[k] or 'not recorded'} vs {ctx_c[k] or 'not recorded'}"
            for k in FIELDS if k not in ignore and ctx_b[k] != ctx_c[k]]
-    for name, ctx in (("baseline", ctx_b), ("candidate", ctx_c)):
+    metrics = None if METRIC_SET in ignore else metric_set_difference(base, candidate)
+    out += [metrics] if metrics else []
+    for name, ctx, manifest in (("baseline", ctx_b, base), ("candidate", ctx_c, candidate)):
         if ctx["status"] != JobStatus.DONE.value and ctx_b["status"] == ctx_c["status"]:
             out.append(f"{name} job is {ctx['status'] or 'of unknown status'}, not done")
+        if manifest.get(PARTIAL):
+            out.append(f"{name} bundle is partial ({'; '.join(map(str, manifest[PARTIAL]))})")
     return out

@@ -1,53 +1,29 @@
-"""The regression gate's judgement: every region (annotation) x config of two bundles gets one of
-four :class:`Outcome` values, with the figures that decided it.
+"""The regression gate's judgement: every region (annotation) x config of two bundles gets one
+:class:`~profiling_worker.gate.verdict.Outcome` with the figures and the sentence that decided it.
 
-Per row, with baseline and candidate means ``m_b, m_c``, sample std devs ``s_b, s_c`` and run
-counts ``n_b, n_c`` (the bundles' aggregated table: AvgValue, StdDev, NumRuns):
-
-- relative difference ``d = (m_c - m_b) / m_b`` (durations: > 0 is slower);
-- Welch's standard error ``SE = sqrt(s_b^2/n_b + s_c^2/n_c)`` with the Welch-Satterthwaite
-  degrees of freedom ``v = SE^4 / ((s_b^2/n_b)^2/(n_b-1) + (s_c^2/n_c)^2/(n_c-1))``
-  (B. L. Welch, Biometrika 34 (1947) 28-35; NIST/SEMATECH e-Handbook of Statistical Methods,
-  section 1.3.5.3 "Two-Sample t-Test for Equal Means");
-- its 95 % CI ``d -/+ D`` (below), the lower bound cut at -100 % when both means are
-  non-negative (a duration cannot fall below 0; as the CI95 lower bounds of
-  :mod:`profiling_worker.schema.intervals`);
-- the **smallest detectable difference** ``D = t(0.975, v) SE / m_b``: the half-width of the
-  95 % confidence interval of ``m_c - m_b``, relative to the baseline. A difference smaller than
-  ``D`` is not significant at the 5 % level (two-sided Welch t-test), so these runs cannot tell
-  it from noise. (It is the significance threshold, not a power-based minimum detectable
-  effect: a true difference of exactly ``D`` is detected about half the time.)
-- the gate's threshold ``max(D, max_slowdown)``: **regressed** when ``d`` is above it,
-  **improved** when ``d`` is below minus it, otherwise **indistinguishable** (the reason says
-  whether ``D`` or the allowed slowdown decided). **not comparable** when the bundles' measurement
-  context differs (:mod:`profiling_worker.gate.context`), a side has fewer than ``min_runs`` runs,
-  the baseline mean is not positive, or the row exists on one side only.
+The rule (intervals, thresholds, the cycle check, the runs an ambiguous row needs) is
+:mod:`profiling_worker.gate.verdict`; this module lines the two bundles up and says what stops a
+row from being judged. **not comparable** when the bundles' measurement context differs
+(:mod:`profiling_worker.gate.context`: backend, run options, GPU, tool versions, ncu metric set,
+a partial bundle), the row exists on one side only, a side has fewer than ``min_runs`` runs or
+fewer runs than its spec asks (a truncated bundle), or the baseline mean is not positive. A
+not-comparable row still carries the statistics where they can be formed, and its reason says
+what the runs alone would give, so nothing measured is hidden.
 """
 
 from __future__ import annotations
 
-import enum
+from collections.abc import Collection
 from dataclasses import dataclass, field
+from typing import Any
 
-import numpy as np
 import pandas as pd
 
+from profiling_worker.gate import cycles as K, verdict as V
 from profiling_worker.gate.context import context_differences
 from profiling_worker.gate.sides import GateSide
+from profiling_worker.gate.verdict import Outcome as Outcome  # re-exported: callers' import
 from profiling_worker.schema import columns as C, intervals
-
-
-class Outcome(str, enum.Enum):
-    """The four outcomes of one region x config."""
-
-    REGRESSED = "regressed"
-    IMPROVED = "improved"
-    INDISTINGUISHABLE = "indistinguishable"
-    NOT_COMPARABLE = "not comparable"
-
-    def __str__(self) -> str:
-        return str(self.value)
-
 
 #: How a page names the two directed outcomes for a metric that is not a duration (higher SM %
 #: or bytes is not necessarily worse).
@@ -59,9 +35,15 @@ CONFIG_LABEL = C.CONFIG_LABEL
 DIFF_PCT = "DiffPct"  # 100 (m_c - m_b) / m_b
 DIFF_CI95_LOWER_PCT = "DiffCI95LowerPct"
 DIFF_CI95_UPPER_PCT = "DiffCI95UpperPct"
-DETECTABLE_PCT = "DetectablePct"  # 100 D
-THRESHOLD_PCT = "ThresholdPct"  # max(D, max_slowdown), %
+DETECTABLE_PCT = "DetectablePct"  # the interval's half-width (%): smaller differences are noise
+THRESHOLD_PCT = "ThresholdPct"  # the allowed change, +/- (%)
 WELCH_DF = "WelchDf"
+TIME_OUTCOME = "TimeOutcome"  # the rule on the metric alone, before the cycle check
+CYCLES_DIFF_PCT = "CyclesDiffPct"
+CYCLES_CI95_LOWER_PCT = "CyclesCI95LowerPct"
+CYCLES_CI95_UPPER_PCT = "CyclesCI95UpperPct"
+CYCLES_OUTCOME = "CyclesOutcome"  # the rule on time x SM clock (None: no clock on a side)
+RUNS_TO_DECIDE = "RunsToDecide"  # runs a side an ambiguous row would likely need
 OUTCOME = "Outcome"
 REASON = C.REASON
 AVG = "Avg"  # a side's mean is <side>Avg; its spread and count <side>StdDev, <side>Runs
@@ -72,8 +54,8 @@ BASELINE, CANDIDATE = C.BASELINE, C.CANDIDATE
 @dataclass(frozen=True)
 class GateOptions:
     """Attributes:
-        max_slowdown_pct: slowdown (%) the candidate may have before it counts as regressed
-            (and the speed-up it needs to count as improved).
+        max_slowdown_pct: the allowed change (%): a slowdown the whole interval must exceed to
+            count as regressed, a speed-up to count as improved; same inside it.
         min_runs: fewer runs than this on a side: not comparable (at least 2: one run has no
             spread).
         metric: metric to judge (None: each bundle's duration metric, lower is better).
@@ -91,9 +73,12 @@ class GateResult:
         metric: the metric judged.
         options: what the judgement used.
         context: the measurement-context differences (each row not comparable when any).
+        cycles_source: where the cycle check's SM cycles came from
+            (:func:`profiling_worker.gate.cycles.sources`), None when it could not run.
         rows: one row per region x config, columns Annotation, <params>, ConfigLabel, Metric,
             Unit, BaselineAvg, BaselineStdDev, BaselineRuns, Candidate..., DiffPct,
-            DiffCI95LowerPct, DiffCI95UpperPct, DetectablePct, ThresholdPct, WelchDf, Outcome,
+            DiffCI95LowerPct, DiffCI95UpperPct, DetectablePct, WelchDf, Cycles... (NaN without
+            the cycle check), ThresholdPct, TimeOutcome, CyclesOutcome, RunsToDecide, Outcome,
             Reason (NaN figures where a side is missing or has under 2 runs).
     """
 
@@ -102,6 +87,7 @@ class GateResult:
     metric: str
     options: GateOptions
     context: list[str] = field(default_factory=list)
+    cycles_source: str | None = None
     rows: pd.DataFrame = field(default_factory=pd.DataFrame, repr=False)
 
     def count(self, outcome: Outcome) -> int:
@@ -109,11 +95,18 @@ class GateResult:
         return int((self.rows[OUTCOME] == outcome.value).sum()) if len(self.rows) else 0
 
 
-def judge(baseline: GateSide, candidate: GateSide, options: GateOptions) -> GateResult:
+def judge(baseline: GateSide, candidate: GateSide, options: GateOptions,
+          ignore: Collection[str] = ()) -> GateResult:
     """Judge ``candidate`` against ``baseline``, every region x config of either side (a row
-    on one side only is not comparable); see the module docstring for the formulas."""
+    on one side only is not comparable).
+
+    Args:
+        ignore: context fields not held against the pair
+            (:func:`~profiling_worker.gate.context.context_differences`; the backends page
+            compares two backends on purpose).
+    """
     metric = options.metric or baseline.duration_metric
-    context = context_differences(baseline.manifest, candidate.manifest)
+    context = context_differences(baseline.manifest, candidate.manifest, ignore)
     params_b, params_c = baseline.parameters, candidate.parameters
     if set(params_b) != set(params_c):
         context = context + [f"config parameters: {', '.join(params_b) or 'none'} vs "
@@ -127,13 +120,18 @@ def judge(baseline: GateSide, candidate: GateSide, options: GateOptions) -> Gate
     both.insert(len(keys) + 1, C.UNIT, unit)
     both.insert(len(keys), CONFIG_LABEL, [", ".join(f"{k}={r[k]}" for k in keys[1:])
                                           for _, r in both.iterrows()])
-    _add_statistics(both)
-    judged = [_outcome(r, context, options) for _, r in both.iterrows()]
-    both[OUTCOME] = [o.value for o, _ in judged]
-    both[REASON] = [why for _, why in judged]
-    both[THRESHOLD_PCT] = np.maximum(both[DETECTABLE_PCT], options.max_slowdown_pct)
-    rows = both.drop(columns="_merge").sort_values(keys, kind="stable").reset_index(drop=True)
-    return GateResult(baseline.job_id, candidate.job_id, metric, options, context, rows)
+    source = _cycles(both, baseline, candidate, keys) if metric == baseline.duration_metric \
+        and metric == C.GPU_TIME else None
+    _add_statistics(both, source is not None)
+    both[THRESHOLD_PCT] = options.max_slowdown_pct
+    spec_runs = [(s.manifest.get("spec") or {}).get("runs") for s in (baseline, candidate)]
+    judged = [_row_verdict(r, context, options, spec_runs, source) for _, r in both.iterrows()]
+    for column, values in zip((TIME_OUTCOME, CYCLES_OUTCOME, RUNS_TO_DECIDE, OUTCOME, REASON),
+                              zip(*judged) if judged else [[]] * 5):
+        both[column] = list(values)
+    rows = both.drop(columns=["_merge", "_time", "_cycles"]).sort_values(keys, kind="stable")
+    rows = rows.reset_index(drop=True)
+    return GateResult(baseline.job_id, candidate.job_id, metric, options, context, source, rows)
 
 
 def _side_frame(side: GateSide, metric: str, keys: list[str], name: str) -> pd.DataFrame:
@@ -146,62 +144,98 @@ def _side_frame(side: GateSide, metric: str, keys: list[str], name: str) -> pd.D
     return rows[keys + list(cols)].rename(columns={k: name + v for k, v in cols.items()})
 
 
-def _add_statistics(frame: pd.DataFrame) -> None:
-    """DiffPct, its CI95, DetectablePct and WelchDf, in place (formulas: module docstring)."""
-    from scipy.special import stdtrit  # here: see profiling_worker.schema.intervals' docstring
-
-    mb, mc = frame[BASELINE + AVG].astype(float), frame[CANDIDATE + AVG].astype(float)
-    nb, nc = frame[BASELINE + C.RUNS].astype(float), frame[CANDIDATE + C.RUNS].astype(float)
-    vb = frame[BASELINE + C.STD].astype(float).fillna(0.0) ** 2 / nb
-    vc = frame[CANDIDATE + C.STD].astype(float).fillna(0.0) ** 2 / nc
-    se = (vb + vc) ** 0.5
-    with np.errstate(divide="ignore", invalid="ignore"):
-        df = se**4 / (vb**2 / (nb - 1) + vc**2 / (nc - 1))
-        df = df.where(se > 0, nb + nc - 2)  # no spread on either side: the pooled count
-        df = df.where((nb >= 2) & (nc >= 2))
-        half = stdtrit(df.clip(lower=1.0), 0.975) * se
-        frame[DIFF_PCT] = 100.0 * (mc - mb) / mb
-        frame[DETECTABLE_PCT] = 100.0 * half / mb
-    # A non-negative quantity (a duration, bytes) cannot fall by more than 100 %: the lower
-    # bound is cut there, as the CI95 lower bounds of such quantities are cut at 0.
-    floor = np.where((mb >= 0) & (mc >= 0), -100.0, -np.inf)
-    frame[DIFF_CI95_LOWER_PCT] = np.maximum(frame[DIFF_PCT] - frame[DETECTABLE_PCT], floor)
-    frame[DIFF_CI95_UPPER_PCT] = frame[DIFF_PCT] + frame[DETECTABLE_PCT]
-    frame[WELCH_DF] = df
+def _cycles(both: pd.DataFrame, baseline: GateSide, candidate: GateSide,
+            keys: list[str]) -> str | None:
+    """Add each side's Cycles{Avg,StdDev,Runs} to ``both`` (in place) from the first cycle
+    source both bundles hold; that source, or None when there is none."""
+    tables = [(s.runs, s.collectors) for s in (baseline, candidate)]
+    source = K.common_source(*tables)
+    if source is None or any(C.METRIC not in runs or not set(keys) <= set(runs)
+                             for runs, _ in tables):
+        return None
+    for name, (runs, collectors) in zip((BASELINE, CANDIDATE), tables):
+        per = K.cycles_per_run(runs, collectors, source, keys)
+        per = per.rename(columns={c: name + c for c in (K.CYCLES_AVG, K.CYCLES_STD,
+                                                        K.CYCLES_RUNS)})
+        merged = both[keys].merge(per, on=keys, how="left")
+        for column in per.columns.difference(keys):
+            both[column] = merged[column].to_numpy()
+    return source
 
 
-def _outcome(row: pd.Series, context: list[str], options: GateOptions) -> tuple[Outcome, str]:
-    """One row's outcome and the sentence that says why, with its figures."""
-    missing = [] if row["_merge"] == "both" else [
-        f"only in the {'baseline' if row['_merge'] == 'left_only' else 'candidate'}"]
-    if context or missing:
-        return Outcome.NOT_COMPARABLE, "; ".join(context + missing)
+def _add_statistics(frame: pd.DataFrame, with_cycles: bool) -> None:
+    """The metric's interval (and the cycles', when there), in place
+    (:func:`profiling_worker.gate.verdict.welch`)."""
+    time = V.welch(frame, BASELINE, CANDIDATE, AVG, C.STD, C.RUNS)
+    frame[DIFF_PCT], frame[DETECTABLE_PCT] = time["DiffPct"], time["HalfPct"]
+    frame[DIFF_CI95_LOWER_PCT], frame[DIFF_CI95_UPPER_PCT] = time["LowerPct"], time["UpperPct"]
+    frame[WELCH_DF] = time["Df"]
+    frame["_time"] = pd.Series(_intervals(time), index=frame.index, dtype=object)
+    names = (CYCLES_DIFF_PCT, CYCLES_CI95_LOWER_PCT, CYCLES_CI95_UPPER_PCT)
+    if not with_cycles:
+        frame[list(names)] = float("nan")
+        frame["_cycles"] = None
+        return
+    cyc = V.welch(frame, BASELINE + K.CYCLES, CANDIDATE + K.CYCLES, AVG, C.STD, C.RUNS)
+    for name, column in zip(names, ("DiffPct", "LowerPct", "UpperPct")):
+        frame[name] = cyc[column]
+    frame["_cycles"] = pd.Series(_intervals(cyc), index=frame.index, dtype=object)
+
+
+def _intervals(stats: pd.DataFrame) -> list[V.Interval | None]:
+    """One :class:`~profiling_worker.gate.verdict.Interval` per row (None: not formed)."""
+    out: list[V.Interval | None] = []
+    for r in stats.to_dict("records"):
+        figures = [float(r[k]) for k in ("DiffPct", "LowerPct", "UpperPct", "HalfPct", "RelVar")]
+        ok = all(pd.notna(x) for x in (r["Df"], *figures[:4]))
+        diff, lower, upper, half, rel_var = figures
+        out.append(V.Interval(diff, lower, upper, half, rel_var, int(r[C.RUNS])) if ok else None)
+    return out
+
+
+def _blockers(row: pd.Series, context: list[str], options: GateOptions,
+              spec_runs: list[Any]) -> list[str]:
+    """Why this row cannot be judged (empty: it can)."""
+    if row["_merge"] != "both":
+        return context + [f"only in the "
+                          f"{'baseline' if row['_merge'] == 'left_only' else 'candidate'}"]
+    out = list(context)
+    need = max(options.min_runs, 2)
     few = [f"{name.lower()} has {int(row[name + C.RUNS])} run(s)"
-           for name in (BASELINE, CANDIDATE) if row[name + C.RUNS] < max(options.min_runs, 2)]
+           for name in (BASELINE, CANDIDATE) if row[name + C.RUNS] < need]
     if few:
-        return Outcome.NOT_COMPARABLE, (f"{' and '.join(few)}; at least "
-                                        f"{max(options.min_runs, 2)} needed for a spread")
+        out.append(f"{' and '.join(few)}; at least {need} needed for a spread")
+    out += [f"{name.lower()} has {int(row[name + C.RUNS])} of the {asked} runs its spec asks "
+            "(a truncated bundle)" for name, asked in zip((BASELINE, CANDIDATE), spec_runs)
+            if isinstance(asked, int) and need <= row[name + C.RUNS] < asked]
     if not row[BASELINE + AVG] > 0:
-        return Outcome.NOT_COMPARABLE, f"baseline mean is {row[BASELINE + AVG]:g} {row[C.UNIT]}"
-    diff, detect, allowed = row[DIFF_PCT], row[DETECTABLE_PCT], options.max_slowdown_pct
-    d = _distinct_decimals(diff, detect, allowed)
-    figures = (f"{diff:+.{d}f} % (95 % CI {row[DIFF_CI95_LOWER_PCT]:+.{d}f} .. "
-               f"{row[DIFF_CI95_UPPER_PCT]:+.{d}f} %)")
-    if abs(diff) <= detect:
-        return Outcome.INDISTINGUISHABLE, (f"{figures}: below the {detect:.{d}f} % these runs "
-                                           "can detect")
-    if abs(diff) <= allowed:
-        return Outcome.INDISTINGUISHABLE, (f"{figures}: detectable ({detect:.{d}f} %) but "
-                                           f"within the {allowed:g} % allowed")
-    outcome = Outcome.REGRESSED if diff > 0 else Outcome.IMPROVED
-    return outcome, (f"{figures}: beyond the {allowed:g} % allowed and the {detect:.{d}f} % "
-                     "these runs can detect")
+        out.append(f"baseline mean is {row[BASELINE + AVG]:g} {row[C.UNIT]}")
+    return out
 
 
-def _distinct_decimals(diff: float, *thresholds: float) -> int:
-    """Decimals (2 to 6) at which ``|diff|`` prints unlike each threshold, so that a difference
-    of 0.4714 % is not written "+0.47 %: beyond the 0.47 % allowed"."""
-    for decimals in range(2, 6):
-        if all(f"{abs(diff):.{decimals}f}" != f"{t:.{decimals}f}" for t in thresholds):
-            return decimals
-    return 6
+def _row_verdict(row: pd.Series, context: list[str], options: GateOptions,
+                 spec_runs: list[Any], source: str | None
+                 ) -> tuple[str | None, str | None, float, str, str]:
+    """(TimeOutcome, CyclesOutcome, RunsToDecide, Outcome, Reason) of one row."""
+    allowed = options.max_slowdown_pct
+    blockers = _blockers(row, context, options, spec_runs)
+    time: V.Interval | None = row["_time"] if row[BASELINE + AVG] > 0 else None
+    if time is None:
+        return (None, None, float("nan"), Outcome.NOT_COMPARABLE.value,
+                "; ".join(blockers or ["no 95 % interval can be formed from these figures"]))
+    told = V.decide(time, allowed)
+    cyc: V.Interval | None = row["_cycles"]
+    cycles = V.decide(cyc, allowed) if cyc is not None else None
+    final = V.with_cycles(told, cycles)
+    runs = V.runs_to_decide(time, allowed) if told is Outcome.AMBIGUOUS else float("nan")
+    why = V.explain(told, time, allowed)
+    if cyc is not None and cycles is not None:
+        clocks = [row[side + K.CYCLES_AVG] / row[side + AVG] * 1e3  # cycles/ns = GHz -> MHz
+                  for side in (BASELINE, CANDIDATE)]
+        why += (f"; in cycles ({source}; SM clock {clocks[0]:.0f} vs {clocks[1]:.0f} MHz) "
+                f"{V.figures(cyc, allowed)}: {cycles}")
+        if final is Outcome.CLOCK_EXPLAINED:
+            why += f", so the clock explains the {told} time"
+    outcome = Outcome.NOT_COMPARABLE if blockers else final
+    reason = f"{'; '.join(blockers)}; the runs alone: {final}, {why}" if blockers else why
+    return told.value, cycles.value if cycles else None, runs, outcome.value, reason

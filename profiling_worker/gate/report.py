@@ -1,13 +1,15 @@
 """What the gate hands a CI system: the exit code, a Markdown summary and a JUnit XML file.
 
 Exit codes (:func:`exit_code`, :mod:`profiling_worker.gate.exit_codes`): 0 every region x
-config judged, none regressed; 1 at least one regressed (whatever else happened); 3 none
-regressed but at least one could not be judged (not comparable); 2 argparse's usage error and
-a bundle that cannot be read.
+config same or improved; 1 at least one regressed (whatever else happened); 3 none regressed
+but at least one could not be judged (not comparable); 4 all comparable, none regressed, at
+least one ambiguous or clock-explained; 2 argparse's usage error and a bundle that cannot be
+read.
 
 JUnit XML: one ``<testsuite>`` with one ``<testcase>`` per region x config; a regression is a
-``<failure>``, a row that could not be judged is ``<skipped>`` with its reason, and every case
-carries its figures in ``<system-out>``. Written with the standard library's
+``<failure>``, a row not comparable, ambiguous or clock-explained is ``<skipped>`` with its
+outcome and reason (nothing was shown either way), and every case carries its figures in
+``<system-out>``. Written with the standard library's
 ``xml.etree.ElementTree`` (the schema CI systems read: testsuite/testcase/failure/skipped).
 """
 
@@ -18,9 +20,13 @@ from pathlib import Path
 
 import pandas as pd
 
-from profiling_worker.gate.exit_codes import EXIT_NOT_JUDGED, EXIT_OK, EXIT_REGRESSED
-from profiling_worker.gate.judge import (AVG, BASELINE, CANDIDATE, CONFIG_LABEL, DETECTABLE_PCT,
-                                         DIFF_PCT, OUTCOME, REASON, GateResult, Outcome)
+from profiling_worker.gate.exit_codes import (EXIT_NOT_JUDGED, EXIT_OK, EXIT_REGRESSED,
+                                              EXIT_UNDECIDED)
+from profiling_worker.gate.judge import (AVG, BASELINE, CANDIDATE, CONFIG_LABEL,
+                                         CYCLES_DIFF_PCT, DIFF_CI95_LOWER_PCT,
+                                         DIFF_CI95_UPPER_PCT, DIFF_PCT, OUTCOME, REASON,
+                                         GateResult)
+from profiling_worker.gate.verdict import UNDECIDED, Outcome
 from profiling_worker.schema import columns as C
 
 def exit_code(result: GateResult) -> int:
@@ -30,6 +36,8 @@ def exit_code(result: GateResult) -> int:
         return EXIT_REGRESSED
     if result.count(Outcome.NOT_COMPARABLE) or result.rows.empty:
         return EXIT_NOT_JUDGED
+    if any(result.count(o) for o in UNDECIDED):
+        return EXIT_UNDECIDED
     return EXIT_OK
 
 
@@ -52,15 +60,23 @@ def _pct(value: float) -> str:
     return "–" if pd.isna(value) else f"{value:+.2f} %"
 
 
+def _interval(row: pd.Series) -> str:
+    """``+3.10 % (+2.66 .. +3.54)``; the difference alone where a side has no spread."""
+    if pd.isna(row[DIFF_PCT]) or pd.isna(row[DIFF_CI95_UPPER_PCT]):
+        return _pct(row[DIFF_PCT])
+    return (f"{row[DIFF_PCT]:+.2f} % ({row[DIFF_CI95_LOWER_PCT]:+.2f} .. "
+            f"{row[DIFF_CI95_UPPER_PCT]:+.2f})")
+
+
 def markdown(result: GateResult) -> str:
     """A Markdown summary: the headline, the context differences, then one table row per
-    region x config (means ± std dev, difference, smallest detectable difference, outcome,
-    reason), regressions first."""
+    region x config (means ± std dev, difference with its 95 % interval, the cycles'
+    difference, outcome, reason), regressions first."""
     lines = [f"## Kernel regression gate: {exit_label(result)}", "", headline(result), ""]
     if result.context:
         lines += ["Not comparable: " + "; ".join(result.context), ""]
-    lines += ["| region | config | baseline | candidate | difference | detectable | outcome | "
-              "why |", "| --- | --- | --- | --- | ---: | ---: | --- | --- |"]
+    lines += ["| region | config | baseline | candidate | difference (95 % CI) | in cycles | "
+              "outcome | why |", "| --- | --- | --- | --- | ---: | ---: | --- | --- |"]
     order = {o.value: i for i, o in enumerate(Outcome)}
     rows = result.rows.sort_values(OUTCOME, key=lambda s: s.map(order), kind="stable")
     context = "; ".join(result.context)
@@ -69,29 +85,30 @@ def markdown(result: GateResult) -> str:
         why = "measurement differs (above)" + why[len(context):] if context and \
             why.startswith(context) else why
         cells = [r[C.ANNOTATION], r[CONFIG_LABEL], _mean(r, BASELINE), _mean(r, CANDIDATE),
-                 _pct(r[DIFF_PCT]), "–" if pd.isna(r[DETECTABLE_PCT]) else
-                 f"{r[DETECTABLE_PCT]:.2f} %", f"**{r[OUTCOME]}**", why]
+                 _interval(r), _pct(r[CYCLES_DIFF_PCT]), f"**{r[OUTCOME]}**", why]
         lines.append("| " + " | ".join(str(c).replace("|", "\\|") for c in cells) + " |")
     return "\n".join(lines) + "\n"
 
 
 def exit_label(result: GateResult) -> str:
-    """``passed``, ``regressed`` or ``not judged`` (the exit code in words)."""
-    return {EXIT_OK: "passed", EXIT_REGRESSED: "regressed"}.get(exit_code(result), "not judged")
+    """``passed``, ``regressed``, ``not judged`` or ``undecided`` (the exit code in words)."""
+    return {EXIT_OK: "passed", EXIT_REGRESSED: "regressed",
+            EXIT_UNDECIDED: "undecided"}.get(exit_code(result), "not judged")
 
 
 def junit_xml(result: GateResult) -> str:
     """The JUnit XML document (module docstring) as a string."""
+    skipped = (Outcome.NOT_COMPARABLE, *UNDECIDED)
     suite = ET.Element("testsuite", name="kernel regression gate", tests=str(len(result.rows)),
                        failures=str(result.count(Outcome.REGRESSED)),
-                       skipped=str(result.count(Outcome.NOT_COMPARABLE)), errors="0")
+                       skipped=str(sum(result.count(o) for o in skipped)), errors="0")
     for _, r in result.rows.iterrows():
         case = ET.SubElement(suite, "testcase", classname=f"gate.{result.candidate}",
                              name=f"{r[C.ANNOTATION]} {r[CONFIG_LABEL]}")
         if r[OUTCOME] == Outcome.REGRESSED.value:
             ET.SubElement(case, "failure", message=r[REASON], type="regressed")
-        elif r[OUTCOME] == Outcome.NOT_COMPARABLE.value:
-            ET.SubElement(case, "skipped", message=r[REASON])
+        elif r[OUTCOME] in {o.value for o in skipped}:
+            ET.SubElement(case, "skipped", message=f"{r[OUTCOME]}: {r[REASON]}")
         ET.SubElement(case, "system-out").text = (
             f"{r[OUTCOME]}: {r[REASON]}\nbaseline {result.baseline}: {_mean(r, BASELINE)}\n"
             f"candidate {result.candidate}: {_mean(r, CANDIDATE)}")

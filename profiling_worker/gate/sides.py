@@ -24,11 +24,16 @@ class GateSide:
         manifest: ``manifest.json`` as a dict (its ``spec`` included).
         aggregated: the ``aggregated`` table (one row per annotation x config x metric),
             restated by :func:`profiling_worker.schema.intervals.restate`.
+        runs, collectors: the ``runs`` and ``collectors`` tables (empty when the bundle has
+            none): each run's duration and SM clock, for the cycle check
+            (:mod:`profiling_worker.gate.cycles`).
     """
 
     job_id: str
     manifest: dict[str, Any]
     aggregated: pd.DataFrame = field(repr=False)
+    runs: pd.DataFrame = field(default_factory=pd.DataFrame, repr=False)
+    collectors: pd.DataFrame = field(default_factory=pd.DataFrame, repr=False)
 
     @property
     def parameters(self) -> tuple[str, ...]:
@@ -66,12 +71,10 @@ class GateSide:
             raise GateInputError(f"{bundle_dir}: no {C.TABLES_DIR}/{C.TABLE_AGGREGATED}.parquet "
                                  "or .csv; record the job again")
         params = cls(bundle_dir.name, manifest, table).parameters
+        runs, collectors = (_optional_table(bundle_dir, name)
+                            for name in (C.TABLE_RUNS, C.TABLE_COLLECTORS))
         if any(column not in table for column in (*KEYS, *params, *STATISTICS)):
-            try:
-                runs = _read_table(bundle_dir, C.TABLE_RUNS)
-            except GateInputError:  # a damaged runs table gives nothing, as a missing one
-                runs = None
-            done = complete(table, pd.DataFrame() if runs is None else runs, params)
+            done = complete(table, runs, params)
             lacking = [c for c in NEEDED if c in done.empty] + list(
                 done.keys if not done.rebuilt else ())
             if lacking:
@@ -80,11 +83,21 @@ class GateSide:
                     f"column and no {C.TABLE_RUNS} table to recompute it from; add the column "
                     "or record the job again")
             table = done.table
-        return cls(bundle_dir.name, manifest, intervals.restate(table))
+        return cls(bundle_dir.name, manifest, intervals.restate(table), runs, collectors)
 
 
 #: The columns the gate judges with (a side's mean, spread and count of runs).
 NEEDED = (C.AVG, C.STD, C.NUM_RUNS)
+
+
+def _optional_table(bundle_dir: Path, name: str) -> pd.DataFrame:
+    """``tables/<name>``, empty when missing or damaged (only the cycle check and a repair of
+    the aggregated table use it; each says when it has nothing)."""
+    try:
+        table = _read_table(bundle_dir, name)
+    except GateInputError:
+        table = None
+    return pd.DataFrame() if table is None else table
 
 
 def _read_table(bundle_dir: Path, name: str) -> pd.DataFrame | None:

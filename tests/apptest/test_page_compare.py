@@ -31,7 +31,7 @@ def test_compare_job_with_itself(store, monkeypatch, app) -> None:
     assert not at.exception
     assert len(plotly_specs(at)) == 1
     assert set(at.dataframe[0].value["Ratio"]) == {1.0}
-    assert "4 matching annotation × config pairs: 4 indistinguishable" in texts(at)
+    assert "4 matching annotation × config pairs: 4 same" in texts(at)
 
 
 def test_backends_default_pair(store, monkeypatch, app) -> None:

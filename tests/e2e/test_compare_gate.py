@@ -27,10 +27,11 @@ def test_compare_page_opens_on_the_url_pair_and_shows_the_gate(
     assert page.locator("[data-testid='stException']").count() == 0
     expect(get_by_key(page, "compare-candidate").get_by_role("combobox")).to_have_value(
         "h200-cupti-matmul-sweep")
-    expect(main).to_contain_text("4 matching annotation × config pairs: 4 indistinguishable")
+    # n=1024 (+3.08 %, CI -0.50 .. +6.66 %) straddles the 3 % allowed (issue 21)
+    expect(main).to_contain_text("4 matching annotation × config pairs: 3 same, 1 ambiguous")
     expect(main.get_by_test_id("stPlotlyChart").first).to_be_visible(timeout=60_000)
     _full_page_screenshot(page, views / "compare-gate.png")
     fill_text(page, "compare-max-slowdown", 0)
     wait_for_app_run(page)
-    expect(main).to_contain_text("regressed")  # n=2048: +1.38 % beyond D = 0.55 %
+    expect(main).to_contain_text("regressed")  # n=2048: +1.38 %, CI +0.82 .. +1.93 % above 0 %
     _full_page_screenshot(page, views / "compare-gate-strict.png")

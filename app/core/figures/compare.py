@@ -8,7 +8,8 @@ import plotly.graph_objects as go
 
 from profiling_worker.schema import columns as C
 
-from profiling_worker.gate.judge import NOT_DURATION_WORDS, Outcome
+from profiling_worker.gate.judge import NOT_DURATION_WORDS
+from profiling_worker.gate.verdict import Outcome
 
 from app.core.figures import common
 from app.core import frame_columns as F
@@ -17,8 +18,8 @@ from app.core import frame_columns as F
 SYMBOLS = {Outcome.REGRESSED.value: "triangle-up", Outcome.IMPROVED.value: "triangle-down",
            NOT_DURATION_WORDS[Outcome.REGRESSED.value]: "triangle-up",
            NOT_DURATION_WORDS[Outcome.IMPROVED.value]: "triangle-down",
-           Outcome.INDISTINGUISHABLE.value: "circle-open",
-           Outcome.NOT_COMPARABLE.value: "diamond-open"}
+           Outcome.SAME.value: "circle-open", Outcome.AMBIGUOUS.value: "square-open",
+           Outcome.CLOCK_EXPLAINED.value: "x-open", Outcome.NOT_COMPARABLE.value: "diamond-open"}
 
 
 def build_compare_figure(frame: pd.DataFrame, title: str = "Candidate / baseline",
@@ -28,8 +29,9 @@ def build_compare_figure(frame: pd.DataFrame, title: str = "Candidate / baseline
     Returns:
         x = config (category), y = ratio (unitless, candidate / baseline), one marker series per
         annotation with asymmetric CI95 error bars; the gate's outcome (Verdict) as the marker:
-        filled triangle up regressed (or higher), down improved (or lower), hollow circle
-        indistinguishable, hollow diamond not comparable; a dashed line at 1. Hover shows both
+        filled triangle up regressed (or higher), down improved (or lower), hollow circle same,
+        hollow square ambiguous, hollow x clock-explained, hollow diamond not comparable; a
+        dashed line at 1. Hover shows both
         means with their unit and the outcome.
     """
     if frame.empty:

@@ -1,5 +1,12 @@
 """CUPTI vs Nsight Compute: the same job measured by both backends, per config both durations,
-their ratio (ncu / cupti) with CI, their spread, and each job's wall time (pure pandas)."""
+their ratio (ncu / cupti) with CI, their spread, and each job's wall time (pure pandas).
+
+The Verdict is the regression gate's (:mod:`profiling_worker.gate.verdict`, CUPTI the baseline,
+ncu the candidate, the allowed change 3 %), with the differences that are the point of this
+page not held against the pair (:data:`BY_DESIGN`): ``ncu slower`` / ``ncu faster`` when the
+whole 95 % interval of the difference is beyond +/-3 %, ``same`` inside it, ``ambiguous``
+across it, ``clock-explained``, or ``not comparable`` (other measurement differences, too few
+runs)."""
 
 from __future__ import annotations
 
@@ -8,7 +15,9 @@ from typing import Any
 
 import pandas as pd
 
-from profiling_worker.gate.context import FIELDS, context_differences
+from profiling_worker.gate.context import FIELDS, METRIC_SET, context_differences
+from profiling_worker.gate import judge as gate
+from profiling_worker.gate.verdict import Outcome
 from profiling_worker.schema import backends as B, columns as C, tools as T
 
 from app.core.bundle_loader import Bundle
@@ -18,7 +27,8 @@ from app.core.views.compare import (GATE_COLUMNS, CompareOptions, JobSummary, ca
 from app.core.views.kernels import kernel_counts_frame
 from app.core import frame_columns as F
 
-NOT_ENOUGH_RUNS = "not enough runs to tell"
+#: The gate's directed outcomes in this page's words (CUPTI is the baseline).
+WORDS = {Outcome.REGRESSED.value: f"{B.NCU} slower", Outcome.IMPROVED.value: f"{B.NCU} faster"}
 #: Measurement-context fields (profiling_worker/gate/context.py) that differ between an ncu and
 #: a CUPTI job by design: the backend, and the tools only one of the two uses.
 BY_DESIGN = frozenset({"backend", *(t.key for t in set(B.tools(B.NCU)) ^ set(B.tools(B.CUPTI)))})
@@ -48,7 +58,8 @@ def backends_frame(ncu: Bundle, cupti: Bundle) -> pd.DataFrame:
 
     Returns:
         Annotation, <params>, ConfigLabel, NcuUs, NcuRSD, CuptiUs, CuptiRSD, RatioNcuOverCupti,
-        RatioCI95Lower, RatioCI95Upper, DiffUs (ncu - cupti), CIsOverlap, Verdict.
+        RatioCI95Lower, RatioCI95Upper, DiffUs (ncu - cupti), CIsOverlap, CyclesDiffPct,
+        Reason, Verdict (module docstring).
 
     Raises:
         MissingData: a job is not of the expected backend, or the two share no configs.
@@ -57,7 +68,8 @@ def backends_frame(ncu: Bundle, cupti: Bundle) -> pd.DataFrame:
         if bundle.backend != name:
             raise MissingData(f"Job {bundle.job_id} was measured with {bundle.backend or 'no'} "
                               f"backend, not {name}.", f"Pick a job run on the {name} backend.")
-    both = compare_frame(cupti, ncu, CompareOptions(metric=C.GPU_TIME))
+    both = compare_frame(cupti, ncu, CompareOptions(metric=C.GPU_TIME),
+                         ignore=BY_DESIGN | {TOOL_VERSION, METRIC_SET})
     out = both[[c for c in both if c not in both.filter(like=F.BASELINE).columns
                 and c not in both.filter(like=F.CANDIDATE).columns]].copy()
     out[F.NCU_US] = both[F.CANDIDATE_AVG] / 1e3
@@ -65,10 +77,11 @@ def backends_frame(ncu: Bundle, cupti: Bundle) -> pd.DataFrame:
     out[F.CUPTI_US] = both[F.BASELINE_AVG] / 1e3
     out[F.CUPTI_RSD] = both[F.BASELINE_RSD]
     out[F.DIFF_US] = out[F.NCU_US] - out[F.CUPTI_US]
-    out[F.VERDICT] = [_verdict(r, same, ok) for r, same, ok in
-                      zip(out[F.RATIO], out[F.CIS_OVERLAP], out[F.ENOUGH_RUNS])]
+    out[F.VERDICT] = out[F.VERDICT].replace(WORDS)
     out = out.rename(columns={F.RATIO: F.RATIO_NCU_OVER_CUPTI})
-    order = [c for c in out if c not in (C.METRIC, C.UNIT, F.RATIO_EXCLUDES_ONE, *GATE_COLUMNS)]
+    shown = (gate.CYCLES_DIFF_PCT, gate.REASON)  # the verdict's figures in cycles, and why
+    order = [c for c in out if c not in (C.METRIC, C.UNIT, F.RATIO_EXCLUDES_ONE, *GATE_COLUMNS)
+             or c in shown]
     return out[order]
 
 
@@ -111,16 +124,6 @@ def cupti_choices(ncu_id: str, jobs: list[JobSummary],
     ncu = manifests[ncu_id]
     ranked = sorted(offered, key=lambda job: len(context_mismatch(ncu, manifests[job])))
     return ranked + list(refused)
-
-
-def _verdict(ratio: float, same: bool, enough: bool) -> str:
-    """ncu against CUPTI: two backends the regression gate never compares (not comparable by
-    design), so this page says whether their CI95 intervals overlap."""
-    if not enough:
-        return NOT_ENOUGH_RUNS
-    if same:
-        return "same (inside the noise)"
-    return f"{B.NCU} slower" if ratio > 1 else f"{B.NCU} faster"
 
 
 def kernel_counts_differ(ncu: Bundle, cupti: Bundle) -> pd.DataFrame:

@@ -10,16 +10,18 @@ their width is not used),
 
 It is accurate while both half-widths are small (a few %); for noisier data treat it as
 indicative. The **Verdict** is the regression gate's outcome
-(:mod:`profiling_worker.gate.judge`, the judgement ``python -m profiling_worker compare`` makes
-in CI): regressed, improved, indistinguishable (below the smallest difference the runs can
-detect, Welch's t at 95 %, or within the allowed slowdown) or not comparable (measurement
-context differs, fewer than 2 runs a side, zero baseline). For a metric that is not a duration
-"regressed"/"improved" read "candidate higher"/"candidate lower". ``CIsOverlap`` (the two CI95
-intervals overlap) and ``RatioExcludesOne`` are kept for the backends view.
+(:mod:`profiling_worker.gate.verdict`, the judgement ``python -m profiling_worker compare``
+makes in CI): regressed / improved (the whole 95 % interval of the difference beyond the
+allowed change), same (inside it), ambiguous (straddling it; RunsToDecide), clock-explained (the
+time differs but the SM cycles do not; CyclesDiffPct) or not comparable (measurement context
+differs, a truncated bundle, fewer than 2 runs a side, zero baseline). For a metric that is not
+a duration "regressed"/"improved" read "candidate higher"/"candidate lower". ``CIsOverlap``
+(the two CI95 intervals overlap) and ``RatioExcludesOne`` are kept for the backends view.
 """
 
 from __future__ import annotations
 
+from collections.abc import Collection
 from dataclasses import dataclass
 from typing import Any
 
@@ -33,13 +35,14 @@ from profiling_worker.schema.spec import JobSpec
 
 from app.core.bundle_loader import Bundle
 from app.core.bundle_spec import PartialSpec
-from app.core.bundle_spec import PartialSpec
 from app.core.metrics import MissingData, with_labels
 from app.core import frame_columns as F
 
 SIDES = (F.BASELINE, F.CANDIDATE)
 #: The gate's columns the compare frame carries (figures in %, see profiling_worker.gate.judge).
-GATE_COLUMNS = (gate.DIFF_PCT, gate.DETECTABLE_PCT, gate.THRESHOLD_PCT, gate.REASON)
+GATE_COLUMNS = (gate.DIFF_PCT, gate.DIFF_CI95_LOWER_PCT, gate.DIFF_CI95_UPPER_PCT,
+                gate.DETECTABLE_PCT, gate.THRESHOLD_PCT, gate.CYCLES_DIFF_PCT,
+                gate.TIME_OUTCOME, gate.CYCLES_OUTCOME, gate.RUNS_TO_DECIDE, gate.REASON)
 
 
 @dataclass(frozen=True)
@@ -55,21 +58,25 @@ class CompareOptions:
 
 def gate_side(bundle: Bundle) -> GateSide:
     """The gate's view of a loaded bundle: its manifest with the spec as JSON (an import's
-    partial spec gives its backend and configs), and the aggregated table."""
+    partial spec gives its backend and configs), its aggregated, runs and collectors tables."""
     spec: dict[str, Any] = {}
     if isinstance(bundle.spec, JobSpec):
         spec = bundle.spec.to_json()
     elif isinstance(bundle.spec, PartialSpec):
         spec = {"backend": bundle.spec.backend, "configs": [dict(c) for c in bundle.spec.configs]}
     return GateSide(bundle.job_id, {**bundle.manifest, "spec": spec},
-                    bundle.table(C.TABLE_AGGREGATED))
+                    bundle.table(C.TABLE_AGGREGATED), bundle.table(C.TABLE_RUNS),
+                    bundle.table(C.TABLE_COLLECTORS))
 
 
-def gate_result(baseline: Bundle, candidate: Bundle, options: CompareOptions) -> gate.GateResult:
-    """The regression gate's judgement of every region x config (rows on one side only too)."""
+def gate_result(baseline: Bundle, candidate: Bundle, options: CompareOptions,
+                ignore: Collection[str] = ()) -> gate.GateResult:
+    """The regression gate's judgement of every region x config (rows on one side only too);
+    ``ignore``: context fields not held against the pair (the backends page's by-design ones)."""
     return gate.judge(gate_side(baseline), gate_side(candidate),
                       gate.GateOptions(max_slowdown_pct=options.max_slowdown_pct,
-                                       metric=options.metric or baseline.duration_metric))
+                                       metric=options.metric or baseline.duration_metric),
+                      ignore)
 
 
 def join_keys(baseline: Bundle, candidate: Bundle) -> list[str]:
@@ -79,17 +86,19 @@ def join_keys(baseline: Bundle, candidate: Bundle) -> list[str]:
     return [C.ANNOTATION, *(params or [C.CONFIG])]
 
 
-def compare_frame(baseline: Bundle, candidate: Bundle, options: CompareOptions) -> pd.DataFrame:
-    """Candidate vs baseline per annotation x config for one metric.
+def compare_frame(baseline: Bundle, candidate: Bundle, options: CompareOptions,
+                  ignore: Collection[str] = ()) -> pd.DataFrame:
+    """Candidate vs baseline per annotation x config for one metric (``ignore``: as
+    :func:`gate_result`).
 
     Returns:
-        Annotation, <params>, Verdict, DiffPct, DetectablePct, Reason (the gate's judgement
+        Annotation, <params>, Verdict, DiffPct, DiffCI95LowerPct, DiffCI95UpperPct,
+        TimeOutcome, CyclesDiffPct, CyclesOutcome, RunsToDecide, Reason (the gate's judgement
         first), Metric, Unit, then for each side (Baseline,
         Candidate) Avg, StdDev, CI95Lower, CI95Upper, RSD, Runs; Ratio (candidate / baseline),
         RatioCI95Lower, RatioCI95Upper (NaN below 2 runs a side), EnoughRuns, CIsOverlap,
-        RatioExcludesOne (both False without enough runs); the gate's DiffPct, DetectablePct,
-        ThresholdPct, Reason and its outcome as Verdict (:func:`gate_result`). Only rows
-        present in both jobs.
+        RatioExcludesOne (both False without enough runs); the gate's :data:`GATE_COLUMNS` and
+        its outcome as Verdict (:func:`gate_result`). Only rows present in both jobs.
 
     Raises:
         MissingData: a job has no rows for the metric, or the two share no annotation x config.
@@ -112,12 +121,14 @@ def compare_frame(baseline: Bundle, candidate: Bundle, options: CompareOptions) 
     both[F.CIS_OVERLAP] = enough & ((both[F.BASELINE_CI95_LOWER] <= both[F.CANDIDATE_CI95_UPPER])
                                    & (both[F.CANDIDATE_CI95_LOWER] <= both[F.BASELINE_CI95_UPPER]))
     both[F.RATIO_EXCLUDES_ONE] = (both[F.RATIO_CI95_LOWER] > 1) | (both[F.RATIO_CI95_UPPER] < 1)
-    both = _with_gate(both, keys, gate_result(baseline, candidate,
-                                              CompareOptions(metric, options.max_slowdown_pct)))
+    both = _with_gate(both, keys, gate_result(
+        baseline, candidate, CompareOptions(metric, options.max_slowdown_pct), ignore))
     both.insert(len(keys), C.METRIC, metric)
     both.insert(len(keys) + 1, C.UNIT, both.pop(F.BASELINE_UNIT))
     both = both.drop(columns=[F.CANDIDATE_UNIT])
-    first = [*keys, F.VERDICT, gate.DIFF_PCT, gate.DETECTABLE_PCT, gate.REASON]  # the judgement
+    first = [*keys, F.VERDICT, gate.DIFF_PCT, gate.DIFF_CI95_LOWER_PCT, gate.DIFF_CI95_UPPER_PCT,
+             gate.TIME_OUTCOME, gate.CYCLES_DIFF_PCT, gate.CYCLES_OUTCOME, gate.RUNS_TO_DECIDE,
+             gate.REASON]  # the judgement: time, cycles, the final verdict and why
     both = both[first + [c for c in both if c not in first]]
     params = tuple(k for k in keys if k != C.ANNOTATION)
     return with_labels(both, params)
@@ -157,8 +168,10 @@ def _with_gate(both: pd.DataFrame, keys: list[str], result: gate.GateResult) -> 
                           **{gate.REASON: "; ".join(result.context),
                              gate.OUTCOME: gate.Outcome.NOT_COMPARABLE.value})
     verdict = out.pop(gate.OUTCOME)
-    out[F.VERDICT] = (verdict if result.metric in C.DURATION_METRICS
-                      else verdict.replace(gate.NOT_DURATION_WORDS))
+    if result.metric not in C.DURATION_METRICS:
+        verdict = verdict.replace(gate.NOT_DURATION_WORDS)
+        out[gate.TIME_OUTCOME] = out[gate.TIME_OUTCOME].replace(gate.NOT_DURATION_WORDS)
+    out[F.VERDICT] = verdict
     return out
 
 

@@ -52,14 +52,14 @@ def test_ncu_against_cupti_of_the_same_sweep_is_not_comparable(tmp_path: Path) -
 
 def test_a_difference_is_written_unlike_the_threshold_it_crossed() -> None:
     """A tester's find: at --max-slowdown 0.47 the H200 gate pair's n=4096 row (+0.4714 %) read
-    "+0.47 % ...: beyond the 0.47 % allowed"; the difference now gets the decimals it needs."""
+    "+0.47 % ...: beyond the 0.47 % allowed"; the figures now get the decimals they need."""
     rows = judge(GateSide.load(BUNDLED / "h200-cupti-gate-base"),
                  GateSide.load(BUNDLED / "h200-cupti-gate-again"),
                  GateOptions(max_slowdown_pct=0.47)).rows.set_index("n")
     row = rows.loc[4096]
-    assert 0.47 < row[DIFF_PCT] < 0.475 and row[OUTCOME] == Outcome.REGRESSED.value
+    assert 0.47 < row[DIFF_PCT] < 0.475 and row[OUTCOME] == Outcome.AMBIGUOUS.value
     assert row[REASON].startswith(f"{row[DIFF_PCT]:+.3f} % (95 % CI ")  # not "+0.47 %"
-    assert "beyond the 0.47 % allowed" in row[REASON]
+    assert "straddles ±0.47 %" in row[REASON]
     assert rows.loc[8192, REASON].startswith(f"{rows.loc[8192, DIFF_PCT]:+.2f} %")
 
 
@@ -89,7 +89,7 @@ def test_a_bundle_against_itself_is_indistinguishable_everywhere(tmp_path: Path)
     proc, xml, _ = compare(sweep, sweep, tmp_path)
     assert proc.returncode == report.EXIT_OK, proc.stdout
     rows = judge(GateSide.load(sweep), GateSide.load(sweep), GateOptions()).rows
-    assert set(rows[OUTCOME]) == {Outcome.INDISTINGUISHABLE.value} and len(rows) == 15
+    assert set(rows[OUTCOME]) == {Outcome.SAME.value} and len(rows) == 15
     assert (rows[DIFF_PCT] == 0).all() and (rows[DETECTABLE_PCT] > 0).all()
     assert xml.get("failures") == "0" and xml.get("skipped") == "0"
 
@@ -97,7 +97,8 @@ def test_a_bundle_against_itself_is_indistinguishable_everywhere(tmp_path: Path)
 def test_cache_control_differs_not_comparable() -> None:
     rows = judge(GateSide.load(BUNDLED / "h200-cupti-elementwise"),
                  GateSide.load(BUNDLED / "h200-cupti-elementwise-cache-none"), GateOptions()).rows
-    assert set(rows[REASON]) == {"cache control: all vs none"}
+    assert set(rows[OUTCOME]) == {Outcome.NOT_COMPARABLE.value}
+    assert all(r.startswith("cache control: all vs none; the runs alone: ") for r in rows[REASON])
 
 
 def test_zero_baseline_is_not_comparable() -> None:
@@ -124,26 +125,17 @@ def record(store: Path, name: str, spec: dict[str, object], **env: str) -> Path:
 
 @pytest.fixture(scope="module")
 def cpu_jobs(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Path]:
-    """gate_matmul on the cpu backend: a baseline, the same code with the product computed 8
-    times (a deliberate slowdown), a 1-run job and a job with one config fewer. One torch
-    thread: on a loaded host, thread oversubscription spreads a 128^2 matmul over 0.1..90 ms."""
+    """gate_matmul on the cpu backend: a baseline, a 1-run job and a job with one config fewer
+    (outcomes that do not depend on the host's timing). A regression and its reverse are judged
+    on recorded H200 bundles (test_gate_verdicts.py): a cpu slowdown planted here failed under
+    host load (issue 21). One torch thread: on a loaded host, thread oversubscription spreads a
+    128^2 matmul over 0.1..90 ms."""
     store = tmp_path_factory.mktemp("gate-store")
     spec = {"kernels": ["gate_matmul"], "configs": [{"n": 128}, {"n": 256}], "runs": 20,
             "warmup": 1, "backend": "cpu"}
     return {"base": record(store, "base", spec),
-            "slow": record(store, "slow", spec, KPROF_GATE_REPEAT="8"),
             "one-run": record(store, "one-run", {**spec, "runs": 1}),
             "fewer": record(store, "fewer", {**spec, "configs": [{"n": 256}]})}
-
-
-def test_cpu_deliberate_slowdown_regressed_and_its_reverse_improved(cpu_jobs: dict[str, Path],
-        tmp_path: Path) -> None:
-    proc, xml, md = compare(cpu_jobs["base"], cpu_jobs["slow"], tmp_path)
-    assert proc.returncode == report.EXIT_REGRESSED, proc.stdout
-    failed = sorted(str(c.get("name")) for c in xml.iter("testcase") if c.find("failure") is not None)
-    assert failed == ["fp32 n=128", "fp32 n=256"], md
-    assert "| fp32 | n=256 |" in md and "host__time_duration.sum" in md
-    assert outcomes(cpu_jobs["slow"], cpu_jobs["base"]) == [Outcome.IMPROVED.value] * 2
 
 
 def test_cpu_too_few_runs_and_missing_config(cpu_jobs: dict[str, Path],
@@ -250,11 +242,14 @@ def test_readme_ci_job_uses_the_real_options_and_exit_codes() -> None:
     line = line[:line.index("\n          #")].replace("\\\n", " ")
     args = _parser().parse_args(shlex.split(line)[3:])
     assert (args.command, args.max_slowdown, str(args.junit)) == ("compare", 3.0, "gate/junit.xml")
-    for code, words in ((report.EXIT_OK, "all judged, none regressed"),
+    for code, words in ((report.EXIT_OK, "all judged same or improved"),
                         (report.EXIT_REGRESSED, "at least one regressed"),
-                        (report.EXIT_NOT_JUDGED, "none regressed but something could not be judged")):
+                        (report.EXIT_NOT_JUDGED, "none regressed but something could not be judged"),
+                        (report.EXIT_UNDECIDED, "none regressed or not comparable but at least "
+                                                "one ambiguous or clock-explained")):
         assert f"**{code}** {words}" in recipe
-    assert f"test $? -eq {report.EXIT_NOT_JUDGED}" in recipe
+    assert f"test $? -ge {report.EXIT_NOT_JUDGED}" in recipe
+    assert report.EXIT_UNDECIDED > report.EXIT_NOT_JUDGED  # so -ge passes both
 
 
 def imported(out: Path, *sources: Path) -> Path:
@@ -265,17 +260,20 @@ def imported(out: Path, *sources: Path) -> Path:
     return out
 
 
-def test_imported_reports_two_calls_indistinguishable_and_against_a_worker_job(
+def test_imported_reports_two_calls_ambiguous_and_against_a_worker_job(
         tmp_path: Path) -> None:
     """nsight-python 0.9.6 output from the H200 (tests/fixtures/h200_import): the same decorated
-    function called twice, 3 runs each, is indistinguishable at every region x config; an
-    import records no GPU or tool versions, so against a worker bundle nothing is comparable."""
+    function called twice, 3 runs each: every interval (over 5 % half-width) straddles the 3 %
+    allowed, so ambiguous with the runs that would decide it; an import records no GPU or tool
+    versions, so against a worker bundle nothing is comparable."""
     src = REPO / "tests" / "fixtures" / "h200_import" / "nspy096"
     calls = [imported(tmp_path / f"call{i}", src / "two_calls" / f"processed_data-scale-{i}.csv",
                       src / "two_calls" / f"profiled_data-scale-{i}.csv") for i in (0, 1)]
     result = judge(GateSide.load(calls[0]), GateSide.load(calls[1]), GateOptions())
-    assert list(result.rows[OUTCOME]) == [Outcome.INDISTINGUISHABLE.value] * 4
+    assert list(result.rows[OUTCOME]) == [Outcome.AMBIGUOUS.value] * 4
     assert (result.rows["BaselineRuns"] == 3).all() and (result.rows[DETECTABLE_PCT] > 5).all()
+    assert (result.rows["RunsToDecide"] > 3).all()
+    assert "about 21 runs a side would likely decide it" in result.rows[REASON][0]
     derived = imported(tmp_path / "derived", src / "derived")
     result = judge(GateSide.load(BUNDLED / "h200-ncu-matmul-sweep"), GateSide.load(derived),
                    GateOptions())

@@ -1,0 +1,197 @@
+"""The one rule that turns two sides' runs into a verdict (issue 21), used by the gate CLI, its
+Markdown and JUnit, the Compare page and the backends page alike.
+
+Per region x config, with baseline and candidate means ``m_b, m_c``, sample std devs
+``s_b, s_c`` and run counts ``n_b, n_c``:
+
+- relative difference ``d = (m_c - m_b) / m_b`` (durations: > 0 is slower);
+- its 95 % interval ``d -/+ h`` with ``h = t(0.975, v) SE / m_b``, Welch's standard error
+  ``SE = sqrt(s_b^2/n_b + s_c^2/n_c)`` and the Welch-Satterthwaite degrees of freedom
+  ``v = SE^4 / ((s_b^2/n_b)^2/(n_b-1) + (s_c^2/n_c)^2/(n_c-1))`` (B. L. Welch, Biometrika 34
+  (1947) 28-35; NIST/SEMATECH e-Handbook of Statistical Methods, 1.3.5.3). The lower bound is
+  cut at -100 % when both means are >= 0 (a duration cannot fall below 0).
+
+Against the allowed change ``T`` (``--max-slowdown``, %), judged on the whole interval:
+
+- **regressed**: the lower bound is above ``+T``; **improved**: the upper bound is below ``-T``;
+- **same**: the whole interval lies inside ``[-T, +T]``;
+- **ambiguous**: the interval straddles ``+T`` or ``-T``; :func:`runs_to_decide` says how many
+  runs a side would likely decide it.
+
+**Cycle check** (as nvbench's ``nvbench-compare-robust``, which reports FAST/SLOW only when the
+gap also holds in cycles, ``cycles = time x SM clock``): where both sides hold each run's SM clock
+(:mod:`profiling_worker.gate.cycles`), the same rule is applied to the cycles; a regressed or
+improved time whose cycles do not say the same is **clock-explained**: the kernel did as many
+cycles, at another clock (thermal, power or a different clock state).
+"""
+
+from __future__ import annotations
+
+import enum
+import math
+from dataclasses import dataclass
+
+import numpy as np
+import pandas as pd
+
+from profiling_worker.schema import columns as C
+
+#: z quantiles of the sample-size estimate (:func:`runs_to_decide`): a one-sided test at 2.5 %
+#: (the 95 % interval's bound) with 80 % power.
+ALPHA_TWO_SIDED, POWER = 0.05, 0.80
+#: Beyond this many runs a side the estimate is given as "more than".
+MAX_RUNS_SAID = 10_000
+
+
+class Outcome(str, enum.Enum):
+    """A region x config's outcome: the five of issue 21 and the cycle check's."""
+
+    REGRESSED = "regressed"
+    IMPROVED = "improved"
+    SAME = "same"
+    AMBIGUOUS = "ambiguous"
+    CLOCK_EXPLAINED = "clock-explained"
+    NOT_COMPARABLE = "not comparable"
+
+    def __str__(self) -> str:
+        return str(self.value)
+
+
+#: Outcomes that decide nothing about the kernel yet (more runs, or the clock, would).
+UNDECIDED = (Outcome.AMBIGUOUS, Outcome.CLOCK_EXPLAINED)
+
+
+@dataclass(frozen=True)
+class Interval:
+    """One quantity's relative difference, candidate vs baseline (figures in %).
+
+    Attributes:
+        diff_pct: ``100 d``.
+        lower_pct, upper_pct: its 95 % interval.
+        half_pct: the interval's half-width ``100 h`` (before the -100 % cut).
+        rel_var: ``(s_b^2 + s_c^2) / m_b^2``, the spread :func:`runs_to_decide` uses.
+        runs: ``max(n_b, n_c)``, the runs a side already has.
+    """
+
+    diff_pct: float
+    lower_pct: float
+    upper_pct: float
+    half_pct: float
+    rel_var: float
+    runs: int
+
+
+def welch(frame: pd.DataFrame, prefix_b: str, prefix_c: str, avg: str, std: str,
+          runs: str) -> pd.DataFrame:
+    """The relative difference and its 95 % interval for every row (module docstring).
+
+    Args:
+        frame: one row per region x config with ``<prefix><avg|std|runs>`` for both sides.
+        prefix_b, prefix_c: the column prefixes of the baseline and the candidate.
+        avg, std, runs: the column suffixes (mean, sample std dev, number of runs).
+
+    Returns:
+        DiffPct, LowerPct, UpperPct, HalfPct, Df (NaN below 2 runs a side), RelVar, Runs;
+        the index of ``frame``.
+    """
+    from scipy.special import stdtrit  # here: see profiling_worker.schema.intervals' docstring
+
+    mb, mc = frame[prefix_b + avg].astype(float), frame[prefix_c + avg].astype(float)
+    nb, nc = frame[prefix_b + runs].astype(float), frame[prefix_c + runs].astype(float)
+    sb2 = frame[prefix_b + std].astype(float).fillna(0.0) ** 2
+    sc2 = frame[prefix_c + std].astype(float).fillna(0.0) ** 2
+    vb, vc = sb2 / nb, sc2 / nc
+    se = (vb + vc) ** 0.5
+    with np.errstate(divide="ignore", invalid="ignore"):
+        df = se**4 / (vb**2 / (nb - 1) + vc**2 / (nc - 1))
+        df = df.where(se > 0, nb + nc - 2)  # no spread on either side: the pooled count
+        df = df.where((nb >= 2) & (nc >= 2))
+        half = 100.0 * stdtrit(df.clip(lower=1.0), 0.975) * se / mb
+        diff = 100.0 * (mc - mb) / mb
+        rel_var = (sb2 + sc2) / mb**2
+    floor = np.where((mb >= 0) & (mc >= 0), -100.0, -np.inf)
+    return pd.DataFrame({"DiffPct": diff, "LowerPct": np.maximum(diff - half, floor),
+                         "UpperPct": diff + half, "HalfPct": half, "Df": df,
+                         "RelVar": rel_var, C.RUNS: np.maximum(nb, nc)}, index=frame.index)
+
+
+def decide(interval: Interval, allowed_pct: float) -> Outcome:
+    """regressed, improved, same or ambiguous: where the whole interval lies against
+    ``+/- allowed_pct`` (module docstring)."""
+    if interval.lower_pct > allowed_pct:
+        return Outcome.REGRESSED
+    if interval.upper_pct < -allowed_pct:
+        return Outcome.IMPROVED
+    if interval.lower_pct >= -allowed_pct and interval.upper_pct <= allowed_pct:
+        return Outcome.SAME
+    return Outcome.AMBIGUOUS
+
+
+def runs_to_decide(interval: Interval, allowed_pct: float) -> float:
+    """Runs a side would likely decide an ambiguous row, if its difference and spread hold.
+
+    The normal-approximation sample size of a two-sample test of a mean difference against a
+    margin (S.-C. Chow, J. Shao, H. Wang, *Sample Size Calculations in Clinical Research*,
+    2nd ed., 2008, section 3.2.1, test for non-inferiority/superiority):
+    ``n = (z(1 - alpha/2) + z(power))^2 (s_b^2 + s_c^2) / (m_b |d| - m_b T)^2`` per side, with
+    alpha = 5 % (the 95 % interval's bound) and 80 % power: the runs at which the interval of a
+    true difference ``d`` clears the threshold ``T`` four times in five. ``m_b`` cancels in the
+    relative form used here. Never fewer than the runs already taken plus one (they did not
+    decide it).
+
+    Returns:
+        Runs per side (a whole number), ``inf`` when the difference sits on the threshold.
+    """
+    from scipy.special import ndtri  # the standard normal quantile
+
+    margin = abs(abs(interval.diff_pct) - allowed_pct) / 100.0
+    if margin == 0 or not math.isfinite(interval.rel_var):
+        return math.inf
+    z = float(ndtri(1 - ALPHA_TWO_SIDED / 2) + ndtri(POWER))
+    need = math.ceil(z**2 * interval.rel_var / margin**2)
+    return float(max(need, interval.runs + 1, 2))
+
+
+def figures(interval: Interval, allowed_pct: float) -> str:
+    """``"+3.10 % (95 % CI +2.66 .. +3.54 %)"`` with the decimals that keep the bounds unlike
+    the threshold they are judged against."""
+    d = distinct_decimals(allowed_pct, interval.diff_pct, interval.lower_pct, interval.upper_pct)
+    return (f"{interval.diff_pct:+.{d}f} % (95 % CI {interval.lower_pct:+.{d}f} .. "
+            f"{interval.upper_pct:+.{d}f} %)")
+
+
+def explain(outcome: Outcome, interval: Interval, allowed_pct: float) -> str:
+    """Why ``interval`` got ``outcome`` (:func:`decide`), with its figures."""
+    said = figures(interval, allowed_pct)
+    t = f"{allowed_pct:g} %"
+    if outcome is Outcome.REGRESSED:
+        return f"{said}: the whole interval above +{t}"
+    if outcome is Outcome.IMPROVED:
+        return f"{said}: the whole interval below -{t}"
+    if outcome is Outcome.SAME:
+        return f"{said}: the whole interval inside ±{t}"
+    runs = runs_to_decide(interval, allowed_pct)
+    how = ("no number of runs decides a difference that sits on the threshold"
+           if math.isinf(runs) else
+           f"more than {MAX_RUNS_SAID:,} runs a side would be needed" if runs > MAX_RUNS_SAID
+           else f"about {int(runs)} runs a side would likely decide it (80 % power at this "
+                "difference and spread)")
+    return f"{said}: the interval straddles ±{t}; {how}"
+
+
+def with_cycles(time: Outcome, cycles: Outcome | None) -> Outcome:
+    """The outcome after the cycle check: a regressed/improved time that the cycles do not
+    confirm is clock-explained; anything else stays as the time says."""
+    if cycles is not None and time in (Outcome.REGRESSED, Outcome.IMPROVED) and cycles != time:
+        return Outcome.CLOCK_EXPLAINED
+    return time
+
+
+def distinct_decimals(threshold: float, *values: float) -> int:
+    """Decimals (2 to 6) at which each value prints unlike ``+/-threshold``, so that a bound of
+    3.0004 % is not written "+3.00 %: above +3 %"."""
+    for decimals in range(2, 6):
+        if all(f"{abs(v):.{decimals}f}" != f"{threshold:.{decimals}f}" for v in values
+               if math.isfinite(v)):
+            return decimals
+    return 6

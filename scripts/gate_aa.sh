@@ -1,0 +1,24 @@
+#!/usr/bin/env bash
+# The regression gate's A/A and power study on the GPU machine (issue 21, benchmarks/gate_aa.py),
+# one device call of about 8 minutes: identical jobs on CUPTI (up to PAIRS+1 = 21 jobs of 20
+# runs at n = 1024..8192, about 7 s each), then on Nsight Compute (launch mode, about 13 s a job:
+# as many as fit before TOTAL_S, 5 runs at n = 1024..4096), then the analysis at the default
+# 3 % into $OUT (gate_aa.md, gate_aa.json, record.jsonl, the bundles without reports).
+#   device run:  bash scripts/gate_aa.sh     (carry: .whl)
+set -uo pipefail
+OUT=${OUT:-$(mktemp -d)}
+REPO=$(cd "$(dirname "$0")/.." && pwd)
+. "$REPO"/scripts/gpu_env.sh  # wheels, NCU_PATH, CUPTI_PATH
+AA=${AA:-/tmp/kp-gate-aa}
+PAIRS=${PAIRS:-20}
+rm -rf "$AA" && mkdir -p "$AA" "$OUT"
+cd "$REPO"
+nvidia-smi --query-gpu=name,driver_version,clocks.sm,temperature.gpu --format=csv > "$OUT/env.txt" 2>&1
+PYTHONPATH=$CUPTI_PATH python3 benchmarks/gate_aa.py record "$AA" --backend cupti --pairs "$PAIRS" \
+  --runs 20 --sizes 1024,2048,4096,8192 --budget-s "${CUPTI_BUDGET_S:-170}" | tee "$OUT/record.jsonl"
+PYTHONPATH=$NCU_PATH python3 benchmarks/gate_aa.py record "$AA" --backend ncu --pairs "$PAIRS" \
+  --runs 5 --sizes 1024,2048,4096 --budget-s $(( ${TOTAL_S:-480} - SECONDS )) | tee -a "$OUT/record.jsonl"
+PYTHONPATH=$CUPTI_PATH python3 benchmarks/gate_aa.py analyse "$AA" --json "$OUT/gate_aa.json" \
+  | tee "$OUT/gate_aa.md"
+tar -czf "$OUT/gate_aa_bundles.tgz" -C "$AA" --exclude='*.ncu-rep' .
+echo "total ${SECONDS} s"

@@ -1,0 +1,10 @@
+# Sourced by scripts/gpu_check.sh and scripts/gate_aa.sh on the GPU machine (REPO set): install
+# the carried wheels (.whl/, see gpu_check.sh) under /tmp and set NCU_PATH and CUPTI_PATH, the
+# PYTHONPATH of each backend's nsight-python (0.9.6 launch mode for ncu < 2026.2.1, 1.1 CUPTI).
+export PATH=/usr/local/cuda/bin:$PATH PYTHONUNBUFFERED=1
+pipi() { python3 -m pip install -q --no-index --no-deps --no-compile --no-cache-dir --target "$1" "${@:2}"; }
+pipi /tmp/kp-common "$REPO"/.whl/common/*.whl || exit 1
+pipi /tmp/kp-n096 "$REPO"/.whl/nspy096/*.whl || exit 1
+pipi /tmp/kp-n11 "$REPO"/.whl/nspy11/*.whl || exit 1
+NCU_PATH=$REPO:/tmp/kp-n096:/tmp/kp-common
+CUPTI_PATH=$REPO:/tmp/kp-n11:/tmp/kp-common
