@@ -18,7 +18,7 @@ from typing import Any, BinaryIO
 
 import pandas as pd
 
-from profiling_worker.inflate import InflateError, gunzip_to
+from profiling_worker.inflate import InflateError, open_inflated
 from profiling_worker.schema import columns as C
 
 from app.core import frame_columns as F
@@ -125,16 +125,16 @@ def inside_bundle(bundle_dir: Path, relpath: str) -> Path | None:
 
 def gunzip_file(path: Path, max_bytes: int = MAX_INFLATED_BYTES) -> BinaryIO:
     """The decompressed content of a ``.gz`` file as an open file, inflated by streaming to a
-    temporary file (profiling_worker/inflate.py: 1 MiB at a time, never whole in memory), at
-    most ``max_bytes``. The file has no name left on disk; closing it frees the space.
+    temporary file (profiling_worker/inflate.py: 1 MiB at a time, never whole in memory, a
+    report walked block by block), at most ``max_bytes``. The file has no name left on disk;
+    closing it frees the space.
 
     Raises:
-        InflateError: not gzip, cut short, or larger than ``max_bytes`` (a gzip bomb, or a
-            report to open from the .gz with ``gunzip`` instead).
+        InflateError: not gzip, cut short, larger than ``max_bytes`` or 20x the file (a gzip
+            bomb, or a report to open from the .gz with ``gunzip`` instead), or a report with
+            bytes after its last block.
     """
-    with tempfile.TemporaryDirectory(prefix="kprof-download-") as tmp:
-        plain = gunzip_to(Path(path), Path(tmp) / "report", max_bytes)
-        return open(plain, "rb")  # noqa: SIM115 - the caller reads it; unlinked with tmp
+    return open_inflated(Path(path), max_bytes)
 
 
 @dataclass(frozen=True)
