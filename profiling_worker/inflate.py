@@ -88,7 +88,7 @@ def _layout_error(exc: ReportLayoutError) -> InflateError:
                                   "before it is read)")
 
 
-def _copy_capped(fin: IO[bytes], fout: IO[bytes], src: Path, cap: int,
+def _copy_capped(fin: gzip.GzipFile, fout: IO[bytes], src: Path, cap: int,
                  walk: ReportWalk | None) -> None:
     written = 0
     while chunk := fin.read(_CHUNK):
