@@ -165,11 +165,11 @@ def _import(sources: list[Path], out: Path, each: bool) -> int:
 
 
 def _summarize(bundle: Path) -> int:
+    from profiling_worker.bundle_path import bundle_reports
     from profiling_worker.extract.ncu_report_reader import write_summary
     from profiling_worker.inflate import InflateError, plain_file
 
-    nsight_dir = bundle / C.NSIGHT_DIR
-    reports = sorted(nsight_dir.glob("*.ncu-rep")) + sorted(nsight_dir.glob("*.ncu-rep.gz"))
+    reports = bundle_reports(bundle)
     if not reports:
         print(json.dumps({"event": "error", "kind": "no_report",
                           "message": f"{bundle.name}: no .ncu-rep in {C.NSIGHT_DIR}/",

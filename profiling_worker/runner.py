@@ -15,6 +15,7 @@ from profiling_worker import __version__, environment, gpu_select
 from profiling_worker.backends.base import Collection
 from profiling_worker.backends.registry import RunJob, run_side
 from profiling_worker.catalog.registry import Registry, load_registry
+from profiling_worker.bundle_path import inside_bundle
 from profiling_worker.channel import Channel, log_tail
 from profiling_worker.extract.ignored import leave_out_ignored
 from profiling_worker.errors import (COUNTER_PERMISSION_HINT, COUNTER_PERMISSION_MARK,
@@ -136,7 +137,9 @@ def classify_failure(exc: BaseException, job_dir: Path) -> WorkerError:
 def _ncu_logs(job_dir: Path, max_bytes: int = 65536) -> str:
     """The ends of worker.log (ncu's own output lands there) and of the ncu logs in nsight/."""
     parts = []
-    for path in [job_dir / C.LOG_FILE, *sorted((job_dir / C.NSIGHT_DIR).glob("*.log"))]:
+    names = [C.LOG_FILE, *sorted(f"{C.NSIGHT_DIR}/{p.name}"
+                                 for p in (job_dir / C.NSIGHT_DIR).glob("*.log"))]
+    for path in filter(None, (inside_bundle(job_dir, n) for n in names)):
         try:
             with open(path, "rb") as fh:
                 fh.seek(max(0, path.stat().st_size - max_bytes))

@@ -18,6 +18,7 @@ from typing import Any, BinaryIO
 
 import pandas as pd
 
+from profiling_worker.bundle_path import inside_bundle
 from profiling_worker.inflate import InflateError, open_inflated
 from profiling_worker.schema import columns as C
 
@@ -110,17 +111,6 @@ def is_gzipped_report(relpath: str) -> bool:
 def gunzipped_name(relpath: str) -> str:
     """``nsight/x.ncu-rep.gz`` -> ``x.ncu-rep``."""
     return Path(relpath).name.removesuffix(".gz")
-
-
-def inside_bundle(bundle_dir: Path, relpath: str) -> Path | None:
-    """The regular file ``relpath`` of the bundle, or None when there is none or it resolves
-    (through a symlink or ``..``) to a place outside the bundle directory."""
-    root = Path(bundle_dir).resolve()
-    try:
-        path = (root / relpath).resolve(strict=True)
-    except (OSError, RuntimeError):  # missing, or a symlink loop
-        return None
-    return path if path.is_relative_to(root) and path.is_file() else None
 
 
 def gunzip_file(path: Path, max_bytes: int = MAX_INFLATED_BYTES) -> BinaryIO:

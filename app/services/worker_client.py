@@ -14,6 +14,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from profiling_worker.bundle_path import inside_bundle
 from profiling_worker.schema import backends as B, columns, events
 
 CONSOLE_FILE = "worker.console.log"  # the worker's stdout + stderr (tracebacks of a crash)
@@ -69,8 +70,8 @@ def log_tail(job_dir: Path, max_chars: int = 4000) -> str:
     """The last ``max_chars`` characters of the worker log and console output of a job."""
     parts = []
     for name in (columns.LOG_FILE, CONSOLE_FILE):
-        path = job_dir / name
-        if path.is_file():
+        path = inside_bundle(job_dir, name)  # a link out of the job folder is not copied
+        if path is not None:
             text = path.read_text(encoding="utf-8", errors="replace")
             if text.strip():
                 parts.append(f"--- {name} ---\n{text[-max_chars:]}")
@@ -80,7 +81,9 @@ def log_tail(job_dir: Path, max_chars: int = 4000) -> str:
 def console_events(job_dir: Path, max_bytes: int = 1 << 20) -> list[dict[str, Any]]:
     """Events the worker wrote to its console (its private stdout) - the copy that remains
     when ``events.jsonl`` could not be written (disk full). Non-event lines are skipped."""
-    path = job_dir / CONSOLE_FILE
+    path = inside_bundle(job_dir, CONSOLE_FILE)
+    if path is None:
+        return []
     try:
         with path.open("rb") as fh:
             fh.seek(max(0, path.stat().st_size - max_bytes))
