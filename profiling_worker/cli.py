@@ -86,26 +86,14 @@ def _finished(job_dir: Path) -> str | None:
 def _missing_dependency(job_dir: Path, exc: ImportError) -> int:
     """End the job ``failed`` when this interpreter lacks a package the worker imports: the
     manifest and an error event name the module, so the job never just vanishes."""
-    from profiling_worker.schema.manifest import (JobStatus, ManifestError, now_iso, read_manifest,
-                                                  write_manifest)
+    from profiling_worker.job_folder import fail_job
 
     module = exc.name or str(exc)
-    error = {"kind": "missing_dependency",
-             "message": f"the worker interpreter {sys.executable} cannot import {module} ({exc})",
-             "hint": "install the GPU requirements into it: pip install -r requirements-gpu.txt "
-                     "(torch first, from the CUDA wheel index)", "log_tail": ""}
-    print(json.dumps({"event": "error", **error}), flush=True)
-    try:
-        manifest = read_manifest(job_dir)
-    except ManifestError:
-        manifest = {"job_id": job_dir.name}
-    manifest.update(status=JobStatus.FAILED.value, error=error,
-                    finished_at=now_iso())
-    try:
-        write_manifest(job_dir, manifest)
-    except OSError as write_exc:
-        print(f"cannot write {job_dir}/manifest.json: {write_exc}", file=sys.stderr, flush=True)
-    return 1
+    return fail_job(job_dir, {
+        "kind": "missing_dependency",
+        "message": f"the worker interpreter {sys.executable} cannot import {module} ({exc})",
+        "hint": "install the GPU requirements into it: pip install -r requirements-gpu.txt "
+                "(torch first, from the CUDA wheel index)"})
 
 
 def _run(job_dir: Path, force: bool = False) -> int:
@@ -118,7 +106,14 @@ def _run(job_dir: Path, force: bool = False) -> int:
     except ImportError as exc:  # a package of requirements-gpu.txt is missing here
         return _missing_dependency(job_dir.resolve(), exc)
 
+    from profiling_worker.job_folder import fail_job, layout_problem
+
     job_dir = job_dir.resolve()
+    problem = layout_problem(job_dir) if job_dir.exists() else None
+    if problem:
+        return fail_job(job_dir, {"kind": "job_folder", "message": problem,
+                                  "hint": "remove or rename that entry (the worker writes it), "
+                                          "or submit the job again into a new folder"})
     if not (job_dir / C.SPEC_FILE).is_file():
         print(json.dumps({"event": "error", "kind": "spec_missing",
                           "message": f"{job_dir.name}: no spec.json",

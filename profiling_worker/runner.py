@@ -27,6 +27,7 @@ from profiling_worker.schema.manifest import JobStatus, now_iso
 from profiling_worker.schema.configs import device_memory
 from profiling_worker.schema.spec import (SPEC_DEFAULTS, JobSpec, SpecInvalid, check_fits,
                                           load_spec, validate_spec)
+from profiling_worker.schema.spec_file import read_spec_json
 
 
 def _annotations(spec: JobSpec, registry: Registry) -> dict[str, tuple[str, ...]]:
@@ -218,7 +219,7 @@ def _ignored_by_backend(spec: JobSpec, job_dir: Path) -> list[str]:
              if name not in caps.options and getattr(spec, name) != SPEC_DEFAULTS[name]]
     if caps.on_gpu:  # a GPU backend refuses metrics it cannot measure at validation instead
         return notes
-    raw = json.loads((job_dir / C.SPEC_FILE).read_text(encoding="utf-8"))
+    raw = read_spec_json(job_dir / C.SPEC_FILE)  # validated by prepare: readable, an object
     dropped = [m for m in raw.get("metrics") or () if m != caps.duration_metric]
     notes += [f"the {caps.name} backend records {caps.duration_metric} only ({caps.measures}); "
               f"ignored metrics: {', '.join(dropped)}"] if dropped else []
@@ -287,7 +288,9 @@ def run_job(job_dir: Path, channel: Channel, report: dict[str, Any] | None = Non
 
 def _failure(exc: Exception, job_dir: Path) -> dict[str, Any]:
     """Manifest entries of a failed or cancelled job; the traceback goes to the log."""
-    if not isinstance(exc, WorkerError) or exc.__cause__ is not None:
+    # the log tail goes into the job's error: a spec error or a cancel is its message alone
+    if not isinstance(exc, (SpecRejected, Cancelled)) and (
+            not isinstance(exc, WorkerError) or exc.__cause__ is not None):
         traceback.print_exc()
     err = classify_failure(exc, job_dir)
     status = JobStatus.CANCELLED if isinstance(err, Cancelled) else JobStatus.FAILED
