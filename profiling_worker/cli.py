@@ -23,7 +23,11 @@ def _parser() -> argparse.ArgumentParser:
     run.add_argument("job_dir", type=Path)
     run.add_argument("--force", action="store_true",
                      help="run again over a finished result in JOB_DIR (it is replaced)")
-    sub.add_parser("env", help="print the environment report and the backends that can run (JSON)")
+    env = sub.add_parser("env", help="print the environment report and the backends that can "
+                         "run (JSON)")
+    env.add_argument("--out", type=Path, default=None,
+                     help="write the report to this file instead (the dashboard's channel: "
+                          "nothing a user kernel file prints can mix into it)")
     srv = sub.add_parser("serve", help="warm worker: run job dirs read from stdin, one per line")
     srv.add_argument("--backend", choices=B.WARM_NAMES, required=True)
     srv.add_argument("--gpu", type=int, default=0)
@@ -189,7 +193,11 @@ def main(argv: list[str]) -> int:
     if args.command == "env":
         from profiling_worker.environment import environment_report
 
-        print(json.dumps(environment_report(with_kernels=True), indent=2))
+        text = json.dumps(environment_report(with_kernels=True), indent=2)
+        if args.out is None:
+            print(text)
+        else:
+            args.out.write_text(text, encoding="utf-8")
         return 0
     if args.command == "import":
         return _import(args.sources, args.out, args.each)
