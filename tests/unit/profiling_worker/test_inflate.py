@@ -134,3 +134,16 @@ def test_a_gz_upload_that_is_not_gzip_is_named_as_such(tmp_path) -> None:
         import_nsight_output([fake], tmp_path / "results", "job")
     assert "rename it without .gz" in err.value.hint
     assert not (tmp_path / "results" / "job").exists()
+
+
+def test_an_import_bundle_is_readable_like_a_job_bundle(tmp_path) -> None:
+    """Before: mkdtemp's 0700 survived the rename (job bundles are 0755)."""
+    from profiling_worker.file_mode import process_umask
+    from profiling_worker.importing.assemble import import_nsight_output
+
+    csv = ROOT / "tests/fixtures/h200_import/ncu_plain/raw.csv"
+    bundle = import_nsight_output([csv], tmp_path / "results", "job")
+    assert bundle.stat().st_mode & 0o777 == 0o777 & ~process_umask() == 0o755
+    job = tmp_path / "results" / "made-by-mkdir"
+    job.mkdir()
+    assert bundle.stat().st_mode & 0o777 == job.stat().st_mode & 0o777
