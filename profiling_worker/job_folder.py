@@ -23,6 +23,9 @@ def layout_problem(job_dir: Path) -> str | None:
     creates them)."""
     if not job_dir.is_dir():
         return f"{job_dir.name} is not a folder"
+    for name in (*FILES, *FOLDERS):  # the worker writes them: never through a link
+        if (job_dir / name).is_symlink():
+            return f"{job_dir.name}/{name} is a link; the worker writes it, it must not be one"
     for name in FILES:
         path = job_dir / name
         if path.exists() and not path.is_file():
