@@ -229,6 +229,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     sys.argv = streamlit_argv(ns, extra)
     from streamlit.web import cli as stcli
 
+    from app import server_guard
+
+    server_guard.install()  # before the server starts: the first handshake is checked too
     stcli.main()  # click: runs the server, then raises SystemExit
     return 0
 
