@@ -220,6 +220,9 @@ def main(argv: Sequence[str] | None = None) -> int:
         if note:
             print(note if note.startswith("kernel-dashboard") else f"kernel-dashboard: {note}",
                   file=sys.stderr)
+    from profiling_worker.inflate import sweep_scratch
+
+    sweep_scratch()  # uploads and inflated reports a killed server or worker left
     recovered = recover_jobs()
     if recovered:
         print(f"kernel-dashboard: marked {len(recovered)} job(s) of a stopped server interrupted: "

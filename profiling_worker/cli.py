@@ -190,6 +190,9 @@ def main(argv: list[str]) -> int:
     from profiling_worker.gate.command import join_signed_values
 
     args = _parser().parse_args(join_signed_values(argv))
+    from profiling_worker.inflate import sweep_scratch
+
+    sweep_scratch()  # what a killed worker left (an inflated report): gone at the next start
     if args.command == "env":
         from profiling_worker.environment import environment_report
 

@@ -54,16 +54,22 @@ def _alive(pid: int) -> bool:
     return True
 
 
-def scratch_dir() -> Path:
-    """This process's folder for temporary files (``<tmp>/kprof-scratch-<uid>/<pid>``, 0700),
-    after removing the folders of processes that no longer run (killed before they cleaned up).
-    """
+def sweep_scratch() -> Path:
+    """Remove the scratch folders of processes that no longer run (killed before they cleaned
+    up: an inflated report, an upload); returns the root ``<tmp>/kprof-scratch-<uid>`` (0700).
+    Every worker command and the dashboard's start call it."""
     root = Path(tempfile.gettempdir()) / f"{_SCRATCH_PREFIX}{os.getuid()}"
     root.mkdir(mode=0o700, exist_ok=True)
     for child in root.iterdir():
         if child.name.isdigit() and int(child.name) != os.getpid() and not _alive(int(child.name)):
             shutil.rmtree(child, ignore_errors=True)
-    mine = root / str(os.getpid())
+    return root
+
+
+def scratch_dir() -> Path:
+    """This process's folder for temporary files (``<tmp>/kprof-scratch-<uid>/<pid>``, 0700),
+    after :func:`sweep_scratch`."""
+    mine = sweep_scratch() / str(os.getpid())
     mine.mkdir(mode=0o700, exist_ok=True)
     return mine
 
@@ -105,6 +111,17 @@ def _copy_capped(fin: gzip.GzipFile, fout: IO[bytes], src: Path, cap: int,
         fout.write(chunk)
 
 
+def _inflate_into(src: Path, fout: IO[bytes], max_bytes: int) -> None:
+    try:
+        with gzip.open(src) as fin:
+            _copy_capped(fin, fout, src, inflate_cap(src, max_bytes), _walk_for(src))
+    except ReportLayoutError as exc:
+        raise _layout_error(exc) from exc
+    except (OSError, EOFError) as exc:
+        raise InflateError(f"{src.name}: not a readable gzip file ({exc})",
+                           "give the plain file, or one compressed with gzip") from exc
+
+
 def gunzip_to(src: Path, dst: Path, max_bytes: int = MAX_INFLATED_BYTES) -> Path:
     """Inflate ``src`` into ``dst`` chunk by chunk (never more than 1 MiB in memory), at most
     :func:`inflate_cap` bytes, walking a report's blocks as they come.
@@ -114,19 +131,23 @@ def gunzip_to(src: Path, dst: Path, max_bytes: int = MAX_INFLATED_BYTES) -> Path
             last block (``dst`` removed in every case).
     """
     try:
-        with gzip.open(src) as fin, open(dst, "wb") as fout:
-            _copy_capped(fin, fout, src, inflate_cap(src, max_bytes), _walk_for(src))
-    except ReportLayoutError as exc:
-        dst.unlink(missing_ok=True)
-        raise _layout_error(exc) from exc
-    except (OSError, EOFError) as exc:
-        dst.unlink(missing_ok=True)
-        raise InflateError(f"{src.name}: not a readable gzip file ({exc})",
-                           "give the plain file, or one compressed with gzip") from exc
+        with open(dst, "wb") as fout:
+            _inflate_into(src, fout, max_bytes)
     except InflateError:
         dst.unlink(missing_ok=True)
         raise
     return dst
+
+
+def check_inflates(src: Path, max_bytes: int = MAX_INFLATED_BYTES) -> None:
+    """Inflate ``src`` keeping nothing (each 1 MiB chunk walked, then dropped): whether
+    :func:`gunzip_to` would succeed, before it is offered (the Files page's ``.ncu-rep``).
+
+    Raises:
+        InflateError: as :func:`gunzip_to`.
+    """
+    with open(os.devnull, "wb") as sink:
+        _inflate_into(src, sink, max_bytes)
 
 
 def check_report(path: Path) -> None:

@@ -9,6 +9,8 @@ import tempfile
 from collections.abc import Iterable
 from pathlib import Path
 
+from profiling_worker.inflate import scratch_dir
+
 from app import settings
 from app.services import import_client
 from app.services.import_client import MAX_UPLOAD_MB, UPLOAD_TYPES, ImportOutcome
@@ -27,7 +29,8 @@ def import_uploads(uploads: Iterable[tuple[str, bytes]]) -> list[ImportOutcome]:
         those; one bad file never stops the others.
     """
     try:
-        with tempfile.TemporaryDirectory(prefix="kprof-upload-") as tmp:
+        # in the server's scratch folder: a killed server's uploads go at the next start
+        with tempfile.TemporaryDirectory(prefix="upload-", dir=scratch_dir()) as tmp:
             paths, rejected = import_client.save_uploads(uploads, Path(tmp))
             outcomes = [ImportOutcome(False, "", r.message, r.hint, files=(r.name,))
                         for r in rejected]

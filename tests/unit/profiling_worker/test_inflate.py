@@ -94,7 +94,7 @@ def test_one_huge_zero_block_stops_at_twenty_times_the_file(tmp_path) -> None:
 
 def test_a_killed_process_leaves_its_scratch_folder_to_the_next(tmp_path) -> None:
     """SIGKILL while the report is inflated (ncu_report reading it): the folder named by the
-    pid stays; the next call of scratch_dir (any worker start) removes it."""
+    pid stays; the next worker command (any of them: here ``kernels``) removes it."""
     code = ("import sys, time; from pathlib import Path; from profiling_worker.inflate import "
             "plain_file\nwith plain_file(Path(sys.argv[1])) as p:\n print(p, flush=True)\n "
             "time.sleep(60)")
@@ -105,7 +105,8 @@ def test_a_killed_process_leaves_its_scratch_folder_to_the_next(tmp_path) -> Non
     os.kill(child.pid, signal.SIGKILL)
     child.wait()
     assert inflated.exists()
-    scratch_dir()
+    subprocess.run([sys.executable, "-m", "profiling_worker", "kernels"], check=True,
+                   capture_output=True, timeout=120)
     assert not inflated.exists() and not (scratch_dir().parent / str(child.pid)).exists()
 
 
