@@ -24,6 +24,7 @@ def _on_import() -> None:
     """Button callback: runs before the rerun, so the sidebar selector can take the new job."""
     uploads = st.session_state.get(FILES) or []
     st.session_state[OUTCOME] = importing.import_uploads((f.name, f.getvalue()) for f in uploads)
+    importing.release_uploads(uploads)  # imported or refused: the server keeps no copy
 
 
 def _show_import_notes(bundle: Bundle | None) -> None:
@@ -77,3 +78,6 @@ outcomes: list[ImportOutcome] = st.session_state.get(OUTCOME) or []
 first = next((o.job_id for o in outcomes if o.ok), None)
 for outcome in outcomes:
     _show_outcome(outcome, outcome.ok and outcome.job_id == first)
+if outcomes:
+    st.caption("The uploaded files were released from the server's memory once imported; "
+               "choose files again to import more.")
