@@ -59,9 +59,13 @@ def release_uploads(files: Iterable[Any]) -> None:
     from streamlit.runtime.scriptrunner import get_script_run_ctx
 
     ctx = get_script_run_ctx()
+    if ctx is None:
+        return
     # the memory manager's method (the manager protocol has none): absent elsewhere, keep them
-    remove = getattr(ctx.uploaded_file_mgr, "remove_file", None) if ctx else None
-    for f in files if remove is not None and ctx is not None else ():
+    remove = getattr(ctx.uploaded_file_mgr, "remove_file", None)
+    if remove is None:
+        return
+    for f in files:
         remove(ctx.session_id, f.file_id)
 
 
