@@ -220,6 +220,9 @@ def main(argv: Sequence[str] | None = None) -> int:
         if note:
             print(note if note.startswith("kernel-dashboard") else f"kernel-dashboard: {note}",
                   file=sys.stderr)
+    from profiling_worker.inflate import sweep_scratch
+
+    sweep_scratch()  # uploads and inflated reports a killed server or worker left
     recovered = recover_jobs()
     if recovered:
         print(f"kernel-dashboard: marked {len(recovered)} job(s) of a stopped server interrupted: "
@@ -229,6 +232,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     sys.argv = streamlit_argv(ns, extra)
     from streamlit.web import cli as stcli
 
+    from app import server_guard
+
+    server_guard.install()  # before the server starts: the first handshake is checked too
     stcli.main()  # click: runs the server, then raises SystemExit
     return 0
 

@@ -18,6 +18,10 @@ if __package__ in (None, ""):  # run as a script: make the repository root impor
 
 import streamlit as st  # noqa: E402
 
+from app import server_guard  # noqa: E402
+
+server_guard.install()  # a plain `streamlit run`: from the first script run on (cli.py: before)
+
 ICON = Path(__file__).resolve().parent / "assets" / "icon.png"  # local: no font service
 
 

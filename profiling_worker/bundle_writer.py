@@ -185,8 +185,11 @@ def read_table(bundle_dir: str | os.PathLike[str], name: str) -> pd.DataFrame:
 
     Raises:
         FileNotFoundError: the bundle has no such table.
+        OutsideBundle: the file is a link out of the bundle.
     """
-    return pd.read_parquet(Path(bundle_dir) / C.TABLES_DIR / f"{name}.parquet")
+    from profiling_worker.bundle_path import bundle_file
+
+    return pd.read_parquet(bundle_file(bundle_dir, f"{C.TABLES_DIR}/{name}.parquet"))
 
 
 __all__ = ["write_table", "read_table", "table_columns", "empty_table", "bundle_files",

@@ -13,6 +13,7 @@ import sys
 from pathlib import Path
 from typing import Any
 
+from profiling_worker.bundle_path import inside_bundle
 from profiling_worker.schema import columns as C
 from profiling_worker.schema import events
 
@@ -54,8 +55,9 @@ def redirect_output(job_dir: Path) -> int:
 
 def log_tail(job_dir: Path, lines: int = 40) -> str:
     """The last ``lines`` lines of ``worker.log`` ('' when there is none)."""
+    path = inside_bundle(job_dir, C.LOG_FILE)
     try:
-        text = (job_dir / C.LOG_FILE).read_text(encoding="utf-8", errors="replace")
+        text = path.read_text(encoding="utf-8", errors="replace") if path else ""
     except OSError:
         return ""
     return "\n".join(text.splitlines()[-lines:])

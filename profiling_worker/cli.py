@@ -23,7 +23,11 @@ def _parser() -> argparse.ArgumentParser:
     run.add_argument("job_dir", type=Path)
     run.add_argument("--force", action="store_true",
                      help="run again over a finished result in JOB_DIR (it is replaced)")
-    sub.add_parser("env", help="print the environment report and the backends that can run (JSON)")
+    env = sub.add_parser("env", help="print the environment report and the backends that can "
+                         "run (JSON)")
+    env.add_argument("--out", type=Path, default=None,
+                     help="write the report to this file instead (the dashboard's channel: "
+                          "nothing a user kernel file prints can mix into it)")
     srv = sub.add_parser("serve", help="warm worker: run job dirs read from stdin, one per line")
     srv.add_argument("--backend", choices=B.WARM_NAMES, required=True)
     srv.add_argument("--gpu", type=int, default=0)
@@ -89,26 +93,14 @@ def _finished(job_dir: Path) -> str | None:
 def _missing_dependency(job_dir: Path, exc: ImportError) -> int:
     """End the job ``failed`` when this interpreter lacks a package the worker imports: the
     manifest and an error event name the module, so the job never just vanishes."""
-    from profiling_worker.schema.manifest import (JobStatus, ManifestError, now_iso, read_manifest,
-                                                  write_manifest)
+    from profiling_worker.job_folder import fail_job
 
     module = exc.name or str(exc)
-    error = {"kind": "missing_dependency",
-             "message": f"the worker interpreter {sys.executable} cannot import {module} ({exc})",
-             "hint": "install the GPU requirements into it: pip install -r requirements-gpu.txt "
-                     "(torch first, from the CUDA wheel index)", "log_tail": ""}
-    print(json.dumps({"event": "error", **error}), flush=True)
-    try:
-        manifest = read_manifest(job_dir)
-    except ManifestError:
-        manifest = {"job_id": job_dir.name}
-    manifest.update(status=JobStatus.FAILED.value, error=error,
-                    finished_at=now_iso())
-    try:
-        write_manifest(job_dir, manifest)
-    except OSError as write_exc:
-        print(f"cannot write {job_dir}/manifest.json: {write_exc}", file=sys.stderr, flush=True)
-    return 1
+    return fail_job(job_dir, {
+        "kind": "missing_dependency",
+        "message": f"the worker interpreter {sys.executable} cannot import {module} ({exc})",
+        "hint": "install the GPU requirements into it: pip install -r requirements-gpu.txt "
+                "(torch first, from the CUDA wheel index)"})
 
 
 def _run(job_dir: Path, force: bool = False) -> int:
@@ -129,7 +121,14 @@ def _run(job_dir: Path, force: bool = False) -> int:
     except ImportError as exc:  # a package of requirements-gpu.txt is missing here
         return _missing_dependency(job_dir.resolve(), exc)
 
+    from profiling_worker.job_folder import fail_job, layout_problem
+
     job_dir = job_dir.resolve()
+    problem = layout_problem(job_dir) if job_dir.exists() else None
+    if problem:
+        return fail_job(job_dir, {"kind": "job_folder", "message": problem,
+                                  "hint": "remove or rename that entry (the worker writes it), "
+                                          "or submit the job again into a new folder"})
     if not (job_dir / C.SPEC_FILE).is_file():
         print(json.dumps({"event": "error", "kind": "spec_missing",
                           "message": f"{job_dir.name}: no spec.json",
@@ -174,11 +173,11 @@ def _import(sources: list[Path], out: Path, each: bool, nvtx: str = "innermost")
 
 
 def _summarize(bundle: Path) -> int:
+    from profiling_worker.bundle_path import bundle_reports
     from profiling_worker.extract.ncu_report_reader import write_summary
     from profiling_worker.inflate import InflateError, plain_file
 
-    nsight_dir = bundle / C.NSIGHT_DIR
-    reports = sorted(nsight_dir.glob("*.ncu-rep")) + sorted(nsight_dir.glob("*.ncu-rep.gz"))
+    reports = bundle_reports(bundle)
     if not reports:
         print(json.dumps({"event": "error", "kind": "no_report",
                           "message": f"{bundle.name}: no .ncu-rep in {C.NSIGHT_DIR}/",
@@ -200,10 +199,17 @@ def main(argv: list[str]) -> int:
     from profiling_worker.gate.command import join_signed_values
 
     args = _parser().parse_args(join_signed_values(argv))
+    from profiling_worker.inflate import sweep_scratch
+
+    sweep_scratch()  # what a killed worker left (an inflated report): gone at the next start
     if args.command == "env":
         from profiling_worker.environment import environment_report
 
-        print(json.dumps(environment_report(with_kernels=True), indent=2))
+        text = json.dumps(environment_report(with_kernels=True), indent=2)
+        if args.out is None:
+            print(text)
+        else:
+            args.out.write_text(text, encoding="utf-8")
         return 0
     if args.command == "import":
         return _import(args.sources, args.out, args.each, args.nvtx)

@@ -33,3 +33,9 @@ def as_if_opened(fd_or_path: int | str | os.PathLike[str]) -> None:
         os.fchmod(fd_or_path, mode)
     else:
         os.chmod(fd_or_path, mode)
+
+
+def folder_as_if_made(path: str | os.PathLike[str]) -> None:
+    """Give a folder made by ``mkdtemp`` (``0700``) the mode ``mkdir()`` would have given it
+    (``0777`` less the umask: ``0755`` as a job bundle's)."""
+    os.chmod(path, 0o777 & ~process_umask())

@@ -16,6 +16,7 @@ from profiling_worker import __version__, environment, gpu_select, metric_check
 from profiling_worker.backends.base import Collection
 from profiling_worker.backends.registry import RunJob, run_side
 from profiling_worker.catalog.registry import Registry, load_registry
+from profiling_worker.bundle_path import inside_bundle
 from profiling_worker.channel import Channel, log_tail
 from profiling_worker.extract.ignored import leave_out_ignored
 from profiling_worker.errors import (OUT_OF_MEMORY_HINT, BackendUnavailable, Cancelled,
@@ -26,6 +27,7 @@ from profiling_worker.schema.manifest import JobStatus, now_iso
 from profiling_worker.schema.configs import device_memory
 from profiling_worker.schema.spec import (SPEC_DEFAULTS, JobSpec, SpecInvalid, check_fits,
                                           load_spec, validate_spec)
+from profiling_worker.schema.spec_file import read_spec_json
 
 
 def _annotations(spec: JobSpec, registry: Registry) -> dict[str, tuple[str, ...]]:
@@ -124,7 +126,9 @@ def classify_failure(exc: BaseException, job_dir: Path) -> WorkerError:
 def _ncu_logs(job_dir: Path, max_bytes: int = 65536) -> str:
     """The ends of worker.log (ncu's own output lands there) and of the ncu logs in nsight/."""
     parts = []
-    for path in [job_dir / C.LOG_FILE, *sorted((job_dir / C.NSIGHT_DIR).glob("*.log"))]:
+    names = [C.LOG_FILE, *sorted(f"{C.NSIGHT_DIR}/{p.name}"
+                                 for p in (job_dir / C.NSIGHT_DIR).glob("*.log"))]
+    for path in filter(None, (inside_bundle(job_dir, n) for n in names)):
         try:
             with open(path, "rb") as fh:
                 fh.seek(max(0, path.stat().st_size - max_bytes))
@@ -206,7 +210,7 @@ def _ignored_by_backend(spec: JobSpec, job_dir: Path) -> list[str]:
              if name not in caps.options and getattr(spec, name) != SPEC_DEFAULTS[name]]
     if caps.on_gpu:  # a GPU backend refuses metrics it cannot measure at validation instead
         return notes
-    raw = json.loads((job_dir / C.SPEC_FILE).read_text(encoding="utf-8"))
+    raw = read_spec_json(job_dir / C.SPEC_FILE)  # validated by prepare: readable, an object
     dropped = [m for m in raw.get("metrics") or () if m != caps.duration_metric]
     notes += [f"the {caps.name} backend records {caps.duration_metric} only ({caps.measures}); "
               f"ignored metrics: {', '.join(dropped)}"] if dropped else []
@@ -275,7 +279,9 @@ def run_job(job_dir: Path, channel: Channel, report: dict[str, Any] | None = Non
 
 def _failure(exc: Exception, job_dir: Path) -> dict[str, Any]:
     """Manifest entries of a failed or cancelled job; the traceback goes to the log."""
-    if not isinstance(exc, WorkerError) or exc.__cause__ is not None:
+    # the log tail goes into the job's error: a spec error or a cancel is its message alone
+    if not isinstance(exc, (SpecRejected, Cancelled)) and (
+            not isinstance(exc, WorkerError) or exc.__cause__ is not None):
         traceback.print_exc()
     err = classify_failure(exc, job_dir)
     status = JobStatus.CANCELLED if isinstance(err, Cancelled) else JobStatus.FAILED

@@ -27,6 +27,8 @@ from profiling_worker.errors import WorkerError
 from profiling_worker.channel import Channel
 from profiling_worker.schema import backends as B, columns as C
 from profiling_worker.schema.manifest import JobStatus
+from profiling_worker.schema.spec_errors import SpecInvalid
+from profiling_worker.schema.spec_file import read_spec_json
 
 
 def _say(fd: int, **event: Any) -> None:
@@ -73,7 +75,10 @@ def serve(backend: str, gpu: int, stdin: TextIO) -> int:
     _say(control, event="ready", backend=backend, gpu=gpu, pid=os.getpid())
     for line in stdin:
         job_dir = Path(json.loads(line)["job_dir"]).resolve()
-        raw = json.loads((job_dir / C.SPEC_FILE).read_text(encoding="utf-8"))
+        try:
+            raw = read_spec_json(job_dir / C.SPEC_FILE)
+        except SpecInvalid:  # run_job fails the job with the named error
+            raw = {}
         reason = refusal(raw if isinstance(raw, dict) else {}, backend, gpu)
         if reason:
             _say(control, event="rejected", job_dir=str(job_dir), reason=reason)

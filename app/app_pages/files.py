@@ -1,6 +1,8 @@
 """Every file of the selected bundle with its size and a download (read only on click), a zip of
 the whole bundle, the decompressed .ncu-rep of a .ncu-rep.gz, and the .ncu-rep summary."""
 
+from pathlib import Path
+
 import streamlit as st
 
 from profiling_worker.schema import columns as C
@@ -9,7 +11,8 @@ from app.core import numbers
 from app.core.provenance import is_imported
 from app.core.bundle_files import (MAX_INFLATED_BYTES, ORIGINALS_NOTE, download_name,
                                    gunzip_file, gunzipped_name, inside_bundle, is_gzipped_report,
-                                   is_original_upload, read_report_summary, zip_bundle, zip_name)
+                                   is_original_upload, read_report_summary,
+                                   report_download_problem, too_large, zip_bundle, zip_name)
 from app.core.views.timeline import PERFETTO_UI, TRACE_SUFFIX, timeline_problem, trace_bytes
 from app.ui import analysis, panels
 from app.core.markdown import code
@@ -18,14 +21,26 @@ st.header("Files")
 bundle = analysis.selected_bundle()
 st.caption(f"Directory: {code(bundle.path)}")
 
+
+
+@st.cache_data(max_entries=64, show_spinner=False)
+def _report_problem(path: str, mtime_ns: int, size: int) -> str | None:  # noqa: ARG001
+    """report_download_problem, once per file version (the key: path, mtime, size)."""
+    return report_download_problem(Path(path))
+
+
 total = sum(item.size for item in bundle.files)
-st.download_button(f"Download the whole bundle (zip, {len(bundle.files)} files, "
-                   f"{numbers.fmt_bytes(total)} before compression)",
-                   data=lambda: zip_bundle(bundle), file_name=zip_name(bundle),
-                   mime="application/zip", key="files-zip", on_click="ignore",
-                   icon=":material/folder_zip:", type="primary",
-                   help="Built when clicked; unzips into one directory that the "
-                        "dashboard (or `python -m profiling_worker`) can open again.")
+zip_refused = too_large("The bundle", total, code(bundle.path))
+if zip_refused:
+    st.caption(f"No zip: {zip_refused}.")
+else:
+    st.download_button(f"Download the whole bundle (zip, {len(bundle.files)} files, "
+                       f"{numbers.fmt_bytes(total)} before compression)",
+                       data=lambda: zip_bundle(bundle), file_name=zip_name(bundle),
+                       mime="application/zip", key="files-zip", on_click="ignore",
+                       icon=":material/folder_zip:", type="primary",
+                       help="Built when clicked; unzips into one directory that the "
+                            "dashboard (or `python -m profiling_worker`) can open again.")
 
 problem = timeline_problem(bundle)
 if problem is None:
@@ -47,15 +62,24 @@ for i, item in enumerate(bundle.files):
     left.markdown(code(item.relpath))
     original = is_original_upload(bundle, item.relpath)
     mid.caption(f"{item.size:,} bytes" + (" · original upload" if original else ""))
-    right.download_button("Download original" if original else "Download",
-                          data=panels.read_lazily(bundle.path, item.relpath),
-                          file_name=download_name(bundle, item.relpath), key=f"files-download-{i}",
-                          mime="application/octet-stream", on_click="ignore",
-                          icon=":material/download:")
-    if is_gzipped_report(item.relpath):
+    refused = too_large(code(item.relpath), item.size, code(bundle.path))
+    if refused:
+        right.caption(refused)
+    else:
+        right.download_button("Download original" if original else "Download",
+                              data=panels.read_lazily(bundle.path, item.relpath),
+                              file_name=download_name(bundle, item.relpath),
+                              key=f"files-download-{i}", mime="application/octet-stream",
+                              on_click="ignore", icon=":material/download:")
+    report = inside_bundle(bundle.path, item.relpath) if is_gzipped_report(item.relpath) else None
+    stat = report.stat() if report else None
+    problem = _report_problem(str(report), stat.st_mtime_ns, stat.st_size) if stat else None
+    if problem:  # said here, at once: a refused click would show nothing (issue 26)
+        right.caption(f"No .ncu-rep download: {problem}")
+    elif report is not None:
         right.download_button(
             "Download .ncu-rep", key=f"files-gunzip-{i}",
-            data=lambda rel=item.relpath: gunzip_file(inside_bundle(bundle.path, rel)),
+            data=lambda path=report: gunzip_file(path),
             file_name=gunzipped_name(item.relpath), mime="application/octet-stream",
             on_click="ignore", icon=":material/unarchive:",
             help=f"Decompressed on click (up to {MAX_INFLATED_BYTES // 1024**2} MiB); opens in "

@@ -29,6 +29,7 @@ def _on_import() -> None:
     uploads = st.session_state.get(FILES) or []
     st.session_state[OUTCOME] = importing.import_uploads(
         ((f.name, f.getvalue()) for f in uploads), nvtx=st.session_state.get(NVTX) or "innermost")
+    importing.release_uploads(uploads)  # imported or refused: the server keeps no copy
 
 
 def _show_import_notes(bundle: Bundle | None) -> None:
@@ -101,3 +102,6 @@ outcomes: list[ImportOutcome] = st.session_state.get(OUTCOME) or []
 first = next((o.job_id for o in outcomes if o.ok), None)
 for outcome in outcomes:
     _show_outcome(outcome, outcome.ok and outcome.job_id == first)
+if outcomes:
+    st.caption("The uploaded files were released from the server's memory once imported; "
+               "choose files again to import more.")

@@ -18,17 +18,20 @@ from typing import Any, BinaryIO
 
 import pandas as pd
 
-from profiling_worker.inflate import InflateError, gunzip_to
+from profiling_worker.bundle_path import inside_bundle
+from profiling_worker.inflate import InflateError, check_inflates, open_inflated
 from profiling_worker.schema import columns as C
 
 from app.core import frame_columns as F
+from app.core.numbers import fmt_bytes
 from app.core.bundle_loader import Bundle
 from app.core.provenance import is_imported
 
-#: The most a ``.ncu-rep`` download may expand to: Streamlit holds a download's bytes in
-#: memory, so a gzip bomb must stop well before the server's memory does (cuBLAS reports are
-#: 14-26 MB; a larger one is opened from the .gz with ``gunzip``).
-MAX_INFLATED_BYTES = 256 * 1024**2
+#: The most one download may be (a file, the zip, an inflated ``.ncu-rep``): Streamlit holds a
+#: download's bytes in the server's memory while it is sent (docs/performance.md), so a larger
+#: one is named with its folder to copy instead (cuBLAS reports are 14-26 MB).
+MAX_DOWNLOAD_BYTES = 64 * 1024**2
+MAX_INFLATED_BYTES = MAX_DOWNLOAD_BYTES
 
 #: Files that are already compressed: stored in the zip as they are.
 _STORED_SUFFIXES = (".gz", ".zip", ".parquet", ".png")
@@ -63,6 +66,27 @@ def download_name(bundle: Bundle, relpath: str) -> str:
 def zip_name(bundle: Bundle) -> str:
     """``<job_id>.zip``."""
     return f"{bundle.job_id}.zip"
+
+
+def too_large(what: str, size: int, where: str) -> str | None:
+    """Why a download of ``size`` bytes is not offered (None: it is): over
+    :data:`MAX_DOWNLOAD_BYTES`, with the folder to copy it from."""
+    if size <= MAX_DOWNLOAD_BYTES:
+        return None
+    return (f"{what} is {fmt_bytes(size)}, more than the {fmt_bytes(MAX_DOWNLOAD_BYTES)} a "
+            f"download may take (the server holds it in memory); copy it from {where} on the "
+            "server instead")
+
+
+def report_download_problem(path: Path) -> str | None:
+    """Why the inflated ``.ncu-rep`` of ``path`` (a ``.ncu-rep.gz``) cannot be downloaded: not
+    gzip, cut short, padded, or larger than :data:`MAX_INFLATED_BYTES`; None when it can.
+    Inflates it once, keeping nothing (1 MiB at a time)."""
+    try:
+        check_inflates(path, MAX_INFLATED_BYTES)
+    except InflateError as exc:
+        return f"{exc.message} ({exc.hint})"
+    return None
 
 
 def zip_bundle(bundle: Bundle) -> BinaryIO:
@@ -112,29 +136,18 @@ def gunzipped_name(relpath: str) -> str:
     return Path(relpath).name.removesuffix(".gz")
 
 
-def inside_bundle(bundle_dir: Path, relpath: str) -> Path | None:
-    """The regular file ``relpath`` of the bundle, or None when there is none or it resolves
-    (through a symlink or ``..``) to a place outside the bundle directory."""
-    root = Path(bundle_dir).resolve()
-    try:
-        path = (root / relpath).resolve(strict=True)
-    except (OSError, RuntimeError):  # missing, or a symlink loop
-        return None
-    return path if path.is_relative_to(root) and path.is_file() else None
-
-
 def gunzip_file(path: Path, max_bytes: int = MAX_INFLATED_BYTES) -> BinaryIO:
     """The decompressed content of a ``.gz`` file as an open file, inflated by streaming to a
-    temporary file (profiling_worker/inflate.py: 1 MiB at a time, never whole in memory), at
-    most ``max_bytes``. The file has no name left on disk; closing it frees the space.
+    temporary file (profiling_worker/inflate.py: 1 MiB at a time, never whole in memory, a
+    report walked block by block), at most ``max_bytes``. The file has no name left on disk;
+    closing it frees the space.
 
     Raises:
-        InflateError: not gzip, cut short, or larger than ``max_bytes`` (a gzip bomb, or a
-            report to open from the .gz with ``gunzip`` instead).
+        InflateError: not gzip, cut short, larger than ``max_bytes`` or 20x the file (a gzip
+            bomb, or a report to open from the .gz with ``gunzip`` instead), or a report with
+            bytes after its last block.
     """
-    with tempfile.TemporaryDirectory(prefix="kprof-download-") as tmp:
-        plain = gunzip_to(Path(path), Path(tmp) / "report", max_bytes)
-        return open(plain, "rb")  # noqa: SIM115 - the caller reads it; unlinked with tmp
+    return open_inflated(Path(path), max_bytes)
 
 
 @dataclass(frozen=True)

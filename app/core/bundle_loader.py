@@ -16,6 +16,7 @@ from typing import Any
 import pandas as pd
 from pandas.api.types import is_numeric_dtype
 
+from profiling_worker.bundle_path import OutsideBundle, bundle_file, inside_bundle
 from profiling_worker.extract.aggregated_repair import complete
 from profiling_worker.schema import backends as B, columns, intervals
 from profiling_worker.schema.manifest import JobStatus, read_manifest
@@ -137,19 +138,18 @@ def read_table(bundle_dir: Path, name: str, problems: list[str] | None = None) -
     A file that cannot be parsed (corrupt, truncated) is skipped for the next choice and named
     in ``problems`` (never raised: one broken table must not take the pages down).
     """
-    base = bundle_dir / columns.TABLES_DIR / name
-    for path, read in ((base.with_suffix(".parquet"), pd.read_parquet),
-                       (base.with_suffix(".csv"), pd.read_csv)):
-        if not path.is_file():
-            continue
+    for rel, read in ((f"{columns.TABLES_DIR}/{name}.parquet", pd.read_parquet),
+                      (f"{columns.TABLES_DIR}/{name}.csv", pd.read_csv)):
         try:
-            table = read(path)
-        except Exception as exc:  # pyarrow, pandas and OS errors alike: report, try the next
-            if problems is not None:
-                problems.append(f"{path.relative_to(bundle_dir)} cannot be read "
-                                f"({type(exc).__name__}: {str(exc)[:200]})")
+            table = read(bundle_file(bundle_dir, rel))
+        except FileNotFoundError:
             continue
-        return _numbers_as_numbers(table, path.relative_to(bundle_dir).as_posix(), problems)
+        except Exception as exc:  # a link out, pyarrow, pandas and OS errors: report, go on
+            if problems is not None:
+                problems.append(str(exc)[:300] if isinstance(exc, OutsideBundle) else
+                                f"{rel} cannot be read ({type(exc).__name__}: {str(exc)[:200]})")
+            continue
+        return _numbers_as_numbers(table, rel, problems)
     return pd.DataFrame()
 
 
@@ -193,8 +193,8 @@ def load_bundle(bundle_dir: str | Path) -> Bundle:
     manifest = read_manifest(path)
     raw_spec = manifest.get("spec")
     if not isinstance(raw_spec, dict):
-        spec_file = path / columns.SPEC_FILE
-        raw_spec = json.loads(spec_file.read_text(encoding="utf-8")) if spec_file.is_file() else {}
+        spec_file = inside_bundle(path, columns.SPEC_FILE)
+        raw_spec = json.loads(spec_file.read_text(encoding="utf-8")) if spec_file else {}
     problems: list[str] = []
     tables = {name: read_table(path, name, problems)
               for name in (*columns.TABLES, *columns.OPTIONAL_TABLES)}

@@ -144,6 +144,7 @@ class JobManager(JobBook):
             worker_client.signal_group(proc, signal.SIGKILL)
         for worker in list(self._warm.values()):
             worker.kill(signal.SIGKILL)
+        self._locks.close()  # a dispatch still inside held() releases nothing twice
 
     # -- dispatch -----------------------------------------------------------------------------
     def _ensure_lane(self, lane: str) -> None:

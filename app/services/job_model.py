@@ -11,6 +11,7 @@ import fcntl
 import os
 import re
 import secrets
+import threading
 import time
 from collections.abc import Iterator
 from dataclasses import dataclass, field
@@ -82,21 +83,36 @@ class LaneLocks:
     def __init__(self, results_dir: Path):
         self.results_dir = results_dir
         self._fds: dict[str, int] = {}
+        self._mutex = threading.Lock()  # fd() and close() from the dispatch threads and shutdown
 
     def fd(self, lane: str) -> int:
         """The lane's descriptor (opened on first use; not inheritable unless passed)."""
-        if lane not in self._fds:
-            self._fds[lane] = os.open(self.results_dir / f".lock-{lane}",
-                                      os.O_RDWR | os.O_CREAT | os.O_CLOEXEC, 0o644)
-        return self._fds[lane]
+        with self._mutex:
+            if lane not in self._fds:
+                self._fds[lane] = os.open(self.results_dir / f".lock-{lane}",
+                                          os.O_RDWR | os.O_CREAT | os.O_CLOEXEC, 0o644)
+            return self._fds[lane]
+
+    def close(self) -> None:
+        """Close every lane's descriptor (shutdown; a server's exit does the same): a lock that
+        a worker inherited stays held until that worker ends. A job inside :meth:`held` then
+        releases nothing: its descriptor is gone, and its number may already name another
+        file (unlocking that would free someone else's lock)."""
+        with self._mutex:
+            fds, self._fds = list(self._fds.values()), {}
+        for fd in fds:
+            os.close(fd)
 
     @contextlib.contextmanager
     def held(self, lane: str) -> Iterator[int]:
         """Exclusive lock of the lane for one job (blocks while another process holds it);
-        yields the descriptor for the worker to inherit."""
+        yields the descriptor for the worker to inherit. Released once, and only while the
+        descriptor is still this lane's (see :meth:`close`)."""
         fd = self.fd(lane)
         fcntl.flock(fd, fcntl.LOCK_EX)
         try:
             yield fd
         finally:
-            fcntl.flock(fd, fcntl.LOCK_UN)
+            with self._mutex:
+                if self._fds.get(lane) == fd:
+                    fcntl.flock(fd, fcntl.LOCK_UN)

@@ -10,10 +10,12 @@ import contextlib
 import json
 import os
 import subprocess
+import tempfile
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from profiling_worker.bundle_path import inside_bundle
 from profiling_worker.schema import backends as B, columns, events
 
 CONSOLE_FILE = "worker.console.log"  # the worker's stdout + stderr (tracebacks of a crash)
@@ -24,9 +26,9 @@ def run_argv(worker_python: str, job_dir: Path) -> list[str]:
     return [worker_python, "-u", "-m", "profiling_worker", "run", str(job_dir)]
 
 
-def env_argv(worker_python: str) -> list[str]:
-    """argv that prints the environment report (one JSON object)."""
-    return [worker_python, "-m", "profiling_worker", "env"]
+def env_argv(worker_python: str, out: Path) -> list[str]:
+    """argv that writes the environment report (one JSON object) to ``out``."""
+    return [worker_python, "-m", "profiling_worker", "env", "--out", str(out)]
 
 
 @dataclass
@@ -69,8 +71,8 @@ def log_tail(job_dir: Path, max_chars: int = 4000) -> str:
     """The last ``max_chars`` characters of the worker log and console output of a job."""
     parts = []
     for name in (columns.LOG_FILE, CONSOLE_FILE):
-        path = job_dir / name
-        if path.is_file():
+        path = inside_bundle(job_dir, name)  # a link out of the job folder is not copied
+        if path is not None:
             text = path.read_text(encoding="utf-8", errors="replace")
             if text.strip():
                 parts.append(f"--- {name} ---\n{text[-max_chars:]}")
@@ -80,7 +82,9 @@ def log_tail(job_dir: Path, max_chars: int = 4000) -> str:
 def console_events(job_dir: Path, max_bytes: int = 1 << 20) -> list[dict[str, Any]]:
     """Events the worker wrote to its console (its private stdout) - the copy that remains
     when ``events.jsonl`` could not be written (disk full). Non-event lines are skipped."""
-    path = job_dir / CONSOLE_FILE
+    path = inside_bundle(job_dir, CONSOLE_FILE)
+    if path is None:
+        return []
     try:
         with path.open("rb") as fh:
             fh.seek(max(0, path.stat().st_size - max_bytes))
@@ -104,21 +108,29 @@ def probe_environment(worker_python: str, timeout_s: float = 120.0) -> dict[str,
         (normalised from a top-level ``ncu``/``cupti``/``cpu`` layout if the worker used one).
         When the worker cannot run, every backend is unavailable with the reason and fix.
     """
-    try:
-        proc = subprocess.run(env_argv(worker_python), capture_output=True, text=True,
-                              timeout=timeout_s, check=False, env=_env())
-    except FileNotFoundError:
-        return unavailable_report(f"worker interpreter {worker_python} not found",
-                                  "set KPROF_WORKER_PYTHON to a Python with profiling_worker")
-    except (OSError, subprocess.TimeoutExpired) as exc:
-        return unavailable_report(f"the worker's env report failed: {exc}",
-                                  "run `python -m profiling_worker env` by hand to see why")
-    report = _last_json_object(proc.stdout)
+    with tempfile.TemporaryDirectory(prefix="kprof-env-") as tmp:
+        out = Path(tmp) / "env.json"
+        try:
+            proc = subprocess.run(env_argv(worker_python, out), capture_output=True, text=True,
+                                  timeout=timeout_s, check=False, env=_env())
+        except (OSError, subprocess.TimeoutExpired) as exc:
+            return _probe_failed(worker_python, exc)
+        written = out.read_text(encoding="utf-8", errors="replace") if out.is_file() else ""
+    # the report comes in its own file; stdout only when no file was written
+    report = _last_json_object(written or proc.stdout)
     if report is None:
         tail = (proc.stderr or proc.stdout)[-1500:]
         return unavailable_report(f"the worker's env report printed no JSON (exit {proc.returncode})"
                                   f": {tail.strip()}", "run `python -m profiling_worker env` by hand")
     return normalise_report(report)
+
+
+def _probe_failed(worker_python: str, exc: BaseException) -> dict[str, Any]:
+    if isinstance(exc, FileNotFoundError):
+        return unavailable_report(f"worker interpreter {worker_python} not found",
+                                  "set KPROF_WORKER_PYTHON to a Python with profiling_worker")
+    return unavailable_report(f"the worker's env report failed: {exc}",
+                              "run `python -m profiling_worker env` by hand to see why")
 
 
 def normalise_report(report: dict[str, Any]) -> dict[str, Any]:

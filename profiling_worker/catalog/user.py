@@ -23,11 +23,12 @@ import is reported with its error and the others still load.
 
 from __future__ import annotations
 
+import contextlib
 import importlib.util
 import os
 import sys
 import traceback
-from collections.abc import Iterable
+from collections.abc import Iterable, Iterator
 from pathlib import Path
 
 from profiling_worker.catalog.declare import Kernel, declared, kernel
@@ -49,6 +50,23 @@ def _import_file(path: Path) -> list[Kernel]:
     return found
 
 
+@contextlib.contextmanager
+def _prints_to_stderr() -> Iterator[None]:
+    """fd 1 and ``sys.stdout`` point at stderr meanwhile: what a user file prints at import
+    never lands in a channel read by a program (``env``/``kernels`` output, a warm worker's
+    control line)."""
+    sys.stdout.flush()
+    saved = os.dup(1)
+    try:
+        os.dup2(2, 1)
+        with contextlib.redirect_stdout(sys.stderr):
+            yield
+    finally:
+        sys.stdout.flush()
+        os.dup2(saved, 1)
+        os.close(saved)
+
+
 def load_kernel_dirs(dirs: Iterable[str | os.PathLike[str]]
                      ) -> tuple[dict[str, Kernel], list[dict[str, str]]]:
     """Import every ``*.py`` of each folder (not recursive, sorted).
@@ -62,7 +80,8 @@ def load_kernel_dirs(dirs: Iterable[str | os.PathLike[str]]
     for folder in dirs:
         for path in sorted(Path(folder).glob("*.py")):
             try:
-                found = _import_file(path)
+                with _prints_to_stderr():
+                    found = _import_file(path)
             except BaseException as exc:  # a user file may raise anything, SystemExit included
                 last = traceback.format_exception_only(type(exc), exc)[-1].strip()
                 errors.append({"file": path.name, "error": last})

@@ -8,6 +8,7 @@ import json
 from pathlib import Path
 from typing import Any
 
+from profiling_worker.bundle_path import inside_bundle
 from profiling_worker.inflate import plain_file
 from profiling_worker.schema import columns as C
 
@@ -16,8 +17,10 @@ MAX_DEEP_DIVE_BYTES = 256 * 1024**2
 
 
 def deep_dive_path(bundle: Path) -> Path | None:
-    """The bundle's written deep dive, plain first; None when it has none."""
-    return next((bundle / name for name in C.DEEP_DIVE_FILES if (bundle / name).is_file()), None)
+    """The bundle's written deep dive, plain first; None when it has none (or only a link
+    out of the bundle)."""
+    found = (inside_bundle(bundle, name) for name in C.DEEP_DIVE_FILES)
+    return next((p for p in found if p is not None), None)
 
 
 def written_deep_dive(bundle: Path) -> dict[str, Any] | None:

@@ -22,6 +22,7 @@ from typing import Any
 
 import pandas as pd
 
+from profiling_worker.bundle_path import bundle_file, bundle_reports as reports_inside
 from profiling_worker.extract.deep_dive_file import written_deep_dive
 from profiling_worker.extract.ncu_report_reader import kernel_name, metric_value, placed_actions
 from profiling_worker.extract.ncu_sections import rule_rows
@@ -135,8 +136,8 @@ def bundle_config_label(bundle: Path) -> Callable[[int], str]:
     """Config index -> ``name=value, ...`` from the bundle's spec.json (``config <i>`` when the
     spec does not list it; ``unknown`` for a launch the report does not place)."""
     try:
-        configs = json.loads((bundle / C.SPEC_FILE).read_text()).get("configs") or []
-    except (OSError, ValueError):
+        configs = json.loads(bundle_file(bundle, C.SPEC_FILE).read_text()).get("configs") or []
+    except (OSError, ValueError):  # missing, a link out (OutsideBundle), not JSON
         configs = []
 
     def label(i: int) -> str:
@@ -149,9 +150,9 @@ def bundle_config_label(bundle: Path) -> Callable[[int], str]:
 
 
 def bundle_reports(bundle: Path) -> list[Path]:
-    """The bundle's Nsight Compute reports (``nsight/*.ncu-rep`` and ``*.ncu-rep.gz``)."""
-    nsight = bundle / C.NSIGHT_DIR
-    return sorted(nsight.glob("*.ncu-rep")) + sorted(nsight.glob("*.ncu-rep.gz"))
+    """The bundle's Nsight Compute reports (``nsight/*.ncu-rep`` and ``*.ncu-rep.gz``), links
+    out of the bundle left out (:func:`profiling_worker.bundle_path.bundle_reports`)."""
+    return reports_inside(bundle)
 
 
 def bundle_digest(bundle: Path) -> tuple[pd.DataFrame, str]:

@@ -8,6 +8,7 @@ from typing import Any
 
 import pandas as pd
 
+from profiling_worker.bundle_path import OutsideBundle, bundle_file
 from profiling_worker.extract.aggregated_repair import KEYS, STATISTICS, complete
 from profiling_worker.schema import backends as B, columns as C, intervals
 from profiling_worker.schema.manifest import JobStatus, ManifestError, read_manifest
@@ -104,15 +105,19 @@ def _read_table(bundle_dir: Path, name: str) -> pd.DataFrame | None:
     """``tables/<name>.parquet``, else ``.csv``; None when the bundle has neither.
 
     Raises:
-        GateInputError: the file is there but cannot be read.
+        GateInputError: the file is there but cannot be read, or is a link out of the bundle.
     """
-    base = bundle_dir / C.TABLES_DIR / name
-    for path, read in ((base.with_suffix(".parquet"), pd.read_parquet),
-                       (base.with_suffix(".csv"), pd.read_csv)):
-        if path.is_file():
-            try:
-                return read(path)
-            except Exception as exc:  # pyarrow, pandas and OS errors alike
-                raise GateInputError(f"{path}: cannot be read ({type(exc).__name__}: "
-                                     f"{str(exc)[:200]})") from exc
+    for rel, read in ((f"{C.TABLES_DIR}/{name}.parquet", pd.read_parquet),
+                      (f"{C.TABLES_DIR}/{name}.csv", pd.read_csv)):
+        try:
+            path = bundle_file(bundle_dir, rel)
+        except FileNotFoundError:
+            continue
+        except OutsideBundle as exc:
+            raise GateInputError(str(exc)) from exc
+        try:
+            return read(path)
+        except Exception as exc:  # pyarrow, pandas and OS errors alike
+            raise GateInputError(f"{bundle_dir / rel}: cannot be read ({type(exc).__name__}: "
+                                 f"{str(exc)[:200]})") from exc
     return None

@@ -26,6 +26,7 @@ import pandas as pd
 
 from profiling_worker.bundle_writer import empty_table, finish_bundle, write_table
 from profiling_worker.errors import ImportFailed, ImportInternalError
+from profiling_worker.file_mode import folder_as_if_made
 from profiling_worker.importing import nvtx_columns as X, sniff as K
 from profiling_worker.importing.csv_job import from_csvs
 from profiling_worker.importing.how_read import how_read
@@ -200,6 +201,7 @@ def _write(job: Job, found: list[K.Sniffed], ignored: list[str], out_dir: Path, 
     out_dir.mkdir(parents=True, exist_ok=True)
     tmp = Path(tempfile.mkdtemp(prefix=f".import-{job_id}-", dir=out_dir))
     try:
+        folder_as_if_made(tmp)  # readable like a job bundle, not mkdtemp's 0700
         write_table(tmp, C.TABLE_RUNS, job.runs)
         write_table(tmp, C.TABLE_AGGREGATED, job.agg)
         write_table(tmp, C.TABLE_LAUNCHES, job.launches if job.launches is not None

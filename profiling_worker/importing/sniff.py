@@ -176,7 +176,7 @@ def sniff(path: Path) -> Sniffed | None:
     """What ``path`` is, or None when it is none of the supported kinds.
 
     Raises:
-        ImportFailed: the file cannot be read.
+        ImportFailed: the file cannot be read, or is named ``.gz`` and is not gzip.
     """
     try:
         with open(path, "rb") as fh:
@@ -184,6 +184,11 @@ def sniff(path: Path) -> Sniffed | None:
     except OSError as exc:
         raise ImportFailed(f"{path.name}: cannot be read ({exc.strerror or exc})",
                            "check that the file exists and is readable") from exc
+    if path.name.lower().endswith(".gz") and not head.startswith(_GZIP_MAGIC):
+        # else pandas would inflate it by its name and fail like a write error
+        raise ImportFailed(f"{path.name}: named .gz but not gzip-compressed (it starts with "
+                           f"{head[:4]!r})", "rename it without .gz (a plain report is "
+                           ".ncu-rep, a CSV .csv), or compress it with gzip")
     if head.startswith(_REPORT_MAGIC):
         return Sniffed(path, NCU_REPORT)
     if head.startswith(_GZIP_MAGIC):

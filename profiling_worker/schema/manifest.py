@@ -128,11 +128,15 @@ def read_manifest(bundle_dir: str | os.PathLike[str]) -> dict[str, Any]:
     Raises:
         ManifestError: missing file, bad JSON, missing keys or an unknown status.
     """
+    from profiling_worker.bundle_path import OutsideBundle, bundle_file
+
     path = Path(bundle_dir) / columns.MANIFEST_FILE
     try:
-        data = json.loads(path.read_text(encoding="utf-8"))
+        data = json.loads(bundle_file(bundle_dir, columns.MANIFEST_FILE).read_text(encoding="utf-8"))
     except FileNotFoundError as exc:
         raise ManifestError(f"{path.parent.name}: no manifest.json (not a finished bundle)") from exc
+    except OutsideBundle as exc:
+        raise ManifestError(str(exc)) from exc
     except (OSError, ValueError) as exc:
         raise ManifestError(f"{path.parent.name}: manifest.json is not valid JSON ({exc})") from exc
     if not isinstance(data, dict) or any(k not in data for k in _REQUIRED):

@@ -18,6 +18,7 @@ from typing import Any, Literal, get_args
 from profiling_worker.schema import backends as B, metrics as M
 from profiling_worker.schema import catalog_checks, columns, configs as cfgs, kernel_filter
 from profiling_worker.schema.spec_errors import FieldError, SpecInvalid
+from profiling_worker.schema.spec_file import read_spec_json
 
 Backend = B.Name  # the registry (schema/backends.py) owns the names
 CacheControl = Literal["all", "none"]
@@ -375,18 +376,12 @@ def check_fits(spec: JobSpec, known_kernels: Mapping[str, Any], memory_bytes: fl
 
 
 def load_spec(path: str, known_kernels: Mapping[str, Any] | None = None) -> JobSpec:
-    """Read and validate a ``spec.json`` file.
+    """Read (:func:`read_spec_json`) and validate a ``spec.json`` file.
 
     Raises:
         SpecInvalid: the file is not JSON or the spec is invalid.
     """
-    try:
-        with open(path, encoding="utf-8") as fh:
-            raw = json.load(fh)
-    except (OSError, json.JSONDecodeError) as exc:
-        raise SpecInvalid([FieldError("spec.json", f"cannot be read: {exc}",
-                                      "write the spec as a JSON object")]) from exc
-    return validate_spec(raw, known_kernels)
+    return validate_spec(read_spec_json(path), known_kernels)
 
 
 __all__ = ["JobSpec", "FieldError", "SpecInvalid", "validate_spec", "check_fits", "load_spec",

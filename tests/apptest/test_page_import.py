@@ -177,3 +177,48 @@ def test_the_page_shows_how_each_file_was_read(store, app) -> None:
     assert row["Configs found"] == "1" and row["Launches"] == "12"
     assert tables[nested.name].iloc[0]["Regions from"].startswith("NVTX push/pop and start/end")
     assert "How each file was read" in texts(at)
+
+
+def test_uploads_are_released_from_memory_once_imported(store, app, monkeypatch) -> None:
+    """Issue 26: Streamlit held every upload until the browser session ended. Import removes
+    the session's uploaded files from the server's upload manager (AppTest registers them
+    again before each run, so the removal itself is what is checked) and the page says so."""
+    from streamlit.runtime.memory_uploaded_file_manager import MemoryUploadedFileManager
+
+    removed: list[str] = []
+    real_remove = MemoryUploadedFileManager.remove_file
+
+    def remove(self, session_id: str, file_id: str) -> None:
+        real_remove(self, session_id, file_id)
+        removed.append(file_id)
+        assert self.get_files(session_id, [file_id]) == []
+
+    monkeypatch.setattr(MemoryUploadedFileManager, "remove_file", remove)
+    csv = REPO / "tests" / "fixtures" / "h200_import" / "ncu_plain" / "raw.csv"
+    at = _upload(app("import_files"), [csv])
+    (uploaded,) = at.file_uploader(key="import-files").value
+    at.button(key="import-run").click().run()
+    assert not at.exception
+    assert any(m.value.startswith("Imported as") for m in at.success)
+    assert removed == [uploaded.file_id]
+    assert "released from the server's memory" in texts(at)
+
+
+def test_a_session_may_hold_at_most_400_mb_of_uploads() -> None:
+    from starlette.exceptions import HTTPException
+    from streamlit.runtime.memory_uploaded_file_manager import MemoryUploadedFileManager
+    from streamlit.runtime.uploaded_file_manager import UploadedFileRec
+
+    from app import server_guard
+
+    server_guard.install()
+    manager = MemoryUploadedFileManager("/upload")
+    big = bytes(150 * 10**6)
+    manager.add_file("s1", UploadedFileRec("a", "a.ncu-rep", "x", big))
+    manager.add_file("s1", UploadedFileRec("b", "b.ncu-rep", "x", big))
+    with pytest.raises(HTTPException) as err:
+        manager.add_file("s1", UploadedFileRec("c", "c.ncu-rep", "x", big))
+    assert err.value.status_code == 413 and "450 MB, more than 400 MB" in err.value.detail
+    manager.add_file("s2", UploadedFileRec("c", "c.ncu-rep", "x", big))  # another session
+    manager.remove_file("s1", "a")
+    manager.add_file("s1", UploadedFileRec("c", "c.ncu-rep", "x", big))  # room again

@@ -65,7 +65,7 @@ def test_a_gzip_bomb_stops_at_the_cap_without_filling_memory(tmp_path) -> None:
     at most cap + one 1 MiB chunk was inflated, into a temporary file (not memory)."""
     import resource
 
-    bomb = tmp_path / "bomb.ncu-rep.gz"
+    bomb = tmp_path / "bomb.bin.gz"  # not a report: only the size cap applies
     with gzip.open(bomb, "wb") as fh:
         for _ in range(64):
             fh.write(bytes(1024**2))

@@ -165,7 +165,7 @@ def test_warm_worker_holds_the_lane_lock_like_a_cold_one(tmp_path):
                 if os.path.realpath(f"/proc/{worker}/fd/{fd}") == str(lock)]
         assert held, "the warm worker holds the lane's lock descriptor"
         # the server's descriptor goes away as if the server were killed: still locked
-        os.close(manager._locks.fd("cpu"))
+        manager._locks.close()
         assert lane_locked_by_another()
         manager._warm["cpu"].kill(signal.SIGKILL)  # the orphan ends: the lane is free again
         manager._warm["cpu"].proc.wait()

@@ -46,3 +46,25 @@ def test_log_tail(tmp_path: Path) -> None:
     (tmp_path / wc.CONSOLE_FILE).write_text("Traceback: boom")
     tail = wc.log_tail(tmp_path)
     assert "END" in tail and "boom" in tail
+
+
+def test_a_kernel_file_that_prints_cannot_break_the_kernel_listing(tmp_path, monkeypatch) -> None:
+    """Issue 26: one user file printing at import made every user kernel vanish (the listing
+    was parsed from stdout). The report now comes on its own channel (env --out FILE) and user
+    files' prints go to stderr; a file that fails is named."""
+    from app.core.kernel_catalog import catalog_from_report
+
+    kernels = tmp_path / "kernels"
+    kernels.mkdir()
+    (kernels / "a_loud.py").write_text("print('{\"hello\": 1}')\nprint('not json')\n"
+                                      "import os; os.write(1, b'raw fd write\\n')\n")
+    (kernels / "b_mine.py").write_text(
+        "from profiling_worker.catalog.user import kernel\n"
+        "@kernel(id='my_scale', parameters=('n',), annotations=('scale',),\n"
+        "        default_configs=[{'n': 1024}])\n"
+        "def my_scale(n, *, annotate, device):\n    pass\n")
+    (kernels / "c_broken.py").write_text("raise RuntimeError('boom at import')\n")
+    monkeypatch.setenv("KPROF_KERNEL_DIRS", str(kernels))
+    catalog, errors = catalog_from_report(wc.probe_environment(sys.executable))
+    assert "my_scale" in catalog and "matmul" in catalog
+    assert [e["file"] for e in errors] == ["c_broken.py"] and "boom at import" in errors[0]["error"]

@@ -1,0 +1,57 @@
+"""Files page: a download that would be refused says why on the page, at once (issue 26: a
+refused .ncu-rep download showed nothing for 240 s, a 404 in the console), and downloads
+larger than the server should hold name the folder to copy instead."""
+
+from __future__ import annotations
+
+import gzip
+import re
+import shutil
+from pathlib import Path
+
+from apptest_helpers import texts
+
+REPO = Path(__file__).resolve().parents[2]
+SOURCE = REPO / "app" / "bundled" / "h200-ncu-j1-fp16"
+REPORT = "nsight/ncu-output-profiled-0.ncu-rep.gz"
+
+
+def _bundle(store, name: str) -> Path:
+    dest = store["bundled"] / name
+    shutil.copytree(SOURCE, dest)
+    return dest
+
+
+def test_a_padded_or_non_gzip_report_says_why_instead_of_a_button(store, app, tmp_path) -> None:
+    padded = _bundle(store, "padded")
+    zeros = tmp_path / "z.gz"
+    with gzip.open(zeros, "wb", 9) as fh:
+        fh.write(bytes(8 << 20))
+    (padded / REPORT).write_bytes((padded / REPORT).read_bytes() + zeros.read_bytes())
+    at = app("files", query={"job": "padded"})
+    assert not at.exception
+    labels = [b.proto.label for b in at.get("download_button")]
+    assert "Download .ncu-rep" not in labels
+    text = texts(at)
+    assert "No .ncu-rep download: ncu-output-profiled-0.ncu-rep.gz: not an Nsight Compute " \
+           "report layout at byte 682,363" in text
+    plain = _bundle(store, "notgzip")
+    (plain / REPORT).write_bytes(gzip.decompress((plain / REPORT).read_bytes()))
+    at = app("files", query={"job": "notgzip"})
+    assert "not a readable gzip file" in texts(at)
+
+
+def test_downloads_over_the_cap_name_the_folder(store, app, monkeypatch) -> None:
+    from app.core import bundle_files
+
+    monkeypatch.setattr(bundle_files, "MAX_DOWNLOAD_BYTES", 50_000)  # the bundle: ~0.1 MB
+    _bundle(store, "big")
+    at = app("files", query={"job": "big"})
+    assert not at.exception
+    text = texts(at)
+    assert re.search(r"No zip: The bundle is [\d.]+ MB, more than the 50.0 kB a download may "
+                     r"take \(the server holds it in memory\)", text), text[-3000:]
+    assert "copy it from" in text and "big" in text
+    labels = [b.proto.label for b in at.get("download_button")]
+    assert not any(label.startswith("Download the whole bundle") for label in labels)
+    assert "Download .ncu-rep" in labels  # its 682 kB are under the inflation cap

@@ -1,0 +1,132 @@
+"""The dashboard's WebSocket accepts only its own origin (host AND port), and the server never
+looks anything up outside the machine (app/server_guard.py; issue 26: a page served from
+another port of 127.0.0.1 opened the socket, and each foreign-origin handshake made Streamlit
+ask checkip.amazonaws.com for the machine's external IP).
+
+The server test starts ``kernel-dashboard`` (``python -m app.cli``) with every HTTP(S) proxy
+pointed at a local listener: any lookup outside the machine would connect to it."""
+
+from __future__ import annotations
+
+import os
+import socket
+import subprocess
+import sys
+import threading
+import time
+import urllib.request
+from pathlib import Path
+
+import pytest
+
+from app import server_guard
+
+REPO = Path(__file__).resolve().parents[2]
+KEY = "dGhlIHNhbXBsZSBub25jZQ=="  # RFC 6455's example key
+
+
+@pytest.fixture
+def guarded(monkeypatch):
+    """install() on this process's Streamlit, undone afterwards."""
+    from streamlit import config, net_util
+    from streamlit.web.server.starlette import starlette_websocket
+
+    monkeypatch.setattr(starlette_websocket, "is_url_from_allowed_origins",
+                        starlette_websocket.is_url_from_allowed_origins)
+    monkeypatch.setattr(net_util, "get_external_ip", net_util.get_external_ip)
+    wanted = {"server.port": 8501, "server.allowedHosts": ["localhost", "127.0.0.1"],
+              "server.corsAllowedOrigins": []}
+    saved = {name: config.get_option(name) for name in wanted}
+    for name, value in wanted.items():
+        config.set_option(name, value)
+    asked: list[str] = []
+    monkeypatch.setattr(net_util, "_make_blocking_http_get",
+                        lambda url, timeout=5: asked.append(url))
+    server_guard.install()
+    yield starlette_websocket, asked
+    for name, value in saved.items():
+        config.set_option(name, value)
+
+
+def test_origin_must_match_host_and_port(guarded) -> None:
+    ws, asked = guarded
+    allowed = ws._is_origin_allowed
+    assert allowed("http://127.0.0.1:8501", "127.0.0.1:8501")  # same origin
+    assert allowed("http://localhost:8501", "127.0.0.1:8501")  # the dashboard by its other name
+    assert not allowed("http://127.0.0.1:9999", "127.0.0.1:8501")  # another port: another site
+    assert not allowed("http://localhost:8502", "127.0.0.1:8501")
+    assert not allowed("http://evil.example:8501", "127.0.0.1:8501")
+    assert not allowed("file://", "127.0.0.1:8501") and not allowed("null", "127.0.0.1:8501")
+    assert not allowed("http://127.0.0.1:99999", "127.0.0.1:8501")
+    assert asked == []  # nothing looked up to decide
+
+
+def test_the_external_ip_is_never_looked_up(guarded) -> None:
+    from streamlit import net_util
+
+    _, asked = guarded
+    assert net_util.get_external_ip() is None and asked == []
+
+
+def _handshake(port: int, origin: str) -> bytes:
+    with socket.create_connection(("127.0.0.1", port), timeout=20) as s:
+        s.sendall((f"GET /_stcore/stream HTTP/1.1\r\nHost: 127.0.0.1:{port}\r\n"
+                   "Upgrade: websocket\r\nConnection: Upgrade\r\n"
+                   f"Sec-WebSocket-Key: {KEY}\r\nSec-WebSocket-Version: 13\r\n"
+                   f"Sec-WebSocket-Protocol: streamlit\r\nOrigin: {origin}\r\n\r\n").encode())
+        return s.recv(4096).split(b"\r\n", 1)[0]
+
+
+def _free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return int(s.getsockname()[1])
+
+
+def test_kernel_dashboard_refuses_other_ports_and_asks_no_one(tmp_path) -> None:
+    trap = socket.socket()
+    trap.bind(("127.0.0.1", 0))
+    trap.listen(8)
+    trap.settimeout(0.2)
+    knocks: list[str] = []
+    stop = threading.Event()
+
+    def listen() -> None:  # every outside lookup goes through this "proxy"
+        while not stop.is_set():
+            try:
+                conn, _ = trap.accept()
+            except OSError:
+                continue
+            knocks.append(conn.recv(200).decode(errors="replace"))
+            conn.close()
+
+    threading.Thread(target=listen, daemon=True).start()
+    proxy = f"http://127.0.0.1:{trap.getsockname()[1]}"
+    port = _free_port()
+    env = {**os.environ, "KPROF_RESULTS_DIR": str(tmp_path / "results"), "NO_PROXY": "",
+           "no_proxy": "", **{k: proxy for k in ("HTTP_PROXY", "HTTPS_PROXY", "http_proxy",
+                                                 "https_proxy", "ALL_PROXY")}}
+    proc = subprocess.Popen([sys.executable, "-m", "app.cli", "--port", str(port)], cwd=REPO,
+                            env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
+                            start_new_session=True)
+    try:
+        deadline = time.monotonic() + 90
+        while True:
+            try:
+                opener = urllib.request.build_opener(urllib.request.ProxyHandler({}))
+                if opener.open(f"http://127.0.0.1:{port}/_stcore/health", timeout=2).read():
+                    break
+            except OSError:
+                assert proc.poll() is None and time.monotonic() < deadline, "no server"
+                time.sleep(0.3)
+        assert _handshake(port, f"http://127.0.0.1:{port}").endswith(b"101 Switching Protocols")
+        for origin in ("http://127.0.0.1:9999", f"http://localhost:{port + 1}",
+                       f"http://evil.example:{port}"):
+            assert _handshake(port, origin).endswith(b"403 Forbidden"), origin
+        time.sleep(1.5)  # Streamlit's lookup times out after 1 s: give it the time to knock
+        assert knocks == []
+    finally:
+        stop.set()
+        os.killpg(proc.pid, 15)
+        proc.wait(20)
+        trap.close()
