@@ -12,6 +12,7 @@ names the field and the fix; the server hands it to the agent as a tool error.
 from __future__ import annotations
 
 import math
+from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
@@ -26,12 +27,13 @@ from app.core import spec_form
 from app.core.bundle_loader import Bundle, load_bundle
 from app.core.kernel_catalog import catalog_from_report
 from app.core.metrics import MissingData
-from app.core.share.job import caption
+from app.core.share.job import caption, spec_json
 from app.core.share.verdict import decision, judged
 from app.core.views import deep_dive as D
 from app.core.views.stability import StabilityOptions, stability_frame
 from app.services import history_index, import_client, result_store, worker_client
 from app.services.job_manager import JobManager
+from app.services.job_model import Job
 from app.services.share_report import worker_answers
 
 #: Rows of a frame an answer carries at most (an agent's context is small; the bundle has all).
@@ -86,10 +88,12 @@ class Door:
         """The door's job manager (as the dashboard's: the History index follows each job)."""
         if self._manager is None:
             results, bundled = self.results, self.bundled
+
+            def index(_job: Job) -> None:
+                history_index.sync_quietly(results, bundled)
+
             self._manager = JobManager(results, self.worker_python, env=self.env,
-                                       warm=settings.warm_worker(),
-                                       on_end=lambda _j: history_index.sync_quietly(results,
-                                                                                    bundled))
+                                       warm=settings.warm_worker(), on_end=index)
         return self._manager
 
     def bundle(self, job_id: str) -> Bundle:
@@ -163,7 +167,7 @@ class Door:
             "job_id": bundle.job_id, "caption": caption(bundle), "status": bundle.status.value,
             "backend": bundle.backend, "measurement": bundle.measurement,
             "duration_metric": bundle.duration_metric,
-            "spec": bundle.spec.to_json() if hasattr(bundle.spec, "to_json") else None,
+            "spec": spec_json(bundle),
             "error": bundle.error, "problems": list(bundle.problems),
             "notes": [n.get("message") for n in bundle.notes][:20]}
         try:
@@ -249,7 +253,7 @@ def gate_decision(baseline: Bundle, candidate: Bundle, max_slowdown_pct: float,
     return decision(judged(baseline, candidate, max_slowdown_pct, metric))
 
 
-def launch_panels(data: dict[str, Any], launch: int, labels: dict[int, str]) -> dict[str, Any]:
+def launch_panels(data: Mapping[str, Any], launch: int, labels: dict[int, str]) -> dict[str, Any]:
     """The deep-dive page's panels of one launch, as records."""
     occ, limiter = D.occupancy(data, launch)
     panels = {"speed_of_light": D.metric_panel(data, launch, "speed of light",

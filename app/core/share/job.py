@@ -13,6 +13,7 @@ from typing import Any
 import pandas as pd
 
 from profiling_worker.schema import columns as C, intervals
+from profiling_worker.schema.spec import JobSpec
 
 from app.core import derived
 from app.core.bundle_loader import HOST_TIMER_NOTE, Bundle
@@ -76,14 +77,20 @@ def provenance(bundle: Bundle) -> H.Section:
     if bundle.host_timer:
         section.add(H.note(f"This job used the cpu backend: every time here is "
                            f"{HOST_TIMER_NOTE}.", "warning"))
-    spec = manifest.get("spec") or (bundle.spec.to_json() if hasattr(bundle.spec, "to_json")
-                                    else None)
-    for name, value in (("Spec", spec), ("Provenance", manifest.get("provenance")),
+    for name, value in (("Spec", spec_json(bundle)), ("Provenance", manifest.get("provenance")),
                         ("Backend", backend)):
         if value:
             section.add(H.paragraph(name), H.preformatted(json.dumps(value, indent=1,
                                                                      default=str)))
     return section
+
+
+def spec_json(bundle: Bundle) -> dict[str, Any] | None:
+    """The job's spec as recorded (manifest ``spec``), else the validated one; None without."""
+    recorded = bundle.manifest.get("spec")
+    if isinstance(recorded, dict) and recorded:
+        return recorded
+    return bundle.spec.to_json() if isinstance(bundle.spec, JobSpec) else None
 
 
 def notes(bundle: Bundle) -> H.Section:
@@ -186,11 +193,3 @@ def analysis_sections(bundle: Bundle) -> list[H.Section]:
             section.add(H.note(f"{exc}" + (f" To get it: {hint}" if hint else "")))
         sections.append(section)
     return sections
-
-
-def summary_row(bundle: Bundle) -> dict[str, Any]:
-    """The report's lead facts about one job (also the agent door's job summary keys)."""
-    return {"job_id": bundle.job_id, "status": bundle.status.value, "backend": bundle.backend,
-            "measurement": bundle.measurement, "duration_metric": bundle.duration_metric,
-            "gpu": gpu_name(bundle.manifest.get("environment") or {}, bundle.gpu_index) or None,
-            "imported": is_imported(bundle.manifest), "notes": len(bundle.notes)}
