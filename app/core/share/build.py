@@ -12,7 +12,8 @@ from app.core.bundle_loader import Bundle
 from app.core.figures.compare import build_compare_figure
 from app.core.metrics import MissingData
 from app.core.share import document as H
-from app.core.share.job import analysis_sections, caption, job_colors, notes, provenance
+from app.core.share.analyses import analysis_sections
+from app.core.share.job import caption, job_colors, notes, provenance
 from app.core.share.launches import WorkerAnswers, deep_dive_section, rules_section
 from app.core.share.verdict import decision, judged
 from app.core.views.compare import CompareOptions, compare_frame

@@ -31,6 +31,8 @@ from app.core.figures import theme
 #: Rows a table shows at most; the rest stay in the bundle's CSVs (a launches table of a sweep
 #: holds thousands and would make the file tens of MB).
 MAX_ROWS = 500
+#: Longer tables sit in a box of about this many rows that scrolls (header kept in view).
+SCROLL_ROWS = 15
 
 _STYLE = """
 body{font-family:system-ui,-apple-system,"Segoe UI",Roboto,sans-serif;margin:2em auto;
@@ -40,7 +42,8 @@ margin-top:2em}h3{font-size:1.05em}
 table{border-collapse:collapse;font-size:.85em;margin:.5em 0 1em;display:block;overflow-x:auto}
 th,td{border:1px solid #d0d7de;padding:.25em .5em;text-align:left;vertical-align:top;
 white-space:nowrap;max-width:32em;overflow:hidden;text-overflow:ellipsis}
-th{background:#f6f8fa}td.num{text-align:right;font-variant-numeric:tabular-nums}
+th{background:#f6f8fa;position:sticky;top:0}.scroll{max-height:26em;overflow:auto;
+margin:.5em 0 1em}.scroll table{margin:0;display:table;overflow:visible}td.num{text-align:right;font-variant-numeric:tabular-nums}
 .note{border-left:4px solid #0969da;background:#ddf4ff;padding:.5em .8em;margin:.6em 0}
 .note.warning{border-color:#bf8700;background:#fff8c5}.note.error{border-color:#cf222e;
 background:#ffebe9}.caption{color:#59636e;font-size:.9em}pre{background:#f6f8fa;padding:.6em;
@@ -111,8 +114,10 @@ def table(frame: pd.DataFrame, caption: str = "", max_rows: int = MAX_ROWS) -> s
     left = len(frame) - len(shown)
     cap = caption + (f" (first {len(shown):,} of {len(frame):,} rows; the bundle's CSV has all)"
                      if left else "")
-    return ((paragraph(cap) if cap else "") + f"<table><thead><tr>{head}</tr></thead><tbody>"
-            + "".join(rows) + "</tbody></table>")
+    body = f"<table><thead><tr>{head}</tr></thead><tbody>{''.join(rows)}</tbody></table>"
+    if len(shown) > SCROLL_ROWS:  # a box that scrolls, as the pages' tables do
+        body = f'<div class="scroll">{body}</div>'
+    return (paragraph(cap) if cap else "") + body
 
 
 def _plain(value: Any) -> Any:
