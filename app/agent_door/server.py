@@ -109,6 +109,8 @@ def build_server(door: Door) -> MCPServer[Any]:
         def write() -> dict[str, Any]:
             if len(job_ids) not in (1, 2):
                 raise DoorError(f"job_ids: {len(job_ids)} given", "give one job or two")
+            if not out.endswith(".html"):  # never write over a file that is not a report
+                raise DoorError(f"out {out}: not an .html path", "end the file name in .html")
             paths = [door.bundle(j).path for j in job_ids]
             try:
                 size = _write_report(paths, Path(out).expanduser(), max_slowdown_pct,

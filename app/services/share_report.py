@@ -22,7 +22,7 @@ def worker_answers(bundle: Bundle, worker_python: str = sys.executable,
     if not explains_launches(bundle):
         why = (f"This job has no Nsight Compute report (backend {bundle.backend}): rule "
                "results come from an ncu job's .ncu-rep.")
-        return WorkerAnswers(why_not={"rules": why})
+        return WorkerAnswers(why_not={"rules": why, "deep_dive": why})
     why_not: dict[str, str] = {}
     deep = report_client.ask(worker_python, "deepdive", bundle.path, env)
     data = None

@@ -108,6 +108,11 @@ def test_every_tool_over_stdio_with_the_sdk_client(tmp_path: Path) -> None:
         seen["import"] = _json(await call("import_files", {"paths": [
             str(nsight / "profiled_data-profiled-0.csv"),
             str(nsight / "processed_data-profiled-0.csv")]}))
+        cupti = _json(await call("deep_dive", {"job_id": "h200-cupti-gate-base"}))
+        assert "no Nsight Compute report" in cupti["no_deep_dive"]
+        not_html = await call("write_report", {"job_ids": [PAIRS[0][0]],
+                                               "out": str(tmp_path / "report.txt")})
+        assert not_html.is_error and ".html" in not_html.content[0].text
         seen["report"] = _json(await call("write_report", {
             "job_ids": [PAIRS[1][0], PAIRS[1][1]], "out": str(tmp_path / "cmp.html")}))
 
