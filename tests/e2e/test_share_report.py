@@ -119,3 +119,33 @@ def test_comparison_report_carries_the_gates_verdict(
     page.locator("section").first.screenshot(path=str(artifacts_dir
                                                       / "share-report-comparison.png"))
     page.context.close()
+
+
+def test_files_page_download_is_the_same_report_and_opens_offline(
+        page, browser, bundled_app_server, tmp_path: Path, artifacts_dir: Path) -> None:  # type: ignore[no-untyped-def]
+    """The Files page's button (built on click) gives the file `--report` writes, byte for
+    byte but for nothing: same sections, same figures, same numbers."""
+    from tests.e2e.conftest import get_by_key, open_app, wait_for_elements
+
+    job = "h200-ncu-deepdive-fp16-4096"  # every Nsight Compute section of one launch
+    open_app(page, f"{bundled_app_server.url}/files", f"?job={job}")
+    wait_for_elements(page)
+    with page.expect_download(timeout=120_000) as info:
+        get_by_key(page, "files-report").get_by_role("button").click()
+    download = info.value
+    assert download.suggested_filename == f"{job}-report.html"
+    saved = tmp_path / download.suggested_filename
+    download.save_as(saved)
+    assert saved.read_bytes() == _write(tmp_path, job).read_bytes()
+    report, attempted, errors = _open_offline(browser, saved)
+    assert min(_figures_drawn(report)) > 0 and attempted == [] and errors == []
+    from app.core.views import deep_dive as D
+    from app.services import report_client
+
+    answer = report_client.ask(sys.executable, "deepdive", BUNDLED / job,
+                               dict(os.environ, PYTHONPATH=str(REPO_ROOT)))
+    resource, blocks = D.occupancy(answer.data(), 0)[1]  # type: ignore[misc]
+    assert f"Limited by: {resource} ({blocks:g} block" in report.locator("body").inner_text()
+    report.locator("section").filter(has_text="Deep dive").first.screenshot(
+        path=str(artifacts_dir / "share-report-deep-dive.png"))
+    report.context.close()

@@ -68,8 +68,8 @@ def deep_dive_section(bundle: Bundle, data: Mapping[str, Any]) -> H.Section:
     _panel(section, D.metric_panel(data, launch, "memory", M.MEMORY_WORKLOAD))
     occ, limiter = D.occupancy(data, launch)
     section.add("<h3>Occupancy</h3>", H.paragraph(
-        "Limited by: " + (f"{limiter[0]} ({limiter[1]:g} blocks per SM)" if limiter
-                          else "not in report")))
+        "Limited by: " + (f"{limiter[0]} ({limiter[1]:g} block{'' if limiter[1] == 1 else 's'} "
+                          "per SM)" if limiter else "not in report")))
     _panel(section, occ)
     stalls = D.stalls(data, launch)
     section.add("<h3>Warp state stalls</h3>")
