@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import html
 import math
+import re
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
@@ -26,6 +27,7 @@ import plotly.graph_objects as go
 import plotly.offline
 
 from app.core import numbers
+from app.core.markdown import WORD_JOINER
 from app.core.figures import theme
 
 #: Rows a table shows at most; the rest stay in the bundle's CSVs (a launches table of a sweep
@@ -67,6 +69,15 @@ class Section:
 def text(value: object) -> str:
     """``value`` as escaped HTML text."""
     return html.escape(str(value), quote=True)
+
+
+_MD_ESCAPE = re.compile(r"\\([\\`*_~\[\]()<>!#$:|@{}])")
+
+
+def from_markdown(value: str) -> str:
+    """Plain text of a sentence the pages write as Markdown (:mod:`app.core.markdown`): its
+    backslash escapes and the word joiners that stop autolinks are removed."""
+    return _MD_ESCAPE.sub(r"\1", value.replace(WORD_JOINER, ""))
 
 
 def paragraph(value: object, css: str = "caption") -> str:

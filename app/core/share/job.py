@@ -44,7 +44,7 @@ def provenance(bundle: Bundle) -> H.Section:
     manifest = bundle.manifest
     backend = {k: v for k, v in (manifest.get("backend") or {}).items()
                if k != "device_attributes"}
-    origin = (import_banner(manifest) if is_imported(manifest)
+    origin = (H.from_markdown(import_banner(manifest)) if is_imported(manifest)
               else "Recorded by this project's worker.")
     times = ", ".join(f"{k.replace('_', ' ')} {manifest[k]}"
                       for k in ("created_at", "started_at", "finished_at") if manifest.get(k))

@@ -102,3 +102,11 @@ def test_cli_writes_the_report_without_starting_a_server(tmp_path: Path, capsys)
                      "--out", str(out)]) == 0
     html = out.read_text(encoding="utf-8")
     assert "Gate verdict: passed" in html and "max slowdown 5 %" in html
+
+
+@pytest.mark.parametrize("text", ["nsight-python 0.9.6 (Normalized column, no Unit)",
+                                  "![x](http://e/i.png) a_b \\ c", "<b>*x*</b> @me $1 | {y}"])
+def test_sentences_the_pages_write_as_markdown_read_back_as_written(text: str) -> None:
+    from app.core.markdown import esc
+
+    assert H.from_markdown(esc(text)) == text
