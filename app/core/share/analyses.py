@@ -9,6 +9,8 @@ from __future__ import annotations
 
 from collections.abc import Callable
 
+import pandas as pd
+
 from profiling_worker.schema import columns as C, intervals
 
 from app.core import derived, frame_columns as F
@@ -39,6 +41,27 @@ from app.core.views.timeline import timeline_view
 Build = Callable[[Bundle, H.Section], None]
 
 
+def few_runs_text(frame: pd.DataFrame) -> str | None:
+    """The sweep and stability pages' note (Markdown) when rows of ``frame`` (an aggregated-style
+    frame with NumRuns) have fewer than ``intervals.MIN_RUNS`` runs: their StdDev, CI95 and
+    relative std dev are empty (undefined with n - 1 = 0), not 0; None otherwise."""
+    if C.NUM_RUNS not in frame:
+        return None
+    few = int((frame[C.NUM_RUNS] < intervals.MIN_RUNS).sum())
+    if not few:
+        return None
+    return (f"**{intervals.ONE_RUN_NOTE}** ({few} of {len(frame)} rows): StdDev, CI95 and "
+            "relative std dev are missing (None in the tables, empty in the CSV) and no error "
+            "bar or band is drawn; such a measurement is never called stable. Run the job with "
+            "2 or more runs.")
+
+
+def _few_runs(section: H.Section, frame: pd.DataFrame) -> None:
+    text = few_runs_text(frame)
+    if text:
+        section.add(H.note(text.replace("**", "")))
+
+
 def _sweep(bundle: Bundle, section: H.Section) -> None:
     x = sweep_x(bundle)
     frame = sweep_frame(bundle, SweepOptions(quantity=derived.TIME, time_unit="µs", x=x))
@@ -47,6 +70,7 @@ def _sweep(bundle: Bundle, section: H.Section) -> None:
     fig = build_sweep_figure(frame, x, bundle.host_timer,
                              quantity_label=derived.QUANTITY_LABELS[derived.TIME].split(" (")[0],
                              log_y=wants_log_y(frame))
+    _few_runs(section, frame)
     section.add(H.figure(fig, "sweep", job_colors(bundle)),
                 H.table(frame.assign(Measurement=bundle.measurement)),
                 H.paragraph(f"Error bars and CI95 columns: {intervals.CI_METHOD}."))
@@ -55,6 +79,7 @@ def _sweep(bundle: Bundle, section: H.Section) -> None:
 def _stability(bundle: Bundle, section: H.Section) -> None:
     frame = stability_frame(bundle, StabilityOptions(time_unit="µs"))
     stable = int(frame[C.STABLE].astype(bool).sum())
+    _few_runs(section, frame)
     section.add(H.paragraph(f"{stable} of {len(frame)} annotation × config pairs are stable "
                             f"(RSD < {C.STABLE_RSD_PCT:g} %)."),
                 H.figure(build_stability_figure(frame, bundle.host_timer), "stability",
