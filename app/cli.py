@@ -75,8 +75,40 @@ def build_parser() -> argparse.ArgumentParser:
                    help="open the compare page on two bundle directories side by side (the "
                         "regression gate's judgement); bundles outside the result store are "
                         "copied into it")
+    p.add_argument("--report", nargs="+", type=Path, metavar="BUNDLE",
+                   help="write the self-contained HTML report of one bundle directory (a job) "
+                        "or of two (BASE CANDIDATE: a comparison with the regression gate's "
+                        "verdict) to --out, and exit without starting the server")
+    p.add_argument("--out", type=Path, metavar="FILE", help="the --report file to write")
+    p.add_argument("--max-slowdown", type=_percent, default=3.0, metavar="PCT",
+                   help="the gate's allowed slowdown for a --report of two bundles (default 3%%)")
     p.add_argument("--version", action="version", version=f"%(prog)s {_version()}")
     return p
+
+
+def _percent(text: str) -> float:
+    from profiling_worker.gate.command import percent  # the gate's own parsing and messages
+
+    return percent(text)
+
+
+def write_report(ns: argparse.Namespace, parser: argparse.ArgumentParser) -> int:
+    """``--report``: write the HTML report to ``--out``; 0 when written."""
+    from app import settings
+    from app.services.share_report import write_report as write
+    from profiling_worker.schema.manifest import ManifestError
+
+    if ns.out is None:
+        parser.error("--report needs --out FILE (the HTML file to write)")
+    if len(ns.report) > 2:
+        parser.error("--report takes one bundle (a job) or two (BASE CANDIDATE)")
+    try:
+        size = write(ns.report, ns.out, ns.max_slowdown, settings.worker_python(),
+                     settings.worker_env())
+    except (ManifestError, OSError) as exc:
+        parser.error(f"--report: {exc}")
+    print(f"kernel-dashboard: wrote {ns.out} ({size:,} bytes)", file=sys.stderr)
+    return 0
 
 
 def is_loopback(host: str) -> bool:
@@ -210,6 +242,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     """Parse the options, set the ``KPROF_*`` variables and run Streamlit (does not return)."""
     parser = build_parser()
     ns, extra = parse(argv, parser)
+    if ns.report:
+        os.environ.update(environment(ns, parser))  # --worker-python reads the reports
+        return write_report(ns, parser)
     if not 1 <= ns.port <= 65535:
         parser.error(f"--port {ns.port}: give a TCP port between 1 and 65535")
     script = app_script()

@@ -11,7 +11,7 @@ from app.core import metric_roles
 from app.core.metrics import MissingData, available_metrics
 from app.core.views.compare import (CompareOptions, JobSummary, candidates, compare_frame,
                                     gate_result)
-from app.ui import analysis, cached, notes, panels, state
+from app.ui import analysis, cached, notes, panels, share, state
 from app.core.markdown import code, esc
 from app.core import frame_columns as F
 
@@ -137,6 +137,7 @@ fig = build_compare_figure(frame, f"{candidate_id} / {baseline_id}: "
                            baseline.host_timer or candidate.host_timer)
 analysis.figure_panel(fig, frame, key="compare",
                       filename=f"compare-{candidate_id}-vs-{baseline_id}.csv")
+share.comparison_button(baseline, candidate, float(max_slowdown), metric)
 if metric in C.DURATION_METRICS:
     st.caption("For durations a ratio below 1 means the candidate is faster.")
 for line in metric_roles.describe(baseline.manifest):

@@ -14,7 +14,7 @@ from app.core.bundle_files import (MAX_INFLATED_BYTES, ORIGINALS_NOTE, download_
                                    is_original_upload, read_report_summary,
                                    report_download_problem, too_large, zip_bundle, zip_name)
 from app.core.views.timeline import PERFETTO_UI, TRACE_SUFFIX, timeline_problem, trace_bytes
-from app.ui import analysis, panels
+from app.ui import analysis, panels, share
 from app.core.markdown import code
 
 st.header("Files")
@@ -41,6 +41,8 @@ else:
                        icon=":material/folder_zip:", type="primary",
                        help="Built when clicked; unzips into one directory that the "
                             "dashboard (or `python -m profiling_worker`) can open again.")
+
+share.job_button(bundle)
 
 problem = timeline_problem(bundle)
 if problem is None:

@@ -11,7 +11,8 @@ import streamlit as st
 
 from app.core.bundle_loader import Bundle
 from app.core.markdown import esc
-from profiling_worker.schema import columns as C, intervals, plausibility as P
+from app.core.share.analyses import few_runs_text
+from profiling_worker.schema import plausibility as P
 
 #: Notes shown in the warning box itself; the rest are in the table under it.
 SHOWN = 4
@@ -55,12 +56,6 @@ def few_runs(frame: pd.DataFrame) -> None:
     """Say :data:`~profiling_worker.schema.intervals.ONE_RUN_NOTE` when rows of ``frame`` (an
     aggregated-style frame with NumRuns) have fewer than ``intervals.MIN_RUNS`` runs: their
     StdDev, CI95 and relative std dev are empty (undefined with n - 1 = 0), not 0."""
-    if C.NUM_RUNS not in frame:
-        return
-    few = int((frame[C.NUM_RUNS] < intervals.MIN_RUNS).sum())
-    if few:
-        st.info(f"**{intervals.ONE_RUN_NOTE}** ({few} of {len(frame)} rows): StdDev, CI95 and "
-                "relative std dev are missing (None in the tables, empty in the CSV) and no "
-                "error bar or band is drawn; such a measurement is never called stable. Run "
-                "the job with 2 or more runs.",
-                icon=":material/info:")
+    text = few_runs_text(frame)
+    if text:
+        st.info(text, icon=":material/info:")

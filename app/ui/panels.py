@@ -9,7 +9,6 @@ import pandas as pd
 import plotly.graph_objects as go
 import streamlit as st
 
-from profiling_worker.schema import columns as C
 from profiling_worker.schema.manifest import JobStatus
 from profiling_worker.schema.spec import BACKEND_UNKNOWN
 from profiling_worker.spreadsheet import spreadsheet_safe
@@ -17,6 +16,7 @@ from profiling_worker.spreadsheet import spreadsheet_safe
 from app.core import numbers
 from app.core.bundle_files import inside_bundle
 from app.core.bundle_loader import HOST_TIMER_NOTE, Bundle
+from app.core.share.job import job_colors as colors_of
 from app.core.figures import theme
 from app.ui import cached, job_status, state
 from app.core.environment import gpu_name
@@ -59,13 +59,7 @@ def chart_config(filename: str) -> dict[str, object]:
 def job_colors(bundle: Bundle | None) -> dict[str, str]:
     """Annotation -> colour for the job (:func:`theme.annotation_colors` over the annotations
     of its aggregated table, else its per-run table, in table order)."""
-    if bundle is None:
-        return {}
-    for name in (C.TABLE_AGGREGATED, C.TABLE_RUNS):
-        table = bundle.tables.get(name)
-        if table is not None and C.ANNOTATION in table:
-            return theme.annotation_colors(table[C.ANNOTATION].dropna())
-    return {}
+    return {} if bundle is None else colors_of(bundle)
 
 
 def chart_with_table(fig: go.Figure, frame: pd.DataFrame, key: str, filename: str) -> None:

@@ -113,6 +113,8 @@ def test_compare_opens_on_the_pair_named_in_the_url(store, monkeypatch, app) -> 
     shown = texts(at)
     assert "15 matching annotation × config pairs: 15 not comparable" in shown
     assert "backend: ncu vs cupti" in shown
+    assert "Download this comparison (self-contained HTML)" in [
+        b.proto.label for b in at.get("download_button")]
 
 
 def test_a_url_pair_that_cannot_be_shown_says_what_is_shown_instead(store, monkeypatch, app

@@ -20,8 +20,9 @@ def test_every_file_listed_with_download(seeded, app) -> None:
         assert f"`{name}`" in text
     files = [m.value for m in at.markdown if m.value.startswith("`")]
     buttons = at.get("download_button")
-    assert len(buttons) == len(files) + 2  # + the whole bundle as a zip, + the timeline
+    assert len(buttons) == len(files) + 3  # + the bundle as a zip, the report, the timeline
     assert any(b.proto.label.startswith("Download the timeline") for b in buttons)
+    assert "Download the report (self-contained HTML)" in [b.proto.label for b in buttons]
     assert "bytes" in text
     zip_label = at.get("download_button")[0].proto.label
     assert "Download the whole bundle (zip" in zip_label

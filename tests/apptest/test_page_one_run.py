@@ -97,3 +97,12 @@ def test_sweep_normalised_one_run_has_no_interval(quantity, store, cpu_one_run_s
     assert table[C.NUM_RUNS].eq(1).all() and table[SPREAD].isna().all().all(), table
     assert intervals.ONE_RUN_NOTE in texts(at)
     _no_nan_text(at)
+
+
+def test_the_shareable_report_says_so_too(one_run_job: str, store) -> None:  # type: ignore[no-untyped-def]
+    from app.core.bundle_loader import load_bundle
+    from app.core.share.build import job_report
+
+    html = job_report(load_bundle(store["results"] / one_run_job))
+    assert html.count(intervals.ONE_RUN_NOTE) >= 2  # the sweep and the stability sections
+    assert ">nan<" not in html.lower() and 'data-value="nan">—<' in html  # shown as missing

@@ -8,6 +8,8 @@
 - ``profiling_worker.catalog`` is imported in ``app/`` only by ``app/core/kernel_catalog.py`` (the
   app reads kernels through what the worker exports).
 - ``app/core/figures/`` never imports ``app/core/views/`` (both import ``app/core/frame_columns.py``).
+- The agent door (``app/agent_door/``, the MCP server) imports no ``streamlit`` and none of the
+  Streamlit layers (``app.ui``, ``app.sidebar``, ``app.app_pages``); nothing else imports it.
 - Layers point down only: ``app/core/`` and ``app/services/`` never import ``app.ui``,
   ``app.sidebar`` or ``app.app_pages``; pages (``app/app_pages/``) never import
   ``app.services`` (they talk to ``app/ui``).
@@ -126,6 +128,15 @@ def _importing(files: list[Path], banned: tuple[str, ...]) -> list[str]:
 def test_core_and_services_never_import_the_streamlit_layers() -> None:
     files = _py_files("app", "core") + _py_files("app", "services")
     assert _importing(files, ("app.ui", "app.sidebar", "app.app_pages")) == []
+
+
+def test_agent_door_stays_outside_streamlit() -> None:
+    door = _py_files("app", "agent_door")
+    assert door, "app/agent_door/ is missing"
+    assert _offenders(door, {"streamlit"}) == []
+    assert _importing(door, ("app.ui", "app.sidebar", "app.app_pages")) == []
+    others = [p for p in _all_py() if (ROOT / "app" / "agent_door") not in p.parents]
+    assert _importing(others, ("app.agent_door",)) == []
 
 
 def test_pages_never_import_services() -> None:

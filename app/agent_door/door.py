@@ -1,0 +1,275 @@
+"""What the agent door does, as plain functions over the dashboard's own parts: the worker's
+kernel catalog and spec validation (as the sidebar), the job manager (as the job panel), the
+result store and bundle loader (as the pages), the regression gate's verdict (as the compare
+page and ``python -m profiling_worker compare``), the deep-dive and rule views, and the
+importer (as the Import page). No Streamlit, no MCP: :mod:`app.agent_door.server` puts these on
+the Model Context Protocol.
+
+Every answer is a JSON-able dict. Bad input raises :class:`DoorError` with a message that
+names the field and the fix; the server hands it to the agent as a tool error.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Mapping
+from pathlib import Path
+from typing import Any
+
+import pandas as pd
+
+from profiling_worker.schema import columns as C, metrics as M
+from profiling_worker.schema.manifest import ManifestError
+from profiling_worker.schema.spec import SpecInvalid, validate_spec
+
+from app import settings
+from app.core import spec_form
+from app.core.bundle_loader import Bundle, load_bundle
+from app.core.kernel_catalog import catalog_from_report
+from app.core.metrics import MissingData
+from app.core.share.job import caption, spec_json
+from app.core.share.verdict import decision, judged
+from app.core.views import deep_dive as D
+from app.core.views.stability import StabilityOptions, stability_frame
+from app.services import history_index, import_client, result_store, worker_client
+from app.services.job_manager import JobManager
+from app.services.job_model import Job
+from app.services.share_report import worker_answers
+
+#: Rows of a frame an answer carries at most (an agent's context is small; the bundle has all).
+MAX_ROWS = 60
+#: How long ``submit_and_wait`` waits by default (s); a longer job is still running after it.
+WAIT_S = 600.0
+
+
+class DoorError(ValueError):
+    """A request the door refuses: ``message`` says what and ``hint`` how to fix it."""
+
+    def __init__(self, message: str, hint: str = ""):
+        super().__init__(f"{message}" + (f" Fix: {hint}" if hint else ""))
+
+
+def _plain(value: Any) -> Any:
+    """A JSON-able cell: numpy scalars as Python, NaN and missing as None."""
+    if hasattr(value, "item") and not isinstance(value, (str, bytes)):
+        value = value.item()
+    if isinstance(value, float) and not math.isfinite(value):
+        return None
+    return None if value is pd.NA or value is pd.NaT else value
+
+
+def records(frame: pd.DataFrame, limit: int = MAX_ROWS) -> dict[str, Any]:
+    """``{"rows": [...], "rows_not_listed": n}``: the first ``limit`` rows as dicts."""
+    rows = [{str(k): _plain(v) for k, v in row.items()}
+            for row in frame.head(limit).to_dict(orient="records")]
+    return {"rows": rows, "rows_not_listed": max(0, len(frame) - limit)}
+
+
+class Door:
+    """The door over one result store (the dashboard's settings: ``KPROF_RESULTS_DIR``,
+    ``KPROF_BUNDLED_DIR``, ``KPROF_WORKER_PYTHON``, read when the door is made)."""
+
+    def __init__(self) -> None:
+        self.results = settings.results_dir()
+        self.bundled = settings.bundled_dir()
+        self.worker_python = settings.worker_python()
+        self.env = settings.worker_env()
+        self._manager: JobManager | None = None
+        self._report: dict[str, Any] | None = None
+
+    # -- parts made on first use ------------------------------------------------------------
+    def env_report(self) -> dict[str, Any]:
+        """The worker's environment report (probed once): backends, GPUs, kernels."""
+        if self._report is None:
+            self._report = worker_client.probe_environment(self.worker_python)
+        return self._report
+
+    def manager(self) -> JobManager:
+        """The door's job manager (as the dashboard's: the History index follows each job)."""
+        if self._manager is None:
+            results, bundled = self.results, self.bundled
+
+            def index(_job: Job) -> None:
+                history_index.sync_quietly(results, bundled)
+
+            self._manager = JobManager(results, self.worker_python, env=self.env,
+                                       warm=settings.warm_worker(), on_end=index)
+        return self._manager
+
+    def bundle(self, job_id: str) -> Bundle:
+        """The loaded bundle of ``job_id`` (results, then bundled jobs).
+
+        Raises:
+            DoorError: no such job, an unsafe id, or an unreadable bundle.
+        """
+        try:
+            path = result_store.find_bundle(job_id, self.results, self.bundled)
+            if path is None:
+                raise DoorError(f"job_id {job_id!r}: no such job",
+                                "call list_jobs for the ids there are")
+            return load_bundle(path)
+        except result_store.InvalidJobId as exc:
+            raise DoorError(f"job_id {job_id!r}: {exc}", "use an id list_jobs gives") from exc
+        except (ManifestError, OSError) as exc:
+            raise DoorError(f"job {job_id}: the bundle cannot be read ({exc})") from exc
+
+    # -- the tools --------------------------------------------------------------------------
+    def list_kernels(self) -> dict[str, Any]:
+        """Kernels the worker can run (built-in and user files), their parameters, regions
+        (annotations), default configs, and the backends that can run here."""
+        catalog, errors = catalog_from_report(self.env_report())
+        kernels = [{"id": k.id, "title": k.title, "parameters": list(k.parameters),
+                    "annotations": list(k.annotations),
+                    "default_configs": [dict(c) for c in k.default_configs],
+                    "cpu_configs": [dict(c) for c in k.cpu_configs], "builtin": k.builtin}
+                   for k in catalog.values()]
+        backends = {name: {"available": bool(b.get("available")), "reason": b.get("reason")}
+                    for name, b in (self.env_report().get("backends") or {}).items()}
+        return {"kernels": kernels, "backends": backends, "kernel_file_errors": errors}
+
+    def list_jobs(self, limit: int = 50) -> dict[str, Any]:
+        """Jobs of the result store and the bundled jobs, newest first."""
+        infos, problems = result_store.list_bundles(self.results, self.bundled)
+        jobs = [{"job_id": i.job_id, "status": i.status.value, "created_at": i.created_at,
+                 "kernels": list(i.kernels), "backend": i.backend, "gpu": i.gpu_name,
+                 "label": i.label, "source": i.source} for i in infos[:limit]]
+        return {"jobs": jobs, "jobs_not_listed": max(0, len(infos) - limit),
+                "unreadable": [str(p) for p in problems][:10]}
+
+    def submit_and_wait(self, spec: dict[str, Any], timeout_s: float = WAIT_S) -> dict[str, Any]:
+        """Validate ``spec`` as the sidebar does (the worker's catalog, the backends that can run
+        here), queue it on the job manager and wait up to ``timeout_s`` s; the job's summary.
+
+        Raises:
+            DoorError: the spec is invalid (every field error with its fix).
+        """
+        report = self.env_report()
+        try:
+            job_spec = validate_spec(spec, catalog_from_report(report)[0])
+        except SpecInvalid as exc:
+            raise DoorError("spec is invalid: " + "; ".join(str(e) for e in exc.errors)) from exc
+        refused = spec_form.backend_errors(job_spec, report)
+        if refused:
+            raise DoorError("spec cannot run here: " + "; ".join(str(e) for e in refused))
+        job_id = self.manager().submit(job_spec)
+        status = self.manager().wait(job_id, max(0.0, float(timeout_s)))
+        if not status.finished:
+            return {"job_id": job_id, "status": status.value,
+                    "note": f"still {status.value} after {timeout_s:g} s; call job_summary "
+                            "later (the job runs on while this server runs)"}
+        return self.job_summary(job_id)
+
+    def job_summary(self, job_id: str) -> dict[str, Any]:
+        """The job: status, backend, GPU, what durations measure, its spec, notes, error, and
+        the stability page's table of the duration metric (µs) per region x config."""
+        bundle = self.bundle(job_id)
+        out: dict[str, Any] = {
+            "job_id": bundle.job_id, "caption": caption(bundle), "status": bundle.status.value,
+            "backend": bundle.backend, "measurement": bundle.measurement,
+            "duration_metric": bundle.duration_metric,
+            "spec": spec_json(bundle),
+            "error": bundle.error, "problems": list(bundle.problems),
+            "notes": [n.get("message") for n in bundle.notes][:20]}
+        try:
+            frame = stability_frame(bundle, StabilityOptions(time_unit="µs"))
+            cols = [C.ANNOTATION, "ConfigLabel", C.UNIT, C.NUM_RUNS, C.AVG, C.STD, C.CI95_LOWER,
+                    C.CI95_UPPER, C.RSD, C.STABLE]
+            out["durations"] = records(frame[[c for c in cols if c in frame]])
+        except MissingData as exc:
+            out["durations"] = {"missing": str(exc)}
+        return out
+
+    def compare_jobs(self, baseline: str, candidate: str, max_slowdown_pct: float = 3.0,
+                     metric: str | None = None) -> dict[str, Any]:
+        """The regression gate's verdict on ``candidate`` against ``baseline`` (at most 4 KB).
+
+        Raises:
+            DoorError: a job is unknown, or ``metric`` is not in both jobs.
+        """
+        if not (0 <= max_slowdown_pct < math.inf):
+            raise DoorError(f"max_slowdown_pct {max_slowdown_pct}: give a percentage >= 0",
+                            "e.g. 3 for 3 %")
+        sides = [self.bundle(baseline), self.bundle(candidate)]
+        lacking = [b.job_id for b in sides if metric and not b.table(C.TABLE_AGGREGATED).empty
+                   and metric not in set(b.table(C.TABLE_AGGREGATED)[C.METRIC])]
+        if lacking:
+            raise DoorError(f"metric {metric} is not in {' or '.join(lacking)}",
+                            "give a metric both jobs hold (their aggregated Metric column)")
+        return gate_decision(sides[0], sides[1], max_slowdown_pct, metric)
+
+    def deep_dive(self, job_id: str, launch_id: int | None = None) -> dict[str, Any]:
+        """One launch of the job's Nsight Compute report as the deep-dive page shows it (speed
+        of light, memory workload, occupancy and its limiter, warp stalls, launch statistics,
+        hot spots, rule results), and the job's rule digest; ``launch_id`` None = the first."""
+        bundle = self.bundle(job_id)
+        answers = worker_answers(bundle, self.worker_python, self.env)
+        out: dict[str, Any] = {"job_id": job_id}
+        if answers.rules is not None:
+            out["rule_digest"] = records(answers.rules.drop(columns=["Message"],
+                                                            errors="ignore"), 20)
+        data = answers.deep_dive
+        if data is None:
+            return {**out, **{f"no_{k}": v for k, v in (answers.why_not or {}).items()}}
+        labels = D.launch_labels(data, D.config_labeler(bundle.spec.configs if bundle.spec
+                                                        else ()))
+        if not labels:
+            return {**out, "no_deep_dive": "The report holds no profiled launch."}
+        launch = next(iter(labels)) if launch_id is None else int(launch_id)
+        if launch not in labels:
+            raise DoorError(f"launch_id {launch_id}: not in {job_id}'s report",
+                            f"give one of 0..{max(labels)} (launches listed first)")
+        return {**out, **launch_panels(data, launch, labels)}
+
+    def import_files(self, paths: list[str]) -> dict[str, Any]:
+        """Import nsight-python CSVs, Nsight Compute CSV exports or ``.ncu-rep`` reports (paths
+        on this machine) as new jobs, as the Import page does (``profiling_worker import
+        --each``): each report or table becomes a job of its own.
+
+        Raises:
+            DoorError: a path is not a readable file.
+        """
+        files = [Path(p).expanduser() for p in paths]
+        missing = [str(p) for p in files if not p.is_file()]
+        if not files or missing:
+            raise DoorError(f"paths: not a file: {', '.join(missing) or '(none given)'}",
+                            "give absolute paths of files on the machine this server runs on")
+        outcomes = import_client.run_import([p.resolve() for p in files], self.results,
+                                            self.worker_python, self.env)
+        history_index.sync_quietly(self.results, self.bundled)
+        return {"imports": [{"ok": o.ok, "job_id": o.job_id if o.ok else None,
+                             "files": list(o.files), "message": o.message, "hint": o.hint}
+                            for o in outcomes]}
+
+    def shutdown(self) -> None:
+        """Stop the door's workers (a job still running ends interrupted)."""
+        if self._manager is not None:
+            self._manager.shutdown()
+
+
+def gate_decision(baseline: Bundle, candidate: Bundle, max_slowdown_pct: float,
+                  metric: str | None) -> dict[str, Any]:
+    """The adapter to the gate, in one place: its judgement (the compare page's call) as the
+    small JSON decision of :func:`app.core.share.verdict.decision`."""
+    return decision(judged(baseline, candidate, max_slowdown_pct, metric))
+
+
+def launch_panels(data: Mapping[str, Any], launch: int, labels: dict[int, str]) -> dict[str, Any]:
+    """The deep-dive page's panels of one launch, as records."""
+    occ, limiter = D.occupancy(data, launch)
+    panels = {"speed_of_light": D.metric_panel(data, launch, "speed of light",
+                                               (M.GPU_TIME, M.GPC_HZ, *M.SPEED_OF_LIGHT)),
+              "memory_workload": D.metric_panel(data, launch, "memory", M.MEMORY_WORKLOAD),
+              "occupancy": occ, "warp_stalls": D.stalls(data, launch),
+              "launch_statistics": D.metric_panel(data, launch, "launch", M.LAUNCH_STATISTICS),
+              "hot_spots": D.table(data, "hot_spots", launch, "source"),
+              "rules": D.table(data, "rules", launch)}
+    out: dict[str, Any] = {"launch_id": launch, "launch": labels[launch],
+                           "launches": len(labels),
+                           "sections": D.section_names(data, launch),
+                           "occupancy_limited_by": ({"resource": limiter[0],
+                                                     "blocks_per_sm": limiter[1]}
+                                                    if limiter else None)}
+    for name, panel in panels.items():
+        out[name] = {**records(panel.frame, 12 if name == "hot_spots" else MAX_ROWS),
+                     **({"missing": panel.missing} if panel.missing else {})}
+    return out

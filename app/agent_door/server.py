@@ -1,0 +1,148 @@
+"""The agent door: a Model Context Protocol server (the official ``mcp`` Python SDK, stdio
+transport) over the dashboard's worker, job manager and regression gate (:mod:`.door`).
+
+    python -m app.agent_door [--results DIR] [--worker-python PATH]
+
+Tools: ``list_kernels``, ``list_jobs``, ``submit_and_wait``, ``job_summary``, ``compare_jobs``
+(the gate's verdict, at most 4 KB), ``deep_dive`` (a launch's sections and rules),
+``import_files`` and ``write_report`` (the shareable HTML report). docs/agents.md says how to
+attach it to an agent. Needs ``pip install "kernel-profiling-dashboard[mcp]"``.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import sys
+from collections.abc import Callable, Sequence
+from pathlib import Path
+from typing import Any, TypeVar
+
+from mcp.server.mcpserver import MCPServer
+from mcp.server.mcpserver.exceptions import ToolError
+
+from app.agent_door.door import WAIT_S, Door, DoorError
+from app.services.share_report import write_report as _write_report
+
+INSTRUCTIONS = (
+    "GPU kernel profiling (NVIDIA Nsight Compute / CUPTI through nsight-python). Call "
+    "list_kernels for what can run and which backends this machine has, list_jobs for the "
+    "results there are, submit_and_wait with a job spec (kernels, configs, runs, backend; the "
+    "README's spec format) to profile, job_summary for a job's durations, compare_jobs for the "
+    "regression gate's verdict of a candidate against a baseline (regressed / improved / "
+    "indistinguishable / not comparable per region x config), deep_dive for one launch's "
+    "Nsight Compute sections and rules, import_files for nsight-python or Nsight Compute output "
+    "made elsewhere, write_report for a self-contained HTML report to share.")
+
+T = TypeVar("T")
+
+
+def _answer(call: Callable[[], T]) -> T:
+    """Run a door call; its refusal becomes the tool's error message (field and fix)."""
+    try:
+        return call()
+    except DoorError as exc:
+        raise ToolError(str(exc)) from exc
+
+
+def build_server(door: Door) -> MCPServer[Any]:
+    """The MCP server with the door's tools registered."""
+    server: MCPServer[Any] = MCPServer("kernel-profiling-dashboard", instructions=INSTRUCTIONS)
+
+    @server.tool()
+    def list_kernels() -> dict[str, Any]:
+        """Kernels the worker can run (id, parameters, regions = annotations, default configs,
+        cpu configs) and the backends available here (ncu, cupti, cpu)."""
+        return _answer(door.list_kernels)
+
+    @server.tool()
+    def list_jobs(limit: int = 50) -> dict[str, Any]:
+        """Jobs in the result store and the bundled H200 jobs, newest first (id, status,
+        kernels, backend, GPU, label)."""
+        return _answer(lambda: door.list_jobs(limit))
+
+    @server.tool()
+    def submit_and_wait(spec: dict[str, Any], timeout_s: float = WAIT_S) -> dict[str, Any]:
+        """Profile a job spec, e.g. {"kernels": ["matmul"], "annotations": ["fp16"],
+        "configs": [{"n": 1024}], "runs": 5, "backend": "cupti"} ("cpu" times on the host);
+        validated as the dashboard's sidebar validates it, run by its job manager; waits up to
+        timeout_s seconds and returns the job's summary (or its id and status if still
+        running)."""
+        return _answer(lambda: door.submit_and_wait(spec, timeout_s))
+
+    @server.tool()
+    def job_summary(job_id: str) -> dict[str, Any]:
+        """A job's status, backend, GPU, spec, notes, error, and per region x config the
+        duration's mean, std dev, CI95, relative std dev and stability (µs; the stability
+        page's table)."""
+        return _answer(lambda: door.job_summary(job_id))
+
+    @server.tool()
+    def compare_jobs(baseline: str, candidate: str, max_slowdown_pct: float = 3.0,
+                     metric: str | None = None) -> dict[str, Any]:
+        """The regression gate's verdict on candidate vs baseline: passed / regressed / not
+        judged (exit code 0 / 1 / 3, as `python -m profiling_worker compare`), counts per
+        outcome, the measurement differences that make jobs not comparable, and per region x
+        config the outcome, difference and smallest detectable difference (%). At most 4 KB."""
+        return _answer(lambda: door.compare_jobs(baseline, candidate, max_slowdown_pct, metric))
+
+    @server.tool()
+    def deep_dive(job_id: str, launch_id: int | None = None) -> dict[str, Any]:
+        """One profiled launch of an Nsight Compute job (launch_id, default the first): speed
+        of light, memory workload, occupancy and its limiter, warp stalls, launch statistics,
+        source hot spots and its rule results; plus the job's rule digest (every rule that
+        fired, by estimated saving)."""
+        return _answer(lambda: door.deep_dive(job_id, launch_id))
+
+    @server.tool()
+    def import_files(paths: list[str]) -> dict[str, Any]:
+        """Import files made elsewhere (nsight-python profiled_data/processed_data CSVs,
+        Nsight Compute CSV exports, .ncu-rep or .ncu-rep.gz reports; absolute paths on this
+        machine) as new jobs; each report or table becomes a job of its own."""
+        return _answer(lambda: door.import_files(paths))
+
+    @server.tool()
+    def write_report(job_ids: list[str], out: str, max_slowdown_pct: float = 3.0
+                     ) -> dict[str, Any]:
+        """Write the self-contained HTML report (opens offline in any browser) of one job, or
+        of two (baseline, candidate: with the gate's verdict), to the path out."""
+        def write() -> dict[str, Any]:
+            if len(job_ids) not in (1, 2):
+                raise DoorError(f"job_ids: {len(job_ids)} given", "give one job or two")
+            if not out.endswith(".html"):  # never write over a file that is not a report
+                raise DoorError(f"out {out}: not an .html path", "end the file name in .html")
+            paths = [door.bundle(j).path for j in job_ids]
+            try:
+                size = _write_report(paths, Path(out).expanduser(), max_slowdown_pct,
+                                     door.worker_python, door.env)
+            except OSError as exc:
+                raise DoorError(f"out {out}: cannot write it ({exc})", "give a writable path")
+            return {"out": str(Path(out).expanduser()), "bytes": size}
+        return _answer(write)
+
+    return server
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    """Parse the options (they set the dashboard's ``KPROF_*`` variables) and serve on stdio
+    until the client closes it; the door's workers are stopped on the way out."""
+    parser = argparse.ArgumentParser(prog="python -m app.agent_door", description=__doc__)
+    parser.add_argument("--results", type=Path, metavar="DIR",
+                        help="result store (sets KPROF_RESULTS_DIR; default ./results)")
+    parser.add_argument("--worker-python", metavar="PATH",
+                        help="interpreter of the GPU environment (sets KPROF_WORKER_PYTHON)")
+    ns = parser.parse_args(argv)
+    if ns.results is not None:
+        os.environ["KPROF_RESULTS_DIR"] = str(ns.results.expanduser().resolve())
+    if ns.worker_python is not None:
+        os.environ["KPROF_WORKER_PYTHON"] = ns.worker_python
+    door = Door()
+    try:
+        build_server(door).run("stdio")
+    finally:
+        door.shutdown()
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

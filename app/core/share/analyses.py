@@ -1,0 +1,192 @@
+"""A job's analysis sections, built by the dashboard's own view functions and figure builders
+with the options each page opens on (absolute time in µs, the duration metric, the default
+latency threshold and roofline sources, the last config on the memory page, the first config
+on the stability and clocks per-run charts, Share % on the kernels page, the first fusion
+pair), so the report shows the numbers the pages show. A view that cannot draw for this job
+(:class:`~app.core.metrics.MissingData`) becomes a note saying why and how to get it."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+
+import pandas as pd
+
+from profiling_worker.schema import columns as C, intervals
+
+from app.core import derived, frame_columns as F
+from app.core.bundle_loader import Bundle
+from app.core.figures.bound import build_bound_figure, build_roofline_figure
+from app.core.figures.clocks import (build_correlation_figure, build_drift_figure,
+                                     build_kernel_clock_figure, build_trace_figure)
+from app.core.figures.kernels import build_kernels_figure
+from app.core.figures.memory import build_fusion_figure, build_memory_figure
+from app.core.figures.stability import build_runs_figure, build_stability_figure
+from app.core.figures.sweep import build_sweep_figure, wants_log_y
+from app.core.figures.timeline import build_timeline_figure
+from app.core.kernel_catalog import builtin_kernels
+from app.core.metrics import MissingData
+from app.core.share import document as H
+from app.core.share.job import job_colors
+from app.core.views.bound import LATENCY_THRESHOLD_PCT, BoundOptions, bound_frame
+from app.core.views.clocks import (ClocksOptions, collector_runs_frame, correlation_frame,
+                                   kernel_clock_frame, max_sm_clock_mhz, throttle_frame,
+                                   trace_frame)
+from app.core.views.kernels import kernel_counts_frame, kernel_time_frame
+from app.core.views.memory import MemoryOptions, fusion_frame, fusion_pairs, memory_frame
+from app.core.views.roofline import RooflineOptions, roofline_ceilings, roofline_frame
+from app.core.views.stability import StabilityOptions, stability_frame, stability_runs_frame
+from app.core.views.sweep import SweepOptions, sweep_frame, sweep_x
+from app.core.views.timeline import timeline_view
+
+Build = Callable[[Bundle, H.Section], None]
+
+
+def few_runs_text(frame: pd.DataFrame) -> str | None:
+    """The sweep and stability pages' note (Markdown) when rows of ``frame`` (an aggregated-style
+    frame with NumRuns) have fewer than ``intervals.MIN_RUNS`` runs: their StdDev, CI95 and
+    relative std dev are empty (undefined with n - 1 = 0), not 0; None otherwise."""
+    if C.NUM_RUNS not in frame:
+        return None
+    few = int((frame[C.NUM_RUNS] < intervals.MIN_RUNS).sum())
+    if not few:
+        return None
+    return (f"**{intervals.ONE_RUN_NOTE}** ({few} of {len(frame)} rows): StdDev, CI95 and "
+            "relative std dev are missing (None in the tables, empty in the CSV) and no error "
+            "bar or band is drawn; such a measurement is never called stable. Run the job with "
+            "2 or more runs.")
+
+
+def _few_runs(section: H.Section, frame: pd.DataFrame) -> None:
+    text = few_runs_text(frame)
+    if text:
+        section.add(H.note(text.replace("**", "")))
+
+
+def _sweep(bundle: Bundle, section: H.Section) -> None:
+    x = sweep_x(bundle)
+    frame = sweep_frame(bundle, SweepOptions(quantity=derived.TIME, time_unit="µs", x=x))
+    if frame.empty:
+        raise MissingData(f"This job has no {bundle.duration_metric} values to plot.")
+    fig = build_sweep_figure(frame, x, bundle.host_timer,
+                             quantity_label=derived.QUANTITY_LABELS[derived.TIME].split(" (")[0],
+                             log_y=wants_log_y(frame))
+    _few_runs(section, frame)
+    section.add(H.figure(fig, "sweep", job_colors(bundle)),
+                H.table(frame.assign(Measurement=bundle.measurement)),
+                H.paragraph(f"Error bars and CI95 columns: {intervals.CI_METHOD}."))
+
+
+def _stability(bundle: Bundle, section: H.Section) -> None:
+    frame = stability_frame(bundle, StabilityOptions(time_unit="µs"))
+    stable = int(frame[C.STABLE].astype(bool).sum())
+    _few_runs(section, frame)
+    section.add(H.paragraph(f"{stable} of {len(frame)} annotation × config pairs are stable "
+                            f"(RSD < {C.STABLE_RSD_PCT:g} %)."),
+                H.figure(build_stability_figure(frame, bundle.host_timer), "stability",
+                         job_colors(bundle)), H.table(frame))
+    first = frame[C.CONFIG].iloc[0]  # the page's per-run chart opens on the first config
+    runs = stability_runs_frame(bundle, StabilityOptions(time_unit="µs", config=first))
+    if runs.empty:
+        section.add(H.note("This job has no per-run table (plain nsight-python output keeps "
+                           "only the aggregated values)."))
+        return
+    label = "Duration" if bundle.duration_metric in C.DURATION_METRICS else bundle.duration_metric
+    section.add(f"<h3>Per run, in run order: {H.text(frame[F.CONFIG_LABEL].iloc[0])}</h3>",
+                H.figure(build_runs_figure(runs, label, bundle.host_timer), "stability-runs",
+                         job_colors(bundle)), H.table(runs))
+
+
+def _bound(bundle: Bundle, section: H.Section) -> None:
+    frame = bound_frame(bundle, BoundOptions(latency_threshold_pct=LATENCY_THRESHOLD_PCT))
+    section.add(H.figure(build_bound_figure(frame, LATENCY_THRESHOLD_PCT, bundle.host_timer),
+                         "bound", job_colors(bundle)), H.table(frame))
+
+
+def _roofline(bundle: Bundle, section: H.Section) -> None:
+    points = roofline_frame(bundle, RooflineOptions())
+    ceilings = roofline_ceilings(points)
+    section.add(H.figure(build_roofline_figure(points, ceilings, bundle.host_timer),
+                         "roofline", job_colors(bundle)), H.table(points),
+                H.table(ceilings, "Ceilings drawn"))
+
+
+def _memory(bundle: Bundle, section: H.Section) -> None:
+    frame = memory_frame(bundle, MemoryOptions())
+    last = frame[C.CONFIG].iloc[-1]  # the page opens on the last config
+    shown = frame[frame[C.CONFIG] == last]
+    section.add(H.figure(build_memory_figure(shown, bundle.host_timer), "memory",
+                         job_colors(bundle)),
+                H.table(frame, "Every config (the chart shows the last one, as the page opens)"))
+    pairs = fusion_pairs(bundle, builtin_kernels())
+    if pairs:
+        unfused, fused = pairs[0]
+        fusion = fusion_frame(bundle, MemoryOptions(unfused=unfused, fused=fused))
+        if not fusion.empty:
+            section.add(f"<h3>Fusion: {H.text(unfused)} → {H.text(fused)}</h3>",
+                        H.figure(build_fusion_figure(fusion, sweep_x(bundle), bundle.host_timer),
+                                 "fusion", job_colors(bundle)), H.table(fusion))
+
+
+def _kernels(bundle: Bundle, section: H.Section) -> None:
+    times = kernel_time_frame(bundle)
+    section.add(H.figure(build_kernels_figure(times, bundle.host_timer, share=True), "kernels",
+                         job_colors(bundle)), H.table(times),
+                H.table(kernel_counts_frame(bundle), "Kernel counts per annotation × config"))
+
+
+def _nvml(bundle: Bundle, section: H.Section) -> None:
+    trace = trace_frame(bundle)
+    reasons = throttle_frame(trace)
+    section.add(H.figure(build_trace_figure(trace, max_sm_clock_mhz(bundle)), "nvml-trace"),
+                H.paragraph(f"{len(trace):,} NVML samples; the bundle's tables/nvml_trace.csv "
+                            "holds them all."),
+                H.table(reasons, "Throttle reasons set during the job") if not reasons.empty
+                else H.paragraph("Throttle reasons: none, the clocks were never held back."))
+
+
+def _timeline(bundle: Bundle, section: H.Section) -> None:
+    view = timeline_view(bundle)
+    section.add(H.figure(build_timeline_figure(view.launches, view.counters,
+                                               view.measured_starts, max_sm_clock_mhz(bundle)),
+                         "timeline"), H.paragraph(view.note), H.table(view.launches))
+
+
+def _kernel_clocks(bundle: Bundle, section: H.Section) -> None:
+    clocks = kernel_clock_frame(bundle)
+    section.add(H.figure(build_kernel_clock_figure(clocks, bundle.host_timer), "kernel-clocks",
+                         job_colors(bundle)), H.table(clocks))
+
+
+def _collectors(bundle: Bundle, section: H.Section) -> None:
+    every = collector_runs_frame(bundle, ClocksOptions(time_unit="µs"))
+    first = every[C.CONFIG].iloc[0]  # the page opens on the first config
+    runs = collector_runs_frame(bundle, ClocksOptions(time_unit="µs", config=first))
+    corr = correlation_frame(every)
+    section.add(H.paragraph("Info collectors are sampled once before each run, not during it."),
+                H.figure(build_drift_figure(runs), "collectors-drift"), H.table(runs),
+                H.figure(build_correlation_figure(corr), "collectors-correlation"),
+                H.table(corr))
+
+
+#: Page (or chart) title -> how its section is built, in the dashboard's page order.
+ANALYSES: tuple[tuple[str, Build], ...] = (
+    ("Size sweep", _sweep), ("Stability", _stability), ("Bound", _bound),
+    ("Roofline", _roofline), ("Memory traffic and fusion", _memory), ("Kernels", _kernels),
+    ("Clocks: NVML trace of the whole job", _nvml), ("Clocks: timeline of the job", _timeline),
+    ("Clocks: SM clock each kernel ran at", _kernel_clocks),
+    ("Clocks: per-run collectors and kernel time", _collectors))
+
+
+def analysis_sections(bundle: Bundle) -> list[H.Section]:
+    """One section per view of :data:`ANALYSES`; a view the job cannot feed says why."""
+    sections = []
+    for title, build in ANALYSES:
+        section = H.Section(title)
+        try:
+            build(bundle, section)
+        except (MissingData, derived.MissingWork) as exc:
+            section.parts.clear()
+            hint = getattr(exc, "hint", "")
+            section.add(H.note(f"{exc}" + (f" To get it: {hint}" if hint else "")))
+        sections.append(section)
+    return sections

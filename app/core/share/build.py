@@ -1,0 +1,88 @@
+"""The two reports as HTML strings: one job (every analysis view, its deep dive and rule
+digest, notes, provenance) and one comparison (the gate's verdict and table, the compare page's
+ratio chart and table, both jobs' notes and provenance)."""
+
+from __future__ import annotations
+
+from profiling_worker.gate import judge as gate, report as gate_report
+from profiling_worker.schema import columns as C
+
+from app.core import metric_roles
+from app.core.bundle_loader import Bundle
+from app.core.figures.compare import build_compare_figure
+from app.core.metrics import MissingData
+from app.core.share import document as H
+from app.core.share.analyses import analysis_sections
+from app.core.share.job import caption, job_colors, notes, provenance
+from app.core.share.launches import WorkerAnswers, deep_dive_section, rules_section
+from app.core.share.verdict import decision, judged
+from app.core.views.compare import CompareOptions, compare_frame
+
+#: Shown under the title of every report: what the file is and that it works offline.
+OFFLINE_NOTE = ("A self-contained report of the kernel profiling dashboard: the charts are "
+                "interactive (plotly.js is inside this file) and need no network. Tables show "
+                "four significant digits; hover a number for its exact value.")
+
+
+def job_report(bundle: Bundle, answers: WorkerAnswers | None = None) -> str:
+    """The job's report (HTML document). ``answers``: the worker's deep dive and rule digest
+    of the bundle's report (None for a job without one)."""
+    answers = answers or WorkerAnswers()
+    sections = [notes(bundle), *analysis_sections(bundle)]
+    if answers.deep_dive is not None:
+        sections.append(deep_dive_section(bundle, answers.deep_dive))
+    elif answers.why_not and "deep_dive" in answers.why_not:
+        sections.append(H.Section("Deep dive").add(H.note(answers.why_not["deep_dive"])))
+    sections += [rules_section(answers), provenance(bundle)]
+    return H.page(f"Kernel profiling report: {bundle.job_id}",
+                  [H.paragraph(caption(bundle), "verdict"), H.paragraph(OFFLINE_NOTE)], sections)
+
+
+def _gate_section(result: gate.GateResult) -> H.Section:
+    section = H.Section("Regression gate").add(
+        H.paragraph(f"Verdict: {gate_report.exit_label(result)} (exit code "
+                    f"{gate_report.exit_code(result)} of python -m profiling_worker compare)",
+                    "verdict"), H.paragraph(gate_report.headline(result)))
+    if result.context:
+        section.add(H.note("Not comparable: the two jobs were measured differently: "
+                           + "; ".join(result.context) + ".", "warning"))
+    first = [C.ANNOTATION, gate.CONFIG_LABEL, gate.OUTCOME, gate.DIFF_PCT, gate.DETECTABLE_PCT,
+             gate.REASON]  # the judgement first, as on the compare page
+    rows = result.rows[[c for c in first if c in result.rows]
+                       + [c for c in result.rows if c not in first]]
+    return section.add(H.table(rows, "Every region × config, as the gate judged it"))
+
+
+def _ratio_section(baseline: Bundle, candidate: Bundle, options: CompareOptions) -> H.Section:
+    section = H.Section("Candidate / baseline")
+    try:
+        frame = compare_frame(baseline, candidate, options)
+    except MissingData as exc:
+        return section.add(H.note(f"{exc} {exc.hint}"))
+    metric = options.metric or baseline.duration_metric
+    fig = build_compare_figure(frame, f"{candidate.job_id} / {baseline.job_id}: "
+                               f"{metric_roles.label(baseline.manifest, metric)}",
+                               baseline.host_timer or candidate.host_timer)
+    return section.add(H.figure(fig, "compare", job_colors(baseline)), H.table(frame))
+
+
+def comparison_report(baseline: Bundle, candidate: Bundle, max_slowdown_pct: float = 3.0,
+                      metric: str | None = None) -> str:
+    """The comparison's report (HTML document): the gate's verdict first."""
+    result = judged(baseline, candidate, max_slowdown_pct, metric)
+    verdict = decision(result)
+    lead = [H.paragraph(f"Baseline {caption(baseline)}"),
+            H.paragraph(f"Candidate {caption(candidate)}"),
+            H.paragraph(f"Gate verdict: {verdict['verdict']}", "verdict"),
+            H.paragraph(OFFLINE_NOTE)]
+    if baseline.host_timer != candidate.host_timer:
+        lead.append(H.note("One job measured host wall-clock (cpu backend), the other GPU "
+                           "time: the ratio compares different things.", "warning"))
+    sections = [_gate_section(result),
+                _ratio_section(baseline, candidate, CompareOptions(metric, max_slowdown_pct))]
+    for side, job in (("baseline", baseline), ("candidate", candidate)):
+        part = notes(job)
+        part.title = f"Notes on the {side}, {job.job_id}"
+        sections.append(part)
+    sections += [provenance(baseline), provenance(candidate)]
+    return H.page(f"Kernel comparison: {candidate.job_id} vs {baseline.job_id}", lead, sections)

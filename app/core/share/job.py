@@ -1,0 +1,93 @@
+"""What a report says about a job besides its analyses: the pages' caption line, the annotation
+colours, the notes on the values and the provenance (environment, spec, import)."""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+import pandas as pd
+
+from profiling_worker.schema import columns as C
+from profiling_worker.schema.spec import JobSpec
+
+from app.core.bundle_loader import HOST_TIMER_NOTE, Bundle
+from app.core.environment import environment_rows, gpu_name
+from app.core.figures import theme
+from app.core.provenance import import_banner, is_imported, profiled_scope
+from app.core.share import document as H
+
+
+def job_colors(bundle: Bundle) -> dict[str, str]:
+    """Annotation -> colour for the job (:func:`theme.annotation_colors` over the annotations
+    of its aggregated table, else its per-run table, in table order): the same in every view
+    and in the report."""
+    for name in (C.TABLE_AGGREGATED, C.TABLE_RUNS):
+        table = bundle.tables.get(name)
+        if table is not None and C.ANNOTATION in table:
+            return theme.annotation_colors(table[C.ANNOTATION].dropna())
+    return {}
+
+
+def caption(bundle: Bundle) -> str:
+    """The pages' one line about the job: id, status, backend, GPU, what durations measure."""
+    env = bundle.manifest.get("environment") or {}
+    gpu = gpu_name(env, bundle.gpu_index) or (
+        "GPU not named in the files" if is_imported(bundle.manifest) else "no GPU")
+    return (f"Job {bundle.job_id} · {bundle.status.value} · backend {bundle.backend} · {gpu} · "
+            f"durations: {bundle.measurement}")
+
+
+def provenance(bundle: Bundle) -> H.Section:
+    """Where the numbers come from: the import's files or the worker's recording, the
+    environment table of the environment page, the spec and the manifest's provenance."""
+    manifest = bundle.manifest
+    backend = {k: v for k, v in (manifest.get("backend") or {}).items()
+               if k != "device_attributes"}
+    origin = (H.from_markdown(import_banner(manifest)) if is_imported(manifest)
+              else "Recorded by this project's worker.")
+    times = ", ".join(f"{k.replace('_', ' ')} {manifest[k]}"
+                      for k in ("created_at", "started_at", "finished_at") if manifest.get(k))
+    section = H.Section(f"Provenance: {bundle.job_id}").add(
+        H.paragraph(caption(bundle), "verdict"), H.paragraph(origin), H.paragraph(times),
+        H.paragraph(profiled_scope(manifest)),
+        H.table(pd.DataFrame(environment_rows(manifest.get("environment") or {}, backend,
+                                              bundle.gpu_index)), "Environment of the job"))
+    if bundle.host_timer:
+        section.add(H.note(f"This job used the cpu backend: every time here is "
+                           f"{HOST_TIMER_NOTE}.", "warning"))
+    for name, value in (("Spec", spec_json(bundle)), ("Provenance", manifest.get("provenance")),
+                        ("Backend", backend)):
+        if value:
+            section.add(H.paragraph(name), H.preformatted(json.dumps(value, indent=1,
+                                                                     default=str)))
+    return section
+
+
+def spec_json(bundle: Bundle) -> dict[str, Any] | None:
+    """The job's spec as recorded (manifest ``spec``), else the validated one; None without."""
+    recorded = bundle.manifest.get("spec")
+    if isinstance(recorded, dict) and recorded:
+        return recorded
+    return bundle.spec.to_json() if isinstance(bundle.spec, JobSpec) else None
+
+
+def notes(bundle: Bundle) -> H.Section:
+    """Every plausibility note, damaged part, recomputed column and error of the bundle."""
+    section = H.Section("Notes on the values")
+    err = bundle.error
+    if err:
+        section.add(H.note(f"{err.get('kind') or 'error'}: {err.get('message', '')}"
+                           + (f" Fix: {err['hint']}" if err.get("hint") else ""), "error"))
+    for problem in bundle.problems:
+        section.add(H.note(f"Part of this bundle is damaged: {problem}.", "warning"))
+    for sentence in bundle.recomputed:
+        section.add(H.note(sentence))
+    if bundle.notes:
+        frame = pd.DataFrame(list(bundle.notes), columns=["severity", "check", "annotation",
+                                                          "config", "metric", "message"])
+        section.add(H.table(frame, f"Plausibility checks: {len(frame)} note(s) on the values"))
+    if not section.parts:
+        section.add(H.paragraph("No plausibility note, damaged part or error: every check "
+                                "passed."))
+    return section

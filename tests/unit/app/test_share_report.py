@@ -1,0 +1,112 @@
+"""The shareable report's document on the H200 bundles shipped in app/bundled: plotly.js once,
+nothing fetched, every table cell's exact value kept, a few MB at most; and the gate's decision
+within its 4 KB (tests/e2e/test_share_report.py opens the files in Chromium)."""
+
+from __future__ import annotations
+
+import json
+import re
+from pathlib import Path
+
+import plotly.offline
+import pytest
+
+from app.core.bundle_loader import load_bundle
+from app.core.share import document as H
+from app.core.share.build import comparison_report, job_report
+from app.core.share.verdict import MAX_BYTES, decision, judged
+from app.core.views.stability import StabilityOptions, stability_frame
+
+BUNDLED = Path(__file__).resolve().parents[3] / "app" / "bundled"
+JOBS = sorted(p.name for p in BUNDLED.iterdir() if (p / "manifest.json").is_file())
+PLOTLY_HEADER = re.compile(r"\* plotly\.js v\d")
+#: plotly.js (4.8 MB minified, plotly 7.1) plus the job's charts and tables.
+MAX_REPORT_BYTES = 6_000_000
+
+
+def _external(html: str) -> list[str]:
+    """What would make a browser fetch something, outside plotly.js itself (whose code holds
+    attribution links it never loads): a src or href to a URL, a <link>, an @import."""
+    page = html.replace(plotly.offline.get_plotlyjs(), "")
+    return re.findall(r"""(?:src|href)\s*=\s*["'](?:https?:)?//[^"']*|<link\b[^>]*|@import[^;]*|"""
+                      r"""<script[^>]+src""", page)
+
+
+@pytest.mark.parametrize("job", JOBS)
+def test_each_bundled_job_is_one_offline_file_of_a_few_mb(job: str) -> None:
+    html = job_report(load_bundle(BUNDLED / job))
+    assert len(PLOTLY_HEADER.findall(html)) == 1  # plotly.js inlined once
+    assert "MathJax" not in html.split("</script>", 1)[1]  # no MathJax loader after plotly.js
+    assert _external(html) == []
+    assert html.count('class="plotly-graph-div"') == html.count("Plotly.newPlot(")
+    assert len(html.encode("utf-8")) <= MAX_REPORT_BYTES
+
+
+def test_table_cells_keep_the_views_exact_values() -> None:
+    bundle = load_bundle(BUNDLED / "h200-cupti-stability")
+    html = job_report(bundle)
+    frame = stability_frame(bundle, StabilityOptions(time_unit="µs"))
+    section = html.split("<h2>Stability</h2>", 1)[1].split("</table>", 1)[0]
+    head = re.findall(r"<th>([^<]*)</th>", section)
+    rows = re.findall(r"<tr>(.*?)</tr>", section.split("<tbody>", 1)[1])
+    col = head.index("AvgValue")
+    cells = [re.findall(r"<td([^>]*)>", r)[col] for r in rows]
+    values = [float(re.search(r'data-value="([^"]*)"', c).group(1)) for c in cells]  # type: ignore[union-attr]
+    assert values == frame["AvgValue"].tolist()  # repr round-trips every float exactly
+
+
+def test_text_from_files_is_escaped() -> None:
+    cell = H.table(__import__("pandas").DataFrame({"Kernel": ["<script>alert(1)</script>"]}))
+    assert "<script>" not in cell and "&lt;script&gt;" in cell
+
+
+def test_a_long_table_is_cut_and_says_so() -> None:
+    import pandas as pd
+
+    out = H.table(pd.DataFrame({"x": range(H.MAX_ROWS + 7)}))
+    assert out.count("<tr>") == H.MAX_ROWS + 1  # + the header row
+    assert f"first {H.MAX_ROWS:,} of {H.MAX_ROWS + 7:,} rows" in out
+
+
+def test_comparison_report_leads_with_the_gates_verdict() -> None:
+    base, cand = (load_bundle(BUNDLED / j) for j in ("h200-cupti-gate-tf32",
+                                                     "h200-cupti-gate-fp32"))
+    html = comparison_report(base, cand)
+    assert html.index("Gate verdict: regressed") < html.index("<h2>Regression gate</h2>")
+    assert len(PLOTLY_HEADER.findall(html)) == 1 and _external(html) == []
+
+
+def test_decision_stays_within_4_kb_and_counts_what_it_leaves_out() -> None:
+    # 15 region x config rows, all not comparable (backends differ), each with a long reason
+    result = judged(load_bundle(BUNDLED / "h200-ncu-matmul-sweep"),
+                    load_bundle(BUNDLED / "h200-cupti-matmul-sweep"))
+    out = decision(result)
+    assert len(json.dumps(out, indent=2).encode("utf-8")) <= MAX_BYTES
+    assert len(out["rows"]) + out["rows_not_listed"] == len(result.rows)
+    assert out["verdict"] == "not judged" and out["exit_code"] == 3
+    assert out["context"] == result.context and out["context"]
+
+
+def test_cli_writes_the_report_without_starting_a_server(tmp_path: Path, capsys) -> None:  # type: ignore[no-untyped-def]
+    from app import cli
+
+    with pytest.raises(SystemExit) as stop:
+        cli.main(["--report", str(BUNDLED / "h200-cupti-gate-base")])
+    assert stop.value.code == 2 and "--report needs --out FILE" in capsys.readouterr().err
+    with pytest.raises(SystemExit):
+        cli.main(["--report", str(tmp_path / "no-such-bundle"), "--out", str(tmp_path / "x")])
+    assert "--report:" in capsys.readouterr().err and not (tmp_path / "x").exists()
+    out = tmp_path / "pair.html"
+    assert cli.main(["--report", str(BUNDLED / "h200-cupti-gate-base"),
+                     str(BUNDLED / "h200-cupti-gate-again"), "--max-slowdown", "5%",
+                     "--out", str(out)]) == 0
+    html = out.read_text(encoding="utf-8")
+    assert "Gate verdict: passed" in html and "max slowdown 5 %" in html
+
+
+@pytest.mark.parametrize("text", ["nsight-python 0.9.6 (Normalized column, no Unit)",
+                                  "![x](http://e/i.png) a_b \\ c", "<b>*x*</b> @me $1 | {y}"])
+def test_sentences_the_pages_write_as_markdown_read_back_as_written(text: str) -> None:
+    from app.core.markdown import esc
+
+    assert H.from_markdown(esc(text)) == text
