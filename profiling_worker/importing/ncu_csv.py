@@ -135,7 +135,8 @@ def from_ncu_csv(sources: list[Sniffed]) -> Job:
     rows = rows.rename(columns={"Kernel Name": C.KERNEL, "Grid Size": C.GRID,
                                 "Block Size": C.BLOCK})
     rows[C.ANNOTATION] = rows[C.KERNEL].map(names)
-    rows, warnings = G.attribute(rows)
+    rows, warnings, reading = G.attribute(rows)
+    notes += reading
     params = [CONFIG_INDEX]
     rows[CONFIG_INDEX] = rows[C.CONFIG]
     launches = rows[table_columns(C.TABLE_LAUNCHES, params)].reset_index(drop=True)
