@@ -25,8 +25,9 @@ from profiling_worker.errors import ImportFailed
 from profiling_worker.extract.aggregate import aggregate_runs, launches_to_runs
 from profiling_worker.extract.units import normalise_unit
 from profiling_worker.importing import regions as G
-from profiling_worker.importing.job import Job
+from profiling_worker.importing.job import NOT_READ, NOT_READ_KEY, Job
 from profiling_worker.importing.ncu_rep import CONFIG_INDEX, gpu_environment
+from profiling_worker.importing.same_profile import differ_note, same_values
 from profiling_worker.importing.sniff import NCU_DETAILS, Sniffed
 from profiling_worker.importing.textcsv import (METRIC_NAME_RE, index_column_note,
                                                 numbers_as_text, parse_csv)
@@ -103,6 +104,16 @@ def launch_ids(s: Sniffed) -> frozenset[tuple[str, str]]:
     return _launch_ids(_long_rows(s)[0])
 
 
+def launch_values(s: Sniffed) -> pd.DataFrame:
+    """Numeric launch x metric rows of an export (ID, Kernel Name, Metric, Unit, Value in the
+    bundle's units), for :func:`~profiling_worker.importing.same_profile.same_values`.
+
+    Raises:
+        ImportFailed: the export lacks ncu's launch columns.
+    """
+    return _launch_rows(s)[0]
+
+
 def _same_launches(a: pd.DataFrame, b: pd.DataFrame) -> bool:
     return _launch_ids(a) == _launch_ids(b)
 
@@ -117,11 +128,17 @@ def from_ncu_csv(sources: list[Sniffed]) -> Job:
     read = [(s, *_launch_rows(s)) for s in sources]
     read.sort(key=lambda r: -r[1][C.METRIC].nunique())
     used, notes = [read[0]], [n for s in sources if (n := index_column_note(s))]
+    unread: list[str] = []
     for item in read[1:]:
         s, rows = item[0], item[1]
-        if _same_launches(rows, used[0][1]):
-            notes.append(f"{s.path.name}: the same launches as {used[0][0].path.name} (another "
-                         "page or unit setting of one profile); read once")
+        if _same_launches(rows, used[0][1]) and same_values(used[0][1], rows):
+            notes.append(f"{s.path.name}: the same launches and values as {used[0][0].path.name} "
+                         "(another page or unit setting of one profile); read once")
+        elif _same_launches(rows, used[0][1]):  # another run: never pooled, never dropped
+            notes.append(differ_note(s.path.name, used[0][0].path.name, used[0][1], rows)
+                         + f"; {NOT_READ} here (kept with the files): import it on its own to "
+                         "compare the two (the Import page makes a job of each)")
+            unread.append(s.path.name)
         else:
             used.append(item)
     frames = []
@@ -169,7 +186,8 @@ def from_ncu_csv(sources: list[Sniffed]) -> Job:
                                           "run with the metric-aware rules, Student-t CI95)"],
                            "parameters": params,
                            "ncu_csv": {s.path.name: s.kind for s in sources},
+                           **({NOT_READ_KEY: unread} if unread else {}),
                            "backend": {"name": B.NCU}})
 
 
-__all__ = ["from_ncu_csv", "launch_ids", "DISPLAY_NAMES"]
+__all__ = ["from_ncu_csv", "launch_ids", "launch_values", "DISPLAY_NAMES"]

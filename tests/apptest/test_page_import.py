@@ -155,3 +155,30 @@ def test_a_spreadsheet_upload_is_refused_with_save_it_as_csv(store, app, tmp_pat
     (error,) = [unescape(e.value) for e in at.error]
     assert "notes.xlsx: a spreadsheet" in error and "save it as CSV" in error
     assert not [p for p in store["results"].iterdir() if p.is_dir()]  # nothing imported
+
+
+@pytest.mark.parametrize("names", [
+    ("import_cases/13-two-runs-one-upload/live_raw.csv",
+     "import_cases/10-two-launches-per-pass/ranges.ncu-rep.gz"),  # case 13: CSV + report
+    ("h200_import/ncu_plain/raw.csv", "h200_import/ncu_plain/live_raw.csv")],  # two CSVs
+    ids=["csv-and-report", "two-csvs"])
+def test_two_runs_uploaded_together_are_two_jobs(store, app, names) -> None:
+    """Two profiles of one program (case 13): a job each, each with its file's values, so
+    Compare can put them side by side; none is dropped as 'the same launches'."""
+    from profiling_worker.bundle_writer import read_table
+    from profiling_worker.schema import columns as C
+
+    paths = [REPO / "tests" / "fixtures" / n for n in names]
+    at = _upload(app("import_files"), paths)
+    at.button(key="import-run").click().run()
+    assert not at.exception, at.exception
+    done = [unescape(s.value) for s in at.success]
+    jobs = [IMPORTED.search(d).group(1) for d in done]
+    assert len(jobs) == 2 and len(set(jobs)) == 2
+    assert all(f"`{p.name}`" in d for p, d in zip(paths, done))
+    times = []
+    for job in jobs:
+        launches = read_table(store["results"] / job, C.TABLE_LAUNCHES)
+        times.append(sorted(launches[launches[C.METRIC] == C.GPU_TIME][C.VALUE]))
+    assert times[0] != times[1] and len(times[0]) == len(times[1])  # same launches, two runs
+    assert not [w for w in at.warning if "not read" in w.value]
