@@ -138,7 +138,9 @@ def read_launches(report_path: Path, metrics: Sequence[str], other_ranges: bool 
     Returns:
         ``(rows, device)``: rows with Annotation, Config, Run, Launch, Kernel, Grid, Block,
         Metric, Value, Unit (one per launch x metric); ``device`` holds every
-        ``device__attribute_*`` metric of the first launch plus ``missing_metrics``.
+        ``device__attribute_*`` metric of the first launch plus ``missing_metrics`` and
+        ``empty_launches`` (launches whose record holds no metric at all: a file that ends
+        inside a launch; they give no rows).
 
     Raises:
         OSError, RuntimeError: the report cannot be read (ncu_report's own errors).
@@ -147,7 +149,11 @@ def read_launches(report_path: Path, metrics: Sequence[str], other_ranges: bool 
     device: dict[str, Any] = {}
     missing: set[str] = set()
     sources: dict[str, str] = {}
+    empty = 0
     for action, annotation, config, run, launch in placed_actions(report_path, other_ranges):
+        if not action.metric_names():  # a record cut short: the launch is there, its values not
+            empty += 1
+            continue
         if not device:
             device = {n: action[n].value() for n in action.metric_names()
                       if n.startswith(M.DEVICE_ATTRIBUTE_PREFIX)}
@@ -168,6 +174,7 @@ def read_launches(report_path: Path, metrics: Sequence[str], other_ranges: bool 
                          C.VALUE: got[0], C.UNIT: got[1]})
     device["missing_metrics"] = sorted(missing)
     device["metric_sources"] = sources
+    device["empty_launches"] = empty
     return rows, device
 
 

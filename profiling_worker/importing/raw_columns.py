@@ -24,7 +24,7 @@ run within a config; a parameter does not, and every config has the same number 
    changes from run to run within a config (or would give unequal run counts);
 4. a column with one value in the whole file (a ONCE-scope collector, or a parameter of one
    value: either way it tells no configs apart) is a collector when the file has other
-   collectors, else a parameter (1.0 files).
+   collectors and parameters that change, else a parameter (1.0 files; a job of one config).
 
 What cannot be told by values: a CONFIG-scope collector (one value per config) reads as a
 parameter, and with one run per config no collector changes within a config.
@@ -83,10 +83,10 @@ def split_raw_columns(header: Sequence[str], frame: pd.DataFrame) -> RawColumns:
                     if _changes_within(frame, h, configs) else
                     "as a parameter it would give the configs unequal run counts")
                 for h in varying if h not in params})
-    if why:  # the file has collectors: a one-value column is one too (it tells no configs apart)
+    if why and params:  # one value: tells no configs apart that the parameters do not
         why.update({h: "one value in the whole file (a ONCE-scope collector, or a parameter of "
                     "one value: it tells no configs apart)" for h in single})
-    else:
+    else:  # no collector, or one config: the one-value columns are what names it (n = 256)
         params = [h for h in cands if h in params or h in single]
     return RawColumns([h for h in cands if h in params], why)
 

@@ -113,20 +113,29 @@ def _work_values(rows: pd.DataFrame, seqs: list[object]) -> dict[str, list[float
 
 
 def cut_short(rows: pd.DataFrame) -> list[str]:
-    """Warnings for a recording that ends inside a config: the config launched last has
-    fewer runs than the region's other configs."""
+    """Warnings for a recording that ends inside a config: the config a region launched last
+    has fewer runs than the region's other configs. The region of the recording's last launch
+    says it was cut there; another region's says the recording possibly ends at a boundary
+    that hides the cut elsewhere (runs of regions interleave)."""
     if rows.empty:
         return []
-    last = rows.sort_values("_seq").iloc[-1]
-    sub = rows[rows[C.ANNOTATION] == last[C.ANNOTATION]]
-    runs = sub.groupby(C.CONFIG)[C.RUN].nunique()
-    have, full = int(runs.get(last[C.CONFIG], 0)), int(runs.max())
-    if have >= full:
-        return []
-    return [f"partial: the recording ends inside config {int(last[C.CONFIG])} of "
-            f"{last[C.ANNOTATION]} ({have} of the {full} runs its other configs have); the file "
-            "was probably cut short (an interrupted copy), so that config's values are "
-            "incomplete"]
+    ordered = rows.sort_values("_seq")
+    final = ordered.iloc[-1][C.ANNOTATION]
+    out: list[str] = []
+    for region, sub in ordered.groupby(C.ANNOTATION, sort=False):
+        last = int(sub.iloc[-1][C.CONFIG])
+        runs = sub.groupby(C.CONFIG)[C.RUN].nunique()
+        have, full = int(runs.get(last, 0)), int(runs.max())
+        if have >= full:
+            continue
+        where = ("the recording ends inside" if region == final else
+                 "the recording possibly ends inside (its last launches come before another "
+                 "region's)")
+        text = (f"partial: {where} config {last} of {region} ({have} of the {full} runs its "
+                "other configs have); the file was probably cut short (an interrupted copy), "
+                "so that config's values are incomplete")
+        out.insert(0, text) if region == final else out.append(text)
+    return out
 
 
 __all__ = ["ONE_CONFIG", "short_name", "region_names", "attribute", "cut_short"]

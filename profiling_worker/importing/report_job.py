@@ -73,6 +73,11 @@ def from_report(report: Path) -> Job:
                            "profile with --set basic or --metrics gpu__time_duration.sum, or "
                            "import nsight-python's CSVs")
     rows, warnings, reading, how = _report_launches(rows)
+    if device.get("empty_launches"):
+        warnings.insert(0, f"partial: {device['empty_launches']} launch(es) at the end of "
+                        f"{report.name} hold no metric at all: the file ends inside a launch's "
+                        "record, so it was cut short (an interrupted copy) and the recording "
+                        "may have gone on")
     params = [R.CONFIG_INDEX]
     n_configs = int(rows[C.CONFIG].max()) + 1
     configs = [{R.CONFIG_INDEX: i} for i in range(n_configs)]
@@ -108,7 +113,8 @@ def _typed(launches: pd.DataFrame) -> pd.DataFrame:
 
 
 def _device(device: dict[str, Any]) -> dict[str, Any]:
-    return {k: v for k, v in device.items() if k not in ("missing_metrics", "metric_sources")}
+    return {k: v for k, v in device.items()
+            if k not in ("missing_metrics", "metric_sources", "empty_launches")}
 
 
 def source_notes(report_name: str, device: dict[str, Any]) -> list[str]:

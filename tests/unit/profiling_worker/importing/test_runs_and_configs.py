@@ -161,3 +161,41 @@ def test_counters_of_equal_work_keep_runs_together_whatever_their_durations() ->
     assert found is None
     found, told = L.split_by_work({L.WORK_COUNTERS[0]: np.array([1e6, 4e6, 1e6])})
     assert found is not None and found.tolist() == [0, 1, 0] and L.WORK_COUNTERS[0] in told
+
+
+# --- a report cut short where a config ends ----------------------------------------------------
+
+NORMALIZED = CASES.parent / "h200_import" / "nspy096" / "normalized" / "ncu-output-scale-0.ncu-rep.gz"
+#: Where the record of the 11th of the report's 12 launches ends (found with ncu_report; the
+#: test checks it): torch and inplace alternate run by run, so the cut ends torch's config 1
+#: with all 3 runs and leaves inplace's config 1 with 2.
+AFTER_11 = 3891633
+
+
+def _cut(tmp_path: Path, size: int) -> tuple[Path, list[int]]:
+    data = gzip.decompress(NORMALIZED.read_bytes())
+    cut = tmp_path / "cut.ncu-rep"
+    cut.write_bytes(data[:size if size > 0 else len(data) + size])
+    report = ncu_report.load_report(str(cut))
+    metrics = [len(report.range_by_idx(r).action_by_idx(a).metric_names())
+               for r in range(report.num_ranges())
+               for a in range(report.range_by_idx(r).num_actions())]
+    return cut, metrics
+
+
+def test_a_report_cut_at_a_config_boundary_does_not_look_complete(tmp_path: Path) -> None:
+    cut, metrics = _cut(tmp_path, AFTER_11)
+    assert len(metrics) == 11 and all(metrics)  # every launch there is whole
+    m = read_manifest(import_nsight_output([cut], tmp_path / "s", "cut"))
+    assert m["partial"] == ["partial: the recording possibly ends inside (its last launches come "
+                            "before another region's) config 1 of inplace (2 of the 3 runs its "
+                            "other configs have); the file was probably cut short (an "
+                            "interrupted copy), so that config's values are incomplete"]
+
+
+def test_a_report_that_ends_inside_a_launch_says_so(tmp_path: Path) -> None:
+    cut, metrics = _cut(tmp_path, -1)  # one byte short
+    assert len(metrics) == 12 and metrics[-1] == 0 and all(metrics[:-1])
+    m = read_manifest(import_nsight_output([cut], tmp_path / "s", "cut"))
+    assert m["partial"][0].startswith("partial: 1 launch(es) at the end of cut.ncu-rep hold no "
+                                      "metric at all")
