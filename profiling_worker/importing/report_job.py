@@ -169,12 +169,28 @@ def add_launch_rows(job: Job, rows: pd.DataFrame, report_name: str,
                              "recomputed from the report's launches")
     elif launches.empty:
         job.notes.append(f"{report_name}: launches not used ({how})")
+        if not job.runs.empty:
+            job.warnings += _fewer_launches(rows, job.runs, report_name)
     job.notes += source_notes(report_name, device)
     job.environment = {**R.gpu_environment(device), **job.environment}
     job.provenance["launches"] = _launch_provenance(Path(report_name), rows, device, how)
     job.provenance["backend"] = {"name": B.NCU, "report": report_name,
                                  "device_attributes": _device(device)}
     return job
+
+
+def _fewer_launches(rows: pd.DataFrame, runs: pd.DataFrame, report_name: str) -> list[str]:
+    """Warnings for annotations whose launches in the report are fewer than the CSVs' runs x
+    kernels name (a report cut short: the CSVs were written from the whole recording)."""
+    out = []
+    for annotation, sub in rows[rows[C.CONFIG] < 0].groupby(C.ANNOTATION, sort=False):
+        expected = len(R.expected_launches(runs, str(annotation)))
+        have = sub[C.RUN].nunique()
+        if have < expected:
+            out.append(f"partial: {report_name} holds {have} of the {expected} launches of "
+                       f"{annotation} that the CSVs' runs name; the report was probably cut "
+                       "short (an interrupted copy), so its per-launch values are not used")
+    return out
 
 
 def _runs_from_launches(runs: pd.DataFrame, launches: pd.DataFrame, params: list[str]

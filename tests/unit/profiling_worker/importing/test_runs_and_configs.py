@@ -199,3 +199,13 @@ def test_a_report_that_ends_inside_a_launch_says_so(tmp_path: Path) -> None:
     m = read_manifest(import_nsight_output([cut], tmp_path / "s", "cut"))
     assert m["partial"][0].startswith("partial: 1 launch(es) at the end of cut.ncu-rep hold no "
                                       "metric at all")
+
+
+def test_a_cut_report_beside_the_csvs_is_named_partial(tmp_path: Path) -> None:
+    """The CSVs were written from the whole recording: they name 6 launches of inplace."""
+    cut, _ = _cut(tmp_path, AFTER_11)
+    csvs = sorted(NORMALIZED.parent.glob("*.csv"))
+    m = read_manifest(import_nsight_output([*csvs, cut], tmp_path / "s", "cut"))
+    assert m["partial"] == ["partial: cut.ncu-rep holds 5 of the 6 launches of inplace that the "
+                            "CSVs' runs name; the report was probably cut short (an interrupted "
+                            "copy), so its per-launch values are not used"]
