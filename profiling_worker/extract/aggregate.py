@@ -42,9 +42,12 @@ from profiling_worker.schema import columns as C, intervals
 
 # --- launches -> runs ------------------------------------------------------------------------
 
-def _first_valid(s: pd.Series) -> Any:
-    v = s.dropna()
-    return v.iloc[0] if len(v) else None
+def _first_valid(g: Any) -> pd.Series:
+    """First non-missing value of each group, None where a group has none (GroupBy.first,
+    vectorised: a Python function per group took 0.6 s of a 60-launch report's import)."""
+    first: pd.Series = g.first()
+    out: pd.Series = first.astype(object).where(first.notna(), None)
+    return out
 
 
 def launches_to_runs(launches: pd.DataFrame, param_names: Sequence[str] | None = None) -> pd.DataFrame:
@@ -122,7 +125,7 @@ def launches_to_runs(launches: pd.DataFrame, param_names: Sequence[str] | None =
         "_wsum": g["_w"].sum(),
         "_wbad": g["_wbad"].any(),
         "_vwsum": g["_vw"].sum(),
-        C.UNIT: g[C.UNIT].agg(_first_valid),
+        C.UNIT: _first_valid(g[C.UNIT]),
     }).reset_index()
 
     rule_of: dict[tuple[str, str | None], str] = {}
@@ -242,7 +245,7 @@ def aggregate_runs(runs: pd.DataFrame, param_names: Sequence[str] | None = None)
     g = df.groupby(keys, sort=False, dropna=False)
     v = g[C.VALUE]
     out = pd.DataFrame({
-        C.UNIT: g[C.UNIT].agg(_first_valid),
+        C.UNIT: _first_valid(g[C.UNIT]),
         C.NUM_RUNS: v.count().astype("int64"),
         C.AVG: v.mean(),
         C.STD: v.std(ddof=1),

@@ -97,7 +97,7 @@ def read_report(report: Path, metrics: Sequence[str], other_ranges: bool = True
         ImportFailed: ncu_report is missing, or cannot read the report.
     """
     try:
-        from profiling_worker.extract.ncu_report_reader import read_launches, summarize
+        from profiling_worker.extract.ncu_report_reader import read_with_summary
     except ImportError as exc:
         raise ImportFailed(f"{report.name}: the ncu_report module is not installed here ({exc})",
                            "install Nsight Compute's Python report interface (pip install "
@@ -106,8 +106,8 @@ def read_report(report: Path, metrics: Sequence[str], other_ranges: bool = True
     try:
         with plain_file(report) as plain:
             try:
-                rows, device = read_launches(plain, list(metrics)[:MAX_METRICS], other_ranges)
-                summary = summarize(plain)
+                rows, device, summary = read_with_summary(plain, list(metrics)[:MAX_METRICS],
+                                                          other_ranges)
             except Exception as exc:  # ncu_report raises plain RuntimeError/OSError/...
                 raise ImportFailed(
                     f"{report.name}: ncu_report cannot read it as a report "

@@ -74,7 +74,7 @@ def from_report(report: Path) -> Job:
                            "import nsight-python's CSVs")
     rows, warnings, reading, how = _report_launches(rows)
     if device.get("empty_launches"):
-        warnings.insert(0, f"partial: {device['empty_launches']} launch(es) at the end of "
+        warnings.append(f"partial: {device['empty_launches']} launch(es) at the end of "
                         f"{report.name} hold no metric at all: the file ends inside a launch's "
                         "record, so it was cut short (an interrupted copy) and the recording "
                         "may have gone on")

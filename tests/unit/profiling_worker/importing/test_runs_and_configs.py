@@ -197,8 +197,8 @@ def test_a_report_that_ends_inside_a_launch_says_so(tmp_path: Path) -> None:
     cut, metrics = _cut(tmp_path, -1)  # one byte short
     assert len(metrics) == 12 and metrics[-1] == 0 and all(metrics[:-1])
     m = read_manifest(import_nsight_output([cut], tmp_path / "s", "cut"))
-    assert m["partial"][0].startswith("partial: 1 launch(es) at the end of cut.ncu-rep hold no "
-                                      "metric at all")
+    assert any(w.startswith("partial: 1 launch(es) at the end of cut.ncu-rep hold no metric at "
+                            "all") for w in m["partial"])
 
 
 def test_a_cut_report_beside_the_csvs_is_named_partial(tmp_path: Path) -> None:
