@@ -182,3 +182,18 @@ def test_two_runs_uploaded_together_are_two_jobs(store, app, names) -> None:
         times.append(sorted(launches[launches[C.METRIC] == C.GPU_TIME][C.VALUE]))
     assert times[0] != times[1] and len(times[0]) == len(times[1])  # same launches, two runs
     assert not [w for w in at.warning if "not read" in w.value]
+
+
+def test_how_runs_were_read_is_shown_on_the_pages(store, app) -> None:
+    """Case 10: two_gemms launches one GEMM twice a pass; the pages say it was read as 3 runs
+    of 2 launches and name the other reading."""
+    from profiling_worker.importing import import_nsight_output
+
+    report = REPO / "tests" / "fixtures" / "import_cases" / "10-two-launches-per-pass" / \
+        "ranges.ncu-rep.gz"
+    import_nsight_output([report], store["results"], "ranges")
+    for page in ("stability", "results"):
+        at = app(page, query={"job": "ranges"})
+        assert not at.exception, at.exception
+        assert "two_gemms: its launches come in stretches" in texts(at), page
+        assert "read as 3 runs of 2 launches" in texts(at), page
