@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import json
 from collections import Counter
-from collections.abc import Iterator, Sequence
+from collections.abc import Collection, Iterator, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -70,18 +70,49 @@ def _actions(report_path: Path) -> Iterator[Any]:
             yield rng.action_by_idx(a)
 
 
-def metric_value(action: Any, name: str) -> tuple[Any, str] | None:
+class _Summary:
+    """What :func:`summarize` reports, gathered while the launches are read (ncu_report keeps
+    every loaded launch in memory until the process ends: each extra pass over a 17 MB report
+    cost about 25 MB and 0.1 s)."""
+
+    def __init__(self, rule_limit: int = C.SUMMARY_RULE_LAUNCHES) -> None:
+        self.kernels: Counter[str] = Counter()
+        self.metrics_per_launch = 0
+        self.rules: list[dict[str, Any]] = []
+        self.rule_limit = rule_limit
+
+    def see(self, action: Any) -> None:
+        if sum(self.kernels.values()) < self.rule_limit:
+            for rule in action.rule_results_as_dicts() or ():
+                self.rules.append({"kernel": action.name(),
+                                   **{k: str(v) for k, v in dict(rule).items()}})
+        self.kernels[action.name()] += 1
+        self.metrics_per_launch = self.metrics_per_launch or len(action.metric_names())
+
+    def result(self, report_path: Path) -> dict[str, Any]:
+        return {"report": report_path.name, "launches": sum(self.kernels.values()),
+                "kernels": dict(self.kernels.most_common()),
+                "metrics_per_launch": self.metrics_per_launch, "rule_results": self.rules}
+
+
+def _seen(actions: Iterator[Any], summary: _Summary) -> Iterator[Any]:
+    for action in actions:
+        summary.see(action)
+        yield action
+
+
+def metric_value(action: Any, name: str, names: Collection[str] | None = None
+                 ) -> tuple[Any, str] | None:
     """(value, unit) of metric ``name`` of a launch with the unit normalised (units.py), or
-    None when the launch does not have it."""
-    if name not in action.metric_names():
+    None when the launch does not have it (``names``: its metric names, when known)."""
+    if name not in (action.metric_names() if names is None else names):
         return None
     metric = action[name]
     return normalise_unit(metric.value(), metric.unit())
 
 
-def _source(action: Any, name: str) -> str | None:
+def _source(names: Collection[str], name: str) -> str | None:
     """``name`` if the launch has it, else its first :data:`~M.EQUIVALENTS` present, else None."""
-    names = action.metric_names()
     return next((n for n in (name, *M.EQUIVALENTS.get(name, ())) if n in names), None)
 
 
@@ -99,9 +130,15 @@ def placed_actions(report_path: Path, other_ranges: bool = False
         range, or config -1 and the launch's order within its annotation for a report made
         elsewhere; the launch's index within its (annotation, config, run).
     """
+    yield from _placed(_actions(report_path), other_ranges)
+
+
+def _placed(actions: Iterator[Any], other_ranges: bool
+            ) -> Iterator[tuple[Any, str | None, int, int, int]]:
+    """:func:`placed_actions` of the launches ``actions`` yields."""
     launch_no: dict[tuple[str, int, int], int] = {}
     order: dict[str, int] = {}
-    for action in _actions(report_path):
+    for action in actions:
         state = action.nvtx_state()
         annotations = _ranges(state, NSIGHT_DOMAIN)
         if not annotations and not other_ranges:
@@ -120,8 +157,8 @@ def placed_actions(report_path: Path, other_ranges: bool = False
         yield action, annotation, config, run, launch
 
 
-def read_launches(report_path: Path, metrics: Sequence[str], other_ranges: bool = False
-                  ) -> tuple[list[dict[str, Any]], dict[str, Any]]:
+def read_launches(report_path: Path, metrics: Sequence[str], other_ranges: bool = False,
+                  summary: _Summary | None = None) -> tuple[list[dict[str, Any]], dict[str, Any]]:
     """Per-launch rows (without config parameter columns) and the device attributes.
 
     Args:
@@ -134,11 +171,15 @@ def read_launches(report_path: Path, metrics: Sequence[str], other_ranges: bool 
             their Annotation is the innermost NVTX range of another domain, or None when the
             launch is in none (the caller names it after its kernel); Kernel is then the
             demangled name, so template instances stay apart.
+        summary: gathers :func:`summarize`'s figures in the same pass (one load of the
+            report: see :func:`read_with_summary`).
 
     Returns:
         ``(rows, device)``: rows with Annotation, Config, Run, Launch, Kernel, Grid, Block,
         Metric, Value, Unit (one per launch x metric); ``device`` holds every
-        ``device__attribute_*`` metric of the first launch plus ``missing_metrics``.
+        ``device__attribute_*`` metric of the first launch plus ``missing_metrics`` and
+        ``empty_launches`` (launches whose record holds no metric at all: a file that ends
+        inside a launch; they give no rows).
 
     Raises:
         OSError, RuntimeError: the report cannot be read (ncu_report's own errors).
@@ -147,58 +188,64 @@ def read_launches(report_path: Path, metrics: Sequence[str], other_ranges: bool 
     device: dict[str, Any] = {}
     missing: set[str] = set()
     sources: dict[str, str] = {}
-    for action, annotation, config, run, launch in placed_actions(report_path, other_ranges):
+    empty = 0
+    actions = _actions(report_path)
+    for action, annotation, config, run, launch in _placed(
+            actions if summary is None else _seen(actions, summary), other_ranges):
+        names = frozenset(action.metric_names())  # one call: it builds a tuple of every name
+        if not names:  # a record cut short: the launch is there, its values not
+            empty += 1
+            continue
         if not device:
-            device = {n: action[n].value() for n in action.metric_names()
+            device = {n: action[n].value() for n in names
                       if n.startswith(M.DEVICE_ATTRIBUTE_PREFIX)}
-        grid = metric_value(action, M.GRID_SIZE)
-        block = metric_value(action, M.BLOCK_SIZE)
+        grid = metric_value(action, M.GRID_SIZE, names)
+        block = metric_value(action, M.BLOCK_SIZE, names)
+        kernel = kernel_name(action) if other_ranges else action.name()
         for name in metrics:
-            source = _source(action, name)
-            got = metric_value(action, source) if source else None
+            source = _source(names, name)
+            got = metric_value(action, source, names) if source else None
             if got is None:
                 missing.add(name)
                 continue
             if source != name:
                 sources[name] = str(source)
             rows.append({C.ANNOTATION: annotation, C.CONFIG: config, C.RUN: run, C.LAUNCH: launch,
-                         C.KERNEL: kernel_name(action)
-                         if other_ranges else action.name(), C.GRID: grid[0] if grid else None,
+                         C.KERNEL: kernel, C.GRID: grid[0] if grid else None,
                          C.BLOCK: block[0] if block else None, C.METRIC: name,
                          C.VALUE: got[0], C.UNIT: got[1]})
     device["missing_metrics"] = sorted(missing)
     device["metric_sources"] = sources
+    device["empty_launches"] = empty
     return rows, device
 
 
-def rule_results(report_path: Path, limit: int = C.SUMMARY_RULE_LAUNCHES) -> list[dict[str, Any]]:
-    """Nsight Compute rule results (name, kernel, message ...) of the first ``limit`` launches.
+def read_with_summary(report_path: Path, metrics: Sequence[str], other_ranges: bool = False
+                      ) -> tuple[list[dict[str, Any]], dict[str, Any], dict[str, Any]]:
+    """:func:`read_launches` and :func:`summarize` of a report in one pass (one load).
 
-    Returns an empty list when the report holds none (rules run only with ``--section``).
+    Returns:
+        (rows, device, summary) as those two functions give them.
+    Raises:
+        OSError, RuntimeError: the report cannot be read (ncu_report's own errors).
     """
-    out: list[dict[str, Any]] = []
-    for i, action in enumerate(_actions(report_path)):
-        if i >= limit:
-            break
-        for rule in action.rule_results_as_dicts() or ():
-            out.append({"kernel": action.name(), **{k: str(v) for k, v in dict(rule).items()}})
-    return out
+    summary = _Summary()
+    rows, device = read_launches(report_path, metrics, other_ranges, summary)
+    return rows, device, summary.result(report_path)
 
 
 def summarize(report_path: Path) -> dict[str, Any]:
-    """Summary of a report: launches, launches per kernel name, metrics per launch, rule results.
+    """Summary of a report: launches, launches per kernel name, metrics per launch, rule results
+    (Nsight Compute's, of the first :data:`~C.SUMMARY_RULE_LAUNCHES` launches; none when the
+    report was recorded without ``--section``).
 
     Returns a JSON-able dict: ``report`` (file name), ``launches`` (int), ``kernels``
     ({name: launches}), ``metrics_per_launch`` (int, first launch), ``rule_results`` (list).
     """
-    kernels: Counter[str] = Counter()
-    metrics_per_launch = 0
+    summary = _Summary()
     for action in _actions(report_path):
-        kernels[action.name()] += 1
-        metrics_per_launch = metrics_per_launch or len(action.metric_names())
-    return {"report": report_path.name, "launches": sum(kernels.values()),
-            "kernels": dict(kernels.most_common()), "metrics_per_launch": metrics_per_launch,
-            "rule_results": rule_results(report_path)}
+        summary.see(action)
+    return summary.result(report_path)
 
 
 def write_summary(report_path: Path, out_path: Path) -> None:

@@ -30,7 +30,7 @@ from profiling_worker.file_mode import folder_as_if_made
 from profiling_worker.importing import nvtx_columns as X, sniff as K
 from profiling_worker.importing.csv_job import from_csvs
 from profiling_worker.importing.how_read import how_read
-from profiling_worker.importing.job import Job
+from profiling_worker.importing.job import NOT_READ, NOT_READ_KEY, Job
 from profiling_worker.importing.ncu_csv import from_ncu_csv
 from profiling_worker.importing.ncu_rep import CONFIG_INDEX
 from profiling_worker.importing.report_job import add_report, from_report, validate_reports
@@ -44,8 +44,6 @@ _JOB_ID_RE = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.-]{0,127}$")
 #: manifest.json keys the importer fills besides the worker's.
 IMPORT_NOTES_KEY = "import_notes"  # what the import did to values, for the pages
 PARTIAL_KEY = "partial"  # why the bundle holds only part of the job (every page shows it)
-NOT_READ = "not read"  # starts the note on a given file whose values the bundle does not hold
-NOT_READ_KEY = "not_read"  # manifest provenance: names of the given files whose values were not read
 
 
 def reconstruct_spec(job: Job) -> tuple[dict[str, Any], bool, list[str]]:
@@ -97,7 +95,8 @@ def _check_target(out_dir: Path, job_id: str, reserved_ids: Collection[str]) -> 
 
 def import_nsight_output(sources: Sequence[Path], out_dir: Path, job_id: str, *,
                          param_names: Sequence[str] | None = None,
-                         reserved_ids: Collection[str] = (), nvtx: str = X.INNERMOST) -> Path:
+                         reserved_ids: Collection[str] = (), nvtx: str = X.INNERMOST,
+                         ignored: Sequence[str] = ()) -> Path:
     """Turn nsight-python / Nsight Compute output files into the bundle ``out_dir/job_id``.
 
     Args:
@@ -111,6 +110,8 @@ def import_nsight_output(sources: Sequence[Path], out_dir: Path, job_id: str, *,
             cannot tell; None = detect.
         nvtx: the region of a launch in NVTX ranges of an Nsight Compute CSV export or
             console text: ``innermost`` range or the whole ``stack`` (:mod:`.nvtx_columns`).
+        ignored: notes on files left out before (``import --each`` of a folder), listed in
+            the manifest with those of ``sources``.
 
     Returns:
         The bundle directory: ``tables/`` (runs, aggregated, launches, work, nvml_trace,
@@ -124,7 +125,8 @@ def import_nsight_output(sources: Sequence[Path], out_dir: Path, job_id: str, *,
         ImportInternalError: the importer itself failed (a bug), never blamed on the files.
     """
     final = _check_target(Path(out_dir), job_id, reserved_ids)
-    found, ignored = K.gather([Path(s) for s in sources])
+    found, left_out = K.gather([Path(s) for s in sources])
+    ignored = [*ignored, *left_out]
     readable = [s for s in found if s.kind != K.NCU_LOG]
     if not readable:
         given = ", ".join(Path(s).name for s in sources)[:200] or "none given"

@@ -9,8 +9,13 @@ Files belong together when the importer reads them as one job:
   processed file is paired with the per-run file, the report adds its launches;
 * a processed_data file under another name and the profiled_data file it was written from, by
   content (:func:`~profiling_worker.importing.csv_job.written_from`);
-* Nsight Compute CSV exports of one profile (the same launches: its raw and details pages),
-  which the importer reads once (:func:`~profiling_worker.importing.ncu_csv.launch_ids`).
+* Nsight Compute CSV exports of one profile (its raw and details pages: the same launches
+  with the same values, :func:`~profiling_worker.importing.same_profile.same_values`), which
+  the importer reads once; two runs of one program list the same launches with other values
+  and stay two groups, ready for Compare.
+
+A folder is the files in it (as ``import`` reads a folder): several nsight-python calls in one
+folder make a bundle each; files of no supported kind in it are left out and listed.
 
 Every other file -- a report or export of its own, an nsight-python CSV under another name that
 pairs with no other, a file of no supported kind -- is a group of one, so that its import (or its error, naming it)
@@ -27,7 +32,8 @@ from profiling_worker.errors import ImportFailed, ImportInternalError, WorkerErr
 from profiling_worker.importing import sniff as K
 from profiling_worker.importing.assemble import import_nsight_output
 from profiling_worker.importing.csv_job import written_from
-from profiling_worker.importing.ncu_csv import launch_ids
+from profiling_worker.importing.ncu_csv import launch_ids, launch_values
+from profiling_worker.importing.same_profile import same_values
 from profiling_worker.importing.nsight_csv import nsight_call
 from profiling_worker.importing.nvtx_columns import INNERMOST
 from profiling_worker.schema.manifest import JobStatus
@@ -82,21 +88,57 @@ def _pair_by_content(groups: list[list[Path]], kinds: dict[Path, K.Sniffed]
     return out
 
 
+def _by_values(group: list[Path], kinds: dict[Path, K.Sniffed]) -> list[list[Path]]:
+    """A group of ncu CSV exports of the same launches cut into profiles: an export joins the
+    first profile whose values it repeats (:func:`same_values`), else starts one."""
+    out: list[tuple[Any, list[Path]]] = []
+    for path in group:
+        try:
+            rows = launch_values(kinds[path])
+        except Exception:  # any reading fault: alone; its import names the fault
+            out.append((None, [path]))
+            continue
+        home = next((g for r, g in out if r is not None and same_values(r, rows)), None)
+        if home is None:
+            out.append((rows, [path]))
+        else:
+            home.append(path)
+    return [g for _, g in out]
+
+
+def _files(sources: Sequence[Path]) -> tuple[list[Path], list[str]]:
+    """Folders replaced by their files of a supported kind; notes on the files left out."""
+    files: list[Path] = []
+    ignored: list[str] = []
+    for path in map(Path, sources):
+        if not path.is_dir():
+            files.append(path)
+            continue
+        found, left = K.gather([path])
+        files += [s.path for s in found]
+        ignored += [f"{path.name}/{note}" for note in left]
+    return files, ignored
+
+
 def group_sources(sources: Sequence[Path]) -> list[list[Path]]:
-    """The given files in groups that each make one bundle (rules in the module docstring),
-    groups and files in the order given.
+    """The given files (folders: their files) in groups that each make one bundle (rules in
+    the module docstring), groups and files in the order given.
 
     Raises:
-        Nothing for the files' content: a file that cannot be read is a group of one.
+        ImportFailed: a folder that cannot be listed. Nothing for the files' content: a file
+            that cannot be read is a group of one.
     """
     groups: dict[Hashable, list[Path]] = {}
     kinds: dict[Path, K.Sniffed] = {}
-    for path in map(Path, sources):
+    for path in _files(sources)[0]:
         found = _sniffed(path)
         if found is not None:
             kinds[path] = found
         groups.setdefault(_group_key(path, found), []).append(path)
-    return _pair_by_content(list(groups.values()), kinds)
+    split = [part for key, group in groups.items()
+             for part in (_by_values(group, kinds) if isinstance(key, tuple) and
+                          key[0] == "ncu launches" and len(group) > 1 else [group])]
+    return _pair_by_content(split, kinds)
 
 
 def import_each(sources: Sequence[Path], out_dir: Path, base_id: str, *,
@@ -111,12 +153,13 @@ def import_each(sources: Sequence[Path], out_dir: Path, base_id: str, *,
         ``hint``, ``job_id``). A failed group never stops the next one.
     """
     groups = group_sources(sources)
+    ignored = _files(sources)[1]
     for k, files in enumerate(groups, 1):
         job_id = base_id if len(groups) == 1 else f"{base_id}-{k}"
         names = [p.name for p in files]
         try:
             path = import_nsight_output(files, out_dir, job_id, reserved_ids=reserved_ids,
-                                        nvtx=nvtx)
+                                        nvtx=nvtx, ignored=ignored)
         except WorkerError as exc:
             yield {"event": "error", **exc.to_event_fields(), "files": names, "job_id": job_id}
             continue

@@ -7,6 +7,9 @@ from typing import Any
 
 import pandas as pd
 
+NOT_READ = "not read"  # starts the note on a given file whose values the bundle does not hold
+NOT_READ_KEY = "not_read"  # manifest provenance: names of the given files whose values were not read
+
 
 @dataclass
 class Job:
@@ -39,4 +42,4 @@ class Job:
     warnings: list[str] = field(default_factory=list)
 
 
-__all__ = ["Job"]
+__all__ = ["Job", "NOT_READ", "NOT_READ_KEY"]

@@ -22,10 +22,11 @@ from profiling_worker.extract.aggregate import aggregate_runs, launches_to_runs
 from profiling_worker.extract.units import normalise_unit
 from profiling_worker.importing import nvtx_columns as X
 from profiling_worker.importing import regions as G
-from profiling_worker.importing.job import Job
+from profiling_worker.importing.job import NOT_READ, NOT_READ_KEY, Job
 from profiling_worker.importing.ncu_rep import CONFIG_INDEX, gpu_environment
 from profiling_worker.importing.ncu_rows import NcuTable, read_export
 from profiling_worker.importing.ncu_text import read_text
+from profiling_worker.importing.same_profile import differ_note, same_values
 from profiling_worker.importing.sniff import NCU_DETAILS, NCU_TEXT, Sniffed
 from profiling_worker.importing.textcsv import index_column_note, numbers_as_text
 from profiling_worker.schema import backends as B, columns as C
@@ -115,6 +116,20 @@ def _regions(rows: pd.DataFrame, table: NcuTable, kernel_regions: dict[str, str]
     return named.where(named.notna(), rows["Kernel Name"].astype(str).map(kernel_regions))
 
 
+def launch_values(s: Sniffed) -> pd.DataFrame:
+    """Numeric launch x metric rows of an export (ID, Kernel Name, Metric, Unit, Value in the
+    bundle's units), for :func:`~profiling_worker.importing.same_profile.same_values`.
+
+    Raises:
+        ImportFailed: the export lacks ncu's launch columns.
+    """
+    return _launch_rows(s, read_table(s))[0]
+
+
+def _same_launches(a: pd.DataFrame, b: pd.DataFrame) -> bool:
+    return _launch_ids(a) == _launch_ids(b)
+
+
 def _how(s: Sniffed, table: NcuTable, display: bool, nvtx: str) -> dict[str, Any]:
     """How one file was read, for the Import page (manifest ``provenance.how_read``)."""
     pp = any(r[0] for r in table.ranges.values())
@@ -159,10 +174,17 @@ def from_ncu_csv(sources: list[Sniffed], nvtx: str = X.INNERMOST) -> Job:
         read.append((s, table, *_launch_rows(s, table)))
     read.sort(key=lambda r: -r[2][C.METRIC].nunique())
     used, notes = [read[0]], [n for s in sources if (n := index_column_note(s))]
+    unread: list[str] = []
     for item in read[1:]:
-        if _launch_ids(item[2]) == _launch_ids(used[0][2]):
-            notes.append(f"{item[0].path.name}: the same launches as {used[0][0].path.name} "
+        s, rows, first = item[0], item[2], used[0][2]
+        if _same_launches(rows, first) and same_values(first, rows):
+            notes.append(f"{s.path.name}: the same launches and values as {used[0][0].path.name} "
                          "(another page or unit setting of one profile); read once")
+        elif _same_launches(rows, first):  # another run: never pooled, never dropped
+            notes.append(differ_note(s.path.name, used[0][0].path.name, first, rows)
+                         + f"; {NOT_READ} here (kept with the files): import it on its own to "
+                         "compare the two (the Import page makes a job of each)")
+            unread.append(s.path.name)
         else:
             used.append(item)
     if all(rows.empty for _, _, rows, _ in used):
@@ -174,12 +196,13 @@ def from_ncu_csv(sources: list[Sniffed], nvtx: str = X.INNERMOST) -> Job:
               for k, (s, table, rows, _) in enumerate(used)]
     rows = pd.concat(frames, ignore_index=True).rename(
         columns={"Kernel Name": C.KERNEL, "Grid Size": C.GRID, "Block Size": C.BLOCK})
-    rows, warnings = G.attribute(rows)
-    return _job(sources, used, rows, warnings, notes, nvtx)
+    rows, warnings, reading = G.attribute(rows)
+    return _job(sources, used, rows, warnings, notes + reading, nvtx, unread)
 
 
 def _job(sources: list[Sniffed], used: list[tuple[Sniffed, NcuTable, pd.DataFrame, bool]],
-         rows: pd.DataFrame, warnings: list[str], notes: list[str], nvtx: str) -> Job:
+         rows: pd.DataFrame, warnings: list[str], notes: list[str], nvtx: str,
+         unread: list[str]) -> Job:
     params = [CONFIG_INDEX]
     rows[CONFIG_INDEX] = rows[C.CONFIG]
     launches = rows[table_columns(C.TABLE_LAUNCHES, params)].reset_index(drop=True)
@@ -194,7 +217,7 @@ def _job(sources: list[Sniffed], used: list[tuple[Sniffed, NcuTable, pd.DataFram
     how = {s.path.name: {**_how(s, t, display, nvtx), "configs": n_configs}
            for s, t, _, display in used}
     notes.extend(f"{name}: regions from {h['regions']}; configs told apart by launch parameters "
-                 f"({n_configs} found)" for name, h in how.items())
+                 f"and the launches' work ({n_configs} found)" for name, h in how.items())
     for s, t, _, display in used:
         notes.extend(t.notes)
         if display and s.kind == NCU_DETAILS:
@@ -207,7 +230,8 @@ def _job(sources: list[Sniffed], used: list[tuple[Sniffed, NcuTable, pd.DataFram
         "aggregated": ["computed from the exported launches (combined per run with the "
                        "metric-aware rules, Student-t CI95)"],
         "parameters": params, "ncu_csv": {s.path.name: s.kind for s in sources},
-        "how_read": how, "nvtx_regions": nvtx, "backend": {"name": B.NCU}}
+        "how_read": how, "nvtx_regions": nvtx, "backend": {"name": B.NCU},
+        **({NOT_READ_KEY: unread} if unread else {})}
     summary = _rules_summary([(s, t) for s, t, _, _ in used])
     if summary:
         provenance["report_summary"] = summary
@@ -218,4 +242,4 @@ def _job(sources: list[Sniffed], used: list[tuple[Sniffed, NcuTable, pd.DataFram
                environment=env, notes=notes, warnings=warnings, provenance=provenance)
 
 
-__all__ = ["from_ncu_csv", "launch_ids", "read_table", "DISPLAY_NAMES"]
+__all__ = ["from_ncu_csv", "launch_ids", "launch_values", "read_table", "DISPLAY_NAMES"]

@@ -97,7 +97,7 @@ def read_report(report: Path, metrics: Sequence[str], other_ranges: bool = True
         ImportFailed: ncu_report is missing, or cannot read the report.
     """
     try:
-        from profiling_worker.extract.ncu_report_reader import read_launches, summarize
+        from profiling_worker.extract.ncu_report_reader import read_with_summary
     except ImportError as exc:
         raise ImportFailed(f"{report.name}: the ncu_report module is not installed here ({exc})",
                            "install Nsight Compute's Python report interface (pip install "
@@ -106,8 +106,8 @@ def read_report(report: Path, metrics: Sequence[str], other_ranges: bool = True
     try:
         with plain_file(report) as plain:
             try:
-                rows, device = read_launches(plain, list(metrics)[:MAX_METRICS], other_ranges)
-                summary = summarize(plain)
+                rows, device, summary = read_with_summary(plain, list(metrics)[:MAX_METRICS],
+                                                          other_ranges)
             except Exception as exc:  # ncu_report raises plain RuntimeError/OSError/...
                 raise ImportFailed(
                     f"{report.name}: ncu_report cannot read it as a report "
@@ -122,7 +122,7 @@ def read_report(report: Path, metrics: Sequence[str], other_ranges: bool = True
     return frame, device, summary
 
 
-def _expected_launches(runs: pd.DataFrame, annotation: str) -> list[tuple[int, int, int]]:
+def expected_launches(runs: pd.DataFrame, annotation: str) -> list[tuple[int, int, int]]:
     """(config, run, launch) of every launch nsight-python made for ``annotation``, in order."""
     sub = runs[runs[C.ANNOTATION] == annotation]
     per_run = sub.groupby([C.CONFIG, C.RUN], sort=True)[C.KERNELS].max()
@@ -185,7 +185,7 @@ def _place_by_order(df: pd.DataFrame, runs: pd.DataFrame) -> pd.DataFrame | None
     launch count of some annotation differs from what the runs table expects."""
     out = []
     for annotation, sub in df.groupby(C.ANNOTATION, sort=False):
-        expected = _expected_launches(runs, str(annotation))
+        expected = expected_launches(runs, str(annotation))
         order = sorted(sub[C.RUN].unique())
         if len(order) != len(expected):
             return None
@@ -224,4 +224,5 @@ def gpu_environment(device: dict[str, Any]) -> dict[str, Any]:
 
 
 __all__ = ["REPORT_METRICS", "CONFIG_INDEX", "is_report", "read_report", "attribute_launches",
+           "expected_launches",
            "report_only_configs", "gpu_environment"]

@@ -2,31 +2,37 @@
 which are nsight-python 1.1 info-collector values, when no ``processed_data`` file beside it
 names the parameters.
 
-Decided by the columns' names and nsight-python's version (see
-:mod:`~profiling_worker.importing.nsight_columns`), never by position alone:
+nsight-python's own columns (:data:`~profiling_worker.importing.nsight_columns.RAW_FIXED`) are
+known by name, wherever they are; files without ``Unit`` (0.9.x) predate collectors, so every
+other column is a parameter. In ``Unit`` files (1.0, 1.1) the other columns are told apart by
+what their values do, never by their order: 1.1 writes the collector columns in the order of a
+Python set (``extraction.extract_df_from_report``: ``custom_info_names = {name for ...}``), so
+it changes from process to process. A collector (RUN or ANNOTATION scope) changes from run to
+run within a config; a parameter does not, and every config has the same number of runs:
 
-* nsight-python's own columns (:data:`~profiling_worker.importing.nsight_columns.RAW_FIXED`)
-  are known by name, wherever they are (a re-saved file may reorder them);
-* files without ``Unit`` (0.9.x) predate collectors: every other column is a parameter;
-* ``Unit`` files (1.0, 1.1): 1.1 writes collector columns after ``Unit`` and the profiled
-  function's parameters last (``extraction.extract_df_from_report``: "function params LAST";
-  ``transformation.aggregate_data`` takes the last N columns as the parameters). So, among
-  the columns that are not nsight-python's, in file order:
+1. a column with this project's collector names (:data:`~profiling_worker.schema.spec.COLLECTORS`)
+   is a collector;
+2. a column with a new value on every row of an annotation and metric (a time stamp, a counter)
+   is a collector when the parameters found among the other columns (rule 3) still group
+   those rows into configs of two runs or more;
+3. of the rest, the parameters are the set of columns that gives every config of an
+   (Annotation, Metric) the most equal run counts (the fewest missing runs), leaving out no
+   column that forms a full grid with the configs (a swept parameter of a job run once per
+   config); ties go to the larger set, then to the set whose values change least often from
+   one row to the next (nsight-python writes a config's runs one after another), and the set is never empty when a column is left
+   (leaving every column out pools all runs, which always looks complete). A column left out
+   changes from run to run within a config (or would give unequal run counts);
+4. a column with one value in the whole file (a ONCE-scope collector, or a parameter of one
+   value: either way it tells no configs apart) is a collector when the file has other
+   collectors and parameters that change, else a parameter (1.0 files; a job of one config).
 
-  1. a column with this project's collector names (:data:`~profiling_worker.schema.spec.COLLECTORS`)
-     is a collector, and so is every column before it;
-  2. a column whose value differs on every run of what (a tail of) the later columns name as
-     one config of two runs or more (a time stamp, a counter) is a RUN-scope collector, and
-     so is every column before it;
-  3. of the rest, the parameters are the tail that gives every config of an (Annotation,
-     Metric) the same number of runs (nsight-python runs every config ``runs`` times), or,
-     when a run is missing, the tail that needs the fewest missing runs; ties go to the
-     longer tail. The tail is never empty when a column is left: a table with one column
-     left has that column as its parameter (1.0 files, no collectors).
+What cannot be told by values: a CONFIG-scope collector (one value per config) reads as a
+parameter, and with one run per config no collector changes within a config.
 """
 
 from __future__ import annotations
 
+import itertools
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any, Literal
@@ -60,26 +66,29 @@ def split_raw_columns(header: Sequence[str], frame: pd.DataFrame) -> RawColumns:
     cands = [h for h in header if h not in RAW_FIXED]
     if C.UNIT not in header:
         return RawColumns(cands)
-    why: dict[str, str] = {}
-    named = [i for i, h in enumerate(cands) if h in COLLECTORS]
-    if named:
-        last = cands[named[-1]]
-        why.update({h: "a collector name of this project's worker" if h in COLLECTORS else
-                    f"written before the collector {last}, as 1.1 writes parameters last"
-                    for h in cands[:named[-1] + 1]})
-    rest = cands[named[-1] + 1:] if named else cands
-    per_run = {i: tail for i in range(len(rest) - 1)
-               if (tail := _config_it_varies_in(frame, rest[i], rest[i + 1:])) is not None}
-    if per_run:
-        cut = max(per_run)
-        why.update({h: f"differs on every run of one config of {', '.join(per_run[i])}"
-                    if i in per_run else f"written before the run-scope collector {rest[cut]}"
-                    ", as 1.1 writes parameters last" for i, h in enumerate(rest[:cut + 1])})
-        rest = rest[cut + 1:]
-    params = _tail_with_full_runs(frame, rest)
-    why.update({h: "as a parameter it would give the configs unequal run counts"
-                for h in rest[:len(rest) - len(params)]})
-    return RawColumns(params, why)
+    why = {h: "a collector name of this project's worker" for h in cands if h in COLLECTORS}
+    single = [h for h in cands if h not in why and frame[h].nunique(dropna=False) <= 1]
+    varying = [h for h in cands if h not in why and h not in single]
+    fresh = [h for h in varying if _new_on_every_row(frame, h)]
+    others = [h for h in varying if h not in fresh]
+    params = _best_params(frame, others)
+    if fresh and (_groups(frame, [C.ANNOTATION, C.METRIC, *params]).size() >= 2).all():
+        why.update({h: "a new value on every run of an annotation and metric (a time stamp or "
+                    "counter: RUN scope)" for h in fresh})
+        varying = others
+    else:
+        params = _best_params(frame, varying)
+    configs = [C.ANNOTATION, C.METRIC, *params]
+    why.update({h: (f"changes from run to run within a config of {', '.join(params) or 'the file'}"
+                    if _changes_within(frame, h, configs) else
+                    "as a parameter it would give the configs unequal run counts")
+                for h in varying if h not in params})
+    if why and params:  # one value: tells no configs apart that the parameters do not
+        why.update({h: "one value in the whole file (a ONCE-scope collector, or a parameter of "
+                    "one value: it tells no configs apart)" for h in single})
+    else:  # no collector, or one config: the one-value columns are what names it (n = 256)
+        params = [h for h in cands if h in params or h in single]
+    return RawColumns([h for h in cands if h in params], why)
 
 
 def _groups(frame: pd.DataFrame, keys: list[str]) -> "DataFrameGroupBy[Any, Literal[True]]":
@@ -87,32 +96,56 @@ def _groups(frame: pd.DataFrame, keys: list[str]) -> "DataFrameGroupBy[Any, Lite
     return frame.groupby(keys, sort=False, dropna=False, observed=True)
 
 
-def _config_it_varies_in(frame: pd.DataFrame, column: str, later: list[str]) -> list[str] | None:
-    """The tail of ``later`` whose values group each (Annotation, Metric) into configs of two
-    runs or more on every one of which ``column`` differs (it never repeats within an
-    Annotation and Metric), or None when there is none."""
+def _new_on_every_row(frame: pd.DataFrame, column: str) -> bool:
     by_metric = _groups(frame, [C.ANNOTATION, C.METRIC])[column]
-    if not (by_metric.nunique(dropna=False) == by_metric.size()).all():
-        return None
-    for k in range(len(later)):
-        sizes = _groups(frame, [C.ANNOTATION, C.METRIC, *later[k:]]).size()
-        if (sizes >= 2).all():
-            return later[k:]
-    return None
+    return bool((by_metric.nunique(dropna=False) == by_metric.size()).all())
 
 
-def _tail_with_full_runs(frame: pd.DataFrame, columns: list[str]) -> list[str]:
-    """The non-empty tail of ``columns`` whose configs miss the fewest runs (as a share of the
-    most runs any config of the same Annotation and Metric has); the longer tail on a tie."""
-    best: list[str] = []
-    best_missing = float("inf")
-    for k in range(len(columns)):
-        tail = columns[k:]
-        counts = _groups(frame, [C.ANNOTATION, C.METRIC, *tail]).size()
-        most = counts.groupby(level=[0, 1], sort=False).transform("max")
-        missing = float((most - counts).sum() / most.sum())
-        if missing < best_missing:
-            best, best_missing = tail, missing
+def _changes_within(frame: pd.DataFrame, column: str, keys: list[str]) -> bool:
+    return bool((_groups(frame, keys)[column].nunique(dropna=False) > 1).any())
+
+
+def _missing(frame: pd.DataFrame, params: list[str]) -> float:
+    """Share of runs missing when ``params`` name the configs (against the most runs any config
+    of the same Annotation and Metric has)."""
+    counts = _groups(frame, [C.ANNOTATION, C.METRIC, *params]).size()
+    most = counts.groupby(level=[0, 1], sort=False).transform("max")
+    return float((most - counts).sum() / most.sum())
+
+
+def _full_grid(frame: pd.DataFrame, column: str, params: list[str]) -> bool:
+    """True when ``column`` takes each of its values equally often in every config of
+    ``params`` (a swept parameter, not a collector)."""
+    cells = _groups(frame, [C.ANNOTATION, C.METRIC, *params, column]).size()
+    per_config = cells.groupby(level=list(range(len(params) + 2)), sort=False)
+    return bool(cells.nunique() == 1 and (per_config.size() == frame[column].nunique()).all())
+
+
+def _changes(frame: pd.DataFrame, params: list[str]) -> int:
+    """How often the values of ``params`` change from one row to the next of an (Annotation,
+    Metric), in file order: nsight-python writes a config's runs one after another, so a
+    parameter changes only where a config ends, a collector from run to run."""
+    if not params:
+        return 0
+    keys = frame[[C.ANNOTATION, C.METRIC, *params]].astype(str)
+    series = keys.groupby([C.ANNOTATION, C.METRIC], sort=False)
+    previous = series[params].shift()
+    later = series.cumcount() > 0
+    return int((later & (keys[params] != previous).any(axis=1)).sum())
+
+
+def _best_params(frame: pd.DataFrame, columns: list[str]) -> list[str]:
+    """The subset of ``columns`` that names the configs (rule 3 of the module doc)."""
+    best: list[str] = list(columns)
+    best_key: tuple[float, int, int] = (float("inf"), 0, 0)
+    for k in range(len(columns)):  # never the empty set: merging configs hides no missing run
+        for subset in itertools.combinations(columns, len(columns) - k):
+            chosen = list(subset)
+            if any(_full_grid(frame, h, chosen) for h in columns if h not in chosen):
+                continue
+            key = (_missing(frame, chosen), -len(chosen), _changes(frame, chosen))
+            if key < best_key:
+                best, best_key = chosen, key
     return best
 
 

@@ -5,22 +5,27 @@
   to the function name (``void at::vectorized_elementwise_kernel<4, ...MulFunctor...>(...)``
   -> ``vectorized_elementwise_kernel``); when two different kernels shorten alike, the first
   template argument token only one of them has is added (``(MulFunctor)``).
-* Configs: nothing records which size a launch belonged to. Within a region, consecutive runs
-  with the same launch parameters (kernel, grid, block) are one config; a change starts the
-  next config (:func:`segment`). Sizes that change no launch parameter cannot be told apart:
-  the manifest and every page say so.
-* Runs: one pass through the region's kernels (the shortest repeating launch sequence).
+* Runs and configs: nothing records which run or size a launch belonged to. A run is one
+  stretch of the region's launches between launches of other regions; runs with the same
+  launches are one config unless their work differs (:mod:`.launch_runs`, which also says
+  when the file cannot tell runs from launches). Sizes that change neither the launch
+  parameters nor the work cannot be told apart: the manifest and every page say so.
 """
 
 from __future__ import annotations
 
 import re
-from collections.abc import Hashable, Iterable, Sequence
+from collections.abc import Hashable, Iterable
 
 import pandas as pd
 
+from profiling_worker.importing import launch_runs as L
 from profiling_worker.schema import columns as C
 
+#: Note for a file read as one config per region.
+ONE_CONFIG = ("the runs of each region launch the same kernels with the same launch parameters "
+              "and do the same work within the runs' spread, so they are taken as runs of one "
+              "config; sizes that change neither cannot be told apart and would be pooled here")
 _TOKEN = re.compile(r"[A-Za-z_][A-Za-z0-9_]{2,}")
 _SKIP_TOKENS = frozenset({"void", "const", "int", "long", "float", "double", "char", "unsigned",
                           "std", "array", "instance", "lambda", "operator", "unnamed"})
@@ -61,69 +66,76 @@ def region_names(kernels: Iterable[object]) -> dict[str, str]:
     return out
 
 
-def segment(signatures: Sequence[Hashable]) -> list[tuple[int, int, int]]:
-    """(config, run, launch) of each launch of one region, in launch order.
-
-    A run is the shortest sequence after which the first signature recurs; consecutive runs
-    with the same sequence of signatures are one config."""
-    out: list[tuple[int, int, int]] = []
-    i, config, run = 0, -1, 0
-    previous: tuple[Hashable, ...] = ()
-    n = len(signatures)
-    while i < n:
-        if previous and tuple(signatures[i:i + len(previous)]) == previous:
-            unit = previous  # one more run of the same config
-        else:
-            period = next((q for q in range(1, n - i) if signatures[i + q] == signatures[i]),
-                          n - i)
-            unit = tuple(signatures[i:i + period])
-            config, run, previous = config + 1, 0, unit
-        out.extend((config, run, k) for k in range(len(unit)))
-        run += 1
-        i += len(unit)
-    return out
-
-
-def attribute(launch_rows: pd.DataFrame) -> tuple[pd.DataFrame, list[str]]:
-    """Give launches of unknown config their Config, Run and Launch (see :func:`segment`).
+def attribute(launch_rows: pd.DataFrame) -> tuple[pd.DataFrame, list[str], list[str]]:
+    """Give launches of unknown config their Config, Run and Launch (rules:
+    :mod:`.launch_runs`).
 
     Args:
         launch_rows: one row per launch x metric with Annotation (region), Kernel, Grid, Block,
-            and ``_seq`` (the launch's position in the recording).
+            Metric, Value and ``_seq`` (the launch's position in the recording).
 
     Returns:
-        (rows with Config/Run/Launch set and ``config_index`` = Config, warnings for the
-        pages: a region whose last config has fewer runs than its others, i.e. a recording cut
-        short).
+        (rows with Config/Run/Launch set, warnings for every page (:func:`cut_short`), notes:
+        how runs and configs were read where the file leaves a choice).
     """
     launches = launch_rows.drop_duplicates("_seq").sort_values("_seq")
-    place: dict[int, tuple[int, int, int]] = {}
-    for _, sub in launches.groupby(C.ANNOTATION, sort=False):
-        sigs = list(zip(sub[C.KERNEL], sub[C.GRID].astype(str), sub[C.BLOCK].astype(str)))
-        place.update(zip(sub["_seq"], segment(sigs)))
+    seqs = launches["_seq"].tolist()
+    kernels = launches[C.KERNEL].astype(str).tolist()
+    sigs = list(zip(kernels, launches[C.GRID].astype(str), launches[C.BLOCK].astype(str)))
+    work = _work_values(launch_rows, seqs)
+    own: dict[Hashable, list[list[int]]] = {}
+    for region, stretch in L.stretches(launches[C.ANNOTATION].tolist()):
+        own.setdefault(region, []).append(stretch)
+    place: dict[object, tuple[int, int, int]] = {}
+    notes: list[str] = []
+    for region, parts in own.items():
+        reading = L.read_region(str(region), parts, kernels, sigs, work)
+        notes += reading.notes
+        runs_seen: dict[int, int] = {}
+        for run, config in zip(reading.runs, reading.configs):
+            number = runs_seen.get(config, 0)
+            runs_seen[config] = number + 1
+            place.update((seqs[i], (config, number, k)) for k, i in enumerate(run))
     rows = launch_rows.copy()
     triples = [place[s] for s in rows["_seq"]]
     rows[C.CONFIG] = [t[0] for t in triples]
     rows[C.RUN] = [t[1] for t in triples]
     rows[C.LAUNCH] = [t[2] for t in triples]
-    return rows, cut_short(rows)
+    return rows, cut_short(rows), notes
+
+
+def _work_values(rows: pd.DataFrame, seqs: list[object]) -> dict[str, list[float]]:
+    """{metric: value per launch, in ``seqs`` order} of the work metrics the rows hold."""
+    wanted = rows[rows[C.METRIC].isin([C.GPU_TIME, *L.WORK_COUNTERS])]
+    table = wanted.pivot_table(index="_seq", columns=C.METRIC, values=C.VALUE, aggfunc="first")
+    table = table.reindex(seqs)
+    return {str(m): pd.to_numeric(table[m], errors="coerce").tolist() for m in table.columns}
 
 
 def cut_short(rows: pd.DataFrame) -> list[str]:
-    """Warnings for a recording that ends inside a config: the config launched last has
-    fewer runs than the region's other configs."""
+    """Warnings for a recording that ends inside a config: the config a region launched last
+    has fewer runs than the region's other configs. The region of the recording's last launch
+    says it was cut there; another region's says the recording possibly ends at a boundary
+    that hides the cut elsewhere (runs of regions interleave)."""
     if rows.empty:
         return []
-    last = rows.sort_values("_seq").iloc[-1]
-    sub = rows[rows[C.ANNOTATION] == last[C.ANNOTATION]]
-    runs = sub.groupby(C.CONFIG)[C.RUN].nunique()
-    have, full = int(runs.get(last[C.CONFIG], 0)), int(runs.max())
-    if have >= full:
-        return []
-    return [f"partial: the recording ends inside config {int(last[C.CONFIG])} of "
-            f"{last[C.ANNOTATION]} ({have} of the {full} runs its other configs have); the file "
-            "was probably cut short (an interrupted copy), so that config's values are "
-            "incomplete"]
+    ordered = rows.sort_values("_seq")
+    final = ordered.iloc[-1][C.ANNOTATION]
+    out: list[str] = []
+    for region, sub in ordered.groupby(C.ANNOTATION, sort=False):
+        last = int(sub.iloc[-1][C.CONFIG])
+        runs = sub.groupby(C.CONFIG)[C.RUN].nunique()
+        have, full = int(runs.get(last, 0)), int(runs.max())
+        if have >= full:
+            continue
+        where = ("the recording ends inside" if region == final else
+                 "the recording possibly ends inside (its last launches come before another "
+                 "region's)")
+        text = (f"partial: {where} config {last} of {region} ({have} of the {full} runs its "
+                "other configs have); the file was probably cut short (an interrupted copy), "
+                "so that config's values are incomplete")
+        out.insert(0, text) if region == final else out.append(text)
+    return out
 
 
-__all__ = ["short_name", "region_names", "segment", "attribute", "cut_short"]
+__all__ = ["ONE_CONFIG", "short_name", "region_names", "attribute", "cut_short"]

@@ -22,8 +22,9 @@ from profiling_worker.importing.job import Job
 from profiling_worker.importing.textcsv import METRIC_NAME_RE
 from profiling_worker.schema import backends as B, columns as C
 
-ATTRIBUTED_PARAMS = ("configs told apart by launch parameters (kernel, grid, block): the "
-                     "report does not record which config a launch belonged to")
+ATTRIBUTED_PARAMS = ("configs told apart by launch parameters (kernel, grid, block) and work "
+                     "(counters, else durations): the report does not record which config a "
+                     "launch belonged to")
 
 
 def validate_reports(reports: list[Path]) -> None:
@@ -44,17 +45,18 @@ def _sequence(rows: pd.DataFrame) -> pd.Series:
     return (keys != keys.shift()).any(axis=1).cumsum()
 
 
-def _report_launches(rows: pd.DataFrame) -> tuple[pd.DataFrame, list[str], str]:
-    """Launch rows of a report read alone: regions named, configs and runs set."""
+def _report_launches(rows: pd.DataFrame) -> tuple[pd.DataFrame, list[str], list[str], str]:
+    """Launch rows of a report read alone: regions named, configs and runs set; (rows,
+    warnings, notes on how runs and configs were read, attribution)."""
     rows = rows.copy()
     rows["_seq"] = _sequence(rows)
     names = G.region_names(rows[C.KERNEL])
     unnamed = rows[C.ANNOTATION].isna()
     rows.loc[unnamed, C.ANNOTATION] = rows.loc[unnamed, C.KERNEL].map(names)
     if (rows[C.CONFIG] >= 0).all() and not unnamed.any():
-        return rows, G.cut_short(rows), R.ATTRIBUTED_KPROF
-    rows, warnings = G.attribute(rows)
-    return rows, warnings, ATTRIBUTED_PARAMS
+        return rows, G.cut_short(rows), [], R.ATTRIBUTED_KPROF
+    rows, warnings, notes = G.attribute(rows)
+    return rows, warnings, notes, ATTRIBUTED_PARAMS
 
 
 def from_report(report: Path) -> Job:
@@ -70,7 +72,12 @@ def from_report(report: Path) -> Job:
                            "by an interrupted copy reads like this",
                            "profile with --set basic or --metrics gpu__time_duration.sum, or "
                            "import nsight-python's CSVs")
-    rows, warnings, how = _report_launches(rows)
+    rows, warnings, reading, how = _report_launches(rows)
+    if device.get("empty_launches"):
+        warnings.append(f"partial: {device['empty_launches']} launch(es) at the end of "
+                        f"{report.name} hold no metric at all: the file ends inside a launch's "
+                        "record, so it was cut short (an interrupted copy) and the recording "
+                        "may have gone on")
     params = [R.CONFIG_INDEX]
     n_configs = int(rows[C.CONFIG].max()) + 1
     configs = [{R.CONFIG_INDEX: i} for i in range(n_configs)]
@@ -78,11 +85,9 @@ def from_report(report: Path) -> Job:
     launches = _typed(rows[table_columns(C.TABLE_LAUNCHES, params)])
     runs = launches_to_runs(launches, params)
     notes = [f"{report.name}: {how}"] if how == ATTRIBUTED_PARAMS else []
-    notes += source_notes(report.name, device)
+    notes += [f"{report.name}: {n}" for n in reading] + source_notes(report.name, device)
     if how == ATTRIBUTED_PARAMS and n_configs == 1:
-        notes.append(f"{report.name}: every launch of a region has the same launch parameters, "
-                     "so all are taken as runs of one config; if the job profiled several "
-                     "sizes, they are pooled here")
+        notes.append(f"{report.name}: {G.ONE_CONFIG}")
     stem = report.name.split(".ncu-rep")[0]
     return Job(params=params, configs=configs, runs=runs, agg=aggregate_runs(runs, params),
                launches=launches, kernels=[stem.removeprefix("ncu-output-").rsplit("-", 1)[0]],
@@ -108,7 +113,8 @@ def _typed(launches: pd.DataFrame) -> pd.DataFrame:
 
 
 def _device(device: dict[str, Any]) -> dict[str, Any]:
-    return {k: v for k, v in device.items() if k not in ("missing_metrics", "metric_sources")}
+    return {k: v for k, v in device.items()
+            if k not in ("missing_metrics", "metric_sources", "empty_launches")}
 
 
 def source_notes(report_name: str, device: dict[str, Any]) -> list[str]:
@@ -163,12 +169,28 @@ def add_launch_rows(job: Job, rows: pd.DataFrame, report_name: str,
                              "recomputed from the report's launches")
     elif launches.empty:
         job.notes.append(f"{report_name}: launches not used ({how})")
+        if not job.runs.empty:
+            job.warnings += _fewer_launches(rows, job.runs, report_name)
     job.notes += source_notes(report_name, device)
     job.environment = {**R.gpu_environment(device), **job.environment}
     job.provenance["launches"] = _launch_provenance(Path(report_name), rows, device, how)
     job.provenance["backend"] = {"name": B.NCU, "report": report_name,
                                  "device_attributes": _device(device)}
     return job
+
+
+def _fewer_launches(rows: pd.DataFrame, runs: pd.DataFrame, report_name: str) -> list[str]:
+    """Warnings for annotations whose launches in the report are fewer than the CSVs' runs x
+    kernels name (a report cut short: the CSVs were written from the whole recording)."""
+    out = []
+    for annotation, sub in rows[rows[C.CONFIG] < 0].groupby(C.ANNOTATION, sort=False):
+        expected = len(R.expected_launches(runs, str(annotation)))
+        have = sub[C.RUN].nunique()
+        if have < expected:
+            out.append(f"partial: {report_name} holds {have} of the {expected} launches of "
+                       f"{annotation} that the CSVs' runs name; the report was probably cut "
+                       "short (an interrupted copy), so its per-launch values are not used")
+    return out
 
 
 def _runs_from_launches(runs: pd.DataFrame, launches: pd.DataFrame, params: list[str]

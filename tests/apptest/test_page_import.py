@@ -222,3 +222,45 @@ def test_a_session_may_hold_at_most_400_mb_of_uploads() -> None:
     manager.add_file("s2", UploadedFileRec("c", "c.ncu-rep", "x", big))  # another session
     manager.remove_file("s1", "a")
     manager.add_file("s1", UploadedFileRec("c", "c.ncu-rep", "x", big))  # room again
+
+
+@pytest.mark.parametrize("names", [
+    ("import_cases/13-two-runs-one-upload/live_raw.csv",
+     "import_cases/10-two-launches-per-pass/ranges.ncu-rep.gz"),  # case 13: CSV + report
+    ("h200_import/ncu_plain/raw.csv", "h200_import/ncu_plain/live_raw.csv")],  # two CSVs
+    ids=["csv-and-report", "two-csvs"])
+def test_two_runs_uploaded_together_are_two_jobs(store, app, names) -> None:
+    """Two profiles of one program (case 13): a job each, each with its file's values, so
+    Compare can put them side by side; none is dropped as 'the same launches'."""
+    from profiling_worker.bundle_writer import read_table
+    from profiling_worker.schema import columns as C
+
+    paths = [REPO / "tests" / "fixtures" / n for n in names]
+    at = _upload(app("import_files"), paths)
+    at.button(key="import-run").click().run()
+    assert not at.exception, at.exception
+    done = [unescape(s.value) for s in at.success]
+    jobs = [IMPORTED.search(d).group(1) for d in done]
+    assert len(jobs) == 2 and len(set(jobs)) == 2
+    assert all(f"`{p.name}`" in d for p, d in zip(paths, done))
+    times = []
+    for job in jobs:
+        launches = read_table(store["results"] / job, C.TABLE_LAUNCHES)
+        times.append(sorted(launches[launches[C.METRIC] == C.GPU_TIME][C.VALUE]))
+    assert times[0] != times[1] and len(times[0]) == len(times[1])  # same launches, two runs
+    assert not [w for w in at.warning if "not read" in w.value]
+
+
+def test_how_runs_were_read_is_shown_on_the_pages(store, app) -> None:
+    """Case 10: two_gemms launches one GEMM twice a pass; the pages say it was read as 3 runs
+    of 2 launches and name the other reading."""
+    from profiling_worker.importing import import_nsight_output
+
+    report = REPO / "tests" / "fixtures" / "import_cases" / "10-two-launches-per-pass" / \
+        "ranges.ncu-rep.gz"
+    import_nsight_output([report], store["results"], "ranges")
+    for page in ("stability", "results"):
+        at = app(page, query={"job": "ranges"})
+        assert not at.exception, at.exception
+        assert "two_gemms: its launches come in stretches" in texts(at), page
+        assert "read as 3 runs of 2 launches" in texts(at), page

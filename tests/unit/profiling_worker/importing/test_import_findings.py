@@ -3,6 +3,7 @@ parameters found by the columns' names and nsight-python's version, not by their
 
 from __future__ import annotations
 
+import itertools
 from pathlib import Path
 
 import pandas as pd
@@ -183,3 +184,29 @@ def test_run_collectors_shared_by_the_metrics_of_a_run():
     frame = raw.iloc[:-1].astype(str).astype("category")  # as parse_csv reads it
     split = split_raw_columns(list(frame.columns), frame)
     assert split.params == ["n"] and set(split.collectors) == {"temp", "ts"}
+
+
+@pytest.mark.parametrize("order", list(itertools.permutations(range(3))))
+def test_real_1_1_collectors_are_told_by_their_values_in_any_order(tmp_path, order):
+    """nsight-python 1.1 writes collector columns in the order of a Python set (another order
+    in every process). The H200 per-run rows of a 1.1 CUPTI job (3 configs x 30 runs; sm_clock
+    and temperature constant, power changing within n=256) with the collectors under names of
+    the user's own (not this project's) in every order: n is the parameter each time."""
+    job = Path(__file__).resolve().parents[4] / "app" / "bundled" / "h200-cupti-stability"
+    raw = pd.concat([pd.read_csv(job / "nsight" / c / "profiled_data-profiled-0.csv", dtype=str)
+                     for c in ("c0", "c1", "c2")], ignore_index=True)
+    names = {"sm_clock": "gpu_clock_mhz", "temperature": "gpu_temp", "power": "board_power_w"}
+    raw = raw.rename(columns=names)
+    custom = [list(names.values())[i] for i in order]
+    fixed = [c for c in raw.columns if c not in names.values() and c != "n"]
+    path = tmp_path / "profiled_data-profiled-0.csv"
+    raw[[*fixed, *custom, "n"]].to_csv(path, index=False)
+    bundle = import_nsight_output([path], tmp_path / "s", "c")
+    manifest = read_manifest(bundle)
+    assert manifest["provenance"]["parameters"] == ["n"]
+    assert set(manifest["provenance"]["collectors"]) == set(names.values())
+    times = read_table(bundle, C.TABLE_AGGREGATED).set_index("n")
+    assert times[C.NUM_RUNS].to_dict() == {256: 30, 1024: 30, 8192: 30}
+    note = next(n for n in manifest["import_notes"] if "info-collector" in n)
+    assert "board_power_w (changes from run to run within a config of n)" in note
+    assert "gpu_temp (one value in the whole file" in note

@@ -1,0 +1,194 @@
+"""Runs and configs of one region's launches when nothing recorded them (a plain ``ncu -o``
+report, an ncu CSV export): issue 20's rules.
+
+* **Runs.** A run of a region is one *stretch* of its launches: launches of the region with no
+  launch of another region between them (:func:`stretches`). When a stretch launches the same
+  kernel more than once, the file cannot tell runs from launches (one pass launching a GEMM twice
+  reads like two runs of one launch). Then the stretch is the run when some stretches repeat
+  (the same launches again: the region was run several times), else every launch (or every
+  group of different kernels) is a run; either way a note names both readings with their mean
+  duration (:func:`read_runs`).
+* **Configs.** Runs with the same launches (kernel, grid, block of each) are one config, in the
+  order first seen. Runs of one config whose *work* differs are split into configs
+  (:func:`split_by_work`): instruction / operation counts or L1 / L2 bytes more than
+  :data:`COUNTER_GAP` apart where the file holds them (counters equal for equal work), else
+  durations more than :data:`DURATION_GAP` apart (far beyond the run-to-run spread of a few %;
+  the 3 ``torch.randn`` sizes of one grid-stride kernel in case 11 are 2.3x and 3.2x apart).
+  DRAM bytes are not used: they change with what the L2 cache holds.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Hashable, Mapping, Sequence
+from dataclasses import dataclass
+
+import numpy as np
+
+from profiling_worker.schema import columns as C
+from profiling_worker.schema import metrics as M
+
+#: Counters that scale with a launch's work (per launch, summed over a run's launches).
+WORK_COUNTERS = (M.FFMA, M.FADD, M.FMUL, M.DFMA, M.HFMA, M.TENSOR_FP16, M.TENSOR_BF16,
+                 M.TENSOR_TF32, M.TENSOR_FP8, M.L1_BYTES, M.L2_BYTES,
+                 "smsp__inst_executed.sum", "sm__inst_executed.sum")
+#: Runs of one config whose counters are more than this ratio apart did different work.
+COUNTER_GAP = 1.05
+#: Without counters: runs whose durations are more than this ratio apart did different work.
+DURATION_GAP = 1.25
+
+Signature = tuple[Hashable, ...]
+
+
+@dataclass
+class Reading:
+    """One region read: ``runs`` (the launches' positions in launch order, one list per run,
+    in order), ``configs`` (the config of each run), ``notes`` (for the pages)."""
+
+    runs: list[list[int]]
+    configs: list[int]
+    notes: list[str]
+
+
+def stretches(regions: Sequence[Hashable]) -> list[tuple[Hashable, list[int]]]:
+    """(region, positions) of every stretch of launches in launch order: consecutive launches
+    of one region, cut where a launch of another region comes between."""
+    out: list[tuple[Hashable, list[int]]] = []
+    for i, region in enumerate(regions):
+        if out and out[-1][0] == region:
+            out[-1][1].append(i)
+        else:
+            out.append((region, [i]))
+    return out
+
+
+def _repeats_a_kernel(run: list[int], kernels: Sequence[Hashable]) -> bool:
+    return len({kernels[i] for i in run}) < len(run)
+
+
+def _units(stretch: list[int], kernels: Sequence[Hashable]) -> list[list[int]]:
+    """A stretch cut into runs that launch each kernel at most once (the shorter reading)."""
+    out: list[list[int]] = []
+    for i in stretch:
+        if not out or kernels[i] in {kernels[j] for j in out[-1]}:
+            out.append([i])
+        else:
+            out[-1].append(i)
+    return out
+
+
+def _mean_run(runs: list[list[int]], durations: Sequence[float]) -> float:
+    return float(np.mean([sum(durations[i] for i in run) for run in runs]))
+
+
+def read_runs(region: str, own: list[list[int]], kernels: Sequence[Hashable],
+              sigs: Sequence[Hashable], durations: Sequence[float]) -> tuple[list[list[int]], str]:
+    """The runs of one region from its stretches ``own`` (module doc) and a note naming both
+    readings when the file cannot tell runs from launches ('' when it can).
+
+    Args:
+        kernels, sigs, durations: per launch position: kernel name, (kernel, grid, block),
+            gpu__time_duration.sum in ns (NaN when the file lacks it).
+    """
+    if not any(_repeats_a_kernel(s, kernels) for s in own):
+        return own, ""
+    short = [u for s in own for u in _units(s, kernels)]
+    counts = {tuple(sigs[i] for i in s) for s in own}
+    stretch_is_run = len(counts) < len(own)  # some stretch repeats: the region ran again
+    runs, other = (own, short) if stretch_is_run else (short, own)
+
+    def described(rs: list[list[int]]) -> str:
+        sizes = sorted({len(r) for r in rs})
+        each = "one launch" if sizes == [1] else "/".join(map(str, sizes)) + " launches"
+        mean = _mean_run(rs, durations) if stretch_is_run else float("nan")  # else: sizes mix
+        return (f"{len(rs)} run{'s' * (len(rs) != 1)} of {each}" +
+                (f" (mean {mean:,.0f} ns a run)" if np.isfinite(mean) else ""))
+
+    why = ("its launches come in stretches (no launch of another region between them) that "
+           "launch the same kernel more than once, so the file cannot tell runs from launches")
+    note = (f"{region}: {why}: read as {described(runs)}, "
+            + ("a run being one stretch, as the stretches repeat" if stretch_is_run else
+               "as no stretch repeats (each would be a config of one run)")
+            + f"; the other reading is {described(other)}")
+    return runs, note
+
+
+def _clusters(values: np.ndarray, gap: float) -> np.ndarray | None:
+    """Cluster id of each value: sorted values split where one is more than ``gap`` times the
+    one before; None when all fall in one cluster or a value is missing."""
+    if len(values) < 2 or not np.isfinite(values).all() or (values <= 0).any():
+        return None
+    order = np.argsort(values, kind="stable")
+    cuts = np.r_[0, np.cumsum(values[order][1:] / values[order][:-1] > gap)]
+    if cuts[-1] == 0:
+        return None
+    out = np.empty(len(values), dtype=np.int64)
+    out[order] = cuts
+    return out
+
+
+def split_by_work(run_work: dict[str, np.ndarray]) -> tuple[np.ndarray | None, str]:
+    """Work cluster of each run of one config (None: one work) and which metric told them apart.
+
+    Args:
+        run_work: {metric: per-run sums over the run's launches}; counters of
+            :data:`WORK_COUNTERS` and/or gpu__time_duration.sum.
+    """
+    counters = {m: v for m, v in run_work.items() if m in WORK_COUNTERS and np.nansum(v) > 0}
+    if counters:  # counters hold the work; durations then vary with clocks only
+        keys = [c for m, v in counters.items() if (c := _clusters(v, COUNTER_GAP)) is not None]
+        if not keys:
+            return None, ""
+        told = [m for m, v in counters.items() if _clusters(v, COUNTER_GAP) is not None]
+        joint = np.unique(np.stack(keys, axis=1), axis=0, return_inverse=True)[1]
+        return joint.reshape(-1), ", ".join(told) + f" more than {COUNTER_GAP - 1:.0%} apart"
+    durations = run_work.get(C.GPU_TIME)
+    found = _clusters(durations, DURATION_GAP) if durations is not None else None
+    if found is None:
+        return None, ""
+    return found, f"{C.GPU_TIME} more than {DURATION_GAP - 1:.0%} apart"
+
+
+def configs_of(region: str, runs: list[list[int]], sigs: Sequence[Hashable],
+               work: Mapping[str, Sequence[float]]) -> tuple[list[int], list[str]]:
+    """Config of each run (first seen first): the same launches, then split by work.
+
+    Args:
+        work: {metric: per launch position value}, the work metrics the file holds.
+    Returns:
+        (config per run, notes naming each config split by work and its values).
+    """
+    keys: list[Signature] = [tuple(sigs[i] for i in run) for run in runs]
+    group_of = {k: g for g, k in enumerate(dict.fromkeys(keys))}
+    sub = [0] * len(runs)
+    notes: list[str] = []
+    for key, g in group_of.items():
+        members = [r for r, k in enumerate(keys) if k == key]
+        per_run = {m: np.array([sum(float(v[i]) for i in runs[r]) for r in members])
+                   for m, v in work.items()}
+        found, told = split_by_work(per_run)
+        if found is None:
+            continue
+        for r, c in zip(members, found):
+            sub[r] = int(c)
+        times = per_run.get(C.GPU_TIME)
+        shown = ("; durations " + " / ".join(f"{t:,.0f}" for t in times) + " ns"
+                 if times is not None and np.isfinite(times).all() else "")
+        notes.append(f"{region}: {len(members)} runs with the same launch parameters (kernel, "
+                     f"grid, block) did different work ({told}, beyond the runs' spread){shown}: "
+                     f"taken as {int(found.max()) + 1} configs, not pooled; the file does not "
+                     "record the sizes, so config_index only numbers them")
+    final = {k: c for c, k in enumerate(dict.fromkeys(zip([group_of[k] for k in keys], sub)))}
+    return [final[(group_of[k], s)] for k, s in zip(keys, sub)], notes
+
+
+def read_region(region: str, own: list[list[int]], kernels: Sequence[Hashable],
+                sigs: Sequence[Hashable], work: Mapping[str, Sequence[float]]) -> Reading:
+    """Runs and configs of one region from its stretches (module doc)."""
+    durations = work.get(C.GPU_TIME, [float("nan")] * len(sigs))
+    runs, note = read_runs(region, own, kernels, sigs, durations)
+    configs, notes = configs_of(region, runs, sigs, work)
+    return Reading(runs, configs, [note, *notes] if note else notes)
+
+
+__all__ = ["WORK_COUNTERS", "COUNTER_GAP", "DURATION_GAP", "Reading", "stretches", "read_runs",
+           "split_by_work", "configs_of", "read_region"]
