@@ -19,6 +19,13 @@ if __package__ in (None, ""):  # run as a script: make the repository root impor
 import streamlit as st  # noqa: E402
 
 ICON = Path(__file__).resolve().parent / "assets" / "icon.png"  # local: no font service
+#: Streamlit pads the page 6rem from the top for its header, whose only content here is the
+#: main menu at the far right: that left an empty band of about 90 px above the link bar. The
+#: header is see-through (its menu still clicks) and the page starts 1.5rem from the top.
+#: A style-only st.html takes no room on the page (Streamlit sends it to the event container).
+TOP_CSS = ("<style>[data-testid='stMainBlockContainer']{padding-top:1.5rem}"
+           "[data-testid='stHeader']{background:transparent;pointer-events:none}"
+           "[data-testid='stHeader'] *{pointer-events:auto}</style>")
 
 
 def run() -> None:
@@ -31,6 +38,7 @@ def run() -> None:
     from app.ui import cached, job_status, navigation, panels
 
     st.set_page_config(page_title="Kernel profiler", page_icon=str(ICON), layout="wide")
+    st.html(TOP_CSS)
     report = cached.env_report()
     gpu_here = worker_client.gpu_backend_available(report)
     by_section = navigation.pages()
