@@ -52,6 +52,9 @@ def plotly_early_js() -> str | None:
 
 def run() -> None:
     """Draw the app frame and the selected page."""
+    from app.ui import prewarm
+
+    prewarm.wait_for_imports()  # the ones kernel-dashboard began with the server, if any
     from app.core.provenance import banner
     from app.services import worker_client
     from app.sidebar.job_builder import render_job_builder

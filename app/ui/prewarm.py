@@ -28,6 +28,8 @@ MODULES = ("pandas", "pyarrow.parquet", "plotly.graph_objects", "plotly.io", "sc
            "app.core.views.sweep", "app.core.spec_form", "app.core.table_text")
 _probes: dict[str, Future[dict[str, Any]]] = {}
 _lock = threading.Lock()
+_imported = threading.Event()
+_imported.set()  # nothing to wait for until start()
 
 
 def start(worker_python: str) -> None:
@@ -36,6 +38,7 @@ def start(worker_python: str) -> None:
     future: Future[dict[str, Any]] = Future()
     with _lock:
         _probes[worker_python] = future
+    _imported.clear()
     threading.Thread(target=_probe, args=(worker_python, future), name="kprof-env-probe",
                      daemon=True).start()
     threading.Thread(target=_import_all, name="kprof-imports", daemon=True).start()
@@ -51,11 +54,23 @@ def _probe(worker_python: str, future: Future[dict[str, Any]]) -> None:
 
 
 def _import_all() -> None:
-    for name in MODULES:
-        try:
+    try:
+        for name in MODULES:
             importlib.import_module(name)
-        except Exception:  # the page's own import says what is wrong, where it is shown
-            return
+    except Exception:  # the page's own import says what is wrong, where it is shown
+        pass
+    finally:
+        _imported.set()
+
+
+def wait_for_imports() -> None:
+    """Block until the imports :func:`start` began are done (at once if none were begun).
+
+    The first script run calls it before importing anything itself: a module half imported by
+    the thread is seen in ``sys.modules`` by code that looks there directly (plotly's
+    ``optional_imports`` found a partly initialised pandas without ``Series``), so the two
+    must not import side by side."""
+    _imported.wait()
 
 
 def env_report(worker_python: str) -> dict[str, Any] | None:

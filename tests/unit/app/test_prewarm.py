@@ -11,6 +11,8 @@ from app.ui import prewarm
 
 def test_the_early_probe_is_the_workers_report_and_is_taken_once() -> None:
     prewarm.start(sys.executable)
+    prewarm.wait_for_imports()  # returns once the thread has imported every module
+    assert all(name in sys.modules for name in prewarm.MODULES)
     report = prewarm.env_report(sys.executable)
     assert report is not None and report["backends"]["cpu"]["available"] is True
     assert prewarm.env_report(sys.executable) is None  # a re-probe asks the worker again
