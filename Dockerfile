@@ -2,13 +2,16 @@
 # venv, on a CUDA *devel* image (the devel images ship Nsight Compute; runtime images do not).
 #
 #   docker build -t kernel-dashboard .
-#   docker run --gpus all --cap-add=SYS_ADMIN -p 127.0.0.1:8501:8501 \
-#       -v kprof-results:/data/results kernel-dashboard
+#   docker run --gpus all -p 127.0.0.1:8501:8501 -v kprof-results:/data/results kernel-dashboard
 #
 # -p 127.0.0.1:8501:8501 keeps the dashboard on the host's loopback (it starts processes on the
-# GPU machine). --cap-add=SYS_ADMIN lets ncu read the GPU performance counters when the host
-# driver restricts them to admins (ERR_NVGPUCTRPERM); alternatively set
-# NVreg_RestrictProfilingToAdminUsers=0 on the host.
+# GPU machine). GPU performance counters (ncu; ERR_NVGPUCTRPERM when the host driver restricts
+# them to admins, its default): the image runs as the non-root user 10001, and Docker never puts
+# a --cap-add capability in a non-root user's effective set (bounding, and before Docker
+# 20.10.14 inheritable, only), so that flag alone does NOT help. What works: on the host, load the driver with
+# NVreg_RestrictProfilingToAdminUsers=0 (any user, this image unchanged); or run the container
+# as root with the capability, `docker run --user 0:0 --cap-add=SYS_ADMIN ...` (the whole
+# dashboard then runs as root and its results are root's). The cupti backend needs neither.
 #
 # Nsight Compute: nsight-python >= 1.1 (attach mode) needs ncu >= 2026.2.1, newer than the
 # 2025.3.x that CUDA 13.0 images carry, so the standalone NCU_PACKAGE from NVIDIA's CUDA apt

@@ -265,7 +265,12 @@ def main(argv: Sequence[str] | None = None) -> int:
     if ns.compare:
         print(f"kernel-dashboard: compare at {open_compare(ns, parser)}", file=sys.stderr)
     sys.argv = streamlit_argv(ns, extra)
-    from streamlit.web import cli as stcli
+    from streamlit.web import cli as stcli  # first: Streamlit's import must not race the thread
+
+    from app import settings
+    from app.ui import prewarm
+
+    prewarm.start(settings.worker_python())  # overlaps the browser's loading (issue 25)
 
     from app import server_guard
 

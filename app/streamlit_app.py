@@ -8,6 +8,7 @@ packaged launcher can import this module without drawing anything.
 
 from __future__ import annotations
 
+import functools
 import sys
 from pathlib import Path
 
@@ -23,10 +24,41 @@ from app import server_guard  # noqa: E402
 server_guard.install()  # a plain `streamlit run`: from the first script run on (cli.py: before)
 
 ICON = Path(__file__).resolve().parent / "assets" / "icon.png"  # local: no font service
+#: Streamlit pads the page 6rem from the top for its header, whose only content here is the
+#: main menu at the far right: that left an empty band of about 90 px above the link bar. The
+#: header is see-through and lets clicks through to the link bar below it, except on its own
+#: buttons (main menu, sidebar toggle), and the page starts 1.5rem from the top.
+#: A style-only st.html takes no room on the page (Streamlit sends it to the event container).
+TOP_CSS = ("<style>[data-testid='stMainBlockContainer']{padding-top:1.5rem}"
+           "[data-testid='stHeader']{background:transparent}"
+           "[data-testid='stHeader'],[data-testid='stHeader'] *{pointer-events:none!important}"
+           "[data-testid='stHeader'] :is(button,a),[data-testid='stHeader'] :is(button,a) *"
+           "{pointer-events:auto!important}"
+           ".st-key-early-js,div:has(>.st-key-early-js){display:none}</style>")
+
+
+@functools.lru_cache(maxsize=1)
+def plotly_early_js() -> str | None:
+    """A script that makes the browser fetch and compile Streamlit's plotly chunk (4.7 MB) at
+    the start of the script run, beside the server's work, instead of when the first chart
+    arrives (issue 25). The chunk's hashed name is read from the installed Streamlit; the URL
+    is resolved against Streamlit's own main script. None when there is no such chunk."""
+    import streamlit as _st
+
+    js_dir = Path(_st.__file__).parent / "static" / "static" / "js"
+    chunks = sorted(js_dir.glob("PlotlyChart.*.js"))
+    if not chunks:
+        return None
+    return ("<script>(() => { const main = document.querySelector("
+            "'script[src*=\"static/js/index.\"]'); if (main) "
+            f"import(new URL('{chunks[0].name}', main.src).href); }})();</script>")
 
 
 def run() -> None:
     """Draw the app frame and the selected page."""
+    from app.ui import prewarm
+
+    prewarm.wait_for_imports()  # the ones kernel-dashboard began with the server, if any
     from app.core.provenance import banner
     from app.services import worker_client
     from app.sidebar.job_builder import render_job_builder
@@ -35,6 +67,11 @@ def run() -> None:
     from app.ui import cached, job_status, navigation, panels
 
     st.set_page_config(page_title="Kernel profiler", page_icon=str(ICON), layout="wide")
+    st.html(TOP_CSS)
+    early = plotly_early_js()
+    if early:
+        with st.container(key="early-js"):  # hidden by TOP_CSS: takes no room
+            st.html(early, unsafe_allow_javascript=True)
     report = cached.env_report()
     gpu_here = worker_client.gpu_backend_available(report)
     by_section = navigation.pages()

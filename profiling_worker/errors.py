@@ -103,7 +103,8 @@ COUNTER_PERMISSION_HINT = (
     "Nsight Compute may not read this GPU's performance counters as this user. An administrator "
     "can allow it: load the driver with NVreg_RestrictProfilingToAdminUsers=0 (e.g. "
     "'options nvidia NVreg_RestrictProfilingToAdminUsers=0' in /etc/modprobe.d, then reload the "
-    "driver or reboot), or start the container with --cap-add=SYS_ADMIN; see "
+    "driver or reboot), or run the worker as root with CAP_SYS_ADMIN (in Docker: --user 0:0 "
+    "--cap-add=SYS_ADMIN; the flag alone does nothing for a non-root user); see "
     "https://developer.nvidia.com/ERR_NVGPUCTRPERM. Meanwhile use the cupti backend: it measures "
     "kernel durations without counter access.")
 DISK_FULL_HINT = (

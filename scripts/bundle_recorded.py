@@ -6,7 +6,8 @@ a gzip-compressed copy from ``--reps`` (``<job>.ncu-rep.gz``) is kept where one 
 A written deep dive (``nsight/deep_dive.json``, 2.2 MB for 48 launches with rules) is kept
 gzip-compressed (``deep_dive.json.gz``, which its readers take as well).
 The device's checkout path (``--redact``) in logs is replaced by ``<repo>``. What was changed is
-recorded under ``bundled`` in each manifest; nothing else in the manifest is touched.
+recorded under ``bundled`` in each manifest, with the size of a report left out under
+``bundled_bytes``; nothing else in the manifest is touched.
 """
 
 from __future__ import annotations
@@ -18,6 +19,8 @@ import shutil
 from pathlib import Path
 
 from profiling_worker.schema.columns import DEEP_DIVE_FILE
+
+BUNDLED_BYTES = "bundled_bytes"  # manifest key: bytes of each file left out (app/core/bundle_files)
 
 def redact_report(path: Path, checkout: str) -> bool:
     """Replace the device checkout path inside a report (``.ncu-rep`` or ``.ncu-rep.gz``: ncu
@@ -45,6 +48,7 @@ def bundle_one(src: Path, dest: Path, reps: Path | None, redact: str) -> None:
     manifest_path = out / "manifest.json"
     manifest = json.loads(manifest_path.read_text())
     reps_in_bundle = [f for f in manifest.get("files", []) if f.endswith(".ncu-rep")]
+    sizes: dict[str, int] = {}
     for rep in reps_in_bundle:
         gz = reps / f"{src.name}.ncu-rep.gz" if reps else None
         if gz and gz.exists():
@@ -54,6 +58,8 @@ def bundle_one(src: Path, dest: Path, reps: Path | None, redact: str) -> None:
                           "the checkout path in its command line reads <checkout>")
         else:
             notes[rep] = "left out (too large for the repository); its per-launch table is kept"
+            if (src / rep).is_file():  # the Files page shows it where the report would be
+                sizes[rep] = (src / rep).stat().st_size
     deep_dive = out / DEEP_DIVE_FILE
     if deep_dive.is_file():
         with gzip.open(f"{deep_dive}.gz", "wb", compresslevel=9) as gz_out:
@@ -63,6 +69,8 @@ def bundle_one(src: Path, dest: Path, reps: Path | None, redact: str) -> None:
     manifest["files"] = sorted(str(p.relative_to(out)) for p in out.rglob("*")
                                if p.is_file() and p.name != "manifest.json")
     manifest["bundled"] = notes
+    if sizes:
+        manifest[BUNDLED_BYTES] = sizes
     manifest_path.write_text(json.dumps(manifest, indent=2, sort_keys=True))
 
 

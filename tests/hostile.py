@@ -17,17 +17,25 @@ LINK = "[click](http://evil.example/l)"
 GPU = "NVIDIA H200 ![g](http://evil.example/g.png)"
 
 
-def hostile_import(results: Path) -> str:
-    """Import the hostile CSV into ``results``; returns the new job id."""
+#: Right-to-left overrides (U+202E) in names: "evil" would read "live" if obeyed (issue 25).
+BIDI_ANNOTATION = "fp16 \u202elive\u202c"
+BIDI_KERNEL = "\u202elenrek_mm"
+BIDI_GPU = "NVIDIA H200 \u2067\u202eevil\u2069"
+
+
+def hostile_import(results: Path, annotation: str = IMAGE, kernel: str = LINK,
+                   gpu: str = GPU) -> str:
+    """Import the hostile CSV (these names in every row) into ``results``; returns the new job
+    id."""
     text = NSPY_CSV.read_text(encoding="utf-8")
     lines = text.splitlines()
     header = lines[0].split(",")
     rows = []
     for line in lines[1:]:
         cells = line.split(",")
-        cells[header.index("Annotation")] = IMAGE
-        cells[header.index("Kernel")] = LINK
-        cells[header.index("GPU")] = GPU
+        cells[header.index("Annotation")] = annotation
+        cells[header.index("Kernel")] = kernel
+        cells[header.index("GPU")] = gpu
         rows.append(",".join(cells))
     upload = results.parent / "upload"
     upload.mkdir(exist_ok=True)

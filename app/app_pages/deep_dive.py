@@ -87,13 +87,18 @@ st.subheader("Occupancy")
 occ, limiter = D.occupancy(data, launch)
 values = dict(zip(occ.frame[D.METRIC], occ.frame[D.VALUE]))
 tiles = st.columns([1, 1, 3])  # room for a tie: "registers and shared memory"
-for tile, (title, name) in zip(tiles, (("Theoretical (%)", M.THEORETICAL_OCCUPANCY_PCT),
-                                       ("Achieved (%)", M.WARPS_ACTIVE_PCT))):
-    tile.metric(title, numbers.fmt(values[name], sig=3) if name in values else "not in report",
+OCCUPANCY_TILES = (("Theoretical (%)", M.THEORETICAL_OCCUPANCY_PCT),
+                   ("Achieved (%)", M.WARPS_ACTIVE_PCT))
+for tile, (title, name) in zip(tiles, OCCUPANCY_TILES):  # "—" fits a narrow tile; said below
+    tile.metric(title, numbers.fmt(values[name], sig=3) if name in values else "—",
                 help=name, border=True)
-tiles[2].metric("Limited by", limiter[0] if limiter else "not in report", border=True,
+tiles[2].metric("Limited by", limiter[0] if limiter else "—", border=True,
                 help="The resource that allows the fewest blocks per SM (launch__occupancy_limit_*)"
                 + (f": {limiter[1]:g} blocks" if limiter else ""))
+absent = [f"{title} ({code(name)})" for title, name in OCCUPANCY_TILES if name not in values]
+absent += [f"Limited by ({code('launch__occupancy_limit_*')})"] if not limiter else []
+if absent:
+    st.caption("Not in this report, shown as —: " + ", ".join(absent) + ".")
 _panel(occ, "occupancy")
 
 st.subheader("Warp state stalls")

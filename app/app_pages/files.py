@@ -11,11 +11,11 @@ from app.core import numbers
 from app.core.provenance import is_imported
 from app.core.bundle_files import (MAX_INFLATED_BYTES, ORIGINALS_NOTE, download_name,
                                    gunzip_file, gunzipped_name, inside_bundle, is_gzipped_report,
-                                   is_original_upload, read_report_summary,
+                                   is_original_upload, left_out_files, read_report_summary,
                                    report_download_problem, too_large, zip_bundle, zip_name)
 from app.core.views.timeline import PERFETTO_UI, TRACE_SUFFIX, timeline_problem, trace_bytes
 from app.ui import analysis, panels, share
-from app.core.markdown import code
+from app.core.markdown import code, esc
 
 st.header("Files")
 bundle = analysis.selected_bundle()
@@ -86,6 +86,12 @@ for i, item in enumerate(bundle.files):
             on_click="ignore", icon=":material/unarchive:",
             help=f"Decompressed on click (up to {MAX_INFLATED_BYTES // 1024**2} MiB); opens in "
                  "Nsight Compute (ncu-ui) or `ncu --import`.")
+
+for gone in left_out_files(bundle):  # where the report would be, and why it is not
+    left, mid, right = st.columns([6, 2, 2], vertical_alignment="center")
+    left.markdown(f"{code(gone.relpath)}: not in this bundle, {esc(gone.reason)}")
+    mid.caption(f"{gone.size:,} bytes" if gone.size is not None else "size not recorded")
+    right.caption("no download")
 
 try:
     summary = read_report_summary(bundle)

@@ -10,7 +10,7 @@ import streamlit as st
 
 from app.core import frame_columns as F
 from app.ui import history as hx, panels, state
-from app.core.markdown import code, esc
+from app.core.markdown import code, esc, visible
 
 PAGE = "history"
 CONFIRM = state.key(PAGE, "confirm-delete")  # job id waiting for the delete confirmation
@@ -34,7 +34,8 @@ def _filters(facets: dict[str, list[str]]) -> hx.HistoryFilter:
     boxes = [(top[0], "kernels", "Kernel"), (top[1], "gpus", "GPU"),
              (top[2], "backends", "Backend"), (top[3], "statuses", "Status"),
              (tag_col, "tags", "Tag")]
-    picks = {name: col.multiselect(label, facets[name], key=state.key(PAGE, name))
+    picks = {name: col.multiselect(label, facets[name], key=state.key(PAGE, name),
+                                   format_func=visible)
              for col, name, label in boxes}
     text = text_col.text_input("Search", key=state.key(PAGE, "text"),
                                placeholder="job id, label, kernel, GPU or tag words")

@@ -5,6 +5,7 @@ import streamlit as st
 from profiling_worker.schema import columns as C, intervals, plausibility as P
 
 from app.core import derived, numbers
+from app.core.markdown import visible
 from app.core.figures.one_kernel import build_one_kernel_figure
 from app.core.metrics import MissingData, available_metrics
 from app.core.provenance import profiled_scope
@@ -36,7 +37,7 @@ except MissingData as exc:
 cols = st.columns(3)
 annotation = cols[0].selectbox("Annotation",
                                state.keep_if_offered("one-kernel-annotation", choices),
-                               key="one-kernel-annotation")
+                               key="one-kernel-annotation", format_func=visible)
 configs = choices[annotation]
 config = cols[1].selectbox("Config", state.keep_if_offered("one-kernel-config", configs),
                            key="one-kernel-config",

@@ -8,7 +8,7 @@ from app.core import derived, metric_roles
 from app.core.figures.sweep import LOG_Y_SPAN, build_sweep_figure, wants_log_y
 from app.core.views.sweep import SweepOptions, annotations_of, sweep_frame, sweep_x, x_choices
 from app.ui import analysis, cached, deep_dive_action, job_status, notes, panels, state
-from app.core.markdown import esc
+from app.core.markdown import esc, visible
 
 st.header("Size sweep")
 bundle = analysis.selected_bundle()
@@ -28,7 +28,8 @@ baseline = cols[2].selectbox("Normalise to",
                              state.keep_if_offered("sweep-baseline",
                                                    [None, *annotations_of(bundle)]),
                              key="sweep-baseline",
-                             format_func=lambda a: "— absolute values —" if a is None else a)
+                             format_func=lambda a: ("— absolute values —" if a is None
+                                                    else visible(a)))
 choices = x_choices(bundle)
 x_param = st.selectbox(
     "X axis", state.keep_if_offered("sweep-x", choices), key="sweep-x",

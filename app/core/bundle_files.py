@@ -126,6 +126,32 @@ def explains_launches(bundle: Bundle) -> bool:
     return bool(report_files(bundle)) or any(f.relpath in C.DEEP_DIVE_FILES for f in bundle.files)
 
 
+@dataclass(frozen=True)
+class LeftOut:
+    """A file the bundle's manifest says was left out (``bundled``: path -> reason, written by
+    ``scripts/bundle_recorded.py``), with its size in bytes where the manifest kept it
+    (``bundled_bytes``; None for bundles made before it did)."""
+
+    relpath: str
+    reason: str
+    size: int | None
+
+
+def left_out_files(bundle: Bundle) -> list[LeftOut]:
+    """The reports (``.ncu-rep``) the manifest names as left out, i.e. not in the bundle as
+    such nor gzip-compressed, in the manifest's order."""
+    manifest = bundle.manifest or {}
+    notes, sizes = manifest.get("bundled") or {}, manifest.get("bundled_bytes") or {}
+    present = {f.relpath for f in bundle.files}
+    out = []
+    for relpath, reason in notes.items() if isinstance(notes, dict) else ():
+        if (str(relpath).endswith(".ncu-rep") and relpath not in present
+                and f"{relpath}.gz" not in present):
+            size = sizes.get(relpath) if isinstance(sizes, dict) else None
+            out.append(LeftOut(str(relpath), str(reason), size if isinstance(size, int) else None))
+    return out
+
+
 def is_gzipped_report(relpath: str) -> bool:
     """True for ``*.ncu-rep.gz`` (how bundled reports are shipped)."""
     return relpath.endswith(".ncu-rep.gz")

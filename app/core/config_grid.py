@@ -65,7 +65,9 @@ def _expand_range(match: re.Match[str], kind: str) -> list[int | float]:
 
 
 def parse_values(text: str, field: str, kind: str = "size") -> tuple[list[Any], list[FieldError]]:
-    """One parameter's text -> its values (duplicates dropped, order kept) and the errors.
+    """One parameter's text -> its values (in order, repeats kept: :func:`repeats` and
+    :func:`combine` refuse the repeated configs they make) and the errors; an empty item
+    (``64,,128``, a trailing comma) is an error naming its place.
 
     Args:
         text: ``"64, 128"``, ``"1024..8192 *2"`` or ``"256..1024 +256"`` (``;`` also separates).
@@ -88,8 +90,11 @@ def parse_values(text: str, field: str, kind: str = "size") -> tuple[list[Any], 
         return (expanded, []) if not bad else ([], [FieldError(field, bad[0], VALUES_HINT)])
     values: list[int | float | str] = []
     errors: list[FieldError] = []
-    for item in (t.strip() for t in text.replace(";", ",").split(",")):
+    items = [t.strip() for t in text.replace(";", ",").split(",")]
+    for place, item in enumerate(items, 1):
         if not item:
+            errors.append(FieldError(field, f"item {place} of {len(items)} is empty in {text!r}",
+                                     "remove the extra comma or semicolon; " + VALUES_HINT))
             continue
         if kind == "str":
             values.append(item)
@@ -107,12 +112,44 @@ def parse_values(text: str, field: str, kind: str = "size") -> tuple[list[Any], 
             values.append(value)
     if not values and not errors:
         errors.append(FieldError(field, _none_given(kind), VALUES_HINT))
-    return list(dict.fromkeys(values)), errors
+    return values, errors
+
+
+#: The fix of a repeated config, the same rule as the worker's (``configs[i] repeats ...``).
+REPEAT_HINT = "give each value once: a config given twice is refused"
+
+
+def repeats(values: Sequence[Any], field: str) -> list[FieldError]:
+    """One error per value given again in one parameter's field (``64, 64``): with one
+    parameter, or every combination of several, it makes a config twice."""
+    first: dict[Any, int] = {}
+    errors = []
+    for place, value in enumerate(values, 1):
+        if value in first:
+            errors.append(FieldError(field, f"{value!r} is given twice (items {first[value]} and "
+                                     f"{place})", REPEAT_HINT))
+        first.setdefault(value, place)
+    return errors
+
+
+def _repeated_pairs(configs: Sequence[Mapping[str, Any]]) -> list[FieldError]:
+    """Pairwise configs that repeat an earlier pair, named on ``combine``."""
+    first: dict[tuple[Any, ...], int] = {}
+    errors = []
+    for place, config in enumerate(configs, 1):
+        row = tuple(config.values())
+        if row in first:
+            shown = ", ".join(f"{k}={v!r}" for k, v in config.items())
+            errors.append(FieldError("combine", f"pair {place} ({shown}) repeats pair "
+                                     f"{first[row]}", REPEAT_HINT))
+        first.setdefault(row, place)
+    return errors
 
 
 def combine(values: dict[str, list[Any]], mode: str) -> tuple[list[dict[str, Any]], list[FieldError]]:
     """Parameter -> values to configs: every combination (``product``, first parameter varying
-    slowest) or the i-th value of each (``zip``, equal lengths required; error on ``combine``)."""
+    slowest; a value given twice is an error on its parameter) or the i-th value of each
+    (``zip``, equal lengths required, error on ``combine``, as is a pair given twice)."""
     names = list(values)
     if mode == ZIP:
         lengths = {n: len(v) for n, v in values.items()}
@@ -129,7 +166,13 @@ def combine(values: dict[str, list[Any]], mode: str) -> tuple[list[dict[str, Any
     if count > MAX_VALUES:  # counted before building: 4096 values of three parameters is 2^36
         return [], [FieldError("combine", f"{count:,} configs is more than {MAX_VALUES:,}",
                                "use fewer values or pairwise, or split the sweep into jobs")]
-    return [dict(zip(names, row)) for row in rows], []
+    if mode != ZIP:
+        errors = [e for name, v in values.items() for e in repeats(v, name)]
+        if errors:
+            return [], errors
+    configs = [dict(zip(names, row)) for row in rows]
+    errors = _repeated_pairs(configs) if mode == ZIP else []
+    return ([], errors) if errors else (configs, [])
 
 
 def split(configs: Sequence[Mapping[str, Any]], params: Sequence[str]

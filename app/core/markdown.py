@@ -7,6 +7,9 @@ math, ``:colour[...]`` directives), so such strings are passed through :func:`es
 or :func:`code` (an inline code span) before they are put into a Markdown string.
 
 Plotly figures are escaped where they are assembled (:mod:`app.core.figures.text`).
+Bidirectional control characters (a right-to-left override U+202E makes "evil" read "live") are
+shown, not obeyed, by :func:`visible` in all of these, in tables (:func:`app.ui.panels.table`)
+and in the job selector's labels.
 """
 
 from __future__ import annotations
@@ -24,6 +27,18 @@ _SPECIAL = re.compile(r"([\\`*_~\[\]()<>!#$:|@{}])")
 _AUTOLINK = re.compile(r"(?i)(https?|ftp|www)(?=\\?[:.])|(?<!\\)(?=\\?@)")
 WORD_JOINER = "\u2060"
 _BACKTICKS = re.compile(r"`+")
+#: Unicode's bidirectional formatting characters (UAX #9: embeddings, overrides, isolates,
+#: marks): each reorders the text around it on screen.
+BIDI_CONTROLS = "\u061c\u200e\u200f\u202a\u202b\u202c\u202d\u202e\u2066\u2067\u2068\u2069"
+_BIDI = re.compile(f"[{BIDI_CONTROLS}]")
+
+
+def visible(value: object) -> str:
+    """``value`` as a string with each bidirectional control character shown as its code point,
+    ``⟨U+202E⟩``, instead of reordering the text after it (CVE-2021-42574 "Trojan Source")."""
+    return _BIDI.sub(lambda m: f"⟨U+{ord(m.group()):04X}⟩", str(value))
+
+BIDI_PATTERN = _BIDI.pattern  # for pandas' vectorised ``str.contains`` over table columns
 
 
 def esc(value: object) -> str:
@@ -33,7 +48,7 @@ def esc(value: object) -> str:
     (a word joiner after ``http``). Line breaks become spaces (a newline could start a
     heading or a list).
     """
-    text = " ".join(str(value).splitlines())
+    text = " ".join(visible(value).splitlines())
     return _AUTOLINK.sub(lambda m: (m.group(1) or "") + WORD_JOINER,
                          _SPECIAL.sub(r"\\\1", text))
 
@@ -41,7 +56,7 @@ def esc(value: object) -> str:
 def code(value: object) -> str:
     """``value`` as an inline code span (nothing inside is rendered), fenced with more backticks
     than any run of backticks in it (CommonMark 6.1)."""
-    text = " ".join(str(value).splitlines())
+    text = " ".join(visible(value).splitlines())
     longest = max((len(run) for run in _BACKTICKS.findall(text)), default=0)
     fence = "`" * (longest + 1)
     pad = " " if text.startswith("`") or text.endswith("`") or not text.strip() else ""

@@ -79,7 +79,8 @@ def typed_configs(form: Mapping[str, Any], info: KernelInfo | None
     if len(params) == 1:
         values, errors = config_grid.parse_values(form.get("sizes", ""), "sizes",
                                                   kinds.get(params[0], "size"))
-        return [{params[0]: v} for v in values], errors
+        errors += config_grid.repeats(values, "sizes")
+        return ([{params[0]: v} for v in values], []) if not errors else ([], errors)
     typed = form.get("params") or {}
     per_param, errors = {}, []
     for p in params:

@@ -94,11 +94,26 @@ def _job(manager: JobManager, job: Job, position: int) -> None:
         for warning in job.warnings[-3:]:
             st.caption(f"⚠ {esc(warning)}")
         if job.status == JobStatus.CANCELLED:
-            st.caption("Cancelled: nothing was lost; tables of the unfinished run are not a "
-                       "result.")
+            st.caption(esc(cancel_note(job)))
         elif job.status in (JobStatus.FAILED, JobStatus.INTERRUPTED) and job.error:
             panels.render_error(str(job.error.get("message", "")), job.error.get("hint"),
                                 job.error.get("log_tail"), kind=job.error.get("kind"))
+
+
+def cancel_note(job: Job) -> str:
+    """What a cancel kept and what it did not, in runs (one run = one call of a config, the
+    worker's progress steps): a cancelled job writes no result tables, so the runs measured
+    before the cancel are discarded; its spec, log and manifest stay (Files page)."""
+    planned = len(job.spec.configs) * job.spec.runs
+    if job.stage == "profiling" and job.total:
+        done, total = job.done, job.total
+    else:  # before the first run, or while the bundle was being written (all runs measured)
+        done, total = (planned if job.stage == "writing bundle" else 0), planned
+    kept = "Kept: the spec, the worker log and the manifest (Files page); no result tables."
+    if not done:
+        return f"Cancelled before any run was measured: 0 of {total} runs; nothing discarded. {kept}"
+    return (f"Cancelled after {done} of {total} runs (configs × runs per config): {done} measured "
+            f"runs discarded, {total - done} not run. {kept}")
 
 
 def _notice(jobs: list[Job]) -> None:

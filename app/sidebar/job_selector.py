@@ -8,7 +8,7 @@ from profiling_worker.schema.manifest import JobStatus
 
 from app.services.result_store import SOURCE_BUNDLED, BundleInfo
 from app.ui import state
-from app.core.markdown import code
+from app.core.markdown import code, visible
 
 
 #: The bundled job a GPU-less machine opens on: the fp32/fp16/bf16 matmul sweep of the guide.
@@ -33,7 +33,8 @@ def default_job(bundles: list[BundleInfo], gpu_here: bool) -> str | None:
 def _label(info: BundleInfo) -> str:
     kernels = ",".join(info.kernels) or "?"
     where = " · bundled" if info.source == SOURCE_BUNDLED else ""
-    return f"{info.job_id} · {kernels} · {info.backend} · {info.status}{where}"
+    return visible(state.LABEL_SEP.join([info.job_id, kernels, info.backend,
+                                         f"{info.status}{where}"]))
 
 
 UNKNOWN_ASKED = "sidebar-job-unknown"  # a ?job= that named no job, for the selector's warning
@@ -47,7 +48,7 @@ def resolve_job(bundles: list[BundleInfo], gpu_here: bool) -> str | None:
     if not ids:
         return None
     asked = st.query_params.get(state.QUERY_JOB)
-    current = st.session_state.get(state.SELECTED_JOB) or state.url_job()
+    current = state.job_id_of(st.session_state.get(state.SELECTED_JOB)) or state.url_job()
     if current not in ids:
         current = default_job(bundles, gpu_here)
     if asked and asked not in ids:  # a stale link or a typo: the selector says so

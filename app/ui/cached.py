@@ -47,7 +47,10 @@ def job_manager() -> JobManager:
 
 @st.cache_resource(show_spinner="Asking the worker what this machine can run…")
 def _env_report(worker_python: str) -> dict[str, Any]:
-    return worker_client.probe_environment(worker_python)
+    from app.ui import prewarm  # the probe kernel-dashboard started with the server, if any
+
+    early = prewarm.env_report(worker_python)
+    return early if early is not None else worker_client.probe_environment(worker_python)
 
 
 def env_report() -> dict[str, Any]:

@@ -14,7 +14,7 @@ from profiling_worker.schema.spec import SpecInvalid, validate_spec
 from app.core import frame_columns as F, spec_form
 from app.core.bundle_loader import Bundle
 from app.core.deep_dive_request import NoDeepDive, deep_dive_spec, sweep_points
-from app.core.markdown import esc
+from app.core.markdown import esc, visible
 from app.ui import cached, navigation, state
 
 SUBMITTED = "deep-dive-submitted"  # session key: id of the deep-dive job submitted last
@@ -67,7 +67,7 @@ def _point_picker(bundle: Bundle, page: str) -> None:
     labels = state.keep_if_offered(  # a point of another job is not offered for this one
         widget, [f"{a} · {c}" for a, c in zip(points[C.ANNOTATION], points[F.CONFIG_LABEL])])
     remembered = st.session_state.get(kept)  # the widget's own state goes while it is closed
-    pick = st.selectbox("Point", labels, key=widget,
+    pick = st.selectbox("Point", labels, key=widget, format_func=visible,
                         index=labels.index(remembered) if remembered in labels else 0)
     st.session_state[kept] = pick
     row = points.iloc[labels.index(pick)]

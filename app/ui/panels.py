@@ -13,7 +13,7 @@ from profiling_worker.schema.manifest import JobStatus
 from profiling_worker.schema.spec import BACKEND_UNKNOWN
 from profiling_worker.spreadsheet import spreadsheet_safe
 
-from app.core import numbers
+from app.core import numbers, table_text
 from app.core.bundle_files import inside_bundle
 from app.core.bundle_loader import HOST_TIMER_NOTE, Bundle
 from app.core.share.job import job_colors as colors_of
@@ -80,6 +80,8 @@ def table(frame: pd.DataFrame | list[dict[str, Any]], key: str, where: Any = Non
     stay exact (sorting, CSV downloads). ``where``: a column or container (default: here);
     ``column_config`` entries override the number formats."""
     frame = frame if isinstance(frame, pd.DataFrame) else pd.DataFrame(frame)
+    frame = table_text.visible_text(frame)  # bidirectional controls shown, not obeyed
+    frame, short_chars = table_text.short_kernel_names(frame)
     mixed = {c: text for c in frame.columns
              if (text := numbers.mixed_as_text(frame[c])) is not None}
     if mixed:  # a column of numbers and text: shown as text (module app.core.numbers)
@@ -91,7 +93,13 @@ def table(frame: pd.DataFrame | list[dict[str, Any]], key: str, where: Any = Non
         fmt = numbers.printf_format(frame[name])
         if fmt and isinstance(name, str):
             config[name] = st.column_config.NumberColumn(format=fmt)
+    if C.UNIT in frame.columns and C.UNIT not in config:  # "TFLOP/s" was cut to "TFLOP/"
+        longest = int(frame[C.UNIT].astype(str).str.len().max() or 0) if len(frame) else 0
+        config[C.UNIT] = {"width": max(longest, len(C.UNIT)) * 9 + 28}
     config.update(column_config or {})
+    if short_chars:  # wide enough for the shortened names; the header's help says how
+        config[C.KERNEL] = {**(config.get(C.KERNEL) or {}), "help": table_text.SHORT_HELP,
+                            "width": min(int(short_chars * 7.2) + 24, 900)}
     (where or st).dataframe(frame, key=key, hide_index=True, width="stretch",
                             column_config=config, **kwargs)
 

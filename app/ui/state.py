@@ -40,6 +40,23 @@ def keep_if_offered(widget_key: str, options: Iterable[Any]) -> list[Any]:
     return offered
 
 
+#: Between an option's id and the rest of the job selector's label (``<id> · matmul · ...``).
+LABEL_SEP = " · "
+
+
+def job_id_of(value: object) -> str | None:
+    """The job id in a selector value: the id itself, or the id that starts a selector label.
+
+    The browser sends a selectbox's value as its label; a label that no longer matches an option
+    (the job's status moved on since it was drawn: ``... · queued`` -> ``... · running``) comes
+    back from Streamlit as the label itself, not as the id (Streamlit 1.67
+    ``SelectboxSerde.deserialize``). None when ``value`` holds no well-formed id."""
+    if not isinstance(value, str):
+        return None
+    head = value.split(LABEL_SEP, 1)[0]
+    return head if JOB_ID_RE.match(head) else None
+
+
 def url_job() -> str | None:
     """The ``?job=`` parameter if it is a well-formed id, else None."""
     value = st.query_params.get(QUERY_JOB)
@@ -48,8 +65,7 @@ def url_job() -> str | None:
 
 def selected_job_id() -> str | None:
     """The job the pages show: the sidebar selection, else the URL's ``?job=``."""
-    value = st.session_state.get(SELECTED_JOB)
-    return value if isinstance(value, str) and value else url_job()
+    return job_id_of(st.session_state.get(SELECTED_JOB)) or url_job()
 
 
 def select_job(job_id: str) -> None:
@@ -59,10 +75,15 @@ def select_job(job_id: str) -> None:
 
 
 def on_job_selected() -> None:
-    """Selector callback: mirror the new selection into the URL."""
-    value = st.session_state.get(SELECTED_JOB)
-    if value:
-        st.query_params[QUERY_JOB] = value
+    """Selector callback: mirror the new selection's id (never its label) into the URL.
+
+    It also runs in a rerun of the job panel's fragment, which draws no selector and does not
+    reach :func:`app.sidebar.job_selector.resolve_job`: a stale label written here stayed in
+    the URL (``?job=<id>+·+matmul+·+cpu+·+running``)."""
+    job_id = job_id_of(st.session_state.get(SELECTED_JOB))
+    if job_id:
+        st.session_state[SELECTED_JOB] = job_id
+        st.query_params[QUERY_JOB] = job_id
 
 
 def own_jobs() -> list[str]:

@@ -19,6 +19,7 @@ from profiling_worker.schema import backends as B, metrics as M
 from profiling_worker.schema import catalog_checks, columns, configs as cfgs, kernel_filter
 from profiling_worker.schema.spec_errors import FieldError, SpecInvalid
 from profiling_worker.schema.spec_file import read_spec_json
+from profiling_worker.schema.thermal_limits import thermal_order
 
 Backend = B.Name  # the registry (schema/backends.py) owns the names
 CacheControl = Literal["all", "none"]
@@ -314,9 +315,7 @@ def validate_spec(raw: Mapping[str, Any], known_kernels: Mapping[str, Any] | Non
         ignore_kernels=_ignore_kernels(raw, errors),
         section_set=_section_set(raw, backend, errors),
     )
-    if spec.thermal_wait and spec.thermal_cont and spec.thermal_cont <= spec.thermal_wait:
-        errors.append(FieldError("thermal_cont", "must be greater than thermal_wait",
-                                 "resume only after the GPU cooled further than the pause point"))
+    errors += thermal_order(spec.thermal_wait, spec.thermal_cont)
     unknown = set(raw) - {f.name for f in dataclasses.fields(JobSpec)}
     if unknown:
         errors.append(FieldError(", ".join(sorted(unknown)), "unknown field(s)",

@@ -63,3 +63,55 @@ def test_a_page_that_ends_early_still_gets_the_sidebar(store, app) -> None:
         assert not at.exception, (page, at.exception)
         assert at.button(key="builder-submit"), page  # the job form's Run button
         assert at.sidebar.selectbox(key="builder-backend").value == "cpu"
+
+
+def _send_stale_label(at, key: str, label: str) -> None:
+    """Make the next run carry ``label`` as the selectbox's value, as a browser does whose
+    selector was drawn before the job's status (part of the label) moved on."""
+    from streamlit.proto.WidgetStates_pb2 import WidgetState
+    from streamlit.testing.v1.element_tree import Selectbox
+
+    class StaleLabel(Selectbox):
+        @property
+        def _widget_state(self) -> WidgetState:
+            return WidgetState(id=self.id, string_value=label)
+
+    box = at.selectbox(key=key)
+    box.__class__ = StaleLabel
+    box._value = label  # marks the widget as changed by the user
+
+
+def test_a_stale_selector_label_never_reaches_the_url(store, cpu_bundle_src, app) -> None:
+    """Issue 25: the URL held ``?job=<id> · matmul · cpu · running``. The browser sends the
+    selector's label; once the job's status changed the label matched no option, Streamlit
+    handed the label to the callback, which wrote it into the URL (and the app then showed
+    the default job instead of the chosen one)."""
+    _copy(cpu_bundle_src, store["results"] / "job-a", started_at="2026-01-01T00:00:00+00:00")
+    _copy(cpu_bundle_src, store["results"] / "job-b", started_at="2026-02-01T00:00:00+00:00")
+    at = app(query={"job": "job-a"})
+    label = at.selectbox(key="sidebar-job").options[1]
+    assert label.startswith("job-a · ") and label.endswith(" · done")
+    _send_stale_label(at, "sidebar-job", label.replace(" · done", " · running"))
+    at.run()
+    assert not at.exception
+    assert at.query_params["job"] == "job-a"
+    assert at.session_state["sidebar-job"] == "job-a"
+
+
+def test_selector_callback_writes_only_the_id() -> None:
+    """The callback alone (it also runs in a job-panel fragment rerun, which never reaches
+    resolve_job): a label in the widget state becomes its id in the URL."""
+    from streamlit.testing.v1 import AppTest
+
+    def script() -> None:
+        import streamlit as st
+
+        from app.ui import state
+
+        st.session_state[state.SELECTED_JOB] = "job-a · matmul · cpu · running"
+        state.on_job_selected()
+
+    at = AppTest.from_function(script).run()
+    assert not at.exception
+    assert at.query_params["job"] == "job-a"
+    assert at.session_state["sidebar-job"] == "job-a"

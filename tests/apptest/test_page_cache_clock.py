@@ -18,6 +18,12 @@ def test_matrix_of_the_two_cache_variants(store, monkeypatch, app) -> None:
         "cache all · clock none", "cache none · clock none"}
     assert set(at.dataframe[0].value["Variant"]) == {"cache all · clock none",
                                                      "cache none · clock none"}
+    # Issue 25: the bandwidth panel's 57-character axis title ran into the time panel's; the
+    # long descriptions are panel titles above each panel, the axis titles short
+    titles = [spec["layout"][f"yaxis{n}"]["title"]["text"] for n in ("", "2", "3")]
+    assert titles == ["Time (µs)", "Bandwidth (GB/s)", "SM clock (MHz)"]
+    above = {a["text"] for a in spec["layout"]["annotations"]}
+    assert "Bandwidth: DRAM bytes (measured, else analytic) / time" in above
 
 
 def test_job_without_variants_says_how_to_add_one(store, monkeypatch, app) -> None:

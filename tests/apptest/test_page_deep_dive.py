@@ -85,7 +85,10 @@ def test_metrics_only_report_on_the_deep_dive_page(store, monkeypatch, app) -> N
     # launch__* attributes come with every report: shown, with the section named as absent
     assert "The report has no Occupancy section" in shown
     tiles = {m.label: m.value for m in at.metric}
-    assert tiles["Achieved (%)"] == "not in report" and tiles["Limited by"] == "registers"
+    # Issue 25: "not in report" was cut to "not in r..." in the narrow tile: "—", said below
+    assert tiles["Achieved (%)"] == "—" and tiles["Limited by"] == "registers"
+    assert ("Not in this report, shown as —: Achieved (%) "
+            "(`sm__warps_active.avg.pct_of_peak_sustained_active`).") in shown
     assert "Not in this report: Warp State Statistics" in shown
     _open_deep_dive(at, "deep-dive")
     assert at.button(key="deep-dive-deep-run").disabled  # offered for another point; no GPU

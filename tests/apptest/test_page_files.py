@@ -100,3 +100,49 @@ def test_rule_results_of_an_imported_details_export_are_listed(store, app) -> No
     assert "written by the importer from the rule rows of `ranges_details_base.csv`" in texts(at)
     rules = next(df.value for df in at.dataframe if "rule_identifier" in df.value.columns)
     assert len(rules) == 33 and "TheoreticalOccupancy" in set(rules["rule_identifier"])
+
+
+def test_a_report_left_out_shows_its_reason_where_it_would_be(store, monkeypatch, app) -> None:
+    """Issue 25: a bundled job whose .ncu-rep was left out (too large) showed no report and no
+    reason on the Files page; the reason was only in manifest.json."""
+    from pathlib import Path
+
+    monkeypatch.setenv("KPROF_BUNDLED_DIR",
+                       str(Path(__file__).resolve().parents[2] / "app" / "bundled"))
+    at = app("files", query={"job": "h200-ncu-gate-base"})
+    assert not at.exception
+    text = texts(at)
+    assert ("`nsight/ncu-output-profiled-0.ncu-rep`: not in this bundle, left out (too large for "
+            "the repository); its per-launch table is kept") in text
+    assert "size not recorded" in text  # bundled before scripts/bundle_recorded.py kept sizes
+
+
+def test_bundle_script_keeps_the_size_of_a_report_it_leaves_out(store, cpu_bundle_src, app,
+                                                                 tmp_path) -> None:
+    """scripts/bundle_recorded.py on a bundle holding a real .ncu-rep: the Files page shows
+    the report's size in bytes where it would be."""
+    import gzip
+    import json
+    import shutil
+    import sys
+    from pathlib import Path
+
+    repo = Path(__file__).resolve().parents[2]
+    sys.path.insert(0, str(repo / "scripts"))
+    from bundle_recorded import bundle_one
+
+    src = tmp_path / "h200-ncu-left-out"
+    shutil.copytree(cpu_bundle_src, src)
+    rep = src / "nsight" / "ncu-output-profiled-0.ncu-rep"
+    rep.parent.mkdir(exist_ok=True)
+    with gzip.open(repo / "tests/fixtures/ncu_rep/h200-ncu-j1-fp16.ncu-rep.gz") as f:
+        rep.write_bytes(f.read())
+    manifest = json.loads((src / "manifest.json").read_text())
+    manifest["files"] = [*manifest["files"], "nsight/ncu-output-profiled-0.ncu-rep"]
+    (src / "manifest.json").write_text(json.dumps(manifest))
+    bundle_one(src, store["bundled"], None, "/nowhere")
+    at = app("files", query={"job": "h200-ncu-left-out"})
+    assert not at.exception
+    text = texts(at)
+    assert "`nsight/ncu-output-profiled-0.ncu-rep`: not in this bundle, left out" in text
+    assert f"{rep.stat().st_size:,} bytes" in text

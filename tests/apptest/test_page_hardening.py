@@ -14,7 +14,8 @@ import pytest
 
 from apptest_helpers import markdown_sources, plotly_specs, texts
 from app.services import history_index, import_client
-from tests.hostile import GPU, IMAGE, NSPY_CSV, hostile_import
+from tests.hostile import (BIDI_ANNOTATION, BIDI_GPU, BIDI_KERNEL, GPU, IMAGE, NSPY_CSV,
+                           hostile_import)
 from app.services import job_manager as jm
 
 REPO = Path(__file__).resolve().parents[2]
@@ -37,6 +38,45 @@ def test_names_from_an_imported_file_are_never_rendered(store, app, page) -> Non
         for trace in spec["data"]:
             trace.pop("meta", None)  # not drawn
         assert "<a " not in json.dumps(spec)
+
+
+BIDI = re.compile("[\u061c\u200e\u200f\u202a-\u202e\u2066-\u2069]")
+
+
+def _shown_strings(at) -> list[str]:
+    """Every string the page shows: Markdown sources, table cells and column names, widget
+    labels and options, plotly figures."""
+    shown = markdown_sources(at)
+    for frame in (d.value for d in at.dataframe):
+        shown += [str(c) for c in frame.columns]
+        shown += [v for c in frame.columns for v in frame[c] if isinstance(v, str)]
+    for kind in ("selectbox", "multiselect", "radio"):
+        for widget in getattr(at, kind):
+            shown += [widget.label, *map(str, widget.options)]
+    shown += [json.dumps(spec, ensure_ascii=False) for spec in plotly_specs(at)]
+    return shown
+
+
+@pytest.mark.parametrize("page", PAGES)
+def test_bidi_controls_in_names_are_shown_not_obeyed(store, app, page) -> None:
+    """Issue 25: a right-to-left override in a name read "evil" as "live"; every name from a
+    file shows such a character as ⟨U+202E⟩ on every page."""
+    job_id = hostile_import(store["results"], annotation=BIDI_ANNOTATION, kernel=BIDI_KERNEL,
+                            gpu=BIDI_GPU)
+    at = app(page, query={"job": job_id})
+    assert not at.exception
+    shown = _shown_strings(at)
+    obeyed = [s for s in shown if BIDI.search(s)]
+    assert obeyed == [], obeyed[:3]
+
+
+def test_bidi_controls_read_as_code_points(store, app) -> None:
+    job_id = hostile_import(store["results"], annotation=BIDI_ANNOTATION, kernel=BIDI_KERNEL,
+                            gpu=BIDI_GPU)
+    at = app("one_kernel", query={"job": job_id})
+    text = "\n".join(_shown_strings(at))
+    assert "fp16 ⟨U+202E⟩live⟨U+202C⟩" in text
+    assert "NVIDIA H200 ⟨U+2067⟩⟨U+202E⟩evil⟨U+2069⟩" in text
 
 
 def test_hostile_names_are_still_shown_as_text(store, app) -> None:

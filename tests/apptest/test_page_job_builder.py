@@ -155,7 +155,7 @@ def test_replay_and_thermal_fields_are_submitted_and_checked_by_field(store, app
     at.text_input(key="builder-thermal_cont").set_value("10")
     _submit(at)
     errors = [unescape(e.value) for e in at.sidebar.error]
-    assert any("**Resume at (°C) (thermal_cont)**" in e and "greater than thermal_wait" in e
+    assert any("**Resume at (°C) (thermal_cont)**" in e and "not above the pause point" in e
                for e in errors)
     at.text_input(key="builder-thermal_cont").set_value("30")
     at.text_input(key="builder-thermal_timeout").set_value("60")
@@ -164,6 +164,27 @@ def test_replay_and_thermal_fields_are_submitted_and_checked_by_field(store, app
     spec = cached.job_manager().get(at.session_state["sidebar-job"]).spec
     assert (spec.replay_mode, spec.thermal_mode) == ("range", "manual")
     assert (spec.thermal_wait, spec.thermal_cont, spec.thermal_timeout) == (20, 30, 60)
+
+
+def test_repeated_sizes_an_empty_item_and_resume_below_pause_are_refused_by_field(store,
+                                                                                   app) -> None:
+    """Issue 25: the sidebar merged ``64, 64`` and ``64,,128`` without a word (the CLI refuses
+    a repeated config) and took Resume 5 °C with Pause at its default 10 °C."""
+    at = app()
+    _fill(at, kernels=["matmul"], sizes="64, 64", runs=2)
+    _submit(at)
+    errors = [unescape(e.value) for e in at.sidebar.error]
+    assert any("**Sizes (n) (sizes)**: 64 is given twice (items 1 and 2)" in e for e in errors)
+    _fill(at, sizes="64,,128")
+    _submit(at)
+    errors = [unescape(e.value) for e in at.sidebar.error]
+    assert any("**Sizes (n) (sizes)**: item 2 of 3 is empty in '64,,128'" in e for e in errors)
+    _fill(at, sizes="64, 128", thermal_cont="5")
+    _submit(at)
+    errors = [unescape(e.value) for e in at.sidebar.error]
+    assert [e for e in errors if "**Resume at (°C) (thermal_cont)**: resume at 5 °C is not above "
+            "the pause point thermal_wait (10 °C, nsight-python's default)" in e]
+    assert not cached.job_manager().snapshot(), "nothing was queued"
 
 
 def test_builtin_two_parameter_kernel_runs_from_its_prefilled_fields(store, app) -> None:

@@ -42,3 +42,24 @@ def test_kernels_page_when_kernels_change_between_runs(store, app) -> None:
     (spec,) = plotly_specs(at)
     (trace,) = [t for t in spec["data"] if t["customdata"][0][1] == "extra_kernel"]
     assert trace_values(trace, "y") == [pytest.approx(100_000 / 3 / 1000)]  # µs, over 3 runs
+
+
+def test_kernel_names_are_shortened_in_the_middle_with_the_full_name_last(store, monkeypatch,
+                                                                            app) -> None:
+    """Issue 25: the column cut ``..._execute_kernel__5x_cublas`` and
+    ``..._execute_split_k_kernel__5x_cublas`` before the part that tells them apart."""
+    from app.core.table_text import FULL_NAME, SHORT_HELP
+
+    monkeypatch.setenv("KPROF_BUNDLED_DIR", str(BUNDLED))
+    at = app("kernels", query={"job": "h200-ncu-matmul-sweep"})
+    tables = [d for d in at.dataframe if "Kernel" in d.value.columns]
+    assert tables
+    for table in tables:
+        frame = table.value
+        assert FULL_NAME in frame.columns
+        assert frame["Kernel"].nunique() == frame[FULL_NAME].nunique()
+        for short, full in zip(frame["Kernel"], frame[FULL_NAME]):
+            assert short == full or ("…" in short and short.endswith(full[-30:])), short
+        assert SHORT_HELP in table.proto.columns  # the column config JSON the browser gets
+    names = {n for t in tables for n in t.value[FULL_NAME]}
+    assert any("execute_split_k_kernel" in n for n in names)  # the pair of the issue is shown

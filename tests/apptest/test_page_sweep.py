@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import json
+
 from apptest_helpers import plotly_specs, texts
 
 
@@ -30,6 +32,11 @@ def test_sweep_throughput_normalised(seeded, app) -> None:
     frame = at.dataframe[0].value
     assert set(frame["Unit"]) == {"× fp32"}
     assert "A ratio to fp32 takes both annotations' run spread" in texts(at)
+    at.selectbox(key="sweep-baseline").set_value(None).run()
+    assert set(at.dataframe[0].value["Unit"]) == {"TFLOP/s"}
+    # Issue 25: the Unit column was too narrow for "TFLOP/s" ("TFLOP/"): sized to its text
+    columns = json.loads(at.dataframe[0].proto.columns)
+    assert columns["Unit"]["width"] >= len("TFLOP/s") * 9
 
 
 def test_sweep_without_jobs_says_so(store, app) -> None:

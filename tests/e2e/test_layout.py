@@ -9,6 +9,7 @@ Cancel) is inside the viewport without scrolling. Screenshots go to ``tests/arti
 
 from __future__ import annotations
 
+import re
 from pathlib import Path
 from urllib.parse import urlparse
 
@@ -95,5 +96,31 @@ def test_job_progress_in_sight_after_run(browser, bundled_app_server: AppServer,
         entry.get_by_test_id("stButton").locator("button").click()  # leave no job running
         # Leave the server idle for the next test: its job panel stops polling once no job is active.
         expect(entry).to_contain_text("cancelled", timeout=60_000)
+    finally:
+        context.close()
+
+
+def test_the_link_bar_starts_near_the_top_and_the_menu_stays_clickable(
+        browser, bundled_app_server: AppServer, layout_dir: Path) -> None:  # type: ignore[no-untyped-def]
+    """Issue 25: an empty band of about 90 px sat above the link bar (Streamlit's 6rem top
+    padding for a header holding only the main menu). Screenshot: layout/top-1400x900.png."""
+    context = browser.new_context(viewport={"width": 1400, "height": 900})
+    page = context.new_page()
+    try:
+        open_app(page, bundled_app_server.url)
+        links = page.get_by_test_id("stPageLink-NavLink")
+        expect(links).to_have_count(N_PAGES, timeout=60_000)
+        bar = get_by_key(page, "nav-bar").bounding_box()
+        assert bar is not None and bar["y"] <= 40, bar
+        menu = page.get_by_test_id("stMainMenu")
+        box = menu.bounding_box()
+        assert box is not None and box["x"] > bar["x"] + bar["width"], (box, bar)  # no overlap
+        page.screenshot(path=str(layout_dir / "top-1400x900.png"))
+        menu.locator("button").first.click()  # the see-through header still takes clicks
+        expect(page.get_by_test_id("stMainMenuPopover")).to_be_visible()
+        page.keyboard.press("Escape")
+        # ... and lets a click through to the bar's first row, which lies under it
+        links.filter(has_text="Stability").click(timeout=10_000)
+        expect(page).to_have_url(re.compile(r"/stability"))
     finally:
         context.close()

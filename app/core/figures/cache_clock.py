@@ -13,21 +13,27 @@ from app.core.figures import theme
 from app.core import frame_columns as F
 
 _DASHES = ("solid", "dash", "dot", "dashdot")
-ROWS = ((F.TIME_NS, "Time", "µs", 1e-3), (F.GBPS, "Bandwidth, DRAM bytes (measured, else analytic) / time", "GB/s", 1.0),
-        (F.SM_CLOCK_MHZ, "SM clock the kernel ran at", "MHz", 1.0))
+#: Column, hover label, unit, scale, short axis title, the panel's title above it. The long
+#: descriptions sit above the panels, where they have the width: as vertical axis titles they
+#: ran past their 210 px panels into the one above (issue 25).
+ROWS = ((F.TIME_NS, "Time", "µs", 1e-3, "Time", "Kernel time"),
+        (F.GBPS, "Bandwidth", "GB/s", 1.0, "Bandwidth",
+         "Bandwidth: DRAM bytes (measured, else analytic) / time"),
+        (F.SM_CLOCK_MHZ, "SM clock", "MHz", 1.0, "SM clock", "SM clock the kernel ran at"))
 
 
 def build_cache_clock_figure(frame: pd.DataFrame, l2_bytes: float | None, l2_source: str,
                              host_timer: bool = False) -> go.Figure:
     """Three stacked panels sharing a log2 x axis (working set, bytes): time (µs), GB/s and SM
     clock (MHz); colour = annotation, dash = variant; a vertical line at the L2 size."""
-    fig = make_subplots(rows=3, cols=1, shared_xaxes=True, vertical_spacing=0.06)
+    fig = make_subplots(rows=3, cols=1, shared_xaxes=True, vertical_spacing=0.08,
+                        subplot_titles=[row[5] for row in ROWS])
     annotations = list(dict.fromkeys(frame[C.ANNOTATION]))
     variants = list(dict.fromkeys(frame[F.VARIANT]))
     for (annotation, variant), part in frame.groupby([C.ANNOTATION, F.VARIANT], sort=False):
         part = part.sort_values(F.WORKING_SET_BYTES)
         x = part[F.WORKING_SET_BYTES].to_numpy(dtype=float)
-        for row, (column, label, unit, scale) in enumerate(ROWS, start=1):
+        for row, (column, label, unit, scale, axis, _title) in enumerate(ROWS, start=1):
             y = part[column].to_numpy(dtype=float) * scale
             fig.add_trace(go.Scatter(
                 x=x, y=y, mode="lines+markers", name=f"{annotation} · {variant}",
@@ -39,7 +45,7 @@ def build_cache_clock_figure(frame: pd.DataFrame, l2_bytes: float | None, l2_sou
                 hovertemplate=f"{annotation} · {variant}<br>%{{customdata[0]}}<br>working set "
                               f"%{{x:,.0f}} B<br>{label}: %{{y:,.3f}} {unit}<extra></extra>"),
                 row=row, col=1)
-            fig.update_yaxes(title_text=theme.axis_title(label, unit), row=row, col=1)
+            fig.update_yaxes(title_text=theme.axis_title(axis, unit), row=row, col=1)
     if l2_bytes:
         _l2_line(fig, l2_bytes, l2_source)
     fig.update_xaxes(type="log")  # every row: the L2 line must sit at the same x in each

@@ -16,13 +16,16 @@ from typing import Any
 
 import numpy as np
 
+from app.core.markdown import visible
+
 #: Trace attributes that hold data strings (names, categories, labels, hover text).
 _TRACE_TEXT = ("name", "legendgroup", "text", "hovertext", "x", "y", "labels", "customdata")
 
 
 def html_text(value: object) -> str:
-    """``value`` for plotly's text: ``& < >`` as entities, so no tag is rendered."""
-    return html.escape(str(value), quote=False)
+    """``value`` for plotly's text: ``& < >`` as entities, so no tag is rendered, and
+    bidirectional controls shown as ``⟨U+202E⟩`` (:func:`app.core.markdown.visible`)."""
+    return html.escape(visible(value), quote=False)
 
 
 def _escaped(value: Any) -> Any:

@@ -15,8 +15,7 @@ from app.core.kernel_catalog import KernelInfo
     ("100..300 *2", "size", [100, 200]),  # stops before passing the stop
     ("0.5, 1e-3", "float", [0.5, 0.001]),
     ("-2..2 +2", "int", [-2, 0, 2]),
-    ("a, b, a", "str", ["a", "b"]),
-    ("1_024, 1024", "size", [1024]),
+    ("a, b, a", "str", ["a", "b", "a"]),  # repeats kept: the form refuses them by field
 ])
 def test_values_and_ranges(text: str, kind: str, values: list) -> None:
     assert config_grid.parse_values(text, "rows", kind) == (values, [])
@@ -31,6 +30,45 @@ def test_bad_values_name_the_field(text: str, message: str) -> None:
     values, errors = config_grid.parse_values(text, "rows")
     assert values == [] and [e.field for e in errors] == ["rows"]
     assert message in errors[0].message and "1024..8192 *2" in errors[0].hint
+
+
+@pytest.mark.parametrize("text, message", [
+    ("64,,128", "item 2 of 3 is empty in '64,,128'"), ("64, 128,", "item 3 of 3 is empty"),
+    (",64", "item 1 of 2 is empty"),
+])
+def test_an_empty_item_is_named_not_skipped(text: str, message: str) -> None:
+    """Issue 25: ``64,,128`` was read as 64, 128 without a word."""
+    values, errors = config_grid.parse_values(text, "sizes")
+    assert [e.field for e in errors] == ["sizes"] and message in errors[0].message
+    assert "remove the extra comma" in errors[0].hint
+
+
+@pytest.mark.parametrize("sizes, message", [
+    ("64, 64", "64 is given twice (items 1 and 2)"),
+    ("1_024, 512, 1024", "1024 is given twice (items 1 and 3)"),
+])
+def test_a_size_given_twice_is_refused_naming_it(sizes: str, message: str) -> None:
+    """Issue 25: the sidebar merged ``64, 64`` into one config while spec.json and the worker
+    refuse a config given twice; now the sidebar refuses it too, on the field typed in."""
+    spec, errors = spec_form.to_job_spec({"kernels": ["matmul"], "sizes": sizes, "runs": 2,
+                                          "backend": "cpu"})
+    assert spec is None and [(e.field, e.message) for e in errors] == [("sizes", message)]
+    assert "a config given twice is refused" in errors[0].hint
+
+
+def test_repeats_with_several_parameters_follow_the_config_rule() -> None:
+    """Every combination: a value given twice repeats configs (named on its parameter);
+    pairwise: a repeated value is fine, a repeated pair is not (named on combine)."""
+    form = {**FORM, "params": {"rows": "8, 8", "cols": "32, 64"}}
+    spec, errors = spec_form.to_job_spec({**form, "combine": "product"}, {"k2": TWO})
+    assert spec is None and [(e.field, e.message) for e in errors] == [
+        ("rows", "8 is given twice (items 1 and 2)")]
+    spec, errors = spec_form.to_job_spec(form, {"k2": TWO})
+    assert errors == [] and spec.configs == ({"rows": 8, "cols": 32}, {"rows": 8, "cols": 64})
+    spec, errors = spec_form.to_job_spec({**form, "params": {"rows": "8, 8", "cols": "32, 32"}},
+                                         {"k2": TWO})
+    assert spec is None and [(e.field, e.message) for e in errors] == [
+        ("combine", "pair 2 (rows=8, cols=32) repeats pair 1")]
 
 
 def test_product_and_zip() -> None:
@@ -68,6 +106,13 @@ def test_replay_and_thermal_fields_reach_the_spec_and_its_checks() -> None:
     assert (spec.thermal_wait, spec.thermal_cont, spec.thermal_timeout) == (5, 15, 60)
     spec, errors = spec_form.to_job_spec({**form, "thermal_cont": 5})
     assert spec is None and [e.field for e in errors] == ["thermal_cont"]
+    # Issue 25: resume 5 with the pause left at nsight-python's default 10 was accepted
+    spec, errors = spec_form.to_job_spec({**form, "thermal_wait": None, "thermal_cont": 5})
+    assert spec is None and [(e.field, e.message) for e in errors] == [
+        ("thermal_cont", "resume at 5 °C is not above the pause point thermal_wait (10 °C, "
+                         "nsight-python's default)")]
+    spec, errors = spec_form.to_job_spec({**form, "thermal_wait": 25, "thermal_cont": None})
+    assert spec is None and "resume at 20 °C, nsight-python's default" in errors[0].message
     spec, _ = spec_form.to_job_spec({**form, "thermal_wait": None, "thermal_cont": None})
     assert spec.thermal_wait is None and spec.thermal_cont is None  # nsight-python's defaults
 

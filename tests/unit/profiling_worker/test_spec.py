@@ -85,6 +85,10 @@ def test_unknown_kernel_and_annotation_and_field():
 
 def test_thermal_cont_must_exceed_wait():
     assert "thermal_cont" in _errors(thermal_wait=20, thermal_cont=10)
+    # Issue 25: one of the pair left to nsight-python's default (wait 10, cont 20) is checked too
+    assert "thermal_cont" in _errors(thermal_cont=5)
+    assert "thermal_cont" in _errors(thermal_wait=25)
+    assert validate_spec({**GOOD, "thermal_cont": 15}, CATALOG).thermal_cont == 15
 
 
 def test_reserved_parameter_names_are_refused():

@@ -1,0 +1,92 @@
+"""Text cells of a table as a reader should see them (pure: pandas).
+
+- Bidirectional control characters from files are shown as ``⟨U+202E⟩``, not obeyed
+  (:func:`app.core.markdown.visible`), in cells and column names.
+- Kernel names (mangled cuBLAS names run to 130 characters and differ near their end:
+  ``..._execute_kernel__5x_cublas`` vs ``..._execute_split_k_kernel__5x_cublas``) are shortened in
+  the middle, as little as keeps every name of the column distinct; the full names go into a
+  last column, :data:`FULL_NAME`. The frame a CSV download is made from is not touched.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterable
+
+import pandas as pd
+
+from profiling_worker.schema import columns as C
+
+from app.core.markdown import BIDI_PATTERN, visible
+
+_BIDI = re.compile(BIDI_PATTERN)
+
+#: The shown length of a shortened kernel name at first (characters); longer when needed.
+SHORT_CHARS = 64
+ELLIPSIS = "…"
+FULL_NAME = "Kernel (full name)"
+SHORT_HELP = ("Long names are shortened in the middle, keeping their start and their "
+              f"distinguishing end; the full name is in the last column, {FULL_NAME!r}, and in "
+              "the CSV download.")
+
+
+def shorten_middle(name: str, chars: int) -> str:
+    """``name`` cut to ``chars`` characters: its start, ``…`` and its end (the end gets the
+    larger half: kernels of one library share a prefix and differ at the end)."""
+    if len(name) <= chars:
+        return name
+    head = (chars - 1) * 2 // 5
+    tail = chars - 1 - head
+    return f"{name[:head]}{ELLIPSIS}{name[len(name) - tail:]}"
+
+
+def distinct_short_names(names: Iterable[str]) -> dict[str, str]:
+    """Name -> its shortened form: the shortest length from :data:`SHORT_CHARS` up (step 8)
+    at which distinct names stay distinct."""
+    unique = sorted(set(names))
+    longest = max((len(n) for n in unique), default=0)
+    chars = SHORT_CHARS
+    while chars < longest:
+        short = {n: shorten_middle(n, chars) for n in unique}
+        if len(set(short.values())) == len(unique):
+            return short
+        chars += 8
+    return {n: n for n in unique}
+
+
+def _text_columns(frame: pd.DataFrame) -> list[str]:
+    """Columns that may hold text: object, string and categorical ones."""
+    return [c for c in frame.columns if frame[c].dtype == object or
+            pd.api.types.is_string_dtype(frame[c].dtype)
+            or isinstance(frame[c].dtype, pd.CategoricalDtype)]
+
+
+def visible_text(frame: pd.DataFrame) -> pd.DataFrame:
+    """``frame`` with bidirectional controls in its text cells and column names made visible
+    (a copy when any is found; else ``frame`` itself)."""
+    hits = [c for c in _text_columns(frame)  # distinct values only: tables repeat names
+            if _BIDI.search("\n".join(str(v) for v in pd.unique(frame[c].to_numpy(object))))]
+    renamed = {c: visible(c) for c in frame.columns if isinstance(c, str) and visible(c) != c}
+    if not hits and not renamed:
+        return frame
+    out = frame.copy()
+    for c in hits:
+        out[c] = out[c].map(lambda v: visible(v) if isinstance(v, str) else v)
+    return out.rename(columns=renamed)
+
+
+def short_kernel_names(frame: pd.DataFrame) -> tuple[pd.DataFrame, int | None]:
+    """``frame`` with its :data:`~profiling_worker.schema.columns.KERNEL` column shortened in
+    the middle and the full names appended as :data:`FULL_NAME`, and the shown length in
+    characters; ``(frame, None)`` when no name needs it."""
+    if C.KERNEL not in _text_columns(frame):
+        return frame, None
+    names = frame[C.KERNEL].dropna().astype(str)
+    if names.empty or names.str.len().max() <= SHORT_CHARS:
+        return frame, None
+    short = distinct_short_names(names)
+    out = frame.copy()
+    out[FULL_NAME] = frame[C.KERNEL]
+    out[C.KERNEL] = frame[C.KERNEL].astype(object).map(
+        lambda v: short.get(v, v) if isinstance(v, str) else v)
+    return out, max(len(s) for s in short.values())

@@ -1,0 +1,42 @@
+"""Table text: kernel names shortened in the middle and kept distinct, bidi controls shown."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pandas as pd
+
+from app.core import table_text
+
+REPO = Path(__file__).resolve().parents[3]
+LAUNCHES = REPO / "app" / "bundled" / "h200-ncu-matmul-sweep" / "tables" / "launches.parquet"
+
+
+def test_cublas_names_keep_their_distinguishing_end() -> None:
+    """Issue 25: the tables cut both ``..._execute_kernel__5x_cublas`` and
+    ``..._execute_split_k_kernel__5x_cublas`` to the same start."""
+    names = pd.read_parquet(LAUNCHES, columns=["Kernel"])["Kernel"]
+    short = table_text.distinct_short_names(names)
+    assert len(set(short.values())) == names.nunique() == 13
+    split_k = next(n for n in short if "execute_split_k_kernel" in n)
+    assert len(split_k) == 129 and short[split_k].endswith("execute_split_k_kernel__5x_cublas")
+    assert table_text.ELLIPSIS in short[split_k] and len(short[split_k]) < 100
+    assert short["Kernel2"] == "Kernel2"
+
+
+def test_the_table_gets_short_names_and_the_full_ones_last() -> None:
+    frame = pd.read_parquet(LAUNCHES)
+    shown, chars = table_text.short_kernel_names(frame)
+    assert list(shown.columns) == [*frame.columns, table_text.FULL_NAME]
+    assert shown[table_text.FULL_NAME].tolist() == frame["Kernel"].tolist()
+    assert chars is not None and shown["Kernel"].str.len().max() == chars
+    assert frame["Kernel"].str.len().max() == 129  # the input is untouched (CSV downloads)
+
+
+def test_bidi_controls_in_cells_and_names_are_made_visible() -> None:
+    frame = pd.DataFrame({"Annotation\u202e": ["fp16 \u202elive", None, 3]})
+    shown = table_text.visible_text(frame)
+    assert list(shown.columns) == ["Annotation⟨U+202E⟩"]
+    assert shown.iloc[0, 0] == "fp16 ⟨U+202E⟩live" and shown.iloc[2, 0] == 3
+    plain = pd.DataFrame({"a": ["x"]})
+    assert table_text.visible_text(plain) is plain
