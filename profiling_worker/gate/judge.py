@@ -148,18 +148,11 @@ def _side_frame(side: GateSide, metric: str, keys: list[str], name: str) -> pd.D
 
 def _add_statistics(frame: pd.DataFrame) -> None:
     """DiffPct, its CI95, DetectablePct and WelchDf, in place (formulas: module docstring)."""
-    from scipy.special import stdtrit  # here: see profiling_worker.schema.intervals' docstring
-
     mb, mc = frame[BASELINE + AVG].astype(float), frame[CANDIDATE + AVG].astype(float)
-    nb, nc = frame[BASELINE + C.RUNS].astype(float), frame[CANDIDATE + C.RUNS].astype(float)
-    vb = frame[BASELINE + C.STD].astype(float).fillna(0.0) ** 2 / nb
-    vc = frame[CANDIDATE + C.STD].astype(float).fillna(0.0) ** 2 / nc
-    se = (vb + vc) ** 0.5
+    half, df = intervals.welch_ci95_half_width(
+        frame[BASELINE + C.STD].astype(float), frame[BASELINE + C.RUNS].astype(float),
+        frame[CANDIDATE + C.STD].astype(float), frame[CANDIDATE + C.RUNS].astype(float))
     with np.errstate(divide="ignore", invalid="ignore"):
-        df = se**4 / (vb**2 / (nb - 1) + vc**2 / (nc - 1))
-        df = df.where(se > 0, nb + nc - 2)  # no spread on either side: the pooled count
-        df = df.where((nb >= 2) & (nc >= 2))
-        half = stdtrit(df.clip(lower=1.0), 0.975) * se
         frame[DIFF_PCT] = 100.0 * (mc - mb) / mb
         frame[DETECTABLE_PCT] = 100.0 * half / mb
     # A non-negative quantity (a duration, bytes) cannot fall by more than 100 %: the lower
