@@ -21,8 +21,8 @@ def build_pm_figure(line: P.Timeline, metrics: Sequence[str]) -> go.Figure:
 
     Returns:
         One row per panel holding a chosen series; x in ns from the kernel's start (dotted lines
-        at its start and end when the duration is known), y in the panel's unit (% of peak
-        panels from 0 to 100).
+        at its start and end when the duration is known, in every panel), y in the panel's unit
+        (% panels from 0 to 100; a per-sample count names its unit in the legend).
     """
     title = "The kernel's own timeline (PM sampling)"
     frame = line.frame[line.frame[P.METRIC].isin(list(metrics))]
@@ -33,8 +33,9 @@ def build_pm_figure(line: P.Timeline, metrics: Sequence[str]) -> go.Figure:
                         subplot_titles=panels)
     for i, (metric, group) in enumerate(frame.groupby(P.METRIC, sort=False)):
         unit = str(group[P.UNIT].iloc[0])
-        fig.add_trace(go.Scatter(
-            x=group[line.time], y=group[P.VALUE], mode="lines", name=str(metric),
+        fig.add_trace(go.Scatter(  # a count's unit in its name: panels mix cycles, sectors ...
+            x=group[line.time], y=group[P.VALUE], mode="lines",
+            name=str(metric) if unit in ("", "%") else f"{metric} ({unit})",
             line={"color": theme.long_color(i), "width": 1.5, "shape": "hv"},
             hovertemplate=f"{metric}<br>%{{y:.4g}} {unit} at %{{x:,}} ns<extra></extra>"),
             row=panels.index(str(group[P.PANEL].iloc[0])) + 1, col=1)
