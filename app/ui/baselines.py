@@ -8,6 +8,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
+import numpy as np
 import pandas as pd
 import streamlit as st
 
@@ -49,9 +50,12 @@ def _style(frame: pd.DataFrame) -> Any:
         fill = strong if row[B.TOLD] == B.YES else pale
         return [f"background-color: {fill}" if c == B.CHANGE and fill else "" for c in row.index]
 
+    def number(value: object) -> str:
+        return numbers.fmt(float(value)) if isinstance(value, (int, float)) and \
+            not np.isnan(value) else ""
+
     floats = [c for c in frame.columns if pd.api.types.is_float_dtype(frame[c])]
-    return frame.style.apply(colour, axis=1).format(
-        {c: lambda v: "" if pd.isna(v) else numbers.fmt(v) for c in floats})
+    return frame.style.apply(colour, axis=1).format(dict.fromkeys(floats, number))
 
 
 def _baseline_data(job_id: str) -> tuple[Any, Mapping[str, Any] | None, str]:

@@ -83,8 +83,8 @@ def launch_metrics(data: Mapping[str, Any], launch_id: int) -> pd.DataFrame:
     frame = frame.rename(columns={"section_name": SECTION, "metric": METRIC, "label": LABEL,
                                   "unit": UNIT, "value": VALUE}).astype({VALUE: "float64"})
     frame = frame.drop_duplicates(["launch_id", *KEY])
-    spread = frame.groupby(KEY, sort=False)[VALUE].agg(**{RUNS: "count", MEAN: "mean",
-                                                          STD: "std"})
+    grouped = frame.groupby(KEY, sort=False)[VALUE]
+    spread = pd.DataFrame({RUNS: grouped.count(), MEAN: grouped.mean(), STD: grouped.std()})
     own = frame[frame["launch_id"] == launch_id].drop(columns="launch_id")
     return own.merge(spread.reset_index(), on=KEY, how="left").reset_index(drop=True)
 
