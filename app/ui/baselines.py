@@ -52,7 +52,7 @@ def _style(frame: pd.DataFrame) -> Any:
 
     def number(value: object) -> str:
         return numbers.fmt(float(value)) if isinstance(value, (int, float)) and \
-            not np.isnan(value) else ""
+            not np.isnan(value) else "—"
 
     floats = [c for c in frame.columns if pd.api.types.is_float_dtype(frame[c])]
     return frame.style.apply(colour, axis=1).format(dict.fromkeys(floats, number))
@@ -94,7 +94,7 @@ def _one(pin_text: str, index: int, data: Mapping[str, Any], launch_id: int) -> 
     st.caption(f"{len(frame)} metrics: told apart {counts.get(B.YES, 0)}, not told apart "
                f"{counts.get(B.NO, 0)}, no spread known {counts.get(B.NO_SPREAD, 0)}, on one "
                f"side only {counts.get(B.ONE_SIDE, 0)}.")
-    st.dataframe(_style(frame), key=f"deep-dive-baseline-{index}", hide_index=True,
+    st.dataframe(_style(frame), key=f"deep-dive-baseline-{index}-table", hide_index=True,
                  width="stretch")
     panels.download_csv(frame, key=f"deep-dive-baseline-{index}-csv",
                         filename=f"baseline-{parsed[0]}-{parsed[1]}.csv")
@@ -114,5 +114,5 @@ def show(job_id: str, data: Mapping[str, Any], launch_id: int) -> None:
         return
     st.caption(LEGEND)
     for index, (tab, pin_text) in enumerate(zip(st.tabs([f"vs {p}" for p in pins]), pins)):
-        with tab:
+        with tab, st.container(key=f"deep-dive-baseline-{index}"):
             _one(pin_text, index, data, launch_id)

@@ -104,23 +104,26 @@ def compare(baseline: pd.DataFrame, this: pd.DataFrame) -> pd.DataFrame:
         baseline, this: :func:`launch_metrics` frames of the two launches.
 
     Returns:
-        One row per (Section, Metric) of either side, in this launch's order: Section, Metric,
-        Label, Unit, Baseline, This launch (values), Difference (this - baseline, in Unit),
-        Difference % (of the baseline; NaN when it is 0), Higher is ("better", "worse",
-        "unknown"), Change ("better"/"worse", or "higher"/"lower" where the direction is
-        unknown, "same", "only in baseline", "only in this launch"), Told apart ("yes", "no",
-        "no spread known", "one side only"), Mean difference and CI95 ± (of the means over runs, in Unit; NaN
-        without spread), Baseline runs, This launch's runs.
+        One row per (Section, Metric) of either side, those of both first, in this launch's
+        order: Section, Label (the metric's name where ncu gives none), Baseline, This launch
+        (values), Unit, Difference % (of the baseline; NaN when it is 0), Change
+        ("better"/"worse", or "higher"/"lower" where the direction is unknown, "same", "only in
+        baseline", "only in this launch"), Told apart ("yes", "no", "no spread known", "one
+        side only"), Difference (this - baseline, in Unit), Mean difference and CI95 ± (of the
+        means over runs, in Unit; NaN without spread), Higher is ("better", "worse",
+        "unknown"), Baseline runs, This launch's runs, Metric.
     """
     cols = [*KEY, LABEL, UNIT, VALUE, RUNS, MEAN, STD]
     both = this[cols].assign(_at=range(len(this))).merge(
         baseline[cols].assign(_bat=range(len(baseline))), on=KEY, how="outer",
         suffixes=("_t", "_b"), indicator=True)
-    # this launch's order (the report's section order), then what only the baseline has
-    both = both.sort_values(["_at", "_bat"], na_position="last", kind="stable",
-                            ignore_index=True)
+    # metrics of both first, in this launch's order (the report's section order), then those
+    # of one side only
+    both = both.assign(_one=both["_merge"].astype(str) != "both").sort_values(
+        ["_one", "_at", "_bat"], na_position="last", kind="stable", ignore_index=True)
+    label = both[LABEL + "_t"].fillna(both[LABEL + "_b"])
     out = pd.DataFrame({SECTION: both[SECTION], METRIC: both[METRIC],
-                        LABEL: both[LABEL + "_t"].fillna(both[LABEL + "_b"]),
+                        LABEL: label.where(label.astype(str) != "", both[METRIC]),
                         UNIT: both[UNIT + "_t"].fillna(both[UNIT + "_b"]),
                         BASELINE: both[VALUE + "_b"], THIS: both[VALUE + "_t"]})
     out[DIFF] = out[THIS] - out[BASELINE]
@@ -141,8 +144,8 @@ def compare(baseline: pd.DataFrame, this: pd.DataFrame) -> pd.DataFrame:
     out.loc[side != "both", TOLD] = ONE_SIDE
     out[BASE_RUNS] = both[RUNS + "_b"].fillna(0).astype(int)
     out[THIS_RUNS] = both[RUNS + "_t"].fillna(0).astype(int)
-    order = [*KEY, LABEL, UNIT, BASELINE, THIS, DIFF, DIFF_PCT, HIGHER_IS, CHANGE, TOLD,
-             MEAN_DIFF, CI95, BASE_RUNS, THIS_RUNS]
+    order = [SECTION, LABEL, BASELINE, THIS, UNIT, DIFF_PCT, CHANGE, TOLD, DIFF, MEAN_DIFF, CI95,
+             HIGHER_IS, BASE_RUNS, THIS_RUNS, METRIC]  # the long metric name last
     return out[order].reset_index(drop=True)
 
 
