@@ -42,8 +42,8 @@ def show(bundle: Bundle, sections: Sequence[str], launch_id: int) -> None:
     chosen = st.multiselect("Series", names, default=P.default_metrics(line), key=key,
                             help="Metrics Nsight Compute sampled while the kernel ran")
     wide = P.wide(line, chosen)
-    panels.chart_with_table(build_pm_figure(line, chosen), wide,
-                            key="deep-dive-pm", filename=f"{bundle.job_id}-pm-sampling-"
+    fig = build_pm_figure(line.frame, line.time, line.duration_ns, chosen)
+    panels.chart_with_table(fig, wide, key="deep-dive-pm", filename=f"{bundle.job_id}-pm-sampling-"
                             f"launch{launch_id}.csv")
     with st.expander("Every sampled series: mean and peak over the kernel"):
         panels.table(P.summary(line), key="deep-dive-pm-summary")

@@ -22,11 +22,12 @@ from __future__ import annotations
 
 from typing import Any
 
+from profiling_worker.schema import metrics as M
+
 #: Name parts that mark a sampled series.
 SERIES_PREFIXES = ("pmsampling:", "warpsampling:")
 TRIAGE_PART = ".TriageCompute."
-INTERVAL_METRIC = "profiler__pmsampler_interval_time"
-WORKLOAD_START, WORKLOAD_END = "profiler__timestamp_workload_start_", "profiler__timestamp_workload_end_"
+INTERVAL_METRIC, WORKLOAD_START, WORKLOAD_END = M.PM_INTERVAL, M.PM_WORKLOAD_START, M.PM_WORKLOAD_END
 #: ``origin`` values.
 FROM_KERNEL_START, FROM_FIRST_SAMPLE = "kernel start", "first aligned sample"
 

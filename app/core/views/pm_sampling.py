@@ -16,13 +16,14 @@ from typing import Any
 
 import pandas as pd
 
-THROUGHPUT, OCCUPANCY, STALLS = "Throughput", "Occupancy", "Warp stalls"
-HIT_RATES, COUNTS = "Hit rates", "Per-sample counts"
-#: Panels in drawing order, with what their y axis shows.
-PANELS = {THROUGHPUT: "% of peak", OCCUPANCY: "% of peak", STALLS: "warps per sample",
-          HIT_RATES: "%", COUNTS: "per sample"}
-TIME, METRIC, PANEL, UNIT, VALUE = "Time from kernel start (ns)", "Metric", "Panel", "Unit", "Value"
-TIME_FIRST = "Time from first aligned sample (ns)"
+from profiling_worker.schema import columns as C
+
+from app.core import frame_columns as F
+
+THROUGHPUT, OCCUPANCY, STALLS = F.PM_THROUGHPUT, F.PM_OCCUPANCY, F.PM_STALLS
+HIT_RATES, COUNTS, PANELS = F.PM_HIT_RATES, F.PM_COUNTS, F.PM_PANELS
+TIME, TIME_FIRST, PANEL = F.PM_TIME_NS, F.PM_TIME_FIRST_NS, F.PM_PANEL
+METRIC, UNIT, VALUE = C.METRIC, C.UNIT, C.VALUE
 
 
 @dataclass(frozen=True)

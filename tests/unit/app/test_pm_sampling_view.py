@@ -62,7 +62,7 @@ def test_figure_axes_carry_units(rows: list[dict]) -> None:
     line = P.timeline(rows, 0)
     assert line is not None
     chosen = [*P.default_metrics(line)[:2], "sm__cycles_active.avg"]
-    fig = build_pm_figure(line, chosen).to_plotly_json()
+    fig = build_pm_figure(line.frame, line.time, line.duration_ns, chosen).to_plotly_json()
     layout = fig["layout"]
     assert layout["yaxis"]["title"]["text"] == "% of peak" and layout["yaxis"]["range"] == [0, 100]
     assert layout["yaxis2"]["title"]["text"] == "per sample"
