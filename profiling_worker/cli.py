@@ -43,6 +43,9 @@ def _parser() -> argparse.ArgumentParser:
     deep = sub.add_parser("deepdive", help="sections, rules, stalls and hot spots of a bundle's "
                           "report (JSON on stdout)")
     deep.add_argument("bundle", type=Path)
+    pms = sub.add_parser("pmsampling", help="PM sampling (metrics sampled while each launch ran) "
+                         "of a bundle's report (JSON on stdout)")
+    pms.add_argument("bundle", type=Path)
     imp = sub.add_parser("import", help="turn plain nsight-python output into a bundle")
     imp.add_argument("sources", type=Path, nargs="+", help="profiled_data/processed_data CSVs, .ncu-rep")
     imp.add_argument("--out", type=Path, required=True, help="bundle directory to create")
@@ -227,7 +230,7 @@ def main(argv: list[str]) -> int:
         return _summarize(args.bundle)
     if args.command == "timeline":
         return _timeline(args.bundle, args.out)
-    if args.command in ("rules", "deepdive"):
+    if args.command in ("rules", "deepdive", "pmsampling"):
         from profiling_worker.extract import report_cli
 
         return report_cli.main(args.command, args.bundle)

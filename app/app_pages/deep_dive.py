@@ -11,7 +11,7 @@ from app.core.bundle_files import explains_launches
 from app.core.figures.deep_dive import build_bars
 from app.core.markdown import code, esc
 from app.core.views import deep_dive as D
-from app.ui import analysis, cached, deep_dive_action, panels, rule_digest
+from app.ui import analysis, baselines, cached, deep_dive_action, panels, pm_timeline, rule_digest
 
 st.header("Deep dive")
 bundle = analysis.selected_bundle()
@@ -22,7 +22,9 @@ analysis.how_to_read(
     "(warps the launch could keep resident per SM against what it achieved, and the resource "
     "that limits it), **warp states** (cycles a warp waited per issued instruction, by reason), "
     "**launch statistics** and **source hot spots** (program counters with the most warp "
-    "samples). A sweep job collects a few metrics; use *Deep dive one point* on a sweep page to "
+    "samples), the **kernel's own timeline** (PM sampling: throughput and other counters sampled "
+    "while it ran) and **baselines** (pin a launch, of any job, and see every metric of another "
+    "against it). A sweep job collects a few metrics; use *Deep dive one point* on a sweep page to "
     "profile one point with `--set full`. A report made with fewer sections (an import, the "
     "default set) shows what it has and names what it lacks; nothing missing is drawn as zero.")
 
@@ -107,6 +109,7 @@ if not stalls.frame.empty:
     st.plotly_chart(build_bars(stalls.frame.head(12), D.REASON, D.CYCLES, "Where warps wait",
                                "cycles / issued instr."), key="deep-dive-stall-chart")
 _panel(stalls, "stalls")
+pm_timeline.show(bundle, D.present(data, launch), launch)
 
 st.subheader("Launch statistics")
 _panel(D.metric_panel(data, launch, "launch", M.LAUNCH_STATISTICS), "launch")
@@ -124,5 +127,6 @@ _panel(rules if not rules.frame.empty else D.Panel(pd.DataFrame(), "No rule resu
        "launch (rules run only when sections were collected)."), "rules")
 with st.expander("Every section metric of this launch"):
     _panel(D.table(data, "sections", launch), "sections")
+baselines.show(bundle.job_id, data, launch)
 rule_digest.show(bundle, "deep-dive")
 deep_dive_action.offer(bundle, "deep-dive")  # another point of the same job

@@ -177,3 +177,11 @@ TAGS = "Tags"
 SPEC_HASH = "Spec hash"
 CAN_RUN = "Can run"  # whether a backend can run on this machine
 FIX = "Fix"  # what makes a backend that cannot run runnable
+
+# The kernel's own timeline (PM sampling): a long frame of samples, one panel per kind.
+PM_TIME_NS = "Time from kernel start (ns)"  # a sample's start, ns from the kernel's start
+PM_TIME_FIRST_NS = "Time from first aligned sample (ns)"  # without workload timestamps
+PM_PANEL = "Panel"
+PM_THROUGHPUT, PM_OCCUPANCY, PM_STALLS = "Throughput", "Occupancy", "Warp stalls"
+PM_HIT_RATES, PM_COUNTS = "Hit rates", "Per-sample counts"
+PM_PANELS = (PM_THROUGHPUT, PM_OCCUPANCY, PM_STALLS, PM_HIT_RATES, PM_COUNTS)  # drawing order

@@ -94,3 +94,25 @@ def own_jobs() -> list[str]:
 def add_own_job(job_id: str) -> None:
     """Remember that this session submitted ``job_id``."""
     st.session_state[OWN_JOBS] = [*own_jobs(), job_id]
+
+
+QUERY_BASELINE = "baseline"  # ?baseline=<job>:<launch id>, once per pinned baseline
+BASELINES = "deep-dive-baselines"  # list of "<job>:<launch id>" pins, oldest first
+
+
+def baselines() -> list[str]:
+    """The pinned baselines (``"<job>:<launch id>"``): this session's, else the URL's."""
+    if BASELINES not in st.session_state:
+        st.session_state[BASELINES] = list(dict.fromkeys(
+            v for v in st.query_params.get_all(QUERY_BASELINE) if isinstance(v, str)))
+    return list(st.session_state[BASELINES])
+
+
+def set_baselines(pins: Iterable[str]) -> None:
+    """Pin exactly ``pins`` (order kept, duplicates dropped), in the session and the URL."""
+    kept = list(dict.fromkeys(pins))
+    st.session_state[BASELINES] = kept
+    if kept:
+        st.query_params[QUERY_BASELINE] = kept
+    else:
+        st.query_params.pop(QUERY_BASELINE, None)

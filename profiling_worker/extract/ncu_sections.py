@@ -16,6 +16,7 @@ from typing import Any
 
 from profiling_worker.extract.ncu_report_reader import (MSG_TYPES, SPEEDUP_TYPES, kernel_name,
                                                       metric_value, placed_actions)
+from profiling_worker.extract.pm_sampling import sampled_series
 from profiling_worker.importing.regions import region_names
 from profiling_worker.schema import metrics as M
 
@@ -128,8 +129,9 @@ def deep_dive(report_path: Path, other_ranges: bool = True) -> dict[str, Any]:
     Returns:
         JSON-able dict: ``report`` (file name); ``launches`` (list of {launch_id, annotation,
         config, run, launch, kernel}); ``sections_present`` ({launch_id: [section ids]});
-        ``sections``, ``metrics``, ``rules``, ``markers``, ``hot_spots``: row lists, each row
-        with its ``launch_id``; ``truncated`` (launches beyond :data:`MAX_LAUNCHES` left out);
+        ``sections``, ``metrics``, ``rules``, ``markers``, ``hot_spots``, ``pm_sampling`` (one
+        row per sampled series: :func:`~profiling_worker.extract.pm_sampling.sampled_series`):
+        row lists, each row with its ``launch_id``; ``truncated`` (launches beyond :data:`MAX_LAUNCHES` left out);
         ``problems`` (parts that could not be read, with the error).
         Units: ns for durations, bytes, %, Hz, cycles per issued instruction for stalls.
 
@@ -138,7 +140,7 @@ def deep_dive(report_path: Path, other_ranges: bool = True) -> dict[str, Any]:
     """
     out: dict[str, Any] = {"report": report_path.name, "launches": [], "sections_present": {},
                            "sections": [], "metrics": [], "rules": [], "markers": [],
-                           "hot_spots": [], "truncated": 0, "problems": []}
+                           "hot_spots": [], "pm_sampling": [], "truncated": 0, "problems": []}
     for i, (action, annotation, config, run, launch) in enumerate(
             placed_actions(report_path, other_ranges)):
         if i >= MAX_LAUNCHES:
@@ -148,7 +150,8 @@ def deep_dive(report_path: Path, other_ranges: bool = True) -> dict[str, Any]:
                                 "run": run, "launch": launch, "kernel": kernel_name(action)})
         out["sections_present"][i] = sorted(str(s.identifier()) for s in action.sections())
         for key, read in (("sections", _section_rows), ("metrics", _metric_rows),
-                          ("rules", rule_rows), ("markers", _markers), ("hot_spots", _hot_spots)):
+                          ("rules", rule_rows), ("markers", _markers), ("hot_spots", _hot_spots),
+                          ("pm_sampling", sampled_series)):
             try:
                 out[key] += [{"launch_id": i, **row} for row in read(action)]
             except (AttributeError, TypeError, ValueError, RuntimeError) as exc:

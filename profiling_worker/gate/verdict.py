@@ -34,7 +34,7 @@ from dataclasses import dataclass
 import numpy as np
 import pandas as pd
 
-from profiling_worker.schema import columns as C
+from profiling_worker.schema import columns as C, intervals
 
 #: z quantiles of the sample-size estimate (:func:`runs_to_decide`): a one-sided test at 2.5 %
 #: (the 95 % interval's bound) with 80 % power.
@@ -94,21 +94,14 @@ def welch(frame: pd.DataFrame, prefix_b: str, prefix_c: str, avg: str, std: str,
         DiffPct, LowerPct, UpperPct, HalfPct, Df (NaN below 2 runs a side), RelVar, Runs;
         the index of ``frame``.
     """
-    from scipy.special import stdtrit  # here: see profiling_worker.schema.intervals' docstring
-
     mb, mc = frame[prefix_b + avg].astype(float), frame[prefix_c + avg].astype(float)
     nb, nc = frame[prefix_b + runs].astype(float), frame[prefix_c + runs].astype(float)
-    sb2 = frame[prefix_b + std].astype(float).fillna(0.0) ** 2
-    sc2 = frame[prefix_c + std].astype(float).fillna(0.0) ** 2
-    vb, vc = sb2 / nb, sc2 / nc
-    se = (vb + vc) ** 0.5
+    sb, sc = frame[prefix_b + std].astype(float), frame[prefix_c + std].astype(float)
+    width, df = intervals.welch_ci95_half_width(sb, nb, sc, nc)
     with np.errstate(divide="ignore", invalid="ignore"):
-        df = se**4 / (vb**2 / (nb - 1) + vc**2 / (nc - 1))
-        df = df.where(se > 0, nb + nc - 2)  # no spread on either side: the pooled count
-        df = df.where((nb >= 2) & (nc >= 2))
-        half = 100.0 * stdtrit(df.clip(lower=1.0), 0.975) * se / mb
+        half = 100.0 * width / mb
         diff = 100.0 * (mc - mb) / mb
-        rel_var = (sb2 + sc2) / mb**2
+        rel_var = (sb.fillna(0.0) ** 2 + sc.fillna(0.0) ** 2) / mb**2
     floor = np.where((mb >= 0) & (mc >= 0), -100.0, -np.inf)
     return pd.DataFrame({"DiffPct": diff, "LowerPct": np.maximum(diff - half, floor),
                          "UpperPct": diff + half, "HalfPct": half, "Df": df,

@@ -77,6 +77,28 @@ def ci95_bounds(mean: npt.ArrayLike, std: npt.ArrayLike, n: npt.ArrayLike,
         return lower, mean_ + half
 
 
+def welch_ci95_half_width(std_b: npt.ArrayLike, n_b: npt.ArrayLike, std_c: npt.ArrayLike,
+                          n_c: npt.ArrayLike) -> tuple[Floats, Floats]:
+    """Half-width of the 95 % confidence interval of a difference of two means ``m_c - m_b``
+    (unit of the stds) and its Welch-Satterthwaite degrees of freedom: ``t(0.975, v) SE`` with
+    ``SE = sqrt(s_b^2/n_b + s_c^2/n_c)`` and ``v = SE^4 / ((s_b^2/n_b)^2/(n_b-1) +
+    (s_c^2/n_c)^2/(n_c-1))`` (B. L. Welch, Biometrika 34 (1947) 28-35; NIST/SEMATECH
+    e-Handbook, section 1.3.5.3). No spread on either side: ``v = n_b + n_c - 2`` and width 0.
+    Both NaN where a side has fewer than :data:`MIN_RUNS` runs; a NaN std counts as 0.
+    The regression gate and the deep dive's baselines both decide with it."""
+    from scipy.special import stdtrit  # here, not at module level: see the module docstring
+
+    nb, nc = (np.asarray(n, dtype="float64") for n in (n_b, n_c))
+    vb = np.nan_to_num(np.asarray(std_b, dtype="float64"), nan=0.0) ** 2 / nb
+    vc = np.nan_to_num(np.asarray(std_c, dtype="float64"), nan=0.0) ** 2 / nc
+    se = np.sqrt(vb + vc)
+    with np.errstate(divide="ignore", invalid="ignore"):
+        df = se**4 / (vb**2 / (nb - 1) + vc**2 / (nc - 1))
+        df = np.where(se > 0, df, nb + nc - 2)
+        df = np.where((nb >= MIN_RUNS) & (nc >= MIN_RUNS), df, np.nan)
+        half = stdtrit(np.maximum(np.nan_to_num(df, nan=1.0), 1.0), 0.975) * se
+    return np.where(np.isnan(df), np.nan, half), df
+
 
 def ratio_ci95_bounds(mean_b: npt.ArrayLike, std_b: npt.ArrayLike, n_b: npt.ArrayLike,
                       mean_c: npt.ArrayLike, std_c: npt.ArrayLike, n_c: npt.ArrayLike

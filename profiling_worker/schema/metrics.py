@@ -97,6 +97,11 @@ STALL_SUFFIX = "_per_issue_active.ratio"
 # metric with the prefix.
 PC_SAMPLE_PREFIX = "smsp__pcsamp_"
 PC_SAMPLE_METRICS = ("smsp__pcsamp_sample_count", "smsp__pcsamp_warps_issue_stalled_not_issued")
+#: PM sampling (PmSampling section): the sample interval (ns) and the kernel's start and end
+#: timestamps in pass group <g> (the timestamp is each one-instance metric's correlation id).
+PM_INTERVAL = "profiler__pmsampler_interval_time"
+PM_WORKLOAD_START = "profiler__timestamp_workload_start_"
+PM_WORKLOAD_END = "profiler__timestamp_workload_end_"
 #: What a deep-dive job asks for besides its section set: the bytes and hit rates of every memory
 #: level by name, so the memory panel does not depend on which metrics a version's
 #: MemoryWorkloadAnalysis section files happen to collect.

@@ -91,3 +91,23 @@ def test_rule_digest_of_the_sweep() -> None:
     assert list(saving) == sorted(saving, reverse=True)
     configs = ", ".join(table[RD.CONFIGS])
     assert all(f"n={n}" in configs for n in (512, 8192)), configs
+
+
+def test_pm_sampling_of_a_fresh_deep_dive() -> None:
+    """Issue 28: a deep dive recorded now writes every launch's PM-sampling series into its
+    deep dive (placed on the kernel's own clock), and the pmsampling command prints them."""
+    _need(DEEP)
+    data = written_deep_dive(DEEP)
+    assert data is not None
+    if "pm_sampling" not in data:
+        pytest.skip(f"{DEEP.name} was seeded from a recording made before issue 28")
+    series = pd.DataFrame(data["pm_sampling"])
+    print(series[["launch_id", "metric", "unit", "origin", "duration_ns", "dropped"]]
+          .drop_duplicates("metric").to_string())
+    assert set(series["launch_id"]) == {launch["launch_id"] for launch in data["launches"]}
+    assert set(series["origin"]) == {"kernel start"}
+    tensor = series[series["metric"].str.startswith("sm__pipe_tensor_cycles_active")]
+    assert len(tensor) and all(max(v) > 50 for v in tensor["values"])  # an fp16 matmul
+    out = _cli("pmsampling", DEEP)
+    assert out.returncode == 0, out.stderr
+    assert len(json.loads(out.stdout)["pm_sampling"]) == len(series)

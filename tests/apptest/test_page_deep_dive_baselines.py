@@ -1,0 +1,127 @@
+"""Deep-dive page (issue 28): the kernel's own timeline (PM sampling) and baselines, on reports
+Nsight Compute wrote on the H200: the full-set fp16 matmul bundle (tests/fixtures/bundles) and
+the default-set import (tests/fixtures/h200_import). Expected values are read here with
+ncu_report from the bundle's report, not copied from the page."""
+
+from __future__ import annotations
+
+import gzip
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import ncu_report
+import pytest
+from apptest_helpers import plotly_specs, texts, trace_values
+
+REPO = Path(__file__).resolve().parents[2]
+FULL = "h200-ncu-deepdive-fp16-4096"
+FIXTURE = REPO / "tests" / "fixtures" / "bundles" / FULL
+DEFAULT_SET = REPO / "tests" / "fixtures" / "h200_import" / "ncu_plain" / "default_set.ncu-rep"
+IMPORTED = "import-default-set"
+TENSOR = "sm__pipe_tensor_cycles_active_realtime.avg.pct_of_peak_sustained_elapsed"
+TITLE = "The kernel's own timeline (PM sampling)"
+
+
+@pytest.fixture
+def jobs(store: dict[str, Path]) -> dict[str, Path]:
+    shutil.copytree(FIXTURE, store["results"] / FULL)
+    proc = subprocess.run([sys.executable, "-m", "profiling_worker", "import", str(DEFAULT_SET),
+                           "--out", str(store["results"] / IMPORTED)], cwd=REPO,
+                          capture_output=True, text=True, timeout=300, check=False)
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    return store
+
+
+_OPEN: list[object] = []  # ncu_report frees a report's actions with the report
+
+
+def _tensor_series(tmp_path: Path, launch: int) -> tuple[list[int], list[float], float]:
+    """(ns from the kernel's start, values) of the tensor-pipe series inside the kernel, and
+    the sample interval, read with ncu_report from the fixture's report."""
+    plain = tmp_path / "r.ncu-rep"
+    plain.write_bytes(gzip.decompress(
+        (FIXTURE / "nsight" / "ncu-output-profiled-0.ncu-rep.gz").read_bytes()))
+    ctx = ncu_report.load_report(str(plain))
+    _OPEN.append(ctx)
+    action = ctx.range_by_idx(0).action_by_idx(launch)
+    start = action["profiler__timestamp_workload_start_0"].correlation_ids().as_uint64(0)
+    end = action["profiler__timestamp_workload_end_0"].correlation_ids().as_uint64(0)
+    interval = float(action["profiler__pmsampler_interval_time"].value())
+    metric = action[f"TPC.TriageCompute.{TENSOR}"]
+    ids = metric.correlation_ids()
+    pairs = [(int(ids.as_uint64(i)) - start, metric.as_double(i))
+             for i in range(metric.num_instances())
+             if ids.as_uint64(i) and ids.as_uint64(i) + interval > start and ids.as_uint64(i) < end]
+    return [t for t, _ in pairs], [v for _, v in pairs], interval
+
+
+def _timeline(at) -> dict:  # type: ignore[no-untyped-def]
+    (spec,) = [s for s in plotly_specs(at) if s["layout"]["title"]["text"] == TITLE]
+    return spec
+
+
+def test_the_kernels_own_timeline(jobs: dict[str, Path], app, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
+    at = app("deep_dive", query={"job": FULL})
+    assert not at.exception, at.exception
+    t, values, interval = _tensor_series(tmp_path, 0)
+    shown = texts(at)
+    assert f"sampled every {interval:g} ns" in shown
+    assert "not sampled in this report: occupancy, warp stalls" in shown
+    spec = _timeline(at)
+    layout = spec["layout"]
+    assert layout["xaxis"]["title"]["text"] == "Time from kernel start (ns)"
+    assert layout["yaxis"]["title"]["text"] == "% of peak" and layout["yaxis"]["range"] == [0, 100]
+    (tensor,) = [tr for tr in spec["data"] if tr["name"] == TENSOR]
+    assert trace_values(tensor, "x") == t and trace_values(tensor, "y") == values
+    table = next(d.value for d in at.dataframe if "Time from kernel start (ns)" in d.value.columns)
+    assert list(table[f"{TENSOR} (%)"]) == values
+    assert at.get("download_button")  # the chart's CSV (and the others of the page)
+    at.selectbox(key="deep-dive-launch").set_value(2).run()
+    t2, values2, _ = _tensor_series(tmp_path, 2)
+    (tensor,) = [tr for tr in _timeline(at)["data"] if tr["name"] == TENSOR]
+    assert trace_values(tensor, "y") == values2 != values
+
+
+def test_a_report_without_pm_sampling_says_so(jobs: dict[str, Path], app) -> None:  # type: ignore[no-untyped-def]
+    at = app("deep_dive", query={"job": IMPORTED})
+    assert not at.exception, at.exception
+    assert "Not in this report: PM Sampling (section `PmSampling`)" in texts(at)
+    assert not [s for s in plotly_specs(at) if s["layout"]["title"]["text"] == TITLE]
+
+
+def test_baselines_of_an_import_and_of_a_run_at_once(jobs: dict[str, Path], app) -> None:  # type: ignore[no-untyped-def]
+    at = app("deep_dive", query={"job": IMPORTED})
+    at.button(key="deep-dive-pin").click().run()
+    assert at.session_state["deep-dive-baselines"] == [f"{IMPORTED}:0"]
+    assert at.query_params["baseline"] in (f"{IMPORTED}:0", [f"{IMPORTED}:0"])  # the URL too
+    at.selectbox(key="sidebar-job").set_value(FULL).run()
+    at.switch_page("app_pages/deep_dive.py").run()
+    assert not at.exception, at.exception
+    at.button(key="deep-dive-pin").click().run()  # run 0 of the matmul as a second baseline
+    at.selectbox(key="deep-dive-launch").set_value(1).run()
+    assert not at.exception, at.exception
+    assert [t.label for t in at.tabs] == [f"vs {IMPORTED}:0", f"vs {FULL}:0"]
+    frames = [d.value for d in at.dataframe if "Told apart" in d.value.columns]
+    assert len(frames) == 2
+    across, same = frames
+    duration = across[(across["Metric"] == "gpu__time_duration.sum")
+                      & (across["Section"] == "GPU Speed Of Light Throughput")].iloc[0]
+    assert duration["Told apart"] == "yes" and duration["Change"] == "worse"
+    assert set(same["Told apart"]) == {"no"}  # three runs of one point against themselves
+    shown = texts(at)
+    assert "coloured by sign only" in shown and "no spread is known" in shown
+    rules = next(d.value for d in at.dataframe if "This launch's saving %" in d.value.columns)
+    assert "—" in set(rules["Baseline"])  # full-set rules the default-set import does not have
+    at.button(key="deep-dive-unpin-0").click().run()
+    assert at.session_state["deep-dive-baselines"] == [f"{FULL}:0"]
+
+
+def test_a_shared_link_reopens_the_pins(jobs: dict[str, Path], app) -> None:  # type: ignore[no-untyped-def]
+    at = app("deep_dive", query={"job": FULL, "baseline": f"{IMPORTED}:3"})
+    assert not at.exception, at.exception
+    assert [t.label for t in at.tabs] == [f"vs {IMPORTED}:3"]
+    (frame,) = [d.value for d in at.dataframe if "Told apart" in d.value.columns]
+    shared = frame[~frame["Change"].str.startswith("only in")]
+    assert set(shared["Told apart"]) == {"no spread known"}  # the (Half) region ran once
