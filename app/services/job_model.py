@@ -30,6 +30,27 @@ def new_job_id(spec: JobSpec, when: float | None = None) -> str:
     return f"{stamp}-{kernel}-{secrets.token_hex(2)}"
 
 
+@dataclass(frozen=True)
+class TaskView:
+    """One array task of a cluster sweep as the job panel shows it.
+
+    ``state``: ``pending``, ``running``, ``done``, ``failed``, ``preempted`` or ``cancelled``;
+    ``done``/``total``: the worker's progress steps of the current attempt; ``attempt``
+    counts from 0 (a retry is attempt 1 ...); ``configs``: indices into the sweep's configs.
+    """
+
+    name: str
+    state: str
+    attempt: int
+    configs: tuple[int, ...]
+    node: str = ""
+    scheduler_id: str = ""
+    done: int = 0
+    total: int = 0
+    stage: str = ""
+    reason: str = ""
+
+
 @dataclass
 class Job:
     """What the job panel shows about one job of this server (a copy, see ``snapshot``).
@@ -51,6 +72,8 @@ class Job:
     error: JobError | None = None
     returncode: int | None = None
     cancel_requested: bool = False
+    tasks: tuple[TaskView, ...] = ()
+    """A cluster sweep's array tasks (empty for a job of this host's lanes)."""
 
     @property
     def active(self) -> bool:
