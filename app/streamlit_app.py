@@ -55,7 +55,7 @@ def run() -> None:
             render_job_selector(bundles)
             st.markdown("**New job**")  # not a subheader: keeps Run and progress in sight
             render_job_builder(worker_client.best_backend(report))
-            with st.expander("Run on", expanded=False):
+            with st.expander("Where to run", expanded=False):
                 render_run_on()
             render_job_panel(cached.executors())
 

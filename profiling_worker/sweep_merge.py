@@ -35,6 +35,7 @@ MERGED = (C.TABLE_LAUNCHES, C.TABLE_RUNS, C.TABLE_AGGREGATED, C.TABLE_WORK,
           C.TABLE_COLLECTORS, C.TABLE_UNATTRIBUTED)
 TASKS_DIR = "tasks"  # the sweep's task folders (sweep_plan.TASKS_DIR on the app's side)
 LEAVE_OUT = (TASKS_DIR, ".submitit")  # not listed as the bundle's files
+_WHY = {"cancelled": "cancelled by the user"}
 VERSION_KEYS = ("nsight_python", "torch", "cupti_python", "python", "ncu_report")
 
 
@@ -104,7 +105,7 @@ def _config_rows(entries: list[dict[str, Any]]) -> list[dict[str, Any]]:
 
 def _warnings(entries: list[dict[str, Any]], models: set[str]) -> list[str]:
     out = [f"task {e['task']} (configs {', '.join(map(str, e['configs']))}) {e['state']} after "
-           f"{e.get('attempts', 1)} attempt(s): {e.get('reason') or 'no reason given'}"
+           f"{e.get('attempts', 1)} attempt(s): {e.get('reason') or _WHY.get(e['state'], 'no reason given')}"
            for e in entries if e.get("state") != "done"]
     if len(models) > 1:
         out.append(f"the configs ran on GPUs of {len(models)} models ({', '.join(sorted(models))}):"

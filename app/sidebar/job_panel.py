@@ -112,8 +112,9 @@ def task_table(job: Job) -> None:
              "configs": ",".join(map(str, t.configs)),
              "progress": f"{t.done}/{t.total} {t.stage}" if t.total else t.stage,
              "Slurm id": t.scheduler_id, "reason": t.reason} for t in job.tasks]
-    st.dataframe(rows, key=f"panel-tasks-{job.job_id}", hide_index=True, width="stretch",
-                 height=min(36 * (len(rows) + 1) + 2, 250))
+    with st.container(key=f"panel-tasks-{job.job_id}"):
+        st.dataframe(rows, hide_index=True, width="stretch",
+                     height=min(36 * (len(rows) + 1) + 2, 250))
 
 
 def _notice(jobs: list[Job]) -> None:
