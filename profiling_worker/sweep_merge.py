@@ -13,6 +13,7 @@ changed or deleted.
 from __future__ import annotations
 
 import json
+from concurrent.futures import ThreadPoolExecutor
 from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
@@ -35,6 +36,7 @@ MERGED = (C.TABLE_LAUNCHES, C.TABLE_RUNS, C.TABLE_AGGREGATED, C.TABLE_WORK,
           C.TABLE_COLLECTORS, C.TABLE_UNATTRIBUTED)
 TASKS_DIR = "tasks"  # the sweep's task folders (sweep_plan.TASKS_DIR on the app's side)
 LEAVE_OUT = (TASKS_DIR, ".submitit")  # not listed as the bundle's files
+READ_THREADS = 16
 _WHY = {"cancelled": "cancelled by the user"}
 VERSION_KEYS = ("nsight_python", "torch", "cupti_python", "python", "ncu_report")
 
@@ -82,8 +84,12 @@ def _task_entry(task: Mapping[str, Any], folder: Path, sweep_dir: Path) -> dict[
 def _merged_tables(sweep_dir: Path, done: list[tuple[Mapping[str, Any], Path]],
                    params: list[str]) -> None:
     for name in MERGED:
-        read = ((task, _read(folder, name)) for task, folder in done)
-        parts = [_renumber(tab, task["configs"]) for task, tab in read if tab is not None]
+        # threads: reading many small Parquet files is file-system latency (pyarrow lets go
+        # of the GIL); 1,000 tasks are 6,000 files
+        with ThreadPoolExecutor(READ_THREADS) as pool:
+            tables = list(pool.map(lambda f: _read(f, name), [folder for _, folder in done]))
+        parts = [_renumber(tab, task["configs"]) for (task, _), tab in zip(done, tables)
+                 if tab is not None]
         if parts:
             frame = pa.concat_tables(parts, promote_options="permissive").to_pandas()
         elif name == C.TABLE_UNATTRIBUTED:
@@ -105,7 +111,8 @@ def _config_rows(entries: list[dict[str, Any]]) -> list[dict[str, Any]]:
 
 def _warnings(entries: list[dict[str, Any]], models: set[str]) -> list[str]:
     out = [f"task {e['task']} (configs {', '.join(map(str, e['configs']))}) {e['state']} after "
-           f"{e.get('attempts', 1)} attempt(s): {e.get('reason') or _WHY.get(e['state'], 'no reason given')}"
+           f"{e.get('attempts', 1)} attempt(s): "
+           f"{e.get('reason') or _WHY.get(e['state'], 'no reason given')}"
            for e in entries if e.get("state") != "done"]
     if len(models) > 1:
         out.append(f"the configs ran on GPUs of {len(models)} models ({', '.join(sorted(models))}):"
@@ -133,7 +140,8 @@ def merge_sweep(sweep_dir: Path, tasks: Sequence[Mapping[str, Any]], cancelled: 
     """
     raw = json.loads((sweep_dir / C.SPEC_FILE).read_text(encoding="utf-8"))
     spec = validate_spec(raw)
-    entries = [_task_entry(t, Path(t["folder"]), sweep_dir) for t in tasks]
+    with ThreadPoolExecutor(READ_THREADS) as pool:
+        entries = list(pool.map(lambda t: _task_entry(t, Path(t["folder"]), sweep_dir), tasks))
     done = [(t, Path(t["folder"])) for t in tasks if t["state"] == "done"]
     _merged_tables(sweep_dir, done, list(spec.parameter_names))
     base: dict[str, Any] = {}

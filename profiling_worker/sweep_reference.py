@@ -75,7 +75,8 @@ def slow_tasks(entries: Sequence[Mapping[str, Any]]) -> dict[str, dict[str, Any]
             times = np.array([p["avg_ns"] for p in peers])
             median = float(np.median(times))
             robust = float(median_abs_deviation(times, scale="normal"))
-            overlap = _half_width(e["reference"]) + float(np.median([_half_width(p) for p in peers]))
+            overlap = (_half_width(e["reference"])
+                       + float(np.median([_half_width(p) for p in peers])))
             threshold = median + max(SPREAD_SIGMAS * robust, overlap)
             if e["reference"]["avg_ns"] > threshold:
                 flagged[str(e["task"])] = {"avg_ns": e["reference"]["avg_ns"],

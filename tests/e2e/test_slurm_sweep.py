@@ -23,9 +23,8 @@ JOB_ID = re.compile(r"[?&]job=([^&#]+)")
 TIMEOUT_MS = 240_000
 
 
-def test_sweep_started_watched_cancelled_and_read_back(slurm: str, page,  # type: ignore[no-untyped-def]  # noqa: F811
-                                                       app_server: AppServer,
-                                                       artifacts_dir: Path) -> None:
+def test_sweep_started_watched_cancelled_and_read_back(  # type: ignore[no-untyped-def]
+        slurm: str, page, app_server: AppServer, artifacts_dir: Path) -> None:  # noqa: F811
     open_app(page, app_server.url)
     choose_option(page, "builder-backend", "cpu")
     fill_text(page, "builder-sizes", SIZES)
