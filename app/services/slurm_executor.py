@@ -198,9 +198,9 @@ class SlurmExecutor(JobBook):
         retry, views = [], {t.name: t.final for t in sweep.tasks if t.final is not None}
         for task in live:
             attempt = task.attempts[-1]
-            attempt.read_progress()
-            state, reason = T.decide(attempt, states.get(attempt.scheduler_id),
-                                     job.cancel_requested)
+            queued = states.get(attempt.scheduler_id)
+            attempt.read_progress(queued)
+            state, reason = T.decide(attempt, queued, job.cancel_requested)
             views[task.name] = T.view(task, state, reason)
             if state in T.RETRIED and len(task.attempts) <= sweep.options.retries \
                     and not job.cancel_requested:

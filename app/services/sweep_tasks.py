@@ -56,8 +56,11 @@ class Attempt:
         self.tail = worker_client.EventTail(self.folder / "events.jsonl")
         self.reference_tail = worker_client.EventTail(self.folder / REFERENCE_DIR / "events.jsonl")
 
-    def read_progress(self) -> None:
-        """Apply the progress events written since the last call (reference kernel first)."""
+    def read_progress(self, queue: QueueState | None) -> None:
+        """Apply the progress events written since the last call (reference kernel first);
+        nothing to read while the scheduler says the task is pending."""
+        if queue is not None and _LIVE.get(queue.state) == PENDING:
+            return
         for ev in self.reference_tail.read_new():
             if ev.get("event") == "progress":
                 self.stage = "reference kernel"
@@ -102,6 +105,8 @@ def decide(attempt: Attempt, queue: QueueState | None, cancel_requested: bool,
         now: ``time.monotonic()`` (tests pass their own).
     """
     now = time.monotonic() if now is None else now
+    if queue is not None and _LIVE.get(queue.state) == PENDING:
+        return PENDING, queue.reason  # not started: nothing to read (1,000 tasks, every poll)
     status, message = _finished_status(attempt.folder)
     if queue is not None and queue.node:
         attempt.node = queue.node
