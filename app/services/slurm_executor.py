@@ -30,7 +30,7 @@ from profiling_worker.sweep_merge import merge_sweep
 from app.services import sweep_plan as plan
 from app.services import sweep_tasks as T
 from app.services.job_book import JobBook
-from app.services.job_model import Job, TaskView, new_job_id
+from app.services.job_model import Job, TaskView, claim_job_dir
 from app.services.job_recovery import internal_error
 from app.services.result_store import job_path
 from app.services.sweep_queue import SlurmMissing, SubmititQueue, TaskQueue, slurm_parameters
@@ -89,7 +89,7 @@ class SlurmExecutor(JobBook):
             OSError: the job folder cannot be written.
         """
         options = options or plan.SweepOptions()
-        job_id, path = self._claim(spec)
+        job_id, path = claim_job_dir(self.results_dir, spec, path_of=job_path)
         splits = plan.split_configs(len(spec.configs), options.configs_per_task)
         tasks = [T.Task(i, plan.task_name(i), c) for i, c in enumerate(splits)]
         job = Job(job_id=job_id, path=path, spec=spec,
@@ -141,17 +141,6 @@ class SlurmExecutor(JobBook):
             self._wake.notify_all()
 
     # -- watching -----------------------------------------------------------------------------
-    def _claim(self, spec: JobSpec) -> tuple[str, Path]:
-        for _ in range(100):
-            job_id = new_job_id(spec)
-            path = job_path(self.results_dir, job_id)
-            try:
-                path.mkdir()
-            except FileExistsError:
-                continue
-            return job_id, path
-        raise FileExistsError(f"no free job id in {self.results_dir} after 100 draws")
-
     def _executor_entry(self, sweep: _Sweep) -> dict[str, object]:
         return {"name": "slurm" if sweep.options.cluster == "slurm" else "submitit-local",
                 "options": sweep.options.to_json(), "tasks": len(sweep.tasks)}
