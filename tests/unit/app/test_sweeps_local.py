@@ -12,8 +12,8 @@ import pytest
 
 from app.core.bundle_loader import load_bundle
 from app.services import sweep_plan as plan
-from app.services.slurm_executor import SlurmExecutor
-from app.services.sweep_queue import QueueState, parse_squeue, slurm_parameters
+from app.services.slurm_executor import SlurmExecutor, slurm_available
+from app.services.sweep_queue import QueueState, SlurmMissing, parse_squeue, slurm_parameters
 from app.services.sweep_tasks import Attempt, decide
 from profiling_worker.schema import columns as C
 from profiling_worker.schema.manifest import JobStatus
@@ -106,3 +106,17 @@ def test_a_gpu_slower_than_its_peers_beyond_their_spread_is_flagged() -> None:
     assert slow_tasks(entries[:2]) == {}
     notes = slow_notes(flagged, {"t4": {"configs": [7, 8], "node": "n4", "gpu_uuid": "GPU-1"}})
     assert [n["config"] for n in notes] == [7, 8] and notes[0]["check"] == "slow_gpu"
+
+
+def test_without_slurm_a_sweep_is_refused_with_the_reason(tmp_path: Path,
+                                                          monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("PATH", str(tmp_path / "empty"))  # no sbatch, squeue, scancel
+    spec = validate_spec({"kernels": ["matmul"], "configs": [{"n": 16}], "backend": "cpu"})
+    executor = SlurmExecutor(tmp_path / "results", sys.executable)
+    with pytest.raises(SlurmMissing, match="sbatch is not on PATH"):
+        executor.submit(spec, plan.SweepOptions())
+    assert slurm_available() == "Slurm commands not found here: sbatch, squeue, scancel"
+    (folder,) = (tmp_path / "results").iterdir()
+    manifest = json.loads((folder / C.MANIFEST_FILE).read_text())
+    assert manifest["status"] == "failed" and manifest["error"]["kind"] == "slurm_missing"
+    assert executor.snapshot() == []  # nothing left queued
