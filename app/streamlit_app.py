@@ -63,6 +63,7 @@ def run() -> None:
     from app.services import worker_client
     from app.sidebar.job_builder import render_job_builder
     from app.sidebar.job_panel import render_job_panel
+    from app.sidebar.run_on import render_run_on
     from app.sidebar.job_selector import render_job_selector, resolve_job
     from app.ui import cached, job_status, navigation, panels
 
@@ -95,7 +96,9 @@ def run() -> None:
             render_job_selector(bundles)
             st.markdown("**New job**")  # not a subheader: keeps Run and progress in sight
             render_job_builder(worker_client.best_backend(report))
-            render_job_panel(cached.job_manager())
+            with st.expander("Where to run", expanded=False):
+                render_run_on()
+            render_job_panel(cached.executors())
 
 
 if __name__ == "__main__":

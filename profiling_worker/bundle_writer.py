@@ -146,15 +146,19 @@ def write_table(bundle_dir: str | os.PathLike[str], name: str, frame: pd.DataFra
     return parquet_path
 
 
-def bundle_files(bundle_dir: str | os.PathLike[str]) -> list[str]:
-    """Relative paths of every file in the bundle (the manifest excluded), sorted."""
+def bundle_files(bundle_dir: str | os.PathLike[str], leave_out: Sequence[str] = ()) -> list[str]:
+    """Relative paths of every file in the bundle (the manifest excluded), sorted; files under
+    the sub-folders ``leave_out`` are not listed (a sweep's task folders)."""
     root = Path(bundle_dir)
-    return sorted(str(p.relative_to(root)) for p in root.rglob("*")
+    skip = tuple(f"{d}/" for d in leave_out)
+    return sorted(rel for p in root.rglob("*")
                   if p.is_file() and p.name != C.MANIFEST_FILE
-                  and not p.name.startswith(".manifest-"))
+                  and not p.name.startswith(".manifest-")
+                  and not (rel := str(p.relative_to(root))).startswith(skip))
 
 
-def finish_bundle(bundle_dir: str | os.PathLike[str], manifest: dict[str, Any]) -> Path:
+def finish_bundle(bundle_dir: str | os.PathLike[str], manifest: dict[str, Any],
+                  leave_out: Sequence[str] = ()) -> Path:
     """Finalise a bundle: check its tables for plausibility
     (:mod:`profiling_worker.schema.plausibility`; the notes go under ``"notes"``), list its
     files and write ``manifest.json`` last, atomically.
@@ -171,7 +175,7 @@ def finish_bundle(bundle_dir: str | os.PathLike[str], manifest: dict[str, Any]) 
     given = [n for n in manifest.get(plausibility.NOTES_KEY) or () if isinstance(n, dict)]
     notes = given + plausibility.check_bundle(bundle_tables(bundle_dir), manifest)
     return write_manifest(bundle_dir, {**manifest, plausibility.NOTES_KEY: notes,
-                                       "files": bundle_files(bundle_dir)})
+                                       "files": bundle_files(bundle_dir, leave_out)})
 
 
 def bundle_tables(bundle_dir: str | os.PathLike[str]) -> dict[str, pd.DataFrame]:

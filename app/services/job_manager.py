@@ -29,7 +29,7 @@ from profiling_worker.schema.spec import JobSpec
 
 from app.services import worker_client
 from app.services.job_book import POLL_S, JobBook
-from app.services.job_model import Job, LaneLocks, lane_of, new_job_id
+from app.services.job_model import Job, LaneLocks, claim_job_dir, lane_of, new_job_id
 from app.services.job_recovery import (internal_error, interrupted_error, mark_interrupted,
                                        reserve_space, start_failed_error)
 from app.services.result_store import job_path
@@ -90,22 +90,9 @@ class JobManager(JobBook):
         return job_id
 
     def _claim_job_dir(self, spec: JobSpec) -> tuple[str, Path]:
-        """A new job id and its folder, made here (``mkdir`` is atomic: the folder is the claim).
-        Ids of one second differ in 4 random hex digits only, so two submissions of one second
-        can draw the same id (about 0.7 % for 30 at once): the later one draws again.
-
-        Raises:
-            OSError: the folder cannot be made (disk full, permissions), or 100 draws collided.
-        """
-        for _ in range(100):
-            job_id = new_job_id(spec)
-            path = job_path(self.results_dir, job_id)
-            try:
-                path.mkdir()
-            except FileExistsError:
-                continue
-            return job_id, path
-        raise FileExistsError(f"no free job id in {self.results_dir} after 100 draws")
+        """A new job id and its folder (:func:`~app.services.job_model.claim_job_dir`)."""
+        # new_job_id looked up at each call: tests replace it in this module
+        return claim_job_dir(self.results_dir, spec, lambda s: new_job_id(s), job_path)
 
     def cancel(self, job_id: str) -> None:
         """Cancel a queued job at once; SIGTERM a running one's process group (SIGKILL later)."""

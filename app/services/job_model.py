@@ -13,7 +13,7 @@ import re
 import secrets
 import threading
 import time
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -29,6 +29,52 @@ def new_job_id(spec: JobSpec, when: float | None = None) -> str:
     stamp = time.strftime("%Y%m%d-%H%M%S", time.gmtime(when))
     kernel = re.sub(r"[^A-Za-z0-9_.-]", "_", spec.kernels[0] if spec.kernels else "job")[:40]
     return f"{stamp}-{kernel}-{secrets.token_hex(2)}"
+
+
+def claim_job_dir(results_dir: Path, spec: JobSpec, draw: Callable[[JobSpec], str] = new_job_id,
+                  path_of: Callable[[Path, str], Path] = lambda root, i: root / i
+                  ) -> tuple[str, Path]:
+    """A new job id and its folder, made here (``mkdir`` is atomic: the folder is the claim).
+    Ids of one second differ in 4 random hex digits only, so two submissions of one second
+    can draw the same id (about 0.7 % for 30 at once): the later one draws again.
+
+    Args:
+        draw: makes an id (:func:`new_job_id`).
+        path_of: the folder of an id in ``results_dir`` (``result_store.job_path`` checks it).
+
+    Raises:
+        OSError: the folder cannot be made (disk full, permissions), or 100 draws collided.
+    """
+    for _ in range(100):
+        job_id = draw(spec)
+        path = path_of(results_dir, job_id)
+        try:
+            path.mkdir()
+        except FileExistsError:
+            continue
+        return job_id, path
+    raise FileExistsError(f"no free job id in {results_dir} after 100 draws")
+
+
+@dataclass(frozen=True)
+class TaskView:
+    """One array task of a cluster sweep as the job panel shows it.
+
+    ``state``: ``pending``, ``running``, ``done``, ``failed``, ``preempted`` or ``cancelled``;
+    ``done``/``total``: the worker's progress steps of the current attempt; ``attempt``
+    counts from 0 (a retry is attempt 1 ...); ``configs``: indices into the sweep's configs.
+    """
+
+    name: str
+    state: str
+    attempt: int
+    configs: tuple[int, ...]
+    node: str = ""
+    scheduler_id: str = ""
+    done: int = 0
+    total: int = 0
+    stage: str = ""
+    reason: str = ""
 
 
 @dataclass
@@ -52,6 +98,8 @@ class Job:
     error: JobError | None = None
     returncode: int | None = None
     cancel_requested: bool = False
+    tasks: tuple[TaskView, ...] = ()
+    """A cluster sweep's array tasks (empty for a job of this host's lanes)."""
 
     @property
     def active(self) -> bool:

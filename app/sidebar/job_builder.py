@@ -20,6 +20,7 @@ from profiling_worker.schema import backends as B, spec as spec_schema
 
 from app import settings
 from app.core import config_grid, spec_form
+from app.sidebar import run_on
 from app.ui import cached, state
 from app.core.markdown import esc
 
@@ -131,13 +132,17 @@ def on_submit(first: Mapping[str, Any]) -> None:
     if spec is None:
         return
     try:
-        job_id = cached.job_manager().submit(spec)
+        job_ids = run_on.submit(spec)  # this host's lanes or a cluster sweep
     except OSError as exc:  # the job folder could not be made (disk full, permissions)
         st.session_state[state.BUILDER_ERRORS] = [submit_error(exc)]
         return
-    state.select_job(job_id)
-    state.add_own_job(job_id)
-    st.session_state[state.BUILDER_NOTICE] = job_id
+    except spec_schema.SpecInvalid as exc:  # a cluster option, or no Slurm here
+        st.session_state[state.BUILDER_ERRORS] = exc.errors
+        return
+    state.select_job(job_ids[0])
+    for job_id in job_ids:
+        state.add_own_job(job_id)
+    st.session_state[state.BUILDER_NOTICE] = job_ids[0]
 
 
 def submit_error(exc: OSError) -> spec_schema.FieldError:

@@ -11,7 +11,7 @@ import streamlit as st
 
 from profiling_worker.schema.manifest import JobStatus
 
-from app.services.job_manager import JobManager
+from app.services.executor import Executor
 from app.services.job_model import Job
 from app.ui import job_status, panels, state
 from app.core.markdown import code, esc
@@ -31,7 +31,7 @@ STATUS_ICON = {JobStatus.QUEUED: ":material/schedule:", JobStatus.RUNNING: ":mat
                JobStatus.CANCELLED: ":material/cancel:", JobStatus.INTERRUPTED: ":material/warning:"}
 
 
-def render_job_panel(manager: JobManager) -> None:
+def render_job_panel(manager: Executor) -> None:
     """Draw the panel; it polls the manager once a second while any job is active."""
 
     @st.fragment(run_every=POLL_S if manager.active() else None)
@@ -75,7 +75,7 @@ def queue_position(jobs: list[Job], job: Job) -> int:
     return queued.index(job.job_id) + 1
 
 
-def _job(manager: JobManager, job: Job, position: int) -> None:
+def _job(manager: Executor, job: Job, position: int) -> None:
     with st.container(border=True, key=f"panel-job-{job.job_id}"):
         icon = STATUS_ICON.get(job.status, "")
         kernels = ",".join(job.spec.kernels)
@@ -85,7 +85,9 @@ def _job(manager: JobManager, job: Job, position: int) -> None:
             st.caption("Cancelling…")  # the worker is stopping; the Cancel button is gone
         elif job.status == JobStatus.QUEUED:
             st.caption(f"Waiting for {esc(job.lane)}: place {position} in its queue.")
-        if job.status == JobStatus.RUNNING and not job.cancel_requested:
+        if job.tasks:
+            task_table(job)
+        elif job.status == JobStatus.RUNNING and not job.cancel_requested:
             text = f"{job.stage or 'starting'} · {job.done}/{job.total}" if job.total else "starting"
             st.progress(job.fraction, text=esc(text))
         if job.active and not job.cancel_requested:
@@ -114,6 +116,20 @@ def cancel_note(job: Job) -> str:
         return f"Cancelled before any run was measured: 0 of {total} runs; nothing discarded. {kept}"
     return (f"Cancelled after {done} of {total} runs (configs × runs per config): {done} measured "
             f"runs discarded, {total - done} not run. {kept}")
+
+
+def task_table(job: Job) -> None:
+    """A cluster sweep: tasks ended of all (progress bar, with the count per state) and one
+    row per array task: state, attempt, node, configs, the worker's progress, why it failed."""
+    if job.active:
+        st.progress(job.fraction, text=esc(f"tasks {job.done}/{job.total} ended · {job.stage}"))
+    rows = [{"task": t.name, "state": t.state, "attempt": t.attempt, "node": t.node,
+             "configs": ",".join(map(str, t.configs)),
+             "progress": f"{t.done}/{t.total} {t.stage}" if t.total else t.stage,
+             "Slurm id": t.scheduler_id, "reason": t.reason} for t in job.tasks]
+    with st.container(key=f"panel-tasks-{job.job_id}"):
+        st.dataframe(rows, hide_index=True, width="stretch",
+                     height=min(36 * (len(rows) + 1) + 2, 250))
 
 
 def _notice(jobs: list[Job]) -> None:

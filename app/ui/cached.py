@@ -1,7 +1,8 @@
 """Streamlit caches around the services and the pure loaders.
 
 - :func:`job_manager`: one :class:`JobManager` per server process (``st.cache_resource``),
-  shut down (workers killed) when the cache is cleared.
+  shut down (workers killed) when the cache is cleared; :func:`slurm_executor` likewise for
+  cluster sweeps, and :func:`executors` both as one.
 - :func:`env_report`: the worker's environment report, probed once per worker interpreter.
 - :func:`bundle_for`: a loaded bundle, cached on (path, manifest mtime), so a job that finishes
   later (new manifest) is read again.
@@ -24,11 +25,13 @@ from profiling_worker.schema import backends as B
 from app import settings
 from app.core.bundle_loader import Bundle, load_bundle, manifest_mtime
 from app.services import history_index, report_client, result_store, worker_client
+from app.services.executor import Executors
 from app.services.job_manager import JobManager
+from app.services.slurm_executor import SlurmExecutor
 from profiling_worker.schema.manifest import ManifestError
 
 
-def _release(manager: JobManager) -> None:
+def _release(manager: JobManager | SlurmExecutor) -> None:
     manager.shutdown()
 
 
@@ -43,6 +46,23 @@ def _job_manager(results_dir: str, worker_python: str) -> JobManager:
 def job_manager() -> JobManager:
     """The server's job manager for the current settings."""
     return _job_manager(str(settings.results_dir()), settings.worker_python())
+
+
+@st.cache_resource(on_release=_release, show_spinner=False)
+def _slurm_executor(results_dir: str, worker_python: str) -> SlurmExecutor:
+    bundled = settings.bundled_dir()
+    return SlurmExecutor(Path(results_dir), worker_python,
+                         on_end=lambda _job: history_index.sync_quietly(Path(results_dir), bundled))
+
+
+def slurm_executor() -> SlurmExecutor:
+    """The server's cluster executor (sweeps as Slurm job arrays) for the current settings."""
+    return _slurm_executor(str(settings.results_dir()), settings.worker_python())
+
+
+def executors() -> Executors:
+    """This host's job manager and the cluster executor as one (the job panel's jobs)."""
+    return Executors(job_manager(), slurm_executor())
 
 
 @st.cache_resource(show_spinner="Asking the worker what this machine can run…")

@@ -24,7 +24,7 @@ from app.ui import cached, state
 def shown_status(bundle: Bundle) -> JobStatus:
     """The job manager's state of ``bundle``'s job when this server has it, else the
     manifest's; remembered for :func:`page_behind` until the next full run of the app."""
-    job = cached.job_manager().get(bundle.job_id)
+    job = cached.executors().get(bundle.job_id)
     status = job.status if job is not None else bundle.status
     shown = st.session_state.setdefault(state.PAGE_JOB_STATUS, {})
     shown[bundle.job_id] = status.value

@@ -20,7 +20,7 @@ SHOWN = 4
 
 #: Checks every page shows (for the metrics it draws); intervals and roofs only where drawn.
 DEFAULT_CHECKS = (P.PERCENT_ABOVE_100, P.CLOCK_ABOVE_MAX, P.NEGATIVE_VALUE, P.RUNS_MISSING,
-                  P.KERNELS_VARY, P.UNATTRIBUTED, P.IMPORT)
+                  P.KERNELS_VARY, P.UNATTRIBUTED, P.IMPORT, P.SLOW_GPU)
 
 
 def relevant(bundle: Bundle, metrics: Iterable[str] = (),

@@ -31,6 +31,9 @@ Checks (each note names its ``check``):
 ``import``              written by the importer (not a check of the tables): what an import did
                         to values (left out, re-derived, configs recovered) or that the bundle
                         holds only part of a job (``warning``, shown on every page).
+``slow_gpu``            written by a sweep's merge (not a check of the tables): a config ran on a
+                        GPU whose reference kernel was slower than its peers' (shown on every
+                        page).
 
 A note is a plain dict (JSON in the manifest): ``check``, ``severity`` (``warning`` for a value
 that cannot be right as drawn, ``info`` for one to keep in mind), ``scope`` (``bundle``,
@@ -56,10 +59,11 @@ PERCENT_ABOVE_100, CLOCK_ABOVE_MAX = "percent_above_100", "clock_above_max"
 NEGATIVE_VALUE, INTERVAL_BELOW_ZERO = "negative_value", "interval_below_zero"
 RUNS_MISSING, KERNELS_VARY = "runs_missing", "kernels_vary"
 ABOVE_ROOF, UNATTRIBUTED, IMPORT = "above_roof", "unattributed", "import"
+SLOW_GPU = "slow_gpu"  # written by a sweep's merge (profiling_worker/sweep_reference.py)
 #: provenance key of imports whose files record no run count (plain report, ncu CSV export)
 RUNS_NOT_ASKED = "runs_not_asked"
 CHECKS = (PERCENT_ABOVE_100, CLOCK_ABOVE_MAX, NEGATIVE_VALUE, INTERVAL_BELOW_ZERO, RUNS_MISSING,
-          KERNELS_VARY, UNATTRIBUTED, ABOVE_ROOF, IMPORT)
+          KERNELS_VARY, UNATTRIBUTED, ABOVE_ROOF, IMPORT, SLOW_GPU)
 
 #: Percentages are rounded by Nsight Compute; 100.01 % is rounding, 101 % is not.
 PERCENT_TOLERANCE = 0.05

@@ -76,3 +76,14 @@ def test_missing_spec_is_a_usage_error(tmp_path: Path) -> None:
                           text=True, timeout=60, check=False)
     assert proc.returncode != 0 and "KPROF_SPEC" in proc.stderr
     assert not (tmp_path / "results").exists()
+
+
+def test_a_third_run_of_the_same_task_gets_a_folder_of_its_own(tmp_path: Path) -> None:
+    """A requeued task keeps its job id: the same task, node and array id run three times."""
+    (tmp_path / "matmul-tiny.json").write_text(json.dumps(SPEC), encoding="utf-8")
+    for _ in range(3):
+        proc = _task(tmp_path, 0, "n1", array_job="4444")
+        assert proc.returncode == 0, proc.stdout + proc.stderr
+    names = sorted(p.name for p in (tmp_path / "res").iterdir())
+    assert names == ["matmul-tiny-0-n1", "matmul-tiny-0-n1-4444", "matmul-tiny-0-n1-4444-2"]
+    assert all(load_bundle(tmp_path / "res" / n).status == "done" for n in names)

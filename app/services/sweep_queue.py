@@ -1,0 +1,184 @@
+"""Where a sweep's tasks run: a Slurm job array through submitit, or submitit's local executor.
+
+Both submit :func:`profiling_worker.sweep_task.run_task` once per attempt folder (submitit's
+``map_array``: one Slurm job array, ``--array=0-N%parallelism``), cancel, and say each task's
+scheduler state. Slurm states come from ``squeue --states=all`` (it lists ended jobs for
+Slurm's ``MinJobAge``, 300 s by default), not from ``sacct``: a cluster without accounting
+(``slurmdbd``) has no ``sacct`` answers. What a task produced is read from its folder instead
+(:mod:`app.services.sweep_tasks`). No Streamlit here.
+"""
+
+from __future__ import annotations
+
+import shutil
+import subprocess
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Protocol
+
+import submitit
+
+from profiling_worker.schema import backends as B
+from profiling_worker.schema.spec import JobSpec
+from profiling_worker.sweep_task import run_task
+
+from app.services.sweep_plan import SweepOptions
+
+SQUEUE_TIMEOUT_S = 30.0
+
+
+class SlurmMissing(RuntimeError):
+    """No Slurm here (``sbatch`` not found) or it does not answer; the message says which."""
+
+
+@dataclass(frozen=True)
+class QueueState:
+    """A task's state as its scheduler reports it: Slurm's job state name (``PENDING``,
+    ``RUNNING``, ``COMPLETED``, ``FAILED``, ``PREEMPTED``, ``CANCELLED``, ``TIMEOUT`` ...) and
+    its node ("" while pending)."""
+
+    state: str
+    node: str = ""
+    reason: str = ""
+
+
+class TaskQueue(Protocol):
+    """What the sweep executor needs of a scheduler."""
+
+    def submit(self, folders: list[Path]) -> list[str]:
+        """Start one task per attempt folder; returns their scheduler ids, in order."""
+
+    def states(self, ids: list[str]) -> dict[str, QueueState]:
+        """Scheduler state of each id it still knows (ended jobs may be forgotten)."""
+
+    def cancel(self, ids: list[str]) -> None:
+        """Cancel these tasks (pending ones never start, running ones get SIGTERM)."""
+
+
+def _executor(kind: str, folder: Path, python: str) -> submitit.Executor:
+    if kind == "local":
+        return submitit.LocalExecutor(folder=folder, python=python)
+    return submitit.SlurmExecutor(folder=folder, python=python, max_num_timeout=0)
+
+
+def slurm_parameters(spec: JobSpec, options: SweepOptions, name: str) -> dict[str, Any]:
+    """submitit ``SlurmExecutor.update_parameters`` of a sweep: one task per array element,
+    ``--gres=gpu[:<type>]:<n>`` for a GPU backend, ``--time``, ``--array=...%parallelism``."""
+    params: dict[str, Any] = {"job_name": name[:60], "time": options.time_limit_min,
+                              "array_parallelism": options.parallelism, "nodes": 1,
+                              "ntasks_per_node": 1, "cpus_per_task": 1}
+    if options.partition:
+        params["partition"] = options.partition
+    if B.on_gpu(spec.backend) and options.gpus_per_task:
+        kind = f"gpu:{options.gpu_type}" if options.gpu_type else "gpu"
+        params["gres"] = f"{kind}:{options.gpus_per_task}"
+    return params
+
+
+@dataclass
+class SubmititQueue:
+    """A :class:`TaskQueue` on submitit: ``kind="slurm"`` (sbatch/squeue/scancel) or
+    ``"local"`` (one process per task on this host).
+
+    Raises (at submit):
+        SlurmMissing: ``kind="slurm"`` and ``sbatch`` is not on PATH or refuses the job.
+    """
+
+    kind: str
+    folder: Path
+    python: str
+    parameters: dict[str, Any]
+    _jobs: dict[str, submitit.Job[Any]] = field(default_factory=dict)
+
+    def submit(self, folders: list[Path]) -> list[str]:
+        if self.kind == "slurm" and shutil.which("sbatch") is None:
+            raise SlurmMissing("Slurm's sbatch is not on PATH: this host cannot submit to a "
+                               "cluster")
+        executor = _executor(self.kind, self.folder, self.python)
+        if self.kind == "slurm":
+            executor.update_parameters(**self.parameters)
+        else:  # the local executor sets CUDA_VISIBLE_DEVICES to the task's GPUs itself
+            gpus = int(str(self.parameters.get("gres", "0")).rsplit(":", 1)[-1])
+            executor.update_parameters(timeout_min=self.parameters.get("time", 30),
+                                       gpus_per_node=gpus)
+        try:
+            jobs = executor.map_array(run_task, [str(f) for f in folders])
+        except (subprocess.CalledProcessError, OSError) as exc:
+            detail = getattr(exc, "output", b"") or b""
+            text = detail.decode(errors="replace") if isinstance(detail, bytes) else str(detail)
+            raise SlurmMissing(f"sbatch refused the array: {exc} {text}".strip()) from exc
+        for job in jobs:
+            self._jobs[job.job_id] = job
+        return [job.job_id for job in jobs]
+
+    def states(self, ids: list[str]) -> dict[str, QueueState]:
+        if self.kind == "local":
+            return {i: QueueState(_local_state(self._jobs[i])) for i in ids if i in self._jobs}
+        return squeue_states(ids)
+
+    def cancel(self, ids: list[str]) -> None:
+        if self.kind == "local":
+            for i in ids:
+                if i in self._jobs:
+                    self._jobs[i].cancel(check=False)
+            return
+        arrays = sorted({i.split("_")[0] for i in ids})
+        if arrays:
+            subprocess.run(["scancel", *arrays], check=False, capture_output=True,
+                           timeout=SQUEUE_TIMEOUT_S)
+
+
+def _local_state(job: submitit.Job[Any]) -> str:
+    """submitit's local state in Slurm's words: RUNNING, COMPLETED or CANCELLED."""
+    state = job.state
+    return {"RUNNING": "RUNNING", "FINISHED": "COMPLETED", "INTERRUPTED": "CANCELLED"}.get(
+        state, state)
+
+
+def squeue_states(ids: list[str]) -> dict[str, QueueState]:
+    """States of array tasks (``<array job>_<index>``) from one ``squeue`` call.
+
+    Raises:
+        SlurmMissing: squeue is missing or fails (controller down).
+    """
+    arrays = sorted({i.split("_")[0] for i in ids})
+    if not arrays:
+        return {}
+    try:
+        proc = subprocess.run(["squeue", "--noheader", "--array", "--states=all",
+                               "--jobs=" + ",".join(arrays), "--format=%i|%T|%N|%r"],
+                              capture_output=True, text=True, timeout=SQUEUE_TIMEOUT_S,
+                              check=False)
+    except (OSError, subprocess.TimeoutExpired) as exc:
+        raise SlurmMissing(f"squeue did not answer: {exc}") from exc
+    if proc.returncode != 0 and "Invalid job id" not in proc.stderr:
+        raise SlurmMissing(f"squeue failed: {proc.stderr.strip()[:300]}")
+    return parse_squeue(proc.stdout)
+
+
+def parse_squeue(text: str) -> dict[str, QueueState]:
+    """``%i|%T|%N|%r`` lines -> id -> state. A pending array still in one record
+    (``123_[4-9%2]``) is expanded to each of its indices."""
+    out: dict[str, QueueState] = {}
+    for line in text.splitlines():
+        parts = line.strip().split("|")
+        if len(parts) < 4:
+            continue
+        job_id, state, node, reason = parts[:4]
+        node = "" if node in ("", "(null)") else node
+        for one in _expand(job_id):
+            out[one] = QueueState(state, node, reason if state == "PENDING" else "")
+    return out
+
+
+def _expand(job_id: str) -> list[str]:
+    """``123_[0-2,5%4]`` -> ``123_0 123_1 123_2 123_5``; a plain id unchanged."""
+    if "_[" not in job_id:
+        return [job_id]
+    base, ranges = job_id.split("_[", 1)
+    ranges = ranges.rstrip("]").split("%")[0]
+    out = []
+    for part in ranges.split(","):
+        low, _, high = part.partition("-")
+        out += [f"{base}_{i}" for i in range(int(low), int(high or low) + 1)]
+    return out

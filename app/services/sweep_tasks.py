@@ -1,0 +1,146 @@
+"""The state of one sweep task, from its attempt folder and its scheduler state.
+
+What a task produced is read from the shared folder (the worker's ``manifest.json`` and
+``events.jsonl`` of the attempt); the scheduler only says what it is doing with a task that has
+no result yet. A task's states: ``pending``, ``running``, ``done``, ``failed`` (its configs
+failed, or the scheduler ended it: node failure, time limit, out of memory), ``preempted``
+(Slurm took the node back; also a worker that ended ``cancelled`` when nobody cancelled) and
+``cancelled`` (by the user). No Streamlit here.
+"""
+
+from __future__ import annotations
+
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from profiling_worker.schema.manifest import JobStatus, ManifestError, read_manifest
+from profiling_worker.sweep_task import REFERENCE_DIR
+
+from app.services import worker_client
+from app.services.job_model import TaskView
+from app.services.sweep_queue import QueueState
+
+PENDING, RUNNING, DONE, FAILED = "pending", "running", "done", "failed"
+PREEMPTED, CANCELLED = "preempted", "cancelled"
+ENDED = (DONE, FAILED, PREEMPTED, CANCELLED)
+RETRIED = (FAILED, PREEMPTED)  # states a retry may repair
+#: How long a task may be unknown to the scheduler, or ended there without a manifest, before
+#: it counts as failed: a shared file system can show a result file late, and a fresh
+#: submission can be missing from squeue for a moment.
+GRACE_S = 20.0
+_LIVE = {"PENDING": PENDING, "REQUEUED": PENDING, "CONFIGURING": PENDING, "RESIZING": PENDING,
+         "REQUEUE_HOLD": PENDING, "REQUEUE_FED": PENDING, "RUNNING": RUNNING,
+         "COMPLETING": RUNNING, "SUSPENDED": RUNNING, "STAGE_OUT": RUNNING, "SIGNALING": RUNNING}
+_SCHEDULER_ENDED = {"PREEMPTED": PREEMPTED, "TIMEOUT": FAILED, "NODE_FAIL": FAILED,
+                    "FAILED": FAILED, "OUT_OF_MEMORY": FAILED, "BOOT_FAIL": FAILED,
+                    "DEADLINE": FAILED}
+
+
+@dataclass
+class Attempt:
+    """One submission of a task: its folder, scheduler id and what was read of its events."""
+
+    folder: Path
+    scheduler_id: str
+    submitted: float = field(default_factory=time.monotonic)
+    tail: worker_client.EventTail = field(init=False)
+    reference_tail: worker_client.EventTail = field(init=False)
+    done: int = 0
+    total: int = 0
+    stage: str = "queued"
+    node: str = ""
+    ended_at: float | None = None  # when the scheduler was first seen done with it
+
+    def __post_init__(self) -> None:
+        self.tail = worker_client.EventTail(self.folder / "events.jsonl")
+        self.reference_tail = worker_client.EventTail(self.folder / REFERENCE_DIR / "events.jsonl")
+
+    def read_progress(self, queue: QueueState | None) -> None:
+        """Apply the progress events written since the last call (reference kernel first);
+        nothing to read while the scheduler says the task is pending."""
+        if queue is not None and _LIVE.get(queue.state) == PENDING:
+            return
+        for ev in self.reference_tail.read_new():
+            if ev.get("event") == "progress":
+                self.stage = "reference kernel"
+        for ev in self.tail.read_new():
+            if ev.get("event") == "progress":
+                self.done, self.total = int(ev.get("done") or 0), int(ev.get("total") or 0)
+                self.stage = str(ev.get("stage") or "")
+
+
+@dataclass
+class Task:
+    """A task of the plan and its attempts, newest last."""
+
+    index: int
+    name: str
+    configs: tuple[int, ...]
+    attempts: list[Attempt] = field(default_factory=list)
+    final: TaskView | None = None  # set once the task ended for good
+
+
+def _finished_status(folder: Path) -> tuple[JobStatus | None, str]:
+    """The worker's final status in ``folder`` and its error message (None: no result yet)."""
+    try:
+        manifest = read_manifest(folder)
+    except (ManifestError, OSError):
+        return None, ""
+    status = JobStatus(manifest["status"])
+    if not status.finished:
+        return None, ""
+    error = manifest.get("error") or {}
+    return status, str(error.get("message") or "")
+
+
+def decide(attempt: Attempt, queue: QueueState | None, cancel_requested: bool,
+           now: float | None = None) -> tuple[str, str]:
+    """The attempt's state and its reason (for failed, preempted, pending).
+
+    Args:
+        attempt: the attempt (its folder is read).
+        queue: the scheduler's state of it, None when the scheduler does not list it.
+        cancel_requested: the user cancelled the sweep.
+        now: ``time.monotonic()`` (tests pass their own).
+    """
+    now = time.monotonic() if now is None else now
+    if queue is not None and _LIVE.get(queue.state) == PENDING:
+        return PENDING, queue.reason  # not started: nothing to read (1,000 tasks, every poll)
+    status, message = _finished_status(attempt.folder)
+    if queue is not None and queue.node:
+        attempt.node = queue.node
+    if status == JobStatus.DONE:
+        return DONE, ""
+    if status == JobStatus.CANCELLED and queue is not None and queue.state in _LIVE:
+        return RUNNING, "stopping"  # the worker ended; Slurm still ends the task's processes
+    if status == JobStatus.CANCELLED and not cancel_requested:
+        return PREEMPTED, "the worker was stopped by the scheduler (preemption or time limit)"
+    if status is not None and status != JobStatus.CANCELLED:
+        return FAILED, message or f"the worker ended {status}"
+    if status == JobStatus.CANCELLED:
+        return CANCELLED, ""
+    name = queue.state if queue is not None else ""
+    if name in _LIVE:
+        attempt.ended_at = None
+        return _LIVE[name], queue.reason if queue is not None else ""
+    if name in _SCHEDULER_ENDED:
+        return _SCHEDULER_ENDED[name], f"Slurm ended the task: {name}"
+    if name == "CANCELLED":
+        return (CANCELLED, "") if cancel_requested else (FAILED, "cancelled outside the dashboard")
+    # COMPLETED without a manifest, or unknown: wait for the shared file system a moment
+    attempt.ended_at = attempt.ended_at or now
+    if now - max(attempt.ended_at, attempt.submitted) < GRACE_S:
+        return (RUNNING if name == "COMPLETED" else PENDING), ""
+    if cancel_requested:
+        return CANCELLED, ""
+    return FAILED, ("the task ended without a result (manifest.json): see "
+                    f"{attempt.folder / worker_client.CONSOLE_FILE} and the Slurm log")
+
+
+def view(task: Task, state: str, reason: str) -> TaskView:
+    """The panel's row of a task in ``state``."""
+    last = task.attempts[-1]
+    return TaskView(name=task.name, state=state, attempt=len(task.attempts) - 1,
+                    configs=task.configs, node=last.node, scheduler_id=last.scheduler_id,
+                    done=last.done, total=last.total, stage=last.stage, reason=reason)

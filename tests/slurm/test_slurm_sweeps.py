@@ -1,0 +1,151 @@
+"""Sweeps against a real Slurm (scripts/local_slurm.sh): submit, watch, fail, retry, cancel and
+merge, through :class:`app.services.slurm_executor.SlurmExecutor`, the code the dashboard runs.
+The tasks run the cpu backend on the local node; their kernels are in
+tests/fixtures/kernel_files_sweep."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import time
+from pathlib import Path
+
+import pytest
+
+from app.core.bundle_loader import load_bundle
+from app.services import result_store
+from app.services.job_model import Job
+from app.services.slurm_executor import SlurmExecutor
+from app.services.sweep_plan import SweepOptions
+from profiling_worker.schema import columns as C
+from profiling_worker.schema.manifest import JobStatus
+from profiling_worker.schema.spec import validate_spec
+
+pytestmark = pytest.mark.slurm
+CPU = {"runs": 2, "backend": "cpu", "warmup": 0}
+
+
+def _spec(kernel: str, configs: list[dict[str, int]]) -> object:
+    return validate_spec({"kernels": [kernel], "configs": configs, **CPU})
+
+
+def _wait_for(executor: SlurmExecutor, job_id: str, test, timeout_s: float = 120) -> Job:
+    deadline = time.monotonic() + timeout_s
+    while time.monotonic() < deadline:
+        job = executor.get(job_id)
+        assert job is not None
+        if test(job):
+            return job
+        time.sleep(0.2)
+    raise AssertionError(f"timed out; last state {executor.get(job_id)}")
+
+
+def test_a_sweep_is_one_array_split_watched_and_merged(shared_results: Path,
+                                                        executor: SlurmExecutor) -> None:
+    spec = _spec("matmul", [{"n": n} for n in (8, 16, 24, 32, 40)])
+    job_id = executor.submit(spec, SweepOptions(configs_per_task=2, parallelism=2, retries=0))
+    job = executor.get(job_id)
+    assert [t.configs for t in job.tasks] == [(0, 1), (2, 3), (4,)]
+    array = {t.scheduler_id.split("_")[0] for t in job.tasks}
+    assert len(array) == 1  # one Slurm job array, one element per task
+    queued = subprocess.run(["squeue", "--noheader", "--array", "--states=all", "-j",
+                             array.pop(), "-o", "%i"], capture_output=True, text=True,
+                            check=True).stdout.split()
+    assert sorted(queued) == sorted(t.scheduler_id for t in job.tasks)
+    seen = set()
+    while executor.get(job_id).active:
+        seen |= {t.state for t in executor.get(job_id).tasks}
+        time.sleep(0.1)
+    assert executor.wait(job_id, 1) == JobStatus.DONE
+    assert "running" in seen  # watched while it ran
+    bundle = load_bundle(job.path)
+    agg = bundle.table(C.TABLE_AGGREGATED)
+    assert sorted(agg[C.CONFIG].unique()) == [0, 1, 2, 3, 4]
+    assert sorted(agg["n"].unique()) == [8, 16, 24, 32, 40]  # each config once, renumbered
+    sweep = bundle.manifest["sweep"]
+    assert [t["task"] for t in sweep["tasks"]] == ["t0000", "t0001", "t0002"]
+    for task in sweep["tasks"]:
+        assert task["state"] == "done" and task["node"] and task["slurm"]["SLURM_ARRAY_JOB_ID"]
+        assert task["versions"]["torch"] and task["reference"]["runs"] == 10
+    assert [c["task"] for c in sweep["configs"]] == ["t0000", "t0000", "t0001", "t0001", "t0002"]
+    assert not any(f.startswith("tasks/") for f in bundle.manifest["files"])
+    listed, problems = result_store.list_bundles(shared_results)
+    assert [b.job_id for b in listed] == [job_id] and problems == []
+
+
+def test_a_failing_config_is_retried_then_reported_by_name(shared_results: Path,
+                                                           executor: SlurmExecutor) -> None:
+    spec = _spec("sweep_fails_13", [{"n": 8}, {"n": 13}])
+    job_id = executor.submit(spec, SweepOptions(configs_per_task=1, retries=1, reference=False))
+    assert executor.wait(job_id, 180) == JobStatus.DONE
+    job = executor.get(job_id)
+    by_name = {t.name: t for t in job.tasks}
+    assert by_name["t0000"].state == "done" and by_name["t0000"].attempt == 0
+    assert by_name["t0001"].state == "failed" and by_name["t0001"].attempt == 1  # retried once
+    assert "size 13 is refused" in by_name["t0001"].reason
+    assert any(w.startswith("task t0001 (configs 1) failed after 2 attempt(s)")
+               for w in job.warnings), job.warnings
+    # both attempts' folders are kept; the finished config is in the bundle
+    assert (job.path / "tasks" / "t0001" / "a0" / C.MANIFEST_FILE).is_file()
+    assert (job.path / "tasks" / "t0001" / "a1" / C.MANIFEST_FILE).is_file()
+    agg = load_bundle(job.path).table(C.TABLE_AGGREGATED)
+    assert sorted(agg[C.CONFIG].unique()) == [0]
+
+
+def test_a_task_that_fails_once_succeeds_on_retry(shared_results: Path,
+                                                  executor: SlurmExecutor) -> None:
+    spec = _spec("sweep_flaky", [{"n": 8}])
+    job_id = executor.submit(spec, SweepOptions(retries=2, reference=False))
+    assert executor.wait(job_id, 180) == JobStatus.DONE
+    job = executor.get(job_id)
+    assert [(t.state, t.attempt) for t in job.tasks] == [("done", 1)]
+    retries = json.loads((job.path / C.MANIFEST_FILE).read_text())["sweep"]["retries"]
+    assert len(retries) == 1 and retries[0].startswith("task t0000 failed ("), retries
+    assert "first attempt fails" in retries[0] and retries[0].endswith("retry 1 of 2")
+    assert not load_bundle(job.path).table(C.TABLE_AGGREGATED).empty
+
+
+def test_cancel_stops_the_array_and_keeps_finished_tasks(shared_results: Path,
+                                                         executor: SlurmExecutor) -> None:
+    spec = _spec("sweep_sleep", [{"ms": 1}] + [{"ms": 20_000 + i} for i in range(5)])
+    job_id = executor.submit(spec, SweepOptions(parallelism=2, retries=2, reference=False))
+    job = _wait_for(executor, job_id, lambda j: j.tasks[0].state == "done"
+                    and any(t.state == "running" for t in j.tasks[1:]), 180)
+    executor.cancel(job_id)
+    assert executor.wait(job_id, 120) == JobStatus.CANCELLED
+    job = executor.get(job_id)
+    states = [t.state for t in job.tasks]
+    assert states[0] == "done" and set(states[1:]) == {"cancelled"}, states
+    assert all(t.attempt == 0 for t in job.tasks)  # a cancel is never retried
+    array = job.tasks[0].scheduler_id.split("_")[0]
+    left = subprocess.run(["squeue", "--noheader", "--array", "-j", array, "-o", "%i %T"],
+                          capture_output=True, text=True, check=False).stdout.strip()
+    assert left == "", left  # nothing of the array still pending or running
+    bundle = load_bundle(job.path)
+    assert bundle.status == JobStatus.CANCELLED
+    assert sorted(bundle.table(C.TABLE_AGGREGATED)[C.CONFIG].unique()) == [0]
+
+
+def test_preempted_task_is_retried(shared_results: Path, executor: SlurmExecutor) -> None:
+    """A job of the higher-priority partition "urgent" that needs every CPU of the node makes
+    Slurm preempt the sweep's task (PreemptMode=CANCEL in scripts/local_slurm.sh); the
+    executor retries it, and the retry runs once the node is free."""
+    spec = _spec("sweep_sleep", [{"ms": 300}])
+    job_id = executor.submit(spec, SweepOptions(retries=1, reference=False, partition="debug"))
+    job = _wait_for(executor, job_id, lambda j: j.tasks[0].state == "running", 180)
+    cpus = subprocess.run(["sinfo", "--noheader", "-p", "urgent", "-o", "%c"], capture_output=True,
+                          text=True, check=True).stdout.split()[0]
+    subprocess.run(["sbatch", "--partition=urgent", f"--ntasks={cpus}", "--output=/dev/null",
+                    "--wrap", "sleep 3"], check=True, capture_output=True, cwd=shared_results)
+    assert executor.wait(job_id, 180) == JobStatus.DONE
+    job = executor.get(job_id)
+    assert [(t.state, t.attempt) for t in job.tasks] == [("done", 1)]
+    assert any(w.startswith("task t0000 preempted") for w in _all_warnings(executor, job_id,
+                                                                          job.path)), job.warnings
+
+
+def _all_warnings(executor: SlurmExecutor, job_id: str, path: Path) -> list[str]:
+    """Retry notes of the watch (the job's warnings while it ran are replaced by the merged
+    bundle's at the end) and the bundle's warnings."""
+    manifest = json.loads((path / C.MANIFEST_FILE).read_text())
+    return list(manifest.get("warnings") or []) + list(manifest["sweep"]["retries"])
