@@ -140,6 +140,24 @@ class _Reader:
             cur.rules[-1]["rule_message"] += " " + text.strip()
 
 
+_COMMA_DECIMAL = re.compile(r"^-?\d{1,3}(?: \d{3})*,\d+$|^-?\d{1,3}(?: \d{3})+$")
+_POINT_DECIMAL = re.compile(r"^-?[\d,]*\.\d+$")
+
+
+def _locale_numbers(values: pd.Series) -> tuple[pd.Series, bool]:
+    """Values printed in a locale with a decimal comma and space-grouped digits (``875,84``,
+    ``13 181 137``: ncu prints numbers in the machine's locale) as C-locale text, and whether
+    the file was such. Decided for the whole file: a comma decimal somewhere and a point
+    decimal nowhere (``1,250`` alone stays ncu's thousands separator)."""
+    text = values.astype(str).str.strip()
+    comma = text.str.fullmatch(_COMMA_DECIMAL.pattern)
+    if not (comma & ~text.str.fullmatch(r"-?\d{1,3}(,\d{3})+")).any() or \
+            text.str.fullmatch(_POINT_DECIMAL.pattern).any():
+        return values, False
+    fixed = text.str.replace(" ", "", regex=False).str.replace(",", ".", regex=False)
+    return text.where(~comma, fixed), True
+
+
 def _table(path: Path, launches: list[_Launch], old_layout: bool) -> NcuTable:
     rows = pd.DataFrame(
         [(la.id, la.kernel, la.launch_parameter("Grid Size"), la.launch_parameter("Block Size"),
@@ -156,16 +174,25 @@ def _table(path: Path, launches: list[_Launch], old_layout: bool) -> NcuTable:
                               "speedup": speedup.group(2)} if speedup else {})})
     ranges = {la.id: (tuple(la.push_pop), tuple(la.start_end)) for la in launches
               if la.push_pop or la.start_end}
+    rows["Text"], localized = _locale_numbers(rows["Text"])
+    notes = [f"{path.name}: Nsight Compute console text: values as printed, in display "
+             "units rounded to the digits shown (us 17.95 read as 17,950 ns: up to about "
+             "0.1 % off); import the .ncu-rep or a --csv --print-units base export for "
+             "every digit"]
+    if (rows["Grid Size"] == "").all():
+        notes.append(f"{path.name}: no grid or block size printed (no Launch Statistics "
+                     "section): configs are told apart by kernel name only")
+    if localized:
+        notes.append(f"{path.name}: numbers printed with a decimal comma and digits grouped "
+                     "by spaces (the profiling machine's locale): 875,84 read as 875.84, "
+                     "13 181 137 as 13181137")
     return NcuTable(rows, ranges, rules, how={
         "kind": "Nsight Compute console text", "page": "details (as printed)",
         "layout": "ncu console output: sections as text tables" + (
             " (2019.x-2021 layout: a time stamp instead of grid and block, which are the "
             "Launch Statistics rows)" if old_layout else ""), "tool_version":
         "not written in console text", "nvtx_columns": bool(ranges), "units": "display"},
-        notes=[f"{path.name}: Nsight Compute console text: values as printed, in display "
-               "units rounded to the digits shown (us 17.95 read as 17,950 ns: up to about "
-               "0.1 % off); import the .ncu-rep or a --csv --print-units base export for "
-               "every digit"])
+        notes=notes)
 
 
 def read_text(s: Sniffed) -> NcuTable:

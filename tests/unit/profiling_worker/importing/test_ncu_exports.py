@@ -234,6 +234,22 @@ def test_ncu_2020_console_text_reads_time_stamp_launch_lines(tmp_path: Path) -> 
         "hw4_2a.txt"]["layout"]
 
 
+def test_console_text_in_a_decimal_comma_locale_is_read_with_a_note(tmp_path: Path) -> None:
+    """nv-nsight-cu-cli 2020 output pasted from a machine with a decimal comma and
+    space-grouped digits (import_cases/16, hpc2n): 10,55 msecond is 10.55 ms, not dropped."""
+    path = CASES / "16-ncu-2020-console" / "hpc2n_ax_locale.txt"
+    text = path.read_text(encoding="utf-8")
+    value = re.search(r"(?m)^ {4}Duration +msecond +([\d,]+)$", text).group(1)
+    cycles = re.search(r"(?m)^ {4}Elapsed Cycles +cycle +([\d ]+)$", text).group(1)
+    bundle = _import(tmp_path, path)
+    launches = read_table(bundle, C.TABLE_LAUNCHES).set_index(C.METRIC)[C.VALUE]
+    assert launches[C.GPU_TIME] == pytest.approx(float(value.replace(",", ".")) * 1e6)
+    assert launches["gpc__cycles_elapsed.max"] == int(cycles.replace(" ", ""))
+    notes = " ".join(read_manifest(bundle)["import_notes"])
+    assert "decimal comma and digits grouped by spaces" in notes
+    assert "no grid or block size printed" in notes
+
+
 # --- older layouts: Nsight Compute 2020.1 -------------------------------------------------------
 
 def test_ncu_2020_details_layout_reads_grid_block_rows_and_kernel_time(tmp_path: Path) -> None:
