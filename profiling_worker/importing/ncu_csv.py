@@ -104,14 +104,16 @@ def launch_ids(s: Sniffed) -> frozenset[tuple[str, str]]:
     return _launch_ids(_long_rows(s)[0])
 
 
-def launch_values(s: Sniffed) -> pd.DataFrame:
+def launch_values(s: Sniffed) -> tuple[pd.DataFrame, bool]:
     """Numeric launch x metric rows of an export (ID, Kernel Name, Metric, Unit, Value in the
-    bundle's units), for :func:`~profiling_worker.importing.same_profile.same_values`.
+    bundle's units) and whether they are a details page's rounded display values, for
+    :func:`~profiling_worker.importing.same_profile.same_values`.
 
     Raises:
         ImportFailed: the export lacks ncu's launch columns.
     """
-    return _launch_rows(s)[0]
+    rows, _, rounded = _launch_rows(s)
+    return rows, rounded
 
 
 def _same_launches(a: pd.DataFrame, b: pd.DataFrame) -> bool:
@@ -131,7 +133,8 @@ def from_ncu_csv(sources: list[Sniffed]) -> Job:
     unread: list[str] = []
     for item in read[1:]:
         s, rows = item[0], item[1]
-        if _same_launches(rows, used[0][1]) and same_values(used[0][1], rows):
+        if _same_launches(rows, used[0][1]) and same_values(used[0][1], rows,
+                                                            used[0][3] or item[3]):
             notes.append(f"{s.path.name}: the same launches and values as {used[0][0].path.name} "
                          "(another page or unit setting of one profile); read once")
         elif _same_launches(rows, used[0][1]):  # another run: never pooled, never dropped
