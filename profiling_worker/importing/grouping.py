@@ -91,16 +91,17 @@ def _pair_by_content(groups: list[list[Path]], kinds: dict[Path, K.Sniffed]
 def _by_values(group: list[Path], kinds: dict[Path, K.Sniffed]) -> list[list[Path]]:
     """A group of ncu CSV exports of the same launches cut into profiles: an export joins the
     first profile whose values it repeats (:func:`same_values`), else starts one."""
-    out: list[tuple[Any, list[Path]]] = []
+    out: list[tuple[tuple[Any, bool] | None, list[Path]]] = []
     for path in group:
         try:
-            rows = launch_values(kinds[path])
+            rows, rounded = launch_values(kinds[path])
         except Exception:  # any reading fault: alone; its import names the fault
             out.append((None, [path]))
             continue
-        home = next((g for r, g in out if r is not None and same_values(r, rows)), None)
+        home = next((g for r, g in out if r is not None and
+                     same_values(r[0], rows, r[1] or rounded)), None)
         if home is None:
-            out.append((rows, [path]))
+            out.append(((rows, rounded), [path]))
         else:
             home.append(path)
     return [g for _, g in out]

@@ -36,6 +36,9 @@ COUNTER_GAP = 1.05
 #: Without counters: runs whose durations are more than this ratio apart did different work.
 DURATION_GAP = 1.25
 
+#: Durations a note lists at most.
+SHOWN = 12
+
 Signature = tuple[Hashable, ...]
 
 
@@ -171,7 +174,8 @@ def configs_of(region: str, runs: list[list[int]], sigs: Sequence[Hashable],
         for r, c in zip(members, found):
             sub[r] = int(c)
         times = per_run.get(C.GPU_TIME)
-        shown = ("; durations " + " / ".join(f"{t:,.0f}" for t in times) + " ns"
+        shown = ("; durations " + " / ".join(f"{t:,.0f}" for t in times[:SHOWN])
+                 + (f" ... ({len(times)} runs)" if len(times) > SHOWN else "") + " ns"
                  if times is not None and np.isfinite(times).all() else "")
         notes.append(f"{region}: {len(members)} runs with the same launch parameters (kernel, "
                      f"grid, block) did different work ({told}, beyond the runs' spread){shown}: "

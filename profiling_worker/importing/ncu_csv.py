@@ -116,14 +116,21 @@ def _regions(rows: pd.DataFrame, table: NcuTable, kernel_regions: dict[str, str]
     return named.where(named.notna(), rows["Kernel Name"].astype(str).map(kernel_regions))
 
 
-def launch_values(s: Sniffed) -> pd.DataFrame:
+def launch_values(s: Sniffed) -> tuple[pd.DataFrame, bool]:
     """Numeric launch x metric rows of an export (ID, Kernel Name, Metric, Unit, Value in the
-    bundle's units), for :func:`~profiling_worker.importing.same_profile.same_values`.
+    bundle's units) and whether they are a details page's rounded display values, for
+    :func:`~profiling_worker.importing.same_profile.same_values`.
 
     Raises:
         ImportFailed: the export lacks ncu's launch columns.
     """
-    return _launch_rows(s, read_table(s))[0]
+    rows, display = _launch_rows(s, read_table(s))
+    return rows, _rounded(s, display)
+
+
+def _rounded(s: Sniffed, display: bool) -> bool:
+    """Values rounded as printed: a details page or console text in display units."""
+    return display and s.kind in (NCU_DETAILS, NCU_TEXT)
 
 
 def _same_launches(a: pd.DataFrame, b: pd.DataFrame) -> bool:
@@ -177,7 +184,8 @@ def from_ncu_csv(sources: list[Sniffed], nvtx: str = X.INNERMOST) -> Job:
     unread: list[str] = []
     for item in read[1:]:
         s, rows, first = item[0], item[2], used[0][2]
-        if _same_launches(rows, first) and same_values(first, rows):
+        rounded = _rounded(used[0][0], used[0][3]) or _rounded(s, item[3])
+        if _same_launches(rows, first) and same_values(first, rows, rounded):
             notes.append(f"{s.path.name}: the same launches and values as {used[0][0].path.name} "
                          "(another page or unit setting of one profile); read once")
         elif _same_launches(rows, first):  # another run: never pooled, never dropped
