@@ -30,7 +30,10 @@ def show(bundle: Bundle, sections: Sequence[str], launch_id: int) -> None:
         st.warning(f"The sampled series could not be read: {esc(answer.message)}",
                    icon=":material/warning:")
         return
-    line = P.timeline(answer.data().get("pm_sampling") or [], launch_id)
+    found = answer.data()
+    for problem in found.get("problems") or ():
+        st.warning(f"Part of the sampled series could not be read: {esc(problem)}")
+    line = P.timeline(found.get("pm_sampling") or [], launch_id)
     if line is None:
         st.info("The report has a PM Sampling section but no sampled series for this launch.")
         return

@@ -101,11 +101,15 @@ BASELINES = "deep-dive-baselines"  # list of "<job>:<launch id>" pins, oldest fi
 
 
 def baselines() -> list[str]:
-    """The pinned baselines (``"<job>:<launch id>"``): this session's, else the URL's."""
+    """The pinned baselines (``"<job>:<launch id>"``): this session's, else the URL's; the URL
+    is brought back in line (a page switch drops its parameters but the job's)."""
+    in_url = [v for v in st.query_params.get_all(QUERY_BASELINE) if isinstance(v, str)]
     if BASELINES not in st.session_state:
-        st.session_state[BASELINES] = list(dict.fromkeys(
-            v for v in st.query_params.get_all(QUERY_BASELINE) if isinstance(v, str)))
-    return list(st.session_state[BASELINES])
+        st.session_state[BASELINES] = list(dict.fromkeys(in_url))
+    pins = list(st.session_state[BASELINES])
+    if pins and in_url != pins:
+        st.query_params[QUERY_BASELINE] = pins
+    return pins
 
 
 def set_baselines(pins: Iterable[str]) -> None:

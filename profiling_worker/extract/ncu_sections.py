@@ -131,7 +131,8 @@ def deep_dive(report_path: Path, other_ranges: bool = True) -> dict[str, Any]:
         config, run, launch, kernel}); ``sections_present`` ({launch_id: [section ids]});
         ``sections``, ``metrics``, ``rules``, ``markers``, ``hot_spots``, ``pm_sampling`` (one
         row per sampled series: :func:`~profiling_worker.extract.pm_sampling.sampled_series`):
-        row lists, each row with its ``launch_id``; ``truncated`` (launches beyond :data:`MAX_LAUNCHES` left out);
+        row lists, each row with its ``launch_id``; ``truncated`` (launches beyond
+        :data:`MAX_LAUNCHES` left out);
         ``problems`` (parts that could not be read, with the error).
         Units: ns for durations, bytes, %, Hz, cycles per issued instruction for stalls.
 

@@ -27,7 +27,8 @@ from profiling_worker.schema import metrics as M
 #: Name parts that mark a sampled series.
 SERIES_PREFIXES = ("pmsampling:", "warpsampling:")
 TRIAGE_PART = ".TriageCompute."
-INTERVAL_METRIC, WORKLOAD_START, WORKLOAD_END = M.PM_INTERVAL, M.PM_WORKLOAD_START, M.PM_WORKLOAD_END
+INTERVAL_METRIC = M.PM_INTERVAL
+WORKLOAD_START, WORKLOAD_END = M.PM_WORKLOAD_START, M.PM_WORKLOAD_END
 #: ``origin`` values.
 FROM_KERNEL_START, FROM_FIRST_SAMPLE = "kernel start", "first aligned sample"
 

@@ -7,7 +7,7 @@ and a one-line note on stderr; ``deepdive`` prints the deep-dive tables
 wrote for a section-set job (or its bundled ``.json.gz``), else read from the bundle's first
 report (imported reports); ``rules`` reads that written deep dive when the report is absent;
 ``pmsampling`` prints every launch's sampled series (:mod:`profiling_worker.extract.pm_sampling`)
-as JSON ``{"report", "pm_sampling"}``, with the launch ids of the deep dive: from the written
+as JSON ``{"report", "pm_sampling", "problems"}``, with the launch ids of the deep dive: from the written
 deep dive when it holds them, else read from the report it was written from.
 The app calls these in a subprocess so that it never imports ``ncu_report``. Exit codes: 0 done,
 1 the report is missing or unreadable (the reason on stderr).
@@ -66,7 +66,8 @@ def _pm_sampling(bundle: Path) -> int:
 
     written = written_deep_dive(bundle)
     if written is not None and "pm_sampling" in written:
-        json.dump({"report": written.get("report"), "pm_sampling": written["pm_sampling"]},
+        json.dump({"report": written.get("report"), "pm_sampling": written["pm_sampling"],
+                   "problems": [p for p in written.get("problems") or () if "pm_sampling" in p]},
                   sys.stdout)
         return 0
     reports = bundle_reports(bundle)
@@ -78,12 +79,17 @@ def _pm_sampling(bundle: Path) -> int:
     # report's nsight-python ranges, the one read here from the first report's every launch
     report = reports[-1] if written is not None else reports[0]
     rows: list[dict[str, object]] = []
+    problems: list[str] = []
     with plain_file(report) as plain:
         for i, placed in enumerate(placed_actions(plain, other_ranges=written is None)):
             if i >= MAX_LAUNCHES:
                 break
-            rows += [{"launch_id": i, **series} for series in sampled_series(placed[0])]
-    json.dump({"report": report.name, "pm_sampling": rows}, sys.stdout)
+            try:
+                rows += [{"launch_id": i, **series} for series in sampled_series(placed[0])]
+            except (AttributeError, TypeError, ValueError, RuntimeError) as exc:
+                # an ncu_report without a call this needs costs that launch's series only
+                problems.append(f"launch {i} pm_sampling: {type(exc).__name__}: {exc}")
+    json.dump({"report": report.name, "pm_sampling": rows, "problems": problems}, sys.stdout)
     return 0
 
 

@@ -57,12 +57,12 @@ def _tensor_series(tmp_path: Path, launch: int) -> tuple[list[int], list[float],
     return [t for t, _ in pairs], [v for _, v in pairs], interval
 
 
-def _timeline(at) -> dict:  # type: ignore[no-untyped-def]
+def _timeline(at) -> dict:
     (spec,) = [s for s in plotly_specs(at) if s["layout"]["title"]["text"] == TITLE]
     return spec
 
 
-def test_the_kernels_own_timeline(jobs: dict[str, Path], app, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
+def test_the_kernels_own_timeline(jobs: dict[str, Path], app, tmp_path: Path) -> None:
     at = app("deep_dive", query={"job": FULL})
     assert not at.exception, at.exception
     t, values, interval = _tensor_series(tmp_path, 0)
@@ -84,14 +84,14 @@ def test_the_kernels_own_timeline(jobs: dict[str, Path], app, tmp_path: Path) ->
     assert trace_values(tensor, "y") == values2 != values
 
 
-def test_a_report_without_pm_sampling_says_so(jobs: dict[str, Path], app) -> None:  # type: ignore[no-untyped-def]
+def test_a_report_without_pm_sampling_says_so(jobs: dict[str, Path], app) -> None:
     at = app("deep_dive", query={"job": IMPORTED})
     assert not at.exception, at.exception
     assert "Not in this report: PM Sampling (section `PmSampling`)" in texts(at)
     assert not [s for s in plotly_specs(at) if s["layout"]["title"]["text"] == TITLE]
 
 
-def test_baselines_of_an_import_and_of_a_run_at_once(jobs: dict[str, Path], app) -> None:  # type: ignore[no-untyped-def]
+def test_baselines_of_an_import_and_of_a_run_at_once(jobs: dict[str, Path], app) -> None:
     at = app("deep_dive", query={"job": IMPORTED})
     at.button(key="deep-dive-pin").click().run()
     assert at.session_state["deep-dive-baselines"] == [f"{IMPORTED}:0"]
@@ -118,7 +118,7 @@ def test_baselines_of_an_import_and_of_a_run_at_once(jobs: dict[str, Path], app)
     assert at.session_state["deep-dive-baselines"] == [f"{FULL}:0"]
 
 
-def test_a_shared_link_reopens_the_pins(jobs: dict[str, Path], app) -> None:  # type: ignore[no-untyped-def]
+def test_a_shared_link_reopens_the_pins(jobs: dict[str, Path], app) -> None:
     at = app("deep_dive", query={"job": FULL, "baseline": f"{IMPORTED}:3"})
     assert not at.exception, at.exception
     assert [t.label for t in at.tabs] == [f"vs {IMPORTED}:3"]
