@@ -149,3 +149,28 @@ def test_files_page_download_is_the_same_report_and_opens_offline(
     report.locator("section").filter(has_text="Deep dive").first.screenshot(
         path=str(artifacts_dir / "share-report-deep-dive.png"))
     report.context.close()
+
+
+def test_compare_page_download_carries_the_pages_verdict(
+        page, browser, bundled_app_server, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
+    """The Compare page's counts and its downloaded report's verdict are one judgement."""
+    from playwright.sync_api import expect
+
+    from tests.e2e.conftest import get_by_key, open_app, wait_for_elements
+
+    base, candidate = "h200-cupti-gate-tf32", "h200-cupti-gate-fp32"
+    open_app(page, f"{bundled_app_server.url}/compare",
+             f"?baseline={base}&candidate={candidate}")
+    expect(page.get_by_test_id("stMain")).to_contain_text(
+        "2 matching annotation × config pairs: 2 regressed", timeout=120_000)
+    wait_for_elements(page)
+    with page.expect_download(timeout=120_000) as info:
+        get_by_key(page, "compare-report").get_by_role("button").click()
+    saved = tmp_path / info.value.suggested_filename
+    info.value.save_as(saved)
+    assert saved.name == f"compare-{candidate}-vs-{base}.html"
+    report, attempted, errors = _open_offline(browser, saved)
+    assert attempted == [] and errors == [] and min(_figures_drawn(report)) > 0
+    text = report.locator("body").inner_text()
+    assert "Gate verdict: regressed" in text and "2 regressed, 0 improved" in text
+    report.context.close()

@@ -99,7 +99,7 @@ def preformatted(value: str) -> str:
 def _cell(value: Any, fmt: str | None) -> str:
     if isinstance(value, bool) or value is None:
         return f"<td>{text('—' if value is None else value)}</td>"
-    if isinstance(value, (int, float)) and not isinstance(value, bool):
+    if isinstance(value, (int, float)):
         v = float(value)
         if math.isnan(v):
             return '<td class="num" data-value="nan">—</td>'
