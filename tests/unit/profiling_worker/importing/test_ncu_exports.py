@@ -130,10 +130,9 @@ def test_case09_softmax_runs_are_the_readme_values(tmp_path: Path) -> None:
     assert row[C.NUM_RUNS] == 3 and row[C.AVG] == pytest.approx((70752 + 70464 + 70368) / 3)
 
 
-@pytest.mark.xfail(strict=True, reason="a run of a region is one stretch of its launches: "
-                   "the run segmentation of importing/regions.py is case 10's fix (branch "
-                   "imp-regions); remove this mark once merged")
 def test_case09_two_gemms_is_three_runs_of_two_launches(tmp_path: Path) -> None:
+    """Case 09's README values: NVTX regions from the CSV's columns (the reader) and a run as
+    one stretch of a region's launches (the run segmentation of case 10) together."""
     runs = read_table(_import(tmp_path, NVTX_RAW), C.TABLE_RUNS)
     mine = runs[(runs[C.ANNOTATION] == "two_gemms") & (runs[C.METRIC] == C.GPU_TIME)]
     assert mine.sort_values(C.RUN)[C.VALUE].tolist() == [65536, 65120, 65280]
