@@ -147,14 +147,16 @@ def write_table(bundle_dir: str | os.PathLike[str], name: str, frame: pd.DataFra
 
 
 def bundle_files(bundle_dir: str | os.PathLike[str], leave_out: Sequence[str] = ()) -> list[str]:
-    """Relative paths of every file in the bundle (the manifest excluded), sorted; files under
-    the sub-folders ``leave_out`` are not listed (a sweep's task folders)."""
+    """Relative paths of every file in the bundle (the manifest excluded), sorted; the
+    sub-folders ``leave_out`` (a sweep's task folders) are neither listed nor walked."""
     root = Path(bundle_dir)
-    skip = tuple(f"{d}/" for d in leave_out)
-    return sorted(rel for p in root.rglob("*")
-                  if p.is_file() and p.name != C.MANIFEST_FILE
-                  and not p.name.startswith(".manifest-")
-                  and not (rel := str(p.relative_to(root))).startswith(skip))
+    out = []
+    for folder, dirs, files in os.walk(root):
+        here = Path(folder).relative_to(root)
+        dirs[:] = [d for d in dirs if str(here / d) not in leave_out]
+        out += [str(here / f) for f in files
+                if f != C.MANIFEST_FILE and not f.startswith(".manifest-")]
+    return sorted(p.removeprefix("./") for p in out)
 
 
 def finish_bundle(bundle_dir: str | os.PathLike[str], manifest: dict[str, Any],

@@ -43,7 +43,8 @@ VERSION_KEYS = ("nsight_python", "torch", "cupti_python", "python", "ncu_report"
 
 def _read(folder: Path, name: str) -> pa.Table | None:
     path = folder / C.TABLES_DIR / f"{name}.parquet"
-    return pq.read_table(path) if path.is_file() else None
+    # one small file per call, many calls at once: pyarrow's own threads only contend
+    return pq.read_table(path, use_threads=False) if path.is_file() else None
 
 
 def _renumber(table: pa.Table, configs: Sequence[int]) -> pa.Table:

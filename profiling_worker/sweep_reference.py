@@ -36,7 +36,7 @@ def reference_time(attempt: Path) -> dict[str, float] | None:
 
     path = attempt / REFERENCE_DIR / C.TABLES_DIR / f"{C.TABLE_AGGREGATED}.parquet"
     try:
-        frame = pq.read_table(path).to_pandas()
+        frame = pq.read_table(path, use_threads=False).to_pandas()
     except (OSError, ValueError):
         return None
     if frame.empty:

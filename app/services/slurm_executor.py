@@ -57,24 +57,19 @@ class SlurmExecutor(JobBook):
             unless a sweep's options name another.
         poll_s: how often a sweep's states and event files are read.
         on_end: called with a copy of each job once it has its final status.
-        queue_factory: makes a sweep's :class:`TaskQueue` (tests pass their own kind);
-            default :class:`SubmititQueue` of the options' cluster.
     """
 
     def __init__(self, results_dir: Path, worker_python: str, poll_s: float = 1.0,
-                 on_end: Callable[[Job], None] | None = None,
-                 queue_factory: Callable[[JobSpec, plan.SweepOptions, Path], TaskQueue] | None
-                 = None) -> None:
+                 on_end: Callable[[Job], None] | None = None) -> None:
         super().__init__(on_end)
         self.results_dir = Path(results_dir).resolve()
         self.results_dir.mkdir(parents=True, exist_ok=True)
         self.worker_python = worker_python
         self.poll_s = poll_s
-        self._queue_factory = queue_factory or self._submitit_queue
         self._sweeps: dict[str, _Sweep] = {}
 
-    def _submitit_queue(self, spec: JobSpec, options: plan.SweepOptions, folder: Path
-                        ) -> TaskQueue:
+    def _queue(self, spec: JobSpec, options: plan.SweepOptions, folder: Path) -> TaskQueue:
+        """The sweep's scheduler: submitit on Slurm, or its local executor."""
         return SubmititQueue(options.cluster, folder / plan.SUBMITIT_DIR,
                              options.worker_python or self.worker_python,
                              slurm_parameters(spec, options, f"kprof-{folder.name}"))
@@ -98,7 +93,7 @@ class SlurmExecutor(JobBook):
         (path / columns.SPEC_FILE).write_text(json.dumps(spec.to_json(), indent=2),
                                               encoding="utf-8")
         plan.write_plan(path, options, splits)
-        sweep = _Sweep(job, options, self._queue_factory(spec, options, path), tasks, now_iso())
+        sweep = _Sweep(job, options, self._queue(spec, options, path), tasks, now_iso())
         write_manifest(path, self._state(job, {}, executor=self._executor_entry(sweep)))
         try:
             self._start_attempts(sweep, tasks)
@@ -203,6 +198,8 @@ class SlurmExecutor(JobBook):
                 task.final = views[task.name]
         if retry:
             self._start_attempts(sweep, retry)
+            if job.cancel_requested:  # cancelled while the retries were submitted
+                sweep.queue.cancel([t.attempts[-1].scheduler_id for t in retry])
             views.update({t.name: T.view(t, T.PENDING, f"retry of {views[t.name].state}")
                           for t in retry})
         with self._lock:

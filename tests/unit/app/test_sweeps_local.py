@@ -120,3 +120,21 @@ def test_without_slurm_a_sweep_is_refused_with_the_reason(tmp_path: Path,
     manifest = json.loads((folder / C.MANIFEST_FILE).read_text())
     assert manifest["status"] == "failed" and manifest["error"]["kind"] == "slurm_missing"
     assert executor.snapshot() == []  # nothing left queued
+
+
+def test_kernel_sweep_runs_a_spec_head_less(tmp_path: Path, capsys: pytest.CaptureFixture[str]
+                                            ) -> None:
+    from app import sweep_cli
+
+    spec = tmp_path / "spec.json"
+    spec.write_text(json.dumps({"kernels": ["matmul"], "configs": [{"n": 16}, {"n": 32}],
+                                "runs": 2, "backend": "cpu", "warmup": 0}), encoding="utf-8")
+    assert sweep_cli.main([str(spec), "--results", str(tmp_path / "res"), "--retries", "-1"]) == 2
+    assert "slurm.retries" in capsys.readouterr().err
+    code = sweep_cli.main([str(spec), "--results", str(tmp_path / "res"), "--local",
+                           "--no-reference", "--poll", "0.5"])
+    out = capsys.readouterr().out
+    assert code == 0, out
+    (bundle,) = (tmp_path / "res").iterdir()
+    assert f"done: {bundle}" in out
+    assert sorted(load_bundle(bundle).table(C.TABLE_AGGREGATED)["n"].unique()) == [16, 32]
