@@ -7,7 +7,6 @@ from __future__ import annotations
 import fcntl
 import os
 import sys
-import threading
 import time
 from pathlib import Path
 
@@ -54,11 +53,10 @@ def test_shutdown_during_dispatch_ends_the_lane_without_a_traceback(tmp_path, ca
     while manager.get(job).status.value != "running" and time.monotonic() < deadline:
         time.sleep(0.05)
     assert manager.get(job).status.value == "running"
+    lane = manager._threads["cpu"]  # this manager's dispatcher (other tests' may still wait)
     manager.shutdown()
-    lanes = [t for t in threading.enumerate() if t.name == "kprof-cpu"]
-    for thread in lanes:
-        thread.join(60)
-    assert not any(t.is_alive() for t in lanes)
+    lane.join(60)
+    assert not lane.is_alive()
     err = capfd.readouterr().err
     assert "Bad file descriptor" not in err and "Traceback" not in err, err[-2000:]
     assert not _locked_by_another(tmp_path / "results" / ".lock-cpu")
