@@ -9,6 +9,7 @@ import pandas as pd
 import plotly.graph_objects as go
 import streamlit as st
 
+from profiling_worker.schema import columns as C
 from profiling_worker.schema.manifest import JobStatus
 from profiling_worker.schema.spec import BACKEND_UNKNOWN
 from profiling_worker.spreadsheet import spreadsheet_safe
