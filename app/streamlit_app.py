@@ -39,9 +39,7 @@ def plotly_early_js() -> str | None:
     the start of the script run, beside the server's work, instead of when the first chart
     arrives (issue 25). The chunk's hashed name is read from the installed Streamlit; the URL
     is resolved against Streamlit's own main script. None when there is no such chunk."""
-    import streamlit as _st
-
-    js_dir = Path(_st.__file__).parent / "static" / "static" / "js"
+    js_dir = Path(st.__file__).parent / "static" / "static" / "js"
     chunks = sorted(js_dir.glob("PlotlyChart.*.js"))
     if not chunks:
         return None
