@@ -27,14 +27,16 @@ ICON = Path(__file__).resolve().parent / "assets" / "icon.png"  # local: no font
 #: Streamlit pads the page 6rem from the top for its header, whose only content here is the
 #: main menu at the far right: that left an empty band of about 90 px above the link bar. The
 #: header is see-through and lets clicks through to the link bar below it, except on its own
-#: buttons (main menu, sidebar toggle), and the page starts 1.5rem from the top.
+#: buttons (main menu, sidebar toggle), and the page starts 1.5rem from the top: 0.5rem of
+#: padding and the 1rem gap after the hidden early-js element (hiding its wrapper too needs a
+#: :has() selector, which Chromium re-checks on every DOM change).
 #: A style-only st.html takes no room on the page (Streamlit sends it to the event container).
-TOP_CSS = ("<style>[data-testid='stMainBlockContainer']{padding-top:1.5rem}"
+TOP_CSS = ("<style>[data-testid='stMainBlockContainer']{padding-top:0.5rem}"
            "[data-testid='stHeader']{background:transparent}"
            "[data-testid='stHeader'],[data-testid='stHeader'] *{pointer-events:none!important}"
            "[data-testid='stHeader'] :is(button,a),[data-testid='stHeader'] :is(button,a) *"
            "{pointer-events:auto!important}"
-           ".st-key-early-js,div:has(>.st-key-early-js){display:none}</style>")
+           ".st-key-early-js{display:none}</style>")
 
 
 @functools.lru_cache(maxsize=1)
@@ -43,9 +45,7 @@ def plotly_early_js() -> str | None:
     the start of the script run, beside the server's work, instead of when the first chart
     arrives (issue 25). The chunk's hashed name is read from the installed Streamlit; the URL
     is resolved against Streamlit's own main script. None when there is no such chunk."""
-    import streamlit as _st
-
-    js_dir = Path(_st.__file__).parent / "static" / "static" / "js"
+    js_dir = Path(st.__file__).parent / "static" / "static" / "js"
     chunks = sorted(js_dir.glob("PlotlyChart.*.js"))
     if not chunks:
         return None
@@ -71,7 +71,7 @@ def run() -> None:
     st.html(TOP_CSS)
     early = plotly_early_js()
     if early:
-        with st.container(key="early-js"):  # hidden by TOP_CSS: takes no room
+        with st.container(key="early-js"):  # hidden by TOP_CSS: only its gap stays
             st.html(early, unsafe_allow_javascript=True)
     report = cached.env_report()
     gpu_here = worker_client.gpu_backend_available(report)

@@ -183,8 +183,8 @@ def click_times(context, url: str, missing: set[str]) -> list[tuple[float, float
             missing.add(path)
             continue
         start = time.perf_counter()
-        link.click()
         try:
+            link.click(timeout=30_000)
             drawn_ms = _drawn_at(page, title)
         except PlaywrightTimeout:
             missing.add(path)
