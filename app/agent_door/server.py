@@ -29,8 +29,8 @@ INSTRUCTIONS = (
     "list_kernels for what can run and which backends this machine has, list_jobs for the "
     "results there are, submit_and_wait with a job spec (kernels, configs, runs, backend; the "
     "README's spec format) to profile, job_summary for a job's durations, compare_jobs for the "
-    "regression gate's verdict of a candidate against a baseline (regressed / improved / "
-    "indistinguishable / not comparable per region x config), deep_dive for one launch's "
+    "regression gate's verdict of a candidate against a baseline (regressed / improved / same / "
+    "ambiguous / clock-explained / not comparable per region x config), deep_dive for one launch's "
     "Nsight Compute sections and rules, import_files for nsight-python or Nsight Compute output "
     "made elsewhere, write_report for a self-contained HTML report to share.")
 
