@@ -30,7 +30,7 @@ from profiling_worker.schema import metrics as M
 #: Counters that scale with a launch's work (per launch, summed over a run's launches).
 WORK_COUNTERS = (M.FFMA, M.FADD, M.FMUL, M.DFMA, M.HFMA, M.TENSOR_FP16, M.TENSOR_BF16,
                  M.TENSOR_TF32, M.TENSOR_FP8, M.L1_BYTES, M.L2_BYTES,
-                 "smsp__inst_executed.sum", "sm__inst_executed.sum")
+                 M.SMSP_INST_EXECUTED, M.SM_INST_EXECUTED)
 #: Runs of one config whose counters are more than this ratio apart did different work.
 COUNTER_GAP = 1.05
 #: Without counters: runs whose durations are more than this ratio apart did different work.

@@ -63,17 +63,17 @@ def read_table(s: Sniffed) -> NcuTable:
     """
     table = read_text(s) if s.kind == NCU_TEXT else read_export(s)
     if s.kind in (NCU_DETAILS, NCU_TEXT):
-        pairs = table.rows[["Metric", "Unit"]].astype(str)
-        names = {k: _nsight_name(*k) for k in set(zip(pairs["Metric"], pairs["Unit"]))}
-        table.rows["Metric"] = [names[k] for k in zip(pairs["Metric"], pairs["Unit"])]
-        twice = table.rows.duplicated(["ID", "Metric"], keep=False)  # one name, two sections
+        pairs = table.rows[[C.METRIC, C.UNIT]].astype(str)
+        names = {k: _nsight_name(*k) for k in set(zip(pairs[C.METRIC], pairs[C.UNIT]))}
+        table.rows[C.METRIC] = [names[k] for k in zip(pairs[C.METRIC], pairs[C.UNIT])]
+        twice = table.rows.duplicated(["ID", C.METRIC], keep=False)  # one name, two sections
         if twice.any():
             rows = table.rows
-            rows.loc[twice, "Metric"] = (rows.loc[twice, "Metric"].astype(str) + " ("
+            rows.loc[twice, C.METRIC] = (rows.loc[twice, C.METRIC].astype(str) + " ("
                                          + rows.loc[twice, "Section"].astype(str) + ")")
             table.notes.append(f"{s.path.name}: metric names printed in two sections of one "
                                "launch are named with their section: "
-                               + ", ".join(sorted(set(rows.loc[twice, "Metric"]))[:6]))
+                               + ", ".join(sorted(set(rows.loc[twice, C.METRIC]))[:6]))
     return table
 
 
@@ -85,9 +85,8 @@ def _launch_rows(s: Sniffed, table: NcuTable) -> tuple[pd.DataFrame, bool]:
     values = pd.to_numeric(numbers_as_text(rows["Text"], s.decimal, thousands=s.decimal == "."),
                            errors="coerce")
     rows = rows[values.notna()].assign(**{C.VALUE: values[values.notna()]})
-    scaled = [normalise_unit(float(v), str(u)) for v, u in zip(rows[C.VALUE], rows["Unit"])]
+    scaled = [normalise_unit(float(v), str(u)) for v, u in zip(rows[C.VALUE], rows[C.UNIT])]
     display = any(float(v) != b for v, (b, _) in zip(rows[C.VALUE], scaled))
-    rows = rows.rename(columns={"Metric": C.METRIC, "Unit": C.UNIT})
     rows[C.VALUE] = [v for v, _ in scaled]
     rows[C.UNIT] = [u or None for _, u in scaled]
     rows["_seq"] = pd.to_numeric(rows["ID"], errors="coerce")

@@ -32,7 +32,7 @@ from profiling_worker.errors import ImportFailed
 from profiling_worker.importing import nvtx_columns as X
 from profiling_worker.importing.sniff import NCU_DETAILS, Sniffed
 from profiling_worker.importing.textcsv import METRIC_NAME_RE, as_text, parse_csv
-from profiling_worker.schema import metrics as M
+from profiling_worker.schema import columns as C, metrics as M
 
 LAUNCH_KEYS = ["ID", "Kernel Name", "Grid Size", "Block Size"]
 KERNEL_TIME = "Kernel Time"
@@ -128,7 +128,7 @@ def _details(s: Sniffed, header: list[str], frame: pd.DataFrame) -> NcuTable:
     metrics = frame[as_text(frame["Metric Name"]) != ""]
     rows = metrics[[*LAUNCH_KEYS, "Metric Name", "Metric Unit", "Metric Value",
                     "Section Name"]].copy()
-    rows.columns = [*LAUNCH_KEYS, "Metric", "Unit", "Text", "Section"]
+    rows.columns = [*LAUNCH_KEYS, C.METRIC, C.UNIT, "Text", "Section"]
     if rules:
         layout += f" with rule columns ({len(rules)} rule results)"
     return NcuTable(rows, _ranges(frame, header), rules,
@@ -160,9 +160,9 @@ def _raw(s: Sniffed, header: list[str], frame: pd.DataFrame) -> NcuTable:
     metrics = [h for h in header if METRIC_NAME_RE.match(h)]
     device = {h: str(data[h].iloc[0]) for h in metrics if h.startswith(M.DEVICE_ATTRIBUTE_PREFIX)}
     keep = [h for h in metrics if not h.startswith(_SKIP_PREFIXES)]
-    rows = data[[*LAUNCH_KEYS, *keep]].melt(id_vars=LAUNCH_KEYS, var_name="Metric",
+    rows = data[[*LAUNCH_KEYS, *keep]].melt(id_vars=LAUNCH_KEYS, var_name=C.METRIC,
                                              value_name="Text")
-    rows["Unit"] = rows["Metric"].map(units)
+    rows[C.UNIT] = rows[C.METRIC].map(units)
     return NcuTable(rows, _ranges(data, header), device=device,
                     how={"page": "raw", "layout": layout}, notes=notes)
 

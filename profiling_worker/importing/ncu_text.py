@@ -32,6 +32,7 @@ import pandas as pd
 from profiling_worker.errors import ImportFailed
 from profiling_worker.importing.ncu_rows import NcuTable
 from profiling_worker.importing.sniff import Sniffed
+from profiling_worker.schema import columns as C
 
 HINT_EXPORT = ("write an importable file from the same run: `ncu --nvtx -o report python3 "
                "app.py` (then upload report.ncu-rep), or `ncu --nvtx --csv --page raw "
@@ -163,7 +164,7 @@ def _table(path: Path, launches: list[_Launch], old_layout: bool) -> NcuTable:
         [(la.id, la.kernel, la.launch_parameter("Grid Size"), la.launch_parameter("Block Size"),
           name, unit, value, section)
          for la in launches for section, name, unit, value in la.metrics],
-        columns=["ID", "Kernel Name", "Grid Size", "Block Size", "Metric", "Unit", "Text",
+        columns=["ID", "Kernel Name", "Grid Size", "Block Size", C.METRIC, C.UNIT, "Text",
                  "Section"])
     rules = []
     for la in launches:

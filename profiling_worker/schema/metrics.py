@@ -42,6 +42,9 @@ FADD = "smsp__sass_thread_inst_executed_op_fadd_pred_on.sum"
 FMUL = "smsp__sass_thread_inst_executed_op_fmul_pred_on.sum"
 DFMA = "smsp__sass_thread_inst_executed_op_dfma_pred_on.sum"
 HFMA = "smsp__sass_thread_inst_executed_op_hfma_pred_on.sum"
+#: Warp instructions executed (per SM sub-partition and per SM), summed over the launch.
+SMSP_INST_EXECUTED = "smsp__inst_executed.sum"
+SM_INST_EXECUTED = "sm__inst_executed.sum"
 
 # Tensor-core operations executed.
 TENSOR_FP16 = "sm__ops_path_tensor_src_fp16.sum"

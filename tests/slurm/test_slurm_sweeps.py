@@ -130,7 +130,9 @@ def test_preempted_task_is_retried(shared_results: Path, executor: SlurmExecutor
     """A job of the higher-priority partition "urgent" that needs every CPU of the node makes
     Slurm preempt the sweep's task (PreemptMode=CANCEL in scripts/local_slurm.sh); the
     executor retries it, and the retry runs once the node is free."""
-    spec = _spec("sweep_sleep", [{"ms": 300}])
+    # 2 runs of 4 s: the task is still running when Slurm preempts it, however loaded the host
+    # (with 300 ms runs a loaded CI machine once finished the task first)
+    spec = _spec("sweep_sleep", [{"ms": 4000}])
     job_id = executor.submit(spec, SweepOptions(retries=1, reference=False, partition="debug"))
     job = _wait_for(executor, job_id, lambda j: j.tasks[0].state == "running", 180)
     cpus = subprocess.run(["sinfo", "--noheader", "-p", "urgent", "-o", "%c"], capture_output=True,
