@@ -100,7 +100,7 @@ def metric_set_difference(base: dict[str, Any], candidate: dict[str, Any]) -> st
     section = [s.get("section_set") for s in specs]
     if sets[0] == sets[1] and section[0] == section[1]:
         return None
-    said = [f"{len(sets[0])} vs {len(sets[1])} metrics"]
+    said = [f"{len(sets[0])} vs {len(sets[1])} metrics"] if sets[0] != sets[1] else []
     for side, extra in (("candidate adds", sets[1] - sets[0]),
                         ("baseline adds", sets[0] - sets[1])):
         if extra:

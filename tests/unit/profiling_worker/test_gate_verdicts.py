@@ -180,3 +180,16 @@ def test_a_truncated_bundle_is_named_and_not_comparable(j1_imports: tuple[Path, 
     code, md, _ = cli(whole, cut, tmp_path)
     assert code == exit_codes.EXIT_NOT_JUDGED and "candidate bundle is partial" in md
     assert set(judged(whole, whole).rows[OUTCOME]) == {Outcome.SAME.value}
+
+
+def test_a_section_set_difference_alone_does_not_count_metrics() -> None:
+    """Same metrics, other section set: the reason names the section sets only (a new user read
+    '6 vs 6 metrics' as a contradiction on the Compare page)."""
+    from profiling_worker.gate.context import metric_set_difference
+
+    spec = {"backend": "ncu", "metrics": ["gpu__time_duration.sum"]}
+    base = {"backend": {"name": "ncu"}, "spec": {**spec, "section_set": None}}
+    cand = {"backend": {"name": "ncu"}, "spec": {**spec, "section_set": "detailed"}}
+    said = metric_set_difference(base, cand)
+    assert said is not None and "section set none vs detailed" in said
+    assert "metrics;" not in said and "1 vs 1" not in said
