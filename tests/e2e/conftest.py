@@ -219,6 +219,27 @@ def choose_option(page, key: str, option: str) -> None:  # type: ignore[no-untyp
     expect(widget.get_by_role("combobox")).to_have_value(pattern)
 
 
+def set_checkbox(page, key: str, checked: bool) -> None:  # type: ignore[no-untyped-def]
+    """Tick (``checked=True``) or clear an ``st.checkbox`` made with ``key=key``, as a user does:
+    a click on its label, then the app's run. A click that lands while the app reruns can be
+    lost (the element is replaced under the pointer; Playwright's ``check()`` then fails with
+    "Clicking the checkbox did not change its state"), so the box is read back after each run
+    and clicked again only while it still shows the other state (3 clicks at most)."""
+    widget = get_by_key(page, key)
+    box = widget.get_by_role("checkbox")
+    for _ in range(3):
+        wait_for_app_run(page)
+        if box.is_checked() == checked:
+            break
+        widget.get_by_test_id("stCheckbox").locator("label").first.click()
+        try:
+            expect(box).to_be_checked(checked=checked, timeout=10_000)
+        except AssertionError:
+            continue  # lost in a rerun: read it again once the app is idle
+    wait_for_app_run(page)
+    expect(box).to_be_checked(checked=checked)
+
+
 def selected_tags(page, key: str) -> list[str]:  # type: ignore[no-untyped-def]
     """The labels shown as tags in a multiselect."""
     tags = get_by_key(page, key).get_by_test_id("stMultiSelectTagsContainer").locator("[data-tag]")

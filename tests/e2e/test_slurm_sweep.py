@@ -14,7 +14,7 @@ import pytest
 from playwright.sync_api import expect
 
 from tests.e2e.conftest import (AppServer, choose_option, fill_text, get_by_key, open_app,
-                                wait_for_app_run)
+                                set_checkbox, wait_for_app_run)
 from tests.slurm.conftest import slurm  # noqa: F401  (the fixture)
 
 pytestmark = [pytest.mark.e2e, pytest.mark.slurm]
@@ -34,8 +34,7 @@ def test_sweep_started_watched_cancelled_and_read_back(  # type: ignore[no-untyp
     wait_for_app_run(page)
     fill_text(page, "runon-parallelism", 1)  # one task at a time: there is time to cancel
     wait_for_app_run(page)
-    get_by_key(page, "runon-reference").get_by_role("checkbox").uncheck(force=True)
-    wait_for_app_run(page)
+    set_checkbox(page, "runon-reference", False)
     get_by_key(page, "builder-submit").get_by_role("button").click()
     expect(page).to_have_url(JOB_ID)
     job_id = JOB_ID.search(page.url).group(1)  # type: ignore[union-attr]
