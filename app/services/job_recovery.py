@@ -27,6 +27,7 @@ from profiling_worker.schema.manifest import (JobStatus, ManifestError, now_iso,
                                               write_manifest)
 
 from app.services import worker_client
+from app.services.sweep_plan import SWEEP_FILE
 
 PARTIAL_DIR = "partial"  # where the tables of a job that did not finish are set aside
 ORPHAN_KILL_WAIT_S = 10.0  # how long a restarted server waits for an orphaned worker to die
@@ -38,7 +39,9 @@ def mark_interrupted(results_dir: Path) -> list[str]:
     """Mark jobs left queued/running by a server that is gone as ``interrupted``.
 
     A job whose manifest names a live server process on this host (another server sharing the
-    directory), or a server on another host (its liveness cannot be checked), is left alone.
+    directory), or a server on another host (its liveness cannot be checked), is left alone,
+    and so is a cluster sweep (a folder with ``sweep.json``): its tasks run on in Slurm, and
+    the sweep executor watches it again (:mod:`app.services.sweep_resume`).
     A worker the gone server left running is killed first (it holds the GPU and nobody watches
     it); tables it wrote are moved to ``partial/``, apart from finished results. Returns the
     ids it marked.
@@ -51,7 +54,9 @@ def mark_interrupted(results_dir: Path) -> list[str]:
             manifest = read_manifest(child)
         except (ManifestError, NotADirectoryError):
             continue
-        if JobStatus(manifest["status"]).finished or _owner_alive(manifest.get("server") or {}):
+        if (child / SWEEP_FILE).is_file():
+            continue  # a cluster sweep: resumed, not interrupted
+        if JobStatus(manifest["status"]).finished or owner_alive(manifest.get("server") or {}):
             continue
         _kill_orphan_worker(child, manifest.get("worker") or {})
         try:
@@ -164,7 +169,10 @@ def safe_log_tail(job_dir: Path) -> str:
         return ""
 
 
-def _owner_alive(server: dict[str, Any]) -> bool:
+def owner_alive(server: dict[str, Any]) -> bool:
+    """True while the server a manifest names (``{"pid", "host"}``) may still run: its pid
+    lives on this host, or it is on another host (not ours to judge). This process's own pid
+    counts as gone (a server that restarted in place)."""
     pid = server.get("pid")
     if server.get("host") not in (None, socket.gethostname()):
         return True  # a server on another host sharing the directory: not ours to judge

@@ -122,25 +122,41 @@ def reference_spec(spec: JobSpec) -> dict[str, Any]:
             "metrics": [B.get(spec.backend).duration_metric], "label": "reference kernel"}
 
 
-def write_attempt(sweep_dir: Path, spec: JobSpec, configs: tuple[int, ...], task: int,
-                  attempt: int, reference: bool) -> Path:
-    """Make an attempt folder with the task's ``spec.json`` (its configs of ``spec``) and,
-    with ``reference``, ``reference/spec.json``; returns the folder.
+def next_attempt(sweep_dir: Path, task: int) -> int:
+    """The number of the task's next attempt: one past its last attempt folder (folders are
+    never deleted, so a number is never used twice, even across a dashboard restart)."""
+    folder = attempt_dir(sweep_dir, task, 0).parent
+    numbers = [int(p.name[1:]) for p in folder.glob("a*") if p.name[1:].isdigit()] \
+        if folder.is_dir() else []
+    return max(numbers, default=-1) + 1
+
+
+def write_attempts(sweep_dir: Path, spec: JobSpec, tasks: list[tuple[int, tuple[int, ...]]],
+                   reference: bool) -> list[Path]:
+    """Make the next attempt folder of each ``(task index, its config indices)``: its
+    ``spec.json`` (its configs of ``spec``) and, with ``reference``, ``reference/spec.json``;
+    returns the folders in order. The spec is turned into JSON once for all tasks (once per
+    task made a 1,000-task sweep quadratic: 28 s of copying configs).
 
     Raises:
-        FileExistsError: the attempt folder exists (an attempt is never run twice).
+        FileExistsError: an attempt folder exists (an attempt is never run twice).
     """
-    folder = attempt_dir(sweep_dir, task, attempt)
-    folder.parent.mkdir(parents=True, exist_ok=True)
-    folder.mkdir()
-    task_spec = {**spec.to_json(), "configs": [dict(spec.configs[i]) for i in configs],
-                 "label": f"{spec.label or 'sweep'} · {task_name(task)}"}
-    (folder / C.SPEC_FILE).write_text(json.dumps(task_spec, indent=1), encoding="utf-8")
-    if reference:
-        (folder / REFERENCE_DIR).mkdir()
-        (folder / REFERENCE_DIR / C.SPEC_FILE).write_text(
-            json.dumps(reference_spec(spec), indent=1), encoding="utf-8")
-    return folder
+    whole = spec.to_json()
+    configs = whole["configs"]
+    ref = json.dumps(reference_spec(spec), indent=1)
+    folders = []
+    for task, indices in tasks:
+        folder = attempt_dir(sweep_dir, task, next_attempt(sweep_dir, task))
+        folder.parent.mkdir(parents=True, exist_ok=True)
+        folder.mkdir()
+        task_spec = {**whole, "configs": [configs[i] for i in indices],
+                     "label": f"{spec.label or 'sweep'} · {task_name(task)}"}
+        (folder / C.SPEC_FILE).write_text(json.dumps(task_spec, indent=1), encoding="utf-8")
+        if reference:
+            (folder / REFERENCE_DIR).mkdir()
+            (folder / REFERENCE_DIR / C.SPEC_FILE).write_text(ref, encoding="utf-8")
+        folders.append(folder)
+    return folders
 
 
 def write_plan(sweep_dir: Path, options: SweepOptions, tasks: list[tuple[int, ...]]) -> None:

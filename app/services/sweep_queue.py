@@ -10,7 +10,10 @@ Slurm's ``MinJobAge``, 300 s by default), not from ``sacct``: a cluster without 
 
 from __future__ import annotations
 
+import contextlib
+import os
 import shutil
+import signal
 import subprocess
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -44,6 +47,9 @@ class QueueState:
 
 class TaskQueue(Protocol):
     """What the sweep executor needs of a scheduler."""
+
+    def missing(self) -> str | None:
+        """Why this host cannot submit to the scheduler (None: it can)."""
 
     def submit(self, folders: list[Path]) -> list[str]:
         """Start one task per attempt folder; returns their scheduler ids, in order."""
@@ -90,10 +96,14 @@ class SubmititQueue:
     parameters: dict[str, Any]
     _jobs: dict[str, submitit.Job[Any]] = field(default_factory=dict)
 
-    def submit(self, folders: list[Path]) -> list[str]:
+    def missing(self) -> str | None:
         if self.kind == "slurm" and shutil.which("sbatch") is None:
-            raise SlurmMissing("Slurm's sbatch is not on PATH: this host cannot submit to a "
-                               "cluster")
+            return "Slurm's sbatch is not on PATH: this host cannot submit to a cluster"
+        return None
+
+    def submit(self, folders: list[Path]) -> list[str]:
+        if (reason := self.missing()) is not None:
+            raise SlurmMissing(reason)
         executor = _executor(self.kind, self.folder, self.python)
         if self.kind == "slurm":
             executor.update_parameters(**self.parameters)
@@ -112,8 +122,10 @@ class SubmititQueue:
         return [job.job_id for job in jobs]
 
     def states(self, ids: list[str]) -> dict[str, QueueState]:
-        if self.kind == "local":
-            return {i: QueueState(_local_state(self._jobs[i])) for i in ids if i in self._jobs}
+        if self.kind == "local":  # a task of a dashboard that stopped: by its process
+            return {i: QueueState(_local_state(self._jobs[i])) if i in self._jobs
+                    else QueueState("RUNNING") for i in ids
+                    if i in self._jobs or _local_task_alive(i)}
         return squeue_states(ids)
 
     def cancel(self, ids: list[str]) -> None:
@@ -121,11 +133,24 @@ class SubmititQueue:
             for i in ids:
                 if i in self._jobs:
                     self._jobs[i].cancel(check=False)
+                elif _local_task_alive(i):
+                    with contextlib.suppress(OSError):
+                        os.kill(int(i), signal.SIGINT)  # as submitit's LocalJob.cancel
             return
         arrays = sorted({i.split("_")[0] for i in ids})
         if arrays:
             subprocess.run(["scancel", *arrays], check=False, capture_output=True,
                            timeout=SQUEUE_TIMEOUT_S)
+
+
+def _local_task_alive(job_id: str) -> bool:
+    """True while the local executor's task ``job_id`` (its pid) still runs: a live process
+    whose command line is submitit's (so a reused pid is not taken for it)."""
+    try:
+        argv = Path(f"/proc/{int(job_id)}/cmdline").read_bytes()
+    except (OSError, ValueError):
+        return False
+    return b"submitit" in argv
 
 
 def _local_state(job: submitit.Job[Any]) -> str:

@@ -51,8 +51,11 @@ def job_manager() -> JobManager:
 @st.cache_resource(on_release=_release, show_spinner=False)
 def _slurm_executor(results_dir: str, worker_python: str) -> SlurmExecutor:
     bundled = settings.bundled_dir()
-    return SlurmExecutor(Path(results_dir), worker_python,
-                         on_end=lambda _job: history_index.sync_quietly(Path(results_dir), bundled))
+    executor = SlurmExecutor(Path(results_dir), worker_python,
+                             on_end=lambda _job: history_index.sync_quietly(Path(results_dir),
+                                                                            bundled))
+    executor.resume()  # the sweeps a stopped dashboard left: watched and merged from here
+    return executor
 
 
 def slurm_executor() -> SlurmExecutor:

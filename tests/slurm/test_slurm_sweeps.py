@@ -44,8 +44,9 @@ def test_a_sweep_is_one_array_split_watched_and_merged(shared_results: Path,
                                                         executor: SlurmExecutor) -> None:
     spec = _spec("matmul", [{"n": n} for n in (8, 16, 24, 32, 40)])
     job_id = executor.submit(spec, SweepOptions(configs_per_task=2, parallelism=2, retries=0))
-    job = executor.get(job_id)
-    assert [t.configs for t in job.tasks] == [(0, 1), (2, 3), (4,)]
+    assert [t.configs for t in executor.get(job_id).tasks] == [(0, 1), (2, 3), (4,)]
+    # the watcher submits the array right after submit returned
+    job = _wait_for(executor, job_id, lambda j: all(t.scheduler_id for t in j.tasks), 60)
     array = {t.scheduler_id.split("_")[0] for t in job.tasks}
     assert len(array) == 1  # one Slurm job array, one element per task
     queued = subprocess.run(["squeue", "--noheader", "--array", "--states=all", "-j",

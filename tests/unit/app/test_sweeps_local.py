@@ -6,20 +6,26 @@ from __future__ import annotations
 
 import json
 import sys
+import threading
+import time
 from pathlib import Path
 
 import pytest
 
 from app.core.bundle_loader import load_bundle
 from app.services import sweep_plan as plan
-from app.services.slurm_executor import SlurmExecutor, slurm_available
+from app.services.job_recovery import mark_interrupted
+from app.services.slurm_executor import SUBMITTING, SlurmExecutor, slurm_available
+from app.services.sweep_resume import read_record
 from app.services.sweep_queue import QueueState, SlurmMissing, parse_squeue, slurm_parameters
-from app.services.sweep_tasks import Attempt, decide
+from app.services.sweep_tasks import GRACE_S, Attempt, decide
 from profiling_worker.schema import columns as C
 from profiling_worker.schema.manifest import JobStatus
 from profiling_worker.schema.spec import validate_spec
 from profiling_worker.schema.spec_errors import SpecInvalid
 from profiling_worker.sweep_reference import slow_notes, slow_tasks
+
+SWEEP_KERNELS = Path(__file__).resolve().parents[2] / "fixtures" / "kernel_files_sweep"
 
 
 def test_local_executor_runs_the_tasks_and_merges_one_bundle(tmp_path: Path) -> None:
@@ -138,3 +144,100 @@ def test_kernel_sweep_runs_a_spec_head_less(tmp_path: Path, capsys: pytest.Captu
     (bundle,) = (tmp_path / "res").iterdir()
     assert f"done: {bundle}" in out
     assert sorted(load_bundle(bundle).table(C.TABLE_AGGREGATED)["n"].unique()) == [16, 32]
+
+
+class _GatedExecutor(SlurmExecutor):
+    """The executor with a scheduler whose submission waits until ``gate`` opens (the local
+    executor's real submission then runs): the state while sbatch is still busy. A dashboard
+    stopped meanwhile never hears back (nothing is submitted)."""
+
+    gate = threading.Event()
+
+    def _queue(self, spec, options, folder):  # type: ignore[no-untyped-def]
+        real = super()._queue(spec, options, folder)
+        submit = real.submit
+
+        def gated(folders: list[Path]) -> list[str]:
+            assert self.gate.wait(60)
+            return [] if self._stopped else submit(folders)
+
+        real.submit = gated  # type: ignore[method-assign]
+        return real
+
+
+def test_submit_returns_before_the_array_is_submitted_and_a_cancel_meanwhile_holds(
+        tmp_path: Path) -> None:
+    spec = validate_spec({"kernels": ["matmul"], "configs": [{"n": 16}, {"n": 32}],
+                          "runs": 2, "backend": "cpu", "warmup": 0})
+    executor = _GatedExecutor(tmp_path, sys.executable, poll_s=0.3)
+    executor.gate.clear()
+    job_id = executor.submit(spec, plan.SweepOptions(cluster="local", reference=False))
+    job = executor.get(job_id)
+    assert job.active and job.stage == SUBMITTING  # the sidebar got its id at once
+    assert [(t.state, t.stage, t.scheduler_id) for t in job.tasks] == [
+        ("pending", SUBMITTING, "")] * 2
+    executor.cancel(job_id)  # the Cancel button, while the submission is still under way
+    executor.gate.set()
+    assert executor.wait(job_id, 120) == JobStatus.CANCELLED
+    job = executor.get(job_id)
+    assert [t.state for t in job.tasks] == ["cancelled"] * 2 and all(t.scheduler_id
+                                                                    for t in job.tasks)
+    record = read_record(job.path)
+    assert record.cancelled and sorted(record.attempts) == [0, 1]
+    executor.shutdown()
+
+
+def test_a_sweep_that_cannot_be_rebuilt_ends_interrupted_saying_why(tmp_path: Path) -> None:
+    spec = validate_spec({"kernels": ["matmul"], "configs": [{"n": 16}], "backend": "cpu"})
+    executor = _GatedExecutor(tmp_path, sys.executable, poll_s=0.3)
+    executor.gate.clear()
+    job_id = executor.submit(spec, plan.SweepOptions(cluster="local", reference=False))
+    executor.shutdown()  # the dashboard stops before sbatch answered
+    executor.gate.set()
+    executor._threads[0].join(30)
+    sweep = tmp_path / job_id
+    assert mark_interrupted(tmp_path) == []  # a sweep is not the job manager's to end
+    (sweep / plan.SWEEP_FILE).write_text("{", encoding="utf-8")  # cut short
+    assert SlurmExecutor(tmp_path, sys.executable).resume() == []
+    manifest = json.loads((sweep / C.MANIFEST_FILE).read_text())
+    assert manifest["status"] == "interrupted"
+    assert "cannot be watched again from its folder: JSONDecodeError" in manifest["error"]["message"]
+
+
+def test_a_sweep_whose_submission_never_answered_is_submitted_by_the_next_dashboard(
+        tmp_path: Path) -> None:
+    spec = validate_spec({"kernels": ["matmul"], "configs": [{"n": 16}], "runs": 2,
+                          "backend": "cpu", "warmup": 0})
+    first = _GatedExecutor(tmp_path, sys.executable, poll_s=0.3)
+    first.gate.clear()
+    job_id = first.submit(spec, plan.SweepOptions(cluster="local", reference=False))
+    first.shutdown()
+    first.gate.set()
+    first._threads[0].join(30)
+    nxt = SlurmExecutor(tmp_path, sys.executable, poll_s=0.3)
+    assert nxt.resume() == [job_id]
+    assert nxt.wait(job_id, 240) == JobStatus.DONE
+    assert [(t.state, t.attempt) for t in nxt.get(job_id).tasks] == [("done", 0)]
+    assert not load_bundle(tmp_path / job_id).table(C.TABLE_AGGREGATED).empty
+
+
+def test_a_local_task_left_running_is_followed_by_its_process_after_a_restart(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The task runs longer than the grace time (sweep_tasks.GRACE_S) after the restart: it is
+    known by its pid, not failed for missing from the new executor's submitit jobs."""
+    monkeypatch.setenv("KPROF_KERNEL_DIRS", str(SWEEP_KERNELS))
+    spec = validate_spec({"kernels": ["sweep_sleep"], "configs": [{"ms": 14_000}], "runs": 2,
+                          "backend": "cpu", "warmup": 0})
+    first = SlurmExecutor(tmp_path, sys.executable, poll_s=0.3)
+    job_id = first.submit(spec, plan.SweepOptions(cluster="local", reference=False, retries=0))
+    deadline = time.monotonic() + 120
+    while first.get(job_id).tasks[0].state != "running":
+        assert time.monotonic() < deadline
+        time.sleep(0.2)
+    first.shutdown()  # the dashboard stops; the task's process runs on
+    nxt = SlurmExecutor(tmp_path, sys.executable, poll_s=0.3)
+    assert nxt.resume() == [job_id]
+    time.sleep(GRACE_S + 1)  # past the grace time a task unknown to the scheduler fails
+    assert nxt.get(job_id).tasks[0].state == "running"
+    assert nxt.wait(job_id, 120) == JobStatus.DONE
+    assert [(t.state, t.attempt) for t in nxt.get(job_id).tasks] == [("done", 0)]
