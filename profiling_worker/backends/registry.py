@@ -14,13 +14,14 @@ from typing import Any
 from profiling_worker import environment
 from profiling_worker.backends.cpu import CpuBackend
 from profiling_worker.backends.cupti import CuptiBackend
+from profiling_worker.backends.events import EventsBackend
 from profiling_worker.backends.ncu import NcuBackend
 from profiling_worker.backends.run_side import BackendStatus, RunSide
 from profiling_worker.schema import backends as B
 
 #: Backend name -> its run side, in the order of ``schema/backends.py`` NAMES.
 RUN_SIDES: dict[str, RunSide] = {side.name: side for side in (
-    NcuBackend(), CuptiBackend(), CpuBackend())}
+    NcuBackend(), CuptiBackend(), EventsBackend(), CpuBackend())}
 
 
 def run_side(name: str) -> RunSide:
@@ -40,7 +41,7 @@ def choose_backends(env: dict[str, Any]) -> dict[str, BackendStatus]:
     can give any environment. Rules (ARCHITECTURE.md, facts/device-h200.md): nsight-python >= 1.1
     with ncu >= 2026.2.1 attaches in-process; nsight-python 0.9.x re-runs the worker under any
     ncu (launch mode); CUPTI needs nsight-python >= 1.1, cupti-python >= 13.4 and a
-    libcupti >= 13.4.
+    libcupti >= 13.4; CUDA events need a GPU and a CUDA build of torch.
     """
     return {name: run_side(name).probe(env) for name in B.NAMES}
 

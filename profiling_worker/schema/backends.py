@@ -19,9 +19,10 @@ from profiling_worker.schema import tools as T
 from profiling_worker.schema.tools import Tool
 
 #: The spec's ``backend`` values (JobSpec.backend's type); each has a :class:`Backend` below.
-Name = Literal["ncu", "cupti", "cpu"]
+Name = Literal["ncu", "cupti", "events", "cpu"]
 NCU: Final = "ncu"
 CUPTI: Final = "cupti"
+EVENTS: Final = "events"
 CPU: Final = "cpu"
 #: How a backend runs the kernels: re-run under ncu, ncu attached to the worker, or the
 #: worker's own process measures (CUPTI activity records, the host timer).
@@ -92,12 +93,17 @@ CUPTI_BACKEND = Backend(CUPTI, "GPU kernel duration (CUPTI activity records)", I
                         collectors=True, options=_CUPTI_OPTIONS, warm=True,
                         nsight_mode=CUPTI, l2_flush=FLUSH_REGION,
                         tools=(T.NSIGHT_PYTHON, T.CUPTI_PYTHON))
+EVENTS_BACKEND = Backend(EVENTS, "wall time between CUDA events on the stream around each region "
+                         "(includes launch overhead and inter-kernel gaps)", IN_PROCESS,
+                         on_gpu=True, duration_metric=C.GPU_TIME, any_metric=False,
+                         collectors=False, options=("cache_control",), warm=True,
+                         l2_flush=FLUSH_REGION)
 CPU_BACKEND = Backend(CPU, "host wall-clock, not GPU", IN_PROCESS, on_gpu=False,
                       duration_metric=C.HOST_TIME, any_metric=False, collectors=False,
                       options=(), warm=True)
 
 #: Every backend and run mode; the first of a name is its default description.
-ALL: tuple[Backend, ...] = (NCU_ATTACH, NCU_LAUNCH, CUPTI_BACKEND, CPU_BACKEND)
+ALL: tuple[Backend, ...] = (NCU_ATTACH, NCU_LAUNCH, CUPTI_BACKEND, EVENTS_BACKEND, CPU_BACKEND)
 #: The spec's ``backend`` choices, in the order the sidebar offers them (ncu is the default).
 NAMES: tuple[str, ...] = tuple(dict.fromkeys(b.name for b in ALL))
 DEFAULT: Final = NCU
