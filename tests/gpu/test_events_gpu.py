@@ -7,7 +7,7 @@ event); CUPTI adds up the region's kernel durations. So per region and config th
 at least CUPTI's, and the difference is the launch overhead of the region's kernels (host launch
 latency plus the gaps between launches), a few µs per launch whatever the size.
 
-Run: ``PYTEST_K=events_backend BARE_BACKENDS=none EVENTS=0 bash scripts/gpu_check.sh
+Run: ``SEED=1 PYTEST_K=events_backend BARE_BACKENDS=none EVENTS=0 bash scripts/gpu_check.sh
 h200-cupti-j1-fp16 h200-events-j1-fp16``.
 """
 
@@ -64,3 +64,19 @@ def test_events_backend_j1_is_at_least_cupti_per_region_by_its_launch_overhead()
     assert len(short) and (short["gap_ns"] > 0).all()
     bound = both["cupti_launches"] * PER_LAUNCH_NS + PER_REGION_NS
     assert (both["gap_ns"] <= bound + both["cupti_ns"] * BETWEEN_JOBS).all()
+
+
+def test_events_backend_j1_on_the_backends_page_beside_ncu_and_cupti() -> None:
+    """The backends page's three-backend table on J1 (ncu J1 recorded in this call, or seeded
+    from app/bundled with SEED=1)."""
+    from app.core.bundle_loader import load_bundle
+    from app.core.views.backends import backends_frame, events_frame
+
+    jobs = [RESULTS / j for j in ("h200-ncu-j1-fp16", CUPTI_JOB, EVENTS_JOB)]
+    if not all((j / C.MANIFEST_FILE).exists() for j in jobs):
+        pytest.skip("J1 is not recorded on all three backends in this device call")
+    ncu, cupti, events = (load_bundle(j) for j in jobs)
+    three = events_frame(backends_frame(ncu, cupti), events)
+    print(three.round(3).to_string())
+    assert sorted(three["n"]) == [1024, 2048, 4096, 8192]
+    assert (three["RatioEventsOverCupti"] >= 1 - BETWEEN_JOBS).all()
