@@ -126,3 +126,14 @@ def test_the_region_loop_times_each_region_once_per_run_after_untimed_warm_up():
     assert {r[C.KERNEL] for r in rows} == {"host:unfused", "host:fused"}
     assert all(r[C.METRIC] == C.HOST_TIME and r[C.UNIT] == "ns" for r in rows)
     assert all(0 < r[C.VALUE] for r in rows) and sum(r[C.VALUE] for r in rows) < wall
+
+
+def test_info_collectors_asked_of_the_events_backend_are_named_as_ignored(tmp_path: Path):
+    """A GPU backend without nsight-python's info collectors: the job says it dropped them
+    (before, only a host backend's were named)."""
+    raw = {**SPEC, "collectors": ["sm_clock", "power"]}
+    (tmp_path / C.SPEC_FILE).write_text(json.dumps(raw))
+    spec = validate_spec(raw, load_registry().kernels)
+    assert runner._ignored_by_backend(spec, tmp_path) == [
+        "the events backend takes no nsight-python info collectors (the NVML trace samples the "
+        "GPU); ignored info collectors: sm_clock, power"]
