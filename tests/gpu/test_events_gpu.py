@@ -80,3 +80,29 @@ def test_events_backend_j1_on_the_backends_page_beside_ncu_and_cupti() -> None:
     print(three.round(3).to_string())
     assert sorted(three["n"]) == [1024, 2048, 4096, 8192]
     assert (three["RatioEventsOverCupti"] >= 1 - BETWEEN_JOBS).all()
+
+
+def test_events_backend_on_a_warm_worker_runs_two_jobs(tmp_path: Path) -> None:
+    """serve.py warms the events backend up once (torch, CUDA) and runs jobs in turn; the
+    second with cache_control none says no flush in its manifest."""
+    import sys
+
+    from app import settings
+    from app.services.job_manager import JobManager
+    from profiling_worker.catalog.builtin import CATALOG
+    from profiling_worker.schema.spec import validate_spec
+
+    small = {"kernels": ["matmul"], "annotations": ["fp16"], "configs": [{"n": 1024}],
+             "runs": 3, "backend": B.EVENTS}
+    manager = JobManager(tmp_path / "results", os.environ.get("KPROF_WORKER_PYTHON", sys.executable),
+                         env=settings.worker_env(), kill_grace_s=5.0, warm=True)
+    try:
+        jobs = [manager.submit(validate_spec(s, CATALOG))
+                for s in (small, {**small, "cache_control": "none"})]
+        statuses = [manager.wait(j, 600) for j in jobs]
+        manifests = [read_manifest(manager.get(j).path) for j in jobs]
+    finally:
+        manager.shutdown()
+    assert statuses == ["done", "done"], [m.get("error") for m in manifests]
+    assert manifests[0]["backend"]["cache_flush"]["flushes"] == 3
+    assert manifests[1]["backend"]["cache_flush"]["flushes"] == 0
