@@ -1,10 +1,10 @@
 """What the nsight-python backends, Nsight Compute (``ncu``) and CUPTI (``cupti``), share: the
 :class:`NsightBackend` run (load nsight, build the bodies, warm up, collect), the profiled
 function, info collectors, failure classes. Each backend's collection is in its own module
-(``ncu.collect_ncu``, ``cupti.collect_cupti``). The warm-up and the device check
-(:func:`warm_up_bodies`) serve the CUDA-events backend too.
+(``ncu.collect_ncu``, ``cupti.collect_cupti``). The device check (:func:`cuda_device`) and
+:func:`autograd_on_calling_thread` serve the CUDA-events backend too.
 
-nsight is imported only through the run-side modules ncu.py and cupti.py (their ``load``),
+nsight is imported only through the backends of ncu.py and cupti.py (their ``load``),
 before anything initialises CUDA: nsight-python 1.x loads the Nsight Compute injection at import
 time, and the CUPTI backend must load a libcupti >= 13.4 before torch loads its own older copy
 (facts/device-h200.md: cuda.pathfinder returns a library already loaded, so preloading wins).
