@@ -35,14 +35,15 @@ WARM = """
 import json, sys, tempfile, time
 from pathlib import Path
 import pyinstrument
-from profiling_worker import environment, gpu_select, runner
-from profiling_worker.backends.registry import run_side
+from profiling_worker import gpu_select, runner
+from profiling_worker.backends.registry import environment_report, run_side
+from profiling_worker.backends.run_side import BackendStatus
 from profiling_worker.channel import Channel
 spec, out, repeats = json.loads(sys.argv[1]), Path(sys.argv[2]), int(sys.argv[3])
 t0 = time.perf_counter()
-report = environment.environment_report()
+report = environment_report()
 gpu_select.pin(gpu_select.resolve(0, report["environment"].get("gpus") or ()))
-run_side("cupti").warm_up(report["backends"]["cupti"])
+run_side("cupti").warm_up(BackendStatus.from_json(report["backends"]["cupti"]))
 ready = time.perf_counter() - t0
 def job():
     d = Path(tempfile.mkdtemp(prefix="warm-"))

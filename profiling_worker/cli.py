@@ -206,7 +206,7 @@ def main(argv: list[str]) -> int:
 
     sweep_scratch()  # what a killed worker left (an inflated report): gone at the next start
     if args.command == "env":
-        from profiling_worker.environment import environment_report
+        from profiling_worker.backends.registry import environment_report
 
         text = json.dumps(environment_report(with_kernels=True), indent=2)
         if args.out is None:

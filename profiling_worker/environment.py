@@ -1,4 +1,5 @@
-"""Probe what is installed and decide which backends can run here.
+"""Probe what is installed: the host, its GPUs, ncu, libcupti and the profiling packages. Each
+backend decides from this whether it can run (its ``probe``, backends/registry.py).
 
 Nothing here imports nsight, torch or CUDA: versions come from package metadata, ncu from
 ``ncu --version`` and the GPU from NVML, so probing never initialises CUDA (nsight-python
@@ -20,7 +21,7 @@ from collections.abc import Mapping
 from typing import Any
 
 from profiling_worker import gpu_select
-from profiling_worker.schema import backends as B, tools as T
+from profiling_worker.schema import tools as T
 
 NCU_FALLBACK_PATHS = ("/usr/local/cuda/bin/ncu",)
 
@@ -168,38 +169,3 @@ def probe_environment() -> dict[str, Any]:
         "torch_cuda": torch_version.split("+", 1)[1] if torch_version and "+" in torch_version else None,
         "nvidia_ml_py": _dist_version("nvidia-ml-py"),
     }
-
-
-def unavailable(reason: str, fix: str) -> dict[str, Any]:
-    """A backend's report entry when it cannot run here: why, and the fix."""
-    return {"available": False, "nsight_mode": None, "reason": reason, "fix": fix}
-
-
-#: The first check of every GPU backend's probe.
-NO_GPU = ("no NVIDIA GPU visible to NVML", "run on a machine with an NVIDIA GPU and driver")
-
-
-def choose_backends(env: dict[str, Any]) -> dict[str, dict[str, Any]]:
-    """For each backend (ncu, cupti, cpu): ``{available, nsight_mode, reason, fix}``, from its
-    run-side module's ``probe`` (profiling_worker/backends/registry.py).
-
-    Pure: decides from a :func:`probe_environment` dict, so tests can give any environment.
-    Rules (ARCHITECTURE.md, facts/device-h200.md): nsight-python >= 1.1 with ncu >= 2026.2.1
-    attaches in-process; nsight-python 0.9.x re-runs the worker under any ncu (launch mode);
-    CUPTI needs nsight-python >= 1.1, cupti-python >= 13.4 and a libcupti >= 13.4.
-    """
-    from profiling_worker.backends.registry import run_side
-
-    return {name: run_side(name).probe(env) for name in B.NAMES}
-
-
-def environment_report(with_kernels: bool = False) -> dict[str, Any]:
-    """The ``python -m profiling_worker env`` output: environment plus backend choice and,
-    with ``with_kernels``, the kernels a job may name (built-in and ``KPROF_KERNEL_DIRS``)."""
-    env = probe_environment()
-    report = {"environment": env, "backends": choose_backends(env)}
-    if with_kernels:
-        from profiling_worker.catalog.registry import load_registry
-
-        report["kernels"] = load_registry().describe()
-    return report

@@ -12,9 +12,10 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from profiling_worker import __version__, environment, gpu_select, metric_check
+from profiling_worker import __version__, gpu_select, metric_check
 from profiling_worker.backends.base import Collection
-from profiling_worker.backends.registry import RunJob, run_side
+from profiling_worker.backends.registry import environment_report, run_side
+from profiling_worker.backends.run_side import BackendStatus, RunJob
 from profiling_worker.catalog.registry import Registry, load_registry
 from profiling_worker.bundle_path import inside_bundle
 from profiling_worker.channel import Channel, log_tail
@@ -71,16 +72,22 @@ def _on_sigterm(_signum: int, _frame: Any) -> None:
     raise Cancelled("the job was cancelled", "")
 
 
-def collect(spec: JobSpec, registry: Registry, job_dir: Path, backend: dict[str, Any],
+def collect(spec: JobSpec, registry: Registry, job_dir: Path, backend: BackendStatus,
             channel: Channel, uuid: str | None = None,
             ready: Callable[[], None] = lambda: None) -> Collection | None:
-    """Run the job's backend (its run-side module, backends/registry.py) on the GPU ``uuid``
-    (the one CUDA_VISIBLE_DEVICES is pinned to; None for cpu); ``backend``: its environment
-    report entry; ``ready``: the preflight's verdict, called just before the first profiled
-    launch (:class:`Prepared`). None in nsight-python's launch-mode child."""
+    """Run the job's backend (its :class:`~profiling_worker.backends.run_side.RunSide`,
+    backends/registry.py) on the GPU ``uuid`` (the one CUDA_VISIBLE_DEVICES is pinned to; None
+    for cpu); ``backend``: its status in the environment report; ``ready``: the preflight's
+    verdict, called just before the first profiled launch (:class:`Prepared`). None in
+    nsight-python's launch-mode child."""
     job = RunJob(spec, registry, _annotations(spec, registry), job_dir, backend, channel, uuid,
                  ready)
     return run_side(spec.backend).run(job)
+
+
+#: The ncu backend's status in nsight-python's launch-mode child (the parent probed it).
+LAUNCH_CHILD = BackendStatus(True, "launch-mode child of the ncu backend (re-run under ncu)",
+                             nsight_mode=B.NCU_LAUNCH.nsight_mode)
 
 
 def run_child(job_dir: Path) -> None:
@@ -89,8 +96,7 @@ def run_child(job_dir: Path) -> None:
     spec = load_spec(str(job_dir / C.SPEC_FILE), registry.kernels)
     channel = Channel(job_dir, None)
     try:  # the parent pinned CUDA_VISIBLE_DEVICES to the job's GPU UUID
-        collect(spec, registry, job_dir, {"nsight_mode": B.NCU_LAUNCH.nsight_mode}, channel,
-                gpu_select.pinned_uuid())
+        collect(spec, registry, job_dir, LAUNCH_CHILD, channel, gpu_select.pinned_uuid())
     except BaseException as exc:
         traceback.print_exc()
         err = exc if isinstance(exc, WorkerError) else classify_unexpected(exc)
@@ -140,11 +146,12 @@ def _ncu_logs(job_dir: Path, max_bytes: int = 65536) -> str:
 
 @dataclass
 class Prepared:
-    """What a job needs before profiling: spec, kernels, the backend entry and the env report."""
+    """What a job needs before profiling: spec, kernels, the backend's status and the env
+    report."""
 
     spec: JobSpec
     registry: Registry
-    backend: dict[str, Any]
+    backend: BackendStatus
     report: dict[str, Any]
     notes: list[str]  # things the spec asked for that this backend does not do
     gpu: gpu_select.SelectedGpu | None = None  # None for the cpu backend
@@ -170,14 +177,14 @@ def prepare(job_dir: Path, manifest: dict[str, Any], report: dict[str, Any] | No
                     provenance=_provenance(manifest["started_at"]))
     manifest["kernel_files"]["sources"] = {k: getattr(registry.kernels[k], "source", "")
                                            or "built-in" for k in spec.kernels}
-    report = report or environment.environment_report()
-    backend = report["backends"][spec.backend]
+    report = report or environment_report()
+    backend = BackendStatus.from_json(report["backends"][spec.backend])
     manifest["environment"] = report["environment"]
     gpu, not_visible = _resolve_gpu(spec, report["environment"])
     manifest["gpu"] = gpu.to_json() if gpu else None
-    if not backend["available"]:  # says more than "gpu: 0 is not visible" on a host with none
-        raise BackendUnavailable(f"backend {spec.backend} cannot run here: {backend['reason']}",
-                                 backend["fix"])
+    if not backend.available:  # says more than "gpu: 0 is not visible" on a host with none
+        raise BackendUnavailable(f"backend {spec.backend} cannot run here: {backend.reason}",
+                                 backend.fix)
     if not_visible:
         raise not_visible
     _check_memory(spec, registry, report["environment"], gpu)
@@ -202,21 +209,22 @@ def _check_memory(spec: JobSpec, registry: Registry, env: dict[str, Any],
 
 def _ignored_by_backend(spec: JobSpec, job_dir: Path) -> list[str]:
     """Say what the job's backend ignores: a run option it does not apply, set to other than
-    its default (the default asks for nothing), and on a host backend the metrics besides its
-    duration (spec validation keeps only that one) and info collectors."""
+    its default (the default asks for nothing), on a host backend the metrics besides its
+    duration (spec validation keeps only that one), and info collectors where it takes none."""
     caps = B.get(spec.backend)
     notes = [f"the {caps.name} backend does not apply {name} {getattr(spec, name)!r}; ignored"
              for name in B.OPTIONS
              if name not in caps.options and getattr(spec, name) != SPEC_DEFAULTS[name]]
-    if caps.on_gpu:  # a GPU backend refuses metrics it cannot measure at validation instead
-        return notes
-    raw = read_spec_json(job_dir / C.SPEC_FILE)  # validated by prepare: readable, an object
-    dropped = [m for m in raw.get("metrics") or () if m != caps.duration_metric]
-    notes += [f"the {caps.name} backend records {caps.duration_metric} only ({caps.measures}); "
-              f"ignored metrics: {', '.join(dropped)}"] if dropped else []
-    if raw.get("collectors") and not caps.collectors:
-        notes.append(f"the {caps.name} backend has no GPU to sample; ignored info collectors: "
-                     + ", ".join(raw["collectors"]))
+    if not caps.on_gpu:  # a GPU backend refuses metrics it cannot measure at validation instead
+        raw = read_spec_json(job_dir / C.SPEC_FILE)  # validated by prepare: readable, an object
+        dropped = [m for m in raw.get("metrics") or () if m != caps.duration_metric]
+        notes += [f"the {caps.name} backend records {caps.duration_metric} only "
+                  f"({caps.measures}); ignored metrics: {', '.join(dropped)}"] if dropped else []
+    if spec.collectors and not caps.collectors:
+        why = ("takes no nsight-python info collectors (the NVML trace samples the GPU)"
+               if caps.on_gpu else "has no GPU to sample")
+        notes.append(f"the {caps.name} backend {why}; ignored info collectors: "
+                     + ", ".join(spec.collectors))
     return notes
 
 
@@ -227,7 +235,7 @@ def profile_and_write(job: Prepared, job_dir: Path, channel: Channel) -> dict[st
     from profiling_worker.nvml_trace import NvmlSampler
 
     spec = job.spec
-    channel.emit("log", message=f"backend {spec.backend}: {job.backend['reason']}")
+    channel.emit("log", message=f"backend {spec.backend}: {job.backend.reason}")
     uuid = job.gpu.uuid if job.gpu else None
     interval = spec.nvml_interval_ms if uuid else None  # the cpu backend has no GPU to sample
     with NvmlSampler(uuid, interval) as sampler:
@@ -242,8 +250,8 @@ def profile_and_write(job: Prepared, job_dir: Path, channel: Channel) -> dict[st
                                 result.launches, sampler.frame(), result.collectors,
                                 result.unattributed, result.launch_times)
     nvml_start = sampler.start_on(result.backend_info.get("clock_pair"))
-    return {"backend": {"name": spec.backend, "nsight_mode": job.backend.get("nsight_mode"),
-                        "reason": job.backend["reason"], **result.backend_info,
+    return {"backend": {"name": spec.backend, "nsight_mode": job.backend.nsight_mode,
+                        "reason": job.backend.reason, **result.backend_info,
                         **({"nvml_trace_start_ns": nvml_start} if nvml_start else {})},
             "warnings": warnings, "status": JobStatus.DONE.value}
 

@@ -21,8 +21,9 @@ import sys
 from pathlib import Path
 from typing import Any, TextIO
 
-from profiling_worker import environment, gpu_select, runner
-from profiling_worker.backends.registry import run_side
+from profiling_worker import gpu_select, runner
+from profiling_worker.backends.registry import environment_report, run_side
+from profiling_worker.backends.run_side import BackendStatus
 from profiling_worker.errors import WorkerError
 from profiling_worker.channel import Channel
 from profiling_worker.schema import backends as B, columns as C
@@ -57,21 +58,21 @@ def refusal(spec: dict[str, Any], backend: str, gpu: int) -> str | None:
 def serve(backend: str, gpu: int, stdin: TextIO) -> int:
     """Run jobs from ``stdin`` until it closes; returns the exit code."""
     control = os.dup(1)  # the control channel; fds 1 and 2 then go to each job's log
-    report = environment.environment_report()
+    report = environment_report()
     if B.on_gpu(backend):  # before anything starts CUDA; gpu counts the visible GPUs
         try:
             gpu_select.pin(gpu_select.resolve(gpu, report["environment"].get("gpus") or ()))
         except WorkerError as exc:
             _say(control, event="error", **exc.to_event_fields())
             return 1
-    entry = report["backends"].get(backend, {})
-    if not entry.get("available") or not B.resolve(backend, entry.get("nsight_mode")).warm:
+    status = BackendStatus.from_json(report["backends"].get(backend, {}))
+    if not status.available or not B.resolve(backend, status.nsight_mode).warm:
         _say(control, event="error", kind="backend_unavailable",
              message=f"a warm {backend} worker cannot run here: "
-                     f"{entry.get('reason') or 'launch mode re-runs the worker per job'}",
-             hint=entry.get("fix") or "use cold workers (one process per job)")
+                     f"{status.reason or 'launch mode re-runs the worker per job'}",
+             hint=status.fix or "use cold workers (one process per job)")
         return 1
-    run_side(backend).warm_up(entry)  # once what every job would: imports, CUDA
+    run_side(backend).warm_up(status)  # once what every job would: imports, CUDA
     _say(control, event="ready", backend=backend, gpu=gpu, pid=os.getpid())
     for line in stdin:
         job_dir = Path(json.loads(line)["job_dir"]).resolve()

@@ -61,6 +61,9 @@ JOBS: dict[str, dict[str, Any]] = {
                          "configs": [1024, 2048, 4096, 8192], "runs": 10, "backend": "ncu"},
     "h200-cupti-j1-fp16": {"kernels": ["matmul"], "annotations": ["fp16"],
                            "configs": [1024, 2048, 4096, 8192], "runs": 10, "backend": "cupti"},
+    # J1 timed with CUDA events (issue 22; tests/gpu/test_events_gpu.py holds it against CUPTI)
+    "h200-events-j1-fp16": {"kernels": ["matmul"], "annotations": ["fp16"],
+                            "configs": [1024, 2048, 4096, 8192], "runs": 10, "backend": "events"},
     "h200-ncu-roofline": {"kernels": ["matmul"], "configs": [1024, 2048, 4096, 8192], "runs": 5,
                           "metrics": ROOFLINE, "backend": "ncu"},
     "h200-ncu-elementwise-cache-none": {"kernels": ["scale", "vector_add", "fusion"],

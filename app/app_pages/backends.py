@@ -1,4 +1,5 @@
-"""CUPTI vs Nsight Compute: the same job on both backends, durations, ratio, wall time."""
+"""CUPTI vs Nsight Compute: the same job on both backends, durations, ratio, wall time; a CUDA
+events job of the same configs beside them."""
 
 import streamlit as st
 
@@ -8,8 +9,9 @@ from profiling_worker.schema.manifest import JobStatus
 from app.core.figures.backends import build_backends_figure
 from app.core.metrics import MissingData
 from app.core.markdown import esc
-from app.core.views.backends import (WHY, backends_frame, context_mismatch, cupti_choices,
-                                     kernel_counts_differ, tool_version_difference, wall_frame)
+from app.core.views.backends import (EVENTS_WHY, WHY, backends_frame, context_mismatch,
+                                     cupti_choices, events_frame, kernel_counts_differ,
+                                     tool_version_difference, wall_frame)
 from app.core.views.compare import JobSummary
 from app.ui import analysis, cached, panels
 from app.core import frame_columns as F
@@ -77,8 +79,27 @@ st.caption("Verdict: the regression gate's rule (`python -m profiling_worker com
            "set set aside: *ncu slower* / *ncu faster* when the whole 95 % interval of the "
            "difference is beyond ±3 %, *same* inside it, *ambiguous* across it (Reason: the "
            "runs a side that would decide it), *not comparable* for any other difference.")
+st.subheader("CUDA events beside them")
+st.markdown(EVENTS_WHY)
+events_ids = [b.job_id for b in bundles if b.backend == B.EVENTS and b.status == JobStatus.DONE]
+events = None
+if not events_ids:
+    st.info("No events job yet: run the same kernels and sizes on the events backend (e.g. "
+            "h200-events-j1-fp16 beside the J1 jobs) to compare the three backends here.")
+else:
+    events_ids = cupti_choices(ncu_id, [JobSummary.of(i, by_id[i].created_at, by_id[i].spec)
+                                        for i in [ncu_id, *events_ids]],
+                               {i: by_id[i].manifest for i in [ncu_id, *events_ids]})
+    events = cached.bundle_for(st.selectbox(
+        "CUDA events job", events_ids, key="backends-events",
+        help="The jobs of the same kernels and sizes measured like the ncu job first"))
+    try:
+        if events is not None:
+            panels.table(events_frame(frame, events), key="backends-three")
+    except MissingData as exc:
+        analysis.missing(exc, stop=False)
 st.subheader("Wall time of each job")
-walls = wall_frame(ncu, cupti)
+walls = wall_frame(*[job for job in (ncu, cupti, events) if job is not None])
 panels.table(walls, key="backends-wall")
 if walls[F.WALL_S].notna().all() and float(walls[F.WALL_S].iloc[1] or 0) > 0:
     st.caption(f"The Nsight Compute job took {walls[F.WALL_S].iloc[0] / walls[F.WALL_S].iloc[1]:.1f}× "

@@ -104,6 +104,10 @@ CUPTI_RSD = "CuptiRSD"
 NCU_KERNELS_PER_RUN = "NcuKernelsPerRun"
 CUPTI_KERNELS_PER_RUN = "CuptiKernelsPerRun"
 RATIO_NCU_OVER_CUPTI = "RatioNcuOverCupti"
+EVENTS_US = "EventsUs"
+EVENTS_RSD = "EventsRSD"
+EVENTS_MINUS_CUPTI_US = "EventsMinusCuptiUs"
+RATIO_EVENTS_OVER_CUPTI = "RatioEventsOverCupti"
 
 # Columns one view derives for its own table (read by no figure).
 # Bound and roofline.

@@ -5,43 +5,45 @@ its only metric is ``host__time_duration.sum``.
 
 from __future__ import annotations
 
-import time
-from collections.abc import Callable, Iterator
-from contextlib import contextmanager, nullcontext
+from collections.abc import Callable
 from typing import Any
 
-from profiling_worker.backends.base import Collection, Emit, RunCounter, launches_frame
-from profiling_worker.backends.registry import RunJob
+from profiling_worker.backends.base import Collection, Emit, launches_frame
+from profiling_worker.backends.region_timer import HostClock, time_regions
+from profiling_worker.backends.run_side import BackendStatus, RunJob, RunSide, unavailable
 from profiling_worker.catalog.declare import Annotate
-from profiling_worker.schema import columns as C
+from profiling_worker.schema import backends as B
 from profiling_worker.schema.spec import JobSpec
 
 MEASUREMENT = "host wall-clock, not GPU"
 
 
-def probe(env: dict[str, Any]) -> dict[str, Any]:
-    """Available wherever torch is installed."""
-    from profiling_worker.environment import unavailable
+class CpuBackend(RunSide):
+    """The host timer: available wherever torch is installed."""
 
-    if not env.get("torch"):
-        return unavailable("torch is not installed", "pip install torch==2.13.0 (CPU) or a CUDA build")
-    return {"available": True, "nsight_mode": None, "fix": "",
-            "reason": "host wall-clock timing of the same torch bodies on the CPU, not GPU"}
+    name = B.CPU
 
+    def probe(self, env: dict[str, Any]) -> BackendStatus:
+        """Available wherever torch is installed."""
+        if not env.get("torch"):
+            return unavailable("torch is not installed",
+                               "pip install torch==2.13.0 (CPU) or a CUDA build")
+        return BackendStatus(True, "host wall-clock timing of the same torch bodies on the "
+                                   "CPU, not GPU")
 
-def warm_up(entry: dict[str, Any]) -> None:
-    """Import torch once (no device to start)."""
-    import torch  # noqa: F401
+    def warm_up(self, status: BackendStatus) -> None:
+        """Import torch once (no device to start)."""
+        import torch  # noqa: F401
 
-
-def run(job: RunJob) -> Collection:
-    """Time ``job``'s bodies on the host (:func:`collect`)."""
-    return collect(job.spec, lambda k, timed: job.body(k, "cpu", timed), job.channel.emit)
+    def run(self, job: RunJob) -> Collection:
+        """Time ``job``'s bodies on the host (:func:`collect`)."""
+        return collect(job.spec, lambda k, timed: job.body(k, "cpu", timed), job.channel.emit)
 
 
 def collect(spec: JobSpec, make_body: Callable[[str, Annotate], Callable[..., None]],
             emit: Emit) -> Collection:
-    """Run every config ``spec.runs`` times (after ``spec.warmup`` untimed calls).
+    """Run every config ``spec.runs`` times (after ``spec.warmup`` untimed calls), each region
+    timed on the host (:func:`~profiling_worker.backends.region_timer.time_regions`).
 
     Args:
         spec: the validated job.
@@ -52,28 +54,6 @@ def collect(spec: JobSpec, make_body: Callable[[str, Annotate], Callable[..., No
         A :class:`Collection` whose launches have one row per annotation run
         (Kernel ``host:<annotation>``, Metric ``host__time_duration.sum``, Unit ``ns``).
     """
-    rows: list[dict[str, Any]] = []
-    current: dict[str, int] = {}
-
-    @contextmanager
-    def timed(name: str) -> Iterator[None]:
-        start = time.perf_counter_ns()
-        yield
-        rows.append({C.ANNOTATION: name, C.CONFIG: current["config"], C.RUN: current["run"],
-                     C.LAUNCH: 0, C.KERNEL: f"host:{name}", C.GRID: None, C.BLOCK: None,
-                     C.METRIC: C.HOST_TIME, C.VALUE: float(time.perf_counter_ns() - start),
-                     C.UNIT: "ns"})
-
-    bodies = [make_body(k, timed) for k in spec.kernels]
-    counter = RunCounter(spec, emit)
-    for config in spec.configs:
-        values = tuple(config.values())
-        for _ in range(spec.warmup):
-            for body in bodies:
-                body(*values, annotate=lambda _name: nullcontext())
-        for _ in range(spec.runs):
-            current["config"], current["run"] = counter.next(values)
-            for body in bodies:
-                body(*values)
+    rows = time_regions(spec, make_body, emit, HostClock())
     return Collection(launches_frame(rows, spec),
                       backend_info={"measurement": MEASUREMENT, "timer": "time.perf_counter_ns"})

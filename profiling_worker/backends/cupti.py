@@ -16,8 +16,8 @@ from profiling_worker.backends.base import (Collection, Emit, RunCounter, launch
                                             launches_frame, unattributed_frame)
 from profiling_worker.backends.cupti_times import Attribution, capture_attribution, clock_pair
 from profiling_worker.backends.nsight_options import accepted, cupti_options
-from profiling_worker.backends.registry import RunJob
-from profiling_worker.environment import NO_GPU, unavailable, version_tuple
+from profiling_worker.backends.run_side import NO_GPU, BackendStatus, unavailable
+from profiling_worker.environment import version_tuple
 from profiling_worker.errors import BackendUnavailable
 from profiling_worker.schema import backends as B, columns as C, tools as T
 from profiling_worker.schema.spec import JobSpec
@@ -25,42 +25,43 @@ from profiling_worker.schema.spec import JobSpec
 CUPTI_MIN = (13, 4)
 
 
-def probe(env: dict[str, Any]) -> dict[str, Any]:
-    """Whether CUPTI can run here; ``libcupti``: the newest libcupti found (preloaded)."""
-    if not env.get("gpus"):
-        return unavailable(*NO_GPU)
-    nspy, cupti_python = T.NSIGHT_PYTHON.version(env), T.CUPTI_PYTHON.version(env)
-    if version_tuple(nspy) < (1, 1):
-        return unavailable(f"the CUPTI backend needs nsight-python >= 1.1 (found "
-                           f"{nspy or 'none'})",
-                           "pip install 'nsight-python[cupti]>=1.1'")
-    if version_tuple(cupti_python) < CUPTI_MIN:
-        return unavailable(f"cupti-python >= 13.4 is required (found "
-                           f"{cupti_python or 'none'})", "pip install 'cupti-python>=13.4'")
-    libs = env.get("libcupti") or []
-    if not libs or version_tuple(libs[0]["version"])[:2] < CUPTI_MIN:
-        newest = (f"{libs[0]['version'] or 'unknown version'} at {libs[0]['path']}" if libs
-                  else "none")
-        return unavailable(f"libcupti from CUDA >= 13.4 is required (newest found: {newest})",
-                           "pip install 'nvidia-cuda-cupti>=13.4' (the worker preloads the "
-                           "newest copy)")
-    return {"available": True, "nsight_mode": B.CUPTI_BACKEND.nsight_mode,
-            "libcupti": libs[0]["path"], "fix": "",
-            "reason": f"nsight-python {nspy} CUPTI, libcupti {libs[0]['version']}"}
+class CuptiBackend(nb.NsightBackend):
+    """Kernel durations from CUPTI activity records (nsight-python's CUPTI tool)."""
 
+    name = B.CUPTI
 
-def loader(entry: dict[str, Any]) -> Any:
-    """A ``load()`` for this environment entry: with Nsight Compute's import-time activation
-    switched off (``NSPY_NCU_INIT_AT_IMPORT=0``) and the entry's ``libcupti`` loaded
-    RTLD_GLOBAL first, import nsight and activate its CUPTI tool.
+    def probe(self, env: dict[str, Any]) -> BackendStatus:
+        """Whether CUPTI can run here; ``libcupti``: the newest libcupti found (preloaded)."""
+        if not env.get("gpus"):
+            return unavailable(*NO_GPU)
+        nspy, cupti_python = T.NSIGHT_PYTHON.version(env), T.CUPTI_PYTHON.version(env)
+        if version_tuple(nspy) < (1, 1):
+            return unavailable(f"the CUPTI backend needs nsight-python >= 1.1 (found "
+                               f"{nspy or 'none'})", "pip install 'nsight-python[cupti]>=1.1'")
+        if version_tuple(cupti_python) < CUPTI_MIN:
+            return unavailable(f"cupti-python >= 13.4 is required (found "
+                               f"{cupti_python or 'none'})", "pip install 'cupti-python>=13.4'")
+        libs = env.get("libcupti") or []
+        if not libs or version_tuple(libs[0]["version"])[:2] < CUPTI_MIN:
+            newest = (f"{libs[0]['version'] or 'unknown version'} at {libs[0]['path']}" if libs
+                      else "none")
+            return unavailable(f"libcupti from CUDA >= 13.4 is required (newest found: "
+                               f"{newest})", "pip install 'nvidia-cuda-cupti>=13.4' (the "
+                               "worker preloads the newest copy)")
+        return BackendStatus(True, f"nsight-python {nspy} CUPTI, libcupti {libs[0]['version']}",
+                             nsight_mode=B.CUPTI_BACKEND.nsight_mode, libcupti=libs[0]["path"])
 
-    Raises (when called):
-        BackendUnavailable: cupti-python cannot be imported.
-    """
-    def load() -> Any:
+    def load(self, status: BackendStatus) -> Any:
+        """With Nsight Compute's import-time activation switched off
+        (``NSPY_NCU_INIT_AT_IMPORT=0``) and the status's ``libcupti`` loaded RTLD_GLOBAL first,
+        import nsight and activate its CUPTI tool.
+
+        Raises:
+            BackendUnavailable: cupti-python cannot be imported.
+        """
         os.environ["NSPY_NCU_INIT_AT_IMPORT"] = "0"
-        if entry.get("libcupti"):
-            ctypes.CDLL(entry["libcupti"], mode=ctypes.RTLD_GLOBAL)
+        if status.libcupti:
+            ctypes.CDLL(status.libcupti, mode=ctypes.RTLD_GLOBAL)
         try:  # nsight-python hides this error behind "cupti-python is required"
             from cupti import cupti  # noqa: F401
         except ImportError as exc:
@@ -73,17 +74,10 @@ def loader(entry: dict[str, Any]) -> Any:
         nsight.activate(nsight.Tool.CUPTI)
         return nsight
 
-    return load
-
-
-def warm_up(entry: dict[str, Any]) -> None:
-    """Load libcupti and nsight, then torch, and start CUDA."""
-    nb.warm_up_process(B.CUPTI, loader(entry))
-
-
-def run(job: RunJob) -> Collection | None:
-    """Profile ``job``'s kernel durations with CUPTI, one nsight-python call per config."""
-    return nb.profile_job(job, loader(job.entry), collect_cupti)
+    def collect(self, nsight: Any, spec: JobSpec, bodies: Sequence[Any], out_dir: Path,
+                emit: Emit, uuid: str | None) -> Collection:
+        """:func:`collect_cupti`."""
+        return collect_cupti(nsight, spec, bodies, out_dir, emit, uuid)
 
 
 @contextmanager

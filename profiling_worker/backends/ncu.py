@@ -20,8 +20,8 @@ from profiling_worker.backends.base import (Collection, Emit, RunCounter, launch
                                             unattributed_warning)
 from profiling_worker.backends.ncu_set import ncu_with_set
 from profiling_worker.backends.nsight_options import accepted, ncu_options
-from profiling_worker.backends.registry import RunJob
-from profiling_worker.environment import NO_GPU, unavailable, version_tuple
+from profiling_worker.backends.run_side import NO_GPU, BackendStatus, unavailable
+from profiling_worker.environment import version_tuple
 from profiling_worker.errors import ProfilingFailed, last_error_event
 from profiling_worker.schema import backends as B, columns as C, tools as T
 from profiling_worker.schema.run_range import KPROF_DOMAIN
@@ -30,52 +30,50 @@ from profiling_worker.schema.spec import JobSpec
 ATTACH_MIN_NCU = (2026, 2, 1)
 
 
-def probe(env: dict[str, Any]) -> dict[str, Any]:
-    """Whether Nsight Compute can run here, and in which mode (``nsight_mode``)."""
-    nspy_version = T.NSIGHT_PYTHON.version(env)
-    nspy = version_tuple(nspy_version)
-    ncu = env.get(T.NCU.key) or {}
-    if not env.get("gpus"):
-        return unavailable(*NO_GPU)
-    if not nspy:
-        return unavailable("nsight-python is not installed",
-                           "pip install nsight-python (>=1.1 needs Nsight Compute >= 2026.2.1; "
-                           "use nsight-python==0.9.6 with an older ncu)")
-    if not ncu.get("path"):
-        return unavailable("Nsight Compute CLI (ncu) not found on PATH", "install Nsight Compute "
-                           "and put its ncu on PATH (e.g. /usr/local/cuda/bin)")
-    if not env.get("ncu_report"):
-        return unavailable("the ncu-report package is missing", "pip install ncu-report")
-    if nspy < (1, 0):
-        return {"available": True, "nsight_mode": B.NCU_LAUNCH.nsight_mode,
-                "reason": f"nsight-python {nspy_version} launch mode (re-runs the worker "
-                          f"under ncu {ncu.get('version')})", "fix": ""}
-    if version_tuple(ncu.get("version"))[:3] < ATTACH_MIN_NCU:
-        return unavailable(f"nsight-python {nspy_version} needs Nsight Compute >= "
-                           f"2026.2.1 (attach mode), found {ncu.get('version')}",
-                           "install Nsight Compute >= 2026.2.1, or pip install "
-                           "nsight-python==0.9.6 (launch mode works with this ncu)")
-    return {"available": True, "nsight_mode": B.NCU_ATTACH.nsight_mode,
-            "reason": f"nsight-python {nspy_version} attach mode, ncu {ncu['version']}",
-            "fix": ""}
+class NcuBackend(nb.NsightBackend):
+    """Nsight Compute through nsight-python, in launch or attach mode (``nsight_mode``)."""
 
+    name = B.NCU
 
-def load() -> Any:
-    """Import nsight (1.x activates Nsight Compute at import)."""
-    import nsight
+    def probe(self, env: dict[str, Any]) -> BackendStatus:
+        """Whether Nsight Compute can run here, and in which mode (``nsight_mode``)."""
+        nspy_version = T.NSIGHT_PYTHON.version(env)
+        nspy = version_tuple(nspy_version)
+        ncu = env.get(T.NCU.key) or {}
+        if not env.get("gpus"):
+            return unavailable(*NO_GPU)
+        if not nspy:
+            return unavailable("nsight-python is not installed",
+                               "pip install nsight-python (>=1.1 needs Nsight Compute >= "
+                               "2026.2.1; use nsight-python==0.9.6 with an older ncu)")
+        if not ncu.get("path"):
+            return unavailable("Nsight Compute CLI (ncu) not found on PATH", "install Nsight "
+                               "Compute and put its ncu on PATH (e.g. /usr/local/cuda/bin)")
+        if not env.get("ncu_report"):
+            return unavailable("the ncu-report package is missing", "pip install ncu-report")
+        if nspy < (1, 0):
+            return BackendStatus(True, f"nsight-python {nspy_version} launch mode (re-runs the "
+                                       f"worker under ncu {ncu.get('version')})",
+                                 nsight_mode=B.NCU_LAUNCH.nsight_mode)
+        if version_tuple(ncu.get("version"))[:3] < ATTACH_MIN_NCU:
+            return unavailable(f"nsight-python {nspy_version} needs Nsight Compute >= "
+                               f"2026.2.1 (attach mode), found {ncu.get('version')}",
+                               "install Nsight Compute >= 2026.2.1, or pip install "
+                               "nsight-python==0.9.6 (launch mode works with this ncu)")
+        return BackendStatus(True, f"nsight-python {nspy_version} attach mode, ncu "
+                                   f"{ncu['version']}", nsight_mode=B.NCU_ATTACH.nsight_mode)
 
-    return nsight
+    def load(self, status: BackendStatus) -> Any:
+        """Import nsight (1.x activates Nsight Compute at import). A launch-mode worker is never
+        warm: only attach mode warms up."""
+        import nsight
 
+        return nsight
 
-def warm_up(entry: dict[str, Any]) -> None:
-    """Import nsight, then torch, and start CUDA (attach mode only: a launch-mode worker is
-    never warm)."""
-    nb.warm_up_process(B.NCU, load)
-
-
-def run(job: RunJob) -> Collection | None:
-    """Profile ``job`` with Nsight Compute (None in the launch-mode child)."""
-    return nb.profile_job(job, load, collect_ncu)
+    def collect(self, nsight: Any, spec: JobSpec, bodies: Sequence[Any], out_dir: Path,
+                emit: Emit, uuid: str | None) -> Collection | None:
+        """:func:`collect_ncu`."""
+        return collect_ncu(nsight, spec, bodies, out_dir, emit, uuid)
 
 
 def collect_ncu(nsight: Any, spec: JobSpec, bodies: Sequence[Any], out_dir: Path,

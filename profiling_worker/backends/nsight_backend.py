@@ -1,8 +1,10 @@
-"""What the nsight-python backends, Nsight Compute (``ncu``) and CUPTI (``cupti``), share:
-loading nsight, the profiled function, warm-up, info collectors, failure classes. Each
-backend's collection is in its run-side module (``ncu.collect_ncu``, ``cupti.collect_cupti``).
+"""What the nsight-python backends, Nsight Compute (``ncu``) and CUPTI (``cupti``), share: the
+:class:`NsightBackend` run (load nsight, build the bodies, warm up, collect), the profiled
+function, info collectors, failure classes. Each backend's collection is in its own module
+(``ncu.collect_ncu``, ``cupti.collect_cupti``). The device check (:func:`cuda_device`) and
+:func:`autograd_on_calling_thread` serve the CUDA-events backend too.
 
-nsight is imported only through the run-side modules ncu.py and cupti.py (their ``load``),
+nsight is imported only through the backends of ncu.py and cupti.py (their ``load``),
 before anything initialises CUDA: nsight-python 1.x loads the Nsight Compute injection at import
 time, and the CUPTI backend must load a libcupti >= 13.4 before torch loads its own older copy
 (facts/device-h200.md: cuda.pathfinder returns a library already loaded, so preloading wins).
@@ -18,6 +20,7 @@ from __future__ import annotations
 
 import inspect
 import os
+from abc import abstractmethod
 from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager, nullcontext
 from pathlib import Path
@@ -25,7 +28,7 @@ from typing import Any
 
 from profiling_worker import gpu_select
 from profiling_worker.backends.base import Collection, Emit, RunCounter
-from profiling_worker.backends.registry import RunJob
+from profiling_worker.backends.run_side import BackendStatus, RunJob, RunSide
 from profiling_worker.errors import (OUT_OF_MEMORY_HINT, KernelFailed, ProfilingFailed,
                                      WorkerError, is_out_of_memory)
 from profiling_worker.schema import backends as B, columns as C
@@ -59,33 +62,52 @@ def warm_up_process(backend: str, load: Callable[[], Any]) -> None:
     torch.zeros(1, device="cuda")
 
 
-#: ncu.collect_ncu or cupti.collect_cupti: (nsight, spec, bodies, out_dir, emit, uuid) -> Collection
-Profile = Callable[[Any, JobSpec, Sequence[Any], Path, Emit, "str | None"], "Collection | None"]
+class NsightBackend(RunSide):
+    """A backend that runs through nsight-python (:class:`~profiling_worker.backends.ncu.NcuBackend`,
+    :class:`~profiling_worker.backends.cupti.CuptiBackend`): :meth:`run` imports nsight before
+    torch and CUDA, builds the bodies, warms up and hands them to the subclass's
+    :meth:`collect`; the subclass says how nsight is imported (:meth:`load`)."""
 
+    @abstractmethod
+    def load(self, status: BackendStatus) -> Any:
+        """Import (and activate) nsight for this backend; returns the ``nsight`` module.
 
-def profile_job(job: RunJob, load: Callable[[], Any], profile: Profile) -> Collection | None:
-    """Import nsight-python (before torch and CUDA), build the bodies and run ``profile`` on
-    the job's GPU; in launch mode the parent only starts ncu (its child runs the kernels) and
-    the child returns None."""
-    spec = job.spec
-    try:  # the preflight (started before, running meanwhile) names the deeper cause first
-        nsight = import_nsight(spec.backend, load)
-    except Exception:
-        job.ready()
-        raise
-    job.ready()  # the preflight ran while nsight-python was imported
-    bodies = [job.body(k, "cuda", nsight.annotate) for k in spec.kernels]
-    out_dir = job.job_dir / C.NSIGHT_DIR
-    out_dir.mkdir(exist_ok=True)
-    if B.resolve(spec.backend, job.entry.get("nsight_mode")).mode == B.LAUNCH \
-            and not in_launch_child():
-        return profile(nsight, spec, bodies, out_dir, job.channel.emit, job.uuid)
-    with autograd_on_calling_thread():
-        device = warm_up(spec, bodies, job.uuid)
-        result = profile(nsight, spec, bodies, out_dir, job.channel.emit, job.uuid)
-    if result is not None:
-        result.backend_info["cuda_device"] = device
-    return result
+        Raises:
+            BackendUnavailable: the backend's tool cannot be imported here.
+        """
+
+    @abstractmethod
+    def collect(self, nsight: Any, spec: JobSpec, bodies: Sequence[Any], out_dir: Path,
+                emit: Emit, uuid: str | None) -> Collection | None:
+        """Profile the bodies (already warmed up, except in the launch-mode parent)."""
+
+    def warm_up(self, status: BackendStatus) -> None:
+        """Import nsight first (:meth:`load`), then torch, and start CUDA."""
+        warm_up_process(self.name, lambda: self.load(status))
+
+    def run(self, job: RunJob) -> Collection | None:
+        """Import nsight-python (before torch and CUDA), build the bodies and :meth:`collect` on
+        the job's GPU; in launch mode the parent only starts ncu (its child runs the kernels)
+        and the child returns None."""
+        spec = job.spec
+        try:  # the preflight (started before, running meanwhile) names the deeper cause first
+            nsight = import_nsight(spec.backend, lambda: self.load(job.status))
+        except Exception:
+            job.ready()
+            raise
+        job.ready()  # the preflight ran while nsight-python was imported
+        bodies = [job.body(k, "cuda", nsight.annotate) for k in spec.kernels]
+        out_dir = job.job_dir / C.NSIGHT_DIR
+        out_dir.mkdir(exist_ok=True)
+        if B.resolve(spec.backend, job.status.nsight_mode).mode == B.LAUNCH \
+                and not in_launch_child():
+            return self.collect(nsight, spec, bodies, out_dir, job.channel.emit, job.uuid)
+        with autograd_on_calling_thread():
+            device = warm_up_bodies(spec, bodies, job.uuid)
+            result = self.collect(nsight, spec, bodies, out_dir, job.channel.emit, job.uuid)
+        if result is not None:
+            result.backend_info["cuda_device"] = device
+        return result
 
 
 def profiled_function(spec: JobSpec, bodies: Sequence[Callable[..., None]],
@@ -122,7 +144,7 @@ def autograd_on_calling_thread() -> Iterator[None]:
         yield
 
 
-def warm_up(spec: JobSpec, bodies: Sequence[Any], uuid: str | None) -> dict[str, Any]:
+def warm_up_bodies(spec: JobSpec, bodies: Sequence[Any], uuid: str | None) -> dict[str, Any]:
     """Run each config's bodies ``spec.warmup`` times with no annotation (so nothing is profiled
     and CUPTI's one-use annotation names stay free), synchronise, and check that CUDA runs on
     the GPU ``uuid`` (NVML's UUID that sampling, collectors and the manifest use).
@@ -141,6 +163,18 @@ def warm_up(spec: JobSpec, bodies: Sequence[Any], uuid: str | None) -> dict[str,
     import torch
 
     torch.cuda.synchronize()
+    return cuda_device(uuid)
+
+
+def cuda_device(uuid: str | None) -> dict[str, Any]:
+    """``{"name", "uuid"}`` of the current CUDA device (the manifest's ``backend.cuda_device``),
+    checked to be the GPU ``uuid`` (NVML's UUID that sampling, collectors and the manifest use).
+
+    Raises:
+        WorkerError: CUDA's device is not the GPU ``uuid``.
+    """
+    import torch
+
     props = torch.cuda.get_device_properties(torch.cuda.current_device())
     device = {"name": props.name, "uuid": str(props.uuid)}
     if uuid and not gpu_select.same_device(uuid, props.uuid):

@@ -1,80 +1,60 @@
-"""The run side of each backend: the module that ``schema/backends.py`` names in
-``Backend.runner``, imported only when a worker needs it (the app never does).
+"""The backends of this worker, one :class:`~profiling_worker.backends.run_side.RunSide` object
+per name of ``schema/backends.py``, and the environment report built from their probes.
 
-A run-side module has three functions (:class:`RunSide`): ``probe(env)`` says whether the
-backend can run in a :func:`~profiling_worker.environment.probe_environment` environment,
-``warm_up(entry)`` does once what every job would (a warm worker), and ``run(job)`` profiles one
-job. Adding a backend: its module, its :class:`~profiling_worker.schema.backends.Backend` entry
-and their tests; nothing else names it.
+Adding a backend: its module (a ``RunSide`` subclass), its
+:class:`~profiling_worker.schema.backends.Backend` entry, one line in :data:`RUN_SIDES`, and
+their tests. Importing this module imports no torch, nsight or CUDA: each backend imports those
+inside its warm-up and run.
 """
 
 from __future__ import annotations
 
-import importlib
-from collections.abc import Callable
-from dataclasses import dataclass
-from pathlib import Path
-from typing import TYPE_CHECKING, Any, Protocol, cast
+from typing import Any
 
+from profiling_worker import environment
+from profiling_worker.backends.cpu import CpuBackend
+from profiling_worker.backends.cupti import CuptiBackend
+from profiling_worker.backends.events import EventsBackend
+from profiling_worker.backends.ncu import NcuBackend
+from profiling_worker.backends.run_side import BackendStatus, RunSide
 from profiling_worker.schema import backends as B
 
-if TYPE_CHECKING:  # kept light: environment.py imports this module to probe the backends
-    from profiling_worker.backends.base import Collection
-    from profiling_worker.catalog.registry import Registry
-    from profiling_worker.channel import Channel
-    from profiling_worker.schema.spec import JobSpec
-
-
-@dataclass(frozen=True)
-class RunJob:
-    """One job as a backend's ``run`` sees it.
-
-    Attributes:
-        spec: the validated job.
-        registry: the kernels it may name.
-        annotations: kernel id -> the annotations (regions) to run.
-        job_dir: the job's directory (output under it).
-        entry: this backend's environment report entry (``available``, ``nsight_mode``...).
-        channel: where events go.
-        uuid: NVML UUID of the job's GPU, None for the host (cpu).
-        ready: called just before the first profiled launch: waits for the preflight checks
-            that run in the background (the ncu metric-name query) and raises their error.
-    """
-
-    spec: JobSpec
-    registry: Registry
-    annotations: dict[str, tuple[str, ...]]
-    job_dir: Path
-    entry: dict[str, Any]
-    channel: Channel
-    uuid: str | None
-    ready: Callable[[], None] = lambda: None
-
-    def body(self, kernel_id: str, device: str, annotate: Any) -> Callable[..., None]:
-        """The kernel's body on ``device`` (``cuda``, ``cpu``), ``annotate`` opening its
-        regions (kernel failures raise KernelFailed)."""
-        from profiling_worker.catalog.registry import make_body
-
-        return make_body(self.registry, kernel_id, self.annotations[kernel_id], device, annotate)
-
-
-class RunSide(Protocol):
-    """What a backend's run-side module provides (module-level functions)."""
-
-    def probe(self, env: dict[str, Any]) -> dict[str, Any]:
-        """``{available, nsight_mode, reason, fix}`` (+ backend extras) for ``env``."""
-
-    def warm_up(self, entry: dict[str, Any]) -> None:
-        """Imports and device start-up a warm worker does once, before its first job."""
-
-    def run(self, job: RunJob) -> Collection | None:
-        """Profile the job; None in a process that must not write results (launch child)."""
+#: Backend name -> its run side, in the order of ``schema/backends.py`` NAMES.
+RUN_SIDES: dict[str, RunSide] = {side.name: side for side in (
+    NcuBackend(), CuptiBackend(), EventsBackend(), CpuBackend())}
 
 
 def run_side(name: str) -> RunSide:
-    """The run-side module of backend ``name``.
+    """The run side of backend ``name``.
 
     Raises:
-        KeyError: no backend of that name.
+        KeyError: no backend of that name (the message lists the names).
     """
-    return cast(RunSide, importlib.import_module(B.get(name).runner))
+    B.get(name)  # the schema's KeyError names the known backends
+    return RUN_SIDES[name]
+
+
+def choose_backends(env: dict[str, Any]) -> dict[str, BackendStatus]:
+    """Each backend's :meth:`~RunSide.probe` of ``env``, by name (in ``B.NAMES`` order).
+
+    Pure: decides from a :func:`~profiling_worker.environment.probe_environment` dict, so tests
+    can give any environment. Rules (ARCHITECTURE.md, facts/device-h200.md): nsight-python >= 1.1
+    with ncu >= 2026.2.1 attaches in-process; nsight-python 0.9.x re-runs the worker under any
+    ncu (launch mode); CUPTI needs nsight-python >= 1.1, cupti-python >= 13.4 and a
+    libcupti >= 13.4; CUDA events need a GPU and a CUDA build of torch.
+    """
+    return {name: run_side(name).probe(env) for name in B.NAMES}
+
+
+def environment_report(with_kernels: bool = False) -> dict[str, Any]:
+    """The ``python -m profiling_worker env`` output (JSON): ``environment`` (probed without
+    touching CUDA), ``backends`` (name -> :meth:`BackendStatus.to_json`) and, with
+    ``with_kernels``, the kernels a job may name (built-in and ``KPROF_KERNEL_DIRS``)."""
+    env = environment.probe_environment()
+    report = {"environment": env,
+              "backends": {n: s.to_json() for n, s in choose_backends(env).items()}}
+    if with_kernels:
+        from profiling_worker.catalog.registry import load_registry
+
+        report["kernels"] = load_registry().describe()
+    return report

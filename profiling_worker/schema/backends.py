@@ -19,9 +19,10 @@ from profiling_worker.schema import tools as T
 from profiling_worker.schema.tools import Tool
 
 #: The spec's ``backend`` values (JobSpec.backend's type); each has a :class:`Backend` below.
-Name = Literal["ncu", "cupti", "cpu"]
+Name = Literal["ncu", "cupti", "events", "cpu"]
 NCU: Final = "ncu"
 CUPTI: Final = "cupti"
+EVENTS: Final = "events"
 CPU: Final = "cpu"
 #: How a backend runs the kernels: re-run under ncu, ncu attached to the worker, or the
 #: worker's own process measures (CUPTI activity records, the host timer).
@@ -37,7 +38,6 @@ _CUPTI_OPTIONS = ("cache_control", "thermal_mode")
 #: (nsight-python's ncu), before each annotated region (the worker's CUPTI flush, l2_flush.py),
 #: or nowhere (the host timer).
 FLUSH_KERNEL, FLUSH_REGION, FLUSH_NONE = "kernel", "region", "none"
-_RUN = "profiling_worker.backends."  # where the run-side modules live
 _NCU_TOOLS = (T.NSIGHT_PYTHON, T.NCU)
 
 
@@ -60,8 +60,6 @@ class Backend:
             (``launch``, ``attach``, ``cupti``; None: nsight-python is not used).
         section_sets: honours ``section_set`` (Nsight Compute section sets, deep dive).
         l2_flush: where cache_control ``all`` flushes the L2 (:data:`FLUSH_KERNEL`...).
-        runner: the module that runs it in the worker (``probe``, ``warm_up``, ``run``:
-            profiling_worker/backends/registry.py); named, never imported here.
         tools: the profiling tools (:mod:`~profiling_worker.schema.tools`) whose versions its
             numbers depend on.
     """
@@ -79,31 +77,33 @@ class Backend:
     nsight_mode: str | None = None
     section_sets: bool = False
     l2_flush: str = FLUSH_NONE
-    runner: str = ""
     tools: tuple[Tool, ...] = ()
 
 
 NCU_LAUNCH = Backend(NCU, "GPU kernel duration and counters (Nsight Compute)", LAUNCH,
                      on_gpu=True, duration_metric=C.GPU_TIME, any_metric=True, collectors=False,
                      options=_NCU_OPTIONS, warm=False, counters=True, nsight_mode=LAUNCH,
-                     section_sets=True, l2_flush=FLUSH_KERNEL, runner=_RUN + "ncu",
-                     tools=_NCU_TOOLS)
+                     section_sets=True, l2_flush=FLUSH_KERNEL, tools=_NCU_TOOLS)
 NCU_ATTACH = Backend(NCU, "GPU kernel duration and counters (Nsight Compute)", ATTACH,
                      on_gpu=True, duration_metric=C.GPU_TIME, any_metric=True, collectors=True,
                      options=_NCU_OPTIONS, warm=True, counters=True, nsight_mode=ATTACH,
-                     section_sets=True, l2_flush=FLUSH_KERNEL, runner=_RUN + "ncu",
-                     tools=_NCU_TOOLS)
+                     section_sets=True, l2_flush=FLUSH_KERNEL, tools=_NCU_TOOLS)
 CUPTI_BACKEND = Backend(CUPTI, "GPU kernel duration (CUPTI activity records)", IN_PROCESS,
                         on_gpu=True, duration_metric=C.GPU_TIME, any_metric=False,
                         collectors=True, options=_CUPTI_OPTIONS, warm=True,
-                        nsight_mode=CUPTI, l2_flush=FLUSH_REGION, runner=_RUN + "cupti",
+                        nsight_mode=CUPTI, l2_flush=FLUSH_REGION,
                         tools=(T.NSIGHT_PYTHON, T.CUPTI_PYTHON))
+EVENTS_BACKEND = Backend(EVENTS, "wall time between CUDA events on the stream around each region "
+                         "(includes launch overhead and inter-kernel gaps)", IN_PROCESS,
+                         on_gpu=True, duration_metric=C.GPU_TIME, any_metric=False,
+                         collectors=False, options=("cache_control",), warm=True,
+                         l2_flush=FLUSH_REGION)
 CPU_BACKEND = Backend(CPU, "host wall-clock, not GPU", IN_PROCESS, on_gpu=False,
                       duration_metric=C.HOST_TIME, any_metric=False, collectors=False,
-                      options=(), warm=True, runner=_RUN + "cpu")
+                      options=(), warm=True)
 
 #: Every backend and run mode; the first of a name is its default description.
-ALL: tuple[Backend, ...] = (NCU_ATTACH, NCU_LAUNCH, CUPTI_BACKEND, CPU_BACKEND)
+ALL: tuple[Backend, ...] = (NCU_ATTACH, NCU_LAUNCH, CUPTI_BACKEND, EVENTS_BACKEND, CPU_BACKEND)
 #: The spec's ``backend`` choices, in the order the sidebar offers them (ncu is the default).
 NAMES: tuple[str, ...] = tuple(dict.fromkeys(b.name for b in ALL))
 DEFAULT: Final = NCU
@@ -149,12 +149,12 @@ def on_gpu(name: str | None) -> bool:
 
 def tools(name: str | None) -> tuple[Tool, ...]:
     """The profiling tools whose versions the numbers of backend ``name`` depend on; for a name
-    no backend has (an import's ``unknown``, which is one of the GPU backends), the tools every
-    GPU backend uses (nsight-python)."""
+    no backend has (an import's ``unknown``: nsight-python output of ncu or CUPTI), the tools
+    every nsight-python backend uses (nsight-python)."""
     known = find(name)
     if known is not None:
         return known.tools
-    gpu = [b.tools for b in ALL if b.on_gpu]
+    gpu = [b.tools for b in ALL if b.nsight_mode]
     return tuple(t for t in T.ALL if all(t in used for used in gpu))
 
 

@@ -45,6 +45,10 @@ def test_backends_default_pair(store, monkeypatch, app) -> None:
     # the pair is measured alike: no warning, the nsight-python versions in a caption
     assert not [w for w in at.warning if "different conditions" in w.value]
     assert "0.9.6 vs 1.1.0 (ncu vs CUPTI): by design" in texts(at)
+    # no events job among the bundled ones: the page says how to get the third backend
+    assert "includes launch overhead and inter-kernel gaps" in texts(at)  # what events measure
+    assert [i for i in at.info if "No events job yet" in i.value]
+    assert len(at.dataframe[1].value) == 2  # the wall times of the two jobs
 
 
 def _one_run_copy(src: Path, dest: Path, run: int) -> None:

@@ -1,7 +1,7 @@
 """The backends' run-side modules on the GPU (issue 12: profiling_worker/backends/ncu.py,
 cupti.py, registry.py), run by the lead with ``pytest -m gpu`` (scripts/gpu_check.sh).
 
-A warm CUPTI worker (serve.py: cupti.warm_up preloads libcupti and activates nsight-python's
+A warm CUPTI worker (serve.py: CuptiBackend.warm_up preloads libcupti and activates nsight-python's
 CUPTI tool once) runs two jobs in turn; the second asks for replay_mode "range", which
 nsight-python 1.1's CUPTI collector does not take, and its warnings say so.
 """

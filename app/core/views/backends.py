@@ -1,5 +1,6 @@
 """CUPTI vs Nsight Compute: the same job measured by both backends, per config both durations,
-their ratio (ncu / cupti) with CI, their spread, and each job's wall time (pure pandas).
+their ratio (ncu / cupti) with CI, their spread, and each job's wall time (pure pandas); a
+CUDA-events job of the same configs beside them (:func:`events_frame`).
 
 The Verdict is the regression gate's (:mod:`profiling_worker.gate.verdict`, CUPTI the baseline,
 ncu the candidate, the allowed change 3 %), with the differences that are the point of this
@@ -53,6 +54,15 @@ WHY = (
 )
 
 
+#: What the CUDA-events backend adds to CUPTI's kernel durations, for the page.
+EVENTS_WHY = (f"**CUDA events** ({B.EVENTS_BACKEND.measures}): the stream is synchronised "
+              "before each region's start event, so each region starts on an idle GPU and its "
+              "time holds the launch of its first kernel and every gap between its kernels, on "
+              "top of the kernel durations CUPTI adds up. The L2 is flushed before each region as "
+              "on CUPTI. Benchmark scripts that time with events (triton's do_bench) include "
+              "launch latency in the same way; the gap to CUPTI matters most for short kernels.")
+
+
 def backends_frame(ncu: Bundle, cupti: Bundle) -> pd.DataFrame:
     """Durations of both backends per annotation x config, matched by config values.
 
@@ -83,6 +93,40 @@ def backends_frame(ncu: Bundle, cupti: Bundle) -> pd.DataFrame:
     order = [c for c in out if c not in (C.METRIC, C.UNIT, F.RATIO_EXCLUDES_ONE, *GATE_COLUMNS)
              or c in shown]
     return out[order]
+
+
+def events_frame(frame: pd.DataFrame, events: Bundle) -> pd.DataFrame:
+    """The three backends on the same configs: the rows of a :func:`backends_frame` that the
+    events job also measured, with its mean region time and what it adds to CUPTI's kernels
+    (launch overhead and the gaps between the region's kernels, :data:`EVENTS_WHY`).
+
+    Returns:
+        Annotation, <params>, ConfigLabel, NcuUs, CuptiUs, EventsUs, EventsRSD,
+        EventsMinusCuptiUs, RatioEventsOverCupti (µs, %).
+
+    Raises:
+        MissingData: the job is not of the events backend, has no GPU time, or shares no
+            annotation x config with the other two.
+    """
+    if events.backend != B.EVENTS:
+        raise MissingData(f"Job {events.job_id} was measured with {events.backend or 'no'} "
+                          f"backend, not {B.EVENTS}.", f"Pick a job run on the {B.EVENTS} backend.")
+    agg = events.table(C.TABLE_AGGREGATED)
+    if agg.empty or C.METRIC not in agg or not (agg[C.METRIC] == C.GPU_TIME).any():
+        raise MissingData(f"Job {events.job_id} has no {C.GPU_TIME} values.",
+                          "Run the events job again; its manifest says why it has none.")
+    keys = [C.ANNOTATION, *[p for p in events.parameters if p in frame]]
+    timed = agg[agg[C.METRIC] == C.GPU_TIME]
+    mine = pd.DataFrame({**{k: timed[k] for k in keys}, F.EVENTS_US: timed[C.AVG] / 1e3,
+                         F.EVENTS_RSD: timed[C.RSD]})
+    shown = [*keys, F.CONFIG_LABEL, F.NCU_US, F.CUPTI_US]
+    out = frame[[c for c in shown if c in frame]].merge(mine, on=keys, how="inner")
+    if out.empty:
+        raise MissingData(f"Job {events.job_id} shares no annotation × config with the other two.",
+                          "Run the events backend on the same kernels and sizes.")
+    out[F.EVENTS_MINUS_CUPTI_US] = out[F.EVENTS_US] - out[F.CUPTI_US]
+    out[F.RATIO_EVENTS_OVER_CUPTI] = out[F.EVENTS_US] / out[F.CUPTI_US]
+    return out
 
 
 def context_mismatch(ncu: Mapping[str, Any], cupti: Mapping[str, Any]) -> list[str]:

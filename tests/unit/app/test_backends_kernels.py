@@ -77,3 +77,14 @@ def test_recorded_linear_backward_measures_the_same_kernels_on_both_backends() -
     long = both[both["cupti"] >= 100_000]
     assert len(long) == 6  # two GEMMs (dX, dW) at each of 3 sizes
     assert ((long["ncu"] / long["cupti"] - 1).abs() <= 0.10).all()
+
+
+def test_the_three_backend_table_refuses_a_job_that_is_not_an_events_job() -> None:
+    import pytest
+
+    from app.core.metrics import MissingData
+    from app.core.views.backends import backends_frame, events_frame
+
+    ncu, cupti = bundled("h200-ncu-j1-fp16"), bundled("h200-cupti-j1-fp16")
+    with pytest.raises(MissingData, match="measured with cupti backend, not events"):
+        events_frame(backends_frame(ncu, cupti), cupti)

@@ -1,13 +1,15 @@
-"""The backend registry (profiling_worker/schema/backends.py): names, variants, capabilities."""
+"""The backend registry (profiling_worker/schema/backends.py: names, variants, capabilities;
+profiling_worker/backends/registry.py: one RunSide object per name)."""
 
+import inspect
 import types
 from typing import get_args
 
 import pytest
 
-from profiling_worker import environment
 from profiling_worker.backends import nsight_backend as nb
-from profiling_worker.backends.registry import RunJob, run_side
+from profiling_worker.backends.registry import RUN_SIDES, choose_backends, run_side
+from profiling_worker.backends.run_side import BackendStatus, RunJob, RunSide
 from profiling_worker.catalog.registry import load_registry
 from profiling_worker.channel import Channel
 from profiling_worker.schema import backends as B, columns as C
@@ -24,11 +26,11 @@ def test_the_spec_literal_and_the_registry_name_the_same_backends():
 def test_each_environment_report_entry_resolves_to_the_variant_it_describes():
     old = env(nsight_python="0.9.6", ncu={"path": "/n", "version": "2025.3.1.0"})
     for probed, ncu_mode in ((env(), B.ATTACH), (old, B.LAUNCH)):
-        report = environment.choose_backends(probed)
+        report = choose_backends(probed)
         assert set(report) == set(B.NAMES)
-        assert B.resolve(B.NCU, report[B.NCU]["nsight_mode"]).mode == ncu_mode
-    cupti = environment.choose_backends(env())[B.CUPTI]
-    assert B.resolve(B.CUPTI, cupti["nsight_mode"]) is B.CUPTI_BACKEND
+        assert B.resolve(B.NCU, report[B.NCU].nsight_mode).mode == ncu_mode
+    cupti = choose_backends(env())[B.CUPTI]
+    assert B.resolve(B.CUPTI, cupti.nsight_mode) is B.CUPTI_BACKEND
 
 
 def test_launch_mode_is_the_only_variant_a_warm_worker_cannot_serve():
@@ -49,18 +51,54 @@ def test_capabilities_answer_the_questions_callers_ask():
         B.get("no-such-backend")
 
 
-def test_every_backend_has_a_run_side_module_with_probe_warm_up_and_run():
+def test_every_backend_name_has_one_run_side_object_that_owns_probe_warm_up_and_run():
+    assert list(RUN_SIDES) == list(B.NAMES)
     for name in B.NAMES:
         side = run_side(name)
-        assert all(callable(getattr(side, f)) for f in ("probe", "warm_up", "run")), name
-        assert side.probe(env()) == environment.choose_backends(env())[name]
+        assert isinstance(side, RunSide) and side.name == name
+        assert not inspect.isabstract(type(side)), name
+        assert side.probe(env()) == choose_backends(env())[name]
+        assert isinstance(side.probe(env()), BackendStatus)
+    with pytest.raises(KeyError, match="is not one of"):
+        run_side("no-such-backend")
+
+
+def test_a_status_crosses_the_report_as_the_json_the_app_reads():
+    """The app reads ``available``, ``reason``, ``fix``, ``nsight_mode`` (and CUPTI's
+    ``libcupti``) from the report; a warm worker reads its cached report back."""
+    for status in choose_backends(env()).values():
+        entry = status.to_json()
+        assert {"available", "nsight_mode", "reason", "fix"} <= set(entry)
+        assert BackendStatus.from_json(entry) == status
+    assert choose_backends(env())[B.CUPTI].to_json()["libcupti"] == "/x/libcupti.so.13"
+    assert "libcupti" not in choose_backends(env())[B.CPU].to_json()
+    assert BackendStatus.from_json({}) == BackendStatus(False, "")
+
+
+class _FakeNsightBackend(nb.NsightBackend):
+    """An nsight-python backend whose ``load`` and ``collect`` are the test's: the run order
+    of :meth:`NsightBackend.run` is what is under test."""
+
+    name = B.NCU
+
+    def __init__(self, load, collect):
+        self._load, self._collect = load, collect
+
+    def probe(self, env):
+        return BackendStatus(True, "test")
+
+    def load(self, status):
+        return self._load()
+
+    def collect(self, nsight, spec, bodies, out_dir, emit, uuid):
+        return self._collect(nsight, spec, bodies, out_dir, emit, uuid)
 
 
 def _job(tmp_path, nsight_mode):
     spec = validate_spec({"kernels": ["vector_add"], "configs": [{"n": 1024}], "runs": 2})
     registry = load_registry()
     annotations = {"vector_add": registry.kernels["vector_add"].annotations}
-    return RunJob(spec, registry, annotations, tmp_path, {"nsight_mode": nsight_mode},
+    return RunJob(spec, registry, annotations, tmp_path, BackendStatus(True, "", "", nsight_mode),
                   Channel(tmp_path, None), "GPU-1")
 
 
@@ -72,13 +110,14 @@ def test_a_launch_mode_parent_profiles_without_starting_cuda(monkeypatch, tmp_pa
     warmed, profiled = [], []
     monkeypatch.setattr(nb, "_LOADED", {})
     monkeypatch.delenv(nb.LAUNCH_CHILD_ENV, raising=False)
-    monkeypatch.setattr(nb, "warm_up", lambda spec, bodies, uuid: warmed.append(uuid) or {})
+    monkeypatch.setattr(nb, "warm_up_bodies",
+                        lambda spec, bodies, uuid: warmed.append(uuid) or {})
     fake = types.SimpleNamespace(annotate=lambda _name: None)
 
     def profile(nsight, spec, bodies, out_dir, emit, uuid):
         profiled.append((nsight, len(bodies), out_dir.name, uuid))
 
-    assert nb.profile_job(_job(tmp_path, nsight_mode), lambda: fake, profile) is None
+    assert _FakeNsightBackend(lambda: fake, profile).run(_job(tmp_path, nsight_mode)) is None
     assert profiled == [(fake, 1, C.NSIGHT_DIR, "GPU-1")]
     assert warmed == (["GPU-1"] if warms_up else [])
 
@@ -91,17 +130,18 @@ def test_the_preflight_verdict_comes_after_the_nsight_import_and_before_profilin
     order: list[str] = []
     monkeypatch.setattr(nb, "_LOADED", {})
     monkeypatch.delenv(nb.LAUNCH_CHILD_ENV, raising=False)
-    monkeypatch.setattr(nb, "warm_up", lambda spec, bodies, uuid: order.append("warm-up") or {})
+    monkeypatch.setattr(nb, "warm_up_bodies",
+                        lambda spec, bodies, uuid: order.append("warm-up") or {})
     fake = types.SimpleNamespace(annotate=lambda _name: None)
     job = _job(tmp_path, nsight_mode)
-    job = RunJob(job.spec, job.registry, job.annotations, job.job_dir, job.entry, job.channel,
+    job = RunJob(job.spec, job.registry, job.annotations, job.job_dir, job.status, job.channel,
                  job.uuid, lambda: order.append("verdict"))
 
     def load():
         order.append("import")
         return fake
 
-    nb.profile_job(job, load, lambda *a: order.append("profile"))
+    _FakeNsightBackend(load, lambda *a: order.append("profile")).run(job)
     assert order[:2] == ["import", "verdict"] and order[-1] == "profile"
 
 
@@ -114,11 +154,11 @@ def test_a_refused_preflight_stops_the_job_even_when_the_import_fails(monkeypatc
         raise nb.WorkerError("no permission to read GPU performance counters", "fix",
                              kind="counter_permission")
 
-    job = RunJob(job.spec, job.registry, job.annotations, job.job_dir, job.entry, job.channel,
+    job = RunJob(job.spec, job.registry, job.annotations, job.job_dir, job.status, job.channel,
                  job.uuid, refused)
 
     def load():
         raise ImportError("no nsight")
 
     with pytest.raises(nb.WorkerError, match="permission"):
-        nb.profile_job(job, load, lambda *a: None)
+        _FakeNsightBackend(load, lambda *a: None).run(job)

@@ -17,6 +17,7 @@ from pathlib import Path
 import pytest
 
 from profiling_worker import bundle_writer, environment, results, runner
+from profiling_worker.backends.registry import choose_backends
 from profiling_worker.channel import Channel
 from profiling_worker.errors import (COUNTER_PERMISSION_MARK, ProfilingFailed, WorkerError,
                                      classify_known)
@@ -248,10 +249,10 @@ def test_cpu_job_records_no_gpu(tmp_path: Path, clean_env) -> None:
 def test_old_ncu_with_new_nsight_python_says_both_versions_and_fix() -> None:
     env = {"gpus": GPUS, "nsight_python": "1.1.1", "ncu_report": "2026.2.1",
            "ncu": {"path": "/opt/ncu/ncu", "version": "2025.3.1.0"}}
-    ncu = environment.choose_backends(env)["ncu"]
-    assert not ncu["available"]
-    assert "2025.3.1.0" in ncu["reason"] and "1.1.1" in ncu["reason"]
-    assert "2026.2.1" in ncu["fix"] and "nsight-python==0.9.6" in ncu["fix"]
+    ncu = choose_backends(env)["ncu"]
+    assert not ncu.available
+    assert "2025.3.1.0" in ncu.reason and "1.1.1" in ncu.reason
+    assert "2026.2.1" in ncu.fix and "nsight-python==0.9.6" in ncu.fix
 
 
 def test_probe_ncu_reads_the_version_of_a_fake_ncu(tmp_path: Path,
@@ -265,10 +266,10 @@ def test_old_libcupti_names_the_resolved_library_path_and_version() -> None:
     lib = "/venv/lib/python3.11/site-packages/nvidia/cuda_cupti/lib/libcupti.so.13"
     env = {"gpus": GPUS, "nsight_python": "1.1.1", "cupti_python": "13.4.0",
            "libcupti": [{"path": lib, "version": "13.0.85"}]}
-    cupti = environment.choose_backends(env)["cupti"]
-    assert not cupti["available"]
-    assert "13.0.85" in cupti["reason"] and lib in cupti["reason"]
-    assert "nvidia-cuda-cupti>=13.4" in cupti["fix"]
+    cupti = choose_backends(env)["cupti"]
+    assert not cupti.available
+    assert "13.0.85" in cupti.reason and lib in cupti.reason
+    assert "nvidia-cuda-cupti>=13.4" in cupti.fix
 
 
 def test_classify_known_names_disk_full_in_a_cause_chain() -> None:

@@ -135,13 +135,13 @@ def test_nsight_096_thermal_guard_is_pointed_at_the_job_gpu(nvml, monkeypatch) -
 
 
 def test_serve_pins_its_gpu_among_the_visible_ones(monkeypatch) -> None:
-    from profiling_worker import environment, serve
+    from profiling_worker import serve
 
     for name in ("CUDA_VISIBLE_DEVICES", "KPROF_VISIBLE_DEVICES", "CUDA_DEVICE_ORDER"):
         monkeypatch.setenv(name, "")
         monkeypatch.delenv(name)
     monkeypatch.setenv("CUDA_VISIBLE_DEVICES", "1")
-    monkeypatch.setattr(environment, "environment_report", lambda: {
+    monkeypatch.setattr(serve, "environment_report", lambda: {
         "environment": {"gpus": GPUS}, "backends": {"cupti": {"available": False}}})
     r, w = __import__("os").pipe()
     monkeypatch.setattr(serve.os, "dup", lambda _fd: w)

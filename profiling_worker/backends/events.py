@@ -1,0 +1,127 @@
+"""The ``events`` backend: each annotated region timed between two ``torch.cuda.Event`` marks on
+the current stream, as benchmark scripts do (``triton.testing.do_bench``, nvbench's GPU time).
+
+What it measures (``schema/backends.py`` EVENTS_BACKEND.measures): the wall time on the stream
+from the start event to the end event. The stream is synchronised just before each start
+event, so every region starts on an idle GPU and its time holds the launch of its first kernel,
+the kernels, and every gap between them (host launch overhead, small copies, allocator work).
+That is why it reads longer than CUPTI's kernel durations, most for short kernels: the sum of
+the gaps is what the backends page attributes to launch overhead. ``cudaEventElapsedTime`` has a
+resolution of about 0.5 µs (CUDA Runtime API, cudaEventElapsedTime).
+
+With ``cache_control="all"`` the L2 is flushed before each region, outside it, as the CUPTI
+backend does (``l2_flush.py``); Nsight Compute flushes before every kernel instead. Warm-up calls
+(``spec.warmup``) run before each config's timed runs and are not timed
+(``region_timer.time_regions``).
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from profiling_worker.backends import nsight_backend as nb
+from profiling_worker.backends.base import Collection, launches_frame
+from profiling_worker.backends.l2_flush import L2Flush, no_flush
+from profiling_worker.backends.region_timer import time_regions
+from profiling_worker.backends.run_side import NO_GPU, BackendStatus, RunJob, RunSide, unavailable
+from profiling_worker.errors import BackendUnavailable
+from profiling_worker.schema import backends as B, columns as C
+
+MEASUREMENT = B.EVENTS_BACKEND.measures
+#: cudaEventElapsedTime's resolution (CUDA Runtime API reference), for the manifest.
+TIMER = "torch.cuda.Event pairs (cudaEventElapsedTime, resolution about 0.5 µs)"
+NO_CUDA_FIX = ("run on a machine with an NVIDIA GPU and a CUDA build of torch "
+               "(pip install torch from the CUDA index), or choose the cpu backend")
+
+
+class EventsBackend(RunSide):
+    """CUDA events around each region (module docstring)."""
+
+    name = B.EVENTS
+
+    def probe(self, env: dict[str, Any]) -> BackendStatus:
+        """Available with a GPU (NVML) and torch; a CPU-only torch is found at the run
+        (:func:`require_cuda`): the probe never starts CUDA."""
+        if not env.get("gpus"):
+            return unavailable(*NO_GPU)
+        if not env.get("torch"):
+            return unavailable("torch is not installed", NO_CUDA_FIX)
+        return BackendStatus(True, f"torch {env['torch']} CUDA events: {MEASUREMENT}")
+
+    def warm_up(self, status: BackendStatus) -> None:
+        """Import torch and start CUDA."""
+        torch = require_cuda()
+        torch.cuda.init()
+        torch.zeros(1, device="cuda")
+
+    def run(self, job: RunJob) -> Collection:
+        """Time ``job``'s regions with CUDA events on the job's GPU.
+
+        Raises:
+            BackendUnavailable: torch sees no CUDA device.
+            KernelFailed: a kernel body raised (CUDA out of memory included).
+        """
+        torch = require_cuda()
+        spec = job.spec
+        job.ready()
+        flush = L2Flush() if spec.cache_control == "all" else None
+        with nb.autograd_on_calling_thread():
+            rows = time_regions(spec, lambda k, timed: job.body(k, "cuda", timed),
+                                job.channel.emit, CudaEventClock(torch, flush))
+        warnings = ([f"the events backend does not apply thermal_mode {spec.thermal_mode!r} "
+                     "(nsight-python's pauses for GPU temperature): runs were not paused"]
+                    if spec.thermal_mode != "off" else [])
+        return Collection(launches_frame(rows, spec), warnings, {
+            "measurement": MEASUREMENT, "timer": TIMER,
+            "cache_flush": flush.describe() if flush else no_flush(spec.cache_control),
+            "cuda_device": nb.cuda_device(job.uuid)})
+
+
+def require_cuda() -> Any:
+    """The ``torch`` module, once it sees a CUDA device.
+
+    Raises:
+        BackendUnavailable: torch is missing, or ``torch.cuda.is_available()`` is False (a CPU
+            build of torch, or no GPU visible to it).
+    """
+    try:
+        import torch
+    except ImportError as exc:
+        raise BackendUnavailable(f"the events backend needs torch: {exc}", NO_CUDA_FIX) from exc
+    if not torch.cuda.is_available():
+        raise BackendUnavailable(f"the events backend needs a CUDA device, and torch "
+                                 f"{torch.__version__} sees none (torch.cuda.is_available() "
+                                 "is False)", NO_CUDA_FIX)
+    return torch
+
+
+class CudaEventClock:
+    """A :class:`~profiling_worker.backends.region_timer.Stopwatch` of CUDA events on the current
+    stream: before each region the L2 flush (when asked) and a stream synchronisation."""
+
+    kernel_prefix = "events"
+    metric = C.GPU_TIME
+
+    def __init__(self, torch: Any, flush: L2Flush | None):
+        self._torch = torch
+        self._flush = flush
+
+    def before_region(self) -> None:
+        """Flush the L2 (when asked), then wait for the stream to be idle."""
+        if self._flush is not None:
+            self._flush()
+        self._torch.cuda.synchronize()
+
+    def mark(self) -> Any:
+        """A timing event recorded on the current stream."""
+        event = self._torch.cuda.Event(enable_timing=True)
+        event.record()
+        return event
+
+    def settle(self) -> None:
+        """Wait for every recorded event."""
+        self._torch.cuda.synchronize()
+
+    def elapsed_ns(self, start: Any, end: Any) -> float:
+        """``start.elapsed_time(end)`` (ms) in ns."""
+        return float(start.elapsed_time(end)) * 1e6

@@ -1,0 +1,109 @@
+"""The loop of the backends that time each annotated region themselves, configs x runs, with a
+:class:`Stopwatch`: the host clock (cpu backend, :class:`HostClock`) or CUDA events (events
+backend). Warm-up calls run before each config's timed runs, with no region timed.
+
+Marks are read only after each config's runs (:meth:`Stopwatch.settle`): a CUDA event's time is
+known once the GPU has passed it, and reading it earlier would stall the stream mid-run.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager, nullcontext
+from typing import Any, Protocol
+
+from profiling_worker.backends.base import Emit, RunCounter
+from profiling_worker.catalog.declare import Annotate
+from profiling_worker.schema import columns as C
+from profiling_worker.schema.spec import JobSpec
+
+
+class Stopwatch(Protocol):
+    """Marks the start and end of each region and turns a pair of marks into nanoseconds.
+
+    ``kernel_prefix``: the Kernel column of a region's row is ``<prefix>:<annotation>`` (a
+    region, not one kernel). ``metric``: the duration metric recorded (ns).
+    """
+
+    kernel_prefix: str
+    metric: str
+
+    def before_region(self) -> None:
+        """Called just before each region's start mark, outside it (an L2 flush)."""
+
+    def mark(self) -> Any:
+        """A point in time on this stopwatch's clock."""
+
+    def settle(self) -> None:
+        """Wait until every mark taken so far can be read."""
+
+    def elapsed_ns(self, start: Any, end: Any) -> float:
+        """Nanoseconds from mark ``start`` to mark ``end`` (after :meth:`settle`)."""
+
+
+class HostClock:
+    """The host's ``time.perf_counter_ns``: wall-clock time of the region's host code."""
+
+    kernel_prefix = "host"
+    metric = C.HOST_TIME
+
+    def before_region(self) -> None:
+        """Nothing to do before a region on the host."""
+
+    def mark(self) -> int:
+        """``time.perf_counter_ns()``."""
+        return time.perf_counter_ns()
+
+    def settle(self) -> None:
+        """Host marks are read at once."""
+
+    def elapsed_ns(self, start: Any, end: Any) -> float:
+        """``end - start`` (ns)."""
+        return float(end - start)
+
+
+def time_regions(spec: JobSpec, make_body: Callable[[str, Annotate], Callable[..., None]],
+                 emit: Emit, clock: Stopwatch) -> list[dict[str, Any]]:
+    """Run every config ``spec.runs`` times (after ``spec.warmup`` untimed calls), each
+    annotated region between two marks of ``clock``.
+
+    Args:
+        spec: the validated job.
+        make_body: ``make_body(kernel_id, annotate)`` -> the kernel's body.
+        emit: event callback; progress is reported per config and run.
+        clock: the stopwatch.
+
+    Returns:
+        Launch rows, one per region and run: Kernel ``<clock.kernel_prefix>:<annotation>``,
+        Launch 0, Metric ``clock.metric``, Value in ns, Unit ``ns``.
+    """
+    rows: list[dict[str, Any]] = []
+    pending: list[tuple[dict[str, Any], Any, Any]] = []  # (row, start mark, end mark)
+    current: dict[str, int] = {}
+
+    @contextmanager
+    def timed(name: str) -> Iterator[None]:
+        clock.before_region()
+        start = clock.mark()
+        yield
+        pending.append(({C.ANNOTATION: name, C.CONFIG: current["config"], C.RUN: current["run"],
+                         C.LAUNCH: 0, C.KERNEL: f"{clock.kernel_prefix}:{name}", C.GRID: None,
+                         C.BLOCK: None, C.METRIC: clock.metric, C.UNIT: "ns"},
+                        start, clock.mark()))
+
+    bodies = [make_body(k, timed) for k in spec.kernels]
+    counter = RunCounter(spec, emit)
+    for config in spec.configs:
+        values = tuple(config.values())
+        for _ in range(spec.warmup):
+            for body in bodies:
+                body(*values, annotate=lambda _name: nullcontext())
+        for _ in range(spec.runs):
+            current["config"], current["run"] = counter.next(values)
+            for body in bodies:
+                body(*values)
+        clock.settle()
+        rows += [{**row, C.VALUE: clock.elapsed_ns(start, end)} for row, start, end in pending]
+        pending.clear()
+    return rows
