@@ -10,6 +10,7 @@ from collections.abc import Callable, Iterator
 from contextlib import contextmanager, nullcontext
 from typing import Any
 
+from profiling_worker import adaptive
 from profiling_worker.backends.base import Collection, Emit, RunCounter, launches_frame
 from profiling_worker.backends.registry import RunJob
 from profiling_worker.catalog.declare import Annotate
@@ -41,7 +42,8 @@ def run(job: RunJob) -> Collection:
 
 def collect(spec: JobSpec, make_body: Callable[[str, Annotate], Callable[..., None]],
             emit: Emit) -> Collection:
-    """Run every config ``spec.runs`` times (after ``spec.warmup`` untimed calls).
+    """Run every config ``spec.runs`` times (after ``spec.warmup`` untimed calls), or, with
+    ``spec.run_target``, as many times as the stopping rule says (profiling_worker/adaptive.py).
 
     Args:
         spec: the validated job.
@@ -66,14 +68,26 @@ def collect(spec: JobSpec, make_body: Callable[[str, Annotate], Callable[..., No
 
     bodies = [make_body(k, timed) for k in spec.kernels]
     counter = RunCounter(spec, emit)
-    for config in spec.configs:
-        values = tuple(config.values())
-        for _ in range(spec.warmup):
+    warmed: set[int] = set()
+
+    def measure(idx: int, runs: int) -> dict[str, list[float]]:
+        values = tuple(spec.configs[idx].values())
+        for _ in range(0 if idx in warmed else spec.warmup):
             for body in bodies:
                 body(*values, annotate=lambda _name: nullcontext())
-        for _ in range(spec.runs):
+        warmed.add(idx)
+        first = len(rows)
+        for _ in range(runs):
             current["config"], current["run"] = counter.next(values)
             for body in bodies:
                 body(*values)
-    return Collection(launches_frame(rows, spec),
-                      backend_info={"measurement": MEASUREMENT, "timer": "time.perf_counter_ns"})
+        return adaptive.region_values(rows[first:])
+
+    info: dict[str, Any] = {"measurement": MEASUREMENT, "timer": "time.perf_counter_ns"}
+    if spec.run_target is not None:
+        states = adaptive.run_adaptive(spec.run_target, len(spec.configs), measure)
+        info["auto_runs"] = adaptive.summary(states, spec.run_target)
+    else:
+        for idx in range(len(spec.configs)):
+            measure(idx, spec.runs)
+    return Collection(launches_frame(rows, spec), backend_info=info)
