@@ -20,7 +20,7 @@ from profiling_worker.schema import backends as B, run_target, spec as spec_sche
 
 from app import settings
 from app.core import config_grid, spec_form
-from app.sidebar import run_on
+from app.sidebar import preflight_panel, run_on
 from app.ui import cached, state
 from app.core.markdown import esc
 
@@ -53,6 +53,7 @@ LABELS = {
     "thermal_timeout": "Longest pause (s)", "warmup": "Warm-up calls", "gpu": "GPU index",
     "collectors": "Info collectors (sampled before each run; nsight-python >= 1.1)",
     "ignore_kernels": "Kernels to ignore (one a line)", "label": "Label", "combine": "Configs",
+    "preflight": "Pre-flight",
     "auto_ci95_pct": "Auto runs: target CI95 (± % of mean)", "auto_min_runs": "Auto: fewest runs",
     "auto_max_runs": "Auto: most runs", "auto_budget_s": "Auto: budget (s)",
     **{f"run_target.{key}": "Auto runs" for key in spec_form.RUN_TARGET_FIELDS.values()},
@@ -187,13 +188,17 @@ def render_job_builder(best_backend: str) -> dict[str, Any]:
         _select(right, LABELS["metric_preset"], spec_schema.METRIC_PRESETS, "metric_preset", first,
                 help="timing = duration; bound = SM vs DRAM % of peak; memory = DRAM bytes")
         _options_box(first)
-        st.form_submit_button("Run", type="primary", on_click=on_submit, args=(first,),
-                              key=k("submit"))
+        run, pre = st.columns(2)
+        run.form_submit_button("Run", type="primary", on_click=on_submit, args=(first,),
+                               key=k("submit"))
+        pre.form_submit_button("Pre-flight", on_click=lambda: preflight_panel.on_preflight(
+            form_values(first), check), key=k("preflight"), help=preflight_panel.HELP)
     for err in load_errors:
         st.warning(f"Kernel file **{esc(err['file'])}** did not load: {esc(err['error'])}",
                    icon=":material/warning:")
     values = form_values(first)
     _errors(values, labels(info.parameters if info is not None else ("n",)))
+    preflight_panel.render_preflight()
     return values
 
 

@@ -1,0 +1,42 @@
+"""The sidebar's Pre-flight: the button queues a quick pass of the form's job (cpu here: the host
+timer, said on screen), and the expander shows its findings and estimate before any long run."""
+
+from __future__ import annotations
+
+from apptest_helpers import texts
+from app.ui import cached, state
+
+
+def test_preflight_button_queues_a_pass_and_shows_its_findings(store, app) -> None:
+    at = app()
+    at.multiselect(key="builder-kernels").set_value(["matmul"])
+    at.selectbox(key="builder-backend").set_value("cpu")
+    at.text_input(key="builder-sizes").set_value("32, 64")
+    at.text_input(key="builder-runs").set_value("50")
+    at.button(key="builder-preflight").click().run()
+    assert not at.exception, at.exception
+    entry = at.session_state[state.BUILDER_PREFLIGHT]
+    assert entry["planned"]["runs"] == 50 and entry["planned"]["backend"] == "cpu"
+    assert cached.job_manager().wait(entry["job"], 120) == "done"
+    at.run()
+    assert not at.exception, at.exception
+    shown = texts(at)
+    assert "Measured with cpu: host wall-clock, not GPU" in shown
+    assert "The host timer sees no GPU kernels" in shown
+    assert "The same launches in the first and second call and in every config." in shown
+    assert "Planned job (cpu, 50 runs per config)" in shown
+    counts = next(d.value for d in at.dataframe if "FirstCallLaunches" in d.value.columns)
+    assert len(counts) == 6  # fp32, fp16, bf16 x n=32, 64
+    assert (counts["FirstCallLaunches"] == 1).all() and (counts["SecondCallLaunches"] == 1).all()
+    quick = cached.job_manager().get(entry["job"])
+    assert quick.spec.runs == 2 and quick.spec.warmup == 0  # the first call is the first ever
+
+
+def test_preflight_refuses_a_bad_form_with_field_errors(store, app) -> None:
+    at = app()
+    at.selectbox(key="builder-backend").set_value("cpu")
+    at.text_input(key="builder-sizes").set_value("-3")
+    at.button(key="builder-preflight").click().run()
+    assert not at.exception
+    assert state.BUILDER_PREFLIGHT not in at.session_state
+    assert at.error, "the size error is shown, as Run shows it"
