@@ -121,3 +121,30 @@ def test_cpu_backend_auto_runs_records_per_config_runs_matching_its_table():
         width = adaptive.rel_ci95_pct(mine[C.VALUE].tolist())
         assert row["rel_ci95_pct"] == pytest.approx(width, rel=1e-3)
         assert row["target_met"] == (width <= 5.0)
+
+
+def test_worker_cli_auto_job_records_auto_runs_and_its_tables_agree(tmp_path):
+    import json
+    import subprocess
+    import sys
+
+    from profiling_worker.schema.manifest import read_manifest
+
+    job = tmp_path / "auto-job"
+    job.mkdir()
+    (job / C.SPEC_FILE).write_text(json.dumps({
+        "kernels": ["matmul"], "annotations": ["fp32", "fp16"], "configs": [{"n": 32}, {"n": 64}],
+        "backend": "cpu", "runs": "auto",
+        "run_target": {"rel_ci95_pct": 3.0, "min_runs": 3, "max_runs": 25, "budget_s": 20}}))
+    proc = subprocess.run([sys.executable, "-m", "profiling_worker", "run", str(job)], cwd=REPO,
+                          capture_output=True, text=True, timeout=300)
+    assert proc.returncode == 0, proc.stderr[-2000:]
+    manifest = read_manifest(job)
+    assert manifest["spec"]["runs"] == "auto" and manifest["spec"]["run_target"]["max_runs"] == 25
+    auto = manifest["backend"]["auto_runs"]["configs"]
+    agg = pd.read_parquet(job / C.TABLES_DIR / "aggregated.parquet")
+    for row in auto:  # both annotations of a config get the config's runs
+        assert set(agg[agg[C.CONFIG] == row[C.CONFIG]][C.NUM_RUNS]) == {row["runs"]}
+        widest = agg[agg[C.CONFIG] == row[C.CONFIG]]
+        half = (widest[C.CI95_UPPER] - widest[C.AVG]) / widest[C.AVG] * 100
+        assert row["rel_ci95_pct"] == pytest.approx(float(half.max()), rel=1e-3)
