@@ -28,6 +28,7 @@ from app.core import frame_columns as F
 from app.core.views.deep_dive import config_labeler
 
 CALLS = 2  # the first call (no warm-up) and one more
+PILOT_BUDGET_S = 60.0  # the most a pilot pass for Nsight Compute's runs may measure
 LABEL = "pre-flight"
 FIRST, LATER = "FirstCallLaunches", "SecondCallLaunches"
 FIRST_KERNELS, LATER_KERNELS = "FirstCallKernels", "SecondCallKernels"
@@ -42,18 +43,35 @@ _REPORT_BYTES = ((1, 17_000), (6, 115_000), (17, 282_000))
 _REPORT_FULL = 1_460_000
 
 
-def preflight_spec(planned: JobSpec) -> JobSpec:
+def preflight_spec(planned: JobSpec, pilot: bool = False) -> JobSpec:
     """The pre-flight job of ``planned``: its kernels, configs, annotations, GPU, cache control
     and ignored kernels; :data:`CALLS` runs, no warm-up, timing only; CUPTI when ``planned``
-    runs on a GPU, else cpu."""
+    runs on a GPU, else cpu. ``pilot``: for a Nsight Compute job of runs "auto" (``planned`` is
+    its CUPTI twin, with its ``run_target``), the pass runs "auto" itself from :data:`CALLS`
+    runs, its budget at most :data:`PILOT_BUDGET_S`: its runs choose the ncu job's
+    (:func:`ncu_runs`)."""
+    target = planned.run_target if pilot else None
+    runs: Any = CALLS if target is None else "auto"
     raw = {"kernels": list(planned.kernels), "configs": [dict(c) for c in planned.configs],
-           "runs": CALLS, "warmup": 0, "thermal_mode": "off",
+           "runs": runs, "warmup": 0, "thermal_mode": "off",
            "backend": B.CUPTI if B.on_gpu(planned.backend) else B.CPU, "gpu": planned.gpu,
            "cache_control": planned.cache_control, "ignore_kernels": list(planned.ignore_kernels),
            "label": f"{LABEL} of {planned.label or ', '.join(planned.kernels)}"[:200]}
     if planned.annotations:
         raw["annotations"] = list(planned.annotations)
+    if target is not None:
+        raw["run_target"] = {**target.to_json(), "min_runs": CALLS,
+                             "budget_s": min(target.budget_s, PILOT_BUDGET_S)}
     return validate_spec(raw)
+
+
+def ncu_runs(manifest: Mapping[str, Any]) -> tuple[int, list[int]] | None:
+    """(runs for the Nsight Compute job, runs each config took) from a pilot pass's
+    ``backend.auto_runs``: Nsight Compute gives every config the same runs, so the most any
+    config needed (its max_runs where the target was not met). None without a record."""
+    entry = (manifest.get("backend") or {}).get("auto_runs") or {}
+    taken = [int(c["runs"]) for c in entry.get("configs") or ()]
+    return (max(taken), taken) if taken else None
 
 
 @dataclass

@@ -9,6 +9,7 @@ from typing import Any
 
 import streamlit as st
 
+from profiling_worker.schema import backends as B, run_target
 from profiling_worker.schema.manifest import JobStatus
 from profiling_worker.schema.spec import FieldError, validate_spec
 
@@ -23,16 +24,26 @@ HELP = (f"Queues a quick pass first: {preflight.CALLS} calls of each config, the
         "and estimates the job's time and report size.")
 
 
+def is_pilot(values: Mapping[str, Any]) -> bool:
+    """A Nsight Compute job of runs "auto": its pre-flight is a CUPTI pass of runs "auto" whose
+    runs choose the ncu job's (Nsight Compute replays every config in one call per job)."""
+    return (values.get("backend") == B.NCU
+            and str(values.get("runs") or "").strip().lower() == run_target.AUTO)
+
+
 def on_preflight(values: Mapping[str, Any],
                  check: Any) -> None:
-    """Form callback: validate the form (``check(values)`` -> (spec, errors), as Run does) and
-    queue its pre-flight job on this host, or keep the errors for display."""
-    spec, errors = check(values)
+    """Form callback: validate the form (``check(values)`` -> (spec, errors), as Run does; for
+    a pilot, :func:`is_pilot`, its CUPTI twin timing only) and queue its pre-flight job on this
+    host, or keep the errors for display."""
+    pilot = is_pilot(values)
+    spec, errors = check({**values, "backend": B.CUPTI, "metric_preset": "timing",
+                          "extra_metrics": ""} if pilot else values)
     st.session_state[state.BUILDER_ERRORS] = errors
     st.session_state[state.BUILDER_CHECKED] = values
     if spec is None:
         return
-    quick = preflight.preflight_spec(spec)
+    quick = preflight.preflight_spec(spec, pilot)
     refused = spec_form.backend_errors(quick, cached.env_report())
     if refused:
         st.session_state[state.BUILDER_ERRORS] = [
@@ -41,7 +52,8 @@ def on_preflight(values: Mapping[str, Any],
         return
     job_id = cached.job_manager().submit(quick)
     state.add_own_job(job_id)
-    st.session_state[state.BUILDER_PREFLIGHT] = {"job": job_id, "planned": spec.to_json()}
+    st.session_state[state.BUILDER_PREFLIGHT] = {"job": job_id, "planned": spec.to_json(),
+                                                 "ncu_form": dict(values) if pilot else None}
 
 
 def render_preflight() -> None:
@@ -61,7 +73,33 @@ def render_preflight() -> None:
             st.error(f"Pre-flight {esc(str(bundle.status))}: {esc(err.get('message', ''))}",
                      icon=":material/error:")
             return
-        _findings(bundle, validate_spec(entry["planned"]))
+        planned = validate_spec(entry["planned"])
+        if entry.get("ncu_form"):
+            planned = _pilot(bundle, entry["ncu_form"]) or planned
+        _findings(bundle, planned)
+
+
+def _pilot(bundle: Any, form: Mapping[str, Any]) -> Any:
+    """The pilot's runs for the Nsight Compute job, and a button that puts them in Runs;
+    returns that ncu job's spec (for the estimate), None when the form does not make one."""
+    chosen = preflight.ncu_runs(bundle.manifest)
+    if chosen is None:
+        return None
+    runs, taken = chosen
+    target = ((bundle.manifest.get("spec") or {}).get("run_target") or {}).get("rel_ci95_pct")
+    st.info(f"Runs for Nsight Compute from this CUPTI pass: the configs needed "
+            f"{', '.join(map(str, taken))} runs for a CI95 of ± {target} % (CUPTI durations). "
+            f"Nsight Compute gives every config the same runs: **{runs}**.",
+            icon=":material/info:")
+    st.button(f"Use {runs} runs", key=state.key("builder", "preflight-use-runs"),
+              on_click=_use_runs, args=(runs,))
+    spec, _errors = spec_form.to_job_spec({**form, "runs": str(runs)},
+                                          cached.kernel_catalog()[0])
+    return spec
+
+
+def _use_runs(runs: int) -> None:
+    st.session_state[state.key("builder", "runs")] = str(runs)
 
 
 def _findings(bundle: Any, planned: Any) -> None:

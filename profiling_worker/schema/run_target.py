@@ -70,8 +70,9 @@ def parse(raw: Mapping[str, Any], backend: str, errors: list[FieldError]) -> Run
         return None
     if backend not in BACKENDS:
         errors.append(FieldError("runs", f'"auto" runs on the {backend} backend is not supported',
-                                 "use the cupti backend with runs \"auto\" first and give this "
-                                 "job the runs it needed (Stability page), or choose cupti/cpu"))
+                                 "press Pre-flight in the sidebar (a CUPTI pass of runs \"auto\" "
+                                 "chooses the runs for Nsight Compute), give a whole number of "
+                                 "runs, or choose cupti/cpu"))
         return None
     if target is None:
         return _DEFAULT

@@ -40,3 +40,44 @@ def test_preflight_refuses_a_bad_form_with_field_errors(store, app) -> None:
     assert not at.exception
     assert state.BUILDER_PREFLIGHT not in at.session_state
     assert at.error, "the size error is shown, as Run shows it"
+
+
+def test_an_ncu_job_of_auto_runs_asks_cupti_for_its_runs(store, app) -> None:
+    """No GPU here: the pilot's CUPTI pass is refused with the reason, before anything queues."""
+    at = app()
+    at.selectbox(key="builder-backend").set_value("ncu")
+    at.text_input(key="builder-runs").set_value("auto")
+    at.button(key="builder-preflight").click().run()
+    assert not at.exception, at.exception
+    assert state.BUILDER_PREFLIGHT not in at.session_state
+    shown = texts(at)
+    assert "cupti cannot run here: no NVIDIA GPU visible" in shown
+    at.button(key="builder-submit").click().run()  # Run itself says what to do
+    assert "press Pre-flight in the sidebar" in texts(at)
+
+
+def test_the_pilots_runs_fill_runs_with_one_click(store, app, tmp_path) -> None:
+    """A done pass of runs "auto" (here a real cpu job standing in for the GPU's CUPTI pass)
+    shown as an ncu job's pilot: the runs it took, and "Use N runs" puts N in Runs."""
+    import shutil
+
+    from conftest import record_cpu_job
+    from test_page_auto_runs import AUTO_JOB_ID, AUTO_SPEC
+
+    src = record_cpu_job(tmp_path / AUTO_JOB_ID, AUTO_SPEC)
+    shutil.copytree(src, store["results"] / AUTO_JOB_ID)
+    at = app()
+    form = {"kernels": ["matmul"], "sizes": "32, 64", "runs": "auto", "backend": "ncu",
+            "metric_preset": "bound", "size_preset": "typed", "annotations": ["fp32"]}
+    at.session_state[state.BUILDER_PREFLIGHT] = {
+        "job": AUTO_JOB_ID, "ncu_form": form,
+        "planned": {**AUTO_SPEC, "configs": [{"n": 32}, {"n": 64}]}}
+    at.run()
+    assert not at.exception, at.exception
+    shown = texts(at)
+    assert "the configs needed 6, 6 runs for a CI95 of ± 0.01 %" in shown
+    assert "Nsight Compute gives every config the same runs: **6**" in shown
+    assert "Planned job (ncu, 6 runs per config)" in shown and "report about" in shown
+    at.button(key="builder-preflight-use-runs").click().run()
+    assert not at.exception, at.exception
+    assert at.text_input(key="builder-runs").value == "6"

@@ -69,3 +69,34 @@ def test_auto_runs_estimate_is_bounded_by_the_budget():
                              "run_target": {"max_runs": 10_000, "budget_s": 30}})
     est = preflight.read_preflight(launches, manifest, planned).estimate
     assert est["seconds"] == pytest.approx(5.6 + 30) and "at most" in est["note"]
+
+
+def test_a_pilot_for_nsight_compute_runs_auto_on_cupti_from_two_cold_calls():
+    twin = validate_spec({"kernels": ["matmul"], "configs": [{"n": 1024}, {"n": 8192}],
+                          "backend": "cupti", "runs": "auto",
+                          "run_target": {"rel_ci95_pct": 1.0, "max_runs": 50, "budget_s": 300}})
+    pilot = preflight.preflight_spec(twin, pilot=True)
+    assert (pilot.backend, pilot.warmup, pilot.runs) == ("cupti", 0, 50)
+    assert pilot.run_target.min_runs == preflight.CALLS and pilot.run_target.rel_ci95_pct == 1.0
+    assert pilot.run_target.budget_s == preflight.PILOT_BUDGET_S
+    assert preflight.preflight_spec(twin).run_target is None  # a plain pre-flight: 2 calls
+
+
+def test_ncu_runs_are_the_most_any_config_took(tmp_path):
+    """On a real auto job's record (cpu worker): Nsight Compute runs every config alike."""
+    import subprocess
+    import sys
+
+    job = tmp_path / "auto"
+    job.mkdir()
+    (job / C.SPEC_FILE).write_text(json.dumps({
+        "kernels": ["matmul"], "annotations": ["fp32"], "configs": [{"n": 16}, {"n": 64}],
+        "backend": "cpu", "runs": "auto",
+        "run_target": {"rel_ci95_pct": 5.0, "min_runs": 2, "max_runs": 12, "budget_s": 20}}))
+    subprocess.run([sys.executable, "-m", "profiling_worker", "run", str(job)], timeout=300,
+                   cwd=Path(__file__).resolve().parents[3], check=True, capture_output=True)
+    manifest = json.loads((job / "manifest.json").read_text())
+    runs, taken = preflight.ncu_runs(manifest)
+    assert taken == [c["runs"] for c in manifest["backend"]["auto_runs"]["configs"]]
+    assert runs == max(taken) and 2 <= runs <= 12
+    assert preflight.ncu_runs({"backend": {}}) is None
