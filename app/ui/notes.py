@@ -70,6 +70,7 @@ def auto_runs(bundle: Bundle, page: str) -> None:
     text, frame = auto_runs_note(bundle.manifest), auto_runs_frame(bundle.manifest)
     if text is None or frame is None:
         return
+    text += f" The rule ran on the job's durations: {bundle.measurement}."
     (st.info if frame[MET].all() else st.warning)(esc(text), icon=":material/info:" if frame[MET].all() else ":material/warning:")
     with st.expander("Runs per config (runs \"auto\")"):
         st.dataframe(frame, key=f"{page}-auto-runs", hide_index=True, width="stretch")
