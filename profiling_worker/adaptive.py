@@ -154,3 +154,15 @@ def region_values(rows: Sequence[Mapping[str, Any]]) -> dict[str, list[float]]:
         per_run = sums.setdefault(str(row[C.ANNOTATION]), {})
         per_run[row[C.RUN]] = per_run.get(row[C.RUN], 0.0) + float(row[C.VALUE])
     return {a: [v for _r, v in sorted(runs.items())] for a, runs in sums.items()}
+
+
+def merge_summaries(parts: Sequence[tuple[Mapping[str, Any], Sequence[int]]]) -> dict[str, Any]:
+    """One :func:`summary` of a sweep split into tasks: ``parts`` is (a task's summary, the
+    sweep config index of each of its configs), in task order; each task had the whole
+    ``budget_s`` to itself (``budget_per_task`` says so)."""
+    first = parts[0][0]
+    rows = [{**row, C.CONFIG: int(indices[int(row[C.CONFIG])])}
+            for summ, indices in parts for row in summ.get("configs") or ()]
+    return {**first, "configs": sorted(rows, key=lambda r: int(r[C.CONFIG])),
+            "seconds": round(sum(float(s.get("seconds") or 0) for s, _i in parts), 4),
+            "budget_per_task": len(parts) > 1}

@@ -148,3 +148,24 @@ def test_worker_cli_auto_job_records_auto_runs_and_its_tables_agree(tmp_path):
         widest = agg[agg[C.CONFIG] == row[C.CONFIG]]
         half = (widest[C.CI95_UPPER] - widest[C.AVG]) / widest[C.AVG] * 100
         assert row["rel_ci95_pct"] == pytest.approx(float(half.max()), rel=1e-3)
+
+
+def test_a_split_sweep_records_auto_runs_in_the_sweeps_config_indices(tmp_path):
+    """submitit's local executor runs two real cpu tasks of runs "auto"; the merged bundle's
+    record numbers configs as the sweep does (each task's own record starts at 0)."""
+    import sys
+
+    from app.services import sweep_plan as plan
+    from app.services.slurm_executor import SlurmExecutor
+    from profiling_worker.schema.manifest import JobStatus, read_manifest
+
+    spec = validate_spec({"kernels": ["matmul"], "annotations": ["fp32"], "warmup": 0,
+                          "configs": [{"n": 16}, {"n": 32}, {"n": 48}], "backend": "cpu",
+                          "runs": "auto", "run_target": {"rel_ci95_pct": 0.01, "min_runs": 2,
+                                                         "max_runs": 4, "budget_s": 10}})
+    executor = SlurmExecutor(tmp_path, sys.executable, poll_s=0.3)
+    job_id = executor.submit(spec, plan.SweepOptions(cluster="local", configs_per_task=2))
+    assert executor.wait(job_id, 240) == JobStatus.DONE
+    auto = read_manifest(executor.get(job_id).path)["backend"]["auto_runs"]
+    assert [r[C.CONFIG] for r in auto["configs"]] == [0, 1, 2]
+    assert [r["runs"] for r in auto["configs"]] == [4, 4, 4] and auto["budget_per_task"]
