@@ -42,6 +42,7 @@ from profiling_worker.schema.run_target import RunTarget
 Measure = Callable[[int, int], Mapping[str, Sequence[float]]]
 #: Why a config stopped (the manifest's ``auto_runs.configs[].stopped``).
 MET, AT_MAX, OUT_OF_BUDGET = "target met", "max_runs reached", "budget spent"
+NO_VALUES = "no values measured"  # its min_runs gave no launch in any annotation
 
 
 def rel_ci95_pct(values: Sequence[float]) -> float:
@@ -89,7 +90,7 @@ def next_batch(state: ConfigRuns, target: RunTarget, seconds_left: float) -> int
     n, width = state.runs, state.width_pct()
     need = n if math.isinf(width) else math.ceil(n * (width / target.rel_ci95_pct) ** 2) - n
     batch = min(max(need, 1), n, target.max_runs - n)
-    if state.seconds > 0:
+    if state.seconds > 0 and n:
         batch = min(batch, max(1, int(seconds_left / (state.seconds / n))))
     return max(batch, 1)
 
@@ -119,8 +120,8 @@ def run_adaptive(target: RunTarget, n_configs: int, measure: Measure,
     for state in states:
         batch(state, target.min_runs)
     while (left := target.budget_s - (clock() - start)) > 0:
-        open_ = [s for s in states
-                 if s.width_pct() > target.rel_ci95_pct and s.runs < target.max_runs]
+        open_ = [s for s in states  # a config with no values has nothing to narrow
+                 if s.runs and s.width_pct() > target.rel_ci95_pct and s.runs < target.max_runs]
         if not open_:
             break
         widest = max(open_, key=ConfigRuns.width_pct)
@@ -131,7 +132,8 @@ def run_adaptive(target: RunTarget, n_configs: int, measure: Measure,
 def summary(states: Sequence[ConfigRuns], target: RunTarget) -> dict[str, Any]:
     """The manifest's ``backend.auto_runs``: the target, the interval method and, per config,
     ``{config, runs, rel_ci95_pct, target_met, stopped, seconds}`` (``stopped``: :data:`MET`,
-    :data:`AT_MAX` or :data:`OUT_OF_BUDGET`; ``rel_ci95_pct`` None before 2 runs)."""
+    :data:`AT_MAX`, :data:`OUT_OF_BUDGET` or :data:`NO_VALUES`; ``rel_ci95_pct`` None before 2
+    runs)."""
     rows = []
     for s in states:
         width = s.width_pct()
@@ -139,8 +141,9 @@ def summary(states: Sequence[ConfigRuns], target: RunTarget) -> dict[str, Any]:
         rows.append({C.CONFIG: s.config, "runs": s.runs,
                      "rel_ci95_pct": None if math.isinf(width) else round(width, 4),
                      "target_met": met,
-                     "stopped": MET if met else AT_MAX if s.runs >= target.max_runs
-                     else OUT_OF_BUDGET, "seconds": round(s.seconds, 4)})
+                     "stopped": MET if met else NO_VALUES if not s.runs else AT_MAX
+                     if s.runs >= target.max_runs else OUT_OF_BUDGET,
+                     "seconds": round(s.seconds, 4)})
     return {"target": target.to_json(), "method": CI_METHOD, "configs": rows,
             "seconds": round(sum(s.seconds for s in states), 4)}
 

@@ -58,8 +58,8 @@ def auto_runs_note(manifest: Mapping[str, Any]) -> str | None:
             f"{frame[RUNS].min()}-{frame[RUNS].max()} runs; {entry.get('seconds')} s measuring.")
     missed = frame[~frame[MET]]
     if len(missed):
-        text += (" Not met: " + "; ".join(f"{lab} ({why}, {w:.2f} %)" for lab, why, w in
-                                          zip(missed[F.CONFIG_LABEL], missed[STOPPED],
-                                              missed[WIDTH].fillna(float("inf"))))
+        text += (" Not met: " + "; ".join(
+            f"{lab} ({why}, {f'± {w:.2f} %' if pd.notna(w) else 'no CI95'})"
+            for lab, why, w in zip(missed[F.CONFIG_LABEL], missed[STOPPED], missed[WIDTH]))
                  + ": their CI95 is wider than asked.")
     return text

@@ -169,3 +169,20 @@ def test_a_split_sweep_records_auto_runs_in_the_sweeps_config_indices(tmp_path):
     auto = read_manifest(executor.get(job_id).path)["backend"]["auto_runs"]
     assert [r[C.CONFIG] for r in auto["configs"]] == [0, 1, 2]
     assert [r["runs"] for r in auto["configs"]] == [4, 4, 4] and auto["budget_per_task"]
+
+
+def test_a_config_that_gives_no_values_is_closed_not_retried_until_the_budget():
+    """An annotation that launched nothing on a config (CUPTI records no kernel): its first
+    runs give no values, so the rule has no interval to narrow there."""
+    replay = Replay(recorded_runs())
+    calls = []
+
+    def measure(config, runs):
+        calls.append(config)
+        return {} if config == 1 else replay.measure(config, runs)
+
+    target = RunTarget(rel_ci95_pct=2.0, min_runs=5, max_runs=30, budget_s=10.0)
+    summary = adaptive.summary(adaptive.run_adaptive(target, 3, measure, replay.clock), target)
+    assert calls.count(1) == 1
+    assert summary["configs"][1]["stopped"] == adaptive.NO_VALUES
+    assert summary["configs"][1]["rel_ci95_pct"] is None and not summary["configs"][1]["target_met"]
