@@ -129,7 +129,13 @@ def collect_cupti(nsight: Any, spec: JobSpec, bodies: Sequence[Any], out_dir: Pa
     calls: dict[int, int] = {}  # config -> nsight-python calls so far (runs "auto": several)
 
     def measure(idx: int, runs: int) -> dict[str, list[float]]:
-        """One nsight-python call of ``runs`` runs of config ``idx``; its per-run durations."""
+        """One nsight-python call of ``runs`` runs of config ``idx``; its per-run durations.
+        Without warm-up the first run gets a call of its own: nsight-python hands over one
+        launch list per call, and a cold first call may launch other kernels (autotuning),
+        which would shift every later run's launches (the pre-flight compares exactly that)."""
+        if not spec.warmup and runs > 1 and counter.next_run(idx) == 0:
+            cold, rest = measure(idx, 1), measure(idx, runs - 1)
+            return {a: cold.get(a, []) + rest.get(a, []) for a in {**cold, **rest}}
         call = calls.get(idx, 0)
         calls[idx] = call + 1
         out = out_dir / (f"c{idx}" if not call else f"c{idx}-{call}")

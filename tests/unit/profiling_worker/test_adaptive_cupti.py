@@ -66,3 +66,38 @@ def test_cupti_auto_runs_call_nsight_per_batch_and_number_runs_on(monkeypatch, t
         assert mine[C.VALUE].tolist() == recorded_runs()[row[C.CONFIG]][:row["runs"]]
     assert [c["runs"] for c in calls[:3]] == [5, 5, 5]  # min_runs of each config first
     assert calls[0]["output_prefix"].endswith("/c0/") and calls[3]["output_prefix"].endswith("-1/")
+
+
+def test_without_warm_up_the_first_run_is_a_call_of_its_own(monkeypatch, tmp_path):
+    """A cold first call that launches 3 kernels (autotuning) and 1 after: in one call of 2 runs
+    nsight-python's 4 launches would split 2 + 2; a call of its own keeps them 3 + 1."""
+    calls = []
+    module = types.SimpleNamespace(__name__="cold_nsight", __version__="1.1.0",
+                                   annotate=lambda _n: None)
+
+    def kernel(**options):
+        calls.append(options)
+
+        def decorate(func):
+            def run(configs):
+                for values in configs:
+                    for _ in range(options["runs"]):
+                        func(*values)
+                    names = (["tune_a", "tune_b", "gemm"] if len(calls) == 1 else []) + \
+                        ["gemm"] * (options["runs"] - (len(calls) == 1))
+                    module.extraction.extract_df_from_data(
+                        {"fp16": [Action(n, [1000.0]) for n in names]})
+            return run
+        return decorate
+
+    kernel.__signature__ = inspect.signature(VERSIONS["1.1.0"])
+    module.analyze = types.SimpleNamespace(kernel=kernel)
+    module.extraction = types.SimpleNamespace(extract_df_from_data=lambda *a, **k: None)
+    monkeypatch.setitem(sys.modules, "cold_nsight.collection.cupti", types.ModuleType("cupti"))
+    spec = validate_spec({"kernels": ["matmul"], "annotations": ["fp16"], "backend": "cupti",
+                          "configs": [{"n": 1024}], "runs": 2, "warmup": 0,
+                          "cache_control": "none"})
+    launches = cupti.collect_cupti(module, spec, [], tmp_path, lambda *a, **k: None).launches
+    assert [c["runs"] for c in calls] == [1, 1]
+    per_run = launches.groupby(C.RUN)[C.KERNEL].apply(list).to_dict()
+    assert per_run == {0: ["tune_a", "tune_b", "gemm"], 1: ["gemm"]}
