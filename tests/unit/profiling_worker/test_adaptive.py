@@ -186,3 +186,15 @@ def test_a_config_that_gives_no_values_is_closed_not_retried_until_the_budget():
     assert calls.count(1) == 1
     assert summary["configs"][1]["stopped"] == adaptive.NO_VALUES
     assert summary["configs"][1]["rel_ci95_pct"] is None and not summary["configs"][1]["target_met"]
+
+
+@pytest.mark.parametrize("target_pct, runs", [(2.0, [20, 18, 5]), (0.5, [30, 30, 5])])
+def test_the_replayed_figures_of_docs_performance(target_pct, runs):
+    """docs/performance.md's table: runs taken and kernel time against 30 fixed runs."""
+    recorded = recorded_runs()
+    target = RunTarget(rel_ci95_pct=target_pct, min_runs=5, max_runs=30, budget_s=10.0)
+    replay = Replay(recorded)
+    states = adaptive.run_adaptive(target, 3, replay.measure, replay.clock)
+    assert [s.runs for s in states] == runs
+    kernel = sum(sum(recorded[s.config][:s.runs]) for s in states)
+    assert kernel / sum(sum(v) for v in recorded.values()) == pytest.approx(0.17, abs=0.005)
