@@ -247,7 +247,7 @@ def _size_fields(info: Any, first: Mapping[str, Any]) -> None:
 
 
 def _options_box(first: Mapping[str, Any]) -> None:
-    """The Options expander. Its 21 widgets are drawn only once the user has opened it in this
+    """The Options expander. Its widgets are drawn only once the user has opened it in this
     session (opening reruns the app; from then on they stay drawn, open or closed, so their
     values live in widget state): a first page load sends and mounts none of them. Until then
     :func:`form_values` gives their ``first`` values, which is what they would show."""
