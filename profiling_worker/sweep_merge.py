@@ -22,7 +22,7 @@ import numpy as np
 import pyarrow as pa
 import pyarrow.parquet as pq
 
-from profiling_worker import __version__
+from profiling_worker import __version__, adaptive
 from profiling_worker.bundle_writer import empty_table, finish_bundle, write_table
 from profiling_worker.schema import columns as C
 from profiling_worker.schema.manifest import JobStatus, now_iso, read_manifest
@@ -121,6 +121,16 @@ def _warnings(entries: list[dict[str, Any]], models: set[str]) -> list[str]:
     return out
 
 
+def _auto_runs_merged(backend: Any, done: Sequence[tuple[Mapping[str, Any], Path]]) -> Any:
+    """The first task's backend entry, with runs "auto"'s record of every task in sweep config
+    indices (each task's record numbers its own configs from 0)."""
+    if not isinstance(backend, dict) or "auto_runs" not in backend:
+        return backend
+    parts = [(((read_manifest(folder).get("backend") or {}).get("auto_runs") or {}),
+              list(task["configs"])) for task, folder in done]
+    return {**backend, "auto_runs": adaptive.merge_summaries(parts)}
+
+
 def merge_sweep(sweep_dir: Path, tasks: Sequence[Mapping[str, Any]], cancelled: bool = False,
                 started_at: str | None = None, retries: Sequence[str] = ()) -> dict[str, Any]:
     """Write the sweep's bundle from its tasks; returns the manifest written.
@@ -147,6 +157,7 @@ def merge_sweep(sweep_dir: Path, tasks: Sequence[Mapping[str, Any]], cancelled: 
     base: dict[str, Any] = {}
     if done:
         base = read_manifest(done[0][1])
+        base["backend"] = _auto_runs_merged(base.get("backend"), done)
     models = {e["gpu_model"] for e in entries if e["state"] == "done"}
     flagged = slow_tasks(entries)
     status = (JobStatus.CANCELLED if cancelled else

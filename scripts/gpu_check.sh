@@ -46,6 +46,11 @@ if [ "${OVERHEAD:-0}" = 1 ]; then
   timeout 420 python3 benchmarks/overhead.py "$OUT/overhead.json" /tmp/kp-n096:/tmp/kp-common \
     /tmp/kp-n11:/tmp/kp-common --repeats "${REPEATS:-3}" > "$OUT/overhead.log" 2>&1 || echo "overhead benchmark failed"
 fi
+# ADAPTIVE=1: runs "auto" against fixed runs on J1 and a memory-bound sweep (issue 22).
+if [ "${ADAPTIVE:-0}" = 1 ]; then
+  PYTHONPATH=$CUPTI_PATH timeout 500 python3 benchmarks/adaptive_runs.py "$OUT/adaptive_runs.json" \
+    --repeats "${REPEATS:-1}" > "$OUT/adaptive_runs.md" 2>&1 || echo "adaptive runs benchmark failed"
+fi
 # Bring back: every bundle without its .ncu-rep (too big), plus the .ncu-reps that fit.
 # (.ncu-rep.gz: reports of bundles seeded from the repo, already there)
 pack

@@ -42,6 +42,7 @@ except MissingData as exc:
 
 notes.show(bundle, "stability", [metric], extra_checks=(P.INTERVAL_BELOW_ZERO,))
 notes.few_runs(summary)
+notes.auto_runs(bundle, "stability")
 unstable = summary[~summary[C.STABLE].astype(bool)]
 short = summary[summary[F.SHORT_KERNEL].astype(bool)]
 st.caption(f"{len(summary) - len(unstable)} of {len(summary)} annotation × config pairs are "

@@ -54,6 +54,7 @@ if frame.empty:
 notes.show(bundle, "sweep", [bundle.duration_metric],
            extra_checks=(P.ABOVE_ROOF,) if quantity != derived.TIME else ())
 notes.few_runs(frame)
+notes.auto_runs(bundle, "sweep")
 label = derived.QUANTITY_LABELS[quantity].split(" (")[0]
 if baseline:
     label = f"{label} relative to {baseline}"

@@ -40,6 +40,32 @@ OPTION_FIELDS = ("cache_control", "clock_control", "replay_mode", "thermal_mode"
 #: the browser's integer field reads "1e6" as 1 and "2.5" as 2 without a word (Streamlit 1.67).
 WHOLE_NUMBER_FIELDS = ("runs", "warmup", "gpu", *THERMAL_LIMITS)
 _WHOLE = re.compile(r"[+-]?[0-9]+")
+#: The builder's fields of runs "auto" -> the spec's ``run_target`` key each fills (empty: the
+#: default of profiling_worker/schema/run_target.py).
+RUN_TARGET_FIELDS = {"auto_ci95_pct": "rel_ci95_pct", "auto_min_runs": "min_runs",
+                     "auto_max_runs": "max_runs", "auto_budget_s": "budget_s"}
+#: Help of the Runs field.
+RUNS_HELP = ('A whole number, or "auto": each config runs until the CI95 of its mean is as '
+             "narrow as the target in Options (CUPTI and cpu backends)")
+
+
+def typed_number(value: Any) -> Any:
+    """A number field's text for the raw spec: whole numbers as int, decimals as float, empty as
+    None, anything else unchanged (the schema names the field)."""
+    value = whole_number(value)
+    if isinstance(value, str):
+        try:
+            return float(value.strip())
+        except ValueError:
+            return value
+    return value
+
+
+def run_target(form: Mapping[str, Any]) -> dict[str, Any]:
+    """The raw ``run_target`` from the builder's :data:`RUN_TARGET_FIELDS` (empty ones left
+    out)."""
+    typed = {key: typed_number(form.get(field)) for field, key in RUN_TARGET_FIELDS.items()}
+    return {key: value for key, value in typed.items() if value is not None}
 
 
 def whole_number(value: Any) -> Any:
@@ -145,6 +171,9 @@ def build_raw_spec(form: Mapping[str, Any], catalog: Catalog | None = None
         "gpu": form.get("gpu"),
         "label": str(form.get("label") or ""),
     }
+    if isinstance(raw["runs"], str) and raw["runs"].strip().lower() == "auto":
+        raw["runs"] = "auto"
+        raw.update({"run_target": run_target(form)} if run_target(form) else {})
     if form.get("annotations"):
         raw["annotations"] = list(form["annotations"])
     if form.get("collectors"):

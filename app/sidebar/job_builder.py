@@ -16,11 +16,11 @@ from typing import Any
 import streamlit as st
 
 from profiling_worker.errors import classify_known
-from profiling_worker.schema import backends as B, spec as spec_schema
+from profiling_worker.schema import backends as B, run_target, spec as spec_schema
 
 from app import settings
 from app.core import config_grid, spec_form
-from app.sidebar import run_on
+from app.sidebar import preflight_panel, run_on
 from app.ui import cached, state
 from app.core.markdown import esc
 
@@ -28,7 +28,7 @@ PAGE = "builder"
 FIELDS = ("kernels", "annotations", "size_preset", "sizes", "combine", "runs", "backend",
           "metric_preset", "extra_metrics", "cache_control", "clock_control", "replay_mode",
           "thermal_mode", "thermal_wait", "thermal_cont", "thermal_timeout", "collectors",
-          "warmup", "gpu", "label", "ignore_kernels")
+          "warmup", "gpu", "label", "ignore_kernels", *spec_form.RUN_TARGET_FIELDS)
 PARAM_PREFIX = "param-"  # widget key builder-param-<name>: one per parameter of the kernel
 THERMAL_HELP = {
     "thermal_wait": "Pause before a run when the GPU is this many °C or less from its thermal "
@@ -38,6 +38,9 @@ THERMAL_HELP = {
     "thermal_timeout": "Longest pause in s (default 180); manual mode fails after it, auto "
                        "mode lowers the resume point",
 }
+AUTO_HELP = ('Used when Runs is "auto": every config gets the fewest runs, then runs are added '
+             "where the CI95 is widest until it is within the target, the config has the most "
+             "runs, or the budget (wall-clock s of measuring, whole job) is spent")
 #: The label each field has on screen (the widgets draw these): errors name a field by it, with
 #: the spec's name after it. ``metrics`` is the spec's, made of Metrics and Extra metrics;
 #: ``sizes`` and ``runs`` depend on the kernel (:func:`labels`).
@@ -50,6 +53,10 @@ LABELS = {
     "thermal_timeout": "Longest pause (s)", "warmup": "Warm-up calls", "gpu": "GPU index",
     "collectors": "Info collectors (sampled before each run; nsight-python >= 1.1)",
     "ignore_kernels": "Kernels to ignore (one a line)", "label": "Label", "combine": "Configs",
+    "preflight": "Pre-flight",
+    "auto_ci95_pct": "Auto runs: target CI95 (± % of mean)", "auto_min_runs": "Auto: fewest runs",
+    "auto_max_runs": "Auto: most runs", "auto_budget_s": "Auto: budget (s)",
+    **{f"run_target.{key}": "Auto runs" for key in spec_form.RUN_TARGET_FIELDS.values()},
 }
 
 
@@ -181,13 +188,17 @@ def render_job_builder(best_backend: str) -> dict[str, Any]:
         _select(right, LABELS["metric_preset"], spec_schema.METRIC_PRESETS, "metric_preset", first,
                 help="timing = duration; bound = SM vs DRAM % of peak; memory = DRAM bytes")
         _options_box(first)
-        st.form_submit_button("Run", type="primary", on_click=on_submit, args=(first,),
-                              key=k("submit"))
+        run, pre = st.columns(2)
+        run.form_submit_button("Run", type="primary", on_click=on_submit, args=(first,),
+                               key=k("submit"))
+        pre.form_submit_button("Pre-flight", on_click=lambda: preflight_panel.on_preflight(
+            form_values(first), check), key=k("preflight"), help=preflight_panel.HELP)
     for err in load_errors:
         st.warning(f"Kernel file **{esc(err['file'])}** did not load: {esc(err['error'])}",
                    icon=":material/warning:")
     values = form_values(first)
     _errors(values, labels(info.parameters if info is not None else ("n",)))
+    preflight_panel.render_preflight()
     return values
 
 
@@ -217,9 +228,9 @@ def _size_fields(info: Any, first: Mapping[str, Any]) -> None:
         left, right = st.columns(2)
         left.text_input(shown["sizes"], value=first["sizes"], key=k("sizes"),
                         help=config_grid.VALUES_HINT)
-        _whole(right, shown["runs"], "runs", first)
+        _whole(right, shown["runs"], "runs", first, help=spec_form.RUNS_HELP)
         return
-    _whole(st, shown["runs"], "runs", first)
+    _whole(st, shown["runs"], "runs", first, help=spec_form.RUNS_HELP)
     keys = [k(PARAM_PREFIX + p) for p in params]
     if any(key not in st.session_state for key in keys):  # another kernel: its own defaults
         for key in (*keys, k("combine")):
@@ -236,7 +247,7 @@ def _size_fields(info: Any, first: Mapping[str, Any]) -> None:
 
 
 def _options_box(first: Mapping[str, Any]) -> None:
-    """The Options expander. Its 17 widgets are drawn only once the user has opened it in this
+    """The Options expander. Its widgets are drawn only once the user has opened it in this
     session (opening reruns the app; from then on they stay drawn, open or closed, so their
     values live in widget state): a first page load sends and mounts none of them. Until then
     :func:`form_values` gives their ``first`` values, which is what they would show."""
@@ -279,6 +290,12 @@ def _options(first: Mapping[str, Any]) -> None:
                  key=k("ignore_kernels"), height=68, placeholder="re:distribution_elementwise",
                  help=spec_form.IGNORE_HELP)
     st.text_input(LABELS["label"], value=first["label"], key=k("label"))
+    left, right = st.columns(2)
+    defaults = run_target.RunTarget().to_json()
+    for i, (field, key) in enumerate(spec_form.RUN_TARGET_FIELDS.items()):
+        (left, right)[i % 2].text_input(
+            LABELS[field], value=first[field] or "", key=k(field),
+            placeholder=f"{defaults[key]:g} (default)", help=AUTO_HELP)
 
 
 def _gpu_caption(index: object, backend: str) -> None:

@@ -89,6 +89,8 @@ def _job(manager: Executor, job: Job, position: int) -> None:
             task_table(job)
         elif job.status == JobStatus.RUNNING and not job.cancel_requested:
             text = f"{job.stage or 'starting'} · {job.done}/{job.total}" if job.total else "starting"
+            if job.spec.run_target is not None and job.total:  # the total is every config's most
+                text += " at most (runs auto stops each config at its target)"
             st.progress(job.fraction, text=esc(text))
         if job.active and not job.cancel_requested:
             st.button("Cancel", key=f"panel-cancel-{job.job_id}", on_click=manager.cancel,
@@ -114,7 +116,8 @@ def cancel_note(job: Job) -> str:
     kept = "Kept: the spec, the worker log and the manifest (Files page); no result tables."
     if not done:
         return f"Cancelled before any run was measured: 0 of {total} runs; nothing discarded. {kept}"
-    return (f"Cancelled after {done} of {total} runs (configs × runs per config): {done} measured "
+    per = "most runs per config, runs auto" if job.spec.run_target else "runs per config"
+    return (f"Cancelled after {done} of {total} runs (configs × {per}): {done} measured "
             f"runs discarded, {total - done} not run. {kept}")
 
 

@@ -59,3 +59,18 @@ def few_runs(frame: pd.DataFrame) -> None:
     text = few_runs_text(frame)
     if text:
         st.info(text, icon=":material/info:")
+
+
+def auto_runs(bundle: Bundle, page: str) -> None:
+    """For a job of runs "auto": the stopping rule's note (:func:`app.core.auto_runs.
+    auto_runs_note`; a warning when a config missed its target) and its per-config table in an
+    expander (key ``<page>-auto-runs``). Nothing for a job of fixed runs."""
+    from app.core.auto_runs import MET, auto_runs_frame, auto_runs_note
+
+    text, frame = auto_runs_note(bundle.manifest), auto_runs_frame(bundle.manifest)
+    if text is None or frame is None:
+        return
+    text += f" The rule ran on the job's durations: {bundle.measurement}."
+    (st.info if frame[MET].all() else st.warning)(esc(text), icon=":material/info:" if frame[MET].all() else ":material/warning:")
+    with st.expander("Runs per config (runs \"auto\")"):
+        st.dataframe(frame, key=f"{page}-auto-runs", hide_index=True, width="stretch")

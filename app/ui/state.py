@@ -20,6 +20,7 @@ BUILDER_ERRORS = "builder-errors"  # list[FieldError] of the last rejected submi
 BUILDER_CHECKED = "builder-checked"  # the form values those errors were found in
 BUILDER_NOTICE = "builder-notice"  # id of the job submitted last (its note follows its state)
 BUILDER_OPTIONS_SEEN = "builder-options-seen"  # True once the form's Options were opened
+BUILDER_PREFLIGHT = "builder-preflight-job"  # {"job": pre-flight job id, "planned": spec JSON}
 PANEL_WAS_ACTIVE = "panel-was-active"
 PAGE_JOB_STATUS = "page-job-status"  # job id -> the state the page named this run
 OWN_JOBS = "own-jobs"  # ids of the jobs this browser session submitted, oldest first

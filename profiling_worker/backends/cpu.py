@@ -42,8 +42,9 @@ class CpuBackend(RunSide):
 
 def collect(spec: JobSpec, make_body: Callable[[str, Annotate], Callable[..., None]],
             emit: Emit) -> Collection:
-    """Run every config ``spec.runs`` times (after ``spec.warmup`` untimed calls), each region
-    timed on the host (:func:`~profiling_worker.backends.region_timer.time_regions`).
+    """Run every config ``spec.runs`` times (after ``spec.warmup`` untimed calls), or, with
+    ``spec.run_target``, as many times as the stopping rule says (profiling_worker/adaptive.py),
+    each region timed on the host (:func:`~profiling_worker.backends.region_timer.time_regions`).
 
     Args:
         spec: the validated job.
@@ -54,6 +55,8 @@ def collect(spec: JobSpec, make_body: Callable[[str, Annotate], Callable[..., No
         A :class:`Collection` whose launches have one row per annotation run
         (Kernel ``host:<annotation>``, Metric ``host__time_duration.sum``, Unit ``ns``).
     """
-    rows = time_regions(spec, make_body, emit, HostClock())
-    return Collection(launches_frame(rows, spec),
-                      backend_info={"measurement": MEASUREMENT, "timer": "time.perf_counter_ns"})
+    rows, auto_runs = time_regions(spec, make_body, emit, HostClock())
+    info: dict[str, Any] = {"measurement": MEASUREMENT, "timer": "time.perf_counter_ns"}
+    if auto_runs is not None:
+        info["auto_runs"] = auto_runs
+    return Collection(launches_frame(rows, spec), backend_info=info)

@@ -11,6 +11,7 @@ from contextlib import contextmanager, nullcontext
 from pathlib import Path
 from typing import Any
 
+from profiling_worker import adaptive
 from profiling_worker.backends import nsight_backend as nb
 from profiling_worker.backends.base import (Collection, Emit, RunCounter, launch_times_frame,
                                             launches_frame, unattributed_frame)
@@ -101,7 +102,8 @@ def _capture_cupti_launches(nsight: Any) -> Iterator[list[dict[str, list[Any]]]]
 
 def collect_cupti(nsight: Any, spec: JobSpec, bodies: Sequence[Any], out_dir: Path,
                   emit: Emit, uuid: str | None = None) -> Collection:
-    """Profile kernel durations with CUPTI, one nsight-python call per config; with
+    """Profile kernel durations with CUPTI, one nsight-python call per config (runs "auto":
+    one per batch the stopping rule asks for, profiling_worker/adaptive.py); with
     ``cache_control="all"`` the L2 is flushed before every annotated region (l2_flush.py).
 
     Raises:
@@ -118,24 +120,47 @@ def collect_cupti(nsight: Any, spec: JobSpec, bodies: Sequence[Any], out_dir: Pa
     outside: list[dict[str, Any]] = []
     warnings: list[str] = []
     recorder, collectors = nb.info_collectors(nsight, spec, counter, uuid)
-    for idx, config in enumerate(spec.configs):
-        options, dropped = accepted(nsight, cupti_options(spec, out_dir / f"c{idx}", collectors))
-        warnings += [] if idx else dropped  # the same for every config
+    calls: dict[int, int] = {}  # config -> nsight-python calls so far (runs "auto": several)
+
+    def measure(idx: int, runs: int) -> dict[str, list[float]]:
+        """One nsight-python call of ``runs`` runs of config ``idx``; its per-run durations.
+        Without warm-up the first run gets a call of its own: nsight-python hands over one
+        launch list per call, and a cold first call may launch other kernels (autotuning),
+        which would shift every later run's launches (the pre-flight compares exactly that)."""
+        if not spec.warmup and runs > 1 and counter.next_run(idx) == 0:
+            cold, rest = measure(idx, 1), measure(idx, runs - 1)
+            return {a: cold.get(a, []) + rest.get(a, []) for a in {**cold, **rest}}
+        call = calls.get(idx, 0)
+        calls[idx] = call + 1
+        out = out_dir / (f"c{idx}" if not call else f"c{idx}-{call}")
+        options, dropped = accepted(nsight, {**cupti_options(spec, out, collectors), "runs": runs})
+        warnings.extend([] if idx or call else dropped)  # the same for every config
         decorated = nsight.analyze.kernel(**options)(profiled)
+        first = counter.next_run(idx)
         with _capture_cupti_launches(nsight) as captured, capture_attribution(nsight) as seen:
             try:
-                decorated(configs=[tuple(config.values())])
+                decorated(configs=[tuple(spec.configs[idx].values())])
             except Exception as exc:
                 raise nb.profiling_error(exc, "CUPTI", "see worker.log; check that libcupti "
                                          ">= 13.4 was loaded") from exc
-        rows += _cupti_rows(captured, idx, spec.runs, warnings, seen)
-        outside += [{C.ANNOTATION: "", C.CONFIG: idx, C.KERNEL: name, C.GRID: None,
-                     C.BLOCK: None, C.METRIC: C.GPU_TIME, C.VALUE: float(ns), C.UNIT: "ns",
-                     C.REASON: OUTSIDE_EVERY_ANNOTATION} for name, ns in seen.outside]
+        new = _cupti_rows(captured, idx, runs, warnings, seen, first)
+        rows.extend(new)
+        outside.extend({C.ANNOTATION: "", C.CONFIG: idx, C.KERNEL: name, C.GRID: None,
+                        C.BLOCK: None, C.METRIC: C.GPU_TIME, C.VALUE: float(ns), C.UNIT: "ns",
+                        C.REASON: OUTSIDE_EVERY_ANNOTATION} for name, ns in seen.outside)
+        return adaptive.region_values(new)
+
+    auto: dict[str, Any] = {}
+    if spec.run_target is not None:
+        states = adaptive.run_adaptive(spec.run_target, len(spec.configs), measure)
+        auto = {"auto_runs": adaptive.summary(states, spec.run_target)}
+    else:
+        for idx in range(len(spec.configs)):
+            measure(idx, spec.runs)
     return Collection(launches_frame(rows, spec), warnings,
                       {"measurement": "GPU kernel duration (CUPTI activity records)",
                        "cache_flush": flush.describe() if flush else no_flush(spec.cache_control),
-                       "thermal_guard": nb.THERMAL_OWN, "clock_pair": clock_pair()},
+                       "thermal_guard": nb.THERMAL_OWN, "clock_pair": clock_pair(), **auto},
                       nb.collector_frame(recorder, spec), unattributed_frame(outside),
                       launch_times_frame(rows, spec))
 
@@ -146,9 +171,11 @@ OUTSIDE_EVERY_ANNOTATION = ("outside every annotation (set-up code of the kernel
 
 
 def _cupti_rows(captured: list[dict[str, list[Any]]], config: int, runs: int,
-                warnings: list[str], seen: Attribution) -> list[dict[str, Any]]:
-    """Launch rows of one config; StartNs/EndNs (CUPTI clock) where the kernel's record was
-    seen and the attribution lists agree."""
+                warnings: list[str], seen: Attribution, first_run: int = 0
+                ) -> list[dict[str, Any]]:
+    """Launch rows of one nsight-python call of ``runs`` runs of a config, numbered from
+    ``first_run``; StartNs/EndNs (CUPTI clock) where the kernel's record was seen and the
+    attribution lists agree."""
     rows = []
     for annotation, actions in (captured[0] if captured else {}).items():
         per_run, extra = divmod(len(actions), runs)
@@ -163,7 +190,7 @@ def _cupti_rows(captured: list[dict[str, list[Any]]], config: int, runs: int,
             if action.values is None:
                 continue
             rows.append({C.ANNOTATION: annotation, C.CONFIG: config,
-                         C.RUN: min(i // per_run, runs - 1), C.LAUNCH: i % per_run,
+                         C.RUN: first_run + min(i // per_run, runs - 1), C.LAUNCH: i % per_run,
                          C.KERNEL: action.name, C.GRID: None, C.BLOCK: None,
                          C.METRIC: C.GPU_TIME, C.VALUE: float(action.values[0]), C.UNIT: "ns",
                          C.START_NS: start, C.END_NS: end})

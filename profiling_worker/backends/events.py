@@ -66,15 +66,16 @@ class EventsBackend(RunSide):
         job.ready()
         flush = L2Flush() if spec.cache_control == "all" else None
         with nb.autograd_on_calling_thread():
-            rows = time_regions(spec, lambda k, timed: job.body(k, "cuda", timed),
-                                job.channel.emit, CudaEventClock(torch, flush))
+            rows, auto_runs = time_regions(spec, lambda k, timed: job.body(k, "cuda", timed),
+                                           job.channel.emit, CudaEventClock(torch, flush))
         warnings = ([f"the events backend does not apply thermal_mode {spec.thermal_mode!r} "
                      "(nsight-python's pauses for GPU temperature): runs were not paused"]
                     if spec.thermal_mode != "off" else [])
         return Collection(launches_frame(rows, spec), warnings, {
             "measurement": MEASUREMENT, "timer": TIMER,
             "cache_flush": flush.describe() if flush else no_flush(spec.cache_control),
-            "cuda_device": nb.cuda_device(job.uuid)})
+            "cuda_device": nb.cuda_device(job.uuid),
+            **({"auto_runs": auto_runs} if auto_runs is not None else {})})
 
 
 def require_cuda() -> Any:

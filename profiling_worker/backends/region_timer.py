@@ -1,6 +1,8 @@
 """The loop of the backends that time each annotated region themselves, configs x runs, with a
 :class:`Stopwatch`: the host clock (cpu backend, :class:`HostClock`) or CUDA events (events
-backend). Warm-up calls run before each config's timed runs, with no region timed.
+backend). Warm-up calls run before each config's first timed run, with no region timed. With
+``spec.run_target`` (runs "auto") the stopping rule of :mod:`profiling_worker.adaptive` chooses
+how many runs each config gets, in batches.
 
 Marks are read only after each config's runs (:meth:`Stopwatch.settle`): a CUDA event's time is
 known once the GPU has passed it, and reading it earlier would stall the stream mid-run.
@@ -11,8 +13,9 @@ from __future__ import annotations
 import time
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager, nullcontext
-from typing import Any, Protocol
+from typing import Any, NamedTuple, Protocol
 
+from profiling_worker import adaptive
 from profiling_worker.backends.base import Emit, RunCounter
 from profiling_worker.catalog.declare import Annotate
 from profiling_worker.schema import columns as C
@@ -63,10 +66,21 @@ class HostClock:
         return float(end - start)
 
 
+class Timed(NamedTuple):
+    """What :func:`time_regions` measured."""
+
+    #: Launch rows, one per region and run: Kernel ``<clock.kernel_prefix>:<annotation>``,
+    #: Launch 0, Metric ``clock.metric``, Value in ns, Unit ``ns``.
+    rows: list[dict[str, Any]]
+    #: ``adaptive.summary`` of a runs "auto" job (the manifest's ``backend.auto_runs``), else None.
+    auto_runs: dict[str, Any] | None
+
+
 def time_regions(spec: JobSpec, make_body: Callable[[str, Annotate], Callable[..., None]],
-                 emit: Emit, clock: Stopwatch) -> list[dict[str, Any]]:
-    """Run every config ``spec.runs`` times (after ``spec.warmup`` untimed calls), each
-    annotated region between two marks of ``clock``.
+                 emit: Emit, clock: Stopwatch) -> Timed:
+    """Run every config ``spec.runs`` times, or as many times as ``spec.run_target``'s stopping
+    rule says (after ``spec.warmup`` untimed calls), each annotated region between two marks of
+    ``clock``.
 
     Args:
         spec: the validated job.
@@ -75,8 +89,7 @@ def time_regions(spec: JobSpec, make_body: Callable[[str, Annotate], Callable[..
         clock: the stopwatch.
 
     Returns:
-        Launch rows, one per region and run: Kernel ``<clock.kernel_prefix>:<annotation>``,
-        Launch 0, Metric ``clock.metric``, Value in ns, Unit ``ns``.
+        The rows and, for runs "auto", the stopping rule's record (:class:`Timed`).
     """
     rows: list[dict[str, Any]] = []
     pending: list[tuple[dict[str, Any], Any, Any]] = []  # (row, start mark, end mark)
@@ -94,16 +107,27 @@ def time_regions(spec: JobSpec, make_body: Callable[[str, Annotate], Callable[..
 
     bodies = [make_body(k, timed) for k in spec.kernels]
     counter = RunCounter(spec, emit)
-    for config in spec.configs:
-        values = tuple(config.values())
-        for _ in range(spec.warmup):
+    warmed: set[int] = set()
+
+    def measure(idx: int, runs: int) -> dict[str, list[float]]:
+        values = tuple(spec.configs[idx].values())
+        for _ in range(0 if idx in warmed else spec.warmup):
             for body in bodies:
                 body(*values, annotate=lambda _name: nullcontext())
-        for _ in range(spec.runs):
+        warmed.add(idx)
+        first = len(rows)
+        for _ in range(runs):
             current["config"], current["run"] = counter.next(values)
             for body in bodies:
                 body(*values)
         clock.settle()
-        rows += [{**row, C.VALUE: clock.elapsed_ns(start, end)} for row, start, end in pending]
+        rows.extend({**row, C.VALUE: clock.elapsed_ns(start, end)} for row, start, end in pending)
         pending.clear()
-    return rows
+        return adaptive.region_values(rows[first:])
+
+    if spec.run_target is None:
+        for idx in range(len(spec.configs)):
+            measure(idx, spec.runs)
+        return Timed(rows, None)
+    states = adaptive.run_adaptive(spec.run_target, len(spec.configs), measure)
+    return Timed(rows, adaptive.summary(states, spec.run_target))

@@ -17,6 +17,7 @@ from typing import Any, Literal, get_args
 
 from profiling_worker.schema import backends as B, metrics as M
 from profiling_worker.schema import catalog_checks, columns, configs as cfgs, kernel_filter
+from profiling_worker.schema import run_target as rt
 from profiling_worker.schema.spec_errors import FieldError, SpecInvalid
 from profiling_worker.schema.spec_file import read_spec_json
 from profiling_worker.schema.thermal_limits import thermal_order
@@ -68,7 +69,8 @@ class JobSpec:
     configs: tuple[Mapping[str, Any], ...]
     """One mapping per config: parameter name -> int, float or str (a size is an int > 0)."""
     runs: int = 10
-    """Repetitions per config (nsight-python ``runs``), >= 1."""
+    """Repetitions per config (nsight-python ``runs``), >= 1; with ``run_target`` (spec
+    ``"runs": "auto"``) the most a config may get (``run_target.max_runs``)."""
     metrics: tuple[str, ...] = (columns.GPU_TIME,)
     """Nsight Compute metric names. The cpu backend records only host wall-clock time."""
     backend: Backend = B.DEFAULT
@@ -113,17 +115,22 @@ class JobSpec:
     """Nsight Compute section set added to the metrics (``ncu --set NAME``, e.g. ``full`` for a
     deep dive; ``ncu --list-sets`` names them); None = the metrics only. ncu backend only."""
 
+    run_target: rt.RunTarget | None = None
+    """``runs: "auto"``: the precision that stops a config's runs (schema/run_target.py)."""
+
     def to_json(self) -> dict[str, Any]:
         """The spec as a JSON-able dict that :func:`validate_spec` accepts back unchanged."""
         data = dataclasses.asdict(self)
         data["configs"] = [dict(c) for c in self.configs]
+        if self.run_target is not None:
+            data["runs"] = rt.AUTO
         return data
 
     def spec_hash(self) -> str:
         """sha256 (first 16 hex digits) of the canonical JSON of the spec, label excluded."""
         data = self.to_json()
         data.pop("label")
-        for optional in (kernel_filter.FIELD, "section_set"):
+        for optional in (kernel_filter.FIELD, "section_set", rt.FIELD):
             if not data[optional]:
                 data.pop(optional)  # older jobs keep their hash
         blob = json.dumps(data, sort_keys=True, separators=(",", ":")).encode()
@@ -292,10 +299,12 @@ def validate_spec(raw: Mapping[str, Any], known_kernels: Mapping[str, Any] | Non
         if memory_bytes and not errors:
             catalog_checks.check_memory(kernels, configs, known_kernels, memory_bytes, memory_of,
                                         errors)
+    target = rt.parse(raw, backend, errors)
     spec = JobSpec(
         kernels=kernels,
         configs=configs,
-        runs=_int(raw, "runs", 1, _MAX_RUNS, errors) or 1,
+        runs=(target.max_runs if target else 1 if raw.get("runs") == rt.AUTO  # said by parse
+              else _int(raw, "runs", 1, _MAX_RUNS, errors) or 1),
         metrics=_metrics(raw, backend, errors),
         backend=backend,
         annotations=annotations,
@@ -314,6 +323,7 @@ def validate_spec(raw: Mapping[str, Any], known_kernels: Mapping[str, Any] | Non
         label=str(raw.get("label", ""))[:200],
         ignore_kernels=_ignore_kernels(raw, errors),
         section_set=_section_set(raw, backend, errors),
+        run_target=target,
     )
     errors += thermal_order(spec.thermal_wait, spec.thermal_cont)
     unknown = set(raw) - {f.name for f in dataclasses.fields(JobSpec)}

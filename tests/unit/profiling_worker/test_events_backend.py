@@ -114,7 +114,8 @@ def test_the_region_loop_times_each_region_once_per_run_after_untimed_warm_up():
 
     clock = _CountingHostClock()
     t0 = time.perf_counter_ns()
-    rows = time_regions(spec, body, lambda *a, **k: None, clock)
+    rows, auto_runs = time_regions(spec, body, lambda *a, **k: None, clock)
+    assert auto_runs is None
     wall = time.perf_counter_ns() - t0
     assert len(calls) == 2 * (2 + 3)  # per config: 2 warm-up calls, 3 timed runs
     regions = 2 * 3 * 2  # configs x runs x regions (unfused, fused)

@@ -1,0 +1,172 @@
+"""Pre-flight: a quick pass before a long job (issue 22). Two calls of each config, the first one
+with no warm-up, on CUPTI (cpu where the job runs on no GPU), then, from its launches: launches
+per annotation, config and call; the first call's kernels against the second's (a first call
+that autotunes, as Triton's and cuDNN's do, or initialises lazily, launches others); launch
+counts that differ between configs; and the planned job's time and report size.
+
+**Estimates** are fits to the bundled H200 jobs (app/bundled): Nsight Compute wall-clock
+``10 s + 0.19 s`` per profiled launch with a metric list (least squares over the 9 jobs without
+a section set, 30-200 launches; ``detailed`` 1.3 s and ``full`` 3.8 s a launch), CUPTI
+``5.6 s + 10 ms`` a launch (14 jobs); report bytes per launch from their uncompressed
+``.ncu-rep`` files: 17 kB with one metric, 115 kB with the 6 of the bound preset, 282 kB with
+17, 1.46 MB with ``full``. Expect +/- 50 %: shown as estimates, never as measurements.
+"""
+
+from __future__ import annotations
+
+from collections import Counter
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from typing import Any, cast
+
+import pandas as pd
+
+from profiling_worker.schema import backends as B, columns as C
+from profiling_worker.schema.spec import JobSpec, validate_spec
+
+from app.core import frame_columns as F
+from app.core.views.deep_dive import config_labeler
+
+CALLS = 2  # the first call (no warm-up) and one more
+PILOT_BUDGET_S = 60.0  # the most a pilot pass for Nsight Compute's runs may measure
+LABEL = "pre-flight"
+FIRST, LATER = "FirstCallLaunches", "SecondCallLaunches"
+FIRST_KERNELS, LATER_KERNELS = "FirstCallKernels", "SecondCallKernels"
+#: Columns of :attr:`Preflight.counts`.
+COLUMNS = (C.ANNOTATION, C.CONFIG, F.CONFIG_LABEL, FIRST, LATER, FIRST_KERNELS, LATER_KERNELS)
+#: (fixed s, s per profiled launch) by backend / ncu section set; see the module docstring.
+_TIME_NCU = {None: (10.0, 0.19), "detailed": (10.0, 1.3), "full": (10.0, 3.8)}
+_TIME_CUPTI = (5.6, 0.010)
+_TIME_CPU_FIXED = 2.0
+#: (metrics up to, bytes per launch) of the bundled H200 reports; ``full``'s for any set.
+_REPORT_BYTES = ((1, 17_000), (6, 115_000), (17, 282_000))
+_REPORT_FULL = 1_460_000
+
+
+def preflight_spec(planned: JobSpec, pilot: bool = False) -> JobSpec:
+    """The pre-flight job of ``planned``: its kernels, configs, annotations, GPU, cache control
+    and ignored kernels; :data:`CALLS` runs, no warm-up, timing only; CUPTI when ``planned``
+    runs on a GPU, else cpu. ``pilot``: for a Nsight Compute job of runs "auto" (``planned`` is
+    its CUPTI twin, with its ``run_target``), the pass runs "auto" itself from :data:`CALLS`
+    runs, its budget at most :data:`PILOT_BUDGET_S`: its runs choose the ncu job's
+    (:func:`ncu_runs`)."""
+    target = planned.run_target if pilot else None
+    runs: Any = CALLS if target is None else "auto"
+    raw = {"kernels": list(planned.kernels), "configs": [dict(c) for c in planned.configs],
+           "runs": runs, "warmup": 0, "thermal_mode": "off",
+           "backend": B.CUPTI if B.on_gpu(planned.backend) else B.CPU, "gpu": planned.gpu,
+           "cache_control": planned.cache_control, "ignore_kernels": list(planned.ignore_kernels),
+           "label": f"{LABEL} of {planned.label or ', '.join(planned.kernels)}"[:200]}
+    if planned.annotations:
+        raw["annotations"] = list(planned.annotations)
+    if target is not None:
+        raw["run_target"] = {**target.to_json(), "min_runs": CALLS,
+                             "budget_s": min(target.budget_s, PILOT_BUDGET_S)}
+    return validate_spec(raw)
+
+
+def ncu_runs(manifest: Mapping[str, Any]) -> tuple[int, list[int]] | None:
+    """(runs for the Nsight Compute job, runs each config took) from a pilot pass's
+    ``backend.auto_runs``: Nsight Compute gives every config the same runs, so the most any
+    config needed (its max_runs where the target was not met). None without a record."""
+    entry = (manifest.get("backend") or {}).get("auto_runs") or {}
+    taken = [int(c["runs"]) for c in entry.get("configs") or ()]
+    return (max(taken), taken) if taken else None
+
+
+@dataclass
+class Preflight:
+    """What the pass found. ``counts``: one row per annotation x config (:data:`COLUMNS`; the
+    kernel columns are ``name xN`` lists). ``flags``: sentences to act on before the long run.
+    ``estimate``: ``seconds``, ``report_bytes`` (None off ncu), ``launches`` (planned profiled
+    launches), ``note`` (how it was estimated)."""
+
+    counts: pd.DataFrame
+    flags: list[str] = field(default_factory=list)
+    estimate: dict[str, Any] = field(default_factory=dict)
+
+
+def _kernels(launches: pd.DataFrame) -> Counter[str]:
+    return Counter(str(k) for k in launches[C.KERNEL])
+
+
+def _listing(kernels: Counter[str]) -> str:
+    return ", ".join(f"{name.split('(')[0][:60]} x{n}" for name, n in sorted(kernels.items()))
+
+
+def count_frame(launches: pd.DataFrame, configs: list[dict[str, Any]]) -> pd.DataFrame:
+    """:data:`COLUMNS` from a pre-flight bundle's per-launch table (its duration rows, one per
+    launch)."""
+    label = config_labeler(configs)
+    rows = []
+    for key, group in launches.groupby([C.ANNOTATION, C.CONFIG], sort=True):
+        annotation, config = cast(tuple[str, int], key)
+        first, later = (group[group[C.RUN] == r] for r in (0, 1))
+        rows.append({C.ANNOTATION: annotation, C.CONFIG: int(config),
+                     F.CONFIG_LABEL: label(int(config)), FIRST: len(first), LATER: len(later),
+                     FIRST_KERNELS: _listing(_kernels(first)),
+                     LATER_KERNELS: _listing(_kernels(later))})
+    return pd.DataFrame(rows, columns=list(COLUMNS))
+
+
+def flags_of(counts: pd.DataFrame, planned: JobSpec) -> list[str]:
+    """The sentences of :class:`Preflight`: first calls that launch other kernels than the
+    second (with what the planned warm-up does about it), and annotations whose launches per
+    call differ between configs."""
+    flags = []
+    changed = counts[counts[FIRST_KERNELS] != counts[LATER_KERNELS]]
+    if len(changed):
+        where = "; ".join(f"{a} {c}: {f} launches, then {s}" for a, c, f, s in zip(
+            changed[C.ANNOTATION], changed[F.CONFIG_LABEL], changed[FIRST], changed[LATER]))
+        cure = (f"the planned warm-up of {planned.warmup} call(s) runs before profiling, so "
+                "profiled runs see the later kernels" if planned.warmup else
+                "the planned job has no warm-up: set Warm-up calls to 1 or more, or its first "
+                "run measures the autotuning")
+        flags.append(f"First call launches other kernels than the second (autotuning or lazy "
+                     f"initialisation): {where}. {cure}.")
+    for annotation, group in counts.groupby(C.ANNOTATION, sort=True):
+        if group[LATER].nunique() > 1:
+            per = ", ".join(f"{c}: {n}" for c, n in zip(group[F.CONFIG_LABEL], group[LATER]))
+            flags.append(f"{annotation}: launches per call differ between configs ({per}); "
+                         "per-launch attribution keeps them apart, but compare configs per "
+                         "kernel (Kernels page), not per launch.")
+    return flags
+
+
+def estimate(counts: pd.DataFrame, planned: JobSpec, host_ns_per_run: float = 0.0
+             ) -> dict[str, Any]:
+    """The planned job's time and report size (:class:`Preflight`'s ``estimate``) from the
+    launches of the second call; ``host_ns_per_run``: the cpu pass's mean host time of one run
+    of every config together (ns), used for a cpu job."""
+    runs = planned.runs  # runs "auto": the most (max_runs), so an upper bound
+    launches = int(counts[LATER].sum()) * runs
+    caps = B.get(planned.backend)
+    report: int | None = None
+    if planned.backend == B.NCU:
+        fixed, per = _TIME_NCU.get(planned.section_set, _TIME_NCU["full"])
+        report = launches * (_REPORT_FULL if planned.section_set else next(
+            (b for m, b in _REPORT_BYTES if len(planned.metrics) <= m),
+            _REPORT_BYTES[-1][1] * len(planned.metrics) // _REPORT_BYTES[-1][0]))
+        seconds = fixed + per * launches
+    elif caps.on_gpu:
+        seconds = _TIME_CUPTI[0] + _TIME_CUPTI[1] * launches
+    else:
+        seconds = _TIME_CPU_FIXED + host_ns_per_run * 1e-9 * runs
+    if planned.run_target is not None:
+        seconds = min(seconds, _TIME_CUPTI[0] + planned.run_target.budget_s)
+    return {"seconds": round(seconds, 1), "report_bytes": report, "launches": launches,
+            "note": "estimate from the bundled H200 jobs' wall-clock and report sizes "
+                    "(+/- 50 %)" + ("; runs \"auto\": at most, by max_runs and the budget"
+                                    if planned.run_target else "")}
+
+
+def read_preflight(launches: pd.DataFrame, manifest: Mapping[str, Any], planned: JobSpec
+                   ) -> Preflight:
+    """The :class:`Preflight` of a done pre-flight bundle (its ``launches`` table and manifest)
+    for the ``planned`` job."""
+    configs = [dict(c) for c in (manifest.get("spec") or {}).get("configs") or ()]
+    metric = B.duration_metric((manifest.get("spec") or {}).get("backend"))
+    timed = launches[launches[C.METRIC] == metric]
+    counts = count_frame(timed, configs)
+    host = float(timed[timed[C.RUN] == 1][C.VALUE].sum()) if not B.on_gpu(planned.backend) else 0.0
+    return Preflight(counts, flags_of(counts, planned), estimate(counts, planned, host))

@@ -1,0 +1,121 @@
+"""The sidebar's Pre-flight: a quick pass of the job in the form (app/core/preflight.py), queued
+by the form's Pre-flight button, its findings in an expander under the form before the user
+commits to the long run. Keys ``builder-preflight*``."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any
+
+import streamlit as st
+
+from profiling_worker.schema import backends as B, run_target
+from profiling_worker.schema.manifest import JobStatus
+from profiling_worker.schema.spec import FieldError, validate_spec
+
+from app.core import preflight, spec_form
+from app.core.markdown import esc
+from app.ui import cached, state
+
+#: What the button does, in its help.
+HELP = (f"Queues a quick pass first: {preflight.CALLS} calls of each config, the first with no "
+        "warm-up, on CUPTI (cpu when the job runs on no GPU). It counts launches per annotation "
+        "and config, flags first-call autotuning and launch counts that differ between configs, "
+        "and estimates the job's time and report size.")
+
+
+def is_pilot(values: Mapping[str, Any]) -> bool:
+    """A Nsight Compute job of runs "auto": its pre-flight is a CUPTI pass of runs "auto" whose
+    runs choose the ncu job's (Nsight Compute replays every config in one call per job)."""
+    return (values.get("backend") == B.NCU
+            and str(values.get("runs") or "").strip().lower() == run_target.AUTO)
+
+
+def on_preflight(values: Mapping[str, Any],
+                 check: Any) -> None:
+    """Form callback: validate the form (``check(values)`` -> (spec, errors), as Run does; for
+    a pilot, :func:`is_pilot`, its CUPTI twin timing only) and queue its pre-flight job on this
+    host, or keep the errors for display."""
+    pilot = is_pilot(values)
+    spec, errors = check({**values, "backend": B.CUPTI, "metric_preset": "timing",
+                          "extra_metrics": ""} if pilot else values)
+    st.session_state[state.BUILDER_ERRORS] = errors
+    st.session_state[state.BUILDER_CHECKED] = values
+    if spec is None:
+        return
+    quick = preflight.preflight_spec(spec, pilot)
+    refused = spec_form.backend_errors(quick, cached.env_report())
+    if refused:
+        st.session_state[state.BUILDER_ERRORS] = [
+            FieldError("preflight", f"the pre-flight pass runs on {quick.backend}, which cannot "
+                       f"run here: {e.message}", e.hint) for e in refused]
+        return
+    job_id = cached.job_manager().submit(quick)
+    state.add_own_job(job_id)
+    st.session_state[state.BUILDER_PREFLIGHT] = {"job": job_id, "planned": spec.to_json(),
+                                                 "ncu_form": dict(values) if pilot else None}
+
+
+def render_preflight() -> None:
+    """The Pre-flight expander: the pass's state while it runs, then its findings."""
+    entry = st.session_state.get(state.BUILDER_PREFLIGHT)
+    if not entry:
+        return
+    with st.expander("Pre-flight", expanded=True, key=state.key("builder", "preflight-box")):
+        bundle = cached.bundle_for(entry["job"])
+        if bundle is None or bundle.status in (JobStatus.QUEUED, JobStatus.RUNNING):
+            st.info(f"Pre-flight job {esc(entry['job'])} is running ({preflight.CALLS} calls "
+                    "per config); its findings appear here when it is done.",
+                    icon=":material/hourglass_top:")
+            return
+        if bundle.status != JobStatus.DONE:
+            err = bundle.error or {}
+            st.error(f"Pre-flight {esc(str(bundle.status))}: {esc(err.get('message', ''))}",
+                     icon=":material/error:")
+            return
+        planned = validate_spec(entry["planned"])
+        if entry.get("ncu_form"):
+            planned = _pilot(bundle, entry["ncu_form"]) or planned
+        _findings(bundle, planned)
+
+
+def _pilot(bundle: Any, form: Mapping[str, Any]) -> Any:
+    """The pilot's runs for the Nsight Compute job, and a button that puts them in Runs;
+    returns that ncu job's spec (for the estimate), None when the form does not make one."""
+    chosen = preflight.ncu_runs(bundle.manifest)
+    if chosen is None:
+        return None
+    runs, taken = chosen
+    target = ((bundle.manifest.get("spec") or {}).get("run_target") or {}).get("rel_ci95_pct")
+    st.info(f"Runs for Nsight Compute from this CUPTI pass: the configs needed "
+            f"{', '.join(map(str, taken))} runs for a CI95 of ± {target} % (CUPTI durations). "
+            f"Nsight Compute gives every config the same runs: **{runs}**.",
+            icon=":material/info:")
+    st.button(f"Use {runs} runs", key=state.key("builder", "preflight-use-runs"),
+              on_click=_use_runs, args=(runs,))
+    spec, _errors = spec_form.to_job_spec({**form, "runs": str(runs)},
+                                          cached.kernel_catalog()[0])
+    return spec
+
+
+def _use_runs(runs: int) -> None:
+    st.session_state[state.key("builder", "runs")] = str(runs)
+
+
+def _findings(bundle: Any, planned: Any) -> None:
+    found = preflight.read_preflight(bundle.table("launches"), bundle.manifest, planned)
+    st.caption(f"Measured with {esc(bundle.backend)}: {esc(bundle.measurement)}."
+               + (" The host timer sees no GPU kernels: one launch per annotation, no kernel "
+                  "sets to compare." if bundle.host_timer else ""))
+    for flag in found.flags:
+        st.warning(esc(flag), icon=":material/warning:")
+    if not found.flags:
+        st.success("The same launches in the first and second call and in every config.",
+                   icon=":material/check:")
+    est = found.estimate
+    size = (f", report about {est['report_bytes'] / 1e6:.1f} MB" if est["report_bytes"]
+            else "")
+    st.markdown(f"**Planned job ({esc(planned.backend)}, {planned.runs} runs per config):** "
+                f"about {est['seconds']:g} s{size}, {est['launches']} profiled launches "
+                f"({esc(est['note'])}).")
+    st.dataframe(found.counts, key=state.key("builder", "preflight-counts"), hide_index=True)

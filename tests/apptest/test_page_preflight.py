@@ -1,0 +1,83 @@
+"""The sidebar's Pre-flight: the button queues a quick pass of the form's job (cpu here: the host
+timer, said on screen), and the expander shows its findings and estimate before any long run."""
+
+from __future__ import annotations
+
+from apptest_helpers import texts
+from app.ui import cached, state
+
+
+def test_preflight_button_queues_a_pass_and_shows_its_findings(store, app) -> None:
+    at = app()
+    at.multiselect(key="builder-kernels").set_value(["matmul"])
+    at.selectbox(key="builder-backend").set_value("cpu")
+    at.text_input(key="builder-sizes").set_value("32, 64")
+    at.text_input(key="builder-runs").set_value("50")
+    at.button(key="builder-preflight").click().run()
+    assert not at.exception, at.exception
+    entry = at.session_state[state.BUILDER_PREFLIGHT]
+    assert entry["planned"]["runs"] == 50 and entry["planned"]["backend"] == "cpu"
+    assert cached.job_manager().wait(entry["job"], 120) == "done"
+    at.run()
+    assert not at.exception, at.exception
+    shown = texts(at)
+    assert "Measured with cpu: host wall-clock, not GPU" in shown
+    assert "The host timer sees no GPU kernels" in shown
+    assert "The same launches in the first and second call and in every config." in shown
+    assert "Planned job (cpu, 50 runs per config)" in shown
+    counts = next(d.value for d in at.dataframe if "FirstCallLaunches" in d.value.columns)
+    assert len(counts) == 6  # fp32, fp16, bf16 x n=32, 64
+    assert (counts["FirstCallLaunches"] == 1).all() and (counts["SecondCallLaunches"] == 1).all()
+    quick = cached.job_manager().get(entry["job"])
+    assert quick.spec.runs == 2 and quick.spec.warmup == 0  # the first call is the first ever
+
+
+def test_preflight_refuses_a_bad_form_with_field_errors(store, app) -> None:
+    at = app()
+    at.selectbox(key="builder-backend").set_value("cpu")
+    at.text_input(key="builder-sizes").set_value("-3")
+    at.button(key="builder-preflight").click().run()
+    assert not at.exception
+    assert state.BUILDER_PREFLIGHT not in at.session_state
+    assert at.error, "the size error is shown, as Run shows it"
+
+
+def test_an_ncu_job_of_auto_runs_asks_cupti_for_its_runs(store, app) -> None:
+    """No GPU here: the pilot's CUPTI pass is refused with the reason, before anything queues."""
+    at = app()
+    at.selectbox(key="builder-backend").set_value("ncu")
+    at.text_input(key="builder-runs").set_value("auto")
+    at.button(key="builder-preflight").click().run()
+    assert not at.exception, at.exception
+    assert state.BUILDER_PREFLIGHT not in at.session_state
+    shown = texts(at)
+    assert "cupti cannot run here: no NVIDIA GPU visible" in shown
+    at.button(key="builder-submit").click().run()  # Run itself says what to do
+    assert "press Pre-flight in the sidebar" in texts(at)
+
+
+def test_the_pilots_runs_fill_runs_with_one_click(store, app, tmp_path) -> None:
+    """A done pass of runs "auto" (here a real cpu job standing in for the GPU's CUPTI pass)
+    shown as an ncu job's pilot: the runs it took, and "Use N runs" puts N in Runs."""
+    import shutil
+
+    from conftest import record_cpu_job
+    from test_page_auto_runs import AUTO_JOB_ID, AUTO_SPEC
+
+    src = record_cpu_job(tmp_path / AUTO_JOB_ID, AUTO_SPEC)
+    shutil.copytree(src, store["results"] / AUTO_JOB_ID)
+    at = app()
+    form = {"kernels": ["matmul"], "sizes": "32, 64", "runs": "auto", "backend": "ncu",
+            "metric_preset": "bound", "size_preset": "typed", "annotations": ["fp32"]}
+    at.session_state[state.BUILDER_PREFLIGHT] = {
+        "job": AUTO_JOB_ID, "ncu_form": form,
+        "planned": {**AUTO_SPEC, "configs": [{"n": 32}, {"n": 64}]}}
+    at.run()
+    assert not at.exception, at.exception
+    shown = texts(at)
+    assert "the configs needed 6, 6 runs for a CI95 of ± 0.01 %" in shown
+    assert "Nsight Compute gives every config the same runs: **6**" in shown
+    assert "Planned job (ncu, 6 runs per config)" in shown and "report about" in shown
+    at.button(key="builder-preflight-use-runs").click().run()
+    assert not at.exception, at.exception
+    assert at.text_input(key="builder-runs").value == "6"
