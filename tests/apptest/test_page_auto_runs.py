@@ -11,8 +11,9 @@ from apptest_helpers import texts
 from conftest import TINY_SPEC, record_cpu_job
 
 AUTO_JOB_ID = "20261201-230000-matmul-0003"
+# budget_s far above what 6 runs cost, so that a loaded host stops at max_runs, not the budget
 AUTO_SPEC = {**TINY_SPEC, "annotations": ["fp32"], "runs": "auto",
-             "run_target": {"rel_ci95_pct": 0.01, "min_runs": 3, "max_runs": 6, "budget_s": 30}}
+             "run_target": {"rel_ci95_pct": 0.01, "min_runs": 3, "max_runs": 6, "budget_s": 600}}
 
 
 @pytest.fixture(scope="module")
