@@ -229,7 +229,8 @@ def summary_has_no_rules(bundle: Bundle) -> str | None:
 
 def summary_tables(data: dict[str, Any]) -> ReportSummary:
     """Tables of one summary dict (``report``, ``launches``, ``kernels``,
-    ``metrics_per_launch``, ``rule_results``; missing keys read as empty)."""
+    ``metrics_per_launch``, ``rule_results``, and from an import ``ncu_version``; missing keys
+    read as empty)."""
     kernels = data.get("kernels") or {}
     rules = data.get("rule_results") or []
     overview = pd.DataFrame([
@@ -238,6 +239,9 @@ def summary_tables(data: dict[str, Any]) -> ReportSummary:
         {F.ITEM: "Kernel names", C.VALUE: str(len(kernels))},
         {F.ITEM: "Metrics per launch", C.VALUE: str(data.get("metrics_per_launch", ""))},
         {F.ITEM: "Rule results", C.VALUE: str(len(rules))},
+        # written by imports only (the worker's summary has no such key: nothing to say there)
+        *([{F.ITEM: "ncu version", C.VALUE: str(data["ncu_version"] or "not in file")}]
+          if "ncu_version" in data else []),
     ])
     kernel_rows = sorted(((str(k), int(v)) for k, v in kernels.items()), key=lambda kv: -kv[1])
     return ReportSummary(

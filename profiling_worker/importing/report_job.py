@@ -16,7 +16,7 @@ import pandas as pd
 from profiling_worker.bundle_writer import table_columns
 from profiling_worker.errors import ImportFailed
 from profiling_worker.extract.aggregate import aggregate_runs, launches_to_runs
-from profiling_worker.importing import ncu_rep as R
+from profiling_worker.importing import ncu_rep as R, ncu_version as V
 from profiling_worker.importing import regions as G
 from profiling_worker.importing.job import Job
 from profiling_worker.importing.textcsv import METRIC_NAME_RE
@@ -99,7 +99,8 @@ def from_report(report: Path) -> Job:
                            "parameters": params, "report_summary": summary,
                            "backend": {"name": B.NCU, "report": report.name,
                                        "device_attributes": _device(device)},
-                           "launches": _launch_provenance(report, rows, device, how)})
+                           "launches": _launch_provenance(report, rows, device, how),
+                           V.PROVENANCE_KEY: {report.name: summary.get("ncu_version")}})
 
 
 def _typed(launches: pd.DataFrame) -> pd.DataFrame:
@@ -147,6 +148,7 @@ def add_report(job: Job, report: Path) -> Job:
                                           other_ranges=False)
     job = add_launch_rows(job, rows, report.name, device)
     job.provenance["report_summary"] = summary
+    job.provenance[V.PROVENANCE_KEY] = {report.name: summary.get("ncu_version")}
     return job
 
 
