@@ -17,7 +17,6 @@ Anything else: :data:`NOT_IN_FILE`, said as such on the Import page.
 
 from __future__ import annotations
 
-import mmap
 import re
 from pathlib import Path
 
@@ -30,6 +29,8 @@ _REPORT_TOOL = b"\n\x15Nsight Compute Target\x12"
 _BANNER = "Nsight Compute Command Line Profiler"
 _VERSION_LINE = re.compile(r"^Version (\d{4}\.\d+(?:\.\d+)* \(build \d+\)(?: \([\w-]+\))?)\s*$",
                            re.MULTILINE)
+#: Bytes read at a time from a report.
+_CHUNK = 1 << 20
 #: Bytes of a text file searched for the ``ncu --version`` banner (it precedes the output).
 _TEXT_HEAD = 1 << 20
 
@@ -42,20 +43,21 @@ def label(version: str | None) -> str:
 def from_report(plain: Path) -> str | None:
     """The ncu version a plain (inflated) ``.ncu-rep`` records, e.g.
     ``2025.3.1.0 (build 36398880) (public-release)``; None when it holds no tool record.
-    The file is searched through a memory map (nothing copied)."""
+    Read 1 MiB at a time (a memory map would count the whole file in the resident set)."""
+    tail = b""
     with open(plain, "rb") as fh:
-        if fh.seek(0, 2) == 0:
-            return None
-        with mmap.mmap(fh.fileno(), 0, access=mmap.ACCESS_READ) as view:
-            at = view.find(_REPORT_TOOL)
-            if at < 0:
-                return None
-            start = at + len(_REPORT_TOOL) + 1
-            length = view[start - 1]
-            if length >= 0x80:  # a longer string than any version (a one-byte length)
-                return None
-            text = bytes(view[start:start + length]).decode("utf-8", errors="replace")
-    return text.strip() or None
+        while chunk := fh.read(_CHUNK):
+            buf = tail + chunk
+            at = buf.find(_REPORT_TOOL)
+            if at >= 0:
+                buf += fh.read(_CHUNK)  # the string follows within 128 bytes
+                start = at + len(_REPORT_TOOL) + 1
+                length = buf[start - 1] if start <= len(buf) else 0x80
+                if length >= 0x80:  # no version string is this long (a one-byte length)
+                    return None
+                return buf[start:start + length].decode("utf-8", errors="replace").strip() or None
+            tail = buf[-len(_REPORT_TOOL):]
+    return None
 
 
 def from_text(path: Path) -> str | None:

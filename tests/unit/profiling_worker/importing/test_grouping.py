@@ -105,3 +105,25 @@ def test_renamed_csvs_are_paired_by_content_as_the_importer_pairs_them(tmp_path:
     assert [e["event"] for e in events] == ["result"]
     agg = read_table(Path(events[0]["bundle"]), C.TABLE_AGGREGATED)
     assert len(agg) == 6 and not agg.duplicated([C.ANNOTATION, C.CONFIG, C.METRIC]).any()
+
+
+def test_each_ncu_export_is_parsed_once_by_grouping_and_import(tmp_path: Path,
+                                                               monkeypatch) -> None:
+    """An export's raw and details pages of one profile (ncu 2025.3, H200): grouping (their
+    launches, their values) and the import read each file's table once (it was 3 times)."""
+    from profiling_worker.importing import ncu_csv, ncu_rows
+
+    parsed: list[str] = []
+    real = ncu_rows.parse_csv
+
+    def counting(s):  # noqa: ANN001, ANN202
+        parsed.append(s.path.name)
+        return real(s)
+
+    monkeypatch.setattr(ncu_rows, "parse_csv", counting)
+    ncu_csv._read_once.cache_clear()
+    sources = [PLAIN / "raw.csv", PLAIN / "details.csv"]
+    events = list(import_each(sources, tmp_path / "store", "pages"))
+    assert [e["event"] for e in events] == ["result"] and events[0]["files"] == [
+        "raw.csv", "details.csv"]
+    assert sorted(parsed) == ["details.csv", "raw.csv"]
