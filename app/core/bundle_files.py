@@ -78,10 +78,33 @@ def too_large(what: str, size: int, where: str) -> str | None:
             "server instead")
 
 
+def _declared_problem(path: Path) -> str | None:
+    """What the file's first and last bytes already refuse, nothing inflated: no gzip magic, or
+    a last member whose trailer (ISIZE, the size mod 2**32, RFC 1952) declares more than
+    :data:`MAX_INFLATED_BYTES` (a bomb, or a report too large to offer)."""
+    with open(path, "rb") as fh:
+        magic = fh.read(2)
+        size = fh.seek(0, 2)
+        fh.seek(max(size - 4, 0))
+        declared = int.from_bytes(fh.read(4), "little")
+    if magic != b"\x1f\x8b":
+        return (f"{path.name}: not a readable gzip file (it does not begin with gzip's magic "
+                "bytes; give the plain file, or one compressed with gzip)")
+    if declared > MAX_INFLATED_BYTES:
+        return (f"{path.name}: declares {fmt_bytes(declared)} once decompressed, more than the "
+                f"{fmt_bytes(MAX_INFLATED_BYTES)} a download may take; copy it from the bundle "
+                "folder on the server and decompress it there (gunzip)")
+    return None
+
+
 def report_download_problem(path: Path) -> str | None:
     """Why the inflated ``.ncu-rep`` of ``path`` (a ``.ncu-rep.gz``) cannot be downloaded: not
     gzip, cut short, padded, or larger than :data:`MAX_INFLATED_BYTES`; None when it can.
-    Inflates it once, keeping nothing (1 MiB at a time)."""
+    Reads its first and last bytes, then, if they pass, inflates it once keeping nothing
+    (1 MiB at a time; the report walk needs every byte to find padding or a cut)."""
+    problem = _declared_problem(path)
+    if problem:
+        return problem
     try:
         check_inflates(path, MAX_INFLATED_BYTES)
     except InflateError as exc:
