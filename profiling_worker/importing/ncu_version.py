@@ -43,20 +43,25 @@ def label(version: str | None) -> str:
 def from_report(plain: Path) -> str | None:
     """The ncu version a plain (inflated) ``.ncu-rep`` records, e.g.
     ``2025.3.1.0 (build 36398880) (public-release)``; None when it holds no tool record.
-    Read 1 MiB at a time (a memory map would count the whole file in the resident set)."""
-    tail = b""
+    Read into one 1 MiB buffer (a memory map, or a new buffer per read, would leave the file's
+    size, or several MiB, in the resident set)."""
+    keep = len(_REPORT_TOOL) + 0x80  # a record cut by a read boundary is searched again whole
+    buf = bytearray(_CHUNK + keep)
+    view = memoryview(buf)
+    held = 0
     with open(plain, "rb") as fh:
-        while chunk := fh.read(_CHUNK):
-            buf = tail + chunk
-            at = buf.find(_REPORT_TOOL)
-            if at >= 0:
-                buf += fh.read(_CHUNK)  # the string follows within 128 bytes
-                start = at + len(_REPORT_TOOL) + 1
-                length = buf[start - 1] if start <= len(buf) else 0x80
+        while got := fh.readinto(view[held:]):
+            held += got
+            at = buf.find(_REPORT_TOOL, 0, held)
+            start = at + len(_REPORT_TOOL) + 1
+            if at >= 0 and start <= held and start + buf[start - 1] <= held:
+                length = buf[start - 1]
                 if length >= 0x80:  # no version string is this long (a one-byte length)
                     return None
-                return buf[start:start + length].decode("utf-8", errors="replace").strip() or None
-            tail = buf[-len(_REPORT_TOOL):]
+                return bytes(buf[start:start + length]).decode("utf-8", "replace").strip() or None
+            if held == len(buf):  # full: keep the tail, read on
+                buf[:keep] = buf[held - keep:held]
+                held = keep
     return None
 
 
