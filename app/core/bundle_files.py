@@ -112,6 +112,16 @@ def report_download_problem(path: Path) -> str | None:
     return None
 
 
+def tail_lines(path: Path, lines: int = 200, max_bytes: int = 256 * 1024) -> str:
+    """The last ``lines`` lines of the text file ``path``, read from its last ``max_bytes``
+    only (a worker.log of many MB is not read whole on every page run); undecodable bytes
+    replaced."""
+    with open(path, "rb") as fh:
+        fh.seek(max(0, fh.seek(0, 2) - max_bytes))
+        text = fh.read().decode("utf-8", errors="replace")
+    return "\n".join(text.splitlines()[-lines:])
+
+
 def zip_bundle(bundle: Bundle) -> BinaryIO:
     """Every file of the bundle (as listed in ``bundle.files``, and only where it resolves
     inside the bundle) in one zip, built in a temporary file (not in memory) and returned
