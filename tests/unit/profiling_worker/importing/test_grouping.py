@@ -127,3 +127,31 @@ def test_each_ncu_export_is_parsed_once_by_grouping_and_import(tmp_path: Path,
     assert [e["event"] for e in events] == ["result"] and events[0]["files"] == [
         "raw.csv", "details.csv"]
     assert sorted(parsed) == ["details.csv", "raw.csv"]
+
+
+def test_several_reports_are_each_read_in_a_process_of_their_own(tmp_path: Path,
+                                                                  monkeypatch) -> None:
+    """ncu_report keeps every launch it has read until its process ends, so each group of an
+    upload of several is imported in a child: the importing process never holds a report's
+    launches, and one report's memory is returned before the next is read."""
+    import os
+
+    from profiling_worker.extract import ncu_report_reader
+
+    readers = tmp_path / "readers.txt"
+    real = ncu_report_reader.ncu_report.load_report
+
+    def load_report(path: str):  # noqa: ANN202 - recorded from whichever process reads
+        with open(readers, "a", encoding="utf-8") as fh:
+            fh.write(f"{os.getpid()}\n")
+        return real(path)
+
+    monkeypatch.setattr(ncu_report_reader.ncu_report, "load_report", load_report)
+    sources = [FIX / "ncu_rep" / "h200-ncu-j1-fp16.ncu-rep.gz", PLAIN / "plain.ncu-rep.gz"]
+    events = list(import_each(sources, tmp_path / "store", "two"))
+    assert [e["event"] for e in events] == ["result", "result"]
+    assert [Path(e["bundle"]).name for e in events] == ["two-1", "two-2"]
+    launches = [read_table(Path(e["bundle"]), C.TABLE_LAUNCHES) for e in events]
+    assert all(len(t) for t in launches)
+    pids = readers.read_text(encoding="utf-8").split()
+    assert len(pids) == 2 and len(set(pids)) == 2 and str(os.getpid()) not in pids
