@@ -155,3 +155,26 @@ def test_several_reports_are_each_read_in_a_process_of_their_own(tmp_path: Path,
     assert all(len(t) for t in launches)
     pids = readers.read_text(encoding="utf-8").split()
     assert len(pids) == 2 and len(set(pids)) == 2 and str(os.getpid()) not in pids
+
+
+def test_a_group_whose_process_dies_is_an_error_and_the_next_goes_on(tmp_path: Path,
+                                                                      monkeypatch) -> None:
+    """A child killed before it answers (as the kernel's out-of-memory killer would): its
+    files get an error naming them and the exit status, the next group is imported."""
+    import os
+
+    from profiling_worker.importing import grouping
+
+    real = grouping._import_group
+
+    def dies_on_j1(files, *args):  # noqa: ANN001, ANN202 - runs in the forked child
+        if files[0].name.startswith("h200-ncu-j1"):
+            os._exit(137)
+        return real(files, *args)
+
+    monkeypatch.setattr(grouping, "_import_group", dies_on_j1)
+    sources = [FIX / "ncu_rep" / "h200-ncu-j1-fp16.ncu-rep.gz", PLAIN / "plain.ncu-rep.gz"]
+    first, second = import_each(sources, tmp_path / "store", "two")
+    assert first["event"] == "error" and first["files"] == ["h200-ncu-j1-fp16.ncu-rep.gz"]
+    assert "ended without a result (its process exited with 137" in first["message"]
+    assert second["event"] == "result" and second["files"] == ["plain.ncu-rep.gz"]
