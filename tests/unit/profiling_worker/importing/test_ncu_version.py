@@ -72,3 +72,13 @@ def test_console_text_after_the_version_banner_gives_it(tmp_path: Path) -> None:
     log.write_text(banner + text, encoding="utf-8")
     expected = _recorded_version(PLAIN / "record.log")
     assert _tool_version(tmp_path, log) == f"ncu {expected}"
+
+
+def test_a_report_beside_nsight_pythons_csvs_gives_its_version(tmp_path: Path) -> None:
+    """What nsight-python 0.9.6 wrote for one call on the H200 (its CSVs, log and report)."""
+    folder = FIX / "h200_import" / "nspy096" / "normalized"
+    bundle = import_nsight_output([folder], tmp_path / "store", "job")
+    how = read_manifest(bundle)["provenance"]["how_read"]
+    assert how["ncu-output-scale-0.ncu-rep.gz"]["tool_version"] == (
+        "ncu " + _recorded_version(PLAIN / "record.log"))  # README: all by Nsight Compute 2025.3.1
+    assert how["profiled_data-scale-0.csv"]["tool_version"].startswith("nsight-python 0.9.6")
