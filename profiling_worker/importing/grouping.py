@@ -24,7 +24,6 @@ is its own and a bad file never stops the others.
 
 from __future__ import annotations
 
-import multiprocessing as mp
 from collections.abc import Collection, Hashable, Iterator, Sequence
 from pathlib import Path
 from typing import Any
@@ -37,6 +36,7 @@ from profiling_worker.importing.ncu_csv import launch_ids, launch_values
 from profiling_worker.importing.same_profile import same_values
 from profiling_worker.importing.nsight_csv import nsight_call
 from profiling_worker.importing.nvtx_columns import INNERMOST
+from profiling_worker.importing.own_process import forked
 from profiling_worker.schema.manifest import JobStatus
 
 _NSIGHT_KINDS = (K.NSIGHT_RAW, K.NSIGHT_AGG, K.NCU_REPORT, K.NCU_LOG)
@@ -163,37 +163,21 @@ def _import_group(files: list[Path], out_dir: Path, job_id: str, reserved_ids: C
             "files": names}
 
 
-def _send_event(conn: Any, args: tuple[Any, ...]) -> None:
-    conn.send(_import_group(*args))
-    conn.close()
-
-
 def _in_own_process(args: tuple[Any, ...]) -> dict[str, Any]:
-    """:func:`_import_group` in a forked child, so that what it loaded is returned when it
-    ends: ncu_report keeps every launch it has read until its process exits (three bundled
-    H200 reports imported in one process: 186, 269, 326 MiB above the start; one child each:
-    the largest one's alone). In-process where fork is not available."""
-    if "fork" not in mp.get_all_start_methods():
-        return _import_group(*args)
-    ctx = mp.get_context("fork")
-    receive, send = ctx.Pipe(duplex=False)
-    child = ctx.Process(target=_send_event, args=(send, args), daemon=True)
-    child.start()
-    send.close()
-    try:
-        event: dict[str, Any] = receive.recv()
-    except EOFError:  # ended without a result: killed (out of memory?) or crashed
-        child.join()
-        names = [p.name for p in args[0]]
+    """:func:`_import_group` in a forked child (:func:`~.own_process.forked`): three bundled
+    H200 reports imported in one process left it 186, 269, 326 MiB above its start; one child
+    each costs the largest one's alone."""
+    names = [p.name for p in args[0]]
+
+    def died(code: int | None) -> dict[str, Any]:
         fault = ImportInternalError(
             f"the import of {', '.join(names)[:200]} ended without a result (its process "
-            f"exited with {child.exitcode}; killed, e.g. out of memory?)",
+            f"exited with {code}; killed, e.g. out of memory?)",
             "import these files on their own, on a machine with more memory; the other "
             "files of the import have their own results")
-        return {"event": "error", **fault.to_event_fields(), "files": names,
-                "job_id": args[2]}
-    child.join()
-    return event
+        return {"event": "error", **fault.to_event_fields(), "files": names, "job_id": args[2]}
+
+    return forked(lambda: _import_group(*args), died)
 
 
 def import_each(sources: Sequence[Path], out_dir: Path, base_id: str, *,

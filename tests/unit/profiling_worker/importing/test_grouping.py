@@ -178,3 +178,33 @@ def test_a_group_whose_process_dies_is_an_error_and_the_next_goes_on(tmp_path: P
     assert first["event"] == "error" and first["files"] == ["h200-ncu-j1-fp16.ncu-rep.gz"]
     assert "ended without a result (its process exited with 137" in first["message"]
     assert second["event"] == "result" and second["files"] == ["plain.ncu-rep.gz"]
+
+
+def test_the_further_reports_of_one_bundle_are_checked_in_another_process(
+        tmp_path: Path, monkeypatch) -> None:
+    """``import`` without ``--each`` reads the first report and opens the others: they are
+    opened in a child (their launches not kept here); a broken one is still refused by name."""
+    import os
+
+    import pytest
+
+    from profiling_worker.errors import ImportFailed
+    from profiling_worker.extract import ncu_report_reader
+
+    readers = tmp_path / "readers.txt"
+    real = ncu_report_reader.ncu_report.load_report
+
+    def load_report(path: str):  # noqa: ANN202 - recorded from whichever process reads
+        with open(readers, "a", encoding="utf-8") as fh:
+            fh.write(f"{os.getpid()}\n")
+        return real(path)
+
+    monkeypatch.setattr(ncu_report_reader.ncu_report, "load_report", load_report)
+    j1 = FIX / "ncu_rep" / "h200-ncu-j1-fp16.ncu-rep.gz"
+    import_nsight_output([PLAIN / "plain.ncu-rep.gz", j1], tmp_path / "store", "two")
+    checked, read = readers.read_text(encoding="utf-8").split()
+    assert read == str(os.getpid()) and checked != read
+    cut = tmp_path / "cut.ncu-rep.gz"
+    cut.write_bytes(j1.read_bytes()[:1000])  # an interrupted copy
+    with pytest.raises(ImportFailed, match=r"^cut\.ncu-rep\.gz: "):
+        import_nsight_output([PLAIN / "plain.ncu-rep.gz", cut], tmp_path / "store", "cut")
