@@ -129,11 +129,9 @@ def test_each_ncu_export_is_parsed_once_by_grouping_and_import(tmp_path: Path,
     assert sorted(parsed) == ["details.csv", "raw.csv"]
 
 
-def test_several_reports_are_each_read_in_a_process_of_their_own(tmp_path: Path,
-                                                                  monkeypatch) -> None:
-    """ncu_report keeps every launch it has read until its process ends, so each group of an
-    upload of several is imported in a child: the importing process never holds a report's
-    launches, and one report's memory is returned before the next is read."""
+def _record_report_readers(tmp_path: Path, monkeypatch) -> Path:  # noqa: ANN001
+    """A file to which every ncu_report.load_report call appends its process id (children
+    inherit the patch)."""
     import os
 
     from profiling_worker.extract import ncu_report_reader
@@ -141,12 +139,23 @@ def test_several_reports_are_each_read_in_a_process_of_their_own(tmp_path: Path,
     readers = tmp_path / "readers.txt"
     real = ncu_report_reader.ncu_report.load_report
 
-    def load_report(path: str):  # noqa: ANN202 - recorded from whichever process reads
+    def load_report(path: str):  # noqa: ANN202
         with open(readers, "a", encoding="utf-8") as fh:
             fh.write(f"{os.getpid()}\n")
         return real(path)
 
     monkeypatch.setattr(ncu_report_reader.ncu_report, "load_report", load_report)
+    return readers
+
+
+def test_several_reports_are_each_read_in_a_process_of_their_own(tmp_path: Path,
+                                                                  monkeypatch) -> None:
+    """ncu_report keeps every launch it has read until its process ends, so each group of an
+    upload of several is imported in a child: the importing process never holds a report's
+    launches, and one report's memory is returned before the next is read."""
+    import os
+
+    readers = _record_report_readers(tmp_path, monkeypatch)
     sources = [FIX / "ncu_rep" / "h200-ncu-j1-fp16.ncu-rep.gz", PLAIN / "plain.ncu-rep.gz"]
     events = list(import_each(sources, tmp_path / "store", "two"))
     assert [e["event"] for e in events] == ["result", "result"]
@@ -189,17 +198,8 @@ def test_the_further_reports_of_one_bundle_are_checked_in_another_process(
     import pytest
 
     from profiling_worker.errors import ImportFailed
-    from profiling_worker.extract import ncu_report_reader
 
-    readers = tmp_path / "readers.txt"
-    real = ncu_report_reader.ncu_report.load_report
-
-    def load_report(path: str):  # noqa: ANN202 - recorded from whichever process reads
-        with open(readers, "a", encoding="utf-8") as fh:
-            fh.write(f"{os.getpid()}\n")
-        return real(path)
-
-    monkeypatch.setattr(ncu_report_reader.ncu_report, "load_report", load_report)
+    readers = _record_report_readers(tmp_path, monkeypatch)
     j1 = FIX / "ncu_rep" / "h200-ncu-j1-fp16.ncu-rep.gz"
     import_nsight_output([PLAIN / "plain.ncu-rep.gz", j1], tmp_path / "store", "two")
     checked, read = readers.read_text(encoding="utf-8").split()
