@@ -12,7 +12,8 @@ from app.core.provenance import is_imported
 from app.core.bundle_files import (MAX_INFLATED_BYTES, ORIGINALS_NOTE, download_name,
                                    gunzip_file, gunzipped_name, inside_bundle, is_gzipped_report,
                                    is_original_upload, left_out_files, read_report_summary,
-                                   report_download_problem, too_large, zip_bundle, zip_name)
+                                   report_download_problem, tail_lines, too_large, zip_bundle,
+                                   zip_name)
 from app.core.views.timeline import PERFETTO_UI, TRACE_SUFFIX, timeline_problem, trace_bytes
 from app.ui import analysis, panels, share
 from app.core.markdown import code, esc
@@ -119,5 +120,4 @@ if summary is not None:
 log = inside_bundle(bundle.path, "worker.log")  # None for a link that leaves the bundle
 if log is not None:
     with st.expander("worker.log (last 200 lines)"):
-        st.code("\n".join(log.read_text(encoding="utf-8", errors="replace").splitlines()[-200:]),
-                language="text")
+        st.code(tail_lines(log), language="text")

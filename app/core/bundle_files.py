@@ -78,15 +78,48 @@ def too_large(what: str, size: int, where: str) -> str | None:
             "server instead")
 
 
+def _declared_problem(path: Path) -> str | None:
+    """What the file's first and last bytes already refuse, nothing inflated: no gzip magic, or
+    a last member whose trailer (ISIZE, the size mod 2**32, RFC 1952) declares more than
+    :data:`MAX_INFLATED_BYTES` (a bomb, or a report too large to offer)."""
+    with open(path, "rb") as fh:
+        magic = fh.read(2)
+        size = fh.seek(0, 2)
+        fh.seek(max(size - 4, 0))
+        declared = int.from_bytes(fh.read(4), "little")
+    if magic != b"\x1f\x8b":
+        return (f"{path.name}: not a readable gzip file (it does not begin with gzip's magic "
+                "bytes; give the plain file, or one compressed with gzip)")
+    if declared > MAX_INFLATED_BYTES:
+        return (f"{path.name}: declares {fmt_bytes(declared)} once decompressed, more than the "
+                f"{fmt_bytes(MAX_INFLATED_BYTES)} a download may take; copy it from the bundle "
+                "folder on the server and decompress it there (gunzip)")
+    return None
+
+
 def report_download_problem(path: Path) -> str | None:
     """Why the inflated ``.ncu-rep`` of ``path`` (a ``.ncu-rep.gz``) cannot be downloaded: not
     gzip, cut short, padded, or larger than :data:`MAX_INFLATED_BYTES`; None when it can.
-    Inflates it once, keeping nothing (1 MiB at a time)."""
+    Reads its first and last bytes, then, if they pass, inflates it once keeping nothing
+    (1 MiB at a time; the report walk needs every byte to find padding or a cut)."""
+    problem = _declared_problem(path)
+    if problem:
+        return problem
     try:
         check_inflates(path, MAX_INFLATED_BYTES)
     except InflateError as exc:
         return f"{exc.message} ({exc.hint})"
     return None
+
+
+def tail_lines(path: Path, lines: int = 200, max_bytes: int = 256 * 1024) -> str:
+    """The last ``lines`` lines of the text file ``path``, read from its last ``max_bytes``
+    only (a worker.log of many MB is not read whole on every page run); undecodable bytes
+    replaced."""
+    with open(path, "rb") as fh:
+        fh.seek(max(0, fh.seek(0, 2) - max_bytes))
+        text = fh.read().decode("utf-8", errors="replace")
+    return "\n".join(text.splitlines()[-lines:])
 
 
 def zip_bundle(bundle: Bundle) -> BinaryIO:
@@ -229,7 +262,8 @@ def summary_has_no_rules(bundle: Bundle) -> str | None:
 
 def summary_tables(data: dict[str, Any]) -> ReportSummary:
     """Tables of one summary dict (``report``, ``launches``, ``kernels``,
-    ``metrics_per_launch``, ``rule_results``; missing keys read as empty)."""
+    ``metrics_per_launch``, ``rule_results``, and from an import ``ncu_version``; missing keys
+    read as empty)."""
     kernels = data.get("kernels") or {}
     rules = data.get("rule_results") or []
     overview = pd.DataFrame([
@@ -238,6 +272,9 @@ def summary_tables(data: dict[str, Any]) -> ReportSummary:
         {F.ITEM: "Kernel names", C.VALUE: str(len(kernels))},
         {F.ITEM: "Metrics per launch", C.VALUE: str(data.get("metrics_per_launch", ""))},
         {F.ITEM: "Rule results", C.VALUE: str(len(rules))},
+        # written by imports only (the worker's summary has no such key: nothing to say there)
+        *([{F.ITEM: "ncu version", C.VALUE: str(data["ncu_version"] or "not in file")}]
+          if "ncu_version" in data else []),
     ])
     kernel_rows = sorted(((str(k), int(v)) for k, v in kernels.items()), key=lambda kv: -kv[1])
     return ReportSummary(

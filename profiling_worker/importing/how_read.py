@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from profiling_worker.importing import sniff as K
+from profiling_worker.importing import ncu_version, sniff as K
 from profiling_worker.importing.job import Job
 
 #: The columns of the Import page's table, in order: (manifest key, heading).
@@ -31,7 +31,9 @@ def _default(s: K.Sniffed, job: Job, not_read: set[str]) -> dict[str, Any]:
                    units="the file's Unit column (0.9.x: ns)", regions="nsight-python annotations")
     elif s.kind == K.NCU_REPORT:
         launches = job.provenance.get("launches") or {}
-        row.update(tool_version="as ncu_report reads it", page="-",
+        versions = job.provenance.get(ncu_version.PROVENANCE_KEY) or {}
+        row.update(tool_version=ncu_version.label(versions.get(s.path.name))
+                   if s.path.name in versions else "-", page="-",
                    units="base units (ncu_report)",
                    regions="nsight-python annotations, else NVTX ranges, else kernel names ("
                            + str(launches.get("attribution", "")) + ")")

@@ -11,6 +11,8 @@ the bundle's report summary (``report_summary.json``, the Files page).
 
 from __future__ import annotations
 
+import functools
+
 from typing import Any
 
 import pandas as pd
@@ -56,11 +58,23 @@ def _nsight_name(metric: str, unit: str) -> str:
 
 def read_table(s: Sniffed) -> NcuTable:
     """The :class:`~.ncu_rows.NcuTable` of one export or console text, metric names mapped
-    (:data:`DISPLAY_NAMES`).
+    (:data:`DISPLAY_NAMES`). Parsed once per file version: grouping an upload
+    (:func:`launch_ids`, :func:`launch_values`) and importing it (:func:`from_ncu_csv`) read
+    the same table, the last :data:`KEPT_TABLES` files' kept; callers do not change it.
 
     Raises:
         ImportFailed: see :func:`~.ncu_rows.read_export` and :func:`~.ncu_text.read_text`.
     """
+    stat = s.path.stat()
+    return _read_once(s, stat.st_size, stat.st_mtime_ns)
+
+
+#: Tables kept for the next reader of the same file (an export's raw and details pages).
+KEPT_TABLES = 2
+
+
+@functools.lru_cache(maxsize=KEPT_TABLES)
+def _read_once(s: Sniffed, size: int, mtime_ns: int) -> NcuTable:  # noqa: ARG001 - the key
     table = read_text(s) if s.kind == NCU_TEXT else read_export(s)
     if s.kind in (NCU_DETAILS, NCU_TEXT):
         pairs = table.rows[[C.METRIC, C.UNIT]].astype(str)

@@ -28,6 +28,7 @@ import pandas as pd
 
 from profiling_worker.schema import metrics as M
 from profiling_worker.errors import ImportFailed
+from profiling_worker.importing import ncu_version
 from profiling_worker.inflate import InflateError, plain_file
 from profiling_worker.bundle_writer import empty_table, table_columns
 from profiling_worker.schema import columns as C
@@ -108,6 +109,7 @@ def read_report(report: Path, metrics: Sequence[str], other_ranges: bool = True
             try:
                 rows, device, summary = read_with_summary(plain, list(metrics)[:MAX_METRICS],
                                                           other_ranges)
+                summary["ncu_version"] = ncu_version.from_report(plain)
             except Exception as exc:  # ncu_report raises plain RuntimeError/OSError/...
                 raise ImportFailed(
                     f"{report.name}: ncu_report cannot read it as a report "

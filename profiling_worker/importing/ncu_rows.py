@@ -29,7 +29,7 @@ from typing import Any
 import pandas as pd
 
 from profiling_worker.errors import ImportFailed
-from profiling_worker.importing import nvtx_columns as X
+from profiling_worker.importing import ncu_version, nvtx_columns as X
 from profiling_worker.importing.sniff import NCU_DETAILS, Sniffed
 from profiling_worker.importing.textcsv import METRIC_NAME_RE, as_text, parse_csv
 from profiling_worker.schema import columns as C, metrics as M
@@ -184,8 +184,9 @@ def read_export(s: Sniffed) -> NcuTable:
     header, frame = parse_csv(s)
     table = _details(s, header, frame) if s.kind == NCU_DETAILS else _raw(s, header, frame)
     push, start = X.nvtx_columns(header)
-    table.how.update({"kind": "Nsight Compute CSV export", "tool_version":
-                      "not written in a CSV export", "nvtx_columns": bool(push or start)})
+    table.how.update({"kind": "Nsight Compute CSV export",
+                      "tool_version": ncu_version.label(ncu_version.from_text(s.path)),
+                      "nvtx_columns": bool(push or start)})
     if KERNEL_TIME in header:
         table.notes.append(f"{s.path.name}: its Kernel Time column is a time stamp, not a "
                            "duration; durations are its Duration (gpu__time_duration) values")

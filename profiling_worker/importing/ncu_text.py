@@ -30,6 +30,7 @@ from pathlib import Path
 import pandas as pd
 
 from profiling_worker.errors import ImportFailed
+from profiling_worker.importing import ncu_version
 from profiling_worker.importing.ncu_rows import NcuTable
 from profiling_worker.importing.sniff import Sniffed
 from profiling_worker.schema import columns as C
@@ -191,8 +192,9 @@ def _table(path: Path, launches: list[_Launch], old_layout: bool) -> NcuTable:
         "kind": "Nsight Compute console text", "page": "details (as printed)",
         "layout": "ncu console output: sections as text tables" + (
             " (2019.x-2021 layout: a time stamp instead of grid and block, which are the "
-            "Launch Statistics rows)" if old_layout else ""), "tool_version":
-        "not written in console text", "nvtx_columns": bool(ranges), "units": "display"},
+            "Launch Statistics rows)" if old_layout else ""),
+        "tool_version": ncu_version.label(ncu_version.from_text(path)),
+        "nvtx_columns": bool(ranges), "units": "display"},
         notes=notes)
 
 

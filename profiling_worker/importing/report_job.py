@@ -14,11 +14,12 @@ from typing import Any
 import pandas as pd
 
 from profiling_worker.bundle_writer import table_columns
-from profiling_worker.errors import ImportFailed
+from profiling_worker.errors import ImportFailed, ImportInternalError
 from profiling_worker.extract.aggregate import aggregate_runs, launches_to_runs
-from profiling_worker.importing import ncu_rep as R
+from profiling_worker.importing import ncu_rep as R, ncu_version as V
 from profiling_worker.importing import regions as G
 from profiling_worker.importing.job import Job
+from profiling_worker.importing.own_process import forked
 from profiling_worker.importing.textcsv import METRIC_NAME_RE
 from profiling_worker.schema import backends as B, columns as C
 
@@ -27,14 +28,36 @@ ATTRIBUTED_PARAMS = ("configs told apart by launch parameters (kernel, grid, blo
                      "launch belonged to")
 
 
+def _first_refusal(reports: list[Path]) -> tuple[bool, str, str] | None:
+    """(the files' fault, message, hint) of the first report that cannot be read, or None."""
+    for report in reports:
+        try:
+            R.read_report(report, (C.GPU_TIME,))
+        except ImportFailed as exc:
+            return True, exc.message, exc.hint
+        except Exception as exc:  # the importer's fault: said so, as assemble says it
+            return False, (f"the importer failed on {report.name} ({type(exc).__name__}: "
+                           f"{str(exc)[:300]})"), "report this with the files"
+    return None
+
+
 def validate_reports(reports: list[Path]) -> None:
-    """Open every further report of an upload (the first is read in full).
+    """Open every further report of an upload (the first is read in full), in a process of its
+    own (:func:`~.own_process.forked`: ncu_report would keep their launches in this one).
 
     Raises:
-        ImportFailed: one of them cannot be read, naming it.
+        ImportFailed: one of them cannot be read, naming it; or the process checking them
+            ended without an answer (killed, e.g. out of memory).
     """
-    for report in reports:
-        R.read_report(report, (C.GPU_TIME,))
+    if not reports:
+        return
+    names = ", ".join(p.name for p in reports)[:200]
+    refusal = forked(lambda: _first_refusal(reports), lambda code: (
+        True, f"{names}: the check of these reports ended without a result (its process "
+        f"exited with {code}; killed, e.g. out of memory?)", "import them one at a time"))
+    if refusal is not None:
+        files_fault, message, hint = refusal
+        raise (ImportFailed if files_fault else ImportInternalError)(message, hint)
 
 
 def _sequence(rows: pd.DataFrame) -> pd.Series:
@@ -99,7 +122,8 @@ def from_report(report: Path) -> Job:
                            "parameters": params, "report_summary": summary,
                            "backend": {"name": B.NCU, "report": report.name,
                                        "device_attributes": _device(device)},
-                           "launches": _launch_provenance(report, rows, device, how)})
+                           "launches": _launch_provenance(report, rows, device, how),
+                           V.PROVENANCE_KEY: {report.name: summary.get("ncu_version")}})
 
 
 def _typed(launches: pd.DataFrame) -> pd.DataFrame:
@@ -147,6 +171,7 @@ def add_report(job: Job, report: Path) -> Job:
                                           other_ranges=False)
     job = add_launch_rows(job, rows, report.name, device)
     job.provenance["report_summary"] = summary
+    job.provenance[V.PROVENANCE_KEY] = {report.name: summary.get("ncu_version")}
     return job
 
 

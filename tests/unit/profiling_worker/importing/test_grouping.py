@@ -105,3 +105,106 @@ def test_renamed_csvs_are_paired_by_content_as_the_importer_pairs_them(tmp_path:
     assert [e["event"] for e in events] == ["result"]
     agg = read_table(Path(events[0]["bundle"]), C.TABLE_AGGREGATED)
     assert len(agg) == 6 and not agg.duplicated([C.ANNOTATION, C.CONFIG, C.METRIC]).any()
+
+
+def test_each_ncu_export_is_parsed_once_by_grouping_and_import(tmp_path: Path,
+                                                               monkeypatch) -> None:
+    """An export's raw and details pages of one profile (ncu 2025.3, H200): grouping (their
+    launches, their values) and the import read each file's table once (it was 3 times)."""
+    from profiling_worker.importing import ncu_csv, ncu_rows
+
+    parsed: list[str] = []
+    real = ncu_rows.parse_csv
+
+    def counting(s):  # noqa: ANN001, ANN202
+        parsed.append(s.path.name)
+        return real(s)
+
+    monkeypatch.setattr(ncu_rows, "parse_csv", counting)
+    ncu_csv._read_once.cache_clear()
+    sources = [PLAIN / "raw.csv", PLAIN / "details.csv"]
+    events = list(import_each(sources, tmp_path / "store", "pages"))
+    assert [e["event"] for e in events] == ["result"] and events[0]["files"] == [
+        "raw.csv", "details.csv"]
+    assert sorted(parsed) == ["details.csv", "raw.csv"]
+
+
+def _record_report_readers(tmp_path: Path, monkeypatch) -> Path:  # noqa: ANN001
+    """A file to which every ncu_report.load_report call appends its process id (children
+    inherit the patch)."""
+    import os
+
+    from profiling_worker.extract import ncu_report_reader
+
+    readers = tmp_path / "readers.txt"
+    real = ncu_report_reader.ncu_report.load_report
+
+    def load_report(path: str):  # noqa: ANN202
+        with open(readers, "a", encoding="utf-8") as fh:
+            fh.write(f"{os.getpid()}\n")
+        return real(path)
+
+    monkeypatch.setattr(ncu_report_reader.ncu_report, "load_report", load_report)
+    return readers
+
+
+def test_several_reports_are_each_read_in_a_process_of_their_own(tmp_path: Path,
+                                                                  monkeypatch) -> None:
+    """ncu_report keeps every launch it has read until its process ends, so each group of an
+    upload of several is imported in a child: the importing process never holds a report's
+    launches, and one report's memory is returned before the next is read."""
+    import os
+
+    readers = _record_report_readers(tmp_path, monkeypatch)
+    sources = [FIX / "ncu_rep" / "h200-ncu-j1-fp16.ncu-rep.gz", PLAIN / "plain.ncu-rep.gz"]
+    events = list(import_each(sources, tmp_path / "store", "two"))
+    assert [e["event"] for e in events] == ["result", "result"]
+    assert [Path(e["bundle"]).name for e in events] == ["two-1", "two-2"]
+    launches = [read_table(Path(e["bundle"]), C.TABLE_LAUNCHES) for e in events]
+    assert all(len(t) for t in launches)
+    pids = readers.read_text(encoding="utf-8").split()
+    assert len(pids) == 2 and len(set(pids)) == 2 and str(os.getpid()) not in pids
+
+
+def test_a_group_whose_process_dies_is_an_error_and_the_next_goes_on(tmp_path: Path,
+                                                                      monkeypatch) -> None:
+    """A child killed before it answers (as the kernel's out-of-memory killer would): its
+    files get an error naming them and the exit status, the next group is imported."""
+    import os
+
+    from profiling_worker.importing import grouping
+
+    real = grouping._import_group
+
+    def dies_on_j1(files, *args):  # noqa: ANN001, ANN202 - runs in the forked child
+        if files[0].name.startswith("h200-ncu-j1"):
+            os._exit(137)
+        return real(files, *args)
+
+    monkeypatch.setattr(grouping, "_import_group", dies_on_j1)
+    sources = [FIX / "ncu_rep" / "h200-ncu-j1-fp16.ncu-rep.gz", PLAIN / "plain.ncu-rep.gz"]
+    first, second = import_each(sources, tmp_path / "store", "two")
+    assert first["event"] == "error" and first["files"] == ["h200-ncu-j1-fp16.ncu-rep.gz"]
+    assert "ended without a result (its process exited with 137" in first["message"]
+    assert second["event"] == "result" and second["files"] == ["plain.ncu-rep.gz"]
+
+
+def test_the_further_reports_of_one_bundle_are_checked_in_another_process(
+        tmp_path: Path, monkeypatch) -> None:
+    """``import`` without ``--each`` reads the first report and opens the others: they are
+    opened in a child (their launches not kept here); a broken one is still refused by name."""
+    import os
+
+    import pytest
+
+    from profiling_worker.errors import ImportFailed
+
+    readers = _record_report_readers(tmp_path, monkeypatch)
+    j1 = FIX / "ncu_rep" / "h200-ncu-j1-fp16.ncu-rep.gz"
+    import_nsight_output([PLAIN / "plain.ncu-rep.gz", j1], tmp_path / "store", "two")
+    checked, read = readers.read_text(encoding="utf-8").split()
+    assert read == str(os.getpid()) and checked != read
+    cut = tmp_path / "cut.ncu-rep.gz"
+    cut.write_bytes(j1.read_bytes()[:1000])  # an interrupted copy
+    with pytest.raises(ImportFailed, match=r"^cut\.ncu-rep\.gz: "):
+        import_nsight_output([PLAIN / "plain.ncu-rep.gz", cut], tmp_path / "store", "cut")
