@@ -57,12 +57,6 @@ def available_metrics(bundle: Bundle) -> list[str]:
     return []
 
 
-def has_metrics(bundle: Bundle, *metrics: str) -> bool:
-    """True when every one of ``metrics`` has rows."""
-    names = set(available_metrics(bundle))
-    return all(m in names for m in metrics)
-
-
 def keys_of(bundle: Bundle, table: pd.DataFrame | None = None) -> list[str]:
     """Annotation, Config and the config parameter columns present in ``table``."""
     table = bundle.table(C.TABLE_AGGREGATED) if table is None else table

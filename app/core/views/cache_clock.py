@@ -31,7 +31,7 @@ from app.core.metrics import MissingData, wide_means, with_labels
 from app.core import frame_columns as F
 
 VARIANT_KEYS = ("cache_control", "clock_control")
-#: L2 of an H200 (60 MiB; device__attribute_l2_cache_size read on the lent H200, research notes §4.1).
+#: L2 of an H200 (60 MiB; device__attribute_l2_cache_size read on the lent H200, docs/measurements-h200.md).
 DATASHEET_L2 = {"NVIDIA H200": 62_914_560, "NVIDIA H100 80GB HBM3": 52_428_800}
 
 

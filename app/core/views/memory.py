@@ -141,9 +141,3 @@ def fusion_frame(bundle: Bundle, options: MemoryOptions) -> pd.DataFrame:
     return out.reset_index(drop=True)
 
 
-def fusion_pairs_present(bundle: Bundle, options: MemoryOptions) -> bool:
-    """True when the job has both fusion annotations."""
-    try:
-        return not fusion_frame(bundle, options).empty
-    except MissingData:
-        return False
