@@ -23,6 +23,7 @@ BUILDER_OPTIONS_SEEN = "builder-options-seen"  # True once the form's Options we
 PANEL_WAS_ACTIVE = "panel-was-active"
 PAGE_JOB_STATUS = "page-job-status"  # job id -> the state the page named this run
 OWN_JOBS = "own-jobs"  # ids of the jobs this browser session submitted, oldest first
+EARLY_JS = "early-js"  # container of the plotly preload script (streamlit_app.TOP_CSS hides it)
 
 
 def key(page: str, field: str) -> str:

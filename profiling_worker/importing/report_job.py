@@ -17,6 +17,7 @@ from profiling_worker.bundle_writer import table_columns
 from profiling_worker.errors import ImportFailed
 from profiling_worker.extract.aggregate import aggregate_runs, launches_to_runs
 from profiling_worker.importing import ncu_rep as R
+from profiling_worker.extract.kernel_regions import region_names
 from profiling_worker.importing import regions as G
 from profiling_worker.importing.job import Job
 from profiling_worker.importing.textcsv import METRIC_NAME_RE
@@ -50,7 +51,7 @@ def _report_launches(rows: pd.DataFrame) -> tuple[pd.DataFrame, list[str], list[
     warnings, notes on how runs and configs were read, attribution)."""
     rows = rows.copy()
     rows["_seq"] = _sequence(rows)
-    names = G.region_names(rows[C.KERNEL])
+    names = region_names(rows[C.KERNEL])
     unnamed = rows[C.ANNOTATION].isna()
     rows.loc[unnamed, C.ANNOTATION] = rows.loc[unnamed, C.KERNEL].map(names)
     if (rows[C.CONFIG] >= 0).all() and not unnamed.any():
