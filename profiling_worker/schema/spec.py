@@ -29,7 +29,7 @@ ThermalMode = Literal["auto", "manual", "off"]
 BACKENDS: tuple[str, ...] = B.NAMES
 #: manifest backend name of an imported job whose files do not tell which backend measured it
 #: (e.g. nsight-python 1.1 CSVs holding only gpu__time_duration.sum: ncu or CUPTI).
-BACKEND_UNKNOWN = "unknown"
+BACKEND_UNKNOWN = B.UNKNOWN
 CACHE_CONTROLS: tuple[str, ...] = get_args(CacheControl)
 CLOCK_CONTROLS: tuple[str, ...] = get_args(ClockControl)
 REPLAY_MODES: tuple[str, ...] = get_args(ReplayMode)

@@ -26,7 +26,7 @@ from profiling_worker.schema.manifest import JobStatus
 from profiling_worker.schema.spec import SPEC_DEFAULTS, JobSpec
 
 from app.core.bundle_loader import Bundle
-from app.core.bundle_spec import PartialSpec
+from profiling_worker.schema.bundle_spec import PartialSpec
 from app.core.metrics import MissingData, wide_means, with_labels
 from app.core import frame_columns as F
 
