@@ -3,13 +3,14 @@
 import streamlit as st
 
 from profiling_worker.schema import columns as C, plausibility as P
+from profiling_worker.schema.view_metrics import BOUND as BOUND_METRICS
 
 from app.core import frame_columns as F
 from app.core.figures.bound import build_bound_figure, build_roofline_figure
 from app.core.metrics import MissingData
 from app.core.views.bound import LATENCY_THRESHOLD_PCT, BoundOptions, bound_frame
 from app.core.views.roofline import RooflineOptions, roofline_ceilings, roofline_frame
-from app.core.metrics import DRAM_PCT, DRAM_READ, DRAM_WRITE, GPC_HZ, SM_HZ, SM_PCT
+from app.core.metrics import SM_HZ
 from app.ui import analysis, cached, deep_dive_action, notes, panels, rule_digest, state
 
 BOUND = "bound"
@@ -18,8 +19,8 @@ ROOFLINE = "roofline"
 st.header("Bound and roofline")
 bundle = analysis.selected_bundle()
 deep_dive_action.offer(bundle, "bound")
-notes.show(bundle, "bound", [bundle.duration_metric, SM_PCT, DRAM_PCT, DRAM_READ, DRAM_WRITE,
-                             GPC_HZ, SM_HZ], extra_checks=(P.ABOVE_ROOF,))
+notes.show(bundle, "bound", [bundle.duration_metric, *BOUND_METRICS.metrics, SM_HZ],
+           extra_checks=(P.ABOVE_ROOF,))  # SM_HZ: the clock the roofline's peaks are taken at
 
 st.subheader("What limits each region")
 analysis.how_to_read(

@@ -4,10 +4,11 @@ fused vs unfused traffic and time ratios."""
 import streamlit as st
 
 from profiling_worker.schema import columns as C, plausibility as P
+from profiling_worker.schema.view_metrics import MEMORY as MEMORY_METRICS
 
 from app.core.figures.memory import build_fusion_figure, build_memory_figure
 from app.core.kernel_catalog import builtin_kernels
-from app.core.metrics import DRAM_READ, DRAM_WRITE, MissingData
+from app.core.metrics import MissingData
 from app.core.views.memory import MemoryOptions, fusion_frame, fusion_pairs, memory_frame
 from app.core.views.sweep import sweep_x
 from app.ui import analysis, cached, notes, panels, state
@@ -19,7 +20,7 @@ FUSION = "fusion"
 
 st.header("Memory traffic and fusion")
 bundle = analysis.selected_bundle()
-notes.show(bundle, "memory", [bundle.duration_metric, DRAM_READ, DRAM_WRITE],
+notes.show(bundle, "memory", [bundle.duration_metric, *MEMORY_METRICS.metrics],
            extra_checks=(P.ABOVE_ROOF,))
 analysis.how_to_read(
     "Bars are the DRAM bytes Nsight Compute counted inside each annotated region "

@@ -8,6 +8,7 @@ from __future__ import annotations
 import pandas as pd
 
 from profiling_worker.schema import backends as B, columns as C
+from profiling_worker.schema.view_metrics import PRESET_OF
 # Re-exported (the "as" form says so to mypy): the views import these metric names from here.
 from profiling_worker.schema.metrics import (DRAM_PCT as DRAM_PCT, DRAM_READ as DRAM_READ,
                                               DRAM_WRITE as DRAM_WRITE, GPC_HZ as GPC_HZ,
@@ -18,9 +19,6 @@ from app.core import frame_columns as F
 from app.core.bundle_loader import Bundle
 from app.core.provenance import is_imported
 
-#: Which sidebar preset collects what (spec.METRIC_PRESETS), for "run it with ..." messages.
-PRESET_OF = {SM_PCT: "bound", DRAM_PCT: "bound", GPC_HZ: "bound", DRAM_READ: "memory",
-             DRAM_WRITE: "memory"}
 
 
 class MissingData(ValueError):
