@@ -45,7 +45,7 @@ def test_a_shown_metric_is_a_column_of_the_view(plain_report: Path,
     before = bound_frame(bundle, BoundOptions())
     monkeypatch.setattr(bound, "BOUND", replace(
         V.BOUND, reads=(*V.BOUND.reads, M.L2_HIT_PCT),
-        shown={"DramReadAsIs": M.DRAM_READ, "L2HitPct": M.L2_HIT_PCT}))
+        shown={**V.BOUND.shown, "DramReadAsIs": M.DRAM_READ, "L2HitPct": M.L2_HIT_PCT}))
     after = bound_frame(bundle, BoundOptions())
     assert [c for c in after.columns if c in before] == list(before.columns)
     assert set(after.columns) - set(before.columns) == {"DramReadAsIs", "L2HitPct"}
