@@ -8,7 +8,7 @@ from __future__ import annotations
 import pandas as pd
 
 from profiling_worker.schema import backends as B, columns as C
-from profiling_worker.schema.view_metrics import PRESET_OF
+from profiling_worker.schema.view_metrics import PRESET_OF as PRESET_OF  # re-exported
 # Re-exported (the "as" form says so to mypy): the views import these metric names from here.
 from profiling_worker.schema.metrics import (DRAM_PCT as DRAM_PCT, DRAM_READ as DRAM_READ,
                                               DRAM_WRITE as DRAM_WRITE, GPC_HZ as GPC_HZ,
