@@ -65,13 +65,13 @@ def run() -> None:
     from app.sidebar.job_panel import render_job_panel
     from app.sidebar.run_on import render_run_on
     from app.sidebar.job_selector import render_job_selector, resolve_job
-    from app.ui import cached, job_status, navigation, panels
+    from app.ui import cached, job_status, navigation, panels, state
 
     st.set_page_config(page_title="Kernel profiler", page_icon=str(ICON), layout="wide")
     st.html(TOP_CSS)
     early = plotly_early_js()
     if early:
-        with st.container(key="early-js"):  # hidden by TOP_CSS: only its gap stays
+        with st.container(key=state.EARLY_JS):  # hidden by TOP_CSS: only its gap stays
             st.html(early, unsafe_allow_javascript=True)
     report = cached.env_report()
     gpu_here = worker_client.gpu_backend_available(report)

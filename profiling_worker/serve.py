@@ -27,7 +27,9 @@ from profiling_worker.backends.run_side import BackendStatus
 from profiling_worker.errors import WorkerError
 from profiling_worker.channel import Channel
 from profiling_worker.schema import backends as B, columns as C
+from profiling_worker.schema.bundle_spec import PartialSpec, read_spec
 from profiling_worker.schema.manifest import JobStatus
+from profiling_worker.schema.spec import JobSpec
 from profiling_worker.schema.spec_errors import SpecInvalid
 from profiling_worker.schema.spec_file import read_spec_json
 
@@ -46,12 +48,15 @@ def _point_output_at(job_dir: Path) -> None:
     os.close(log)
 
 
-def refusal(spec: dict[str, Any], backend: str, gpu: int) -> str | None:
-    """Why this warm worker must not run a job with this raw spec (None: it may)."""
-    if spec.get("backend", B.DEFAULT) != backend:
-        return f"serves backend {backend}, the job asks {spec.get('backend')}"
-    if B.on_gpu(backend) and int(spec.get("gpu", 0) or 0) != gpu:
-        return f"serves GPU {gpu}, the job asks GPU {spec.get('gpu')}"
+def refusal(spec: JobSpec | PartialSpec | None, backend: str, gpu: int) -> str | None:
+    """Why this warm worker must not run a job with this spec (None: it may). An invalid spec
+    (a :class:`PartialSpec`) is judged on what it says; ``run_job`` then fails it by name."""
+    asked = (spec.backend if spec is not None else "") or B.DEFAULT
+    if asked != backend:
+        return f"serves backend {backend}, the job asks {asked}"
+    asked_gpu = (spec.gpu if spec is not None else None) or 0
+    if B.on_gpu(backend) and asked_gpu != gpu:
+        return f"serves GPU {gpu}, the job asks GPU {asked_gpu}"
     return None
 
 
@@ -80,7 +85,7 @@ def serve(backend: str, gpu: int, stdin: TextIO) -> int:
             raw = read_spec_json(job_dir / C.SPEC_FILE)
         except SpecInvalid:  # run_job fails the job with the named error
             raw = {}
-        reason = refusal(raw if isinstance(raw, dict) else {}, backend, gpu)
+        reason = refusal(read_spec(raw), backend, gpu)
         if reason:
             _say(control, event="rejected", job_dir=str(job_dir), reason=reason)
             continue

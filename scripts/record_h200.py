@@ -25,7 +25,7 @@ BOUND = ["gpu__time_duration.sum", "sm__throughput.avg.pct_of_peak_sustained_ela
          "dram__throughput.avg.pct_of_peak_sustained_elapsed",
          "gpc__cycles_elapsed.avg.per_second", "dram__bytes_read.sum", "dram__bytes_write.sum"]
 
-# Roofline metrics (research/anchors-dashboards.md §3-4, measured on the H200): achieved tensor
+# Roofline metrics (docs/measurements-h200.md, "Numbers the analyses rest on"): achieved tensor
 # and FP32 FLOPs, DRAM bytes, the clocks the kernel ran at, and per-cycle dense peaks (the per-op
 # `_sparsity_off` peaks, not the roll-up that is the 2:4-sparse rate). Names this GPU's ncu does
 # not know are dropped before the job is written (listed in the record output).

@@ -13,8 +13,10 @@ from app.core.views.backends import (EVENTS_WHY, WHY, backends_frame, context_mi
                                      cupti_choices, events_frame, kernel_counts_differ,
                                      tool_version_difference, wall_frame)
 from app.core.views.compare import JobSummary
-from app.ui import analysis, cached, panels
+from app.ui import analysis, cached, panels, state
 from app.core import frame_columns as F
+
+PAGE = "backends"  # widget keys of this page: state.key(PAGE, field)
 
 st.header("CUPTI vs Nsight Compute")
 analysis.how_to_read("\n\n".join(WHY))
@@ -34,13 +36,13 @@ def _follow_ncu() -> None:
 
 by_id = {b.job_id: b for b in bundles}
 cols = st.columns(2)
-ncu_id = cols[0].selectbox("Nsight Compute job", ncu_ids, key="backends-ncu",
+ncu_id = cols[0].selectbox("Nsight Compute job", ncu_ids, key=state.key(PAGE, "ncu"),
                            index=ncu_ids.index("h200-ncu-j1-fp16")
                            if "h200-ncu-j1-fp16" in ncu_ids else 0, on_change=_follow_ncu)
 cupti_ids = cupti_choices(ncu_id, [JobSummary.of(i, by_id[i].created_at, by_id[i].spec)
                                    for i in [ncu_id, *cupti_ids]],
                           {i: by_id[i].manifest for i in [ncu_id, *cupti_ids]})
-cupti_id = cols[1].selectbox("CUPTI job", cupti_ids, key="backends-cupti",
+cupti_id = cols[1].selectbox("CUPTI job", cupti_ids, key=state.key(PAGE, "cupti"),
                              help="The jobs of the same kernels and sizes measured like the ncu "
                                   "job (same cache and clock control, GPU, driver) first")
 ncu, cupti = cached.bundle_for(ncu_id), cached.bundle_for(cupti_id)
@@ -71,8 +73,8 @@ if len(differ):
                    f"{a} {c} (ncu {n}, CUPTI {k} per run)" for a, c, n, k in zip(
                        differ[C.ANNOTATION], differ[F.CONFIG_LABEL], differ[F.NCU_KERNELS_PER_RUN],
                        differ[F.CUPTI_KERNELS_PER_RUN])))
-    panels.table(differ, key="backends-kernel-counts")
-analysis.figure_panel(cached.figure(build_backends_figure, frame), frame, key="backends",
+    panels.table(differ, key=state.key(PAGE, "kernel-counts"))
+analysis.figure_panel(cached.figure(build_backends_figure, frame), frame, key=PAGE,
                       filename=f"backends-{ncu_id}-vs-{cupti_id}.csv")
 st.caption("Verdict: the regression gate's rule (`python -m profiling_worker compare`, CUPTI as "
            "baseline, ±3 %) with the backend, the tools only one of them uses and the metric "
@@ -91,16 +93,16 @@ else:
                                         for i in [ncu_id, *events_ids]],
                                {i: by_id[i].manifest for i in [ncu_id, *events_ids]})
     events = cached.bundle_for(st.selectbox(
-        "CUDA events job", events_ids, key="backends-events",
+        "CUDA events job", events_ids, key=state.key(PAGE, "events"),
         help="The jobs of the same kernels and sizes measured like the ncu job first"))
     try:
         if events is not None:
-            panels.table(events_frame(frame, events), key="backends-three")
+            panels.table(events_frame(frame, events), key=state.key(PAGE, "three"))
     except MissingData as exc:
         analysis.missing(exc, stop=False)
 st.subheader("Wall time of each job")
 walls = wall_frame(*[job for job in (ncu, cupti, events) if job is not None])
-panels.table(walls, key="backends-wall")
+panels.table(walls, key=state.key(PAGE, "wall"))
 if walls[F.WALL_S].notna().all() and float(walls[F.WALL_S].iloc[1] or 0) > 0:
     st.caption(f"The Nsight Compute job took {walls[F.WALL_S].iloc[0] / walls[F.WALL_S].iloc[1]:.1f}× "
                "the CUPTI job's wall time (replay passes, cache flushes, serialisation).")

@@ -3,20 +3,24 @@
 import streamlit as st
 
 from profiling_worker.schema import columns as C, plausibility as P
+from profiling_worker.schema.view_metrics import BOUND as BOUND_METRICS
 
 from app.core import frame_columns as F
 from app.core.figures.bound import build_bound_figure, build_roofline_figure
 from app.core.metrics import MissingData
 from app.core.views.bound import LATENCY_THRESHOLD_PCT, BoundOptions, bound_frame
 from app.core.views.roofline import RooflineOptions, roofline_ceilings, roofline_frame
-from app.core.metrics import DRAM_PCT, DRAM_READ, DRAM_WRITE, GPC_HZ, SM_HZ, SM_PCT
-from app.ui import analysis, cached, deep_dive_action, notes, panels, rule_digest
+from app.core.metrics import SM_HZ
+from app.ui import analysis, cached, deep_dive_action, notes, panels, rule_digest, state
+
+BOUND = "bound"
+ROOFLINE = "roofline"
 
 st.header("Bound and roofline")
 bundle = analysis.selected_bundle()
 deep_dive_action.offer(bundle, "bound")
-notes.show(bundle, "bound", [bundle.duration_metric, SM_PCT, DRAM_PCT, DRAM_READ, DRAM_WRITE,
-                             GPC_HZ, SM_HZ], extra_checks=(P.ABOVE_ROOF,))
+notes.show(bundle, "bound", [bundle.duration_metric, *BOUND_METRICS.metrics, SM_HZ],
+           extra_checks=(P.ABOVE_ROOF,))  # SM_HZ: the clock the roofline's peaks are taken at
 
 st.subheader("What limits each region")
 analysis.how_to_read(
@@ -34,14 +38,14 @@ analysis.how_to_read(
     "`dram__bytes.sum.peak_sustained` and `dram__cycles_elapsed.avg.per_second`, with the peak "
     "at the DRAM clock it ran at. The table's PeakSource says which.")
 threshold = st.slider("Latency threshold (% of peak)", 10, 90, int(LATENCY_THRESHOLD_PCT), 5,
-                      key="bound-threshold")
+                      key=state.key(BOUND, "threshold"))
 try:
     frame = bound_frame(bundle, BoundOptions(latency_threshold_pct=float(threshold)))
 except MissingData as exc:
     analysis.missing(exc, stop=False)
 else:
     analysis.figure_panel(cached.figure(build_bound_figure, frame, float(threshold),
-                                        bundle.host_timer), frame, key="bound",
+                                        bundle.host_timer), frame, key=BOUND,
                           filename=f"{bundle.job_id}-bound.csv")
 
 rule_digest.show(bundle, "bound")
@@ -66,9 +70,9 @@ analysis.how_to_read(
     "so its measured intensity sits left of the analytic one.")
 cols = st.columns(2)
 flops_source = cols[0].segmented_control("FLOPs", ["auto", "analytic", "counter"], default="auto",
-                                         key="roofline-flops") or "auto"
+                                         key=state.key(ROOFLINE, "flops")) or "auto"
 bytes_source = cols[1].segmented_control("Bytes", ["auto", "measured", "analytic"],
-                                         default="auto", key="roofline-bytes") or "auto"
+                                         default="auto", key=state.key(ROOFLINE, "bytes")) or "auto"
 try:
     points = roofline_frame(bundle, RooflineOptions(flops_source=flops_source,
                                                     bytes_source=bytes_source))
@@ -85,6 +89,6 @@ ceilings = roofline_ceilings(points)
 if ceilings.empty:
     st.warning("No datasheet ceilings for this GPU or dtype: the points are drawn without roofs.")
 analysis.figure_panel(cached.figure(build_roofline_figure, points, ceilings, bundle.host_timer),
-                      points, key="roofline", filename=f"{bundle.job_id}-roofline.csv")
+                      points, key=ROOFLINE, filename=f"{bundle.job_id}-roofline.csv")
 st.caption("Ceilings drawn")
-panels.table(ceilings, key="roofline-ceilings")
+panels.table(ceilings, key=state.key(ROOFLINE, "ceilings"))

@@ -6,8 +6,10 @@ import streamlit as st
 from app.core.figures.cache_clock import build_cache_clock_figure
 from app.core.metrics import MissingData
 from app.core.views.cache_clock import cache_clock_frame, l2_bytes, siblings, variant_label
-from app.ui import analysis, cached
+from app.ui import analysis, cached, state
 from app.core.markdown import code, esc
+
+PAGE = "cache-clock"  # widget keys of this page: state.key(PAGE, field)
 
 st.header("Cache and clock control")
 bundle = analysis.selected_bundle()
@@ -36,5 +38,5 @@ except MissingData as exc:
     analysis.missing(exc)
 l2, source = l2_bytes(bundle)
 analysis.figure_panel(cached.figure(build_cache_clock_figure, frame, l2, source,
-                                    bundle.host_timer), frame, key="cache-clock",
+                                    bundle.host_timer), frame, key=PAGE,
                       filename=f"{bundle.job_id}-cache-clock.csv")

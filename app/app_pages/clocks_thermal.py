@@ -24,6 +24,8 @@ from app.ui import analysis, cached, notes, panels, state
 from app.core.markdown import esc
 from app.core import frame_columns as F
 
+PAGE = "clocks"  # widget keys of this page: state.key(PAGE, field)
+
 st.header("Clocks and thermal")
 bundle = analysis.selected_bundle()
 notes.show(bundle, "clocks", [bundle.duration_metric, *SM_CLOCK_METRICS])
@@ -50,14 +52,14 @@ st.subheader("NVML trace of the whole job")
 try:
     trace = trace_frame(bundle)
     analysis.figure_panel(build_trace_figure(trace, max_sm_clock_mhz(bundle)), trace,
-                          key="clocks-trace", filename=f"{bundle.job_id}-nvml-trace.csv")
+                          key=state.key(PAGE, "trace"), filename=f"{bundle.job_id}-nvml-trace.csv")
     reasons = throttle_frame(trace)
     st.markdown(f"**Throttle reasons set during the job** (NVML clocks-event reason bits, "
                 f"[nvmlClocksEventReasons]({NVML_DOCS})); *GPU idle* between kernels is normal:")
     if reasons.empty:
         st.caption("None: the clocks were never held back.")
     else:
-        panels.table(reasons, key="clocks-throttle")
+        panels.table(reasons, key=state.key(PAGE, "throttle"))
 except MissingData as exc:
     analysis.missing(exc, stop=False)
 
@@ -66,11 +68,11 @@ try:
     timeline = cached.view(timeline_view, bundle)
     figure = build_timeline_figure(timeline.launches, timeline.counters,
                                    timeline.measured_starts, max_sm_clock_mhz(bundle))
-    analysis.figure_panel(figure, timeline.launches, key="clocks-timeline",
+    analysis.figure_panel(figure, timeline.launches, key=state.key(PAGE, "timeline"),
                           filename=f"{bundle.job_id}-timeline-launches.csv")
     st.caption(timeline.note)
     st.download_button("Download the trace (opens in the Perfetto UI)",
-                       data=lambda: trace_bytes(bundle), key="clocks-timeline-trace",
+                       data=lambda: trace_bytes(bundle), key=state.key(PAGE, "timeline-trace"),
                        file_name=f"{bundle.job_id}{TRACE_SUFFIX}", mime="application/json",
                        on_click="ignore", icon=":material/timeline:",
                        help=f"Trace Event Format JSON: drop it on {PERFETTO_UI} or "
@@ -82,27 +84,28 @@ st.subheader("SM clock each kernel ran at")
 try:
     clocks = kernel_clock_frame(bundle)
     analysis.figure_panel(build_kernel_clock_figure(clocks, bundle.host_timer), clocks,
-                          key="clocks-kernel", filename=f"{bundle.job_id}-kernel-clocks.csv")
+                          key=state.key(PAGE, "kernel"),
+                          filename=f"{bundle.job_id}-kernel-clocks.csv")
 except MissingData as exc:
     analysis.missing(exc, stop=False)
 
 st.subheader("Per-run collectors (sampled before the run) and kernel time")
 cols = st.columns(2)
 time_unit = cols[0].segmented_control("Time unit", list(derived.TIME_UNITS), default="µs",
-                                      key="clocks-time-unit") or "µs"
+                                      key=state.key(PAGE, "time-unit")) or "µs"
 labels = {None: "every config"}
 try:
     every = collector_runs_frame(bundle, ClocksOptions(time_unit=time_unit))
     labels |= dict(zip(every[C.CONFIG], every[F.CONFIG_LABEL]))
     config = cols[1].selectbox("Config for the per-run chart",
-                               state.keep_if_offered("clocks-config", labels),
-                               key="clocks-config", format_func=lambda c: labels[c],
+                               state.keep_if_offered(state.key(PAGE, "config"), labels),
+                               key=state.key(PAGE, "config"), format_func=lambda c: labels[c],
                                index=1 if len(labels) > 1 else 0)
     runs = collector_runs_frame(bundle, ClocksOptions(time_unit=time_unit, config=config))
-    analysis.figure_panel(build_drift_figure(runs), runs, key="clocks-drift",
+    analysis.figure_panel(build_drift_figure(runs), runs, key=state.key(PAGE, "drift"),
                           filename=f"{bundle.job_id}-collectors-per-run.csv")
     corr = correlation_frame(every)
-    analysis.figure_panel(build_correlation_figure(corr), corr, key="clocks-corr",
+    analysis.figure_panel(build_correlation_figure(corr), corr, key=state.key(PAGE, "corr"),
                           filename=f"{bundle.job_id}-collector-correlation.csv")
 except MissingData as exc:
     analysis.missing(exc, stop=False)
@@ -123,8 +126,8 @@ if pair is None:
             "thermal_mode off (or auto).", icon=":material/info:")
     panels.stop_page()
 picks = st.columns(2)
-job_a = picks[0].selectbox("Job A", ids, key="clocks-thermal-a", index=ids.index(pair[0]))
-job_b = picks[1].selectbox("Job B", ids, key="clocks-thermal-b", index=ids.index(pair[1]))
+job_a = picks[0].selectbox("Job A", ids, key=state.key(PAGE, "thermal-a"), index=ids.index(pair[0]))
+job_b = picks[1].selectbox("Job B", ids, key=state.key(PAGE, "thermal-b"), index=ids.index(pair[1]))
 by_id = {s.job_id: s for s in summaries}
 for note in pair_notes(by_id[job_a], by_id[job_b], modes):
     st.warning(esc(note), icon=":material/warning:")
@@ -139,11 +142,11 @@ try:
 except MissingData as exc:
     analysis.missing(exc)
 walls = thermal.drop_duplicates(F.JOB)[[F.JOB, F.THERMAL_MODE, F.WALL_S]]
-panels.table(walls, key="clocks-thermal-wall",
+panels.table(walls, key=state.key(PAGE, "thermal-wall"),
              column_config={F.WALL_S: st.column_config.NumberColumn("Wall time (s)",
                                                                    format="%,.2f")})
 notes.few_runs(thermal)
-analysis.figure_panel(build_thermal_figure(thermal), thermal, key="clocks-thermal",
+analysis.figure_panel(build_thermal_figure(thermal), thermal, key=state.key(PAGE, "thermal"),
                       filename=f"thermal-{job_a}-vs-{job_b}.csv")
 diff = thermal_mean_difference_pct(thermal)
 if diff is not None:

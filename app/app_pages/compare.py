@@ -15,6 +15,8 @@ from app.ui import analysis, cached, notes, panels, share, state
 from app.core.markdown import code, esc
 from app.core import frame_columns as F
 
+PAGE = "compare"  # widget keys of this page: state.key(PAGE, field)
+
 st.header("Compare jobs")
 analysis.how_to_read(
     "Pick a **baseline** and a **candidate** job. Rows are matched by annotation and config "
@@ -61,7 +63,7 @@ def _follow_baseline() -> None:
 asked = {side: st.query_params.get(side) for side in ("baseline", "candidate")}
 current = asked["baseline"] if asked["baseline"] in ids else state.selected_job_id()
 cols = st.columns(4)
-baseline_id = cols[0].selectbox("Baseline", ids, key="compare-baseline",
+baseline_id = cols[0].selectbox("Baseline", ids, key=state.key(PAGE, "baseline"),
                                 index=ids.index(current) if current in ids else 0,
                                 on_change=_follow_baseline)
 offered, refused = candidates(baseline_id, summaries)
@@ -87,7 +89,7 @@ if not offered:
 if st.session_state.get("compare-candidate") not in offered + [baseline_id]:
     st.session_state.pop("compare-candidate", None)  # e.g. the sidebar changed the baseline
 choices = offered + [baseline_id]
-candidate_id = cols[1].selectbox("Candidate", choices, key="compare-candidate",
+candidate_id = cols[1].selectbox("Candidate", choices, key=state.key(PAGE, "candidate"),
                                  index=choices.index(asked["candidate"])
                                  if asked["candidate"] in choices else 0,
                                  help="Jobs comparable with the baseline, the most alike first; "
@@ -99,13 +101,14 @@ if baseline is None or candidate is None:
 for job in (baseline, candidate):  # before anything that may stop the page for lack of them
     panels.data_notes(job, name_job=True)
 common = [m for m in available_metrics(baseline) if m in set(available_metrics(candidate))]
-metric = cols[2].selectbox("Metric", common or [baseline.duration_metric], key="compare-metric",
+metric = cols[2].selectbox("Metric", common or [baseline.duration_metric],
+                           key=state.key(PAGE, "metric"),
                            format_func=lambda m: metric_roles.label(baseline.manifest, m))
 if baseline.host_timer != candidate.host_timer:
     st.warning("One job measured host wall-clock (cpu backend), the other GPU time: the ratio "
                "compares different things.")
 max_slowdown = cols[3].number_input("Allowed slowdown (%)", min_value=0.0, max_value=1000.0,
-                                    value=3.0, step=0.5, key="compare-max-slowdown",
+                                    value=3.0, step=0.5, key=state.key(PAGE, "max-slowdown"),
                                     help="the gate's --max-slowdown: regressed only when the "
                                          "whole 95 % interval is above it, same when inside ±it")
 options = CompareOptions(metric=metric, max_slowdown_pct=float(max_slowdown))
@@ -135,7 +138,7 @@ if metric == C.GPU_TIME:
 fig = build_compare_figure(frame, f"{candidate_id} / {baseline_id}: "
                            f"{metric_roles.label(baseline.manifest, metric)}",
                            baseline.host_timer or candidate.host_timer)
-analysis.figure_panel(fig, frame, key="compare",
+analysis.figure_panel(fig, frame, key=PAGE,
                       filename=f"compare-{candidate_id}-vs-{baseline_id}.csv")
 share.comparison_button(baseline, candidate, float(max_slowdown), metric)
 if metric in C.DURATION_METRICS:

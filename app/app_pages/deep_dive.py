@@ -11,7 +11,10 @@ from app.core.bundle_files import explains_launches
 from app.core.figures.deep_dive import build_bars
 from app.core.markdown import code, esc
 from app.core.views import deep_dive as D
-from app.ui import analysis, baselines, cached, deep_dive_action, panels, pm_timeline, rule_digest
+from app.ui import (analysis, baselines, cached, deep_dive_action, panels, pm_timeline, rule_digest,
+                    state)
+
+PAGE = "deep-dive"  # widget keys of this page: state.key(PAGE, field)
 
 st.header("Deep dive")
 bundle = analysis.selected_bundle()
@@ -62,7 +65,7 @@ if not labels:
     st.info("The report holds no profiled launch.")
     panels.stop_page()
 launch = st.selectbox("Launch", list(labels), format_func=labels.__getitem__,
-                      key="deep-dive-launch")
+                      key=state.key(PAGE, "launch"))
 st.caption("Sections in this report for this launch: "
            + (", ".join(code(s) for s in D.section_names(data, launch)) or "none") + ".")
 
@@ -71,7 +74,7 @@ def _panel(panel: D.Panel, key: str) -> None:
     if panel.missing:
         st.info(panel.missing, icon=":material/visibility_off:")
     if not panel.frame.empty:
-        panels.table(panel.frame, key=f"deep-dive-{key}")
+        panels.table(panel.frame, key=state.key(PAGE, key))
 
 
 st.subheader("Speed of light")
@@ -79,7 +82,7 @@ sol = D.metric_panel(data, launch, "speed of light", (M.GPU_TIME, M.GPC_HZ, *M.S
 pct = sol.frame[sol.frame[D.UNIT] == "%"]
 if not pct.empty:
     st.plotly_chart(build_bars(pct, D.METRIC, D.VALUE, "Throughput, % of peak", "%", 100),
-                    key="deep-dive-sol-chart")
+                    key=state.key(PAGE, "sol-chart"))
 _panel(sol, "sol")
 
 st.subheader("Memory workload")
@@ -107,7 +110,7 @@ st.subheader("Warp state stalls")
 stalls = D.stalls(data, launch)
 if not stalls.frame.empty:
     st.plotly_chart(build_bars(stalls.frame.head(12), D.REASON, D.CYCLES, "Where warps wait",
-                               "cycles / issued instr."), key="deep-dive-stall-chart")
+                               "cycles / issued instr."), key=state.key(PAGE, "stall-chart"))
 _panel(stalls, "stalls")
 pm_timeline.show(bundle, D.present(data, launch), launch)
 

@@ -11,6 +11,8 @@ from app.core.environment import environment_rows
 from app.ui import cached, job_status, panels, state
 from app.core.markdown import code, esc
 
+PAGE = "environment"  # widget keys of this page: state.key(PAGE, field)
+
 st.header("Environment")
 report = cached.env_report()
 st.subheader("This machine")
@@ -21,15 +23,15 @@ if report.get("error"):
 rows = [{F.BACKEND: name, F.CAN_RUN: bool(info.get("available")),
          C.REASON: info.get("reason") or "", F.FIX: info.get("fix") or ""}
         for name, info in cached.backend_reports().items()]
-panels.table(pd.DataFrame(rows), key="environment-backends")
+panels.table(pd.DataFrame(rows), key=state.key(PAGE, "backends"))
 for row in rows:
     if not row[F.CAN_RUN] and row[F.FIX]:
         st.warning(f"**{esc(row[F.BACKEND])}** cannot run: {esc(row[C.REASON])}. "
                    f"Fix: {esc(row[F.FIX])}")
 env = cached.environment()
 panels.table(pd.DataFrame(environment_rows(env, None, 0)),  # this machine: its first GPU
-             key="environment-here")
-st.button("Probe again", key="environment-reprobe", on_click=cached.reprobe_environment,
+             key=state.key(PAGE, "here"))
+st.button("Probe again", key=state.key(PAGE, "reprobe"), on_click=cached.reprobe_environment,
           icon=":material/refresh:", help="After installing ncu or a driver, ask the worker again")
 with st.expander("Full report (JSON)"):
     st.json(report, expanded=False)
@@ -45,7 +47,7 @@ st.caption(f"Job {code(bundle.job_id)} · {esc(job_status.shown_status(bundle))}
            f"{esc(bundle.measurement)}")
 panels.table(pd.DataFrame(environment_rows(manifest.get("environment") or {}, backend,
                                            bundle.gpu_index)),
-             key="environment-job")
+             key=state.key(PAGE, "job"))
 left, right = st.columns(2)
 with left:
     st.markdown("**Provenance**")

@@ -15,8 +15,10 @@ from app.core.bundle_files import (MAX_INFLATED_BYTES, ORIGINALS_NOTE, download_
                                    report_download_problem, tail_lines, too_large, zip_bundle,
                                    zip_name)
 from app.core.views.timeline import PERFETTO_UI, TRACE_SUFFIX, timeline_problem, trace_bytes
-from app.ui import analysis, panels, share
+from app.ui import analysis, panels, share, state
 from app.core.markdown import code, esc
+
+PAGE = "files"  # widget keys of this page: state.key(PAGE, field)
 
 st.header("Files")
 bundle = analysis.selected_bundle()
@@ -38,7 +40,7 @@ else:
     st.download_button(f"Download the whole bundle (zip, {len(bundle.files)} files, "
                        f"{numbers.fmt_bytes(total)} before compression)",
                        data=lambda: zip_bundle(bundle), file_name=zip_name(bundle),
-                       mime="application/zip", key="files-zip", on_click="ignore",
+                       mime="application/zip", key=state.key(PAGE, "zip"), on_click="ignore",
                        icon=":material/folder_zip:", type="primary",
                        help="Built when clicked; unzips into one directory that the "
                             "dashboard (or `python -m profiling_worker`) can open again.")
@@ -49,7 +51,7 @@ problem = timeline_problem(bundle)
 if problem is None:
     st.download_button("Download the timeline (Perfetto / Chrome trace JSON)",
                        data=lambda: trace_bytes(bundle), file_name=f"{bundle.job_id}{TRACE_SUFFIX}",
-                       mime="application/json", key="files-timeline", on_click="ignore",
+                       mime="application/json", key=state.key(PAGE, "timeline"), on_click="ignore",
                        icon=":material/timeline:",
                        help=f"One track per region with each launch, NVML clocks, temperature and "
                             f"power as counters; opens as is in {PERFETTO_UI}. Head-less: "
@@ -72,7 +74,7 @@ for i, item in enumerate(bundle.files):
         right.download_button("Download original" if original else "Download",
                               data=panels.read_lazily(bundle.path, item.relpath),
                               file_name=download_name(bundle, item.relpath),
-                              key=f"files-download-{i}", mime="application/octet-stream",
+                              key=state.key(PAGE, f"download-{i}"), mime="application/octet-stream",
                               on_click="ignore", icon=":material/download:")
     report = inside_bundle(bundle.path, item.relpath) if is_gzipped_report(item.relpath) else None
     stat = report.stat() if report else None
@@ -81,7 +83,7 @@ for i, item in enumerate(bundle.files):
         right.caption(f"No .ncu-rep download: {problem}")
     elif report is not None:
         right.download_button(
-            "Download .ncu-rep", key=f"files-gunzip-{i}",
+            "Download .ncu-rep", key=state.key(PAGE, f"gunzip-{i}"),
             data=lambda path=report: gunzip_file(path),
             file_name=gunzipped_name(item.relpath), mime="application/octet-stream",
             on_click="ignore", icon=":material/unarchive:",
@@ -107,15 +109,15 @@ if summary is not None:
         + ", ".join(code(name) for name in exports) + " (no .ncu-rep)." if exports else
         "read from the report with ncu_report by the worker."))
     left, right = st.columns([2, 3])
-    panels.table(summary.overview, key="files-summary", where=left)
-    panels.table(summary.kernels, key="files-summary-kernels", where=right,
+    panels.table(summary.overview, key=state.key(PAGE, "summary"), where=left)
+    panels.table(summary.kernels, key=state.key(PAGE, "summary-kernels"), where=right,
                  column_config={C.KERNEL: st.column_config.TextColumn("Kernel name",
                                                                       width="large")})
     if summary.rules.empty:
         st.caption("Rule results: none (Nsight Compute runs its guided-analysis rules only when "
                    "sections are collected, e.g. `--section SpeedOfLight`).")
     else:
-        panels.table(summary.rules, key="files-summary-rules")
+        panels.table(summary.rules, key=state.key(PAGE, "summary-rules"))
 
 log = inside_bundle(bundle.path, "worker.log")  # None for a link that leaves the bundle
 if log is not None:

@@ -17,10 +17,12 @@ from profiling_worker.importing.how_read import FIELDS
 from profiling_worker.importing.sniff import SUPPORTED
 from profiling_worker.schema import plausibility as P
 
-FILES = state.key("import", "files")
-RUN = state.key("import", "run")
-OUTCOME = state.key("import", "outcome")
-NVTX = state.key("import", "nvtx")
+PAGE = "import"  # widget keys of this page: state.key(PAGE, field)
+
+FILES = state.key(PAGE, "files")
+RUN = state.key(PAGE, "run")
+OUTCOME = state.key(PAGE, "outcome")
+NVTX = state.key(PAGE, "nvtx")
 NVTX_CHOICES = {"innermost": "innermost range", "stack": "whole stack (outer > inner)"}
 
 
@@ -53,7 +55,7 @@ def _show_how_read(bundle: Bundle | None, key: str) -> None:
     frame = pd.DataFrame([{"File": name, **{head: str(row.get(k, "")) for k, head in FIELDS}}
                           for name, row in rows.items()])
     st.caption("How each file was read:")
-    panels.table(frame, key=f"import-how-{key}")
+    panels.table(frame, key=state.key(PAGE, f"how-{key}"))
 
 
 def _show_outcome(outcome: ImportOutcome, selected: bool) -> None:

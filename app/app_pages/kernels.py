@@ -8,9 +8,11 @@ from app.core.figures.kernels import build_kernels_figure
 from app.core.metrics import MissingData, available_metrics
 from app.core.views.kernels import (combine_rules_frame, kernel_counts_frame, kernel_time_frame,
                                     launches_frame, split_ignored, unattributed_frame)
-from app.ui import analysis, cached, notes, panels, rule_digest
+from app.ui import analysis, cached, notes, panels, rule_digest, state
 from app.core.markdown import code, esc
 from app.core import frame_columns as F
+
+PAGE = "kernels"  # widget keys of this page: state.key(PAGE, field)
 
 st.header("Kernels")
 bundle = analysis.selected_bundle()
@@ -33,10 +35,10 @@ try:
     times = cached.view(kernel_time_frame, bundle)
 except MissingData as exc:
     analysis.missing(exc)
-bars = st.segmented_control("Bars", ["share", "time"], default="share", key="kernels-bars",
+bars = st.segmented_control("Bars", ["share", "time"], default="share", key=state.key(PAGE, "bars"),
                             format_func={"time": "Time (µs)", "share": "Share %"}.get) or "share"
 analysis.figure_panel(cached.figure(build_kernels_figure, times, bundle.host_timer,
-                                    share=bars == "share"), times, key="kernels",
+                                    share=bars == "share"), times, key=PAGE,
                       filename=f"{bundle.job_id}-kernel-times.csv")
 
 st.subheader("Kernel counts per annotation × config")
@@ -53,8 +55,9 @@ if counts[F.VARIES_BETWEEN_RUNS].any():
                    *counts.loc[counts[F.VARIES_BETWEEN_RUNS], [C.ANNOTATION, F.CONFIG_LABEL]]
                    .T.to_numpy())) + ". A kernel absent from a run counts 0 ns in that run's "
                "mean time above.")
-panels.table(counts, key="kernels-counts")
-panels.download_csv(counts, key="kernels-counts-csv", filename=f"{bundle.job_id}-kernel-counts.csv")
+panels.table(counts, key=state.key(PAGE, "counts"))
+panels.download_csv(counts, key=state.key(PAGE, "counts-csv"),
+                    filename=f"{bundle.job_id}-kernel-counts.csv")
 
 outside, ignored = split_ignored(cached.view(unattributed_frame, bundle))
 entries = bundle.job_spec.ignore_kernels if bundle.job_spec else ()
@@ -64,7 +67,7 @@ if entries:
                "launches are left out of every value on every page (exact name, or `re:` "
                "pattern searched in the name).")
     if len(ignored):
-        panels.table(ignored.drop(columns=C.REASON), key="kernels-ignored")
+        panels.table(ignored.drop(columns=C.REASON), key=state.key(PAGE, "ignored"))
     else:
         st.caption("No launch matched them: every launch is in the values.")
 if len(outside):
@@ -76,15 +79,16 @@ if len(outside):
                    "a config).")
     st.caption("Launches outside every annotation (set-up code, the L2 flush before each CUPTI "
                "run) are listed for completeness; they are not measured.")
-    panels.table(outside, key="kernels-unattributed")
+    panels.table(outside, key=state.key(PAGE, "unattributed"))
 
 rule_digest.show(bundle, "kernels")
 
 st.subheader("Combine rules")
 rules = cached.view(combine_rules_frame, bundle)
-panels.table(rules, key="kernels-rules")
+panels.table(rules, key=state.key(PAGE, "rules"))
 
 st.subheader("Every launch")
 launches = cached.view(launches_frame, bundle)
-panels.table(launches, key="kernels-launches")
-panels.download_csv(launches, key="kernels-launches-csv", filename=f"{bundle.job_id}-launches.csv")
+panels.table(launches, key=state.key(PAGE, "launches"))
+panels.download_csv(launches, key=state.key(PAGE, "launches-csv"),
+                    filename=f"{bundle.job_id}-launches.csv")

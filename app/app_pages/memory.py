@@ -4,19 +4,23 @@ fused vs unfused traffic and time ratios."""
 import streamlit as st
 
 from profiling_worker.schema import columns as C, plausibility as P
+from profiling_worker.schema.view_metrics import MEMORY as MEMORY_METRICS
 
 from app.core.figures.memory import build_fusion_figure, build_memory_figure
 from app.core.kernel_catalog import builtin_kernels
-from app.core.metrics import DRAM_READ, DRAM_WRITE, MissingData
+from app.core.metrics import MissingData
 from app.core.views.memory import MemoryOptions, fusion_frame, fusion_pairs, memory_frame
 from app.core.views.sweep import sweep_x
 from app.ui import analysis, cached, notes, panels, state
 from app.core.markdown import esc
 from app.core import frame_columns as F
 
+PAGE = "memory"  # widget keys of this page: state.key(PAGE, field)
+FUSION = "fusion"
+
 st.header("Memory traffic and fusion")
 bundle = analysis.selected_bundle()
-notes.show(bundle, "memory", [bundle.duration_metric, DRAM_READ, DRAM_WRITE],
+notes.show(bundle, "memory", [bundle.duration_metric, *MEMORY_METRICS.metrics],
            extra_checks=(P.ABOVE_ROOF,))
 analysis.how_to_read(
     "Bars are the DRAM bytes Nsight Compute counted inside each annotated region "
@@ -39,12 +43,12 @@ try:
 except MissingData as exc:
     analysis.missing(exc)
 labels = dict(zip(frame[C.CONFIG], frame[F.CONFIG_LABEL]))
-config = st.selectbox("Config", state.keep_if_offered("memory-config", labels),
-                      index=len(labels) - 1, key="memory-config",
+config = st.selectbox("Config", state.keep_if_offered(state.key(PAGE, "config"), labels),
+                      index=len(labels) - 1, key=state.key(PAGE, "config"),
                       format_func=lambda c: labels[c])
 shown = frame[frame[C.CONFIG] == config]
 analysis.figure_panel(cached.figure(build_memory_figure, shown, bundle.host_timer), shown,
-                      key="memory", filename=f"{bundle.job_id}-memory.csv")
+                      key=PAGE, filename=f"{bundle.job_id}-memory.csv")
 
 st.subheader("Fusion")
 pairs = fusion_pairs(bundle, {**builtin_kernels(), **cached.kernel_catalog()[0]})
@@ -55,12 +59,12 @@ if not pairs:
             "`@kernel(..., fusion_pairs=[(\"unfused\", \"fused\")])`.")
     panels.stop_page()
 unfused, fused = st.selectbox("Unfused → fused", state.keep_if_offered(
-                                  "memory-fusion-pair", pairs), key="memory-fusion-pair",
+                                  "memory-fusion-pair", pairs), key=state.key(PAGE, "fusion-pair"),
                               format_func=lambda p: f"{p[0]} → {p[1]}")
 fusion = fusion_frame(bundle, MemoryOptions(unfused=unfused, fused=fused))
 if fusion.empty:
     st.info(f"{esc(unfused)} and {esc(fused)} share no config with DRAM byte counts.")
 else:
     analysis.figure_panel(cached.figure(build_fusion_figure, fusion, sweep_x(bundle),
-                                        bundle.host_timer), fusion, key="fusion",
+                                        bundle.host_timer), fusion, key=FUSION,
                           filename=f"{bundle.job_id}-fusion.csv")

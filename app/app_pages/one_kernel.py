@@ -16,6 +16,8 @@ from app.ui import analysis, cached, notes, panels, state
 from app.core.markdown import code, esc
 from app.core import frame_columns as F
 
+PAGE = "one-kernel"  # widget keys of this page: state.key(PAGE, field)
+
 st.header("One kernel")
 bundle = analysis.selected_bundle()
 notes.show(bundle, "one-kernel", available_metrics(bundle),
@@ -36,14 +38,14 @@ except MissingData as exc:
 
 cols = st.columns(3)
 annotation = cols[0].selectbox("Annotation",
-                               state.keep_if_offered("one-kernel-annotation", choices),
-                               key="one-kernel-annotation", format_func=visible)
+                               state.keep_if_offered(state.key(PAGE, "annotation"), choices),
+                               key=state.key(PAGE, "annotation"), format_func=visible)
 configs = choices[annotation]
-config = cols[1].selectbox("Config", state.keep_if_offered("one-kernel-config", configs),
-                           key="one-kernel-config",
+config = cols[1].selectbox("Config", state.keep_if_offered(state.key(PAGE, "config"), configs),
+                           key=state.key(PAGE, "config"),
                            format_func=lambda c: configs[c])
 time_unit = cols[2].segmented_control("Time unit", list(derived.TIME_UNITS), default="µs",
-                                      key="one-kernel-time-unit") or "µs"
+                                      key=state.key(PAGE, "time-unit")) or "µs"
 options = OneKernelOptions(annotation=annotation, config=config, time_unit=time_unit)
 try:
     frame = cached.view(one_kernel_frame, bundle, options)
@@ -90,8 +92,8 @@ else:
     st.caption("Kernel names: this job has no per-launch table.")
 
 st.subheader("Every value of this annotation × config")
-panels.table(frame, key="one-kernel-table")
-panels.download_csv(frame, key="one-kernel-csv",
+panels.table(frame, key=state.key(PAGE, "table"))
+panels.download_csv(frame, key=state.key(PAGE, "csv"),
                     filename=f"{bundle.job_id}-{annotation}-config{config}.csv")
 
 st.subheader("Duration of each launch, run by run")
@@ -99,5 +101,5 @@ launches = cached.view(one_kernel_launches_frame, bundle, options)
 analysis.figure_panel(
     cached.figure(build_one_kernel_figure, launches,
                   f"{annotation} · {summary.config_label}: duration per run", bundle.host_timer),
-    launches, key="one-kernel-runs",
+    launches, key=state.key(PAGE, "runs"),
     filename=f"{bundle.job_id}-{annotation}-config{config}-launches.csv")

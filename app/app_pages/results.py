@@ -5,8 +5,10 @@ import streamlit as st
 from profiling_worker.schema import columns as C, plausibility as P
 
 from app.core.metrics import available_metrics
-from app.ui import analysis, notes, panels
+from app.ui import analysis, notes, panels, state
 from app.core.markdown import esc
+
+PAGE = "results"  # widget keys of this page: state.key(PAGE, field)
 
 st.header("Results tables")
 bundle = analysis.selected_bundle()
@@ -23,5 +25,6 @@ for name, title, what in (
         st.caption(f"No {name} table in this job.")
         continue
     st.caption(f"{what}; times in ns ({esc(bundle.measurement)}).")
-    panels.table(table, key=f"results-{name}-table")
-    panels.download_csv(table, key=f"results-{name}-csv", filename=f"{bundle.job_id}-{name}.csv")
+    panels.table(table, key=state.key(PAGE, f"{name}-table"))
+    panels.download_csv(table, key=state.key(PAGE, f"{name}-csv"),
+                        filename=f"{bundle.job_id}-{name}.csv")

@@ -12,6 +12,8 @@ from app.ui import analysis, cached, deep_dive_action, notes, state
 from app.core.markdown import esc
 from app.core import frame_columns as F
 
+PAGE = "stability"  # widget keys of this page: state.key(PAGE, field)
+
 st.header("Stability")
 bundle = analysis.selected_bundle()
 deep_dive_action.offer(bundle, "stability")
@@ -27,12 +29,12 @@ analysis.how_to_read(
 
 metrics = available_metrics(bundle)
 cols = st.columns(3)
-metric = cols[0].selectbox("Metric", state.keep_if_offered("stability-metric",
+metric = cols[0].selectbox("Metric", state.keep_if_offered(state.key(PAGE, "metric"),
                                                            metrics or [bundle.duration_metric]),
-                           key="stability-metric",
+                           key=state.key(PAGE, "metric"),
                            format_func=lambda m: metric_roles.label(bundle.manifest, m))
 time_unit = cols[1].segmented_control("Time unit", list(derived.TIME_UNITS), default="µs",
-                                      key="stability-time-unit",
+                                      key=state.key(PAGE, "time-unit"),
                                       disabled=metric not in C.DURATION_METRICS) or "µs"
 try:
     summary = cached.view(stability_frame, bundle,
@@ -52,13 +54,13 @@ if len(short):
                + ", ".join(f"{esc(a)} {esc(c)}" for a, c in zip(short[C.ANNOTATION], short[F.CONFIG_LABEL]))
                + "): launch jitter dominates their spread.", icon=":material/timer:")
 analysis.figure_panel(cached.figure(build_stability_figure, summary, bundle.host_timer), summary,
-                      key="stability", filename=f"{bundle.job_id}-stability.csv")
+                      key=PAGE, filename=f"{bundle.job_id}-stability.csv")
 
 st.subheader("Per run, in run order")
 labels = dict(zip(summary[C.CONFIG], summary[F.CONFIG_LABEL]))
 config = cols[2].selectbox("Config for the per-run chart",
-                           state.keep_if_offered("stability-config", labels),
-                           key="stability-config", format_func=lambda c: labels[c])
+                           state.keep_if_offered(state.key(PAGE, "config"), labels),
+                           key=state.key(PAGE, "config"), format_func=lambda c: labels[c])
 runs = cached.view(stability_runs_frame, bundle,
                    StabilityOptions(metric=metric, time_unit=time_unit, config=config))
 if runs.empty:
@@ -67,4 +69,5 @@ if runs.empty:
 else:
     label = "Duration" if metric in C.DURATION_METRICS else metric
     analysis.figure_panel(cached.figure(build_runs_figure, runs, label, bundle.host_timer), runs,
-                          key="stability-runs", filename=f"{bundle.job_id}-stability-runs.csv")
+                          key=state.key(PAGE, "runs"),
+                          filename=f"{bundle.job_id}-stability-runs.csv")

@@ -10,6 +10,8 @@ from app.core.views.sweep import SweepOptions, annotations_of, sweep_frame, swee
 from app.ui import analysis, cached, deep_dive_action, job_status, notes, panels, state
 from app.core.markdown import esc, visible
 
+PAGE = "sweep"  # widget keys of this page: state.key(PAGE, field)
+
 st.header("Size sweep")
 bundle = analysis.selected_bundle()
 deep_dive_action.offer(bundle, "sweep")
@@ -18,21 +20,22 @@ deep_dive_action.offer(bundle, "sweep")
 SHORT = {derived.TIME: "Time", derived.TFLOPS: "TFLOP/s", derived.GBPS: "Analytic GB/s"}
 cols = st.columns([3, 2.2, 3, 1.6], vertical_alignment="bottom")
 quantity = cols[0].segmented_control(
-    "Quantity", list(derived.QUANTITIES), default=derived.TIME, key="sweep-quantity",
+    "Quantity", list(derived.QUANTITIES), default=derived.TIME, key=state.key(PAGE, "quantity"),
     help=f"GB/s here is {derived.GBPS_SOURCE} (the kernel catalog's byte count); the Memory "
          "and Bound pages show DRAM GB/s from measured DRAM bytes / time.",
     format_func=lambda q: SHORT.get(q, derived.QUANTITY_LABELS[q])) or derived.TIME
 time_unit = cols[1].segmented_control("Time unit", list(derived.TIME_UNITS), default="µs",
-                                      key="sweep-time-unit", disabled=quantity != derived.TIME) or "µs"
+                                      key=state.key(PAGE, "time-unit"),
+                                      disabled=quantity != derived.TIME) or "µs"
 baseline = cols[2].selectbox("Normalise to",
-                             state.keep_if_offered("sweep-baseline",
+                             state.keep_if_offered(state.key(PAGE, "baseline"),
                                                    [None, *annotations_of(bundle)]),
-                             key="sweep-baseline",
+                             key=state.key(PAGE, "baseline"),
                              format_func=lambda a: ("— absolute values —" if a is None
                                                     else visible(a)))
 choices = x_choices(bundle)
 x_param = st.selectbox(
-    "X axis", state.keep_if_offered("sweep-x", choices), key="sweep-x",
+    "X axis", state.keep_if_offered(state.key(PAGE, "x"), choices), key=state.key(PAGE, "x"),
     help="The parameters that vary between the configs; the others that vary split each "
          "annotation into one line per value.") if len(choices) > 1 else None
 x = sweep_x(bundle, x_param)
@@ -59,14 +62,14 @@ label = derived.QUANTITY_LABELS[quantity].split(" (")[0]
 if baseline:
     label = f"{label} relative to {baseline}"
 log_y = cols[3].toggle(
-    "Log y", value=wants_log_y(frame), key="sweep-log-y",
+    "Log y", value=wants_log_y(frame), key=state.key(PAGE, "log-y"),
     help=f"On by default when the values span more than {LOG_Y_SPAN:g}×, so small sizes do not "
          "sit on zero. A CI95 lower bound ≤ 0 cannot be drawn on a log axis: its whisker is cut "
          "at the bottom of the chart (the hover says so; the table keeps the exact bound).")
 fig = cached.figure(build_sweep_figure, frame, x, bundle.host_timer, quantity_label=label,
                          log_y=log_y)
 frame = frame.assign(Measurement=bundle.measurement)  # the CSV says what the durations are
-panels.chart_with_table(fig, frame, key="sweep", filename=f"{bundle.job_id}-sweep-{quantity}.csv")
+panels.chart_with_table(fig, frame, key=PAGE, filename=f"{bundle.job_id}-sweep-{quantity}.csv")
 st.caption(f"Error bars and CI95 columns: {intervals.CI_METHOD}."
            + (f" A ratio to {baseline} takes both annotations' run spread (log-ratio delta "
               "method, as on the Compare page); StdDev and RSD are the annotation's own runs."

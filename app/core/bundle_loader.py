@@ -24,7 +24,7 @@ from profiling_worker.schema.plausibility import Note, manifest_notes
 from profiling_worker.schema.spec import JobSpec
 
 from app.core import aggregated_repair
-from app.core.bundle_spec import PartialSpec, read_spec
+from profiling_worker.schema.bundle_spec import PartialSpec, read_spec
 from app.core.environment import job_gpu_index
 
 HOST_TIMER_NOTE = "host wall-clock, not GPU"
@@ -47,8 +47,9 @@ class Bundle:
         manifest: ``manifest.json`` as a dict.
         spec: the typed job spec (manifest ``spec``, else ``spec.json``): a
             :class:`~profiling_worker.schema.spec.JobSpec`, the
-            :class:`~app.core.bundle_spec.PartialSpec` of an import whose files do not make
-            one (backend unknown), or None without a spec (:func:`app.core.bundle_spec.read_spec`).
+            :class:`~profiling_worker.schema.bundle_spec.PartialSpec` of an import whose files
+            do not make one (backend unknown), or None without a spec
+            (:func:`profiling_worker.schema.bundle_spec.read_spec`).
         tables: table name -> DataFrame for every name in ``columns.TABLES`` (empty if absent).
         files: every regular file under the directory, sorted by path.
         problems: tables that exist but could not be read, aggregated columns that are
@@ -112,7 +113,8 @@ class Bundle:
     @property
     def job_spec(self) -> JobSpec | None:
         """The spec with its options (cache_control, clock_control, thermal, gpu...); None for
-        an import whose files do not tell them (:class:`~app.core.bundle_spec.PartialSpec`)."""
+        an import whose files do not tell them
+        (:class:`~profiling_worker.schema.bundle_spec.PartialSpec`)."""
         return self.spec if isinstance(self.spec, JobSpec) else None
 
     @property

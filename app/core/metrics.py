@@ -8,6 +8,7 @@ from __future__ import annotations
 import pandas as pd
 
 from profiling_worker.schema import backends as B, columns as C
+from profiling_worker.schema.view_metrics import PRESET_OF as PRESET_OF  # re-exported
 # Re-exported (the "as" form says so to mypy): the views import these metric names from here.
 from profiling_worker.schema.metrics import (DRAM_PCT as DRAM_PCT, DRAM_READ as DRAM_READ,
                                               DRAM_WRITE as DRAM_WRITE, GPC_HZ as GPC_HZ,
@@ -18,9 +19,6 @@ from app.core import frame_columns as F
 from app.core.bundle_loader import Bundle
 from app.core.provenance import is_imported
 
-#: Which sidebar preset collects what (spec.METRIC_PRESETS), for "run it with ..." messages.
-PRESET_OF = {SM_PCT: "bound", DRAM_PCT: "bound", GPC_HZ: "bound", DRAM_READ: "memory",
-             DRAM_WRITE: "memory"}
 
 
 class MissingData(ValueError):
@@ -55,12 +53,6 @@ def available_metrics(bundle: Bundle) -> list[str]:
         if not table.empty and C.METRIC in table:
             return list(dict.fromkeys(table[C.METRIC]))
     return []
-
-
-def has_metrics(bundle: Bundle, *metrics: str) -> bool:
-    """True when every one of ``metrics`` has rows."""
-    names = set(available_metrics(bundle))
-    return all(m in names for m in metrics)
 
 
 def keys_of(bundle: Bundle, table: pd.DataFrame | None = None) -> list[str]:

@@ -63,7 +63,7 @@ ANNOTATED_SCOPE = (
     "Only the work inside the annotated region (`nsight.annotate`) is profiled: tensor "
     "allocation, data setup, warm-up and anything else outside the region are not measured.")
 #: What an import of Nsight Compute output alone measures: its regions are NVTX ranges or,
-#: without them, kernel names (profiling_worker.importing.regions), never nsight.annotate.
+#: without them, kernel names (profiling_worker.extract.kernel_regions), never nsight.annotate.
 NCU_IMPORT_SCOPE = (
     "Imported from Nsight Compute output: a region is an NVTX range of the profiled program "
     "or, where it had none, a kernel's name. Only the kernel launches Nsight Compute profiled "

@@ -17,7 +17,7 @@ from typing import Any
 
 from profiling_worker.schema import columns
 
-from app.core.bundle_spec import PartialSpec, read_spec
+from profiling_worker.schema.bundle_spec import PartialSpec, backend_of, read_spec
 from app.core.environment import gpu_name, job_gpu_index
 from profiling_worker.schema.manifest import JobStatus, ManifestError, read_manifest
 from profiling_worker.schema.spec import JobSpec, SpecInvalid, validate_spec
@@ -52,8 +52,9 @@ class BundleInfo:
 
     @functools.cached_property
     def spec(self) -> JobSpec | PartialSpec | None:
-        """The typed spec recorded in the manifest (:func:`app.core.bundle_spec.read_spec`;
-        None when the manifest has none), read once per listing."""
+        """The typed spec recorded in the manifest
+        (:func:`profiling_worker.schema.bundle_spec.read_spec`; None when the manifest has
+        none), read once per listing."""
         return read_spec(self.manifest.get("spec"))
 
 
@@ -132,19 +133,19 @@ def delete_bundle(results_dir: Path, job_id: str) -> Path:
 
 
 def _info(path: Path, source: str, manifest: dict[str, Any]) -> BundleInfo:
-    spec = manifest.get("spec") or {}
-    backend = manifest.get("backend") or {}
+    raw = manifest.get("spec")
+    written = PartialSpec.as_written(raw if isinstance(raw, dict) else {})  # unvalidated: cheap
     env = manifest.get("environment") or {}
     return BundleInfo(
         job_id=path.name,  # the directory name is the id the store can find again
         path=path,
         source=source,
         status=JobStatus(manifest.get("status")),
-        kernels=tuple(spec.get("kernels") or ()),
-        backend=str(backend.get("name") or spec.get("backend") or "?"),
+        kernels=written.kernels,
+        backend=backend_of(manifest, written) or "?",
         created_at=str(manifest.get("created_at") or manifest.get("started_at") or ""),
         gpu_name=gpu_name(env, job_gpu_index(manifest)),
-        label=str(spec.get("label") or ""),
+        label=written.label,
         manifest=manifest,
     )
 

@@ -11,9 +11,8 @@ import streamlit as st
 
 from profiling_worker.schema.manifest import JobStatus
 
-from app.services.executor import Executor
-from app.services.job_model import Job
 from app.ui import job_status, panels, state
+from app.ui.jobs import Executor, Job
 from app.core.markdown import code, esc
 
 SHOW_LAST = 5  # other sessions' jobs shown; this session's own jobs are always shown
@@ -76,7 +75,7 @@ def queue_position(jobs: list[Job], job: Job) -> int:
 
 
 def _job(manager: Executor, job: Job, position: int) -> None:
-    with st.container(border=True, key=f"panel-job-{job.job_id}"):
+    with st.container(border=True, key=state.key("panel", f"job-{job.job_id}")):
         icon = STATUS_ICON.get(job.status, "")
         kernels = ",".join(job.spec.kernels)
         st.markdown(f"{icon} **{job.status}** · {esc(kernels)} · {esc(job.spec.backend)}"
@@ -93,7 +92,8 @@ def _job(manager: Executor, job: Job, position: int) -> None:
                 text += " at most (runs auto stops each config at its target)"
             st.progress(job.fraction, text=esc(text))
         if job.active and not job.cancel_requested:
-            st.button("Cancel", key=f"panel-cancel-{job.job_id}", on_click=manager.cancel,
+            st.button("Cancel", key=state.key("panel", f"cancel-{job.job_id}"),
+                      on_click=manager.cancel,
                       args=(job.job_id,), icon=":material/stop:")
         for warning in job.warnings[-3:]:
             st.caption(f"⚠ {esc(warning)}")
@@ -130,7 +130,7 @@ def task_table(job: Job) -> None:
              "configs": ",".join(map(str, t.configs)),
              "progress": f"{t.done}/{t.total} {t.stage}" if t.total else t.stage,
              "Slurm id": t.scheduler_id, "reason": t.reason} for t in job.tasks]
-    with st.container(key=f"panel-tasks-{job.job_id}"):
+    with st.container(key=state.key("panel", f"tasks-{job.job_id}")):
         st.dataframe(rows, hide_index=True, width="stretch",
                      height=min(36 * (len(rows) + 1) + 2, 250))
 

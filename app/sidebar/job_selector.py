@@ -6,8 +6,8 @@ import streamlit as st
 
 from profiling_worker.schema.manifest import JobStatus
 
-from app.services.result_store import SOURCE_BUNDLED, BundleInfo
 from app.ui import state
+from app.ui.jobs import SOURCE_BUNDLED, BundleInfo
 from app.core.markdown import code, visible
 
 

@@ -12,14 +12,9 @@ from typing import Any
 
 import streamlit as st
 
-from profiling_worker.schema import backends as B
 from profiling_worker.schema.spec import JobSpec
-from profiling_worker.schema.spec_errors import FieldError, SpecInvalid
 
-from app.services import sweep_plan as plan
-from app.services.slurm_executor import slurm_available
-from app.services.sweep_queue import SlurmMissing
-from app.ui import cached, state
+from app.ui import jobs, state
 
 PAGE = "runon"
 HOST, SLURM, LOCAL = "this host", "Slurm cluster", "array on this host (submitit, no Slurm)"
@@ -39,7 +34,7 @@ def render_run_on() -> None:
                           "array; the results folder must be shared with the nodes.")
     if where == HOST:
         return
-    if where == SLURM and (missing := slurm_available()):
+    if where == SLURM and (missing := jobs.slurm_missing()):
         st.warning(f"{missing}: a sweep cannot be submitted from here. Run the dashboard on a "
                    "login node of the cluster (sbatch, squeue, scancel and SLURM_CONF), or "
                    "choose this host.", icon=":material/warning:")
@@ -57,7 +52,7 @@ def render_run_on() -> None:
                         "is flagged on every page")
 
 
-def chosen_options() -> tuple[plan.SweepOptions | None, list[str]]:
+def chosen_options() -> tuple[jobs.SweepOptions | None, list[str]]:
     """The sweep options and GPU types chosen, or (None, []) for this host.
 
     Raises:
@@ -74,7 +69,7 @@ def chosen_options() -> tuple[plan.SweepOptions | None, list[str]]:
     raw["reference"] = bool(st.session_state.get(k("reference"), True))
     types = [t.strip() for t in str(st.session_state.get(k("gpu_types")) or "").split(",")
              if t.strip()]
-    return plan.sweep_options(raw), types
+    return jobs.sweep_options(raw), types
 
 
 def submit(spec: JobSpec) -> list[str]:
@@ -86,13 +81,4 @@ def submit(spec: JobSpec) -> list[str]:
         OSError: the job folder cannot be written.
     """
     options, types = chosen_options()
-    if options is None:
-        return [cached.job_manager().submit(spec)]
-    if types and not B.on_gpu(spec.backend):
-        raise SpecInvalid([FieldError("slurm.gpu_types", "GPU types given for a cpu job",
-                                      "clear GPU types or choose a GPU backend")])
-    try:
-        return cached.slurm_executor().submit_each_type(spec, options, types)
-    except SlurmMissing as exc:
-        raise SpecInvalid([FieldError("slurm", str(exc), "choose Run on: this host, or run "
-                                      "the dashboard where Slurm's commands work")]) from exc
+    return jobs.submit(spec, options, types)

@@ -46,7 +46,7 @@ def figure_panel(fig: go.Figure, frame: pd.DataFrame, key: str, filename: str) -
     panels.chart_with_table(fig, frame, key=key, filename=filename)
     st.download_button("Download chart (HTML)", data=lambda: html_bytes(fig),
                        file_name=filename.rsplit(".", 1)[0] + ".html", mime="text/html",
-                       key=f"{key}-html", on_click="ignore", icon=":material/download:")
+                       key=state.key(key, "html"), on_click="ignore", icon=":material/download:")
 
 
 def missing(exc: MissingData, stop: bool = True) -> None:

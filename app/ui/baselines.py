@@ -18,6 +18,8 @@ from app.core.views import baselines as B
 from app.core.views import deep_dive as D
 from app.ui import cached, panels, state
 
+PAGE = "deep-dive"  # widget keys of this page: state.key(PAGE, field)
+
 #: Cell colours of the Change column: (told apart, else) for each change.
 _COLOURS = {B.BETTER: ("rgba(118,185,0,0.55)", "rgba(118,185,0,0.18)"),
             B.WORSE: ("rgba(214,39,40,0.55)", "rgba(214,39,40,0.18)"),
@@ -36,7 +38,7 @@ def pin_button(job_id: str, launch_id: int) -> None:
     """The "Pin as baseline" button of the shown launch (key ``deep-dive-pin``)."""
     pins = state.baselines()
     mine = B.pin(job_id, launch_id)
-    if st.button("Pin this launch as a baseline", key="deep-dive-pin", disabled=mine in pins,
+    if st.button("Pin this launch as a baseline", key=state.key(PAGE, "pin"), disabled=mine in pins,
                  icon=":material/push_pin:",
                  help="Keep it to compare other launches (of any job) against; several at once."):
         state.set_baselines([*pins, mine])
@@ -71,7 +73,7 @@ def _baseline_data(job_id: str) -> tuple[Any, Mapping[str, Any] | None, str]:
 
 def _one(pin_text: str, index: int, data: Mapping[str, Any], launch_id: int) -> None:
     parsed = B.parse_pin(pin_text)
-    if st.button("Unpin", key=f"deep-dive-unpin-{index}", icon=":material/close:"):
+    if st.button("Unpin", key=state.key(PAGE, f"unpin-{index}"), icon=":material/close:"):
         state.set_baselines([p for p in state.baselines() if p != pin_text])
         st.rerun()
     if parsed is None:
@@ -94,13 +96,13 @@ def _one(pin_text: str, index: int, data: Mapping[str, Any], launch_id: int) -> 
     st.caption(f"{len(frame)} metrics: told apart {counts.get(B.YES, 0)}, not told apart "
                f"{counts.get(B.NO, 0)}, no spread known {counts.get(B.NO_SPREAD, 0)}, on one "
                f"side only {counts.get(B.ONE_SIDE, 0)}.")
-    st.dataframe(_style(frame), key=f"deep-dive-baseline-{index}-table", hide_index=True,
+    st.dataframe(_style(frame), key=state.key(PAGE, f"baseline-{index}-table"), hide_index=True,
                  width="stretch")
-    panels.download_csv(frame, key=f"deep-dive-baseline-{index}-csv",
+    panels.download_csv(frame, key=state.key(PAGE, f"baseline-{index}-csv"),
                         filename=f"baseline-{parsed[0]}-{parsed[1]}.csv")
     st.caption("Rule results side by side")
     panels.table(B.rules_side_by_side(base, parsed[1], data, launch_id),
-                 key=f"deep-dive-baseline-{index}-rules")
+                 key=state.key(PAGE, f"baseline-{index}-rules"))
 
 
 def show(job_id: str, data: Mapping[str, Any], launch_id: int) -> None:
@@ -114,5 +116,5 @@ def show(job_id: str, data: Mapping[str, Any], launch_id: int) -> None:
         return
     st.caption(LEGEND)
     for index, (tab, pin_text) in enumerate(zip(st.tabs([f"vs {p}" for p in pins]), pins)):
-        with tab, st.container(key=f"deep-dive-baseline-{index}"):
+        with tab, st.container(key=state.key(PAGE, f"baseline-{index}")):
             _one(pin_text, index, data, launch_id)

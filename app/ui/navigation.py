@@ -13,6 +13,8 @@ from pathlib import Path
 
 import streamlit as st
 
+from app.ui import state
+
 PAGES_DIR = Path(__file__).resolve().parent.parent / "app_pages"
 
 
@@ -67,10 +69,10 @@ def pages() -> dict[str, list[st.Page]]:
 
 def render_bar(by_section: dict[str, list[st.Page]]) -> None:
     """The link bar: one row of links per section, labelled, all visible at 1400 px wide."""
-    with st.container(key="nav-bar", gap=None):
+    with st.container(key=state.key("nav", "bar"), gap=None):
         for section, section_pages in by_section.items():
             with st.container(horizontal=True, gap="small", vertical_alignment="center",
-                              key=f"nav-{section.split()[0].lower()}"):
+                              key=state.key("nav", section.split()[0].lower())):
                 st.caption(f"**{section}**", width=110)
                 for page in section_pages:
                     st.page_link(page)

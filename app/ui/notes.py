@@ -12,6 +12,7 @@ import streamlit as st
 from app.core.bundle_loader import Bundle
 from app.core.markdown import esc
 from app.core.share.analyses import few_runs_text
+from app.ui import state
 from profiling_worker.schema import plausibility as P
 
 #: Notes shown in the warning box itself; the rest are in the table under it.
@@ -49,7 +50,7 @@ def show(bundle: Bundle, page: str, metrics: Iterable[str] = (),
     if len(notes) > SHOWN:
         frame = pd.DataFrame(notes, columns=["severity", "check", "annotation", "config",
                                              "metric", "message"])
-        st.dataframe(frame, key=f"{page}-notes", hide_index=True, width="stretch")
+        st.dataframe(frame, key=state.key(page, "notes"), hide_index=True, width="stretch")
 
 
 def few_runs(frame: pd.DataFrame) -> None:

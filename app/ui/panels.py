@@ -68,10 +68,10 @@ def chart_with_table(fig: go.Figure, frame: pd.DataFrame, key: str, filename: st
     numbers behind it, and a CSV of those numbers (keys ``<key>-*``). Traces of an annotation
     take the selected job's colour for it, the same in every view."""
     theme.color_annotations(fig, job_colors(cached.bundle_for(state.selected_job_id())))
-    st.plotly_chart(fig, key=f"{key}-chart", width="stretch", theme="streamlit",
+    st.plotly_chart(fig, key=state.key(key, "chart"), width="stretch", theme="streamlit",
                     config=chart_config(filename))
-    table(frame, key=f"{key}-table")
-    download_csv(frame, key=f"{key}-csv", filename=filename)
+    table(frame, key=state.key(key, "table"))
+    download_csv(frame, key=state.key(key, "csv"), filename=filename)
 
 
 def table(frame: pd.DataFrame | list[dict[str, Any]], key: str, where: Any = None,

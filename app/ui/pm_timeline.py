@@ -12,7 +12,9 @@ from app.core.bundle_loader import Bundle
 from app.core.figures.pm_sampling import build_pm_figure
 from app.core.markdown import esc
 from app.core.views import pm_sampling as P
-from app.ui import cached, panels
+from app.ui import cached, panels, state
+
+PAGE = "deep-dive"  # widget keys of this page: state.key(PAGE, field)
 
 SECTION = "PmSampling"
 
@@ -46,10 +48,10 @@ def show(bundle: Bundle, sections: Sequence[str], launch_id: int) -> None:
                             help="Metrics Nsight Compute sampled while the kernel ran")
     wide = P.wide(line, chosen)
     fig = build_pm_figure(line.frame, line.time, line.duration_ns, chosen)
-    panels.chart_with_table(fig, wide, key="deep-dive-pm", filename=f"{bundle.job_id}-pm-sampling-"
-                            f"launch{launch_id}.csv")
+    panels.chart_with_table(fig, wide, key=state.key(PAGE, "pm"),
+                            filename=f"{bundle.job_id}-pm-sampling-launch{launch_id}.csv")
     with st.expander("Every sampled series: mean and peak over the kernel"):
-        panels.table(P.summary(line), key="deep-dive-pm-summary")
+        panels.table(P.summary(line), key=state.key(PAGE, "pm-summary"))
 
 
 def _caption(line: P.Timeline) -> str:

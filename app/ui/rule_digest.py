@@ -8,7 +8,7 @@ import streamlit as st
 from app.core.bundle_files import explains_launches, summary_has_no_rules
 from app.core.bundle_loader import Bundle
 from app.core.markdown import code, esc
-from app.ui import analysis, cached, panels
+from app.ui import analysis, cached, panels, state
 
 HOW_TO_READ = (
     "Nsight Compute evaluates its **rules** on each profiled launch (the guidance of its Details "
@@ -47,5 +47,6 @@ def show(bundle: Bundle, page: str) -> None:
         st.info(f"No rule results in this report. {esc(answer.note)}", icon=":material/info:")
         return
     st.caption(esc(answer.note))
-    panels.table(table, key=f"{page}-rules")
-    panels.download_csv(table, key=f"{page}-rules-csv", filename=f"{bundle.job_id}-rules.csv")
+    panels.table(table, key=state.key(page, "rules"))
+    panels.download_csv(table, key=state.key(page, "rules-csv"),
+                        filename=f"{bundle.job_id}-rules.csv")

@@ -9,6 +9,7 @@ from app import settings
 from app.core.bundle_loader import Bundle
 from app.core.share.build import comparison_report
 from app.services.share_report import job_report_html
+from app.ui import state
 
 HELP = ("One HTML file that opens offline in any browser: every chart of the pages "
         "(interactive), their tables, the notes and the provenance{what}. Head-less: "
@@ -18,7 +19,8 @@ HELP = ("One HTML file that opens offline in any browser: every chart of the pag
 def job_button(bundle: Bundle) -> None:
     """Download the job's report (charts, tables, notes, deep dive, rules, provenance)."""
     st.download_button(
-        "Download the report (self-contained HTML)", key="files-report", on_click="ignore",
+        "Download the report (self-contained HTML)", key=state.key("files", "report"),
+        on_click="ignore",
         data=lambda: job_report_html(bundle, settings.worker_python(),
                                      settings.worker_env()).encode("utf-8"),
         file_name=f"{bundle.job_id}-report.html", mime="text/html", icon=":material/share:",
@@ -30,7 +32,7 @@ def comparison_button(baseline: Bundle, candidate: Bundle, max_slowdown_pct: flo
                       metric: str | None) -> None:
     """Download the comparison's report (the gate's verdict first)."""
     st.download_button(
-        "Download this comparison (self-contained HTML)", key="compare-report",
+        "Download this comparison (self-contained HTML)", key=state.key("compare", "report"),
         on_click="ignore", mime="text/html", icon=":material/share:",
         data=lambda: comparison_report(baseline, candidate, max_slowdown_pct,
                                        metric).encode("utf-8"),

@@ -3,37 +3,17 @@
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass, field
 from typing import Any
 
 import pandas as pd
 
+# Re-exported (the "as" form says so to mypy): backends return it; extract/ignored.py filters it.
+from profiling_worker.collection import Collection as Collection
 from profiling_worker.schema import columns as C
 from profiling_worker.schema.spec import JobSpec
 
 Emit = Callable[..., None]  # emit(event, **fields), see schema/events.py
 
-
-@dataclass
-class Collection:
-    """What a backend returns.
-
-    ``launches``: the per-launch long table (columns in schema/columns.py, Value in the
-    metric's Unit). ``warnings``: things the user must know (shown in the app).
-    ``backend_info``: merged into the manifest's ``backend`` entry.
-    ``collectors``: info collector values per config and run (None when none were asked for).
-    ``unattributed``: launches outside every config's range or every annotation (table
-    ``unattributed``; None when there were none).
-    ``launch_times``: CUPTI start/end of each launch (table ``launch_times``; None when the
-    backend has none).
-    """
-
-    launches: pd.DataFrame
-    warnings: list[str] = field(default_factory=list)
-    backend_info: dict[str, Any] = field(default_factory=dict)
-    collectors: pd.DataFrame | None = None
-    unattributed: pd.DataFrame | None = None
-    launch_times: pd.DataFrame | None = None
 
 def launch_columns(param_names: Sequence[str]) -> list[str]:
     """Column order of the per-launch table for these config parameters."""

@@ -10,8 +10,8 @@ The pipeline is ``launches -> runs -> aggregated`` (table layouts in
 ``aggregated`` :func:`aggregate_runs` gives mean, sample std, min/max/median and a Student-t
                95 % confidence interval per annotation x config x metric.
 
-Why not nsight-python's own extraction (ARCHITECTURE.md, "Metrics done right";
-research/nsight-python.md §0.4, §0.9, §3.5):
+Why not nsight-python's own extraction (docs/design-notes.md, "Where this project departs";
+the H200 cases in docs/measurements-h200.md, "Numbers the analyses rest on"):
 
 * it requires the same number of kernels in every run of every config and raises
   ``Expect same number of kernels per run`` otherwise (cuBLAS fp32 matmul on an H200 launches two

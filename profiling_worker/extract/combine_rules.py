@@ -1,7 +1,7 @@
 """How the values of one metric from several launches of one run are combined (pure Python).
 
-Why not nsight-python's ``combine_kernel_metrics`` (ARCHITECTURE.md, "Metrics done right";
-research/nsight-python.md §3.5): it applies one function to every metric, so
+Why not nsight-python's ``combine_kernel_metrics`` (docs/design-notes.md,
+"Where this project departs"): it applies one function to every metric, so
 ``lambda a, b: a + b`` sums percentages of peak (176 % of DRAM peak was seen on an H200). Here
 each metric is combined by the rule its Nsight Compute name implies (:func:`combine_rule`):
 amounts are summed, rates and fractions of a peak are duration-weighted means.
@@ -47,7 +47,7 @@ def combine_rule(metric: str, unit: str | None = None) -> str:
 
     Decided by Nsight Compute's metric naming ``<unit>__<counter>.<rollup>[.<sub-metric>]``
     (rollups ``sum``/``avg``/``min``/``max``; sub-metrics such as ``per_second``,
-    ``pct_of_peak_sustained_elapsed``, ``ratio``) -- see ARCHITECTURE.md "Metrics done right":
+    ``pct_of_peak_sustained_elapsed``, ``ratio``) -- as Nsight Compute documents its metric structure:
     durations, counts and bytes add; percentages of peak, rates and averages are
     duration-weighted means.
 

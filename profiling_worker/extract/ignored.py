@@ -13,8 +13,8 @@ from typing import Any
 
 import pandas as pd
 
-from profiling_worker.backends.base import Collection
 from profiling_worker.bundle_writer import table_columns
+from profiling_worker.collection import Collection
 from profiling_worker.errors import ProfilingFailed
 from profiling_worker.schema import columns as C
 from profiling_worker.schema.kernel_filter import FIELD, IGNORED_REASON, matching_entry

@@ -17,7 +17,7 @@ from typing import Any
 from profiling_worker.extract.ncu_report_reader import (MSG_TYPES, SPEEDUP_TYPES, kernel_name,
                                                       metric_value, placed_actions)
 from profiling_worker.extract.pm_sampling import sampled_series
-from profiling_worker.importing.regions import region_names
+from profiling_worker.extract.kernel_regions import region_names
 from profiling_worker.schema import metrics as M
 
 #: Launches read at most (a deep dive is one config; an imported sweep may be large).

@@ -26,7 +26,7 @@ from profiling_worker.bundle_path import bundle_file, bundle_reports as reports_
 from profiling_worker.extract.deep_dive_file import written_deep_dive
 from profiling_worker.extract.ncu_report_reader import kernel_name, metric_value, placed_actions
 from profiling_worker.extract.ncu_sections import rule_rows
-from profiling_worker.importing.regions import region_names
+from profiling_worker.extract.kernel_regions import region_names
 from profiling_worker.schema import columns as C
 from profiling_worker.schema import metrics as M
 
@@ -79,7 +79,7 @@ def deep_dive_rules(data: dict[str, Any]) -> tuple[pd.DataFrame, pd.DataFrame]:
 
 def name_regions(launches: pd.DataFrame) -> pd.DataFrame:
     """Launches in no NVTX range get the region name the importer gives them (their kernel's
-    function name, told apart when two shorten alike: importing/regions.py), so the digest
+    function name, told apart when two shorten alike: extract/kernel_regions.py), so the digest
     names the regions the pages show."""
     if launches.empty:
         return launches

@@ -28,7 +28,9 @@ from collections.abc import Collection
 from typing import Any
 
 from profiling_worker.schema import backends as B, tools as T
+from profiling_worker.schema.bundle_spec import PartialSpec, backend_of, manifest_spec
 from profiling_worker.schema.manifest import JobStatus, job_gpu
+from profiling_worker.schema.spec import JobSpec
 
 #: The key under which :func:`context_differences` reports a different metric set (ncu).
 METRIC_SET = "metrics"
@@ -59,9 +61,9 @@ def measurement_context(manifest: dict[str, Any]) -> dict[str, str | None]:
     Args:
         manifest: the bundle's ``manifest.json`` (its ``spec``, ``backend``, ``environment``).
     """
-    spec = manifest.get("spec") or {}
+    spec = manifest_spec(manifest)
     env = manifest.get("environment") or {}
-    backend = str((manifest.get("backend") or {}).get("name") or spec.get("backend") or "")
+    backend = backend_of(manifest, spec)
     gpu = job_gpu(manifest) if B.on_gpu(backend) else {}
     gpu_name = (manifest.get("gpu") or {}).get("name") or gpu.get("name")
     used = B.tools(backend)
@@ -79,25 +81,27 @@ def measurement_context(manifest: dict[str, Any]) -> dict[str, str | None]:
     return {k: None if v in (None, "") else str(v) for k, v in raw.items()}
 
 
-def _option(spec: dict[str, Any], key: str) -> Any:
-    """A run option as compared: thermal control with its thresholds when any is set."""
-    value = spec.get(key)
+def _option(spec: JobSpec | PartialSpec | None, key: str) -> Any:
+    """A run option (a name in ``B.OPTIONS``) as compared: thermal control with its thresholds
+    when any is set; None when the spec does not say."""
+    if spec is None:
+        return None
+    value = getattr(spec, key)
     if key != "thermal_mode":
         return value
-    limits = [f"{k.removeprefix('thermal_')} {spec[k]}" for k in
-              ("thermal_wait", "thermal_cont", "thermal_timeout") if spec.get(k) is not None]
+    limits = [f"{name} {limit}" for name, limit in (("wait", spec.thermal_wait),
+              ("cont", spec.thermal_cont), ("timeout", spec.thermal_timeout)) if limit is not None]
     return f"{value} ({', '.join(limits)})" if value and limits else value
 
 
 def metric_set_difference(base: dict[str, Any], candidate: dict[str, Any]) -> str | None:
     """``"metric set (Nsight Compute replay passes): 6 vs 17 metrics, the candidate adds ..."``
     when two ncu bundles asked for different metrics or section sets, else None."""
-    specs = [m.get("spec") or {} for m in (base, candidate)]
-    if not all((m.get("backend") or {}).get("name", s.get("backend")) == B.NCU
-               for m, s in zip((base, candidate), specs)):
+    specs = [manifest_spec(m) for m in (base, candidate)]
+    if not all(backend_of(m, s) == B.NCU for m, s in zip((base, candidate), specs)):
         return None
-    sets = [set(s.get("metrics") or ()) for s in specs]
-    section = [s.get("section_set") for s in specs]
+    sets = [set(s.metrics if s is not None else ()) for s in specs]
+    section = [s.section_set if s is not None else None for s in specs]
     if sets[0] == sets[1] and section[0] == section[1]:
         return None
     said = [f"{len(sets[0])} vs {len(sets[1])} metrics"] if sets[0] != sets[1] else []

@@ -124,7 +124,7 @@ def judge(baseline: GateSide, candidate: GateSide, options: GateOptions,
         and metric == C.GPU_TIME else None
     _add_statistics(both, source is not None)
     both[THRESHOLD_PCT] = options.max_slowdown_pct
-    spec_runs = [(s.manifest.get("spec") or {}).get("runs") for s in (baseline, candidate)]
+    spec_runs = [s.spec.runs if s.spec is not None else None for s in (baseline, candidate)]
     judged = [_row_verdict(r, context, options, spec_runs, source) for _, r in both.iterrows()]
     for column, values in zip((TIME_OUTCOME, CYCLES_OUTCOME, RUNS_TO_DECIDE, OUTCOME, REASON),
                               zip(*judged) if judged else [[]] * 5):

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import functools
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -11,7 +12,9 @@ import pandas as pd
 from profiling_worker.bundle_path import OutsideBundle, bundle_file
 from profiling_worker.extract.aggregated_repair import KEYS, STATISTICS, complete
 from profiling_worker.schema import backends as B, columns as C, intervals
+from profiling_worker.schema.bundle_spec import PartialSpec, backend_of, manifest_spec
 from profiling_worker.schema.manifest import JobStatus, ManifestError, read_manifest
+from profiling_worker.schema.spec import JobSpec
 
 
 class GateInputError(Exception):
@@ -36,18 +39,20 @@ class GateSide:
     runs: pd.DataFrame = field(default_factory=pd.DataFrame, repr=False)
     collectors: pd.DataFrame = field(default_factory=pd.DataFrame, repr=False)
 
+    @functools.cached_property
+    def spec(self) -> JobSpec | PartialSpec | None:
+        """The bundle's spec, typed (:func:`~profiling_worker.schema.bundle_spec.read_spec`)."""
+        return manifest_spec(self.manifest)
+
     @property
     def parameters(self) -> tuple[str, ...]:
         """Config parameter names in the spec's first config (e.g. ``("n",)``)."""
-        configs = (self.manifest.get("spec") or {}).get("configs") or [{}]
-        return tuple(configs[0] or {})
+        return self.spec.parameter_names if self.spec is not None else ()
 
     @property
     def duration_metric(self) -> str:
         """``host__time_duration.sum`` for the cpu backend, else ``gpu__time_duration.sum``."""
-        backend = (self.manifest.get("backend") or {}).get("name") or \
-            (self.manifest.get("spec") or {}).get("backend")
-        return B.duration_metric(backend)
+        return B.duration_metric(backend_of(self.manifest, self.spec) or None)
 
     @classmethod
     def load(cls, bundle_dir: Path) -> GateSide:

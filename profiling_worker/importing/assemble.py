@@ -198,6 +198,7 @@ def _copy_sources(found: list[K.Sniffed], nsight: Path) -> list[str]:
 
 def _write(job: Job, found: list[K.Sniffed], ignored: list[str], out_dir: Path, job_id: str,
            final: Path) -> Path:
+    backend = backend_name(job)  # before _manifest moves the provenance's backend entry
     spec, spec_valid, spec_errors = reconstruct_spec(job)
     params = job.params
     out_dir.mkdir(parents=True, exist_ok=True)
@@ -219,7 +220,8 @@ def _write(job: Job, found: list[K.Sniffed], ignored: list[str], out_dir: Path, 
             (tmp / C.REPORT_SUMMARY_FILE).write_text(json.dumps(summary, indent=1, default=str),
                                                      encoding="utf-8")
         (tmp / C.SPEC_FILE).write_text(json.dumps(spec, indent=2, default=str), encoding="utf-8")
-        finish_bundle(tmp, _manifest(job, spec, spec_valid, spec_errors, found, ignored, job_id))
+        finish_bundle(tmp, _manifest(job, backend, spec, spec_valid, spec_errors, found, ignored,
+                                      job_id))
         try:
             tmp.rename(final)
         except OSError as exc:
@@ -255,10 +257,13 @@ def _page_notes(job: Job) -> list[P.Note]:
     return out
 
 
-def _manifest(job: Job, spec: dict[str, Any], spec_valid: bool, spec_errors: list[str],
-              found: list[K.Sniffed], ignored: list[str], job_id: str) -> dict[str, Any]:
+def _manifest(job: Job, measured_by: str, spec: dict[str, Any], spec_valid: bool,
+              spec_errors: list[str], found: list[K.Sniffed], ignored: list[str], job_id: str
+              ) -> dict[str, Any]:
+    """The import's manifest; ``spec`` is the JSON written (:func:`reconstruct_spec`) and
+    ``measured_by`` its backend (:func:`backend_name`)."""
     now = now_iso()
-    backend = {"name": spec.get("backend", BACKEND_UNKNOWN), "measurement": job.provenance.pop(
+    backend = {"name": measured_by, "measurement": job.provenance.pop(
         "measurement", "imported nsight-python output"), **job.provenance.pop("backend", {})}
     manifest: dict[str, Any] = {
         "job_id": job_id, "status": JobStatus.DONE.value, "spec": spec, "backend": backend,
@@ -275,7 +280,7 @@ def _manifest(job: Job, spec: dict[str, Any], spec_valid: bool, spec_errors: lis
             "spec_fields_from_files": ["kernels", "configs", "runs", "metrics", "annotations"],
             "spec_fields_defaulted": sorted(k for k in spec if k not in (
                 "kernels", "configs", "runs", "metrics", "annotations", "label", "backend")),
-            "backend_from_files": spec.get("backend") != BACKEND_UNKNOWN,
+            "backend_from_files": measured_by != BACKEND_UNKNOWN,
             "spec_valid": spec_valid, "spec_errors": spec_errors,
             P.RUNS_NOT_ASKED: job.params == [CONFIG_INDEX],
         },

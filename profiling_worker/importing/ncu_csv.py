@@ -23,6 +23,7 @@ from profiling_worker.errors import ImportFailed
 from profiling_worker.extract.aggregate import aggregate_runs, launches_to_runs
 from profiling_worker.extract.units import normalise_unit
 from profiling_worker.importing import nvtx_columns as X
+from profiling_worker.extract.kernel_regions import region_names
 from profiling_worker.importing import regions as G
 from profiling_worker.importing.job import NOT_READ, NOT_READ_KEY, Job
 from profiling_worker.importing.ncu_rep import CONFIG_INDEX, gpu_environment
@@ -211,7 +212,7 @@ def from_ncu_csv(sources: list[Sniffed], nvtx: str = X.INNERMOST) -> Job:
     if all(rows.empty for _, _, rows, _ in used):
         raise ImportFailed(f"{sources[0].path.name}: an Nsight Compute CSV with no numeric "
                            "metric value", "export it again with ncu --csv --page raw")
-    kernel_regions = G.region_names(pd.concat([r["Kernel Name"] for _, _, r, _ in used]))
+    kernel_regions = region_names(pd.concat([r["Kernel Name"] for _, _, r, _ in used]))
     frames = [rows.assign(_seq=rows["_seq"] + k * 1e9,
                           **{C.ANNOTATION: _regions(rows, table, kernel_regions, nvtx)})
               for k, (s, table, rows, _) in enumerate(used)]

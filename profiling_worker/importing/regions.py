@@ -4,7 +4,8 @@
 * Region: the NVTX range the launch ran in when there is one, else its kernel's name, shortened
   to the function name (``void at::vectorized_elementwise_kernel<4, ...MulFunctor...>(...)``
   -> ``vectorized_elementwise_kernel``); when two different kernels shorten alike, the first
-  template argument token only one of them has is added (``(MulFunctor)``).
+  template argument token only one of them has is added (``(MulFunctor)``)
+  (:mod:`profiling_worker.extract.kernel_regions`).
 * Runs and configs: nothing records which run or size a launch belonged to. A run is one
   stretch of the region's launches between launches of other regions; runs with the same
   launches are one config unless their work differs (:mod:`.launch_runs`, which also says
@@ -14,8 +15,7 @@
 
 from __future__ import annotations
 
-import re
-from collections.abc import Hashable, Iterable
+from collections.abc import Hashable
 
 import pandas as pd
 
@@ -26,46 +26,6 @@ from profiling_worker.schema import columns as C
 ONE_CONFIG = ("the runs of each region launch the same kernels with the same launch parameters "
               "and do the same work within the runs' spread, so they are taken as runs of one "
               "config; sizes that change neither cannot be told apart and would be pooled here")
-_TOKEN = re.compile(r"[A-Za-z_][A-Za-z0-9_]{2,}")
-_SKIP_TOKENS = frozenset({"void", "const", "int", "long", "float", "double", "char", "unsigned",
-                          "std", "array", "instance", "lambda", "operator", "unnamed"})
-
-
-def short_name(kernel: str) -> str:
-    """The function name of a demangled kernel signature (no namespace, template or args)."""
-    text = str(kernel).strip()
-    text = re.sub(r"^void\s+", "", text)
-    text = text.replace("<unnamed>::", "").replace("(anonymous namespace)::", "")
-    depth, cut = 0, len(text)
-    for i, ch in enumerate(text):  # first '<' or '(' at depth 0 ends the qualified name
-        if ch in "<(" and depth == 0:
-            cut = i
-            break
-    name = text[:cut].strip() or text
-    return name.split("::")[-1] or name
-
-
-def region_names(kernels: Iterable[object]) -> dict[str, str]:
-    """{full kernel name: region name}, distinct full names always getting distinct regions."""
-    full = list(dict.fromkeys(map(str, kernels)))
-    by_short: dict[str, list[str]] = {}
-    for k in full:
-        by_short.setdefault(short_name(k), []).append(k)
-    out: dict[str, str] = {}
-    for short, names in by_short.items():
-        if len(names) == 1:
-            out[names[0]] = short
-            continue
-        tokens = [[t for t in _TOKEN.findall(n) if t not in _SKIP_TOKENS] for n in names]
-        for i, name in enumerate(names):
-            others = {t for j, ts in enumerate(tokens) if j != i for t in ts}
-            unique = [t for t in tokens[i] if t not in others]
-            functor = [t for t in unique if re.search("functor|op", t, re.IGNORECASE)]
-            tag = (functor or unique or [f"#{i + 1}"])[-1]
-            out[name] = f"{short} ({tag})"
-    return out
-
-
 def attribute(launch_rows: pd.DataFrame) -> tuple[pd.DataFrame, list[str], list[str]]:
     """Give launches of unknown config their Config, Run and Launch (rules:
     :mod:`.launch_runs`).
@@ -138,4 +98,4 @@ def cut_short(rows: pd.DataFrame) -> list[str]:
     return out
 
 
-__all__ = ["ONE_CONFIG", "short_name", "region_names", "attribute", "cut_short"]
+__all__ = ["ONE_CONFIG", "attribute", "cut_short"]

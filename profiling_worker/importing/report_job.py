@@ -16,6 +16,7 @@ import pandas as pd
 from profiling_worker.bundle_writer import table_columns
 from profiling_worker.errors import ImportFailed, ImportInternalError
 from profiling_worker.extract.aggregate import aggregate_runs, launches_to_runs
+from profiling_worker.extract.kernel_regions import region_names
 from profiling_worker.importing import ncu_rep as R, ncu_version as V
 from profiling_worker.importing import regions as G
 from profiling_worker.importing.job import Job
@@ -73,7 +74,7 @@ def _report_launches(rows: pd.DataFrame) -> tuple[pd.DataFrame, list[str], list[
     warnings, notes on how runs and configs were read, attribution)."""
     rows = rows.copy()
     rows["_seq"] = _sequence(rows)
-    names = G.region_names(rows[C.KERNEL])
+    names = region_names(rows[C.KERNEL])
     unnamed = rows[C.ANNOTATION].isna()
     rows.loc[unnamed, C.ANNOTATION] = rows.loc[unnamed, C.KERNEL].map(names)
     if (rows[C.CONFIG] >= 0).all() and not unnamed.any():

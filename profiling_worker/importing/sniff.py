@@ -44,7 +44,6 @@ NCU_RAW = "ncu_raw"
 NCU_REPORT = "ncu_report"
 NCU_LOG = "ncu_log"
 NCU_TEXT = "ncu_text"
-CSV_KINDS = (NSIGHT_RAW, NSIGHT_AGG, NCU_DETAILS, NCU_RAW)
 
 #: One line per supported format, for messages and the Import page.
 SUPPORTED = (

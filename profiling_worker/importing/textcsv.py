@@ -246,11 +246,6 @@ def non_finite_to_missing(values: pd.Series) -> tuple[pd.Series, int]:
     return values.where(~bad, np.nan), int(bad.sum())
 
 
-def bools(values: pd.Series) -> pd.Series:
-    s = values.astype(str).str.strip().str.lower()
-    return s.isin({"true", "1", "1.0", "yes"})
-
-
 def typed_param(values: pd.Series, decimal: str = ".") -> pd.Series:
     """int64 when every value is a whole number that fits, else finite float64, else str."""
     s = as_text(values)

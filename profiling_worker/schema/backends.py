@@ -24,6 +24,9 @@ NCU: Final = "ncu"
 CUPTI: Final = "cupti"
 EVENTS: Final = "events"
 CPU: Final = "cpu"
+#: The manifest backend of an import whose files do not tell which backend measured it: not a
+#: spec choice (not in :data:`Name`), described by :data:`IMPORTED_UNKNOWN`.
+UNKNOWN: Final = "unknown"
 #: How a backend runs the kernels: re-run under ncu, ncu attached to the worker, or the
 #: worker's own process measures (CUPTI activity records, the host timer).
 LAUNCH, ATTACH, IN_PROCESS = "launch", "attach", "in-process"
@@ -64,7 +67,7 @@ class Backend:
             numbers depend on.
     """
 
-    name: Name
+    name: Name | Literal["unknown"]
     measures: str
     mode: str
     on_gpu: bool
@@ -110,6 +113,14 @@ DEFAULT: Final = NCU
 #: Backends that run on a GPU, and those a warm worker can serve in some mode.
 GPU_NAMES: tuple[str, ...] = tuple(dict.fromkeys(b.name for b in ALL if b.on_gpu))
 WARM_NAMES: tuple[str, ...] = tuple(dict.fromkeys(b.name for b in ALL if b.warm))
+#: An import whose files do not say which backend measured it (nsight-python 1.1 CSVs holding
+#: only durations come from ncu or CUPTI alike): nsight-python output from a GPU, durations in
+#: GPU time. Its own entry, so that adding a backend changes nothing about it; no job runs on it
+#: (not in :data:`ALL`), and the L2 flush is not known (schema/plausibility.py says so).
+IMPORTED_UNKNOWN = Backend(UNKNOWN, "GPU kernel duration (imported nsight-python output; "
+                           "Nsight Compute or CUPTI, the files do not tell)", "imported",
+                           on_gpu=True, duration_metric=C.GPU_TIME, any_metric=False,
+                           collectors=False, options=(), warm=False, tools=(T.NSIGHT_PYTHON,))
 
 
 def get(name: str | None, mode: str | None = None) -> Backend:
@@ -131,6 +142,13 @@ def find(name: str | None) -> Backend | None:
     return get(name) if name in NAMES else None
 
 
+def described(name: str | None) -> Backend:
+    """What a bundle's backend ``name`` stands for: its backend (first mode), else
+    :data:`IMPORTED_UNKNOWN` (an import's ``unknown``; a name no backend has or None is read
+    the same way: nsight-python output from a GPU)."""
+    return find(name) or IMPORTED_UNKNOWN
+
+
 def resolve(name: str | None, nsight_mode: str | None) -> Backend:
     """The variant of backend ``name`` that an environment report entry's ``nsight_mode``
     describes (ncu: launch or attach); its first mode when none matches.
@@ -143,21 +161,18 @@ def resolve(name: str | None, nsight_mode: str | None) -> Backend:
 
 
 def on_gpu(name: str | None) -> bool:
-    """True when the backend ``name`` runs on a GPU; unknown names count as GPU (the default)."""
-    return name not in NAMES or get(name).on_gpu
+    """True when the backend ``name`` runs on a GPU; unknown names count as GPU
+    (:func:`described`)."""
+    return described(name).on_gpu
 
 
 def tools(name: str | None) -> tuple[Tool, ...]:
-    """The profiling tools whose versions the numbers of backend ``name`` depend on; for a name
-    no backend has (an import's ``unknown``: nsight-python output of ncu or CUPTI), the tools
-    every nsight-python backend uses (nsight-python)."""
-    known = find(name)
-    if known is not None:
-        return known.tools
-    gpu = [b.tools for b in ALL if b.nsight_mode]
-    return tuple(t for t in T.ALL if all(t in used for used in gpu))
+    """The profiling tools whose versions the numbers of backend ``name`` depend on
+    (:func:`described`: nsight-python for an import's ``unknown``)."""
+    return described(name).tools
 
 
 def duration_metric(name: str | None) -> str:
-    """The duration metric of the backend ``name``; GPU time for unknown names (imports)."""
-    return get(name).duration_metric if name in NAMES or name is None else C.GPU_TIME
+    """The duration metric of the backend ``name`` (None: the default, ncu); GPU time for
+    unknown names (imports)."""
+    return get(name).duration_metric if name is None else described(name).duration_metric

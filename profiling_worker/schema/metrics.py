@@ -64,11 +64,6 @@ HGMMA_TF32_PEAK = "sm__ops_path_tensor_op_hgmma_src_tf32_dst_fp32_sparsity_off.s
 HMMA_TF32_PEAK = "sm__ops_path_tensor_op_hmma_src_tf32_dst_fp32_sparsity_off.sum.peak_sustained"
 HGMMA_FP8_PEAK = "sm__ops_path_tensor_op_hgmma_src_fp8_sparsity_off.sum.peak_sustained"
 TENSOR_FP8_DENSE_PEAK = "sm__ops_path_tensor_src_fp8_sparsity_off.sum.peak_sustained"
-# Roll-up tensor peaks: the 2:4-sparse rate on Hopper.
-TENSOR_FP16_PEAK = "sm__ops_path_tensor_src_fp16.sum.peak_sustained"
-TENSOR_BF16_PEAK = "sm__ops_path_tensor_src_bf16_dst_fp32.sum.peak_sustained"
-TENSOR_TF32_PEAK = "sm__ops_path_tensor_src_tf32_dst_fp32.sum.peak_sustained"
-TENSOR_INT8_PEAK = "sm__ops_path_tensor_src_int8.sum.peak_sustained"
 
 # Launch attributes.
 GRID_SIZE = "launch__grid_size"

@@ -89,7 +89,8 @@ DTYPE_ROOFS: dict[str, tuple[str, str, bool]] = {
     "fp8": ("fp8_dense", "FP8 tensor core, dense", True),
 }
 
-#: dtype -> (per-cycle peak metrics to try in order, FLOP per counted op). Dense per-op peaks only.
+#: dtype -> (per-cycle peak metrics to try in order, FLOP per counted op). Dense per-op peaks only:
+#: the roll-up sm__ops_path_tensor_src_* peaks are the 2:4-sparse rate on Hopper, never a roof.
 COUNTER_PEAKS: dict[str, tuple[tuple[str, ...], float]] = {
     "fp32": ((M.FFMA_PEAK,), 2.0),
     "fp64": ((M.DFMA_PEAK,), 2.0),
@@ -102,13 +103,6 @@ COUNTER_PEAKS: dict[str, tuple[tuple[str, ...], float]] = {
     "fp8": ((M.HGMMA_FP8_PEAK,
              M.TENSOR_FP8_DENSE_PEAK), 1.0),
 }
-#: Roll-up tensor peaks that are the 2:4-sparse rate on Hopper: never used as a roof.
-SPARSE_ROLLUP_PEAKS = frozenset({
-    M.TENSOR_FP16_PEAK,
-    M.TENSOR_BF16_PEAK,
-    M.TENSOR_TF32_PEAK,
-    M.TENSOR_INT8_PEAK,
-})
 SM_CLOCKS = (M.SM_HZ, M.GPC_HZ)
 DRAM_PEAK = (M.DRAM_PEAK_PER_CYCLE, M.DRAM_HZ)
 

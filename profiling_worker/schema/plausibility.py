@@ -50,6 +50,7 @@ from typing import Any, Literal, TypedDict, cast
 import pandas as pd
 
 from profiling_worker.schema import backends as B, columns as C, metrics as M, peaks
+from profiling_worker.schema.bundle_spec import backend_of, manifest_spec
 from profiling_worker.schema.manifest import job_gpu
 from profiling_worker.schema.spec import BACKEND_UNKNOWN
 
@@ -116,11 +117,12 @@ def check_bundle(tables: Mapping[str, pd.DataFrame], manifest: Mapping[str, Any]
 
     runs, agg = table(C.TABLE_RUNS), table(C.TABLE_AGGREGATED)
     gpu = job_gpu(manifest)
-    spec = dict(manifest.get("spec") or {})
-    if (manifest.get("provenance") or {}).get(RUNS_NOT_ASKED):
-        spec.pop("runs", None)  # a recording imported without a run count: no count to match
+    spec = manifest_spec(manifest)
+    asked = None if spec is None or (manifest.get("provenance") or {}).get(RUNS_NOT_ASKED) \
+        else spec.runs  # a recording imported without a run count: no count to match
+    n_configs = len(spec.configs) if spec is not None else 0
     notes = [*_percent(runs), *_negative(runs, table(C.TABLE_WORK)), *_intervals(agg),
-             *_counts(runs, agg, spec), *_kernels_vary(agg),
+             *_counts(runs, agg, n_configs, asked), *_kernels_vary(agg),
              *_unattributed(table(C.TABLE_UNATTRIBUTED)),
              *_clocks(runs, table(C.TABLE_COLLECTORS), table(C.TABLE_NVML), gpu),
              *_roofs(agg, table(C.TABLE_WORK), manifest, gpu)]
@@ -223,13 +225,13 @@ def _intervals(agg: pd.DataFrame) -> list[Note]:
                  str(r[C.METRIC])) for _, r in bad.iterrows()]
 
 
-def _counts(runs: pd.DataFrame, agg: pd.DataFrame, spec: Mapping[str, Any]) -> list[Note]:
-    """Configs without runs, run counts unlike the spec's, NumRuns unlike the per-run rows."""
+def _counts(runs: pd.DataFrame, agg: pd.DataFrame, n_configs: int, asked: int | None
+            ) -> list[Note]:
+    """Configs without runs, run counts unlike the spec's (``asked``; None: no count to
+    match), NumRuns unlike the per-run rows."""
     if not _has(runs, C.ANNOTATION, C.CONFIG, C.RUN, C.METRIC):
         return []
     out = []
-    n_configs = len(spec.get("configs") or [])
-    asked = spec.get("runs")
     counts = runs.groupby([C.ANNOTATION, C.CONFIG, C.METRIC], sort=True)[C.RUN].nunique()
     for level, per_ann in counts.groupby(level=0, sort=True):
         ann = str(level)
@@ -243,7 +245,7 @@ def _counts(runs: pd.DataFrame, agg: pd.DataFrame, spec: Mapping[str, Any]) -> l
             out.append(note(RUNS_MISSING, WARNING, f"{ann}: rows for config(s) "
                             f"{_few(stray)} that the spec does not have "
                             "(launches outside every config?)", ann))
-    if isinstance(asked, int) and asked > 0:
+    if asked is not None and asked > 0:
         for ann, cfg, metric, n in counts.reset_index().itertuples(index=False):
             if n != asked:
                 word = "fewer" if n < asked else "more"
@@ -353,12 +355,12 @@ def _dram_rates(row: pd.Series, ann: str, cfg: int, device: peaks.DevicePeaks) -
 
 
 def _roof_reason(manifest: Mapping[str, Any]) -> str:
-    spec, entry = manifest.get("spec") or {}, manifest.get("backend") or {}
-    backend = str(entry.get("name") or spec.get("backend") or "")
+    spec, entry = manifest_spec(manifest), manifest.get("backend") or {}
+    backend = backend_of(manifest, spec)
     region_flush = getattr(B.find(backend), "l2_flush", None) == B.FLUSH_REGION
     # the worker's CUPTI runs flush the L2 before each region (manifest backend.cache_flush)
     flushed = bool(entry.get(L2_FLUSHED_KEY)) or bool((entry.get("cache_flush") or {}).get("bytes"))
-    none = spec.get("cache_control") == "none"
+    none = spec is not None and spec.cache_control == "none"
     why = [w for w, hit in (("CUPTI backend, recorded without the L2 flush",
                              region_flush and not flushed and not none),
                             ("backend unknown, so possibly CUPTI, which does not flush the L2",

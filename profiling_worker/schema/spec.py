@@ -15,12 +15,14 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any, Literal, get_args
 
-from profiling_worker.schema import backends as B, metrics as M
+from profiling_worker.schema import backends as B
 from profiling_worker.schema import catalog_checks, columns, configs as cfgs, kernel_filter
 from profiling_worker.schema import run_target as rt
 from profiling_worker.schema.spec_errors import FieldError, SpecInvalid
 from profiling_worker.schema.spec_file import read_spec_json
 from profiling_worker.schema.thermal_limits import thermal_order
+# Re-exported (the "as" form says so to mypy): declared with each view's metric set.
+from profiling_worker.schema.view_metrics import METRIC_PRESETS as METRIC_PRESETS
 
 Backend = B.Name  # the registry (schema/backends.py) owns the names
 CacheControl = Literal["all", "none"]
@@ -30,28 +32,12 @@ ThermalMode = Literal["auto", "manual", "off"]
 BACKENDS: tuple[str, ...] = B.NAMES
 #: manifest backend name of an imported job whose files do not tell which backend measured it
 #: (e.g. nsight-python 1.1 CSVs holding only gpu__time_duration.sum: ncu or CUPTI).
-BACKEND_UNKNOWN = "unknown"
+BACKEND_UNKNOWN = B.UNKNOWN
 CACHE_CONTROLS: tuple[str, ...] = get_args(CacheControl)
 CLOCK_CONTROLS: tuple[str, ...] = get_args(ClockControl)
 REPLAY_MODES: tuple[str, ...] = get_args(ReplayMode)
 THERMAL_MODES: tuple[str, ...] = get_args(ThermalMode)
 COLLECTORS = ("sm_clock", "mem_clock", "temperature", "power", "throttle_reasons")
-
-#: Metric presets offered by the sidebar. Names are Nsight Compute metric names.
-METRIC_PRESETS: dict[str, tuple[str, ...]] = {
-    "timing": (columns.GPU_TIME,),
-    "bound": (
-        columns.GPU_TIME,
-        M.SM_PCT,
-        M.DRAM_PCT,
-        M.GPC_HZ,
-    ),
-    "memory": (
-        columns.GPU_TIME,
-        M.DRAM_READ,
-        M.DRAM_WRITE,
-    ),
-}
 
 # Nsight Compute names look like "<unit>__<counter>[.<rollup>[.<submetric>...]]".
 _METRIC_RE = re.compile(r"^[a-z][a-z0-9]*__[a-z0-9_]+(\.[a-z0-9_]+)*$")

@@ -1,4 +1,5 @@
-"""The boundaries of ARCHITECTURE.md, checked by reading the imports of every module (AST).
+"""The walls of docs/design-notes.md ("Walls between the layers"), checked by reading the imports
+of every module (AST).
 
 - No ``streamlit`` import in ``profiling_worker/``, ``app/core/`` or ``app/services/``.
 - No ``nsight``, ``torch`` or ``ncu_report`` import anywhere in ``app/`` (the server process must
@@ -12,7 +13,12 @@
   Streamlit layers (``app.ui``, ``app.sidebar``, ``app.app_pages``); nothing else imports it.
 - Layers point down only: ``app/core/`` and ``app/services/`` never import ``app.ui``,
   ``app.sidebar`` or ``app.app_pages``; pages (``app/app_pages/``) never import
-  ``app.services`` (they talk to ``app/ui``).
+  ``app.services`` (they talk to ``app/ui``), nor does the sidebar (``app/sidebar/``).
+- The app imports from the worker its ``schema/`` and only the modules :data:`APP_MAY_IMPORT`
+  names, each with its reason in docs/design-notes.md.
+- Worker packages point down only (:data:`WORKER_LAYERS`): ``extract/`` never imports
+  ``backends/`` or ``importing/``, ``schema/`` and ``catalog/`` import no other package.
+- Widget keys are built one way: no ``key="..."`` literal in ``app/`` (``app.ui.state.key``).
 
 Imports inside functions count too. Directories that do not exist yet are simply empty.
 """
@@ -141,6 +147,95 @@ def test_agent_door_stays_outside_streamlit() -> None:
 
 def test_pages_never_import_services() -> None:
     assert _importing(_py_files("app", "app_pages"), ("app.services",)) == []
+
+
+def test_sidebar_goes_through_ui() -> None:
+    assert _importing(_py_files("app", "sidebar"), ("app.services",)) == []
+
+
+#: Worker modules outside ``schema/`` that the app may import; the reason for each is in
+#: docs/design-notes.md ("Walls between the layers"). A new one needs its line there and here.
+APP_MAY_IMPORT = frozenset({
+    "profiling_worker.bundle_path",
+    "profiling_worker.catalog.builtin",
+    "profiling_worker.catalog.declare",
+    "profiling_worker.catalog.registry",
+    "profiling_worker.errors",
+    "profiling_worker.extract.aggregated_repair",
+    "profiling_worker.gate.command",
+    "profiling_worker.gate.context",
+    "profiling_worker.gate.judge",
+    "profiling_worker.gate.report",
+    "profiling_worker.gate.sides",
+    "profiling_worker.gate.verdict",
+    "profiling_worker.importing.how_read",
+    "profiling_worker.importing.sniff",
+    "profiling_worker.inflate",
+    "profiling_worker.spreadsheet",
+    "profiling_worker.sweep_merge",
+    "profiling_worker.sweep_task",
+    "profiling_worker.timeline",
+})
+
+
+def _is_module(dotted: str) -> bool:
+    path = ROOT.joinpath(*dotted.split("."))
+    return path.with_suffix(".py").is_file() or (path / "__init__.py").is_file()
+
+
+def worker_modules_imported(path: Path) -> set[str]:
+    """Worker modules a file imports: ``from a.b import c`` gives ``a.b.c`` when ``c`` is a
+    module, else ``a.b``."""
+    tree = ast.parse(path.read_text(encoding="utf-8"), filename=str(path))
+    out: set[str] = set()
+    for n in ast.walk(tree):
+        if isinstance(n, ast.Import):
+            out.update(a.name for a in n.names)
+        elif isinstance(n, ast.ImportFrom) and n.level == 0 and n.module:
+            leaves = {f"{n.module}.{a.name}" for a in n.names}
+            out.update(m if _is_module(m) else n.module for m in leaves)
+    return {m for m in out if m.split(".")[0] == "profiling_worker"}
+
+
+def test_app_imports_only_the_allowed_worker_modules() -> None:
+    found = {m: p for p in _py_files("app") for m in worker_modules_imported(p)}
+    outside = {m: str(p.relative_to(ROOT)) for m, p in found.items()
+               if not m.startswith("profiling_worker.schema") and m not in APP_MAY_IMPORT}
+    assert outside == {}, "add each to APP_MAY_IMPORT with its reason in docs/design-notes.md"
+    assert sorted(APP_MAY_IMPORT - set(found)) == [], "no longer imported: drop from the list"
+
+
+def test_each_allowed_worker_module_has_its_reason() -> None:
+    notes = (ROOT / "docs" / "design-notes.md").read_text(encoding="utf-8")
+    assert "## Walls between the layers" in notes
+    section = notes.split("## Walls between the layers", 1)[1].split("\n## ", 1)[0]
+    assert [m for m in sorted(APP_MAY_IMPORT) if f"`{m.split('.', 1)[1]}`" not in section] == []
+
+
+#: Worker packages by layer: a package imports only packages of a lower layer.
+WORKER_LAYERS = {"schema": 0, "catalog": 0, "extract": 1, "gate": 2, "importing": 2,
+                 "backends": 2}
+
+
+def test_worker_packages_point_down() -> None:
+    offenders = []
+    for package, layer in WORKER_LAYERS.items():
+        for p in _py_files("profiling_worker", package):
+            for m in sorted(_imported_names(p)):
+                parts = m.split(".")
+                other = parts[1] if parts[0] == "profiling_worker" and len(parts) > 1 else ""
+                if other in WORKER_LAYERS and other != package and WORKER_LAYERS[other] >= layer:
+                    offenders.append(f"{p.relative_to(ROOT)} imports {m}")
+    assert offenders == []
+
+
+def test_widget_keys_are_built_one_way() -> None:
+    # Keys go through app.ui.state.key (or a constant of app/ui/state.py): e2e tests find
+    # widgets by the rendered "<page>-<field>", so one builder keeps them in step.
+    offenders = [f"{p.relative_to(ROOT)}:{i}" for p in _py_files("app")
+                 for i, line in enumerate(p.read_text(encoding="utf-8").splitlines(), 1)
+                 if "key=\"" in line or "key=f\"" in line or "key='" in line]
+    assert offenders == []
 
 
 @pytest.mark.parametrize("source, expected", [

@@ -8,7 +8,8 @@ from dataclasses import dataclass
 import numpy as np
 import pandas as pd
 
-from profiling_worker.schema import columns as C, peaks
+from profiling_worker.schema import peaks
+from profiling_worker.schema.view_metrics import BOUND
 
 from app.core import frame_columns as F
 from app.core.bundle_loader import Bundle
@@ -47,16 +48,16 @@ def bound_frame(bundle: Bundle, options: BoundOptions) -> pd.DataFrame:
         (read + write; NaN if not collected), MeasuredDramGBps (measured DramBytes / TimeNs), DatasheetGBps and
         PctOfDatasheetGBps (NaN for an unknown GPU), CounterGBps and PctOfCounterGBps
         (dram__bytes.sum.peak_sustained x dram__cycles_elapsed.avg.per_second, NaN unless the job
-        collected both), PeakSource.
+        collected both), PeakSource, then one column per entry of ``view_metrics.BOUND.shown``
+        (the metric's mean as it is; NaN if not collected).
 
     Raises:
         MissingData: the job has no SM % / DRAM % metrics.
     """
-    metrics = (SM_PCT, DRAM_PCT, bundle.duration_metric, GPC_HZ, DRAM_READ, DRAM_WRITE,
-               *peaks.DRAM_PEAK)
+    metrics = tuple(dict.fromkeys((*BOUND.metrics, bundle.duration_metric, *peaks.DRAM_PEAK)))
     wide = wide_means(bundle, metrics)
-    if wide.empty or wide[[SM_PCT, DRAM_PCT]].isna().all().any():
-        raise missing_metric(bundle, (SM_PCT, DRAM_PCT), "SM / DRAM throughput metrics")
+    if wide.empty or wide[list(BOUND.needs)].isna().all().any():
+        raise missing_metric(bundle, BOUND.needs, "SM / DRAM throughput metrics")
     out = wide[keys_of(bundle, wide)].copy()
     out[F.SM_PCT] = wide[SM_PCT].astype(float)
     out[F.DRAM_PCT] = wide[DRAM_PCT].astype(float)
@@ -77,4 +78,6 @@ def bound_frame(bundle: Bundle, options: BoundOptions) -> pd.DataFrame:
     out[F.PEAK_SOURCE] = [
         "; ".join(s for s in ((sheet.source if sheet else "GPU not in the datasheet table"),
                               (p.source if p else "")) if s) for p in counter]
+    for column, metric in BOUND.shown.items():
+        out[column] = wide[metric].astype(float)
     return with_labels(out, bundle.parameters)

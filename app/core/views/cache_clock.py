@@ -26,12 +26,12 @@ from profiling_worker.schema.manifest import JobStatus
 from profiling_worker.schema.spec import SPEC_DEFAULTS, JobSpec
 
 from app.core.bundle_loader import Bundle
-from app.core.bundle_spec import PartialSpec
+from profiling_worker.schema.bundle_spec import PartialSpec
 from app.core.metrics import MissingData, wide_means, with_labels
 from app.core import frame_columns as F
 
 VARIANT_KEYS = ("cache_control", "clock_control")
-#: L2 of an H200 (60 MiB; device__attribute_l2_cache_size read on the lent H200, research notes §4.1).
+#: L2 of an H200 (60 MiB; device__attribute_l2_cache_size read on the lent H200, docs/measurements-h200.md).
 DATASHEET_L2 = {"NVIDIA H200": 62_914_560, "NVIDIA H100 80GB HBM3": 52_428_800}
 
 

@@ -34,7 +34,7 @@ from profiling_worker.schema import backends as B, columns as C, intervals
 from profiling_worker.schema.spec import JobSpec
 
 from app.core.bundle_loader import Bundle
-from app.core.bundle_spec import PartialSpec
+from profiling_worker.schema.bundle_spec import PartialSpec
 from app.core.metrics import MissingData, with_labels
 from app.core import frame_columns as F
 

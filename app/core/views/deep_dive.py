@@ -32,7 +32,6 @@ SECTIONS = {
 }
 METRIC, LABEL, VALUE, UNIT = C.METRIC, F.LABEL, C.VALUE, C.UNIT
 REASON, CYCLES, SHARE = "Stall reason", "Cycles per issued instruction", "Share %"
-LIMIT_BLOCKS = "Blocks per SM it allows"
 
 
 @dataclass(frozen=True)

@@ -11,6 +11,7 @@ import numpy as np
 import pandas as pd
 
 from profiling_worker.schema import columns as C
+from profiling_worker.schema.view_metrics import MEMORY
 
 from app.core import frame_columns as F
 from app.core.bundle_loader import Bundle
@@ -50,8 +51,8 @@ def memory_frame(bundle: Bundle, options: MemoryOptions) -> pd.DataFrame:
         MissingData: the job did not collect dram__bytes_read.sum / dram__bytes_write.sum.
     """
     del options
-    wide = wide_means(bundle, (DRAM_READ, DRAM_WRITE, bundle.duration_metric))
-    absent = tuple(m for m in (DRAM_READ, DRAM_WRITE) if wide.empty or wide[m].isna().all())
+    wide = wide_means(bundle, (*MEMORY.metrics, bundle.duration_metric))
+    absent = tuple(m for m in MEMORY.needs if wide.empty or wide[m].isna().all())
     if absent:
         error = missing_metric(bundle, absent, "DRAM byte counters")
         if len(absent) == 1:  # half the traffic: a total from it would be too low
@@ -141,9 +142,3 @@ def fusion_frame(bundle: Bundle, options: MemoryOptions) -> pd.DataFrame:
     return out.reset_index(drop=True)
 
 
-def fusion_pairs_present(bundle: Bundle, options: MemoryOptions) -> bool:
-    """True when the job has both fusion annotations."""
-    try:
-        return not fusion_frame(bundle, options).empty
-    except MissingData:
-        return False

@@ -51,7 +51,7 @@ def test_not_a_bundle(tmp_path: Path) -> None:
 def test_spec_is_typed_for_worker_jobs_and_imports(cpu_bundle: Path, tmp_path: Path) -> None:
     # A worker bundle opens with the JobSpec it ran; an import whose files do not tell the
     # backend (nsight-python 1.1 CUPTI CSVs: durations only) keeps what they tell, no options.
-    from app.core.bundle_spec import PartialSpec, read_spec
+    from profiling_worker.schema.bundle_spec import PartialSpec, read_spec
     from profiling_worker.importing import import_nsight_output
     from profiling_worker.schema.spec import JobSpec
 

@@ -92,7 +92,7 @@ def test_figures() -> None:
 
 
 def test_default_candidate() -> None:
-    from app.core.bundle_spec import read_spec
+    from profiling_worker.schema.bundle_spec import read_spec
     from app.core.views.compare import JobSummary, default_candidate
 
     def job(job_id, created, kernels=("matmul",), backend="ncu", sizes=(1024, 4096),
@@ -149,7 +149,7 @@ def test_one_run_a_side_is_not_enough_to_tell() -> None:
 
 
 def test_only_comparable_candidates_are_offered() -> None:
-    from app.core.bundle_spec import read_spec
+    from profiling_worker.schema.bundle_spec import read_spec
     from app.core.views.compare import JobSummary, candidates, why_not_comparable
 
     cpu = JobSummary.of("cpu", "2026-11-30", read_spec({"backend": "cpu", "kernels": ["matmul"],

@@ -38,7 +38,7 @@ def test_dense_not_sparse() -> None:
 
 
 def test_counter_peaks_from_h200_per_cycle_values() -> None:
-    # Per-cycle peaks measured on the H200 (research/anchors-dashboards.md §3).
+    # Per-cycle peaks measured on the H200 (docs/measurements-h200.md, "Numbers the analyses rest on").
     values = {"sm__ops_path_tensor_op_hgmma_src_fp16_sparsity_off.sum.peak_sustained": 540672,
               "sm__ops_path_tensor_src_fp16.sum.peak_sustained": 1081344,  # the sparse trap
               "sm__cycles_elapsed.avg.per_second": 1.83e9,

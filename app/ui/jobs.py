@@ -1,0 +1,45 @@
+"""What the sidebar needs from the services, in one place: the job and bundle types it draws,
+and where a spec is queued (this host's lanes or a Slurm sweep).
+
+The sidebar imports this module, never ``app.services`` (tests/unit/test_boundaries.py), so the
+Streamlit widgets and the executors meet here only.
+"""
+
+from __future__ import annotations
+
+from profiling_worker.schema import backends as B
+from profiling_worker.schema.spec import JobSpec
+from profiling_worker.schema.spec_errors import FieldError, SpecInvalid
+
+# Re-exported (the "as" form says so to mypy): the sidebar's type names.
+from app.services.executor import Executor as Executor
+from app.services.job_model import Job as Job
+from app.services.result_store import SOURCE_BUNDLED as SOURCE_BUNDLED, BundleInfo as BundleInfo
+from app.services.slurm_executor import slurm_available as slurm_missing
+from app.services.sweep_plan import SweepOptions as SweepOptions, sweep_options as sweep_options
+from app.services.sweep_queue import SlurmMissing
+from app.ui import cached
+
+__all__ = ["BundleInfo", "Executor", "Job", "SOURCE_BUNDLED", "SweepOptions", "slurm_missing",
+           "submit", "sweep_options"]
+
+
+def submit(spec: JobSpec, options: SweepOptions | None, gpu_types: list[str]) -> list[str]:
+    """Queue ``spec`` on this host's lanes (``options`` None) or as one sweep per GPU type in
+    ``gpu_types`` (all GPUs when empty); returns the new job ids.
+
+    Raises:
+        SpecInvalid: GPU types asked for a cpu job, or Slurm's commands missing (named
+            ``slurm.gpu_types`` / ``slurm`` with the fix).
+        OSError: the job folder cannot be written.
+    """
+    if options is None:
+        return [cached.job_manager().submit(spec)]
+    if gpu_types and not B.on_gpu(spec.backend):
+        raise SpecInvalid([FieldError("slurm.gpu_types", "GPU types given for a cpu job",
+                                      "clear GPU types or choose a GPU backend")])
+    try:
+        return cached.slurm_executor().submit_each_type(spec, options, gpu_types)
+    except SlurmMissing as exc:
+        raise SpecInvalid([FieldError("slurm", str(exc), "choose Run on: this host, or run "
+                                      "the dashboard where Slurm's commands work")]) from exc
