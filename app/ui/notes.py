@@ -72,6 +72,9 @@ def auto_runs(bundle: Bundle, page: str) -> None:
     if text is None or frame is None:
         return
     text += f" The rule ran on the job's durations: {bundle.measurement}."
-    (st.info if frame[MET].all() else st.warning)(esc(text), icon=":material/info:" if frame[MET].all() else ":material/warning:")
+    if frame[MET].all():
+        st.info(esc(text), icon=":material/info:")
+    else:
+        st.warning(esc(text), icon=":material/warning:")
     with st.expander("Runs per config (runs \"auto\")"):
-        st.dataframe(frame, key=f"{page}-auto-runs", hide_index=True, width="stretch")
+        st.dataframe(frame, key=state.key(page, "auto-runs"), hide_index=True, width="stretch")
