@@ -7,7 +7,8 @@ function, info collectors, failure classes. Each backend's collection is in its 
 nsight is imported only through the backends of ncu.py and cupti.py (their ``load``),
 before anything initialises CUDA: nsight-python 1.x loads the Nsight Compute injection at import
 time, and the CUPTI backend must load a libcupti >= 13.4 before torch loads its own older copy
-(facts/device-h200.md: cuda.pathfinder returns a library already loaded, so preloading wins).
+(docs/measurements-h200.md, "libcupti on the H200": cuda.pathfinder returns a library already
+loaded, so preloading wins).
 
 Attribution does not rely on nsight-python's extraction, which fails ("Expect same number of
 kernels per run") or mixes configs when kernel counts differ between configs: on ncu every call
