@@ -105,8 +105,9 @@ COUNTER_PERMISSION_HINT = (
     "'options nvidia NVreg_RestrictProfilingToAdminUsers=0' in /etc/modprobe.d, then reload the "
     "driver or reboot), or run the worker as root with CAP_SYS_ADMIN (in Docker: --user 0:0 "
     "--cap-add=SYS_ADMIN; the flag alone does nothing for a non-root user); see "
-    "https://developer.nvidia.com/ERR_NVGPUCTRPERM. Meanwhile use the cupti backend: it measures "
-    "kernel durations without counter access.")
+    "https://developer.nvidia.com/ERR_NVGPUCTRPERM. Meanwhile use the cupti backend or the events "
+    "backend: both time kernels without counter access (CUPTI: each kernel's GPU duration; "
+    "events: each region's wall time on the stream).")
 DISK_FULL_HINT = (
     "free space on the file system of the results directory (`df -h {where}`), or start the "
     "dashboard with --results on a larger disk, then submit again; finished results were not "
