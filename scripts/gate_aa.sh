@@ -5,6 +5,11 @@
 # as many as fit before TOTAL_S, 5 runs at n = 1024..4096), then the analysis at the default
 # 3 % into $OUT (gate_aa.md, gate_aa.json, record.jsonl, the bundles without reports).
 #   device run:  bash scripts/gate_aa.sh     (carry: .whl)
+# Knobs (environment): PAIRS (20: PAIRS+1 jobs a backend), BACKENDS ("cupti ncu"), CUPTI_RUNS (20),
+# CUPTI_SIZES (1024,2048,4096,8192), NCU_RUNS (5), NCU_SIZES (1024,2048,4096), CUPTI_BUDGET_S
+# (170), TOTAL_S (480). Kernels of 5-10 us need more runs (docs/measurements-h200.md, study 2):
+#   BACKENDS=cupti PAIRS=21 CUPTI_RUNS=100 CUPTI_SIZES=1024,2048 CUPTI_BUDGET_S=400 bash scripts/gate_aa.sh
+#   BACKENDS=ncu PAIRS=21 NCU_RUNS=30 NCU_SIZES=1024 TOTAL_S=540 bash scripts/gate_aa.sh
 set -uo pipefail
 OUT=${OUT:-$(mktemp -d)}
 REPO=$(cd "$(dirname "$0")/.." && pwd)
@@ -14,10 +19,17 @@ PAIRS=${PAIRS:-20}
 rm -rf "$AA" && mkdir -p "$AA" "$OUT"
 cd "$REPO"
 nvidia-smi --query-gpu=name,driver_version,clocks.sm,temperature.gpu --format=csv > "$OUT/env.txt" 2>&1
-PYTHONPATH=$CUPTI_PATH python3 benchmarks/gate_aa.py record "$AA" --backend cupti --pairs "$PAIRS" \
-  --runs 20 --sizes 1024,2048,4096,8192 --budget-s "${CUPTI_BUDGET_S:-170}" | tee "$OUT/record.jsonl"
-PYTHONPATH=$NCU_PATH python3 benchmarks/gate_aa.py record "$AA" --backend ncu --pairs "$PAIRS" \
-  --runs 5 --sizes 1024,2048,4096 --budget-s $(( ${TOTAL_S:-480} - SECONDS )) | tee -a "$OUT/record.jsonl"
+BACKENDS=${BACKENDS:-cupti ncu}
+if [[ " $BACKENDS " == *" cupti "* ]]; then
+  PYTHONPATH=$CUPTI_PATH python3 benchmarks/gate_aa.py record "$AA" --backend cupti --pairs "$PAIRS" \
+    --runs "${CUPTI_RUNS:-20}" --sizes "${CUPTI_SIZES:-1024,2048,4096,8192}" \
+    --budget-s "${CUPTI_BUDGET_S:-170}" | tee -a "$OUT/record.jsonl"
+fi
+if [[ " $BACKENDS " == *" ncu "* ]]; then
+  PYTHONPATH=$NCU_PATH python3 benchmarks/gate_aa.py record "$AA" --backend ncu --pairs "$PAIRS" \
+    --runs "${NCU_RUNS:-5}" --sizes "${NCU_SIZES:-1024,2048,4096}" \
+    --budget-s $(( ${TOTAL_S:-480} - SECONDS )) | tee -a "$OUT/record.jsonl"
+fi
 PYTHONPATH=$CUPTI_PATH python3 benchmarks/gate_aa.py analyse "$AA" --json "$OUT/gate_aa.json" \
   | tee "$OUT/gate_aa.md"
 tar -czf "$OUT/gate_aa_bundles.tgz" -C "$AA" --exclude='*.ncu-rep' .
