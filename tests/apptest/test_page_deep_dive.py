@@ -9,9 +9,9 @@ import sys
 from pathlib import Path
 
 from apptest_helpers import plotly_specs, texts
+from tests.scenarios import SCENARIOS
 
 REPO = Path(__file__).resolve().parents[2]
-BUNDLED = REPO / "app" / "bundled"
 DEFAULT_SET = REPO / "tests" / "fixtures" / "h200_import" / "ncu_plain" / "default_set.ncu-rep"
 IMPORTED = "import-default-set"
 
@@ -50,7 +50,7 @@ def test_default_set_report_shows_what_it_has_and_names_what_it_lacks(store, app
 
 
 def test_metrics_only_sweep_has_no_rules_and_offers_a_deep_dive(store, monkeypatch, app) -> None:
-    monkeypatch.setenv("KPROF_BUNDLED_DIR", str(BUNDLED))
+    monkeypatch.setenv("KPROF_BUNDLED_DIR", str(SCENARIOS))
     at = app("bound_roofline", query={"job": "h200-ncu-matmul-sweep"})
     assert not at.exception, at.exception
     assert "No rule results in this report" in texts(at) and "metric list only" in texts(at)
@@ -77,7 +77,7 @@ def test_kernels_page_of_an_import_lists_the_rules(store, app) -> None:
 
 
 def test_metrics_only_report_on_the_deep_dive_page(store, monkeypatch, app) -> None:
-    monkeypatch.setenv("KPROF_BUNDLED_DIR", str(BUNDLED))
+    monkeypatch.setenv("KPROF_BUNDLED_DIR", str(SCENARIOS))
     at = app("deep_dive", query={"job": "h200-ncu-matmul-sweep"})
     assert not at.exception, at.exception
     shown = texts(at)
@@ -101,7 +101,7 @@ def test_the_action_queues_that_point_alone_with_the_full_set(store, monkeypatch
 
     from app.ui import deep_dive_action
 
-    monkeypatch.setenv("KPROF_BUNDLED_DIR", str(BUNDLED))
+    monkeypatch.setenv("KPROF_BUNDLED_DIR", str(SCENARIOS))
     monkeypatch.setattr(deep_dive_action, "_problems", lambda raw: [])
     at = app("sweep", query={"job": "h200-ncu-matmul-sweep"})
     _open_deep_dive(at, "sweep")
@@ -123,7 +123,7 @@ def test_picked_point_survives_closing_and_a_job_switch_offers_that_jobs_points(
     """A new user's trial: after picking "bf16 · n=8192" and switching to the elementwise job,
     the box still read "bf16 · n=8192" while the spec was built from that job's 15th point; and
     closing the expander forgot the pick."""
-    monkeypatch.setenv("KPROF_BUNDLED_DIR", str(BUNDLED))
+    monkeypatch.setenv("KPROF_BUNDLED_DIR", str(SCENARIOS))
     at = app("sweep", query={"job": "h200-ncu-matmul-sweep"})
     _open_deep_dive(at, "sweep")
     at.selectbox(key="sweep-deep-point").set_value("bf16 · n=8192").run()
@@ -146,7 +146,7 @@ def test_full_set_tables_serialise_without_arrow_fallback(store, monkeypatch, ap
     shown as text; the numbers in it are written with thousands separators."""
     import logging
 
-    monkeypatch.setenv("KPROF_BUNDLED_DIR", str(BUNDLED))
+    monkeypatch.setenv("KPROF_BUNDLED_DIR", str(SCENARIOS))
     streamlit_log = logging.getLogger("streamlit.dataframe_util")  # does not propagate
     streamlit_log.addHandler(caplog.handler)
     try:

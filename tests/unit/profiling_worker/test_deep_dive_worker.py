@@ -23,11 +23,12 @@ from profiling_worker.extract.ncu_sections import deep_dive
 from profiling_worker.schema import columns as C
 from profiling_worker.schema import metrics as M
 from profiling_worker.schema.spec import SpecInvalid, validate_spec
+from tests.scenarios import SCENARIOS
 
 ROOT = Path(__file__).resolve().parents[3]
 DEFAULT_SET = ROOT / "tests" / "fixtures" / "h200_import" / "ncu_plain" / "default_set.ncu-rep"
-SWEEP = ROOT / "app" / "bundled" / "h200-ncu-matmul-sweep"
-RULES_JOB = ROOT / "app" / "bundled" / "h200-ncu-matmul-rules"
+SWEEP = SCENARIOS / "h200-ncu-matmul-sweep"
+RULES_JOB = SCENARIOS / "h200-ncu-matmul-rules"
 
 
 def _bundle(tmp_path: Path) -> Path:
