@@ -1,6 +1,6 @@
 """Deep-dive page, rule digest and deep-dive action (issue 13) on reports Nsight Compute wrote on
-the H200: the default-set import fixture (4 sections, rule results) and the bundled matmul sweep
-(metrics only: no sections, no rules)."""
+the H200: the default-set import fixture (4 sections, rule results) and the J1 fp16 scenario (metrics
+only: no sections, no rules); the matmul sweep scenario for the sweep page's action."""
 
 from __future__ import annotations
 
@@ -14,6 +14,7 @@ from tests.scenarios import SCENARIOS
 REPO = Path(__file__).resolve().parents[2]
 DEFAULT_SET = REPO / "tests" / "fixtures" / "h200_import" / "ncu_plain" / "default_set.ncu-rep"
 IMPORTED = "import-default-set"
+METRICS_ONLY = "h200-ncu-j1-fp16"  # its report is the one shared copy (README of the scenarios)
 
 
 def _import(store: dict[str, Path]) -> None:
@@ -51,7 +52,7 @@ def test_default_set_report_shows_what_it_has_and_names_what_it_lacks(store, app
 
 def test_metrics_only_sweep_has_no_rules_and_offers_a_deep_dive(store, monkeypatch, app) -> None:
     monkeypatch.setenv("KPROF_BUNDLED_DIR", str(SCENARIOS))
-    at = app("bound_roofline", query={"job": "h200-ncu-matmul-sweep"})
+    at = app("bound_roofline", query={"job": METRICS_ONLY})
     assert not at.exception, at.exception
     assert "No rule results in this report" in texts(at) and "metric list only" in texts(at)
     _open_deep_dive(at, "bound")
@@ -78,15 +79,16 @@ def test_kernels_page_of_an_import_lists_the_rules(store, app) -> None:
 
 def test_metrics_only_report_on_the_deep_dive_page(store, monkeypatch, app) -> None:
     monkeypatch.setenv("KPROF_BUNDLED_DIR", str(SCENARIOS))
-    at = app("deep_dive", query={"job": "h200-ncu-matmul-sweep"})
+    at = app("deep_dive", query={"job": METRICS_ONLY})
     assert not at.exception, at.exception
     shown = texts(at)
-    assert "160 launches" in shown and "the --metrics list" in shown
+    assert "40 launches" in shown and "the --metrics list" in shown
     # launch__* attributes come with every report: shown, with the section named as absent
     assert "The report has no Occupancy section" in shown
     tiles = {m.label: m.value for m in at.metric}
     # Issue 25: "not in report" was cut to "not in r..." in the narrow tile: "—", said below
-    assert tiles["Achieved (%)"] == "—" and tiles["Limited by"] == "registers"
+    # launch__occupancy_limit_registers and _shared_mem are both 1 block (read with ncu_report)
+    assert tiles["Achieved (%)"] == "—" and tiles["Limited by"] == "registers and shared memory"
     assert ("Not in this report, shown as —: Achieved (%) "
             "(`sm__warps_active.avg.pct_of_peak_sustained_active`).") in shown
     assert "Not in this report: Warp State Statistics" in shown

@@ -38,14 +38,14 @@ def test_ncu_bundle_offers_ncu_rep_and_summary(store, monkeypatch, app) -> None:
 
     monkeypatch.setenv("KPROF_BUNDLED_DIR",
                        str(SCENARIOS))
-    at = app("files", query={"job": "h200-ncu-matmul-sweep"})
+    at = app("files", query={"job": "h200-ncu-j1-fp16"})  # the scenario that kept its report
     assert not at.exception
     labels = [b.proto.label for b in at.get("download_button")]
     assert labels.count("Download .ncu-rep") == 1
     assert ".ncu-rep summary" in [h.value for h in at.subheader]
     overview, kernels = (d.value for d in at.dataframe)
-    assert dict(zip(overview["Item"], overview["Value"]))["Launches"] == "160"
-    assert len(kernels) == 13 and kernels["Launches"].sum() == 160
+    assert dict(zip(overview["Item"], overview["Value"]))["Launches"] == "40"
+    assert len(kernels) == 3 and kernels["Launches"].sum() == 40
     assert "Rule results: none" in texts(at)
 
 
