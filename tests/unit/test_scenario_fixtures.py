@@ -12,26 +12,33 @@ from tests.scenarios import DEMO_TESTS, REPO, SCENARIOS, scenario_names
 
 #: ``app/bundled`` as a path string or as pathlib parts (not ``tests/unit/app/bundled.py``).
 DEMO_DIR = re.compile(r'(?<![\w/.])app/bundled\b|"app"\s*/\s*"bundled"')
+#: The scenario folders built by hand as pathlib parts, around the accessor.
+OWN_PATH = re.compile(r'/\s*"bundles"')
 ALLOWED = {*DEMO_TESTS, "tests/scenarios.py", "tests/unit/test_scenario_fixtures.py"}
 #: All scenario files together (3.6 MB at issue 27); a new scenario copies only what tests read.
 MAX_SCENARIO_BYTES = 4_500_000
 
 
-def _naming_demo_dir() -> list[str]:
+def _matching(pattern: re.Pattern[str]) -> list[str]:
     files = sorted((REPO / "tests").rglob("*.py"))
     return [rel for rel in (p.relative_to(REPO).as_posix() for p in files)
-            if rel not in ALLOWED and DEMO_DIR.search((REPO / rel).read_text(encoding="utf-8"))]
+            if rel not in ALLOWED and pattern.search((REPO / rel).read_text(encoding="utf-8"))]
 
 
 def test_only_the_demo_tests_name_the_demo_bundles() -> None:
-    assert _naming_demo_dir() == [], ("read tests/fixtures/bundles/<scenario> through "
-                                      "tests/scenarios.py; only the demo's own tests read the demo")
+    assert _matching(DEMO_DIR) == [], ("read tests/fixtures/bundles/<scenario> through "
+                                       "tests/scenarios.py; only the demo's own tests read the demo")
+
+
+def test_scenarios_are_reached_through_the_accessor_only() -> None:
+    assert _matching(OWN_PATH) == [], "use tests.scenarios (scenario_dir, scenario_report, ...)"
 
 
 def test_the_pattern_finds_both_spellings_and_not_the_helper_module() -> None:
     assert DEMO_DIR.search('BUNDLED = REPO / "app" / "bundled"')
     assert DEMO_DIR.search("copied from app/bundled/h200-ncu-softmax")
     assert not DEMO_DIR.search("from tests.unit.app.bundled import extra; tests/unit/app/bundled.py")
+    assert OWN_PATH.search('REPO / "tests" / "fixtures" / "bundles" / FULL')
 
 
 def test_every_scenario_is_in_the_readme_and_every_readme_row_is_a_scenario() -> None:
