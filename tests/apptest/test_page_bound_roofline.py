@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-
 from apptest_helpers import plotly_specs, texts
 from tests.scenarios import SCENARIOS
 

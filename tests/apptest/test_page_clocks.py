@@ -3,7 +3,6 @@ kernel clocks, thermal_mode comparison; and a job without collectors."""
 
 from __future__ import annotations
 
-
 from apptest_helpers import plotly_specs, texts
 from tests.scenarios import SCENARIOS
 

@@ -3,7 +3,6 @@ clock, kernel clocks), on the bundled H200 jobs."""
 
 from __future__ import annotations
 
-
 from apptest_helpers import plotly_specs
 from tests.scenarios import SCENARIOS
 

@@ -3,7 +3,6 @@ change between runs."""
 
 from __future__ import annotations
 
-
 import pytest
 
 from apptest_helpers import plotly_specs, texts, trace_values

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-
 import pytest
 from apptest_helpers import texts
 from tests.scenarios import SCENARIOS

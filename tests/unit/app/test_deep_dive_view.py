@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-
 from app.core.views import deep_dive as D
 from profiling_worker.extract.deep_dive_file import written_deep_dive
 from tests.scenarios import SCENARIOS
