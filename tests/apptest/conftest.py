@@ -1,7 +1,8 @@
 """AppTest fixtures: a temporary result store, fresh Streamlit caches, a real cpu bundle.
 
 Every test points ``KPROF_RESULTS_DIR`` and ``KPROF_BUNDLED_DIR`` at temporary directories, so
-nothing reads or writes the repository's ``results/`` or ``app/bundled/``.
+nothing reads or writes the repository's ``results/`` or the app's own bundled dir (tests that
+want recorded H200 jobs point ``KPROF_BUNDLED_DIR`` at ``tests.scenarios.SCENARIOS``).
 """
 
 from __future__ import annotations

@@ -2,15 +2,12 @@
 
 from __future__ import annotations
 
-from pathlib import Path
-
 from apptest_helpers import plotly_specs, texts
-
-BUNDLED = Path(__file__).resolve().parents[2] / "app" / "bundled"
+from tests.scenarios import SCENARIOS
 
 
 def test_bound_and_roofline_on_ncu_sweep(store, monkeypatch, app) -> None:
-    monkeypatch.setenv("KPROF_BUNDLED_DIR", str(BUNDLED))
+    monkeypatch.setenv("KPROF_BUNDLED_DIR", str(SCENARIOS))
     at = app("bound_roofline", query={"job": "h200-ncu-matmul-sweep"})
     assert not at.exception, at.exception
     specs = plotly_specs(at)
@@ -23,7 +20,7 @@ def test_bound_and_roofline_on_ncu_sweep(store, monkeypatch, app) -> None:
 
 
 def test_cupti_job_gets_roofline_and_a_hint(store, monkeypatch, app) -> None:
-    monkeypatch.setenv("KPROF_BUNDLED_DIR", str(BUNDLED))
+    monkeypatch.setenv("KPROF_BUNDLED_DIR", str(SCENARIOS))
     at = app("bound_roofline", query={"job": "h200-cupti-matmul-sweep"})
     assert not at.exception, at.exception
     assert "bound metric preset" in texts(at)
@@ -43,7 +40,7 @@ def test_points_without_a_flop_count_are_named(store, app) -> None:
     from profiling_worker.schema import columns as C
 
     job = store["results"] / "sweep-with-a-gap"
-    shutil.copytree(BUNDLED / "h200-ncu-matmul-sweep", job)
+    shutil.copytree(SCENARIOS / "h200-ncu-matmul-sweep", job)
     work = job / C.TABLES_DIR / f"{C.TABLE_WORK}.parquet"
     table = pd.read_parquet(work)
     table.iloc[1:].to_parquet(work)

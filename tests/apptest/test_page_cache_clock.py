@@ -2,15 +2,12 @@
 
 from __future__ import annotations
 
-from pathlib import Path
-
 from apptest_helpers import plotly_specs, texts
-
-BUNDLED = Path(__file__).resolve().parents[2] / "app" / "bundled"
+from tests.scenarios import SCENARIOS
 
 
 def test_matrix_of_the_two_cache_variants(store, monkeypatch, app) -> None:
-    monkeypatch.setenv("KPROF_BUNDLED_DIR", str(BUNDLED))
+    monkeypatch.setenv("KPROF_BUNDLED_DIR", str(SCENARIOS))
     at = app("cache_clock", query={"job": "h200-ncu-elementwise"})
     assert not at.exception, at.exception
     (spec,) = plotly_specs(at)
@@ -27,7 +24,7 @@ def test_matrix_of_the_two_cache_variants(store, monkeypatch, app) -> None:
 
 
 def test_job_without_variants_says_how_to_add_one(store, monkeypatch, app) -> None:
-    monkeypatch.setenv("KPROF_BUNDLED_DIR", str(BUNDLED))
+    monkeypatch.setenv("KPROF_BUNDLED_DIR", str(SCENARIOS))
     at = app("cache_clock", query={"job": "h200-ncu-softmax"})
     assert not at.exception
     assert "run this job again with the other cache_control" in texts(at)

@@ -3,15 +3,12 @@ kernel clocks, thermal_mode comparison; and a job without collectors."""
 
 from __future__ import annotations
 
-from pathlib import Path
-
 from apptest_helpers import plotly_specs, texts
-
-BUNDLED = Path(__file__).resolve().parents[2] / "app" / "bundled"
+from tests.scenarios import SCENARIOS
 
 
 def _open(app, monkeypatch, job: str):
-    monkeypatch.setenv("KPROF_BUNDLED_DIR", str(BUNDLED))
+    monkeypatch.setenv("KPROF_BUNDLED_DIR", str(SCENARIOS))
     at = app("clocks_thermal", query={"job": job})
     assert not at.exception, at.exception
     return at
@@ -66,7 +63,7 @@ def test_thermal_comparison_needs_two_thermal_modes(store, app) -> None:
     import shutil
 
     for job in ("h200-cupti-stability", "h200-cupti-matmul-sweep"):
-        shutil.copytree(BUNDLED / job, store["bundled"] / job)
+        shutil.copytree(SCENARIOS / job, store["bundled"] / job)
     at = app("clocks_thermal", query={"job": "h200-cupti-stability"})
     assert not at.exception, at.exception
     assert "with different thermal_mode, so there is nothing to compare" in texts(at)

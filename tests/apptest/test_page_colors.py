@@ -3,11 +3,9 @@ clock, kernel clocks), on the bundled H200 jobs."""
 
 from __future__ import annotations
 
-from pathlib import Path
-
 from apptest_helpers import plotly_specs
+from tests.scenarios import SCENARIOS
 
-BUNDLED = Path(__file__).resolve().parents[2] / "app" / "bundled"
 JOB_PAGES = {"h200-ncu-roofline": ("sweep", "stability", "bound_roofline", "clocks_thermal"),
              "h200-ncu-elementwise": ("sweep", "stability", "cache_clock", "memory")}
 
@@ -24,7 +22,7 @@ def _annotation_colors(spec: dict) -> dict[str, set[str]]:
 
 
 def test_an_annotation_keeps_its_colour_on_every_view(store, monkeypatch, app) -> None:
-    monkeypatch.setenv("KPROF_BUNDLED_DIR", str(BUNDLED))
+    monkeypatch.setenv("KPROF_BUNDLED_DIR", str(SCENARIOS))
     for job, pages in JOB_PAGES.items():
         seen: dict[str, set[str]] = {}
         views = 0

@@ -5,12 +5,11 @@ from __future__ import annotations
 from pathlib import Path
 
 from apptest_helpers import plotly_specs, texts, unescape
-
-BUNDLED = Path(__file__).resolve().parents[2] / "app" / "bundled"
+from tests.scenarios import SCENARIOS
 
 
 def test_compare_default_candidate_is_a_meaningful_pair(store, monkeypatch, app) -> None:
-    monkeypatch.setenv("KPROF_BUNDLED_DIR", str(BUNDLED))
+    monkeypatch.setenv("KPROF_BUNDLED_DIR", str(SCENARIOS))
     at = app("compare", query={"job": "h200-ncu-elementwise"})
     assert not at.exception, at.exception
     assert at.selectbox(key="compare-baseline").value == "h200-ncu-elementwise"
@@ -22,7 +21,7 @@ def test_compare_default_candidate_is_a_meaningful_pair(store, monkeypatch, app)
 
 
 def test_compare_job_with_itself(store, monkeypatch, app) -> None:
-    monkeypatch.setenv("KPROF_BUNDLED_DIR", str(BUNDLED))
+    monkeypatch.setenv("KPROF_BUNDLED_DIR", str(SCENARIOS))
     at = app("compare", query={"job": "h200-ncu-j1-fp16"})
     assert not at.exception, at.exception
     assert at.selectbox(key="compare-candidate").value == "h200-cupti-j1-fp16"
@@ -35,7 +34,7 @@ def test_compare_job_with_itself(store, monkeypatch, app) -> None:
 
 
 def test_backends_default_pair(store, monkeypatch, app) -> None:
-    monkeypatch.setenv("KPROF_BUNDLED_DIR", str(BUNDLED))
+    monkeypatch.setenv("KPROF_BUNDLED_DIR", str(SCENARIOS))
     at = app("backends", query={"job": "h200-ncu-j1-fp16"})
     assert not at.exception, at.exception
     assert at.selectbox(key="backends-ncu").value == "h200-ncu-j1-fp16"
@@ -73,7 +72,7 @@ def _one_run_copy(src: Path, dest: Path, run: int) -> None:
 def test_one_run_jobs_are_not_enough_to_tell(store, app) -> None:
     """Issue 11, case 4: two 1-run jobs are not comparable, and the page says why."""
     for run, name in ((0, "one-run-a"), (1, "one-run-b")):
-        _one_run_copy(BUNDLED / "h200-cupti-stability", store["results"] / name, run)
+        _one_run_copy(SCENARIOS / "h200-cupti-stability", store["results"] / name, run)
     at = app("compare", query={"job": "one-run-a"})
     assert not at.exception, at.exception
     assert at.selectbox(key="compare-candidate").value == "one-run-b"
@@ -86,7 +85,7 @@ def test_one_run_jobs_are_not_enough_to_tell(store, app) -> None:
 def test_compare_from_a_cpu_job_offers_no_gpu_job_and_says_why(seeded, monkeypatch, app) -> None:
     (job_dir,) = seeded["results"].iterdir()  # the real cpu job the fixture ran
     job_id = job_dir.name
-    monkeypatch.setenv("KPROF_BUNDLED_DIR", str(BUNDLED))
+    monkeypatch.setenv("KPROF_BUNDLED_DIR", str(SCENARIOS))
     at = app("compare", query={"job": job_id})
     assert not at.exception, at.exception
     assert at.selectbox(key="compare-baseline").value == job_id
@@ -107,7 +106,7 @@ def test_compare_from_a_cpu_job_offers_no_gpu_job_and_says_why(seeded, monkeypat
 def test_compare_opens_on_the_pair_named_in_the_url(store, monkeypatch, app) -> None:
     """`kernel-dashboard --compare BASE CAND` prints /compare?baseline=…&candidate=…: the page
     opens on that pair and shows the gate's judgement (ncu vs CUPTI: not comparable)."""
-    monkeypatch.setenv("KPROF_BUNDLED_DIR", str(BUNDLED))
+    monkeypatch.setenv("KPROF_BUNDLED_DIR", str(SCENARIOS))
     at = app("compare", query={"baseline": "h200-ncu-matmul-sweep",
                                "candidate": "h200-cupti-matmul-sweep"})
     assert not at.exception, at.exception
@@ -125,7 +124,7 @@ def test_a_url_pair_that_cannot_be_shown_says_what_is_shown_instead(store, monke
                                                                      ) -> None:
     """A shared link with a job id this dashboard lacks, or a candidate the baseline cannot be
     compared with, showed another pair without a word (new-user trial)."""
-    monkeypatch.setenv("KPROF_BUNDLED_DIR", str(BUNDLED))
+    monkeypatch.setenv("KPROF_BUNDLED_DIR", str(SCENARIOS))
     at = app("compare", query={"baseline": "no-such-job", "candidate": "h200-cupti-gate-again"})
     assert not at.exception, at.exception
     (warning,) = [w.value for w in at.warning if "no-such-job" in w.value]
@@ -138,7 +137,7 @@ def test_a_url_pair_that_cannot_be_shown_says_what_is_shown_instead(store, monke
 
 
 def test_backends_names_a_cache_control_mismatch(store, monkeypatch, app) -> None:
-    monkeypatch.setenv("KPROF_BUNDLED_DIR", str(BUNDLED))
+    monkeypatch.setenv("KPROF_BUNDLED_DIR", str(SCENARIOS))
     at = app("backends", query={"job": "h200-ncu-j1-fp16"})
     at.selectbox(key="backends-ncu").set_value("h200-ncu-elementwise").run()
     assert not at.exception, at.exception

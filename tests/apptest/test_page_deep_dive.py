@@ -1,6 +1,6 @@
 """Deep-dive page, rule digest and deep-dive action (issue 13) on reports Nsight Compute wrote on
-the H200: the default-set import fixture (4 sections, rule results) and the bundled matmul sweep
-(metrics only: no sections, no rules)."""
+the H200: the default-set import fixture (4 sections, rule results) and the J1 fp16 scenario (metrics
+only: no sections, no rules); the matmul sweep scenario for the sweep page's action."""
 
 from __future__ import annotations
 
@@ -9,11 +9,12 @@ import sys
 from pathlib import Path
 
 from apptest_helpers import plotly_specs, texts
+from tests.scenarios import SCENARIOS
 
 REPO = Path(__file__).resolve().parents[2]
-BUNDLED = REPO / "app" / "bundled"
 DEFAULT_SET = REPO / "tests" / "fixtures" / "h200_import" / "ncu_plain" / "default_set.ncu-rep"
 IMPORTED = "import-default-set"
+METRICS_ONLY = "h200-ncu-j1-fp16"  # its report is the one shared copy (README of the scenarios)
 
 
 def _import(store: dict[str, Path]) -> None:
@@ -50,8 +51,8 @@ def test_default_set_report_shows_what_it_has_and_names_what_it_lacks(store, app
 
 
 def test_metrics_only_sweep_has_no_rules_and_offers_a_deep_dive(store, monkeypatch, app) -> None:
-    monkeypatch.setenv("KPROF_BUNDLED_DIR", str(BUNDLED))
-    at = app("bound_roofline", query={"job": "h200-ncu-matmul-sweep"})
+    monkeypatch.setenv("KPROF_BUNDLED_DIR", str(SCENARIOS))
+    at = app("bound_roofline", query={"job": METRICS_ONLY})
     assert not at.exception, at.exception
     assert "No rule results in this report" in texts(at) and "metric list only" in texts(at)
     _open_deep_dive(at, "bound")
@@ -77,16 +78,17 @@ def test_kernels_page_of_an_import_lists_the_rules(store, app) -> None:
 
 
 def test_metrics_only_report_on_the_deep_dive_page(store, monkeypatch, app) -> None:
-    monkeypatch.setenv("KPROF_BUNDLED_DIR", str(BUNDLED))
-    at = app("deep_dive", query={"job": "h200-ncu-matmul-sweep"})
+    monkeypatch.setenv("KPROF_BUNDLED_DIR", str(SCENARIOS))
+    at = app("deep_dive", query={"job": METRICS_ONLY})
     assert not at.exception, at.exception
     shown = texts(at)
-    assert "160 launches" in shown and "the --metrics list" in shown
+    assert "40 launches" in shown and "the --metrics list" in shown
     # launch__* attributes come with every report: shown, with the section named as absent
     assert "The report has no Occupancy section" in shown
     tiles = {m.label: m.value for m in at.metric}
     # Issue 25: "not in report" was cut to "not in r..." in the narrow tile: "—", said below
-    assert tiles["Achieved (%)"] == "—" and tiles["Limited by"] == "registers"
+    # launch__occupancy_limit_registers and _shared_mem are both 1 block (read with ncu_report)
+    assert tiles["Achieved (%)"] == "—" and tiles["Limited by"] == "registers and shared memory"
     assert ("Not in this report, shown as —: Achieved (%) "
             "(`sm__warps_active.avg.pct_of_peak_sustained_active`).") in shown
     assert "Not in this report: Warp State Statistics" in shown
@@ -101,7 +103,7 @@ def test_the_action_queues_that_point_alone_with_the_full_set(store, monkeypatch
 
     from app.ui import deep_dive_action
 
-    monkeypatch.setenv("KPROF_BUNDLED_DIR", str(BUNDLED))
+    monkeypatch.setenv("KPROF_BUNDLED_DIR", str(SCENARIOS))
     monkeypatch.setattr(deep_dive_action, "_problems", lambda raw: [])
     at = app("sweep", query={"job": "h200-ncu-matmul-sweep"})
     _open_deep_dive(at, "sweep")
@@ -123,7 +125,7 @@ def test_picked_point_survives_closing_and_a_job_switch_offers_that_jobs_points(
     """A new user's trial: after picking "bf16 · n=8192" and switching to the elementwise job,
     the box still read "bf16 · n=8192" while the spec was built from that job's 15th point; and
     closing the expander forgot the pick."""
-    monkeypatch.setenv("KPROF_BUNDLED_DIR", str(BUNDLED))
+    monkeypatch.setenv("KPROF_BUNDLED_DIR", str(SCENARIOS))
     at = app("sweep", query={"job": "h200-ncu-matmul-sweep"})
     _open_deep_dive(at, "sweep")
     at.selectbox(key="sweep-deep-point").set_value("bf16 · n=8192").run()
@@ -146,7 +148,7 @@ def test_full_set_tables_serialise_without_arrow_fallback(store, monkeypatch, ap
     shown as text; the numbers in it are written with thousands separators."""
     import logging
 
-    monkeypatch.setenv("KPROF_BUNDLED_DIR", str(BUNDLED))
+    monkeypatch.setenv("KPROF_BUNDLED_DIR", str(SCENARIOS))
     streamlit_log = logging.getLogger("streamlit.dataframe_util")  # does not propagate
     streamlit_log.addHandler(caplog.handler)
     try:

@@ -14,10 +14,11 @@ from pathlib import Path
 import ncu_report
 import pytest
 from apptest_helpers import plotly_specs, texts, trace_values
+from tests.scenarios import scenario_dir
 
 REPO = Path(__file__).resolve().parents[2]
 FULL = "h200-ncu-deepdive-fp16-4096"
-FIXTURE = REPO / "tests" / "fixtures" / "bundles" / FULL
+FIXTURE = scenario_dir(FULL)
 DEFAULT_SET = REPO / "tests" / "fixtures" / "h200_import" / "ncu_plain" / "default_set.ncu-rep"
 IMPORTED = "import-default-set"
 TENSOR = "sm__pipe_tensor_cycles_active_realtime.avg.pct_of_peak_sustained_elapsed"

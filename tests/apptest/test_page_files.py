@@ -7,6 +7,7 @@ from pathlib import Path
 from apptest_helpers import texts
 
 from app.core import numbers
+from tests.scenarios import SCENARIOS, scenario_report
 
 JOB = "20261129-230000-matmul-0001"  # the seeded cpu bundle (conftest)
 
@@ -34,18 +35,17 @@ def test_every_file_listed_with_download(seeded, app) -> None:
 
 
 def test_ncu_bundle_offers_ncu_rep_and_summary(store, monkeypatch, app) -> None:
-    from pathlib import Path
 
     monkeypatch.setenv("KPROF_BUNDLED_DIR",
-                       str(Path(__file__).resolve().parents[2] / "app" / "bundled"))
-    at = app("files", query={"job": "h200-ncu-matmul-sweep"})
+                       str(SCENARIOS))
+    at = app("files", query={"job": "h200-ncu-j1-fp16"})  # the scenario that kept its report
     assert not at.exception
     labels = [b.proto.label for b in at.get("download_button")]
     assert labels.count("Download .ncu-rep") == 1
     assert ".ncu-rep summary" in [h.value for h in at.subheader]
     overview, kernels = (d.value for d in at.dataframe)
-    assert dict(zip(overview["Item"], overview["Value"]))["Launches"] == "160"
-    assert len(kernels) == 13 and kernels["Launches"].sum() == 160
+    assert dict(zip(overview["Item"], overview["Value"]))["Launches"] == "40"
+    assert len(kernels) == 3 and kernels["Launches"].sum() == 40
     assert "Rule results: none" in texts(at)
 
 
@@ -105,10 +105,9 @@ def test_rule_results_of_an_imported_details_export_are_listed(store, app) -> No
 def test_a_report_left_out_shows_its_reason_where_it_would_be(store, monkeypatch, app) -> None:
     """Issue 25: a bundled job whose .ncu-rep was left out (too large) showed no report and no
     reason on the Files page; the reason was only in manifest.json."""
-    from pathlib import Path
 
     monkeypatch.setenv("KPROF_BUNDLED_DIR",
-                       str(Path(__file__).resolve().parents[2] / "app" / "bundled"))
+                       str(SCENARIOS))
     at = app("files", query={"job": "h200-ncu-gate-base"})
     assert not at.exception
     text = texts(at)
@@ -125,7 +124,6 @@ def test_bundle_script_keeps_the_size_of_a_report_it_leaves_out(store, cpu_bundl
     import json
     import shutil
     import sys
-    from pathlib import Path
 
     repo = Path(__file__).resolve().parents[2]
     sys.path.insert(0, str(repo / "scripts"))
@@ -135,7 +133,7 @@ def test_bundle_script_keeps_the_size_of_a_report_it_leaves_out(store, cpu_bundl
     shutil.copytree(cpu_bundle_src, src)
     rep = src / "nsight" / "ncu-output-profiled-0.ncu-rep"
     rep.parent.mkdir(exist_ok=True)
-    with gzip.open(repo / "tests/fixtures/ncu_rep/h200-ncu-j1-fp16.ncu-rep.gz") as f:
+    with gzip.open(scenario_report("h200-ncu-j1-fp16")) as f:
         rep.write_bytes(f.read())
     manifest = json.loads((src / "manifest.json").read_text())
     manifest["files"] = [*manifest["files"], "nsight/ncu-output-profiled-0.ncu-rep"]

@@ -10,9 +10,10 @@ import shutil
 from pathlib import Path
 
 from apptest_helpers import texts
+from tests.scenarios import SCENARIOS
 
 REPO = Path(__file__).resolve().parents[2]
-SOURCE = REPO / "app" / "bundled" / "h200-ncu-j1-fp16"
+SOURCE = SCENARIOS / "h200-ncu-j1-fp16"
 REPORT = "nsight/ncu-output-profiled-0.ncu-rep.gz"
 
 

@@ -8,6 +8,7 @@ from pathlib import Path
 from apptest_helpers import texts
 
 from app.services import history_index
+from tests.scenarios import SCENARIOS
 
 REPO = Path(__file__).resolve().parents[2]
 JOB = "20261129-230000-matmul-0001"
@@ -15,7 +16,7 @@ BUNDLED = "h200-ncu-j1-fp16"
 
 
 def _with_bundled(seeded: dict[str, Path]) -> dict[str, Path]:
-    shutil.copytree(REPO / "app" / "bundled" / BUNDLED, seeded["bundled"] / BUNDLED)
+    shutil.copytree(SCENARIOS / BUNDLED, seeded["bundled"] / BUNDLED)
     return seeded
 
 

@@ -10,10 +10,11 @@ import pytest
 from apptest_helpers import texts, unescape
 
 from app.services import history_index
+from tests.scenarios import SCENARIOS, scenario_report
 
 REPO = Path(__file__).resolve().parents[2]
 REF = REPO / "tests" / "fixtures" / "reference" / "h200-nsight-0.9.6-matmul"
-REPORT_GZ = REPO / "tests" / "fixtures" / "ncu_rep" / "h200-ncu-j1-fp16.ncu-rep.gz"
+REPORT_GZ = scenario_report("h200-ncu-j1-fp16")
 IMPORTED = re.compile(r"Imported as \*\*(import-[0-9a-f-]+)\*\*")
 
 
@@ -84,7 +85,7 @@ def test_unknown_backend_is_stated_on_the_pages(store, app) -> None:
     from app.ui.panels import UNKNOWN_BACKEND_NOTE
     from profiling_worker.importing import import_nsight_output
 
-    cupti = REPO / "app" / "bundled" / "h200-cupti-stability" / "nsight" / "c0"
+    cupti = SCENARIOS / "h200-cupti-stability" / "nsight" / "c0"
     import_nsight_output(sorted(cupti.glob("*.csv")), store["results"], "cupti-1-1")
     at = app("stability", query={"job": "cupti-1-1"})
     assert not at.exception, at.exception

@@ -3,19 +3,16 @@ change between runs."""
 
 from __future__ import annotations
 
-from pathlib import Path
-
 import pytest
 
 from apptest_helpers import plotly_specs, texts, trace_values
 
 from tests.unit.app.bundled import extra, launches_variant
-
-BUNDLED = Path(__file__).resolve().parents[2] / "app" / "bundled"
+from tests.scenarios import SCENARIOS
 
 
 def test_kernels_page(store, monkeypatch, app) -> None:
-    monkeypatch.setenv("KPROF_BUNDLED_DIR", str(BUNDLED))
+    monkeypatch.setenv("KPROF_BUNDLED_DIR", str(SCENARIOS))
     at = app("kernels", query={"job": "h200-ncu-matmul-sweep"})
     assert not at.exception, at.exception
     assert len(plotly_specs(at)) == 1 and len(at.dataframe) == 4
@@ -50,7 +47,7 @@ def test_kernel_names_are_shortened_in_the_middle_with_the_full_name_last(store,
     ``..._execute_split_k_kernel__5x_cublas`` before the part that tells them apart."""
     from app.core.table_text import FULL_NAME, SHORT_HELP
 
-    monkeypatch.setenv("KPROF_BUNDLED_DIR", str(BUNDLED))
+    monkeypatch.setenv("KPROF_BUNDLED_DIR", str(SCENARIOS))
     at = app("kernels", query={"job": "h200-ncu-matmul-sweep"})
     tables = [d for d in at.dataframe if "Kernel" in d.value.columns]
     assert tables

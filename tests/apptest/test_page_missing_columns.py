@@ -13,9 +13,9 @@ import pytest
 
 from apptest_helpers import texts
 from profiling_worker.schema import columns as C
+from tests.scenarios import SCENARIOS
 
 REPO = Path(__file__).resolve().parents[2]
-BUNDLED = REPO / "app" / "bundled"
 PAGES = sorted(p.stem for p in (REPO / "app" / "app_pages").glob("*.py"))
 #: The job every page is visited with, its Compare partner and its CUPTI twin (the backends
 #: page): all three lose the column.
@@ -33,7 +33,7 @@ def _without(bundled: Path, column: str, tables: tuple[str, ...]) -> None:
     (parquet and CSV alike) and the ``tables`` removed."""
     for job in (JOB, PARTNER, TWIN):
         dest = bundled / job
-        shutil.copytree(BUNDLED / job, dest)
+        shutil.copytree(SCENARIOS / job, dest)
         base = dest / C.TABLES_DIR / C.TABLE_AGGREGATED
         agg = pd.read_parquet(base.with_suffix(".parquet"))
         assert column in agg, column

@@ -2,18 +2,16 @@
 
 from __future__ import annotations
 
-from pathlib import Path
-
 import pytest
 from apptest_helpers import texts
+from tests.scenarios import SCENARIOS
 
-BUNDLED = Path(__file__).resolve().parents[2] / "app" / "bundled"
 ABOVE_ROOF_JOB = "h200-cupti-elementwise-cache-none"  # two points 12 % and 27 % above the roof
 
 
 @pytest.mark.parametrize("page", ["bound_roofline", "memory", "results", "one_kernel"])
 def test_pages_drawing_bandwidth_show_the_above_roof_note(page, store, monkeypatch, app) -> None:
-    monkeypatch.setenv("KPROF_BUNDLED_DIR", str(BUNDLED))
+    monkeypatch.setenv("KPROF_BUNDLED_DIR", str(SCENARIOS))
     at = app(page, query={"job": ABOVE_ROOF_JOB})
     assert not at.exception, at.exception
     shown = texts(at)
@@ -22,7 +20,7 @@ def test_pages_drawing_bandwidth_show_the_above_roof_note(page, store, monkeypat
 
 
 def test_sweep_shows_the_roof_note_for_bandwidth_not_for_time(store, monkeypatch, app) -> None:
-    monkeypatch.setenv("KPROF_BUNDLED_DIR", str(BUNDLED))
+    monkeypatch.setenv("KPROF_BUNDLED_DIR", str(SCENARIOS))
     at = app("sweep", query={"job": ABOVE_ROOF_JOB})
     assert not at.exception, at.exception
     assert "Plausibility check" not in texts(at)
@@ -34,7 +32,7 @@ def test_sweep_shows_the_roof_note_for_bandwidth_not_for_time(store, monkeypatch
 def test_stability_intervals_of_bytes_stay_above_zero(store, monkeypatch, app) -> None:
     """Issue 11, case 5 on the page: the bundle's stored interval of dram__bytes_write.sum went
     below zero (some runs write 0 bytes); the page shows it by the one method."""
-    monkeypatch.setenv("KPROF_BUNDLED_DIR", str(BUNDLED))
+    monkeypatch.setenv("KPROF_BUNDLED_DIR", str(SCENARIOS))
     at = app("stability", query={"job": "h200-ncu-softmax"})
     at.selectbox(key="stability-metric").set_value("dram__bytes_write.sum").run()
     assert not at.exception, at.exception
@@ -52,7 +50,7 @@ def test_a_percentage_above_100_is_shown_escaped(store, app) -> None:
     from profiling_worker.schema import columns as C
 
     job = store["results"] / "pct-176"
-    shutil.copytree(BUNDLED / "h200-ncu-softmax", job)
+    shutil.copytree(SCENARIOS / "h200-ncu-softmax", job)
     runs = read_table(job, C.TABLE_RUNS)
     pct = "dram__throughput.avg.pct_of_peak_sustained_elapsed"
     runs.loc[runs.index[runs[C.METRIC] == pct][0], C.VALUE] = 176.0

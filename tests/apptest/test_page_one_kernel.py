@@ -4,15 +4,13 @@ from __future__ import annotations
 
 import json
 import math
-from pathlib import Path
 
 from apptest_helpers import plotly_specs, texts
-
-BUNDLED = Path(__file__).resolve().parents[2] / "app" / "bundled"
+from tests.scenarios import SCENARIOS
 
 
 def _open(app, monkeypatch, job: str):
-    monkeypatch.setenv("KPROF_BUNDLED_DIR", str(BUNDLED))
+    monkeypatch.setenv("KPROF_BUNDLED_DIR", str(SCENARIOS))
     at = app("one_kernel", query={"job": job})
     assert not at.exception, at.exception
     return at

@@ -8,9 +8,9 @@ from pathlib import Path
 
 import pytest
 from apptest_helpers import plotly_specs
+from tests.scenarios import SCENARIOS
 
 REPO = Path(__file__).resolve().parents[2]
-BUNDLED = REPO / "app" / "bundled"
 CASE = REPO / "tests" / "fixtures" / "cases" / "06-tuple-dtype-configs"
 PAGES = ["sweep", "stability", "bound_roofline", "memory", "clocks_thermal", "kernels",
          "compare", "one_kernel", "results", "backends", "cache_clock", "files"]
@@ -35,7 +35,7 @@ def test_no_page_raises_on_shape_and_dtype_configs(page, imported, app) -> None:
 
 
 def test_sweep_offers_the_varying_parameters_as_x(store, monkeypatch, app) -> None:
-    monkeypatch.setenv("KPROF_BUNDLED_DIR", str(BUNDLED))
+    monkeypatch.setenv("KPROF_BUNDLED_DIR", str(SCENARIOS))
     at = app("sweep", query={"job": "h200-cupti-triton-vector-add"})
     assert not at.exception, at.exception
     assert at.selectbox(key="sweep-x").options == ["block_size", "n"]

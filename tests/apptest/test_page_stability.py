@@ -2,15 +2,12 @@
 
 from __future__ import annotations
 
-from pathlib import Path
-
 from apptest_helpers import plotly_specs, texts
-
-BUNDLED = Path(__file__).resolve().parents[2] / "app" / "bundled"
+from tests.scenarios import REPO, SCENARIOS
 
 
 def _open(app, monkeypatch, job: str, page: str):
-    monkeypatch.setenv("KPROF_BUNDLED_DIR", str(BUNDLED))
+    monkeypatch.setenv("KPROF_BUNDLED_DIR", str(SCENARIOS))
     at = app(page, query={"job": job})
     assert not at.exception, at.exception
     return at
@@ -40,11 +37,11 @@ def test_normalised_processed_file_alone_uses_its_relative_std_dev(store, app) -
     import subprocess
     import sys
 
-    src = BUNDLED.parents[1] / "tests" / "fixtures" / "import_cases" / "04-normalized"
+    src = REPO / "tests" / "fixtures" / "import_cases" / "04-normalized"
     proc = subprocess.run([sys.executable, "-m", "profiling_worker", "import",
                            str(src / "processed_data-bench-0.csv"),
                            "--out", str(store["results"] / "normalised")],
-                          cwd=BUNDLED.parents[1], capture_output=True, text=True, timeout=300,
+                          cwd=REPO, capture_output=True, text=True, timeout=300,
                           check=False)
     assert proc.returncode == 0, proc.stdout + proc.stderr
     at = app("stability", query={"job": "normalised"})

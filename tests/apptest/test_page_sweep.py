@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 
 from apptest_helpers import plotly_specs, texts
+from tests.scenarios import SCENARIOS
 
 
 def test_sweep_chart_for_seeded_job(seeded, app) -> None:
@@ -52,10 +53,9 @@ def test_no_gpu_banner(store, app) -> None:
 
 
 def test_log_y_on_by_default_for_a_wide_sweep(store, monkeypatch, app) -> None:
-    from pathlib import Path
 
     monkeypatch.setenv("KPROF_BUNDLED_DIR",
-                       str(Path(__file__).resolve().parents[2] / "app" / "bundled"))
+                       str(SCENARIOS))
     at = app(query={"job": "h200-ncu-matmul-sweep"})  # 5 µs .. 21 ms
     assert not at.exception, at.exception
     assert at.toggle(key="sweep-log-y").value is True
@@ -68,10 +68,9 @@ def test_log_y_on_by_default_for_a_wide_sweep(store, monkeypatch, app) -> None:
 
 
 def test_gb_per_s_axis_says_analytic_bytes(store, monkeypatch, app) -> None:
-    from pathlib import Path
 
     monkeypatch.setenv("KPROF_BUNDLED_DIR",
-                       str(Path(__file__).resolve().parents[2] / "app" / "bundled"))
+                       str(SCENARIOS))
     at = app(query={"job": "h200-ncu-matmul-sweep"})
     at.segmented_control(key="sweep-quantity").set_value("gbps").run()
     assert not at.exception, at.exception
@@ -84,10 +83,9 @@ def test_normalise_to_resets_when_the_new_job_lacks_that_annotation(seeded, app,
                                                                      monkeypatch) -> None:
     """A new user's trial: "Normalise to = fp16" on matmul, then the elementwise job: the box
     went blank ("Choose an option") while the chart was absolute."""
-    from pathlib import Path
 
     monkeypatch.setenv("KPROF_BUNDLED_DIR",
-                       str(Path(__file__).resolve().parents[2] / "app" / "bundled"))
+                       str(SCENARIOS))
     at = app(query={"job": "h200-ncu-matmul-sweep"})
     at.selectbox(key="sweep-baseline").set_value("fp16").run()
     assert "relative to fp16" in plotly_specs(at)[0]["layout"]["yaxis"]["title"]["text"]

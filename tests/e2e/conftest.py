@@ -2,7 +2,8 @@
 
 The server runs ``python -m streamlit run app/streamlit_app.py`` on 127.0.0.1 and a free port,
 with ``KPROF_RESULTS_DIR`` (and, for ``app_server``, ``KPROF_BUNDLED_DIR``) pointing at temporary
-directories (``bundled_app_server`` keeps the shipped ``app/bundled`` H200 results), and
+directories (``bundled_app_server`` lists the recorded H200 scenarios of ``tests/scenarios.py``;
+``demo_app_server``, for the demo's own tests only, the app's default bundled dir), and
 is polled on ``/_stcore/health`` before any test uses it. Its output goes to a file, never a
 PIPE (a full pipe blocks the server); the file is copied to ``tests/artifacts/`` afterwards.
 
@@ -29,6 +30,8 @@ from pathlib import Path
 
 import pytest
 from playwright.sync_api import expect
+
+from tests.scenarios import SCENARIOS
 
 REPO_ROOT = Path(__file__).resolve().parents[2]
 APP_SCRIPT = REPO_ROOT / "app" / "streamlit_app.py"
@@ -77,7 +80,7 @@ def _stop(proc: subprocess.Popen[bytes]) -> None:
 def _serve(request: pytest.FixtureRequest, base: Path, artifacts_dir: Path,
            bundled: Path | None) -> Iterator[AppServer]:
     """Run the dashboard with results under ``base``; ``bundled=None`` keeps the app's default
-    bundled dir (``app/bundled``, the H200 results)."""
+    bundled dir (the demo bundles it ships)."""
     results = base / "results"
     results.mkdir()
     port = free_port()
@@ -128,8 +131,18 @@ def app_server(request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPath
 @pytest.fixture(scope="module")
 def bundled_app_server(request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPathFactory,
                        artifacts_dir: Path) -> Iterator[AppServer]:
-    """The dashboard with an empty results dir and the default bundled dir (``app/bundled``):
-    with no GPU here it opens the H200 results recorded by this project's worker."""
+    """The dashboard with an empty results dir and the recorded H200 scenarios as its bundled
+    dir (``tests/fixtures/bundles``): with no GPU here it opens the results of this project's
+    worker."""
+    _require_app()
+    yield from _serve(request, tmp_path_factory.mktemp("dashboard"), artifacts_dir, SCENARIOS)
+
+
+@pytest.fixture(scope="module")
+def demo_app_server(request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPathFactory,
+                    artifacts_dir: Path) -> Iterator[AppServer]:
+    """The dashboard with its default bundled dir, the demo bundles it ships: for the demo's own
+    tests only (``tests.scenarios.DEMO_TESTS``)."""
     _require_app()
     yield from _serve(request, tmp_path_factory.mktemp("dashboard"), artifacts_dir, None)
 

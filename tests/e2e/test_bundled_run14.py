@@ -35,9 +35,9 @@ def _open(page: Page, server: AppServer, route: str, query: str) -> Locator:
     return page.get_by_test_id("stMain")
 
 
-def test_full_set_deep_dive(page: Page, bundled_app_server: AppServer,
+def test_full_set_deep_dive(page: Page, demo_app_server: AppServer,
                             views: Path) -> None:
-    main = _open(page, bundled_app_server, "deep-dive", "?job=h200-ncu-deepdive-fp16-4096")
+    main = _open(page, demo_app_server, "deep-dive", "?job=h200-ncu-deepdive-fp16-4096")
     expect(main.get_by_test_id("stPlotlyChart").first).to_be_visible(timeout=CHART_TIMEOUT_MS)
     expect(main).to_contain_text("profiled with")
     expect(main.get_by_test_id("stMetric").filter(has_text="Limited by").first).to_be_visible()
@@ -45,9 +45,9 @@ def test_full_set_deep_dive(page: Page, bundled_app_server: AppServer,
     _full_page_screenshot(page, views / "deep-dive-full-set.png")
 
 
-def test_rule_digest_from_the_written_deep_dive(page: Page, bundled_app_server: AppServer,
+def test_rule_digest_from_the_written_deep_dive(page: Page, demo_app_server: AppServer,
                                                 views: Path) -> None:
-    main = _open(page, bundled_app_server, "kernels", "?job=h200-ncu-matmul-rules")
+    main = _open(page, demo_app_server, "kernels", "?job=h200-ncu-matmul-rules")
     heading = main.get_by_text("Nsight Compute rules across the job")
     expect(heading).to_be_visible(timeout=CHART_TIMEOUT_MS)
     summary = json.loads((BUNDLED / "h200-ncu-matmul-rules" / C.REPORT_SUMMARY_FILE).read_text())
@@ -59,9 +59,9 @@ def test_rule_digest_from_the_written_deep_dive(page: Page, bundled_app_server: 
     page.screenshot(path=str(views / "kernels-rule-digest-detailed.png"))
 
 
-def test_clocks_timeline_of_cupti_launches(page: Page, bundled_app_server: AppServer,
+def test_clocks_timeline_of_cupti_launches(page: Page, demo_app_server: AppServer,
                                            views: Path) -> None:
-    _open(page, bundled_app_server, "clocks", "?job=h200-cupti-timeline")
+    _open(page, demo_app_server, "clocks", "?job=h200-cupti-timeline")
     chart = page.get_by_test_id("stPlotlyChart").filter(has_text="Timeline:")
     expect(chart).to_be_visible(timeout=CHART_TIMEOUT_MS)
     chart.scroll_into_view_if_needed()
@@ -71,9 +71,9 @@ def test_clocks_timeline_of_cupti_launches(page: Page, bundled_app_server: AppSe
     chart.screenshot(path=str(views / "clocks-timeline-cupti.png"))
 
 
-def test_compare_on_the_tf32_fp32_pair(page: Page, bundled_app_server: AppServer,
+def test_compare_on_the_tf32_fp32_pair(page: Page, demo_app_server: AppServer,
                                        views: Path) -> None:
-    main = _open(page, bundled_app_server, "compare",
+    main = _open(page, demo_app_server, "compare",
                  "?baseline=h200-cupti-gate-tf32&candidate=h200-cupti-gate-fp32")
     expect(main.get_by_test_id("stPlotlyChart").first).to_be_visible(timeout=CHART_TIMEOUT_MS)
     expect(main).to_contain_text("regressed")

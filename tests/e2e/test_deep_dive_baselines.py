@@ -15,6 +15,7 @@ from playwright.sync_api import expect
 
 from tests.e2e.conftest import AppServer, choose_option, get_by_key, open_app, wait_for_app_run, \
     wait_for_elements
+from tests.scenarios import scenario_dir
 
 pytestmark = pytest.mark.e2e
 FIXTURES = Path(__file__).resolve().parents[1] / "fixtures"
@@ -23,7 +24,7 @@ IMPORTED = "import-default-set"
 
 
 def _jobs(server: AppServer) -> None:
-    shutil.copytree(FIXTURES / "bundles" / FULL, server.results_dir / FULL)
+    shutil.copytree(scenario_dir(FULL), server.results_dir / FULL)
     proc = subprocess.run([sys.executable, "-m", "profiling_worker", "import",
                            str(FIXTURES / "h200_import" / "ncu_plain" / "default_set.ncu-rep"),
                            "--out", str(server.results_dir / IMPORTED)], capture_output=True,

@@ -18,10 +18,11 @@ from app.core.deep_dive_request import sweep_points
 from app.core.views.sweep import SweepOptions, sweep_frame, sweep_x
 from app.ui.panels import csv_bytes
 from tests.e2e.conftest import AppServer, get_by_key, open_app, wait_for_app_run, wait_for_elements
+from tests.scenarios import SCENARIOS
 
 pytestmark = pytest.mark.e2e
 JOB = "h200-ncu-matmul-sweep"
-BUNDLE = Path(__file__).resolve().parents[2] / "app" / "bundled" / JOB
+BUNDLE = SCENARIOS / JOB
 
 
 def test_sweep_csv_is_the_table_behind_the_chart(

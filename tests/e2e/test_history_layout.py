@@ -13,6 +13,7 @@ from playwright.sync_api import expect
 
 from profiling_worker.schema.manifest import JobStatus, update_manifest
 from tests.e2e.conftest import AppServer, get_by_key, open_app, wait_for_app_run
+from tests.scenarios import SCENARIOS
 
 pytestmark = pytest.mark.e2e
 
@@ -30,7 +31,7 @@ PLACEHOLDER_CUT_OFF = """el => {
 def test_filter_boxes_show_their_content(browser, app_server: AppServer,
                                          artifacts_dir: Path) -> None:  # type: ignore[no-untyped-def]
     job = app_server.results_dir / BUNDLED
-    shutil.copytree(REPO / "app" / "bundled" / BUNDLED, job)
+    shutil.copytree(SCENARIOS / BUNDLED, job)
     update_manifest(job, lambda m: {**m, "status": str(JobStatus.INTERRUPTED)})
     context = browser.new_context(viewport={"width": 1400, "height": 900})
     page = context.new_page()

@@ -14,10 +14,10 @@ import pandas as pd
 import pytest
 
 from tests.e2e.conftest import REPO_ROOT
+from tests.scenarios import SCENARIOS
 
 pytestmark = pytest.mark.e2e
 
-BUNDLED = REPO_ROOT / "app" / "bundled"
 #: "At most a few MB": plotly.js alone is 4.8 MB of the file (plotly 7.1, minified).
 MAX_REPORT_BYTES = 6_000_000
 
@@ -26,7 +26,7 @@ def _write(tmp_path: Path, *bundles: str, extra: tuple[str, ...] = ()) -> Path:
     out = tmp_path / ("-".join(bundles) + ".html")
     env = dict(os.environ, PYTHONPATH=str(REPO_ROOT))
     proc = subprocess.run([sys.executable, "-m", "app.cli", "--report",
-                           *(str(BUNDLED / b) for b in bundles), "--out", str(out), *extra],
+                           *(str(SCENARIOS / b) for b in bundles), "--out", str(out), *extra],
                           capture_output=True, text=True, env=env, timeout=300, check=False)
     assert proc.returncode == 0, proc.stderr
     assert f"wrote {out}" in proc.stderr
@@ -87,7 +87,7 @@ def test_job_report_opens_offline_with_its_figures_and_the_bundles_numbers(
     traces = _figures_drawn(page)
     assert len(traces) >= 6 and min(traces) > 0, traces
     assert attempted == [] and errors == []
-    agg = pd.read_parquet(BUNDLED / job / "tables" / "aggregated.parquet")
+    agg = pd.read_parquet(SCENARIOS / job / "tables" / "aggregated.parquet")
     time = agg[agg["Metric"] == "gpu__time_duration.sum"]
     shown = _column(page, "Stability", 0, "AvgValue")  # µs, as the stability page
     assert sorted(shown) == pytest.approx(sorted(time["AvgValue"] / 1e3), rel=1e-12)
@@ -103,7 +103,7 @@ def test_comparison_report_carries_the_gates_verdict(
         browser, tmp_path: Path, artifacts_dir: Path) -> None:  # type: ignore[no-untyped-def]
     base, candidate = "h200-cupti-gate-tf32", "h200-cupti-gate-fp32"  # TF32 off: slower
     gate = subprocess.run([sys.executable, "-m", "profiling_worker", "compare",
-                           str(BUNDLED / base), str(BUNDLED / candidate)], capture_output=True,
+                           str(SCENARIOS / base), str(SCENARIOS / candidate)], capture_output=True,
                           text=True, env=dict(os.environ, PYTHONPATH=str(REPO_ROOT)),
                           timeout=120, check=False)
     assert gate.returncode == 1  # the CLI: regressed
@@ -112,7 +112,7 @@ def test_comparison_report_carries_the_gates_verdict(
     assert attempted == [] and errors == []
     text = page.locator("body").inner_text()
     assert "Gate verdict: regressed" in text and "exit code 1" in text
-    agg = pd.read_parquet(BUNDLED / base / "tables" / "aggregated.parquet")
+    agg = pd.read_parquet(SCENARIOS / base / "tables" / "aggregated.parquet")
     time = agg[agg["Metric"] == "gpu__time_duration.sum"]
     assert sorted(_column(page, "Regression gate", 0, "BaselineAvg")) == pytest.approx(
         sorted(time["AvgValue"]), rel=1e-12)
@@ -142,7 +142,7 @@ def test_files_page_download_is_the_same_report_and_opens_offline(
     from app.core.views import deep_dive as D
     from app.services import report_client
 
-    answer = report_client.ask(sys.executable, "deepdive", BUNDLED / job,
+    answer = report_client.ask(sys.executable, "deepdive", SCENARIOS / job,
                                dict(os.environ, PYTHONPATH=str(REPO_ROOT)))
     resource, blocks = D.occupancy(answer.data(), 0)[1]  # type: ignore[misc]
     assert f"Limited by: {resource} ({blocks:g} block" in report.locator("body").inner_text()

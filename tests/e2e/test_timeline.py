@@ -12,10 +12,11 @@ from playwright.sync_api import expect
 
 from profiling_worker.timeline import build_trace, trace_problems
 from tests.e2e.conftest import AppServer, get_by_key, open_app, wait_for_elements
+from tests.scenarios import SCENARIOS
 
 pytestmark = pytest.mark.e2e
 JOB = "h200-cupti-stability"
-BUNDLE = Path(__file__).resolve().parents[2] / "app" / "bundled" / JOB
+BUNDLE = SCENARIOS / JOB
 
 
 def test_timeline_on_the_clocks_view_and_its_trace_from_the_files_page(

@@ -1,6 +1,6 @@
-"""A tour of every view in a real browser, on the H200 results shipped in ``app/bundled``.
+"""A tour of every view in a real browser, on the recorded H200 scenarios (tests/fixtures/bundles).
 
-The server keeps the default bundled dir (no GPU here, so the app opens the bundled H200 jobs).
+The server lists the scenarios as its bundled dir (no GPU here, so the app opens those H200 jobs).
 Every page of the navigation bar is opened with a job that has data for it; the test waits
 for the script run to finish, asserts no exception element, asserts that chart pages draw a
 plotly chart, and saves a full-page screenshot to ``tests/artifacts/views/<page>.png`` (light

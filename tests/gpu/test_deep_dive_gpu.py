@@ -40,7 +40,7 @@ def test_deep_dive_holds_the_full_sections() -> None:
     manifest = read_manifest(DEEP)
     print(manifest["status"], manifest.get("backend"))
     assert manifest["status"] == "done", manifest.get("error")
-    data = written_deep_dive(DEEP)  # as recorded, or gzipped when seeded from app/bundled
+    data = written_deep_dive(DEEP)  # as recorded, or gzipped as scripts/bundle_recorded.py keeps it
     assert data is not None, f"{DEEP.name} wrote no deep dive"
     print("problems:", data["problems"])
     assert not [p for p in data["problems"] if "hot_spots" not in p and "markers" not in p]

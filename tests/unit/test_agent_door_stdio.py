@@ -1,7 +1,7 @@
 """The agent door end to end: ``python -m app.agent_door`` started as a subprocess and driven by
 the MCP SDK's own client over stdio (``mcp.client.stdio.stdio_client`` + ``ClientSession``).
-Every tool is called on real data: a cpu matmul job it runs itself, the H200 bundles shipped in
-app/bundled, and an import of the nsight-python CSVs of one of them. Its verdicts are checked
+Every tool is called on real data: a cpu matmul job it runs itself, recorded H200 scenarios
+(tests/fixtures/bundles), and an import of the nsight-python CSVs of one of them. Its verdicts are checked
 against ``python -m profiling_worker compare`` (exit codes) and the compare page's judgement."""
 
 from __future__ import annotations
@@ -17,6 +17,7 @@ from typing import Any
 
 import pandas as pd
 import pytest
+from tests.scenarios import SCENARIOS
 
 pytest.importorskip("mcp")
 
@@ -32,7 +33,6 @@ from profiling_worker.gate.judge import Outcome  # noqa: E402
 from profiling_worker.schema import metrics as M  # noqa: E402
 
 ROOT = Path(__file__).resolve().parents[2]
-BUNDLED = ROOT / "app" / "bundled"
 TOOLS = {"list_kernels", "list_jobs", "submit_and_wait", "job_summary", "compare_jobs",
          "deep_dive", "import_files", "write_report"}
 #: Gate pairs of H200 bundles and what `python -m profiling_worker compare` exits with.
@@ -45,7 +45,7 @@ Session = Callable[[str, dict[str, Any]], Awaitable[Any]]
 
 def _drive(results: Path, steps: Callable[[Session, list[str]], Awaitable[None]]) -> None:
     """Start the server, list its tools, then run ``steps`` with a tool caller."""
-    env = {"PYTHONPATH": str(ROOT), "KPROF_BUNDLED_DIR": str(BUNDLED),
+    env = {"PYTHONPATH": str(ROOT), "KPROF_BUNDLED_DIR": str(SCENARIOS),
            "KPROF_WARM_WORKER": "0", "PATH": os.environ.get("PATH", "")}
     params = StdioServerParameters(command=sys.executable, cwd=str(ROOT), env=env,
                                    args=["-m", "app.agent_door", "--results", str(results)])
@@ -74,7 +74,7 @@ def _json(result: Any) -> dict[str, Any]:
 
 def _cli_exit(base: str, candidate: str) -> int:
     return subprocess.run([sys.executable, "-m", "profiling_worker", "compare",
-                           str(BUNDLED / base), str(BUNDLED / candidate)], capture_output=True,
+                           str(SCENARIOS / base), str(SCENARIOS / candidate)], capture_output=True,
                           env=dict(os.environ, PYTHONPATH=str(ROOT)), timeout=120,
                           check=False).returncode
 
@@ -104,7 +104,7 @@ def test_every_tool_over_stdio_with_the_sdk_client(tmp_path: Path) -> None:
         unknown = await call("compare_jobs", {"baseline": "no-such-job", "candidate": PAIRS[0][1]})
         assert unknown.is_error and "no such job" in unknown.content[0].text
         seen["deep"] = _json(await call("deep_dive", {"job_id": "h200-ncu-deepdive-fp16-4096"}))
-        nsight = BUNDLED / "h200-ncu-deepdive-fp16-4096" / "nsight"
+        nsight = SCENARIOS / "h200-ncu-deepdive-fp16-4096" / "nsight"
         seen["import"] = _json(await call("import_files", {"paths": [
             str(nsight / "profiled_data-profiled-0.csv"),
             str(nsight / "processed_data-profiled-0.csv")]}))
@@ -124,12 +124,12 @@ def test_every_tool_over_stdio_with_the_sdk_client(tmp_path: Path) -> None:
     rows = job["durations"]["rows"]
     assert sorted(r["AvgValue"] for r in rows) == pytest.approx(sorted(agg["AvgValue"] / 1e3))
 
-    base = pd.read_parquet(BUNDLED / "h200-cupti-gate-base" / "tables" / "aggregated.parquet")
+    base = pd.read_parquet(SCENARIOS / "h200-cupti-gate-base" / "tables" / "aggregated.parquet")
     shown = sorted(r["AvgValue"] for r in seen["summary"]["durations"]["rows"])
     assert shown == pytest.approx(sorted(base["AvgValue"] / 1e3), rel=1e-12)
 
     for (b, c), verdict in zip(PAIRS, seen["verdicts"]):
-        page = judged(load_bundle(BUNDLED / b), load_bundle(BUNDLED / c))
+        page = judged(load_bundle(SCENARIOS / b), load_bundle(SCENARIOS / c))
         assert verdict["exit_code"] == _cli_exit(b, c) == gate_report.exit_code(page)
         assert verdict["verdict"] == gate_report.exit_label(page)
         assert verdict["counts"] == {o.value: page.count(o) for o in Outcome}
@@ -137,7 +137,7 @@ def test_every_tool_over_stdio_with_the_sdk_client(tmp_path: Path) -> None:
     assert len(seen["verdict_text"].encode("utf-8")) <= MAX_BYTES
 
     deep = seen["deep"]  # the deep-dive page's panels of the first launch, the same numbers
-    answer = report_client.ask(sys.executable, "deepdive", BUNDLED / "h200-ncu-deepdive-fp16-4096",
+    answer = report_client.ask(sys.executable, "deepdive", SCENARIOS / "h200-ncu-deepdive-fp16-4096",
                                dict(os.environ, PYTHONPATH=str(ROOT)))
     sol = D.metric_panel(answer.data(), 0, "speed of light", (M.GPU_TIME, M.GPC_HZ,
                                                                *M.SPEED_OF_LIGHT)).frame

@@ -13,9 +13,10 @@ import pandas as pd
 import pytest
 
 from profiling_worker.schema import columns as C
+from tests.scenarios import SCENARIOS
 
 ROOT = Path(__file__).resolve().parents[2]
-SOURCE = ROOT / "app" / "bundled" / "h200-ncu-j1-fp16"
+SOURCE = SCENARIOS / "h200-ncu-j1-fp16"
 SECRET = "SECRET-outside-the-bundle"
 
 

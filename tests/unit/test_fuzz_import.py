@@ -21,10 +21,11 @@ import pytest
 
 from profiling_worker.importing import ImportFailed, import_nsight_output
 from profiling_worker.schema.manifest import read_manifest
+from tests.scenarios import scenario_report
 
 REPO = Path(__file__).resolve().parents[2]
 REF = REPO / "tests" / "fixtures" / "reference" / "h200-nsight-0.9.6-matmul"
-NCU_REP_GZ = REPO / "tests" / "fixtures" / "ncu_rep" / "h200-ncu-j1-fp16.ncu-rep.gz"
+NCU_REP_GZ = scenario_report("h200-ncu-j1-fp16")
 N_CSV = 900
 N_REP = 100
 MAX_CALL_S = 30.0

@@ -1,40 +1,28 @@
-"""The H200 bundles shipped in app/bundled, loaded once per test session (real recorded data)."""
+"""Recorded H200 scenarios for the app unit tests (``tests/scenarios.py``) and launches-table
+variants of one of them (real recorded data, one table edited)."""
 
 from __future__ import annotations
 
 import json
 import shutil
 from collections.abc import Callable
-from functools import lru_cache
 from pathlib import Path
 
 import pandas as pd
-import pytest
 
-from app.core.bundle_loader import Bundle, load_bundle
 from profiling_worker.schema import columns as C
+from tests.scenarios import scenario as bundled, scenario_dir
 
-BUNDLED = Path(__file__).resolve().parents[3] / "app" / "bundled"
+__all__ = ["bundled", "launches_variant", "in_region", "renamed", "extra"]
 LINEAR_BACKWARD = "h200-ncu-linear-backward"
-
-
-@lru_cache(maxsize=None)
-def bundled(name: str) -> Bundle:
-    """A bundled job by directory name; skips the test when it is not shipped."""
-    path = BUNDLED / name
-    if not (path / "manifest.json").is_file():
-        pytest.skip(f"bundle {name} is not in app/bundled")
-    return load_bundle(path)
 
 
 def launches_variant(dest: Path, name: str, edit: Callable[[pd.DataFrame], pd.DataFrame],
                      job: str = LINEAR_BACKWARD) -> Path:
-    """Copy bundled ``job`` to ``dest/name`` (manifest job_id = ``name``) with its launches
+    """Copy scenario ``job`` to ``dest/name`` (manifest job_id = ``name``) with its launches
     table replaced by ``edit(launches)``; returns the copy's directory."""
-    if not (BUNDLED / job / "manifest.json").is_file():
-        pytest.skip(f"bundle {job} is not in app/bundled")
     root = dest / name
-    shutil.copytree(BUNDLED / job, root)
+    shutil.copytree(scenario_dir(job), root)
     (root / "tables" / "launches.csv").unlink(missing_ok=True)
     path = root / "tables" / "launches.parquet"
     edit(pd.read_parquet(path)).to_parquet(path)

@@ -20,9 +20,10 @@ from app.core import metric_direction as MD
 from app.core.views import baselines as B
 from profiling_worker.extract.ncu_sections import deep_dive
 from profiling_worker.schema import intervals
+from tests.scenarios import scenario_dir
 
 ROOT = Path(__file__).resolve().parents[3]
-FULL = ROOT / "tests" / "fixtures" / "bundles" / "h200-ncu-deepdive-fp16-4096" / "nsight"
+FULL = scenario_dir("h200-ncu-deepdive-fp16-4096") / "nsight"
 DEFAULT_SET = ROOT / "tests" / "fixtures" / "h200_import" / "ncu_plain" / "default_set.ncu-rep"
 DURATION = "gpu__time_duration.sum"
 

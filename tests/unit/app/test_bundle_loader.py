@@ -9,9 +9,9 @@ from pathlib import Path
 import pytest
 
 from app.core.bundle_loader import load_bundle, manifest_mtime
-from tests.conftest import REPO_ROOT as REPO
 from profiling_worker.schema import columns as C
 from profiling_worker.schema.manifest import ManifestError
+from tests.scenarios import SCENARIOS
 
 
 def test_real_cpu_bundle(cpu_bundle: Path) -> None:
@@ -58,7 +58,7 @@ def test_spec_is_typed_for_worker_jobs_and_imports(cpu_bundle: Path, tmp_path: P
     worker = load_bundle(cpu_bundle)
     assert isinstance(worker.spec, JobSpec) and worker.job_spec is worker.spec
     assert worker.spec.backend == "cpu" and worker.parameters == worker.spec.parameter_names == ("n",)
-    csvs = sorted((REPO / "app" / "bundled" / "h200-cupti-stability" / "nsight" / "c0").glob("*.csv"))
+    csvs = sorted((SCENARIOS / "h200-cupti-stability" / "nsight" / "c0").glob("*.csv"))
     imported = load_bundle(import_nsight_output(csvs, tmp_path, "cupti-csvs"))
     assert isinstance(imported.spec, PartialSpec) and imported.job_spec is None
     assert imported.backend == "unknown" and imported.spec.backend == "unknown"
@@ -78,7 +78,7 @@ def test_numbers_stored_as_text_are_read_as_numbers_and_named(tmp_path: Path) ->
     import pandas as pd
 
     job = tmp_path / "edited"
-    shutil.copytree(REPO / "app" / "bundled" / "h200-ncu-matmul-sweep", job)
+    shutil.copytree(SCENARIOS / "h200-ncu-matmul-sweep", job)
     table = job / C.TABLES_DIR / f"{C.TABLE_AGGREGATED}.parquet"
     original = pd.read_parquet(table)
     edited = original.assign(**{C.AVG: original[C.AVG].astype(str)})
@@ -108,7 +108,7 @@ def test_an_empty_untyped_column_is_read_as_numbers_without_a_problem(tmp_path: 
     import pandas as pd
 
     job = tmp_path / "old-cpu"
-    shutil.copytree(REPO / "app" / "bundled" / "h200-ncu-matmul-sweep", job)
+    shutil.copytree(SCENARIOS / "h200-ncu-matmul-sweep", job)
     empty = pd.DataFrame({C.TIME_S: pd.Series([], dtype=object),
                           C.SM_CLOCK_MHZ: pd.Series([], dtype=object)})
     empty.to_parquet(job / C.TABLES_DIR / f"{C.TABLE_NVML}.parquet")

@@ -2,20 +2,17 @@
 clock each kernel ran at per variant."""
 
 import math
-from pathlib import Path
 
 import pytest
 
-from app.core.bundle_loader import load_bundle
 from app.core.figures.cache_clock import build_cache_clock_figure
 from app.core.views.cache_clock import cache_clock_frame, l2_bytes, siblings, variant_label
-
-BUNDLED = Path(__file__).resolve().parents[3] / "app" / "bundled"
+from tests.scenarios import scenario, scenario_names
 
 
 @pytest.fixture(scope="module")
 def bundles():
-    return [load_bundle(p) for p in sorted(BUNDLED.iterdir()) if (p / "manifest.json").exists()]
+    return [scenario(name) for name in scenario_names()]
 
 
 def test_cache_all_and_none_are_siblings(bundles):

@@ -6,7 +6,6 @@ from __future__ import annotations
 import json
 import os
 import shutil
-from pathlib import Path
 
 import pytest
 import streamlit as st
@@ -15,8 +14,9 @@ from app.core.bundle_loader import load_bundle
 from app.core.metrics import MissingData
 from app.core.views.kernels import kernel_counts_frame
 from app.ui import cached
+from tests.scenarios import SCENARIOS
 
-BUNDLED = Path(__file__).resolve().parents[3] / "app" / "bundled" / "h200-ncu-matmul-sweep"
+BUNDLED = SCENARIOS / "h200-ncu-matmul-sweep"
 CALLS: list[str] = []
 
 

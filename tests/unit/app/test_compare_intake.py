@@ -9,19 +9,18 @@ import pytest
 
 from app import cli
 from app.services.compare_intake import CompareIntakeError, compare_url, into_store
-
-BUNDLED = Path(__file__).resolve().parents[3] / "app" / "bundled"
+from tests.scenarios import SCENARIOS
 
 
 def test_bundles_outside_the_store_are_copied_in_and_named_in_the_url(
         tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     artifacts, results = tmp_path / "ci", tmp_path / "results"
-    shutil.copytree(BUNDLED / "h200-cupti-matmul-sweep", artifacts / "baseline-sweep")
+    shutil.copytree(SCENARIOS / "h200-cupti-matmul-sweep", artifacts / "baseline-sweep")
     monkeypatch.setenv("KPROF_RESULTS_DIR", str(results))
-    monkeypatch.setenv("KPROF_BUNDLED_DIR", str(BUNDLED))
+    monkeypatch.setenv("KPROF_BUNDLED_DIR", str(SCENARIOS))
     parser = cli.build_parser()
     ns = parser.parse_args(["--compare", str(artifacts / "baseline-sweep"),
-                            str(BUNDLED / "h200-ncu-matmul-sweep"), "--port", "8600"])
+                            str(SCENARIOS / "h200-ncu-matmul-sweep"), "--port", "8600"])
     url = cli.open_compare(ns, parser)
     assert url == ("http://127.0.0.1:8600/compare?baseline=baseline-sweep&"
                    "candidate=h200-ncu-matmul-sweep")
@@ -33,5 +32,5 @@ def test_bundles_outside_the_store_are_copied_in_and_named_in_the_url(
 
 def test_refusals_name_the_fix(tmp_path: Path) -> None:
     with pytest.raises(CompareIntakeError, match="not a result bundle"):
-        into_store(tmp_path, tmp_path / "results", BUNDLED)
+        into_store(tmp_path, tmp_path / "results", SCENARIOS)
     assert compare_url("::", 8501, "a", "b") == "http://localhost:8501/compare?baseline=a&candidate=b"

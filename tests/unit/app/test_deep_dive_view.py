@@ -1,13 +1,12 @@
-"""Deep-dive view tables on the H200 full-set deep dive (device run 14, app/bundled)."""
+"""Deep-dive view tables on the H200 full-set deep dive (device run 14, tests/fixtures/bundles)."""
 
 from __future__ import annotations
 
-from pathlib import Path
-
 from app.core.views import deep_dive as D
 from profiling_worker.extract.deep_dive_file import written_deep_dive
+from tests.scenarios import SCENARIOS
 
-BUNDLE = Path(__file__).resolve().parents[3] / "app" / "bundled" / "h200-ncu-deepdive-fp16-4096"
+BUNDLE = SCENARIOS / "h200-ncu-deepdive-fp16-4096"
 
 
 def test_hot_spots_and_markers_give_addresses_in_hex_like_the_sass() -> None:

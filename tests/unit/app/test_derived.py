@@ -12,6 +12,7 @@ from scipy import stats
 from app.core import derived
 from app.core.bundle_loader import load_bundle
 from profiling_worker.schema import columns as C
+from tests.scenarios import SCENARIOS
 
 GPU = C.GPU_TIME
 
@@ -66,7 +67,6 @@ def test_normalise_per_run_then_aggregate() -> None:
     assert agg.loc["fast", C.STD] == pytest.approx(np.std([0.25, 0.75], ddof=1))
     with pytest.raises(ValueError, match="nope"):
         derived.normalise(per_run, "nope")
-
 
 
 def test_normalised_ci_takes_the_baselines_spread_too(tmp_path: Path) -> None:
@@ -134,16 +134,13 @@ def test_log2_labels() -> None:
     assert [derived.log2_label(v) for v in (1, 32, 1024, 48, 1.5)] == ["2^0", "2^5", "2^10", "48", "1.5"]
 
 
-BUNDLED = Path(__file__).resolve().parents[3] / "app" / "bundled"
-
-
 @pytest.mark.parametrize("runs_kept", [1, 2, 10])
 def test_app_and_worker_statistics_agree(runs_kept: int) -> None:
     """Issue 11, cases 4 and 5: the sweep's statistics (derived.aggregate) and the worker's
     aggregated table use one method: same CI95, same StableMeasurement, also for 1-run configs."""
     from profiling_worker.extract.aggregate import aggregate_runs
 
-    bundle = load_bundle(BUNDLED / "h200-cupti-matmul-sweep")
+    bundle = load_bundle(SCENARIOS / "h200-cupti-matmul-sweep")
     runs = bundle.table(C.TABLE_RUNS)
     runs = runs[runs[C.RUN] < runs_kept]
     worker = aggregate_runs(runs, ["n"]).sort_values([C.ANNOTATION, C.CONFIG])

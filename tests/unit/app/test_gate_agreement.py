@@ -1,5 +1,5 @@
-"""One verdict everywhere (issue 21): on every pair of the H200 bundles the app ships, the gate
-CLI's judgement (bundles read as ``python -m profiling_worker compare`` reads them), the Compare
+"""One verdict everywhere (issue 21): on every pair of the recorded H200 scenarios
+(tests/fixtures/bundles), the gate CLI's judgement (bundles read as ``python -m profiling_worker compare`` reads them), the Compare
 page's Verdict and the backends page's Verdict are the same outcome with the same reason."""
 
 from __future__ import annotations
@@ -11,7 +11,7 @@ from functools import lru_cache
 import pandas as pd
 import pytest
 
-from bundled import BUNDLED, bundled
+from bundled import bundled
 from profiling_worker.gate import report
 from profiling_worker.gate.context import METRIC_SET
 from profiling_worker.gate.judge import OUTCOME, REASON, GateOptions, GateResult, judge
@@ -22,13 +22,14 @@ from app.core.metrics import MissingData
 from app.core.views.backends import BY_DESIGN, TOOL_VERSION, WORDS, backends_frame
 from app.core.views.compare import CompareOptions, JobSummary, candidates, compare_frame
 from app.core import frame_columns as F
+from tests.scenarios import scenario_dir, scenario_names
 
-JOBS = sorted(p.name for p in BUNDLED.iterdir() if (p / "manifest.json").is_file())
+JOBS = scenario_names()
 
 
 @lru_cache(maxsize=None)
 def side(job: str) -> GateSide:
-    return GateSide.load(BUNDLED / job)
+    return GateSide.load(scenario_dir(job))
 
 
 def cli_judgement(base: str, cand: str, ignore: frozenset[str] = frozenset()) -> GateResult:
@@ -95,7 +96,7 @@ def test_backends_page_and_cli_agree_on_every_bundled_ncu_cupti_pair() -> None:
 def test_the_cli_process_exits_and_writes_what_the_judgement_says(base: str, cand: str) -> None:
     """The real command line: its exit code and Markdown are the judgement's."""
     proc = subprocess.run([sys.executable, "-m", "profiling_worker", "compare",
-                           str(BUNDLED / base), str(BUNDLED / cand)],
+                           str(scenario_dir(base)), str(scenario_dir(cand))],
                           capture_output=True, text=True, timeout=120, check=False)
     result = cli_judgement(base, cand)
     assert proc.returncode == report.exit_code(result)

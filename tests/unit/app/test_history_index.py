@@ -12,9 +12,9 @@ import pytest
 
 from app.services import history_index as H
 from app.services import result_store
+from tests.scenarios import SCENARIOS
 
 REPO = Path(__file__).resolve().parents[3]
-BUNDLED = REPO / "app" / "bundled"
 
 
 @pytest.fixture
@@ -22,7 +22,7 @@ def dirs(tmp_path: Path, cpu_bundle_src: Path) -> dict[str, Path]:
     results, bundled = tmp_path / "results", tmp_path / "bundled"
     shutil.copytree(cpu_bundle_src, results / "job-a")
     for name in ("h200-ncu-j1-fp16", "h200-cupti-elementwise"):
-        shutil.copytree(BUNDLED / name, bundled / name)
+        shutil.copytree(SCENARIOS / name, bundled / name)
     return {"results": results, "bundled": bundled}
 
 

@@ -12,11 +12,12 @@ from app.core.bundle_loader import load_bundle
 from app.services import import_client as I
 from app.services import result_store
 from profiling_worker.schema import columns as C
+from tests.scenarios import SCENARIOS, scenario_report
 
 REPO = Path(__file__).resolve().parents[3]
 REF = REPO / "tests" / "fixtures" / "reference" / "h200-nsight-0.9.6-matmul"
-V11 = REPO / "app" / "bundled" / "h200-cupti-elementwise" / "nsight" / "c0"
-REPORT_GZ = REPO / "tests" / "fixtures" / "ncu_rep" / "h200-ncu-j1-fp16.ncu-rep.gz"
+V11 = SCENARIOS / "h200-cupti-elementwise" / "nsight" / "c0"
+REPORT_GZ = scenario_report("h200-ncu-j1-fp16")
 
 
 @pytest.mark.parametrize("name, want", [
@@ -130,7 +131,6 @@ def test_worker_that_cannot_start(tmp_path: Path) -> None:
     (outcome,) = I.run_import([tmp_path / "a.csv"], tmp_path / "r", str(tmp_path / "no-python"))
     assert not outcome.ok and "could not start" in outcome.message
     assert outcome.files == ("a.csv",)
-
 
 
 FIXTURES = Path(__file__).resolve().parents[2] / "fixtures" / "h200_import" / "ncu_plain"

@@ -7,13 +7,14 @@ from pathlib import Path
 
 import pandas as pd
 import pytest
-from bundled import (BUNDLED, LINEAR_BACKWARD as JOB, bundled, extra, in_region,
+from bundled import (LINEAR_BACKWARD as JOB, bundled, extra, in_region,
                      launches_variant, renamed)
 
 from app.core.bundle_loader import Bundle, load_bundle
 from app.core.metrics import MissingData
 from app.core.views.kernels import kernel_counts_frame, kernel_time_frame
 from profiling_worker.schema import columns as C
+from tests.scenarios import scenario_dir, scenario_names
 
 def variant(tmp_path: Path, name: str, edit) -> Bundle:
     """A loaded copy of the bundled linear-backward job whose launches ``edit`` changed."""
@@ -39,8 +40,8 @@ def assert_adds_up(bundle: Bundle, added: dict | None = None) -> pd.DataFrame:
     return times
 
 
-@pytest.mark.parametrize("job", sorted(p.name for p in BUNDLED.iterdir()
-                                       if (p / "tables" / "launches.parquet").is_file()))
+@pytest.mark.parametrize("job", [name for name in scenario_names()
+                                 if (scenario_dir(name) / "tables" / "launches.parquet").is_file()])
 def test_means_add_up_to_runs_table_on_every_bundle(job: str) -> None:
     try:
         assert_adds_up(bundled(job))

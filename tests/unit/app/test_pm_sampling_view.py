@@ -5,7 +5,6 @@ and figure. Expected figures are recomputed from the rows the worker read."""
 from __future__ import annotations
 
 import gzip
-from pathlib import Path
 
 import numpy as np
 import pytest
@@ -13,9 +12,9 @@ import pytest
 from app.core.figures.pm_sampling import build_pm_figure
 from app.core.views import pm_sampling as P
 from profiling_worker.extract.ncu_sections import deep_dive
+from tests.scenarios import scenario_report
 
-REPORT = (Path(__file__).resolve().parents[3] / "tests" / "fixtures" / "bundles"
-          / "h200-ncu-deepdive-fp16-4096" / "nsight" / "ncu-output-profiled-0.ncu-rep.gz")
+REPORT = scenario_report("h200-ncu-deepdive-fp16-4096")
 
 
 @pytest.fixture(scope="module")

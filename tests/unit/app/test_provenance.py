@@ -8,6 +8,7 @@ from app.core.provenance import (ANNOTATED_SCOPE, NCU_IMPORT_SCOPE, banner,
                                  profiled_scope)
 from profiling_worker.importing import import_nsight_output
 from profiling_worker.schema.manifest import read_manifest
+from tests.scenarios import SCENARIOS, scenario_report
 
 REPO = Path(__file__).resolve().parents[3]
 PLAIN = REPO / "tests" / "fixtures" / "h200_import" / "ncu_plain"
@@ -15,11 +16,10 @@ NORMALIZED = REPO / "tests" / "fixtures" / "h200_import" / "nspy096" / "normaliz
 
 
 def test_worker_job_names_its_gpu_and_the_worker() -> None:
-    manifest = read_manifest(REPO / "app" / "bundled" / "h200-ncu-softmax")
+    manifest = read_manifest(SCENARIOS / "h200-ncu-softmax")
     assert banner(manifest, gpu_here=False) == (
         "No GPU here: showing results recorded on NVIDIA H200 by this project's worker")
     assert banner(manifest, gpu_here=True) is None
-
 
 
 def test_the_banner_names_the_jobs_gpu_not_gpu_0() -> None:
@@ -28,7 +28,7 @@ def test_the_banner_names_the_jobs_gpu_not_gpu_0() -> None:
     page, the clocks and the roofline peaks used the job's GPU."""
     import copy
 
-    manifest = copy.deepcopy(read_manifest(REPO / "app" / "bundled" / "h200-ncu-softmax"))
+    manifest = copy.deepcopy(read_manifest(SCENARIOS / "h200-ncu-softmax"))
     h200 = manifest["environment"]["gpus"][0]
     manifest["environment"]["gpus"] = [{**h200, "index": 0, "name": "NVIDIA H100 PCIe"},
                                        {**h200, "index": 1}]
@@ -60,13 +60,13 @@ def test_imported_csvs_name_kinds_and_nsight_python_version(tmp_path: Path) -> N
 
 
 def test_files_given_but_not_read_are_not_claimed_as_sources(tmp_path: Path) -> None:
-    j1 = REPO / "tests" / "fixtures" / "ncu_rep" / "h200-ncu-j1-fp16.ncu-rep.gz"
+    j1 = scenario_report("h200-ncu-j1-fp16")
     bundle = import_nsight_output([PLAIN / "plain.ncu-rep.gz", j1, *sorted(
         NORMALIZED.glob("*.log"))], tmp_path, "two")
     text = banner(read_manifest(bundle), False)
     assert text is not None and text.startswith(
         "Imported job: values read from `plain.ncu-rep.gz` (Nsight Compute report)")
-    assert text.endswith("; given but not read: `h200-ncu-j1-fp16.ncu-rep.gz`")
+    assert text.endswith(f"; given but not read: `{j1.name}`")
     assert ".log" not in text
 
 
@@ -74,13 +74,13 @@ def test_missing_metric_hint_of_an_import_says_profile_again_and_import(tmp_path
     from app.core.bundle_loader import load_bundle
     from app.core.metrics import missing_metric
 
-    cupti = REPO / "app" / "bundled" / "h200-cupti-stability" / "nsight" / "c0"
+    cupti = SCENARIOS / "h200-cupti-stability" / "nsight" / "c0"
     bundle = load_bundle(import_nsight_output(sorted(cupti.glob("*.csv")), tmp_path, "c"))
     err = missing_metric(bundle, ("sm__throughput.avg.pct_of_peak_sustained_elapsed",), "SM %")
     assert err.hint == ("Profile again with Nsight Compute collecting sm__throughput.avg."
                         "pct_of_peak_sustained_elapsed (nsight-python metrics=[...] on its ncu "
                         "backend, or ncu --metrics) and import the output.")
-    worker = load_bundle(REPO / "app" / "bundled" / "h200-cupti-stability")
+    worker = load_bundle(SCENARIOS / "h200-cupti-stability")
     assert "preset on the ncu backend" in missing_metric(
         worker, ("sm__throughput.avg.pct_of_peak_sustained_elapsed",), "SM %").hint
 
@@ -96,5 +96,5 @@ def test_profiled_scope_follows_provenance(tmp_path: Path) -> None:
     csvs = sorted(NORMALIZED.glob("*.csv"))
     assert profiled_scope(read_manifest(import_nsight_output(csvs, tmp_path, "csv"))) \
         == ANNOTATED_SCOPE
-    assert profiled_scope(read_manifest(REPO / "app" / "bundled" / "h200-ncu-softmax")) \
+    assert profiled_scope(read_manifest(SCENARIOS / "h200-ncu-softmax")) \
         == ANNOTATED_SCOPE

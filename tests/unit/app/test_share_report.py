@@ -1,4 +1,4 @@
-"""The shareable report's document on the H200 bundles shipped in app/bundled: plotly.js once,
+"""The shareable report's document on the recorded H200 scenarios (tests/fixtures/bundles): plotly.js once,
 nothing fetched, every table cell's exact value kept, a few MB at most; and the gate's decision
 within its 4 KB (tests/e2e/test_share_report.py opens the files in Chromium)."""
 
@@ -16,9 +16,9 @@ from app.core.share import document as H
 from app.core.share.build import comparison_report, job_report
 from app.core.share.verdict import MAX_BYTES, decision, judged
 from app.core.views.stability import StabilityOptions, stability_frame
+from tests.scenarios import SCENARIOS, scenario_names
 
-BUNDLED = Path(__file__).resolve().parents[3] / "app" / "bundled"
-JOBS = sorted(p.name for p in BUNDLED.iterdir() if (p / "manifest.json").is_file())
+JOBS = scenario_names()
 PLOTLY_HEADER = re.compile(r"\* plotly\.js v\d")
 #: plotly.js (4.8 MB minified, plotly 7.1) plus the job's charts and tables.
 MAX_REPORT_BYTES = 6_000_000
@@ -34,7 +34,7 @@ def _external(html: str) -> list[str]:
 
 @pytest.mark.parametrize("job", JOBS)
 def test_each_bundled_job_is_one_offline_file_of_a_few_mb(job: str) -> None:
-    html = job_report(load_bundle(BUNDLED / job))
+    html = job_report(load_bundle(SCENARIOS / job))
     assert len(PLOTLY_HEADER.findall(html)) == 1  # plotly.js inlined once
     assert "MathJax" not in html.split("</script>", 1)[1]  # no MathJax loader after plotly.js
     assert _external(html) == []
@@ -43,7 +43,7 @@ def test_each_bundled_job_is_one_offline_file_of_a_few_mb(job: str) -> None:
 
 
 def test_table_cells_keep_the_views_exact_values() -> None:
-    bundle = load_bundle(BUNDLED / "h200-cupti-stability")
+    bundle = load_bundle(SCENARIOS / "h200-cupti-stability")
     html = job_report(bundle)
     frame = stability_frame(bundle, StabilityOptions(time_unit="µs"))
     section = html.split("<h2>Stability</h2>", 1)[1].split("</table>", 1)[0]
@@ -69,7 +69,7 @@ def test_a_long_table_is_cut_and_says_so() -> None:
 
 
 def test_comparison_report_leads_with_the_gates_verdict() -> None:
-    base, cand = (load_bundle(BUNDLED / j) for j in ("h200-cupti-gate-tf32",
+    base, cand = (load_bundle(SCENARIOS / j) for j in ("h200-cupti-gate-tf32",
                                                      "h200-cupti-gate-fp32"))
     html = comparison_report(base, cand)
     assert html.index("Gate verdict: regressed") < html.index("<h2>Regression gate</h2>")
@@ -78,8 +78,8 @@ def test_comparison_report_leads_with_the_gates_verdict() -> None:
 
 def test_decision_stays_within_4_kb_and_counts_what_it_leaves_out() -> None:
     # 15 region x config rows, all not comparable (backends differ), each with a long reason
-    result = judged(load_bundle(BUNDLED / "h200-ncu-matmul-sweep"),
-                    load_bundle(BUNDLED / "h200-cupti-matmul-sweep"))
+    result = judged(load_bundle(SCENARIOS / "h200-ncu-matmul-sweep"),
+                    load_bundle(SCENARIOS / "h200-cupti-matmul-sweep"))
     out = decision(result)
     assert len(json.dumps(out, indent=2).encode("utf-8")) <= MAX_BYTES
     assert len(out["rows"]) + out["rows_not_listed"] == len(result.rows)
@@ -91,14 +91,14 @@ def test_cli_writes_the_report_without_starting_a_server(tmp_path: Path, capsys)
     from app import cli
 
     with pytest.raises(SystemExit) as stop:
-        cli.main(["--report", str(BUNDLED / "h200-cupti-gate-base")])
+        cli.main(["--report", str(SCENARIOS / "h200-cupti-gate-base")])
     assert stop.value.code == 2 and "--report needs --out FILE" in capsys.readouterr().err
     with pytest.raises(SystemExit):
         cli.main(["--report", str(tmp_path / "no-such-bundle"), "--out", str(tmp_path / "x")])
     assert "--report:" in capsys.readouterr().err and not (tmp_path / "x").exists()
     out = tmp_path / "pair.html"
-    assert cli.main(["--report", str(BUNDLED / "h200-cupti-gate-base"),
-                     str(BUNDLED / "h200-cupti-gate-again"), "--max-slowdown", "5%",
+    assert cli.main(["--report", str(SCENARIOS / "h200-cupti-gate-base"),
+                     str(SCENARIOS / "h200-cupti-gate-again"), "--max-slowdown", "5%",
                      "--out", str(out)]) == 0
     html = out.read_text(encoding="utf-8")
     assert "Gate verdict: passed" in html and "max slowdown 5 %" in html

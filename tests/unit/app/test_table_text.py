@@ -7,9 +7,10 @@ from pathlib import Path
 import pandas as pd
 
 from app.core import table_text
+from tests.scenarios import SCENARIOS
 
 REPO = Path(__file__).resolve().parents[3]
-LAUNCHES = REPO / "app" / "bundled" / "h200-ncu-matmul-sweep" / "tables" / "launches.parquet"
+LAUNCHES = SCENARIOS / "h200-ncu-matmul-sweep" / "tables" / "launches.parquet"
 
 
 def test_cublas_names_keep_their_distinguishing_end() -> None:

@@ -1,6 +1,6 @@
 """Deep dive and rule digest, worker side (issue 13), on reports Nsight Compute wrote on the H200:
-the import fixture made with the default section set (rules, 4 sections) and a bundled sweep
-collected with --metrics only (no sections, no rules), and a bundled --set detailed job whose
+the import fixture made with the default section set (rules, 4 sections) and the J1 fp16 scenario
+collected with --metrics only (no sections, no rules), and a --set detailed scenario whose
 report was left out (its written deep dive holds the rules)."""
 
 from __future__ import annotations
@@ -23,11 +23,12 @@ from profiling_worker.extract.ncu_sections import deep_dive
 from profiling_worker.schema import columns as C
 from profiling_worker.schema import metrics as M
 from profiling_worker.schema.spec import SpecInvalid, validate_spec
+from tests.scenarios import SCENARIOS
 
 ROOT = Path(__file__).resolve().parents[3]
 DEFAULT_SET = ROOT / "tests" / "fixtures" / "h200_import" / "ncu_plain" / "default_set.ncu-rep"
-SWEEP = ROOT / "app" / "bundled" / "h200-ncu-matmul-sweep"
-RULES_JOB = ROOT / "app" / "bundled" / "h200-ncu-matmul-rules"
+METRICS_ONLY = SCENARIOS / "h200-ncu-j1-fp16"  # its report is the one shared copy
+RULES_JOB = SCENARIOS / "h200-ncu-matmul-rules"
 
 
 def _bundle(tmp_path: Path) -> Path:
@@ -107,13 +108,13 @@ def test_rule_digest_weighs_each_rule_by_the_time_it_could_save() -> None:
     assert (table[RD.CONFIGS] == "-1").all()  # a report made elsewhere names no config
 
 
-def test_rules_cli_on_an_imported_report_and_on_a_metrics_only_sweep(tmp_path: Path) -> None:
+def test_rules_cli_on_an_imported_report_and_on_a_metrics_only_job(tmp_path: Path) -> None:
     out = _cli("rules", str(_bundle(tmp_path)))
     assert out.returncode == 0, out.stderr
     table = pd.read_csv(io.StringIO(out.stdout))
     assert list(table.columns) == RD.DIGEST_COLUMNS and len(table) >= 3
     assert set(table[RD.CONFIGS]) == {"unknown"}
-    sweep = _cli("rules", str(SWEEP))
+    sweep = _cli("rules", str(METRICS_ONLY))
     assert sweep.returncode == 0 and pd.read_csv(io.StringIO(sweep.stdout)).empty
     assert "--metrics only" in sweep.stderr
     assert _cli("rules", str(tmp_path / "none")).returncode == 1

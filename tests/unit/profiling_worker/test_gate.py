@@ -17,9 +17,9 @@ from profiling_worker.gate.judge import (DETECTABLE_PCT, DIFF_CI95_LOWER_PCT, DI
                                          OUTCOME, REASON, GateOptions, Outcome, judge)
 from profiling_worker.gate.sides import GateInputError, GateSide
 from profiling_worker.schema import columns as C
+from tests.scenarios import SCENARIOS
 
 REPO = Path(__file__).resolve().parents[3]
-BUNDLED = REPO / "app" / "bundled"
 GATE_KERNELS = REPO / "tests" / "fixtures" / "kernel_files_gate"
 
 
@@ -39,22 +39,21 @@ def outcomes(base: Path, cand: Path, **options: object) -> list[str]:
 
 
 def test_ncu_against_cupti_of_the_same_sweep_is_not_comparable(tmp_path: Path) -> None:
-    proc, xml, md = compare(BUNDLED / "h200-ncu-matmul-sweep", BUNDLED / "h200-cupti-matmul-sweep",
+    proc, xml, md = compare(SCENARIOS / "h200-ncu-matmul-sweep", SCENARIOS / "h200-cupti-matmul-sweep",
                             tmp_path)
     assert proc.returncode == report.EXIT_NOT_JUDGED, proc.stdout
-    assert outcomes(BUNDLED / "h200-ncu-matmul-sweep", BUNDLED / "h200-cupti-matmul-sweep") == [
+    assert outcomes(SCENARIOS / "h200-ncu-matmul-sweep", SCENARIOS / "h200-cupti-matmul-sweep") == [
         Outcome.NOT_COMPARABLE.value] * 15
     assert "backend: ncu vs cupti" in md and "nsight-python version: 0.9.6 vs 1.1.0" in md
     assert xml.get("tests") == "15" and xml.get("skipped") == "15"
     assert md == proc.stdout
 
 
-
 def test_a_difference_is_written_unlike_the_threshold_it_crossed() -> None:
     """A tester's find: at --max-slowdown 0.47 the H200 gate pair's n=4096 row (+0.4714 %) read
     "+0.47 % ...: beyond the 0.47 % allowed"; the figures now get the decimals they need."""
-    rows = judge(GateSide.load(BUNDLED / "h200-cupti-gate-base"),
-                 GateSide.load(BUNDLED / "h200-cupti-gate-again"),
+    rows = judge(GateSide.load(SCENARIOS / "h200-cupti-gate-base"),
+                 GateSide.load(SCENARIOS / "h200-cupti-gate-again"),
                  GateOptions(max_slowdown_pct=0.47)).rows.set_index("n")
     row = rows.loc[4096]
     assert 0.47 < row[DIFF_PCT] < 0.475 and row[OUTCOME] == Outcome.AMBIGUOUS.value
@@ -72,20 +71,20 @@ def test_a_durations_fall_is_never_below_minus_100_pct(tmp_path: Path) -> None:
     import pandas as pd
 
     cand = tmp_path / "faster-and-noisy"
-    shutil.copytree(BUNDLED / "h200-cupti-gate-base", cand)
+    shutil.copytree(SCENARIOS / "h200-cupti-gate-base", cand)
     table = cand / C.TABLES_DIR / f"{C.TABLE_AGGREGATED}.parquet"
     agg = pd.read_parquet(table)
     agg[C.AVG] = agg[C.AVG] * 0.01
     agg[C.STD] = agg[C.AVG] * 3
     agg.to_parquet(table)
-    rows = judge(GateSide.load(BUNDLED / "h200-cupti-gate-base"), GateSide.load(cand),
+    rows = judge(GateSide.load(SCENARIOS / "h200-cupti-gate-base"), GateSide.load(cand),
                  GateOptions()).rows
     assert (rows[DIFF_PCT] - rows[DETECTABLE_PCT] < -100).all()  # the uncut bound
     assert (rows[DIFF_CI95_LOWER_PCT] == -100).all()
     assert all("(95 % CI -100.00 .. " in r for r in rows[REASON])
 
 def test_a_bundle_against_itself_is_indistinguishable_everywhere(tmp_path: Path) -> None:
-    sweep = BUNDLED / "h200-cupti-matmul-sweep"
+    sweep = SCENARIOS / "h200-cupti-matmul-sweep"
     proc, xml, _ = compare(sweep, sweep, tmp_path)
     assert proc.returncode == report.EXIT_OK, proc.stdout
     rows = judge(GateSide.load(sweep), GateSide.load(sweep), GateOptions()).rows
@@ -95,8 +94,8 @@ def test_a_bundle_against_itself_is_indistinguishable_everywhere(tmp_path: Path)
 
 
 def test_cache_control_differs_not_comparable() -> None:
-    rows = judge(GateSide.load(BUNDLED / "h200-cupti-elementwise"),
-                 GateSide.load(BUNDLED / "h200-cupti-elementwise-cache-none"), GateOptions()).rows
+    rows = judge(GateSide.load(SCENARIOS / "h200-cupti-elementwise"),
+                 GateSide.load(SCENARIOS / "h200-cupti-elementwise-cache-none"), GateOptions()).rows
     assert set(rows[OUTCOME]) == {Outcome.NOT_COMPARABLE.value}
     assert all(r.startswith("cache control: all vs none; the runs alone: ") for r in rows[REASON])
 
@@ -104,7 +103,7 @@ def test_cache_control_differs_not_comparable() -> None:
 def test_zero_baseline_is_not_comparable() -> None:
     """x*2 and a+b at 2^20 write 0 DRAM bytes inside the region on the H200 (the write-back
     comes after it): no relative difference can be formed."""
-    job = GateSide.load(BUNDLED / "h200-ncu-elementwise")
+    job = GateSide.load(SCENARIOS / "h200-ncu-elementwise")
     rows = judge(job, job, GateOptions(metric="dram__bytes_write.sum")).rows
     zero = rows[rows["BaselineAvg"] == 0]
     assert len(zero) == 2 and set(zero[OUTCOME]) == {Outcome.NOT_COMPARABLE.value}
@@ -153,7 +152,7 @@ def test_cpu_too_few_runs_and_missing_config(cpu_jobs: dict[str, Path],
 
 
 def test_cpu_against_gpu_bundle_not_comparable(cpu_jobs: dict[str, Path]) -> None:
-    result = judge(GateSide.load(BUNDLED / "h200-cupti-matmul-sweep"),
+    result = judge(GateSide.load(SCENARIOS / "h200-cupti-matmul-sweep"),
                    GateSide.load(cpu_jobs["base"]), GateOptions())
     assert set(result.rows[OUTCOME]) == {Outcome.NOT_COMPARABLE.value}
     assert "backend: cupti vs cpu" in result.context
@@ -162,10 +161,9 @@ def test_cpu_against_gpu_bundle_not_comparable(cpu_jobs: dict[str, Path]) -> Non
 
 def test_unreadable_bundle_exits_2(tmp_path: Path) -> None:
     proc = subprocess.run([sys.executable, "-m", "profiling_worker", "compare", str(tmp_path),
-                           str(BUNDLED / "h200-cupti-matmul-sweep")],
+                           str(SCENARIOS / "h200-cupti-matmul-sweep")],
                           capture_output=True, text=True, timeout=60, check=False)
     assert proc.returncode == report.EXIT_BAD_INPUT and "not a result bundle" in proc.stderr
-
 
 
 def _without(src: Path, dest: Path, column: str, runs: bool) -> Path:
@@ -186,7 +184,7 @@ def _without(src: Path, dest: Path, column: str, runs: bool) -> Path:
 
 
 def test_a_hand_made_bundle_is_judged_from_its_runs_or_refused_by_column(tmp_path: Path) -> None:
-    base, again = BUNDLED / "h200-cupti-gate-base", BUNDLED / "h200-cupti-gate-again"
+    base, again = SCENARIOS / "h200-cupti-gate-base", SCENARIOS / "h200-cupti-gate-again"
     written = judge(GateSide.load(base), GateSide.load(again), GateOptions()).rows
     hand_made = _without(base, tmp_path / "base", C.STD, runs=True)
     rows = judge(GateSide.load(hand_made), GateSide.load(again), GateOptions()).rows
@@ -217,15 +215,15 @@ def test_options_that_would_judge_nothing_or_the_wrong_thing_exit_2(args: list[s
                                                                      says: str) -> None:
     """A typo in --metric judged nothing and exited 3 (looked like "not comparable"); 0.03 was
     0.03 %, a 100x stricter gate than a fraction meant (found by a new-user trial)."""
-    base = BUNDLED / "h200-cupti-gate-base"
+    base = SCENARIOS / "h200-cupti-gate-base"
     proc = subprocess.run([sys.executable, "-m", "profiling_worker", "compare", str(base),
-                           str(BUNDLED / "h200-cupti-gate-again"), *args],
+                           str(SCENARIOS / "h200-cupti-gate-again"), *args],
                           capture_output=True, text=True, timeout=60, check=False)
     assert proc.returncode == report.EXIT_BAD_INPUT and says in proc.stderr, proc.stderr
 
 
 def test_a_bundle_against_itself_says_so(tmp_path: Path) -> None:
-    same = BUNDLED / "h200-cupti-gate-base"
+    same = SCENARIOS / "h200-cupti-gate-base"
     proc, _, _ = compare(same, same, tmp_path)
     assert proc.returncode == report.EXIT_OK and "the same bundle" in proc.stderr
 
@@ -275,7 +273,7 @@ def test_imported_reports_two_calls_ambiguous_and_against_a_worker_job(
     assert (result.rows["RunsToDecide"] > 3).all()
     assert "about 21 runs a side would likely decide it" in result.rows[REASON][0]
     derived = imported(tmp_path / "derived", src / "derived")
-    result = judge(GateSide.load(BUNDLED / "h200-ncu-matmul-sweep"), GateSide.load(derived),
+    result = judge(GateSide.load(SCENARIOS / "h200-ncu-matmul-sweep"), GateSide.load(derived),
                    GateOptions())
     assert set(result.rows[OUTCOME]) == {Outcome.NOT_COMPARABLE.value}
     assert "GPU model: NVIDIA H200 vs not recorded" in result.context
@@ -292,7 +290,7 @@ def test_the_tool_versions_compared_are_those_the_environment_report_writes() ->
 
     env = probe_environment()  # this machine: no GPU, its installed packages
     assert {tool.key for tool in T.ALL} <= set(env)
-    ncu_job = read_manifest(BUNDLED / "h200-ncu-matmul-sweep")
+    ncu_job = read_manifest(SCENARIOS / "h200-ncu-matmul-sweep")
     recorded = ncu_job["environment"]
     ctx = measurement_context(ncu_job)
     assert ctx["ncu"] == recorded["ncu"]["version"] and ctx["cupti_python"] is None

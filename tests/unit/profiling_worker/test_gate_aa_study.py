@@ -1,5 +1,5 @@
 """benchmarks/gate_aa.py, the gate's A/A and power study (issue 21): its planted slowdown and
-its rates' intervals, on recorded H200 bundles (tests/fixtures/bundles/gate-verdicts); and one
+its rates' intervals, on recorded H200 bundles (scenarios in tests/fixtures/bundles); and one
 small study on the cpu backend, recorded here with the worker, end to end."""
 
 from __future__ import annotations
@@ -12,9 +12,10 @@ import pytest
 
 from profiling_worker.gate.judge import DIFF_PCT, OUTCOME, GateOptions, judge
 from profiling_worker.gate.sides import GateSide
+from tests.scenarios import SCENARIOS
 
 REPO = Path(__file__).resolve().parents[3]
-BUNDLES = REPO / "tests" / "fixtures" / "bundles" / "gate-verdicts"
+BUNDLES = SCENARIOS
 _spec = importlib.util.spec_from_file_location("gate_aa", REPO / "benchmarks" / "gate_aa.py")
 assert _spec and _spec.loader
 aa = importlib.util.module_from_spec(_spec)

@@ -1,6 +1,6 @@
 """The gate's verdicts (issue 21) on recorded H200 bundles: each outcome, the cycle check, the
 reasons a pair is not comparable, and the exit codes, Markdown and JUnit that carry them.
-Bundles: tests/fixtures/bundles/gate-verdicts (README there) and tests/fixtures/ncu_rep."""
+Bundles: scenarios in tests/fixtures/bundles (README there), one with its report."""
 
 from __future__ import annotations
 
@@ -20,10 +20,11 @@ from profiling_worker.gate.judge import (CYCLES_OUTCOME, DIFF_CI95_LOWER_PCT, DI
                                          GateOptions, GateResult, judge)
 from profiling_worker.gate.sides import GateSide
 from profiling_worker.gate.verdict import Interval, Outcome, runs_to_decide
+from tests.scenarios import SCENARIOS, scenario_report
 
 REPO = Path(__file__).resolve().parents[3]
 FIX = REPO / "tests" / "fixtures"
-BUNDLES = FIX / "bundles" / "gate-verdicts"
+BUNDLES = SCENARIOS
 SWEEP, ROOFLINE = BUNDLES / "h200-ncu-matmul-sweep", BUNDLES / "h200-ncu-roofline"
 
 
@@ -159,7 +160,7 @@ def j1_imports(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, Path]:
     from profiling_worker.importing.assemble import import_nsight_output
 
     tmp = tmp_path_factory.mktemp("j1")
-    data = gzip.decompress((FIX / "ncu_rep" / "h200-ncu-j1-fp16.ncu-rep.gz").read_bytes())
+    data = gzip.decompress((scenario_report("h200-ncu-j1-fp16")).read_bytes())
     whole, cut = tmp / "whole.ncu-rep", tmp / "cut.ncu-rep"
     whole.write_bytes(data)
     cut.write_bytes(data[:len(data) // 2])

@@ -24,7 +24,7 @@ from profiling_worker.inflate import InflateError, plain_file, scratch_dir
 ROOT = Path(__file__).resolve().parents[3]
 PLAIN_GZ = ROOT / "tests/fixtures/h200_import/ncu_plain/plain.ncu-rep.gz"
 PLAIN_BYTES = 10_388_668  # gzip -dc plain.ncu-rep.gz | wc -c
-REPORTS = sorted([*ROOT.glob("tests/fixtures/**/*.ncu-rep*"), *ROOT.glob("app/bundled/*/nsight/*.ncu-rep.gz")])
+REPORTS = sorted(ROOT.glob("tests/fixtures/**/*.ncu-rep*"))
 
 
 def _zeros_gz(path: Path, mib: int) -> bytes:

@@ -5,12 +5,12 @@ from __future__ import annotations
 
 import copy
 import json
-from pathlib import Path
 
 from profiling_worker.gate.context import measurement_context
 from profiling_worker.schema.manifest import job_gpu, job_gpu_index
+from tests.scenarios import SCENARIOS
 
-BUNDLE = Path(__file__).resolve().parents[3] / "app" / "bundled" / "h200-cupti-gate-base"
+BUNDLE = SCENARIOS / "h200-cupti-gate-base"
 
 
 def _on_second_gpu() -> dict:

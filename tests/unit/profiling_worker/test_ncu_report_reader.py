@@ -2,14 +2,14 @@
 
 import gzip
 import shutil
-from pathlib import Path
 
 import pytest
 
 from profiling_worker.extract.ncu_report_reader import normalise_unit, read_launches, summarize
 from profiling_worker.schema import columns as C
+from tests.scenarios import scenario_report
 
-GZ = Path(__file__).resolve().parents[2] / "fixtures" / "ncu_rep" / "h200-ncu-j1-fp16.ncu-rep.gz"
+GZ = scenario_report("h200-ncu-j1-fp16")
 
 
 @pytest.fixture(scope="module")

@@ -19,8 +19,9 @@ from profiling_worker.backends import cupti, ncu
 from profiling_worker.errors import ProfilingFailed
 from profiling_worker.schema import backends as B, columns as C
 from profiling_worker.schema.spec import validate_spec
+from tests.scenarios import scenario_report
 
-REPORT = Path(__file__).resolve().parents[2] / "fixtures" / "ncu_rep" / "h200-ncu-j1-fp16.ncu-rep.gz"
+REPORT = scenario_report("h200-ncu-j1-fp16")
 METRICS = ["gpu__time_duration.sum"]
 
 

@@ -13,17 +13,16 @@ import pytest
 from app.core.bundle_loader import load_bundle
 from profiling_worker import results
 from profiling_worker.schema import columns as C, plausibility as P
-
-BUNDLED = Path(__file__).resolve().parents[3] / "app" / "bundled"
+from tests.scenarios import SCENARIOS, scenario_names
 
 
 def _notes(name: str) -> list[dict]:
-    b = load_bundle(BUNDLED / name)
+    b = load_bundle(SCENARIOS / name)
     return P.check_bundle(b.tables, b.manifest)
 
 
 def _tables(name: str) -> tuple[dict[str, pd.DataFrame], dict]:
-    b = load_bundle(BUNDLED / name)
+    b = load_bundle(SCENARIOS / name)
     return {k: v.copy() for k, v in b.tables.items()}, dict(b.manifest)
 
 
@@ -34,7 +33,7 @@ def test_bundled_h200_points_above_the_dram_roof_name_the_l2() -> None:
     roof are the gate job that allowed TF32 in its fp32 matmul (device run 14): above the FP32
     CUDA-core roof, named as such; its twin without TF32 stays below it."""
     above = {name: [n for n in _notes(name) if n["check"] == P.ABOVE_ROOF]
-             for name in sorted(p.name for p in BUNDLED.iterdir() if (p / "manifest.json").exists())}
+             for name in scenario_names()}
     flagged = {(name, n["annotation"], n["config"]) for name, ns in above.items() for n in ns}
     assert flagged == {("h200-cupti-elementwise-cache-none", "a+b", 0),
                        ("h200-cupti-elementwise-cache-none", "fused", 0),
@@ -59,11 +58,10 @@ def test_a_cupti_job_recorded_without_the_l2_flush_names_it() -> None:
 
 
 def test_bundled_h200_has_no_impossible_percentages_or_clocks() -> None:
-    for path in BUNDLED.iterdir():
-        if (path / "manifest.json").exists():
-            checks = {n["check"] for n in _notes(path.name)}
-            assert not checks & {P.PERCENT_ABOVE_100, P.CLOCK_ABOVE_MAX, P.NEGATIVE_VALUE,
-                                 P.RUNS_MISSING}, path.name
+    for name in scenario_names():
+        checks = {n["check"] for n in _notes(name)}
+        assert not checks & {P.PERCENT_ABOVE_100, P.CLOCK_ABOVE_MAX, P.NEGATIVE_VALUE,
+                             P.RUNS_MISSING}, name
 
 
 def test_bundled_ncu_byte_intervals_below_zero_are_noted_and_restated() -> None:
@@ -71,7 +69,7 @@ def test_bundled_ncu_byte_intervals_below_zero_are_noted_and_restated() -> None:
     went below 0; the loader restates it by the one method, so the pages draw no such interval."""
     from profiling_worker.bundle_writer import read_table
 
-    path = BUNDLED / "h200-ncu-softmax"
+    path = SCENARIOS / "h200-ncu-softmax"
     stored = {C.TABLE_AGGREGATED: read_table(path, C.TABLE_AGGREGATED),
               C.TABLE_RUNS: read_table(path, C.TABLE_RUNS)}
     notes = [n for n in P.check_bundle(stored, load_bundle(path).manifest)
@@ -133,7 +131,7 @@ def test_no_known_reason_when_the_cache_was_flushed() -> None:
 
 def test_finish_bundle_stores_notes_and_the_loader_keeps_them(tmp_path: Path) -> None:
     job = tmp_path / "job"
-    shutil.copytree(BUNDLED / "h200-cupti-elementwise-cache-none", job)
+    shutil.copytree(SCENARIOS / "h200-cupti-elementwise-cache-none", job)
     manifest = json.loads((job / C.MANIFEST_FILE).read_text())
     del manifest[P.NOTES_KEY]  # as a bundle recorded before the checks existed
     (job / C.MANIFEST_FILE).write_text(json.dumps(manifest))

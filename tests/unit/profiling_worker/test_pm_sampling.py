@@ -18,10 +18,11 @@ import pytest
 
 from profiling_worker.extract import pm_sampling as PM
 from profiling_worker.extract.ncu_sections import deep_dive
+from tests.scenarios import scenario_dir, scenario_report
 
 ROOT = Path(__file__).resolve().parents[3]
-BUNDLE = ROOT / "tests" / "fixtures" / "bundles" / "h200-ncu-deepdive-fp16-4096"
-REPORT_GZ = BUNDLE / "nsight" / "ncu-output-profiled-0.ncu-rep.gz"
+BUNDLE = scenario_dir("h200-ncu-deepdive-fp16-4096")
+REPORT_GZ = scenario_report(BUNDLE.name)
 TENSOR = "sm__pipe_tensor_cycles_active_realtime.avg.pct_of_peak_sustained_elapsed"
 DEFAULT_SET = ROOT / "tests" / "fixtures" / "h200_import" / "ncu_plain" / "default_set.ncu-rep"
 

@@ -1,4 +1,4 @@
-"""The timeline (profiling_worker/timeline.py) of the H200 bundles in app/bundled."""
+"""The timeline (profiling_worker/timeline.py) of recorded H200 scenarios (tests/fixtures/bundles)."""
 
 from __future__ import annotations
 
@@ -16,10 +16,10 @@ from profiling_worker.schema import columns as C
 from profiling_worker.timeline import (COUNTERS, PLACED_BY_CUPTI, PLACED_IN_RUN_ORDER,
                                        TimelineError, build_trace, trace_problems, write_trace)
 from tests.trace_processor import summary
+from tests.scenarios import SCENARIOS
 
-BUNDLED = Path(__file__).resolve().parents[3] / "app" / "bundled"
-STABILITY = BUNDLED / "h200-cupti-stability"  # CUPTI, 3 configs x 30 runs, NVML trace
-NCU = BUNDLED / "h200-ncu-elementwise"  # Nsight Compute, 5 regions
+STABILITY = SCENARIOS / "h200-cupti-stability"  # CUPTI, 3 configs x 30 runs, NVML trace
+NCU = SCENARIOS / "h200-ncu-elementwise"  # Nsight Compute, 5 regions
 
 
 def _events(trace: dict, phase: str) -> list[dict]:
@@ -60,7 +60,7 @@ def test_nvml_counters_on_their_own_axis_without_cupti_times() -> None:
 def test_durations_read_back_as_exact_ns() -> None:
     """Perfetto reads a JSON number as int(µs * 1000): 1.001 µs would come back as 1000 ns. This
     bundle has such durations (1001 ns and others) and run-order starts."""
-    kernels = _events(build_trace(BUNDLED / "h200-cupti-elementwise-cache-none"), "X")
+    kernels = _events(build_trace(SCENARIOS / "h200-cupti-elementwise-cache-none"), "X")
     assert [int(e["dur"] * 1000) for e in kernels] == [int(e["args"]["duration_ns"])
                                                        for e in kernels]
     ordered = sorted(kernels, key=lambda e: e["ts"])

@@ -1,7 +1,7 @@
 """Issue 10's cases 1-10 on real files: the values each import must produce, and its messages.
 
 Inputs: tests/fixtures/h200_import (recorded on the H200, README there), tests/fixtures/
-import_cases (shared cases, README there), tests/fixtures/ncu_rep (a worker-made report).
+import_cases (shared cases, README there), the h200-ncu-j1-fp16 scenario's report (tests/fixtures/bundles).
 """
 
 from __future__ import annotations
@@ -21,13 +21,14 @@ from profiling_worker.importing import import_nsight_output
 from profiling_worker.importing import nsight_values
 from profiling_worker.schema import columns as C
 from profiling_worker.schema.manifest import read_manifest
+from tests.scenarios import SCENARIOS, scenario_report
 
 FIX = Path(__file__).resolve().parents[4] / "tests" / "fixtures"
 H200 = FIX / "h200_import"
 PLAIN = H200 / "ncu_plain"
 NSPY = H200 / "nspy096"
 CASES = FIX / "import_cases"
-J1 = FIX / "ncu_rep" / "h200-ncu-j1-fp16.ncu-rep.gz"
+J1 = scenario_report("h200-ncu-j1-fp16")
 DRAM_PCT = "dram__throughput.avg.pct_of_peak_sustained_elapsed"
 SM_PCT = "sm__throughput.avg.pct_of_peak_sustained_elapsed"
 CLOCK = "gpc__cycles_elapsed.avg.per_second"
@@ -117,7 +118,6 @@ def test_case2_ncu_csv_exports_import(tmp_path, name):
     clock = _agg(b, CLOCK).set_index(C.ANNOTATION)
     assert 1.0e9 < clock.loc[MUL, C.AVG] < 2.0e9  # Hz, the H200's SM clock range
     assert read_manifest(b)["provenance"]["formats"][name] in ("ncu_raw", "ncu_details")
-
 
 
 @pytest.mark.parametrize("name, rounded", [("details.csv", True), ("details_units_base.csv", False),
@@ -271,7 +271,7 @@ def test_case5_two_calls_of_one_function_stay_apart(tmp_path):
 
 
 def test_case5_info_collectors_reach_the_collectors_table(tmp_path):
-    folder = FIX.parent.parent / "app" / "bundled" / "h200-cupti-stability" / "nsight" / "c0"
+    folder = SCENARIOS / "h200-cupti-stability" / "nsight" / "c0"
     b = _import(tmp_path, folder)
     coll = read_table(b, C.TABLE_COLLECTORS)
     assert set(coll[C.COLLECTOR]) == {"sm_clock", "temperature", "power"}

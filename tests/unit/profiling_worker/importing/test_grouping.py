@@ -1,6 +1,6 @@
 """Several reports and tables in one import: one bundle each, the files nsight-python writes for
 one call kept together, raw and details exports of one profile kept together, a bad file
-failing alone. Inputs: the H200 recordings in tests/fixtures (h200_import, ncu_rep,
+failing alone. Inputs: the H200 recordings in tests/fixtures (h200_import, bundles,
 import_cases), none made by the project's importer."""
 
 from __future__ import annotations
@@ -14,11 +14,12 @@ from profiling_worker.importing.grouping import group_sources, import_each
 from profiling_worker.importing.nsight_csv import nsight_call
 from profiling_worker.schema import columns as C
 from profiling_worker.schema.manifest import read_manifest
+from tests.scenarios import scenario_report
 
 FIX = Path(__file__).resolve().parents[3] / "fixtures"
 PLAIN = FIX / "h200_import" / "ncu_plain"
 TWO_CALLS = FIX / "h200_import" / "nspy096" / "two_calls"
-J1 = FIX / "ncu_rep" / "h200-ncu-j1-fp16.ncu-rep.gz"
+J1 = scenario_report("h200-ncu-j1-fp16")
 RENAMED = FIX / "import_cases" / "02-browser-renamed"
 NOT_A_TABLE = FIX / "h200_import" / "README.md"
 

@@ -14,6 +14,7 @@ from profiling_worker.importing import ImportFailed, import_nsight_output
 from profiling_worker.importing.raw_columns import split_raw_columns
 from profiling_worker.schema import columns as C
 from profiling_worker.schema.manifest import read_manifest
+from tests.scenarios import SCENARIOS
 
 FINDINGS = Path(__file__).resolve().parents[4] / "tests" / "fixtures" / "import_findings"
 FILE = "profiled_data-mm-0.csv"
@@ -192,7 +193,7 @@ def test_real_1_1_collectors_are_told_by_their_values_in_any_order(tmp_path, ord
     in every process). The H200 per-run rows of a 1.1 CUPTI job (3 configs x 30 runs; sm_clock
     and temperature constant, power changing within n=256) with the collectors under names of
     the user's own (not this project's) in every order: n is the parameter each time."""
-    job = Path(__file__).resolve().parents[4] / "app" / "bundled" / "h200-cupti-stability"
+    job = SCENARIOS / "h200-cupti-stability"
     raw = pd.concat([pd.read_csv(job / "nsight" / c / "profiled_data-profiled-0.csv", dtype=str)
                      for c in ("c0", "c1", "c2")], ignore_index=True)
     names = {"sm_clock": "gpu_clock_mhz", "temperature": "gpu_temp", "power": "board_power_w"}

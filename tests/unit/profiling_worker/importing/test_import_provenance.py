@@ -12,12 +12,13 @@ from profiling_worker.importing import import_nsight_output
 from profiling_worker.schema import columns as C
 from profiling_worker.schema import plausibility as P
 from profiling_worker.schema.manifest import read_manifest
+from tests.scenarios import SCENARIOS, scenario_report
 
 REPO = Path(__file__).resolve().parents[4]
 FIX = REPO / "tests" / "fixtures"
 PLAIN = FIX / "h200_import" / "ncu_plain"
 NSPY = FIX / "h200_import" / "nspy096"
-CUPTI_11 = REPO / "app" / "bundled" / "h200-cupti-stability" / "nsight" / "c0"
+CUPTI_11 = SCENARIOS / "h200-cupti-stability" / "nsight" / "c0"
 
 
 def _backend(bundle: Path) -> tuple[str, str]:
@@ -51,11 +52,11 @@ def _import_notes(bundle: Path) -> list[dict]:
 
 
 def test_a_second_report_is_named_as_not_read_with_the_reason(tmp_path: Path) -> None:
-    j1 = FIX / "ncu_rep" / "h200-ncu-j1-fp16.ncu-rep.gz"
+    j1 = scenario_report("h200-ncu-j1-fp16")
     bundle = import_nsight_output([PLAIN / "plain.ncu-rep.gz", j1], tmp_path, "two")
     (note,) = [n for n in _import_notes(bundle) if "not read" in n["message"]]
     assert note["severity"] == P.WARNING and note["metric"] is None  # on every page
-    assert note["message"].startswith("h200-ncu-j1-fp16.ncu-rep.gz: not read (one import reads "
+    assert note["message"].startswith(f"{j1.name}: not read (one import reads "
                                       "one report; the values here are from plain.ncu-rep.gz")
     kernels = set(read_table(bundle, C.TABLE_LAUNCHES)[C.KERNEL])  # only the first's launches
     assert kernels == set(read_table(import_nsight_output([PLAIN / "plain.ncu-rep.gz"],

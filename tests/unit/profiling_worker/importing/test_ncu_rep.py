@@ -16,10 +16,11 @@ from profiling_worker.bundle_writer import read_table
 from profiling_worker.importing import ImportFailed, import_nsight_output
 from profiling_worker.schema import columns as C
 from profiling_worker.schema.manifest import read_manifest
+from tests.scenarios import SCENARIOS, scenario_report
 
 REPO = Path(__file__).resolve().parents[4]
-REPORT_GZ = REPO / "tests" / "fixtures" / "ncu_rep" / "h200-ncu-j1-fp16.ncu-rep.gz"
-J1_NSIGHT = REPO / "app" / "bundled" / "h200-ncu-j1-fp16" / "nsight"
+REPORT_GZ = scenario_report("h200-ncu-j1-fp16")
+J1_NSIGHT = SCENARIOS / "h200-ncu-j1-fp16" / "nsight"
 
 
 @pytest.fixture(scope="module")

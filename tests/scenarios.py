@@ -1,0 +1,48 @@
+"""The one way tests reach recorded H200 bundles: scenario fixtures under
+``tests/fixtures/bundles/<scenario>/`` (frozen copies, README there), never the demo data in
+``app/bundled`` (re-recording a demo must not change a test's result; only the demo's own tests,
+listed in ``DEMO_TESTS``, read it).
+"""
+
+from __future__ import annotations
+
+from functools import lru_cache
+from pathlib import Path
+
+from app.core.bundle_loader import Bundle, load_bundle
+
+REPO = Path(__file__).resolve().parents[1]
+#: The scenario folders; also what a test sets ``KPROF_BUNDLED_DIR`` to for the app to list them.
+SCENARIOS = REPO / "tests" / "fixtures" / "bundles"
+#: Test files whose purpose is the demo bundles themselves: the only ones that read app/bundled.
+DEMO_TESTS = ("tests/apptest/test_page_bundled.py", "tests/e2e/test_bundled_run14.py")
+
+
+def scenario_names() -> list[str]:
+    """Every scenario folder holding a ``manifest.json``, sorted by name."""
+    return sorted(p.name for p in SCENARIOS.iterdir() if (p / "manifest.json").is_file())
+
+
+def scenario_dir(name: str) -> Path:
+    """``tests/fixtures/bundles/<name>``.
+
+    Raises:
+        FileNotFoundError: naming the missing scenario and the ones that exist.
+    """
+    path = SCENARIOS / name
+    if not (path / "manifest.json").is_file():
+        raise FileNotFoundError(f"no scenario {name!r} under tests/fixtures/bundles "
+                                f"(have: {', '.join(scenario_names())}); see the README there")
+    return path
+
+
+@lru_cache(maxsize=None)
+def scenario(name: str) -> Bundle:
+    """The scenario ``name`` loaded once per test session (:func:`load_bundle`)."""
+    return load_bundle(scenario_dir(name))
+
+
+def scenario_report(name: str) -> Path:
+    """The Nsight Compute report a scenario kept, ``nsight/ncu-output-profiled-0.ncu-rep.gz``
+    (one shared copy: tests that read a report open it here, see the README for which)."""
+    return scenario_dir(name) / "nsight" / "ncu-output-profiled-0.ncu-rep.gz"
