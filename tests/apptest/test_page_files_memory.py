@@ -13,18 +13,17 @@ from pathlib import Path
 
 from apptest_helpers import texts
 
-REPO = Path(__file__).resolve().parents[2]
-BUNDLED = REPO / "app" / "bundled"
-#: The largest bundled report (4.5 MB .gz, 18.4 MB inflated), in place of J1's 0.7 MB one.
-LARGE_REPORT = BUNDLED / "h200-ncu-matmul-sweep" / "nsight" / "ncu-output-profiled-0.ncu-rep.gz"
+from tests.scenarios import largest_demo_report, scenario_dir
+
 REPORT = "nsight/ncu-output-profiled-0.ncu-rep.gz"
 
 
 def _bundle(store: dict[str, Path], name: str, extra_bytes: int, large_report: bool) -> None:
     dest = store["bundled"] / name
-    shutil.copytree(BUNDLED / "h200-ncu-j1-fp16", dest)
+    shutil.copytree(scenario_dir("h200-ncu-j1-fp16"), dest)
     if large_report:
-        shutil.copyfile(LARGE_REPORT, dest / REPORT)
+        # the largest recorded report (4.5 MB .gz, 18.4 MB inflated), in place of J1's 0.7 MB
+        shutil.copyfile(largest_demo_report(), dest / REPORT)
     with open(dest / "nsight" / "extra.bin", "wb") as fh:  # sparse: no disk, the same bytes
         fh.truncate(extra_bytes)
     log = (dest / "worker.log").read_text(encoding="utf-8")

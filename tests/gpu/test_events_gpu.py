@@ -68,7 +68,7 @@ def test_events_backend_j1_is_at_least_cupti_per_region_by_its_launch_overhead()
 
 def test_events_backend_j1_on_the_backends_page_beside_ncu_and_cupti() -> None:
     """The backends page's three-backend table on J1 (ncu J1 recorded in this call, or seeded
-    from app/bundled with SEED=1)."""
+    from the shipped demo bundles with SEED=1)."""
     from app.core.bundle_loader import load_bundle
     from app.core.views.backends import backends_frame, events_frame
 

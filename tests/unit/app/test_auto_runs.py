@@ -1,15 +1,14 @@
 """app/core/auto_runs.py: nothing for a job of fixed runs; the rule's record read as written."""
 
 import json
-from pathlib import Path
 
 from app.core.auto_runs import auto_runs_frame, auto_runs_note
 
-BUNDLED = Path(__file__).resolve().parents[3] / "app" / "bundled"
+from tests.scenarios import scenario_dir
 
 
 def test_fixed_runs_jobs_have_no_auto_runs_note():
-    manifest = json.loads((BUNDLED / "h200-cupti-stability" / "manifest.json").read_text())
+    manifest = json.loads((scenario_dir("h200-cupti-stability") / "manifest.json").read_text())
     assert auto_runs_frame(manifest) is None and auto_runs_note(manifest) is None
 
 

@@ -10,9 +10,9 @@ from pathlib import Path
 import pytest
 
 from app.core import bundle_files
+from tests.scenarios import scenario_report
 
-REPORT = (Path(__file__).resolve().parents[3] / "app" / "bundled" / "h200-ncu-j1-fp16" / "nsight"
-          / "ncu-output-profiled-0.ncu-rep.gz")
+REPORT = scenario_report("h200-ncu-j1-fp16")
 
 
 @pytest.fixture

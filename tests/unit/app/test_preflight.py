@@ -1,4 +1,4 @@
-"""app/core/preflight.py on recorded H200 CUPTI launches (app/bundled): launch counts per
+"""app/core/preflight.py on recorded H200 CUPTI launches (tests/scenarios.py): launch counts per
 annotation x config, the flags, and the estimates."""
 
 import json
@@ -11,13 +11,13 @@ from app.core import preflight
 from profiling_worker.schema import columns as C
 from profiling_worker.schema.spec import validate_spec
 
-BUNDLED = Path(__file__).resolve().parents[3] / "app" / "bundled"
+from tests.scenarios import scenario_dir
 
 
 def recorded(name):
     """Runs 0 and 1 of a bundled job (a pre-flight's two calls) and its manifest."""
-    launches = pd.read_parquet(BUNDLED / name / "tables" / "launches.parquet")
-    manifest = json.loads((BUNDLED / name / "manifest.json").read_text())
+    launches = pd.read_parquet(scenario_dir(name) / "tables" / "launches.parquet")
+    manifest = json.loads((scenario_dir(name) / "manifest.json").read_text())
     return launches[launches[C.RUN] < 2], manifest
 
 
@@ -35,7 +35,7 @@ def test_preflight_spec_is_two_cold_calls_on_cupti_or_cpu():
 def test_split_k_at_one_size_is_flagged_on_the_recorded_fp32_sweep():
     """cuBLAS launches 2 kernels for fp32 n=512 and 1 at 1024-8192 (H200, CUPTI)."""
     launches, manifest = recorded("h200-cupti-matmul-sweep")
-    ncu = json.loads((BUNDLED / "h200-ncu-matmul-sweep" / "manifest.json").read_text())
+    ncu = json.loads((scenario_dir("h200-ncu-matmul-sweep") / "manifest.json").read_text())
     planned = validate_spec(ncu["spec"])  # the same sweep on ncu, 6 metrics, 10 runs
     found = preflight.read_preflight(launches, manifest, planned)
     fp32 = found.counts[found.counts[C.ANNOTATION] == "fp32"]

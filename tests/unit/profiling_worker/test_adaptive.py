@@ -15,10 +15,11 @@ from profiling_worker.schema import columns as C
 from profiling_worker.schema.intervals import ci95_half_width
 from profiling_worker.schema.run_target import RunTarget
 from profiling_worker.schema.spec import validate_spec
+from tests.scenarios import scenario_dir
 
 REPO = Path(__file__).resolve().parents[3]
 #: fp16 matmul n = 256, 1024, 8192 on the H200, 30 CUPTI runs each (RSD 3.3, 2.2, 0.41 %).
-RECORDED = REPO / "app/bundled/h200-cupti-stability/tables/runs.parquet"
+RECORDED = scenario_dir("h200-cupti-stability") / "tables" / "runs.parquet"
 
 
 def recorded_runs() -> dict[int, list[float]]:

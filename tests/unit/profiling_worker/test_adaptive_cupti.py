@@ -1,6 +1,6 @@
 """runs "auto" on the CUPTI run loop (backends/cupti.py) without a GPU: a stand-in for
 nsight-python 1.1's analyze.kernel that calls the profiled function ``runs`` times and hands
-its extraction the recorded H200 durations (app/bundled/h200-cupti-stability), as nsight-python
+its extraction the recorded H200 durations (scenario h200-cupti-stability), as nsight-python
 1.1's CUPTI collector does. The GPU test (tests/gpu/test_adaptive_gpu.py) runs the real one."""
 
 import inspect

@@ -16,9 +16,10 @@ from profiling_worker.schema.bundle_spec import PartialSpec, backend_of, manifes
 from profiling_worker.schema.manifest import read_manifest
 from profiling_worker.schema.spec import JobSpec, SpecInvalid, validate_spec
 from profiling_worker.serve import refusal
+from tests.scenarios import scenario_dir
 
 FIX = Path(__file__).resolve().parents[2] / "fixtures"
-DEEP = FIX / "bundles" / "h200-ncu-deepdive-fp16-4096"
+DEEP = scenario_dir("h200-ncu-deepdive-fp16-4096")
 CUPTI_11 = FIX / "h200_import" / "nspy110_cupti"
 
 
