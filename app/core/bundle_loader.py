@@ -94,8 +94,9 @@ class Bundle:
 
     @property
     def duration_metric(self) -> str:
-        """``host__time_duration.sum`` for cpu jobs, else ``gpu__time_duration.sum`` (ns)."""
-        return columns.HOST_TIME if self.host_timer else columns.GPU_TIME
+        """The backend's duration metric (ns): ``gpu__time_duration.sum`` (ncu, CUPTI, imports),
+        ``host__time_duration.sum`` (cpu), ``events__time_duration.sum`` (events)."""
+        return B.duration_metric(self.backend or None)
 
     @property
     def measurement(self) -> str:

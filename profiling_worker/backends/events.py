@@ -101,7 +101,7 @@ class CudaEventClock:
     stream: before each region the L2 flush (when asked) and a stream synchronisation."""
 
     kernel_prefix = "events"
-    metric = C.GPU_TIME
+    metric = C.EVENTS_TIME
 
     def __init__(self, torch: Any, flush: L2Flush | None):
         self._torch = torch

@@ -98,7 +98,7 @@ CUPTI_BACKEND = Backend(CUPTI, "GPU kernel duration (CUPTI activity records)", I
                         tools=(T.NSIGHT_PYTHON, T.CUPTI_PYTHON))
 EVENTS_BACKEND = Backend(EVENTS, "wall time between CUDA events on the stream around each region "
                          "(includes launch overhead and inter-kernel gaps)", IN_PROCESS,
-                         on_gpu=True, duration_metric=C.GPU_TIME, any_metric=False,
+                         on_gpu=True, duration_metric=C.EVENTS_TIME, any_metric=False,
                          collectors=False, options=("cache_control",), warm=True,
                          l2_flush=FLUSH_REGION)
 CPU_BACKEND = Backend(CPU, "host wall-clock, not GPU", IN_PROCESS, on_gpu=False,

@@ -126,6 +126,7 @@ DEEP_DIVE_FILES = (DEEP_DIVE_FILE, DEEP_DIVE_FILE + ".gz")  # as written, as bun
 # Metric names with a fixed meaning (named in schema/metrics.py, kept here for the tables' readers).
 GPU_TIME = M.GPU_TIME
 HOST_TIME = M.HOST_TIME
+EVENTS_TIME = M.EVENTS_TIME
 DURATION_METRICS = M.DURATION_METRICS
 
 #: RSD (%) below which nsight-python calls a measurement stable.

@@ -11,6 +11,9 @@ from __future__ import annotations
 # Durations (ns).
 GPU_TIME = "gpu__time_duration.sum"  # Nsight Compute / CUPTI kernel duration
 HOST_TIME = "host__time_duration.sum"  # host wall-clock of the region (cpu backend)
+#: The events backend's region time: CUDA-event wall time on the stream, launch overhead and
+#: inter-kernel gaps included (a name of this project, not Nsight Compute's: not kernel time).
+EVENTS_TIME = "events__time_duration.sum"
 
 # Throughput, % of the sustained peak over the kernel's elapsed time.
 SM_PCT = "sm__throughput.avg.pct_of_peak_sustained_elapsed"
@@ -115,7 +118,7 @@ CC_MINOR = "device__attribute_compute_capability_minor"
 L2_CACHE_SIZE = "device__attribute_l2_cache_size"  # bytes
 
 # Groups.
-DURATION_METRICS = (GPU_TIME, HOST_TIME)
+DURATION_METRICS = (GPU_TIME, HOST_TIME, EVENTS_TIME)
 SM_CLOCK_METRICS = (GPC_HZ, SM_HZ)  # the clock the kernel ran at, preferred first
 DRAM_TRAFFIC = (DRAM_READ, DRAM_WRITE)
 

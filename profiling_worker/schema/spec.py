@@ -228,7 +228,7 @@ def _configs(raw: Mapping[str, Any], errors: list[FieldError],
 
 def _metrics(raw: Mapping[str, Any], backend: str, errors: list[FieldError]) -> tuple[str, ...]:
     metrics = _str_list(raw, "metrics", errors, required=False) or (columns.GPU_TIME,)
-    bad = [m for m in metrics if not _METRIC_RE.match(m) and m != columns.HOST_TIME]
+    bad = [m for m in metrics if not _METRIC_RE.match(m) and m not in columns.DURATION_METRICS]
     if bad:
         errors.append(FieldError("metrics", f"unknown metric name(s): {', '.join(bad)}",
                                  "use Nsight Compute names such as gpu__time_duration.sum "
@@ -239,10 +239,13 @@ def _metrics(raw: Mapping[str, Any], backend: str, errors: list[FieldError]) -> 
     if not caps.on_gpu:
         # The host timer measures wall-clock time and nothing else; say so rather than pretend.
         return (caps.duration_metric,)
-    if set(metrics) != {caps.duration_metric}:
-        errors.append(FieldError("metrics", f"the {caps.name.upper()} backend measures kernel "
-                                 "durations only",
-                                 f"use only {caps.duration_metric}, or the ncu backend"))
+    # A GPU backend that times and counts nothing else: the kernel duration asked for (the
+    # default) is its own duration metric (the events backend's region time has its own name).
+    if set(metrics) <= {caps.duration_metric, columns.GPU_TIME}:
+        return (caps.duration_metric,)
+    errors.append(FieldError("metrics", f"the {caps.name.upper()} backend measures durations "
+                             f"only ({caps.measures})",
+                             f"use only {caps.duration_metric}, or the ncu backend"))
     return metrics
 
 
@@ -261,8 +264,9 @@ def validate_spec(raw: Mapping[str, Any], known_kernels: Mapping[str, Any] | Non
         memory_of: what ``memory_bytes`` is, for the message (``NVIDIA H200``, ``the host``).
 
     Returns:
-        The validated, frozen spec. For ``backend="cpu"`` the metrics become
-        ``(host__time_duration.sum,)`` because that backend measures nothing else.
+        The validated, frozen spec. A backend that measures only its duration gets that one
+        metric: ``(host__time_duration.sum,)`` for ``cpu``, ``(events__time_duration.sum,)``
+        for ``events`` (a request of ``gpu__time_duration.sum`` included).
 
     Raises:
         SpecInvalid: with one :class:`FieldError` per problem (field name, message, fix).

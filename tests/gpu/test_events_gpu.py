@@ -38,7 +38,7 @@ def _per_run(job: str) -> pd.DataFrame:
     if not (RESULTS / job / C.MANIFEST_FILE).exists():
         pytest.skip(f"{job} was not recorded in this device call")
     launches = pd.read_parquet(RESULTS / job / C.TABLES_DIR / "launches.parquet")
-    timed = launches[launches[C.METRIC] == C.GPU_TIME]
+    timed = launches[launches[C.METRIC].isin([C.GPU_TIME, C.EVENTS_TIME])]  # CUPTI's, events' own
     return (timed.groupby([C.ANNOTATION, "n", C.RUN])[C.VALUE].agg(["sum", "count"])
             .rename(columns={"sum": "ns", "count": "launches"}).reset_index())
 

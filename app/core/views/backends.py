@@ -105,18 +105,18 @@ def events_frame(frame: pd.DataFrame, events: Bundle) -> pd.DataFrame:
         EventsMinusCuptiUs, RatioEventsOverCupti (µs, %).
 
     Raises:
-        MissingData: the job is not of the events backend, has no GPU time, or shares no
+        MissingData: the job is not of the events backend, has no region time, or shares no
             annotation x config with the other two.
     """
     if events.backend != B.EVENTS:
         raise MissingData(f"Job {events.job_id} was measured with {events.backend or 'no'} "
                           f"backend, not {B.EVENTS}.", f"Pick a job run on the {B.EVENTS} backend.")
     agg = events.table(C.TABLE_AGGREGATED)
-    if agg.empty or C.METRIC not in agg or not (agg[C.METRIC] == C.GPU_TIME).any():
-        raise MissingData(f"Job {events.job_id} has no {C.GPU_TIME} values.",
+    if agg.empty or C.METRIC not in agg or not (agg[C.METRIC] == C.EVENTS_TIME).any():
+        raise MissingData(f"Job {events.job_id} has no {C.EVENTS_TIME} values.",
                           "Run the events job again; its manifest says why it has none.")
     keys = [C.ANNOTATION, *[p for p in events.parameters if p in frame]]
-    timed = agg[agg[C.METRIC] == C.GPU_TIME]
+    timed = agg[agg[C.METRIC] == C.EVENTS_TIME]
     mine = pd.DataFrame({**{k: timed[k] for k in keys}, F.EVENTS_US: timed[C.AVG] / 1e3,
                          F.EVENTS_RSD: timed[C.RSD]})
     shown = [*keys, F.CONFIG_LABEL, F.NCU_US, F.CUPTI_US]

@@ -183,7 +183,8 @@ class JobSummary:
         job_id: the job.
         created_at: ISO timestamp (newer sorts later).
         kernels: kernel ids of the spec.
-        duration_metric: ``gpu__time_duration.sum`` or ``host__time_duration.sum`` (cpu).
+        duration_metric: ``gpu__time_duration.sum``, ``host__time_duration.sum`` (cpu) or
+            ``events__time_duration.sum`` (events).
         configs: the spec's config dicts (e.g. ``{"n": 4096}``).
         annotations: the spec's annotations, or None for all of the kernels'.
         backend: ``ncu``, ``cupti`` or ``cpu``.
@@ -211,6 +212,8 @@ class JobSummary:
 def _measures(job: JobSummary) -> str:
     if job.duration_metric == C.HOST_TIME:
         return f"host wall-clock time ({C.HOST_TIME}, cpu backend)"
+    if job.duration_metric == C.EVENTS_TIME:
+        return f"CUDA-event region time ({C.EVENTS_TIME}, events backend)"
     return f"GPU kernel time ({job.duration_metric})"
 
 

@@ -22,7 +22,7 @@ from profiling_worker.channel import Channel
 from profiling_worker.errors import BackendUnavailable
 from profiling_worker.schema import backends as B, columns as C
 from profiling_worker.schema.manifest import read_manifest
-from profiling_worker.schema.spec import validate_spec
+from profiling_worker.schema.spec import SpecInvalid, validate_spec
 
 from tests.unit.profiling_worker.test_backend_choice import env
 
@@ -138,3 +138,15 @@ def test_info_collectors_asked_of_the_events_backend_are_named_as_ignored(tmp_pa
     assert runner._ignored_by_backend(spec, tmp_path) == [
         "the events backend takes no nsight-python info collectors (the NVML trace samples the "
         "GPU); ignored info collectors: sm_clock, power"]
+
+
+def test_an_events_spec_times_regions_under_its_own_metric_name() -> None:
+    """The events backend's duration is not Nsight Compute's kernel duration: it is named
+    events__time_duration.sum, whether the spec asks for nothing or for gpu__time_duration.sum
+    (the kernel duration every backend measures); any other metric is refused."""
+    base = {"kernels": ["matmul"], "configs": [{"n": 64}], "backend": "events"}
+    assert validate_spec(base).metrics == (C.EVENTS_TIME,)
+    assert validate_spec({**base, "metrics": [C.GPU_TIME]}).metrics == (C.EVENTS_TIME,)
+    with pytest.raises(SpecInvalid, match="measures durations only"):
+        validate_spec({**base, "metrics": ["dram__bytes_read.sum"]})
+    assert B.duration_metric("events") == C.EVENTS_TIME and C.EVENTS_TIME in C.DURATION_METRICS
