@@ -4,6 +4,11 @@ timer, said on screen), and the expander shows its findings and estimate before 
 from __future__ import annotations
 
 from apptest_helpers import texts
+# at import time, where "conftest" is this folder's: imported inside a test of a whole-suite run,
+# it resolves to the last conftest pytest loaded (tests/unit/app's)
+from conftest import record_cpu_job
+from test_page_auto_runs import AUTO_JOB_ID, AUTO_SPEC
+
 from app.ui import cached, state
 
 
@@ -60,9 +65,6 @@ def test_the_pilots_runs_fill_runs_with_one_click(store, app, tmp_path) -> None:
     """A done pass of runs "auto" (here a real cpu job standing in for the GPU's CUPTI pass)
     shown as an ncu job's pilot: the runs it took, and "Use N runs" puts N in Runs."""
     import shutil
-
-    from conftest import record_cpu_job
-    from test_page_auto_runs import AUTO_JOB_ID, AUTO_SPEC
 
     src = record_cpu_job(tmp_path / AUTO_JOB_ID, AUTO_SPEC)
     shutil.copytree(src, store["results"] / AUTO_JOB_ID)

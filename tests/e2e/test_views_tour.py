@@ -33,7 +33,7 @@ JOB_FOR = {
     "one-kernel": "h200-ncu-matmul-sweep",
     "results": "h200-ncu-matmul-sweep",
     "files": "h200-ncu-roofline",
-    "deep-dive": "h200-ncu-matmul-sweep",  # metrics only: the page names the missing sections
+    "deep-dive": "h200-ncu-deepdive-fp16-4096",  # a section-set report: its sections are drawn
 }
 #: Views that must draw at least one plotly chart with their default choices.
 CHART_PAGES = {"sweep", "stability", "bound", "memory", "clocks", "kernels", "one-kernel",

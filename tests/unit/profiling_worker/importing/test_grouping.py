@@ -149,6 +149,17 @@ def _record_report_readers(tmp_path: Path, monkeypatch) -> Path:  # noqa: ANN001
     return readers
 
 
+def _named_j1(tmp_path: Path) -> Path:
+    """The J1 scenario's report under its job's name, as a user's upload would carry it (the
+    tests below name the file in their assertions)."""
+    import shutil
+
+    named = tmp_path / "h200-ncu-j1-fp16.ncu-rep.gz"
+    if not named.exists():
+        shutil.copyfile(J1, named)
+    return named
+
+
 def test_several_reports_are_each_read_in_a_process_of_their_own(tmp_path: Path,
                                                                   monkeypatch) -> None:
     """ncu_report keeps every launch it has read until its process ends, so each group of an
@@ -157,7 +168,7 @@ def test_several_reports_are_each_read_in_a_process_of_their_own(tmp_path: Path,
     import os
 
     readers = _record_report_readers(tmp_path, monkeypatch)
-    sources = [FIX / "ncu_rep" / "h200-ncu-j1-fp16.ncu-rep.gz", PLAIN / "plain.ncu-rep.gz"]
+    sources = [_named_j1(tmp_path), PLAIN / "plain.ncu-rep.gz"]
     events = list(import_each(sources, tmp_path / "store", "two"))
     assert [e["event"] for e in events] == ["result", "result"]
     assert [Path(e["bundle"]).name for e in events] == ["two-1", "two-2"]
@@ -183,7 +194,7 @@ def test_a_group_whose_process_dies_is_an_error_and_the_next_goes_on(tmp_path: P
         return real(files, *args)
 
     monkeypatch.setattr(grouping, "_import_group", dies_on_j1)
-    sources = [FIX / "ncu_rep" / "h200-ncu-j1-fp16.ncu-rep.gz", PLAIN / "plain.ncu-rep.gz"]
+    sources = [_named_j1(tmp_path), PLAIN / "plain.ncu-rep.gz"]
     first, second = import_each(sources, tmp_path / "store", "two")
     assert first["event"] == "error" and first["files"] == ["h200-ncu-j1-fp16.ncu-rep.gz"]
     assert "ended without a result (its process exited with 137" in first["message"]
@@ -201,7 +212,7 @@ def test_the_further_reports_of_one_bundle_are_checked_in_another_process(
     from profiling_worker.errors import ImportFailed
 
     readers = _record_report_readers(tmp_path, monkeypatch)
-    j1 = FIX / "ncu_rep" / "h200-ncu-j1-fp16.ncu-rep.gz"
+    j1 = _named_j1(tmp_path)
     import_nsight_output([PLAIN / "plain.ncu-rep.gz", j1], tmp_path / "store", "two")
     checked, read = readers.read_text(encoding="utf-8").split()
     assert read == str(os.getpid()) and checked != read
