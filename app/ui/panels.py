@@ -95,7 +95,8 @@ def table(frame: pd.DataFrame | list[dict[str, Any]], key: str, where: Any = Non
         if fmt and isinstance(name, str):
             config[name] = st.column_config.NumberColumn(format=fmt)
     if C.UNIT in frame.columns and C.UNIT not in config:  # "TFLOP/s" was cut to "TFLOP/"
-        longest = int(frame[C.UNIT].astype(str).str.len().max() or 0) if len(frame) else 0
+        # a missing Unit (pandas 3's str dtype keeps it missing) has no length: count it as 0
+        longest = int(frame[C.UNIT].astype(str).str.len().fillna(0).max()) if len(frame) else 0
         config[C.UNIT] = {"width": max(longest, len(C.UNIT)) * 9 + 28}
     config.update(column_config or {})
     if short_chars:  # wide enough for the shortened names; the header's help says how

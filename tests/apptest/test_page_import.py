@@ -265,3 +265,15 @@ def test_how_runs_were_read_is_shown_on_the_pages(store, app) -> None:
         assert not at.exception, at.exception
         assert "two_gemms: its launches come in stretches" in texts(at), page
         assert "read as 3 runs of 2 launches" in texts(at), page
+
+
+@pytest.mark.parametrize("page", ["sweep", "stability", "results", "kernels", "files"])
+def test_an_import_of_derived_values_only_opens_every_page(store, app, page) -> None:
+    """Case 03 (nsight-python 0.9.5, a ``Transformed`` compute_tflops column): its tables hold
+    no Unit for the derived rows, and the table panel's Unit width read NaN and raised."""
+    from profiling_worker.importing import import_nsight_output
+
+    case = REPO / "tests" / "fixtures" / "import_cases" / "03-derived-0.9.5"
+    import_nsight_output(sorted(case.glob("*.csv")), store["results"], "derived-095")
+    at = app(page, query={"job": "derived-095"})
+    assert not at.exception, at.exception
