@@ -13,6 +13,7 @@ from app.core.views.compare import (CompareOptions, JobSummary, candidates, comp
                                     gate_result)
 from app.ui import analysis, cached, notes, panels, share, state
 from app.core.markdown import code, esc
+from app.core.provenance import is_imported
 from app.core import frame_columns as F
 
 PAGE = "compare"  # widget keys of this page: state.key(PAGE, field)
@@ -51,7 +52,7 @@ ids = [b.job_id for b in bundles if b.status == JobStatus.DONE] or [b.job_id for
 if len(ids) < 1:
     st.info("No jobs to compare yet.")
     panels.stop_page()
-summaries = [JobSummary.of(b.job_id, b.created_at, b.spec)
+summaries = [JobSummary.of(b.job_id, b.created_at, b.spec, is_imported(b.manifest))
              for b in bundles if b.job_id in ids]
 
 
@@ -70,8 +71,9 @@ offered, refused = candidates(baseline_id, summaries)
 _unshown = {side: job for side, job in asked.items() if job and job not in ids}
 if asked["candidate"] in refused:  # a shared link names a pair the gate cannot judge
     st.warning(f"{code('?candidate=' + asked['candidate'])} is not comparable with "
-               f"{code(baseline_id)}: {esc(refused[asked['candidate']])}; showing the most "
-               "alike job instead.", icon=":material/warning:")
+               f"{code(baseline_id)}: {esc(refused[asked['candidate']])}"
+               + ("; showing the most alike job instead." if offered else "."),
+               icon=":material/warning:")
 for side, job in _unshown.items():
     st.warning(f"{code(f'?{side}={job}')}: no such job in this dashboard's results; showing "
                f"{'the selected job' if side == 'baseline' else 'the most alike job'} instead.",

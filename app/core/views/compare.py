@@ -188,6 +188,7 @@ class JobSummary:
         configs: the spec's config dicts (e.g. ``{"n": 4096}``).
         annotations: the spec's annotations, or None for all of the kernels'.
         backend: ``ncu``, ``cupti`` or ``cpu``.
+        imported: an import: its kernel id is its file's name, which says nothing of the code.
     """
 
     job_id: str
@@ -197,16 +198,20 @@ class JobSummary:
     configs: tuple[tuple[tuple[str, object], ...], ...] = ()
     annotations: tuple[str, ...] | None = None
     backend: str = ""
+    imported: bool = False
 
     @classmethod
-    def of(cls, job_id: str, created_at: str, spec: JobSpec | PartialSpec | None) -> JobSummary:
-        """From a listed bundle's typed spec (None: nothing known besides the id)."""
+    def of(cls, job_id: str, created_at: str, spec: JobSpec | PartialSpec | None,
+           imported: bool = False) -> JobSummary:
+        """From a listed bundle's typed spec (None: nothing known besides the id); ``imported``:
+        written by the importer (:func:`app.core.provenance.is_imported` of its manifest)."""
         if spec is None:
-            return cls(job_id=job_id, created_at=created_at or "")
+            return cls(job_id=job_id, created_at=created_at or "", imported=imported)
         return cls(job_id=job_id, created_at=created_at or "", kernels=spec.kernels,
                    duration_metric=B.duration_metric(spec.backend),
                    configs=tuple(tuple(sorted(c.items())) for c in spec.configs),
-                   annotations=spec.annotations or None, backend=spec.backend)
+                   annotations=spec.annotations or None, backend=spec.backend,
+                   imported=imported or isinstance(spec, PartialSpec))
 
 
 def _measures(job: JobSummary) -> str:
@@ -217,6 +222,13 @@ def _measures(job: JobSummary) -> str:
     return f"GPU kernel time ({job.duration_metric})"
 
 
+def _same_code(a: JobSummary, b: JobSummary) -> bool:
+    """Whether the two jobs may have run the same code: a kernel in common, or either side an
+    import (its kernel id is the uploaded file's name: two uploads of one program get two names;
+    their regions and configs decide)."""
+    return a.imported or b.imported or bool(set(a.kernels) & set(b.kernels))
+
+
 def why_not_comparable(base: JobSummary, job: JobSummary) -> str | None:
     """Why ``job`` cannot be compared with ``base`` (None when it can): it measures another
     duration metric (cpu host timer vs GPU time: no values in common), or shares no kernel, no
@@ -224,7 +236,7 @@ def why_not_comparable(base: JobSummary, job: JobSummary) -> str | None:
     A side whose spec does not say (e.g. an import without configs) is not held against it."""
     if job.duration_metric != base.duration_metric:
         return f"it measures {_measures(job)}, the baseline {_measures(base)}"
-    if base.kernels and job.kernels and not set(base.kernels) & set(job.kernels):
+    if not _same_code(base, job) and base.kernels and job.kernels:
         return f"no kernel in common ({', '.join(job.kernels)})"
     if base.annotations and job.annotations and not set(base.annotations) & set(job.annotations):
         return f"no annotation in common ({', '.join(job.annotations)})"
@@ -272,10 +284,11 @@ def default_candidate(baseline_id: str, jobs: list[JobSummary]) -> str:
             return 0
         return len(set(base.configs) & set(job.configs))
 
-    alike = [j for j in others if set(j.kernels) == set(base.kernels)
+    alike = [j for j in others if (set(j.kernels) == set(base.kernels) or j.imported
+                                   or base.imported)
              and j.duration_metric == base.duration_metric and shared(j)]
     if alike:
         return max(alike, key=lambda j: (shared(j), j.annotations == base.annotations,
                                          j.backend == base.backend, j.created_at)).job_id
-    overlapping = [j for j in others if shared(j) and set(j.kernels) & set(base.kernels)]
+    overlapping = [j for j in others if shared(j) and _same_code(j, base)]
     return max(overlapping or others, key=lambda j: j.created_at).job_id
