@@ -117,7 +117,11 @@ def _inflate_into(src: Path, fout: IO[bytes], max_bytes: int) -> None:
             _copy_capped(fin, fout, src, inflate_cap(src, max_bytes), _walk_for(src))
     except ReportLayoutError as exc:
         raise _layout_error(exc) from exc
-    except (OSError, EOFError) as exc:
+    except EOFError as exc:  # gzip's stream ends before its end-of-stream marker
+        raise InflateError(f"{src.name}: a gzip file cut short ({exc}): an interrupted copy or "
+                           "download", "copy the file again from where it was written (compare "
+                           "its size with the original's), then import it") from exc
+    except OSError as exc:
         raise InflateError(f"{src.name}: not a readable gzip file ({exc})",
                            "give the plain file, or one compressed with gzip") from exc
 

@@ -144,3 +144,15 @@ def test_downloads_are_files_streamlit_accepts() -> None:
         assert isinstance(handle, io.BufferedReader)
         data, _mime = convert_data_to_bytes_and_infer_mime(handle, ValueError("unsupported"))
         assert len(data) > 1000
+
+
+def test_gunzip_of_a_gzip_cut_short_says_copy_it_again(tmp_path) -> None:
+    """A real report's .gz cut to its first 20 000 bytes (an interrupted copy) is gzip: the
+    message says it was cut short and the fix is to copy it again, not to compress it."""
+    from tests.scenarios import scenario_report
+
+    path = tmp_path / "cut.ncu-rep.gz"
+    path.write_bytes(scenario_report("h200-ncu-j1-fp16").read_bytes()[:20_000])
+    with pytest.raises(InflateError, match="a gzip file cut short") as caught:
+        gunzip_file(path)
+    assert "copy the file again" in caught.value.hint
