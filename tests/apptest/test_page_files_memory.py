@@ -32,14 +32,19 @@ def _bundle(store: dict[str, Path], name: str, extra_bytes: int, large_report: b
 
 
 def _peak_mib(app, name: str) -> tuple[float, str, list[str]]:  # noqa: ANN001
-    tracemalloc.start()
-    try:
-        at = app("files", query={"job": name})
-        peak = tracemalloc.get_traced_memory()[1] / 2**20
-    finally:
-        tracemalloc.stop()
-    assert not at.exception
-    return peak, texts(at), [b.proto.label for b in at.get("download_button")]
+    """The least tracemalloc peak of two page runs: tracemalloc counts every thread's
+    allocations, so another thread of a whole-suite run (a job manager's watcher) adds to one
+    run's peak; a read of a download would be in both."""
+    peaks = []
+    for _ in range(2):
+        tracemalloc.start()
+        try:
+            at = app("files", query={"job": name})
+            peaks.append(tracemalloc.get_traced_memory()[1] / 2**20)
+        finally:
+            tracemalloc.stop()
+        assert not at.exception
+    return min(peaks), texts(at), [b.proto.label for b in at.get("download_button")]
 
 
 def test_a_render_holds_no_download_whatever_their_size(store, app) -> None:
