@@ -17,13 +17,13 @@ from tests.unit.profiling_worker.test_nsight_options import VERSIONS
 Action = namedtuple("Action", "name values")
 
 
-def replaying_nsight(monkeypatch, recorded):
-    """An nsight module whose decorated call runs the function ``runs`` times per config and
-    extracts the next recorded durations of that config (config values -> index by n)."""
-    calls, taken = [], {c: 0 for c in recorded}
-    index = {256: 0, 1024: 1, 8192: 2}
-    module = types.SimpleNamespace(__name__="replay_nsight", __version__="1.1.0",
-                                   annotate=lambda _n: None)
+def stand_in_nsight(monkeypatch, name, launches):
+    """An nsight module whose decorated call runs the function ``runs`` times per config, then
+    hands its extraction ``launches(call_options, config_values)``: the (kernel, ns) pairs of
+    that call, as nsight-python 1.1's CUPTI collector does. Returns the module and the list of
+    each call's options."""
+    calls = []
+    module = types.SimpleNamespace(__name__=name, __version__="1.1.0", annotate=lambda _n: None)
 
     def kernel(**options):
         calls.append(options)
@@ -31,22 +31,33 @@ def replaying_nsight(monkeypatch, recorded):
         def decorate(func):
             def run(configs):
                 for values in configs:
-                    config = index[values[0]]
-                    first = taken[config]
-                    taken[config] += options["runs"]
                     for _ in range(options["runs"]):
                         func(*values)
-                    durations = recorded[config][first:taken[config]]
                     module.extraction.extract_df_from_data(
-                        {"fp16": [Action("sm90_gemm", [ns]) for ns in durations]})
+                        {"fp16": [Action(k, [ns]) for k, ns in launches(options, values)]})
             return run
         return decorate
 
     kernel.__signature__ = inspect.signature(VERSIONS["1.1.0"])
     module.analyze = types.SimpleNamespace(kernel=kernel)
     module.extraction = types.SimpleNamespace(extract_df_from_data=lambda *a, **k: None)
-    monkeypatch.setitem(sys.modules, "replay_nsight.collection.cupti", types.ModuleType("cupti"))
+    monkeypatch.setitem(sys.modules, f"{name}.collection.cupti", types.ModuleType("cupti"))
     return module, calls
+
+
+def replaying_nsight(monkeypatch, recorded):
+    """A stand-in nsight that extracts the next recorded durations of each config (config
+    values -> index by n)."""
+    taken = {c: 0 for c in recorded}
+    index = {256: 0, 1024: 1, 8192: 2}
+
+    def launches(options, values):
+        config = index[values[0]]
+        first = taken[config]
+        taken[config] += options["runs"]
+        return [("sm90_gemm", ns) for ns in recorded[config][first:taken[config]]]
+
+    return stand_in_nsight(monkeypatch, "replay_nsight", launches)
 
 
 def test_cupti_auto_runs_call_nsight_per_batch_and_number_runs_on(monkeypatch, tmp_path):
@@ -71,29 +82,12 @@ def test_cupti_auto_runs_call_nsight_per_batch_and_number_runs_on(monkeypatch, t
 def test_without_warm_up_the_first_run_is_a_call_of_its_own(monkeypatch, tmp_path):
     """A cold first call that launches 3 kernels (autotuning) and 1 after: in one call of 2 runs
     nsight-python's 4 launches would split 2 + 2; a call of its own keeps them 3 + 1."""
-    calls = []
-    module = types.SimpleNamespace(__name__="cold_nsight", __version__="1.1.0",
-                                   annotate=lambda _n: None)
+    def launches(options, _values):
+        cold = len(calls) == 1  # the job's first call: autotuning kernels before the GEMM
+        names = (["tune_a", "tune_b", "gemm"] if cold else []) + ["gemm"] * (options["runs"] - cold)
+        return [(n, 1000.0) for n in names]
 
-    def kernel(**options):
-        calls.append(options)
-
-        def decorate(func):
-            def run(configs):
-                for values in configs:
-                    for _ in range(options["runs"]):
-                        func(*values)
-                    names = (["tune_a", "tune_b", "gemm"] if len(calls) == 1 else []) + \
-                        ["gemm"] * (options["runs"] - (len(calls) == 1))
-                    module.extraction.extract_df_from_data(
-                        {"fp16": [Action(n, [1000.0]) for n in names]})
-            return run
-        return decorate
-
-    kernel.__signature__ = inspect.signature(VERSIONS["1.1.0"])
-    module.analyze = types.SimpleNamespace(kernel=kernel)
-    module.extraction = types.SimpleNamespace(extract_df_from_data=lambda *a, **k: None)
-    monkeypatch.setitem(sys.modules, "cold_nsight.collection.cupti", types.ModuleType("cupti"))
+    module, calls = stand_in_nsight(monkeypatch, "cold_nsight", launches)
     spec = validate_spec({"kernels": ["matmul"], "annotations": ["fp16"], "backend": "cupti",
                           "configs": [{"n": 1024}], "runs": 2, "warmup": 0,
                           "cache_control": "none"})
