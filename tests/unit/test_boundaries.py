@@ -19,6 +19,8 @@ of every module (AST).
 - Worker packages point down only (:data:`WORKER_LAYERS`): ``extract/`` never imports
   ``backends/`` or ``importing/``, ``schema/`` and ``catalog/`` import no other package.
 - Widget keys are built one way: no ``key="..."`` literal in ``app/`` (``app.ui.state.key``).
+- Every ``tests/gpu`` module imports in an interpreter without ``plotly`` and ``streamlit``
+  (the H200's has neither: ../shared/facts/device-h200.md), imports followed at run time.
 
 Imports inside functions count too. Directories that do not exist yet are simply empty.
 """
@@ -26,6 +28,9 @@ Imports inside functions count too. Directories that do not exist yet are simply
 from __future__ import annotations
 
 import ast
+import os
+import subprocess
+import sys
 from pathlib import Path
 
 import pytest
@@ -251,3 +256,21 @@ def test_imported_roots_reads_every_import_form(tmp_path: Path, source: str, exp
     f = tmp_path / "m.py"
     f.write_text(source)
     assert imported_roots(f) == expected
+
+
+_BARE_IMPORT = """
+import importlib.util, sys
+sys.modules["plotly"] = sys.modules["streamlit"] = None  # absent, as on the H200
+for path in sys.argv[1:]:
+    spec = importlib.util.spec_from_file_location("gpu_test_" + str(len(sys.modules)), path)
+    spec.loader.exec_module(importlib.util.module_from_spec(spec))
+"""
+
+
+def test_gpu_tests_import_without_the_app_s_plotting_packages() -> None:
+    gpu_tests = sorted(str(p) for p in (ROOT / "tests" / "gpu").glob("test_*.py"))
+    assert gpu_tests
+    done = subprocess.run([sys.executable, "-c", _BARE_IMPORT, *gpu_tests], cwd=ROOT,
+                          capture_output=True, text=True, timeout=120,
+                          env={**os.environ, "PYTHONPATH": str(ROOT)})
+    assert done.returncode == 0, done.stderr[-2000:]

@@ -8,18 +8,11 @@ import plotly.graph_objects as go
 from profiling_worker.schema import columns as C
 
 from app.core.figures import common, theme
+from app.core.table_text import shorten_middle
 
 REGION_TOTAL = "region total"
-
-
-def short_kernel_name(name: str, width: int = 48) -> str:
-    """A legend-sized kernel name (cuBLAS names run past 100 characters): the head and the tail
-    with an ellipsis between, since names of one library often differ only near the end
-    (``..._execute_kernel__5x_cublas`` vs ``..._execute_split_k_kernel__5x_cublas``)."""
-    if len(name) <= width:
-        return name
-    head = (width - 1) * 2 // 5
-    return name[:head] + "…" + name[-(width - 1 - head):]
+#: A legend entry's length (characters); cuBLAS names run past 100.
+LEGEND_CHARS = 48
 
 
 def build_one_kernel_figure(frame: pd.DataFrame, title: str,
@@ -45,7 +38,7 @@ def build_one_kernel_figure(frame: pd.DataFrame, title: str,
         part = frame[frame[C.KERNEL] == kernel]
         fig.add_trace(theme.points_trace(
             part[C.RUN].to_numpy(float), part[C.VALUE].to_numpy(float),
-            short_kernel_name(str(kernel)), mode="markers",
+            shorten_middle(str(kernel), LEGEND_CHARS), mode="markers",
             marker={"color": theme.color(i + 1), "size": 8},
             meta={"kernel": str(kernel)},  # the full name in the hover, escaped with the meta
             hovertemplate=(f"<b>{kernel}</b><br>run %{{x}}<br>%{{y:.6g}} {unit}"

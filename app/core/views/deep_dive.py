@@ -19,7 +19,7 @@ from profiling_worker.schema import columns as C
 from profiling_worker.schema import metrics as M
 
 from app.core import frame_columns as F
-from app.core.figures.one_kernel import short_kernel_name
+from app.core.table_text import shorten_middle
 
 #: Panel -> (Nsight Compute section identifier, what it shows).
 SECTIONS = {
@@ -56,7 +56,7 @@ def launch_labels(data: Mapping[str, Any], config_label: Callable[[int], str]) -
     """launch_id -> ``region · config · run r · kernel`` for the launch picker."""
     return {int(launch["launch_id"]): " · ".join([
         str(launch.get("annotation") or "(no NVTX range)"), config_label(int(launch["config"])),
-        f"run {launch['run']}", short_kernel_name(str(launch["kernel"]).split("(")[0], 40)])
+        f"run {launch['run']}", shorten_middle(str(launch["kernel"]).split("(")[0], 40)])
         for launch in data.get("launches") or ()}
 
 

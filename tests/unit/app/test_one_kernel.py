@@ -5,7 +5,8 @@ from __future__ import annotations
 import pytest
 from bundled import bundled
 
-from app.core.figures.one_kernel import REGION_TOTAL, build_one_kernel_figure, short_kernel_name
+from app.core.figures.one_kernel import LEGEND_CHARS, REGION_TOTAL, build_one_kernel_figure
+from app.core.table_text import shorten_middle
 from app.core.metrics import GPC_HZ, MissingData
 from app.core.provenance import profiled_scope
 from app.core.views.one_kernel import (GBPS_ROW, MEASURED, SM_CLOCK_ROW, SOURCE,
@@ -94,8 +95,9 @@ def test_launches_frame_and_figure() -> None:
     assert REGION_TOTAL not in [t.name for t in build_one_kernel_figure(single, "x").data]
 
 
-def test_short_kernel_name_keeps_the_distinguishing_tail() -> None:
+def test_legend_names_keep_the_distinguishing_tail() -> None:
     a = "sm80_xmma_gemm_f32f32_f32f32_f32_nn_n_tilesize64x64x8_execute_kernel__5x_cublas"
     b = "sm80_xmma_gemm_f32f32_f32f32_f32_nn_n_tilesize64x64x8_execute_split_k_kernel__5x_cublas"
-    assert short_kernel_name(a) != short_kernel_name(b)
-    assert len(short_kernel_name(b)) == 48 and short_kernel_name("Kernel2") == "Kernel2"
+    assert shorten_middle(a, LEGEND_CHARS) != shorten_middle(b, LEGEND_CHARS)
+    assert len(shorten_middle(b, LEGEND_CHARS)) == 48
+    assert shorten_middle("Kernel2", LEGEND_CHARS) == "Kernel2"
