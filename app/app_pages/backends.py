@@ -9,9 +9,9 @@ from profiling_worker.schema.manifest import JobStatus
 from app.core.figures.backends import build_backends_figure
 from app.core.metrics import MissingData
 from app.core.markdown import esc
-from app.core.views.backends import (EVENTS_WHY, WHY, backends_frame, context_mismatch,
-                                     cupti_choices, events_frame, kernel_counts_differ,
-                                     tool_version_difference, wall_frame)
+from app.core.views.backends import (EVENTS_ATTRIBUTION, EVENTS_WHY, WHY, backends_frame,
+                                     context_mismatch, cupti_choices, events_frame,
+                                     kernel_counts_differ, tool_version_difference, wall_frame)
 from app.core.views.compare import JobSummary
 from app.ui import analysis, cached, panels, state
 from app.core import frame_columns as F
@@ -101,7 +101,8 @@ else:
         help="The jobs of the same kernels and sizes measured like the ncu job first"))
     try:
         if events is not None:
-            panels.table(events_frame(frame, events), key=state.key(PAGE, "three"))
+            panels.table(events_frame(frame, cupti, events), key=state.key(PAGE, "three"))
+            st.caption(EVENTS_ATTRIBUTION)
     except MissingData as exc:
         analysis.missing(exc, stop=False)
 st.subheader("Wall time of each job")

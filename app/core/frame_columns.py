@@ -108,6 +108,11 @@ EVENTS_US = "EventsUs"
 EVENTS_RSD = "EventsRSD"
 EVENTS_MINUS_CUPTI_US = "EventsMinusCuptiUs"
 RATIO_EVENTS_OVER_CUPTI = "RatioEventsOverCupti"
+EVENTS_MEDIAN_US = "EventsMedianUs"
+CUPTI_MEDIAN_US = "CuptiMedianUs"
+HOST_LAUNCH_US = "HostLaunchUs"
+RESIDUAL_US = "ResidualUs"
+RESIDUAL_PCT = "ResidualPct"
 
 # Columns one view derives for its own table (read by no figure).
 # Bound and roofline.

@@ -55,7 +55,7 @@ def collect(spec: JobSpec, make_body: Callable[[str, Annotate], Callable[..., No
         A :class:`Collection` whose launches have one row per annotation run
         (Kernel ``host:<annotation>``, Metric ``host__time_duration.sum``, Unit ``ns``).
     """
-    rows, auto_runs = time_regions(spec, make_body, emit, HostClock())
+    rows, auto_runs, _ = time_regions(spec, make_body, emit, HostClock())  # host_ns: the values
     info: dict[str, Any] = {"measurement": MEASUREMENT, "timer": "time.perf_counter_ns"}
     if auto_runs is not None:
         info["auto_runs"] = auto_runs

@@ -7,7 +7,15 @@ event, so every region starts on an idle GPU and its time holds the launch of it
 the kernels, and every gap between them (host launch overhead, small copies, allocator work).
 That is why it reads longer than CUPTI's kernel durations, most for short kernels: the sum of
 the gaps is what the backends page attributes to launch overhead. ``cudaEventElapsedTime`` has a
-resolution of about 0.5 µs (CUDA Runtime API, cudaEventElapsedTime).
+resolution of about 0.5 µs (CUDA Runtime API, cudaEventElapsedTime). Both events of a region
+are created before its start mark, as ``triton.testing.do_bench`` creates its events before
+timing, so event creation is not timed.
+
+Beside each region's events, the host time from its start mark to its end mark is measured
+(``region_timer.Timed.host_ns``) and summarised per annotation x config in the manifest
+(``backend.host_launch``, :func:`host_launch_summary`): when the GPU waits for the host, the
+events' time is that host time plus the kernels', and the backends page attributes the
+difference to CUPTI with it.
 
 With ``cache_control="all"`` the L2 is flushed before each region, outside it, as the CUPTI
 backend does (``l2_flush.py``); Nsight Compute flushes before every kernel instead. Warm-up calls
@@ -17,6 +25,7 @@ backend does (``l2_flush.py``); Nsight Compute flushes before every kernel inste
 
 from __future__ import annotations
 
+import statistics
 from typing import Any
 
 from profiling_worker.backends import nsight_backend as nb
@@ -66,8 +75,9 @@ class EventsBackend(RunSide):
         job.ready()
         flush = L2Flush() if spec.cache_control == "all" else None
         with nb.autograd_on_calling_thread():
-            rows, auto_runs = time_regions(spec, lambda k, timed: job.body(k, "cuda", timed),
-                                           job.channel.emit, CudaEventClock(torch, flush))
+            rows, auto_runs, host_ns = time_regions(
+                spec, lambda k, timed: job.body(k, "cuda", timed), job.channel.emit,
+                CudaEventClock(torch, flush))
         warnings = ([f"the events backend does not apply thermal_mode {spec.thermal_mode!r} "
                      "(nsight-python's pauses for GPU temperature): runs were not paused"]
                     if spec.thermal_mode != "off" else [])
@@ -75,7 +85,33 @@ class EventsBackend(RunSide):
             "measurement": MEASUREMENT, "timer": TIMER,
             "cache_flush": flush.describe() if flush else no_flush(spec.cache_control),
             "cuda_device": nb.cuda_device(job.uuid),
+            B.HOST_LAUNCH: host_launch_summary(rows, host_ns),
             **({"auto_runs": auto_runs} if auto_runs is not None else {})})
+
+
+def host_launch_summary(rows: list[dict[str, Any]], host_ns: list[float]) -> list[dict[str, Any]]:
+    """The host time of each region (its start mark to its end mark), per annotation x config,
+    and the events' time less the same run's host time.
+
+    Args:
+        rows: :attr:`~profiling_worker.backends.region_timer.Timed.rows`, one per region run.
+        host_ns: the host time (ns) of each row, in the same order.
+
+    Returns:
+        One record per annotation x config, in first-seen order: ``annotation``, ``config`` (its
+        index), ``runs``, the host time's ``mean_ns`` and ``median_ns``, and
+        ``median_events_minus_host_ns``: the median over runs of each run's events time less its
+        host time (ns; a run's host jitter is in both, so the difference keeps what the host
+        does not explain).
+    """
+    groups: dict[tuple[str, int], list[tuple[float, float]]] = {}
+    for row, ns in zip(rows, host_ns):
+        groups.setdefault((row[C.ANNOTATION], row[C.CONFIG]), []).append((ns, row[C.VALUE]))
+    return [{"annotation": name, "config": config, "runs": len(pairs),
+             "mean_ns": statistics.fmean(h for h, _ in pairs),
+             "median_ns": statistics.median(h for h, _ in pairs),
+             "median_events_minus_host_ns": statistics.median(v - h for h, v in pairs)}
+            for (name, config), pairs in groups.items()]
 
 
 def require_cuda() -> Any:
@@ -98,7 +134,8 @@ def require_cuda() -> Any:
 
 class CudaEventClock:
     """A :class:`~profiling_worker.backends.region_timer.Stopwatch` of CUDA events on the current
-    stream: before each region the L2 flush (when asked) and a stream synchronisation."""
+    stream: before each region the L2 flush (when asked), the region's two events created, and a
+    stream synchronisation."""
 
     kernel_prefix = "events"
     metric = C.EVENTS_TIME
@@ -106,16 +143,19 @@ class CudaEventClock:
     def __init__(self, torch: Any, flush: L2Flush | None):
         self._torch = torch
         self._flush = flush
+        self._ready: list[Any] = []
 
     def before_region(self) -> None:
-        """Flush the L2 (when asked), then wait for the stream to be idle."""
+        """Flush the L2 (when asked), create the region's start and end events (creation is not
+        timed), then wait for the stream to be idle."""
         if self._flush is not None:
             self._flush()
+        self._ready = [self._torch.cuda.Event(enable_timing=True) for _ in range(2)]
         self._torch.cuda.synchronize()
 
     def mark(self) -> Any:
-        """A timing event recorded on the current stream."""
-        event = self._torch.cuda.Event(enable_timing=True)
+        """The next of the region's events, recorded on the current stream."""
+        event = self._ready.pop(0)
         event.record()
         return event
 

@@ -101,6 +101,9 @@ EVENTS_BACKEND = Backend(EVENTS, "wall time between CUDA events on the stream ar
                          on_gpu=True, duration_metric=C.EVENTS_TIME, any_metric=False,
                          collectors=False, options=("cache_control",), warm=True,
                          l2_flush=FLUSH_REGION)
+#: The events backend's manifest key (``backend.host_launch``): per annotation x config the host
+#: time from each region's start event to its end event (profiling_worker/backends/events.py).
+HOST_LAUNCH = "host_launch"
 CPU_BACKEND = Backend(CPU, "host wall-clock, not GPU", IN_PROCESS, on_gpu=False,
                       duration_metric=C.HOST_TIME, any_metric=False, collectors=False,
                       options=(), warm=True)

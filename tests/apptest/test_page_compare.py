@@ -39,15 +39,20 @@ def test_backends_default_pair(store, monkeypatch, app) -> None:
     assert not at.exception, at.exception
     assert at.selectbox(key="backends-ncu").value == "h200-ncu-j1-fp16"
     assert at.selectbox(key="backends-cupti").value == "h200-cupti-j1-fp16"
-    assert len(plotly_specs(at)) == 1 and len(at.dataframe) == 2
+    assert len(plotly_specs(at)) == 1 and len(at.dataframe) == 3
     assert "wall time" in texts(at)
     # the pair is measured alike: no warning, the nsight-python versions in a caption
     assert not [w for w in at.warning if "different conditions" in w.value]
     assert "0.9.6 vs 1.1.0 (ncu vs CUPTI): by design" in texts(at)
-    # no events job among the bundled ones: the page says how to get the third backend
+    # the recorded events job of J1 beside them, its gap to CUPTI attributed, the caption saying how
+    assert at.selectbox(key="backends-events").value == "h200-events-j1-fp16"
     assert "includes launch overhead and inter-kernel gaps" in texts(at)  # what events measure
-    assert [i for i in at.info if "No events job yet" in i.value]
-    assert len(at.dataframe[1].value) == 2  # the wall times of the two jobs
+    three = at.dataframe[1].value
+    assert sorted(three["n"]) == [1024, 2048, 4096, 8192]
+    assert {"HostLaunchUs", "ResidualUs", "ResidualPct"} <= set(three.columns)
+    assert three["ResidualUs"].notna().all()
+    assert "ResidualUs: the median over runs of each run's events time" in texts(at)
+    assert len(at.dataframe[2].value) == 3  # the wall times of the three jobs
 
 
 def _one_run_copy(src: Path, dest: Path, run: int) -> None:

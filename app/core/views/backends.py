@@ -63,6 +63,20 @@ EVENTS_WHY = (f"**CUDA events** ({B.EVENTS_BACKEND.measures}): the stream is syn
               "launch latency in the same way; the gap to CUPTI matters most for short kernels.")
 
 
+#: How the events table attributes EventsMinusCuptiUs (:func:`events_frame`), for the page.
+EVENTS_ATTRIBUTION = (
+    "The last five columns are medians over the runs (a region's first runs can take several "
+    "times the later ones, which the means carry). HostLaunchUs: the host's time from each "
+    "region's start event to its end event, measured in the events job (launching the region's "
+    "work: with the GPU idle at the start event, its kernels cannot start before they are "
+    "launched). ResidualUs: the median over runs of each run's events time less its own host "
+    "time, less CuptiMedianUs: what launch time and CUPTI's kernel durations leave unexplained "
+    "(ResidualPct: % of EventsMedianUs). The L2 flush is the same on both (before each region, outside it) and neither "
+    "replays; the two jobs' clocks are not corrected (see Clocks for each job's SM clock). A "
+    "region of several kernels overlaps launches with kernels: its residual can be negative. "
+    "Missing for events jobs recorded before the host time was kept.")
+
+
 def backends_frame(ncu: Bundle, cupti: Bundle) -> pd.DataFrame:
     """Durations of both backends per annotation x config, matched by config values.
 
@@ -95,14 +109,30 @@ def backends_frame(ncu: Bundle, cupti: Bundle) -> pd.DataFrame:
     return out[order]
 
 
-def events_frame(frame: pd.DataFrame, events: Bundle) -> pd.DataFrame:
+def events_frame(frame: pd.DataFrame, cupti: Bundle, events: Bundle) -> pd.DataFrame:
     """The three backends on the same configs: the rows of a :func:`backends_frame` that the
-    events job also measured, with its mean region time and what it adds to CUPTI's kernels
-    (launch overhead and the gaps between the region's kernels, :data:`EVENTS_WHY`).
+    events job also measured, with its mean region time, what it adds to CUPTI's kernels, and
+    that difference attributed (:data:`EVENTS_ATTRIBUTION`).
+
+    The attribution, on medians over the runs (a region's first runs can take several times its
+    later ones on the host, which the means carry): a region timed with events on an idle GPU
+    lasts the host's launch time of its work (from its start event to its end event, measured in
+    the events job: ``backend.host_launch`` of its manifest) plus its kernels (CUPTI's
+    durations); what neither explains is the residual, taken run by run (each run's events time
+    less the same run's host time, whose jitter both carry), then less CUPTI's median. Both backends flush the L2 the same way before each
+    region and neither replays, so those terms are zero here.
+
+    Args:
+        frame: :func:`backends_frame` of the ncu and CUPTI jobs.
+        cupti: the CUPTI job of ``frame`` (its medians).
+        events: the events job.
 
     Returns:
         Annotation, <params>, ConfigLabel, NcuUs, CuptiUs, EventsUs, EventsRSD,
-        EventsMinusCuptiUs, RatioEventsOverCupti (µs, %).
+        EventsMinusCuptiUs, RatioEventsOverCupti (means), then EventsMedianUs, CuptiMedianUs,
+        HostLaunchUs (median), ResidualUs = median over runs of (events - host) - CuptiMedianUs
+        and ResidualPct (% of EventsMedianUs); µs. The host time and the residual are missing for an
+        events job recorded before the host time was kept.
 
     Raises:
         MissingData: the job is not of the events backend, has no region time, or shares no
@@ -111,22 +141,56 @@ def events_frame(frame: pd.DataFrame, events: Bundle) -> pd.DataFrame:
     if events.backend != B.EVENTS:
         raise MissingData(f"Job {events.job_id} was measured with {events.backend or 'no'} "
                           f"backend, not {B.EVENTS}.", f"Pick a job run on the {B.EVENTS} backend.")
-    agg = events.table(C.TABLE_AGGREGATED)
-    if agg.empty or C.METRIC not in agg or not (agg[C.METRIC] == C.EVENTS_TIME).any():
+    timed = _timed(events, C.EVENTS_TIME)
+    if timed.empty:
         raise MissingData(f"Job {events.job_id} has no {C.EVENTS_TIME} values.",
                           "Run the events job again; its manifest says why it has none.")
     keys = [C.ANNOTATION, *[p for p in events.parameters if p in frame]]
-    timed = agg[agg[C.METRIC] == C.EVENTS_TIME]
     mine = pd.DataFrame({**{k: timed[k] for k in keys}, F.EVENTS_US: timed[C.AVG] / 1e3,
-                         F.EVENTS_RSD: timed[C.RSD]})
+                         F.EVENTS_RSD: timed[C.RSD], F.EVENTS_MEDIAN_US: timed[C.MEDIAN] / 1e3,
+                         F.HOST_LAUNCH_US: _host_launch_us(events, timed, "median_ns"),
+                         _LESS_HOST: _host_launch_us(events, timed, "median_events_minus_host_ns")})
+    kernels = _timed(cupti, C.GPU_TIME)
+    medians = pd.DataFrame({**{k: kernels[k] for k in keys if k in kernels},
+                            F.CUPTI_MEDIAN_US: kernels[C.MEDIAN] / 1e3})
     shown = [*keys, F.CONFIG_LABEL, F.NCU_US, F.CUPTI_US]
-    out = frame[[c for c in shown if c in frame]].merge(mine, on=keys, how="inner")
+    out = (frame[[c for c in shown if c in frame]].merge(mine, on=keys, how="inner")
+           .merge(medians, on=keys, how="left"))
     if out.empty:
         raise MissingData(f"Job {events.job_id} shares no annotation × config with the other two.",
                           "Run the events backend on the same kernels and sizes.")
     out[F.EVENTS_MINUS_CUPTI_US] = out[F.EVENTS_US] - out[F.CUPTI_US]
     out[F.RATIO_EVENTS_OVER_CUPTI] = out[F.EVENTS_US] / out[F.CUPTI_US]
+    out[F.RESIDUAL_US] = out.pop(_LESS_HOST) - out[F.CUPTI_MEDIAN_US]
+    out[F.RESIDUAL_PCT] = out[F.RESIDUAL_US] / out[F.EVENTS_MEDIAN_US] * 100
+    out = out[[c for c in out if c not in _ATTRIBUTION] + _ATTRIBUTION]
     return out
+
+
+#: Per annotation x config, the median over runs of events less host time (µs), on its way to
+#: ResidualUs.
+_LESS_HOST = "EventsLessHostUs"
+#: The attribution's columns of :func:`events_frame`, in order.
+_ATTRIBUTION = [F.EVENTS_MEDIAN_US, F.CUPTI_MEDIAN_US, F.HOST_LAUNCH_US, F.RESIDUAL_US,
+                F.RESIDUAL_PCT]
+
+
+def _timed(bundle: Bundle, metric: str) -> pd.DataFrame:
+    """``bundle``'s aggregated rows of ``metric`` (empty when it has none)."""
+    agg = bundle.table(C.TABLE_AGGREGATED)
+    if agg.empty or C.METRIC not in agg:
+        return agg.iloc[:0]
+    return agg[agg[C.METRIC] == metric]
+
+
+def _host_launch_us(events: Bundle, timed: pd.DataFrame, field: str) -> pd.Series:
+    """Per row of ``timed`` (the events job's aggregated region times), ``field`` of its
+    annotation x config in the manifest's ``backend.host_launch`` (ns, returned in µs); NaN
+    where the job did not record it."""
+    records = (events.manifest.get("backend") or {}).get(B.HOST_LAUNCH) or []
+    value = {(r["annotation"], int(r["config"])): float(r.get(field, "nan")) for r in records}
+    return pd.Series([value.get((a, int(c)), float("nan")) / 1e3
+                      for a, c in zip(timed[C.ANNOTATION], timed[C.CONFIG])], index=timed.index)
 
 
 def context_mismatch(ncu: Mapping[str, Any], cupti: Mapping[str, Any]) -> list[str]:

@@ -6,6 +6,7 @@ from __future__ import annotations
 import dataclasses
 
 import pandas as pd
+import pytest
 from bundled import bundled
 
 from app.core.views.backends import kernel_counts_differ
@@ -87,4 +88,33 @@ def test_the_three_backend_table_refuses_a_job_that_is_not_an_events_job() -> No
 
     ncu, cupti = bundled("h200-ncu-j1-fp16"), bundled("h200-cupti-j1-fp16")
     with pytest.raises(MissingData, match="measured with cupti backend, not events"):
-        events_frame(backends_frame(ncu, cupti), cupti)
+        events_frame(backends_frame(ncu, cupti), cupti, cupti)
+
+
+def test_the_events_gap_to_cupti_is_attributed_to_host_launch_time_on_recorded_h200_jobs() -> None:
+    """J1 on events (device run "h200 1202-run6") beside J1 on CUPTI and ncu: each attribution
+    column recomputed from the jobs' own files (launch tables, the events manifest)."""
+    from app.core.views.backends import backends_frame, events_frame
+
+    ncu, cupti, events = (bundled(f"h200-{b}-j1-fp16") for b in ("ncu", "cupti", "events"))
+    three = events_frame(backends_frame(ncu, cupti), cupti, events).set_index("n")
+    assert list(three.index) == [1024, 2048, 4096, 8192]
+
+    def region_medians(bundle, metric):  # µs per n: the median over runs of each run's sum
+        rows = bundle.table(C.TABLE_LAUNCHES)
+        rows = rows[rows[C.METRIC] == metric]
+        return rows.groupby(["n", C.RUN])[C.VALUE].sum().groupby("n").median() / 1e3
+
+    ev, cu = region_medians(events, C.EVENTS_TIME), region_medians(cupti, C.GPU_TIME)
+    host = {h["config"]: h for h in events.manifest["backend"]["host_launch"]}
+    n_of = {i: c["n"] for i, c in enumerate(events.manifest["spec"]["configs"])}
+    for config, record in host.items():
+        row = three.loc[n_of[config]]
+        assert row["EventsMedianUs"] == pytest.approx(ev[n_of[config]])
+        assert row["CuptiMedianUs"] == pytest.approx(cu[n_of[config]])
+        assert row["HostLaunchUs"] == pytest.approx(record["median_ns"] / 1e3)
+        residual = record["median_events_minus_host_ns"] / 1e3 - cu[n_of[config]]
+        assert row["ResidualUs"] == pytest.approx(residual)
+        assert row["ResidualPct"] == pytest.approx(residual / ev[n_of[config]] * 100)
+    # (the recorded CUPTI J1 is of another device call; the residual's size on one call's jobs
+    # is tests/gpu/test_events_gpu.py's)
