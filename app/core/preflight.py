@@ -52,11 +52,13 @@ def preflight_spec(planned: JobSpec, pilot: bool = False) -> JobSpec:
     (:func:`ncu_runs`)."""
     target = planned.run_target if pilot else None
     runs: Any = CALLS if target is None else "auto"
+    on_gpu = B.on_gpu(planned.backend)
     raw = {"kernels": list(planned.kernels), "configs": [dict(c) for c in planned.configs],
-           "runs": runs, "warmup": 0, "thermal_mode": "off",
-           "backend": B.CUPTI if B.on_gpu(planned.backend) else B.CPU, "gpu": planned.gpu,
+           "runs": runs, "warmup": 0, "backend": B.CUPTI if on_gpu else B.CPU, "gpu": planned.gpu,
            "cache_control": planned.cache_control, "ignore_kernels": list(planned.ignore_kernels),
            "label": f"{LABEL} of {planned.label or ', '.join(planned.kernels)}"[:200]}
+    if on_gpu:  # no thermal pauses in a quick pass; the cpu backend has none to turn off
+        raw["thermal_mode"] = "off"
     if planned.annotations:
         raw["annotations"] = list(planned.annotations)
     if target is not None:

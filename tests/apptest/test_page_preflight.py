@@ -9,6 +9,7 @@ from apptest_helpers import texts
 from conftest import record_cpu_job
 from test_page_auto_runs import AUTO_JOB_ID, AUTO_SPEC
 
+from profiling_worker.schema.manifest import read_manifest
 from app.ui import cached, state
 
 
@@ -35,6 +36,8 @@ def test_preflight_button_queues_a_pass_and_shows_its_findings(store, app) -> No
     assert (counts["FirstCallLaunches"] == 1).all() and (counts["SecondCallLaunches"] == 1).all()
     quick = cached.job_manager().get(entry["job"])
     assert quick.spec.runs == 2 and quick.spec.warmup == 0  # the first call is the first ever
+    # no warning about a setting the user never made (the pass's own thermal_mode was one)
+    assert not [w for w in read_manifest(quick.path).get("warnings", []) if "thermal" in w]
 
 
 def test_preflight_refuses_a_bad_form_with_field_errors(store, app) -> None:
