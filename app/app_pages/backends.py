@@ -81,10 +81,8 @@ st.caption("Verdict: the regression gate's rule (`python -m profiling_worker com
            "set set aside: *ncu slower* / *ncu faster* when the whole 95 % interval of the "
            "difference is beyond ±3 %, *same* inside it, *ambiguous* across it (Reason: the "
            "runs a side that would decide it), *not comparable* for any other difference. "
-           "Two intervals of one difference, by two methods: the Reason's is the gate's (Welch, "
-           "on the difference d = (m_ncu − m_cupti)/m_cupti), RatioCI95Lower/Upper combine "
-           "both jobs' Student-t intervals on the log scale (the Compare page's ratio); both "
-           "are approximate and differ slightly, the verdict uses the first.")
+           "RatioCI95Lower/Upper are the same interval as the gate's (Welch, on the "
+           "difference d = (m_ncu − m_cupti)/m_cupti), as a ratio: 1 + d.")
 st.subheader("CUDA events beside them")
 st.markdown(EVENTS_WHY)
 events_ids = [b.job_id for b in bundles if b.backend == B.EVENTS and b.status == JobStatus.DONE]

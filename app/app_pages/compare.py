@@ -22,9 +22,8 @@ st.header("Compare jobs")
 analysis.how_to_read(
     "Pick a **baseline** and a **candidate** job. Rows are matched by annotation and config "
     "values (e.g. n=4096), so jobs with different size lists still line up. The ratio is "
-    "candidate mean / baseline mean; its 95 % interval combines both jobs' Student-t intervals "
-    "on the log scale: ratio × exp(∓√(h_b² + h_c²)), h = CI95 half-width / mean (good while "
-    "both are a few %). "
+    "candidate mean / baseline mean; its 95 % interval is the verdict's interval of the "
+    "difference (below), divided by the baseline mean: RatioCI95 − 1 = DiffCI95 / 100. "
     f"Intervals: {intervals.CI_METHOD}.\n\n"
     "The **verdict** is the regression gate's, the same as `python -m profiling_worker compare` "
     "gives in CI, judged on the whole 95 % interval of the difference d = (m_c − m_b)/m_b "

@@ -71,8 +71,9 @@ fig = cached.figure(build_sweep_figure, frame, x, bundle.host_timer, quantity_la
 frame = frame.assign(Measurement=bundle.measurement)  # the CSV says what the durations are
 panels.chart_with_table(fig, frame, key=PAGE, filename=f"{bundle.job_id}-sweep-{quantity}.csv")
 st.caption(f"Error bars and CI95 columns: {intervals.CI_METHOD}."
-           + (f" A ratio to {baseline} takes both annotations' run spread (log-ratio delta "
-              "method, as on the Compare page); StdDev and RSD are the annotation's own runs."
+           + (f" A ratio to {baseline} takes both annotations' run spread (the Welch interval "
+              "of the difference over the baseline's mean, as on the Compare page and in the "
+              "regression gate); StdDev and RSD are the annotation's own runs."
               if baseline else ""))
 if metric_roles.roles(bundle.manifest):
     st.caption("Drawn from the measured durations only. Imported metrics that are not "

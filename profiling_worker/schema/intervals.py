@@ -103,20 +103,19 @@ def welch_ci95_half_width(std_b: npt.ArrayLike, n_b: npt.ArrayLike, std_c: npt.A
 def ratio_ci95_bounds(mean_b: npt.ArrayLike, std_b: npt.ArrayLike, n_b: npt.ArrayLike,
                       mean_c: npt.ArrayLike, std_c: npt.ArrayLike, n_c: npt.ArrayLike
                       ) -> tuple[Floats, Floats]:
-    """CI95 of the ratio of two means ``mean_c / mean_b`` (unitless) from the two Student-t
-    intervals, by the log-ratio delta method (no Fieller): with each side's relative half-width
-    ``h = t(0.975, n-1) std / sqrt(n) / |mean|``, CI95 = ratio x exp(-/+ sqrt(h_b^2 + h_c^2)).
-    Accurate while both half-widths are small (a few %). NaN where a side has fewer than
-    :data:`MIN_RUNS` runs. Used by the Compare page and by the Size sweep's "Normalise to"."""
+    """CI95 of the ratio of two means ``mean_c / mean_b`` (unitless): the Welch interval of the
+    difference (:func:`welch_ci95_half_width`, the regression gate's) over the baseline mean,
+    ``(m_c -/+ t(0.975, v) SE) / m_b``, so a ratio's interval and the gate's DiffPct interval are
+    one interval (ratio - 1 = DiffPct / 100); the lower bound is cut at 0 for non-negative means,
+    as the gate's is at -100 %. The baseline mean is taken as known, as the gate takes it.
+    NaN where a side has fewer than :data:`MIN_RUNS` runs. Used by the Compare and backends
+    pages and by the Size sweep's "Normalise to"."""
     mb, mc = (np.asarray(m, dtype="float64") for m in (mean_b, mean_c))
-    enough = (np.asarray(n_b, dtype="float64") >= MIN_RUNS) & \
-        (np.asarray(n_c, dtype="float64") >= MIN_RUNS)
-    with np.errstate(divide="ignore", invalid="ignore", over="ignore"):
-        hb = ci95_half_width(std_b, n_b) / np.abs(mb)
-        hc = ci95_half_width(std_c, n_c) / np.abs(mc)
-        ratio = mc / mb
-        spread = np.where(enough, np.exp(np.sqrt(hb**2 + hc**2)), np.nan)
-        return ratio / spread, ratio * spread
+    half, _ = welch_ci95_half_width(std_b, n_b, std_c, n_c)
+    with np.errstate(divide="ignore", invalid="ignore"):
+        lower, upper = (mc - half) / mb, (mc + half) / mb
+    lower = np.where((mb >= 0) & (mc >= 0), np.maximum(lower, 0.0), lower)
+    return lower, upper
 
 
 def rsd_pct(mean: npt.ArrayLike, std: npt.ArrayLike) -> Floats:

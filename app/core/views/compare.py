@@ -1,15 +1,13 @@
 """Compare two jobs: per annotation x config the ratio candidate / baseline of a metric's mean,
 with an approximate 95 % confidence interval, and the regression gate's outcome.
 
-Ratio CI (:func:`profiling_worker.schema.intervals.ratio_ci95_bounds`: log-ratio delta method
-from the two Student-t intervals, no Fieller): with each side's relative CI95 half-width
-``h = t(0.975, n-1) StdDev / sqrt(n) / |AvgValue|`` (the stored CI95 bounds are cut at 0, so
-their width is not used),
+Ratio CI (:func:`profiling_worker.schema.intervals.ratio_ci95_bounds`): the regression gate's
+Welch interval of the difference over the baseline mean,
 
-    ratio = m_c / m_b,   CI95 = ratio x exp(-/+ sqrt(h_b^2 + h_c^2))
+    ratio = m_c / m_b,   CI95 = (m_c -/+ t(0.975, v) sqrt(s_b^2/n_b + s_c^2/n_c)) / m_b
 
-It is accurate while both half-widths are small (a few %); for noisier data treat it as
-indicative. The **Verdict** is the regression gate's outcome
+so RatioCI95Lower/Upper - 1 are the gate's DiffCI95LowerPct/UpperPct / 100: one interval, not
+two methods that differ slightly. The **Verdict** is the regression gate's outcome
 (:mod:`profiling_worker.gate.verdict`, the judgement ``python -m profiling_worker compare``
 makes in CI): regressed / improved (the whole 95 % interval of the difference beyond the
 allowed change), same (inside it), ambiguous (straddling it; RunsToDecide), clock-explained (the

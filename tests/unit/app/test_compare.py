@@ -33,12 +33,25 @@ def test_ratio_ci_formula() -> None:
     frame = compare_frame(bundled("h200-cupti-j1-fp16"), bundled("h200-ncu-j1-fp16"),
                           CompareOptions())
     row = frame[frame["n"] == 8192].iloc[0]
-    hb = (row["BaselineCI95Upper"] - row["BaselineCI95Lower"]) / 2 / row["BaselineAvg"]
-    hc = (row["CandidateCI95Upper"] - row["CandidateCI95Lower"]) / 2 / row["CandidateAvg"]
-    assert row["RatioCI95Upper"] / row["Ratio"] == pytest.approx((1 + 0) * __import__("math").exp(
-        (hb**2 + hc**2) ** 0.5))
+    from scipy import stats  # Welch's interval of m_c - m_b, over m_b (NIST e-Handbook 1.3.5.3)
+    vb, vc = (row[f"{s}StdDev"] ** 2 / row[f"{s}Runs"] for s in ("Baseline", "Candidate"))
+    df = (vb + vc) ** 2 / (vb**2 / (row["BaselineRuns"] - 1) + vc**2 / (row["CandidateRuns"] - 1))
+    half = stats.t.ppf(0.975, df) * (vb + vc) ** 0.5
+    assert row["RatioCI95Lower"] == pytest.approx((row["CandidateAvg"] - half) / row["BaselineAvg"])
+    assert row["RatioCI95Upper"] == pytest.approx((row["CandidateAvg"] + half) / row["BaselineAvg"])
     assert row["Verdict"] == "not comparable"  # the gate never compares two backends
     assert "backend: cupti vs ncu" in row["Reason"]
+
+
+def test_the_ratio_interval_is_the_gate_s_interval_of_the_difference() -> None:
+    """One interval, not two methods: on a pair the gate judges (two CUPTI jobs of one matmul),
+    RatioCI95 - 1 is DiffCI95 / 100 on every row."""
+    frame = compare_frame(bundled("h200-cupti-gate-base"), bundled("h200-cupti-gate-again"),
+                          CompareOptions())
+    assert len(frame) and frame["DiffCI95LowerPct"].notna().all()
+    for side in ("Lower", "Upper"):
+        assert list((frame[f"RatioCI95{side}"] - 1) * 100) == pytest.approx(
+            list(frame[f"DiffCI95{side}Pct"]))
 
 
 def test_two_recordings_a_day_apart_are_same_or_ambiguous() -> None:
