@@ -1,10 +1,16 @@
 """Host-timer backend: the catalog's torch bodies on the CPU, each annotation timed with
 ``time.perf_counter_ns``. It measures host wall-clock time, not GPU time, and says so:
 its only metric is ``host__time_duration.sum``.
+
+Host wall-clock time includes any time the process waited for a CPU, so the job records the
+host's 1-minute load average before and after timing against its usable CPUs
+(``backend.host_load``) and warns when the load exceeded them (:func:`load_warning`): the same
+body measured 50x slower between two jobs on a loaded 2-core machine.
 """
 
 from __future__ import annotations
 
+import os
 from collections.abc import Callable
 from typing import Any
 
@@ -55,8 +61,22 @@ def collect(spec: JobSpec, make_body: Callable[[str, Annotate], Callable[..., No
         A :class:`Collection` whose launches have one row per annotation run
         (Kernel ``host:<annotation>``, Metric ``host__time_duration.sum``, Unit ``ns``).
     """
+    before = os.getloadavg()[0]
     rows, auto_runs, _ = time_regions(spec, make_body, emit, HostClock())  # host_ns: the values
-    info: dict[str, Any] = {"measurement": MEASUREMENT, "timer": "time.perf_counter_ns"}
+    load = {"before": before, "after": os.getloadavg()[0], "cpus": len(os.sched_getaffinity(0))}
+    info: dict[str, Any] = {"measurement": MEASUREMENT, "timer": "time.perf_counter_ns",
+                            "host_load": load}
     if auto_runs is not None:
         info["auto_runs"] = auto_runs
-    return Collection(launches_frame(rows, spec), backend_info=info)
+    warning = load_warning(max(load["before"], load["after"]), load["cpus"])
+    return Collection(launches_frame(rows, spec), [warning] if warning else [], info)
+
+
+def load_warning(load: float, cpus: float) -> str | None:
+    """A warning when the host's 1-minute load average ``load`` (runnable processes, from
+    ``os.getloadavg``) exceeded its ``cpus`` usable CPUs while timing, else None."""
+    if load <= cpus:
+        return None
+    return (f"the host's load average was {load:.1f} on {cpus} usable CPU(s) while timing: "
+            "host wall-clock times include time spent waiting for a CPU; compare jobs "
+            "recorded on an idle host")

@@ -101,3 +101,22 @@ def test_cpu_backend_says_what_it_ignores(tmp_path):
     assert [w for w in warnings if "does not apply" in w] == [
         "the cpu backend does not apply cache_control 'none'; ignored",
         "the cpu backend does not apply replay_mode 'range'; ignored"]
+
+
+def test_the_host_load_while_timing_is_recorded_and_an_overload_warned(done_job):
+    """Host wall-clock includes waiting for a CPU: the job keeps the 1-minute load average
+    before and after timing against the usable CPUs, and warns exactly when it exceeded them."""
+    import os
+
+    from profiling_worker.backends.cpu import load_warning
+
+    job, _ = done_job
+    manifest = read_manifest(job)
+    load = manifest["backend"]["host_load"]
+    assert load["cpus"] == len(os.sched_getaffinity(0))
+    assert 0 <= load["before"] and 0 <= load["after"]
+    overloaded = max(load["before"], load["after"]) > load["cpus"]
+    said = [w for w in manifest["warnings"] if "load average" in w]
+    assert bool(said) == overloaded, (load, said)
+    assert load_warning(2.0, 2) is None
+    assert "load average was 5.3 on 2 usable CPU(s)" in load_warning(5.3, 2)
