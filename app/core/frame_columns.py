@@ -111,6 +111,7 @@ RATIO_EVENTS_OVER_CUPTI = "RatioEventsOverCupti"
 EVENTS_MEDIAN_US = "EventsMedianUs"
 CUPTI_MEDIAN_US = "CuptiMedianUs"
 HOST_LAUNCH_US = "HostLaunchUs"
+END_EVENT_US = "EndEventUs"
 RESIDUAL_US = "ResidualUs"
 RESIDUAL_PCT = "ResidualPct"
 

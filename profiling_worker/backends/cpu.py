@@ -62,7 +62,8 @@ def collect(spec: JobSpec, make_body: Callable[[str, Annotate], Callable[..., No
         (Kernel ``host:<annotation>``, Metric ``host__time_duration.sum``, Unit ``ns``).
     """
     before = os.getloadavg()[0]
-    rows, auto_runs, _ = time_regions(spec, make_body, emit, HostClock())  # host_ns: the values
+    timed = time_regions(spec, make_body, emit, HostClock())  # its host_ns: the values themselves
+    rows, auto_runs = timed.rows, timed.auto_runs
     load = {"before": before, "after": os.getloadavg()[0], "cpus": len(os.sched_getaffinity(0))}
     info: dict[str, Any] = {"measurement": MEASUREMENT, "timer": "time.perf_counter_ns",
                             "host_load": load}

@@ -31,7 +31,7 @@ from typing import Any
 from profiling_worker.backends import nsight_backend as nb
 from profiling_worker.backends.base import Collection, launches_frame
 from profiling_worker.backends.l2_flush import L2Flush, no_flush
-from profiling_worker.backends.region_timer import time_regions
+from profiling_worker.backends.region_timer import Timed, time_regions
 from profiling_worker.backends.run_side import NO_GPU, BackendStatus, RunJob, RunSide, unavailable
 from profiling_worker.errors import BackendUnavailable
 from profiling_worker.schema import backends as B, columns as C
@@ -75,43 +75,43 @@ class EventsBackend(RunSide):
         job.ready()
         flush = L2Flush() if spec.cache_control == "all" else None
         with nb.autograd_on_calling_thread():
-            rows, auto_runs, host_ns = time_regions(
-                spec, lambda k, timed: job.body(k, "cuda", timed), job.channel.emit,
-                CudaEventClock(torch, flush))
+            timed = time_regions(spec, lambda k, annotate: job.body(k, "cuda", annotate),
+                                 job.channel.emit, CudaEventClock(torch, flush))
         warnings = ([f"the events backend does not apply thermal_mode {spec.thermal_mode!r} "
                      "(nsight-python's pauses for GPU temperature): runs were not paused"]
                     if spec.thermal_mode != "off" else [])
-        return Collection(launches_frame(rows, spec), warnings, {
+        return Collection(launches_frame(timed.rows, spec), warnings, {
             "measurement": MEASUREMENT, "timer": TIMER,
             "cache_flush": flush.describe() if flush else no_flush(spec.cache_control),
             "cuda_device": nb.cuda_device(job.uuid),
-            B.HOST_LAUNCH: host_launch_summary(rows, host_ns),
-            **({"auto_runs": auto_runs} if auto_runs is not None else {})})
+            B.HOST_LAUNCH: host_launch_summary(timed),
+            **({"auto_runs": timed.auto_runs} if timed.auto_runs is not None else {})})
 
 
-def host_launch_summary(rows: list[dict[str, Any]], host_ns: list[float]) -> list[dict[str, Any]]:
+def host_launch_summary(timed: Timed) -> list[dict[str, Any]]:
     """The host time of each region (its start mark to its end mark), per annotation x config,
-    and the events' time less the same run's host time.
+    the end mark's own call, and the events' time less the same run's host time.
 
     Args:
-        rows: :attr:`~profiling_worker.backends.region_timer.Timed.rows`, one per region run.
-        host_ns: the host time (ns) of each row, in the same order.
+        timed: what :func:`~profiling_worker.backends.region_timer.time_regions` measured (one
+            row, host time and end-mark time per region run).
 
     Returns:
         One record per annotation x config, in first-seen order: ``annotation``, ``config`` (its
-        index), ``runs``, the host time's ``mean_ns`` and ``median_ns``, and
-        ``median_events_minus_host_ns``: the median over runs of each run's events time less its
-        host time (ns; a run's host jitter is in both, so the difference keeps what the host
-        does not explain).
+        index), ``runs``, the host time's ``mean_ns`` and ``median_ns``, the end mark's
+        ``median_end_mark_ns``, and ``median_events_minus_host_ns``: the median over runs of each
+        run's events time less its host time (ns; a run's host jitter is in both, so the
+        difference keeps what the host does not explain).
     """
-    groups: dict[tuple[str, int], list[tuple[float, float]]] = {}
-    for row, ns in zip(rows, host_ns):
-        groups.setdefault((row[C.ANNOTATION], row[C.CONFIG]), []).append((ns, row[C.VALUE]))
-    return [{"annotation": name, "config": config, "runs": len(pairs),
-             "mean_ns": statistics.fmean(h for h, _ in pairs),
-             "median_ns": statistics.median(h for h, _ in pairs),
-             "median_events_minus_host_ns": statistics.median(v - h for h, v in pairs)}
-            for (name, config), pairs in groups.items()]
+    groups: dict[tuple[str, int], list[tuple[float, float, float]]] = {}
+    for row, host, end in zip(timed.rows, timed.host_ns, timed.end_mark_ns):
+        groups.setdefault((row[C.ANNOTATION], row[C.CONFIG]), []).append((host, end, row[C.VALUE]))
+    return [{"annotation": name, "config": config, "runs": len(runs),
+             "mean_ns": statistics.fmean(h for h, _, _ in runs),
+             "median_ns": statistics.median(h for h, _, _ in runs),
+             "median_end_mark_ns": statistics.median(e for _, e, _ in runs),
+             "median_events_minus_host_ns": statistics.median(v - h for h, _, v in runs)}
+            for (name, config), runs in groups.items()]
 
 
 def require_cuda() -> Any:

@@ -14,6 +14,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
+import numpy as np
 import pandas as pd
 
 from profiling_worker.gate.context import FIELDS, METRIC_SET, context_differences
@@ -69,9 +70,11 @@ EVENTS_ATTRIBUTION = (
     "times the later ones, which the means carry). HostLaunchUs: the host's time from each "
     "region's start event to its end event, measured in the events job (launching the region's "
     "work: with the GPU idle at the start event, its kernels cannot start before they are "
-    "launched). ResidualUs: the median over runs of each run's events time less its own host "
-    "time, less CuptiMedianUs: what launch time and CUPTI's kernel durations leave unexplained "
-    "(ResidualPct: % of EventsMedianUs). The L2 flush is the same on both (before each region, outside it) and neither "
+    "launched). EndEventUs: the end event's own record call; where the kernels end before the "
+    "host reaches the end event, the GPU stamps it only once that call has submitted it. "
+    "ResidualUs: the median over runs of each run's events time less its own host time, less "
+    "the larger of CuptiMedianUs and EndEventUs: what launch, kernels and the end event leave "
+    "unexplained (ResidualPct: % of EventsMedianUs). The L2 flush is the same on both (before each region, outside it) and neither "
     "replays; the two jobs' clocks are not corrected (see Clocks for each job's SM clock). A "
     "region of several kernels overlaps launches with kernels: its residual can be negative. "
     "Missing for events jobs recorded before the host time was kept.")
@@ -118,8 +121,11 @@ def events_frame(frame: pd.DataFrame, cupti: Bundle, events: Bundle) -> pd.DataF
     later ones on the host, which the means carry): a region timed with events on an idle GPU
     lasts the host's launch time of its work (from its start event to its end event, measured in
     the events job: ``backend.host_launch`` of its manifest) plus its kernels (CUPTI's
-    durations); what neither explains is the residual, taken run by run (each run's events time
-    less the same run's host time, whose jitter both carry), then less CUPTI's median. Both backends flush the L2 the same way before each
+    durations), or, where the kernels end before the host reaches the end event (host-bound),
+    plus the end event's record call, which must submit the event before the GPU can stamp it;
+    what these leave is the residual, taken run by run (each run's events time less the same
+    run's host time, whose jitter both carry), then less the larger of CUPTI's median and the
+    end event's call. Both backends flush the L2 the same way before each
     region and neither replays, so those terms are zero here.
 
     Args:
@@ -130,8 +136,8 @@ def events_frame(frame: pd.DataFrame, cupti: Bundle, events: Bundle) -> pd.DataF
     Returns:
         Annotation, <params>, ConfigLabel, NcuUs, CuptiUs, EventsUs, EventsRSD,
         EventsMinusCuptiUs, RatioEventsOverCupti (means), then EventsMedianUs, CuptiMedianUs,
-        HostLaunchUs (median), ResidualUs = median over runs of (events - host) - CuptiMedianUs
-        and ResidualPct (% of EventsMedianUs); µs. The host time and the residual are missing for an
+        HostLaunchUs, EndEventUs (medians), ResidualUs = median over runs of (events - host) -
+        max(CuptiMedianUs, EndEventUs) and ResidualPct (% of EventsMedianUs); µs. The host time and the residual are missing for an
         events job recorded before the host time was kept.
 
     Raises:
@@ -149,6 +155,7 @@ def events_frame(frame: pd.DataFrame, cupti: Bundle, events: Bundle) -> pd.DataF
     mine = pd.DataFrame({**{k: timed[k] for k in keys}, F.EVENTS_US: timed[C.AVG] / 1e3,
                          F.EVENTS_RSD: timed[C.RSD], F.EVENTS_MEDIAN_US: timed[C.MEDIAN] / 1e3,
                          F.HOST_LAUNCH_US: _host_launch_us(events, timed, "median_ns"),
+                         F.END_EVENT_US: _host_launch_us(events, timed, "median_end_mark_ns"),
                          _LESS_HOST: _host_launch_us(events, timed, "median_events_minus_host_ns")})
     kernels = _timed(cupti, C.GPU_TIME)
     medians = pd.DataFrame({**{k: kernels[k] for k in keys if k in kernels},
@@ -161,7 +168,10 @@ def events_frame(frame: pd.DataFrame, cupti: Bundle, events: Bundle) -> pd.DataF
                           "Run the events backend on the same kernels and sizes.")
     out[F.EVENTS_MINUS_CUPTI_US] = out[F.EVENTS_US] - out[F.CUPTI_US]
     out[F.RATIO_EVENTS_OVER_CUPTI] = out[F.EVENTS_US] / out[F.CUPTI_US]
-    out[F.RESIDUAL_US] = out.pop(_LESS_HOST) - out[F.CUPTI_MEDIAN_US]
+    # after its launch the region lasts its kernels, or, when they end first, until the end
+    # event's record call has submitted it (host-bound)
+    after_launch = np.fmax(out[F.CUPTI_MEDIAN_US], out[F.END_EVENT_US])
+    out[F.RESIDUAL_US] = out.pop(_LESS_HOST) - after_launch
     out[F.RESIDUAL_PCT] = out[F.RESIDUAL_US] / out[F.EVENTS_MEDIAN_US] * 100
     out = out[[c for c in out if c not in _ATTRIBUTION] + _ATTRIBUTION]
     return out
@@ -171,8 +181,8 @@ def events_frame(frame: pd.DataFrame, cupti: Bundle, events: Bundle) -> pd.DataF
 #: ResidualUs.
 _LESS_HOST = "EventsLessHostUs"
 #: The attribution's columns of :func:`events_frame`, in order.
-_ATTRIBUTION = [F.EVENTS_MEDIAN_US, F.CUPTI_MEDIAN_US, F.HOST_LAUNCH_US, F.RESIDUAL_US,
-                F.RESIDUAL_PCT]
+_ATTRIBUTION = [F.EVENTS_MEDIAN_US, F.CUPTI_MEDIAN_US, F.HOST_LAUNCH_US, F.END_EVENT_US,
+                F.RESIDUAL_US, F.RESIDUAL_PCT]
 
 
 def _timed(bundle: Bundle, metric: str) -> pd.DataFrame:

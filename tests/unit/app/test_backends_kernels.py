@@ -92,7 +92,7 @@ def test_the_three_backend_table_refuses_a_job_that_is_not_an_events_job() -> No
 
 
 def test_the_events_gap_to_cupti_is_attributed_to_host_launch_time_on_recorded_h200_jobs() -> None:
-    """J1 on events (device run "h200 1202-run6") beside J1 on CUPTI and ncu: each attribution
+    """J1 on events (device run "h200 1202-run7") beside J1 on CUPTI and ncu: each attribution
     column recomputed from the jobs' own files (launch tables, the events manifest)."""
     from app.core.views.backends import backends_frame, events_frame
 
@@ -113,7 +113,9 @@ def test_the_events_gap_to_cupti_is_attributed_to_host_launch_time_on_recorded_h
         assert row["EventsMedianUs"] == pytest.approx(ev[n_of[config]])
         assert row["CuptiMedianUs"] == pytest.approx(cu[n_of[config]])
         assert row["HostLaunchUs"] == pytest.approx(record["median_ns"] / 1e3)
-        residual = record["median_events_minus_host_ns"] / 1e3 - cu[n_of[config]]
+        assert row["EndEventUs"] == pytest.approx(record["median_end_mark_ns"] / 1e3)
+        after_launch = max(cu[n_of[config]], record["median_end_mark_ns"] / 1e3)
+        residual = record["median_events_minus_host_ns"] / 1e3 - after_launch
         assert row["ResidualUs"] == pytest.approx(residual)
         assert row["ResidualPct"] == pytest.approx(residual / ev[n_of[config]] * 100)
     # (the recorded CUPTI J1 is of another device call; the residual's size on one call's jobs
