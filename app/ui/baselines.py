@@ -45,8 +45,9 @@ def pin_button(job_id: str, launch_id: int) -> None:
         st.rerun()
 
 
-def _style(frame: pd.DataFrame) -> Any:
-    """The comparison with its Change cells coloured (see :data:`LEGEND`)."""
+def _style(frame: pd.DataFrame) -> tuple[Any, dict[str, Any]]:
+    """The comparison with its Change cells coloured (see :data:`LEGEND`), and column widths
+    that fit each number column's longest shown value (a narrow column hid a minus sign)."""
     def colour(row: pd.Series) -> list[str]:
         strong, pale = _COLOURS.get(str(row[B.CHANGE]), ("", ""))
         fill = strong if row[B.TOLD] == B.YES else pale
@@ -57,7 +58,9 @@ def _style(frame: pd.DataFrame) -> Any:
             not np.isnan(value) else "—"
 
     floats = [c for c in frame.columns if pd.api.types.is_float_dtype(frame[c])]
-    return frame.style.apply(colour, axis=1).format(dict.fromkeys(floats, number))
+    widths = {c: {"width": max([len(c), *(len(number(v)) for v in frame[c])]) * 8 + 24}
+              for c in floats}
+    return frame.style.apply(colour, axis=1).format(dict.fromkeys(floats, number)), widths
 
 
 def _baseline_data(job_id: str) -> tuple[Any, Mapping[str, Any] | None, str]:
@@ -71,7 +74,8 @@ def _baseline_data(job_id: str) -> tuple[Any, Mapping[str, Any] | None, str]:
     return bundle, answer.data(), ""
 
 
-def _one(pin_text: str, index: int, data: Mapping[str, Any], launch_id: int) -> None:
+def _one(pin_text: str, index: int, job_id: str, data: Mapping[str, Any],
+         launch_id: int) -> None:
     parsed = B.parse_pin(pin_text)
     if st.button("Unpin", key=state.key(PAGE, f"unpin-{index}"), icon=":material/close:"):
         state.set_baselines([p for p in state.baselines() if p != pin_text])
@@ -88,16 +92,24 @@ def _one(pin_text: str, index: int, data: Mapping[str, Any], launch_id: int) -> 
         st.warning(f"Job {code(parsed[0])} has no launch {parsed[1]}.")
         return
     st.caption(f"Baseline: job {code(parsed[0])}, launch {esc(labels[parsed[1]])}.")
-    frame = B.compare(B.launch_metrics(base, parsed[1]), B.launch_metrics(data, launch_id))
+    one = B.same_runs(parsed[0], base, parsed[1], job_id, data, launch_id)
+    frame = B.compare(B.launch_metrics(base, parsed[1]), B.launch_metrics(data, launch_id), one)
     if frame.empty:
         st.info("Neither launch has section metrics to compare.")
         return
     counts = frame[B.TOLD].value_counts()
-    st.caption(f"{len(frame)} metrics: told apart {counts.get(B.YES, 0)}, not told apart "
-               f"{counts.get(B.NO, 0)}, no spread known {counts.get(B.NO_SPREAD, 0)}, on one "
-               f"side only {counts.get(B.ONE_SIDE, 0)}.")
-    st.dataframe(_style(frame), key=state.key(PAGE, f"baseline-{index}-table"), hide_index=True,
-                 width="stretch")
+    if one:
+        st.info("Both launches are runs of the same measurement (this job's region × config × "
+                "launch × kernel): their runs are the same launches, so they cannot tell the two "
+                "apart. The Difference is between two runs; pin a launch of another job or "
+                "config to compare measurements.", icon=":material/info:")
+    else:
+        st.caption(f"{len(frame)} metrics: told apart {counts.get(B.YES, 0)}, not told apart "
+                   f"{counts.get(B.NO, 0)}, no spread known {counts.get(B.NO_SPREAD, 0)}, on "
+                   f"one side only {counts.get(B.ONE_SIDE, 0)}.")
+    styled, widths = _style(frame)
+    st.dataframe(styled, key=state.key(PAGE, f"baseline-{index}-table"), hide_index=True,
+                 width="stretch", column_config=widths)
     panels.download_csv(frame, key=state.key(PAGE, f"baseline-{index}-csv"),
                         filename=f"baseline-{parsed[0]}-{parsed[1]}.csv")
     st.caption("Rule results side by side")
@@ -117,4 +129,4 @@ def show(job_id: str, data: Mapping[str, Any], launch_id: int) -> None:
     st.caption(LEGEND)
     for index, (tab, pin_text) in enumerate(zip(st.tabs([f"vs {p}" for p in pins]), pins)):
         with tab, st.container(key=state.key(PAGE, f"baseline-{index}")):
-            _one(pin_text, index, data, launch_id)
+            _one(pin_text, index, job_id, data, launch_id)

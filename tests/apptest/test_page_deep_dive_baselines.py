@@ -110,8 +110,10 @@ def test_baselines_of_an_import_and_of_a_run_at_once(jobs: dict[str, Path], app)
     duration = across[(across["Metric"] == "gpu__time_duration.sum")
                       & (across["Section"] == "GPU Speed Of Light Throughput")].iloc[0]
     assert duration["Told apart"] == "yes" and duration["Change"] == "worse"
-    assert set(same["Told apart"]) == {"no"}  # three runs of one point against themselves
+    assert set(same["Told apart"]) == {"same runs"}  # three runs of one point: not compared
+    assert (same["Difference"] < 0).any()  # shown with its sign (a narrow column hid it)
     shown = texts(at)
+    assert "Both launches are runs of the same measurement" in shown
     assert "coloured by sign only" in shown and "no spread is known" in shown
     rules = next(d.value for d in at.dataframe if "This launch's saving %" in d.value.columns)
     assert "—" in set(rules["Baseline"])  # full-set rules the default-set import does not have

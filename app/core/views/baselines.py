@@ -8,8 +8,11 @@ two, the means over their runs are compared: the difference of means ``m_this - 
 told apart when it lies outside its Welch CI95 ``-/+ t(0.975, v) SE``
 (:func:`profiling_worker.schema.intervals.welch_ci95_half_width`, the regression gate's
 formula), "no" when inside. With one launch on a side no spread is known, and the table says
-so instead of judging. The value columns are the two launches' own values (as Nsight Compute
-shows them); the means and the CI95 are the runs'.
+so instead of judging. Two launches of one job's same region x config x launch index x kernel
+are runs of one measurement: both sides' runs are the same launches, so the table says "same
+runs" instead of comparing a set of runs with itself (:func:`same_runs`). The value columns
+are the two launches' own values (as Nsight Compute shows them); the means and the CI95 are the
+runs'.
 
 Text-valued metrics (device name, kernel name) are left out: they have no difference.
 """
@@ -34,7 +37,7 @@ HIGHER_IS, CHANGE, TOLD = "Higher is", "Change", "Told apart"
 MEAN_DIFF, CI95 = "Mean difference", "CI95 ±"
 BASE_RUNS, THIS_RUNS = "Baseline runs", "This launch's runs"
 #: ``Told apart`` values.
-YES, NO, NO_SPREAD = "yes", "no", "no spread known"
+YES, NO, NO_SPREAD, SAME_RUNS = "yes", "no", "no spread known", "same runs"
 #: ``Change`` values; "higher"/"lower" where the direction is unknown.
 BETTER, WORSE, SAME, HIGHER, LOWER = "better", "worse", "same", "higher", "lower"
 ONLY_BASE, ONLY_THIS = "only in baseline", "only in this launch"
@@ -74,8 +77,7 @@ def launch_metrics(data: Mapping[str, Any], launch_id: int) -> pd.DataFrame:
     me = launches.get(launch_id)
     if me is None:
         return pd.DataFrame(columns=[*KEY, LABEL, UNIT, VALUE, RUNS, MEAN, STD])
-    same = {i for i, x in launches.items() if all(
-        x.get(k) == me.get(k) for k in ("annotation", "config", "launch", "kernel"))}
+    same = run_group(data, launch_id)
     rows = [r for r in data.get("sections") or ()
             if r.get("launch_id") in same and _numeric(r.get("value"))]
     frame = pd.DataFrame(rows, columns=["launch_id", "section_name", "metric", "label", "unit",
@@ -89,6 +91,24 @@ def launch_metrics(data: Mapping[str, Any], launch_id: int) -> pd.DataFrame:
     return own.merge(spread.reset_index(), on=KEY, how="left").reset_index(drop=True)
 
 
+def run_group(data: Mapping[str, Any], launch_id: int) -> frozenset[int]:
+    """The launch ids of ``launch_id``'s runs in deep dive ``data``: the launches of its region
+    (annotation), config, launch index and kernel (empty when the launch is not there)."""
+    launches = {int(x["launch_id"]): x for x in data.get("launches") or ()}
+    me = launches.get(launch_id)
+    if me is None:
+        return frozenset()
+    return frozenset(i for i, x in launches.items() if all(
+        x.get(k) == me.get(k) for k in ("annotation", "config", "launch", "kernel")))
+
+
+def same_runs(base_job: str, base_data: Mapping[str, Any], base_launch: int, job: str,
+              data: Mapping[str, Any], launch_id: int) -> bool:
+    """True when the baseline launch and this one are runs of the same measurement (one job,
+    the same :func:`run_group`): their runs cannot tell them apart."""
+    return base_job == job and run_group(base_data, base_launch) == run_group(data, launch_id)
+
+
 def _change(diff: float, better: str | None) -> str:
     if diff == 0:
         return SAME
@@ -97,20 +117,23 @@ def _change(diff: float, better: str | None) -> str:
     return BETTER if (diff > 0) == (better == metric_direction.HIGHER) else WORSE
 
 
-def compare(baseline: pd.DataFrame, this: pd.DataFrame) -> pd.DataFrame:
+def compare(baseline: pd.DataFrame, this: pd.DataFrame, one_measurement: bool = False
+            ) -> pd.DataFrame:
     """This launch against the baseline, metric by metric (formulas: module docstring).
 
     Args:
         baseline, this: :func:`launch_metrics` frames of the two launches.
+        one_measurement: the two are runs of the same measurement (:func:`same_runs`): Told
+            apart is "same runs", with no mean difference or CI95.
 
     Returns:
         One row per (Section, Metric) of either side, those of both first, in this launch's
         order: Section, Label (the metric's name where ncu gives none), Baseline, This launch
         (values), Unit, Difference % (of the baseline; NaN when it is 0), Change
         ("better"/"worse", or "higher"/"lower" where the direction is unknown, "same", "only in
-        baseline", "only in this launch"), Told apart ("yes", "no", "no spread known", "one
-        side only"), Difference (this - baseline, in Unit), Mean difference and CI95 ± (of the
-        means over runs, in Unit; NaN without spread), Higher is ("better", "worse",
+        baseline", "only in this launch"), Told apart ("yes", "no", "no spread known", "same
+        runs", "one side only"), Difference (this - baseline, in Unit), Mean difference and
+        CI95 ± (of the means over runs, in Unit; NaN without spread), Higher is ("better", "worse",
         "unknown"), Baseline runs, This launch's runs, Metric.
     """
     cols = [*KEY, LABEL, UNIT, VALUE, RUNS, MEAN, STD]
@@ -138,6 +161,8 @@ def compare(baseline: pd.DataFrame, this: pd.DataFrame) -> pd.DataFrame:
     out[CI95] = half
     out[TOLD] = np.where(np.isnan(half), NO_SPREAD,
                          np.where(out[MEAN_DIFF].abs() > half, YES, NO))
+    if one_measurement:
+        out[TOLD], out[MEAN_DIFF], out[CI95] = SAME_RUNS, np.nan, np.nan
     side = both["_merge"].astype(str)
     out[CHANGE] = [ONLY_BASE if s == "right_only" else ONLY_THIS if s == "left_only"
                    else _change(d, b) for s, d, b in zip(side, out[DIFF], better)]
