@@ -147,10 +147,14 @@ def runs_to_decide(interval: Interval, allowed_pct: float) -> float:
 
 def figures(interval: Interval, allowed_pct: float) -> str:
     """``"+3.10 % (95 % CI +2.66 .. +3.54 %)"`` with the decimals that keep the bounds unlike
-    the threshold they are judged against."""
+    the threshold they are judged against; a lower bound raised to -100 % (:func:`welch`) says
+    so with its value before the cut."""
     d = distinct_decimals(allowed_pct, interval.diff_pct, interval.lower_pct, interval.upper_pct)
+    cut = interval.diff_pct - interval.half_pct < interval.lower_pct  # raised to -100 % (welch)
     return (f"{interval.diff_pct:+.{d}f} % (95 % CI {interval.lower_pct:+.{d}f} .. "
-            f"{interval.upper_pct:+.{d}f} %)")
+            f"{interval.upper_pct:+.{d}f} %" + (f"; the lower bound cut from "
+            f"{interval.diff_pct - interval.half_pct:+.{d}f} %: a non-negative quantity cannot "
+            "drop by more than 100 %" if cut else "") + ")")
 
 
 def explain(outcome: Outcome, interval: Interval, allowed_pct: float) -> str:

@@ -17,7 +17,7 @@ from app.core import frame_columns as F
 
 #: Below this mean duration (ns) launch overhead and timer jitter dominate the spread.
 SHORT_KERNEL_NS = 10_000.0
-SHORT_NOTE = "shorter than 10 µs: launch jitter dominates the spread"
+SHORT_NOTE = "shorter than 10 µs: a variation of a few hundred ns is several % of its time"
 STAT_COLUMNS = (C.AVG, C.STD, C.MIN, C.MAX, C.MEDIAN, C.CI95_LOWER, C.CI95_UPPER)
 
 

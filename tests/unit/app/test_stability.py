@@ -19,10 +19,10 @@ def test_matmul_sweep_stability_in_microseconds() -> None:
     assert row[C.CI95_LOWER] < row[C.AVG] < row[C.CI95_UPPER]
     assert row[C.NUM_RUNS] == 10 and row[C.STABLE]
     assert row["ConfigLabel"] == "n=512"
-    # fp16 n=512 ran 4.9 µs: flagged as launch-jitter dominated; fp32 n=8192 (21 ms) is not.
+    # fp16 n=512 ran 4.9 µs: flagged as short; fp32 n=8192 (21 ms) is not.
     assert frame[(frame[C.ANNOTATION] == "fp16") & (frame["n"] == 512)]["ShortKernel"].item()
     assert not frame[(frame[C.ANNOTATION] == "fp32") & (frame["n"] == 8192)]["ShortKernel"].item()
-    assert "launch jitter" in frame.loc[frame["ShortKernel"], "Note"].iloc[0]
+    assert "shorter than 10 µs" in frame.loc[frame["ShortKernel"], "Note"].iloc[0]
 
 
 def test_unstable_cupti_pairs_are_explained() -> None:

@@ -194,3 +194,26 @@ def test_a_section_set_difference_alone_does_not_count_metrics() -> None:
     said = metric_set_difference(base, cand)
     assert said is not None and "section set none vs detailed" in said
     assert "metrics;" not in said and "1 vs 1" not in said
+
+
+def test_a_lower_bound_cut_at_minus_100_percent_says_so() -> None:
+    """A new user's find: two noisy cpu jobs showed DiffCI95LowerPct -100.000 where Welch's bound
+    was about -154 %, with no word of the cut. Summary statistics of that kind (chosen here, not
+    measured: means 1.0 and 0.6, std devs 0.8 and 0.5, 3 runs a side) put Welch's bound below
+    -100 %."""
+    import pandas as pd
+
+    from profiling_worker.gate.verdict import explain, figures, welch
+
+    frame = pd.DataFrame({"BAvg": [1.0], "BStd": [0.8], "BRuns": [3],
+                          "CAvg": [0.6], "CStd": [0.5], "CRuns": [3]})
+    row = welch(frame, "B", "C", "Avg", "Std", "Runs").iloc[0]
+    assert row["DiffPct"] - row["HalfPct"] < -100 and row["LowerPct"] == -100
+    interval = Interval(row["DiffPct"], row["LowerPct"], row["UpperPct"], row["HalfPct"],
+                        row["RelVar"], int(row["Runs"]))
+    said = figures(interval, 3.0)
+    assert "95 % CI -100" in said and "the lower bound cut from" in said
+    assert f"{row['DiffPct'] - row['HalfPct']:+.0f}"[:3] in said
+    assert "cut" in explain(Outcome.AMBIGUOUS, interval, 3.0)
+    uncut = Interval(3.1, 2.66, 3.54, 0.44, 1e-4, 10)
+    assert "cut" not in figures(uncut, 3.0)
