@@ -112,14 +112,23 @@ class SlurmExecutor(SweepWatcher):
                 continue
             if not mine:
                 self._show_read_only(path, manifest, sweep_resume.watcher_text(manifest))
-            elif self._resume_claimed(path, manifest):
+            elif self._resume_claimed(path):
                 ids.append(path.name)
         return ids
 
-    def _resume_claimed(self, path: Path, manifest: dict[str, Any], note: str = "") -> bool:
+    def _resume_claimed(self, path: Path, note: str = "") -> bool:
         """Rebuild a sweep whose lock this process now holds and watch it; False (lock given
         back) when its files cannot be read back (it ends ``interrupted``) or Slurm does not
-        answer (left for the next try)."""
+        answer (left for the next try). Its manifest is read again under the lock: a sweep
+        that ended meanwhile (its watcher merged it, then let the lock go) is left as it is,
+        never merged twice."""
+        try:
+            manifest = read_manifest(path)
+        except ManifestError:
+            manifest = {"status": JobStatus.FAILED.value}  # being rewritten: the next look
+        if JobStatus(manifest["status"]).finished:
+            sweep_lock.release(path)
+            return False
         try:
             spec, options, tasks, record = sweep_resume.rebuild(path)
             queue = self._queue(spec, options, path)
@@ -189,8 +198,8 @@ class SlurmExecutor(SweepWatcher):
         except (ManifestError, OSError):
             return
         if free:
-            self._resume_claimed(job.path, manifest, f"taken over by this server: the "
-                                 f"{job.watched_by} that watched it stopped")
+            self._resume_claimed(job.path, f"taken over by this server: the {job.watched_by} "
+                                 f"that watched it stopped")
             return
         with self._lock:
             job.status, job.error = status, manifest.get("error")

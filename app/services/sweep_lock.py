@@ -1,4 +1,5 @@
-"""Which dashboard server watches a sweep: an ``fcntl.flock`` on ``<sweep>/.watch.lock``, held
+"""Which dashboard server watches a sweep: an ``fcntl.flock`` on ``<sweep>/.submitit/watch.lock``
+(beside submitit's files, so never listed as a file of the bundle), held
 by the one watcher for as long as it follows the sweep (as the GPU lanes' locks of
 :class:`~app.services.job_model.LaneLocks`).
 
@@ -16,7 +17,9 @@ import os
 import threading
 from pathlib import Path
 
-LOCK_FILE = ".watch.lock"  # hidden: never listed as a bundle file
+from app.services.sweep_plan import SUBMITIT_DIR
+
+LOCK_FILE = "watch.lock"  # in the sweep's SUBMITIT_DIR, which the bundle's file list leaves out
 _HELD: dict[Path, int] = {}  # sweep folder -> the descriptor whose flock this process holds
 _MUTEX = threading.Lock()
 
@@ -32,7 +35,8 @@ def claim(path: Path) -> bool:
     with _MUTEX:
         if key in _HELD:
             return False
-        fd = os.open(key / LOCK_FILE, os.O_RDWR | os.O_CREAT | os.O_CLOEXEC, 0o644)
+        (key / SUBMITIT_DIR).mkdir(exist_ok=True)
+        fd = os.open(key / SUBMITIT_DIR / LOCK_FILE, os.O_RDWR | os.O_CREAT | os.O_CLOEXEC, 0o644)
         try:
             fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
         except BlockingIOError:

@@ -39,5 +39,6 @@ def test_a_sweep_whose_queue_jsonl_cannot_be_written_is_not_submitted(
     assert "No space left on device" in job.error["message"]
     assert job.error["hint"] == RECORD_HINT
     assert read_manifest(job.path)["error"]["kind"] == "sweep_unwritable"  # on disk too
-    assert not (job.path / "tasks").exists() and not (job.path / ".submitit").exists()
+    assert not (job.path / "tasks").exists()  # no attempt folder, no pickle, no process
+    assert [f.name for f in (job.path / ".submitit").iterdir()] == ["watch.lock"]
     executor.shutdown()
