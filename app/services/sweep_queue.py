@@ -119,7 +119,8 @@ class SubmititQueue:
                                        gpus_per_node=gpus)
         try:
             jobs = executor.map_array(run_task, [str(f) for f in folders])
-        except (subprocess.CalledProcessError, OSError) as exc:
+        except (submitit.core.utils.FailedJobError, subprocess.CalledProcessError,
+                OSError) as exc:  # submitit raises FailedJobError (sbatch's stderr) on refusal
             detail = getattr(exc, "output", b"") or b""
             text = detail.decode(errors="replace") if isinstance(detail, bytes) else str(detail)
             raise SlurmMissing(f"sbatch refused the array: {exc} {text}".strip()) from exc

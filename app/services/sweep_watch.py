@@ -244,16 +244,18 @@ class SweepWatcher(JobBook):
 
     def _retry(self, sweep: Sweep, tasks: list[T.Task], notes: dict[str, str],
                views: dict[str, TaskView]) -> None:
-        """Submit the next attempt of each task, naming the retries in the job's warnings;
-        when ``queue.jsonl`` (or an attempt folder) cannot be written nothing is submitted and
-        the tasks end with their state, the reason saying why there was no retry."""
+        """Submit the next attempt of each task, naming the retries in the job's warnings.
+        When ``queue.jsonl`` (or an attempt folder) cannot be written, or sbatch refuses the
+        array, the tasks end with their state, the reason saying why there was no retry; the
+        sweep goes on to its merge (the finished tasks are kept)."""
         try:
             self._start_attempts(sweep, tasks, notes)
-        except OSError as exc:
+        except (OSError, SlurmMissing) as exc:
+            fix = f" ({sweep_resume.RECORD_HINT})" if isinstance(exc, OSError) else ""
             for task in tasks:
                 view = views[task.name]
                 task.final = views[task.name] = dataclasses.replace(
-                    view, reason=f"{view.reason}; not retried: {exc} ({sweep_resume.RECORD_HINT})")
+                    view, reason=f"{view.reason}; not retried: {exc}{fix}")
             self._note(sweep, f"{', '.join(t.name for t in tasks)} not retried: {exc}")
             return
         sweep.retries += [notes[t.name] for t in tasks]

@@ -1,5 +1,5 @@
 """Failures around a sweep's record, against a real Slurm: ``queue.jsonl`` that cannot be
-written (a retry and a cancel), a dashboard killed between sbatch returning and the ids being
+written (a retry and a cancel), sbatch refusing a retry, a dashboard killed between sbatch returning and the ids being
 recorded, and two servers on one results folder after a restart. Each test is bounded by
 its tasks (a few seconds of cpu work each) and the waits below."""
 
@@ -15,6 +15,7 @@ from pathlib import Path
 
 import pytest
 
+from app.core.bundle_loader import load_bundle
 from app.services import sweep_lock
 from app.services.slurm_executor import FOLLOW_S, SlurmExecutor
 from app.services.sweep_plan import SweepOptions
@@ -108,20 +109,57 @@ def _only_sweep(results: Path) -> Path:
     return found[0]
 
 
+def _sbatch_wrapper(folder: Path, body: str) -> str:
+    """A PATH with an ``sbatch`` first that runs ``body`` (bash; ``$REAL`` is the real sbatch)."""
+    real = subprocess.run(["which", "sbatch"], capture_output=True, text=True,
+                          check=True).stdout.strip()
+    (folder / "bin").mkdir()
+    wrapper = folder / "bin" / "sbatch"
+    wrapper.write_text(f'#!/bin/bash\nREAL="{real}"\n{body}\n')
+    wrapper.chmod(0o755)
+    return f"{folder / 'bin'}:{os.environ['PATH']}"
+
+
+def test_a_retry_sbatch_refuses_ends_the_task_and_the_sweep_still_merges(
+        shared_results: Path, executor: SlurmExecutor, tmp_path: Path,
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    refuse = tmp_path / "refuse"  # once it exists, sbatch fails as a controller that times out
+    monkeypatch.setenv("PATH", _sbatch_wrapper(tmp_path, f'[ -e "{refuse}" ] && {{ echo '
+                                               f'"sbatch: error: Socket timed out" >&2; exit 1; }}'
+                                               '\nexec "$REAL" "$@"'))
+    spec = validate_spec({"kernels": ["sweep_fails_13"], "configs": [{"n": 8}, {"n": 13}], **CPU})
+    job_id = executor.submit(spec, SweepOptions(retries=1, reference=False))
+    wait_for(executor, job_id, lambda j: all(t.scheduler_id for t in j.tasks), 60)
+    refuse.touch()
+    assert executor.wait(job_id, START_S) == JobStatus.DONE  # was failed (internal), no merge
+    done, failed = executor.get(job_id).tasks
+    assert (done.state, failed.state, failed.attempt) == ("done", "failed", 0)
+    assert "size 13 is refused" in failed.reason
+    assert "not retried: sbatch refused the array" in failed.reason
+    assert "Socket timed out" in failed.reason
+    agg = load_bundle(shared_results / job_id).table(C.TABLE_AGGREGATED)
+    assert sorted(agg[C.CONFIG].unique()) == [0]  # the finished task is merged
+
+
+def test_an_array_sbatch_refuses_ends_the_sweep_failed_with_slurms_message(
+        shared_results: Path, executor: SlurmExecutor) -> None:
+    spec = validate_spec({"kernels": ["sweep_sleep"], "configs": [{"ms": 1}], **CPU})
+    job_id = executor.submit(spec, SweepOptions(partition="nosuch", reference=False))
+    assert executor.wait(job_id, 60) == JobStatus.FAILED
+    error = executor.get(job_id).error
+    assert error is not None and error["kind"] == "slurm_missing", error  # was internal
+    assert error["message"].startswith("sbatch refused the array")
+    assert "invalid partition" in error["message"].lower(), error["message"]
+
+
 def test_an_array_whose_ids_a_killed_dashboard_never_recorded_is_found_and_adopted(
         shared_results: Path, executor: SlurmExecutor, tmp_path: Path) -> None:
     """sbatch on PATH is the real one, then SIGKILL of its caller: the dashboard dies the
     moment sbatch returned, before it wrote the Slurm ids."""
-    real = subprocess.run(["which", "sbatch"], capture_output=True, text=True,
-                          check=True).stdout.strip()
-    (tmp_path / "bin").mkdir()
-    wrapper = tmp_path / "bin" / "sbatch"
-    wrapper.write_text(f'#!/bin/bash\nout=$("{real}" "$@") || exit $?\nkill -9 $PPID\n'
-                       'echo "$out"\n')
-    wrapper.chmod(0o755)
+    path = _sbatch_wrapper(tmp_path, 'out=$("$REAL" "$@") || exit $?\nkill -9 $PPID\n'
+                                     'echo "$out"')
     spec = {"kernels": ["sweep_sleep"], "configs": [{"ms": 500}, {"ms": 501}], **CPU}
-    proc = _start_submitter(shared_results, spec,
-                            {"PATH": f"{tmp_path / 'bin'}:{os.environ['PATH']}"})
+    proc = _start_submitter(shared_results, spec, {"PATH": path})
     assert proc.wait(120) == -signal.SIGKILL
     sweep = _only_sweep(shared_results)
     record = read_record(sweep)
