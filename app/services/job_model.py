@@ -100,6 +100,8 @@ class Job:
     cancel_requested: bool = False
     tasks: tuple[TaskView, ...] = ()
     """A cluster sweep's array tasks (empty for a job of this host's lanes)."""
+    watched_by: str = ""
+    """A cluster sweep another dashboard server watches: which one (shown read-only here)."""
 
     @property
     def active(self) -> bool:

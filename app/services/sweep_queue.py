@@ -51,8 +51,14 @@ class TaskQueue(Protocol):
     def missing(self) -> str | None:
         """Why this host cannot submit to the scheduler (None: it can)."""
 
-    def submit(self, folders: list[Path]) -> list[str]:
-        """Start one task per attempt folder; returns their scheduler ids, in order."""
+    def submit(self, folders: list[Path], name: str) -> list[str]:
+        """Start one task per attempt folder as one array named ``name`` (unique to this
+        submission); returns their scheduler ids, in order."""
+
+    def adopt(self, name: str, folders: list[Path]) -> list[str] | None:
+        """The ids of the array submitted as ``name`` (one task per attempt folder) by a
+        submitter that died before recording them, made ready to run; None when the
+        scheduler no longer lists it."""
 
     def states(self, ids: list[str]) -> dict[str, QueueState]:
         """Scheduler state of each id it still knows (ended jobs may be forgotten)."""
@@ -70,7 +76,7 @@ def _executor(kind: str, folder: Path, python: str) -> submitit.Executor:
 def slurm_parameters(spec: JobSpec, options: SweepOptions, name: str) -> dict[str, Any]:
     """submitit ``SlurmExecutor.update_parameters`` of a sweep: one task per array element,
     ``--gres=gpu[:<type>]:<n>`` for a GPU backend, ``--time``, ``--array=...%parallelism``."""
-    params: dict[str, Any] = {"job_name": name[:60], "time": options.time_limit_min,
+    params: dict[str, Any] = {"job_name": name, "time": options.time_limit_min,
                               "array_parallelism": options.parallelism, "nodes": 1,
                               "ntasks_per_node": 1, "cpus_per_task": 1}
     if options.partition:
@@ -101,25 +107,50 @@ class SubmititQueue:
             return "Slurm's sbatch is not on PATH: this host cannot submit to a cluster"
         return None
 
-    def submit(self, folders: list[Path]) -> list[str]:
+    def submit(self, folders: list[Path], name: str) -> list[str]:
         if (reason := self.missing()) is not None:
             raise SlurmMissing(reason)
         executor = _executor(self.kind, self.folder, self.python)
         if self.kind == "slurm":
-            executor.update_parameters(**self.parameters)
+            executor.update_parameters(**{**self.parameters, "job_name": name})
         else:  # the local executor sets CUDA_VISIBLE_DEVICES to the task's GPUs itself
             gpus = int(str(self.parameters.get("gres", "0")).rsplit(":", 1)[-1])
             executor.update_parameters(timeout_min=self.parameters.get("time", 30),
                                        gpus_per_node=gpus)
         try:
             jobs = executor.map_array(run_task, [str(f) for f in folders])
-        except (subprocess.CalledProcessError, OSError) as exc:
+        except (submitit.core.utils.FailedJobError, subprocess.CalledProcessError,
+                OSError) as exc:  # submitit raises FailedJobError (sbatch's stderr) on refusal
             detail = getattr(exc, "output", b"") or b""
             text = detail.decode(errors="replace") if isinstance(detail, bytes) else str(detail)
             raise SlurmMissing(f"sbatch refused the array: {exc} {text}".strip()) from exc
         for job in jobs:
             self._jobs[job.job_id] = job
         return [job.job_id for job in jobs]
+
+    def adopt(self, name: str, folders: list[Path]) -> list[str] | None:
+        """Found by its name in squeue, the array's tasks get submitit's pickles where the
+        dead submitter would have moved them after sbatch (each task waits 60 s for its
+        ``<id>_submitted.pkl``; one that gave up failed and is retried as any other).
+
+        Raises:
+            SlurmMissing: squeue is missing or fails.
+        """
+        if self.kind == "local":
+            return None  # a local task is a process of the stopped server: nothing to ask
+        array = squeue_array_named(name)
+        if array is None:
+            return None
+        ids = [f"{array}_{i}" for i in range(len(folders))]
+        for job_id, folder in zip(ids, folders):
+            pickle = submitit.core.utils.JobPaths(self.folder, job_id=job_id).submitted_pickle
+            if not pickle.exists():
+                delayed = submitit.core.utils.DelayedSubmission(run_task, str(folder))
+                delayed.set_timeout(int(self.parameters.get("time", 30)), 0)
+                part = pickle.with_name(pickle.name + ".part")
+                delayed.dump(part)
+                part.rename(pickle)  # whole or absent: a waiting task never reads half of it
+        return ids
 
     def states(self, ids: list[str]) -> dict[str, QueueState]:
         if self.kind == "local":  # a task of a dashboard that stopped: by its process
@@ -137,7 +168,7 @@ class SubmititQueue:
                     with contextlib.suppress(OSError):
                         os.kill(int(i), signal.SIGINT)  # as submitit's LocalJob.cancel
             return
-        arrays = sorted({i.split("_")[0] for i in ids})
+        arrays = sorted({i.split("_")[0] for i in ids if i})
         if arrays:
             subprocess.run(["scancel", *arrays], check=False, capture_output=True,
                            timeout=SQUEUE_TIMEOUT_S)
@@ -166,19 +197,38 @@ def squeue_states(ids: list[str]) -> dict[str, QueueState]:
     Raises:
         SlurmMissing: squeue is missing or fails (controller down).
     """
-    arrays = sorted({i.split("_")[0] for i in ids})
+    arrays = sorted({i.split("_")[0] for i in ids if i})  # "": an attempt read from its folder
     if not arrays:
         return {}
+    return parse_squeue(_squeue("--array", "--jobs=" + ",".join(arrays), "--format=%i|%T|%N|%r"))
+
+
+def squeue_array_named(name: str) -> str | None:
+    """The array job id (``%F``) of the job named ``name`` that squeue still lists (ended jobs
+    stay listed for Slurm's ``MinJobAge``); None when it lists none.
+
+    Raises:
+        SlurmMissing: squeue is missing or fails.
+    """
+    found = _squeue("--name=" + name, "--format=%F").split()
+    return found[0] if found else None
+
+
+def _squeue(*args: str) -> str:
+    """``squeue --noheader --states=all`` with ``args``; its output.
+
+    Raises:
+        SlurmMissing: squeue is missing, fails or does not answer in time.
+    """
     try:
-        proc = subprocess.run(["squeue", "--noheader", "--array", "--states=all",
-                               "--jobs=" + ",".join(arrays), "--format=%i|%T|%N|%r"],
+        proc = subprocess.run(["squeue", "--noheader", "--states=all", *args],
                               capture_output=True, text=True, timeout=SQUEUE_TIMEOUT_S,
                               check=False)
     except (OSError, subprocess.TimeoutExpired) as exc:
         raise SlurmMissing(f"squeue did not answer: {exc}") from exc
     if proc.returncode != 0 and "Invalid job id" not in proc.stderr:
         raise SlurmMissing(f"squeue failed: {proc.stderr.strip()[:300]}")
-    return parse_squeue(proc.stdout)
+    return proc.stdout
 
 
 def parse_squeue(text: str) -> dict[str, QueueState]:

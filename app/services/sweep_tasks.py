@@ -94,6 +94,11 @@ def _finished_status(folder: Path) -> tuple[JobStatus | None, str]:
     return status, str(error.get("message") or "")
 
 
+def has_result(folder: Path) -> bool:
+    """True when the worker wrote its final manifest in the attempt folder."""
+    return _finished_status(folder)[0] is not None
+
+
 def decide(attempt: Attempt, queue: QueueState | None, cancel_requested: bool,
            now: float | None = None) -> tuple[str, str]:
     """The attempt's state and its reason (for failed, preempted, pending).

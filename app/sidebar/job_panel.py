@@ -80,7 +80,9 @@ def _job(manager: Executor, job: Job, position: int) -> None:
         kernels = ",".join(job.spec.kernels)
         st.markdown(f"{icon} **{job.status}** · {esc(kernels)} · {esc(job.spec.backend)}"
                     f"  \n{code(job.job_id)}")
-        if job.active and job.cancel_requested:
+        if job.watched_by:  # another server submits, retries, cancels and merges it
+            st.caption(f"Read-only here: watched by the {esc(job.watched_by)}.")
+        elif job.active and job.cancel_requested:
             st.caption("Cancelling…")  # the worker is stopping; the Cancel button is gone
         elif job.status == JobStatus.QUEUED:
             st.caption(f"Waiting for {esc(job.lane)}: place {position} in its queue.")
@@ -91,7 +93,7 @@ def _job(manager: Executor, job: Job, position: int) -> None:
             if job.spec.run_target is not None and job.total:  # the total is every config's most
                 text += " at most (runs auto stops each config at its target)"
             st.progress(job.fraction, text=esc(text))
-        if job.active and not job.cancel_requested:
+        if job.active and not job.cancel_requested and not job.watched_by:
             st.button("Cancel", key=state.key("panel", f"cancel-{job.job_id}"),
                       on_click=manager.cancel,
                       args=(job.job_id,), icon=":material/stop:")

@@ -12,11 +12,13 @@ import shutil
 import subprocess
 import sys
 import tempfile
-from collections.abc import Iterator
+import time
+from collections.abc import Callable, Iterator
 from pathlib import Path
 
 import pytest
 
+from app.services.job_model import Job
 from app.services.slurm_executor import SlurmExecutor
 
 REPO = Path(__file__).resolve().parents[2]
@@ -80,3 +82,16 @@ def executor(shared_results: Path) -> Iterator[SlurmExecutor]:
         made.cancel(job.job_id)
         made.wait(job.job_id, 60)
     made.shutdown()
+
+
+def wait_for(executor: SlurmExecutor, job_id: str, test: Callable[[Job], bool],
+             timeout_s: float = 120) -> Job:
+    """The job once ``test`` holds for it (polled every 0.2 s); fails after ``timeout_s``."""
+    deadline = time.monotonic() + timeout_s
+    while time.monotonic() < deadline:
+        job = executor.get(job_id)
+        assert job is not None
+        if test(job):
+            return job
+        time.sleep(0.2)
+    raise AssertionError(f"timed out; last state {executor.get(job_id)}")

@@ -14,12 +14,12 @@ import pytest
 
 from app.core.bundle_loader import load_bundle
 from app.services import result_store
-from app.services.job_model import Job
 from app.services.slurm_executor import SlurmExecutor
 from app.services.sweep_plan import SweepOptions
 from profiling_worker.schema import columns as C
 from profiling_worker.schema.manifest import JobStatus
 from profiling_worker.schema.spec import validate_spec
+from tests.slurm.conftest import wait_for
 
 pytestmark = pytest.mark.slurm
 CPU = {"runs": 2, "backend": "cpu", "warmup": 0}
@@ -29,24 +29,13 @@ def _spec(kernel: str, configs: list[dict[str, int]]) -> object:
     return validate_spec({"kernels": [kernel], "configs": configs, **CPU})
 
 
-def _wait_for(executor: SlurmExecutor, job_id: str, test, timeout_s: float = 120) -> Job:
-    deadline = time.monotonic() + timeout_s
-    while time.monotonic() < deadline:
-        job = executor.get(job_id)
-        assert job is not None
-        if test(job):
-            return job
-        time.sleep(0.2)
-    raise AssertionError(f"timed out; last state {executor.get(job_id)}")
-
-
 def test_a_sweep_is_one_array_split_watched_and_merged(shared_results: Path,
                                                         executor: SlurmExecutor) -> None:
     spec = _spec("matmul", [{"n": n} for n in (8, 16, 24, 32, 40)])
     job_id = executor.submit(spec, SweepOptions(configs_per_task=2, parallelism=2, retries=0))
     assert [t.configs for t in executor.get(job_id).tasks] == [(0, 1), (2, 3), (4,)]
     # the watcher submits the array right after submit returned
-    job = _wait_for(executor, job_id, lambda j: all(t.scheduler_id for t in j.tasks), 60)
+    job = wait_for(executor, job_id, lambda j: all(t.scheduler_id for t in j.tasks), 60)
     array = {t.scheduler_id.split("_")[0] for t in job.tasks}
     assert len(array) == 1  # one Slurm job array, one element per task
     queued = subprocess.run(["squeue", "--noheader", "--array", "--states=all", "-j",
@@ -110,7 +99,7 @@ def test_cancel_stops_the_array_and_keeps_finished_tasks(shared_results: Path,
                                                          executor: SlurmExecutor) -> None:
     spec = _spec("sweep_sleep", [{"ms": 1}] + [{"ms": 20_000 + i} for i in range(5)])
     job_id = executor.submit(spec, SweepOptions(parallelism=2, retries=2, reference=False))
-    job = _wait_for(executor, job_id, lambda j: j.tasks[0].state == "done"
+    job = wait_for(executor, job_id, lambda j: j.tasks[0].state == "done"
                     and any(t.state == "running" for t in j.tasks[1:]), 180)
     executor.cancel(job_id)
     assert executor.wait(job_id, 120) == JobStatus.CANCELLED
@@ -135,7 +124,7 @@ def test_preempted_task_is_retried(shared_results: Path, executor: SlurmExecutor
     # (with 300 ms runs a loaded CI machine once finished the task first)
     spec = _spec("sweep_sleep", [{"ms": 4000}])
     job_id = executor.submit(spec, SweepOptions(retries=1, reference=False, partition="debug"))
-    job = _wait_for(executor, job_id, lambda j: j.tasks[0].state == "running", 180)
+    job = wait_for(executor, job_id, lambda j: j.tasks[0].state == "running", 180)
     cpus = subprocess.run(["sinfo", "--noheader", "-p", "urgent", "-o", "%c"], capture_output=True,
                           text=True, check=True).stdout.split()[0]
     subprocess.run(["sbatch", "--partition=urgent", f"--ntasks={cpus}", "--output=/dev/null",

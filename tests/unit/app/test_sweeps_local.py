@@ -157,9 +157,9 @@ class _GatedExecutor(SlurmExecutor):
         real = super()._queue(spec, options, folder)
         submit = real.submit
 
-        def gated(folders: list[Path]) -> list[str]:
+        def gated(folders: list[Path], name: str) -> list[str]:
             assert self.gate.wait(60)
-            return [] if self._stopped else submit(folders)
+            return [] if self._stopped else submit(folders, name)
 
         real.submit = gated  # type: ignore[method-assign]
         return real
