@@ -68,20 +68,22 @@ def zip_name(bundle: Bundle) -> str:
     return f"{bundle.job_id}.zip"
 
 
-def too_large(what: str, size: int, where: str) -> str | None:
-    """Why a download of ``size`` bytes is not offered (None: it is): over
-    :data:`MAX_DOWNLOAD_BYTES`, with the folder to copy it from."""
-    if size <= MAX_DOWNLOAD_BYTES:
+def too_large(what: str, size: int, where: str, cap: int | None = None) -> str | None:
+    """Why a download of ``size`` bytes is not offered (None: it is): over ``cap`` (default
+    :data:`MAX_DOWNLOAD_BYTES`, what the server holds in memory; the download route streams
+    more), with the folder to copy it from."""
+    limit = MAX_DOWNLOAD_BYTES if cap is None else cap
+    if size <= limit:
         return None
-    return (f"{what} is {fmt_bytes(size)}, more than the {fmt_bytes(MAX_DOWNLOAD_BYTES)} a "
-            f"download may take (the server holds it in memory); copy it from {where} on the "
-            "server instead")
+    why = " (the server holds it in memory)" if limit == MAX_DOWNLOAD_BYTES else ""
+    return (f"{what} is {fmt_bytes(size)}, more than the {fmt_bytes(limit)} a download may "
+            f"take{why}; copy it from {where} on the server instead")
 
 
-def _declared_problem(path: Path) -> str | None:
+def _declared_problem(path: Path, max_bytes: int) -> str | None:
     """What the file's first and last bytes already refuse, nothing inflated: no gzip magic, or
     a last member whose trailer (ISIZE, the size mod 2**32, RFC 1952) declares more than
-    :data:`MAX_INFLATED_BYTES` (a bomb, or a report too large to offer)."""
+    ``max_bytes`` (a bomb, or a report too large to offer)."""
     with open(path, "rb") as fh:
         magic = fh.read(2)
         size = fh.seek(0, 2)
@@ -90,23 +92,24 @@ def _declared_problem(path: Path) -> str | None:
     if magic != b"\x1f\x8b":
         return (f"{path.name}: not a readable gzip file (it does not begin with gzip's magic "
                 "bytes; give the plain file, or one compressed with gzip)")
-    if declared > MAX_INFLATED_BYTES:
+    if declared > max_bytes:
         return (f"{path.name}: declares {fmt_bytes(declared)} once decompressed, more than the "
-                f"{fmt_bytes(MAX_INFLATED_BYTES)} a download may take; copy it from the bundle "
+                f"{fmt_bytes(max_bytes)} a download may take; copy it from the bundle "
                 "folder on the server and decompress it there (gunzip)")
     return None
 
 
-def report_download_problem(path: Path) -> str | None:
+def report_download_problem(path: Path, max_bytes: int = MAX_INFLATED_BYTES) -> str | None:
     """Why the inflated ``.ncu-rep`` of ``path`` (a ``.ncu-rep.gz``) cannot be downloaded: not
-    gzip, cut short, padded, or larger than :data:`MAX_INFLATED_BYTES`; None when it can.
+    gzip, cut short, padded, or larger than ``max_bytes`` (default :data:`MAX_INFLATED_BYTES`,
+    the in-memory download's cap); None when it can.
     Reads its first and last bytes, then, if they pass, inflates it once keeping nothing
     (1 MiB at a time; the report walk needs every byte to find padding or a cut)."""
-    problem = _declared_problem(path)
+    problem = _declared_problem(path, max_bytes)
     if problem:
         return problem
     try:
-        check_inflates(path, MAX_INFLATED_BYTES)
+        check_inflates(path, max_bytes)
     except InflateError as exc:
         return f"{exc.message} ({exc.hint})"
     return None
