@@ -1,0 +1,135 @@
+"""In a real browser, on a server started as the README starts it (``python -m app.cli``): a
+bundle file over 64 MiB (made here, in tmp: the J1 bundle with a 70 MiB extra file of random
+bytes) is offered and downloads through the streamed route with its bytes and file name, and
+the ``.ncu-rep`` inflated from the bundle's ``.ncu-rep.gz`` arrives as ``gunzip`` gives it; a
+link of another server process (an unknown token) is told why at once (issue 26: a refused
+download showed nothing for 240 s). Before the route the page named the folder to copy."""
+
+from __future__ import annotations
+
+import gzip
+import hashlib
+import os
+import re
+import shutil
+import subprocess
+import sys
+import urllib.error
+import urllib.request
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+from playwright.sync_api import expect
+
+from tests.e2e.conftest import (REPO_ROOT, SERVER_START_S, _healthy, _stop, free_port, open_app,
+                                wait_for_elements)
+from tests.scenarios import SCENARIOS
+
+pytestmark = pytest.mark.e2e
+JOB = "big-download"
+LARGE = "nsight/large.bin"
+REPORT = "nsight/ncu-output-profiled-0.ncu-rep.gz"
+LARGE_BYTES = 70 * 1024**2
+
+
+def _large_file(path: Path) -> str:
+    """``LARGE_BYTES`` of random bytes at ``path``; their sha256."""
+    digest = hashlib.sha256()
+    with open(path, "wb") as fh:
+        for _ in range(LARGE_BYTES // 2**20):
+            chunk = os.urandom(2**20)
+            digest.update(chunk)
+            fh.write(chunk)
+    return digest.hexdigest()
+
+
+@pytest.fixture(scope="module")
+def cli_server(tmp_path_factory: pytest.TempPathFactory,
+               artifacts_dir: Path) -> Iterator[tuple[str, str]]:
+    """``python -m app.cli`` on 127.0.0.1 with one result, ``big-download``; its URL and the
+    large file's sha256."""
+    base = tmp_path_factory.mktemp("cli-dashboard")
+    bundle = base / "results" / JOB
+    shutil.copytree(SCENARIOS / "h200-ncu-j1-fp16", bundle)
+    sha = _large_file(bundle / LARGE)
+    (base / "bundled").mkdir()
+    port = free_port()
+    url = f"http://127.0.0.1:{port}"
+    env = dict(os.environ, KPROF_BUNDLED_DIR=str(base / "bundled"), PYTHONUNBUFFERED="1",
+               PYTHONPATH=str(REPO_ROOT))
+    log_path = base / "server.log"
+    with log_path.open("wb") as log:
+        proc = subprocess.Popen([sys.executable, "-m", "app.cli", "--results",
+                                 str(base / "results"), "--port", str(port)],
+                                cwd=REPO_ROOT, env=env, stdout=log, stderr=subprocess.STDOUT,
+                                start_new_session=True)
+    try:
+        _wait_healthy(proc, url, log_path)
+        yield url, sha
+    finally:
+        _stop(proc)
+        shutil.copy(log_path, artifacts_dir / "test_streamed_download-server.log")
+
+
+def _wait_healthy(proc: subprocess.Popen[bytes], url: str, log_path: Path) -> None:
+    import time
+
+    deadline = time.monotonic() + SERVER_START_S
+    while not _healthy(url):
+        if proc.poll() is not None or time.monotonic() > deadline:
+            pytest.fail(f"kernel-dashboard did not become healthy at {url}:\n"
+                        f"{log_path.read_text()[-4000:]}")
+        time.sleep(0.25)  # polling interval of the health probe, not a correctness wait
+
+
+def _row_link(page, relpath: str, label: str):  # type: ignore[no-untyped-def]
+    """The link button ``label`` in the Files page's row of ``relpath``."""
+    row = page.get_by_test_id("stHorizontalBlock").filter(has=page.get_by_text(relpath,
+                                                                                exact=True))
+    return row.get_by_role("link", name=label)
+
+
+def _download(page, link):  # type: ignore[no-untyped-def]
+    """Click ``link`` (it opens a tab, where the download starts); the Download, whichever
+    page Chromium reports it on."""
+    downloads = []
+    page.context.on("page", lambda tab: tab.on("download", lambda d: downloads.append(d)))
+    page.on("download", lambda d: downloads.append(d))
+    with page.context.expect_page() as tab:
+        link.click()
+    if not downloads:
+        tab.value.wait_for_event("download")
+    return downloads[0]
+
+
+def test_a_file_over_64_mib_streams_with_its_bytes_and_name(
+        page, cli_server: tuple[str, str]) -> None:  # type: ignore[no-untyped-def]
+    url, sha = cli_server
+    open_app(page, f"{url}/files", f"?job={JOB}")
+    wait_for_elements(page)
+    expect(page.get_by_text("a download may take")).to_have_count(0)  # nothing refused
+    link = _row_link(page, LARGE, "Download")
+    expect(link).to_have_attribute("href", re.compile(r"/_kprof/download/[\w-]{43}$"))
+    download = _download(page, link)
+    assert download.suggested_filename == "nsight_large.bin"
+    data = Path(download.path()).read_bytes()
+    assert len(data) == LARGE_BYTES and hashlib.sha256(data).hexdigest() == sha
+
+
+def test_the_inflated_report_streams(page, cli_server: tuple[str, str]) -> None:  # type: ignore[no-untyped-def]
+    url, _ = cli_server
+    open_app(page, f"{url}/files", f"?job={JOB}")
+    wait_for_elements(page)
+    download = _download(page, _row_link(page, REPORT, "Download .ncu-rep"))
+    assert download.suggested_filename == "ncu-output-profiled-0.ncu-rep"
+    assert Path(download.path()).read_bytes() == gzip.decompress(
+        (SCENARIOS / "h200-ncu-j1-fp16" / REPORT).read_bytes())
+
+
+def test_an_unknown_link_says_why(cli_server: tuple[str, str]) -> None:
+    url, _ = cli_server
+    with pytest.raises(urllib.error.HTTPError) as refused:
+        urllib.request.urlopen(f"{url}/_kprof/download/{'x' * 43}", timeout=5)
+    assert refused.value.code == 404
+    assert "unknown or has expired" in refused.value.read().decode()
