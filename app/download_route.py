@@ -9,9 +9,10 @@ A request is served only when its token (``app.core.download_grants``) is known,
 its session still open; it comes from the dashboard's own pages (``Sec-Fetch-Site`` is
 ``same-origin`` or ``none``, the Host one ``server.allowedHosts`` admits); and the file resolves
 inside the bundle (``profiling_worker.bundle_path``: a link out is refused). A ``.gz`` is
-inflated through ``profiling_worker.inflate``'s capped path into its scratch folder; the
-inflated file and the zip have no name left on disk once opened (closing frees the space).
-Every refusal is a short ``text/plain`` page that says why, shown in the tab the link opened.
+inflated through ``profiling_worker.inflate``'s capped path into its scratch folder, and has
+no name left on disk once opened (closing it frees the space).
+The zip is made as it is sent (no length, its first bytes at once). Every refusal is a short
+``text/plain`` page that says why, shown in the tab the link opened.
 """
 
 from __future__ import annotations
@@ -76,8 +77,9 @@ def _refuse_size(what: str, size: int) -> None:
                                    "the bundle folder on the server instead.")
 
 
-def open_download(grant: Grant) -> BinaryIO:
-    """The bytes ``grant`` allows, as a file open for reading (blocking: run it in a thread).
+def open_download(grant: Grant) -> tuple[Iterator[bytes], int | None]:
+    """The bytes ``grant`` allows, as chunks of about 1 MiB, and their length (None for the
+    zip, made as it is sent). Blocking (an inflation): run it in a thread.
 
     Raises:
         DownloadRefused: the file is gone or leads out of the bundle (404), is larger than
@@ -87,19 +89,21 @@ def open_download(grant: Grant) -> BinaryIO:
     from profiling_worker.bundle_path import OutsideBundle, bundle_file
     from profiling_worker.inflate import InflateError, open_inflated
 
-    from app.core.bundle_files import zip_bundle
+    from app.core.bundle_files import zip_chunks
     from app.core.bundle_loader import load_bundle
 
     try:
         if grant.kind is DownloadKind.ZIP:
             bundle = load_bundle(grant.bundle_dir)
             _refuse_size(f"The bundle {bundle.job_id}", sum(f.size for f in bundle.files))
-            return zip_bundle(bundle)
+            return zip_chunks(bundle, _CHUNK), None
         path = bundle_file(grant.bundle_dir, grant.relpath)
         if grant.kind is DownloadKind.INFLATED:
-            return open_inflated(path, MAX_STREAMED_BYTES)
-        _refuse_size(grant.relpath, path.stat().st_size)
-        return open(path, "rb")  # noqa: SIM115 - closed by _chunks
+            fh = open_inflated(path, MAX_STREAMED_BYTES)
+        else:
+            _refuse_size(grant.relpath, path.stat().st_size)
+            fh = open(path, "rb")  # noqa: SIM115 - closed by _chunks
+        return _chunks(fh), os.fstat(fh.fileno()).st_size
     except OutsideBundle as exc:  # its message names the target: not for the browser
         raise DownloadRefused(404, f"{grant.bundle_dir.name}/{grant.relpath} leads out of the "
                                    "bundle or is not a regular file: not served.") from exc
@@ -151,14 +155,15 @@ async def endpoint(request: Request) -> Response:
 
     try:
         grant = granted(request)
-        fh = await run_in_threadpool(open_download, grant)
+        chunks, length = await run_in_threadpool(open_download, grant)
     except DownloadRefused as exc:
         return PlainTextResponse(str(exc), status_code=exc.status)
     headers = {"Content-Disposition": content_disposition(grant.filename),
-               "Content-Length": str(os.fstat(fh.fileno()).st_size),
                "Cache-Control": "no-store", "X-Content-Type-Options": "nosniff"}
+    if length is not None:
+        headers["Content-Length"] = str(length)
     media = "application/zip" if grant.kind is DownloadKind.ZIP else "application/octet-stream"
-    return StreamingResponse(_chunks(fh), media_type=media, headers=headers)
+    return StreamingResponse(chunks, media_type=media, headers=headers)
 
 
 def _route(base_url: str) -> BaseRoute:

@@ -66,18 +66,19 @@ class Sampler(threading.Thread):
             time.sleep(0.02)
 
 
-def fetch(url: str, pause_after: int | None = None) -> tuple[int, str]:
-    """Read ``url`` 1 MiB at a time (stopping 3 s once after ``pause_after`` bytes); its size
-    and sha256."""
-    digest, size = hashlib.sha256(), 0
+def fetch(url: str, pause_after: int | None = None) -> tuple[int, str, float]:
+    """Read ``url`` 1 MiB at a time (stopping 3 s once after ``pause_after`` bytes); its size,
+    sha256 and the seconds until its headers arrived."""
+    digest, size, start = hashlib.sha256(), 0, time.monotonic()
     with urllib.request.urlopen(url, timeout=60) as resp:
+        headers_s = time.monotonic() - start
         while chunk := resp.read(MIB):
             digest.update(chunk)
             size += len(chunk)
             if pause_after is not None and size >= pause_after:
                 time.sleep(3)
                 pause_after = None
-    return size, digest.hexdigest()
+    return size, digest.hexdigest(), headers_s
 
 
 def measure(pid: int, label: str, url: str, pause_after: int | None = None) -> tuple[int, str]:
@@ -86,12 +87,12 @@ def measure(pid: int, label: str, url: str, pause_after: int | None = None) -> t
     sampler = Sampler(pid)
     sampler.start()
     start = time.monotonic()
-    size, sha = fetch(url, pause_after)
+    size, sha, headers_s = fetch(url, pause_after)
     took = time.monotonic() - start
     sampler.done.set()
     sampler.join()
     time.sleep(5)
-    print(f"{label:28s} {size / 1e6:7.1f} MB in {took:5.1f} s: baseline {base:6.0f} MiB, "
+    print(f"{label:24s} {size / 1e6:6.1f} MB in {took:4.1f} s (headers {headers_s:4.1f} s): baseline {base:6.0f} MiB, "
           f"peak {sampler.peak - base:+5.0f} MiB, 5 s after {rss_mib(pid) - base:+5.0f} MiB")
     return size, sha
 
@@ -111,20 +112,21 @@ def make_results(tmp: Path) -> str:
 
 
 def links(page, url: str) -> dict[str, str]:  # type: ignore[no-untyped-def]
-    """The Files page's download links: row (file, or "zip") -> absolute URL."""
+    """The Files page's download links of the large file and of the zip -> absolute URL
+    (none when the page does not offer the file within 60 s)."""
+    from playwright.sync_api import TimeoutError as PlaywrightTimeout
+
     page.goto(f"{url}/files?job={JOB}")
-    page.locator("[data-testid='stApp'][data-test-script-state='notRunning']").wait_for(
-        state="attached", timeout=120_000)
-    page.get_by_text(LARGE, exact=True).first.wait_for(timeout=60_000)
-    found = {}
-    for row in page.get_by_test_id("stHorizontalBlock").all():
-        link = row.get_by_role("link", name="Download", exact=True)
-        if link.count() and row.get_by_text(LARGE, exact=True).count():
-            found["file"] = url + link.get_attribute("href")
-    zip_link = page.get_by_role("link", name="Download the whole bundle")
-    if zip_link.count():
-        found["zip"] = url + zip_link.get_attribute("href")
-    return found
+    row = page.get_by_test_id("stHorizontalBlock").filter(
+        has=page.get_by_text(LARGE, exact=True))
+    wanted = {"file": row.get_by_role("link", name="Download", exact=True),
+              "zip": page.get_by_role("link", name="Download the whole bundle")}
+    try:
+        wanted["file"].wait_for(timeout=60_000)
+    except PlaywrightTimeout:
+        return {}
+    return {what: url + link.get_attribute("href") for what, link in wanted.items()
+            if link.count()}
 
 
 def main() -> int:

@@ -9,11 +9,13 @@ Everything here reads the disk only when called, so a page can pass these functi
 
 from __future__ import annotations
 
+import io
 import json
 import tempfile
 import zipfile
 from dataclasses import dataclass
 from pathlib import Path
+from collections.abc import Iterator
 from typing import Any, BinaryIO
 
 import pandas as pd
@@ -125,26 +127,59 @@ def tail_lines(path: Path, lines: int = 200, max_bytes: int = 256 * 1024) -> str
     return "\n".join(text.splitlines()[-lines:])
 
 
-def zip_bundle(bundle: Bundle) -> BinaryIO:
+class _Pending(io.RawIOBase):
+    """The unseekable output of a streamed zip: bytes written wait here until taken."""
+
+    def __init__(self) -> None:
+        self.parts: list[bytes] = []
+
+    def writable(self) -> bool:
+        return True
+
+    def write(self, data: Any) -> int:
+        self.parts.append(bytes(data))
+        return len(data)
+
+    def take(self) -> bytes:
+        out, self.parts = b"".join(self.parts), []
+        return out
+
+
+def zip_chunks(bundle: Bundle, chunk_bytes: int = 1 << 20) -> Iterator[bytes]:
     """Every file of the bundle (as listed in ``bundle.files``, and only where it resolves
-    inside the bundle) in one zip, built in a temporary file (not in memory) and returned
-    open for reading; the file has no name left on disk.
+    inside the bundle) as one zip, made as it is read: each piece is yielded once written
+    (about ``chunk_bytes`` of input at a time), so the first bytes come at once and no more
+    than a chunk is held (ZIP data descriptors: the sizes follow each file's data).
 
     Entries are ``<job_id>/<relpath>`` so the archive unpacks into one directory that the app
     can open again; compressed files (``.gz``, ``.parquet`` ...) are stored, the rest deflated.
     """
+    out = _Pending()
+    with zipfile.ZipFile(out, "w") as archive:
+        for item in bundle.files:
+            path = inside_bundle(bundle.path, item.relpath)
+            if path is None:  # gone, or a link out of the bundle
+                continue
+            info = zipfile.ZipInfo.from_file(path, f"{bundle.job_id}/{item.relpath}")
+            info.compress_type = (zipfile.ZIP_STORED if item.relpath.endswith(_STORED_SUFFIXES)
+                                  else zipfile.ZIP_DEFLATED)
+            with open(path, "rb") as src, archive.open(info, "w") as dst:
+                while chunk := src.read(chunk_bytes):
+                    dst.write(chunk)
+                    yield out.take()
+            yield out.take()
+    yield out.take()  # the central directory
+
+
+def zip_bundle(bundle: Bundle) -> BinaryIO:
+    """:func:`zip_chunks` written to a temporary file (not memory), returned open for reading
+    (a reader: ``st.download_button`` reads ``io.BufferedReader``); the file has no name left
+    on disk."""
     with tempfile.TemporaryDirectory(prefix="kprof-zip-") as tmp:
-        with zipfile.ZipFile(Path(tmp) / "bundle.zip", "w",
-                             compression=zipfile.ZIP_DEFLATED) as archive:
-            for item in bundle.files:
-                path = inside_bundle(bundle.path, item.relpath)
-                if path is None:  # gone, or a link out of the bundle
-                    continue
-                how = (zipfile.ZIP_STORED if item.relpath.endswith(_STORED_SUFFIXES)
-                       else zipfile.ZIP_DEFLATED)
-                archive.write(path, f"{bundle.job_id}/{item.relpath}", compress_type=how)
-        # a reader (st.download_button reads io.BufferedReader); unlinked with tmp
-        return open(Path(tmp) / "bundle.zip", "rb")  # noqa: SIM115
+        with open(Path(tmp) / "bundle.zip", "wb") as fh:
+            for piece in zip_chunks(bundle):
+                fh.write(piece)
+        return open(Path(tmp) / "bundle.zip", "rb")  # noqa: SIM115 - unlinked with tmp
 
 
 def report_files(bundle: Bundle) -> list[str]:

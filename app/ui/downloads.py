@@ -11,19 +11,21 @@ from typing import Any
 from streamlit.runtime.scriptrunner import get_script_run_ctx
 
 from app import download_route
-from app.core.bundle_files import MAX_DOWNLOAD_BYTES, MAX_INFLATED_BYTES
+from app.core import bundle_files
 from app.core.download_grants import GRANTS, DownloadKind
 
 
 def cap() -> int:
     """Most bytes a download may be here: :data:`download_route.MAX_STREAMED_BYTES` when the
-    route serves, else :data:`MAX_DOWNLOAD_BYTES` (Streamlit holds the bytes)."""
-    return download_route.MAX_STREAMED_BYTES if download_route.serving() else MAX_DOWNLOAD_BYTES
+    route serves, else ``bundle_files.MAX_DOWNLOAD_BYTES`` (Streamlit holds the bytes)."""
+    return (download_route.MAX_STREAMED_BYTES if download_route.serving()
+            else bundle_files.MAX_DOWNLOAD_BYTES)
 
 
 def inflate_cap() -> int:
     """Most bytes an inflated ``.ncu-rep`` download may be here (as :func:`cap`)."""
-    return download_route.MAX_STREAMED_BYTES if download_route.serving() else MAX_INFLATED_BYTES
+    return (download_route.MAX_STREAMED_BYTES if download_route.serving()
+            else bundle_files.MAX_INFLATED_BYTES)
 
 
 def button(where: Any, label: str, *, kind: DownloadKind, bundle_dir: Path, relpath: str,

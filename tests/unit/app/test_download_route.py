@@ -181,11 +181,18 @@ def test_a_padded_gz_says_why(grants, bundle) -> None:  # type: ignore[no-untype
     assert _scratch_files() == before
 
 
-def test_the_zip_holds_every_file_of_the_bundle(grants, bundle) -> None:  # type: ignore[no-untyped-def]
+def test_the_zip_holds_every_file_of_the_bundle_and_no_link_out(  # type: ignore[no-untyped-def]
+        grants, bundle, tmp_path) -> None:
     store, _ = grants
+    (tmp_path / "secret.txt").write_text("SECRET-outside-the-bundle")
+    os.symlink(tmp_path / "secret.txt", bundle / "nsight" / "evil.txt")
     status, head, body = get(url(store, DownloadKind.ZIP, bundle, "", f"{bundle.name}.zip"))
     assert status == 200 and head["content-type"] == "application/zip"
-    names = zipfile.ZipFile(io.BytesIO(body)).namelist()
+    archive = zipfile.ZipFile(io.BytesIO(body))
+    assert archive.testzip() is None
     expected = sorted(f"{bundle.name}/{p.relative_to(bundle)}" for p in bundle.rglob("*")
-                      if p.is_file())
-    assert sorted(names) == expected
+                      if p.is_file() and not p.is_symlink())
+    assert sorted(archive.namelist()) == expected
+    assert b"SECRET" not in body
+    log = archive.read(f"{bundle.name}/worker.log")
+    assert log == (bundle / "worker.log").read_bytes()
