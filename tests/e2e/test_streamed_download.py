@@ -24,8 +24,8 @@ from pathlib import Path
 import pytest
 from playwright.sync_api import expect
 
-from tests.e2e.conftest import (REPO_ROOT, SERVER_START_S, _healthy, _stop, free_port, open_app,
-                                wait_for_elements)
+from tests.e2e.conftest import (REPO_ROOT, _stop, free_port, open_app, wait_for_elements,
+                                wait_healthy)
 from tests.scenarios import SCENARIOS
 
 pytestmark = pytest.mark.e2e
@@ -67,22 +67,11 @@ def cli_server(tmp_path_factory: pytest.TempPathFactory,
                                 cwd=REPO_ROOT, env=env, stdout=log, stderr=subprocess.STDOUT,
                                 start_new_session=True)
     try:
-        _wait_healthy(proc, url, log_path)
+        wait_healthy(proc, url, log_path)
         yield url, sha
     finally:
         _stop(proc)
         shutil.copy(log_path, artifacts_dir / "test_streamed_download-server.log")
-
-
-def _wait_healthy(proc: subprocess.Popen[bytes], url: str, log_path: Path) -> None:
-    import time
-
-    deadline = time.monotonic() + SERVER_START_S
-    while not _healthy(url):
-        if proc.poll() is not None or time.monotonic() > deadline:
-            pytest.fail(f"kernel-dashboard did not become healthy at {url}:\n"
-                        f"{log_path.read_text()[-4000:]}")
-        time.sleep(0.25)  # polling interval of the health probe, not a correctness wait
 
 
 def _row_link(page, relpath: str, label: str):  # type: ignore[no-untyped-def]
