@@ -48,7 +48,7 @@ def grants(monkeypatch) -> tuple[GrantStore, Clock]:  # type: ignore[no-untyped-
 
 
 @pytest.fixture
-def bundle(tmp_path) -> Path:  # type: ignore[no-untyped-def]
+def bundle(tmp_path: Path) -> Path:
     dest = tmp_path / "results" / SOURCE.name
     shutil.copytree(SOURCE, dest)
     return dest
@@ -73,7 +73,7 @@ def get(path: str, headers: dict[str, str] | None = None) -> tuple[int, dict[str
     async def send(message: dict[str, Any]) -> None:
         sent.append(message)
 
-    asyncio.run(download_route._route("")(scope, receive, send))
+    asyncio.run(download_route._route("")(scope, receive, send))  # type: ignore[arg-type]
     start = sent[0]
     head = {k.decode(): v.decode() for k, v in start["headers"]}
     return start["status"], head, b"".join(m.get("body", b"") for m in sent[1:])
