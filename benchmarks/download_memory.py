@@ -10,7 +10,9 @@ while sampling the server process's resident set (``VmRSS`` of ``/proc/<pid>/sta
 
 - ``file``: the 150 MB file, read by a client at full speed, then the same with a client that
   stops for 3 s after 10 MiB (a server without back-pressure would buffer the rest);
-- ``zip``: the whole bundle as a zip (built in a temporary file, then streamed).
+- ``zip``: the whole bundle as a zip (made as it is sent);
+- ``report``: the ``.ncu-rep`` inflated from the largest ``.ncu-rep.gz`` the demo bundles ship
+  (4.5 MB, 18.4 MB inflated; no larger real report is at hand), in place of J1's.
 
 Prints, per download, the baseline (just before), the peak above it, and the resident set 5 s
 after the download ended and after one more page run. Exits 1 when the page offers no streamed
@@ -37,10 +39,11 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 from tests.e2e.conftest import CHROMIUM, CHROMIUM_ARGS, _healthy, free_port  # noqa: E402
-from tests.scenarios import SCENARIOS  # noqa: E402
+from tests.scenarios import SCENARIOS, largest_demo_report  # noqa: E402
 
 JOB = "download-150mb"
 LARGE = "nsight/large.bin"
+REPORT = "nsight/ncu-output-profiled-0.ncu-rep.gz"
 LARGE_BYTES = 150 * 10**6
 MIB = 2**20
 
@@ -101,6 +104,7 @@ def make_results(tmp: Path) -> str:
     """The result store with ``JOB``; the large file's sha256."""
     bundle = tmp / "results" / JOB
     shutil.copytree(SCENARIOS / "h200-ncu-j1-fp16", bundle)
+    shutil.copyfile(largest_demo_report(), bundle / REPORT)
     digest = hashlib.sha256()
     with open(bundle / LARGE, "wb") as fh:
         for _ in range(LARGE_BYTES // 10**6):
@@ -119,8 +123,11 @@ def links(page, url: str) -> dict[str, str]:  # type: ignore[no-untyped-def]
     page.goto(f"{url}/files?job={JOB}")
     row = page.get_by_test_id("stHorizontalBlock").filter(
         has=page.get_by_text(LARGE, exact=True))
+    report_row = page.get_by_test_id("stHorizontalBlock").filter(
+        has=page.get_by_text(REPORT, exact=True))
     wanted = {"file": row.get_by_role("link", name="Download", exact=True),
-              "zip": page.get_by_role("link", name="Download the whole bundle")}
+              "zip": page.get_by_role("link", name="Download the whole bundle"),
+              "report": report_row.get_by_role("link", name="Download .ncu-rep")}
     try:
         wanted["file"].wait_for(timeout=60_000)
     except PlaywrightTimeout:
@@ -163,6 +170,8 @@ def main() -> int:
                                    10 * MIB)]
                 if "zip" in found:
                     measure(server.pid, "zip of the bundle", found["zip"])
+                if "report" in found:
+                    measure(server.pid, "inflated .ncu-rep", found["report"])
                 page.reload()  # one more page run: whatever it still held is swept
                 links(page, url)
                 print(f"after one more page run: {rss_mib(server.pid):.0f} MiB")
