@@ -179,11 +179,15 @@ def install() -> None:
     length). Idempotent; a Streamlit without these functions gets no route (:func:`serving`
     stays False and the page keeps its in-memory downloads)."""
     from streamlit import config
-    from streamlit.web.server.starlette import starlette_app
-    from streamlit.web.server.starlette import starlette_gzip_middleware as gzip_mw
 
-    make_routes = starlette_app.create_streamlit_routes
-    bypass = gzip_mw._should_bypass_gzip
+    try:
+        from streamlit.web.server.starlette import starlette_app
+        from streamlit.web.server.starlette import starlette_gzip_middleware as gzip_mw
+
+        make_routes = starlette_app.create_streamlit_routes
+        bypass = gzip_mw._should_bypass_gzip
+    except (ImportError, AttributeError):  # another Streamlit's server: no route
+        return
     if getattr(make_routes, "kprof_downloads", False):
         return
 

@@ -109,6 +109,21 @@ def test_a_file_over_64_mib_streams_with_its_bytes_and_name(
     assert len(data) == LARGE_BYTES and hashlib.sha256(data).hexdigest() == sha
 
 
+def test_a_download_is_sent_as_it_is_with_its_length(
+        page: Any, cli_server: tuple[str, str]) -> None:
+    """Not through Streamlit's gzip middleware (a stream of a file keeps its length), asked by
+    the page's own browser context, as a click would."""
+    url, _ = cli_server
+    open_app(page, f"{url}/files", f"?job={JOB}")
+    wait_for_elements(page)
+    href = _row_link(page, "worker.log", "Download").get_attribute("href")
+    resp = page.request.get(url + href, headers={"Accept-Encoding": "gzip"})
+    log = (SCENARIOS / "h200-ncu-j1-fp16" / "worker.log").read_bytes()
+    assert resp.status == 200 and "content-encoding" not in resp.headers
+    assert resp.headers["content-length"] == str(len(log)) and resp.body() == log
+    assert resp.headers["content-disposition"] == 'attachment; filename="worker.log"'
+
+
 def test_the_inflated_report_streams(
         page: Any, cli_server: tuple[str, str]) -> None:
     url, _ = cli_server
