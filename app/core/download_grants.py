@@ -68,6 +68,7 @@ class GrantStore:
         self._lock = threading.Lock()
         self._grants: dict[str, Grant] = {}
         self._tokens: dict[tuple[str, DownloadKind, Path, str], str] = {}
+        self._swept = float("-inf")
 
     def grant(self, kind: DownloadKind, bundle_dir: Path, relpath: str, filename: str,
               session_id: str) -> str:
@@ -101,6 +102,9 @@ class GrantStore:
 
     def _drop_expired(self) -> None:
         now = self._clock()
+        if now - self._swept < 1.0:  # once a second: a page run grants one token per file
+            return
+        self._swept = now
         for token in [t for t, g in self._grants.items() if g.expires < now]:
             self._forget(token)
 

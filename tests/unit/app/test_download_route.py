@@ -196,3 +196,11 @@ def test_the_zip_holds_every_file_of_the_bundle_and_no_link_out(  # type: ignore
     assert b"SECRET" not in body
     log = archive.read(f"{bundle.name}/worker.log")
     assert log == (bundle / "worker.log").read_bytes()
+
+
+def test_the_oldest_grants_go_first_past_the_most_kept(monkeypatch, bundle) -> None:  # type: ignore[no-untyped-def]
+    store = GrantStore(clock=Clock())
+    monkeypatch.setattr(download_grants, "MAX_GRANTS", 3)
+    tokens = [store.grant(DownloadKind.FILE, bundle, f"f{i}", "f", SESSION) for i in range(4)]
+    assert store.lookup(tokens[0], lambda sid: True) is None
+    assert all(store.lookup(t, lambda sid: True) for t in tokens[1:])
