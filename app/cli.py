@@ -275,6 +275,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     from app import server_guard
 
     server_guard.install()  # before the server starts: the first handshake is checked too
+    from app import download_route
+
+    download_route.install()  # the streamed download route, built with the server
     stcli.main()  # click: runs the server, then raises SystemExit
     return 0
 

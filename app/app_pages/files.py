@@ -9,13 +9,14 @@ from profiling_worker.schema import columns as C
 
 from app.core import numbers
 from app.core.provenance import is_imported
-from app.core.bundle_files import (MAX_INFLATED_BYTES, ORIGINALS_NOTE, download_name,
+from app.core.bundle_files import (ORIGINALS_NOTE, download_name,
                                    gunzip_file, gunzipped_name, inside_bundle, is_gzipped_report,
                                    is_original_upload, left_out_files, read_report_summary,
                                    report_download_problem, tail_lines, too_large, zip_bundle,
                                    zip_name)
 from app.core.views.timeline import PERFETTO_UI, TRACE_SUFFIX, timeline_problem, trace_bytes
-from app.ui import analysis, panels, share, state
+from app.core.download_grants import DownloadKind
+from app.ui import analysis, downloads, panels, share, state
 from app.core.markdown import code, esc
 
 PAGE = "files"  # widget keys of this page: state.key(PAGE, field)
@@ -27,23 +28,24 @@ st.caption(f"Directory: {code(bundle.path)}")
 
 
 @st.cache_data(max_entries=64, show_spinner=False)
-def _report_problem(path: str, mtime_ns: int, size: int) -> str | None:  # noqa: ARG001
-    """report_download_problem, once per file version (the key: path, mtime, size)."""
-    return report_download_problem(Path(path))
+def _report_problem(path: str, mtime_ns: int, size: int,  # noqa: ARG001
+                    cap: int) -> str | None:
+    """report_download_problem, once per file version and cap (the key: path, mtime, size)."""
+    return report_download_problem(Path(path), cap)
 
 
 total = sum(item.size for item in bundle.files)
-zip_refused = too_large("The bundle", total, code(bundle.path))
+zip_refused = too_large("The bundle", total, code(bundle.path), downloads.cap())
 if zip_refused:
     st.caption(f"No zip: {zip_refused}.")
 else:
-    st.download_button(f"Download the whole bundle (zip, {len(bundle.files)} files, "
-                       f"{numbers.fmt_bytes(total)} before compression)",
-                       data=lambda: zip_bundle(bundle), file_name=zip_name(bundle),
-                       mime="application/zip", key=state.key(PAGE, "zip"), on_click="ignore",
-                       icon=":material/folder_zip:", type="primary",
-                       help="Built when clicked; unzips into one directory that the "
-                            "dashboard (or `python -m profiling_worker`) can open again.")
+    downloads.button(st, f"Download the whole bundle (zip, {len(bundle.files)} files, "
+                     f"{numbers.fmt_bytes(total)} before compression)", kind=DownloadKind.ZIP,
+                     bundle_dir=bundle.path, relpath="", filename=zip_name(bundle),
+                     data=lambda: zip_bundle(bundle), mime="application/zip",
+                     key=state.key(PAGE, "zip"), icon=":material/folder_zip:", type="primary",
+                     help="Built when clicked; unzips into one directory that the "
+                          "dashboard (or `python -m profiling_worker`) can open again.")
 
 share.job_button(bundle)
 
@@ -67,28 +69,30 @@ for i, item in enumerate(bundle.files):
     left.markdown(code(item.relpath))
     original = is_original_upload(bundle, item.relpath)
     mid.caption(f"{item.size:,} bytes" + (" · original upload" if original else ""))
-    refused = too_large(code(item.relpath), item.size, code(bundle.path))
+    refused = too_large(code(item.relpath), item.size, code(bundle.path), downloads.cap())
     if refused:
         right.caption(refused)
     else:
-        right.download_button("Download original" if original else "Download",
-                              data=panels.read_lazily(bundle.path, item.relpath),
-                              file_name=download_name(bundle, item.relpath),
-                              key=state.key(PAGE, f"download-{i}"), mime="application/octet-stream",
-                              on_click="ignore", icon=":material/download:")
+        downloads.button(right, "Download original" if original else "Download",
+                         kind=DownloadKind.FILE, bundle_dir=bundle.path, relpath=item.relpath,
+                         filename=download_name(bundle, item.relpath),
+                         data=panels.read_lazily(bundle.path, item.relpath),
+                         key=state.key(PAGE, f"download-{i}"), mime="application/octet-stream",
+                         icon=":material/download:")
     report = inside_bundle(bundle.path, item.relpath) if is_gzipped_report(item.relpath) else None
     stat = report.stat() if report else None
-    problem = _report_problem(str(report), stat.st_mtime_ns, stat.st_size) if stat else None
+    problem = (_report_problem(str(report), stat.st_mtime_ns, stat.st_size,
+                               downloads.inflate_cap()) if stat else None)
     if problem:  # said here, at once: a refused click would show nothing (issue 26)
         right.caption(f"No .ncu-rep download: {problem}")
     elif report is not None:
-        right.download_button(
-            "Download .ncu-rep", key=state.key(PAGE, f"gunzip-{i}"),
-            data=lambda path=report: gunzip_file(path),
-            file_name=gunzipped_name(item.relpath), mime="application/octet-stream",
-            on_click="ignore", icon=":material/unarchive:",
-            help=f"Decompressed on click (up to {MAX_INFLATED_BYTES // 1024**2} MiB); opens in "
-                 "Nsight Compute (ncu-ui) or `ncu --import`.")
+        downloads.button(
+            right, "Download .ncu-rep", kind=DownloadKind.INFLATED, bundle_dir=bundle.path,
+            relpath=item.relpath, filename=gunzipped_name(item.relpath),
+            data=lambda path=report: gunzip_file(path), key=state.key(PAGE, f"gunzip-{i}"),
+            mime="application/octet-stream", icon=":material/unarchive:",
+            help=f"Decompressed on click (up to {downloads.inflate_cap() // 1024**2:,} MiB); "
+                 "opens in Nsight Compute (ncu-ui) or `ncu --import`.")
 
 for gone in left_out_files(bundle):  # where the report would be, and why it is not
     left, mid, right = st.columns([6, 2, 2], vertical_alignment="center")

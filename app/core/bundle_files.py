@@ -9,11 +9,13 @@ Everything here reads the disk only when called, so a page can pass these functi
 
 from __future__ import annotations
 
+import io
 import json
 import tempfile
 import zipfile
 from dataclasses import dataclass
 from pathlib import Path
+from collections.abc import Iterator
 from typing import Any, BinaryIO
 
 import pandas as pd
@@ -68,20 +70,22 @@ def zip_name(bundle: Bundle) -> str:
     return f"{bundle.job_id}.zip"
 
 
-def too_large(what: str, size: int, where: str) -> str | None:
-    """Why a download of ``size`` bytes is not offered (None: it is): over
-    :data:`MAX_DOWNLOAD_BYTES`, with the folder to copy it from."""
-    if size <= MAX_DOWNLOAD_BYTES:
+def too_large(what: str, size: int, where: str, cap: int | None = None) -> str | None:
+    """Why a download of ``size`` bytes is not offered (None: it is): over ``cap`` (default
+    :data:`MAX_DOWNLOAD_BYTES`, what the server holds in memory; the download route streams
+    more), with the folder to copy it from."""
+    limit = MAX_DOWNLOAD_BYTES if cap is None else cap
+    if size <= limit:
         return None
-    return (f"{what} is {fmt_bytes(size)}, more than the {fmt_bytes(MAX_DOWNLOAD_BYTES)} a "
-            f"download may take (the server holds it in memory); copy it from {where} on the "
-            "server instead")
+    why = " (the server holds it in memory)" if limit == MAX_DOWNLOAD_BYTES else ""
+    return (f"{what} is {fmt_bytes(size)}, more than the {fmt_bytes(limit)} a download may "
+            f"take{why}; copy it from {where} on the server instead")
 
 
-def _declared_problem(path: Path) -> str | None:
+def _declared_problem(path: Path, max_bytes: int) -> str | None:
     """What the file's first and last bytes already refuse, nothing inflated: no gzip magic, or
     a last member whose trailer (ISIZE, the size mod 2**32, RFC 1952) declares more than
-    :data:`MAX_INFLATED_BYTES` (a bomb, or a report too large to offer)."""
+    ``max_bytes`` (a bomb, or a report too large to offer)."""
     with open(path, "rb") as fh:
         magic = fh.read(2)
         size = fh.seek(0, 2)
@@ -90,23 +94,24 @@ def _declared_problem(path: Path) -> str | None:
     if magic != b"\x1f\x8b":
         return (f"{path.name}: not a readable gzip file (it does not begin with gzip's magic "
                 "bytes; give the plain file, or one compressed with gzip)")
-    if declared > MAX_INFLATED_BYTES:
+    if declared > max_bytes:
         return (f"{path.name}: declares {fmt_bytes(declared)} once decompressed, more than the "
-                f"{fmt_bytes(MAX_INFLATED_BYTES)} a download may take; copy it from the bundle "
+                f"{fmt_bytes(max_bytes)} a download may take; copy it from the bundle "
                 "folder on the server and decompress it there (gunzip)")
     return None
 
 
-def report_download_problem(path: Path) -> str | None:
+def report_download_problem(path: Path, max_bytes: int = MAX_INFLATED_BYTES) -> str | None:
     """Why the inflated ``.ncu-rep`` of ``path`` (a ``.ncu-rep.gz``) cannot be downloaded: not
-    gzip, cut short, padded, or larger than :data:`MAX_INFLATED_BYTES`; None when it can.
+    gzip, cut short, padded, or larger than ``max_bytes`` (default :data:`MAX_INFLATED_BYTES`,
+    the in-memory download's cap); None when it can.
     Reads its first and last bytes, then, if they pass, inflates it once keeping nothing
     (1 MiB at a time; the report walk needs every byte to find padding or a cut)."""
-    problem = _declared_problem(path)
+    problem = _declared_problem(path, max_bytes)
     if problem:
         return problem
     try:
-        check_inflates(path, MAX_INFLATED_BYTES)
+        check_inflates(path, max_bytes)
     except InflateError as exc:
         return f"{exc.message} ({exc.hint})"
     return None
@@ -122,26 +127,59 @@ def tail_lines(path: Path, lines: int = 200, max_bytes: int = 256 * 1024) -> str
     return "\n".join(text.splitlines()[-lines:])
 
 
-def zip_bundle(bundle: Bundle) -> BinaryIO:
+class _Pending(io.RawIOBase):
+    """The unseekable output of a streamed zip: bytes written wait here until taken."""
+
+    def __init__(self) -> None:
+        self.parts: list[bytes] = []
+
+    def writable(self) -> bool:
+        return True
+
+    def write(self, data: Any) -> int:
+        self.parts.append(bytes(data))
+        return len(data)
+
+    def take(self) -> bytes:
+        out, self.parts = b"".join(self.parts), []
+        return out
+
+
+def zip_chunks(bundle: Bundle, chunk_bytes: int = 1 << 20) -> Iterator[bytes]:
     """Every file of the bundle (as listed in ``bundle.files``, and only where it resolves
-    inside the bundle) in one zip, built in a temporary file (not in memory) and returned
-    open for reading; the file has no name left on disk.
+    inside the bundle) as one zip, made as it is read: each piece is yielded once written
+    (about ``chunk_bytes`` of input at a time), so the first bytes come at once and no more
+    than a chunk is held (ZIP data descriptors: the sizes follow each file's data).
 
     Entries are ``<job_id>/<relpath>`` so the archive unpacks into one directory that the app
     can open again; compressed files (``.gz``, ``.parquet`` ...) are stored, the rest deflated.
     """
+    out = _Pending()
+    with zipfile.ZipFile(out, "w") as archive:
+        for item in bundle.files:
+            path = inside_bundle(bundle.path, item.relpath)
+            if path is None:  # gone, or a link out of the bundle
+                continue
+            info = zipfile.ZipInfo.from_file(path, f"{bundle.job_id}/{item.relpath}")
+            info.compress_type = (zipfile.ZIP_STORED if item.relpath.endswith(_STORED_SUFFIXES)
+                                  else zipfile.ZIP_DEFLATED)
+            with open(path, "rb") as src, archive.open(info, "w") as dst:
+                while chunk := src.read(chunk_bytes):
+                    dst.write(chunk)
+                    yield out.take()
+            yield out.take()
+    yield out.take()  # the central directory
+
+
+def zip_bundle(bundle: Bundle) -> BinaryIO:
+    """:func:`zip_chunks` written to a temporary file (not memory), returned open for reading
+    (a reader: ``st.download_button`` reads ``io.BufferedReader``); the file has no name left
+    on disk."""
     with tempfile.TemporaryDirectory(prefix="kprof-zip-") as tmp:
-        with zipfile.ZipFile(Path(tmp) / "bundle.zip", "w",
-                             compression=zipfile.ZIP_DEFLATED) as archive:
-            for item in bundle.files:
-                path = inside_bundle(bundle.path, item.relpath)
-                if path is None:  # gone, or a link out of the bundle
-                    continue
-                how = (zipfile.ZIP_STORED if item.relpath.endswith(_STORED_SUFFIXES)
-                       else zipfile.ZIP_DEFLATED)
-                archive.write(path, f"{bundle.job_id}/{item.relpath}", compress_type=how)
-        # a reader (st.download_button reads io.BufferedReader); unlinked with tmp
-        return open(Path(tmp) / "bundle.zip", "rb")  # noqa: SIM115
+        with open(Path(tmp) / "bundle.zip", "wb") as fh:
+            for piece in zip_chunks(bundle):
+                fh.write(piece)
+        return open(Path(tmp) / "bundle.zip", "rb")  # noqa: SIM115 - unlinked with tmp
 
 
 def report_files(bundle: Bundle) -> list[str]:

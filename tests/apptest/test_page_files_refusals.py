@@ -56,3 +56,32 @@ def test_downloads_over_the_cap_name_the_folder(store, app, monkeypatch) -> None
     labels = [b.proto.label for b in at.get("download_button")]
     assert not any(label.startswith("Download the whole bundle") for label in labels)
     assert "Download .ncu-rep" in labels  # its 682 kB are under the inflation cap
+
+
+def test_with_the_download_route_a_file_over_64_mib_is_a_link_of_this_session(
+        store, app, monkeypatch) -> None:
+    """Under ``kernel-dashboard`` (the route built with the server) every download of the page
+    is a link to the streamed route, files over 64 MiB included; each token is this session's
+    grant of that file (tests/e2e/test_streamed_download.py downloads through them)."""
+    from app import download_route
+    from app.core.download_grants import GRANTS, DownloadKind
+
+    monkeypatch.setitem(download_route._state, "serving", True)
+    bundle = _bundle(store, "streamed")
+    with open(bundle / "nsight" / "large.bin", "wb") as fh:  # sparse: no disk
+        fh.truncate(100_000_000)
+    at = app("files", query={"job": "streamed"})
+    assert not at.exception
+    assert "a download may take" not in texts(at)
+    links = {b.proto.label: b.proto.url for b in at.get("link_button")}
+    assert not [b.proto.label for b in at.get("download_button")
+                if b.proto.label.startswith(("Download the whole", "Download .ncu-rep"))]
+    urls = [b.proto.url for b in at.get("link_button") if b.proto.label == "Download"]
+    grants = [GRANTS.lookup(u.rsplit("/", 1)[1], lambda sid: True) for u in urls]
+    assert all(u.startswith(download_route.PREFIX) for u in urls)
+    assert {(g.kind, g.relpath) for g in grants if g} >= {(DownloadKind.FILE, "nsight/large.bin")}
+    assert {g.filename for g in grants if g} >= {"nsight_large.bin"}
+    report = GRANTS.lookup(links["Download .ncu-rep"].rsplit("/", 1)[1], lambda sid: True)
+    assert report is not None and (report.kind, report.relpath) == (DownloadKind.INFLATED, REPORT)
+    whole = next(u for label, u in links.items() if label.startswith("Download the whole"))
+    assert GRANTS.lookup(whole.rsplit("/", 1)[1], lambda sid: True).kind is DownloadKind.ZIP

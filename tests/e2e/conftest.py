@@ -66,6 +66,17 @@ def _healthy(url: str) -> bool:
         return False
 
 
+def wait_healthy(proc: subprocess.Popen[bytes], url: str, log_path: Path) -> None:
+    """Poll ``url``'s health probe until it answers; fail with the server's log when the
+    server exits or :data:`SERVER_START_S` pass."""
+    deadline = time.monotonic() + SERVER_START_S
+    while not _healthy(url):
+        if proc.poll() is not None or time.monotonic() > deadline:
+            pytest.fail(f"Streamlit did not become healthy at {url} "
+                        f"(exit code {proc.poll()}):\n{log_path.read_text()[-4000:]}")
+        time.sleep(0.25)  # polling interval of the health probe, not a correctness wait
+
+
 def _stop(proc: subprocess.Popen[bytes]) -> None:
     if proc.poll() is not None:
         return
@@ -98,12 +109,7 @@ def _serve(request: pytest.FixtureRequest, base: Path, artifacts_dir: Path,
         proc = subprocess.Popen(cmd, cwd=REPO_ROOT, env=env, stdout=log, stderr=subprocess.STDOUT,
                                 start_new_session=True)
     try:
-        deadline = time.monotonic() + SERVER_START_S
-        while not _healthy(url):
-            if proc.poll() is not None or time.monotonic() > deadline:
-                pytest.fail(f"Streamlit did not become healthy at {url} "
-                            f"(exit code {proc.poll()}):\n{log_path.read_text()[-4000:]}")
-            time.sleep(0.25)  # polling interval of the health probe, not a correctness wait
+        wait_healthy(proc, url, log_path)
         yield AppServer(url=url, results_dir=results, log_path=log_path)
     finally:
         _stop(proc)

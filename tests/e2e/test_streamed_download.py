@@ -1,0 +1,157 @@
+"""In a real browser, on a server started as the README starts it (``python -m app.cli``): a
+bundle file over 64 MiB (made here, in tmp: the J1 bundle with a 70 MiB extra file of random
+bytes) is offered and downloads through the streamed route with its bytes and file name; the
+``.ncu-rep`` inflated from the bundle's ``.ncu-rep.gz`` arrives as ``gunzip`` gives it; the zip
+holds the large file; a link of another server process (an unknown token) is told why at once
+(issue 26: a refused download showed nothing for 240 s). Before the route the page named the
+folder to copy instead (the first test fails there: 2 refusals, no link)."""
+
+from __future__ import annotations
+
+import gzip
+import hashlib
+import os
+import re
+import shutil
+import subprocess
+import sys
+import urllib.error
+import urllib.request
+import zipfile
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+from playwright.sync_api import expect
+
+from tests.e2e.conftest import (REPO_ROOT, _stop, free_port, open_app, wait_for_elements,
+                                wait_healthy)
+from tests.scenarios import SCENARIOS
+
+pytestmark = pytest.mark.e2e
+JOB = "big-download"
+LARGE = "nsight/large.bin"
+REPORT = "nsight/ncu-output-profiled-0.ncu-rep.gz"
+LARGE_BYTES = 70 * 1024**2
+
+
+def _large_file(path: Path) -> str:
+    """``LARGE_BYTES`` of random bytes at ``path``; their sha256."""
+    digest = hashlib.sha256()
+    with open(path, "wb") as fh:
+        for _ in range(LARGE_BYTES // 2**20):
+            chunk = os.urandom(2**20)
+            digest.update(chunk)
+            fh.write(chunk)
+    return digest.hexdigest()
+
+
+@pytest.fixture(scope="module")
+def cli_server(tmp_path_factory: pytest.TempPathFactory,
+               artifacts_dir: Path) -> Iterator[tuple[str, str]]:
+    """``python -m app.cli`` on 127.0.0.1 with one result, ``big-download``; its URL and the
+    large file's sha256."""
+    base = tmp_path_factory.mktemp("cli-dashboard")
+    bundle = base / "results" / JOB
+    shutil.copytree(SCENARIOS / "h200-ncu-j1-fp16", bundle)
+    sha = _large_file(bundle / LARGE)
+    (base / "bundled").mkdir()
+    port = free_port()
+    url = f"http://127.0.0.1:{port}"
+    env = dict(os.environ, KPROF_BUNDLED_DIR=str(base / "bundled"), PYTHONUNBUFFERED="1",
+               PYTHONPATH=str(REPO_ROOT))
+    log_path = base / "server.log"
+    with log_path.open("wb") as log:
+        proc = subprocess.Popen([sys.executable, "-m", "app.cli", "--results",
+                                 str(base / "results"), "--port", str(port)],
+                                cwd=REPO_ROOT, env=env, stdout=log, stderr=subprocess.STDOUT,
+                                start_new_session=True)
+    try:
+        wait_healthy(proc, url, log_path)
+        yield url, sha
+    finally:
+        _stop(proc)
+        shutil.copy(log_path, artifacts_dir / "test_streamed_download-server.log")
+
+
+def _row_link(page: Any, relpath: str, label: str) -> Any:
+    """The link button ``label`` in the Files page's row of ``relpath``."""
+    row = page.get_by_test_id("stHorizontalBlock").filter(has=page.get_by_text(relpath,
+                                                                                exact=True))
+    return row.get_by_role("link", name=label)
+
+
+def _download(page: Any, link: Any) -> Any:
+    """Click ``link`` (it opens a tab, where the download starts); the Download, whichever
+    page Chromium reports it on."""
+    downloads: list[Any] = []
+    page.context.on("page", lambda tab: tab.on("download", lambda d: downloads.append(d)))
+    page.on("download", lambda d: downloads.append(d))
+    with page.context.expect_page() as tab:
+        link.click()
+    if not downloads:
+        tab.value.wait_for_event("download")
+    return downloads[0]
+
+
+def test_a_file_over_64_mib_streams_with_its_bytes_and_name(
+        page: Any, cli_server: tuple[str, str]) -> None:
+    url, sha = cli_server
+    open_app(page, f"{url}/files", f"?job={JOB}")
+    wait_for_elements(page)
+    expect(page.get_by_text("a download may take")).to_have_count(0)  # nothing refused
+    link = _row_link(page, LARGE, "Download")
+    expect(link).to_have_attribute("href", re.compile(r"/_kprof/download/[\w-]{43}$"))
+    download = _download(page, link)
+    assert download.suggested_filename == "nsight_large.bin"
+    data = Path(download.path()).read_bytes()
+    assert len(data) == LARGE_BYTES and hashlib.sha256(data).hexdigest() == sha
+
+
+def test_a_download_is_sent_as_it_is_with_its_length(
+        page: Any, cli_server: tuple[str, str]) -> None:
+    """Not through Streamlit's gzip middleware (a stream of a file keeps its length), asked by
+    the page's own browser context, as a click would."""
+    url, _ = cli_server
+    open_app(page, f"{url}/files", f"?job={JOB}")
+    wait_for_elements(page)
+    href = _row_link(page, "worker.log", "Download").get_attribute("href")
+    resp = page.request.get(url + href, headers={"Accept-Encoding": "gzip"})
+    log = (SCENARIOS / "h200-ncu-j1-fp16" / "worker.log").read_bytes()
+    assert resp.status == 200 and "content-encoding" not in resp.headers
+    assert resp.headers["content-length"] == str(len(log)) and resp.body() == log
+    assert resp.headers["content-disposition"] == 'attachment; filename="worker.log"'
+
+
+def test_the_inflated_report_streams(
+        page: Any, cli_server: tuple[str, str]) -> None:
+    url, _ = cli_server
+    open_app(page, f"{url}/files", f"?job={JOB}")
+    wait_for_elements(page)
+    download = _download(page, _row_link(page, REPORT, "Download .ncu-rep"))
+    assert download.suggested_filename == "ncu-output-profiled-0.ncu-rep"
+    assert Path(download.path()).read_bytes() == gzip.decompress(
+        (SCENARIOS / "h200-ncu-j1-fp16" / REPORT).read_bytes())
+
+
+def test_an_unknown_link_says_why(cli_server: tuple[str, str]) -> None:
+    url, _ = cli_server
+    with pytest.raises(urllib.error.HTTPError) as refused:
+        urllib.request.urlopen(f"{url}/_kprof/download/{'x' * 43}", timeout=5)
+    assert refused.value.code == 404
+    assert "unknown or has expired" in refused.value.read().decode()
+
+
+def test_the_bundle_zip_streams_with_every_file(
+        page: Any, cli_server: tuple[str, str]) -> None:
+    url, sha = cli_server
+    open_app(page, f"{url}/files", f"?job={JOB}")
+    wait_for_elements(page)
+    download = _download(page, page.get_by_role("link", name="Download the whole bundle"))
+    assert download.suggested_filename == f"{JOB}.zip"
+    archive = zipfile.ZipFile(download.path())
+    assert archive.testzip() is None
+    names = set(archive.namelist())
+    assert {f"{JOB}/{LARGE}", f"{JOB}/{REPORT}", f"{JOB}/manifest.json"} <= names
+    assert hashlib.sha256(archive.read(f"{JOB}/{LARGE}")).hexdigest() == sha
