@@ -13,7 +13,7 @@ import re
 from collections.abc import Mapping
 from typing import Any
 
-from profiling_worker.schema import backends as B
+from profiling_worker.schema import backends as B, run_target as rt
 from profiling_worker.schema.configs import device_memory
 from profiling_worker.schema.spec import (METRIC_PRESETS, FieldError, JobSpec, SpecInvalid,
                                           check_fits, validate_spec)
@@ -174,6 +174,8 @@ def build_raw_spec(form: Mapping[str, Any], catalog: Catalog | None = None
     if isinstance(raw["runs"], str) and raw["runs"].strip().lower() == "auto":
         raw["runs"] = "auto"
         raw.update({"run_target": run_target(form)} if run_target(form) else {})
+    elif run_target(form):  # not used with whole-number runs, but a bad value is still said
+        rt.parse({"runs": rt.AUTO, rt.FIELD: run_target(form)}, B.CUPTI, errors)
     if form.get("annotations"):
         raw["annotations"] = list(form["annotations"])
     if form.get("collectors"):

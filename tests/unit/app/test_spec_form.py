@@ -134,3 +134,15 @@ def test_a_gpu_index_the_worker_does_not_see_is_refused_at_submit():
     no_list = {"backends": {"ncu": {"available": True}}}  # the report lists no GPU: the worker says
     spec, _ = to_job_spec({**form, "gpu": "5"}, builtin_catalog())
     assert backend_errors(spec, no_list) == []
+
+
+@pytest.mark.parametrize("field, text", [("auto_min_runs", "abc"), ("auto_ci95_pct", "-1")])
+def test_a_bad_auto_runs_field_is_refused_even_with_whole_number_runs(field: str, text: str
+                                                                      ) -> None:
+    """A new user's find: with Runs 3, "abc" in Auto min runs or -1 as the CI95 target ran the
+    job silently (run_target left out). The field is named; with good values the job runs."""
+    spec, errors = spec_form.to_job_spec({**FORM, "runs": 3, field: text})
+    assert spec is None and [e.field for e in errors] == [
+        f"run_target.{spec_form.RUN_TARGET_FIELDS[field]}"]
+    good, none = spec_form.to_job_spec({**FORM, "runs": 3, "auto_min_runs": "5"})
+    assert none == [] and good is not None and good.run_target is None and good.runs == 3
