@@ -19,7 +19,7 @@ from profiling_worker.errors import classify_known
 from profiling_worker.schema import backends as B, run_target, spec as spec_schema
 
 from app import settings
-from app.core import config_grid, spec_form
+from app.core import config_grid, job_size, spec_form
 from app.sidebar import preflight_panel, run_on
 from app.ui import cached, state
 from app.core.markdown import esc
@@ -137,6 +137,10 @@ def on_submit(first: Mapping[str, Any]) -> None:
     st.session_state[state.BUILDER_CHECKED] = values
     st.session_state.pop(state.BUILDER_NOTICE, None)
     if spec is None:
+        return
+    asked, ask = st.session_state.pop(state.BUILDER_CONFIRM, None), job_size.confirm_text(spec)
+    if ask is not None and (asked is None or asked[0] != spec.spec_hash()):
+        st.session_state[state.BUILDER_CONFIRM] = (spec.spec_hash(), ask)  # the same Run again
         return
     try:
         job_ids = run_on.submit(spec)  # this host's lanes or a cluster sweep
@@ -322,4 +326,7 @@ def _errors(values: Mapping[str, Any], shown: Mapping[str, str]) -> None:
         st.error(error_text(err, shown), icon=":material/error:")
     if errors:  # fields inside the form reach the server only with Run (st.form)
         st.caption(STALE_ERRORS_NOTE)
+    asked = st.session_state.get(state.BUILDER_CONFIRM)
+    if asked is not None and not errors:
+        st.warning(asked[1], icon=":material/hourglass_top:")
 

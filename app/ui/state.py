@@ -19,6 +19,7 @@ SELECTED_JOB = "sidebar-job"
 BUILDER_ERRORS = "builder-errors"  # list[FieldError] of the last rejected submit
 BUILDER_CHECKED = "builder-checked"  # the form values those errors were found in
 BUILDER_NOTICE = "builder-notice"  # id of the job submitted last (its note follows its state)
+BUILDER_CONFIRM = "builder-confirm"  # (spec hash, text) of a large job Run asked about
 BUILDER_OPTIONS_SEEN = "builder-options-seen"  # True once the form's Options were opened
 BUILDER_PREFLIGHT = "builder-preflight-job"  # {"job": pre-flight job id, "planned": spec JSON}
 PANEL_WAS_ACTIVE = "panel-was-active"

@@ -244,3 +244,23 @@ def test_an_error_goes_once_its_field_is_corrected_without_a_run(store, app) -> 
     assert cached.job_manager().snapshot() == []  # re-checked, nothing queued
     at.multiselect(key="builder-kernels").set_value([]).run()
     assert not at.sidebar.error  # nothing is checked before a Run
+
+
+def test_a_very_large_job_asks_for_a_second_run_before_starting(store, app) -> None:
+    """A new user's find: sizes 64..4096 +1 at 10,000 runs started a 40,330,000-run cpu job in
+    one click. Run now says how large it is; the same Run again starts it; a changed form asks
+    afresh."""
+    at = app()
+    _fill(at, kernels=["matmul"], backend="cpu", sizes="32..2000 +1", runs=100)
+    _submit(at)
+    assert not at.exception, at.exception
+    manager = cached.job_manager()
+    said = [w.value for w in at.warning if "Press Run again" in w.value]
+    assert said and "196,900 runs (1,969 configs × 100 runs × 1 kernel(s))" in said[0]
+    assert not at.session_state["sidebar-job"] if "sidebar-job" in at.session_state else True
+    _submit(at)  # the same Run again: started
+    assert not at.exception, at.exception
+    job_id = at.session_state["sidebar-job"]
+    assert manager.get(job_id) is not None and manager.get(job_id).spec.runs == 100
+    manager.cancel(job_id)
+    assert not [w for w in at.warning if "Press Run again" in w.value]
