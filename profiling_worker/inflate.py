@@ -154,8 +154,12 @@ def check_inflates(src: Path, max_bytes: int = MAX_INFLATED_BYTES) -> None:
         _inflate_into(src, sink, max_bytes)
 
 
-def check_report(path: Path) -> None:
+def check_report(path: Path) -> ReportWalk:
     """Walk a plain report's blocks (reads it once, 1 MiB at a time).
+
+    Returns:
+        The finished walk: its ``blocks`` and :meth:`~ReportWalk.missing` (bytes a report cut
+        short lacks at its end, 0 for a whole one).
 
     Raises:
         InflateError: bytes after the report's last block, or not a report layout.
@@ -167,6 +171,7 @@ def check_report(path: Path) -> None:
                 walk.feed(chunk)
     except ReportLayoutError as exc:
         raise _layout_error(exc) from exc
+    return walk
 
 
 @contextlib.contextmanager

@@ -8,8 +8,9 @@ millions of empty blocks, and ``ncu_report`` then takes about 64 MB of memory pe
 (issue 26: a 1.1 MB upload took 4.5 GB). :class:`ReportWalk` follows the lengths over a stream
 (no payload is kept) and stops at the first length that cannot be one, so a padded report is
 refused at the byte where the padding starts, before any of it is parsed. A report cut short
-(an interrupted copy) passes: ``ncu_report`` reads its complete blocks and the import marks it
-partial.
+(an interrupted copy) passes: ``ncu_report`` reads its complete blocks, and
+:meth:`ReportWalk.missing` says how many bytes its last block lacks, so the import calls it cut
+short rather than empty.
 
 The layout was read from the reports of ncu 2025.3 and 2026.3 in tests/fixtures and
 app/bundled (all end exactly at a block boundary).
@@ -139,6 +140,13 @@ class ReportWalk:
                              f"{MAX_HEADER_BYTES:,}): bytes after the report's last block, "
                              "or not a report")
         self._state, self._need = state, length
+
+    def missing(self) -> int:
+        """After the whole file was fed: the bytes its last item lacks (a block's payload, a
+        header or a length); 0 when the file ends where a block ends."""
+        if self._state == "length" and not self._pending:
+            return self._skip
+        return self._skip + self._need
 
     def _begin_block(self) -> None:
         self._state, self._need = "length", 4

@@ -15,6 +15,7 @@ import pandas as pd
 
 from profiling_worker.bundle_writer import table_columns
 from profiling_worker.errors import ImportFailed, ImportInternalError
+from profiling_worker.inflate import check_report
 from profiling_worker.extract.aggregate import aggregate_runs, launches_to_runs
 from profiling_worker.extract.kernel_regions import region_names
 from profiling_worker.importing import ncu_rep as R, ncu_version as V
@@ -83,6 +84,23 @@ def _report_launches(rows: pd.DataFrame) -> tuple[pd.DataFrame, list[str], list[
     return rows, warnings, notes, ATTRIBUTED_PARAMS
 
 
+def _no_launch(report: Path) -> ImportFailed:
+    """Why a report gave no launch: cut short (its last block incomplete, so no launch record
+    was whole), or whole but without a launch the dashboard reads."""
+    walk = check_report(report)
+    if walk.missing():
+        kept = report.stat().st_size
+        return ImportFailed(f"{report.name}: cut short: the file ends {walk.missing():,} bytes "
+                            f"before the end of its block {walk.blocks + 1} ({kept:,} bytes "
+                            "kept), before any launch record was complete",
+                            "copy the report again from where it was recorded (an interrupted "
+                            "copy or download; compare its size with the original's)")
+    return ImportFailed(f"{report.name}: a whole Nsight Compute report with no profiled launch "
+                        "(its filters matched no kernel) or none of the metrics the dashboard "
+                        "reads", "profile with --set basic or --metrics gpu__time_duration.sum, "
+                        "or import nsight-python's CSVs")
+
+
 def from_report(report: Path) -> Job:
     """A job from one report alone.
 
@@ -91,11 +109,7 @@ def from_report(report: Path) -> Job:
     """
     rows, device, summary = R.read_report(report, R.REPORT_METRICS)
     if rows.empty:
-        raise ImportFailed(f"{report.name}: an Nsight Compute report with no profiled launch "
-                           "(or none of the metrics the dashboard reads); a report cut short "
-                           "by an interrupted copy reads like this",
-                           "profile with --set basic or --metrics gpu__time_duration.sum, or "
-                           "import nsight-python's CSVs")
+        raise _no_launch(report)
     rows, warnings, reading, how = _report_launches(rows)
     if device.get("empty_launches"):
         warnings.append(f"partial: {device['empty_launches']} launch(es) at the end of "

@@ -158,3 +158,18 @@ def test_default_set_report_gives_dram_pct_from_its_speed_of_light_name(tmp_path
     assert any(f"{M.DRAM_PCT} read from {M.GPU_DRAM_PCT}" in n for n in notes)
     frame = bound_frame(load_bundle(bundle), BoundOptions())
     assert len(frame) and frame[F_DRAM_PCT].between(0, 100).all()
+
+
+@pytest.mark.parametrize("kept", [1_000, 50_000, 300_000, 600_000])
+def test_a_report_cut_before_its_first_whole_launch_is_called_cut_short(tmp_path, kept) -> None:
+    """A new user's find: ncu's own default-set report (885,833 bytes, recorded on the H200)
+    cut at these sizes was refused as "no profiled launch" with a re-profile fix. Now: cut
+    short, by how much, with the fix of copying it again; the whole file still imports."""
+    whole = REPO / "tests" / "fixtures" / "h200_import" / "ncu_plain" / "default_set.ncu-rep"
+    cut = tmp_path / "cut.ncu-rep"
+    cut.write_bytes(whole.read_bytes()[:kept])
+    with pytest.raises(ImportFailed) as info:
+        import_nsight_output([cut], tmp_path / "out", "cut")
+    said = str(info.value) + " " + info.value.hint
+    assert "cut short" in said and f"({kept:,} bytes kept)" in said
+    assert "copy the report again" in said and "--set basic" not in said
