@@ -17,7 +17,7 @@ from __future__ import annotations
 import os
 import re
 import tempfile
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -160,12 +160,18 @@ def bundle_files(bundle_dir: str | os.PathLike[str], leave_out: Sequence[str] = 
 
 
 def finish_bundle(bundle_dir: str | os.PathLike[str], manifest: dict[str, Any],
-                  leave_out: Sequence[str] = ()) -> Path:
+                  leave_out: Sequence[str] = (),
+                  tables: Mapping[str, pd.DataFrame] | None = None) -> Path:
     """Finalise a bundle: check its tables for plausibility
     (:mod:`profiling_worker.schema.plausibility`; the notes go under ``"notes"``), list its
     files and write ``manifest.json`` last, atomically.
 
     Every bundle, run or imported, ends here, so checks on finished bundles belong here.
+
+    Args:
+        tables: every table of the bundle as the caller just wrote it with :func:`write_table`
+            (name -> frame; the run path's): checked as given, not read back. None: the
+            tables in ``tables/`` are read.
 
     Returns:
         The path of ``manifest.json``.
@@ -175,7 +181,8 @@ def finish_bundle(bundle_dir: str | os.PathLike[str], manifest: dict[str, Any],
     """
     # Notes the caller already has (the importer's) come first, then the checks of the tables.
     given = [n for n in manifest.get(plausibility.NOTES_KEY) or () if isinstance(n, dict)]
-    notes = given + plausibility.check_bundle(bundle_tables(bundle_dir), manifest)
+    notes = given + plausibility.check_bundle(
+        bundle_tables(bundle_dir) if tables is None else tables, manifest)
     return write_manifest(bundle_dir, {**manifest, plausibility.NOTES_KEY: notes,
                                        "files": bundle_files(bundle_dir, leave_out)})
 

@@ -44,20 +44,31 @@ def write_result_tables(job_dir: Path, spec: JobSpec, registry: Registry,
                         launches: pd.DataFrame, nvml: pd.DataFrame,
                         collectors: pd.DataFrame | None,
                         unattributed: pd.DataFrame | None = None,
-                        launch_times: pd.DataFrame | None = None) -> None:
+                        launch_times: pd.DataFrame | None = None) -> dict[str, pd.DataFrame]:
     """Write launches, runs, aggregated, work, nvml_trace and collectors (Parquet + CSV),
     ``unattributed`` when some launches belong to no config or no annotation, and
-    ``launch_times`` when the backend saw each launch's start and end (CUPTI)."""
+    ``launch_times`` when the backend saw each launch's start and end (CUPTI).
+
+    Returns:
+        The tables written (name -> frame), for :func:`finish_bundle`'s checks.
+    """
     params = list(spec.parameter_names)
+    written: dict[str, pd.DataFrame] = {}
+
+    def write(name: str, frame: pd.DataFrame) -> None:
+        write_table(job_dir, name, frame)
+        written[name] = frame
+
     runs = launches_to_runs(launches, params)
-    write_table(job_dir, C.TABLE_LAUNCHES, launches)
-    write_table(job_dir, C.TABLE_RUNS, runs)
-    write_table(job_dir, C.TABLE_AGGREGATED, aggregate_runs(runs, params))
-    write_table(job_dir, C.TABLE_WORK, work_table(spec, registry, annotations))
-    write_table(job_dir, C.TABLE_NVML, nvml)
-    write_table(job_dir, C.TABLE_COLLECTORS,
-                collectors if collectors is not None else empty_table(C.TABLE_COLLECTORS, params))
+    write(C.TABLE_LAUNCHES, launches)
+    write(C.TABLE_RUNS, runs)
+    write(C.TABLE_AGGREGATED, aggregate_runs(runs, params))
+    write(C.TABLE_WORK, work_table(spec, registry, annotations))
+    write(C.TABLE_NVML, nvml)
+    write(C.TABLE_COLLECTORS,
+          collectors if collectors is not None else empty_table(C.TABLE_COLLECTORS, params))
     if unattributed is not None and not unattributed.empty:
-        write_table(job_dir, C.TABLE_UNATTRIBUTED, unattributed)
+        write(C.TABLE_UNATTRIBUTED, unattributed)
     if launch_times is not None and not launch_times.empty:
-        write_table(job_dir, C.TABLE_LAUNCH_TIMES, launch_times)
+        write(C.TABLE_LAUNCH_TIMES, launch_times)
+    return written

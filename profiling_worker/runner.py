@@ -10,7 +10,7 @@ import traceback
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from profiling_worker import __version__, gpu_select, metric_check
 from profiling_worker.backends.base import Collection
@@ -29,6 +29,9 @@ from profiling_worker.schema.configs import device_memory
 from profiling_worker.schema.spec import (SPEC_DEFAULTS, JobSpec, SpecInvalid, check_fits,
                                           load_spec, validate_spec)
 from profiling_worker.schema.spec_file import read_spec_json
+
+if TYPE_CHECKING:
+    import pandas as pd
 
 
 def _annotations(spec: JobSpec, registry: Registry) -> dict[str, tuple[str, ...]]:
@@ -228,9 +231,11 @@ def _ignored_by_backend(spec: JobSpec, job_dir: Path) -> list[str]:
     return notes
 
 
-def profile_and_write(job: Prepared, job_dir: Path, channel: Channel) -> dict[str, Any]:
+def profile_and_write(job: Prepared, job_dir: Path, channel: Channel
+                      ) -> tuple[dict[str, Any], dict[str, pd.DataFrame]]:
     """Collect with the job's backend (NVML sampled meanwhile) and write the tables; returns
-    the manifest entries of a finished job (backend, warnings, status)."""
+    the manifest entries of a finished job (backend, warnings, status) and the tables written
+    (for finish_bundle's checks)."""
     from profiling_worker import results
     from profiling_worker.nvml_trace import NvmlSampler
 
@@ -246,14 +251,15 @@ def profile_and_write(job: Prepared, job_dir: Path, channel: Channel) -> dict[st
     for w in warnings:
         channel.emit("warning", message=w)
     channel.emit("progress", done=1, total=1, stage="writing bundle")
-    results.write_result_tables(job_dir, spec, job.registry, _annotations(spec, job.registry),
-                                result.launches, sampler.frame(), result.collectors,
-                                result.unattributed, result.launch_times)
+    tables = results.write_result_tables(job_dir, spec, job.registry,
+                                         _annotations(spec, job.registry), result.launches,
+                                         sampler.frame(), result.collectors,
+                                         result.unattributed, result.launch_times)
     nvml_start = sampler.start_on(result.backend_info.get("clock_pair"))
     return {"backend": {"name": spec.backend, "nsight_mode": job.backend.nsight_mode,
                         "reason": job.backend.reason, **result.backend_info,
                         **({"nvml_trace_start_ns": nvml_start} if nvml_start else {})},
-            "warnings": warnings, "status": JobStatus.DONE.value}
+            "warnings": warnings, "status": JobStatus.DONE.value}, tables
 
 
 def run_job(job_dir: Path, channel: Channel, report: dict[str, Any] | None = None) -> int:
@@ -267,15 +273,17 @@ def run_job(job_dir: Path, channel: Channel, report: dict[str, Any] | None = Non
     signal.signal(signal.SIGTERM, _on_sigterm)
     manifest: dict[str, Any] = {"job_id": job_dir.name, "started_at": now_iso(),
                                 "worker_version": __version__}
+    tables = None  # a failed job's finish_bundle reads whatever tables it has
     try:
-        manifest.update(profile_and_write(prepare(job_dir, manifest, report), job_dir, channel))
+        entries, tables = profile_and_write(prepare(job_dir, manifest, report), job_dir, channel)
+        manifest.update(entries)
     except Exception as exc:
         manifest.update(_failure(exc, job_dir))
     manifest.update(finished_at=now_iso(), wall_s=round(time.perf_counter() - t0, 3))
     if manifest.get("error"):
         channel.emit("error", **manifest["error"])
     try:
-        results.finish_bundle(job_dir, manifest)
+        results.finish_bundle(job_dir, manifest, tables=tables)
     except OSError as exc:  # disk full: say so on the channel; the app writes what it can
         traceback.print_exc()
         err = classify_failure(exc, job_dir)
