@@ -232,10 +232,13 @@ def _counts(runs: pd.DataFrame, agg: pd.DataFrame, n_configs: int, asked: int | 
     if not _has(runs, C.ANNOTATION, C.CONFIG, C.RUN, C.METRIC):
         return []
     out = []
-    counts = runs.groupby([C.ANNOTATION, C.CONFIG, C.METRIC], sort=True)[C.RUN].nunique()
-    for level, per_ann in counts.groupby(level=0, sort=True):
+    g = runs.groupby([C.ANNOTATION, C.CONFIG, C.METRIC], sort=True)  # one for every count
+    counts = g[C.RUN].nunique()
+    seen_of: dict[Any, set[Any]] = {}  # annotation -> configs with runs, sorted by annotation
+    for ann, cfg, _metric in counts.index:
+        seen_of.setdefault(ann, set()).add(cfg)
+    for level, seen in seen_of.items():
         ann = str(level)
-        seen = set(per_ann.index.get_level_values(1))
         missing = sorted(set(range(n_configs)) - seen)
         if missing:
             out.append(note(RUNS_MISSING, WARNING, f"{ann}: config(s) {_few(missing)} "
@@ -246,22 +249,23 @@ def _counts(runs: pd.DataFrame, agg: pd.DataFrame, n_configs: int, asked: int | 
                             f"{_few(stray)} that the spec does not have "
                             "(launches outside every config?)", ann))
     if asked is not None and asked > 0:
-        for ann, cfg, metric, n in counts.reset_index().itertuples(index=False):
+        for key, n in counts.items():
+            ann, cfg, metric = cast("tuple[str, int, str]", key)  # grouped by a list
             if n != asked:
                 word = "fewer" if n < asked else "more"
                 out.append(note(RUNS_MISSING, WARNING, f"{ann}, config {int(cfg)}: {metric} has "
                                 f"{n} run(s), {word} than the {asked} the spec asked for",
                                 ann, int(cfg), str(metric)))
     if _has(agg, C.NUM_RUNS, C.ANNOTATION, C.CONFIG, C.METRIC):
-        keys = [C.ANNOTATION, C.CONFIG, C.METRIC]
-        rows = runs.groupby(keys, sort=True).size()
-        values = runs.groupby(keys, sort=True)[C.VALUE].count() if C.VALUE in runs else rows
+        rows = g.size().to_dict()
+        values = g[C.VALUE].count().to_dict() if C.VALUE in runs else rows
         per_run = set(runs[C.METRIC])
-        for _, r in agg.iterrows():
-            if r[C.METRIC] not in per_run:  # aggregated only (an import's normalised rows,
+        for ann, cfg, metric, k in zip(agg[C.ANNOTATION], agg[C.CONFIG], agg[C.METRIC],
+                                       agg[C.NUM_RUNS]):
+            if metric not in per_run:  # aggregated only (an import's normalised rows,
                 continue  # kept as written): there are no per-run rows to count
-            key = (r[C.ANNOTATION], r[C.CONFIG], r[C.METRIC])
-            n, used, k = int(rows.get(key, 0)), int(values.get(key, 0)), int(r[C.NUM_RUNS])
+            key = (ann, cfg, metric)
+            n, used, k = int(rows.get(key, 0)), int(values.get(key, 0)), int(k)
             if k == n:
                 continue
             # NumRuns counts the values used: missing values (a failed run, or left out by an
@@ -269,8 +273,8 @@ def _counts(runs: pd.DataFrame, agg: pd.DataFrame, n_configs: int, asked: int | 
             text = (f"{n - used} of {n} per-run value(s) missing (a failed run, or left out by "
                     f"the import); NumRuns counts the {k} used" if k == used
                     else f"NumRuns {k} but {n} per-run row(s)")
-            out.append(note(RUNS_MISSING, WARNING, f"{_where(r)}: {r[C.METRIC]} {text}",
-                            r[C.ANNOTATION], int(r[C.CONFIG]), str(r[C.METRIC])))
+            out.append(note(RUNS_MISSING, WARNING, f"{ann}, config {int(cfg)}: {metric} {text}",
+                            ann, int(cfg), str(metric)))
     return out
 
 
@@ -381,8 +385,9 @@ def _roofs(agg: pd.DataFrame, work: pd.DataFrame, manifest: Mapping[str, Any],
     device = peaks.match_device(str(gpu.get("name") or ""))
     if device is None or not _has(agg, C.METRIC, C.AVG):
         return []
-    wide = agg.pivot_table(index=[C.ANNOTATION, C.CONFIG], columns=C.METRIC, values=C.AVG,
-                           aggfunc="first")
+    # pivot_table(aggfunc="first")'s result, in a third of its time
+    wide = (agg.groupby([C.ANNOTATION, C.CONFIG, C.METRIC], sort=True)[C.AVG].first().dropna()
+            .unstack(C.METRIC).dropna(how="all", axis=1).sort_index(axis=1))
     if C.GPU_TIME not in wide:
         return []
     if _has(work, C.ANNOTATION, C.CONFIG, C.FLOPS, C.BYTES):

@@ -55,7 +55,8 @@ def test_checks_of_the_written_frames_equal_those_of_the_files(name: str,
                                                                tmp_path: Path) -> None:
     """finish_bundle checks the frames write_result_tables hands it; read back from the
     files they give the same notes, also where the tables are made implausible (a run
-    missing, negative times, kernel counts that vary, intervals below zero)."""
+    missing, negative times, kernel counts that vary, intervals below zero, points above the
+    roofs)."""
     rec = bench.load_recorded(REPO / "app" / "bundled" / name)
     written = bench.results.write_result_tables(tmp_path, rec.spec, rec.registry,
                                                 rec.annotations, **rec.inputs)
@@ -63,12 +64,15 @@ def test_checks_of_the_written_frames_equal_those_of_the_files(name: str,
     broken = {**written,
               C.TABLE_RUNS: runs.iloc[1:].assign(**{C.VALUE: -runs[C.VALUE]}),
               C.TABLE_AGGREGATED: agg.assign(**{C.KERNELS_VARY: True, C.CI95_LOWER: -1.0})}
-    for tables in (written, broken):
+    too_fast = {**written, C.TABLE_AGGREGATED: agg.assign(**{C.AVG: agg[C.AVG] / 1e4})}
+    for tables in (written, too_fast, broken):
         for table, frame in tables.items():
             bundle_writer.write_table(tmp_path, table, frame)
         from_files = plausibility.check_bundle(bundle_writer.bundle_tables(tmp_path),
                                                rec.manifest)
         assert plausibility.check_bundle(tables, rec.manifest) == from_files
+        if tables is too_fast:
+            assert plausibility.ABOVE_ROOF in {n["check"] for n in from_files}
     assert {n["check"] for n in from_files} >= {plausibility.NEGATIVE_VALUE,
                                                 plausibility.RUNS_MISSING,
                                                 plausibility.KERNELS_VARY,
