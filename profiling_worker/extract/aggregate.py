@@ -99,20 +99,20 @@ def launches_to_runs(launches: pd.DataFrame, param_names: Sequence[str] | None =
     run_keys = [C.ANNOTATION, C.CONFIG, C.RUN]
     launch_keys = run_keys + [C.LAUNCH]
 
-    # Duration of each launch: GPU time when collected, else host time.
-    duration = pd.Series(dtype="float64")
+    # Per row: its launch's duration (GPU time when collected, else host time), its run's
+    # launch count and its config's number; transforms, as a merge on the object key columns
+    # took most of this function's time on a warm job.
+    df["_w"] = np.nan
     for dname in C.DURATION_METRICS:
-        d = df[df[C.METRIC] == dname]
-        if not d.empty:
-            duration = d.groupby(launch_keys, sort=False, dropna=False)[C.VALUE].sum(min_count=1)
+        is_duration = df[C.METRIC] == dname
+        if is_duration.any():
+            df["_w"] = (df[C.VALUE].where(is_duration)
+                        .groupby([df[k] for k in launch_keys], sort=False, dropna=False)
+                        .transform("sum", min_count=1))
             break
-    if duration.empty:
-        df["_w"] = np.nan
-    else:
-        df = df.merge(duration.rename("_w").reset_index(), on=launch_keys, how="left")
-
-    kernels = (df.groupby(run_keys, sort=False, dropna=False)[C.LAUNCH].nunique()
-               .rename(C.KERNELS).reset_index())
+    df["_k"] = df.groupby(run_keys, sort=False, dropna=False)[C.LAUNCH].transform("nunique")
+    # group numbers in first-seen order: row i of config_params(df) is config number i
+    df["_c"] = df.groupby([C.ANNOTATION, C.CONFIG], sort=False, dropna=False).ngroup()
 
     group_keys = run_keys + [C.METRIC]
     df["_vw"] = df[C.VALUE] * df["_w"]
@@ -127,6 +127,8 @@ def launches_to_runs(launches: pd.DataFrame, param_names: Sequence[str] | None =
         "_wbad": g["_wbad"].any(),
         "_vwsum": g["_vw"].sum(),
         C.UNIT: _first_valid(g[C.UNIT]),
+        C.KERNELS: g["_k"].first(),
+        "_c": g["_c"].first(),
     }).reset_index()
 
     rule_of: dict[tuple[str, str | None], str] = {}
@@ -149,8 +151,11 @@ def launches_to_runs(launches: pd.DataFrame, param_names: Sequence[str] | None =
     ]
     res[C.VALUE] = values
     res[C.COMBINE_RULE] = applied
-    res = res.merge(kernels, on=run_keys, how="left")
-    res = res.merge(config_params(df, params), on=[C.ANNOTATION, C.CONFIG], how="left")
+    # the config's columns by its number (Series.take keeps each column's dtype, as the merge
+    # on Annotation and Config did; an array would be inferred anew)
+    of_config = config_params(df, params)
+    for col in (C.ANNOTATION, C.CONFIG, *params):
+        res[col] = of_config[col].take(res["_c"].to_numpy()).set_axis(res.index)
     res = _sort_first_seen(res[out_cols], with_run=True)
     return res
 
