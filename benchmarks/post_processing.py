@@ -10,8 +10,9 @@ bundle gives the real inputs of a real job, and its tables and notes the outputs
 
 Each repeat writes a fresh copy of the bundle (its non-table files copied beforehand, not timed)
 and times the two calls; the first repeat warms the process up (imports, caches) and is not
-counted. Prints the median and min-max in ms per job and whether the rebuilt tables, CSV text,
-notes and file list equal the recorded ones.
+counted. Prints the median and min-max wall time in ms per job, the median CPU time of the
+process (less swayed by other processes on a shared machine) and whether the rebuilt tables,
+CSV text, notes and file list equal the recorded ones.
 
 Usage: ``python benchmarks/post_processing.py [BUNDLE ...] [--repeats 30] [--json OUT]
 [--keep DIR]``
@@ -161,14 +162,15 @@ def bench(bundle: Path, repeats: int, root: Path, keep: Path | None = None) -> d
     warm-up's bundle is compared with the recorded one (with EXPECTED/<bundle name> where
     there is one); ``keep``: copy it to ``keep/<bundle name>``."""
     rec = load_recorded(bundle)
-    times = []
+    times, cpu = [], []
     for i in range(repeats + 1):
         job = _fresh_copy(rec, root)
-        t0 = time.perf_counter()
+        t0, c0 = time.perf_counter(), time.process_time()
         post_process(rec, job)
-        elapsed = time.perf_counter() - t0
+        elapsed, used = time.perf_counter() - t0, time.process_time() - c0
         if i:
             times.append(elapsed * 1e3)
+            cpu.append(used * 1e3)
         else:
             diff = differences(rec, job, EXPECTED / bundle.name)
             if keep is not None:
@@ -176,7 +178,7 @@ def bench(bundle: Path, repeats: int, root: Path, keep: Path | None = None) -> d
         shutil.rmtree(job)
     return {"bundle": bundle.name, "rows": len(rec.inputs["launches"]),
             "median_ms": statistics.median(times), "min_ms": min(times),
-            "max_ms": max(times), "repeats": repeats, "same_as_recorded": not diff,
+            "max_ms": max(times), "cpu_median_ms": statistics.median(cpu), "repeats": repeats, "same_as_recorded": not diff,
             "differences": diff, "code": str(Path(results.__file__).resolve().parent.parent)}
 
 
@@ -191,7 +193,8 @@ def main(argv: list[str] | None = None) -> int:
         rows = [bench(b, args.repeats, Path(tmp), args.keep) for b in args.bundles]
     for r in rows:
         print(f"{r['bundle']}: {r['rows']} launch rows, {r['median_ms']:.1f} ms median "
-              f"({r['min_ms']:.1f}-{r['max_ms']:.1f}, {r['repeats']} repeats), same as recorded: "
+              f"({r['min_ms']:.1f}-{r['max_ms']:.1f}, {r['repeats']} repeats; CPU "
+              f"{r['cpu_median_ms']:.1f} ms), same as recorded: "
               f"{r['same_as_recorded']} {'; '.join(r['differences'])}  [{r['code']}]")
     if args.json:
         args.json.write_text(json.dumps(rows, indent=2))

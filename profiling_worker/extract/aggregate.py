@@ -111,8 +111,7 @@ def launches_to_runs(launches: pd.DataFrame, param_names: Sequence[str] | None =
                         .transform("sum", min_count=1))
             break
     df["_k"] = df.groupby(run_keys, sort=False, dropna=False)[C.LAUNCH].transform("nunique")
-    # group numbers in first-seen order: row i of config_params(df) is config number i
-    df["_c"] = df.groupby([C.ANNOTATION, C.CONFIG], sort=False, dropna=False).ngroup()
+    _number_configs(df)
 
     group_keys = run_keys + [C.METRIC]
     df["_vw"] = df[C.VALUE] * df["_w"]
@@ -151,13 +150,25 @@ def launches_to_runs(launches: pd.DataFrame, param_names: Sequence[str] | None =
     ]
     res[C.VALUE] = values
     res[C.COMBINE_RULE] = applied
-    # the config's columns by its number (Series.take keeps each column's dtype, as the merge
-    # on Annotation and Config did; an array would be inferred anew)
+    _add_config_columns(res, df, params)
+    res = _sort_first_seen(res[out_cols], with_run=True)
+    return res
+
+
+def _number_configs(df: pd.DataFrame) -> None:
+    """``df["_c"]``: each row's (Annotation, Config) numbered in first-seen order, so that row
+    ``i`` of ``config_params(df)`` holds config number ``i``'s columns."""
+    df["_c"] = df.groupby([C.ANNOTATION, C.CONFIG], sort=False, dropna=False).ngroup()
+
+
+def _add_config_columns(res: pd.DataFrame, df: pd.DataFrame, params: Sequence[str]) -> None:
+    """Set ``res``'s Annotation, Config and parameter columns from its ``_c`` (the config
+    numbers of :func:`_number_configs` on ``df``): what a merge with ``config_params(df)`` on
+    the object key columns gave, in a fraction of its time. Series.take keeps each column's
+    dtype, as the merge did (an array would have its dtype inferred anew)."""
     of_config = config_params(df, params)
     for col in (C.ANNOTATION, C.CONFIG, *params):
         res[col] = of_config[col].take(res["_c"].to_numpy()).set_axis(res.index)
-    res = _sort_first_seen(res[out_cols], with_run=True)
-    return res
 
 
 def _dtype_of(frame: pd.DataFrame, col: str) -> Any:
@@ -247,6 +258,7 @@ def aggregate_runs(runs: pd.DataFrame, param_names: Sequence[str] | None = None)
         df[C.UNIT] = None
     if C.KERNELS not in df.columns:
         df[C.KERNELS] = np.nan
+    _number_configs(df)
     keys = [C.ANNOTATION, C.CONFIG, C.METRIC]
     g = df.groupby(keys, sort=False, dropna=False)
     v = g[C.VALUE]
@@ -260,6 +272,7 @@ def aggregate_runs(runs: pd.DataFrame, param_names: Sequence[str] | None = None)
         C.MEDIAN: v.median(),
         C.KERNELS: g[C.KERNELS].median(),
         C.KERNELS_VARY: g[C.KERNELS].nunique() > 1,
+        "_c": g["_c"].first(),
     }).reset_index()
     n = out[C.NUM_RUNS].to_numpy()
     std = out[C.STD].to_numpy(dtype="float64")  # NaN for one run (ddof=1)
@@ -267,7 +280,7 @@ def aggregate_runs(runs: pd.DataFrame, param_names: Sequence[str] | None = None)
     out[C.CI95_LOWER], out[C.CI95_UPPER] = intervals.ci95_bounds(mean, std, n, out[C.MIN])
     out[C.RSD] = rsd = intervals.rsd_pct(mean, std)
     out[C.STABLE] = intervals.stable(n, rsd)
-    out = out.merge(config_params(df, params), on=[C.ANNOTATION, C.CONFIG], how="left")
+    _add_config_columns(out, df, params)
     return _sort_first_seen(out[out_cols], with_run=False)
 
 
