@@ -173,7 +173,8 @@ def prepare(job_dir: Path, manifest: dict[str, Any], report: dict[str, Any] | No
     registry = load_registry()
     manifest["kernel_files"] = {"errors": registry.errors}  # file names only, no paths
     try:
-        spec = load_spec(str(job_dir / C.SPEC_FILE), registry.kernels)
+        raw = read_spec_json(job_dir / C.SPEC_FILE)  # load_spec's steps, the raw kept for notes
+        spec = validate_spec(raw, registry.kernels)
     except SpecInvalid as exc:
         raise SpecRejected(str(exc), "fix the named fields and submit again") from exc
     manifest.update(spec=spec.to_json(), spec_hash=spec.spec_hash(),
@@ -195,7 +196,7 @@ def prepare(job_dir: Path, manifest: dict[str, Any], report: dict[str, Any] | No
         _prepare_gpu_env(gpu, report["environment"])
     ready = (metric_check.start(report["environment"], spec.metrics).verdict
              if B.get(spec.backend).counters else Prepared.ready)
-    return Prepared(spec, registry, backend, report, _ignored_by_backend(spec, job_dir), gpu, ready)
+    return Prepared(spec, registry, backend, report, _ignored_by_backend(spec, raw), gpu, ready)
 
 
 def _check_memory(spec: JobSpec, registry: Registry, env: dict[str, Any],
@@ -210,16 +211,16 @@ def _check_memory(spec: JobSpec, registry: Registry, env: dict[str, Any],
         raise SpecRejected(str(exc), "fix the named fields and submit again") from exc
 
 
-def _ignored_by_backend(spec: JobSpec, job_dir: Path) -> list[str]:
+def _ignored_by_backend(spec: JobSpec, raw: dict[str, Any]) -> list[str]:
     """Say what the job's backend ignores: a run option it does not apply, set to other than
     its default (the default asks for nothing), on a host backend the metrics besides its
-    duration (spec validation keeps only that one), and info collectors where it takes none."""
+    duration (spec validation keeps only that one; ``raw``: the spec.json as submitted), and
+    info collectors where it takes none."""
     caps = B.get(spec.backend)
     notes = [f"the {caps.name} backend does not apply {name} {getattr(spec, name)!r}; ignored"
              for name in B.OPTIONS
              if name not in caps.options and getattr(spec, name) != SPEC_DEFAULTS[name]]
     if not caps.on_gpu:  # a GPU backend refuses metrics it cannot measure at validation instead
-        raw = read_spec_json(job_dir / C.SPEC_FILE)  # validated by prepare: readable, an object
         dropped = [m for m in raw.get("metrics") or () if m != caps.duration_metric]
         notes += [f"the {caps.name} backend records {caps.duration_metric} only "
                   f"({caps.measures}); ignored metrics: {', '.join(dropped)}"] if dropped else []
