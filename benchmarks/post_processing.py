@@ -15,9 +15,9 @@ process (less swayed by other processes on a shared machine) and whether the reb
 CSV text, notes and file list equal the recorded ones.
 
 Usage: ``python benchmarks/post_processing.py [BUNDLE ...] [--repeats 30] [--json OUT]
-[--keep DIR]``
-(default bundle: app/bundled/h200-cupti-j1-fp16, job J1). Before/after in one run: point
-PYTHONPATH at the other checkout for the "before" process (see docs/performance.md).
+[--keep DIR] [--against CHECKOUT --rounds 4]`` (default bundle: app/bundled/h200-cupti-j1-fp16,
+job J1). ``--against``: before (that checkout, e.g. ``git worktree add --detach /tmp/base
+main``) and after (this one) interleaved in one run.
 """
 
 from __future__ import annotations
@@ -182,13 +182,46 @@ def bench(bundle: Path, repeats: int, root: Path, keep: Path | None = None) -> d
             "differences": diff, "code": str(Path(results.__file__).resolve().parent.parent)}
 
 
+def against(base: Path, rounds: int, argv: list[str]) -> int:
+    """Before/after in one run: this benchmark in a fresh process per side, ``base`` (another
+    checkout: before) and this one (after), interleaved ``rounds`` times (A B A B), so drift
+    on a shared machine hits both alike; prints each side's per-round medians (ms per job)."""
+    import os
+    import subprocess
+
+    sides = {"before": str(base.resolve()), "after": str(REPO)}
+    got: dict[str, list[dict[str, Any]]] = {side: [] for side in sides}
+    with tempfile.TemporaryDirectory(prefix="post-processing-ab-") as tmp:
+        for i in range(rounds):
+            for side, path in sides.items():
+                out = Path(tmp) / f"{side}-{i}.json"
+                subprocess.run([sys.executable, __file__, *argv, "--json", str(out)],
+                               env={**os.environ, "PYTHONPATH": path}, check=False,
+                               stdout=subprocess.DEVNULL)
+                got[side] += json.loads(out.read_text())
+    for side, rows in got.items():
+        for name in dict.fromkeys(r["bundle"] for r in rows):
+            mine = [r for r in rows if r["bundle"] == name]
+            wall = ", ".join(f"{r['median_ms']:.1f}" for r in mine)
+            cpu = ", ".join(f"{r['cpu_median_ms']:.1f}" for r in mine)
+            same = all(r["same_as_recorded"] for r in mine)
+            print(f"{side:6s} {name}: wall median per round {wall} ms; CPU {cpu} ms; same as "
+                  f"recorded: {same}  [{sides[side]}]")
+    return 0 if all(r["same_as_recorded"] for rows in got.values() for r in rows) else 1
+
+
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("bundles", nargs="*", type=Path, default=[J1_BUNDLE])
     ap.add_argument("--repeats", type=int, default=30)
     ap.add_argument("--json", type=Path)
     ap.add_argument("--keep", type=Path, help="copy each rebuilt bundle into this folder")
+    ap.add_argument("--against", type=Path, help="another checkout (before): A B A B")
+    ap.add_argument("--rounds", type=int, default=4, help="with --against")
     args = ap.parse_args(argv)
+    if args.against:
+        return against(args.against, args.rounds,
+                       [*map(str, args.bundles), "--repeats", str(args.repeats)])
     with tempfile.TemporaryDirectory(prefix="post-processing-") as tmp:
         rows = [bench(b, args.repeats, Path(tmp), args.keep) for b in args.bundles]
     for r in rows:
