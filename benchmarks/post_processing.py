@@ -41,6 +41,7 @@ if str(REPO) not in sys.path:
     sys.path.append(str(REPO))  # after PYTHONPATH: a "before" checkout given there wins
 
 from profiling_worker import results  # noqa: E402
+from profiling_worker.bundle_writer import empty_table  # noqa: E402
 from profiling_worker.catalog.registry import Registry, load_registry  # noqa: E402
 from profiling_worker.schema import columns as C  # noqa: E402
 from profiling_worker.schema.spec import JobSpec, load_spec  # noqa: E402
@@ -90,7 +91,7 @@ def load_recorded(bundle: Path) -> Recorded:
         raise FileNotFoundError(f"{bundle}: no tables/{C.TABLE_LAUNCHES}.parquet")
     nvml = _table(bundle, C.TABLE_NVML)
     inputs = {"launches": launches,
-              "nvml": nvml if nvml is not None else results.empty_table(C.TABLE_NVML),
+              "nvml": nvml if nvml is not None else empty_table(C.TABLE_NVML),
               "collectors": _or_none(_table(bundle, C.TABLE_COLLECTORS)),
               "unattributed": _or_none(_table(bundle, C.TABLE_UNATTRIBUTED)),
               "launch_times": _or_none(_table(bundle, C.TABLE_LAUNCH_TIMES))}
@@ -120,8 +121,8 @@ def post_process(rec: Recorded, job: Path) -> None:
     written = results.write_result_tables(job, rec.spec, rec.registry, rec.annotations,
                                           **rec.inputs)
     # a checkout from before finish_bundle took the written tables reads them back itself
-    given = ({"tables": written} if "tables" in inspect.signature(results.finish_bundle).parameters
-             else {})
+    given: dict[str, Any] = ({"tables": written} if "tables" in
+                             inspect.signature(results.finish_bundle).parameters else {})
     results.finish_bundle(job, dict(rec.manifest), **given)
 
 
