@@ -186,7 +186,8 @@ def bench(bundle: Path, repeats: int, root: Path, keep: Path | None = None) -> d
 def against(base: Path, rounds: int, argv: list[str]) -> int:
     """Before/after in one run: this benchmark in a fresh process per side, ``base`` (another
     checkout: before) and this one (after), interleaved ``rounds`` times (A B A B), so drift
-    on a shared machine hits both alike; prints each side's per-round medians (ms per job)."""
+    on a shared machine hits both alike; prints each side's per-round medians and its fastest
+job (ms per job)."""
     import os
     import subprocess
 
@@ -205,9 +206,10 @@ def against(base: Path, rounds: int, argv: list[str]) -> int:
             mine = [r for r in rows if r["bundle"] == name]
             wall = ", ".join(f"{r['median_ms']:.1f}" for r in mine)
             cpu = ", ".join(f"{r['cpu_median_ms']:.1f}" for r in mine)
+            least = min(r["min_ms"] for r in mine)
             same = all(r["same_as_recorded"] for r in mine)
-            print(f"{side:6s} {name}: wall median per round {wall} ms; CPU {cpu} ms; same as "
-                  f"recorded: {same}  [{sides[side]}]")
+            print(f"{side:6s} {name}: wall median per round {wall} ms (fastest job {least:.1f});"
+                  f" CPU {cpu} ms; same as recorded: {same}  [{sides[side]}]")
     return 0 if all(r["same_as_recorded"] for rows in got.values() for r in rows) else 1
 
 
