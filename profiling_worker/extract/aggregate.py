@@ -156,19 +156,21 @@ def launches_to_runs(launches: pd.DataFrame, param_names: Sequence[str] | None =
 
 
 def _number_configs(df: pd.DataFrame) -> None:
-    """``df["_c"]``: each row's (Annotation, Config) numbered in first-seen order, so that row
-    ``i`` of ``config_params(df)`` holds config number ``i``'s columns."""
+    """``df["_c"]``: each row's (Annotation, Config) numbered in first-seen order: config
+    number ``i``'s first row is row ``i`` of ``config_params(df)``."""
     df["_c"] = df.groupby([C.ANNOTATION, C.CONFIG], sort=False, dropna=False).ngroup()
 
 
 def _add_config_columns(res: pd.DataFrame, df: pd.DataFrame, params: Sequence[str]) -> None:
     """Set ``res``'s Annotation, Config and parameter columns from its ``_c`` (the config
-    numbers of :func:`_number_configs` on ``df``): what a merge with ``config_params(df)`` on
-    the object key columns gave, in a fraction of its time. Series.take keeps each column's
-    dtype, as the merge did (an array would have its dtype inferred anew)."""
-    of_config = config_params(df, params)
+    numbers of :func:`_number_configs` on ``df``), taken from each config's first row of
+    ``df``: what a merge with ``config_params(df)`` on the object key columns gave, in a
+    fraction of its time. Series.take keeps each column's dtype, as the merge did (an array
+    would have its dtype inferred anew)."""
+    first = np.flatnonzero(~df["_c"].duplicated().to_numpy())  # row of config number i
+    rows = first[res["_c"].to_numpy()]
     for col in (C.ANNOTATION, C.CONFIG, *params):
-        res[col] = of_config[col].take(res["_c"].to_numpy()).set_axis(res.index)
+        res[col] = df[col].take(rows).set_axis(res.index)
 
 
 def _dtype_of(frame: pd.DataFrame, col: str) -> Any:
@@ -180,11 +182,12 @@ def _dtype_of(frame: pd.DataFrame, col: str) -> Any:
 
 def _sort_first_seen(frame: pd.DataFrame, with_run: bool) -> pd.DataFrame:
     """Sort by Config, Annotation and Metric (first-seen order), then Run."""
-    f = frame.copy()
-    f["_a"] = pd.factorize(f[C.ANNOTATION])[0]
-    f["_m"] = pd.factorize(f[C.METRIC])[0]
-    keys = [C.CONFIG, "_a", "_m"] + ([C.RUN] if with_run else [])
-    return f.sort_values(keys, kind="stable").drop(columns=["_a", "_m"]).reset_index(drop=True)
+    keys = pd.DataFrame({"c": frame[C.CONFIG].array,  # the keys alone: no copy to drop
+                         "a": pd.factorize(frame[C.ANNOTATION])[0],
+                         "m": pd.factorize(frame[C.METRIC])[0],
+                         **({"r": frame[C.RUN].array} if with_run else {})})
+    order = keys.sort_values(list(keys.columns), kind="stable").index.to_numpy()
+    return frame.iloc[order].reset_index(drop=True)
 
 
 # --- runs -> aggregated ----------------------------------------------------------------------
