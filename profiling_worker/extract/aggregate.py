@@ -37,8 +37,7 @@ import pandas as pd
 from pandas.core.groupby import SeriesGroupBy
 from profiling_worker.extract.combine_rules import (RULE_MEAN_UNWEIGHTED, RULE_SINGLE, RULE_SUM,
                                                     RULE_WEIGHTED, combine_rule)
-from profiling_worker.extract.kernel_counts import (config_params, infer_param_names,
-                                                    require_columns)
+from profiling_worker.extract.kernel_counts import infer_param_names, require_columns
 from profiling_worker.schema import columns as C, intervals
 
 # --- launches -> runs ------------------------------------------------------------------------
@@ -156,17 +155,17 @@ def launches_to_runs(launches: pd.DataFrame, param_names: Sequence[str] | None =
 
 
 def _number_configs(df: pd.DataFrame) -> None:
-    """``df["_c"]``: each row's (Annotation, Config) numbered in first-seen order: config
-    number ``i``'s first row is row ``i`` of ``config_params(df)``."""
+    """``df["_c"]``: each row's (Annotation, Config) numbered in first-seen order (0 for the
+    first distinct pair in ``df``, 1 for the next...)."""
     df["_c"] = df.groupby([C.ANNOTATION, C.CONFIG], sort=False, dropna=False).ngroup()
 
 
 def _add_config_columns(res: pd.DataFrame, df: pd.DataFrame, params: Sequence[str]) -> None:
     """Set ``res``'s Annotation, Config and parameter columns from its ``_c`` (the config
     numbers of :func:`_number_configs` on ``df``), taken from each config's first row of
-    ``df``: what a merge with ``config_params(df)`` on the object key columns gave, in a
-    fraction of its time. Series.take keeps each column's dtype, as the merge did (an array
-    would have its dtype inferred anew)."""
+    ``df``: what a merge with ``kernel_counts.config_params(df)`` on the object key columns
+    gave, in a fraction of its time. Series.take keeps each column's dtype, as the merge did
+    (an array would have its dtype inferred anew)."""
     first = np.flatnonzero(~df["_c"].duplicated().to_numpy())  # row of config number i
     rows = first[res["_c"].to_numpy()]
     for col in (C.ANNOTATION, C.CONFIG, *params):
