@@ -115,10 +115,10 @@ def cancel_note(job: Job) -> str:
         done, total = (planned if job.stage == "writing bundle" else 0), planned
     kept = "Kept: the spec, the worker log and the manifest (Files page); no result tables."
     if not done:
-        return f"Cancelled before any run was measured: 0 of {total} runs; nothing discarded. {kept}"
+        return f"Cancelled before any run was measured: 0 of {total:,} runs; nothing discarded. {kept}"
     per = "most runs per config, runs auto" if job.spec.run_target else "runs per config"
-    return (f"Cancelled after {done} of {total} runs (configs × {per}): {done} measured "
-            f"runs discarded, {total - done} not run. {kept}")
+    return (f"Cancelled after {done:,} of {total:,} runs (configs × {per}): {done:,} measured "
+            f"runs discarded, {total - done:,} not run. {kept}")
 
 
 def task_table(job: Job) -> None:

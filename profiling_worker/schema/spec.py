@@ -185,7 +185,8 @@ def _str_list(raw: Mapping[str, Any], name: str, errors: list[FieldError],
         return ()
     cleaned = tuple(dict.fromkeys(v.strip() for v in value if v.strip()))
     if required and not cleaned:
-        errors.append(FieldError(name, "is empty", f"choose at least one entry for {name}"))
+        noun = name.removesuffix("s")  # the required lists: kernels, annotations
+        errors.append(FieldError(name, f"no {noun} chosen", f"choose at least one {noun}"))
     return cleaned
 
 
