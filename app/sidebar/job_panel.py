@@ -87,7 +87,8 @@ def _job(manager: Executor, job: Job, position: int) -> None:
         if job.tasks:
             task_table(job)
         elif job.status == JobStatus.RUNNING and not job.cancel_requested:
-            text = f"{job.stage or 'starting'} · {job.done}/{job.total}" if job.total else "starting"
+            text = (f"{job.stage or 'starting'} · {job.done:,}/{job.total:,}" if job.total
+                    else "starting")
             if job.spec.run_target is not None and job.total:  # the total is every config's most
                 text += " at most (runs auto stops each config at its target)"
             st.progress(job.fraction, text=esc(text))
@@ -125,7 +126,8 @@ def task_table(job: Job) -> None:
     """A cluster sweep: tasks ended of all (progress bar, with the count per state) and one
     row per array task: state, attempt, node, configs, the worker's progress, why it failed."""
     if job.active:
-        st.progress(job.fraction, text=esc(f"tasks {job.done}/{job.total} ended · {job.stage}"))
+        st.progress(job.fraction,
+                    text=esc(f"tasks {job.done:,}/{job.total:,} ended · {job.stage}"))
     rows = [{"task": t.name, "state": t.state, "attempt": t.attempt, "node": t.node,
              "configs": ",".join(map(str, t.configs)),
              "progress": f"{t.done}/{t.total} {t.stage}" if t.total else t.stage,
