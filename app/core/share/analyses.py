@@ -186,7 +186,6 @@ def analysis_sections(bundle: Bundle) -> list[H.Section]:
             build(bundle, section)
         except (MissingData, derived.MissingWork) as exc:
             section.parts.clear()
-            hint = getattr(exc, "hint", "")
-            section.add(H.note(f"{exc}" + (f" To get it: {hint}" if hint else "")))
+            section.add(H.missing(exc, getattr(exc, "hint", "")))
         sections.append(section)
     return sections
