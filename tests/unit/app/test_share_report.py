@@ -142,3 +142,4 @@ def test_hints_say_what_the_dashboard_offers() -> None:
     assert "To get it:" not in html
     memory = html.split("<h2>Memory traffic and fusion</h2>", 1)[1].split("</section>", 1)[0]
     assert "What the dashboard offers: " in memory and "memory metric preset" in memory
+    assert "<h3>Fusion: unfused → fused</h3>" in memory  # its time ratio needs only durations
