@@ -130,10 +130,10 @@ def task_table(job: Job) -> None:
                     text=esc(f"tasks {job.done:,}/{job.total:,} ended · {job.stage}"))
     rows = [{"task": t.name, "state": t.state, "attempt": t.attempt, "node": t.node,
              "configs": ",".join(map(str, t.configs)),
-             "progress": f"{t.done}/{t.total} {t.stage}" if t.total else t.stage,
+             "progress": f"{t.done:,}/{t.total:,} {t.stage}" if t.total else t.stage,
              "Slurm id": t.scheduler_id, "reason": t.reason} for t in job.tasks]
     with st.container(key=state.key("panel", f"tasks-{job.job_id}")):
-        st.dataframe(rows, hide_index=True, width="stretch",
+        st.dataframe(rows, hide_index=True, width="stretch", placeholder=panels.MISSING,
                      height=min(36 * (len(rows) + 1) + 2, 250))
 
 
