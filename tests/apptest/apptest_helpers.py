@@ -67,7 +67,8 @@ def submit_cpu_matmul(at: AppTest, sizes: str, runs: int) -> str:
 
 def shown_cells(at: AppTest) -> list[str]:
     """Every cell of every table on the page as the browser draws it: a missing value (None,
-    NaN) as the table's placeholder (Streamlit draws "None" when it has none), others as text."""
+    NaN) as the table's placeholder (Streamlit draws "None" when it has none), others as
+    ``str`` of the value (before the column's number format)."""
     import pandas as pd
 
     cells = []

@@ -45,3 +45,27 @@ def test_plausibility_notes_table_has_no_none(store, app) -> None:
     assert any(el.value.columns.tolist()[:3] == ["severity", "check", "annotation"]
                for el in at.dataframe)
     _assert_no_none(at)
+
+
+def test_the_csv_keeps_exact_values_and_empty_cells() -> None:
+    """The table's dash is display only: the frame a page passes (and its CSV download) keeps
+    its values and its empty cells."""
+    from streamlit.testing.v1 import AppTest
+
+    def script() -> None:
+        import pandas as pd
+        import streamlit as st
+
+        from app.ui import panels
+
+        frame = pd.DataFrame({"RunsToDecide": pd.Series([46, None], dtype=object),
+                              "CyclesOutcome": ["same", None], "DiffPct": [1.9084, float("nan")]})
+        panels.table(frame, key="t")
+        st.session_state["csv"] = panels.csv_bytes(frame).decode()
+        st.session_state["dtype"] = str(frame["RunsToDecide"].dtype)
+
+    at = AppTest.from_function(script).run()
+    assert not at.exception, at.exception
+    assert at.session_state["csv"] == "RunsToDecide,CyclesOutcome,DiffPct\n46,same,1.9084\n,,\n"
+    assert at.session_state["dtype"] == "object"
+    assert shown_cells(at) == ["46.0", "same", "1.9084", "—", "—", "—"]
