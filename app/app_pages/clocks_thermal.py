@@ -71,7 +71,7 @@ try:
     analysis.figure_panel(figure, timeline.launches, key=state.key(PAGE, "timeline"),
                           filename=f"{bundle.job_id}-timeline-launches.csv")
     st.caption(timeline.note)
-    st.download_button("Download the trace (opens in the Perfetto UI)",
+    st.download_button("Download the trace for the Perfetto UI (ui.perfetto.dev: Open trace file)",
                        data=lambda: trace_bytes(bundle), key=state.key(PAGE, "timeline-trace"),
                        file_name=f"{bundle.job_id}{TRACE_SUFFIX}", mime="application/json",
                        on_click="ignore", icon=":material/timeline:",

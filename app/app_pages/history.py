@@ -58,9 +58,11 @@ def _on_delete(job_id: str) -> None:
 def _render_actions(row: hx.HistoryRow, all_tags: list[str]) -> None:
     st.subheader(f"Open job: {esc(row.job_id)}")
     key = state.key(PAGE, f"tags-{row.job_id}")
-    st.multiselect("Tags", sorted(set(all_tags) | set(row.tags)), default=list(row.tags),
-                   key=key, accept_new_options=True, on_change=hx.on_tags,
-                   args=(row.job_id, row.tags, key),
+    # one source for the value: session state (the callback writes it; a default beside it
+    # made Streamlit warn, and the browser lost the first tag typed)
+    st.session_state.setdefault(key, list(row.tags))
+    st.multiselect("Tags", sorted(set(all_tags) | set(row.tags)), key=key,
+                   accept_new_options=True, on_change=hx.on_tags, args=(row.job_id, row.tags, key),
                    help="Type a new tag and press Enter. Tags are kept in the history index, "
                         "never in the bundle.")
     if row.source != "local":

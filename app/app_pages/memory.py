@@ -38,17 +38,20 @@ analysis.how_to_read(
     "`@kernel(...)`): two regions that compute different things (an fp32 and an fp16 matmul) "
     "are not a fusion, and their bytes 'saved' would mean nothing.")
 options = MemoryOptions()
+counted = True  # the job has DRAM byte counters; without them the fusion shows its time ratio
 try:
     frame = memory_frame(bundle, options)
 except MissingData as exc:
-    analysis.missing(exc)
-labels = dict(zip(frame[C.CONFIG], frame[F.CONFIG_LABEL]))
-config = st.selectbox("Config", state.keep_if_offered(state.key(PAGE, "config"), labels),
-                      index=len(labels) - 1, key=state.key(PAGE, "config"),
-                      format_func=lambda c: labels[c])
-shown = frame[frame[C.CONFIG] == config]
-analysis.figure_panel(cached.figure(build_memory_figure, shown, bundle.host_timer), shown,
-                      key=PAGE, filename=f"{bundle.job_id}-memory.csv")
+    analysis.missing(exc, stop=False)
+    counted = False
+if counted:
+    labels = dict(zip(frame[C.CONFIG], frame[F.CONFIG_LABEL]))
+    config = st.selectbox("Config", state.keep_if_offered(state.key(PAGE, "config"), labels),
+                          index=len(labels) - 1, key=state.key(PAGE, "config"),
+                          format_func=lambda c: labels[c])
+    shown = frame[frame[C.CONFIG] == config]
+    analysis.figure_panel(cached.figure(build_memory_figure, shown, bundle.host_timer), shown,
+                          key=PAGE, filename=f"{bundle.job_id}-memory.csv")
 
 st.subheader("Fusion")
 pairs = fusion_pairs(bundle, {**builtin_kernels(), **cached.kernel_catalog()[0]})
@@ -63,8 +66,11 @@ unfused, fused = st.selectbox("Unfused → fused", state.keep_if_offered(
                               format_func=lambda p: f"{p[0]} → {p[1]}")
 fusion = fusion_frame(bundle, MemoryOptions(unfused=unfused, fused=fused))
 if fusion.empty:
-    st.info(f"{esc(unfused)} and {esc(fused)} share no config with DRAM byte counts.")
+    st.info(f"{esc(unfused)} and {esc(fused)} share no config.")
 else:
+    if not counted:
+        st.caption("Time ratio only: the DRAM bytes ratio (traffic saved) needs the DRAM byte "
+                   "counters this job lacks (see above); the time ratio needs only durations.")
     analysis.figure_panel(cached.figure(build_fusion_figure, fusion, sweep_x(bundle),
                                         bundle.host_timer), fusion, key=FUSION,
                           filename=f"{bundle.job_id}-fusion.csv")

@@ -14,17 +14,19 @@ st.header("Results tables")
 bundle = analysis.selected_bundle()
 notes.show(bundle, "results", available_metrics(bundle), extra_checks=P.CHECKS)
 
+TIMES = f"; times in ns ({esc(bundle.measurement)})"  # only the tables that hold times
 for name, title, what in (
-    (C.TABLE_AGGREGATED, "Aggregated", "one row per annotation × config × metric"),
-    (C.TABLE_RUNS, "Per run", "one row per annotation × config × run × metric"),
-    (C.TABLE_WORK, "Analytic work", "FLOPs and bytes per annotation × config"),
+    (C.TABLE_AGGREGATED, "Aggregated", f"one row per annotation × config × metric{TIMES}"),
+    (C.TABLE_RUNS, "Per run", f"one row per annotation × config × run × metric{TIMES}"),
+    (C.TABLE_WORK, "Analytic work", "the kernel catalog's FLOPs and bytes per annotation × "
+                                    "config (no times)"),
 ):
     st.subheader(title)
     table = bundle.table(name)
     if table.empty:
         st.caption(f"No {name} table in this job.")
         continue
-    st.caption(f"{what}; times in ns ({esc(bundle.measurement)}).")
+    st.caption(f"{what}.")
     panels.table(table, key=state.key(PAGE, f"{name}-table"))
     panels.download_csv(table, key=state.key(PAGE, f"{name}-csv"),
                         filename=f"{bundle.job_id}-{name}.csv")

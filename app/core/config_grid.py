@@ -59,7 +59,7 @@ def _expand_range(match: re.Match[str], kind: str) -> list[int | float]:
     while value <= stop:
         values.append(value)
         if len(values) > MAX_VALUES:
-            raise ValueError(f"the range gives more than {MAX_VALUES} values")
+            raise ValueError(f"the range gives more than {MAX_VALUES:,} values")
         value = value * step if op == "*" else value + step
     return values
 

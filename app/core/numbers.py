@@ -95,3 +95,13 @@ def mixed_as_text(series: pd.Series) -> pd.Series | None:
             "mixed", "mixed-integer"):
         return None
     return series.map(lambda v: v if isinstance(v, str) else fmt(None if v is None else float(v)))
+
+
+def numbers_or_missing(series: pd.Series) -> pd.Series | None:
+    """An object column holding only numbers and missing cells (None) as float, the missing
+    cells NaN, so a table formats it as numbers and draws the gaps as its placeholder; None for
+    any other column (text, booleans, a column of numbers already)."""
+    if series.dtype != object or pd.api.types.infer_dtype(series, skipna=True) not in (
+            "integer", "floating", "mixed-integer-float", "decimal", "empty"):
+        return None
+    return pd.to_numeric(series, errors="coerce").astype(float)

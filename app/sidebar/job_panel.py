@@ -89,7 +89,8 @@ def _job(manager: Executor, job: Job, position: int) -> None:
         if job.tasks:
             task_table(job)
         elif job.status == JobStatus.RUNNING and not job.cancel_requested:
-            text = f"{job.stage or 'starting'} · {job.done}/{job.total}" if job.total else "starting"
+            text = (f"{job.stage or 'starting'} · {job.done:,}/{job.total:,}" if job.total
+                    else "starting")
             if job.spec.run_target is not None and job.total:  # the total is every config's most
                 text += " at most (runs auto stops each config at its target)"
             st.progress(job.fraction, text=esc(text))
@@ -117,23 +118,24 @@ def cancel_note(job: Job) -> str:
         done, total = (planned if job.stage == "writing bundle" else 0), planned
     kept = "Kept: the spec, the worker log and the manifest (Files page); no result tables."
     if not done:
-        return f"Cancelled before any run was measured: 0 of {total} runs; nothing discarded. {kept}"
+        return f"Cancelled before any run was measured: 0 of {total:,} runs; nothing discarded. {kept}"
     per = "most runs per config, runs auto" if job.spec.run_target else "runs per config"
-    return (f"Cancelled after {done} of {total} runs (configs × {per}): {done} measured "
-            f"runs discarded, {total - done} not run. {kept}")
+    return (f"Cancelled after {done:,} of {total:,} runs (configs × {per}): {done:,} measured "
+            f"runs discarded, {total - done:,} not run. {kept}")
 
 
 def task_table(job: Job) -> None:
     """A cluster sweep: tasks ended of all (progress bar, with the count per state) and one
     row per array task: state, attempt, node, configs, the worker's progress, why it failed."""
     if job.active:
-        st.progress(job.fraction, text=esc(f"tasks {job.done}/{job.total} ended · {job.stage}"))
+        st.progress(job.fraction,
+                    text=esc(f"tasks {job.done:,}/{job.total:,} ended · {job.stage}"))
     rows = [{"task": t.name, "state": t.state, "attempt": t.attempt, "node": t.node,
              "configs": ",".join(map(str, t.configs)),
-             "progress": f"{t.done}/{t.total} {t.stage}" if t.total else t.stage,
+             "progress": f"{t.done:,}/{t.total:,} {t.stage}" if t.total else t.stage,
              "Slurm id": t.scheduler_id, "reason": t.reason} for t in job.tasks]
     with st.container(key=state.key("panel", f"tasks-{job.job_id}")):
-        st.dataframe(rows, hide_index=True, width="stretch",
+        st.dataframe(rows, hide_index=True, width="stretch", placeholder=panels.MISSING,
                      height=min(36 * (len(rows) + 1) + 2, 250))
 
 

@@ -12,7 +12,7 @@ import streamlit as st
 from app.core.bundle_loader import Bundle
 from app.core.markdown import esc
 from app.core.share.analyses import few_runs_text
-from app.ui import state
+from app.ui import panels, state
 from profiling_worker.schema import plausibility as P
 
 #: Notes shown in the warning box itself; the rest are in the table under it.
@@ -50,7 +50,7 @@ def show(bundle: Bundle, page: str, metrics: Iterable[str] = (),
     if len(notes) > SHOWN:
         frame = pd.DataFrame(notes, columns=["severity", "check", "annotation", "config",
                                              "metric", "message"])
-        st.dataframe(frame, key=state.key(page, "notes"), hide_index=True, width="stretch")
+        panels.table(frame, key=state.key(page, "notes"))
 
 
 def few_runs(frame: pd.DataFrame) -> None:
@@ -77,4 +77,4 @@ def auto_runs(bundle: Bundle, page: str) -> None:
     else:
         st.warning(esc(text), icon=":material/warning:")
     with st.expander("Runs per config (runs \"auto\")"):
-        st.dataframe(frame, key=state.key(page, "auto-runs"), hide_index=True, width="stretch")
+        panels.table(frame, key=state.key(page, "auto-runs"))

@@ -74,20 +74,26 @@ def chart_with_table(fig: go.Figure, frame: pd.DataFrame, key: str, filename: st
     download_csv(frame, key=state.key(key, "csv"), filename=filename)
 
 
+#: What a table shows in a missing cell (the CSV download leaves it empty).
+MISSING = "—"
+
+
 def table(frame: pd.DataFrame | list[dict[str, Any]], key: str, where: Any = None,
           column_config: dict[str, Any] | None = None, **kwargs: Any) -> None:
     """A table (``st.dataframe``, full width, no index) whose numeric columns show thousands
     separators and four significant digits (:func:`app.core.numbers.printf_format`); the values
-    stay exact (sorting, CSV downloads). ``where``: a column or container (default: here);
-    ``column_config`` entries override the number formats."""
+    stay exact (sorting, CSV downloads). A missing cell (None, NaN) reads :data:`MISSING`, not
+    Streamlit's "None". ``where``: a column or container (default: here); ``column_config``
+    entries override the number formats."""
     frame = frame if isinstance(frame, pd.DataFrame) else pd.DataFrame(frame)
     frame = table_text.visible_text(frame)  # bidirectional controls shown, not obeyed
     frame, short_chars = table_text.short_kernel_names(frame)
-    mixed = {c: text for c in frame.columns
-             if (text := numbers.mixed_as_text(frame[c])) is not None}
-    if mixed:  # a column of numbers and text: shown as text (module app.core.numbers)
+    shown = {c: text for c in frame.columns
+             if (text := numbers.mixed_as_text(frame[c])) is not None
+             or (text := numbers.numbers_or_missing(frame[c])) is not None}
+    if shown:  # numbers and text: as text; numbers and None: as float (module app.core.numbers)
         frame = frame.copy()
-        for name, text in mixed.items():
+        for name, text in shown.items():
             frame[name] = text
     config: dict[str, Any] = {}
     for name in frame.columns:
@@ -102,6 +108,7 @@ def table(frame: pd.DataFrame | list[dict[str, Any]], key: str, where: Any = Non
     if short_chars:  # wide enough for the shortened names; the header's help says how
         config[C.KERNEL] = {**(config.get(C.KERNEL) or {}), "help": table_text.SHORT_HELP,
                             "width": min(int(short_chars * 7.2) + 24, 900)}
+    kwargs.setdefault("placeholder", MISSING)
     (where or st).dataframe(frame, key=key, hide_index=True, width="stretch",
                             column_config=config, **kwargs)
 

@@ -154,12 +154,13 @@ def _int(raw: Mapping[str, Any], name: str, lo: int, hi: int,
     if value is None:  # absent or null (an empty form field): the declared default
         return default
     if isinstance(value, bool) or not isinstance(value, int):
-        errors.append(FieldError(name, f"{value!r} is not a whole number from {lo} to {hi}",
-                                 f"give {name} as an integer between {lo} and {hi}"))
+        errors.append(FieldError(name, f"{value!r} is not a whole number from {lo:,} to {hi:,}",
+                                 f"give {name} as an integer between {lo:,} and {hi:,}"))
         return default
     if not lo <= value <= hi:  # a whole number, only too small or too large
-        errors.append(FieldError(name, f"{value} is out of range: give a whole number from {lo} "
-                                       f"to {hi}", f"set {name} between {lo} and {hi}"))
+        # the value as typed; the bounds with thousands separators (10,000)
+        errors.append(FieldError(name, f"{value} is out of range: give a whole number from {lo:,} "
+                                       f"to {hi:,}", f"set {name} between {lo:,} and {hi:,}"))
         return default
     return value
 
@@ -185,7 +186,8 @@ def _str_list(raw: Mapping[str, Any], name: str, errors: list[FieldError],
         return ()
     cleaned = tuple(dict.fromkeys(v.strip() for v in value if v.strip()))
     if required and not cleaned:
-        errors.append(FieldError(name, "is empty", f"choose at least one entry for {name}"))
+        noun = name.removesuffix("s")  # the required lists: kernels, annotations
+        errors.append(FieldError(name, f"no {noun} chosen", f"choose at least one {noun}"))
     return cleaned
 
 
@@ -200,7 +202,7 @@ def _configs(raw: Mapping[str, Any], errors: list[FieldError],
                                  "give at least one size, e.g. 1024, 2048"))
         return ()
     if len(value) > _MAX_CONFIGS:
-        errors.append(FieldError("configs", f"{len(value)} configs is more than {_MAX_CONFIGS}",
+        errors.append(FieldError("configs", f"{len(value):,} configs is more than {_MAX_CONFIGS:,}",
                                  "split the sweep into several jobs"))
         return ()
     out: list[dict[str, Any]] = []

@@ -63,3 +63,18 @@ def submit_cpu_matmul(at: AppTest, sizes: str, runs: int) -> str:
     at.text_input(key="builder-runs").set_value(str(runs))
     at.button(key="builder-submit").click().run()
     return str(at.session_state["sidebar-job"])
+
+
+def shown_cells(at: AppTest) -> list[str]:
+    """Every cell of every table on the page as the browser draws it: a missing value (None,
+    NaN) as the table's placeholder (Streamlit draws "None" when it has none), others as
+    ``str`` of the value (before the column's number format)."""
+    import pandas as pd
+
+    cells = []
+    for el in at.dataframe:
+        missing = el.proto.placeholder if el.proto.HasField("placeholder") else "None"
+        for value in el.value.to_numpy().ravel():
+            cells.append(missing if value is None or (not isinstance(value, str) and pd.isna(value))
+                         else str(value))
+    return cells

@@ -41,11 +41,20 @@ def test_ncu_job_without_collectors_points_to_the_trace(store, monkeypatch, app)
     at = _open(app, monkeypatch, "h200-ncu-matmul-sweep")
     text = texts(at)
     assert "The NVML trace above was sampled during the whole job" in text
+    # the section is named as text: esc() made Markdown's *emphasis* literal asterisks
+    assert "(see the section 'What each clock source measures')" in text and "*What" not in text
     assert "the clock the kernels actually ran at" not in text  # issue 11, case 8
     assert "**NVML trace (the worker's sampler)** measures" in text
     assert "kernels shorter than 50 ms mostly fall between samples" in text
     titles = [s["layout"]["title"]["text"] for s in plotly_specs(at)]
     assert any("SM clock the kernels ran at" in t for t in titles)
+
+
+def test_the_trace_button_says_it_downloads_a_file_for_perfetto(store, monkeypatch, app) -> None:
+    at = _open(app, monkeypatch, "h200-cupti-timeline")
+    labels = [b.proto.label for b in at.get("download_button")]
+    assert "Download the trace for the Perfetto UI (ui.perfetto.dev: Open trace file)" in labels
+    assert not [label for label in labels if "opens in" in label]  # it downloads, opens nothing
 
 
 def test_cpu_job_has_no_trace(seeded, app) -> None:

@@ -87,7 +87,7 @@ BAD_INPUTS = [
     ({"sizes": "-4"}, "sizes", "-4 is not greater than 0"),
     ({"sizes": "0"}, "sizes", "0 is not greater than 0"),
     ({"sizes": ""}, "sizes", "no sizes given"),
-    ({"kernels": []}, "kernels", "is empty"),
+    ({"kernels": []}, "kernels", "no kernel chosen. Fix: choose at least one kernel"),
     ({"runs": "0"}, "runs", "0 is out of range: give a whole number from 1 to"),
     ({"runs": "1e6"}, "runs", "'1e6' is not a whole number from 1 to"),  # was read as 1 run
     ({"runs": "12345678901234567890123"}, "runs", "is out of range"),  # was a bare red mark

@@ -24,8 +24,8 @@ def test_progress_then_cancel(store, app) -> None:
     # Issue 25: it said "nothing was lost"; the runs measured before the cancel are discarded.
     job = manager.get(job_id)
     assert job.done > 0
-    assert (f"Cancelled after {job.done} of 5000 runs (configs × runs per config): {job.done} "
-            f"measured runs discarded, {5000 - job.done} not run.") in text
+    assert (f"Cancelled after {job.done:,} of 5,000 runs (configs × runs per config): "
+            f"{job.done:,} measured runs discarded, {5000 - job.done:,} not run.") in text
     assert "nothing was lost" not in text
     assert not (store["results"] / job_id / "tables").exists()  # as the note says: no tables
     assert not at.get("button") or all(b.key != f"panel-cancel-{job_id}" for b in at.button)

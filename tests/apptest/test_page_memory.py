@@ -2,8 +2,11 @@
 
 from __future__ import annotations
 
+import pytest
 from apptest_helpers import plotly_specs, texts
-from tests.scenarios import SCENARIOS
+
+from profiling_worker.schema import columns as C
+from tests.scenarios import SCENARIOS, scenario
 
 
 def test_memory_and_fusion(store, monkeypatch, app) -> None:
@@ -16,10 +19,21 @@ def test_memory_and_fusion(store, monkeypatch, app) -> None:
 
 
 def test_cupti_job_says_what_to_run(store, monkeypatch, app) -> None:
+    """No DRAM byte counters: the note on what to run, then the fusion's time ratio (durations
+    only), which says the traffic ratio needs the counters."""
     monkeypatch.setenv("KPROF_BUNDLED_DIR", str(SCENARIOS))
     at = app("memory", query={"job": "h200-cupti-elementwise"})
-    assert not at.exception
-    assert not plotly_specs(at) and "memory metric preset" in texts(at)
+    assert not at.exception, at.exception
+    shown = texts(at)
+    assert "memory metric preset" in shown and "needs the DRAM byte counters" in shown
+    (spec,) = plotly_specs(at)
+    assert [t["name"] for t in spec["data"]] == ["time ratio"]
+    fusion = at.dataframe[0].value.set_index("n")
+    agg = scenario("h200-cupti-elementwise").table(C.TABLE_AGGREGATED)
+    mean = agg.set_index([C.ANNOTATION, "n"])["AvgValue"]
+    for n, row in fusion.iterrows():  # fused / unfused of the recorded region means
+        assert row["TimeRatio"] == pytest.approx(mean["fused", n] / mean["unfused", n])
+    assert fusion["TimeRatio"].lt(1).all() and fusion["TrafficRatio"].isna().all()
 
 
 def test_matmul_job_offers_no_fusion(store, monkeypatch, app) -> None:

@@ -13,6 +13,9 @@ def test_tables_and_downloads(seeded, app) -> None:
     assert {"AvgValue", "CI95_Lower", "CI95_Upper"} <= set(frames[0].columns)
     assert len(at.get("download_button")) == 3
     assert "host wall-clock, not GPU" in texts(at)
+    captions = [c.value for c in at.caption if "per annotation × config" in c.value]
+    assert len(captions) == 3 and "times in ns" in captions[0] and "times in ns" in captions[1]
+    assert "times in ns" not in captions[2] and "FLOPs and bytes" in captions[2]  # no times there
 
 
 def test_no_job(store, app) -> None:

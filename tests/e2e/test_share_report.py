@@ -95,6 +95,15 @@ def test_job_report_opens_offline_with_its_figures_and_the_bundles_numbers(
     assert sorted(runs) == sorted(time["NumRuns"].astype(float))
     main = page.locator("body")
     assert "Theoretical Occupancy" in main.inner_text()  # the rule digest's top rule
+    # the Size sweep's table (16 columns) is wider than the page: its box scrolls sideways to
+    # the last column and says so above it (it looked cut off at the right edge)
+    wide = page.locator("section").filter(has=page.get_by_role("heading", name="Size sweep",
+                                                                exact=True)).locator(".wide")
+    assert wide.evaluate("b => b.scrollWidth > b.clientWidth && b.classList.contains('more')")
+    assert wide.evaluate("b => { b.scrollLeft = b.scrollWidth; const r = b.getBoundingClientRect();"
+                         " const last = b.querySelector('th:last-child').getBoundingClientRect();"
+                         " return b.scrollLeft > 0 && last.right <= r.right + 1; }")
+    assert "scroll it sideways" in wide.evaluate("b => b.previousElementSibling.textContent")
     page.screenshot(path=str(artifacts_dir / "share-report-job.png"), full_page=False)
     page.context.close()
 

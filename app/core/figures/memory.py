@@ -54,7 +54,8 @@ def build_fusion_figure(frame: pd.DataFrame, x: str, host_timer: bool = False) -
 
     Returns:
         Two lines (traffic ratio, time ratio) over ``x`` on a log axis, a dashed line at 1
-        (no change); below 1 the fused kernel moves fewer bytes / runs faster.
+        (no change); below 1 the fused kernel moves fewer bytes / runs faster. A ratio with no
+        value (no DRAM byte counters) draws no line.
     """
     title = "Fusion: fused / unfused"
     if frame.empty:
@@ -63,6 +64,8 @@ def build_fusion_figure(frame: pd.DataFrame, x: str, host_timer: bool = False) -
     for i, (col, name, unit_cols) in enumerate((
             (F.TRAFFIC_RATIO, "DRAM bytes ratio", (F.FUSED_BYTES, F.UNFUSED_BYTES, "B")),
             (F.TIME_RATIO, "time ratio", (F.FUSED_TIME_NS, F.UNFUSED_TIME_NS, "ns")))):
+        if frame[col].isna().all():  # a job without DRAM byte counters: time ratio only
+            continue
         custom = np.column_stack([frame[unit_cols[0]], frame[unit_cols[1]]])
         fig.add_trace(go.Scatter(
             x=frame[x], y=frame[col], mode="lines+markers", name=name,

@@ -3,7 +3,7 @@ with the options each page opens on (absolute time in µs, the duration metric, 
 latency threshold and roofline sources, the last config on the memory page, the first config
 on the stability and clocks per-run charts, Share % on the kernels page, the first fusion
 pair), so the report shows the numbers the pages show. A view that cannot draw for this job
-(:class:`~app.core.metrics.MissingData`) becomes a note saying why and how to get it."""
+(:class:`~app.core.metrics.MissingData`) becomes a note saying why and what the dashboard offers to get it."""
 
 from __future__ import annotations
 
@@ -111,12 +111,17 @@ def _roofline(bundle: Bundle, section: H.Section) -> None:
 
 
 def _memory(bundle: Bundle, section: H.Section) -> None:
-    frame = memory_frame(bundle, MemoryOptions())
-    last = frame[C.CONFIG].iloc[-1]  # the page opens on the last config
-    shown = frame[frame[C.CONFIG] == last]
-    section.add(H.figure(build_memory_figure(shown, bundle.host_timer), "memory",
-                         job_colors(bundle)),
-                H.table(frame, "Every config (the chart shows the last one, as the page opens)"))
+    try:
+        frame = memory_frame(bundle, MemoryOptions())
+    except MissingData as exc:  # no DRAM byte counters: the fusion's time ratio still shows
+        section.add(H.missing(exc, exc.hint))
+    else:
+        last = frame[C.CONFIG].iloc[-1]  # the page opens on the last config
+        shown = frame[frame[C.CONFIG] == last]
+        section.add(H.figure(build_memory_figure(shown, bundle.host_timer), "memory",
+                             job_colors(bundle)),
+                    H.table(frame, "Every config (the chart shows the last one, as the page "
+                                   "opens)"))
     pairs = fusion_pairs(bundle, builtin_kernels())
     if pairs:
         unfused, fused = pairs[0]
@@ -186,7 +191,6 @@ def analysis_sections(bundle: Bundle) -> list[H.Section]:
             build(bundle, section)
         except (MissingData, derived.MissingWork) as exc:
             section.parts.clear()
-            hint = getattr(exc, "hint", "")
-            section.add(H.note(f"{exc}" + (f" To get it: {hint}" if hint else "")))
+            section.add(H.missing(exc, getattr(exc, "hint", "")))
         sections.append(section)
     return sections

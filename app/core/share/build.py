@@ -20,8 +20,10 @@ from app.core.views.compare import CompareOptions, compare_frame
 
 #: Shown under the title of every report: what the file is and that it works offline.
 OFFLINE_NOTE = ("A self-contained report of the kernel profiling dashboard: the charts are "
-                "interactive (plotly.js is inside this file) and need no network. Tables show "
-                "four significant digits; hover a number for its exact value.")
+                "interactive (plotly.js is inside this file) and need no network. A table column "
+                "shows all its numbers with the same decimals, enough for four significant digits "
+                "of its smallest value, so larger values show more digits (2,684,749 beside "
+                "16.768); hover a number for its exact value.")
 
 
 def job_report(bundle: Bundle, answers: WorkerAnswers | None = None) -> str:
@@ -58,7 +60,7 @@ def _ratio_section(baseline: Bundle, candidate: Bundle, options: CompareOptions)
     try:
         frame = compare_frame(baseline, candidate, options)
     except MissingData as exc:
-        return section.add(H.note(f"{exc} {exc.hint}"))
+        return section.add(H.missing(exc, exc.hint))
     metric = options.metric or baseline.duration_metric
     fig = build_compare_figure(frame, f"{candidate.job_id} / {baseline.job_id}: "
                                f"{metric_roles.label(baseline.manifest, metric)}",

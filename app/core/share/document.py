@@ -6,8 +6,9 @@ installed plotly draws with); every figure is a ``<div>`` plus a call of ``Plotl
 no web font, no MathJax, no image; the page's styles are inline. Text that comes from bundles
 (names, messages) is escaped with :func:`html.escape`, never read as markup.
 
-Tables show each number as the dashboard's tables do (thousands separators, four significant
-digits of the column's smallest value: :func:`app.core.numbers.printf_format`) and keep the
+Tables show each number as the dashboard's tables do (thousands separators; one number of
+decimals per column, enough for four significant digits of its smallest value:
+:func:`app.core.numbers.printf_format`), scroll sideways when wider than the page, and keep the
 exact value in the cell's ``data-value`` attribute (``repr`` of the float), so a reader or a
 test can check the displayed number against the bundle.
 """
@@ -41,15 +42,26 @@ body{font-family:system-ui,-apple-system,"Segoe UI",Roboto,sans-serif;margin:2em
 max-width:1200px;padding:0 1em;color:#1f2328}
 h1{font-size:1.6em}h2{font-size:1.3em;border-bottom:1px solid #d0d7de;padding-bottom:.2em;
 margin-top:2em}h3{font-size:1.05em}
-table{border-collapse:collapse;font-size:.85em;margin:.5em 0 1em;display:block;overflow-x:auto}
+table{border-collapse:collapse;font-size:.85em}.wide{overflow-x:auto;max-width:100%;
+margin:.5em 0 1em;scrollbar-color:#8c959f #f6f8fa}.more{box-shadow:inset -10px 0 8px -8px #8c959f}
 th,td{border:1px solid #d0d7de;padding:.25em .5em;text-align:left;vertical-align:top;
 white-space:nowrap;max-width:32em;overflow:hidden;text-overflow:ellipsis}
 th{background:#f6f8fa;position:sticky;top:0}.scroll{max-height:26em;overflow:auto;
-margin:.5em 0 1em}.scroll table{margin:0;display:table;overflow:visible}td.num{text-align:right;font-variant-numeric:tabular-nums}
+margin:.5em 0 1em;scrollbar-color:#8c959f #f6f8fa}td.num{text-align:right;font-variant-numeric:tabular-nums}
 .note{border-left:4px solid #0969da;background:#ddf4ff;padding:.5em .8em;margin:.6em 0}
 .note.warning{border-color:#bf8700;background:#fff8c5}.note.error{border-color:#cf222e;
 background:#ffebe9}.caption{color:#59636e;font-size:.9em}pre{background:#f6f8fa;padding:.6em;
 overflow-x:auto;font-size:.8em}.verdict{font-size:1.2em;font-weight:600}
+"""
+
+
+#: Marks each table box wider than the page (a shadow at its right edge) and says above it that
+#: it scrolls: overlay scrollbars show nothing until scrolled, so the table looked cut off.
+WIDE_SCRIPT = """
+document.querySelectorAll('.wide,.scroll').forEach(function(b){
+if(b.scrollWidth>b.clientWidth+1){b.classList.add('more');b.insertAdjacentHTML('beforebegin',
+'<p class="caption scroll-hint">Wide table: scroll it sideways for the columns past the right '+
+'edge.</p>');}});
 """
 
 
@@ -91,6 +103,17 @@ def note(value: object, level: str = "info") -> str:
     return f'<div class="note {text(level)}">{text(value)}</div>'
 
 
+#: Leads a view's hint in the report: the hints name the dashboard's controls ("Pick another
+#: metric"), which a reader of this static file cannot use.
+DASHBOARD_OFFERS = "What the dashboard offers: "
+
+
+def missing(message: object, hint: str | None) -> str:
+    """The note of a view the job cannot feed: ``message``, then ``hint`` worded as what the
+    dashboard offers (:data:`DASHBOARD_OFFERS`), not as a step to take in this file."""
+    return note(f"{message}" + (f" {DASHBOARD_OFFERS}{hint}" if hint else ""))
+
+
 def preformatted(value: str) -> str:
     """Text kept as written (a spec's JSON, a Markdown summary)."""
     return f"<pre>{text(value)}</pre>"
@@ -114,7 +137,8 @@ def _cell(value: Any, fmt: str | None) -> str:
 def table(frame: pd.DataFrame, caption: str = "", max_rows: int = MAX_ROWS) -> str:
     """An HTML table of ``frame`` (no index), numbers formatted per column as the dashboard's
     tables, exact values in ``data-value``; at most ``max_rows`` rows, with a caption saying how
-    many were left out."""
+    many were left out. The table sits in a box that scrolls sideways when it is wider than the
+    page (:data:`WIDE_SCRIPT` marks it and says so)."""
     shown = frame.head(max_rows)
     formats = {c: numbers.printf_format(frame[c]) for c in frame.columns}
     head = "".join(f"<th>{text(c)}</th>" for c in frame.columns)
@@ -126,8 +150,8 @@ def table(frame: pd.DataFrame, caption: str = "", max_rows: int = MAX_ROWS) -> s
     cap = caption + (f" (first {len(shown):,} of {len(frame):,} rows; the bundle's CSV has all)"
                      if left else "")
     body = f"<table><thead><tr>{head}</tr></thead><tbody>{''.join(rows)}</tbody></table>"
-    if len(shown) > SCROLL_ROWS:  # a box that scrolls, as the pages' tables do
-        body = f'<div class="scroll">{body}</div>'
+    # a box that scrolls sideways (and, for a long table, down: as the pages' tables do)
+    body = f'<div class="{"scroll" if len(shown) > SCROLL_ROWS else "wide"}">{body}</div>'
     return (paragraph(cap) if cap else "") + body
 
 
@@ -159,4 +183,4 @@ def page(title: str, lead: Iterable[str], sections: Sequence[Section]) -> str:
             f"<title>{text(title)}</title><style>{_STYLE}</style>"
             f'<script type="text/javascript">{plotly.offline.get_plotlyjs()}</script></head>'
             f"<body><h1>{text(title)}</h1>{''.join(lead)}<nav><ol>{contents}</ol></nav>"
-            f"{body}</body></html>\n")
+            f"{body}<script>{WIDE_SCRIPT}</script></body></html>\n")

@@ -30,7 +30,7 @@ NO_COLLECTORS = (
     "This job has no per-run info collector values (nsight-python 0.9.x and jobs without "
     "collectors record none). The NVML trace above was sampled during the whole job; it shows "
     "the clock the GPU held at each sample, which kernels shorter than the sampling period fall "
-    "between (see *What each clock source measures*).")
+    "between (see the section 'What each clock source measures').")
 
 
 def clock_sources(interval_ms: float) -> pd.DataFrame:

@@ -65,18 +65,33 @@ def memory_frame(bundle: Bundle, options: MemoryOptions) -> pd.DataFrame:
     out[F.DRAM_READ_BYTES] = wide[DRAM_READ].astype(float)
     out[F.DRAM_WRITE_BYTES] = wide[DRAM_WRITE].astype(float)
     out[F.DRAM_BYTES] = out[F.DRAM_READ_BYTES] + out[F.DRAM_WRITE_BYTES]
-    work = bundle.table(C.TABLE_WORK)
-    if not work.empty and C.BYTES in work:
-        out = out.merge(work[[C.ANNOTATION, C.CONFIG, C.BYTES]], on=[C.ANNOTATION, C.CONFIG],
-                        how="left").rename(columns={C.BYTES: F.ANALYTIC_BYTES})
-    else:
-        out[F.ANALYTIC_BYTES] = np.nan
+    out = _with_analytic(bundle, out)
     out[F.MEASURED_OVER_ANALYTIC] = out[F.DRAM_BYTES] / out[F.ANALYTIC_BYTES]
     out[F.TIME_NS] = wide[bundle.duration_metric].astype(float).to_numpy()
     out[F.ACHIEVED_GBPS] = out[F.DRAM_BYTES] / out[F.TIME_NS]
     warm = bundle.job_spec is not None and bundle.job_spec.cache_control == "none"
     out[F.GAP_NOTE] = [_gap_note(r, warm) for r in out[F.MEASURED_OVER_ANALYTIC]]
     return with_labels(out, bundle.parameters)
+
+
+def _with_analytic(bundle: Bundle, out: pd.DataFrame) -> pd.DataFrame:
+    """``out`` with AnalyticBytes, the kernel catalog's minimum per annotation x config (NaN
+    without a work row)."""
+    work = bundle.table(C.TABLE_WORK)
+    if not work.empty and C.BYTES in work:
+        return out.merge(work[[C.ANNOTATION, C.CONFIG, C.BYTES]], on=[C.ANNOTATION, C.CONFIG],
+                         how="left").rename(columns={C.BYTES: F.ANALYTIC_BYTES})
+    return out.assign(**{F.ANALYTIC_BYTES: np.nan})
+
+
+def _durations_frame(bundle: Bundle) -> pd.DataFrame:
+    """TimeNs and AnalyticBytes per annotation x config with DramBytes NaN: what a job without
+    DRAM byte counters gives the fusion comparison (its time ratio needs only durations)."""
+    wide = wide_means(bundle, (bundle.duration_metric,))
+    out = wide[keys_of(bundle, wide)].copy()
+    out[F.DRAM_BYTES] = np.nan
+    out[F.TIME_NS] = wide[bundle.duration_metric].astype(float).to_numpy()
+    return with_labels(_with_analytic(bundle, out), bundle.parameters)
 
 
 def _gap_note(ratio: float, warm: bool) -> str:
@@ -115,12 +130,13 @@ def fusion_frame(bundle: Bundle, options: MemoryOptions) -> pd.DataFrame:
         Config, <params>, ConfigLabel, UnfusedBytes, FusedBytes, TrafficRatio (fused / unfused),
         BytesSaved, UnfusedTimeNs, FusedTimeNs, TimeRatio (fused / unfused), TimeSavedNs,
         AnalyticBytes (minimum of the fused computation). Empty when the job lacks either
-        annotation.
-
-    Raises:
-        MissingData: as :func:`memory_frame`.
+        annotation. A job without DRAM byte counters (a CUPTI job) gets the time columns, its
+        byte columns NaN.
     """
-    frame = memory_frame(bundle, options)
+    try:
+        frame = memory_frame(bundle, options)
+    except MissingData:
+        frame = _durations_frame(bundle)
     names = set(frame[C.ANNOTATION])
     if options.unfused not in names or options.fused not in names:
         return pd.DataFrame()

@@ -23,7 +23,7 @@ def test_values_and_ranges(text: str, kind: str, values: list) -> None:
 
 @pytest.mark.parametrize("text, message", [
     ("", "no sizes given"), ("x", "'x' is not a whole number"), ("0", "0 is not greater than 0"),
-    ("8..2 +1", "start <= stop"), ("1..8 *1", "grows"), ("1..100000 +1", "more than 4096"),
+    ("8..2 +1", "start <= stop"), ("1..8 *1", "grows"), ("1..100000 +1", "more than 4,096"),
     ("-4..4 +4", "-4 is not greater than 0"),
 ])
 def test_bad_values_name_the_field(text: str, message: str) -> None:

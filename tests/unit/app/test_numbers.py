@@ -59,3 +59,16 @@ def test_a_column_of_numbers_and_text_is_shown_as_text() -> None:
     pa.array(text)  # converts
     assert mixed_as_text(pd.Series(["a", None], dtype=object)) is None
     assert mixed_as_text(pd.Series([1.0, 2.0])) is None
+
+
+def test_numbers_or_missing_become_float() -> None:
+    """A gate column of run counts and None (RunsToDecide) is drawn as numbers with empty cells;
+    text, booleans and numeric columns stay as they are."""
+    runs = numbers.numbers_or_missing(pd.Series([46, None, None], dtype=object))
+    assert runs is not None and runs.dtype == float and runs.isna().tolist() == [False, True, True]
+    assert runs.iloc[0] == 46.0 and numbers.printf_format(runs) == "%,.0f"
+    empty = numbers.numbers_or_missing(pd.Series([None, None], dtype=object))  # CyclesDiffPct
+    assert empty is not None and empty.isna().all()
+    for kept in (pd.Series(["same", None], dtype=object), pd.Series([True, None], dtype=object),
+                 pd.Series([1.0, float("nan")])):
+        assert numbers.numbers_or_missing(kept) is None

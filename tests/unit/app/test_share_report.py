@@ -110,3 +110,36 @@ def test_sentences_the_pages_write_as_markdown_read_back_as_written(text: str) -
     from app.core.markdown import esc
 
     assert H.from_markdown(esc(text)) == text
+
+
+def test_the_digits_sentence_says_what_the_tables_show() -> None:
+    """The lead said "Tables show four significant digits" above 2,684,749 and 16.768: each
+    column shares the decimals of four significant digits of its smallest value, as it now says."""
+    from app.core.share.build import OFFLINE_NOTE
+
+    html = job_report(load_bundle(SCENARIOS / "h200-ncu-matmul-sweep"))
+    assert "Tables show four significant digits" not in html and H.text(OFFLINE_NOTE) in html
+    section = html.split("<h2>Size sweep</h2>", 1)[1].split("</table>", 1)[0]
+    col = re.findall(r"<th>([^<]*)</th>", section).index("AvgValue")
+    shown = [re.findall(r"<td[^>]*>([^<]*)</td>", r)[col]
+             for r in re.findall(r"<tr>(.*?)</tr>", section.split("<tbody>", 1)[1])]
+    assert len({len(s.split(".")[1]) for s in shown}) == 1  # one number of decimals
+    assert "16.768" in shown and "21,437.494" in shown  # 5 and 8 significant digits
+
+
+def test_a_tables_box_scrolls_sideways() -> None:
+    import pandas as pd
+
+    out = H.table(pd.DataFrame({f"Column{i}": [1.5] for i in range(30)}))
+    assert out.startswith('<div class="wide"><table>') and ".wide{overflow-x:auto" in H._STYLE
+    assert "scroll-hint" in H.page("t", [], [H.Section("s").add(out)])  # the script saying so
+
+
+def test_hints_say_what_the_dashboard_offers() -> None:
+    """A static file has no "Pick another metric": a view's hint reads as what the dashboard
+    offers (a CUPTI job's memory view: no DRAM byte counters)."""
+    html = job_report(load_bundle(SCENARIOS / "h200-cupti-elementwise"))
+    assert "To get it:" not in html
+    memory = html.split("<h2>Memory traffic and fusion</h2>", 1)[1].split("</section>", 1)[0]
+    assert "What the dashboard offers: " in memory and "memory metric preset" in memory
+    assert "<h3>Fusion: unfused → fused</h3>" in memory  # its time ratio needs only durations

@@ -39,9 +39,9 @@ def test_schema_errors_keep_their_field(change: dict, field: str) -> None:
 
 
 @pytest.mark.parametrize("field, typed, text", [
-    ("runs", "1e6", "'1e6' is not a whole number from 1 to 10000"),  # a number input read 1
+    ("runs", "1e6", "'1e6' is not a whole number from 1 to 10,000"),  # a number input read 1
     ("runs", "2.5", "'2.5' is not a whole number"),  # a number input read 2
-    ("runs", "12345678901234567890123", "out of range: give a whole number from 1 to 10000"),
+    ("runs", "12345678901234567890123", "out of range: give a whole number from 1 to 10,000"),
     ("runs", "0x10", "'0x10' is not a whole number"),
     ("warmup", "three", "'three' is not a whole number from 0 to 100"),
     ("gpu", "1.0", "'1.0' is not a whole number from 0 to 63"),

@@ -46,13 +46,13 @@ def test_runs_below_one_is_refused(runs):
 @pytest.mark.parametrize("runs", [0, -1, 10_001, 100_000_000_000])
 def test_whole_number_out_of_range_is_called_out_of_range(runs):
     message = _errors(runs=runs)["runs"].message
-    assert message == f"{runs} is out of range: give a whole number from 1 to 10000"
+    assert message == f"{runs} is out of range: give a whole number from 1 to 10,000"
     assert "not a whole number" not in message
 
 
 @pytest.mark.parametrize("runs", ["ten", 2.5, True, "5"])
 def test_not_a_whole_number_says_so(runs):
-    assert "is not a whole number from 1 to 10000" in _errors(runs=runs)["runs"].message
+    assert "is not a whole number from 1 to 10,000" in _errors(runs=runs)["runs"].message
 
 
 def test_unknown_metric_name_is_refused_with_the_fix():
