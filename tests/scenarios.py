@@ -15,7 +15,10 @@ REPO = Path(__file__).resolve().parents[1]
 #: The scenario folders; also what a test sets ``KPROF_BUNDLED_DIR`` to for the app to list them.
 SCENARIOS = REPO / "tests" / "fixtures" / "bundles"
 #: Test files whose purpose is the demo bundles themselves: the only ones that read app/bundled.
-DEMO_TESTS = ("tests/apptest/test_page_bundled.py", "tests/e2e/test_bundled_run14.py")
+DEMO_TESTS = ("tests/apptest/test_page_bundled.py", "tests/e2e/test_bundled_run14.py",
+              # rebuilds the shipped bundles' own tables (with their CSV twins, which the
+              # scenario copies leave out) and checks they come out the same
+              "tests/unit/profiling_worker/test_post_processing.py")
 
 
 def scenario_names() -> list[str]:
