@@ -108,9 +108,9 @@ def host_launch_summary(timed: Timed) -> list[dict[str, Any]]:
         groups.setdefault((row[C.ANNOTATION], row[C.CONFIG]), []).append((host, end, row[C.VALUE]))
     return [{"annotation": name, "config": config, "runs": len(runs),
              "mean_ns": statistics.fmean(h for h, _, _ in runs),
-             "median_ns": statistics.median(h for h, _, _ in runs),
-             "median_end_mark_ns": statistics.median(e for _, e, _ in runs),
-             "median_events_minus_host_ns": statistics.median(v - h for h, _, v in runs)}
+             B.HOST_MEDIAN_NS: statistics.median(h for h, _, _ in runs),
+             B.END_MARK_MEDIAN_NS: statistics.median(e for _, e, _ in runs),
+             B.EVENTS_LESS_HOST_MEDIAN_NS: statistics.median(v - h for h, _, v in runs)}
             for (name, config), runs in groups.items()]
 
 

@@ -104,6 +104,10 @@ EVENTS_BACKEND = Backend(EVENTS, "wall time between CUDA events on the stream ar
 #: The events backend's manifest key (``backend.host_launch``): per annotation x config the host
 #: time from each region's start event to its end event (profiling_worker/backends/events.py).
 HOST_LAUNCH = "host_launch"
+#: Its records' medians (ns): the host time between the marks, the end mark's own call, and each
+#: run's events time less its host time.
+HOST_MEDIAN_NS, END_MARK_MEDIAN_NS = "median_ns", "median_end_mark_ns"
+EVENTS_LESS_HOST_MEDIAN_NS = "median_events_minus_host_ns"
 CPU_BACKEND = Backend(CPU, "host wall-clock, not GPU", IN_PROCESS, on_gpu=False,
                       duration_metric=C.HOST_TIME, any_metric=False, collectors=False,
                       options=(), warm=True)

@@ -154,9 +154,7 @@ def events_frame(frame: pd.DataFrame, cupti: Bundle, events: Bundle) -> pd.DataF
     keys = [C.ANNOTATION, *[p for p in events.parameters if p in frame]]
     mine = pd.DataFrame({**{k: timed[k] for k in keys}, F.EVENTS_US: timed[C.AVG] / 1e3,
                          F.EVENTS_RSD: timed[C.RSD], F.EVENTS_MEDIAN_US: timed[C.MEDIAN] / 1e3,
-                         F.HOST_LAUNCH_US: _host_launch_us(events, timed, "median_ns"),
-                         F.END_EVENT_US: _host_launch_us(events, timed, "median_end_mark_ns"),
-                         _LESS_HOST: _host_launch_us(events, timed, "median_events_minus_host_ns")})
+                         **_host_launch_us(events, timed)})
     kernels = _timed(cupti, C.GPU_TIME)
     medians = pd.DataFrame({**{k: kernels[k] for k in keys if k in kernels},
                             F.CUPTI_MEDIAN_US: kernels[C.MEDIAN] / 1e3})
@@ -193,14 +191,20 @@ def _timed(bundle: Bundle, metric: str) -> pd.DataFrame:
     return agg[agg[C.METRIC] == metric]
 
 
-def _host_launch_us(events: Bundle, timed: pd.DataFrame, field: str) -> pd.Series:
-    """Per row of ``timed`` (the events job's aggregated region times), ``field`` of its
-    annotation x config in the manifest's ``backend.host_launch`` (ns, returned in µs); NaN
-    where the job did not record it."""
-    records = (events.manifest.get("backend") or {}).get(B.HOST_LAUNCH) or []
-    value = {(r["annotation"], int(r["config"])): float(r.get(field, "nan")) for r in records}
-    return pd.Series([value.get((a, int(c)), float("nan")) / 1e3
-                      for a, c in zip(timed[C.ANNOTATION], timed[C.CONFIG])], index=timed.index)
+#: The columns :func:`_host_launch_us` fills, from the manifest's ``backend.host_launch`` fields.
+_FROM_HOST_LAUNCH = {F.HOST_LAUNCH_US: B.HOST_MEDIAN_NS, F.END_EVENT_US: B.END_MARK_MEDIAN_NS,
+                     _LESS_HOST: B.EVENTS_LESS_HOST_MEDIAN_NS}
+
+
+def _host_launch_us(events: Bundle, timed: pd.DataFrame) -> dict[str, pd.Series]:
+    """Per row of ``timed`` (the events job's aggregated region times), the medians of its
+    annotation x config in the manifest's ``backend.host_launch`` (ns, returned in µs), one
+    column each of :data:`_FROM_HOST_LAUNCH`; NaN where the job did not record them."""
+    records = {(r["annotation"], int(r["config"])): r
+               for r in (events.manifest.get("backend") or {}).get(B.HOST_LAUNCH) or []}
+    rows = [records.get((a, int(c)), {}) for a, c in zip(timed[C.ANNOTATION], timed[C.CONFIG])]
+    return {column: pd.Series([float(r.get(field, "nan")) / 1e3 for r in rows], index=timed.index)
+            for column, field in _FROM_HOST_LAUNCH.items()}
 
 
 def context_mismatch(ncu: Mapping[str, Any], cupti: Mapping[str, Any]) -> list[str]:
