@@ -171,11 +171,12 @@ def build_raw_spec(form: Mapping[str, Any], catalog: Catalog | None = None
         "gpu": form.get("gpu"),
         "label": str(form.get("label") or ""),
     }
-    if isinstance(raw["runs"], str) and raw["runs"].strip().lower() == "auto":
-        raw["runs"] = "auto"
-        raw.update({"run_target": run_target(form)} if run_target(form) else {})
-    elif run_target(form):  # not used with whole-number runs, but a bad value is still said
-        rt.parse({"runs": rt.AUTO, rt.FIELD: run_target(form)}, B.CUPTI, errors)
+    target = run_target(form)
+    if isinstance(raw["runs"], str) and raw["runs"].strip().lower() == rt.AUTO:
+        raw["runs"] = rt.AUTO
+        raw.update({rt.FIELD: target} if target else {})
+    elif target:  # not used with whole-number runs, but a bad value is still said
+        rt.parse({"runs": rt.AUTO, rt.FIELD: target}, B.CUPTI, errors)
     if form.get("annotations"):
         raw["annotations"] = list(form["annotations"])
     if form.get("collectors"):
