@@ -2,12 +2,13 @@
 
 import streamlit as st
 
-from profiling_worker.schema import backends as B, columns as C, intervals, plausibility as P
+from profiling_worker.schema import columns as C, intervals, plausibility as P
 
 from app.core import derived, metric_roles
 from app.core.figures.stability import build_runs_figure, build_stability_figure
 from app.core.metrics import MissingData, available_metrics
-from app.core.views.stability import StabilityOptions, stability_frame, stability_runs_frame
+from app.core.views.stability import (StabilityOptions, short_kernels_text, stability_frame,
+                                      stability_runs_frame)
 from app.ui import analysis, cached, deep_dive_action, notes, state
 from app.core.markdown import esc
 from app.core import frame_columns as F
@@ -46,22 +47,15 @@ notes.show(bundle, "stability", [metric], extra_checks=(P.INTERVAL_BELOW_ZERO,))
 notes.few_runs(summary)
 notes.auto_runs(bundle, "stability")
 unstable = summary[~summary[C.STABLE].astype(bool)]
-short = summary[summary[F.SHORT_KERNEL].astype(bool)]
 st.caption(f"{len(summary) - len(unstable)} of {len(summary)} annotation × config pairs are "
            f"stable (RSD < {C.STABLE_RSD_PCT:g} %).")
-if len(short):  # said from their own RSD; the timer's launch overhead only where it has one
-    rsd = short[C.RSD].astype(float)
-    said = (f"{len(short)} pair(s) run shorter than 10 µs ("
-            + ", ".join(f"{esc(a)} {esc(c)}" for a, c in zip(short[C.ANNOTATION],
-                                                               short[F.CONFIG_LABEL]))
-            + f"; RSD {rsd.min():.2g}–{rsd.max():.2g} %): at this length a variation of a few "
-            "hundred ns is several % of the time"
-            + ("; the measured time includes launch overhead" if bundle.backend in
-               (B.EVENTS, B.CPU) else "") + ".")
-    if short[C.STABLE].astype(bool).all():
-        st.caption(said + " All of them are stable here.")
+short = short_kernels_text(summary, bundle.duration_metric)
+if short is not None:
+    text, all_stable = esc(short[0]), short[1]
+    if all_stable:
+        st.caption(text + " All of them are stable here.")
     else:
-        st.warning(said, icon=":material/timer:")
+        st.warning(text, icon=":material/timer:")
 analysis.figure_panel(cached.figure(build_stability_figure, summary, bundle.host_timer), summary,
                       key=PAGE, filename=f"{bundle.job_id}-stability.csv")
 

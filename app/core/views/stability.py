@@ -18,6 +18,24 @@ from app.core import frame_columns as F
 #: Below this mean duration (ns) launch overhead and timer jitter dominate the spread.
 SHORT_KERNEL_NS = 10_000.0
 SHORT_NOTE = "shorter than 10 µs: a variation of a few hundred ns is several % of its time"
+#: Duration metrics of the backends that time a whole region (their time holds its launches).
+_REGION_TIMERS = (C.EVENTS_TIME, C.HOST_TIME)
+
+
+def short_kernels_text(summary: pd.DataFrame, duration_metric: str) -> tuple[str, bool] | None:
+    """The page's note on the pairs of :func:`stability_frame` that ran shorter than 10 µs,
+    said from their own RSD (launch overhead named only for a timer of whole regions), and
+    whether all of them are stable; None when there is none. Labels are plain text."""
+    short = summary[summary[F.SHORT_KERNEL].astype(bool)]
+    if short.empty:
+        return None
+    rsd = short[C.RSD].astype(float)
+    pairs = ", ".join(f"{a} {c}" for a, c in zip(short[C.ANNOTATION], short[F.CONFIG_LABEL]))
+    text = (f"{len(short)} pair(s) run shorter than 10 µs ({pairs}; RSD {rsd.min():.2g}–"
+            f"{rsd.max():.2g} %): at this length a variation of a few hundred ns is several % of "
+            "the time" + ("; the measured time includes launch overhead"
+                          if duration_metric in _REGION_TIMERS else "") + ".")
+    return text, bool(short[C.STABLE].astype(bool).all())
 STAT_COLUMNS = (C.AVG, C.STD, C.MIN, C.MAX, C.MEDIAN, C.CI95_LOWER, C.CI95_UPPER)
 
 
