@@ -31,6 +31,6 @@ def confirm_text(spec: JobSpec) -> str | None:
         return None
     most = "at most " if spec.run_target is not None else ""
     return (f"This job is {most}{runs:,} runs ({len(spec.configs):,} configs × "
-            f"{spec.runs:,} runs × {len(spec.kernels)} kernel(s)), more than the {bound:,} "
+            f"{spec.runs:,} runs × {len(spec.kernels)} kernel(s)), more than the {bound:,} that "
             f"Run starts without asking on {spec.backend}. Press Run again to start it, or "
             "Pre-flight to estimate its time first.")
