@@ -278,6 +278,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     from app import download_route
 
     download_route.install()  # the streamed download route, built with the server
+    from app import page_shell
+
+    page_shell.install()  # the first chart's plotly chunk loaded from the page's <head>
     stcli.main()  # click: runs the server, then raises SystemExit
     return 0
 

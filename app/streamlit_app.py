@@ -8,7 +8,6 @@ packaged launcher can import this module without drawing anything.
 
 from __future__ import annotations
 
-import functools
 import sys
 from pathlib import Path
 
@@ -27,31 +26,13 @@ ICON = Path(__file__).resolve().parent / "assets" / "icon.png"  # local: no font
 #: Streamlit pads the page 6rem from the top for its header, whose only content here is the
 #: main menu at the far right: that left an empty band of about 90 px above the link bar. The
 #: header is see-through and lets clicks through to the link bar below it, except on its own
-#: buttons (main menu, sidebar toggle), and the page starts 1.5rem from the top: 0.5rem of
-#: padding and the 1rem gap after the hidden early-js element (hiding its wrapper too needs a
-#: :has() selector, which Chromium re-checks on every DOM change).
+#: buttons (main menu, sidebar toggle), and the page starts 1.5rem from the top.
 #: A style-only st.html takes no room on the page (Streamlit sends it to the event container).
-TOP_CSS = ("<style>[data-testid='stMainBlockContainer']{padding-top:0.5rem}"
+TOP_CSS = ("<style>[data-testid='stMainBlockContainer']{padding-top:1.5rem}"
            "[data-testid='stHeader']{background:transparent}"
            "[data-testid='stHeader'],[data-testid='stHeader'] *{pointer-events:none!important}"
            "[data-testid='stHeader'] :is(button,a),[data-testid='stHeader'] :is(button,a) *"
-           "{pointer-events:auto!important}"
-           ".st-key-early-js{display:none}</style>")
-
-
-@functools.lru_cache(maxsize=1)
-def plotly_early_js() -> str | None:
-    """A script that makes the browser fetch and compile Streamlit's plotly chunk (4.7 MB) at
-    the start of the script run, beside the server's work, instead of when the first chart
-    arrives (issue 25). The chunk's hashed name is read from the installed Streamlit; the URL
-    is resolved against Streamlit's own main script. None when there is no such chunk."""
-    js_dir = Path(st.__file__).parent / "static" / "static" / "js"
-    chunks = sorted(js_dir.glob("PlotlyChart.*.js"))
-    if not chunks:
-        return None
-    return ("<script>(() => { const main = document.querySelector("
-            "'script[src*=\"static/js/index.\"]'); if (main) "
-            f"import(new URL('{chunks[0].name}', main.src).href); }})();</script>")
+           "{pointer-events:auto!important}</style>")
 
 
 def run() -> None:
@@ -65,14 +46,10 @@ def run() -> None:
     from app.sidebar.job_panel import render_job_panel
     from app.sidebar.run_on import render_run_on
     from app.sidebar.job_selector import render_job_selector, resolve_job
-    from app.ui import cached, job_status, navigation, panels, state
+    from app.ui import cached, job_status, navigation, panels
 
     st.set_page_config(page_title="Kernel profiler", page_icon=str(ICON), layout="wide")
-    st.html(TOP_CSS)
-    early = plotly_early_js()
-    if early:
-        with st.container(key=state.EARLY_JS):  # hidden by TOP_CSS: only its gap stays
-            st.html(early, unsafe_allow_javascript=True)
+    st.html(TOP_CSS)  # the plotly chunk is loaded by the page shell (app/page_shell.py)
     report = cached.env_report()
     gpu_here = worker_client.gpu_backend_available(report)
     by_section = navigation.pages()

@@ -25,7 +25,6 @@ BUILDER_PREFLIGHT = "builder-preflight-job"  # {"job": pre-flight job id, "plann
 PANEL_WAS_ACTIVE = "panel-was-active"
 PAGE_JOB_STATUS = "page-job-status"  # job id -> the state the page named this run
 OWN_JOBS = "own-jobs"  # ids of the jobs this browser session submitted, oldest first
-EARLY_JS = "early-js"  # container of the plotly preload script (streamlit_app.TOP_CSS hides it)
 
 
 def key(page: str, field: str) -> str:

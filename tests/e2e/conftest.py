@@ -89,9 +89,11 @@ def _stop(proc: subprocess.Popen[bytes]) -> None:
 
 
 def _serve(request: pytest.FixtureRequest, base: Path, artifacts_dir: Path,
-           bundled: Path | None) -> Iterator[AppServer]:
+           bundled: Path | None, console_script: bool = False) -> Iterator[AppServer]:
     """Run the dashboard with results under ``base``; ``bundled=None`` keeps the app's default
-    bundled dir (the demo bundles it ships)."""
+    bundled dir (the demo bundles it ships). ``console_script``: started as the README does
+    (``kernel-dashboard``, i.e. ``python -m app.cli``: its own routes and page shell) instead
+    of a plain ``streamlit run``."""
     results = base / "results"
     results.mkdir()
     port = free_port()
@@ -101,10 +103,12 @@ def _serve(request: pytest.FixtureRequest, base: Path, artifacts_dir: Path,
     if bundled is not None:
         env["KPROF_BUNDLED_DIR"] = str(bundled)
     log_path = base / "server.log"
-    cmd = [sys.executable, "-m", "streamlit", "run", str(APP_SCRIPT),
-           "--server.address", "127.0.0.1", "--server.port", str(port),
-           "--server.headless", "true", "--server.fileWatcherType", "none",
-           "--browser.gatherUsageStats", "false"]
+    flags = ["--server.headless", "true", "--server.fileWatcherType", "none",
+             "--browser.gatherUsageStats", "false"]
+    cmd = ([sys.executable, "-m", "app.cli", "--results", str(results), "--port", str(port),
+            *flags] if console_script else
+           [sys.executable, "-m", "streamlit", "run", str(APP_SCRIPT), "--server.address",
+            "127.0.0.1", "--server.port", str(port), *flags])
     with log_path.open("wb") as log:
         proc = subprocess.Popen(cmd, cwd=REPO_ROOT, env=env, stdout=log, stderr=subprocess.STDOUT,
                                 start_new_session=True)
@@ -142,6 +146,16 @@ def bundled_app_server(request: pytest.FixtureRequest, tmp_path_factory: pytest.
     worker."""
     _require_app()
     yield from _serve(request, tmp_path_factory.mktemp("dashboard"), artifacts_dir, SCENARIOS)
+
+
+@pytest.fixture(scope="module")
+def cli_app_server(request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPathFactory,
+                   artifacts_dir: Path) -> Iterator[AppServer]:
+    """:func:`bundled_app_server` started as the README starts the dashboard (``python -m
+    app.cli``)."""
+    _require_app()
+    yield from _serve(request, tmp_path_factory.mktemp("dashboard"), artifacts_dir, SCENARIOS,
+                      console_script=True)
 
 
 @pytest.fixture(scope="module")

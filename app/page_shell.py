@@ -1,0 +1,136 @@
+"""The page shell ``kernel-dashboard`` serves: Streamlit's own ``index.html`` with its plotly
+chunk imported from the ``<head>`` (issue 25).
+
+Streamlit loads ``PlotlyChart.<hash>.js`` (4.7 MB, about 300 ms of the browser's main thread
+to evaluate on the 2-core machine) only when the first chart's message arrives, and by then
+the main thread is busy drawing the sidebar, the link bar and the page's controls: the chart
+waited for all of them. Imported from the shell, the chunk is fetched and evaluated while the
+browser still waits for the rest of Streamlit's JavaScript and the WebSocket (idle time), so
+the first chart is drawn as soon as its message is in. Nothing else changes: the same page,
+drawn in the same order.
+
+The shell is changed on its way out (an ASGI middleware, innermost, so it sees the bytes
+before gzip), and only a response whose body is exactly the installed ``index.html``: a
+custom component's page or any other HTML passes untouched. Its ``ETag`` and
+``Last-Modified`` are dropped and a page navigation (``Accept: text/html``) is asked without
+its validators, so a browser that cached Streamlit's stock shell (a plain ``streamlit run`` on
+the same port) is sent this one instead of a 304 (the shell is 8 KB). :func:`install` hooks
+``starlette_app.create_streamlit_middleware``; a Streamlit without it gets the stock shell
+(:func:`serving` stays False) and its charts are drawn as before, just later.
+"""
+
+from __future__ import annotations
+
+import functools
+from pathlib import Path
+from typing import Any, Callable
+
+_state = {"serving": False}
+_DROPPED = {b"content-length", b"etag", b"last-modified"}
+_CONDITIONAL = {b"if-none-match", b"if-modified-since"}
+
+Scope = dict[str, Any]
+Receive = Callable[[], Any]
+Send = Callable[[dict[str, Any]], Any]
+
+
+def serving() -> bool:
+    """True once this process's server was built with the shell middleware."""
+    return _state["serving"]
+
+
+def _static_dir() -> Path:
+    import streamlit
+
+    return Path(streamlit.__file__).parent / "static"
+
+
+@functools.lru_cache(maxsize=1)
+def plotly_chunk() -> str | None:
+    """File name of the installed Streamlit's plotly chunk (``PlotlyChart.<hash>.js``, its
+    hash differs per release), or None when it has none."""
+    chunks = sorted((_static_dir() / "static" / "js").glob("PlotlyChart.*.js"))
+    return chunks[0].name if chunks else None
+
+
+def injected(index: bytes, chunk: str) -> bytes:
+    """``index`` (Streamlit's ``index.html``) with ``chunk`` preloaded and imported just
+    before ``</head>``; ``index`` itself when it has no ``</head>``. URLs are relative, as
+    Streamlit's own (``./static/js/...``), so ``server.baseUrlPath`` and page paths work."""
+    href = f"./static/js/{chunk}"
+    tags = (f'<link rel="modulepreload" crossorigin href="{href}">'
+            f'<script type="module">import("{href}");</script>').encode()
+    head, mark, rest = index.rpartition(b"</head>")
+    return head + tags + mark + rest if mark else index
+
+
+class ShellMiddleware:
+    """ASGI middleware: a ``GET`` answered ``200 text/html`` with exactly ``index`` is sent
+    as ``shell`` instead (new ``Content-Length``, no validators); everything else passes."""
+
+    def __init__(self, app: Callable[[Scope, Receive, Send], Any], index: bytes,
+                 shell: bytes):
+        self.app, self.index, self.shell = app, index, shell
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        if scope["type"] != "http" or scope.get("method") != "GET":
+            await self.app(scope, receive, send)
+            return
+        held: dict[str, Any] = {}
+        body: list[bytes] = []
+        if b"text/html" in dict(scope.get("headers", [])).get(b"accept", b""):
+            scope = {**scope, "headers": [(k, v) for k, v in scope["headers"]
+                                          if k.lower() not in _CONDITIONAL]}
+
+        async def send_shell(message: dict[str, Any]) -> None:
+            if message["type"] == "http.response.start" and _is_html(message):
+                held.update(message)  # decided once the whole body is in
+                return
+            if message["type"] != "http.response.body" or not held:
+                await send(message)
+                return
+            body.append(message.get("body", b""))
+            if message.get("more_body", False):
+                return
+            payload = b"".join(body)
+            headers = held["headers"]
+            if payload == self.index:
+                payload = self.shell
+                headers = [(k, v) for k, v in headers if k.lower() not in _DROPPED]
+                headers.append((b"content-length", str(len(payload)).encode()))
+            await send({**held, "headers": headers})
+            await send({"type": "http.response.body", "body": payload})
+
+        await self.app(scope, receive, send_shell)
+
+
+def _is_html(start: dict[str, Any]) -> bool:
+    headers = {k.lower(): v for k, v in start.get("headers", [])}
+    return (start.get("status") == 200 and b"content-encoding" not in headers
+            and headers.get(b"content-type", b"").startswith(b"text/html"))
+
+
+def install() -> None:
+    """Add :class:`ShellMiddleware` (innermost) to the server Streamlit builds next.
+    Idempotent; without the installed ``index.html``, its plotly chunk or Streamlit's
+    ``create_streamlit_middleware``, nothing is changed."""
+    try:
+        from starlette.middleware import Middleware
+        from streamlit.web.server.starlette import starlette_app
+
+        make_middleware = starlette_app.create_streamlit_middleware
+        index = (_static_dir() / "index.html").read_bytes()
+    except (ImportError, AttributeError, OSError):  # another Streamlit's server: stock shell
+        return
+    chunk = plotly_chunk()
+    if chunk is None or getattr(make_middleware, "kprof_shell", False):
+        return
+    shell = injected(index, chunk)
+
+    def middleware() -> list[Any]:
+        built = make_middleware()
+        _state["serving"] = True
+        return [*built, Middleware(ShellMiddleware, index=index, shell=shell)]
+
+    middleware.kprof_shell = True  # type: ignore[attr-defined]
+    setattr(starlette_app, "create_streamlit_middleware", middleware)  # noqa: B010
