@@ -108,6 +108,12 @@ class RunCounter:
         """The run index the next call of this config will get."""
         return self._runs.get(config_index, 0)
 
+    def restart(self) -> None:
+        """Count from the first run again (the runs of a call whose results were not kept are
+        measured again)."""
+        self._runs.clear()
+        self._done = 0
+
     def next(self, config: Sequence[Any]) -> tuple[int, int]:
         """Return (config index, run index) for a call with these values and count it."""
         idx = self._index[tuple(config)]

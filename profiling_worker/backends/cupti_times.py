@@ -13,7 +13,6 @@ clock to ``time.perf_counter_ns`` so the NVML trace can be placed on the same ax
 
 from __future__ import annotations
 
-import collections
 import importlib
 import time
 from collections.abc import Iterator
@@ -29,15 +28,24 @@ class Attribution:
     ``times``: (annotation, kernel name, start ns, end ns) per attributed kernel, in
     nsight-python's order (launch order: the order of its per-annotation lists); start/end
     None where CUPTI delivered no kernel record. ``outside``: (kernel name, duration ns) of the
-    kernels no annotation holds.
+    kernels no annotation holds. ``launched`` / ``outside_launched``: the CPU timestamp (ns,
+    CUPTI's clock) of each one's launch, in the same order; None where no launch record was
+    seen.
     """
 
     times: list[tuple[str, str, int | None, int | None]] = field(default_factory=list)
     outside: list[tuple[str, int]] = field(default_factory=list)
+    launched: list[int | None] = field(default_factory=list)
+    outside_launched: list[int | None] = field(default_factory=list)
 
     def for_annotation(self, annotation: str) -> list[tuple[str, int | None, int | None]]:
         """(kernel, start ns, end ns) of one annotation's kernels, in order."""
         return [(k, s, e) for a, k, s, e in self.times if a == annotation]
+
+    def launches_of(self, annotation: str) -> list[int | None]:
+        """Launch timestamps (ns, CUPTI's clock) of one annotation's kernels, in order."""
+        return [t for (a, *_), t in zip(self.times, self.launched, strict=True)
+                if a == annotation]
 
 
 class _CallbackSpy:
@@ -83,13 +91,17 @@ def capture_attribution(nsight: Any) -> Iterator[Attribution]:
         # The name carries the correlation id through nsight-python's own attribution, so the
         # launch order and rules stay its own.
         tagged = [k._replace(name=(k.name, k.correlation_id)) for k in kernels]
-        attributed = []
+        launched_at = {launch.correlation_id: launch.start for launch in launches}
+        attributed, seen = [], set()
         for annotation, (name, corr), ns in original(markers, launches, tagged):
             found.times.append((annotation, name, *gpu_times.get(corr, (None, None))))
+            found.launched.append(launched_at.get(corr))
             attributed.append((annotation, name, ns))
-        left = (collections.Counter((k.name, k.duration) for k in kernels)
-                - collections.Counter((name, ns) for _a, name, ns in attributed))
-        found.outside.extend(left.elements())
+            seen.add(corr)
+        for kernel in kernels:
+            if kernel.correlation_id not in seen:
+                found.outside.append((kernel.name, kernel.duration))
+                found.outside_launched.append(launched_at.get(kernel.correlation_id))
         return attributed
 
     module._attribute_kernels, module.cupti = spy, _CallbackSpy(cupti, gpu_times)

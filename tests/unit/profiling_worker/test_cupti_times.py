@@ -24,6 +24,11 @@ class _KernelRecord(NamedTuple):
     duration: int
 
 
+class _LaunchRecord(NamedTuple):  # nsight/collection/cupti.py, 1.1.0
+    correlation_id: int
+    start: int
+
+
 def _attribute(markers: list, launches: list, kernels: list) -> list:
     by_corr = {k.correlation_id: k for k in kernels}
     out = []
@@ -66,12 +71,15 @@ def test_start_end_follow_each_attributed_kernel_and_outside_ones_are_kept() -> 
     activities = [_kernel(1, "gemm", 1000, 1500), _kernel(2, "flush", 1600, 1700),
                   _kernel(3, "gemm", 2000, 2600), SimpleNamespace(kind=1)]
     markers = [("fp16", 0, 100), ("fp16", 300, 400)]
-    launches = [(3, 350), (1, 50), (2, 200)]  # corr 2 launched between the two ranges
+    launches = [_LaunchRecord(3, 350), _LaunchRecord(1, 50), _LaunchRecord(2, 200)]
+    # corr 2 was launched between the two ranges
     with capture_attribution(nsight) as seen:
         attributed = collect(activities, markers, launches)
     assert attributed == [("fp16", "gemm", 500), ("fp16", "gemm", 600)]  # nsight's own result
     assert seen.times == [("fp16", "gemm", 1000, 1500), ("fp16", "gemm", 2000, 2600)]
     assert seen.outside == [("flush", 100)]
+    assert seen.launched == [50, 350] and seen.outside_launched == [200]
+    assert seen.launches_of("fp16") == [50, 350] and seen.launches_of("other") == []
     module = sys.modules["fake_nsight.collection.cupti"]
     assert module._attribute_kernels is _attribute  # restored
 
@@ -80,11 +88,11 @@ def test_rows_carry_start_end_only_when_the_lists_agree() -> None:
     nsight, collect = _fake_nsight()
     with capture_attribution(nsight) as seen:
         collect([_kernel(1, "a", 10, 20), _kernel(2, "a", 30, 45)], [("r", 0, 100)],
-                [(1, 1), (2, 2)])
+                [_LaunchRecord(1, 1), _LaunchRecord(2, 2)])
     actions = [SimpleNamespace(name="a", values=np.array([10])),
                SimpleNamespace(name="a", values=np.array([15]))]
-    rows = _cupti_rows([{"r": actions}], 0, 2, [], seen)
+    rows = _cupti_rows({"r": actions}, {"r": seen.for_annotation("r")}, 0, 2, [])
     assert [(r[C.RUN], r[C.START_NS], r[C.END_NS]) for r in rows] == [(0, 10, 20), (1, 30, 45)]
     other = [SimpleNamespace(name="b", values=np.array([10]))] * 2
-    rows = _cupti_rows([{"r": other}], 0, 2, [], seen)
+    rows = _cupti_rows({"r": other}, {"r": seen.for_annotation("r")}, 0, 2, [])
     assert all(r[C.START_NS] is None for r in rows)

@@ -1,0 +1,147 @@
+"""Where a warm CUPTI job's time goes, by wall-clock timers (issue 24): job J1 run ``--repeats``
+times through ``runner.run_job`` in one warm process (as ``profiling_worker serve`` does:
+probe and warm-up once), with a timer around each stage and no sampling profiler (which
+slowed pandas-heavy code 3x in ``worker_breakdown.py``).
+
+Stages (inclusive wall ms per job; nested ones are inside their parents):
+
+- the worker's: ``prepare`` (spec, registry, GPU pin, memory check), ``collect`` (the backend),
+  of it ``warm_up_bodies`` (one call per config before profiling) and the nsight-python calls,
+  ``write_result_tables``, ``finish_bundle`` (plausibility, manifest, file list);
+- nsight-python's, per call summed over the job's calls: ``nsight-python call`` (decorated
+  call to results), of it ``CUPTI collect`` (session), of that ``run_profile_session`` (the
+  runs: kernels, launches, syncs, its thermal guard) and ``extract_df_from_data``, and, outside
+  the collector, ``aggregate_data``; the rest of a call is its two CSVs.
+
+Prints one line per stage (median over the repeats, min-max) and writes JSON. Usage, on the GPU
+machine with the CUPTI backend's wheels on PYTHONPATH (scripts/gpu_env.sh's CUPTI_PATH):
+``python benchmarks/warm_stages.py OUT_JSON [--repeats 10]``
+"""
+
+from __future__ import annotations
+
+import argparse
+import collections
+import functools
+import json
+import statistics
+import sys
+import tempfile
+import time
+from pathlib import Path
+from typing import Any
+
+REPO = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(REPO))
+J1 = {"kernels": ["matmul"], "annotations": ["fp16"], "backend": "cupti",
+      "configs": [{"n": n} for n in (1024, 2048, 4096, 8192)], "runs": 10}
+_spent: collections.Counter[str] = collections.Counter()
+_calls: collections.Counter[str] = collections.Counter()
+
+
+def _timed(owner: Any, name: str, label: str) -> None:
+    """Replace ``owner.name`` by a wrapper adding its wall time to ``label``."""
+    original = getattr(owner, name)
+
+    @functools.wraps(original)
+    def wrapper(*args: Any, **kwargs: Any) -> Any:
+        t0 = time.perf_counter()
+        try:
+            return original(*args, **kwargs)
+        finally:
+            _spent[label] += time.perf_counter() - t0
+            _calls[label] += 1
+
+    setattr(owner, name, wrapper)
+
+
+def _time_decorated_calls(core: Any) -> None:
+    """Time every call of a function nsight-python decorated (its wrapper, CSVs included)."""
+    original = core.NsightProfiler.__call__
+
+    def call(self: Any, func: Any) -> Any:
+        wrapper = original(self, func)
+
+        @functools.wraps(wrapper)
+        def timed(*args: Any, **kwargs: Any) -> Any:
+            t0 = time.perf_counter()
+            try:
+                return wrapper(*args, **kwargs)
+            finally:
+                _spent["nsight-python call"] += time.perf_counter() - t0
+                _calls["nsight-python call"] += 1
+
+        return timed
+
+    core.NsightProfiler.__call__ = call
+
+
+def install_timers() -> None:
+    """Timers on the worker's and nsight-python 1.1's stages (see the module docstring)."""
+    import nsight.collection.core as core
+    import nsight.collection.cupti as cupti_collection
+    import nsight.extraction as extraction
+    import nsight.transformation as transformation
+
+    from profiling_worker import results, runner
+    from profiling_worker.backends import nsight_backend
+
+    _time_decorated_calls(core)
+    collector = next(v for v in vars(cupti_collection).values()
+                     if isinstance(v, type) and issubclass(v, core.NsightCollector)
+                     and v is not core.NsightCollector)
+    _timed(collector, "collect", "CUPTI collect")
+    _timed(core, "run_profile_session", "run_profile_session")
+    _timed(extraction, "extract_df_from_data", "extract_df_from_data")
+    _timed(transformation, "aggregate_data", "aggregate_data")
+    _timed(runner, "prepare", "prepare")
+    _timed(runner, "collect", "collect")
+    _timed(nsight_backend, "warm_up_bodies", "warm_up_bodies")
+    _timed(results, "write_result_tables", "write_result_tables")
+    _timed(results, "finish_bundle", "finish_bundle")
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("out_json", type=Path)
+    parser.add_argument("--repeats", type=int, default=10)
+    args = parser.parse_args()
+    from profiling_worker import gpu_select, runner
+    from profiling_worker.backends.registry import environment_report, run_side
+    from profiling_worker.backends.run_side import BackendStatus
+    from profiling_worker.channel import Channel
+
+    report = environment_report()
+    gpu_select.pin(gpu_select.resolve(0, report["environment"].get("gpus") or ()))
+    run_side("cupti").warm_up(BackendStatus.from_json(report["backends"]["cupti"]))
+    install_timers()
+    per_job: list[dict[str, float]] = []
+    walls: list[float] = []
+    for i in range(args.repeats + 1):
+        job = Path(tempfile.mkdtemp(prefix="warm-stages-"))
+        (job / "spec.json").write_text(json.dumps(J1))
+        _spent.clear()
+        _calls.clear()
+        t0 = time.perf_counter()
+        runner.run_job(job, Channel(job, None), report)
+        wall = time.perf_counter() - t0
+        status = json.loads((job / "manifest.json").read_text())["status"]
+        print(f"job {i}{' (first, apart)' if not i else ''}: {wall * 1e3:.1f} ms, {status}, "
+              f"nsight-python calls {_calls['nsight-python call']}", flush=True)
+        if i:
+            walls.append(wall)
+            per_job.append({k: v * 1e3 for k, v in _spent.items()})
+    stages = sorted({k for job in per_job for k in job})
+    summary = {k: {"median_ms": statistics.median(j.get(k, 0.0) for j in per_job),
+                   "min_ms": min(j.get(k, 0.0) for j in per_job),
+                   "max_ms": max(j.get(k, 0.0) for j in per_job)} for k in stages}
+    print(f"run_job wall: median {statistics.median(walls) * 1e3:.1f} ms "
+          f"({min(walls) * 1e3:.1f}-{max(walls) * 1e3:.1f})")
+    for k, s in sorted(summary.items(), key=lambda kv: -kv[1]["median_ms"]):
+        print(f"  {k:24s} {s['median_ms']:7.1f} ms ({s['min_ms']:.1f}-{s['max_ms']:.1f})")
+    args.out_json.write_text(json.dumps({"repeats": args.repeats, "run_job_wall_s": walls,
+                                         "stages": summary, "per_job_ms": per_job}, indent=1))
+
+
+if __name__ == "__main__":
+    main()
