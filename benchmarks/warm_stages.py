@@ -39,10 +39,8 @@ _spent: collections.Counter[str] = collections.Counter()
 _calls: collections.Counter[str] = collections.Counter()
 
 
-def _timed(owner: Any, name: str, label: str) -> None:
-    """Replace ``owner.name`` by a wrapper adding its wall time to ``label``."""
-    original = getattr(owner, name)
-
+def _timer(original: Any, label: str) -> Any:
+    """``original`` wrapped to add its wall time to ``label``."""
     @functools.wraps(original)
     def wrapper(*args: Any, **kwargs: Any) -> Any:
         t0 = time.perf_counter()
@@ -52,28 +50,19 @@ def _timed(owner: Any, name: str, label: str) -> None:
             _spent[label] += time.perf_counter() - t0
             _calls[label] += 1
 
-    setattr(owner, name, wrapper)
+    return wrapper
+
+
+def _timed(owner: Any, name: str, label: str) -> None:
+    """Replace ``owner.name`` by a wrapper adding its wall time to ``label``."""
+    setattr(owner, name, _timer(getattr(owner, name), label))
 
 
 def _time_decorated_calls(core: Any) -> None:
     """Time every call of a function nsight-python decorated (its wrapper, CSVs included)."""
     original = core.NsightProfiler.__call__
-
-    def call(self: Any, func: Any) -> Any:
-        wrapper = original(self, func)
-
-        @functools.wraps(wrapper)
-        def timed(*args: Any, **kwargs: Any) -> Any:
-            t0 = time.perf_counter()
-            try:
-                return wrapper(*args, **kwargs)
-            finally:
-                _spent["nsight-python call"] += time.perf_counter() - t0
-                _calls["nsight-python call"] += 1
-
-        return timed
-
-    core.NsightProfiler.__call__ = call
+    core.NsightProfiler.__call__ = lambda self, func: _timer(original(self, func),
+                                                             "nsight-python call")
 
 
 def install_timers() -> None:
