@@ -15,8 +15,8 @@ custom component's page or any other HTML passes untouched. Its ``ETag`` and
 ``Last-Modified`` are dropped and a page navigation (``Accept: text/html``) is asked without
 its validators, so a browser that cached Streamlit's stock shell (a plain ``streamlit run`` on
 the same port) is sent this one instead of a 304 (the shell is 8 KB). :func:`install` hooks
-``starlette_app.create_streamlit_middleware``; a Streamlit without it gets the stock shell
-(:func:`serving` stays False) and its charts are drawn as before, just later.
+``starlette_app.create_streamlit_middleware``; a Streamlit without it gets the stock shell and
+its charts are drawn as before, just later.
 """
 
 from __future__ import annotations
@@ -25,18 +25,12 @@ import functools
 from pathlib import Path
 from typing import Any, Callable
 
-_state = {"serving": False}
 _DROPPED = {b"content-length", b"etag", b"last-modified"}
 _CONDITIONAL = {b"if-none-match", b"if-modified-since"}
 
 Scope = dict[str, Any]
 Receive = Callable[[], Any]
 Send = Callable[[dict[str, Any]], Any]
-
-
-def serving() -> bool:
-    """True once this process's server was built with the shell middleware."""
-    return _state["serving"]
 
 
 def _static_dir() -> Path:
@@ -128,9 +122,7 @@ def install() -> None:
     shell = injected(index, chunk)
 
     def middleware() -> list[Any]:
-        built = make_middleware()
-        _state["serving"] = True
-        return [*built, Middleware(ShellMiddleware, index=index, shell=shell)]
+        return [*make_middleware(), Middleware(ShellMiddleware, index=index, shell=shell)]
 
     middleware.kprof_shell = True  # type: ignore[attr-defined]
     setattr(starlette_app, "create_streamlit_middleware", middleware)  # noqa: B010

@@ -115,7 +115,5 @@ def test_install_adds_the_middleware_once_to_the_server_streamlit_builds() -> No
         built = starlette_app.create_streamlit_middleware()
         assert [m.cls for m in built].count(page_shell.ShellMiddleware) == 1
         assert built[-1].cls is page_shell.ShellMiddleware  # innermost: before gzip
-        assert page_shell.serving()
     finally:
         starlette_app.create_streamlit_middleware = original
-        page_shell._state["serving"] = False
