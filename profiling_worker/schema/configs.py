@@ -72,11 +72,16 @@ def kind_ok(kind: str, value: Any) -> bool:
 
 
 def duplicates(configs: Sequence[Mapping[str, Any]]) -> list[tuple[int, int]]:
-    """(index, index of the first equal config) for every config that repeats an earlier one."""
-    seen: dict[str, int] = {}
+    """(index, index of the first equal config) for every config that repeats an earlier one.
+
+    Equal as the worker tells configs apart: by their values as Python compares them, so
+    ``{"alpha": 1}`` and ``{"alpha": 1.0}`` are one config (the run counter, keyed by the
+    values, would have merged their runs into one config's)."""
+    seen: dict[tuple[tuple[str, Any], ...], int] = {}
     out = []
     for i, cfg in enumerate(configs):
-        key = json.dumps(dict(cfg), sort_keys=True, default=str)
+        key = tuple(sorted((name, value if isinstance(value, (int, float, str))
+                            else json.dumps(value, default=str)) for name, value in cfg.items()))
         if key in seen:
             out.append((i, seen[key]))
         else:

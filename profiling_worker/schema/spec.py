@@ -222,7 +222,9 @@ def _configs(raw: Mapping[str, Any], errors: list[FieldError],
         errors.append(FieldError("configs", "configs name different parameters",
                                  f"give every config the parameters {list(out[0])}"))
     for i, first in cfgs.duplicates(out):
-        errors.append(FieldError(f"configs[{i}]", f"repeats configs[{first}] {out[i]}",
+        same = "" if out[i] == out[first] and repr(out[i]) == repr(out[first]) else \
+            f" (the same values as {out[i]})"
+        errors.append(FieldError(f"configs[{i}]", f"repeats configs[{first}] {out[first]}{same}",
                                  "give each config once (runs sets the repetitions); "
                                  f"remove configs[{i}]"))
     return tuple(out)

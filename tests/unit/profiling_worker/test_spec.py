@@ -125,6 +125,19 @@ def test_duplicate_configs_are_refused_naming_the_duplicate():
     assert "remove configs[2]" in err.hint
 
 
+def test_configs_equal_as_numbers_are_one_config() -> None:
+    """1 and 1.0 are one value to the worker's run counter: accepted as two configs (a new
+    user's float parameter), their runs were merged into the second's and the first had none."""
+    one, one_float = {**KIND_CFG, "scale": 1}, {**KIND_CFG, "scale": 1.0}
+    raw = {"kernels": ["user_kinds"], "backend": "cpu",
+           "configs": [one, one_float, {**KIND_CFG, "scale": 2.0}]}
+    with pytest.raises(SpecInvalid) as info:
+        validate_spec(raw, _kinds_registry())
+    (err,) = info.value.errors
+    assert err.field == "configs[1]"
+    assert err.message == f"repeats configs[0] {one} (the same values as {one_float})"
+
+
 @pytest.mark.parametrize("offset", [0, -3, 7])
 def test_int_kind_takes_zero_and_negatives(offset):
     raw = {"kernels": ["user_kinds"], "configs": [{**KIND_CFG, "offset": offset}],
