@@ -19,19 +19,30 @@ from profiling_worker.schema import plausibility as P
 
 PAGE = "import"  # widget keys of this page: state.key(PAGE, field)
 
-FILES = state.key(PAGE, "files")
+FILES = state.key(PAGE, "files")  # the uploader's key; "<FILES>-<n>" after n imports
+UPLOADER = state.key(PAGE, "uploader")  # how many imports this session made (the n above)
 RUN = state.key(PAGE, "run")
 OUTCOME = state.key(PAGE, "outcome")
 NVTX = state.key(PAGE, "nvtx")
 NVTX_CHOICES = {"innermost": "innermost range", "stack": "whole stack (outer > inner)"}
 
 
+def _files_key() -> str:
+    made = st.session_state.get(UPLOADER, 0)
+    return FILES if not made else f"{FILES}-{made}"
+
+
 def _on_import() -> None:
-    """Button callback: runs before the rerun, so the sidebar selector can take the new job."""
-    uploads = st.session_state.get(FILES) or []
+    """Button callback: runs before the rerun, so the sidebar selector can take the new job.
+    The files are released and the uploader is a new, empty one: the old one would still show
+    them and hand back placeholders of released files to a second click."""
+    key = _files_key()
+    uploads = st.session_state.get(key) or []
     st.session_state[OUTCOME] = importing.import_uploads(
         ((f.name, f.getvalue()) for f in uploads), nvtx=st.session_state.get(NVTX) or "innermost")
     importing.release_uploads(uploads)  # imported or refused: the server keeps no copy
+    st.session_state[UPLOADER] = st.session_state.get(UPLOADER, 0) + 1
+    del st.session_state[key]
 
 
 def _show_import_notes(bundle: Bundle | None) -> None:
@@ -86,7 +97,7 @@ st.markdown(
     "Compute profile (its raw and details pages). Not supported: Nsight Systems files, "
     "spreadsheets (.xlsx: save as CSV), edited reports.")
 st.file_uploader("nsight-python or Nsight Compute output", type=importing.UPLOAD_TYPES,
-                 accept_multiple_files=True, key=FILES,
+                 accept_multiple_files=True, key=_files_key(),
                  max_upload_size=importing.MAX_UPLOAD_MB,
                  help=f"At most {importing.MAX_UPLOAD_MB} MB per file. Files are parsed "
                       "as data, never executed.")
@@ -98,12 +109,12 @@ st.radio("Region of a launch in nested NVTX ranges (Nsight Compute CSV exports a
          help="The innermost range a launch ran in, or every open range joined outermost first; "
               "launches outside every range keep their kernel's name.")
 st.button("Import", key=RUN, type="primary", on_click=_on_import,
-          disabled=not st.session_state.get(FILES))
+          disabled=not st.session_state.get(_files_key()))
 
 outcomes: list[ImportOutcome] = st.session_state.get(OUTCOME) or []
 first = next((o.job_id for o in outcomes if o.ok), None)
 for outcome in outcomes:
     _show_outcome(outcome, outcome.ok and outcome.job_id == first)
 if outcomes:
-    st.caption("The uploaded files were released from the server's memory once imported; "
-               "choose files again to import more.")
+    st.caption("The uploaded files were released from the server's memory once imported "
+               "and the list above is empty again: choose files to import more.")

@@ -205,6 +205,26 @@ def test_uploads_are_released_from_memory_once_imported(store, app, monkeypatch)
     assert "released from the server's memory" in texts(at)
 
 
+def test_after_an_import_the_uploader_is_empty_and_import_cannot_be_pressed_again(
+        store, app) -> None:
+    """A new user pressed Import twice: the released files came back from the uploader as
+    placeholders without a name and the page ended in an AttributeError. Now the uploader is a
+    new, empty one and Import is disabled until files are chosen again; a second import works."""
+    csv = REPO / "tests" / "fixtures" / "h200_import" / "ncu_plain" / "raw.csv"
+    at = _upload(app("import_files"), [csv])
+    at.button(key="import-run").click().run()
+    assert not at.exception and len(at.success) == 1
+    (uploader,) = at.file_uploader
+    assert uploader.key == "import-files-1" and not uploader.value
+    assert at.button(key="import-run").disabled
+    uploader.set_value([(csv.name, csv.read_bytes(), "text/csv")])
+    at.run()
+    assert not at.button(key="import-run").disabled
+    at.button(key="import-run").click().run()
+    assert not at.exception and len(at.success) == 1
+    assert at.file_uploader[0].key == "import-files-2" and not at.file_uploader[0].value
+
+
 def test_a_session_may_hold_at_most_400_mb_of_uploads() -> None:
     from starlette.exceptions import HTTPException
     from streamlit.runtime.memory_uploaded_file_manager import MemoryUploadedFileManager
