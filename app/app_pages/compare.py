@@ -3,6 +3,7 @@ regression gate's outcome (the judgement `python -m profiling_worker compare` ma
 
 import streamlit as st
 
+from profiling_worker.gate.verdict import Outcome
 from profiling_worker.schema import columns as C, intervals, plausibility as P
 from profiling_worker.schema.manifest import JobStatus
 
@@ -136,9 +137,10 @@ if metric == C.GPU_TIME:
                if judged.cycles_source else
                "No cycle check: the two jobs do not both hold each run's SM clock (an ncu "
                "clock or cycles metric, or the sm_clock info collector).")
-fig = build_compare_figure(frame, f"{candidate_id} / {baseline_id}: "
-                           f"{metric_roles.label(baseline.manifest, metric)}",
-                           baseline.host_timer or candidate.host_timer)
+title = f"{candidate_id} / {baseline_id}: {metric_roles.label(baseline.manifest, metric)}"
+if not frame.empty and set(frame[F.VERDICT]) == {Outcome.NOT_COMPARABLE.value}:
+    title = f"No verdict, every pair not comparable: {title}"  # ratios, not a judgement
+fig = build_compare_figure(frame, title, baseline.host_timer or candidate.host_timer)
 analysis.figure_panel(fig, frame, key=PAGE,
                       filename=f"compare-{candidate_id}-vs-{baseline_id}.csv")
 share.comparison_button(baseline, candidate, float(max_slowdown), metric)

@@ -121,6 +121,8 @@ def test_compare_opens_on_the_pair_named_in_the_url(store, monkeypatch, app) -> 
     shown = texts(at)
     assert "15 matching annotation × config pairs: 15 not comparable" in shown
     assert "backend: ncu vs cupti" in shown
+    (spec,) = plotly_specs(at)  # the ratios stay, titled as no verdict (a new user's find)
+    assert spec["layout"]["title"]["text"].startswith("No verdict, every pair not comparable: ")
     assert "Download this comparison (self-contained HTML)" in [
         b.proto.label for b in at.get("download_button")]
 
