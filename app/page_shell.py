@@ -60,21 +60,42 @@ def injected(index: bytes, chunk: str) -> bytes:
 
 class ShellMiddleware:
     """ASGI middleware: a ``GET`` answered ``200 text/html`` with exactly ``index`` is sent
-    as ``shell`` instead (new ``Content-Length``, no validators); everything else passes."""
+    as ``shell`` instead (new ``Content-Length``, no validators), and a ``HEAD`` answered with
+    ``index``'s length gets the same headers; everything else passes."""
 
     def __init__(self, app: Callable[[Scope, Receive, Send], Any], index: bytes,
                  shell: bytes):
         self.app, self.index, self.shell = app, index, shell
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
-        if scope["type"] != "http" or scope.get("method") != "GET":
+        method = scope.get("method")
+        if scope["type"] != "http" or method not in ("GET", "HEAD"):
             await self.app(scope, receive, send)
             return
-        held: dict[str, Any] = {}
-        body: list[bytes] = []
         if b"text/html" in dict(scope.get("headers", [])).get(b"accept", b""):
             scope = {**scope, "headers": [(k, v) for k, v in scope["headers"]
                                           if k.lower() not in _CONDITIONAL]}
+        await self.app(scope, receive, self._head(send) if method == "HEAD" else
+                       self._get(send))
+
+    def _headers(self, headers: list[tuple[bytes, bytes]]) -> list[tuple[bytes, bytes]]:
+        """The shell's headers in place of ``index``'s."""
+        return [(k, v) for k, v in headers if k.lower() not in _DROPPED] + [
+            (b"content-length", str(len(self.shell)).encode())]
+
+    def _head(self, send: Send) -> Send:
+        async def send_head(message: dict[str, Any]) -> None:
+            if message["type"] == "http.response.start" and _is_html(message) and \
+                    dict(message["headers"]).get(b"content-length") == \
+                    str(len(self.index)).encode():
+                message = {**message, "headers": self._headers(message["headers"])}
+            await send(message)
+
+        return send_head
+
+    def _get(self, send: Send) -> Send:
+        held: dict[str, Any] = {}
+        body: list[bytes] = []
 
         async def send_shell(message: dict[str, Any]) -> None:
             if message["type"] == "http.response.start" and _is_html(message):
@@ -89,13 +110,11 @@ class ShellMiddleware:
             payload = b"".join(body)
             headers = held["headers"]
             if payload == self.index:
-                payload = self.shell
-                headers = [(k, v) for k, v in headers if k.lower() not in _DROPPED]
-                headers.append((b"content-length", str(len(payload)).encode()))
+                payload, headers = self.shell, self._headers(headers)
             await send({**held, "headers": headers})
             await send({"type": "http.response.body", "body": payload})
 
-        await self.app(scope, receive, send_shell)
+        return send_shell
 
 
 def _is_html(start: dict[str, Any]) -> bool:

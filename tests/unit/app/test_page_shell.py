@@ -1,7 +1,8 @@
 """The page shell (app/page_shell.py, issue 25) on Streamlit's own static-file handler, driven
 through ASGI as the server drives it: the installed ``index.html`` goes out with its plotly
-chunk imported from the head, at ``/`` and at a page's path; every other response (the chunk,
-other static files, a ``HEAD``, another HTML page) is Streamlit's, byte for byte."""
+chunk imported from the head, at ``/`` and at a page's path, and a ``HEAD`` with the same
+headers; every other response (the chunk, other static files, another HTML page) is
+Streamlit's, byte for byte."""
 
 from __future__ import annotations
 
@@ -89,9 +90,16 @@ def test_everything_else_is_streamlits_byte_for_byte(path: str) -> None:
     assert _request(_app(shell=True), path) == _request(_app(shell=False), path)
 
 
-def test_a_head_request_and_other_html_pass_untouched() -> None:
-    assert _request(_app(shell=True), "/", method="HEAD") == \
-        _request(_app(shell=False), "/", method="HEAD")
+def test_a_head_request_gets_the_shells_headers() -> None:
+    """HEAD carries GET's headers (a new user's curl -I showed the stock shell's length)."""
+    get = _request(_app(shell=True), "/")
+    status, headers, body = _request(_app(shell=True), "/", method="HEAD")
+    assert status == 200 and body == b"" and headers == get[1]
+    assert _request(_app(shell=True), "/favicon.png", method="HEAD") == \
+        _request(_app(shell=False), "/favicon.png", method="HEAD")
+
+
+def test_other_html_passes_untouched() -> None:
     other = b"<html><head></head><body>a custom component</body></html>"
     assert page_shell.injected(b"no head here", "x.js") == b"no head here"
 
