@@ -114,10 +114,10 @@ def build_roofline_figure(frame: pd.DataFrame, ceilings: pd.DataFrame, host_time
                            "<br>time = %{customdata[5]:.4g} µs"
                            "<br>FLOPs: %{customdata[3]}<br>bytes: %{customdata[4]}"
                            "<extra></extra>")))
-    fig.update_xaxes(type="log", title={"text": theme.axis_title("Arithmetic intensity",
-                                                                 "FLOP/byte")})
-    fig.update_yaxes(type="log", title={"text": theme.axis_title("Achieved throughput",
-                                                                 "TFLOP/s")})
+    fig.update_xaxes(**theme.LOG_AXIS, title={"text": theme.axis_title("Arithmetic intensity",
+                                                                       "FLOP/byte")})
+    fig.update_yaxes(**theme.LOG_AXIS, title={"text": theme.axis_title("Achieved throughput",
+                                                                       "TFLOP/s")})
     return common.finish(fig, title, host_timer)
 
 

@@ -48,9 +48,9 @@ def build_cache_clock_figure(frame: pd.DataFrame, l2_bytes: float | None, l2_sou
             fig.update_yaxes(title_text=theme.axis_title(axis, unit), row=row, col=1)
     if l2_bytes:
         _l2_line(fig, l2_bytes, l2_source)
-    fig.update_xaxes(type="log")  # every row: the L2 line must sit at the same x in each
+    fig.update_xaxes(**theme.LOG_AXIS)  # every row: the L2 line must sit at the same x in each
     fig.update_xaxes(title_text="Working set (bytes, analytic, log scale)", row=3, col=1)
-    fig.update_yaxes(type="log", row=1, col=1)  # times span three orders of magnitude
+    fig.update_yaxes(**theme.LOG_AXIS, row=1, col=1)  # times span three orders of magnitude
     theme.apply_layout(fig, theme.titled("Cache and clock control", host_timer))
     fig.update_layout(height=780)
     return fig

@@ -122,7 +122,7 @@ def build_drift_figure(frame: pd.DataFrame) -> go.Figure:
                           "<extra></extra>"), row=1, col=1)
     spread = times[F.KERNEL_TIME].max() / max(times[F.KERNEL_TIME].min(), 1e-300)
     fig.update_yaxes(title={"text": theme.axis_title("Kernel time", unit)}, row=1, col=1,
-                     type="log" if spread > 20 else "linear")
+                     **(theme.LOG_AXIS if spread > 20 else {"type": "linear"}))
     values = frame.drop_duplicates([C.CONFIG, C.RUN, C.COLLECTOR])
     labels = list(dict.fromkeys(values[F.CONFIG_LABEL]))
     for row, collector in enumerate(collectors, start=2):

@@ -74,7 +74,7 @@ def build_fusion_figure(frame: pd.DataFrame, x: str, host_timer: bool = False) -
                            f"<br>fused = %{{customdata[0]:,.0f}} {unit_cols[2]}"
                            f"<br>unfused = %{{customdata[1]:,.0f}} {unit_cols[2]}<extra></extra>")))
     common.hline(fig, 1.0, "no change")
-    fig.update_xaxes(type="log", title={"text": f"{x} (size parameter, log scale)"})
+    fig.update_xaxes(**theme.LOG_AXIS, title={"text": f"{x} (size parameter, log scale)"})
     fig.update_yaxes(title={"text": theme.axis_title("fused / unfused", "ratio")},
                      rangemode="tozero")
     return common.finish(fig, title, host_timer)

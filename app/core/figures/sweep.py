@@ -62,7 +62,7 @@ def build_sweep_figure(frame: pd.DataFrame, x: str, host_timer: bool,
         fig.add_trace(_trace(group, str(name), x, unit, i, floor))
     _x_axis(fig, frame, x)
     fig.update_yaxes(title={"text": theme.axis_title(quantity_label, unit)},
-                     type="log" if log_y else "linear")
+                     **(theme.LOG_AXIS if log_y else {"type": "linear"}))
     title = theme.titled(f"{quantity_label} vs {x}", host_timer)
     return theme.apply_layout(fig, title)
 

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Iterable, Mapping
+from types import MappingProxyType
 from typing import Any
 
 import numpy as np
@@ -31,6 +32,10 @@ LONG_COLORS = COLORS + ("#00a08b", "#511cfb", "#b68100", "#fb00d1", "#6c7c32", "
 #: delta-E from every LONG_COLORS entry and from the reference/limiter greys is 19 or more.
 BOUND_COLORS = ("#3b5b76", "#d2b48c")
 GRID = "rgba(128,128,128,0.25)"
+#: A log axis whose every tick is labelled in full (1,000, 2,000, 5,000, 10,000; 0.05): plotly's
+#: default labels the 2 and 5 ticks between decades as bare digits ("2", "5", "10k", "2"), and a
+#: new user read the 2 after 10k as 2.
+LOG_AXIS: Mapping[str, str] = MappingProxyType({"type": "log", "tickformat": ",~g"})
 TRANSPARENT = "rgba(0,0,0,0)"
 EXPORT_TEMPLATE = "plotly_white"
 

@@ -91,3 +91,16 @@ def test_a_point_without_ci95_has_no_error_bar() -> None:
     assert a.customdata[0, 4] == intervals.ONE_RUN_NOTE
     assert "nan" not in a.customdata[0, 4].lower()
     assert a.customdata[1, 4].startswith("CI95 = [3, 4.5]")
+
+
+def test_a_log_y_axis_labels_every_tick_in_full() -> None:
+    """plotly's default log ticks read "2", "5", "10k", "2" (a new user took the 2 after 10k for
+    2); every log axis of the figures takes theme.LOG_AXIS: 1,000, 2,000, 5,000, 10,000."""
+    from app.core.figures import theme
+
+    frame = _frame().assign(**{C.AVG: [5.0, 50.0, 500.0, 21_000.0]})
+    log = build_sweep_figure(frame, "n", host_timer=False, log_y=True).layout.yaxis
+    assert (log.type, log.tickformat) == ("log", ",~g") and dict(theme.LOG_AXIS) == {
+        "type": "log", "tickformat": ",~g"}
+    linear = build_sweep_figure(frame, "n", host_timer=False).layout.yaxis
+    assert linear.type == "linear" and linear.tickformat is None
