@@ -338,7 +338,9 @@ def split_one_call(actions: dict[str, list[Any]], seen: Attribution, starts: Run
     for kernel, launched in zip(seen.outside, seen.outside_launched, strict=True):
         run = starts.run_of(launched)
         if run is None:
-            return f"{kernel[0]}, outside every annotation, was launched before the first run"
+            return (f"{kernel[0]}, outside every annotation, has no launch record (launched by a "
+                    "CUDA graph?)" if launched is None else
+                    f"{kernel[0]}, outside every annotation, was launched before the first run")
         shares[run[0]][2].append(kernel)
     return shares
 

@@ -171,6 +171,8 @@ def test_a_kernel_launched_before_the_first_run_keeps_the_calls_per_config() -> 
     seen = cupti.Attribution(times=[("r", "k", None, None)] * 2, launched=[110, 210],
                              outside=[("flush", 5)], outside_launched=[90])
     assert "before the first run" in cupti.split_one_call(actions, seen, starts, 2, 1)
+    seen.outside_launched = [None]  # no launch record: a CUDA graph's kernel, say
+    assert "has no launch record" in cupti.split_one_call(actions, seen, starts, 2, 1)
     seen.outside_launched = [150]
     shares = cupti.split_one_call(actions, seen, starts, 2, 1)
     assert not isinstance(shares, str) and shares[0][2] == [("flush", 5)] and not shares[1][2]
