@@ -24,10 +24,13 @@ rows = [{F.BACKEND: name, F.CAN_RUN: bool(info.get("available")),
          C.REASON: info.get("reason") or "", F.FIX: info.get("fix") or ""}
         for name, info in cached.backend_reports().items()]
 panels.table(pd.DataFrame(rows), key=state.key(PAGE, "backends"))
-for row in rows:
-    if not row[F.CAN_RUN] and row[F.FIX]:
-        st.warning(f"**{esc(row[F.BACKEND])}** cannot run: {esc(row[C.REASON])}. "
-                   f"Fix: {esc(row[F.FIX])}")
+by_fix: dict[str, list[str]] = {}  # one warning per fix, naming its backends: the table
+for row in rows:  # above already says each one's reason
+    if not row[F.CAN_RUN]:
+        by_fix.setdefault(row[F.FIX], []).append(f"**{esc(row[F.BACKEND])}**")
+for fix, names in by_fix.items():
+    st.warning(f"Cannot run here: {', '.join(names)} (the table says why)."
+               + (f" Fix: {esc(fix)}" if fix else ""))
 env = cached.environment()
 panels.table(pd.DataFrame(environment_rows(env, None, 0)),  # this machine: its first GPU
              key=state.key(PAGE, "here"))

@@ -10,8 +10,13 @@ def test_backends_and_fixes(seeded, app) -> None:
     assert not at.exception
     backends = at.dataframe[0].value.set_index("Backend")
     assert backends.loc["cpu", "Can run"]
-    if not backends.loc["ncu", "Can run"]:  # no GPU on this machine: the fix is shown
-        assert "**ncu** cannot run" in texts(at)
+    if not backends.loc["ncu", "Can run"]:  # no GPU here: one warning names them, the table
+        blocked = [b for b, ok in backends["Can run"].items() if not ok]  # says why (once)
+        warnings = [w.value for w in at.warning if w.value.startswith("Cannot run here")]
+        assert len(warnings) == len({backends.loc[b, "Fix"] for b in blocked})
+        for b in blocked:  # each named once, with its fix; its reason stays in the table
+            (warning,) = [w for w in warnings if f"**{b}**" in w]
+            assert backends.loc[b, "Fix"] in warning and backends.loc[b, "Reason"] not in warning
     assert any("host wall-clock" in str(j.value) for j in at.json)
 
 
