@@ -220,6 +220,9 @@ def _per_config(nsight: Any, spec: JobSpec, profiled: Callable[..., None], out_d
 
 #: Subfolder of ``nsight/`` with the files of a job's one call of all its configs.
 ONE_CALL_DIR = "all"
+#: Jobs (kernels, annotations, configs) whose one call this process did not keep: a warm
+#: worker measures their repeats per config at once instead of paying for both again.
+_NOT_KEPT: set[tuple[Any, ...]] = set()
 
 
 def _one_call(nsight: Any, spec: JobSpec, bodies: Sequence[Any], out_dir: Path,
@@ -231,13 +234,19 @@ def _one_call(nsight: Any, spec: JobSpec, bodies: Sequence[Any], out_dir: Path,
     (CUPTI's CPU timestamp) falls in the run nsight-python's positional split gives it
     (:func:`split_one_call`). Otherwise its files are removed, a log event says why and
     False is returned (the caller measures each config in calls of its own); so too without
-    warm-up, for runs "auto", for one config, or where CUPTI's clock cannot be read.
+    warm-up, for runs "auto", for one config, where CUPTI's clock cannot be read, and for a
+    job whose kernels and configs this process already saw refused.
 
     Raises:
         KernelFailed, ProfilingFailed: the call failed for another reason than the split.
     """
     clock = _cupti_clock()
+    shape = (spec.kernels, spec.annotations, tuple(tuple(c.items()) for c in spec.configs))
     if spec.run_target is not None or not spec.warmup or len(spec.configs) < 2 or clock is None:
+        return False
+    if shape in _NOT_KEPT:
+        emit("log", message="CUPTI: each config in calls of its own, as in this worker's earlier "
+                            "job of these kernels and configs (its one call was not kept)")
         return False
     starts = RunStarts(clock)
     profiled = nb.profiled_function(spec, bodies, counter, starts, annotate)
@@ -252,6 +261,7 @@ def _one_call(nsight: Any, spec: JobSpec, bodies: Sequence[Any], out_dir: Path,
         if exc is not None and not captured:  # failed before its extraction: not the split
             raise _failure(exc) from exc
         shutil.rmtree(out, ignore_errors=True)
+        _NOT_KEPT.add(shape)
         emit("log", message=f"CUPTI: one call of all configs not kept ({split}); each config "
                             "is measured in calls of its own")
         return False

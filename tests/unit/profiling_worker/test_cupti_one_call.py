@@ -91,6 +91,12 @@ def stand_in_nsight(monkeypatch: pytest.MonkeyPatch, kernels: Kernels) -> tuple[
     return module, calls
 
 
+@pytest.fixture(autouse=True)
+def _fresh_process(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Each test is a new worker: no job shapes refused earlier."""
+    monkeypatch.setattr(cupti, "_NOT_KEPT", set())
+
+
 SPEC = {"kernels": ["matmul"], "annotations": ["fp16"], "backend": "cupti",
         "configs": [{"n": 256}, {"n": 1024}], "runs": 3, "cache_control": "none"}
 
@@ -137,6 +143,18 @@ def test_counts_that_do_not_divide_are_measured_one_config_per_call(monkeypatch,
     assert any("not kept" in m and "launches over 6 runs" in m for m in logs), logs
     done = [f["done"] for kind, f in events if kind == "progress"]
     assert done == [1, 2, 3, 4, 5, 6, 1, 2, 3, 4, 5, 6]  # counted again from the first run
+
+    # the same job again in this (warm) worker: per config at once, not measured twice
+    again, calls, events = _collect(monkeypatch, tmp_path / "again", kernels)
+    assert [configs for _o, configs in calls] == [[(256,)], [(1024,)]]
+    assert again.launches[C.VALUE].tolist() == result.launches[C.VALUE].tolist()
+    assert any("as in this worker's earlier job" in f["message"]
+               for kind, f in events if kind == "log")
+    _other, calls, _e = _collect(monkeypatch, tmp_path / "other", kernels, runs=2)
+    assert len(calls) == 2  # runs do not change the kernel counts: still per config
+    _other, calls, _e = _collect(monkeypatch, tmp_path / "third", kernels,
+                                 configs=[{"n": 256}, {"n": 512}])
+    assert len(calls) == 3  # other configs: one call tried first
 
 
 def test_counts_that_divide_but_differ_are_not_split_positionally(monkeypatch,
