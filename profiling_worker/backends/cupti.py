@@ -240,10 +240,12 @@ def _one_call(nsight: Any, spec: JobSpec, bodies: Sequence[Any], out_dir: Path,
     Raises:
         KernelFailed, ProfilingFailed: the call failed for another reason than the split.
     """
-    clock = _cupti_clock()
-    shape = (spec.kernels, spec.annotations, tuple(tuple(c.items()) for c in spec.configs))
-    if spec.run_target is not None or not spec.warmup or len(spec.configs) < 2 or clock is None:
+    if spec.run_target is not None or not spec.warmup or len(spec.configs) < 2:
         return False
+    clock = _cupti_clock()
+    if clock is None:
+        return False
+    shape = (spec.kernels, spec.annotations, tuple(tuple(c.items()) for c in spec.configs))
     if shape in _NOT_KEPT:
         emit("log", message="CUPTI: each config in calls of its own, as in this worker's earlier "
                             "job of these kernels and configs (its one call was not kept)")

@@ -222,8 +222,7 @@ def _configs(raw: Mapping[str, Any], errors: list[FieldError],
         errors.append(FieldError("configs", "configs name different parameters",
                                  f"give every config the parameters {list(out[0])}"))
     for i, first in cfgs.duplicates(out):
-        same = "" if out[i] == out[first] and repr(out[i]) == repr(out[first]) else \
-            f" (the same values as {out[i]})"
+        same = f" (the same values as {out[i]})" if repr(out[i]) != repr(out[first]) else ""
         errors.append(FieldError(f"configs[{i}]", f"repeats configs[{first}] {out[first]}{same}",
                                  "give each config once (runs sets the repetitions); "
                                  f"remove configs[{i}]"))
