@@ -1,11 +1,14 @@
 """``python -m profiling_worker run JOB_DIR | env | import SRC... --out DIR``.
 
 nsight-python 0.9.x (launch mode) re-runs this file as a plain script under ncu, with the
-same argv; the path fix below lets that copy import the package.
+same argv; the path fix below lets that copy import the package. That copy exits normally
+(ncu's injection may still have work at its exit); every other command ends through
+:func:`profiling_worker.quick_exit.exit_now`.
 """
 
 from __future__ import annotations
 
+import os
 import sys
 from pathlib import Path
 
@@ -13,6 +16,11 @@ if __package__ in (None, ""):  # run as a script by nsight-python's launch mode
     sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 from profiling_worker.cli import main  # noqa: E402
+from profiling_worker.quick_exit import exit_now  # noqa: E402
+from profiling_worker.schema.backends import LAUNCH_CHILD_ENV  # noqa: E402
 
 if __name__ == "__main__":
-    sys.exit(main(sys.argv[1:]))
+    code = main(sys.argv[1:])
+    if LAUNCH_CHILD_ENV not in os.environ:
+        exit_now(code)
+    sys.exit(code)

@@ -33,11 +33,10 @@ from profiling_worker.backends.run_side import BackendStatus, RunJob, RunSide
 from profiling_worker.errors import (OUT_OF_MEMORY_HINT, KernelFailed, ProfilingFailed,
                                      WorkerError, is_out_of_memory)
 from profiling_worker.schema import backends as B, columns as C
+from profiling_worker.schema.backends import LAUNCH_CHILD_ENV
 from profiling_worker.schema.run_range import run_range_name
 from profiling_worker.schema.spec import JobSpec
 
-#: Set by nsight-python 0.9.x in the copy of the worker it re-runs under ncu (launch mode).
-LAUNCH_CHILD_ENV = "NSPY_NCU_PROFILE"
 _LOADED: dict[str, Any] = {}  # backend -> the nsight module, once imported in this process
 
 

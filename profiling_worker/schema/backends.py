@@ -30,6 +30,8 @@ UNKNOWN: Final = "unknown"
 #: How a backend runs the kernels: re-run under ncu, ncu attached to the worker, or the
 #: worker's own process measures (CUPTI activity records, the host timer).
 LAUNCH, ATTACH, IN_PROCESS = "launch", "attach", "in-process"
+#: Set by nsight-python 0.9.x in the copy of the worker it re-runs under ncu (launch mode).
+LAUNCH_CHILD_ENV: Final = "NSPY_NCU_PROFILE"
 #: The spec's run options a backend may or may not apply (JobSpec fields).
 OPTIONS = ("cache_control", "clock_control", "replay_mode", "thermal_mode")
 #: Nsight Compute applies all; nsight-python 1.1's CUPTI collector takes no clock_control,
