@@ -47,20 +47,26 @@ def kernel_time_s(job: Path) -> float:
     return float(runs[runs["Metric"] == "gpu__time_duration.sum"]["Value"].sum()) / 1e9
 
 
-def time_bare(backend: str, root: Path, pythonpath: str, libcupti: str) -> float:
+def time_bare(backend: str, root: Path, pythonpath: str, libcupti: str) -> tuple[float, float]:
+    """The bare script's wall (s), and the seconds from its last line to its exit (the
+    interpreter's teardown, plus the reaping)."""
     t0 = time.perf_counter()
     subprocess.run([sys.executable, str(REPO / "benchmarks" / "bare_nsight_j1.py"), backend,
                     str(root), libcupti], env=_env(pythonpath), check=True,
                    stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
-    return time.perf_counter() - t0
+    wall, ended = time.perf_counter() - t0, time.time()
+    return wall, ended - json.loads((root / f"bare_{backend}.json").read_text())["end_epoch_s"]
 
 
-def time_cold(backend: str, root: Path, pythonpath: str) -> tuple[float, float]:
+def time_cold(backend: str, root: Path, pythonpath: str) -> tuple[float, float, float]:
+    """The cold worker's wall (s), its kernels' time (s), and the seconds from its manifest
+    on disk (the bundle's last file) to its exit."""
     job = _job_dir(root, backend)
     t0 = time.perf_counter()
     subprocess.run([sys.executable, "-m", "profiling_worker", "run", str(job)], cwd=REPO,
                    env=_env(pythonpath), check=True, stdout=subprocess.DEVNULL)
-    return time.perf_counter() - t0, kernel_time_s(job)
+    wall, ended = time.perf_counter() - t0, time.time()
+    return wall, kernel_time_s(job), ended - (job / "manifest.json").stat().st_mtime
 
 
 def time_warm(root: Path, pythonpath: str, repeats: int) -> tuple[float, list[float], list[float]]:
@@ -103,13 +109,17 @@ def main() -> None:
     root = Path(tempfile.mkdtemp(prefix="overhead-"))
     result: dict[str, dict] = {}
     for backend, path in (("ncu", f"{REPO}:{args.ncu_path}"), ("cupti", f"{REPO}:{args.cupti_path}")):
-        bare, cold, eff = [], [], []
+        bare, cold, eff, bare_exit, cold_exit = [], [], [], [], []
         for _ in range(args.repeats):  # interleaved, so drift hits both alike
-            bare.append(time_bare(backend, root, path, libcupti))
-            wall, kernels = time_cold(backend, root, path)
+            wall, after = time_bare(backend, root, path, libcupti)
+            bare.append(wall)
+            bare_exit.append(after)
+            wall, kernels, after = time_cold(backend, root, path)
             cold.append(wall)
+            cold_exit.append(after)
             eff.append(kernels / wall)
-        result[backend] = {"bare_s": bare, "cold_s": cold,
+        result[backend] = {"bare_s": bare, "cold_s": cold, "bare_last_line_to_exit_s": bare_exit,
+                           "cold_manifest_to_exit_s": cold_exit,
                            "cold_over_bare": _stats([c / b for c, b in zip(cold, bare)]),
                            "cold_efficiency": _stats(eff)}
         args.out.write_text(json.dumps(result, indent=1))  # keep what is measured so far

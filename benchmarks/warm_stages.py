@@ -11,7 +11,12 @@ Stages (inclusive wall ms per job; nested ones are inside their parents):
 - nsight-python's, per call summed over the job's calls: ``nsight-python call`` (decorated
   call to results), of it ``CUPTI collect`` (session), of that ``run_profile_session`` (the
   runs: kernels, launches, syncs, its thermal guard) and ``extract_df_from_data``, and, outside
-  the collector, ``aggregate_data``; the rest of a call is its two CSVs.
+  the collector, ``aggregate_data``; the rest of a call is its two CSVs;
+- inside the worker's two, labelled ``tables:`` and ``finish:``: ``launches_to_runs``,
+  ``aggregate_runs``, ``work_table``, every ``write_table`` (of it the Parquet writes, the
+  spreadsheet-safe copies and the CSV writes; the rest is pyarrow's conversion and the files'
+  creation and renames), plausibility's ``check_bundle``, the file list and the manifest;
+  and the NVML sampler's start and stop (``__enter__``, ``__exit__``).
 
 Prints one line per stage (median over the repeats, min-max) and writes JSON. Usage, on the GPU
 machine with the CUPTI backend's wheels on PYTHONPATH (scripts/gpu_env.sh's CUPTI_PATH):
@@ -88,6 +93,25 @@ def install_timers() -> None:
     _timed(nsight_backend, "warm_up_bodies", "warm_up_bodies")
     _timed(results, "write_result_tables", "write_result_tables")
     _timed(results, "finish_bundle", "finish_bundle")
+    _install_inner_timers(results)
+
+
+def _install_inner_timers(results: Any) -> None:
+    """Timers inside the worker's tables and checks, and on the NVML sampler."""
+    import pandas as pd
+
+    from profiling_worker import bundle_writer, nvml_trace
+
+    for name in ("launches_to_runs", "aggregate_runs", "work_table", "write_table"):
+        _timed(results, name, f"tables: {name}")
+    _timed(bundle_writer.pq, "write_table", "tables: Parquet writes")
+    _timed(bundle_writer, "spreadsheet_safe", "tables: spreadsheet_safe")
+    _timed(pd.DataFrame, "to_csv", "tables: CSV writes (with nsight-python's two)")
+    _timed(bundle_writer.plausibility, "check_bundle", "finish: plausibility")
+    _timed(bundle_writer, "bundle_files", "finish: file list")
+    _timed(bundle_writer, "write_manifest", "finish: manifest")
+    _timed(nvml_trace.NvmlSampler, "__enter__", "NVML sampler start")
+    _timed(nvml_trace.NvmlSampler, "__exit__", "NVML sampler stop")
 
 
 def main() -> None:

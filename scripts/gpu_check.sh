@@ -71,4 +71,9 @@ for rep in "$RESULTS"/*/nsight/*.ncu-rep; do
   if [ "$(stat -c %s "/tmp/$job.ncu-rep.gz")" -lt 16000000 ] && [ $n -lt 3 ]; then
     cp "/tmp/$job.ncu-rep.gz" "$OUT/"; n=$((n+1)); fi
 done
+# The device tool brings back a few files only: the logs and figures travel as one archive,
+# and the figures are printed too (the call's output tail).
+tail -n 3 "$OUT/pytest_gpu.txt"
+for f in overhead.log bare_warm.log warm_stages.log; do [ -f "$OUT/$f" ] && { echo "== $f"; tail -n 150 "$OUT/$f"; }; done
+(cd "$OUT" && tar -czf logs.tgz --remove-files $(ls | grep -v -e '^bundles.tgz$' -e '\.ncu-rep\.gz$'))
 ls -la "$OUT"
