@@ -2,10 +2,12 @@
 
 Job J1 (fp16 ``a @ b``, n = 1024..8192, 10 runs, duration only). For each backend it runs,
 ``--repeats`` times each and interleaved: the bare script (benchmarks/bare_nsight_j1.py), the
-worker cold (``python -m profiling_worker run``, one process per job), and, for CUPTI, jobs
-through the dashboard's job manager on a warm worker (timed from submit to result; the first
-job, which starts the worker, is reported apart). Prints and writes JSON: wall times, ratios to the bare script (min / median / max) and
-the profiling efficiency (sum of kernel time x runs over wall time).
+worker cold (``python -m profiling_worker run``, one process per job), and, for CUPTI, a new
+job manager with a warm worker and two jobs through it, each timed from submit to result: the
+first (which starts the worker) and its repeat. Prints and writes JSON: wall times, the
+ratios cold / bare and first warm job / cold (min / median / max, pair by pair), each process's
+seconds from its last result on disk to its exit, and the profiling efficiency (sum of kernel
+time x runs over wall time).
 
 Usage: ``python benchmarks/overhead.py OUT_JSON NCU_PYTHONPATH CUPTI_PYTHONPATH [--repeats 3]``
 """
@@ -13,6 +15,7 @@ Usage: ``python benchmarks/overhead.py OUT_JSON NCU_PYTHONPATH CUPTI_PYTHONPATH 
 from __future__ import annotations
 
 import argparse
+import collections
 import json
 import os
 import shutil
@@ -69,26 +72,26 @@ def time_cold(backend: str, root: Path, pythonpath: str) -> tuple[float, float, 
     return wall, kernel_time_s(job), ended - (job / "manifest.json").stat().st_mtime
 
 
-def time_warm(root: Path, pythonpath: str, repeats: int) -> tuple[float, list[float], list[float]]:
-    """J1 through the dashboard's job manager with a warm CUPTI worker: seconds from submit to
-    result per job (the first job starts the worker and is reported apart)."""
+def time_warm(root: Path, pythonpath: str, jobs: int) -> tuple[list[float], list[float]]:
+    """``jobs`` J1 jobs through a new job manager with a warm CUPTI worker: seconds from submit
+    to result per job (the first starts the worker) and each job's kernel time (s)."""
     from app.services.job_manager import JobManager
     from profiling_worker.catalog.builtin import CATALOG
     from profiling_worker.schema.spec import validate_spec
 
-    manager = JobManager(root / "warm", sys.executable, env=_env(f"{REPO}:{pythonpath}"),
-                         warm=True)
+    store = Path(tempfile.mkdtemp(prefix="warm-", dir=root))
+    manager = JobManager(store, sys.executable, env=_env(f"{REPO}:{pythonpath}"), warm=True)
     walls, kernels = [], []
     try:
-        for _ in range(repeats + 1):
+        for _ in range(jobs):
             t0 = time.perf_counter()
             job_id = manager.submit(validate_spec({**J1, "backend": "cupti"}, CATALOG))
             assert manager.wait(job_id, 300) == "done", manager.get(job_id).error
             walls.append(time.perf_counter() - t0)
-            kernels.append(kernel_time_s(root / "warm" / job_id))
+            kernels.append(kernel_time_s(store / job_id))
     finally:
         manager.shutdown()
-    return walls[0], walls[1:], kernels[1:]
+    return walls, kernels
 
 
 def _stats(values: list[float]) -> dict[str, float]:
@@ -109,25 +112,31 @@ def main() -> None:
     root = Path(tempfile.mkdtemp(prefix="overhead-"))
     result: dict[str, dict] = {}
     for backend, path in (("ncu", f"{REPO}:{args.ncu_path}"), ("cupti", f"{REPO}:{args.cupti_path}")):
-        bare, cold, eff, bare_exit, cold_exit = [], [], [], [], []
-        for _ in range(args.repeats):  # interleaved, so drift hits both alike
+        runs: dict[str, list[float]] = collections.defaultdict(list)
+        for _ in range(args.repeats):  # interleaved, so drift hits all alike
             wall, after = time_bare(backend, root, path, libcupti)
-            bare.append(wall)
-            bare_exit.append(after)
+            runs["bare_s"].append(wall)
+            runs["bare_last_line_to_exit_s"].append(after)
             wall, kernels, after = time_cold(backend, root, path)
-            cold.append(wall)
-            cold_exit.append(after)
-            eff.append(kernels / wall)
-        result[backend] = {"bare_s": bare, "cold_s": cold, "bare_last_line_to_exit_s": bare_exit,
-                           "cold_manifest_to_exit_s": cold_exit,
-                           "cold_over_bare": _stats([c / b for c, b in zip(cold, bare)]),
-                           "cold_efficiency": _stats(eff)}
+            runs["cold_s"].append(wall)
+            runs["cold_manifest_to_exit_s"].append(after)
+            runs["cold_eff"].append(kernels / wall)
+            if backend == "cupti":  # a new warm worker: its first job, then a repeat
+                walls, kernels_s = time_warm(root, args.cupti_path, jobs=2)
+                runs["warm_first_job_s"].append(walls[0])
+                runs["warm_s"].append(walls[1])
+                runs["warm_eff"].append(kernels_s[1] / walls[1])
+        pairs = zip(runs["cold_s"], runs["bare_s"])
+        result[backend] = {**{k: v for k, v in runs.items() if not k.endswith("_eff")},
+                           "cold_over_bare": _stats([c / b for c, b in pairs]),
+                           "cold_efficiency": _stats(runs["cold_eff"])}
+        if backend == "cupti":
+            pairs = zip(runs["warm_first_job_s"], runs["cold_s"])
+            result[backend].update(
+                first_warm_over_cold=_stats([w / c for w, c in pairs]),
+                warm_submit_to_result=_stats(runs["warm_s"]),
+                warm_efficiency=_stats(runs["warm_eff"]))
         args.out.write_text(json.dumps(result, indent=1))  # keep what is measured so far
-    first, walls, kernels = time_warm(root, args.cupti_path, args.repeats)
-    result["cupti"].update(warm_first_job_s=first, warm_s=walls,
-                           warm_submit_to_result=_stats(walls),
-                           warm_efficiency=_stats([k / w for k, w in zip(kernels, walls)]))
-    args.out.write_text(json.dumps(result, indent=1))
     print(json.dumps(result, indent=1))
     shutil.rmtree(root, ignore_errors=True)
 
