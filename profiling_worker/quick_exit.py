@@ -1,10 +1,11 @@
 """End a finished worker process without the interpreter's teardown.
 
 A worker that has written its bundle (manifest last, fsynced) has nothing left to do, yet a
-normal exit then destroys every module it imported: with torch, pandas, pyarrow and scipy
-loaded that took 0.3-0.7 s on this project's CPU machine (``farm-bench``, the same imports
-with and without it: wall 0.73x), time the job manager waits for the process to end. The bare
-nsight-python script the worker is measured against pays it too (issue 24).
+normal exit then destroys every module it imported. On the H200 the bare nsight-python script of
+job J1 spent 1.07-1.20 s (CUPTI) and 0.71-1.09 s (Nsight Compute) between its last line and its
+exit, the worker with this module 0.14-0.16 s and 0.02-0.03 s after its manifest (device run
+"h200 1202-s6run1", ``benchmarks/overhead.py``; docs/performance.md, "The worker's exit"):
+time the job manager waits for the process to end.
 """
 
 from __future__ import annotations
@@ -24,8 +25,8 @@ def _other_threads_running() -> bool:
 
 def exit_now(code: int) -> None:
     """Exit with ``code`` after what a normal exit does for the outside world: the ``atexit``
-    handlers (a user kernel's, torch's, CUPTI's Python side), logging's flush and close, and
-    stdout and stderr flushed. What is skipped is freeing the modules and the garbage
+    handlers (a user kernel file's, a library's), logging's flush and close, and stdout and
+    stderr flushed. What is skipped is freeing the modules and the garbage
     collector's last pass, which write nothing.
 
     Returns (without exiting) while a non-daemon thread still runs: the caller then exits
