@@ -124,7 +124,7 @@ def judge(baseline: GateSide, candidate: GateSide, options: GateOptions,
         and metric == C.GPU_TIME else None
     _add_statistics(both, source is not None)
     both[THRESHOLD_PCT] = options.max_slowdown_pct
-    spec_runs = [s.spec.runs if s.spec is not None else None for s in (baseline, candidate)]
+    spec_runs = [baseline.asked_runs, candidate.asked_runs]
     judged = [_row_verdict(r, context, options, spec_runs, source) for _, r in both.iterrows()]
     for column, values in zip((TIME_OUTCOME, CYCLES_OUTCOME, RUNS_TO_DECIDE, OUTCOME, REASON),
                               zip(*judged) if judged else [[]] * 5):
@@ -194,8 +194,9 @@ def _intervals(stats: pd.DataFrame) -> list[V.Interval | None]:
 
 
 def _blockers(row: pd.Series, context: list[str], options: GateOptions,
-              spec_runs: list[Any]) -> list[str]:
-    """Why this row cannot be judged (empty: it can)."""
+              spec_runs: list[int | None]) -> list[str]:
+    """Why this row cannot be judged (empty: it can); ``spec_runs``: each side's
+    :attr:`~profiling_worker.gate.sides.GateSide.asked_runs`."""
     if row["_merge"] != "both":
         return context + [f"only in the "
                           f"{'baseline' if row['_merge'] == 'left_only' else 'candidate'}"]
@@ -207,14 +208,14 @@ def _blockers(row: pd.Series, context: list[str], options: GateOptions,
         out.append(f"{' and '.join(few)}; at least {need} needed for a spread")
     out += [f"{name.lower()} has {int(row[name + C.RUNS])} of the {asked} runs its spec asks "
             "(a truncated bundle)" for name, asked in zip((BASELINE, CANDIDATE), spec_runs)
-            if isinstance(asked, int) and need <= row[name + C.RUNS] < asked]
+            if asked is not None and need <= row[name + C.RUNS] < asked]
     if not row[BASELINE + AVG] > 0:
         out.append(f"baseline mean is {row[BASELINE + AVG]:g} {row[C.UNIT]}")
     return out
 
 
 def _row_verdict(row: pd.Series, context: list[str], options: GateOptions,
-                 spec_runs: list[Any], source: str | None
+                 spec_runs: list[int | None], source: str | None
                  ) -> tuple[str | None, str | None, float, str, str]:
     """(TimeOutcome, CyclesOutcome, RunsToDecide, Outcome, Reason) of one row."""
     allowed = options.max_slowdown_pct

@@ -12,7 +12,8 @@ import pandas as pd
 from profiling_worker.bundle_path import OutsideBundle, bundle_file
 from profiling_worker.extract.aggregated_repair import KEYS, STATISTICS, complete
 from profiling_worker.schema import backends as B, columns as C, intervals
-from profiling_worker.schema.bundle_spec import PartialSpec, backend_of, manifest_spec
+from profiling_worker.schema.bundle_spec import (PartialSpec, asked_runs, backend_of,
+                                                  manifest_spec)
 from profiling_worker.schema.manifest import JobStatus, ManifestError, read_manifest
 from profiling_worker.schema.spec import JobSpec
 
@@ -43,6 +44,12 @@ class GateSide:
     def spec(self) -> JobSpec | PartialSpec | None:
         """The bundle's spec, typed (:func:`~profiling_worker.schema.bundle_spec.read_spec`)."""
         return manifest_spec(self.manifest)
+
+    @property
+    def asked_runs(self) -> int | None:
+        """The runs each config should have (:func:`~profiling_worker.schema.bundle_spec.
+        asked_runs`; None: no such count, so fewer runs are no sign of a cut-short job)."""
+        return asked_runs(self.manifest, self.spec)
 
     @property
     def parameters(self) -> tuple[str, ...]:

@@ -125,6 +125,23 @@ def manifest_spec(manifest: Mapping[str, Any]) -> JobSpec | PartialSpec | None:
     return read_spec(manifest.get("spec"))
 
 
+#: provenance key of imports whose files record no run count (plain report, ncu CSV export)
+RUNS_NOT_ASKED = "runs_not_asked"
+
+
+def asked_runs(manifest: Mapping[str, Any], spec: JobSpec | PartialSpec | None) -> int | None:
+    """The runs per config the job asked for, which each config should have: the spec's
+    fixed ``runs``. None where there is no such count: no spec, runs "auto" (a config stops
+    when its interval is narrow enough, at ``runs`` at most), and an import whose files record
+    no run count (provenance :data:`RUNS_NOT_ASKED`: its spec's ``runs`` is only the most that
+    any region has in the file)."""
+    if spec is None or (manifest.get("provenance") or {}).get(RUNS_NOT_ASKED):
+        return None
+    if isinstance(spec, JobSpec) and spec.run_target is not None:
+        return None
+    return spec.runs
+
+
 def backend_of(manifest: Mapping[str, Any], spec: JobSpec | PartialSpec | None) -> str:
     """The backend that measured a bundle: the manifest's ``backend.name`` (the worker's or the
     importer's record), else the spec's, else ""."""

@@ -50,7 +50,8 @@ from typing import Any, Literal, TypedDict, cast
 import pandas as pd
 
 from profiling_worker.schema import backends as B, columns as C, metrics as M, peaks
-from profiling_worker.schema.bundle_spec import backend_of, manifest_spec
+from profiling_worker.schema.bundle_spec import RUNS_NOT_ASKED as RUNS_NOT_ASKED
+from profiling_worker.schema.bundle_spec import asked_runs, backend_of, manifest_spec
 from profiling_worker.schema.manifest import job_gpu
 from profiling_worker.schema.spec import BACKEND_UNKNOWN
 
@@ -61,8 +62,6 @@ NEGATIVE_VALUE, INTERVAL_BELOW_ZERO = "negative_value", "interval_below_zero"
 RUNS_MISSING, KERNELS_VARY = "runs_missing", "kernels_vary"
 ABOVE_ROOF, UNATTRIBUTED, IMPORT = "above_roof", "unattributed", "import"
 SLOW_GPU = "slow_gpu"  # written by a sweep's merge (profiling_worker/sweep_reference.py)
-#: provenance key of imports whose files record no run count (plain report, ncu CSV export)
-RUNS_NOT_ASKED = "runs_not_asked"
 CHECKS = (PERCENT_ABOVE_100, CLOCK_ABOVE_MAX, NEGATIVE_VALUE, INTERVAL_BELOW_ZERO, RUNS_MISSING,
           KERNELS_VARY, UNATTRIBUTED, ABOVE_ROOF, IMPORT, SLOW_GPU)
 
@@ -118,8 +117,7 @@ def check_bundle(tables: Mapping[str, pd.DataFrame], manifest: Mapping[str, Any]
     runs, agg = table(C.TABLE_RUNS), table(C.TABLE_AGGREGATED)
     gpu = job_gpu(manifest)
     spec = manifest_spec(manifest)
-    asked = None if spec is None or (manifest.get("provenance") or {}).get(RUNS_NOT_ASKED) \
-        else spec.runs  # a recording imported without a run count: no count to match
+    asked = asked_runs(manifest, spec)
     n_configs = len(spec.configs) if spec is not None else 0
     notes = [*_percent(runs), *_negative(runs, table(C.TABLE_WORK)), *_intervals(agg),
              *_counts(runs, agg, n_configs, asked), *_kernels_vary(agg),

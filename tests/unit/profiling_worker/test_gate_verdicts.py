@@ -176,8 +176,9 @@ def test_a_truncated_bundle_is_named_and_not_comparable(j1_imports: tuple[Path, 
     assert len(partial) == 1 and "cut short" in partial[0]
     assert set(result.rows[OUTCOME]) == {Outcome.NOT_COMPARABLE.value}
     short = result.rows[result.rows["CandidateRuns"] < 10]
-    assert len(short) and all("of the 10 runs its spec asks (a truncated bundle)" in r
-                              for r in short[REASON])
+    # an import's spec only infers its runs: the partial note says what the file shows
+    assert len(short) and all("8 of the 10 runs its other configs have" in r
+                              and "its spec asks" not in r for r in short[REASON])
     code, md, _ = cli(whole, cut, tmp_path)
     assert code == exit_codes.EXIT_NOT_JUDGED and "candidate bundle is partial" in md
     assert set(judged(whole, whole).rows[OUTCOME]) == {Outcome.SAME.value}
@@ -217,3 +218,55 @@ def test_a_lower_bound_cut_at_minus_100_percent_says_so() -> None:
     assert "cut" in explain(Outcome.AMBIGUOUS, interval, 3.0)
     uncut = Interval(3.1, 2.66, 3.54, 0.44, 1e-4, 10)
     assert "cut" not in figures(uncut, 3.0)
+
+
+def test_fewer_runs_in_an_imported_file_are_not_called_a_truncated_bundle(tmp_path: Path) -> None:
+    """Case 13 (a new user's report): one program's two recordings, an ncu CSV export and a
+    report. A kernel outside the NVTX ranges ran twice where the ranges ran three times; the
+    import's spec only infers its runs (the most any region has), so the gate must not say
+    "2 of the 3 runs its spec asks (a truncated bundle)": nothing was cut short."""
+    from profiling_worker.importing.grouping import import_each
+
+    cases = FIX / "import_cases"  # case 13's report is case 10's, byte for byte (README there)
+    events = list(import_each([cases / "13-two-runs-one-upload" / "live_raw.csv",
+                               cases / "10-two-launches-per-pass" / "ranges.ncu-rep.gz"],
+                              tmp_path, "x"))
+    assert [e["event"] for e in events] == ["result", "result"], events
+    result = judged(*(Path(e["bundle"]) for e in events))
+    half = result.rows[result.rows["Annotation"].str.endswith("(Half)")]
+    assert len(half) == 1 and int(half.iloc[0]["BaselineRuns"]) == 2
+    assert not [r for r in result.rows[REASON] if "truncated" in r or "its spec asks" in r]
+
+
+def test_runs_auto_and_unrecorded_run_counts_ask_for_no_count() -> None:
+    """The count a config's runs are held against (plausibility and the gate alike): a fixed
+    spec's runs; none for runs "auto" (a config stops when narrow enough) or an import whose
+    files record no run count."""
+    from profiling_worker.schema.bundle_spec import RUNS_NOT_ASKED, asked_runs, read_spec
+
+    fixed = read_spec({"kernels": ["matmul"], "configs": [{"n": 64}], "runs": 7})
+    auto = read_spec({"kernels": ["matmul"], "configs": [{"n": 64}], "runs": "auto"})
+    assert asked_runs({}, fixed) == 7
+    assert asked_runs({}, auto) is None
+    assert asked_runs({"provenance": {RUNS_NOT_ASKED: True}}, fixed) is None
+    assert asked_runs({}, None) is None
+
+
+def test_a_run_bundle_with_fewer_runs_than_its_spec_asks_is_named_truncated(tmp_path: Path
+                                                                           ) -> None:
+    """The worker's own J1 bundle with runs 8 and 9 of n = 2048 removed (as a job killed
+    mid-config would leave it): that row has 8 of the 10 runs its spec asks."""
+    import shutil
+
+    from profiling_worker.bundle_writer import read_table, write_table
+    from profiling_worker.extract.aggregate import aggregate_runs
+
+    cut = tmp_path / "cut"
+    shutil.copytree(BUNDLES / "h200-ncu-j1-fp16", cut)
+    runs = read_table(cut, "runs")
+    runs = runs[~((runs["n"] == 2048) & (runs["Run"] >= 8))].reset_index(drop=True)
+    write_table(cut, "runs", runs)
+    write_table(cut, "aggregated", aggregate_runs(runs, ["n"]))
+    short = row(judged(BUNDLES / "h200-ncu-j1-fp16", cut), "fp16", 2048)
+    assert "candidate has 8 of the 10 runs its spec asks (a truncated bundle)" in str(short[REASON])
+    assert short[OUTCOME] == Outcome.NOT_COMPARABLE.value
