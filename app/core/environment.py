@@ -5,25 +5,23 @@ from __future__ import annotations
 from typing import Any
 
 from profiling_worker.schema import columns as C, tools as T
+from profiling_worker.schema.manifest import gpu_entry
 from profiling_worker.schema.manifest import job_gpu_index as job_gpu_index
 
 from app.core import frame_columns as F
 
 
 def first_gpu(env: dict[str, Any], index: int) -> dict[str, Any]:
-    """The GPU entry ``index`` (NVML index) of ``env["gpus"]``, else flat ``gpu_*`` keys. No
-    default: a job's GPU is :func:`job_gpu_index` of its manifest, not always 0."""
-    gpus = env.get("gpus")
-    if isinstance(gpus, list) and gpus:
-        match = [g for g in gpus if isinstance(g, dict) and g.get("index") == index]
-        return match[0] if match else (gpus[0] if isinstance(gpus[0], dict) else {})
-    return {k.removeprefix("gpu_"): v for k, v in env.items() if k.startswith("gpu_")}
+    """GPU ``index`` (NVML index) of ``env``, the worker's entry or an import's
+    (:func:`~profiling_worker.schema.manifest.gpu_entry`, which the regression gate reads too).
+    No default: a job's GPU is :func:`job_gpu_index` of its manifest, not always 0."""
+    return gpu_entry(env, index)
 
 
 def gpu_name(env: dict[str, Any], index: int) -> str:
     """``NVIDIA H200``-style name of GPU ``index`` (NVML index; a job's is :func:`job_gpu_index`
     of its manifest), or "" when there was none."""
-    return str(first_gpu(env, index).get("name") or env.get("gpu_name") or "")
+    return str(first_gpu(env, index).get("name") or "")
 
 
 def _version(value: Any) -> str:

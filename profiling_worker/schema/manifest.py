@@ -171,10 +171,39 @@ def job_gpu_index(manifest: Mapping[str, Any], spec_gpu: object = None) -> int:
     return 0
 
 
+#: The flat ``environment`` keys an import writes from its files (nsight-python's CSV columns
+#: GPU, ComputeClock, MemoryClock; a report's device attributes) -> the ``gpus`` entry key of
+#: the worker's NVML probe, and the factor to that key's unit (kHz -> MHz).
+_IMPORTED_GPU_KEYS = {"gpu_name": ("name", None), "compute_capability": ("compute_capability", None),
+                      "max_sm_clock_khz": ("max_sm_clock_mhz", 1e-3),
+                      "max_mem_clock_khz": ("max_mem_clock_mhz", 1e-3)}
+
+
+def gpu_entry(env: Mapping[str, Any], index: int) -> dict[str, Any]:
+    """GPU ``index`` (NVML index) of an ``environment``: its ``gpus`` entry (the worker's
+    probe), else the first entry; for an import without ``gpus``, the GPU its files name, in the
+    entry's keys and units (``gpu_name`` -> ``name``, ``max_sm_clock_khz`` -> ``max_sm_clock_mhz``
+    in MHz...; a key the files give several values for is left out: which GPU ran is unknown);
+    {} when neither (the cpu backend)."""
+    gpus = env.get("gpus")
+    entries = [g for g in gpus if isinstance(g, dict)] if isinstance(gpus, list) else []
+    if entries:
+        return next((g for g in entries if g.get("index") == index), entries[0])
+    out: dict[str, Any] = {}
+    for flat, (key, factor) in _IMPORTED_GPU_KEYS.items():
+        value = env.get(flat)
+        if value in (None, "") or isinstance(value, (list, dict)):
+            continue
+        try:
+            scaled = None if factor is None else float(value) * factor
+        except (TypeError, ValueError):  # not a number where the files should give one
+            continue
+        out[key] = value if scaled is None else int(scaled) if scaled.is_integer() \
+            else round(scaled, 3)
+    return out
+
+
 def job_gpu(manifest: Mapping[str, Any]) -> dict[str, Any]:
-    """The manifest's ``environment.gpus`` entry of the job's GPU (:func:`job_gpu_index`),
-    else the first entry, else {} (the cpu backend, an import without one)."""
-    gpus = (manifest.get("environment") or {}).get("gpus") or []
-    entries = [g for g in gpus if isinstance(g, dict)]
-    index = job_gpu_index(manifest)
-    return next((g for g in entries if g.get("index") == index), entries[0] if entries else {})
+    """:func:`gpu_entry` of the manifest's ``environment`` for the job's GPU
+    (:func:`job_gpu_index`): the worker's NVML entry, or the GPU an import's files name."""
+    return gpu_entry(manifest.get("environment") or {}, job_gpu_index(manifest))

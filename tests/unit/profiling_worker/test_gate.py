@@ -262,8 +262,8 @@ def test_imported_reports_two_calls_ambiguous_and_against_a_worker_job(
         tmp_path: Path) -> None:
     """nsight-python 0.9.6 output from the H200 (tests/fixtures/h200_import): the same decorated
     function called twice, 3 runs each: every interval (over 5 % half-width) straddles the 3 %
-    allowed, so ambiguous with the runs that would decide it; an import records no GPU or tool
-    versions, so against a worker bundle nothing is comparable."""
+    allowed, so ambiguous with the runs that would decide it; an import records no tool
+    versions (its CSV names the GPU only), so against a worker bundle nothing is comparable."""
     src = REPO / "tests" / "fixtures" / "h200_import" / "nspy096"
     calls = [imported(tmp_path / f"call{i}", src / "two_calls" / f"processed_data-scale-{i}.csv",
                       src / "two_calls" / f"profiled_data-scale-{i}.csv") for i in (0, 1)]
@@ -276,8 +276,30 @@ def test_imported_reports_two_calls_ambiguous_and_against_a_worker_job(
     result = judge(GateSide.load(SCENARIOS / "h200-ncu-matmul-sweep"), GateSide.load(derived),
                    GateOptions())
     assert set(result.rows[OUTCOME]) == {Outcome.NOT_COMPARABLE.value}
-    assert "GPU model: NVIDIA H200 vs not recorded" in result.context
+    # nsight-python's CSV names the GPU (its GPU column): the same model, not "not recorded"
+    assert not [c for c in result.context if c.startswith("GPU model")]
     assert "Nsight Compute version: 2025.3.1.0 vs not recorded" in result.context
+
+
+def test_the_gpu_an_imported_csv_names_is_the_one_compared_and_shown(tmp_path: Path) -> None:
+    """Case 04 (nsight-python CSVs from an H100: GPU, ComputeClock and MemoryClock columns)
+    against the worker's H200 job: the gate names both GPUs and the memory clocks that differ,
+    in MHz, and the job's page reads the same GPU (a new user saw "GPU model: not recorded vs
+    NVIDIA H200" under a header that said H100)."""
+    from app.core.environment import gpu_name
+    from profiling_worker.schema.manifest import job_gpu, read_manifest
+
+    h100 = imported(tmp_path / "c04", *sorted((REPO / "tests" / "fixtures" / "import_cases" /
+                                               "04-normalized").glob("*.csv")))
+    context = judge(GateSide.load(h100), GateSide.load(SCENARIOS / "h200-ncu-matmul-sweep"),
+                    GateOptions(max_slowdown_pct=3.0)).context
+    assert "GPU model: NVIDIA H100 80GB HBM3 vs NVIDIA H200" in context
+    assert "max memory clock (MHz): 2619 vs 3201" in context
+    assert not [c for c in context if c.startswith("max SM clock")]  # 1980 MHz on both
+    manifest = read_manifest(h100)
+    assert job_gpu(manifest) == {"name": "NVIDIA H100 80GB HBM3", "max_sm_clock_mhz": 1980,
+                                 "max_mem_clock_mhz": 2619}
+    assert gpu_name(manifest["environment"], 0) == "NVIDIA H100 80GB HBM3"
 
 
 def test_the_tool_versions_compared_are_those_the_environment_report_writes() -> None:
