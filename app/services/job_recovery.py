@@ -141,25 +141,42 @@ def _kill_orphan_worker(job_dir: Path, worker: dict[str, Any]) -> None:
         return
     # a warm worker (profiling_worker serve) has no job dir in its argv: match it by its command
     marker = b"serve" if worker.get("warm") else str(job_dir).encode()
-    if not _is_worker_of(pid, marker):
+    started = _start_time(pid)
+    if started is None or not _is_worker_of(pid, marker):
         return
     with contextlib.suppress(ProcessLookupError, PermissionError):
         os.killpg(pid, signal.SIGKILL)
+    # Wait on the process itself, not its argv: a dying process's cmdline reads empty before
+    # it is gone (under load for a while), and a reused pid has another start time.
     deadline = time.monotonic() + ORPHAN_KILL_WAIT_S
-    while _is_worker_of(pid, marker) and time.monotonic() < deadline:
+    while _start_time(pid) == started and time.monotonic() < deadline:
         with contextlib.suppress(ChildProcessError, OSError):
             os.waitpid(pid, os.WNOHANG)  # reap it if it is our own child (tests)
         time.sleep(0.05)
+
+
+def _stat_fields(pid: int) -> list[str] | None:
+    """The fields of /proc/<pid>/stat after the command name (state first), None if gone."""
+    try:
+        return Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+    except (OSError, IndexError):
+        return None
+
+
+def _start_time(pid: int) -> str | None:
+    """``pid``'s start time (clock ticks since boot, /proc/<pid>/stat field 22) while it lives
+    and is not a zombie, else None."""
+    fields = _stat_fields(pid)
+    return fields[19] if fields and len(fields) > 19 and fields[0] != "Z" else None
 
 
 def _is_worker_of(pid: int, marker: bytes) -> bool:
     """True while ``pid`` is a live profiling_worker process with ``marker`` in its argv."""
     try:
         argv = Path(f"/proc/{pid}/cmdline").read_bytes().split(b"\0")
-        state = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[0]
-    except (OSError, IndexError):
+    except OSError:
         return False
-    return state != "Z" and b"profiling_worker" in argv and marker in argv
+    return _start_time(pid) is not None and b"profiling_worker" in argv and marker in argv
 
 
 def safe_log_tail(job_dir: Path) -> str:

@@ -159,3 +159,24 @@ def test_shutdown_marks_running_and_queued_jobs_interrupted(tmp_path: Path) -> N
     assert manager.get(queued).status == "interrupted"
     for job_id in (running, queued):
         assert read_manifest(manager.get(job_id).path)["status"] == "interrupted"
+
+
+def test_a_killed_orphan_is_waited_for_until_it_is_gone_not_until_its_argv_empties() -> None:
+    """The wait after the SIGKILL follows the process (its start time), not its argv: a dying
+    process's cmdline reads empty before it is a zombie, which ended the wait early under load
+    (CI on 2 busy cores: the restarted server went on while the orphan still ran)."""
+    from app.services import job_recovery
+
+    child = subprocess.Popen([sys.executable, "-c", "import time; time.sleep(60)"])
+    try:
+        started = job_recovery._start_time(child.pid)
+        assert started is not None
+        child.send_signal(signal.SIGKILL)
+        deadline = time.monotonic() + 10
+        while job_recovery._start_time(child.pid) is not None and time.monotonic() < deadline:
+            time.sleep(0.01)
+        assert job_recovery._start_time(child.pid) is None  # a zombie counts as gone
+    finally:
+        child.kill()
+        child.wait()
+    assert job_recovery._start_time(child.pid) is None  # reaped
