@@ -168,6 +168,12 @@ def bundle_caption(bundle: Bundle) -> None:
     if bundle.host_timer:
         st.warning(f"This job used the cpu backend: every time here is {HOST_TIMER_NOTE}.",
                    icon=":material/schedule:")
+        # the cpu backend's measured CPU contention while timing (profiling_worker/backends/
+        # cpu.py): the sidebar shows it only while the job is listed, so here on every page too
+        contention = (bundle.manifest.get("backend") or {}).get("host_contention") or {}
+        if contention.get("warning"):
+            st.warning(f"Timed on a contended CPU: {esc(str(contention['warning']))}.",
+                       icon=":material/hourglass_top:")
 
 
 def no_job_selected() -> None:

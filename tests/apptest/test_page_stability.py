@@ -53,3 +53,16 @@ def test_normalised_processed_file_alone_uses_its_relative_std_dev(store, app) -
     assert table["RelativeStdDevPct"].notna().all()
     assert table["Note"].tolist().count("") == 5  # torch n=16777216: RSD 2.17 %
     assert "nan" not in " ".join(table["Note"]).lower() + texts(at).lower()
+
+
+def test_a_cpu_job_timed_on_a_contended_cpu_says_so_on_the_page(store, app) -> None:
+    """The contention warning the worker wrote (its threads' run-queue delay) is on the results
+    page of the job, not only in the sidebar while the job is listed."""
+    from tests.contended_cpu import record_contended_job
+
+    proc = record_contended_job(store["results"] / "contended")
+    assert proc.returncode == 0, proc.stderr[-2000:]
+    at = app("stability", query={"job": "contended"})
+    assert not at.exception, at.exception
+    shown = [w.value for w in at.warning if w.value.startswith("Timed on a contended CPU:")]
+    assert len(shown) == 1 and "waited for a CPU for" in shown[0]

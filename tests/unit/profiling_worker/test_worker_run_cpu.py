@@ -103,20 +103,30 @@ def test_cpu_backend_says_what_it_ignores(tmp_path):
         "the cpu backend does not apply replay_mode 'range'; ignored"]
 
 
-def test_the_host_load_while_timing_is_recorded_and_an_overload_warned(done_job):
+def test_the_host_load_and_contention_while_timing_are_recorded_and_warned(done_job):
     """Host wall-clock includes waiting for a CPU: the job keeps the 1-minute load average
-    before and after timing against the usable CPUs, and warns exactly when it exceeded them."""
+    before and after timing against the usable CPUs, and its threads' run-queue delay over the
+    timing loop (backend.host_contention); it warns exactly when that delay passed the
+    threshold, or, where the delay cannot be read, when the load exceeded the CPUs
+    (test_cpu_contention.py tests the decision and a real contended job)."""
     import os
 
-    from profiling_worker.backends.cpu import load_warning
+    from profiling_worker.backends.cpu import CONTENTION_THRESHOLD, load_warning
 
     job, _ = done_job
     manifest = read_manifest(job)
     load = manifest["backend"]["host_load"]
     assert load["cpus"] == len(os.sched_getaffinity(0))
     assert 0 <= load["before"] and 0 <= load["after"]
-    overloaded = max(load["before"], load["after"]) > load["cpus"]
-    said = [w for w in manifest["warnings"] if "load average" in w]
-    assert bool(said) == overloaded, (load, said)
+    contention = manifest["backend"]["host_contention"]
+    assert contention["regions"] == 30 and contention["wall_ns"] > 0
+    if contention["waiting_fraction"] is None:  # no schedstat: the load average decides
+        warned = max(load["before"], load["after"]) > load["cpus"]
+        said = [w for w in manifest["warnings"] if "load average" in w]
+    else:
+        warned = contention["waiting_fraction"] > CONTENTION_THRESHOLD
+        said = [w for w in manifest["warnings"] if "waited for a CPU" in w]
+    assert bool(said) == warned, (load, contention, said)
+    assert said == ([contention["warning"]] if warned else [])
     assert load_warning(2.0, 2) is None
     assert "load average was 5.3 on 2 usable CPU(s)" in load_warning(5.3, 2)
