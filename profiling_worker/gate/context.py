@@ -6,8 +6,10 @@ and maximum clocks, driver, the versions of the profiling tools its backend uses
 and, under Nsight Compute, the metric set. Two bundles
 that differ in any of these are **not comparable**: a changed duration could come from the
 measurement, not from the kernel (e.g. ncu's serialised replay vs CUPTI's activity records
-measure the same matmul up to several % apart). A bundle not ``done``, or one its import marked
-``partial`` (a report cut short), is never comparable.
+measure the same matmul up to several % apart). A bundle not ``done``, one its import marked
+``partial`` (a report cut short), or a cpu job timed on a contended CPU (its threads waited for
+a CPU past the backend's threshold: its host wall-clock times hold that wait) is never
+comparable.
 
 **Metric set** (rule of issue 21): Nsight Compute splits the requested metrics (and a
 ``section_set``) into replay passes, one kernel execution each, with caches flushed and memory
@@ -143,4 +145,19 @@ def context_differences(base: dict[str, Any], candidate: dict[str, Any],
             out.append(f"{name} job is {ctx['status'] or 'of unknown status'}, not done")
         if manifest.get(PARTIAL):
             out.append(f"{name} bundle is partial ({'; '.join(map(str, manifest[PARTIAL]))})")
+        contended = _contended(manifest)
+        if contended:
+            out.append(f"{name} was timed on a contended CPU ({contended})")
     return out
+
+
+def _contended(manifest: dict[str, Any]) -> str | None:
+    """How much a cpu job's threads waited for a CPU while timing, when the backend warned of
+    it (manifest ``backend.host_contention``, profiling_worker/backends/cpu.py), else None."""
+    backend = manifest.get("backend")
+    figures = backend.get("host_contention") if isinstance(backend, dict) else None
+    if not isinstance(figures, dict) or not figures.get("warning"):
+        return None
+    fraction = figures.get("waiting_fraction")
+    return (f"its threads waited for a CPU for {100 * fraction:.0f} % of the timing loop"
+            if isinstance(fraction, (int, float)) else "the host's load exceeded its CPUs")

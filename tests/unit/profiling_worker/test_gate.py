@@ -142,13 +142,31 @@ def test_cpu_too_few_runs_and_missing_config(cpu_jobs: dict[str, Path],
     proc, xml, md = compare(cpu_jobs["base"], cpu_jobs["one-run"], tmp_path)
     assert proc.returncode == report.EXIT_NOT_JUDGED
     assert "(n=1)" in md and "nan" not in md.lower()  # one run: no '± nan' std dev
-    rows = judge(GateSide.load(cpu_jobs["base"]), GateSide.load(cpu_jobs["one-run"]),
-                 GateOptions()).rows
-    assert set(rows[REASON]) == {"candidate has 1 run(s); at least 2 needed for a spread"}
-    rows = judge(GateSide.load(cpu_jobs["base"]), GateSide.load(cpu_jobs["fewer"]),
-                 GateOptions()).rows.set_index("n")
-    assert rows.loc[128, REASON] == "only in the baseline"
-    assert rows.loc[256, OUTCOME] != Outcome.NOT_COMPARABLE.value
+    result = judge(GateSide.load(cpu_jobs["base"]), GateSide.load(cpu_jobs["one-run"]),
+                   GateOptions())
+    # a job timed on a contended CPU (a busy CI host) adds that to every row's reason, first
+    said = "; ".join(result.context + ["candidate has 1 run(s); at least 2 needed for a spread"])
+    assert set(result.rows[REASON]) == {said}
+    result = judge(GateSide.load(cpu_jobs["base"]), GateSide.load(cpu_jobs["fewer"]),
+                   GateOptions())
+    rows = result.rows.set_index("n")
+    assert rows.loc[128, REASON] == "; ".join(result.context + ["only in the baseline"])
+    assert (rows.loc[256, OUTCOME] != Outcome.NOT_COMPARABLE.value) == (not result.context)
+
+
+def test_a_cpu_job_timed_on_a_contended_cpu_is_not_comparable(cpu_jobs: dict[str, Path],
+                                                              tmp_path: Path) -> None:
+    """A real cpu job timed while its CPU was shared with busy loops: its host times hold the
+    wait, so against the baseline nothing is judged, and the reason says how much it waited."""
+    from tests.contended_cpu import record_contended_job
+
+    proc = record_contended_job(tmp_path / "contended")
+    assert proc.returncode == 0, proc.stderr[-2000:]
+    result = judge(GateSide.load(cpu_jobs["base"]), GateSide.load(tmp_path / "contended"),
+                   GateOptions())
+    said = [c for c in result.context if c.startswith("candidate was timed on a contended CPU")]
+    assert len(said) == 1 and "% of the timing loop" in said[0]
+    assert set(result.rows[OUTCOME]) == {Outcome.NOT_COMPARABLE.value}
 
 
 def test_cpu_against_gpu_bundle_not_comparable(cpu_jobs: dict[str, Path]) -> None:
