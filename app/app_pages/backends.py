@@ -11,7 +11,8 @@ from app.core.metrics import MissingData
 from app.core.markdown import esc
 from app.core.views.backends import (EVENTS_ATTRIBUTION, EVENTS_WHY, WHY, backends_frame,
                                      context_mismatch, cupti_choices, events_frame,
-                                     kernel_counts_differ, tool_version_difference, wall_frame)
+                                     kernel_counts_differ, recorded_apart,
+                                     tool_version_difference, wall_frame)
 from app.core.views.compare import JobSummary
 from app.ui import analysis, cached, panels, state
 from app.core import frame_columns as F
@@ -61,6 +62,20 @@ if mismatch:
                "durations on its own (a warm L2 alone can halve a short kernel's time), so the "
                "ratios below are not the backend's alone. The CUPTI jobs recorded most like "
                "the ncu job are offered first.", icon=":material/warning:")
+
+def _apart_warning(what: str, first: str, second: str, why: str | None) -> None:
+    """Say that a pair of jobs was recorded in different sittings, and what that costs."""
+    if why:
+        st.warning(f"The {what} were recorded apart ({esc(why)}: `{esc(first)}` first): the "
+                   "GPU's clocks and temperature and the host's load change between sittings, "
+                   "so the differences below hold that change too, not only the backends'. "
+                   "Record them in one call for a like-for-like pair.",
+                   icon=":material/history:")
+
+
+if ncu and cupti:
+    _apart_warning("ncu and CUPTI jobs", ncu_id, cupti_id,
+                   recorded_apart(ncu.manifest, cupti.manifest))
 try:
     frame = backends_frame(ncu, cupti)
 except MissingData as exc:
@@ -99,6 +114,8 @@ else:
         help="The jobs of the same kernels and sizes measured like the ncu job first"))
     try:
         if events is not None:
+            _apart_warning("CUPTI and events jobs", cupti_id, events.job_id,
+                           recorded_apart(cupti.manifest, events.manifest))
             panels.table(events_frame(frame, cupti, events), key=state.key(PAGE, "three"))
             st.caption(EVENTS_ATTRIBUTION)
     except MissingData as exc:

@@ -222,6 +222,36 @@ def context_mismatch(ncu: Mapping[str, Any], cupti: Mapping[str, Any]) -> list[s
     return context_differences(dict(ncu), dict(cupti), ignore=BY_DESIGN | {TOOL_VERSION})
 
 
+#: Jobs started further apart than this (s) were not recorded in one sitting.
+APART_S = 3600.0
+
+
+def recorded_apart(first: Mapping[str, Any], second: Mapping[str, Any]) -> str | None:
+    """Why two jobs were not recorded together, or None when they were or the manifests do not
+    tell: different device runs (manifest ``provenance.device_run``, set for the bundled H200
+    jobs), else starts (``started_at``, ISO 8601) more than :data:`APART_S` apart. The GPU's
+    clocks and temperature and the host's load change between sittings (the bundled CUPTI J1
+    of 2026-11-30 read n = 8192 at 1441.6 µs, the one recorded with the events job on
+    2026-12-02 1414.1 µs), so a difference between the two jobs holds that change too.
+
+    Returns:
+        E.g. ``"device runs 'h200 1202-run7' and 'h200 device run 1', started 2.7 days
+        apart"``.
+    """
+    runs = [(m.get("provenance") or {}).get("device_run") for m in (first, second)]
+    starts = [pd.to_datetime(m.get("started_at"), utc=True, errors="coerce")
+              for m in (first, second)]
+    gap = abs((starts[1] - starts[0]).total_seconds()) if all(pd.notna(t) for t in starts) \
+        else None
+    other_run = all(runs) and runs[0] != runs[1]
+    if not other_run and (gap is None or gap <= APART_S):
+        return None
+    when = ("" if gap is None else f"started {gap / 86400:.1f} days apart" if gap >= 86400
+            else f"started {gap / 3600:.1f} h apart")
+    return ", ".join(x for x in (f"device runs {runs[0]!r} and {runs[1]!r}" if other_run
+                                 else "", when) if x)
+
+
 def tool_version_difference(ncu: Mapping[str, Any], cupti: Mapping[str, Any]) -> str | None:
     """``"nsight-python version: 0.9.6 vs 1.1.0"`` when the two jobs' nsight-python versions
     differ (ncu's first; see :data:`TOOL_VERSION`), else None."""
