@@ -48,7 +48,9 @@ def resolve_job(bundles: list[BundleInfo], gpu_here: bool) -> str | None:
     if not ids:
         return None
     asked = st.query_params.get(state.QUERY_JOB)
-    current = state.job_id_of(st.session_state.get(state.SELECTED_JOB)) or state.url_job()
+    # a /compare?baseline=…&candidate=… link (kernel-dashboard --compare) names its job too
+    current = (state.job_id_of(st.session_state.get(state.SELECTED_JOB)) or state.url_job()
+               or st.query_params.get("baseline"))
     if current not in ids:
         current = default_job(bundles, gpu_here)
     if asked and asked not in ids:  # a stale link or a typo: the selector says so

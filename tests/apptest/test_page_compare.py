@@ -160,3 +160,18 @@ def test_backends_names_a_cache_control_mismatch(store, monkeypatch, app) -> Non
     assert not at.exception, at.exception
     (warning,) = [w.value for w in at.warning if "besides the backend" in w.value]
     assert "cache control: all vs none" in unescape(warning)
+
+
+def test_a_compare_link_of_two_cpu_jobs_has_no_h200_banner(seeded, app) -> None:
+    """`kernel-dashboard --compare` on two cpu jobs, on a machine without a GPU: the banner is
+    about the pair's baseline, not the bundled H200 job the app would otherwise show (a new
+    user read "showing results recorded on NVIDIA H200" above two cpu jobs)."""
+    import shutil
+
+    (job_dir,) = seeded["results"].iterdir()
+    shutil.copytree(job_dir, seeded["results"] / "cpu-again")
+    shutil.copytree(SCENARIOS / "h200-ncu-j1-fp16", seeded["bundled"] / "h200-ncu-j1-fp16")
+    at = app("compare", query={"baseline": job_dir.name, "candidate": "cpu-again"})
+    assert not at.exception, at.exception
+    assert at.selectbox(key="compare-baseline").value == job_dir.name
+    assert "recorded on NVIDIA H200" not in texts(at)
