@@ -19,8 +19,18 @@ from profiling_worker.cli import main  # noqa: E402
 from profiling_worker.quick_exit import exit_now  # noqa: E402
 from profiling_worker.schema.backends import LAUNCH_CHILD_ENV  # noqa: E402
 
+
+
+def _main() -> int:
+    try:
+        return main(sys.argv[1:])
+    except BrokenPipeError:  # stdout's reader went away (| head): stop quietly, as cat does
+        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())  # no second error
+        return 1
+
+
 if __name__ == "__main__":
-    code = main(sys.argv[1:])
+    code = _main()
     if LAUNCH_CHILD_ENV not in os.environ:
         exit_now(code)
     sys.exit(code)

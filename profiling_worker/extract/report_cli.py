@@ -109,6 +109,8 @@ def main(command: str, bundle: Path) -> int:
               "pip install ncu-report into it", file=sys.stderr)
     except ValueError as exc:  # a written deep dive that is not JSON
         print(f"{bundle.name}: {C.DEEP_DIVE_FILE} cannot be read ({exc})", file=sys.stderr)
+    except BrokenPipeError:  # stdout's reader went away (| head): not the report's fault
+        raise
     except (OSError, RuntimeError) as exc:  # ncu_report's own errors
         print(f"{bundle.name}: the report cannot be read ({type(exc).__name__}: {exc})",
               file=sys.stderr)

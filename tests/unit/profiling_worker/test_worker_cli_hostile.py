@@ -88,3 +88,16 @@ def test_manifest_json_a_folder_still_ends_with_an_error_event(tmp_path) -> None
     assert took < 10 and proc.returncode == 1
     assert event["kind"] == "job_folder" and "manifest.json is a folder" in event["message"]
     assert "Traceback" not in proc.stderr
+
+
+def test_a_reader_that_leaves_early_is_not_a_report_that_cannot_be_read() -> None:
+    """`python -m profiling_worker rules BUNDLE | head -1` (a new user's): the reader closing
+    the pipe said "the report cannot be read (BrokenPipeError …)". It stops quietly now."""
+    proc = subprocess.Popen([sys.executable, "-m", "profiling_worker", "rules",
+                             str(REPO / "app" / "bundled" / "h200-ncu-matmul-rules")], cwd=REPO,
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+    assert proc.stdout is not None and proc.stderr is not None
+    proc.stdout.close()  # the reader is gone before the first line
+    err = proc.stderr.read().decode()
+    assert proc.wait(timeout=120) == 1
+    assert "cannot be read" not in err and "Traceback" not in err, err
