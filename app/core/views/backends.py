@@ -11,6 +11,7 @@ runs)."""
 
 from __future__ import annotations
 
+import datetime
 from collections.abc import Mapping
 from typing import Any
 
@@ -239,10 +240,8 @@ def recorded_apart(first: Mapping[str, Any], second: Mapping[str, Any]) -> str |
         apart"``.
     """
     runs = [(m.get("provenance") or {}).get("device_run") for m in (first, second)]
-    starts = [pd.to_datetime(m.get("started_at"), utc=True, errors="coerce")
-              for m in (first, second)]
-    gap = abs((starts[1] - starts[0]).total_seconds()) if all(pd.notna(t) for t in starts) \
-        else None
+    starts = [_started(m) for m in (first, second)]
+    gap = abs((starts[1] - starts[0]).total_seconds()) if starts[0] and starts[1] else None
     other_run = all(runs) and runs[0] != runs[1]
     if not other_run and (gap is None or gap <= APART_S):
         return None
@@ -250,6 +249,15 @@ def recorded_apart(first: Mapping[str, Any], second: Mapping[str, Any]) -> str |
             else f"started {gap / 3600:.1f} h apart")
     return ", ".join(x for x in (f"device runs {runs[0]!r} and {runs[1]!r}" if other_run
                                  else "", when) if x)
+
+
+def _started(manifest: Mapping[str, Any]) -> datetime.datetime | None:
+    """The manifest's ``started_at`` (ISO 8601; UTC when it names no zone), None if unsaid."""
+    try:
+        when = datetime.datetime.fromisoformat(str(manifest.get("started_at")))
+    except ValueError:
+        return None
+    return when if when.tzinfo else when.replace(tzinfo=datetime.timezone.utc)
 
 
 def tool_version_difference(ncu: Mapping[str, Any], cupti: Mapping[str, Any]) -> str | None:
