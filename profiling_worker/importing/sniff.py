@@ -165,10 +165,33 @@ def describe_unknown(path: Path, head: bytes) -> str:
                 f"Compute metrics and is not supported; {HINT_NCU_EXPORT}")
     fields, _ = _header(lines[0])
     if len(fields) > 1:
+        near = _missing_columns(fields)
+        if near:
+            return near
         shown = ", ".join(repr(f[:30]) for f in fields[:8]) + (", ..." if len(fields) > 8 else "")
         return (f"a table with columns {shown}: neither nsight-python's (Annotation, Value or "
                 "AvgValue, Metric, ...) nor Nsight Compute's (ID, Kernel Name, ...)")
     return "text that is not a table"
+
+
+#: The columns each kind's header must hold (:func:`_csv_kind`), by the tool that writes it.
+_REQUIRED = (("nsight-python's per-run CSV (profiled_data)", (C.ANNOTATION, C.VALUE, C.METRIC)),
+             ("nsight-python's aggregated CSV (processed_data)", (C.ANNOTATION, C.AVG, C.METRIC)),
+             ("Nsight Compute's CSV export", ("ID", "Kernel Name")))
+
+
+def _missing_columns(fields: list[str]) -> str | None:
+    """For a header that has most of one kind's required columns but not all (a column
+    dropped or renamed by hand): which kind it resembles and which columns it lacks."""
+    names = set(fields)
+    for kind, required in _REQUIRED:
+        lacks = [c for c in required if c not in names]
+        if lacks and len(required) - len(lacks) >= 2:  # two of its names: not a coincidence
+            has = ", ".join(c for c in required if c in names)
+            return (f"a table like {kind} (it has {has}) but without its "
+                    f"{', '.join(lacks)} column{'s' if len(lacks) > 1 else ''} (that tool writes "
+                    "it in every such file: was the file edited or cut?)")
+    return None
 
 
 def sniff(path: Path) -> Sniffed | None:

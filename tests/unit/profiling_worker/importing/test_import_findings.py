@@ -211,3 +211,23 @@ def test_real_1_1_collectors_are_told_by_their_values_in_any_order(tmp_path, ord
     note = next(n for n in manifest["import_notes"] if "info-collector" in n)
     assert "board_power_w (changes from run to run within a config of n)" in note
     assert "gpu_temp (one value in the whole file" in note
+
+
+@pytest.mark.parametrize("name, drop, kind", [
+    ("profiled_data-matmul-0.csv", C.METRIC, "nsight-python's per-run CSV (profiled_data)"),
+    ("processed_data-matmul-0.csv", C.METRIC,
+     "nsight-python's aggregated CSV (processed_data)"),
+    ("profiled_data-matmul-0.csv", C.VALUE, "nsight-python's per-run CSV (profiled_data)"),
+])
+def test_a_csv_missing_one_required_column_names_it(tmp_path: Path, name: str, drop: str,
+                                                    kind: str) -> None:
+    """nsight-python 0.9.6's CSVs from the H200 with one required column removed (a new user
+    removed Metric and got the generic "neither nsight-python's nor Nsight Compute's")."""
+    src = Path(__file__).resolve().parents[4] / "tests" / "fixtures" / "h200_import" / \
+        "nspy096" / "derived" / name
+    cut = tmp_path / name
+    pd.read_csv(src).drop(columns=[drop]).to_csv(cut, index=False)
+    with pytest.raises(ImportFailed) as err:
+        import_nsight_output([cut], tmp_path / "store", "cut")
+    said = str(err.value)
+    assert f"a table like {kind}" in said and f"but without its {drop} column" in said, said
