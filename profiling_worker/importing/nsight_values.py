@@ -56,12 +56,26 @@ def number(it: NsightCsv, column: str, notes: list[str] | None = None) -> pd.Ser
         return pd.Series(np.nan, index=f.index, dtype="float64")
     values = floats(f[column], it.path, column, finite=False, decimal=it.source.decimal,
                     thousands=it.source.decimal == ".")
+    infinite = np.isinf(values.to_numpy(dtype="float64"))
     values, bad = non_finite_to_missing(values)
     if bad and notes is not None:
-        metrics = ", ".join(dict.fromkeys(f.loc[values.isna() & f[column].notna(), C.METRIC]))
-        notes.append(f"{it.path.name}: {bad} {column} cell(s) were inf or NaN ({metrics}; a "
-                     "derived metric divided by a zero counter?); they are shown as missing")
+        notes.append(_missing_note(it, column, values.isna().to_numpy(), infinite))
     return values
+
+
+def _missing_note(it: NsightCsv, column: str, missing: np.ndarray, infinite: np.ndarray) -> str:
+    """The note for the cells of ``column`` shown as missing: those that held no number (empty,
+    N/A, NaN as written) and those that were infinite (a derived metric over a zero counter),
+    each with the metrics they belong to."""
+    f = it.frame
+    parts = []
+    for cells, what in ((missing & ~infinite, "held no number (empty, N/A or NaN as written: "
+                                              "no value was recorded)"),
+                        (infinite, "were inf (a derived metric divided by a zero counter?)")):
+        if cells.any():
+            metrics = ", ".join(map(str, dict.fromkeys(f.loc[cells, C.METRIC])))
+            parts.append(f"{int(cells.sum())} {column} cell(s) {what}: {metrics}")
+    return f"{it.path.name}: {'; '.join(parts)}; they are shown as missing"
 
 
 def base_units(it: NsightCsv, notes: list[str]) -> tuple[pd.Series, pd.Series]:

@@ -316,7 +316,26 @@ def test_case8_inf_cells_are_missing_with_a_note(tmp_path):
     assert ratio.loc[("matmul", 0), C.AVG] == 8.0
     assert np.isnan(ratio.loc[("elementwise", 0), C.AVG])
     notes = read_manifest(b)["import_notes"]
-    assert any("6 Value cell(s) were inf or NaN (ld_per_st" in n for n in notes)
+    assert any("6 Value cell(s) were inf (a derived metric divided by a zero counter?): "
+               "ld_per_st" in n for n in notes)
+
+
+def test_a_text_cell_for_no_value_is_not_blamed_on_a_zero_counter(tmp_path):
+    """A new user's find: "N/A" in a duration's Value cell was noted as "inf or NaN (... a
+    derived metric divided by a zero counter?)". It held no number, and the note says so."""
+    import pandas as pd
+
+    src = NSPY / "derived"
+    frame = pd.read_csv(src / "profiled_data-matmul-0.csv")
+    first = frame.index[frame[C.METRIC] == C.GPU_TIME][0]
+    frame[C.VALUE] = frame[C.VALUE].astype(object)
+    frame.loc[first, C.VALUE] = "N/A"
+    frame.to_csv(tmp_path / "profiled_data-matmul-0.csv", index=False)
+    notes = read_manifest(_import(tmp_path, tmp_path / "profiled_data-matmul-0.csv"))[
+        "import_notes"]
+    said = [n for n in notes if "shown as missing" in n]
+    assert len(said) == 1 and "1 Value cell(s) held no number" in said[0]
+    assert f": {C.GPU_TIME};" in said[0] and "zero counter" not in said[0]
 
 
 # --- case 9: a report cut short ---------------------------------------------------------------
