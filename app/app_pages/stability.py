@@ -10,6 +10,7 @@ from app.core.metrics import MissingData, available_metrics
 from app.core.views.stability import (StabilityOptions, short_kernels_text, stability_frame,
                                       stability_runs_frame)
 from app.ui import analysis, cached, deep_dive_action, notes, state
+from app.ui import time_unit as time_unit_control
 from app.core.markdown import esc
 from app.core import frame_columns as F
 
@@ -29,14 +30,16 @@ analysis.how_to_read(
     "band is what you want.")
 
 metrics = available_metrics(bundle)
-cols = st.columns(3)
+units = metric_roles.units(bundle)
+cols = st.columns(3, vertical_alignment="bottom")
 metric = cols[0].selectbox("Metric", state.keep_if_offered(state.key(PAGE, "metric"),
                                                            metrics or [bundle.duration_metric]),
                            key=state.key(PAGE, "metric"),
-                           format_func=lambda m: metric_roles.label(bundle.manifest, m))
-time_unit = cols[1].segmented_control("Time unit", list(derived.TIME_UNITS), default="µs",
-                                      key=state.key(PAGE, "time-unit"),
-                                      disabled=metric not in C.DURATION_METRICS) or "µs"
+                           format_func=lambda m: metric_roles.with_unit(bundle.manifest, m,
+                                                                        units.get(m, "")))
+# ns / µs / ms for a duration only; any other metric keeps its own unit, named in its place
+time_unit = time_unit_control.control(cols[1], PAGE, derived.is_time(metric),
+                                      units.get(metric, ""))
 try:
     summary = cached.view(stability_frame, bundle,
                           StabilityOptions(metric=metric, time_unit=time_unit))
@@ -70,7 +73,8 @@ if runs.empty:
     st.info("This job has no per-run table (plain nsight-python output keeps only the "
             "aggregated values).")
 else:
-    label = "Duration" if metric in C.DURATION_METRICS else metric
+    label = ("Duration" if derived.is_time(metric) and metric not in metric_roles.roles(
+        bundle.manifest) else metric_roles.label(bundle.manifest, metric))
     analysis.figure_panel(cached.figure(build_runs_figure, runs, label, bundle.host_timer), runs,
                           key=state.key(PAGE, "runs"),
                           filename=f"{bundle.job_id}-stability-runs.csv")

@@ -1,4 +1,7 @@
-"""Size sweep: time, TFLOP/s or GB/s against the parameter that varies, optionally normalised."""
+"""Size sweep: time, TFLOP/s or GB/s (or another metric of the job, e.g. an imported derived
+metric) against the parameter that varies, optionally normalised."""
+
+import re
 
 import streamlit as st
 
@@ -6,8 +9,10 @@ from profiling_worker.schema import intervals, plausibility as P
 
 from app.core import derived, metric_roles
 from app.core.figures.sweep import LOG_Y_SPAN, build_sweep_figure, wants_log_y
-from app.core.views.sweep import SweepOptions, annotations_of, sweep_frame, sweep_x, x_choices
+from app.core.views.sweep import (SweepOptions, annotations_of, metric_choices, sweep_frame,
+                                  sweep_metric, sweep_x, x_choices)
 from app.ui import analysis, cached, deep_dive_action, job_status, notes, panels, state
+from app.ui import time_unit as time_unit_control
 from app.core.markdown import esc, visible
 
 PAGE = "sweep"  # widget keys of this page: state.key(PAGE, field)
@@ -18,47 +23,92 @@ deep_dive_action.offer(bundle, "sweep")
 
 #: Short segment labels (the full quantity names are the y-axis titles); long ones were cut off.
 SHORT = {derived.TIME: "Time", derived.TFLOPS: "TFLOP/s", derived.GBPS: "Analytic GB/s"}
+units = metric_roles.units(bundle)
+metrics = metric_choices(bundle)
+has_durations = bundle.duration_metric in metrics
+
+
+def metric_label(m: str) -> str:
+    """A y-axis choice: the durations (the Quantity below derives from them) or a metric with
+    its role and unit (``compute_tflops (derived)``, ``dram__bytes.sum [byte]``)."""
+    if m == bundle.duration_metric:
+        return f"Durations ({m}): time, TFLOP/s or GB/s below"
+    return metric_roles.with_unit(bundle.manifest, m, units.get(m, ""))
+
+
+chosen_metric = None
+if len(metrics) > 1 or not has_durations:
+    chosen_metric = st.selectbox(
+        "Y axis: metric", state.keep_if_offered(state.key(PAGE, "metric"), metrics),
+        key=state.key(PAGE, "metric"), format_func=metric_label,
+        help="The job's metrics, each in its own unit as the tables give it. The durations are "
+             "drawn as the Quantity below (time, or throughput from the kernel catalog's "
+             "FLOP and byte counts); any other metric (an ncu counter, an imported derived "
+             "metric such as nsight-python's compute_tflops) as it is.")
+metric = sweep_metric(bundle, chosen_metric)
+from_durations = metric == bundle.duration_metric
 cols = st.columns([3, 2.2, 3, 1.6], vertical_alignment="bottom")
-quantity = cols[0].segmented_control(
-    "Quantity", list(derived.QUANTITIES), default=derived.TIME, key=state.key(PAGE, "quantity"),
-    help=f"GB/s here is {derived.GBPS_SOURCE} (the kernel catalog's byte count); the Memory "
-         "and Bound pages show DRAM GB/s from measured DRAM bytes / time.",
-    format_func=lambda q: SHORT.get(q, derived.QUANTITY_LABELS[q])) or derived.TIME
-time_unit = cols[1].segmented_control("Time unit", list(derived.TIME_UNITS), default="µs",
-                                      key=state.key(PAGE, "time-unit"),
-                                      disabled=quantity != derived.TIME) or "µs"
+if has_durations:
+    quantity = cols[0].segmented_control(
+        "Quantity", list(derived.QUANTITIES), default=derived.TIME,
+        key=state.key(PAGE, "quantity"), disabled=not from_durations,
+        help=f"GB/s here is {derived.GBPS_SOURCE} (the kernel catalog's byte count); the Memory "
+             "and Bound pages show DRAM GB/s from measured DRAM bytes / time."
+             + ("" if from_durations else f" Derived from the durations: pick "
+                f"{bundle.duration_metric} as the metric above to use it."),
+        format_func=lambda q: SHORT.get(q, derived.QUANTITY_LABELS[q])) or derived.TIME
+else:  # nothing to derive a time or a throughput from
+    quantity = derived.TIME
+    cols[0].caption("Quantity: time, TFLOP/s or GB/s need durations (none in this job)")
 baseline = cols[2].selectbox("Normalise to",
                              state.keep_if_offered(state.key(PAGE, "baseline"),
                                                    [None, *annotations_of(bundle)]),
                              key=state.key(PAGE, "baseline"),
                              format_func=lambda a: ("— absolute values —" if a is None
                                                     else visible(a)))
+# ns / µs / ms only where the values drawn are a time; else their own unit in its place
+is_time = quantity == derived.TIME if from_durations else derived.is_time(metric)
+shown_unit = (f"× {baseline}" if baseline else derived.quantity_unit(quantity)
+              if from_durations else units.get(metric, ""))
+time_unit = time_unit_control.control(cols[1], PAGE, is_time, shown_unit)
 choices = x_choices(bundle)
 x_param = st.selectbox(
     "X axis", state.keep_if_offered(state.key(PAGE, "x"), choices), key=state.key(PAGE, "x"),
     help="The parameters that vary between the configs; the others that vary split each "
          "annotation into one line per value.") if len(choices) > 1 else None
 x = sweep_x(bundle, x_param)
-options = SweepOptions(quantity=quantity, time_unit=time_unit, baseline=baseline, x=x)
+options = SweepOptions(quantity=quantity, time_unit=time_unit, baseline=baseline, x=x,
+                       metric=None if from_durations else metric)
+others = [m for m in metrics if m != bundle.duration_metric]
 
 try:
     frame = cached.view(sweep_frame, bundle, options)
 except (derived.MissingWork, ValueError) as exc:
-    imported = list(metric_roles.roles(bundle.manifest))
     panels.render_error(str(exc), "Choose Time, or a job whose kernels declare FLOP/byte counts."
-                        + (f" The file's own {', '.join(imported)} (not measurements) are on the "
-                           "stability and compare pages." if imported else ""))
+                        + (f" The job's other metrics ({', '.join(others)}) are under "
+                           "'Y axis: metric' above, and on the stability and compare pages."
+                           if others else ""))
     panels.stop_page()
 if frame.empty:
-    st.info(f"This job has no {esc(bundle.duration_metric)} values to plot (status: "
-            f"{esc(job_status.shown_status(bundle))}).")
+    st.info(f"This job has no {esc(metric)} values to plot (status: "
+            f"{esc(job_status.shown_status(bundle))})."
+            + (f" Its other metrics ({esc(', '.join(rest))}) are under 'Y axis: metric' "
+               "above." if (rest := [m for m in metrics if m != metric]) else ""))
     panels.stop_page()
+if not has_durations:
+    st.info(f"This job has no {esc(bundle.duration_metric)} values (durations), so time and "
+            f"throughput cannot be derived here; drawn is its metric {esc(metric)} as the file "
+            "gives it" + (f" ({esc(units[metric])})" if units.get(metric) else ", which has no "
+                          "unit in the file") + ".", icon=":material/info:")
 
-notes.show(bundle, "sweep", [bundle.duration_metric],
-           extra_checks=(P.ABOVE_ROOF,) if quantity != derived.TIME else ())
+notes.show(bundle, "sweep", [metric],
+           extra_checks=(P.ABOVE_ROOF,) if from_durations and quantity != derived.TIME else ())
 notes.few_runs(frame)
 notes.auto_runs(bundle, "sweep")
-label = derived.QUANTITY_LABELS[quantity].split(" (")[0]
+if from_durations:
+    label = derived.QUANTITY_LABELS[quantity].split(" (")[0]
+else:
+    label = metric_roles.label(bundle.manifest, metric)  # compute_tflops (derived)
 if baseline:
     label = f"{label} relative to {baseline}"
 log_y = cols[3].toggle(
@@ -68,14 +118,20 @@ log_y = cols[3].toggle(
          "at the bottom of the chart (the hover says so; the table keeps the exact bound).")
 fig = cached.figure(build_sweep_figure, frame, x, bundle.host_timer, quantity_label=label,
                          log_y=log_y)
-frame = frame.assign(Measurement=bundle.measurement)  # the CSV says what the durations are
-panels.chart_with_table(fig, frame, key=PAGE, filename=f"{bundle.job_id}-sweep-{quantity}.csv")
+role = metric_roles.roles(bundle.manifest).get(metric, {})
+measured = (bundle.measurement if from_durations or derived.is_time(metric)
+            else str(role.get("label") or f"{metric}, as the job's tables hold it"))
+frame = frame.assign(Measurement=measured)  # the CSV says what the values are
+shown = quantity if from_durations else re.sub(r"[^\w.-]+", "_", metric)
+panels.chart_with_table(fig, frame, key=PAGE, filename=f"{bundle.job_id}-sweep-{shown}.csv")
 st.caption(f"Error bars and CI95 columns: {intervals.CI_METHOD}."
            + (f" A ratio to {baseline} takes both annotations' run spread (the Welch interval "
               "of the difference over the baseline's mean, as on the Compare page and in the "
               "regression gate); StdDev and RSD are the annotation's own runs."
               if baseline else ""))
 if metric_roles.roles(bundle.manifest):
-    st.caption("Drawn from the measured durations only. Imported metrics that are not "
-               "measurements (pick them on the compare or stability page): "
+    st.caption(("Drawn from the measured durations. " if from_durations else
+                f"Drawn: {esc(metric)}, as the file gives it. ")
+               + "Imported metrics that are not measurements (under 'Y axis: metric' above, and "
+               "on the compare and stability pages): "
                + "; ".join(metric_roles.describe(bundle.manifest)) + ".")

@@ -16,6 +16,8 @@ import numpy as np
 import pandas as pd
 from profiling_worker.schema import columns as C, intervals
 
+from app.core import metric_roles
+
 TIME = "time"
 TFLOPS = "tflops"
 GBPS = "gbps"
@@ -79,6 +81,40 @@ def per_run_quantity(runs: pd.DataFrame, work: pd.DataFrame, duration_metric: st
     out = frame.copy()
     out[C.VALUE] = values
     out[C.UNIT] = quantity_unit(quantity, time_unit)
+    return out.reset_index(drop=True)
+
+
+def is_time(metric: str) -> bool:
+    """True for a duration metric (ns in the tables): the time-unit choice applies to it only."""
+    return metric in C.DURATION_METRICS
+
+
+def per_run_metric(runs: pd.DataFrame, metric: str, time_unit: str = "µs") -> pd.DataFrame:
+    """One value of the job's ``metric`` per Annotation x Config x Run, as the tables hold it:
+    a duration metric in ``time_unit``, any other (an ncu counter, an imported derived metric
+    such as nsight-python's ``compute_tflops``) in its own unit, "" when it has none.
+
+    Returns:
+        Columns Annotation, Config, <config parameters>, Run, Value, Unit (empty frame of those
+        columns when ``runs`` has no row of ``metric``).
+
+    Raises:
+        ValueError: unknown ``time_unit``.
+    """
+    if time_unit not in TIME_UNITS:
+        raise ValueError(f"unknown time unit {time_unit!r}")
+    if runs.empty or C.METRIC not in runs or not (runs[C.METRIC] == metric).any():
+        return pd.DataFrame(columns=[C.ANNOTATION, C.CONFIG, C.RUN, C.VALUE, C.UNIT])
+    rows = runs[runs[C.METRIC] == metric]
+    units = rows[C.UNIT] if C.UNIT in rows else pd.Series([None] * len(rows), index=rows.index)
+    out = rows.drop(columns=[c for c in (C.METRIC, C.UNIT, C.KERNELS, C.COMBINE_RULE)
+                             if c in rows]).copy()
+    out[C.VALUE] = out[C.VALUE].astype(float)
+    if is_time(metric):
+        out[C.VALUE] = out[C.VALUE] / TIME_UNITS[time_unit]
+        out[C.UNIT] = time_unit
+    else:
+        out[C.UNIT] = [metric_roles.unit_text(u) for u in units]
     return out.reset_index(drop=True)
 
 

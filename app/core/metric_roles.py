@@ -1,12 +1,61 @@
 """Labels for imported metrics that are not measurements: nsight-python's derived metrics
 (``derive_metric``, 0.9.5's ``Transformed``) and normalised values (``normalize_against``), as
-the importer recorded them in ``manifest.json`` (``metric_roles``)."""
+the importer recorded them in ``manifest.json`` (``metric_roles``); and each metric's unit as
+the tables give it (none for such a derived metric: never the text "None")."""
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
+import pandas as pd
+
+from profiling_worker.schema import columns as C
 from profiling_worker.schema.manifest import METRIC_ROLES_KEY
+
+if TYPE_CHECKING:
+    from app.core.bundle_loader import Bundle
+
+_NO_UNIT = ("", "nan", "none", "<na>", "nat")
+
+
+def unit_text(unit: object) -> str:
+    """A unit as shown: "" for a missing one (None, NaN, pandas NA, or the text "None"/"nan"
+    such a value became on the way), else its text stripped. An imported derived metric
+    (nsight-python's ``compute_tflops``) has an empty Unit cell: its axis read
+    "compute_tflops (None)"."""
+    if unit is None:
+        return ""
+    try:
+        if bool(pd.isna(unit)):  # type: ignore[call-overload]
+            return ""
+    except (TypeError, ValueError):  # array-like: not one unit
+        return ""
+    text = str(unit).strip()
+    return "" if text.lower() in _NO_UNIT else text
+
+
+def units(bundle: Bundle) -> dict[str, str]:
+    """{metric: unit} from the bundle's ``Unit`` column (aggregated table, else runs table),
+    each metric's first unit that is not missing; "" for a metric without one."""
+    for name in (C.TABLE_AGGREGATED, C.TABLE_RUNS):
+        table = bundle.table(name)
+        if table.empty or C.METRIC not in table:
+            continue
+        found: dict[str, str] = {}
+        column = table[C.UNIT] if C.UNIT in table else pd.Series([None] * len(table))
+        for metric, unit in zip(table[C.METRIC], column):
+            shown = unit_text(unit)
+            if not found.get(str(metric)):
+                found[str(metric)] = shown
+        return found
+    return {}
+
+
+def with_unit(manifest: dict[str, Any], metric: str, unit: str) -> str:
+    """:func:`label` plus the unit when there is one: ``dram__bytes.sum [byte]``,
+    ``compute_tflops (derived)`` (no unit in the file: none shown)."""
+    shown = unit_text(unit)
+    return f"{label(manifest, metric)} [{shown}]" if shown else label(manifest, metric)
 
 
 def roles(manifest: dict[str, Any]) -> dict[str, dict[str, Any]]:

@@ -58,8 +58,10 @@ def fit_flops(tflops: float) -> tuple[float, str]:
 
 def decimals_for(values: Iterable[float], sig: int = SIG_DIGITS) -> int | None:
     """Decimal places that give the smallest non-zero magnitude in ``values`` ``sig``
-    significant digits (0 for whole numbers, at most 6); None when the values need exponent
-    form (below 1e-6) or there is no finite non-zero value."""
+    significant digits (0 for whole numbers); None when that takes more than 6 decimals (the
+    values need exponent form: a TFLOP/s of a cpu job, 2e-6, would read "0.000002", one digit;
+    a StdDev of 1.3e-7 had no format and was drawn cut to "0000001"). 0 when there is no finite
+    non-zero value."""
     arr = np.asarray(list(values), dtype=float)
     arr = np.abs(arr[np.isfinite(arr) & (arr != 0)])
     if arr.size == 0:
@@ -67,20 +69,21 @@ def decimals_for(values: Iterable[float], sig: int = SIG_DIGITS) -> int | None:
     if np.all(arr == np.round(arr)):
         return 0
     smallest = float(arr.min())
-    if smallest < 1e-6:
-        return None
-    return min(_MAX_DECIMALS, max(0, sig - 1 - math.floor(math.log10(smallest))))
+    decimals = max(0, sig - 1 - math.floor(math.log10(smallest)))
+    return None if decimals > _MAX_DECIMALS else decimals
 
 
 def printf_format(series: pd.Series, sig: int = SIG_DIGITS) -> str | None:
     """A printf format for a numeric column (Streamlit's ``NumberColumn``): thousands separators
-    and enough decimals for ``sig`` significant digits of its smallest value ("%,.2f"); None for
-    a column that is not numeric or needs exponent form (Streamlit's default then)."""
+    and enough decimals for ``sig`` significant digits of its smallest value ("%,.2f"); exponent
+    form with ``sig`` significant digits ("%.3e": 1.334e-7) for a column whose smallest value
+    would need more than 6 decimals (Streamlit's default drew such a value in full and the cell
+    cut it to "0000007"); None for a column that is not numeric."""
     if not pd.api.types.is_numeric_dtype(series) or pd.api.types.is_bool_dtype(series):
         return None
     decimals = decimals_for(series.to_numpy(dtype=float), sig)
     if decimals is None:
-        return None
+        return f"%.{max(0, sig - 1)}e"
     return "%,d" if decimals == 0 and pd.api.types.is_integer_dtype(series) \
         else f"%,.{decimals}f"
 

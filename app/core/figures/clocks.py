@@ -20,8 +20,10 @@ _TRACE_ROWS = ((C.TEMP_C, "Temperature", "°C"), (C.POWER_W, "Power", "W"))
 
 
 def display_unit(unit: object) -> str:
-    """``°C`` for NVML's ``C``; other units unchanged."""
-    return UNITS.get(str(unit), str(unit))
+    """``°C`` for NVML's ``C``; other units unchanged; a missing one ""
+    (:func:`theme.unit_text`)."""
+    text = theme.unit_text(unit)
+    return UNITS.get(text, text)
 
 
 def build_trace_figure(trace: pd.DataFrame, max_sm_mhz: float | None = None) -> go.Figure:
@@ -110,7 +112,7 @@ def build_drift_figure(frame: pd.DataFrame) -> go.Figure:
     collectors = list(dict.fromkeys(frame[C.COLLECTOR]))
     fig = make_subplots(rows=1 + len(collectors), cols=1, shared_xaxes=True,
                         vertical_spacing=0.05)
-    unit = str(frame[C.UNIT].iloc[0])
+    unit = theme.first_unit(frame[C.UNIT])
     times = frame.drop_duplicates([C.ANNOTATION, C.CONFIG, C.RUN])
     for i, ((annotation, label), group) in enumerate(
             times.groupby([C.ANNOTATION, F.CONFIG_LABEL], sort=False)):
@@ -135,7 +137,7 @@ def build_drift_figure(frame: pd.DataFrame) -> go.Figure:
                 showlegend=False, line={"color": theme.color(labels.index(label)), "width": 1},
                 hovertemplate=(f"<b>{collector}</b> {label}<br>run %{{x}} ({F.BEFORE_RUN})<br>"
                                f"%{{y:.6g}} {cunit}<extra></extra>")), row=row, col=1)
-        fig.update_yaxes(title={"text": f"{collector} ({cunit})"}, row=row, col=1)
+        fig.update_yaxes(title={"text": theme.axis_title(str(collector), cunit)}, row=row, col=1)
     fig.update_xaxes(title={"text": "run index (0 = first run)"}, row=1 + len(collectors), col=1)
     fig.update_layout(height=260 + 170 * len(collectors))
     return common.finish(fig, title)

@@ -31,7 +31,7 @@ def build_one_kernel_figure(frame: pd.DataFrame, title: str,
     """
     if frame.empty:
         return common.empty(title, "this job has no per-run or per-launch durations")
-    unit = str(frame[C.UNIT].iloc[0])
+    unit = theme.first_unit(frame[C.UNIT])
     kernels = [k for k in dict.fromkeys(frame[C.KERNEL]) if k != REGION_TOTAL]
     fig = go.Figure()
     for i, kernel in enumerate(kernels):

@@ -43,7 +43,7 @@ def build_pm_figure(samples: pd.DataFrame, time: str, duration_ns: float | None,
     fig = make_subplots(rows=len(panels), cols=1, shared_xaxes=True, vertical_spacing=0.08,
                         subplot_titles=panels)
     for i, (metric, group) in enumerate(frame.groupby(C.METRIC, sort=False)):
-        unit = str(group[C.UNIT].iloc[0])
+        unit = theme.first_unit(group[C.UNIT])
         fig.add_trace(go.Scatter(  # a count's unit in its name: panels mix cycles, sectors ...
             x=group[time], y=group[C.VALUE], mode="lines",
             name=str(metric) if unit in ("", "%") else f"{metric} ({unit})",

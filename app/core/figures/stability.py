@@ -28,7 +28,7 @@ def build_stability_figure(frame: pd.DataFrame, host_timer: bool = False) -> go.
     if frame[C.RSD].isna().all():
         few = (frame[C.NUM_RUNS] < intervals.MIN_RUNS).all()
         return common.empty(title, intervals.ONE_RUN_NOTE if few else "no relative std dev")
-    unit = str(frame[C.UNIT].iloc[0])
+    unit = theme.first_unit(frame[C.UNIT]) if C.UNIT in frame else ""
     fig = go.Figure()
     for i, (annotation, group) in enumerate(frame.groupby(C.ANNOTATION, sort=False)):
         custom = np.column_stack([group[C.AVG], group[C.CI95_LOWER], group[C.CI95_UPPER],
@@ -60,7 +60,7 @@ def build_runs_figure(runs: pd.DataFrame, metric_label: str, host_timer: bool = 
     title = f"{metric_label} per run (run order: drift shows as a slope)"
     if runs.empty:
         return common.empty(title, "this job has no per-run rows")
-    unit = str(runs[C.UNIT].iloc[0])
+    unit = theme.first_unit(runs[C.UNIT]) if C.UNIT in runs else ""
     fig = go.Figure()
     groups = runs.groupby([C.ANNOTATION, F.CONFIG_LABEL], sort=False)
     for i, ((annotation, label), group) in enumerate(groups):

@@ -54,7 +54,7 @@ def build_sweep_figure(frame: pd.DataFrame, x: str, host_timer: bool,
         from CI95, hover with exact values and units. A point without a CI95 (one run: NaN
         bounds) has no error bar, and its hover says so (:func:`common.ci95_text`).
     """
-    unit = str(frame[C.UNIT].iloc[0]) if not frame.empty else ""
+    unit = theme.first_unit(frame[C.UNIT]) if C.UNIT in frame else ""
     floor = log_floor(frame) if log_y and not frame.empty else None
     fig = go.Figure()
     series = C.ANNOTATION if F.SERIES not in frame else F.SERIES

@@ -17,6 +17,7 @@ from typing import Any
 import numpy as np
 import plotly.graph_objects as go
 
+from app.core import metric_roles
 from app.core.figures.text import figure_as_text, html_text
 
 HOST_TIMER_SUFFIX = "(host wall-clock, not GPU)"
@@ -36,6 +37,12 @@ GRID = "rgba(128,128,128,0.25)"
 #: default labels the 2 and 5 ticks between decades as bare digits ("2", "5", "10k", "2"), and a
 #: new user read the 2 after 10k as 2.
 LOG_AXIS: Mapping[str, str] = MappingProxyType({"type": "log", "tickformat": ",~g"})
+#: Tick labels of every numeric y axis that sets none of its own (:func:`apply_layout`): plotly's
+#: default writes SI prefixes, so a TFLOP/s axis of a cpu job read "100μ ... 500μ" (micro-TFLOP/s
+#: to a reader); d3's ",~g" writes 0.0001 ... 0.0005, 21,000, and 1e-7 below 1e-6.
+VALUE_TICKFORMAT = ",~g"
+#: Axis types whose ticks are not numbers (a number format would break or be ignored there).
+_NON_NUMERIC_AXES = ("category", "multicategory", "date")
 TRANSPARENT = "rgba(0,0,0,0)"
 EXPORT_TEMPLATE = "plotly_white"
 
@@ -101,16 +108,33 @@ def titled(title: str, host_timer: bool) -> str:
     return f"{title} {HOST_TIMER_SUFFIX}" if host_timer else title
 
 
-def axis_title(label: str, unit: str) -> str:
-    """``Label (unit)``, or the label alone for a unitless axis."""
-    return f"{label} ({unit})" if unit else label
+def unit_text(unit: object) -> str:
+    """A unit as a figure shows it: "" for a missing one (:func:`app.core.metric_roles.unit_text`:
+    None, NaN, or the text "None"/"nan" such a value became), else its text."""
+    return metric_roles.unit_text(unit)
+
+
+def first_unit(units: Iterable[object]) -> str:
+    """The first unit of a column that is not missing (:func:`unit_text`), "" when none is."""
+    for unit in units:
+        if text := unit_text(unit):
+            return text
+    return ""
+
+
+def axis_title(label: str, unit: object) -> str:
+    """``Label (unit)``, or the label alone for a unitless axis (a missing unit, None or NaN,
+    counts as none: :func:`unit_text`)."""
+    shown = unit_text(unit)
+    return f"{label} ({shown})" if shown else label
 
 
 def apply_layout(fig: go.Figure, title: str) -> go.Figure:
     """Last step of every figure builder. Common layout: title, horizontal legend at the foot
     of the figure (below the x-axis title; the margin grows with it, so a legend of many rows never runs into the title),
     compact margins, hover per point, transparent backgrounds and half-transparent grid lines
-    (light and dark themes alike); then every name in the figure is escaped as text
+    (light and dark themes alike), numeric y axes without a tick format of their own labelled by
+    :data:`VALUE_TICKFORMAT` (no SI prefixes); then every name in the figure is escaped as text
     (:func:`app.core.figures.text.figure_as_text`), so call it once, after the traces."""
     fig.update_layout(title={"text": title}, hovermode="closest",
                       legend={"orientation": "h", "yref": "container", "yanchor": "bottom",
@@ -119,10 +143,17 @@ def apply_layout(fig: go.Figure, title: str) -> go.Figure:
                       paper_bgcolor=TRANSPARENT, plot_bgcolor=TRANSPARENT)
     fig.update_xaxes(gridcolor=GRID, zerolinecolor=GRID)
     fig.update_yaxes(gridcolor=GRID, zerolinecolor=GRID)
+    fig.for_each_yaxis(_number_ticks)
     rows = legend_rows(fig)
     if fig.layout.height is None and rows > 2:  # keep the plot area when the legend is tall
         fig.update_layout(height=BASE_HEIGHT + LEGEND_ROW_PX * (rows - 2))
     return figure_as_text(fig)  # every builder ends here: names from files become text
+
+
+def _number_ticks(axis: Any) -> None:
+    """:data:`VALUE_TICKFORMAT` on a numeric y axis that has no tick format of its own."""
+    if axis.tickformat is None and axis.type not in _NON_NUMERIC_AXES:
+        axis.tickformat = VALUE_TICKFORMAT
 
 
 BASE_HEIGHT = 450

@@ -10,7 +10,7 @@ import pandas as pd
 
 from profiling_worker.schema import columns as C, intervals
 
-from app.core import derived
+from app.core import derived, metric_roles
 from app.core.bundle_loader import Bundle
 from app.core.metrics import MissingData, keys_of, with_labels
 from app.core import frame_columns as F
@@ -58,9 +58,17 @@ def _metric(bundle: Bundle, options: StabilityOptions) -> str:
 
 def _scale(bundle: Bundle, options: StabilityOptions) -> tuple[float, str | None]:
     """Divisor and unit for the values (durations go to ``time_unit``; others unchanged)."""
-    if _metric(bundle, options) in C.DURATION_METRICS:
+    if derived.is_time(_metric(bundle, options)):
         return derived.TIME_UNITS[options.time_unit], options.time_unit
     return 1.0, None
+
+
+def _units(frame: pd.DataFrame) -> list[str]:
+    """The rows' own units as text, "" where the table has none (an imported derived metric:
+    a missing Unit cell drew "compute_tflops (None)" and a number-formatted Unit column)."""
+    if C.UNIT not in frame:
+        return [""] * len(frame)
+    return [metric_roles.unit_text(u) for u in frame[C.UNIT]]
 
 
 def stability_frame(bundle: Bundle, options: StabilityOptions) -> pd.DataFrame:
@@ -88,8 +96,7 @@ def stability_frame(bundle: Bundle, options: StabilityOptions) -> pd.DataFrame:
     for col in STAT_COLUMNS:
         if col in frame:
             frame[col] = frame[col].astype(float) / scale
-    if unit:
-        frame[C.UNIT] = unit
+    frame[C.UNIT] = unit if unit else _units(frame)
     is_time = metric in C.DURATION_METRICS
     frame[F.SHORT_KERNEL] = (ns_mean < SHORT_KERNEL_NS).to_numpy() if is_time else False
     drift = _drift(bundle, metric)
@@ -157,8 +164,7 @@ def stability_runs_frame(bundle: Bundle, options: StabilityOptions) -> pd.DataFr
         frame = frame[frame[C.CONFIG] == options.config]
     scale, unit = _scale(bundle, options)
     frame[C.VALUE] = frame[C.VALUE].astype(float) / scale
-    if unit:
-        frame[C.UNIT] = unit
+    frame[C.UNIT] = unit if unit else _units(frame)
     summary = stability_frame(bundle, options)[[C.ANNOTATION, C.CONFIG, C.AVG, C.CI95_LOWER,
                                                  C.CI95_UPPER]]
     frame = frame.merge(summary, on=[C.ANNOTATION, C.CONFIG], how="left")

@@ -16,8 +16,9 @@ import pandas as pd
 
 from profiling_worker.schema import columns as C
 
-from app.core import derived
+from app.core import derived, metric_roles
 from app.core.bundle_loader import Bundle
+from app.core.metrics import available_metrics
 from app.core import frame_columns as F
 
 
@@ -29,12 +30,16 @@ class SweepOptions:
         quantity: ``time``, ``tflops`` or ``gbps`` (see :mod:`app.core.derived`).
         time_unit: ``ns``, ``µs`` or ``ms`` (time only).
         baseline: annotation to normalise to per config, or None for absolute values.
+        x: the x-axis parameter (None: :func:`sweep_x`'s default).
+        metric: the job's metric on the y axis, in its own unit (a duration metric in
+            ``time_unit``); None or the job's duration metric: ``quantity`` from the durations.
     """
 
     quantity: str = derived.TIME
     time_unit: str = "µs"
     baseline: str | None = None
     x: str | None = None
+    metric: str | None = None
 
 
 
@@ -73,6 +78,32 @@ def sweep_x(bundle: Bundle, choice: str | None = None) -> str:
     return choices[0] if choices else C.CONFIG
 
 
+def metric_choices(bundle: Bundle) -> list[str]:
+    """Metrics the y axis may take: the job's duration metric first when it has values (the
+    Quantity choice then derives time, TFLOP/s or GB/s from it), then every other metric of the
+    job in first-seen order (ncu counters; an imported derived metric such as nsight-python's
+    ``compute_tflops``, the only values of such a file)."""
+    found = available_metrics(bundle)
+    first = [bundle.duration_metric] if bundle.duration_metric in found else []
+    return first + [m for m in found if m != bundle.duration_metric]
+
+
+def sweep_metric(bundle: Bundle, choice: str | None = None) -> str:
+    """The y-axis metric: ``choice`` when it is one of :func:`metric_choices`, else the first of
+    them (the duration metric; a job without durations: its first other metric); the duration
+    metric for a job without any."""
+    choices = metric_choices(bundle)
+    if choice in choices:
+        return str(choice)
+    return choices[0] if choices else bundle.duration_metric
+
+
+def uses_quantity(bundle: Bundle, options: SweepOptions) -> bool:
+    """True when the y axis is ``options.quantity`` derived from the durations (time, TFLOP/s,
+    GB/s); False when it is another metric of the job, drawn as the tables hold it."""
+    return options.metric in (None, bundle.duration_metric)
+
+
 def annotations_of(bundle: Bundle) -> list[str]:
     """Annotations that have duration rows, in first-seen order."""
     for name in (C.TABLE_RUNS, C.TABLE_AGGREGATED):
@@ -83,7 +114,7 @@ def annotations_of(bundle: Bundle) -> list[str]:
 
 
 def sweep_frame(bundle: Bundle, options: SweepOptions) -> pd.DataFrame:
-    """The sweep of ``bundle`` in the chosen quantity and unit.
+    """The sweep of ``bundle`` in the chosen quantity and unit, or of the chosen metric.
 
     Returns:
         Columns Annotation, Config, <config parameters> (e.g. ``n``), Series (the annotation
@@ -91,7 +122,8 @@ def sweep_frame(bundle: Bundle, options: SweepOptions) -> pd.DataFrame:
         MaxValue, MedianValue, CI95_Lower, CI95_Upper, RelativeStdDevPct, StableMeasurement,
         all in the unit of the ``Unit`` column (e.g. ``µs``, ``TFLOP/s``, ``× fp32``), sorted by
         series then x (numeric x by value, categorical x in config order; categorical values as
-        text). Empty when the bundle has no durations.
+        text). Empty when the bundle has no values of the duration metric (or of
+        ``options.metric``, when that is another metric).
 
     Raises:
         derived.MissingWork: a throughput was asked for and the ``work`` table lacks rows.
@@ -99,10 +131,15 @@ def sweep_frame(bundle: Bundle, options: SweepOptions) -> pd.DataFrame:
     """
     x = sweep_x(bundle, options.x)
     runs = bundle.table(C.TABLE_RUNS)
-    if runs.empty and options.quantity == derived.TIME and options.baseline is None:
-        return _finish(_from_aggregated(bundle, options), bundle, x)
-    per_run = derived.per_run_quantity(runs, bundle.table(C.TABLE_WORK), bundle.duration_metric,
-                                       options.quantity, options.time_unit)
+    metric = bundle.duration_metric if uses_quantity(bundle, options) else str(options.metric)
+    plain = not uses_quantity(bundle, options) or options.quantity == derived.TIME
+    if runs.empty and plain and options.baseline is None:
+        return _finish(_from_aggregated(bundle, options, metric), bundle, x)
+    if uses_quantity(bundle, options):
+        per_run = derived.per_run_quantity(runs, bundle.table(C.TABLE_WORK), metric,
+                                           options.quantity, options.time_unit)
+    else:
+        per_run = derived.per_run_metric(runs, metric, options.time_unit)
     if per_run.empty:
         return per_run
     keys = [C.ANNOTATION, C.CONFIG] + [p for p in bundle.parameters if p in per_run]
@@ -130,17 +167,21 @@ def _finish(frame: pd.DataFrame, bundle: Bundle, x: str) -> pd.DataFrame:
             .reset_index(drop=True))
 
 
-def _from_aggregated(bundle: Bundle, options: SweepOptions) -> pd.DataFrame:
-    """Time from the aggregated table (plain nsight output without per-run rows)."""
+def _from_aggregated(bundle: Bundle, options: SweepOptions, metric: str) -> pd.DataFrame:
+    """``metric`` from the aggregated table (plain nsight output without per-run rows): a
+    duration in ``time_unit``, another metric in its own unit ("" when it has none)."""
     agg = bundle.table(C.TABLE_AGGREGATED)
     if agg.empty or C.METRIC not in agg:
         return pd.DataFrame()
-    frame = agg[agg[C.METRIC] == bundle.duration_metric].copy()
-    scale = derived.TIME_UNITS[options.time_unit]
+    frame = agg[agg[C.METRIC] == metric].copy()
+    if frame.empty:
+        return pd.DataFrame()
+    scale = derived.TIME_UNITS[options.time_unit] if derived.is_time(metric) else 1.0
     for col in (C.AVG, C.STD, C.MIN, C.MAX, C.MEDIAN, C.CI95_LOWER, C.CI95_UPPER):
         if col in frame:
             frame[col] = frame[col].astype(float) / scale
-    frame[C.UNIT] = options.time_unit
+    frame[C.UNIT] = (options.time_unit if derived.is_time(metric) else
+                     [metric_roles.unit_text(u) for u in frame.get(C.UNIT, [None] * len(frame))])
     keep = [c for c in (C.ANNOTATION, C.CONFIG, *bundle.parameters, C.UNIT, C.NUM_RUNS, C.AVG,
                         C.STD, C.MIN, C.MAX, C.MEDIAN, C.CI95_LOWER, C.CI95_UPPER, C.RSD,
                         C.STABLE) if c in frame]

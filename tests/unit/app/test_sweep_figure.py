@@ -103,4 +103,4 @@ def test_a_log_y_axis_labels_every_tick_in_full() -> None:
     assert (log.type, log.tickformat) == ("log", ",~g") and dict(theme.LOG_AXIS) == {
         "type": "log", "tickformat": ",~g"}
     linear = build_sweep_figure(frame, "n", host_timer=False).layout.yaxis
-    assert linear.type == "linear" and linear.tickformat is None
+    assert linear.type == "linear" and linear.tickformat == theme.VALUE_TICKFORMAT  # no SI

@@ -1,0 +1,53 @@
+"""The time-unit control of the Size sweep and Stability pages: ns / µs / ms where the values
+drawn are a time, and in its place the values' own unit where they are not (an imported derived
+metric such as nsight-python's ``compute_tflops``, an ncu counter, TFLOP/s): a time-unit choice
+shown there, even disabled, read as the unit of a quantity that is no time."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import streamlit as st
+
+from app.core import derived
+from app.core.markdown import esc
+from app.ui import state
+
+DEFAULT = "µs"
+LABEL = "Time unit"
+
+
+def kept_key(page: str) -> str:
+    """Session key that keeps the page's last time unit while the control is hidden (Streamlit
+    drops a widget's state on a run that does not draw it)."""
+    return state.key(page, "time-unit-kept")
+
+
+def unit_note(unit: str) -> str:
+    """What stands in place of the control: ``Unit: TFLOP/s`` or that the values have none."""
+    return f"Unit: {esc(unit)}" if unit else "Unit: none (the file gives this metric no unit)"
+
+
+def control(where: Any, page: str, applies: bool, unit: str = "") -> str:
+    """The time unit of ``page`` (``ns``, ``µs``, ``ms``).
+
+    Args:
+        where: the column (or ``st``) to draw in.
+        page: the page's widget prefix (the widget key is ``<page>-time-unit``).
+        applies: the values drawn are a time; else no control, a caption with ``unit`` instead.
+        unit: the values' own unit when they are not a time ("" when they have none).
+
+    Returns:
+        The chosen unit; while hidden, the last one chosen (so a detour through a metric that
+        is not a time keeps it).
+    """
+    kept = kept_key(page)
+    last = st.session_state.get(kept, DEFAULT)
+    if not applies:
+        where.caption(unit_note(unit), help="The time-unit choice (ns, µs, ms) applies to "
+                      "duration metrics only; these values are shown in their own unit.")
+        return str(last if last in derived.TIME_UNITS else DEFAULT)
+    chosen = where.segmented_control(LABEL, list(derived.TIME_UNITS), default=last,
+                                     key=state.key(page, "time-unit")) or DEFAULT
+    st.session_state[kept] = chosen
+    return str(chosen)

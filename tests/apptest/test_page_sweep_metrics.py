@@ -1,0 +1,122 @@
+"""Size sweep and Stability on a job whose values are not durations: the imported case 03
+(nsight-python 0.9.5, ``Transformed=compute_tflops``: no gpu__time_duration.sum rows at all) and
+the ncu counters of a recorded H200 job; tick labels and table formats of tiny TFLOP/s values."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+
+from apptest_helpers import plotly_specs, texts, trace_values
+from tests.scenarios import REPO, SCENARIOS
+
+CASE_03 = REPO / "tests" / "fixtures" / "import_cases" / "03-derived-0.9.5"
+JOB = "derived-095"
+
+
+@pytest.fixture
+def derived_job(store):
+    from profiling_worker.importing import import_nsight_output
+
+    import_nsight_output(sorted(CASE_03.glob("*.csv")), store["results"], JOB)
+    return store
+
+
+def _keys(at, kind: str) -> set[str]:
+    return {el.key for el in at.get(kind)}
+
+
+def test_sweep_of_a_derived_import_plots_its_metric(derived_job, app) -> None:
+    """It said "This job has no gpu__time_duration.sum values to plot" and pointed nowhere."""
+    at = app("sweep", query={"job": JOB})
+    assert not at.exception, at.exception
+    shown = texts(at)
+    assert "no gpu__time_duration.sum values to plot" not in shown
+    assert "drawn is its metric compute_tflops" in shown
+    choice = at.selectbox(key="sweep-metric")
+    assert choice.options == ["compute_tflops (derived)"] and choice.value == "compute_tflops"
+    (spec,) = plotly_specs(at)
+    (trace,) = spec["data"]
+    assert trace_values(trace, "y") == pytest.approx([59.874, 60.015, 59.697], abs=1e-3)
+    assert trace_values(trace, "x") == [2048, 4096, 8192]
+    title = spec["layout"]["yaxis"]["title"]["text"]
+    assert title == "compute_tflops (derived)" and "None" not in title and "nan" not in title
+    assert "µs" not in json.dumps(spec["layout"])  # ~60 TFLOP/s never drawn as time
+    # no time unit for a metric that is no time; no Quantity derived from absent durations
+    assert "sweep-time-unit" not in _keys(at, "segmented_control")
+    assert "sweep-quantity" not in _keys(at, "segmented_control")
+    assert "Unit: none (the file gives this metric no unit)" in shown
+    table = at.dataframe[0].value
+    assert set(table["Unit"]) == {""} and "derive_metric compute_tflops" in table["Measurement"][0]
+
+
+def test_stability_of_a_derived_import_names_no_none_unit(derived_job, app) -> None:
+    """The per-run y axis read "compute_tflops (None)", and ns / µs / ms were offered."""
+    at = app("stability", query={"job": JOB})
+    assert not at.exception, at.exception
+    specs = plotly_specs(at)
+    runs_title = specs[1]["layout"]["yaxis"]["title"]["text"]
+    assert runs_title == "compute_tflops (derived)"
+    for spec in specs:
+        dumped = json.dumps(spec)
+        assert "(None)" not in dumped and " None<" not in dumped and " nan" not in dumped
+    assert "stability-time-unit" not in _keys(at, "segmented_control")
+    assert "Unit: none (the file gives this metric no unit)" in texts(at)
+    summary = at.dataframe[0].value
+    assert set(summary["Unit"]) == {""}
+    unit_column = json.loads(at.dataframe[0].proto.columns).get("Unit", {})
+    assert "type_config" not in unit_column  # text, not a number-formatted column of NaN
+
+
+def test_stability_time_unit_is_offered_for_durations_only(store, monkeypatch, app) -> None:
+    monkeypatch.setenv("KPROF_BUNDLED_DIR", str(SCENARIOS))
+    at = app("stability", query={"job": "h200-ncu-matmul-sweep"})
+    assert "stability-time-unit" in _keys(at, "segmented_control")
+    at.segmented_control(key="stability-time-unit").set_value("ms").run()
+    at.selectbox(key="stability-metric").set_value("dram__bytes_read.sum").run()
+    assert not at.exception, at.exception
+    assert "stability-time-unit" not in _keys(at, "segmented_control")
+    assert "Unit: byte" in texts(at)
+    assert plotly_specs(at)[1]["layout"]["yaxis"]["title"]["text"] == \
+        "dram__bytes_read.sum (byte)"
+    at.selectbox(key="stability-metric").set_value("gpu__time_duration.sum").run()
+    assert at.segmented_control(key="stability-time-unit").value == "ms"  # kept meanwhile
+    assert plotly_specs(at)[1]["layout"]["yaxis"]["title"]["text"] == "Duration (ms)"
+
+
+def test_sweep_offers_the_jobs_other_metrics_with_units(store, monkeypatch, app) -> None:
+    monkeypatch.setenv("KPROF_BUNDLED_DIR", str(SCENARIOS))
+    at = app(query={"job": "h200-ncu-matmul-sweep"})
+    choice = at.selectbox(key="sweep-metric")
+    assert choice.value == "gpu__time_duration.sum"  # durations stay the default
+    assert "dram__bytes_read.sum [byte]" in choice.options
+    assert plotly_specs(at)[0]["layout"]["yaxis"]["title"]["text"] == "Time (µs)"
+    choice.set_value("dram__bytes_read.sum").run()
+    assert not at.exception, at.exception
+    (spec,) = plotly_specs(at)
+    assert spec["layout"]["yaxis"]["title"]["text"] == "dram__bytes_read.sum (byte)"
+    assert set(at.dataframe[0].value["Unit"]) == {"byte"}
+    assert at.segmented_control(key="sweep-quantity").proto.disabled
+    assert "sweep-time-unit" not in _keys(at, "segmented_control")
+
+
+def test_tiny_tflops_of_a_cpu_job_read_without_si_prefixes(seeded, app) -> None:
+    """A cpu job as TFLOP/s: the linear y ticks read "100μ ... 500μ" (micro-TFLOP/s) and a
+    StdDev cell was cut to "0000007"."""
+    at = app()
+    at.segmented_control(key="sweep-quantity").set_value("tflops").run()
+    at.toggle(key="sweep-log-y").set_value(False).run()
+    assert not at.exception, at.exception
+    (spec,) = plotly_specs(at)
+    yaxis = spec["layout"]["yaxis"]
+    assert yaxis["type"] == "linear" and yaxis["tickformat"] == ",~g"
+    assert "Unit: TFLOP/s" in texts(at)  # no ns / µs / ms for a throughput
+    table = at.dataframe[0].value
+    columns = json.loads(at.dataframe[0].proto.columns)
+    for name in ("AvgValue", "StdDev", "CI95_Lower"):  # host timings: 1e-7 .. 1e-2 TFLOP/s
+        fmt = columns[name]["type_config"]["format"]  # never Streamlit's default (cut cells)
+        smallest = float(table[name][table[name] > 0].min())
+        shown = f"{smallest:{fmt[1:]}}"  # the printf format read as Python's
+        digits = shown.split("e")[0].replace(",", "").replace(".", "").lstrip("0")
+        assert len(digits) >= 4 and len(shown) <= 10, (name, fmt, shown)
