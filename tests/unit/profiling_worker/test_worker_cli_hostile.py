@@ -14,6 +14,7 @@ import pytest
 
 from profiling_worker.schema import columns as C
 from profiling_worker.schema.manifest import read_manifest
+from tests.scenarios import SCENARIOS
 
 REPO = Path(__file__).resolve().parents[3]
 GOOD = {"kernels": ["matmul"], "configs": [{"n": 16}], "runs": 1, "backend": "cpu", "warmup": 0}
@@ -94,7 +95,7 @@ def test_a_reader_that_leaves_early_is_not_a_report_that_cannot_be_read() -> Non
     """`python -m profiling_worker rules BUNDLE | head -1` (a new user's): the reader closing
     the pipe said "the report cannot be read (BrokenPipeError …)". It stops quietly now."""
     proc = subprocess.Popen([sys.executable, "-m", "profiling_worker", "rules",
-                             str(REPO / "app" / "bundled" / "h200-ncu-matmul-rules")], cwd=REPO,
+                             str(SCENARIOS / "h200-ncu-matmul-rules")], cwd=REPO,
                             stdout=subprocess.PIPE, stderr=subprocess.PIPE)
     assert proc.stdout is not None and proc.stderr is not None
     proc.stdout.close()  # the reader is gone before the first line
