@@ -15,7 +15,7 @@ from profiling_worker.importing.job import Job
 #: The columns of the Import page's table, in order: (manifest key, heading).
 FIELDS = (("kind", "Kind"), ("tool_version", "Tool version"), ("page", "Page"),
           ("units", "Units"), ("regions", "Regions from"), ("configs", "Configs found"),
-          ("launches", "Launches"))
+          ("grouping", "Launches grouped by"), ("launches", "Launches"))
 _KIND_WORDS = {K.NSIGHT_RAW: "nsight-python per-run CSV (profiled_data)",
                K.NSIGHT_AGG: "nsight-python aggregated CSV (processed_data)",
                K.NCU_REPORT: "Nsight Compute report", K.NCU_LOG: "ncu log (kept, not read)",
@@ -28,7 +28,8 @@ def _default(s: K.Sniffed, job: Job, not_read: set[str]) -> dict[str, Any]:
     if s.kind in (K.NSIGHT_RAW, K.NSIGHT_AGG):
         row.update(tool_version="nsight-python " + str(job.provenance.get(
             "nsight_python_version", "unknown")), page="-",
-                   units="the file's Unit column (0.9.x: ns)", regions="nsight-python annotations")
+                   units="the file's Unit column (0.9.x: ns)", regions="nsight-python annotations",
+                   grouping="nsight-python's own records (config parameters and runs)")
     elif s.kind == K.NCU_REPORT:
         launches = job.provenance.get("launches") or {}
         versions = job.provenance.get(ncu_version.PROVENANCE_KEY) or {}
@@ -36,7 +37,8 @@ def _default(s: K.Sniffed, job: Job, not_read: set[str]) -> dict[str, Any]:
                    if s.path.name in versions else "-", page="-",
                    units="base units (ncu_report)",
                    regions="nsight-python annotations, else NVTX ranges, else kernel names ("
-                           + str(launches.get("attribution", "")) + ")")
+                           + str(launches.get("attribution", "")) + ")",
+                   grouping=launches.get("grouping", "-"))
     elif s.kind in (K.NCU_RAW, K.NCU_DETAILS, K.NCU_TEXT):
         row.update(regions="read once: the same launches as another file of this import")
     if s.path.name in not_read or s.kind == K.NCU_LOG:

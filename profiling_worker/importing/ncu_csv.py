@@ -22,6 +22,7 @@ from profiling_worker.bundle_writer import table_columns
 from profiling_worker.errors import ImportFailed
 from profiling_worker.extract.aggregate import aggregate_runs, launches_to_runs
 from profiling_worker.extract.units import normalise_unit
+from profiling_worker.importing.ncu_errors import error_warning
 from profiling_worker.importing import nvtx_columns as X
 from profiling_worker.extract.kernel_regions import region_names
 from profiling_worker.importing import regions as G
@@ -218,12 +219,12 @@ def from_ncu_csv(sources: list[Sniffed], nvtx: str = X.INNERMOST) -> Job:
               for k, (s, table, rows, _) in enumerate(used)]
     rows = pd.concat(frames, ignore_index=True).rename(
         columns={"Kernel Name": C.KERNEL, "Grid Size": C.GRID, "Block Size": C.BLOCK})
-    rows, warnings, reading = G.attribute(rows)
-    return _job(sources, used, rows, warnings, notes + reading, nvtx, unread)
+    rows, reading, rule = G.attribute(rows)
+    return _job(sources, used, rows, rule, notes + reading, nvtx, unread)
 
 
 def _job(sources: list[Sniffed], used: list[tuple[Sniffed, NcuTable, pd.DataFrame, bool]],
-         rows: pd.DataFrame, warnings: list[str], notes: list[str], nvtx: str,
+         rows: pd.DataFrame, rule: str, notes: list[str], nvtx: str,
          unread: list[str]) -> Job:
     params = [CONFIG_INDEX]
     rows[CONFIG_INDEX] = rows[C.CONFIG]
@@ -236,10 +237,10 @@ def _job(sources: list[Sniffed], used: list[tuple[Sniffed, NcuTable, pd.DataFram
     n_configs = int(rows[C.CONFIG].max()) + 1
     device = used[0][1].device
     env = gpu_environment({k: device.get(k) for k in (M.DEVICE_NAME, M.CC_MAJOR, M.CC_MINOR)})
-    how = {s.path.name: {**_how(s, t, display, nvtx), "configs": n_configs}
+    how = {s.path.name: {**_how(s, t, display, nvtx), "configs": n_configs, "grouping": rule}
            for s, t, _, display in used}
-    notes.extend(f"{name}: regions from {h['regions']}; configs told apart by launch parameters "
-                 f"and the launches' work ({n_configs} found)" for name, h in how.items())
+    notes.extend(f"{name}: regions from {h['regions']}; configs ({n_configs} found) told apart "
+                 f"by {rule}" for name, h in how.items())
     for s, t, _, display in used:
         notes.extend(t.notes)
         if display and s.kind == NCU_DETAILS:
@@ -261,7 +262,8 @@ def _job(sources: list[Sniffed], used: list[tuple[Sniffed, NcuTable, pd.DataFram
                agg=aggregate_runs(runs, params), launches=launches,
                kernels=[s.path.stem for s, *_ in used],
                label="imported: " + ", ".join(s.path.name for s in sources),
-               environment=env, notes=notes, warnings=warnings, provenance=provenance)
+               environment=env, notes=notes, provenance=provenance,
+               warnings=[w for s in sources if (w := error_warning(s.path, s.encoding))])
 
 
 __all__ = ["from_ncu_csv", "launch_ids", "launch_values", "read_table", "DISPLAY_NAMES"]

@@ -50,6 +50,10 @@ REPORT_METRICS = (
     M.L1_BYTES,
     M.TENSOR_FP16,
     M.TENSOR_BF16,
+    M.TENSOR_TF32,
+    M.TENSOR_FP8,
+    M.SMSP_INST_EXECUTED,  # work counters: configs by work (importing.launch_runs)
+    M.SM_INST_EXECUTED,
     M.FFMA,
     M.FADD,
     M.FMUL,
@@ -64,7 +68,7 @@ REPORT_METRICS = (
 )
 MAX_METRICS = 64
 #: Config parameter of a report imported without CSVs: the config index the report records.
-CONFIG_INDEX = "config_index"
+CONFIG_INDEX = C.CONFIG_INDEX
 
 ATTRIBUTED_KPROF = "config and run from the worker's kprof NVTX ranges"
 ATTRIBUTED_ORDER = "config and run by launch order, checked against the CSVs' run and kernel counts"

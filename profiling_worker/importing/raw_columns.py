@@ -18,7 +18,9 @@ run within a config; a parameter does not, and every config has the same number 
 3. of the rest, the parameters are the set of columns that gives every config of an
    (Annotation, Metric) the most equal run counts (the fewest missing runs), leaving out no
    column that forms a full grid with the configs (a swept parameter of a job run once per
-   config); ties go to the larger set, then to the set whose values change least often from
+   config); ties go to a set whose configs are not all of one run (a collector whose value
+   never repeats within a config, a temperature, would otherwise make every row a config),
+   then to the larger set, then to the set whose values change least often from
    one row to the next (nsight-python writes a config's runs one after another), and the set is never empty when a column is left
    (leaving every column out pools all runs, which always looks complete). A column left out
    changes from run to run within a config (or would give unequal run counts);
@@ -134,16 +136,24 @@ def _changes(frame: pd.DataFrame, params: list[str]) -> int:
     return int((later & (keys[params] != previous).any(axis=1)).sum())
 
 
+def _one_run_each(frame: pd.DataFrame, params: list[str]) -> bool:
+    """True when ``params`` make every config of every (Annotation, Metric) one run: a column
+    whose value never repeats within a config (a temperature) would do that, so a set that
+    leaves such a column out and keeps runs together wins the tie (issue 35)."""
+    return bool((_groups(frame, [C.ANNOTATION, C.METRIC, *params]).size() == 1).all())
+
+
 def _best_params(frame: pd.DataFrame, columns: list[str]) -> list[str]:
     """The subset of ``columns`` that names the configs (rule 3 of the module doc)."""
     best: list[str] = list(columns)
-    best_key: tuple[float, int, int] = (float("inf"), 0, 0)
+    best_key: tuple[float, bool, int, int] = (float("inf"), True, 0, 0)
     for k in range(len(columns)):  # never the empty set: merging configs hides no missing run
         for subset in itertools.combinations(columns, len(columns) - k):
             chosen = list(subset)
             if any(_full_grid(frame, h, chosen) for h in columns if h not in chosen):
                 continue
-            key = (_missing(frame, chosen), -len(chosen), _changes(frame, chosen))
+            key = (_missing(frame, chosen), _one_run_each(frame, chosen), -len(chosen),
+                   _changes(frame, chosen))
             if key < best_key:
                 best, best_key = chosen, key
     return best

@@ -26,17 +26,20 @@ from profiling_worker.schema import columns as C
 ONE_CONFIG = ("the runs of each region launch the same kernels with the same launch parameters "
               "and do the same work within the runs' spread, so they are taken as runs of one "
               "config; sizes that change neither cannot be told apart and would be pooled here")
-def attribute(launch_rows: pd.DataFrame) -> tuple[pd.DataFrame, list[str], list[str]]:
+def attribute(launch_rows: pd.DataFrame) -> tuple[pd.DataFrame, list[str], str]:
     """Give launches of unknown config their Config, Run and Launch (rules:
-    :mod:`.launch_runs`).
+    :mod:`.launch_runs`). Never marks the file partial: a program's regions may have any
+    number of runs, so unequal runs per config say nothing about a cut (the readers tell a
+    cut from the file's structure).
 
     Args:
         launch_rows: one row per launch x metric with Annotation (region), Kernel, Grid, Block,
             Metric, Value and ``_seq`` (the launch's position in the recording).
 
     Returns:
-        (rows with Config/Run/Launch set, warnings for every page (:func:`cut_short`), notes:
-        how runs and configs were read where the file leaves a choice).
+        (rows with Config/Run/Launch set, notes: how runs and configs were read where the file
+        leaves a choice, the grouping rule in a line: the columns that decided the configs and
+        the outliers kept, for the Import page and the CLI).
     """
     launches = launch_rows.drop_duplicates("_seq").sort_values("_seq")
     seqs = launches["_seq"].tolist()
@@ -48,9 +51,11 @@ def attribute(launch_rows: pd.DataFrame) -> tuple[pd.DataFrame, list[str], list[
         own.setdefault(region, []).append(stretch)
     place: dict[object, tuple[int, int, int]] = {}
     notes: list[str] = []
+    outliers = 0
     for region, parts in own.items():
         reading = L.read_region(str(region), parts, kernels, sigs, work)
         notes += reading.notes
+        outliers += reading.outliers
         runs_seen: dict[int, int] = {}
         for run, config in zip(reading.runs, reading.configs):
             number = runs_seen.get(config, 0)
@@ -61,7 +66,18 @@ def attribute(launch_rows: pd.DataFrame) -> tuple[pd.DataFrame, list[str], list[
     rows[C.CONFIG] = [t[0] for t in triples]
     rows[C.RUN] = [t[1] for t in triples]
     rows[C.LAUNCH] = [t[2] for t in triples]
-    return rows, cut_short(rows), notes
+    return rows, notes, grouping_rule(work, outliers)
+
+
+def grouping_rule(work: dict[str, list[float]], outliers: int) -> str:
+    """The rule that grouped a file's launches in a line: ``kernel, grid, block; then
+    smsp__inst_executed.sum; 1 outlier run kept in its config``."""
+    steps = L.evidence(work)
+    told = "; then ".join(steps) + (
+        f" (groups more than {L.DURATION_GAP - 1:.0%} apart)" if steps[-1] == C.GPU_TIME else "")
+    if len(steps) == 1:
+        told += " (no work counter and no duration in the file: sizes cannot be told apart)"
+    return f"{told}; {outliers} outlier run{'s' * (outliers != 1)} kept in its config"
 
 
 def _work_values(rows: pd.DataFrame, seqs: list[object]) -> dict[str, list[float]]:
@@ -73,8 +89,9 @@ def _work_values(rows: pd.DataFrame, seqs: list[object]) -> dict[str, list[float
 
 
 def cut_short(rows: pd.DataFrame) -> list[str]:
-    """Warnings for a recording that ends inside a config: the config a region launched last
-    has fewer runs than the region's other configs. The region of the recording's last launch
+    """Warnings for a recording made by nsight-python (every config of a region has the runs
+    the spec asked for) that ends inside a config: the config a region launched last has
+    fewer runs than the region's other configs. The region of the recording's last launch
     says it was cut there; another region's says the recording possibly ends at a boundary
     that hides the cut elsewhere (runs of regions interleave)."""
     if rows.empty:
@@ -98,4 +115,4 @@ def cut_short(rows: pd.DataFrame) -> list[str]:
     return out
 
 
-__all__ = ["ONE_CONFIG", "attribute", "cut_short"]
+__all__ = ["ONE_CONFIG", "attribute", "grouping_rule", "cut_short"]

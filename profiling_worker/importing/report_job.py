@@ -25,6 +25,8 @@ from profiling_worker.importing.own_process import forked
 from profiling_worker.importing.textcsv import METRIC_NAME_RE
 from profiling_worker.schema import backends as B, columns as C
 
+#: The grouping rule of a report whose configs and runs nsight-python recorded.
+KPROF_RULE = "nsight-python's own records (the config and run of every launch)"
 ATTRIBUTED_PARAMS = ("configs told apart by launch parameters (kernel, grid, block) and work "
                      "(counters, else durations): the report does not record which config a "
                      "launch belonged to")
@@ -70,18 +72,32 @@ def _sequence(rows: pd.DataFrame) -> pd.Series:
     return (keys != keys.shift()).any(axis=1).cumsum()
 
 
-def _report_launches(rows: pd.DataFrame) -> tuple[pd.DataFrame, list[str], list[str], str]:
+def _report_launches(rows: pd.DataFrame) -> tuple[pd.DataFrame, list[str], list[str], str, str]:
     """Launch rows of a report read alone: regions named, configs and runs set; (rows,
-    warnings, notes on how runs and configs were read, attribution)."""
+    warnings, notes on how runs and configs were read, attribution, the grouping rule)."""
     rows = rows.copy()
     rows["_seq"] = _sequence(rows)
     names = region_names(rows[C.KERNEL])
     unnamed = rows[C.ANNOTATION].isna()
     rows.loc[unnamed, C.ANNOTATION] = rows.loc[unnamed, C.KERNEL].map(names)
     if (rows[C.CONFIG] >= 0).all() and not unnamed.any():
-        return rows, G.cut_short(rows), [], R.ATTRIBUTED_KPROF
-    rows, warnings, notes = G.attribute(rows)
-    return rows, warnings, notes, ATTRIBUTED_PARAMS
+        return rows, G.cut_short(rows), [], R.ATTRIBUTED_KPROF, KPROF_RULE
+    rows, notes, rule = G.attribute(rows)
+    return rows, [], notes, ATTRIBUTED_PARAMS, rule
+
+
+def _cut_by_structure(report: Path) -> list[str]:
+    """A partial warning when the block walk ends inside a block (the file's own structure,
+    never the runs per config). A ``.gz`` is walked as it inflates (a cut gzip stream is
+    refused there)."""
+    if report.name.lower().endswith(".gz"):
+        return []
+    missing = check_report(report).missing()
+    if not missing:
+        return []
+    return [f"partial: {report.name} ends {missing:,} bytes before the end of its last block: "
+            "the file was cut short (an interrupted copy), so its last launches may be "
+            "missing; copy it again from where it was recorded"]
 
 
 def _no_launch(report: Path) -> ImportFailed:
@@ -110,7 +126,8 @@ def from_report(report: Path) -> Job:
     rows, device, summary = R.read_report(report, R.REPORT_METRICS)
     if rows.empty:
         raise _no_launch(report)
-    rows, warnings, reading, how = _report_launches(rows)
+    rows, warnings, reading, how, rule = _report_launches(rows)
+    warnings += _cut_by_structure(report)
     if device.get("empty_launches"):
         warnings.append(f"partial: {device['empty_launches']} launch(es) at the end of "
                         f"{report.name} hold no metric at all: the file ends inside a launch's "
@@ -122,7 +139,7 @@ def from_report(report: Path) -> Job:
     rows[R.CONFIG_INDEX] = rows[C.CONFIG]
     launches = _typed(rows[table_columns(C.TABLE_LAUNCHES, params)])
     runs = launches_to_runs(launches, params)
-    notes = [f"{report.name}: {how}"] if how == ATTRIBUTED_PARAMS else []
+    notes = [f"{report.name}: {how}; here: {rule}"] if how == ATTRIBUTED_PARAMS else []
     notes += [f"{report.name}: {n}" for n in reading] + source_notes(report.name, device)
     if how == ATTRIBUTED_PARAMS and n_configs == 1:
         notes.append(f"{report.name}: {G.ONE_CONFIG}")
@@ -137,7 +154,8 @@ def from_report(report: Path) -> Job:
                            "parameters": params, "report_summary": summary,
                            "backend": {"name": B.NCU, "report": report.name,
                                        "device_attributes": _device(device)},
-                           "launches": _launch_provenance(report, rows, device, how),
+                           "launches": {**_launch_provenance(report, rows, device, how),
+                                        "grouping": rule},
                            V.PROVENANCE_KEY: {report.name: summary.get("ncu_version")}})
 
 

@@ -35,6 +35,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from profiling_worker.errors import ImportFailed
+from profiling_worker.importing import refusals as X
 from profiling_worker.schema import columns as C
 
 NSIGHT_RAW = "nsight_raw"
@@ -151,6 +152,9 @@ def describe_unknown(path: Path, head: bytes) -> str:
         return f"an Nsight Systems report, which is not supported; {HINT_NCU_EXPORT}"
     if decoded is None:
         return "a binary file of an unknown kind"
+    refused = X.refusal_of(decoded[0], path.name)
+    if refused is not None:
+        return X.message(refused, path.name)
     text = decoded[0].lstrip()
     if not text:
         return ("a text file with nothing in it (only a byte-order mark or blanks)"
@@ -224,6 +228,8 @@ def sniff(path: Path) -> Sniffed | None:
     if decoded is None:
         return None
     text, encoding = decoded
+    if X.refusal_of(text, path.name) is not None:
+        return None  # a kind refused by name (describe_unknown, fix_for)
     lines = text.splitlines()
     skip = 0
     while skip < len(lines) and _NCU_NOISE.match(lines[skip]):
@@ -266,14 +272,24 @@ def gather(sources: Sequence[Path]) -> tuple[list[Sniffed], list[str]]:
         elif src.is_file():
             s = sniff(src)
             if s is None:
-                raise ImportFailed(f"{src.name}: {describe_unknown(src, _head(src))}; it is not "
-                                   "a file nsight-python or Nsight Compute writes",
-                                   HINT_SUPPORTED)
+                raise refused(src, _head(src))
             found.append(s)
         else:
             raise ImportFailed(f"{src.name}: no such file or folder",
                                "check the path of the nsight-python output")
     return found, ignored
+
+
+def refused(path: Path, head: bytes) -> ImportFailed:
+    """The error for a file of no supported kind: named by its kind with that kind's fix
+    (:mod:`.refusals`), else what it looks like with the supported kinds."""
+    decoded = _decode(head)
+    kind = X.refusal_of(decoded[0], path.name) if decoded else None
+    if kind is not None:
+        return ImportFailed(f"{path.name}: {X.message(kind, path.name)}; nothing to import",
+                            kind.fix)
+    return ImportFailed(f"{path.name}: {describe_unknown(path, head)}; it is not a file "
+                        "nsight-python or Nsight Compute writes", HINT_SUPPORTED)
 
 
 def _head(path: Path) -> bytes:

@@ -32,6 +32,9 @@ from profiling_worker.schema import metrics as M
 # Keys of the long tables.
 ANNOTATION = "Annotation"
 CONFIG = "Config"  # 0-based index into spec.configs
+#: Config parameter of a job imported without a spec (plain report, ncu CSV export): configs
+#: numbered per region in order first seen, so a region may have fewer than another.
+CONFIG_INDEX = "config_index"
 RUN = "Run"  # 0-based run index within a config
 LAUNCH = "Launch"  # 0-based launch index within one annotation-run
 KERNEL = "Kernel"

@@ -36,7 +36,7 @@ def _expected(case: str) -> pd.DataFrame:
 
 
 @pytest.mark.parametrize("case", ["1x_ns", "1x_run_collectors", "1x_row_dropped", "value_last",
-                                  "index_resave"])
+                                  "index_resave", "1x_temperature"])
 def test_parameter_n_is_found_by_name(tmp_path, case):
     bundle = _bundle(tmp_path, case)
     assert read_manifest(bundle)["provenance"]["parameters"] == ["n"]
@@ -62,6 +62,15 @@ def test_run_collectors_are_named_in_the_notes(tmp_path):
     assert "timestamp" not in runs.columns and runs[C.CONFIG].nunique() == 2
     coll = read_table(bundle, C.TABLE_COLLECTORS)
     assert len(coll[coll[C.COLLECTOR] == "timestamp"]) == 6  # 2 configs x 3 runs
+
+
+def test_a_collector_that_never_repeats_within_a_config_is_no_parameter(tmp_path):
+    """Issue 35: gpu_temp_c rises a degree a run (45, 46, 47 / 46, 47, 48); as a parameter it
+    would make every row a config of one run, tied on missing runs with `n` alone."""
+    manifest = read_manifest(_bundle(tmp_path, "1x_temperature"))
+    assert manifest["provenance"]["parameters"] == ["n"]
+    note = next(n for n in manifest["import_notes"] if "info-collector" in n)
+    assert "gpu_temp_c" in note and "changes from run to run within a config of n" in note
 
 
 def _collector_frame() -> pd.DataFrame:

@@ -19,6 +19,7 @@ import pytest
 from profiling_worker.bundle_writer import read_table
 from profiling_worker.importing import import_nsight_output
 from profiling_worker.importing import launch_runs as L
+from profiling_worker.inflate import check_report
 from profiling_worker.schema import columns as C
 from profiling_worker.schema.manifest import read_manifest
 
@@ -152,7 +153,8 @@ def test_sizes_of_one_kernel_are_never_summed_into_one_run() -> None:
     reading = L.read_region("k", [[0, 1, 2, 3]], ["k"] * 4, sigs,
                             {C.GPU_TIME: [1.0, 2.0, 4.0, 8.0]})
     assert reading.runs == [[0], [1], [2], [3]] and reading.configs == [0, 1, 2, 3]
-    assert "cannot tell runs from launches" in reading.notes[0]
+    assert "with different launch parameters (grids 1, 2, 4, 8)" in reading.notes[0]
+    assert "never summed into one run" in reading.notes[0]
 
 
 def test_counters_of_equal_work_keep_runs_together_whatever_their_durations() -> None:
@@ -184,13 +186,17 @@ def _cut(tmp_path: Path, size: int) -> tuple[Path, list[int]]:
 
 
 def test_a_report_cut_at_a_config_boundary_does_not_look_complete(tmp_path: Path) -> None:
+    """Told by the file's structure (the block walk), not by unequal runs per config (issue 35:
+    a program's regions may have any number of runs)."""
     cut, metrics = _cut(tmp_path, AFTER_11)
     assert len(metrics) == 11 and all(metrics)  # every launch there is whole
+    missing = check_report(cut).missing()
+    assert missing > 0
     m = read_manifest(import_nsight_output([cut], tmp_path / "s", "cut"))
-    assert m["partial"] == ["partial: the recording possibly ends inside (its last launches come "
-                            "before another region's) config 1 of inplace (2 of the 3 runs its "
-                            "other configs have); the file was probably cut short (an "
-                            "interrupted copy), so that config's values are incomplete"]
+    assert m["partial"] == [f"partial: cut.ncu-rep ends {missing:,} bytes before the end of its "
+                            "last block: the file was cut short (an interrupted copy), so its "
+                            "last launches may be missing; copy it again from where it was "
+                            "recorded"]
 
 
 def test_a_report_that_ends_inside_a_launch_says_so(tmp_path: Path) -> None:

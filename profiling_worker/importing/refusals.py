@@ -1,0 +1,105 @@
+"""Files a user may bring that hold no importable measurement, each refused by its kind with
+the command that makes an importable file (issue 35): a registry of (kind, sniff, message, fix)
+that :mod:`.sniff` consults before it reads a text as a table or as console output.
+
+Each ``sniff`` reads the decoded head of the file (its first 64 KiB) and the file's name in
+lower case. The layouts are those Nsight Compute 2025.3.1 prints (recorded on the H200:
+``tests/fixtures/import_cases/17-h200-issue35``), Git LFS's pointer format
+(https://github.com/git-lfs/git-lfs/blob/main/docs/spec.md) and Nsight Systems' ``--stats``
+console output (``Executing '<name>' stats report`` or ``** CUDA GPU Kernel Summary
+(cuda_gpu_kern_sum):`` before each table).
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Callable
+from dataclasses import dataclass
+
+#: The command that writes an importable file, for every fix below.
+PROFILE = ("`ncu --nvtx -o report python3 app.py` (upload report.ncu-rep), or `ncu --nvtx --csv "
+           "--page raw python3 app.py > raw.csv`")
+
+_SUMMARY_KERNEL = re.compile(r", Invocations \d+\s*$", re.MULTILINE)
+_QUERY_METRICS = re.compile(r"^Metric Name\s+Metric Type\s+Metric Unit\s+Metric Description",
+                            re.MULTILINE)
+_LIST_SETS = re.compile(r"^Identifier\s+Sections\s+Enabled\s+Estimated Metrics", re.MULTILINE)
+_NSYS_CONSOLE = re.compile(r"^(\[\d+/\d+\] )?Executing '\w+' stats report|"
+                           r"^Generating '.*\.qdstrm'|^ \*\* .+ \((cuda|nvtx|osrt)_\w+\):",
+                           re.MULTILINE)
+_NSYS_NAMES = (".nsys-rep", ".qdrep", ".qdstrm")
+
+
+@dataclass(frozen=True)
+class Refusal:
+    """One kind of file that is refused: ``kind`` (a short name), ``sniff(text, name)``,
+    ``what`` (what the file is, for the message), ``fix`` (the command or step that makes an
+    importable file)."""
+
+    kind: str
+    sniff: Callable[[str, str], bool]
+    what: str
+    fix: str
+
+
+def _lfs(text: str, name: str) -> bool:
+    return text.startswith("version https://git-lfs.github.com/spec/")
+
+
+REFUSALS = (
+    Refusal("git_lfs_pointer", _lfs,
+            "a Git LFS pointer (about 130 bytes naming the file's oid and size): the file "
+            "itself was never downloaded",
+            "run `git lfs pull` in the clone (or download the file itself, not the pointer), "
+            "then import the real file"),
+    Refusal("ncu_permission",
+            lambda text, name: "ERR_NVGPUCTRPERM" in text,
+            "ncu's output of a run that was refused the GPU's performance counters "
+            "(ERR_NVGPUCTRPERM): nothing was measured",
+            "allow profiling for your user (run ncu with sudo, or load the NVIDIA driver with "
+            "NVreg_RestrictProfilingToAdminUsers=0: https://developer.nvidia.com/"
+            "ERR_NVGPUCTRPERM), then profile again: " + PROFILE),
+    Refusal("ncu_print_summary",
+            lambda text, name: bool(_SUMMARY_KERNEL.search(text)),
+            "Nsight Compute console text printed with --print-summary (per-kernel or "
+            "per-gpu): each kernel's minimum, maximum and average over its launches "
+            "(`Invocations N`), not the launches' own values",
+            "print the launches instead: `ncu -i report.ncu-rep --csv --page raw > raw.csv` "
+            "(or upload report.ncu-rep), or profile again without --print-summary: " + PROFILE),
+    Refusal("ncu_query_metrics",
+            lambda text, name: bool(_QUERY_METRICS.search(text)),
+            "the output of `ncu --query-metrics`: the metrics a GPU offers, with no measured "
+            "value", "profile the program with the metrics chosen from it: `ncu --nvtx "
+            "--metrics gpu__time_duration.sum,<metrics> -o report python3 app.py`"),
+    Refusal("ncu_list_sets",
+            lambda text, name: bool(_LIST_SETS.search(text)),
+            "the output of `ncu --list-sets`: the section sets Nsight Compute offers, with no "
+            "measured value", "profile the program with a set from it: `ncu --nvtx --set "
+            "basic -o report python3 app.py`"),
+    Refusal("nsys_console",
+            lambda text, name: bool(_NSYS_CONSOLE.search(text)),
+            "Nsight Systems console output (nsys profile --stats): timelines summed per "
+            "kernel, no per-launch Nsight Compute metric", "profile the kernels with Nsight "
+            "Compute instead: " + PROFILE),
+)
+
+
+def refusal_of(text: str, name: str) -> Refusal | None:
+    """The first kind of :data:`REFUSALS` the file is, or None.
+
+    Args:
+        text: the decoded head of the file.
+        name: the file's name (any case).
+    """
+    low = name.lower()
+    return next((r for r in REFUSALS if r.sniff(text.lstrip("\ufeff"), low)), None)
+
+
+def message(refusal: Refusal, name: str) -> str:
+    """What the file is, with the Nsight Systems name said where a pointer stands for one."""
+    tail = (" (its name is an Nsight Systems report's, which is not supported either)"
+            if refusal.kind == "git_lfs_pointer" and name.lower().endswith(_NSYS_NAMES) else "")
+    return refusal.what + tail
+
+
+__all__ = ["Refusal", "REFUSALS", "PROFILE", "refusal_of", "message"]
