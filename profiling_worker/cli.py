@@ -154,6 +154,7 @@ def _import(sources: list[Path], out: Path, each: bool, nvtx: str = "innermost")
     from profiling_worker.errors import WorkerError
     from profiling_worker.importing import import_nsight_output
     from profiling_worker.importing.grouping import import_each
+    from profiling_worker.importing.how_read import grouping_rules
 
     # The dashboard lists bundled jobs beside the results; an import must not hide one.
     bundled = Path(os.environ.get("KPROF_BUNDLED_DIR", BUNDLED_DIR_DEFAULT))
@@ -170,8 +171,8 @@ def _import(sources: list[Path], out: Path, each: bool, nvtx: str = "innermost")
     except WorkerError as exc:
         print(json.dumps({"event": "error", **exc.to_event_fields()}), flush=True)
         return 1
-    print(json.dumps({"event": "result", "status": JobStatus.DONE.value, "bundle": str(path)}),
-          flush=True)
+    print(json.dumps({"event": "result", "status": JobStatus.DONE.value, "bundle": str(path),
+                      "grouping": grouping_rules(path)}), flush=True)
     return 0
 
 

@@ -175,6 +175,10 @@ def _read(found: list[K.Sniffed], param_names: Sequence[str] | None, nvtx: str) 
                          + " (Nsight Compute CSV export beside the "
                          + ("nsight-python CSVs" if nsight else "report") + ", which give the "
                          "values; kept with the files); import it on its own to see its values")
+    if not job.agg.empty and not (job.agg[C.METRIC] == C.GPU_TIME).any():
+        job.notes.append(", ".join(s.path.name for s in found) + f": no {C.GPU_TIME} (kernel "
+                         "duration) in the file(s): the time views are empty; profile with the "
+                         "default set or --metrics gpu__time_duration.sum for durations")
     if len(reports) > 1:
         job.notes.append(", ".join(p.name for p in reports[1:]) + ": " + NOT_READ
                          + f" (one import reads one report; the values here are from "

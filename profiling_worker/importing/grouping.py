@@ -34,6 +34,7 @@ from profiling_worker.importing.assemble import import_nsight_output
 from profiling_worker.importing.csv_job import written_from
 from profiling_worker.importing.ncu_csv import launch_ids, launch_values
 from profiling_worker.importing.same_profile import same_values
+from profiling_worker.importing.how_read import grouping_rules
 from profiling_worker.importing.nsight_csv import nsight_call
 from profiling_worker.importing.nvtx_columns import INNERMOST
 from profiling_worker.importing.own_process import forked
@@ -160,7 +161,7 @@ def _import_group(files: list[Path], out_dir: Path, job_id: str, reserved_ids: C
             "own results")
         return {"event": "error", **fault.to_event_fields(), "files": names, "job_id": job_id}
     return {"event": "result", "status": JobStatus.DONE.value, "bundle": str(path),
-            "files": names}
+            "files": names, "grouping": grouping_rules(path)}
 
 
 def _in_own_process(args: tuple[Any, ...]) -> dict[str, Any]:

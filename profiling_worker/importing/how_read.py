@@ -7,10 +7,12 @@ regions, rule results); every other file gets one here from what the job records
 
 from __future__ import annotations
 
+from pathlib import Path
 from typing import Any
 
 from profiling_worker.importing import ncu_version, sniff as K
 from profiling_worker.importing.job import Job
+from profiling_worker.schema.manifest import read_manifest
 
 #: The columns of the Import page's table, in order: (manifest key, heading).
 FIELDS = (("kind", "Kind"), ("tool_version", "Tool version"), ("page", "Page"),
@@ -55,4 +57,11 @@ def how_read(found: list[K.Sniffed], job: Job) -> dict[str, dict[str, Any]]:
     return {s.path.name: own.get(s.path.name) or _default(s, job, not_read) for s in found}
 
 
-__all__ = ["FIELDS", "how_read"]
+def grouping_rules(bundle: Path) -> dict[str, str]:
+    """``{file name: the rule that grouped its launches}`` of a written bundle (manifest
+    ``provenance.how_read``), for the CLI's result event."""
+    rows = (read_manifest(bundle).get("provenance") or {}).get("how_read") or {}
+    return {name: str(row["grouping"]) for name, row in rows.items() if row.get("grouping")}
+
+
+__all__ = ["FIELDS", "how_read", "grouping_rules"]

@@ -210,6 +210,12 @@ def from_ncu_csv(sources: list[Sniffed], nvtx: str = X.INNERMOST) -> Job:
             unread.append(s.path.name)
         else:
             used.append(item)
+    if len(used) > 1:  # other launches, not another page of one profile: said, never silent
+        notes.append(", ".join(s.path.name for s, *_ in used) + ": other launches in each file "
+                     "(separate recordings, e.g. two processes) read into one job one after "
+                     "the other; launches of one region name in several files are pooled into "
+                     "its configs. Import each on its own (the Import page, or import --each) "
+                     "to keep them apart")
     if all(rows.empty for _, _, rows, _ in used):
         raise ImportFailed(f"{sources[0].path.name}: an Nsight Compute CSV with no numeric "
                            "metric value", "export it again with ncu --csv --page raw")

@@ -193,9 +193,15 @@ def _percent(runs: pd.DataFrame) -> list[Note]:
     units = runs[C.UNIT] if C.UNIT in runs else pd.Series("", index=runs.index)
     pct = [is_percent(str(m), u) for m, u in zip(runs[C.METRIC], units)]
     mask = pd.Series(pct, index=runs.index) & (runs[C.VALUE] > 100.0 + PERCENT_TOLERANCE)
-    return _per_key(runs, mask, PERCENT_ABOVE_100,
-                    "{where}: {metric} reads {worst:.1f} % in {count} run(s), above 100 % of "
-                    "peak: this value cannot be right (a percentage summed over kernels?)")
+    # a run of one launch holds the profiler's own value: no sum over kernels to suspect
+    single = (runs[C.KERNELS] == 1) if C.KERNELS in runs else pd.Series(False, index=runs.index)
+    return [*_per_key(runs, mask & ~single, PERCENT_ABOVE_100,
+                      "{where}: {metric} reads {worst:.1f} % in {count} run(s), above 100 % of "
+                      "peak: this value cannot be right (a percentage summed over kernels?)"),
+            *_per_key(runs, mask & single, PERCENT_ABOVE_100,
+                      "{where}: {metric} reads {worst:.1f} % in {count} run(s) of one launch, "
+                      "above 100 % of peak: the profiler itself wrote this value (no sum over "
+                      "kernels); read it as its counters' ratio, not as a share of a peak")]
 
 
 def _negative(runs: pd.DataFrame, work: pd.DataFrame) -> list[Note]:

@@ -88,6 +88,12 @@ def test_percentage_above_100_is_noted() -> None:
     notes = [n for n in P.check_bundle(tables, manifest) if n["check"] == P.PERCENT_ABOVE_100]
     assert len(notes) == 1 and "176.0 %" in notes[0]["message"]
     assert notes[0]["scope"] == "metric" and notes[0]["config"] == 0
+    row = runs.index[runs[C.VALUE] == 176.0][0]
+    single = runs.loc[row, C.KERNELS] == 1
+    assert ("summed over kernels?" in notes[0]["message"]) != single  # issue 35
+    runs.loc[row, C.KERNELS] = 1  # a run of one launch: the profiler's own value
+    notes = [n for n in P.check_bundle(tables, manifest) if n["check"] == P.PERCENT_ABOVE_100]
+    assert "the profiler itself wrote this value (no sum over kernels)" in notes[0]["message"]
 
 
 def test_clock_above_the_gpu_maximum_is_noted() -> None:

@@ -10,6 +10,9 @@ ncu_report), never copied from the importer.
 from __future__ import annotations
 
 import gzip
+import json
+import subprocess
+import sys
 from pathlib import Path
 
 import ncu_report
@@ -207,3 +210,30 @@ def test_other_tools_output_is_refused_by_kind(tmp_path: Path, name: str) -> Non
     assert said in caught.value.message and fix in caught.value.hint
     if name.endswith(".nsys-rep"):
         assert "Nsight Systems report" in caught.value.message
+
+
+# --- notes that say what the file holds ---------------------------------------------------------
+
+def test_a_file_without_durations_says_so(tmp_path: Path) -> None:
+    """Case 03's nsight-python 0.9.5 files hold a derived TFLOP/s under the duration's name."""
+    case = CASE.parent / "03-derived-0.9.5"
+    bundle = import_nsight_output(sorted(case.glob("*.csv")), tmp_path / "s", "d")
+    assert not (read_table(bundle, C.TABLE_AGGREGATED)[C.METRIC] == C.GPU_TIME).any()
+    assert any(f"no {C.GPU_TIME} (kernel duration) in the file(s)" in m
+               for m in _messages(bundle))
+
+
+def test_exports_of_two_recordings_without_each_are_not_pooled_silently(tmp_path: Path) -> None:
+    files = [CASE / "grids_raw.csv", CASE / "outlier_live_raw.csv"]
+    bundle = import_nsight_output(files, tmp_path / "s", "two")
+    note = next(m for m in _messages(bundle) if "separate recordings" in m)
+    assert "grids_raw.csv" in note and "outlier_live_raw.csv" in note and "--each" in note
+
+
+def test_the_cli_result_names_each_files_grouping_rule(tmp_path: Path) -> None:
+    out = subprocess.run([sys.executable, "-m", "profiling_worker", "import",
+                          str(CASE / "outlier_live_raw.csv"), "--out", str(tmp_path / "c")],
+                         capture_output=True, text=True, timeout=600, check=True)
+    event = json.loads(out.stdout.strip().splitlines()[-1])
+    assert event["grouping"] == {"outlier_live_raw.csv": f"kernel, grid, block; then {INST}; "
+                                 "1 outlier run kept in its config"}
