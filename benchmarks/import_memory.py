@@ -32,7 +32,7 @@ from pathlib import Path
 
 REPO = Path(__file__).resolve().parents[1]
 REF = REPO / "tests" / "fixtures" / "reference" / "h200-nsight-0.9.6-matmul" / "profiled_data-mm-0.csv"
-SMALL_REPORT = REPO / "tests" / "fixtures" / "ncu_rep" / "h200-ncu-j1-fp16.ncu-rep.gz"
+SMALL_REPORT = REPO / "tests" / "fixtures" / "bundles" / "h200-ncu-j1-fp16" / "nsight" / "ncu-output-profiled-0.ncu-rep.gz"
 BIG_REPORT = REPO / "app" / "bundled" / "h200-ncu-roofline" / "nsight" / "ncu-output-profiled-0.ncu-rep.gz"
 CHILD = r"""
 import json, resource, sys, time
