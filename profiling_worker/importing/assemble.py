@@ -28,6 +28,7 @@ from profiling_worker.bundle_writer import empty_table, finish_bundle, write_tab
 from profiling_worker.errors import ImportFailed, ImportInternalError
 from profiling_worker.file_mode import folder_as_if_made
 from profiling_worker.importing import nvtx_columns as X, sniff as K
+from profiling_worker.importing.own_export import export_of
 from profiling_worker.importing.csv_job import from_csvs
 from profiling_worker.importing.how_read import how_read
 from profiling_worker.importing.job import NOT_READ, NOT_READ_KEY, Job
@@ -166,6 +167,12 @@ def _read(found: list[K.Sniffed], param_names: Sequence[str] | None, nvtx: str) 
         job = from_report(reports[0])
     else:
         job = from_ncu_csv(ncu_csvs, nvtx)
+    own = [s for s in ncu_csvs if reports and not nsight and export_of(reports[0], s)]
+    if own:
+        job.notes.append(", ".join(s.path.name for s in own) + f": the launches and values of "
+                         f"{reports[0].name} (exported from it: one profile); read once, "
+                         "from the report")
+    ncu_csvs = [s for s in ncu_csvs if s not in own]
     unread = [*((s.path.name for s in ncu_csvs) if (nsight or reports) else ()),
               *(p.name for p in reports[1:])]
     if unread:

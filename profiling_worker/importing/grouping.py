@@ -11,7 +11,8 @@ Files belong together when the importer reads them as one job:
   content (:func:`~profiling_worker.importing.csv_job.written_from`);
 * Nsight Compute CSV exports of one profile (its raw and details pages: the same launches
   with the same values, :func:`~profiling_worker.importing.same_profile.same_values`), which
-  the importer reads once; two runs of one program list the same launches with other values
+  the importer reads once, and with them the report they were exported from
+  (:mod:`~profiling_worker.importing.own_export`); two runs of one program list the same launches with other values
   and stay two groups, ready for Compare.
 
 A folder is the files in it (as ``import`` reads a folder): several nsight-python calls in one
@@ -36,6 +37,7 @@ from profiling_worker.importing.ncu_csv import launch_ids, launch_values
 from profiling_worker.importing.same_profile import same_values
 from profiling_worker.importing.how_read import grouping_rules
 from profiling_worker.importing.nsight_csv import nsight_call
+from profiling_worker.importing.own_export import export_of_forked
 from profiling_worker.importing.nvtx_columns import INNERMOST
 from profiling_worker.importing.own_process import forked
 from profiling_worker.schema.manifest import JobStatus
@@ -141,7 +143,27 @@ def group_sources(sources: Sequence[Path]) -> list[list[Path]]:
     split = [part for key, group in groups.items()
              for part in (_by_values(group, kinds) if isinstance(key, tuple) and
                           key[0] == "ncu launches" and len(group) > 1 else [group])]
-    return _pair_by_content(split, kinds)
+    return _join_exports(_pair_by_content(split, kinds), kinds)
+
+
+_EXPORT_KINDS = (K.NCU_RAW, K.NCU_DETAILS, K.NCU_TEXT)
+
+
+def _join_exports(groups: list[list[Path]], kinds: dict[Path, K.Sniffed]) -> list[list[Path]]:
+    """A group of ncu CSV exports that repeat a report's values (exported from it) joins that
+    report's group (:func:`~profiling_worker.importing.own_export.export_of`): one profile,
+    one bundle naming both."""
+    reports = [g for g in groups if len(g) == 1 and g[0] in kinds
+               and kinds[g[0]].kind == K.NCU_REPORT]
+    out = list(groups)
+    for group in groups:
+        if not reports or not all(p in kinds and kinds[p].kind in _EXPORT_KINDS for p in group):
+            continue
+        home = next((g for g in reports if export_of_forked(g[0], kinds[group[0]])), None)
+        if home is not None:
+            home.extend(group)
+            out = [g for g in out if g is not group]
+    return out
 
 
 def _import_group(files: list[Path], out_dir: Path, job_id: str, reserved_ids: Collection[str],

@@ -176,6 +176,9 @@ def test_the_page_shows_how_each_file_was_read(store, app) -> None:
     assert row["Units"].startswith("base units")
     assert row["Regions from"].startswith("NVTX push/pop (whole stack)")
     assert row["Configs found"] == "1" and row["Launches"] == "12"
+    # issue 35: the rule that grouped the launches, at a glance
+    assert row["Launches grouped by"].startswith("kernel, grid, block; then ")
+    assert row["Launches grouped by"].endswith("outlier runs kept in its config")
     assert tables[nested.name].iloc[0]["Regions from"].startswith("NVTX push/pop and start/end")
     assert "How each file was read" in texts(at)
 

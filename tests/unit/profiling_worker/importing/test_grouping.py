@@ -42,11 +42,12 @@ def test_each_call_and_each_report_is_a_group_of_its_own() -> None:
     given = [PLAIN / "plain.ncu-rep.gz", *two_calls, J1, PLAIN / "raw.csv",
              *sorted(RENAMED.iterdir()), PLAIN / "details_units_base.csv", NOT_A_TABLE]
     assert _names(group_sources(given)) == [
-        ["plain.ncu-rep.gz"],
+        # two pages exported from the report (ncu -i plain.ncu-rep --csv): one profile, one
+        # bundle naming all three (issue 35)
+        ["plain.ncu-rep.gz", "raw.csv", "details_units_base.csv"],
         [p.name for p in two_calls if "scale-0" in p.name],
         [p.name for p in two_calls if "scale-1" in p.name],
         [J1.name],
-        ["raw.csv", "details_units_base.csv"],  # two pages of one profile: read once
         ["processed_data-mm-0.csv", "profiled_data-mm-0 (1).csv"],  # a browser's rename
         ["README.md"]]
     assert all(len(g) == 4 for g in group_sources(two_calls))

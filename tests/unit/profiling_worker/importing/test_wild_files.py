@@ -24,6 +24,7 @@ from profiling_worker.bundle_writer import read_table
 from profiling_worker.errors import ImportFailed
 from profiling_worker.importing import import_nsight_output
 from profiling_worker.importing import launch_runs as L
+from profiling_worker.importing.grouping import group_sources
 from profiling_worker.schema import columns as C
 from profiling_worker.schema.manifest import read_manifest
 
@@ -237,3 +238,17 @@ def test_the_cli_result_names_each_files_grouping_rule(tmp_path: Path) -> None:
     event = json.loads(out.stdout.strip().splitlines()[-1])
     assert event["grouping"] == {"outlier_live_raw.csv": f"kernel, grid, block; then {INST}; "
                                  "1 outlier run kept in its config"}
+
+
+def test_a_report_with_its_own_export_is_one_job_naming_both(tmp_path: Path) -> None:
+    """outlier_raw.csv is `ncu -i outlier.ncu-rep --csv --page raw`; outlier_live_raw.csv is
+    another run of the program (other values): it stays a job of its own."""
+    report, export, other = (CASE / n for n in ("outlier.ncu-rep.gz", "outlier_raw.csv",
+                                                "outlier_live_raw.csv"))
+    assert group_sources([report, export, other]) == [[report, export], [other]]
+    bundle = import_nsight_output([report, export], tmp_path / "s", "one")
+    m = read_manifest(bundle)
+    assert any(msg.startswith("outlier_raw.csv: the launches and values of outlier.ncu-rep.gz "
+                              "(exported from it: one profile); read once")
+               for msg in _messages(bundle))
+    assert not m["provenance"].get("not_read")
