@@ -6,6 +6,10 @@
 #   launch that fails (console text and a CSV printed live); --query-metrics and --list-sets;
 #   the console text again as UTF-16 (what Windows PowerShell's '>' writes: iconv of the same bytes).
 #   device run: bash scripts/import_inputs/record_issue35.sh     Output: $OUT/issue35.tgz, $OUT/record.log
+# Before committing (tests/fixtures/import_cases/17-h200-issue35): paths /tmp/issue35/ -> <OUT>/
+# in the logs and CSVs (sed), the checkout path in the report's command line -> <checkout>
+# (scripts/bundle_recorded.py redact_report), query_metrics.txt cut to its first 120 lines,
+# outlier_text.log gzipped.
 set -uo pipefail
 OUT=${OUT:-$(mktemp -d)}
 HERE=$(cd "$(dirname "$0")" && pwd)
