@@ -164,9 +164,10 @@ def aggregate(per_run: pd.DataFrame, keys: list[str]) -> pd.DataFrame:
 def aggregate_normalised(per_run: pd.DataFrame, keys: list[str], baseline: str) -> pd.DataFrame:
     """:func:`aggregate` of :func:`normalise`: each annotation's mean over the ``baseline``
     annotation's mean at the same Config, whose CI95 takes both annotations' run spread into
-    account (:func:`profiling_worker.schema.intervals.ratio_ci95_bounds`: the Welch interval of
-    the difference over the baseline mean, as the Compare page and the regression gate),
-    not only the annotation's own: the baseline's mean is a measurement too. The baseline's own
+    account (:func:`profiling_worker.schema.intervals.ratio_ci95_bounds`: Fieller's interval of
+    a ratio of means, as the Compare page and the regression gate; ``+inf`` above where the
+    baseline mean cannot be told from 0), not only the annotation's own: the baseline's mean
+    is a measurement too. The baseline's own
     rows (ratio 1 by definition) keep the interval of its runs around its mean. StdDev,
     RelativeStdDevPct and StableMeasurement describe the annotation's own runs.
 
