@@ -144,6 +144,7 @@ fig = build_compare_figure(frame, title, baseline.host_timer or candidate.host_t
 analysis.figure_panel(fig, frame, key=PAGE,
                       filename=f"compare-{candidate_id}-vs-{baseline_id}.csv")
 share.comparison_button(baseline, candidate, float(max_slowdown), metric)
+st.caption(f"Coverage: {intervals.COVERAGE_NOTE}.")
 if metric in C.DURATION_METRICS:
     st.caption("For durations a ratio below 1 means the candidate is faster.")
 for line in metric_roles.describe(baseline.manifest):

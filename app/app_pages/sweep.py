@@ -128,7 +128,7 @@ st.caption(f"Error bars and CI95 columns: {intervals.CI_METHOD}."
            + (f" A ratio to {baseline} takes both annotations' run spread ("
               f"{intervals.RATIO_METHOD}, as on the Compare page and in the regression gate; "
               "CI95_Upper inf: unbounded); StdDev and RSD are the annotation's own runs."
-              if baseline else ""))
+              if baseline else "") + f" Coverage: {intervals.COVERAGE_NOTE}.")
 if metric_roles.roles(bundle.manifest):
     st.caption(("Drawn from the measured durations. " if from_durations else
                 f"Drawn: {esc(metric)}, as the file gives it. ")

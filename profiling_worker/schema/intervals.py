@@ -42,6 +42,12 @@ RATIO_METHOD = ("Fieller's CI95 of a ratio of two independent means (Fieller 195
 #: What a page says for an unbounded ratio interval (:func:`unbounded`).
 UNBOUNDED_NOTE = ("unbounded: the baseline mean cannot be told from 0 at 95 % "
                   "(Fieller's g ≥ 1)")
+#: Beside every interval a page shows: where its 95 % holds and where small samples fall short
+#: (docs/statistics.md; the figures are benchmarks/interval_coverage.py's, checked by its test).
+COVERAGE_NOTE = ("95 % intervals hold 95 % of the time for normal runs (simulated, 3-100 runs a "
+                 "side); on recorded H200 timings with a rare slow run, resampled at 3-20 runs "
+                 "a side, they held in 76-92 % of draws: more runs and the Stability page help "
+                 "(docs/statistics.md)")
 #: Fewer runs than this on a side: no verdict, no stability (no spread can be estimated).
 MIN_RUNS = 2
 #: What a page says where a config has fewer than :data:`MIN_RUNS` runs.
