@@ -51,7 +51,9 @@ notes.few_runs(summary)
 notes.auto_runs(bundle, "stability")
 unstable = summary[~summary[C.STABLE].astype(bool)]
 st.caption(f"{len(summary) - len(unstable)} of {len(summary)} annotation × config pairs are "
-           f"stable (RSD < {C.STABLE_RSD_PCT:g} %).")
+           f"stable (RSD < {C.STABLE_RSD_PCT:g} %). {C.CI95_HALF_PCT} beside each flag: the "
+           "CI95's half-width in % of the mean; a stable row of 3 runs can be wider than an "
+           "unstable one of 100.")
 short = short_kernels_text(summary, bundle.duration_metric)
 if short is not None:
     text, all_stable = esc(short[0]), short[1]

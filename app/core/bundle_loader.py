@@ -208,7 +208,8 @@ def load_bundle(bundle_dir: str | Path) -> Bundle:
                          spec.parameter_names if spec else None)
     problems += aggregated_repair.empty_sentences(completed)
     # Bundles written before the one interval method: the pages show its intervals.
-    tables[columns.TABLE_AGGREGATED] = intervals.restate(completed.table)
+    tables[columns.TABLE_AGGREGATED] = intervals.with_ci95_half_pct(
+        intervals.restate(completed.table))
     restated = aggregated_repair.restated_sentences(completed.table,
                                                     tables[columns.TABLE_AGGREGATED])
     return Bundle(path=path, manifest=manifest, spec=spec, tables=tables,

@@ -158,7 +158,7 @@ def aggregate(per_run: pd.DataFrame, keys: list[str]) -> pd.DataFrame:
     stats[C.STABLE] = intervals.stable(n, stats[C.RSD])
     units = grouped[C.UNIT].first().reset_index(drop=True) if C.UNIT in per_run else None
     stats.insert(len(keys), C.UNIT, units if units is not None else "")
-    return stats
+    return intervals.with_ci95_half_pct(stats)
 
 
 def aggregate_normalised(per_run: pd.DataFrame, keys: list[str], baseline: str) -> pd.DataFrame:
@@ -183,7 +183,7 @@ def aggregate_normalised(per_run: pd.DataFrame, keys: list[str], baseline: str) 
     others = (out[C.ANNOTATION] != baseline).to_numpy()
     out[C.CI95_LOWER] = np.where(others, lower, out[C.CI95_LOWER])
     out[C.CI95_UPPER] = np.where(others, upper, out[C.CI95_UPPER])
-    return out
+    return intervals.with_ci95_half_pct(out)
 
 
 def is_power_of_two(value: float) -> bool:

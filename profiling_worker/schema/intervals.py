@@ -227,6 +227,24 @@ def rsd_pct(mean: npt.ArrayLike, std: npt.ArrayLike) -> Floats:
     return np.where((m == 0) & (s > 0), np.inf, rsd)
 
 
+def with_ci95_half_pct(frame: pd.DataFrame) -> pd.DataFrame:
+    """``frame`` with ``columns.CI95_HALF_PCT`` = ``100 (CI95_Upper - AvgValue) / |AvgValue|``
+    (%) beside StableMeasurement (after it; last without it): the half-width of a Student-t
+    CI95, the upper half of a ratio's (Fieller's is not symmetric). NaN where the bounds are
+    (one run); 0 for a zero mean with a zero-width interval, inf for a zero mean otherwise and
+    for an unbounded ratio. Frames without AvgValue or CI95_Upper come back unchanged."""
+    if C.AVG not in frame or C.CI95_UPPER not in frame:
+        return frame
+    mean = frame[C.AVG].to_numpy(dtype="float64")
+    excess = frame[C.CI95_UPPER].to_numpy(dtype="float64") - mean
+    with np.errstate(divide="ignore", invalid="ignore"):
+        pct = np.where((mean == 0) & (excess == 0), 0.0, 100.0 * excess / np.abs(mean))
+    out = frame.drop(columns=[C.CI95_HALF_PCT], errors="ignore")
+    at = list(out.columns).index(C.STABLE) + 1 if C.STABLE in out else len(out.columns)
+    out.insert(at, C.CI95_HALF_PCT, pct)
+    return out
+
+
 def stable(n: npt.ArrayLike, rsd: npt.ArrayLike) -> npt.NDArray[np.bool_]:
     """StableMeasurement: at least :data:`MIN_RUNS` runs and RSD < ``columns.STABLE_RSD_PCT``."""
     enough = np.asarray(n, dtype="float64") >= MIN_RUNS

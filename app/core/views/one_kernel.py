@@ -26,7 +26,7 @@ SM_CLOCK_ROW = "SM clock the kernel ran at"
 TFLOPS_ROW = "Throughput (Flops / duration)"
 GBPS_ROW = "Bandwidth (analytic bytes / duration)"
 ROW_COLUMNS = (C.METRIC, C.UNIT, C.NUM_RUNS, C.AVG, C.STD, C.MIN, C.MAX, C.MEDIAN, C.CI95_LOWER,
-               C.CI95_UPPER, C.RSD, C.STABLE)
+               C.CI95_UPPER, C.RSD, C.STABLE, C.CI95_HALF_PCT)
 
 
 @dataclass(frozen=True)
@@ -117,8 +117,8 @@ def one_kernel_frame(bundle: Bundle, options: OneKernelOptions) -> pd.DataFrame:
 
     Returns:
         Metric, Unit, NumRuns, AvgValue, StdDev, MinValue, MaxValue, MedianValue, CI95_Lower,
-        CI95_Upper, RelativeStdDevPct, StableMeasurement, Source (``measured``, or how a derived
-        row was computed), Annotation, Config, <params>, ConfigLabel, Kernels (names,
+        CI95_Upper, RelativeStdDevPct, StableMeasurement, CI95HalfWidthPct, Source
+        (``measured``, or how a derived row was computed), Annotation, Config, <params>, ConfigLabel, Kernels (names,
         `` + ``-joined), GPU. Durations are in ``time_unit``; derived rows are the SM clock the
         kernel ran at (MHz, from ``gpc__cycles_elapsed.avg.per_second`` when collected), TFLOP/s
         and GB/s from the work table (when it has the annotation).

@@ -184,5 +184,5 @@ def _from_aggregated(bundle: Bundle, options: SweepOptions, metric: str) -> pd.D
                      [metric_roles.unit_text(u) for u in frame.get(C.UNIT, [None] * len(frame))])
     keep = [c for c in (C.ANNOTATION, C.CONFIG, *bundle.parameters, C.UNIT, C.NUM_RUNS, C.AVG,
                         C.STD, C.MIN, C.MAX, C.MEDIAN, C.CI95_LOWER, C.CI95_UPPER, C.RSD,
-                        C.STABLE) if c in frame]
+                        C.STABLE, C.CI95_HALF_PCT) if c in frame]
     return frame[list(dict.fromkeys(keep))]
