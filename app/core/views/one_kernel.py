@@ -181,14 +181,14 @@ def _throughput_rows(bundle: Bundle, annotation: str, config: int,
                                      (derived.GBPS, GBPS_ROW, C.BYTES)):
         if column not in work or not (work[column].astype(float) > 0).all():
             continue
-        per_run = derived.per_run_quantity(runs, work, bundle.duration_metric, quantity)
-        if per_run.empty:
+        stats = derived.aggregate_quantity(runs, work, bundle.duration_metric, quantity,
+                                           [C.ANNOTATION, C.CONFIG])
+        if stats.empty:
             continue
-        stats = derived.aggregate(per_run, [C.ANNOTATION, C.CONFIG])
         stats = stats.drop(columns=[C.ANNOTATION, C.CONFIG])
         row = pd.concat([key_row.reset_index(drop=True), stats], axis=1)
         row[C.METRIC] = metric
-        row[SOURCE] = f"{column} (work table) / {bundle.duration_metric}"
+        row[SOURCE] = f"{column} (work table) / mean {bundle.duration_metric}"
         out.append(row)
     return out
 
