@@ -162,15 +162,16 @@ def fieller_ci95(mean_b: npt.ArrayLike, std_b: npt.ArrayLike, n_b: npt.ArrayLike
     is, for ``g < 1``, the interval ``(R^ -/+ (t/|m_b|) sqrt(v_c (1 - g) + R^2 v_b)) / (1 - g)``
     (E. C. Fieller, J. R. Stat. Soc. B 16 (1954) 175-185; the standard form with zero covariance,
     e.g. V. H. Franz, "Ratios: a short guide to confidence limits and proper use",
-    arXiv:0710.2024). ``v`` is
-    the Welch-Satterthwaite degrees of freedom of ``m_c - R m_b`` at ``R = R^``
+    arXiv:0710.2024). ``v`` is the Welch-Satterthwaite degrees of freedom of ``m_c - R m_b``
+    at ``R = R^``
     (``(v_c + R^2 v_b)^2 / (v_c^2/(n_c-1) + R^4 v_b^2/(n_b-1))``; A. C. Tamhane and B. R.
     Logan, J. Biopharm. Stat. 14 (2004) 843-856, as R's ``mratios::ttestratio`` with
     ``var.equal=FALSE``). Unlike the Welch interval of ``m_c - m_b`` over ``m_b``, the
     baseline's variance enters scaled by ``R^2``.
 
     For ``g >= 1`` the baseline mean cannot be told from 0 at 95 % and the set is unbounded
-    (the whole line, or two half-lines): lower ``-inf``, upper ``+inf``.
+    (the whole line, or two half-lines): lower ``-inf``, upper ``+inf``; so for a baseline mean
+    of exactly 0.
 
     Args:
         mean_b, std_b, n_b: the baseline's mean, sample std dev (ddof=1) and runs, per row.
@@ -186,8 +187,9 @@ def fieller_ci95(mean_b: npt.ArrayLike, std_b: npt.ArrayLike, n_b: npt.ArrayLike
         r2vb = np.where(vb > 0, ratio**2 * vb, 0.0)  # a zero-spread baseline adds nothing
         df = _satterthwaite_df(r2vb, nb, vc, nc)
         t = _t975_df(df)
-        g = np.where(vb > 0, t**2 * vb / mb**2, np.where(mb != 0, 0.0, np.inf))
-        g = np.where(np.isnan(t), np.nan, g)
+        g = np.where(vb > 0, t**2 * vb / mb**2, 0.0)
+        g = np.where(mb == 0, np.inf, g)  # also where R^ = inf left t NaN
+        g = np.where((nb >= MIN_RUNS) & (nc >= MIN_RUNS), g, np.nan)
         spread = t / np.abs(mb) * np.sqrt(vc * (1 - g) + r2vb)
         lower, upper = (ratio - spread) / (1 - g), (ratio + spread) / (1 - g)
     bounded = g < 1

@@ -52,12 +52,17 @@ def test_the_interval_before_issue_34_misses_ratios_far_from_one(simulated: tupl
 
 
 def test_an_unbounded_ratio_is_counted_and_says_so() -> None:
-    """A baseline of mean 1 and std dev 1 over 3 runs cannot be told from 0: unbounded, NaN
-    below 2 runs, a bounded interval otherwise."""
-    lower, upper = intervals.ratio_ci95_bounds([1.0, 1.0, 1.0], [1.0, 0.01, 0.01], [3, 3, 1],
-                                               [2.0, 2.0, 2.0], [0.1, 0.1, 0.1], [3, 3, 3])
-    assert list(intervals.unbounded(upper)) == [True, False, False]
-    assert lower[0] == 0.0 and np.isfinite(upper[1]) and np.isnan(upper[2])
+    """A baseline of mean 1 and std dev 1 over 3 runs cannot be told from 0, nor one of mean 0
+    (with or without spread): unbounded; NaN below 2 runs; a bounded interval otherwise, the
+    roots of Fieller's quadratic."""
+    from tests.fieller_reference import fieller_roots
+
+    lower, upper = intervals.ratio_ci95_bounds(
+        [1.0, 1.0, 1.0, 0.0, 0.0], [1.0, 0.01, 0.01, 0.5, 0.0], [3, 3, 1, 3, 3],
+        [2.0, 2.0, 2.0, 2.0, 2.0], [0.1, 0.1, 0.1, 0.1, 0.1], [3, 3, 3, 3, 3])
+    assert list(intervals.unbounded(upper)) == [True, False, False, True, True]
+    assert lower[0] == 0.0 and np.isnan(upper[2])
+    assert (lower[1], upper[1]) == pytest.approx(fieller_roots(1.0, 0.01, 3, 2.0, 0.1, 3))
     assert "cannot be told from 0" in intervals.UNBOUNDED_NOTE
 
 
