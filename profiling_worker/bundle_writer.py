@@ -26,10 +26,12 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 
 from profiling_worker.file_mode import as_if_opened
-from profiling_worker.schema import columns as C, plausibility
+from profiling_worker.schema import columns as C, intervals, plausibility
 from profiling_worker.schema.manifest import write_manifest
 from profiling_worker.spreadsheet import spreadsheet_safe
 
+#: The manifest key naming the method of ``tables/aggregated.*``'s CI95 columns (issue 34).
+CI95_METHOD_KEY = "ci95_method"
 _NAME_RE = re.compile(r"^[A-Za-z0-9_][A-Za-z0-9_.-]{0,99}$")
 
 
@@ -163,8 +165,10 @@ def finish_bundle(bundle_dir: str | os.PathLike[str], manifest: dict[str, Any],
                   leave_out: Sequence[str] = (),
                   tables: Mapping[str, pd.DataFrame] | None = None) -> Path:
     """Finalise a bundle: check its tables for plausibility
-    (:mod:`profiling_worker.schema.plausibility`; the notes go under ``"notes"``), list its
-    files and write ``manifest.json`` last, atomically.
+    (:mod:`profiling_worker.schema.plausibility`; the notes go under ``"notes"``), name the
+    method of the aggregated table's CI95 columns (``"ci95_method"``:
+    :data:`profiling_worker.schema.intervals.CI_METHOD`, lower bounds of non-negative quantities
+    cut at 0 as written), list its files and write ``manifest.json`` last, atomically.
 
     Every bundle, run or imported, ends here, so checks on finished bundles belong here.
 
@@ -184,6 +188,7 @@ def finish_bundle(bundle_dir: str | os.PathLike[str], manifest: dict[str, Any],
     notes = given + plausibility.check_bundle(
         bundle_tables(bundle_dir) if tables is None else tables, manifest)
     return write_manifest(bundle_dir, {**manifest, plausibility.NOTES_KEY: notes,
+                                       CI95_METHOD_KEY: intervals.CI_METHOD,
                                        "files": bundle_files(bundle_dir, leave_out)})
 
 

@@ -173,7 +173,7 @@ class Door:
         try:
             frame = stability_frame(bundle, StabilityOptions(time_unit="µs"))
             cols = [C.ANNOTATION, "ConfigLabel", C.UNIT, C.NUM_RUNS, C.AVG, C.STD, C.CI95_LOWER,
-                    C.CI95_UPPER, C.RSD, C.STABLE]
+                    C.CI95_UPPER, C.RSD, C.STABLE, C.CI95_HALF_PCT]
             out["durations"] = records(frame[[c for c in cols if c in frame]])
         except MissingData as exc:
             out["durations"] = {"missing": str(exc)}

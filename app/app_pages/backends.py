@@ -3,7 +3,7 @@ events job of the same configs beside them."""
 
 import streamlit as st
 
-from profiling_worker.schema import backends as B, columns as C
+from profiling_worker.schema import backends as B, columns as C, intervals
 from profiling_worker.schema.manifest import JobStatus
 
 from app.core.figures.backends import build_backends_figure
@@ -96,8 +96,9 @@ st.caption("Verdict: the regression gate's rule (`python -m profiling_worker com
            "set set aside: *ncu slower* / *ncu faster* when the whole 95 % interval of the "
            "difference is beyond ±3 %, *same* inside it, *ambiguous* across it (Reason: the "
            "runs a side that would decide it), *not comparable* for any other difference. "
-           "RatioCI95Lower/Upper are the same interval as the gate's (Welch, on the "
-           "difference d = (m_ncu − m_cupti)/m_cupti), as a ratio: 1 + d.")
+           "RatioCI95Lower/Upper are the same interval as the gate's (Fieller's, of "
+           f"m_ncu / m_cupti; the gate's difference d = ratio − 1). Coverage: "
+           f"{intervals.COVERAGE_NOTE}.")
 st.subheader("CUDA events beside them")
 st.markdown(EVENTS_WHY)
 events_ids = [b.job_id for b in bundles if b.backend == B.EVENTS and b.status == JobStatus.DONE]

@@ -85,6 +85,13 @@ if undrawn.any():
             + ", ".join(points.loc[undrawn, F.CONFIG_LABEL].astype(str)
                         .radd(points.loc[undrawn, C.ANNOTATION].astype(str) + " ")) + ".",
             icon=":material/info:")
+padded = points[F.COUNTED_OVER_USEFUL].astype(float)
+st.caption("AchievedTFLOPs: the chosen FLOPs over the mean time, the throughput every page "
+           "shows (Size sweep included)."
+           + (f" Counted FLOPs exceed the kernel's useful FLOPs (its formula) by up to "
+              f"{100 * (padded.max() - 1):.4g} % (CountedOverUseful): the library does padded "
+              "work, e.g. cuBLAS tiles; UsefulFlops and UsefulTFLOPs are the formula's work "
+              "over the same time." if (padded > 1).any() else ""))
 ceilings = roofline_ceilings(points)
 if ceilings.empty:
     st.warning("No datasheet ceilings for this GPU or dtype: the points are drawn without roofs.")

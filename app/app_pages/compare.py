@@ -23,12 +23,12 @@ st.header("Compare jobs")
 analysis.how_to_read(
     "Pick a **baseline** and a **candidate** job. Rows are matched by annotation and config "
     "values (e.g. n=4096), so jobs with different size lists still line up. The ratio is "
-    "candidate mean / baseline mean; its 95 % interval is the verdict's interval of the "
-    "difference (below), divided by the baseline mean: RatioCI95 − 1 = DiffCI95 / 100. "
-    f"Intervals: {intervals.CI_METHOD}.\n\n"
+    f"candidate mean / baseline mean; its 95 % interval: {intervals.RATIO_METHOD} "
+    "(docs/statistics.md), the verdict's interval of the relative difference (below) plus 1: "
+    f"RatioCI95 − 1 = DiffCI95 / 100. Each job's own means: {intervals.CI_METHOD}.\n\n"
     "The **verdict** is the regression gate's, the same as `python -m profiling_worker compare` "
     "gives in CI, judged on the whole 95 % interval of the difference d = (m_c − m_b)/m_b "
-    "(Welch: d ∓ t(0.975, ν)·√(s_b²/n_b + s_c²/n_c)/m_b): **regressed** / **improved** when "
+    "(Fieller's interval of m_c/m_b, minus 1): **regressed** / **improved** when "
     "the whole interval is beyond the allowed change, **same** when it lies inside ±it, "
     "**ambiguous** when it straddles it (RunsToDecide: the runs a side that would likely decide "
     "it), **clock-explained** when the time is beyond it but the SM cycles (time × the clock "
@@ -144,6 +144,7 @@ fig = build_compare_figure(frame, title, baseline.host_timer or candidate.host_t
 analysis.figure_panel(fig, frame, key=PAGE,
                       filename=f"compare-{candidate_id}-vs-{baseline_id}.csv")
 share.comparison_button(baseline, candidate, float(max_slowdown), metric)
+st.caption(f"Coverage: {intervals.COVERAGE_NOTE}.")
 if metric in C.DURATION_METRICS:
     st.caption("For durations a ratio below 1 means the candidate is faster.")
 for line in metric_roles.describe(baseline.manifest):

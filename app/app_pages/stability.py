@@ -23,7 +23,7 @@ analysis.how_to_read(
     "Each annotation × config was run several times (**runs**). **RSD** is the standard deviation "
     "as a % of the mean; nsight-python calls a measurement **stable** when RSD < 2 % (one run "
     f"is never stable: it shows no spread). **CI95**: {intervals.CI_METHOD} (from the worker's "
-    "aggregated table). "
+    f"aggregated table). Coverage: {intervals.COVERAGE_NOTE}. "
     "Kernels shorter than ~10 µs are dominated by launch and timer jitter, so their RSD says more "
     "about the clock than about the kernel. The per-run chart keeps the run order: a slope "
     "(**drift**) usually means the GPU was still clocking up or heating; a flat cloud inside the "
@@ -51,7 +51,9 @@ notes.few_runs(summary)
 notes.auto_runs(bundle, "stability")
 unstable = summary[~summary[C.STABLE].astype(bool)]
 st.caption(f"{len(summary) - len(unstable)} of {len(summary)} annotation × config pairs are "
-           f"stable (RSD < {C.STABLE_RSD_PCT:g} %).")
+           f"stable (RSD < {C.STABLE_RSD_PCT:g} %). {C.CI95_HALF_PCT} beside each flag: the "
+           "CI95's half-width in % of the mean; a stable row of 3 runs can be wider than an "
+           "unstable one of 100.")
 short = short_kernels_text(summary, bundle.duration_metric)
 if short is not None:
     text, all_stable = esc(short[0]), short[1]

@@ -125,10 +125,10 @@ frame = frame.assign(Measurement=measured)  # the CSV says what the values are
 shown = quantity if from_durations else re.sub(r"[^\w.-]+", "_", metric)
 panels.chart_with_table(fig, frame, key=PAGE, filename=f"{bundle.job_id}-sweep-{shown}.csv")
 st.caption(f"Error bars and CI95 columns: {intervals.CI_METHOD}."
-           + (f" A ratio to {baseline} takes both annotations' run spread (the Welch interval "
-              "of the difference over the baseline's mean, as on the Compare page and in the "
-              "regression gate); StdDev and RSD are the annotation's own runs."
-              if baseline else ""))
+           + (f" A ratio to {baseline} takes both annotations' run spread ("
+              f"{intervals.RATIO_METHOD}, as on the Compare page and in the regression gate; "
+              "CI95_Upper inf: unbounded); StdDev and RSD are the annotation's own runs."
+              if baseline else "") + f" Coverage: {intervals.COVERAGE_NOTE}.")
 if metric_roles.roles(bundle.manifest):
     st.caption(("Drawn from the measured durations. " if from_durations else
                 f"Drawn: {esc(metric)}, as the file gives it. ")

@@ -4,6 +4,8 @@ missing."""
 
 from __future__ import annotations
 
+import pandas as pd
+
 from profiling_worker.extract.aggregated_repair import Completed
 from profiling_worker.schema import columns as C, intervals
 
@@ -22,6 +24,28 @@ def recomputed_sentences(done: Completed) -> tuple[str, ...]:
                    "recomputed from its other columns by the worker's formulas (CI95: "
                    f"{intervals.CI_METHOD}).")
     return tuple(out)
+
+
+def restated_sentences(written: pd.DataFrame, shown: pd.DataFrame) -> tuple[str, ...]:
+    """What :func:`profiling_worker.schema.intervals.restate` changed in a bundle written before
+    the worker cut CI95 lower bounds at 0 (issue 34): the count of lower bounds below 0 of
+    non-negative quantities, by metric, shown cut while the files keep the recorded values.
+
+    Args:
+        written, shown: the aggregated table as the files hold it and as restated (same rows).
+    """
+    if C.CI95_LOWER not in written or C.CI95_LOWER not in shown or len(written) != len(shown):
+        return ()
+    was = written[C.CI95_LOWER].to_numpy(dtype="float64")
+    cut = (was < 0) & (shown[C.CI95_LOWER].to_numpy(dtype="float64") == 0)
+    if not cut.any():
+        return ()
+    metrics = sorted(written.loc[cut, C.METRIC].astype(str).unique()) if C.METRIC in written \
+        else []
+    return (f"tables/{C.TABLE_AGGREGATED}.* were written before the worker cut CI95 lower "
+            f"bounds at 0: {int(cut.sum())} CI95_Lower value(s) below 0 of a quantity that "
+            f"cannot be negative ({', '.join(metrics)}; lowest {float(was[cut].min()):.4g}) "
+            f"are shown as 0 here ({intervals.CI_METHOD}); the files keep what was recorded.",)
 
 
 def empty_sentences(done: Completed) -> list[str]:

@@ -56,7 +56,8 @@ class Bundle:
             missing and could not be recomputed (shown on every page).
         recomputed: aggregated columns the files lack that were recomputed from the runs
             table or the other columns (:mod:`profiling_worker.extract.aggregated_repair`),
-            one sentence each (shown on every page).
+            and CI95 lower bounds of an older bundle shown cut at 0, one sentence each (shown
+            on every page).
         notes: plausibility notes (``profiling_worker.schema.plausibility``): the manifest's,
             or computed at load time for bundles recorded before notes existed.
     """
@@ -187,7 +188,8 @@ def load_bundle(bundle_dir: str | Path) -> Bundle:
     """Read a bundle directory. The aggregated table of a bundle written before the one interval
     method is restated by it (:func:`profiling_worker.schema.intervals.restate`: CI95 lower
     bounds of non-negative quantities cut at 0, one run never stable); the files keep what was
-    written.
+    written, and the pages say what was cut (``recomputed``). The current worker writes the cut
+    bounds and (since issue 34) names the method in the manifest (``ci95_method``).
 
     Raises:
         ManifestError: no readable ``manifest.json`` (not a bundle).
@@ -206,10 +208,13 @@ def load_bundle(bundle_dir: str | Path) -> Bundle:
                          spec.parameter_names if spec else None)
     problems += aggregated_repair.empty_sentences(completed)
     # Bundles written before the one interval method: the pages show its intervals.
-    tables[columns.TABLE_AGGREGATED] = intervals.restate(completed.table)
+    tables[columns.TABLE_AGGREGATED] = intervals.with_ci95_half_pct(
+        intervals.restate(completed.table))
+    restated = aggregated_repair.restated_sentences(completed.table,
+                                                    tables[columns.TABLE_AGGREGATED])
     return Bundle(path=path, manifest=manifest, spec=spec, tables=tables,
                   files=list_files(path), problems=tuple(problems),
-                  recomputed=aggregated_repair.recomputed_sentences(completed),
+                  recomputed=aggregated_repair.recomputed_sentences(completed) + restated,
                   notes=tuple(manifest_notes(tables, {**manifest, "spec": raw_spec})))
 
 

@@ -4,8 +4,14 @@ Changing the unit or the baseline never re-profiles: everything here starts from
 table (one row per Annotation x Config x Run x Metric, duration ``Value`` in ns) and the ``work``
 table (analytic ``Flops`` and ``Bytes`` per Annotation x Config).
 
-Every quantity is computed per run and only then aggregated, so the spread (StdDev, CI95) is
-the spread of the quantity itself, not of the time it came from.
+A time is aggregated from its runs. A **throughput** (TFLOP/s, GB/s) of a point is the work
+over the mean time, ``W / mean(t)`` (:func:`aggregate_quantity`), on every page (Size sweep, one
+kernel, Roofline): the rate at which the runs did their work (total work over total time), the
+estimator of a throughput of the mean time. The mean of per-run rates ``mean(W / t_i)`` is
+biased upward (Jensen's inequality: ``mean(1/t) >= 1/mean(t)``) and was 34 % above
+``W / mean(t)`` on h200-events-j1-fp16 n=1024 (issue 34). Its CI95 is the time's mapped
+through ``W / t`` (a monotone map keeps a confidence interval's coverage); per-run rates are
+still drawn where single runs are shown.
 """
 
 from __future__ import annotations
@@ -158,15 +164,16 @@ def aggregate(per_run: pd.DataFrame, keys: list[str]) -> pd.DataFrame:
     stats[C.STABLE] = intervals.stable(n, stats[C.RSD])
     units = grouped[C.UNIT].first().reset_index(drop=True) if C.UNIT in per_run else None
     stats.insert(len(keys), C.UNIT, units if units is not None else "")
-    return stats
+    return intervals.with_ci95_half_pct(stats)
 
 
 def aggregate_normalised(per_run: pd.DataFrame, keys: list[str], baseline: str) -> pd.DataFrame:
     """:func:`aggregate` of :func:`normalise`: each annotation's mean over the ``baseline``
     annotation's mean at the same Config, whose CI95 takes both annotations' run spread into
-    account (:func:`profiling_worker.schema.intervals.ratio_ci95_bounds`: the Welch interval of
-    the difference over the baseline mean, as the Compare page and the regression gate),
-    not only the annotation's own: the baseline's mean is a measurement too. The baseline's own
+    account (:func:`profiling_worker.schema.intervals.ratio_ci95_bounds`: Fieller's interval of
+    a ratio of means, as the Compare page and the regression gate; ``+inf`` above where the
+    baseline mean cannot be told from 0), not only the annotation's own: the baseline's mean
+    is a measurement too. The baseline's own
     rows (ratio 1 by definition) keep the interval of its runs around its mean. StdDev,
     RelativeStdDevPct and StableMeasurement describe the annotation's own runs.
 
@@ -182,7 +189,66 @@ def aggregate_normalised(per_run: pd.DataFrame, keys: list[str], baseline: str) 
     others = (out[C.ANNOTATION] != baseline).to_numpy()
     out[C.CI95_LOWER] = np.where(others, lower, out[C.CI95_LOWER])
     out[C.CI95_UPPER] = np.where(others, upper, out[C.CI95_UPPER])
-    return out
+    return intervals.with_ci95_half_pct(out)
+
+
+def aggregate_quantity(runs: pd.DataFrame, work: pd.DataFrame, duration_metric: str,
+                       quantity: str, keys: list[str], time_unit: str = "µs",
+                       baseline: str | None = None) -> pd.DataFrame:
+    """A quantity per group of ``keys``, as :func:`aggregate` returns it: a time aggregated
+    from its runs (in ``time_unit``); a throughput as the work over the mean time (module
+    docstring): AvgValue ``W / mean(t)``, MinValue ``W / max(t)``, MaxValue ``W / min(t)``,
+    MedianValue ``W / median(t)``, CI95 ``[W / t_upper, W / t_lower]`` (``inf`` above where the
+    time's lower bound is 0), StdDev ``W s_t / mean(t)^2`` (delta method), RSD and
+    StableMeasurement those of the time. ``baseline``: each annotation over the baseline
+    annotation at the same Config; a throughput ratio ``(W_a/W_b) (mean t_b / mean t_a)`` with
+    the baseline's and the annotation's times in Fieller's interval (:func:`aggregate_normalised`
+    on the times, inverted).
+
+    Raises:
+        MissingWork: a throughput was asked for and some annotation x config has no work row.
+        ValueError: unknown ``quantity`` or ``time_unit``; ``baseline`` not an annotation.
+    """
+    if quantity == TIME:
+        per_run = per_run_quantity(runs, work, duration_metric, TIME, time_unit)
+        return (aggregate_normalised(per_run, keys, baseline) if baseline
+                else aggregate(per_run, keys))
+    rate = per_run_quantity(runs, work, duration_metric, quantity)  # checks work, names units
+    times = per_run_quantity(runs, work, duration_metric, TIME, "ns")
+    column = C.FLOPS if quantity == TFLOPS else C.BYTES
+    scale = 1e3 if quantity == TFLOPS else 1.0  # W/ns -> TFLOP/s (1e3) or GB/s (1)
+    amounts = work[[C.ANNOTATION, C.CONFIG, column]].astype({column: float})
+    if baseline:
+        stats = aggregate_normalised(times, keys, baseline)  # mean t_a / mean t_b, Fieller
+        base = amounts[amounts[C.ANNOTATION] == baseline][[C.CONFIG, column]]
+        amount = stats[[C.ANNOTATION, C.CONFIG]].merge(amounts, how="left").merge(
+            base, on=C.CONFIG, how="left", suffixes=("", "_b"))
+        factor = (amount[column] / amount[column + "_b"]).to_numpy()
+        unit = f"× {baseline}"
+    else:
+        stats = aggregate(times, keys)
+        amount = stats[[C.ANNOTATION, C.CONFIG]].merge(amounts, how="left")
+        factor = amount[column].to_numpy() / scale
+        unit = str(rate[C.UNIT].iloc[0]) if len(rate) else quantity_unit(quantity)
+    return _inverted(stats, factor, unit)
+
+
+def _inverted(stats: pd.DataFrame, factor: np.ndarray, unit: str) -> pd.DataFrame:
+    """``factor / x`` of an :func:`aggregate` frame of ``x`` (module docstring's rules)."""
+    out = stats.copy()
+    with np.errstate(divide="ignore", invalid="ignore"):
+        mean = stats[C.AVG].to_numpy(float)
+        out[C.AVG] = factor / mean
+        out[C.MIN], out[C.MAX] = factor / stats[C.MAX].to_numpy(float), \
+            factor / stats[C.MIN].to_numpy(float)
+        out[C.MEDIAN] = factor / stats[C.MEDIAN].to_numpy(float)
+        lower, upper = (stats[c].to_numpy(float) for c in (C.CI95_LOWER, C.CI95_UPPER))
+        out[C.CI95_LOWER] = factor / upper
+        out[C.CI95_UPPER] = np.where(lower > 0, factor / lower, np.where(np.isnan(lower),
+                                                                         np.nan, np.inf))
+        out[C.STD] = factor * stats[C.STD].to_numpy(float) / mean**2
+    out[C.UNIT] = unit
+    return intervals.with_ci95_half_pct(out)
 
 
 def is_power_of_two(value: float) -> bool:

@@ -35,6 +35,12 @@ DRAM_PCT = "DramPct"
 DRAM_BYTES = "DramBytes"
 ACHIEVED_GBPS = "MeasuredDramGBps"  # measured DRAM bytes (read + write) / time, GB/s
 ACHIEVED_TFLOPS = "AchievedTFLOPs"
+#: Roofline: the kernel's useful FLOPs (the catalog's formula, e.g. 2n^3 for a matmul) beside the
+#: counted ones, which include work the library pads in (cuBLAS tiles: 1.015625 x 2n^3 at
+#: n = 8192), their ratio, and the TFLOP/s of the useful FLOPs over the same mean time.
+USEFUL_FLOPS = "UsefulFlops"
+COUNTED_OVER_USEFUL = "CountedOverUseful"
+USEFUL_TFLOPS = "UsefulTFLOPs"
 ARITHMETIC_INTENSITY = "ArithmeticIntensity"
 DATASHEET_GBPS = "DatasheetGBps"
 PCT_OF_DATASHEET = "PctOfDatasheet"

@@ -100,6 +100,25 @@ def mixed_as_text(series: pd.Series) -> pd.Series | None:
     return series.map(lambda v: v if isinstance(v, str) else fmt(None if v is None else float(v)))
 
 
+#: How a table writes an interval's +inf upper bound (an unbounded ratio interval, Fieller's
+#: g >= 1: profiling_worker.schema.intervals.UNBOUNDED_NOTE).
+UNBOUNDED = "unbounded"
+
+
+def unbounded_as_text(name: object, series: pd.Series) -> pd.Series | None:
+    """An interval's upper-bound column (its name holds "CI95" and "Upper") with a +inf cell as
+    text: the finite values by :func:`fmt`, +inf as :data:`UNBOUNDED`, missing as "—"; None for
+    any other column, so an unbounded interval never reads as a number ("inf")."""
+    text = str(name)
+    if "CI95" not in text or "Upper" not in text or not pd.api.types.is_float_dtype(series):
+        return None
+    values = series.to_numpy(dtype="float64")
+    if not (values == float("inf")).any():
+        return None
+    return pd.Series([UNBOUNDED if v == float("inf") else fmt(None if v != v else float(v))
+                      for v in values], index=series.index, dtype=object)
+
+
 def numbers_or_missing(series: pd.Series) -> pd.Series | None:
     """An object column holding only numbers and missing cells (None) as float, the missing
     cells NaN, so a table formats it as numbers and draws the gaps as its placeholder; None for

@@ -83,13 +83,15 @@ def table(frame: pd.DataFrame | list[dict[str, Any]], key: str, where: Any = Non
     """A table (``st.dataframe``, full width, no index) whose numeric columns show thousands
     separators and four significant digits (:func:`app.core.numbers.printf_format`); the values
     stay exact (sorting, CSV downloads). A missing cell (None, NaN) reads :data:`MISSING`, not
-    Streamlit's "None". ``where``: a column or container (default: here); ``column_config``
+    Streamlit's "None"; an unbounded interval's upper bound reads "unbounded"
+    (:func:`app.core.numbers.unbounded_as_text`). ``where``: a column or container (default: here); ``column_config``
     entries override the number formats."""
     frame = frame if isinstance(frame, pd.DataFrame) else pd.DataFrame(frame)
     frame = table_text.visible_text(frame)  # bidirectional controls shown, not obeyed
     frame, short_chars = table_text.short_kernel_names(frame)
     shown = {c: text for c in frame.columns
              if (text := numbers.mixed_as_text(frame[c])) is not None
+             or (text := numbers.unbounded_as_text(c, frame[c])) is not None
              or (text := numbers.numbers_or_missing(frame[c])) is not None}
     if shown:  # numbers and text: as text; numbers and None: as float (module app.core.numbers)
         frame = frame.copy()

@@ -165,8 +165,8 @@ def _cycles(both: pd.DataFrame, baseline: GateSide, candidate: GateSide,
 
 def _add_statistics(frame: pd.DataFrame, with_cycles: bool) -> None:
     """The metric's interval (and the cycles', when there), in place
-    (:func:`profiling_worker.gate.verdict.welch`)."""
-    time = V.welch(frame, BASELINE, CANDIDATE, AVG, C.STD, C.RUNS)
+    (:func:`profiling_worker.gate.verdict.relative_difference`)."""
+    time = V.relative_difference(frame, BASELINE, CANDIDATE, AVG, C.STD, C.RUNS)
     frame[DIFF_PCT], frame[DETECTABLE_PCT] = time["DiffPct"], time["HalfPct"]
     frame[DIFF_CI95_LOWER_PCT], frame[DIFF_CI95_UPPER_PCT] = time["LowerPct"], time["UpperPct"]
     frame[WELCH_DF] = time["Df"]
@@ -176,7 +176,7 @@ def _add_statistics(frame: pd.DataFrame, with_cycles: bool) -> None:
         frame[list(names)] = float("nan")
         frame["_cycles"] = None
         return
-    cyc = V.welch(frame, BASELINE + K.CYCLES, CANDIDATE + K.CYCLES, AVG, C.STD, C.RUNS)
+    cyc = V.relative_difference(frame, BASELINE + K.CYCLES, CANDIDATE + K.CYCLES, AVG, C.STD, C.RUNS)
     for name, column in zip(names, ("DiffPct", "LowerPct", "UpperPct")):
         frame[name] = cyc[column]
     frame["_cycles"] = pd.Series(_intervals(cyc), index=frame.index, dtype=object)
@@ -189,7 +189,8 @@ def _intervals(stats: pd.DataFrame) -> list[V.Interval | None]:
         figures = [float(r[k]) for k in ("DiffPct", "LowerPct", "UpperPct", "HalfPct", "RelVar")]
         ok = all(pd.notna(x) for x in (r["Df"], *figures[:4]))
         diff, lower, upper, half, rel_var = figures
-        out.append(V.Interval(diff, lower, upper, half, rel_var, int(r[C.RUNS])) if ok else None)
+        out.append(V.Interval(diff, lower, upper, half, rel_var, int(r[C.RUNS]),
+                              float(r["UncutLowerPct"])) if ok else None)
     return out
 
 

@@ -15,6 +15,7 @@ outcome and reason (nothing was shown either way), and every case carries its fi
 
 from __future__ import annotations
 
+import math
 import xml.etree.ElementTree as ET
 from pathlib import Path
 
@@ -61,9 +62,12 @@ def _pct(value: float) -> str:
 
 
 def _interval(row: pd.Series) -> str:
-    """``+3.10 % (+2.66 .. +3.54)``; the difference alone where a side has no spread."""
+    """``+3.10 % (+2.65 .. +3.56)``; the difference alone where a side has no spread;
+    ``(unbounded)`` where the baseline mean cannot be told from 0 (Fieller's g >= 1)."""
     if pd.isna(row[DIFF_PCT]) or pd.isna(row[DIFF_CI95_UPPER_PCT]):
         return _pct(row[DIFF_PCT])
+    if math.isinf(row[DIFF_CI95_UPPER_PCT]):
+        return f"{row[DIFF_PCT]:+.2f} % (unbounded)"
     return (f"{row[DIFF_PCT]:+.2f} % ({row[DIFF_CI95_LOWER_PCT]:+.2f} .. "
             f"{row[DIFF_CI95_UPPER_PCT]:+.2f})")
 

@@ -4,12 +4,14 @@ Markdown and JUnit, the Compare page and the backends page alike.
 Per region x config, with baseline and candidate means ``m_b, m_c``, sample std devs
 ``s_b, s_c`` and run counts ``n_b, n_c``:
 
-- relative difference ``d = (m_c - m_b) / m_b`` (durations: > 0 is slower);
-- its 95 % interval ``d -/+ h`` with ``h = t(0.975, v) SE / m_b``, Welch's standard error
-  ``SE = sqrt(s_b^2/n_b + s_c^2/n_c)`` and the Welch-Satterthwaite degrees of freedom
-  ``v = SE^4 / ((s_b^2/n_b)^2/(n_b-1) + (s_c^2/n_c)^2/(n_c-1))`` (B. L. Welch, Biometrika 34
-  (1947) 28-35; NIST/SEMATECH e-Handbook of Statistical Methods, 1.3.5.3). The lower bound is
-  cut at -100 % when both means are >= 0 (a duration cannot fall below 0).
+- relative difference ``d = (m_c - m_b) / m_b = R - 1`` (durations: > 0 is slower);
+- its 95 % interval: Fieller's interval of the ratio ``R = m_c / m_b`` minus 1
+  (:func:`profiling_worker.schema.intervals.fieller_ci95`: the t quantile at the
+  Welch-Satterthwaite degrees of freedom of ``m_c - R m_b``, the baseline's variance scaled by
+  ``R^2``; E. C. Fieller, J. R. Stat. Soc. B 16 (1954) 175-185), the interval the Compare page
+  shows as RatioCI95. Unbounded (``+inf`` above) where the baseline mean cannot be told from 0
+  at 95 %: such a row is ambiguous, never a direction. The lower bound is cut at -100 % when
+  both means are >= 0 (a duration cannot fall below 0).
 
 Against the allowed change ``T`` (``--max-slowdown``, %), judged on the whole interval:
 
@@ -67,10 +69,11 @@ class Interval:
 
     Attributes:
         diff_pct: ``100 d``.
-        lower_pct, upper_pct: its 95 % interval.
-        half_pct: the interval's half-width ``100 h`` (before the -100 % cut).
-        rel_var: ``(s_b^2 + s_c^2) / m_b^2``, the spread :func:`runs_to_decide` uses.
+        lower_pct, upper_pct: its 95 % interval (``upper_pct`` ``+inf`` where unbounded).
+        half_pct: half the interval's width before the -100 % cut (``+inf`` unbounded).
+        rel_var: ``(s_c^2 + R^2 s_b^2) / m_b^2``, the spread :func:`runs_to_decide` uses.
         runs: ``max(n_b, n_c)``, the runs a side already has.
+        uncut_lower_pct: the lower bound before the -100 % cut (:func:`relative_difference`).
     """
 
     diff_pct: float
@@ -79,10 +82,11 @@ class Interval:
     half_pct: float
     rel_var: float
     runs: int
+    uncut_lower_pct: float | None = None
 
 
-def welch(frame: pd.DataFrame, prefix_b: str, prefix_c: str, avg: str, std: str,
-          runs: str) -> pd.DataFrame:
+def relative_difference(frame: pd.DataFrame, prefix_b: str, prefix_c: str, avg: str, std: str,
+                        runs: str) -> pd.DataFrame:
     """The relative difference and its 95 % interval for every row (module docstring).
 
     Args:
@@ -91,20 +95,20 @@ def welch(frame: pd.DataFrame, prefix_b: str, prefix_c: str, avg: str, std: str,
         avg, std, runs: the column suffixes (mean, sample std dev, number of runs).
 
     Returns:
-        DiffPct, LowerPct, UpperPct, HalfPct, Df (NaN below 2 runs a side), RelVar, Runs;
-        the index of ``frame``.
+        DiffPct, LowerPct, UpperPct (``+inf`` unbounded), UncutLowerPct, HalfPct, Df (NaN below
+        2 runs a side), RelVar, Runs; the index of ``frame``.
     """
     mb, mc = frame[prefix_b + avg].astype(float), frame[prefix_c + avg].astype(float)
     nb, nc = frame[prefix_b + runs].astype(float), frame[prefix_c + runs].astype(float)
     sb, sc = frame[prefix_b + std].astype(float), frame[prefix_c + std].astype(float)
-    width, df = intervals.welch_ci95_half_width(sb, nb, sc, nc)
-    with np.errstate(divide="ignore", invalid="ignore"):
-        half = 100.0 * width / mb
+    lower, upper, _g, df = intervals.fieller_ci95(mb, sb, nb, mc, sc, nc)
+    with np.errstate(divide="ignore", invalid="ignore", over="ignore"):
         diff = 100.0 * (mc - mb) / mb
-        rel_var = (sb.fillna(0.0) ** 2 + sc.fillna(0.0) ** 2) / mb**2
+        low, high = 100.0 * (lower - 1.0), 100.0 * (upper - 1.0)
+        rel_var = (sc.fillna(0.0) ** 2 + (mc / mb) ** 2 * sb.fillna(0.0) ** 2) / mb**2
     floor = np.where((mb >= 0) & (mc >= 0), -100.0, -np.inf)
-    return pd.DataFrame({"DiffPct": diff, "LowerPct": np.maximum(diff - half, floor),
-                         "UpperPct": diff + half, "HalfPct": half, "Df": df,
+    return pd.DataFrame({"DiffPct": diff, "LowerPct": np.maximum(low, floor), "UpperPct": high,
+                         "UncutLowerPct": low, "HalfPct": (high - low) / 2.0, "Df": df,
                          "RelVar": rel_var, C.RUNS: np.maximum(nb, nc)}, index=frame.index)
 
 
@@ -126,10 +130,12 @@ def runs_to_decide(interval: Interval, allowed_pct: float) -> float:
     The normal-approximation sample size of a two-sample test of a mean difference against a
     margin (S.-C. Chow, J. Shao, H. Wang, *Sample Size Calculations in Clinical Research*,
     2nd ed., 2008, section 3.2.1, test for non-inferiority/superiority):
-    ``n = (z(1 - alpha/2) + z(power))^2 (s_b^2 + s_c^2) / (m_b |d| - m_b T)^2`` per side, with
-    alpha = 5 % (the 95 % interval's bound) and 80 % power: the runs at which the interval of a
-    true difference ``d`` clears the threshold ``T`` four times in five. ``m_b`` cancels in the
-    relative form used here. Never fewer than the runs already taken plus one (they did not
+    ``n = (z(1 - alpha/2) + z(power))^2 (s_c^2 + R^2 s_b^2) / (m_b |d| - m_b T)^2`` per side,
+    with alpha = 5 % (the 95 % interval's bound) and 80 % power: the runs at which the interval
+    of a true difference ``d`` clears the threshold ``T`` four times in five. The variance is
+    that of ``m_c - R m_b`` (the ratio's, by the delta method: the baseline's scaled by
+    ``R^2 = (1 + d)^2``, as in Fieller's interval); ``m_b`` cancels in the relative form used
+    here. Never fewer than the runs already taken plus one (they did not
     decide it).
 
     Returns:
@@ -146,14 +152,18 @@ def runs_to_decide(interval: Interval, allowed_pct: float) -> float:
 
 
 def figures(interval: Interval, allowed_pct: float) -> str:
-    """``"+3.10 % (95 % CI +2.66 .. +3.54 %)"`` with the decimals that keep the bounds unlike
-    the threshold they are judged against; a lower bound raised to -100 % (:func:`welch`) says
-    so with its value before the cut."""
+    """``"+3.10 % (95 % CI +2.65 .. +3.56 %)"`` with the decimals that keep the bounds unlike
+    the threshold they are judged against; a lower bound raised to -100 %
+    (:func:`relative_difference`) says so with its value before the cut; an unbounded
+    interval says :data:`~profiling_worker.schema.intervals.UNBOUNDED_NOTE`."""
+    if math.isinf(interval.upper_pct):
+        return f"{interval.diff_pct:+.2f} % (95 % CI {intervals.UNBOUNDED_NOTE})"
     d = distinct_decimals(allowed_pct, interval.diff_pct, interval.lower_pct, interval.upper_pct)
-    cut = interval.diff_pct - interval.half_pct < interval.lower_pct  # raised to -100 % (welch)
+    uncut = interval.uncut_lower_pct
+    cut = uncut is not None and uncut < interval.lower_pct  # raised to -100 %
     return (f"{interval.diff_pct:+.{d}f} % (95 % CI {interval.lower_pct:+.{d}f} .. "
             f"{interval.upper_pct:+.{d}f} %" + (f"; the lower bound cut from "
-            f"{interval.diff_pct - interval.half_pct:+.{d}f} %: a non-negative quantity cannot "
+            f"{uncut:+.{d}f} %: a non-negative quantity cannot "
             "drop by more than 100 %" if cut else "") + ")")
 
 

@@ -59,6 +59,10 @@ CI95_LOWER = "CI95_Lower"
 CI95_UPPER = "CI95_Upper"
 RSD = "RelativeStdDevPct"
 STABLE = "StableMeasurement"
+#: 100 (CI95_Upper - AvgValue) / |AvgValue|: the CI95's half-width in % of the mean, shown
+#: beside every StableMeasurement flag (issue 34: a "stable" 3-run row can be wider than a
+#: "not stable" 100-run one). Computed by the app from the bounds, not stored.
+CI95_HALF_PCT = "CI95HalfWidthPct"
 
 # Analytic work (from the kernel catalog's formulas).
 FLOPS = "Flops"

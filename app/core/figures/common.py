@@ -9,6 +9,7 @@ from __future__ import annotations
 from collections.abc import Iterable
 
 import numpy as np
+import numpy.typing as npt
 import pandas as pd
 import plotly.graph_objects as go
 
@@ -23,11 +24,21 @@ REFERENCE = "rgba(128,128,128,0.9)"  # reference lines (100 %, 2 %, ratio 1)
 def ci95_text(lower: Iterable[float], upper: Iterable[float], unit: str = "", digits: str = ".6g",
               missing: str = intervals.ONE_RUN_NOTE) -> np.ndarray:
     """Hover text of each point's CI95: ``CI95 = [lo, hi] unit`` (bounds formatted with
-    ``digits``), or ``missing`` where a bound is NaN (fewer than 2 runs: no interval), so a
-    hover never reads "NaN"."""
+    ``digits``), ``CI95 unbounded: ...`` where the upper bound is +inf (a ratio whose baseline
+    mean cannot be told from 0, :data:`~profiling_worker.schema.intervals.UNBOUNDED_NOTE`), or
+    ``missing`` where a bound is NaN (fewer than 2 runs: no interval), so a hover never reads
+    "NaN" or "inf"."""
     return np.array([f"CI95 = [{lo:{digits}}, {hi:{digits}}]{' ' + unit if unit else ''}"
-                     if np.isfinite([lo, hi]).all() else missing
+                     if np.isfinite([lo, hi]).all() else
+                     f"CI95 {intervals.UNBOUNDED_NOTE}" if np.isposinf(hi) else missing
                      for lo, hi in zip(lower, upper)], dtype=object)
+
+
+def whisker(length: npt.ArrayLike) -> npt.NDArray[np.float64]:
+    """An error bar's length with an infinite one (an unbounded ratio interval) left undrawn
+    (NaN): the hover says unbounded (:func:`ci95_text`)."""
+    out = np.asarray(length, dtype="float64")
+    return np.where(np.isinf(out), np.nan, out)
 
 
 def finish(fig: go.Figure, title: str, host_timer: bool = False) -> go.Figure:
@@ -64,8 +75,9 @@ def ratio_trace(group: pd.DataFrame, annotation: object, index: int, ratio: str,
         x=group[C.CONFIG_LABEL], y=group[ratio], mode="markers+lines", name=str(annotation),
         meta=theme.tag(annotation), line={"color": theme.color(index), "width": 1},
         marker=marker,
-        error_y={"type": "data", "symmetric": False, "array": group[upper] - group[ratio],
-                 "arrayminus": group[ratio] - group[lower]}, **kwargs)
+        error_y={"type": "data", "symmetric": False,
+                 "array": whisker(group[upper] - group[ratio]),
+                 "arrayminus": whisker(group[ratio] - group[lower])}, **kwargs)
 
 
 def ratio_axes(fig: go.Figure, ratio_title: str) -> None:

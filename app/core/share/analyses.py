@@ -73,7 +73,8 @@ def _sweep(bundle: Bundle, section: H.Section) -> None:
     _few_runs(section, frame)
     section.add(H.figure(fig, "sweep", job_colors(bundle)),
                 H.table(frame.assign(Measurement=bundle.measurement)),
-                H.paragraph(f"Error bars and CI95 columns: {intervals.CI_METHOD}."))
+                H.paragraph(f"Error bars and CI95 columns: {intervals.CI_METHOD}. Coverage: "
+                            f"{intervals.COVERAGE_NOTE}."))
 
 
 def _stability(bundle: Bundle, section: H.Section) -> None:
@@ -81,7 +82,8 @@ def _stability(bundle: Bundle, section: H.Section) -> None:
     stable = int(frame[C.STABLE].astype(bool).sum())
     _few_runs(section, frame)
     section.add(H.paragraph(f"{stable} of {len(frame)} annotation × config pairs are stable "
-                            f"(RSD < {C.STABLE_RSD_PCT:g} %)."),
+                            f"(RSD < {C.STABLE_RSD_PCT:g} %); {C.CI95_HALF_PCT} beside each "
+                            "flag is the CI95's half-width in % of the mean."),
                 H.figure(build_stability_figure(frame, bundle.host_timer), "stability",
                          job_colors(bundle)), H.table(frame))
     first = frame[C.CONFIG].iloc[0]  # the page's per-run chart opens on the first config

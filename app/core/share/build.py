@@ -5,7 +5,7 @@ ratio chart and table, both jobs' notes and provenance)."""
 from __future__ import annotations
 
 from profiling_worker.gate import judge as gate, report as gate_report
-from profiling_worker.schema import columns as C
+from profiling_worker.schema import columns as C, intervals
 
 from app.core import metric_roles
 from app.core.bundle_loader import Bundle
@@ -65,7 +65,10 @@ def _ratio_section(baseline: Bundle, candidate: Bundle, options: CompareOptions)
     fig = build_compare_figure(frame, f"{candidate.job_id} / {baseline.job_id}: "
                                f"{metric_roles.label(baseline.manifest, metric)}",
                                baseline.host_timer or candidate.host_timer)
-    return section.add(H.figure(fig, "compare", job_colors(baseline)), H.table(frame))
+    return section.add(H.figure(fig, "compare", job_colors(baseline)), H.table(frame),
+                       H.paragraph(f"RatioCI95 (and the gate's DiffCI95, the same interval "
+                                   f"minus 1): {intervals.RATIO_METHOD}; inf: unbounded. "
+                                   f"Coverage: {intervals.COVERAGE_NOTE}."))
 
 
 def comparison_report(baseline: Bundle, candidate: Bundle, max_slowdown_pct: float = 3.0,

@@ -269,7 +269,8 @@ def thermal_compare_frame(*bundles: Bundle) -> pd.DataFrame:
             raise MissingData(f"Job {bundle.job_id} has no aggregated results.")
         rows = agg[agg[C.METRIC] == bundle.duration_metric]
         # Config names the label of a job without parameters ("config 0"); not shown itself
-        part = with_labels(rows[keys_of(bundle, rows) + [C.NUM_RUNS, C.RSD, C.STABLE]],
+        part = with_labels(rows[keys_of(bundle, rows) + [C.NUM_RUNS, C.RSD, C.STABLE,
+                                                         C.CI95_HALF_PCT]],
                            bundle.parameters).drop(columns=C.CONFIG)
         part.insert(0, F.WALL_S, bundle.manifest.get("wall_s"))
         mode = bundle.job_spec.thermal_mode if bundle.job_spec else SPEC_DEFAULTS["thermal_mode"]
@@ -279,8 +280,9 @@ def thermal_compare_frame(*bundles: Bundle) -> pd.DataFrame:
         parts.append(part)
     out = pd.concat(parts, ignore_index=True)
     first = [F.JOB, F.THERMAL_MODE, F.WALL_S, C.ANNOTATION]
-    rest = [c for c in out if c not in first and c not in (F.AVG_US, C.NUM_RUNS, C.RSD, C.STABLE)]
-    return out[first + rest + [C.NUM_RUNS, F.AVG_US, C.RSD, C.STABLE]]
+    last = [C.NUM_RUNS, F.AVG_US, C.RSD, C.STABLE, C.CI95_HALF_PCT]
+    rest = [c for c in out if c not in first and c not in last]
+    return out[first + rest + last]
 
 
 def thermal_mean_difference_pct(frame: pd.DataFrame) -> float | None:

@@ -1,14 +1,13 @@
 """Compare two jobs: per annotation x config the ratio candidate / baseline of a metric's mean,
 with an approximate 95 % confidence interval, and the regression gate's outcome.
 
-Ratio CI (:func:`profiling_worker.schema.intervals.ratio_ci95_bounds`): the regression gate's
-Welch interval of the difference over the baseline mean,
+Ratio CI (:func:`profiling_worker.schema.intervals.ratio_ci95_bounds`, RATIO_METHOD there):
+Fieller's 95 % interval of ``m_c / m_b`` (the baseline's variance scaled by the ratio squared;
+t at the Welch-Satterthwaite degrees of freedom), unbounded (RatioCI95Upper ``inf``) where the
+baseline mean cannot be told from 0. RatioCI95Lower/Upper - 1 are the gate's
+DiffCI95LowerPct/UpperPct / 100: one interval, not two methods.
 
-    ratio = m_c / m_b,   CI95 = (m_c -/+ t(0.975, v) sqrt(s_b^2/n_b + s_c^2/n_c)) / m_b
-
-so RatioCI95Lower/Upper - 1 are the gate's DiffCI95LowerPct/UpperPct / 100: one interval, not
-two methods that differ slightly. The **Verdict** is the regression gate's outcome
-(:mod:`profiling_worker.gate.verdict`, the judgement ``python -m profiling_worker compare``
+The **Verdict** is the regression gate's outcome (:mod:`profiling_worker.gate.verdict`, the judgement ``python -m profiling_worker compare``
 makes in CI): regressed / improved (the whole 95 % interval of the difference beyond the
 allowed change), same (inside it), ambiguous (straddling it; RunsToDecide), clock-explained (the
 time differs but the SM cycles do not; CyclesDiffPct) or not comparable (measurement context

@@ -26,7 +26,7 @@ SM_CLOCK_ROW = "SM clock the kernel ran at"
 TFLOPS_ROW = "Throughput (Flops / duration)"
 GBPS_ROW = "Bandwidth (analytic bytes / duration)"
 ROW_COLUMNS = (C.METRIC, C.UNIT, C.NUM_RUNS, C.AVG, C.STD, C.MIN, C.MAX, C.MEDIAN, C.CI95_LOWER,
-               C.CI95_UPPER, C.RSD, C.STABLE)
+               C.CI95_UPPER, C.RSD, C.STABLE, C.CI95_HALF_PCT)
 
 
 @dataclass(frozen=True)
@@ -117,8 +117,8 @@ def one_kernel_frame(bundle: Bundle, options: OneKernelOptions) -> pd.DataFrame:
 
     Returns:
         Metric, Unit, NumRuns, AvgValue, StdDev, MinValue, MaxValue, MedianValue, CI95_Lower,
-        CI95_Upper, RelativeStdDevPct, StableMeasurement, Source (``measured``, or how a derived
-        row was computed), Annotation, Config, <params>, ConfigLabel, Kernels (names,
+        CI95_Upper, RelativeStdDevPct, StableMeasurement, CI95HalfWidthPct, Source
+        (``measured``, or how a derived row was computed), Annotation, Config, <params>, ConfigLabel, Kernels (names,
         `` + ``-joined), GPU. Durations are in ``time_unit``; derived rows are the SM clock the
         kernel ran at (MHz, from ``gpc__cycles_elapsed.avg.per_second`` when collected), TFLOP/s
         and GB/s from the work table (when it has the annotation).
@@ -181,14 +181,14 @@ def _throughput_rows(bundle: Bundle, annotation: str, config: int,
                                      (derived.GBPS, GBPS_ROW, C.BYTES)):
         if column not in work or not (work[column].astype(float) > 0).all():
             continue
-        per_run = derived.per_run_quantity(runs, work, bundle.duration_metric, quantity)
-        if per_run.empty:
+        stats = derived.aggregate_quantity(runs, work, bundle.duration_metric, quantity,
+                                           [C.ANNOTATION, C.CONFIG])
+        if stats.empty:
             continue
-        stats = derived.aggregate(per_run, [C.ANNOTATION, C.CONFIG])
         stats = stats.drop(columns=[C.ANNOTATION, C.CONFIG])
         row = pd.concat([key_row.reset_index(drop=True), stats], axis=1)
         row[C.METRIC] = metric
-        row[SOURCE] = f"{column} (work table) / {bundle.duration_metric}"
+        row[SOURCE] = f"{column} (work table) / mean {bundle.duration_metric}"
         out.append(row)
     return out
 

@@ -75,7 +75,10 @@ def roofline_frame(bundle: Bundle, options: RooflineOptions) -> pd.DataFrame:
 
     Returns:
         Annotation, Config, <params>, ConfigLabel, Dtype, Flops, FlopsSource, Bytes,
-        BytesSource, TimeNs, AchievedTFLOPs, ArithmeticIntensity (FLOP/byte), SmClockMHz,
+        BytesSource, TimeNs, AchievedTFLOPs (Flops over the mean time, as every page's
+        throughput: app.core.derived), UsefulFlops (the kernel's formula, NaN without a work
+        row), UsefulTFLOPs, CountedOverUseful (counted FLOPs / useful: > 1 where the library
+        does padded work, NaN without counters), ArithmeticIntensity (FLOP/byte), SmClockMHz,
         Roof (the dtype's compute roof), DatasheetTFLOPs, PctOfDatasheet, ClockPeakTFLOPs,
         PctOfClockPeak, ClockPeakSource, DatasheetGBps, RidgeAI (datasheet compute / DRAM roof,
         FLOP/byte), Side (``memory`` below the ridge, ``compute`` above), DatasheetSource.
@@ -137,6 +140,8 @@ def _point(row: pd.Series, options: RooflineOptions) -> dict[str, object]:
     return {C.DTYPE: row.get(C.DTYPE, ""), C.FLOPS: flops, F.FLOPS_SOURCE: fsrc,
             C.BYTES: nbytes, F.BYTES_SOURCE: bsrc, F.TIME_NS: time_ns,
             F.ACHIEVED_TFLOPS: flops / time_ns / 1e3,
+            F.USEFUL_FLOPS: analytic, F.USEFUL_TFLOPS: analytic / time_ns / 1e3,
+            F.COUNTED_OVER_USEFUL: counted / analytic if _num(counted) and analytic else np.nan,
             F.ARITHMETIC_INTENSITY: flops / nbytes if nbytes else np.nan,
             F.SM_CLOCK_MHZ: clock / 1e6, "_values": values}
 

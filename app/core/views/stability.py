@@ -103,7 +103,7 @@ def stability_frame(bundle: Bundle, options: StabilityOptions) -> pd.DataFrame:
     frame = frame.merge(drift, on=[C.ANNOTATION, C.CONFIG], how="left")
     frame[F.NOTE] = [_note(r) for _, r in frame.iterrows()]
     keep = [*keys_of(bundle, frame), C.METRIC, C.UNIT, C.NUM_RUNS, *STAT_COLUMNS, C.RSD, C.STABLE,
-            F.SHORT_KERNEL, F.DRIFT_PCT_OVER_RUNS, F.NOTE]
+            C.CI95_HALF_PCT, F.SHORT_KERNEL, F.DRIFT_PCT_OVER_RUNS, F.NOTE]
     return with_labels(frame[[c for c in keep if c in frame]].reset_index(drop=True),
                        bundle.parameters)
 

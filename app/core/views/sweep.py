@@ -143,6 +143,10 @@ def sweep_frame(bundle: Bundle, options: SweepOptions) -> pd.DataFrame:
     if per_run.empty:
         return per_run
     keys = [C.ANNOTATION, C.CONFIG] + [p for p in bundle.parameters if p in per_run]
+    if uses_quantity(bundle, options):  # a throughput: work / mean time (app.core.derived)
+        return _finish(derived.aggregate_quantity(
+            runs, bundle.table(C.TABLE_WORK), metric, options.quantity, keys,
+            options.time_unit, options.baseline), bundle, x)
     if options.baseline:
         return _finish(derived.aggregate_normalised(per_run, keys, options.baseline), bundle, x)
     return _finish(derived.aggregate(per_run, keys), bundle, x)
@@ -184,5 +188,5 @@ def _from_aggregated(bundle: Bundle, options: SweepOptions, metric: str) -> pd.D
                      [metric_roles.unit_text(u) for u in frame.get(C.UNIT, [None] * len(frame))])
     keep = [c for c in (C.ANNOTATION, C.CONFIG, *bundle.parameters, C.UNIT, C.NUM_RUNS, C.AVG,
                         C.STD, C.MIN, C.MAX, C.MEDIAN, C.CI95_LOWER, C.CI95_UPPER, C.RSD,
-                        C.STABLE) if c in frame]
+                        C.STABLE, C.CI95_HALF_PCT) if c in frame]
     return frame[list(dict.fromkeys(keep))]

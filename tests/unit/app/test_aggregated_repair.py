@@ -67,3 +67,22 @@ def test_a_table_without_a_key_is_rebuilt_from_the_runs_or_left_out(key: str) ->
     assert lost.table.empty and not lost.rebuilt and lost.keys == (key,)
     (problem,) = S.empty_sentences(lost)
     assert f"key column(s) {key} missing" in problem
+
+
+def test_an_older_bundles_negative_lower_bounds_are_shown_cut_and_said() -> None:
+    """Issue 34: h200-ncu-elementwise-cache-none was written before the worker cut CI95 lower
+    bounds at 0; its file keeps 4 rows of dram__bytes_write.sum below 0 (lowest -211.4 bytes),
+    the loaded table shows 0 and the page says so; the file is left as recorded."""
+    from profiling_worker.bundle_writer import read_table
+    from tests.scenarios import scenario_dir
+
+    name = "h200-ncu-elementwise-cache-none"
+    written = read_table(scenario_dir(name), C.TABLE_AGGREGATED)
+    assert (written[C.CI95_LOWER] < 0).sum() == 4
+    bundle = bundled(name)
+    assert (bundle.table(C.TABLE_AGGREGATED)[C.CI95_LOWER] >= 0).all()
+    said = [s for s in bundle.recomputed if "written before the worker cut" in s]
+    assert len(said) == 1 and "4 CI95_Lower value(s) below 0" in said[0]
+    assert "dram__bytes_write.sum; lowest -211.4" in said[0]
+    assert not any("written before the worker cut" in s for s in bundled("h200-cupti-j1-fp16")
+                   .recomputed)

@@ -12,6 +12,7 @@ from scipy import stats
 from app.core import derived
 from app.core.bundle_loader import load_bundle
 from profiling_worker.schema import columns as C
+from tests.fieller_reference import fieller_of_runs
 from tests.scenarios import SCENARIOS
 
 GPU = C.GPU_TIME
@@ -73,7 +74,8 @@ def test_normalised_ci_takes_the_baselines_spread_too(tmp_path: Path) -> None:
     """A tester's find: "Normalise to" drew the ratio's CI95 from the annotation's own runs
     only, as if the baseline's mean were exact (triton / torch at n=67108864 in the per-run
     file of case 04: [0.7982, 0.8185] shown; wider with both sides' spread, now the Welch
-    interval of the difference over the baseline's mean, as the regression gate's)."""
+    interval of the difference over the baseline's mean; issue 34: Fieller's interval of the
+    ratio, as the regression gate's)."""
     from profiling_worker.importing import import_nsight_output
 
     src = Path(__file__).resolve().parents[2] / "fixtures" / "import_cases" / "04-normalized"
@@ -82,18 +84,13 @@ def test_normalised_ci_takes_the_baselines_spread_too(tmp_path: Path) -> None:
                                        bundle.duration_metric, derived.TIME, "ns")
     keys = [C.ANNOTATION, C.CONFIG, "n"]
     out = derived.aggregate_normalised(per_run, keys, "torch").set_index([C.ANNOTATION, "n"])
-    for n, group in per_run.groupby("n"):  # independent: scipy's t, Welch over the baseline mean
+    for n, group in per_run.groupby("n"):  # independent: Fieller's quadratic, scipy's t
         side = {a: g[C.VALUE].to_numpy() for a, g in group.groupby(C.ANNOTATION)}
-        var = {a: v.var(ddof=1) / len(v) for a, v in side.items()}
-        df = (var["triton"] + var["torch"]) ** 2 / sum(
-            var[a] ** 2 / (len(side[a]) - 1) for a in ("triton", "torch"))
-        half = stats.t.ppf(0.975, df) * np.sqrt(var["triton"] + var["torch"])
-        base = side["torch"].mean()
-        ratio = side["triton"].mean() / base
+        ratio = side["triton"].mean() / side["torch"].mean()
         row = out.loc[("triton", n)]
         assert row[C.AVG] == pytest.approx(ratio, rel=1e-12)
         assert (row[C.CI95_LOWER], row[C.CI95_UPPER]) == pytest.approx(
-            (ratio - half / base, ratio + half / base), rel=1e-9)
+            fieller_of_runs(side["torch"], side["triton"]), rel=1e-9)
         own = derived.aggregate(derived.normalise(per_run, "torch"), keys).set_index(
             [C.ANNOTATION, "n"]).loc[("triton", n)]
         assert row[C.CI95_UPPER] - row[C.CI95_LOWER] > own[C.CI95_UPPER] - own[C.CI95_LOWER]
@@ -162,3 +159,16 @@ def test_intervals_of_positive_quantities_stay_above_zero() -> None:
         agg = derived.aggregate(per_run, [C.ANNOTATION, C.CONFIG])
         assert agg[C.CI95_LOWER].iloc[0] == 0.0
         assert agg[C.CI95_UPPER].iloc[0] > agg[C.AVG].iloc[0]
+
+
+def test_normalised_ratio_far_from_one_scales_the_baselines_variance() -> None:
+    """Issue 34: fp32 normalised to fp16 at n=8192 on the recorded CUPTI sweep read 14.801
+    [14.798, 14.804] (the Welch interval of the difference over the baseline mean: ten times
+    narrower than fp16's own interval); Fieller's interval is [14.774, 14.828]."""
+    bundle = load_bundle(SCENARIOS / "h200-cupti-matmul-sweep")
+    per_run = derived.per_run_quantity(bundle.table(C.TABLE_RUNS), bundle.table(C.TABLE_WORK),
+                                       bundle.duration_metric, derived.TIME, "ns")
+    out = derived.aggregate_normalised(per_run, [C.ANNOTATION, C.CONFIG, "n"], "fp16")
+    row = out[(out[C.ANNOTATION] == "fp32") & (out["n"] == 8192)].iloc[0]
+    assert f"{row[C.AVG]:.3f} [{row[C.CI95_LOWER]:.3f}, {row[C.CI95_UPPER]:.3f}]" == \
+        "14.801 [14.774, 14.828]"

@@ -73,3 +73,14 @@ def test_numbers_or_missing_become_float() -> None:
     for kept in (pd.Series(["same", None], dtype=object), pd.Series([True, None], dtype=object),
                  pd.Series([1.0, float("nan")])):
         assert numbers.numbers_or_missing(kept) is None
+
+
+def test_an_unbounded_upper_bound_reads_unbounded() -> None:
+    """Issue 34: Fieller's interval with g >= 1 has an upper bound of +inf; tables say
+    "unbounded" in the interval's upper-bound columns only, and leave other columns alone."""
+    upper = pd.Series([14.82837799, float("inf"), float("nan")])
+    assert list(numbers.unbounded_as_text("RatioCI95Upper", upper)) == ["14.83", "unbounded", "—"]
+    assert list(numbers.unbounded_as_text("DiffCI95UpperPct", upper))[1] == "unbounded"
+    assert numbers.unbounded_as_text("RelativeStdDevPct", upper) is None
+    assert numbers.unbounded_as_text("CI95_Upper", upper.fillna(1.0).replace(float("inf"), 2.0)) \
+        is None

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import pandas as pd
 import pytest
 from bundled import bundled
 
@@ -67,3 +68,23 @@ def test_figures() -> None:
     assert "host wall-clock, not GPU" in build_runs_figure(
         stability_runs_frame(bundle, StabilityOptions(config=4)), "Duration",
         host_timer=True).layout.title.text
+
+
+def test_the_ci_half_width_sits_beside_the_stable_flag() -> None:
+    """Issue 34: bf16 n=1024 of the recorded rules job is "stable" (RSD 1.2 %, 3 runs) with a
+    CI95 of +-3.0 %, while the timeline's n=8192 is "not stable" (RSD 6.1 %, 100 runs) at
+    +-1.2 %: the stability table shows the half-width next to the flag."""
+    from tests.scenarios import scenario
+
+    def row(name: str, annotation: str, config: int) -> pd.Series:
+        frame = stability_frame(scenario(name), StabilityOptions())
+        cols = list(frame.columns)
+        assert cols.index(C.CI95_HALF_PCT) == cols.index(C.STABLE) + 1
+        return frame[(frame[C.ANNOTATION] == annotation) & (frame[C.CONFIG] == config)].iloc[0]
+
+    stable = row("h200-ncu-matmul-rules", "bf16", 1)
+    steady = row("h200-cupti-timeline", "fp16", 1)
+    assert stable[C.STABLE] and not steady[C.STABLE]
+    assert f"{stable[C.CI95_HALF_PCT]:.1f} {steady[C.CI95_HALF_PCT]:.1f}" == "3.0 1.2"
+    assert stable[C.CI95_HALF_PCT] == pytest.approx(
+        100 * (stable[C.CI95_UPPER] - stable[C.AVG]) / stable[C.AVG])

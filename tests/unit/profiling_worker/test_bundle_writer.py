@@ -81,3 +81,30 @@ def test_layouts_match_columns_module_docstring():
     assert table_columns(C.TABLE_LAUNCHES, ["m", "k"])[:4] == ["Annotation", "Config", "m", "k"]
     with pytest.raises(KeyError):
         table_columns("nope")
+
+
+def test_written_aggregated_table_holds_cut_lower_bounds_and_names_the_method(tmp_path):
+    """Issue 34: a downloaded table holds what the pages show. The runs of an H200 bundle
+    recorded before the cut (h200-ncu-elementwise-cache-none's dram__bytes_write.sum, whose
+    stored CI95_Lower reads -211 bytes), aggregated and written by the worker today: 0 in both
+    the parquet and the CSV, and the manifest names the method."""
+    import json
+
+    from profiling_worker.bundle_writer import CI95_METHOD_KEY, finish_bundle
+    from profiling_worker.extract.aggregate import aggregate_runs
+    from profiling_worker.schema import intervals
+    from tests.scenarios import scenario_dir
+
+    src = scenario_dir("h200-ncu-elementwise-cache-none")
+    runs = read_table(src, C.TABLE_RUNS)
+    stored = read_table(src, C.TABLE_AGGREGATED)
+    assert stored[C.CI95_LOWER].min() < -200
+    agg = aggregate_runs(runs, ["n"])
+    write_table(tmp_path, C.TABLE_AGGREGATED, agg)
+    for back in (read_table(tmp_path, C.TABLE_AGGREGATED),
+                 pd.read_csv(tmp_path / C.TABLES_DIR / "aggregated.csv")):
+        writes = back[back[C.METRIC] == "dram__bytes_write.sum"]
+        assert (writes[C.CI95_LOWER] >= 0).all() and (writes[C.CI95_LOWER] == 0).sum() >= 4
+    finish_bundle(tmp_path, {"job_id": "j"}, tables={C.TABLE_AGGREGATED: agg})
+    manifest = json.loads((tmp_path / C.MANIFEST_FILE).read_text())
+    assert manifest[CI95_METHOD_KEY] == intervals.CI_METHOD

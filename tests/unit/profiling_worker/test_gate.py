@@ -289,7 +289,7 @@ def test_imported_reports_two_calls_ambiguous_and_against_a_worker_job(
     assert list(result.rows[OUTCOME]) == [Outcome.AMBIGUOUS.value] * 4
     assert (result.rows["BaselineRuns"] == 3).all() and (result.rows[DETECTABLE_PCT] > 5).all()
     assert (result.rows["RunsToDecide"] > 3).all()
-    assert "about 21 runs a side would likely decide it" in result.rows[REASON][0]
+    assert "about 20 runs a side would likely decide it" in result.rows[REASON][0]
     derived = imported(tmp_path / "derived", src / "derived")
     result = judge(GateSide.load(SCENARIOS / "h200-ncu-matmul-sweep"), GateSide.load(derived),
                    GateOptions())
