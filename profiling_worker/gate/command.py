@@ -53,6 +53,31 @@ def join_signed_values(argv: list[str]) -> list[str]:
     return out
 
 
+def slowdown_arg(value: str | float) -> float:
+    """:func:`percent` of a value that may come as a number (the agent door's JSON): the same
+    checks and messages, raised as ValueError."""
+    try:
+        return percent(str(value))
+    except argparse.ArgumentTypeError as exc:
+        raise ValueError(str(exc)) from None
+
+
+def unknown_metric(field: str, metric: str | None, held: dict[str, set[str]]) -> str | None:
+    """Why ``metric`` cannot be judged, else None (no metric asked, or every side holds it).
+
+    Args:
+        field: the argument's name as the caller's user wrote it (``--metric``, ``metric``).
+        held: job id -> the metrics of its aggregated table; a side with none is not checked
+            (the gate says it has nothing to judge).
+    """
+    lacking = [job for job, metrics in held.items() if metric and metrics
+               and metric not in metrics]
+    if not lacking:
+        return None
+    return (f"{field} {metric} is not in {' or '.join(lacking)}; give a metric the bundles hold "
+            "(their tables/aggregated Metric column)")
+
+
 def run_count(text: str) -> int:
     """``--min-runs``: a whole number >= 2 (one run has no spread)."""
     try:
@@ -145,11 +170,10 @@ def run(args: argparse.Namespace) -> int:
         sides = [GateSide.load(p) for p in (args.baseline, args.candidate)]
     except GateInputError as exc:
         return _bad_input(args, str(exc))
-    unknown = [s.job_id for s in sides if args.metric and not s.aggregated.empty
-               and args.metric not in set(s.aggregated[C.METRIC])]
+    unknown = unknown_metric("--metric", args.metric,
+                             {s.job_id: set(s.aggregated.get(C.METRIC, ())) for s in sides})
     if unknown:
-        return _bad_input(args, f"--metric {args.metric} is not in {' or '.join(unknown)}; give "
-                          "a metric the bundles hold (their tables/aggregated Metric column)")
+        return _bad_input(args, unknown)
     if args.baseline.resolve() == args.candidate.resolve():
         print("compare: baseline and candidate are the same bundle: every row is "
               "same by construction", file=sys.stderr)
