@@ -200,9 +200,10 @@ def _summarize(bundle: Path) -> int:
 
 def main(argv: list[str]) -> int:
     """Entry point; returns the exit code (0 done, 1 failed, 2 bad usage)."""
-    from profiling_worker.gate.command import join_signed_values
+    from profiling_worker.gate.command import join_signed_values, junit_on_usage_error
 
-    args = _parser().parse_args(join_signed_values(argv))
+    with junit_on_usage_error(argv):
+        args = _parser().parse_args(join_signed_values(argv))
     from profiling_worker.inflate import sweep_scratch
 
     sweep_scratch()  # what a killed worker left (an inflated report): gone at the next start

@@ -21,6 +21,7 @@ Where the launches sit:
 from __future__ import annotations
 
 import json
+import math
 from collections.abc import Iterable
 from pathlib import Path
 from typing import Any
@@ -87,7 +88,8 @@ def _in_run_order(timed: pd.DataFrame) -> pd.DataFrame:
     ordered = timed.assign(_region=timed[C.ANNOTATION].map(region_order)).sort_values(
         [C.CONFIG, C.RUN, "_region", C.LAUNCH], kind="stable")
     end = ordered["DurationNs"].cumsum()
-    return ordered.assign(**{C.START_NS: end - ordered["DurationNs"], C.END_NS: end})
+    # each start is the previous end itself (not end - duration, which rounds): they touch
+    return ordered.assign(**{C.START_NS: end.shift(1, fill_value=0.0), C.END_NS: end})
 
 
 def _placed(bundle: Path) -> tuple[pd.DataFrame, str, int]:
@@ -133,10 +135,11 @@ def _launch_events(rows: pd.DataFrame, params: list[str], placement: str,
                 tids[key] = tid = _FIRST_TRACK_TID + len(tids)
                 name = f"region {region}" + (f" (overlap {lane + 1})" if lane else "") + note
                 events += [_meta("thread_name", tid, name), _meta("thread_sort_index", tid, tid)]
+            ts = _us(row[C.START_NS] - origin_ns)
             events.append({
                 "ph": "X", "name": str(row[C.KERNEL]), "cat": "kernel", "pid": _LAUNCH_PID,
-                "tid": tids[key], "ts": _us(row[C.START_NS] - origin_ns),
-                "dur": _us(row[C.END_NS] - row[C.START_NS]),
+                "tid": tids[key], "ts": ts,
+                "dur": _us(row[C.END_NS] - origin_ns) - ts,  # exact: see _us
                 "args": {"region": str(region), "config": int(row[C.CONFIG]),
                          **{p: _plain(row[p]) for p in params if p in row},
                          "run": int(row[C.RUN]), "launch": int(row[C.LAUNCH]),
@@ -144,11 +147,21 @@ def _launch_events(rows: pd.DataFrame, params: list[str], placement: str,
     return events
 
 
+#: Steps per µs of the grid every time is put on: 2^-20 µs (0.95 ps), far below 1 ns.
+_GRID_PER_US = 2 ** 20
+
+
 def _us(ns: float) -> float:
-    """ns -> the format's µs. Perfetto reads a JSON number as ``int(µs * 1000)``, truncating:
-    3.072 µs is the double 3.07199..., read as 3071 ns. The 1e-6 µs added (far below 1 ns, far
-    above the double's rounding up to 1e8 µs) makes it read as the exact ns."""
-    return float(ns) / 1e3 + 1e-6
+    """ns -> the format's µs, rounded up to a multiple of 2^-20 µs.
+
+    Such a number below 2^33 µs (2.4 h) is an exact double, so a reader's ``ts + dur`` is exact:
+    a launch that ends where the next starts touches it, never overlaps it (Chrome's trace
+    engine drops a complete event that ends after the one before it on its track, in
+    TreeHelpers.treify; speedscope ends it in the wrong place). It is within 0.95 ps above the
+    exact ns, so Perfetto, which reads a JSON number as ``llround(µs * 1000)``
+    (json_trace_tokenizer.cc since v51; earlier versions truncated), reads the exact ns.
+    """
+    return math.ceil(float(ns) * _GRID_PER_US / 1e3) / _GRID_PER_US
 
 
 def _plain(value: Any) -> Any:
@@ -228,7 +241,9 @@ def write_trace(bundle: str | Path, out: str | Path) -> Path:
 
 def trace_problems(trace: dict[str, Any]) -> list[str]:
     """What in ``trace`` breaks the Trace Event Format (empty: none): required keys and types
-    per phase, non-negative durations."""
+    per phase, non-negative durations, and complete events of one track (pid, tid) that
+    overlap without nesting (the format's slices on a thread nest or follow each other; Chrome's
+    trace engine drops such an event). Times compared as a reader does, in double µs."""
     required = {"X": ("name", "ts", "dur", "pid", "tid"), "C": ("name", "ts", "pid", "args"),
                 "M": ("name", "pid", "args")}
     events: Iterable[Any] = trace.get("traceEvents", None) or []
@@ -246,4 +261,22 @@ def trace_problems(trace: dict[str, Any]) -> list[str]:
             problems.append(f"event {i}: negative duration {event['dur']}")
         elif phase == "C" and not all(isinstance(v, (int, float)) for v in event["args"].values()):
             problems.append(f"event {i}: counter values must be numbers")
+    return problems or _overlaps(trace["traceEvents"])
+
+
+def _overlaps(events: list[dict[str, Any]]) -> list[str]:
+    """Complete events that start inside another of their track and end after it."""
+    problems = []
+    slices = sorted((e["pid"], e["tid"], e["ts"], -e["dur"], i)
+                    for i, e in enumerate(events) if e["ph"] == "X")
+    open_: list[tuple[Any, Any, float, int]] = []  # (pid, tid, end µs, index): the nesting stack
+    for pid, tid, ts, minus_dur, i in slices:
+        while open_ and (open_[-1][:2] != (pid, tid) or open_[-1][2] <= ts):
+            open_.pop()
+        end = ts - minus_dur
+        if open_ and end > open_[-1][2]:
+            problems.append(f"event {i} overlaps event {open_[-1][3]} on track (pid {pid}, tid "
+                            f"{tid}) by {end - open_[-1][2]:.3g} µs without nesting in it")
+            continue
+        open_.append((pid, tid, end, i))
     return problems

@@ -18,6 +18,7 @@ from typing import Any
 
 import pandas as pd
 
+from profiling_worker.gate.command import slowdown_arg, unknown_metric
 from profiling_worker.schema import columns as C, metrics as M
 from profiling_worker.schema.manifest import ManifestError
 from profiling_worker.schema.spec import SpecInvalid, validate_spec
@@ -128,12 +129,14 @@ class Door:
         return {"kernels": kernels, "backends": backends, "kernel_file_errors": errors}
 
     def list_jobs(self, limit: int = 50) -> dict[str, Any]:
-        """Jobs of the result store and the bundled jobs, newest first."""
+        """Jobs of the result store and the bundled jobs, newest first: the first ``limit``
+        (a negative ``limit``: all), and how many are not listed."""
         infos, problems = result_store.list_bundles(self.results, self.bundled)
+        shown = infos if limit < 0 else infos[:limit]
         jobs = [{"job_id": i.job_id, "status": i.status.value, "created_at": i.created_at,
                  "kernels": list(i.kernels), "backend": i.backend, "gpu": i.gpu_name,
-                 "label": i.label, "source": i.source} for i in infos[:limit]]
-        return {"jobs": jobs, "jobs_not_listed": max(0, len(infos) - limit),
+                 "label": i.label, "source": i.source} for i in shown]
+        return {"jobs": jobs, "jobs_not_listed": len(infos) - len(shown),
                 "unreadable": [str(p) for p in problems][:10]}
 
     def submit_and_wait(self, spec: dict[str, Any], timeout_s: float = WAIT_S) -> dict[str, Any]:
@@ -179,23 +182,23 @@ class Door:
             out["durations"] = {"missing": str(exc)}
         return out
 
-    def compare_jobs(self, baseline: str, candidate: str, max_slowdown_pct: float = 3.0,
+    def compare_jobs(self, baseline: str, candidate: str, max_slowdown_pct: float | str = 3.0,
                      metric: str | None = None) -> dict[str, Any]:
-        """The regression gate's verdict on ``candidate`` against ``baseline`` (at most 4 KB).
+        """The regression gate's verdict on ``candidate`` against ``baseline`` (at most 4 KB);
+        its arguments checked by the CLI's own functions (:func:`allowed_slowdown`).
 
         Raises:
-            DoorError: a job is unknown, or ``metric`` is not in both jobs.
+            DoorError: a job is unknown, ``max_slowdown_pct`` is not one the CLI's
+                ``--max-slowdown`` takes (a bare 0.03 is ambiguous), or ``metric`` is not in
+                both jobs.
         """
-        if not (0 <= max_slowdown_pct < math.inf):
-            raise DoorError(f"max_slowdown_pct {max_slowdown_pct}: give a percentage >= 0",
-                            "e.g. 3 for 3 %")
+        allowed = allowed_slowdown(max_slowdown_pct)
         sides = [self.bundle(baseline), self.bundle(candidate)]
-        lacking = [b.job_id for b in sides if metric and not b.table(C.TABLE_AGGREGATED).empty
-                   and metric not in set(b.table(C.TABLE_AGGREGATED)[C.METRIC])]
-        if lacking:
-            raise DoorError(f"metric {metric} is not in {' or '.join(lacking)}",
-                            "give a metric both jobs hold (their aggregated Metric column)")
-        return gate_decision(sides[0], sides[1], max_slowdown_pct, metric)
+        unknown = unknown_metric("metric", metric, {
+            b.job_id: set(b.table(C.TABLE_AGGREGATED).get(C.METRIC, ())) for b in sides})
+        if unknown:
+            raise DoorError(unknown)
+        return gate_decision(sides[0], sides[1], allowed, metric)
 
     def deep_dive(self, job_id: str, launch_id: int | None = None) -> dict[str, Any]:
         """One launch of the job's Nsight Compute report as the deep-dive page shows it (speed
@@ -240,10 +243,25 @@ class Door:
                              "files": list(o.files), "message": o.message, "hint": o.hint}
                             for o in outcomes]}
 
-    def shutdown(self) -> None:
-        """Stop the door's workers (a job still running ends interrupted)."""
-        if self._manager is not None:
-            self._manager.shutdown()
+    def shutdown(self) -> list[str]:
+        """Stop the door's workers; a job still running or queued ends ``interrupted`` (on
+        disk when this returns). Returns their ids."""
+        return [] if self._manager is None else self._manager.shutdown()
+
+
+def allowed_slowdown(max_slowdown_pct: float | str) -> float:
+    """``max_slowdown_pct`` (a number, or text as ``"3%"``) as the CLI's ``--max-slowdown``
+    reads it (:func:`profiling_worker.gate.command.slowdown_arg`: >= 0, finite, a bare number
+    below 1 refused as ambiguous), in %.
+
+    Raises:
+        DoorError: with the CLI's message.
+    """
+    try:
+        return slowdown_arg(max_slowdown_pct)
+    except ValueError as exc:
+        raise DoorError(f"max_slowdown_pct: {exc}",
+                        'a number of percent (3 for 3 %) or text such as "0.5%"') from None
 
 
 def gate_decision(baseline: Bundle, candidate: Bundle, max_slowdown_pct: float,

@@ -12,8 +12,11 @@ attach it to an agent. Needs ``pip install "kernel-profiling-dashboard[mcp]"``.
 from __future__ import annotations
 
 import argparse
+import importlib.metadata
 import os
+import signal
 import sys
+import threading
 from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any, TypeVar
@@ -21,7 +24,7 @@ from typing import Any, TypeVar
 from mcp.server.mcpserver import MCPServer
 from mcp.server.mcpserver.exceptions import ToolError
 
-from app.agent_door.door import WAIT_S, Door, DoorError
+from app.agent_door.door import WAIT_S, Door, DoorError, allowed_slowdown
 from app.services.share_report import write_report as _write_report
 
 INSTRUCTIONS = (
@@ -35,6 +38,18 @@ INSTRUCTIONS = (
     "made elsewhere, write_report for a self-contained HTML report to share.")
 
 T = TypeVar("T")
+PACKAGE = "kernel-profiling-dashboard"
+#: Signals that end the server as closing its stdin does: running jobs end ``interrupted``.
+STOP_SIGNALS = (signal.SIGTERM, signal.SIGHUP, signal.SIGINT)
+
+
+def version() -> str:
+    """The installed package's version (``serverInfo.version``); says so where the package is
+    not installed (a checkout on PYTHONPATH only)."""
+    try:
+        return importlib.metadata.version(PACKAGE)
+    except importlib.metadata.PackageNotFoundError:
+        return "unknown (package not installed)"
 
 
 def _answer(call: Callable[[], T]) -> T:
@@ -47,7 +62,7 @@ def _answer(call: Callable[[], T]) -> T:
 
 def build_server(door: Door) -> MCPServer[Any]:
     """The MCP server with the door's tools registered."""
-    server: MCPServer[Any] = MCPServer("kernel-profiling-dashboard", instructions=INSTRUCTIONS)
+    server: MCPServer[Any] = MCPServer(PACKAGE, instructions=INSTRUCTIONS, version=version())
 
     @server.tool()
     def list_kernels() -> dict[str, Any]:
@@ -58,7 +73,8 @@ def build_server(door: Door) -> MCPServer[Any]:
     @server.tool()
     def list_jobs(limit: int = 50) -> dict[str, Any]:
         """Jobs in the result store and the bundled H200 jobs, newest first (id, status,
-        kernels, backend, GPU, label)."""
+        kernels, backend, GPU, label): the first limit of them (negative: all), and how many
+        are not listed."""
         return _answer(lambda: door.list_jobs(limit))
 
     @server.tool()
@@ -78,12 +94,14 @@ def build_server(door: Door) -> MCPServer[Any]:
         return _answer(lambda: door.job_summary(job_id))
 
     @server.tool()
-    def compare_jobs(baseline: str, candidate: str, max_slowdown_pct: float = 3.0,
+    def compare_jobs(baseline: str, candidate: str, max_slowdown_pct: float | str = 3.0,
                      metric: str | None = None) -> dict[str, Any]:
         """The regression gate's verdict on candidate vs baseline: passed / regressed / not
-        judged (exit code 0 / 1 / 3, as `python -m profiling_worker compare`), counts per
-        outcome, the measurement differences that make jobs not comparable, and per region x
-        config the outcome, difference and smallest detectable difference (%). At most 4 KB."""
+        judged / undecided (exit code 0 / 1 / 3 / 4, as `python -m profiling_worker compare`),
+        counts per outcome, the measurement differences that make jobs not comparable, and per
+        region x config the outcome, difference and smallest detectable difference (%). At
+        most 4 KB. max_slowdown_pct as the CLI's --max-slowdown: 3 or "3%"; a bare number
+        below 1 is refused as ambiguous (write "0.5%")."""
         return _answer(lambda: door.compare_jobs(baseline, candidate, max_slowdown_pct, metric))
 
     @server.tool()
@@ -102,7 +120,7 @@ def build_server(door: Door) -> MCPServer[Any]:
         return _answer(lambda: door.import_files(paths))
 
     @server.tool()
-    def write_report(job_ids: list[str], out: str, max_slowdown_pct: float = 3.0
+    def write_report(job_ids: list[str], out: str, max_slowdown_pct: float | str = 3.0
                      ) -> dict[str, Any]:
         """Write the self-contained HTML report (opens offline in any browser) of one job, or
         of two (baseline, candidate: with the gate's verdict), to the path out."""
@@ -111,9 +129,10 @@ def build_server(door: Door) -> MCPServer[Any]:
                 raise DoorError(f"job_ids: {len(job_ids)} given", "give one job or two")
             if not out.endswith(".html"):  # never write over a file that is not a report
                 raise DoorError(f"out {out}: not an .html path", "end the file name in .html")
+            allowed = allowed_slowdown(max_slowdown_pct)
             paths = [door.bundle(j).path for j in job_ids]
             try:
-                size = _write_report(paths, Path(out).expanduser(), max_slowdown_pct,
+                size = _write_report(paths, Path(out).expanduser(), allowed,
                                      door.worker_python, door.env)
             except OSError as exc:
                 raise DoorError(f"out {out}: cannot write it ({exc})", "give a writable path")
@@ -137,12 +156,33 @@ def main(argv: Sequence[str] | None = None) -> int:
     if ns.worker_python is not None:
         os.environ["KPROF_WORKER_PYTHON"] = ns.worker_python
     door = Door()
+    for signum in STOP_SIGNALS:
+        signal.signal(signum, lambda n, _frame: _stop_on_signal(door, n))
     try:
         build_server(door).run("stdio")
     finally:
-        door.shutdown()
+        _stop(door, "the client closed stdin")
     return 0
 
+
+def _stop(door: Door, why: str) -> None:
+    """Stop the door's workers; a job still running ends ``interrupted`` (said on stderr).
+    A second caller (a signal during the first) waits for the first (JobManager.shutdown)."""
+    ended = door.shutdown()
+    if ended:
+        print(f"kernel-dashboard-mcp: {why}: {', '.join(ended)} ended interrupted",
+              file=sys.stderr, flush=True)
+
+
+def _stop_on_signal(door: Door, signum: int) -> None:
+    """SIGTERM/SIGHUP/SIGINT: stop as on a closed stdin, then exit 128 + signum. In a thread:
+    the handler runs on the main thread, which may hold a lock shutdown() needs, and the
+    event loop's own exit would wait for the thread blocked reading stdin."""
+    def stop() -> None:
+        _stop(door, signal.Signals(signum).name)
+        os._exit(128 + signum)
+
+    threading.Thread(target=stop, name="kprof-door-stop").start()
 
 if __name__ == "__main__":
     sys.exit(main())

@@ -13,7 +13,7 @@ from app.core.bundle_files import (ORIGINALS_NOTE, download_name,
                                    gunzip_file, gunzipped_name, inside_bundle, is_gzipped_report,
                                    is_original_upload, left_out_files, read_report_summary,
                                    report_download_problem, tail_lines, too_large, zip_bundle,
-                                   zip_name)
+                                   zip_name, zip_report_note)
 from app.core.views.timeline import PERFETTO_UI, TRACE_SUFFIX, timeline_problem, trace_bytes
 from app.core.download_grants import DownloadKind
 from app.ui import analysis, downloads, panels, share, state
@@ -46,6 +46,9 @@ else:
                      key=state.key(PAGE, "zip"), icon=":material/folder_zip:", type="primary",
                      help="Built when clicked; unzips into one directory that the "
                           "dashboard (or `python -m profiling_worker`) can open again.")
+    gzip_note = zip_report_note(bundle)
+    if gzip_note:
+        st.caption(gzip_note)
 
 share.job_button(bundle)
 

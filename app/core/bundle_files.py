@@ -223,6 +223,20 @@ def left_out_files(bundle: Bundle) -> list[LeftOut]:
     return out
 
 
+def zip_report_note(bundle: Bundle) -> str | None:
+    """What to know of the reports in the bundle's zip, where they are gzipped: Nsight
+    Compute's tools need the plain ``.ncu-rep``, and ``ncu_report`` 2026.3.1 given the ``.gz``
+    raises nothing and reads a report of no ranges (issue 39); None when the bundle has none."""
+    gzipped = [r for r in report_files(bundle) if is_gzipped_report(r)]
+    if not gzipped:
+        return None
+    return (f"The zip keeps the Nsight Compute report{'s' if len(gzipped) > 1 else ''} gzipped "
+            f"({', '.join(f'`{r}`' for r in gzipped)}): gunzip before opening in ncu-ui, "
+            "`ncu --import` or the `ncu_report` module, which reads a `.gz` as an empty report "
+            "without an error; or take the decompressed file from its *Download .ncu-rep* "
+            "below. The dashboard opens the unzipped bundle as it is.")
+
+
 def is_gzipped_report(relpath: str) -> bool:
     """True for ``*.ncu-rep.gz`` (how bundled reports are shipped)."""
     return relpath.endswith(".ncu-rep.gz")

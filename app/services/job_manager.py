@@ -66,6 +66,7 @@ class JobManager(JobBook):
         self._procs: dict[str, subprocess.Popen[bytes]] = {}
         self._threads: dict[str, threading.Thread] = {}
         self._warm_refused: set[tuple[str, int]] = set()
+        self._shutting_down = threading.Lock()
         self.recovered = mark_interrupted(self.results_dir)
         atexit.register(self.shutdown)
 
@@ -117,21 +118,31 @@ class JobManager(JobBook):
         timer.daemon = True
         timer.start()
 
-    def shutdown(self) -> None:
+    def shutdown(self) -> list[str]:
         """Stop accepting work and kill running workers (server exit, cache release); their
-        jobs and the queued ones end ``interrupted``."""
-        with self._wake:
-            self._stopped = True
-            procs = list(self._procs.values())
-            for job in self._jobs.values():
-                if job.status == JobStatus.QUEUED:
-                    self._finish(job, JobStatus.INTERRUPTED, interrupted_error(job.path))
-            self._wake.notify_all()
-        for proc in procs:
-            worker_client.signal_group(proc, signal.SIGKILL)
-        for worker in list(self._warm.values()):
-            worker.kill(signal.SIGKILL)
-        self._locks.close()  # a dispatch still inside held() releases nothing twice
+        jobs and the queued ones end ``interrupted``, on disk before this returns: each lane
+        thread is given ``kill_grace_s`` to see its worker die and write the manifest (a
+        worker that finished first keeps its result). Returns the ids ended ``interrupted``.
+        A second call waits for the first."""
+        with self._shutting_down:
+            with self._wake:
+                self._stopped = True
+                procs = list(self._procs.values())
+                active = [job for job in self._jobs.values() if job.active]
+                for job in active:
+                    if job.status == JobStatus.QUEUED:
+                        self._finish(job, JobStatus.INTERRUPTED, interrupted_error(job.path))
+                self._wake.notify_all()
+            for proc in procs:
+                worker_client.signal_group(proc, signal.SIGKILL)
+            for worker in list(self._warm.values()):
+                worker.kill(signal.SIGKILL)
+            deadline = time.monotonic() + self.kill_grace_s
+            for thread in list(self._threads.values()):
+                if thread is not threading.current_thread():
+                    thread.join(max(0.0, deadline - time.monotonic()))
+            self._locks.close()  # a dispatch still inside held() releases nothing twice
+            return [job.job_id for job in active if job.status == JobStatus.INTERRUPTED]
 
     # -- dispatch -----------------------------------------------------------------------------
     def _ensure_lane(self, lane: str) -> None:

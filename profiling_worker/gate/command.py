@@ -4,10 +4,13 @@
 from __future__ import annotations
 
 import argparse
+import contextlib
+import io
 import sys
+from collections.abc import Iterator
 from pathlib import Path
 
-from profiling_worker.gate import exit_codes
+from profiling_worker.gate import exit_codes, junit
 
 # The judgement (pandas, scipy) is imported in run(): building the worker's parser must work
 # in an interpreter that lacks them, so `run` can end a job "failed" naming what is missing.
@@ -50,6 +53,31 @@ def join_signed_values(argv: list[str]) -> list[str]:
     return out
 
 
+def slowdown_arg(value: str | float) -> float:
+    """:func:`percent` of a value that may come as a number (the agent door's JSON): the same
+    checks and messages, raised as ValueError."""
+    try:
+        return percent(str(value))
+    except argparse.ArgumentTypeError as exc:
+        raise ValueError(str(exc)) from None
+
+
+def unknown_metric(field: str, metric: str | None, held: dict[str, set[str]]) -> str | None:
+    """Why ``metric`` cannot be judged, else None (no metric asked, or every side holds it).
+
+    Args:
+        field: the argument's name as the caller's user wrote it (``--metric``, ``metric``).
+        held: job id -> the metrics of its aggregated table; a side with none is not checked
+            (the gate says it has nothing to judge).
+    """
+    lacking = [job for job, metrics in held.items() if metric and metrics
+               and metric not in metrics]
+    if not lacking:
+        return None
+    return (f"{field} {metric} is not in {' or '.join(lacking)}; give a metric the bundles hold "
+            "(their tables/aggregated Metric column)")
+
+
 def run_count(text: str) -> int:
     """``--min-runs``: a whole number >= 2 (one run has no spread)."""
     try:
@@ -89,6 +117,48 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--junit", type=Path, metavar="FILE", help="write a JUnit XML file here")
 
 
+def _bad_input(args: argparse.Namespace, message: str) -> int:
+    """Say ``message`` on stderr and in the JUnit file asked for; exit 2."""
+    print(f"compare: {message}", file=sys.stderr)
+    unwritten = junit.write_error(args.junit, message)
+    if unwritten:
+        print(f"compare: {unwritten}", file=sys.stderr)
+    return exit_codes.EXIT_BAD_INPUT
+
+
+def _junit_path(argv: list[str]) -> Path | None:
+    """The ``--junit FILE`` (or ``--junit=FILE``) that ``argv`` names, else None."""
+    for i, arg in enumerate(argv):
+        if arg == "--junit" and i + 1 < len(argv):
+            return Path(argv[i + 1])
+        if arg.startswith("--junit="):
+            return Path(arg.removeprefix("--junit="))
+    return None
+
+
+@contextlib.contextmanager
+def junit_on_usage_error(argv: list[str]) -> Iterator[None]:
+    """Around argument parsing: a usage error of ``compare ... --junit FILE`` (argparse's
+    exit 2, e.g. ``--max-slowdown 0.03``) also writes FILE with an ``<error>`` case holding
+    argparse's message, so a CI page shows why the gate did not run. stderr is passed on."""
+    path = _junit_path(argv) if argv[:1] == ["compare"] else None
+    if path is None:
+        yield
+        return
+    said = io.StringIO()
+    try:
+        with contextlib.redirect_stderr(said):
+            yield
+    except SystemExit as exc:
+        if exc.code == exit_codes.EXIT_BAD_INPUT:
+            lines = [ln for ln in said.getvalue().splitlines() if ln.strip()]
+            why = lines[-1].split("error: ", 1)[-1] if lines else "see stderr"
+            junit.write_error(path, f"usage: {why}")
+        raise
+    finally:
+        sys.stderr.write(said.getvalue())
+
+
 def run(args: argparse.Namespace) -> int:
     """Judge, print the Markdown summary, write the files asked for; the exit code of
     :func:`profiling_worker.gate.report.exit_code` (2 when a bundle cannot be read)."""
@@ -99,14 +169,11 @@ def run(args: argparse.Namespace) -> int:
     try:
         sides = [GateSide.load(p) for p in (args.baseline, args.candidate)]
     except GateInputError as exc:
-        print(f"compare: {exc}", file=sys.stderr)
-        return exit_codes.EXIT_BAD_INPUT
-    unknown = [s.job_id for s in sides if args.metric and not s.aggregated.empty
-               and args.metric not in set(s.aggregated[C.METRIC])]
+        return _bad_input(args, str(exc))
+    unknown = unknown_metric("--metric", args.metric,
+                             {s.job_id: set(s.aggregated.get(C.METRIC, ())) for s in sides})
     if unknown:
-        print(f"compare: --metric {args.metric} is not in {' or '.join(unknown)}; give a metric "
-              "the bundles hold (their tables/aggregated Metric column)", file=sys.stderr)
-        return exit_codes.EXIT_BAD_INPUT
+        return _bad_input(args, unknown)
     if args.baseline.resolve() == args.candidate.resolve():
         print("compare: baseline and candidate are the same bundle: every row is "
               "same by construction", file=sys.stderr)

@@ -6,21 +6,25 @@ but at least one could not be judged (not comparable); 4 all comparable, none re
 least one ambiguous or clock-explained; 2 argparse's usage error and a bundle that cannot be
 read.
 
-JUnit XML: one ``<testsuite>`` with one ``<testcase>`` per region x config; a regression is a
-``<failure>``, a row not comparable, ambiguous or clock-explained is ``<skipped>`` with its
-outcome and reason (nothing was shown either way), and every case carries its figures in
-``<system-out>``. Written with the standard library's
-``xml.etree.ElementTree`` (the schema CI systems read: testsuite/testcase/failure/skipped).
+JUnit XML: one ``<testsuite>`` with one ``<testcase>`` per region x config, counted the way the
+exit code treats them, so a failing exit always has a failure or an error in the file: a
+regression (exit 1) is a ``<failure>``; a row not comparable (exit 3), ambiguous or
+clock-explained (exit 4) is an ``<error>`` (typed with its outcome: the gate could not decide
+it); same and improved pass. The reason and figures are the element's text as well as its
+``message`` attribute (GitLab and junit2html show the text), and every case carries them in
+``<system-out>``. A judgement with no rows is one ``<error>`` case, and a bad input (exit 2:
+usage, an unreadable bundle, a metric the bundles lack) writes a file with one ``<error>``
+case saying what was wrong. The document itself: :mod:`profiling_worker.gate.junit`.
 """
 
 from __future__ import annotations
 
 import math
-import xml.etree.ElementTree as ET
 from pathlib import Path
 
 import pandas as pd
 
+from profiling_worker.gate import junit
 from profiling_worker.gate.exit_codes import (EXIT_NOT_JUDGED, EXIT_OK, EXIT_REGRESSED,
                                               EXIT_UNDECIDED)
 from profiling_worker.gate.judge import (AVG, BASELINE, CANDIDATE, CONFIG_LABEL,
@@ -100,24 +104,22 @@ def exit_label(result: GateResult) -> str:
             EXIT_UNDECIDED: "undecided"}.get(exit_code(result), "not judged")
 
 
+#: The JUnit element of each outcome that does not pass (same and improved pass).
+JUNIT_ELEMENT = {Outcome.REGRESSED.value: "failure", Outcome.NOT_COMPARABLE.value: "error",
+                 **{o.value: "error" for o in UNDECIDED}}
+
+
 def junit_xml(result: GateResult) -> str:
     """The JUnit XML document (module docstring) as a string."""
-    skipped = (Outcome.NOT_COMPARABLE, *UNDECIDED)
-    suite = ET.Element("testsuite", name="kernel regression gate", tests=str(len(result.rows)),
-                       failures=str(result.count(Outcome.REGRESSED)),
-                       skipped=str(sum(result.count(o) for o in skipped)), errors="0")
-    for _, r in result.rows.iterrows():
-        case = ET.SubElement(suite, "testcase", classname=f"gate.{result.candidate}",
-                             name=f"{r[C.ANNOTATION]} {r[CONFIG_LABEL]}")
-        if r[OUTCOME] == Outcome.REGRESSED.value:
-            ET.SubElement(case, "failure", message=r[REASON], type="regressed")
-        elif r[OUTCOME] in {o.value for o in skipped}:
-            ET.SubElement(case, "skipped", message=f"{r[OUTCOME]}: {r[REASON]}")
-        ET.SubElement(case, "system-out").text = (
-            f"{r[OUTCOME]}: {r[REASON]}\nbaseline {result.baseline}: {_mean(r, BASELINE)}\n"
-            f"candidate {result.candidate}: {_mean(r, CANDIDATE)}")
-    ET.indent(suite)
-    return ET.tostring(suite, encoding="unicode", xml_declaration=True) + "\n"
+    if result.rows.empty:
+        return junit.error_document(f"{headline(result)}: no region x config in both bundles",
+                                    "not judged")
+    return junit.document([
+        junit.Case(f"gate.{result.candidate}", f"{r[C.ANNOTATION]} {r[CONFIG_LABEL]}",
+                   JUNIT_ELEMENT.get(str(r[OUTCOME])), str(r[OUTCOME]), str(r[REASON]),
+                   f"baseline {result.baseline}: {_mean(r, BASELINE)}\n"
+                   f"candidate {result.candidate}: {_mean(r, CANDIDATE)}")
+        for _, r in result.rows.iterrows()])
 
 
 def write(result: GateResult, markdown_path: Path | None, junit_path: Path | None) -> None:

@@ -31,7 +31,8 @@ def test_every_file_listed_with_download(seeded, app) -> None:
     assert total < 100_000  # a tiny cpu job: its size in kB, not "0.0 MB"
     assert f"{numbers.fmt_bytes(total)} before compression" in zip_label
     assert " kB before" in zip_label
-    assert "nsight/" not in text  # the note on imported jobs' originals: not for a local job
+    assert "nsight/" not in text  # the notes on imported originals and gzipped reports:
+    # neither is for a local cpu job
 
 
 def test_ncu_bundle_offers_ncu_rep_and_summary(store, monkeypatch, app) -> None:
@@ -42,6 +43,10 @@ def test_ncu_bundle_offers_ncu_rep_and_summary(store, monkeypatch, app) -> None:
     assert not at.exception
     labels = [b.proto.label for b in at.get("download_button")]
     assert labels.count("Download .ncu-rep") == 1
+    # beside the zip: its report stays gzipped, which ncu_report reads as empty (issue 39)
+    assert ("The zip keeps the Nsight Compute report gzipped "
+            "(`nsight/ncu-output-profiled-0.ncu-rep.gz`)") in texts(at)
+    assert "reads a `.gz` as an empty report" in texts(at)
     assert ".ncu-rep summary" in [h.value for h in at.subheader]
     overview, kernels = (d.value for d in at.dataframe)
     assert dict(zip(overview["Item"], overview["Value"]))["Launches"] == "40"

@@ -42,7 +42,7 @@ def test_same_job_twice_is_same(tmp_path: Path) -> None:
     assert rc == 0, out
     assert set(_outcomes("h200-cupti-gate-base", "h200-cupti-gate-again")) == {
         Outcome.SAME.value}
-    assert xml.get("tests") == "3" and xml.get("failures") == "0" and xml.get("skipped") == "0"
+    assert xml.get("tests") == "3" and xml.get("failures") == "0" and xml.get("errors") == "0"
 
 
 def test_tf32_off_against_tf32_on_regressed_naming_region_and_config(tmp_path: Path) -> None:
@@ -68,4 +68,4 @@ def test_ncu_against_cupti_is_not_comparable(tmp_path: Path) -> None:
     assert set(_outcomes("h200-ncu-gate-base", "h200-cupti-gate-base")) == {
         Outcome.NOT_COMPARABLE.value}
     assert "backend: ncu vs cupti" in out
-    assert xml.get("skipped") == "3"
+    assert xml.get("errors") == "3"  # exit 3: errors

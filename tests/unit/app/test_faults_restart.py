@@ -154,11 +154,11 @@ def test_shutdown_marks_running_and_queued_jobs_interrupted(tmp_path: Path) -> N
     deadline = time.monotonic() + 90
     while running not in manager._procs and time.monotonic() < deadline:
         time.sleep(0.05)
-    manager.shutdown()
-    assert manager.wait(running, 30) == "interrupted"
-    assert manager.get(queued).status == "interrupted"
-    for job_id in (running, queued):
+    assert sorted(manager.shutdown()) == sorted([running, queued])
+    for job_id in (running, queued):  # on disk when shutdown returns (issue 39: the agent
+        # door's process exits right after it)
         assert read_manifest(manager.get(job_id).path)["status"] == "interrupted"
+    assert manager.get(running).status == manager.get(queued).status == "interrupted"
 
 
 def test_a_killed_orphan_is_waited_for_until_it_is_gone_not_until_its_argv_empties() -> None:

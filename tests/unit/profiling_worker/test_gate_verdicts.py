@@ -63,7 +63,7 @@ def test_bf16_1024_of_sweep_vs_roofline_is_not_called_regressed(tmp_path: Path) 
            "straddles ±3 %; about 314 runs a side would likely decide it" in str(bf16[REASON])
     code, md, xml = cli(SWEEP, ROOFLINE, tmp_path)
     assert code == exit_codes.EXIT_NOT_JUDGED and "regressed |" not in md
-    assert xml.get("failures") == "0" and xml.get("skipped") == "15"
+    assert xml.get("failures") == "0" and xml.get("errors") == "15"  # exit 3: errors
 
 
 def test_ambiguous_says_how_many_runs_would_decide_it() -> None:
@@ -84,19 +84,19 @@ def test_same_job_twice_is_same_and_passes(tmp_path: Path) -> None:
     assert list(result.rows[OUTCOME]) == [Outcome.SAME.value] * 3
     assert all("the whole interval inside ±3 %" in r for r in result.rows[REASON])
     code, _, xml = cli(base, again, tmp_path)
-    assert code == exit_codes.EXIT_OK and xml.get("skipped") == "0"
+    assert code == exit_codes.EXIT_OK and (xml.get("failures"), xml.get("errors")) == ("0", "0")
 
 
 def test_same_job_at_a_tight_threshold_is_ambiguous_exit_4(tmp_path: Path) -> None:
     """At 0.47 % the n=4096 difference (+0.471 %, CI +0.215 .. +0.728 %) straddles the
-    threshold: undecided, exit 4, skipped in JUnit with the outcome."""
+    threshold: undecided, exit 4, an error in JUnit typed with the outcome."""
     base, again = BUNDLES / "h200-cupti-gate-base", BUNDLES / "h200-cupti-gate-again"
     assert list(judged(base, again, 0.47).rows[OUTCOME]) == [
         Outcome.AMBIGUOUS.value, Outcome.AMBIGUOUS.value, Outcome.SAME.value]
     code, md, xml = cli(base, again, tmp_path, "--max-slowdown", "0.47%")
     assert code == exit_codes.EXIT_UNDECIDED and "## Kernel regression gate: undecided" in md
-    assert xml.get("skipped") == "2" and xml.get("failures") == "0"
-    assert [s.get("message", "").split(":")[0] for s in xml.iter("skipped")] == ["ambiguous"] * 2
+    assert xml.get("errors") == "2" and xml.get("failures") == "0"
+    assert [s.get("type") for s in xml.iter("error")] == ["ambiguous"] * 2
 
 
 def test_tf32_off_regressed_and_its_reverse_improved(tmp_path: Path) -> None:
