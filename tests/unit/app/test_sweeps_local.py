@@ -112,6 +112,18 @@ def test_a_gpu_slower_than_its_peers_beyond_their_spread_is_flagged() -> None:
     assert slow_tasks(entries[:2]) == {}
     notes = slow_notes(flagged, {"t4": {"configs": [7, 8], "node": "n4", "gpu_uuid": "GPU-1"}})
     assert [n["config"] for n in notes] == [7, 8] and notes[0]["check"] == "slow_gpu"
+    assert "ran on a slow GPU: task t4 on n4 (GPU-1)" in notes[0]["message"]
+
+
+def test_a_slow_task_of_the_cpu_backend_names_the_host_not_a_gpu() -> None:
+    """On the cpu backend the reference kernel ran on the host's CPU: host contention is not
+    reported as a slow GPU."""
+    entries = [{"task": f"t{i}", "gpu_model": None, "reference": _ref(v)}
+               for i, v in enumerate((100.0, 101.0, 99.0, 100.5, 130.0))]
+    notes = slow_notes(slow_tasks(entries), {"t4": {"configs": [3], "node": "n4",
+                                                    "gpu_uuid": None}}, on_gpu=False)
+    (message,) = [n["message"] for n in notes]
+    assert "GPU" not in message and "ran on a slow or busy host: task t4 on n4" in message
 
 
 def test_without_slurm_a_sweep_is_refused_with_the_reason(tmp_path: Path,
