@@ -190,7 +190,8 @@ def test_submit_returns_before_the_array_is_submitted_and_a_cancel_meanwhile_hol
         ("pending", SUBMITTING, "")] * 2
     executor.cancel(job_id)  # the Cancel button, while the submission is still under way
     executor.gate.set()
-    assert executor.wait(job_id, 120) == JobStatus.CANCELLED
+    # generous: on a busy 2-core machine the cancelled tasks' processes end slowly
+    assert executor.wait(job_id, 600) == JobStatus.CANCELLED, executor.get(job_id)
     job = executor.get(job_id)
     assert [t.state for t in job.tasks] == ["cancelled"] * 2 and all(t.scheduler_id
                                                                     for t in job.tasks)
@@ -253,3 +254,52 @@ def test_a_local_task_left_running_is_followed_by_its_process_after_a_restart(
     assert nxt.get(job_id).tasks[0].state == "running"
     assert nxt.wait(job_id, 120) == JobStatus.DONE
     assert [(t.state, t.attempt) for t in nxt.get(job_id).tasks] == [("done", 0)]
+
+
+
+#: A head-less sweep in another process: submits a short local sweep, says its id once its
+#: task runs, then waits to be killed (as a kernel-sweep killed mid-sweep).
+_OTHER_SWEEP = """
+import sys, time
+from pathlib import Path
+from app.services.slurm_executor import SlurmExecutor
+from app.services.sweep_plan import SweepOptions
+from profiling_worker.schema.spec import validate_spec
+ex = SlurmExecutor(Path(sys.argv[1]), sys.executable, poll_s=0.3)
+spec = validate_spec({"kernels": ["sweep_sleep"], "configs": [{"ms": 3000}], "runs": 2,
+                      "backend": "cpu", "warmup": 0})
+job_id = ex.submit(spec, SweepOptions(cluster="local", reference=False, retries=0))
+while ex.get(job_id).tasks[0].state != "running":
+    time.sleep(0.1)
+print(job_id, flush=True)
+time.sleep(600)
+"""
+
+
+def test_a_sweep_that_appears_after_the_start_is_adopted_when_its_watcher_dies(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """resume() at the server's start saw no sweep; keep_resuming() looks again, so a sweep a
+    kernel-sweep started later and then died with is watched and merged here (it stayed
+    ``running`` until a restart before)."""
+    import subprocess
+
+    monkeypatch.setenv("KPROF_KERNEL_DIRS", str(SWEEP_KERNELS))
+    executor = SlurmExecutor(tmp_path, sys.executable, poll_s=0.3)
+    assert executor.resume() == []
+    executor.keep_resuming(every_s=0.5)
+    other = subprocess.Popen([sys.executable, "-c", _OTHER_SWEEP, str(tmp_path)],
+                             stdout=subprocess.PIPE, text=True)
+    try:
+        assert other.stdout is not None
+        job_id = other.stdout.readline().strip()
+        assert job_id, "the other process submitted nothing"
+    finally:
+        other.kill()  # its watch lock goes with it; its task runs on
+        other.wait(60)
+    deadline = time.monotonic() + 240
+    while executor.get(job_id) is None or executor.get(job_id).watched_by:
+        assert time.monotonic() < deadline, f"{job_id} not adopted: {executor.get(job_id)}"
+        time.sleep(0.2)
+    assert executor.wait(job_id, 300) == JobStatus.DONE, executor.get(job_id)
+    assert json.loads((tmp_path / job_id / C.MANIFEST_FILE).read_text())["status"] == "done"
+    executor.shutdown()
