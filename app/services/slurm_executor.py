@@ -37,6 +37,7 @@ from app.services import sweep_lock, sweep_resume
 from app.services import sweep_plan as plan
 from app.services import sweep_tasks as T
 from app.services.job_model import Job, claim_job_dir
+from app.services.job_recovery import reserve_space
 from app.services.result_store import job_path
 from app.services.sweep_queue import SlurmMissing
 from app.services.sweep_watch import SUBMITTING, Sweep, SweepWatcher, lane_name
@@ -79,6 +80,7 @@ class SlurmExecutor(SweepWatcher):
                                                   encoding="utf-8")
             plan.write_plan(path, options, splits)
             write_manifest(path, self._state(job, {}, executor=self._executor_entry(sweep)))
+            reserve_space(path)  # room for the final manifest when a merge fills the disk
         except OSError:
             sweep_lock.release(path)
             raise

@@ -43,6 +43,7 @@ def test_local_executor_runs_the_tasks_and_merges_one_bundle(tmp_path: Path) -> 
     assert [t["folder"] for t in tasks] == ["tasks/t0000/a0", "tasks/t0001/a0"]
     assert all(t["reference"]["avg_ns"] > 0 and t["node"] for t in tasks)
     assert json.loads((job.path / plan.SWEEP_FILE).read_text())["tasks"][1]["configs"] == [2]
+    assert not (job.path / ".disk-reserve").exists()  # freed once the final manifest is written
 
 
 def test_split_puts_consecutive_configs_in_each_task() -> None:
@@ -303,3 +304,38 @@ def test_a_sweep_that_appears_after_the_start_is_adopted_when_its_watcher_dies(
     assert executor.wait(job_id, 300) == JobStatus.DONE, executor.get(job_id)
     assert json.loads((tmp_path / job_id / C.MANIFEST_FILE).read_text())["status"] == "done"
     executor.shutdown()
+
+
+def test_a_disk_full_mid_merge_ends_the_sweep_failed_on_disk(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The disk fills while the sweep runs: the merge fails for space, and so does every
+    manifest write until the sweep's disk reserve is deleted. The sweep ends ``failed`` in its
+    manifest, not ``running`` (before: a sweep had no reserve, so its final write failed too)."""
+    import errno
+
+    from app.services import job_book, sweep_watch
+    from app.services.job_recovery import RESERVE_FILE
+
+    spec = validate_spec({"kernels": ["matmul"], "configs": [{"n": 16}], "runs": 2,
+                          "backend": "cpu", "warmup": 0})
+    executor = SlurmExecutor(tmp_path, sys.executable, poll_s=0.3)
+    job_id = executor.submit(spec, plan.SweepOptions(cluster="local", reference=False))
+    reserve = tmp_path / job_id / RESERVE_FILE
+    had_reserve = reserve.is_file()  # the space the full disk can give back
+    real_update = job_book.update_manifest
+
+    def full_disk(*args, **kwargs):  # type: ignore[no-untyped-def]
+        if had_reserve and not reserve.exists():
+            return real_update(*args, **kwargs)
+        raise OSError(errno.ENOSPC, "No space left on device")
+
+    def merge_without_space(*_args: object, **_kwargs: object) -> None:
+        raise OSError(errno.ENOSPC, "No space left on device")
+
+    monkeypatch.setattr(job_book, "update_manifest", full_disk)
+    monkeypatch.setattr(sweep_watch, "merge_sweep", merge_without_space)
+    assert executor.wait(job_id, 600) == JobStatus.FAILED, executor.get(job_id)
+    executor.shutdown()
+    manifest = json.loads((tmp_path / job_id / C.MANIFEST_FILE).read_text())
+    assert manifest["status"] == "failed", f"the manifest says {manifest['status']}"
+    assert "No space left on device" in manifest["error"]["message"]
