@@ -339,3 +339,23 @@ def test_a_disk_full_mid_merge_ends_the_sweep_failed_on_disk(
     manifest = json.loads((tmp_path / job_id / C.MANIFEST_FILE).read_text())
     assert manifest["status"] == "failed", f"the manifest says {manifest['status']}"
     assert "No space left on device" in manifest["error"]["message"]
+
+
+def test_an_outside_scancel_is_cancelled_not_preempted_nor_retried(tmp_path: Path) -> None:
+    """Issue 41: scancel run on the array outside the dashboard was retried, and its running
+    tasks (their workers end 'cancelled' on SIGTERM) were labelled 'preempted'. Slurm says
+    CANCELLED for a scancel and PREEMPTED for a preemption."""
+    from profiling_worker.schema.manifest import write_manifest
+    from app.services.sweep_tasks import RETRIED
+
+    pending = Attempt(tmp_path / "never-started", "7_0", submitted=0.0)
+    assert decide(pending, QueueState("CANCELLED"), False, now=1.0) == (
+        "cancelled", "cancelled outside the dashboard (scancel): not retried")
+    ran = tmp_path / "ran"
+    ran.mkdir()
+    write_manifest(ran, {"job_id": "ran", "status": "cancelled"})  # its worker got SIGTERM
+    running = Attempt(ran, "7_1", submitted=0.0)
+    state, reason = decide(running, QueueState("CANCELLED", "n1"), False, now=1.0)
+    assert (state, reason) == ("cancelled", "cancelled outside the dashboard (scancel): "
+                                            "not retried") and state not in RETRIED
+    assert decide(running, QueueState("PREEMPTED", "n1"), False, now=1.0)[0] == "preempted"
