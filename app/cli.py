@@ -126,7 +126,11 @@ def allowed_hosts(host: str, extra: Sequence[str]) -> list[str]:
     names = list(LOOPBACK_NAMES)
     if not is_loopback(host):
         if host in ("0.0.0.0", "::"):
-            names += [socket.gethostname(), socket.getfqdn()]
+            from streamlit import net_util
+
+            # and the address of the "Network URL" Streamlit prints for a wildcard host (its
+            # own lookup, no network): without it that URL's WebSocket was refused (403)
+            names += [socket.gethostname(), socket.getfqdn(), net_util.get_internal_ip() or ""]
         else:
             names.append(host)
     names += list(extra)

@@ -10,14 +10,19 @@ its session still open; it comes from the dashboard's own pages (``Sec-Fetch-Sit
 ``same-origin`` or ``none``, the Host one ``server.allowedHosts`` admits); and the file resolves
 inside the bundle (``profiling_worker.bundle_path``: a link out is refused). A ``.gz`` is
 inflated through ``profiling_worker.inflate``'s capped path into its scratch folder, and has
-no name left on disk once opened (closing it frees the space).
+no name left on disk once opened (closing it frees the space); at most :data:`MAX_INFLATIONS`
+inflations run at once, the others queue for up to :data:`QUEUE_WAIT_S` and are then told to
+try again (503).
 The zip is made as it is sent (no length, its first bytes at once). Every refusal is a short
 ``text/plain`` page that says why, shown in the tab the link opened.
 """
 
 from __future__ import annotations
 
+import asyncio
 import os
+import threading
+import time
 from collections.abc import Iterator
 from typing import TYPE_CHECKING, BinaryIO
 from urllib.parse import quote
@@ -35,6 +40,13 @@ PREFIX = "/_kprof/download/"
 #: of profiling_worker.inflate (2 GiB), which also bounds its temporary disk.
 MAX_STREAMED_BYTES = 2 * 1024**3
 _CHUNK = 1 << 20
+#: Most ``.ncu-rep.gz`` inflations this server runs at once (each takes a CPU core and up to
+#: MAX_STREAMED_BYTES of temporary disk); 40 at once filled the server's thread pool (issue 41).
+MAX_INFLATIONS = 2
+#: How long a download waits for an inflation slot before it is told to try again (s); the
+#: wait holds no thread.
+QUEUE_WAIT_S = 120.0
+_INFLATIONS = threading.BoundedSemaphore(MAX_INFLATIONS)
 _UNSAFE_IN_QUOTES = frozenset('"\\') | {chr(c) for c in range(32)} | {chr(127)}
 _state = {"serving": False}
 
@@ -155,15 +167,42 @@ async def endpoint(request: Request) -> Response:
 
     try:
         grant = granted(request)
-        chunks, length = await run_in_threadpool(open_download, grant)
+        if grant.kind is DownloadKind.INFLATED:
+            chunks, length = await _inflated(grant)
+        else:
+            chunks, length = await run_in_threadpool(open_download, grant)
     except DownloadRefused as exc:
-        return PlainTextResponse(str(exc), status_code=exc.status)
+        headers = {"Retry-After": "60"} if exc.status == 503 else None
+        return PlainTextResponse(str(exc), status_code=exc.status, headers=headers)
     headers = {"Content-Disposition": content_disposition(grant.filename),
                "Cache-Control": "no-store", "X-Content-Type-Options": "nosniff"}
     if length is not None:
         headers["Content-Length"] = str(length)
     media = "application/zip" if grant.kind is DownloadKind.ZIP else "application/octet-stream"
     return StreamingResponse(chunks, media_type=media, headers=headers)
+
+
+async def _inflated(grant: Grant) -> tuple[Iterator[bytes], int | None]:
+    """:func:`open_download` of an inflated report once one of :data:`MAX_INFLATIONS` slots is
+    free: the others queue (polled, holding no thread) for up to :data:`QUEUE_WAIT_S`.
+
+    Raises:
+        DownloadRefused: 503 when no slot freed in time (the message says so), or as
+            :func:`open_download`.
+    """
+    from starlette.concurrency import run_in_threadpool
+
+    deadline = time.monotonic() + QUEUE_WAIT_S
+    while not _INFLATIONS.acquire(blocking=False):
+        if time.monotonic() > deadline:
+            raise DownloadRefused(503, f"The server is inflating {MAX_INFLATIONS} other reports "
+                                       f"for downloads and this one waited {QUEUE_WAIT_S:.0f} s "
+                                       "in the queue: click the button again in a minute.")
+        await asyncio.sleep(0.2)
+    try:
+        return await run_in_threadpool(open_download, grant)
+    finally:
+        _INFLATIONS.release()
 
 
 def _route(base_url: str) -> BaseRoute:

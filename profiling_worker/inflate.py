@@ -6,7 +6,9 @@ deep dive, rule digest, the app's ``.ncu-rep`` download). ``ncu_report`` reads p
   at most that much temporary disk and a few MiB of memory.
 - A report (``*.ncu-rep[.gz]``) is walked block by block as it streams
   (:mod:`profiling_worker.report_walk`): padding after its last block is refused at the byte
-  where it starts, before ``ncu_report`` (which takes ~64 MB per MiB of zeros) sees it.
+  where it starts, before ``ncu_report`` (which takes ~64 MB per MiB of zeros) sees it, and so
+  is padding made of valid blocks: the walk's budget of blocks (empty ones and all) stops it
+  at the block that exceeds it. Output bytes and blocks are both bounded.
 - Temporary files live in a folder named by the process id, removed on exit; a process that
   was killed leaves its folder, and the next one to call :func:`scratch_dir` removes it.
 """

@@ -12,8 +12,14 @@ refused at the byte where the padding starts, before any of it is parsed. A repo
 :meth:`ReportWalk.missing` says how many bytes its last block lacks, so the import calls it cut
 short rather than empty.
 
+Valid blocks can pad a report too: 6-byte blocks with an empty payload (issue 41: a 1.1 MB
+``.ncu-rep.gz`` padded so took the import worker to 1.3 GB, about 22 MB per MiB of padding).
+So the walk also keeps a budget of blocks: at most :data:`MAX_EMPTY_BLOCKS` with no payload
+and :data:`MAX_BLOCKS` in all, refused at the block that exceeds it.
+
 The layout was read from the reports of ncu 2025.3 and 2026.3 in tests/fixtures and
-app/bundled (all end exactly at a block boundary).
+app/bundled (all end exactly at a block boundary; every one has 8 blocks with no payload and
+12 to 214 blocks in all, at 13 KB to 530 KB per block).
 """
 
 from __future__ import annotations
@@ -24,6 +30,11 @@ MAGIC = b"NVR\x00"
 #: Longest file or block header accepted (the ones seen are 2 bytes to 17 KB).
 MAX_HEADER_BYTES = 1 << 20
 _PAYLOAD_FIELD = 5
+#: Most blocks with no payload a report may hold (the reports seen hold 8, whatever their size).
+MAX_EMPTY_BLOCKS = 256
+#: Most blocks a report may hold (the reports seen: up to 214 for 23 MB; ``ncu_report`` takes
+#: about 130 bytes of memory per block, so this bounds that at about 65 MB).
+MAX_BLOCKS = 500_000
 
 
 class ReportLayoutError(ValueError):
@@ -75,12 +86,14 @@ class ReportWalk:
     Attributes:
         offset: bytes seen so far.
         blocks: blocks completed so far.
+        empty_blocks: blocks with no payload so far.
     """
 
     def __init__(self, name: str) -> None:
         self.name = name
         self.offset = 0
         self.blocks = 0
+        self.empty_blocks = 0
         self._pending = bytearray()   # bytes of the length or header being read
         self._need = len(MAGIC) + 4   # bytes still wanted in _pending
         self._state = "magic"         # magic -> file-header -> length <-> header
@@ -131,7 +144,17 @@ class ReportWalk:
             except ReportLayoutError as exc:
                 raise self._fail(str(exc)) from None
             self.blocks += 1
+            self.empty_blocks += self._skip == 0
+            self._check_budget()
             self._begin_block()
+
+    def _check_budget(self) -> None:
+        if self.empty_blocks > MAX_EMPTY_BLOCKS:
+            raise self._fail(f"more than {MAX_EMPTY_BLOCKS:,} blocks with no payload (a report "
+                             "holds a few): padding made of empty blocks")
+        if self.blocks > MAX_BLOCKS:
+            raise self._fail(f"more than {MAX_BLOCKS:,} blocks (reports seen hold a few "
+                             "hundred): padding made of small blocks")
 
     def _header_length(self, raw: bytes, state: str) -> None:
         (length,) = struct.unpack("<I", raw)

@@ -24,6 +24,7 @@ import pyarrow.parquet as pq
 
 from profiling_worker import __version__, adaptive
 from profiling_worker.bundle_writer import empty_table, finish_bundle, write_table
+from profiling_worker.schema import backends as B
 from profiling_worker.schema import columns as C
 from profiling_worker.schema.manifest import JobStatus, now_iso, read_manifest
 from profiling_worker.schema.spec import validate_spec
@@ -173,7 +174,7 @@ def merge_sweep(sweep_dir: Path, tasks: Sequence[Mapping[str, Any]], cancelled: 
         "sweep": {"tasks": entries, "configs": _config_rows(entries),
                   "gpu_models": sorted(models), "slow_tasks": flagged,
                   "retries": list(retries)},
-        "notes": slow_notes(flagged, {e["task"]: e for e in entries}),
+        "notes": slow_notes(flagged, {e["task"]: e for e in entries}, B.on_gpu(spec.backend)),
     }
     if status == JobStatus.FAILED:
         manifest["error"] = {"kind": "sweep_failed", "message": "no task of the sweep finished",

@@ -9,7 +9,9 @@ median of its peers by more than their spread, where the spread is the larger of
 * the half-widths of the task's own CI95 plus the peers' median CI95 half-width (two
   measurements whose intervals overlap are not told apart).
 
-A model with fewer than 3 tasks has too few peers to judge; nothing is flagged there.
+A model with fewer than 3 tasks has too few peers to judge; nothing is flagged there. On the
+``cpu`` backend the reference kernel runs on the host, so a flagged task names a slow or busy
+host, not a GPU.
 """
 
 from __future__ import annotations
@@ -85,24 +87,32 @@ def slow_tasks(entries: Sequence[Mapping[str, Any]]) -> dict[str, dict[str, Any]
     return flagged
 
 
-def slow_notes(flagged: Mapping[str, Mapping[str, Any]], where: Mapping[str, Mapping[str, Any]]
-               ) -> list[dict[str, Any]]:
+def slow_notes(flagged: Mapping[str, Mapping[str, Any]], where: Mapping[str, Mapping[str, Any]],
+               on_gpu: bool = True) -> list[dict[str, Any]]:
     """One plausibility note (check :data:`SLOW_GPU`, warning) per config of a flagged task.
 
     Args:
         flagged: :func:`slow_tasks`'s answer.
         where: task name -> ``{"configs": [...], "node": str, "gpu_uuid": str | None}``.
+        on_gpu: the sweep's backend runs on a GPU. False (the ``cpu`` backend): the reference
+            kernel ran on the host's CPU, so a slow task says the host was busy or slower,
+            never that a GPU was slow.
     """
     notes = []
     for task, f in flagged.items():
         info = where[task]
-        gpu = info.get("gpu_uuid") or "the host"
+        if on_gpu:
+            where_ran = f"a slow GPU: task {task} on {info.get('node')} " \
+                        f"({info.get('gpu_uuid') or 'the host'})"
+            cause = "compare it with care"
+        else:
+            where_ran = f"a slow or busy host: task {task} on {info.get('node')} (cpu backend)"
+            cause = "other work on the host's CPUs, or a slower CPU; compare it with care"
         for config in info["configs"]:
             notes.append({"check": SLOW_GPU, "severity": "warning", "scope": "config",
                           "annotation": None, "config": int(config), "metric": None,
-                          "message": f"config {config} ran on a slow GPU: task {task} on "
-                          f"{info.get('node')} ({gpu}) timed the reference kernel at "
-                          f"{f['avg_ns']:.0f} ns, its {f['peers']} peers' median is "
+                          "message": f"config {config} ran on {where_ran} timed the reference "
+                          f"kernel at {f['avg_ns']:.0f} ns, its {f['peers']} peers' median is "
                           f"{f['peers_median_ns']:.0f} ns (flagged above "
-                          f"{f['threshold_ns']:.0f} ns); compare it with care"})
+                          f"{f['threshold_ns']:.0f} ns): {cause}"})
     return notes

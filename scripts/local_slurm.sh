@@ -4,6 +4,7 @@
 #
 #   bash scripts/local_slurm.sh start   # prints the line to export SLURM_CONF
 #   bash scripts/local_slurm.sh stop
+#   bash scripts/local_slurm.sh remove  # stop, then delete KPROF_SLURM_DIR (munge.key included)
 #   bash scripts/local_slurm.sh status
 #
 # Needs root (the daemons run as root: SlurmUser=SlurmdUser=root) and Debian's slurm-wlm and
@@ -32,6 +33,9 @@ ClusterName=kprof
 SlurmctldHost=$NODE(127.0.0.1)
 SlurmctldPort=$PORT
 SlurmdPort=$((PORT + 1))
+# both daemons bind 127.0.0.1 only (SlurmctldHost's and NodeAddr's address), not every interface:
+# NoCtldInAddrAny moves slurmctld, NoInAddrAny slurmd (slurm.conf(5), CommunicationParameters)
+CommunicationParameters=NoCtldInAddrAny,NoInAddrAny
 SlurmUser=root
 SlurmdUser=root
 AuthType=auth/munge
@@ -104,9 +108,16 @@ stop() {
   echo "local Slurm stopped"
 }
 
+remove() {
+  stop
+  rm -rf "$DIR"  # the munge key, config, state and logs: nothing of this Slurm is left behind
+  echo "removed $DIR"
+}
+
 case ${1:-} in
   start) start ;;
   stop) stop ;;
+  remove) remove ;;
   status) sinfo ;;
-  *) echo "usage: $0 start|stop|status" >&2; exit 2 ;;
+  *) echo "usage: $0 start|stop|remove|status" >&2; exit 2 ;;
 esac

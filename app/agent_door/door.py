@@ -12,6 +12,7 @@ names the field and the fix; the server hands it to the agent as a tool error.
 from __future__ import annotations
 
 import math
+import threading
 from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
@@ -24,6 +25,7 @@ from profiling_worker.schema.manifest import ManifestError
 from profiling_worker.schema.spec import SpecInvalid, validate_spec
 
 from app import settings
+from app.agent_door import confine
 from app.core import spec_form
 from app.core.bundle_loader import Bundle, load_bundle
 from app.core.kernel_catalog import catalog_from_report
@@ -35,12 +37,16 @@ from app.core.views.stability import StabilityOptions, stability_frame
 from app.services import history_index, import_client, result_store, worker_client
 from app.services.job_manager import JobManager
 from app.services.job_model import Job
-from app.services.share_report import worker_answers
+from app.services.share_report import report_bytes, worker_answers
 
 #: Rows of a frame an answer carries at most (an agent's context is small; the bundle has all).
 MAX_ROWS = 60
 #: How long ``submit_and_wait`` waits by default (s); a longer job is still running after it.
 WAIT_S = 600.0
+#: The longest wait ``submit_and_wait`` accepts (s): a wait holds one of the server's threads.
+MAX_WAIT_S = 3600.0
+#: How long ``cancel_job`` waits for the job to end after the cancel (s).
+CANCEL_WAIT_S = 60.0
 
 
 class DoorError(ValueError):
@@ -68,34 +74,41 @@ def records(frame: pd.DataFrame, limit: int = MAX_ROWS) -> dict[str, Any]:
 
 class Door:
     """The door over one result store (the dashboard's settings: ``KPROF_RESULTS_DIR``,
-    ``KPROF_BUNDLED_DIR``, ``KPROF_WORKER_PYTHON``, read when the door is made)."""
+    ``KPROF_BUNDLED_DIR``, ``KPROF_WORKER_PYTHON``, ``KPROF_KERNEL_DIRS`` and
+    ``KPROF_IMPORT_DIRS``, read when the door is made). It reads and writes only where
+    :mod:`app.agent_door.confine` allows. Thread-safe: the SDK runs tools in threads."""
 
     def __init__(self) -> None:
         self.results = settings.results_dir()
         self.bundled = settings.bundled_dir()
         self.worker_python = settings.worker_python()
         self.env = settings.worker_env()
+        self.readable = confine.readable_roots(self.results, self.bundled)
         self._manager: JobManager | None = None
         self._report: dict[str, Any] | None = None
+        # one environment probe and one job manager, however many first calls come at once
+        self._setup = threading.Lock()
 
     # -- parts made on first use ------------------------------------------------------------
     def env_report(self) -> dict[str, Any]:
         """The worker's environment report (probed once): backends, GPUs, kernels."""
-        if self._report is None:
-            self._report = worker_client.probe_environment(self.worker_python)
-        return self._report
+        with self._setup:
+            if self._report is None:
+                self._report = worker_client.probe_environment(self.worker_python)
+            return self._report
 
     def manager(self) -> JobManager:
         """The door's job manager (as the dashboard's: the History index follows each job)."""
-        if self._manager is None:
-            results, bundled = self.results, self.bundled
+        with self._setup:
+            if self._manager is None:
+                results, bundled = self.results, self.bundled
 
-            def index(_job: Job) -> None:
-                history_index.sync_quietly(results, bundled)
+                def index(_job: Job) -> None:
+                    history_index.sync_quietly(results, bundled)
 
-            self._manager = JobManager(results, self.worker_python, env=self.env,
-                                       warm=settings.warm_worker(), on_end=index)
-        return self._manager
+                self._manager = JobManager(results, self.worker_python, env=self.env,
+                                           warm=settings.warm_worker(), on_end=index)
+            return self._manager
 
     def bundle(self, job_id: str) -> Bundle:
         """The loaded bundle of ``job_id`` (results, then bundled jobs).
@@ -144,8 +157,12 @@ class Door:
         here), queue it on the job manager and wait up to ``timeout_s`` s; the job's summary.
 
         Raises:
-            DoorError: the spec is invalid (every field error with its fix).
+            DoorError: ``timeout_s`` is not within 0 .. :data:`MAX_WAIT_S`, or the spec is
+                invalid (every field error with its fix).
         """
+        if not 0 <= timeout_s <= MAX_WAIT_S:  # NaN and inf too: a wait holds a thread
+            raise DoorError(f"timeout_s {timeout_s:g}: give 0 to {MAX_WAIT_S:g} s",
+                            "for a longer job, call job_summary with the id returned later")
         report = self.env_report()
         try:
             job_spec = validate_spec(spec, catalog_from_report(report)[0])
@@ -155,12 +172,27 @@ class Door:
         if refused:
             raise DoorError("spec cannot run here: " + "; ".join(str(e) for e in refused))
         job_id = self.manager().submit(job_spec)
-        status = self.manager().wait(job_id, max(0.0, float(timeout_s)))
+        status = self.manager().wait(job_id, float(timeout_s))
         if not status.finished:
             return {"job_id": job_id, "status": status.value,
                     "note": f"still {status.value} after {timeout_s:g} s; call job_summary "
-                            "later (the job runs on while this server runs)"}
+                            "later, or cancel_job (the job runs on while this server runs)"}
         return self.job_summary(job_id)
+
+    def cancel_job(self, job_id: str) -> dict[str, Any]:
+        """Cancel a job this server runs (queued: never started; running: its worker stopped)
+        and wait up to :data:`CANCEL_WAIT_S` s for it to end; its id and status.
+
+        Raises:
+            DoorError: ``job_id`` is not a job of this server's job manager.
+        """
+        manager = self.manager()
+        job = manager.get(job_id)
+        if job is None:
+            raise DoorError(f"job_id {job_id!r}: not a job this server runs",
+                            "cancel only a job submit_and_wait started here (its job_id)")
+        manager.cancel(job_id)
+        return {"job_id": job_id, "status": manager.wait(job_id, CANCEL_WAIT_S).value}
 
     def job_summary(self, job_id: str) -> dict[str, Any]:
         """The job: status, backend, GPU, what durations measure, its spec, notes, error, and
@@ -225,23 +257,58 @@ class Door:
 
     def import_files(self, paths: list[str]) -> dict[str, Any]:
         """Import nsight-python CSVs, Nsight Compute CSV exports or ``.ncu-rep`` reports (paths
-        on this machine) as new jobs, as the Import page does (``profiling_worker import
-        --each``): each report or table becomes a job of its own.
+        on this machine, inside the folders :func:`confine.readable_roots` names) as new jobs,
+        as the Import page does (``profiling_worker import --each``): each report or table
+        becomes a job of its own.
 
         Raises:
-            DoorError: a path is not a readable file.
+            DoorError: a path is not a regular file inside a folder this server may read.
         """
-        files = [Path(p).expanduser() for p in paths]
-        missing = [str(p) for p in files if not p.is_file()]
-        if not files or missing:
-            raise DoorError(f"paths: not a file: {', '.join(missing) or '(none given)'}",
-                            "give absolute paths of files on the machine this server runs on")
-        outcomes = import_client.run_import([p.resolve() for p in files], self.results,
-                                            self.worker_python, self.env)
+        files, refused = [], []
+        for given in paths:
+            try:
+                files.append(confine.readable_file(given, self.readable))
+            except confine.Confined as exc:
+                refused.append(str(exc))
+        if not files or refused:
+            raise DoorError(f"paths: {'; '.join(refused) or '(none given)'}",
+                            "give absolute paths of files inside the result store, a kernel "
+                            "folder (KPROF_KERNEL_DIRS) or a folder allowed with --import-dir")
+        outcomes = import_client.run_import(files, self.results, self.worker_python, self.env)
         history_index.sync_quietly(self.results, self.bundled)
         return {"imports": [{"ok": o.ok, "job_id": o.job_id if o.ok else None,
                              "files": list(o.files), "message": o.message, "hint": o.hint}
                             for o in outcomes]}
+
+    def write_report(self, job_ids: list[str], out: str, max_slowdown_pct: float | str = 3.0
+                     ) -> dict[str, Any]:
+        """Write the shareable HTML report of one job, or of two (baseline, candidate: with
+        the gate's verdict), to ``out`` inside the result store (relative to it, or an
+        absolute path inside it; never through a link); its path and size in bytes.
+
+        Raises:
+            DoorError: not one or two jobs, an unknown job, ``max_slowdown_pct`` refused as the
+                CLI's ``--max-slowdown`` refuses it, or ``out`` not an ``.html`` path inside the
+                result store (or not writable).
+        """
+        if len(job_ids) not in (1, 2):
+            raise DoorError(f"job_ids: {len(job_ids)} given", "give one job or two")
+        allowed = allowed_slowdown(max_slowdown_pct)
+        try:
+            target = confine.report_target(out, self.results)
+        except confine.Confined as exc:
+            raise DoorError(f"out {exc}", "give a file name ending in .html: it is written "
+                            "in the result store (or a path inside it)") from exc
+        except OSError as exc:
+            raise DoorError(f"out {out}: cannot make its folder ({exc})") from exc
+        paths = [self.bundle(j).path for j in job_ids]
+        try:
+            size = confine.write_new(target, report_bytes(paths, allowed,
+                                                          self.worker_python, self.env))
+        except OSError as exc:
+            raise DoorError(f"out {out}: cannot write it ({exc})",
+                            "give a writable path inside the result store") from exc
+        return {"out": str(target), "bytes": size}
 
     def shutdown(self) -> list[str]:
         """Stop the door's workers; a job still running or queued ends ``interrupted`` (on

@@ -1,11 +1,13 @@
 """The agent door: a Model Context Protocol server (the official ``mcp`` Python SDK, stdio
 transport) over the dashboard's worker, job manager and regression gate (:mod:`.door`).
 
-    python -m app.agent_door [--results DIR] [--worker-python PATH]
+    python -m app.agent_door [--results DIR] [--worker-python PATH] [--import-dir DIR ...]
 
 Tools: ``list_kernels``, ``list_jobs``, ``submit_and_wait``, ``job_summary``, ``compare_jobs``
 (the gate's verdict, at most 4 KB), ``deep_dive`` (a launch's sections and rules),
-``import_files`` and ``write_report`` (the shareable HTML report). docs/agents.md says how to
+``import_files``, ``write_report`` (the shareable HTML report) and ``cancel_job``. It reads
+and writes only inside the result store (and reads the kernel folders and the folders
+``--import-dir`` allows): :mod:`.confine`. docs/agents.md says how to
 attach it to an agent. Needs ``pip install "kernel-profiling-dashboard[mcp]"``.
 """
 
@@ -24,8 +26,8 @@ from typing import Any, TypeVar
 from mcp.server.mcpserver import MCPServer
 from mcp.server.mcpserver.exceptions import ToolError
 
-from app.agent_door.door import WAIT_S, Door, DoorError, allowed_slowdown
-from app.services.share_report import write_report as _write_report
+from app.agent_door.confine import ENV_IMPORT_DIRS
+from app.agent_door.door import WAIT_S, Door, DoorError
 
 INSTRUCTIONS = (
     "GPU kernel profiling (NVIDIA Nsight Compute / CUPTI through nsight-python). Call "
@@ -35,7 +37,9 @@ INSTRUCTIONS = (
     "regression gate's verdict of a candidate against a baseline (regressed / improved / same / "
     "ambiguous / clock-explained / not comparable per region x config), deep_dive for one launch's "
     "Nsight Compute sections and rules, import_files for nsight-python or Nsight Compute output "
-    "made elsewhere, write_report for a self-contained HTML report to share.")
+    "made elsewhere (inside the result store or a folder the user allowed), write_report for a "
+    "self-contained HTML report to share (written in the result store), cancel_job to stop a "
+    "job submit_and_wait left running.")
 
 T = TypeVar("T")
 PACKAGE = "kernel-profiling-dashboard"
@@ -82,8 +86,8 @@ def build_server(door: Door) -> MCPServer[Any]:
         """Profile a job spec, e.g. {"kernels": ["matmul"], "annotations": ["fp16"],
         "configs": [{"n": 1024}], "runs": 5, "backend": "cupti"} ("cpu" times on the host);
         validated as the dashboard's sidebar validates it, run by its job manager; waits up to
-        timeout_s seconds and returns the job's summary (or its id and status if still
-        running)."""
+        timeout_s seconds (at most 3600) and returns the job's summary (or its id and status
+        if still running: job_summary later, or cancel_job)."""
         return _answer(lambda: door.submit_and_wait(spec, timeout_s))
 
     @server.tool()
@@ -116,28 +120,24 @@ def build_server(door: Door) -> MCPServer[Any]:
     def import_files(paths: list[str]) -> dict[str, Any]:
         """Import files made elsewhere (nsight-python profiled_data/processed_data CSVs,
         Nsight Compute CSV exports, .ncu-rep or .ncu-rep.gz reports; absolute paths on this
-        machine) as new jobs; each report or table becomes a job of its own."""
+        machine, inside the result store, a kernel folder or a folder the server's user
+        allowed with --import-dir) as new jobs; each report or table becomes a job of its
+        own."""
         return _answer(lambda: door.import_files(paths))
 
     @server.tool()
     def write_report(job_ids: list[str], out: str, max_slowdown_pct: float | str = 3.0
                      ) -> dict[str, Any]:
         """Write the self-contained HTML report (opens offline in any browser) of one job, or
-        of two (baseline, candidate: with the gate's verdict), to the path out."""
-        def write() -> dict[str, Any]:
-            if len(job_ids) not in (1, 2):
-                raise DoorError(f"job_ids: {len(job_ids)} given", "give one job or two")
-            if not out.endswith(".html"):  # never write over a file that is not a report
-                raise DoorError(f"out {out}: not an .html path", "end the file name in .html")
-            allowed = allowed_slowdown(max_slowdown_pct)
-            paths = [door.bundle(j).path for j in job_ids]
-            try:
-                size = _write_report(paths, Path(out).expanduser(), allowed,
-                                     door.worker_python, door.env)
-            except OSError as exc:
-                raise DoorError(f"out {out}: cannot write it ({exc})", "give a writable path")
-            return {"out": str(Path(out).expanduser()), "bytes": size}
-        return _answer(write)
+        of two (baseline, candidate: with the gate's verdict), to out: an .html file name in
+        the result store (or a path inside it)."""
+        return _answer(lambda: door.write_report(job_ids, out, max_slowdown_pct))
+
+    @server.tool()
+    def cancel_job(job_id: str) -> dict[str, Any]:
+        """Cancel a job submit_and_wait started here (a queued one never starts, a running one
+        is stopped); waits up to a minute for it to end and returns its status."""
+        return _answer(lambda: door.cancel_job(job_id))
 
     return server
 
@@ -150,11 +150,18 @@ def main(argv: Sequence[str] | None = None) -> int:
                         help="result store (sets KPROF_RESULTS_DIR; default ./results)")
     parser.add_argument("--worker-python", metavar="PATH",
                         help="interpreter of the GPU environment (sets KPROF_WORKER_PYTHON)")
+    parser.add_argument("--import-dir", type=Path, action="append", default=[], metavar="DIR",
+                        help="a folder import_files may read besides the result store and the "
+                             f"kernel folders (repeatable; adds to {ENV_IMPORT_DIRS})")
     ns = parser.parse_args(argv)
     if ns.results is not None:
         os.environ["KPROF_RESULTS_DIR"] = str(ns.results.expanduser().resolve())
     if ns.worker_python is not None:
         os.environ["KPROF_WORKER_PYTHON"] = ns.worker_python
+    if ns.import_dir:
+        given = [p for p in os.environ.get(ENV_IMPORT_DIRS, "").split(os.pathsep) if p]
+        os.environ[ENV_IMPORT_DIRS] = os.pathsep.join(
+            given + [str(d.expanduser().resolve()) for d in ns.import_dir])
     door = Door()
     for signum in STOP_SIGNALS:
         signal.signal(signum, lambda n, _frame: _stop_on_signal(door, n))

@@ -10,6 +10,7 @@ import pandas as pd
 import streamlit as st
 
 from app.core.bundle_loader import Bundle
+from app.server_guard import SESSION_UPLOAD_MB
 from app.core.markdown import code, esc
 from app.ui import cached, importing, panels, state
 from app.ui.importing import ImportOutcome
@@ -101,7 +102,10 @@ st.file_uploader("nsight-python or Nsight Compute output", type=importing.UPLOAD
                  max_upload_size=importing.MAX_UPLOAD_MB,
                  help=f"At most {importing.MAX_UPLOAD_MB} MB per file. Files are parsed "
                       "as data, never executed.")
-st.caption(f"Up to {importing.MAX_UPLOAD_MB} MB per file. A `.ncu-rep` adds the per-launch "
+st.caption(f"Up to {importing.MAX_UPLOAD_MB} MB per file, and {SESSION_UPLOAD_MB} MB for all "
+           "the files chosen and not yet imported: a file past that is refused (the uploader "
+           "shows 'AxiosError ... 413'): import or remove some first. A `.ncu-rep` adds the "
+           "per-launch "
            "table (kernel names, grid, block, every metric read); nsight-python's CSVs give "
            "sizes and runs. What an import left out or re-derived is noted on the pages.")
 st.radio("Region of a launch in nested NVTX ranges (Nsight Compute CSV exports and console "

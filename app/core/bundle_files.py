@@ -82,22 +82,16 @@ def too_large(what: str, size: int, where: str, cap: int | None = None) -> str |
             f"take{why}; copy it from {where} on the server instead")
 
 
-def _declared_problem(path: Path, max_bytes: int) -> str | None:
-    """What the file's first and last bytes already refuse, nothing inflated: no gzip magic, or
-    a last member whose trailer (ISIZE, the size mod 2**32, RFC 1952) declares more than
-    ``max_bytes`` (a bomb, or a report too large to offer)."""
+def _not_gzip(path: Path) -> str | None:
+    """Why the file's first bytes already refuse it (no gzip magic), nothing inflated. Its
+    trailer (ISIZE, RFC 1952) is not trusted: a file cut short ends in arbitrary bytes, which
+    read as a size of gigabytes (issue 41: a truncated report was refused as 'declares
+    3,687.6 MB'); the capped inflation tells a cut, padding and a bomb apart instead."""
     with open(path, "rb") as fh:
         magic = fh.read(2)
-        size = fh.seek(0, 2)
-        fh.seek(max(size - 4, 0))
-        declared = int.from_bytes(fh.read(4), "little")
     if magic != b"\x1f\x8b":
         return (f"{path.name}: not a readable gzip file (it does not begin with gzip's magic "
                 "bytes; give the plain file, or one compressed with gzip)")
-    if declared > max_bytes:
-        return (f"{path.name}: declares {fmt_bytes(declared)} once decompressed, more than the "
-                f"{fmt_bytes(max_bytes)} a download may take; copy it from the bundle "
-                "folder on the server and decompress it there (gunzip)")
     return None
 
 
@@ -105,9 +99,10 @@ def report_download_problem(path: Path, max_bytes: int = MAX_INFLATED_BYTES) -> 
     """Why the inflated ``.ncu-rep`` of ``path`` (a ``.ncu-rep.gz``) cannot be downloaded: not
     gzip, cut short, padded, or larger than ``max_bytes`` (default :data:`MAX_INFLATED_BYTES`,
     the in-memory download's cap); None when it can.
-    Reads its first and last bytes, then, if they pass, inflates it once keeping nothing
-    (1 MiB at a time; the report walk needs every byte to find padding or a cut)."""
-    problem = _declared_problem(path, max_bytes)
+    Reads its first bytes, then, if they pass, inflates it once keeping nothing (1 MiB at a
+    time, at most inflate.py's cap: 20x the file, 64 MiB at least; the report walk needs every
+    byte to find padding or a cut)."""
+    problem = _not_gzip(path)
     if problem:
         return problem
     try:

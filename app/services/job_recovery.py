@@ -43,13 +43,11 @@ def mark_interrupted(results_dir: Path) -> list[str]:
     and so is a cluster sweep (a folder with ``sweep.json``): its tasks run on in Slurm, and
     the sweep executor watches it again (:mod:`app.services.sweep_resume`).
     A worker the gone server left running is killed first (it holds the GPU and nobody watches
-    it); tables it wrote are moved to ``partial/``, apart from finished results. Returns the
-    ids it marked.
+    it); tables it wrote are moved to ``partial/``, apart from finished results. A link to a
+    folder is never followed (:func:`job_folders`). Returns the ids it marked.
     """
     marked: list[str] = []
-    if not results_dir.is_dir():
-        return marked
-    for child in sorted(results_dir.iterdir()):
+    for child in job_folders(results_dir):
         try:
             manifest = read_manifest(child)
         except (ManifestError, NotADirectoryError):
@@ -76,6 +74,16 @@ def mark_interrupted(results_dir: Path) -> list[str]:
             continue
         marked.append(child.name)
     return marked
+
+
+def job_folders(results_dir: Path) -> list[Path]:
+    """The folders of ``results_dir``, sorted, that recovery may touch: real folders, never a
+    link (a link to a folder elsewhere is not the store's: its manifest is not rewritten, its
+    tables not moved, its sweep not resumed). Empty when ``results_dir`` is not a folder."""
+    if not results_dir.is_dir():
+        return []
+    return [child for child in sorted(results_dir.iterdir())
+            if not child.is_symlink() and child.is_dir()]
 
 
 def _write_final(job_dir: Path, manifest: dict[str, Any]) -> None:

@@ -47,14 +47,12 @@ def job_report_html(bundle: Bundle, worker_python: str = sys.executable,
     return job_report(bundle, worker_answers(bundle, worker_python, env))
 
 
-def write_report(bundles: list[Path], out: Path, max_slowdown_pct: float = 3.0,
-                 worker_python: str = sys.executable, env: dict[str, str] | None = None) -> int:
-    """Write the report of one bundle directory (a job) or two (baseline, candidate) to
-    ``out``; returns its size in bytes.
+def report_bytes(bundles: list[Path], max_slowdown_pct: float = 3.0,
+                 worker_python: str = sys.executable, env: dict[str, str] | None = None) -> bytes:
+    """The report (UTF-8 HTML) of one bundle directory (a job) or two (baseline, candidate).
 
     Raises:
         ManifestError: a directory is not a readable bundle.
-        OSError: ``out`` cannot be written.
         ValueError: not one or two bundles.
     """
     if len(bundles) not in (1, 2):
@@ -63,6 +61,18 @@ def write_report(bundles: list[Path], out: Path, max_slowdown_pct: float = 3.0,
     loaded = [load_bundle(p) for p in bundles]
     html = (job_report_html(loaded[0], worker_python, env) if len(loaded) == 1
             else comparison_report(loaded[0], loaded[1], max_slowdown_pct))
-    data = html.encode("utf-8")
+    return html.encode("utf-8")
+
+
+def write_report(bundles: list[Path], out: Path, max_slowdown_pct: float = 3.0,
+                 worker_python: str = sys.executable, env: dict[str, str] | None = None) -> int:
+    """Write :func:`report_bytes` of ``bundles`` to ``out``; returns its size in bytes.
+
+    Raises:
+        ManifestError: a directory is not a readable bundle.
+        OSError: ``out`` cannot be written.
+        ValueError: not one or two bundles.
+    """
+    data = report_bytes(bundles, max_slowdown_pct, worker_python, env)
     out.write_bytes(data)
     return len(data)

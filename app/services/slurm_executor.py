@@ -10,8 +10,9 @@ files every ``poll_s``, resubmits a failed or preempted task up to ``retries`` t
 merges the finished tasks when every task has ended. ``submit`` returns once the sweep's
 folder and plan are written: the watcher thread makes the attempt folders and calls sbatch
 (a 1,000-task sweep does not hold the sidebar). The tasks run on after the dashboard stops;
-their folders are never deleted, and :meth:`SlurmExecutor.resume` (the next dashboard's start)
-watches and merges the sweeps a stopped one left; of several servers on one results folder,
+their folders are never deleted, and :meth:`SlurmExecutor.resume` (the next dashboard's start,
+then every :data:`SCAN_S` through :meth:`SlurmExecutor.keep_resuming`) watches and merges the
+sweeps a stopped server or ``kernel-sweep`` left; of several servers on one results folder,
 the one holding a sweep's watch lock watches it, the others show it read-only. No Streamlit.
 """
 
@@ -21,6 +22,7 @@ import json
 import shutil
 import sys
 import threading
+import time
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
@@ -35,12 +37,14 @@ from app.services import sweep_lock, sweep_resume
 from app.services import sweep_plan as plan
 from app.services import sweep_tasks as T
 from app.services.job_model import Job, claim_job_dir
+from app.services.job_recovery import reserve_space
 from app.services.result_store import job_path
 from app.services.sweep_queue import SlurmMissing
 from app.services.sweep_watch import SUBMITTING, Sweep, SweepWatcher, lane_name
 
 __all__ = ["SUBMITTING", "SlurmExecutor", "slurm_available"]
 FOLLOW_S = 5.0  # how often a sweep another server watches is read again (status, its lock)
+SCAN_S = 5.0  # how often the results folder is looked through for sweeps no one watches
 
 
 class SlurmExecutor(SweepWatcher):
@@ -52,6 +56,7 @@ class SlurmExecutor(SweepWatcher):
         super().__init__(results_dir, worker_python, poll_s, on_end)
         self._followed: dict[str, Job] = {}  # sweeps another server watches: read-only here
         self._follower: threading.Thread | None = None
+        self._scanner: threading.Thread | None = None
 
     def submit(self, spec: JobSpec, options: plan.SweepOptions | None = None) -> str:
         """Split the spec's configs into array tasks and start submitting them; returns the job
@@ -75,6 +80,7 @@ class SlurmExecutor(SweepWatcher):
                                                   encoding="utf-8")
             plan.write_plan(path, options, splits)
             write_manifest(path, self._state(job, {}, executor=self._executor_entry(sweep)))
+            reserve_space(path)  # room for the final manifest when a merge fills the disk
         except OSError:
             sweep_lock.release(path)
             raise
@@ -115,6 +121,32 @@ class SlurmExecutor(SweepWatcher):
             elif self._resume_claimed(path):
                 ids.append(path.name)
         return ids
+
+    def keep_resuming(self, every_s: float = SCAN_S) -> None:
+        """Call :meth:`resume` every ``every_s`` s in a thread until :meth:`shutdown`: a sweep
+        that appears after this server started (a head-less ``kernel-sweep``, another
+        dashboard) is shown read-only while its watcher runs and watched and merged from here
+        once that watcher is gone, not only after this server restarts. Idempotent."""
+        with self._lock:
+            if self._scanner is not None:
+                return
+            self._scanner = threading.Thread(target=self._scan, args=(every_s,), daemon=True,
+                                             name="kprof-sweep-scanner")
+            self._threads.append(self._scanner)
+        self._scanner.start()
+
+    def _scan(self, every_s: float) -> None:
+        while True:
+            deadline = time.monotonic() + every_s
+            with self._wake:  # woken early by other events: wait out the period
+                while not self._stopped and (left := deadline - time.monotonic()) > 0:
+                    self._wake.wait(left)
+                if self._stopped:
+                    return
+            try:
+                self.resume()
+            except OSError as exc:  # the results folder is unreadable now: the next look
+                print(f"kprof sweeps: cannot look for sweeps: {exc}", file=sys.stderr, flush=True)
 
     def _resume_claimed(self, path: Path, note: str = "") -> bool:
         """Rebuild a sweep whose lock this process now holds and watch it; False (lock given

@@ -29,7 +29,7 @@ from profiling_worker.schema.spec import JobSpec, validate_spec
 from app.services import sweep_plan as plan
 from app.services import sweep_tasks as T
 from app.services import sweep_lock
-from app.services.job_recovery import owner_alive
+from app.services.job_recovery import job_folders, owner_alive
 
 QUEUE_FILE = "queue.jsonl"
 RECORD_HINT = ("free space on that file system, or make the sweep's folder writable for the "
@@ -150,7 +150,7 @@ def unwatched(results_dir: Path) -> list[tuple[Path, dict[str, Any]]]:
     that no watcher of this process follows, with their manifests, oldest first. Whether
     another server watches one is its watch lock's to say (:mod:`app.services.sweep_lock`)."""
     found = []
-    for child in sorted(results_dir.iterdir()) if results_dir.is_dir() else []:
+    for child in job_folders(results_dir):  # a linked folder is not the store's: never resumed
         if not (child / plan.SWEEP_FILE).is_file() or sweep_lock.held(child):
             continue
         try:

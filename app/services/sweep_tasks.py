@@ -5,7 +5,8 @@ What a task produced is read from the shared folder (the worker's ``manifest.jso
 no result yet. A task's states: ``pending``, ``running``, ``done``, ``failed`` (its configs
 failed, or the scheduler ended it: node failure, time limit, out of memory), ``preempted``
 (Slurm took the node back; also a worker that ended ``cancelled`` when nobody cancelled) and
-``cancelled`` (by the user). No Streamlit here.
+``cancelled`` (by the user: the dashboard's Cancel, or ``scancel`` outside it, which is never
+retried). No Streamlit here.
 """
 
 from __future__ import annotations
@@ -25,6 +26,9 @@ PENDING, RUNNING, DONE, FAILED = "pending", "running", "done", "failed"
 PREEMPTED, CANCELLED = "preempted", "cancelled"
 ENDED = (DONE, FAILED, PREEMPTED, CANCELLED)
 RETRIED = (FAILED, PREEMPTED)  # states a retry may repair
+#: The reason of a task someone cancelled with scancel (Slurm state CANCELLED, not PREEMPTED):
+#: their choice, so it is not retried nor called preempted (issue 41).
+OUTSIDE = "cancelled outside the dashboard (scancel): not retried"
 #: How long a task may be unknown to the scheduler, or ended there without a manifest, before
 #: it counts as failed: a shared file system can show a result file late, and a fresh
 #: submission can be missing from squeue for a moment.
@@ -120,6 +124,8 @@ def decide(attempt: Attempt, queue: QueueState | None, cancel_requested: bool,
     if status == JobStatus.CANCELLED and queue is not None and queue.state in _LIVE:
         return RUNNING, "stopping"  # the worker ended; Slurm still ends the task's processes
     if status == JobStatus.CANCELLED and not cancel_requested:
+        if queue is not None and queue.state == "CANCELLED":
+            return CANCELLED, OUTSIDE
         return PREEMPTED, "the worker was stopped by the scheduler (preemption or time limit)"
     if status is not None and status != JobStatus.CANCELLED:
         return FAILED, message or f"the worker ended {status}"
@@ -132,7 +138,7 @@ def decide(attempt: Attempt, queue: QueueState | None, cancel_requested: bool,
     if name in _SCHEDULER_ENDED:
         return _SCHEDULER_ENDED[name], f"Slurm ended the task: {name}"
     if name == "CANCELLED":
-        return (CANCELLED, "") if cancel_requested else (FAILED, "cancelled outside the dashboard")
+        return CANCELLED, "" if cancel_requested else OUTSIDE
     # COMPLETED without a manifest, or unknown: wait for the shared file system a moment
     attempt.ended_at = attempt.ended_at or now
     if now - max(attempt.ended_at, attempt.submitted) < GRACE_S:

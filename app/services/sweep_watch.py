@@ -10,6 +10,7 @@ taking sweeps over after a restart. No Streamlit here.
 from __future__ import annotations
 
 import dataclasses
+import errno
 import sys
 import threading
 import time
@@ -27,7 +28,7 @@ from app.services import sweep_plan as plan
 from app.services import sweep_tasks as T
 from app.services.job_book import JobBook
 from app.services.job_model import Job, TaskView
-from app.services.job_recovery import internal_error
+from app.services.job_recovery import disk_full_error, internal_error, release_space
 from app.services.sweep_queue import SlurmMissing, SubmititQueue, TaskQueue, slurm_parameters
 
 CANCEL_WAIT_S = 120.0  # after a cancel, how long to wait for tasks to stop before merging
@@ -177,9 +178,12 @@ class SweepWatcher(JobBook):
             self._merge(sweep)
         except Exception as exc:  # a watcher must end its job, whatever went wrong
             traceback.print_exc()
+            error = internal_error(job.path, exc)
+            if isinstance(exc, OSError) and exc.errno == errno.ENOSPC:
+                error = disk_full_error(job.path, None) or error
             with self._lock:
-                if job.active:
-                    self._finish(job, JobStatus.FAILED, internal_error(job.path, exc))
+                if job.active:  # written in the job's disk reserve when the disk is full
+                    self._finish(job, JobStatus.FAILED, error)
         finally:
             sweep_lock.release(job.path)
         self._ended(job)
@@ -280,6 +284,7 @@ class SweepWatcher(JobBook):
                   "folder": str(t.attempts[-1].folder)} for v, t in zip(views, sweep.tasks)]
         manifest = merge_sweep(job.path, tasks, cancelled=job.cancel_requested,
                                started_at=sweep.started_at, retries=sweep.retries)
+        release_space(job.path)  # the final manifest is written: its reserve is not needed
         if sweep.notes:  # adopted arrays, a takeover, what queue.jsonl could not record
             manifest["warnings"] = sweep.notes + list(manifest.get("warnings") or [])
             try:

@@ -55,6 +55,7 @@ def _slurm_executor(results_dir: str, worker_python: str) -> SlurmExecutor:
                              on_end=lambda _job: history_index.sync_quietly(Path(results_dir),
                                                                             bundled))
     executor.resume()  # the sweeps a stopped dashboard left: watched and merged from here
+    executor.keep_resuming()  # and those that appear later (kernel-sweep, another server)
     return executor
 
 

@@ -125,16 +125,34 @@ def gib(n: float) -> str:
 def device_memory(backend: str, gpus: Sequence[Mapping[str, Any]], uuid: str | None
                   ) -> tuple[float | None, str]:
     """(bytes, what) the job's configs must fit in: the job's GPU (``environment.gpus[]`` entry
-    with ``uuid``; NVML ``memory_mib``) or, for the cpu backend, the host's physical memory
-    (``os.sysconf``). (None, "") when unknown."""
-    import os
-
+    with ``uuid``; NVML ``memory_mib``) or, for the cpu backend, the host's memory available
+    now (:func:`host_available_memory`), not its total: a size that fits the total but not what
+    is free would swap or be killed. (None, "") when unknown."""
     if not B.on_gpu(backend):
-        try:
-            return float(os.sysconf("SC_PAGE_SIZE") * os.sysconf("SC_PHYS_PAGES")), "the host"
-        except (ValueError, OSError, AttributeError):
-            return None, ""
+        available = host_available_memory()
+        return (available, "memory available on the host") if available else (None, "")
     for gpu in gpus:
         if isinstance(gpu, Mapping) and gpu.get("uuid") == uuid and gpu.get("memory_mib"):
             return float(gpu["memory_mib"]) * 2**20, f"GPU {gpu.get('name') or uuid}"
     return None, ""
+
+
+def host_available_memory() -> float | None:
+    """Bytes of memory the host can give a new process now: ``MemAvailable`` of
+    ``/proc/meminfo`` (free memory plus the page cache it can reclaim: proc(5)), else
+    ``os.sysconf`` free pages; None when neither is known."""
+    import os
+
+    try:
+        with open("/proc/meminfo", encoding="ascii") as fh:
+            for line in fh:
+                if line.startswith("MemAvailable:"):
+                    return float(line.split()[1]) * 1024  # kB
+    except (OSError, ValueError, IndexError):
+        pass
+    try:
+        return float(os.sysconf("SC_PAGE_SIZE") * os.sysconf("SC_AVPHYS_PAGES"))
+    except (ValueError, OSError, AttributeError):
+        return None
+
+

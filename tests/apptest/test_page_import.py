@@ -34,6 +34,9 @@ def test_page_draws_uploader_with_limit(store, app) -> None:
     assert not up.allowed_type
     assert "Nsight Compute CSV exports" in texts(at)
     assert "200 MB" in texts(at)
+    # the session cap's 413 shows only 'AxiosError ... 413' in the uploader: the page says why
+    assert "400 MB for all the files chosen and not yet imported" in texts(at)
+    assert "413" in texts(at)
     assert at.button(key="import-run").disabled
 
 

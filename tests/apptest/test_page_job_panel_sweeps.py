@@ -27,7 +27,7 @@ job_id = ex.submit(spec, SweepOptions(cluster="local", reference=False, retries=
 print(job_id, flush=True)
 sys.stdin.read()
 ex.cancel(job_id)
-print(ex.wait(job_id, 60), flush=True)
+print(ex.wait(job_id, 600), flush=True)  # generous: a busy machine ends the task slowly
 ex.shutdown()
 """
 
@@ -49,5 +49,6 @@ def test_a_sweep_another_server_watches_is_shown_read_only(store, app, monkeypat
         assert cached.slurm_executor().get(job_id).watched_by
     finally:
         other.stdin.close()
-        assert other.stdout.readline().strip() == "cancelled"
-        other.wait(30)
+        ended = other.stdout.readline().strip()
+        other.wait(120)
+        assert ended == "cancelled", f"the other server's sweep ended {ended!r}, not cancelled"

@@ -9,7 +9,8 @@ PIPE (a full pipe blocks the server); the file is copied to ``tests/artifacts/``
 
 Waits follow Streamlit's own ``e2e_playwright``: the ``stApp`` element's
 ``data-test-connection-state`` and ``data-test-script-state`` attributes, and auto-waiting
-``expect`` assertions, never a bare sleep. Chromium is the Debian package at /usr/bin/chromium
+``expect`` assertions (60 s unless a test says otherwise, not Playwright's 5 s), never a bare
+sleep. Chromium is the Debian package at /usr/bin/chromium
 (``apt-get install chromium``), not a browser downloaded by Playwright.
 """
 
@@ -40,6 +41,9 @@ CHROMIUM_ARGS = ["--no-sandbox", "--disable-gpu", "--disable-background-networki
                  "--disable-component-update", "--disable-sync", "--no-first-run"]
 SERVER_START_S = 90
 APP_RUN_TIMEOUT_MS = 60_000
+# Playwright's `expect` gives up after 5 s unless told otherwise: a script run on a busy 2-core
+# machine takes longer (CI failed so, issue 41). Every expect without its own timeout waits this.
+expect.set_options(timeout=APP_RUN_TIMEOUT_MS)
 
 
 @dataclass(frozen=True)

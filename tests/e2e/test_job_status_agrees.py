@@ -45,7 +45,7 @@ def test_caption_follows_the_panel(page, app_server: AppServer) -> None:  # type
     expect(_caption(page, second)).to_contain_text("· queued ·")
     get_by_key(page, f"panel-job-{first}").get_by_role("button", name="Cancel").click()
     expect(box).to_contain_text("running", timeout=STATE_MS)  # the panel reran by itself
-    expect(_caption(page, second)).to_contain_text("· running ·", timeout=5_000)
+    expect(_caption(page, second)).to_contain_text("· running ·", timeout=STATE_MS)
     box.get_by_role("button", name="Cancel").click()
     expect(box).to_contain_text("cancelled", timeout=STATE_MS)
-    expect(_caption(page, second)).to_contain_text("· cancelled ·", timeout=5_000)
+    expect(_caption(page, second)).to_contain_text("· cancelled ·", timeout=STATE_MS)

@@ -11,7 +11,7 @@ import json
 import os
 import subprocess
 import sys
-from collections.abc import Awaitable, Callable
+from collections.abc import Awaitable, Callable, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -34,7 +34,7 @@ from profiling_worker.schema import metrics as M  # noqa: E402
 
 ROOT = Path(__file__).resolve().parents[2]
 TOOLS = {"list_kernels", "list_jobs", "submit_and_wait", "job_summary", "compare_jobs",
-         "deep_dive", "import_files", "write_report"}
+         "deep_dive", "import_files", "write_report", "cancel_job"}
 #: Gate pairs of H200 bundles and what `python -m profiling_worker compare` exits with.
 PAIRS = [("h200-cupti-gate-base", "h200-cupti-gate-again"),   # the same job twice
          ("h200-cupti-gate-tf32", "h200-cupti-gate-fp32"),    # TF32 off: slower
@@ -43,12 +43,15 @@ PAIRS = [("h200-cupti-gate-base", "h200-cupti-gate-again"),   # the same job twi
 Session = Callable[[str, dict[str, Any]], Awaitable[Any]]
 
 
-def _drive(results: Path, steps: Callable[[Session, list[str]], Awaitable[None]]) -> None:
-    """Start the server, list its tools, then run ``steps`` with a tool caller."""
+def _drive(results: Path, steps: Callable[[Session, list[str]], Awaitable[None]],
+           options: Sequence[str] = ()) -> None:
+    """Start the server (with ``options`` after ``--results``), list its tools, then run
+    ``steps`` with a tool caller."""
     env = {"PYTHONPATH": str(ROOT), "KPROF_BUNDLED_DIR": str(SCENARIOS),
            "KPROF_WARM_WORKER": "0", "PATH": os.environ.get("PATH", "")}
     params = StdioServerParameters(command=sys.executable, cwd=str(ROOT), env=env,
-                                   args=["-m", "app.agent_door", "--results", str(results)])
+                                   args=["-m", "app.agent_door", "--results", str(results),
+                                         *options])
 
     async def run() -> None:
         async with stdio_client(params) as (read, write):
@@ -113,8 +116,8 @@ def test_every_tool_over_stdio_with_the_sdk_client(tmp_path: Path) -> None:
         not_html = await call("write_report", {"job_ids": [PAIRS[0][0]],
                                                "out": str(tmp_path / "report.txt")})
         assert not_html.is_error and ".html" in not_html.content[0].text
-        seen["report"] = _json(await call("write_report", {
-            "job_ids": [PAIRS[1][0], PAIRS[1][1]], "out": str(tmp_path / "cmp.html")}))
+        seen["report"] = _json(await call("write_report", {  # written in the result store
+            "job_ids": [PAIRS[1][0], PAIRS[1][1]], "out": "cmp.html"}))
 
     _drive(results, steps)
 
@@ -153,6 +156,6 @@ def test_every_tool_over_stdio_with_the_sdk_client(tmp_path: Path) -> None:
     new = load_bundle(results / imported[0]["job_id"])
     assert new.status.value == "done" and not new.table("aggregated").empty
 
-    report = tmp_path / "cmp.html"
+    report = results / "cmp.html"
     assert seen["report"]["bytes"] == report.stat().st_size
     assert "Gate verdict: regressed" in report.read_text(encoding="utf-8")

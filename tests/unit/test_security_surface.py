@@ -58,6 +58,18 @@ def test_cli_exposing_the_server_is_explicit_and_names_the_host() -> None:
     assert not cli.is_loopback("0.0.0.0") and cli.is_loopback("127.0.0.2")
 
 
+def test_a_wildcard_host_admits_the_network_url_streamlit_prints() -> None:
+    """Issue 41: with --host 0.0.0.0 Streamlit prints a Network URL at the machine's internal
+    address, whose WebSocket the Host check then refused (403)."""
+    from streamlit import net_util
+
+    address = net_util.get_internal_ip()
+    if address is None:
+        pytest.skip("this machine has no internal address for Streamlit to print")
+    assert address in _flag(_argv("--host", "0.0.0.0"), "--server.allowedHosts")
+    assert address not in _flag(_argv(), "--server.allowedHosts")  # loopback: not exposed
+
+
 # --- no code through the browser --------------------------------------------------------------
 
 def _calls(name: str):

@@ -181,6 +181,39 @@ def test_a_padded_gz_says_why(grants, bundle) -> None:  # type: ignore[no-untype
     assert _scratch_files() == before
 
 
+def test_inflations_beyond_the_bound_queue_and_are_told_so(grants, bundle, monkeypatch
+                                                           ) -> None:  # type: ignore[no-untyped-def]
+    """MAX_INFLATIONS at once (40 concurrent report downloads filled the thread pool): with
+    every slot taken a download waits its turn, and past QUEUE_WAIT_S it is told to retry."""
+    import threading
+
+    store, _ = grants
+    link = url(store, DownloadKind.INFLATED, bundle, REPORT, "r.ncu-rep")
+    slots = download_route._INFLATIONS
+    for _ in range(download_route.MAX_INFLATIONS):
+        assert slots.acquire(blocking=False)
+    try:
+        monkeypatch.setattr(download_route, "QUEUE_WAIT_S", 0.5)
+        status, head, body = get(link)
+        assert status == 503 and head["retry-after"] == "60"
+        assert b"inflating 2 other reports" in body and b"click the button again" in body
+        monkeypatch.setattr(download_route, "QUEUE_WAIT_S", 300.0)
+        answers: list[int] = []
+        waiting = threading.Thread(target=lambda: answers.append(get(link)[0]))
+        waiting.start()
+        waiting.join(1.0)
+        assert waiting.is_alive() and not answers  # queued while no slot is free
+    finally:
+        slots.release()  # one slot frees: the queued download goes on
+    waiting.join(300)
+    assert answers == [200]
+    for _ in range(download_route.MAX_INFLATIONS - 1):
+        slots.release()
+    assert slots.acquire(blocking=False) and slots.acquire(blocking=False)  # none leaked
+    slots.release()
+    slots.release()
+
+
 def test_the_zip_holds_every_file_of_the_bundle_and_no_link_out(  # type: ignore[no-untyped-def]
         grants, bundle, tmp_path) -> None:
     store, _ = grants

@@ -123,6 +123,32 @@ def test_partial_tables_are_set_aside(tmp_path: Path) -> None:
     assert load_bundle(job).table("runs").empty  # no view reads the half-written table
 
 
+def test_restart_recovery_never_follows_a_linked_job_folder_out_of_the_store(
+        tmp_path: Path) -> None:
+    """A link in the results folder to a folder elsewhere (a job or a sweep there) is not the
+    store's: its manifest is not rewritten, its tables not moved, its sweep not claimed."""
+    from app.services.slurm_executor import SlurmExecutor
+    from app.services.sweep_plan import SWEEP_FILE
+
+    results, outside = tmp_path / "results", tmp_path / "outside"
+    results.mkdir()
+    server = {"pid": 2**22 + 7, "host": os.uname().nodename}  # a gone server
+    for name in ("20270101-000000-matmul-link", "20270101-000001-matmul-swep"):
+        folder = outside / name
+        (folder / "tables").mkdir(parents=True)
+        (folder / "tables" / "runs.parquet").write_bytes(b"PAR1 theirs")
+        write_manifest(folder, {"job_id": name, "status": "running", "spec": TINY,
+                                "server": server})
+        (results / name).symlink_to(folder, target_is_directory=True)
+    sweep = outside / "20270101-000001-matmul-swep"
+    (sweep / SWEEP_FILE).write_text("{}", encoding="utf-8")
+    before = {p: p.read_bytes() for p in sorted(outside.rglob("*")) if p.is_file()}
+    assert mark_interrupted(results) == []
+    assert SlurmExecutor(results, sys.executable).resume() == []
+    after = {p: p.read_bytes() for p in sorted(outside.rglob("*")) if p.is_file()}
+    assert after == before, "recovery wrote in a folder outside the store"
+
+
 def test_a_server_on_another_host_is_left_alone(tmp_path: Path) -> None:
     job = tmp_path / "20270101-000000-matmul-othr"
     job.mkdir()

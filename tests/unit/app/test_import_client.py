@@ -155,14 +155,16 @@ def _fake_worker(tmp_path: Path, then: str) -> str:
     return str(script)
 
 
-@pytest.mark.parametrize("then, cause", [
-    ("exit 3", "the worker exited with code 3 before importing these"),
-    ("exec sleep 30", "the import took longer than 2 s"),
+@pytest.mark.parametrize("then, timeout_s, cause", [
+    ("exit 3", 300, "the worker exited with code 3 before importing these"),
+    # the first group's line must come before the timeout, also on a busy machine
+    ("exec sleep 600", 8, "the import took longer than 8 s"),
 ])
 def test_a_worker_that_dies_midway_keeps_what_it_imported(tmp_path: Path, then: str,
-                                                         cause: str) -> None:
+                                                         timeout_s: int, cause: str) -> None:
     files = [tmp_path / "a.csv", tmp_path / "b.csv", tmp_path / "c.ncu-rep"]
-    outcomes = I.run_import(files, tmp_path / "r", _fake_worker(tmp_path, then), timeout_s=2)
+    outcomes = I.run_import(files, tmp_path / "r", _fake_worker(tmp_path, then),
+                            timeout_s=timeout_s)
     assert [(o.ok, o.job_id, o.files) for o in outcomes] == [
         (True, "imp-1", ("a.csv",)), (False, outcomes[1].job_id, ("b.csv", "c.ncu-rep"))]
     assert outcomes[1].message == cause and outcomes[1].hint

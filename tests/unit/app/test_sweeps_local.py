@@ -43,6 +43,7 @@ def test_local_executor_runs_the_tasks_and_merges_one_bundle(tmp_path: Path) -> 
     assert [t["folder"] for t in tasks] == ["tasks/t0000/a0", "tasks/t0001/a0"]
     assert all(t["reference"]["avg_ns"] > 0 and t["node"] for t in tasks)
     assert json.loads((job.path / plan.SWEEP_FILE).read_text())["tasks"][1]["configs"] == [2]
+    assert not (job.path / ".disk-reserve").exists()  # freed once the final manifest is written
 
 
 def test_split_puts_consecutive_configs_in_each_task() -> None:
@@ -112,6 +113,18 @@ def test_a_gpu_slower_than_its_peers_beyond_their_spread_is_flagged() -> None:
     assert slow_tasks(entries[:2]) == {}
     notes = slow_notes(flagged, {"t4": {"configs": [7, 8], "node": "n4", "gpu_uuid": "GPU-1"}})
     assert [n["config"] for n in notes] == [7, 8] and notes[0]["check"] == "slow_gpu"
+    assert "ran on a slow GPU: task t4 on n4 (GPU-1)" in notes[0]["message"]
+
+
+def test_a_slow_task_of_the_cpu_backend_names_the_host_not_a_gpu() -> None:
+    """On the cpu backend the reference kernel ran on the host's CPU: host contention is not
+    reported as a slow GPU."""
+    entries = [{"task": f"t{i}", "gpu_model": None, "reference": _ref(v)}
+               for i, v in enumerate((100.0, 101.0, 99.0, 100.5, 130.0))]
+    notes = slow_notes(slow_tasks(entries), {"t4": {"configs": [3], "node": "n4",
+                                                    "gpu_uuid": None}}, on_gpu=False)
+    (message,) = [n["message"] for n in notes]
+    assert "GPU" not in message and "ran on a slow or busy host: task t4 on n4" in message
 
 
 def test_without_slurm_a_sweep_is_refused_with_the_reason(tmp_path: Path,
@@ -178,7 +191,8 @@ def test_submit_returns_before_the_array_is_submitted_and_a_cancel_meanwhile_hol
         ("pending", SUBMITTING, "")] * 2
     executor.cancel(job_id)  # the Cancel button, while the submission is still under way
     executor.gate.set()
-    assert executor.wait(job_id, 120) == JobStatus.CANCELLED
+    # generous: on a busy 2-core machine the cancelled tasks' processes end slowly
+    assert executor.wait(job_id, 600) == JobStatus.CANCELLED, executor.get(job_id)
     job = executor.get(job_id)
     assert [t.state for t in job.tasks] == ["cancelled"] * 2 and all(t.scheduler_id
                                                                     for t in job.tasks)
@@ -241,3 +255,107 @@ def test_a_local_task_left_running_is_followed_by_its_process_after_a_restart(
     assert nxt.get(job_id).tasks[0].state == "running"
     assert nxt.wait(job_id, 120) == JobStatus.DONE
     assert [(t.state, t.attempt) for t in nxt.get(job_id).tasks] == [("done", 0)]
+
+
+
+#: A head-less sweep in another process: submits a short local sweep, says its id once its
+#: task runs, then waits to be killed (as a kernel-sweep killed mid-sweep).
+_OTHER_SWEEP = """
+import sys, time
+from pathlib import Path
+from app.services.slurm_executor import SlurmExecutor
+from app.services.sweep_plan import SweepOptions
+from profiling_worker.schema.spec import validate_spec
+ex = SlurmExecutor(Path(sys.argv[1]), sys.executable, poll_s=0.3)
+spec = validate_spec({"kernels": ["sweep_sleep"], "configs": [{"ms": 3000}], "runs": 2,
+                      "backend": "cpu", "warmup": 0})
+job_id = ex.submit(spec, SweepOptions(cluster="local", reference=False, retries=0))
+while ex.get(job_id).tasks[0].state != "running":
+    time.sleep(0.1)
+print(job_id, flush=True)
+time.sleep(600)
+"""
+
+
+def test_a_sweep_that_appears_after_the_start_is_adopted_when_its_watcher_dies(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """resume() at the server's start saw no sweep; keep_resuming() looks again, so a sweep a
+    kernel-sweep started later and then died with is watched and merged here (it stayed
+    ``running`` until a restart before)."""
+    import subprocess
+
+    monkeypatch.setenv("KPROF_KERNEL_DIRS", str(SWEEP_KERNELS))
+    executor = SlurmExecutor(tmp_path, sys.executable, poll_s=0.3)
+    assert executor.resume() == []
+    executor.keep_resuming(every_s=0.5)
+    other = subprocess.Popen([sys.executable, "-c", _OTHER_SWEEP, str(tmp_path)],
+                             stdout=subprocess.PIPE, text=True)
+    try:
+        assert other.stdout is not None
+        job_id = other.stdout.readline().strip()
+        assert job_id, "the other process submitted nothing"
+    finally:
+        other.kill()  # its watch lock goes with it; its task runs on
+        other.wait(60)
+    deadline = time.monotonic() + 240
+    while executor.get(job_id) is None or executor.get(job_id).watched_by:
+        assert time.monotonic() < deadline, f"{job_id} not adopted: {executor.get(job_id)}"
+        time.sleep(0.2)
+    assert executor.wait(job_id, 300) == JobStatus.DONE, executor.get(job_id)
+    assert json.loads((tmp_path / job_id / C.MANIFEST_FILE).read_text())["status"] == "done"
+    executor.shutdown()
+
+
+def test_a_disk_full_mid_merge_ends_the_sweep_failed_on_disk(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The disk fills while the sweep runs: the merge fails for space, and so does every
+    manifest write until the sweep's disk reserve is deleted. The sweep ends ``failed`` in its
+    manifest, not ``running`` (before: a sweep had no reserve, so its final write failed too)."""
+    import errno
+
+    from app.services import job_book, sweep_watch
+    from app.services.job_recovery import RESERVE_FILE
+
+    spec = validate_spec({"kernels": ["matmul"], "configs": [{"n": 16}], "runs": 2,
+                          "backend": "cpu", "warmup": 0})
+    executor = SlurmExecutor(tmp_path, sys.executable, poll_s=0.3)
+    job_id = executor.submit(spec, plan.SweepOptions(cluster="local", reference=False))
+    reserve = tmp_path / job_id / RESERVE_FILE
+    had_reserve = reserve.is_file()  # the space the full disk can give back
+    real_update = job_book.update_manifest
+
+    def full_disk(*args, **kwargs):  # type: ignore[no-untyped-def]
+        if had_reserve and not reserve.exists():
+            return real_update(*args, **kwargs)
+        raise OSError(errno.ENOSPC, "No space left on device")
+
+    def merge_without_space(*_args: object, **_kwargs: object) -> None:
+        raise OSError(errno.ENOSPC, "No space left on device")
+
+    monkeypatch.setattr(job_book, "update_manifest", full_disk)
+    monkeypatch.setattr(sweep_watch, "merge_sweep", merge_without_space)
+    assert executor.wait(job_id, 600) == JobStatus.FAILED, executor.get(job_id)
+    executor.shutdown()
+    manifest = json.loads((tmp_path / job_id / C.MANIFEST_FILE).read_text())
+    assert manifest["status"] == "failed", f"the manifest says {manifest['status']}"
+    assert "No space left on device" in manifest["error"]["message"]
+
+
+def test_an_outside_scancel_is_cancelled_not_preempted_nor_retried(tmp_path: Path) -> None:
+    """Issue 41: scancel run on the array outside the dashboard was retried, and its running
+    tasks (their workers end 'cancelled' on SIGTERM) were labelled 'preempted'. Slurm says
+    CANCELLED for a scancel and PREEMPTED for a preemption."""
+    from profiling_worker.schema.manifest import write_manifest
+    from app.services.sweep_tasks import RETRIED
+
+    pending = Attempt(tmp_path / "never-started", "7_0", submitted=0.0)
+    assert decide(pending, QueueState("CANCELLED"), False, now=1.0) == (
+        "cancelled", "cancelled outside the dashboard (scancel): not retried")
+    ran = tmp_path / "ran"
+    ran.mkdir()
+    write_manifest(ran, {"job_id": "ran", "status": "cancelled"})  # its worker got SIGTERM
+    running = Attempt(ran, "7_1", submitted=0.0)
+    state, reason = decide(running, QueueState("CANCELLED", "n1"), False, now=1.0)
+    assert (state, reason) == ("cancelled", "cancelled outside the dashboard (scancel): "
+                                            "not retried") and state not in RETRIED
+    assert decide(running, QueueState("PREEMPTED", "n1"), False, now=1.0)[0] == "preempted"

@@ -88,7 +88,7 @@ def test_job_manager_reuses_one_warm_process_and_cancel_ends_it(tmp_path):
         while manager.get(long).done < 3 and time.monotonic() < deadline:
             time.sleep(0.1)
         manager.cancel(long)
-        assert manager.wait(long, 60) == "cancelled"
+        assert manager.wait(long, 300) == "cancelled", manager.get(long)
         after = manager.submit(validate_spec(SPEC, CATALOG))  # a fresh warm worker takes over
         assert manager.wait(after, 120) == "done", manager.get(after).error
         assert manager._warm["cpu"].proc.pid != first
@@ -114,7 +114,11 @@ def test_restart_kills_an_orphaned_warm_worker_and_marks_its_job_interrupted(tmp
                          "worker": {"pid": orphan.proc.pid, "host": socket.gethostname(),
                                     "warm": True}})
     orphan.submit(job)
-    time.sleep(1.0)  # it is profiling now
+    deadline = time.monotonic() + 300  # wait for the event (profiling started), not a time
+    while "progress" not in ((job / "events.jsonl").read_text()
+                             if (job / "events.jsonl").is_file() else ""):
+        assert time.monotonic() < deadline, "the warm worker never started the job"
+        time.sleep(0.1)
     manager = JobManager(results, sys.executable, env=settings.worker_env())
     try:
         assert manager.recovered == ["orphaned-job"]

@@ -70,6 +70,35 @@ def test_a_plain_padded_report_is_refused_before_ncu_report(tmp_path) -> None:
         pass
 
 
+def _padded_with_blocks(path: Path, block: bytes, count: int) -> Path:
+    """The recorded report followed by ``count`` well-formed blocks ``block``, gzipped."""
+    with gzip.open(path, "wb", 9) as fh:
+        fh.write(gzip.decompress(PLAIN_GZ.read_bytes()))
+        fh.write(block * count)
+    return path
+
+
+@pytest.mark.parametrize("block, count, why", [
+    # u32 length 2, header field 5 = 0: a valid 6-byte block with no payload (issue 41)
+    (struct.pack("<I", 2) + b"\x28\x00", 1 << 20, "more than 256 blocks with no payload"),
+    # the same with a 1-byte payload: 7-byte blocks, not empty
+    (struct.pack("<I", 2) + b"\x28\x01" + b"\x00", 600_000, "more than 500,000 blocks"),
+], ids=["empty-6-byte-blocks", "7-byte-blocks"])
+def test_a_report_padded_with_valid_blocks_is_refused_quickly_in_little_memory(
+        tmp_path, block: bytes, count: int, why: str) -> None:
+    """Before: the walk accepted them and ncu_report took ~22 MB per MiB of such padding
+    (a 7.6 MB upload took the import worker to 2.4 GB)."""
+    padded = _padded_with_blocks(tmp_path / "blocks.ncu-rep.gz", block, count)
+    before = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
+    start = time.monotonic()
+    with pytest.raises(InflateError) as err, plain_file(padded):
+        pass
+    assert time.monotonic() - start < 60  # a busy machine; ~1 s idle
+    assert why in err.value.message and f"at byte {PLAIN_BYTES:,}" not in err.value.message
+    assert resource.getrusage(resource.RUSAGE_SELF).ru_maxrss - before < 64 * 1024  # KiB
+    assert not any(scratch_dir().iterdir())
+
+
 def test_one_huge_zero_block_stops_at_twenty_times_the_file(tmp_path) -> None:
     """A well-formed header declaring a 1 GiB payload of zeros: the walk cannot tell, the ratio
     cap does (64 MiB floor: a 1 MB file may take at most 64 MiB of temporary disk)."""

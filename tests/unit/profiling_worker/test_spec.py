@@ -178,6 +178,20 @@ def test_sizes_must_fit_in_the_device_memory():
     assert validate_spec(raw, CATALOG).configs[1] == {"n": 10**12}  # memory unknown: no check
 
 
+def test_cpu_sizes_are_checked_against_the_memory_available_now_not_the_total():
+    """Issue 41: a 19.2 GB matmul was accepted with 12 GB free (the check used MemTotal)."""
+    from profiling_worker.schema.configs import device_memory
+
+    fields = dict(line.split(":", 1) for line in Path("/proc/meminfo").read_text().splitlines())
+    available = float(fields["MemAvailable"].split()[0]) * 1024
+    memory, memory_of = device_memory("cpu", [], None)
+    assert memory_of == "memory available on the host"
+    assert memory == pytest.approx(available, rel=0.1)  # other processes move it a little
+    raw = {**GOOD, "backend": "cpu", "configs": [{"n": 10**7}]}
+    with pytest.raises(SpecInvalid, match="of memory available on the host"):
+        validate_spec(raw, CATALOG, memory_bytes=memory, memory_of=memory_of)
+
+
 def test_headless_spec_without_configs_takes_the_kernels_defaults():
     spec = validate_spec({"kernels": ["user_kinds"], "backend": "cpu"}, _kinds_registry())
     assert spec.configs == (KIND_CFG,)
