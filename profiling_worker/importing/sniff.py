@@ -21,10 +21,10 @@ from pathlib import Path
 
 from profiling_worker.errors import ImportFailed
 from profiling_worker.importing import kinds as R, refusals as X
-# Re-exported (the "as" form says so to mypy): the Import page lists them, and names the
-# supported formats in its messages.
+# Re-exported (the "as" form says so to mypy): the app imports them from here.
 from profiling_worker.importing.kinds import HINT_SUPPORTED as HINT_SUPPORTED
 from profiling_worker.importing.kinds import SUPPORTED as SUPPORTED
+from profiling_worker.importing.refusals import HINT_NCU_EXPORT as HINT_NCU_EXPORT
 
 _HEAD_BYTES = 64 * 1024
 _GZIP_MAGIC = b"\x1f\x8b"
@@ -35,9 +35,6 @@ _NSYS_MAGIC = b"NVIDIA Tegra Profiler Report"
 #: Headers of Nsight Systems' CSV exports (``nsys stats --format csv``, ``nsys export``).
 _NSYS_COLUMNS = ({"Time (%)", "Total Time (ns)", "Instances"}, {"Start (ns)", "Duration (ns)"},
                  {"Time(%)", "Total Time (ns)"})
-HINT_NCU_EXPORT = ("profile the kernels with Nsight Compute instead: `ncu --nvtx -o report "
-                   "python3 app.py` (upload report.ncu-rep), or `ncu --nvtx --csv --page raw "
-                   "python3 app.py > raw.csv`")
 
 
 @dataclass(frozen=True)
