@@ -46,7 +46,7 @@ RUN_TARGET_FIELDS = {"auto_ci95_pct": "rel_ci95_pct", "auto_min_runs": "min_runs
                      "auto_max_runs": "max_runs", "auto_budget_s": "budget_s"}
 #: Help of the Runs field.
 RUNS_HELP = ('A whole number, or "auto": each config runs until the CI95 of its mean is as '
-             "narrow as the target in Options (CUPTI and cpu backends)")
+             f"narrow as the target in Options ({B.said(B.AUTO_NAMES)} backends)")
 
 
 def typed_number(value: Any) -> Any:

@@ -2,8 +2,8 @@
 per name of ``schema/backends.py``, and the environment report built from their probes.
 
 Adding a backend: its module (a ``RunSide`` subclass), its
-:class:`~profiling_worker.schema.backends.Backend` entry, one line in :data:`RUN_SIDES`, and
-their tests. Importing this module imports no torch, nsight or CUDA: each backend imports those
+:class:`~profiling_worker.schema.backends.Backend` entry (which declares its capabilities:
+``runs: "auto"``, warm workers, options...), one line in :data:`RUN_SIDES`, and their tests. Importing this module imports no torch, nsight or CUDA: each backend imports those
 inside its warm-up and run.
 """
 

@@ -27,7 +27,7 @@ import pandas as pd
 from profiling_worker.bundle_writer import empty_table, finish_bundle, write_table
 from profiling_worker.errors import ImportFailed, ImportInternalError
 from profiling_worker.file_mode import folder_as_if_made
-from profiling_worker.importing import nvtx_columns as X, sniff as K
+from profiling_worker.importing import kinds as R, nvtx_columns as X, sniff as K
 from profiling_worker.importing.own_export import export_of
 from profiling_worker.importing.csv_job import from_csvs
 from profiling_worker.importing.how_read import how_read
@@ -128,14 +128,14 @@ def import_nsight_output(sources: Sequence[Path], out_dir: Path, job_id: str, *,
     final = _check_target(Path(out_dir), job_id, reserved_ids)
     found, left_out = K.gather([Path(s) for s in sources])
     ignored = [*ignored, *left_out]
-    readable = [s for s in found if s.kind != K.NCU_LOG]
+    readable = [s for s in found if R.BY_NAME[s.kind].reader != R.NOT_READ]
     if not readable:
         given = ", ".join(Path(s).name for s in sources)[:200] or "none given"
         if found:  # logs only: ncu's ==PROF== lines hold no profiled value
             raise ImportFailed(f"{given}: ncu's log (==PROF== lines) with no profiled values "
                                "in it", K.HINT_NCU_EXPORT)
         raise ImportFailed(f"no nsight-python CSV, Nsight Compute CSV or report among the "
-                           f"sources ({given})", K.HINT_SUPPORTED)
+                           f"sources ({given})", R.HINT_SUPPORTED)
     try:
         job = _read(found, param_names, nvtx)
         return _write(job, found, ignored, Path(out_dir), job_id, final)
@@ -155,9 +155,9 @@ def import_nsight_output(sources: Sequence[Path], out_dir: Path, job_id: str, *,
 
 
 def _read(found: list[K.Sniffed], param_names: Sequence[str] | None, nvtx: str) -> Job:
-    nsight = [s for s in found if s.kind in (K.NSIGHT_RAW, K.NSIGHT_AGG)]
-    ncu_csvs = [s for s in found if s.kind in (K.NCU_RAW, K.NCU_DETAILS, K.NCU_TEXT)]
-    reports = [s.path for s in found if s.kind == K.NCU_REPORT]
+    nsight = _read_by(found, R.NSIGHT_CSVS)
+    ncu_csvs = _read_by(found, R.NCU_EXPORTS)
+    reports = [s.path for s in _read_by(found, R.NCU_REPORTS)]
     validate_reports(reports[1:])
     if nsight:
         job = from_csvs(nsight, param_names)
@@ -192,6 +192,11 @@ def _read(found: list[K.Sniffed], param_names: Sequence[str] | None, nvtx: str) 
                          f"{reports[0].name}; kept with the files); import each report on its "
                          "own to see its values")
     return job
+
+
+def _read_by(found: list[K.Sniffed], reader: str) -> list[K.Sniffed]:
+    """The files of ``found`` that ``reader`` (:data:`.kinds.READERS`) reads, in order."""
+    return [s for s in found if R.BY_NAME[s.kind].reader == reader]
 
 
 def _copy_sources(found: list[K.Sniffed], nsight: Path) -> list[str]:

@@ -23,7 +23,8 @@ from profiling_worker.importing.combined import blank_combined_agg, fix_combined
 from profiling_worker.importing.job import Job
 from profiling_worker.importing.roles import (agg_collector_stats, apply_roles,
                                               blank_normalised_stats, collectors_frame)
-from profiling_worker.importing.sniff import NSIGHT_AGG, NSIGHT_RAW, Sniffed
+from profiling_worker.importing.kinds import NSIGHT_AGG, NSIGHT_RAW
+from profiling_worker.importing.sniff import Sniffed
 from profiling_worker.importing.textcsv import index_column_note
 from profiling_worker.schema import columns as C
 

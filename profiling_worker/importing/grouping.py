@@ -30,7 +30,7 @@ from pathlib import Path
 from typing import Any
 
 from profiling_worker.errors import ImportFailed, ImportInternalError, WorkerError
-from profiling_worker.importing import sniff as K
+from profiling_worker.importing import kinds as R, sniff as K
 from profiling_worker.importing.assemble import import_nsight_output
 from profiling_worker.importing.csv_job import written_from
 from profiling_worker.importing.ncu_csv import launch_ids, launch_values
@@ -42,7 +42,9 @@ from profiling_worker.importing.nvtx_columns import INNERMOST
 from profiling_worker.importing.own_process import forked
 from profiling_worker.schema.manifest import JobStatus
 
-_NSIGHT_KINDS = (K.NSIGHT_RAW, K.NSIGHT_AGG, K.NCU_REPORT, K.NCU_LOG)
+#: What the Nsight Compute export reader reads: grouped by their launches, not by call.
+_EXPORT_KINDS = R.read_by(R.NCU_EXPORTS)
+
 
 
 def _sniffed(path: Path) -> K.Sniffed | None:
@@ -57,7 +59,7 @@ def _group_key(path: Path, found: K.Sniffed | None) -> Hashable:
     export, or the path itself (a group of one)."""
     if found is None:
         return path
-    if found.kind in _NSIGHT_KINDS:
+    if found.kind not in _EXPORT_KINDS:  # nsight-python's files, reports, logs
         call = nsight_call(path)
         return ("nsight-python call", call) if call else path
     try:
@@ -68,7 +70,7 @@ def _group_key(path: Path, found: K.Sniffed | None) -> Hashable:
 
 def _pairs(agg: K.Sniffed, group: list[Path], kinds: dict[Path, K.Sniffed]) -> bool:
     """True when ``agg`` was written from the runs of a profiled_data file of ``group``."""
-    raws = [kinds[p] for p in group if p in kinds and kinds[p].kind == K.NSIGHT_RAW]
+    raws = [kinds[p] for p in group if p in kinds and kinds[p].kind == R.NSIGHT_RAW]
     try:
         return any(written_from(agg, raw) for raw in raws)
     except Exception:  # any reading fault: no pairing; the import names the fault
@@ -82,7 +84,7 @@ def _pair_by_content(groups: list[list[Path]], kinds: dict[Path, K.Sniffed]
     them (:func:`~profiling_worker.importing.csv_job.written_from`)."""
     out = list(groups)
     for group in groups:
-        if not all(p in kinds and kinds[p].kind == K.NSIGHT_AGG for p in group):
+        if not all(p in kinds and kinds[p].kind == R.NSIGHT_AGG for p in group):
             continue
         home = next((g for g in out if g is not group and _pairs(kinds[group[0]], g, kinds)),
                     None)
@@ -146,15 +148,12 @@ def group_sources(sources: Sequence[Path]) -> list[list[Path]]:
     return _join_exports(_pair_by_content(split, kinds), kinds)
 
 
-_EXPORT_KINDS = (K.NCU_RAW, K.NCU_DETAILS, K.NCU_TEXT)
-
-
 def _join_exports(groups: list[list[Path]], kinds: dict[Path, K.Sniffed]) -> list[list[Path]]:
     """A group of ncu CSV exports that repeat a report's values (exported from it) joins that
     report's group (:func:`~profiling_worker.importing.own_export.export_of`): one profile,
     one bundle naming both."""
     reports = [g for g in groups if len(g) == 1 and g[0] in kinds
-               and kinds[g[0]].kind == K.NCU_REPORT]
+               and kinds[g[0]].kind == R.NCU_REPORT]
     out = list(groups)
     for group in groups:
         if not reports or not all(p in kinds and kinds[p].kind in _EXPORT_KINDS for p in group):

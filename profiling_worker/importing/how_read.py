@@ -10,7 +10,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-from profiling_worker.importing import ncu_version, sniff as K
+from profiling_worker.importing import kinds as R, ncu_version, sniff as K
 from profiling_worker.importing.job import Job
 from profiling_worker.schema.manifest import read_manifest
 
@@ -18,21 +18,17 @@ from profiling_worker.schema.manifest import read_manifest
 FIELDS = (("kind", "Kind"), ("tool_version", "Tool version"), ("page", "Page"),
           ("units", "Units"), ("regions", "Regions from"), ("configs", "Configs found"),
           ("grouping", "Launches grouped by"), ("launches", "Launches"))
-_KIND_WORDS = {K.NSIGHT_RAW: "nsight-python per-run CSV (profiled_data)",
-               K.NSIGHT_AGG: "nsight-python aggregated CSV (processed_data)",
-               K.NCU_REPORT: "Nsight Compute report", K.NCU_LOG: "ncu log (kept, not read)",
-               K.NCU_RAW: "Nsight Compute CSV export", K.NCU_DETAILS: "Nsight Compute CSV export",
-               K.NCU_TEXT: "Nsight Compute console text"}
 
 
 def _default(s: K.Sniffed, job: Job, not_read: set[str]) -> dict[str, Any]:
-    row: dict[str, Any] = {"kind": _KIND_WORDS.get(s.kind, s.kind), "configs": len(job.configs)}
-    if s.kind in (K.NSIGHT_RAW, K.NSIGHT_AGG):
+    kind = R.BY_NAME[s.kind]
+    row: dict[str, Any] = {"kind": kind.words, "configs": len(job.configs)}
+    if kind.reader == R.NSIGHT_CSVS:
         row.update(tool_version="nsight-python " + str(job.provenance.get(
             "nsight_python_version", "unknown")), page="-",
                    units="the file's Unit column (0.9.x: ns)", regions="nsight-python annotations",
                    grouping="nsight-python's own records (config parameters and runs)")
-    elif s.kind == K.NCU_REPORT:
+    elif kind.reader == R.NCU_REPORTS:
         launches = job.provenance.get("launches") or {}
         versions = job.provenance.get(ncu_version.PROVENANCE_KEY) or {}
         row.update(tool_version=ncu_version.label(versions.get(s.path.name))
@@ -41,9 +37,9 @@ def _default(s: K.Sniffed, job: Job, not_read: set[str]) -> dict[str, Any]:
                    regions="nsight-python annotations, else NVTX ranges, else kernel names ("
                            + str(launches.get("attribution", "")) + ")",
                    grouping=launches.get("grouping", "-"))
-    elif s.kind in (K.NCU_RAW, K.NCU_DETAILS, K.NCU_TEXT):
+    elif kind.reader == R.NCU_EXPORTS:
         row.update(regions="read once: the same launches as another file of this import")
-    if s.path.name in not_read or s.kind == K.NCU_LOG:
+    if s.path.name in not_read or kind.reader == R.NOT_READ:
         row.update(configs="-", regions="not read")
     return row
 

@@ -31,7 +31,8 @@ from profiling_worker.importing.ncu_rep import CONFIG_INDEX, gpu_environment
 from profiling_worker.importing.ncu_rows import NcuTable, read_export
 from profiling_worker.importing.ncu_text import read_text
 from profiling_worker.importing.same_profile import differ_note, same_values
-from profiling_worker.importing.sniff import NCU_DETAILS, NCU_TEXT, Sniffed
+from profiling_worker.importing.kinds import NCU_DETAILS, NCU_TEXT
+from profiling_worker.importing.sniff import Sniffed
 from profiling_worker.importing.textcsv import index_column_note, numbers_as_text
 from profiling_worker.schema import backends as B, columns as C
 

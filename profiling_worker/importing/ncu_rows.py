@@ -30,7 +30,8 @@ import pandas as pd
 
 from profiling_worker.errors import ImportFailed
 from profiling_worker.importing import ncu_version, nvtx_columns as X
-from profiling_worker.importing.sniff import NCU_DETAILS, Sniffed
+from profiling_worker.importing.kinds import NCU_DETAILS
+from profiling_worker.importing.sniff import Sniffed
 from profiling_worker.importing.textcsv import METRIC_NAME_RE, as_text, parse_csv
 from profiling_worker.schema import columns as C, metrics as M
 

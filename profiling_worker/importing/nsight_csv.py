@@ -24,7 +24,8 @@ import pandas as pd
 from profiling_worker.errors import ImportFailed
 from profiling_worker.importing import nsight_columns as N
 from profiling_worker.importing.raw_columns import split_raw_columns
-from profiling_worker.importing.sniff import NSIGHT_AGG, NSIGHT_RAW, Sniffed
+from profiling_worker.importing.kinds import NSIGHT_AGG, NSIGHT_RAW
+from profiling_worker.importing.sniff import Sniffed
 from profiling_worker.importing.textcsv import (HINT_CSV, NA_STRINGS, parse_csv, short,
                                                 typed_param)
 from profiling_worker.schema import columns as C

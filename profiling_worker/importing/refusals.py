@@ -19,6 +19,9 @@ from dataclasses import dataclass
 #: The command that writes an importable file, for every fix below.
 PROFILE = ("`ncu --nvtx -o report python3 app.py` (upload report.ncu-rep), or `ncu --nvtx --csv "
            "--page raw python3 app.py > raw.csv`")
+#: The fix of every Nsight Systems file, refused here or described by
+#: :func:`~profiling_worker.importing.sniff.describe_unknown`.
+HINT_NCU_EXPORT = "profile the kernels with Nsight Compute instead: " + PROFILE
 
 _SUMMARY_KERNEL = re.compile(r", Invocations \d+\s*$", re.MULTILINE)
 _QUERY_METRICS = re.compile(r"^Metric Name\s+Metric Type\s+Metric Unit\s+Metric Description",
@@ -79,8 +82,7 @@ REFUSALS = (
     Refusal("nsys_console",
             lambda text, name: bool(_NSYS_CONSOLE.search(text)),
             "Nsight Systems console output (nsys profile --stats): timelines summed per "
-            "kernel, no per-launch Nsight Compute metric", "profile the kernels with Nsight "
-            "Compute instead: " + PROFILE),
+            "kernel, no per-launch Nsight Compute metric", HINT_NCU_EXPORT),
 )
 
 
@@ -102,4 +104,4 @@ def message(refusal: Refusal, name: str) -> str:
     return refusal.what + tail
 
 
-__all__ = ["Refusal", "REFUSALS", "PROFILE", "refusal_of", "message"]
+__all__ = ["Refusal", "REFUSALS", "PROFILE", "HINT_NCU_EXPORT", "refusal_of", "message"]

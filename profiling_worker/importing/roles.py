@@ -19,7 +19,7 @@ import pandas as pd
 from profiling_worker.bundle_writer import table_columns
 from profiling_worker.importing import nsight_columns as N
 from profiling_worker.importing.nsight_csv import NsightCsv
-from profiling_worker.importing.sniff import NSIGHT_AGG
+from profiling_worker.importing.kinds import NSIGHT_AGG
 from profiling_worker.importing.textcsv import METRIC_NAME_RE, NA_STRINGS
 from profiling_worker.schema import columns as C
 

@@ -1,23 +1,8 @@
 """What each source file is, told by its content (never by its name or extension alone).
 
-:func:`gather` expands folders and sniffs every file's first bytes:
-
-================  ============================================================================
-kind              recognised by
-================  ============================================================================
-``nsight_raw``    a CSV whose header holds ``Annotation``, ``Value``, ``Metric`` (nsight-python's
-                  per-run ``profiled_data`` table, any ``output_prefix``, any file name)
-``nsight_agg``    a CSV whose header holds ``Annotation``, ``Metric``, ``AvgValue``
-                  (nsight-python's aggregated ``processed_data`` table)
-``ncu_details``   Nsight Compute ``--csv --page details`` (or ``--metrics`` list output): header
-                  with ``ID``, ``Kernel Name``, ``Metric Name``, ``Metric Value``
-``ncu_raw``       Nsight Compute ``--csv --page raw``: header with ``ID``, ``Kernel Name`` and one
-                  column per metric
-``ncu_report``    an Nsight Compute report (``NVR`` magic), plain or gzip-compressed
-``ncu_text``      ncu's console output (``ncu --nvtx python3 app.py > log``): ``Section:``
-                  lines with text tables, read by :mod:`.ncu_text`
-``ncu_log``       ncu's text log (``==PROF==`` / ``==WARNING==`` lines, no table): kept, not read
-================  ============================================================================
+:func:`gather` expands folders and sniffs every file's first bytes; what each kind is and how
+it is told (a CSV header's columns, a magic, the head's lines) is the registry
+:mod:`.kinds`.
 
 CSV dialects: ``,`` ``;`` or tab separated, UTF-8 with or without BOM (UTF-16 with BOM too),
 CRLF or LF, lines ncu prints before its table (``==PROF==``, program output) skipped, a decimal
@@ -35,49 +20,28 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from profiling_worker.errors import ImportFailed
-from profiling_worker.importing import refusals as X
-from profiling_worker.schema import columns as C
-
-NSIGHT_RAW = "nsight_raw"
-NSIGHT_AGG = "nsight_agg"
-NCU_DETAILS = "ncu_details"
-NCU_RAW = "ncu_raw"
-NCU_REPORT = "ncu_report"
-NCU_LOG = "ncu_log"
-NCU_TEXT = "ncu_text"
-
-#: One line per supported format, for messages and the Import page.
-SUPPORTED = (
-    "nsight-python 0.9.4-1.1 CSVs: profiled_data (per run) and processed_data (aggregated), "
-    "any output_prefix or file name",
-    "Nsight Compute CSV exports: ncu --csv --page raw, --page details or --metrics (with or "
-    "without --print-units base)",
-    "Nsight Compute reports: .ncu-rep and .ncu-rep.gz (with or without NVTX ranges)",
-    "Nsight Compute console text (ncu --nvtx python3 app.py > log): values as printed",
-)
-HINT_SUPPORTED = "supported: " + "; ".join(SUPPORTED)
+from profiling_worker.importing import kinds as R, refusals as X
+# Re-exported (the "as" form says so to mypy): the app imports them from here.
+from profiling_worker.importing.kinds import HINT_SUPPORTED as HINT_SUPPORTED
+from profiling_worker.importing.kinds import SUPPORTED as SUPPORTED
+from profiling_worker.importing.refusals import HINT_NCU_EXPORT as HINT_NCU_EXPORT
 
 _HEAD_BYTES = 64 * 1024
-_REPORT_MAGIC = b"NVR\x00"
 _GZIP_MAGIC = b"\x1f\x8b"
 _NCU_NOISE = re.compile(r"^(==[A-Z]+==|\s*$)")
 _DELIMITERS = (",", ";", "\t")
 #: How an Nsight Systems report begins (a .qdrep of Nsight Systems 2020, import_cases/16).
 _NSYS_MAGIC = b"NVIDIA Tegra Profiler Report"
-_CONSOLE_SECTION = re.compile(r"^ {4}Section: \S")  # ncu's console text tables
 #: Headers of Nsight Systems' CSV exports (``nsys stats --format csv``, ``nsys export``).
 _NSYS_COLUMNS = ({"Time (%)", "Total Time (ns)", "Instances"}, {"Start (ns)", "Duration (ns)"},
                  {"Time(%)", "Total Time (ns)"})
-HINT_NCU_EXPORT = ("profile the kernels with Nsight Compute instead: `ncu --nvtx -o report "
-                   "python3 app.py` (upload report.ncu-rep), or `ncu --nvtx --csv --page raw "
-                   "python3 app.py > raw.csv`")
 
 
 @dataclass(frozen=True)
 class Sniffed:
     """One source file and what it is.
 
-    ``kind``: one of the constants above; ``delimiter``; ``decimal`` (``.`` or ``,``);
+    ``kind``: the name of one of :data:`.kinds.KINDS`; ``delimiter``; ``decimal`` (``.`` or ``,``);
     ``skip``: lines before the CSV header (ncu's ``==PROF==`` lines); ``encoding``."""
 
     path: Path
@@ -120,19 +84,6 @@ def _decimal(lines: list[str], delimiter: str) -> str:
     comma = sum(bool(re.fullmatch(r"-?\d+,\d+([eE][-+]?\d+)?", f)) for f in fields)
     dot = sum(bool(re.fullmatch(r"-?\d+\.\d+([eE][-+]?\d+)?", f)) for f in fields)
     return "," if comma > dot else "."
-
-
-def _csv_kind(fields: list[str]) -> str | None:
-    names = set(fields)
-    if {C.ANNOTATION, C.METRIC, C.AVG} <= names:
-        return NSIGHT_AGG
-    if {C.ANNOTATION, C.VALUE, C.METRIC} <= names:
-        return NSIGHT_RAW
-    if {"ID", "Kernel Name", "Metric Name", "Metric Value"} <= names:
-        return NCU_DETAILS
-    if {"ID", "Kernel Name"} <= names:
-        return NCU_RAW
-    return None
 
 
 def describe_unknown(path: Path, head: bytes) -> str:
@@ -179,9 +130,10 @@ def describe_unknown(path: Path, head: bytes) -> str:
 
 
 #: The columns each kind's header must hold (:func:`_csv_kind`), by the tool that writes it.
-_REQUIRED = (("nsight-python's per-run CSV (profiled_data)", (C.ANNOTATION, C.VALUE, C.METRIC)),
-             ("nsight-python's aggregated CSV (processed_data)", (C.ANNOTATION, C.AVG, C.METRIC)),
-             ("Nsight Compute's CSV export", ("ID", "Kernel Name")))
+_REQUIRED = (("nsight-python's per-run CSV (profiled_data)", R.BY_NAME[R.NSIGHT_RAW].columns),
+             ("nsight-python's aggregated CSV (processed_data)",
+              R.BY_NAME[R.NSIGHT_AGG].columns),
+             ("Nsight Compute's CSV export", R.BY_NAME[R.NCU_RAW].columns))
 
 
 def _missing_columns(fields: list[str]) -> str | None:
@@ -215,15 +167,9 @@ def sniff(path: Path) -> Sniffed | None:
         raise ImportFailed(f"{path.name}: named .gz but not gzip-compressed (it starts with "
                            f"{head[:4]!r})", "rename it without .gz (a plain report is "
                            ".ncu-rep, a CSV .csv), or compress it with gzip")
-    if head.startswith(_REPORT_MAGIC):
-        return Sniffed(path, NCU_REPORT)
-    if head.startswith(_GZIP_MAGIC):
-        try:
-            with gzip.open(path) as fh:
-                inner = fh.read(len(_REPORT_MAGIC))
-        except (OSError, EOFError):
-            return None
-        return Sniffed(path, NCU_REPORT) if inner == _REPORT_MAGIC else None
+    magic = _magic_kind(path, head)
+    if magic is not None or head.startswith(_GZIP_MAGIC):
+        return magic
     decoded = _decode(head)
     if decoded is None:
         return None
@@ -236,15 +182,25 @@ def sniff(path: Path) -> Sniffed | None:
         skip += 1
     for i in range(skip, min(len(lines), skip + 200)):  # program output before ncu's table
         fields, delimiter = _header(lines[i])
-        kind = _csv_kind(fields)
-        if kind is not None and (i == skip or kind in (NCU_RAW, NCU_DETAILS)):
-            return Sniffed(path, kind, delimiter, _decimal(lines[i + 1:i + 50], delimiter),
+        kind = R.of_header(fields)
+        if kind is not None and (i == skip or kind.late_header):
+            return Sniffed(path, kind.name, delimiter, _decimal(lines[i + 1:i + 50], delimiter),
                            i, encoding)
-    if any(_CONSOLE_SECTION.match(ln) for ln in lines):
-        return Sniffed(path, NCU_TEXT, encoding=encoding)
-    if any(ln.startswith("==PROF==") for ln in lines[:200]):
-        return Sniffed(path, NCU_LOG)
-    return None
+    told = next((k for k in R.KINDS if k.lines is not None and k.lines(lines)), None)
+    return None if told is None else Sniffed(path, told.name, encoding=encoding)
+
+
+def _magic_kind(path: Path, head: bytes) -> Sniffed | None:
+    """The kind whose magic begins the file, or the gzip-compressed file (None: no magic
+    matches, or the gzip stream cannot be read)."""
+    if head.startswith(_GZIP_MAGIC):
+        try:
+            with gzip.open(path) as fh:
+                head = fh.read(max(len(k.magic) for k in R.KINDS))
+        except (OSError, EOFError):
+            return None
+    kind = next((k for k in R.KINDS if k.magic and head.startswith(k.magic)), None)
+    return None if kind is None else Sniffed(path, kind.name)
 
 
 def _natural(p: Path) -> list[int | str]:

@@ -18,7 +18,8 @@ import pyarrow as pa
 import pyarrow.csv as pacsv
 
 from profiling_worker.errors import ImportFailed
-from profiling_worker.importing.sniff import NCU_DETAILS, NCU_RAW, Sniffed
+from profiling_worker.importing.kinds import NCU_DETAILS, NCU_RAW
+from profiling_worker.importing.sniff import Sniffed
 from profiling_worker.schema import columns as C
 
 MAX_FILE_BYTES = 2 * 1024**3

@@ -67,6 +67,9 @@ class Backend:
         l2_flush: where cache_control ``all`` flushes the L2 (:data:`FLUSH_KERNEL`...).
         tools: the profiling tools (:mod:`~profiling_worker.schema.tools`) whose versions its
             numbers depend on.
+        auto_runs: its run loop is driven by ``runs: "auto"``'s stopping rule
+            (:mod:`~profiling_worker.schema.run_target`; Nsight Compute replays in one call per
+            job, or one process per call in launch mode: its runs come from a CUPTI pass).
     """
 
     name: Name | Literal["unknown"]
@@ -83,6 +86,7 @@ class Backend:
     section_sets: bool = False
     l2_flush: str = FLUSH_NONE
     tools: tuple[Tool, ...] = ()
+    auto_runs: bool = False
 
 
 NCU_LAUNCH = Backend(NCU, "GPU kernel duration and counters (Nsight Compute)", LAUNCH,
@@ -97,12 +101,12 @@ CUPTI_BACKEND = Backend(CUPTI, "GPU kernel duration (CUPTI activity records)", I
                         on_gpu=True, duration_metric=C.GPU_TIME, any_metric=False,
                         collectors=True, options=_CUPTI_OPTIONS, warm=True,
                         nsight_mode=CUPTI, l2_flush=FLUSH_REGION,
-                        tools=(T.NSIGHT_PYTHON, T.CUPTI_PYTHON))
+                        tools=(T.NSIGHT_PYTHON, T.CUPTI_PYTHON), auto_runs=True)
 EVENTS_BACKEND = Backend(EVENTS, "wall time between CUDA events on the stream around each region "
                          "(includes launch overhead and inter-kernel gaps)", IN_PROCESS,
                          on_gpu=True, duration_metric=C.EVENTS_TIME, any_metric=False,
                          collectors=False, options=("cache_control",), warm=True,
-                         l2_flush=FLUSH_REGION)
+                         l2_flush=FLUSH_REGION, auto_runs=True)
 #: The events backend's manifest key (``backend.host_launch``): per annotation x config the host
 #: time from each region's start event to its end event (profiling_worker/backends/events.py).
 HOST_LAUNCH = "host_launch"
@@ -112,7 +116,7 @@ HOST_MEDIAN_NS, END_MARK_MEDIAN_NS = "median_ns", "median_end_mark_ns"
 EVENTS_LESS_HOST_MEDIAN_NS = "median_events_minus_host_ns"
 CPU_BACKEND = Backend(CPU, "host wall-clock, not GPU", IN_PROCESS, on_gpu=False,
                       duration_metric=C.HOST_TIME, any_metric=False, collectors=False,
-                      options=(), warm=True)
+                      options=(), warm=True, auto_runs=True)
 
 #: Every backend and run mode; the first of a name is its default description.
 ALL: tuple[Backend, ...] = (NCU_ATTACH, NCU_LAUNCH, CUPTI_BACKEND, EVENTS_BACKEND, CPU_BACKEND)
@@ -122,6 +126,14 @@ DEFAULT: Final = NCU
 #: Backends that run on a GPU, and those a warm worker can serve in some mode.
 GPU_NAMES: tuple[str, ...] = tuple(dict.fromkeys(b.name for b in ALL if b.on_gpu))
 WARM_NAMES: tuple[str, ...] = tuple(dict.fromkeys(b.name for b in ALL if b.warm))
+#: Backends that can run ``runs: "auto"`` (:attr:`Backend.auto_runs`), in :data:`NAMES` order.
+AUTO_NAMES: tuple[str, ...] = tuple(dict.fromkeys(b.name for b in ALL if b.auto_runs))
+
+
+def said(names: tuple[str, ...], last: str = "and") -> str:
+    """Backend names as a sentence's list: ``cupti, events and cpu`` (``last``: "or" for a
+    choice)."""
+    return names[0] if len(names) == 1 else f"{', '.join(names[:-1])} {last} {names[-1]}"
 #: An import whose files do not say which backend measured it (nsight-python 1.1 CSVs holding
 #: only durations come from ncu or CUPTI alike): nsight-python output from a GPU, durations in
 #: GPU time. Its own entry, so that adding a backend changes nothing about it; no job runs on it

@@ -11,7 +11,8 @@ stops a config once the relative CI95 half-width of every annotation is at most
 widest, never past ``max_runs``. The JobSpec's ``runs`` is then ``max_runs`` (the most runs a
 config can get), so code that sizes tables by ``runs`` stays right.
 
-Stdlib only (the worker imports it in a bare GPU environment).
+Stdlib and ``schema`` only (the worker imports it in a bare GPU environment). Which backends
+run "auto" each backend declares (``Backend.auto_runs``, :mod:`.backends`).
 """
 
 from __future__ import annotations
@@ -21,14 +22,12 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
+from profiling_worker.schema import backends as B
 from profiling_worker.schema.spec_errors import FieldError
 
 #: The spec's ``runs`` value that asks for the stopping rule.
 AUTO = "auto"
 FIELD = "run_target"
-#: Backends whose run loop the stopping rule drives (Nsight Compute replays in one call per job,
-#: or one process per call in launch mode: its runs come from a CUPTI pass instead).
-BACKENDS = ("cupti", "cpu", "events")
 
 
 @dataclass(frozen=True)
@@ -68,11 +67,11 @@ def parse(raw: Mapping[str, Any], backend: str, errors: list[FieldError]) -> Run
             errors.append(FieldError(FIELD, "is given but runs is not \"auto\"",
                                      'set runs to "auto", or leave run_target out'))
         return None
-    if backend not in BACKENDS:
+    if backend not in B.AUTO_NAMES:
         errors.append(FieldError("runs", f'"auto" runs on the {backend} backend is not supported',
                                  "press Pre-flight in the sidebar (a CUPTI pass of runs \"auto\" "
                                  "chooses the runs for Nsight Compute), give a whole number of "
-                                 "runs, or choose cupti, events or cpu"))
+                                 f"runs, or choose {B.said(B.AUTO_NAMES, 'or')}"))
         return None
     if target is None:
         return _DEFAULT

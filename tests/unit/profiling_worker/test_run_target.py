@@ -1,7 +1,12 @@
 """runs "auto" in the job spec (schema/run_target.py): defaults, round trip, field-named errors."""
 
+import re
+from pathlib import Path
+
 import pytest
 
+from app.core import spec_form
+from profiling_worker.schema import backends as B
 from profiling_worker.schema.run_target import RunTarget
 from profiling_worker.schema.spec import SpecInvalid, validate_spec
 
@@ -42,3 +47,24 @@ def test_target_without_auto_and_auto_on_ncu_are_refused():
     assert "runs" in errors({**BASE, "runs": 5, "run_target": {}})["run_target"].hint
     found = errors({**BASE, "backend": "ncu", "runs": "auto"})
     assert set(found) == {"runs"} and "cupti" in found["runs"].hint
+
+
+def test_auto_runs_on_exactly_the_backends_that_declare_it():
+    """Backend.auto_runs is the one list (issue 38): each declaring backend validates, every
+    other is refused with a hint naming all the declaring ones."""
+    assert B.AUTO_NAMES == ("cupti", "events", "cpu")
+    for name in B.NAMES:
+        raw = {**BASE, "backend": name, "runs": "auto"}
+        if name in B.AUTO_NAMES:
+            assert validate_spec(raw).run_target == RunTarget()
+        else:
+            assert all(n in errors(raw)["runs"].hint for n in B.AUTO_NAMES)
+
+
+def test_the_sidebar_help_and_the_batch_docs_name_the_declared_backends():
+    """The Runs help is built from B.AUTO_NAMES; docs/batch-runs.md is checked against it."""
+    assert f"({B.said(B.AUTO_NAMES)} backends)" in spec_form.RUNS_HELP
+    doc = (Path(__file__).parents[3] / "docs" / "batch-runs.md").read_text(encoding="utf-8")
+    stated = re.search(r'`"runs": "auto"` with a `"run_target"` \(([^)]*) backends\)', doc)
+    assert stated is not None, "docs/batch-runs.md no longer says which backends run auto"
+    assert stated.group(1) == B.said(B.AUTO_NAMES)
