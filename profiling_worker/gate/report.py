@@ -22,7 +22,7 @@ import pandas as pd
 
 from profiling_worker.gate.exit_codes import (EXIT_NOT_JUDGED, EXIT_OK, EXIT_REGRESSED,
                                               EXIT_UNDECIDED)
-from profiling_worker.gate.judge import (AVG, BASELINE, CANDIDATE, CONFIG_LABEL,
+from profiling_worker.gate.judge import (AVG, BASELINE, CANDIDATE, CAVEATS, CONFIG_LABEL,
                                          CYCLES_DIFF_PCT, DIFF_CI95_LOWER_PCT,
                                          DIFF_CI95_UPPER_PCT, DIFF_PCT, OUTCOME, REASON,
                                          GateResult)
@@ -68,6 +68,12 @@ def _interval(row: pd.Series) -> str:
             f"{row[DIFF_CI95_UPPER_PCT]:+.2f})")
 
 
+def _caveats(row: pd.Series) -> str:
+    """``" (clock not checked, power-capped runs)"`` beside an outcome; "" without caveats."""
+    said = row.get(CAVEATS)
+    return f" ({said})" if isinstance(said, str) and said else ""
+
+
 def markdown(result: GateResult) -> str:
     """A Markdown summary: the headline, the context differences, then one table row per
     region x config (means ± std dev, difference with its 95 % interval, the cycles'
@@ -85,9 +91,27 @@ def markdown(result: GateResult) -> str:
         why = "measurement differs (above)" + why[len(context):] if context and \
             why.startswith(context) else why
         cells = [r[C.ANNOTATION], r[CONFIG_LABEL], _mean(r, BASELINE), _mean(r, CANDIDATE),
-                 _interval(r), _pct(r[CYCLES_DIFF_PCT]), f"**{r[OUTCOME]}**", why]
+                 _interval(r), _pct(r[CYCLES_DIFF_PCT]), f"**{r[OUTCOME]}**{_caveats(r)}", why]
         lines.append("| " + " | ".join(str(c).replace("|", "\\|") for c in cells) + " |")
     return "\n".join(lines) + "\n"
+
+
+def self_comparison(result: GateResult) -> str:
+    """The note for a bundle judged against itself, as the verdict has it: every difference is
+    0 by construction, but a row is ``same`` only where its 95 % interval (the runs' own
+    spread) fits inside the threshold, and not comparable where its runs are not one
+    population; the rows that are not ``same`` are counted, not hidden."""
+    total = len(result.rows)
+    others = total - result.count(Outcome.SAME)
+    said = (f"baseline and candidate are the same bundle: every difference is 0 by "
+            f"construction; {total - others} of {total} rows same")
+    if not others:
+        return said
+    counts = ", ".join(f"{result.count(o)} {o}" for o in Outcome
+                       if o is not Outcome.SAME and result.count(o))
+    return (f"{said}, {counts}: the runs' own spread is wider than ±"
+            f"{result.options.max_slowdown_pct:g} % there, or they are not one population "
+            "(each row's reason says which)")
 
 
 def exit_label(result: GateResult) -> str:
@@ -105,12 +129,13 @@ def junit_xml(result: GateResult) -> str:
     for _, r in result.rows.iterrows():
         case = ET.SubElement(suite, "testcase", classname=f"gate.{result.candidate}",
                              name=f"{r[C.ANNOTATION]} {r[CONFIG_LABEL]}")
+        outcome = f"{r[OUTCOME]}{_caveats(r)}"
         if r[OUTCOME] == Outcome.REGRESSED.value:
-            ET.SubElement(case, "failure", message=r[REASON], type="regressed")
+            ET.SubElement(case, "failure", message=r[REASON], type="regressed")  # caveats in it
         elif r[OUTCOME] in {o.value for o in skipped}:
-            ET.SubElement(case, "skipped", message=f"{r[OUTCOME]}: {r[REASON]}")
+            ET.SubElement(case, "skipped", message=f"{outcome}: {r[REASON]}")
         ET.SubElement(case, "system-out").text = (
-            f"{r[OUTCOME]}: {r[REASON]}\nbaseline {result.baseline}: {_mean(r, BASELINE)}\n"
+            f"{outcome}: {r[REASON]}\nbaseline {result.baseline}: {_mean(r, BASELINE)}\n"
             f"candidate {result.candidate}: {_mean(r, CANDIDATE)}")
     ET.indent(suite)
     return ET.tostring(suite, encoding="unicode", xml_declaration=True) + "\n"

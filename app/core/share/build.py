@@ -48,8 +48,8 @@ def _gate_section(result: gate.GateResult) -> H.Section:
     if result.context:
         section.add(H.note("Not comparable: the two jobs were measured differently: "
                            + "; ".join(result.context) + ".", "warning"))
-    first = [C.ANNOTATION, gate.CONFIG_LABEL, gate.OUTCOME, gate.DIFF_PCT, gate.DETECTABLE_PCT,
-             gate.REASON]  # the judgement first, as on the compare page
+    first = [C.ANNOTATION, gate.CONFIG_LABEL, gate.OUTCOME, gate.CAVEATS, gate.DIFF_PCT,
+             gate.DETECTABLE_PCT, gate.REASON]  # the judgement first, as on the compare page
     rows = result.rows[[c for c in first if c in result.rows]
                        + [c for c in result.rows if c not in first]]
     return section.add(H.table(rows, "Every region × config, as the gate judged it"))
