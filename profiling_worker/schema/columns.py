@@ -73,6 +73,11 @@ TEMP_C = "TempC"
 POWER_W = "PowerW"
 THROTTLE_REASONS = "ThrottleReasons"
 
+# The run audit (tables/run_audit, profiling_worker/schema/run_audit.py).
+CHECK = "Check"  # the audit check's name (l2_state, clock, population...)
+RESULT = "Result"  # pass, flag, not checked or n/a
+EVIDENCE = "Evidence"  # what the check saw, in words with its figures
+
 # CUPTI kernel timestamps (ns on CUPTI's clock, cupti.get_timestamp()).
 START_NS = "StartNs"
 END_NS = "EndNs"

@@ -57,7 +57,7 @@ CHECKS = (L2, CLOCK, IDLE_GAP, HOST_CONTENTION, LAUNCH_BOUND, TIMER, POPULATION)
 #: Checks whose flag leaves the config's mean no single valid figure (the gate: not comparable).
 INVALIDATING = (TIMER, POPULATION)
 PASS, FLAG, NOT_CHECKED, NOT_APPLICABLE = "pass", "flag", "not checked", "n/a"
-CHECK, RESULT, EVIDENCE = "Check", "Result", "Evidence"
+CHECK, RESULT, EVIDENCE = C.CHECK, C.RESULT, C.EVIDENCE
 COLUMNS = [C.ANNOTATION, C.CONFIG, C.RUN, CHECK, RESULT, EVIDENCE]
 #: A run's clock this far (%) below the job's median clock is flagged.
 CLOCK_DROP_PCT = 5.0
@@ -86,6 +86,7 @@ def audit_runs(tables: Mapping[str, pd.DataFrame], manifest: Mapping[str, Any]) 
     if runs.empty or C.METRIC not in runs or not (runs[C.METRIC] == metric).any():
         return pd.DataFrame(columns=COLUMNS)
     time = (runs[runs[C.METRIC] == metric][[C.ANNOTATION, C.CONFIG, C.RUN, C.VALUE]]
+            .dropna(subset=[C.CONFIG, C.RUN])  # an import's rows of no config are no run
             .sort_values([C.ANNOTATION, C.CONFIG, C.RUN]).reset_index(drop=True))
     time[C.CONFIG] = time[C.CONFIG].astype(int)
     time[C.RUN] = time[C.RUN].astype(int)
