@@ -158,3 +158,10 @@ def test_the_report_and_the_agent_door_carry_the_verdicts_caveats() -> None:
     assert "not one population" in row["reason"]
     html = comparison_report(base, cand)
     assert "clock not checked, power-capped runs" in html
+
+
+def test_the_job_report_carries_the_run_audit() -> None:
+    html = job_report(load_bundle(SCENARIOS / "h200-cupti-timeline"))
+    assert "<h2>Run audit</h2>" in html
+    assert "39 of 100 runs passed (clock 6, population 61)" in html
+    assert "derived on load" in html
