@@ -74,11 +74,21 @@ def _caveats(row: pd.Series) -> str:
     return f" ({said})" if isinstance(said, str) and said else ""
 
 
+def cycle_check_line(result: GateResult) -> str:
+    """Whether the cycle check ran and on what, so a "–" in its column is never unexplained."""
+    if result.cycles_source:
+        return f"Cycle check: each run's SM cycles from {result.cycles_source} on both sides."
+    return ("Cycle check: not run (\"–\" in cycles): the two bundles do not both hold each "
+            "run's SM clock (an ncu clock or cycles metric, or the sm_clock info collector), so "
+            "a regressed or improved row says \"clock not checked\".")
+
+
 def markdown(result: GateResult) -> str:
     """A Markdown summary: the headline, the context differences, then one table row per
     region x config (means ± std dev, difference with its 95 % interval, the cycles'
     difference, outcome, reason), regressions first."""
-    lines = [f"## Kernel regression gate: {exit_label(result)}", "", headline(result), ""]
+    lines = [f"## Kernel regression gate: {exit_label(result)}", "", headline(result), "",
+             cycle_check_line(result), ""]
     if result.context:
         lines += ["Not comparable: " + "; ".join(result.context), ""]
     lines += ["| region | config | baseline | candidate | difference (95 % CI) | in cycles | "

@@ -55,8 +55,9 @@ def runs_context(sides: dict[str, ConfigAudit | None], outcome: Outcome,
     for name, audit in sides.items():
         if audit is None:
             continue
-        for check in audit.invalid:
-            blockers.append(f"the {name}'s {INVALID_WORDS[check]}: {audit.describe(check)}")
+        for check in audit.invalid:  # a population's evidence counts its runs itself
+            said = audit.evidence[check] if check == A.POPULATION else audit.describe(check)
+            blockers.append(f"the {name}'s {INVALID_WORDS[check]}: {said}")
         for check, words in CAVEAT_WORDS.items():
             if check not in audit.flagged:
                 continue
