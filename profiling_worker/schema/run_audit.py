@@ -385,6 +385,9 @@ def _floors(tables: Mapping[str, pd.DataFrame], manifest: Mapping[str, Any],
     return out
 
 
+_SLOWER_RUN = "; this run in the slower group"
+
+
 def _population(time: pd.DataFrame) -> pd.DataFrame:
     parts = []
     for _, group in time.groupby([C.ANNOTATION, C.CONFIG], sort=False):
@@ -396,8 +399,7 @@ def _population(time: pd.DataFrame) -> pd.DataFrame:
         slow = np.array(found.slow, dtype=bool) if found.slow else np.zeros(len(group), bool)
         parts.append(_rows(group.sort_values(C.RUN), POPULATION,
                            np.where(slow, FLAG, PASS),
-                           [f"{said}; this run in the slower group" if s else said
-                            for s in slow]))
+                           [f"{said}{_SLOWER_RUN}" if s else said for s in slow]))
     return pd.concat(parts, ignore_index=True) if parts else pd.DataFrame(columns=COLUMNS)
 
 
@@ -435,21 +437,24 @@ class ConfigAudit:
 
 def config_audits(audit: pd.DataFrame) -> dict[tuple[str, int], ConfigAudit]:
     """(annotation, config) -> its :class:`ConfigAudit`, from an :func:`audit_runs` frame."""
+    keys = [C.ANNOTATION, C.CONFIG]
+    flagged = audit[audit[RESULT] == FLAG]
+    runs = audit.groupby(keys, sort=False)[C.RUN].nunique()
+    bad_runs = flagged.groupby(keys)[C.RUN].nunique()
+    per_check = flagged.groupby([*keys, CHECK])[C.RUN].nunique()
+    evidence = flagged.groupby([*keys, CHECK])[EVIDENCE].first()
+    skipped = audit[audit[RESULT] == NOT_CHECKED].groupby([*keys, CHECK])[EVIDENCE].first()
     out: dict[tuple[str, int], ConfigAudit] = {}
-    for key, rows in audit.groupby([C.ANNOTATION, C.CONFIG], sort=False):
+    for key, n in runs.items():
         ann, cfg = cast("tuple[str, int]", key)  # grouped by a list: tuple keys
-        flagged = rows[rows[RESULT] == FLAG]
-        summary = ConfigAudit(runs=int(rows[C.RUN].nunique()),
-                              passed=int(rows[C.RUN].nunique() - flagged[C.RUN].nunique()))
+        summary = ConfigAudit(runs=int(n), passed=int(n - bad_runs.get(key, 0)))
         for check in CHECKS:
-            hit = flagged[flagged[CHECK] == check]
-            if len(hit):
-                summary.flagged[check] = int(hit[C.RUN].nunique())
-                summary.evidence[check] = str(hit[EVIDENCE].iloc[0]).split(
-                    "; this run in the slower group")[0]
-            skipped = rows[(rows[CHECK] == check) & (rows[RESULT] == NOT_CHECKED)]
-            if len(skipped):
-                summary.not_checked[check] = str(skipped[EVIDENCE].iloc[0])
+            at = (ann, cfg, check)
+            if at in per_check.index:
+                summary.flagged[check] = int(per_check[at])
+                summary.evidence[check] = str(evidence[at]).split(_SLOWER_RUN)[0]
+            if at in skipped.index:
+                summary.not_checked[check] = str(skipped[at])
         out[(str(ann), int(cfg))] = summary
     return out
 

@@ -32,6 +32,7 @@ from profiling_worker.schema import backends as B, columns as C, intervals
 from profiling_worker.schema.spec import JobSpec
 
 from app.core.bundle_loader import Bundle
+from app.core.views.run_audit import audit_frame
 from profiling_worker.schema.bundle_spec import PartialSpec
 from app.core.metrics import MissingData, with_labels
 from app.core import frame_columns as F
@@ -65,6 +66,7 @@ def gate_side(bundle: Bundle) -> GateSide:
     elif isinstance(bundle.spec, PartialSpec):
         spec = {"backend": bundle.spec.backend, "configs": [dict(c) for c in bundle.spec.configs]}
     more = {name: bundle.table(name) for name in AUDIT_TABLES}
+    more[C.TABLE_RUN_AUDIT] = audit_frame(bundle)  # derived once per bundle, not per judgement
     return GateSide(bundle.job_id, {**bundle.manifest, "spec": spec},
                     bundle.table(C.TABLE_AGGREGATED), bundle.table(C.TABLE_RUNS),
                     bundle.table(C.TABLE_COLLECTORS),

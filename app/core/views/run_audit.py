@@ -5,6 +5,8 @@ on load from the files they have, and the checks those files cannot support say 
 
 from __future__ import annotations
 
+import weakref
+
 import pandas as pd
 
 from profiling_worker.schema import columns as C, run_audit as A
@@ -22,10 +24,26 @@ def audit_source(bundle: Bundle) -> str:
     return STORED if not bundle.table(C.TABLE_RUN_AUDIT).empty else DERIVED
 
 
+#: id(bundle) -> (a weak reference to it, its audit): the compare page judges a pair several
+#: times a render (its frame, its verdict, the report button) on the same loaded bundles. Keyed
+#: by the object, not its path: a bundle may be changed in memory (an import's preview).
+_DERIVED: dict[int, tuple[weakref.ref[Bundle], pd.DataFrame]] = {}
+_KEEP = 32
+
+
 def audit_frame(bundle: Bundle) -> pd.DataFrame:
     """Every run x check (Annotation, Config, Run, Check, Result, Evidence), stored or derived
-    (:func:`profiling_worker.schema.run_audit.run_audit`)."""
-    return A.run_audit(bundle.tables, bundle.manifest)
+    (:func:`profiling_worker.schema.run_audit.run_audit`); derived once per loaded bundle."""
+    kept = _DERIVED.get(id(bundle))
+    if kept is not None and kept[0]() is bundle:
+        return kept[1]
+    audit = A.run_audit(bundle.tables, bundle.manifest)
+    for key in [k for k, (ref, _) in _DERIVED.items() if ref() is None][:_KEEP]:
+        del _DERIVED[key]  # bundles gone since
+    if len(_DERIVED) >= _KEEP:
+        _DERIVED.pop(next(iter(_DERIVED)))  # the oldest first
+    _DERIVED[id(bundle)] = (weakref.ref(bundle), audit)
+    return audit
 
 
 def badge_frame(bundle: Bundle) -> pd.DataFrame:
