@@ -102,8 +102,18 @@ def find_libcupti() -> list[dict[str, str]]:
     return sorted(libs, key=lambda d: version_tuple(d["version"]), reverse=True)
 
 
+def _power_limit_w(pynvml: Any, handle: Any) -> float | None:
+    """The enforced power limit (W; NVML's nvmlDeviceGetEnforcedPowerLimit, in mW), which the
+    run audit compares a run's power with; None where NVML cannot say (not supported)."""
+    try:
+        return float(pynvml.nvmlDeviceGetEnforcedPowerLimit(handle)) / 1e3
+    except (pynvml.NVMLError, AttributeError):
+        return None
+
+
 def probe_gpus() -> list[dict[str, Any]]:
-    """GPUs seen by NVML: name, uuid, driver, memory (MiB), compute capability, max clocks (MHz).
+    """GPUs seen by NVML: name, uuid, driver, memory (MiB), compute capability, max clocks (MHz),
+    enforced power limit (W, None where not supported).
 
     Returns an empty list when NVML (nvidia-ml-py) or a driver is missing.
     """
@@ -130,6 +140,7 @@ def probe_gpus() -> list[dict[str, Any]]:
                 "compute_capability": f"{major}.{minor}",
                 "max_sm_clock_mhz": pynvml.nvmlDeviceGetMaxClockInfo(h, pynvml.NVML_CLOCK_SM),
                 "max_mem_clock_mhz": pynvml.nvmlDeviceGetMaxClockInfo(h, pynvml.NVML_CLOCK_MEM),
+                "power_limit_w": _power_limit_w(pynvml, h),
             })
         return gpus
     finally:

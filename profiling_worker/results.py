@@ -72,3 +72,25 @@ def write_result_tables(job_dir: Path, spec: JobSpec, registry: Registry,
     if launch_times is not None and not launch_times.empty:
         write(C.TABLE_LAUNCH_TIMES, launch_times)
     return written
+
+
+def write_run_audit(job_dir: Path, tables: dict[str, pd.DataFrame],
+                    manifest: dict[str, Any]) -> dict[str, pd.DataFrame]:
+    """Write ``tables/run_audit`` (:func:`profiling_worker.schema.run_audit.audit_runs` of the
+    tables just written and the finished job's manifest) and return ``tables`` with it.
+
+    The audit is derived from the other tables, so a failure of it must not fail the job: it
+    is named in the manifest's ``warnings`` and the app derives the audit on load instead.
+    """
+    from profiling_worker.schema.run_audit import audit_runs
+
+    try:
+        audit = audit_runs(tables, manifest)
+        if not audit.empty:
+            write_table(job_dir, C.TABLE_RUN_AUDIT, audit)
+            return {**tables, C.TABLE_RUN_AUDIT: audit}
+    except (ValueError, KeyError, TypeError) as exc:  # a table shaped unlike the run path's
+        manifest.setdefault("warnings", []).append(
+            f"the run audit could not be written ({type(exc).__name__}: {exc}); the dashboard "
+            "derives it on load")
+    return tables

@@ -278,6 +278,7 @@ def run_job(job_dir: Path, channel: Channel, report: dict[str, Any] | None = Non
     try:
         entries, tables = profile_and_write(prepare(job_dir, manifest, report), job_dir, channel)
         manifest.update(entries)
+        tables = results.write_run_audit(job_dir, tables, manifest)
     except Exception as exc:
         manifest.update(_failure(exc, job_dir))
     manifest.update(finished_at=now_iso(), wall_s=round(time.perf_counter() - t0, 3))

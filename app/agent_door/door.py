@@ -34,6 +34,7 @@ from app.core.share.job import caption, spec_json
 from app.core.share.verdict import decision, judged
 from app.core.views import deep_dive as D
 from app.core.views.stability import StabilityOptions, stability_frame
+from app.core.views.run_audit import badge_frame
 from app.services import history_index, import_client, result_store, worker_client
 from app.services.job_manager import JobManager
 from app.services.job_model import Job
@@ -195,8 +196,10 @@ class Door:
         return {"job_id": job_id, "status": manager.wait(job_id, CANCEL_WAIT_S).value}
 
     def job_summary(self, job_id: str) -> dict[str, Any]:
-        """The job: status, backend, GPU, what durations measure, its spec, notes, error, and
-        the stability page's table of the duration metric (µs) per region x config."""
+        """The job: status, backend, GPU, what durations measure, its spec, notes, error, the
+        stability page's table of the duration metric (µs) per region x config, and the run
+        audit per region x config (``run_audit``: runs passed, the checks flagged, those the
+        files cannot support)."""
         bundle = self.bundle(job_id)
         out: dict[str, Any] = {
             "job_id": bundle.job_id, "caption": caption(bundle), "status": bundle.status.value,
@@ -212,6 +215,9 @@ class Door:
             out["durations"] = records(frame[[c for c in cols if c in frame]])
         except MissingData as exc:
             out["durations"] = {"missing": str(exc)}
+        audit = badge_frame(bundle)
+        out["run_audit"] = records(audit[[C.ANNOTATION, "ConfigLabel", C.RUNS, "Passed", "Flags",
+                                          "NotChecked"]])
         return out
 
     def compare_jobs(self, baseline: str, candidate: str, max_slowdown_pct: float | str = 3.0,

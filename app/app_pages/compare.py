@@ -3,6 +3,7 @@ regression gate's outcome (the judgement `python -m profiling_worker compare` ma
 
 import streamlit as st
 
+from profiling_worker.gate.judge import CAVEATS
 from profiling_worker.gate.verdict import Outcome
 from profiling_worker.schema import columns as C, intervals, plausibility as P
 from profiling_worker.schema.manifest import JobStatus
@@ -35,8 +36,11 @@ analysis.how_to_read(
     "each run ran at, where both jobs hold it: CyclesDiffPct, CyclesOutcome) are not, "
     "**not comparable** when backend, cache or clock control, replay mode, thermal control, "
     "GPU model, clocks, driver, tool versions or (ncu) the metric set differ, a bundle is "
-    f"truncated, a side has fewer than {intervals.MIN_RUNS} runs, or the baseline is 0 (the "
-    "reason still says what the runs alone give). "
+    f"truncated, a side has fewer than {intervals.MIN_RUNS} runs, the baseline is 0, or a "
+    "side's runs are not one population (two modes or a step) or fail the timer sanity check "
+    "(the run audit; the reason still says what the runs alone give). **Caveats** beside a "
+    "verdict: *clock not checked* (no per-run SM clock on both sides), *power-capped runs*, "
+    "clock-dropped runs, idle gaps, launch-bound runs, an L2 left warm against the spec. "
     "Markers: ▲ regressed, ▼ improved, ○ same, □ ambiguous, ✕ clock-explained, ◇ not "
     "comparable. For a metric "
     "that is not a duration the directed outcomes read *candidate higher* / *lower*.\n\n"
@@ -137,6 +141,13 @@ if metric == C.GPU_TIME:
                if judged.cycles_source else
                "No cycle check: the two jobs do not both hold each run's SM clock (an ncu "
                "clock or cycles metric, or the sm_clock info collector).")
+caveated = frame[frame[CAVEATS].fillna("") != ""] if CAVEATS in frame else frame[:0]
+if len(caveated):
+    st.warning(f"**{len(caveated)} of {len(frame)} verdicts carry caveats** (column "
+               f"{code(CAVEATS)}; the Reason gives the evidence): "
+               + "; ".join(f"{esc(str(r[F.CONFIG_LABEL]))}: {esc(str(r[F.VERDICT]))} "
+                           f"({esc(str(r[CAVEATS]))})" for _, r in caveated.iterrows()),
+               icon=":material/report:")
 title = f"{candidate_id} / {baseline_id}: {metric_roles.label(baseline.manifest, metric)}"
 if not frame.empty and set(frame[F.VERDICT]) == {Outcome.NOT_COMPARABLE.value}:
     title = f"No verdict, every pair not comparable: {title}"  # ratios, not a judgement

@@ -5,7 +5,7 @@ import streamlit as st
 from profiling_worker.schema import columns as C, plausibility as P
 
 from app.core.metrics import available_metrics
-from app.ui import analysis, notes, panels, state
+from app.ui import analysis, notes, panels, run_audit, state
 from app.core.markdown import esc
 
 PAGE = "results"  # widget keys of this page: state.key(PAGE, field)
@@ -13,6 +13,7 @@ PAGE = "results"  # widget keys of this page: state.key(PAGE, field)
 st.header("Results tables")
 bundle = analysis.selected_bundle()
 notes.show(bundle, "results", available_metrics(bundle), extra_checks=P.CHECKS)
+run_audit.badges(bundle, PAGE)
 
 TIMES = f"; times in ns ({esc(bundle.measurement)})"  # only the tables that hold times
 for name, title, what in (
@@ -30,3 +31,6 @@ for name, title, what in (
     panels.table(table, key=state.key(PAGE, f"{name}-table"))
     panels.download_csv(table, key=state.key(PAGE, f"{name}-csv"),
                         filename=f"{bundle.job_id}-{name}.csv")
+
+st.subheader("Run audit")
+run_audit.details(bundle, PAGE)

@@ -9,7 +9,7 @@ from app.core.figures.stability import build_runs_figure, build_stability_figure
 from app.core.metrics import MissingData, available_metrics
 from app.core.views.stability import (StabilityOptions, short_kernels_text, stability_frame,
                                       stability_runs_frame)
-from app.ui import analysis, cached, deep_dive_action, notes, state
+from app.ui import analysis, cached, deep_dive_action, notes, run_audit, state
 from app.ui import time_unit as time_unit_control
 from app.core.markdown import esc
 from app.core import frame_columns as F
@@ -47,6 +47,7 @@ except MissingData as exc:
     analysis.missing(exc)
 
 notes.show(bundle, "stability", [metric], extra_checks=(P.INTERVAL_BELOW_ZERO,))
+run_audit.badges(bundle, PAGE)
 notes.few_runs(summary)
 notes.auto_runs(bundle, "stability")
 unstable = summary[~summary[C.STABLE].astype(bool)]
@@ -80,3 +81,4 @@ else:
     analysis.figure_panel(cached.figure(build_runs_figure, runs, label, bundle.host_timer), runs,
                           key=state.key(PAGE, "runs"),
                           filename=f"{bundle.job_id}-stability-runs.csv")
+run_audit.details(bundle, PAGE)

@@ -97,7 +97,9 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
                           "interval inside it), ambiguous (it straddles the threshold: the "
                           "runs a side that would likely decide it are said), clock-explained "
                           "(the time differs but the SM cycles do not) or not comparable "
-                          "(measured differently, truncated, too few runs). "
+                          "(measured differently, truncated, too few runs, a side's runs not one "
+                          "population). Caveats (clock not checked, power-capped runs) are said "
+                          "beside an outcome. "
                           + exit_codes.HELP + ".")
     parser.add_argument("baseline", type=Path, help="baseline bundle directory")
     parser.add_argument("candidate", type=Path, help="candidate bundle directory")
@@ -174,12 +176,11 @@ def run(args: argparse.Namespace) -> int:
                              {s.job_id: set(s.aggregated.get(C.METRIC, ())) for s in sides})
     if unknown:
         return _bad_input(args, unknown)
-    if args.baseline.resolve() == args.candidate.resolve():
-        print("compare: baseline and candidate are the same bundle: every row is "
-              "same by construction", file=sys.stderr)
     options = judge.GateOptions(max_slowdown_pct=args.max_slowdown, min_runs=args.min_runs,
                                 metric=args.metric)
     result = judge.judge(sides[0], sides[1], options)
+    if args.baseline.resolve() == args.candidate.resolve():
+        print(f"compare: {report.self_comparison(result)}", file=sys.stderr)
     print(report.markdown(result), end="")
     try:
         report.write(result, args.markdown, args.junit)

@@ -1,6 +1,8 @@
 """What a bundle's durations depend on besides the kernel under test, and where two bundles
-differ in it: backend, the spec's run options (cache and clock control, replay mode, thermal
-control: ``schema.backends.OPTIONS``; a backend that ignores one still records it), GPU model
+differ in it: backend, the run options in force (cache and clock control, replay mode, thermal
+control: ``schema.backends.OPTIONS``; as recorded, not as the spec asked: the L2 flush as the
+backend did it, ``schema.plausibility.l2_state``, and an option the backend ignores is not held
+against the pair), GPU model
 and maximum clocks, driver, the versions of the profiling tools its backend uses
 (``Backend.tools``, schema/tools.py: nsight-python; ncu for ``ncu``, cupti-python for ``cupti``)
 and, under Nsight Compute, the metric set. Two bundles
@@ -32,6 +34,7 @@ from typing import Any
 from profiling_worker.schema import backends as B, tools as T
 from profiling_worker.schema.bundle_spec import PartialSpec, backend_of, manifest_spec
 from profiling_worker.schema.manifest import JobStatus, job_gpu
+from profiling_worker.schema.plausibility import L2_FLUSHED, l2_state
 from profiling_worker.schema.spec import JobSpec
 
 #: The key under which :func:`context_differences` reports a different metric set (ncu).
@@ -70,6 +73,10 @@ def measurement_context(manifest: dict[str, Any]) -> dict[str, str | None]:
     gpu_name = (manifest.get("gpu") or {}).get("name") or gpu.get("name")
     used = B.tools(backend)
     options = {k: _option(spec, k) for k in B.OPTIONS}  # each spec holds all (defaults)
+    options.update({k: v for k, v in IGNORED_IN_FORCE.items()
+                    if k in _not_in_force(manifest) and options[k] is not None})
+    if options["cache_control"] is not None and B.on_gpu(backend):
+        options["cache_control"] = _cache_in_force(manifest, options["cache_control"])
     raw = {
         "status": manifest.get("status"),
         "backend": backend,
@@ -94,6 +101,15 @@ def _option(spec: JobSpec | PartialSpec | None, key: str) -> Any:
     limits = [f"{name} {limit}" for name, limit in (("wait", spec.thermal_wait),
               ("cont", spec.thermal_cont), ("timeout", spec.thermal_timeout)) if limit is not None]
     return f"{value} ({', '.join(limits)})" if value and limits else value
+
+
+def _cache_in_force(manifest: dict[str, Any], asked: str) -> str:
+    """The spec's cache control, with what was recorded where that differs
+    (:func:`~profiling_worker.schema.plausibility.l2_state`): ``all`` from a CUPTI bundle
+    recorded before the worker flushed the L2 reads ``"all (not in force: CUPTI backend,
+    recorded without the L2 flush)"``, unlike a flushed ``all``."""
+    state, why = l2_state(manifest)
+    return f"{asked} (not in force: {why})" if asked == "all" and state != L2_FLUSHED else asked
 
 
 def metric_set_difference(base: dict[str, Any], candidate: dict[str, Any]) -> str | None:
@@ -136,8 +152,10 @@ def context_differences(base: dict[str, Any], candidate: dict[str, Any],
         One sentence per differing field, e.g. ``"backend: ncu vs cupti"`` (baseline first).
     """
     ctx_b, ctx_c = measurement_context(base), measurement_context(candidate)
+    ignored = {*ignore, *(k for k in {*_not_in_force(base), *_not_in_force(candidate)}
+                          if k not in IGNORED_IN_FORCE)}
     out = [f"{FIELDS[k]}: {ctx_b[k] or 'not recorded'} vs {ctx_c[k] or 'not recorded'}"
-           for k in FIELDS if k not in ignore and ctx_b[k] != ctx_c[k]]
+           for k in FIELDS if k not in ignored and ctx_b[k] != ctx_c[k]]
     metrics = None if METRIC_SET in ignore else metric_set_difference(base, candidate)
     out += [metrics] if metrics else []
     for name, ctx, manifest in (("baseline", ctx_b, base), ("candidate", ctx_c, candidate)):
@@ -149,6 +167,22 @@ def context_differences(base: dict[str, Any], candidate: dict[str, Any],
         if contended:
             out.append(f"{name} was timed on a contended CPU ({contended})")
     return out
+
+
+#: What is in force for an option the backend ignores, where that is known: nothing locks the
+#: clock (the GPU's own boost, as ncu's ``none``). A replay mode a backend ignores has no such
+#: value (CUPTI does not replay): the backend, itself a context field, says it.
+IGNORED_IN_FORCE = {"clock_control": "none"}
+
+
+def _not_in_force(manifest: dict[str, Any]) -> list[str]:
+    """The run options (``B.OPTIONS``) the bundle's backend does not apply (CUPTI takes no
+    clock_control or replay_mode: "no meaning for CUPTI", nsight-python 1.1's
+    nsight/analyze.py), so its spec's value is no measurement condition: a spec's ``base``
+    locked nothing. The backend itself is a context field, so a pair on two backends still
+    differs."""
+    known = B.find(backend_of(manifest, manifest_spec(manifest)))
+    return [] if known is None else [k for k in B.OPTIONS if k not in known.options]
 
 
 def _contended(manifest: dict[str, Any]) -> str | None:

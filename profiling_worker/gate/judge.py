@@ -6,7 +6,10 @@ The rule (intervals, thresholds, the cycle check, the runs an ambiguous row need
 row from being judged. **not comparable** when the bundles' measurement context differs
 (:mod:`profiling_worker.gate.context`: backend, run options, GPU, tool versions, ncu metric set,
 a partial bundle), the row exists on one side only, a side has fewer than ``min_runs`` runs or
-fewer runs than its spec asks (a truncated bundle), or the baseline mean is not positive. A
+fewer runs than its spec asks (a truncated bundle), the baseline mean is not positive, or a
+side's runs fail the validity audit so that their mean is no single figure (two modes or a step,
+a time below the physical minimum: :mod:`profiling_worker.gate.runs_context`, which also gives
+the caveats said beside an outcome, e.g. "clock not checked", "power-capped runs"). A
 not-comparable row still carries the statistics where they can be formed, and its reason says
 what the runs alone would give, so nothing measured is hidden.
 """
@@ -21,9 +24,11 @@ import pandas as pd
 
 from profiling_worker.gate import cycles as K, verdict as V
 from profiling_worker.gate.context import context_differences
+from profiling_worker.gate.runs_context import runs_context
 from profiling_worker.gate.sides import GateSide
 from profiling_worker.gate.verdict import Outcome as Outcome  # re-exported: callers' import
 from profiling_worker.schema import columns as C, intervals
+from profiling_worker.schema.run_audit import ConfigAudit
 
 #: How a page names the two directed outcomes for a metric that is not a duration (higher SM %
 #: or bytes is not necessarily worse).
@@ -44,6 +49,7 @@ CYCLES_CI95_LOWER_PCT = "CyclesCI95LowerPct"
 CYCLES_CI95_UPPER_PCT = "CyclesCI95UpperPct"
 CYCLES_OUTCOME = "CyclesOutcome"  # the rule on time x SM clock (None: no clock on a side)
 RUNS_TO_DECIDE = "RunsToDecide"  # runs a side an ambiguous row would likely need
+CAVEATS = "Caveats"  # said beside the outcome: "clock not checked", "power-capped runs"...
 OUTCOME = "Outcome"
 REASON = C.REASON
 AVG = "Avg"  # a side's mean is <side>Avg; its spread and count <side>StdDev, <side>Runs
@@ -79,7 +85,9 @@ class GateResult:
             Unit, BaselineAvg, BaselineStdDev, BaselineRuns, Candidate..., DiffPct,
             DiffCI95LowerPct, DiffCI95UpperPct, DetectablePct, WelchDf, Cycles... (NaN without
             the cycle check), ThresholdPct, TimeOutcome, CyclesOutcome, RunsToDecide, Outcome,
-            Reason (NaN figures where a side is missing or has under 2 runs).
+            Reason (NaN figures where a side is missing or has under 2 runs), Caveats (what
+            the runs say beside the outcome, :mod:`profiling_worker.gate.runs_context`; "" for
+            none).
     """
 
     baseline: str
@@ -125,23 +133,43 @@ def judge(baseline: GateSide, candidate: GateSide, options: GateOptions,
     _add_statistics(both, source is not None)
     both[THRESHOLD_PCT] = options.max_slowdown_pct
     spec_runs = [baseline.asked_runs, candidate.asked_runs]
-    judged = [_row_verdict(r, context, options, spec_runs, source) for _, r in both.iterrows()]
-    for column, values in zip((TIME_OUTCOME, CYCLES_OUTCOME, RUNS_TO_DECIDE, OUTCOME, REASON),
-                              zip(*judged) if judged else [[]] * 5):
+    audited = metric == baseline.duration_metric  # the audit checks the durations' runs
+    judged = [_row_verdict(r, context, options, spec_runs, source,
+                           _audits(r, baseline, candidate) if audited else {},
+                           metric == C.GPU_TIME) for _, r in both.iterrows()]
+    for column, values in zip((TIME_OUTCOME, CYCLES_OUTCOME, RUNS_TO_DECIDE, OUTCOME, REASON,
+                               CAVEATS), zip(*judged) if judged else [[]] * 6):
         both[column] = list(values)
-    rows = both.drop(columns=["_merge", "_time", "_cycles"]).sort_values(keys, kind="stable")
+    rows = both.drop(columns=["_merge", "_time", "_cycles", *_CONFIG_OF.values()])
+    rows = rows.sort_values(keys, kind="stable")
     rows = rows.reset_index(drop=True)
     return GateResult(baseline.job_id, candidate.job_id, metric, options, context, source, rows)
+
+
+#: Side -> the column holding its config index while judging (configs may be numbered apart).
+_CONFIG_OF = {BASELINE: "_config_b", CANDIDATE: "_config_c"}
 
 
 def _side_frame(side: GateSide, metric: str, keys: list[str], name: str) -> pd.DataFrame:
     agg = side.aggregated
     if agg.empty or C.METRIC not in agg:
         return pd.DataFrame(columns=[*keys, *(name + v for v in SIDE_COLUMNS.values()),
-                                     name + C.UNIT])
+                                     name + C.UNIT, _CONFIG_OF[name]])
     rows = agg[agg[C.METRIC] == metric]
     cols = {**SIDE_COLUMNS, C.UNIT: C.UNIT}
-    return rows[keys + list(cols)].rename(columns={k: name + v for k, v in cols.items()})
+    out = rows[keys + list(cols)].rename(columns={k: name + v for k, v in cols.items()})
+    return out.assign(**{_CONFIG_OF[name]: rows[C.CONFIG].to_numpy()})
+
+
+def _audits(row: pd.Series, baseline: GateSide, candidate: GateSide
+            ) -> dict[str, ConfigAudit | None]:
+    """Each side's run audit of the row's region x config (None where it has none)."""
+    out: dict[str, ConfigAudit | None] = {}
+    for name, side in ((BASELINE, baseline), (CANDIDATE, candidate)):
+        config = row[_CONFIG_OF[name]]
+        out[name.lower()] = None if pd.isna(config) else side.audit.get(
+            (str(row[C.ANNOTATION]), int(config)))
+    return out
 
 
 def _cycles(both: pd.DataFrame, baseline: GateSide, candidate: GateSide,
@@ -216,15 +244,18 @@ def _blockers(row: pd.Series, context: list[str], options: GateOptions,
 
 
 def _row_verdict(row: pd.Series, context: list[str], options: GateOptions,
-                 spec_runs: list[int | None], source: str | None
-                 ) -> tuple[str | None, str | None, float, str, str]:
-    """(TimeOutcome, CyclesOutcome, RunsToDecide, Outcome, Reason) of one row."""
+                 spec_runs: list[int | None], source: str | None,
+                 audits: dict[str, ConfigAudit | None], on_gpu: bool
+                 ) -> tuple[str | None, str | None, float, str, str, str]:
+    """(TimeOutcome, CyclesOutcome, RunsToDecide, Outcome, Reason, Caveats) of one row;
+    ``audits``: each side's run audit (:func:`_audits`; empty when the metric is not the
+    duration the audit checks)."""
     allowed = options.max_slowdown_pct
     blockers = _blockers(row, context, options, spec_runs)
     time: V.Interval | None = row["_time"] if row[BASELINE + AVG] > 0 else None
     if time is None:
         return (None, None, float("nan"), Outcome.NOT_COMPARABLE.value,
-                "; ".join(blockers or ["no 95 % interval can be formed from these figures"]))
+                "; ".join(blockers or ["no 95 % interval can be formed from these figures"]), "")
     told = V.decide(time, allowed)
     cyc: V.Interval | None = row["_cycles"]
     cycles = V.decide(cyc, allowed) if cyc is not None else None
@@ -238,6 +269,11 @@ def _row_verdict(row: pd.Series, context: list[str], options: GateOptions,
                 f"{V.figures(cyc, allowed)}: {cycles}")
         if final is Outcome.CLOCK_EXPLAINED:
             why += f", so the clock explains the {told} time"
+    said = runs_context(audits, final, cyc is not None, on_gpu)
+    blockers += list(said.blockers)
     outcome = Outcome.NOT_COMPARABLE if blockers else final
     reason = f"{'; '.join(blockers)}; the runs alone: {final}, {why}" if blockers else why
-    return told.value, cycles.value if cycles else None, runs, outcome.value, reason
+    if said.details:
+        reason += "; caveats: " + "; ".join(said.details)
+    return (told.value, cycles.value if cycles else None, runs, outcome.value, reason,
+            ", ".join(said.caveats))

@@ -27,7 +27,7 @@ import pandas as pd
 from profiling_worker.gate import junit
 from profiling_worker.gate.exit_codes import (EXIT_NOT_JUDGED, EXIT_OK, EXIT_REGRESSED,
                                               EXIT_UNDECIDED)
-from profiling_worker.gate.judge import (AVG, BASELINE, CANDIDATE, CONFIG_LABEL,
+from profiling_worker.gate.judge import (AVG, BASELINE, CANDIDATE, CAVEATS, CONFIG_LABEL,
                                          CYCLES_DIFF_PCT, DIFF_CI95_LOWER_PCT,
                                          DIFF_CI95_UPPER_PCT, DIFF_PCT, OUTCOME, REASON,
                                          GateResult)
@@ -76,11 +76,27 @@ def _interval(row: pd.Series) -> str:
             f"{row[DIFF_CI95_UPPER_PCT]:+.2f})")
 
 
+def _caveats(row: pd.Series) -> str:
+    """``" (clock not checked, power-capped runs)"`` beside an outcome; "" without caveats."""
+    said = row.get(CAVEATS)
+    return f" ({said})" if isinstance(said, str) and said else ""
+
+
+def cycle_check_line(result: GateResult) -> str:
+    """Whether the cycle check ran and on what, so a "–" in its column is never unexplained."""
+    if result.cycles_source:
+        return f"Cycle check: each run's SM cycles from {result.cycles_source} on both sides."
+    return ("Cycle check: not run (\"–\" in cycles): the two bundles do not both hold each "
+            "run's SM clock (an ncu clock or cycles metric, or the sm_clock info collector), so "
+            "a regressed or improved row says \"clock not checked\".")
+
+
 def markdown(result: GateResult) -> str:
     """A Markdown summary: the headline, the context differences, then one table row per
     region x config (means ± std dev, difference with its 95 % interval, the cycles'
     difference, outcome, reason), regressions first."""
-    lines = [f"## Kernel regression gate: {exit_label(result)}", "", headline(result), ""]
+    lines = [f"## Kernel regression gate: {exit_label(result)}", "", headline(result), "",
+             cycle_check_line(result), ""]
     if result.context:
         lines += ["Not comparable: " + "; ".join(result.context), ""]
     lines += ["| region | config | baseline | candidate | difference (95 % CI) | in cycles | "
@@ -93,9 +109,27 @@ def markdown(result: GateResult) -> str:
         why = "measurement differs (above)" + why[len(context):] if context and \
             why.startswith(context) else why
         cells = [r[C.ANNOTATION], r[CONFIG_LABEL], _mean(r, BASELINE), _mean(r, CANDIDATE),
-                 _interval(r), _pct(r[CYCLES_DIFF_PCT]), f"**{r[OUTCOME]}**", why]
+                 _interval(r), _pct(r[CYCLES_DIFF_PCT]), f"**{r[OUTCOME]}**{_caveats(r)}", why]
         lines.append("| " + " | ".join(str(c).replace("|", "\\|") for c in cells) + " |")
     return "\n".join(lines) + "\n"
+
+
+def self_comparison(result: GateResult) -> str:
+    """The note for a bundle judged against itself, as the verdict has it: every difference is
+    0 by construction, but a row is ``same`` only where its 95 % interval (the runs' own
+    spread) fits inside the threshold, and not comparable where its runs are not one
+    population; the rows that are not ``same`` are counted, not hidden."""
+    total = len(result.rows)
+    others = total - result.count(Outcome.SAME)
+    said = (f"baseline and candidate are the same bundle: every difference is 0 by "
+            f"construction; {total - others} of {total} rows same")
+    if not others:
+        return said
+    counts = ", ".join(f"{result.count(o)} {o}" for o in Outcome
+                       if o is not Outcome.SAME and result.count(o))
+    return (f"{said}, {counts}: the runs' own spread is wider than ±"
+            f"{result.options.max_slowdown_pct:g} % there, or they are not one population "
+            "(each row's reason says which)")
 
 
 def exit_label(result: GateResult) -> str:
@@ -116,7 +150,8 @@ def junit_xml(result: GateResult) -> str:
                                     "not judged")
     return junit.document([
         junit.Case(f"gate.{result.candidate}", f"{r[C.ANNOTATION]} {r[CONFIG_LABEL]}",
-                   JUNIT_ELEMENT.get(str(r[OUTCOME])), str(r[OUTCOME]), str(r[REASON]),
+                   JUNIT_ELEMENT.get(str(r[OUTCOME])), str(r[OUTCOME]),
+                   f"{r[REASON]}{_caveats(r)}",
                    f"baseline {result.baseline}: {_mean(r, BASELINE)}\n"
                    f"candidate {result.candidate}: {_mean(r, CANDIDATE)}")
         for _, r in result.rows.iterrows()])

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import functools
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -15,6 +16,7 @@ from profiling_worker.schema import backends as B, columns as C, intervals
 from profiling_worker.schema.bundle_spec import (PartialSpec, asked_runs, backend_of,
                                                   manifest_spec)
 from profiling_worker.schema.manifest import JobStatus, ManifestError, read_manifest
+from profiling_worker.schema.run_audit import ConfigAudit, config_audits, run_audit
 from profiling_worker.schema.spec import JobSpec
 
 
@@ -32,6 +34,8 @@ class GateSide:
         runs, collectors: the ``runs`` and ``collectors`` tables (empty when the bundle has
             none): each run's duration and SM clock, for the cycle check
             (:mod:`profiling_worker.gate.cycles`).
+        more: the tables the run audit reads besides those (:data:`AUDIT_TABLES`: the NVML
+            trace, CUPTI launch times, work, a stored ``run_audit``); missing ones left out.
     """
 
     job_id: str
@@ -39,6 +43,14 @@ class GateSide:
     aggregated: pd.DataFrame = field(repr=False)
     runs: pd.DataFrame = field(default_factory=pd.DataFrame, repr=False)
     collectors: pd.DataFrame = field(default_factory=pd.DataFrame, repr=False)
+    more: Mapping[str, pd.DataFrame] = field(default_factory=dict, repr=False)
+
+    @functools.cached_property
+    def audit(self) -> dict[tuple[str, int], ConfigAudit]:
+        """(annotation, config index) -> the validity audit of its runs
+        (:mod:`profiling_worker.schema.run_audit`: the stored table, else derived now)."""
+        tables = {C.TABLE_RUNS: self.runs, C.TABLE_COLLECTORS: self.collectors, **self.more}
+        return config_audits(run_audit(tables, self.manifest))
 
     @functools.cached_property
     def spec(self) -> JobSpec | PartialSpec | None:
@@ -96,7 +108,13 @@ class GateSide:
                     f"column and no {C.TABLE_RUNS} table to recompute it from; add the column "
                     "or record the job again")
             table = done.table
-        return cls(bundle_dir.name, manifest, intervals.restate(table), runs, collectors)
+        more = {name: _optional_table(bundle_dir, name) for name in AUDIT_TABLES}
+        return cls(bundle_dir.name, manifest, intervals.restate(table), runs, collectors,
+                   {name: frame for name, frame in more.items() if not frame.empty})
+
+
+#: Tables the run audit reads besides the runs and collectors (:attr:`GateSide.more`).
+AUDIT_TABLES = (C.TABLE_NVML, C.TABLE_LAUNCH_TIMES, C.TABLE_WORK, C.TABLE_RUN_AUDIT)
 
 
 #: The columns the gate judges with (a side's mean, spread and count of runs).

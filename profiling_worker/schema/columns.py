@@ -23,6 +23,9 @@ Tables (each written as ``tables/<name>.parquet`` for the app and ``tables/<name
 ``launch_times`` (optional, CUPTI) each launch's GPU start and end on CUPTI's clock (ns):
     Annotation, Config, <params>, Run, Launch, Kernel, StartNs, EndNs; the manifest's
     ``backend.clock_pair`` and ``backend.nvml_trace_start_ns`` put the NVML trace on that clock
+``run_audit`` (worker-written since issue 36; derived on load for older bundles) the validity
+    audit, one row per run x check: Annotation, Config, Run, Check, Result, Evidence
+    (profiling_worker/schema/run_audit.py)
 """
 
 from __future__ import annotations
@@ -77,6 +80,11 @@ TEMP_C = "TempC"
 POWER_W = "PowerW"
 THROTTLE_REASONS = "ThrottleReasons"
 
+# The run audit (tables/run_audit, profiling_worker/schema/run_audit.py).
+CHECK = "Check"  # the audit check's name (l2_state, clock, population...)
+RESULT = "Result"  # pass, flag, not checked or n/a
+EVIDENCE = "Evidence"  # what the check saw, in words with its figures
+
 # CUPTI kernel timestamps (ns on CUPTI's clock, cupti.get_timestamp()).
 START_NS = "StartNs"
 END_NS = "EndNs"
@@ -105,8 +113,9 @@ TABLE_COLLECTORS = "collectors"
 TABLES = (TABLE_LAUNCHES, TABLE_RUNS, TABLE_AGGREGATED, TABLE_WORK, TABLE_NVML, TABLE_COLLECTORS)
 TABLE_UNATTRIBUTED = "unattributed"
 TABLE_LAUNCH_TIMES = "launch_times"
+TABLE_RUN_AUDIT = "run_audit"
 #: Tables only some bundles have (written when there is something to say).
-OPTIONAL_TABLES = (TABLE_UNATTRIBUTED, TABLE_LAUNCH_TIMES)
+OPTIONAL_TABLES = (TABLE_UNATTRIBUTED, TABLE_LAUNCH_TIMES, TABLE_RUN_AUDIT)
 REASON = "Reason"  # why: a launch is unattributed, a gate row not judged, a backend cannot run
 CONFIG_LABEL = "ConfigLabel"  # "n=512" label of a config's parameters (views, the gate)
 # Summary columns the worker's digests (gate, rule digest) and the app's views share.

@@ -364,20 +364,47 @@ def _dram_rates(row: pd.Series, ann: str, cfg: int, device: peaks.DevicePeaks) -
     return out
 
 
-def _roof_reason(manifest: Mapping[str, Any]) -> str:
+#: :func:`l2_state`'s states: the L2 flushed before the timed kernels, left warm, not known.
+L2_FLUSHED, L2_WARM, L2_UNKNOWN = "flushed", "warm", "unknown"
+
+
+def l2_state(manifest: Mapping[str, Any]) -> tuple[str, str]:
+    """The L2 state the bundle's runs had, as recorded, not as its spec asked: (state, why).
+
+    ``warm`` for ``cache_control="none"``, for a CUPTI/events bundle recorded without the
+    worker's flush (no manifest ``backend.cache_flush`` bytes or ``backend.l2_flushed``: the
+    bundled ``h200-cupti-stability`` says ``cache_control: all`` but was recorded before the
+    backend flushed) and for the host timer (nothing flushes it); ``flushed`` for Nsight
+    Compute with ``cache_control="all"`` (before every kernel) and a recorded region flush;
+    ``unknown`` for an import whose backend is not known. One place: the plausibility roof
+    note, the gate's context and the run audit read it.
+    """
     spec, entry = manifest_spec(manifest), manifest.get("backend") or {}
+    entry = entry if isinstance(entry, dict) else {}
     backend = backend_of(manifest, spec)
-    region_flush = getattr(B.find(backend), "l2_flush", None) == B.FLUSH_REGION
-    # the worker's CUPTI runs flush the L2 before each region (manifest backend.cache_flush)
+    where = getattr(B.find(backend), "l2_flush", None)
     flushed = bool(entry.get(L2_FLUSHED_KEY)) or bool((entry.get("cache_flush") or {}).get("bytes"))
+    if spec is not None and spec.cache_control == "none":
+        return L2_WARM, 'cache_control "none"'
+    if where == B.FLUSH_REGION:
+        name = B.described(backend).name.upper()
+        return ((L2_FLUSHED, "flushed before each region, outside the timed window") if flushed
+                else (L2_WARM, f"{name} backend, recorded without the L2 flush"))
+    if where == B.FLUSH_KERNEL:
+        return L2_FLUSHED, "Nsight Compute flushes it before every profiled kernel"
+    if backend == BACKEND_UNKNOWN:
+        return ((L2_FLUSHED, "the import records a flush") if flushed else
+                (L2_UNKNOWN, "backend unknown, so possibly CUPTI, which does not flush the L2"))
+    return L2_WARM, "nothing flushes the L2 for this backend"
+
+
+def _roof_reason(manifest: Mapping[str, Any]) -> str:
+    state, why = l2_state(manifest)
+    spec = manifest_spec(manifest)
+    region_flush = getattr(B.find(backend_of(manifest, spec)), "l2_flush", None) == B.FLUSH_REGION
     none = spec is not None and spec.cache_control == "none"
-    why = [w for w, hit in (("CUPTI backend, recorded without the L2 flush",
-                             region_flush and not flushed and not none),
-                            ("backend unknown, so possibly CUPTI, which does not flush the L2",
-                             backend == BACKEND_UNKNOWN and not flushed and not none),
-                            ('cache_control "none"', none)) if hit]
-    if why:
-        return L2_WARM_REASON.format(why=" and ".join(why))
+    if state != L2_FLUSHED and (region_flush or state == L2_UNKNOWN or none):
+        return L2_WARM_REASON.format(why=why)
     if region_flush:
         return ("likely reason: the kernels of one region share the L2 (the worker flushes it "
                 "before each region, not between the region's kernels)")

@@ -21,3 +21,13 @@ THROTTLE_BITS: dict[int, str] = {
     0x200: "board limit",
     0x400: "reliability",
 }
+#: The bits that mean the GPU held its clock down for power or heat (SW power cap, HW slowdown,
+#: SW/HW thermal slowdown, HW power brake): a run under one of them ran slower than the GPU can.
+#: "GPU idle", application and display clock settings and sync boost say nothing about the
+#: kernel's own clock.
+CAPPING_BITS = 0x4 | 0x8 | 0x20 | 0x40 | 0x80
+
+
+def capping(mask: int) -> list[str]:
+    """The names of the :data:`CAPPING_BITS` set in an NVML clocks-event reason mask."""
+    return [name for bit, name in THROTTLE_BITS.items() if bit & CAPPING_BITS & int(mask)]

@@ -175,3 +175,21 @@ def test_a_compare_link_of_two_cpu_jobs_has_no_h200_banner(seeded, app) -> None:
     assert not at.exception, at.exception
     assert at.selectbox(key="compare-baseline").value == job_dir.name
     assert "recorded on NVIDIA H200" not in texts(at)
+
+
+def test_compare_says_the_caveats_and_the_runs_that_block_a_verdict(store, monkeypatch,
+                                                                     app) -> None:
+    """gate-base -> timeline (issue 34): n = 8192 is not comparable (the timeline's runs are
+    two modes) and the page names the caveats beside it."""
+    monkeypatch.setenv("KPROF_BUNDLED_DIR", str(SCENARIOS))
+    at = app("compare", query={"baseline": "h200-cupti-gate-base",
+                               "candidate": "h200-cupti-timeline"})
+    assert not at.exception, at.exception
+    frame = at.dataframe[0].value
+    row = frame[frame["n"] == 8192].iloc[0]
+    assert row["Verdict"] == "not comparable"
+    assert row["Caveats"] == "clock not checked, power-capped runs"
+    assert "not one population" in row["Reason"]
+    warnings = " ".join(unescape(w.value) for w in at.warning)
+    assert "1 of 1 verdicts carry caveats" in warnings
+    assert "n=8192: not comparable (clock not checked, power-capped runs)" in warnings

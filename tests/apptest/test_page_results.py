@@ -9,7 +9,7 @@ def test_tables_and_downloads(seeded, app) -> None:
     at = app("results")
     assert not at.exception
     frames = [df.value for df in at.dataframe]
-    assert [len(f) for f in frames] == [6, 18, 6]  # aggregated, runs, work
+    assert [len(f) for f in frames][:4] == [6, 18, 6, 6]  # aggregated, runs, work, run audit
     assert {"AvgValue", "CI95_Lower", "CI95_Upper"} <= set(frames[0].columns)
     assert len(at.get("download_button")) == 3
     assert "host wall-clock, not GPU" in texts(at)

@@ -130,6 +130,8 @@ def test_every_tool_over_stdio_with_the_sdk_client(tmp_path: Path) -> None:
     base = pd.read_parquet(SCENARIOS / "h200-cupti-gate-base" / "tables" / "aggregated.parquet")
     shown = sorted(r["AvgValue"] for r in seen["summary"]["durations"]["rows"])
     assert shown == pytest.approx(sorted(base["AvgValue"] / 1e3), rel=1e-12)
+    audit = seen["summary"]["run_audit"]["rows"]  # every run of gate-base passed (issue 36)
+    assert [(r["Runs"], r["Passed"]) for r in audit] == [(20, 20)] * 3
 
     for (b, c), verdict in zip(PAIRS, seen["verdicts"]):
         page = judged(load_bundle(SCENARIOS / b), load_bundle(SCENARIOS / c))

@@ -5,7 +5,7 @@ ratio chart and table, both jobs' notes and provenance)."""
 from __future__ import annotations
 
 from profiling_worker.gate import judge as gate, report as gate_report
-from profiling_worker.schema import columns as C, intervals
+from profiling_worker.schema import columns as C, intervals, run_audit as A
 
 from app.core import metric_roles
 from app.core.bundle_loader import Bundle
@@ -17,6 +17,7 @@ from app.core.share.job import caption, job_colors, notes, provenance
 from app.core.share.launches import WorkerAnswers, deep_dive_section, rules_section
 from app.core.share.verdict import decision, judged
 from app.core.views.compare import CompareOptions, compare_frame
+from app.core.views.run_audit import audit_source, badge_frame, flagged_frame
 
 #: Shown under the title of every report: what the file is and that it works offline.
 OFFLINE_NOTE = ("A self-contained report of the kernel profiling dashboard: the charts are "
@@ -30,7 +31,7 @@ def job_report(bundle: Bundle, answers: WorkerAnswers | None = None) -> str:
     """The job's report (HTML document). ``answers``: the worker's deep dive and rule digest
     of the bundle's report (None for a job without one)."""
     answers = answers or WorkerAnswers()
-    sections = [notes(bundle), *analysis_sections(bundle)]
+    sections = [notes(bundle), audit_section(bundle), *analysis_sections(bundle)]
     if answers.deep_dive is not None:
         sections.append(deep_dive_section(bundle, answers.deep_dive))
     elif answers.why_not and "deep_dive" in answers.why_not:
@@ -38,6 +39,17 @@ def job_report(bundle: Bundle, answers: WorkerAnswers | None = None) -> str:
     sections += [rules_section(answers), provenance(bundle)]
     return H.page(f"Kernel profiling report: {bundle.job_id}",
                   [H.paragraph(caption(bundle), "verdict"), H.paragraph(OFFLINE_NOTE)], sections)
+
+
+def audit_section(bundle: Bundle) -> H.Section:
+    """The run audit (:mod:`app.core.views.run_audit`): each config's runs passed, then the
+    runs that were flagged or could not be checked, with the evidence."""
+    section = H.Section("Run audit").add(H.paragraph(
+        f"Every run checked for {', '.join(A.CHECKS)} ({audit_source(bundle)})."))
+    section.add(H.table(badge_frame(bundle), "Runs passed per region × config"))
+    details = flagged_frame(bundle)
+    return section.add(H.table(details, "Runs flagged or not checked, with the evidence")) \
+        if len(details) else section
 
 
 def _gate_section(result: gate.GateResult) -> H.Section:
@@ -48,8 +60,8 @@ def _gate_section(result: gate.GateResult) -> H.Section:
     if result.context:
         section.add(H.note("Not comparable: the two jobs were measured differently: "
                            + "; ".join(result.context) + ".", "warning"))
-    first = [C.ANNOTATION, gate.CONFIG_LABEL, gate.OUTCOME, gate.DIFF_PCT, gate.DETECTABLE_PCT,
-             gate.REASON]  # the judgement first, as on the compare page
+    first = [C.ANNOTATION, gate.CONFIG_LABEL, gate.OUTCOME, gate.CAVEATS, gate.DIFF_PCT,
+             gate.DETECTABLE_PCT, gate.REASON]  # the judgement first, as on the compare page
     rows = result.rows[[c for c in first if c in result.rows]
                        + [c for c in result.rows if c not in first]]
     return section.add(H.table(rows, "Every region × config, as the gate judged it"))

@@ -35,7 +35,8 @@ def _figure(value: Any) -> float | None:
 def _row(r: pd.Series) -> dict[str, Any]:
     return {"region": str(r[C.ANNOTATION]), "config": str(r[gate.CONFIG_LABEL]),
             "outcome": str(r[gate.OUTCOME]), "diff_pct": _figure(r[gate.DIFF_PCT]),
-            "detectable_pct": _figure(r[gate.DETECTABLE_PCT]), "reason": str(r[gate.REASON])}
+            "detectable_pct": _figure(r[gate.DETECTABLE_PCT]), "reason": str(r[gate.REASON]),
+            "caveats": [c for c in str(r.get(gate.CAVEATS) or "").split(", ") if c]}
 
 
 def decision(result: gate.GateResult) -> dict[str, Any]:
@@ -47,7 +48,8 @@ def decision(result: gate.GateResult) -> dict[str, Any]:
         words), ``exit_code`` (0, 1 or 3, as the CLI's), ``baseline``, ``candidate``,
         ``metric``, ``max_slowdown_pct``, ``counts`` (outcome -> rows), ``context`` (why the
         jobs are not comparable, if they are not), ``rows`` (region, config, outcome, diff_pct,
-        detectable_pct in %, reason; regressions first) and ``rows_not_listed`` (rows left
+        detectable_pct in %, reason, caveats: what the runs say beside the outcome, e.g.
+        ``"clock not checked"``, ``"power-capped runs"``; regressions first) and ``rows_not_listed`` (rows left
         out to stay under the limit; the report and the compare page list them all).
     """
     order = {o.value: i for i, o in enumerate(gate.Outcome)}

@@ -26,11 +26,12 @@ import numpy as np
 import pandas as pd
 
 from profiling_worker.gate import judge as gate
-from profiling_worker.gate.sides import GateSide
+from profiling_worker.gate.sides import AUDIT_TABLES, GateSide
 from profiling_worker.schema import backends as B, columns as C, intervals
 from profiling_worker.schema.spec import JobSpec
 
 from app.core.bundle_loader import Bundle
+from app.core.views.run_audit import audit_frame
 from profiling_worker.schema.bundle_spec import PartialSpec
 from app.core.metrics import MissingData, with_labels
 from app.core import frame_columns as F
@@ -39,7 +40,8 @@ SIDES = (F.BASELINE, F.CANDIDATE)
 #: The gate's columns the compare frame carries (figures in %, see profiling_worker.gate.judge).
 GATE_COLUMNS = (gate.DIFF_PCT, gate.DIFF_CI95_LOWER_PCT, gate.DIFF_CI95_UPPER_PCT,
                 gate.DETECTABLE_PCT, gate.THRESHOLD_PCT, gate.CYCLES_DIFF_PCT,
-                gate.TIME_OUTCOME, gate.CYCLES_OUTCOME, gate.RUNS_TO_DECIDE, gate.REASON)
+                gate.TIME_OUTCOME, gate.CYCLES_OUTCOME, gate.RUNS_TO_DECIDE, gate.REASON,
+                gate.CAVEATS)
 
 
 @dataclass(frozen=True)
@@ -55,15 +57,19 @@ class CompareOptions:
 
 def gate_side(bundle: Bundle) -> GateSide:
     """The gate's view of a loaded bundle: its manifest with the spec as JSON (an import's
-    partial spec gives its backend and configs), its aggregated, runs and collectors tables."""
+    partial spec gives its backend and configs), its aggregated, runs and collectors tables
+    and those the run audit reads (:data:`~profiling_worker.gate.sides.AUDIT_TABLES`)."""
     spec: dict[str, Any] = {}
     if isinstance(bundle.spec, JobSpec):
         spec = bundle.spec.to_json()
     elif isinstance(bundle.spec, PartialSpec):
         spec = {"backend": bundle.spec.backend, "configs": [dict(c) for c in bundle.spec.configs]}
+    more = {name: bundle.table(name) for name in AUDIT_TABLES}
+    more[C.TABLE_RUN_AUDIT] = audit_frame(bundle)  # derived once per bundle, not per judgement
     return GateSide(bundle.job_id, {**bundle.manifest, "spec": spec},
                     bundle.table(C.TABLE_AGGREGATED), bundle.table(C.TABLE_RUNS),
-                    bundle.table(C.TABLE_COLLECTORS))
+                    bundle.table(C.TABLE_COLLECTORS),
+                    {name: frame for name, frame in more.items() if not frame.empty})
 
 
 def gate_result(baseline: Bundle, candidate: Bundle, options: CompareOptions,
@@ -123,7 +129,7 @@ def compare_frame(baseline: Bundle, candidate: Bundle, options: CompareOptions,
     both.insert(len(keys), C.METRIC, metric)
     both.insert(len(keys) + 1, C.UNIT, both.pop(F.BASELINE_UNIT))
     both = both.drop(columns=[F.CANDIDATE_UNIT])
-    first = [*keys, F.VERDICT, gate.DIFF_PCT, gate.DIFF_CI95_LOWER_PCT, gate.DIFF_CI95_UPPER_PCT,
+    first = [*keys, F.VERDICT, gate.CAVEATS, gate.DIFF_PCT, gate.DIFF_CI95_LOWER_PCT, gate.DIFF_CI95_UPPER_PCT,
              gate.TIME_OUTCOME, gate.CYCLES_DIFF_PCT, gate.CYCLES_OUTCOME, gate.RUNS_TO_DECIDE,
              gate.REASON]  # the judgement: time, cycles, the final verdict and why
     both = both[first + [c for c in both if c not in first]]
@@ -161,7 +167,8 @@ def _with_gate(both: pd.DataFrame, keys: list[str], result: gate.GateResult) -> 
     if all(k in rows for k in keys):
         out = both.merge(rows[[*keys, *GATE_COLUMNS, gate.OUTCOME]], on=keys, how="left")
     else:
-        out = both.assign(**{c: np.nan for c in GATE_COLUMNS[:-1]},
+        out = both.assign(**{c: np.nan for c in GATE_COLUMNS
+                             if c not in (gate.REASON, gate.CAVEATS)}, **{gate.CAVEATS: ""},
                           **{gate.REASON: "; ".join(result.context),
                              gate.OUTCOME: gate.Outcome.NOT_COMPARABLE.value})
     verdict = out.pop(gate.OUTCOME)

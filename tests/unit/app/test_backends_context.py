@@ -27,11 +27,16 @@ def test_cache_control_difference_is_named() -> None:
     assert len(matching) == len(differs) - 1
 
 
-def test_clock_control_difference_is_named() -> None:
+def test_clock_control_difference_is_named_only_where_in_force() -> None:
+    """CUPTI takes no clock_control: a CUPTI spec's ``base`` locked nothing, so it is no
+    difference; an ncu job that locked its clock is one."""
     ncu = _manifest("h200-ncu-elementwise")
     cupti = copy.deepcopy(_manifest("h200-cupti-elementwise"))
     cupti["spec"]["clock_control"] = "base"
-    assert "clock control: none vs base" in context_mismatch(ncu, cupti)
+    assert not any("clock control" in d for d in context_mismatch(ncu, cupti))
+    locked = copy.deepcopy(ncu)
+    locked["spec"]["clock_control"] = "base"
+    assert "clock control: base vs none" in context_mismatch(locked, _manifest("h200-cupti-elementwise"))
 
 
 def test_matching_cupti_job_is_offered_first() -> None:

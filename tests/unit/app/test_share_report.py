@@ -143,3 +143,25 @@ def test_hints_say_what_the_dashboard_offers() -> None:
     memory = html.split("<h2>Memory traffic and fusion</h2>", 1)[1].split("</section>", 1)[0]
     assert "What the dashboard offers: " in memory and "memory metric preset" in memory
     assert "<h3>Fusion: unfused → fused</h3>" in memory  # its time ratio needs only durations
+
+
+def test_the_report_and_the_agent_door_carry_the_verdicts_caveats() -> None:
+    """gate-base -> timeline n = 8192 (issue 34): the candidate's two modes make it not
+    comparable, and its power-capped runs are said beside the outcome in the JSON decision
+    (the agent door's) and the HTML report alike."""
+    base, cand = (load_bundle(SCENARIOS / j) for j in ("h200-cupti-gate-base",
+                                                     "h200-cupti-timeline"))
+    out = decision(judged(base, cand))
+    row = next(r for r in out["rows"] if r["config"] == "n=8192")
+    assert row["outcome"] == "not comparable"
+    assert row["caveats"] == ["clock not checked", "power-capped runs"]
+    assert "not one population" in row["reason"]
+    html = comparison_report(base, cand)
+    assert "clock not checked, power-capped runs" in html
+
+
+def test_the_job_report_carries_the_run_audit() -> None:
+    html = job_report(load_bundle(SCENARIOS / "h200-cupti-timeline"))
+    assert "<h2>Run audit</h2>" in html
+    assert "39 of 100 runs passed (clock 6, population 61)" in html
+    assert "derived on load" in html

@@ -97,7 +97,9 @@ def test_cache_control_differs_not_comparable() -> None:
     rows = judge(GateSide.load(SCENARIOS / "h200-cupti-elementwise"),
                  GateSide.load(SCENARIOS / "h200-cupti-elementwise-cache-none"), GateOptions()).rows
     assert set(rows[OUTCOME]) == {Outcome.NOT_COMPARABLE.value}
-    assert all(r.startswith("cache control: all vs none; the runs alone: ") for r in rows[REASON])
+    # the context first; a side whose runs are two modes says so before what the runs give
+    assert all(r.startswith("cache control: all vs none; ") and "; the runs alone: " in r
+               for r in rows[REASON])
 
 
 def test_zero_baseline_is_not_comparable() -> None:
@@ -151,7 +153,10 @@ def test_cpu_too_few_runs_and_missing_config(cpu_jobs: dict[str, Path],
                    GateOptions())
     rows = result.rows.set_index("n")
     assert rows.loc[128, REASON] == "; ".join(result.context + ["only in the baseline"])
-    assert (rows.loc[256, OUTCOME] != Outcome.NOT_COMPARABLE.value) == (not result.context)
+    # a busy host may also leave a side's runs two modes (the run audit): said in the reason
+    audited = "runs are not one population" in str(rows.loc[256, REASON])
+    assert (rows.loc[256, OUTCOME] != Outcome.NOT_COMPARABLE.value) == (
+        not result.context and not audited)
 
 
 def test_a_cpu_job_timed_on_a_contended_cpu_is_not_comparable(cpu_jobs: dict[str, Path],
@@ -327,6 +332,7 @@ def test_the_tool_versions_compared_are_those_the_environment_report_writes() ->
     from profiling_worker.gate.context import context_differences, measurement_context
     from profiling_worker.schema import backends as B, tools as T
     from profiling_worker.schema.manifest import read_manifest
+    import pandas as pd
 
     env = probe_environment()  # this machine: no GPU, its installed packages
     assert {tool.key for tool in T.ALL} <= set(env)
@@ -341,3 +347,27 @@ def test_the_tool_versions_compared_are_those_the_environment_report_writes() ->
     assert context_differences(ncu_job, newer_ncu) == [
         f"Nsight Compute version: {recorded['ncu']['version']} vs 2026.2.1.0"]
     assert B.tools("unknown") == (T.NSIGHT_PYTHON,) and B.tools(B.CPU) == ()
+
+
+def test_the_worker_writes_the_run_audit_of_a_cpu_job(cpu_jobs: dict[str, Path]) -> None:
+    """Every run x check in tables/run_audit (issue 36): the GPU checks say n/a on the host
+    timer, host contention follows the backend's own figures, and the stored table is what the
+    app would derive from the other files."""
+    from profiling_worker.bundle_writer import bundle_tables
+    from profiling_worker.schema import run_audit as A
+    from profiling_worker.schema.manifest import read_manifest
+    import pandas as pd
+
+    job = cpu_jobs["base"]
+    tables, manifest = bundle_tables(job), read_manifest(job)
+    stored = tables[C.TABLE_RUN_AUDIT]
+    assert len(stored) == 2 * 20 * len(A.CHECKS)
+    by = stored.groupby(A.CHECK)[A.RESULT].agg(set)
+    assert by[A.L2] == by[A.CLOCK] == by[A.LAUNCH_BOUND] == {A.NOT_APPLICABLE}
+    warned = bool(manifest["backend"]["host_contention"].get("warning"))
+    assert by[A.HOST_CONTENTION] == {A.FLAG if warned else A.PASS}
+    assert by[A.TIMER] == {A.PASS}  # host times above 0
+    derived = A.audit_runs({k: v for k, v in tables.items() if k != C.TABLE_RUN_AUDIT}, manifest)
+    pd.testing.assert_frame_equal(stored.reset_index(drop=True), derived, check_dtype=False)
+    summary = A.summary_frame(stored)
+    assert list(summary[C.RUNS]) == [20, 20]

@@ -1,0 +1,67 @@
+"""The validity audit of a job's runs (profiling_worker/schema/run_audit.py, issue 36) as the
+pages show it: one badge per annotation x config, the evidence on demand. The table is the
+worker's ``tables/run_audit``; bundles without it (recorded before it, imports) get it derived
+on load from the files they have, and the checks those files cannot support say so."""
+
+from __future__ import annotations
+
+import weakref
+
+import pandas as pd
+
+from profiling_worker.schema import columns as C, run_audit as A
+
+from app.core.bundle_loader import Bundle
+from app.core.metrics import with_labels
+from app.core import frame_columns as F
+
+#: Where the audit came from, as the page says it.
+STORED, DERIVED = "written by the worker", "derived on load from the bundle's files"
+
+
+def audit_source(bundle: Bundle) -> str:
+    """:data:`STORED` when the bundle holds ``tables/run_audit``, else :data:`DERIVED`."""
+    return STORED if not bundle.table(C.TABLE_RUN_AUDIT).empty else DERIVED
+
+
+#: id(bundle) -> (a weak reference to it, its audit): the compare page judges a pair several
+#: times a render (its frame, its verdict, the report button) on the same loaded bundles. Keyed
+#: by the object, not its path: a bundle may be changed in memory (an import's preview).
+_DERIVED: dict[int, tuple[weakref.ref[Bundle], pd.DataFrame]] = {}
+_KEEP = 32
+
+
+def audit_frame(bundle: Bundle) -> pd.DataFrame:
+    """Every run x check (Annotation, Config, Run, Check, Result, Evidence), stored or derived
+    (:func:`profiling_worker.schema.run_audit.run_audit`); derived once per loaded bundle."""
+    kept = _DERIVED.get(id(bundle))
+    if kept is not None and kept[0]() is bundle:
+        return kept[1]
+    audit = A.run_audit(bundle.tables, bundle.manifest)
+    for key in [k for k, (ref, _) in _DERIVED.items() if ref() is None][:_KEEP]:
+        del _DERIVED[key]  # bundles gone since
+    if len(_DERIVED) >= _KEEP:
+        _DERIVED.pop(next(iter(_DERIVED)))  # the oldest first
+    _DERIVED[id(bundle)] = (weakref.ref(bundle), audit)
+    return audit
+
+
+def badge_frame(bundle: Bundle) -> pd.DataFrame:
+    """One row per annotation x config: Annotation, Config, <params>, ConfigLabel, Runs,
+    Passed, Flags (``check n, ...``), NotChecked (checks the files cannot support), Badge
+    (``"39 of 100 runs passed (clock 6, population 61)"``); in the audit's order."""
+    summary = A.summary_frame(audit_frame(bundle))
+    params = bundle.parameters
+    agg = bundle.table(C.TABLE_AGGREGATED)
+    if params and not agg.empty and set(params) <= set(agg):
+        values = agg[[C.ANNOTATION, C.CONFIG, *params]].drop_duplicates([C.ANNOTATION, C.CONFIG])
+        summary = summary.merge(values, on=[C.ANNOTATION, C.CONFIG], how="left")
+    out = with_labels(summary, params)
+    return out[[C.ANNOTATION, C.CONFIG, *[p for p in params if p in out], F.CONFIG_LABEL,
+                C.RUNS, "Passed", "Flags", "NotChecked", "Badge"]]
+
+
+def flagged_frame(bundle: Bundle) -> pd.DataFrame:
+    """The audit's rows that did not pass (flag or not checked), for the details."""
+    audit = audit_frame(bundle)
+    return audit[audit[A.RESULT].isin([A.FLAG, A.NOT_CHECKED])].reset_index(drop=True)

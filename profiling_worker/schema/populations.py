@@ -1,0 +1,207 @@
+"""Whether one config's runs are one population: two modes (a mixture) or a step (a shift or a
+drift in run order) make their mean no single figure, so neither its interval nor a verdict on
+it means what it says (issue 34: ``h200-cupti-timeline`` n = 8192 holds 61 of 100 runs in a slow
+mode).
+
+Two tests, both on the durations of one annotation x config in run order (ns):
+
+- **Two modes**: a two-component Gaussian mixture fitted by EM against one normal, kept when the
+  Bayesian information criterion prefers it (G. Schwarz, Ann. Statist. 6 (1978) 461-464) *and*
+  its components are apart by Ashman's D > 2 (K. M. Ashman, C. M. Bird, S. E. Zepf, Astron. J.
+  108 (1994) 2348-2361: ``D = |mu_1 - mu_2| / sqrt((s_1^2 + s_2^2) / 2)``; below 2 the mixture
+  is no clean split of a skewed sample). The smaller component must hold at least
+  :data:`MIN_SHARE` of the runs and :data:`MIN_RUNS_MODE` runs (a lone slow first run is an
+  outlier, not a mode).
+- **Step**: Pettitt's rank test for one change point (A. N. Pettitt, Appl. Statist. 28 (1979)
+  126-135): ``U_t = sum_{i<=t<j} sign(x_j - x_i)``, ``K = max |U_t|``, approximate
+  ``p = 2 exp(-6 K^2 / (n^3 + n^2))``; a step when ``p <`` :data:`STEP_P`.
+
+Either counts only when the two groups' medians differ by at least :data:`MIN_SHIFT_PCT` of the
+median (timer quanta, e.g. CUPTI's 32 ns steps on a 6 µs kernel, form "modes" that change
+nothing a verdict judges). Fewer than :data:`MIN_RUNS` runs: not checked (said so). The seeded
+false-alarm rates on one-population data are tests/unit/test_populations.py's.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+
+import numpy as np
+
+#: Fewer runs than this: the tests do not run (a mode needs MIN_RUNS_MODE runs of its own).
+MIN_RUNS = 10
+MIN_SHARE, MIN_RUNS_MODE = 0.10, 3
+#: Ashman's D above which two components are a clean split (Ashman et al. 1994).
+ASHMAN_D = 2.0
+#: BIC(one normal) - BIC(mixture) above which the mixture is kept: "very strong" evidence
+#: (R. E. Kass, A. E. Raftery, J. Am. Stat. Assoc. 90 (1995) 773-795, section 3.2).
+BIC_MARGIN = 10.0
+STEP_P = 0.01
+#: Two groups whose medians differ by less than this (% of the median) are one population.
+MIN_SHIFT_PCT = 1.0
+#: Each component's std dev is at least this share of the median (timer quanta make exact ties,
+#: on which an unfloored EM fits a zero-width component of infinite likelihood).
+_SD_FLOOR = 1e-3
+_EM_STEPS = 100
+
+
+@dataclass(frozen=True)
+class Populations:
+    """What :func:`check` found in one config's runs.
+
+    Attributes:
+        runs: the runs tested.
+        checked: False below :data:`MIN_RUNS` runs (nothing else is set then).
+        two_modes: a mixture passed every condition (module docstring).
+        step_at: the first run after a step (its index in run order), None without one.
+        slow: per run (run order), True for a run in the slower mode, or after (or before) the
+            step on its slower side; all False when one population.
+        fast_median, slow_median: the two groups' medians (ns; NaN when one population).
+        ashman_d, step_p: the figures (NaN where not computed).
+    """
+
+    runs: int
+    checked: bool
+    two_modes: bool = False
+    step_at: int | None = None
+    slow: tuple[bool, ...] = ()
+    fast_median: float = math.nan
+    slow_median: float = math.nan
+    ashman_d: float = math.nan
+    step_p: float = math.nan
+
+    @property
+    def one(self) -> bool:
+        """True when the runs are one population (or could not be checked)."""
+        return not (self.two_modes or self.step_at is not None)
+
+    def describe(self) -> str:
+        """``"two modes: 61 of 100 runs at 1.08x (median 1.14e+06 vs 1.06e+06 ns; Ashman's D
+        6.1)"``, ``"a step at run 40 ..."``, ``"one population"`` or why it was not checked."""
+        if not self.checked:
+            return f"not checked: {self.runs} run(s), at least {MIN_RUNS} needed"
+        if self.one:
+            return "one population"
+        n_slow = sum(self.slow)
+        ratio = self.slow_median / self.fast_median
+        what = (f"two modes (Ashman's D {self.ashman_d:.1f})" if self.two_modes else
+                f"a step at run {self.step_at} (Pettitt p = {self.step_p:.1g})")
+        return (f"{what}: {n_slow} of {self.runs} runs at {ratio:.3f}x the others' median "
+                f"({self.slow_median:,.0f} vs {self.fast_median:,.0f} ns)")
+
+
+def check(values: np.ndarray | list[float]) -> Populations:
+    """Both tests of the module docstring on one config's durations in run order.
+
+    Args:
+        values: durations (any unit; ns in the messages), in run order; NaN dropped.
+    """
+    x = np.asarray(values, dtype=float)
+    x = x[np.isfinite(x)]
+    n = len(x)
+    if n < MIN_RUNS:
+        return Populations(n, False)
+    mixture = _two_modes(x)
+    if mixture is not None:
+        slow, d = mixture
+        return _split(x, slow, two_modes=True, ashman_d=d)
+    at, p = _pettitt(x)
+    if p < STEP_P:
+        after = np.arange(n) >= at
+        later_slower = np.median(x[after]) > np.median(x[~after])
+        found = _split(x, after if later_slower else ~after, step_at=at, step_p=p)
+        if not found.one:
+            return found
+    return Populations(n, True, slow=(False,) * n, step_p=p)
+
+
+def _split(x: np.ndarray, slow: np.ndarray, **figures: float | int | bool) -> Populations:
+    """The result for a split of ``x`` into ``slow`` and the rest; one population when the
+    medians differ by less than :data:`MIN_SHIFT_PCT`."""
+    fast_med, slow_med = float(np.median(x[~slow])), float(np.median(x[slow]))
+    if abs(slow_med - fast_med) < MIN_SHIFT_PCT / 100 * float(np.median(x)):
+        return Populations(len(x), True, slow=(False,) * len(x))
+    return Populations(len(x), True, slow=tuple(bool(s) for s in slow), fast_median=fast_med,
+                       slow_median=slow_med, **figures)  # type: ignore[arg-type]
+
+
+def _two_modes(x: np.ndarray) -> tuple[np.ndarray, float] | None:
+    """(per run: in the slower component, Ashman's D) when a two-component mixture passes
+    every condition of the module docstring, else None."""
+    n = len(x)
+    floor = _SD_FLOOR * float(np.median(np.abs(x)))
+    sd1 = max(float(np.std(x)), floor)
+    loglik1 = float(np.sum(_log_normal(x, float(np.mean(x)), sd1)))
+    best: tuple[float, np.ndarray, np.ndarray, np.ndarray] | None = None
+    for low, high in ((0.25, 0.75), (0.1, 0.9), (0.05, 0.5), (0.5, 0.95)):
+        fit = _em(x, np.quantile(x, [low, high]), floor)
+        if fit is not None and (best is None or fit[0] > best[0]):
+            best = fit
+    if best is None:
+        return None
+    loglik2, weight, mean, sd = best
+    # BIC = k ln n - 2 ln L: one normal has 2 parameters, the mixture 5
+    if (2 * math.log(n) - 2 * loglik1) - (5 * math.log(n) - 2 * loglik2) <= BIC_MARGIN:
+        return None
+    d = abs(mean[1] - mean[0]) / math.sqrt((sd[0] ** 2 + sd[1] ** 2) / 2)
+    slow_k = int(np.argmax(mean))
+    resp = _responsibilities(x, weight, mean, sd)
+    slow = resp[:, slow_k] > 0.5
+    small = min(int(slow.sum()), n - int(slow.sum()))
+    if d <= ASHMAN_D or min(weight) < MIN_SHARE or small < MIN_RUNS_MODE:
+        return None
+    return slow, float(d)
+
+
+def _log_normal(x: np.ndarray, mean: float | np.ndarray, sd: float | np.ndarray) -> np.ndarray:
+    return -0.5 * ((x - mean) / sd) ** 2 - np.log(sd) - 0.5 * math.log(2 * math.pi)
+
+
+def _responsibilities(x: np.ndarray, weight: np.ndarray, mean: np.ndarray,
+                      sd: np.ndarray) -> np.ndarray:
+    logp = np.log(weight) + _log_normal(x[:, None], mean[None, :], sd[None, :])
+    logp -= logp.max(axis=1, keepdims=True)
+    p: np.ndarray = np.exp(logp)
+    out: np.ndarray = p / p.sum(axis=1, keepdims=True)
+    return out
+
+
+def _em(x: np.ndarray, start: np.ndarray, floor: float
+        ) -> tuple[float, np.ndarray, np.ndarray, np.ndarray] | None:
+    """EM for two normal components from means ``start`` (A. P. Dempster, N. M. Laird,
+    D. B. Rubin, J. R. Stat. Soc. B 39 (1977) 1-38); (log-likelihood, weights, means, std devs),
+    None when a component empties."""
+    mean = np.array(start, dtype=float)
+    if mean[0] == mean[1]:
+        return None
+    sd = np.full(2, max(float(np.std(x)) / 2, floor))
+    weight = np.array([0.5, 0.5])
+    tol = max(float(np.std(x)), floor)  # means settle to 1e-3 of the spread
+    for _ in range(_EM_STEPS):
+        resp = _responsibilities(x, weight, mean, sd)
+        mass = resp.sum(axis=0)
+        if (mass < 1e-9).any():
+            return None
+        new_mean = (resp * x[:, None]).sum(axis=0) / mass
+        sd = np.maximum(np.sqrt((resp * (x[:, None] - new_mean) ** 2).sum(axis=0) / mass), floor)
+        weight = mass / len(x)
+        done = float(np.max(np.abs(new_mean - mean))) <= 1e-3 * tol
+        mean = new_mean
+        if done:
+            break
+    dens = np.log(weight) + _log_normal(x[:, None], mean[None, :], sd[None, :])
+    top = dens.max(axis=1)
+    loglik = float(np.sum(top + np.log(np.exp(dens - top[:, None]).sum(axis=1))))
+    return loglik, weight, mean, sd
+
+
+def _pettitt(x: np.ndarray) -> tuple[int, float]:
+    """(the first run after the most likely change point, Pettitt's approximate p)."""
+    n = len(x)
+    # U_t = U_{t-1} + sum_j sign(x_j - x_t) (the sign matrix is antisymmetric), t = 0 .. n-2
+    u = np.cumsum(np.sign(x[None, :] - x[:, None]).sum(axis=1))[:-1]
+    t = int(np.argmax(np.abs(u)))
+    k = float(abs(u[t]))
+    p = min(1.0, 2.0 * math.exp(-6.0 * k**2 / (n**3 + n**2)))
+    return t + 1, p

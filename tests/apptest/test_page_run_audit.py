@@ -1,0 +1,47 @@
+"""The run audit's badges (issue 36) on recorded H200 jobs: one per config, the slow mode of
+h200-cupti-timeline and the stability job's missing L2 flush in the details, gate-base clean."""
+
+from __future__ import annotations
+
+import re
+
+from apptest_helpers import texts
+from tests.scenarios import SCENARIOS
+
+
+def _open(app, monkeypatch, job: str, page: str = "stability"):
+    monkeypatch.setenv("KPROF_BUNDLED_DIR", str(SCENARIOS))
+    at = app(page, query={"job": job})
+    assert not at.exception, at.exception
+    return at
+
+
+BADGE = re.compile(r"^:(green|orange)-badge\[(?::material/\w+: )?(.*)\]$")
+
+
+def _badges(at) -> list[str]:
+    """The badges' labels (st.badge writes a markdown badge directive)."""
+    found = [BADGE.match(m.value) for m in at.markdown]
+    return [m.group(2) for m in found if m]
+
+
+def _column(at, name: str) -> list[str]:
+    """Every cell of column ``name`` in the page's tables (the expander's details)."""
+    return [str(v) for d in at.dataframe if name in d.value for v in d.value[name]]
+
+
+def test_timeline_badges_name_the_slow_mode(store, monkeypatch, app) -> None:
+    at = _open(app, monkeypatch, "h200-cupti-timeline")
+    assert _badges(at) == ["n=1024: 100/100 passed", "n=8192: 39/100 passed"]
+    assert "39 of 100 runs passed (clock 6, population 61)" in _column(at, "Badge")
+    assert any("two modes (Ashman's D" in e for e in _column(at, "Evidence"))
+
+
+def test_gate_base_passes_and_stability_names_the_missing_flush(store, monkeypatch,
+                                                                app) -> None:
+    at = _open(app, monkeypatch, "h200-cupti-gate-base", "results")
+    assert _badges(at) == [f"n={n}: 20/20 passed" for n in (2048, 4096, 8192)]
+    at = _open(app, monkeypatch, "h200-cupti-stability")
+    assert _badges(at) == [f"n={n}: 0/30 passed" for n in (256, 1024, 8192)]
+    assert any("recorded without the L2 flush" in e for e in _column(at, "Evidence"))
+    assert "derived on load" in texts(at)  # bundled before the worker wrote the audit

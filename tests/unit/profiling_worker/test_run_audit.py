@@ -1,0 +1,71 @@
+"""The validity audit of every run (profiling_worker/schema/run_audit.py, issue 36) on recorded
+H200 bundles: the timeline's slow mode and power-capped runs, the stability bundles' missing L2
+flush, gate-base clean, the events backend's launch-bound config, the timer floor."""
+
+from __future__ import annotations
+
+import pandas as pd
+import pytest
+
+from profiling_worker.bundle_writer import bundle_tables
+from profiling_worker.schema import columns as C, run_audit as A
+from profiling_worker.schema.manifest import read_manifest
+from tests.scenarios import SCENARIOS
+
+def _audit(job: str, **replace: pd.DataFrame) -> pd.DataFrame:
+    path = SCENARIOS / job
+    return A.audit_runs({**bundle_tables(path), **replace}, read_manifest(path))
+
+def _flags(audit: pd.DataFrame, check: str, config: int) -> pd.DataFrame:
+    return audit[(audit[A.CHECK] == check) & (audit[C.CONFIG] == config)
+                 & (audit[A.RESULT] == A.FLAG)]
+
+def test_timeline_slow_mode_and_power_capped_runs_are_flagged() -> None:
+    audit = _audit("h200-cupti-timeline")
+    slow = _flags(audit, A.POPULATION, 1)  # n = 8192
+    assert list(slow[C.RUN]) == list(range(39, 100))
+    capped = _flags(audit, A.CLOCK, 1)
+    assert len(capped) == 6 and all("SW power cap" in e for e in capped[A.EVIDENCE])
+    summary = A.config_audits(audit)
+    assert summary[("fp16", 1)].badge() == "39 of 100 runs passed (clock 6, population 61)"
+    assert summary[("fp16", 1)].invalid == [A.POPULATION]
+    assert summary[("fp16", 0)].badge() == "100 of 100 runs passed"
+
+@pytest.mark.parametrize("job", ["h200-cupti-stability", "h200-cupti-stability-thermal-off"])
+def test_stability_bundles_missing_l2_flush_is_flagged(job: str) -> None:
+    l2 = _audit(job).query(f"{A.CHECK} == @A.L2")
+    assert set(l2[A.RESULT]) == {A.FLAG}
+    assert all("recorded without the L2 flush" in e and 'asks cache_control "all"' in e
+               for e in l2[A.EVIDENCE])
+
+def test_gate_base_passes_every_check_it_can_run() -> None:
+    audit = _audit("h200-cupti-gate-base")
+    assert set(audit[A.RESULT]) == {A.PASS, A.NOT_APPLICABLE}
+    assert set(audit[audit[A.RESULT] == A.NOT_APPLICABLE][A.CHECK]) == {A.HOST_CONTENTION,
+                                                                       A.LAUNCH_BOUND}
+
+def test_events_launch_bound_config_and_what_cannot_be_checked() -> None:
+    """h200-events-j1-fp16 n = 1024: the host spends 24.6 µs between the marks of a 37.2 µs
+    events region (manifest backend.host_launch); no per-run clock nor launch times: said."""
+    audit = _audit("h200-events-j1-fp16")
+    bound = _flags(audit, A.LAUNCH_BOUND, 0)
+    assert len(bound) == 10 and "24.6 µs vs events 37.2 µs" in bound[A.EVIDENCE].iloc[0]
+    assert _flags(audit, A.LAUNCH_BOUND, 3).empty
+    skipped = audit[audit[A.RESULT] == A.NOT_CHECKED]
+    assert set(skipped[A.CHECK]) == {A.CLOCK, A.IDLE_GAP}
+
+def test_a_time_below_the_physical_minimum_fails_the_timer_check() -> None:
+    """The recorded gate-base runs pass; the same runs 1000x shorter are below what 2 n^3
+    fp16 FLOPs need at the H200's dense FP16 roof, and the gate would not judge them."""
+    runs = bundle_tables(SCENARIOS / "h200-cupti-gate-base")[C.TABLE_RUNS]
+    fast = _audit("h200-cupti-gate-base",
+                  **{C.TABLE_RUNS: runs.assign(**{C.VALUE: runs[C.VALUE] / 1000})})
+    timer = fast[fast[A.CHECK] == A.TIMER]
+    assert set(timer[A.RESULT]) == {A.FLAG}
+    assert "NVIDIA H200" in timer[A.EVIDENCE].iloc[0] and "FP16" in timer[A.EVIDENCE].iloc[0]
+    assert all(a.invalid == [A.TIMER] for a in A.config_audits(fast).values())
+
+def test_a_stored_audit_is_read_as_written() -> None:
+    stored = _audit("h200-cupti-gate-base").assign(**{A.EVIDENCE: "as the worker wrote it"})
+    read = A.run_audit({C.TABLE_RUN_AUDIT: stored}, {})
+    assert set(read[A.EVIDENCE]) == {"as the worker wrote it"}
