@@ -31,7 +31,8 @@ from app.core.share.job import caption, spec_json
 from app.core.share.verdict import decision, judged
 from app.core.views import deep_dive as D
 from app.core.views.stability import StabilityOptions, stability_frame
-from app.services import history_index, import_client, result_store, worker_client
+from app.services import (history_index, import_client, repeat_guard, result_store,
+                          worker_client)
 from app.services.job_manager import JobManager
 from app.services.job_model import Job
 from app.services.share_report import worker_answers
@@ -136,12 +137,15 @@ class Door:
         return {"jobs": jobs, "jobs_not_listed": max(0, len(infos) - limit),
                 "unreadable": [str(p) for p in problems][:10]}
 
-    def submit_and_wait(self, spec: dict[str, Any], timeout_s: float = WAIT_S) -> dict[str, Any]:
+    def submit_and_wait(self, spec: dict[str, Any], timeout_s: float = WAIT_S,
+                        again: bool = False) -> dict[str, Any]:
         """Validate ``spec`` as the sidebar does (the worker's catalog, the backends that can run
         here), queue it on the job manager and wait up to ``timeout_s`` s; the job's summary.
 
         Raises:
-            DoorError: the spec is invalid (every field error with its fix).
+            DoorError: the spec is invalid (every field error with its fix), or an identical
+                spec was queued moments ago (:mod:`app.services.repeat_guard`) and ``again``
+                is false.
         """
         report = self.env_report()
         try:
@@ -151,7 +155,11 @@ class Door:
         refused = spec_form.backend_errors(job_spec, report)
         if refused:
             raise DoorError("spec cannot run here: " + "; ".join(str(e) for e in refused))
-        job_id = self.manager().submit(job_spec)
+        with repeat_guard.SUBMITTING:
+            if not again and (twin := repeat_guard.recent_twin(self.results, job_spec)):
+                raise DoorError(repeat_guard.twin_text(twin), "call job_summary on that job, or "
+                                "pass again=true to queue another copy")
+            job_id = self.manager().submit(job_spec)
         status = self.manager().wait(job_id, max(0.0, float(timeout_s)))
         if not status.finished:
             return {"job_id": job_id, "status": status.value,
