@@ -76,9 +76,9 @@ def _x_axis(fig: go.Figure, frame: pd.DataFrame, x: str) -> None:
                          categoryarray=list(dict.fromkeys(values.astype(str))),
                          title={"text": f"{x} (categories)"})
     elif len(values) and (values > 0).all():
-        sizes = np.sort(values.astype(float).unique())
-        fig.update_xaxes(type="log", tickvals=sizes,
-                         ticktext=[derived.log2_label(s) for s in sizes],
+        sizes = np.sort(values.astype(float).unique()).tolist()
+        ticks, text = theme.spaced_ticks(sizes, [derived.log2_label(s) for s in sizes])
+        fig.update_xaxes(type="log", tickvals=ticks, ticktext=text,
                          title={"text": f"{x} (log2 scale)"})
     else:
         fig.update_xaxes(type="linear", title={"text": x})
