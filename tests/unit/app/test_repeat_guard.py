@@ -49,3 +49,17 @@ def test_kernel_sweep_refuses_a_twin_unless_again(tmp_path, capsys) -> None:
     err = capsys.readouterr().err
     assert twin in err and "--again" in err
     assert sorted(p.name for p in results.iterdir()) == [twin], "nothing else was queued"
+
+
+def test_a_sweep_names_the_process_that_owns_it() -> None:
+    """Issue 37: a sweep started by kernel-sweep was said to be watched by "the dashboard
+    server"; the manifest now names the process, and the panel's text reads it."""
+    from app.services import job_book, sweep_resume
+
+    assert job_book.process_name("/venv/bin/kernel-sweep") == "kernel-sweep"
+    assert job_book.process_name("/repo/app/sweep_cli.py") == "kernel-sweep"
+    assert job_book.process_name("/venv/bin/streamlit") == "dashboard server"
+    server = {"pid": 7, "host": "h", "process": "kernel-sweep"}
+    assert sweep_resume.watcher_text({"server": server}) == "kernel-sweep pid 7 on host h"
+    assert sweep_resume.watcher_text({"server": {"pid": 7, "host": "h"}}).startswith(
+        "dashboard server pid 7")
