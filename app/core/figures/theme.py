@@ -174,17 +174,20 @@ def log_tick_values(lo: float, hi: float, letter: str = "x") -> list[float]:
     a range inside one decade gets round linear steps (7,000,000, 8,000,000, 9,000,000).
     ``letter``: "x" (labels side by side, their width counts) or "y" (stacked, their height)."""
     lo, hi = min(lo, hi), max(lo, hi)
+    lo, hi = lo / 1.015, hi * 1.015  # plotly's range pads the data a little: a tick just
+    # beyond it is still drawn (a roof at 989.4 TFLOP/s, tick 1,000)
     first, last = math.floor(math.log10(lo)), math.ceil(math.log10(hi))
-    for mantissas in _LOG_MANTISSAS:
-        ticks = [m * 10.0 ** e for e in range(first, last + 1) for m in mantissas
-                 if lo <= m * 10.0 ** e <= hi]
-        if len(ticks) >= 2 and _fits(ticks, lo, hi, letter):
-            return ticks
-    if len(ticks) >= 2:  # decades are too close: every k-th
-        for every in range(2, len(ticks) + 1):
-            thinned = ticks[::every]
+    fine, decades = ([m * 10.0 ** e for e in range(first, last + 1) for m in mantissas
+                      if lo <= m * 10.0 ** e <= hi] for mantissas in _LOG_MANTISSAS)
+    if len(fine) >= 2 and _fits(fine, lo, hi, letter):
+        return fine
+    if len(decades) >= 2:  # decades, every k-th if they are still too close
+        for every in range(1, len(decades) + 1):
+            thinned = decades[::every]
             if len(thinned) < 2 or _fits(thinned, lo, hi, letter):
                 return thinned
+    if len(fine) >= 2:  # less than two decades shown: the 1-2-5 values that keep apart
+        return spaced_ticks(fine, tick_labels(fine), letter, span=(lo, hi))[0]
     step = _round_step((hi - lo) / 3)  # inside one decade: 2-4 round values
     return [step * i for i in range(math.ceil(lo / step), math.floor(hi / step) + 1)] or [lo]
 
@@ -207,15 +210,16 @@ def _fits(ticks: list[float], lo: float, hi: float, letter: str) -> bool:
     return True
 
 
-def spaced_ticks(values: list[float], labels: list[str], letter: str = "x"
-                 ) -> tuple[list[float], list[str]]:
+def spaced_ticks(values: list[float], labels: list[str], letter: str = "x",
+                 span: tuple[float, float] | None = None) -> tuple[list[float], list[str]]:
     """The ticks of a log axis given one per drawn value (a sweep's sizes), thinned so that
     neighbouring labels stay apart on :data:`_AXIS_PX` pixels: the first is kept, then each
     next one far enough from the last kept. A 1,000-config sweep drew 1,000 labels on top of
-    each other."""
+    each other. ``span``: the axis's data range (default: the values')."""
     if len(values) < 2:
         return list(values), list(labels)
-    px_per_decade = _AXIS_PX[letter] / max(math.log10(max(values) / min(values)), 1e-9)
+    lo, hi = span or (min(values), max(values))
+    px_per_decade = _AXIS_PX[letter] / max(math.log10(hi / lo), 1e-9)
     kept = [0]
     for i in range(1, len(values)):
         last = kept[-1]
@@ -254,17 +258,25 @@ def set_log_ticks(fig: go.Figure) -> None:
     for name, axis in axes.items():
         if axis.type != "log" or axis.tickvals is not None:
             continue
-        ref = name[0] + name[5:]  # "xaxis2" -> "x2"
-        group = {r for r, a in ((n[0] + n[5:], x) for n, x in axes.items())
-                 if r == ref or a.matches == ref or (axis.matches and
-                                                      (r == axis.matches or a.matches == axis.matches))}
-        values = [v for r in group for v in extents.get(r, [])]
+        values = [v for r in _matched(axes, name) for v in extents.get(r, [])]
         if axis.range is not None:
             values += [10.0 ** float(r) for r in axis.range if r is not None]
         if not values:
             continue
         ticks = log_tick_values(min(values), max(values), name[0])
         axis.update(tickmode="array", tickvals=ticks, ticktext=tick_labels(ticks))
+
+
+def _matched(axes: Mapping[str, Any], name: str) -> set[str]:
+    """Refs ("x", "x2") of the axis ``name`` ("xaxis2") and of every axis that shares its range
+    (plotly's ``matches``, either way)."""
+    def ref(layout_name: str) -> str:
+        return layout_name[0] + layout_name[5:]  # "xaxis2" -> "x2"
+
+    own, target = ref(name), axes[name].matches
+    return {ref(n) for n, a in axes.items()
+            if ref(n) == own or a.matches == own
+            or (target is not None and (ref(n) == target or a.matches == target))}
 
 
 def _extents(fig: go.Figure) -> dict[str, list[float]]:

@@ -35,6 +35,13 @@ def test_the_working_set_axis_of_cache_and_clock_reads_in_full() -> None:
         "7,000,000", "8,000,000", "9,000,000"]
 
 
+def test_less_than_two_decades_of_long_labels_still_get_several_ticks() -> None:
+    """The fusion chart's n axis (2^20 .. 6.7e7) was labelled only "50,000,000"."""
+    assert theme.tick_labels(theme.log_tick_values(1_048_576.0, 6.7e7)) == [
+        "2,000,000", "5,000,000", "20,000,000", "50,000,000"]
+    assert theme.log_tick_values(30.0, 989.4, "y")[-1] == 1000.0  # the roof's tick is drawn
+
+
 def test_apply_layout_sets_ticks_on_every_log_axis_from_its_data() -> None:
     fig = go.Figure(go.Scatter(x=[0.5, 300.0], y=[2.0, 3000.0], error_y={
         "type": "data", "array": [0.0, 7000.0], "arrayminus": [1.5, 0.0]}))
