@@ -40,6 +40,7 @@ def run() -> None:
     from app.ui import prewarm
 
     prewarm.wait_for_imports()  # the ones kernel-dashboard began with the server, if any
+    from app.core.markdown import code, esc
     from app.core.provenance import banner
     from app.services import worker_client
     from app.sidebar.job_builder import render_job_builder
@@ -65,6 +66,9 @@ def run() -> None:
     finally:  # also after a page's error, which then shows
         with top:
             navigation.render_bar(by_section)
+            if (missing := navigation.unknown_path(st.context.url)) is not None:
+                st.warning(f"There is no page {code(missing)}: this is {esc(page.title)}. "
+                           "Pick a page from the bar above.", icon=":material/link_off:")
             text = banner(next((b.manifest for b in bundles if b.job_id == shown), None),
                           gpu_here)
             if text:

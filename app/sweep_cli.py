@@ -6,7 +6,8 @@
 Submits the spec's configs as a job array (through the same
 :class:`~app.services.slurm_executor.SlurmExecutor` the dashboard uses), prints the count of
 tasks in each state while it runs and the bundle's folder at the end; Ctrl-C cancels the
-array. Exit status: 0 done, 1 failed or cancelled, 2 bad spec or options, 3 no Slurm here.
+array. Exit status: 0 done, 1 failed or cancelled, 2 bad spec or options, 3 no Slurm here,
+4 an identical spec was queued in the last 30 s (``--again`` queues it anyway).
 """
 
 from __future__ import annotations
@@ -19,7 +20,7 @@ from pathlib import Path
 
 from profiling_worker.schema.spec import SpecInvalid, validate_spec
 
-from app.services import sweep_plan as plan
+from app.services import repeat_guard, sweep_plan as plan
 from app.services.slurm_executor import SlurmExecutor
 from app.services.sweep_queue import SlurmMissing
 
@@ -42,6 +43,8 @@ def _parser() -> argparse.ArgumentParser:
                    help="a GRES GPU type; repeat it to run the spec once on each type")
     p.add_argument("--configs-per-task", type=int, default=1)
     p.add_argument("--no-reference", action="store_true", help="skip the reference kernel")
+    p.add_argument("--again", action="store_true",
+                   help="queue even if an identical spec was queued in the last 30 s")
     p.add_argument("--poll", type=float, default=5.0, help="seconds between status lines")
     return p
 
@@ -61,6 +64,10 @@ def main(argv: list[str] | None = None) -> int:
         errors = exc.errors if isinstance(exc, SpecInvalid) else [exc]
         print("\n".join(f"kernel-sweep: {e}" for e in errors), file=sys.stderr)
         return 2
+    if not args.again and (twin := repeat_guard.recent_twin(args.results, spec)):
+        print(f"kernel-sweep: {repeat_guard.twin_text(twin)} Run again with --again to queue "
+              "it.", file=sys.stderr)
+        return 4
     executor = SlurmExecutor(args.results, args.worker_python, poll_s=1.0)
     try:
         job_ids = executor.submit_each_type(spec, options, args.gpu_type)

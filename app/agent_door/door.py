@@ -35,7 +35,8 @@ from app.core.share.verdict import decision, judged
 from app.core.views import deep_dive as D
 from app.core.views.stability import StabilityOptions, stability_frame
 from app.core.views.run_audit import badge_frame
-from app.services import history_index, import_client, result_store, worker_client
+from app.services import (history_index, import_client, repeat_guard, result_store,
+                          worker_client)
 from app.services.job_manager import JobManager
 from app.services.job_model import Job
 from app.services.share_report import report_bytes, worker_answers
@@ -153,13 +154,15 @@ class Door:
         return {"jobs": jobs, "jobs_not_listed": len(infos) - len(shown),
                 "unreadable": [str(p) for p in problems][:10]}
 
-    def submit_and_wait(self, spec: dict[str, Any], timeout_s: float = WAIT_S) -> dict[str, Any]:
+    def submit_and_wait(self, spec: dict[str, Any], timeout_s: float = WAIT_S,
+                        again: bool = False) -> dict[str, Any]:
         """Validate ``spec`` as the sidebar does (the worker's catalog, the backends that can run
         here), queue it on the job manager and wait up to ``timeout_s`` s; the job's summary.
 
         Raises:
-            DoorError: ``timeout_s`` is not within 0 .. :data:`MAX_WAIT_S`, or the spec is
-                invalid (every field error with its fix).
+            DoorError: ``timeout_s`` is not within 0 .. :data:`MAX_WAIT_S`, the spec is invalid
+                (every field error with its fix), or an identical spec was queued moments ago
+                (:mod:`app.services.repeat_guard`) and ``again`` is false.
         """
         if not 0 <= timeout_s <= MAX_WAIT_S:  # NaN and inf too: a wait holds a thread
             raise DoorError(f"timeout_s {timeout_s:g}: give 0 to {MAX_WAIT_S:g} s",
@@ -172,7 +175,11 @@ class Door:
         refused = spec_form.backend_errors(job_spec, report)
         if refused:
             raise DoorError("spec cannot run here: " + "; ".join(str(e) for e in refused))
-        job_id = self.manager().submit(job_spec)
+        with repeat_guard.SUBMITTING:
+            if not again and (twin := repeat_guard.recent_twin(self.results, job_spec)):
+                raise DoorError(repeat_guard.twin_text(twin), "call job_summary on that job, or "
+                                "pass again=true to queue another copy")
+            job_id = self.manager().submit(job_spec)
         status = self.manager().wait(job_id, float(timeout_s))
         if not status.finished:
             return {"job_id": job_id, "status": status.value,

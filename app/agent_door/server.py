@@ -82,13 +82,15 @@ def build_server(door: Door) -> MCPServer[Any]:
         return _answer(lambda: door.list_jobs(limit))
 
     @server.tool()
-    def submit_and_wait(spec: dict[str, Any], timeout_s: float = WAIT_S) -> dict[str, Any]:
+    def submit_and_wait(spec: dict[str, Any], timeout_s: float = WAIT_S,
+                        again: bool = False) -> dict[str, Any]:
         """Profile a job spec, e.g. {"kernels": ["matmul"], "annotations": ["fp16"],
         "configs": [{"n": 1024}], "runs": 5, "backend": "cupti"} ("cpu" times on the host);
         validated as the dashboard's sidebar validates it, run by its job manager; waits up to
         timeout_s seconds (at most 3600) and returns the job's summary (or its id and status
-        if still running: job_summary later, or cancel_job)."""
-        return _answer(lambda: door.submit_and_wait(spec, timeout_s))
+        if still running: job_summary later, or cancel_job). An identical spec queued in the
+        last 30 s is refused (it names that job) unless again is true."""
+        return _answer(lambda: door.submit_and_wait(spec, timeout_s, again))
 
     @server.tool()
     def job_summary(job_id: str) -> dict[str, Any]:

@@ -6,6 +6,8 @@ reads the report with ncu_report: each report or table, with the files that belo
 a bundle of its own, with its own message; the first new bundle is then selected on every page.
 """
 
+import dataclasses
+
 import pandas as pd
 import streamlit as st
 
@@ -70,6 +72,29 @@ def _show_how_read(bundle: Bundle | None, key: str) -> None:
     panels.table(frame, key=state.key(PAGE, f"how-{key}"))
 
 
+def group_refusals(outcomes: list[ImportOutcome]) -> list[ImportOutcome]:
+    """The failed outcomes, one per distinct message and fix, naming every file it holds (a
+    mixed upload showed 8 red boxes, each repeating the same 400-character reason)."""
+    groups: dict[tuple[str, str], list[ImportOutcome]] = {}
+    for o in outcomes:
+        if not o.ok:
+            groups.setdefault((_reason(o), o.hint), []).append(o)
+    out = []
+    for (reason, _hint), same in groups.items():
+        files = tuple(f for o in same for f in o.files)
+        message = same[0].message if len(same) == 1 else f"{', '.join(files)}: {reason}"
+        out.append(dataclasses.replace(same[0], files=files, message=message))
+    return out
+
+
+def _reason(outcome: ImportOutcome) -> str:
+    """The message without the ``<file>: `` it begins with when it names its own file."""
+    for name in outcome.files:
+        if outcome.message.startswith(f"{name}: "):
+            return outcome.message[len(name) + 2:]
+    return outcome.message
+
+
 def _show_outcome(outcome: ImportOutcome, selected: bool) -> None:
     """One group's message, naming its files: the new job (and its import notes), or why
     these files were not imported."""
@@ -117,7 +142,12 @@ st.button("Import", key=RUN, type="primary", on_click=_on_import,
 
 outcomes: list[ImportOutcome] = st.session_state.get(OUTCOME) or []
 first = next((o.job_id for o in outcomes if o.ok), None)
-for outcome in outcomes:
+made, refused = [o for o in outcomes if o.ok], group_refusals(outcomes)
+if len(outcomes) > 1 and refused:  # a mixed upload: the count first, then one box per reason
+    st.info(f"{len(made)} of {len(outcomes)} file groups imported; "
+            f"{len(outcomes) - len(made)} not, for {len(refused)} reason(s) below.",
+            icon=":material/info:")
+for outcome in made + refused:  # successes first (they were four screens down)
     _show_outcome(outcome, outcome.ok and outcome.job_id == first)
 if outcomes:
     st.caption("The uploaded files were released from the server's memory once imported "

@@ -70,9 +70,11 @@ if summary.duration is not None:
                          + ("" if summary.rsd_pct is not None else f"; {missing}"), border=True)
     tiles[2].metric("Runs", "—" if summary.num_runs is None else f"{summary.num_runs}",
                     border=True)
-    tiles[3].metric("Stable", {True: "yes", False: "no", None: "—"}[summary.stable],
+    tiles[3].metric("Stable", {True: "yes", False: "no", None: "not assessed"}[summary.stable],
                     help=f"nsight-python's StableMeasurement: RSD < {C.STABLE_RSD_PCT:g} % "
-                         f"over at least {intervals.MIN_RUNS} runs", border=True)
+                         f"over at least {intervals.MIN_RUNS} runs; with fewer runs it is not "
+                         "assessed here (nsight-python's column reads False there: its RSD is "
+                         "missing, and a missing RSD < 2 compares False)", border=True)
 tiles[4].metric("SM clock (MHz)", numbers.fmt(summary.sm_clock_mhz),
                 help="The clock the kernel ran at: gpc__cycles_elapsed.avg.per_second, "
                      "measured on the kernel (ncu backend, bound preset); not the device's rated "

@@ -5,6 +5,7 @@ import streamlit as st
 from profiling_worker.schema import columns as C, plausibility as P
 
 from app.core.metrics import available_metrics
+from app.core.views.seed_columns import with_seed_columns
 from app.ui import analysis, notes, panels, run_audit, state
 from app.core.markdown import esc
 
@@ -27,6 +28,10 @@ for name, title, what in (
     if table.empty:
         st.caption(f"No {name} table in this job.")
         continue
+    if name == C.TABLE_AGGREGATED:  # set against nsight-python's output column by column
+        table = with_seed_columns(table, bundle)
+        what += ("; GPU, ComputeClock and MemoryClock (rated clocks in kHz, device attributes, "
+                 "missing when the job recorded none) and Kernel are nsight-python's columns")
     st.caption(f"{what}.")
     panels.table(table, key=state.key(PAGE, f"{name}-table"))
     panels.download_csv(table, key=state.key(PAGE, f"{name}-csv"),

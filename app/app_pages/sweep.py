@@ -127,7 +127,10 @@ panels.chart_with_table(fig, frame, key=PAGE, filename=f"{bundle.job_id}-sweep-{
 st.caption(f"Error bars and CI95 columns: {intervals.CI_METHOD}."
            + (f" A ratio to {baseline} takes both annotations' run spread ("
               f"{intervals.RATIO_METHOD}, as on the Compare page and in the regression gate; "
-              "CI95_Upper inf: unbounded); StdDev and RSD are the annotation's own runs."
+              "CI95_Upper inf: unbounded); StdDev and RSD are the annotation's own runs. Every "
+              f"run is divided by {esc(visible(baseline))}'s mean at its config, so StdDev is "
+              "scaled with AvgValue and the unit reads '× baseline'; nsight-python's "
+              "normalize_against divides AvgValue only (its StdDev stays in the metric's unit)."
               if baseline else "") + f" Coverage: {intervals.COVERAGE_NOTE}.")
 if metric_roles.roles(bundle.manifest):
     st.caption(("Drawn from the measured durations. " if from_durations else

@@ -257,7 +257,8 @@ def is_power_of_two(value: float) -> bool:
 
 
 def log2_label(value: float) -> str:
-    """Tick label of a size: ``2^10`` for powers of two, else the number itself."""
+    """Tick label of a size: ``2^10`` for powers of two, else the number itself with thousands
+    separators (``1,000,000``; ``:g`` wrote "1e+06" beside "900,000")."""
     if is_power_of_two(value):
         return f"2^{int(math.log2(value))}"
-    return f"{value:g}"
+    return f"{value:,.0f}" if float(value).is_integer() else f"{value:,.6g}"

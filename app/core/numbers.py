@@ -15,6 +15,8 @@ import pandas as pd
 
 SIG_DIGITS = 4
 _MAX_DECIMALS = 6
+#: A column whose median is below this is written in exponent form (1.334e-07).
+_EXPONENT_BELOW = 1e-5
 
 
 def fmt(value: float | int | None, sig: int = SIG_DIGITS) -> str:
@@ -57,28 +59,33 @@ def fit_flops(tflops: float) -> tuple[float, str]:
 
 
 def decimals_for(values: Iterable[float], sig: int = SIG_DIGITS) -> int | None:
-    """Decimal places that give the smallest non-zero magnitude in ``values`` ``sig``
-    significant digits (0 for whole numbers); None when that takes more than 6 decimals (the
-    values need exponent form: a TFLOP/s of a cpu job, 2e-6, would read "0.000002", one digit;
-    a StdDev of 1.3e-7 had no format and was drawn cut to "0000001"). 0 when there is no finite
-    non-zero value."""
+    """Decimal places for a column of ``values``, set by their spread: ``sig`` significant
+    digits for the median magnitude, enough that the smallest non-zero value keeps one (never
+    "0.00" for 0.003), at most 6 (0 for whole numbers, and when there is no finite non-zero
+    value). None when the median is below 1e-5 (six decimals would show it with one digit: a
+    cpu job's TFLOP/s, 2e-6): such a column is written in exponent form, all of it.
+
+    A column used to take its decimals from its smallest value alone, so one tiny value put a
+    whole column of microseconds into exponent form ("1.948e+4 us") and neighbouring columns
+    read "1.90840", "-3.9819" and "7.798649"."""
     arr = np.asarray(list(values), dtype=float)
     arr = np.abs(arr[np.isfinite(arr) & (arr != 0)])
-    if arr.size == 0:
+    if arr.size == 0 or np.all(arr == np.round(arr)):
         return 0
-    if np.all(arr == np.round(arr)):
-        return 0
-    smallest = float(arr.min())
-    decimals = max(0, sig - 1 - math.floor(math.log10(smallest)))
-    return None if decimals > _MAX_DECIMALS else decimals
+    median = float(np.median(arr))
+    if median < _EXPONENT_BELOW:
+        return None
+    typical = max(0, sig - 1 - math.floor(math.log10(median)))
+    smallest = max(0, -math.floor(math.log10(float(arr.min()))))
+    return min(_MAX_DECIMALS, max(typical, smallest))
 
 
 def printf_format(series: pd.Series, sig: int = SIG_DIGITS) -> str | None:
-    """A printf format for a numeric column (Streamlit's ``NumberColumn``): thousands separators
-    and enough decimals for ``sig`` significant digits of its smallest value ("%,.2f"); exponent
-    form with ``sig`` significant digits ("%.3e": 1.334e-7) for a column whose smallest value
-    would need more than 6 decimals (Streamlit's default drew such a value in full and the cell
-    cut it to "0000007"); None for a column that is not numeric."""
+    """A printf format for a numeric column (Streamlit's ``NumberColumn``, the HTML report):
+    thousands separators and the decimals of :func:`decimals_for` ("%,.2f"); exponent form with
+    ``sig`` significant digits ("%.3e": 1.334e-7) only for a column whose median is below
+    1e-5; None for a column that is not numeric. The values themselves stay exact (sorting,
+    CSV downloads)."""
     if not pd.api.types.is_numeric_dtype(series) or pd.api.types.is_bool_dtype(series):
         return None
     decimals = decimals_for(series.to_numpy(dtype=float), sig)

@@ -148,7 +148,8 @@ class JobBook:
         data = {**previous, "job_id": job.job_id, "status": job.status.value,
                 "spec": job.spec.to_json(), "created_at": previous.get("created_at") or job.submitted_at,
                 "backend": previous.get("backend") or {"name": job.spec.backend},
-                "server": {"pid": os.getpid(), "host": socket.gethostname()}}
+                "server": {"pid": os.getpid(), "host": socket.gethostname(),
+                           "process": process_name()}}
         data.update({k: v for k, v in extra.items() if v is not None})
         return data
 
@@ -173,3 +174,12 @@ class JobBook:
                 job.error = {**job.error, "hint": f"{job.error.get('hint') or ''} (The failed "
                              f"status could not be saved either: {exc}.)".strip()}
             return False
+
+
+def process_name(argv0: str | None = None) -> str:
+    """What the process that owns a job is called where a person reads it: ``kernel-sweep``
+    for the sweep command (its console script or ``app/sweep_cli.py``), else ``dashboard
+    server``. A sweep started by kernel-sweep was said to be watched by "the dashboard
+    server"."""
+    name = os.path.basename(sys.argv[0] if argv0 is None else argv0)
+    return "kernel-sweep" if name in ("kernel-sweep", "sweep_cli.py") else "dashboard server"

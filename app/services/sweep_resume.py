@@ -170,9 +170,11 @@ def other_host(manifest: dict[str, Any]) -> bool:
 
 
 def watcher_text(manifest: dict[str, Any]) -> str:
-    """Who watches a sweep that this server shows read-only: ``server pid 123 on host h``."""
+    """Who watches a sweep that this server shows read-only: ``kernel-sweep pid 123 on host
+    h`` (the process the manifest names; ``dashboard server`` for one written before it did)."""
     server = manifest.get("server") or {}
-    return f"dashboard server pid {server.get('pid', '?')} on host {server.get('host', '?')}"
+    return (f"{server.get('process') or 'dashboard server'} pid {server.get('pid', '?')} on "
+            f"host {server.get('host', '?')}")
 
 
 def rebuild(sweep_dir: Path) -> tuple[JobSpec, plan.SweepOptions, list[T.Task], Record]:

@@ -21,7 +21,7 @@ from profiling_worker.schema import backends as B, run_target, spec as spec_sche
 from app import settings
 from app.core import config_grid, job_size, spec_form
 from app.sidebar import preflight_panel, run_on
-from app.ui import cached, state
+from app.ui import cached, jobs, state
 from app.core.markdown import esc
 
 PAGE = "builder"
@@ -139,17 +139,23 @@ def on_submit(first: Mapping[str, Any]) -> None:
     if spec is None:
         return
     asked, ask = st.session_state.pop(state.BUILDER_CONFIRM, None), job_size.confirm_text(spec)
-    if ask is not None and (asked is None or asked[0] != spec.spec_hash()):
-        st.session_state[state.BUILDER_CONFIRM] = (spec.spec_hash(), ask)  # the same Run again
-        return
-    try:
-        job_ids = run_on.submit(spec)  # this host's lanes or a cluster sweep
-    except OSError as exc:  # the job folder could not be made (disk full, permissions)
-        st.session_state[state.BUILDER_ERRORS] = [submit_error(exc)]
-        return
-    except spec_schema.SpecInvalid as exc:  # a cluster option, or no Slurm here
-        st.session_state[state.BUILDER_ERRORS] = exc.errors
-        return
+    confirmed = asked is not None and asked[0] == spec.spec_hash()  # the same Run again
+    with jobs.SUBMITTING:  # a double click's two runs can be handled at once
+        twin = None if confirmed else jobs.recent_twin(spec)
+        if twin is not None:  # a double click, or another tab's Run
+            ask = " ".join(filter(None, (jobs.twin_text(twin), "Press Run again to queue it.",
+                                         ask)))
+        if ask is not None and not confirmed:
+            st.session_state[state.BUILDER_CONFIRM] = (spec.spec_hash(), ask)
+            return
+        try:
+            job_ids = run_on.submit(spec)  # this host's lanes or a cluster sweep
+        except OSError as exc:  # the job folder could not be made (disk full, permissions)
+            st.session_state[state.BUILDER_ERRORS] = [submit_error(exc)]
+            return
+        except spec_schema.SpecInvalid as exc:  # a cluster option, or no Slurm here
+            st.session_state[state.BUILDER_ERRORS] = exc.errors
+            return
     state.select_job(job_ids[0])
     for job_id in job_ids:
         state.add_own_job(job_id)

@@ -13,6 +13,7 @@ from profiling_worker.schema.manifest import JobStatus
 
 from app.ui import job_status, panels, state
 from app.ui.jobs import Executor, Job
+from app.core import preflight
 from app.core.markdown import code, esc
 
 SHOW_LAST = 5  # other sessions' jobs shown; this session's own jobs are always shown
@@ -78,8 +79,8 @@ def _job(manager: Executor, job: Job, position: int) -> None:
     with st.container(border=True, key=state.key("panel", f"job-{job.job_id}")):
         icon = STATUS_ICON.get(job.status, "")
         kernels = ",".join(job.spec.kernels)
-        st.markdown(f"{icon} **{job.status}** · {esc(kernels)} · {esc(job.spec.backend)}"
-                    f"  \n{code(job.job_id)}")
+        st.markdown(f"{icon} **{job.status}** · {kind_text(job)}{esc(kernels)} · "
+                    f"{esc(job.spec.backend)}  \n{code(job.job_id)}")
         if job.watched_by:  # another server submits, retries, cancels and merges it
             st.caption(f"Read-only here: watched by the {esc(job.watched_by)}.")
         elif job.active and job.cancel_requested:
@@ -105,6 +106,12 @@ def _job(manager: Executor, job: Job, position: int) -> None:
         elif job.status in (JobStatus.FAILED, JobStatus.INTERRUPTED) and job.error:
             panels.render_error(str(job.error.get("message", "")), job.error.get("hint"),
                                 job.error.get("log_tail"), kind=job.error.get("kind"))
+
+
+def kind_text(job: Job) -> str:
+    """"Pre-flight pass · " for the quick pass Pre-flight queued (its label begins with
+    :data:`app.core.preflight.LABEL`), so it is not read as the job itself; else ""."""
+    return "Pre-flight pass · " if str(job.spec.label or "").startswith(preflight.LABEL) else ""
 
 
 def cancel_note(job: Job) -> str:

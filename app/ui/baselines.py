@@ -60,7 +60,8 @@ def _style(frame: pd.DataFrame) -> tuple[Any, dict[str, Any]]:
     floats = [c for c in frame.columns if pd.api.types.is_float_dtype(frame[c])]
     widths = {c: {"width": max([len(c), *(len(number(v)) for v in frame[c])]) * 8 + 24}
               for c in floats}
-    return frame.style.apply(colour, axis=1).format(dict.fromkeys(floats, number)), widths
+    styled = frame.style.apply(colour, axis=1).format(na_rep=panels.MISSING)  # never "None"
+    return styled.format(dict.fromkeys(floats, number)), widths
 
 
 def _baseline_data(job_id: str) -> tuple[Any, Mapping[str, Any] | None, str]:

@@ -14,14 +14,17 @@ from profiling_worker.schema.spec_errors import FieldError, SpecInvalid
 # Re-exported (the "as" form says so to mypy): the sidebar's type names.
 from app.services.executor import Executor as Executor
 from app.services.job_model import Job as Job
+from app.services.repeat_guard import (SUBMITTING as SUBMITTING, recent_twin as _recent_twin,
+                                       twin_text as twin_text)
 from app.services.result_store import SOURCE_BUNDLED as SOURCE_BUNDLED, BundleInfo as BundleInfo
 from app.services.slurm_executor import slurm_available as slurm_missing
 from app.services.sweep_plan import SweepOptions as SweepOptions, sweep_options as sweep_options
 from app.services.sweep_queue import SlurmMissing
+from app import settings
 from app.ui import cached
 
 __all__ = ["BundleInfo", "Executor", "Job", "SOURCE_BUNDLED", "SweepOptions", "slurm_missing",
-           "submit", "sweep_options"]
+           "SUBMITTING", "recent_twin", "submit", "sweep_options", "twin_text"]
 
 
 def submit(spec: JobSpec, options: SweepOptions | None, gpu_types: list[str]) -> list[str]:
@@ -43,3 +46,9 @@ def submit(spec: JobSpec, options: SweepOptions | None, gpu_types: list[str]) ->
     except SlurmMissing as exc:
         raise SpecInvalid([FieldError("slurm", str(exc), "choose Run on: this host, or run "
                                       "the dashboard where Slurm's commands work")]) from exc
+
+
+def recent_twin(spec: JobSpec) -> str | None:
+    """The job of the result store with ``spec``'s hash queued in the last
+    :data:`~app.services.repeat_guard.REPEAT_WINDOW_S` seconds (by any door), else None."""
+    return _recent_twin(settings.results_dir(), spec)

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from pathlib import Path
+from urllib.parse import urlsplit
 
 import streamlit as st
 
@@ -82,3 +83,14 @@ def link(script: str, label: str) -> None:
     """A link to the page of ``script`` (a row of the table above)."""
     entry = next(e for entries in SECTIONS.values() for e in entries if e.script == script)
     st.page_link(f"{PAGES_DIR.name}/{entry.script}", label=label, icon=entry.icon)
+
+
+def unknown_path(url: str | None) -> str | None:
+    """The last path segment of the browser's ``url`` when it names no page of the bar
+    (``/nosuchpage``), else None. Streamlit then shows the default page without a word, so a
+    mistyped link read as the Size sweep."""
+    if not url:
+        return None
+    last = urlsplit(url).path.rstrip("/").rsplit("/", 1)[-1]
+    known = {e.url_path for entries in SECTIONS.values() for e in entries}
+    return None if last in known or not last else last

@@ -116,6 +116,9 @@ DEVICE_NAME = "device__attribute_display_name"
 CC_MAJOR = "device__attribute_compute_capability_major"
 CC_MINOR = "device__attribute_compute_capability_minor"
 L2_CACHE_SIZE = "device__attribute_l2_cache_size"  # bytes
+#: The rated clocks nsight-python reports as ComputeClock and MemoryClock (kHz).
+CLOCK_RATE = "device__attribute_clock_rate"
+MEMORY_CLOCK_RATE = "device__attribute_memory_clock_rate"
 
 # Groups.
 DURATION_METRICS = (GPU_TIME, HOST_TIME, EVENTS_TIME)

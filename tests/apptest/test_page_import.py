@@ -123,6 +123,23 @@ def test_several_reports_and_bad_files_each_get_their_own_job_or_message(store, 
     assert errors[0].startswith("**import of notes.txt failed**: notes.txt: text that is not a "
                                 "table")
     assert errors[1].startswith("**import of empty.csv failed**: empty.csv: the file is empty")
+    assert "3 of 5 file groups imported; 2 not, for 2 reason(s) below." in texts(at)
+
+
+def test_a_mixed_upload_shows_one_box_per_reason(store, app) -> None:
+    """Issue 37: a mixed upload showed a red box per file, each repeating the same long reason,
+    with the one success screens below. Now: the count, the success, one box naming the files."""
+    at = app("import_files")
+    at.file_uploader(key="import-files").set_value(
+        [(REPORT_GZ.name, REPORT_GZ.read_bytes(), "application/octet-stream")]
+        + [(f"empty{i}.csv", b"", "text/csv") for i in range(4)])
+    at.run()
+    at.button(key="import-run").click().run()
+    assert not at.exception, at.exception
+    assert len(at.success) == 1
+    (error,) = [unescape(e.value) for e in at.error]
+    assert error.startswith("**import of empty0.csv, empty1.csv, empty2.csv, empty3.csv failed**")
+    assert "1 of 5 file groups imported; 4 not, for 1 reason(s) below." in texts(at)
     assert not [w for w in at.warning if "not read" in w.value]  # each report read in its job
 
 

@@ -264,3 +264,21 @@ def test_a_very_large_job_asks_for_a_second_run_before_starting(store, app) -> N
     assert manager.get(job_id) is not None and manager.get(job_id).spec.runs == 100
     manager.cancel(job_id)
     assert not [w for w in at.warning if "Press Run again" in w.value]
+
+
+def test_a_second_run_of_the_same_spec_within_seconds_asks_first(store, app) -> None:
+    """Issue 37: a double click on Run queued the same job twice. The second click of an
+    identical spec now asks (naming the first job); a third, deliberate, Run queues the copy."""
+    at = app()
+    _fill(at, kernels=["matmul"], backend="cpu", sizes="32", runs=2)
+    _submit(at)
+    first = at.session_state["sidebar-job"]
+    _submit(at)  # the double click's second click
+    assert not at.exception, at.exception
+    said = [w.value for w in at.warning if "identical job" in w.value]
+    assert said and first in said[0] and "Press Run again" in said[0], texts(at)
+    assert at.session_state["sidebar-job"] == first
+    assert [j.job_id for j in cached.job_manager().snapshot()] == [first]
+    _submit(at)  # asked, and Run pressed again: the copy is queued
+    assert at.session_state["sidebar-job"] != first
+    assert len(cached.job_manager().snapshot()) == 2

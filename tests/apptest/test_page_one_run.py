@@ -55,6 +55,8 @@ def test_one_run_shows_no_spread_and_says_so(page, one_run_job, app) -> None:
     assert len(rows), table
     assert rows[[c for c in SPREAD if c in rows]].isna().all().all(), rows
     assert not rows[C.STABLE].astype(bool).any()
+    if page == "one_kernel":  # one run is not assessed, not "no" (issue 37)
+        assert [m.value for m in at.metric if m.label == "Stable"] == ["not assessed"]
     for spec in plotly_specs(at):
         for trace in spec["data"]:
             if "error_y" in trace:  # no error bar (NaN, drawn as none), not a zero-width one
@@ -77,7 +79,8 @@ def test_one_kernel_tiles_show_a_dash_and_say_why(one_run_job, app) -> None:
     assert not at.exception, at.exception
     tiles = {m.label: m for m in at.metric}
     duration = next(m for label, m in tiles.items() if label.startswith("Duration"))
-    assert (tiles["RSD (%)"].value, tiles["Runs"].value, tiles["Stable"].value) == ("—", "1", "no")
+    assert (tiles["RSD (%)"].value, tiles["Runs"].value, tiles["Stable"].value) == (
+        "—", "1", "not assessed")  # issue 37: "no" read as measured and unstable
     assert intervals.ONE_RUN_NOTE in tiles["RSD (%)"].help
     assert intervals.ONE_RUN_NOTE in duration.help and "CI95 [" not in duration.help
 

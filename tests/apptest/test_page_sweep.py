@@ -30,6 +30,7 @@ def test_sweep_throughput_normalised(seeded, app) -> None:
     assert not at.exception
     (spec,) = plotly_specs(at)
     assert spec["layout"]["yaxis"]["title"]["text"] == "Throughput relative to fp32 (× fp32)"
+    assert "normalize_against divides AvgValue only" in texts(at)  # issue 37: vs nsight-python
     frame = at.dataframe[0].value
     assert set(frame["Unit"]) == {"× fp32"}
     assert "A ratio to fp32 takes both annotations' run spread" in texts(at)

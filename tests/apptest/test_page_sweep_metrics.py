@@ -110,13 +110,15 @@ def test_tiny_tflops_of_a_cpu_job_read_without_si_prefixes(seeded, app) -> None:
     assert not at.exception, at.exception
     (spec,) = plotly_specs(at)
     yaxis = spec["layout"]["yaxis"]
-    assert yaxis["type"] == "linear" and yaxis["tickformat"] == ",~g"
+    assert yaxis["type"] == "linear" and yaxis["tickformat"] == ",~r"
     assert "Unit: TFLOP/s" in texts(at)  # no ns / µs / ms for a throughput
     table = at.dataframe[0].value
     columns = json.loads(at.dataframe[0].proto.columns)
     for name in ("AvgValue", "StdDev", "CI95_Lower"):  # host timings: 1e-7 .. 1e-2 TFLOP/s
         fmt = columns[name]["type_config"]["format"]  # never Streamlit's default (cut cells)
-        smallest = float(table[name][table[name] > 0].min())
-        shown = f"{smallest:{fmt[1:]}}"  # the printf format read as Python's
-        digits = shown.split("e")[0].replace(",", "").replace(".", "").lstrip("0")
-        assert len(digits) >= 4 and len(shown) <= 10, (name, fmt, shown)
+        positive = table[name][table[name] > 0]
+        for value, least in ((float(positive.min()), 1), (float(positive.median()), 2)):
+            shown = f"{value:{fmt[1:]}}"  # the printf format read as Python's
+            digits = shown.split("e")[0].replace(",", "").replace(".", "").lstrip("0")
+            # issue 37's policy: digits set by the column's spread; no value reads 0
+            assert len(digits) >= least and len(shown) <= 10, (name, fmt, shown)

@@ -33,14 +33,17 @@ LONG_COLORS = COLORS + ("#00a08b", "#511cfb", "#b68100", "#fb00d1", "#6c7c32", "
 #: delta-E from every LONG_COLORS entry and from the reference/limiter greys is 19 or more.
 BOUND_COLORS = ("#3b5b76", "#d2b48c")
 GRID = "rgba(128,128,128,0.25)"
-#: A log axis whose every tick is labelled in full (1,000, 2,000, 5,000, 10,000; 0.05): plotly's
-#: default labels the 2 and 5 ticks between decades as bare digits ("2", "5", "10k", "2"), and a
-#: new user read the 2 after 10k as 2.
-LOG_AXIS: Mapping[str, str] = MappingProxyType({"type": "log", "tickformat": ",~g"})
+#: A log axis. Its ticks are chosen in :func:`apply_layout` from the data drawn on it
+#: (:func:`log_tick_values`: 1-2-5 per decade, decades, or every k-th decade, whichever fits)
+#: and written in one notation (:func:`tick_labels`: 1,000 / 2,000 / 5,000; 0.05). Plotly's own
+#: choice labelled every digit of a decade on a short axis, "7e+6 8e+6 9e+6" drawn on top of
+#: each other, and mixed "900,000" with "1e+6".
+LOG_AXIS: Mapping[str, str] = MappingProxyType({"type": "log"})
 #: Tick labels of every numeric y axis that sets none of its own (:func:`apply_layout`): plotly's
 #: default writes SI prefixes, so a TFLOP/s axis of a cpu job read "100μ ... 500μ" (micro-TFLOP/s
-#: to a reader); d3's ",~g" writes 0.0001 ... 0.0005, 21,000, and 1e-7 below 1e-6.
-VALUE_TICKFORMAT = ",~g"
+#: to a reader); d3's ",~r" writes 0.0001 ... 0.0005, 21,000 and 1,000,000 (",~g" switched to
+#: "1e+6" at a million, beside "900,000").
+VALUE_TICKFORMAT = ",~r"
 #: Axis types whose ticks are not numbers (a number format would break or be ignored there).
 _NON_NUMERIC_AXES = ("category", "multicategory", "date")
 TRANSPARENT = "rgba(0,0,0,0)"
@@ -144,6 +147,7 @@ def apply_layout(fig: go.Figure, title: str) -> go.Figure:
     fig.update_xaxes(gridcolor=GRID, zerolinecolor=GRID)
     fig.update_yaxes(gridcolor=GRID, zerolinecolor=GRID)
     fig.for_each_yaxis(_number_ticks)
+    set_log_ticks(fig)
     rows = legend_rows(fig)
     if fig.layout.height is None and rows > 2:  # keep the plot area when the legend is tall
         fig.update_layout(height=BASE_HEIGHT + LEGEND_ROW_PX * (rows - 2))
@@ -154,6 +158,153 @@ def _number_ticks(axis: Any) -> None:
     """:data:`VALUE_TICKFORMAT` on a numeric y axis that has no tick format of its own."""
     if axis.tickformat is None and axis.type not in _NON_NUMERIC_AXES:
         axis.tickformat = VALUE_TICKFORMAT
+
+
+#: Plot lengths (px) log ticks are spaced for: the narrowest a chart is drawn (a 1000x700
+#: window with the sidebar open; a row of the three-row Cache and clock figure).
+_AXIS_PX = {"x": 420.0, "y": 150.0}
+_Y_LABEL_PX = 18.0
+_X_CHAR_PX, _X_PAD_PX = 7.5, 12.0
+_LOG_MANTISSAS = ((1, 2, 5), (1,))
+
+
+def log_tick_values(lo: float, hi: float, letter: str = "x") -> list[float]:
+    """Tick values for a log axis showing ``lo``..``hi`` (> 0): 1-2-5 in each decade if their
+    labels fit :data:`_AXIS_PX` without touching, else whole decades, else every k-th decade;
+    a range inside one decade gets round linear steps (7,000,000, 8,000,000, 9,000,000).
+    ``letter``: "x" (labels side by side, their width counts) or "y" (stacked, their height)."""
+    lo, hi = min(lo, hi), max(lo, hi)
+    lo, hi = lo / 1.015, hi * 1.015  # plotly's range pads the data a little: a tick just
+    # beyond it is still drawn (a roof at 989.4 TFLOP/s, tick 1,000)
+    first, last = math.floor(math.log10(lo)), math.ceil(math.log10(hi))
+    fine, decades = ([m * 10.0 ** e for e in range(first, last + 1) for m in mantissas
+                      if lo <= m * 10.0 ** e <= hi] for mantissas in _LOG_MANTISSAS)
+    if len(fine) >= 2 and _fits(fine, lo, hi, letter):
+        return fine
+    if len(decades) >= 2:  # decades, every k-th if they are still too close
+        for every in range(1, len(decades) + 1):
+            thinned = decades[::every]
+            if len(thinned) < 2 or _fits(thinned, lo, hi, letter):
+                return thinned
+    if len(fine) >= 2:  # less than two decades shown: the 1-2-5 values that keep apart
+        return spaced_ticks(fine, tick_labels(fine), letter, span=(lo, hi))[0]
+    step = _round_step((hi - lo) / 3)  # inside one decade: 2-4 round values
+    return [step * i for i in range(math.ceil(lo / step), math.floor(hi / step) + 1)] or [lo]
+
+
+def _round_step(rough: float) -> float:
+    """The 1-2-5 x 10^k step at or above ``rough``."""
+    power = 10.0 ** math.floor(math.log10(rough))
+    return next(m * power for m in (1, 2, 5, 10) if m * power >= rough)
+
+
+def _fits(ticks: list[float], lo: float, hi: float, letter: str) -> bool:
+    """Whether neighbouring tick labels stay apart on an axis of :data:`_AXIS_PX` pixels."""
+    px_per_decade = _AXIS_PX[letter] / max(math.log10(hi / lo), 1e-9)
+    labels = tick_labels(ticks)
+    for (a, ta), (b, tb) in zip(zip(ticks, labels), zip(ticks[1:], labels[1:])):
+        need = (_Y_LABEL_PX if letter == "y"
+                else _X_CHAR_PX * (len(ta) + len(tb)) / 2 + _X_PAD_PX)
+        if math.log10(b / a) * px_per_decade < need:
+            return False
+    return True
+
+
+def spaced_ticks(values: list[float], labels: list[str], letter: str = "x",
+                 span: tuple[float, float] | None = None) -> tuple[list[float], list[str]]:
+    """The ticks of a log axis given one per drawn value (a sweep's sizes), thinned so that
+    neighbouring labels stay apart on :data:`_AXIS_PX` pixels: the first is kept, then each
+    next one far enough from the last kept. A 1,000-config sweep drew 1,000 labels on top of
+    each other. ``span``: the axis's data range (default: the values')."""
+    if len(values) < 2:
+        return list(values), list(labels)
+    lo, hi = span or (min(values), max(values))
+    px_per_decade = _AXIS_PX[letter] / max(math.log10(hi / lo), 1e-9)
+    kept = [0]
+    for i in range(1, len(values)):
+        last = kept[-1]
+        need = (_Y_LABEL_PX if letter == "y" else
+                _X_CHAR_PX * (len(labels[last]) + len(labels[i])) / 2 + _X_PAD_PX)
+        if math.log10(values[i] / values[last]) * px_per_decade >= need:
+            kept.append(i)
+    return [values[i] for i in kept], [labels[i] for i in kept]
+
+
+def tick_labels(values: list[float]) -> list[str]:
+    """Tick values in one notation, thousands separated, as many decimals as the finest needs
+    (0.05, 0.1, 0.2; 1,000, 2,000); exponent form for all of them only when one needs more
+    than 9 decimals."""
+    decimals = max((_decimals(v) for v in values), default=0)
+    if decimals > 9:
+        return [f"{v:.0e}" for v in values]
+    return [f"{v:,.{decimals}f}" for v in values]
+
+
+def _decimals(value: float) -> int:
+    """Fewest decimals that write ``value`` exactly to 6 significant digits."""
+    for d in range(0, 13):
+        if abs(round(value, d) - value) <= abs(value) * 1e-6:
+            return d
+    return 13
+
+
+def set_log_ticks(fig: go.Figure) -> None:
+    """Ticks of every log axis without tick values of its own: :func:`log_tick_values` of the
+    values drawn on it (trace x or y, error bars, a fixed range; matched axes together),
+    labelled by :func:`tick_labels`."""
+    axes = {name: fig.layout[name] for name in fig.layout.to_plotly_json()
+            if name.startswith(("xaxis", "yaxis"))}
+    extents = _extents(fig)
+    for name, axis in axes.items():
+        if axis.type != "log" or axis.tickvals is not None:
+            continue
+        values = [v for r in _matched(axes, name) for v in extents.get(r, [])]
+        if axis.range is not None:
+            values += [10.0 ** float(r) for r in axis.range if r is not None]
+        if not values:
+            continue
+        ticks = log_tick_values(min(values), max(values), name[0])
+        axis.update(tickmode="array", tickvals=ticks, ticktext=tick_labels(ticks))
+
+
+def _matched(axes: Mapping[str, Any], name: str) -> set[str]:
+    """Refs ("x", "x2") of the axis ``name`` ("xaxis2") and of every axis that shares its range
+    (plotly's ``matches``, either way)."""
+    def ref(layout_name: str) -> str:
+        return layout_name[0] + layout_name[5:]  # "xaxis2" -> "x2"
+
+    own, target = ref(name), axes[name].matches
+    return {ref(n) for n, a in axes.items()
+            if ref(n) == own or a.matches == own
+            or (target is not None and (ref(n) == target or a.matches == target))}
+
+
+def _extents(fig: go.Figure) -> dict[str, list[float]]:
+    """Axis ref ("x", "y2") -> the smallest and largest positive finite value drawn on it."""
+    out: dict[str, list[float]] = {}
+    for trace in fig.data:
+        for letter in ("x", "y"):
+            data = getattr(trace, letter, None)
+            if data is None or isinstance(data, str):
+                continue
+            try:
+                arr = np.asarray(data, dtype=float)
+            except (TypeError, ValueError):
+                continue
+            err = getattr(trace, f"error_{letter}", None)
+            parts = [arr]
+            if err is not None and err.array is not None:
+                plus = np.asarray(err.array, dtype=float)
+                minus = np.asarray(err.arrayminus if err.arrayminus is not None else err.array,
+                                   dtype=float)
+                if plus.shape == arr.shape and minus.shape == arr.shape:
+                    parts += [arr + plus, arr - minus]
+            flat = np.concatenate([p.ravel() for p in parts])
+            flat = flat[np.isfinite(flat) & (flat > 0)]
+            if flat.size:
+                ref = getattr(trace, f"{letter}axis", None) or letter
+                out.setdefault(ref, []).extend([float(flat.min()), float(flat.max())])
+    return out
 
 
 BASE_HEIGHT = 450

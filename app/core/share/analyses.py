@@ -51,7 +51,7 @@ def few_runs_text(frame: pd.DataFrame) -> str | None:
     if not few:
         return None
     return (f"**{intervals.ONE_RUN_NOTE}** ({few} of {len(frame)} rows): StdDev, CI95 and "
-            "relative std dev are missing (None in the tables, empty in the CSV) and no error "
+            "relative std dev are missing (a dash in the tables, empty in the CSV) and no error "
             "bar or band is drawn; such a measurement is never called stable. Run the job with "
             "2 or more runs.")
 

@@ -12,7 +12,7 @@ from dataclasses import dataclass
 
 import pandas as pd
 
-from profiling_worker.schema import columns as C
+from profiling_worker.schema import columns as C, intervals
 
 from app.core import derived
 from app.core.bundle_loader import Bundle
@@ -209,7 +209,10 @@ def one_kernel_summary(bundle: Bundle, frame: pd.DataFrame) -> KernelSummary:
         duration=_num(duration, C.AVG), duration_lo=_num(duration, C.CI95_LOWER),
         duration_hi=_num(duration, C.CI95_UPPER),
         num_runs=None if (runs := _num(duration, C.NUM_RUNS)) is None else int(runs),
-        stable=bool(duration[C.STABLE]) if duration is not None else None,
+        # fewer than 2 runs: not assessed (nsight-python's StableMeasurement reads False there,
+        # NaN RSD < 2.0 in nsight/transformation.py; "no" was read as measured and unstable)
+        stable=None if duration is None or runs is None or runs < intervals.MIN_RUNS
+        else bool(duration[C.STABLE]),
         rsd_pct=_num(duration, C.RSD), sm_clock_mhz=_num(clock, C.AVG),
         tflops=_num(tflops, C.AVG))
 

@@ -105,7 +105,7 @@ def test_a_tiny_tflops_axis_has_no_si_prefix_ticks() -> None:
     for log_y in (False, True):
         fig = build_sweep_figure(_tiny_tflops(), "n", host_timer=True,
                                  quantity_label="Throughput", log_y=log_y)
-        assert fig.layout.yaxis.tickformat == ",~g"  # d3: 0.0001 ... 0.0005, 1e-7 below 1e-6
+        assert fig.layout.yaxis.tickformat == ",~r"  # d3: 0.0001 ... 0.0005, never 1e-7
         assert fig.layout.yaxis.exponentformat in (None, "none", "e", "power")
         assert fig.layout.yaxis.title.text == "Throughput (TFLOP/s)"
 
@@ -126,8 +126,8 @@ def test_number_ticks_leave_category_axes_and_own_formats_alone() -> None:
 
 @pytest.mark.parametrize("values, fmt, text", [
     ([7e-7, 1.3e-7], "%.3e", "7.000e-07"),  # was Streamlit's default: cut to "0000007"
-    ([2.012e-6, 0.0115], "%.3e", "2.012e-06"),  # was "%,.6f": 0.000002, one digit
-    ([0.001234, 0.5], "%,.6f", "0.001234"),
+    ([2.012e-6, 0.0115], "%,.6f", "0.000002"),  # one digit of the smallest, no exponent
+    ([0.001234, 0.5], "%,.4f", "0.0012"),  # four digits of the median (issue 37)
     ([59.87, 60.01], "%,.2f", "59.87"),
 ])
 def test_small_floats_get_a_format_that_shows_them(values, fmt, text) -> None:

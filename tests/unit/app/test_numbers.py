@@ -34,8 +34,12 @@ def test_fit_flops(tflops, out) -> None:
     assert got[1] == out[1] and got[0] == pytest.approx(out[0])
 
 
-def test_table_formats_keep_four_significant_digits_of_the_smallest_value() -> None:
-    assert numbers.printf_format(pd.Series([21437.4944, 0.1415])) == "%,.4f"
+def test_table_formats_follow_the_spread_of_a_column() -> None:
+    """Four significant digits for the median value, one at least for the smallest (issue 37:
+    one tiny value put a column of microseconds into exponent form, "1.948e+4")."""
+    assert numbers.printf_format(pd.Series([21437.4944, 0.1415])) == "%,.1f"
+    assert numbers.printf_format(pd.Series([19478.2, 19480.1, 1e-9])) == "%,.6f"  # not 1.948e+4
+    assert numbers.printf_format(pd.Series([1.90840, -3.9819, 7.798649])) == "%,.3f"
     assert numbers.printf_format(pd.Series([512, 8192])) == "%,d"
     assert numbers.printf_format(pd.Series([512.0, 8192.0])) == "%,.0f"
     # exponent form, four significant digits: Streamlit's default drew 1.3e-7 in full, cut

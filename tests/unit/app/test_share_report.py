@@ -114,7 +114,8 @@ def test_sentences_the_pages_write_as_markdown_read_back_as_written(text: str) -
 
 def test_the_digits_sentence_says_what_the_tables_show() -> None:
     """The lead said "Tables show four significant digits" above 2,684,749 and 16.768: each
-    column shares the decimals of four significant digits of its smallest value, as it now says."""
+    column shares the decimals of four significant digits of its median value (issue 37's
+    policy, one module for pages and report), as it now says."""
     from app.core.share.build import OFFLINE_NOTE
 
     html = job_report(load_bundle(SCENARIOS / "h200-ncu-matmul-sweep"))
@@ -124,7 +125,7 @@ def test_the_digits_sentence_says_what_the_tables_show() -> None:
     shown = [re.findall(r"<td[^>]*>([^<]*)</td>", r)[col]
              for r in re.findall(r"<tr>(.*?)</tr>", section.split("<tbody>", 1)[1])]
     assert len({len(s.split(".")[1]) for s in shown}) == 1  # one number of decimals
-    assert "16.768" in shown and "21,437.494" in shown  # 5 and 8 significant digits
+    assert "16.77" in shown and "21,437.49" in shown  # as the Size sweep page's table
 
 
 def test_a_tables_box_scrolls_sideways() -> None:

@@ -100,7 +100,23 @@ def test_a_log_y_axis_labels_every_tick_in_full() -> None:
 
     frame = _frame().assign(**{C.AVG: [5.0, 50.0, 500.0, 21_000.0]})
     log = build_sweep_figure(frame, "n", host_timer=False, log_y=True).layout.yaxis
-    assert (log.type, log.tickformat) == ("log", ",~g") and dict(theme.LOG_AXIS) == {
-        "type": "log", "tickformat": ",~g"}
+    assert log.type == "log" and dict(theme.LOG_AXIS) == {"type": "log"}
+    assert list(log.ticktext)[-3:] == ["100", "1,000", "10,000"]  # decades, written in full
     linear = build_sweep_figure(frame, "n", host_timer=False).layout.yaxis
     assert linear.type == "linear" and linear.tickformat == theme.VALUE_TICKFORMAT  # no SI
+
+
+def test_a_thousand_config_sweep_draws_every_kth_config_and_says_so() -> None:
+    """Issue 37: a 1,000-config sweep drew 1,000 points per line; what is drawn is thinned (the
+    frame is not) and the title says so."""
+    from app.core.figures.sweep import DRAW_MOST
+
+    n = np.arange(1, 1001, dtype=float) * 64
+    frame = pd.DataFrame({C.ANNOTATION: "fp32", "n": n, C.UNIT: "us", C.AVG: n / 100,
+                          C.CI95_LOWER: n / 110, C.CI95_UPPER: n / 90, C.NUM_RUNS: 10})
+    fig = build_sweep_figure(frame, "n", host_timer=False)
+    (trace,) = fig.data
+    assert len(trace.x) <= DRAW_MOST + 1 and trace.x[-1] == n[-1] and trace.x[0] == n[0]
+    assert "every 5 configs drawn of 1,000" in fig.layout.title.text
+    assert len(frame) == 1000
+    assert len(fig.layout.xaxis.tickvals) <= 12

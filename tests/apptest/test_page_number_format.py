@@ -1,0 +1,61 @@
+"""One number format on every page (issue 37): every table of every page, on the recorded H200
+jobs, shows its numbers without exponent form (unless the column's values are tiny: median
+below 1e-5), with at most 6 decimals, and never "None". Compare showed "1.90840", "-3.9819" and
+"7.798649" side by side; One kernel "1.948e+4" us beside a card reading "19,478"."""
+
+from __future__ import annotations
+
+import json
+
+import numpy as np
+import pandas as pd
+import pytest
+from apptest_helpers import shown_cells
+
+from tests.scenarios import SCENARIOS
+
+PAGES = [
+    ("sweep", {"job": "h200-ncu-matmul-sweep"}), ("stability", {"job": "h200-cupti-stability"}),
+    ("bound_roofline", {"job": "h200-ncu-roofline"}), ("memory", {"job": "h200-ncu-elementwise"}),
+    ("cache_clock", {"job": "h200-ncu-elementwise"}),
+    ("clocks_thermal", {"job": "h200-cupti-stability"}),
+    ("kernels", {"job": "h200-ncu-matmul-sweep"}), ("one_kernel", {"job": "h200-ncu-matmul-sweep"}),
+    ("deep_dive", {"job": "h200-ncu-deepdive-fp16-4096"}),
+    ("compare", {"baseline": "h200-ncu-matmul-sweep", "candidate": "h200-cupti-matmul-sweep"}),
+    ("compare", {"baseline": "h200-cupti-gate-base", "candidate": "h200-cupti-gate-again"}),
+    ("backends", {"job": "h200-ncu-matmul-sweep"}), ("results", {"job": "h200-ncu-matmul-sweep"}),
+    ("files", {"job": "h200-ncu-roofline"}), ("environment", {"job": "h200-cupti-stability"}),
+]
+
+
+def _problems(at) -> list[str]:
+    out = []
+    for el in at.dataframe:
+        frame = el.value
+        columns = json.loads(el.proto.columns) if el.proto.columns else {}
+        for name in frame.columns:
+            series = frame[name]
+            if not pd.api.types.is_numeric_dtype(series) or pd.api.types.is_bool_dtype(series):
+                continue
+            fmt = ((columns.get(str(name)) or {}).get("type_config") or {}).get("format")
+            values = series.to_numpy(dtype=float)
+            values = values[np.isfinite(values)]
+            if fmt is None:
+                if not pd.api.types.is_integer_dtype(series) and len(values):
+                    out.append(f"{name}: no number format ({values[:3]})")
+                continue
+            decimals = fmt.partition(".")[2].rstrip("fde")
+            if fmt.endswith("e") and len(values) and np.median(np.abs(values[values != 0])) >= 1e-5:
+                out.append(f"{name}: exponent form {fmt} for values like {values[:3]}")
+            if decimals.isdigit() and int(decimals) > 6:
+                out.append(f"{name}: {fmt}, more than 6 decimals")
+    return out
+
+
+@pytest.mark.parametrize(("page", "query"), PAGES)
+def test_every_table_follows_the_number_policy(store, monkeypatch, app, page, query) -> None:
+    monkeypatch.setenv("KPROF_BUNDLED_DIR", str(SCENARIOS))
+    at = app(page, query=query)
+    assert not at.exception, at.exception
+    assert not {"None", "nan", "NaN"} & set(shown_cells(at)), page
+    assert not _problems(at), _problems(at)

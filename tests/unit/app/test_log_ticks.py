@@ -1,0 +1,62 @@
+"""Log-axis ticks chosen from the data drawn (issue 37): one notation, labels that stay apart."""
+
+from __future__ import annotations
+
+import math
+
+import plotly.graph_objects as go
+import pytest
+
+from app.core.figures import theme
+
+
+def _gaps_ok(ticks: list[float], lo: float, hi: float, letter: str) -> bool:
+    return theme._fits(ticks, lo, hi, letter)
+
+
+@pytest.mark.parametrize(("lo", "hi", "letter"), [
+    (5.0, 21_000.0, "y"), (4096.0, 4.3e9, "x"), (7e6, 9e6, "x"), (0.3, 900.0, "x"),
+    (1e-4, 5e-4, "y"), (2.0, 3.0, "y"), (1.0, 1e12, "x")])
+def test_ticks_stay_apart_and_share_one_notation(lo, hi, letter) -> None:
+    ticks = theme.log_tick_values(lo, hi, letter)
+    labels = theme.tick_labels(ticks)
+    assert len(ticks) >= 1 and all(lo <= t <= hi for t in ticks), ticks
+    assert not any("e" in text for text in labels), labels  # never 1e+6 beside 900,000
+    assert len({len(t.partition(".")[2]) for t in labels}) == 1, labels  # one precision
+    assert len(ticks) < 2 or _gaps_ok(ticks, lo, hi, letter), labels
+
+
+def test_the_working_set_axis_of_cache_and_clock_reads_in_full() -> None:
+    """The axis printed "7e+6 8e+6 9e+6" on top of each other: now every other decade written
+    out (thirteen-character labels need more than one decade of a 420 px axis)."""
+    ticks = theme.log_tick_values(4096.0, 1.07e9, "x")
+    assert theme.tick_labels(ticks) == ["10,000", "1,000,000", "100,000,000"]
+    assert theme.tick_labels(theme.log_tick_values(7e6, 9e6)) == [
+        "7,000,000", "8,000,000", "9,000,000"]
+
+
+def test_less_than_two_decades_of_long_labels_still_get_several_ticks() -> None:
+    """The fusion chart's n axis (2^20 .. 6.7e7) was labelled only "50,000,000"."""
+    assert theme.tick_labels(theme.log_tick_values(1_048_576.0, 6.7e7)) == [
+        "2,000,000", "5,000,000", "20,000,000", "50,000,000"]
+    assert theme.log_tick_values(30.0, 989.4, "y")[-1] == 1000.0  # the roof's tick is drawn
+
+
+def test_apply_layout_sets_ticks_on_every_log_axis_from_its_data() -> None:
+    fig = go.Figure(go.Scatter(x=[0.5, 300.0], y=[2.0, 3000.0], error_y={
+        "type": "data", "array": [0.0, 7000.0], "arrayminus": [1.5, 0.0]}))
+    fig.update_xaxes(**theme.LOG_AXIS)
+    fig.update_yaxes(**theme.LOG_AXIS)
+    theme.apply_layout(fig, "t")
+    assert list(fig.layout.xaxis.ticktext) == ["0.5", "1", "2", "5", "10", "20", "50", "100",
+                                               "200"] or list(fig.layout.xaxis.ticktext) == [
+        "1", "10", "100"]
+    assert min(fig.layout.yaxis.tickvals) >= 0.5 and max(fig.layout.yaxis.tickvals) <= 10_000
+    assert math.isclose(max(fig.layout.yaxis.tickvals), 10_000)  # the whisker's top counts
+
+
+def test_spaced_ticks_thin_a_thousand_sizes() -> None:
+    sizes = [float(64 + 16 * i) for i in range(1000)]
+    ticks, text = theme.spaced_ticks(sizes, [f"{s:,.0f}" for s in sizes])
+    assert 2 <= len(ticks) <= 12 and ticks[0] == 64.0
+    assert _gaps_ok(ticks, sizes[0], sizes[-1], "x")
