@@ -113,7 +113,7 @@ def to_result(runs: dict[str, list[float]], side: str) -> list[float]:
 def summarise(backend: str, runs: dict[str, list[float]]) -> dict[str, Any]:
     """The raw lists of one backend plus, pair by pair (benchmarks/paired.py), cold / bare to
     the result and to exit, and for CUPTI first warm job / cold and the warm repeat."""
-    from benchmarks.paired import paired_ratio
+    from paired import paired_ratio  # benchmarks/ is on sys.path: the script's own folder
 
     out: dict[str, Any] = {k: v for k, v in runs.items() if not k.endswith("_eff")}
     out["cold_over_bare_to_result"] = paired_ratio(to_result(runs, "cold"), to_result(runs, "bare"))
