@@ -49,7 +49,7 @@ SPEED_RUN = "h200-1202-s6run2"
 AA_RUNS = ("h200-1201-run2", "h200-1201-run4")
 #: Events attribution and runs "auto": the two device runs the docs quote.
 EVENTS_RUNS = ("h200-1202-run7", "h200-1202-run9")
-AUTO_RUN = "h200-1202-run9"
+AUTO_RUN = "h200-1202-run2"
 
 
 def speed(run: str) -> dict[str, dict[str, Any]]:
