@@ -45,6 +45,8 @@ from paired import paired_ratio  # noqa: E402
 
 #: Device runs whose overhead JSON docs/performance.md quotes (issue 40); README quotes the last.
 SPEED_RUNS = ("h200-1202-s6run2",)
+#: Device runs whose ``*-warm_stages.json`` docs/performance.md quotes.
+WARM_RUNS = ("h200-1202-s6run2",)
 #: Gate A/A studies: study 1 (defaults) and study 2 (more runs), docs/measurements-h200.md.
 AA_RUNS = ("h200-1201-run2", "h200-1201-run4")
 #: Events attribution and runs "auto": the two device runs the docs quote.
@@ -91,6 +93,26 @@ def aa(run: str) -> list[dict[str, Any]]:
                 "found_k": p["k"], "found_n": p["n"], "found_pct": 100 * p["k"] / p["n"],
                 "found_lower_pct": 100 * clopper_pearson(p["k"], p["n"])[0]})
     return rows
+
+
+def warm(run: str) -> dict[str, float]:
+    """A warm J1 (``*-warm_stages.json``, ``benchmarks/warm_stages.py``), per job: the worker's
+    own part = ``runner.run_job``'s wall less nsight-python's call; medians over the jobs (ms)
+    and of own / nsight-python per job (issue 40's target: at most 0.10)."""
+    import statistics
+
+    raw = json.loads((H200 / f"{run}-warm_stages.json").read_text())
+    nspy = [job["nsight-python call"] for job in raw["per_job_ms"]]
+    own = [1e3 * w - n for w, n in zip(raw["run_job_wall_s"], nspy)]
+    return {"jobs": len(own), "own_ms": statistics.median(own),
+            "nsight_ms": statistics.median(nspy),
+            "own_over_nsight": statistics.median(o / n for o, n in zip(own, nspy))}
+
+
+def warm_text(run: str) -> str:
+    w = warm(run)
+    return (f"the worker's own part {w['own_ms']:.0f} ms against nsight-python's call "
+            f"{w['nsight_ms']:.0f} ms, {w['own_over_nsight']:.2f}x it (median of {w['jobs']} jobs)")
 
 
 def _attribution(run: str) -> list[dict[str, float]]:
@@ -190,6 +212,8 @@ def claims() -> list[tuple[str, str]]:
             for doc in docs:
                 out.append((doc, f"{name} to the result {ratio_text(sp[backend]['to_result'])}"))
                 out.append((doc, f"{name} to exit {ratio_text(sp[backend]['to_exit'])}"))
+    for run in WARM_RUNS:
+        out.append(("docs/performance.md", f"warm J1: {warm_text(run)}"))
     for run in AA_RUNS:
         for row in aa(run):
             out.append(("docs/measurements-h200.md", f"{row['backend']} {row['kind']}: {aa_text(row)}"))
