@@ -44,9 +44,9 @@ from overhead import to_result  # noqa: E402
 from paired import paired_ratio  # noqa: E402
 
 #: Device runs whose overhead JSON docs/performance.md quotes (issue 40); README quotes the last.
-SPEED_RUNS = ("h200-1202-s6run2",)
+SPEED_RUNS = ("h200-1202-s6run2", "h200-1205-speedrun1")
 #: Device runs whose ``*-warm_stages.json`` docs/performance.md quotes.
-WARM_RUNS = ("h200-1202-s6run2",)
+WARM_RUNS = ("h200-1202-s6run2", "h200-1205-speedrun1")
 #: Gate A/A studies: study 1 (defaults) and study 2 (more runs), docs/measurements-h200.md.
 AA_RUNS = ("h200-1201-run2", "h200-1201-run4")
 #: Events attribution and runs "auto": the two device runs the docs quote.
@@ -187,7 +187,7 @@ def ratio_text(r: dict[str, Any]) -> str:
     """``0.91 (CI95 0.83-1.00, 1 of 5 pairs slower, p = 0.12): met`` (:func:`paired.paired_ratio`)."""
     lo, hi = r["ci95"]
     return (f"{r['estimate']:.2f} (CI95 {lo:.2f}-{hi:.2f}, {r['slower_pairs']} of {r['n']} "
-            f"pairs slower, p = {r['p_wilcoxon']:.2f}): {r['verdict']}")
+            f"pairs slower, p = {r['p_wilcoxon']:.3f}): {r['verdict']}")
 
 
 def aa_text(row: dict[str, Any]) -> str:
