@@ -115,6 +115,19 @@ def warm_text(run: str) -> str:
             f"{w['nsight_ms']:.0f} ms, {w['own_over_nsight']:.2f}x it (median of {w['jobs']} jobs)")
 
 
+#: Page benchmark runs (``benchmarks/page_speed.py --json``, 2-core machine) the docs quote.
+PAGE_RUNS = ("page-speed-1205-speed",)
+
+
+def pages_text(run: str) -> str:
+    """``cold 1.27x, warm 1.41x a bare page, click 1173 ms (medians of 5 rounds; load 10.9)``."""
+    raw = json.loads((HERE / "cpu" / f"{run}.json").read_text())["summary"]
+    r, m = raw["ratio_median"], raw["median_s"]
+    return (f"cold {r['dash_cold']:.2f}x, warm {r['dash_warm']:.2f}x a bare page, click "
+            f"{1e3 * m['dash_click']:.0f} ms (medians of {raw['rounds']} rounds; load average "
+            f"{raw['load_average'][0]:.1f} on {raw['cpus']} CPUs)")
+
+
 def _attribution(run: str) -> list[dict[str, float]]:
     """The events attribution table printed in ``run``'s pytest output (one dict per n)."""
     lines = (H200 / f"{run}-pytest_gpu.txt").read_text().splitlines()
@@ -214,6 +227,8 @@ def claims() -> list[tuple[str, str]]:
                 out.append((doc, f"{name} to exit {ratio_text(sp[backend]['to_exit'])}"))
     for run in WARM_RUNS:
         out.append(("docs/performance.md", f"warm J1: {warm_text(run)}"))
+    for run in PAGE_RUNS:
+        out.append(("docs/performance.md", pages_text(run)))
     for run in AA_RUNS:
         for row in aa(run):
             out.append(("docs/measurements-h200.md", f"{row['backend']} {row['kind']}: {aa_text(row)}"))
