@@ -19,8 +19,10 @@ documents hold exactly that text, so a figure cannot drift from its raw file.
 - **runs "auto"** (the JSON lines of ``benchmarks/adaptive_runs.py`` in a ``*-pytest_gpu.txt``):
   GPU time auto / fixed, and fixed runs brought to auto's interval width: the runs a fixed job
   needs for auto's width, ``n_fixed (w_fixed / w_auto)^2`` (the t interval narrows as
-  ``1/sqrt(n)``), and its GPU time at the fixed job's time per run of each config (from the
-  bundled job of the same kernels: ``--per-run`` below).
+  ``1/sqrt(n)``), and its GPU time at each config's time per run in the bundled job of the same
+  kernels (:data:`AUTO_BUNDLES`).
+- **warm** (``*-warm_stages.json``) and **pages** (``benchmarks/cpu/page-speed-*.json``): the
+  worker's own part of a warm J1 against nsight-python's call; the page ratios and click.
 
 Usage: ``python benchmarks/doc_figures.py`` prints every figure (Markdown).
 """
