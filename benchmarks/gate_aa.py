@@ -5,7 +5,9 @@ other than ``same``, and how often a planted slowdown of twice the allowed chang
 stream region per size) one after another with this project's worker
 (``python -m profiling_worker run``), until it has ``--pairs + 1`` jobs or its time budget is
 spent. ``analyse`` pairs consecutive jobs (job i as baseline, job i+1 as candidate: N+1 jobs
-give N pairs; neighbouring pairs share a job, so they are not independent), judges each pair
+give N pairs; neighbouring pairs share a job, so they are not independent), or with
+``--disjoint`` (and ``record --disjoint``: 2N jobs) jobs 0-1, 2-3, ...: independent pairs, whose
+rows can bound a rate (``record --gap-s`` spreads the pairs over time), judges each pair
 with the gate (:func:`profiling_worker.gate.judge.judge`, the CLI's judgement) and counts per
 kind of row:
 
@@ -60,10 +62,13 @@ KINDS = ("small", "gemm", "memory")
 
 
 def record(out: Path, backend: str, pairs: int, runs: int, budget_s: float,
-           sizes: list[int] | None = None) -> list[dict[str, Any]]:
-    """Run up to ``pairs + 1`` identical jobs under ``out/<backend>/aa-<i>`` (``sizes``: the
-    configs' n, None: the kernel's defaults for the backend); stop starting new ones once
-    ``budget_s`` seconds have passed. Returns one {job, rc, status, wall_s} per job."""
+           sizes: list[int] | None = None, disjoint: bool = False,
+           gap_s: float = 0.0) -> list[dict[str, Any]]:
+    """Run up to ``pairs + 1`` identical jobs (``2 pairs`` when ``disjoint``: no job in two
+    pairs) under ``out/<backend>/aa-<i>``, each its own process (``sizes``: the configs' n,
+    None: the kernel's defaults for the backend), waiting ``gap_s`` seconds after each pair so
+    the pairs spread over time; stop starting new ones once ``budget_s`` seconds have passed.
+    Returns one {job, rc, status, wall_s} per job."""
     root = out / backend
     root.mkdir(parents=True, exist_ok=True)
     spec = {"kernels": ["gate_aa"], "runs": runs, "warmup": 1, "backend": backend,
@@ -72,9 +77,11 @@ def record(out: Path, backend: str, pairs: int, runs: int, budget_s: float,
     dirs = os.pathsep.join(filter(None, [str(KERNELS), os.environ.get("KPROF_KERNEL_DIRS")]))
     env = {**os.environ, "KPROF_KERNEL_DIRS": dirs, "OMP_NUM_THREADS": "1"}
     start, done = time.perf_counter(), []
-    for i in range(pairs + 1):
+    for i in range(2 * pairs if disjoint else pairs + 1):
         if time.perf_counter() - start > budget_s:
             break
+        if gap_s and i and i % 2 == 0:
+            time.sleep(gap_s)
         job = root / f"aa-{i:02d}"
         job.mkdir()
         (job / C.SPEC_FILE).write_text(json.dumps(spec))
@@ -127,21 +134,24 @@ def _rate(k: int, n: int) -> dict[str, Any]:
             "ci95_pct": [100.0 * low, 100.0 * high]}
 
 
-def analyse_backend(root: Path, allowed_pct: float) -> dict[str, Any]:
-    """A/A and planted-slowdown counts of one backend's jobs (module docstring)."""
+def analyse_backend(root: Path, allowed_pct: float, disjoint: bool = False) -> dict[str, Any]:
+    """A/A and planted-slowdown counts of one backend's jobs (module docstring); ``disjoint``:
+    jobs 0-1, 2-3, ... (independent pairs) instead of every consecutive pair."""
     jobs = [GateSide.load(p) for p in sorted(root.glob("aa-*"))
             if (p / "manifest.json").is_file()]
     jobs = [j for j in jobs if j.manifest.get("status") == "done"]
     options, factor = GateOptions(max_slowdown_pct=allowed_pct), 1 + 2 * allowed_pct / 100
     aa: dict[str, Counter[str]] = {k: Counter() for k in KINDS}
     found: dict[str, Counter[str]] = {k: Counter() for k in KINDS}
-    for base, cand in zip(jobs, jobs[1:]):
+    pairs = list(zip(jobs[::2], jobs[1::2]) if disjoint else zip(jobs, jobs[1:]))
+    for base, cand in pairs:
         first = (base.manifest["spec"]["configs"] or [{}])[0].get("n")
         for counts, candidate in ((aa, cand), (found, planted(cand, factor))):
             rows = judge(base, candidate, options).rows
             for kind, outcome in zip(kind_of(rows, first), rows[OUTCOME]):
                 counts[kind][outcome] += 1
-    out: dict[str, Any] = {"jobs": len(jobs), "pairs": max(len(jobs) - 1, 0),
+    out: dict[str, Any] = {"jobs": len(jobs), "pairs": len(pairs),
+                           "pairing": "disjoint" if disjoint else "consecutive",
                            "planted_factor": factor, "kinds": {}}
     for kind in KINDS:
         n_aa, n_pl = sum(aa[kind].values()), sum(found[kind].values())
@@ -182,15 +192,19 @@ def main(argv: list[str] | None = None) -> int:
                      help="start no job after this many seconds")
     rec.add_argument("--sizes", type=lambda t: [int(x) for x in t.split(",")],
                      help="configs' n, e.g. 1024,2048,4096 (default: the kernel's)")
+    rec.add_argument("--disjoint", action="store_true", help="2 x pairs jobs, no job shared")
+    rec.add_argument("--gap-s", type=float, default=0.0, help="seconds to wait between pairs")
     ana = sub.add_parser("analyse", help="judge consecutive jobs, A/A and planted")
     ana.add_argument("out", type=Path)
     ana.add_argument("--max-slowdown", type=float, default=GateOptions().max_slowdown_pct)
     ana.add_argument("--json", type=Path)
+    ana.add_argument("--disjoint", action="store_true", help="judge jobs 0-1, 2-3, ... only")
     args = parser.parse_args(argv)
     if args.command == "record":
-        lines = record(args.out, args.backend, args.pairs, args.runs, args.budget_s, args.sizes)
+        lines = record(args.out, args.backend, args.pairs, args.runs, args.budget_s, args.sizes,
+                       args.disjoint, args.gap_s)
         return 0 if any(line["status"] == "done" for line in lines) else 1
-    results = {p.name: analyse_backend(p, args.max_slowdown)
+    results = {p.name: analyse_backend(p, args.max_slowdown, args.disjoint)
                for p in sorted(args.out.iterdir()) if p.is_dir() and any(p.glob("aa-*"))}
     if args.json:
         args.json.write_text(json.dumps({"max_slowdown_pct": args.max_slowdown,

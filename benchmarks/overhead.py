@@ -1,15 +1,18 @@
 """Dashboard worker vs a bare nsight-python script, measured side by side in one run.
 
-Job J1 (fp16 ``a @ b``, n = 1024..8192, 10 runs, duration only). For each backend it runs,
-``--repeats`` times each and interleaved: the bare script (benchmarks/bare_nsight_j1.py), the
-worker cold (``python -m profiling_worker run``, one process per job), and, for CUPTI, a new
-job manager with a warm worker and two jobs through it, each timed from submit to result: the
-first (which starts the worker) and its repeat. Prints and writes JSON: wall times, the
-ratios cold / bare and first warm job / cold (min / median / max, pair by pair), each process's
-seconds from its last result on disk to its exit, and the profiling efficiency (sum of kernel
-time x runs over wall time).
+Job J1 (fp16 ``a @ b``, n = 1024..8192, 10 runs, duration only). In ``--repeats`` rounds, each
+backend runs one pair: the bare script (benchmarks/bare_nsight_j1.py) and the worker cold
+(``python -m profiling_worker run``, one process per job), the side that goes first
+alternating by round; in the first ``--warm-rounds`` rounds a new job manager with a warm
+CUPTI worker then runs 1 + ``--warm-jobs`` jobs, each timed from submit to result (the first
+starts the worker). Each process is timed to its result on disk (the bare script's last line,
+the worker's manifest: what the user waits for) and to its exit, apart. Prints and writes JSON
+after every round: the raw times, and per figure the paired ratio with its CI95, Wilcoxon p
+and verdict (benchmarks/paired.py), and the profiling efficiency (sum of kernel time x runs
+over wall time).
 
-Usage: ``python benchmarks/overhead.py OUT_JSON NCU_PYTHONPATH CUPTI_PYTHONPATH [--repeats 3]``
+Usage: ``python benchmarks/overhead.py OUT_JSON NCU_PYTHONPATH CUPTI_PYTHONPATH [--repeats 10]
+[--warm-rounds 3] [--warm-jobs 3] [--backends ncu,cupti]``
 """
 
 from __future__ import annotations
@@ -25,6 +28,7 @@ import sys
 import tempfile
 import time
 from pathlib import Path
+from typing import Any
 
 import pandas as pd
 
@@ -98,45 +102,80 @@ def _stats(values: list[float]) -> dict[str, float]:
     return {"min": min(values), "median": statistics.median(values), "max": max(values)}
 
 
+def to_result(runs: dict[str, list[float]], side: str) -> list[float]:
+    """Seconds from a process's start to its result on disk (what the user waits for): its
+    wall to exit less the seconds from its last result to its exit (the bare script's last
+    line, the worker's manifest). Works on every ``overhead.json`` since device run s6run1."""
+    after = "bare_last_line_to_exit_s" if side == "bare" else "cold_manifest_to_exit_s"
+    return [w - a for w, a in zip(runs[f"{side}_s"], runs[after])]
+
+
+def summarise(backend: str, runs: dict[str, list[float]]) -> dict[str, Any]:
+    """The raw lists of one backend plus, pair by pair (benchmarks/paired.py), cold / bare to
+    the result and to exit, and for CUPTI first warm job / cold and the warm repeat."""
+    from paired import paired_ratio  # benchmarks/ is on sys.path: the script's own folder
+
+    out: dict[str, Any] = {k: v for k, v in runs.items() if not k.endswith("_eff")}
+    out["cold_over_bare_to_result"] = paired_ratio(to_result(runs, "cold"), to_result(runs, "bare"))
+    out["cold_over_bare"] = paired_ratio(runs["cold_s"], runs["bare_s"])  # to exit
+    out["cold_efficiency"] = _stats(runs["cold_eff"])
+    if runs.get("warm_s"):
+        n = len(runs["warm_first_job_s"])
+        out["first_warm_over_cold"] = paired_ratio(runs["warm_first_job_s"], runs["cold_s"][:n])
+        out["warm_submit_to_result"] = _stats(runs["warm_s"])
+        out["warm_efficiency"] = _stats(runs["warm_eff"])
+    return out
+
+
+def one_round(backend: str, path: str, root: Path, libcupti: str, bare_first: bool,
+              runs: dict[str, list[float]]) -> None:
+    """One pair (bare script, cold worker) in the order given, appended to ``runs``."""
+    for side in ("bare", "cold") if bare_first else ("cold", "bare"):
+        if side == "bare":
+            wall, after = time_bare(backend, root, path, libcupti)
+            runs["bare_s"].append(wall)
+            runs["bare_last_line_to_exit_s"].append(after)
+        else:
+            wall, kernels, after = time_cold(backend, root, path)
+            runs["cold_s"].append(wall)
+            runs["cold_manifest_to_exit_s"].append(after)
+            runs["cold_eff"].append(kernels / wall)
+    runs["bare_first"].append(float(bare_first))
+
+
 def main() -> None:
     parser = argparse.ArgumentParser()
     parser.add_argument("out", type=Path)
     parser.add_argument("ncu_path")
     parser.add_argument("cupti_path")
-    parser.add_argument("--repeats", type=int, default=3)
+    parser.add_argument("--repeats", type=int, default=10, help="pairs per backend")
+    parser.add_argument("--warm-rounds", type=int, default=3,
+                        help="rounds that also start a new job manager with a warm CUPTI worker")
+    parser.add_argument("--warm-jobs", type=int, default=3, help="repeats after its first job")
+    parser.add_argument("--backends", default="ncu,cupti")
     args = parser.parse_args()
     from profiling_worker.environment import find_libcupti
 
     sys.path[1:1] = args.cupti_path.split(os.pathsep)  # find the carried libcupti >= 13.4 first
     libcupti = find_libcupti()[0]["path"]
     root = Path(tempfile.mkdtemp(prefix="overhead-"))
-    result: dict[str, dict] = {}
-    for backend, path in (("ncu", f"{REPO}:{args.ncu_path}"), ("cupti", f"{REPO}:{args.cupti_path}")):
-        runs: dict[str, list[float]] = collections.defaultdict(list)
-        for _ in range(args.repeats):  # interleaved, so drift hits all alike
-            wall, after = time_bare(backend, root, path, libcupti)
-            runs["bare_s"].append(wall)
-            runs["bare_last_line_to_exit_s"].append(after)
-            wall, kernels, after = time_cold(backend, root, path)
-            runs["cold_s"].append(wall)
-            runs["cold_manifest_to_exit_s"].append(after)
-            runs["cold_eff"].append(kernels / wall)
-            if backend == "cupti":  # a new warm worker: its first job, then a repeat
-                walls, kernels_s = time_warm(root, args.cupti_path, jobs=2)
-                runs["warm_first_job_s"].append(walls[0])
-                runs["warm_s"].append(walls[1])
-                runs["warm_eff"].append(kernels_s[1] / walls[1])
-        pairs = zip(runs["cold_s"], runs["bare_s"])
-        result[backend] = {**{k: v for k, v in runs.items() if not k.endswith("_eff")},
-                           "cold_over_bare": _stats([c / b for c, b in pairs]),
-                           "cold_efficiency": _stats(runs["cold_eff"])}
-        if backend == "cupti":
-            pairs = zip(runs["warm_first_job_s"], runs["cold_s"])
-            result[backend].update(
-                first_warm_over_cold=_stats([w / c for w, c in pairs]),
-                warm_submit_to_result=_stats(runs["warm_s"]),
-                warm_efficiency=_stats(runs["warm_eff"]))
-        args.out.write_text(json.dumps(result, indent=1))  # keep what is measured so far
+    paths = {"ncu": f"{REPO}:{args.ncu_path}", "cupti": f"{REPO}:{args.cupti_path}"}
+    backends = args.backends.split(",")
+    runs = {b: collections.defaultdict(list) for b in backends}
+    result: dict[str, Any] = {}
+    for i in range(args.repeats):  # rounds: both backends, sides alternating who goes first
+        for backend in backends:
+            one_round(backend, paths[backend], root, libcupti, i % 2 == 0, runs[backend])
+            if backend == "cupti" and i < args.warm_rounds:  # a new warm worker, then repeats
+                walls, kernels_s = time_warm(root, args.cupti_path, jobs=1 + args.warm_jobs)
+                runs[backend]["warm_first_job_s"].append(walls[0])
+                runs[backend]["warm_s"].extend(walls[1:])
+                runs[backend]["warm_eff"].extend(k / w for k, w in zip(kernels_s[1:], walls[1:]))
+            result[backend] = summarise(backend, runs[backend])
+        args.out.write_text(json.dumps(result, indent=1))  # a call cut short keeps its rounds
+        print(f"round {i + 1}: " + ", ".join(
+            f"{b} cold/bare to result {result[b]['cold_over_bare_to_result']['estimate']:.3f}"
+            for b in backends), flush=True)
     print(json.dumps(result, indent=1))
     shutil.rmtree(root, ignore_errors=True)
 

@@ -10,6 +10,11 @@
 # (170), TOTAL_S (480). Kernels of 5-10 us need more runs (docs/measurements-h200.md, study 2):
 #   BACKENDS=cupti PAIRS=21 CUPTI_RUNS=100 CUPTI_SIZES=1024,2048 CUPTI_BUDGET_S=400 bash scripts/gate_aa.sh
 #   BACKENDS=ncu PAIRS=21 NCU_RUNS=30 NCU_SIZES=1024 TOTAL_S=540 bash scripts/gate_aa.sh
+# DISJOINT=1: independent pairs (2 x PAIRS jobs, jobs 0-1, 2-3, ... judged; no job in two pairs),
+# GAP_S seconds between pairs; every job's runs table and manifest come back in aa_runs.tgz so
+# each verdict can be re-judged (issue 34). The independent study, one call of about 9 minutes:
+#   DISJOINT=1 GAP_S=2 BACKENDS=cupti PAIRS=30 CUPTI_RUNS=20 CUPTI_BUDGET_S=500 TOTAL_S=520 \
+#     bash scripts/gate_aa.sh
 set -uo pipefail
 OUT=${OUT:-$(mktemp -d)}
 REPO=$(cd "$(dirname "$0")/.." && pwd)
@@ -23,14 +28,15 @@ BACKENDS=${BACKENDS:-cupti ncu}
 if [[ " $BACKENDS " == *" cupti "* ]]; then
   PYTHONPATH=$CUPTI_PATH python3 benchmarks/gate_aa.py record "$AA" --backend cupti --pairs "$PAIRS" \
     --runs "${CUPTI_RUNS:-20}" --sizes "${CUPTI_SIZES:-1024,2048,4096,8192}" \
-    --budget-s "${CUPTI_BUDGET_S:-170}" | tee -a "$OUT/record.jsonl"
+    --budget-s "${CUPTI_BUDGET_S:-170}" ${DISJOINT:+--disjoint --gap-s "${GAP_S:-0}"} | tee -a "$OUT/record.jsonl"
 fi
 if [[ " $BACKENDS " == *" ncu "* ]]; then
   PYTHONPATH=$NCU_PATH python3 benchmarks/gate_aa.py record "$AA" --backend ncu --pairs "$PAIRS" \
     --runs "${NCU_RUNS:-5}" --sizes "${NCU_SIZES:-1024,2048,4096}" \
-    --budget-s $(( ${TOTAL_S:-480} - SECONDS )) | tee -a "$OUT/record.jsonl"
+    --budget-s $(( ${TOTAL_S:-480} - SECONDS )) ${DISJOINT:+--disjoint --gap-s "${GAP_S:-0}"} | tee -a "$OUT/record.jsonl"
 fi
-PYTHONPATH=$CUPTI_PATH python3 benchmarks/gate_aa.py analyse "$AA" --json "$OUT/gate_aa.json" \
+PYTHONPATH=$CUPTI_PATH python3 benchmarks/gate_aa.py analyse "$AA" --json "$OUT/gate_aa.json" ${DISJOINT:+--disjoint} \
   | tee "$OUT/gate_aa.md"
 tar -czf "$OUT/gate_aa_bundles.tgz" -C "$AA" --exclude='*.ncu-rep' .
+(cd "$AA" && tar -czf "$OUT/aa_runs.tgz" */aa-*/tables/runs.csv */aa-*/manifest.json)
 echo "total ${SECONDS} s"

@@ -40,16 +40,20 @@ done
 # EVENTS=0: skip the CUDA-events GEMM reference (about 30 s).
 [ "${EVENTS:-1}" = 1 ] && { PYTHONPATH=$NCU_PATH timeout 120 python3 benchmarks/cuda_events_gemm.py \
   "$RESULTS/cuda_events_gemm.json" > /dev/null 2>&1 || echo "cuda events benchmark failed"; }
-KPROF_GPU_RESULTS=$RESULTS PYTHONPATH=$CUPTI_PATH timeout 300 python3 -m pytest -m gpu -q -s -p no:cacheprovider ${PYTEST_K:+-k "$PYTEST_K"} tests/gpu 2>&1 | tee "$OUT/pytest_gpu.txt"
-# OVERHEAD=1: the dashboard's worker vs a bare nsight-python script, cold and warm (issues 6, 24).
+# PYTEST=0: skip `pytest -m gpu` (a call that only benchmarks).
+[ "${PYTEST:-1}" = 1 ] && KPROF_GPU_RESULTS=$RESULTS PYTHONPATH=$CUPTI_PATH timeout 300 python3 -m pytest -m gpu -q -s -p no:cacheprovider ${PYTEST_K:+-k "$PYTEST_K"} tests/gpu 2>&1 | tee "$OUT/pytest_gpu.txt"
+# OVERHEAD=1: the dashboard's worker vs a bare nsight-python script, cold and warm (issues 6, 24,
+# 40). The warm stages and nsight-python's own warm floor first (short), then the paired rounds
+# (REPEATS pairs a backend, WARM_ROUNDS of them with a warm job manager), which write their JSON
+# after every round and stop at OVERHEAD_S seconds. BARE_WARM=0 skips nsight-python's floor.
 if [ "${OVERHEAD:-0}" = 1 ]; then
-  timeout 420 python3 benchmarks/overhead.py "$OUT/overhead.json" /tmp/kp-n096:/tmp/kp-common \
-    /tmp/kp-n11:/tmp/kp-common --repeats "${REPEATS:-3}" > "$OUT/overhead.log" 2>&1 || echo "overhead benchmark failed"
-  # nsight-python's own floor for a warm repeat, and the warm job's stages (issue 24)
-  PYTHONPATH=$CUPTI_PATH timeout 150 python3 benchmarks/bare_nsight_warm.py "$OUT/bare_warm.json" \
-    "$LIBCUPTI" --repeats 5 > "$OUT/bare_warm.log" 2>&1 || echo "bare warm benchmark failed"
   PYTHONPATH=$CUPTI_PATH timeout 150 python3 benchmarks/warm_stages.py "$OUT/warm_stages.json" \
     --repeats 10 > "$OUT/warm_stages.log" 2>&1 || echo "warm stages benchmark failed"
+  [ "${BARE_WARM:-1}" = 1 ] && { PYTHONPATH=$CUPTI_PATH timeout 150 python3 benchmarks/bare_nsight_warm.py \
+    "$OUT/bare_warm.json" "$LIBCUPTI" --repeats 5 > "$OUT/bare_warm.log" 2>&1 || echo "bare warm benchmark failed"; }
+  timeout "${OVERHEAD_S:-420}" python3 benchmarks/overhead.py "$OUT/overhead.json" /tmp/kp-n096:/tmp/kp-common \
+    /tmp/kp-n11:/tmp/kp-common --repeats "${REPEATS:-10}" --warm-rounds "${WARM_ROUNDS:-3}" \
+    > "$OUT/overhead.log" 2>&1 || echo "overhead benchmark stopped (rounds so far in overhead.json)"
 fi
 # ADAPTIVE=1: runs "auto" against fixed runs on J1 and a memory-bound sweep (issue 22).
 if [ "${ADAPTIVE:-0}" = 1 ]; then

@@ -61,11 +61,23 @@ Floats = npt.NDArray[np.float64]
 
 
 def t975(n: npt.ArrayLike) -> Floats:
-    """The 0.975 quantile of Student's t with n-1 degrees of freedom; 0 where n < 2."""
-    from scipy.special import stdtrit  # here, not at module level: see the module docstring
+    """The 0.975 quantile of Student's t with n-1 degrees of freedom; 0 where n < 2.
+
+    Whole run counts up to 1,001 come from :data:`~profiling_worker.schema.t_table.T975`
+    (scipy's values, without scipy's 0.4-0.5 s import in a cold worker); any other n from
+    :func:`scipy.special.stdtrit`, imported only then."""
+    from profiling_worker.schema.t_table import T975
 
     n = np.asarray(n, dtype="float64")
-    return np.where(n >= MIN_RUNS, stdtrit(np.maximum(n - 1, 1), 0.975), 0.0)
+    used = n >= MIN_RUNS  # False for NaN
+    df = np.where(used, n - 1, 1.0)
+    if np.all((df == np.floor(df)) & (df <= len(T975))):
+        t = np.asarray(T975, dtype="float64")[df.astype("int64") - 1]
+    else:
+        from scipy.special import stdtrit  # here, not at module level: see the module docstring
+
+        t = stdtrit(df, 0.975)
+    return np.where(used, t, 0.0)
 
 
 def ci95_half_width(std: npt.ArrayLike, n: npt.ArrayLike) -> Floats:

@@ -54,3 +54,8 @@ def test_a_small_cpu_study_records_and_analyses(tmp_path: Path) -> None:
     kinds = res["kinds"]
     assert kinds["small"]["aa_not_same"]["n"] == 4  # 2 pairs x 2 regions at the first size
     assert kinds["gemm"]["aa_not_same"]["n"] == kinds["memory"]["planted_found"]["n"] == 2
+    # disjoint pairs (independent: no job in two pairs): jobs 0-1 only of the three
+    assert aa.main(["analyse", str(tmp_path), "--disjoint", "--json", str(tmp_path / "d.json")]) == 0
+    res = json.loads((tmp_path / "d.json").read_text())["backends"]["cpu"]
+    assert (res["pairs"], res["pairing"]) == (1, "disjoint")
+    assert res["kinds"]["small"]["aa_not_same"]["n"] == 2

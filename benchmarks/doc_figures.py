@@ -1,0 +1,257 @@
+"""The speed, A/A, events and runs "auto" figures that README.md and docs/ state, recomputed from
+the raw device-run files under ``benchmarks/h200/`` (issues 34 and 40).
+
+Each figure is computed here, by a stated method, from a committed file; :func:`claims` gives
+the text each document must hold for it, and ``tests/unit/test_doc_figures.py`` checks that the
+documents hold exactly that text, so a figure cannot drift from its raw file.
+
+- **speed** (``*-overhead.json``, ``benchmarks/overhead.py``): cold worker / bare script, pair by
+  pair, to the result on disk and to exit apart; the paired ratio, CI95 and Wilcoxon p of
+  ``benchmarks/paired.py``.
+- **A/A** (``*-gate_aa.json``, ``benchmarks/gate_aa.py``): per backend and kind, ``k`` of ``n`` A/A
+  rows not ``same`` with the Clopper-Pearson 95 % upper bound, and the planted slowdown found.
+  The rows of one pair share its two jobs and consecutive pairs share a job, so the rows are not
+  independent: the bound over rows is what the rows would support if they were; over the
+  disjoint job pairs (``jobs // 2``, each counted once) it is wider.
+- **events** (the attribution table that ``tests/gpu/test_events_gpu.py`` printed in a device
+  run's ``*-pytest_gpu.txt``): the residual as a share of the gap it explains (events median -
+  CUPTI median), beside its share of the events time.
+- **runs "auto"** (the JSON lines of ``benchmarks/adaptive_runs.py`` in a ``*-pytest_gpu.txt``):
+  GPU time auto / fixed, and fixed runs brought to auto's interval width: the runs a fixed job
+  needs for auto's width, ``n_fixed (w_fixed / w_auto)^2`` (the t interval narrows as
+  ``1/sqrt(n)``), and its GPU time at each config's time per run in the bundled job of the same
+  kernels (:data:`AUTO_BUNDLES`).
+- **warm** (``*-warm_stages.json``) and **pages** (``benchmarks/cpu/page-speed-*.json``): the
+  worker's own part of a warm J1 against nsight-python's call; the page ratios and click.
+
+Usage: ``python benchmarks/doc_figures.py`` prints every figure (Markdown).
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import re
+import sys
+from pathlib import Path
+from typing import Any
+
+HERE = Path(__file__).resolve().parent
+REPO = HERE.parent
+H200 = HERE / "h200"
+sys.path[:0] = [str(REPO), str(HERE)]
+
+from gate_aa import clopper_pearson  # noqa: E402  (benchmarks/ on sys.path)
+from overhead import to_result  # noqa: E402
+from paired import paired_ratio  # noqa: E402
+
+#: Device runs whose overhead JSON docs/performance.md quotes (issue 40); README quotes the last.
+SPEED_RUNS = ("h200-1202-s6run2", "h200-1205-speedrun1")
+#: Device runs whose ``*-warm_stages.json`` docs/performance.md quotes.
+WARM_RUNS = ("h200-1202-s6run2", "h200-1205-speedrun1")
+#: Gate A/A studies: study 1 (defaults) and study 2 (more runs), docs/measurements-h200.md.
+AA_RUNS = ("h200-1201-run2", "h200-1201-run4")
+#: Events attribution and runs "auto": the two device runs the docs quote.
+EVENTS_RUNS = ("h200-1202-run7", "h200-1202-run9")
+AUTO_RUN = "h200-1202-run2"
+
+
+def speed(run: str) -> dict[str, dict[str, Any]]:
+    """Per backend: ``to_result`` and ``to_exit`` (cold / bare, :func:`paired.paired_ratio`)."""
+    raw = json.loads((H200 / f"{run}-overhead.json").read_text())
+    out = {}
+    for backend, runs in raw.items():
+        out[backend] = {
+            "to_result": paired_ratio(to_result(runs, "cold"), to_result(runs, "bare")),
+            "to_exit": paired_ratio(runs["cold_s"], runs["bare_s"])}
+        if runs.get("warm_first_job_s"):
+            n = len(runs["warm_first_job_s"])
+            out[backend]["first_warm_over_cold"] = paired_ratio(runs["warm_first_job_s"],
+                                                                runs["cold_s"][:n])
+    return out
+
+
+def aa(run: str) -> list[dict[str, Any]]:
+    """One row per backend x kind: A/A ``k`` of ``n`` not same with the Clopper-Pearson upper
+    bound over rows and over disjoint job pairs (``jobs // 2``), and the planted found."""
+    raw = json.loads((H200 / f"{run}-gate_aa.json").read_text())
+    rows = []
+    for backend, res in raw["backends"].items():
+        for kind, k in res["kinds"].items():
+            a, p = k["aa_not_same"], k["planted_found"]
+            if not a["n"]:
+                continue
+            per_pair = a["n"] // res["pairs"]
+            disjoint = res["jobs"] // 2
+            rows.append({
+                "backend": backend, "kind": kind, "pairs": res["pairs"], "jobs": res["jobs"],
+                "k": a["k"], "n": a["n"], "rate_pct": 100 * a["k"] / a["n"],
+                "upper_pct": 100 * clopper_pearson(a["k"], a["n"])[1],
+                "disjoint_pairs": disjoint,
+                # 0 of n rows: 0 of the disjoint pairs too; for k > 0 the file does not say
+                # how many pairs held them
+                "upper_disjoint_pct": 100 * clopper_pearson(0, disjoint)[1]
+                if a["k"] == 0 and per_pair else math.nan,
+                "found_k": p["k"], "found_n": p["n"], "found_pct": 100 * p["k"] / p["n"],
+                "found_lower_pct": 100 * clopper_pearson(p["k"], p["n"])[0]})
+    return rows
+
+
+def warm(run: str) -> dict[str, float]:
+    """A warm J1 (``*-warm_stages.json``, ``benchmarks/warm_stages.py``), per job: the worker's
+    own part = ``runner.run_job``'s wall less nsight-python's call; medians over the jobs (ms)
+    and of own / nsight-python per job (issue 40's target: at most 0.10)."""
+    import statistics
+
+    raw = json.loads((H200 / f"{run}-warm_stages.json").read_text())
+    nspy = [job["nsight-python call"] for job in raw["per_job_ms"]]
+    own = [1e3 * w - n for w, n in zip(raw["run_job_wall_s"], nspy)]
+    return {"jobs": len(own), "own_ms": statistics.median(own),
+            "nsight_ms": statistics.median(nspy),
+            "own_over_nsight": statistics.median(o / n for o, n in zip(own, nspy))}
+
+
+def warm_text(run: str) -> str:
+    w = warm(run)
+    return (f"the worker's own part {w['own_ms']:.0f} ms against nsight-python's call "
+            f"{w['nsight_ms']:.0f} ms, {w['own_over_nsight']:.2f}x it (median of {w['jobs']} jobs)")
+
+
+#: Page benchmark runs (``benchmarks/page_speed.py --json``, 2-core machine) the docs quote.
+PAGE_RUNS = ("page-speed-1205-speed",)
+
+
+def pages_text(run: str) -> str:
+    """``cold 1.27x, warm 1.41x a bare page, click 1173 ms (medians of 5 rounds; load 10.9)``."""
+    raw = json.loads((HERE / "cpu" / f"{run}.json").read_text())["summary"]
+    r, m = raw["ratio_median"], raw["median_s"]
+    return (f"cold {r['dash_cold']:.2f}x, warm {r['dash_warm']:.2f}x a bare page, click "
+            f"{1e3 * m['dash_click']:.0f} ms (medians of {raw['rounds']} rounds; load average "
+            f"{raw['load_average'][0]:.1f} on {raw['cpus']} CPUs)")
+
+
+def _attribution(run: str) -> list[dict[str, float]]:
+    """The events attribution table printed in ``run``'s pytest output (one dict per n)."""
+    lines = (H200 / f"{run}-pytest_gpu.txt").read_text().splitlines()
+    head = next(i for i, line in enumerate(lines) if "ResidualPct" in line)
+    names = lines[head].lstrip(". ").split()
+    rows = []
+    for line in lines[head + 1:]:
+        cells = line.split()
+        if len(cells) != len(names) + 1 or not cells[0].isdigit():
+            break
+        rows.append({k: (float(v) if re.fullmatch(r"-?[\d.]+", v) else v)
+                     for k, v in zip(names, cells[1:])})
+    return rows
+
+
+def events(run: str) -> list[dict[str, float]]:
+    """Per n: residual (µs), its % of the events median and % of the gap (events median -
+    CUPTI median) it is left of."""
+    out = []
+    for r in _attribution(run):
+        gap = r["EventsMedianUs"] - r["CuptiMedianUs"]
+        out.append({"n": int(r["n"]), "residual_us": r["ResidualUs"],
+                    "pct_of_events": r["ResidualPct"], "gap_us": gap,
+                    "pct_of_gap": 100 * r["ResidualUs"] / gap})
+    return out
+
+
+def _auto_lines(run: str) -> list[dict[str, Any]]:
+    text = (H200 / f"{run}-pytest_gpu.txt").read_text()
+    return [json.loads(m) for m in re.findall(r'^\.?(\{"job": .*"gpu_time_ratio".*\})$', text, re.M)]
+
+
+#: The bundled CUPTI job of each runs "auto" job's kernels and sizes (its time per run per config).
+AUTO_BUNDLES = {"J1": "h200-cupti-j1-fp16", "memory-bound": "h200-cupti-elementwise"}
+
+
+def per_run_ns(bundle: str) -> list[float]:
+    """Per config (in config order): the sum over the job's annotations of the mean kernel
+    time per run (ns, ``gpu__time_duration.sum`` of ``tables/aggregated.csv``)."""
+    import pandas as pd
+
+    agg = pd.read_csv(REPO / "app" / "bundled" / bundle / "tables" / "aggregated.csv")
+    agg = agg[agg["Metric"] == "gpu__time_duration.sum"]
+    return [float(v) for v in agg.groupby("Config", sort=True)["AvgValue"].sum()]
+
+
+def auto(run: str) -> list[dict[str, Any]]:
+    """Per job: recorded GPU time auto / fixed, and auto against fixed runs of auto's interval
+    width (module docstring): per config ``n_eq = ceil(n_fixed (w_fixed / w_auto)^2)``, at least
+    2 and at most the fixed job's runs (where auto is the narrower one, the fixed job is counted
+    at its own runs); ``equal_width_ratio`` = sum(auto runs x t) / sum(n_eq x t), t the config's
+    time per run in the bundled job of the same kernels (:data:`AUTO_BUNDLES`)."""
+    out = []
+    for line in _auto_lines(run):
+        fixed, mine = line["fixed"]["configs"], line["auto"]["configs"]
+        t = per_run_ns(AUTO_BUNDLES[line["job"]])
+        n_eq = [min(f["runs"], max(2, math.ceil(f["runs"] * (f["rel_ci95_pct"]
+                                                             / a["rel_ci95_pct"]) ** 2)))
+                for f, a in zip(fixed, mine)]
+        auto_t = sum(a["runs"] * ti for a, ti in zip(mine, t))
+        out.append({"job": line["job"], "gpu_time_ratio": line["gpu_time_ratio"],
+                    "fixed_over_auto_width": [f["rel_ci95_pct"] / a["rel_ci95_pct"]
+                                              for f, a in zip(fixed, mine)],
+                    "auto_runs": [a["runs"] for a in mine], "equal_width_runs": n_eq,
+                    "equal_width_ratio": auto_t / sum(n * ti for n, ti in zip(n_eq, t))})
+    return out
+
+
+def ratio_text(r: dict[str, Any]) -> str:
+    """``0.91 (CI95 0.83-1.00, 1 of 5 pairs slower, p = 0.12): met`` (:func:`paired.paired_ratio`)."""
+    lo, hi = r["ci95"]
+    return (f"{r['estimate']:.2f} (CI95 {lo:.2f}-{hi:.2f}, {r['slower_pairs']} of {r['n']} "
+            f"pairs slower, p = {r['p_wilcoxon']:.3f}): {r['verdict']}")
+
+
+def aa_text(row: dict[str, Any]) -> str:
+    """``0 of 57 rows not same (at most 6.3 %), planted found in 57 of 57 (100.0 %)``."""
+    return (f"{row['k']} of {row['n']} rows not `same` ({row['rate_pct']:.1f} %, at most "
+            f"{row['upper_pct']:.1f} %), planted found in {row['found_k']} of {row['found_n']} "
+            f"({row['found_pct']:.1f} %)")
+
+
+def events_text(run: str) -> str:
+    """``+0.2, -9.1, -11.3, -2.2 % of the gap`` for n = 1024..8192."""
+    return ", ".join(f"{e['pct_of_gap']:+.1f}" for e in events(run)) + " % of the gap"
+
+
+def claims() -> list[tuple[str, str]]:
+    """(document, text it must hold) for every figure above that the documents state."""
+    out: list[tuple[str, str]] = []
+    for run in SPEED_RUNS:
+        sp = speed(run)
+        docs = ("README.md", "docs/performance.md") if run == SPEED_RUNS[-1] else ("docs/performance.md",)
+        for backend, name in (("ncu", "NCU"), ("cupti", "CUPTI")):
+            for doc in docs:
+                out.append((doc, f"{name} to the result {ratio_text(sp[backend]['to_result'])}"))
+                out.append((doc, f"{name} to exit {ratio_text(sp[backend]['to_exit'])}"))
+    for run in WARM_RUNS:
+        out.append(("docs/performance.md", f"warm J1: {warm_text(run)}"))
+    for run in PAGE_RUNS:
+        out.append(("docs/performance.md", pages_text(run)))
+    for run in AA_RUNS:
+        for row in aa(run):
+            out.append(("docs/measurements-h200.md", f"{row['backend']} {row['kind']}: {aa_text(row)}"))
+    first = {(r["backend"], r["kind"]): r for r in aa(AA_RUNS[0])}
+    out.append(("README.md", f"CUPTI GEMM and memory-bound sweeps at 20 runs: "
+                             f"{aa_text(first['cupti', 'memory'])}"))
+    out.append(("README.md", f"Nsight Compute memory-bound at 5 runs: {aa_text(first['ncu', 'memory'])}"))
+    for run in EVENTS_RUNS:
+        for doc in ("README.md", "docs/performance.md"):
+            out.append((doc, events_text(run)))
+    for job in auto(AUTO_RUN):
+        out.append(("docs/performance.md",
+                    f"{job['job']}: GPU time auto / fixed {job['gpu_time_ratio']:.3f}; at auto's "
+                    f"interval width {job['equal_width_ratio']:.2f}"))
+    return out
+
+
+def main() -> None:
+    for doc, text in claims():
+        print(f"{doc}: {text}")
+
+
+if __name__ == "__main__":
+    main()
