@@ -143,7 +143,7 @@ def collect_cupti(nsight: Any, spec: JobSpec, bodies: Sequence[Any], out_dir: Pa
         else:
             for idx in range(len(spec.configs)):
                 measure(idx, spec.runs)
-    return Collection(launches_frame(found.rows, spec), found.warnings + recorders.user.warnings(),
+    return Collection(launches_frame(found.rows, spec), found.warnings + recorders.warnings(),
                       {"measurement": "GPU kernel duration (CUPTI activity records)",
                        "cache_flush": flush.describe() if flush else no_flush(spec.cache_control),
                        "thermal_guard": nb.THERMAL_OWN, "clock_pair": clock_pair(), **auto,

@@ -119,7 +119,7 @@ def collect_ncu(nsight: Any, spec: JobSpec, bodies: Sequence[Any], out_dir: Path
     collection = _read_report(spec, out_dir, warnings)
     if recorders is not None:
         collection.collectors = recorders.frame(spec)
-        collection.warnings += recorders.user.warnings()
+        collection.warnings += recorders.warnings()
         collection.backend_info.update(user_collector_info(recorders.user))
     collection.backend_info["thermal_guard"] = thermal or nb.THERMAL_OWN
     collection.backend_info.update({"ncu_section_set": ncu} if ncu else {})

@@ -210,6 +210,13 @@ class Recorders:
             self.builtin.rows.clear()
         self.user.rows.clear()
 
+    def warnings(self) -> list[str]:
+        """A built-in collector this GPU cannot read (the energy counter before Volta), and
+        each user collector that failed."""
+        missing = self.builtin.unsupported if self.builtin else {}
+        return [f"info collector {name} not recorded: this GPU does not give it ({why})"
+                for name, why in missing.items()] + self.user.warnings()
+
     def frame(self, spec: JobSpec) -> pd.DataFrame | None:
         """The ``collectors`` table (built-in and user RUN values), None when neither has one."""
         frames = [f for f in (collector_frame(self.builtin, spec),

@@ -37,7 +37,7 @@ CACHE_CONTROLS: tuple[str, ...] = get_args(CacheControl)
 CLOCK_CONTROLS: tuple[str, ...] = get_args(ClockControl)
 REPLAY_MODES: tuple[str, ...] = get_args(ReplayMode)
 THERMAL_MODES: tuple[str, ...] = get_args(ThermalMode)
-COLLECTORS = ("sm_clock", "mem_clock", "temperature", "power", "throttle_reasons")
+COLLECTORS = ("sm_clock", "mem_clock", "temperature", "power", "throttle_reasons", "energy")
 
 # Nsight Compute names look like "<unit>__<counter>[.<rollup>[.<submetric>...]]".
 _METRIC_RE = re.compile(r"^[a-z][a-z0-9]*__[a-z0-9_]+(\.[a-z0-9_]+)*$")
