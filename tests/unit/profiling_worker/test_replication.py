@@ -144,3 +144,14 @@ def test_cli_refuses_an_existing_folder_and_a_bundle_without_spec(tmp_path):
     (bare / C.SPEC_FILE).unlink(missing_ok=True)
     proc = worker("replicate", str(bare), "--out", str(tmp_path / "new"))
     assert proc.returncode == 2 and "records no spec" in proc.stdout
+
+
+def test_the_figures_of_docs_run_audit():
+    """docs/run-audit.md's replication figures, recomputed from the recorded pairs."""
+    doc = (REPO / "docs" / "run-audit.md").read_text(encoding="utf-8")
+    same = pair("h200-cupti-gate-base", "h200-cupti-gate-again").rows
+    assert same[P_TOST].max() < 4.1e-9 and "p_TOST at most 4.1e-9" in doc
+    tf32 = pair("h200-cupti-gate-fp32", "h200-cupti-gate-tf32").rows
+    assert [round(d) for d in tf32[J.DIFF_PCT]] == [-86, -87] and "(-86 and -87 %)" in doc
+    tight = pair("h200-cupti-gate-base", "h200-cupti-gate-again", 0.47).rows.set_index("n")
+    assert f"{tight.loc[4096, J.DIFF_PCT]:+.2f} %" == "+0.47 %" and "(+0.47 %) is not decided" in doc
