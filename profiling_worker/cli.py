@@ -63,6 +63,10 @@ def _parser() -> argparse.ArgumentParser:
 
     gate_arguments(sub.add_parser("compare", help="regression gate: judge a candidate bundle "
                                   "against a baseline (exit 1 regressed, 3 not judged)"))
+    from profiling_worker.gate.replicate_command import add_arguments as replicate_arguments
+
+    replicate_arguments(sub.add_parser("replicate", help="run a bundle's spec again (or take a "
+                                       "re-run) and judge whether it reproduced (TOST)"))
     return parser
 
 
@@ -249,6 +253,10 @@ def main(argv: list[str]) -> int:
         from profiling_worker.gate.command import run as gate
 
         return gate(args)
+    if args.command == "replicate":
+        from profiling_worker.gate.replicate_command import run as replicate
+
+        return replicate(args)
     os.environ.setdefault("PYTHONUNBUFFERED", "1")
     return _run(args.job_dir, args.force)
 

@@ -26,8 +26,8 @@ from profiling_worker.errors import (OUT_OF_MEMORY_HINT, BackendUnavailable, Can
 from profiling_worker.schema import backends as B, columns as C
 from profiling_worker.schema.manifest import JobStatus, now_iso
 from profiling_worker.schema.configs import device_memory
-from profiling_worker.schema.spec import (SPEC_DEFAULTS, JobSpec, SpecInvalid, check_fits,
-                                          load_spec, validate_spec)
+from profiling_worker.schema.spec import (COLLECTORS, SPEC_DEFAULTS, JobSpec, SpecInvalid,
+                                          check_fits, load_spec, validate_spec)
 from profiling_worker.schema.spec_file import read_spec_json
 
 if TYPE_CHECKING:
@@ -174,7 +174,7 @@ def prepare(job_dir: Path, manifest: dict[str, Any], report: dict[str, Any] | No
     manifest["kernel_files"] = {"errors": registry.errors}  # file names only, no paths
     try:
         raw = read_spec_json(job_dir / C.SPEC_FILE)  # load_spec's steps, the raw kept for notes
-        spec = validate_spec(raw, registry.kernels)
+        spec = validate_spec(raw, registry.kernels, known_collectors=registry.collectors)
     except SpecInvalid as exc:
         raise SpecRejected(str(exc), "fix the named fields and submit again") from exc
     manifest.update(spec=spec.to_json(), spec_hash=spec.spec_hash(),
@@ -215,7 +215,8 @@ def _ignored_by_backend(spec: JobSpec, raw: dict[str, Any]) -> list[str]:
     """Say what the job's backend ignores: a run option it does not apply, set to other than
     its default (the default asks for nothing), on a host backend the metrics besides its
     duration (spec validation keeps only that one; ``raw``: the spec.json as submitted), and
-    info collectors where it takes none."""
+    built-in (NVML) info collectors where it takes none (user collectors run on every
+    backend, by the worker around each run where nsight-python does not call them)."""
     caps = B.get(spec.backend)
     notes = [f"the {caps.name} backend does not apply {name} {getattr(spec, name)!r}; ignored"
              for name in B.OPTIONS
@@ -224,11 +225,12 @@ def _ignored_by_backend(spec: JobSpec, raw: dict[str, Any]) -> list[str]:
         dropped = [m for m in raw.get("metrics") or () if m != caps.duration_metric]
         notes += [f"the {caps.name} backend records {caps.duration_metric} only "
                   f"({caps.measures}); ignored metrics: {', '.join(dropped)}"] if dropped else []
-    if spec.collectors and not caps.collectors:
+    builtin = [c for c in spec.collectors if c in COLLECTORS]
+    if builtin and not caps.collectors:
         why = ("takes no nsight-python info collectors (the NVML trace samples the GPU)"
                if caps.on_gpu else "has no GPU to sample")
         notes.append(f"the {caps.name} backend {why}; ignored info collectors: "
-                     + ", ".join(spec.collectors))
+                     + ", ".join(builtin))
     return notes
 
 

@@ -21,7 +21,7 @@ import pandas as pd
 
 from profiling_worker.gate.command import slowdown_arg, unknown_metric
 from profiling_worker.schema import columns as C, metrics as M
-from profiling_worker.schema.manifest import ManifestError
+from profiling_worker.schema.manifest import JobStatus, ManifestError
 from profiling_worker.schema.spec import SpecInvalid, validate_spec
 
 from app import settings
@@ -33,6 +33,7 @@ from app.core.metrics import MissingData
 from app.core.share.job import caption, spec_json
 from app.core.share.verdict import decision, judged
 from app.core.views import deep_dive as D
+from app.core.views.replication import replication, verdict_table
 from app.core.views.stability import StabilityOptions, stability_frame
 from app.core.views.run_audit import badge_frame
 from app.services import (history_index, import_client, repeat_guard, result_store,
@@ -244,6 +245,33 @@ class Door:
         if unknown:
             raise DoorError(unknown)
         return gate_decision(sides[0], sides[1], allowed, metric)
+
+    def replicate_job(self, job_id: str, tolerance_pct: float = 3.0, against: str | None = None,
+                      timeout_s: float = WAIT_S) -> dict[str, Any]:
+        """The replication verdict on ``job_id``: its spec run again here (validated and queued
+        as :meth:`submit_and_wait`), or the job ``against`` (a re-run made elsewhere), judged
+        with two one-sided tests against ``tolerance_pct`` after the gate's checks.
+
+        Raises:
+            DoorError: an unknown job, a tolerance <= 0, a job without a spec to re-run.
+        """
+        if not (0 < tolerance_pct < math.inf):
+            raise DoorError(f"tolerance_pct {tolerance_pct}: give a percentage > 0", "e.g. 3")
+        reference = self.bundle(job_id)
+        if against is None:
+            spec = spec_json(reference)
+            if spec is None:
+                raise DoorError(f"job {job_id} records no spec to run again",
+                                "give against= a re-run made elsewhere")
+            rerun = self.submit_and_wait(spec, timeout_s, again=True)  # a re-run is a twin
+            if rerun.get("status") != JobStatus.DONE.value:
+                return {"reference": job_id, "replica": rerun.get("job_id"),
+                        "verdict": None, "replica_status": rerun.get("status"),
+                        "note": rerun.get("note") or rerun.get("error")}
+            against = str(rerun["job_id"])
+        result = replication(reference, self.bundle(against), tolerance_pct)
+        said = {k: v for k, v in result.to_json().items() if k != "rows"}
+        return {**said, **records(verdict_table(result), 20)}
 
     def deep_dive(self, job_id: str, launch_id: int | None = None) -> dict[str, Any]:
         """One launch of the job's Nsight Compute report as the deep-dive page shows it (speed

@@ -111,6 +111,16 @@ def build_server(door: Door) -> MCPServer[Any]:
         return _answer(lambda: door.compare_jobs(baseline, candidate, max_slowdown_pct, metric))
 
     @server.tool()
+    def replicate_job(job_id: str, tolerance_pct: float = 3.0, against: str | None = None,
+                      timeout_s: float = WAIT_S) -> dict[str, Any]:
+        """Does a job reproduce? Runs its spec again here (or takes against=, a re-run made on
+        another GPU, day or machine) and judges each region x config with two one-sided tests
+        (TOST) against +/- tolerance_pct: reproduced / not reproduced / not decided (with the
+        runs a side that would decide) / not comparable (the regression gate's context
+        checks: GPU, clocks, tools, run options)."""
+        return _answer(lambda: door.replicate_job(job_id, tolerance_pct, against, timeout_s))
+
+    @server.tool()
     def deep_dive(job_id: str, launch_id: int | None = None) -> dict[str, Any]:
         """One profiled launch of an Nsight Compute job (launch_id, default the first): speed
         of light, memory workload, occupancy and its limiter, warp stalls, launch statistics,

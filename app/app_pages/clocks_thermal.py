@@ -16,7 +16,7 @@ from app.core.metrics import SM_CLOCK_METRICS, MissingData
 from app.core.views.clocks import (NVML_DOCS, ClocksOptions, clock_sources, collector_runs_frame,
                                    correlation_frame, kernel_clock_frame, max_sm_clock_mhz,
                                    thermal_compare_frame, thermal_mean_difference_pct,
-                                   throttle_frame, trace_frame)
+                                   throttle_frame, trace_frame, user_collectors_frame)
 from app.core.views.compare import JobSummary
 from app.core.views.thermal_pair import pair_notes, thermal_pair
 from app.core.views.timeline import PERFETTO_UI, TRACE_SUFFIX, timeline_view, trace_bytes
@@ -90,6 +90,10 @@ except MissingData as exc:
     analysis.missing(exc, stop=False)
 
 st.subheader("Per-run collectors (sampled before the run) and kernel time")
+user_collectors = user_collectors_frame(bundle)
+if not user_collectors.empty:
+    st.markdown("**Your info collectors** (user files; ONCE values here, RUN values below):")
+    st.dataframe(user_collectors, hide_index=True, key=state.key(PAGE, "user-collectors"))
 cols = st.columns(2)
 time_unit = cols[0].segmented_control("Time unit", list(derived.TIME_UNITS), default="µs",
                                       key=state.key(PAGE, "time-unit")) or "µs"

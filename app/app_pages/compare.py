@@ -13,7 +13,7 @@ from app.core import metric_roles
 from app.core.metrics import MissingData, available_metrics
 from app.core.views.compare import (CompareOptions, JobSummary, candidates, compare_frame,
                                     gate_result)
-from app.ui import analysis, cached, notes, panels, share, state
+from app.ui import analysis, cached, energy, notes, panels, share, state
 from app.core.markdown import code, esc
 from app.core.provenance import is_imported
 from app.core import frame_columns as F
@@ -158,6 +158,11 @@ share.comparison_button(baseline, candidate, float(max_slowdown), metric)
 st.caption(f"Coverage: {intervals.COVERAGE_NOTE}.")
 if metric in C.DURATION_METRICS:
     st.caption("For durations a ratio below 1 means the candidate is faster.")
+left, right = st.columns(2)
+with left:
+    energy.show(baseline, PAGE, "Energy, baseline")
+with right:
+    energy.show(candidate, PAGE, "Energy, candidate")
 for line in metric_roles.describe(baseline.manifest):
     if line.startswith(f"`{metric}`"):
         st.caption(f"Not a measurement: {line}.")

@@ -16,7 +16,7 @@ from app.core.bundle_files import (ORIGINALS_NOTE, download_name,
                                    zip_name, zip_report_note)
 from app.core.views.timeline import PERFETTO_UI, TRACE_SUFFIX, timeline_problem, trace_bytes
 from app.core.download_grants import DownloadKind
-from app.ui import analysis, downloads, panels, share, state
+from app.ui import analysis, downloads, panels, replication, share, state
 from app.core.markdown import code, esc
 
 PAGE = "files"  # widget keys of this page: state.key(PAGE, field)
@@ -125,6 +125,8 @@ if summary is not None:
                    "sections are collected, e.g. `--section SpeedOfLight`).")
     else:
         panels.table(summary.rules, key=state.key(PAGE, "summary-rules"))
+
+replication.offer(bundle, PAGE)
 
 log = inside_bundle(bundle.path, "worker.log")  # None for a link that leaves the bundle
 if log is not None:

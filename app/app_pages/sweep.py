@@ -11,7 +11,7 @@ from app.core import derived, metric_roles
 from app.core.figures.sweep import LOG_Y_SPAN, build_sweep_figure, wants_log_y
 from app.core.views.sweep import (SweepOptions, annotations_of, metric_choices, sweep_frame,
                                   sweep_metric, sweep_x, x_choices)
-from app.ui import analysis, cached, deep_dive_action, job_status, notes, panels, state
+from app.ui import analysis, cached, deep_dive_action, energy, job_status, notes, panels, state
 from app.ui import time_unit as time_unit_control
 from app.core.markdown import esc, visible
 
@@ -132,6 +132,7 @@ st.caption(f"Error bars and CI95 columns: {intervals.CI_METHOD}."
               "scaled with AvgValue and the unit reads '× baseline'; nsight-python's "
               "normalize_against divides AvgValue only (its StdDev stays in the metric's unit)."
               if baseline else "") + f" Coverage: {intervals.COVERAGE_NOTE}.")
+energy.show(bundle, PAGE)
 if metric_roles.roles(bundle.manifest):
     st.caption(("Drawn from the measured durations. " if from_durations else
                 f"Drawn: {esc(metric)}, as the file gives it. ")

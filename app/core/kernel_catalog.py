@@ -67,3 +67,11 @@ def catalog_from_report(report: Mapping[str, Any]) -> tuple[dict[str, KernelInfo
         except (KeyError, TypeError):
             continue
     return kernels, list(described.get("errors") or ())
+
+
+def collectors_from_report(report: Mapping[str, Any]) -> dict[str, dict[str, Any]]:
+    """User info collector name -> {name, scope, unit, timeout_s, source}, as the worker's env
+    report lists them (user files beside the kernels); empty without any."""
+    described = report.get("kernels") or {}
+    return {str(c["name"]): dict(c) for c in described.get("collectors") or ()
+            if isinstance(c, Mapping) and c.get("name")}

@@ -51,13 +51,30 @@ LABELS = {
     "clock_control": "Clock control", "replay_mode": "Replay mode", "thermal_mode": "Thermal mode",
     "thermal_wait": "Pause at (°C)", "thermal_cont": "Resume at (°C)",
     "thermal_timeout": "Longest pause (s)", "warmup": "Warm-up calls", "gpu": "GPU index",
-    "collectors": "Info collectors (sampled before each run; nsight-python >= 1.1)",
+    "collectors": "Info collectors (sampled before each run)",
     "ignore_kernels": "Kernels to ignore (one a line)", "label": "Label", "combine": "Configs",
     "preflight": "Pre-flight",
     "auto_ci95_pct": "Auto runs: target CI95 (± % of mean)", "auto_min_runs": "Auto: fewest runs",
     "auto_max_runs": "Auto: most runs", "auto_budget_s": "Auto: budget (s)",
     **{f"run_target.{key}": "Auto runs" for key in spec_form.RUN_TARGET_FIELDS.values()},
 }
+
+
+COLLECTORS_HELP = (
+    "Built-in (NVML): read by nsight-python >= 1.1 (CUPTI, ncu attach) just before each run. "
+    "User: functions of your files beside your kernels (--kernels DIR), tagged "
+    "@nsight.experimental.collect(scope=ONCE or RUN) or profiling_worker.user_collectors."
+    "collect; the worker calls them around each run on the other backends. Each becomes a "
+    "column; one that raises or is slow is named and the job goes on.")
+
+
+def collector_label(name: str, user: Mapping[str, Mapping[str, Any]]) -> str:
+    """``sm_clock (NVML, RUN)`` or ``unix_time (user, RUN, s, host_collectors.py)``."""
+    c = user.get(name)
+    if c is None:
+        return f"{name} (NVML, RUN)"
+    unit = f", {c['unit']}" if c.get("unit") else ""
+    return f"{name} (user, {str(c.get('scope', '')).upper()}{unit}, {c.get('source', '')})"
 
 
 #: Under the errors: a field typed in the form is sent (and checked) only by Run.
@@ -287,8 +304,11 @@ def _options(first: Mapping[str, Any]) -> None:
     _whole(right, LABELS["thermal_cont"], "thermal_cont", first, help=THERMAL_HELP["thermal_cont"])
     _whole(st, LABELS["thermal_timeout"], "thermal_timeout", first,
            help=THERMAL_HELP["thermal_timeout"])
-    st.multiselect(LABELS["collectors"], list(spec_schema.COLLECTORS),
-                   default=first["collectors"], key=k("collectors"))
+    user = cached.user_collectors()
+    st.multiselect(LABELS["collectors"], [*spec_schema.COLLECTORS, *user],
+                   default=first["collectors"], key=k("collectors"),
+                   format_func=lambda name: collector_label(name, user),
+                   help=COLLECTORS_HELP)
     left, right = st.columns(2)
     _whole(left, LABELS["warmup"], "warmup", first)
     _whole(right, LABELS["gpu"], "gpu", first,

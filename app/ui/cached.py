@@ -108,6 +108,13 @@ def kernel_catalog() -> tuple[dict[str, Any], list[dict[str, str]]]:
     return catalog_from_report(env_report())
 
 
+def user_collectors() -> dict[str, dict[str, Any]]:
+    """User info collectors by name (the worker's report of the user files)."""
+    from app.core.kernel_catalog import collectors_from_report
+
+    return collectors_from_report(env_report())
+
+
 def gpu_here() -> bool:
     """True when ncu or cupti can run on this machine."""
     return worker_client.gpu_backend_available(env_report())

@@ -7,6 +7,7 @@ from typing import Any
 
 import pandas as pd
 
+from profiling_worker.user_collectors import RUN, CollectorRun
 # Re-exported (the "as" form says so to mypy): backends return it; extract/ignored.py filters it.
 from profiling_worker.collection import Collection as Collection
 from profiling_worker.schema import columns as C
@@ -124,3 +125,17 @@ class RunCounter:
             self._emit("progress", done=self._done, total=self._total, stage="profiling",
                        config=idx, run=run)
         return idx, run
+
+
+def user_collector_frame(run: CollectorRun, spec: JobSpec) -> pd.DataFrame | None:
+    """The RUN values of a job's user collectors (the ``collectors`` table's rows), None when
+    the job has none of RUN scope."""
+    if not any(c.scope == RUN for c in run.collectors):
+        return None
+    return run.frame([dict(c) for c in spec.configs], list(spec.parameter_names))
+
+
+def user_collector_info(run: CollectorRun) -> dict[str, Any]:
+    """The manifest's ``backend.user_collectors`` (each collector, its ONCE value, its
+    failure), empty when the job named none."""
+    return {"user_collectors": run.report()} if run.collectors else {}

@@ -21,13 +21,15 @@ from __future__ import annotations
 import os
 import resource
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any
 
-from profiling_worker.backends.base import Collection, Emit, launches_frame
+from profiling_worker.backends.base import (Collection, Emit, launches_frame,
+                                            user_collector_frame, user_collector_info)
 from profiling_worker.backends.region_timer import HostClock, time_regions
 from profiling_worker.backends.run_side import BackendStatus, RunJob, RunSide, unavailable
+from profiling_worker.user_collectors import CollectorRun, UserCollector
 from profiling_worker.catalog.declare import Annotate
 from profiling_worker.schema import backends as B
 from profiling_worker.schema.spec import JobSpec
@@ -68,11 +70,12 @@ class CpuBackend(RunSide):
 
     def run(self, job: RunJob) -> Collection:
         """Time ``job``'s bodies on the host (:func:`collect`)."""
-        return collect(job.spec, lambda k, timed: job.body(k, "cpu", timed), job.channel.emit)
+        return collect(job.spec, lambda k, timed: job.body(k, "cpu", timed), job.channel.emit,
+                       job.registry.user_collectors(job.spec.collectors))
 
 
 def collect(spec: JobSpec, make_body: Callable[[str, Annotate], Callable[..., None]],
-            emit: Emit) -> Collection:
+            emit: Emit, user: Sequence[UserCollector] = ()) -> Collection:
     """Run every config ``spec.runs`` times (after ``spec.warmup`` untimed calls), or, with
     ``spec.run_target``, as many times as the stopping rule says (profiling_worker/adaptive.py),
     each region timed on the host (:func:`~profiling_worker.backends.region_timer.time_regions`).
@@ -81,14 +84,19 @@ def collect(spec: JobSpec, make_body: Callable[[str, Annotate], Callable[..., No
         spec: the validated job.
         make_body: ``make_body(kernel_id, annotate)`` -> the kernel's body (device "cpu").
         emit: event callback; progress is reported per config and run.
+        user: the job's user info collectors, called by the worker (ONCE before the loop, RUN
+            before each run; :class:`~profiling_worker.user_collectors.CollectorRun`).
 
     Returns:
         A :class:`Collection` whose launches have one row per annotation run
         (Kernel ``host:<annotation>``, Metric ``host__time_duration.sum``, Unit ``ns``).
     """
+    collectors = CollectorRun(user)
+    collectors.run_once()
     before = os.getloadavg()[0]
     start = contention_snapshot()  # around the whole loop: nothing is added inside a region
-    timed = time_regions(spec, make_body, emit, HostClock())  # its host_ns: the values themselves
+    timed = time_regions(spec, make_body, emit, HostClock(),  # host_ns: the values themselves
+                         collectors.before_run if user else None)
     contention = contention_figures(start, contention_snapshot(), len(timed.rows))
     rows, auto_runs = timed.rows, timed.auto_runs
     cpus = len(os.sched_getaffinity(0))
@@ -100,7 +108,9 @@ def collect(spec: JobSpec, make_body: Callable[[str, Annotate], Callable[..., No
                             "host_load": load, "host_contention": contention}
     if auto_runs is not None:
         info["auto_runs"] = auto_runs
-    return Collection(launches_frame(rows, spec), [warning] if warning else [], info)
+    return Collection(launches_frame(rows, spec), ([warning] if warning else [])
+                      + collectors.warnings(), info | user_collector_info(collectors),
+                      user_collector_frame(collectors, spec))
 
 
 def contention_snapshot() -> dict[str, Any]:

@@ -17,7 +17,9 @@ from typing import Any, cast
 from profiling_worker import adaptive
 from profiling_worker.backends import nsight_backend as nb
 from profiling_worker.backends.base import (Collection, Emit, RunCounter, launch_times_frame,
-                                            launches_frame, unattributed_frame)
+                                            launches_frame, unattributed_frame,
+                                            user_collector_info)
+from profiling_worker.user_collectors import UserCollector
 from profiling_worker.backends.cupti_times import Attribution, capture_attribution, clock_pair
 from profiling_worker.backends.nsight_options import accepted, cupti_options
 from profiling_worker.backends.run_side import NO_GPU, BackendStatus, unavailable
@@ -80,9 +82,10 @@ class CuptiBackend(nb.NsightBackend):
         return nsight
 
     def collect(self, nsight: Any, spec: JobSpec, bodies: Sequence[Any], out_dir: Path,
-                emit: Emit, uuid: str | None) -> Collection:
+                emit: Emit, uuid: str | None, user: Sequence[UserCollector] = ()
+                ) -> Collection:
         """:func:`collect_cupti`."""
-        return collect_cupti(nsight, spec, bodies, out_dir, emit, uuid)
+        return collect_cupti(nsight, spec, bodies, out_dir, emit, uuid, user)
 
 
 @contextmanager
@@ -105,7 +108,8 @@ def _capture_cupti_launches(nsight: Any) -> Iterator[list[dict[str, list[Any]]]]
 
 
 def collect_cupti(nsight: Any, spec: JobSpec, bodies: Sequence[Any], out_dir: Path,
-                  emit: Emit, uuid: str | None = None) -> Collection:
+                  emit: Emit, uuid: str | None = None, user: Sequence[UserCollector] = ()
+                  ) -> Collection:
     """Profile kernel durations with CUPTI; with ``cache_control="all"`` the L2 is flushed
     before every annotated region (l2_flush.py).
 
@@ -124,13 +128,12 @@ def collect_cupti(nsight: Any, spec: JobSpec, bodies: Sequence[Any], out_dir: Pa
     counter = RunCounter(spec, emit)
     flush = L2Flush() if spec.cache_control == "all" else None
     annotate = flush.before_each(nsight.annotate) if flush else None
-    recorder, collectors = nb.info_collectors(nsight, spec, counter, uuid)
+    recorders, collectors = nb.info_collectors(nsight, spec, counter, uuid, user)
     found = _Found()
     auto: dict[str, Any] = {}
     if not _one_call(nsight, spec, bodies, out_dir, counter, annotate, collectors, found, emit):
         counter.restart()  # the runs of a call that was not kept are measured again
-        if recorder:
-            recorder.rows.clear()
+        recorders.clear()
         measure = _per_config(nsight, spec, nb.profiled_function(
             spec, bodies, counter, lambda _m: nullcontext(), annotate), out_dir, counter,
             collectors, found)
@@ -140,11 +143,12 @@ def collect_cupti(nsight: Any, spec: JobSpec, bodies: Sequence[Any], out_dir: Pa
         else:
             for idx in range(len(spec.configs)):
                 measure(idx, spec.runs)
-    return Collection(launches_frame(found.rows, spec), found.warnings,
+    return Collection(launches_frame(found.rows, spec), found.warnings + recorders.warnings(),
                       {"measurement": "GPU kernel duration (CUPTI activity records)",
                        "cache_flush": flush.describe() if flush else no_flush(spec.cache_control),
-                       "thermal_guard": nb.THERMAL_OWN, "clock_pair": clock_pair(), **auto},
-                      nb.collector_frame(recorder, spec), unattributed_frame(found.outside),
+                       "thermal_guard": nb.THERMAL_OWN, "clock_pair": clock_pair(), **auto,
+                       **user_collector_info(recorders.user)},
+                      recorders.frame(spec), unattributed_frame(found.outside),
                       launch_times_frame(found.rows, spec))
 
 

@@ -29,7 +29,9 @@ import statistics
 from typing import Any
 
 from profiling_worker.backends import nsight_backend as nb
-from profiling_worker.backends.base import Collection, launches_frame
+from profiling_worker.backends.base import (Collection, launches_frame, user_collector_frame,
+                                            user_collector_info)
+from profiling_worker.user_collectors import CollectorRun
 from profiling_worker.backends.l2_flush import L2Flush, no_flush
 from profiling_worker.backends.region_timer import Timed, time_regions
 from profiling_worker.backends.run_side import NO_GPU, BackendStatus, RunJob, RunSide, unavailable
@@ -74,18 +76,23 @@ class EventsBackend(RunSide):
         spec = job.spec
         job.ready()
         flush = L2Flush() if spec.cache_control == "all" else None
+        user = job.registry.user_collectors(spec.collectors)
+        collectors = CollectorRun(user)
+        collectors.run_once()
         with nb.autograd_on_calling_thread():
             timed = time_regions(spec, lambda k, annotate: job.body(k, "cuda", annotate),
-                                 job.channel.emit, CudaEventClock(torch, flush))
+                                 job.channel.emit, CudaEventClock(torch, flush),
+                                 collectors.before_run if user else None)
         warnings = ([f"the events backend does not apply thermal_mode {spec.thermal_mode!r} "
                      "(nsight-python's pauses for GPU temperature): runs were not paused"]
-                    if spec.thermal_mode != "off" else [])
+                    if spec.thermal_mode != "off" else []) + collectors.warnings()
         return Collection(launches_frame(timed.rows, spec), warnings, {
             "measurement": MEASUREMENT, "timer": TIMER,
             "cache_flush": flush.describe() if flush else no_flush(spec.cache_control),
             "cuda_device": nb.cuda_device(job.uuid),
             B.HOST_LAUNCH: host_launch_summary(timed),
-            **({"auto_runs": timed.auto_runs} if timed.auto_runs is not None else {})})
+            **({"auto_runs": timed.auto_runs} if timed.auto_runs is not None else {}),
+            **user_collector_info(collectors)}, user_collector_frame(collectors, spec))
 
 
 def host_launch_summary(timed: Timed) -> list[dict[str, Any]]:

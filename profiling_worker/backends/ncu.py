@@ -17,7 +17,8 @@ from profiling_worker import gpu_select
 from profiling_worker.backends import nsight_backend as nb
 from profiling_worker.backends.base import (Collection, Emit, RunCounter, launches_frame,
                                             split_unattributed, unattributed_frame,
-                                            unattributed_warning)
+                                            unattributed_warning, user_collector_info)
+from profiling_worker.user_collectors import UserCollector
 from profiling_worker.backends.ncu_set import ncu_with_set
 from profiling_worker.backends.nsight_options import accepted, ncu_options
 from profiling_worker.backends.run_side import NO_GPU, BackendStatus, unavailable
@@ -71,13 +72,15 @@ class NcuBackend(nb.NsightBackend):
         return nsight
 
     def collect(self, nsight: Any, spec: JobSpec, bodies: Sequence[Any], out_dir: Path,
-                emit: Emit, uuid: str | None) -> Collection | None:
+                emit: Emit, uuid: str | None, user: Sequence[UserCollector] = ()
+                ) -> Collection | None:
         """:func:`collect_ncu`."""
-        return collect_ncu(nsight, spec, bodies, out_dir, emit, uuid)
+        return collect_ncu(nsight, spec, bodies, out_dir, emit, uuid, user)
 
 
 def collect_ncu(nsight: Any, spec: JobSpec, bodies: Sequence[Any], out_dir: Path,
-                emit: Emit, uuid: str | None = None) -> Collection | None:
+                emit: Emit, uuid: str | None = None, user: Sequence[UserCollector] = ()
+                ) -> Collection | None:
     """Profile with Nsight Compute; returns None in the launch-mode child (which exits).
 
     Raises:
@@ -91,9 +94,9 @@ def collect_ncu(nsight: Any, spec: JobSpec, bodies: Sequence[Any], out_dir: Path
                                     lambda m: nvtx.annotate(m, domain=KPROF_DOMAIN))
     warnings: list[str] = []
     thermal = point_thermal_guard(nsight, uuid) if spec.thermal_mode != "off" else None
-    recorder, collectors = (None, None)
+    recorders, collectors = None, None
     if spec.collectors and "info_collectors" in inspect.signature(nsight.analyze.kernel).parameters:
-        recorder, collectors = nb.info_collectors(nsight, spec, counter, uuid)
+        recorders, collectors = nb.info_collectors(nsight, spec, counter, uuid, user)
     elif spec.collectors:
         warnings.append("info collectors need nsight-python >= 1.1 (attach mode or CUPTI); "
                         "the worker's NVML trace of the job is there instead")
@@ -114,7 +117,10 @@ def collect_ncu(nsight: Any, spec: JobSpec, bodies: Sequence[Any], out_dir: Path
             exc, "Nsight Compute", "see the ncu log in the job's files; check the metric names "
             "with `ncu --query-metrics` and counter permissions") from exc
     collection = _read_report(spec, out_dir, warnings)
-    collection.collectors = nb.collector_frame(recorder, spec)
+    if recorders is not None:
+        collection.collectors = recorders.frame(spec)
+        collection.warnings += recorders.warnings()
+        collection.backend_info.update(user_collector_info(recorders.user))
     collection.backend_info["thermal_guard"] = thermal or nb.THERMAL_OWN
     collection.backend_info.update({"ncu_section_set": ncu} if ncu else {})
     return collection

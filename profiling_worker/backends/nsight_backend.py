@@ -24,18 +24,22 @@ import os
 from abc import abstractmethod
 from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager, nullcontext
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+import pandas as pd
+
 from profiling_worker import gpu_select
-from profiling_worker.backends.base import Collection, Emit, RunCounter
+from profiling_worker.backends.base import Collection, Emit, RunCounter, user_collector_frame
 from profiling_worker.backends.run_side import BackendStatus, RunJob, RunSide
+from profiling_worker.user_collectors import ONCE, CollectorRun, UserCollector
 from profiling_worker.errors import (OUT_OF_MEMORY_HINT, KernelFailed, ProfilingFailed,
                                      WorkerError, is_out_of_memory)
 from profiling_worker.schema import backends as B, columns as C
 from profiling_worker.schema.backends import LAUNCH_CHILD_ENV
 from profiling_worker.schema.run_range import run_range_name
-from profiling_worker.schema.spec import JobSpec
+from profiling_worker.schema.spec import COLLECTORS, JobSpec
 
 _LOADED: dict[str, Any] = {}  # backend -> the nsight module, once imported in this process
 
@@ -78,8 +82,10 @@ class NsightBackend(RunSide):
 
     @abstractmethod
     def collect(self, nsight: Any, spec: JobSpec, bodies: Sequence[Any], out_dir: Path,
-                emit: Emit, uuid: str | None) -> Collection | None:
-        """Profile the bodies (already warmed up, except in the launch-mode parent)."""
+                emit: Emit, uuid: str | None, user: Sequence[UserCollector] = ()
+                ) -> Collection | None:
+        """Profile the bodies (already warmed up, except in the launch-mode parent);
+        ``user``: the job's user info collectors."""
 
     def warm_up(self, status: BackendStatus) -> None:
         """Import nsight first (:meth:`load`), then torch, and start CUDA."""
@@ -102,9 +108,11 @@ class NsightBackend(RunSide):
         if B.resolve(spec.backend, job.status.nsight_mode).mode == B.LAUNCH \
                 and not in_launch_child():
             return self.collect(nsight, spec, bodies, out_dir, job.channel.emit, job.uuid)
+        user = job.registry.user_collectors(spec.collectors)
         with autograd_on_calling_thread():
             device = warm_up_bodies(spec, bodies, job.uuid)
-            result = self.collect(nsight, spec, bodies, out_dir, job.channel.emit, job.uuid)
+            result = self.collect(nsight, spec, bodies, out_dir, job.channel.emit, job.uuid,
+                                  **({"user": user} if user else {}))
         if result is not None:
             result.backend_info["cuda_device"] = device
         return result
@@ -188,25 +196,77 @@ def cuda_device(uuid: str | None) -> dict[str, Any]:
 THERMAL_OWN = "nsight-python's own (it resolves the CUDA device to its NVML device by UUID)"
 
 
-def info_collectors(nsight: Any, spec: JobSpec, counter: RunCounter,
-                uuid: str | None) -> tuple[Any, list[Any] | None]:
-    """nsight-python RUN-scope info collectors for ``spec.collectors`` reading the GPU ``uuid``
-    (None when none were asked for)."""
-    if not spec.collectors:
-        return None, None
+@dataclass
+class Recorders:
+    """What a job's info collectors recorded: the built-in NVML ones (``builtin``, None without
+    any) and the user's (``user``)."""
+
+    builtin: Any
+    user: CollectorRun
+
+    def clear(self) -> None:
+        """Forget the RUN values (the runs of a call whose results were not kept)."""
+        if self.builtin:
+            self.builtin.rows.clear()
+        self.user.rows.clear()
+
+    def warnings(self) -> list[str]:
+        """A built-in collector this GPU cannot read (the energy counter before Volta), and
+        each user collector that failed."""
+        missing = self.builtin.unsupported if self.builtin else {}
+        return [f"info collector {name} not recorded: this GPU does not give it ({why})"
+                for name, why in missing.items()] + self.user.warnings()
+
+    def frame(self, spec: JobSpec) -> pd.DataFrame | None:
+        """The ``collectors`` table (built-in and user RUN values), None when neither has one."""
+        frames = [f for f in (collector_frame(self.builtin, spec),
+                              user_collector_frame(self.user, spec)) if f is not None]
+        return pd.concat(frames, ignore_index=True) if len(frames) > 1 else (
+            frames[0] if frames else None)
+
+
+def info_collectors(nsight: Any, spec: JobSpec, counter: RunCounter, uuid: str | None,
+                    user: Sequence[UserCollector] = ()) -> tuple[Recorders, list[Any] | None]:
+    """nsight-python info collectors for ``spec.collectors``: RUN-scope NVML readings of the
+    GPU ``uuid`` for the built-in names, and the ``user`` collectors in their own scope (ONCE,
+    RUN), each called under its time limit (:class:`CollectorRun`), so nsight-python puts them
+    in its columns and the worker in its ``collectors`` table. The list is None when there are
+    none."""
     from profiling_worker.collectors import CollectorRecorder
 
-    if uuid is None:
-        raise WorkerError("collectors need the job's GPU by its NVML UUID; none was resolved",
-                          "report this: the worker pins a GPU before it runs", kind="internal")
-    recorder = CollectorRecorder(uuid, counter.next_run, counter.config_index)
-    scope = nsight.CollectionScope.RUN
-    return recorder, [nsight.InfoCollector(name, recorder.callback(name), scope)
-                      for name in spec.collectors]
+    builtin = [n for n in spec.collectors if n in COLLECTORS]
+    recorder, out = None, []
+    if builtin:
+        if uuid is None:
+            raise WorkerError("collectors need the job's GPU by its NVML UUID; none was resolved",
+                              "report this: the worker pins a GPU before it runs",
+                              kind="internal")
+        recorder = CollectorRecorder(uuid, counter.next_run, counter.config_index)
+        out = [nsight.InfoCollector(name, recorder.callback(name), nsight.CollectionScope.RUN)
+               for name in builtin]
+    run = CollectorRun(user)
+    out += [nsight.InfoCollector(c.name, _user_callback(run, c, counter),
+                                 getattr(nsight.CollectionScope, c.scope.upper())) for c in user]
+    return Recorders(recorder, run), out or None
+
+
+def _user_callback(run: CollectorRun, c: UserCollector, counter: RunCounter
+                   ) -> Callable[..., Any]:
+    """nsight-python's callback for user collector ``c``: ONCE takes nothing, RUN the config."""
+    if c.scope == ONCE:
+        return lambda: run.value_once(c)
+
+    def before_run(*config: Any) -> float | None:
+        idx = counter.config_index(config)
+        return run.value_before_run(c, idx, counter.next_run(idx), config)
+
+    before_run.__name__ = c.name
+    return before_run
 
 
 def collector_frame(recorder: Any, spec: JobSpec) -> Any:
-    """The collectors table of ``recorder`` (:func:`info_collectors`), None without one."""
+    """The collectors table of a built-in ``recorder`` (:func:`info_collectors`), None
+    without one."""
     return recorder and recorder.frame([dict(c) for c in spec.configs], list(spec.parameter_names))
 
 

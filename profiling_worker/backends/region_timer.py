@@ -90,7 +90,8 @@ class Timed(NamedTuple):
 
 
 def time_regions(spec: JobSpec, make_body: Callable[[str, Annotate], Callable[..., None]],
-                 emit: Emit, clock: Stopwatch) -> Timed:
+                 emit: Emit, clock: Stopwatch,
+                 before_run: Callable[[int, int, tuple[Any, ...]], None] | None = None) -> Timed:
     """Run every config ``spec.runs`` times, or as many times as ``spec.run_target``'s stopping
     rule says (after ``spec.warmup`` untimed calls), each annotated region between two marks of
     ``clock``.
@@ -100,6 +101,8 @@ def time_regions(spec: JobSpec, make_body: Callable[[str, Annotate], Callable[..
         make_body: ``make_body(kernel_id, annotate)`` -> the kernel's body.
         emit: event callback; progress is reported per config and run.
         clock: the stopwatch.
+        before_run: called as ``before_run(config_index, run, config_values)`` just before each
+            timed run, outside every region (the user's RUN-scope info collectors).
 
     Returns:
         The rows and, for runs "auto", the stopping rule's record (:class:`Timed`).
@@ -137,6 +140,8 @@ def time_regions(spec: JobSpec, make_body: Callable[[str, Annotate], Callable[..
         first = len(rows)
         for _ in range(runs):
             current["config"], current["run"] = counter.next(values)
+            if before_run is not None:
+                before_run(current["config"], current["run"], values)
             for body in bodies:
                 body(*values)
         clock.settle()

@@ -12,6 +12,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from profiling_worker.catalog.builtin import CATALOG
+from profiling_worker.user_collectors import UserCollector, drop_builtin_names
 from profiling_worker.catalog.declare import Kernel
 from profiling_worker.catalog.user import kernel_dirs_from_env, load_kernel_dirs
 from profiling_worker.errors import (OUT_OF_MEMORY_HINT, KernelFailed, WorkerError,
@@ -20,17 +21,25 @@ from profiling_worker.errors import (OUT_OF_MEMORY_HINT, KernelFailed, WorkerErr
 
 @dataclass
 class Registry:
-    """Kernel id -> declaration, and the user files that failed to load."""
+    """Kernel id -> declaration, user info collectors by name, and the user files that failed
+    to load."""
 
     kernels: dict[str, Kernel]
     errors: list[dict[str, str]] = field(default_factory=list)
     dirs: list[str] = field(default_factory=list)
+    collectors: dict[str, UserCollector] = field(default_factory=dict)
 
     def describe(self) -> dict[str, Any]:
         """JSON-able description: kernels (id, title, parameters, annotations, default
-        configs, builtin, source) and load errors."""
+        configs, builtin, source), user collectors (name, scope, unit, timeout_s, source) and
+        load errors."""
         return {"kernels": [_describe(k) for k in self.kernels.values()],
+                "collectors": [c.describe() for c in self.collectors.values()],
                 "errors": self.errors, "dirs": self.dirs}
+
+    def user_collectors(self, names: Sequence[str]) -> list[UserCollector]:
+        """The user collectors among ``names`` (a spec's ``collectors``), in that order."""
+        return [self.collectors[n] for n in names if n in self.collectors]
 
 
 def _describe(k: Kernel) -> dict[str, Any]:
@@ -45,16 +54,18 @@ def _describe(k: Kernel) -> dict[str, Any]:
 
 def load_registry(dirs: Iterable[str] | None = None) -> Registry:
     """Built-in catalog plus the kernels of ``dirs`` (default: ``KPROF_KERNEL_DIRS``).
-    A user kernel may not reuse a built-in id (reported as an error)."""
+    A user kernel may not reuse a built-in id, nor a user collector a built-in collector's
+    name (reported as errors)."""
     dirs = list(dirs) if dirs is not None else kernel_dirs_from_env()
-    user, errors = load_kernel_dirs(dirs) if dirs else ({}, [])
+    user, collectors, errors = load_kernel_dirs(dirs) if dirs else ({}, {}, [])
+    errors += drop_builtin_names(collectors)
     kernels: dict[str, Kernel] = dict(CATALOG)
     for kid, k in user.items():
         if kid in kernels:
             errors.append({"file": k.source, "error": f"kernel id {kid!r} is a built-in kernel"})
         else:
             kernels[kid] = k
-    return Registry(kernels, errors, dirs)
+    return Registry(kernels, errors, dirs, collectors)
 
 
 class KernelBody:

@@ -17,6 +17,9 @@ calls it once per run (and ``warmup`` times before, with a no-op ``annotate``). 
         with annotate("scale"):
             x * 2
 
+The same files may define info collectors (:mod:`profiling_worker.user_collectors`: ONCE and
+RUN scopes, tagged with ``nsight.experimental.collect`` or its ``collect``).
+
 Files are imported only by the worker (never by the dashboard's process): a file that fails to
 import is reported with its error and the others still load.
 """
@@ -31,12 +34,13 @@ import traceback
 from collections.abc import Iterable, Iterator
 from pathlib import Path
 
+from profiling_worker.user_collectors import UserCollector, found_in
 from profiling_worker.catalog.declare import Kernel, declared, kernel
 
 __all__ = ["kernel", "load_kernel_dirs", "kernel_dirs_from_env"]
 
 
-def _import_file(path: Path) -> list[Kernel]:
+def _import_file(path: Path) -> tuple[list[Kernel], list[UserCollector]]:
     name = f"kprof_user_{abs(hash(str(path)))}"
     spec = importlib.util.spec_from_file_location(name, path)
     if spec is None or spec.loader is None:
@@ -47,7 +51,7 @@ def _import_file(path: Path) -> list[Kernel]:
         spec.loader.exec_module(module)
     finally:  # a file that fails half-way leaves no declarations behind
         found = declared(name, path.name)
-    return found
+    return found, found_in(module, path.name)
 
 
 @contextlib.contextmanager
@@ -68,31 +72,39 @@ def _prints_to_stderr() -> Iterator[None]:
 
 
 def load_kernel_dirs(dirs: Iterable[str | os.PathLike[str]]
-                     ) -> tuple[dict[str, Kernel], list[dict[str, str]]]:
+                     ) -> tuple[dict[str, Kernel], dict[str, UserCollector], list[dict[str, str]]]:
     """Import every ``*.py`` of each folder (not recursive, sorted).
 
     Returns:
-        ``(kernels, errors)``: kernel id -> :class:`Kernel`, and one
-        ``{"file", "error"}`` per file that failed to import or declared a duplicate id.
+        ``(kernels, collectors, errors)``: kernel id -> :class:`Kernel`, collector name ->
+        :class:`~profiling_worker.user_collectors.UserCollector`, and one ``{"file", "error"}`` per file that failed
+        to import or declared a duplicate id or collector name.
     """
     kernels: dict[str, Kernel] = {}
+    collectors: dict[str, UserCollector] = {}
     errors: list[dict[str, str]] = []
     for folder in dirs:
         for path in sorted(Path(folder).glob("*.py")):
             try:
                 with _prints_to_stderr():
-                    found = _import_file(path)
+                    found, tagged = _import_file(path)
             except BaseException as exc:  # a user file may raise anything, SystemExit included
                 last = traceback.format_exception_only(type(exc), exc)[-1].strip()
                 errors.append({"file": path.name, "error": last})
                 continue
+            for c in tagged:
+                if c.name in collectors:
+                    errors.append({"file": path.name, "error": f"collector {c.name!r} already "
+                                   f"defined in {collectors[c.name].source}"})
+                else:
+                    collectors[c.name] = c
             for k in found:
                 if k.id in kernels:
                     errors.append({"file": path.name, "error": f"kernel id {k.id!r} already "
                                    f"declared in {kernels[k.id].source}"})
                 else:
                     kernels[k.id] = k
-    return kernels, errors
+    return kernels, collectors, errors
 
 
 def kernel_dirs_from_env() -> list[str]:

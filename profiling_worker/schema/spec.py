@@ -11,7 +11,7 @@ import dataclasses
 import hashlib
 import json
 import re
-from collections.abc import Mapping
+from collections.abc import Collection, Mapping
 from dataclasses import dataclass
 from typing import Any, Literal, get_args
 
@@ -37,7 +37,7 @@ CACHE_CONTROLS: tuple[str, ...] = get_args(CacheControl)
 CLOCK_CONTROLS: tuple[str, ...] = get_args(ClockControl)
 REPLAY_MODES: tuple[str, ...] = get_args(ReplayMode)
 THERMAL_MODES: tuple[str, ...] = get_args(ThermalMode)
-COLLECTORS = ("sm_clock", "mem_clock", "temperature", "power", "throttle_reasons")
+COLLECTORS = ("sm_clock", "mem_clock", "temperature", "power", "throttle_reasons", "energy")
 
 # Nsight Compute names look like "<unit>__<counter>[.<rollup>[.<submetric>...]]".
 _METRIC_RE = re.compile(r"^[a-z][a-z0-9]*__[a-z0-9_]+(\.[a-z0-9_]+)*$")
@@ -85,7 +85,8 @@ class JobSpec:
     """Longest pause in s (1-3600): manual mode fails after it, auto lowers the resume point;
     None = nsight-python's default (180)."""
     collectors: tuple[str, ...] = ()
-    """nsight-python info collectors sampled before each run (nsight-python >= 1.1)."""
+    """Info collectors: the built-in NVML ones (:data:`COLLECTORS`, sampled before each run by
+    nsight-python >= 1.1) and user collectors by name (user_collectors.py, any backend)."""
     warmup: int = 1
     """Calls of each config's body before profiling, outside any annotation."""
     gpu: int = 0
@@ -253,7 +254,8 @@ def _metrics(raw: Mapping[str, Any], backend: str, errors: list[FieldError]) -> 
 
 
 def validate_spec(raw: Mapping[str, Any], known_kernels: Mapping[str, Any] | None = None,
-                  memory_bytes: float | None = None, memory_of: str = "the device") -> JobSpec:
+                  memory_bytes: float | None = None, memory_of: str = "the device",
+                  known_collectors: Collection[str] | None = None) -> JobSpec:
     """Check a raw spec and return a :class:`JobSpec`.
 
     Args:
@@ -265,6 +267,8 @@ def validate_spec(raw: Mapping[str, Any], known_kernels: Mapping[str, Any] | Non
         memory_bytes: memory of the GPU (or of the host for the cpu backend), in bytes; a config
             whose kernel's byte formula needs more is refused. None skips that check.
         memory_of: what ``memory_bytes`` is, for the message (``NVIDIA H200``, ``the host``).
+        known_collectors: the names of the user info collectors (user files); None accepts any
+            name that can be a Python function's (the worker checks it against its files).
 
     Returns:
         The validated, frozen spec. A backend that measures only its duration gets that one
@@ -308,7 +312,7 @@ def validate_spec(raw: Mapping[str, Any], known_kernels: Mapping[str, Any] | Non
         thermal_wait=_int(raw, "thermal_wait", 1, 100, errors),
         thermal_cont=_int(raw, "thermal_cont", 1, 100, errors),
         thermal_timeout=_int(raw, "thermal_timeout", 1, 3600, errors),
-        collectors=_collectors(raw, errors),
+        collectors=_collectors(raw, errors, known_collectors),
         warmup=_int(raw, "warmup", 0, 100, errors) or 0,
         gpu=_gpu(raw, backend, errors),
         nvml_interval_ms=_int(raw, "nvml_interval_ms", 5, 10_000, errors)
@@ -328,13 +332,20 @@ def validate_spec(raw: Mapping[str, Any], known_kernels: Mapping[str, Any] | Non
     return spec
 
 
-def _collectors(raw: Mapping[str, Any], errors: list[FieldError]) -> tuple[str, ...]:
+def _collectors(raw: Mapping[str, Any], errors: list[FieldError],
+                known: Collection[str] | None) -> tuple[str, ...]:
+    """Built-in collector names and user collectors' (``known``; None: any identifier)."""
     collectors = _str_list(raw, "collectors", errors, required=False)
-    bad = [c for c in collectors if c not in COLLECTORS]
+
+    def ok(name: str) -> bool:
+        return name in COLLECTORS or (name.isidentifier() if known is None else name in known)
+
+    bad = [c for c in collectors if not ok(c)]
     if bad:
+        user = f"; user collectors: {', '.join(sorted(known))}" if known else ""
         errors.append(FieldError("collectors", f"unknown collector(s): {', '.join(bad)}",
-                                 f"choose from {', '.join(COLLECTORS)}"))
-    return tuple(c for c in collectors if c in COLLECTORS)
+                                 f"choose from {', '.join(COLLECTORS)}{user}"))
+    return tuple(c for c in collectors if ok(c))
 
 
 def _ignore_kernels(raw: Mapping[str, Any], errors: list[FieldError]) -> tuple[str, ...]:

@@ -34,7 +34,7 @@ from profiling_worker.schema import metrics as M  # noqa: E402
 
 ROOT = Path(__file__).resolve().parents[2]
 TOOLS = {"list_kernels", "list_jobs", "submit_and_wait", "job_summary", "compare_jobs",
-         "deep_dive", "import_files", "write_report", "cancel_job"}
+         "deep_dive", "import_files", "write_report", "cancel_job", "replicate_job"}
 #: Gate pairs of H200 bundles and what `python -m profiling_worker compare` exits with.
 PAIRS = [("h200-cupti-gate-base", "h200-cupti-gate-again"),   # the same job twice
          ("h200-cupti-gate-tf32", "h200-cupti-gate-fp32"),    # TF32 off: slower
@@ -106,6 +106,10 @@ def test_every_tool_over_stdio_with_the_sdk_client(tmp_path: Path) -> None:
                                 ).content[0].text
         unknown = await call("compare_jobs", {"baseline": "no-such-job", "candidate": PAIRS[0][1]})
         assert unknown.is_error and "no such job" in unknown.content[0].text
+        seen["replicated"] = _json(await call("replicate_job", {
+            "job_id": PAIRS[0][0], "against": PAIRS[0][1]}))
+        seen["rerun"] = _json(await call("replicate_job", {"job_id": seen["job"]["job_id"],
+                                                           "timeout_s": 300}))
         seen["deep"] = _json(await call("deep_dive", {"job_id": "h200-ncu-deepdive-fp16-4096"}))
         nsight = SCENARIOS / "h200-ncu-deepdive-fp16-4096" / "nsight"
         seen["import"] = _json(await call("import_files", {"paths": [
@@ -140,6 +144,14 @@ def test_every_tool_over_stdio_with_the_sdk_client(tmp_path: Path) -> None:
         assert verdict["counts"] == {o.value: page.count(o) for o in Outcome}
     assert [v["verdict"] for v in seen["verdicts"]] == ["passed", "regressed", "not judged"]
     assert len(seen["verdict_text"].encode("utf-8")) <= MAX_BYTES
+
+    replicated = seen["replicated"]  # the same H200 spec twice: within 3 % (TOST)
+    assert replicated["verdict"] == "reproduced" and replicated["tolerance_pct"] == 3.0
+    assert [r["Replication"] for r in replicated["rows"]] == ["reproduced"] * 3
+    rerun = seen["rerun"]  # the cpu job's spec run again by the door's job manager
+    assert rerun["reference"] == job["job_id"] and rerun["replica"] != job["job_id"]
+    assert rerun["verdict"] in {"reproduced", "not reproduced", "not decided", "not comparable"}
+    assert (results / rerun["replica"] / "manifest.json").is_file()
 
     deep = seen["deep"]  # the deep-dive page's panels of the first launch, the same numbers
     answer = report_client.ask(sys.executable, "deepdive", SCENARIOS / "h200-ncu-deepdive-fp16-4096",

@@ -170,6 +170,7 @@ APP_MAY_IMPORT = frozenset({
     "profiling_worker.gate.command",
     "profiling_worker.gate.context",
     "profiling_worker.gate.judge",
+    "profiling_worker.gate.replication",
     "profiling_worker.gate.report",
     "profiling_worker.gate.sides",
     "profiling_worker.gate.verdict",

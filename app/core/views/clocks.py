@@ -298,3 +298,16 @@ def thermal_mean_difference_pct(frame: pd.DataFrame) -> float | None:
     if both.empty:
         return None
     return float((100.0 * (both["a"] / both["b"] - 1.0)).abs().max())
+
+
+def user_collectors_frame(bundle: Bundle) -> pd.DataFrame:
+    """The job's user info collectors (manifest ``backend.user_collectors``): Collector, Scope
+    (ONCE, RUN), Unit, File, Value (a ONCE collector's; a RUN collector's values are in the
+    per-run table), Problem (why values are missing: raised, timed out, not a number; empty
+    when every call gave one). Empty when the job named none."""
+    entries = (bundle.manifest.get("backend") or {}).get("user_collectors") or []
+    rows = [{C.COLLECTOR: e.get("name"), "Scope": str(e.get("scope", "")).upper(),
+             C.UNIT: e.get("unit") or "", "File": e.get("source") or "",
+             C.VALUE: "" if e.get("scope") != "once" else str(e.get("value")),
+             "Problem": e.get("error") or ""} for e in entries if isinstance(e, dict)]
+    return pd.DataFrame(rows, columns=[C.COLLECTOR, "Scope", C.UNIT, "File", C.VALUE, "Problem"])
