@@ -193,5 +193,5 @@ def _contended(manifest: dict[str, Any]) -> str | None:
     if not isinstance(figures, dict) or not figures.get("warning"):
         return None
     fraction = figures.get("waiting_fraction")
-    return (f"its threads waited for a CPU for {100 * fraction:.0f} % of the timing loop"
-            if isinstance(fraction, (int, float)) else "the host's load exceeded its CPUs")
+    return (B.waited_for_cpu(fraction) if isinstance(fraction, (int, float))
+            else "the host's load exceeded its CPUs")

@@ -197,3 +197,13 @@ def duration_metric(name: str | None) -> str:
     """The duration metric of the backend ``name`` (None: the default, ncu); GPU time for
     unknown names (imports)."""
     return get(name).duration_metric if name is None else described(name).duration_metric
+
+
+def waited_for_cpu(fraction: float) -> str:
+    """How long a cpu job's threads waited for a CPU while timing, in words: ``fraction`` is
+    the run-queue delay summed over the process's threads over the timing loop's wall time
+    (``backend.host_contention.waiting_fraction``, profiling_worker/backends/cpu.py). Summed
+    over threads it can exceed 1, so it reads as seconds waited per second of the loop, never as
+    a share of the wall time (a new user read "116 % of the wall time")."""
+    return (f"its threads waited {fraction:,.2f} s for a CPU per second of the timing loop "
+            "(run-queue delay summed over its threads)")

@@ -308,8 +308,8 @@ def _host(time: pd.DataFrame, manifest: Mapping[str, Any], backend: str) -> pd.D
         return _rows(time, HOST_CONTENTION, NOT_CHECKED, "the backend recorded no host "
                      "contention figures")
     fraction = figures.get("waiting_fraction")
-    said = (f"threads waited for a CPU for {100 * fraction:.1f} % of the timing loop"
-            if isinstance(fraction, (int, float)) else "host load recorded")
+    said = (B.waited_for_cpu(fraction) if isinstance(fraction, (int, float))
+            else "host load recorded")
     return _rows(time, HOST_CONTENTION, FLAG if figures.get("warning") else PASS,
                  said + (" (the backend warned)" if figures.get("warning") else ""))
 
