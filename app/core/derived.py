@@ -173,9 +173,11 @@ def aggregate_normalised(per_run: pd.DataFrame, keys: list[str], baseline: str) 
     account (:func:`profiling_worker.schema.intervals.ratio_ci95_bounds`: Fieller's interval of
     a ratio of means, as the Compare page and the regression gate; ``+inf`` above where the
     baseline mean cannot be told from 0), not only the annotation's own: the baseline's mean
-    is a measurement too. The baseline's own
-    rows (ratio 1 by definition) keep the interval of its runs around its mean. StdDev,
-    RelativeStdDevPct and StableMeasurement describe the annotation's own runs.
+    is a measurement too. The baseline's own rows are 1 by definition and have no interval
+    (CI95 NaN: a new user read [0.989, 1.011] on fp16 normalised to fp16 as uncertainty about
+    a ratio that is exactly 1; the baseline's spread is already inside every other row's
+    interval). StdDev, RelativeStdDevPct and StableMeasurement describe the annotation's own
+    runs.
 
     Raises:
         ValueError: ``baseline`` is not an annotation of the frame.
@@ -187,8 +189,8 @@ def aggregate_normalised(per_run: pd.DataFrame, keys: list[str], baseline: str) 
     lower, upper = intervals.ratio_ci95_bounds(base[C.AVG], base[C.STD], base[C.NUM_RUNS],
                                                own[C.AVG], own[C.STD], own[C.NUM_RUNS])
     others = (out[C.ANNOTATION] != baseline).to_numpy()
-    out[C.CI95_LOWER] = np.where(others, lower, out[C.CI95_LOWER])
-    out[C.CI95_UPPER] = np.where(others, upper, out[C.CI95_UPPER])
+    out[C.CI95_LOWER] = np.where(others, lower, np.nan)
+    out[C.CI95_UPPER] = np.where(others, upper, np.nan)
     return intervals.with_ci95_half_pct(out)
 
 

@@ -34,11 +34,15 @@ def ci95_text(lower: Iterable[float], upper: Iterable[float], unit: str = "", di
                      for lo, hi in zip(lower, upper)], dtype=object)
 
 
-def whisker(length: npt.ArrayLike) -> npt.NDArray[np.float64]:
-    """An error bar's length with an infinite one (an unbounded ratio interval) left undrawn
-    (NaN): the hover says unbounded (:func:`ci95_text`)."""
-    out = np.asarray(length, dtype="float64")
-    return np.where(np.isinf(out), np.nan, out)
+def whiskers(mean: npt.ArrayLike, lower: npt.ArrayLike, upper: npt.ArrayLike
+             ) -> tuple[npt.NDArray[np.float64], npt.NDArray[np.float64]]:
+    """The error bars' lengths above and below ``mean`` (``array``, ``arrayminus``), both left
+    undrawn (NaN) where the interval is unbounded (either bound infinite): half a bar, down to
+    a -100 % cut or an axis floor, read as a real interval (a new user's find); the hover says
+    unbounded (:func:`ci95_text`)."""
+    m, lo, hi = (np.asarray(a, dtype="float64") for a in (mean, lower, upper))
+    bounded = ~(np.isinf(lo) | np.isinf(hi))
+    return np.where(bounded, hi - m, np.nan), np.where(bounded, m - lo, np.nan)
 
 
 def finish(fig: go.Figure, title: str, host_timer: bool = False) -> go.Figure:
@@ -75,9 +79,14 @@ def ratio_trace(group: pd.DataFrame, annotation: object, index: int, ratio: str,
         x=group[C.CONFIG_LABEL], y=group[ratio], mode="markers+lines", name=str(annotation),
         meta=theme.tag(annotation), line={"color": theme.color(index), "width": 1},
         marker=marker,
-        error_y={"type": "data", "symmetric": False,
-                 "array": whisker(group[upper] - group[ratio]),
-                 "arrayminus": whisker(group[ratio] - group[lower])}, **kwargs)
+        error_y=error_y(group[ratio], group[lower], group[upper]), **kwargs)
+
+
+def error_y(mean: npt.ArrayLike, lower: npt.ArrayLike, upper: npt.ArrayLike
+            ) -> dict[str, object]:
+    """Plotly's ``error_y`` of asymmetric CI95 bars from the bounds (:func:`whiskers`)."""
+    plus, minus = whiskers(mean, lower, upper)
+    return {"type": "data", "symmetric": False, "array": plus, "arrayminus": minus}
 
 
 def ratio_axes(fig: go.Figure, ratio_title: str) -> None:

@@ -127,8 +127,7 @@ def _trace(group: pd.DataFrame, annotation: str, x: str, unit: str, i: int,
     return go.Scatter(
         x=xs, y=avg, mode="lines+markers", name=str(annotation), meta=theme.tag(annotation),
         line={"color": theme.color(i)},
-        error_y={"type": "data", "symmetric": False, "array": common.whisker(hi - avg),
-                 "arrayminus": common.whisker(avg - drawn_lo)},
+        error_y=common.error_y(avg, np.where(np.isinf(lo), lo, drawn_lo), hi),
         customdata=custom,
         hovertemplate=(f"<b>{annotation}</b><br>{x} = %{{x{':,' if numeric else ''}}}<br>mean = %{{y:.6g}} {unit}"
                        "<br>%{customdata[4]}%{customdata[3]}<br>runs = %{customdata[2]:.0f}<extra></extra>"),

@@ -4,6 +4,7 @@ in the titles the pages pass, no tag survives in the figure's JSON (what plotly 
 
 from __future__ import annotations
 
+import numpy as np
 import dataclasses
 import json
 from collections.abc import Callable
@@ -122,3 +123,14 @@ def test_annotation_colours_follow_escaped_names() -> None:
     theme.color_annotations(fig, colors)
     tagged = [t for t in fig.data if isinstance(t.meta, dict)]
     assert tagged and {t.marker.color for t in tagged} <= set(colors.values())
+
+
+def test_an_unbounded_interval_draws_no_half_bar():
+    """A ratio whose baseline cannot be told from 0 (upper bound +inf, lower cut at 0 or
+    -100 %) drew a bar from the point down to the cut, read as an interval (a new user's find);
+    now neither half is drawn, and a bounded interval's bars are its bounds."""
+    from app.core.figures.common import whiskers
+
+    plus, minus = whiskers([2.0, 5.0, 1.0], [0.0, 4.0, -np.inf], [np.inf, 7.0, 3.0])
+    assert np.isnan(plus[0]) and np.isnan(minus[0]) and np.isnan(plus[2]) and np.isnan(minus[2])
+    assert (plus[1], minus[1]) == (2.0, 1.0)
