@@ -56,8 +56,10 @@ class Bundle:
             missing and could not be recomputed (shown on every page).
         recomputed: aggregated columns the files lack that were recomputed from the runs
             table or the other columns (:mod:`profiling_worker.extract.aggregated_repair`),
-            and CI95 lower bounds of an older bundle shown cut at 0, one sentence each (shown
-            on every page).
+            one sentence each (shown on every page).
+        restated: CI95 lower bounds of an older bundle shown cut at 0 (the files keep them):
+            a fact about the files, told in a caption under the page's notes, not a warning
+            box on every page (a new user read it as the first thing on time-only pages).
         notes: plausibility notes (``profiling_worker.schema.plausibility``): the manifest's,
             or computed at load time for bundles recorded before notes existed.
     """
@@ -70,6 +72,7 @@ class Bundle:
     problems: tuple[str, ...] = ()
     notes: tuple[Note, ...] = ()
     recomputed: tuple[str, ...] = ()
+    restated: tuple[str, ...] = ()
 
     @property
     def job_id(self) -> str:
@@ -214,7 +217,8 @@ def load_bundle(bundle_dir: str | Path) -> Bundle:
                                                     tables[columns.TABLE_AGGREGATED])
     return Bundle(path=path, manifest=manifest, spec=spec, tables=tables,
                   files=list_files(path), problems=tuple(problems),
-                  recomputed=aggregated_repair.recomputed_sentences(completed) + restated,
+                  recomputed=aggregated_repair.recomputed_sentences(completed),
+                  restated=restated,
                   notes=tuple(manifest_notes(tables, {**manifest, "spec": raw_spec})))
 
 

@@ -139,8 +139,8 @@ def render_bundle_error(bundle: Bundle) -> None:
 
 
 def data_notes(bundle: Bundle, name_job: bool = False) -> None:
-    """The bundle's damaged parts (a warning each) and the aggregated columns it lacks that were
-    recomputed (an info each); ``name_job`` starts each with the job id (pages of two jobs)."""
+    """The bundle's damaged parts (a warning each), the aggregated columns it lacks that were
+    recomputed (an info each) and the CI95 bounds shown cut (a caption each); ``name_job`` starts each with the job id (pages of two jobs)."""
     job = f"Job {code(bundle.job_id)}: " if name_job else ""
     for problem in bundle.problems:
         st.warning(f"{job}Part of this bundle is damaged: {esc(problem)}. Views that need it "
@@ -148,6 +148,8 @@ def data_notes(bundle: Bundle, name_job: bool = False) -> None:
                    icon=":material/warning:")
     for sentence in bundle.recomputed:
         st.info(job + esc(sentence), icon=":material/calculate:")
+    for sentence in bundle.restated:
+        st.caption(job + esc(sentence))
 
 
 #: What an imported job of unknown backend means for its durations (shown under the caption).

@@ -81,7 +81,7 @@ def notes(bundle: Bundle) -> H.Section:
                            + (f" Fix: {err['hint']}" if err.get("hint") else ""), "error"))
     for problem in bundle.problems:
         section.add(H.note(f"Part of this bundle is damaged: {problem}.", "warning"))
-    for sentence in bundle.recomputed:
+    for sentence in (*bundle.recomputed, *bundle.restated):
         section.add(H.note(sentence))
     if bundle.notes:
         frame = pd.DataFrame(list(bundle.notes), columns=["severity", "check", "annotation",
