@@ -8,8 +8,7 @@ runs included, read by the host. The kernel's share of a run is estimated as ``P
 duration (the duration metric): it assumes the GPU drew the window's mean power while the kernel
 ran, so where the kernels fill less of the window (``BusyPct`` < 100 %: the rest is launch and
 idle time, which draws less) the figure is low. NVML updates the counter every
-:data:`COUNTER_UPDATE_MS` (an assumed bound, not yet measured: benchmarks/energy_counter.py in
-scripts/gpu_runaudit.sh measures it on the H200); a window shorter than
+:data:`COUNTER_UPDATE_MS` (measured on the H200: docs/energy-h200.md); a window shorter than
 :data:`MIN_WINDOW_UPDATES` updates holds too few steps for its mean power to mean anything, and
 the row says so (``Holds`` False). Where the job has no readings (the cpu backend, nsight-python
 0.9.x, a GPU without the counter, a job without the ``energy`` collector) nothing is estimated:
@@ -33,8 +32,9 @@ from app.core.metrics import MissingData
 ENERGY, ENERGY_READ, THROTTLE = "energy", "energy_read_s", "throttle_reasons"
 #: NVML clocks-event reasons that mean the power limit held the clocks back.
 POWER_CAP_BITS = 0x4 | 0x80
-#: The counter's update period (ms): NOT YET MEASURED. 100 ms is a deliberately loose bound
-#: (NVML documents none) until the device run of scripts/gpu_runaudit.sh replaces it.
+#: The counter's update period (ms), which NVML does not document: measured on the H200 in
+#: device run h200 1205-s7run1 (benchmarks/energy_counter.py; median 99.9 ms idle, 100.0 ms
+#: busy, 96-101 ms; benchmarks/h200/1205-s7run1/energy_counter.json, docs/energy-h200.md).
 COUNTER_UPDATE_MS = 100.0
 #: A window needs this many counter updates for its mean power to hold (~10 % quantisation).
 MIN_WINDOW_UPDATES = 10

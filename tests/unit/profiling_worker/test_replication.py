@@ -156,3 +156,16 @@ def test_the_replication_figures_of_the_docs():
     assert [round(d) for d in tf32[J.DIFF_PCT]] == [-86, -87] and "(-86 and -87 %)" in doc
     tight = pair("h200-cupti-gate-base", "h200-cupti-gate-again", 0.47).rows.set_index("n")
     assert f"{tight.loc[4096, J.DIFF_PCT]:+.2f} %" == "+0.47 %" and "(+0.47 %) is not decided" in doc
+
+
+def test_a_replication_recorded_on_the_h200_is_judged_reproduced() -> None:
+    """Device run h200 1205-s7run1: ``profiling_worker replicate`` re-ran the spec of
+    h200-cupti-gate-base on the H200 (benchmarks/h200/1205-s7run1/h200-cupti-gate-replica); the
+    pair is reproduced within ±3 % on every row, as that call printed (replication.md there)."""
+    replica = REPO / "benchmarks" / "h200" / "1205-s7run1" / "h200-cupti-gate-replica"
+    result = judge_replication(GateSide.load(SCENARIOS / "h200-cupti-gate-base"),
+                               GateSide.load(replica))
+    assert result.verdict is Replication.REPRODUCED, result.rows[WHY].tolist()
+    printed = (replica.parent / "replication.md").read_text(encoding="utf-8")
+    for why in result.rows[WHY]:
+        assert why in printed
