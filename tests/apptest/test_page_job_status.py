@@ -32,7 +32,8 @@ def test_caption_panel_and_notice_agree_after_run(store, app) -> None:
     wait_until(lambda: manager.get(first).status == "running")
     at.run()
     assert _states(at, first) == ("running", "running")
-    second = submit_cpu_matmul(at, "256", 5000)  # behind the first on the cpu lane
+    second = submit_cpu_matmul(at, "255", 5000)  # behind the first on the cpu lane (another
+    # spec: an identical one within 30 s asks first, tests/unit/app/test_repeat_guard.py)
     assert _states(at, second) == ("queued", "queued")
     assert at.session_state["page-job-status"] == {second: "queued"}  # what the panel checks
     assert f"Job `{second}` queued." in texts(at)  # the submit notice: the panel's snapshot
