@@ -218,13 +218,13 @@ class Door:
             "notes": [n.get("message") for n in bundle.notes][:20]}
         try:
             frame = stability_frame(bundle, StabilityOptions(time_unit="µs"))
-            cols = [C.ANNOTATION, "ConfigLabel", C.UNIT, C.NUM_RUNS, C.AVG, C.STD, C.CI95_LOWER,
+            cols = [C.ANNOTATION, C.CONFIG_LABEL, C.UNIT, C.NUM_RUNS, C.AVG, C.STD, C.CI95_LOWER,
                     C.CI95_UPPER, C.RSD, C.STABLE, C.CI95_HALF_PCT]
             out["durations"] = records(frame[[c for c in cols if c in frame]])
         except MissingData as exc:
             out["durations"] = {"missing": str(exc)}
         audit = badge_frame(bundle)
-        out["run_audit"] = records(audit[[C.ANNOTATION, "ConfigLabel", C.RUNS, "Passed", "Flags",
+        out["run_audit"] = records(audit[[C.ANNOTATION, C.CONFIG_LABEL, C.RUNS, "Passed", "Flags",
                                           "NotChecked"]])
         return out
 

@@ -9,7 +9,7 @@ from app.core.bundle_loader import Bundle
 from app.core.markdown import esc
 from app.core.views.run_audit import audit_source, badge_frame, flagged_frame
 from app.ui import cached, panels, state
-from profiling_worker.schema import run_audit as A
+from profiling_worker.schema import columns as C, run_audit as A
 
 
 def badges(bundle: Bundle, page: str) -> None:
@@ -18,7 +18,7 @@ def badges(bundle: Bundle, page: str) -> None:
     frame = cached.view(badge_frame, bundle)
     if frame.empty:
         return
-    several = frame["Annotation"].nunique() > 1
+    several = frame[C.ANNOTATION].nunique() > 1
     cols = st.columns(min(len(frame), 4) + 1, vertical_alignment="center")
     cols[0].caption("Run audit")
     for i, r in enumerate(frame.itertuples(index=False)):
