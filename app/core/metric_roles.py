@@ -53,8 +53,10 @@ def units(bundle: Bundle) -> dict[str, str]:
 
 def with_unit(manifest: dict[str, Any], metric: str, unit: str) -> str:
     """:func:`label` plus the unit when there is one: ``dram__bytes.sum [byte]``,
-    ``compute_tflops (derived)`` (no unit in the file: none shown)."""
-    shown = unit_text(unit)
+    ``compute_tflops (derived)`` (no unit in the file: none shown). A duration
+    (``C.DURATION_METRICS``) has no unit here: the page's time-unit control chooses it (a
+    new user read ``gpu__time_duration.sum [ns]`` beside a µs choice)."""
+    shown = "" if metric in C.DURATION_METRICS else unit_text(unit)
     return f"{label(manifest, metric)} [{shown}]" if shown else label(manifest, metric)
 
 

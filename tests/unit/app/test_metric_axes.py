@@ -135,3 +135,10 @@ def test_small_floats_get_a_format_that_shows_them(values, fmt, text) -> None:
     assert numbers.printf_format(series) == fmt
     assert f"{values[0]:{fmt[1:]}}" == text  # how the share report writes it
     assert numbers.decimals_for(np.array([0.0, np.nan])) == 0
+
+
+def test_a_duration_choice_names_no_unit_beside_the_time_unit_control() -> None:
+    """Stability's metric box read ``gpu__time_duration.sum [ns]`` while µs was chosen (a new
+    user's find): the time-unit control names a duration's unit; other metrics keep theirs."""
+    assert metric_roles.with_unit({}, "gpu__time_duration.sum", "ns") == "gpu__time_duration.sum"
+    assert metric_roles.with_unit({}, "dram__bytes.sum", "byte") == "dram__bytes.sum [byte]"
