@@ -33,6 +33,7 @@ import sys
 import traceback
 from collections.abc import Iterable, Iterator
 from pathlib import Path
+from typing import Any
 
 from profiling_worker.user_collectors import UserCollector, found_in
 from profiling_worker.catalog.declare import Kernel, declared, kernel
@@ -92,19 +93,24 @@ def load_kernel_dirs(dirs: Iterable[str | os.PathLike[str]]
                 last = traceback.format_exception_only(type(exc), exc)[-1].strip()
                 errors.append({"file": path.name, "error": last})
                 continue
-            for c in tagged:
-                if c.name in collectors:
-                    errors.append({"file": path.name, "error": f"collector {c.name!r} already "
-                                   f"defined in {collectors[c.name].source}"})
-                else:
-                    collectors[c.name] = c
-            for k in found:
-                if k.id in kernels:
-                    errors.append({"file": path.name, "error": f"kernel id {k.id!r} already "
-                                   f"declared in {kernels[k.id].source}"})
-                else:
-                    kernels[k.id] = k
+            errors += _add_new(collectors, [(c.name, c) for c in tagged], path.name,
+                               "collector {!r} already defined in {}")
+            errors += _add_new(kernels, [(k.id, k) for k in found], path.name,
+                               "kernel id {!r} already declared in {}")
     return kernels, collectors, errors
+
+
+def _add_new(known: dict[str, Any], new: list[tuple[str, Any]], file: str,
+             clash: str) -> list[dict[str, str]]:
+    """Add ``new`` entries to ``known`` (each with a ``source``); an entry already known keeps
+    the first file's and gives an error naming both (``clash`` formatted with name, source)."""
+    errors = []
+    for name, entry in new:
+        if name in known:
+            errors.append({"file": file, "error": clash.format(name, known[name].source)})
+        else:
+            known[name] = entry
+    return errors
 
 
 def kernel_dirs_from_env() -> list[str]:
