@@ -39,6 +39,7 @@ def test_caption_follows_the_panel(page, app_server: AppServer) -> None:  # type
     fill_text(page, "builder-runs", 5000)  # long enough to be seen running
     first = _submit(page)
     expect(get_by_key(page, f"panel-job-{first}")).to_contain_text("running", timeout=STATE_MS)
+    fill_text(page, "builder-sizes", 255)  # another spec: an identical one within 30 s asks first
     second = _submit(page)  # waits for the cpu lane: queued
     box = get_by_key(page, f"panel-job-{second}")
     expect(box).to_contain_text("queued")

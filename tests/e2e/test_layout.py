@@ -80,7 +80,8 @@ def test_job_progress_in_sight_after_run(browser, bundled_app_server: AppServer,
         # Sizes and runs that keep the CPU backend busy for minutes on any CI machine: the job must
         # still be active when the assertions look for its Cancel button (32, 64 finished first once).
         fill_text(page, "builder-sizes", "2048, 4096")
-        fill_text(page, "builder-runs", 500)
+        # runs differ by viewport: an identical spec queued within 30 s asks first (repeat guard)
+        fill_text(page, "builder-runs", 500 + SIZES.index((width, height)))
         entries = page.locator("[class*='st-key-panel-job-']")
         before = entries.count()  # the server is shared: earlier tests' jobs are listed too
         get_by_key(page, "builder-submit").locator("button").click()
