@@ -152,6 +152,8 @@ def parse_csv(s: Sniffed) -> tuple[list[str], pd.DataFrame]:
         text = str(exc)
         if "UTF8" in text or "UTF-8" in text:
             raise ImportFailed(f"{path.name}: is not UTF-8 text", hint) from exc
+        if "Could not skip initial" in text:  # pyarrow's words for a file cut inside its head
+            text = "it ends before the first row the header announces"
         raise ImportFailed(f"{path.name}: not the CSV its header promises ({text[:300]})",
                            "the file looks truncated or edited; " + hint) from exc
     if table.num_rows == 0:

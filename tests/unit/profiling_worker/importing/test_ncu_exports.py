@@ -380,3 +380,16 @@ def test_a_raw_page_without_grid_and_block_columns_uses_the_launch_metrics(tmp_p
     times = _launch_times(_import(tmp_path, edited))
     assert sorted(times[C.GRID]) == sorted(rows["launch__grid_size"])  # as printed: "1,056"
     assert sorted(times[C.VALUE]) == sorted(rows["gpu__time_duration.sum"].map(_number))
+
+
+def test_a_raw_csv_cut_in_its_head_says_so_in_words(tmp_path: Path) -> None:
+    """Case 09's raw export cut after 600 characters: pyarrow's "Could not skip initial 3 rows
+    from CSV file, either file is too short or header is larger than block size" reached the
+    page (a new user's find); the message says what it means."""
+    text = (CASES / "09-nvtx-in-csv" / "ranges_raw.csv").read_text(encoding="utf-8")
+    cut = tmp_path / "ranges_raw.csv"
+    cut.write_text(text[:600], encoding="utf-8")
+    with pytest.raises(ImportFailed) as exc:
+        _import(tmp_path, cut)
+    assert "ends before the first row the header announces" in exc.value.message
+    assert "Could not skip" not in exc.value.message
