@@ -14,7 +14,6 @@ from __future__ import annotations
 import math
 import threading
 from collections.abc import Mapping
-from pathlib import Path
 from typing import Any
 
 import pandas as pd

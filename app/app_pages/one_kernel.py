@@ -14,7 +14,6 @@ from app.core.views.one_kernel import (OneKernelOptions, annotation_configs,
                                        one_kernel_summary)
 from app.ui import analysis, cached, notes, panels, state
 from app.core.markdown import code, esc
-from app.core import frame_columns as F
 
 PAGE = "one-kernel"  # widget keys of this page: state.key(PAGE, field)
 

@@ -18,7 +18,6 @@ from __future__ import annotations
 
 from collections.abc import Collection
 from dataclasses import dataclass, field
-from typing import Any
 
 import pandas as pd
 

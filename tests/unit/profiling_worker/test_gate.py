@@ -332,7 +332,6 @@ def test_the_tool_versions_compared_are_those_the_environment_report_writes() ->
     from profiling_worker.gate.context import context_differences, measurement_context
     from profiling_worker.schema import backends as B, tools as T
     from profiling_worker.schema.manifest import read_manifest
-    import pandas as pd
 
     env = probe_environment()  # this machine: no GPU, its installed packages
     assert {tool.key for tool in T.ALL} <= set(env)
