@@ -36,6 +36,7 @@ from tests.scenarios import SCENARIOS
 
 REPO_ROOT = Path(__file__).resolve().parents[2]
 APP_SCRIPT = REPO_ROOT / "app" / "streamlit_app.py"
+COLLECTOR_FILES = REPO_ROOT / "tests" / "fixtures" / "collector_files"
 CHROMIUM = os.environ.get("CHROMIUM", "/usr/bin/chromium")
 CHROMIUM_ARGS = ["--no-sandbox", "--disable-gpu", "--disable-background-networking",
                  "--disable-component-update", "--disable-sync", "--no-first-run"]
@@ -93,17 +94,22 @@ def _stop(proc: subprocess.Popen[bytes]) -> None:
 
 
 def _serve(request: pytest.FixtureRequest, base: Path, artifacts_dir: Path,
-           bundled: Path | None, console_script: bool = False) -> Iterator[AppServer]:
+           bundled: Path | None, console_script: bool = False,
+           kernel_dirs: Path | None = None) -> Iterator[AppServer]:
     """Run the dashboard with results under ``base``; ``bundled=None`` keeps the app's default
     bundled dir (the demo bundles it ships). ``console_script``: started as the README does
     (``kernel-dashboard``, i.e. ``python -m app.cli``: its own routes and page shell) instead
-    of a plain ``streamlit run``."""
+    of a plain ``streamlit run``. ``kernel_dirs``: a folder of user kernel and collector files
+    (``KPROF_KERNEL_DIRS``; default: none)."""
     results = base / "results"
     results.mkdir()
     port = free_port()
     url = f"http://127.0.0.1:{port}"
     env = dict(os.environ, KPROF_RESULTS_DIR=str(results), PYTHONUNBUFFERED="1")
     env.pop("KPROF_BUNDLED_DIR", None)
+    env.pop("KPROF_KERNEL_DIRS", None)
+    if kernel_dirs is not None:
+        env["KPROF_KERNEL_DIRS"] = str(kernel_dirs)
     if bundled is not None:
         env["KPROF_BUNDLED_DIR"] = str(bundled)
     log_path = base / "server.log"
@@ -150,6 +156,17 @@ def bundled_app_server(request: pytest.FixtureRequest, tmp_path_factory: pytest.
     worker."""
     _require_app()
     yield from _serve(request, tmp_path_factory.mktemp("dashboard"), artifacts_dir, SCENARIOS)
+
+
+@pytest.fixture(scope="module")
+def collectors_app_server(request: pytest.FixtureRequest,
+                          tmp_path_factory: pytest.TempPathFactory,
+                          artifacts_dir: Path) -> Iterator[AppServer]:
+    """:func:`bundled_app_server` with the user collector file of
+    ``tests/fixtures/collector_files`` (``KPROF_KERNEL_DIRS``) offered in the sidebar."""
+    _require_app()
+    yield from _serve(request, tmp_path_factory.mktemp("dashboard"), artifacts_dir, SCENARIOS,
+                      kernel_dirs=COLLECTOR_FILES)
 
 
 @pytest.fixture(scope="module")
