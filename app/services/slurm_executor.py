@@ -45,6 +45,8 @@ from app.services.sweep_watch import SUBMITTING, Sweep, SweepWatcher, lane_name
 __all__ = ["SUBMITTING", "SlurmExecutor", "slurm_available"]
 FOLLOW_S = 5.0  # how often a sweep another server watches is read again (status, its lock)
 SCAN_S = 5.0  # how often the results folder is looked through for sweeps no one watches
+#: The stage of a sweep shown read-only: its progress is its tasks done of all, from its folder.
+READ_ONLY_STAGE = "tasks done"
 
 
 class SlurmExecutor(SweepWatcher):
@@ -57,6 +59,7 @@ class SlurmExecutor(SweepWatcher):
         self._followed: dict[str, Job] = {}  # sweeps another server watches: read-only here
         self._follower: threading.Thread | None = None
         self._scanner: threading.Thread | None = None
+        self._not_resumed: dict[str, str] = {}  # sweep id -> why, said once per change
 
     def submit(self, spec: JobSpec, options: plan.SweepOptions | None = None) -> str:
         """Split the spec's configs into array tasks and start submitting them; returns the job
@@ -167,7 +170,7 @@ class SlurmExecutor(SweepWatcher):
             notes = sweep_resume.adopt(path, tasks, record.unrecorded, queue.adopt)
         except SlurmMissing as exc:
             sweep_lock.release(path)
-            print(f"kprof sweeps: {path.name} not resumed: {exc}", file=sys.stderr, flush=True)
+            self._say_not_resumed(path.name, str(exc))
             return False
         except (OSError, ValueError, KeyError) as exc:
             sweep_lock.release(path)
@@ -184,9 +187,20 @@ class SlurmExecutor(SweepWatcher):
         with self._lock:
             job.warnings = sweep.notes + sweep.retries
             self._followed.pop(path.name, None)
+            self._not_resumed.pop(path.name, None)
             self._write_state(job)  # the manifest now names this server
         self._watch_in_thread(sweep)
         return True
+
+    def _say_not_resumed(self, job_id: str, why: str) -> None:
+        """Log that a sweep could not be watched from here, once per reason: the scan retries
+        it every :data:`SCAN_S` and logged the same line each time."""
+        with self._lock:
+            if self._not_resumed.get(job_id) == why:
+                return
+            self._not_resumed[job_id] = why
+        print(f"kprof sweeps: {job_id} not resumed: {why} (tried again every {SCAN_S:g} s; "
+              "said again only if the reason changes)", file=sys.stderr, flush=True)
 
     def _show_read_only(self, path: Path, manifest: dict[str, Any], watcher: str) -> None:
         """List a sweep that another server watches, without Cancel (``watched_by``), and
@@ -198,6 +212,7 @@ class SlurmExecutor(SweepWatcher):
             return  # its watcher reads it; nothing of it to show here
         job = Job(job_id=path.name, path=path, spec=spec, lane=lane_name(options),
                   status=JobStatus(manifest["status"]), total=len(tasks), watched_by=watcher,
+                  done=sweep_resume.tasks_done(tasks), stage=READ_ONLY_STAGE,
                   submitted_at=manifest.get("created_at") or now_iso())
         with self._lock:
             self._jobs[job.job_id] = self._followed[job.job_id] = job
@@ -221,20 +236,21 @@ class SlurmExecutor(SweepWatcher):
 
     def _follow_one(self, job: Job) -> None:
         """One look at a read-only sweep: ended (its status taken), its watcher gone (taken
-        over), or still watched elsewhere (its status shown)."""
+        over), or still watched elsewhere (its status and tasks done shown)."""
         try:
             manifest = read_manifest(job.path)
             status = JobStatus(manifest["status"])
             free = (not status.finished and not sweep_resume.other_host(manifest)
                     and sweep_lock.claim(job.path))
-        except (ManifestError, OSError):
+            done = None if free else sweep_resume.tasks_done(sweep_resume.rebuild(job.path)[2])
+        except (ManifestError, OSError, ValueError, KeyError):
             return
         if free:
             self._resume_claimed(job.path, f"taken over by this server: the {job.watched_by} "
                                  f"that watched it stopped")
             return
         with self._lock:
-            job.status, job.error = status, manifest.get("error")
+            job.status, job.error, job.done = status, manifest.get("error"), done or 0
             job.warnings = list(manifest.get("warnings") or [])
             if status.finished:
                 self._followed.pop(job.job_id, None)

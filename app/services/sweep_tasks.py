@@ -103,6 +103,11 @@ def has_result(folder: Path) -> bool:
     return _finished_status(folder)[0] is not None
 
 
+def succeeded(folder: Path) -> bool:
+    """True when the worker ended the attempt in ``folder`` ``done`` (its final manifest)."""
+    return _finished_status(folder)[0] == JobStatus.DONE
+
+
 def decide(attempt: Attempt, queue: QueueState | None, cancel_requested: bool,
            now: float | None = None) -> tuple[str, str]:
     """The attempt's state and its reason (for failed, preempted, pending).

@@ -1,7 +1,7 @@
 """The sidebar job panel: queue, live progress, cancel, errors. Reads the JobManager only.
 
-The panel is a fragment that reruns every second while a job is queued or running and stops
-polling when none is; when the last job finishes it reruns the whole app once, so the job
+The panel is a fragment that reruns every second while a job is queued or running and every
+few seconds when none is (a sweep submitted elsewhere appears without a click); when the last job finishes it reruns the whole app once, so the job
 selector and the pages show the new result.
 """
 
@@ -12,13 +12,16 @@ import streamlit as st
 from profiling_worker.schema.manifest import JobStatus
 
 from app.ui import job_status, panels, state
-from app.ui.jobs import Executor, Job
+from app.ui.jobs import SCAN_S, Executor, Job
 from app.core import preflight
 from app.core.markdown import code, esc
 
 SHOW_LAST = 5  # other sessions' jobs shown; this session's own jobs are always shown
 SHOW_OWN = 20  # at most this many of this session's finished jobs
 POLL_S = 1.0
+#: How often an idle panel looks again: a sweep that ``kernel-sweep`` or another server submits
+#: later is found by the executor's scan (every ``SCAN_S``) and listed without a click.
+IDLE_POLL_S = SCAN_S
 #: How the note under the form shows the submitted job in each state.
 NOTICES = {JobStatus.QUEUED: (st.success, ":material/schedule:"),
            JobStatus.RUNNING: (st.info, ":material/autorenew:"),
@@ -32,9 +35,10 @@ STATUS_ICON = {JobStatus.QUEUED: ":material/schedule:", JobStatus.RUNNING: ":mat
 
 
 def render_job_panel(manager: Executor) -> None:
-    """Draw the panel; it polls the manager once a second while any job is active."""
+    """Draw the panel; it polls the manager once a second while any job is active, else every
+    :data:`IDLE_POLL_S`."""
 
-    @st.fragment(run_every=POLL_S if manager.active() else None)
+    @st.fragment(run_every=POLL_S if manager.active() else IDLE_POLL_S)
     def _panel() -> None:
         jobs = manager.snapshot()
         if job_status.page_behind(jobs):
@@ -89,9 +93,9 @@ def _job(manager: Executor, job: Job, position: int) -> None:
             st.caption(f"Waiting for {esc(job.lane)}: place {position} in its queue.")
         if job.tasks:
             task_table(job)
-        elif job.status == JobStatus.RUNNING and not job.cancel_requested:
-            text = (f"{job.stage or 'starting'} · {job.done:,}/{job.total:,}" if job.total
-                    else "starting")
+        elif (job.status == JobStatus.RUNNING or job.watched_by and job.active) \
+                and not job.cancel_requested:  # a sweep read from its folder: tasks done
+            text = progress_text(job)
             if job.spec.run_target is not None and job.total:  # the total is every config's most
                 text += " at most (runs auto stops each config at its target)"
             st.progress(job.fraction, text=esc(text))
@@ -106,6 +110,14 @@ def _job(manager: Executor, job: Job, position: int) -> None:
         elif job.status in (JobStatus.FAILED, JobStatus.INTERRUPTED) and job.error:
             panels.render_error(str(job.error.get("message", "")), job.error.get("hint"),
                                 job.error.get("log_tail"), kind=job.error.get("kind"))
+
+
+def progress_text(job: Job) -> str:
+    """A running job's progress line: ``stage · done/total`` of its worker's steps, or, for a
+    sweep another process watches, its tasks done of all, read from its folder."""
+    if job.watched_by and job.total:
+        return f"{job.done:,} of {job.total:,} tasks done"
+    return f"{job.stage or 'starting'} · {job.done:,}/{job.total:,}" if job.total else "starting"
 
 
 def kind_text(job: Job) -> str:

@@ -4,14 +4,19 @@ is real: submitted in another process on submitit's local executor (no Slurm nee
 
 from __future__ import annotations
 
+import json
+import os
+import signal
 import subprocess
 import sys
+import time
 from pathlib import Path
 
 from apptest_helpers import texts
 from app.ui import cached
 
-SWEEP_KERNELS = Path(__file__).resolve().parents[1] / "fixtures" / "kernel_files_sweep"
+REPO = Path(__file__).resolve().parents[2]
+SWEEP_KERNELS = REPO / "tests" / "fixtures" / "kernel_files_sweep"
 # The other server: submits a 60 s sweep, says its id, and holds the sweep until its stdin
 # closes; then it cancels it (the task process ends) and waits for the merge.
 OTHER_SERVER = """
@@ -52,3 +57,47 @@ def test_a_sweep_another_server_watches_is_shown_read_only(store, app, monkeypat
         ended = other.stdout.readline().strip()
         other.wait(120)
         assert ended == "cancelled", f"the other server's sweep ended {ended!r}, not cancelled"
+
+
+def test_a_kernel_sweep_submitted_after_the_page_loaded_is_listed_with_its_tasks_done(
+        store, app, monkeypatch, tmp_path) -> None:
+    """Issue 37: an open dashboard listed no sweep that ``kernel-sweep`` submitted after its
+    first page load, and one it did list read "starting 0/1,000" with 175 tasks done and named
+    its owner "the dashboard server". Here the real ``kernel-sweep`` (``app/sweep_cli.py``,
+    submitit's local executor) submits three tasks after the page loaded, two short and one of
+    60 s; the panel must list it read-only, name ``kernel-sweep`` and its pid, and count the two
+    short tasks done once their folders say so."""
+    monkeypatch.setenv("KPROF_KERNEL_DIRS", str(SWEEP_KERNELS))
+    at = app()
+    assert "No jobs submitted from this server yet." in texts(at)
+    spec = tmp_path / "spec.json"
+    spec.write_text(json.dumps({"kernels": ["sweep_sleep"], "runs": 1, "backend": "cpu",
+                                "warmup": 0, "configs": [{"ms": 10}, {"ms": 20}, {"ms": 60000}]}))
+    log = tmp_path / "kernel-sweep.log"
+    with open(log, "w", encoding="utf-8") as out:
+        cli = subprocess.Popen(
+            [sys.executable, str(REPO / "app" / "sweep_cli.py"), str(spec), "--results",
+             str(store["results"]), "--local", "--no-reference", "--retries", "0",
+             "--parallelism", "3", "--poll", "0.5"],
+            cwd=REPO, env={**os.environ, "PYTHONPATH": str(REPO)}, stdout=out,
+            stderr=subprocess.STDOUT, text=True)
+    try:
+        deadline = time.monotonic() + 300  # the executor's scan, then the tasks' own manifests
+        while "2 of 3 tasks done" not in (text := _with_progress(at.run())):
+            assert time.monotonic() < deadline, (f"not listed with 2 of 3 tasks done in 300 s; "
+                                                 f"panel: {text}\nkernel-sweep: {log.read_text()}")
+            time.sleep(0.5)
+        assert f"Read-only here: watched by the kernel-sweep pid {cli.pid}" in text, text
+        assert "starting" not in text
+        job_id = next(j.job_id for j in cached.slurm_executor().snapshot())
+        assert job_id in text
+        assert all(b.key != f"panel-cancel-{job_id}" for b in at.button)
+    finally:
+        cli.send_signal(signal.SIGINT)  # kernel-sweep's Ctrl-C: cancels the array, merges
+        cli.wait(300)
+    assert "cancelled" in log.read_text(), log.read_text()
+
+
+def _with_progress(at) -> str:  # type: ignore[no-untyped-def]
+    """The page's texts and its progress bars' texts (the job panel's progress lines)."""
+    return "\n".join([texts(at), *(el.proto.text for el in at.get("progress"))])

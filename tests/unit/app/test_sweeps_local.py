@@ -359,3 +359,16 @@ def test_an_outside_scancel_is_cancelled_not_preempted_nor_retried(tmp_path: Pat
     assert (state, reason) == ("cancelled", "cancelled outside the dashboard (scancel): "
                                             "not retried") and state not in RETRIED
     assert decide(running, QueueState("PREEMPTED", "n1"), False, now=1.0)[0] == "preempted"
+
+
+def test_a_sweep_not_resumed_for_the_same_reason_is_logged_once(
+        tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """The scan retries a sweep it cannot watch every SCAN_S; it logged "not resumed" each
+    time (every 5 s for as long as Slurm was missing). Now once per reason."""
+    executor = SlurmExecutor(tmp_path, sys.executable)
+    for _ in range(3):
+        executor._say_not_resumed("20261205-000000-matmul-0001", "sbatch not found")
+    executor._say_not_resumed("20261205-000000-matmul-0001", "squeue timed out")
+    lines = [line for line in capsys.readouterr().err.splitlines() if "not resumed" in line]
+    assert len(lines) == 2 and "sbatch not found" in lines[0] and "squeue" in lines[1], lines
+    executor.shutdown()
