@@ -160,3 +160,18 @@ def test_full_set_tables_serialise_without_arrow_fallback(store, monkeypatch, ap
     assert "Serialization of dataframe to Arrow table was unsuccessful" not in caplog.text
     cells = [v for df in at.dataframe for c in df.value.columns for v in df.value[c]]
     assert "CachePreferNone" in cells
+
+
+def test_a_cpu_job_offers_no_deep_dive_and_says_why(seeded, app) -> None:
+    """Issue 37: the "Deep dive one point" expander was offered on cpu jobs, which hold no GPU
+    profile to dive into; each page says why not instead."""
+    from conftest import JOB_ID
+
+    for page, prefix in (("sweep", "sweep"), ("stability", "stability"),
+                         ("deep_dive", "deep-dive")):
+        at = app(page, query={"job": JOB_ID})
+        assert not at.exception, at.exception
+        assert not [e for e in at.expander if "Deep dive one point" in str(e.label)], page
+        assert f"{prefix}-deep-open" not in at.session_state, page
+        assert "No deep dive for a cpu job" in texts(at), page
+        assert "or profile one of its points" not in texts(at), page
