@@ -175,3 +175,16 @@ def test_a_cpu_job_offers_no_deep_dive_and_says_why(seeded, app) -> None:
         assert f"{prefix}-deep-open" not in at.session_state, page
         assert "No deep dive for a cpu job" in texts(at), page
         assert "or profile one of its points" not in texts(at), page
+
+
+def test_a_single_config_import_gets_an_axis_around_its_value(store, app) -> None:
+    """Issue 37: an import of one config (config_index 0, the H200 default-set report) drew
+    its Size sweep on plotly's -1..1 axis with ticks at -1, -0.5, 0.5, 1; one tick at the
+    value now."""
+    _import(store)
+    at = app("sweep", query={"job": IMPORTED})
+    assert not at.exception, at.exception
+    (spec,) = plotly_specs(at)
+    axis = spec["layout"]["xaxis"]
+    assert axis["tickvals"] == [0.0] and axis["ticktext"] == ["0"]
+    assert axis["range"][0] < 0 < axis["range"][1]
