@@ -125,10 +125,10 @@ def name_regions(launches: pd.DataFrame) -> pd.DataFrame:
     return launches
 
 
-def _joined(values: Iterable[Any], limit: int = 8) -> str:
+def _joined(values: Iterable[Any], limit: int = 8, sep: str = ", ") -> str:
     unique = list(dict.fromkeys(str(v) for v in values))
     more = f" (+{len(unique) - limit} more)" if len(unique) > limit else ""
-    return ", ".join(unique[:limit]) + more
+    return sep.join(unique[:limit]) + more
 
 
 def digest(launches: pd.DataFrame, rules: pd.DataFrame,
@@ -165,7 +165,9 @@ def digest(launches: pd.DataFrame, rules: pd.DataFrame,
             TIME_SHARE: 100.0 * fired["duration_ns"].sum(min_count=1) / total,
             FIRES: f"{len(fired)} of {len(launches)}", REGIONS: _joined(fired[C.ANNOTATION]),
             CONFIGS: _joined(config_label(int(c)) for c in sorted(fired[C.CONFIG].unique())),
-            KERNELS: _joined(fired[C.KERNEL].map(lambda k: k.split("(")[0][:80]), 4),
+            # whole names, " + "-joined as the Kernel counts table's: the pages shorten each
+            # in the middle (app/core/table_text.py), the CSV keeps them
+            KERNELS: _joined(fired[C.KERNEL].map(lambda k: k.split("(")[0]), 4, " + "),
             FOCUS: _joined(f for fs in g["focus_metrics"] for f in fs.split(";") if f),
             MESSAGE: best["message"]})
     out = pd.DataFrame(rows, columns=DIGEST_COLUMNS)
