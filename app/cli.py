@@ -63,7 +63,9 @@ def build_parser() -> argparse.ArgumentParser:
                         f"(sets {ENV_WORKER_PYTHON}; default: the app's own interpreter)")
     p.add_argument("--kernels", metavar="DIR", type=Path, action="append", default=[],
                    help=f"directory of user kernel files; repeat for several (sets {ENV_KERNEL_DIRS})")
-    p.add_argument("--port", type=int, default=DEFAULT_PORT, help=f"TCP port (default {DEFAULT_PORT})")
+    p.add_argument("--port", type=int, default=None,
+                   help=f"TCP port (default {DEFAULT_PORT}, or the next free one when another "
+                        "server holds it; a port given here that is taken is refused)")
     p.add_argument("--host", default=DEFAULT_HOST,
                    help="address to listen on (default 127.0.0.1). Anything else exposes a dashboard "
                         "that starts processes on this machine to the network: give it on purpose")
@@ -198,6 +200,8 @@ def parse(argv: Sequence[str] | None, parser: argparse.ArgumentParser
     arrive (app/cli_guard.py): ``--server.address`` becomes ``--host``; XSRF or CORS turned off
     is refused (``parser.error``)."""
     ns, extra = parser.parse_known_args(argv)
+    ns.port_given = ns.port is not None  # a taken default moves on; a given port is refused
+    ns.port = DEFAULT_PORT if ns.port is None else ns.port
     _check_extra(extra, parser)
     try:
         cli_guard.refuse_unprotected(extra)
@@ -242,6 +246,46 @@ def open_compare(ns: argparse.Namespace, parser: argparse.ArgumentParser) -> str
     return compare_url(ns.host, ns.port, ids[0], ids[1])
 
 
+#: How many ports after the default are tried when it is taken.
+PORTS_TRIED = 100
+
+
+def port_taken(host: str, port: int) -> bool:
+    """True when a server already listens on ``port`` of ``host`` (a trial bind fails). The
+    trial socket sets SO_REUSEADDR as Tornado's listening socket does, so a connection of an
+    ended server (TIME_WAIT) does not count as taken."""
+    try:
+        infos = socket.getaddrinfo(host, port, type=socket.SOCK_STREAM, flags=socket.AI_PASSIVE)
+    except OSError:
+        return False  # an address that does not resolve: Streamlit names it
+    for family, kind, proto, _name, address in infos:
+        with socket.socket(family, kind, proto) as trial:
+            trial.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+            try:
+                trial.bind(address)
+            except OSError:
+                return True
+    return False
+
+
+def usable_port(host: str, port: int, asked: bool, parser: argparse.ArgumentParser) -> int:
+    """``port`` when it is free. Taken: the next free one after the default (said on stderr),
+    or, for a ``--port`` the user gave, ``parser.error`` saying what to do (Streamlit itself
+    only printed "Port 8501 is already in use" and exited 1; issue 37: a second
+    ``kernel-dashboard --compare`` beside a running dashboard)."""
+    if not port_taken(host, port):
+        return port
+    free = next((p for p in range(port + 1, min(port + PORTS_TRIED, 65535) + 1)
+                 if not port_taken(host, p)), None)
+    if asked or free is None:
+        parser.error(f"--port {port}: another server (a kernel-dashboard already running?) "
+                     f"listens on {host}:{port}. Open that one, stop it, or give a free port"
+                     + (f", e.g. --port {free}" if free is not None else "") + ".")
+    print(f"kernel-dashboard: port {port} is in use (a kernel-dashboard already running?); "
+          f"using {free}", file=sys.stderr)
+    return free
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     """Parse the options, set the ``KPROF_*`` variables and run Streamlit (does not return)."""
     parser = build_parser()
@@ -251,6 +295,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         return write_report(ns, parser)
     if not 1 <= ns.port <= 65535:
         parser.error(f"--port {ns.port}: give a TCP port between 1 and 65535")
+    ns.port = usable_port(ns.host, ns.port, ns.port_given, parser)
     script = app_script()
     if not script.is_file():
         parser.error(f"the app's entry script is missing: {script} (reinstall the package)")

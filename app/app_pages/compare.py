@@ -12,7 +12,7 @@ from app.core.figures.compare import build_compare_figure
 from app.core import metric_roles
 from app.core.metrics import MissingData, available_metrics
 from app.core.views.compare import (CompareOptions, JobSummary, candidates, compare_frame,
-                                    gate_result)
+                                    gate_result, measured_unlike)
 from app.ui import analysis, cached, energy, notes, panels, share, state
 from app.core.markdown import code, esc
 from app.core.provenance import is_imported
@@ -46,9 +46,10 @@ analysis.how_to_read(
     "that is not a duration the directed outcomes read *candidate higher* / *lower*.\n\n"
     "Only jobs that can be compared are offered as candidate (same duration metric, a kernel, "
     "an annotation and a config in common); the others are listed with the reason. The "
-    "candidate starts as the job most like the baseline: same kernels, duration metric and "
-    "most configs in common (then same annotations, same backend, most recent), so the ratios "
-    "show a real difference rather than a job divided by itself. "
+    "candidate starts as the job most like the baseline: same kernels and duration metric, "
+    "measured alike where one is (the gate judges it: same backend, run options, GPU, tools, "
+    "ncu metric set), then most configs in common (then same annotations, same backend, most "
+    "recent), so the ratios show a real difference rather than a job divided by itself. "
     "`kernel-dashboard --compare BASE CANDIDATE` opens this page on two bundles "
     "(`?baseline=…&candidate=…`).")
 bundles, _problems = cached.list_bundles()
@@ -56,7 +57,7 @@ ids = [b.job_id for b in bundles if b.status == JobStatus.DONE] or [b.job_id for
 if len(ids) < 1:
     st.info("No jobs to compare yet.")
     panels.stop_page()
-summaries = [JobSummary.of(b.job_id, b.created_at, b.spec, is_imported(b.manifest))
+summaries = [JobSummary.of(b.job_id, b.created_at, b.spec, is_imported(b.manifest), b.manifest)
              for b in bundles if b.job_id in ids]
 
 
@@ -132,9 +133,14 @@ st.caption(f"{len(frame)} matching annotation × config pairs: "
            + (f" {len(judged.rows) - len(frame)} more on one side only."
               if len(judged.rows) > len(frame) else ""))
 if judged.context:
+    by_id = {j.job_id: j for j in summaries}
+    alike = [j for j in offered if not measured_unlike(by_id[baseline_id], by_id[j])]
     st.warning("**Not comparable**: the two jobs were measured differently, so a difference may "
                "come from the measurement, not the kernel: "
-               + "; ".join(esc(c) for c in judged.context) + ".", icon=":material/block:")
+               + "; ".join(esc(c) for c in judged.context) + ". "
+               + (f"Measured like the baseline: {', '.join(code(j) for j in alike)}."
+                  if alike else f"No job here was measured like {code(baseline_id)}: this is "
+                  "the most alike, shown without a verdict."), icon=":material/block:")
 if metric == C.GPU_TIME:
     st.caption(f"Cycle check: each run's SM cycles from {code(judged.cycles_source)} on both "
                "jobs; a time verdict they do not confirm reads clock-explained."

@@ -4,7 +4,7 @@ warp stalls, launch statistics, source hot spots) and rule results, read by the 
 import pandas as pd
 import streamlit as st
 
-from profiling_worker.schema import metrics as M
+from profiling_worker.schema import backends as B, metrics as M
 
 from app.core import numbers
 from app.core.bundle_files import explains_launches
@@ -46,7 +46,8 @@ if not bundle.status.finished:
     panels.stop_page()
 if not explains_launches(bundle):
     st.info(f"This job has no Nsight Compute report (backend {code(bundle.backend)}). Pick an "
-            "ncu job, or profile one of its points:", icon=":material/info:")
+            "ncu job" + (", or profile one of its points:" if B.on_gpu(bundle.backend) else "."),
+            icon=":material/info:")
     deep_dive_action.offer(bundle, "deep-dive", expanded=True)
     panels.stop_page()
 answer = cached.report_answer("deepdive", bundle)

@@ -5,7 +5,10 @@
 - Kernel names (mangled cuBLAS names run to 130 characters and differ near their end:
   ``..._execute_kernel__5x_cublas`` vs ``..._execute_split_k_kernel__5x_cublas``) are shortened in
   the middle, as little as keeps every name of the column distinct; the full names go into a
-  last column, :data:`FULL_NAME`. The frame a CSV download is made from is not touched.
+  last column, :data:`FULL_NAME`. The same for a column of ``" + "``-joined names
+  (:data:`~profiling_worker.schema.columns.KERNEL_NAMES`, the Kernel counts table), each name
+  shortened, the full text in :data:`FULL_NAMES`. The frame a CSV download is made from is not
+  touched.
 """
 
 from __future__ import annotations
@@ -28,6 +31,11 @@ FULL_NAME = "Kernel (full name)"
 SHORT_HELP = ("Long names are shortened in the middle, keeping their start and their "
               f"distinguishing end; the full name is in the last column, {FULL_NAME!r}, and in "
               "the CSV download.")
+FULL_NAMES = "Kernels (full names)"
+JOINED = " + "  # how a KERNEL_NAMES cell joins its names (app/core/views/kernels.py)
+SHORT_NAMES_HELP = ("Long kernel names are shortened in the middle, keeping their start and "
+                    f"their distinguishing end; the full names are in the last column, "
+                    f"{FULL_NAMES!r}, and in the CSV download.")
 
 
 def shorten_middle(name: str, chars: int) -> str:
@@ -90,3 +98,25 @@ def short_kernel_names(frame: pd.DataFrame) -> tuple[pd.DataFrame, int | None]:
     out[C.KERNEL] = frame[C.KERNEL].astype(object).map(
         lambda v: short.get(v, v) if isinstance(v, str) else v)
     return out, max(len(s) for s in short.values())
+
+
+def short_joined_names(frame: pd.DataFrame) -> tuple[pd.DataFrame, int | None]:
+    """``frame`` with each name of its ``" + "``-joined
+    :data:`~profiling_worker.schema.columns.KERNEL_NAMES` cells shortened in the middle
+    (:func:`distinct_short_names` over every name of the column) and the full cells appended
+    as :data:`FULL_NAMES`, and the longest shown cell in characters; ``(frame, None)`` when no
+    name needs it (or the column is a count, not names). Issue 37: the Kernel counts table cut
+    two 130-character cuBLAS names at its end, where they differ."""
+    if C.KERNEL_NAMES not in _text_columns(frame):
+        return frame, None
+    cells = frame[C.KERNEL_NAMES].dropna().astype(str)
+    names = [n for cell in cells for n in cell.split(JOINED)]
+    if not names or max(len(n) for n in names) <= SHORT_CHARS:
+        return frame, None
+    short = distinct_short_names(names)
+    out = frame.copy()
+    out[FULL_NAMES] = frame[C.KERNEL_NAMES]
+    out[C.KERNEL_NAMES] = frame[C.KERNEL_NAMES].astype(object).map(
+        lambda v: JOINED.join(short.get(n, n) for n in v.split(JOINED)) if isinstance(v, str)
+        else v)
+    return out, int(out[C.KERNEL_NAMES].dropna().astype(str).str.len().max())

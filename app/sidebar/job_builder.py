@@ -136,6 +136,52 @@ def form_defaults(backend: str, catalog: spec_form.Catalog) -> dict[str, Any]:
     return {f: form_only.get(f, spec_schema.SPEC_DEFAULTS.get(f)) for f in FIELDS}
 
 
+#: The fields a reload keeps (issue 37: a reload kept the job but not the sizes and runs typed):
+#: mirrored into the URL as ``?kernels=…&sizes=…&runs=…`` (and ``?param-<name>=…`` per parameter
+#: of a kernel with several) once they differ from the form's own defaults.
+URL_FIELDS = ("kernels", "sizes", "runs")
+
+
+def url_values(catalog: spec_form.Catalog) -> dict[str, Any]:
+    """The form's values the URL holds, read once per session (a reload is a new session; the
+    widgets' defaults then stay the same for the whole session): kernels of the catalog, the
+    text of sizes, runs and each ``param-<name>`` field."""
+    if state.BUILDER_FROM_URL not in st.session_state:
+        kernels = [kid for kid in st.query_params.get_all("kernels") if kid in catalog]
+        texts = {key: value for key in st.query_params
+                 if (key in URL_FIELDS[1:] or key.startswith(PARAM_PREFIX))
+                 and isinstance(value := st.query_params.get(key), str)}
+        st.session_state[state.BUILDER_FROM_URL] = {**({"kernels": kernels} if kernels else {}),
+                                                    **texts}
+    return dict(st.session_state[state.BUILDER_FROM_URL])
+
+
+def mirror_to_url(values: Mapping[str, Any], defaults: Mapping[str, Any],
+                  params: tuple[str, ...]) -> None:
+    """Write the :data:`URL_FIELDS` of ``values`` that differ from the form's own ``defaults``
+    (and the fields of ``params``, the parameters of a kernel with several) into the URL, and
+    drop the others. Called on every run: a page switch keeps only ``?job=``."""
+    def differs(field: str) -> bool:
+        value, default = values.get(field), defaults.get(field)
+        if isinstance(value, list):
+            return value != default
+        return value not in (None, "") and str(value).strip() != str(default)
+
+    wanted: dict[str, Any] = {f: values[f] for f in URL_FIELDS if differs(f)}
+    if "kernels" in wanted:
+        wanted["kernels"] = [str(kid) for kid in wanted["kernels"]]
+    typed = values.get("params") or {}
+    wanted.update({PARAM_PREFIX + name: typed[name] for name in params
+                   if isinstance(typed.get(name), str)})
+    for key in [*URL_FIELDS, *(q for q in st.query_params if q.startswith(PARAM_PREFIX))]:
+        if key not in wanted and key in st.query_params:
+            del st.query_params[key]
+    for key, value in wanted.items():
+        if (st.query_params.get_all(key) if isinstance(value, list)
+                else st.query_params.get(key)) != value:
+            st.query_params[key] = value
+
+
 def check(values: Mapping[str, Any]) -> tuple[spec_schema.JobSpec | None, list[Any]]:
     """(spec, []) for form values that make a job this machine can run, else (None, the field
     errors): the spec's rules and the worker's environment report. Queues nothing."""
@@ -198,7 +244,9 @@ def render_job_builder(best_backend: str) -> dict[str, Any]:
     button and the job panel stay above the fold at 1400x900.
     """
     catalog, load_errors = cached.kernel_catalog()
-    first = form_defaults(best_backend, catalog)
+    own = form_defaults(best_backend, catalog)
+    from_url = url_values(catalog)
+    first = {**own, **{f: v for f, v in from_url.items() if f in FIELDS}}
     annotations = sorted({a for info in catalog.values() for a in info.annotations})
     kernels = st.multiselect(LABELS["kernels"], list(catalog), default=first["kernels"],
                              key=k("kernels"),
@@ -208,7 +256,7 @@ def render_job_builder(best_backend: str) -> dict[str, Any]:
     with st.form("builder-form", border=False, enter_to_submit=False):  # only Run submits
         st.multiselect(LABELS["annotations"], annotations, default=first["annotations"],
                        key=k("annotations"))
-        _size_fields(info, first)
+        _size_fields(info, first, from_url)
         left, right = st.columns(2)
         _select(left, LABELS["backend"], B.NAMES, "backend", first,
                 help="; ".join(f"{n}: {B.get(n).measures}" for n in B.NAMES))
@@ -224,6 +272,8 @@ def render_job_builder(best_backend: str) -> dict[str, Any]:
         st.warning(f"Kernel file **{esc(err['file'])}** did not load: {esc(err['error'])}",
                    icon=":material/warning:")
     values = form_values(first)
+    mirror_to_url(values, own, info.parameters if info is not None
+                  and len(info.parameters) > 1 else ())
     _errors(values, labels(info.parameters if info is not None else ("n",)))
     preflight_panel.render_preflight()
     return values
@@ -246,9 +296,10 @@ def _whole(where: Any, label: str, field: str, first: Mapping[str, Any], **kwarg
                      else f"{default} (default)", **kwargs)
 
 
-def _size_fields(info: Any, first: Mapping[str, Any]) -> None:
+def _size_fields(info: Any, first: Mapping[str, Any], from_url: Mapping[str, Any]) -> None:
     """One text field for a kernel with one parameter (``sizes``), else one per parameter
-    (starting at the kernel's default values) and the product / zip choice."""
+    (starting at the URL's ``param-<name>`` text, else the kernel's default values) and the
+    product / zip choice."""
     params = info.parameters if info is not None else ("n",)
     shown = labels(params)
     if len(params) <= 1:
@@ -266,7 +317,9 @@ def _size_fields(info: Any, first: Mapping[str, Any]) -> None:
     values, mode = config_grid.split(info.cpu_configs if cpu else info.default_configs,
                                      params)  # the kernel's defaults, and how they combine
     for p, key in zip(params, keys):
-        st.text_input(shown[p], value=", ".join(str(v) for v in values[p]), key=key,
+        text = from_url.get(PARAM_PREFIX + p)
+        st.text_input(shown[p], value=text if isinstance(text, str)
+                      else ", ".join(str(v) for v in values[p]), key=key,
                       help=config_grid.VALUES_HINT)
     modes = list(config_grid.COMBINE)
     st.radio(LABELS["combine"], modes, index=modes.index(mode), key=k("combine"), horizontal=True,

@@ -8,7 +8,7 @@ from typing import Any
 
 import streamlit as st
 
-from profiling_worker.schema import columns as C
+from profiling_worker.schema import backends as B, columns as C
 from profiling_worker.schema.spec import SpecInvalid, validate_spec
 
 from app.core import frame_columns as F, spec_form
@@ -18,6 +18,11 @@ from app.core.markdown import esc, visible
 from app.ui import cached, navigation, state
 
 SUBMITTED = "deep-dive-submitted"  # session key: id of the deep-dive job submitted last
+#: In place of the expander on a job of a backend that runs on no GPU (issue 37: it was offered
+#: on cpu jobs, whose host-timed points have no Nsight Compute profile to dive into).
+NO_GPU_JOB = ("No deep dive for a {backend} job: a deep dive profiles one point of a GPU job "
+              "with Nsight Compute's full section set, and this job timed its kernels on the "
+              "host. Run the kernel with the ncu or cupti backend to deep-dive its points.")
 
 
 def _plain(value: Any) -> Any:
@@ -48,6 +53,9 @@ def offer(bundle: Bundle, page: str, expanded: bool = False) -> None:
     page load neither computes the points nor sends their widgets. Right after a submit the new
     job is the selected one (a queued job has no points yet): a link to the deep-dive page
     stands above the expander while it is selected."""
+    if not B.on_gpu(bundle.backend):  # nothing of a host-timed job to deep-dive
+        st.caption(NO_GPU_JOB.format(backend=esc(bundle.backend)))
+        return
     if st.session_state.get(SUBMITTED) == bundle.job_id:
         navigation.link("deep_dive.py", f"Open the deep dive of {bundle.job_id} (shown when done)")
     box = st.expander("Deep dive one point: Nsight Compute's full section set",

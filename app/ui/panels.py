@@ -89,6 +89,7 @@ def table(frame: pd.DataFrame | list[dict[str, Any]], key: str, where: Any = Non
     frame = frame if isinstance(frame, pd.DataFrame) else pd.DataFrame(frame)
     frame = table_text.visible_text(frame)  # bidirectional controls shown, not obeyed
     frame, short_chars = table_text.short_kernel_names(frame)
+    frame, joined_chars = table_text.short_joined_names(frame)
     shown = {c: text for c in frame.columns
              if (text := numbers.mixed_as_text(frame[c])) is not None
              or (text := numbers.unbounded_as_text(c, frame[c])) is not None
@@ -110,6 +111,10 @@ def table(frame: pd.DataFrame | list[dict[str, Any]], key: str, where: Any = Non
     if short_chars:  # wide enough for the shortened names; the header's help says how
         config[C.KERNEL] = {**(config.get(C.KERNEL) or {}), "help": table_text.SHORT_HELP,
                             "width": min(int(short_chars * 7.2) + 24, 900)}
+    if joined_chars:
+        config[C.KERNEL_NAMES] = {**(config.get(C.KERNEL_NAMES) or {}),
+                                  "help": table_text.SHORT_NAMES_HELP,
+                                  "width": min(int(joined_chars * 7.2) + 24, 900)}
     kwargs.setdefault("placeholder", MISSING)
     (where or st).dataframe(frame, key=key, hide_index=True, width="stretch",
                             column_config=config, **kwargs)

@@ -22,6 +22,7 @@ BUILDER_NOTICE = "builder-notice"  # id of the job submitted last (its note foll
 BUILDER_CONFIRM = "builder-confirm"  # (spec hash, text) of a large job Run asked about
 BUILDER_OPTIONS_SEEN = "builder-options-seen"  # True once the form's Options were opened
 BUILDER_PREFLIGHT = "builder-preflight-job"  # {"job": pre-flight job id, "planned": spec JSON}
+BUILDER_FROM_URL = "builder-from-url"  # the form's values the URL gave this session's first run
 PANEL_WAS_ACTIVE = "panel-was-active"
 PAGE_JOB_STATUS = "page-job-status"  # job id -> the state the page named this run
 OWN_JOBS = "own-jobs"  # ids of the jobs this browser session submitted, oldest first

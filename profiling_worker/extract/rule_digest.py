@@ -11,6 +11,16 @@ where speedup is the rule's estimated speedup in % (Nsight Compute's "Est. Speed
 ``local`` estimate speeds up one part of the kernel, so the saving is then an upper bound) and
 durations are ``gpu__time_duration.sum`` (ns). A report collected with ``--metrics`` only (the
 bundled sweeps) holds no rule results: the digest is empty and says why.
+
+**Capped at the speed-of-light roof.** Each launch's speedup is capped at its headroom,
+``100 - max(SM %, memory %)`` of peak (Nsight Compute's GPU Speed Of Light Throughput section:
+``sm__throughput`` and ``gpu__compute_memory_throughput`` ``.avg.pct_of_peak_sustained_elapsed``,
+each the busiest unit of its kind as % of its peak; Nsight Compute Profiling Guide, "Throughput"):
+the same work cannot finish in less than that busiest unit's share of the time. Nsight Compute's
+rules estimate each on its own model (TheoreticalOccupancy offered 81-87.5 % on cuBLAS matmuls
+running at 86-93 % of the SM's peak: h200-ncu-matmul-rules), so its uncapped figure is kept apart,
+:data:`NCU_SAVING`. A launch without the two throughputs is not capped (:data:`CAPPED` says on how
+many launches the cap was checked and applied).
 """
 
 from __future__ import annotations
@@ -36,8 +46,13 @@ SPEEDUP_MEDIAN, SPEEDUP_MAX, SPEEDUP_TYPE = ("Est. speedup % (median)", "Est. sp
 FOCUS, REGIONS, CONFIGS, KERNELS = "Focus metrics", C.REGIONS, C.CONFIGS, C.KERNEL_NAMES
 FIRES, TIME_SHARE, SAVING, MESSAGE = (C.LAUNCHES, "Time share %", "Est. saving % of sweep",
                                       "Message")
-DIGEST_COLUMNS = [RULE, TITLE, SECTION, TYPE, SAVING, SPEEDUP_MEDIAN, SPEEDUP_MAX, SPEEDUP_TYPE,
-                  TIME_SHARE, FIRES, REGIONS, CONFIGS, KERNELS, FOCUS, MESSAGE]
+NCU_SAVING = "Nsight Compute's est. saving % (uncapped)"
+CAPPED = "Capped at SOL roof"
+DIGEST_COLUMNS = [RULE, TITLE, SECTION, TYPE, SAVING, NCU_SAVING, CAPPED, SPEEDUP_MEDIAN,
+                  SPEEDUP_MAX, SPEEDUP_TYPE, TIME_SHARE, FIRES, REGIONS, CONFIGS, KERNELS, FOCUS,
+                  MESSAGE]
+#: Speed-of-light throughputs (% of peak) whose largest bounds a launch's speedup.
+SOL_METRICS = (M.SM_PCT, M.MEMORY_PCT)
 
 
 def launch_rules(report_path: Path) -> tuple[pd.DataFrame, pd.DataFrame]:
@@ -56,9 +71,11 @@ def launch_rules(report_path: Path) -> tuple[pd.DataFrame, pd.DataFrame]:
     for i, (action, annotation, config, run, _launch) in enumerate(
             placed_actions(report_path, other_ranges=True)):
         duration = metric_value(action, M.GPU_TIME)
+        sol = [metric_value(action, name) for name in SOL_METRICS]
         launches.append({"launch_id": i, C.ANNOTATION: annotation, C.CONFIG: config,
                          C.RUN: run, C.KERNEL: kernel_name(action),
-                         "duration_ns": float(duration[0]) if duration else float("nan")})
+                         "duration_ns": float(duration[0]) if duration else float("nan"),
+                         "sol_pct": sol_pct(float(v[0]) for v in sol if v is not None)})
         rules += [{"launch_id": i, **row} for row in rule_rows(action)]
     return name_regions(pd.DataFrame(launches)), pd.DataFrame(rules)
 
@@ -67,14 +84,33 @@ def deep_dive_rules(data: dict[str, Any]) -> tuple[pd.DataFrame, pd.DataFrame]:
     """(launches, rules) as :func:`launch_rules` returns them, from a written deep dive
     (``nsight/deep_dive.json``: its launches are already placed and named, its rule rows are
     :func:`rule_rows`'s, durations are its ``gpu__time_duration.sum`` metric rows)."""
-    durations = {row["launch_id"]: float(row["value"]) for row in data.get("metrics") or ()
-                 if row.get("metric") == M.GPU_TIME and row.get("value") is not None}
+    values: dict[str, dict[Any, float]] = {name: {} for name in (M.GPU_TIME, *SOL_METRICS)}
+    for row in data.get("metrics") or ():
+        if row.get("metric") in values and isinstance(row.get("value"), (int, float)):
+            values[row["metric"]][row["launch_id"]] = float(row["value"])
     launches = pd.DataFrame(
         [{"launch_id": launch["launch_id"], C.ANNOTATION: launch["annotation"],
           C.CONFIG: launch["config"], C.RUN: launch["run"], C.KERNEL: launch["kernel"],
-          "duration_ns": durations.get(launch["launch_id"], float("nan"))}
+          "duration_ns": values[M.GPU_TIME].get(launch["launch_id"], float("nan")),
+          "sol_pct": sol_pct(values[name][launch["launch_id"]] for name in SOL_METRICS
+                             if launch["launch_id"] in values[name])}
          for launch in data.get("launches") or ()])
     return name_regions(launches), pd.DataFrame(data.get("rules") or [])
+
+
+def sol_pct(throughputs: Iterable[float]) -> float:
+    """The busiest unit's throughput in % of its peak: the largest of a launch's
+    :data:`SOL_METRICS` values (NaN when it has none)."""
+    values = [v for v in throughputs if v == v]
+    return max(values) if values else float("nan")
+
+
+def capped_speedup(speedup: pd.Series, sol: pd.Series) -> pd.Series:
+    """Each estimated speedup (% of the launch's duration) capped at the launch's headroom
+    ``100 - sol`` (% of peak of its busiest unit, :func:`sol_pct`); uncapped where ``sol`` is
+    NaN, NaN where the rule gives no estimate."""
+    keep = speedup.isna() | sol.isna() | (speedup <= 100.0 - sol)
+    return speedup.where(keep, 100.0 - sol.clip(upper=100.0))
 
 
 def name_regions(launches: pd.DataFrame) -> pd.DataFrame:
@@ -89,10 +125,10 @@ def name_regions(launches: pd.DataFrame) -> pd.DataFrame:
     return launches
 
 
-def _joined(values: Iterable[Any], limit: int = 8) -> str:
+def _joined(values: Iterable[Any], limit: int = 8, sep: str = ", ") -> str:
     unique = list(dict.fromkeys(str(v) for v in values))
     more = f" (+{len(unique) - limit} more)" if len(unique) > limit else ""
-    return ", ".join(unique[:limit]) + more
+    return sep.join(unique[:limit]) + more
 
 
 def digest(launches: pd.DataFrame, rules: pd.DataFrame,
@@ -111,7 +147,10 @@ def digest(launches: pd.DataFrame, rules: pd.DataFrame,
         return pd.DataFrame(columns=DIGEST_COLUMNS)
     df = rules.merge(launches, on="launch_id", how="left")
     total = launches["duration_ns"].sum(min_count=1)
-    df["saved_ns"] = df["duration_ns"] * df["speedup"] / 100.0  # NaN: the rule gives no estimate
+    sol = df["sol_pct"] if "sol_pct" in df else pd.Series(float("nan"), index=df.index)
+    df["ncu_saved_ns"] = df["duration_ns"] * df["speedup"] / 100.0  # NaN: no estimate given
+    df["saved_ns"] = df["duration_ns"] * capped_speedup(df["speedup"], sol) / 100.0
+    df["checked"], df["capped"] = sol.notna(), df["saved_ns"] < df["ncu_saved_ns"]
     rows = []
     for (rule, title), g in df.groupby(["rule", "title"], sort=False):
         fired = g.drop_duplicates("launch_id")
@@ -119,17 +158,35 @@ def digest(launches: pd.DataFrame, rules: pd.DataFrame,
         rows.append({
             RULE: rule, TITLE: title or g["name"].iloc[0], SECTION: g["section"].iloc[0],
             TYPE: _joined(g["type"]), SAVING: 100.0 * g["saved_ns"].sum(min_count=1) / total,
+            NCU_SAVING: 100.0 * g["ncu_saved_ns"].sum(min_count=1) / total,
+            CAPPED: _capped_text(g),
             SPEEDUP_MEDIAN: g["speedup"].median(), SPEEDUP_MAX: g["speedup"].max(),
             SPEEDUP_TYPE: _joined(g["speedup_type"].dropna()) or "none given",
             TIME_SHARE: 100.0 * fired["duration_ns"].sum(min_count=1) / total,
             FIRES: f"{len(fired)} of {len(launches)}", REGIONS: _joined(fired[C.ANNOTATION]),
             CONFIGS: _joined(config_label(int(c)) for c in sorted(fired[C.CONFIG].unique())),
-            KERNELS: _joined(fired[C.KERNEL].map(lambda k: k.split("(")[0][:80]), 4),
+            # whole names, " + "-joined as the Kernel counts table's: the pages shorten each
+            # in the middle (app/core/table_text.py), the CSV keeps them
+            KERNELS: _joined(fired[C.KERNEL].map(lambda k: k.split("(")[0]), 4, " + "),
             FOCUS: _joined(f for fs in g["focus_metrics"] for f in fs.split(";") if f),
             MESSAGE: best["message"]})
     out = pd.DataFrame(rows, columns=DIGEST_COLUMNS)
     return out.sort_values([SAVING, SPEEDUP_MAX], ascending=False, na_position="last",
                            ignore_index=True)
+
+
+def _capped_text(group: pd.DataFrame) -> str:
+    """``"40 of 48 launches"`` (capped of those with an estimate), ``"no (48 checked)"``, or
+    ``"not checked (no SOL throughput)"``; ``""`` for a rule without an estimate."""
+    estimated = group[group["speedup"].notna()].drop_duplicates("launch_id")
+    if estimated.empty:
+        return ""
+    if not estimated["checked"].any():
+        return "not checked (no SOL throughput)"
+    capped = int(estimated["capped"].sum())
+    if not capped:
+        return f"no ({int(estimated['checked'].sum())} checked)"
+    return f"{capped} of {len(estimated)} launches"
 
 
 def bundle_config_label(bundle: Path) -> Callable[[int], str]:

@@ -13,16 +13,32 @@ def test_compare_default_candidate_is_a_meaningful_pair(store, monkeypatch, app)
     at = app("compare", query={"job": "h200-ncu-elementwise"})
     assert not at.exception, at.exception
     assert at.selectbox(key="compare-baseline").value == "h200-ncu-elementwise"
+    # no job is measured like it: the most alike (one difference, cache control), said so
     assert at.selectbox(key="compare-candidate").value == "h200-ncu-elementwise-cache-none"
     assert not (at.dataframe[0].value["Ratio"] == 1.0).all()
+    assert "No job here was measured like `h200-ncu-elementwise`" in texts(at)
     at.selectbox(key="compare-baseline").set_value("h200-ncu-j1-fp16").run()
     assert not at.exception, at.exception
-    assert at.selectbox(key="compare-candidate").value == "h200-cupti-j1-fp16"
+    assert at.selectbox(key="compare-candidate").value == "h200-ncu-gate-base"
+
+
+def test_compare_opens_on_a_pair_the_gate_can_judge(store, monkeypatch, app) -> None:
+    """Issue 37: Compare opened on a candidate it then called not comparable (cupti-matmul-sweep
+    against the ncu matmul rules job: another backend) although jobs measured alike were there."""
+    monkeypatch.setenv("KPROF_BUNDLED_DIR", str(SCENARIOS))
+    for baseline, alike in (("h200-cupti-matmul-sweep", "h200-cupti-"),
+                            ("h200-cupti-gate-base", "h200-cupti-gate-again"),
+                            ("h200-ncu-gate-base", "h200-ncu-j1-fp16")):
+        at = app("compare", query={"job": baseline})
+        assert not at.exception, at.exception
+        assert at.selectbox(key="compare-candidate").value.startswith(alike), baseline
+        assert not [w for w in at.warning if "Not comparable" in w.value], baseline
+        assert "not comparable" not in set(at.dataframe[0].value["Verdict"]), baseline
 
 
 def test_compare_job_with_itself(store, monkeypatch, app) -> None:
     monkeypatch.setenv("KPROF_BUNDLED_DIR", str(SCENARIOS))
-    at = app("compare", query={"job": "h200-ncu-j1-fp16"})
+    at = app("compare", query={"baseline": "h200-ncu-j1-fp16", "candidate": "h200-cupti-j1-fp16"})
     assert not at.exception, at.exception
     assert at.selectbox(key="compare-candidate").value == "h200-cupti-j1-fp16"
     assert (at.dataframe[0].value["Ratio"] < 1).all()  # CUPTI is faster

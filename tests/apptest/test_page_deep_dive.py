@@ -160,3 +160,31 @@ def test_full_set_tables_serialise_without_arrow_fallback(store, monkeypatch, ap
     assert "Serialization of dataframe to Arrow table was unsuccessful" not in caplog.text
     cells = [v for df in at.dataframe for c in df.value.columns for v in df.value[c]]
     assert "CachePreferNone" in cells
+
+
+def test_a_cpu_job_offers_no_deep_dive_and_says_why(seeded, app) -> None:
+    """Issue 37: the "Deep dive one point" expander was offered on cpu jobs, which hold no GPU
+    profile to dive into; each page says why not instead."""
+    from conftest import JOB_ID
+
+    for page, prefix in (("sweep", "sweep"), ("stability", "stability"),
+                         ("deep_dive", "deep-dive")):
+        at = app(page, query={"job": JOB_ID})
+        assert not at.exception, at.exception
+        assert not [e for e in at.expander if "Deep dive one point" in str(e.label)], page
+        assert f"{prefix}-deep-open" not in at.session_state, page
+        assert "No deep dive for a cpu job" in texts(at), page
+        assert "or profile one of its points" not in texts(at), page
+
+
+def test_a_single_config_import_gets_an_axis_around_its_value(store, app) -> None:
+    """Issue 37: an import of one config (config_index 0, the H200 default-set report) drew
+    its Size sweep on plotly's -1..1 axis with ticks at -1, -0.5, 0.5, 1; one tick at the
+    value now."""
+    _import(store)
+    at = app("sweep", query={"job": IMPORTED})
+    assert not at.exception, at.exception
+    (spec,) = plotly_specs(at)
+    axis = spec["layout"]["xaxis"]
+    assert axis["tickvals"] == [0.0] and axis["ticktext"] == ["0"]
+    assert axis["range"][0] < 0 < axis["range"][1]

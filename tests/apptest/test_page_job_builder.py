@@ -282,3 +282,26 @@ def test_a_second_run_of_the_same_spec_within_seconds_asks_first(store, app) -> 
     _submit(at)  # asked, and Run pressed again: the copy is queued
     assert at.session_state["sidebar-job"] != first
     assert len(cached.job_manager().snapshot()) == 2
+
+
+def test_a_reload_keeps_the_sizes_and_runs_typed(store, app) -> None:
+    """Issue 37: a reload (a new session on the same URL) kept the job but put the form back to
+    its defaults. The sizes and runs of the last Run travel in the URL, across a page switch,
+    and fill the form of the reloaded page; an empty Runs box says what it means."""
+    at = app()
+    runs_box = at.text_input(key="builder-runs")
+    assert runs_box.placeholder == "10 (default)"  # what an emptied box means, drawn in it
+    assert not {"sizes", "runs", "kernels"} & set(at.query_params)  # defaults: a clean URL
+    _fill(at, kernels=["matmul"], backend="cpu", sizes="48, 96", runs=3)
+    _submit(at)
+    assert not at.exception, at.exception
+    job_id = at.session_state["sidebar-job"]
+    assert (at.query_params["sizes"], at.query_params["runs"]) == ("48, 96", "3")
+    at.switch_page("app_pages/stability.py").run()
+    assert at.query_params.get("sizes") == "48, 96", "a page switch keeps them"
+    again = app(query=dict(at.query_params))  # the reload
+    assert not again.exception, again.exception
+    assert again.session_state["sidebar-job"] == job_id
+    assert again.text_input(key="builder-sizes").value == "48, 96"
+    assert again.text_input(key="builder-runs").value == "3"
+    assert again.multiselect(key="builder-kernels").value == ["matmul"]

@@ -60,3 +60,29 @@ def test_kernel_names_are_shortened_in_the_middle_with_the_full_name_last(store,
         assert SHORT_HELP in table.proto.columns  # the column config JSON the browser gets
     names = {n for t in tables for n in t.value[FULL_NAME]}
     assert any("execute_split_k_kernel" in n for n in names)  # the pair of the issue is shown
+
+
+def test_joined_kernel_names_are_shortened_in_the_middle_with_the_full_names_last(
+        store, monkeypatch, app) -> None:
+    """Issue 37: the Kernel counts table cut its ' + '-joined cuBLAS names at the end (where
+    ..._execute_kernel__5x_cublas and ..._execute_split_k_kernel__5x_cublas differ), with no
+    way to read them; the rule digest cut each at 80 characters. Each name is now shortened in
+    the middle, the full names are the last column, and the header's hover says so."""
+    from app.core.table_text import FULL_NAMES, JOINED, SHORT_NAMES_HELP
+
+    monkeypatch.setenv("KPROF_BUNDLED_DIR", str(SCENARIOS))
+    for job in ("h200-ncu-matmul-sweep", "h200-ncu-matmul-rules"):
+        at = app("kernels", query={"job": job})
+        assert not at.exception, at.exception
+        tables = [d for d in at.dataframe if FULL_NAMES in d.value.columns]
+        assert tables, job  # the counts table (and the rule digest of the rules job)
+        for table in tables:
+            frame = table.value
+            for short, full in zip(frame["Kernels"], frame[FULL_NAMES]):
+                parts, names = short.split(JOINED), full.split(JOINED)
+                assert len(parts) == len(names)
+                for part, name in zip(parts, names):
+                    assert part == name or ("…" in part and part.endswith(name[-30:])), part
+            assert SHORT_NAMES_HELP in table.proto.columns
+        full = {n for t in tables for cell in t.value[FULL_NAMES] for n in cell.split(JOINED)}
+        assert any("execute_split_k_kernel__5x_cublas" in n for n in full), job

@@ -4,6 +4,7 @@ option arrives: pass-through flag, STREAMLIT_* variable or config.toml."""
 from __future__ import annotations
 
 import os
+import socket
 import sys
 from pathlib import Path
 
@@ -97,3 +98,38 @@ def test_recovery_runs_at_server_start(tmp_path: Path, monkeypatch) -> None:
     monkeypatch.setattr(sys, "argv", list(sys.argv))
     cli.main(["--results", str(tmp_path)])
     assert started == ["interrupted"]  # already marked when the server started
+
+
+def _listening() -> tuple[socket.socket, int]:
+    """A socket listening on a free loopback port (what a running dashboard holds)."""
+    held = socket.socket()
+    held.bind(("127.0.0.1", 0))
+    held.listen()
+    return held, held.getsockname()[1]
+
+
+def test_a_taken_default_port_moves_to_the_next_free_one(monkeypatch, capsys) -> None:
+    """Issue 37: a second kernel-dashboard (e.g. --compare beside a running one) ended with
+    Streamlit's 'Port 8501 is already in use' and exit 1; the default now moves on, said."""
+    held, port = _listening()
+    with held:
+        assert cli.port_taken("127.0.0.1", port)
+        monkeypatch.setattr(cli, "DEFAULT_PORT", port)
+        ns, extra = _parse()
+        assert not ns.port_given and ns.port == port
+        chosen = cli.usable_port(ns.host, ns.port, ns.port_given, cli.build_parser())
+        assert chosen > port and not cli.port_taken("127.0.0.1", chosen)
+        assert f"port {port} is in use" in capsys.readouterr().err
+        assert _flag(cli.streamlit_argv(ns, extra), "--server.port") == [str(port)]
+
+
+def test_a_taken_port_given_on_purpose_is_refused_saying_what_to_do(capsys) -> None:
+    held, port = _listening()
+    with held:
+        ns, _extra = _parse("--port", str(port))
+        assert ns.port_given
+        with pytest.raises(SystemExit) as ended:
+            cli.usable_port(ns.host, ns.port, ns.port_given, cli.build_parser())
+    assert ended.value.code == 2
+    err = capsys.readouterr().err
+    assert f"--port {port}: another server" in err and "give a free port, e.g. --port" in err

@@ -8,7 +8,7 @@ import plotly.graph_objects as go
 
 from profiling_worker.schema import columns as C
 
-from app.core import derived
+from app.core import derived, numbers
 from app.core.figures import common, theme
 from app.core import frame_columns as F
 
@@ -94,13 +94,20 @@ def thinned(group: pd.DataFrame, step: int) -> pd.DataFrame:
 
 
 def _x_axis(fig: go.Figure, frame: pd.DataFrame, x: str) -> None:
-    """Log2 ticks for positive numbers, linear for other numbers, categories for text."""
+    """Log2 ticks for positive numbers, linear for other numbers, categories for text; one
+    value that is not positive (a single-config import's ``config_index`` 0) gets one tick at
+    it, not plotly's -1, -0.5, 0, 0.5, 1 (issue 37)."""
     values = frame[x] if x in frame else pd.Series(dtype=float)
     numeric = pd.api.types.is_numeric_dtype(values) and not pd.api.types.is_bool_dtype(values)
     if not numeric:
         fig.update_xaxes(type="category", categoryorder="array",
                          categoryarray=list(dict.fromkeys(values.astype(str))),
                          title={"text": f"{x} (categories)"})
+    elif values.nunique() == 1 and not (values > 0).all():  # one config, e.g. an import's 0
+        only = float(values.iloc[0])
+        pad = max(abs(only) / 2, 1.0)  # plotly's own range for one point at 0 is -1..1
+        fig.update_xaxes(type="linear", range=[only - pad, only + pad], tickvals=[only],
+                         ticktext=[numbers.fmt(only)], title={"text": x})
     elif len(values) and (values > 0).all():
         sizes = np.sort(values.astype(float).unique()).tolist()
         ticks, text = theme.spaced_ticks(sizes, [derived.log2_label(s) for s in sizes])

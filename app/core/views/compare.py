@@ -19,13 +19,14 @@ a duration "regressed"/"improved" read "candidate higher"/"candidate lower". ``C
 from __future__ import annotations
 
 from collections.abc import Collection
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
 import numpy as np
 import pandas as pd
 
 from profiling_worker.gate import judge as gate
+from profiling_worker.gate.context import context_differences
 from profiling_worker.gate.sides import AUDIT_TABLES, GateSide
 from profiling_worker.schema import backends as B, columns as C, intervals
 from profiling_worker.schema.spec import JobSpec
@@ -193,6 +194,8 @@ class JobSummary:
         annotations: the spec's annotations, or None for all of the kernels'.
         backend: ``ncu``, ``cupti`` or ``cpu``.
         imported: an import: its kernel id is its file's name, which says nothing of the code.
+        manifest: the job's manifest, for the gate's measurement context
+            (:func:`~profiling_worker.gate.context.context_differences`); empty: not known.
     """
 
     job_id: str
@@ -203,19 +206,33 @@ class JobSummary:
     annotations: tuple[str, ...] | None = None
     backend: str = ""
     imported: bool = False
+    manifest: dict[str, Any] = field(default_factory=dict, compare=False, repr=False)
 
     @classmethod
     def of(cls, job_id: str, created_at: str, spec: JobSpec | PartialSpec | None,
-           imported: bool = False) -> JobSummary:
+           imported: bool = False, manifest: dict[str, Any] | None = None) -> JobSummary:
         """From a listed bundle's typed spec (None: nothing known besides the id); ``imported``:
-        written by the importer (:func:`app.core.provenance.is_imported` of its manifest)."""
+        written by the importer (:func:`app.core.provenance.is_imported` of its manifest);
+        ``manifest``: its manifest, so that a candidate measured alike is preferred."""
         if spec is None:
-            return cls(job_id=job_id, created_at=created_at or "", imported=imported)
+            return cls(job_id=job_id, created_at=created_at or "", imported=imported,
+                       manifest=dict(manifest or {}))
         return cls(job_id=job_id, created_at=created_at or "", kernels=spec.kernels,
                    duration_metric=B.duration_metric(spec.backend),
                    configs=tuple(tuple(sorted(c.items())) for c in spec.configs),
                    annotations=spec.annotations or None, backend=spec.backend,
-                   imported=imported or isinstance(spec, PartialSpec))
+                   imported=imported or isinstance(spec, PartialSpec),
+                   manifest=dict(manifest or {}))
+
+
+def measured_unlike(base: JobSummary, job: JobSummary) -> list[str]:
+    """The gate's measurement-context differences of the pair
+    (:func:`~profiling_worker.gate.context.context_differences`: backend, run options, GPU,
+    tool versions, ncu metric set), each making every row not comparable; empty when they are
+    measured alike or a manifest is not known."""
+    if not base.manifest or not job.manifest:
+        return []
+    return context_differences(base.manifest, job.manifest)
 
 
 def _measures(job: JobSummary) -> str:
@@ -267,11 +284,14 @@ def candidates(baseline_id: str, jobs: list[JobSummary]) -> tuple[list[str], dic
 def default_candidate(baseline_id: str, jobs: list[JobSummary]) -> str:
     """The job to compare ``baseline_id`` against when the user has not picked one.
 
-    Among the other jobs with the same kernels and duration metric, the one sharing the most
-    configs with the baseline (and, when annotations are named, at least one annotation); on a
-    tie the one with the same annotations, then on the same backend (one thing changed, e.g.
-    cache control), then the most recent: for ``h200-ncu-elementwise`` that is
-    ``h200-ncu-elementwise-cache-none``, for ``h200-ncu-j1-fp16`` ``h200-cupti-j1-fp16``.
+    Among the other jobs with the same kernels and duration metric, first those the gate can
+    judge (measured alike: :func:`measured_unlike` empty; issue 37: the page opened on a pair
+    it then refused), then the fewest measurement differences; among those the one sharing the
+    most configs with the baseline (and, when annotations are named, at least one annotation);
+    on a tie the one with the same annotations, then on the same backend (one thing changed,
+    e.g. cache control), then the most recent: for ``h200-ncu-j1-fp16`` that is
+    ``h200-ncu-gate-base`` (measured alike), for ``h200-ncu-elementwise`` (no job measured
+    alike) ``h200-ncu-elementwise-cache-none`` (one difference, the cache control).
     Falls back to the most recent other job that shares a config, then any other job; the
     baseline itself only when it is the only job.
     """
@@ -291,8 +311,11 @@ def default_candidate(baseline_id: str, jobs: list[JobSummary]) -> str:
     alike = [j for j in others if (set(j.kernels) == set(base.kernels) or j.imported
                                    or base.imported)
              and j.duration_metric == base.duration_metric and shared(j)]
+    unlike = {j.job_id: len(measured_unlike(base, j)) for j in others}
     if alike:
-        return max(alike, key=lambda j: (shared(j), j.annotations == base.annotations,
+        return max(alike, key=lambda j: (not unlike[j.job_id], -unlike[j.job_id], shared(j),
+                                         j.annotations == base.annotations,
                                          j.backend == base.backend, j.created_at)).job_id
     overlapping = [j for j in others if shared(j) and _same_code(j, base)]
-    return max(overlapping or others, key=lambda j: j.created_at).job_id
+    return max(overlapping or others,
+               key=lambda j: (not unlike[j.job_id], -unlike[j.job_id], j.created_at)).job_id

@@ -183,3 +183,27 @@ def test_only_comparable_candidates_are_offered() -> None:
     assert offered == ["gpu2"] and set(refused) == {"cpu", "soft", "big"}
     assert candidates("cpu", [cpu, gpu, gpu2]) == ([], {
         "gpu": why_not_comparable(cpu, gpu), "gpu2": why_not_comparable(cpu, gpu2)})
+
+
+def test_default_candidate_is_one_the_gate_can_judge() -> None:
+    """Issue 37: the default candidate is measured like the baseline where such a job exists
+    (the recorded H200 jobs: h200-cupti-matmul-sweep opened on the ncu rules job, another
+    backend, although four CUPTI jobs of the same kernel were measured alike)."""
+    import tempfile
+    from pathlib import Path
+
+    from app.core.views.compare import JobSummary, default_candidate, measured_unlike
+    from app.services.result_store import list_bundles
+    from tests.scenarios import SCENARIOS
+
+    with tempfile.TemporaryDirectory() as empty:
+        listed, _ = list_bundles(Path(empty), SCENARIOS)
+    jobs = [JobSummary.of(b.job_id, b.created_at, b.spec, manifest=b.manifest) for b in listed]
+    by_id = {j.job_id: j for j in jobs}
+    for baseline in ("h200-cupti-matmul-sweep", "h200-ncu-j1-fp16", "h200-cupti-timeline"):
+        chosen = default_candidate(baseline, jobs)
+        assert chosen != baseline and not measured_unlike(by_id[baseline], by_id[chosen]), chosen
+    # none measured alike: the fewest differences (the cache control alone)
+    chosen = default_candidate("h200-ncu-elementwise", jobs)
+    assert measured_unlike(by_id["h200-ncu-elementwise"], by_id[chosen]) == [
+        "cache control: all vs none"]

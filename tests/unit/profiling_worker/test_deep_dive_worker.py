@@ -102,10 +102,34 @@ def test_rule_digest_weighs_each_rule_by_the_time_it_could_save() -> None:
         fired = rules[(rules["rule"] == row[RD.RULE])].merge(launches, on="launch_id")
         if fired["speedup"].notna().any():
             expected = 100 * (fired["duration_ns"] * fired["speedup"] / 100).sum() / total
-            assert row[RD.SAVING] == pytest.approx(expected)
+            assert row[RD.NCU_SAVING] == pytest.approx(expected)
+            assert row[RD.SAVING] <= row[RD.NCU_SAVING] + 1e-9
         else:  # a rule without an estimate is not drawn as a zero saving
-            assert pd.isna(row[RD.SAVING])
+            assert pd.isna(row[RD.SAVING]) and pd.isna(row[RD.NCU_SAVING])
     assert (table[RD.CONFIGS] == "-1").all()  # a report made elsewhere names no config
+
+
+def test_rule_savings_are_capped_at_the_speed_of_light_roof() -> None:
+    """Issue 37: TheoreticalOccupancy promised 81.25-87.5 % on cuBLAS matmuls already at 86-93 %
+    of the SM's peak (h200-ncu-matmul-rules), an 'Est. saving 86.75 %' of the sweep no kernel
+    could reach. Each launch's speedup is capped at 100 - its busiest SOL throughput; the tool's
+    own figure stays, named as such."""
+    launches, rules = RD.deep_dive_rules(written_deep_dive(RULES_JOB))
+    assert launches["sol_pct"].notna().all()
+    table = RD.digest(launches, rules).set_index(RD.RULE)
+    occupancy = table.loc["TheoreticalOccupancy"]
+    assert occupancy[RD.NCU_SAVING] == pytest.approx(86.75, abs=0.01)  # Nsight Compute's own
+    headroom = launches["duration_ns"] * (100 - launches["sol_pct"]) / 100
+    roof = 100 * headroom.sum() / launches["duration_ns"].sum()  # every launch at its roof
+    assert occupancy[RD.SAVING] <= roof + 1e-9 and occupancy[RD.SAVING] < 15
+    assert occupancy[RD.CAPPED] == "39 of 48 launches"
+    estimated = table[table[RD.NCU_SAVING].notna()]
+    assert (estimated[RD.SAVING] <= estimated[RD.NCU_SAVING] + 1e-9).all()
+    assert list(table[RD.SAVING].dropna()) == sorted(table[RD.SAVING].dropna(), reverse=True)
+    merged = rules.merge(launches, on="launch_id")
+    capped = RD.capped_speedup(merged["speedup"], merged["sol_pct"])
+    assert (capped.dropna() <= 100 - merged.loc[capped.notna(), "sol_pct"] + 1e-9).all()
+    assert capped.isna().equals(merged["speedup"].isna())  # no estimate stays none
 
 
 def test_rules_cli_on_an_imported_report_and_on_a_metrics_only_job(tmp_path: Path) -> None:
