@@ -155,3 +155,29 @@ def test_gpu_only_blocks_are_skipped_saying_why() -> None:
         pytest.fail("no block is marked '# GPU only': the README's GPU path is missing")
     pytest.skip(f"{len(gpu)} README blocks need an NVIDIA GPU (lines "
                 f"{', '.join(str(b.line) for b in gpu)}): '# GPU only'")
+
+
+def _without_code(text: str) -> str:
+    return re.sub(r"^```.*?^```", "", text, flags=re.M | re.S)
+
+
+def _anchors(page: Path) -> set[str]:
+    """GitHub's heading anchors of ``page``: lower case, punctuation dropped, spaces to ``-``."""
+    headings = re.findall(r"^#+ (.+)$", _without_code(page.read_text(encoding="utf-8")), re.M)
+    return {re.sub(r"[^\w\- ]", "", h.strip().lower()).replace(" ", "-") for h in headings}
+
+
+def test_every_link_of_the_readme_and_docs_resolves() -> None:
+    """The README links to docs/ for every detail it moved there: each relative link of the
+    README and of docs/ names a file of the repository, and an anchor that page has."""
+    broken = []
+    for doc in [README, *sorted((REPO / "docs").glob("*.md"))]:
+        for target in re.findall(r"\]\(([^)\s]+)\)", _without_code(doc.read_text(encoding="utf-8"))):
+            if re.match(r"[a-z]+:", target):
+                continue  # https:, mailto:
+            path, _, anchor = target.partition("#")
+            page = (doc.parent / path).resolve() if path else doc
+            if not page.exists() or (anchor and page.suffix == ".md"
+                                     and anchor not in _anchors(page)):
+                broken.append(f"{doc.relative_to(REPO)}: {target}")
+    assert not broken, broken
