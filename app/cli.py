@@ -221,8 +221,8 @@ def exposure_warning(ns: argparse.Namespace) -> str | None:
         return None
     return (f"kernel-dashboard: listening on {ns.host}: anyone who can reach port {ns.port} can "
             "start profiling jobs on this machine, and any browser session can cancel any job. "
-            "Publish it only to networks you trust, behind an authenticating proxy (README, "
-            "Security).")
+            "Publish it only to networks you trust, behind an authenticating proxy "
+            "(docs/security.md).")
 
 
 def recover_jobs() -> list[str]:

@@ -63,8 +63,8 @@ def refuse_unprotected(extra: Sequence[str]) -> None:
         value = take_flag(flags, option)
         if value is not None and value.strip().lower() in FALSE_WORDS:
             raise RefusedOption(f"--{option} {value}: refused; {why}. To share the dashboard, "
-                                "put it behind a reverse proxy with authentication (README, "
-                                "Security)")
+                                "put it behind a reverse proxy with authentication "
+                                "(docs/security.md)")
 
 
 def _config_files(cwd: Path, home: Path) -> list[Path]:

@@ -27,7 +27,8 @@ from app.services.sweep_queue import SlurmMissing
 
 def _parser() -> argparse.ArgumentParser:
     p = argparse.ArgumentParser(prog="kernel-sweep", description=__doc__.split("\n\n")[0])
-    p.add_argument("spec", type=Path, help="job spec (JSON), as the sidebar or README writes it")
+    p.add_argument("spec", type=Path,
+                   help="job spec (JSON), as the sidebar writes it (docs/headless.md)")
     p.add_argument("--results", type=Path, default=Path("results"),
                    help="result store shared with the nodes (default ./results)")
     p.add_argument("--worker-python", default=sys.executable,

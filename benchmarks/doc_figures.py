@@ -1,4 +1,4 @@
-"""The speed, A/A, events and runs "auto" figures that README.md and docs/ state, recomputed from
+"""The speed, A/A, events and runs "auto" figures that docs/ states, recomputed from
 the raw device-run files under ``benchmarks/h200/`` (issues 34 and 40).
 
 Each figure is computed here, by a stated method, from a committed file; :func:`claims` gives
@@ -45,7 +45,7 @@ from gate_aa import clopper_pearson  # noqa: E402  (benchmarks/ on sys.path)
 from overhead import to_result  # noqa: E402
 from paired import paired_ratio  # noqa: E402
 
-#: Device runs whose overhead JSON docs/performance.md quotes (issue 40); README quotes the last.
+#: Device runs whose overhead JSON docs/performance.md quotes (issue 40).
 SPEED_RUNS = ("h200-1202-s6run2", "h200-1205-speedrun1")
 #: Device runs whose ``*-warm_stages.json`` docs/performance.md quotes.
 WARM_RUNS = ("h200-1202-s6run2", "h200-1205-speedrun1")
@@ -222,11 +222,10 @@ def claims() -> list[tuple[str, str]]:
     out: list[tuple[str, str]] = []
     for run in SPEED_RUNS:
         sp = speed(run)
-        docs = ("README.md", "docs/performance.md") if run == SPEED_RUNS[-1] else ("docs/performance.md",)
         for backend, name in (("ncu", "NCU"), ("cupti", "CUPTI")):
-            for doc in docs:
-                out.append((doc, f"{name} to the result {ratio_text(sp[backend]['to_result'])}"))
-                out.append((doc, f"{name} to exit {ratio_text(sp[backend]['to_exit'])}"))
+            out.append(("docs/performance.md",
+                        f"{name} to the result {ratio_text(sp[backend]['to_result'])}"))
+            out.append(("docs/performance.md", f"{name} to exit {ratio_text(sp[backend]['to_exit'])}"))
     for run in WARM_RUNS:
         out.append(("docs/performance.md", f"warm J1: {warm_text(run)}"))
     for run in PAGE_RUNS:
@@ -235,12 +234,12 @@ def claims() -> list[tuple[str, str]]:
         for row in aa(run):
             out.append(("docs/measurements-h200.md", f"{row['backend']} {row['kind']}: {aa_text(row)}"))
     first = {(r["backend"], r["kind"]): r for r in aa(AA_RUNS[0])}
-    out.append(("README.md", f"CUPTI GEMM and memory-bound sweeps at 20 runs: "
-                             f"{aa_text(first['cupti', 'memory'])}"))
-    out.append(("README.md", f"Nsight Compute memory-bound at 5 runs: {aa_text(first['ncu', 'memory'])}"))
+    out.append(("docs/regression-gate.md", f"CUPTI GEMM and memory-bound sweeps at 20 runs: "
+                                           f"{aa_text(first['cupti', 'memory'])}"))
+    out.append(("docs/regression-gate.md",
+                f"Nsight Compute memory-bound at 5 runs: {aa_text(first['ncu', 'memory'])}"))
     for run in EVENTS_RUNS:
-        for doc in ("README.md", "docs/performance.md"):
-            out.append((doc, events_text(run)))
+        out.append(("docs/performance.md", events_text(run)))
     for job in auto(AUTO_RUN):
         out.append(("docs/performance.md",
                     f"{job['job']}: GPU time auto / fixed {job['gpu_time_ratio']:.3f}; at auto's "

@@ -5,7 +5,7 @@
 #   device run:  bash scripts/gpu_check.sh [JOB ...]     (carry: .whl)
 # Wheels (.whl/, git-ignored): .whl/common (ncu-report, deepdiff 8.6.1, orderly-set, nvtx, pyelftools,
 # cupti-python 13.4, nvidia-cuda-cupti 13.4), .whl/nspy096 (nsight-python 0.9.6, launch mode for
-# ncu < 2026.2.1), .whl/nspy11 (nsight-python 1.1.0, CUPTI backend). See README "GPU machine".
+# ncu < 2026.2.1), .whl/nspy11 (nsight-python 1.1.0, CUPTI backend). See docs/testing.md, "GPU tests".
 set -uo pipefail
 OUT=${OUT:-$(mktemp -d)}
 REPO=$(cd "$(dirname "$0")/.." && pwd)

@@ -1,7 +1,7 @@
 """Checks of a job spec's ``configs``: value types, parameter kinds, duplicates, declared
 defaults and the memory a config needs (issue 11, case 7). Used by :mod:`.spec`; stdlib only.
 
-Parameter kinds (a kernel's ``parameter_kinds``; README "Your own kernels"):
+Parameter kinds (a kernel's ``parameter_kinds``; docs/kernels.md):
 
 ``size``   (the default) a whole number > 0
 ``int``    any whole number (0 and negatives included)

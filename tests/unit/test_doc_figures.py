@@ -1,4 +1,4 @@
-"""The speed, A/A, events and runs "auto" figures of README.md and docs/ are the ones
+"""The speed, A/A, events and runs "auto" figures of docs/ are the ones
 ``benchmarks/doc_figures.py`` recomputes from the raw device-run files (issues 34 and 40), and
 the methods it uses give what an independent computation gives."""
 

@@ -16,26 +16,33 @@ from profiling_worker.errors import COUNTER_PERMISSION_HINT
 REPO = Path(__file__).resolve().parents[2]
 
 
+#: Where counter permissions are advised: each names the host-side fix.
+COUNTER_ADVICE = ("docs/gpu-setup.md", "docs/docker.md", "Dockerfile")
+
+
 def _advice() -> dict[str, str]:
-    return {"README.md": (REPO / "README.md").read_text(encoding="utf-8"),
-            "Dockerfile": (REPO / "Dockerfile").read_text(encoding="utf-8"),
+    """The README, every docs/ page, the Dockerfile and the worker's hint, by name."""
+    files = [REPO / "README.md", REPO / "Dockerfile", *sorted((REPO / "docs").glob("*.md"))]
+    return {**{str(f.relative_to(REPO)): f.read_text(encoding="utf-8") for f in files},
             "errors.COUNTER_PERMISSION_HINT": COUNTER_PERMISSION_HINT}
 
 
 def test_the_image_runs_as_non_root_and_cap_add_comes_only_with_root() -> None:
-    assert re.search(r"^USER 10001:10001$", _advice()["Dockerfile"], re.M)
-    for where, text in _advice().items():
+    advice = _advice()
+    assert re.search(r"^USER 10001:10001$", advice["Dockerfile"], re.M)
+    for where, text in advice.items():
         for match in re.finditer(r"--cap-add=SYS_ADMIN", text):
             around = text[max(0, match.start() - 120):match.end() + 120]
             assert ("--user 0:0" in around
                     or re.search(r"does not (help|work)|does nothing", around, re.I)), (where, around)
-        assert "NVreg_RestrictProfilingToAdminUsers=0" in text, where
+    for where in (*COUNTER_ADVICE, "errors.COUNTER_PERMISSION_HINT"):
+        assert "NVreg_RestrictProfilingToAdminUsers=0" in advice[where], where
 
 
 @pytest.mark.skipif(os.geteuid() != 0 or not shutil.which("setpriv"),
                     reason="needs root and util-linux setpriv")
 def test_a_non_root_user_has_no_effective_capability_from_the_inheritable_set() -> None:
-    """The Linux rule the README states, shown without Docker: uid 10001 (the image's user)
+    """The Linux rule docs/docker.md states, shown without Docker: uid 10001 (the image's user)
     with CAP_SYS_ADMIN inheritable has no effective capabilities; root keeps it effective."""
     def caps(*args: str) -> dict[str, int]:
         out = subprocess.run(["setpriv", *args, "--inh-caps=+sys_admin", "cat",

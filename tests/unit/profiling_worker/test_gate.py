@@ -250,15 +250,14 @@ def test_a_bundle_against_itself_says_so(tmp_path: Path) -> None:
     proc, _, _ = compare(same, same, tmp_path)
     assert proc.returncode == report.EXIT_OK and "the same bundle" in proc.stderr
 
-def test_readme_ci_job_uses_the_real_options_and_exit_codes() -> None:
-    """The README's GitHub Actions job: its compare line parses with the worker's parser, and
-    the exit codes it documents are the gate's."""
+def test_the_gate_pages_ci_job_uses_the_real_options_and_exit_codes() -> None:
+    """docs/regression-gate.md's GitHub Actions job: its compare line parses with the worker's
+    parser, and the exit codes it documents are the gate's."""
     import shlex
 
     from profiling_worker.cli import _parser
 
-    readme = (REPO / "README.md").read_text(encoding="utf-8")
-    recipe = readme[readme.index("## Regression gate in CI"):readme.index("## Batch runs")]
+    recipe = (REPO / "docs" / "regression-gate.md").read_text(encoding="utf-8")
     line = recipe[recipe.index(".venv/bin/python -m profiling_worker compare"):]
     line = line[:line.index("\n          #")].replace("\\\n", " ")
     args = _parser().parse_args(shlex.split(line)[3:])

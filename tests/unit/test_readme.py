@@ -1,0 +1,183 @@
+"""Every command of the README runs (issue 37): its fenced blocks, in order, in a scratch folder
+against this checkout, on the ``cpu`` backend, as a new user without a GPU would type them.
+
+What each block is, by conventions the README keeps where a reader sees them:
+
+- a block whose first line starts with ``# GPU only`` needs an NVIDIA GPU: skipped, saying so;
+- a ``python`` block whose first line is ``# <path>`` is a file: written to that path, for the
+  blocks after it to use;
+- the first command installs and ends in ``kernel-dashboard``, which serves until stopped: its
+  installs must be the ones ``.ci/run`` makes before the tests run (so CI installs them in every
+  run), and its server is started here until ``/_stcore/health`` answers;
+- ``bash .ci/run`` is CI itself (``tests/unit/test_ci_venv.py`` runs its first steps), and
+  ``python -m pytest -q`` is the suite this test belongs to;
+- a fenced block without a language is a drawing (the layout), not a command;
+- every other ``bash`` block runs with ``bash -e -o pipefail``, ``python`` being this
+  interpreter.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+import subprocess
+import sys
+import urllib.request
+from dataclasses import dataclass
+from pathlib import Path
+
+import pytest
+
+from tests.e2e.conftest import _stop, free_port, wait_healthy
+
+REPO = Path(__file__).resolve().parents[2]
+README = REPO / "README.md"
+GPU_ONLY = "# GPU only"
+CI_COMMAND = "bash .ci/run"
+TEST_COMMAND = "python -m pytest -q"  # .ci/run greps the README for this exact line
+#: A shell block's bound: a cold torch import and two small cpu jobs on a busy 2-core machine.
+BLOCK_TIMEOUT_S = 300
+
+
+@dataclass(frozen=True)
+class Block:
+    """One fenced block: its language (``""`` for none), body, and the line it starts on."""
+
+    lang: str
+    body: str
+    line: int
+
+    @property
+    def first_line(self) -> str:
+        return self.body.splitlines()[0] if self.body else ""
+
+    def kind(self) -> str:
+        """``gpu``, ``file``, ``dashboard``, ``ci``, ``suite``, ``drawing`` or ``shell``; ``?``
+        for a block no convention covers."""
+        if self.first_line.startswith(GPU_ONLY):
+            return "gpu"
+        if self.lang == "":
+            return "drawing"
+        if self.lang == "python" and re.fullmatch(r"# [\w./-]+\.py", self.first_line):
+            return "file"
+        if self.lang == "bash" and self.body.strip() == CI_COMMAND:
+            return "ci"
+        if self.lang == "bash" and self.body.strip() == TEST_COMMAND:
+            return "suite"
+        if self.lang == "bash" and self.body.rstrip().endswith("&& kernel-dashboard"):
+            return "dashboard"
+        if self.lang == "bash":
+            return "shell"
+        return "?"
+
+
+def blocks() -> list[Block]:
+    """The README's fenced blocks, in order."""
+    text = README.read_text(encoding="utf-8")
+    return [Block(m.group(1), m.group(2), text.count("\n", 0, m.start()) + 1)
+            for m in re.finditer(r"^```(\w*)\n(.*?)^```$", text, re.M | re.S)]
+
+
+def test_every_block_is_of_a_kind_the_test_knows() -> None:
+    kinds = [(b.line, b.kind()) for b in blocks()]
+    assert not [line for line, kind in kinds if kind == "?"], (
+        f"README blocks no convention covers (line, kind): {kinds}; see this module's docstring")
+    found = [kind for _, kind in kinds]
+    assert found[:2] == ["dashboard", "ci"], f"the README starts with the two commands: {found}"
+    assert {"gpu", "shell", "file", "suite"} <= set(found), found
+
+
+def test_the_first_command_installs_what_ci_installs_and_serves(tmp_path: Path) -> None:
+    """Its pip installs are ones ``.ci/run`` makes (the same pins; CI adds the test extra),
+    and ``kernel-dashboard`` from a folder of its own serves the bundled results."""
+    (first,) = [b for b in blocks() if b.kind() == "dashboard"]
+    steps = [s.strip() for s in first.body.strip().split("&&")]
+    assert steps[:2] == ["python3 -m venv .venv", ". .venv/bin/activate"], steps
+    assert steps[-1] == "kernel-dashboard", steps
+    ci = (REPO / ".ci" / "run").read_text(encoding="utf-8")
+    for step in steps[2:-1]:
+        assert step.startswith("pip install "), step
+        spec = step.removeprefix("pip install ")
+        ci_spec = '-e ".[test]"' if spec == "-e ." else spec
+        assert f"pip install -q {ci_spec}\n" in ci, f".ci/run does not install {spec!r} as the README does"
+
+    port = free_port()
+    url = f"http://127.0.0.1:{port}"
+    log = tmp_path / "server.log"
+    env = {k: v for k, v in os.environ.items() if not k.startswith("KPROF_")}
+    with log.open("wb") as out:
+        proc = subprocess.Popen([Path(sys.executable).parent / "kernel-dashboard", "--port",
+                                 str(port)], cwd=tmp_path, env=env, stdout=out,
+                                stderr=subprocess.STDOUT, start_new_session=True)
+    try:
+        wait_healthy(proc, url, log)  # type: ignore[arg-type]
+        with urllib.request.urlopen(url, timeout=30) as page:
+            assert page.status == 200
+    finally:
+        _stop(proc)  # type: ignore[arg-type]
+
+
+def test_the_commands_run_without_a_gpu(tmp_path: Path) -> None:
+    """The five-minute path's files and shell blocks, in order, in one scratch folder: every
+    block exits 0, every job it writes ends done, and the gate wrote its summary."""
+    env = {k: v for k, v in os.environ.items() if not k.startswith("KPROF_")}
+    env["PATH"] = f"{Path(sys.executable).parent}{os.pathsep}{env.get('PATH', '')}"
+    ran = skipped = 0
+    for block in blocks():
+        kind = block.kind()
+        if kind == "file":
+            path = tmp_path / block.first_line.removeprefix("# ")
+            path.parent.mkdir(parents=True, exist_ok=True)
+            path.write_text(block.body, encoding="utf-8")
+        elif kind == "shell":
+            proc = subprocess.run(["bash", "-e", "-o", "pipefail", "-c", block.body], cwd=tmp_path,
+                                  env=env, capture_output=True, text=True,
+                                  timeout=BLOCK_TIMEOUT_S, check=False)
+            assert proc.returncode == 0, (f"README line {block.line}: exit {proc.returncode}\n"
+                                          f"{proc.stdout[-3000:]}\n{proc.stderr[-3000:]}")
+            ran += 1
+        elif kind == "gpu":
+            skipped += 1
+    assert ran and skipped, (ran, skipped)
+    manifests = sorted((tmp_path / "results").glob("*/manifest.json"))
+    assert manifests, "the README's commands wrote no job"
+    for path in manifests:
+        manifest = json.loads(path.read_text(encoding="utf-8"))
+        assert manifest["status"] == "done", (path.parent.name, manifest.get("error"))
+        assert manifest["spec"]["backend"] == "cpu"
+    assert (tmp_path / "gate.md").read_text(encoding="utf-8").startswith("## Kernel regression gate")
+
+
+def test_gpu_only_blocks_are_skipped_saying_why() -> None:
+    gpu = [b for b in blocks() if b.kind() == "gpu"]
+    if not gpu:
+        pytest.fail("no block is marked '# GPU only': the README's GPU path is missing")
+    pytest.skip(f"{len(gpu)} README blocks need an NVIDIA GPU (lines "
+                f"{', '.join(str(b.line) for b in gpu)}): '# GPU only'")
+
+
+def _without_code(text: str) -> str:
+    return re.sub(r"^```.*?^```", "", text, flags=re.M | re.S)
+
+
+def _anchors(page: Path) -> set[str]:
+    """GitHub's heading anchors of ``page``: lower case, punctuation dropped, spaces to ``-``."""
+    headings = re.findall(r"^#+ (.+)$", _without_code(page.read_text(encoding="utf-8")), re.M)
+    return {re.sub(r"[^\w\- ]", "", h.strip().lower()).replace(" ", "-") for h in headings}
+
+
+def test_every_link_of_the_readme_and_docs_resolves() -> None:
+    """The README links to docs/ for every detail it moved there: each relative link of the
+    README and of docs/ names a file of the repository, and an anchor that page has."""
+    broken = []
+    for doc in [README, *sorted((REPO / "docs").glob("*.md"))]:
+        for target in re.findall(r"\]\(([^)\s]+)\)", _without_code(doc.read_text(encoding="utf-8"))):
+            if re.match(r"[a-z]+:", target):
+                continue  # https:, mailto:
+            path, _, anchor = target.partition("#")
+            page = (doc.parent / path).resolve() if path else doc
+            if not page.exists() or (anchor and page.suffix == ".md"
+                                     and anchor not in _anchors(page)):
+                broken.append(f"{doc.relative_to(REPO)}: {target}")
+    assert not broken, broken
