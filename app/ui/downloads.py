@@ -1,6 +1,7 @@
-"""A bundle download on a page: a link to the download route (``app/streamlit_patches/download_route.py``: the
-file streamed from disk, up to 2 GiB) when the server has it, else ``st.download_button`` with
-its bytes read on click (held in the server's memory: 64 MiB at most)."""
+"""A bundle download on a page: a link to the download route
+(``app/streamlit_patches/download_route.py``: the file streamed from disk, up to 2 GiB) when the
+server has it, else ``st.download_button`` with its bytes read on click (held in the server's
+memory: 64 MiB at most)."""
 
 from __future__ import annotations
 
