@@ -25,7 +25,7 @@ import sys
 from collections.abc import Sequence
 from pathlib import Path
 
-from app import cli_guard
+from app.streamlit_patches import cli_guard
 
 ENV_RESULTS_DIR = "KPROF_RESULTS_DIR"
 ENV_WORKER_PYTHON = "KPROF_WORKER_PYTHON"
@@ -197,7 +197,7 @@ def _check_extra(extra: Sequence[str], parser: argparse.ArgumentParser) -> None:
 def parse(argv: Sequence[str] | None, parser: argparse.ArgumentParser
           ) -> tuple[argparse.Namespace, list[str]]:
     """The options and the pass-through flags, with the security options checked however they
-    arrive (app/cli_guard.py): ``--server.address`` becomes ``--host``; XSRF or CORS turned off
+    arrive (app/streamlit_patches/cli_guard.py): ``--server.address`` becomes ``--host``; XSRF or CORS turned off
     is refused (``parser.error``)."""
     ns, extra = parser.parse_known_args(argv)
     ns.port_given = ns.port is not None  # a taken default moves on; a given port is refused
@@ -321,13 +321,13 @@ def main(argv: Sequence[str] | None = None) -> int:
 
     prewarm.start(settings.worker_python())  # overlaps the browser's loading (issue 25)
 
-    from app import server_guard
+    from app.streamlit_patches import server_guard
 
     server_guard.install()  # before the server starts: the first handshake is checked too
-    from app import download_route
+    from app.streamlit_patches import download_route
 
     download_route.install()  # the streamed download route, built with the server
-    from app import page_shell
+    from app.streamlit_patches import page_shell
 
     page_shell.install()  # the first chart's plotly chunk loaded from the page's <head>
     stcli.main()  # click: runs the server, then raises SystemExit

@@ -18,7 +18,7 @@ if __package__ in (None, ""):  # run as a script: make the repository root impor
 
 import streamlit as st  # noqa: E402
 
-from app import server_guard  # noqa: E402
+from app.streamlit_patches import server_guard  # noqa: E402
 
 server_guard.install()  # a plain `streamlit run`: from the first script run on (cli.py: before)
 
@@ -50,7 +50,7 @@ def run() -> None:
     from app.ui import cached, job_status, navigation, panels
 
     st.set_page_config(page_title="Kernel profiler", page_icon=str(ICON), layout="wide")
-    st.html(TOP_CSS)  # the plotly chunk is loaded by the page shell (app/page_shell.py)
+    st.html(TOP_CSS)  # the plotly chunk is loaded by the page shell (app/streamlit_patches/page_shell.py)
     report = cached.env_report()
     gpu_here = worker_client.gpu_backend_available(report)
     by_section = navigation.pages()

@@ -12,7 +12,7 @@ import pandas as pd
 import streamlit as st
 
 from app.core.bundle_loader import Bundle
-from app.server_guard import SESSION_UPLOAD_MB
+from app.streamlit_patches.server_guard import SESSION_UPLOAD_MB
 from app.core.markdown import code, esc
 from app.ui import cached, importing, panels, state
 from app.ui.importing import ImportOutcome

@@ -37,8 +37,9 @@ class Executor(Protocol):
     def wait(self, job_id: str, timeout_s: float) -> JobStatus:
         """Block until the job finishes or ``timeout_s`` passes; returns its status."""
 
-    def shutdown(self) -> None:
-        """Stop (server exit): host jobs are killed, cluster tasks run on."""
+    def shutdown(self) -> object:
+        """Stop (server exit): host jobs are killed, cluster tasks run on. What it returns
+        (the job manager: the ids it stopped) is not used through this protocol."""
 
 
 class Executors:

@@ -56,7 +56,7 @@ def resolve_job(bundles: list[BundleInfo], gpu_here: bool) -> str | None:
     if asked and asked not in ids:  # a stale link or a typo: the selector says so
         st.session_state[UNKNOWN_ASKED] = (asked, current)
     st.session_state[state.SELECTED_JOB] = current
-    if state.url_job() != current:
+    if current is not None and state.url_job() != current:  # never None: ids is not empty
         st.query_params[state.QUERY_JOB] = current
     return current
 
@@ -74,5 +74,6 @@ def render_job_selector(bundles: list[BundleInfo]) -> str | None:
         st.warning(f"Job {code(asked[:80])} was not found in the results or the bundled "
                    f"results; showing {code(current)} instead.", icon=":material/search_off:")
     labels = {b.job_id: _label(b) for b in bundles}
-    return st.selectbox("Job", ids, key=state.SELECTED_JOB, format_func=labels.get,
+    return st.selectbox("Job", ids, key=state.SELECTED_JOB,
+                        format_func=lambda job_id: labels[job_id],
                         on_change=state.on_job_selected, help="Newest first; the URL keeps it.")

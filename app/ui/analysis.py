@@ -34,7 +34,8 @@ def how_to_read(text: str, expanded: bool = False) -> None:
 
 def html_bytes(fig: go.Figure) -> bytes:
     """A self-contained interactive HTML file of the figure (plotly.js embedded, offline)."""
-    return theme.for_export(fig).to_html(include_plotlyjs=True, full_html=True).encode("utf-8")
+    page: str = theme.for_export(fig).to_html(include_plotlyjs=True, full_html=True)
+    return page.encode("utf-8")
 
 
 def figure_panel(fig: go.Figure, frame: pd.DataFrame, key: str, filename: str) -> None:

@@ -27,6 +27,7 @@ from app.core.bundle_loader import Bundle, load_bundle, manifest_mtime
 from app.services import history_index, report_client, result_store, worker_client
 from app.services.executor import Executors
 from app.services.job_manager import JobManager
+from app.services.job_model import Job
 from app.services.slurm_executor import SlurmExecutor
 from profiling_worker.schema.manifest import ManifestError
 
@@ -35,12 +36,20 @@ def _release(manager: JobManager | SlurmExecutor) -> None:
     manager.shutdown()
 
 
+def _index_on_end(results_dir: Path) -> Callable[[Job], None]:
+    """What an executor calls when a job ends: the History index follows it."""
+    bundled = settings.bundled_dir()
+
+    def index(_job: Job) -> None:
+        history_index.sync_quietly(results_dir, bundled)
+
+    return index
+
+
 @st.cache_resource(on_release=_release, show_spinner=False)
 def _job_manager(results_dir: str, worker_python: str) -> JobManager:
-    bundled = settings.bundled_dir()
     return JobManager(Path(results_dir), worker_python, env=settings.worker_env(),
-                      warm=settings.warm_worker(),
-                      on_end=lambda _job: history_index.sync_quietly(Path(results_dir), bundled))
+                      warm=settings.warm_worker(), on_end=_index_on_end(Path(results_dir)))
 
 
 def job_manager() -> JobManager:
@@ -50,10 +59,8 @@ def job_manager() -> JobManager:
 
 @st.cache_resource(on_release=_release, show_spinner=False)
 def _slurm_executor(results_dir: str, worker_python: str) -> SlurmExecutor:
-    bundled = settings.bundled_dir()
     executor = SlurmExecutor(Path(results_dir), worker_python,
-                             on_end=lambda _job: history_index.sync_quietly(Path(results_dir),
-                                                                            bundled))
+                             on_end=_index_on_end(Path(results_dir)))
     executor.resume()  # the sweeps a stopped dashboard left: watched and merged from here
     executor.keep_resuming()  # and those that appear later (kernel-sweep, another server)
     return executor
@@ -136,7 +143,7 @@ T = TypeVar("T")
 
 @st.cache_data(max_entries=256, show_spinner=False)
 def _view(name: str, path: str, mtime: float, args: tuple[Any, ...],
-          _fn: Callable[..., Any], _bundle: Bundle) -> Any:
+          _fn: Callable[..., T], _bundle: Bundle) -> T:
     del name, path, mtime  # the cache key (the underscored arguments are not hashed)
     return _fn(_bundle, *args)
 

@@ -1,6 +1,7 @@
-"""A bundle download on a page: a link to the download route (``app/download_route.py``: the
-file streamed from disk, up to 2 GiB) when the server has it, else ``st.download_button`` with
-its bytes read on click (held in the server's memory: 64 MiB at most)."""
+"""A bundle download on a page: a link to the download route
+(``app/streamlit_patches/download_route.py``: the file streamed from disk, up to 2 GiB) when the
+server has it, else ``st.download_button`` with its bytes read on click (held in the server's
+memory: 64 MiB at most)."""
 
 from __future__ import annotations
 
@@ -10,7 +11,7 @@ from typing import Any
 
 from streamlit.runtime.scriptrunner import get_script_run_ctx
 
-from app import download_route
+from app.streamlit_patches import download_route
 from app.core import bundle_files
 from app.core.download_grants import GRANTS, DownloadKind
 

@@ -63,7 +63,7 @@ def pages() -> dict[str, list[st.Page]]:
     for section, entries in SECTIONS.items():
         out[section] = [
             st.Page(PAGES_DIR / e.script, title=e.title, icon=e.icon, default=not e.url_path,
-                    **({"url_path": e.url_path} if e.url_path else {}))
+                    url_path=e.url_path or None)
             for e in entries]
     return out
 

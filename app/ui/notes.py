@@ -4,7 +4,6 @@ draw the values they are about."""
 from __future__ import annotations
 
 from collections.abc import Iterable
-from typing import Any
 
 import pandas as pd
 import streamlit as st
@@ -25,7 +24,7 @@ DEFAULT_CHECKS = (P.PERCENT_ABOVE_100, P.CLOCK_ABOVE_MAX, P.NEGATIVE_VALUE, P.RU
 
 
 def relevant(bundle: Bundle, metrics: Iterable[str] = (),
-             extra_checks: Iterable[str] = ()) -> list[dict[str, Any]]:
+             extra_checks: Iterable[str] = ()) -> list[P.Note]:
     """The notes about values a page draws: of :data:`DEFAULT_CHECKS` or ``extra_checks``
     (``interval_below_zero`` where the page shows the aggregated table's CI95, ``above_roof``
     where it draws bandwidth or FLOP/s), and either on one of ``metrics`` or on no metric."""

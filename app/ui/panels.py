@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any, NoReturn
 
@@ -12,10 +13,10 @@ import streamlit as st
 from profiling_worker.schema import columns as C
 from profiling_worker.schema.manifest import JobStatus
 from profiling_worker.schema.spec import BACKEND_UNKNOWN
+from profiling_worker.bundle_path import inside_bundle
 from profiling_worker.spreadsheet import spreadsheet_safe
 
 from app.core import numbers, table_text
-from app.core.bundle_files import inside_bundle
 from app.core.bundle_loader import HOST_TIMER_NOTE, Bundle
 from app.core.share.job import job_colors as colors_of
 from app.core.figures import theme
@@ -190,7 +191,7 @@ def no_job_selected() -> None:
     st.info("No job selected. Submit one from the sidebar, or pick one in the job selector.")
 
 
-def read_lazily(bundle_dir: Path, relpath: str):  # noqa: ANN201 - for download_button(data=)
+def read_lazily(bundle_dir: Path, relpath: str) -> Callable[[], bytes]:
     """A zero-argument callable returning the bytes of the bundle's file ``relpath``, read
     only on click and only if it resolves inside the bundle.
 

@@ -21,9 +21,9 @@ def badges(bundle: Bundle, page: str) -> None:
     several = frame[C.ANNOTATION].nunique() > 1
     cols = st.columns(min(len(frame), 4) + 1, vertical_alignment="center")
     cols[0].caption("Run audit")
-    for i, r in enumerate(frame.itertuples(index=False)):
+    passed_all = (frame["Passed"] == frame[C.RUNS]).tolist()
+    for i, (r, ok) in enumerate(zip(frame.itertuples(index=False), passed_all)):
         where = f"{r.Annotation} {r.ConfigLabel}" if several else str(r.ConfigLabel)
-        ok = r.Passed == r.Runs
         cols[1 + i % 4].badge(f"{where}: {r.Passed}/{r.Runs} passed",
                               icon=":material/check:" if ok else ":material/report:",
                               color="green" if ok else "orange")

@@ -63,7 +63,7 @@ def test_with_the_download_route_a_file_over_64_mib_is_a_link_of_this_session(
     """Under ``kernel-dashboard`` (the route built with the server) every download of the page
     is a link to the streamed route, files over 64 MiB included; each token is this session's
     grant of that file (tests/e2e/test_streamed_download.py downloads through them)."""
-    from app import download_route
+    from app.streamlit_patches import download_route
     from app.core.download_grants import GRANTS, DownloadKind
 
     monkeypatch.setitem(download_route._state, "serving", True)

@@ -253,7 +253,7 @@ def test_a_session_may_hold_at_most_400_mb_of_uploads() -> None:
     from streamlit.runtime.memory_uploaded_file_manager import MemoryUploadedFileManager
     from streamlit.runtime.uploaded_file_manager import UploadedFileRec
 
-    from app import server_guard
+    from app.streamlit_patches import server_guard
 
     server_guard.install()
     manager = MemoryUploadedFileManager("/upload")

@@ -1,5 +1,5 @@
 """In a real browser, on a server started as the README starts it (``python -m app.cli``): the
-page shell (app/page_shell.py, issue 25) has the browser request Streamlit's plotly chunk
+page shell (app/streamlit_patches/page_shell.py, issue 25) has the browser request Streamlit's plotly chunk
 before the app has drawn any element, and the first page is then drawn whole: its chart, the
 link bar and the sidebar's job form. A plain ``streamlit run`` serves Streamlit's stock shell,
 on which the chunk is requested only after elements are drawn. Screenshot:

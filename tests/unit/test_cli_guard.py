@@ -10,7 +10,8 @@ from pathlib import Path
 
 import pytest
 
-from app import cli, cli_guard
+from app import cli
+from app.streamlit_patches import cli_guard
 from app.services import import_client
 from profiling_worker.schema.manifest import read_manifest, write_manifest
 

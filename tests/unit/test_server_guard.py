@@ -1,5 +1,5 @@
 """The dashboard's WebSocket accepts only its own origin (host AND port), and the server never
-looks anything up outside the machine (app/server_guard.py; issue 26: a page served from
+looks anything up outside the machine (app/streamlit_patches/server_guard.py; issue 26: a page served from
 another port of 127.0.0.1 opened the socket, and each foreign-origin handshake made Streamlit
 ask checkip.amazonaws.com for the machine's external IP).
 
@@ -19,7 +19,7 @@ from pathlib import Path
 
 import pytest
 
-from app import server_guard
+from app.streamlit_patches import server_guard
 
 REPO = Path(__file__).resolve().parents[2]
 KEY = "dGhlIHNhbXBsZSBub25jZQ=="  # RFC 6455's example key

@@ -1,4 +1,4 @@
-"""The download route's logic (app/download_route.py), driven as the server drives it (its
+"""The download route's logic (app/streamlit_patches/download_route.py), driven as the server drives it (its
 Starlette route called with ASGI messages) on copies of a recorded H200 bundle: a link out of
 the bundle, an unknown, expired or closed-session token and a cross-site request are refused
 with a message; a ``.ncu-rep.gz`` is inflated through inflate.py into the scratch folder and
@@ -17,7 +17,7 @@ from typing import Any
 
 import pytest
 
-from app import download_route
+from app.streamlit_patches import download_route
 from app.core import download_grants
 from app.core.download_grants import DownloadKind, GrantStore
 from profiling_worker.inflate import scratch_dir

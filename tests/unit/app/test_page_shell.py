@@ -1,4 +1,4 @@
-"""The page shell (app/page_shell.py, issue 25) on Streamlit's own static-file handler, driven
+"""The page shell (app/streamlit_patches/page_shell.py, issue 25) on Streamlit's own static-file handler, driven
 through ASGI as the server drives it: the installed ``index.html`` goes out with its plotly
 chunk imported from the head, at ``/`` and at a page's path, and a ``HEAD`` with the same
 headers; every other response (the chunk, other static files, another HTML page) is
@@ -15,7 +15,7 @@ from starlette.middleware import Middleware
 from streamlit.web.server.starlette.starlette_static_routes import (
     create_streamlit_static_assets_routes)
 
-from app import page_shell
+from app.streamlit_patches import page_shell
 
 INDEX = (page_shell._static_dir() / "index.html").read_bytes()
 CHUNK = page_shell.plotly_chunk()

@@ -86,7 +86,7 @@ def ignored_settings(env: Mapping[str, str], cwd: Path, home: Path) -> list[str]
     holds but the flags of kernel-dashboard override (they are not in force)."""
     notes = []
     for option in (ADDRESS, *PROTECTIONS):
-        sources = [(env_name(option), env.get(env_name(option)))]
+        sources: list[tuple[str, object]] = [(env_name(option), env.get(env_name(option)))]
         sources += [(str(p), _from_config(p, option)) for p in _config_files(cwd, home)]
         for where, value in sources:
             if value is None:

@@ -1,0 +1,1 @@
+"""The app's patches of Streamlit internals (see this package's docstring)."""
