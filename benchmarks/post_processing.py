@@ -117,13 +117,16 @@ def _fresh_copy(rec: Recorded, root: Path) -> Path:
 
 def post_process(rec: Recorded, job: Path) -> None:
     """The run path's post-processing of one job (runner.profile_and_write's writing, then
-    runner.run_job's finish_bundle)."""
+    runner.run_job's run audit and finish_bundle)."""
     written = results.write_result_tables(job, rec.spec, rec.registry, rec.annotations,
                                           **rec.inputs)
+    manifest = dict(rec.manifest)
+    if hasattr(results, "write_run_audit"):  # a checkout from before the audit has none
+        written = results.write_run_audit(job, written, manifest)
     # a checkout from before finish_bundle took the written tables reads them back itself
     given: dict[str, Any] = ({"tables": written} if "tables" in
                              inspect.signature(results.finish_bundle).parameters else {})
-    results.finish_bundle(job, dict(rec.manifest), **given)
+    results.finish_bundle(job, manifest, **given)
 
 
 def differences(rec: Recorded, job: Path, expected: Path | None = None) -> list[str]:
@@ -140,7 +143,10 @@ def differences(rec: Recorded, job: Path, expected: Path | None = None) -> list[
         return given if given is not None and given.is_file() else rec.bundle / C.TABLES_DIR / name
 
     out = []
-    recorded = sorted(p.name for p in (rec.bundle / C.TABLES_DIR).iterdir())
+    # the expected folder may add tables the recorder did not write (the run audit)
+    recorded = sorted({p.name for p in (rec.bundle / C.TABLES_DIR).iterdir()}
+                      | ({p.name for p in (expected / C.TABLES_DIR).iterdir()}
+                         if expected and (expected / C.TABLES_DIR).is_dir() else set()))
     rebuilt = sorted(p.name for p in (job / C.TABLES_DIR).iterdir())
     if recorded != rebuilt:
         out.append(f"table files {rebuilt} != recorded {recorded}")
