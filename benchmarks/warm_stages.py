@@ -34,6 +34,7 @@ import argparse
 import collections
 import functools
 import json
+import os
 import statistics
 import sys
 import tempfile
@@ -199,8 +200,10 @@ def main() -> None:
           f"({min(walls) * 1e3:.1f}-{max(walls) * 1e3:.1f})")
     for k, s in sorted(summary.items(), key=lambda kv: -kv[1]["median_ms"]):
         print(f"  {k:24s} {s['median_ms']:7.1f} ms ({s['min_ms']:.1f}-{s['max_ms']:.1f})")
-    args.out_json.write_text(json.dumps({"repeats": args.repeats, "run_job_wall_s": walls,
-                                         "stages": summary, "per_job_ms": per_job}, indent=1))
+    args.out_json.write_text(json.dumps({
+        "repeats": args.repeats, "recorded": str(args.recorded) if args.recorded else None,
+        "cpus": os.cpu_count(), "load_average": os.getloadavg(), "run_job_wall_s": walls,
+        "stages": summary, "per_job_ms": per_job}, indent=1))
 
 
 if __name__ == "__main__":
