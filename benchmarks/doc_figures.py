@@ -23,6 +23,9 @@ documents hold exactly that text, so a figure cannot drift from its raw file.
   kernels (:data:`AUTO_BUNDLES`).
 - **warm** (``*-warm_stages.json``) and **pages** (``benchmarks/cpu/page-speed-*.json``): the
   worker's own part of a warm J1 against nsight-python's call; the page ratios and click.
+- **warm post-processing, before/after** (``benchmarks/cpu/post-processing-ab-*.json``,
+  ``benchmarks/post_processing.py --against``): per recorded bundle, after / before of the
+  rounds' median wall and CPU time per job, paired by round.
 
 Usage: ``python benchmarks/doc_figures.py`` prints every figure (Markdown).
 """
@@ -117,8 +120,97 @@ def warm_text(run: str) -> str:
             f"{w['nsight_ms']:.0f} ms, {w['own_over_nsight']:.2f}x it (median of {w['jobs']} jobs)")
 
 
+#: Warm post-processing before/after runs (``benchmarks/post_processing.py --against ... --json``,
+#: 2-core machine) the docs quote (issue 40).
+POST_AB_RUNS = ("post-processing-ab-1205-speed",)
+
+
+def post_ab(run: str) -> dict[str, dict[str, Any]]:
+    """Per bundle: after / before of each round's median wall and median CPU time per job
+    (:func:`paired.paired_ratio` over the rounds, each round one fresh process per side)."""
+    raw = json.loads((HERE / "cpu" / f"{run}.json").read_text())
+    out = {}
+    for name in dict.fromkeys(r["bundle"] for r in raw["before"]):
+        before = [r for r in raw["before"] if r["bundle"] == name]
+        after = [r for r in raw["after"] if r["bundle"] == name]
+        out[name] = {
+            "wall": paired_ratio([r["median_ms"] for r in after], [r["median_ms"] for r in before]),
+            "cpu": paired_ratio([r["cpu_median_ms"] for r in after],
+                                [r["cpu_median_ms"] for r in before]),
+            "before_ms": _median([r["median_ms"] for r in before]),
+            "after_ms": _median([r["median_ms"] for r in after]),
+            "same": all(r["same_as_recorded"] for r in before + after)}
+    return out
+
+
+def _median(values: list[float]) -> float:
+    import statistics
+
+    return statistics.median(values)
+
+
+def post_ab_text(run: str, bundle: str) -> str:
+    """``h200-cupti-j1-fp16: wall 98.1 -> 61.2 ms, after / before 0.62 (CI95 ...) ...``."""
+    r = post_ab(run)[bundle]
+
+    def ratio(x: dict[str, Any]) -> str:
+        lo, hi = x["ci95"]
+        return (f"{x['estimate']:.2f} (CI95 {lo:.2f}-{hi:.2f}, {x['slower_pairs']} of {x['n']} "
+                f"rounds slower, p = {x['p_wilcoxon']:.3f})")
+
+    return (f"{bundle}: median per round {r['before_ms']:.1f} -> {r['after_ms']:.1f} ms, wall "
+            f"after / before {ratio(r['wall'])}, CPU time {ratio(r['cpu'])}; every rebuilt "
+            f"bundle the same as recorded: {r['same']}")
+
+
+#: ``benchmarks/warm_stages.py --recorded`` runs on the 2-core machine (issue 40), per side.
+CPU_STAGE_RUNS = {side: tuple(f"warm-stages-1205-speed-{side}-{i}" for i in (1, 2))
+                  for side in ("before", "after")}
+#: The H200 run whose warm stages the breakdown table sets beside them.
+H200_STAGE_RUN = "h200-1205-speedrun1"
+#: (label in the table, stage name in the JSON), the worker's own stages.
+CPU_STAGES = (("the worker's own part, whole", "run_job wall"),
+              ("`write_result_tables`", "write_result_tables"),
+              ("`launches_to_runs`", "tables: launches_to_runs"),
+              ("`aggregate_runs`", "tables: aggregate_runs"),
+              ("7 x `write_table`", "tables: write_table"),
+              ("`write_run_audit`", "write_run_audit"),
+              ("`finish_bundle`", "finish_bundle"),
+              ("plausibility checks", "finish: plausibility"))
+
+
+def _stage_ms(job: dict[str, float], wall_s: float, stage: str) -> float:
+    return 1e3 * wall_s if stage == "run_job wall" else job.get(stage, math.nan)
+
+
+def cpu_stage_rows() -> list[str]:
+    """The breakdown table's rows: per stage, the H200's median over its warm jobs (the whole
+    own part there: ``run_job`` less nsight-python's call; ``-`` where it was not timed) and,
+    per side on the 2-core machine, the fastest job of both runs (the least disturbed by the
+    other sessions' load; medians are in the JSON)."""
+    import statistics
+
+    h200 = json.loads((H200 / f"{H200_STAGE_RUN}-warm_stages.json").read_text())
+    sides = {side: [json.loads((HERE / "cpu" / f"{run}.json").read_text()) for run in runs]
+             for side, runs in CPU_STAGE_RUNS.items()}
+    rows = []
+    for label, stage in CPU_STAGES:
+        if stage == "run_job wall":
+            on_h200 = statistics.median(1e3 * w - j["nsight-python call"] for w, j in
+                                        zip(h200["run_job_wall_s"], h200["per_job_ms"]))
+        else:
+            on_h200 = h200["stages"].get(stage, {}).get("median_ms", math.nan)
+        fastest = {side: min(_stage_ms(j, w, stage) for raw in runs
+                             for w, j in zip(raw["run_job_wall_s"], raw["per_job_ms"]))
+                   for side, runs in sides.items()}
+        cells = [f"{v:.1f}" if v == v else "-" for v in (on_h200, fastest["before"],
+                                                         fastest["after"])]
+        rows.append(f"| {label} | " + " | ".join(cells) + " |")
+    return rows
+
+
 #: Page benchmark runs (``benchmarks/page_speed.py --json``, 2-core machine) the docs quote.
-PAGE_RUNS = ("page-speed-1205-speed",)
+PAGE_RUNS = ("page-speed-1205-speed", "page-speed-1205-speed2")
 
 
 def pages_text(run: str) -> str:
@@ -230,6 +322,10 @@ def claims() -> list[tuple[str, str]]:
         out.append(("docs/performance.md", f"warm J1: {warm_text(run)}"))
     for run in PAGE_RUNS:
         out.append(("docs/performance.md", pages_text(run)))
+    out += [("docs/performance.md", row) for row in cpu_stage_rows()]
+    for run in POST_AB_RUNS:
+        for bundle in post_ab(run):
+            out.append(("docs/performance.md", post_ab_text(run, bundle)))
     for run in AA_RUNS:
         for row in aa(run):
             out.append(("docs/measurements-h200.md", f"{row['backend']} {row['kind']}: {aa_text(row)}"))

@@ -16,8 +16,9 @@ CSV text, notes and file list equal the recorded ones.
 
 Usage: ``python benchmarks/post_processing.py [BUNDLE ...] [--repeats 30] [--json OUT]
 [--keep DIR] [--against CHECKOUT --rounds 4]`` (default bundle: app/bundled/h200-cupti-j1-fp16,
-job J1). ``--against``: before (that checkout, e.g. ``git worktree add --detach /tmp/base
-main``) and after (this one) interleaved in one run.
+job J1). ``--against``: before (that checkout, e.g. ``git archive main | tar -x -C
+/tmp/base``) and after (this one) interleaved in one run; ``--json`` then holds every round's
+rows of both sides (``before``, ``after``).
 """
 
 from __future__ import annotations
@@ -117,13 +118,16 @@ def _fresh_copy(rec: Recorded, root: Path) -> Path:
 
 def post_process(rec: Recorded, job: Path) -> None:
     """The run path's post-processing of one job (runner.profile_and_write's writing, then
-    runner.run_job's finish_bundle)."""
+    runner.run_job's run audit and finish_bundle)."""
     written = results.write_result_tables(job, rec.spec, rec.registry, rec.annotations,
                                           **rec.inputs)
+    manifest = dict(rec.manifest)
+    if hasattr(results, "write_run_audit"):  # a checkout from before the audit has none
+        written = results.write_run_audit(job, written, manifest)
     # a checkout from before finish_bundle took the written tables reads them back itself
     given: dict[str, Any] = ({"tables": written} if "tables" in
                              inspect.signature(results.finish_bundle).parameters else {})
-    results.finish_bundle(job, dict(rec.manifest), **given)
+    results.finish_bundle(job, manifest, **given)
 
 
 def differences(rec: Recorded, job: Path, expected: Path | None = None) -> list[str]:
@@ -140,7 +144,10 @@ def differences(rec: Recorded, job: Path, expected: Path | None = None) -> list[
         return given if given is not None and given.is_file() else rec.bundle / C.TABLES_DIR / name
 
     out = []
-    recorded = sorted(p.name for p in (rec.bundle / C.TABLES_DIR).iterdir())
+    # the expected folder may add tables the recorder did not write (the run audit)
+    recorded = sorted({p.name for p in (rec.bundle / C.TABLES_DIR).iterdir()}
+                      | ({p.name for p in (expected / C.TABLES_DIR).iterdir()}
+                         if expected and (expected / C.TABLES_DIR).is_dir() else set()))
     rebuilt = sorted(p.name for p in (job / C.TABLES_DIR).iterdir())
     if recorded != rebuilt:
         out.append(f"table files {rebuilt} != recorded {recorded}")
@@ -183,7 +190,7 @@ def bench(bundle: Path, repeats: int, root: Path, keep: Path | None = None) -> d
             "differences": diff, "code": str(Path(results.__file__).resolve().parent.parent)}
 
 
-def against(base: Path, rounds: int, argv: list[str]) -> int:
+def against(base: Path, rounds: int, argv: list[str], out_json: Path | None = None) -> int:
     """Before/after in one run: this benchmark in a fresh process per side, ``base`` (another
     checkout: before) and this one (after), interleaved ``rounds`` times (A B A B), so drift
     on a shared machine hits both alike; prints each side's per-round medians and its fastest
@@ -201,6 +208,11 @@ job (ms per job)."""
                                env={**os.environ, "PYTHONPATH": path}, check=False,
                                stdout=subprocess.DEVNULL)
                 got[side] += json.loads(out.read_text())
+    if out_json is not None:  # raw, for a paired ratio (benchmarks/doc_figures.py)
+        out_json.write_text(json.dumps({
+            "rounds": rounds, "args": argv, "cpus": os.cpu_count(),
+            "load_average": os.getloadavg(), "finished_utc": time.strftime(
+                "%Y-%m-%d %H:%M UTC", time.gmtime()), **got}, indent=1))
     for side, rows in got.items():
         for name in dict.fromkeys(r["bundle"] for r in rows):
             mine = [r for r in rows if r["bundle"] == name]
@@ -224,7 +236,7 @@ def main(argv: list[str] | None = None) -> int:
     args = ap.parse_args(argv)
     if args.against:
         return against(args.against, args.rounds,
-                       [*map(str, args.bundles), "--repeats", str(args.repeats)])
+                       [*map(str, args.bundles), "--repeats", str(args.repeats)], args.json)
     with tempfile.TemporaryDirectory(prefix="post-processing-") as tmp:
         rows = [bench(b, args.repeats, Path(tmp), args.keep) for b in args.bundles]
     for r in rows:

@@ -21,6 +21,11 @@ Stages (inclusive wall ms per job; nested ones are inside their parents):
 Prints one line per stage (median over the repeats, min-max) and writes JSON. Usage, on the GPU
 machine with the CUPTI backend's wheels on PYTHONPATH (scripts/gpu_env.sh's CUPTI_PATH):
 ``python benchmarks/warm_stages.py OUT_JSON [--repeats 10]``
+
+Without a GPU (issue 40), ``--recorded BUNDLE`` times the worker's own stages alone on a recorded
+H200 bundle's inputs (``benchmarks/post_processing.py``: what the backend handed over), as the run
+path does after the collection: ``write_result_tables``, ``write_run_audit`` and
+``finish_bundle``, with the same inner timers; ``run_job wall`` is then their sum.
 """
 
 from __future__ import annotations
@@ -29,6 +34,7 @@ import argparse
 import collections
 import functools
 import json
+import os
 import statistics
 import sys
 import tempfile
@@ -91,7 +97,13 @@ def install_timers() -> None:
     _timed(runner, "prepare", "prepare")
     _timed(runner, "collect", "collect")
     _timed(nsight_backend, "warm_up_bodies", "warm_up_bodies")
+    _install_worker_timers(results)
+
+
+def _install_worker_timers(results: Any) -> None:
+    """Timers on the worker's own stages after the collection, and inside them."""
     _timed(results, "write_result_tables", "write_result_tables")
+    _timed(results, "write_run_audit", "write_run_audit")
     _timed(results, "finish_bundle", "finish_bundle")
     _install_inner_timers(results)
 
@@ -101,6 +113,7 @@ def _install_inner_timers(results: Any) -> None:
     import pandas as pd
 
     from profiling_worker import bundle_writer, nvml_trace
+    from profiling_worker.schema import run_audit
 
     for name in ("launches_to_runs", "aggregate_runs", "work_table", "write_table"):
         _timed(results, name, f"tables: {name}")
@@ -110,15 +123,38 @@ def _install_inner_timers(results: Any) -> None:
     _timed(bundle_writer.plausibility, "check_bundle", "finish: plausibility")
     _timed(bundle_writer, "bundle_files", "finish: file list")
     _timed(bundle_writer, "write_manifest", "finish: manifest")
+    _timed(run_audit, "audit_runs", "run audit: audit_runs")
     _timed(nvml_trace.NvmlSampler, "__enter__", "NVML sampler start")
     _timed(nvml_trace.NvmlSampler, "__exit__", "NVML sampler stop")
 
 
-def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument("out_json", type=Path)
-    parser.add_argument("--repeats", type=int, default=10)
-    args = parser.parse_args()
+def _recorded_jobs(bundle: Path, repeats: int) -> tuple[list[float], list[dict[str, float]]]:
+    """``repeats`` + 1 post-processings of ``bundle``'s recorded inputs (the first apart), each
+    in a fresh copy of its folder (copied before the timer starts); (walls s, stages ms)."""
+    sys.path.insert(0, str(REPO / "benchmarks"))
+    import post_processing
+    from profiling_worker import results
+
+    rec = post_processing.load_recorded(bundle)
+    _install_worker_timers(results)
+    per_job: list[dict[str, float]] = []
+    walls: list[float] = []
+    with tempfile.TemporaryDirectory(prefix="warm-stages-") as root:
+        for i in range(repeats + 1):
+            job = post_processing._fresh_copy(rec, Path(root))
+            _spent.clear()
+            t0 = time.perf_counter()
+            post_processing.post_process(rec, job)
+            wall = time.perf_counter() - t0
+            print(f"job {i}{' (first, apart)' if not i else ''}: {wall * 1e3:.1f} ms", flush=True)
+            if i:
+                walls.append(wall)
+                per_job.append({k: v * 1e3 for k, v in _spent.items()})
+    return walls, per_job
+
+
+def _gpu_jobs(repeats: int) -> tuple[list[float], list[dict[str, float]]]:
+    """J1 run ``repeats`` + 1 times through ``runner.run_job`` (the first apart)."""
     from profiling_worker import gpu_select, runner
     from profiling_worker.backends.registry import environment_report, run_side
     from profiling_worker.backends.run_side import BackendStatus
@@ -130,7 +166,7 @@ def main() -> None:
     install_timers()
     per_job: list[dict[str, float]] = []
     walls: list[float] = []
-    for i in range(args.repeats + 1):
+    for i in range(repeats + 1):
         job = Path(tempfile.mkdtemp(prefix="warm-stages-"))
         (job / "spec.json").write_text(json.dumps(J1))
         _spent.clear()
@@ -144,6 +180,18 @@ def main() -> None:
         if i:
             walls.append(wall)
             per_job.append({k: v * 1e3 for k, v in _spent.items()})
+    return walls, per_job
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("out_json", type=Path)
+    parser.add_argument("--repeats", type=int, default=10)
+    parser.add_argument("--recorded", type=Path, help="a recorded bundle: the worker's stages "
+                        "alone on its inputs, no GPU")
+    args = parser.parse_args()
+    walls, per_job = (_recorded_jobs(args.recorded, args.repeats) if args.recorded
+                      else _gpu_jobs(args.repeats))
     stages = sorted({k for job in per_job for k in job})
     summary = {k: {"median_ms": statistics.median(j.get(k, 0.0) for j in per_job),
                    "min_ms": min(j.get(k, 0.0) for j in per_job),
@@ -152,8 +200,10 @@ def main() -> None:
           f"({min(walls) * 1e3:.1f}-{max(walls) * 1e3:.1f})")
     for k, s in sorted(summary.items(), key=lambda kv: -kv[1]["median_ms"]):
         print(f"  {k:24s} {s['median_ms']:7.1f} ms ({s['min_ms']:.1f}-{s['max_ms']:.1f})")
-    args.out_json.write_text(json.dumps({"repeats": args.repeats, "run_job_wall_s": walls,
-                                         "stages": summary, "per_job_ms": per_job}, indent=1))
+    args.out_json.write_text(json.dumps({
+        "repeats": args.repeats, "recorded": str(args.recorded) if args.recorded else None,
+        "cpus": os.cpu_count(), "load_average": os.getloadavg(), "run_job_wall_s": walls,
+        "stages": summary, "per_job_ms": per_job}, indent=1))
 
 
 if __name__ == "__main__":

@@ -25,7 +25,7 @@ import pandas as pd
 import pyarrow as pa
 import pyarrow.parquet as pq
 
-from profiling_worker.file_mode import as_if_opened
+from profiling_worker.file_mode import as_if_opened, opened_mode
 from profiling_worker.schema import columns as C, intervals, plausibility
 from profiling_worker.schema.manifest import write_manifest
 from profiling_worker.spreadsheet import spreadsheet_safe
@@ -99,12 +99,12 @@ def empty_table(name: str, param_names: Sequence[str] = ()) -> pd.DataFrame:
     return pd.DataFrame({c: pd.Series(dtype=dtype(c)) for c in cols})
 
 
-def _atomic_write(path: Path, write: Callable[[str], object]) -> None:
+def _atomic_write(path: Path, write: Callable[[str], object], mode: int) -> None:
     fd, tmp = tempfile.mkstemp(prefix=f".{path.name}-", suffix=".tmp", dir=path.parent)
     os.close(fd)
     try:
         write(tmp)
-        as_if_opened(tmp)  # mkstemp made it 0600
+        as_if_opened(tmp, mode)  # mkstemp made it 0600
         os.replace(tmp, path)
     except BaseException:
         Path(tmp).unlink(missing_ok=True)
@@ -142,10 +142,11 @@ def write_table(bundle_dir: str | os.PathLike[str], name: str, frame: pd.DataFra
     tables.mkdir(parents=True, exist_ok=True)
     arrow = pa.Table.from_pandas(frame, preserve_index=False)
     parquet_path = tables / f"{name}.parquet"
-    _atomic_write(parquet_path, lambda tmp: pq.write_table(arrow, tmp))
+    mode = opened_mode()  # the umask is read once for both files
+    _atomic_write(parquet_path, lambda tmp: pq.write_table(arrow, tmp), mode)
     csv_frame = spreadsheet_safe(frame)  # the CSV is for spreadsheets; Parquet stays exact
     _atomic_write(tables / f"{name}.csv",
-                  lambda tmp: csv_frame.to_csv(tmp, index=False, encoding="utf-8"))
+                  lambda tmp: csv_frame.to_csv(tmp, index=False, encoding="utf-8"), mode)
     return parquet_path
 
 

@@ -26,9 +26,15 @@ def process_umask() -> int:
     return DEFAULT_UMASK
 
 
-def as_if_opened(fd_or_path: int | str | os.PathLike[str]) -> None:
-    """Give a file made by ``mkstemp`` the mode ``open()`` would have given it."""
-    mode = 0o666 & ~process_umask()
+def opened_mode() -> int:
+    """The mode ``open(path, "w")`` gives a new file: ``0666`` less the umask."""
+    return 0o666 & ~process_umask()
+
+
+def as_if_opened(fd_or_path: int | str | os.PathLike[str], mode: int | None = None) -> None:
+    """Give a file made by ``mkstemp`` the mode ``open()`` would have given it (``mode``: that
+    of :func:`opened_mode`, when the caller has it already for several files)."""
+    mode = opened_mode() if mode is None else mode
     if isinstance(fd_or_path, int):
         os.fchmod(fd_or_path, mode)
     else:

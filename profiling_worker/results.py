@@ -45,7 +45,8 @@ def write_result_tables(job_dir: Path, spec: JobSpec, registry: Registry,
                         collectors: pd.DataFrame | None,
                         unattributed: pd.DataFrame | None = None,
                         launch_times: pd.DataFrame | None = None) -> dict[str, pd.DataFrame]:
-    """Write launches, runs, aggregated, work, nvml_trace and collectors (Parquet + CSV),
+    """Write runs and aggregated (what the dashboard draws first), then launches, work,
+    nvml_trace and collectors (Parquet + CSV, each file once),
     ``unattributed`` when some launches belong to no config or no annotation, and
     ``launch_times`` when the backend saw each launch's start and end (CUPTI).
 
@@ -59,10 +60,11 @@ def write_result_tables(job_dir: Path, spec: JobSpec, registry: Registry,
         write_table(job_dir, name, frame)
         written[name] = frame
 
+    # what the dashboard draws first is on disk first; the rest follows once it is safe
     runs = launches_to_runs(launches, params)
-    write(C.TABLE_LAUNCHES, launches)
     write(C.TABLE_RUNS, runs)
     write(C.TABLE_AGGREGATED, aggregate_runs(runs, params))
+    write(C.TABLE_LAUNCHES, launches)
     write(C.TABLE_WORK, work_table(spec, registry, annotations))
     write(C.TABLE_NVML, nvml)
     write(C.TABLE_COLLECTORS,

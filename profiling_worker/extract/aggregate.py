@@ -101,21 +101,23 @@ def launches_to_runs(launches: pd.DataFrame, param_names: Sequence[str] | None =
     # Per row: its launch's duration (GPU time when collected, else host time), its run's
     # launch count and its config's number; transforms, as a merge on the object key columns
     # took most of this function's time on a warm job.
+    # Groups by one integer code each (group_codes): a groupby on the key columns themselves
+    # built a MultiIndex per groupby, most of this function's time on 40 rows.
     df["_w"] = np.nan
     for dname in C.DURATION_METRICS:
         is_duration = df[C.METRIC] == dname
         if is_duration.any():
-            df["_w"] = (df[C.VALUE].where(is_duration)
-                        .groupby([df[k] for k in launch_keys], sort=False, dropna=False)
+            df["_w"] = (df[C.VALUE].where(is_duration).groupby(group_codes(df, launch_keys))
                         .transform("sum", min_count=1))
             break
-    df["_k"] = df.groupby(run_keys, sort=False, dropna=False)[C.LAUNCH].transform("nunique")
+    df["_k"] = df[C.LAUNCH].groupby(group_codes(df, run_keys)).transform("nunique")
     _number_configs(df)
 
     group_keys = run_keys + [C.METRIC]
     df["_vw"] = df[C.VALUE] * df["_w"]
     df["_wbad"] = ~(df["_w"] > 0)  # NaN or <= 0: this launch cannot be weighted
-    g = df.groupby(group_keys, sort=False, dropna=False)
+    codes = group_codes(df, group_keys)
+    g = df.groupby(codes, sort=False)
     res = pd.DataFrame({
         "_n": g[C.VALUE].size(),
         "_valid": g[C.VALUE].count(),
@@ -127,7 +129,8 @@ def launches_to_runs(launches: pd.DataFrame, param_names: Sequence[str] | None =
         C.UNIT: _first_valid(g[C.UNIT]),
         C.KERNELS: g["_k"].first(),
         "_c": g["_c"].first(),
-    }).reset_index()
+    }).reset_index(drop=True)
+    _take_keys(res, df, codes, [C.RUN, C.METRIC])
 
     rule_of: dict[tuple[str, str | None], str] = {}
     rules = [rule_of.setdefault((m, u), combine_rule(m, u))
@@ -154,10 +157,34 @@ def launches_to_runs(launches: pd.DataFrame, param_names: Sequence[str] | None =
     return res
 
 
+def group_codes(frame: pd.DataFrame, keys: Sequence[str]) -> np.ndarray:
+    """Each row's group of ``keys`` numbered in first-seen order, missing values forming one
+    group per column: ``frame.groupby(keys, sort=False, dropna=False).ngroup()``'s numbers.
+
+    Built from one ``pd.factorize`` per column, combined pairwise: a groupby on several
+    columns builds a MultiIndex, which took 4-6 ms of 40 rows on the 2-core machine (a warm
+    job's tables), against well under 1 ms for this; one integer key then groups cheaply.
+
+    Returns:
+        int64 array of ``len(frame)``.
+    """
+    codes = np.zeros(len(frame), dtype="int64")
+    for key in keys:
+        column, uniques = pd.factorize(frame[key], use_na_sentinel=False)
+        codes = pd.factorize(codes * len(uniques) + column)[0].astype("int64")
+    return codes
+
+
+def _first_rows(codes: np.ndarray) -> np.ndarray:
+    """Row position of each group's first row (codes numbered in first-seen order)."""
+    first: np.ndarray = np.unique(codes, return_index=True)[1]
+    return first
+
+
 def _number_configs(df: pd.DataFrame) -> None:
     """``df["_c"]``: each row's (Annotation, Config) numbered in first-seen order (0 for the
     first distinct pair in ``df``, 1 for the next...)."""
-    df["_c"] = df.groupby([C.ANNOTATION, C.CONFIG], sort=False, dropna=False).ngroup()
+    df["_c"] = group_codes(df, [C.ANNOTATION, C.CONFIG])
 
 
 def _add_config_columns(res: pd.DataFrame, df: pd.DataFrame, params: Sequence[str]) -> None:
@@ -170,6 +197,19 @@ def _add_config_columns(res: pd.DataFrame, df: pd.DataFrame, params: Sequence[st
     rows = first[res["_c"].to_numpy()]
     for col in (C.ANNOTATION, C.CONFIG, *params):
         res[col] = df[col].take(rows).set_axis(res.index)
+
+
+def _take_keys(res: pd.DataFrame, df: pd.DataFrame, codes: np.ndarray,
+               cols: Sequence[str]) -> None:
+    """Set ``res``'s key columns ``cols`` (one row per group of ``codes``, in code order) from
+    each group's first row of ``df``, with the dtype a groupby on the column gave its key
+    (Series.take keeps the column's; an object column's keys are inferred anew, as an Index
+    of them is: strings become ``str``)."""
+    rows = _first_rows(codes)
+    for col in cols:
+        keys = df[col].take(rows)
+        res[col] = (pd.Index(keys.to_numpy()) if keys.dtype == object
+                    else keys.set_axis(res.index))
 
 
 def _dtype_of(frame: pd.DataFrame, col: str) -> Any:
@@ -261,8 +301,8 @@ def aggregate_runs(runs: pd.DataFrame, param_names: Sequence[str] | None = None)
     if C.KERNELS not in df.columns:
         df[C.KERNELS] = np.nan
     _number_configs(df)
-    keys = [C.ANNOTATION, C.CONFIG, C.METRIC]
-    g = df.groupby(keys, sort=False, dropna=False)
+    codes = group_codes(df, [C.ANNOTATION, C.CONFIG, C.METRIC])
+    g = df.groupby(codes, sort=False)
     v = g[C.VALUE]
     out = pd.DataFrame({
         C.UNIT: _first_valid(g[C.UNIT]),
@@ -275,7 +315,8 @@ def aggregate_runs(runs: pd.DataFrame, param_names: Sequence[str] | None = None)
         C.KERNELS: g[C.KERNELS].median(),
         C.KERNELS_VARY: g[C.KERNELS].nunique() > 1,
         "_c": g["_c"].first(),
-    }).reset_index()
+    }).reset_index(drop=True)
+    _take_keys(out, df, codes, [C.METRIC])
     n = out[C.NUM_RUNS].to_numpy()
     std = out[C.STD].to_numpy(dtype="float64")  # NaN for one run (ddof=1)
     mean = out[C.AVG].to_numpy(dtype="float64")

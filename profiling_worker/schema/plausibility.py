@@ -351,7 +351,34 @@ def _clocks(runs: pd.DataFrame, collectors: pd.DataFrame, nvml: pd.DataFrame,
     return out
 
 
-def _dram_rates(row: pd.Series, ann: str, cfg: int, device: peaks.DevicePeaks) -> list[Note]:
+def _wide(agg: pd.DataFrame, work: pd.DataFrame) -> dict[tuple[Any, Any], dict[str, Any]]:
+    """Per annotation x config (sorted): each metric's first non-missing AvgValue (metrics by
+    name), then the work table's Flops, Bytes and Dtype (NaN where it has no row for the key).
+    What ``groupby(...).first().unstack()`` joined with the work table gave, in plain Python:
+    on the usual few dozen rows pandas' per-operation cost was most of the checks' time."""
+    firsts: dict[tuple[Any, Any], dict[str, Any]] = {}
+    for ann, cfg, metric, avg in zip(agg[C.ANNOTATION], agg[C.CONFIG], agg[C.METRIC],
+                                     agg[C.AVG]):
+        if not (pd.isna(ann) or pd.isna(cfg) or pd.isna(metric) or pd.isna(avg)):
+            firsts.setdefault((ann, cfg), {}).setdefault(metric, avg)
+    works: dict[tuple[Any, Any], tuple[Any, Any, Any]] | None = None
+    if _has(work, C.ANNOTATION, C.CONFIG, C.FLOPS, C.BYTES):
+        works = {}
+        for key in zip(work[C.ANNOTATION], work[C.CONFIG], work[C.FLOPS], work[C.BYTES],
+                       work[C.DTYPE]):
+            works.setdefault(key[:2], key[2:])
+    nan = float("nan")
+    out = {}
+    for key in sorted(firsts):
+        row = dict(sorted(firsts[key].items()))
+        if works is not None:
+            row.update(zip((C.FLOPS, C.BYTES, C.DTYPE), works.get(key, (nan, nan, nan))))
+        out[key] = row
+    return out
+
+
+def _dram_rates(row: Mapping[str, Any], ann: str, cfg: int,
+                device: peaks.DevicePeaks) -> list[Note]:
     """DRAM throughput metrics (``dram__*.per_second``, byte/s) above the datasheet bandwidth:
     a counter cannot exceed the interface it counts."""
     out = []
@@ -418,18 +445,13 @@ def _roofs(agg: pd.DataFrame, work: pd.DataFrame, manifest: Mapping[str, Any],
     device = peaks.match_device(str(gpu.get("name") or ""))
     if device is None or not _has(agg, C.METRIC, C.AVG):
         return []
-    # pivot_table(aggfunc="first")'s result, in a third of its time
-    wide = (agg.groupby([C.ANNOTATION, C.CONFIG, C.METRIC], sort=True)[C.AVG].first().dropna()
-            .unstack(C.METRIC).dropna(how="all", axis=1).sort_index(axis=1))
-    if C.GPU_TIME not in wide:
+    wide = _wide(agg, work)
+    if not any(C.GPU_TIME in row for row in wide.values()):
         return []
-    if _has(work, C.ANNOTATION, C.CONFIG, C.FLOPS, C.BYTES):
-        wide = wide.join(work.set_index([C.ANNOTATION, C.CONFIG])[[C.FLOPS, C.BYTES, C.DTYPE]])
     reason = _roof_reason(manifest)
     out = []
-    for key, row in wide.iterrows():
-        ann, cfg = cast("tuple[str, int]", key)  # index: annotation x config
-        time_ns = row[C.GPU_TIME]
+    for (ann, cfg), row in wide.items():
+        time_ns = row.get(C.GPU_TIME, float("nan"))
         if not time_ns > 0:
             continue
         measured = all(m in row and row[m] == row[m] for m in DRAM_BYTES)

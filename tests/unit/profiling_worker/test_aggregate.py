@@ -358,3 +358,41 @@ def test_restate_turns_an_older_one_run_row_into_missing_spread():
     restated = intervals.restate(old)
     assert restated.loc[0, [C.STD, C.CI95_LOWER, C.CI95_UPPER, C.RSD]].isna().all()
     pd.testing.assert_frame_equal(restated, agg)
+
+
+# --- grouping by one integer code (issue 40) -------------------------------------------------
+
+def _recorded_launches() -> list[pd.DataFrame]:
+    from pathlib import Path
+    bundled = Path(__file__).resolve().parents[3] / "app" / "bundled"
+    return [pd.read_parquet(p) for p in sorted(bundled.glob("*/tables/launches.parquet"))]
+
+
+def test_group_codes_number_groups_as_groupby_ngroup_does() -> None:
+    """On every recorded launches table, as read and with object key columns holding None and
+    NaN: one group for the missing values of a column, groups in first-seen order."""
+    from profiling_worker.extract.aggregate import group_codes
+
+    tables = _recorded_launches()
+    assert len(tables) >= 20
+    for launches in tables:
+        holes = launches.astype({C.ANNOTATION: object, C.METRIC: object})
+        holes.loc[holes.index[1::7], C.ANNOTATION] = None
+        holes.loc[holes.index[2::5], C.METRIC] = np.nan
+        for frame in (launches, holes):
+            for keys in ([C.ANNOTATION, C.CONFIG], [C.ANNOTATION, C.CONFIG, C.RUN, C.METRIC]):
+                want = frame.groupby(keys, sort=False, dropna=False).ngroup().to_numpy()
+                np.testing.assert_array_equal(group_codes(frame, keys), want)
+
+
+def test_key_columns_keep_the_dtype_a_groupby_gave_them() -> None:
+    """Object key columns come back as a groupby's keys did (``str``, missing as NaN), typed
+    columns as they were."""
+    launches = _recorded_launches()[0]
+    as_object = launches.astype({C.METRIC: object})
+    as_object.loc[as_object.index[0], C.METRIC] = None
+    for frame in (launches, as_object):
+        runs = launches_to_runs(frame)
+        assert runs[C.METRIC].dtype == launches[C.METRIC].dtype
+        assert runs[C.RUN].dtype == launches[C.RUN].dtype
+        assert aggregate_runs(runs)[C.METRIC].dtype == launches[C.METRIC].dtype

@@ -88,3 +88,27 @@ def test_write_result_tables_returns_what_it_wrote(tmp_path: Path) -> None:
     for table, frame in written.items():
         pd.testing.assert_frame_equal(frame.reset_index(drop=True), on_disk[table],
                                       check_dtype=False)
+
+
+def test_each_file_is_written_once_the_runs_first_the_manifest_last(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Issue 40: nothing written twice; what the dashboard draws first (runs, aggregated) is
+    on disk before the other tables, and the manifest, which makes the bundle a result, last."""
+    import os
+
+    rec = bench.load_recorded(REPO / "app" / "bundled" / "h200-cupti-j1-fp16")
+    job = bench._fresh_copy(rec, tmp_path)
+    placed: list[str] = []
+    replace = os.replace
+
+    def recording(src: str, dst: str) -> None:
+        placed.append(Path(dst).relative_to(job).as_posix())
+        replace(src, dst)
+
+    monkeypatch.setattr(os, "replace", recording)
+    bench.post_process(rec, job)
+    assert len(placed) == len(set(placed)), placed
+    assert placed[:4] == ["tables/runs.parquet", "tables/runs.csv",
+                          "tables/aggregated.parquet", "tables/aggregated.csv"]
+    assert placed[-1] == C.MANIFEST_FILE
+    assert {f"tables/{p.name}" for p in (job / C.TABLES_DIR).iterdir()} == set(placed[:-1])
