@@ -20,6 +20,7 @@ import gzip
 import os
 import shutil
 import tempfile
+import threading
 from collections.abc import Iterator
 from pathlib import Path
 from typing import IO, BinaryIO
@@ -44,6 +45,10 @@ class InflateError(ValueError):
         super().__init__(message)
         self.message = message
         self.hint = hint
+
+
+class InflateStopped(InflateError):
+    """An inflation its caller stopped (the download's client left): nothing is kept."""
 
 
 def _alive(pid: int) -> bool:
@@ -97,9 +102,12 @@ def _layout_error(exc: ReportLayoutError) -> InflateError:
 
 
 def _copy_capped(fin: gzip.GzipFile, fout: IO[bytes], src: Path, cap: int,
-                 walk: ReportWalk | None) -> None:
+                 walk: ReportWalk | None, stop: threading.Event | None) -> None:
     written = 0
     while chunk := fin.read(_CHUNK):
+        if stop is not None and stop.is_set():
+            raise InflateStopped(f"{src.name}: inflation stopped after {written:,} bytes",
+                                 "nobody waits for it any more")
         written += len(chunk)
         if written > cap:
             raise InflateError(
@@ -113,10 +121,11 @@ def _copy_capped(fin: gzip.GzipFile, fout: IO[bytes], src: Path, cap: int,
         fout.write(chunk)
 
 
-def _inflate_into(src: Path, fout: IO[bytes], max_bytes: int) -> None:
+def _inflate_into(src: Path, fout: IO[bytes], max_bytes: int,
+                  stop: threading.Event | None = None) -> None:
     try:
         with gzip.open(src) as fin:
-            _copy_capped(fin, fout, src, inflate_cap(src, max_bytes), _walk_for(src))
+            _copy_capped(fin, fout, src, inflate_cap(src, max_bytes), _walk_for(src), stop)
     except ReportLayoutError as exc:
         raise _layout_error(exc) from exc
     except EOFError as exc:  # gzip's stream ends before its end-of-stream marker
@@ -128,17 +137,20 @@ def _inflate_into(src: Path, fout: IO[bytes], max_bytes: int) -> None:
                            "give the plain file, or one compressed with gzip") from exc
 
 
-def gunzip_to(src: Path, dst: Path, max_bytes: int = MAX_INFLATED_BYTES) -> Path:
+def gunzip_to(src: Path, dst: Path, max_bytes: int = MAX_INFLATED_BYTES,
+              stop: threading.Event | None = None) -> Path:
     """Inflate ``src`` into ``dst`` chunk by chunk (never more than 1 MiB in memory), at most
-    :func:`inflate_cap` bytes, walking a report's blocks as they come.
+    :func:`inflate_cap` bytes, walking a report's blocks as they come; ``stop``, once set, ends
+    it at the next chunk.
 
     Raises:
         InflateError: not gzip / cut short, more than the cap, or a report with bytes after its
-            last block (``dst`` removed in every case).
+            last block; :class:`InflateStopped` once ``stop`` is set (``dst`` removed in every
+            case).
     """
     try:
         with open(dst, "wb") as fout:
-            _inflate_into(src, fout, max_bytes)
+            _inflate_into(src, fout, max_bytes, stop)
     except InflateError:
         dst.unlink(missing_ok=True)
         raise
@@ -193,13 +205,14 @@ def plain_file(path: Path, max_bytes: int = MAX_INFLATED_BYTES) -> Iterator[Path
         yield gunzip_to(path, Path(tmp) / path.name[:-3], max_bytes)
 
 
-def open_inflated(src: Path, max_bytes: int = MAX_INFLATED_BYTES) -> BinaryIO:
+def open_inflated(src: Path, max_bytes: int = MAX_INFLATED_BYTES,
+                  stop: threading.Event | None = None) -> BinaryIO:
     """The inflated content of ``src`` as an open file that has no name left on disk (closing
-    it, or the process ending, frees the space).
+    it, or the process ending, frees the space); ``stop`` as :func:`gunzip_to`'s.
 
     Raises:
         InflateError: see :func:`gunzip_to`.
     """
     with tempfile.TemporaryDirectory(prefix="open-", dir=scratch_dir()) as tmp:
-        plain = gunzip_to(src, Path(tmp) / "inflated", max_bytes)
+        plain = gunzip_to(src, Path(tmp) / "inflated", max_bytes, stop)
         return open(plain, "rb")  # noqa: SIM115 - the caller reads it; unlinked with tmp

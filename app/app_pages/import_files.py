@@ -10,9 +10,10 @@ import dataclasses
 
 import pandas as pd
 import streamlit as st
+from streamlit.runtime.scriptrunner import get_script_run_ctx
 
 from app.core.bundle_loader import Bundle
-from app.streamlit_patches.server_guard import SESSION_UPLOAD_MB
+from app.streamlit_patches.server_guard import SESSION_UPLOAD_MB, upload_refusal
 from app.core.markdown import code, esc
 from app.ui import cached, importing, panels, state
 from app.ui.importing import ImportOutcome
@@ -127,9 +128,12 @@ st.file_uploader("nsight-python or Nsight Compute output", type=importing.UPLOAD
                  max_upload_size=importing.MAX_UPLOAD_MB,
                  help=f"At most {importing.MAX_UPLOAD_MB} MB per file. Files are parsed "
                       "as data, never executed.")
+_ctx = get_script_run_ctx()
+if _ctx is not None and (_refused := upload_refusal(_ctx.session_id)):
+    st.error(_refused, icon=":material/block:")  # the uploader shows only "AxiosError ... 413"
 st.caption(f"Up to {importing.MAX_UPLOAD_MB} MB per file, and {SESSION_UPLOAD_MB} MB for all "
-           "the files chosen and not yet imported: a file past that is refused (the uploader "
-           "shows 'AxiosError ... 413'): import or remove some first. A `.ncu-rep` adds the "
+           "the files chosen and not yet imported: a file past that is refused (413, and this "
+           "page says why): import or remove some first. A `.ncu-rep` adds the "
            "per-launch "
            "table (kernel names, grid, block, every metric read); nsight-python's CSVs give "
            "sizes and runs. What an import left out or re-derived is noted on the pages.")

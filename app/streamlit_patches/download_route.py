@@ -10,9 +10,11 @@ its session still open; it comes from the dashboard's own pages (``Sec-Fetch-Sit
 ``same-origin`` or ``none``, the Host one ``server.allowedHosts`` admits); and the file resolves
 inside the bundle (``profiling_worker.bundle_path``: a link out is refused). A ``.gz`` is
 inflated through ``profiling_worker.inflate``'s capped path into its scratch folder, and has
-no name left on disk once opened (closing it frees the space); at most :data:`MAX_INFLATIONS`
-inflations run at once, the others queue for up to :data:`QUEUE_WAIT_S` and are then told to
-try again (503).
+no name left on disk once opened (closing it frees the space). Downloads are bounded per
+server, per session and, for inflations, per server again (``app.core.download_slots``): the
+others queue for up to :data:`QUEUE_WAIT_S`, holding no thread, and are then told which bound
+held them and to try again (503). A client that leaves stops its download's work: an
+inflation under way ends at its next MiB and its temporary file goes, a stream closes its file.
 The zip is made as it is sent (no length, its first bytes at once). Every refusal is a short
 ``text/plain`` page that says why, shown in the tab the link opened.
 """
@@ -23,11 +25,12 @@ import asyncio
 import os
 import threading
 import time
-from collections.abc import Iterator
+from collections.abc import AsyncIterator, Iterator
 from typing import TYPE_CHECKING, BinaryIO
 from urllib.parse import quote
 
 from app.core.download_grants import GRANT_TTL_S, GRANTS, TOKEN_CHARS, DownloadKind, Grant
+from app.core.download_slots import SLOTS, Held
 
 if TYPE_CHECKING:
     from starlette.requests import Request
@@ -40,13 +43,9 @@ PREFIX = "/_kprof/download/"
 #: of profiling_worker.inflate (2 GiB), which also bounds its temporary disk.
 MAX_STREAMED_BYTES = 2 * 1024**3
 _CHUNK = 1 << 20
-#: Most ``.ncu-rep.gz`` inflations this server runs at once (each takes a CPU core and up to
-#: MAX_STREAMED_BYTES of temporary disk); 40 at once filled the server's thread pool (issue 41).
-MAX_INFLATIONS = 2
-#: How long a download waits for an inflation slot before it is told to try again (s); the
-#: wait holds no thread.
+#: How long a download waits for its slots (``app.core.download_slots``) before it is told to
+#: try again (s); the wait holds no thread.
 QUEUE_WAIT_S = 120.0
-_INFLATIONS = threading.BoundedSemaphore(MAX_INFLATIONS)
 _UNSAFE_IN_QUOTES = frozenset('"\\') | {chr(c) for c in range(32)} | {chr(127)}
 _state = {"serving": False}
 
@@ -89,9 +88,11 @@ def _refuse_size(what: str, size: int) -> None:
                                    "the bundle folder on the server instead.")
 
 
-def open_download(grant: Grant) -> tuple[Iterator[bytes], int | None]:
+def open_download(grant: Grant, stop: threading.Event | None = None
+                  ) -> tuple[Iterator[bytes], int | None]:
     """The bytes ``grant`` allows, as chunks of about 1 MiB, and their length (None for the
-    zip, made as it is sent). Blocking (an inflation): run it in a thread.
+    zip, made as it is sent). Blocking (an inflation): run it in a thread; ``stop``, once set,
+    ends an inflation at its next MiB (:class:`~profiling_worker.inflate.InflateStopped`, 422).
 
     Raises:
         DownloadRefused: the file is gone or leads out of the bundle (404), is larger than
@@ -111,7 +112,7 @@ def open_download(grant: Grant) -> tuple[Iterator[bytes], int | None]:
             return zip_chunks(bundle, _CHUNK), None
         path = bundle_file(grant.bundle_dir, grant.relpath)
         if grant.kind is DownloadKind.INFLATED:
-            fh = open_inflated(path, MAX_STREAMED_BYTES)
+            fh = open_inflated(path, MAX_STREAMED_BYTES, stop)
         else:
             _refuse_size(grant.relpath, path.stat().st_size)
             fh = open(path, "rb")  # noqa: SIM115 - closed by _chunks
@@ -161,48 +162,91 @@ def _session_alive(session_id: str) -> bool:
 
 
 async def endpoint(request: Request) -> Response:
-    """The route's handler: the download streamed, or a ``text/plain`` refusal."""
-    from starlette.concurrency import run_in_threadpool
-    from starlette.responses import PlainTextResponse, StreamingResponse
+    """The route's handler: the download streamed once its slots are free, or a ``text/plain``
+    refusal."""
+    from starlette.responses import StreamingResponse
 
     try:
         grant = granted(request)
-        if grant.kind is DownloadKind.INFLATED:
-            chunks, length = await _inflated(grant)
-        else:
-            chunks, length = await run_in_threadpool(open_download, grant)
+        held = await _queued(grant)
     except DownloadRefused as exc:
-        headers = {"Retry-After": "60"} if exc.status == 503 else None
-        return PlainTextResponse(str(exc), status_code=exc.status, headers=headers)
+        return _refusal(exc)
+    try:
+        chunks, length = await _opened(request, grant)
+    except DownloadRefused as exc:
+        SLOTS.give_back(held)
+        return _refusal(exc)
     headers = {"Content-Disposition": content_disposition(grant.filename),
                "Cache-Control": "no-store", "X-Content-Type-Options": "nosniff"}
     if length is not None:
         headers["Content-Length"] = str(length)
     media = "application/zip" if grant.kind is DownloadKind.ZIP else "application/octet-stream"
-    return StreamingResponse(chunks, media_type=media, headers=headers)
+    return StreamingResponse(_sent(chunks, held), media_type=media, headers=headers)
 
 
-async def _inflated(grant: Grant) -> tuple[Iterator[bytes], int | None]:
-    """:func:`open_download` of an inflated report once one of :data:`MAX_INFLATIONS` slots is
-    free: the others queue (polled, holding no thread) for up to :data:`QUEUE_WAIT_S`.
+def _refusal(exc: DownloadRefused) -> Response:
+    from starlette.responses import PlainTextResponse
+
+    headers = {"Retry-After": "60"} if exc.status == 503 else None
+    return PlainTextResponse(str(exc), status_code=exc.status, headers=headers)
+
+
+async def _queued(grant: Grant) -> Held:
+    """The slots of ``grant``'s download once they are free: it waits its turn (polled, holding
+    no thread) for up to :data:`QUEUE_WAIT_S`.
 
     Raises:
-        DownloadRefused: 503 when no slot freed in time (the message says so), or as
-            :func:`open_download`.
+        DownloadRefused: 503 when its turn did not come in time (the message says which bound
+            held it).
     """
+    inflating = grant.kind is DownloadKind.INFLATED
+    deadline = time.monotonic() + QUEUE_WAIT_S
+    while (held := SLOTS.take(grant.session_id, inflating)) is None:
+        if time.monotonic() > deadline:
+            busy = SLOTS.busy(grant.session_id, inflating) or "the server was busy"
+            raise DownloadRefused(503, f"This download waited {QUEUE_WAIT_S:.0f} s for its turn "
+                                       f"and {busy}: let one finish, then click the button "
+                                       "again.")
+        await asyncio.sleep(0.2)
+    return held
+
+
+async def _opened(request: Request, grant: Grant) -> tuple[Iterator[bytes], int | None]:
+    """:func:`open_download` in a thread, stopped if the client leaves meanwhile (an
+    inflation of a report nobody waits for would hold a core and its disk for minutes)."""
     from starlette.concurrency import run_in_threadpool
 
-    deadline = time.monotonic() + QUEUE_WAIT_S
-    while not _INFLATIONS.acquire(blocking=False):
-        if time.monotonic() > deadline:
-            raise DownloadRefused(503, f"The server is inflating {MAX_INFLATIONS} other reports "
-                                       f"for downloads and this one waited {QUEUE_WAIT_S:.0f} s "
-                                       "in the queue: click the button again in a minute.")
-        await asyncio.sleep(0.2)
+    stop = threading.Event()
+    work = asyncio.ensure_future(run_in_threadpool(open_download, grant, stop))
+    gone = asyncio.ensure_future(_client_left(request))
     try:
-        return await run_in_threadpool(open_download, grant)
+        await asyncio.wait({work, gone}, return_when=asyncio.FIRST_COMPLETED)
     finally:
-        _INFLATIONS.release()
+        gone.cancel()
+    if not work.done():
+        stop.set()
+    return await work
+
+
+async def _client_left(request: Request) -> None:
+    """Returns once the client has closed its connection (ASGI's ``http.disconnect``)."""
+    while (await request.receive())["type"] != "http.disconnect":
+        continue
+
+
+async def _sent(chunks: Iterator[bytes], held: Held) -> AsyncIterator[bytes]:
+    """``chunks`` read in a thread; the file closed and the slots freed when the last is sent
+    or the client leaves (Starlette then cancels the stream, or closes this generator)."""
+    from starlette.concurrency import iterate_in_threadpool
+
+    try:
+        async for chunk in iterate_in_threadpool(chunks):
+            yield chunk
+    finally:
+        close = getattr(chunks, "close", None)
+        if close is not None:
+            close()
+        SLOTS.give_back(held)
 
 
 def _route(base_url: str) -> BaseRoute:

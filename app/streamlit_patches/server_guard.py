@@ -13,7 +13,13 @@ again when the app script is first imported (a plain ``streamlit run``):
 - Uploads of one browser session, all held in the server's memory until imported (Streamlit
   keeps them there), may total at most :data:`SESSION_UPLOAD_MB`; an upload past it is
   refused with 413 (Streamlit caps each file only: six 200 MB uploads took the server from
-  371 to 1,565 MB).
+  371 to 1,565 MB), and the session's page is rerun to say why (:func:`upload_refusal`: the
+  uploader itself shows only "AxiosError ... 413").
+- A session whose tab closed is shut down once its reconnect window
+  (``server.disconnectedSessionTTL``) is nearly over, unless it came back: Streamlit only drops
+  it from its store when another session is stored later, without shutting it down, so its
+  uploads stayed in the server's memory for good (issue 41: +392 MB still held 11 minutes after
+  the tab closed). Shutting it down returns its uploads and session state.
 
 A same-origin handshake (Origin's host:port equals the Host header) is accepted by Streamlit
 before this check is reached, as before.
@@ -21,6 +27,8 @@ before this check is reached, as before.
 
 from __future__ import annotations
 
+import asyncio
+import threading
 from collections.abc import Callable
 from typing import Any
 from urllib.parse import urlsplit
@@ -29,6 +37,11 @@ from urllib.parse import urlsplit
 LOOPBACK = ("localhost", "127.0.0.1", "::1")
 #: Most one session's uploads may hold at once (MB): two files of the per-file cap.
 SESSION_UPLOAD_MB = 400
+#: Part of ``server.disconnectedSessionTTL`` after which a closed tab's session is shut down:
+#: before Streamlit's store forgets it (then it could no longer be found to shut down).
+CLOSE_AT_TTL_FRACTION = 0.9
+_refusals: dict[str, str] = {}
+_refusals_lock = threading.Lock()
 
 
 def is_own_origin(origin: str) -> bool:
@@ -54,9 +67,31 @@ def _no_external_ip() -> None:
     return None
 
 
+def upload_refusal(session_id: str) -> str | None:
+    """Why the last upload of ``session_id`` was refused for the session cap, in words with
+    what to do (``None``: none since it was last asked); asking forgets it."""
+    with _refusals_lock:
+        return _refusals.pop(session_id, None)
+
+
+def _refuse_upload(session_id: str, message: str) -> None:
+    """Keep ``message`` for the session's page and rerun it, so it is shown now."""
+    from streamlit.runtime import Runtime
+
+    with _refusals_lock:
+        _refusals[session_id] = message
+    if not Runtime.exists():
+        return
+    manager = getattr(Runtime.instance(), "_session_mgr", None)
+    info = manager.get_active_session_info(session_id) if manager is not None else None
+    if info is not None:
+        info.session.request_rerun(None)  # thread-safe; None: with its widgets' last values
+
+
 def _capped_add_file(add_file: Callable[..., None]) -> Callable[..., None]:
     """``MemoryUploadedFileManager.add_file`` refusing a file that would take the session's
-    uploads past :data:`SESSION_UPLOAD_MB` (HTTP 413, as Streamlit's per-file cap)."""
+    uploads past :data:`SESSION_UPLOAD_MB` (HTTP 413, as Streamlit's per-file cap), with the
+    reason kept for the page (:func:`upload_refusal`)."""
     from starlette.exceptions import HTTPException
 
     def add(self: Any, session_id: str, file: Any) -> None:
@@ -64,25 +99,63 @@ def _capped_add_file(add_file: Callable[..., None]) -> Callable[..., None]:
             held = sum(len(f.data) for fid, f in self.file_storage.get(session_id, {}).items()
                        if fid != file.file_id)
         if held + len(file.data) > SESSION_UPLOAD_MB * 10**6:
-            raise HTTPException(status_code=413, detail=(
-                f"this session's uploads would total {(held + len(file.data)) / 1e6:,.0f} MB, "
-                f"more than {SESSION_UPLOAD_MB} MB: import or remove some first"))
+            message = (f"{file.name} ({len(file.data) / 1e6:,.1f} MB) was refused: this tab's "
+                       f"files not yet imported hold {held / 1e6:,.1f} MB, and together they "
+                       f"may hold at most {SESSION_UPLOAD_MB} MB (the server keeps them in "
+                       "memory until they are imported). Import the files chosen, or remove "
+                       "some (x beside each), then add it again.")
+            _refuse_upload(session_id, message)
+            raise HTTPException(status_code=413, detail=message)
         add_file(self, session_id, file)
 
     add.capped = True  # type: ignore[attr-defined]
     return add
 
 
+def _closing_disconnect(disconnect: Callable[..., None]) -> Callable[..., None]:
+    """``Runtime.disconnect_session`` that also shuts the session down near the end of its
+    reconnect window, unless it reconnected (called on the event loop thread, as the
+    original)."""
+    from streamlit import config
+
+    def disconnect_session(self: Any, session_id: str, **kwargs: Any) -> None:
+        disconnect(self, session_id, **kwargs)
+        try:
+            loop = asyncio.get_running_loop()
+        except RuntimeError:  # not on the server's loop (a test's runtime): nothing to time
+            return
+        ttl = float(config.get_option("server.disconnectedSessionTTL"))
+        loop.call_later(ttl * CLOSE_AT_TTL_FRACTION, _close_if_gone, self, session_id)
+
+    disconnect_session.closing = True  # type: ignore[attr-defined]
+    return disconnect_session
+
+
+def _close_if_gone(runtime: Any, session_id: str) -> None:
+    """Shut ``session_id`` down and drop its uploads unless its tab reconnected."""
+    if runtime.is_active_session(session_id):
+        return
+    runtime.close_session(session_id)  # a stored session: shut down, its uploads removed
+    runtime.uploaded_file_mgr.remove_session_files(session_id)  # one the store forgot already
+    with _refusals_lock:
+        _refusals.pop(session_id, None)
+
+
 def install() -> None:
     """Put :func:`is_own_origin` in place of Streamlit's cross-origin test of the WebSocket,
-    make its external-IP lookup return None and cap a session's uploads. Idempotent."""
+    make its external-IP lookup return None, cap a session's uploads and shut down a closed
+    tab's session at the end of its reconnect window. Idempotent."""
     from streamlit import net_util
+    from streamlit.runtime import Runtime
     from streamlit.runtime.memory_uploaded_file_manager import MemoryUploadedFileManager
     from streamlit.web.server.starlette import starlette_websocket
 
     if not getattr(MemoryUploadedFileManager.add_file, "capped", False):
         setattr(MemoryUploadedFileManager, "add_file",  # noqa: B010
                 _capped_add_file(MemoryUploadedFileManager.add_file))
+    if not getattr(Runtime.disconnect_session, "closing", False):
+        setattr(Runtime, "disconnect_session",  # noqa: B010
+                _closing_disconnect(Runtime.disconnect_session))
 
     setattr(starlette_websocket, "is_url_from_allowed_origins", is_own_origin)  # noqa: B010
     setattr(net_util, "get_external_ip", _no_external_ip)  # noqa: B010

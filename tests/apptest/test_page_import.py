@@ -320,3 +320,30 @@ def test_an_import_of_derived_values_only_opens_every_page(store, app, page) -> 
     import_nsight_output(sorted(case.glob("*.csv")), store["results"], "derived-095")
     at = app(page, query={"job": "derived-095"})
     assert not at.exception, at.exception
+
+
+def test_an_upload_past_the_session_cap_says_why_on_the_page(store, app, monkeypatch,
+                                                             tmp_path) -> None:
+    """The uploader shows only 'AxiosError ... 413' (issue 41): the page names the file, what
+    the tab holds, the cap and what to do. The cap is made 1 MB here; the files are real
+    nsight-python output (the reference CSV) repeated to 0.6 MB each."""
+    from starlette.exceptions import HTTPException
+
+    from app import server_guard
+
+    monkeypatch.setattr(server_guard, "SESSION_UPLOAD_MB", 1)
+    csv = next(iter(sorted(REF.glob("*.csv"))))
+    text = csv.read_bytes()
+    blob = text * (600_000 // len(text) + 1)
+    at = app("import_files")
+    up = at.file_uploader(key="import-files")
+    first = ("profiled_data-a-0.csv", blob, "text/csv")
+    with pytest.raises(HTTPException, match="413"):  # the upload request's answer
+        up.set_value([first, ("profiled_data-b-0.csv", blob, "text/csv")]).run()
+    # the browser keeps the refused file out of the widget's value; the server's rerun shows why
+    at = at.file_uploader(key="import-files").set_value([first]).run()
+    shown = " ".join(e.value for e in at.error)
+    assert "profiled_data-b-0.csv (0.6 MB) was refused" in shown, shown
+    assert "hold 0.6 MB" in shown and "at most 1 MB" in shown
+    assert "Import the files chosen, or remove some" in shown
+    assert not at.run().error  # shown once, then forgotten

@@ -2,7 +2,9 @@
 Starlette route called with ASGI messages) on copies of a recorded H200 bundle: a link out of
 the bundle, an unknown, expired or closed-session token and a cross-site request are refused
 with a message; a ``.ncu-rep.gz`` is inflated through inflate.py into the scratch folder and
-nothing of it is left once sent; a padded one says why; names and the zip are right."""
+nothing of it is left once sent; a padded one says why; names and the zip are right; downloads
+beyond the per-server, per-session and inflation bounds wait their turn and are told which
+bound held them; a client that leaves stops the inflation and frees its file and slots."""
 
 from __future__ import annotations
 
@@ -11,7 +13,9 @@ import gzip
 import io
 import os
 import shutil
+import threading
 import zipfile
+from collections.abc import Awaitable, Callable
 from pathlib import Path
 from typing import Any
 
@@ -20,12 +24,17 @@ import pytest
 from app.streamlit_patches import download_route
 from app.core import download_grants
 from app.core.download_grants import DownloadKind, GrantStore
+from app.core.download_slots import DownloadSlots
+from profiling_worker import inflate
 from profiling_worker.inflate import scratch_dir
 from tests.scenarios import SCENARIOS
 
 SOURCE = SCENARIOS / "h200-ncu-j1-fp16"
 REPORT = "nsight/ncu-output-profiled-0.ncu-rep.gz"
 SESSION = "session-1"
+OTHER = "session-2"
+#: Bound on every wait for an event (a busy 2-core CI machine): generous, then a message.
+WAIT_S = 120.0
 
 
 class Clock:
@@ -43,8 +52,16 @@ def grants(monkeypatch) -> tuple[GrantStore, Clock]:  # type: ignore[no-untyped-
     clock = Clock()
     store = GrantStore(clock=clock)
     monkeypatch.setattr(download_route, "GRANTS", store)
-    monkeypatch.setattr(download_route, "_session_alive", lambda sid: sid == SESSION)
+    monkeypatch.setattr(download_route, "_session_alive", lambda sid: sid in (SESSION, OTHER))
     return store, clock
+
+
+@pytest.fixture
+def slots(monkeypatch) -> DownloadSlots:  # type: ignore[no-untyped-def]
+    """The route's slots, fresh for the test."""
+    fresh = DownloadSlots()
+    monkeypatch.setattr(download_route, "SLOTS", fresh)
+    return fresh
 
 
 @pytest.fixture
@@ -54,8 +71,14 @@ def bundle(tmp_path: Path) -> Path:
     return dest
 
 
-def get(path: str, headers: dict[str, str] | None = None) -> tuple[int, dict[str, str], bytes]:
-    """``GET path`` through the route as uvicorn calls it: status, headers, body."""
+Leave = Callable[[list[dict[str, Any]]], Awaitable[None]]
+
+
+def get(path: str, headers: dict[str, str] | None = None, leave: Leave | None = None
+        ) -> tuple[int, dict[str, str], bytes]:
+    """``GET path`` through the route as uvicorn calls it: status, headers, body. The client
+    stays until the response ends, or, with ``leave``, closes its connection once ``leave``
+    (given the messages sent so far) returns."""
     scope: dict[str, Any] = {
         "type": "http", "method": "GET", "path": path, "raw_path": path.encode(),
         "root_path": "", "query_string": b"", "scheme": "http", "server": ("127.0.0.1", 8501),
@@ -67,8 +90,11 @@ def get(path: str, headers: dict[str, str] | None = None) -> tuple[int, dict[str
     async def receive() -> dict[str, Any]:
         if requests:
             return requests.pop()
-        await asyncio.Event().wait()  # the client stays connected until the response ends
-        raise AssertionError("unreachable")
+        if leave is None:
+            await asyncio.Event().wait()  # the client stays connected until the response ends
+        else:
+            await leave(sent)
+        return {"type": "http.disconnect"}
 
     async def send(message: dict[str, Any]) -> None:
         sent.append(message)
@@ -181,37 +207,117 @@ def test_a_padded_gz_says_why(grants, bundle) -> None:  # type: ignore[no-untype
     assert _scratch_files() == before
 
 
-def test_inflations_beyond_the_bound_queue_and_are_told_so(grants, bundle, monkeypatch
-                                                           ) -> None:  # type: ignore[no-untyped-def]
-    """MAX_INFLATIONS at once (40 concurrent report downloads filled the thread pool): with
-    every slot taken a download waits its turn, and past QUEUE_WAIT_S it is told to retry."""
-    import threading
+def _polled(slots: DownloadSlots, monkeypatch) -> threading.Event:  # type: ignore[no-untyped-def]
+    """Set once a download has asked for its slots twice in vain: it is queued."""
+    queued, misses = threading.Event(), [0]
+    take = slots.take
 
+    def counted(session_id: str, inflating: bool):  # type: ignore[no-untyped-def]
+        held = take(session_id, inflating)
+        misses[0] += held is None
+        if misses[0] >= 2:
+            queued.set()
+        return held
+
+    monkeypatch.setattr(slots, "take", counted)
+    return queued
+
+
+@pytest.mark.parametrize(("kind", "taken", "told"), [
+    (DownloadKind.INFLATED, [(OTHER, True)] * 2, b"the server is already inflating 2 reports"),
+    (DownloadKind.FILE, [(SESSION, False)] * 2, b"this tab already has 2 downloads running"),
+    (DownloadKind.FILE, [(f"s{i}", False) for i in range(8)],
+     b"the server is already sending 8 downloads"),
+])
+def test_downloads_beyond_a_bound_queue_and_are_told_which(  # type: ignore[no-untyped-def]
+        grants, bundle, slots, monkeypatch, kind, taken, told) -> None:
+    """Per server (8 downloads, 2 inflations) and per session (2): 40 concurrent report
+    downloads filled the server's thread pool (issue 41). Past every bound a download waits its
+    turn, goes on when a slot frees, and past QUEUE_WAIT_S is told which bound held it."""
     store, _ = grants
-    link = url(store, DownloadKind.INFLATED, bundle, REPORT, "r.ncu-rep")
-    slots = download_route._INFLATIONS
-    for _ in range(download_route.MAX_INFLATIONS):
-        assert slots.acquire(blocking=False)
-    try:
-        monkeypatch.setattr(download_route, "QUEUE_WAIT_S", 0.5)
-        status, head, body = get(link)
-        assert status == 503 and head["retry-after"] == "60"
-        assert b"inflating 2 other reports" in body and b"click the button again" in body
-        monkeypatch.setattr(download_route, "QUEUE_WAIT_S", 300.0)
-        answers: list[int] = []
-        waiting = threading.Thread(target=lambda: answers.append(get(link)[0]))
-        waiting.start()
-        waiting.join(1.0)
-        assert waiting.is_alive() and not answers  # queued while no slot is free
-    finally:
-        slots.release()  # one slot frees: the queued download goes on
-    waiting.join(300)
-    assert answers == [200]
-    for _ in range(download_route.MAX_INFLATIONS - 1):
-        slots.release()
-    assert slots.acquire(blocking=False) and slots.acquire(blocking=False)  # none leaked
-    slots.release()
-    slots.release()
+    link = url(store, kind, bundle, REPORT if kind is DownloadKind.INFLATED else "worker.log",
+               "r")
+    held = [slots.take(sid, inflating) for sid, inflating in taken]
+    assert all(held)
+    monkeypatch.setattr(download_route, "QUEUE_WAIT_S", 0.0)
+    status, head, body = get(link)
+    assert status == 503 and head["retry-after"] == "60"
+    assert told in body and b"click the button again" in body, body
+    monkeypatch.setattr(download_route, "QUEUE_WAIT_S", WAIT_S)
+    queued = _polled(slots, monkeypatch)
+    answers: list[int] = []
+    waiting = threading.Thread(target=lambda: answers.append(get(link)[0]))
+    waiting.start()
+    assert queued.wait(WAIT_S), "the download never asked for its slots twice"
+    assert not answers  # queued while every slot of its bound is taken
+    slots.give_back(held.pop())  # one slot frees: the queued download goes on
+    waiting.join(WAIT_S)
+    assert answers == [200], f"the queued download did not end in {WAIT_S:.0f} s: {answers}"
+    for one in held:
+        slots.give_back(one)  # type: ignore[arg-type]
+    assert slots.running() == 0  # none leaked
+
+
+def test_a_session_under_its_bound_is_not_held_by_another_sessions_downloads(  # type: ignore[no-untyped-def]
+        grants, bundle, slots) -> None:
+    store, _ = grants
+    held = [slots.take(OTHER, False) for _ in range(2)]
+    assert all(held)
+    assert get(url(store, DownloadKind.FILE, bundle, "worker.log", "worker.log"))[0] == 200
+    assert slots.running() == 2
+
+
+def test_a_client_that_leaves_stops_the_inflation_and_its_temp_file_goes(  # type: ignore[no-untyped-def]
+        grants, bundle, slots, monkeypatch) -> None:
+    """The work ends with its client (issue 41: inflations went on after 40 clients left, with
+    up to 1.4 GB of temporary files): the client leaves after the first MiB-chunk (64 KiB here)
+    is inflated; the next chunk ends it, nothing is left and the slots are free."""
+    store, _ = grants
+    monkeypatch.setattr(inflate, "_CHUNK", 64 << 10)
+    stops: list[threading.Event] = []
+    inflating, fed = threading.Event(), [0]
+    open_download, feed = download_route.open_download, inflate.ReportWalk.feed
+
+    def spied(grant, stop=None):  # type: ignore[no-untyped-def]
+        stops.append(stop)
+        return open_download(grant, stop)
+
+    def slow_feed(walk, chunk: bytes) -> None:  # type: ignore[no-untyped-def]
+        fed[0] += 1
+        inflating.set()
+        assert stops[0].wait(WAIT_S), "the route never stopped the inflation"
+        feed(walk, chunk)
+
+    async def leave_once_inflating(sent: list[dict[str, Any]]) -> None:
+        assert await asyncio.to_thread(inflating.wait, WAIT_S), "the inflation never started"
+
+    monkeypatch.setattr(download_route, "open_download", spied)
+    monkeypatch.setattr(inflate.ReportWalk, "feed", slow_feed)
+    before = _scratch_files(), _deleted_open_files()
+    status, _, body = get(url(store, DownloadKind.INFLATED, bundle, REPORT, "r.ncu-rep"),
+                          leave=leave_once_inflating)
+    assert status == 422 and b"inflation stopped after 65,536 bytes" in body, body
+    assert fed[0] == 1  # of the report's 11 chunks
+    assert (_scratch_files(), _deleted_open_files()) == before
+    assert slots.running() == 0
+
+
+def test_a_client_that_leaves_mid_stream_frees_the_file_and_slots(  # type: ignore[no-untyped-def]
+        grants, bundle, slots, monkeypatch) -> None:
+    store, _ = grants
+    monkeypatch.setattr(download_route, "_CHUNK", 64 << 10)
+
+    async def leave_after_a_chunk(sent: list[dict[str, Any]]) -> None:
+        while not any(m.get("body") for m in sent):
+            await asyncio.sleep(0)  # the stream's next step, not a fixed time
+
+    before = _deleted_open_files()
+    status, _, body = get(url(store, DownloadKind.INFLATED, bundle, REPORT, "r.ncu-rep"),
+                          leave=leave_after_a_chunk)
+    whole = gzip.decompress((bundle / REPORT).read_bytes())
+    assert status == 200 and 0 < len(body) < len(whole)
+    assert _deleted_open_files() == before  # the unnamed inflated file is closed
+    assert slots.running() == 0
 
 
 def test_the_zip_holds_every_file_of_the_bundle_and_no_link_out(  # type: ignore[no-untyped-def]
