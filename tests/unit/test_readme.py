@@ -86,6 +86,18 @@ def test_every_block_is_of_a_kind_the_test_knows() -> None:
     found = [kind for _, kind in kinds]
     assert found[:2] == ["dashboard", "ci"], f"the README starts with the two commands: {found}"
     assert {"gpu", "shell", "file", "suite"} <= set(found), found
+    for block in blocks():  # a GPU backend exits 1 without a GPU: such a block says GPU only
+        backends = set(re.findall(r'"backend": "(\w+)"', block.body))
+        assert block.kind() == "gpu" or backends <= {"cpu"}, (block.line, backends)
+
+
+def test_the_cuda_torch_warning_comes_before_the_command_that_installs_torch() -> None:
+    """Issue 37: a reader learns that PyPI's Linux torch is the CUDA build (several GB) before
+    the first command installs it, not after."""
+    text = README.read_text(encoding="utf-8")
+    first_install = text.index("pip install torch")
+    assert -1 < text.find("several GB") < first_install
+    assert -1 < text.find("download.pytorch.org/whl/cpu") < first_install
 
 
 def test_the_first_command_installs_what_ci_installs_and_serves(tmp_path: Path) -> None:
