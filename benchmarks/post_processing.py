@@ -212,7 +212,10 @@ job (ms per job)."""
         out_json.write_text(json.dumps({
             "rounds": rounds, "args": argv, "cpus": os.cpu_count(),
             "load_average": os.getloadavg(), "finished_utc": time.strftime(
-                "%Y-%m-%d %H:%M UTC", time.gmtime()), **got}, indent=1))
+                "%Y-%m-%d %H:%M UTC", time.gmtime()),
+            # the side's name, not the checkout's path on this machine
+            **{side: [{**r, "code": side} for r in rows] for side, rows in got.items()}},
+            indent=1))
     for side, rows in got.items():
         for name in dict.fromkeys(r["bundle"] for r in rows):
             mine = [r for r in rows if r["bundle"] == name]

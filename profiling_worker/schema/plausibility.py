@@ -364,9 +364,9 @@ def _wide(agg: pd.DataFrame, work: pd.DataFrame) -> dict[tuple[Any, Any], dict[s
     works: dict[tuple[Any, Any], tuple[Any, Any, Any]] | None = None
     if _has(work, C.ANNOTATION, C.CONFIG, C.FLOPS, C.BYTES):
         works = {}
-        for key in zip(work[C.ANNOTATION], work[C.CONFIG], work[C.FLOPS], work[C.BYTES],
-                       work[C.DTYPE]):
-            works.setdefault(key[:2], key[2:])
+        for ann, cfg, flops, nbytes, dtype in zip(work[C.ANNOTATION], work[C.CONFIG],
+                                                   work[C.FLOPS], work[C.BYTES], work[C.DTYPE]):
+            works.setdefault((ann, cfg), (flops, nbytes, dtype))
     nan = float("nan")
     out = {}
     for key in sorted(firsts):

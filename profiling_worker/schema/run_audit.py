@@ -396,7 +396,8 @@ def _population(time: pd.DataFrame) -> pd.DataFrame:
     results: list[str] = []
     evidence: list[str] = []
     # time is sorted by annotation, config and run (audit_runs): each config's rows in run order
-    for positions in time.groupby([C.ANNOTATION, C.CONFIG], sort=False).indices.values():
+    for rows in time.groupby([C.ANNOTATION, C.CONFIG], sort=False).indices.values():
+        positions = np.asarray(rows, dtype="int64")
         found = populations.check(values[positions])
         said = found.describe()
         order += positions.tolist()
