@@ -197,8 +197,8 @@ def _check_extra(extra: Sequence[str], parser: argparse.ArgumentParser) -> None:
 def parse(argv: Sequence[str] | None, parser: argparse.ArgumentParser
           ) -> tuple[argparse.Namespace, list[str]]:
     """The options and the pass-through flags, with the security options checked however they
-    arrive (app/streamlit_patches/cli_guard.py): ``--server.address`` becomes ``--host``; XSRF or CORS turned off
-    is refused (``parser.error``)."""
+    arrive (app/streamlit_patches/cli_guard.py): ``--server.address`` becomes ``--host``; XSRF
+    or CORS turned off is refused (``parser.error``)."""
     ns, extra = parser.parse_known_args(argv)
     ns.port_given = ns.port is not None  # a taken default moves on; a given port is refused
     ns.port = DEFAULT_PORT if ns.port is None else ns.port

@@ -50,7 +50,7 @@ def run() -> None:
     from app.ui import cached, job_status, navigation, panels
 
     st.set_page_config(page_title="Kernel profiler", page_icon=str(ICON), layout="wide")
-    st.html(TOP_CSS)  # the plotly chunk is loaded by the page shell (app/streamlit_patches/page_shell.py)
+    st.html(TOP_CSS)  # the plotly chunk: loaded by app/streamlit_patches/page_shell.py
     report = cached.env_report()
     gpu_here = worker_client.gpu_backend_available(report)
     by_section = navigation.pages()

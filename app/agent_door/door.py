@@ -25,7 +25,7 @@ from profiling_worker.schema.spec import SpecInvalid, validate_spec
 
 from app import settings
 from app.agent_door import confine
-from app.core import spec_form
+from app.core import derived, pages, spec_form
 from app.core.bundle_loader import Bundle, load_bundle
 from app.core.kernel_catalog import catalog_from_report
 from app.core.metrics import MissingData
@@ -33,7 +33,6 @@ from app.core.share.job import caption, spec_json
 from app.core.share.verdict import decision, judged
 from app.core.views import deep_dive as D
 from app.core.views.replication import replication, verdict_table
-from app.core.views.stability import StabilityOptions, stability_frame
 from app.core.views.run_audit import badge_frame
 from app.services import (history_index, import_client, repeat_guard, result_store,
                           worker_client)
@@ -206,7 +205,7 @@ class Door:
         """The job: status, backend, GPU, what durations measure, its spec, notes, error, the
         stability page's table of the duration metric (µs) per region x config, and the run
         audit per region x config (``run_audit``: runs passed, the checks flagged, those the
-        files cannot support)."""
+        files cannot support), and the keys of the analyses :meth:`analysis_table` gives."""
         bundle = self.bundle(job_id)
         out: dict[str, Any] = {
             "job_id": bundle.job_id, "caption": caption(bundle), "status": bundle.status.value,
@@ -214,9 +213,10 @@ class Door:
             "duration_metric": bundle.duration_metric,
             "spec": spec_json(bundle),
             "error": bundle.error, "problems": list(bundle.problems),
-            "notes": [n.get("message") for n in bundle.notes][:20]}
+            "notes": [n.get("message") for n in bundle.notes][:20],
+            "analyses": [a.key for a in pages.ANALYSES]}
         try:
-            frame = stability_frame(bundle, StabilityOptions(time_unit="µs"))
+            frame = pages.STABILITY.table(bundle)
             cols = [C.ANNOTATION, C.CONFIG_LABEL, C.UNIT, C.NUM_RUNS, C.AVG, C.STD, C.CI95_LOWER,
                     C.CI95_UPPER, C.RSD, C.STABLE, C.CI95_HALF_PCT]
             out["durations"] = records(frame[[c for c in cols if c in frame]])
@@ -226,6 +226,30 @@ class Door:
         out["run_audit"] = records(audit[[C.ANNOTATION, C.CONFIG_LABEL, C.RUNS, "Passed", "Flags",
                                           "NotChecked"]])
         return out
+
+    def analysis_table(self, job_id: str, analysis: str) -> dict[str, Any]:
+        """The table of one analysis of :data:`app.core.pages.ANALYSES` (``analysis``: its key,
+        e.g. ``bound``) as its dashboard page opens on the job (the HTML report's section of
+        the same name shows it too): the page's title and URL path, and the first
+        :data:`MAX_ROWS` rows; ``missing`` (why) where the job cannot feed it.
+
+        Raises:
+            DoorError: an unknown job or analysis (the message lists the analyses there are).
+        """
+        try:
+            entry = pages.analysis(analysis)
+        except KeyError as exc:
+            raise DoorError(f"analysis {analysis!r}: not one of the dashboard's analyses",
+                            f"give one of {', '.join(a.key for a in pages.ANALYSES)}") from exc
+        bundle = self.bundle(job_id)
+        page = pages.page(entry.script)
+        out: dict[str, Any] = {"job_id": bundle.job_id, "analysis": entry.key,
+                               "title": entry.title, "page": page.title,
+                               "url_path": page.url_path}
+        try:
+            return {**out, **records(entry.table(bundle))}
+        except (MissingData, derived.MissingWork) as exc:
+            return {**out, "missing": str(exc)}
 
     def compare_jobs(self, baseline: str, candidate: str, max_slowdown_pct: float | str = 3.0,
                      metric: str | None = None) -> dict[str, Any]:

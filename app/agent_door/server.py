@@ -5,7 +5,8 @@ transport) over the dashboard's worker, job manager and regression gate (:mod:`.
 
 Tools: ``list_kernels``, ``list_jobs``, ``submit_and_wait``, ``job_summary``, ``compare_jobs``
 (the gate's verdict, at most 4 KB), ``deep_dive`` (a launch's sections and rules),
-``import_files``, ``write_report`` (the shareable HTML report) and ``cancel_job``. It reads
+``import_files``, ``write_report`` (the shareable HTML report), ``analysis_table`` (the table a
+dashboard page opens on) and ``cancel_job``. It reads
 and writes only inside the result store (and reads the kernel folders and the folders
 ``--import-dir`` allows): :mod:`.confine`. docs/agents.md says how to
 attach it to an agent. Needs ``pip install "kernel-profiling-dashboard[mcp]"``.
@@ -28,19 +29,27 @@ from mcp.server.mcpserver.exceptions import ToolError
 
 from app.agent_door.confine import ENV_IMPORT_DIRS
 from app.agent_door.door import WAIT_S, Door, DoorError
+from app.core.pages import ANALYSES
 
 INSTRUCTIONS = (
     "GPU kernel profiling (NVIDIA Nsight Compute / CUPTI through nsight-python). Call "
     "list_kernels for what can run and which backends this machine has, list_jobs for the "
     "results there are, submit_and_wait with a job spec (kernels, configs, runs, backend; the "
-    "spec format of docs/headless.md) to profile, job_summary for a job's durations, "
-    "compare_jobs for the "
-    "regression gate's verdict of a candidate against a baseline (regressed / improved / same / "
-    "ambiguous / clock-explained / not comparable per region x config), deep_dive for one launch's "
-    "Nsight Compute sections and rules, import_files for nsight-python or Nsight Compute output "
-    "made elsewhere (inside the result store or a folder the user allowed), write_report for a "
-    "self-contained HTML report to share (written in the result store), cancel_job to stop a "
-    "job submit_and_wait left running.")
+    "spec format of docs/headless.md) to profile, job_summary for a job's durations, analysis_table for "
+    "the table a dashboard page (sweep, stability, bound, roofline, ...) opens on, compare_jobs "
+    "for the regression gate's verdict of a candidate against a baseline (regressed / improved / "
+    "same / ambiguous / clock-explained / not comparable per region x config), deep_dive for one "
+    "launch's Nsight Compute sections and rules, import_files for nsight-python or Nsight "
+    "Compute output made elsewhere (inside the result store or a folder the user allowed), "
+    "write_report for a self-contained HTML report to share (written in the result store), "
+    "cancel_job to stop a job submit_and_wait left running.")
+
+#: The analysis_table tool's description, its keys read from the one list of analyses.
+ANALYSIS_TABLE = (
+    "The table a dashboard page opens on for a job, by analysis key ("
+    f"{', '.join(a.key for a in ANALYSES)}; job_summary lists them too), as the page and the "
+    "HTML report show it: the page's title and URL path and at most 60 rows; \"missing\" says "
+    "why a job cannot feed it.")
 
 T = TypeVar("T")
 PACKAGE = "kernel-profiling-dashboard"
@@ -99,6 +108,10 @@ def build_server(door: Door) -> MCPServer[Any]:
         duration's mean, std dev, CI95, relative std dev and stability (µs; the stability
         page's table)."""
         return _answer(lambda: door.job_summary(job_id))
+
+    @server.tool(description=ANALYSIS_TABLE)
+    def analysis_table(job_id: str, analysis: str) -> dict[str, Any]:
+        return _answer(lambda: door.analysis_table(job_id, analysis))
 
     @server.tool()
     def compare_jobs(baseline: str, candidate: str, max_slowdown_pct: float | str = 3.0,

@@ -47,11 +47,13 @@ cupti_id = cols[1].selectbox("CUPTI job", cupti_ids, key=state.key(PAGE, "cupti"
                              help="The jobs of the same kernels and sizes measured like the ncu "
                                   "job (same cache and clock control, GPU, driver) first")
 ncu, cupti = cached.bundle_for(ncu_id), cached.bundle_for(cupti_id)
+if ncu is None or cupti is None:  # as the compare page: not a crash further down
+    st.error("One of the jobs could not be read.")
+    panels.stop_page()
 for job in (ncu, cupti):
-    if job is not None:
-        panels.data_notes(job, name_job=True)
-mismatch = context_mismatch(ncu.manifest, cupti.manifest) if ncu and cupti else []
-versions = tool_version_difference(ncu.manifest, cupti.manifest) if ncu and cupti else None
+    panels.data_notes(job, name_job=True)
+mismatch = context_mismatch(ncu.manifest, cupti.manifest)
+versions = tool_version_difference(ncu.manifest, cupti.manifest)
 if versions:
     st.caption(f"{esc(versions)} (ncu vs CUPTI): by design where Nsight Compute is older than "
                "2026.2.1, whose ncu backend needs nsight-python 0.9.6 (launch mode) while CUPTI "
@@ -73,9 +75,8 @@ def _apart_warning(what: str, first: str, second: str, why: str | None) -> None:
                    icon=":material/history:")
 
 
-if ncu and cupti:
-    _apart_warning("ncu and CUPTI jobs", ncu_id, cupti_id,
-                   recorded_apart(ncu.manifest, cupti.manifest))
+_apart_warning("ncu and CUPTI jobs", ncu_id, cupti_id,
+               recorded_apart(ncu.manifest, cupti.manifest))
 try:
     frame = backends_frame(ncu, cupti)
 except MissingData as exc:

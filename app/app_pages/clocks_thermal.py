@@ -6,6 +6,7 @@ import streamlit as st
 from profiling_worker.schema import columns as C
 from profiling_worker.schema.manifest import JobStatus
 from profiling_worker.schema.spec import SPEC_DEFAULTS
+from profiling_worker.schema.throttle_reasons import NVML_DOCS
 
 from app.core import derived
 from app.core.figures.clocks import (build_correlation_figure, build_drift_figure,
@@ -13,7 +14,7 @@ from app.core.figures.clocks import (build_correlation_figure, build_drift_figur
                                      build_trace_figure)
 from app.core.figures.timeline import build_timeline_figure
 from app.core.metrics import SM_CLOCK_METRICS, MissingData
-from app.core.views.clocks import (NVML_DOCS, ClocksOptions, clock_sources, collector_runs_frame,
+from app.core.views.clocks import (ClocksOptions, clock_sources, collector_runs_frame,
                                    correlation_frame, kernel_clock_frame, max_sm_clock_mhz,
                                    thermal_compare_frame, thermal_mean_difference_pct,
                                    throttle_frame, trace_frame, user_collectors_frame)

@@ -105,12 +105,15 @@ baseline, candidate = cached.bundle_for(baseline_id), cached.bundle_for(candidat
 if baseline is None or candidate is None:
     st.error("One of the jobs could not be read.")
     panels.stop_page()
-for job in (baseline, candidate):  # before anything that may stop the page for lack of them
-    panels.data_notes(job, name_job=True)
+for side_job in (baseline, candidate):  # before anything that may stop the page for lack of them
+    panels.data_notes(side_job, name_job=True)
 common = [m for m in available_metrics(baseline) if m in set(available_metrics(candidate))]
+manifest = baseline.manifest  # the lambda below reads it after the page's checks
+# never None (the options are not empty); the fallback says so to the type check
 metric = cols[2].selectbox("Metric", common or [baseline.duration_metric],
                            key=state.key(PAGE, "metric"),
-                           format_func=lambda m: metric_roles.label(baseline.manifest, m))
+                           format_func=lambda m: metric_roles.label(manifest, m)
+                           ) or baseline.duration_metric
 if baseline.host_timer != candidate.host_timer:
     st.warning("One job measured host wall-clock (cpu backend), the other GPU time: the ratio "
                "compares different things.")
@@ -123,8 +126,8 @@ try:
     frame = compare_frame(baseline, candidate, options)
 except MissingData as exc:
     analysis.missing(exc)
-for side, job in (("baseline", baseline), ("candidate", candidate)):
-    notes.show(job, f"compare-{side}", [metric], extra_checks=(P.INTERVAL_BELOW_ZERO,))
+for side, side_job in (("baseline", baseline), ("candidate", candidate)):
+    notes.show(side_job, f"compare-{side}", [metric], extra_checks=(P.INTERVAL_BELOW_ZERO,))
 judged = gate_result(baseline, candidate, options)
 counts = frame[F.VERDICT].value_counts()
 st.caption(f"{len(frame)} matching annotation × config pairs: "

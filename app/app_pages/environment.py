@@ -25,9 +25,9 @@ rows = [{F.BACKEND: name, F.CAN_RUN: bool(info.get("available")),
         for name, info in cached.backend_reports().items()]
 panels.table(pd.DataFrame(rows), key=state.key(PAGE, "backends"))
 by_fix: dict[str, list[str]] = {}  # one warning per fix, naming its backends: the table
-for row in rows:  # above already says each one's reason
-    if not row[F.CAN_RUN]:
-        by_fix.setdefault(row[F.FIX], []).append(f"**{esc(row[F.BACKEND])}**")
+for name, info in cached.backend_reports().items():  # above already says each one's reason
+    if not info.get("available"):
+        by_fix.setdefault(info.get("fix") or "", []).append(f"**{esc(name)}**")
 for fix, names in by_fix.items():
     st.warning(f"Cannot run here: {', '.join(names)} (the table says why)."
                + (f" Fix: {esc(fix)}" if fix else ""))

@@ -1,16 +1,18 @@
 """Every file of the selected bundle with its size and a download (read only on click), a zip of
 the whole bundle, the decompressed .ncu-rep of a .ncu-rep.gz, and the .ncu-rep summary."""
 
+from functools import partial
 from pathlib import Path
 
 import streamlit as st
 
+from profiling_worker.bundle_path import inside_bundle
 from profiling_worker.schema import columns as C
 
 from app.core import numbers
 from app.core.provenance import is_imported
 from app.core.bundle_files import (ORIGINALS_NOTE, download_name,
-                                   gunzip_file, gunzipped_name, inside_bundle, is_gzipped_report,
+                                   gunzip_file, gunzipped_name, is_gzipped_report,
                                    is_original_upload, left_out_files, read_report_summary,
                                    report_download_problem, tail_lines, too_large, zip_bundle,
                                    zip_name, zip_report_note)
@@ -92,7 +94,7 @@ for i, item in enumerate(bundle.files):
         downloads.button(
             right, "Download .ncu-rep", kind=DownloadKind.INFLATED, bundle_dir=bundle.path,
             relpath=item.relpath, filename=gunzipped_name(item.relpath),
-            data=lambda path=report: gunzip_file(path), key=state.key(PAGE, f"gunzip-{i}"),
+            data=partial(gunzip_file, report), key=state.key(PAGE, f"gunzip-{i}"),
             mime="application/octet-stream", icon=":material/unarchive:",
             help=f"Decompressed on click (up to {downloads.inflate_cap() // 1024**2:,} MiB); "
                  "opens in Nsight Compute (ncu-ui) or `ncu --import`.")

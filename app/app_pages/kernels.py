@@ -13,6 +13,7 @@ from app.core.markdown import code, esc
 from app.core import frame_columns as F
 
 PAGE = "kernels"  # widget keys of this page: state.key(PAGE, field)
+BAR_LABELS = {"time": "Time (µs)", "share": "Share %"}
 
 st.header("Kernels")
 bundle = analysis.selected_bundle()
@@ -36,7 +37,7 @@ try:
 except MissingData as exc:
     analysis.missing(exc)
 bars = st.segmented_control("Bars", ["share", "time"], default="share", key=state.key(PAGE, "bars"),
-                            format_func={"time": "Time (µs)", "share": "Share %"}.get) or "share"
+                            format_func=BAR_LABELS.__getitem__) or "share"
 analysis.figure_panel(cached.figure(build_kernels_figure, times, bundle.host_timer,
                                     share=bars == "share"), times, key=PAGE,
                       filename=f"{bundle.job_id}-kernel-times.csv")

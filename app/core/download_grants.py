@@ -1,6 +1,7 @@
 """Download grants: what one unguessable token lets a browser session download from a bundle,
-for the download route (``app/streamlit_patches/download_route.py``), which streams it from disk instead of
-holding it in the server's memory as ``st.download_button`` does (docs/performance.md).
+for the download route (``app/streamlit_patches/download_route.py``), which streams it from
+disk instead of holding it in the server's memory as ``st.download_button`` does
+(docs/performance.md).
 
 A grant names a bundle directory and a file in it (or the whole bundle, as a zip) and the
 Streamlit session that was shown the link; it says nothing about the file's bytes, which the

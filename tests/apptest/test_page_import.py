@@ -329,7 +329,7 @@ def test_an_upload_past_the_session_cap_says_why_on_the_page(store, app, monkeyp
     nsight-python output (the reference CSV) repeated to 0.6 MB each."""
     from starlette.exceptions import HTTPException
 
-    from app import server_guard
+    from app.streamlit_patches import server_guard
 
     monkeypatch.setattr(server_guard, "SESSION_UPLOAD_MB", 1)
     csv = next(iter(sorted(REF.glob("*.csv"))))

@@ -27,6 +27,8 @@ from mcp.client.stdio import stdio_client  # noqa: E402
 from app.core.bundle_loader import load_bundle  # noqa: E402
 from app.core.share.verdict import MAX_BYTES, judged  # noqa: E402
 from app.core.views import deep_dive as D  # noqa: E402
+from app.core import frame_columns as F  # noqa: E402
+from app.core.views.bound import BoundOptions, bound_frame  # noqa: E402
 from app.services import report_client  # noqa: E402
 from profiling_worker.gate import report as gate_report  # noqa: E402
 from profiling_worker.gate.judge import Outcome  # noqa: E402
@@ -34,7 +36,8 @@ from profiling_worker.schema import metrics as M  # noqa: E402
 
 ROOT = Path(__file__).resolve().parents[2]
 TOOLS = {"list_kernels", "list_jobs", "submit_and_wait", "job_summary", "compare_jobs",
-         "deep_dive", "import_files", "write_report", "cancel_job", "replicate_job"}
+         "deep_dive", "import_files", "write_report", "cancel_job", "replicate_job",
+         "analysis_table"}
 #: Gate pairs of H200 bundles and what `python -m profiling_worker compare` exits with.
 PAIRS = [("h200-cupti-gate-base", "h200-cupti-gate-again"),   # the same job twice
          ("h200-cupti-gate-tf32", "h200-cupti-gate-fp32"),    # TF32 off: slower
@@ -99,6 +102,10 @@ def test_every_tool_over_stdio_with_the_sdk_client(tmp_path: Path) -> None:
         jobs = _json(await call("list_jobs", {}))
         assert seen["job"]["job_id"] in {j["job_id"] for j in jobs["jobs"]}
         seen["summary"] = _json(await call("job_summary", {"job_id": "h200-cupti-gate-base"}))
+        seen["bound"] = _json(await call("analysis_table", {"job_id": "h200-ncu-roofline",
+                                                            "analysis": "bound"}))
+        wrong = await call("analysis_table", {"job_id": "h200-ncu-roofline", "analysis": "x"})
+        assert wrong.is_error and "collectors" in wrong.content[0].text  # names the keys
         seen["verdicts"] = [_json(await call("compare_jobs", {"baseline": b, "candidate": c}))
                             for b, c in PAIRS]
         seen["verdict_text"] = (await call("compare_jobs", {"baseline": PAIRS[1][0],
@@ -134,6 +141,9 @@ def test_every_tool_over_stdio_with_the_sdk_client(tmp_path: Path) -> None:
     base = pd.read_parquet(SCENARIOS / "h200-cupti-gate-base" / "tables" / "aggregated.parquet")
     shown = sorted(r["AvgValue"] for r in seen["summary"]["durations"]["rows"])
     assert shown == pytest.approx(sorted(base["AvgValue"] / 1e3), rel=1e-12)
+    bound = bound_frame(load_bundle(SCENARIOS / "h200-ncu-roofline"), BoundOptions())
+    assert seen["bound"]["page"] == "Bound and roofline" and seen["bound"]["url_path"] == "bound"
+    assert [r[F.SM_PCT] for r in seen["bound"]["rows"]] == pytest.approx(list(bound[F.SM_PCT]))
     audit = seen["summary"]["run_audit"]["rows"]  # every run of gate-base passed (issue 36)
     assert [(r["Runs"], r["Passed"]) for r in audit] == [(20, 20)] * 3
 

@@ -18,6 +18,10 @@ of every module (AST).
   names, each with its reason in docs/design-notes.md.
 - Worker packages point down only (:data:`WORKER_LAYERS`): ``extract/`` never imports
   ``backends/`` or ``importing/``, ``schema/`` and ``catalog/`` import no other package.
+- Streamlit's internals (``streamlit.web``, ``streamlit.runtime``, ``streamlit.net_util``,
+  ``streamlit.config``) are reached only from ``app/streamlit_patches/`` and the launcher
+  ``app/cli.py``; elsewhere only the script-run context (``streamlit.runtime.scriptrunner``).
+  A patch of Streamlit (``setattr`` on one of its modules) lives in that package.
 - Widget keys are built one way: no ``key="..."`` literal in ``app/`` (``app.ui.state.key``).
 - Every ``tests/gpu`` module imports in an interpreter without ``plotly`` and ``streamlit``
   (the H200's has neither: ../shared/facts/device-h200.md), imports followed at run time.
@@ -233,6 +237,44 @@ def test_worker_packages_point_down() -> None:
                 if other in WORKER_LAYERS and other != package and WORKER_LAYERS[other] >= layer:
                     offenders.append(f"{p.relative_to(ROOT)} imports {m}")
     assert offenders == []
+
+
+STREAMLIT_INTERNALS = ("streamlit.web", "streamlit.runtime", "streamlit.net_util",
+                       "streamlit.config")
+
+
+def test_streamlit_internals_only_in_the_patches_package() -> None:
+    # One room for what depends on Streamlit's private layout (app/streamlit_patches/__init__.py
+    # says why each patch exists and which Streamlit it was checked against).
+    patches = ROOT / "app" / "streamlit_patches"
+    files = [p for p in _py_files("app") if patches not in p.parents
+             and p != ROOT / "app" / "cli.py"]
+    reached = [hit for hit in _importing(files, STREAMLIT_INTERNALS)
+               if not hit.split(" imports ")[1].startswith("streamlit.runtime.scriptrunner")]
+    assert reached == []
+    assert [hit for p in files for hit in streamlit_patched(p)] == []
+    assert streamlit_patched(patches / "server_guard.py")  # the check sees a patch where it is
+
+
+def streamlit_patched(path: Path) -> list[str]:
+    """``file:line`` of each patch of Streamlit in a file: ``setattr(x, ...)`` or ``x.a = ...``
+    where ``x`` is a name the file imported from ``streamlit`` (``st`` too)."""
+    tree = ast.parse(path.read_text(encoding="utf-8"))
+    names = {a.asname or a.name.split(".")[0] for n in ast.walk(tree)
+             if isinstance(n, (ast.Import, ast.ImportFrom)) for a in n.names
+             if ((n.module or "") if isinstance(n, ast.ImportFrom) else a.name)
+             .split(".")[0] == "streamlit"}
+    hits = []
+    for n in ast.walk(tree):
+        if isinstance(n, ast.Call) and getattr(n.func, "id", "") == "setattr" and n.args:
+            target = n.args[0]
+        elif isinstance(n, ast.Assign) and isinstance(n.targets[0], ast.Attribute):
+            target = n.targets[0].value
+        else:
+            continue
+        if isinstance(target, ast.Name) and target.id in names:
+            hits.append(f"{path.relative_to(ROOT)}:{n.lineno}")
+    return hits
 
 
 def test_widget_keys_are_built_one_way() -> None:

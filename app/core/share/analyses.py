@@ -1,13 +1,16 @@
-"""A job's analysis sections, built by the dashboard's own view functions and figure builders
-with the options each page opens on (absolute time in µs, the duration metric, the default
-latency threshold and roofline sources, the last config on the memory page, the first config
-on the stability and clocks per-run charts, Share % on the kernels page, the first fusion
-pair), so the report shows the numbers the pages show. A view that cannot draw for this job
-(:class:`~app.core.metrics.MissingData`) becomes a note saying why and what the dashboard offers to get it."""
+"""A job's analysis sections, one per analysis of :data:`app.core.pages.ANALYSES` (the list the
+link bar and the agent door read too), each built from the table its page opens on and drawn by
+the dashboard's own figure builders, so the report shows the numbers the pages show. Charts
+beside the first table open as their page does: the last config on the memory page, the first
+config on the stability and clocks per-run charts, Share % on the kernels page, the first
+fusion pair. A view that cannot draw for this job (:class:`~app.core.metrics.MissingData`)
+becomes a note saying why and what the dashboard offers to get it."""
 
 from __future__ import annotations
 
 from collections.abc import Callable
+from dataclasses import replace
+from functools import partial
 
 import pandas as pd
 
@@ -25,20 +28,23 @@ from app.core.figures.sweep import build_sweep_figure, wants_log_y
 from app.core.figures.timeline import build_timeline_figure
 from app.core.kernel_catalog import builtin_kernels
 from app.core.metrics import MissingData
+from app.core.pages import ANALYSES, COLLECTORS, STABILITY
 from app.core.share import document as H
 from app.core.share.job import job_colors
-from app.core.views.bound import LATENCY_THRESHOLD_PCT, BoundOptions, bound_frame
-from app.core.views.clocks import (ClocksOptions, collector_runs_frame, correlation_frame,
-                                   kernel_clock_frame, max_sm_clock_mhz, throttle_frame,
-                                   trace_frame)
-from app.core.views.kernels import kernel_counts_frame, kernel_time_frame
-from app.core.views.memory import MemoryOptions, fusion_frame, fusion_pairs, memory_frame
-from app.core.views.roofline import RooflineOptions, roofline_ceilings, roofline_frame
-from app.core.views.stability import StabilityOptions, stability_frame, stability_runs_frame
-from app.core.views.sweep import SweepOptions, sweep_frame, sweep_x
+from app.core.views.bound import LATENCY_THRESHOLD_PCT
+from app.core.views.clocks import (collector_runs_frame, correlation_frame, max_sm_clock_mhz,
+                                   throttle_frame)
+from app.core.views.kernels import kernel_counts_frame
+from app.core.views.memory import MemoryOptions, fusion_frame, fusion_pairs
+from app.core.views.roofline import roofline_ceilings
+from app.core.views.stability import stability_runs_frame
+from app.core.views.sweep import sweep_x
 from app.core.views.timeline import timeline_view
 
-Build = Callable[[Bundle, H.Section], None]
+#: Draws an analysis's section from the bundle and ``table``, which builds the table the page
+#: opens on (:meth:`app.core.pages.Analysis.table`; it may raise MissingData).
+Table = Callable[[], pd.DataFrame]
+Draw = Callable[[Bundle, Table, H.Section], None]
 
 
 def few_runs_text(frame: pd.DataFrame) -> str | None:
@@ -62,9 +68,9 @@ def _few_runs(section: H.Section, frame: pd.DataFrame) -> None:
         section.add(H.note(text.replace("**", "")))
 
 
-def _sweep(bundle: Bundle, section: H.Section) -> None:
+def _sweep(bundle: Bundle, table: Table, section: H.Section) -> None:
+    frame = table()
     x = sweep_x(bundle)
-    frame = sweep_frame(bundle, SweepOptions(quantity=derived.TIME, time_unit="µs", x=x))
     if frame.empty:
         raise MissingData(f"This job has no {bundle.duration_metric} values to plot.")
     fig = build_sweep_figure(frame, x, bundle.host_timer,
@@ -77,8 +83,8 @@ def _sweep(bundle: Bundle, section: H.Section) -> None:
                             f"{intervals.COVERAGE_NOTE}."))
 
 
-def _stability(bundle: Bundle, section: H.Section) -> None:
-    frame = stability_frame(bundle, StabilityOptions(time_unit="µs"))
+def _stability(bundle: Bundle, table: Table, section: H.Section) -> None:
+    frame = table()
     stable = int(frame[C.STABLE].astype(bool).sum())
     _few_runs(section, frame)
     section.add(H.paragraph(f"{stable} of {len(frame)} annotation × config pairs are stable "
@@ -87,7 +93,7 @@ def _stability(bundle: Bundle, section: H.Section) -> None:
                 H.figure(build_stability_figure(frame, bundle.host_timer), "stability",
                          job_colors(bundle)), H.table(frame))
     first = frame[C.CONFIG].iloc[0]  # the page's per-run chart opens on the first config
-    runs = stability_runs_frame(bundle, StabilityOptions(time_unit="µs", config=first))
+    runs = stability_runs_frame(bundle, replace(STABILITY.opening(bundle), config=first))
     if runs.empty:
         section.add(H.note("This job has no per-run table (plain nsight-python output keeps "
                            "only the aggregated values)."))
@@ -98,23 +104,23 @@ def _stability(bundle: Bundle, section: H.Section) -> None:
                          job_colors(bundle)), H.table(runs))
 
 
-def _bound(bundle: Bundle, section: H.Section) -> None:
-    frame = bound_frame(bundle, BoundOptions(latency_threshold_pct=LATENCY_THRESHOLD_PCT))
+def _bound(bundle: Bundle, table: Table, section: H.Section) -> None:
+    frame = table()
     section.add(H.figure(build_bound_figure(frame, LATENCY_THRESHOLD_PCT, bundle.host_timer),
                          "bound", job_colors(bundle)), H.table(frame))
 
 
-def _roofline(bundle: Bundle, section: H.Section) -> None:
-    points = roofline_frame(bundle, RooflineOptions())
+def _roofline(bundle: Bundle, table: Table, section: H.Section) -> None:
+    points = table()
     ceilings = roofline_ceilings(points)
     section.add(H.figure(build_roofline_figure(points, ceilings, bundle.host_timer),
                          "roofline", job_colors(bundle)), H.table(points),
                 H.table(ceilings, "Ceilings drawn"))
 
 
-def _memory(bundle: Bundle, section: H.Section) -> None:
+def _memory(bundle: Bundle, table: Table, section: H.Section) -> None:
     try:
-        frame = memory_frame(bundle, MemoryOptions())
+        frame = table()
     except MissingData as exc:  # no DRAM byte counters: the fusion's time ratio still shows
         section.add(H.missing(exc, exc.hint))
     else:
@@ -134,15 +140,15 @@ def _memory(bundle: Bundle, section: H.Section) -> None:
                                  "fusion", job_colors(bundle)), H.table(fusion))
 
 
-def _kernels(bundle: Bundle, section: H.Section) -> None:
-    times = kernel_time_frame(bundle)
+def _kernels(bundle: Bundle, table: Table, section: H.Section) -> None:
+    times = table()
     section.add(H.figure(build_kernels_figure(times, bundle.host_timer, share=True), "kernels",
                          job_colors(bundle)), H.table(times),
                 H.table(kernel_counts_frame(bundle), "Kernel counts per annotation × config"))
 
 
-def _nvml(bundle: Bundle, section: H.Section) -> None:
-    trace = trace_frame(bundle)
+def _nvml(bundle: Bundle, table: Table, section: H.Section) -> None:
+    trace = table()
     reasons = throttle_frame(trace)
     section.add(H.figure(build_trace_figure(trace, max_sm_clock_mhz(bundle)), "nvml-trace"),
                 H.paragraph(f"{len(trace):,} NVML samples; the bundle's tables/nvml_trace.csv "
@@ -151,23 +157,23 @@ def _nvml(bundle: Bundle, section: H.Section) -> None:
                 else H.paragraph("Throttle reasons: none, the clocks were never held back."))
 
 
-def _timeline(bundle: Bundle, section: H.Section) -> None:
-    view = timeline_view(bundle)
+def _timeline(bundle: Bundle, _table: Table, section: H.Section) -> None:
+    view = timeline_view(bundle)  # the launches table and, for the figure, counters and starts
     section.add(H.figure(build_timeline_figure(view.launches, view.counters,
                                                view.measured_starts, max_sm_clock_mhz(bundle)),
                          "timeline"), H.paragraph(view.note), H.table(view.launches))
 
 
-def _kernel_clocks(bundle: Bundle, section: H.Section) -> None:
-    clocks = kernel_clock_frame(bundle)
+def _kernel_clocks(bundle: Bundle, table: Table, section: H.Section) -> None:
+    clocks = table()
     section.add(H.figure(build_kernel_clock_figure(clocks, bundle.host_timer), "kernel-clocks",
                          job_colors(bundle)), H.table(clocks))
 
 
-def _collectors(bundle: Bundle, section: H.Section) -> None:
-    every = collector_runs_frame(bundle, ClocksOptions(time_unit="µs"))
+def _collectors(bundle: Bundle, table: Table, section: H.Section) -> None:
+    every = table()
     first = every[C.CONFIG].iloc[0]  # the page opens on the first config
-    runs = collector_runs_frame(bundle, ClocksOptions(time_unit="µs", config=first))
+    runs = collector_runs_frame(bundle, replace(COLLECTORS.opening(bundle), config=first))
     corr = correlation_frame(every)
     section.add(H.paragraph("Info collectors are sampled once before each run, not during it."),
                 H.figure(build_drift_figure(runs), "collectors-drift"), H.table(runs),
@@ -175,22 +181,21 @@ def _collectors(bundle: Bundle, section: H.Section) -> None:
                 H.table(corr))
 
 
-#: Page (or chart) title -> how its section is built, in the dashboard's page order.
-ANALYSES: tuple[tuple[str, Build], ...] = (
-    ("Size sweep", _sweep), ("Stability", _stability), ("Bound", _bound),
-    ("Roofline", _roofline), ("Memory traffic and fusion", _memory), ("Kernels", _kernels),
-    ("Clocks: NVML trace of the whole job", _nvml), ("Clocks: timeline of the job", _timeline),
-    ("Clocks: SM clock each kernel ran at", _kernel_clocks),
-    ("Clocks: per-run collectors and kernel time", _collectors))
+#: Analysis key (:data:`app.core.pages.ANALYSES`) -> how its section is drawn.
+DRAW: dict[str, Draw] = {
+    "sweep": _sweep, "stability": _stability, "bound": _bound, "roofline": _roofline,
+    "memory": _memory, "kernels": _kernels, "nvml_trace": _nvml, "timeline": _timeline,
+    "kernel_clocks": _kernel_clocks, "collectors": _collectors}
 
 
 def analysis_sections(bundle: Bundle) -> list[H.Section]:
-    """One section per view of :data:`ANALYSES`; a view the job cannot feed says why."""
+    """One section per analysis of :data:`app.core.pages.ANALYSES`, in its order, drawn from
+    the table its page opens on; a view the job cannot feed says why."""
     sections = []
-    for title, build in ANALYSES:
-        section = H.Section(title)
+    for analysis in ANALYSES:
+        section = H.Section(analysis.title)
         try:
-            build(bundle, section)
+            DRAW[analysis.key](bundle, partial(analysis.table, bundle), section)
         except (MissingData, derived.MissingWork) as exc:
             section.parts.clear()
             section.add(H.missing(exc, getattr(exc, "hint", "")))

@@ -1,0 +1,69 @@
+"""One list of analyses (app/core/pages.py, issue 38): the link bar, the HTML report and the
+agent door enumerate the same entries, and each shows the table its page opens on, on recorded
+H200 bundles."""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+
+import pytest
+
+from app.agent_door.door import Door, DoorError, records
+from app.agent_door.server import ANALYSIS_TABLE
+from app.core import pages
+from app.core.bundle_loader import load_bundle
+from app.core.derived import MissingWork
+from app.core.metrics import MissingData
+from app.core.share.analyses import DRAW, analysis_sections
+from app.ui import navigation
+from tests.scenarios import SCENARIOS
+
+ROOT = Path(__file__).resolve().parents[3]
+KEYS = [a.key for a in pages.ANALYSES]
+JOB = "h200-ncu-roofline"  # feeds every analysis but the collectors (it recorded none)
+
+
+@pytest.fixture()
+def door(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Door:
+    monkeypatch.setenv("KPROF_RESULTS_DIR", str(tmp_path / "results"))
+    monkeypatch.setenv("KPROF_BUNDLED_DIR", str(SCENARIOS))
+    return Door()
+
+
+def test_the_bar_links_every_analysis_page() -> None:
+    assert navigation.SECTIONS is pages.SECTIONS  # the bar reads the list, no copy
+    scripts = {e.script for entries in pages.SECTIONS.values() for e in entries}
+    assert {a.script for a in pages.ANALYSES} <= scripts
+    assert all((ROOT / "app" / "app_pages" / a.script).is_file() for a in pages.ANALYSES)
+    assert len(set(KEYS)) == len(KEYS)
+
+
+def test_the_report_has_one_section_per_analysis_in_its_order() -> None:
+    assert list(DRAW) == KEYS
+    sections = analysis_sections(load_bundle(SCENARIOS / JOB))
+    assert [s.title for s in sections] == [a.title for a in pages.ANALYSES]
+
+
+def test_the_door_lists_and_gives_each_analysis_as_its_page_opens(door: Door) -> None:
+    assert door.job_summary(JOB)["analyses"] == KEYS
+    assert all(key in ANALYSIS_TABLE for key in KEYS)  # the tool's description, from the list
+    bundle = load_bundle(SCENARIOS / JOB)
+    for entry in pages.ANALYSES:
+        answer = door.analysis_table(JOB, entry.key)
+        assert answer["page"] == pages.page(entry.script).title
+        if "missing" in answer:
+            why = re.escape(answer["missing"][:40])
+            with pytest.raises((MissingData, MissingWork), match=why):
+                entry.table(bundle)
+            continue
+        assert answer["rows"] == records(entry.table(bundle))["rows"]
+    assert "missing" not in door.analysis_table(JOB, "bound")
+    with pytest.raises(DoorError, match="give one of sweep, stability"):
+        door.analysis_table(JOB, "no-such-analysis")
+
+
+def test_the_agents_doc_names_every_key() -> None:
+    doc = (ROOT / "docs" / "agents.md").read_text(encoding="utf-8")
+    row = next(line for line in doc.splitlines() if line.startswith("| `analysis_table`"))
+    assert [k for k in KEYS if f"`{k}`" not in row] == []
