@@ -2,7 +2,7 @@
 
 import streamlit as st
 
-from profiling_worker.schema import columns as C, plausibility as P
+from profiling_worker.schema import columns as C, intervals, plausibility as P
 
 from app.core.metrics import available_metrics
 from app.core.views.seed_columns import with_seed_columns
@@ -31,7 +31,8 @@ for name, title, what in (
     if name == C.TABLE_AGGREGATED:  # set against nsight-python's output column by column
         table = with_seed_columns(table, bundle)
         what += ("; GPU, ComputeClock and MemoryClock (rated clocks in kHz, device attributes, "
-                 "missing when the job recorded none) and Kernel are nsight-python's columns")
+                 "missing when the job recorded none) and Kernel are nsight-python's columns; "
+                 f"CI95_Lower/Upper: {intervals.CI_METHOD} ({intervals.SEED_CI_NOTE})")
     st.caption(f"{what}.")
     panels.table(table, key=state.key(PAGE, f"{name}-table"))
     panels.download_csv(table, key=state.key(PAGE, f"{name}-csv"),

@@ -23,7 +23,7 @@ analysis.how_to_read(
     "Each annotation × config was run several times (**runs**). **RSD** is the standard deviation "
     "as a % of the mean; nsight-python calls a measurement **stable** when RSD < 2 % (one run "
     f"is never stable: it shows no spread). **CI95**: {intervals.CI_METHOD} (from the worker's "
-    f"aggregated table). Coverage: {intervals.COVERAGE_NOTE}. "
+    f"aggregated table; {intervals.SEED_CI_NOTE}). Coverage: {intervals.COVERAGE_NOTE}. "
     "Kernels shorter than ~10 µs are dominated by launch and timer jitter, so their RSD says more "
     "about the clock than about the kernel. The per-run chart keeps the run order: a slope "
     "(**drift**) usually means the GPU was still clocking up or heating; a flat cloud inside the "

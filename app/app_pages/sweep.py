@@ -124,15 +124,17 @@ measured = (bundle.measurement if from_durations or derived.is_time(metric)
 frame = frame.assign(Measurement=measured)  # the CSV says what the values are
 shown = quantity if from_durations else re.sub(r"[^\w.-]+", "_", metric)
 panels.chart_with_table(fig, frame, key=PAGE, filename=f"{bundle.job_id}-sweep-{shown}.csv")
-st.caption(f"Error bars and CI95 columns: {intervals.CI_METHOD}."
+st.caption(f"Error bars and CI95 columns: {intervals.CI_METHOD} ({intervals.SEED_CI_NOTE})."
            + (f" A ratio to {baseline} takes both annotations' run spread ("
               f"{intervals.RATIO_METHOD}, as on the Compare page and in the regression gate; "
               "CI95_Upper inf: unbounded); "
               f"{esc(visible(baseline))} itself is 1 by definition, with no interval; StdDev "
               "and RSD are the annotation's own runs. Every "
               f"run is divided by {esc(visible(baseline))}'s mean at its config, so StdDev is "
-              "scaled with AvgValue and the unit reads '× baseline'; nsight-python's "
-              "normalize_against divides AvgValue only (its StdDev stays in the metric's unit)."
+              f"scaled with AvgValue and the unit reads '× {esc(visible(baseline))}'; "
+              "nsight-python's normalize_against (its Normalized column names the annotation) "
+              "divides AvgValue alone: its StdDev, CI95_Lower and CI95_Upper stay in the "
+              "metric's unit."
               if baseline else "") + f" Coverage: {intervals.COVERAGE_NOTE}.")
 energy.show(bundle, PAGE)
 if metric_roles.roles(bundle.manifest):

@@ -8,6 +8,7 @@ themselves (and the CSV downloads made from them) keep their exact values.
 from __future__ import annotations
 
 import math
+import re
 from collections.abc import Iterable
 
 import numpy as np
@@ -93,6 +94,37 @@ def printf_format(series: pd.Series, sig: int = SIG_DIGITS) -> str | None:
         return f"%.{max(0, sig - 1)}e"
     return "%,d" if decimals == 0 and pd.api.types.is_integer_dtype(series) \
         else f"%,.{decimals}f"
+
+
+#: What a column's name holds beside its family's: an interval bound or "mean" (``AvgValue``).
+_FAMILY_PARTS = re.compile(r"_?CI95_?(Lower|Upper)|Avg(Value)?$")
+
+
+def family(name: object) -> str:
+    """The quantity a column shows, its interval bounds and mean named alike: ``DiffPct``,
+    ``DiffCI95LowerPct`` and ``DiffCI95UpperPct`` -> ``DiffPct``; ``Ratio``,
+    ``RatioCI95Lower`` -> ``Ratio``; ``BaselineAvg``, ``BaselineCI95Upper`` -> ``Baseline``;
+    ``AvgValue``, ``CI95_Lower`` -> ``""``."""
+    return _FAMILY_PARTS.sub("", str(name))
+
+
+def table_formats(frame: pd.DataFrame, sig: int = SIG_DIGITS) -> dict[str, str]:
+    """Column -> printf format (:func:`printf_format`) for the numeric columns of ``frame``,
+    one format for the columns of one :func:`family` (a value and its CI95 bounds), set by all
+    their values: Compare showed Ratio "1.004" beside RatioCI95Lower "0.9974" and
+    RatioCI95Upper "1.011" (issue 37). Other columns each by their own values."""
+    numeric = [c for c in frame.columns if isinstance(c, str) and printf_format(frame[c], sig)]
+    groups: dict[str, list[str]] = {}
+    for name in numeric:
+        groups.setdefault(family(name), []).append(name)
+    out: dict[str, str] = {}
+    for names in groups.values():
+        if len(names) == 1 or any(pd.api.types.is_integer_dtype(frame[c]) for c in names):
+            out.update({c: str(printf_format(frame[c], sig)) for c in names})
+            continue
+        joined = pd.Series(np.concatenate([frame[c].to_numpy(dtype=float) for c in names]))
+        out.update(dict.fromkeys(names, str(printf_format(joined, sig))))
+    return out
 
 
 def mixed_as_text(series: pd.Series) -> pd.Series | None:

@@ -32,6 +32,8 @@ SHORT_HELP = ("Long names are shortened in the middle, keeping their start and t
               f"distinguishing end; the full name is in the last column, {FULL_NAME!r}, and in "
               "the CSV download.")
 FULL_NAMES = "Kernels (full names)"
+#: The shown length of each of several joined names at first: two fit a table's width.
+JOINED_CHARS = 40
 JOINED = " + "  # how a KERNEL_NAMES cell joins its names (app/core/views/kernels.py)
 SHORT_NAMES_HELP = ("Long kernel names are shortened in the middle, keeping their start and "
                     f"their distinguishing end; the full names are in the last column, "
@@ -48,12 +50,11 @@ def shorten_middle(name: str, chars: int) -> str:
     return f"{name[:head]}{ELLIPSIS}{name[len(name) - tail:]}"
 
 
-def distinct_short_names(names: Iterable[str]) -> dict[str, str]:
-    """Name -> its shortened form: the shortest length from :data:`SHORT_CHARS` up (step 8)
-    at which distinct names stay distinct."""
+def distinct_short_names(names: Iterable[str], chars: int = SHORT_CHARS) -> dict[str, str]:
+    """Name -> its shortened form: the shortest length from ``chars`` up (step 8) at which
+    distinct names stay distinct."""
     unique = sorted(set(names))
     longest = max((len(n) for n in unique), default=0)
-    chars = SHORT_CHARS
     while chars < longest:
         short = {n: shorten_middle(n, chars) for n in unique}
         if len(set(short.values())) == len(unique):
@@ -111,9 +112,9 @@ def short_joined_names(frame: pd.DataFrame) -> tuple[pd.DataFrame, int | None]:
         return frame, None
     cells = frame[C.KERNEL_NAMES].dropna().astype(str)
     names = [n for cell in cells for n in cell.split(JOINED)]
-    if not names or max(len(n) for n in names) <= SHORT_CHARS:
+    if not names or max(len(n) for n in names) <= JOINED_CHARS:
         return frame, None
-    short = distinct_short_names(names)
+    short = distinct_short_names(names, JOINED_CHARS)
     out = frame.copy()
     out[FULL_NAMES] = frame[C.KERNEL_NAMES]
     out[C.KERNEL_NAMES] = frame[C.KERNEL_NAMES].astype(object).map(

@@ -82,7 +82,8 @@ MISSING = "—"
 def table(frame: pd.DataFrame | list[dict[str, Any]], key: str, where: Any = None,
           column_config: dict[str, Any] | None = None, **kwargs: Any) -> None:
     """A table (``st.dataframe``, full width, no index) whose numeric columns show thousands
-    separators and four significant digits (:func:`app.core.numbers.printf_format`); the values
+    separators and four significant digits, a value and its CI95 bounds alike
+    (:func:`app.core.numbers.table_formats`); the values
     stay exact (sorting, CSV downloads). A missing cell (None, NaN) reads :data:`MISSING`, not
     Streamlit's "None"; an unbounded interval's upper bound reads "unbounded"
     (:func:`app.core.numbers.unbounded_as_text`). ``where``: a column or container (default: here); ``column_config``
@@ -99,11 +100,8 @@ def table(frame: pd.DataFrame | list[dict[str, Any]], key: str, where: Any = Non
         frame = frame.copy()
         for name, text in shown.items():
             frame[name] = text
-    config: dict[str, Any] = {}
-    for name in frame.columns:
-        fmt = numbers.printf_format(frame[name])
-        if fmt and isinstance(name, str):
-            config[name] = st.column_config.NumberColumn(format=fmt)
+    config: dict[str, Any] = {name: st.column_config.NumberColumn(format=fmt)
+                              for name, fmt in numbers.table_formats(frame).items()}
     if C.UNIT in frame.columns and C.UNIT not in config:  # "TFLOP/s" was cut to "TFLOP/"
         # a missing Unit (pandas 3's str dtype keeps it missing) has no length: count it as 0
         longest = int(frame[C.UNIT].astype(str).str.len().fillna(0).max()) if len(frame) else 0

@@ -34,6 +34,12 @@ from profiling_worker.schema import columns as C
 
 CI_METHOD = ("Student-t CI95 of the mean, t(0.975, n-1)·s/√n, cut at 0 for quantities that "
              "cannot be negative")
+#: Where the CI95 is shown to users who set it against nsight-python's output: its
+#: CI95_Lower/Upper are AvgValue -/+ 1.96 * StdDev / sqrt(NumRuns) (nsight/transformation.py,
+#: NVIDIA/nsight-python at 8736723), the normal quantile, narrower than Student's t for few runs.
+SEED_CI_NOTE = ("nsight-python's own CI95_Lower/Upper use 1.96·s/√n (the normal quantile, not "
+                "cut at 0): narrower for few runs, t(0.975, n-1) being 4.30 at 3 runs and 2.26 "
+                "at 10")
 #: The method of every ratio interval (:func:`ratio_ci95_bounds`) and of the gate's relative
 #: difference (the same interval minus 1).
 RATIO_METHOD = ("Fieller's CI95 of a ratio of two independent means (Fieller 1954), t at the "

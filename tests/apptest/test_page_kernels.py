@@ -82,7 +82,7 @@ def test_joined_kernel_names_are_shortened_in_the_middle_with_the_full_names_las
                 parts, names = short.split(JOINED), full.split(JOINED)
                 assert len(parts) == len(names)
                 for part, name in zip(parts, names):
-                    assert part == name or ("…" in part and part.endswith(name[-30:])), part
+                    assert part == name or ("…" in part and part.endswith(name[-20:])), part
             assert SHORT_NAMES_HELP in table.proto.columns
         full = {n for t in tables for cell in t.value[FULL_NAMES] for n in cell.split(JOINED)}
         assert any("execute_split_k_kernel__5x_cublas" in n for n in full), job

@@ -1,7 +1,8 @@
 """One number format on every page (issue 37): every table of every page, on the recorded H200
 jobs, shows its numbers without exponent form (unless the column's values are tiny: median
-below 1e-5), with at most 6 decimals, and never "None". Compare showed "1.90840", "-3.9819" and
-"7.798649" side by side; One kernel "1.948e+4" us beside a card reading "19,478"."""
+below 1e-5), with at most 6 decimals, a value and its CI95 bounds with one precision, and never
+"None". Compare showed "1.90840", "-3.9819" and "7.798649" side by side, then Ratio "1.004"
+beside RatioCI95Lower "0.9974"; One kernel "1.948e+4" us beside a card reading "19,478"."""
 
 from __future__ import annotations
 
@@ -12,6 +13,7 @@ import pandas as pd
 import pytest
 from apptest_helpers import shown_cells
 
+from app.core.numbers import family
 from tests.scenarios import SCENARIOS
 
 PAGES = [
@@ -23,6 +25,8 @@ PAGES = [
     ("deep_dive", {"job": "h200-ncu-deepdive-fp16-4096"}),
     ("compare", {"baseline": "h200-ncu-matmul-sweep", "candidate": "h200-cupti-matmul-sweep"}),
     ("compare", {"baseline": "h200-cupti-gate-base", "candidate": "h200-cupti-gate-again"}),
+    ("compare", {"baseline": "h200-cupti-gate-tf32", "candidate": "h200-cupti-gate-fp32"}),
+    ("kernels", {"job": "h200-ncu-matmul-rules"}),
     ("backends", {"job": "h200-ncu-matmul-sweep"}), ("results", {"job": "h200-ncu-matmul-sweep"}),
     ("files", {"job": "h200-ncu-roofline"}), ("environment", {"job": "h200-cupti-stability"}),
 ]
@@ -33,6 +37,13 @@ def _problems(at) -> list[str]:
     for el in at.dataframe:
         frame = el.value
         columns = json.loads(el.proto.columns) if el.proto.columns else {}
+        by_family: dict[str, set[str]] = {}  # a value and its CI95 bounds: one precision
+        for name in frame.columns:
+            fmt = ((columns.get(str(name)) or {}).get("type_config") or {}).get("format")
+            if fmt and not pd.api.types.is_integer_dtype(frame[name]):
+                by_family.setdefault(family(name), set()).add(fmt)
+        out += [f"{key or 'AvgValue'} and its CI95 bounds in {sorted(fmts)}"
+                for key, fmts in by_family.items() if len(fmts) > 1]
         for name in frame.columns:
             series = frame[name]
             if not pd.api.types.is_numeric_dtype(series) or pd.api.types.is_bool_dtype(series):

@@ -16,6 +16,8 @@ def test_tables_and_downloads(seeded, app) -> None:
     captions = [c.value for c in at.caption if "per annotation × config" in c.value]
     assert len(captions) == 3 and "times in ns" in captions[0] and "times in ns" in captions[1]
     assert "times in ns" not in captions[2] and "FLOPs and bytes" in captions[2]  # no times there
+    # issue 37: the CI95 columns say how they differ from nsight-python's (Student-t vs 1.96)
+    assert "Student-t CI95" in captions[0] and "use 1.96·s/√n" in captions[0]
 
 
 def test_no_job(store, app) -> None:

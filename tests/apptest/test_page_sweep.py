@@ -30,7 +30,11 @@ def test_sweep_throughput_normalised(seeded, app) -> None:
     assert not at.exception
     (spec,) = plotly_specs(at)
     assert spec["layout"]["yaxis"]["title"]["text"] == "Throughput relative to fp32 (× fp32)"
-    assert "normalize_against divides AvgValue only" in texts(at)  # issue 37: vs nsight-python
+    # issue 37: what nsight-python's Normalized output does differently, said where shown
+    assert ("unit reads '× fp32'; nsight-python's normalize_against (its Normalized column "
+            "names the annotation) divides AvgValue alone: its StdDev, CI95_Lower and "
+            "CI95_Upper stay in the metric's unit") in texts(at)
+    assert "nsight-python's own CI95_Lower/Upper use 1.96·s/√n" in texts(at)
     frame = at.dataframe[0].value
     assert set(frame["Unit"]) == {"× fp32"}
     assert "A ratio to fp32 takes both annotations' run spread" in texts(at)

@@ -140,7 +140,9 @@ def table(frame: pd.DataFrame, caption: str = "", max_rows: int = MAX_ROWS) -> s
     many were left out. The table sits in a box that scrolls sideways when it is wider than the
     page (:data:`WIDE_SCRIPT` marks it and says so)."""
     shown = frame.head(max_rows)
-    formats = {c: numbers.printf_format(frame[c]) for c in frame.columns}
+    family = numbers.table_formats(frame)  # a value and its CI95 bounds alike, as the pages
+    formats = {c: family.get(c) if isinstance(c, str) else numbers.printf_format(frame[c])
+               for c in frame.columns}
     head = "".join(f"<th>{text(c)}</th>" for c in frame.columns)
     rows = []
     for values in shown.itertuples(index=False, name=None):

@@ -1,0 +1,34 @@
+"""Kernel names and rule savings as a reader sees them (issue 37): the Kernel counts table of
+the ncu rules job shortens each ' + '-joined cuBLAS name in the middle (the ends that tell
+them apart stay) and the rule digest ranks savings capped at the speed-of-light roof beside
+Nsight Compute's own estimate. Screenshot: tests/artifacts/views/kernels-counts-and-rules.png."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+from playwright.sync_api import expect
+
+from tests.e2e.conftest import AppServer, open_app, wait_for_elements
+
+pytestmark = pytest.mark.e2e
+TIMEOUT_MS = 60_000
+
+
+def test_kernel_counts_and_capped_rule_savings(page, bundled_app_server: AppServer,  # type: ignore[no-untyped-def]
+                                               artifacts_dir: Path) -> None:
+    open_app(page, f"{bundled_app_server.url}/kernels", "?job=h200-ncu-matmul-rules")
+    wait_for_elements(page)
+    main = page.get_by_test_id("stMain")
+    counts = main.get_by_text("Kernel counts per annotation × config")
+    expect(counts).to_be_visible(timeout=TIMEOUT_MS)
+    rules = main.get_by_text("Nsight Compute rules across the job")
+    expect(rules).to_be_visible(timeout=TIMEOUT_MS)
+    expect(main).to_contain_text("launches, 366 rule results", timeout=TIMEOUT_MS)
+    assert page.locator("[data-testid='stException']").count() == 0
+    counts.scroll_into_view_if_needed()
+    views = artifacts_dir / "views"
+    views.mkdir(parents=True, exist_ok=True)
+    page.set_viewport_size({"width": 1400, "height": 1600})
+    page.screenshot(path=str(views / "kernels-counts-and-rules.png"), full_page=True)
