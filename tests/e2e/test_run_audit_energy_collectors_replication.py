@@ -135,9 +135,12 @@ def _open_options(page):  # type: ignore[no-untyped-def]
     """Open the sidebar form's Options expander; return the collectors multiselect."""
     options = get_by_key(page, "builder-options")
     expect(options).to_be_visible()
-    options.get_by_text("Options", exact=True).click()
+    wait_for_app_run(page)
+    wait_for_elements(page)  # the sidebar's late elements move it until drawn
+    options.get_by_text("Options", exact=True).click(timeout=APP_RUN_TIMEOUT_MS)
     collectors = get_by_key(page, "builder-collectors")
     expect(collectors).to_be_visible()
+    wait_for_app_run(page)  # opening reruns the app: type once that run has drawn the box
     return collectors
 
 
