@@ -1,6 +1,8 @@
 #!/usr/bin/env bash
 # Issue 36's device run: NVML's energy counter resolution, a CUPTI job with a user collector
-# file and the energy collector, and a replication of a bundled job's spec, judged.
+# file and the energy collector, a replication of a bundled job's spec, judged, and an induced
+# clock drop (2 s host sleeps before every 10th run; no clock or power setting touched) that
+# the run audit must flag on exactly those runs (tests/gpu/test_idle_gap_gpu.py).
 #   device run:  bash scripts/gpu_runaudit.sh      (carry: .whl; COMMIT=<id> for provenance)
 set -uo pipefail
 OUT=${OUT:-$(mktemp -d)}
@@ -26,5 +28,18 @@ PYTHONPATH=$CUPTI_PATH timeout 200 python3 -m profiling_worker replicate \
   tests/fixtures/bundles/h200-cupti-gate-base --out "$RESULTS/h200-cupti-gate-replica" \
   > "$OUT/replication.jsonl" 2> "$OUT/replication.md"
 echo "replicate rc=$?"; cat "$OUT/replication.md"
+mkdir -p "$RESULTS/h200-cupti-idle-gap"
+cat > "$RESULTS/h200-cupti-idle-gap/spec.json" <<'JSON'
+{"kernels": ["idle_gap_matmul"], "annotations": ["fp16"], "configs": [{"n": 2048}, {"n": 4096}],
+ "runs": 30, "warmup": 2, "backend": "cupti", "thermal_mode": "off", "clock_control": "none",
+ "label": "issue 36: induced idle gaps, the audit's idle_gap check"}
+JSON
+export KPROF_IDLE_LOG=$RESULTS/h200-cupti-idle-gap.sleeps
+rm -f "$KPROF_IDLE_LOG"
+KPROF_KERNEL_DIRS=$REPO/tests/fixtures/kernel_files_idle PYTHONPATH=$CUPTI_PATH timeout 200 \
+  python3 -m profiling_worker run "$RESULTS/h200-cupti-idle-gap" > "$OUT/idle_gap_job.jsonl" 2>&1
+tail -n 3 "$OUT/idle_gap_job.jsonl"
+KPROF_GPU_RESULTS=$RESULTS PYTHONPATH=$CUPTI_PATH timeout 120 python3 -m pytest -m gpu -q -s \
+  -p no:cacheprovider tests/gpu/test_idle_gap_gpu.py 2>&1 | tee "$OUT/pytest_idle_gap.txt"
 tar -czf "$OUT/bundles.tgz" -C "$RESULTS" --exclude='*.ncu-rep' .
 ls -la "$OUT"

@@ -3,7 +3,9 @@
 The server runs ``python -m streamlit run app/streamlit_app.py`` on 127.0.0.1 and a free port,
 with ``KPROF_RESULTS_DIR`` (and, for ``app_server``, ``KPROF_BUNDLED_DIR``) pointing at temporary
 directories (``bundled_app_server`` lists the recorded H200 scenarios of ``tests/scenarios.py``;
-``demo_app_server``, for the demo's own tests only, the app's default bundled dir), and
+``collectors_app_server`` the same with the user collector file of
+``tests/fixtures/collector_files``; ``demo_app_server``, for the demo's own tests only, the
+app's default bundled dir), and
 is polled on ``/_stcore/health`` before any test uses it. Its output goes to a file, never a
 PIPE (a full pipe blocks the server); the file is copied to ``tests/artifacts/`` afterwards.
 

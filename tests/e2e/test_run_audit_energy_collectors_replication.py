@@ -25,8 +25,8 @@ import pytest
 from playwright.sync_api import expect
 
 from app.core.views.energy import NOT_RECORDED
-from tests.e2e.conftest import (AppServer, choose_option, fill_text, get_by_key, open_app,
-                                wait_for_app_run, wait_for_elements)
+from tests.e2e.conftest import (APP_RUN_TIMEOUT_MS, AppServer, choose_option, fill_text,
+                                get_by_key, open_app, wait_for_app_run, wait_for_elements)
 from tests.e2e.test_views_tour import _full_page_screenshot
 
 pytestmark = pytest.mark.e2e
@@ -57,6 +57,15 @@ def _no_exception(page) -> None:  # type: ignore[no-untyped-def]
     expect(page.get_by_test_id("stException")).to_have_count(0)
 
 
+def _shot(page, at, path: Path) -> None:  # type: ignore[no-untyped-def]
+    """Screenshot with ``at`` in view, once the app is idle and drawn (a scroll that lands
+    during a rerun waits for the element drawn again)."""
+    wait_for_app_run(page)
+    wait_for_elements(page)
+    at.scroll_into_view_if_needed(timeout=APP_RUN_TIMEOUT_MS)
+    page.screenshot(path=str(path))
+
+
 def _audit_details(page):  # type: ignore[no-untyped-def]
     """Open the run audit's expander; return it."""
     box = page.get_by_test_id("stExpander").filter(has_text=AUDIT_DETAILS)
@@ -82,8 +91,7 @@ def test_audit_badges_flag_the_slow_mode_and_missing_flush_and_pass_gate_base(
     # the summary row per config, then the flagged runs with their evidence
     expect(box).to_contain_text("39 of 100 runs passed (clock 6, population 61)")
     expect(box).to_contain_text("two modes (Ashman's D")
-    box.scroll_into_view_if_needed()
-    page.screenshot(path=str(shots / "issue36-audit-timeline.png"))
+    _shot(page, box, shots / "issue36-audit-timeline.png")
 
     open_app(page, f"{url}/stability", "?job=h200-cupti-stability")
     for n in (256, 1024, 8192):
@@ -92,8 +100,7 @@ def test_audit_badges_flag_the_slow_mode_and_missing_flush_and_pass_gate_base(
     expect(box).to_contain_text("recorded without the L2 flush")
     expect(box).to_contain_text("derived on load")
     _no_exception(page)
-    box.scroll_into_view_if_needed()
-    page.screenshot(path=str(shots / "issue36-audit-stability.png"))
+    _shot(page, box, shots / "issue36-audit-stability.png")
 
     open_app(page, f"{url}/results", "?job=h200-cupti-gate-base")
     for n in (2048, 4096, 8192):
@@ -113,25 +120,27 @@ def test_energy_says_not_recorded_on_sweep_and_compare_for_h200_jobs(
     expect(main.get_by_text("Energy per kernel")).to_be_visible()
     expect(main.get_by_text(NOT_RECORDED)).to_be_visible()
     _no_exception(page)
-    main.get_by_text(NOT_RECORDED).scroll_into_view_if_needed()
-    page.screenshot(path=str(shots / "issue36-energy-sweep.png"))
+    _shot(page, main.get_by_text(NOT_RECORDED), shots / "issue36-energy-sweep.png")
 
-    open_app(page, f"{url}/compare", "?baseline=h200-cupti-gate-base&candidate=h200-cupti-gate-again")
+    open_app(page, f"{url}/compare",
+             "?baseline=h200-cupti-gate-base&candidate=h200-cupti-gate-again")
     expect(main.get_by_text("Energy, baseline")).to_be_visible()
     expect(main.get_by_text("Energy, candidate")).to_be_visible()
     expect(main.get_by_text(NOT_RECORDED)).to_have_count(2)
     _no_exception(page)
-    main.get_by_text("Energy, baseline").scroll_into_view_if_needed()
-    page.screenshot(path=str(shots / "issue36-energy-compare.png"))
+    _shot(page, main.get_by_text("Energy, baseline"), shots / "issue36-energy-compare.png")
 
 
 def _open_options(page):  # type: ignore[no-untyped-def]
     """Open the sidebar form's Options expander; return the collectors multiselect."""
     options = get_by_key(page, "builder-options")
     expect(options).to_be_visible()
-    options.get_by_text("Options", exact=True).click()
+    wait_for_app_run(page)
+    wait_for_elements(page)  # the sidebar's late elements move it until drawn
+    options.get_by_text("Options", exact=True).click(timeout=APP_RUN_TIMEOUT_MS)
     collectors = get_by_key(page, "builder-collectors")
     expect(collectors).to_be_visible()
+    wait_for_app_run(page)  # opening reruns the app: type once that run has drawn the box
     return collectors
 
 
@@ -149,7 +158,8 @@ def _pick(page, collectors, name: str) -> None:  # type: ignore[no-untyped-def]
 
 
 @pytest.fixture(scope="module")
-def collector_job(browser, collectors_app_server: AppServer) -> Iterator[str]:  # type: ignore[no-untyped-def]
+def collector_job(browser,  # type: ignore[no-untyped-def]
+                  collectors_app_server: AppServer) -> Iterator[str]:
     """A cpu matmul job (n=32, 64; 3 runs) with the user collectors :data:`USER_COLLECTORS`,
     submitted from the sidebar and waited for: its job id."""
     context = browser.new_context(viewport={"width": 1400, "height": 1000})
@@ -209,8 +219,7 @@ def test_user_collectors_listed_beside_nvml_and_shown_after_a_cpu_job(
                  "host_collectors.py", "raised ValueError: cannot read n=64"):
         expect(table).to_contain_text(text)
     _no_exception(page)
-    table.scroll_into_view_if_needed()
-    page.screenshot(path=str(shots / "issue36-collectors-clocks.png"))
+    _shot(page, table, shots / "issue36-collectors-clocks.png")
 
     open_app(page, url, f"?job={collector_job}")  # the cpu path of energy: not recorded
     expect(main.get_by_text(NOT_RECORDED)).to_be_visible()
@@ -236,12 +245,11 @@ def test_cpu_job_replicated_from_the_files_page_gets_a_verdict(
         rf"^({'|'.join(VERDICTS)}): {re.escape(replica)} against "
         rf"{re.escape(collector_job)}, tolerance ±3 %"))
     expect(verdict).to_be_visible()
-    said = re.match(rf"^({'|'.join(VERDICTS)}):", verdict.inner_text()).group(1)  # type: ignore[union-attr]
+    said = verdict.inner_text().split(":", 1)[0]
     table = main.get_by_test_id("stDataFrame").filter(has_text="Replication")
     expect(table).to_have_count(1)
     expect(table).to_contain_text(re.compile("|".join(VERDICTS)))
     if said == "not comparable":  # the gate's context check failed: it says why
         expect(main.get_by_text(re.compile(r"^Not comparable: \w")).first).to_be_visible()
     _no_exception(page)
-    verdict.scroll_into_view_if_needed()
-    page.screenshot(path=str(shots / "issue36-replication-files.png"))
+    _shot(page, verdict, shots / "issue36-replication-files.png")
