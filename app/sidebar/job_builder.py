@@ -69,12 +69,21 @@ COLLECTORS_HELP = (
 
 
 def collector_label(name: str, user: Mapping[str, Mapping[str, Any]]) -> str:
-    """``sm_clock (NVML, RUN)`` or ``unix_time (user, RUN, s, host_collectors.py)``."""
+    """``sm_clock (NVML, RUN)`` or ``unix_time (user, RUN)``: short enough for the sidebar's
+    width; a user collector's unit and file are in :func:`collectors_help`."""
     c = user.get(name)
     if c is None:
         return f"{name} (NVML, RUN)"
-    unit = f", {c['unit']}" if c.get("unit") else ""
-    return f"{name} (user, {str(c.get('scope', '')).upper()}{unit}, {c.get('source', '')})"
+    return f"{name} (user, {str(c.get('scope', '')).upper()})"
+
+
+def collectors_help(user: Mapping[str, Mapping[str, Any]]) -> str:
+    """:data:`COLLECTORS_HELP`, then each user collector with its scope, unit and file, e.g.
+    ``unix_time: RUN, s, host_collectors.py``."""
+    lines = [f"- `{name}`: {str(c.get('scope', '')).upper()}"
+             f"{', ' + str(c['unit']) if c.get('unit') else ''}, {c.get('source', '')}"
+             for name, c in user.items()]
+    return COLLECTORS_HELP + ("\n\nYour collectors:\n" + "\n".join(lines) if lines else "")
 
 
 #: Under the errors: a field typed in the form is sent (and checked) only by Run.
@@ -361,7 +370,7 @@ def _options(first: Mapping[str, Any]) -> None:
     st.multiselect(LABELS["collectors"], [*spec_schema.COLLECTORS, *user],
                    default=first["collectors"], key=k("collectors"),
                    format_func=lambda name: collector_label(name, user),
-                   help=COLLECTORS_HELP)
+                   help=collectors_help(user))
     left, right = st.columns(2)
     _whole(left, LABELS["warmup"], "warmup", first)
     _whole(right, LABELS["gpu"], "gpu", first,

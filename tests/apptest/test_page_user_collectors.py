@@ -21,8 +21,9 @@ def test_sidebar_offers_user_collectors_and_the_clocks_page_shows_them(store, ap
     at.run()
     box = at.multiselect(key="builder-collectors")
     assert "sm_clock (NVML, RUN)" in box.options
-    assert "unix_time (user, RUN, s, host_collectors.py)" in box.options
-    assert "python_version (user, ONCE, host_collectors.py)" in box.options
+    assert "unix_time (user, RUN)" in box.options
+    assert "python_version (user, ONCE)" in box.options
+    assert "`unix_time`: RUN, s, host_collectors.py" in box.help  # unit and file: on hover
     at.multiselect(key="builder-kernels").set_value(["matmul"])
     at.text_input(key="builder-sizes").set_value("32")
     at.text_input(key="builder-runs").set_value("2")
