@@ -133,7 +133,7 @@ def pages_text(run: str) -> str:
 
 
 #: Big-sweep page runs (``benchmarks/big_sweep_page.py --baseline ... --json``) the docs quote.
-BIG_SWEEP_RUNS = ("big-sweep-1205-1000", "big-sweep-1205-10000")
+BIG_SWEEP_RUNS = ("big-sweep-1205-1000", "big-sweep-1205-10000", "big-sweep-1205-1000-notes")
 
 
 def big_sweep_text(run: str) -> str:
