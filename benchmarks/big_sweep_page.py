@@ -1,29 +1,40 @@
-"""A finished 1,000-config sweep in the browser (issue 37: its Size sweep took 55-88 s to show;
-target: first chart within 3 s of navigation on the 2-core machine).
+"""A finished 1,000- or 10,000-config sweep in the browser (issue 37: its Size sweep took 55-88 s
+to show; target: first chart within 3 s of navigation on the 2-core machine).
 
 Builds a SCALE-TEST bundle (not a measurement: real H200 per-run rows of
-app/bundled/h200-ncu-matmul-sweep tiled to CONFIGS configs, ``results_page_scale``'s builder),
-starts the dashboard on it as the README does (``python -m app.cli``), and in headless Chromium
-times navigation start -> the Size sweep chart's traces drawn (``page_speed``'s in-page probe),
-first in a fresh context on a newly started server (cold: the server's first run reads the
-bundle), then in fresh contexts on the same server (warm). Also counts the chart's SVG nodes and
-drawn tick labels.
+app/bundled/h200-ncu-matmul-sweep tiled to CONFIGS configs x 10 runs, ``results_page_scale``'s
+builder), starts the dashboard on it as the README does (``python -m app.cli``), and in headless
+Chromium times navigation start -> the Size sweep chart's traces drawn (``page_speed``'s in-page
+probe), first in a fresh context on a newly started server (cold: the server's first run reads
+the bundle), then in a fresh context on the same server (warm). Also counts the chart's SVG
+nodes and drawn tick labels.
 
-Usage: ``python benchmarks/big_sweep_page.py [--configs 1000] [--rounds 3]``; prints seconds.
+With ``--baseline DIR`` (a checkout of an earlier commit, e.g. ``git archive REV | tar -x -C
+DIR``) both dashboards are measured in every round, who goes first alternating, on the same
+bundle: the paired ratio candidate / baseline with its CI95 and Wilcoxon p
+(``benchmarks/paired.py``), so the load of the shared machine hits both sides alike. The load
+average is recorded before and after.
+
+Usage: ``python benchmarks/big_sweep_page.py [--configs 1000] [--rounds 3] [--baseline DIR]
+[--json out.json]``; prints seconds.
 """
 
 from __future__ import annotations
 
 import argparse
+import json
+import os
 import statistics
 import sys
 import tempfile
 from pathlib import Path
+from typing import Any
 
 REPO = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(REPO))
-from benchmarks.page_speed import (CHROMIUM, DASHBOARD, PROBE, VIEWPORT,  # noqa: E402
+from benchmarks.page_speed import (CHROMIUM, PROBE, VIEWPORT,  # noqa: E402
                                    load_time, serve)
+from benchmarks.paired import paired_ratio  # noqa: E402
 from benchmarks.results_page_scale import build_scale_bundle  # noqa: E402
 
 TARGET_S = 3.0
@@ -32,42 +43,66 @@ COUNT_NODES = """() => { const c = document.querySelector("[data-testid='stPlotl
            : [0, 0]; }"""
 
 
-def measure(configs: int, rounds: int) -> dict[str, object]:
-    """Cold and warm seconds to the first chart, SVG nodes and x tick labels of that chart."""
+def measure(configs: int, rounds: int, baseline: Path | None = None) -> dict[str, Any]:
+    """Cold and warm seconds to the first chart per side (``dash``: this checkout; ``base``:
+    ``baseline``), per round; SVG nodes and x tick labels of the chart; the paired ratios
+    dash / base; the load average before and after."""
     from playwright.sync_api import sync_playwright
 
     results = Path(tempfile.mkdtemp(prefix="big-sweep-"))
     job = f"scale-{configs}-configs"
     rows = build_scale_bundle(results / job, configs=configs, runs=10)
-    env = {"KPROF_RESULTS_DIR": str(results), "KPROF_BUNDLED_DIR": str(results / "none"),
-           "PYTHONPATH": str(REPO)}
-    cold, warm, nodes = [], [], [0, 0]
+    roots = {"dash": REPO, **({"base": baseline} if baseline else {})}
+    times: dict[str, list[float]] = {f"{n}_{k}": [] for n in roots for k in ("cold", "warm")}
+    nodes: dict[str, list[int]] = {}
+    load_before = os.getloadavg()
     with sync_playwright() as pw:
         browser = pw.chromium.launch(executable_path=CHROMIUM, headless=True,
                                      args=["--no-sandbox", "--disable-gpu"])
-        for _ in range(rounds):
-            with serve(DASHBOARD, env) as url:
-                for times in (cold, warm):
-                    context = browser.new_context(viewport=VIEWPORT)
-                    context.add_init_script(PROBE)
-                    times.append(load_time(context, f"{url}/?job={job}")[0])
-                    nodes = context.pages[-1].evaluate(COUNT_NODES)
-                    context.close()
+        order = list(roots)
+        for i in range(rounds):
+            for name in order[i % len(order):] + order[:i % len(order)]:  # who goes first
+                root = roots[name]
+                env = {"KPROF_RESULTS_DIR": str(results), "PYTHONPATH": str(root),
+                       "KPROF_BUNDLED_DIR": str(results / "none")}
+                with serve(root / "app" / "streamlit_app.py", env, root) as url:
+                    for kind in ("cold", "warm"):
+                        context = browser.new_context(viewport=VIEWPORT)
+                        context.add_init_script(PROBE)
+                        times[f"{name}_{kind}"].append(load_time(context, f"{url}/?job={job}")[0])
+                        nodes[name] = context.pages[-1].evaluate(COUNT_NODES)
+                        context.close()
         browser.close()
-    return {"configs": configs, "per_run_rows": rows, "cold_s": cold, "warm_s": warm,
-            "svg_nodes": nodes[0], "x_tick_labels": nodes[1]}
+    ratios = ({kind: paired_ratio(times[f"dash_{kind}"], times[f"base_{kind}"])
+               for kind in ("cold", "warm")} if baseline else {})
+    return {"configs": configs, "per_run_rows": rows, "rounds": rounds, "times_s": times,
+            "svg_nodes": {n: v[0] for n, v in nodes.items()},
+            "x_tick_labels": {n: v[1] for n, v in nodes.items()}, "ratios": ratios,
+            "cpus": os.cpu_count(), "load_average_before": load_before,
+            "load_average_after": os.getloadavg()}
 
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--configs", type=int, default=1000)
     parser.add_argument("--rounds", type=int, default=3)
+    parser.add_argument("--baseline", type=Path, help="another checkout measured in the same "
+                        "rounds (e.g. `git archive REV | tar -x -C DIR`)")
+    parser.add_argument("--json", type=Path, help="also write every sample here")
     args = parser.parse_args()
-    out = measure(args.configs, args.rounds)
-    print(f"{out['configs']:,} configs ({out['per_run_rows']:,} per-run rows): first chart "
-          f"cold median {statistics.median(out['cold_s']):.2f} s {out['cold_s']}, warm median "
-          f"{statistics.median(out['warm_s']):.2f} s {out['warm_s']} (target <= {TARGET_S} s); "
-          f"chart {out['svg_nodes']:,} SVG nodes, {out['x_tick_labels']} x tick labels")
+    out = measure(args.configs, args.rounds, args.baseline)
+    print(f"{out['configs']:,} configs ({out['per_run_rows']:,} per-run rows), {args.rounds} "
+          f"rounds, load average {out['load_average_before'][0]:.1f} -> "
+          f"{out['load_average_after'][0]:.1f} on {out['cpus']} CPUs:")
+    for key, values in out["times_s"].items():
+        print(f"  {key}: median {statistics.median(values):.2f} s {[round(v, 2) for v in values]}"
+              f" (target <= {TARGET_S} s)")
+    for kind, r in out["ratios"].items():
+        print(f"  {kind} dash / base: {r['estimate']:.2f}x, CI95 [{r['ci95'][0]:.2f}, "
+              f"{r['ci95'][1]:.2f}], Wilcoxon p {r['p_wilcoxon']:.3f}, n {r['n']}")
+    print(f"  chart SVG nodes {out['svg_nodes']}, x tick labels {out['x_tick_labels']}")
+    if args.json:
+        args.json.write_text(json.dumps(out, indent=2))
 
 
 if __name__ == "__main__":

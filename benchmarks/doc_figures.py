@@ -26,6 +26,9 @@ documents hold exactly that text, so a figure cannot drift from its raw file.
 - **warm post-processing, before/after** (``benchmarks/cpu/post-processing-ab-*.json``,
   ``benchmarks/post_processing.py --against``): per recorded bundle, after / before of the
   rounds' median wall and CPU time per job, paired by round.
+- **big sweeps** (``benchmarks/cpu/big-sweep-*.json``, ``benchmarks/big_sweep_page.py``): seconds
+  to the Size sweep's first chart of a 1,000- and a 10,000-config sweep, after and before,
+  medians and the paired ratio.
 
 Usage: ``python benchmarks/doc_figures.py`` prints every figure (Markdown).
 """
@@ -34,6 +37,7 @@ from __future__ import annotations
 
 import json
 import math
+import statistics
 import re
 import sys
 from pathlib import Path
@@ -104,8 +108,6 @@ def warm(run: str) -> dict[str, float]:
     """A warm J1 (``*-warm_stages.json``, ``benchmarks/warm_stages.py``), per job: the worker's
     own part = ``runner.run_job``'s wall less nsight-python's call; medians over the jobs (ms)
     and of own / nsight-python per job (issue 40's target: at most 0.10)."""
-    import statistics
-
     raw = json.loads((H200 / f"{run}-warm_stages.json").read_text())
     nspy = [job["nsight-python call"] for job in raw["per_job_ms"]]
     own = [1e3 * w - n for w, n in zip(raw["run_job_wall_s"], nspy)]
@@ -222,6 +224,25 @@ def pages_text(run: str) -> str:
             f"{raw['load_average'][0]:.1f} on {raw['cpus']} CPUs)")
 
 
+#: Big-sweep page runs (``benchmarks/big_sweep_page.py --baseline ... --json``) the docs quote.
+BIG_SWEEP_RUNS = ("big-sweep-1205-1000", "big-sweep-1205-10000", "big-sweep-1205-1000-notes")
+
+
+def big_sweep_text(run: str) -> str:
+    """``1,000 configs: first chart warm 2.9 s (before 5.1 s), cold ...; warm after / before
+    0.57 (CI95 ...): met; 6 rounds, load average 14.7 -> 12.0 on 2 CPUs`` (medians of the
+    rounds; the ratio pair by pair, :func:`paired.paired_ratio`)."""
+    raw = json.loads((HERE / "cpu" / f"{run}.json").read_text())
+    t, med = raw["times_s"], statistics.median
+    return (f"{raw['configs']:,} configs: first chart warm {med(t['dash_warm']):.1f} s (before "
+            f"{med(t['base_warm']):.1f} s), cold {med(t['dash_cold']):.1f} s (before "
+            f"{med(t['base_cold']):.1f} s); warm after / before "
+            f"{ratio_text(raw['ratios']['warm'])}; cold after / before "
+            f"{ratio_text(raw['ratios']['cold'])}; {raw['rounds']} rounds, load average "
+            f"{raw['load_average_before'][0]:.1f} -> {raw['load_average_after'][0]:.1f} on "
+            f"{raw['cpus']} CPUs")
+
+
 def _attribution(run: str) -> list[dict[str, float]]:
     """The events attribution table printed in ``run``'s pytest output (one dict per n)."""
     lines = (H200 / f"{run}-pytest_gpu.txt").read_text().splitlines()
@@ -326,6 +347,8 @@ def claims() -> list[tuple[str, str]]:
     for run in POST_AB_RUNS:
         for bundle in post_ab(run):
             out.append(("docs/performance.md", post_ab_text(run, bundle)))
+    for run in BIG_SWEEP_RUNS:
+        out.append(("docs/performance.md", big_sweep_text(run)))
     for run in AA_RUNS:
         for row in aa(run):
             out.append(("docs/measurements-h200.md", f"{row['backend']} {row['kind']}: {aa_text(row)}"))

@@ -42,8 +42,9 @@ def units(bundle: Bundle) -> dict[str, str]:
         if table.empty or C.METRIC not in table:
             continue
         found: dict[str, str] = {}
-        column = table[C.UNIT] if C.UNIT in table else pd.Series([None] * len(table))
-        for metric, unit in zip(table[C.METRIC], column):
+        pairs = (table[[C.METRIC, C.UNIT]] if C.UNIT in table
+                 else table[[C.METRIC]].assign(**{C.UNIT: None})).drop_duplicates()
+        for metric, unit in zip(pairs[C.METRIC], pairs[C.UNIT]):  # distinct pairs, in order
             shown = unit_text(unit)
             if not found.get(str(metric)):
                 found[str(metric)] = shown

@@ -25,7 +25,7 @@ def job_colors(bundle: Bundle) -> dict[str, str]:
     for name in (C.TABLE_AGGREGATED, C.TABLE_RUNS):
         table = bundle.tables.get(name)
         if table is not None and C.ANNOTATION in table:
-            return theme.annotation_colors(table[C.ANNOTATION].dropna())
+            return theme.annotation_colors(table[C.ANNOTATION].dropna().unique())
     return {}
 
 

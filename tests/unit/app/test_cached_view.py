@@ -71,3 +71,26 @@ def test_figure_is_built_once_per_content_of_its_frame() -> None:
     cached.figure(counted_figure, times.iloc[:-1], "a")  # other values: built again
     cached.figure(counted_figure, times, "b")
     assert len(CALLS) == 3
+
+
+def test_each_caller_of_bundle_for_changes_only_its_own_copy(
+        tmp_path, monkeypatch) -> None:  # type: ignore[no-untyped-def]
+    """bundle_for holds one bundle per server (a 10,000-config sweep's unpickled copy per call
+    cost about 1 s, twice a page): each call still gets a copy that its page may change
+    without changing what another page or session reads."""
+    st.cache_resource.clear()
+    results = tmp_path / "results"
+    shutil.copytree(BUNDLED, results / BUNDLED.name)
+    monkeypatch.setenv("KPROF_RESULTS_DIR", str(results))
+    monkeypatch.setenv("KPROF_BUNDLED_DIR", str(tmp_path / "none"))
+    first, second = cached.bundle_for(BUNDLED.name), cached.bundle_for(BUNDLED.name)
+    assert first is not None and second is not None and first is not second
+    runs = first.table("runs")
+    runs["Value"] = -1.0  # a page's in-place change of its copy
+    runs.loc[0, "Annotation"] = "changed"
+    first.manifest["status"] = "failed"
+    fresh = load_bundle(results / BUNDLED.name)
+    for other in (second, cached.bundle_for(BUNDLED.name)):
+        assert other is not None and other.table("runs").equals(fresh.table("runs"))
+        assert other.manifest["status"] == fresh.manifest["status"] != "failed"
+    st.cache_resource.clear()
