@@ -30,9 +30,9 @@ PAGES = ("sweep", "stability", "results", "bound_roofline", "memory", "kernels")
 
 def build_scale_bundle(out: Path, configs: int = 64, runs: int = 20) -> int:
     """Write the scale-test bundle to ``out``; returns its number of per-run rows."""
-    from profiling_worker.bundle_writer import write_table
-    from profiling_worker.extract.aggregate import aggregate_runs
-    from profiling_worker.schema.manifest import write_manifest
+    from profiling_worker.bundle.writer import write_table
+    from profiling_worker.bundle.stats.aggregate import aggregate_runs
+    from profiling_worker.bundle.schema.manifest import write_manifest
 
     real = pd.read_parquet(SOURCE / "tables" / "runs.parquet")
     real_work = pd.read_parquet(SOURCE / "tables" / "work.parquet")

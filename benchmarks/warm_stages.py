@@ -77,7 +77,7 @@ def install_timers() -> None:
     import nsight.extraction as extraction
     import nsight.transformation as transformation
 
-    from profiling_worker import results, runner
+    from profiling_worker.job import results, runner
     from profiling_worker.backends import nsight_backend
 
     _time_decorated_calls(core)
@@ -100,7 +100,8 @@ def _install_inner_timers(results: Any) -> None:
     """Timers inside the worker's tables and checks, and on the NVML sampler."""
     import pandas as pd
 
-    from profiling_worker import bundle_writer, nvml_trace
+    from profiling_worker.bundle import writer as bundle_writer
+    from profiling_worker.probes import nvml_trace
 
     for name in ("launches_to_runs", "aggregate_runs", "work_table", "write_table"):
         _timed(results, name, f"tables: {name}")
@@ -119,10 +120,11 @@ def main() -> None:
     parser.add_argument("out_json", type=Path)
     parser.add_argument("--repeats", type=int, default=10)
     args = parser.parse_args()
-    from profiling_worker import gpu_select, runner
+    from profiling_worker.probes import gpu_select
+    from profiling_worker.job import runner
     from profiling_worker.backends.registry import environment_report, run_side
     from profiling_worker.backends.run_side import BackendStatus
-    from profiling_worker.channel import Channel
+    from profiling_worker.backends.channel import Channel
 
     report = environment_report()
     gpu_select.pin(gpu_select.resolve(0, report["environment"].get("gpus") or ()))

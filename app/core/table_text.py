@@ -15,7 +15,7 @@ from collections.abc import Iterable
 
 import pandas as pd
 
-from profiling_worker.schema import columns as C
+from profiling_worker.bundle.schema import columns as C
 
 from app.core.markdown import BIDI_PATTERN, visible
 
@@ -76,7 +76,7 @@ def visible_text(frame: pd.DataFrame) -> pd.DataFrame:
 
 
 def short_kernel_names(frame: pd.DataFrame) -> tuple[pd.DataFrame, int | None]:
-    """``frame`` with its :data:`~profiling_worker.schema.columns.KERNEL` column shortened in
+    """``frame`` with its :data:`~profiling_worker.bundle.schema.columns.KERNEL` column shortened in
     the middle and the full names appended as :data:`FULL_NAME`, and the shown length in
     characters; ``(frame, None)`` when no name needs it."""
     if C.KERNEL not in _text_columns(frame):

@@ -20,7 +20,7 @@ import pytest
 from app import download_route
 from app.core import download_grants
 from app.core.download_grants import DownloadKind, GrantStore
-from profiling_worker.inflate import scratch_dir
+from profiling_worker.bundle.inflate import scratch_dir
 from tests.scenarios import SCENARIOS
 
 SOURCE = SCENARIOS / "h200-ncu-j1-fp16"
