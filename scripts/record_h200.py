@@ -17,7 +17,8 @@ import time
 from pathlib import Path
 from typing import Any
 
-from profiling_worker.bundle.schema.metrics import DEEP_DIVE_COLLECT  # what the deep-dive action asks
+# what the deep-dive action asks
+from profiling_worker.bundle.schema.metrics import DEEP_DIVE_COLLECT
 
 MATMUL = [512, 1024, 2048, 4096, 8192]
 ELEMENTWISE = [1 << 20, 1 << 22, 1 << 24, 1 << 26]

@@ -11,9 +11,9 @@ from profiling_worker.bundle.schema import backends as B, columns as C
 from profiling_worker.bundle.schema.view_metrics import PRESET_OF as PRESET_OF  # re-exported
 # Re-exported (the "as" form says so to mypy): the views import these metric names from here.
 from profiling_worker.bundle.schema.metrics import (DRAM_PCT as DRAM_PCT, DRAM_READ as DRAM_READ,
-                                              DRAM_WRITE as DRAM_WRITE, GPC_HZ as GPC_HZ,
-                                              SM_CLOCK_METRICS as SM_CLOCK_METRICS, SM_HZ as SM_HZ,
-                                              SM_PCT as SM_PCT)
+                                                    DRAM_WRITE as DRAM_WRITE, GPC_HZ as GPC_HZ,
+                                                    SM_CLOCK_METRICS as SM_CLOCK_METRICS,
+                                                    SM_HZ as SM_HZ, SM_PCT as SM_PCT)
 
 from app.core import frame_columns as F
 from profiling_worker.bundle.loader import Bundle

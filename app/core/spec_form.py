@@ -16,7 +16,7 @@ from typing import Any
 from profiling_worker.bundle.schema import backends as B, run_target as rt
 from profiling_worker.bundle.schema.configs import device_memory
 from profiling_worker.bundle.schema.spec import (METRIC_PRESETS, FieldError, JobSpec, SpecInvalid,
-                                          check_fits, validate_spec)
+                                                 check_fits, validate_spec)
 
 from app.core import config_grid
 from app.core.kernel_catalog import (KernelInfo, builtin_description, builtin_kernels,

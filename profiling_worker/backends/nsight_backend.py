@@ -35,7 +35,7 @@ from profiling_worker.backends.base import Collection, Emit, RunCounter, user_co
 from profiling_worker.backends.run_side import BackendStatus, RunJob, RunSide
 from profiling_worker.catalog.user_collectors import ONCE, CollectorRun, UserCollector
 from profiling_worker.bundle.errors import (OUT_OF_MEMORY_HINT, KernelFailed, ProfilingFailed,
-                                     WorkerError, is_out_of_memory)
+                                            WorkerError, is_out_of_memory)
 from profiling_worker.bundle.schema import backends as B, columns as C
 from profiling_worker.bundle.schema.backends import LAUNCH_CHILD_ENV
 from profiling_worker.bundle.schema.run_range import run_range_name

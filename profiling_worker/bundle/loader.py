@@ -9,6 +9,8 @@ still opens and every view can say "no data" instead of raising.
 from __future__ import annotations
 
 import json
+import os
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -138,24 +140,54 @@ class Bundle:
         return self.tables.get(name, pd.DataFrame())
 
 
+class TableUnreadable(ValueError):
+    """A table file that is there but cannot be read (corrupt, truncated, not Parquet) or that
+    leads out of the bundle; ``str()`` names the file (relative to the bundle) and the cause."""
+
+
+#: A table's files in the order they are read: Parquet, else the CSV written beside it.
+TABLE_FORMATS = ("parquet", "csv")
+_READERS: dict[str, Callable[[Path], pd.DataFrame]] = {"parquet": pd.read_parquet,
+                                                        "csv": pd.read_csv}
+
+
+def read_table_file(bundle_dir: str | os.PathLike[str], name: str, fmt: str = "parquet"
+                    ) -> pd.DataFrame | None:
+    """``tables/<name>.<fmt>`` of a bundle as written (``fmt``: ``parquet`` or ``csv``); None when
+    the bundle has no such file. The one read of a table file: :func:`read_table` (the pages),
+    ``GateSide.load`` (the gate), the timeline and :func:`~profiling_worker.bundle.writer.
+    finish_bundle` all go through it, through :func:`~profiling_worker.bundle.paths.bundle_file`.
+
+    Raises:
+        TableUnreadable: the file cannot be parsed, or is a link out of the bundle.
+    """
+    rel = f"{columns.TABLES_DIR}/{name}.{fmt}"
+    try:
+        return _READERS[fmt](bundle_file(bundle_dir, rel))
+    except FileNotFoundError:
+        return None
+    except OutsideBundle as exc:
+        raise TableUnreadable(str(exc)[:300]) from exc
+    except Exception as exc:  # pyarrow, pandas and OS errors alike
+        raise TableUnreadable(f"{rel} cannot be read ({type(exc).__name__}: "
+                              f"{str(exc)[:200]})") from exc
+
+
 def read_table(bundle_dir: Path, name: str, problems: list[str] | None = None) -> pd.DataFrame:
     """``tables/<name>.parquet``, else ``tables/<name>.csv``, else an empty frame.
 
     A file that cannot be parsed (corrupt, truncated) is skipped for the next choice and named
     in ``problems`` (never raised: one broken table must not take the pages down).
     """
-    for rel, read in ((f"{columns.TABLES_DIR}/{name}.parquet", pd.read_parquet),
-                      (f"{columns.TABLES_DIR}/{name}.csv", pd.read_csv)):
+    for fmt in TABLE_FORMATS:
         try:
-            table = read(bundle_file(bundle_dir, rel))
-        except FileNotFoundError:
-            continue
-        except Exception as exc:  # a link out, pyarrow, pandas and OS errors: report, go on
+            table = read_table_file(bundle_dir, name, fmt)
+        except TableUnreadable as exc:
             if problems is not None:
-                problems.append(str(exc)[:300] if isinstance(exc, OutsideBundle) else
-                                f"{rel} cannot be read ({type(exc).__name__}: {str(exc)[:200]})")
+                problems.append(str(exc))
             continue
-        return _numbers_as_numbers(table, rel, problems)
+        if table is not None:
+            return _numbers_as_numbers(table, f"{columns.TABLES_DIR}/{name}.{fmt}", problems)
     return pd.DataFrame()
 
 

@@ -28,7 +28,7 @@ from typing import Any
 
 import pandas as pd
 
-from profiling_worker.bundle.writer import read_table
+from profiling_worker.bundle.loader import TableUnreadable, read_table_file
 from profiling_worker.bundle.stats.units import normalise_unit
 from profiling_worker.bundle.schema import columns as C
 from profiling_worker.bundle.schema.manifest import job_gpu, read_manifest
@@ -61,13 +61,10 @@ def _table(bundle: Path, name: str) -> pd.DataFrame | None:
         TimelineError: the table is there but unreadable (truncated or not Parquet).
     """
     try:
-        return read_table(bundle, name)
-    except FileNotFoundError:
-        return None
-    except (OSError, ValueError) as exc:  # pyarrow's ArrowInvalid is a ValueError
-        raise TimelineError(f"{bundle.name}: tables/{name}.parquet cannot be read ({exc})",
-                            "the CSV beside it may still be intact; re-run the job for a new "
-                            "bundle") from exc
+        return read_table_file(bundle, name)
+    except TableUnreadable as exc:
+        raise TimelineError(f"{bundle.name}: {exc}", "the CSV beside it may still be intact; "
+                            "re-run the job for a new bundle") from exc
 
 
 def _durations(launches: pd.DataFrame) -> pd.DataFrame:

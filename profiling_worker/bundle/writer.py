@@ -26,6 +26,7 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 
 from profiling_worker.bundle.file_mode import as_if_opened
+from profiling_worker.bundle.loader import read_table_file
 from profiling_worker.bundle.schema import columns as C, intervals, plausibility
 from profiling_worker.bundle.schema.manifest import write_manifest
 from profiling_worker.bundle.spreadsheet import spreadsheet_safe
@@ -194,22 +195,14 @@ def finish_bundle(bundle_dir: str | os.PathLike[str], manifest: dict[str, Any],
 
 
 def bundle_tables(bundle_dir: str | os.PathLike[str]) -> dict[str, pd.DataFrame]:
-    """The tables a bundle has (name -> frame); tables it lacks are left out."""
-    return {name: read_table(bundle_dir, name) for name in (*C.TABLES, *C.OPTIONAL_TABLES)
-            if (Path(bundle_dir) / C.TABLES_DIR / f"{name}.parquet").is_file()}
-
-
-def read_table(bundle_dir: str | os.PathLike[str], name: str) -> pd.DataFrame:
-    """Read ``tables/<name>.parquet`` of a bundle (the inverse of :func:`write_table`).
+    """The tables a bundle has in Parquet (name -> frame); tables it lacks are left out.
 
     Raises:
-        FileNotFoundError: the bundle has no such table.
-        OutsideBundle: the file is a link out of the bundle.
+        TableUnreadable: a table file cannot be read, or leads out of the bundle.
     """
-    from profiling_worker.bundle.paths import bundle_file
+    tables = {name: read_table_file(bundle_dir, name) for name in (*C.TABLES, *C.OPTIONAL_TABLES)}
+    return {name: frame for name, frame in tables.items() if frame is not None}
 
-    return pd.read_parquet(bundle_file(bundle_dir, f"{C.TABLES_DIR}/{name}.parquet"))
 
-
-__all__ = ["write_table", "read_table", "table_columns", "empty_table", "bundle_files",
+__all__ = ["write_table", "table_columns", "empty_table", "bundle_files",
            "finish_bundle"]

@@ -16,7 +16,7 @@ from profiling_worker.catalog.user_collectors import UserCollector, drop_builtin
 from profiling_worker.catalog.declare import Kernel
 from profiling_worker.catalog.user import kernel_dirs_from_env, load_kernel_dirs
 from profiling_worker.bundle.errors import (OUT_OF_MEMORY_HINT, KernelFailed, WorkerError,
-                                     is_out_of_memory)
+                                            is_out_of_memory)
 
 
 @dataclass

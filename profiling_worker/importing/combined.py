@@ -28,8 +28,8 @@ import pandas as pd
 from profiling_worker.bundle.stats.combine_rules import RULE_SUM, combine_rule
 from profiling_worker.bundle.stats.units import normalise_unit
 from profiling_worker.bundle.schema import columns as C, peaks
-from profiling_worker.bundle.schema.metrics import (DRAM_BYTES, DRAM_HZ, DRAM_PCT, DRAM_PEAK_PER_CYCLE,
-                                              DRAM_READ, DRAM_WRITE)
+from profiling_worker.bundle.schema.metrics import (DRAM_BYTES, DRAM_HZ, DRAM_PCT,
+                                                    DRAM_PEAK_PER_CYCLE, DRAM_READ, DRAM_WRITE)
 
 
 

@@ -42,7 +42,7 @@ def fail_job(job_dir: Path, error: dict[str, Any]) -> int:
     ``error`` (``kind``, ``message``, ``hint``, ``log_tail``) when one can be written; returns
     the exit code 1."""
     from profiling_worker.bundle.schema.manifest import (JobStatus, ManifestError, now_iso,
-                                                  read_manifest, write_manifest)
+                                                         read_manifest, write_manifest)
 
     error = {"log_tail": "", **error}
     print(json.dumps({"event": "error", **error}), flush=True)

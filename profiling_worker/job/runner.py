@@ -22,13 +22,13 @@ from profiling_worker.bundle.paths import inside_bundle
 from profiling_worker.backends.channel import Channel, log_tail
 from profiling_worker.extract.ignored import leave_out_ignored
 from profiling_worker.bundle.errors import (OUT_OF_MEMORY_HINT, BackendUnavailable, Cancelled,
-                                     KernelFailed, SpecRejected, WorkerError, classify_known,
-                                     is_out_of_memory)
+                                            KernelFailed, SpecRejected, WorkerError, classify_known,
+                                            is_out_of_memory)
 from profiling_worker.bundle.schema import backends as B, columns as C
 from profiling_worker.bundle.schema.manifest import JobStatus, now_iso
 from profiling_worker.bundle.schema.configs import device_memory
 from profiling_worker.bundle.schema.spec import (COLLECTORS, SPEC_DEFAULTS, JobSpec, SpecInvalid,
-                                          check_fits, load_spec, validate_spec)
+                                                 check_fits, load_spec, validate_spec)
 from profiling_worker.bundle.schema.spec_file import read_spec_json
 
 if TYPE_CHECKING:

@@ -13,7 +13,7 @@ from typing import Any
 
 from profiling_worker.probes import environment
 from profiling_worker.bundle.errors import (COUNTER_PERMISSION_HINT, COUNTER_PERMISSION_MARK,
-                                     CounterPermission, SpecRejected)
+                                            CounterPermission, SpecRejected)
 
 
 class MetricCheck:

@@ -66,7 +66,8 @@ def _one_run_copy(src: Path, dest: Path, run: int) -> None:
     import json
     import shutil
 
-    from profiling_worker.bundle.writer import read_table, write_table
+    from profiling_worker.bundle.loader import read_table
+    from profiling_worker.bundle.writer import write_table
     from profiling_worker.bundle.stats.aggregate import aggregate_runs
     from profiling_worker.bundle.schema import columns as C
 

@@ -46,7 +46,8 @@ def test_a_percentage_above_100_is_shown_escaped(store, app) -> None:
     import json
     import shutil
 
-    from profiling_worker.bundle.writer import finish_bundle, read_table, write_table
+    from profiling_worker.bundle.writer import finish_bundle, write_table
+    from profiling_worker.bundle.loader import read_table
     from profiling_worker.bundle.schema import columns as C
 
     job = store["results"] / "pct-176"

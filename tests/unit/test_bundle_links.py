@@ -61,14 +61,13 @@ def test_app_tables_linked_out_are_not_drawn(bundle, tmp_path, suffix) -> None:
     assert any("leads out of the bundle" in p for p in loaded.problems), loaded.problems
 
 
-def test_worker_read_table_refuses_a_link_out(bundle, tmp_path) -> None:
-    from profiling_worker.bundle.paths import OutsideBundle
-    from profiling_worker.bundle.writer import read_table
+def test_the_one_table_read_refuses_a_link_out(bundle, tmp_path) -> None:
+    from profiling_worker.bundle.loader import TableUnreadable, read_table_file
 
     _link(bundle, f"{C.TABLES_DIR}/{C.TABLE_AGGREGATED}.parquet",
           _outside_table(tmp_path, ".parquet"))
-    with pytest.raises(OutsideBundle, match="leads out of the bundle"):
-        read_table(bundle, C.TABLE_AGGREGATED)
+    with pytest.raises(TableUnreadable, match="leads out of the bundle"):
+        read_table_file(bundle, C.TABLE_AGGREGATED)
 
 
 def test_gate_refuses_a_table_linked_out(bundle, tmp_path) -> None:

@@ -12,7 +12,7 @@ import pandas as pd
 from profiling_worker.bundle.schema import columns as C
 from profiling_worker.bundle.schema.manifest import ManifestError
 from profiling_worker.bundle.timeline import (PLACED_BY_CUPTI, RUN_ORDER_NOTE, TimelineError,
-                                      build_trace)
+                                              build_trace)
 
 from app.core import frame_columns as F
 from profiling_worker.bundle.loader import Bundle

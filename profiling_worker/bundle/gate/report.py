@@ -26,11 +26,11 @@ import pandas as pd
 
 from profiling_worker.bundle.gate import junit
 from profiling_worker.bundle.gate.exit_codes import (EXIT_NOT_JUDGED, EXIT_OK, EXIT_REGRESSED,
-                                              EXIT_UNDECIDED)
+                                                     EXIT_UNDECIDED)
 from profiling_worker.bundle.gate.judge import (AVG, BASELINE, CANDIDATE, CAVEATS, CONFIG_LABEL,
-                                         CYCLES_DIFF_PCT, DIFF_CI95_LOWER_PCT,
-                                         DIFF_CI95_UPPER_PCT, DIFF_PCT, OUTCOME, REASON,
-                                         GateResult)
+                                                CYCLES_DIFF_PCT, DIFF_CI95_LOWER_PCT,
+                                                DIFF_CI95_UPPER_PCT, DIFF_PCT, OUTCOME, REASON,
+                                                GateResult)
 from profiling_worker.bundle.gate.verdict import UNDECIDED, Outcome
 from profiling_worker.bundle.schema import columns as C
 

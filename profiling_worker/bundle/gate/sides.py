@@ -10,11 +10,11 @@ from typing import Any
 
 import pandas as pd
 
-from profiling_worker.bundle.paths import OutsideBundle, bundle_file
+from profiling_worker.bundle.loader import TABLE_FORMATS, TableUnreadable, read_table_file
 from profiling_worker.bundle.stats.aggregated_repair import KEYS, STATISTICS, complete
 from profiling_worker.bundle.schema import backends as B, columns as C, intervals
 from profiling_worker.bundle.schema.bundle_spec import (PartialSpec, asked_runs, backend_of,
-                                                  manifest_spec)
+                                                        manifest_spec)
 from profiling_worker.bundle.schema.manifest import JobStatus, ManifestError, read_manifest
 from profiling_worker.bundle.schema.run_audit import ConfigAudit, config_audits, run_audit
 from profiling_worker.bundle.schema.spec import JobSpec
@@ -137,17 +137,11 @@ def _read_table(bundle_dir: Path, name: str) -> pd.DataFrame | None:
     Raises:
         GateInputError: the file is there but cannot be read, or is a link out of the bundle.
     """
-    for rel, read in ((f"{C.TABLES_DIR}/{name}.parquet", pd.read_parquet),
-                      (f"{C.TABLES_DIR}/{name}.csv", pd.read_csv)):
+    for fmt in TABLE_FORMATS:
         try:
-            path = bundle_file(bundle_dir, rel)
-        except FileNotFoundError:
-            continue
-        except OutsideBundle as exc:
-            raise GateInputError(str(exc)) from exc
-        try:
-            return read(path)
-        except Exception as exc:  # pyarrow, pandas and OS errors alike
-            raise GateInputError(f"{bundle_dir / rel}: cannot be read ({type(exc).__name__}: "
-                                 f"{str(exc)[:200]})") from exc
+            table = read_table_file(bundle_dir, name, fmt)
+        except TableUnreadable as exc:
+            raise GateInputError(f"{bundle_dir}: {exc}") from exc
+        if table is not None:
+            return table
     return None

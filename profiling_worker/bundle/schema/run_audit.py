@@ -45,7 +45,8 @@ from typing import Any, cast
 import numpy as np
 import pandas as pd
 
-from profiling_worker.bundle.schema import backends as B, columns as C, metrics as M, peaks, populations
+from profiling_worker.bundle.schema import (backends as B, columns as C, metrics as M, peaks,
+                                            populations)
 from profiling_worker.bundle.schema.bundle_spec import backend_of, manifest_spec
 from profiling_worker.bundle.schema.manifest import job_gpu
 from profiling_worker.bundle.schema.plausibility import L2_FLUSHED, L2_UNKNOWN, L2_WARM, l2_state

@@ -35,8 +35,8 @@ from typing import Any
 import numpy as np
 import pandas as pd
 from pandas.core.groupby import SeriesGroupBy
-from profiling_worker.bundle.stats.combine_rules import (RULE_MEAN_UNWEIGHTED, RULE_SINGLE, RULE_SUM,
-                                                    RULE_WEIGHTED, combine_rule)
+from profiling_worker.bundle.stats.combine_rules import (RULE_MEAN_UNWEIGHTED, RULE_SINGLE,
+                                                         RULE_SUM, RULE_WEIGHTED, combine_rule)
 from profiling_worker.bundle.stats.kernel_counts import infer_param_names, require_columns
 from profiling_worker.bundle.schema import columns as C, intervals
 

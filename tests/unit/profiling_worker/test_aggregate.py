@@ -11,11 +11,13 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from scipy import stats
 
-from profiling_worker.bundle.stats.aggregate import aggregate_runs, launches_to_runs, t_ci95_halfwidth
-from profiling_worker.bundle.stats.combine_rules import (RULE_MEAN_UNWEIGHTED, RULE_SINGLE, RULE_SUM,
-                                                    RULE_WEIGHTED, UNKNOWN_KIND_NOTE, combine_rule)
-from profiling_worker.bundle.stats.kernel_counts import (configs_with_varying_kernels, kernel_counts,
-                                                    kernels_per_config)
+from profiling_worker.bundle.stats.aggregate import (aggregate_runs, launches_to_runs,
+                                                     t_ci95_halfwidth)
+from profiling_worker.bundle.stats.combine_rules import (RULE_MEAN_UNWEIGHTED, RULE_SINGLE,
+                                                         RULE_SUM, RULE_WEIGHTED, UNKNOWN_KIND_NOTE,
+                                                         combine_rule)
+from profiling_worker.bundle.stats.kernel_counts import (configs_with_varying_kernels,
+                                                         kernel_counts, kernels_per_config)
 from profiling_worker.bundle.writer import table_columns
 from profiling_worker.bundle.schema import columns as C
 

@@ -12,7 +12,8 @@ import pytest
 
 from profiling_worker.importing import import_nsight_output
 from profiling_worker.bundle.schema import backends as B, tools as T
-from profiling_worker.bundle.schema.bundle_spec import PartialSpec, backend_of, manifest_spec, read_spec
+from profiling_worker.bundle.schema.bundle_spec import (PartialSpec, backend_of, manifest_spec,
+                                                        read_spec)
 from profiling_worker.bundle.schema.manifest import read_manifest
 from profiling_worker.bundle.schema.spec import JobSpec, SpecInvalid, validate_spec
 from profiling_worker.job.serve import refusal

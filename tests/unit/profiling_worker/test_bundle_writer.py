@@ -5,7 +5,8 @@ from __future__ import annotations
 import pandas as pd
 import pytest
 
-from profiling_worker.bundle.writer import empty_table, read_table, table_columns, write_table
+from profiling_worker.bundle.writer import empty_table, table_columns, write_table
+from profiling_worker.bundle.loader import read_table
 from profiling_worker.bundle.schema import columns as C
 
 

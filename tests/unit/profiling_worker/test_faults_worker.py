@@ -22,7 +22,7 @@ from profiling_worker.job import results, runner
 from profiling_worker.backends.registry import choose_backends
 from profiling_worker.backends.channel import Channel
 from profiling_worker.bundle.errors import (COUNTER_PERMISSION_MARK, ProfilingFailed, WorkerError,
-                                     classify_known)
+                                            classify_known)
 from profiling_worker.bundle.schema.events import parse_line
 from profiling_worker.bundle.schema.manifest import read_manifest
 

@@ -14,7 +14,7 @@ import pytest
 
 from profiling_worker.bundle.gate import exit_codes as report
 from profiling_worker.bundle.gate.judge import (DETECTABLE_PCT, DIFF_CI95_LOWER_PCT, DIFF_PCT,
-                                         OUTCOME, REASON, GateOptions, Outcome, judge)
+                                                OUTCOME, REASON, GateOptions, Outcome, judge)
 from profiling_worker.bundle.gate.sides import GateInputError, GateSide
 from profiling_worker.bundle.schema import columns as C
 from tests.scenarios import SCENARIOS

@@ -10,7 +10,8 @@ import xml.etree.ElementTree as ET
 from pathlib import Path
 
 from profiling_worker.bundle.gate import exit_codes, report
-from profiling_worker.bundle.gate.judge import CAVEATS, OUTCOME, REASON, TIME_OUTCOME, GateOptions, judge
+from profiling_worker.bundle.gate.judge import (CAVEATS, OUTCOME, REASON, TIME_OUTCOME, GateOptions,
+                                                judge)
 from profiling_worker.bundle.gate.runs_context import CLOCK_NOT_CHECKED, POWER_CAPPED
 from profiling_worker.bundle.gate.sides import GateSide
 from profiling_worker.bundle.gate.verdict import Outcome

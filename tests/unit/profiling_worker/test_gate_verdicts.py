@@ -15,9 +15,10 @@ import pytest
 
 from profiling_worker.bundle.gate import exit_codes, report
 from profiling_worker.bundle.gate.context import METRIC_SET, context_differences
-from profiling_worker.bundle.gate.judge import (CYCLES_OUTCOME, DIFF_CI95_LOWER_PCT, DIFF_CI95_UPPER_PCT,
-                                         DIFF_PCT, OUTCOME, REASON, RUNS_TO_DECIDE, TIME_OUTCOME,
-                                         GateOptions, GateResult, judge)
+from profiling_worker.bundle.gate.judge import (CYCLES_OUTCOME, DIFF_CI95_LOWER_PCT,
+                                                DIFF_CI95_UPPER_PCT, DIFF_PCT, OUTCOME, REASON,
+                                                RUNS_TO_DECIDE, TIME_OUTCOME, GateOptions,
+                                                GateResult, judge)
 from profiling_worker.bundle.gate.sides import GateSide
 from profiling_worker.bundle.gate.verdict import Interval, Outcome, runs_to_decide
 from tests.scenarios import SCENARIOS, scenario_report
@@ -283,7 +284,8 @@ def test_a_run_bundle_with_fewer_runs_than_its_spec_asks_is_named_truncated(tmp_
     mid-config would leave it): that row has 8 of the 10 runs its spec asks."""
     import shutil
 
-    from profiling_worker.bundle.writer import read_table, write_table
+    from profiling_worker.bundle.loader import read_table
+    from profiling_worker.bundle.writer import write_table
     from profiling_worker.bundle.stats.aggregate import aggregate_runs
 
     cut = tmp_path / "cut"

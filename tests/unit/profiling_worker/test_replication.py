@@ -16,8 +16,8 @@ from scipy import stats
 from profiling_worker.bundle.gate import judge as J
 from profiling_worker.bundle.gate.replicate_command import EXIT
 from profiling_worker.bundle.gate.replication import (CI90_LOWER_PCT, CI90_UPPER_PCT, P_TOST,
-                                               RUNS_TO_DECIDE, VERDICT, WHY, Replication,
-                                               judge_replication, runs_to_decide)
+                                                      RUNS_TO_DECIDE, VERDICT, WHY, Replication,
+                                                      judge_replication, runs_to_decide)
 from profiling_worker.bundle.gate.sides import GateSide
 from profiling_worker.bundle.schema import columns as C
 from profiling_worker.bundle.schema.manifest import read_manifest

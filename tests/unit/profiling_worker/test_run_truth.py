@@ -11,7 +11,7 @@ import pytest
 
 from profiling_worker.backends import base, ncu
 from profiling_worker.backends import nsight_backend as nb
-from profiling_worker.bundle.writer import read_table
+from profiling_worker.bundle.loader import read_table
 from profiling_worker.catalog.registry import load_registry
 from profiling_worker.bundle.schema import columns as C
 from profiling_worker.bundle.schema.spec import validate_spec

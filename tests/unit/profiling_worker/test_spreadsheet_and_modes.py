@@ -10,7 +10,8 @@ from pathlib import Path
 import pandas as pd
 import pytest
 
-from profiling_worker.bundle.writer import read_table, write_table
+from profiling_worker.bundle.loader import read_table
+from profiling_worker.bundle.writer import write_table
 from profiling_worker.bundle.file_mode import process_umask
 from profiling_worker.bundle.schema.manifest import write_manifest
 from profiling_worker.bundle.spreadsheet import spreadsheet_safe

@@ -15,7 +15,7 @@ import pandas as pd
 import pytest
 from scipy import stats
 
-from profiling_worker.bundle.writer import read_table
+from profiling_worker.bundle.loader import read_table
 from profiling_worker.bundle.errors import ImportFailed, ImportInternalError
 from profiling_worker.importing import import_nsight_output
 from profiling_worker.importing import nsight_values

@@ -8,7 +8,7 @@ from __future__ import annotations
 import shutil
 from pathlib import Path
 
-from profiling_worker.bundle.writer import read_table
+from profiling_worker.bundle.loader import read_table
 from profiling_worker.importing import import_nsight_output
 from profiling_worker.importing.grouping import group_sources, import_each
 from profiling_worker.importing.nsight_csv import nsight_call

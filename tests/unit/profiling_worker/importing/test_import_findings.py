@@ -9,7 +9,7 @@ from pathlib import Path
 import pandas as pd
 import pytest
 
-from profiling_worker.bundle.writer import read_table
+from profiling_worker.bundle.loader import read_table
 from profiling_worker.importing import ImportFailed, import_nsight_output
 from profiling_worker.importing.raw_columns import split_raw_columns
 from profiling_worker.bundle.schema import columns as C

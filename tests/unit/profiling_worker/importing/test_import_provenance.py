@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pandas as pd
 
-from profiling_worker.bundle.writer import read_table
+from profiling_worker.bundle.loader import read_table
 from profiling_worker.importing import import_nsight_output
 from profiling_worker.bundle.schema import columns as C
 from profiling_worker.bundle.schema import plausibility as P

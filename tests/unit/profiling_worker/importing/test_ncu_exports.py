@@ -11,7 +11,7 @@ from pathlib import Path
 import pandas as pd
 import pytest
 
-from profiling_worker.bundle.writer import read_table
+from profiling_worker.bundle.loader import read_table
 from profiling_worker.bundle.errors import ImportFailed
 from profiling_worker.importing import import_nsight_output
 from profiling_worker.bundle.schema import columns as C

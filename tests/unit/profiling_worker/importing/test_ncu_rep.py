@@ -12,7 +12,7 @@ import pandas as pd
 import pytest
 
 from profiling_worker.importing import ncu_rep as R
-from profiling_worker.bundle.writer import read_table
+from profiling_worker.bundle.loader import read_table
 from profiling_worker.importing import ImportFailed, import_nsight_output
 from profiling_worker.bundle.schema import columns as C
 from profiling_worker.bundle.schema.manifest import read_manifest

@@ -14,7 +14,8 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from scipy import stats as scipy_stats
 
-from profiling_worker.bundle.writer import read_table, table_columns
+from profiling_worker.bundle.loader import read_table
+from profiling_worker.bundle.writer import table_columns
 from profiling_worker.importing import ImportFailed, import_nsight_output
 from profiling_worker.importing.nsight_values import RULE_NSIGHT_COMBINED
 from profiling_worker.bundle.schema import columns as C

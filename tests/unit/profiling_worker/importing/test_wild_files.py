@@ -20,7 +20,7 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from profiling_worker.bundle.writer import read_table
+from profiling_worker.bundle.loader import read_table
 from profiling_worker.bundle.errors import ImportFailed
 from profiling_worker.importing import import_nsight_output
 from profiling_worker.importing import launch_runs as L
