@@ -89,7 +89,7 @@ def build_parser() -> argparse.ArgumentParser:
 
 
 def _percent(text: str) -> float:
-    from profiling_worker.gate.command import percent  # the gate's own parsing and messages
+    from profiling_worker.bundle.gate.command import percent  # the gate's own parsing and messages
 
     return percent(text)
 
@@ -98,7 +98,7 @@ def write_report(ns: argparse.Namespace, parser: argparse.ArgumentParser) -> int
     """``--report``: write the HTML report to ``--out``; 0 when written."""
     from app import settings
     from app.services.share_report import write_report as write
-    from profiling_worker.schema.manifest import ManifestError
+    from profiling_worker.bundle.schema.manifest import ManifestError
 
     if ns.out is None:
         parser.error("--report needs --out FILE (the HTML file to write)")
@@ -304,7 +304,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         if note:
             print(note if note.startswith("kernel-dashboard") else f"kernel-dashboard: {note}",
                   file=sys.stderr)
-    from profiling_worker.inflate import sweep_scratch
+    from profiling_worker.bundle.inflate import sweep_scratch
 
     sweep_scratch()  # uploads and inflated reports a killed server or worker left
     recovered = recover_jobs()

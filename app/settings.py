@@ -37,7 +37,7 @@ def worker_python() -> str:
 
 
 def warm_worker() -> bool:
-    """Whether the job manager keeps warm workers (see profiling_worker/serve.py)."""
+    """Whether the job manager keeps warm workers (see profiling_worker/job/serve.py)."""
     return os.environ.get("KPROF_WARM_WORKER", "1") != "0"
 
 

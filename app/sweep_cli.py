@@ -18,7 +18,7 @@ import sys
 import time
 from pathlib import Path
 
-from profiling_worker.schema.spec import SpecInvalid, validate_spec
+from profiling_worker.bundle.schema.spec import SpecInvalid, validate_spec
 
 from app.services import repeat_guard, sweep_plan as plan
 from app.services.slurm_executor import SlurmExecutor

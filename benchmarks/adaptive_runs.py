@@ -5,7 +5,7 @@ fusion, n = 2^20..2^26). Each runs with ``runs`` fixed at ``--runs`` and with ``
 (target ``--target`` % relative CI95 half-width, 5 to ``--runs`` runs, ``--budget`` s), through
 the worker CLI (``python -m profiling_worker run``), one process per job, ``--repeats`` times,
 interleaved. Per config: the runs taken and the relative CI95 half-width of its widest annotation
-(Student-t, profiling_worker/adaptive.py ``rel_ci95_pct``, from the bundle's runs table). Per job:
+(Student-t, profiling_worker/bundle/stats/adaptive.py ``rel_ci95_pct``, from the bundle's runs table). Per job:
 GPU time (sum of the measured kernel durations over every run, s) and the job's wall-clock.
 
 Usage: ``python benchmarks/adaptive_runs.py OUT_JSON [--backend cupti] [--runs 100]
@@ -29,8 +29,8 @@ import pandas as pd
 REPO = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(REPO))
 
-from profiling_worker.adaptive import rel_ci95_pct  # noqa: E402
-from profiling_worker.schema import columns as C  # noqa: E402
+from profiling_worker.bundle.stats.adaptive import rel_ci95_pct  # noqa: E402
+from profiling_worker.bundle.schema import columns as C  # noqa: E402
 
 JOBS: dict[str, dict[str, Any]] = {
     "J1": {"kernels": ["matmul"], "annotations": ["fp16"],

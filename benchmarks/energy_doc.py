@@ -30,9 +30,9 @@ def counter_table(figures: dict) -> str:
 
 def energy_table(bundle: Path) -> str:
     """The energy view of the recorded job, as a Markdown table."""
-    from app.core.bundle_loader import load_bundle
+    from profiling_worker.bundle.loader import load_bundle
     from app.core.views import energy as E
-    from profiling_worker.schema import columns as C
+    from profiling_worker.bundle.schema import columns as C
 
     frame = E.energy_frame(load_bundle(bundle))
     cols = [C.ANNOTATION, "n", C.AVG, E.WINDOW_S, E.POWER_W, E.BUSY_PCT, E.ENERGY_J,

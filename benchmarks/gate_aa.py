@@ -8,7 +8,7 @@ spent. ``analyse`` pairs consecutive jobs (job i as baseline, job i+1 as candida
 give N pairs; neighbouring pairs share a job, so they are not independent), or with
 ``--disjoint`` (and ``record --disjoint``: 2N jobs) jobs 0-1, 2-3, ...: independent pairs, whose
 rows can bound a rate (``record --gap-s`` spreads the pairs over time), judges each pair
-with the gate (:func:`profiling_worker.gate.judge.judge`, the CLI's judgement) and counts per
+with the gate (:func:`profiling_worker.bundle.gate.judge.judge`, the CLI's judgement) and counts per
 kind of row:
 
 - ``small``: both regions at the first config (n=1024 on the GPU: kernels of 5-10 µs);
@@ -46,10 +46,10 @@ from typing import Any
 
 import pandas as pd
 
-from profiling_worker.gate.judge import OUTCOME, GateOptions, judge
-from profiling_worker.gate.sides import GateSide
-from profiling_worker.gate.verdict import Outcome
-from profiling_worker.schema import backends as B, columns as C, metrics as M
+from profiling_worker.bundle.gate.judge import OUTCOME, GateOptions, judge
+from profiling_worker.bundle.gate.sides import GateSide
+from profiling_worker.bundle.gate.verdict import Outcome
+from profiling_worker.bundle.schema import backends as B, columns as C, metrics as M
 
 KERNELS = Path(__file__).resolve().parent / "gate_aa_kernels"
 #: Per backend: what a job asks besides kernels and runs (the clock for the cycle check).

@@ -32,7 +32,7 @@ if {way!r} == "before":
     outcome = f"read {{len(data) / 2**20:.0f}} MiB"
 else:
     from app.core.bundle_files import MAX_INFLATED_BYTES, gunzip_file
-    from profiling_worker.inflate import InflateError
+    from profiling_worker.bundle.inflate import InflateError
     base = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss  # after the imports
     try:
         gunzip_file(path).close()

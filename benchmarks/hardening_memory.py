@@ -43,7 +43,7 @@ import resource, sys
 sys.path.insert(0, {root!r})
 from pathlib import Path
 from app.core.bundle_files import gunzip_file, zip_bundle
-from app.core.bundle_loader import load_bundle
+from profiling_worker.bundle.loader import load_bundle
 bundle = load_bundle(Path({bundle!r}))
 base = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
 with ({what} if {what!r} == "zip_bundle(bundle)" else gunzip_file(bundle.path / {report!r})) as f:

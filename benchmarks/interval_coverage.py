@@ -1,12 +1,12 @@
 """Coverage of the product's 95 % intervals (issue 34): how often each interval
-(:mod:`profiling_worker.schema.intervals`) holds the true value, by seeded simulation.
+(:mod:`profiling_worker.bundle.schema.intervals`) holds the true value, by seeded simulation.
 
 Three intervals, each computed by the product's own function:
 
-- **mean** CI95 (:func:`~profiling_worker.schema.intervals.ci95_bounds`, Student t);
-- **difference** of two means (:func:`~profiling_worker.schema.intervals.welch_ci95_half_width`,
+- **mean** CI95 (:func:`~profiling_worker.bundle.schema.intervals.ci95_bounds`, Student t);
+- **difference** of two means (:func:`~profiling_worker.bundle.schema.intervals.welch_ci95_half_width`,
   Welch);
-- **ratio** of two means (:func:`~profiling_worker.schema.intervals.ratio_ci95_bounds`,
+- **ratio** of two means (:func:`~profiling_worker.bundle.schema.intervals.ratio_ci95_bounds`,
   Fieller), which minus 1 is the regression gate's relative difference. An unbounded interval
   (Fieller's g >= 1) holds every ratio and counts as covering; its share is reported. Beside it,
   ``before``: the method used until issue 34 (Welch's interval of ``m_c - m_b`` over ``m_b``).
@@ -46,7 +46,7 @@ import pandas as pd
 REPO = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(REPO))
 
-from profiling_worker.schema import columns as C, intervals  # noqa: E402
+from profiling_worker.bundle.schema import columns as C, intervals  # noqa: E402
 
 Floats = npt.NDArray[np.float64]
 SEED = 34

@@ -81,7 +81,7 @@ def time_warm(root: Path, pythonpath: str, jobs: int) -> tuple[list[float], list
     to result per job (the first starts the worker) and each job's kernel time (s)."""
     from app.services.job_manager import JobManager
     from profiling_worker.catalog.builtin import CATALOG
-    from profiling_worker.schema.spec import validate_spec
+    from profiling_worker.bundle.schema.spec import validate_spec
 
     store = Path(tempfile.mkdtemp(prefix="warm-", dir=root))
     manager = JobManager(store, sys.executable, env=_env(f"{REPO}:{pythonpath}"), warm=True)
@@ -154,7 +154,7 @@ def main() -> None:
     parser.add_argument("--warm-jobs", type=int, default=3, help="repeats after its first job")
     parser.add_argument("--backends", default="ncu,cupti")
     args = parser.parse_args()
-    from profiling_worker.environment import find_libcupti
+    from profiling_worker.probes.environment import find_libcupti
 
     sys.path[1:1] = args.cupti_path.split(os.pathsep)  # find the carried libcupti >= 13.4 first
     libcupti = find_libcupti()[0]["path"]

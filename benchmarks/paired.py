@@ -5,7 +5,7 @@ side goes first), so a drift of the machine hits both. Method:
 
 - **estimate**: the geometric mean of the per-pair ratios, ``exp(mean(log r))``;
 - **CI95**: Student's t interval of the mean log ratio, ``mean -/+ t(0.975, n-1) s/sqrt(n)``,
-  exponentiated (the paired t test on log times; t from ``profiling_worker.schema.intervals``);
+  exponentiated (the paired t test on log times; t from ``profiling_worker.bundle.schema.intervals``);
 - **p**: the exact two-sided Wilcoxon signed-rank test of ``log r = 0`` (no normality assumed;
   ``scipy.stats.wilcoxon``), the check that does not lean on the t interval;
 - **verdict** against a target (e.g. at most 1.0x) and a bound (the interval below 1.05x):
@@ -22,7 +22,7 @@ from typing import Any
 
 import numpy as np
 
-from profiling_worker.schema.intervals import t975
+from profiling_worker.bundle.schema.intervals import t975
 
 
 def paired_ratio(candidate: Sequence[float], reference: Sequence[float],

@@ -41,11 +41,11 @@ REPO = Path(__file__).resolve().parent.parent
 if str(REPO) not in sys.path:
     sys.path.append(str(REPO))  # after PYTHONPATH: a "before" checkout given there wins
 
-from profiling_worker import results  # noqa: E402
-from profiling_worker.bundle_writer import empty_table  # noqa: E402
+from profiling_worker.job import results  # noqa: E402
+from profiling_worker.bundle.writer import empty_table  # noqa: E402
 from profiling_worker.catalog.registry import Registry, load_registry  # noqa: E402
-from profiling_worker.schema import columns as C  # noqa: E402
-from profiling_worker.schema.spec import JobSpec, load_spec  # noqa: E402
+from profiling_worker.bundle.schema import columns as C  # noqa: E402
+from profiling_worker.bundle.schema.spec import JobSpec, load_spec  # noqa: E402
 
 J1_BUNDLE = REPO / "app" / "bundled" / "h200-cupti-j1-fp16"
 EXPECTED = REPO / "tests" / "fixtures" / "post_processing"
@@ -83,7 +83,7 @@ def load_recorded(bundle: Path) -> Recorded:
     Raises:
         FileNotFoundError: the bundle has no spec.json, manifest.json or launches table.
     """
-    from profiling_worker.runner import _annotations  # the run path's own
+    from profiling_worker.job.runner import _annotations  # the run path's own
 
     registry = load_registry()
     spec = load_spec(str(bundle / C.SPEC_FILE), registry.kernels)

@@ -40,7 +40,7 @@ import ncu_report, pandas, pyarrow
 from profiling_worker.importing import import_nsight_output
 from profiling_worker.importing import ncu_rep as R
 from profiling_worker.extract import ncu_report_reader as RR
-from profiling_worker import inflate as I
+from profiling_worker.bundle import inflate as I
 out = {"base": rss()}
 src, mode = Path(sys.argv[1]), sys.argv[2]
 if mode == "stages":

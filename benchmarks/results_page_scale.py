@@ -31,8 +31,8 @@ PAGES = ("sweep", "stability", "results", "bound_roofline", "memory", "kernels")
 
 def build_scale_bundle(out: Path, configs: int = 64, runs: int = 20) -> int:
     """Write the scale-test bundle to ``out``; returns its number of per-run rows."""
-    from profiling_worker.bundle_writer import finish_bundle, write_table
-    from profiling_worker.extract.aggregate import aggregate_runs
+    from profiling_worker.bundle.writer import finish_bundle, write_table
+    from profiling_worker.bundle.stats.aggregate import aggregate_runs
 
     real = pd.read_parquet(SOURCE / "tables" / "runs.parquet")
     real_work = pd.read_parquet(SOURCE / "tables" / "work.parquet")

@@ -29,8 +29,8 @@ from streamlit.testing.v1 import AppTest
 from app.services import slurm_executor as se
 from app.services.job_model import TaskView
 from app.services.sweep_plan import SweepOptions
-from profiling_worker.schema.spec import validate_spec
-from profiling_worker.sweep_merge import merge_sweep
+from profiling_worker.bundle.schema.spec import validate_spec
+from profiling_worker.sweep.merge import merge_sweep
 
 #: The running sweep, for the panel script (AppTest runs it in this process, as its own
 #: __main__, so it finds this module by name in sys.modules).

@@ -83,7 +83,7 @@ def install_timers() -> None:
     import nsight.extraction as extraction
     import nsight.transformation as transformation
 
-    from profiling_worker import results, runner
+    from profiling_worker.job import results, runner
     from profiling_worker.backends import nsight_backend
 
     _time_decorated_calls(core)
@@ -112,8 +112,9 @@ def _install_inner_timers(results: Any) -> None:
     """Timers inside the worker's tables and checks, and on the NVML sampler."""
     import pandas as pd
 
-    from profiling_worker import bundle_writer, nvml_trace
-    from profiling_worker.schema import run_audit
+    from profiling_worker.bundle import writer as bundle_writer
+    from profiling_worker.probes import nvml_trace
+    from profiling_worker.bundle.schema import run_audit
 
     for name in ("launches_to_runs", "aggregate_runs", "work_table", "write_table"):
         _timed(results, name, f"tables: {name}")
@@ -133,7 +134,7 @@ def _recorded_jobs(bundle: Path, repeats: int) -> tuple[list[float], list[dict[s
     in a fresh copy of its folder (copied before the timer starts); (walls s, stages ms)."""
     sys.path.insert(0, str(REPO / "benchmarks"))
     import post_processing
-    from profiling_worker import results
+    from profiling_worker.job import results
 
     rec = post_processing.load_recorded(bundle)
     _install_worker_timers(results)
@@ -155,10 +156,11 @@ def _recorded_jobs(bundle: Path, repeats: int) -> tuple[list[float], list[dict[s
 
 def _gpu_jobs(repeats: int) -> tuple[list[float], list[dict[str, float]]]:
     """J1 run ``repeats`` + 1 times through ``runner.run_job`` (the first apart)."""
-    from profiling_worker import gpu_select, runner
+    from profiling_worker.probes import gpu_select
+    from profiling_worker.job import runner
     from profiling_worker.backends.registry import environment_report, run_side
     from profiling_worker.backends.run_side import BackendStatus
-    from profiling_worker.channel import Channel
+    from profiling_worker.backends.channel import Channel
 
     report = environment_report()
     gpu_select.pin(gpu_select.resolve(0, report["environment"].get("gpus") or ()))

@@ -35,10 +35,11 @@ WARM = """
 import json, sys, tempfile, time
 from pathlib import Path
 import pyinstrument
-from profiling_worker import gpu_select, runner
+from profiling_worker.probes import gpu_select
+from profiling_worker.job import runner
 from profiling_worker.backends.registry import environment_report, run_side
 from profiling_worker.backends.run_side import BackendStatus
-from profiling_worker.channel import Channel
+from profiling_worker.backends.channel import Channel
 spec, out, repeats = json.loads(sys.argv[1]), Path(sys.argv[2]), int(sys.argv[3])
 t0 = time.perf_counter()
 report = environment_report()

@@ -3,7 +3,7 @@
 nsight-python 0.9.x (launch mode) re-runs this file as a plain script under ncu, with the
 same argv; the path fix below lets that copy import the package. That copy exits normally
 (ncu's injection may still have work at its exit); every other command ends through
-:func:`profiling_worker.quick_exit.exit_now`.
+:func:`profiling_worker.job.quick_exit.exit_now`.
 """
 
 from __future__ import annotations
@@ -16,8 +16,8 @@ if __package__ in (None, ""):  # run as a script by nsight-python's launch mode
     sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 from profiling_worker.cli import main  # noqa: E402
-from profiling_worker.quick_exit import exit_now  # noqa: E402
-from profiling_worker.schema.backends import LAUNCH_CHILD_ENV  # noqa: E402
+from profiling_worker.job.quick_exit import exit_now  # noqa: E402
+from profiling_worker.bundle.schema.backends import LAUNCH_CHILD_ENV  # noqa: E402
 
 
 

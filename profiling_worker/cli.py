@@ -8,8 +8,8 @@ import os
 import sys
 from pathlib import Path
 
-from profiling_worker.schema import backends as B, columns as C
-from profiling_worker.schema.manifest import JobStatus
+from profiling_worker.bundle.schema import backends as B, columns as C
+from profiling_worker.bundle.schema.manifest import JobStatus
 
 #: Where the app's bundled jobs live unless KPROF_BUNDLED_DIR says otherwise (app/settings.py).
 BUNDLED_DIR_DEFAULT = Path(__file__).resolve().parents[1] / "app" / "bundled"
@@ -59,11 +59,11 @@ def _parser() -> argparse.ArgumentParser:
     tl = sub.add_parser("timeline", help="write the job's Chrome/Perfetto trace (JSON)")
     tl.add_argument("bundle", type=Path)
     tl.add_argument("-o", "--out", type=Path, required=True, help="trace file to write")
-    from profiling_worker.gate.command import add_arguments as gate_arguments
+    from profiling_worker.bundle.gate.command import add_arguments as gate_arguments
 
     gate_arguments(sub.add_parser("compare", help="regression gate: judge a candidate bundle "
                                   "against a baseline (exit 1 regressed, 3 not judged)"))
-    from profiling_worker.gate.replicate_command import add_arguments as replicate_arguments
+    from profiling_worker.bundle.gate.replicate_command import add_arguments as replicate_arguments
 
     replicate_arguments(sub.add_parser("replicate", help="run a bundle's spec again (or take a "
                                        "re-run) and judge whether it reproduced (TOST)"))
@@ -71,8 +71,8 @@ def _parser() -> argparse.ArgumentParser:
 
 
 def _timeline(bundle: Path, out: Path) -> int:
-    from profiling_worker.schema.manifest import ManifestError
-    from profiling_worker.timeline import TimelineError, write_trace
+    from profiling_worker.bundle.schema.manifest import ManifestError
+    from profiling_worker.bundle.timeline import TimelineError, write_trace
 
     try:
         write_trace(bundle, out)
@@ -88,7 +88,7 @@ def _timeline(bundle: Path, out: Path) -> int:
 
 def _finished(job_dir: Path) -> str | None:
     """The status of a finished result already in ``job_dir`` (None: nothing finished there)."""
-    from profiling_worker.schema.manifest import JobStatus, ManifestError, read_manifest
+    from profiling_worker.bundle.schema.manifest import JobStatus, ManifestError, read_manifest
 
     try:
         status = JobStatus(read_manifest(job_dir)["status"])
@@ -109,7 +109,7 @@ def _require(module: str) -> None:
 def _missing_dependency(job_dir: Path, exc: ImportError) -> int:
     """End the job ``failed`` when this interpreter lacks a package the worker imports: the
     manifest and an error event name the module, so the job never just vanishes."""
-    from profiling_worker.job_folder import fail_job
+    from profiling_worker.job.folder import fail_job
 
     module = exc.name or str(exc)
     return fail_job(job_dir, {
@@ -125,19 +125,19 @@ def _run(job_dir: Path, force: bool = False) -> int:
     if in_launch_child():  # nsight-python 0.9.x's copy under ncu only profiles: the parent
         # checked the packages and writes the bundle (scipy.special would cost the child
         # about 0.6 s, worker_breakdown.py on the H200)
-        from profiling_worker import runner
+        from profiling_worker.job import runner
 
         runner.run_child(job_dir.resolve())
         return 0
     try:  # every package a run needs, now (results: pandas, pyarrow, scipy): a missing one
         # fails the job with a manifest instead of a traceback halfway
-        from profiling_worker import results, runner  # noqa: F401
-        from profiling_worker.channel import Channel, redirect_output
-        _require("scipy")  # imported only where needed (schema/intervals.py): 0.4-0.5 s cold
+        from profiling_worker.job import results, runner  # noqa: F401
+        from profiling_worker.backends.channel import Channel, redirect_output
+        _require("scipy")  # imported only where needed (bundle/schema/intervals.py): 0.4-0.5 s cold
     except ImportError as exc:  # a package of requirements-gpu.txt is missing here
         return _missing_dependency(job_dir.resolve(), exc)
 
-    from profiling_worker.job_folder import fail_job, layout_problem
+    from profiling_worker.job.folder import fail_job, layout_problem
 
     job_dir = job_dir.resolve()
     problem = layout_problem(job_dir) if job_dir.exists() else None
@@ -164,7 +164,7 @@ def _run(job_dir: Path, force: bool = False) -> int:
 
 
 def _import(sources: list[Path], out: Path, each: bool, nvtx: str = "innermost") -> int:
-    from profiling_worker.errors import WorkerError
+    from profiling_worker.bundle.errors import WorkerError
     from profiling_worker.importing import import_nsight_output
     from profiling_worker.importing.grouping import import_each
     from profiling_worker.importing.how_read import grouping_rules
@@ -190,9 +190,9 @@ def _import(sources: list[Path], out: Path, each: bool, nvtx: str = "innermost")
 
 
 def _summarize(bundle: Path) -> int:
-    from profiling_worker.bundle_path import bundle_reports
+    from profiling_worker.bundle.paths import bundle_reports
     from profiling_worker.extract.ncu_report_reader import write_summary
-    from profiling_worker.inflate import InflateError, plain_file
+    from profiling_worker.bundle.inflate import InflateError, plain_file
 
     reports = bundle_reports(bundle)
     if not reports:
@@ -213,11 +213,11 @@ def _summarize(bundle: Path) -> int:
 
 def main(argv: list[str]) -> int:
     """Entry point; returns the exit code (0 done, 1 failed, 2 bad usage)."""
-    from profiling_worker.gate.command import join_signed_values, junit_on_usage_error
+    from profiling_worker.bundle.gate.command import join_signed_values, junit_on_usage_error
 
     with junit_on_usage_error(argv):
         args = _parser().parse_args(join_signed_values(argv))
-    from profiling_worker.inflate import sweep_scratch
+    from profiling_worker.bundle.inflate import sweep_scratch
 
     sweep_scratch()  # what a killed worker left (an inflated report): gone at the next start
     if args.command == "env":
@@ -232,7 +232,7 @@ def main(argv: list[str]) -> int:
     if args.command == "import":
         return _import(args.sources, args.out, args.each, args.nvtx)
     if args.command == "serve":
-        from profiling_worker.serve import serve
+        from profiling_worker.job.serve import serve
 
         return serve(args.backend, args.gpu, sys.stdin)
     if args.command == "kernels":
@@ -250,11 +250,11 @@ def main(argv: list[str]) -> int:
 
         return report_cli.main(args.command, args.bundle)
     if args.command == "compare":
-        from profiling_worker.gate.command import run as gate
+        from profiling_worker.bundle.gate.command import run as gate
 
         return gate(args)
     if args.command == "replicate":
-        from profiling_worker.gate.replicate_command import run as replicate
+        from profiling_worker.bundle.gate.replicate_command import run as replicate
 
         return replicate(args)
     os.environ.setdefault("PYTHONUNBUFFERED", "1")

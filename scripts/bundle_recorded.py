@@ -18,7 +18,7 @@ import json
 import shutil
 from pathlib import Path
 
-from profiling_worker.schema.columns import DEEP_DIVE_FILE
+from profiling_worker.bundle.schema.columns import DEEP_DIVE_FILE
 
 BUNDLED_BYTES = "bundled_bytes"  # manifest key: bytes of each file left out (app/core/bundle_files)
 

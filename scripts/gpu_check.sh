@@ -28,7 +28,7 @@ PYTHONPATH=$NCU_PATH python3 scripts/record_h200.py "$RESULTS" "$NCU_PATH" "$CUP
 pack() { tar -czf "$OUT/bundles.tgz" -C "$RESULTS" --exclude='*.ncu-rep' --exclude='*.ncu-rep.gz' .; }
 pack
 # The bare nsight-python reference of job J1, same call, same GPU.
-LIBCUPTI=$(PYTHONPATH=$CUPTI_PATH python3 -c 'from profiling_worker.environment import find_libcupti as f; print(f()[0]["path"])')
+LIBCUPTI=$(PYTHONPATH=$CUPTI_PATH python3 -c 'from profiling_worker.probes.environment import find_libcupti as f; print(f()[0]["path"])')
 for b in ${BARE_BACKENDS:-ncu cupti}; do  # BARE_BACKENDS=none: skip the reference
   [ "$b" = none ] && continue
   P=$NCU_PATH; [ $b = cupti ] && P=$CUPTI_PATH

@@ -17,7 +17,8 @@ import time
 from pathlib import Path
 from typing import Any
 
-from profiling_worker.schema.metrics import DEEP_DIVE_COLLECT  # what the deep-dive action asks
+# what the deep-dive action asks
+from profiling_worker.bundle.schema.metrics import DEEP_DIVE_COLLECT
 
 MATMUL = [512, 1024, 2048, 4096, 8192]
 ELEMENTWISE = [1 << 20, 1 << 22, 1 << 24, 1 << 26]
@@ -126,7 +127,7 @@ JOBS.update({
 
 def known_metrics(metrics: list[str]) -> tuple[list[str], list[str]]:
     """(kept, dropped): the metric names this GPU's ncu knows, and the others."""
-    from profiling_worker.environment import ncu_metric_bases, probe_ncu, unknown_metrics
+    from profiling_worker.probes.environment import ncu_metric_bases, probe_ncu, unknown_metrics
 
     bases = ncu_metric_bases(probe_ncu()["path"] or "ncu")
     dropped = unknown_metrics(tuple(metrics), bases) if bases else []

@@ -53,7 +53,7 @@ def artifacts_dir() -> Path:
 def finished_bundle_hashes(results: Path) -> dict[str, str]:
     """sha256 of every file of every finished (done) bundle under ``results``: compare before
     and after a fault to show that nothing finished was changed or lost."""
-    from profiling_worker.schema.manifest import read_manifest
+    from profiling_worker.bundle.schema.manifest import read_manifest
 
     out = {}
     for child in sorted(results.iterdir()):

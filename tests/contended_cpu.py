@@ -16,7 +16,7 @@ from pathlib import Path
 import pytest
 
 from profiling_worker.backends.cpu import contention_snapshot
-from profiling_worker.schema import columns as C
+from profiling_worker.bundle.schema import columns as C
 
 REPO = Path(__file__).resolve().parents[1]
 

@@ -1,6 +1,6 @@
 """An independent reference for the ratio interval tests: Fieller's confidence set of
 ``mu_c / mu_b`` found as the roots of its quadratic, from raw runs or summary statistics, with
-scipy.stats' t (not the product's code path: profiling_worker.schema.intervals solves the
+scipy.stats' t (not the product's code path: profiling_worker.bundle.schema.intervals solves the
 closed form with scipy.special)."""
 
 from __future__ import annotations

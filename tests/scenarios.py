@@ -9,7 +9,7 @@ from __future__ import annotations
 from functools import lru_cache
 from pathlib import Path
 
-from app.core.bundle_loader import Bundle, load_bundle
+from profiling_worker.bundle.loader import Bundle, load_bundle
 
 REPO = Path(__file__).resolve().parents[1]
 #: The scenario folders; also what a test sets ``KPROF_BUNDLED_DIR`` to for the app to list them.

@@ -18,15 +18,15 @@ from typing import Any
 
 import pandas as pd
 
-from profiling_worker.gate.command import slowdown_arg, unknown_metric
-from profiling_worker.schema import columns as C, metrics as M
-from profiling_worker.schema.manifest import JobStatus, ManifestError
-from profiling_worker.schema.spec import SpecInvalid, validate_spec
+from profiling_worker.bundle.gate.command import slowdown_arg, unknown_metric
+from profiling_worker.bundle.schema import columns as C, metrics as M
+from profiling_worker.bundle.schema.manifest import JobStatus, ManifestError
+from profiling_worker.bundle.schema.spec import SpecInvalid, validate_spec
 
 from app import settings
 from app.agent_door import confine
 from app.core import derived, pages, spec_form
-from app.core.bundle_loader import Bundle, load_bundle
+from profiling_worker.bundle.loader import Bundle, load_bundle
 from app.core.kernel_catalog import catalog_from_report
 from app.core.metrics import MissingData
 from app.core.share.job import caption, spec_json
@@ -382,7 +382,7 @@ class Door:
 
 def allowed_slowdown(max_slowdown_pct: float | str) -> float:
     """``max_slowdown_pct`` (a number, or text as ``"3%"``) as the CLI's ``--max-slowdown``
-    reads it (:func:`profiling_worker.gate.command.slowdown_arg`: >= 0, finite, a bare number
+    reads it (:func:`profiling_worker.bundle.gate.command.slowdown_arg`: >= 0, finite, a bare number
     below 1 refused as ambiguous), in %.
 
     Raises:

@@ -3,8 +3,8 @@ events job of the same configs beside them."""
 
 import streamlit as st
 
-from profiling_worker.schema import backends as B, columns as C, intervals
-from profiling_worker.schema.manifest import JobStatus
+from profiling_worker.bundle.schema import backends as B, columns as C, intervals
+from profiling_worker.bundle.schema.manifest import JobStatus
 
 from app.core.figures.backends import build_backends_figure
 from app.core.metrics import MissingData

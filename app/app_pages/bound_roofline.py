@@ -2,8 +2,8 @@
 
 import streamlit as st
 
-from profiling_worker.schema import columns as C, plausibility as P
-from profiling_worker.schema.view_metrics import BOUND as BOUND_METRICS
+from profiling_worker.bundle.schema import columns as C, plausibility as P
+from profiling_worker.bundle.schema.view_metrics import BOUND as BOUND_METRICS
 
 from app.core import frame_columns as F
 from app.core.figures.bound import build_bound_figure, build_roofline_figure

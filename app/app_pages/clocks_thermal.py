@@ -3,10 +3,10 @@
 
 import streamlit as st
 
-from profiling_worker.schema import columns as C
-from profiling_worker.schema.manifest import JobStatus
-from profiling_worker.schema.spec import SPEC_DEFAULTS
-from profiling_worker.schema.throttle_reasons import NVML_DOCS
+from profiling_worker.bundle.schema import columns as C
+from profiling_worker.bundle.schema.manifest import JobStatus
+from profiling_worker.bundle.schema.spec import SPEC_DEFAULTS
+from profiling_worker.bundle.schema.throttle_reasons import NVML_DOCS
 
 from app.core import derived
 from app.core.figures.clocks import (build_correlation_figure, build_drift_figure,

@@ -3,10 +3,10 @@ regression gate's outcome (the judgement `python -m profiling_worker compare` ma
 
 import streamlit as st
 
-from profiling_worker.gate.judge import CAVEATS
-from profiling_worker.gate.verdict import Outcome
-from profiling_worker.schema import columns as C, intervals, plausibility as P
-from profiling_worker.schema.manifest import JobStatus
+from profiling_worker.bundle.gate.judge import CAVEATS
+from profiling_worker.bundle.gate.verdict import Outcome
+from profiling_worker.bundle.schema import columns as C, intervals, plausibility as P
+from profiling_worker.bundle.schema.manifest import JobStatus
 
 from app.core.figures.compare import build_compare_figure
 from app.core import metric_roles

@@ -4,7 +4,7 @@ warp stalls, launch statistics, source hot spots) and rule results, read by the 
 import pandas as pd
 import streamlit as st
 
-from profiling_worker.schema import backends as B, metrics as M
+from profiling_worker.bundle.schema import backends as B, metrics as M
 
 from app.core import numbers
 from app.core.bundle_files import explains_launches

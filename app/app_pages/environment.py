@@ -3,7 +3,7 @@
 import pandas as pd
 import streamlit as st
 
-from profiling_worker.schema import columns as C
+from profiling_worker.bundle.schema import columns as C
 
 from app import settings
 from app.core import frame_columns as F

@@ -6,8 +6,8 @@ from pathlib import Path
 
 import streamlit as st
 
-from profiling_worker.bundle_path import inside_bundle
-from profiling_worker.schema import columns as C
+from profiling_worker.bundle.paths import inside_bundle
+from profiling_worker.bundle.schema import columns as C
 
 from app.core import numbers
 from app.core.provenance import is_imported

@@ -12,14 +12,14 @@ import pandas as pd
 import streamlit as st
 from streamlit.runtime.scriptrunner import get_script_run_ctx
 
-from app.core.bundle_loader import Bundle
+from profiling_worker.bundle.loader import Bundle
 from app.streamlit_patches.server_guard import SESSION_UPLOAD_MB, upload_refusal
 from app.core.markdown import code, esc
 from app.ui import cached, importing, panels, state
 from app.ui.importing import ImportOutcome
 from profiling_worker.importing.how_read import FIELDS
 from profiling_worker.importing.sniff import SUPPORTED
-from profiling_worker.schema import plausibility as P
+from profiling_worker.bundle.schema import plausibility as P
 
 PAGE = "import"  # widget keys of this page: state.key(PAGE, field)
 

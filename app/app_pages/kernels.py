@@ -2,7 +2,7 @@
 
 import streamlit as st
 
-from profiling_worker.schema import columns as C
+from profiling_worker.bundle.schema import columns as C
 
 from app.core.figures.kernels import build_kernels_figure
 from app.core.metrics import MissingData, available_metrics

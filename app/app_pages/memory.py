@@ -3,8 +3,8 @@ fused vs unfused traffic and time ratios."""
 
 import streamlit as st
 
-from profiling_worker.schema import columns as C, plausibility as P
-from profiling_worker.schema.view_metrics import MEMORY as MEMORY_METRICS
+from profiling_worker.bundle.schema import columns as C, plausibility as P
+from profiling_worker.bundle.schema.view_metrics import MEMORY as MEMORY_METRICS
 
 from app.core.figures.memory import build_fusion_figure, build_memory_figure
 from app.core.kernel_catalog import builtin_kernels

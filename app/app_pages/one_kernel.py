@@ -2,7 +2,7 @@
 
 import streamlit as st
 
-from profiling_worker.schema import columns as C, intervals, plausibility as P
+from profiling_worker.bundle.schema import columns as C, intervals, plausibility as P
 
 from app.core import derived, numbers
 from app.core.markdown import visible

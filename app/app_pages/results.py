@@ -2,7 +2,7 @@
 
 import streamlit as st
 
-from profiling_worker.schema import columns as C, intervals, plausibility as P
+from profiling_worker.bundle.schema import columns as C, intervals, plausibility as P
 
 from app.core.metrics import available_metrics
 from app.core.views.seed_columns import with_seed_columns

@@ -2,7 +2,7 @@
 
 import streamlit as st
 
-from profiling_worker.schema import columns as C, intervals, plausibility as P
+from profiling_worker.bundle.schema import columns as C, intervals, plausibility as P
 
 from app.core import derived, metric_roles
 from app.core.figures.stability import build_runs_figure, build_stability_figure

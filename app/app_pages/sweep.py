@@ -5,7 +5,7 @@ import re
 
 import streamlit as st
 
-from profiling_worker.schema import intervals, plausibility as P
+from profiling_worker.bundle.schema import intervals, plausibility as P
 
 from app.core import derived, metric_roles
 from app.core.figures.sweep import LOG_Y_SPAN, build_sweep_figure, wants_log_y

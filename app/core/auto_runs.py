@@ -1,5 +1,5 @@
 """What runs "auto" did, per config, from the manifest's ``backend.auto_runs`` (the worker's
-stopping rule, profiling_worker/adaptive.py): the table and the note the Size sweep and
+stopping rule, profiling_worker/bundle/stats/adaptive.py): the table and the note the Size sweep and
 Stability pages show beside a job whose runs the rule chose."""
 
 from __future__ import annotations
@@ -9,7 +9,7 @@ from typing import Any
 
 import pandas as pd
 
-from profiling_worker.schema import columns as C
+from profiling_worker.bundle.schema import columns as C
 
 from app.core import frame_columns as F
 from app.core.views.deep_dive import config_labeler

@@ -20,13 +20,13 @@ from typing import Any, BinaryIO
 
 import pandas as pd
 
-from profiling_worker.bundle_path import inside_bundle
-from profiling_worker.inflate import InflateError, check_inflates, open_inflated
-from profiling_worker.schema import columns as C
+from profiling_worker.bundle.paths import inside_bundle
+from profiling_worker.bundle.inflate import InflateError, check_inflates, open_inflated
+from profiling_worker.bundle.schema import columns as C
 
 from app.core import frame_columns as F
 from app.core.numbers import fmt_bytes
-from app.core.bundle_loader import Bundle
+from profiling_worker.bundle.loader import Bundle
 from app.core.provenance import is_imported
 
 #: The most one download may be (a file, the zip, an inflated ``.ncu-rep``): Streamlit holds a
@@ -244,7 +244,7 @@ def gunzipped_name(relpath: str) -> str:
 
 def gunzip_file(path: Path, max_bytes: int = MAX_INFLATED_BYTES) -> BinaryIO:
     """The decompressed content of a ``.gz`` file as an open file, inflated by streaming to a
-    temporary file (profiling_worker/inflate.py: 1 MiB at a time, never whole in memory, a
+    temporary file (profiling_worker/bundle/inflate.py: 1 MiB at a time, never whole in memory, a
     report walked block by block), at most ``max_bytes``. The file has no name left on disk;
     closing it frees the space.
 

@@ -19,12 +19,12 @@ import re
 from collections.abc import Iterable, Mapping, Sequence
 from typing import Any
 
-from profiling_worker.schema.spec import FieldError
+from profiling_worker.bundle.schema.spec import FieldError
 
 PRODUCT = "product"
 ZIP = "zip"
 COMBINE = {PRODUCT: "every combination (product)", ZIP: "pairwise (zip)"}
-#: The worker refuses more configs than this (``profiling_worker.schema.spec``); a range that
+#: The worker refuses more configs than this (``profiling_worker.bundle.schema.spec``); a range that
 #: would make more is refused here before it is expanded further.
 MAX_VALUES = 4096
 VALUES_HINT = ("write values separated by commas (64, 128, 256) or a range: 1024..8192 *2 "

@@ -12,10 +12,10 @@ from typing import Any
 
 import pandas as pd
 
-from profiling_worker.schema import backends as B, columns as C, metrics as M
+from profiling_worker.bundle.schema import backends as B, columns as C, metrics as M
 
 from app.core import frame_columns as F
-from app.core.bundle_loader import Bundle
+from profiling_worker.bundle.loader import Bundle
 from app.core.metrics import with_labels
 from app.core.provenance import is_imported
 

@@ -20,7 +20,7 @@ import math
 
 import numpy as np
 import pandas as pd
-from profiling_worker.schema import columns as C, intervals
+from profiling_worker.bundle.schema import columns as C, intervals
 
 from app.core import metric_roles
 
@@ -151,7 +151,7 @@ def aggregate(per_run: pd.DataFrame, keys: list[str]) -> pd.DataFrame:
         ``keys`` + Unit, NumRuns, AvgValue, StdDev (sample, ddof=1), MinValue, MaxValue,
         MedianValue, CI95_Lower, CI95_Upper, RelativeStdDevPct (100 StdDev / |AvgValue|, %),
         StableMeasurement (at least 2 runs and RSD < 2 %): the worker's aggregated table's
-        method (:mod:`profiling_worker.schema.intervals`: Student-t, cut at 0 for non-negative
+        method (:mod:`profiling_worker.bundle.schema.intervals`: Student-t, cut at 0 for non-negative
         quantities). One run: StdDev, both CI95 bounds and RSD are NaN, not stable.
     """
     grouped = per_run.groupby(keys, sort=True, dropna=False)
@@ -170,7 +170,7 @@ def aggregate(per_run: pd.DataFrame, keys: list[str]) -> pd.DataFrame:
 def aggregate_normalised(per_run: pd.DataFrame, keys: list[str], baseline: str) -> pd.DataFrame:
     """:func:`aggregate` of :func:`normalise`: each annotation's mean over the ``baseline``
     annotation's mean at the same Config, whose CI95 takes both annotations' run spread into
-    account (:func:`profiling_worker.schema.intervals.ratio_ci95_bounds`: Fieller's interval of
+    account (:func:`profiling_worker.bundle.schema.intervals.ratio_ci95_bounds`: Fieller's interval of
     a ratio of means, as the Compare page and the regression gate; ``+inf`` above where the
     baseline mean cannot be told from 0), not only the annotation's own: the baseline's mean
     is a measurement too. The baseline's own rows are 1 by definition and have no interval

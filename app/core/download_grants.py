@@ -5,7 +5,7 @@ disk instead of holding it in the server's memory as ``st.download_button`` does
 
 A grant names a bundle directory and a file in it (or the whole bundle, as a zip) and the
 Streamlit session that was shown the link; it says nothing about the file's bytes, which the
-route resolves at request time (``profiling_worker.bundle_path``: no link out of the bundle).
+route resolves at request time (``profiling_worker.bundle.paths``: no link out of the bundle).
 A token is 256 random bits (``secrets.token_urlsafe``), lasts :data:`GRANT_TTL_S` after the
 last page run that showed it, and only while its session is open (the route asks the runtime).
 """

@@ -4,16 +4,16 @@ from __future__ import annotations
 
 from typing import Any
 
-from profiling_worker.schema import columns as C, tools as T
-from profiling_worker.schema.manifest import gpu_entry
-from profiling_worker.schema.manifest import job_gpu_index as job_gpu_index
+from profiling_worker.bundle.schema import columns as C, tools as T
+from profiling_worker.bundle.schema.manifest import gpu_entry
+from profiling_worker.bundle.schema.manifest import job_gpu_index as job_gpu_index
 
 from app.core import frame_columns as F
 
 
 def first_gpu(env: dict[str, Any], index: int) -> dict[str, Any]:
     """GPU ``index`` (NVML index) of ``env``, the worker's entry or an import's
-    (:func:`~profiling_worker.schema.manifest.gpu_entry`, which the regression gate reads too).
+    (:func:`~profiling_worker.bundle.schema.manifest.gpu_entry`, which the regression gate reads too).
     No default: a job's GPU is :func:`job_gpu_index` of its manifest, not always 0."""
     return gpu_entry(env, index)
 

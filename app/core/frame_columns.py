@@ -3,14 +3,14 @@
 Views (``app/core/views``) write these columns, figures (``app/core/figures``) and pages read
 them: adding a column to a view means a name here, the view that fills it, and the reader.
 Bundle table columns (Annotation, Config, Metric, AvgValue...) live in
-:mod:`profiling_worker.schema.columns`; this module holds only the columns the views derive.
+:mod:`profiling_worker.bundle.schema.columns`; this module holds only the columns the views derive.
 Units are in the names: ``Ns`` nanoseconds, ``Us`` microseconds, ``S`` seconds, ``MHz``,
 ``GBps`` GB/s, ``TFLOPs`` TFLOP/s, ``Pct`` percent, ``Bytes`` bytes.
 """
 
 from __future__ import annotations
 
-from profiling_worker.schema import columns as C
+from profiling_worker.bundle.schema import columns as C
 
 # Shared by every view.
 CONFIG_LABEL = C.CONFIG_LABEL  # "n=512" label of a config's parameters (the gate writes it too)

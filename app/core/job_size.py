@@ -8,8 +8,8 @@ list, app/core/preflight.py's fit), so its bound is far lower than the in-proces
 
 from __future__ import annotations
 
-from profiling_worker.schema import backends as B
-from profiling_worker.schema.spec import JobSpec
+from profiling_worker.bundle.schema import backends as B
+from profiling_worker.bundle.schema.spec import JobSpec
 
 #: Runs above which Run asks to be pressed again: Nsight Compute (about 6 minutes of replay at
 #: 0.19 s a launch) and the in-process backends.

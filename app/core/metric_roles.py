@@ -9,11 +9,11 @@ from typing import TYPE_CHECKING, Any
 
 import pandas as pd
 
-from profiling_worker.schema import columns as C
-from profiling_worker.schema.manifest import METRIC_ROLES_KEY
+from profiling_worker.bundle.schema import columns as C
+from profiling_worker.bundle.schema.manifest import METRIC_ROLES_KEY
 
 if TYPE_CHECKING:
-    from app.core.bundle_loader import Bundle
+    from profiling_worker.bundle.loader import Bundle
 
 _NO_UNIT = ("", "nan", "none", "<na>", "nat")
 

@@ -1,22 +1,22 @@
-"""How to read a bundle by Nsight Compute metric (names from :mod:`profiling_worker.schema.metrics`).
+"""How to read a bundle by Nsight Compute metric (names from :mod:`profiling_worker.bundle.schema.metrics`).
 
-Pure pandas; names only through :mod:`profiling_worker.schema.columns` for table columns.
+Pure pandas; names only through :mod:`profiling_worker.bundle.schema.columns` for table columns.
 """
 
 from __future__ import annotations
 
 import pandas as pd
 
-from profiling_worker.schema import backends as B, columns as C
-from profiling_worker.schema.view_metrics import PRESET_OF as PRESET_OF  # re-exported
+from profiling_worker.bundle.schema import backends as B, columns as C
+from profiling_worker.bundle.schema.view_metrics import PRESET_OF as PRESET_OF  # re-exported
 # Re-exported (the "as" form says so to mypy): the views import these metric names from here.
-from profiling_worker.schema.metrics import (DRAM_PCT as DRAM_PCT, DRAM_READ as DRAM_READ,
-                                              DRAM_WRITE as DRAM_WRITE, GPC_HZ as GPC_HZ,
-                                              SM_CLOCK_METRICS as SM_CLOCK_METRICS, SM_HZ as SM_HZ,
-                                              SM_PCT as SM_PCT)
+from profiling_worker.bundle.schema.metrics import (DRAM_PCT as DRAM_PCT, DRAM_READ as DRAM_READ,
+                                                    DRAM_WRITE as DRAM_WRITE, GPC_HZ as GPC_HZ,
+                                                    SM_CLOCK_METRICS as SM_CLOCK_METRICS,
+                                                    SM_HZ as SM_HZ, SM_PCT as SM_PCT)
 
 from app.core import frame_columns as F
-from app.core.bundle_loader import Bundle
+from profiling_worker.bundle.loader import Bundle
 from app.core.provenance import is_imported
 
 

@@ -140,7 +140,7 @@ def mixed_as_text(series: pd.Series) -> pd.Series | None:
 
 
 #: How a table writes an interval's +inf upper bound (an unbounded ratio interval, Fieller's
-#: g >= 1: profiling_worker.schema.intervals.UNBOUNDED_NOTE).
+#: g >= 1: profiling_worker.bundle.schema.intervals.UNBOUNDED_NOTE).
 UNBOUNDED = "unbounded"
 
 

@@ -18,7 +18,7 @@ from typing import Generic, TypeVar
 import pandas as pd
 
 from app.core import derived
-from app.core.bundle_loader import Bundle
+from profiling_worker.bundle.loader import Bundle
 from app.core.views.bound import LATENCY_THRESHOLD_PCT, BoundOptions, bound_frame
 from app.core.views.clocks import (ClocksOptions, collector_runs_frame, kernel_clock_frame,
                                    trace_frame)

@@ -21,8 +21,8 @@ from typing import Any, cast
 
 import pandas as pd
 
-from profiling_worker.schema import backends as B, columns as C
-from profiling_worker.schema.spec import JobSpec, validate_spec
+from profiling_worker.bundle.schema import backends as B, columns as C
+from profiling_worker.bundle.schema.spec import JobSpec, validate_spec
 
 from app.core import frame_columns as F
 from app.core.views.deep_dive import config_labeler

@@ -13,10 +13,10 @@ import re
 from collections.abc import Mapping
 from typing import Any
 
-from profiling_worker.schema import backends as B, run_target as rt
-from profiling_worker.schema.configs import device_memory
-from profiling_worker.schema.spec import (METRIC_PRESETS, FieldError, JobSpec, SpecInvalid,
-                                          check_fits, validate_spec)
+from profiling_worker.bundle.schema import backends as B, run_target as rt
+from profiling_worker.bundle.schema.configs import device_memory
+from profiling_worker.bundle.schema.spec import (METRIC_PRESETS, FieldError, JobSpec, SpecInvalid,
+                                                 check_fits, validate_spec)
 
 from app.core import config_grid
 from app.core.kernel_catalog import (KernelInfo, builtin_description, builtin_kernels,
@@ -33,7 +33,7 @@ Catalog = Mapping[str, KernelInfo]
 #: the longest pause (s); the worker's schema checks their ranges.
 THERMAL_LIMITS = ("thermal_wait", "thermal_cont", "thermal_timeout")
 #: Fields the form passes as chosen; one it leaves empty (None) is left out of the raw spec, so
-#: the JobSpec default applies (its one definition, profiling_worker/schema/spec.py).
+#: the JobSpec default applies (its one definition, profiling_worker/bundle/schema/spec.py).
 OPTION_FIELDS = ("cache_control", "clock_control", "replay_mode", "thermal_mode",
                  *THERMAL_LIMITS)
 #: Fields typed as text and read as whole numbers by :func:`whole_number`. Not number inputs:
@@ -41,7 +41,7 @@ OPTION_FIELDS = ("cache_control", "clock_control", "replay_mode", "thermal_mode"
 WHOLE_NUMBER_FIELDS = ("runs", "warmup", "gpu", *THERMAL_LIMITS)
 _WHOLE = re.compile(r"[+-]?[0-9]+")
 #: The builder's fields of runs "auto" -> the spec's ``run_target`` key each fills (empty: the
-#: default of profiling_worker/schema/run_target.py).
+#: default of profiling_worker/bundle/schema/run_target.py).
 RUN_TARGET_FIELDS = {"auto_ci95_pct": "rel_ci95_pct", "auto_min_runs": "min_runs",
                      "auto_max_runs": "max_runs", "auto_budget_s": "budget_s"}
 #: Help of the Runs field.
@@ -252,7 +252,7 @@ def visible_gpus(report: Mapping[str, Any]) -> list[dict[str, Any]]:
 def gpu_errors(spec: JobSpec, report: Mapping[str, Any]) -> list[FieldError]:
     """A FieldError on ``gpu`` when a GPU backend's index names no GPU the worker sees (the
     report's ``visible_gpus``), as the worker itself would refuse it
-    (:func:`profiling_worker.gpu_select.resolve`); nothing when the report lists no GPU."""
+    (:func:`profiling_worker.probes.gpu_select.resolve`); nothing when the report lists no GPU."""
     listed = visible_gpus(report)
     if not B.on_gpu(spec.backend) or not listed or visible_gpu(report, spec.gpu) is not None:
         return []

@@ -6,7 +6,7 @@
   ``..._execute_kernel__5x_cublas`` vs ``..._execute_split_k_kernel__5x_cublas``) are shortened in
   the middle, as little as keeps every name of the column distinct; the full names go into a
   last column, :data:`FULL_NAME`. The same for a column of ``" + "``-joined names
-  (:data:`~profiling_worker.schema.columns.KERNEL_NAMES`, the Kernel counts table), each name
+  (:data:`~profiling_worker.bundle.schema.columns.KERNEL_NAMES`, the Kernel counts table), each name
   shortened, the full text in :data:`FULL_NAMES`. The frame a CSV download is made from is not
   touched.
 """
@@ -18,7 +18,7 @@ from collections.abc import Iterable
 
 import pandas as pd
 
-from profiling_worker.schema import columns as C
+from profiling_worker.bundle.schema import columns as C
 
 from app.core.markdown import BIDI_PATTERN, visible
 
@@ -85,7 +85,7 @@ def visible_text(frame: pd.DataFrame) -> pd.DataFrame:
 
 
 def short_kernel_names(frame: pd.DataFrame) -> tuple[pd.DataFrame, int | None]:
-    """``frame`` with its :data:`~profiling_worker.schema.columns.KERNEL` column shortened in
+    """``frame`` with its :data:`~profiling_worker.bundle.schema.columns.KERNEL` column shortened in
     the middle and the full names appended as :data:`FULL_NAME`, and the shown length in
     characters; ``(frame, None)`` when no name needs it."""
     if C.KERNEL not in _text_columns(frame):
@@ -103,7 +103,7 @@ def short_kernel_names(frame: pd.DataFrame) -> tuple[pd.DataFrame, int | None]:
 
 def short_joined_names(frame: pd.DataFrame) -> tuple[pd.DataFrame, int | None]:
     """``frame`` with each name of its ``" + "``-joined
-    :data:`~profiling_worker.schema.columns.KERNEL_NAMES` cells shortened in the middle
+    :data:`~profiling_worker.bundle.schema.columns.KERNEL_NAMES` cells shortened in the middle
     (:func:`distinct_short_names` over every name of the column) and the full cells appended
     as :data:`FULL_NAMES`, and the longest shown cell in characters; ``(frame, None)`` when no
     name needs it (or the column is a count, not names). Issue 37: the Kernel counts table cut

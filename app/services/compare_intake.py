@@ -12,7 +12,7 @@ import shutil
 from pathlib import Path
 from urllib.parse import urlencode
 
-from profiling_worker.schema import columns as C
+from profiling_worker.bundle.schema import columns as C
 
 from app.services.result_store import InvalidJobId, job_path
 

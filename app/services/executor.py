@@ -13,7 +13,7 @@ from __future__ import annotations
 
 from typing import Protocol
 
-from profiling_worker.schema.manifest import JobStatus
+from profiling_worker.bundle.schema.manifest import JobStatus
 
 from app.services.job_model import Job
 

@@ -30,8 +30,8 @@ from typing import Any
 
 from app.services import result_store
 from app.services.result_store import SOURCE_BUNDLED, SOURCE_LOCAL
-from profiling_worker.schema import columns
-from profiling_worker.schema.manifest import JobStatus, ManifestError
+from profiling_worker.bundle.schema import columns
+from profiling_worker.bundle.schema.manifest import JobStatus, ManifestError
 
 INDEX_FILE = "index.sqlite"
 TAG_RE = re.compile(r"^[\w.+:/-][\w .+:/-]{0,39}$")

@@ -19,9 +19,9 @@ import traceback
 from collections.abc import Callable
 from typing import Any
 
-from profiling_worker.errors import JobError
-from profiling_worker.schema.manifest import (JobStatus, ManifestError, now_iso, read_manifest,
-                                              update_manifest)
+from profiling_worker.bundle.errors import JobError
+from profiling_worker.bundle.schema.manifest import (JobStatus, ManifestError, now_iso,
+                                                     read_manifest, update_manifest)
 
 from app.services import worker_client
 from app.services.job_model import Job

@@ -23,9 +23,9 @@ import traceback
 from collections.abc import Callable
 from pathlib import Path
 
-from profiling_worker.schema import backends as B, columns
-from profiling_worker.schema.manifest import JobStatus, now_iso, write_manifest
-from profiling_worker.schema.spec import JobSpec
+from profiling_worker.bundle.schema import backends as B, columns
+from profiling_worker.bundle.schema.manifest import JobStatus, now_iso, write_manifest
+from profiling_worker.bundle.schema.spec import JobSpec
 
 from app.services import worker_client
 from app.services.job_book import POLL_S, JobBook

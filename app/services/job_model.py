@@ -18,10 +18,10 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from profiling_worker.errors import JobError
-from profiling_worker.schema import backends as B
-from profiling_worker.schema.manifest import JobStatus, now_iso
-from profiling_worker.schema.spec import JobSpec
+from profiling_worker.bundle.errors import JobError
+from profiling_worker.bundle.schema import backends as B
+from profiling_worker.bundle.schema.manifest import JobStatus, now_iso
+from profiling_worker.bundle.schema.spec import JobSpec
 
 
 def new_job_id(spec: JobSpec, when: float | None = None) -> str:

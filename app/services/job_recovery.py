@@ -21,10 +21,10 @@ import time
 from pathlib import Path
 from typing import Any
 
-from profiling_worker.errors import DISK_FULL_HINT, DiskFull, JobError
-from profiling_worker.schema import columns
-from profiling_worker.schema.manifest import (JobStatus, ManifestError, now_iso, read_manifest,
-                                              write_manifest)
+from profiling_worker.bundle.errors import DISK_FULL_HINT, DiskFull, JobError
+from profiling_worker.bundle.schema import columns
+from profiling_worker.bundle.schema.manifest import (JobStatus, ManifestError, now_iso,
+                                                     read_manifest, write_manifest)
 
 from app.services import worker_client
 from app.services.sweep_plan import SWEEP_FILE

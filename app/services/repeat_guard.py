@@ -21,8 +21,8 @@ import threading
 import time
 from pathlib import Path
 
-from profiling_worker.schema import columns
-from profiling_worker.schema.spec import JobSpec, SpecInvalid, validate_spec
+from profiling_worker.bundle.schema import columns
+from profiling_worker.bundle.schema.spec import JobSpec, SpecInvalid, validate_spec
 
 #: Seconds after a submission in which an identical spec is asked about, not queued.
 REPEAT_WINDOW_S = 30.0

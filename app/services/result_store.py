@@ -15,12 +15,12 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from profiling_worker.schema import columns
+from profiling_worker.bundle.schema import columns
 
-from profiling_worker.schema.bundle_spec import PartialSpec, backend_of, read_spec
+from profiling_worker.bundle.schema.bundle_spec import PartialSpec, backend_of, read_spec
 from app.core.environment import gpu_name, job_gpu_index
-from profiling_worker.schema.manifest import JobStatus, ManifestError, read_manifest
-from profiling_worker.schema.spec import JobSpec, SpecInvalid, validate_spec
+from profiling_worker.bundle.schema.manifest import JobStatus, ManifestError, read_manifest
+from profiling_worker.bundle.schema.spec import JobSpec, SpecInvalid, validate_spec
 
 JOB_ID_RE = re.compile(r"^[A-Za-z0-9_.-]{1,80}$")
 SOURCE_LOCAL = "local"
@@ -53,7 +53,7 @@ class BundleInfo:
     @functools.cached_property
     def spec(self) -> JobSpec | PartialSpec | None:
         """The typed spec recorded in the manifest
-        (:func:`profiling_worker.schema.bundle_spec.read_spec`; None when the manifest has
+        (:func:`profiling_worker.bundle.schema.bundle_spec.read_spec`; None when the manifest has
         none), read once per listing."""
         return read_spec(self.manifest.get("spec"))
 

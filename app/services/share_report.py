@@ -9,7 +9,7 @@ import sys
 from pathlib import Path
 
 from app.core.bundle_files import explains_launches, summary_has_no_rules
-from app.core.bundle_loader import Bundle, load_bundle
+from profiling_worker.bundle.loader import Bundle, load_bundle
 from app.core.share.build import comparison_report, job_report
 from app.core.share.launches import WorkerAnswers
 from app.services import report_client

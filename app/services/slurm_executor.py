@@ -27,10 +27,10 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-from profiling_worker.schema import columns
-from profiling_worker.schema.manifest import (JobStatus, ManifestError, now_iso, read_manifest,
-                                              write_manifest)
-from profiling_worker.schema.spec import JobSpec
+from profiling_worker.bundle.schema import columns
+from profiling_worker.bundle.schema.manifest import (JobStatus, ManifestError, now_iso,
+                                                     read_manifest, write_manifest)
+from profiling_worker.bundle.schema.spec import JobSpec
 
 from app.services import sweep_errors as E
 from app.services import sweep_lock, sweep_resume

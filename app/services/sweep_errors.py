@@ -7,8 +7,8 @@ import sys
 from pathlib import Path
 from typing import Any
 
-from profiling_worker.errors import JobError
-from profiling_worker.schema.manifest import JobStatus, now_iso, write_manifest
+from profiling_worker.bundle.errors import JobError
+from profiling_worker.bundle.schema.manifest import JobStatus, now_iso, write_manifest
 
 from app.services.sweep_resume import RECORD_HINT
 

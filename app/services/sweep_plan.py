@@ -20,10 +20,10 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Literal
 
-from profiling_worker.schema import backends as B, columns as C
-from profiling_worker.schema.spec import JobSpec
-from profiling_worker.schema.spec_errors import FieldError, SpecInvalid
-from profiling_worker.sweep_task import REFERENCE_DIR
+from profiling_worker.bundle.schema import backends as B, columns as C
+from profiling_worker.bundle.schema.spec import JobSpec
+from profiling_worker.bundle.schema.spec_errors import FieldError, SpecInvalid
+from profiling_worker.sweep.task import REFERENCE_DIR
 
 SWEEP_FILE = "sweep.json"
 TASKS_DIR = "tasks"

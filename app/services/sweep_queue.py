@@ -1,6 +1,6 @@
 """Where a sweep's tasks run: a Slurm job array through submitit, or submitit's local executor.
 
-Both submit :func:`profiling_worker.sweep_task.run_task` once per attempt folder (submitit's
+Both submit :func:`profiling_worker.sweep.task.run_task` once per attempt folder (submitit's
 ``map_array``: one Slurm job array, ``--array=0-N%parallelism``), cancel, and say each task's
 scheduler state. Slurm states come from ``squeue --states=all`` (it lists ended jobs for
 Slurm's ``MinJobAge``, 300 s by default), not from ``sacct``: a cluster without accounting
@@ -21,9 +21,9 @@ from typing import Any, Protocol
 
 import submitit
 
-from profiling_worker.schema import backends as B
-from profiling_worker.schema.spec import JobSpec
-from profiling_worker.sweep_task import run_task
+from profiling_worker.bundle.schema import backends as B
+from profiling_worker.bundle.schema.spec import JobSpec
+from profiling_worker.sweep.task import run_task
 
 from app.services.sweep_plan import SweepOptions
 

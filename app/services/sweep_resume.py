@@ -22,9 +22,9 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from profiling_worker.schema import columns
-from profiling_worker.schema.manifest import JobStatus, ManifestError, read_manifest
-from profiling_worker.schema.spec import JobSpec, validate_spec
+from profiling_worker.bundle.schema import columns
+from profiling_worker.bundle.schema.manifest import JobStatus, ManifestError, read_manifest
+from profiling_worker.bundle.schema.spec import JobSpec, validate_spec
 
 from app.services import sweep_plan as plan
 from app.services import sweep_tasks as T

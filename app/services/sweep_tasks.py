@@ -15,8 +15,8 @@ import time
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from profiling_worker.schema.manifest import JobStatus, ManifestError, read_manifest
-from profiling_worker.sweep_task import REFERENCE_DIR
+from profiling_worker.bundle.schema.manifest import JobStatus, ManifestError, read_manifest
+from profiling_worker.sweep.task import REFERENCE_DIR
 
 from app.services import worker_client
 from app.services.job_model import TaskView

@@ -18,9 +18,9 @@ import traceback
 from collections.abc import Callable
 from pathlib import Path
 
-from profiling_worker.schema.manifest import JobStatus, now_iso, update_manifest
-from profiling_worker.schema.spec import JobSpec
-from profiling_worker.sweep_merge import merge_sweep
+from profiling_worker.bundle.schema.manifest import JobStatus, now_iso, update_manifest
+from profiling_worker.bundle.schema.spec import JobSpec
+from profiling_worker.sweep.merge import merge_sweep
 
 from app.services import sweep_errors as E
 from app.services import sweep_lock, sweep_resume

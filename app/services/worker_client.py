@@ -15,8 +15,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from profiling_worker.bundle_path import inside_bundle
-from profiling_worker.schema import backends as B, columns, events
+from profiling_worker.bundle.paths import inside_bundle
+from profiling_worker.bundle.schema import backends as B, columns, events
 
 CONSOLE_FILE = "worker.console.log"  # the worker's stdout + stderr (tracebacks of a crash)
 

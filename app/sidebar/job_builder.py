@@ -15,8 +15,8 @@ from typing import Any
 
 import streamlit as st
 
-from profiling_worker.errors import classify_known
-from profiling_worker.schema import backends as B, run_target, spec as spec_schema
+from profiling_worker.bundle.errors import classify_known
+from profiling_worker.bundle.schema import backends as B, run_target, spec as spec_schema
 
 from app import settings
 from app.core import config_grid, job_size, spec_form
@@ -63,7 +63,7 @@ LABELS = {
 COLLECTORS_HELP = (
     "Built-in (NVML): read by nsight-python >= 1.1 (CUPTI, ncu attach) just before each run. "
     "User: functions of your files beside your kernels (--kernels DIR), tagged "
-    "@nsight.experimental.collect(scope=ONCE or RUN) or profiling_worker.user_collectors."
+    "@nsight.experimental.collect(scope=ONCE or RUN) or profiling_worker.catalog.user_collectors."
     "collect; the worker calls them around each run on the other backends. Each becomes a "
     "column; one that raises or is slow is named and the job goes on.")
 

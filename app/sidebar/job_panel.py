@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import streamlit as st
 
-from profiling_worker.schema.manifest import JobStatus
+from profiling_worker.bundle.schema.manifest import JobStatus
 
 from app.ui import job_status, panels, state
 from app.ui.jobs import SCAN_S, Executor, Job

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import streamlit as st
 
-from profiling_worker.schema.manifest import JobStatus
+from profiling_worker.bundle.schema.manifest import JobStatus
 
 from app.ui import state
 from app.ui.jobs import SOURCE_BUNDLED, BundleInfo

@@ -9,9 +9,9 @@ from typing import Any
 
 import streamlit as st
 
-from profiling_worker.schema import backends as B, run_target
-from profiling_worker.schema.manifest import JobStatus
-from profiling_worker.schema.spec import FieldError, validate_spec
+from profiling_worker.bundle.schema import backends as B, run_target
+from profiling_worker.bundle.schema.manifest import JobStatus
+from profiling_worker.bundle.schema.spec import FieldError, validate_spec
 
 from app.core import preflight, spec_form
 from app.core.markdown import esc

@@ -12,7 +12,7 @@ from typing import Any
 
 import streamlit as st
 
-from profiling_worker.schema.spec import JobSpec
+from profiling_worker.bundle.schema.spec import JobSpec
 
 from app.ui import jobs, state
 

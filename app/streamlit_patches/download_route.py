@@ -8,8 +8,8 @@ in-memory buttons, capped at 64 MiB (:func:`serving` tells which).
 A request is served only when its token (``app.core.download_grants``) is known, unexpired and
 its session still open; it comes from the dashboard's own pages (``Sec-Fetch-Site`` is
 ``same-origin`` or ``none``, the Host one ``server.allowedHosts`` admits); and the file resolves
-inside the bundle (``profiling_worker.bundle_path``: a link out is refused). A ``.gz`` is
-inflated through ``profiling_worker.inflate``'s capped path into its scratch folder, and has
+inside the bundle (``profiling_worker.bundle.paths``: a link out is refused). A ``.gz`` is
+inflated through ``profiling_worker.bundle.inflate``'s capped path into its scratch folder, and has
 no name left on disk once opened (closing it frees the space). Downloads are bounded per
 server, per session and, for inflations, per server again (``app.core.download_slots``): the
 others queue for up to :data:`QUEUE_WAIT_S`, holding no thread, and are then told which bound
@@ -40,7 +40,7 @@ if TYPE_CHECKING:
 #: The route's path below ``server.baseUrlPath``.
 PREFIX = "/_kprof/download/"
 #: Most one streamed download may be (a file, an inflated report, the zip): the inflation cap
-#: of profiling_worker.inflate (2 GiB), which also bounds its temporary disk.
+#: of profiling_worker.bundle.inflate (2 GiB), which also bounds its temporary disk.
 MAX_STREAMED_BYTES = 2 * 1024**3
 _CHUNK = 1 << 20
 #: How long a download waits for its slots (``app.core.download_slots``) before it is told to
@@ -92,18 +92,18 @@ def open_download(grant: Grant, stop: threading.Event | None = None
                   ) -> tuple[Iterator[bytes], int | None]:
     """The bytes ``grant`` allows, as chunks of about 1 MiB, and their length (None for the
     zip, made as it is sent). Blocking (an inflation): run it in a thread; ``stop``, once set,
-    ends an inflation at its next MiB (:class:`~profiling_worker.inflate.InflateStopped`, 422).
+    ends an inflation at its next MiB (:class:`~profiling_worker.bundle.inflate.InflateStopped`, 422).
 
     Raises:
         DownloadRefused: the file is gone or leads out of the bundle (404), is larger than
             :data:`MAX_STREAMED_BYTES` (413), or is a ``.gz`` that does not inflate (422,
             with inflate.py's message and hint).
     """
-    from profiling_worker.bundle_path import OutsideBundle, bundle_file
-    from profiling_worker.inflate import InflateError, open_inflated
+    from profiling_worker.bundle.paths import OutsideBundle, bundle_file
+    from profiling_worker.bundle.inflate import InflateError, open_inflated
 
     from app.core.bundle_files import zip_chunks
-    from app.core.bundle_loader import load_bundle
+    from profiling_worker.bundle.loader import load_bundle
 
     try:
         if grant.kind is DownloadKind.ZIP:

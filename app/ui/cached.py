@@ -22,16 +22,16 @@ from typing import Any, TypeVar
 import plotly.graph_objects as go
 import streamlit as st
 
-from profiling_worker.schema import backends as B
+from profiling_worker.bundle.schema import backends as B
 
 from app import settings
-from app.core.bundle_loader import Bundle, load_bundle, manifest_mtime
+from profiling_worker.bundle.loader import Bundle, load_bundle, manifest_mtime
 from app.services import history_index, report_client, result_store, worker_client
 from app.services.executor import Executors
 from app.services.job_manager import JobManager
 from app.services.job_model import Job
 from app.services.slurm_executor import SlurmExecutor
-from profiling_worker.schema.manifest import ManifestError
+from profiling_worker.bundle.schema.manifest import ManifestError
 
 
 def _release(manager: JobManager | SlurmExecutor) -> None:

@@ -8,11 +8,11 @@ from typing import Any
 
 import streamlit as st
 
-from profiling_worker.schema import backends as B, columns as C
-from profiling_worker.schema.spec import SpecInvalid, validate_spec
+from profiling_worker.bundle.schema import backends as B, columns as C
+from profiling_worker.bundle.schema.spec import SpecInvalid, validate_spec
 
 from app.core import frame_columns as F, spec_form
-from app.core.bundle_loader import Bundle
+from profiling_worker.bundle.loader import Bundle
 from app.core.deep_dive_request import NoDeepDive, deep_dive_spec, sweep_points
 from app.core.markdown import esc, visible
 from app.ui import cached, navigation, state

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import streamlit as st
 
-from app.core.bundle_loader import Bundle
+from profiling_worker.bundle.loader import Bundle
 from app.core.metrics import MissingData
 from app.core.views.energy import energy_frame, method_note
 from app.ui import cached, panels, state

@@ -10,7 +10,7 @@ from collections.abc import Iterable
 from typing import Any
 from pathlib import Path
 
-from profiling_worker.inflate import scratch_dir
+from profiling_worker.bundle.inflate import scratch_dir
 
 from app import settings
 from app.services import import_client

@@ -14,9 +14,9 @@ from collections.abc import Iterable
 
 import streamlit as st
 
-from profiling_worker.schema.manifest import JobStatus
+from profiling_worker.bundle.schema.manifest import JobStatus
 
-from app.core.bundle_loader import Bundle
+from profiling_worker.bundle.loader import Bundle
 from app.services.job_model import Job
 from app.ui import cached, state
 

@@ -7,9 +7,9 @@ Streamlit widgets and the executors meet here only.
 
 from __future__ import annotations
 
-from profiling_worker.schema import backends as B
-from profiling_worker.schema.spec import JobSpec
-from profiling_worker.schema.spec_errors import FieldError, SpecInvalid
+from profiling_worker.bundle.schema import backends as B
+from profiling_worker.bundle.schema.spec import JobSpec
+from profiling_worker.bundle.schema.spec_errors import FieldError, SpecInvalid
 
 # Re-exported (the "as" form says so to mypy): the sidebar's type names.
 from app.services.executor import Executor as Executor

@@ -1,4 +1,4 @@
-"""Show a bundle's plausibility notes (``profiling_worker.schema.plausibility``) on the pages that
+"""Show a bundle's plausibility notes (``profiling_worker.bundle.schema.plausibility``) on the pages that
 draw the values they are about."""
 
 from __future__ import annotations
@@ -8,11 +8,11 @@ from collections.abc import Iterable
 import pandas as pd
 import streamlit as st
 
-from app.core.bundle_loader import Bundle
+from profiling_worker.bundle.loader import Bundle
 from app.core.markdown import esc
 from app.core.share.analyses import few_runs_text
 from app.ui import panels, state
-from profiling_worker.schema import plausibility as P
+from profiling_worker.bundle.schema import plausibility as P
 
 #: Notes shown in the warning box itself; the rest are in the table under it.
 SHOWN = 4
@@ -53,7 +53,7 @@ def show(bundle: Bundle, page: str, metrics: Iterable[str] = (),
 
 
 def few_runs(frame: pd.DataFrame) -> None:
-    """Say :data:`~profiling_worker.schema.intervals.ONE_RUN_NOTE` when rows of ``frame`` (an
+    """Say :data:`~profiling_worker.bundle.schema.intervals.ONE_RUN_NOTE` when rows of ``frame`` (an
     aggregated-style frame with NumRuns) have fewer than ``intervals.MIN_RUNS`` runs: their
     StdDev, CI95 and relative std dev are empty (undefined with n - 1 = 0), not 0."""
     text = few_runs_text(frame)

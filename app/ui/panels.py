@@ -10,14 +10,14 @@ import pandas as pd
 import plotly.graph_objects as go
 import streamlit as st
 
-from profiling_worker.schema import columns as C
-from profiling_worker.schema.manifest import JobStatus
-from profiling_worker.schema.spec import BACKEND_UNKNOWN
-from profiling_worker.bundle_path import inside_bundle
-from profiling_worker.spreadsheet import spreadsheet_safe
+from profiling_worker.bundle.schema import columns as C
+from profiling_worker.bundle.schema.manifest import JobStatus
+from profiling_worker.bundle.schema.spec import BACKEND_UNKNOWN
+from profiling_worker.bundle.paths import inside_bundle
+from profiling_worker.bundle.spreadsheet import spreadsheet_safe
 
 from app.core import numbers, table_text
-from app.core.bundle_loader import HOST_TIMER_NOTE, Bundle
+from profiling_worker.bundle.loader import HOST_TIMER_NOTE, Bundle
 from app.core.share.job import job_colors as colors_of
 from app.core.figures import theme
 from app.ui import cached, job_status, state
@@ -39,7 +39,7 @@ def stop_page() -> NoReturn:
 
 def csv_bytes(frame: pd.DataFrame) -> bytes:
     """The frame as UTF-8 CSV without the index; text cells a spreadsheet would run as a
-    formula start with ``'`` (profiling_worker/spreadsheet.py)."""
+    formula start with ``'`` (profiling_worker/bundle/spreadsheet.py)."""
     return spreadsheet_safe(frame).to_csv(index=False).encode("utf-8")
 
 

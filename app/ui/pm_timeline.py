@@ -8,7 +8,7 @@ from collections.abc import Sequence
 
 import streamlit as st
 
-from app.core.bundle_loader import Bundle
+from profiling_worker.bundle.loader import Bundle
 from app.core.figures.pm_sampling import build_pm_figure
 from app.core.markdown import esc
 from app.core.views import pm_sampling as P

@@ -6,11 +6,11 @@ from __future__ import annotations
 
 import streamlit as st
 
-from profiling_worker.gate import replication as R
-from profiling_worker.schema.spec import JobSpec
+from profiling_worker.bundle.gate import replication as R
+from profiling_worker.bundle.schema.spec import JobSpec
 
 from app.core import spec_form
-from app.core.bundle_loader import Bundle
+from profiling_worker.bundle.loader import Bundle
 from app.core.markdown import code, esc
 from app.core.views.replication import replica_candidates, replication, verdict_table
 from app.ui import cached, panels, state

@@ -6,7 +6,7 @@ from __future__ import annotations
 import streamlit as st
 
 from app.core.bundle_files import explains_launches, summary_has_no_rules
-from app.core.bundle_loader import Bundle
+from profiling_worker.bundle.loader import Bundle
 from app.core.markdown import code, esc
 from app.ui import analysis, cached, panels, state
 

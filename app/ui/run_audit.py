@@ -5,11 +5,11 @@ from __future__ import annotations
 
 import streamlit as st
 
-from app.core.bundle_loader import Bundle
+from profiling_worker.bundle.loader import Bundle
 from app.core.markdown import esc
 from app.core.views.run_audit import audit_source, badge_frame, flagged_frame
 from app.ui import cached, panels, state
-from profiling_worker.schema import columns as C, run_audit as A
+from profiling_worker.bundle.schema import columns as C, run_audit as A
 
 
 def badges(bundle: Bundle, page: str) -> None:

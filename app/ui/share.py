@@ -6,7 +6,7 @@ from __future__ import annotations
 import streamlit as st
 
 from app import settings
-from app.core.bundle_loader import Bundle
+from profiling_worker.bundle.loader import Bundle
 from app.core.share.build import comparison_report
 from app.services.share_report import job_report_html
 from app.ui import state

@@ -7,13 +7,13 @@ from typing import Any
 
 import pandas as pd
 
-from profiling_worker.user_collectors import RUN, CollectorRun
+from profiling_worker.catalog.user_collectors import RUN, CollectorRun
 # Re-exported (the "as" form says so to mypy): backends return it; extract/ignored.py filters it.
-from profiling_worker.collection import Collection as Collection
-from profiling_worker.schema import columns as C
-from profiling_worker.schema.spec import JobSpec
+from profiling_worker.extract.collection import Collection as Collection
+from profiling_worker.bundle.schema import columns as C
+from profiling_worker.bundle.schema.spec import JobSpec
 
-Emit = Callable[..., None]  # emit(event, **fields), see schema/events.py
+Emit = Callable[..., None]  # emit(event, **fields), see bundle/schema/events.py
 
 
 def launch_columns(param_names: Sequence[str]) -> list[str]:
@@ -41,7 +41,7 @@ def launches_frame(rows: list[dict[str, Any]], spec: JobSpec) -> pd.DataFrame:
 def launch_times_frame(rows: list[dict[str, Any]], spec: JobSpec) -> pd.DataFrame | None:
     """The ``launch_times`` table of launch rows carrying StartNs/EndNs (None when no row has a
     start: nothing to place on a timeline). Rows already hold their config parameters."""
-    from profiling_worker.bundle_writer import table_columns
+    from profiling_worker.bundle.writer import table_columns
 
     timed = [r for r in rows if r.get(C.START_NS) is not None]
     if not timed:
@@ -69,7 +69,7 @@ def unattributed_frame(rows: list[dict[str, Any]]) -> pd.DataFrame | None:
     """The ``unattributed`` table of these rows (None when there are none)."""
     if not rows:
         return None
-    from profiling_worker.bundle_writer import table_columns
+    from profiling_worker.bundle.writer import table_columns
 
     return pd.DataFrame(rows).reindex(columns=table_columns(C.TABLE_UNATTRIBUTED))
 

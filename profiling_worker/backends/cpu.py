@@ -29,10 +29,10 @@ from profiling_worker.backends.base import (Collection, Emit, launches_frame,
                                             user_collector_frame, user_collector_info)
 from profiling_worker.backends.region_timer import HostClock, time_regions
 from profiling_worker.backends.run_side import BackendStatus, RunJob, RunSide, unavailable
-from profiling_worker.user_collectors import CollectorRun, UserCollector
+from profiling_worker.catalog.user_collectors import CollectorRun, UserCollector
 from profiling_worker.catalog.declare import Annotate
-from profiling_worker.schema import backends as B
-from profiling_worker.schema.spec import JobSpec
+from profiling_worker.bundle.schema import backends as B
+from profiling_worker.bundle.schema.spec import JobSpec
 
 MEASUREMENT = "host wall-clock, not GPU"
 
@@ -77,7 +77,7 @@ class CpuBackend(RunSide):
 def collect(spec: JobSpec, make_body: Callable[[str, Annotate], Callable[..., None]],
             emit: Emit, user: Sequence[UserCollector] = ()) -> Collection:
     """Run every config ``spec.runs`` times (after ``spec.warmup`` untimed calls), or, with
-    ``spec.run_target``, as many times as the stopping rule says (profiling_worker/adaptive.py),
+    ``spec.run_target``, as many times as the stopping rule says (profiling_worker/bundle/stats/adaptive.py),
     each region timed on the host (:func:`~profiling_worker.backends.region_timer.time_regions`).
 
     Args:
@@ -85,7 +85,7 @@ def collect(spec: JobSpec, make_body: Callable[[str, Annotate], Callable[..., No
         make_body: ``make_body(kernel_id, annotate)`` -> the kernel's body (device "cpu").
         emit: event callback; progress is reported per config and run.
         user: the job's user info collectors, called by the worker (ONCE before the loop, RUN
-            before each run; :class:`~profiling_worker.user_collectors.CollectorRun`).
+            before each run; :class:`~profiling_worker.catalog.user_collectors.CollectorRun`).
 
     Returns:
         A :class:`Collection` whose launches have one row per annotation run

@@ -14,20 +14,20 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, cast
 
-from profiling_worker import adaptive
+from profiling_worker.bundle.stats import adaptive
 from profiling_worker.backends import nsight_backend as nb
 from profiling_worker.backends.base import (Collection, Emit, RunCounter, launch_times_frame,
                                             launches_frame, unattributed_frame,
                                             user_collector_info)
-from profiling_worker.user_collectors import UserCollector
+from profiling_worker.catalog.user_collectors import UserCollector
 from profiling_worker.backends.cupti_times import Attribution, capture_attribution, clock_pair
 from profiling_worker.backends.nsight_options import accepted, cupti_options
 from profiling_worker.backends.run_side import NO_GPU, BackendStatus, unavailable
-from profiling_worker.environment import version_tuple
-from profiling_worker.errors import BackendUnavailable
-from profiling_worker.schema import backends as B, columns as C, tools as T
-from profiling_worker.schema.run_range import parse_run_range
-from profiling_worker.schema.spec import JobSpec
+from profiling_worker.probes.environment import version_tuple
+from profiling_worker.bundle.errors import BackendUnavailable
+from profiling_worker.bundle.schema import backends as B, columns as C, tools as T
+from profiling_worker.bundle.schema.run_range import parse_run_range
+from profiling_worker.bundle.schema.spec import JobSpec
 
 CUPTI_MIN = (13, 4)
 
@@ -117,7 +117,7 @@ def collect_cupti(nsight: Any, spec: JobSpec, bodies: Sequence[Any], out_dir: Pa
     script does (:func:`_one_call`); it is kept when every run of every config launched the
     same number of kernels in each annotation, which nsight-python's positional attribution
     assumes. Otherwise, and for runs "auto" (one call per batch the stopping rule asks for,
-    profiling_worker/adaptive.py) or without warm-up, each config gets calls of its own.
+    profiling_worker/bundle/stats/adaptive.py) or without warm-up, each config gets calls of its own.
 
     Raises:
         KernelFailed: a kernel body raised (CUDA out of memory included).

@@ -5,7 +5,7 @@ nsight-python keeps only ``end - start`` of a CUPTI kernel activity record and d
 kernels launched outside every annotation. Both are read here from its internals
 (``nsight.collection.cupti``: the ``cupti`` module it registers its activity callbacks with,
 and ``_attribute_kernels``), without changing what it measures: the timeline
-(profiling_worker/timeline.py) places each launch at its real start.
+(profiling_worker/bundle/timeline.py) places each launch at its real start.
 
 Timestamps are CUPTI's (``cupti.get_timestamp()`` clock, ns); :func:`clock_pair` ties that
 clock to ``time.perf_counter_ns`` so the NVML trace can be placed on the same axis.

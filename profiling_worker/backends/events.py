@@ -1,7 +1,7 @@
 """The ``events`` backend: each annotated region timed between two ``torch.cuda.Event`` marks on
 the current stream, as benchmark scripts do (``triton.testing.do_bench``, nvbench's GPU time).
 
-What it measures (``schema/backends.py`` EVENTS_BACKEND.measures): the wall time on the stream
+What it measures (``bundle/schema/backends.py`` EVENTS_BACKEND.measures): the wall time on the stream
 from the start event to the end event. The stream is synchronised just before each start
 event, so every region starts on an idle GPU and its time holds the launch of its first kernel,
 the kernels, and every gap between them (host launch overhead, small copies, allocator work).
@@ -31,12 +31,12 @@ from typing import Any
 from profiling_worker.backends import nsight_backend as nb
 from profiling_worker.backends.base import (Collection, launches_frame, user_collector_frame,
                                             user_collector_info)
-from profiling_worker.user_collectors import CollectorRun
+from profiling_worker.catalog.user_collectors import CollectorRun
 from profiling_worker.backends.l2_flush import L2Flush, no_flush
 from profiling_worker.backends.region_timer import Timed, time_regions
 from profiling_worker.backends.run_side import NO_GPU, BackendStatus, RunJob, RunSide, unavailable
-from profiling_worker.errors import BackendUnavailable
-from profiling_worker.schema import backends as B, columns as C
+from profiling_worker.bundle.errors import BackendUnavailable
+from profiling_worker.bundle.schema import backends as B, columns as C
 
 MEASUREMENT = B.EVENTS_BACKEND.measures
 #: cudaEventElapsedTime's resolution (CUDA Runtime API reference), for the manifest.

@@ -3,7 +3,7 @@
 Nsight Compute flushes all caches before every profiled kernel when cache control is "all".
 CUPTI only timestamps kernels: without a flush the L2 (tens of MiB on an H200; the size is read from the device) keeps a run's data for
 the next one, and ``x*2`` on 4 Mi fp32 elements read 5.55 µs, 6.0 TB/s, above the 4.8 TB/s HBM
-peak (schema/peaks.py; measured in docs/measurements-h200.md, run 11). As benchmark harnesses do (triton ``do_bench`` zeroes a 256 MB
+peak (bundle/schema/peaks.py; measured in docs/measurements-h200.md, run 11). As benchmark harnesses do (triton ``do_bench`` zeroes a 256 MB
 buffer), a buffer larger than the L2 is written just before each annotated region opens, outside
 it: the flush kernel is not measured, and a region finds none of its data in the L2, neither
 from the previous run nor from an earlier region of the same run (``fused`` after ``unfused``

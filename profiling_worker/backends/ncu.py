@@ -1,6 +1,6 @@
 """Run side of the ``ncu`` backend: Nsight Compute through nsight-python.
 
-The installed nsight-python decides how it runs (schema/backends.py NCU_LAUNCH, NCU_ATTACH):
+The installed nsight-python decides how it runs (bundle/schema/backends.py NCU_LAUNCH, NCU_ATTACH):
 0.9.x re-runs the worker under ``ncu`` (launch mode), >= 1.0 attaches ncu >= 2026.2.1 to the
 running worker (attach mode; nsight/collection/ncu.py in the 1.1.0 wheel compares against
 2026.2.1.0).
@@ -13,20 +13,20 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
-from profiling_worker import gpu_select
+from profiling_worker.probes import gpu_select
 from profiling_worker.backends import nsight_backend as nb
 from profiling_worker.backends.base import (Collection, Emit, RunCounter, launches_frame,
                                             split_unattributed, unattributed_frame,
                                             unattributed_warning, user_collector_info)
-from profiling_worker.user_collectors import UserCollector
+from profiling_worker.catalog.user_collectors import UserCollector
 from profiling_worker.backends.ncu_set import ncu_with_set
 from profiling_worker.backends.nsight_options import accepted, ncu_options
 from profiling_worker.backends.run_side import NO_GPU, BackendStatus, unavailable
-from profiling_worker.environment import version_tuple
-from profiling_worker.errors import ProfilingFailed, last_error_event
-from profiling_worker.schema import backends as B, columns as C, tools as T
-from profiling_worker.schema.run_range import KPROF_DOMAIN
-from profiling_worker.schema.spec import JobSpec
+from profiling_worker.probes.environment import version_tuple
+from profiling_worker.bundle.errors import ProfilingFailed, last_error_event
+from profiling_worker.bundle.schema import backends as B, columns as C, tools as T
+from profiling_worker.bundle.schema.run_range import KPROF_DOMAIN
+from profiling_worker.bundle.schema.spec import JobSpec
 
 ATTACH_MIN_NCU = (2026, 2, 1)
 

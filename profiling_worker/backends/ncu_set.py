@@ -19,7 +19,7 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
 
-from profiling_worker.errors import BackendUnavailable
+from profiling_worker.bundle.errors import BackendUnavailable
 
 SHIM_DIR = "ncu-set-shim"
 

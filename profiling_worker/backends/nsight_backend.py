@@ -30,16 +30,16 @@ from typing import Any
 
 import pandas as pd
 
-from profiling_worker import gpu_select
+from profiling_worker.probes import gpu_select
 from profiling_worker.backends.base import Collection, Emit, RunCounter, user_collector_frame
 from profiling_worker.backends.run_side import BackendStatus, RunJob, RunSide
-from profiling_worker.user_collectors import ONCE, CollectorRun, UserCollector
-from profiling_worker.errors import (OUT_OF_MEMORY_HINT, KernelFailed, ProfilingFailed,
-                                     WorkerError, is_out_of_memory)
-from profiling_worker.schema import backends as B, columns as C
-from profiling_worker.schema.backends import LAUNCH_CHILD_ENV
-from profiling_worker.schema.run_range import run_range_name
-from profiling_worker.schema.spec import COLLECTORS, JobSpec
+from profiling_worker.catalog.user_collectors import ONCE, CollectorRun, UserCollector
+from profiling_worker.bundle.errors import (OUT_OF_MEMORY_HINT, KernelFailed, ProfilingFailed,
+                                            WorkerError, is_out_of_memory)
+from profiling_worker.bundle.schema import backends as B, columns as C
+from profiling_worker.bundle.schema.backends import LAUNCH_CHILD_ENV
+from profiling_worker.bundle.schema.run_range import run_range_name
+from profiling_worker.bundle.schema.spec import COLLECTORS, JobSpec
 
 _LOADED: dict[str, Any] = {}  # backend -> the nsight module, once imported in this process
 
@@ -232,7 +232,7 @@ def info_collectors(nsight: Any, spec: JobSpec, counter: RunCounter, uuid: str |
     RUN), each called under its time limit (:class:`CollectorRun`), so nsight-python puts them
     in its columns and the worker in its ``collectors`` table. The list is None when there are
     none."""
-    from profiling_worker.collectors import CollectorRecorder
+    from profiling_worker.probes.collectors import CollectorRecorder
 
     builtin = [n for n in spec.collectors if n in COLLECTORS]
     recorder, out = None, []

@@ -15,8 +15,8 @@ import inspect
 from pathlib import Path
 from typing import Any
 
-from profiling_worker.schema.kernel_filter import exact_names
-from profiling_worker.schema.spec import JobSpec
+from profiling_worker.bundle.schema.kernel_filter import exact_names
+from profiling_worker.bundle.schema.spec import JobSpec
 
 #: nsight.analyze.kernel keyword -> the spec field it carries, where the names differ.
 SPEC_FIELD = {"info_collectors": "collectors", "ignore_kernel_list": "ignore_kernels"}

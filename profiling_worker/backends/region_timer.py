@@ -1,7 +1,7 @@
 """The loop of the backends that time each annotated region themselves, configs x runs, with a
 :class:`Stopwatch`: the host clock (cpu backend, :class:`HostClock`) or CUDA events (events
 backend). Warm-up calls run before each config's first timed run, with no region timed. With
-``spec.run_target`` (runs "auto") the stopping rule of :mod:`profiling_worker.adaptive` chooses
+``spec.run_target`` (runs "auto") the stopping rule of :mod:`profiling_worker.bundle.stats.adaptive` chooses
 how many runs each config gets, in batches.
 
 Marks are read only after each config's runs (:meth:`Stopwatch.settle`): a CUDA event's time is
@@ -24,11 +24,11 @@ from collections.abc import Callable, Iterator
 from contextlib import contextmanager, nullcontext
 from typing import Any, NamedTuple, Protocol
 
-from profiling_worker import adaptive
+from profiling_worker.bundle.stats import adaptive
 from profiling_worker.backends.base import Emit, RunCounter
 from profiling_worker.catalog.declare import Annotate
-from profiling_worker.schema import columns as C
-from profiling_worker.schema.spec import JobSpec
+from profiling_worker.bundle.schema import columns as C
+from profiling_worker.bundle.schema.spec import JobSpec
 
 
 class Stopwatch(Protocol):

@@ -1,8 +1,8 @@
 """The backends of this worker, one :class:`~profiling_worker.backends.run_side.RunSide` object
-per name of ``schema/backends.py``, and the environment report built from their probes.
+per name of ``bundle/schema/backends.py``, and the environment report built from their probes.
 
 Adding a backend: its module (a ``RunSide`` subclass), its
-:class:`~profiling_worker.schema.backends.Backend` entry (which declares its capabilities:
+:class:`~profiling_worker.bundle.schema.backends.Backend` entry (which declares its capabilities:
 ``runs: "auto"``, warm workers, options...), one line in :data:`RUN_SIDES`, and their tests. Importing this module imports no torch, nsight or CUDA: each backend imports those
 inside its warm-up and run.
 """
@@ -11,15 +11,15 @@ from __future__ import annotations
 
 from typing import Any
 
-from profiling_worker import environment
+from profiling_worker.probes import environment
 from profiling_worker.backends.cpu import CpuBackend
 from profiling_worker.backends.cupti import CuptiBackend
 from profiling_worker.backends.events import EventsBackend
 from profiling_worker.backends.ncu import NcuBackend
 from profiling_worker.backends.run_side import BackendStatus, RunSide
-from profiling_worker.schema import backends as B
+from profiling_worker.bundle.schema import backends as B
 
-#: Backend name -> its run side, in the order of ``schema/backends.py`` NAMES.
+#: Backend name -> its run side, in the order of ``bundle/schema/backends.py`` NAMES.
 RUN_SIDES: dict[str, RunSide] = {side.name: side for side in (
     NcuBackend(), CuptiBackend(), EventsBackend(), CpuBackend())}
 
@@ -37,7 +37,7 @@ def run_side(name: str) -> RunSide:
 def choose_backends(env: dict[str, Any]) -> dict[str, BackendStatus]:
     """Each backend's :meth:`~RunSide.probe` of ``env``, by name (in ``B.NAMES`` order).
 
-    Pure: decides from a :func:`~profiling_worker.environment.probe_environment` dict, so tests
+    Pure: decides from a :func:`~profiling_worker.probes.environment.probe_environment` dict, so tests
     can give any environment. Rules (the version table of docs/gpu-setup.md): nsight-python >= 1.1
     with ncu >= 2026.2.1 attaches in-process; nsight-python 0.9.x re-runs the worker under any
     ncu (launch mode); CUPTI needs nsight-python >= 1.1, cupti-python >= 13.4 and a

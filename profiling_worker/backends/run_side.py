@@ -3,7 +3,7 @@ warm-up and its run, the typed :class:`BackendStatus` its probe returns, and the
 :class:`RunJob` its run gets.
 
 The capabilities the app may read (what a backend measures, which options it applies) are in
-``profiling_worker/schema/backends.py``; ``backends/registry.py`` holds one object per backend.
+``profiling_worker/bundle/schema/backends.py``; ``backends/registry.py`` holds one object per backend.
 The environment report (``python -m profiling_worker env``) is JSON, so a status crosses the
 process boundary as :meth:`BackendStatus.to_json` and comes back through
 :meth:`BackendStatus.from_json`.
@@ -20,9 +20,9 @@ from typing import TYPE_CHECKING, Any, ClassVar
 if TYPE_CHECKING:  # kept light: the registry imports every backend to probe it
     from profiling_worker.backends.base import Collection
     from profiling_worker.catalog.registry import Registry
-    from profiling_worker.channel import Channel
-    from profiling_worker.schema.backends import Name
-    from profiling_worker.schema.spec import JobSpec
+    from profiling_worker.backends.channel import Channel
+    from profiling_worker.bundle.schema.backends import Name
+    from profiling_worker.bundle.schema.spec import JobSpec
 
 
 @dataclass(frozen=True)
@@ -105,7 +105,7 @@ class RunJob:
 class RunSide(ABC):
     """One backend in the worker: :meth:`probe`, :meth:`warm_up` and :meth:`run`.
 
-    ``name`` is the spec's ``backend`` value (its :class:`~profiling_worker.schema.backends.Backend`
+    ``name`` is the spec's ``backend`` value (its :class:`~profiling_worker.bundle.schema.backends.Backend`
     entry says what it measures). Subclasses keep no per-job state: one object serves every
     job of a warm worker.
     """
@@ -114,7 +114,7 @@ class RunSide(ABC):
 
     @abstractmethod
     def probe(self, env: dict[str, Any]) -> BackendStatus:
-        """Whether it can run in this :func:`~profiling_worker.environment.probe_environment`
+        """Whether it can run in this :func:`~profiling_worker.probes.environment.probe_environment`
         environment (pure: decides from the dict)."""
 
     @abstractmethod

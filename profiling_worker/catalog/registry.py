@@ -12,11 +12,11 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from profiling_worker.catalog.builtin import CATALOG
-from profiling_worker.user_collectors import UserCollector, drop_builtin_names
+from profiling_worker.catalog.user_collectors import UserCollector, drop_builtin_names
 from profiling_worker.catalog.declare import Kernel
 from profiling_worker.catalog.user import kernel_dirs_from_env, load_kernel_dirs
-from profiling_worker.errors import (OUT_OF_MEMORY_HINT, KernelFailed, WorkerError,
-                                     is_out_of_memory)
+from profiling_worker.bundle.errors import (OUT_OF_MEMORY_HINT, KernelFailed, WorkerError,
+                                            is_out_of_memory)
 
 
 @dataclass

@@ -17,7 +17,7 @@ calls it once per run (and ``warmup`` times before, with a no-op ``annotate``). 
         with annotate("scale"):
             x * 2
 
-The same files may define info collectors (:mod:`profiling_worker.user_collectors`: ONCE and
+The same files may define info collectors (:mod:`profiling_worker.catalog.user_collectors`: ONCE and
 RUN scopes, tagged with ``nsight.experimental.collect`` or its ``collect``).
 
 Files are imported only by the worker (never by the dashboard's process): a file that fails to
@@ -35,7 +35,7 @@ from collections.abc import Iterable, Iterator
 from pathlib import Path
 from typing import Any
 
-from profiling_worker.user_collectors import UserCollector, found_in
+from profiling_worker.catalog.user_collectors import UserCollector, found_in
 from profiling_worker.catalog.declare import Kernel, declared, kernel
 
 __all__ = ["kernel", "load_kernel_dirs", "kernel_dirs_from_env"]
@@ -78,7 +78,7 @@ def load_kernel_dirs(dirs: Iterable[str | os.PathLike[str]]
 
     Returns:
         ``(kernels, collectors, errors)``: kernel id -> :class:`Kernel`, collector name ->
-        :class:`~profiling_worker.user_collectors.UserCollector`, and one ``{"file", "error"}`` per file that failed
+        :class:`~profiling_worker.catalog.user_collectors.UserCollector`, and one ``{"file", "error"}`` per file that failed
         to import or declared a duplicate id or collector name.
     """
     kernels: dict[str, Kernel] = {}

@@ -1,9 +1,3 @@
-"""Turning measurements into tables: per-launch -> per-run -> aggregated (pure pandas)."""
-
-from profiling_worker.extract.aggregate import aggregate_runs, launches_to_runs
-from profiling_worker.extract.combine_rules import combine_rule
-from profiling_worker.extract.kernel_counts import (configs_with_varying_kernels, kernel_counts,
-                                                    kernels_per_config)
-
-__all__ = ["aggregate_runs", "combine_rule", "configs_with_varying_kernels", "kernel_counts",
-           "kernels_per_config", "launches_to_runs"]
+"""Reading what a backend or a report measured: the ncu report reader, sections, PM sampling, the
+rule digest, ignored kernels and :class:`~profiling_worker.extract.collection.Collection`. The
+statistics over the tables live in :mod:`profiling_worker.bundle.stats`."""

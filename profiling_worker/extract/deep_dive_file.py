@@ -8,9 +8,9 @@ import json
 from pathlib import Path
 from typing import Any
 
-from profiling_worker.bundle_path import inside_bundle
-from profiling_worker.inflate import plain_file
-from profiling_worker.schema import columns as C
+from profiling_worker.bundle.paths import inside_bundle
+from profiling_worker.bundle.inflate import plain_file
+from profiling_worker.bundle.schema import columns as C
 
 #: The most a written deep dive may expand to (48 launches of ``--set detailed``: 2.2 MB).
 MAX_DEEP_DIVE_BYTES = 256 * 1024**2

@@ -2,7 +2,7 @@
 
 Applied to every backend's per-launch table before the runs and aggregated tables are computed,
 so no value includes an ignored launch; the launches move to the ``unattributed`` table with
-:data:`~profiling_worker.schema.kernel_filter.IGNORED_REASON` (listed on the Kernels page).
+:data:`~profiling_worker.bundle.schema.kernel_filter.IGNORED_REASON` (listed on the Kernels page).
 """
 
 from __future__ import annotations
@@ -13,11 +13,11 @@ from typing import Any
 
 import pandas as pd
 
-from profiling_worker.bundle_writer import table_columns
-from profiling_worker.collection import Collection
-from profiling_worker.errors import ProfilingFailed
-from profiling_worker.schema import columns as C
-from profiling_worker.schema.kernel_filter import FIELD, IGNORED_REASON, matching_entry
+from profiling_worker.bundle.writer import table_columns
+from profiling_worker.extract.collection import Collection
+from profiling_worker.bundle.errors import ProfilingFailed
+from profiling_worker.bundle.schema import columns as C
+from profiling_worker.bundle.schema.kernel_filter import FIELD, IGNORED_REASON, matching_entry
 
 _LAUNCH_KEYS = [C.ANNOTATION, C.CONFIG, C.RUN, C.LAUNCH, C.KERNEL]
 

@@ -19,10 +19,10 @@ from typing import Any
 
 import ncu_report
 
-from profiling_worker.schema import metrics as M
-from profiling_worker.extract.units import normalise_unit
-from profiling_worker.schema import columns as C
-from profiling_worker.schema.run_range import KPROF_DOMAIN, NSIGHT_DOMAIN, parse_run_range
+from profiling_worker.bundle.schema import metrics as M
+from profiling_worker.bundle.stats.units import normalise_unit
+from profiling_worker.bundle.schema import columns as C
+from profiling_worker.bundle.schema.run_range import KPROF_DOMAIN, NSIGHT_DOMAIN, parse_run_range
 
 
 #: Rule message and speedup-estimate types by name (ncu_report's MsgType_*, SpeedupType_*).

@@ -18,7 +18,7 @@ from profiling_worker.extract.ncu_report_reader import (MSG_TYPES, SPEEDUP_TYPES
                                                       metric_value, placed_actions)
 from profiling_worker.extract.pm_sampling import sampled_series
 from profiling_worker.extract.kernel_regions import region_names
-from profiling_worker.schema import metrics as M
+from profiling_worker.bundle.schema import metrics as M
 
 #: Launches read at most (a deep dive is one config; an imported sweep may be large).
 MAX_LAUNCHES = 200
@@ -65,7 +65,7 @@ def _section_rows(action: Any) -> list[dict[str, Any]]:
 
 
 def _metric_rows(action: Any) -> list[dict[str, Any]]:
-    """The deep-dive metrics (schema/metrics.py) and every warp-stall metric the launch has."""
+    """The deep-dive metrics (bundle/schema/metrics.py) and every warp-stall metric the launch has."""
     names = list(M.DEEP_DIVE_METRICS) + sorted(
         n for n in action.metric_names() if n.startswith(M.STALL_PREFIX)
         and n.endswith(M.STALL_SUFFIX))

@@ -22,7 +22,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from profiling_worker.schema import metrics as M
+from profiling_worker.bundle.schema import metrics as M
 
 #: Name parts that mark a sampled series.
 SERIES_PREFIXES = ("pmsampling:", "warpsampling:")

@@ -19,7 +19,7 @@ import json
 import sys
 from pathlib import Path
 
-from profiling_worker.schema import columns as C
+from profiling_worker.bundle.schema import columns as C
 
 
 def _rules(bundle: Path) -> int:
@@ -39,7 +39,7 @@ def _deep_dive(bundle: Path) -> int:
     from profiling_worker.extract.deep_dive_file import written_deep_dive
     from profiling_worker.extract.ncu_sections import deep_dive
     from profiling_worker.extract.rule_digest import bundle_reports
-    from profiling_worker.inflate import plain_file
+    from profiling_worker.bundle.inflate import plain_file
 
     written = written_deep_dive(bundle)
     if written is not None:
@@ -62,7 +62,7 @@ def _pm_sampling(bundle: Path) -> int:
     from profiling_worker.extract.ncu_sections import MAX_LAUNCHES
     from profiling_worker.extract.pm_sampling import sampled_series
     from profiling_worker.extract.rule_digest import bundle_reports
-    from profiling_worker.inflate import plain_file
+    from profiling_worker.bundle.inflate import plain_file
 
     written = written_deep_dive(bundle)
     if written is not None and "pm_sampling" in written:
@@ -98,7 +98,7 @@ COMMANDS = {"rules": _rules, "deepdive": _deep_dive, "pmsampling": _pm_sampling}
 
 def main(command: str, bundle: Path) -> int:
     """Run ``rules``, ``deepdive`` or ``pmsampling`` on ``bundle``; returns the exit code."""
-    from profiling_worker.inflate import InflateError
+    from profiling_worker.bundle.inflate import InflateError
 
     try:
         return COMMANDS[command](bundle)

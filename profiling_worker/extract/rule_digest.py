@@ -32,13 +32,13 @@ from typing import Any
 
 import pandas as pd
 
-from profiling_worker.bundle_path import bundle_file, bundle_reports as reports_inside
+from profiling_worker.bundle.paths import bundle_file, bundle_reports as reports_inside
 from profiling_worker.extract.deep_dive_file import written_deep_dive
 from profiling_worker.extract.ncu_report_reader import kernel_name, metric_value, placed_actions
 from profiling_worker.extract.ncu_sections import rule_rows
 from profiling_worker.extract.kernel_regions import region_names
-from profiling_worker.schema import columns as C
-from profiling_worker.schema import metrics as M
+from profiling_worker.bundle.schema import columns as C
+from profiling_worker.bundle.schema import metrics as M
 
 RULE, TITLE, SECTION, TYPE = "Rule", "Title", "Section", "Type"
 SPEEDUP_MEDIAN, SPEEDUP_MAX, SPEEDUP_TYPE = ("Est. speedup % (median)", "Est. speedup % (max)",
@@ -208,7 +208,7 @@ def bundle_config_label(bundle: Path) -> Callable[[int], str]:
 
 def bundle_reports(bundle: Path) -> list[Path]:
     """The bundle's Nsight Compute reports (``nsight/*.ncu-rep`` and ``*.ncu-rep.gz``), links
-    out of the bundle left out (:func:`profiling_worker.bundle_path.bundle_reports`)."""
+    out of the bundle left out (:func:`profiling_worker.bundle.paths.bundle_reports`)."""
     return reports_inside(bundle)
 
 
@@ -222,7 +222,7 @@ def bundle_digest(bundle: Path) -> tuple[pd.DataFrame, str]:
         ValueError: the written deep dive is not JSON.
         OSError, RuntimeError: ncu_report cannot read the report.
     """
-    from profiling_worker.inflate import plain_file
+    from profiling_worker.bundle.inflate import plain_file
 
     reports = bundle_reports(bundle)
     written = None if reports else written_deep_dive(bundle)

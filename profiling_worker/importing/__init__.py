@@ -8,10 +8,10 @@ supported-format line), :mod:`.sniff` (what each file is, by content, with :mod:
 :mod:`.same_profile`), :mod:`.ncu_rep` / :mod:`.report_job` (``.ncu-rep`` reports, with
 :mod:`.regions` and :mod:`.launch_runs`: regions, runs and configs of launches nothing recorded) --
 :mod:`.grouping` (which files of an upload make one bundle) and :mod:`.assemble`, the one
-assembler, writing through :mod:`profiling_worker.bundle_writer`.
+assembler, writing through :mod:`profiling_worker.bundle.writer`.
 """
 
-from profiling_worker.errors import ImportFailed, ImportInternalError
+from profiling_worker.bundle.errors import ImportFailed, ImportInternalError
 from profiling_worker.importing.assemble import import_nsight_output
 
 __all__ = ["import_nsight_output", "ImportFailed", "ImportInternalError"]

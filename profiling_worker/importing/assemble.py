@@ -1,6 +1,6 @@
 """The one assembler of an import: sniffed sources -> one reader per format -> a result bundle,
-written with the worker's own bundle writer (:func:`~profiling_worker.bundle_writer.write_table`
-and :func:`~profiling_worker.bundle_writer.finish_bundle`, where every finished bundle is
+written with the worker's own bundle writer (:func:`~profiling_worker.bundle.writer.write_table`
+and :func:`~profiling_worker.bundle.writer.finish_bundle`, where every finished bundle is
 checked).
 
 Which reader reads what:
@@ -24,9 +24,9 @@ from typing import Any
 
 import pandas as pd
 
-from profiling_worker.bundle_writer import empty_table, finish_bundle, write_table
-from profiling_worker.errors import ImportFailed, ImportInternalError
-from profiling_worker.file_mode import folder_as_if_made
+from profiling_worker.bundle.writer import empty_table, finish_bundle, write_table
+from profiling_worker.bundle.errors import ImportFailed, ImportInternalError
+from profiling_worker.bundle.file_mode import folder_as_if_made
 from profiling_worker.importing import kinds as R, nvtx_columns as X, sniff as K
 from profiling_worker.importing.own_export import export_of
 from profiling_worker.importing.csv_job import from_csvs
@@ -36,10 +36,10 @@ from profiling_worker.importing.ncu_csv import from_ncu_csv
 from profiling_worker.importing.ncu_rep import CONFIG_INDEX
 from profiling_worker.importing.report_job import add_report, from_report, validate_reports
 from profiling_worker.importing.textcsv import METRIC_NAME_RE
-from profiling_worker.schema import backends as B, columns as C
-from profiling_worker.schema import plausibility as P
-from profiling_worker.schema.manifest import METRIC_ROLES_KEY, JobStatus, now_iso
-from profiling_worker.schema.spec import BACKEND_UNKNOWN, SpecInvalid, validate_spec
+from profiling_worker.bundle.schema import backends as B, columns as C
+from profiling_worker.bundle.schema import plausibility as P
+from profiling_worker.bundle.schema.manifest import METRIC_ROLES_KEY, JobStatus, now_iso
+from profiling_worker.bundle.schema.spec import BACKEND_UNKNOWN, SpecInvalid, validate_spec
 
 _JOB_ID_RE = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.-]{0,127}$")
 #: manifest.json keys the importer fills besides the worker's.
@@ -69,7 +69,7 @@ def reconstruct_spec(job: Job) -> tuple[dict[str, Any], bool, list[str]]:
 def backend_name(job: Job) -> str:
     """``ncu`` when the files prove it (a report or an ncu CSV export was read, an nsight-python
     version before 1.0, which had only ncu, or a metric besides gpu__time_duration.sum, which
-    CUPTI cannot collect), else ``unknown`` (:data:`~profiling_worker.schema.spec.BACKEND_UNKNOWN`)."""
+    CUPTI cannot collect), else ``unknown`` (:data:`~profiling_worker.bundle.schema.spec.BACKEND_UNKNOWN`)."""
     if job.provenance.get("backend", {}).get("name"):
         return str(job.provenance["backend"]["name"])
     if str(job.provenance.get("nsight_python_version", "")).startswith("0."):

@@ -4,7 +4,7 @@
 A sum is right for durations, bytes and counts, and wrong for percentages of peak, rates and
 averages (two kernels at 88 % DRAM throughput become 176 %). With CSVs only, such a value is
 never kept: it is re-derived where its inputs are in the file, else left out (NaN) with the
-reason. The rules of :func:`~profiling_worker.extract.combine_rules.combine_rule` decide which
+reason. The rules of :func:`~profiling_worker.bundle.stats.combine_rules.combine_rule` decide which
 metrics add. (With the ``.ncu-rep`` beside the CSVs, the assembler recomputes every metric per
 launch instead.)
 
@@ -17,7 +17,7 @@ Re-derivations (values in the column's own unit):
   or read + write) / duration / peak, the peak being ``dram__bytes.sum.peak_sustained``
   (byte/cycle) x ``dram__cycles_elapsed.avg.per_second`` when collected (device constants, so
   their sums over k kernels are divided by k), else the GPU's datasheet DRAM bandwidth
-  (:mod:`profiling_worker.schema.peaks`; the note says which).
+  (:mod:`profiling_worker.bundle.schema.peaks`; the note says which).
 """
 
 from __future__ import annotations
@@ -25,11 +25,11 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 
-from profiling_worker.extract.combine_rules import RULE_SUM, combine_rule
-from profiling_worker.extract.units import normalise_unit
-from profiling_worker.schema import columns as C, peaks
-from profiling_worker.schema.metrics import (DRAM_BYTES, DRAM_HZ, DRAM_PCT, DRAM_PEAK_PER_CYCLE,
-                                              DRAM_READ, DRAM_WRITE)
+from profiling_worker.bundle.stats.combine_rules import RULE_SUM, combine_rule
+from profiling_worker.bundle.stats.units import normalise_unit
+from profiling_worker.bundle.schema import columns as C, peaks
+from profiling_worker.bundle.schema.metrics import (DRAM_BYTES, DRAM_HZ, DRAM_PCT,
+                                                    DRAM_PEAK_PER_CYCLE, DRAM_READ, DRAM_WRITE)
 
 
 

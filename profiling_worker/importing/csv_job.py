@@ -4,7 +4,7 @@ Steps: parse and name parameters (:mod:`.nsight_csv`), read values (:mod:`.nsigh
 columns their roles (:mod:`.roles`), number configs across files, build each profiled_data file's
 runs, pair each processed_data file with the runs it was written from (by content), keep several
 calls apart, undo sums of rates over combined kernels (:mod:`.combined`), aggregate with the
-worker's own :func:`~profiling_worker.extract.aggregate.aggregate_runs` (Student-t CI95, median).
+worker's own :func:`~profiling_worker.bundle.stats.aggregate.aggregate_runs` (Student-t CI95, median).
 """
 
 from __future__ import annotations
@@ -14,9 +14,9 @@ from typing import Any
 
 import pandas as pd
 
-from profiling_worker.bundle_writer import empty_table, table_columns
-from profiling_worker.errors import ImportFailed
-from profiling_worker.extract.aggregate import aggregate_runs
+from profiling_worker.bundle.writer import empty_table, table_columns
+from profiling_worker.bundle.errors import ImportFailed
+from profiling_worker.bundle.stats.aggregate import aggregate_runs
 from profiling_worker.importing import nsight_columns as N
 from profiling_worker.importing import nsight_csv as S, nsight_values as V
 from profiling_worker.importing.combined import blank_combined_agg, fix_combined_runs
@@ -26,7 +26,7 @@ from profiling_worker.importing.roles import (agg_collector_stats, apply_roles,
 from profiling_worker.importing.kinds import NSIGHT_AGG, NSIGHT_RAW
 from profiling_worker.importing.sniff import Sniffed
 from profiling_worker.importing.textcsv import index_column_note
-from profiling_worker.schema import columns as C
+from profiling_worker.bundle.schema import columns as C
 
 
 def _agg_sources(raw: list[tuple[str, pd.DataFrame]], aggs: list[S.NsightCsv],

@@ -29,7 +29,7 @@ from collections.abc import Collection, Hashable, Iterator, Sequence
 from pathlib import Path
 from typing import Any
 
-from profiling_worker.errors import ImportFailed, ImportInternalError, WorkerError
+from profiling_worker.bundle.errors import ImportFailed, ImportInternalError, WorkerError
 from profiling_worker.importing import kinds as R, sniff as K
 from profiling_worker.importing.assemble import import_nsight_output
 from profiling_worker.importing.csv_job import written_from
@@ -40,7 +40,7 @@ from profiling_worker.importing.nsight_csv import nsight_call
 from profiling_worker.importing.own_export import export_of_forked
 from profiling_worker.importing.nvtx_columns import INNERMOST
 from profiling_worker.importing.own_process import forked
-from profiling_worker.schema.manifest import JobStatus
+from profiling_worker.bundle.schema.manifest import JobStatus
 
 #: What the Nsight Compute export reader reads: grouped by their launches, not by call.
 _EXPORT_KINDS = R.read_by(R.NCU_EXPORTS)

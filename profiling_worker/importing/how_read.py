@@ -12,7 +12,7 @@ from typing import Any
 
 from profiling_worker.importing import kinds as R, ncu_version, sniff as K
 from profiling_worker.importing.job import Job
-from profiling_worker.schema.manifest import read_manifest
+from profiling_worker.bundle.schema.manifest import read_manifest
 
 #: The columns of the Import page's table, in order: (manifest key, heading).
 FIELDS = (("kind", "Kind"), ("tool_version", "Tool version"), ("page", "Page"),

@@ -18,7 +18,7 @@ class Job:
     Attributes:
         params, configs: config parameter names and one dict of values per Config index.
         runs, agg, launches, collectors: bundle tables laid out by
-            :func:`~profiling_worker.bundle_writer.table_columns` (launches/collectors None
+            :func:`~profiling_worker.bundle.writer.table_columns` (launches/collectors None
             when the files hold none); values in the bundle's units (ns, byte, Hz, %).
         kernels, label: spec inputs (kernel names from the file names, a label).
         environment, provenance: manifest sections (GPU name, how each table was made).

@@ -18,7 +18,7 @@ import re
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
-from profiling_worker.schema import columns as C
+from profiling_worker.bundle.schema import columns as C
 
 NSIGHT_RAW = "nsight_raw"
 NSIGHT_AGG = "nsight_agg"

@@ -31,8 +31,8 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from profiling_worker.schema import columns as C
-from profiling_worker.schema import metrics as M
+from profiling_worker.bundle.schema import columns as C
+from profiling_worker.bundle.schema import metrics as M
 
 #: Counters that scale with a launch's work (per launch, summed over a run's launches).
 WORK_COUNTERS = (M.FFMA, M.FADD, M.FMUL, M.DFMA, M.HFMA, M.TENSOR_FP16, M.TENSOR_BF16,

@@ -17,11 +17,11 @@ from typing import Any
 
 import pandas as pd
 
-from profiling_worker.schema import metrics as M
-from profiling_worker.bundle_writer import table_columns
-from profiling_worker.errors import ImportFailed
-from profiling_worker.extract.aggregate import aggregate_runs, launches_to_runs
-from profiling_worker.extract.units import normalise_unit
+from profiling_worker.bundle.schema import metrics as M
+from profiling_worker.bundle.writer import table_columns
+from profiling_worker.bundle.errors import ImportFailed
+from profiling_worker.bundle.stats.aggregate import aggregate_runs, launches_to_runs
+from profiling_worker.bundle.stats.units import normalise_unit
 from profiling_worker.importing.ncu_errors import error_warning
 from profiling_worker.importing import nvtx_columns as X
 from profiling_worker.extract.kernel_regions import region_names
@@ -34,7 +34,7 @@ from profiling_worker.importing.same_profile import differ_note, same_values
 from profiling_worker.importing.kinds import NCU_DETAILS, NCU_TEXT
 from profiling_worker.importing.sniff import Sniffed
 from profiling_worker.importing.textcsv import index_column_note, numbers_as_text
-from profiling_worker.schema import backends as B, columns as C
+from profiling_worker.bundle.schema import backends as B, columns as C
 
 #: Section metrics of the details page (default sets) -> (their Nsight Compute name, the unit
 #: that name has after conversion). A display name is taken for the Nsight Compute metric only

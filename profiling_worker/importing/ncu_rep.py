@@ -26,12 +26,12 @@ from typing import Any
 
 import pandas as pd
 
-from profiling_worker.schema import metrics as M
-from profiling_worker.errors import ImportFailed
+from profiling_worker.bundle.schema import metrics as M
+from profiling_worker.bundle.errors import ImportFailed
 from profiling_worker.importing import ncu_version
-from profiling_worker.inflate import InflateError, plain_file
-from profiling_worker.bundle_writer import empty_table, table_columns
-from profiling_worker.schema import columns as C
+from profiling_worker.bundle.inflate import InflateError, plain_file
+from profiling_worker.bundle.writer import empty_table, table_columns
+from profiling_worker.bundle.schema import columns as C
 
 #: Metrics read from a report when no CSV names them (missing ones are skipped).
 REPORT_METRICS = (

@@ -28,12 +28,12 @@ from typing import Any
 
 import pandas as pd
 
-from profiling_worker.errors import ImportFailed
+from profiling_worker.bundle.errors import ImportFailed
 from profiling_worker.importing import ncu_version, nvtx_columns as X
 from profiling_worker.importing.kinds import NCU_DETAILS
 from profiling_worker.importing.sniff import Sniffed
 from profiling_worker.importing.textcsv import METRIC_NAME_RE, as_text, parse_csv
-from profiling_worker.schema import columns as C, metrics as M
+from profiling_worker.bundle.schema import columns as C, metrics as M
 
 LAUNCH_KEYS = ["ID", "Kernel Name", "Grid Size", "Block Size"]
 KERNEL_TIME = "Kernel Time"

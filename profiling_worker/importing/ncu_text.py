@@ -29,11 +29,11 @@ from pathlib import Path
 
 import pandas as pd
 
-from profiling_worker.errors import ImportFailed
+from profiling_worker.bundle.errors import ImportFailed
 from profiling_worker.importing import ncu_version
 from profiling_worker.importing.ncu_rows import NcuTable
 from profiling_worker.importing.sniff import Sniffed
-from profiling_worker.schema import columns as C
+from profiling_worker.bundle.schema import columns as C
 
 HINT_EXPORT = ("write an importable file from the same run: `ncu --nvtx -o report python3 "
                "app.py` (then upload report.ncu-rep), or `ncu --nvtx --csv --page raw "

@@ -21,14 +21,14 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from profiling_worker.errors import ImportFailed
+from profiling_worker.bundle.errors import ImportFailed
 from profiling_worker.importing import nsight_columns as N
 from profiling_worker.importing.raw_columns import split_raw_columns
 from profiling_worker.importing.kinds import NSIGHT_AGG, NSIGHT_RAW
 from profiling_worker.importing.sniff import Sniffed
 from profiling_worker.importing.textcsv import (HINT_CSV, NA_STRINGS, parse_csv, short,
                                                 typed_param)
-from profiling_worker.schema import columns as C
+from profiling_worker.bundle.schema import columns as C
 
 #: nsight-python's names of one call's files (any output_prefix before them, a browser's
 #: `` (1)`` after them): profiled_data-, processed_data- (CSV), ncu-output- (report, log).

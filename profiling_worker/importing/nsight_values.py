@@ -11,15 +11,15 @@ import re
 import numpy as np
 import pandas as pd
 
-from profiling_worker.bundle_writer import table_columns
-from profiling_worker.errors import ImportFailed
-from profiling_worker.extract.combine_rules import RULE_SINGLE
-from profiling_worker.extract.units import UNITS, unit_factors
+from profiling_worker.bundle.writer import table_columns
+from profiling_worker.bundle.errors import ImportFailed
+from profiling_worker.bundle.stats.combine_rules import RULE_SINGLE
+from profiling_worker.bundle.stats.units import UNITS, unit_factors
 from profiling_worker.importing import nsight_columns as N
 from profiling_worker.importing.nsight_csv import NsightCsv
 from profiling_worker.importing.textcsv import (METRIC_NAME_RE, floats, kernels,
                                                 non_finite_to_missing, text_column, units)
-from profiling_worker.schema import columns as C, intervals
+from profiling_worker.bundle.schema import columns as C, intervals
 
 #: CombineRule of imported runs whose value nsight-python had already combined from several
 #: kernels with the user's ``combine_kernel_metrics`` (the function is not recorded).
@@ -82,7 +82,7 @@ def base_units(it: NsightCsv, notes: list[str]) -> tuple[pd.Series, pd.Series]:
     """Per row of ``it``: the factor that takes its values to the bundle's units (ns, byte,
     Hz, byte/s, %) and that unit, from the ``Unit`` column (0.9.x: inferred,
     :func:`~profiling_worker.importing.textcsv.units`) by
-    :func:`~profiling_worker.extract.units.unit_factors`. Each conversion is noted per metric;
+    :func:`~profiling_worker.bundle.stats.units.unit_factors`. Each conversion is noted per metric;
     a unit of time, size or rate the importer does not know is kept as written, with a note.
 
     Raises:

@@ -18,7 +18,7 @@ from profiling_worker.importing.ncu_csv import launch_values
 from profiling_worker.importing.own_process import forked
 from profiling_worker.importing.same_profile import same_values
 from profiling_worker.importing.sniff import Sniffed
-from profiling_worker.schema import columns as C
+from profiling_worker.bundle.schema import columns as C
 
 
 def export_of(report: Path, export: Sniffed) -> bool:

@@ -20,7 +20,7 @@ from collections.abc import Hashable
 import pandas as pd
 
 from profiling_worker.importing import launch_runs as L
-from profiling_worker.schema import columns as C
+from profiling_worker.bundle.schema import columns as C
 
 #: Note for a file read as one config per region.
 ONE_CONFIG = ("the runs of each region launch the same kernels with the same launch parameters "

@@ -13,17 +13,17 @@ from typing import Any
 
 import pandas as pd
 
-from profiling_worker.bundle_writer import table_columns
-from profiling_worker.errors import ImportFailed, ImportInternalError
-from profiling_worker.inflate import check_report
-from profiling_worker.extract.aggregate import aggregate_runs, launches_to_runs
+from profiling_worker.bundle.writer import table_columns
+from profiling_worker.bundle.errors import ImportFailed, ImportInternalError
+from profiling_worker.bundle.inflate import check_report
+from profiling_worker.bundle.stats.aggregate import aggregate_runs, launches_to_runs
 from profiling_worker.extract.kernel_regions import region_names
 from profiling_worker.importing import ncu_rep as R, ncu_version as V
 from profiling_worker.importing import regions as G
 from profiling_worker.importing.job import Job
 from profiling_worker.importing.own_process import forked
 from profiling_worker.importing.textcsv import METRIC_NAME_RE
-from profiling_worker.schema import backends as B, columns as C
+from profiling_worker.bundle.schema import backends as B, columns as C
 
 #: The grouping rule of a report whose configs and runs nsight-python recorded.
 KPROF_RULE = "nsight-python's own records (the config and run of every launch)"

@@ -4,7 +4,7 @@ info-collector columns, so that none of them is drawn as a measured time or take
 parameter.
 
 ``metric_roles`` (stored in the manifest under ``metric_roles``,
-:data:`~profiling_worker.schema.manifest.METRIC_ROLES_KEY`) maps a metric name of the
+:data:`~profiling_worker.bundle.schema.manifest.METRIC_ROLES_KEY`) maps a metric name of the
 bundle to ``{"role": "derived" | "normalised", "label": <what to print beside it>, ...}``;
 pages label such metrics where they draw them.
 """
@@ -16,12 +16,12 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from profiling_worker.bundle_writer import table_columns
+from profiling_worker.bundle.writer import table_columns
 from profiling_worker.importing import nsight_columns as N
 from profiling_worker.importing.nsight_csv import NsightCsv
 from profiling_worker.importing.kinds import NSIGHT_AGG
 from profiling_worker.importing.textcsv import METRIC_NAME_RE, NA_STRINGS
-from profiling_worker.schema import columns as C
+from profiling_worker.bundle.schema import columns as C
 
 _FALSE = frozenset({*NA_STRINGS, "False", "false", "FALSE", "0"})
 RATIO_UNIT = "ratio"

@@ -20,7 +20,7 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 
-from profiling_worker.schema import columns as C
+from profiling_worker.bundle.schema import columns as C
 
 #: Significant digits a display-unit details page prints at least.
 DISPLAY_DIGITS = 3

@@ -19,7 +19,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
-from profiling_worker.errors import ImportFailed
+from profiling_worker.bundle.errors import ImportFailed
 from profiling_worker.importing import kinds as R, refusals as X
 # Re-exported (the "as" form says so to mypy): the app imports them from here.
 from profiling_worker.importing.kinds import HINT_SUPPORTED as HINT_SUPPORTED

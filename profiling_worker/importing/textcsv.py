@@ -1,7 +1,7 @@
 """Text CSV as the importer reads it: size and encoding checks, one parse, typed columns.
 
 Files are parsed with the :mod:`csv` module as text (never pickle or eval). Anything malformed
-raises :class:`~profiling_worker.errors.ImportFailed` naming the file and the problem.
+raises :class:`~profiling_worker.bundle.errors.ImportFailed` naming the file and the problem.
 """
 
 from __future__ import annotations
@@ -17,10 +17,10 @@ import pandas as pd
 import pyarrow as pa
 import pyarrow.csv as pacsv
 
-from profiling_worker.errors import ImportFailed
+from profiling_worker.bundle.errors import ImportFailed
 from profiling_worker.importing.kinds import NCU_DETAILS, NCU_RAW
 from profiling_worker.importing.sniff import Sniffed
-from profiling_worker.schema import columns as C
+from profiling_worker.bundle.schema import columns as C
 
 MAX_FILE_BYTES = 2 * 1024**3
 

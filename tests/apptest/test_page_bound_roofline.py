@@ -37,7 +37,7 @@ def test_points_without_a_flop_count_are_named(store, app) -> None:
 
     import pandas as pd
 
-    from profiling_worker.schema import columns as C
+    from profiling_worker.bundle.schema import columns as C
 
     job = store["results"] / "sweep-with-a-gap"
     shutil.copytree(SCENARIOS / "h200-ncu-matmul-sweep", job)

@@ -82,9 +82,10 @@ def _one_run_copy(src: Path, dest: Path, run: int) -> None:
     import json
     import shutil
 
-    from profiling_worker.bundle_writer import read_table, write_table
-    from profiling_worker.extract.aggregate import aggregate_runs
-    from profiling_worker.schema import columns as C
+    from profiling_worker.bundle.loader import read_table
+    from profiling_worker.bundle.writer import write_table
+    from profiling_worker.bundle.stats.aggregate import aggregate_runs
+    from profiling_worker.bundle.schema import columns as C
 
     shutil.copytree(src, dest)
     runs = read_table(dest, C.TABLE_RUNS)

@@ -64,7 +64,7 @@ def test_imported_originals_are_kept_verbatim_and_named_as_uploads(store, app, t
     import pandas as pd
 
     from app.core.bundle_files import ORIGINALS_NOTE, download_name, zip_bundle
-    from app.core.bundle_loader import load_bundle
+    from profiling_worker.bundle.loader import load_bundle
     from app.services import import_client
     from tests.hostile import NSPY_CSV
 

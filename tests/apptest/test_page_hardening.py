@@ -145,7 +145,7 @@ def test_a_symlinked_worker_log_is_not_shown(seeded, app, tmp_path) -> None:
 def test_own_job_is_shown_even_behind_other_sessions_jobs(seeded, app) -> None:
     from app.sidebar.job_panel import SHOW_LAST, shown_jobs
     from app.services.job_model import Job
-    from profiling_worker.schema.spec import JobSpec
+    from profiling_worker.bundle.schema.spec import JobSpec
 
     jobs = [Job(job_id=f"j{i}", path=Path("."), spec=JobSpec(kernels=(), configs=()),
             lane="cpu") for i in range(12)]

@@ -276,8 +276,8 @@ def test_a_session_may_hold_at_most_400_mb_of_uploads() -> None:
 def test_two_runs_uploaded_together_are_two_jobs(store, app, names) -> None:
     """Two profiles of one program (case 13): a job each, each with its file's values, so
     Compare can put them side by side; none is dropped as 'the same launches'."""
-    from profiling_worker.bundle_writer import read_table
-    from profiling_worker.schema import columns as C
+    from profiling_worker.bundle.loader import read_table
+    from profiling_worker.bundle.schema import columns as C
 
     paths = [REPO / "tests" / "fixtures" / n for n in names]
     at = _upload(app("import_files"), paths)

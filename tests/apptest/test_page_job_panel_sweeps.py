@@ -24,7 +24,7 @@ import sys
 from pathlib import Path
 from app.services.slurm_executor import SlurmExecutor
 from app.services.sweep_plan import SweepOptions
-from profiling_worker.schema.spec import validate_spec
+from profiling_worker.bundle.schema.spec import validate_spec
 ex = SlurmExecutor(Path(sys.argv[1]), sys.executable, poll_s=0.3)
 spec = validate_spec({"kernels": ["sweep_sleep"], "configs": [{"ms": 60000}], "runs": 1,
                       "backend": "cpu", "warmup": 0})

@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 from apptest_helpers import plotly_specs, texts
 
-from profiling_worker.schema import columns as C
+from profiling_worker.bundle.schema import columns as C
 from tests.scenarios import SCENARIOS, scenario
 
 

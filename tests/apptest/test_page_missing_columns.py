@@ -12,7 +12,7 @@ import pandas as pd
 import pytest
 
 from apptest_helpers import texts
-from profiling_worker.schema import columns as C
+from profiling_worker.bundle.schema import columns as C
 from tests.scenarios import SCENARIOS
 
 REPO = Path(__file__).resolve().parents[2]

@@ -46,8 +46,9 @@ def test_a_percentage_above_100_is_shown_escaped(store, app) -> None:
     import json
     import shutil
 
-    from profiling_worker.bundle_writer import finish_bundle, read_table, write_table
-    from profiling_worker.schema import columns as C
+    from profiling_worker.bundle.writer import finish_bundle, write_table
+    from profiling_worker.bundle.loader import read_table
+    from profiling_worker.bundle.schema import columns as C
 
     job = store["results"] / "pct-176"
     shutil.copytree(SCENARIOS / "h200-ncu-softmax", job)

@@ -16,7 +16,7 @@ import pytest
 from apptest_helpers import plotly_specs, texts, trace_values
 
 from app.core import frame_columns as F
-from profiling_worker.schema import columns as C, intervals
+from profiling_worker.bundle.schema import columns as C, intervals
 
 REPO = Path(__file__).resolve().parents[2]
 CASES = REPO / "tests" / "fixtures" / "cases"
@@ -103,7 +103,7 @@ def test_sweep_normalised_one_run_has_no_interval(quantity, store, cpu_one_run_s
 
 
 def test_the_shareable_report_says_so_too(one_run_job: str, store) -> None:  # type: ignore[no-untyped-def]
-    from app.core.bundle_loader import load_bundle
+    from profiling_worker.bundle.loader import load_bundle
     from app.core.share.build import job_report
 
     html = job_report(load_bundle(store["results"] / one_run_job))

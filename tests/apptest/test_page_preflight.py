@@ -9,7 +9,7 @@ from apptest_helpers import texts
 from conftest import record_cpu_job
 from test_page_auto_runs import AUTO_JOB_ID, AUTO_SPEC
 
-from profiling_worker.schema.manifest import read_manifest
+from profiling_worker.bundle.schema.manifest import read_manifest
 from app.ui import cached, state
 
 

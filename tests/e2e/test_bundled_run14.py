@@ -12,7 +12,7 @@ from pathlib import Path
 import pytest
 from playwright.sync_api import Locator, Page, expect
 
-from profiling_worker.schema import columns as C
+from profiling_worker.bundle.schema import columns as C
 from tests.e2e.conftest import AppServer, open_app, wait_for_elements
 from tests.e2e.test_views_tour import _full_page_screenshot
 

@@ -10,10 +10,10 @@ from pathlib import Path
 import pytest
 from playwright.sync_api import expect
 
-from profiling_worker.schema import columns as C
+from profiling_worker.bundle.schema import columns as C
 
 from app.core import derived, frame_columns as F
-from app.core.bundle_loader import load_bundle
+from profiling_worker.bundle.loader import load_bundle
 from app.core.deep_dive_request import sweep_points
 from app.core.views.sweep import SweepOptions, sweep_frame, sweep_x
 from app.ui.panels import csv_bytes

@@ -11,7 +11,7 @@ from pathlib import Path
 import pytest
 from playwright.sync_api import expect
 
-from profiling_worker.schema.manifest import JobStatus, update_manifest
+from profiling_worker.bundle.schema.manifest import JobStatus, update_manifest
 from tests.e2e.conftest import AppServer, get_by_key, open_app, wait_for_app_run
 from tests.scenarios import SCENARIOS
 

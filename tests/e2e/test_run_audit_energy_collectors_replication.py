@@ -38,7 +38,7 @@ AUDIT_DETAILS = "Run audit: the checks and their evidence"
 #: The user collectors the cpu job asks for (host_collectors.py): a ONCE text, a RUN value with
 #: a unit, and one that raises for n > 32 (named, the job still done).
 USER_COLLECTORS = ("python_version", "unix_time", "fails_on_large")
-#: The replication verdicts (profiling_worker/gate/replication.py): not comparable when the
+#: The replication verdicts (profiling_worker/bundle/gate/replication.py): not comparable when the
 #: gate's context checks or the run audit refuse the pair.
 VERDICTS = ("not reproduced", "reproduced", "not decided", "not comparable")
 

@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 from playwright.sync_api import expect
 
-from profiling_worker.timeline import build_trace, trace_problems
+from profiling_worker.bundle.timeline import build_trace, trace_problems
 from tests.e2e.conftest import AppServer, get_by_key, open_app, wait_for_elements
 from tests.scenarios import SCENARIOS
 

@@ -20,8 +20,8 @@ import pandas as pd
 import pytest
 
 from app.core.preflight import preflight_spec, read_preflight
-from profiling_worker.schema import columns as C
-from profiling_worker.schema.spec import validate_spec
+from profiling_worker.bundle.schema import columns as C
+from profiling_worker.bundle.schema.spec import validate_spec
 
 pytestmark = pytest.mark.gpu
 REPO = Path(__file__).resolve().parents[2]

@@ -17,9 +17,9 @@ import pytest
 from app import settings
 from app.services.job_manager import JobManager
 from profiling_worker.catalog.builtin import CATALOG
-from profiling_worker.schema import backends as B
-from profiling_worker.schema.manifest import read_manifest
-from profiling_worker.schema.spec import validate_spec
+from profiling_worker.bundle.schema import backends as B
+from profiling_worker.bundle.schema.manifest import read_manifest
+from profiling_worker.bundle.schema.spec import validate_spec
 
 pytestmark = pytest.mark.gpu
 SMALL = {"kernels": ["matmul"], "annotations": ["fp16"], "configs": [{"n": 1024}], "runs": 3,

@@ -15,8 +15,8 @@ import pytest
 from app import settings
 from app.services.job_manager import JobManager
 from profiling_worker.catalog.registry import load_registry
-from profiling_worker.schema.manifest import read_manifest
-from profiling_worker.schema.spec import validate_spec
+from profiling_worker.bundle.schema.manifest import read_manifest
+from profiling_worker.bundle.schema.spec import validate_spec
 
 pytestmark = pytest.mark.gpu
 KERNELS = Path(__file__).parents[1] / "fixtures" / "kernel_files_gpu"

@@ -15,9 +15,9 @@ import pytest
 
 from profiling_worker.extract import rule_digest as RD
 from profiling_worker.extract.deep_dive_file import written_deep_dive
-from profiling_worker.schema import columns as C
-from profiling_worker.schema import metrics as M
-from profiling_worker.schema.manifest import read_manifest
+from profiling_worker.bundle.schema import columns as C
+from profiling_worker.bundle.schema import metrics as M
+from profiling_worker.bundle.schema.manifest import read_manifest
 
 pytestmark = pytest.mark.gpu
 RESULTS = Path(os.environ.get("KPROF_GPU_RESULTS", "/nonexistent"))

@@ -21,8 +21,8 @@ from pathlib import Path
 import pandas as pd
 import pytest
 
-from profiling_worker.schema import backends as B, columns as C
-from profiling_worker.schema.manifest import read_manifest
+from profiling_worker.bundle.schema import backends as B, columns as C
+from profiling_worker.bundle.schema.manifest import read_manifest
 
 pytestmark = pytest.mark.gpu
 RESULTS = Path(os.environ.get("KPROF_GPU_RESULTS", "/nonexistent"))
@@ -72,7 +72,7 @@ def test_events_backend_j1_is_at_least_cupti_per_region_by_its_launch_overhead()
 def test_events_backend_j1_on_the_backends_page_beside_ncu_and_cupti() -> None:
     """The backends page's three-backend table on J1 (ncu J1 recorded in this call, or seeded
     from the shipped demo bundles with SEED=1)."""
-    from app.core.bundle_loader import load_bundle
+    from profiling_worker.bundle.loader import load_bundle
     from app.core.views.backends import backends_frame, events_frame
 
     jobs = [RESULTS / j for j in ("h200-ncu-j1-fp16", CUPTI_JOB, EVENTS_JOB)]
@@ -96,7 +96,7 @@ def test_events_backend_on_a_warm_worker_runs_two_jobs(tmp_path: Path) -> None:
     from app import settings
     from app.services.job_manager import JobManager
     from profiling_worker.catalog.builtin import CATALOG
-    from profiling_worker.schema.spec import validate_spec
+    from profiling_worker.bundle.schema.spec import validate_spec
 
     small = {"kernels": ["matmul"], "annotations": ["fp16"], "configs": [{"n": 1024}],
              "runs": 3, "backend": B.EVENTS}

@@ -20,8 +20,8 @@ import pytest
 from app import settings
 from app.services.job_manager import JobManager
 from profiling_worker.catalog.builtin import CATALOG
-from profiling_worker.schema.manifest import read_manifest
-from profiling_worker.schema.spec import validate_spec
+from profiling_worker.bundle.schema.manifest import read_manifest
+from profiling_worker.bundle.schema.spec import validate_spec
 from tests.conftest import finished_bundle_hashes
 
 pytestmark = pytest.mark.gpu

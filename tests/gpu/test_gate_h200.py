@@ -12,8 +12,8 @@ from pathlib import Path
 
 import pytest
 
-from profiling_worker.gate.judge import GateOptions, Outcome, judge
-from profiling_worker.gate.sides import GateSide
+from profiling_worker.bundle.gate.judge import GateOptions, Outcome, judge
+from profiling_worker.bundle.gate.sides import GateSide
 
 pytestmark = pytest.mark.gpu
 RESULTS = Path(os.environ.get("KPROF_GPU_RESULTS", "/nonexistent"))

@@ -15,8 +15,8 @@ from pathlib import Path
 import pandas as pd
 import pytest
 
-from profiling_worker.schema import columns as C
-from profiling_worker.schema.manifest import read_manifest
+from profiling_worker.bundle.schema import columns as C
+from profiling_worker.bundle.schema.manifest import read_manifest
 
 pytestmark = pytest.mark.gpu
 RESULTS = Path(os.environ.get("KPROF_GPU_RESULTS", "/nonexistent"))
@@ -91,7 +91,7 @@ def _digest(path: Path) -> str:
 def test_worker_killed_mid_job_is_marked_failed_and_nothing_else_changes(tmp_path: Path) -> None:
     from app.services.job_manager import JobManager
     from profiling_worker.catalog.builtin import CATALOG
-    from profiling_worker.schema.spec import validate_spec
+    from profiling_worker.bundle.schema.spec import validate_spec
 
     finished = RESULTS / "h200-cupti-j1-fp16"
     before = _digest(finished)

@@ -7,7 +7,7 @@ pause of nsight-python's adds gaps of its own) sleeps 2 s on the host before eve
 a config, each sleep logged to ``$KPROF_IDLE_LOG``. The induced runs are read from the bundle's
 CUPTI launch times: the runs with 1 s or more without the job's kernels before them (the other
 gaps are the flush and launch overhead, milliseconds). The audit's ``idle_gap`` check
-(profiling_worker/schema/run_audit.py, docs/run-audit.md) must flag those and no other run, and
+(profiling_worker/bundle/schema/run_audit.py, docs/run-audit.md) must flag those and no other run, and
 name a clock below the job's busy clock or "GPU idle" as its evidence."""
 
 from __future__ import annotations
@@ -19,9 +19,9 @@ from pathlib import Path
 import pandas as pd
 import pytest
 
-from profiling_worker.schema import columns as C
-from profiling_worker.schema import run_audit as A
-from profiling_worker.schema.manifest import read_manifest
+from profiling_worker.bundle.schema import columns as C
+from profiling_worker.bundle.schema import run_audit as A
+from profiling_worker.bundle.schema.manifest import read_manifest
 
 pytestmark = pytest.mark.gpu
 RESULTS = Path(os.environ.get("KPROF_GPU_RESULTS", "/nonexistent"))

@@ -10,8 +10,8 @@ from pathlib import Path
 import pandas as pd
 import pytest
 
-from profiling_worker.schema import columns as C
-from profiling_worker.schema.manifest import read_manifest
+from profiling_worker.bundle.schema import columns as C
+from profiling_worker.bundle.schema.manifest import read_manifest
 
 pytestmark = pytest.mark.gpu
 RESULTS = Path(os.environ.get("KPROF_GPU_RESULTS", "/nonexistent"))

@@ -1,5 +1,5 @@
 """The per-task path of a cluster sweep on the GPU, without Slurm: submitit's local executor
-runs :func:`profiling_worker.sweep_task.run_task` with one GPU (it sets the task's
+runs :func:`profiling_worker.sweep.task.run_task` with one GPU (it sets the task's
 CUDA_VISIBLE_DEVICES, as Slurm's --gres=gpu:1 does), on the cupti backend: the reference kernel
 first, then the task's configs, merged into the sweep's bundle.
 
@@ -20,12 +20,12 @@ pytestmark = pytest.mark.gpu
 
 def test_one_sweep_task_on_the_gpu_under_submitit_local(tmp_path: Path) -> None:
     pytest.importorskip("submitit", reason="carry submitit and cloudpickle wheels")
-    from app.core.bundle_loader import load_bundle
+    from profiling_worker.bundle.loader import load_bundle
     from app.services.slurm_executor import SlurmExecutor
     from app.services.sweep_plan import SweepOptions
-    from profiling_worker.schema import columns as C
-    from profiling_worker.schema.manifest import JobStatus
-    from profiling_worker.schema.spec import validate_spec
+    from profiling_worker.bundle.schema import columns as C
+    from profiling_worker.bundle.schema.manifest import JobStatus
+    from profiling_worker.bundle.schema.spec import validate_spec
 
     spec = validate_spec({"kernels": ["matmul"], "annotations": ["fp16"],
                           "configs": [{"n": 1024}, {"n": 2048}], "runs": 5, "backend": "cupti"})

@@ -12,10 +12,11 @@ from pathlib import Path
 import pandas as pd
 import pytest
 
-from profiling_worker.bundle_writer import read_table
-from profiling_worker.schema import columns as C
-from profiling_worker.schema.manifest import read_manifest
-from profiling_worker.timeline import PLACED_BY_CUPTI, build_trace, trace_problems, write_trace
+from profiling_worker.bundle.loader import read_table
+from profiling_worker.bundle.schema import columns as C
+from profiling_worker.bundle.schema.manifest import read_manifest
+from profiling_worker.bundle.timeline import (PLACED_BY_CUPTI, build_trace, trace_problems,
+                                              write_trace)
 
 pytestmark = pytest.mark.gpu
 BUNDLE = Path(os.environ.get("KPROF_GPU_RESULTS", "/nonexistent")) / "h200-cupti-timeline"

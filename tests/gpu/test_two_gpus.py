@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from profiling_worker.schema.manifest import read_manifest
+from profiling_worker.bundle.schema.manifest import read_manifest
 
 pytestmark = pytest.mark.gpu
 
@@ -34,7 +34,7 @@ def _span(manifest: dict) -> tuple[datetime, datetime]:
 def test_one_job_per_gpu_in_parallel(tmp_path: Path) -> None:
     from app.services.job_manager import JobManager
     from profiling_worker.catalog.builtin import CATALOG
-    from profiling_worker.schema.spec import validate_spec
+    from profiling_worker.bundle.schema.spec import validate_spec
 
     manager = JobManager(tmp_path, sys.executable, env=dict(os.environ))
     ids = [manager.submit(validate_spec(

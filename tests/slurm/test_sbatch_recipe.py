@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pytest
 
-from app.core.bundle_loader import load_bundle
+from profiling_worker.bundle.loader import load_bundle
 
 pytestmark = pytest.mark.slurm
 REPO = Path(__file__).resolve().parents[2]

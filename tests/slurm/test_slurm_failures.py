@@ -15,14 +15,14 @@ from pathlib import Path
 
 import pytest
 
-from app.core.bundle_loader import load_bundle
+from profiling_worker.bundle.loader import load_bundle
 from app.services import sweep_lock
 from app.services.slurm_executor import FOLLOW_S, SlurmExecutor
 from app.services.sweep_plan import SweepOptions
 from app.services.sweep_resume import QUEUE_FILE, RECORD_HINT, read_record
-from profiling_worker.schema import columns as C
-from profiling_worker.schema.manifest import JobStatus
-from profiling_worker.schema.spec import validate_spec
+from profiling_worker.bundle.schema import columns as C
+from profiling_worker.bundle.schema.manifest import JobStatus
+from profiling_worker.bundle.schema.spec import validate_spec
 from tests.slurm.conftest import wait_for
 
 pytestmark = pytest.mark.slurm
@@ -34,7 +34,7 @@ import json, sys, time
 from pathlib import Path
 from app.services.slurm_executor import SlurmExecutor
 from app.services.sweep_plan import SweepOptions
-from profiling_worker.schema.spec import validate_spec
+from profiling_worker.bundle.schema.spec import validate_spec
 from tests.slurm.conftest import wait_for
 ex = SlurmExecutor(Path(sys.argv[1]), sys.executable, poll_s=0.3)
 ex.submit(validate_spec(json.loads(sys.argv[2])), SweepOptions(retries=0, reference=False))

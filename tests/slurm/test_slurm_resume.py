@@ -15,14 +15,14 @@ from pathlib import Path
 
 import pytest
 
-from app.core.bundle_loader import load_bundle
+from profiling_worker.bundle.loader import load_bundle
 from app.services.job_recovery import mark_interrupted
 from app.services.slurm_executor import SUBMITTING, SlurmExecutor
 from app.services.sweep_plan import SweepOptions
 from app.services.sweep_resume import QUEUE_FILE
-from profiling_worker.schema import columns as C
-from profiling_worker.schema.manifest import JobStatus
-from profiling_worker.schema.spec import validate_spec
+from profiling_worker.bundle.schema import columns as C
+from profiling_worker.bundle.schema.manifest import JobStatus
+from profiling_worker.bundle.schema.spec import validate_spec
 
 pytestmark = pytest.mark.slurm
 START_S = 180  # a task's worker process starts slowly on a loaded 2-core machine

@@ -12,13 +12,13 @@ from pathlib import Path
 
 import pytest
 
-from app.core.bundle_loader import load_bundle
+from profiling_worker.bundle.loader import load_bundle
 from app.services import result_store
 from app.services.slurm_executor import SlurmExecutor
 from app.services.sweep_plan import SweepOptions
-from profiling_worker.schema import columns as C
-from profiling_worker.schema.manifest import JobStatus
-from profiling_worker.schema.spec import validate_spec
+from profiling_worker.bundle.schema import columns as C
+from profiling_worker.bundle.schema.manifest import JobStatus
+from profiling_worker.bundle.schema.spec import validate_spec
 from tests.slurm.conftest import wait_for
 
 pytestmark = pytest.mark.slurm

@@ -15,7 +15,7 @@ from typing import Any
 
 import pytest
 
-from profiling_worker.gate.command import slowdown_arg
+from profiling_worker.bundle.gate.command import slowdown_arg
 from tests.scenarios import SCENARIOS, scenario_names
 
 pytest.importorskip("mcp")

@@ -24,15 +24,15 @@ pytest.importorskip("mcp")
 from mcp import ClientSession, StdioServerParameters  # noqa: E402
 from mcp.client.stdio import stdio_client  # noqa: E402
 
-from app.core.bundle_loader import load_bundle  # noqa: E402
+from profiling_worker.bundle.loader import load_bundle  # noqa: E402
 from app.core.share.verdict import MAX_BYTES, judged  # noqa: E402
 from app.core.views import deep_dive as D  # noqa: E402
 from app.core import frame_columns as F  # noqa: E402
 from app.core.views.bound import BoundOptions, bound_frame  # noqa: E402
 from app.services import report_client  # noqa: E402
-from profiling_worker.gate import report as gate_report  # noqa: E402
-from profiling_worker.gate.judge import Outcome  # noqa: E402
-from profiling_worker.schema import metrics as M  # noqa: E402
+from profiling_worker.bundle.gate import report as gate_report  # noqa: E402
+from profiling_worker.bundle.gate.judge import Outcome  # noqa: E402
+from profiling_worker.bundle.schema import metrics as M  # noqa: E402
 
 ROOT = Path(__file__).resolve().parents[2]
 TOOLS = {"list_kernels", "list_jobs", "submit_and_wait", "job_summary", "compare_jobs",

@@ -17,7 +17,7 @@ from typing import Any
 
 import pytest
 
-from profiling_worker.schema.manifest import ManifestError, read_manifest
+from profiling_worker.bundle.schema.manifest import ManifestError, read_manifest
 from tests.scenarios import SCENARIOS
 
 pytest.importorskip("mcp")

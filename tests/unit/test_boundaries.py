@@ -14,10 +14,12 @@ of every module (AST).
 - Layers point down only: ``app/core/`` and ``app/services/`` never import ``app.ui``,
   ``app.sidebar`` or ``app.app_pages``; pages (``app/app_pages/``) never import
   ``app.services`` (they talk to ``app/ui``), nor does the sidebar (``app/sidebar/``).
-- The app imports from the worker its ``schema/`` and only the modules :data:`APP_MAY_IMPORT`
-  names, each with its reason in docs/design-notes.md.
+- The app imports the worker only through the packages and modules :data:`APP_MAY_IMPORT` names
+  (the shared ``profiling_worker/bundle/``, the catalog, the job-running entry points), each
+  with its reason in docs/design-notes.md; ``bundle/`` imports nothing else of the worker.
 - Worker packages point down only (:data:`WORKER_LAYERS`): ``extract/`` never imports
-  ``backends/`` or ``importing/``, ``schema/`` and ``catalog/`` import no other package.
+  ``backends/`` or ``importing/``, ``bundle/`` and ``catalog/`` import no other package; the
+  worker's root holds only its entry points (``__main__``, ``cli``).
 - Streamlit's internals (``streamlit.web``, ``streamlit.runtime``, ``streamlit.net_util``,
   ``streamlit.config``) are reached only from ``app/streamlit_patches/`` and the launcher
   ``app/cli.py``; elsewhere only the script-run context (``streamlit.runtime.scriptrunner``).
@@ -162,30 +164,21 @@ def test_sidebar_goes_through_ui() -> None:
     assert _importing(_py_files("app", "sidebar"), ("app.services",)) == []
 
 
-#: Worker modules outside ``schema/`` that the app may import; the reason for each is in
-#: docs/design-notes.md ("Walls between the layers"). A new one needs its line there and here.
-APP_MAY_IMPORT = frozenset({
-    "profiling_worker.bundle_path",
-    "profiling_worker.catalog.builtin",
-    "profiling_worker.catalog.declare",
-    "profiling_worker.catalog.registry",
-    "profiling_worker.errors",
-    "profiling_worker.extract.aggregated_repair",
-    "profiling_worker.gate.command",
-    "profiling_worker.gate.context",
-    "profiling_worker.gate.judge",
-    "profiling_worker.gate.replication",
-    "profiling_worker.gate.report",
-    "profiling_worker.gate.sides",
-    "profiling_worker.gate.verdict",
-    "profiling_worker.importing.how_read",
-    "profiling_worker.importing.sniff",
-    "profiling_worker.inflate",
-    "profiling_worker.spreadsheet",
-    "profiling_worker.sweep_merge",
-    "profiling_worker.sweep_task",
-    "profiling_worker.timeline",
-})
+#: What the app may import of the worker: a package (with everything below it) or a module, each
+#: with its reason; docs/design-notes.md ("Walls between the layers") gives each its line.
+APP_MAY_IMPORT = {
+    "profiling_worker.bundle": "what both sides share: the schema, statistics, gate, paths, "
+                               "inflation, writers and the one Bundle loader",
+    "profiling_worker.catalog": "the kernels the form offers (app/core/kernel_catalog.py only)",
+    "profiling_worker.sweep": "job-running entry point: submitit pickles sweep.task.run_task for "
+                              "the nodes; the app merges a sweep's finished tasks",
+    "profiling_worker.importing.how_read": "the Import page shows how each field is read",
+    "profiling_worker.importing.sniff": "the Import page lists the formats the importer reads",
+}
+
+
+def _allowed(module: str) -> bool:
+    return any(module == a or module.startswith(a + ".") for a in APP_MAY_IMPORT)
 
 
 def _is_module(dotted: str) -> bool:
@@ -193,38 +186,46 @@ def _is_module(dotted: str) -> bool:
     return path.with_suffix(".py").is_file() or (path / "__init__.py").is_file()
 
 
-def worker_modules_imported(path: Path) -> set[str]:
-    """Worker modules a file imports: ``from a.b import c`` gives ``a.b.c`` when ``c`` is a
-    module, else ``a.b``."""
-    tree = ast.parse(path.read_text(encoding="utf-8"), filename=str(path))
-    out: set[str] = set()
-    for n in ast.walk(tree):
-        if isinstance(n, ast.Import):
-            out.update(a.name for a in n.names)
-        elif isinstance(n, ast.ImportFrom) and n.level == 0 and n.module:
-            leaves = {f"{n.module}.{a.name}" for a in n.names}
-            out.update(m if _is_module(m) else n.module for m in leaves)
-    return {m for m in out if m.split(".")[0] == "profiling_worker"}
+def _worker_imports(files: list[Path]) -> dict[str, str]:
+    """Worker module -> a file importing it (``from a.b import c`` gives ``a.b.c`` when ``c`` is a
+    module, and ``a.b`` always)."""
+    return {m: str(p.relative_to(ROOT)) for p in files for m in _imported_names(p)
+            if m.split(".")[0] == "profiling_worker" and _is_module(m)}
 
 
-def test_app_imports_only_the_allowed_worker_modules() -> None:
-    found = {m: p for p in _py_files("app") for m in worker_modules_imported(p)}
-    outside = {m: str(p.relative_to(ROOT)) for m, p in found.items()
-               if not m.startswith("profiling_worker.schema") and m not in APP_MAY_IMPORT}
-    assert outside == {}, "add each to APP_MAY_IMPORT with its reason in docs/design-notes.md"
-    assert sorted(APP_MAY_IMPORT - set(found)) == [], "no longer imported: drop from the list"
+def test_app_imports_the_worker_only_through_the_allowed_packages() -> None:
+    found = _worker_imports(_py_files("app"))
+    assert {m: p for m, p in found.items() if not _allowed(m)} == {}, (
+        "the app imports the worker through profiling_worker.bundle; a new entry point needs "
+        "its line in APP_MAY_IMPORT and in docs/design-notes.md")
+    assert [a for a in APP_MAY_IMPORT if not any(m == a or m.startswith(a + ".") for m in found)
+            ] == [], "no longer imported: drop from the list"
 
 
-def test_each_allowed_worker_module_has_its_reason() -> None:
+def test_each_allowed_worker_package_has_its_reason() -> None:
     notes = (ROOT / "docs" / "design-notes.md").read_text(encoding="utf-8")
     assert "## Walls between the layers" in notes
     section = notes.split("## Walls between the layers", 1)[1].split("\n## ", 1)[0]
-    assert [m for m in sorted(APP_MAY_IMPORT) if f"`{m.split('.', 1)[1]}`" not in section] == []
+    assert [a for a in APP_MAY_IMPORT if f"`{a.split('.', 1)[1]}`" not in section] == []
+
+
+def test_the_shared_package_imports_nothing_else_of_the_worker() -> None:
+    # No arrow back up: the app imports profiling_worker.bundle without the rest of the worker.
+    shared = _py_files("profiling_worker", "bundle")
+    assert [f"{p} imports {m}" for m, p in _worker_imports(shared).items()
+            if not m.startswith("profiling_worker.bundle")] == []
+    assert _importing(shared, ("app",)) == []
+
+
+def test_the_worker_root_holds_only_its_entry_points() -> None:
+    # Each module lives in the package of its concern (running a job, sweeps, probes, ...).
+    loose = sorted(p.name for p in (ROOT / "profiling_worker").glob("*.py"))
+    assert loose == ["__init__.py", "__main__.py", "cli.py"]
 
 
 #: Worker packages by layer: a package imports only packages of a lower layer.
-WORKER_LAYERS = {"schema": 0, "catalog": 0, "extract": 1, "gate": 2, "importing": 2,
-                 "backends": 2}
+WORKER_LAYERS = {"bundle": 0, "catalog": 1, "extract": 1, "probes": 1, "importing": 2,
+                 "backends": 2, "job": 3, "sweep": 3}
 
 
 def test_worker_packages_point_down() -> None:

@@ -1,4 +1,4 @@
-"""Links out of a bundle are never followed (profiling_worker/bundle_path.py): one test per
+"""Links out of a bundle are never followed (profiling_worker/bundle/paths.py): one test per
 reader of a bundle file, each on a copy of a recorded H200 bundle whose file is replaced by a
 link to a file outside it (issue 26: a linked ``tables/aggregated.csv`` was drawn, a linked
 ``worker.log`` copied into ``manifest.json`` on restart)."""
@@ -12,7 +12,7 @@ from pathlib import Path
 import pandas as pd
 import pytest
 
-from profiling_worker.schema import columns as C
+from profiling_worker.bundle.schema import columns as C
 from tests.scenarios import SCENARIOS
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -51,7 +51,7 @@ def _outside_table(tmp_path: Path, suffix: str) -> Path:
 
 @pytest.mark.parametrize("suffix", [".parquet", ".csv"])
 def test_app_tables_linked_out_are_not_drawn(bundle, tmp_path, suffix) -> None:
-    from app.core.bundle_loader import load_bundle
+    from profiling_worker.bundle.loader import load_bundle
 
     (bundle / C.TABLES_DIR / f"{C.TABLE_AGGREGATED}.parquet").unlink()
     _link(bundle, f"{C.TABLES_DIR}/{C.TABLE_AGGREGATED}{suffix}", _outside_table(tmp_path, suffix))
@@ -61,18 +61,17 @@ def test_app_tables_linked_out_are_not_drawn(bundle, tmp_path, suffix) -> None:
     assert any("leads out of the bundle" in p for p in loaded.problems), loaded.problems
 
 
-def test_worker_read_table_refuses_a_link_out(bundle, tmp_path) -> None:
-    from profiling_worker.bundle_path import OutsideBundle
-    from profiling_worker.bundle_writer import read_table
+def test_the_one_table_read_refuses_a_link_out(bundle, tmp_path) -> None:
+    from profiling_worker.bundle.loader import TableUnreadable, read_table_file
 
     _link(bundle, f"{C.TABLES_DIR}/{C.TABLE_AGGREGATED}.parquet",
           _outside_table(tmp_path, ".parquet"))
-    with pytest.raises(OutsideBundle, match="leads out of the bundle"):
-        read_table(bundle, C.TABLE_AGGREGATED)
+    with pytest.raises(TableUnreadable, match="leads out of the bundle"):
+        read_table_file(bundle, C.TABLE_AGGREGATED)
 
 
 def test_gate_refuses_a_table_linked_out(bundle, tmp_path) -> None:
-    from profiling_worker.gate.sides import GateInputError, GateSide
+    from profiling_worker.bundle.gate.sides import GateInputError, GateSide
 
     _link(bundle, f"{C.TABLES_DIR}/{C.TABLE_AGGREGATED}.parquet",
           _outside_table(tmp_path, ".parquet"))
@@ -81,7 +80,7 @@ def test_gate_refuses_a_table_linked_out(bundle, tmp_path) -> None:
 
 
 def test_manifest_linked_out_is_not_read(bundle, tmp_path) -> None:
-    from profiling_worker.schema.manifest import ManifestError, read_manifest
+    from profiling_worker.bundle.schema.manifest import ManifestError, read_manifest
 
     elsewhere = tmp_path / "manifest-elsewhere.json"
     elsewhere.write_text((bundle / C.MANIFEST_FILE).read_text())
@@ -98,8 +97,8 @@ def test_recovery_does_not_copy_a_linked_worker_log(bundle, outside) -> None:
 
 
 def test_worker_log_tail_and_ncu_logs_skip_links(bundle, outside) -> None:
-    from profiling_worker.channel import log_tail
-    from profiling_worker.runner import _ncu_logs
+    from profiling_worker.backends.channel import log_tail
+    from profiling_worker.job.runner import _ncu_logs
 
     _link(bundle, C.LOG_FILE, outside)
     _link(bundle, f"{C.NSIGHT_DIR}/ncu.log", outside)
@@ -116,7 +115,7 @@ def test_console_events_skip_a_link(bundle, tmp_path) -> None:
 
 
 def test_reports_and_deep_dive_linked_out_are_not_read(bundle, tmp_path) -> None:
-    from profiling_worker.bundle_path import bundle_reports
+    from profiling_worker.bundle.paths import bundle_reports
     from profiling_worker.extract.deep_dive_file import deep_dive_path
 
     report = next((bundle / C.NSIGHT_DIR).glob("*.ncu-rep.gz"))
@@ -129,7 +128,7 @@ def test_reports_and_deep_dive_linked_out_are_not_read(bundle, tmp_path) -> None
 
 def test_downloads_zip_and_summary_skip_links(bundle, outside) -> None:
     from app.core.bundle_files import read_report_summary, zip_bundle
-    from app.core.bundle_loader import load_bundle
+    from profiling_worker.bundle.loader import load_bundle
     from app.ui.panels import read_lazily
 
     _link(bundle, C.REPORT_SUMMARY_FILE, outside)

@@ -13,7 +13,7 @@ import pytest
 from app import cli
 from app.streamlit_patches import cli_guard
 from app.services import import_client
-from profiling_worker.schema.manifest import read_manifest, write_manifest
+from profiling_worker.bundle.schema.manifest import read_manifest, write_manifest
 
 
 def _parse(*args: str):

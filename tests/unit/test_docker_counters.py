@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pytest
 
-from profiling_worker.errors import COUNTER_PERMISSION_HINT
+from profiling_worker.bundle.errors import COUNTER_PERMISSION_HINT
 
 REPO = Path(__file__).resolve().parents[2]
 

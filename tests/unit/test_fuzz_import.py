@@ -20,7 +20,7 @@ from pathlib import Path
 import pytest
 
 from profiling_worker.importing import ImportFailed, import_nsight_output
-from profiling_worker.schema.manifest import read_manifest
+from profiling_worker.bundle.schema.manifest import read_manifest
 from tests.scenarios import scenario_report
 
 REPO = Path(__file__).resolve().parents[2]

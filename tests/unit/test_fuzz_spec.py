@@ -16,8 +16,8 @@ from hypothesis import strategies as st
 
 from app.core import spec_form
 from profiling_worker.catalog.builtin import CATALOG
-from profiling_worker.schema import spec as S
-from profiling_worker.schema.spec import FieldError, JobSpec, SpecInvalid, validate_spec
+from profiling_worker.bundle.schema import spec as S
+from profiling_worker.bundle.schema.spec import FieldError, JobSpec, SpecInvalid, validate_spec
 
 MAX_CALL_S = 10.0  # CPU seconds, far above the ~0.1 ms a call takes: a hang guard, not a speed target
 # 10,000 specs per test: 1,000 Hypothesis examples of BATCH specs each (a tenth of the

@@ -22,8 +22,8 @@ from pathlib import Path
 from hypothesis import HealthCheck, Phase, given, settings
 from hypothesis import strategies as st
 
-from profiling_worker.schema import columns as C
-from profiling_worker.schema.events import parse_line
+from profiling_worker.bundle.schema import columns as C
+from profiling_worker.bundle.schema.events import parse_line
 
 CASE_S = 10.0
 BATCH = 10
@@ -187,7 +187,8 @@ def _check(case_dir: Path, job: Path, state: str, code: int, took: float) -> Non
 @given(batch=st.lists(cases, min_size=BATCH, max_size=BATCH))
 def test_worker_cli_ends_every_case_clearly(tmp_path_factory, batch) -> None:
     import scipy.special  # noqa: F401 - what every child imports, imported once here (not
-    from profiling_worker import cli, results, runner  # noqa: F401  torch: it makes a fork 3x
+    from profiling_worker import cli  # noqa: F401  torch: it makes a fork 3x
+    from profiling_worker.job import results, runner  # noqa: F401  torch: it makes a fork 3x
     # slower, and only the few valid cpu cases import it)
 
     # a memory file system where there is one: the worker fsyncs each manifest, and a disk's

@@ -11,7 +11,7 @@ import subprocess
 import sys
 from pathlib import Path
 
-from profiling_worker.schema.manifest import read_manifest, write_manifest
+from profiling_worker.bundle.schema.manifest import read_manifest, write_manifest
 
 REPO = Path(__file__).resolve().parents[1].parent
 #: import name -> distribution, where they differ (or the package is absent from this venv)

@@ -11,10 +11,10 @@ from pathlib import Path
 import pytest
 
 from app import cli
-from app.core.bundle_loader import list_files
+from profiling_worker.bundle.loader import list_files
 from app.services import result_store
 from app.services.result_store import InvalidJobId, check_job_id, find_bundle, job_path
-from profiling_worker.schema.manifest import write_manifest
+from profiling_worker.bundle.schema.manifest import write_manifest
 
 REPO = Path(__file__).resolve().parents[2]
 CONFIG = REPO / "app" / ".streamlit" / "config.toml"

@@ -16,9 +16,9 @@ from pathlib import Path
 
 import pytest
 
-from app.core.bundle_loader import load_bundle
+from profiling_worker.bundle.loader import load_bundle
 from app.services import history_index, result_store
-from profiling_worker.schema import columns as C
+from profiling_worker.bundle.schema import columns as C
 
 REPO = Path(__file__).resolve().parents[2]
 SCRIPT = REPO / "examples" / "slurm" / "profile_array.sbatch"

@@ -3,7 +3,7 @@
 Read with the AST, outside :data:`VOCABULARY`, every module of ``app/`` and ``profiling_worker/``:
 
 - no string literal is an Nsight metric name (``dram__bytes.sum``...): those live in
-  ``profiling_worker/schema/metrics.py``;
+  ``profiling_worker/bundle/schema/metrics.py``;
 - no string literal equal to a vocabulary column name is used as a column: a subscript key
   (``frame["Config"]``, ``frame[["A", "B"]]``, ``row[side + "Runs"]``), a
   ``columns=``/``on=``/``by=``/... keyword (a list's items, a dict's keys and values:
@@ -19,12 +19,12 @@ import re
 from collections.abc import Iterator
 from pathlib import Path
 
-from profiling_worker.schema import columns, metrics
+from profiling_worker.bundle.schema import columns, metrics
 
 from app.core import frame_columns
 
 ROOT = Path(__file__).resolve().parents[2]
-VOCABULARY = ("profiling_worker/schema/metrics.py", "profiling_worker/schema/columns.py",
+VOCABULARY = ("profiling_worker/bundle/schema/metrics.py", "profiling_worker/bundle/schema/columns.py",
               "app/core/frame_columns.py")
 METRIC_NAME = re.compile(r"^[a-z][a-z0-9]*__[a-z0-9_]+(\.[a-z0-9_]+)*$")
 COLUMN_KEYWORDS = {"columns", "on", "left_on", "right_on", "by", "subset", "index", "values",
@@ -90,7 +90,7 @@ def test_no_metric_name_literal_outside_metrics_module() -> None:
     found = [f"{rel}:{n.lineno}: {n.value!r}" for rel, tree in _sources() for n in ast.walk(tree)
              if isinstance(n, ast.Constant) and isinstance(n.value, str)
              and METRIC_NAME.match(n.value)]
-    assert not found, "name these in profiling_worker/schema/metrics.py:\n" + "\n".join(found)
+    assert not found, "name these in profiling_worker/bundle/schema/metrics.py:\n" + "\n".join(found)
 
 
 def test_no_column_literal_used_as_a_column() -> None:
@@ -99,5 +99,5 @@ def test_no_column_literal_used_as_a_column() -> None:
     found = [f"{rel}:{n.lineno}: {n.value!r}" for rel, tree in _sources()
              for n in _column_positions(tree)
              if isinstance(n, ast.Constant) and n.value in names]
-    assert not found, ("use the name from profiling_worker/schema/columns.py or "
+    assert not found, ("use the name from profiling_worker/bundle/schema/columns.py or "
                        "app/core/frame_columns.py:\n" + "\n".join(found))

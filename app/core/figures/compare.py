@@ -6,10 +6,10 @@ import numpy as np
 import pandas as pd
 import plotly.graph_objects as go
 
-from profiling_worker.schema import columns as C
+from profiling_worker.bundle.schema import columns as C
 
-from profiling_worker.gate.judge import NOT_DURATION_WORDS
-from profiling_worker.gate.verdict import Outcome
+from profiling_worker.bundle.gate.judge import NOT_DURATION_WORDS
+from profiling_worker.bundle.gate.verdict import Outcome
 
 from app.core.figures import common
 from app.core import frame_columns as F

@@ -7,7 +7,7 @@ import numpy as np
 import pandas as pd
 import plotly.graph_objects as go
 
-from profiling_worker.schema import columns as C, intervals
+from profiling_worker.bundle.schema import columns as C, intervals
 
 from app.core.figures import common, theme
 from app.core import frame_columns as F

@@ -6,7 +6,7 @@ import numpy as np
 import pandas as pd
 import plotly.graph_objects as go
 
-from profiling_worker.schema import columns as C
+from profiling_worker.bundle.schema import columns as C
 
 from app.core import derived, numbers
 from app.core.figures import common, theme

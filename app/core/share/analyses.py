@@ -14,10 +14,10 @@ from functools import partial
 
 import pandas as pd
 
-from profiling_worker.schema import columns as C, intervals
+from profiling_worker.bundle.schema import columns as C, intervals
 
 from app.core import derived, frame_columns as F
-from app.core.bundle_loader import Bundle
+from profiling_worker.bundle.loader import Bundle
 from app.core.figures.bound import build_bound_figure, build_roofline_figure
 from app.core.figures.clocks import (build_correlation_figure, build_drift_figure,
                                      build_kernel_clock_figure, build_trace_figure)

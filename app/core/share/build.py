@@ -4,11 +4,11 @@ ratio chart and table, both jobs' notes and provenance)."""
 
 from __future__ import annotations
 
-from profiling_worker.gate import judge as gate, report as gate_report
-from profiling_worker.schema import columns as C, intervals, run_audit as A
+from profiling_worker.bundle.gate import judge as gate, report as gate_report
+from profiling_worker.bundle.schema import columns as C, intervals, run_audit as A
 
 from app.core import metric_roles
-from app.core.bundle_loader import Bundle
+from profiling_worker.bundle.loader import Bundle
 from app.core.figures.compare import build_compare_figure
 from app.core.metrics import MissingData
 from app.core.share import document as H

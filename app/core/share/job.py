@@ -8,10 +8,10 @@ from typing import Any
 
 import pandas as pd
 
-from profiling_worker.schema import columns as C
-from profiling_worker.schema.spec import JobSpec
+from profiling_worker.bundle.schema import columns as C
+from profiling_worker.bundle.schema.spec import JobSpec
 
-from app.core.bundle_loader import HOST_TIMER_NOTE, Bundle
+from profiling_worker.bundle.loader import HOST_TIMER_NOTE, Bundle
 from app.core.environment import environment_rows, gpu_name
 from app.core.figures import theme
 from app.core.provenance import import_banner, is_imported, profiled_scope

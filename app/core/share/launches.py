@@ -12,9 +12,9 @@ from typing import Any
 
 import pandas as pd
 
-from profiling_worker.schema import metrics as M
+from profiling_worker.bundle.schema import metrics as M
 
-from app.core.bundle_loader import Bundle
+from profiling_worker.bundle.loader import Bundle
 from app.core.figures.deep_dive import build_bars
 from app.core.share import document as H
 from app.core.views import deep_dive as D

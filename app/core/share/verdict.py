@@ -1,7 +1,7 @@
 """The regression gate's verdict as a small JSON decision (at most :data:`MAX_BYTES`), for the
 comparison report and the agent door alike. The judgement itself is the gate's
 (:func:`app.core.views.compare.gate_result`, the call the compare page makes, which calls
-``profiling_worker.gate.judge.judge`` as ``python -m profiling_worker compare`` does); this
+``profiling_worker.bundle.gate.judge.judge`` as ``python -m profiling_worker compare`` does); this
 module only words and trims it, so the three never disagree."""
 
 from __future__ import annotations
@@ -12,10 +12,10 @@ from typing import Any
 
 import pandas as pd
 
-from profiling_worker.gate import judge as gate, report as gate_report
-from profiling_worker.schema import columns as C
+from profiling_worker.bundle.gate import judge as gate, report as gate_report
+from profiling_worker.bundle.schema import columns as C
 
-from app.core.bundle_loader import Bundle
+from profiling_worker.bundle.loader import Bundle
 from app.core.views.compare import CompareOptions, gate_result
 
 #: The decision's size limit in bytes (UTF-8 JSON): small enough for an agent's context.

@@ -2,7 +2,7 @@
 their ratio (ncu / cupti) with CI, their spread, and each job's wall time (pure pandas); a
 CUDA-events job of the same configs beside them (:func:`events_frame`).
 
-The Verdict is the regression gate's (:mod:`profiling_worker.gate.verdict`, CUPTI the baseline,
+The Verdict is the regression gate's (:mod:`profiling_worker.bundle.gate.verdict`, CUPTI the baseline,
 ncu the candidate, the allowed change 3 %), with the differences that are the point of this
 page not held against the pair (:data:`BY_DESIGN`): ``ncu slower`` / ``ncu faster`` when the
 whole 95 % interval of the difference is beyond +/-3 %, ``same`` inside it, ``ambiguous``
@@ -18,12 +18,12 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from profiling_worker.gate.context import FIELDS, METRIC_SET, context_differences
-from profiling_worker.gate import judge as gate
-from profiling_worker.gate.verdict import Outcome
-from profiling_worker.schema import backends as B, columns as C, tools as T
+from profiling_worker.bundle.gate.context import FIELDS, METRIC_SET, context_differences
+from profiling_worker.bundle.gate import judge as gate
+from profiling_worker.bundle.gate.verdict import Outcome
+from profiling_worker.bundle.schema import backends as B, columns as C, tools as T
 
-from app.core.bundle_loader import Bundle
+from profiling_worker.bundle.loader import Bundle
 from app.core.metrics import MissingData
 from app.core.views.compare import (GATE_COLUMNS, CompareOptions, JobSummary, candidates,
                                     compare_frame)
@@ -32,7 +32,7 @@ from app.core import frame_columns as F
 
 #: The gate's directed outcomes in this page's words (CUPTI is the baseline).
 WORDS = {Outcome.REGRESSED.value: f"{B.NCU} slower", Outcome.IMPROVED.value: f"{B.NCU} faster"}
-#: Measurement-context fields (profiling_worker/gate/context.py) that differ between an ncu and
+#: Measurement-context fields (profiling_worker/bundle/gate/context.py) that differ between an ncu and
 #: a CUPTI job by design: the backend, and the tools only one of the two uses.
 BY_DESIGN = frozenset({"backend", *(t.key for t in set(B.tools(B.NCU)) ^ set(B.tools(B.CUPTI)))})
 #: The nsight-python versions of the two differ by design on a machine whose Nsight Compute is
@@ -210,7 +210,7 @@ def _host_launch_us(events: Bundle, timed: pd.DataFrame) -> dict[str, pd.Series]
 
 def context_mismatch(ncu: Mapping[str, Any], cupti: Mapping[str, Any]) -> list[str]:
     """How the two jobs' measurement context differs besides the backend (the regression gate's
-    :func:`~profiling_worker.gate.context.context_differences`, less :data:`BY_DESIGN`): each
+    :func:`~profiling_worker.bundle.gate.context.context_differences`, less :data:`BY_DESIGN`): each
     difference changes durations on its own, so the ratio would not be the backend's alone.
 
     Args:

@@ -6,7 +6,7 @@
 (annotation), config, launch index within the run and kernel. When both sides have at least
 two, the means over their runs are compared: the difference of means ``m_this - m_base`` is
 told apart when it lies outside its Welch CI95 ``-/+ t(0.975, v) SE``
-(:func:`profiling_worker.schema.intervals.welch_ci95_half_width`, the regression gate's
+(:func:`profiling_worker.bundle.schema.intervals.welch_ci95_half_width`, the regression gate's
 formula), "no" when inside. With one launch on a side no spread is known, and the table says
 so instead of judging. Two launches of one job's same region x config x launch index x kernel
 are runs of one measurement: both sides' runs are the same launches, so the table says "same
@@ -25,7 +25,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from profiling_worker.schema import intervals
+from profiling_worker.bundle.schema import intervals
 
 from app.core import metric_direction
 

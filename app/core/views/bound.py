@@ -8,11 +8,11 @@ from dataclasses import dataclass
 import numpy as np
 import pandas as pd
 
-from profiling_worker.schema import peaks
-from profiling_worker.schema.view_metrics import BOUND
+from profiling_worker.bundle.schema import peaks
+from profiling_worker.bundle.schema.view_metrics import BOUND
 
 from app.core import frame_columns as F
-from app.core.bundle_loader import Bundle
+from profiling_worker.bundle.loader import Bundle
 from app.core.environment import gpu_name
 from app.core.metrics import (DRAM_PCT, DRAM_READ, DRAM_WRITE, GPC_HZ, SM_PCT, keys_of,
                               missing_metric, wide_means, with_labels)

@@ -20,13 +20,13 @@ from typing import Protocol
 
 import pandas as pd
 
-from profiling_worker.schema import metrics as M
-from profiling_worker.schema import columns as C
-from profiling_worker.schema.manifest import JobStatus
-from profiling_worker.schema.spec import SPEC_DEFAULTS, JobSpec
+from profiling_worker.bundle.schema import metrics as M
+from profiling_worker.bundle.schema import columns as C
+from profiling_worker.bundle.schema.manifest import JobStatus
+from profiling_worker.bundle.schema.spec import SPEC_DEFAULTS, JobSpec
 
-from app.core.bundle_loader import Bundle
-from profiling_worker.schema.bundle_spec import PartialSpec
+from profiling_worker.bundle.loader import Bundle
+from profiling_worker.bundle.schema.bundle_spec import PartialSpec
 from app.core.metrics import MissingData, wide_means, with_labels
 from app.core import frame_columns as F
 

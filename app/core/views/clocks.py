@@ -14,12 +14,12 @@ from dataclasses import dataclass
 import numpy as np
 import pandas as pd
 
-from profiling_worker.schema import columns as C
-from profiling_worker.schema.spec import SPEC_DEFAULTS
-from profiling_worker.schema.throttle_reasons import NVML_DOCS, THROTTLE_BITS
+from profiling_worker.bundle.schema import columns as C
+from profiling_worker.bundle.schema.spec import SPEC_DEFAULTS
+from profiling_worker.bundle.schema.throttle_reasons import NVML_DOCS, THROTTLE_BITS
 
 from app.core import derived
-from app.core.bundle_loader import Bundle
+from profiling_worker.bundle.loader import Bundle
 from app.core.environment import first_gpu
 from app.core.metrics import GPC_HZ, MissingData, keys_of, missing_metric, with_labels
 from app.core import frame_columns as F

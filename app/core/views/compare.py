@@ -1,13 +1,13 @@
 """Compare two jobs: per annotation x config the ratio candidate / baseline of a metric's mean,
 with an approximate 95 % confidence interval, and the regression gate's outcome.
 
-Ratio CI (:func:`profiling_worker.schema.intervals.ratio_ci95_bounds`, RATIO_METHOD there):
+Ratio CI (:func:`profiling_worker.bundle.schema.intervals.ratio_ci95_bounds`, RATIO_METHOD there):
 Fieller's 95 % interval of ``m_c / m_b`` (the baseline's variance scaled by the ratio squared;
 t at the Welch-Satterthwaite degrees of freedom), unbounded (RatioCI95Upper ``inf``) where the
 baseline mean cannot be told from 0. RatioCI95Lower/Upper - 1 are the gate's
 DiffCI95LowerPct/UpperPct / 100: one interval, not two methods.
 
-The **Verdict** is the regression gate's outcome (:mod:`profiling_worker.gate.verdict`, the judgement ``python -m profiling_worker compare``
+The **Verdict** is the regression gate's outcome (:mod:`profiling_worker.bundle.gate.verdict`, the judgement ``python -m profiling_worker compare``
 makes in CI): regressed / improved (the whole 95 % interval of the difference beyond the
 allowed change), same (inside it), ambiguous (straddling it; RunsToDecide), clock-explained (the
 time differs but the SM cycles do not; CyclesDiffPct) or not comparable (measurement context
@@ -25,20 +25,20 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from profiling_worker.gate import judge as gate
-from profiling_worker.gate.context import context_differences
-from profiling_worker.gate.sides import AUDIT_TABLES, GateSide
-from profiling_worker.schema import backends as B, columns as C, intervals
-from profiling_worker.schema.spec import JobSpec
+from profiling_worker.bundle.gate import judge as gate
+from profiling_worker.bundle.gate.context import context_differences
+from profiling_worker.bundle.gate.sides import AUDIT_TABLES, GateSide
+from profiling_worker.bundle.schema import backends as B, columns as C, intervals
+from profiling_worker.bundle.schema.spec import JobSpec
 
-from app.core.bundle_loader import Bundle
+from profiling_worker.bundle.loader import Bundle
 from app.core.views.run_audit import audit_frame
-from profiling_worker.schema.bundle_spec import PartialSpec
+from profiling_worker.bundle.schema.bundle_spec import PartialSpec
 from app.core.metrics import MissingData, with_labels
 from app.core import frame_columns as F
 
 SIDES = (F.BASELINE, F.CANDIDATE)
-#: The gate's columns the compare frame carries (figures in %, see profiling_worker.gate.judge).
+#: The gate's columns the compare frame carries (figures in %, see profiling_worker.bundle.gate.judge).
 GATE_COLUMNS = (gate.DIFF_PCT, gate.DIFF_CI95_LOWER_PCT, gate.DIFF_CI95_UPPER_PCT,
                 gate.DETECTABLE_PCT, gate.THRESHOLD_PCT, gate.CYCLES_DIFF_PCT,
                 gate.TIME_OUTCOME, gate.CYCLES_OUTCOME, gate.RUNS_TO_DECIDE, gate.REASON,
@@ -59,7 +59,7 @@ class CompareOptions:
 def gate_side(bundle: Bundle) -> GateSide:
     """The gate's view of a loaded bundle: its manifest with the spec as JSON (an import's
     partial spec gives its backend and configs), its aggregated, runs and collectors tables
-    and those the run audit reads (:data:`~profiling_worker.gate.sides.AUDIT_TABLES`)."""
+    and those the run audit reads (:data:`~profiling_worker.bundle.gate.sides.AUDIT_TABLES`)."""
     spec: dict[str, Any] = {}
     if isinstance(bundle.spec, JobSpec):
         spec = bundle.spec.to_json()
@@ -195,7 +195,7 @@ class JobSummary:
         backend: ``ncu``, ``cupti`` or ``cpu``.
         imported: an import: its kernel id is its file's name, which says nothing of the code.
         manifest: the job's manifest, for the gate's measurement context
-            (:func:`~profiling_worker.gate.context.context_differences`); empty: not known.
+            (:func:`~profiling_worker.bundle.gate.context.context_differences`); empty: not known.
     """
 
     job_id: str
@@ -227,7 +227,7 @@ class JobSummary:
 
 def measured_unlike(base: JobSummary, job: JobSummary) -> list[str]:
     """The gate's measurement-context differences of the pair
-    (:func:`~profiling_worker.gate.context.context_differences`: backend, run options, GPU,
+    (:func:`~profiling_worker.bundle.gate.context.context_differences`: backend, run options, GPU,
     tool versions, ncu metric set), each making every row not comparable; empty when they are
     measured alike or a manifest is not known."""
     if not base.manifest or not job.manifest:

@@ -15,8 +15,8 @@ from typing import Any
 
 import pandas as pd
 
-from profiling_worker.schema import columns as C
-from profiling_worker.schema import metrics as M
+from profiling_worker.bundle.schema import columns as C
+from profiling_worker.bundle.schema import metrics as M
 
 from app.core import frame_columns as F
 from app.core.table_text import shorten_middle

@@ -1,6 +1,6 @@
 """Energy per kernel (issue 36), from NVML's total energy counter read before each run (the
 ``energy`` info collector, mJ, with the host time of each reading, ``energy_read_s``; see
-profiling_worker/collectors.py).
+profiling_worker/probes/collectors.py).
 
 Method, per config: of its runs ``r0 .. rN`` (N >= 1 run-to-run intervals), the mean power is
 ``P = (E[rN] - E[r0]) / (t[rN] - t[r0])`` (W): the GPU's whole draw over N runs, gaps between
@@ -24,9 +24,9 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 
-from profiling_worker.schema import columns as C
+from profiling_worker.bundle.schema import columns as C
 
-from app.core.bundle_loader import Bundle
+from profiling_worker.bundle.loader import Bundle
 from app.core.metrics import MissingData
 
 ENERGY, ENERGY_READ, THROTTLE = "energy", "energy_read_s", "throttle_reasons"

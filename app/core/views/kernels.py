@@ -5,9 +5,9 @@ from __future__ import annotations
 
 import pandas as pd
 
-from profiling_worker.schema import columns as C, kernel_filter
+from profiling_worker.bundle.schema import columns as C, kernel_filter
 
-from app.core.bundle_loader import Bundle
+from profiling_worker.bundle.loader import Bundle
 from app.core.metrics import MissingData, with_labels
 from app.core import frame_columns as F
 

@@ -10,11 +10,11 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from profiling_worker.schema import columns as C
-from profiling_worker.schema.view_metrics import MEMORY
+from profiling_worker.bundle.schema import columns as C
+from profiling_worker.bundle.schema.view_metrics import MEMORY
 
 from app.core import frame_columns as F
-from app.core.bundle_loader import Bundle
+from profiling_worker.bundle.loader import Bundle
 from app.core.metrics import (DRAM_READ, DRAM_WRITE, MissingData, annotation_order, keys_of,
                               missing_metric, wide_means, with_labels)
 

@@ -12,10 +12,10 @@ from dataclasses import dataclass
 
 import pandas as pd
 
-from profiling_worker.schema import columns as C, intervals
+from profiling_worker.bundle.schema import columns as C, intervals
 
 from app.core import derived
-from app.core.bundle_loader import Bundle
+from profiling_worker.bundle.loader import Bundle
 from app.core.environment import gpu_name
 from app.core.metrics import GPC_HZ, MissingData, config_label, keys_of, with_labels
 from app.core import frame_columns as F

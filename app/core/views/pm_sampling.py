@@ -16,7 +16,7 @@ from typing import Any
 
 import pandas as pd
 
-from profiling_worker.schema import columns as C
+from profiling_worker.bundle.schema import columns as C
 
 from app.core import frame_columns as F
 

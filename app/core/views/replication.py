@@ -1,5 +1,5 @@
 """The replication verdict of two loaded bundles (the Files page and the agent door): the
-worker's judgement (:mod:`profiling_worker.gate.replication`, TOST after the gate's checks) on
+worker's judgement (:mod:`profiling_worker.bundle.gate.replication`, TOST after the gate's checks) on
 the gate's view of each bundle (:func:`app.core.views.compare.gate_side`), and the jobs that
 can be a replica (the same spec)."""
 
@@ -10,12 +10,12 @@ from typing import Any
 
 import pandas as pd
 
-from profiling_worker.gate import judge as gate, replication as R
-from profiling_worker.schema import columns as C
-from profiling_worker.schema.manifest import JobStatus
-from profiling_worker.schema.spec import JobSpec
+from profiling_worker.bundle.gate import judge as gate, replication as R
+from profiling_worker.bundle.schema import columns as C
+from profiling_worker.bundle.schema.manifest import JobStatus
+from profiling_worker.bundle.schema.spec import JobSpec
 
-from app.core.bundle_loader import Bundle
+from profiling_worker.bundle.loader import Bundle
 from app.core.views.compare import gate_side
 
 #: The Files page's table of a verdict: its columns, in order.

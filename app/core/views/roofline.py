@@ -14,11 +14,11 @@ from dataclasses import dataclass
 import numpy as np
 import pandas as pd
 
-from profiling_worker.schema import metrics as M
-from profiling_worker.schema import columns as C, peaks
+from profiling_worker.bundle.schema import metrics as M
+from profiling_worker.bundle.schema import columns as C, peaks
 
 from app.core import frame_columns as F
-from app.core.bundle_loader import Bundle
+from profiling_worker.bundle.loader import Bundle
 from app.core.environment import gpu_name
 from app.core.metrics import (DRAM_READ, DRAM_WRITE, GPC_HZ, MissingData, SM_HZ, missing_metric,
                               available_metrics, keys_of, wide_means, with_labels)

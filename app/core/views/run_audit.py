@@ -1,4 +1,4 @@
-"""The validity audit of a job's runs (profiling_worker/schema/run_audit.py, issue 36) as the
+"""The validity audit of a job's runs (profiling_worker/bundle/schema/run_audit.py, issue 36) as the
 pages show it: one badge per annotation x config, the evidence on demand. The table is the
 worker's ``tables/run_audit``; bundles without it (recorded before it, imports) get it derived
 on load from the files they have, and the checks those files cannot support say so."""
@@ -9,9 +9,9 @@ import weakref
 
 import pandas as pd
 
-from profiling_worker.schema import columns as C, run_audit as A
+from profiling_worker.bundle.schema import columns as C, run_audit as A
 
-from app.core.bundle_loader import Bundle
+from profiling_worker.bundle.loader import Bundle
 from app.core.metrics import with_labels
 from app.core import frame_columns as F
 
@@ -33,7 +33,7 @@ _KEEP = 32
 
 def audit_frame(bundle: Bundle) -> pd.DataFrame:
     """Every run x check (Annotation, Config, Run, Check, Result, Evidence), stored or derived
-    (:func:`profiling_worker.schema.run_audit.run_audit`); derived once per loaded bundle."""
+    (:func:`profiling_worker.bundle.schema.run_audit.run_audit`); derived once per loaded bundle."""
     kept = _DERIVED.get(id(bundle))
     if kept is not None and kept[0]() is bundle:
         return kept[1]

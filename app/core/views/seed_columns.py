@@ -18,9 +18,9 @@ from typing import Any
 
 import pandas as pd
 
-from profiling_worker.schema import columns as C, metrics as M
+from profiling_worker.bundle.schema import columns as C, metrics as M
 
-from app.core.bundle_loader import Bundle
+from profiling_worker.bundle.loader import Bundle
 from app.core.environment import gpu_name
 
 GPU, COMPUTE_CLOCK, MEMORY_CLOCK, KERNEL = "GPU", "ComputeClock", "MemoryClock", "Kernel"

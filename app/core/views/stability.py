@@ -8,10 +8,10 @@ from dataclasses import dataclass
 import numpy as np
 import pandas as pd
 
-from profiling_worker.schema import columns as C, intervals
+from profiling_worker.bundle.schema import columns as C, intervals
 
 from app.core import derived, metric_roles
-from app.core.bundle_loader import Bundle
+from profiling_worker.bundle.loader import Bundle
 from app.core.metrics import MissingData, keys_of, with_labels
 from app.core import frame_columns as F
 

@@ -14,10 +14,10 @@ from typing import Any
 
 import pandas as pd
 
-from profiling_worker.schema import columns as C
+from profiling_worker.bundle.schema import columns as C
 
 from app.core import derived, metric_roles
-from app.core.bundle_loader import Bundle
+from profiling_worker.bundle.loader import Bundle
 from app.core.metrics import available_metrics
 from app.core import frame_columns as F
 

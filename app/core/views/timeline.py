@@ -1,4 +1,4 @@
-"""The job's timeline (profiling_worker/timeline.py's trace) as frames for the clocks page's
+"""The job's timeline (profiling_worker/bundle/timeline.py's trace) as frames for the clocks page's
 embedded chart, and the trace file the Files page offers."""
 
 from __future__ import annotations
@@ -9,13 +9,13 @@ from typing import Any
 
 import pandas as pd
 
-from profiling_worker.schema import columns as C
-from profiling_worker.schema.manifest import ManifestError
-from profiling_worker.timeline import (PLACED_BY_CUPTI, RUN_ORDER_NOTE, TimelineError,
-                                      build_trace)
+from profiling_worker.bundle.schema import columns as C
+from profiling_worker.bundle.schema.manifest import ManifestError
+from profiling_worker.bundle.timeline import (PLACED_BY_CUPTI, RUN_ORDER_NOTE, TimelineError,
+                                              build_trace)
 
 from app.core import frame_columns as F
-from app.core.bundle_loader import Bundle
+from profiling_worker.bundle.loader import Bundle
 from app.core.metrics import MissingData
 
 #: File name suffix of the trace download (opens in ui.perfetto.dev and chrome://tracing).
@@ -40,7 +40,7 @@ class TimelineView:
     DurationUs (the measured duration), Config, ConfigLabel, Run; one row per launch, StartMs on
     the chart's axis. ``counters``: StartMs, Counter, CounterValue, CounterUnit (NVML; empty
     when the samples are not on the launches' axis). ``placement``: where the launches sit
-    (profiling_worker.timeline's PLACED_*). ``aligned``: launches and NVML share the axis.
+    (profiling_worker.bundle.timeline's PLACED_*). ``aligned``: launches and NVML share the axis.
     ``untimed``: launches left out for want of a CUPTI start."""
 
     launches: pd.DataFrame
@@ -122,7 +122,7 @@ def timeline_view(bundle: Bundle) -> TimelineView:
 
 
 def _ms(ts_us: float) -> float:
-    """A trace ``ts`` (µs, nudged by 1e-6 for Perfetto: profiling_worker.timeline._us) in ms,
+    """A trace ``ts`` (µs, nudged by 1e-6 for Perfetto: profiling_worker.bundle.timeline._us) in ms,
     rounded to the ns it stands for."""
     return round(ts_us / 1e3, 6)
 

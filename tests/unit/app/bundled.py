@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pandas as pd
 
-from profiling_worker.schema import columns as C
+from profiling_worker.bundle.schema import columns as C
 from tests.scenarios import scenario as bundled, scenario_dir
 
 __all__ = ["bundled", "launches_variant", "in_region", "renamed", "extra"]

@@ -6,9 +6,9 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from app.core import aggregated_repair as S
-from profiling_worker.extract import aggregated_repair as R
-from profiling_worker.schema import columns as C
+from profiling_worker.bundle import repair_notes as S
+from profiling_worker.bundle.stats import aggregated_repair as R
+from profiling_worker.bundle.schema import columns as C
 from tests.unit.app.bundled import bundled
 
 JOBS = ("h200-ncu-elementwise", "h200-cupti-stability")
@@ -74,7 +74,7 @@ def test_an_older_bundles_negative_lower_bounds_are_shown_cut_and_said() -> None
     """Issue 34: h200-ncu-elementwise-cache-none was written before the worker cut CI95 lower
     bounds at 0; its file keeps 4 rows of dram__bytes_write.sum below 0 (lowest -211.4 bytes),
     the loaded table shows 0 and the page says so; the file is left as recorded."""
-    from profiling_worker.bundle_writer import read_table
+    from profiling_worker.bundle.loader import read_table
     from tests.scenarios import scenario_dir
 
     name = "h200-ncu-elementwise-cache-none"

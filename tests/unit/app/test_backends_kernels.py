@@ -11,7 +11,7 @@ from bundled import bundled
 
 from app.core.views.backends import kernel_counts_differ
 from app.core.views.kernels import unattributed_frame
-from profiling_worker.schema import columns as C
+from profiling_worker.bundle.schema import columns as C
 
 
 def _as_ncu_with_only_the_fill_kernel_in_backward():

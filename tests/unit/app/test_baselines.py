@@ -19,7 +19,7 @@ from scipy import stats
 from app.core import metric_direction as MD
 from app.core.views import baselines as B
 from profiling_worker.extract.ncu_sections import deep_dive
-from profiling_worker.schema import intervals
+from profiling_worker.bundle.schema import intervals
 from tests.scenarios import scenario_dir
 
 ROOT = Path(__file__).resolve().parents[3]

@@ -10,7 +10,7 @@ from app.core.metrics import MissingData
 from app.core.views.bound import BoundOptions, bound_frame, limited_by
 from app.core.views.roofline import (RooflineOptions, counter_flops, roofline_ceilings,
                                      roofline_frame)
-from profiling_worker.schema import columns as C
+from profiling_worker.bundle.schema import columns as C
 
 
 def _row(frame, annotation, n):

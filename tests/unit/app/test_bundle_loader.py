@@ -8,9 +8,9 @@ from pathlib import Path
 
 import pytest
 
-from app.core.bundle_loader import load_bundle, manifest_mtime
-from profiling_worker.schema import columns as C
-from profiling_worker.schema.manifest import ManifestError
+from profiling_worker.bundle.loader import load_bundle, manifest_mtime
+from profiling_worker.bundle.schema import columns as C
+from profiling_worker.bundle.schema.manifest import ManifestError
 from tests.scenarios import SCENARIOS
 
 
@@ -51,9 +51,9 @@ def test_not_a_bundle(tmp_path: Path) -> None:
 def test_spec_is_typed_for_worker_jobs_and_imports(cpu_bundle: Path, tmp_path: Path) -> None:
     # A worker bundle opens with the JobSpec it ran; an import whose files do not tell the
     # backend (nsight-python 1.1 CUPTI CSVs: durations only) keeps what they tell, no options.
-    from profiling_worker.schema.bundle_spec import PartialSpec, read_spec
+    from profiling_worker.bundle.schema.bundle_spec import PartialSpec, read_spec
     from profiling_worker.importing import import_nsight_output
-    from profiling_worker.schema.spec import JobSpec
+    from profiling_worker.bundle.schema.spec import JobSpec
 
     worker = load_bundle(cpu_bundle)
     assert isinstance(worker.spec, JobSpec) and worker.job_spec is worker.spec

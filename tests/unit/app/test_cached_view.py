@@ -10,7 +10,7 @@ import shutil
 import pytest
 import streamlit as st
 
-from app.core.bundle_loader import load_bundle
+from profiling_worker.bundle.loader import load_bundle
 from app.core.metrics import MissingData
 from app.core.views.kernels import kernel_counts_frame
 from app.ui import cached

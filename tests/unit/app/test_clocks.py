@@ -14,7 +14,7 @@ from app.core.views.clocks import (BEFORE_RUN, NO_COLLECTORS, PEARSON, THROTTLE,
                                    collector_runs_frame, correlation_frame, decode_throttle,
                                    kernel_clock_frame, thermal_compare_frame,
                                    thermal_mean_difference_pct, throttle_frame, trace_frame)
-from profiling_worker.schema import columns as C
+from profiling_worker.bundle.schema import columns as C
 
 
 @pytest.mark.parametrize(("mask", "names"), [
@@ -42,7 +42,7 @@ def test_trace_of_the_stability_job() -> None:
 
 
 def test_trace_missing_and_mask_column_absent(cpu_bundle) -> None:
-    from app.core.bundle_loader import load_bundle
+    from profiling_worker.bundle.loader import load_bundle
 
     bundle = load_bundle(cpu_bundle)
     if bundle.table(C.TABLE_NVML).empty:
@@ -151,7 +151,7 @@ def test_clock_sources_say_what_each_measures() -> None:
 
 def test_thermal_comparison_of_a_job_without_parameters(tmp_path) -> None:
     """A job without config parameters is one config: labelled ``config 0``, no KeyError."""
-    from app.core.bundle_loader import load_bundle
+    from profiling_worker.bundle.loader import load_bundle
     from profiling_worker.importing import import_nsight_output
 
     source = Path(__file__).resolve().parents[2] / "fixtures" / "import_findings" / "1x_ns"

@@ -10,7 +10,7 @@ from app.core.figures.compare import build_compare_figure
 from app.core.metrics import MissingData
 from app.core.views.backends import backends_frame, wall_frame
 from app.core.views.compare import CompareOptions, compare_frame
-from profiling_worker.schema import columns as C
+from profiling_worker.bundle.schema import columns as C
 from tests.fieller_reference import fieller_roots
 
 
@@ -105,7 +105,7 @@ def test_figures() -> None:
 
 
 def test_default_candidate() -> None:
-    from profiling_worker.schema.bundle_spec import read_spec
+    from profiling_worker.bundle.schema.bundle_spec import read_spec
     from app.core.views.compare import JobSummary, default_candidate
 
     def job(job_id, created, kernels=("matmul",), backend="ncu", sizes=(1024, 4096),
@@ -132,7 +132,7 @@ def _runs_only(job, runs: set[int]):
     """The bundle with its aggregated table rebuilt by the worker from the chosen runs only."""
     import dataclasses
 
-    from profiling_worker.extract.aggregate import aggregate_runs
+    from profiling_worker.bundle.stats.aggregate import aggregate_runs
 
     per_run = job.table(C.TABLE_RUNS)
     per_run = per_run[per_run[C.RUN].isin(runs)]
@@ -162,7 +162,7 @@ def test_one_run_a_side_is_not_enough_to_tell() -> None:
 
 
 def test_only_comparable_candidates_are_offered() -> None:
-    from profiling_worker.schema.bundle_spec import read_spec
+    from profiling_worker.bundle.schema.bundle_spec import read_spec
     from app.core.views.compare import JobSummary, candidates, why_not_comparable
 
     cpu = JobSummary.of("cpu", "2026-11-30", read_spec({"backend": "cpu", "kernels": ["matmul"],

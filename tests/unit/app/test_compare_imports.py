@@ -7,11 +7,11 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from app.core.bundle_loader import load_bundle
+from profiling_worker.bundle.loader import load_bundle
 from app.core.provenance import is_imported
 from app.core.views.compare import JobSummary, candidates, compare_frame, CompareOptions
 from profiling_worker.importing.grouping import import_each
-from profiling_worker.schema import columns as C
+from profiling_worker.bundle.schema import columns as C
 
 CASES = Path(__file__).resolve().parents[2] / "fixtures" / "import_cases"
 

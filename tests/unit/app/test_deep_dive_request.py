@@ -6,8 +6,8 @@ import dataclasses
 
 import pytest
 
-from profiling_worker.schema import columns as C, metrics as M
-from profiling_worker.schema.spec import validate_spec
+from profiling_worker.bundle.schema import columns as C, metrics as M
+from profiling_worker.bundle.schema.spec import validate_spec
 
 from app.core.deep_dive_request import (DEEP_DIVE_SET, NoDeepDive, deep_dive_spec, kernel_of,
                                         sweep_points)

@@ -10,8 +10,8 @@ import pytest
 from scipy import stats
 
 from app.core import derived
-from app.core.bundle_loader import load_bundle
-from profiling_worker.schema import columns as C
+from profiling_worker.bundle.loader import load_bundle
+from profiling_worker.bundle.schema import columns as C
 from tests.fieller_reference import fieller_of_runs
 from tests.scenarios import SCENARIOS
 
@@ -137,7 +137,7 @@ def test_log2_labels() -> None:
 def test_app_and_worker_statistics_agree(runs_kept: int) -> None:
     """Issue 11, cases 4 and 5: the sweep's statistics (derived.aggregate) and the worker's
     aggregated table use one method: same CI95, same StableMeasurement, also for 1-run configs."""
-    from profiling_worker.extract.aggregate import aggregate_runs
+    from profiling_worker.bundle.stats.aggregate import aggregate_runs
 
     bundle = load_bundle(SCENARIOS / "h200-cupti-matmul-sweep")
     runs = bundle.table(C.TABLE_RUNS)

@@ -17,8 +17,8 @@ from app import settings
 from app.services import history_index
 from app.services.job_manager import JobManager
 from profiling_worker.catalog.builtin import CATALOG
-from profiling_worker.schema.manifest import read_manifest
-from profiling_worker.schema.spec import validate_spec
+from profiling_worker.bundle.schema.manifest import read_manifest
+from profiling_worker.bundle.schema.spec import validate_spec
 
 SPEC = {"kernels": ["matmul"], "configs": [{"n": 16}, {"n": 32}], "runs": 2, "backend": "cpu",
         "warmup": 0}

@@ -25,8 +25,8 @@ from app.streamlit_patches import download_route
 from app.core import download_grants
 from app.core.download_grants import DownloadKind, GrantStore
 from app.core.download_slots import DownloadSlots
-from profiling_worker import inflate
-from profiling_worker.inflate import scratch_dir
+from profiling_worker.bundle import inflate
+from profiling_worker.bundle.inflate import scratch_dir
 from tests.scenarios import SCENARIOS
 
 SOURCE = SCENARIOS / "h200-ncu-j1-fp16"

@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pytest
 
-from app.core.bundle_loader import load_bundle
+from profiling_worker.bundle.loader import load_bundle
 from app.core.views import energy as E
 
 REPO = Path(__file__).resolve().parents[3]

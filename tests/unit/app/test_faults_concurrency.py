@@ -23,9 +23,9 @@ from pathlib import Path
 from app import settings
 from app.services.job_manager import JobManager
 from profiling_worker.catalog.builtin import CATALOG
-from profiling_worker.schema.events import parse_line
-from profiling_worker.schema.manifest import read_manifest
-from profiling_worker.schema.spec import validate_spec
+from profiling_worker.bundle.schema.events import parse_line
+from profiling_worker.bundle.schema.manifest import read_manifest
+from profiling_worker.bundle.schema.spec import validate_spec
 
 REPO = Path(__file__).resolve().parents[3]
 TINY = {"kernels": ["matmul"], "configs": [{"n": 16}], "runs": 1, "backend": "cpu", "warmup": 0}
@@ -34,7 +34,7 @@ STAND_IN = '''#!{python}
 """Stand-in worker: records when it ran, sleeps, writes a done manifest with the spec."""
 import json, os, sys, time
 sys.path.insert(0, {repo!r})
-from profiling_worker.schema.manifest import write_manifest
+from profiling_worker.bundle.schema.manifest import write_manifest
 job = sys.argv[-1]
 t0 = time.time()
 spec = json.load(open(os.path.join(job, "spec.json")))
@@ -141,7 +141,7 @@ from pathlib import Path
 from app import settings
 from app.services.job_manager import JobManager
 from profiling_worker.catalog.builtin import CATALOG
-from profiling_worker.schema.spec import validate_spec
+from profiling_worker.bundle.schema.spec import validate_spec
 manager = JobManager(Path({results!r}), sys.executable, env=settings.worker_env())
 ids = [manager.submit(validate_spec(dict({spec!r}, label="{name}-%d" % k), CATALOG))
        for k in range(2)]
@@ -175,7 +175,7 @@ def test_a_result_the_worker_wrote_before_its_pid_was_recorded_is_kept(tmp_path:
     "running", and the job then read as "exited without writing manifest.json" (seen once in
     CI in the test above)."""
     from app.services.job_model import Job, lane_of
-    from profiling_worker.schema.manifest import JobStatus, write_manifest
+    from profiling_worker.bundle.schema.manifest import JobStatus, write_manifest
 
     manager = JobManager(tmp_path / "results", sys.executable, env=settings.worker_env())
     spec = validate_spec(TINY, CATALOG)
@@ -198,7 +198,7 @@ def test_manifest_updates_wait_for_a_write_in_progress(tmp_path: Path) -> None:
     import fcntl
     import os
 
-    from profiling_worker.schema.manifest import update_manifest, write_manifest
+    from profiling_worker.bundle.schema.manifest import update_manifest, write_manifest
 
     write_manifest(tmp_path, {"job_id": "j", "status": "running"})
     fd = os.open(tmp_path, os.O_RDONLY | os.O_DIRECTORY)

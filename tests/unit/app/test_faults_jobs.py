@@ -32,8 +32,8 @@ from app.services import job_manager as jm
 from app.services.job_recovery import RESERVE_FILE
 from app.services.job_manager import JobManager
 from profiling_worker.catalog.builtin import CATALOG
-from profiling_worker.schema.manifest import read_manifest
-from profiling_worker.schema.spec import validate_spec
+from profiling_worker.bundle.schema.manifest import read_manifest
+from profiling_worker.bundle.schema.spec import validate_spec
 from tests.conftest import finished_bundle_hashes
 
 TINY = {"kernels": ["matmul"], "configs": [{"n": 16}], "runs": 1, "backend": "cpu", "warmup": 0}
@@ -53,13 +53,13 @@ label = json.load(open(job_dir + "/spec.json")).get("label", "")
 def enospc(*a, **k):
     raise OSError(errno.ENOSPC, "No space left on device")
 if label == "fault:enospc-table":
-    import profiling_worker.results as r
+    import profiling_worker.job.results as r
     r.write_table = enospc
 elif label == "fault:enospc-all":  # tables, manifest and events.jsonl all fail
     import builtins
-    import profiling_worker.channel as ch
-    import profiling_worker.bundle_writer as bw
-    import profiling_worker.results as r
+    import profiling_worker.backends.channel as ch
+    import profiling_worker.bundle.writer as bw
+    import profiling_worker.job.results as r
     r.write_table = bw.write_manifest = enospc  # finish_bundle lives in bundle_writer
     def no_events(path, *a, **k):
         if str(path).endswith("events.jsonl"):
@@ -67,7 +67,7 @@ elif label == "fault:enospc-all":  # tables, manifest and events.jsonl all fail
         return builtins.open(path, *a, **k)
     ch.open = no_events
 elif label == "fault:thermal":
-    import profiling_worker.runner as rn
+    import profiling_worker.job.runner as rn
     class ThermalControlError(Exception):
         pass
     class CoolingTimeoutError(ThermalControlError):

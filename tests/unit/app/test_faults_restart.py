@@ -23,12 +23,12 @@ from pathlib import Path
 import pytest
 
 from app import settings
-from app.core.bundle_loader import load_bundle
+from profiling_worker.bundle.loader import load_bundle
 from app.services.job_manager import JobManager
 from app.services.job_recovery import mark_interrupted
 from profiling_worker.catalog.builtin import CATALOG
-from profiling_worker.schema.manifest import read_manifest, write_manifest
-from profiling_worker.schema.spec import validate_spec
+from profiling_worker.bundle.schema.manifest import read_manifest, write_manifest
+from profiling_worker.bundle.schema.spec import validate_spec
 
 REPO = Path(__file__).resolve().parents[3]
 TINY = {"kernels": ["matmul"], "configs": [{"n": 16}], "runs": 1, "backend": "cpu", "warmup": 0}
@@ -40,7 +40,7 @@ sys.path.insert(0, {repo!r})
 from app import settings
 from app.services.job_manager import JobManager
 from profiling_worker.catalog.builtin import CATALOG
-from profiling_worker.schema.spec import validate_spec
+from profiling_worker.bundle.schema.spec import validate_spec
 manager = JobManager(__import__("pathlib").Path({results!r}), sys.executable,
                      env=settings.worker_env())
 job_id = manager.submit(validate_spec({spec!r}, CATALOG))

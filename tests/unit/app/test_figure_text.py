@@ -12,7 +12,7 @@ from collections.abc import Callable
 import plotly.graph_objects as go
 import pytest
 
-from app.core.bundle_loader import Bundle
+from profiling_worker.bundle.loader import Bundle
 from app.core.figures import theme
 from app.core.figures.backends import build_backends_figure
 from app.core.figures.bound import build_bound_figure, build_roofline_figure
@@ -38,7 +38,7 @@ from app.core.views.one_kernel import OneKernelOptions, one_kernel_launches_fram
 from app.core.views.roofline import RooflineOptions, roofline_ceilings, roofline_frame
 from app.core.views.stability import StabilityOptions, stability_frame, stability_runs_frame
 from app.core.views.sweep import SweepOptions, sweep_frame
-from profiling_worker.schema import columns as C
+from profiling_worker.bundle.schema import columns as C
 from tests.unit.app.bundled import bundled
 
 LINK = '<a href="http://x">x</a>'

@@ -11,8 +11,8 @@ from bundled import bundled
 
 from app.core.bundle_files import (InflateError, gunzip_file, inside_bundle, gunzipped_name, is_gzipped_report,
                                    read_report_summary, summary_tables, zip_bundle, zip_name)
-from app.core.bundle_loader import load_bundle
-from profiling_worker.schema import columns as C
+from profiling_worker.bundle.loader import load_bundle
+from profiling_worker.bundle.schema import columns as C
 
 
 def test_zip_holds_every_file_under_the_job_dir(cpu_bundle) -> None:
@@ -118,7 +118,7 @@ def test_summary_with_rules_and_without_file(cpu_bundle) -> None:
 def test_zip_leaves_out_a_link_out_of_the_bundle(tmp_path) -> None:
     import shutil
 
-    from app.core.bundle_loader import load_bundle
+    from profiling_worker.bundle.loader import load_bundle
 
     src = bundled("h200-ncu-j1-fp16").path
     shutil.copytree(src, tmp_path / src.name)

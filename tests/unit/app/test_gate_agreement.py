@@ -12,11 +12,11 @@ import pandas as pd
 import pytest
 
 from bundled import bundled
-from profiling_worker.gate import report
-from profiling_worker.gate.context import METRIC_SET
-from profiling_worker.gate.judge import OUTCOME, REASON, GateOptions, GateResult, judge
-from profiling_worker.gate.sides import GateSide
-from profiling_worker.schema import backends as B, columns as C
+from profiling_worker.bundle.gate import report
+from profiling_worker.bundle.gate.context import METRIC_SET
+from profiling_worker.bundle.gate.judge import OUTCOME, REASON, GateOptions, GateResult, judge
+from profiling_worker.bundle.gate.sides import GateSide
+from profiling_worker.bundle.schema import backends as B, columns as C
 
 from app.core.metrics import MissingData
 from app.core.views.backends import BY_DESIGN, TOOL_VERSION, WORDS, backends_frame

@@ -8,10 +8,10 @@ from pathlib import Path
 import pytest
 
 from app import settings
-from app.core.bundle_loader import load_bundle
+from profiling_worker.bundle.loader import load_bundle
 from app.services import import_client as I
 from app.services import result_store
-from profiling_worker.schema import columns as C
+from profiling_worker.bundle.schema import columns as C
 from tests.scenarios import SCENARIOS, scenario_report
 
 REPO = Path(__file__).resolve().parents[3]

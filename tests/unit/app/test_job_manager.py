@@ -12,14 +12,14 @@ from pathlib import Path
 import pytest
 
 from app import settings
-from app.core.bundle_loader import load_bundle
+from profiling_worker.bundle.loader import load_bundle
 from app.services.job_manager import JobManager
 from app.services.job_model import new_job_id
 from app.services.job_recovery import mark_interrupted
 from app.services.result_store import JOB_ID_RE
 from profiling_worker.catalog.builtin import CATALOG
-from profiling_worker.schema.manifest import read_manifest, write_manifest
-from profiling_worker.schema.spec import validate_spec
+from profiling_worker.bundle.schema.manifest import read_manifest, write_manifest
+from profiling_worker.bundle.schema.spec import validate_spec
 
 TINY_SPEC = {"kernels": ["matmul"], "configs": [{"n": 32}, {"n": 64}], "runs": 3,
              "backend": "cpu", "warmup": 1}

@@ -9,7 +9,7 @@ from app.core.figures.kernels import build_kernels_figure
 from app.core.metrics import MissingData
 from app.core.views.kernels import (combine_rules_frame, kernel_counts_frame, kernel_time_frame,
                                     launches_frame)
-from profiling_worker.schema import columns as C
+from profiling_worker.bundle.schema import columns as C
 
 
 def _one(frame, annotation, n):

@@ -10,10 +10,10 @@ import pytest
 from bundled import (LINEAR_BACKWARD as JOB, bundled, extra, in_region,
                      launches_variant, renamed)
 
-from app.core.bundle_loader import Bundle, load_bundle
+from profiling_worker.bundle.loader import Bundle, load_bundle
 from app.core.metrics import MissingData
 from app.core.views.kernels import kernel_counts_frame, kernel_time_frame
-from profiling_worker.schema import columns as C
+from profiling_worker.bundle.schema import columns as C
 from tests.scenarios import scenario_dir, scenario_names
 
 def variant(tmp_path: Path, name: str, edit) -> Bundle:

@@ -13,7 +13,7 @@ from pathlib import Path
 from app.services.job_manager import JobManager
 from app.services.job_model import LaneLocks
 from profiling_worker.catalog.builtin import CATALOG
-from profiling_worker.schema.spec import validate_spec
+from profiling_worker.bundle.schema.spec import validate_spec
 
 
 def _locked_by_another(path: Path) -> bool:

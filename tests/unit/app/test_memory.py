@@ -8,7 +8,7 @@ from bundled import bundled
 from app.core.figures.memory import build_fusion_figure, build_memory_figure
 from app.core.metrics import MissingData
 from app.core.views.memory import MemoryOptions, fusion_frame, memory_frame
-from profiling_worker.schema import columns as C
+from profiling_worker.bundle.schema import columns as C
 
 
 def test_fused_moves_fewer_bytes_and_is_faster() -> None:
@@ -86,7 +86,7 @@ def test_a_job_with_one_of_the_two_counters_says_which(tmp_path) -> None:
 
     import pandas as pd
 
-    from app.core.bundle_loader import load_bundle
+    from profiling_worker.bundle.loader import load_bundle
     from app.core.metrics import DRAM_READ, DRAM_WRITE
 
     job = tmp_path / "read-only"

@@ -11,7 +11,7 @@ import pandas as pd
 import pytest
 
 from app.core import derived, metric_roles, numbers
-from app.core.bundle_loader import load_bundle
+from profiling_worker.bundle.loader import load_bundle
 from app.core.figures import theme
 from app.core.figures.stability import build_runs_figure, build_stability_figure
 from app.core.figures.sweep import build_sweep_figure
@@ -19,7 +19,7 @@ from app.core.views.stability import StabilityOptions, stability_frame, stabilit
 from app.core.views.sweep import (SweepOptions, metric_choices, sweep_frame, sweep_metric,
                                   uses_quantity)
 from profiling_worker.importing import import_nsight_output
-from profiling_worker.schema import columns as C
+from profiling_worker.bundle.schema import columns as C
 
 CASES = Path(__file__).resolve().parents[2] / "fixtures" / "import_cases"
 

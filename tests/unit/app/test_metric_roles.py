@@ -6,7 +6,7 @@ from pathlib import Path
 
 from app.core import metric_roles
 from profiling_worker.importing import import_nsight_output
-from profiling_worker.schema.manifest import read_manifest
+from profiling_worker.bundle.schema.manifest import read_manifest
 
 CASES = Path(__file__).resolve().parents[2] / "fixtures" / "import_cases"
 

@@ -13,7 +13,7 @@ from app.core.views.one_kernel import (GBPS_ROW, MEASURED, SM_CLOCK_ROW, SOURCE,
                                        TFLOPS_ROW, OneKernelOptions, annotation_configs,
                                        one_kernel_frame, one_kernel_launches_frame,
                                        one_kernel_summary)
-from profiling_worker.schema import columns as C
+from profiling_worker.bundle.schema import columns as C
 
 SPLIT_K = "fp32", 0  # cuBLAS picks a split-K GEMM (two kernels) for fp32 n=512 on the H200
 
@@ -72,7 +72,7 @@ def test_choices_and_missing_pairs() -> None:
 
 
 def test_cpu_job_says_what_is_measured(cpu_bundle) -> None:
-    from app.core.bundle_loader import load_bundle
+    from profiling_worker.bundle.loader import load_bundle
 
     bundle = load_bundle(cpu_bundle)
     frame = one_kernel_frame(bundle, OneKernelOptions())

@@ -12,7 +12,7 @@ import pytest
 from app.agent_door.door import Door, DoorError, records
 from app.agent_door.server import ANALYSIS_TABLE
 from app.core import pages
-from app.core.bundle_loader import load_bundle
+from profiling_worker.bundle.loader import load_bundle
 from app.core.derived import MissingWork
 from app.core.metrics import MissingData
 from app.core.share.analyses import DRAW, analysis_sections

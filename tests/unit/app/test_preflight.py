@@ -8,8 +8,8 @@ import pandas as pd
 import pytest
 
 from app.core import preflight
-from profiling_worker.schema import columns as C
-from profiling_worker.schema.spec import validate_spec
+from profiling_worker.bundle.schema import columns as C
+from profiling_worker.bundle.schema.spec import validate_spec
 
 from tests.scenarios import scenario_dir
 

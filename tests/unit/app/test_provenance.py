@@ -7,7 +7,7 @@ from pathlib import Path
 from app.core.provenance import (ANNOTATED_SCOPE, NCU_IMPORT_SCOPE, banner,
                                  profiled_scope)
 from profiling_worker.importing import import_nsight_output
-from profiling_worker.schema.manifest import read_manifest
+from profiling_worker.bundle.schema.manifest import read_manifest
 from tests.scenarios import SCENARIOS, scenario_report
 
 REPO = Path(__file__).resolve().parents[3]
@@ -71,7 +71,7 @@ def test_files_given_but_not_read_are_not_claimed_as_sources(tmp_path: Path) -> 
 
 
 def test_missing_metric_hint_of_an_import_says_profile_again_and_import(tmp_path: Path) -> None:
-    from app.core.bundle_loader import load_bundle
+    from profiling_worker.bundle.loader import load_bundle
     from app.core.metrics import missing_metric
 
     cupti = SCENARIOS / "h200-cupti-stability" / "nsight" / "c0"

@@ -7,8 +7,8 @@ import json
 import time
 from pathlib import Path
 
-from profiling_worker.schema import columns
-from profiling_worker.schema.spec import JobSpec, validate_spec
+from profiling_worker.bundle.schema import columns
+from profiling_worker.bundle.schema.spec import JobSpec, validate_spec
 
 from app import sweep_cli
 from app.services import repeat_guard

@@ -3,7 +3,7 @@
 
 from __future__ import annotations
 
-from app.core.bundle_loader import load_bundle
+from profiling_worker.bundle.loader import load_bundle
 from app.core.views.seed_columns import SEED_COLUMNS, with_seed_columns
 from tests.scenarios import SCENARIOS
 

@@ -11,7 +11,7 @@ from pathlib import Path
 import plotly.offline
 import pytest
 
-from app.core.bundle_loader import load_bundle
+from profiling_worker.bundle.loader import load_bundle
 from app.core.share import document as H
 from app.core.share.build import comparison_report, job_report
 from app.core.share.verdict import MAX_BYTES, decision, judged

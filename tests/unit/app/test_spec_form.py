@@ -55,7 +55,7 @@ def test_whole_number_fields_typed_as_text_name_what_is_wrong(field: str, typed:
 
 
 def test_whole_number_fields_read_plain_digits_and_empty_as_the_default() -> None:
-    from profiling_worker.schema.spec import SPEC_DEFAULTS
+    from profiling_worker.bundle.schema.spec import SPEC_DEFAULTS
 
     spec, errors = spec_form.to_job_spec({**FORM, "runs": " 25 ", "warmup": "+2", "gpu": "0",
                                           "thermal_timeout": ""})

@@ -9,7 +9,7 @@ from bundled import bundled
 from app.core.figures.stability import build_runs_figure, build_stability_figure
 from app.core.metrics import MissingData
 from app.core.views.stability import StabilityOptions, stability_frame, stability_runs_frame
-from profiling_worker.schema import columns as C
+from profiling_worker.bundle.schema import columns as C
 
 
 def test_matmul_sweep_stability_in_microseconds() -> None:

@@ -8,10 +8,10 @@ import numpy as np
 import pandas as pd
 
 from app.core import derived
-from app.core.bundle_loader import load_bundle
+from profiling_worker.bundle.loader import load_bundle
 from app.core.figures.sweep import build_sweep_figure
 from app.core.views.sweep import SweepOptions, sweep_frame
-from profiling_worker.schema import columns as C, intervals
+from profiling_worker.bundle.schema import columns as C, intervals
 
 
 def _frame() -> pd.DataFrame:

@@ -14,8 +14,8 @@ from app.services.job_model import claim_job_dir
 from app.services.slurm_executor import SlurmExecutor
 from app.services.sweep_plan import SweepOptions
 from app.services.sweep_resume import QUEUE_FILE, RECORD_HINT
-from profiling_worker.schema.manifest import JobStatus, read_manifest
-from profiling_worker.schema.spec import validate_spec
+from profiling_worker.bundle.schema.manifest import JobStatus, read_manifest
+from profiling_worker.bundle.schema.spec import validate_spec
 
 
 def test_a_sweep_whose_queue_jsonl_cannot_be_written_is_not_submitted(

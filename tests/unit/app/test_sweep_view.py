@@ -9,10 +9,10 @@ from pathlib import Path
 import pytest
 from bundled import bundled
 
-from app.core.bundle_loader import load_bundle
+from profiling_worker.bundle.loader import load_bundle
 from app.core.figures.sweep import build_sweep_figure
 from app.core.views.sweep import SweepOptions, annotations_of, sweep_frame, sweep_x, x_choices
-from profiling_worker.schema import columns as C
+from profiling_worker.bundle.schema import columns as C
 
 
 def test_time_sweep_rows_and_units(cpu_bundle: Path) -> None:

@@ -12,18 +12,18 @@ from pathlib import Path
 
 import pytest
 
-from app.core.bundle_loader import load_bundle
+from profiling_worker.bundle.loader import load_bundle
 from app.services import sweep_plan as plan
 from app.services.job_recovery import mark_interrupted
 from app.services.slurm_executor import SUBMITTING, SlurmExecutor, slurm_available
 from app.services.sweep_resume import read_record
 from app.services.sweep_queue import QueueState, SlurmMissing, parse_squeue, slurm_parameters
 from app.services.sweep_tasks import GRACE_S, Attempt, decide
-from profiling_worker.schema import columns as C
-from profiling_worker.schema.manifest import JobStatus
-from profiling_worker.schema.spec import validate_spec
-from profiling_worker.schema.spec_errors import SpecInvalid
-from profiling_worker.sweep_reference import slow_notes, slow_tasks
+from profiling_worker.bundle.schema import columns as C
+from profiling_worker.bundle.schema.manifest import JobStatus
+from profiling_worker.bundle.schema.spec import validate_spec
+from profiling_worker.bundle.schema.spec_errors import SpecInvalid
+from profiling_worker.sweep.reference import slow_notes, slow_tasks
 
 SWEEP_KERNELS = Path(__file__).resolve().parents[2] / "fixtures" / "kernel_files_sweep"
 
@@ -265,7 +265,7 @@ import sys, time
 from pathlib import Path
 from app.services.slurm_executor import SlurmExecutor
 from app.services.sweep_plan import SweepOptions
-from profiling_worker.schema.spec import validate_spec
+from profiling_worker.bundle.schema.spec import validate_spec
 ex = SlurmExecutor(Path(sys.argv[1]), sys.executable, poll_s=0.3)
 spec = validate_spec({"kernels": ["sweep_sleep"], "configs": [{"ms": 3000}], "runs": 2,
                       "backend": "cpu", "warmup": 0})
@@ -345,7 +345,7 @@ def test_an_outside_scancel_is_cancelled_not_preempted_nor_retried(tmp_path: Pat
     """Issue 41: scancel run on the array outside the dashboard was retried, and its running
     tasks (their workers end 'cancelled' on SIGTERM) were labelled 'preempted'. Slurm says
     CANCELLED for a scancel and PREEMPTED for a preemption."""
-    from profiling_worker.schema.manifest import write_manifest
+    from profiling_worker.bundle.schema.manifest import write_manifest
     from app.services.sweep_tasks import RETRIED
 
     pending = Attempt(tmp_path / "never-started", "7_0", submitted=0.0)

@@ -7,14 +7,14 @@ import json
 
 import pytest
 
-from profiling_worker.schema import columns as C
-from profiling_worker.timeline import PLACED_IN_RUN_ORDER, build_trace
+from profiling_worker.bundle.schema import columns as C
+from profiling_worker.bundle.timeline import PLACED_IN_RUN_ORDER, build_trace
 
 from app.core import frame_columns as F
 from app.core.figures.timeline import build_timeline_figure
 from app.core.metrics import MissingData
 from app.core.views.timeline import timeline_problem, timeline_view, trace_bytes
-from app.core.bundle_loader import load_bundle
+from profiling_worker.bundle.loader import load_bundle
 from tests.unit.app.bundled import bundled
 from tests.unit.profiling_worker.test_timeline import with_cupti_times
 

@@ -12,8 +12,8 @@ import pytest
 
 from app import settings
 from app.services.warm_worker import WarmWorker
-from profiling_worker.schema import columns as C
-from profiling_worker.schema.manifest import read_manifest
+from profiling_worker.bundle.schema import columns as C
+from profiling_worker.bundle.schema.manifest import read_manifest
 
 SPEC = {"kernels": ["matmul"], "annotations": ["fp32"], "configs": [{"n": 32}, {"n": 64}],
         "runs": 3, "backend": "cpu"}
@@ -72,7 +72,7 @@ def test_failed_job_keeps_the_worker_usable(warm, tmp_path):
 def test_job_manager_reuses_one_warm_process_and_cancel_ends_it(tmp_path):
     from app.services.job_manager import JobManager
     from profiling_worker.catalog.builtin import CATALOG
-    from profiling_worker.schema.spec import validate_spec
+    from profiling_worker.bundle.schema.spec import validate_spec
 
     manager = JobManager(tmp_path, sys.executable, env=settings.worker_env(), warm=True)
     try:
@@ -103,7 +103,7 @@ def test_restart_kills_an_orphaned_warm_worker_and_marks_its_job_interrupted(tmp
     import socket
 
     from app.services.job_manager import JobManager
-    from profiling_worker.schema.manifest import write_manifest
+    from profiling_worker.bundle.schema.manifest import write_manifest
 
     results = tmp_path / "results"
     results.mkdir()
@@ -138,7 +138,7 @@ def test_warm_worker_holds_the_lane_lock_like_a_cold_one(tmp_path):
 
     from app.services.job_manager import JobManager
     from profiling_worker.catalog.builtin import CATALOG
-    from profiling_worker.schema.spec import validate_spec
+    from profiling_worker.bundle.schema.spec import validate_spec
 
     def lane_locked_by_another() -> bool:
         with open(tmp_path / ".lock-cpu", "w") as other:  # a second server's description

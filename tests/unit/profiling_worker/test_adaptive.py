@@ -1,4 +1,4 @@
-"""The stopping rule of runs "auto" (profiling_worker/adaptive.py): replayed on the per-run
+"""The stopping rule of runs "auto" (profiling_worker/bundle/stats/adaptive.py): replayed on the per-run
 durations of a recorded H200 CUPTI job, and run for real on the cpu backend (host wall-clock)."""
 
 import math
@@ -8,13 +8,13 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from profiling_worker import adaptive
+from profiling_worker.bundle.stats import adaptive
 from profiling_worker.backends import cpu
 from profiling_worker.catalog.registry import load_registry, make_body
-from profiling_worker.schema import columns as C
-from profiling_worker.schema.intervals import ci95_half_width
-from profiling_worker.schema.run_target import RunTarget
-from profiling_worker.schema.spec import validate_spec
+from profiling_worker.bundle.schema import columns as C
+from profiling_worker.bundle.schema.intervals import ci95_half_width
+from profiling_worker.bundle.schema.run_target import RunTarget
+from profiling_worker.bundle.schema.spec import validate_spec
 from tests.scenarios import scenario_dir
 
 REPO = Path(__file__).resolve().parents[3]
@@ -129,7 +129,7 @@ def test_worker_cli_auto_job_records_auto_runs_and_its_tables_agree(tmp_path):
     import subprocess
     import sys
 
-    from profiling_worker.schema.manifest import read_manifest
+    from profiling_worker.bundle.schema.manifest import read_manifest
 
     job = tmp_path / "auto-job"
     job.mkdir()
@@ -158,7 +158,7 @@ def test_a_split_sweep_records_auto_runs_in_the_sweeps_config_indices(tmp_path):
 
     from app.services import sweep_plan as plan
     from app.services.slurm_executor import SlurmExecutor
-    from profiling_worker.schema.manifest import JobStatus, read_manifest
+    from profiling_worker.bundle.schema.manifest import JobStatus, read_manifest
 
     # budget_s far above what 4 runs cost: on a loaded host the first torch call alone took
     # 4.7 s, which spent a 10 s budget after the min runs

@@ -9,8 +9,8 @@ import types
 from collections import namedtuple
 
 from profiling_worker.backends import cupti
-from profiling_worker.schema import columns as C
-from profiling_worker.schema.spec import validate_spec
+from profiling_worker.bundle.schema import columns as C
+from profiling_worker.bundle.schema.spec import validate_spec
 from tests.unit.profiling_worker.test_adaptive import recorded_runs
 from tests.unit.profiling_worker.test_nsight_options import VERSIONS
 

@@ -11,13 +11,15 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from scipy import stats
 
-from profiling_worker.extract.aggregate import aggregate_runs, launches_to_runs, t_ci95_halfwidth
-from profiling_worker.extract.combine_rules import (RULE_MEAN_UNWEIGHTED, RULE_SINGLE, RULE_SUM,
-                                                    RULE_WEIGHTED, UNKNOWN_KIND_NOTE, combine_rule)
-from profiling_worker.extract.kernel_counts import (configs_with_varying_kernels, kernel_counts,
-                                                    kernels_per_config)
-from profiling_worker.bundle_writer import table_columns
-from profiling_worker.schema import columns as C
+from profiling_worker.bundle.stats.aggregate import (aggregate_runs, launches_to_runs,
+                                                     t_ci95_halfwidth)
+from profiling_worker.bundle.stats.combine_rules import (RULE_MEAN_UNWEIGHTED, RULE_SINGLE,
+                                                         RULE_SUM, RULE_WEIGHTED, UNKNOWN_KIND_NOTE,
+                                                         combine_rule)
+from profiling_worker.bundle.stats.kernel_counts import (configs_with_varying_kernels,
+                                                         kernel_counts, kernels_per_config)
+from profiling_worker.bundle.writer import table_columns
+from profiling_worker.bundle.schema import columns as C
 
 DRAM = "dram__throughput.avg.pct_of_peak_sustained_elapsed"
 SM = "sm__throughput.avg.pct_of_peak_sustained_elapsed"
@@ -349,7 +351,7 @@ def test_zero_mean():
 def test_restate_turns_an_older_one_run_row_into_missing_spread():
     """Bundles written before wrote StdDev 0, CI95 [v, v] and RSD 0 for one run: the loader's
     restatement shows them as missing; rows of 2+ runs keep their stored values."""
-    from profiling_worker.schema import intervals
+    from profiling_worker.bundle.schema import intervals
 
     agg = aggregate_runs(runs_frame([(512, [5.0]), (1024, [61344.0, 61472.0])]), ["n"])
     old = agg.copy()
@@ -371,7 +373,7 @@ def _recorded_launches() -> list[pd.DataFrame]:
 def test_group_codes_number_groups_as_groupby_ngroup_does() -> None:
     """On every recorded launches table, as read and with object key columns holding None and
     NaN: one group for the missing values of a column, groups in first-seen order."""
-    from profiling_worker.extract.aggregate import group_codes
+    from profiling_worker.bundle.stats.aggregate import group_codes
 
     tables = _recorded_launches()
     assert len(tables) >= 20

@@ -1,7 +1,7 @@
 """choose_backends: the backend and nsight-python mode picked from a given environment."""
 
 from profiling_worker.backends.registry import choose_backends
-from profiling_worker.environment import unknown_metrics, version_tuple
+from profiling_worker.probes.environment import unknown_metrics, version_tuple
 
 GPU = [{"index": 0, "name": "NVIDIA H200"}]
 LIB_NEW = [{"path": "/x/libcupti.so.13", "version": "13.4.92"}]

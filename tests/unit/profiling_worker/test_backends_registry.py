@@ -1,4 +1,4 @@
-"""The backend registry (profiling_worker/schema/backends.py: names, variants, capabilities;
+"""The backend registry (profiling_worker/bundle/schema/backends.py: names, variants, capabilities;
 profiling_worker/backends/registry.py: one RunSide object per name)."""
 
 import inspect
@@ -11,9 +11,9 @@ from profiling_worker.backends import nsight_backend as nb
 from profiling_worker.backends.registry import RUN_SIDES, choose_backends, run_side
 from profiling_worker.backends.run_side import BackendStatus, RunJob, RunSide
 from profiling_worker.catalog.registry import load_registry
-from profiling_worker.channel import Channel
-from profiling_worker.schema import backends as B, columns as C
-from profiling_worker.schema.spec import validate_spec
+from profiling_worker.backends.channel import Channel
+from profiling_worker.bundle.schema import backends as B, columns as C
+from profiling_worker.bundle.schema.spec import validate_spec
 
 from tests.unit.profiling_worker.test_backend_choice import env
 

@@ -1,5 +1,5 @@
-"""A bundle's spec read typed (schema/bundle_spec.py), and the import's explicit "unknown
-backend" entry (schema/backends.py), on real files: the H200 deep-dive bundle's spec and
+"""A bundle's spec read typed (bundle/schema/bundle_spec.py), and the import's explicit "unknown
+backend" entry (bundle/schema/backends.py), on real files: the H200 deep-dive bundle's spec and
 nsight-python 1.1 CUPTI CSVs that hold durations only."""
 
 from __future__ import annotations
@@ -11,11 +11,12 @@ from pathlib import Path
 import pytest
 
 from profiling_worker.importing import import_nsight_output
-from profiling_worker.schema import backends as B, tools as T
-from profiling_worker.schema.bundle_spec import PartialSpec, backend_of, manifest_spec, read_spec
-from profiling_worker.schema.manifest import read_manifest
-from profiling_worker.schema.spec import JobSpec, SpecInvalid, validate_spec
-from profiling_worker.serve import refusal
+from profiling_worker.bundle.schema import backends as B, tools as T
+from profiling_worker.bundle.schema.bundle_spec import (PartialSpec, backend_of, manifest_spec,
+                                                        read_spec)
+from profiling_worker.bundle.schema.manifest import read_manifest
+from profiling_worker.bundle.schema.spec import JobSpec, SpecInvalid, validate_spec
+from profiling_worker.job.serve import refusal
 from tests.scenarios import scenario_dir
 
 FIX = Path(__file__).resolve().parents[2] / "fixtures"

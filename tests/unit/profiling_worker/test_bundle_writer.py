@@ -5,8 +5,9 @@ from __future__ import annotations
 import pandas as pd
 import pytest
 
-from profiling_worker.bundle_writer import empty_table, read_table, table_columns, write_table
-from profiling_worker.schema import columns as C
+from profiling_worker.bundle.writer import empty_table, table_columns, write_table
+from profiling_worker.bundle.loader import read_table
+from profiling_worker.bundle.schema import columns as C
 
 
 def sample_runs():
@@ -90,9 +91,9 @@ def test_written_aggregated_table_holds_cut_lower_bounds_and_names_the_method(tm
     the parquet and the CSV, and the manifest names the method."""
     import json
 
-    from profiling_worker.bundle_writer import CI95_METHOD_KEY, finish_bundle
-    from profiling_worker.extract.aggregate import aggregate_runs
-    from profiling_worker.schema import intervals
+    from profiling_worker.bundle.writer import CI95_METHOD_KEY, finish_bundle
+    from profiling_worker.bundle.stats.aggregate import aggregate_runs
+    from profiling_worker.bundle.schema import intervals
     from tests.scenarios import scenario_dir
 
     src = scenario_dir("h200-ncu-elementwise-cache-none")

@@ -6,7 +6,7 @@ import pytest
 
 from profiling_worker.catalog.builtin import CATALOG
 from profiling_worker.catalog.registry import load_registry, make_body
-from profiling_worker.schema.spec import validate_spec
+from profiling_worker.bundle.schema.spec import validate_spec
 
 FP32, HALF = 4, 2  # bytes per element
 ELEMENT = {"fp32": FP32, "fp16": HALF, "bf16": HALF}

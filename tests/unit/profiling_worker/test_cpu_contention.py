@@ -15,7 +15,7 @@ from profiling_worker.backends.cpu import (
     contention_snapshot,
     contention_warning,
 )
-from profiling_worker.schema.manifest import read_manifest
+from profiling_worker.bundle.schema.manifest import read_manifest
 from tests.contended_cpu import record_contended_job
 
 

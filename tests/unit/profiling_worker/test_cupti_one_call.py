@@ -19,8 +19,8 @@ import numpy as np
 import pytest
 
 from profiling_worker.backends import cupti
-from profiling_worker.schema import columns as C
-from profiling_worker.schema.spec import validate_spec
+from profiling_worker.bundle.schema import columns as C
+from profiling_worker.bundle.schema.spec import validate_spec
 from tests.unit.profiling_worker.test_cupti_times import (KERNEL, _attribute, _KernelRecord,
                                                          _LaunchRecord)
 from tests.unit.profiling_worker.test_nsight_options import VERSIONS

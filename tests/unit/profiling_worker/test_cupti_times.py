@@ -13,7 +13,7 @@ import numpy as np
 
 from profiling_worker.backends.cupti_times import capture_attribution
 from profiling_worker.backends.cupti import _cupti_rows
-from profiling_worker.schema import columns as C
+from profiling_worker.bundle.schema import columns as C
 
 KERNEL = 10
 

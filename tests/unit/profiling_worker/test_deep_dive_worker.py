@@ -20,9 +20,9 @@ from profiling_worker.backends.ncu_set import ncu_with_set
 from profiling_worker.extract import rule_digest as RD
 from profiling_worker.extract.deep_dive_file import written_deep_dive
 from profiling_worker.extract.ncu_sections import deep_dive
-from profiling_worker.schema import columns as C
-from profiling_worker.schema import metrics as M
-from profiling_worker.schema.spec import SpecInvalid, validate_spec
+from profiling_worker.bundle.schema import columns as C
+from profiling_worker.bundle.schema import metrics as M
+from profiling_worker.bundle.schema.spec import SpecInvalid, validate_spec
 from tests.scenarios import SCENARIOS
 
 ROOT = Path(__file__).resolve().parents[3]

@@ -12,17 +12,17 @@ from typing import Any
 
 import pytest
 
-from profiling_worker import runner
+from profiling_worker.job import runner
 from profiling_worker.backends.events import EventsBackend
 from profiling_worker.backends.region_timer import HostClock, time_regions
 from profiling_worker.backends.registry import choose_backends, run_side
 from profiling_worker.backends.run_side import BackendStatus, RunJob
 from profiling_worker.catalog.registry import load_registry, make_body
-from profiling_worker.channel import Channel
-from profiling_worker.errors import BackendUnavailable
-from profiling_worker.schema import backends as B, columns as C
-from profiling_worker.schema.manifest import read_manifest
-from profiling_worker.schema.spec import SpecInvalid, validate_spec
+from profiling_worker.backends.channel import Channel
+from profiling_worker.bundle.errors import BackendUnavailable
+from profiling_worker.bundle.schema import backends as B, columns as C
+from profiling_worker.bundle.schema.manifest import read_manifest
+from profiling_worker.bundle.schema.spec import SpecInvalid, validate_spec
 
 from tests.unit.profiling_worker.test_backend_choice import env
 
@@ -68,7 +68,7 @@ def test_without_cuda_its_run_and_warm_up_refuse_with_the_torch_build_named(tmp_
 
 def test_a_job_on_a_host_without_a_gpu_fails_as_backend_unavailable(tmp_path: Path,
                                                                      monkeypatch):
-    monkeypatch.setattr("profiling_worker.environment.probe_gpus", lambda: [])
+    monkeypatch.setattr("profiling_worker.probes.environment.probe_gpus", lambda: [])
     job = tmp_path / "events-job"
     job.mkdir()
     (job / C.SPEC_FILE).write_text(json.dumps(SPEC))

@@ -16,13 +16,15 @@ from pathlib import Path
 
 import pytest
 
-from profiling_worker import bundle_writer, environment, results, runner
+from profiling_worker.bundle import writer as bundle_writer
+from profiling_worker.probes import environment
+from profiling_worker.job import results, runner
 from profiling_worker.backends.registry import choose_backends
-from profiling_worker.channel import Channel
-from profiling_worker.errors import (COUNTER_PERMISSION_MARK, ProfilingFailed, WorkerError,
-                                     classify_known)
-from profiling_worker.schema.events import parse_line
-from profiling_worker.schema.manifest import read_manifest
+from profiling_worker.backends.channel import Channel
+from profiling_worker.bundle.errors import (COUNTER_PERMISSION_MARK, ProfilingFailed, WorkerError,
+                                            classify_known)
+from profiling_worker.bundle.schema.events import parse_line
+from profiling_worker.bundle.schema.manifest import read_manifest
 
 CPU_SPEC = {"kernels": ["matmul"], "configs": [{"n": 16}], "runs": 1, "backend": "cpu",
             "warmup": 0}
@@ -214,7 +216,7 @@ def test_profiling_failed_with_the_mark_in_its_text_is_counter_permission() -> N
 
 
 def test_a_kernel_error_is_not_reclassified_by_old_log_text(tmp_path: Path) -> None:
-    from profiling_worker.errors import KernelFailed
+    from profiling_worker.bundle.errors import KernelFailed
 
     job = tmp_path / "job"
     job.mkdir()

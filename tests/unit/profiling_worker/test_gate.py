@@ -12,11 +12,11 @@ from pathlib import Path
 
 import pytest
 
-from profiling_worker.gate import exit_codes as report
-from profiling_worker.gate.judge import (DETECTABLE_PCT, DIFF_CI95_LOWER_PCT, DIFF_PCT,
-                                         OUTCOME, REASON, GateOptions, Outcome, judge)
-from profiling_worker.gate.sides import GateInputError, GateSide
-from profiling_worker.schema import columns as C
+from profiling_worker.bundle.gate import exit_codes as report
+from profiling_worker.bundle.gate.judge import (DETECTABLE_PCT, DIFF_CI95_LOWER_PCT, DIFF_PCT,
+                                                OUTCOME, REASON, GateOptions, Outcome, judge)
+from profiling_worker.bundle.gate.sides import GateInputError, GateSide
+from profiling_worker.bundle.schema import columns as C
 from tests.scenarios import SCENARIOS
 
 REPO = Path(__file__).resolve().parents[3]
@@ -309,7 +309,7 @@ def test_the_gpu_an_imported_csv_names_is_the_one_compared_and_shown(tmp_path: P
     in MHz, and the job's page reads the same GPU (a new user saw "GPU model: not recorded vs
     NVIDIA H200" under a header that said H100)."""
     from app.core.environment import gpu_name
-    from profiling_worker.schema.manifest import job_gpu, read_manifest
+    from profiling_worker.bundle.schema.manifest import job_gpu, read_manifest
 
     h100 = imported(tmp_path / "c04", *sorted((REPO / "tests" / "fixtures" / "import_cases" /
                                                "04-normalized").glob("*.csv")))
@@ -325,12 +325,12 @@ def test_the_gpu_an_imported_csv_names_is_the_one_compared_and_shown(tmp_path: P
 
 
 def test_the_tool_versions_compared_are_those_the_environment_report_writes() -> None:
-    """One source (schema/tools.py): the gate reads each tool its backend uses under the key
+    """One source (bundle/schema/tools.py): the gate reads each tool its backend uses under the key
     this machine's environment report writes it; a tool the backend does not use never counts."""
-    from profiling_worker.environment import probe_environment
-    from profiling_worker.gate.context import context_differences, measurement_context
-    from profiling_worker.schema import backends as B, tools as T
-    from profiling_worker.schema.manifest import read_manifest
+    from profiling_worker.probes.environment import probe_environment
+    from profiling_worker.bundle.gate.context import context_differences, measurement_context
+    from profiling_worker.bundle.schema import backends as B, tools as T
+    from profiling_worker.bundle.schema.manifest import read_manifest
 
     env = probe_environment()  # this machine: no GPU, its installed packages
     assert {tool.key for tool in T.ALL} <= set(env)
@@ -351,9 +351,9 @@ def test_the_worker_writes_the_run_audit_of_a_cpu_job(cpu_jobs: dict[str, Path])
     """Every run x check in tables/run_audit (issue 36): the GPU checks say n/a on the host
     timer, host contention follows the backend's own figures, and the stored table is what the
     app would derive from the other files."""
-    from profiling_worker.bundle_writer import bundle_tables
-    from profiling_worker.schema import run_audit as A
-    from profiling_worker.schema.manifest import read_manifest
+    from profiling_worker.bundle.writer import bundle_tables
+    from profiling_worker.bundle.schema import run_audit as A
+    from profiling_worker.bundle.schema.manifest import read_manifest
     import pandas as pd
 
     job = cpu_jobs["base"]

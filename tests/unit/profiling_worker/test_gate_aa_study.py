@@ -10,8 +10,8 @@ from pathlib import Path
 
 import pytest
 
-from profiling_worker.gate.judge import DIFF_PCT, OUTCOME, GateOptions, judge
-from profiling_worker.gate.sides import GateSide
+from profiling_worker.bundle.gate.judge import DIFF_PCT, OUTCOME, GateOptions, judge
+from profiling_worker.bundle.gate.sides import GateSide
 from tests.scenarios import SCENARIOS
 
 REPO = Path(__file__).resolve().parents[3]

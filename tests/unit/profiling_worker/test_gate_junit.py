@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from profiling_worker.gate import exit_codes
+from profiling_worker.bundle.gate import exit_codes
 from tests.scenarios import SCENARIOS
 
 SCHEMA = Path(__file__).resolve().parents[2] / "fixtures" / "junit" / "junit-10.xsd"

@@ -9,11 +9,12 @@ import sys
 import xml.etree.ElementTree as ET
 from pathlib import Path
 
-from profiling_worker.gate import exit_codes, report
-from profiling_worker.gate.judge import CAVEATS, OUTCOME, REASON, TIME_OUTCOME, GateOptions, judge
-from profiling_worker.gate.runs_context import CLOCK_NOT_CHECKED, POWER_CAPPED
-from profiling_worker.gate.sides import GateSide
-from profiling_worker.gate.verdict import Outcome
+from profiling_worker.bundle.gate import exit_codes, report
+from profiling_worker.bundle.gate.judge import (CAVEATS, OUTCOME, REASON, TIME_OUTCOME, GateOptions,
+                                                judge)
+from profiling_worker.bundle.gate.runs_context import CLOCK_NOT_CHECKED, POWER_CAPPED
+from profiling_worker.bundle.gate.sides import GateSide
+from profiling_worker.bundle.gate.verdict import Outcome
 from tests.scenarios import SCENARIOS
 
 STABILITY, J1 = SCENARIOS / "h200-cupti-stability", SCENARIOS / "h200-cupti-j1-fp16"

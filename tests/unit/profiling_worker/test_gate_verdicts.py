@@ -13,13 +13,14 @@ from pathlib import Path
 
 import pytest
 
-from profiling_worker.gate import exit_codes, report
-from profiling_worker.gate.context import METRIC_SET, context_differences
-from profiling_worker.gate.judge import (CYCLES_OUTCOME, DIFF_CI95_LOWER_PCT, DIFF_CI95_UPPER_PCT,
-                                         DIFF_PCT, OUTCOME, REASON, RUNS_TO_DECIDE, TIME_OUTCOME,
-                                         GateOptions, GateResult, judge)
-from profiling_worker.gate.sides import GateSide
-from profiling_worker.gate.verdict import Interval, Outcome, runs_to_decide
+from profiling_worker.bundle.gate import exit_codes, report
+from profiling_worker.bundle.gate.context import METRIC_SET, context_differences
+from profiling_worker.bundle.gate.judge import (CYCLES_OUTCOME, DIFF_CI95_LOWER_PCT,
+                                                DIFF_CI95_UPPER_PCT, DIFF_PCT, OUTCOME, REASON,
+                                                RUNS_TO_DECIDE, TIME_OUTCOME, GateOptions,
+                                                GateResult, judge)
+from profiling_worker.bundle.gate.sides import GateSide
+from profiling_worker.bundle.gate.verdict import Interval, Outcome, runs_to_decide
 from tests.scenarios import SCENARIOS, scenario_report
 
 REPO = Path(__file__).resolve().parents[3]
@@ -193,7 +194,7 @@ def test_a_truncated_bundle_is_named_and_not_comparable(j1_imports: tuple[Path, 
 def test_a_section_set_difference_alone_does_not_count_metrics() -> None:
     """Same metrics, other section set: the reason names the section sets only (a new user read
     '6 vs 6 metrics' as a contradiction on the Compare page)."""
-    from profiling_worker.gate.context import metric_set_difference
+    from profiling_worker.bundle.gate.context import metric_set_difference
 
     spec = {"backend": "ncu", "metrics": ["gpu__time_duration.sum"]}
     base = {"backend": {"name": "ncu"}, "spec": {**spec, "section_set": None}}
@@ -210,7 +211,7 @@ def test_a_lower_bound_cut_at_minus_100_percent_says_so() -> None:
     candidate's mean cannot be told from 0, so Fieller's lower bound is below -100 %."""
     import pandas as pd
 
-    from profiling_worker.gate.verdict import explain, figures, relative_difference
+    from profiling_worker.bundle.gate.verdict import explain, figures, relative_difference
 
     frame = pd.DataFrame({"BAvg": [1.0], "BStd": [0.05], "BRuns": [3],
                           "CAvg": [0.6], "CStd": [0.5], "CRuns": [3]})
@@ -231,8 +232,8 @@ def test_a_baseline_that_cannot_be_told_from_zero_is_unbounded_and_ambiguous() -
     ratio's confidence set is unbounded; the gate says so and calls no direction."""
     import pandas as pd
 
-    from profiling_worker.gate.verdict import decide, explain, relative_difference
-    from profiling_worker.schema.intervals import UNBOUNDED_NOTE
+    from profiling_worker.bundle.gate.verdict import decide, explain, relative_difference
+    from profiling_worker.bundle.schema.intervals import UNBOUNDED_NOTE
 
     frame = pd.DataFrame({"BAvg": [1.0], "BStd": [0.8], "BRuns": [3],
                           "CAvg": [3.0], "CStd": [0.1], "CRuns": [3]})
@@ -267,7 +268,7 @@ def test_runs_auto_and_unrecorded_run_counts_ask_for_no_count() -> None:
     """The count a config's runs are held against (plausibility and the gate alike): a fixed
     spec's runs; none for runs "auto" (a config stops when narrow enough) or an import whose
     files record no run count."""
-    from profiling_worker.schema.bundle_spec import RUNS_NOT_ASKED, asked_runs, read_spec
+    from profiling_worker.bundle.schema.bundle_spec import RUNS_NOT_ASKED, asked_runs, read_spec
 
     fixed = read_spec({"kernels": ["matmul"], "configs": [{"n": 64}], "runs": 7})
     auto = read_spec({"kernels": ["matmul"], "configs": [{"n": 64}], "runs": "auto"})
@@ -283,8 +284,9 @@ def test_a_run_bundle_with_fewer_runs_than_its_spec_asks_is_named_truncated(tmp_
     mid-config would leave it): that row has 8 of the 10 runs its spec asks."""
     import shutil
 
-    from profiling_worker.bundle_writer import read_table, write_table
-    from profiling_worker.extract.aggregate import aggregate_runs
+    from profiling_worker.bundle.loader import read_table
+    from profiling_worker.bundle.writer import write_table
+    from profiling_worker.bundle.stats.aggregate import aggregate_runs
 
     cut = tmp_path / "cut"
     shutil.copytree(BUNDLES / "h200-ncu-j1-fp16", cut)

@@ -10,8 +10,8 @@ import types
 
 import pytest
 
-from profiling_worker import gpu_select
-from profiling_worker.errors import SpecRejected
+from profiling_worker.probes import gpu_select
+from profiling_worker.bundle.errors import SpecRejected
 
 GPUS = [{"index": 0, "name": "NVIDIA H200", "uuid": "GPU-0a0a0a0a-0000-0000-0000-000000000000"},
         {"index": 1, "name": "NVIDIA H200", "uuid": "GPU-1b1b1b1b-1111-1111-1111-111111111111"}]
@@ -106,8 +106,8 @@ def test_same_device_compares_torch_uuid_with_nvml_uuid() -> None:
 
 
 def test_nvml_trace_and_collectors_read_the_selected_gpu(nvml) -> None:
-    from profiling_worker.collectors import CollectorRecorder
-    from profiling_worker.nvml_trace import NvmlSampler
+    from profiling_worker.probes.collectors import CollectorRecorder
+    from profiling_worker.probes.nvml_trace import NvmlSampler
 
     with NvmlSampler(UUID1, 1) as sampler:
         time.sleep(0.02)
@@ -135,7 +135,7 @@ def test_nsight_096_thermal_guard_is_pointed_at_the_job_gpu(nvml, monkeypatch) -
 
 
 def test_serve_pins_its_gpu_among_the_visible_ones(monkeypatch) -> None:
-    from profiling_worker import serve
+    from profiling_worker.job import serve
 
     for name in ("CUDA_VISIBLE_DEVICES", "KPROF_VISIBLE_DEVICES", "CUDA_DEVICE_ORDER"):
         monkeypatch.setenv(name, "")
@@ -158,7 +158,7 @@ def test_serve_pins_its_gpu_among_the_visible_ones(monkeypatch) -> None:
 def test_the_environment_report_lists_the_gpus_a_spec_can_name(environ, expected) -> None:
     """The sidebar and the submit-time memory check read ``visible_gpus``: under Slurm's
     CUDA_VISIBLE_DEVICES=1, index 0 is physical GPU 1, as the worker resolves it."""
-    from profiling_worker.environment import visible_gpus
+    from profiling_worker.probes.environment import visible_gpus
 
     listed = visible_gpus(GPUS, environ)
     assert [(g["index"], g["uuid"], g["nvml_index"]) for g in listed] == expected
@@ -166,7 +166,7 @@ def test_the_environment_report_lists_the_gpus_a_spec_can_name(environ, expected
 
 def test_the_app_maps_a_spec_gpu_through_the_visible_list() -> None:
     from app.core.spec_form import visible_gpu
-    from profiling_worker.environment import visible_gpus
+    from profiling_worker.probes.environment import visible_gpus
 
     report = {"environment": {"gpus": GPUS,
                               "visible_gpus": visible_gpus(GPUS, {"CUDA_VISIBLE_DEVICES": "1"})}}

@@ -14,14 +14,14 @@ import pandas as pd
 import pytest
 
 from profiling_worker.backends.base import Collection
-from profiling_worker.errors import ProfilingFailed
-from profiling_worker.extract.aggregate import aggregate_runs, launches_to_runs
+from profiling_worker.bundle.errors import ProfilingFailed
+from profiling_worker.bundle.stats.aggregate import aggregate_runs, launches_to_runs
 from profiling_worker.extract.ignored import leave_out_ignored
 from profiling_worker.importing import ncu_rep as R
-from profiling_worker.schema import columns as C
-from profiling_worker.schema.kernel_filter import IGNORED_REASON
-from profiling_worker.schema.manifest import read_manifest
-from profiling_worker.schema.spec import SpecInvalid, validate_spec
+from profiling_worker.bundle.schema import columns as C
+from profiling_worker.bundle.schema.kernel_filter import IGNORED_REASON
+from profiling_worker.bundle.schema.manifest import read_manifest
+from profiling_worker.bundle.schema.spec import SpecInvalid, validate_spec
 
 REPORT = Path(__file__).resolve().parents[2] / "fixtures" / "h200_import" / "ncu_plain" \
     / "plain.ncu-rep.gz"

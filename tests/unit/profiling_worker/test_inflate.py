@@ -1,4 +1,4 @@
-"""The capped, streamed path for every ``.gz`` and report (profiling_worker/inflate.py,
+"""The capped, streamed path for every ``.gz`` and report (profiling_worker/bundle/inflate.py,
 report_walk.py), on the recorded H200 reports and on the padded copies issue 26 describes:
 ``cat plain.ncu-rep.gz z.gz > padded64.ncu-rep.gz`` took the import worker to 4.7 GB and 84 s
 before the walk (measured here: ``/usr/bin/time -v python -m profiling_worker import ...``)."""
@@ -18,8 +18,8 @@ from pathlib import Path
 
 import pytest
 
-from profiling_worker import inflate
-from profiling_worker.inflate import InflateError, plain_file, scratch_dir
+from profiling_worker.bundle import inflate
+from profiling_worker.bundle.inflate import InflateError, plain_file, scratch_dir
 
 ROOT = Path(__file__).resolve().parents[3]
 PLAIN_GZ = ROOT / "tests/fixtures/h200_import/ncu_plain/plain.ncu-rep.gz"
@@ -124,7 +124,7 @@ def test_one_huge_zero_block_stops_at_twenty_times_the_file(tmp_path) -> None:
 def test_a_killed_process_leaves_its_scratch_folder_to_the_next(tmp_path) -> None:
     """SIGKILL while the report is inflated (ncu_report reading it): the folder named by the
     pid stays; the next worker command (any of them: here ``kernels``) removes it."""
-    code = ("import sys, time; from pathlib import Path; from profiling_worker.inflate import "
+    code = ("import sys, time; from pathlib import Path; from profiling_worker.bundle.inflate import "
             "plain_file\nwith plain_file(Path(sys.argv[1])) as p:\n print(p, flush=True)\n "
             "time.sleep(60)")
     child = subprocess.Popen([sys.executable, "-c", code, str(PLAIN_GZ)],
@@ -155,7 +155,7 @@ def test_the_import_cli_refuses_the_padded_report_with_sizes(padded64, tmp_path)
 def test_a_gz_upload_that_is_not_gzip_is_named_as_such(tmp_path) -> None:
     """Before: pandas inflated it by its name and the import said 'free disk space or choose a
     writable results folder'."""
-    from profiling_worker.errors import ImportFailed
+    from profiling_worker.bundle.errors import ImportFailed
     from profiling_worker.importing.assemble import import_nsight_output
 
     fake = tmp_path / "raw.csv.gz"
@@ -168,7 +168,7 @@ def test_a_gz_upload_that_is_not_gzip_is_named_as_such(tmp_path) -> None:
 
 def test_an_import_bundle_is_readable_like_a_job_bundle(tmp_path) -> None:
     """Before: mkdtemp's 0700 survived the rename (job bundles are 0755)."""
-    from profiling_worker.file_mode import process_umask
+    from profiling_worker.bundle.file_mode import process_umask
     from profiling_worker.importing.assemble import import_nsight_output
 
     csv = ROOT / "tests/fixtures/h200_import/ncu_plain/raw.csv"

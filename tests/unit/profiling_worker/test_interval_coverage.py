@@ -12,7 +12,7 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from profiling_worker.schema import intervals
+from profiling_worker.bundle.schema import intervals
 from tests.scenarios import REPO
 
 _spec = importlib.util.spec_from_file_location(

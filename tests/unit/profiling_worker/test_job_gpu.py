@@ -6,8 +6,8 @@ from __future__ import annotations
 import copy
 import json
 
-from profiling_worker.gate.context import measurement_context
-from profiling_worker.schema.manifest import job_gpu, job_gpu_index
+from profiling_worker.bundle.gate.context import measurement_context
+from profiling_worker.bundle.schema.manifest import job_gpu, job_gpu_index
 from tests.scenarios import SCENARIOS
 
 BUNDLE = SCENARIOS / "h200-cupti-gate-base"

@@ -6,7 +6,7 @@ import shutil
 import pytest
 
 from profiling_worker.extract.ncu_report_reader import normalise_unit, read_launches, summarize
-from profiling_worker.schema import columns as C
+from profiling_worker.bundle.schema import columns as C
 from tests.scenarios import scenario_report
 
 GZ = scenario_report("h200-ncu-j1-fp16")

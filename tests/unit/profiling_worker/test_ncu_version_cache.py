@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from profiling_worker import environment
+from profiling_worker.probes import environment
 
 
 def counting_ncu(bin_dir: Path, version: str) -> tuple[Path, Path]:

@@ -16,9 +16,9 @@ from pathlib import Path
 import pytest
 
 from profiling_worker.backends import cupti, ncu
-from profiling_worker.errors import ProfilingFailed
-from profiling_worker.schema import backends as B, columns as C
-from profiling_worker.schema.spec import validate_spec
+from profiling_worker.bundle.errors import ProfilingFailed
+from profiling_worker.bundle.schema import backends as B, columns as C
+from profiling_worker.bundle.schema.spec import validate_spec
 from tests.scenarios import scenario_report
 
 REPORT = scenario_report("h200-ncu-j1-fp16")
@@ -159,7 +159,7 @@ def test_info_collectors_reach_1_1_only(monkeypatch, tmp_path):
         def callback(self, name):
             return name
 
-    monkeypatch.setattr("profiling_worker.collectors.CollectorRecorder", Recorder)
+    monkeypatch.setattr("profiling_worker.probes.collectors.CollectorRecorder", Recorder)
     options = profile(monkeypatch, tmp_path, B.NCU, "1.1.0", collectors=["sm_clock", "power"])
     assert options["info_collectors"] == [InfoCollector("sm_clock", "sm_clock", "run"),
                                           InfoCollector("power", "power", "run")]

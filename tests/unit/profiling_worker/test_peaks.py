@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from profiling_worker.schema import peaks
+from profiling_worker.bundle.schema import peaks
 
 
 @pytest.mark.parametrize("name, model, dram", [

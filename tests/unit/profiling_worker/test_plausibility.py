@@ -10,9 +10,9 @@ from pathlib import Path
 import pandas as pd
 import pytest
 
-from app.core.bundle_loader import load_bundle
-from profiling_worker import results
-from profiling_worker.schema import columns as C, plausibility as P
+from profiling_worker.bundle.loader import load_bundle
+from profiling_worker.job import results
+from profiling_worker.bundle.schema import columns as C, plausibility as P
 from tests.scenarios import SCENARIOS, scenario_names
 
 
@@ -67,7 +67,7 @@ def test_bundled_h200_has_no_impossible_percentages_or_clocks() -> None:
 def test_bundled_ncu_byte_intervals_below_zero_are_noted_and_restated() -> None:
     """dram__bytes_write.sum reads 0 in some runs: the symmetric interval the worker wrote then
     went below 0; the loader restates it by the one method, so the pages draw no such interval."""
-    from profiling_worker.bundle_writer import read_table
+    from profiling_worker.bundle.loader import read_table
 
     path = SCENARIOS / "h200-ncu-softmax"
     stored = {C.TABLE_AGGREGATED: read_table(path, C.TABLE_AGGREGATED),

@@ -1,4 +1,4 @@
-"""One population or not (profiling_worker/schema/populations.py): seeded false-alarm rates on
+"""One population or not (profiling_worker/bundle/schema/populations.py): seeded false-alarm rates on
 one-population data (normal, and skewed as GPU timings are), the power on planted modes and
 steps, and the recorded H200 runs the gate misread (issue 34)."""
 
@@ -8,7 +8,7 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from profiling_worker.schema import columns as C, populations as P
+from profiling_worker.bundle.schema import columns as C, populations as P
 from tests.scenarios import SCENARIOS
 
 SIMULATIONS = 150  # per case; a 1 % rate gives more than 5 of 150 with probability < 0.1 %

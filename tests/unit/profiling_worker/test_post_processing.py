@@ -14,8 +14,8 @@ from pathlib import Path
 import pandas as pd
 import pytest
 
-from profiling_worker import bundle_writer
-from profiling_worker.schema import columns as C, plausibility
+from profiling_worker.bundle import writer as bundle_writer
+from profiling_worker.bundle.schema import columns as C, plausibility
 
 REPO = Path(__file__).resolve().parents[3]
 _spec = importlib.util.spec_from_file_location("post_processing",

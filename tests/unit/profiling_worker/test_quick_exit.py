@@ -7,8 +7,8 @@ import sys
 import textwrap
 from pathlib import Path
 
-from profiling_worker.schema import columns as C
-from profiling_worker.schema.manifest import read_manifest
+from profiling_worker.bundle.schema import columns as C
+from profiling_worker.bundle.schema.manifest import read_manifest
 
 REPO = Path(__file__).resolve().parents[3]
 
@@ -22,7 +22,7 @@ def _python(code: str, tmp_path: Path) -> subprocess.CompletedProcess:
 def test_exit_keeps_the_code_atexit_handlers_logging_and_buffered_output(tmp_path):
     proc = _python("""
         import atexit, logging, logging.handlers, os, pathlib
-        from profiling_worker.quick_exit import exit_now
+        from profiling_worker.job.quick_exit import exit_now
         out = pathlib.Path(os.environ["OUT"])
         atexit.register(lambda: (out / "atexit").write_text("ran"))
         target = logging.FileHandler(out / "log")
@@ -41,7 +41,7 @@ def test_exit_keeps_the_code_atexit_handlers_logging_and_buffered_output(tmp_pat
 def test_a_running_thread_is_waited_for_by_a_normal_exit(tmp_path):
     proc = _python("""
         import os, pathlib, sys, threading, time
-        from profiling_worker.quick_exit import exit_now
+        from profiling_worker.job.quick_exit import exit_now
         out = pathlib.Path(os.environ["OUT"])
         threading.Thread(target=lambda: (time.sleep(0.3), (out / "thread").write_text("done"))
                          ).start()

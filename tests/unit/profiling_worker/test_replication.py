@@ -13,14 +13,14 @@ from pathlib import Path
 import pytest
 from scipy import stats
 
-from profiling_worker.gate import judge as J
-from profiling_worker.gate.replicate_command import EXIT
-from profiling_worker.gate.replication import (CI90_LOWER_PCT, CI90_UPPER_PCT, P_TOST,
-                                               RUNS_TO_DECIDE, VERDICT, WHY, Replication,
-                                               judge_replication, runs_to_decide)
-from profiling_worker.gate.sides import GateSide
-from profiling_worker.schema import columns as C
-from profiling_worker.schema.manifest import read_manifest
+from profiling_worker.bundle.gate import judge as J
+from profiling_worker.bundle.gate.replicate_command import EXIT
+from profiling_worker.bundle.gate.replication import (CI90_LOWER_PCT, CI90_UPPER_PCT, P_TOST,
+                                                      RUNS_TO_DECIDE, VERDICT, WHY, Replication,
+                                                      judge_replication, runs_to_decide)
+from profiling_worker.bundle.gate.sides import GateSide
+from profiling_worker.bundle.schema import columns as C
+from profiling_worker.bundle.schema.manifest import read_manifest
 from tests.scenarios import SCENARIOS
 
 REPO = Path(__file__).resolve().parents[3]

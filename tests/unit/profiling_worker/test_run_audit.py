@@ -1,4 +1,4 @@
-"""The validity audit of every run (profiling_worker/schema/run_audit.py, issue 36) on recorded
+"""The validity audit of every run (profiling_worker/bundle/schema/run_audit.py, issue 36) on recorded
 H200 bundles: the timeline's slow mode and power-capped runs, the stability bundles' missing L2
 flush, gate-base clean, the events backend's launch-bound config, the timer floor."""
 
@@ -7,9 +7,9 @@ from __future__ import annotations
 import pandas as pd
 import pytest
 
-from profiling_worker.bundle_writer import bundle_tables
-from profiling_worker.schema import columns as C, run_audit as A
-from profiling_worker.schema.manifest import read_manifest
+from profiling_worker.bundle.writer import bundle_tables
+from profiling_worker.bundle.schema import columns as C, run_audit as A
+from profiling_worker.bundle.schema.manifest import read_manifest
 from tests.scenarios import SCENARIOS
 
 def _audit(job: str, **replace: pd.DataFrame) -> pd.DataFrame:

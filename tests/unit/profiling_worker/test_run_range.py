@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from profiling_worker.schema.run_range import parse_run_range, run_range_name
+from profiling_worker.bundle.schema.run_range import parse_run_range, run_range_name
 
 
 @pytest.mark.parametrize(("config", "run"), [(0, 0), (3, 12), (4095, 9999)])

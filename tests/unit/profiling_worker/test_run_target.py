@@ -1,4 +1,4 @@
-"""runs "auto" in the job spec (schema/run_target.py): defaults, round trip, field-named errors."""
+"""runs "auto" in the job spec (bundle/schema/run_target.py): defaults, round trip, field-named errors."""
 
 import re
 from pathlib import Path
@@ -6,9 +6,9 @@ from pathlib import Path
 import pytest
 
 from app.core import spec_form
-from profiling_worker.schema import backends as B
-from profiling_worker.schema.run_target import RunTarget
-from profiling_worker.schema.spec import SpecInvalid, validate_spec
+from profiling_worker.bundle.schema import backends as B
+from profiling_worker.bundle.schema.run_target import RunTarget
+from profiling_worker.bundle.schema.spec import SpecInvalid, validate_spec
 
 BASE = {"kernels": ["matmul"], "configs": [{"n": 64}], "backend": "cupti"}
 

@@ -11,10 +11,10 @@ import pytest
 
 from profiling_worker.backends import base, ncu
 from profiling_worker.backends import nsight_backend as nb
-from profiling_worker.bundle_writer import read_table
+from profiling_worker.bundle.loader import read_table
 from profiling_worker.catalog.registry import load_registry
-from profiling_worker.schema import columns as C
-from profiling_worker.schema.spec import validate_spec
+from profiling_worker.bundle.schema import columns as C
+from profiling_worker.bundle.schema.spec import validate_spec
 
 SPEC = {"kernels": ["matmul"], "annotations": ["fp32"], "configs": [{"n": 512}, {"n": 1024}],
         "runs": 3, "backend": "ncu"}
@@ -39,7 +39,7 @@ def _rows_like_nsight_11() -> list[dict]:
 
 def test_launches_outside_a_config_range_are_unattributed_never_the_last_config(
         tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    from profiling_worker import results
+    from profiling_worker.job import results
     from profiling_worker.extract import ncu_report_reader
 
     spec = validate_spec(SPEC)

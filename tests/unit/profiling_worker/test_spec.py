@@ -6,8 +6,8 @@ from pathlib import Path
 import pytest
 
 from profiling_worker.catalog.builtin import CATALOG
-from profiling_worker.schema import columns as C
-from profiling_worker.schema.spec import METRIC_PRESETS, SpecInvalid, validate_spec
+from profiling_worker.bundle.schema import columns as C
+from profiling_worker.bundle.schema.spec import METRIC_PRESETS, SpecInvalid, validate_spec
 
 GOOD = {"kernels": ["matmul"], "configs": [{"n": 256}, {"n": 512}], "runs": 5, "backend": "ncu",
         "metrics": list(METRIC_PRESETS["bound"])}
@@ -180,7 +180,7 @@ def test_sizes_must_fit_in_the_device_memory():
 
 def test_cpu_sizes_are_checked_against_the_memory_available_now_not_the_total():
     """Issue 41: a 19.2 GB matmul was accepted with 12 GB free (the check used MemTotal)."""
-    from profiling_worker.schema.configs import device_memory
+    from profiling_worker.bundle.schema.configs import device_memory
 
     fields = dict(line.split(":", 1) for line in Path("/proc/meminfo").read_text().splitlines())
     available = float(fields["MemAvailable"].split()[0]) * 1024
@@ -220,7 +220,7 @@ def test_the_dashboard_catalog_checks_kinds_and_defaults_at_submit():
 def test_option_fields_are_literals_whose_choices_and_defaults_validate_uses() -> None:
     import typing
 
-    from profiling_worker.schema import spec as S
+    from profiling_worker.bundle.schema import spec as S
 
     hints = typing.get_type_hints(S.JobSpec)
     for name, choices in (("backend", S.BACKENDS), ("cache_control", S.CACHE_CONTROLS),

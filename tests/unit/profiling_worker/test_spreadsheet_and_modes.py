@@ -10,10 +10,11 @@ from pathlib import Path
 import pandas as pd
 import pytest
 
-from profiling_worker.bundle_writer import read_table, write_table
-from profiling_worker.file_mode import process_umask
-from profiling_worker.schema.manifest import write_manifest
-from profiling_worker.spreadsheet import spreadsheet_safe
+from profiling_worker.bundle.loader import read_table
+from profiling_worker.bundle.writer import write_table
+from profiling_worker.bundle.file_mode import process_umask
+from profiling_worker.bundle.schema.manifest import write_manifest
+from profiling_worker.bundle.spreadsheet import spreadsheet_safe
 
 HOSTILE = ['=HYPERLINK("http://evil.example","x")', "+1+cmd|' /C calc'!A0", "-2+3", "@SUM(A1)",
            "\t=1", "plain", None]

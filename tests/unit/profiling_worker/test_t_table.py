@@ -7,8 +7,8 @@ import sys
 import numpy as np
 from scipy.special import stdtrit
 
-from profiling_worker.schema import intervals
-from profiling_worker.schema.t_table import T975
+from profiling_worker.bundle.schema import intervals
+from profiling_worker.bundle.schema.t_table import T975
 
 
 def test_every_entry_is_scipys_value_to_the_bit() -> None:
@@ -29,7 +29,7 @@ def test_t975_is_zero_below_two_runs_and_for_missing_counts() -> None:
 
 def test_the_worker_run_path_does_not_import_scipy() -> None:
     """A cold worker pays no scipy import for a job's CI95 (0.39 s on the H200)."""
-    code = ("import sys, numpy as np; from profiling_worker.schema import intervals; "
+    code = ("import sys, numpy as np; from profiling_worker.bundle.schema import intervals; "
             "from profiling_worker import results, runner; "
             "intervals.ci95_bounds([1.0], [0.1], [10], [0.5]); "
             "print('scipy' in sys.modules)")

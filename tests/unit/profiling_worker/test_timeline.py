@@ -1,4 +1,4 @@
-"""The timeline (profiling_worker/timeline.py) of recorded H200 scenarios (tests/fixtures/bundles)."""
+"""The timeline (profiling_worker/bundle/timeline.py) of recorded H200 scenarios (tests/fixtures/bundles)."""
 
 from __future__ import annotations
 
@@ -12,10 +12,12 @@ from pathlib import Path
 import pandas as pd
 import pytest
 
-from profiling_worker.bundle_writer import read_table, write_table
-from profiling_worker.schema import columns as C
-from profiling_worker.timeline import (COUNTERS, PLACED_BY_CUPTI, PLACED_IN_RUN_ORDER,
-                                       TimelineError, build_trace, trace_problems, write_trace)
+from profiling_worker.bundle.loader import read_table
+from profiling_worker.bundle.writer import write_table
+from profiling_worker.bundle.schema import columns as C
+from profiling_worker.bundle.timeline import (COUNTERS, PLACED_BY_CUPTI, PLACED_IN_RUN_ORDER,
+                                              TimelineError, build_trace, trace_problems,
+                                              write_trace)
 from tests.scenarios import SCENARIOS, scenario_names
 from tests.trace_engine import kept_launches
 from tests.trace_processor import summary

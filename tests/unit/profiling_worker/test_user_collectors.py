@@ -13,11 +13,11 @@ import pandas as pd
 import pytest
 
 from profiling_worker.backends import cpu
-from profiling_worker.user_collectors import CollectorRun, bind, collect
+from profiling_worker.catalog.user_collectors import CollectorRun, bind, collect
 from profiling_worker.catalog.registry import load_registry, make_body
-from profiling_worker.schema import columns as C
-from profiling_worker.schema.manifest import read_manifest
-from profiling_worker.schema.spec import COLLECTORS, SpecInvalid, validate_spec
+from profiling_worker.bundle.schema import columns as C
+from profiling_worker.bundle.schema.manifest import read_manifest
+from profiling_worker.bundle.schema.spec import COLLECTORS, SpecInvalid, validate_spec
 
 REPO = Path(__file__).resolve().parents[3]
 FILES = REPO / "tests" / "fixtures" / "collector_files"
@@ -38,7 +38,7 @@ def test_user_file_collectors_are_loaded_with_scope_unit_and_source():
 
 def test_a_user_collector_may_not_take_a_builtin_name(tmp_path):
     (tmp_path / "clash.py").write_text(
-        "from profiling_worker.user_collectors import collect\n"
+        "from profiling_worker.catalog.user_collectors import collect\n"
         "@collect(scope='run')\ndef sm_clock(*c):\n    return 1.0\n")
     registry = load_registry([str(tmp_path)])
     assert "sm_clock" in COLLECTORS and registry.collectors == {}
@@ -113,7 +113,7 @@ def test_cpu_backend_calls_run_collectors_before_each_run_and_names_the_faulty()
 def test_a_hanging_collector_is_waited_for_once():
     slow = collect(lambda: time.sleep(30), scope="once", timeout_s=0.1)
     slow.__name__ = "slow"
-    from profiling_worker.user_collectors import UserCollector
+    from profiling_worker.catalog.user_collectors import UserCollector
 
     run = CollectorRun([UserCollector("slow", "once", "", 0.1, "f.py", slow)])
     t0 = time.perf_counter()

@@ -6,8 +6,8 @@ import sys
 from pathlib import Path
 
 from profiling_worker.catalog.registry import load_registry
-from profiling_worker.schema import columns as C
-from profiling_worker.schema.manifest import read_manifest
+from profiling_worker.bundle.schema import columns as C
+from profiling_worker.bundle.schema.manifest import read_manifest
 
 REPO = Path(__file__).resolve().parents[3]
 FILES = REPO / "tests" / "fixtures" / "kernel_files"

@@ -1,4 +1,4 @@
-"""Each view's metric set is declared once (schema/view_metrics.py): the sidebar's presets, the
+"""Each view's metric set is declared once (bundle/schema/view_metrics.py): the sidebar's presets, the
 "run it with the ... preset" hints and the views read it, and a metric declared ``shown`` is a
 column of the view. Checked on a real Nsight Compute report (tests/fixtures/h200_import)."""
 
@@ -11,10 +11,10 @@ import pandas as pd
 import pytest
 
 from profiling_worker.importing import import_nsight_output
-from profiling_worker.schema import columns as C, metrics as M, spec, view_metrics as V
+from profiling_worker.bundle.schema import columns as C, metrics as M, spec, view_metrics as V
 
 from app.core import metrics as app_metrics
-from app.core.bundle_loader import load_bundle
+from profiling_worker.bundle.loader import load_bundle
 from app.core.views import bound
 from app.core.views.bound import BoundOptions, bound_frame
 

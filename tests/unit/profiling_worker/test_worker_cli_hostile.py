@@ -12,8 +12,8 @@ from pathlib import Path
 
 import pytest
 
-from profiling_worker.schema import columns as C
-from profiling_worker.schema.manifest import read_manifest
+from profiling_worker.bundle.schema import columns as C
+from profiling_worker.bundle.schema.manifest import read_manifest
 from tests.scenarios import SCENARIOS
 
 REPO = Path(__file__).resolve().parents[3]

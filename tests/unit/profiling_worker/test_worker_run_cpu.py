@@ -8,9 +8,9 @@ from pathlib import Path
 import pandas as pd
 import pytest
 
-from profiling_worker.schema import columns as C
-from profiling_worker.schema.events import parse_line
-from profiling_worker.schema.manifest import read_manifest
+from profiling_worker.bundle.schema import columns as C
+from profiling_worker.bundle.schema.events import parse_line
+from profiling_worker.bundle.schema.manifest import read_manifest
 
 REPO = Path(__file__).resolve().parents[3]
 

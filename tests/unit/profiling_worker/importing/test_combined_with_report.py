@@ -21,7 +21,7 @@ from profiling_worker.importing import ncu_rep as R
 from profiling_worker.importing.csv_job import from_csvs
 from profiling_worker.importing.report_job import add_launch_rows
 from profiling_worker.importing.sniff import sniff
-from profiling_worker.schema import columns as C
+from profiling_worker.bundle.schema import columns as C
 
 REPORT = Path(__file__).resolve().parents[3] / "fixtures" / "h200_import" / "ncu_plain" \
     / "plain.ncu-rep.gz"

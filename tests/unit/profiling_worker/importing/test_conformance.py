@@ -15,12 +15,12 @@ import pandas as pd
 import pytest
 from scipy import stats
 
-from profiling_worker.bundle_writer import read_table
-from profiling_worker.errors import ImportFailed, ImportInternalError
+from profiling_worker.bundle.loader import read_table
+from profiling_worker.bundle.errors import ImportFailed, ImportInternalError
 from profiling_worker.importing import import_nsight_output
 from profiling_worker.importing import nsight_values
-from profiling_worker.schema import columns as C
-from profiling_worker.schema.manifest import read_manifest
+from profiling_worker.bundle.schema import columns as C
+from profiling_worker.bundle.schema.manifest import read_manifest
 from tests.scenarios import SCENARIOS, scenario_report
 
 FIX = Path(__file__).resolve().parents[4] / "tests" / "fixtures"

@@ -8,12 +8,12 @@ from __future__ import annotations
 import shutil
 from pathlib import Path
 
-from profiling_worker.bundle_writer import read_table
+from profiling_worker.bundle.loader import read_table
 from profiling_worker.importing import import_nsight_output
 from profiling_worker.importing.grouping import group_sources, import_each
 from profiling_worker.importing.nsight_csv import nsight_call
-from profiling_worker.schema import columns as C
-from profiling_worker.schema.manifest import read_manifest
+from profiling_worker.bundle.schema import columns as C
+from profiling_worker.bundle.schema.manifest import read_manifest
 from tests.scenarios import scenario_report
 
 FIX = Path(__file__).resolve().parents[3] / "fixtures"
@@ -210,7 +210,7 @@ def test_the_further_reports_of_one_bundle_are_checked_in_another_process(
 
     import pytest
 
-    from profiling_worker.errors import ImportFailed
+    from profiling_worker.bundle.errors import ImportFailed
 
     readers = _record_report_readers(tmp_path, monkeypatch)
     j1 = _named_j1(tmp_path)

@@ -9,11 +9,11 @@ from pathlib import Path
 import pandas as pd
 import pytest
 
-from profiling_worker.bundle_writer import read_table
+from profiling_worker.bundle.loader import read_table
 from profiling_worker.importing import ImportFailed, import_nsight_output
 from profiling_worker.importing.raw_columns import split_raw_columns
-from profiling_worker.schema import columns as C
-from profiling_worker.schema.manifest import read_manifest
+from profiling_worker.bundle.schema import columns as C
+from profiling_worker.bundle.schema.manifest import read_manifest
 from tests.scenarios import SCENARIOS
 
 FINDINGS = Path(__file__).resolve().parents[4] / "tests" / "fixtures" / "import_findings"

@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from profiling_worker.errors import ImportFailed
+from profiling_worker.bundle.errors import ImportFailed
 from profiling_worker.importing import kinds as R, sniff
 from profiling_worker.importing.assemble import import_nsight_output
 

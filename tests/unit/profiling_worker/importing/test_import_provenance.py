@@ -7,11 +7,11 @@ from pathlib import Path
 
 import pandas as pd
 
-from profiling_worker.bundle_writer import read_table
+from profiling_worker.bundle.loader import read_table
 from profiling_worker.importing import import_nsight_output
-from profiling_worker.schema import columns as C
-from profiling_worker.schema import plausibility as P
-from profiling_worker.schema.manifest import read_manifest
+from profiling_worker.bundle.schema import columns as C
+from profiling_worker.bundle.schema import plausibility as P
+from profiling_worker.bundle.schema.manifest import read_manifest
 from tests.scenarios import SCENARIOS, scenario_report
 
 REPO = Path(__file__).resolve().parents[4]

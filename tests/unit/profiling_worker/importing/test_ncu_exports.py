@@ -11,12 +11,12 @@ from pathlib import Path
 import pandas as pd
 import pytest
 
-from profiling_worker.bundle_writer import read_table
-from profiling_worker.errors import ImportFailed
+from profiling_worker.bundle.loader import read_table
+from profiling_worker.bundle.errors import ImportFailed
 from profiling_worker.importing import import_nsight_output
-from profiling_worker.schema import columns as C
-from profiling_worker.schema import plausibility as P
-from profiling_worker.schema.manifest import read_manifest
+from profiling_worker.bundle.schema import columns as C
+from profiling_worker.bundle.schema import plausibility as P
+from profiling_worker.bundle.schema.manifest import read_manifest
 
 FIX = Path(__file__).resolve().parents[4] / "tests" / "fixtures"
 CASES = FIX / "import_cases"

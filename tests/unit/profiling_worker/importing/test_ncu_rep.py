@@ -12,10 +12,10 @@ import pandas as pd
 import pytest
 
 from profiling_worker.importing import ncu_rep as R
-from profiling_worker.bundle_writer import read_table
+from profiling_worker.bundle.loader import read_table
 from profiling_worker.importing import ImportFailed, import_nsight_output
-from profiling_worker.schema import columns as C
-from profiling_worker.schema.manifest import read_manifest
+from profiling_worker.bundle.schema import columns as C
+from profiling_worker.bundle.schema.manifest import read_manifest
 from tests.scenarios import SCENARIOS, scenario_report
 
 REPO = Path(__file__).resolve().parents[4]
@@ -139,10 +139,10 @@ def test_default_set_report_gives_dram_pct_from_its_speed_of_light_name(tmp_path
     import reads it as DRAM %, launch for launch, says so, and the bound view draws from it."""
     import ncu_report
 
-    from app.core.bundle_loader import load_bundle
+    from profiling_worker.bundle.loader import load_bundle
     from app.core.frame_columns import DRAM_PCT as F_DRAM_PCT
     from app.core.views.bound import BoundOptions, bound_frame
-    from profiling_worker.schema import metrics as M
+    from profiling_worker.bundle.schema import metrics as M
 
     report = REPO / "tests" / "fixtures" / "h200_import" / "ncu_plain" / "default_set.ncu-rep"
     ctx = ncu_report.load_report(str(report))

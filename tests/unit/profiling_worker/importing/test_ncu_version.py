@@ -13,8 +13,8 @@ import pytest
 
 from profiling_worker.importing import import_nsight_output
 from profiling_worker.importing.ncu_version import NOT_IN_FILE
-from profiling_worker.schema import columns as C
-from profiling_worker.schema.manifest import read_manifest
+from profiling_worker.bundle.schema import columns as C
+from profiling_worker.bundle.schema.manifest import read_manifest
 
 from app.core.bundle_files import summary_tables
 

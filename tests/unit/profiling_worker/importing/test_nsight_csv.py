@@ -14,12 +14,13 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from scipy import stats as scipy_stats
 
-from profiling_worker.bundle_writer import read_table, table_columns
+from profiling_worker.bundle.loader import read_table
+from profiling_worker.bundle.writer import table_columns
 from profiling_worker.importing import ImportFailed, import_nsight_output
 from profiling_worker.importing.nsight_values import RULE_NSIGHT_COMBINED
-from profiling_worker.schema import columns as C
-from profiling_worker.schema.manifest import read_manifest
-from profiling_worker.schema.spec import load_spec
+from profiling_worker.bundle.schema import columns as C
+from profiling_worker.bundle.schema.manifest import read_manifest
+from profiling_worker.bundle.schema.spec import load_spec
 
 REPO = Path(__file__).resolve().parents[4]
 REF = REPO / "tests" / "fixtures" / "reference" / "h200-nsight-0.9.6-matmul"

@@ -16,12 +16,12 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from profiling_worker.bundle_writer import read_table
+from profiling_worker.bundle.loader import read_table
 from profiling_worker.importing import import_nsight_output
 from profiling_worker.importing import launch_runs as L
-from profiling_worker.inflate import check_report
-from profiling_worker.schema import columns as C
-from profiling_worker.schema.manifest import read_manifest
+from profiling_worker.bundle.inflate import check_report
+from profiling_worker.bundle.schema import columns as C
+from profiling_worker.bundle.schema.manifest import read_manifest
 
 CASES = Path(__file__).resolve().parents[4] / "tests" / "fixtures" / "import_cases"
 RANGES = CASES / "10-two-launches-per-pass" / "ranges.ncu-rep.gz"

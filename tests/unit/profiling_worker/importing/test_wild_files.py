@@ -20,13 +20,13 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from profiling_worker.bundle_writer import read_table
-from profiling_worker.errors import ImportFailed
+from profiling_worker.bundle.loader import read_table
+from profiling_worker.bundle.errors import ImportFailed
 from profiling_worker.importing import import_nsight_output
 from profiling_worker.importing import launch_runs as L
 from profiling_worker.importing.grouping import group_sources
-from profiling_worker.schema import columns as C
-from profiling_worker.schema.manifest import read_manifest
+from profiling_worker.bundle.schema import columns as C
+from profiling_worker.bundle.schema.manifest import read_manifest
 
 CASE = Path(__file__).resolve().parents[4] / "tests" / "fixtures" / "import_cases" / \
     "17-h200-issue35"

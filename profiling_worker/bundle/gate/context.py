@@ -1,0 +1,197 @@
+"""What a bundle's durations depend on besides the kernel under test, and where two bundles
+differ in it: backend, the run options in force (cache and clock control, replay mode, thermal
+control: ``schema.backends.OPTIONS``; as recorded, not as the spec asked: the L2 flush as the
+backend did it, ``schema.plausibility.l2_state``, and an option the backend ignores is not held
+against the pair), GPU model
+and maximum clocks, driver, the versions of the profiling tools its backend uses
+(``Backend.tools``, bundle/schema/tools.py: nsight-python; ncu for ``ncu``, cupti-python for ``cupti``)
+and, under Nsight Compute, the metric set. Two bundles
+that differ in any of these are **not comparable**: a changed duration could come from the
+measurement, not from the kernel (e.g. ncu's serialised replay vs CUPTI's activity records
+measure the same matmul up to several % apart). A bundle not ``done``, one its import marked
+``partial`` (a report cut short), or a cpu job timed on a contended CPU (its threads waited for
+a CPU past the backend's threshold: its host wall-clock times hold that wait) is never
+comparable.
+
+**Metric set** (rule of issue 21): Nsight Compute splits the requested metrics (and a
+``section_set``) into replay passes, one kernel execution each, with caches flushed and memory
+restored between them; another list regroups the counters, changes the number of passes (9 vs
+13 for the bundled h200-ncu-matmul-sweep vs h200-ncu-roofline, 6 vs 17 metrics) and so what
+the GPU did just before the pass that timed the kernel, and SASS metrics patch the kernel in
+their pass. The two bundled jobs differ by up to 3 % on the same matmuls, which these bundles
+cannot split between the metric set and the day. So under ncu a different metric set is not
+comparable; CUPTI and the cpu backend record durations only, so their metric list never counts.
+
+The kernel's own software (torch, Triton, the kernel file) is deliberately not compared: that is
+what a CI candidate changes.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Collection
+from typing import Any
+
+from profiling_worker.bundle.schema import backends as B, tools as T
+from profiling_worker.bundle.schema.bundle_spec import PartialSpec, backend_of, manifest_spec
+from profiling_worker.bundle.schema.manifest import JobStatus, job_gpu
+from profiling_worker.bundle.schema.plausibility import L2_FLUSHED, l2_state
+from profiling_worker.bundle.schema.spec import JobSpec
+
+#: The key under which :func:`context_differences` reports a different metric set (ncu).
+METRIC_SET = "metrics"
+#: The manifest key an import sets when the bundle holds only part of the job
+#: (profiling_worker/importing/assemble.py's PARTIAL_KEY; not imported: the gate stays light).
+PARTIAL = "partial"
+
+#: Context field -> what it is, in words (the reason names it); the tool versions are those of
+#: :mod:`~profiling_worker.bundle.schema.tools`, keyed as in the manifest's ``environment``.
+FIELDS: dict[str, str] = {
+    "status": "job status",
+    "backend": "backend",
+    "cache_control": "cache control",
+    "clock_control": "clock control",
+    "replay_mode": "replay mode",
+    "thermal_mode": "thermal control",
+    "gpu": "GPU model",
+    "max_sm_clock_mhz": "max SM clock (MHz)",
+    "max_mem_clock_mhz": "max memory clock (MHz)",
+    "driver": "driver",
+    **{tool.key: f"{tool.words} version" for tool in T.ALL},
+}
+
+
+def measurement_context(manifest: dict[str, Any]) -> dict[str, str | None]:
+    """The fields of :data:`FIELDS` for one bundle, as strings (None: the bundle does not say).
+
+    Args:
+        manifest: the bundle's ``manifest.json`` (its ``spec``, ``backend``, ``environment``).
+    """
+    spec = manifest_spec(manifest)
+    env = manifest.get("environment") or {}
+    backend = backend_of(manifest, spec)
+    gpu = job_gpu(manifest) if B.on_gpu(backend) else {}
+    gpu_name = (manifest.get("gpu") or {}).get("name") or gpu.get("name")
+    used = B.tools(backend)
+    options = {k: _option(spec, k) for k in B.OPTIONS}  # each spec holds all (defaults)
+    options.update({k: v for k, v in IGNORED_IN_FORCE.items()
+                    if k in _not_in_force(manifest) and options[k] is not None})
+    if options["cache_control"] is not None and B.on_gpu(backend):
+        options["cache_control"] = _cache_in_force(manifest, options["cache_control"])
+    raw = {
+        "status": manifest.get("status"),
+        "backend": backend,
+        **options,
+        "gpu": gpu_name if B.on_gpu(backend) else "host CPU",
+        "max_sm_clock_mhz": gpu.get("max_sm_clock_mhz"),
+        "max_mem_clock_mhz": gpu.get("max_mem_clock_mhz"),
+        "driver": gpu.get("driver"),
+        **{tool.key: tool.version(env) if tool in used else None for tool in T.ALL},
+    }
+    return {k: None if v in (None, "") else str(v) for k, v in raw.items()}
+
+
+def _option(spec: JobSpec | PartialSpec | None, key: str) -> Any:
+    """A run option (a name in ``B.OPTIONS``) as compared: thermal control with its thresholds
+    when any is set; None when the spec does not say."""
+    if spec is None:
+        return None
+    value = getattr(spec, key)
+    if key != "thermal_mode":
+        return value
+    limits = [f"{name} {limit}" for name, limit in (("wait", spec.thermal_wait),
+              ("cont", spec.thermal_cont), ("timeout", spec.thermal_timeout)) if limit is not None]
+    return f"{value} ({', '.join(limits)})" if value and limits else value
+
+
+def _cache_in_force(manifest: dict[str, Any], asked: str) -> str:
+    """The spec's cache control, with what was recorded where that differs
+    (:func:`~profiling_worker.bundle.schema.plausibility.l2_state`): ``all`` from a CUPTI bundle
+    recorded before the worker flushed the L2 reads ``"all (not in force: CUPTI backend,
+    recorded without the L2 flush)"``, unlike a flushed ``all``."""
+    state, why = l2_state(manifest)
+    return f"{asked} (not in force: {why})" if asked == "all" and state != L2_FLUSHED else asked
+
+
+def metric_set_difference(base: dict[str, Any], candidate: dict[str, Any]) -> str | None:
+    """``"metric set (Nsight Compute replay passes): 6 vs 17 metrics, the candidate adds ..."``
+    when two ncu bundles asked for different metrics or section sets, else None."""
+    specs = [manifest_spec(m) for m in (base, candidate)]
+    if not all(backend_of(m, s) == B.NCU for m, s in zip((base, candidate), specs)):
+        return None
+    sets = [set(s.metrics if s is not None else ()) for s in specs]
+    section = [s.section_set if s is not None else None for s in specs]
+    if sets[0] == sets[1] and section[0] == section[1]:
+        return None
+    said = [f"{len(sets[0])} vs {len(sets[1])} metrics"] if sets[0] != sets[1] else []
+    for side, extra in (("candidate adds", sets[1] - sets[0]),
+                        ("baseline adds", sets[0] - sets[1])):
+        if extra:
+            names = sorted(extra)
+            said.append(f"the {side} {', '.join(names[:3])}"
+                        + (f" and {len(names) - 3} more" if len(names) > 3 else ""))
+    if section[0] != section[1]:
+        said.append(f"section set {section[0] or 'none'} vs {section[1] or 'none'}")
+    return "metric set (changes Nsight Compute's replay passes): " + "; ".join(said)
+
+
+def context_differences(base: dict[str, Any], candidate: dict[str, Any],
+                        ignore: Collection[str] = ()) -> list[str]:
+    """Why two bundles' durations cannot be judged against each other (empty: they can).
+
+    A field both bundles leave unsaid is not held against them; one side saying and the other
+    not is a difference (a CI gate cannot assume the unsaid value). A bundle not ``done`` holds
+    incomplete tables and is never comparable.
+
+    Args:
+        base, candidate: the two bundles' manifests.
+        ignore: keys of :data:`FIELDS` (and :data:`METRIC_SET`) left out (the backends page
+            compares two backends on purpose, so it ignores ``backend``, the tools only one
+            of them uses and the metric set).
+
+    Returns:
+        One sentence per differing field, e.g. ``"backend: ncu vs cupti"`` (baseline first).
+    """
+    ctx_b, ctx_c = measurement_context(base), measurement_context(candidate)
+    ignored = {*ignore, *(k for k in {*_not_in_force(base), *_not_in_force(candidate)}
+                          if k not in IGNORED_IN_FORCE)}
+    out = [f"{FIELDS[k]}: {ctx_b[k] or 'not recorded'} vs {ctx_c[k] or 'not recorded'}"
+           for k in FIELDS if k not in ignored and ctx_b[k] != ctx_c[k]]
+    metrics = None if METRIC_SET in ignore else metric_set_difference(base, candidate)
+    out += [metrics] if metrics else []
+    for name, ctx, manifest in (("baseline", ctx_b, base), ("candidate", ctx_c, candidate)):
+        if ctx["status"] != JobStatus.DONE.value and ctx_b["status"] == ctx_c["status"]:
+            out.append(f"{name} job is {ctx['status'] or 'of unknown status'}, not done")
+        if manifest.get(PARTIAL):
+            out.append(f"{name} bundle is partial ({'; '.join(map(str, manifest[PARTIAL]))})")
+        contended = _contended(manifest)
+        if contended:
+            out.append(f"{name} was timed on a contended CPU ({contended})")
+    return out
+
+
+#: What is in force for an option the backend ignores, where that is known: nothing locks the
+#: clock (the GPU's own boost, as ncu's ``none``). A replay mode a backend ignores has no such
+#: value (CUPTI does not replay): the backend, itself a context field, says it.
+IGNORED_IN_FORCE = {"clock_control": "none"}
+
+
+def _not_in_force(manifest: dict[str, Any]) -> list[str]:
+    """The run options (``B.OPTIONS``) the bundle's backend does not apply (CUPTI takes no
+    clock_control or replay_mode: "no meaning for CUPTI", nsight-python 1.1's
+    nsight/analyze.py), so its spec's value is no measurement condition: a spec's ``base``
+    locked nothing. The backend itself is a context field, so a pair on two backends still
+    differs."""
+    known = B.find(backend_of(manifest, manifest_spec(manifest)))
+    return [] if known is None else [k for k in B.OPTIONS if k not in known.options]
+
+
+def _contended(manifest: dict[str, Any]) -> str | None:
+    """How much a cpu job's threads waited for a CPU while timing, when the backend warned of
+    it (manifest ``backend.host_contention``, profiling_worker/backends/cpu.py), else None."""
+    backend = manifest.get("backend")
+    figures = backend.get("host_contention") if isinstance(backend, dict) else None
+    if not isinstance(figures, dict) or not figures.get("warning"):
+        return None
+    fraction = figures.get("waiting_fraction")
+    return (B.waited_for_cpu(fraction) if isinstance(fraction, (int, float))
+            else "the host's load exceeded its CPUs")

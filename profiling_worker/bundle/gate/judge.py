@@ -1,0 +1,278 @@
+"""The regression gate's judgement: every region (annotation) x config of two bundles gets one
+:class:`~profiling_worker.bundle.gate.verdict.Outcome` with the figures and the sentence that decided it.
+
+The rule (intervals, thresholds, the cycle check, the runs an ambiguous row needs) is
+:mod:`profiling_worker.bundle.gate.verdict`; this module lines the two bundles up and says what stops a
+row from being judged. **not comparable** when the bundles' measurement context differs
+(:mod:`profiling_worker.bundle.gate.context`: backend, run options, GPU, tool versions, ncu metric set,
+a partial bundle), the row exists on one side only, a side has fewer than ``min_runs`` runs or
+fewer runs than its spec asks (a truncated bundle), the baseline mean is not positive, or a
+side's runs fail the validity audit so that their mean is no single figure (two modes or a step,
+a time below the physical minimum: :mod:`profiling_worker.bundle.gate.runs_context`, which also gives
+the caveats said beside an outcome, e.g. "clock not checked", "power-capped runs"). A
+not-comparable row still carries the statistics where they can be formed, and its reason says
+what the runs alone would give, so nothing measured is hidden.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Collection
+from dataclasses import dataclass, field
+
+import pandas as pd
+
+from profiling_worker.bundle.gate import cycles as K, verdict as V
+from profiling_worker.bundle.gate.context import context_differences
+from profiling_worker.bundle.gate.runs_context import runs_context
+from profiling_worker.bundle.gate.sides import GateSide
+from profiling_worker.bundle.gate.verdict import Outcome as Outcome  # re-exported: callers' import
+from profiling_worker.bundle.schema import columns as C, intervals
+from profiling_worker.bundle.schema.run_audit import ConfigAudit
+
+#: How a page names the two directed outcomes for a metric that is not a duration (higher SM %
+#: or bytes is not necessarily worse).
+NOT_DURATION_WORDS = {Outcome.REGRESSED.value: "candidate higher",
+                      Outcome.IMPROVED.value: "candidate lower"}
+
+# Columns of the judgement frame (the sides' figures use the compare page's names).
+CONFIG_LABEL = C.CONFIG_LABEL
+DIFF_PCT = "DiffPct"  # 100 (m_c - m_b) / m_b
+DIFF_CI95_LOWER_PCT = "DiffCI95LowerPct"
+DIFF_CI95_UPPER_PCT = "DiffCI95UpperPct"
+DETECTABLE_PCT = "DetectablePct"  # the interval's half-width (%): smaller differences are noise
+THRESHOLD_PCT = "ThresholdPct"  # the allowed change, +/- (%)
+WELCH_DF = "WelchDf"
+TIME_OUTCOME = "TimeOutcome"  # the rule on the metric alone, before the cycle check
+CYCLES_DIFF_PCT = "CyclesDiffPct"
+CYCLES_CI95_LOWER_PCT = "CyclesCI95LowerPct"
+CYCLES_CI95_UPPER_PCT = "CyclesCI95UpperPct"
+CYCLES_OUTCOME = "CyclesOutcome"  # the rule on time x SM clock (None: no clock on a side)
+RUNS_TO_DECIDE = "RunsToDecide"  # runs a side an ambiguous row would likely need
+CAVEATS = "Caveats"  # said beside the outcome: "clock not checked", "power-capped runs"...
+OUTCOME = "Outcome"
+REASON = C.REASON
+AVG = "Avg"  # a side's mean is <side>Avg; its spread and count <side>StdDev, <side>Runs
+SIDE_COLUMNS = {C.AVG: AVG, C.STD: C.STD, C.NUM_RUNS: C.RUNS}
+BASELINE, CANDIDATE = C.BASELINE, C.CANDIDATE
+
+
+@dataclass(frozen=True)
+class GateOptions:
+    """Attributes:
+        max_slowdown_pct: the allowed change (%): a slowdown the whole interval must exceed to
+            count as regressed, a speed-up to count as improved; same inside it.
+        min_runs: fewer runs than this on a side: not comparable (at least 2: one run has no
+            spread).
+        metric: metric to judge (None: each bundle's duration metric, lower is better).
+    """
+
+    max_slowdown_pct: float = 3.0
+    min_runs: int = intervals.MIN_RUNS
+    metric: str | None = None
+
+
+@dataclass(frozen=True)
+class GateResult:
+    """Attributes:
+        baseline, candidate: job ids.
+        metric: the metric judged.
+        options: what the judgement used.
+        context: the measurement-context differences (each row not comparable when any).
+        cycles_source: where the cycle check's SM cycles came from
+            (:func:`profiling_worker.bundle.gate.cycles.sources`), None when it could not run.
+        rows: one row per region x config, columns Annotation, <params>, ConfigLabel, Metric,
+            Unit, BaselineAvg, BaselineStdDev, BaselineRuns, Candidate..., DiffPct,
+            DiffCI95LowerPct, DiffCI95UpperPct, DetectablePct, WelchDf, Cycles... (NaN without
+            the cycle check), ThresholdPct, TimeOutcome, CyclesOutcome, RunsToDecide, Outcome,
+            Reason (NaN figures where a side is missing or has under 2 runs), Caveats (what
+            the runs say beside the outcome, :mod:`profiling_worker.bundle.gate.runs_context`; "" for
+            none).
+    """
+
+    baseline: str
+    candidate: str
+    metric: str
+    options: GateOptions
+    context: list[str] = field(default_factory=list)
+    cycles_source: str | None = None
+    rows: pd.DataFrame = field(default_factory=pd.DataFrame, repr=False)
+
+    def count(self, outcome: Outcome) -> int:
+        """Rows with ``outcome``."""
+        return int((self.rows[OUTCOME] == outcome.value).sum()) if len(self.rows) else 0
+
+
+def judge(baseline: GateSide, candidate: GateSide, options: GateOptions,
+          ignore: Collection[str] = ()) -> GateResult:
+    """Judge ``candidate`` against ``baseline``, every region x config of either side (a row
+    on one side only is not comparable).
+
+    Args:
+        ignore: context fields not held against the pair
+            (:func:`~profiling_worker.bundle.gate.context.context_differences`; the backends page
+            compares two backends on purpose).
+    """
+    metric = options.metric or baseline.duration_metric
+    context = context_differences(baseline.manifest, candidate.manifest, ignore)
+    params_b, params_c = baseline.parameters, candidate.parameters
+    if set(params_b) != set(params_c):
+        context = context + [f"config parameters: {', '.join(params_b) or 'none'} vs "
+                             f"{', '.join(params_c) or 'none'}"]
+    same = set(params_b) == set(params_c) and params_b
+    keys = [C.ANNOTATION, *(params_b if same else (C.CONFIG,))]  # else configs by index
+    both = _side_frame(baseline, metric, keys, BASELINE).merge(
+        _side_frame(candidate, metric, keys, CANDIDATE), on=keys, how="outer", indicator=True)
+    unit = both.pop(BASELINE + C.UNIT).fillna(both.pop(CANDIDATE + C.UNIT))
+    both.insert(len(keys), C.METRIC, metric)
+    both.insert(len(keys) + 1, C.UNIT, unit)
+    both.insert(len(keys), CONFIG_LABEL, [", ".join(f"{k}={r[k]}" for k in keys[1:])
+                                          for _, r in both.iterrows()])
+    source = _cycles(both, baseline, candidate, keys) if metric == baseline.duration_metric \
+        and metric == C.GPU_TIME else None
+    _add_statistics(both, source is not None)
+    both[THRESHOLD_PCT] = options.max_slowdown_pct
+    spec_runs = [baseline.asked_runs, candidate.asked_runs]
+    audited = metric == baseline.duration_metric  # the audit checks the durations' runs
+    judged = [_row_verdict(r, context, options, spec_runs, source,
+                           _audits(r, baseline, candidate) if audited else {},
+                           metric == C.GPU_TIME) for _, r in both.iterrows()]
+    for column, values in zip((TIME_OUTCOME, CYCLES_OUTCOME, RUNS_TO_DECIDE, OUTCOME, REASON,
+                               CAVEATS), zip(*judged) if judged else [[]] * 6):
+        both[column] = list(values)
+    rows = both.drop(columns=["_merge", "_time", "_cycles", *_CONFIG_OF.values()])
+    rows = rows.sort_values(keys, kind="stable")
+    rows = rows.reset_index(drop=True)
+    return GateResult(baseline.job_id, candidate.job_id, metric, options, context, source, rows)
+
+
+#: Side -> the column holding its config index while judging (configs may be numbered apart).
+_CONFIG_OF = {BASELINE: "_config_b", CANDIDATE: "_config_c"}
+
+
+def _side_frame(side: GateSide, metric: str, keys: list[str], name: str) -> pd.DataFrame:
+    agg = side.aggregated
+    if agg.empty or C.METRIC not in agg:
+        return pd.DataFrame(columns=[*keys, *(name + v for v in SIDE_COLUMNS.values()),
+                                     name + C.UNIT, _CONFIG_OF[name]])
+    rows = agg[agg[C.METRIC] == metric]
+    cols = {**SIDE_COLUMNS, C.UNIT: C.UNIT}
+    out = rows[keys + list(cols)].rename(columns={k: name + v for k, v in cols.items()})
+    return out.assign(**{_CONFIG_OF[name]: rows[C.CONFIG].to_numpy()})
+
+
+def _audits(row: pd.Series, baseline: GateSide, candidate: GateSide
+            ) -> dict[str, ConfigAudit | None]:
+    """Each side's run audit of the row's region x config (None where it has none)."""
+    out: dict[str, ConfigAudit | None] = {}
+    for name, side in ((BASELINE, baseline), (CANDIDATE, candidate)):
+        config = row[_CONFIG_OF[name]]
+        out[name.lower()] = None if pd.isna(config) else side.audit.get(
+            (str(row[C.ANNOTATION]), int(config)))
+    return out
+
+
+def _cycles(both: pd.DataFrame, baseline: GateSide, candidate: GateSide,
+            keys: list[str]) -> str | None:
+    """Add each side's Cycles{Avg,StdDev,Runs} to ``both`` (in place) from the first cycle
+    source both bundles hold; that source, or None when there is none."""
+    tables = [(s.runs, s.collectors) for s in (baseline, candidate)]
+    source = K.common_source(*tables)
+    if source is None or any(C.METRIC not in runs or not set(keys) <= set(runs)
+                             for runs, _ in tables):
+        return None
+    for name, (runs, collectors) in zip((BASELINE, CANDIDATE), tables):
+        per = K.cycles_per_run(runs, collectors, source, keys)
+        per = per.rename(columns={c: name + c for c in (K.CYCLES_AVG, K.CYCLES_STD,
+                                                        K.CYCLES_RUNS)})
+        merged = both[keys].merge(per, on=keys, how="left")
+        for column in per.columns.difference(keys):
+            both[column] = merged[column].to_numpy()
+    return source
+
+
+def _add_statistics(frame: pd.DataFrame, with_cycles: bool) -> None:
+    """The metric's interval (and the cycles', when there), in place
+    (:func:`profiling_worker.bundle.gate.verdict.relative_difference`)."""
+    time = V.relative_difference(frame, BASELINE, CANDIDATE, AVG, C.STD, C.RUNS)
+    frame[DIFF_PCT], frame[DETECTABLE_PCT] = time["DiffPct"], time["HalfPct"]
+    frame[DIFF_CI95_LOWER_PCT], frame[DIFF_CI95_UPPER_PCT] = time["LowerPct"], time["UpperPct"]
+    frame[WELCH_DF] = time["Df"]
+    frame["_time"] = pd.Series(_intervals(time), index=frame.index, dtype=object)
+    names = (CYCLES_DIFF_PCT, CYCLES_CI95_LOWER_PCT, CYCLES_CI95_UPPER_PCT)
+    if not with_cycles:
+        frame[list(names)] = float("nan")
+        frame["_cycles"] = None
+        return
+    cyc = V.relative_difference(frame, BASELINE + K.CYCLES, CANDIDATE + K.CYCLES, AVG, C.STD, C.RUNS)
+    for name, column in zip(names, ("DiffPct", "LowerPct", "UpperPct")):
+        frame[name] = cyc[column]
+    frame["_cycles"] = pd.Series(_intervals(cyc), index=frame.index, dtype=object)
+
+
+def _intervals(stats: pd.DataFrame) -> list[V.Interval | None]:
+    """One :class:`~profiling_worker.bundle.gate.verdict.Interval` per row (None: not formed)."""
+    out: list[V.Interval | None] = []
+    for r in stats.to_dict("records"):
+        figures = [float(r[k]) for k in ("DiffPct", "LowerPct", "UpperPct", "HalfPct", "RelVar")]
+        ok = all(pd.notna(x) for x in (r["Df"], *figures[:4]))
+        diff, lower, upper, half, rel_var = figures
+        out.append(V.Interval(diff, lower, upper, half, rel_var, int(r[C.RUNS]),
+                              float(r["UncutLowerPct"])) if ok else None)
+    return out
+
+
+def _blockers(row: pd.Series, context: list[str], options: GateOptions,
+              spec_runs: list[int | None]) -> list[str]:
+    """Why this row cannot be judged (empty: it can); ``spec_runs``: each side's
+    :attr:`~profiling_worker.bundle.gate.sides.GateSide.asked_runs`."""
+    if row["_merge"] != "both":
+        return context + [f"only in the "
+                          f"{'baseline' if row['_merge'] == 'left_only' else 'candidate'}"]
+    out = list(context)
+    need = max(options.min_runs, 2)
+    few = [f"{name.lower()} has {int(row[name + C.RUNS])} run(s)"
+           for name in (BASELINE, CANDIDATE) if row[name + C.RUNS] < need]
+    if few:
+        out.append(f"{' and '.join(few)}; at least {need} needed for a spread")
+    out += [f"{name.lower()} has {int(row[name + C.RUNS])} of the {asked} runs its spec asks "
+            "(a truncated bundle)" for name, asked in zip((BASELINE, CANDIDATE), spec_runs)
+            if asked is not None and need <= row[name + C.RUNS] < asked]
+    if not row[BASELINE + AVG] > 0:
+        out.append(f"baseline mean is {row[BASELINE + AVG]:g} {row[C.UNIT]}")
+    return out
+
+
+def _row_verdict(row: pd.Series, context: list[str], options: GateOptions,
+                 spec_runs: list[int | None], source: str | None,
+                 audits: dict[str, ConfigAudit | None], on_gpu: bool
+                 ) -> tuple[str | None, str | None, float, str, str, str]:
+    """(TimeOutcome, CyclesOutcome, RunsToDecide, Outcome, Reason, Caveats) of one row;
+    ``audits``: each side's run audit (:func:`_audits`; empty when the metric is not the
+    duration the audit checks)."""
+    allowed = options.max_slowdown_pct
+    blockers = _blockers(row, context, options, spec_runs)
+    time: V.Interval | None = row["_time"] if row[BASELINE + AVG] > 0 else None
+    if time is None:
+        return (None, None, float("nan"), Outcome.NOT_COMPARABLE.value,
+                "; ".join(blockers or ["no 95 % interval can be formed from these figures"]), "")
+    told = V.decide(time, allowed)
+    cyc: V.Interval | None = row["_cycles"]
+    cycles = V.decide(cyc, allowed) if cyc is not None else None
+    final = V.with_cycles(told, cycles)
+    runs = V.runs_to_decide(time, allowed) if told is Outcome.AMBIGUOUS else float("nan")
+    why = V.explain(told, time, allowed)
+    if cyc is not None and cycles is not None:
+        clocks = [row[side + K.CYCLES_AVG] / row[side + AVG] * 1e3  # cycles/ns = GHz -> MHz
+                  for side in (BASELINE, CANDIDATE)]
+        why += (f"; in cycles ({source}; SM clock {clocks[0]:.0f} vs {clocks[1]:.0f} MHz) "
+                f"{V.figures(cyc, allowed)}: {cycles}")
+        if final is Outcome.CLOCK_EXPLAINED:
+            why += f", so the clock explains the {told} time"
+    said = runs_context(audits, final, cyc is not None, on_gpu)
+    blockers += list(said.blockers)
+    outcome = Outcome.NOT_COMPARABLE if blockers else final
+    reason = f"{'; '.join(blockers)}; the runs alone: {final}, {why}" if blockers else why
+    if said.details:
+        reason += "; caveats: " + "; ".join(said.details)
+    return (told.value, cycles.value if cycles else None, runs, outcome.value, reason,
+            ", ".join(said.caveats))

@@ -1,0 +1,165 @@
+"""What the gate hands a CI system: the exit code, a Markdown summary and a JUnit XML file.
+
+Exit codes (:func:`exit_code`, :mod:`profiling_worker.bundle.gate.exit_codes`): 0 every region x
+config same or improved; 1 at least one regressed (whatever else happened); 3 none regressed
+but at least one could not be judged (not comparable); 4 all comparable, none regressed, at
+least one ambiguous or clock-explained; 2 argparse's usage error and a bundle that cannot be
+read.
+
+JUnit XML: one ``<testsuite>`` with one ``<testcase>`` per region x config, counted the way the
+exit code treats them, so a failing exit always has a failure or an error in the file: a
+regression (exit 1) is a ``<failure>``; a row not comparable (exit 3), ambiguous or
+clock-explained (exit 4) is an ``<error>`` (typed with its outcome: the gate could not decide
+it); same and improved pass. The reason and figures are the element's text as well as its
+``message`` attribute (GitLab and junit2html show the text), and every case carries them in
+``<system-out>``. A judgement with no rows is one ``<error>`` case, and a bad input (exit 2:
+usage, an unreadable bundle, a metric the bundles lack) writes a file with one ``<error>``
+case saying what was wrong. The document itself: :mod:`profiling_worker.bundle.gate.junit`.
+"""
+
+from __future__ import annotations
+
+import math
+from pathlib import Path
+
+import pandas as pd
+
+from profiling_worker.bundle.gate import junit
+from profiling_worker.bundle.gate.exit_codes import (EXIT_NOT_JUDGED, EXIT_OK, EXIT_REGRESSED,
+                                                     EXIT_UNDECIDED)
+from profiling_worker.bundle.gate.judge import (AVG, BASELINE, CANDIDATE, CAVEATS, CONFIG_LABEL,
+                                                CYCLES_DIFF_PCT, DIFF_CI95_LOWER_PCT,
+                                                DIFF_CI95_UPPER_PCT, DIFF_PCT, OUTCOME, REASON,
+                                                GateResult)
+from profiling_worker.bundle.gate.verdict import UNDECIDED, Outcome
+from profiling_worker.bundle.schema import columns as C
+
+def exit_code(result: GateResult) -> int:
+    """The process exit code for ``result`` (module docstring); an empty judgement (no rows at
+    all) counts as not judged."""
+    if result.count(Outcome.REGRESSED):
+        return EXIT_REGRESSED
+    if result.count(Outcome.NOT_COMPARABLE) or result.rows.empty:
+        return EXIT_NOT_JUDGED
+    if any(result.count(o) for o in UNDECIDED):
+        return EXIT_UNDECIDED
+    return EXIT_OK
+
+
+def headline(result: GateResult) -> str:
+    """One line: the counts of each outcome and what was compared."""
+    counts = ", ".join(f"{result.count(o)} {o}" for o in Outcome)
+    return (f"{result.candidate} vs baseline {result.baseline} ({result.metric}, max slowdown "
+            f"{result.options.max_slowdown_pct:g} %): {counts}")
+
+
+def _mean(row: pd.Series, side: str) -> str:
+    avg, std, runs = row[side + AVG], row[side + C.STD], row[side + C.RUNS]
+    if pd.isna(avg):
+        return "–"
+    spread = "" if pd.isna(std) else f" ± {std:,.1f}"  # one run: no std dev
+    return f"{avg:,.1f}{spread} {row[C.UNIT]} (n={int(runs)})"
+
+
+def _pct(value: float) -> str:
+    return "–" if pd.isna(value) else f"{value:+.2f} %"
+
+
+def _interval(row: pd.Series) -> str:
+    """``+3.10 % (+2.65 .. +3.56)``; the difference alone where a side has no spread;
+    ``(unbounded)`` where the baseline mean cannot be told from 0 (Fieller's g >= 1)."""
+    if pd.isna(row[DIFF_PCT]) or pd.isna(row[DIFF_CI95_UPPER_PCT]):
+        return _pct(row[DIFF_PCT])
+    if math.isinf(row[DIFF_CI95_UPPER_PCT]):
+        return f"{row[DIFF_PCT]:+.2f} % (unbounded)"
+    return (f"{row[DIFF_PCT]:+.2f} % ({row[DIFF_CI95_LOWER_PCT]:+.2f} .. "
+            f"{row[DIFF_CI95_UPPER_PCT]:+.2f})")
+
+
+def _caveats(row: pd.Series) -> str:
+    """``" (clock not checked, power-capped runs)"`` beside an outcome; "" without caveats."""
+    said = row.get(CAVEATS)
+    return f" ({said})" if isinstance(said, str) and said else ""
+
+
+def cycle_check_line(result: GateResult) -> str:
+    """Whether the cycle check ran and on what, so a "–" in its column is never unexplained."""
+    if result.cycles_source:
+        return f"Cycle check: each run's SM cycles from {result.cycles_source} on both sides."
+    return ("Cycle check: not run (\"–\" in cycles): the two bundles do not both hold each "
+            "run's SM clock (an ncu clock or cycles metric, or the sm_clock info collector), so "
+            "a regressed or improved row says \"clock not checked\".")
+
+
+def markdown(result: GateResult) -> str:
+    """A Markdown summary: the headline, the context differences, then one table row per
+    region x config (means ± std dev, difference with its 95 % interval, the cycles'
+    difference, outcome, reason), regressions first."""
+    lines = [f"## Kernel regression gate: {exit_label(result)}", "", headline(result), "",
+             cycle_check_line(result), ""]
+    if result.context:
+        lines += ["Not comparable: " + "; ".join(result.context), ""]
+    lines += ["| region | config | baseline | candidate | difference (95 % CI) | in cycles | "
+              "outcome | why |", "| --- | --- | --- | --- | ---: | ---: | --- | --- |"]
+    order = {o.value: i for i, o in enumerate(Outcome)}
+    rows = result.rows.sort_values(OUTCOME, key=lambda s: s.map(order), kind="stable")
+    context = "; ".join(result.context)
+    for _, r in rows.iterrows():
+        why = str(r[REASON])  # the context differences are said once, above the table
+        why = "measurement differs (above)" + why[len(context):] if context and \
+            why.startswith(context) else why
+        cells = [r[C.ANNOTATION], r[CONFIG_LABEL], _mean(r, BASELINE), _mean(r, CANDIDATE),
+                 _interval(r), _pct(r[CYCLES_DIFF_PCT]), f"**{r[OUTCOME]}**{_caveats(r)}", why]
+        lines.append("| " + " | ".join(str(c).replace("|", "\\|") for c in cells) + " |")
+    return "\n".join(lines) + "\n"
+
+
+def self_comparison(result: GateResult) -> str:
+    """The note for a bundle judged against itself, as the verdict has it: every difference is
+    0 by construction, but a row is ``same`` only where its 95 % interval (the runs' own
+    spread) fits inside the threshold, and not comparable where its runs are not one
+    population; the rows that are not ``same`` are counted, not hidden."""
+    total = len(result.rows)
+    others = total - result.count(Outcome.SAME)
+    said = (f"baseline and candidate are the same bundle: every difference is 0 by "
+            f"construction; {total - others} of {total} rows same")
+    if not others:
+        return said
+    counts = ", ".join(f"{result.count(o)} {o}" for o in Outcome
+                       if o is not Outcome.SAME and result.count(o))
+    return (f"{said}, {counts}: the runs' own spread is wider than ±"
+            f"{result.options.max_slowdown_pct:g} % there, or they are not one population "
+            "(each row's reason says which)")
+
+
+def exit_label(result: GateResult) -> str:
+    """``passed``, ``regressed``, ``not judged`` or ``undecided`` (the exit code in words)."""
+    return {EXIT_OK: "passed", EXIT_REGRESSED: "regressed",
+            EXIT_UNDECIDED: "undecided"}.get(exit_code(result), "not judged")
+
+
+#: The JUnit element of each outcome that does not pass (same and improved pass).
+JUNIT_ELEMENT = {Outcome.REGRESSED.value: "failure", Outcome.NOT_COMPARABLE.value: "error",
+                 **{o.value: "error" for o in UNDECIDED}}
+
+
+def junit_xml(result: GateResult) -> str:
+    """The JUnit XML document (module docstring) as a string."""
+    if result.rows.empty:
+        return junit.error_document(f"{headline(result)}: no region x config in both bundles",
+                                    "not judged")
+    return junit.document([
+        junit.Case(f"gate.{result.candidate}", f"{r[C.ANNOTATION]} {r[CONFIG_LABEL]}",
+                   JUNIT_ELEMENT.get(str(r[OUTCOME])), str(r[OUTCOME]),
+                   f"{r[REASON]}{_caveats(r)}",
+                   f"baseline {result.baseline}: {_mean(r, BASELINE)}\n"
+                   f"candidate {result.candidate}: {_mean(r, CANDIDATE)}")
+        for _, r in result.rows.iterrows()])
+
+
+def write(result: GateResult, markdown_path: Path | None, junit_path: Path | None) -> None:
+    """Write the Markdown summary and/or the JUnit XML where asked (files replaced)."""
+    if markdown_path is not None:
+        markdown_path.write_text(markdown(result), encoding="utf-8")
+    if junit_path is not None:
+        junit_path.write_text(junit_xml(result), encoding="utf-8")

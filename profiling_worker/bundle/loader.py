@@ -1,0 +1,258 @@
+"""Load one result bundle directory into a :class:`Bundle` (pure: pandas + pyarrow, no Streamlit).
+
+A bundle is the directory a job writes (see ``profiling_worker.bundle.schema.columns``):
+``manifest.json``, ``spec.json``, ``events.jsonl``, ``worker.log``, ``tables/<name>.parquet``
+(and ``.csv``) and ``nsight/``. Missing tables load as empty frames, so a failed or cancelled job
+still opens and every view can say "no data" instead of raising.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import pandas as pd
+from pandas.api.types import is_numeric_dtype
+
+from profiling_worker.bundle.paths import OutsideBundle, bundle_file, inside_bundle
+from profiling_worker.bundle.stats.aggregated_repair import complete
+from profiling_worker.bundle.schema import backends as B, columns, intervals
+from profiling_worker.bundle.schema.manifest import JobStatus, job_gpu_index, read_manifest
+from profiling_worker.bundle.schema.plausibility import Note, manifest_notes
+from profiling_worker.bundle.schema.spec import JobSpec
+
+from profiling_worker.bundle import repair_notes
+from profiling_worker.bundle.schema.bundle_spec import PartialSpec, read_spec
+
+HOST_TIMER_NOTE = "host wall-clock, not GPU"
+
+
+@dataclass(frozen=True)
+class BundleFile:
+    """One file of a bundle: ``relpath`` (POSIX, relative to the bundle), ``size`` in bytes."""
+
+    relpath: str
+    size: int
+
+
+@dataclass(frozen=True)
+class Bundle:
+    """A loaded bundle.
+
+    Attributes:
+        path: the bundle directory.
+        manifest: ``manifest.json`` as a dict.
+        spec: the typed job spec (manifest ``spec``, else ``spec.json``): a
+            :class:`~profiling_worker.bundle.schema.spec.JobSpec`, the
+            :class:`~profiling_worker.bundle.schema.bundle_spec.PartialSpec` of an import whose files
+            do not make one (backend unknown), or None without a spec
+            (:func:`profiling_worker.bundle.schema.bundle_spec.read_spec`).
+        tables: table name -> DataFrame for every name in ``columns.TABLES`` (empty if absent).
+        files: every regular file under the directory, sorted by path.
+        problems: tables that exist but could not be read, aggregated columns that are
+            missing and could not be recomputed (shown on every page).
+        recomputed: aggregated columns the files lack that were recomputed from the runs
+            table or the other columns (:mod:`profiling_worker.bundle.stats.aggregated_repair`),
+            one sentence each (shown on every page).
+        restated: CI95 lower bounds of an older bundle shown cut at 0 (the files keep them):
+            a fact about the files, told in a caption under the page's notes, not a warning
+            box on every page (a new user read it as the first thing on time-only pages).
+        notes: plausibility notes (``profiling_worker.bundle.schema.plausibility``): the manifest's,
+            or computed at load time for bundles recorded before notes existed.
+    """
+
+    path: Path
+    manifest: dict[str, Any]
+    spec: JobSpec | PartialSpec | None
+    tables: dict[str, pd.DataFrame] = field(repr=False)
+    files: tuple[BundleFile, ...] = ()
+    problems: tuple[str, ...] = ()
+    notes: tuple[Note, ...] = ()
+    recomputed: tuple[str, ...] = ()
+    restated: tuple[str, ...] = ()
+
+    @property
+    def job_id(self) -> str:
+        """The directory name (what the store and the URL use)."""
+        return self.path.name
+
+    @property
+    def status(self) -> JobStatus:
+        """The manifest's status (``read_manifest`` refuses an unknown one)."""
+        return JobStatus(self.manifest.get("status"))
+
+    @property
+    def backend(self) -> str:
+        """``ncu``, ``cupti``, ``cpu`` or ``unknown`` (an import whose files do not say; manifest
+        backend name, else the spec's)."""
+        backend = self.manifest.get("backend") or {}
+        return str(backend.get("name") or (self.spec.backend if self.spec else ""))
+
+    @property
+    def host_timer(self) -> bool:
+        """True for the cpu backend: durations are host wall-clock, not GPU kernel time."""
+        return not B.on_gpu(self.backend)
+
+    @property
+    def duration_metric(self) -> str:
+        """The backend's duration metric (ns): ``gpu__time_duration.sum`` (ncu, CUPTI, imports),
+        ``host__time_duration.sum`` (cpu), ``events__time_duration.sum`` (events)."""
+        return B.duration_metric(self.backend or None)
+
+    @property
+    def measurement(self) -> str:
+        """What the duration measures, in words (from the manifest when it says)."""
+        backend = self.manifest.get("backend") or {}
+        if backend.get("measurement"):
+            return str(backend["measurement"])
+        return HOST_TIMER_NOTE if self.host_timer else "GPU kernel duration"
+
+    @property
+    def parameters(self) -> tuple[str, ...]:
+        """Config parameter names, in the order of the first config (e.g. ``("n",)``)."""
+        return self.spec.parameter_names if self.spec else ()
+
+    @property
+    def job_spec(self) -> JobSpec | None:
+        """The spec with its options (cache_control, clock_control, thermal, gpu...); None for
+        an import whose files do not tell them
+        (:class:`~profiling_worker.bundle.schema.bundle_spec.PartialSpec`)."""
+        return self.spec if isinstance(self.spec, JobSpec) else None
+
+    @property
+    def gpu_index(self) -> int:
+        """NVML index of the job's GPU in the manifest's ``environment["gpus"]``
+        (:func:`~profiling_worker.bundle.schema.manifest.job_gpu_index`)."""
+        return job_gpu_index(self.manifest, self.job_spec.gpu if self.job_spec else None)
+
+    @property
+    def error(self) -> dict[str, Any] | None:
+        """The manifest's error dict (kind, message, hint, log_tail) of a failed job."""
+        err = self.manifest.get("error")
+        return err if isinstance(err, dict) else None
+
+    def table(self, name: str) -> pd.DataFrame:
+        """One table by name; an empty frame for an unknown or missing one."""
+        return self.tables.get(name, pd.DataFrame())
+
+
+class TableUnreadable(ValueError):
+    """A table file that is there but cannot be read (corrupt, truncated, not Parquet) or that
+    leads out of the bundle; ``str()`` names the file (relative to the bundle) and the cause."""
+
+
+#: A table's files in the order they are read: Parquet, else the CSV written beside it.
+TABLE_FORMATS = ("parquet", "csv")
+_READERS: dict[str, Callable[[Path], pd.DataFrame]] = {"parquet": pd.read_parquet,
+                                                        "csv": pd.read_csv}
+
+
+def read_table_file(bundle_dir: str | os.PathLike[str], name: str, fmt: str = "parquet"
+                    ) -> pd.DataFrame | None:
+    """``tables/<name>.<fmt>`` of a bundle as written (``fmt``: ``parquet`` or ``csv``); None when
+    the bundle has no such file. The one read of a table file: :func:`read_table` (the pages),
+    ``GateSide.load`` (the gate), the timeline and :func:`~profiling_worker.bundle.writer.
+    finish_bundle` all go through it, through :func:`~profiling_worker.bundle.paths.bundle_file`.
+
+    Raises:
+        TableUnreadable: the file cannot be parsed, or is a link out of the bundle.
+    """
+    rel = f"{columns.TABLES_DIR}/{name}.{fmt}"
+    try:
+        return _READERS[fmt](bundle_file(bundle_dir, rel))
+    except FileNotFoundError:
+        return None
+    except OutsideBundle as exc:
+        raise TableUnreadable(str(exc)[:300]) from exc
+    except Exception as exc:  # pyarrow, pandas and OS errors alike
+        raise TableUnreadable(f"{rel} cannot be read ({type(exc).__name__}: "
+                              f"{str(exc)[:200]})") from exc
+
+
+def read_table(bundle_dir: Path, name: str, problems: list[str] | None = None) -> pd.DataFrame:
+    """``tables/<name>.parquet``, else ``tables/<name>.csv``, else an empty frame.
+
+    A file that cannot be parsed (corrupt, truncated) is skipped for the next choice and named
+    in ``problems`` (never raised: one broken table must not take the pages down).
+    """
+    for fmt in TABLE_FORMATS:
+        try:
+            table = read_table_file(bundle_dir, name, fmt)
+        except TableUnreadable as exc:
+            if problems is not None:
+                problems.append(str(exc))
+            continue
+        if table is not None:
+            return _numbers_as_numbers(table, f"{columns.TABLES_DIR}/{name}.{fmt}", problems)
+    return pd.DataFrame()
+
+
+def _numbers_as_numbers(table: pd.DataFrame, name: str, problems: list[str] | None
+                        ) -> pd.DataFrame:
+    """Columns of :data:`columns.NUMERIC` that a damaged or hand-edited file holds as text,
+    read as numbers (a cell that is no number: empty), each named in ``problems``: the pages
+    compute with them, and one text column must not take every page down. A column without
+    text cells (all empty, as an empty table's may be stored) is read as numbers without a word."""
+    for col in [c for c in columns.NUMERIC if c in table and not is_numeric_dtype(table[c])]:
+        numbers = pd.to_numeric(table[col], errors="coerce")
+        lost = int(numbers.isna().sum() - table[col].isna().sum())
+        text = any(isinstance(v, str) for v in table[col])
+        table = table.assign(**{col: numbers})
+        if problems is not None and text:
+            problems.append(f"{name}: column {col} holds text, read as numbers"
+                            + (f" ({lost} cell(s) that are no number left empty)" if lost else ""))
+    return table
+
+
+def list_files(bundle_dir: Path) -> tuple[BundleFile, ...]:
+    """Every regular file below ``bundle_dir`` (hidden temp files and symlinks skipped)."""
+    out = []
+    for path in sorted(bundle_dir.rglob("*")):
+        if path.is_symlink() or not path.is_file() or path.name.startswith("."):
+            continue
+        out.append(BundleFile(path.relative_to(bundle_dir).as_posix(), path.stat().st_size))
+    return tuple(out)
+
+
+def load_bundle(bundle_dir: str | Path) -> Bundle:
+    """Read a bundle directory. The aggregated table of a bundle written before the one interval
+    method is restated by it (:func:`profiling_worker.bundle.schema.intervals.restate`: CI95 lower
+    bounds of non-negative quantities cut at 0, one run never stable); the files keep what was
+    written, and the pages say what was cut (``recomputed``). The current worker writes the cut
+    bounds and (since issue 34) names the method in the manifest (``ci95_method``).
+
+    Raises:
+        ManifestError: no readable ``manifest.json`` (not a bundle).
+    """
+    path = Path(bundle_dir).resolve()
+    manifest = read_manifest(path)
+    raw_spec = manifest.get("spec")
+    if not isinstance(raw_spec, dict):
+        spec_file = inside_bundle(path, columns.SPEC_FILE)
+        raw_spec = json.loads(spec_file.read_text(encoding="utf-8")) if spec_file else {}
+    problems: list[str] = []
+    tables = {name: read_table(path, name, problems)
+              for name in (*columns.TABLES, *columns.OPTIONAL_TABLES)}
+    spec = read_spec(raw_spec)
+    completed = complete(tables[columns.TABLE_AGGREGATED], tables[columns.TABLE_RUNS],
+                         spec.parameter_names if spec else None)
+    problems += repair_notes.empty_sentences(completed)
+    # Bundles written before the one interval method: the pages show its intervals.
+    tables[columns.TABLE_AGGREGATED] = intervals.with_ci95_half_pct(
+        intervals.restate(completed.table))
+    restated = repair_notes.restated_sentences(completed.table,
+                                                    tables[columns.TABLE_AGGREGATED])
+    return Bundle(path=path, manifest=manifest, spec=spec, tables=tables,
+                  files=list_files(path), problems=tuple(problems),
+                  recomputed=repair_notes.recomputed_sentences(completed),
+                  restated=restated,
+                  notes=tuple(manifest_notes(tables, {**manifest, "spec": raw_spec})))
+
+
+def manifest_mtime(bundle_dir: str | Path) -> float:
+    """Modification time of ``manifest.json`` (s since the epoch); the cache key of a bundle."""
+    return (Path(bundle_dir) / columns.MANIFEST_FILE).stat().st_mtime

@@ -1,0 +1,58 @@
+"""What the pages say about an aggregated table the loader completed
+(:mod:`profiling_worker.bundle.stats.aggregated_repair`): which columns were recomputed, which are
+missing."""
+
+from __future__ import annotations
+
+import pandas as pd
+
+from profiling_worker.bundle.stats.aggregated_repair import Completed
+from profiling_worker.bundle.schema import columns as C, intervals
+
+
+def recomputed_sentences(done: Completed) -> tuple[str, ...]:
+    """One sentence per way a missing column was filled, naming the columns (for the pages)."""
+    out = []
+    if done.rebuilt:
+        out.append(f"The aggregated table lacks key column(s) {', '.join(done.keys)}: "
+                   "rebuilt from the runs table (the worker's method).")
+    if done.recomputed:
+        out.append(f"The aggregated table lacks column(s) {', '.join(done.recomputed)}: "
+                   "recomputed from the runs table (the worker's method).")
+    if done.derived:
+        out.append(f"The aggregated table lacks column(s) {', '.join(done.derived)}: "
+                   "recomputed from its other columns by the worker's formulas (CI95: "
+                   f"{intervals.CI_METHOD}).")
+    return tuple(out)
+
+
+def restated_sentences(written: pd.DataFrame, shown: pd.DataFrame) -> tuple[str, ...]:
+    """What :func:`profiling_worker.bundle.schema.intervals.restate` changed in a bundle written before
+    the worker cut CI95 lower bounds at 0 (issue 34): the count of lower bounds below 0 of
+    non-negative quantities, by metric, shown cut while the files keep the recorded values.
+
+    Args:
+        written, shown: the aggregated table as the files hold it and as restated (same rows).
+    """
+    if C.CI95_LOWER not in written or C.CI95_LOWER not in shown or len(written) != len(shown):
+        return ()
+    was = written[C.CI95_LOWER].to_numpy(dtype="float64")
+    cut = (was < 0) & (shown[C.CI95_LOWER].to_numpy(dtype="float64") == 0)
+    if not cut.any():
+        return ()
+    metrics = sorted(written.loc[cut, C.METRIC].astype(str).unique()) if C.METRIC in written \
+        else []
+    return (f"tables/{C.TABLE_AGGREGATED}.* were written before the worker cut CI95 lower "
+            f"bounds at 0: {int(cut.sum())} CI95_Lower value(s) below 0 of a quantity that "
+            f"cannot be negative ({', '.join(metrics)}; lowest {float(was[cut].min()):.4g}) "
+            f"are shown as 0 here ({intervals.CI_METHOD}); the files keep what was recorded.",)
+
+
+def empty_sentences(done: Completed) -> list[str]:
+    """One problem per column nothing could give (the bundle's ``problems``)."""
+    lost = [f"tables/{C.TABLE_AGGREGATED}: key column(s) {', '.join(done.keys)} missing and no "
+            "runs table to rebuild it from, so none of its values are drawn"] \
+        if done.keys and not done.rebuilt else []
+    return lost + [f"tables/{C.TABLE_AGGREGATED}: column {column} is missing and neither the "
+                   "runs table nor the other columns give it, so values that need it are not "
+                   "drawn" for column in done.empty]

@@ -1,0 +1,209 @@
+"""Backend names and capabilities: the one place that names a backend.
+
+The app imports this module (it may import ``profiling_worker.bundle.schema`` only); the worker's run
+side registers how each backend collects (``profiling_worker/backends/registry.py``). Code
+elsewhere asks a :class:`Backend` what it can do instead of comparing its name to a string.
+
+Nsight Compute runs two ways, by the installed nsight-python (environment.py's ``nsight_mode``):
+0.9.x re-runs the worker under ``ncu`` (launch mode: a cold worker, no info collectors), 1.1
+attaches to the running worker (attach mode: warm workers and info collectors).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Final, Literal
+
+from profiling_worker.bundle.schema import columns as C
+from profiling_worker.bundle.schema import tools as T
+from profiling_worker.bundle.schema.tools import Tool
+
+#: The spec's ``backend`` values (JobSpec.backend's type); each has a :class:`Backend` below.
+Name = Literal["ncu", "cupti", "events", "cpu"]
+NCU: Final = "ncu"
+CUPTI: Final = "cupti"
+EVENTS: Final = "events"
+CPU: Final = "cpu"
+#: The manifest backend of an import whose files do not tell which backend measured it: not a
+#: spec choice (not in :data:`Name`), described by :data:`IMPORTED_UNKNOWN`.
+UNKNOWN: Final = "unknown"
+#: How a backend runs the kernels: re-run under ncu, ncu attached to the worker, or the
+#: worker's own process measures (CUPTI activity records, the host timer).
+LAUNCH, ATTACH, IN_PROCESS = "launch", "attach", "in-process"
+#: Set by nsight-python 0.9.x in the copy of the worker it re-runs under ncu (launch mode).
+LAUNCH_CHILD_ENV: Final = "NSPY_NCU_PROFILE"
+#: The spec's run options a backend may or may not apply (JobSpec fields).
+OPTIONS = ("cache_control", "clock_control", "replay_mode", "thermal_mode")
+#: Nsight Compute applies all; nsight-python 1.1's CUPTI collector takes no clock_control,
+#: cache_control or replay_mode ("no meaning for CUPTI", nsight/analyze.py in the 1.1.0 wheel):
+#: the worker flushes the L2 itself (l2_flush.py) and nsight-python keeps the thermal pauses.
+_NCU_OPTIONS = OPTIONS
+_CUPTI_OPTIONS = ("cache_control", "thermal_mode")
+#: Where the L2 is flushed with cache_control "all": before every profiled kernel
+#: (nsight-python's ncu), before each annotated region (the worker's CUPTI flush, l2_flush.py),
+#: or nowhere (the host timer).
+FLUSH_KERNEL, FLUSH_REGION, FLUSH_NONE = "kernel", "region", "none"
+_NCU_TOOLS = (T.NSIGHT_PYTHON, T.NCU)
+
+
+@dataclass(frozen=True)
+class Backend:
+    """What one backend measures and which spec options it honours.
+
+    Attributes:
+        name: the spec's ``backend`` value.
+        measures: what its numbers are, in the user's words (shown next to results).
+        mode: how it runs: ``launch``, ``attach`` or ``in-process``.
+        on_gpu: runs the kernels on a GPU (False: the host, on the CPU).
+        duration_metric: the metric its duration is recorded under (ns).
+        any_metric: honours any Nsight Compute metric name (False: ``duration_metric`` only).
+        collectors: honours nsight-python info collectors (GPU clocks, power... per run).
+        options: the spec run options (:data:`OPTIONS`) it applies; the others are ignored.
+        warm: a warm worker can serve it (imported and CUDA started once, jobs in turn).
+        counters: reads GPU performance counters (needs ERR_NVGPUCTRPERM permission).
+        nsight_mode: the environment report's and manifest's ``nsight_mode`` of this variant
+            (``launch``, ``attach``, ``cupti``; None: nsight-python is not used).
+        section_sets: honours ``section_set`` (Nsight Compute section sets, deep dive).
+        l2_flush: where cache_control ``all`` flushes the L2 (:data:`FLUSH_KERNEL`...).
+        tools: the profiling tools (:mod:`~profiling_worker.bundle.schema.tools`) whose versions its
+            numbers depend on.
+        auto_runs: its run loop is driven by ``runs: "auto"``'s stopping rule
+            (:mod:`~profiling_worker.bundle.schema.run_target`; Nsight Compute replays in one call per
+            job, or one process per call in launch mode: its runs come from a CUPTI pass).
+    """
+
+    name: Name | Literal["unknown"]
+    measures: str
+    mode: str
+    on_gpu: bool
+    duration_metric: str
+    any_metric: bool
+    collectors: bool
+    options: tuple[str, ...]
+    warm: bool
+    counters: bool = False
+    nsight_mode: str | None = None
+    section_sets: bool = False
+    l2_flush: str = FLUSH_NONE
+    tools: tuple[Tool, ...] = ()
+    auto_runs: bool = False
+
+
+NCU_LAUNCH = Backend(NCU, "GPU kernel duration and counters (Nsight Compute)", LAUNCH,
+                     on_gpu=True, duration_metric=C.GPU_TIME, any_metric=True, collectors=False,
+                     options=_NCU_OPTIONS, warm=False, counters=True, nsight_mode=LAUNCH,
+                     section_sets=True, l2_flush=FLUSH_KERNEL, tools=_NCU_TOOLS)
+NCU_ATTACH = Backend(NCU, "GPU kernel duration and counters (Nsight Compute)", ATTACH,
+                     on_gpu=True, duration_metric=C.GPU_TIME, any_metric=True, collectors=True,
+                     options=_NCU_OPTIONS, warm=True, counters=True, nsight_mode=ATTACH,
+                     section_sets=True, l2_flush=FLUSH_KERNEL, tools=_NCU_TOOLS)
+CUPTI_BACKEND = Backend(CUPTI, "GPU kernel duration (CUPTI activity records)", IN_PROCESS,
+                        on_gpu=True, duration_metric=C.GPU_TIME, any_metric=False,
+                        collectors=True, options=_CUPTI_OPTIONS, warm=True,
+                        nsight_mode=CUPTI, l2_flush=FLUSH_REGION,
+                        tools=(T.NSIGHT_PYTHON, T.CUPTI_PYTHON), auto_runs=True)
+EVENTS_BACKEND = Backend(EVENTS, "wall time between CUDA events on the stream around each region "
+                         "(includes launch overhead and inter-kernel gaps)", IN_PROCESS,
+                         on_gpu=True, duration_metric=C.EVENTS_TIME, any_metric=False,
+                         collectors=False, options=("cache_control",), warm=True,
+                         l2_flush=FLUSH_REGION, auto_runs=True)
+#: The events backend's manifest key (``backend.host_launch``): per annotation x config the host
+#: time from each region's start event to its end event (profiling_worker/backends/events.py).
+HOST_LAUNCH = "host_launch"
+#: Its records' medians (ns): the host time between the marks, the end mark's own call, and each
+#: run's events time less its host time.
+HOST_MEDIAN_NS, END_MARK_MEDIAN_NS = "median_ns", "median_end_mark_ns"
+EVENTS_LESS_HOST_MEDIAN_NS = "median_events_minus_host_ns"
+CPU_BACKEND = Backend(CPU, "host wall-clock, not GPU", IN_PROCESS, on_gpu=False,
+                      duration_metric=C.HOST_TIME, any_metric=False, collectors=False,
+                      options=(), warm=True, auto_runs=True)
+
+#: Every backend and run mode; the first of a name is its default description.
+ALL: tuple[Backend, ...] = (NCU_ATTACH, NCU_LAUNCH, CUPTI_BACKEND, EVENTS_BACKEND, CPU_BACKEND)
+#: The spec's ``backend`` choices, in the order the sidebar offers them (ncu is the default).
+NAMES: tuple[str, ...] = tuple(dict.fromkeys(b.name for b in ALL))
+DEFAULT: Final = NCU
+#: Backends that run on a GPU, and those a warm worker can serve in some mode.
+GPU_NAMES: tuple[str, ...] = tuple(dict.fromkeys(b.name for b in ALL if b.on_gpu))
+WARM_NAMES: tuple[str, ...] = tuple(dict.fromkeys(b.name for b in ALL if b.warm))
+#: Backends that can run ``runs: "auto"`` (:attr:`Backend.auto_runs`), in :data:`NAMES` order.
+AUTO_NAMES: tuple[str, ...] = tuple(dict.fromkeys(b.name for b in ALL if b.auto_runs))
+
+
+def said(names: tuple[str, ...], last: str = "and") -> str:
+    """Backend names as a sentence's list: ``cupti, events and cpu`` (``last``: "or" for a
+    choice)."""
+    return names[0] if len(names) == 1 else f"{', '.join(names[:-1])} {last} {names[-1]}"
+#: An import whose files do not say which backend measured it (nsight-python 1.1 CSVs holding
+#: only durations come from ncu or CUPTI alike): nsight-python output from a GPU, durations in
+#: GPU time. Its own entry, so that adding a backend changes nothing about it; no job runs on it
+#: (not in :data:`ALL`), and the L2 flush is not known (bundle/schema/plausibility.py says so).
+IMPORTED_UNKNOWN = Backend(UNKNOWN, "GPU kernel duration (imported nsight-python output; "
+                           "Nsight Compute or CUPTI, the files do not tell)", "imported",
+                           on_gpu=True, duration_metric=C.GPU_TIME, any_metric=False,
+                           collectors=False, options=(), warm=False, tools=(T.NSIGHT_PYTHON,))
+
+
+def get(name: str | None, mode: str | None = None) -> Backend:
+    """The backend ``name`` (None: the default, ncu) in run ``mode`` (None: its first mode).
+
+    Raises:
+        KeyError: no backend of that name (and mode); the message lists the names.
+    """
+    name = name or DEFAULT
+    for backend in ALL:
+        if backend.name == name and (mode is None or backend.mode == mode):
+            return backend
+    raise KeyError(f"backend {name!r} (mode {mode}) is not one of {', '.join(NAMES)}")
+
+
+def find(name: str | None) -> Backend | None:
+    """The backend ``name`` in its first mode, None for a name no backend has (an imported
+    job's ``unknown``, a typo in a hand-written manifest)."""
+    return get(name) if name in NAMES else None
+
+
+def described(name: str | None) -> Backend:
+    """What a bundle's backend ``name`` stands for: its backend (first mode), else
+    :data:`IMPORTED_UNKNOWN` (an import's ``unknown``; a name no backend has or None is read
+    the same way: nsight-python output from a GPU)."""
+    return find(name) or IMPORTED_UNKNOWN
+
+
+def resolve(name: str | None, nsight_mode: str | None) -> Backend:
+    """The variant of backend ``name`` that an environment report entry's ``nsight_mode``
+    describes (ncu: launch or attach); its first mode when none matches.
+
+    Raises:
+        KeyError: no backend of that name.
+    """
+    variants = [b for b in ALL if b.name == (name or DEFAULT)]
+    return next((b for b in variants if b.nsight_mode == nsight_mode), None) or get(name)
+
+
+def on_gpu(name: str | None) -> bool:
+    """True when the backend ``name`` runs on a GPU; unknown names count as GPU
+    (:func:`described`)."""
+    return described(name).on_gpu
+
+
+def tools(name: str | None) -> tuple[Tool, ...]:
+    """The profiling tools whose versions the numbers of backend ``name`` depend on
+    (:func:`described`: nsight-python for an import's ``unknown``)."""
+    return described(name).tools
+
+
+def duration_metric(name: str | None) -> str:
+    """The duration metric of the backend ``name`` (None: the default, ncu); GPU time for
+    unknown names (imports)."""
+    return get(name).duration_metric if name is None else described(name).duration_metric
+
+
+def waited_for_cpu(fraction: float) -> str:
+    """How long a cpu job's threads waited for a CPU while timing, in words: ``fraction`` is
+    the run-queue delay summed over the process's threads over the timing loop's wall time
+    (``backend.host_contention.waiting_fraction``, profiling_worker/backends/cpu.py). Summed
+    over threads it can exceed 1, so it reads as seconds waited per second of the loop, never as
+    a share of the wall time (a new user read "116 % of the wall time")."""
+    return (f"its threads waited {fraction:,.2f} s for a CPU per second of the timing loop "
+            "(run-queue delay summed over its threads)")

@@ -1,0 +1,481 @@
+"""The validity audit of every run (issue 36): named checks with the evidence for each, one row
+per run x check, computed by the worker into ``tables/run_audit`` and, for bundles without it
+(recorded before it, imports), derived on load from the files they have (:func:`run_audit`);
+a check the files cannot support says ``not checked`` and why.
+
+Checks (``Check``; ``Result`` is ``pass``, ``flag``, ``not checked`` or ``n/a``):
+
+``l2_state``        the L2 state the run had as recorded (:func:`~profiling_worker.bundle.schema.
+                    plausibility.l2_state`): flagged when warm although the spec asked
+                    ``cache_control="all"`` (``h200-cupti-stability``: recorded before the CUPTI
+                    backend flushed).
+``clock``           the SM clock the run ran at (Nsight Compute's own clock metric; else the
+                    ``sm_clock`` info collector, NVML just before the run; else the NVML sample
+                    during the run, placed by CUPTI's launch times) against the job's own median
+                    and the GPU's maximum, with the NVML throttle reasons and power at the run
+                    (:data:`~profiling_worker.bundle.schema.throttle_reasons.CAPPING_BITS`): flagged
+                    more than :data:`CLOCK_DROP_PCT` % below the median or power/thermal capped.
+``idle_gap``        the time the GPU had nothing of the job before the run (CUPTI launch times):
+                    flagged when an NVML sample inside the gap reads the GPU idle or its clock
+                    dropped (the gap was long enough to drop clocks).
+``host_contention`` cpu backend: its threads waited for a CPU (manifest
+                    ``backend.host_contention``); ``n/a`` on a GPU backend.
+``launch_bound``    events backend: the host time between the region's marks is at least
+                    :data:`LAUNCH_BOUND_SHARE` of its events time (the GPU waited for the host;
+                    manifest ``backend.host_launch``, per config); ``n/a`` elsewhere.
+``timer_sanity``    a duration at or below 0, below the events timer's resolution, or below the
+                    physical minimum for the kernel's analytic FLOPs (the fastest datasheet dense
+                    peak its dtype may run under, fp32 as TF32 included,
+                    :mod:`~profiling_worker.bundle.schema.peaks`) and, with a flushed L2, its bytes
+                    (datasheet DRAM bandwidth).
+``population``      two modes or a step in the config's runs
+                    (:mod:`~profiling_worker.bundle.schema.populations`): the runs of the slower group
+                    are flagged.
+
+A flag of :data:`INVALIDATING` makes the config's mean no valid figure to judge: the gate reads
+such a side as not comparable (:func:`config_audits`); the other flags are said beside a verdict.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from typing import Any, cast
+
+import numpy as np
+import pandas as pd
+
+from profiling_worker.bundle.schema import (backends as B, columns as C, metrics as M, peaks,
+                                            populations)
+from profiling_worker.bundle.schema.bundle_spec import backend_of, manifest_spec
+from profiling_worker.bundle.schema.manifest import job_gpu
+from profiling_worker.bundle.schema.plausibility import L2_FLUSHED, L2_UNKNOWN, L2_WARM, l2_state
+from profiling_worker.bundle.schema.throttle_reasons import THROTTLE_BITS, capping
+
+L2, CLOCK, IDLE_GAP, HOST_CONTENTION = "l2_state", "clock", "idle_gap", "host_contention"
+LAUNCH_BOUND, TIMER, POPULATION = "launch_bound", "timer_sanity", "population"
+CHECKS = (L2, CLOCK, IDLE_GAP, HOST_CONTENTION, LAUNCH_BOUND, TIMER, POPULATION)
+#: Checks whose flag leaves the config's mean no single valid figure (the gate: not comparable).
+INVALIDATING = (TIMER, POPULATION)
+PASS, FLAG, NOT_CHECKED, NOT_APPLICABLE = "pass", "flag", "not checked", "n/a"
+CHECK, RESULT, EVIDENCE = C.CHECK, C.RESULT, C.EVIDENCE
+COLUMNS = [C.ANNOTATION, C.CONFIG, C.RUN, CHECK, RESULT, EVIDENCE]
+#: A run's clock this far (%) below the job's median clock is flagged.
+CLOCK_DROP_PCT = 5.0
+#: Host time / events time at or above which an events region is launch-bound.
+LAUNCH_BOUND_SHARE = 0.5
+#: cudaEventElapsedTime's resolution, about 0.5 µs (CUDA Runtime API reference).
+EVENTS_RESOLUTION_NS = 500.0
+_IDLE = 0x1  # NVML "GPU idle"
+_PER_RUN_CLOCKS = (M.GPC_HZ, M.SM_HZ)  # Hz, the kernel's own clock (Nsight Compute)
+
+
+def audit_runs(tables: Mapping[str, pd.DataFrame], manifest: Mapping[str, Any]) -> pd.DataFrame:
+    """Every check of the module docstring on every run of one bundle.
+
+    Args:
+        tables: table name -> frame (missing tables: the checks that need them say so).
+        manifest: the bundle's manifest (spec, backend, environment).
+
+    Returns:
+        :data:`COLUMNS`, one row per annotation x config x run x check (empty without runs).
+    """
+    spec = manifest_spec(manifest)
+    backend = backend_of(manifest, spec)
+    runs = _table(tables, C.TABLE_RUNS)
+    metric = B.duration_metric(backend or None)
+    if runs.empty or C.METRIC not in runs or not (runs[C.METRIC] == metric).any():
+        return pd.DataFrame(columns=COLUMNS)
+    time = (runs[runs[C.METRIC] == metric][[C.ANNOTATION, C.CONFIG, C.RUN, C.VALUE]]
+            .dropna(subset=[C.CONFIG, C.RUN])  # an import's rows of no config are no run
+            .sort_values([C.ANNOTATION, C.CONFIG, C.RUN]).reset_index(drop=True))
+    time[C.CONFIG] = time[C.CONFIG].astype(int)
+    time[C.RUN] = time[C.RUN].astype(int)
+    windows = _windows(tables, manifest)
+    parts = [_l2(time, manifest), _clock(time, tables, manifest, windows),
+             _idle(time, tables, windows), _host(time, manifest, backend),
+             _launch(time, manifest, backend), _timer(time, tables, manifest, backend),
+             _population(time)]
+    return pd.concat(parts, ignore_index=True)[COLUMNS]
+
+
+def run_audit(tables: Mapping[str, pd.DataFrame], manifest: Mapping[str, Any]) -> pd.DataFrame:
+    """The bundle's ``run_audit`` table as the worker wrote it, else :func:`audit_runs` now."""
+    stored = tables.get(C.TABLE_RUN_AUDIT)
+    if stored is not None and not stored.empty and set(COLUMNS) <= set(stored):
+        return stored[COLUMNS]
+    return audit_runs(tables, manifest)
+
+
+def _table(tables: Mapping[str, pd.DataFrame], name: str) -> pd.DataFrame:
+    frame = tables.get(name)
+    return frame if frame is not None else pd.DataFrame()
+
+
+def _rows(time: pd.DataFrame, check: str, results: Any, evidence: Any) -> pd.DataFrame:
+    """One row per run of ``time`` for ``check`` (``results``/``evidence``: one or per run)."""
+    return pd.DataFrame({C.ANNOTATION: time[C.ANNOTATION].to_numpy(),
+                         C.CONFIG: time[C.CONFIG].to_numpy(), C.RUN: time[C.RUN].to_numpy(),
+                         CHECK: check, RESULT: results, EVIDENCE: evidence})
+
+
+def _l2(time: pd.DataFrame, manifest: Mapping[str, Any]) -> pd.DataFrame:
+    state, why = l2_state(manifest)
+    spec = manifest_spec(manifest)
+    if not B.on_gpu(backend_of(manifest, spec)):
+        return _rows(time, L2, NOT_APPLICABLE, f"host timer: {why}")
+    asked = spec.cache_control if spec is not None else None
+    if state == L2_UNKNOWN:
+        return _rows(time, L2, NOT_CHECKED, f"unknown: {why}")
+    bad = state == L2_WARM and asked == "all"
+    said = f"{state}: {why}" + (' although the spec asks cache_control "all"' if bad else "")
+    return _rows(time, L2, FLAG if bad else PASS, said)
+
+
+def _windows(tables: Mapping[str, pd.DataFrame], manifest: Mapping[str, Any]
+             ) -> pd.DataFrame | None:
+    """Each run's first start and last end (T0, T1) in seconds on the NVML trace's axis (CUPTI
+    launch times and the manifest's ``backend.nvml_trace_start_ns``), None when not placed."""
+    times = _table(tables, C.TABLE_LAUNCH_TIMES)
+    entry = manifest.get("backend")
+    start = entry.get("nvml_trace_start_ns") if isinstance(entry, Mapping) else None
+    if times.empty or not isinstance(start, (int, float)) or C.START_NS not in times:
+        return None
+    placed = times.dropna(subset=[C.START_NS, C.END_NS])
+    g = placed.groupby([C.ANNOTATION, C.CONFIG, C.RUN], sort=False)
+    out = pd.DataFrame({"T0": (g[C.START_NS].min() - start) / 1e9,
+                        "T1": (g[C.END_NS].max() - start) / 1e9}).reset_index()
+    out[C.CONFIG], out[C.RUN] = out[C.CONFIG].astype(int), out[C.RUN].astype(int)
+    return out
+
+
+@dataclass(frozen=True)
+class _Sample:
+    """What is known of one run's clock: MHz, W, throttle mask (NaN / None unknown), source."""
+
+    mhz: float = float("nan")
+    watts: float = float("nan")
+    mask: int | None = None
+    source: str = ""
+
+
+def _samples(time: pd.DataFrame, tables: Mapping[str, pd.DataFrame],
+             windows: pd.DataFrame | None) -> list[_Sample] | None:
+    """Per run of ``time``, its clock sample from the first source that has it (module
+    docstring, ``clock``); None when no source covers the job."""
+    runs, coll = _table(tables, C.TABLE_RUNS), _table(tables, C.TABLE_COLLECTORS)
+    keys = [C.ANNOTATION, C.CONFIG, C.RUN]
+    for metric in _PER_RUN_CLOCKS:
+        if not runs.empty and (runs[C.METRIC] == metric).any():
+            hz = runs[runs[C.METRIC] == metric].groupby(keys)[C.VALUE].mean()
+            return [_Sample(mhz=float(hz.get(tuple(k), np.nan)) / 1e6,
+                            source=f"{metric} (the kernel's own clock)")
+                    for k in time[keys].itertuples(index=False)]
+    if not coll.empty and C.COLLECTOR in coll and (coll[C.COLLECTOR] == "sm_clock").any():
+        wide = coll.pivot_table(index=[C.CONFIG, C.RUN], columns=C.COLLECTOR, values=C.VALUE)
+        out = []
+        for cfg, run in zip(time[C.CONFIG], time[C.RUN]):
+            row = wide.loc[(cfg, run)] if (cfg, run) in wide.index else pd.Series(dtype=float)
+            mask = row.get("throttle_reasons", np.nan)
+            out.append(_Sample(float(row.get("sm_clock", np.nan)), float(row.get("power", np.nan)),
+                               None if pd.isna(mask) else int(mask),
+                               "NVML just before the run (sm_clock collector)"))
+        return out
+    nvml = _table(tables, C.TABLE_NVML)
+    if windows is None or nvml.empty or C.SM_CLOCK_MHZ not in nvml:
+        return None
+    nvml = nvml.sort_values(C.TIME_S).reset_index(drop=True)
+    at = time[keys].merge(windows, on=keys, how="left")
+    t = nvml[C.TIME_S].to_numpy(float)
+    period = float(np.median(np.diff(t))) if len(t) > 1 else 0.0
+    out = []
+    for t0, t1 in zip(at["T0"], at["T1"]):
+        if pd.isna(t0):
+            out.append(_Sample(source="no CUPTI start for this run"))
+            continue
+        inside = np.flatnonzero((t >= t0) & (t <= t1 + period))  # the first sample it covers
+        i = int(inside[0]) if len(inside) else int(np.searchsorted(t, t0)) - 1
+        if i < 0:
+            out.append(_Sample(source="before the NVML trace began"))
+            continue
+        row = nvml.iloc[i]
+        mask = row.get(C.THROTTLE_REASONS, np.nan)
+        out.append(_Sample(float(row[C.SM_CLOCK_MHZ]), float(row.get(C.POWER_W, np.nan)),
+                           None if pd.isna(mask) else int(mask),
+                           f"NVML sample at {t[i]:.3f} s (during the run or within one "
+                           f"{1e3 * period:.0f} ms sampling period after it)"))
+    return out
+
+
+def _clock(time: pd.DataFrame, tables: Mapping[str, pd.DataFrame],
+           manifest: Mapping[str, Any], windows: pd.DataFrame | None) -> pd.DataFrame:
+    if not B.on_gpu(backend_of(manifest, manifest_spec(manifest))):
+        return _rows(time, CLOCK, NOT_APPLICABLE, "host timer: no GPU clock")
+    samples = _samples(time, tables, windows)
+    if samples is None:
+        return _rows(time, CLOCK, NOT_CHECKED, "no per-run SM clock (no Nsight Compute clock "
+                     "metric, no sm_clock collector, no CUPTI launch times to place the NVML "
+                     "samples on)" + _job_throttle(_table(tables, C.TABLE_NVML)))
+    clocks = np.array([s.mhz for s in samples])
+    median = float(np.nanmedian(clocks)) if np.isfinite(clocks).any() else float("nan")
+    top = job_gpu(manifest).get("max_sm_clock_mhz")
+    limit = job_gpu(manifest).get("power_limit_w")
+    results, evidence = [], []
+    for s in samples:
+        if not np.isfinite(s.mhz):
+            results.append(NOT_CHECKED)
+            evidence.append(f"no clock for this run ({s.source or 'not sampled'})")
+            continue
+        capped = capping(s.mask) if s.mask is not None else []
+        low = s.mhz < (1 - CLOCK_DROP_PCT / 100) * median
+        said = (f"{s.mhz:.0f} MHz (job median {median:.0f} MHz"
+                + (f", GPU max {top:g} MHz" if isinstance(top, (int, float)) else "") + ")")
+        if s.mask is not None:
+            said += f"; throttle: {', '.join(_names(s.mask)) or 'none'}"
+        if np.isfinite(s.watts):
+            said += (f"; {s.watts:.0f} W" + (f" of the {limit:g} W limit"
+                                             if isinstance(limit, (int, float))
+                                             else " (power limit not recorded)"))
+        results.append(FLAG if low or capped else PASS)
+        evidence.append(f"{said}; {s.source}" + (
+            f"; more than {CLOCK_DROP_PCT:g} % below the job's median" if low else "")
+            + ("; power/thermal capped" if capped else ""))
+    return _rows(time, CLOCK, results, evidence)
+
+
+def _names(mask: int) -> list[str]:
+    return [name for bit, name in THROTTLE_BITS.items() if int(mask) & bit]
+
+
+def _job_throttle(nvml: pd.DataFrame) -> str:
+    """``"; the job's NVML trace (not placed on runs): SW power cap in 4 of 241 samples, up to
+    207 W"`` when any sample was capped, else ""."""
+    if nvml.empty or C.THROTTLE_REASONS not in nvml:
+        return ""
+    masks = nvml[C.THROTTLE_REASONS].fillna(0).astype(int)
+    hit = masks[[bool(capping(m)) for m in masks]]
+    if hit.empty:
+        return ""
+    names = sorted({n for m in hit for n in capping(m)})
+    watts = nvml[C.POWER_W].max() if C.POWER_W in nvml else float("nan")
+    return (f"; the job's NVML trace (not placed on runs): {', '.join(names)} in {len(hit)} of "
+            f"{len(nvml)} samples" + (f", up to {watts:.0f} W" if pd.notna(watts) else ""))
+
+
+def _idle(time: pd.DataFrame, tables: Mapping[str, pd.DataFrame],
+          windows: pd.DataFrame | None) -> pd.DataFrame:
+    nvml = _table(tables, C.TABLE_NVML)
+    if windows is None or nvml.empty:
+        return _rows(time, IDLE_GAP, NOT_CHECKED, "the runs are not placed in time (no CUPTI "
+                     "launch times with the NVML trace's start)")
+    keys = [C.ANNOTATION, C.CONFIG, C.RUN]
+    order = windows.sort_values("T0").reset_index(drop=True)
+    order["Gap"] = order["T0"] - order["T1"].shift(1)
+    t = nvml[C.TIME_S].to_numpy(float)
+    clock = nvml[C.SM_CLOCK_MHZ].to_numpy(float) if C.SM_CLOCK_MHZ in nvml else np.full(len(t),
+                                                                                        np.nan)
+    masks = nvml[C.THROTTLE_REASONS].fillna(0).to_numpy(int) if C.THROTTLE_REASONS in nvml \
+        else np.zeros(len(t), int)
+    busy = float(np.nanmedian(clock)) if np.isfinite(clock).any() else float("nan")
+    results, evidence = [], []
+    for _, r in time[keys].merge(order, on=keys, how="left").iterrows():
+        if pd.isna(r["Gap"]):
+            results.append(NOT_CHECKED if pd.isna(r["T0"]) else PASS)
+            evidence.append("no CUPTI start for this run" if pd.isna(r["T0"])
+                            else "the job's first timed run")
+            continue
+        inside = (t > r["T0"] - r["Gap"]) & (t < r["T0"])
+        idle = inside & (((masks & _IDLE) != 0)
+                         | (clock < (1 - CLOCK_DROP_PCT / 100) * busy))
+        gap = f"{1e3 * r['Gap']:.3g} ms without the job's kernels before the run"
+        if idle.any():
+            results.append(FLAG)
+            evidence.append(f"{gap}; NVML read {clock[idle].min():.0f} MHz"
+                            + (" (GPU idle)" if (masks[idle] & _IDLE).any() else "")
+                            + " inside it: long enough to drop the clock")
+        else:
+            results.append(PASS)
+            evidence.append(f"{gap}; {int(inside.sum())} NVML sample(s) inside it, none idle")
+    return _rows(time, IDLE_GAP, results, evidence)
+
+
+def _host(time: pd.DataFrame, manifest: Mapping[str, Any], backend: str) -> pd.DataFrame:
+    if B.on_gpu(backend):
+        return _rows(time, HOST_CONTENTION, NOT_APPLICABLE, "GPU time: the host's load is "
+                     "not in it")
+    entry = manifest.get("backend")
+    figures = entry.get("host_contention") if isinstance(entry, Mapping) else None
+    if not isinstance(figures, Mapping):
+        return _rows(time, HOST_CONTENTION, NOT_CHECKED, "the backend recorded no host "
+                     "contention figures")
+    fraction = figures.get("waiting_fraction")
+    said = (B.waited_for_cpu(fraction) if isinstance(fraction, (int, float))
+            else "host load recorded")
+    return _rows(time, HOST_CONTENTION, FLAG if figures.get("warning") else PASS,
+                 said + (" (the backend warned)" if figures.get("warning") else ""))
+
+
+def _launch(time: pd.DataFrame, manifest: Mapping[str, Any], backend: str) -> pd.DataFrame:
+    if backend != B.EVENTS:
+        return _rows(time, LAUNCH_BOUND, NOT_APPLICABLE, "the kernel's own GPU time" if
+                     B.on_gpu(backend) else "host timer")
+    entry = manifest.get("backend")
+    records = entry.get(B.HOST_LAUNCH) if isinstance(entry, Mapping) else None
+    host = {(str(r.get("annotation")), int(r.get("config", -1))): r.get(B.HOST_MEDIAN_NS)
+            for r in records or () if isinstance(r, Mapping)}
+    median = time.groupby([C.ANNOTATION, C.CONFIG])[C.VALUE].median()
+    results, evidence = [], []
+    for ann, cfg in zip(time[C.ANNOTATION], time[C.CONFIG]):
+        h, e = host.get((str(ann), int(cfg))), median.get((ann, cfg))
+        if not isinstance(h, (int, float)) or not e:
+            results.append(NOT_CHECKED)
+            evidence.append("no host launch record for this config")
+            continue
+        bound = h >= LAUNCH_BOUND_SHARE * e
+        results.append(FLAG if bound else PASS)
+        evidence.append(f"host time between the marks {h / 1e3:,.1f} µs vs events {e / 1e3:,.1f} "
+                        f"µs (config medians): {100 * h / e:.0f} %"
+                        + ("; the GPU likely waited for the host" if bound else ""))
+    return _rows(time, LAUNCH_BOUND, results, evidence)
+
+
+def _timer(time: pd.DataFrame, tables: Mapping[str, pd.DataFrame],
+           manifest: Mapping[str, Any], backend: str) -> pd.DataFrame:
+    floors = _floors(tables, manifest, backend)
+    results, evidence = [], []
+    for ann, cfg, value in zip(time[C.ANNOTATION], time[C.CONFIG], time[C.VALUE]):
+        floor, why = floors.get((str(ann), int(cfg)), (0.0, "no physical minimum known"))
+        if backend == B.EVENTS and EVENTS_RESOLUTION_NS > floor:
+            floor, why = EVENTS_RESOLUTION_NS, "the CUDA events' 0.5 µs resolution"
+        bad = not value > floor
+        results.append(FLAG if bad else PASS)
+        evidence.append(f"{value:,.0f} ns {'at or below' if bad else 'above'} {floor:,.0f} ns "
+                        f"({why})")
+    return _rows(time, TIMER, results, evidence)
+
+
+#: dtype -> the roofs its math may legally run under: fp32 matmuls run as TF32 on the tensor
+#: cores under torch's allow_tf32 (peaks.above_roof_reason), so the least time is TF32's.
+_MAY_RUN_AS = {"fp32": ("fp32", "tf32")}
+
+
+def _floors(tables: Mapping[str, pd.DataFrame], manifest: Mapping[str, Any],
+            backend: str) -> dict[tuple[str, int], tuple[float, str]]:
+    """(annotation, config) -> (the least time in ns the kernel's analytic work allows, why)."""
+    work = _table(tables, C.TABLE_WORK)
+    device = peaks.match_device(str(job_gpu(manifest).get("name") or ""))
+    if not B.on_gpu(backend) or device is None or work.empty or C.FLOPS not in work:
+        return {}
+    flushed = l2_state(manifest)[0] == L2_FLUSHED
+    out = {}
+    for r in work.to_dict("records"):
+        said, floor = [], 0.0
+        roofs = [peaks.datasheet_compute(device, d) for d in
+                 _MAY_RUN_AS.get(str(r.get(C.DTYPE) or ""), (str(r.get(C.DTYPE) or ""),))]
+        sheet = max((x for x in roofs if x is not None), key=lambda x: x.value, default=None)
+        if sheet is not None and pd.notna(r.get(C.FLOPS)) and r[C.FLOPS] > 0:
+            floor = r[C.FLOPS] / (sheet.value * 1e3)  # TFLOP/s = 1e3 FLOP/ns
+            said.append(f"{r[C.FLOPS]:.3g} FLOPs at the {sheet.value:g} TFLOP/s {sheet.label}")
+        if flushed and pd.notna(r.get(C.BYTES)) and r[C.BYTES] > 0:
+            dram = r[C.BYTES] / device.dram_gbps  # GB/s = bytes/ns
+            said.append(f"{r[C.BYTES]:.3g} bytes at {device.dram_gbps:,.0f} GB/s DRAM")
+            floor = max(floor, dram)
+        if said:
+            out[(str(r[C.ANNOTATION]), int(r[C.CONFIG]))] = (
+                floor, f"{device.name} datasheet: " + "; ".join(said))
+    return out
+
+
+_SLOWER_RUN = "; this run in the slower group"
+
+
+def _population(time: pd.DataFrame) -> pd.DataFrame:
+    """:func:`populations.check` per annotation x config; one frame built at the end (a frame
+    per config cost more than the checks on a warm job's few configs)."""
+    values = time[C.VALUE].to_numpy(float)
+    order: list[int] = []
+    results: list[str] = []
+    evidence: list[str] = []
+    # time is sorted by annotation, config and run (audit_runs): each config's rows in run order
+    for rows in time.groupby([C.ANNOTATION, C.CONFIG], sort=False).indices.values():
+        positions = np.asarray(rows, dtype="int64")
+        found = populations.check(values[positions])
+        said = found.describe()
+        order += positions.tolist()
+        if not found.checked:
+            results += [NOT_CHECKED] * len(positions)
+            evidence += [said] * len(positions)
+            continue
+        slow = found.slow or (False,) * len(positions)
+        results += [FLAG if s else PASS for s in slow]
+        evidence += [f"{said}{_SLOWER_RUN}" if s else said for s in slow]
+    if not order:
+        return pd.DataFrame(columns=COLUMNS)
+    return _rows(time.take(order), POPULATION, results, evidence)
+
+
+@dataclass
+class ConfigAudit:
+    """One annotation x config's audit, summarised.
+
+    Attributes:
+        runs: runs audited; passed: runs with no flag.
+        flagged: check -> runs flagged; evidence: check -> the evidence of its first flagged
+            run (for a population flag: the config's finding).
+        not_checked: check -> why it could not run (its first run's evidence).
+    """
+
+    runs: int = 0
+    passed: int = 0
+    flagged: dict[str, int] = field(default_factory=dict)
+    evidence: dict[str, str] = field(default_factory=dict)
+    not_checked: dict[str, str] = field(default_factory=dict)
+
+    @property
+    def invalid(self) -> list[str]:
+        """The :data:`INVALIDATING` checks flagged (their mean is no single valid figure)."""
+        return [c for c in INVALIDATING if c in self.flagged]
+
+    def describe(self, check: str) -> str:
+        """``"population: 61 of 100 runs (two modes ...)"``."""
+        return f"{check}: {self.flagged[check]} of {self.runs} runs ({self.evidence[check]})"
+
+    def badge(self) -> str:
+        """``"100 of 100 runs passed"`` or ``"39 of 100 runs passed (population 61, clock 1)"``."""
+        flags = ", ".join(f"{c} {n}" for c, n in self.flagged.items())
+        return f"{self.passed} of {self.runs} runs passed" + (f" ({flags})" if flags else "")
+
+
+def config_audits(audit: pd.DataFrame) -> dict[tuple[str, int], ConfigAudit]:
+    """(annotation, config) -> its :class:`ConfigAudit`, from an :func:`audit_runs` frame."""
+    keys = [C.ANNOTATION, C.CONFIG]
+    flagged = audit[audit[RESULT] == FLAG]
+    runs = audit.groupby(keys, sort=False)[C.RUN].nunique()
+    bad_runs = flagged.groupby(keys)[C.RUN].nunique()
+    per_check = flagged.groupby([*keys, CHECK])[C.RUN].nunique()
+    evidence = flagged.groupby([*keys, CHECK])[EVIDENCE].first()
+    skipped = audit[audit[RESULT] == NOT_CHECKED].groupby([*keys, CHECK])[EVIDENCE].first()
+    out: dict[tuple[str, int], ConfigAudit] = {}
+    for key, n in runs.items():
+        ann, cfg = cast("tuple[str, int]", key)  # grouped by a list: tuple keys
+        summary = ConfigAudit(runs=int(n), passed=int(n - bad_runs.get(key, 0)))
+        for check in CHECKS:
+            at = (ann, cfg, check)
+            if at in per_check.index:
+                summary.flagged[check] = int(per_check[at])
+                summary.evidence[check] = str(evidence[at]).split(_SLOWER_RUN)[0]
+            if at in skipped.index:
+                summary.not_checked[check] = str(skipped[at])
+        out[(str(ann), int(cfg))] = summary
+    return out
+
+
+def summary_frame(audit: pd.DataFrame) -> pd.DataFrame:
+    """Per annotation x config: Annotation, Config, Runs, Passed, Flags (``check n, ...``),
+    NotChecked (check names), Badge (:meth:`ConfigAudit.badge`)."""
+    rows = [{C.ANNOTATION: ann, C.CONFIG: cfg, C.RUNS: a.runs, "Passed": a.passed,
+             "Flags": ", ".join(f"{c} {n}" for c, n in a.flagged.items()),
+             "NotChecked": ", ".join(a.not_checked), "Badge": a.badge()}
+            for (ann, cfg), a in config_audits(audit).items()]
+    return pd.DataFrame(rows, columns=[C.ANNOTATION, C.CONFIG, C.RUNS, "Passed", "Flags",
+                                       "NotChecked", "Badge"])

@@ -1,0 +1,330 @@
+"""Combine kernel launches into runs, and runs into statistics (pure pandas, no I/O).
+
+The pipeline is ``launches -> runs -> aggregated`` (table layouts in
+:mod:`profiling_worker.bundle.schema.columns`):
+
+``launches``   one row per kernel launch x metric (Annotation, Config, <params>, Run, Launch,
+               Kernel, Grid, Block, Metric, Value, Unit): the ground truth, read from the .ncu-rep.
+``runs``       :func:`launches_to_runs` folds the launches of one annotation-run per metric with
+               the rule :func:`combine_rule` picks (sum or duration-weighted mean).
+``aggregated`` :func:`aggregate_runs` gives mean, sample std, min/max/median and a Student-t
+               95 % confidence interval per annotation x config x metric.
+
+Why not nsight-python's own extraction (docs/design-notes.md, "Where this project departs";
+the H200 cases in docs/measurements-h200.md, "Numbers the analyses rest on"):
+
+* it requires the same number of kernels in every run of every config and raises
+  ``Expect same number of kernels per run`` otherwise (cuBLAS fp32 matmul on an H200 launches two
+  kernels at n=512 and one at n>=1024), and when the total happens to divide evenly it silently
+  attributes kernels to the wrong config. Here every row is keyed by its ``Config`` index, never by
+  position, so a config with more launches cannot shift values into another config;
+* ``combine_kernel_metrics`` applies one function to every metric, so ``lambda a, b: a + b`` sums
+  percentages of peak. Here each metric is combined by the rule its Nsight Compute name implies
+  (:mod:`profiling_worker.bundle.stats.combine_rules`); launch counts per run are checked in
+  :mod:`profiling_worker.bundle.stats.kernel_counts`.
+
+Units: durations in ns, bytes in byte, percentages in % (0-100), as Nsight Compute reports them;
+nothing here converts units.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Any
+
+import numpy as np
+import pandas as pd
+from pandas.core.groupby import SeriesGroupBy
+from profiling_worker.bundle.stats.combine_rules import (RULE_MEAN_UNWEIGHTED, RULE_SINGLE,
+                                                         RULE_SUM, RULE_WEIGHTED, combine_rule)
+from profiling_worker.bundle.stats.kernel_counts import infer_param_names, require_columns
+from profiling_worker.bundle.schema import columns as C, intervals
+
+# --- launches -> runs ------------------------------------------------------------------------
+
+def _first_valid(g: "SeriesGroupBy[Any, Any]") -> "pd.Series[Any]":
+    """The first non-missing value of each group of a grouped column, None where there is none
+    (GroupBy.first skips missing values; a per-group Python function took 18 of 21 s on a
+    19 MB details-page import of 28k groups)."""
+    first: pd.Series[Any] = g.first().astype(object)
+    return first.where(first.notna(), None)
+
+
+def launches_to_runs(launches: pd.DataFrame, param_names: Sequence[str] | None = None) -> pd.DataFrame:
+    """Combine the kernel launches of each annotation-run into one value per metric.
+
+    For every (Annotation, Config, Run, Metric) the launch values are combined with
+    :func:`combine_rule`:
+
+    * ``sum``: the plain sum (ns, byte, counts).
+    * duration-weighted mean: ``sum(v_i * d_i) / sum(d_i)`` where ``d_i`` is the same launch's
+      ``gpu__time_duration.sum`` (or ``host__time_duration.sum`` if no GPU time was collected).
+      Two kernels at 90 % and 80 % of DRAM peak lasting 30 us and 10 us give 87.5 %, not 170 %.
+      If a launch of the group has no positive duration, the plain mean is used and the rule
+      reads ``"mean (no duration to weight)"``.
+    * a single launch: its value, rule ``"single"``.
+
+    A NaN launch value (a failed replay) makes that run's value NaN: a partial sum or mean
+    would look like a valid measurement.
+
+    Rows are keyed by the ``Config`` index and never by position, so configs with different
+    kernel counts (2 launches at n=512, 1 at n=1024) keep their own values.
+
+    Args:
+        launches: columns Annotation, Config, <params>, Run, Launch, Kernel, Grid, Block,
+            Metric, Value, Unit (Kernel/Grid/Block/Unit may be absent; Value numeric).
+        param_names: config parameter columns; None infers them.
+
+    Returns:
+        The runs table: Annotation, Config, <params>, Run, Metric, Value, Unit, Kernels,
+        CombineRule; ``Kernels`` = distinct launches of that annotation-run (over all metrics).
+        Sorted by Config, then Annotation and Metric in first-seen order, then Run.
+
+    Raises:
+        KeyError: a required column is missing.
+    """
+    require_columns(launches, (C.ANNOTATION, C.CONFIG, C.RUN, C.LAUNCH, C.METRIC, C.VALUE),
+             "launches table")
+    params = list(infer_param_names(launches) if param_names is None else param_names)
+    out_cols = [C.ANNOTATION, C.CONFIG, *params, C.RUN, C.METRIC, C.VALUE, C.UNIT, C.KERNELS,
+                C.COMBINE_RULE]
+    if launches.empty:
+        return pd.DataFrame({c: pd.Series(dtype=_dtype_of(launches, c)) for c in out_cols})
+
+    df = launches.copy()
+    df[C.VALUE] = pd.to_numeric(df[C.VALUE], errors="coerce").astype("float64")
+    if C.UNIT not in df.columns:
+        df[C.UNIT] = None
+    run_keys = [C.ANNOTATION, C.CONFIG, C.RUN]
+    launch_keys = run_keys + [C.LAUNCH]
+
+    # Per row: its launch's duration (GPU time when collected, else host time), its run's
+    # launch count and its config's number; transforms, as a merge on the object key columns
+    # took most of this function's time on a warm job.
+    # Groups by one integer code each (group_codes): a groupby on the key columns themselves
+    # built a MultiIndex per groupby, most of this function's time on 40 rows.
+    df["_w"] = np.nan
+    for dname in C.DURATION_METRICS:
+        is_duration = df[C.METRIC] == dname
+        if is_duration.any():
+            df["_w"] = (df[C.VALUE].where(is_duration).groupby(group_codes(df, launch_keys))
+                        .transform("sum", min_count=1))
+            break
+    df["_k"] = df[C.LAUNCH].groupby(group_codes(df, run_keys)).transform("nunique")
+    _number_configs(df)
+
+    group_keys = run_keys + [C.METRIC]
+    df["_vw"] = df[C.VALUE] * df["_w"]
+    df["_wbad"] = ~(df["_w"] > 0)  # NaN or <= 0: this launch cannot be weighted
+    codes = group_codes(df, group_keys)
+    g = df.groupby(codes, sort=False)
+    res = pd.DataFrame({
+        "_n": g[C.VALUE].size(),
+        "_valid": g[C.VALUE].count(),
+        "_sum": g[C.VALUE].sum(),
+        "_mean": g[C.VALUE].mean(),
+        "_wsum": g["_w"].sum(),
+        "_wbad": g["_wbad"].any(),
+        "_vwsum": g["_vw"].sum(),
+        C.UNIT: _first_valid(g[C.UNIT]),
+        C.KERNELS: g["_k"].first(),
+        "_c": g["_c"].first(),
+    }).reset_index(drop=True)
+    _take_keys(res, df, codes, [C.RUN, C.METRIC])
+
+    rule_of: dict[tuple[str, str | None], str] = {}
+    rules = [rule_of.setdefault((m, u), combine_rule(m, u))
+             for m, u in zip(res[C.METRIC], res[C.UNIT])]
+    n = res["_n"].to_numpy()
+    is_sum = np.array([r.startswith(RULE_SUM) for r in rules], dtype=bool)
+    unweighted = res["_wbad"].to_numpy(dtype=bool) | ~(res["_wsum"].to_numpy() > 0)
+    with np.errstate(divide="ignore", invalid="ignore"):
+        weighted = res["_vwsum"].to_numpy() / res["_wsum"].to_numpy()
+    values = np.where(n == 1, res["_sum"].to_numpy(),
+                      np.where(is_sum, res["_sum"].to_numpy(),
+                               np.where(unweighted, res["_mean"].to_numpy(), weighted)))
+    values = np.where(res["_valid"].to_numpy() < n, np.nan, values).astype("float64")
+    applied = [
+        RULE_SINGLE if k == 1 else
+        rule if s else
+        RULE_MEAN_UNWEIGHTED + rule[len(RULE_WEIGHTED):] if uw else rule
+        for k, s, uw, rule in zip(n, is_sum, unweighted, rules)
+    ]
+    res[C.VALUE] = values
+    res[C.COMBINE_RULE] = applied
+    _add_config_columns(res, df, params)
+    res = _sort_first_seen(res[out_cols], with_run=True)
+    return res
+
+
+def group_codes(frame: pd.DataFrame, keys: Sequence[str]) -> np.ndarray:
+    """Each row's group of ``keys`` numbered in first-seen order, missing values forming one
+    group per column: ``frame.groupby(keys, sort=False, dropna=False).ngroup()``'s numbers.
+
+    Built from one ``pd.factorize`` per column, combined pairwise: a groupby on several
+    columns builds a MultiIndex, which took 4-6 ms of 40 rows on the 2-core machine (a warm
+    job's tables), against well under 1 ms for this; one integer key then groups cheaply.
+
+    Returns:
+        int64 array of ``len(frame)``.
+    """
+    codes = np.zeros(len(frame), dtype="int64")
+    for key in keys:
+        column, uniques = pd.factorize(frame[key], use_na_sentinel=False)
+        codes = pd.factorize(codes * len(uniques) + column)[0].astype("int64")
+    return codes
+
+
+def _first_rows(codes: np.ndarray) -> np.ndarray:
+    """Row position of each group's first row (codes numbered in first-seen order)."""
+    first: np.ndarray = np.unique(codes, return_index=True)[1]
+    return first
+
+
+def _number_configs(df: pd.DataFrame) -> None:
+    """``df["_c"]``: each row's (Annotation, Config) numbered in first-seen order (0 for the
+    first distinct pair in ``df``, 1 for the next...)."""
+    df["_c"] = group_codes(df, [C.ANNOTATION, C.CONFIG])
+
+
+def _add_config_columns(res: pd.DataFrame, df: pd.DataFrame, params: Sequence[str]) -> None:
+    """Set ``res``'s Annotation, Config and parameter columns from its ``_c`` (the config
+    numbers of :func:`_number_configs` on ``df``), taken from each config's first row of
+    ``df``: what a merge with ``kernel_counts.config_params(df)`` on the object key columns
+    gave, in a fraction of its time. Series.take keeps each column's dtype, as the merge did
+    (an array would have its dtype inferred anew)."""
+    first = np.flatnonzero(~df["_c"].duplicated().to_numpy())  # row of config number i
+    rows = first[res["_c"].to_numpy()]
+    for col in (C.ANNOTATION, C.CONFIG, *params):
+        res[col] = df[col].take(rows).set_axis(res.index)
+
+
+def _take_keys(res: pd.DataFrame, df: pd.DataFrame, codes: np.ndarray,
+               cols: Sequence[str]) -> None:
+    """Set ``res``'s key columns ``cols`` (one row per group of ``codes``, in code order) from
+    each group's first row of ``df``, with the dtype a groupby on the column gave its key
+    (Series.take keeps the column's; an object column's keys are inferred anew, as an Index
+    of them is: strings become ``str``)."""
+    rows = _first_rows(codes)
+    for col in cols:
+        keys = df[col].take(rows)
+        res[col] = (pd.Index(keys.to_numpy()) if keys.dtype == object
+                    else keys.set_axis(res.index))
+
+
+def _dtype_of(frame: pd.DataFrame, col: str) -> Any:
+    if col in frame.columns:
+        return frame[col].dtype
+    return {C.VALUE: "float64", C.KERNELS: "int64", C.RUN: "int64", C.CONFIG: "int64"}.get(
+        col, "object")
+
+
+def _sort_first_seen(frame: pd.DataFrame, with_run: bool) -> pd.DataFrame:
+    """Sort by Config, Annotation and Metric (first-seen order), then Run."""
+    keys = pd.DataFrame({"c": frame[C.CONFIG].array,  # the keys alone: no copy to drop
+                         "a": pd.factorize(frame[C.ANNOTATION])[0],
+                         "m": pd.factorize(frame[C.METRIC])[0],
+                         **({"r": frame[C.RUN].array} if with_run else {})})
+    order = keys.sort_values(list(keys.columns), kind="stable").index.to_numpy()
+    return frame.iloc[order].reset_index(drop=True)
+
+
+# --- runs -> aggregated ----------------------------------------------------------------------
+
+def t_ci95_halfwidth(std: float, n: int) -> float:
+    """Half-width of the two-sided 95 % Student-t interval of a mean.
+
+    Args:
+        std: sample standard deviation (ddof=1).
+        n: number of samples.
+
+    Returns:
+        ``t(0.975, n-1) * std / sqrt(n)`` (:func:`intervals.ci95_half_width`); NaN for n <= 1
+        or a NaN std (no spread can be estimated).
+    """
+    return float(intervals.ci95_half_width(std, n))
+
+
+def aggregate_runs(runs: pd.DataFrame, param_names: Sequence[str] | None = None) -> pd.DataFrame:
+    """Statistics over the runs of each annotation x config x metric.
+
+    NaN run values (failed runs) are left out; ``NumRuns`` counts the values used.
+
+    * ``AvgValue`` mean; ``StdDev`` sample standard deviation (ddof=1), NaN for one run
+      (n - 1 = 0: undefined, as nsight-python leaves it);
+      ``MinValue``/``MaxValue``/``MedianValue``; all in the metric's unit (ns, byte, %).
+    * ``CI95_Lower``/``CI95_Upper`` = mean -/+ ``t(0.975, n-1) * std / sqrt(n)`` (Student's
+      t with n-1 degrees of freedom), the lower bound cut at 0 when no run is negative
+      (:data:`profiling_worker.bundle.schema.intervals.CI_METHOD`). nsight-python uses the normal
+      approximation ``1.96 * std / sqrt(n)``, which is too narrow for the usual 3-10 runs
+      (t = 4.30 for 3 runs, 12.71 for 2, 2.26 for 10). For one run both bounds are NaN: there
+      is no interval (:data:`~profiling_worker.bundle.schema.intervals.ONE_RUN_NOTE`).
+    * ``RelativeStdDevPct`` = ``100 * std / |mean|`` (%); 0.0 when std and mean are both 0,
+      ``inf`` when only the mean is 0, NaN for one run.
+    * ``StableMeasurement`` True iff at least 2 runs and RSD < ``columns.STABLE_RSD_PCT`` (2 %);
+      one run cannot show stability, so it is False (nsight-python 0.9.x also gives False there).
+    * ``Kernels`` median launches per run (from the runs table's Kernels); ``KernelsVary`` True
+      when that count differs between the runs of this annotation x config x metric.
+
+    A group with no valid value at all keeps NumRuns 0 and NaN statistics.
+
+    Args:
+        runs: the runs table (Annotation, Config, <params>, Run, Metric, Value, Unit, Kernels,
+            CombineRule); Unit and Kernels may be absent.
+        param_names: config parameter columns; None infers them.
+
+    Returns:
+        Annotation, Config, <params>, Metric, Unit, NumRuns, AvgValue, StdDev, MinValue,
+        MaxValue, MedianValue, CI95_Lower, CI95_Upper, RelativeStdDevPct, StableMeasurement,
+        Kernels, KernelsVary; sorted by Config, then Annotation and Metric in first-seen order.
+
+    Raises:
+        KeyError: a required column is missing.
+    """
+    require_columns(runs, (C.ANNOTATION, C.CONFIG, C.METRIC, C.VALUE), "runs table")
+    params = list(infer_param_names(runs) if param_names is None else param_names)
+    out_cols = [C.ANNOTATION, C.CONFIG, *params, C.METRIC, C.UNIT, C.NUM_RUNS, C.AVG, C.STD,
+                C.MIN, C.MAX, C.MEDIAN, C.CI95_LOWER, C.CI95_UPPER, C.RSD, C.STABLE, C.KERNELS,
+                C.KERNELS_VARY]
+    if runs.empty:
+        dtypes = {C.NUM_RUNS: "int64", C.STABLE: "bool", C.KERNELS_VARY: "bool",
+                  C.CONFIG: "int64", C.UNIT: "object", C.ANNOTATION: "object",
+                  C.METRIC: "object"}
+        return pd.DataFrame({c: pd.Series(dtype=runs[c].dtype if c in runs.columns and c in
+                                          params else dtypes.get(c, "float64"))
+                             for c in out_cols})
+
+    df = runs.copy()
+    df[C.VALUE] = pd.to_numeric(df[C.VALUE], errors="coerce").astype("float64")
+    if C.UNIT not in df.columns:
+        df[C.UNIT] = None
+    if C.KERNELS not in df.columns:
+        df[C.KERNELS] = np.nan
+    _number_configs(df)
+    codes = group_codes(df, [C.ANNOTATION, C.CONFIG, C.METRIC])
+    g = df.groupby(codes, sort=False)
+    v = g[C.VALUE]
+    out = pd.DataFrame({
+        C.UNIT: _first_valid(g[C.UNIT]),
+        C.NUM_RUNS: v.count().astype("int64"),
+        C.AVG: v.mean(),
+        C.STD: v.std(ddof=1),
+        C.MIN: v.min(),
+        C.MAX: v.max(),
+        C.MEDIAN: v.median(),
+        C.KERNELS: g[C.KERNELS].median(),
+        C.KERNELS_VARY: g[C.KERNELS].nunique() > 1,
+        "_c": g["_c"].first(),
+    }).reset_index(drop=True)
+    _take_keys(out, df, codes, [C.METRIC])
+    n = out[C.NUM_RUNS].to_numpy()
+    std = out[C.STD].to_numpy(dtype="float64")  # NaN for one run (ddof=1)
+    mean = out[C.AVG].to_numpy(dtype="float64")
+    out[C.CI95_LOWER], out[C.CI95_UPPER] = intervals.ci95_bounds(mean, std, n, out[C.MIN])
+    out[C.RSD] = rsd = intervals.rsd_pct(mean, std)
+    out[C.STABLE] = intervals.stable(n, rsd)
+    _add_config_columns(out, df, params)
+    return _sort_first_seen(out[out_cols], with_run=False)
+
+
+__all__ = ["launches_to_runs", "aggregate_runs", "t_ci95_halfwidth"]

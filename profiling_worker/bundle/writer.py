@@ -1,0 +1,209 @@
+"""Writing the tables of a result bundle (``tables/<name>.parquet`` + ``tables/<name>.csv``).
+
+The one writer of bundles: the worker's run path and the importer both write their tables with
+:func:`write_table` and finish with :func:`finish_bundle`. The rules:
+
+* Parquet (pyarrow, no index) is what the app reads; CSV (UTF-8, no index, full float precision)
+  is what users download. Both hold the same rows and columns; in the CSV, text cells that a
+  spreadsheet would run as a formula (``=``, ``+``, ``-``, ``@``) start with ``'``.
+* Each file is written to a temporary name in the same directory and moved into place with
+  ``os.replace``, so a reader never sees half a file; ``manifest.json`` is written last
+  (:func:`profiling_worker.bundle.schema.manifest.write_manifest`), and a bundle without a manifest is
+  not a result.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+import tempfile
+from collections.abc import Callable, Mapping, Sequence
+from pathlib import Path
+from typing import Any
+
+import pandas as pd
+import pyarrow as pa
+import pyarrow.parquet as pq
+
+from profiling_worker.bundle.file_mode import as_if_opened, opened_mode
+from profiling_worker.bundle.loader import read_table_file
+from profiling_worker.bundle.schema import columns as C, intervals, plausibility
+from profiling_worker.bundle.schema.manifest import write_manifest
+from profiling_worker.bundle.spreadsheet import spreadsheet_safe
+
+#: The manifest key naming the method of ``tables/aggregated.*``'s CI95 columns (issue 34).
+CI95_METHOD_KEY = "ci95_method"
+_NAME_RE = re.compile(r"^[A-Za-z0-9_][A-Za-z0-9_.-]{0,99}$")
+
+
+def table_columns(name: str, param_names: Sequence[str] = ()) -> list[str]:
+    """The column layout of a bundle table (see :mod:`profiling_worker.bundle.schema.columns`).
+
+    Args:
+        name: one of ``columns.TABLES`` or ``columns.OPTIONAL_TABLES``.
+        param_names: the config parameter names, in spec order.
+
+    Returns:
+        Column names in order.
+
+    Raises:
+        KeyError: unknown table name.
+    """
+    p = list(param_names)
+    layouts = {
+        C.TABLE_LAUNCHES: [C.ANNOTATION, C.CONFIG, *p, C.RUN, C.LAUNCH, C.KERNEL, C.GRID, C.BLOCK,
+                           C.METRIC, C.VALUE, C.UNIT],
+        C.TABLE_RUNS: [C.ANNOTATION, C.CONFIG, *p, C.RUN, C.METRIC, C.VALUE, C.UNIT, C.KERNELS,
+                       C.COMBINE_RULE],
+        C.TABLE_AGGREGATED: [C.ANNOTATION, C.CONFIG, *p, C.METRIC, C.UNIT, C.NUM_RUNS, C.AVG,
+                             C.STD, C.MIN, C.MAX, C.MEDIAN, C.CI95_LOWER, C.CI95_UPPER, C.RSD,
+                             C.STABLE, C.KERNELS, C.KERNELS_VARY],
+        C.TABLE_WORK: [C.ANNOTATION, C.CONFIG, *p, C.FLOPS, C.BYTES, C.DTYPE],
+        C.TABLE_NVML: [C.TIME_S, C.SM_CLOCK_MHZ, C.MEM_CLOCK_MHZ, C.TEMP_C, C.POWER_W,
+                       C.THROTTLE_REASONS],
+        C.TABLE_COLLECTORS: [C.CONFIG, *p, C.RUN, C.COLLECTOR, C.VALUE, C.UNIT],
+        C.TABLE_UNATTRIBUTED: [C.ANNOTATION, C.CONFIG, C.KERNEL, C.GRID, C.BLOCK, C.METRIC,
+                               C.VALUE, C.UNIT, C.REASON],
+        C.TABLE_LAUNCH_TIMES: [C.ANNOTATION, C.CONFIG, *p, C.RUN, C.LAUNCH, C.KERNEL, C.START_NS,
+                               C.END_NS],
+        C.TABLE_RUN_AUDIT: [C.ANNOTATION, C.CONFIG, C.RUN, C.CHECK, C.RESULT, C.EVIDENCE],
+    }
+    return layouts[name]
+
+
+_INT_COLS = {C.CONFIG, C.RUN, C.LAUNCH, C.NUM_RUNS, C.START_NS, C.END_NS}
+_BOOL_COLS = {C.STABLE, C.KERNELS_VARY}
+_STR_COLS = {C.ANNOTATION, C.KERNEL, C.GRID, C.BLOCK, C.METRIC, C.UNIT, C.COMBINE_RULE, C.DTYPE,
+             C.COLLECTOR, C.REASON, C.CHECK, C.RESULT, C.EVIDENCE}
+
+
+def empty_table(name: str, param_names: Sequence[str] = ()) -> pd.DataFrame:
+    """An empty frame with the layout of table ``name`` and sensible dtypes.
+
+    Config parameter columns of an empty table are typed ``int64`` (sizes); key columns int64,
+    flags bool, names string (object), everything else float64.
+
+    Raises:
+        KeyError: unknown table name.
+    """
+    cols = table_columns(name, param_names)
+
+    def dtype(c: str) -> str:
+        if c in _INT_COLS or c in param_names:
+            return "int64"
+        if c in _BOOL_COLS:
+            return "bool"
+        if c in _STR_COLS:
+            return "object"
+        return "float64"
+
+    return pd.DataFrame({c: pd.Series(dtype=dtype(c)) for c in cols})
+
+
+def _atomic_write(path: Path, write: Callable[[str], object], mode: int) -> None:
+    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}-", suffix=".tmp", dir=path.parent)
+    os.close(fd)
+    try:
+        write(tmp)
+        as_if_opened(tmp, mode)  # mkstemp made it 0600
+        os.replace(tmp, path)
+    except BaseException:
+        Path(tmp).unlink(missing_ok=True)
+        raise
+
+
+def write_table(bundle_dir: str | os.PathLike[str], name: str, frame: pd.DataFrame) -> Path:
+    """Write ``frame`` as ``<bundle_dir>/tables/<name>.parquet`` and ``.csv``.
+
+    Object columns holding only strings (and None/NaN) are stored as Parquet strings; the
+    index is not stored. Columns are written in the frame's order; callers pass frames laid
+    out by :func:`table_columns`.
+
+    Args:
+        bundle_dir: the bundle directory (``tables/`` is created inside it).
+        name: table name, e.g. ``columns.TABLE_RUNS``; letters, digits, ``_ . -`` only.
+        frame: the table.
+
+    Returns:
+        The path of the Parquet file.
+
+    Raises:
+        ValueError: a bad table name, or duplicate column names.
+        pyarrow.ArrowException (ArrowInvalid / ArrowTypeError): a column mixes types that
+            Parquet cannot store (e.g. ints and strings in one object column).
+        OSError: the directory is not writable (disk full included); an existing file of the
+            same name is left unchanged.
+    """
+    if not _NAME_RE.match(name) or ".." in name:
+        raise ValueError(f"table name {name!r} is not a plain file name")
+    if frame.columns.duplicated().any():
+        dup = sorted(set(frame.columns[frame.columns.duplicated()].map(str)))
+        raise ValueError(f"table {name}: duplicate column(s) {', '.join(dup)}")
+    tables = Path(bundle_dir) / C.TABLES_DIR
+    tables.mkdir(parents=True, exist_ok=True)
+    arrow = pa.Table.from_pandas(frame, preserve_index=False)
+    parquet_path = tables / f"{name}.parquet"
+    mode = opened_mode()  # the umask is read once for both files
+    _atomic_write(parquet_path, lambda tmp: pq.write_table(arrow, tmp), mode)
+    csv_frame = spreadsheet_safe(frame)  # the CSV is for spreadsheets; Parquet stays exact
+    _atomic_write(tables / f"{name}.csv",
+                  lambda tmp: csv_frame.to_csv(tmp, index=False, encoding="utf-8"), mode)
+    return parquet_path
+
+
+def bundle_files(bundle_dir: str | os.PathLike[str], leave_out: Sequence[str] = ()) -> list[str]:
+    """Relative paths of every file in the bundle (the manifest excluded), sorted; the
+    sub-folders ``leave_out`` (a sweep's task folders) are neither listed nor walked."""
+    root = Path(bundle_dir)
+    out = []
+    for folder, dirs, files in os.walk(root):
+        here = Path(folder).relative_to(root)
+        dirs[:] = [d for d in dirs if str(here / d) not in leave_out]
+        out += [str(here / f) for f in files
+                if f != C.MANIFEST_FILE and not f.startswith(".manifest-")]
+    return sorted(p.removeprefix("./") for p in out)
+
+
+def finish_bundle(bundle_dir: str | os.PathLike[str], manifest: dict[str, Any],
+                  leave_out: Sequence[str] = (),
+                  tables: Mapping[str, pd.DataFrame] | None = None) -> Path:
+    """Finalise a bundle: check its tables for plausibility
+    (:mod:`profiling_worker.bundle.schema.plausibility`; the notes go under ``"notes"``), name the
+    method of the aggregated table's CI95 columns (``"ci95_method"``:
+    :data:`profiling_worker.bundle.schema.intervals.CI_METHOD`, lower bounds of non-negative quantities
+    cut at 0 as written), list its files and write ``manifest.json`` last, atomically.
+
+    Every bundle, run or imported, ends here, so checks on finished bundles belong here.
+
+    Args:
+        tables: every table of the bundle as the caller just wrote it with :func:`write_table`
+            (name -> frame; the run path's): checked as given, not read back. None: the
+            tables in ``tables/`` are read.
+
+    Returns:
+        The path of ``manifest.json``.
+
+    Raises:
+        OSError: the directory is not writable (disk full included).
+    """
+    # Notes the caller already has (the importer's) come first, then the checks of the tables.
+    given = [n for n in manifest.get(plausibility.NOTES_KEY) or () if isinstance(n, dict)]
+    notes = given + plausibility.check_bundle(
+        bundle_tables(bundle_dir) if tables is None else tables, manifest)
+    return write_manifest(bundle_dir, {**manifest, plausibility.NOTES_KEY: notes,
+                                       CI95_METHOD_KEY: intervals.CI_METHOD,
+                                       "files": bundle_files(bundle_dir, leave_out)})
+
+
+def bundle_tables(bundle_dir: str | os.PathLike[str]) -> dict[str, pd.DataFrame]:
+    """The tables a bundle has in Parquet (name -> frame); tables it lacks are left out.
+
+    Raises:
+        TableUnreadable: a table file cannot be read, or leads out of the bundle.
+    """
+    tables = {name: read_table_file(bundle_dir, name) for name in (*C.TABLES, *C.OPTIONAL_TABLES)}
+    return {name: frame for name, frame in tables.items() if frame is not None}
+
+
+__all__ = ["write_table", "table_columns", "empty_table", "bundle_files",
+           "finish_bundle"]

@@ -1,0 +1,31 @@
+"""What a backend's collection returns, below both ``backends/`` and ``extract/``: the backends
+build it, ``extract/ignored.py`` filters it, and neither package imports the other for it."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any
+
+import pandas as pd
+
+
+@dataclass
+class Collection:
+    """What a backend returns.
+
+    ``launches``: the per-launch long table (columns in bundle/schema/columns.py, Value in the
+    metric's Unit). ``warnings``: things the user must know (shown in the app).
+    ``backend_info``: merged into the manifest's ``backend`` entry.
+    ``collectors``: info collector values per config and run (None when none were asked for).
+    ``unattributed``: launches outside every config's range or every annotation (table
+    ``unattributed``; None when there were none).
+    ``launch_times``: CUPTI start/end of each launch (table ``launch_times``; None when the
+    backend has none).
+    """
+
+    launches: pd.DataFrame
+    warnings: list[str] = field(default_factory=list)
+    backend_info: dict[str, Any] = field(default_factory=dict)
+    collectors: pd.DataFrame | None = None
+    unattributed: pd.DataFrame | None = None
+    launch_times: pd.DataFrame | None = None

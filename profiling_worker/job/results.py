@@ -1,0 +1,98 @@
+"""Turn a backend's per-launch table into the bundle's tables, and finish the bundle."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+import pandas as pd
+
+from profiling_worker.bundle.writer import empty_table, table_columns, write_table
+# Re-exported (the "as" form says so to mypy): the run path's name for it.
+from profiling_worker.bundle.writer import finish_bundle as finish_bundle
+from profiling_worker.catalog.registry import Registry
+from profiling_worker.bundle.stats.aggregate import aggregate_runs, launches_to_runs
+from profiling_worker.bundle.schema import columns as C
+from profiling_worker.bundle.schema.spec import JobSpec
+
+
+def _formula(f: Any, annotation: str, config: Any) -> float:
+    return float(f(annotation, config)) if f is not None else float("nan")
+
+
+def work_table(spec: JobSpec, registry: Registry,
+               annotations: dict[str, tuple[str, ...]]) -> pd.DataFrame:
+    """Analytic FLOPs and bytes per annotation x config from the kernels' formulas
+    (NaN where a user kernel declares none).
+
+    Returns columns Annotation, Config, <params>, Flops (FLOP), Bytes (byte), Dtype.
+    """
+    rows = []
+    for kernel in spec.kernels:
+        entry = registry.kernels[kernel]
+        for name in annotations[kernel]:
+            for idx, config in enumerate(spec.configs):
+                rows.append({C.ANNOTATION: name, C.CONFIG: idx, **config,
+                             C.FLOPS: _formula(entry.flops, name, config),
+                             C.BYTES: _formula(entry.bytes, name, config),
+                             C.DTYPE: entry.dtype(name)})
+    return pd.DataFrame(rows, columns=table_columns(C.TABLE_WORK, spec.parameter_names))
+
+
+def write_result_tables(job_dir: Path, spec: JobSpec, registry: Registry,
+                        annotations: dict[str, tuple[str, ...]],
+                        launches: pd.DataFrame, nvml: pd.DataFrame,
+                        collectors: pd.DataFrame | None,
+                        unattributed: pd.DataFrame | None = None,
+                        launch_times: pd.DataFrame | None = None) -> dict[str, pd.DataFrame]:
+    """Write runs and aggregated (what the dashboard draws first), then launches, work,
+    nvml_trace and collectors (Parquet + CSV, each file once),
+    ``unattributed`` when some launches belong to no config or no annotation, and
+    ``launch_times`` when the backend saw each launch's start and end (CUPTI).
+
+    Returns:
+        The tables written (name -> frame), for :func:`finish_bundle`'s checks.
+    """
+    params = list(spec.parameter_names)
+    written: dict[str, pd.DataFrame] = {}
+
+    def write(name: str, frame: pd.DataFrame) -> None:
+        write_table(job_dir, name, frame)
+        written[name] = frame
+
+    # what the dashboard draws first is on disk first; the rest follows once it is safe
+    runs = launches_to_runs(launches, params)
+    write(C.TABLE_RUNS, runs)
+    write(C.TABLE_AGGREGATED, aggregate_runs(runs, params))
+    write(C.TABLE_LAUNCHES, launches)
+    write(C.TABLE_WORK, work_table(spec, registry, annotations))
+    write(C.TABLE_NVML, nvml)
+    write(C.TABLE_COLLECTORS,
+          collectors if collectors is not None else empty_table(C.TABLE_COLLECTORS, params))
+    if unattributed is not None and not unattributed.empty:
+        write(C.TABLE_UNATTRIBUTED, unattributed)
+    if launch_times is not None and not launch_times.empty:
+        write(C.TABLE_LAUNCH_TIMES, launch_times)
+    return written
+
+
+def write_run_audit(job_dir: Path, tables: dict[str, pd.DataFrame],
+                    manifest: dict[str, Any]) -> dict[str, pd.DataFrame]:
+    """Write ``tables/run_audit`` (:func:`profiling_worker.bundle.schema.run_audit.audit_runs` of the
+    tables just written and the finished job's manifest) and return ``tables`` with it.
+
+    The audit is derived from the other tables, so a failure of it must not fail the job: it
+    is named in the manifest's ``warnings`` and the app derives the audit on load instead.
+    """
+    from profiling_worker.bundle.schema.run_audit import audit_runs
+
+    try:
+        audit = audit_runs(tables, manifest)
+        if not audit.empty:
+            write_table(job_dir, C.TABLE_RUN_AUDIT, audit)
+            return {**tables, C.TABLE_RUN_AUDIT: audit}
+    except (ValueError, KeyError, TypeError) as exc:  # a table shaped unlike the run path's
+        manifest.setdefault("warnings", []).append(
+            f"the run audit could not be written ({type(exc).__name__}: {exc}); the dashboard "
+            "derives it on load")
+    return tables

@@ -1,0 +1,310 @@
+"""validate -> probe -> collect -> aggregate -> write bundle, emitting events on the way."""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import time
+import traceback
+from collections.abc import Callable
+from dataclasses import dataclass
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from profiling_worker import __version__
+from profiling_worker.probes import gpu_select, metric_check
+from profiling_worker.backends.base import Collection
+from profiling_worker.backends.registry import environment_report, run_side
+from profiling_worker.backends.run_side import BackendStatus, RunJob
+from profiling_worker.catalog.registry import Registry, load_registry
+from profiling_worker.bundle.paths import inside_bundle
+from profiling_worker.backends.channel import Channel, log_tail
+from profiling_worker.extract.ignored import leave_out_ignored
+from profiling_worker.bundle.errors import (OUT_OF_MEMORY_HINT, BackendUnavailable, Cancelled,
+                                            KernelFailed, SpecRejected, WorkerError, classify_known,
+                                            is_out_of_memory)
+from profiling_worker.bundle.schema import backends as B, columns as C
+from profiling_worker.bundle.schema.manifest import JobStatus, now_iso
+from profiling_worker.bundle.schema.configs import device_memory
+from profiling_worker.bundle.schema.spec import (COLLECTORS, SPEC_DEFAULTS, JobSpec, SpecInvalid,
+                                                 check_fits, load_spec, validate_spec)
+from profiling_worker.bundle.schema.spec_file import read_spec_json
+
+if TYPE_CHECKING:
+    import pandas as pd
+
+
+def _annotations(spec: JobSpec, registry: Registry) -> dict[str, tuple[str, ...]]:
+    chosen = set(spec.annotations or ())
+    return {k: tuple(a for a in registry.kernels[k].annotations if not chosen or a in chosen)
+            for k in spec.kernels}
+
+
+def _provenance(started: str) -> dict[str, Any]:
+    """Who recorded the bundle; KPROF_PROVENANCE (a JSON object) adds e.g. the device run."""
+    extra = os.environ.get("KPROF_PROVENANCE", "")
+    try:
+        added = json.loads(extra) if extra else {}
+    except ValueError:
+        added = {"note": extra[:200]}
+    return {"recorded_by": f"profiling_worker {__version__}", "date": started,
+            **(added if isinstance(added, dict) else {})}
+
+
+def _resolve_gpu(spec: JobSpec, env: dict[str, Any]
+                 ) -> tuple[gpu_select.SelectedGpu | None, SpecRejected | None]:
+    """The job's GPU (None for cpu), or the error saying that ``gpu`` is not visible."""
+    if not B.on_gpu(spec.backend):
+        return None, None
+    try:
+        return gpu_select.resolve(spec.gpu, env.get("gpus") or ()), None
+    except SpecRejected as exc:
+        return None, exc
+
+
+def _prepare_gpu_env(selected: gpu_select.SelectedGpu, env: dict[str, Any]) -> None:
+    """Pin CUDA to the job's GPU by UUID and put the ncu that was found on PATH (nsight-python
+    runs plain ``ncu``)."""
+    gpu_select.pin(selected)
+    ncu = (env.get("ncu") or {}).get("path")
+    if ncu:
+        os.environ["PATH"] = os.pathsep.join([os.path.dirname(ncu), os.environ.get("PATH", "")])
+
+
+def _on_sigterm(_signum: int, _frame: Any) -> None:
+    raise Cancelled("the job was cancelled", "")
+
+
+def collect(spec: JobSpec, registry: Registry, job_dir: Path, backend: BackendStatus,
+            channel: Channel, uuid: str | None = None,
+            ready: Callable[[], None] = lambda: None) -> Collection | None:
+    """Run the job's backend (its :class:`~profiling_worker.backends.run_side.RunSide`,
+    backends/registry.py) on the GPU ``uuid`` (the one CUDA_VISIBLE_DEVICES is pinned to; None
+    for cpu); ``backend``: its status in the environment report; ``ready``: the preflight's
+    verdict, called just before the first profiled launch (:class:`Prepared`). None in
+    nsight-python's launch-mode child."""
+    job = RunJob(spec, registry, _annotations(spec, registry), job_dir, backend, channel, uuid,
+                 ready)
+    return run_side(spec.backend).run(job)
+
+
+#: The ncu backend's status in nsight-python's launch-mode child (the parent probed it).
+LAUNCH_CHILD = BackendStatus(True, "launch-mode child of the ncu backend (re-run under ncu)",
+                             nsight_mode=B.NCU_LAUNCH.nsight_mode)
+
+
+def run_child(job_dir: Path) -> None:
+    """The launch-mode child: profile under ncu (nsight-python exits the process itself)."""
+    registry = load_registry()
+    spec = load_spec(str(job_dir / C.SPEC_FILE), registry.kernels)
+    channel = Channel(job_dir, None)
+    try:  # the parent pinned CUDA_VISIBLE_DEVICES to the job's GPU UUID
+        collect(spec, registry, job_dir, LAUNCH_CHILD, channel, gpu_select.pinned_uuid())
+    except BaseException as exc:
+        traceback.print_exc()
+        err = exc if isinstance(exc, WorkerError) else classify_unexpected(exc)
+        channel.emit("error", **err.to_event_fields())
+        raise
+
+
+def classify_unexpected(exc: BaseException) -> WorkerError:
+    """Turn an exception no backend classified into a WorkerError (out of memory, disk full,
+    thermal timeout and counter permission are named)."""
+    known = classify_known(exc)
+    if known is not None:
+        return known
+    text = f"{type(exc).__name__}: {exc}"
+    if is_out_of_memory(exc):
+        return KernelFailed(f"out of memory: {exc}", OUT_OF_MEMORY_HINT)
+    return WorkerError(f"unexpected error {text}", "see worker.log for the traceback",
+                       kind="internal")
+
+
+def classify_failure(exc: BaseException, job_dir: Path) -> WorkerError:
+    """The error a failed job reports: a known fault (disk full, thermal timeout, counter
+    permission, also found in the worker and ncu logs), else the backend's own error."""
+    if isinstance(exc, (Cancelled, SpecRejected)):
+        return exc
+    logs = "" if isinstance(exc, (KernelFailed, BackendUnavailable)) else _ncu_logs(job_dir)
+    known = classify_known(exc, str(job_dir.parent), logs)
+    if known is not None:
+        return known
+    return exc if isinstance(exc, WorkerError) else classify_unexpected(exc)
+
+
+def _ncu_logs(job_dir: Path, max_bytes: int = 65536) -> str:
+    """The ends of worker.log (ncu's own output lands there) and of the ncu logs in nsight/."""
+    parts = []
+    names = [C.LOG_FILE, *sorted(f"{C.NSIGHT_DIR}/{p.name}"
+                                 for p in (job_dir / C.NSIGHT_DIR).glob("*.log"))]
+    for path in filter(None, (inside_bundle(job_dir, n) for n in names)):
+        try:
+            with open(path, "rb") as fh:
+                fh.seek(max(0, path.stat().st_size - max_bytes))
+                parts.append(fh.read().decode("utf-8", "replace"))
+        except OSError:
+            continue
+    return "\n".join(parts)
+
+
+@dataclass
+class Prepared:
+    """What a job needs before profiling: spec, kernels, the backend's status and the env
+    report."""
+
+    spec: JobSpec
+    registry: Registry
+    backend: BackendStatus
+    report: dict[str, Any]
+    notes: list[str]  # things the spec asked for that this backend does not do
+    gpu: gpu_select.SelectedGpu | None = None  # None for the cpu backend
+    #: Waits for the checks started in the background (the ncu metric-name query) and raises
+    #: what they found; called just before the first profiled launch.
+    ready: Callable[[], None] = lambda: None
+
+
+def prepare(job_dir: Path, manifest: dict[str, Any], report: dict[str, Any] | None) -> Prepared:
+    """Load and validate the spec, probe (unless a warm worker passes its ``report``) and check
+    that the backend can run; fills the manifest's spec, environment and provenance.
+
+    Raises:
+        SpecRejected, BackendUnavailable: the job cannot run as asked.
+    """
+    registry = load_registry()
+    manifest["kernel_files"] = {"errors": registry.errors}  # file names only, no paths
+    try:
+        raw = read_spec_json(job_dir / C.SPEC_FILE)  # load_spec's steps, the raw kept for notes
+        spec = validate_spec(raw, registry.kernels, known_collectors=registry.collectors)
+    except SpecInvalid as exc:
+        raise SpecRejected(str(exc), "fix the named fields and submit again") from exc
+    manifest.update(spec=spec.to_json(), spec_hash=spec.spec_hash(),
+                    provenance=_provenance(manifest["started_at"]))
+    manifest["kernel_files"]["sources"] = {k: getattr(registry.kernels[k], "source", "")
+                                           or "built-in" for k in spec.kernels}
+    report = report or environment_report()
+    backend = BackendStatus.from_json(report["backends"][spec.backend])
+    manifest["environment"] = report["environment"]
+    gpu, not_visible = _resolve_gpu(spec, report["environment"])
+    manifest["gpu"] = gpu.to_json() if gpu else None
+    if not backend.available:  # says more than "gpu: 0 is not visible" on a host with none
+        raise BackendUnavailable(f"backend {spec.backend} cannot run here: {backend.reason}",
+                                 backend.fix)
+    if not_visible:
+        raise not_visible
+    _check_memory(spec, registry, report["environment"], gpu)
+    if gpu:
+        _prepare_gpu_env(gpu, report["environment"])
+    ready = (metric_check.start(report["environment"], spec.metrics).verdict
+             if B.get(spec.backend).counters else Prepared.ready)
+    return Prepared(spec, registry, backend, report, _ignored_by_backend(spec, raw), gpu, ready)
+
+
+def _check_memory(spec: JobSpec, registry: Registry, env: dict[str, Any],
+                  gpu: gpu_select.SelectedGpu | None) -> None:
+    """Refuse configs that cannot fit in the job's GPU (host for cpu), by the kernels' byte
+    formulas, before anything runs."""
+    memory, memory_of = device_memory(spec.backend, env.get("gpus") or (),
+                                      gpu.uuid if gpu else None)
+    try:
+        check_fits(spec, registry.kernels, memory, memory_of)
+    except SpecInvalid as exc:
+        raise SpecRejected(str(exc), "fix the named fields and submit again") from exc
+
+
+def _ignored_by_backend(spec: JobSpec, raw: dict[str, Any]) -> list[str]:
+    """Say what the job's backend ignores: a run option it does not apply, set to other than
+    its default (the default asks for nothing), on a host backend the metrics besides its
+    duration (spec validation keeps only that one; ``raw``: the spec.json as submitted), and
+    built-in (NVML) info collectors where it takes none (user collectors run on every
+    backend, by the worker around each run where nsight-python does not call them)."""
+    caps = B.get(spec.backend)
+    notes = [f"the {caps.name} backend does not apply {name} {getattr(spec, name)!r}; ignored"
+             for name in B.OPTIONS
+             if name not in caps.options and getattr(spec, name) != SPEC_DEFAULTS[name]]
+    if not caps.on_gpu:  # a GPU backend refuses metrics it cannot measure at validation instead
+        dropped = [m for m in raw.get("metrics") or () if m != caps.duration_metric]
+        notes += [f"the {caps.name} backend records {caps.duration_metric} only "
+                  f"({caps.measures}); ignored metrics: {', '.join(dropped)}"] if dropped else []
+    builtin = [c for c in spec.collectors if c in COLLECTORS]
+    if builtin and not caps.collectors:
+        why = ("takes no nsight-python info collectors (the NVML trace samples the GPU)"
+               if caps.on_gpu else "has no GPU to sample")
+        notes.append(f"the {caps.name} backend {why}; ignored info collectors: "
+                     + ", ".join(builtin))
+    return notes
+
+
+def profile_and_write(job: Prepared, job_dir: Path, channel: Channel
+                      ) -> tuple[dict[str, Any], dict[str, pd.DataFrame]]:
+    """Collect with the job's backend (NVML sampled meanwhile) and write the tables; returns
+    the manifest entries of a finished job (backend, warnings, status) and the tables written
+    (for finish_bundle's checks)."""
+    from profiling_worker.job import results
+    from profiling_worker.probes.nvml_trace import NvmlSampler
+
+    spec = job.spec
+    channel.emit("log", message=f"backend {spec.backend}: {job.backend.reason}")
+    uuid = job.gpu.uuid if job.gpu else None
+    interval = spec.nvml_interval_ms if uuid else None  # the cpu backend has no GPU to sample
+    with NvmlSampler(uuid, interval) as sampler:
+        result = collect(spec, job.registry, job_dir, job.backend, channel, uuid, job.ready)
+    assert result is not None
+    result = leave_out_ignored(result, spec.ignore_kernels)
+    warnings = job.notes + result.warnings + ([sampler.error] if sampler.error else [])
+    for w in warnings:
+        channel.emit("warning", message=w)
+    channel.emit("progress", done=1, total=1, stage="writing bundle")
+    tables = results.write_result_tables(job_dir, spec, job.registry,
+                                         _annotations(spec, job.registry), result.launches,
+                                         sampler.frame(), result.collectors,
+                                         result.unattributed, result.launch_times)
+    nvml_start = sampler.start_on(result.backend_info.get("clock_pair"))
+    return {"backend": {"name": spec.backend, "nsight_mode": job.backend.nsight_mode,
+                        "reason": job.backend.reason, **result.backend_info,
+                        **({"nvml_trace_start_ns": nvml_start} if nvml_start else {})},
+            "warnings": warnings, "status": JobStatus.DONE.value}, tables
+
+
+def run_job(job_dir: Path, channel: Channel, report: dict[str, Any] | None = None) -> int:
+    """Run the job in ``job_dir`` and write its bundle; returns the exit code (0 done, 1 not).
+
+    ``report``: a warm worker's cached environment report (None: probe now).
+    """
+    from profiling_worker.job import results
+
+    t0 = time.perf_counter()
+    signal.signal(signal.SIGTERM, _on_sigterm)
+    manifest: dict[str, Any] = {"job_id": job_dir.name, "started_at": now_iso(),
+                                "worker_version": __version__}
+    tables = None  # a failed job's finish_bundle reads whatever tables it has
+    try:
+        entries, tables = profile_and_write(prepare(job_dir, manifest, report), job_dir, channel)
+        manifest.update(entries)
+        tables = results.write_run_audit(job_dir, tables, manifest)
+    except Exception as exc:
+        manifest.update(_failure(exc, job_dir))
+    manifest.update(finished_at=now_iso(), wall_s=round(time.perf_counter() - t0, 3))
+    if manifest.get("error"):
+        channel.emit("error", **manifest["error"])
+    try:
+        results.finish_bundle(job_dir, manifest, tables=tables)
+    except OSError as exc:  # disk full: say so on the channel; the app writes what it can
+        traceback.print_exc()
+        err = classify_failure(exc, job_dir)
+        channel.emit("error", **err.to_event_fields(), log_tail=log_tail(job_dir))
+        return 1
+    channel.emit("result", status=manifest["status"])
+    return 0 if manifest["status"] == JobStatus.DONE.value else 1
+
+
+def _failure(exc: Exception, job_dir: Path) -> dict[str, Any]:
+    """Manifest entries of a failed or cancelled job; the traceback goes to the log."""
+    # the log tail goes into the job's error: a spec error or a cancel is its message alone
+    if not isinstance(exc, (SpecRejected, Cancelled)) and (
+            not isinstance(exc, WorkerError) or exc.__cause__ is not None):
+        traceback.print_exc()
+    err = classify_failure(exc, job_dir)
+    status = JobStatus.CANCELLED if isinstance(err, Cancelled) else JobStatus.FAILED
+    return {"status": status.value, "error": {**err.to_event_fields(),
+                                              "log_tail": log_tail(job_dir)}}
