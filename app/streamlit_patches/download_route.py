@@ -25,8 +25,8 @@ import asyncio
 import os
 import threading
 import time
-from collections.abc import AsyncIterator, Iterator
-from typing import TYPE_CHECKING, BinaryIO
+from collections.abc import Iterator
+from typing import TYPE_CHECKING, Any, BinaryIO
 from urllib.parse import quote
 
 from app.core.download_grants import GRANT_TTL_S, GRANTS, TOKEN_CHARS, DownloadKind, Grant
@@ -164,8 +164,6 @@ def _session_alive(session_id: str) -> bool:
 async def endpoint(request: Request) -> Response:
     """The route's handler: the download streamed once its slots are free, or a ``text/plain``
     refusal."""
-    from starlette.responses import StreamingResponse
-
     try:
         grant = granted(request)
         held = await _queued(grant)
@@ -176,12 +174,15 @@ async def endpoint(request: Request) -> Response:
     except DownloadRefused as exc:
         SLOTS.give_back(held)
         return _refusal(exc)
+    except BaseException:  # cancelled (the server stops) or a fault: the slots are not kept
+        SLOTS.give_back(held)
+        raise
     headers = {"Content-Disposition": content_disposition(grant.filename),
                "Cache-Control": "no-store", "X-Content-Type-Options": "nosniff"}
     if length is not None:
         headers["Content-Length"] = str(length)
     media = "application/zip" if grant.kind is DownloadKind.ZIP else "application/octet-stream"
-    return StreamingResponse(_sent(chunks, held), media_type=media, headers=headers)
+    return _stream(chunks, held, media_type=media, headers=headers)
 
 
 def _refusal(exc: DownloadRefused) -> Response:
@@ -234,19 +235,24 @@ async def _client_left(request: Request) -> None:
         continue
 
 
-async def _sent(chunks: Iterator[bytes], held: Held) -> AsyncIterator[bytes]:
-    """``chunks`` read in a thread; the file closed and the slots freed when the last is sent
-    or the client leaves (Starlette then cancels the stream, or closes this generator)."""
+def _stream(chunks: Iterator[bytes], held: Held, **kwargs: Any) -> Response:
+    """A ``StreamingResponse`` of ``chunks`` (read in a thread) that, however it ends (the last
+    byte sent, the client gone, even before the first chunk was read), closes ``chunks`` (its
+    file) and frees the download's slots, once."""
     from starlette.concurrency import iterate_in_threadpool
+    from starlette.responses import StreamingResponse
 
-    try:
-        async for chunk in iterate_in_threadpool(chunks):
-            yield chunk
-    finally:
-        close = getattr(chunks, "close", None)
-        if close is not None:
-            close()
-        SLOTS.give_back(held)
+    class Stream(StreamingResponse):
+        async def __call__(self, scope: Any, receive: Any, send: Any) -> None:
+            try:
+                await super().__call__(scope, receive, send)
+            finally:  # no thread reads ``chunks`` any more: anyio waits for it when cancelled
+                close = getattr(chunks, "close", None)
+                if close is not None:
+                    close()
+                SLOTS.give_back(held)
+
+    return Stream(iterate_in_threadpool(chunks), **kwargs)
 
 
 def _route(base_url: str) -> BaseRoute:

@@ -19,7 +19,8 @@ again when the app script is first imported (a plain ``streamlit run``):
   (``server.disconnectedSessionTTL``) is nearly over, unless it came back: Streamlit only drops
   it from its store when another session is stored later, without shutting it down, so its
   uploads stayed in the server's memory for good (issue 41: +392 MB still held 11 minutes after
-  the tab closed). Shutting it down returns its uploads and session state.
+  the tab closed). Shutting it down drops its upload records and session state (a probe still
+  saw the server's resident size stay up after that: docs/performance.md).
 
 A same-origin handshake (Origin's host:port equals the Host header) is accepted by Streamlit
 before this check is reached, as before.

@@ -262,7 +262,10 @@ def test_a_session_may_hold_at_most_400_mb_of_uploads() -> None:
     manager.add_file("s1", UploadedFileRec("b", "b.ncu-rep", "x", big))
     with pytest.raises(HTTPException) as err:
         manager.add_file("s1", UploadedFileRec("c", "c.ncu-rep", "x", big))
-    assert err.value.status_code == 413 and "450 MB, more than 400 MB" in err.value.detail
+    assert err.value.status_code == 413
+    assert ("c.ncu-rep (150.0 MB) was refused: this tab's files not yet imported hold 300.0 MB"
+            in err.value.detail and "at most 400 MB" in err.value.detail)
+    assert server_guard.upload_refusal("s1") == err.value.detail  # kept for the page, once
     manager.add_file("s2", UploadedFileRec("c", "c.ncu-rep", "x", big))  # another session
     manager.remove_file("s1", "a")
     manager.add_file("s1", UploadedFileRec("c", "c.ncu-rep", "x", big))  # room again

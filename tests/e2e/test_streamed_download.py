@@ -138,7 +138,7 @@ def test_the_inflated_report_streams(
 def test_an_unknown_link_says_why(cli_server: tuple[str, str]) -> None:
     url, _ = cli_server
     with pytest.raises(urllib.error.HTTPError) as refused:
-        urllib.request.urlopen(f"{url}/_kprof/download/{'x' * 43}", timeout=5)
+        urllib.request.urlopen(f"{url}/_kprof/download/{'x' * 43}", timeout=60)
     assert refused.value.code == 404
     assert "unknown or has expired" in refused.value.read().decode()
 

@@ -1,22 +1,44 @@
 """Upload limits are the server's, not only the browser's: with a real server and a real
 browser session, a raw PUT to Streamlit's upload endpoint that is larger than the Import page's
 limit (200 MB, ``server.maxUploadSize``) is refused, whether it says its size up front or
-streams it without a length (chunked)."""
+streams it without a length (chunked). And a closed tab's session, with its uploads, is shut
+down at the end of its reconnect window (issue 41: Streamlit never did, +392 MB were still held
+11 minutes after): the server here has a window (``server.disconnectedSessionTTL``) of a few
+seconds, and logs at debug level, where Streamlit says it shuts a session down."""
 
 from __future__ import annotations
 
 import http.client
+import time
+from collections.abc import Iterator
 from pathlib import Path
 from urllib.parse import urlsplit
 
 import pytest
 
 from app.services.import_client import MAX_UPLOAD_MB
-from tests.e2e.conftest import AppServer, open_app, wait_for_app_run
+from tests.e2e.conftest import AppServer, _require_app, _serve, open_app, wait_for_app_run
 
 pytestmark = pytest.mark.e2e
 
 BOUNDARY = "kprofboundary"
+#: The server's reconnect window here (s): a closed tab's session is shut down at 0.9 x this.
+RECONNECT_WINDOW_S = 4
+#: Bound on waiting for the server to return an upload's memory (s): generous for a busy CI.
+RETURN_WAIT_S = 180
+
+
+@pytest.fixture(scope="module")
+def app_server(request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPathFactory,
+               artifacts_dir: Path) -> Iterator[AppServer]:
+    """conftest's ``app_server`` with a reconnect window of :data:`RECONNECT_WINDOW_S`."""
+    _require_app()
+    base = tmp_path_factory.mktemp("dashboard")
+    (base / "bundled").mkdir()
+    with pytest.MonkeyPatch.context() as env:
+        env.setenv("STREAMLIT_SERVER_DISCONNECTED_SESSION_TTL", str(RECONNECT_WINDOW_S))
+        env.setenv("STREAMLIT_LOGGER_LEVEL", "debug")
+        yield from _serve(request, base, artifacts_dir, base / "bundled")
 
 
 def _captured_upload(page, app_server: AppServer, tmp_path: Path) -> tuple[str, dict[str, str]]:  # type: ignore[no-untyped-def]
@@ -78,3 +100,27 @@ def test_raw_oversized_upload_is_refused_by_the_server(page, app_server: AppServ
     assert ok in (200, 204)  # 1 MB: fine
     assert big == 413  # says 300 MB: refused before reading it
     assert streamed in (413, 0)  # no length given: refused while it streams in
+
+
+def test_a_closed_tabs_session_and_its_uploads_are_shut_down(browser, app_server: AppServer,  # type: ignore[no-untyped-def]
+                                                              tmp_path: Path) -> None:
+    """A file uploaded and never imported; the tab closes; within a generous bound the server
+    shuts its session down (AppSession.shutdown: its uploads removed), which it never did."""
+    context = browser.new_context(viewport={"width": 1400, "height": 1000})
+    page = context.new_page()
+    open_app(page, f"{app_server.url}/import")
+    small = tmp_path / "profiled_data-kept-0.csv"
+    small.write_text("Annotation,Value\nx,1\n", encoding="utf-8")
+    with page.expect_response(lambda r: "/_stcore/upload_file/" in r.url
+                              and r.request.method == "PUT", timeout=RETURN_WAIT_S * 1000) as put:
+        page.get_by_test_id("stFileUploaderDropzoneInput").set_input_files(str(small))
+    assert put.value.status in (200, 204), f"the upload was answered {put.value.status}"
+    wait_for_app_run(page)
+    session_id = put.value.url.split("/_stcore/upload_file/")[1].split("/")[0]
+    context.close()  # the tab closes: its WebSocket disconnects
+    deadline = time.monotonic() + RETURN_WAIT_S
+    while f"Shutting down (id={session_id})" not in app_server.log_path.read_text():
+        assert time.monotonic() < deadline, (
+            f"session {session_id} was not shut down {RETURN_WAIT_S} s after its tab closed "
+            f"(reconnect window {RECONNECT_WINDOW_S} s)")
+        time.sleep(0.5)  # polling interval of the server's log, not a correctness wait

@@ -302,20 +302,23 @@ def test_a_client_that_leaves_stops_the_inflation_and_its_temp_file_goes(  # typ
     assert slots.running() == 0
 
 
+@pytest.mark.parametrize("after_body", [True, False], ids=["after-a-chunk", "at-the-start"])
 def test_a_client_that_leaves_mid_stream_frees_the_file_and_slots(  # type: ignore[no-untyped-def]
-        grants, bundle, slots, monkeypatch) -> None:
+        grants, bundle, slots, monkeypatch, after_body) -> None:
+    """Left after the first chunk, or as soon as the response started (its body maybe never
+    read): either way the unnamed inflated file is closed and the slots are free."""
     store, _ = grants
     monkeypatch.setattr(download_route, "_CHUNK", 64 << 10)
 
-    async def leave_after_a_chunk(sent: list[dict[str, Any]]) -> None:
-        while not any(m.get("body") for m in sent):
+    async def leave(sent: list[dict[str, Any]]) -> None:
+        while not (any(m.get("body") for m in sent) if after_body else sent):
             await asyncio.sleep(0)  # the stream's next step, not a fixed time
 
     before = _deleted_open_files()
     status, _, body = get(url(store, DownloadKind.INFLATED, bundle, REPORT, "r.ncu-rep"),
-                          leave=leave_after_a_chunk)
+                          leave=leave)
     whole = gzip.decompress((bundle / REPORT).read_bytes())
-    assert status == 200 and 0 < len(body) < len(whole)
+    assert status == 200 and len(body) < len(whole)
     assert _deleted_open_files() == before  # the unnamed inflated file is closed
     assert slots.running() == 0
 

@@ -212,6 +212,7 @@ def test_manifest_updates_wait_for_a_write_in_progress(tmp_path: Path) -> None:
     (tmp_path / "manifest.json").write_text(json.dumps(
         {"schema_version": 1, "job_id": "j", "status": "done"}))  # that write lands
     os.close(fd)  # and releases the lock
-    updater.join(10)
+    updater.join(120)
+    assert not updater.is_alive(), "update_manifest still waits 120 s after the lock was freed"
     assert seen == ["done"] and read_manifest(tmp_path)["status"] == "done"
     assert read_manifest(tmp_path)["worker"] == {"pid": 1}

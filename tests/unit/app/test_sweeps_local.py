@@ -251,9 +251,13 @@ def test_a_local_task_left_running_is_followed_by_its_process_after_a_restart(
     first.shutdown()  # the dashboard stops; the task's process runs on
     nxt = SlurmExecutor(tmp_path, sys.executable, poll_s=0.3)
     assert nxt.resume() == [job_id]
-    time.sleep(GRACE_S + 1)  # past the grace time a task unknown to the scheduler fails
-    assert nxt.get(job_id).tasks[0].state == "running"
-    assert nxt.wait(job_id, 120) == JobStatus.DONE
+    # Through the grace time (a task unknown to the scheduler fails past it) the task is never
+    # failed; whether it still runs at the end depends on the machine's load, so not asserted.
+    past_grace = time.monotonic() + GRACE_S + 1
+    while time.monotonic() < past_grace:
+        assert nxt.get(job_id).tasks[0].state != "failed", nxt.get(job_id).tasks[0]
+        time.sleep(0.2)  # polling interval, not a correctness wait
+    assert nxt.wait(job_id, 300) == JobStatus.DONE, nxt.get(job_id).tasks
     assert [(t.state, t.attempt) for t in nxt.get(job_id).tasks] == [("done", 0)]
 
 
