@@ -18,7 +18,7 @@ from app.core.markdown import code, esc
 from app.ui import cached, importing, panels, state
 from app.ui.importing import ImportOutcome
 from profiling_worker.importing.how_read import FIELDS
-from profiling_worker.importing.sniff import SUPPORTED
+from profiling_worker.importing.kinds import supported
 from profiling_worker.bundle.schema import plausibility as P
 
 PAGE = "import"  # widget keys of this page: state.key(PAGE, field)
@@ -117,7 +117,7 @@ st.header("Import results")
 st.markdown(
     "Open results made on another machine or a cluster, with no GPU and no Nsight Compute "
     "here. Each file is recognised by its content, whatever its name:\n\n"
-    + "\n".join(f"- {line}" for line in SUPPORTED)
+    + "\n".join(f"- {line}" for line in supported())
     + "\n\nSeveral files at once: each report or table becomes a job of its own. The files "
     "nsight-python writes for one call (`profiled_data-`, `processed_data-`, `ncu-output-` "
     "with the same `<function>-<id>`) stay together, and so do CSV exports of one Nsight "

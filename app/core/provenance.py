@@ -7,19 +7,11 @@ from __future__ import annotations
 
 from typing import Any
 
+from profiling_worker.importing.kinds import NOT_READ, by_name
+
 from app.core.environment import gpu_name, job_gpu_index
 from app.core.markdown import code, esc
 
-#: What each sniffed file kind is, in words (kinds written by the importer in
-#: manifest ``provenance.formats``).
-KIND_WORDS = {
-    "nsight_raw": "nsight-python per-run CSV",
-    "nsight_agg": "nsight-python aggregated CSV",
-    "ncu_raw": "Nsight Compute CSV export (raw page)",
-    "ncu_details": "Nsight Compute CSV export (details page)",
-    "ncu_report": "Nsight Compute report",
-    "ncu_text": "Nsight Compute console text",
-}
 _MAX_FILES = 4  # more names make the banner a paragraph; the manifest lists them all
 
 
@@ -41,9 +33,11 @@ def import_banner(manifest: dict[str, Any]) -> str:
     prov = manifest.get("provenance") or {}
     unread = [str(f) for f in prov.get("not_read") or []]
     formats = prov.get("formats") or {}
+    known = by_name()  # the importer's kinds; one it no longer knows is a "file"
+    kind = {str(f): known[str(k)] for f, k in formats.items() if str(k) in known}
     files = [str(f) for f in prov.get("imported_from") or []  # a log holds no values
-             if str(f) not in unread and formats.get(f) != "ncu_log"]
-    kinds = list(dict.fromkeys(KIND_WORDS.get(str(formats.get(f)), "file") for f in files))
+             if str(f) not in unread and (str(f) not in kind or kind[str(f)].reader != NOT_READ)]
+    kinds = list(dict.fromkeys(kind[f].words if f in kind else "file" for f in files))
     names = ", ".join(code(f) for f in files[:_MAX_FILES])  # names from files: as text
     if len(files) > _MAX_FILES:
         names += f" and {len(files) - _MAX_FILES} more"
@@ -97,5 +91,5 @@ def banner(manifest: dict[str, Any] | None, gpu_here: bool) -> str | None:
     return f"No GPU here: showing results recorded on {esc(gpu)} by this project's worker"
 
 
-__all__ = ["ANNOTATED_SCOPE", "banner", "import_banner", "is_imported", "KIND_WORDS",
+__all__ = ["ANNOTATED_SCOPE", "banner", "import_banner", "is_imported",
            "NCU_IMPORT_SCOPE", "profiled_scope"]

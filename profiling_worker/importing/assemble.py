@@ -18,7 +18,7 @@ import json
 import re
 import shutil
 import tempfile
-from collections.abc import Collection, Sequence
+from collections.abc import Callable, Collection, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -128,14 +128,14 @@ def import_nsight_output(sources: Sequence[Path], out_dir: Path, job_id: str, *,
     final = _check_target(Path(out_dir), job_id, reserved_ids)
     found, left_out = K.gather([Path(s) for s in sources])
     ignored = [*ignored, *left_out]
-    readable = [s for s in found if R.BY_NAME[s.kind].reader != R.NOT_READ]
+    readable = [s for s in found if R.by_name()[s.kind].reader != R.NOT_READ]
     if not readable:
         given = ", ".join(Path(s).name for s in sources)[:200] or "none given"
         if found:  # logs only: ncu's ==PROF== lines hold no profiled value
             raise ImportFailed(f"{given}: ncu's log (==PROF== lines) with no profiled values "
                                "in it", K.HINT_NCU_EXPORT)
         raise ImportFailed(f"no nsight-python CSV, Nsight Compute CSV or report among the "
-                           f"sources ({given})", R.HINT_SUPPORTED)
+                           f"sources ({given})", R.hint_supported())
     try:
         job = _read(found, param_names, nvtx)
         return _write(job, found, ignored, Path(out_dir), job_id, final)
@@ -155,6 +155,33 @@ def import_nsight_output(sources: Sequence[Path], out_dir: Path, job_id: str, *,
 
 
 def _read(found: list[K.Sniffed], param_names: Sequence[str] | None, nvtx: str) -> Job:
+    own = next((R.by_name()[s.kind] for s in found if R.by_name()[s.kind].read), None)
+    if own is None or own.read is None:
+        return _read_combined(found, param_names, nvtx)
+    return _read_own(found, own, own.read)
+
+
+def _read_own(found: list[K.Sniffed], kind: R.ImportKind, read: Callable[[list[Path]], Job]
+              ) -> Job:
+    """The job of the files of ``kind``, a kind with a reader of its own (``read``, its
+    :attr:`~.kinds.ImportKind.read`), which reads them alone.
+
+    Raises:
+        ImportFailed: files of another kind beside them (logs aside), or from the reader.
+    """
+    mine = [s.path for s in found if s.kind == kind.name]
+    others = [s.path.name for s in found
+              if s.kind != kind.name and R.by_name()[s.kind].reader != R.NOT_READ]
+    if others:
+        raise ImportFailed(", ".join(others)[:200] + f": not read with {mine[0].name} "
+                           f"({kind.words}), which is read on its own",
+                           "import these files separately")
+    return read(mine)
+
+
+def _read_combined(found: list[K.Sniffed], param_names: Sequence[str] | None, nvtx: str
+                   ) -> Job:
+    """The job of nsight-python CSVs, Nsight Compute exports and reports, read together."""
     nsight = _read_by(found, R.NSIGHT_CSVS)
     ncu_csvs = _read_by(found, R.NCU_EXPORTS)
     reports = [s.path for s in _read_by(found, R.NCU_REPORTS)]
@@ -196,7 +223,7 @@ def _read(found: list[K.Sniffed], param_names: Sequence[str] | None, nvtx: str) 
 
 def _read_by(found: list[K.Sniffed], reader: str) -> list[K.Sniffed]:
     """The files of ``found`` that ``reader`` (:data:`.kinds.READERS`) reads, in order."""
-    return [s for s in found if R.BY_NAME[s.kind].reader == reader]
+    return [s for s in found if R.by_name()[s.kind].reader == reader]
 
 
 def _copy_sources(found: list[K.Sniffed], nsight: Path) -> list[str]:

@@ -42,9 +42,6 @@ from profiling_worker.importing.nvtx_columns import INNERMOST
 from profiling_worker.importing.own_process import forked
 from profiling_worker.bundle.schema.manifest import JobStatus
 
-#: What the Nsight Compute export reader reads: grouped by their launches, not by call.
-_EXPORT_KINDS = R.read_by(R.NCU_EXPORTS)
-
 
 
 def _sniffed(path: Path) -> K.Sniffed | None:
@@ -59,7 +56,8 @@ def _group_key(path: Path, found: K.Sniffed | None) -> Hashable:
     export, or the path itself (a group of one)."""
     if found is None:
         return path
-    if found.kind not in _EXPORT_KINDS:  # nsight-python's files, reports, logs
+    # ncu CSV exports go by their launches; nsight-python's files, reports and logs by call
+    if found.kind not in R.read_by(R.NCU_EXPORTS):
         call = nsight_call(path)
         return ("nsight-python call", call) if call else path
     try:
@@ -156,7 +154,8 @@ def _join_exports(groups: list[list[Path]], kinds: dict[Path, K.Sniffed]) -> lis
                and kinds[g[0]].kind == R.NCU_REPORT]
     out = list(groups)
     for group in groups:
-        if not reports or not all(p in kinds and kinds[p].kind in _EXPORT_KINDS for p in group):
+        if not reports or not all(p in kinds and kinds[p].kind in R.read_by(R.NCU_EXPORTS)
+                                  for p in group):
             continue
         home = next((g for g in reports if export_of_forked(g[0], kinds[group[0]])), None)
         if home is not None:

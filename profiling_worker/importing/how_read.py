@@ -21,7 +21,7 @@ FIELDS = (("kind", "Kind"), ("tool_version", "Tool version"), ("page", "Page"),
 
 
 def _default(s: K.Sniffed, job: Job, not_read: set[str]) -> dict[str, Any]:
-    kind = R.BY_NAME[s.kind]
+    kind = R.by_name()[s.kind]
     row: dict[str, Any] = {"kind": kind.words, "configs": len(job.configs)}
     if kind.reader == R.NSIGHT_CSVS:
         row.update(tool_version="nsight-python " + str(job.provenance.get(

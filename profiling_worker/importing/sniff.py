@@ -21,9 +21,7 @@ from pathlib import Path
 
 from profiling_worker.bundle.errors import ImportFailed
 from profiling_worker.importing import kinds as R, refusals as X
-# Re-exported (the "as" form says so to mypy): the app imports them from here.
-from profiling_worker.importing.kinds import HINT_SUPPORTED as HINT_SUPPORTED
-from profiling_worker.importing.kinds import SUPPORTED as SUPPORTED
+# Re-exported (the "as" form says so to mypy): the app imports it from here.
 from profiling_worker.importing.refusals import HINT_NCU_EXPORT as HINT_NCU_EXPORT
 
 _HEAD_BYTES = 64 * 1024
@@ -41,8 +39,8 @@ _NSYS_COLUMNS = ({"Time (%)", "Total Time (ns)", "Instances"}, {"Start (ns)", "D
 class Sniffed:
     """One source file and what it is.
 
-    ``kind``: the name of one of :data:`.kinds.KINDS`; ``delimiter``; ``decimal`` (``.`` or ``,``);
-    ``skip``: lines before the CSV header (ncu's ``==PROF==`` lines); ``encoding``."""
+    ``kind``: the name of one of :func:`.kinds.registered`; ``delimiter``; ``decimal`` (``.`` or
+    ``,``); ``skip``: lines before the CSV header (ncu's ``==PROF==`` lines); ``encoding``."""
 
     path: Path
     kind: str
@@ -129,18 +127,19 @@ def describe_unknown(path: Path, head: bytes) -> str:
     return "text that is not a table"
 
 
-#: The columns each kind's header must hold (:func:`_csv_kind`), by the tool that writes it.
-_REQUIRED = (("nsight-python's per-run CSV (profiled_data)", R.BY_NAME[R.NSIGHT_RAW].columns),
-             ("nsight-python's aggregated CSV (processed_data)",
-              R.BY_NAME[R.NSIGHT_AGG].columns),
-             ("Nsight Compute's CSV export", R.BY_NAME[R.NCU_RAW].columns))
+#: The kinds whose header must hold their columns (:func:`_missing_columns`), by the tool that
+#: writes them.
+_REQUIRED = (("nsight-python's per-run CSV (profiled_data)", R.NSIGHT_RAW),
+             ("nsight-python's aggregated CSV (processed_data)", R.NSIGHT_AGG),
+             ("Nsight Compute's CSV export", R.NCU_RAW))
 
 
 def _missing_columns(fields: list[str]) -> str | None:
     """For a header that has most of one kind's required columns but not all (a column
     dropped or renamed by hand): which kind it resembles and which columns it lacks."""
     names = set(fields)
-    for kind, required in _REQUIRED:
+    for kind, name in _REQUIRED:
+        required = R.by_name()[name].columns
         lacks = [c for c in required if c not in names]
         if lacks and len(required) - len(lacks) >= 2:  # two of its names: not a coincidence
             has = ", ".join(c for c in required if c in names)
@@ -186,7 +185,7 @@ def sniff(path: Path) -> Sniffed | None:
         if kind is not None and (i == skip or kind.late_header):
             return Sniffed(path, kind.name, delimiter, _decimal(lines[i + 1:i + 50], delimiter),
                            i, encoding)
-    told = next((k for k in R.KINDS if k.lines is not None and k.lines(lines)), None)
+    told = next((k for k in R.registered() if k.lines is not None and k.lines(lines)), None)
     return None if told is None else Sniffed(path, told.name, encoding=encoding)
 
 
@@ -196,10 +195,10 @@ def _magic_kind(path: Path, head: bytes) -> Sniffed | None:
     if head.startswith(_GZIP_MAGIC):
         try:
             with gzip.open(path) as fh:
-                head = fh.read(max(len(k.magic) for k in R.KINDS))
+                head = fh.read(max(len(k.magic) for k in R.registered()))
         except (OSError, EOFError):
             return None
-    kind = next((k for k in R.KINDS if k.magic and head.startswith(k.magic)), None)
+    kind = next((k for k in R.registered() if k.magic and head.startswith(k.magic)), None)
     return None if kind is None else Sniffed(path, kind.name)
 
 
@@ -245,7 +244,7 @@ def refused(path: Path, head: bytes) -> ImportFailed:
         return ImportFailed(f"{path.name}: {X.message(kind, path.name)}; nothing to import",
                             kind.fix)
     return ImportFailed(f"{path.name}: {describe_unknown(path, head)}; it is not a file "
-                        "nsight-python or Nsight Compute writes", HINT_SUPPORTED)
+                        "nsight-python or Nsight Compute writes", R.hint_supported())
 
 
 def _head(path: Path) -> bytes:

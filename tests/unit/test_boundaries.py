@@ -173,6 +173,8 @@ APP_MAY_IMPORT = {
     "profiling_worker.sweep": "job-running entry point: submitit pickles sweep.task.run_task for "
                               "the nodes; the app merges a sweep's finished tasks",
     "profiling_worker.importing.how_read": "the Import page shows how each field is read",
+    "profiling_worker.importing.kinds": "the Import page lists the supported formats and the "
+                                        "import banner names each file's kind, from the registry",
     "profiling_worker.importing.sniff": "the Import page lists the formats the importer reads",
 }
 

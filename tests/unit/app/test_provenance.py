@@ -55,7 +55,8 @@ def test_imported_csvs_name_kinds_and_nsight_python_version(tmp_path: Path) -> N
     text = banner(read_manifest(import_nsight_output(csvs, tmp_path, "csv")), False)
     assert text is not None
     assert "`processed_data-scale-0.csv`, `profiled_data-scale-0.csv`" in text
-    assert "nsight-python aggregated CSV; nsight-python per-run CSV" in text
+    assert ("nsight-python aggregated CSV (processed_data); nsight-python per-run CSV "
+            "(profiled_data)") in text
     assert "nsight-python 0.9.6" in text
 
 

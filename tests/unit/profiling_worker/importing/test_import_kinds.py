@@ -1,50 +1,104 @@
 """The registry of import kinds (importing/kinds.py, issue 38): each kind is told by content on
-a recorded file, the supported-format list and the refusal hint come from it, and the table of
+a recorded file, the supported-format list, the refusal hint and the import banner come from it,
+a module of importing/readers registers its kind by itself and is read alone, and the table of
 docs/importing.md is tested against it."""
 
 import re
+import sys
+from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
 
+from app.core.provenance import import_banner
 from profiling_worker.bundle.errors import ImportFailed
-from profiling_worker.importing import kinds as R, sniff
+from profiling_worker.importing import kinds as R, readers, sniff
 from profiling_worker.importing.assemble import import_nsight_output
 
 ROOT = Path(__file__).parents[4]
-CASES = ROOT / "tests" / "fixtures" / "import_cases"
-#: One recorded file of each kind (tests/fixtures/import_cases/README.md says where each is from).
-RECORDED = {
-    R.NSIGHT_AGG: "01-output-prefix/bench_processed_data-smem_ops-0.csv",
-    R.NSIGHT_RAW: "01-output-prefix/bench_profiled_data-smem_ops-0.csv",
-    R.NCU_DETAILS: "08-details-rule-columns/ranges_details_base.csv",
-    R.NCU_RAW: "09-nvtx-in-csv/ranges_raw.csv",
-    R.NCU_REPORT: "10-two-launches-per-pass/ranges.ncu-rep.gz",
-    R.NCU_TEXT: "12-ncu-console-text/ranges_text.log",
-    R.NCU_LOG: "14-nvtx-nested/record.log",
-}
+CASES = ROOT / "tests" / "fixtures" / "import_cases"  # README.md there says where each is from
+NSPY_CSV = CASES / "01-output-prefix" / "bench_profiled_data-smem_ops-0.csv"
+
+
+def _told(path: Path) -> str | None:
+    try:
+        found = sniff.sniff(path)
+    except ImportFailed:  # a case of a broken file
+        return None
+    return None if found is None else found.kind
 
 
 def test_every_registered_kind_is_told_from_a_recorded_file():
-    assert set(RECORDED) == set(R.BY_NAME), "a kind without a recorded file, or a stale entry"
-    for kind, rel in RECORDED.items():
-        found = sniff.sniff(CASES / rel)
-        assert found is not None and found.kind == kind, rel
+    told = {_told(p) for p in CASES.rglob("*") if p.is_file()}
+    missing = set(R.by_name()) - told
+    assert not missing, f"no recorded file of kind(s) {sorted(missing)} under {CASES.name}"
 
 
-def test_every_kind_is_read_by_a_known_reader_and_every_reader_reads_one():
-    assert {k.reader for k in R.KINDS} == set(R.READERS)
-    assert all(k.supported for k in R.KINDS if k.reader != R.NOT_READ)
+def test_every_kind_is_read_by_a_known_reader_or_its_own_and_every_reader_reads_one():
+    combined = [k for k in R.registered() if k.read is None]
+    assert {k.reader for k in combined} == set(R.READERS)
+    assert all(k.supported for k in R.registered() if k.reader != R.NOT_READ)
+    with pytest.raises(ValueError, match="give one of reader"):
+        R.ImportKind("both", "a kind", R.NCU_EXPORTS, read=lambda paths: NotImplemented)
 
 
 def test_the_supported_list_and_the_refusal_hint_come_from_the_registry(tmp_path: Path):
-    assert R.SUPPORTED == tuple(dict.fromkeys(k.supported for k in R.KINDS if k.supported))
-    assert sniff.SUPPORTED is R.SUPPORTED and sniff.HINT_SUPPORTED == R.HINT_SUPPORTED
+    assert R.supported() == tuple(dict.fromkeys(k.supported for k in R.registered()
+                                                if k.supported))
     odd = tmp_path / "notes.csv"
     odd.write_text("a,b,c\n1,2,3\n", encoding="utf-8")
     with pytest.raises(ImportFailed) as caught:
         import_nsight_output([odd], tmp_path / "out", "odd")
-    assert all(line in caught.value.hint for line in R.SUPPORTED)
+    assert caught.value.hint == R.hint_supported()
+    assert all(line in caught.value.hint for line in R.supported())
+
+
+#: A kind with a reader of its own, as a module of importing/readers declares it (its reader
+#: refuses, so that the test sees which reader the import called, without a job to build).
+_TOY_READER = """
+from profiling_worker.bundle.errors import ImportFailed
+from profiling_worker.importing.kinds import ImportKind
+
+
+def _read(paths):
+    raise ImportFailed("toy reader called on " + ", ".join(p.name for p in paths), "none")
+
+
+KIND = ImportKind("toy_gpu_trace", "a toy GPU trace", supported="toy GPU traces",
+                  columns=("Start (ns)", "Duration (ns)", "CorrId", "Name"), read=_read)
+"""
+
+
+@pytest.fixture()
+def toy_kind(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[Path]:
+    """A module named ``toy_gpu_trace`` in a folder of :mod:`readers` (the registry as it is
+    once such a module is added); the registry is read again before and after."""
+    folder = tmp_path / "readers"
+    folder.mkdir()
+    (folder / "toy_gpu_trace.py").write_text(_TOY_READER, encoding="utf-8")
+    monkeypatch.setattr(readers, "__path__", [*readers.__path__, str(folder)])
+    R.registered.cache_clear(), R.by_name.cache_clear()
+    trace = tmp_path / "trace.csv"
+    trace.write_text("Start (ns),Duration (ns),CorrId,Name\n1000,2048,11,k\n", encoding="utf-8")
+    yield trace
+    monkeypatch.undo()
+    sys.modules.pop(f"{readers.__name__}.toy_gpu_trace", None)
+    R.registered.cache_clear(), R.by_name.cache_clear()
+
+
+def test_a_module_of_readers_registers_its_kind_and_reads_its_files_alone(toy_kind: Path,
+                                                                          tmp_path: Path):
+    assert R.registered()[-1].name == "toy_gpu_trace" and "toy GPU traces" in R.supported()
+    assert sniff.sniff(toy_kind) is not None and sniff.sniff(toy_kind).kind == "toy_gpu_trace"
+    with pytest.raises(ImportFailed, match="toy reader called on trace.csv"):
+        import_nsight_output([toy_kind], tmp_path / "out", "toy")
+    with pytest.raises(ImportFailed, match="which is read on its own") as caught:
+        import_nsight_output([toy_kind, NSPY_CSV], tmp_path / "out", "mixed")
+    assert NSPY_CSV.name in str(caught.value)
+    assert caught.value.hint == "import these files separately"
+    manifest = {"provenance": {"imported_from": ["trace.csv"],
+                               "formats": {"trace.csv": "toy_gpu_trace"}}}
+    assert "(a toy GPU trace)" in import_banner(manifest)
 
 
 def _doc_rows() -> list[list[str]]:
@@ -61,9 +115,9 @@ def _doc_rows() -> list[list[str]]:
 def test_the_docs_table_names_every_kind_and_how_it_is_told():
     rows = _doc_rows()
     kinds = [row[1].strip("`") for row in rows]
-    assert set(kinds) == set(R.BY_NAME), (f"docs/importing.md names {sorted(set(kinds))}, the "
-                                          f"registry {sorted(R.BY_NAME)}")
-    for kind in R.KINDS:
+    assert set(kinds) == set(R.by_name()), (f"docs/importing.md names {sorted(set(kinds))}, the "
+                                            f"registry {sorted(R.by_name())}")
+    for kind in R.registered():
         told_by = rows[kinds.index(kind.name)][3]  # the first row of the kind: its full header
         missing = [c for c in kind.columns if f"`{c}`" not in told_by]
         assert not missing, f"{kind.name}: docs/importing.md does not name column(s) {missing}"
