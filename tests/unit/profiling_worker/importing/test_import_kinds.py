@@ -65,7 +65,7 @@ def _read(paths):
 
 
 KIND = ImportKind("toy_gpu_trace", "a toy GPU trace", supported="toy GPU traces",
-                  columns=("Start (ns)", "Duration (ns)", "CorrId", "Name"), read=_read)
+                  columns=("toy start (ns)", "toy duration (ns)"), read=_read)
 """
 
 
@@ -79,7 +79,7 @@ def toy_kind(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[Path]:
     monkeypatch.setattr(readers, "__path__", [*readers.__path__, str(folder)])
     R.registered.cache_clear(), R.by_name.cache_clear()
     trace = tmp_path / "trace.csv"
-    trace.write_text("Start (ns),Duration (ns),CorrId,Name\n1000,2048,11,k\n", encoding="utf-8")
+    trace.write_text("toy start (ns),toy duration (ns)\n1000,2048\n", encoding="utf-8")
     yield trace
     monkeypatch.undo()
     sys.modules.pop(f"{readers.__name__}.toy_gpu_trace", None)
