@@ -9,7 +9,8 @@ Which reader reads what:
   beside them adds the per-launch table and, when its launches can be placed, replaces the
   per-run values of the metrics it holds with values recomputed per launch;
 * a ``.ncu-rep`` alone (:mod:`.report_job`) gives launches, runs and aggregated;
-* an Nsight Compute CSV export alone (:mod:`.ncu_csv`) does the same from its rows.
+* an Nsight Compute CSV export alone (:mod:`.ncu_csv`) does the same from its rows;
+* files of a kind with a reader of its own (a module of :mod:`.readers`) are read by it, alone.
 """
 
 from __future__ import annotations
