@@ -77,13 +77,15 @@ def toy_kind(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[Path]:
     folder.mkdir()
     (folder / "toy_gpu_trace.py").write_text(_TOY_READER, encoding="utf-8")
     monkeypatch.setattr(readers, "__path__", [*readers.__path__, str(folder)])
-    R.registered.cache_clear(), R.by_name.cache_clear()
+    R.registered.cache_clear()
+    R.by_name.cache_clear()
     trace = tmp_path / "trace.csv"
     trace.write_text("toy start (ns),toy duration (ns)\n1000,2048\n", encoding="utf-8")
     yield trace
     monkeypatch.undo()
     sys.modules.pop(f"{readers.__name__}.toy_gpu_trace", None)
-    R.registered.cache_clear(), R.by_name.cache_clear()
+    R.registered.cache_clear()
+    R.by_name.cache_clear()
 
 
 def test_a_module_of_readers_registers_its_kind_and_reads_its_files_alone(toy_kind: Path,
