@@ -19,8 +19,13 @@ again when the app script is first imported (a plain ``streamlit run``):
   (``server.disconnectedSessionTTL``) is nearly over, unless it came back: Streamlit only drops
   it from its store when another session is stored later, without shutting it down, so its
   uploads stayed in the server's memory for good (issue 41: +392 MB still held 11 minutes after
-  the tab closed). Shutting it down drops its upload records and session state (a probe still
-  saw the server's resident size stay up after that: docs/performance.md).
+  the tab closed). Shutting it down drops its upload records.
+- A session shut down lets go of its state (widget values: the uploader's ``UploadedFile``
+  objects share the upload's bytes). Streamlit 1.67 keeps the shut-down ``AppSession`` alive
+  when it was the last one flushed: ``Runtime._loop_coroutine``'s loop variable
+  ``active_session_info`` stays bound while the loop waits for the next connection, so a
+  150 MB upload never imported stayed in the server (+146 MB resident) after its session was
+  shut down (issue 41; docs/performance.md).
 
 A same-origin handshake (Origin's host:port equals the Host header) is accepted by Streamlit
 before this check is reached, as before.
@@ -142,12 +147,27 @@ def _close_if_gone(runtime: Any, session_id: str) -> None:
         _refusals.pop(session_id, None)
 
 
+def _state_dropping_shutdown(shutdown: Callable[..., None]) -> Callable[..., None]:
+    """``AppSession.shutdown`` that also clears the session's state (as Streamlit's own "clear
+    cache" request does), so a reference to the shut-down session kept elsewhere holds no
+    widget values, uploaded files included."""
+
+    def shutdown_session(self: Any) -> None:
+        shutdown(self)
+        self._session_state.clear()
+
+    shutdown_session.drops_state = True  # type: ignore[attr-defined]
+    return shutdown_session
+
+
 def install() -> None:
     """Put :func:`is_own_origin` in place of Streamlit's cross-origin test of the WebSocket,
-    make its external-IP lookup return None, cap a session's uploads and shut down a closed
-    tab's session at the end of its reconnect window. Idempotent."""
+    make its external-IP lookup return None, cap a session's uploads, shut down a closed
+    tab's session at the end of its reconnect window and clear a shut-down session's state.
+    Idempotent."""
     from streamlit import net_util
     from streamlit.runtime import Runtime
+    from streamlit.runtime.app_session import AppSession
     from streamlit.runtime.memory_uploaded_file_manager import MemoryUploadedFileManager
     from streamlit.web.server.starlette import starlette_websocket
 
@@ -157,6 +177,8 @@ def install() -> None:
     if not getattr(Runtime.disconnect_session, "closing", False):
         setattr(Runtime, "disconnect_session",  # noqa: B010
                 _closing_disconnect(Runtime.disconnect_session))
+    if not getattr(AppSession.shutdown, "drops_state", False):
+        setattr(AppSession, "shutdown", _state_dropping_shutdown(AppSession.shutdown))  # noqa: B010
 
     setattr(starlette_websocket, "is_url_from_allowed_origins", is_own_origin)  # noqa: B010
     setattr(net_util, "get_external_ip", _no_external_ip)  # noqa: B010
