@@ -56,6 +56,7 @@ class AppServer:
     url: str
     results_dir: Path
     log_path: Path
+    pid: int = 0  # the server process (0: not known)
 
 
 def free_port() -> int:
@@ -126,7 +127,7 @@ def _serve(request: pytest.FixtureRequest, base: Path, artifacts_dir: Path,
                                 start_new_session=True)
     try:
         wait_healthy(proc, url, log_path)
-        yield AppServer(url=url, results_dir=results, log_path=log_path)
+        yield AppServer(url=url, results_dir=results, log_path=log_path, pid=proc.pid)
     finally:
         _stop(proc)
         module = request.module.__name__.rsplit(".", 1)[-1]
