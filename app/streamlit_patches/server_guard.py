@@ -1,4 +1,4 @@
-"""Three changes to the Streamlit server, made before it starts (``kernel-dashboard``) and
+"""Changes to the Streamlit server, made before it starts (``kernel-dashboard``) and
 again when the app script is first imported (a plain ``streamlit run``):
 
 - The WebSocket accepts a cross-origin handshake only from the dashboard's own origin: a host
@@ -21,11 +21,12 @@ again when the app script is first imported (a plain ``streamlit run``):
   uploads stayed in the server's memory for good (issue 41: +392 MB still held 11 minutes after
   the tab closed). Shutting it down drops its upload records.
 - A session shut down lets go of its state (widget values: the uploader's ``UploadedFile``
-  objects share the upload's bytes). Streamlit 1.67 keeps the shut-down ``AppSession`` alive
-  when it was the last one flushed: ``Runtime._loop_coroutine``'s loop variable
-  ``active_session_info`` stays bound while the loop waits for the next connection, so a
-  150 MB upload never imported stayed in the server (+146 MB resident) after its session was
-  shut down (issue 41; docs/performance.md).
+  objects share the upload's bytes). Streamlit 1.67 (checked: 1.67.0) keeps a shut-down
+  ``AppSession`` alive: the last one flushed through ``Runtime._loop_coroutine``'s loop
+  variable ``active_session_info``, bound while the loop waits for the next connection, and
+  older ones through reference cycles until the cycle collector's full pass; so a 150 MB
+  upload never imported kept the server 143 MiB up after its session was shut down, one more
+  such for every closed tab (issue 41; docs/performance.md).
 
 A same-origin handshake (Origin's host:port equals the Host header) is accepted by Streamlit
 before this check is reached, as before.

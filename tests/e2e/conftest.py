@@ -59,6 +59,14 @@ class AppServer:
     pid: int = 0  # the server process (0: not known)
 
 
+def rss_mib(pid: int) -> float:
+    """Resident set of process ``pid`` in MiB (``VmRSS`` of ``/proc/<pid>/status``)."""
+    for line in Path(f"/proc/{pid}/status").read_text().splitlines():
+        if line.startswith("VmRSS:"):
+            return int(line.split()[1]) / 1024
+    raise RuntimeError(f"no VmRSS for {pid}: the process is gone")
+
+
 def free_port() -> int:
     """A TCP port free on 127.0.0.1 right now."""
     with socket.socket() as s:

@@ -18,7 +18,8 @@ from urllib.parse import urlsplit
 import pytest
 
 from app.services.import_client import MAX_UPLOAD_MB
-from tests.e2e.conftest import AppServer, _require_app, _serve, open_app, wait_for_app_run
+from tests.e2e.conftest import (AppServer, _require_app, _serve, open_app, rss_mib,
+                               wait_for_app_run)
 
 pytestmark = pytest.mark.e2e
 
@@ -118,13 +119,13 @@ def test_a_closed_tabs_session_and_its_uploads_are_shut_down(browser, app_server
     kept = tmp_path / "profiled_data-kept-0.csv"
     with kept.open("wb") as f:
         f.write(b"Annotation,Value\n" + b"x,1\n" * (KEPT_MB * 10**6 // 4))
-    before = _rss_mib(app_server.pid)
+    before = rss_mib(app_server.pid)
     with page.expect_response(lambda r: "/_stcore/upload_file/" in r.url
                               and r.request.method == "PUT", timeout=RETURN_WAIT_S * 1000) as put:
         page.get_by_test_id("stFileUploaderDropzoneInput").set_input_files(str(kept))
     assert put.value.status in (200, 204), f"the upload was answered {put.value.status}"
     wait_for_app_run(page, RETURN_WAIT_S * 1000)
-    held = _rss_mib(app_server.pid)
+    held = rss_mib(app_server.pid)
     assert held - before > KEPT_MB * 0.7, (  # else the check below would prove nothing
         f"the server's RSS went from {before:.0f} to {held:.0f} MiB with a {KEPT_MB} MB upload")
     session_id = put.value.url.split("/_stcore/upload_file/")[1].split("/")[0]
@@ -135,16 +136,9 @@ def test_a_closed_tabs_session_and_its_uploads_are_shut_down(browser, app_server
             f"session {session_id} was not shut down {RETURN_WAIT_S} s after its tab closed "
             f"(reconnect window {RECONNECT_WINDOW_S} s)")
         time.sleep(0.5)  # polling interval of the server's log, not a correctness wait
-    while (now := _rss_mib(app_server.pid)) > before + KEPT_MB / 4:
+    while (now := rss_mib(app_server.pid)) > before + KEPT_MB / 4:
         assert time.monotonic() < deadline, (
             f"the server's RSS is {now:.0f} MiB {RETURN_WAIT_S} s after the tab closed: "
             f"{before:.0f} MiB before the {KEPT_MB} MB upload, {held:.0f} MiB with it")
         time.sleep(0.5)  # polling interval of the server's memory, not a correctness wait
 
-
-def _rss_mib(pid: int) -> float:
-    """Resident set of process ``pid`` (MiB, from /proc/<pid>/status VmRSS)."""
-    for line in Path(f"/proc/{pid}/status").read_text().splitlines():
-        if line.startswith("VmRSS:"):
-            return int(line.split()[1]) / 1024
-    raise AssertionError(f"process {pid} has no VmRSS: it is gone")
