@@ -19,7 +19,8 @@ again when the app script is first imported (a plain ``streamlit run``):
   (``server.disconnectedSessionTTL``) is nearly over, unless it came back: Streamlit only drops
   it from its store when another session is stored later, without shutting it down, so its
   uploads stayed in the server's memory for good (issue 41: +392 MB still held 11 minutes after
-  the tab closed). Shutting it down drops its upload records.
+  the tab closed). Shutting it down drops its upload records; a session the store forgot
+  already (it keeps 128 at most) is shut down all the same while anything still holds it.
 - A session shut down lets go of its state (widget values: the uploader's ``UploadedFile``
   objects share the upload's bytes). Streamlit 1.67 (checked: 1.67.0) keeps a shut-down
   ``AppSession`` alive: the last one flushed through ``Runtime._loop_coroutine``'s loop
@@ -36,6 +37,7 @@ from __future__ import annotations
 
 import asyncio
 import threading
+import weakref
 from collections.abc import Callable
 from typing import Any
 from urllib.parse import urlsplit
@@ -126,24 +128,31 @@ def _closing_disconnect(disconnect: Callable[..., None]) -> Callable[..., None]:
     from streamlit import config
 
     def disconnect_session(self: Any, session_id: str, **kwargs: Any) -> None:
+        info = self._session_mgr.get_active_session_info(session_id)
+        session = weakref.ref(info.session) if info is not None else None
         disconnect(self, session_id, **kwargs)
         try:
             loop = asyncio.get_running_loop()
         except RuntimeError:  # not on the server's loop (a test's runtime): nothing to time
             return
         ttl = float(config.get_option("server.disconnectedSessionTTL"))
-        loop.call_later(ttl * CLOSE_AT_TTL_FRACTION, _close_if_gone, self, session_id)
+        loop.call_later(ttl * CLOSE_AT_TTL_FRACTION, _close_if_gone, self, session_id, session)
 
     disconnect_session.closing = True  # type: ignore[attr-defined]
     return disconnect_session
 
 
-def _close_if_gone(runtime: Any, session_id: str) -> None:
-    """Shut ``session_id`` down and drop its uploads unless its tab reconnected."""
+def _close_if_gone(runtime: Any, session_id: str, session: weakref.ref[Any] | None) -> None:
+    """Shut ``session_id`` down and drop its uploads unless its tab reconnected. ``session``:
+    its ``AppSession``, held weakly since the disconnect: one the store forgot already (evicted:
+    it keeps 128 at most) is not shut down by the runtime, yet may still be referenced."""
     if runtime.is_active_session(session_id):
         return
     runtime.close_session(session_id)  # a stored session: shut down, its uploads removed
     runtime.uploaded_file_mgr.remove_session_files(session_id)  # one the store forgot already
+    forgotten = session() if session is not None else None
+    if forgotten is not None:
+        forgotten.shutdown()  # its state, uploaded files included, let go (no-op if done)
     with _refusals_lock:
         _refusals.pop(session_id, None)
 
