@@ -29,6 +29,10 @@ documents hold exactly that text, so a figure cannot drift from its raw file.
 - **big sweeps** (``benchmarks/cpu/big-sweep-*.json``, ``benchmarks/big_sweep_page.py``): seconds
   to the Size sweep's first chart of a 1,000- and a 10,000-config sweep, after and before,
   medians and the paired ratio.
+- **upload memory** (``benchmarks/cpu/upload-memory-*.json``, ``benchmarks/upload_memory.py
+  --baseline ... --json``): the server's resident set above its level before a closed tab's
+  upload, with it, at its session's shutdown and 10 s later, before and after; medians of the
+  rounds.
 
 Usage: ``python benchmarks/doc_figures.py`` prints every figure (Markdown).
 """
@@ -243,6 +247,28 @@ def big_sweep_text(run: str) -> str:
             f"{raw['cpus']} CPUs")
 
 
+#: Upload memory runs (``benchmarks/upload_memory.py --baseline ... --json``) the docs quote.
+UPLOAD_RUNS = ("upload-memory-1205",)
+
+
+def upload_text(run: str) -> str:
+    """``a 150 MB upload never imported, the server's resident set above its level before
+    (MiB, medians of 3 rounds): before +143 with it, +143 at the shutdown, +143 10 s later;
+    now +143, +2, +0; load average ...``."""
+    raw = json.loads((HERE / "cpu" / f"{run}.json").read_text())
+
+    def side(rows: list[dict[str, float]]) -> str:
+        return ", ".join(f"{statistics.median(r[k] for r in rows):+.0f}"
+                         for k in ("held", "at_shutdown", "after"))
+
+    return (f"a {raw['upload_mb']} MB upload never imported, the server's resident set above "
+            f"its level before (MiB, medians of {raw['rounds']} rounds) with it, at the "
+            f"session's shutdown and {raw['after_s']} s later: before "
+            f"{side(raw['rows_mib']['base'])}; now {side(raw['rows_mib']['this'])}; load "
+            f"average {raw['load_average_before'][0]:.1f} -> {raw['load_average_after'][0]:.1f} "
+            f"on {raw['cpus']} CPUs")
+
+
 def _attribution(run: str) -> list[dict[str, float]]:
     """The events attribution table printed in ``run``'s pytest output (one dict per n)."""
     lines = (H200 / f"{run}-pytest_gpu.txt").read_text().splitlines()
@@ -349,6 +375,8 @@ def claims() -> list[tuple[str, str]]:
             out.append(("docs/performance.md", post_ab_text(run, bundle)))
     for run in BIG_SWEEP_RUNS:
         out.append(("docs/performance.md", big_sweep_text(run)))
+    for run in UPLOAD_RUNS:
+        out.append(("docs/performance.md", upload_text(run)))
     for run in AA_RUNS:
         for row in aa(run):
             out.append(("docs/measurements-h200.md", f"{row['backend']} {row['kind']}: {aa_text(row)}"))

@@ -38,7 +38,7 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
-from tests.e2e.conftest import CHROMIUM, CHROMIUM_ARGS, _healthy, free_port  # noqa: E402
+from tests.e2e.conftest import CHROMIUM, CHROMIUM_ARGS, _healthy, free_port, rss_mib  # noqa: E402
 from tests.scenarios import SCENARIOS, largest_demo_report  # noqa: E402
 
 JOB = "download-150mb"
@@ -46,14 +46,6 @@ LARGE = "nsight/large.bin"
 REPORT = "nsight/ncu-output-profiled-0.ncu-rep.gz"
 LARGE_BYTES = 150 * 10**6
 MIB = 2**20
-
-
-def rss_mib(pid: int) -> float:
-    """Resident set of ``pid`` in MiB (``VmRSS``)."""
-    for line in Path(f"/proc/{pid}/status").read_text().splitlines():
-        if line.startswith("VmRSS:"):
-            return int(line.split()[1]) / 1024
-    raise RuntimeError(f"no VmRSS for {pid}")
 
 
 class Sampler(threading.Thread):

@@ -1,4 +1,4 @@
-"""Three changes to the Streamlit server, made before it starts (``kernel-dashboard``) and
+"""Changes to the Streamlit server, made before it starts (``kernel-dashboard``) and
 again when the app script is first imported (a plain ``streamlit run``):
 
 - The WebSocket accepts a cross-origin handshake only from the dashboard's own origin: a host
@@ -19,8 +19,15 @@ again when the app script is first imported (a plain ``streamlit run``):
   (``server.disconnectedSessionTTL``) is nearly over, unless it came back: Streamlit only drops
   it from its store when another session is stored later, without shutting it down, so its
   uploads stayed in the server's memory for good (issue 41: +392 MB still held 11 minutes after
-  the tab closed). Shutting it down drops its upload records and session state (a probe still
-  saw the server's resident size stay up after that: docs/performance.md).
+  the tab closed). Shutting it down drops its upload records; a session the store forgot
+  already (it keeps 128 at most) is shut down all the same while anything still holds it.
+- A session shut down lets go of its state (widget values: the uploader's ``UploadedFile``
+  objects share the upload's bytes). Streamlit 1.67 (checked: 1.67.0) keeps a shut-down
+  ``AppSession`` alive: the last one flushed through ``Runtime._loop_coroutine``'s loop
+  variable ``active_session_info``, bound while the loop waits for the next connection, and
+  older ones through reference cycles until the cycle collector's full pass; so a 150 MB
+  upload never imported kept the server 143 MiB up after its session was shut down, one more
+  such for every closed tab (issue 41; docs/performance.md).
 
 A same-origin handshake (Origin's host:port equals the Host header) is accepted by Streamlit
 before this check is reached, as before.
@@ -30,6 +37,7 @@ from __future__ import annotations
 
 import asyncio
 import threading
+import weakref
 from collections.abc import Callable
 from typing import Any
 from urllib.parse import urlsplit
@@ -120,34 +128,56 @@ def _closing_disconnect(disconnect: Callable[..., None]) -> Callable[..., None]:
     from streamlit import config
 
     def disconnect_session(self: Any, session_id: str, **kwargs: Any) -> None:
+        info = self._session_mgr.get_active_session_info(session_id)
+        session = weakref.ref(info.session) if info is not None else None
         disconnect(self, session_id, **kwargs)
         try:
             loop = asyncio.get_running_loop()
         except RuntimeError:  # not on the server's loop (a test's runtime): nothing to time
             return
         ttl = float(config.get_option("server.disconnectedSessionTTL"))
-        loop.call_later(ttl * CLOSE_AT_TTL_FRACTION, _close_if_gone, self, session_id)
+        loop.call_later(ttl * CLOSE_AT_TTL_FRACTION, _close_if_gone, self, session_id, session)
 
     disconnect_session.closing = True  # type: ignore[attr-defined]
     return disconnect_session
 
 
-def _close_if_gone(runtime: Any, session_id: str) -> None:
-    """Shut ``session_id`` down and drop its uploads unless its tab reconnected."""
+def _close_if_gone(runtime: Any, session_id: str, session: weakref.ref[Any] | None) -> None:
+    """Shut ``session_id`` down and drop its uploads unless its tab reconnected. ``session``:
+    its ``AppSession``, held weakly since the disconnect: one the store forgot already (evicted:
+    it keeps 128 at most) is not shut down by the runtime, yet may still be referenced."""
     if runtime.is_active_session(session_id):
         return
     runtime.close_session(session_id)  # a stored session: shut down, its uploads removed
     runtime.uploaded_file_mgr.remove_session_files(session_id)  # one the store forgot already
+    forgotten = session() if session is not None else None
+    if forgotten is not None:
+        forgotten.shutdown()  # its state, uploaded files included, let go (no-op if done)
     with _refusals_lock:
         _refusals.pop(session_id, None)
 
 
+def _state_dropping_shutdown(shutdown: Callable[..., None]) -> Callable[..., None]:
+    """``AppSession.shutdown`` that also clears the session's state (as Streamlit's own "clear
+    cache" request does), so a reference to the shut-down session kept elsewhere holds no
+    widget values, uploaded files included."""
+
+    def shutdown_session(self: Any) -> None:
+        shutdown(self)
+        self._session_state.clear()
+
+    shutdown_session.drops_state = True  # type: ignore[attr-defined]
+    return shutdown_session
+
+
 def install() -> None:
     """Put :func:`is_own_origin` in place of Streamlit's cross-origin test of the WebSocket,
-    make its external-IP lookup return None, cap a session's uploads and shut down a closed
-    tab's session at the end of its reconnect window. Idempotent."""
+    make its external-IP lookup return None, cap a session's uploads, shut down a closed
+    tab's session at the end of its reconnect window and clear a shut-down session's state.
+    Idempotent."""
     from streamlit import net_util
     from streamlit.runtime import Runtime
+    from streamlit.runtime.app_session import AppSession
     from streamlit.runtime.memory_uploaded_file_manager import MemoryUploadedFileManager
     from streamlit.web.server.starlette import starlette_websocket
 
@@ -157,6 +187,8 @@ def install() -> None:
     if not getattr(Runtime.disconnect_session, "closing", False):
         setattr(Runtime, "disconnect_session",  # noqa: B010
                 _closing_disconnect(Runtime.disconnect_session))
+    if not getattr(AppSession.shutdown, "drops_state", False):
+        setattr(AppSession, "shutdown", _state_dropping_shutdown(AppSession.shutdown))  # noqa: B010
 
     setattr(starlette_websocket, "is_url_from_allowed_origins", is_own_origin)  # noqa: B010
     setattr(net_util, "get_external_ip", _no_external_ip)  # noqa: B010

@@ -56,6 +56,15 @@ class AppServer:
     url: str
     results_dir: Path
     log_path: Path
+    pid: int = 0  # the server process (0: not known)
+
+
+def rss_mib(pid: int) -> float:
+    """Resident set of process ``pid`` in MiB (``VmRSS`` of ``/proc/<pid>/status``)."""
+    for line in Path(f"/proc/{pid}/status").read_text().splitlines():
+        if line.startswith("VmRSS:"):
+            return int(line.split()[1]) / 1024
+    raise RuntimeError(f"no VmRSS for {pid}: the process is gone")
 
 
 def free_port() -> int:
@@ -126,7 +135,7 @@ def _serve(request: pytest.FixtureRequest, base: Path, artifacts_dir: Path,
                                 start_new_session=True)
     try:
         wait_healthy(proc, url, log_path)
-        yield AppServer(url=url, results_dir=results, log_path=log_path)
+        yield AppServer(url=url, results_dir=results, log_path=log_path, pid=proc.pid)
     finally:
         _stop(proc)
         module = request.module.__name__.rsplit(".", 1)[-1]

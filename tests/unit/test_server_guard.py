@@ -1,7 +1,8 @@
 """The dashboard's WebSocket accepts only its own origin (host AND port), and the server never
 looks anything up outside the machine (app/streamlit_patches/server_guard.py; issue 26: a page served from
 another port of 127.0.0.1 opened the socket, and each foreign-origin handshake made Streamlit
-ask checkip.amazonaws.com for the machine's external IP).
+ask checkip.amazonaws.com for the machine's external IP). And a session shut down holds no
+upload (issue 41).
 
 The server test starts ``kernel-dashboard`` (``python -m app.cli``) with every HTTP(S) proxy
 pointed at a local listener: any lookup outside the machine would connect to it."""
@@ -15,6 +16,7 @@ import sys
 import threading
 import time
 import urllib.request
+import weakref
 from pathlib import Path
 
 import pytest
@@ -66,6 +68,77 @@ def test_the_external_ip_is_never_looked_up(guarded) -> None:
 
     _, asked = guarded
     assert net_util.get_external_ip() is None and asked == []
+
+
+@pytest.fixture
+def session_with_upload(monkeypatch: pytest.MonkeyPatch, tmp_path: Path):  # type: ignore[no-untyped-def]
+    """install() (AppSession.shutdown's change undone afterwards), and a maker of a real
+    AppSession with an uploaded file of 8 MiB in its state, as the uploader's value (an
+    ``UploadedFile`` sharing the upload's bytes): (session, weak reference to the file)."""
+    import asyncio
+
+    from streamlit import config
+    from streamlit.proto.Common_pb2 import FileURLs
+    from streamlit.runtime.app_session import AppSession
+    from streamlit.runtime.memory_uploaded_file_manager import MemoryUploadedFileManager
+    from streamlit.runtime.script_data import ScriptData
+    from streamlit.runtime.scriptrunner.script_cache import ScriptCache
+    from streamlit.runtime.uploaded_file_manager import UploadedFile, UploadedFileRec
+
+    monkeypatch.setattr(AppSession, "shutdown", AppSession.shutdown)
+    server_guard.install()
+    watcher = config.get_option("server.fileWatcherType")
+    config.set_option("server.fileWatcherType", "none")
+    (tmp_path / "app.py").write_text("", encoding="utf-8")
+    manager = MemoryUploadedFileManager("/_stcore/upload_file")
+
+    async def make() -> tuple[AppSession, weakref.ref[UploadedFile]]:
+        session = AppSession(ScriptData(str(tmp_path / "app.py")), manager, ScriptCache(),
+                             None, {})  # it needs a running event loop
+        manager.add_file(session.id, UploadedFileRec("f", "big.csv", "text/csv",
+                                                     bytes(8 * 2**20)))
+        upload = UploadedFile(manager.get_files(session.id, ["f"])[0], FileURLs())
+        session._session_state["files"] = [upload]
+        return session, weakref.ref(upload)
+
+    try:
+        yield lambda: asyncio.run(make()), manager
+    finally:
+        config.set_option("server.fileWatcherType", watcher)
+
+
+def test_a_shut_down_session_holds_no_upload(session_with_upload) -> None:  # type: ignore[no-untyped-def]
+    """Shut down and still referenced, as Streamlit 1.67's runtime loop keeps the last session
+    it flushed: the file is gone with the session's state, not only its record in the upload
+    manager (issue 41: +143 MiB held for good)."""
+    make, manager = session_with_upload
+    session, upload = make()
+    session.shutdown()
+    assert manager.file_storage.get(session.id) is None  # the record: Streamlit drops it
+    assert upload() is None, "the shut-down session's state still holds the uploaded file"
+
+
+class _Forgetful:
+    """The runtime after its session store evicted a closed tab's session (it keeps 128 at
+    most): it knows the session no more, so closing it does nothing."""
+
+    def __init__(self, manager: object) -> None:
+        self.uploaded_file_mgr = manager
+
+    def is_active_session(self, session_id: str) -> bool:
+        return False
+
+    def close_session(self, session_id: str) -> None:
+        pass
+
+
+def test_a_session_the_store_forgot_is_shut_down_at_the_end_of_its_window(  # type: ignore[no-untyped-def]
+        session_with_upload) -> None:
+    make, manager = session_with_upload
+    session, upload = make()
+    server_guard._close_if_gone(_Forgetful(manager), session.id, weakref.ref(session))
+    assert manager.file_storage.get(session.id) is None
+    assert upload() is None, "the forgotten session's state still holds the uploaded file"
 
 
 def _handshake(port: int, origin: str) -> bytes:
