@@ -179,8 +179,11 @@ class _GatedExecutor(SlurmExecutor):
 
 
 def test_submit_returns_before_the_array_is_submitted_and_a_cancel_meanwhile_holds(
-        tmp_path: Path) -> None:
-    spec = validate_spec({"kernels": ["matmul"], "configs": [{"n": 16}, {"n": 32}],
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    # Tasks that sleep 10 minutes: a cancel can only find them running, however late it lands
+    # (two matmul tasks of n=16 finished before it on a loaded machine and ended 'done').
+    monkeypatch.setenv("KPROF_KERNEL_DIRS", str(SWEEP_KERNELS))
+    spec = validate_spec({"kernels": ["sweep_sleep"], "configs": [{"ms": 600_000}, {"ms": 600_001}],
                           "runs": 2, "backend": "cpu", "warmup": 0})
     executor = _GatedExecutor(tmp_path, sys.executable, poll_s=0.3)
     executor.gate.clear()

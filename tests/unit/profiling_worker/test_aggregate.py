@@ -365,9 +365,9 @@ def test_restate_turns_an_older_one_run_row_into_missing_spread():
 # --- grouping by one integer code (issue 40) -------------------------------------------------
 
 def _recorded_launches() -> list[pd.DataFrame]:
-    from pathlib import Path
-    bundled = Path(__file__).resolve().parents[3] / "app" / "bundled"
-    return [pd.read_parquet(p) for p in sorted(bundled.glob("*/tables/launches.parquet"))]
+    from tests.scenarios import SCENARIOS
+
+    return [pd.read_parquet(p) for p in sorted(SCENARIOS.glob("*/tables/launches.parquet"))]
 
 
 def test_group_codes_number_groups_as_groupby_ngroup_does() -> None:

@@ -30,7 +30,7 @@ def test_t975_is_zero_below_two_runs_and_for_missing_counts() -> None:
 def test_the_worker_run_path_does_not_import_scipy() -> None:
     """A cold worker pays no scipy import for a job's CI95 (0.39 s on the H200)."""
     code = ("import sys, numpy as np; from profiling_worker.bundle.schema import intervals; "
-            "from profiling_worker import results, runner; "
+            "from profiling_worker.job import results, runner; "
             "intervals.ci95_bounds([1.0], [0.1], [10], [0.5]); "
             "print('scipy' in sys.modules)")
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
