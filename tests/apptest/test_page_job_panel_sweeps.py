@@ -65,14 +65,16 @@ def test_a_kernel_sweep_submitted_after_the_page_loaded_is_listed_with_its_tasks
     first page load, and one it did list read "starting 0/1,000" with 175 tasks done and named
     its owner "the dashboard server". Here the real ``kernel-sweep`` (``app/sweep_cli.py``,
     submitit's local executor) submits three tasks after the page loaded, two short and one of
-    60 s; the panel must list it read-only, name ``kernel-sweep`` and its pid, and count the two
-    short tasks done once their folders say so."""
+    10 minutes (never done within the test however loaded the machine; Ctrl-C cancels it: a
+    60 s one could end first and the panel then never read "2 of 3"); the panel must list it
+    read-only, name ``kernel-sweep`` and its pid, and count the two short tasks done once their
+    folders say so."""
     monkeypatch.setenv("KPROF_KERNEL_DIRS", str(SWEEP_KERNELS))
     at = app()
     assert "No jobs submitted from this server yet." in texts(at)
     spec = tmp_path / "spec.json"
     spec.write_text(json.dumps({"kernels": ["sweep_sleep"], "runs": 1, "backend": "cpu",
-                                "warmup": 0, "configs": [{"ms": 10}, {"ms": 20}, {"ms": 60000}]}))
+                                "warmup": 0, "configs": [{"ms": 10}, {"ms": 20}, {"ms": 600_000}]}))
     log = tmp_path / "kernel-sweep.log"
     with open(log, "w", encoding="utf-8") as out:
         cli = subprocess.Popen(
