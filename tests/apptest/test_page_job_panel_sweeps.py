@@ -12,6 +12,8 @@ import sys
 import time
 from pathlib import Path
 
+import pytest
+
 from apptest_helpers import texts
 from app.ui import cached
 
@@ -96,7 +98,10 @@ def test_a_kernel_sweep_submitted_after_the_page_loaded_is_listed_with_its_tasks
         assert all(b.key != f"panel-cancel-{job_id}" for b in at.button)
     finally:
         cli.send_signal(signal.SIGINT)  # kernel-sweep's Ctrl-C: cancels the array, merges
-        cli.wait(300)
+        try:  # generous: beside stress-ng --cpu 8 this took over 300 s (cause not found yet)
+            cli.wait(600)
+        except subprocess.TimeoutExpired:
+            pytest.fail(f"kernel-sweep did not end within 600 s of Ctrl-C:\n{log.read_text()}")
     assert "cancelled" in log.read_text(), log.read_text()
 
 
