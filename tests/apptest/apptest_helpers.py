@@ -1,13 +1,33 @@
-"""Helpers shared by the AppTests (a module, not conftest, so tests can import it)."""
+"""Helpers and constants shared by the AppTests: a module of its own name, never imported as
+``conftest`` (a whole-suite run has several ``conftest`` modules and one of them wins)."""
 
 from __future__ import annotations
 
 import json
 import re
+import subprocess
+import sys
 import time
 from collections.abc import Callable
+from pathlib import Path
 
 from streamlit.testing.v1 import AppTest
+
+REPO = Path(__file__).resolve().parents[2]
+TINY_SPEC = {"kernels": ["matmul"], "configs": [{"n": 32}, {"n": 64}], "runs": 3,
+             "backend": "cpu", "warmup": 1}
+JOB_ID = "20261129-230000-matmul-0001"
+ONE_RUN_JOB_ID = "20261129-230100-matmul-0002"
+
+
+def record_cpu_job(path: Path, spec: dict) -> Path:
+    """Run the real worker on ``spec`` (cpu backend) into the new directory ``path``."""
+    path.mkdir()
+    (path / "spec.json").write_text(json.dumps(spec), encoding="utf-8")
+    proc = subprocess.run([sys.executable, "-m", "profiling_worker", "run", str(path)], cwd=REPO,
+                          capture_output=True, text=True, timeout=300, check=False)
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    return path
 
 
 def wait_until(predicate: Callable[[], bool], timeout_s: float = 120.0) -> None:

@@ -7,9 +7,7 @@ want recorded H200 jobs point ``KPROF_BUNDLED_DIR`` at ``tests.scenarios.SCENARI
 
 from __future__ import annotations
 
-import json
 import shutil
-import subprocess
 import sys
 from collections.abc import Callable, Iterator
 from pathlib import Path
@@ -18,15 +16,13 @@ import pytest
 import streamlit as st
 from streamlit.testing.v1 import AppTest
 
+from apptest_helpers import JOB_ID, ONE_RUN_JOB_ID, TINY_SPEC, record_cpu_job
+
 REPO = Path(__file__).resolve().parents[2]
 if str(REPO) not in sys.path:
     sys.path.insert(0, str(REPO))
 APP = REPO / "app" / "streamlit_app.py"
 TIMEOUT_S = 300  # a script run's bound: generous for a busy 2-core CI machine (load up to 31)
-TINY_SPEC = {"kernels": ["matmul"], "configs": [{"n": 32}, {"n": 64}], "runs": 3,
-             "backend": "cpu", "warmup": 1}
-JOB_ID = "20261129-230000-matmul-0001"
-ONE_RUN_JOB_ID = "20261129-230100-matmul-0002"
 
 
 @pytest.fixture(autouse=True)
@@ -50,16 +46,6 @@ def store(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> dict[str, Path]:
     monkeypatch.setenv("KPROF_BUNDLED_DIR", str(dirs["bundled"]))
     monkeypatch.setenv("KPROF_WORKER_PYTHON", sys.executable)
     return dirs
-
-
-def record_cpu_job(path: Path, spec: dict) -> Path:
-    """Run the real worker on ``spec`` (cpu backend) into the new directory ``path``."""
-    path.mkdir()
-    (path / "spec.json").write_text(json.dumps(spec), encoding="utf-8")
-    proc = subprocess.run([sys.executable, "-m", "profiling_worker", "run", str(path)], cwd=REPO,
-                          capture_output=True, text=True, timeout=300, check=False)
-    assert proc.returncode == 0, proc.stdout + proc.stderr
-    return path
 
 
 @pytest.fixture(scope="session")

@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 from apptest_helpers import texts
-from conftest import TINY_SPEC, record_cpu_job
+from apptest_helpers import TINY_SPEC, record_cpu_job
 
 AUTO_JOB_ID = "20261201-230000-matmul-0003"
 # budget_s far above what 6 runs cost, so that a loaded host stops at max_runs, not the budget

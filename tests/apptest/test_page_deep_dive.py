@@ -165,7 +165,7 @@ def test_full_set_tables_serialise_without_arrow_fallback(store, monkeypatch, ap
 def test_a_cpu_job_offers_no_deep_dive_and_says_why(seeded, app) -> None:
     """Issue 37: the "Deep dive one point" expander was offered on cpu jobs, which hold no GPU
     profile to dive into; each page says why not instead."""
-    from conftest import JOB_ID
+    from apptest_helpers import JOB_ID
 
     for page, prefix in (("sweep", "sweep"), ("stability", "stability"),
                          ("deep_dive", "deep-dive")):

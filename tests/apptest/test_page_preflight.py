@@ -6,7 +6,7 @@ from __future__ import annotations
 from apptest_helpers import texts
 # at import time, where "conftest" is this folder's: imported inside a test of a whole-suite run,
 # it resolves to the last conftest pytest loaded (tests/unit/app's)
-from conftest import record_cpu_job
+from apptest_helpers import record_cpu_job
 from test_page_auto_runs import AUTO_JOB_ID, AUTO_SPEC
 
 from profiling_worker.bundle.schema.manifest import read_manifest

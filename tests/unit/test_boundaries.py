@@ -25,6 +25,7 @@ of every module (AST).
   ``app/cli.py``; elsewhere only the script-run context (``streamlit.runtime.scriptrunner``).
   A patch of Streamlit (``setattr`` on one of its modules) lives in that package.
 - Widget keys are built one way: no ``key="..."`` literal in ``app/`` (``app.ui.state.key``).
+- No test imports ``conftest`` by its bare name (a whole-suite run has several).
 - Every ``tests/gpu`` module imports in an interpreter without ``plotly`` and ``streamlit``
   (the H200's has neither: ../shared/facts/device-h200.md), imports followed at run time.
 
@@ -320,3 +321,11 @@ def test_gpu_tests_import_without_the_app_s_plotting_packages() -> None:
                           capture_output=True, text=True, timeout=120,
                           env={**os.environ, "PYTHONPATH": str(ROOT)})
     assert done.returncode == 0, done.stderr[-2000:]
+
+
+def test_tests_never_import_a_conftest_by_its_bare_name() -> None:
+    """``import conftest`` / ``from conftest import x`` resolves to whichever ``conftest`` a
+    whole-suite run imported last (tests/apptest's and tests/unit/app's share the bare name):
+    shared helpers live in a module of their own name, or are imported package-qualified
+    (``tests.e2e.conftest``)."""
+    assert _offenders(_py_files("tests"), {"conftest"}) == []
