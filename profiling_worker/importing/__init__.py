@@ -1,7 +1,8 @@
 """Import what people already have (nsight-python CSVs, Nsight Compute reports) as a bundle.
 
 Modules: :mod:`.kinds` (the registry of import kinds: how each is told, which reader reads it, its
-supported-format line; a kind with a reader of its own is a module of :mod:`.readers`),
+supported-format line, its rows of the docs table, which :mod:`.formats_table` writes; a kind
+with a reader of its own is a module of :mod:`.readers`),
 :mod:`.sniff` (what each file is, by content, with :mod:`.refusals`),
 :mod:`.textcsv` (reading text CSV), one reader per format -- :mod:`.nsight_csv` /
 :mod:`.nsight_values` / :mod:`.csv_job` (nsight-python's CSVs, with :mod:`.nsight_columns`,

@@ -6,8 +6,8 @@ it by content, what reads it, and the supported-format line it falls under (issu
 own, which registers itself by declaring ``KIND = ImportKind(..., read=...)``: a new kind of that
 sort is that one module. :func:`supported` (the Import page's list and the refusal hint),
 :mod:`.how_read`'s kind column, :mod:`.assemble`'s choice of reader and the app's import banner
-come from it; the table of ``docs/importing.md`` is tested against it (``test_import_kinds.py``).
-Files refused by kind are :mod:`.refusals`.
+come from it, and so does the table of ``docs/importing.md`` (:mod:`.formats_table`, from each
+kind's :attr:`~ImportKind.layouts`). Files refused by kind are :mod:`.refusals`.
 
 The layouts: nsight-python 0.9.4-1.1's ``profiled_data`` / ``processed_data`` CSVs, Nsight
 Compute 2019.x-2025.3's ``--csv`` pages and console text, ``.ncu-rep`` reports (the cases of
@@ -50,6 +50,24 @@ _CONSOLE_SECTION = re.compile(r"^ {4}Section: \S")  # ncu's console text tables
 
 
 @dataclass(frozen=True)
+class Layout:
+    """One layout of a kind's files: a row of the supported formats table (``docs/importing.md``,
+    written by :mod:`.formats_table`), in Markdown.
+
+    Attributes:
+        format: what the file is and what wrote it.
+        versions: the tool versions read, and which of them were checked on a recorded file.
+        told_by: what tells it by content (names each of the kind's ``columns`` in backticks).
+        read_as: what the import makes of it.
+    """
+
+    format: str
+    versions: str
+    told_by: str
+    read_as: str
+
+
+@dataclass(frozen=True)
 class ImportKind:
     """One kind of importable file.
 
@@ -66,9 +84,10 @@ class ImportKind:
         read: a reader of its own (the kinds of :mod:`.readers`): the given files of this kind,
             in the order :func:`~.sniff.gather` found them -> the job; such files are read
             alone, never beside files of another kind (:mod:`.assemble` refuses that).
+        layouts: its rows of the supported formats table, one per layout (at least one).
 
     Raises:
-        ValueError: neither or both of ``reader`` and ``read`` given.
+        ValueError: neither or both of ``reader`` and ``read`` given; no layout.
     """
 
     name: str
@@ -80,11 +99,16 @@ class ImportKind:
     magic: bytes = b""
     lines: Callable[[Sequence[str]], bool] | None = None
     read: Callable[[list[Path]], Job] | None = None
+    layouts: tuple[Layout, ...] = ()
 
     def __post_init__(self) -> None:
         if (self.reader in READERS) == (self.read is not None):
             raise ValueError(f"import kind {self.name!r}: give one of reader (one of {READERS}) "
                              "or read (a reader of its own)")
+        if not self.layouts:
+            raise ValueError(f"import kind {self.name!r}: give its layouts=(Layout(format, "
+                             "versions, told_by, read_as), ...), the rows of docs/importing.md's "
+                             "table of supported formats")
 
 
 _NSIGHT = ("nsight-python 0.9.4-1.1 CSVs: profiled_data (per run) and processed_data "
@@ -92,25 +116,75 @@ _NSIGHT = ("nsight-python 0.9.4-1.1 CSVs: profiled_data (per run) and processed_
 _NCU_CSV = ("Nsight Compute CSV exports: ncu --csv --page raw, --page details or --metrics (with "
             "or without --print-units base)")
 
+_NSPY_VERSIONS = "0.9.4, 0.9.5, 0.9.6, 1.0, 1.1"
+_NCU_CHECKED = "ncu 2025.3 (checked)"
+_NCU_COLUMNS = ("ID", "Kernel Name")
+_DETAILS_COLUMNS = (*_NCU_COLUMNS, "Metric Name", "Metric Value")
+
 #: The kinds of the combined readers, in the order :mod:`.sniff` tries them (a header's most
 #: specific kind first).
 _COMBINED: tuple[ImportKind, ...] = (
     ImportKind(NSIGHT_AGG, "nsight-python aggregated CSV (processed_data)", NSIGHT_CSVS, _NSIGHT,
-               columns=(C.ANNOTATION, C.METRIC, C.AVG)),
+               columns=(C.ANNOTATION, C.METRIC, C.AVG), layouts=(Layout(
+                   "nsight-python aggregated CSV (`processed_data`)", _NSPY_VERSIONS,
+                   "columns `Annotation`, `Metric`, `AvgValue`",
+                   "paired with the per-run file it was written from (same counts, minima, "
+                   "maxima); alone: taken as written, CI95 recomputed with Student-t from "
+                   "`StdDev` and `NumRuns`"),)),
     ImportKind(NSIGHT_RAW, "nsight-python per-run CSV (profiled_data)", NSIGHT_CSVS, _NSIGHT,
-               columns=(C.ANNOTATION, C.VALUE, C.METRIC)),
+               columns=(C.ANNOTATION, C.VALUE, C.METRIC), layouts=(Layout(
+                   "nsight-python per-run CSV (`profiled_data`)", _NSPY_VERSIONS,
+                   "columns `Annotation`, `Value`, `Metric`",
+                   "runs; aggregated recomputed (Student-t CI95, median)"),)),
     ImportKind(NCU_DETAILS, "Nsight Compute CSV export", NCU_EXPORTS, _NCU_CSV,
-               columns=("ID", "Kernel Name", "Metric Name", "Metric Value"), late_header=True),
+               columns=_DETAILS_COLUMNS, late_header=True, layouts=(
+                   Layout("Nsight Compute CSV, `--page details` / `--metrics` printed live",
+                          f"{_NCU_CHECKED}; with rule columns (`Rule Name` .. `Estimated "
+                          "Speedup`): a metric row ends after `Metric Value` (18 fields under 22 "
+                          "columns)",
+                          "`ID`, `Kernel Name`, `Metric Name`, `Metric Value`",
+                          "launches; rule rows -> rule results (`nsight/report_summary.json`, "
+                          "Files page)"),
+                   Layout("Nsight Compute CSV, details, 2019.x-2020.1 layout",
+                          "a public ncu 2020.1 export "
+                          "(`tests/fixtures/import_cases/15-ncu-2020-details`)",
+                          "`ID`, `Kernel Name`, `Metric Name`, `Metric Value`, `Kernel Time` (a "
+                          "time stamp), no `Grid Size` / `Block Size` columns",
+                          "grid and block from the `Launch Statistics` rows of those names"))),
     ImportKind(NCU_RAW, "Nsight Compute CSV export", NCU_EXPORTS, _NCU_CSV,
-               columns=("ID", "Kernel Name"), late_header=True),
+               columns=_NCU_COLUMNS, late_header=True, layouts=(
+                   Layout("Nsight Compute CSV, `ncu --csv --page raw`", _NCU_CHECKED,
+                          "`ID`, `Kernel Name`, one column per metric, a units row",
+                          "launches (units converted: ns, byte, Hz, byte/s, %)"),
+                   Layout("Nsight Compute CSV, raw page without `Grid Size` / `Block Size` "
+                          "columns (2019.x-2021)", "-",
+                          "`ID`, `Kernel Name`, metric columns",
+                          "grid and block from `launch__grid_size` / `launch__block_size`; "
+                          "without those, configs follow kernel names (a note says so)"))),
     ImportKind(NCU_REPORT, "Nsight Compute report", NCU_REPORTS,
                "Nsight Compute reports: .ncu-rep and .ncu-rep.gz (with or without NVTX ranges)",
-               magic=b"NVR\x00"),
+               magic=b"NVR\x00", layouts=(Layout(
+                   "Nsight Compute report `.ncu-rep`, `.ncu-rep.gz`", "any ncu_report reads",
+                   "`NVR` magic (inside gzip too)",
+                   "launches; runs and aggregated when alone"),)),
     ImportKind(NCU_TEXT, "Nsight Compute console text", NCU_EXPORTS,
                "Nsight Compute console text (ncu --nvtx python3 app.py > log): values as printed",
-               lines=lambda lines: any(_CONSOLE_SECTION.match(ln) for ln in lines)),
+               lines=lambda lines: any(_CONSOLE_SECTION.match(ln) for ln in lines),
+               layouts=(Layout(
+                   "Nsight Compute console text (`ncu --nvtx python3 app.py > log`, `ncu -i rep`)",
+                   f"{_NCU_CHECKED}; the 2019.x-2021 layout too (`<kernel>, 2020-Jul-28 "
+                   "06:48:36, Context 1, Stream 7`, tables without a header row; a public "
+                   "nv-nsight-cu-cli 2020 output, `import_cases/16`): grid and block from its "
+                   "Launch Statistics rows",
+                   "`    Section: ` lines with text tables",
+                   "launches: metric name / unit / value as printed (display units, rounded: a "
+                   "note says so); rule lines (`OPT`, `WRN` ...) -> rule results; console text of "
+                   "another layout is refused naming it, with the command below"),)),
     ImportKind(NCU_LOG, "ncu log (kept, not read)", NOT_READ,
-               lines=lambda lines: any(ln.startswith("==PROF==") for ln in lines[:200])),
+               lines=lambda lines: any(ln.startswith("==PROF==") for ln in lines[:200]),
+               layouts=(Layout("ncu log", "-", "`==PROF==` lines, no table",
+                               "kept with the files, not read; alone: refused as \"ncu's log "
+                               "with no profiled values\""),)),
 )
 
 
@@ -166,7 +240,7 @@ def of_header(fields: Sequence[str]) -> ImportKind | None:
     return next((k for k in registered() if k.columns and set(k.columns) <= held), None)
 
 
-__all__ = ["ImportKind", "READERS", "registered", "by_name", "supported",
+__all__ = ["ImportKind", "Layout", "READERS", "registered", "by_name", "supported",
            "hint_supported", "read_by", "of_header", "NSIGHT_RAW", "NSIGHT_AGG", "NCU_DETAILS",
            "NCU_RAW", "NCU_REPORT", "NCU_LOG", "NCU_TEXT", "NSIGHT_CSVS", "NCU_EXPORTS",
            "NCU_REPORTS", "NOT_READ"]

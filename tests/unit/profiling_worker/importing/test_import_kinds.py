@@ -1,7 +1,7 @@
 """The registry of import kinds (importing/kinds.py, issue 38): each kind is told by content on
-a recorded file, the supported-format list, the refusal hint and the import banner come from it,
-a module of importing/readers registers its kind by itself and is read alone, and the table of
-docs/importing.md is tested against it."""
+a recorded file, the supported-format list, the refusal hint, the import banner and the table of
+docs/importing.md (importing/formats_table.py) come from it, and a module of importing/readers
+registers its kind by itself, its row of the table with it, and is read alone."""
 
 import re
 import sys
@@ -12,7 +12,7 @@ import pytest
 
 from app.core.provenance import import_banner
 from profiling_worker.bundle.errors import ImportFailed
-from profiling_worker.importing import kinds as R, readers, sniff
+from profiling_worker.importing import formats_table, kinds as R, readers, sniff
 from profiling_worker.importing.assemble import import_nsight_output
 
 ROOT = Path(__file__).parents[4]
@@ -38,8 +38,12 @@ def test_every_kind_is_read_by_a_known_reader_or_its_own_and_every_reader_reads_
     combined = [k for k in R.registered() if k.read is None]
     assert {k.reader for k in combined} == set(R.READERS)
     assert all(k.supported for k in R.registered() if k.reader != R.NOT_READ)
+    row = (R.Layout("a file", "-", "-", "-"),)
     with pytest.raises(ValueError, match="give one of reader"):
-        R.ImportKind("both", "a kind", R.NCU_EXPORTS, read=lambda paths: NotImplemented)
+        R.ImportKind("both", "a kind", R.NCU_EXPORTS, read=lambda paths: NotImplemented,
+                     layouts=row)
+    with pytest.raises(ValueError, match="give its layouts"):
+        R.ImportKind("undocumented", "a kind", R.NCU_EXPORTS)
 
 
 def test_the_supported_list_and_the_refusal_hint_come_from_the_registry(tmp_path: Path):
@@ -57,7 +61,7 @@ def test_the_supported_list_and_the_refusal_hint_come_from_the_registry(tmp_path
 #: refuses, so that the test sees which reader the import called, without a job to build).
 _TOY_READER = """
 from profiling_worker.bundle.errors import ImportFailed
-from profiling_worker.importing.kinds import ImportKind
+from profiling_worker.importing.kinds import ImportKind, Layout
 
 
 def _read(paths):
@@ -65,7 +69,9 @@ def _read(paths):
 
 
 KIND = ImportKind("toy_gpu_trace", "a toy GPU trace", supported="toy GPU traces",
-                  columns=("toy start (ns)", "toy duration (ns)"), read=_read)
+                  columns=("toy start (ns)", "toy duration (ns)"), read=_read,
+                  layouts=(Layout("toy GPU trace CSV", "toy 1.0 (checked)",
+                                  "columns `toy start (ns)`, `toy duration (ns)`", "refused"),))
 """
 
 
@@ -101,28 +107,29 @@ def test_a_module_of_readers_registers_its_kind_and_reads_its_files_alone(toy_ki
     manifest = {"provenance": {"imported_from": ["trace.csv"],
                                "formats": {"trace.csv": "toy_gpu_trace"}}}
     assert "(a toy GPU trace)" in import_banner(manifest)
+    assert formats_table.markdown().endswith(
+        "| toy GPU trace CSV | `toy_gpu_trace` | toy 1.0 (checked) | columns `toy start (ns)`, "
+        "`toy duration (ns)` | refused |\n\n" + formats_table.END)
 
 
-def _doc_rows() -> list[list[str]]:
-    """The cells of docs/importing.md's "Supported formats" table, one list per row."""
-    doc = (ROOT / "docs" / "importing.md").read_text(encoding="utf-8")
-    section = doc.split("## Supported formats", 1)[1].split("\n## ", 1)[0]
-    head = "| format | kind | versions | recognised by | read as |"
-    assert head in section, "the table's columns changed: update this test with them"
-    table = section.split(head, 1)[1].strip().split("\n\n", 1)[0]  # ends at a blank line
-    return [[c.strip() for c in ln.strip().strip("|").split(" | ")]
-            for ln in table.splitlines()[1:]]
+def test_the_docs_table_is_written_from_the_registry():
+    """docs/importing.md holds :func:`formats_table.markdown` byte for byte (after a change run
+    ``python -m profiling_worker.importing.formats_table --write docs/importing.md``)."""
+    page = (ROOT / "docs" / "importing.md").read_text(encoding="utf-8")
+    assert formats_table.in_page(page) == page, (
+        "docs/importing.md's table of supported formats differs from the registry: run "
+        "python -m profiling_worker.importing.formats_table --write docs/importing.md")
+    rows = formats_table.markdown().splitlines()[4:-2]
+    assert len(rows) == sum(len(k.layouts) for k in R.registered())
+    with pytest.raises(ValueError, match="no single"):
+        formats_table.in_page("a page without the markers")
 
 
-def test_the_docs_table_names_every_kind_and_how_it_is_told():
-    rows = _doc_rows()
-    kinds = [row[1].strip("`") for row in rows]
-    assert set(kinds) == set(R.by_name()), (f"docs/importing.md names {sorted(set(kinds))}, the "
-                                            f"registry {sorted(R.by_name())}")
+def test_each_kinds_rows_name_how_it_is_told():
     for kind in R.registered():
-        told_by = rows[kinds.index(kind.name)][3]  # the first row of the kind: its full header
+        told_by = kind.layouts[0].told_by  # the first layout: the full header
         missing = [c for c in kind.columns if f"`{c}`" not in told_by]
-        assert not missing, f"{kind.name}: docs/importing.md does not name column(s) {missing}"
+        assert not missing, f"{kind.name}: its layouts' told_by does not name column(s) {missing}"
         magic = kind.magic.rstrip(b"\x00").decode()
         assert not magic or f"`{magic}` magic" in told_by, kind.name
 
