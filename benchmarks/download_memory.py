@@ -38,7 +38,7 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
-from tests.e2e.conftest import CHROMIUM, CHROMIUM_ARGS, _healthy, free_port, rss_mib  # noqa: E402
+from tests.browser import CHROMIUM, CHROMIUM_ARGS, free_port, healthy, rss_mib  # noqa: E402
 from tests.scenarios import SCENARIOS, largest_demo_report  # noqa: E402
 
 JOB = "download-150mb"
@@ -142,7 +142,7 @@ def main() -> int:
                                        str(tmp / "results"), "--port", str(port)], cwd=ROOT,
                                       env=env, stdout=log, stderr=subprocess.STDOUT)
         try:
-            while not _healthy(url):
+            while not healthy(url):
                 if server.poll() is not None:
                     print((tmp / "server.log").read_text()[-3000:])
                     return 1

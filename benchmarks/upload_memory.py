@@ -43,7 +43,7 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
-from tests.e2e.conftest import CHROMIUM, CHROMIUM_ARGS, _healthy, free_port, rss_mib  # noqa: E402
+from tests.browser import CHROMIUM, CHROMIUM_ARGS, free_port, healthy, rss_mib  # noqa: E402
 
 UPLOAD_MB = 150
 WINDOW_S = 4
@@ -66,7 +66,7 @@ def start(checkout: Path, tmp: Path) -> tuple[subprocess.Popen[bytes], str, Path
              str(port), "--server.disconnectedSessionTTL", str(WINDOW_S), "--logger.level",
              "debug"], cwd=checkout, env=env, stdout=log, stderr=subprocess.STDOUT)
     deadline = time.monotonic() + WAIT_S
-    while not _healthy(url):
+    while not healthy(url):
         if server.poll() is not None or time.monotonic() > deadline:
             raise RuntimeError(f"the dashboard did not start:\n{log_path.read_text()[-3000:]}")
         time.sleep(0.25)  # polling interval of the health probe
@@ -77,7 +77,7 @@ def one_round(browser, server: subprocess.Popen[bytes], url: str, log_path: Path
               upload: Path) -> dict[str, float]:
     """Upload ``upload`` in a fresh tab, close it, wait for its session's shutdown: the
     resident sets (MiB) before and with the upload, and above "before" after the shutdown."""
-    from tests.e2e.conftest import open_app, wait_for_app_run
+    from tests.browser import open_app, wait_for_app_run
 
     context = browser.new_context()
     page = context.new_page()

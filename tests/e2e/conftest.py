@@ -22,11 +22,9 @@ import os
 import re
 import shutil
 import signal
-import socket
 import subprocess
 import sys
 import time
-import urllib.request
 from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
@@ -34,16 +32,15 @@ from pathlib import Path
 import pytest
 from playwright.sync_api import expect
 
+# Shared with the memory benchmarks (tests/browser.py); the tests below import them from here.
+from tests.browser import (APP_RUN_TIMEOUT_MS, CHROMIUM, CHROMIUM_ARGS, free_port, healthy,
+                           open_app, rss_mib, wait_for_app_run)
 from tests.scenarios import SCENARIOS
 
 REPO_ROOT = Path(__file__).resolve().parents[2]
 APP_SCRIPT = REPO_ROOT / "app" / "streamlit_app.py"
 COLLECTOR_FILES = REPO_ROOT / "tests" / "fixtures" / "collector_files"
-CHROMIUM = os.environ.get("CHROMIUM", "/usr/bin/chromium")
-CHROMIUM_ARGS = ["--no-sandbox", "--disable-gpu", "--disable-background-networking",
-                 "--disable-component-update", "--disable-sync", "--no-first-run"]
 SERVER_START_S = 90
-APP_RUN_TIMEOUT_MS = 60_000
 # Playwright's `expect` gives up after 5 s unless told otherwise: a script run on a busy 2-core
 # machine takes longer (CI failed so, issue 41). Every expect without its own timeout waits this.
 expect.set_options(timeout=APP_RUN_TIMEOUT_MS)
@@ -59,34 +56,11 @@ class AppServer:
     pid: int = 0  # the server process (0: not known)
 
 
-def rss_mib(pid: int) -> float:
-    """Resident set of process ``pid`` in MiB (``VmRSS`` of ``/proc/<pid>/status``)."""
-    for line in Path(f"/proc/{pid}/status").read_text().splitlines():
-        if line.startswith("VmRSS:"):
-            return int(line.split()[1]) / 1024
-    raise RuntimeError(f"no VmRSS for {pid}: the process is gone")
-
-
-def free_port() -> int:
-    """A TCP port free on 127.0.0.1 right now."""
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return int(s.getsockname()[1])
-
-
-def _healthy(url: str) -> bool:
-    try:
-        with urllib.request.urlopen(f"{url}/_stcore/health", timeout=2) as resp:
-            return resp.read() == b"ok"
-    except OSError:
-        return False
-
-
 def wait_healthy(proc: subprocess.Popen[bytes], url: str, log_path: Path) -> None:
     """Poll ``url``'s health probe until it answers; fail with the server's log when the
     server exits or :data:`SERVER_START_S` pass."""
     deadline = time.monotonic() + SERVER_START_S
-    while not _healthy(url):
+    while not healthy(url):
         if proc.poll() is not None or time.monotonic() > deadline:
             pytest.fail(f"Streamlit did not become healthy at {url} "
                         f"(exit code {proc.poll()}):\n{log_path.read_text()[-4000:]}")
@@ -231,26 +205,11 @@ def page(browser: object) -> Iterator[object]:
 
 # ---- helpers: each returns a Locator or waits on the app, never on the clock ----
 
-def wait_for_app_run(page, timeout: int = APP_RUN_TIMEOUT_MS) -> None:  # type: ignore[no-untyped-def]
-    """Wait until the app is connected and no script run is in progress."""
-    page.locator("[data-testid='stApp'][data-test-connection-state='CONNECTED']").wait_for(
-        state="attached", timeout=timeout)
-    page.locator("[data-testid='stApp'][data-test-script-state='notRunning']").wait_for(
-        state="attached", timeout=timeout)
-
-
 def wait_for_elements(page, timeout: int = APP_RUN_TIMEOUT_MS) -> None:  # type: ignore[no-untyped-def]
     """Wait until no element is still a loading skeleton: after a run ends, elements whose
     frontend code is loaded lazily (download buttons, data frames ...) show ``stSkeleton``
     placeholders for a moment."""
     expect(page.get_by_test_id("stSkeleton")).to_have_count(0, timeout=timeout)
-
-
-def open_app(page, url: str, query: str = "") -> None:  # type: ignore[no-untyped-def]
-    """Go to the app and wait for its first run to finish."""
-    page.goto(url + query)
-    page.get_by_test_id("stAppViewContainer").wait_for(state="attached", timeout=APP_RUN_TIMEOUT_MS)
-    wait_for_app_run(page)
 
 
 def get_by_key(page, key: str):  # type: ignore[no-untyped-def]
