@@ -1,4 +1,4 @@
-"""1,000 malformed import files through ``importer.import_nsight_output``: mutated nsight-python
+"""1,000 malformed import files through ``importing.import_nsight_output``: mutated nsight-python
 CSVs (truncated, wrong/missing/duplicate columns, huge/NaN/inf values, unicode, binary junk,
 empty), JSON and random bytes under CSV names, and an H200 .ncu-rep cut at random points.
 

@@ -134,7 +134,7 @@ def manifest_notes(tables: Mapping[str, pd.DataFrame], manifest: Mapping[str, An
     the notes :func:`check_bundle` gives now."""
     stored = manifest.get(NOTES_KEY)
     if isinstance(stored, list):
-        # written by note() (bundle_writer.finish_bundle); JSON keeps the shape, not the type
+        # written by note() (bundle/writer.finish_bundle); JSON keeps the shape, not the type
         return [cast(Note, n) for n in stored if isinstance(n, dict)]
     return check_bundle(tables, manifest)
 
