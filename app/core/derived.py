@@ -151,8 +151,8 @@ def aggregate(per_run: pd.DataFrame, keys: list[str]) -> pd.DataFrame:
         ``keys`` + Unit, NumRuns, AvgValue, StdDev (sample, ddof=1), MinValue, MaxValue,
         MedianValue, CI95_Lower, CI95_Upper, RelativeStdDevPct (100 StdDev / |AvgValue|, %),
         StableMeasurement (at least 2 runs and RSD < 2 %): the worker's aggregated table's
-        method (:mod:`profiling_worker.bundle.schema.intervals`: Student-t, cut at 0 for non-negative
-        quantities). One run: StdDev, both CI95 bounds and RSD are NaN, not stable.
+        method (:mod:`profiling_worker.bundle.schema.intervals`: Student-t, cut at 0 for
+        non-negative quantities). One run: StdDev, both CI95 bounds and RSD are NaN, not stable.
     """
     grouped = per_run.groupby(keys, sort=True, dropna=False)
     stats = grouped[C.VALUE].agg(["count", "mean", "std", "min", "max", "median"]).reset_index()
@@ -170,8 +170,8 @@ def aggregate(per_run: pd.DataFrame, keys: list[str]) -> pd.DataFrame:
 def aggregate_normalised(per_run: pd.DataFrame, keys: list[str], baseline: str) -> pd.DataFrame:
     """:func:`aggregate` of :func:`normalise`: each annotation's mean over the ``baseline``
     annotation's mean at the same Config, whose CI95 takes both annotations' run spread into
-    account (:func:`profiling_worker.bundle.schema.intervals.ratio_ci95_bounds`: Fieller's interval of
-    a ratio of means, as the Compare page and the regression gate; ``+inf`` above where the
+    account (:func:`profiling_worker.bundle.schema.intervals.ratio_ci95_bounds`: Fieller's interval
+    of a ratio of means, as the Compare page and the regression gate; ``+inf`` above where the
     baseline mean cannot be told from 0), not only the annotation's own: the baseline's mean
     is a measurement too. The baseline's own rows are 1 by definition and have no interval
     (CI95 NaN: a new user read [0.989, 1.011] on fp16 normalised to fp16 as uncertainty about

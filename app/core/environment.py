@@ -13,7 +13,8 @@ from app.core import frame_columns as F
 
 def first_gpu(env: dict[str, Any], index: int) -> dict[str, Any]:
     """GPU ``index`` (NVML index) of ``env``, the worker's entry or an import's
-    (:func:`~profiling_worker.bundle.schema.manifest.gpu_entry`, which the regression gate reads too).
+    (:func:`~profiling_worker.bundle.schema.manifest.gpu_entry`, which the regression gate reads
+    too).
     No default: a job's GPU is :func:`job_gpu_index` of its manifest, not always 0."""
     return gpu_entry(env, index)
 

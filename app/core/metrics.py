@@ -1,4 +1,5 @@
-"""How to read a bundle by Nsight Compute metric (names from :mod:`profiling_worker.bundle.schema.metrics`).
+"""How to read a bundle by Nsight Compute metric (names from
+:mod:`profiling_worker.bundle.schema.metrics`).
 
 Pure pandas; names only through :mod:`profiling_worker.bundle.schema.columns` for table columns.
 """

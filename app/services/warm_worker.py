@@ -1,9 +1,9 @@
 """Client of a warm worker (``python -m profiling_worker serve``): one process per (backend, GPU)
 kept alive between jobs, so a repeated sweep pays only the profiling itself.
 
-No Streamlit here. The worker answers on its stdout with JSON lines (see profiling_worker/job/serve.py);
-its stderr goes to a log file in the results directory. A worker that dies, or is asked for
-another backend or GPU, is discarded and the next job starts a fresh one.
+No Streamlit here. The worker answers on its stdout with JSON lines (see
+profiling_worker/job/serve.py); its stderr goes to a log file in the results directory. A worker
+that dies, or is asked for another backend or GPU, is discarded and the next job starts a fresh one.
 """
 
 from __future__ import annotations

@@ -92,7 +92,8 @@ def open_download(grant: Grant, stop: threading.Event | None = None
                   ) -> tuple[Iterator[bytes], int | None]:
     """The bytes ``grant`` allows, as chunks of about 1 MiB, and their length (None for the
     zip, made as it is sent). Blocking (an inflation): run it in a thread; ``stop``, once set,
-    ends an inflation at its next MiB (:class:`~profiling_worker.bundle.inflate.InflateStopped`, 422).
+    ends an inflation at its next MiB (:class:`~profiling_worker.bundle.inflate.InflateStopped`,
+    422).
 
     Raises:
         DownloadRefused: the file is gone or leads out of the bundle (404), is larger than

@@ -1,5 +1,5 @@
-"""Show a bundle's plausibility notes (``profiling_worker.bundle.schema.plausibility``) on the pages that
-draw the values they are about."""
+"""Show a bundle's plausibility notes (``profiling_worker.bundle.schema.plausibility``) on the pages
+that draw the values they are about."""
 
 from __future__ import annotations
 

@@ -77,8 +77,9 @@ class CpuBackend(RunSide):
 def collect(spec: JobSpec, make_body: Callable[[str, Annotate], Callable[..., None]],
             emit: Emit, user: Sequence[UserCollector] = ()) -> Collection:
     """Run every config ``spec.runs`` times (after ``spec.warmup`` untimed calls), or, with
-    ``spec.run_target``, as many times as the stopping rule says (profiling_worker/bundle/stats/adaptive.py),
-    each region timed on the host (:func:`~profiling_worker.backends.region_timer.time_regions`).
+    ``spec.run_target``, as many times as the stopping rule says
+    (profiling_worker/bundle/stats/adaptive.py), each region timed on the host
+    (:func:`~profiling_worker.backends.region_timer.time_regions`).
 
     Args:
         spec: the validated job.

@@ -117,7 +117,8 @@ def collect_cupti(nsight: Any, spec: JobSpec, bodies: Sequence[Any], out_dir: Pa
     script does (:func:`_one_call`); it is kept when every run of every config launched the
     same number of kernels in each annotation, which nsight-python's positional attribution
     assumes. Otherwise, and for runs "auto" (one call per batch the stopping rule asks for,
-    profiling_worker/bundle/stats/adaptive.py) or without warm-up, each config gets calls of its own.
+    profiling_worker/bundle/stats/adaptive.py) or without warm-up, each config gets calls of its
+    own.
 
     Raises:
         KernelFailed: a kernel body raised (CUDA out of memory included).

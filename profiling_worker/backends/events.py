@@ -1,8 +1,8 @@
 """The ``events`` backend: each annotated region timed between two ``torch.cuda.Event`` marks on
 the current stream, as benchmark scripts do (``triton.testing.do_bench``, nvbench's GPU time).
 
-What it measures (``bundle/schema/backends.py`` EVENTS_BACKEND.measures): the wall time on the stream
-from the start event to the end event. The stream is synchronised just before each start
+What it measures (``bundle/schema/backends.py`` EVENTS_BACKEND.measures): the wall time on the
+stream from the start event to the end event. The stream is synchronised just before each start
 event, so every region starts on an idle GPU and its time holds the launch of its first kernel,
 the kernels, and every gap between them (host launch overhead, small copies, allocator work).
 That is why it reads longer than CUPTI's kernel durations, most for short kernels: the sum of

@@ -1,14 +1,15 @@
 """L2 flush between CUPTI runs, so that ``cache_control="all"`` means a cold L2 on both backends.
 
 Nsight Compute flushes all caches before every profiled kernel when cache control is "all".
-CUPTI only timestamps kernels: without a flush the L2 (tens of MiB on an H200; the size is read from the device) keeps a run's data for
-the next one, and ``x*2`` on 4 Mi fp32 elements read 5.55 µs, 6.0 TB/s, above the 4.8 TB/s HBM
-peak (bundle/schema/peaks.py; measured in docs/measurements-h200.md, run 11). As benchmark harnesses do (triton ``do_bench`` zeroes a 256 MB
-buffer), a buffer larger than the L2 is written just before each annotated region opens, outside
-it: the flush kernel is not measured, and a region finds none of its data in the L2, neither
-from the previous run nor from an earlier region of the same run (``fused`` after ``unfused``
-on the same inputs read 6.0 TB/s with one flush per run). Kernels inside one region still share
-the L2 (Nsight Compute flushes before each kernel; the worker does not intrude into a region).
+CUPTI only timestamps kernels: without a flush the L2 (tens of MiB on an H200; the size is read from
+the device) keeps a run's data for the next one, and ``x*2`` on 4 Mi fp32 elements read 5.55 µs,
+6.0 TB/s, above the 4.8 TB/s HBM peak (bundle/schema/peaks.py; measured in
+docs/measurements-h200.md, run 11). As benchmark harnesses do (triton ``do_bench`` zeroes a 256 MB
+buffer), a buffer larger than the L2 is written just before each annotated region opens, outside it:
+the flush kernel is not measured, and a region finds none of its data in the L2, neither from the
+previous run nor from an earlier region of the same run (``fused`` after ``unfused`` on the same
+inputs read 6.0 TB/s with one flush per run). Kernels inside one region still share the L2 (Nsight
+Compute flushes before each kernel; the worker does not intrude into a region).
 """
 
 from __future__ import annotations

@@ -1,8 +1,8 @@
 """The loop of the backends that time each annotated region themselves, configs x runs, with a
 :class:`Stopwatch`: the host clock (cpu backend, :class:`HostClock`) or CUDA events (events
 backend). Warm-up calls run before each config's first timed run, with no region timed. With
-``spec.run_target`` (runs "auto") the stopping rule of :mod:`profiling_worker.bundle.stats.adaptive` chooses
-how many runs each config gets, in batches.
+``spec.run_target`` (runs "auto") the stopping rule of :mod:`profiling_worker.bundle.stats.adaptive`
+chooses how many runs each config gets, in batches.
 
 Marks are read only after each config's runs (:meth:`Stopwatch.settle`): a CUDA event's time is
 known once the GPU has passed it, and reading it earlier would stall the stream mid-run.

@@ -37,11 +37,11 @@ def run_side(name: str) -> RunSide:
 def choose_backends(env: dict[str, Any]) -> dict[str, BackendStatus]:
     """Each backend's :meth:`~RunSide.probe` of ``env``, by name (in ``B.NAMES`` order).
 
-    Pure: decides from a :func:`~profiling_worker.probes.environment.probe_environment` dict, so tests
-    can give any environment. Rules (the version table of docs/gpu-setup.md): nsight-python >= 1.1
-    with ncu >= 2026.2.1 attaches in-process; nsight-python 0.9.x re-runs the worker under any
-    ncu (launch mode); CUPTI needs nsight-python >= 1.1, cupti-python >= 13.4 and a
-    libcupti >= 13.4; CUDA events need a GPU and a CUDA build of torch.
+    Pure: decides from a :func:`~profiling_worker.probes.environment.probe_environment` dict, so
+    tests can give any environment. Rules (the version table of docs/gpu-setup.md):
+    nsight-python >= 1.1 with ncu >= 2026.2.1 attaches in-process; nsight-python 0.9.x re-runs the
+    worker under any ncu (launch mode); CUPTI needs nsight-python >= 1.1, cupti-python >= 13.4 and
+    a libcupti >= 13.4; CUDA events need a GPU and a CUDA build of torch.
     """
     return {name: run_side(name).probe(env) for name in B.NAMES}
 

@@ -3,9 +3,9 @@ warm-up and its run, the typed :class:`BackendStatus` its probe returns, and the
 :class:`RunJob` its run gets.
 
 The capabilities the app may read (what a backend measures, which options it applies) are in
-``profiling_worker/bundle/schema/backends.py``; ``backends/registry.py`` holds one object per backend.
-The environment report (``python -m profiling_worker env``) is JSON, so a status crosses the
-process boundary as :meth:`BackendStatus.to_json` and comes back through
+``profiling_worker/bundle/schema/backends.py``; ``backends/registry.py`` holds one object per
+backend. The environment report (``python -m profiling_worker env``) is JSON, so a status crosses
+the process boundary as :meth:`BackendStatus.to_json` and comes back through
 :meth:`BackendStatus.from_json`.
 """
 
@@ -105,9 +105,9 @@ class RunJob:
 class RunSide(ABC):
     """One backend in the worker: :meth:`probe`, :meth:`warm_up` and :meth:`run`.
 
-    ``name`` is the spec's ``backend`` value (its :class:`~profiling_worker.bundle.schema.backends.Backend`
-    entry says what it measures). Subclasses keep no per-job state: one object serves every
-    job of a warm worker.
+    ``name`` is the spec's ``backend`` value (its
+    :class:`~profiling_worker.bundle.schema.backends.Backend` entry says what it measures).
+    Subclasses keep no per-job state: one object serves every job of a warm worker.
     """
 
     name: ClassVar[Name]

@@ -48,8 +48,8 @@ class Bundle:
         manifest: ``manifest.json`` as a dict.
         spec: the typed job spec (manifest ``spec``, else ``spec.json``): a
             :class:`~profiling_worker.bundle.schema.spec.JobSpec`, the
-            :class:`~profiling_worker.bundle.schema.bundle_spec.PartialSpec` of an import whose files
-            do not make one (backend unknown), or None without a spec
+            :class:`~profiling_worker.bundle.schema.bundle_spec.PartialSpec` of an import whose
+            files do not make one (backend unknown), or None without a spec
             (:func:`profiling_worker.bundle.schema.bundle_spec.read_spec`).
         tables: table name -> DataFrame for every name in ``columns.TABLES`` (empty if absent).
         files: every regular file under the directory, sorted by path.

@@ -27,8 +27,8 @@ def recomputed_sentences(done: Completed) -> tuple[str, ...]:
 
 
 def restated_sentences(written: pd.DataFrame, shown: pd.DataFrame) -> tuple[str, ...]:
-    """What :func:`profiling_worker.bundle.schema.intervals.restate` changed in a bundle written before
-    the worker cut CI95 lower bounds at 0 (issue 34): the count of lower bounds below 0 of
+    """What :func:`profiling_worker.bundle.schema.intervals.restate` changed in a bundle written
+    before the worker cut CI95 lower bounds at 0 (issue 34): the count of lower bounds below 0 of
     non-negative quantities, by metric, shown cut while the files keep the recorded values.
 
     Args:

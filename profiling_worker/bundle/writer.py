@@ -8,8 +8,8 @@ The one writer of bundles: the worker's run path and the importer both write the
   spreadsheet would run as a formula (``=``, ``+``, ``-``, ``@``) start with ``'``.
 * Each file is written to a temporary name in the same directory and moved into place with
   ``os.replace``, so a reader never sees half a file; ``manifest.json`` is written last
-  (:func:`profiling_worker.bundle.schema.manifest.write_manifest`), and a bundle without a manifest is
-  not a result.
+  (:func:`profiling_worker.bundle.schema.manifest.write_manifest`), and a bundle without a manifest
+  is not a result.
 """
 
 from __future__ import annotations
@@ -170,8 +170,8 @@ def finish_bundle(bundle_dir: str | os.PathLike[str], manifest: dict[str, Any],
     """Finalise a bundle: check its tables for plausibility
     (:mod:`profiling_worker.bundle.schema.plausibility`; the notes go under ``"notes"``), name the
     method of the aggregated table's CI95 columns (``"ci95_method"``:
-    :data:`profiling_worker.bundle.schema.intervals.CI_METHOD`, lower bounds of non-negative quantities
-    cut at 0 as written), list its files and write ``manifest.json`` last, atomically.
+    :data:`profiling_worker.bundle.schema.intervals.CI_METHOD`, lower bounds of non-negative
+    quantities cut at 0 as written), list its files and write ``manifest.json`` last, atomically.
 
     Every bundle, run or imported, ends here, so checks on finished bundles belong here.
 

@@ -78,8 +78,9 @@ def load_kernel_dirs(dirs: Iterable[str | os.PathLike[str]]
 
     Returns:
         ``(kernels, collectors, errors)``: kernel id -> :class:`Kernel`, collector name ->
-        :class:`~profiling_worker.catalog.user_collectors.UserCollector`, and one ``{"file", "error"}`` per file that failed
-        to import or declared a duplicate id or collector name.
+        :class:`~profiling_worker.catalog.user_collectors.UserCollector`, and one
+        ``{"file", "error"}`` per file that failed to import or declared a duplicate id or
+        collector name.
     """
     kernels: dict[str, Kernel] = {}
     collectors: dict[str, UserCollector] = {}

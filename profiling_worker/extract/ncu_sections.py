@@ -65,7 +65,8 @@ def _section_rows(action: Any) -> list[dict[str, Any]]:
 
 
 def _metric_rows(action: Any) -> list[dict[str, Any]]:
-    """The deep-dive metrics (bundle/schema/metrics.py) and every warp-stall metric the launch has."""
+    """The deep-dive metrics (bundle/schema/metrics.py) and every warp-stall metric the launch
+    has."""
     names = list(M.DEEP_DIVE_METRICS) + sorted(
         n for n in action.metric_names() if n.startswith(M.STALL_PREFIX)
         and n.endswith(M.STALL_SUFFIX))

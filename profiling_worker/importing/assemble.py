@@ -70,7 +70,8 @@ def reconstruct_spec(job: Job) -> tuple[dict[str, Any], bool, list[str]]:
 def backend_name(job: Job) -> str:
     """``ncu`` when the files prove it (a report or an ncu CSV export was read, an nsight-python
     version before 1.0, which had only ncu, or a metric besides gpu__time_duration.sum, which
-    CUPTI cannot collect), else ``unknown`` (:data:`~profiling_worker.bundle.schema.spec.BACKEND_UNKNOWN`)."""
+    CUPTI cannot collect), else ``unknown``
+    (:data:`~profiling_worker.bundle.schema.spec.BACKEND_UNKNOWN`)."""
     if job.provenance.get("backend", {}).get("name"):
         return str(job.provenance["backend"]["name"])
     if str(job.provenance.get("nsight_python_version", "")).startswith("0."):

@@ -4,7 +4,8 @@ Steps: parse and name parameters (:mod:`.nsight_csv`), read values (:mod:`.nsigh
 columns their roles (:mod:`.roles`), number configs across files, build each profiled_data file's
 runs, pair each processed_data file with the runs it was written from (by content), keep several
 calls apart, undo sums of rates over combined kernels (:mod:`.combined`), aggregate with the
-worker's own :func:`~profiling_worker.bundle.stats.aggregate.aggregate_runs` (Student-t CI95, median).
+worker's own :func:`~profiling_worker.bundle.stats.aggregate.aggregate_runs` (Student-t CI95,
+median).
 """
 
 from __future__ import annotations

@@ -51,7 +51,8 @@ import pandas as pd
 
 from profiling_worker.bundle.schema import columns as C
 
-#: nsight-python's own columns besides the ones the bundle's tables share (bundle/schema/columns.py).
+#: nsight-python's own columns besides the ones the bundle's tables share
+#: (bundle/schema/columns.py).
 TRANSFORMED = "Transformed"  # 0.9.4/0.9.5: the derive_metric name of a derived row
 NORMALIZED = "Normalized"  # 0.9.6+: the annotation a row is normalised to
 #: Per-run columns nsight-python always writes (any version).

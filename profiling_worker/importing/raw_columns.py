@@ -10,8 +10,8 @@ Python set (``extraction.extract_df_from_report``: ``custom_info_names = {name f
 it changes from process to process. A collector (RUN or ANNOTATION scope) changes from run to
 run within a config; a parameter does not, and every config has the same number of runs:
 
-1. a column with this project's collector names (:data:`~profiling_worker.bundle.schema.spec.COLLECTORS`)
-   is a collector;
+1. a column with this project's collector names
+   (:data:`~profiling_worker.bundle.schema.spec.COLLECTORS`) is a collector;
 2. a column with a new value on every row of an annotation and metric (a time stamp, a counter)
    is a collector when the parameters found among the other columns (rule 3) still group
    those rows into configs of two runs or more;

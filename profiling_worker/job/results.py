@@ -78,8 +78,8 @@ def write_result_tables(job_dir: Path, spec: JobSpec, registry: Registry,
 
 def write_run_audit(job_dir: Path, tables: dict[str, pd.DataFrame],
                     manifest: dict[str, Any]) -> dict[str, pd.DataFrame]:
-    """Write ``tables/run_audit`` (:func:`profiling_worker.bundle.schema.run_audit.audit_runs` of the
-    tables just written and the finished job's manifest) and return ``tables`` with it.
+    """Write ``tables/run_audit`` (:func:`profiling_worker.bundle.schema.run_audit.audit_runs` of
+    the tables just written and the finished job's manifest) and return ``tables`` with it.
 
     The audit is derived from the other tables, so a failure of it must not fail the job: it
     is named in the manifest's ``warnings`` and the app derives the audit on load instead.

@@ -25,8 +25,8 @@ def ci95_text(lower: Iterable[float], upper: Iterable[float], unit: str = "", di
               missing: str = intervals.ONE_RUN_NOTE) -> np.ndarray:
     """Hover text of each point's CI95: ``CI95 = [lo, hi] unit`` (bounds formatted with
     ``digits``), ``CI95 unbounded: ...`` where the upper bound is +inf (a ratio whose baseline
-    mean cannot be told from 0, :data:`~profiling_worker.bundle.schema.intervals.UNBOUNDED_NOTE`), or
-    ``missing`` where a bound is NaN (fewer than 2 runs: no interval), so a hover never reads
+    mean cannot be told from 0, :data:`~profiling_worker.bundle.schema.intervals.UNBOUNDED_NOTE`),
+    or ``missing`` where a bound is NaN (fewer than 2 runs: no interval), so a hover never reads
     "NaN" or "inf"."""
     return np.array([f"CI95 = [{lo:{digits}}, {hi:{digits}}]{' ' + unit if unit else ''}"
                      if np.isfinite([lo, hi]).all() else

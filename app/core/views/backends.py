@@ -2,9 +2,9 @@
 their ratio (ncu / cupti) with CI, their spread, and each job's wall time (pure pandas); a
 CUDA-events job of the same configs beside them (:func:`events_frame`).
 
-The Verdict is the regression gate's (:mod:`profiling_worker.bundle.gate.verdict`, CUPTI the baseline,
-ncu the candidate, the allowed change 3 %), with the differences that are the point of this
-page not held against the pair (:data:`BY_DESIGN`): ``ncu slower`` / ``ncu faster`` when the
+The Verdict is the regression gate's (:mod:`profiling_worker.bundle.gate.verdict`, CUPTI the
+baseline, ncu the candidate, the allowed change 3 %), with the differences that are the point of
+this page not held against the pair (:data:`BY_DESIGN`): ``ncu slower`` / ``ncu faster`` when the
 whole 95 % interval of the difference is beyond +/-3 %, ``same`` inside it, ``ambiguous``
 across it, ``clock-explained``, or ``not comparable`` (other measurement differences, too few
 runs)."""
@@ -32,8 +32,8 @@ from app.core import frame_columns as F
 
 #: The gate's directed outcomes in this page's words (CUPTI is the baseline).
 WORDS = {Outcome.REGRESSED.value: f"{B.NCU} slower", Outcome.IMPROVED.value: f"{B.NCU} faster"}
-#: Measurement-context fields (profiling_worker/bundle/gate/context.py) that differ between an ncu and
-#: a CUPTI job by design: the backend, and the tools only one of the two uses.
+#: Measurement-context fields (profiling_worker/bundle/gate/context.py) that differ between an ncu
+#: and a CUPTI job by design: the backend, and the tools only one of the two uses.
 BY_DESIGN = frozenset({"backend", *(t.key for t in set(B.tools(B.NCU)) ^ set(B.tools(B.CUPTI)))})
 #: The nsight-python versions of the two differ by design on a machine whose Nsight Compute is
 #: older than 2026.2.1: the ncu backend then needs nsight-python 0.9.6 (launch mode), CUPTI 1.1.

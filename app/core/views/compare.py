@@ -7,13 +7,14 @@ t at the Welch-Satterthwaite degrees of freedom), unbounded (RatioCI95Upper ``in
 baseline mean cannot be told from 0. RatioCI95Lower/Upper - 1 are the gate's
 DiffCI95LowerPct/UpperPct / 100: one interval, not two methods.
 
-The **Verdict** is the regression gate's outcome (:mod:`profiling_worker.bundle.gate.verdict`, the judgement ``python -m profiling_worker compare``
-makes in CI): regressed / improved (the whole 95 % interval of the difference beyond the
-allowed change), same (inside it), ambiguous (straddling it; RunsToDecide), clock-explained (the
-time differs but the SM cycles do not; CyclesDiffPct) or not comparable (measurement context
-differs, a truncated bundle, fewer than 2 runs a side, zero baseline). For a metric that is not
-a duration "regressed"/"improved" read "candidate higher"/"candidate lower". ``CIsOverlap``
-(the two CI95 intervals overlap) and ``RatioExcludesOne`` are kept for the backends view.
+The **Verdict** is the regression gate's outcome (:mod:`profiling_worker.bundle.gate.verdict`, the
+judgement ``python -m profiling_worker compare`` makes in CI): regressed / improved (the whole 95 %
+interval of the difference beyond the allowed change), same (inside it), ambiguous (straddling it;
+RunsToDecide), clock-explained (the time differs but the SM cycles do not; CyclesDiffPct) or not
+comparable (measurement context differs, a truncated bundle, fewer than 2 runs a side, zero
+baseline). For a metric that is not a duration "regressed"/"improved" read "candidate
+higher"/"candidate lower". ``CIsOverlap`` (the two CI95 intervals overlap) and ``RatioExcludesOne``
+are kept for the backends view.
 """
 
 from __future__ import annotations
@@ -38,7 +39,8 @@ from app.core.metrics import MissingData, with_labels
 from app.core import frame_columns as F
 
 SIDES = (F.BASELINE, F.CANDIDATE)
-#: The gate's columns the compare frame carries (figures in %, see profiling_worker.bundle.gate.judge).
+#: The gate's columns the compare frame carries (figures in %, see
+#: profiling_worker.bundle.gate.judge).
 GATE_COLUMNS = (gate.DIFF_PCT, gate.DIFF_CI95_LOWER_PCT, gate.DIFF_CI95_UPPER_PCT,
                 gate.DETECTABLE_PCT, gate.THRESHOLD_PCT, gate.CYCLES_DIFF_PCT,
                 gate.TIME_OUTCOME, gate.CYCLES_OUTCOME, gate.RUNS_TO_DECIDE, gate.REASON,

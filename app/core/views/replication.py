@@ -1,6 +1,6 @@
 """The replication verdict of two loaded bundles (the Files page and the agent door): the
-worker's judgement (:mod:`profiling_worker.bundle.gate.replication`, TOST after the gate's checks) on
-the gate's view of each bundle (:func:`app.core.views.compare.gate_side`), and the jobs that
+worker's judgement (:mod:`profiling_worker.bundle.gate.replication`, TOST after the gate's checks)
+on the gate's view of each bundle (:func:`app.core.views.compare.gate_side`), and the jobs that
 can be a replica (the same spec)."""
 
 from __future__ import annotations

@@ -1,15 +1,16 @@
 """The regression gate's judgement: every region (annotation) x config of two bundles gets one
-:class:`~profiling_worker.bundle.gate.verdict.Outcome` with the figures and the sentence that decided it.
+:class:`~profiling_worker.bundle.gate.verdict.Outcome` with the figures and the sentence that
+decided it.
 
 The rule (intervals, thresholds, the cycle check, the runs an ambiguous row needs) is
-:mod:`profiling_worker.bundle.gate.verdict`; this module lines the two bundles up and says what stops a
-row from being judged. **not comparable** when the bundles' measurement context differs
-(:mod:`profiling_worker.bundle.gate.context`: backend, run options, GPU, tool versions, ncu metric set,
-a partial bundle), the row exists on one side only, a side has fewer than ``min_runs`` runs or
+:mod:`profiling_worker.bundle.gate.verdict`; this module lines the two bundles up and says what
+stops a row from being judged. **not comparable** when the bundles' measurement context differs
+(:mod:`profiling_worker.bundle.gate.context`: backend, run options, GPU, tool versions, ncu metric
+set, a partial bundle), the row exists on one side only, a side has fewer than ``min_runs`` runs or
 fewer runs than its spec asks (a truncated bundle), the baseline mean is not positive, or a
 side's runs fail the validity audit so that their mean is no single figure (two modes or a step,
-a time below the physical minimum: :mod:`profiling_worker.bundle.gate.runs_context`, which also gives
-the caveats said beside an outcome, e.g. "clock not checked", "power-capped runs"). A
+a time below the physical minimum: :mod:`profiling_worker.bundle.gate.runs_context`, which also
+gives the caveats said beside an outcome, e.g. "clock not checked", "power-capped runs"). A
 not-comparable row still carries the statistics where they can be formed, and its reason says
 what the runs alone would give, so nothing measured is hidden.
 """
@@ -85,8 +86,8 @@ class GateResult:
             DiffCI95LowerPct, DiffCI95UpperPct, DetectablePct, WelchDf, Cycles... (NaN without
             the cycle check), ThresholdPct, TimeOutcome, CyclesOutcome, RunsToDecide, Outcome,
             Reason (NaN figures where a side is missing or has under 2 runs), Caveats (what
-            the runs say beside the outcome, :mod:`profiling_worker.bundle.gate.runs_context`; "" for
-            none).
+            the runs say beside the outcome, :mod:`profiling_worker.bundle.gate.runs_context`; ""
+            for none).
     """
 
     baseline: str

@@ -3,8 +3,8 @@ judged against the original with an equivalence test, after the gate's own check
 
 Each region x config of the two bundles is lined up and screened by the regression gate
 (:func:`profiling_worker.bundle.gate.judge.judge`: the measurement context of
-:mod:`profiling_worker.bundle.gate.context`, the runs a side has, a side missing); a row the gate finds
-**not comparable** is not comparable here either, with its reason. The others get the **two
+:mod:`profiling_worker.bundle.gate.context`, the runs a side has, a side missing); a row the gate
+finds **not comparable** is not comparable here either, with its reason. The others get the **two
 one-sided tests** (TOST, D. J. Schuirmann, J. Pharmacokinet. Biopharm. 15 (1987) 657-680)
 of the ratio ``R = mu_c / mu_b`` against the tolerance ``T`` (default +-3 %): ``1 - T < R <
 1 + T``, each one-sided test on Fieller's pivot ``(m_c - R0 m_b) / sqrt(v_c + R0^2 v_b)`` with

@@ -54,7 +54,8 @@ class GateSide:
 
     @functools.cached_property
     def spec(self) -> JobSpec | PartialSpec | None:
-        """The bundle's spec, typed (:func:`~profiling_worker.bundle.schema.bundle_spec.read_spec`)."""
+        """The bundle's spec, typed
+        (:func:`~profiling_worker.bundle.schema.bundle_spec.read_spec`)."""
         return manifest_spec(self.manifest)
 
     @property

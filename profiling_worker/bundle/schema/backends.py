@@ -1,7 +1,7 @@
 """Backend names and capabilities: the one place that names a backend.
 
-The app imports this module (it may import ``profiling_worker.bundle.schema`` only); the worker's run
-side registers how each backend collects (``profiling_worker/backends/registry.py``). Code
+The app imports this module (it may import ``profiling_worker.bundle.schema`` only); the worker's
+run side registers how each backend collects (``profiling_worker/backends/registry.py``). Code
 elsewhere asks a :class:`Backend` what it can do instead of comparing its name to a string.
 
 Nsight Compute runs two ways, by the installed nsight-python (environment.py's ``nsight_mode``):
@@ -68,8 +68,8 @@ class Backend:
         tools: the profiling tools (:mod:`~profiling_worker.bundle.schema.tools`) whose versions its
             numbers depend on.
         auto_runs: its run loop is driven by ``runs: "auto"``'s stopping rule
-            (:mod:`~profiling_worker.bundle.schema.run_target`; Nsight Compute replays in one call per
-            job, or one process per call in launch mode: its runs come from a CUPTI pass).
+            (:mod:`~profiling_worker.bundle.schema.run_target`; Nsight Compute replays in one call
+            per job, or one process per call in launch mode: its runs come from a CUPTI pass).
     """
 
     name: Name | Literal["unknown"]

@@ -1,8 +1,8 @@
 """What a bundle says was asked, typed: a :class:`JobSpec`, a :class:`PartialSpec` or None.
 
 A bundle's spec is its manifest's ``spec`` (else ``spec.json``), read back through
-:func:`profiling_worker.bundle.schema.spec.validate_spec`, so a job this dashboard's worker ran opens
-with the same frozen :class:`JobSpec` it was submitted with. An import states only what its
+:func:`profiling_worker.bundle.schema.spec.validate_spec`, so a job this dashboard's worker ran
+opens with the same frozen :class:`JobSpec` it was submitted with. An import states only what its
 files tell (``profiling_worker.importing.assemble.reconstruct_spec``): when that makes a valid
 JobSpec it is one; when it does not (the backend is ``unknown``,
 :data:`~profiling_worker.bundle.schema.spec.BACKEND_UNKNOWN`, because nsight-python 1.1 CSVs holding

@@ -139,7 +139,8 @@ SUMMARY_RULE_LAUNCHES = 200  # the summary lists the rule results of this many l
 DEEP_DIVE_FILE = "nsight/deep_dive.json"  # a section-set job's sections, rules, stalls, hot spots
 DEEP_DIVE_FILES = (DEEP_DIVE_FILE, DEEP_DIVE_FILE + ".gz")  # as written, as bundled (gzip)
 
-# Metric names with a fixed meaning (named in bundle/schema/metrics.py, kept here for the tables' readers).
+# Metric names with a fixed meaning (named in bundle/schema/metrics.py, kept here for the tables'
+# readers).
 GPU_TIME = M.GPU_TIME
 HOST_TIME = M.HOST_TIME
 EVENTS_TIME = M.EVENTS_TIME

@@ -25,9 +25,9 @@ Checks (each note names its ``check``):
                         ``unattributed``): measured, but in no value the pages draw.
 ``above_roof``          achieved DRAM bandwidth (measured DRAM bytes when collected, else the
                         analytic minimum) or FLOP/s above the datasheet roof
-                        (:mod:`profiling_worker.bundle.schema.peaks`); the note states the likely reason
-                        (L2-warm data on the CUPTI backend unless its manifest ``backend`` says
-                        ``l2_flushed``, or with ``cache_control="none"``).
+                        (:mod:`profiling_worker.bundle.schema.peaks`); the note states the likely
+                        reason (L2-warm data on the CUPTI backend unless its manifest ``backend``
+                        says ``l2_flushed``, or with ``cache_control="none"``).
 ``import``              written by the importer (not a check of the tables): what an import did
                         to values (left out, re-derived, configs recovered) or that the bundle
                         holds only part of a job (``warning``, shown on every page).

@@ -29,8 +29,8 @@ Checks (``Check``; ``Result`` is ``pass``, ``flag``, ``not checked`` or ``n/a``)
                     :mod:`~profiling_worker.bundle.schema.peaks`) and, with a flushed L2, its bytes
                     (datasheet DRAM bandwidth).
 ``population``      two modes or a step in the config's runs
-                    (:mod:`~profiling_worker.bundle.schema.populations`): the runs of the slower group
-                    are flagged.
+                    (:mod:`~profiling_worker.bundle.schema.populations`): the runs of the slower
+                    group are flagged.
 
 A flag of :data:`INVALIDATING` makes the config's mean no valid figure to judge: the gate reads
 such a side as not comparable (:func:`config_audits`); the other flags are said beside a verdict.

@@ -5,8 +5,8 @@ A spec with ``"runs": "auto"`` carries a ``run_target`` object; every key is opt
     "runs": "auto",
     "run_target": {"rel_ci95_pct": 0.5, "min_runs": 5, "max_runs": 100, "budget_s": 60}
 
-The worker's stopping rule (profiling_worker/bundle/stats/adaptive.py) runs each config ``min_runs`` times,
-stops a config once the relative CI95 half-width of every annotation is at most
+The worker's stopping rule (profiling_worker/bundle/stats/adaptive.py) runs each config ``min_runs``
+times, stops a config once the relative CI95 half-width of every annotation is at most
 ``rel_ci95_pct``, and spends what is left of ``budget_s`` on the config whose interval is the
 widest, never past ``max_runs``. The JobSpec's ``runs`` is then ``max_runs`` (the most runs a
 config can get), so code that sizes tables by ``runs`` stays right.

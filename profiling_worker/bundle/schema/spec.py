@@ -97,7 +97,8 @@ class JobSpec:
     label: str = ""
     """Free text shown with the job (at most 200 characters); not part of the spec hash."""
     ignore_kernels: tuple[str, ...] = ()
-    """Kernels left out of every value: exact names or ``re:<pattern>`` (bundle/schema/kernel_filter.py)."""
+    """Kernels left out of every value: exact names or ``re:<pattern>``
+    (bundle/schema/kernel_filter.py)."""
     section_set: str | None = None
     """Nsight Compute section set added to the metrics (``ncu --set NAME``, e.g. ``full`` for a
     deep dive; ``ncu --list-sets`` names them); None = the metrics only. ncu backend only."""

@@ -1,6 +1,6 @@
 """Reading a ``spec.json`` file into a JSON value, every way it can be broken named as a
-:class:`~profiling_worker.bundle.schema.spec_errors.SpecInvalid` (never a traceback in a job's error):
-not text, another encoding, not JSON, nested past Python's recursion limit, an integer past
+:class:`~profiling_worker.bundle.schema.spec_errors.SpecInvalid` (never a traceback in a job's
+error): not text, another encoding, not JSON, nested past Python's recursion limit, an integer past
 its digit limit, too large (issue 26's fuzzed worker CLI). Stdlib only."""
 
 from __future__ import annotations

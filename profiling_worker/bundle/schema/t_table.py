@@ -6,7 +6,8 @@ test_t_table.py`` recomputes every entry).
 Why a table: the worker's aggregated table needs ``t(0.975, n-1)`` for run counts n, and
 importing ``scipy.special`` cost a cold CUPTI job 0.39 s on the H200 (device run "h200
 1202-s5run4", ``benchmarks/worker_breakdown.py``), on the path to the result. Other degrees of
-freedom (Welch's, non-integer; more than 1,000) still come from scipy (``bundle/schema/intervals.py``).
+freedom (Welch's, non-integer; more than 1,000) still come from scipy
+(``bundle/schema/intervals.py``).
 """
 
 #: ``T975[df - 1]`` is ``t(0.975, df)`` for ``df`` = 1 .. 1,000.

@@ -3,8 +3,8 @@ the environment report (``python -m profiling_worker env``, profiling_worker/pro
 and in a bundle's manifest ``environment``.
 
 Which backend uses which tool is :attr:`~profiling_worker.bundle.schema.backends.Backend.tools`; the
-regression gate (profiling_worker/bundle/gate/context.py) holds two bundles whose versions differ not
-comparable.
+regression gate (profiling_worker/bundle/gate/context.py) holds two bundles whose versions differ
+not comparable.
 """
 
 from __future__ import annotations

@@ -1,10 +1,12 @@
-"""The stopping rule of ``runs: "auto"`` (bundle/schema/run_target.py), driven from a backend's run loop.
+"""The stopping rule of ``runs: "auto"`` (bundle/schema/run_target.py), driven from a backend's run
+loop.
 
 **Interval.** A config's precision is the relative CI95 half-width of the mean of each
 annotation's per-run duration (the launches of one run add up), ``100 t(0.975, n-1) s /
-(sqrt(n) |mean|)`` %: Student's t interval of :data:`~profiling_worker.bundle.schema.intervals.CI_METHOD`,
-computed by :func:`~profiling_worker.bundle.schema.intervals.ci95_half_width`, the same function the
-aggregated table's CI95 columns come from. A config's width is its widest annotation's.
+(sqrt(n) |mean|)`` %: Student's t interval of
+:data:`~profiling_worker.bundle.schema.intervals.CI_METHOD`, computed by
+:func:`~profiling_worker.bundle.schema.intervals.ci95_half_width`, the same function the aggregated
+table's CI95 columns come from. A config's width is its widest annotation's.
 
 **Rule.** (1) Every config runs ``min_runs`` times, in order. (2) While budget is left, the open
 config (target not met, fewer than ``max_runs``) with the widest interval gets a batch of runs:

@@ -6,7 +6,8 @@ MedianValue, CI95_Lower, CI95_Upper, RelativeStdDevPct, StableMeasurement, Unit,
 KernelsVary). The pages compute with all of them, so a missing one is
 
 * recomputed from the runs table by the worker's own method
-  (:func:`profiling_worker.bundle.stats.aggregate.aggregate_runs`) where the runs table has the rows;
+  (:func:`profiling_worker.bundle.stats.aggregate.aggregate_runs`) where the runs table has the
+  rows;
 * else derived from the columns that are there by the same formulas
   (:mod:`profiling_worker.bundle.schema.intervals`: CI95 from AvgValue, StdDev and NumRuns; relative
   std dev from StdDev and AvgValue; StableMeasurement from NumRuns and the relative std dev);
@@ -17,7 +18,8 @@ KernelsVary). The pages compute with all of them, so a missing one is
 A table without a key column (Annotation, Config, Metric, a config parameter) cannot be matched
 row by row: it is rebuilt from the runs table, or, without one, left out (empty) and named.
 
-The app's bundle loader and the regression gate (``bundle/gate/sides.py``) both read bundles through it.
+The app's bundle loader and the regression gate (``bundle/gate/sides.py``) both read bundles through
+it.
 """
 
 from __future__ import annotations
