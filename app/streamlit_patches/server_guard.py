@@ -94,8 +94,8 @@ def _no_external_ip() -> None:
 
 
 def upload_refusal(session_id: str) -> str | None:
-    """Why the last upload of ``session_id`` was refused for the session's or the server's cap, in words with
-    what to do (``None``: none since it was last asked); asking forgets it."""
+    """Why the last upload of ``session_id`` was refused for the session's or the server's
+    cap, in words with what to do (``None``: none since it was last asked); asking forgets it."""
     with _refusals_lock:
         return _refusals.pop(session_id, None)
 
