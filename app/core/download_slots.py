@@ -130,7 +130,7 @@ class DownloadSlots:
             return sum(self._sessions.values())
 
     def waiting(self) -> int:
-        """Downloads in the queue now (those forgotten at their next look-up included)."""
+        """Downloads in the queue now (one gone stale stays counted until the next look-up)."""
         with self._lock:
             return len(self._queue)
 

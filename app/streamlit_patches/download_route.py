@@ -244,7 +244,7 @@ def queued_page(filename: str, queued: Queued, nonce: str) -> str:
 body {{font: 16px system-ui, sans-serif; max-width: 42em; margin: 3em auto; padding: 0 1em}}
 </style>
 </head><body><h1>{name}</h1>
-<p id="state" role="status" data-turn="false">{html.escape(queue_words(queued))}</p>
+<p id="state" role="status">{html.escape(queue_words(queued))}</p>
 <script nonce="{nonce}">
 (function () {{
   const state = document.getElementById("state"), link = location.pathname;
@@ -260,7 +260,7 @@ body {{font: 16px system-ui, sans-serif; max-width: 42em; margin: 3em auto; padd
       return;
     }}
     state.textContent = answer.message;
-    if (answer.turn) {{ state.dataset.turn = "true"; location.replace(link); return; }}
+    if (answer.turn) {{ location.replace(link); return; }}  // it starts the download
     setTimeout(ask, {poll_ms});
   }}
   setTimeout(ask, {poll_ms});
