@@ -13,7 +13,8 @@ import streamlit as st
 from streamlit.runtime.scriptrunner import get_script_run_ctx
 
 from profiling_worker.bundle.loader import Bundle
-from app.streamlit_patches.server_guard import SESSION_UPLOAD_MB, upload_refusal
+from app.streamlit_patches.server_guard import (SESSION_UPLOAD_MB, server_upload_mb,
+                                                upload_refusal)
 from app.core.markdown import code, esc
 from app.ui import cached, importing, panels, state
 from app.ui.importing import ImportOutcome
@@ -131,8 +132,14 @@ st.file_uploader("nsight-python or Nsight Compute output", type=importing.UPLOAD
 _ctx = get_script_run_ctx()
 if _ctx is not None and (_refused := upload_refusal(_ctx.session_id)):
     st.error(_refused, icon=":material/block:")  # the uploader shows only "AxiosError ... 413"
-st.caption(f"Up to {importing.MAX_UPLOAD_MB} MB per file, and {SESSION_UPLOAD_MB} MB for all "
-           "the files chosen and not yet imported: a file past that is refused (413, and this "
+try:
+    _all_tabs = f"{server_upload_mb():,} MB"
+except ValueError as _bad_cap:  # a wrong KPROF_SERVER_UPLOAD_MB: say so; uploads are refused
+    st.warning(str(_bad_cap), icon=":material/warning:")
+    _all_tabs = "the server's cap"
+st.caption(f"Up to {importing.MAX_UPLOAD_MB} MB per file, {SESSION_UPLOAD_MB} MB for all "
+           f"the files chosen and not yet imported, and {_all_tabs} for those of all tabs on "
+           "this server together: a file past that is refused (413, and this "
            "page says why): import or remove some first. A `.ncu-rep` adds the "
            "per-launch "
            "table (kernel names, grid, block, every metric read); nsight-python's CSVs give "

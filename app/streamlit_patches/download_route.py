@@ -11,26 +11,39 @@ its session still open; it comes from the dashboard's own pages (``Sec-Fetch-Sit
 inside the bundle (``profiling_worker.bundle.paths``: a link out is refused). A ``.gz`` is
 inflated through ``profiling_worker.bundle.inflate``'s capped path into its scratch folder, and has
 no name left on disk once opened (closing it frees the space). Downloads are bounded per
-server, per session and, for inflations, per server again (``app.core.download_slots``): the
-others queue for up to :data:`QUEUE_WAIT_S`, holding no thread, and are then told which bound
-held them and to try again (503). A client that leaves stops its download's work: an
-inflation under way ends at its next MiB and its temporary file goes, a stream closes its file.
-The zip is made as it is sent (no length, its first bytes at once). Every refusal is a short
-``text/plain`` page that says why, shown in the tab the link opened.
+server, per session and, for inflations, per server again (``app.core.download_slots``). A
+client that leaves stops its download's work: an inflation under way ends at its next MiB and
+its temporary file goes, a stream closes its file. The zip is made as it is sent (no length,
+its first bytes at once). Every refusal is a short ``text/plain`` page that says why, shown in
+the tab the link opened.
+
+A download that is not its turn is queued and told so at once: the tab the link opened shows
+a small page (:func:`queued_page`, HTTP 503 with ``Retry-After``) that says which bound holds
+it and how many downloads were queued before it; its script asks ``<link>?queue`` every
+:data:`POLL_S` (JSON: its turn, the words) and, when its turn has come, goes to the link again,
+which then starts the download, and says so. Why a page that asks rather than a request held
+until its turn (as before, up to 120 s): a held request can say nothing, its status and
+headers leave with its first byte, which is the file's, so the tab showed only its loading
+spinner (issue 41); and the link opens a plain tab, out of the Files page's reach. Why a
+script rather than a self-refreshing page (``<meta http-equiv="refresh">``): the page a
+download leaves behind would go on saying "queued", where the script says it started. Without
+scripts the page refreshes itself all the same (``<noscript>``), and a command-line client
+gets 503 with ``Retry-After`` (``curl --retry`` waits and asks again).
 """
 
 from __future__ import annotations
 
 import asyncio
+import html
 import os
+import secrets
 import threading
-import time
 from collections.abc import Iterator
 from typing import TYPE_CHECKING, Any, BinaryIO
 from urllib.parse import quote
 
 from app.core.download_grants import GRANT_TTL_S, GRANTS, TOKEN_CHARS, DownloadKind, Grant
-from app.core.download_slots import SLOTS, Held
+from app.core.download_slots import SLOTS, STALE_S, Held, Queued
 
 if TYPE_CHECKING:
     from starlette.requests import Request
@@ -43,9 +56,11 @@ PREFIX = "/_kprof/download/"
 #: of profiling_worker.bundle.inflate (2 GiB), which also bounds its temporary disk.
 MAX_STREAMED_BYTES = 2 * 1024**3
 _CHUNK = 1 << 20
-#: How long a download waits for its slots (``app.core.download_slots``) before it is told to
-#: try again (s); the wait holds no thread.
-QUEUE_WAIT_S = 120.0
+#: How often a queued download's page asks whether its turn has come (s): well inside the
+#: queue's STALE_S, after which a download not asked for is taken to be gone.
+POLL_S = 1.0
+#: The query that asks where a queued download stands (``<link>?queue``).
+QUEUE_QUERY = "queue"
 _UNSAFE_IN_QUOTES = frozenset('"\\') | {chr(c) for c in range(32)} | {chr(127)}
 _state = {"serving": False}
 
@@ -163,13 +178,18 @@ def _session_alive(session_id: str) -> bool:
 
 
 async def endpoint(request: Request) -> Response:
-    """The route's handler: the download streamed once its slots are free, or a ``text/plain``
-    refusal."""
+    """The route's handler: the download streamed if it is its turn, else the queued page (or,
+    asked with ``?queue``, where it stands, as JSON); a ``text/plain`` refusal otherwise."""
     try:
         grant = granted(request)
-        held = await _queued(grant)
     except DownloadRefused as exc:
         return _refusal(exc)
+    token, inflating = request.path_params["token"], grant.kind is DownloadKind.INFLATED
+    if QUEUE_QUERY in request.query_params:
+        return _standing(SLOTS.standing(token, grant.session_id, inflating))
+    held = SLOTS.admit(token, grant.session_id, inflating)
+    if isinstance(held, Queued):
+        return _queued(grant.filename, held)
     try:
         chunks, length = await _opened(request, grant)
     except DownloadRefused as exc:
@@ -189,28 +209,76 @@ async def endpoint(request: Request) -> Response:
 def _refusal(exc: DownloadRefused) -> Response:
     from starlette.responses import PlainTextResponse
 
-    headers = {"Retry-After": "60"} if exc.status == 503 else None
-    return PlainTextResponse(str(exc), status_code=exc.status, headers=headers)
+    return PlainTextResponse(str(exc), status_code=exc.status)
 
 
-async def _queued(grant: Grant) -> Held:
-    """The slots of ``grant``'s download once they are free: it waits its turn (polled, holding
-    no thread) for up to :data:`QUEUE_WAIT_S`.
+def queue_words(queued: Queued) -> str:
+    """What the queued page says of ``queued``: what holds it and how many were queued before
+    it, or that its turn has come."""
+    if queued.why is None:
+        return ("Its turn has come: the download starts now (the browser lists it with its "
+                "downloads); this tab may then be closed.")
+    before = ("no download was queued before it" if not queued.ahead else
+              f"{queued.ahead} download{'s' * (queued.ahead > 1)} queued before it "
+              f"wait{'s' * (queued.ahead == 1)} too")
+    return (f"Queued: {queued.why}, and {before}. It starts by itself when its turn comes: "
+            "keep this tab open (closing it leaves the queue).")
 
-    Raises:
-        DownloadRefused: 503 when its turn did not come in time (the message says which bound
-            held it).
-    """
-    inflating = grant.kind is DownloadKind.INFLATED
-    deadline = time.monotonic() + QUEUE_WAIT_S
-    while (held := SLOTS.take(grant.session_id, inflating)) is None:
-        if time.monotonic() > deadline:
-            busy = SLOTS.busy(grant.session_id, inflating) or "the server was busy"
-            raise DownloadRefused(503, f"This download waited {QUEUE_WAIT_S:.0f} s for its turn "
-                                       f"and {busy}: let one finish, then click the button "
-                                       "again.")
-        await asyncio.sleep(0.2)
-    return held
+
+def _standing(queued: Queued) -> Response:
+    from starlette.responses import JSONResponse
+
+    return JSONResponse({"turn": queued.why is None, "message": queue_words(queued)},
+                        headers={"Cache-Control": "no-store"})
+
+
+def queued_page(filename: str, queued: Queued, nonce: str) -> str:
+    """The HTML page of a queued download of ``filename``: the words of :func:`queue_words`,
+    renewed by its script (``nonce``: the script's and style's, as the response's
+    Content-Security-Policy names) every :data:`POLL_S` from ``?queue``, and the link asked
+    again once its turn has come (or once the route refuses it, to show why)."""
+    name, poll_ms = html.escape(filename), int(POLL_S * 1000)
+    return f"""<!doctype html>
+<html lang="en"><head><meta charset="utf-8"><title>Queued: {name}</title>
+<noscript><meta http-equiv="refresh" content="{STALE_S / 2:.0f}"></noscript>
+<style nonce="{nonce}">
+body {{font: 16px system-ui, sans-serif; max-width: 42em; margin: 3em auto; padding: 0 1em}}
+</style>
+</head><body><h1>{name}</h1>
+<p id="state" role="status">{html.escape(queue_words(queued))}</p>
+<script nonce="{nonce}">
+(function () {{
+  const state = document.getElementById("state"), link = location.pathname;
+  async function ask() {{
+    let answer;
+    try {{
+      const reply = await fetch(link + "?{QUEUE_QUERY}", {{cache: "no-store"}});
+      if (!reply.ok) {{ location.replace(link); return; }}  // refused now: the route says why
+      answer = await reply.json();
+    }} catch (err) {{
+      state.textContent = "The dashboard does not answer (" + err + "); asking again.";
+      setTimeout(ask, {poll_ms});
+      return;
+    }}
+    state.textContent = answer.message;
+    if (answer.turn) {{ location.replace(link); return; }}  // it starts the download
+    setTimeout(ask, {poll_ms});
+  }}
+  setTimeout(ask, {poll_ms});
+}})();
+</script></body></html>
+"""
+
+
+def _queued(filename: str, queued: Queued) -> Response:
+    from starlette.responses import HTMLResponse
+
+    nonce = secrets.token_urlsafe(16)
+    csp = (f"default-src 'none'; script-src 'nonce-{nonce}'; style-src 'nonce-{nonce}'; "
+           "connect-src 'self'; base-uri 'none'; form-action 'none'; frame-ancestors 'none'")
+    return HTMLResponse(queued_page(filename, queued, nonce), status_code=503,
+                        headers={"Retry-After": f"{POLL_S:.0f}", "Cache-Control": "no-store",
+                                 "Content-Security-Policy": csp})
 
 
 async def _opened(request: Request, grant: Grant) -> tuple[Iterator[bytes], int | None]:

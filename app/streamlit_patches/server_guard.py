@@ -14,7 +14,11 @@ again when the app script is first imported (a plain ``streamlit run``):
   keeps them there), may total at most :data:`SESSION_UPLOAD_MB`; an upload past it is
   refused with 413 (Streamlit caps each file only: six 200 MB uploads took the server from
   371 to 1,565 MB), and the session's page is rerun to say why (:func:`upload_refusal`: the
-  uploader itself shows only "AxiosError ... 413").
+  uploader itself shows only "AxiosError ... 413"). The uploads of all sessions together may
+  hold at most :func:`server_upload_mb` (``KPROF_SERVER_UPLOAD_MB``, default
+  :data:`SERVER_UPLOAD_MB`): without it N tabs held N x 400 MB. Both are counted from
+  Streamlit's upload store itself, so the count drops whenever a file leaves it (imported,
+  removed, or its session shut down, below) and cannot drift from what is held.
 - A session whose tab closed is shut down once its reconnect window
   (``server.disconnectedSessionTTL``) is nearly over, unless it came back: Streamlit only drops
   it from its store when another session is stored later, without shutting it down, so its
@@ -36,6 +40,7 @@ before this check is reached, as before.
 from __future__ import annotations
 
 import asyncio
+import os
 import threading
 import weakref
 from collections.abc import Callable
@@ -49,8 +54,20 @@ SESSION_UPLOAD_MB = 400
 #: Part of ``server.disconnectedSessionTTL`` after which a closed tab's session is shut down:
 #: before Streamlit's store forgets it (then it could no longer be found to shut down).
 CLOSE_AT_TTL_FRACTION = 0.9
+#: Most the uploads of all sessions of one server may hold at once (MB), unless
+#: ``KPROF_SERVER_UPLOAD_MB`` says otherwise: two and a half sessions' caps (five files of the
+#: per-file cap). Issue 41's probe took the server to 1,796 MB with four sessions' uploads. A
+#: fixed figure, not a fraction of free memory: what is free when an upload arrives moves with
+#: whatever else runs (an inflation, another job's profile), so the same file would be refused
+#: one minute and taken the next for reasons the page could not state, and Streamlit has read
+#: the whole body before the check runs, so the bound is on what stays held afterwards.
+SERVER_UPLOAD_MB = 1000
+#: The environment variable that sets the server-wide cap (MB).
+SERVER_UPLOAD_ENV = "KPROF_SERVER_UPLOAD_MB"
 _refusals: dict[str, str] = {}
 _refusals_lock = threading.Lock()
+#: Held from a file's check to its storing: two uploads checked at once would both fit.
+_admit_lock = threading.Lock()
 
 
 def is_own_origin(origin: str) -> bool:
@@ -77,10 +94,68 @@ def _no_external_ip() -> None:
 
 
 def upload_refusal(session_id: str) -> str | None:
-    """Why the last upload of ``session_id`` was refused for the session cap, in words with
-    what to do (``None``: none since it was last asked); asking forgets it."""
+    """Why the last upload of ``session_id`` was refused for the session's or the server's
+    cap, in words with what to do (``None``: none since it was last asked); asking forgets it."""
     with _refusals_lock:
         return _refusals.pop(session_id, None)
+
+
+def server_upload_mb() -> int:
+    """The server-wide cap on uploads held (MB): ``KPROF_SERVER_UPLOAD_MB``, read each time,
+    or :data:`SERVER_UPLOAD_MB`.
+
+    Raises:
+        ValueError: the variable is not a whole number of at least 1 (the message names it
+            and the fix).
+    """
+    raw = os.environ.get(SERVER_UPLOAD_ENV, "").strip()
+    if not raw:
+        return SERVER_UPLOAD_MB
+    try:
+        value = int(raw)
+    except ValueError:
+        value = 0
+    if value < 1:
+        raise ValueError(f"{SERVER_UPLOAD_ENV}={raw!r} is not a whole number of MB of at least "
+                         f"1: set it to the most all tabs' uploads may hold together (default "
+                         f"{SERVER_UPLOAD_MB}), or unset it, and restart the dashboard.")
+    return value
+
+
+def held_upload_bytes(manager: Any, session_id: str, file_id: str) -> tuple[int, int]:
+    """Bytes of uploads ``manager`` (Streamlit's ``MemoryUploadedFileManager``) holds: those of
+    ``session_id``, and those of all sessions (that one's included), each not counting the
+    file ``file_id`` of ``session_id`` (a file sent again replaces itself)."""
+    with manager._lock:
+        mine = sum(len(f.data) for fid, f in manager.file_storage.get(session_id, {}).items()
+                   if fid != file_id)
+        others = sum(len(f.data) for sid, files in manager.file_storage.items()
+                     if sid != session_id for f in files.values())
+    return mine, mine + others
+
+
+def _upload_refusal_message(name: str, size: int, mine: int, everyone: int) -> str | None:
+    """Why a file of ``size`` bytes named ``name`` may not join the ``mine`` bytes its tab
+    holds and the ``everyone`` bytes all tabs hold (``None``: it may)."""
+    what = f"{name} ({size / 1e6:,.1f} MB) was refused"
+    if mine + size > SESSION_UPLOAD_MB * 10**6:
+        return (f"{what}: this tab's files not yet imported hold {mine / 1e6:,.1f} MB, and "
+                f"together they may hold at most {SESSION_UPLOAD_MB} MB (the server keeps them "
+                "in memory until they are imported). Import the files chosen, or remove some "
+                "(x beside each), then add it again.")
+    try:
+        cap = server_upload_mb()
+    except ValueError as exc:
+        return f"{what}: the server's upload cap is not set right. {exc}"
+    if everyone + size > cap * 10**6:
+        return (f"{what}: the files not yet imported of every tab open on this server hold "
+                f"{everyone / 1e6:,.1f} MB ({mine / 1e6:,.1f} MB of them this tab's), and "
+                f"together they may hold at most {cap:,} MB, the server-wide limit (the server "
+                "keeps them in memory until they are imported). Import this tab's files or "
+                "remove some (x beside each), or wait until other tabs import theirs (a closed "
+                "tab's files go at the end of its reconnect window), then add it again; whoever "
+                f"runs the dashboard may raise {SERVER_UPLOAD_ENV}.")
+    return None
 
 
 def _refuse_upload(session_id: str, message: str) -> None:
@@ -99,23 +174,20 @@ def _refuse_upload(session_id: str, message: str) -> None:
 
 def _capped_add_file(add_file: Callable[..., None]) -> Callable[..., None]:
     """``MemoryUploadedFileManager.add_file`` refusing a file that would take the session's
-    uploads past :data:`SESSION_UPLOAD_MB` (HTTP 413, as Streamlit's per-file cap), with the
-    reason kept for the page (:func:`upload_refusal`)."""
+    uploads past :data:`SESSION_UPLOAD_MB`, or all sessions' past :func:`server_upload_mb`
+    (HTTP 413, as Streamlit's per-file cap), with the reason kept for the page
+    (:func:`upload_refusal`)."""
     from starlette.exceptions import HTTPException
 
     def add(self: Any, session_id: str, file: Any) -> None:
-        with self._lock:
-            held = sum(len(f.data) for fid, f in self.file_storage.get(session_id, {}).items()
-                       if fid != file.file_id)
-        if held + len(file.data) > SESSION_UPLOAD_MB * 10**6:
-            message = (f"{file.name} ({len(file.data) / 1e6:,.1f} MB) was refused: this tab's "
-                       f"files not yet imported hold {held / 1e6:,.1f} MB, and together they "
-                       f"may hold at most {SESSION_UPLOAD_MB} MB (the server keeps them in "
-                       "memory until they are imported). Import the files chosen, or remove "
-                       "some (x beside each), then add it again.")
-            _refuse_upload(session_id, message)
-            raise HTTPException(status_code=413, detail=message)
-        add_file(self, session_id, file)
+        with _admit_lock:
+            mine, everyone = held_upload_bytes(self, session_id, file.file_id)
+            message = _upload_refusal_message(file.name, len(file.data), mine, everyone)
+            if message is None:
+                add_file(self, session_id, file)
+                return
+        _refuse_upload(session_id, message)
+        raise HTTPException(status_code=413, detail=message)
 
     add.capped = True  # type: ignore[attr-defined]
     return add
@@ -172,7 +244,7 @@ def _state_dropping_shutdown(shutdown: Callable[..., None]) -> Callable[..., Non
 
 def install() -> None:
     """Put :func:`is_own_origin` in place of Streamlit's cross-origin test of the WebSocket,
-    make its external-IP lookup return None, cap a session's uploads, shut down a closed
+    make its external-IP lookup return None, cap a session's and the server's uploads, shut down a closed
     tab's session at the end of its reconnect window and clear a shut-down session's state.
     Idempotent."""
     from streamlit import net_util

@@ -325,16 +325,25 @@ def test_an_import_of_derived_values_only_opens_every_page(store, app, page) -> 
     assert not at.exception, at.exception
 
 
-def test_an_upload_past_the_session_cap_says_why_on_the_page(store, app, monkeypatch,
-                                                             tmp_path) -> None:
+@pytest.mark.parametrize(("cap", "told"), [
+    ("session", ["hold 0.6 MB", "at most 1 MB", "Import the files chosen, or remove some"]),
+    ("server", ["every tab open on this server hold 0.6 MB (0.6 MB of them this tab's)",
+                "at most 1 MB, the server-wide limit", "wait until other tabs import theirs",
+                "may raise KPROF_SERVER_UPLOAD_MB"])])
+def test_an_upload_past_a_cap_says_why_on_the_page(store, app, monkeypatch, tmp_path,
+                                                   cap, told) -> None:
     """The uploader shows only 'AxiosError ... 413' (issue 41): the page names the file, what
-    the tab holds, the cap and what to do. The cap is made 1 MB here; the files are real
-    nsight-python output (the reference CSV) repeated to 0.6 MB each."""
+    the tab (or every tab of the server) holds, the cap and what to do. The tab's cap, or the
+    server's (``KPROF_SERVER_UPLOAD_MB``), is made 1 MB here; the files are real nsight-python
+    output (the reference CSV) repeated to 0.6 MB each."""
     from starlette.exceptions import HTTPException
 
     from app.streamlit_patches import server_guard
 
-    monkeypatch.setattr(server_guard, "SESSION_UPLOAD_MB", 1)
+    if cap == "session":
+        monkeypatch.setattr(server_guard, "SESSION_UPLOAD_MB", 1)
+    else:
+        monkeypatch.setenv(server_guard.SERVER_UPLOAD_ENV, "1")
     csv = next(iter(sorted(REF.glob("*.csv"))))
     text = csv.read_bytes()
     blob = text * (600_000 // len(text) + 1)
@@ -347,6 +356,5 @@ def test_an_upload_past_the_session_cap_says_why_on_the_page(store, app, monkeyp
     at = at.file_uploader(key="import-files").set_value([first]).run()
     shown = " ".join(e.value for e in at.error)
     assert "profiled_data-b-0.csv (0.6 MB) was refused" in shown, shown
-    assert "hold 0.6 MB" in shown and "at most 1 MB" in shown
-    assert "Import the files chosen, or remove some" in shown
+    assert all(phrase in shown for phrase in told), shown
     assert not at.run().error  # shown once, then forgotten

@@ -4,7 +4,9 @@ bytes) is offered and downloads through the streamed route with its bytes and fi
 ``.ncu-rep`` inflated from the bundle's ``.ncu-rep.gz`` arrives as ``gunzip`` gives it; the zip
 holds the large file; a link of another server process (an unknown token) is told why at once
 (issue 26: a refused download showed nothing for 240 s). Before the route the page named the
-folder to copy instead (the first test fails there: 2 refusals, no link)."""
+folder to copy instead (the first test fails there: 2 refusals, no link). A download past its
+tab's bound is shown queued in its tab, and starts by itself once a slot frees (issue 41: the
+tab only showed it loading)."""
 
 from __future__ import annotations
 
@@ -13,6 +15,7 @@ import hashlib
 import os
 import re
 import shutil
+import socket
 import subprocess
 import sys
 import urllib.error
@@ -21,12 +24,14 @@ import zipfile
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
+from urllib.parse import urlsplit
 
 import pytest
 from playwright.sync_api import expect
 
-from tests.e2e.conftest import (REPO_ROOT, _stop, free_port, open_app, wait_for_elements,
-                                wait_healthy)
+from app.core.download_slots import MAX_SESSION_DOWNLOADS
+from tests.e2e.conftest import (APP_RUN_TIMEOUT_MS, REPO_ROOT, _stop, free_port, open_app,
+                                wait_for_elements, wait_healthy)
 from tests.scenarios import SCENARIOS
 
 pytestmark = pytest.mark.e2e
@@ -155,3 +160,62 @@ def test_the_bundle_zip_streams_with_every_file(
     names = set(archive.namelist())
     assert {f"{JOB}/{LARGE}", f"{JOB}/{REPORT}", f"{JOB}/manifest.json"} <= names
     assert hashlib.sha256(archive.read(f"{JOB}/{LARGE}")).hexdigest() == sha
+
+
+def _slow_download(url: str, href: str) -> tuple[socket.socket, int]:
+    """A slow client: it asks for ``href`` and reads the answer's head only, so its download
+    holds its slots (the server waits for it to read on); its socket, and how many body bytes
+    came with the head. Its receive buffer is kept small, so the 70 MiB file cannot all be
+    sent into buffers meanwhile."""
+    parts = urlsplit(url)
+    sock = socket.socket()
+    sock.setsockopt(socket.SOL_SOCKET, socket.SO_RCVBUF, 1 << 14)
+    sock.settimeout(APP_RUN_TIMEOUT_MS / 1000)
+    sock.connect((parts.hostname, parts.port))
+    sock.sendall(f"GET {href} HTTP/1.1\r\nHost: {parts.netloc}\r\nConnection: close\r\n\r\n"
+                 .encode())
+    head = b""
+    while b"\r\n\r\n" not in head:
+        chunk = sock.recv(1 << 12)
+        assert chunk, f"the server closed the slow download before its head: {head!r}"
+        head += chunk
+    assert head.startswith(b"HTTP/1.1 200"), head[:300]
+    return sock, len(head) - head.index(b"\r\n\r\n") - 4
+
+
+def _read_to_end(sock: socket.socket, got: int) -> int:
+    """The slow client reads the rest of its download; the body's length."""
+    while chunk := sock.recv(1 << 20):
+        got += len(chunk)
+    return got
+
+
+def test_a_download_past_its_tabs_bound_is_shown_queued_then_starts(
+        page: Any, cli_server: tuple[str, str]) -> None:
+    """The tab's two downloads are slow clients of the large file; a third click in the tab
+    opens a page that says it is queued and why, not a tab that only loads; once one slow
+    client finishes, the queued download starts by itself, with its bytes."""
+    url, sha = cli_server
+    open_app(page, f"{url}/files", f"?job={JOB}")
+    wait_for_elements(page)
+    link = _row_link(page, LARGE, "Download")
+    slow = [_slow_download(url, link.get_attribute("href"))
+            for _ in range(MAX_SESSION_DOWNLOADS)]
+    try:
+        with page.context.expect_page() as opened:
+            link.click()
+        tab = opened.value
+        state = tab.get_by_role("status")
+        expect(state).to_have_text(re.compile(
+            rf"^Queued: this tab already has {MAX_SESSION_DOWNLOADS} downloads running, and no "
+            r"download was queued before it\. It starts by itself when its turn comes"))
+        with tab.expect_download(timeout=4 * APP_RUN_TIMEOUT_MS) as started:
+            sock, got = slow.pop()
+            assert _read_to_end(sock, got) == LARGE_BYTES  # it is done: its slot frees
+        expect(state).to_have_text(re.compile(r"^Its turn has come: the download starts now"))
+        data = Path(started.value.path()).read_bytes()
+        assert len(data) == LARGE_BYTES and hashlib.sha256(data).hexdigest() == sha
+        assert started.value.suggested_filename == "nsight_large.bin"
+    finally:
+        for sock, _ in slow:
+            sock.close()

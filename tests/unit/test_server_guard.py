@@ -203,3 +203,67 @@ def test_kernel_dashboard_refuses_other_ports_and_asks_no_one(tmp_path) -> None:
         os.killpg(proc.pid, 15)
         proc.wait(20)
         trap.close()
+
+
+@pytest.fixture
+def upload_store(monkeypatch: pytest.MonkeyPatch):  # type: ignore[no-untyped-def]
+    """install(), a server-wide cap of 500 MB, and an adder of ``mb`` MB files to a fresh
+    upload store (one zero-filled object: no real memory)."""
+    from streamlit.runtime.memory_uploaded_file_manager import MemoryUploadedFileManager
+    from streamlit.runtime.uploaded_file_manager import UploadedFileRec
+
+    server_guard.install()
+    monkeypatch.setenv(server_guard.SERVER_UPLOAD_ENV, "500")
+    manager = MemoryUploadedFileManager("/upload")
+    blobs: dict[int, bytes] = {}
+
+    def add(session_id: str, file_id: str, mb: int) -> None:
+        data = blobs.setdefault(mb, bytes(mb * 10**6))
+        manager.add_file(session_id, UploadedFileRec(file_id, f"{file_id}.ncu-rep", "x", data))
+
+    return manager, add
+
+
+def test_all_sessions_uploads_are_capped_and_the_count_follows_a_session_end(  # type: ignore[no-untyped-def]
+        upload_store) -> None:
+    """Each tab under its 400 MB, three tabs over the server's cap (issue 41: N tabs held
+    N x 400 MB): the third tab's file is refused with the server-wide reason, kept for its
+    page; a file sent again replaces itself; the bytes of a session shut down at the end of
+    its reconnect window (``_close_if_gone``) leave the count, and the file then fits."""
+    from starlette.exceptions import HTTPException
+
+    manager, add = upload_store
+    add("s1", "a", 150)
+    add("s1", "b", 150)
+    add("s2", "c", 150)
+    assert server_guard.held_upload_bytes(manager, "s2", "") == (150 * 10**6, 450 * 10**6)
+    with pytest.raises(HTTPException) as err:
+        add("s3", "d", 100)
+    assert err.value.status_code == 413
+    assert ("d.ncu-rep (100.0 MB) was refused: the files not yet imported of every tab open on "
+            "this server hold 450.0 MB (0.0 MB of them this tab's), and together they may hold "
+            "at most 500 MB, the server-wide limit" in err.value.detail), err.value.detail
+    assert server_guard.upload_refusal("s3") == err.value.detail
+    assert manager.file_storage.get("s3", {}) == {}
+    add("s2", "c", 150)  # sent again: it replaces itself, 450 MB still
+    server_guard._close_if_gone(_Forgetful(manager), "s1", None)  # s1's tab closed for good
+    assert server_guard.held_upload_bytes(manager, "s3", "") == (0, 150 * 10**6)
+    add("s3", "d", 100)
+    assert server_guard.held_upload_bytes(manager, "s3", "") == (100 * 10**6, 250 * 10**6)
+
+
+@pytest.mark.parametrize("value", ["abc", "0", "-5", "1.5"])
+def test_a_wrong_server_cap_refuses_uploads_naming_the_variable(  # type: ignore[no-untyped-def]
+        upload_store, monkeypatch, value) -> None:
+    from starlette.exceptions import HTTPException
+
+    manager, add = upload_store
+    monkeypatch.setenv(server_guard.SERVER_UPLOAD_ENV, value)
+    with pytest.raises(ValueError, match="KPROF_SERVER_UPLOAD_MB=.* whole number of MB"):
+        server_guard.server_upload_mb()
+    with pytest.raises(HTTPException) as err:
+        add("s1", "a", 1)
+    assert err.value.status_code == 413 and "KPROF_SERVER_UPLOAD_MB" in err.value.detail
+    monkeypatch.delenv(server_guard.SERVER_UPLOAD_ENV)
+    assert server_guard.server_upload_mb() == server_guard.SERVER_UPLOAD_MB
+    add("s1", "a", 1)

@@ -3,15 +3,18 @@ Starlette route called with ASGI messages) on copies of a recorded H200 bundle: 
 the bundle, an unknown, expired or closed-session token and a cross-site request are refused
 with a message; a ``.ncu-rep.gz`` is inflated through inflate.py into the scratch folder and
 nothing of it is left once sent; a padded one says why; names and the zip are right; downloads
-beyond the per-server, per-session and inflation bounds wait their turn and are told which
-bound held them; a client that leaves stops the inflation and frees its file and slots."""
+beyond the per-server, per-session and inflation bounds are queued and told so at once (which
+bound holds them, how many wait before them), start in turn, and a new one never overtakes one
+queued before it; a client that leaves stops the inflation and frees its file and slots."""
 
 from __future__ import annotations
 
 import asyncio
 import gzip
 import io
+import json
 import os
+import re
 import shutil
 import threading
 import zipfile
@@ -24,7 +27,8 @@ import pytest
 from app.streamlit_patches import download_route
 from app.core import download_grants
 from app.core.download_grants import DownloadKind, GrantStore
-from app.core.download_slots import DownloadSlots
+from app.core import download_slots
+from app.core.download_slots import DownloadSlots, Held
 from profiling_worker.bundle import inflate
 from profiling_worker.bundle.inflate import scratch_dir
 from tests.scenarios import SCENARIOS
@@ -57,9 +61,15 @@ def grants(monkeypatch) -> tuple[GrantStore, Clock]:  # type: ignore[no-untyped-
 
 
 @pytest.fixture
-def slots(monkeypatch) -> DownloadSlots:  # type: ignore[no-untyped-def]
-    """The route's slots, fresh for the test."""
-    fresh = DownloadSlots()
+def queue_clock() -> Clock:
+    """The clock of the download queue (``slots``)."""
+    return Clock()
+
+
+@pytest.fixture
+def slots(monkeypatch, queue_clock: Clock) -> DownloadSlots:  # type: ignore[no-untyped-def]
+    """The route's slots, fresh for the test, on ``queue_clock``."""
+    fresh = DownloadSlots(clock=queue_clock)
     monkeypatch.setattr(download_route, "SLOTS", fresh)
     return fresh
 
@@ -79,9 +89,11 @@ def get(path: str, headers: dict[str, str] | None = None, leave: Leave | None = 
     """``GET path`` through the route as uvicorn calls it: status, headers, body. The client
     stays until the response ends, or, with ``leave``, closes its connection once ``leave``
     (given the messages sent so far) returns."""
+    path, _, query = path.partition("?")
     scope: dict[str, Any] = {
         "type": "http", "method": "GET", "path": path, "raw_path": path.encode(),
-        "root_path": "", "query_string": b"", "scheme": "http", "server": ("127.0.0.1", 8501),
+        "root_path": "", "query_string": query.encode(), "scheme": "http",
+        "server": ("127.0.0.1", 8501),
         "headers": [(k.lower().encode(), v.encode()) for k, v in
                     {"host": "127.0.0.1:8501", **(headers or {})}.items()]}
     sent: list[dict[str, Any]] = []
@@ -207,64 +219,112 @@ def test_a_padded_gz_says_why(grants, bundle) -> None:  # type: ignore[no-untype
     assert _scratch_files() == before
 
 
-def _polled(slots: DownloadSlots, monkeypatch) -> threading.Event:  # type: ignore[no-untyped-def]
-    """Set once a download has asked for its slots twice in vain: it is queued."""
-    queued, misses = threading.Event(), [0]
-    take = slots.take
+def _running(slots: DownloadSlots, taken: list[tuple[str, bool]]) -> list[Held]:
+    """Downloads started, one per ``(session, inflating)``, each of its own link."""
+    held = [slots.admit(f"running-{i}", sid, inflating) for i, (sid, inflating) in
+            enumerate(taken)]
+    assert all(isinstance(h, Held) for h in held), held
+    return held  # type: ignore[return-value]
 
-    def counted(session_id: str, inflating: bool):  # type: ignore[no-untyped-def]
-        held = take(session_id, inflating)
-        misses[0] += held is None
-        if misses[0] >= 2:
-            queued.set()
-        return held
 
-    monkeypatch.setattr(slots, "take", counted)
-    return queued
+def _standing(link: str) -> dict[str, Any]:
+    """The queued page's question: where the download of ``link`` stands (JSON)."""
+    status, head, body = get(link + "?queue")
+    assert status == 200 and head["content-type"] == "application/json", (status, body)
+    return json.loads(body)  # type: ignore[no-any-return]
+
+
+def _queued_page(link: str) -> str:
+    """The page a queued download of ``link`` is answered with at once."""
+    status, head, body = get(link)
+    assert status == 503 and head["retry-after"] == "1", (status, body[:300])
+    assert head["content-type"].startswith("text/html") and head["cache-control"] == "no-store"
+    page = body.decode()
+    nonce = re.search(r"script-src 'nonce-([\w-]+)'", head["content-security-policy"])
+    assert nonce and f'<script nonce="{nonce.group(1)}">' in page  # only its own script runs
+    return page
 
 
 @pytest.mark.parametrize(("kind", "taken", "told"), [
-    (DownloadKind.INFLATED, [(OTHER, True)] * 2, b"the server is already inflating 2 reports"),
-    (DownloadKind.FILE, [(SESSION, False)] * 2, b"this tab already has 2 downloads running"),
+    (DownloadKind.INFLATED, [(OTHER, True)] * 2, "the server is already inflating 2 reports for downloads"),
+    (DownloadKind.FILE, [(SESSION, False)] * 2, "this tab already has 2 downloads running"),
     (DownloadKind.FILE, [(f"s{i}", False) for i in range(8)],
-     b"the server is already sending 8 downloads"),
+     "the server is already sending 8 downloads"),
 ])
-def test_downloads_beyond_a_bound_queue_and_are_told_which(  # type: ignore[no-untyped-def]
-        grants, bundle, slots, monkeypatch, kind, taken, told) -> None:
+def test_downloads_beyond_a_bound_are_queued_told_which_and_start_in_turn(  # type: ignore[no-untyped-def]
+        grants, bundle, slots, kind, taken, told) -> None:
     """Per server (8 downloads, 2 inflations) and per session (2): 40 concurrent report
-    downloads filled the server's thread pool (issue 41). Past every bound a download waits its
-    turn, goes on when a slot frees, and past QUEUE_WAIT_S is told which bound held it."""
+    downloads filled the server's thread pool (issue 41), and a download that waited showed its
+    tab loading, nothing more. Past every bound it is answered at once with a page that says
+    it is queued, which bound holds it and how many wait before it, and asks where it stands;
+    once a slot frees its turn comes and the link starts the download."""
     store, _ = grants
-    link = url(store, kind, bundle, REPORT if kind is DownloadKind.INFLATED else "worker.log",
-               "r")
-    held = [slots.take(sid, inflating) for sid, inflating in taken]
-    assert all(held)
-    monkeypatch.setattr(download_route, "QUEUE_WAIT_S", 0.0)
-    status, head, body = get(link)
-    assert status == 503 and head["retry-after"] == "60"
-    assert told in body and b"click the button again" in body, body
-    monkeypatch.setattr(download_route, "QUEUE_WAIT_S", WAIT_S)
-    queued = _polled(slots, monkeypatch)
-    answers: list[int] = []
-    waiting = threading.Thread(target=lambda: answers.append(get(link)[0]))
-    waiting.start()
-    assert queued.wait(WAIT_S), "the download never asked for its slots twice"
-    assert not answers  # queued while every slot of its bound is taken
-    slots.give_back(held.pop())  # one slot frees: the queued download goes on
-    waiting.join(WAIT_S)
-    assert answers == [200], f"the queued download did not end in {WAIT_S:.0f} s: {answers}"
+    relpath = REPORT if kind is DownloadKind.INFLATED else "worker.log"
+    link = url(store, kind, bundle, relpath, "r<1>.bin")
+    held = _running(slots, taken)
+    page = _queued_page(link)
+    assert (f"Queued: {told}, and no download was queued before it. It starts by itself when "
+            "its turn comes" in page), page
+    assert "<h1>r&lt;1&gt;.bin</h1>" in page  # the file's name, escaped
+    assert _standing(link) == {"turn": False, "message": (
+        f"Queued: {told}, and no download was queued before it. It starts by itself when its "
+        "turn comes: keep this tab open (closing it leaves the queue).")}
+    assert slots.waiting() == 1 and slots.running() == len(taken)
+    slots.give_back(held.pop())  # one slot frees: its turn
+    answer = _standing(link)
+    assert answer["turn"] and "Its turn has come: the download starts now" in answer["message"]
+    status, _, body = get(link)
+    whole = (bundle / relpath).read_bytes()
+    assert status == 200 and body == (gzip.decompress(whole) if kind is DownloadKind.INFLATED
+                                      else whole)
     for one in held:
-        slots.give_back(one)  # type: ignore[arg-type]
-    assert slots.running() == 0  # none leaked
+        slots.give_back(one)
+    assert slots.running() == 0 and slots.waiting() == 0  # none leaked, none left waiting
+
+
+def test_a_new_download_does_not_overtake_one_queued_before_it(  # type: ignore[no-untyped-def]
+        grants, bundle, slots) -> None:
+    """The server's 8 slots taken; a download of this tab is queued; a slot frees; another
+    tab's new click is queued behind it, told why, and starts once the first has had its turn
+    and is done."""
+    store, _ = grants
+    first = url(store, DownloadKind.FILE, bundle, "worker.log", "worker.log")
+    later = url(store, DownloadKind.FILE, bundle, "manifest.json", "manifest.json", OTHER)
+    held = _running(slots, [(f"s{i}", False) for i in range(8)])
+    _queued_page(first)
+    slots.give_back(held.pop())
+    assert "a download queued before it goes first, and 1 download queued before it waits " \
+           "too" in _queued_page(later)
+    assert get(first)[0] == 200  # its turn, its download sent in full, its slot free again
+    assert get(later)[0] == 200
+    for one in held:
+        slots.give_back(one)
+    assert slots.running() == 0 and slots.waiting() == 0
+
+
+def test_a_queued_download_whose_page_stopped_asking_is_forgotten(  # type: ignore[no-untyped-def]
+        grants, bundle, slots, queue_clock) -> None:
+    """Its tab closed: past STALE_S without a question it holds no later download back."""
+    store, _ = grants
+    gone = url(store, DownloadKind.FILE, bundle, "worker.log", "worker.log")
+    held = _running(slots, [(f"s{i}", False) for i in range(8)])
+    _queued_page(gone)
+    slots.give_back(held.pop())
+    queue_clock.now += download_slots.STALE_S + 1
+    assert get(url(store, DownloadKind.FILE, bundle, "manifest.json", "m", OTHER))[0] == 200
+    assert slots.waiting() == 0
+    for one in held:
+        slots.give_back(one)
 
 
 def test_a_session_under_its_bound_is_not_held_by_another_sessions_downloads(  # type: ignore[no-untyped-def]
         grants, bundle, slots) -> None:
+    """Nor by another session's download queued for its own tab's bound."""
     store, _ = grants
-    held = [slots.take(OTHER, False) for _ in range(2)]
-    assert all(held)
+    _running(slots, [(OTHER, False)] * 2)
+    _queued_page(url(store, DownloadKind.FILE, bundle, "worker.log", "worker.log", OTHER))
     assert get(url(store, DownloadKind.FILE, bundle, "worker.log", "worker.log"))[0] == 200
-    assert slots.running() == 2
+    assert slots.running() == 2 and slots.waiting() == 1
 
 
 def test_a_client_that_leaves_stops_the_inflation_and_its_temp_file_goes(  # type: ignore[no-untyped-def]
