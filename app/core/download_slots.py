@@ -1,10 +1,10 @@
 """Slots of the download route (``app/streamlit_patches/download_route.py``): how many downloads
-run at once, per server and per browser session, and how many of them inflate a ``.ncu-rep.gz``; and the
-queue of those that wait for a slot. A download holds its slots from its start until its last
-byte is sent or its client leaves, so the bounds cover the temporary disk of inflated reports
-too (at most ``inflations`` x 2 GiB). Forty concurrent report downloads from one tab filled the
-server's thread pool for minutes (issue 41); with these bounds the others wait their turn,
-holding no thread.
+run at once, per server and per browser session, and how many of them inflate a ``.ncu-rep.gz``;
+and the queue of those that wait for a slot. A download holds its slots from its start until its
+last byte is sent or its client leaves, so the bounds cover the temporary disk of inflated
+reports too (at most ``inflations`` x 2 GiB). Forty concurrent report downloads from one tab
+filled the server's thread pool for minutes (issue 41); with these bounds the others wait their
+turn, holding no thread.
 
 The queue is first come, first served among the downloads that could start: a download starts
 when its slots are free and no download queued before it could start now too, so a new click
