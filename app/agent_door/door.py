@@ -108,7 +108,8 @@ class Door:
                     history_index.sync_quietly(results, bundled)
 
                 self._manager = JobManager(results, self.worker_python, env=self.env,
-                                           warm=settings.warm_worker(), on_end=index)
+                                           warm=settings.warm_worker(), on_end=index,
+                                           process="agent door")
             return self._manager
 
     def bundle(self, job_id: str) -> Bundle:

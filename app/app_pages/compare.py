@@ -12,7 +12,7 @@ from app.core.figures.compare import build_compare_figure
 from app.core import metric_roles
 from app.core.metrics import MissingData, available_metrics
 from app.core.views.compare import (CompareOptions, JobSummary, candidates, compare_frame,
-                                    gate_result, measured_unlike)
+                                    gate_result, judged_baseline, measured_unlike)
 from app.ui import analysis, cached, energy, notes, panels, share, state
 from app.core.markdown import code, esc
 from app.core.provenance import is_imported
@@ -68,6 +68,8 @@ def _follow_baseline() -> None:
 
 asked = {side: st.query_params.get(side) for side in ("baseline", "candidate")}
 current = asked["baseline"] if asked["baseline"] in ids else state.selected_job_id()
+if not asked["baseline"] and current and state.job_is_default():  # the app's pick, not the user's
+    current = judged_baseline(current, summaries)  # a pair the gate can judge, if there is one
 cols = st.columns(4)
 baseline_id = cols[0].selectbox("Baseline", ids, key=state.key(PAGE, "baseline"),
                                 index=ids.index(current) if current in ids else 0,

@@ -11,7 +11,6 @@ from __future__ import annotations
 
 import dataclasses
 import os
-import socket
 import sys
 import threading
 import time
@@ -22,6 +21,7 @@ from typing import Any
 from profiling_worker.bundle.errors import JobError
 from profiling_worker.bundle.schema.manifest import (JobStatus, ManifestError, now_iso,
                                                      read_manifest, update_manifest)
+from profiling_worker.bundle.schema.owner import owner_entry
 
 from app.services import worker_client
 from app.services.job_model import Job
@@ -29,6 +29,8 @@ from app.services.job_recovery import (disk_full_error, interrupted_error, relea
                                        safe_log_tail, set_aside_partial)
 
 POLL_S = 0.2  # how often a running job's events file and exit status are read
+FOLLOW_S = 5.0  # how often a job another process owns is read again (status, progress)
+SCAN_S = 5.0  # how often the results folder is looked through for jobs other processes queue
 
 
 _FINISHED = {s.value for s in JobStatus if s.finished}
@@ -42,12 +44,17 @@ class JobBook:
             thread; exceptions are printed and ignored).
     """
 
-    def __init__(self, on_end: Callable[[Job], None] | None = None) -> None:
+    def __init__(self, on_end: Callable[[Job], None] | None = None,
+                 process: str | None = None) -> None:
         self.on_end = on_end
+        self.process = process or process_name()
         self._lock = threading.Lock()
         self._wake = threading.Condition(self._lock)
         self._jobs: dict[str, Job] = {}
         self._stopped = False  # set by the manager's shutdown: a killed job ends interrupted
+        self._followed: dict[str, Job] = {}  # jobs another process owns: read-only here
+        self._follower: threading.Thread | None = None
+        self._scanner: threading.Thread | None = None
 
     def snapshot(self) -> list[Job]:
         """Copies of this server's jobs, oldest first."""
@@ -72,6 +79,63 @@ class JobBook:
             while self._jobs[job_id].active and time.monotonic() < deadline:
                 self._wake.wait(timeout=min(POLL_S, max(0.0, deadline - time.monotonic())))
             return self._jobs[job_id].status
+
+    # -- jobs another process owns, shown read-only ------------------------------------------
+    def _keep_scanning(self, look: Callable[[], object], every_s: float,
+                       name: str) -> threading.Thread | None:
+        """Call ``look`` (find jobs of the result store that appeared) every ``every_s`` s in a
+        thread until the book stops; an ``OSError`` (the folder unreadable now) is said on
+        stderr and the next look tries again. Returns the thread started, None when one runs."""
+        with self._lock:
+            if self._scanner is not None:
+                return None
+            self._scanner = threading.Thread(target=self._scan, args=(look, every_s, name),
+                                             daemon=True, name=name)
+        self._scanner.start()
+        return self._scanner
+
+    def _scan(self, look: Callable[[], object], every_s: float, name: str) -> None:
+        while True:
+            deadline = time.monotonic() + every_s
+            with self._wake:  # woken early by other events: wait out the period
+                while not self._stopped and (left := deadline - time.monotonic()) > 0:
+                    self._wake.wait(left)
+                if self._stopped:
+                    return
+            try:
+                look()
+            except OSError as exc:  # the results folder is unreadable now: the next look
+                print(f"{name}: cannot look through the results folder: {exc}",
+                      file=sys.stderr, flush=True)
+
+    def _show_read_only(self, job: Job) -> threading.Thread | None:
+        """List ``job`` (its ``watched_by`` set: no Cancel) and follow it every
+        :data:`FOLLOW_S` with :meth:`_follow_one` until it leaves ``_followed``. Returns the
+        follower thread when this call started it."""
+        with self._lock:
+            self._jobs[job.job_id] = self._followed[job.job_id] = job
+            if self._follower is not None:
+                return None
+            self._follower = threading.Thread(target=self._follow, daemon=True,
+                                              name=f"kprof-follower-{type(self).__name__}")
+        self._follower.start()
+        return self._follower
+
+    def _follow(self) -> None:
+        while True:
+            with self._wake:
+                self._wake.wait(FOLLOW_S)
+                if self._stopped or not self._followed:
+                    self._follower = None
+                    return
+                followed = list(self._followed.values())
+            for job in followed:
+                self._follow_one(job)
+
+    def _follow_one(self, job: Job) -> None:
+        """One look at a job shown read-only (its manifest, its progress); the caller drops it
+        from ``_followed`` once it ended. Subclasses that show jobs read-only define it."""
+        raise NotImplementedError
 
     def _ended(self, job: Job) -> None:
         """Tell ``on_end`` (the history index) that a job reached its final status."""
@@ -148,8 +212,7 @@ class JobBook:
         data = {**previous, "job_id": job.job_id, "status": job.status.value,
                 "spec": job.spec.to_json(), "created_at": previous.get("created_at") or job.submitted_at,
                 "backend": previous.get("backend") or {"name": job.spec.backend},
-                "server": {"pid": os.getpid(), "host": socket.gethostname(),
-                           "process": process_name()}}
+                "server": owner_entry(self.process)}
         data.update({k: v for k, v in extra.items() if v is not None})
         return data
 

@@ -24,14 +24,15 @@ from collections.abc import Callable
 from pathlib import Path
 
 from profiling_worker.bundle.schema import backends as B, columns
-from profiling_worker.bundle.schema.manifest import JobStatus, now_iso, write_manifest
+from profiling_worker.bundle.schema.manifest import (JobStatus, ManifestError, now_iso,
+                                                     read_manifest, write_manifest)
 from profiling_worker.bundle.schema.spec import JobSpec
 
-from app.services import worker_client
-from app.services.job_book import POLL_S, JobBook
+from app.services import other_jobs, worker_client
+from app.services.job_book import POLL_S, SCAN_S, JobBook
 from app.services.job_model import Job, LaneLocks, claim_job_dir, lane_of, new_job_id
-from app.services.job_recovery import (internal_error, interrupted_error, mark_interrupted,
-                                       reserve_space, start_failed_error)
+from app.services.job_recovery import (internal_error, interrupt_orphaned, interrupted_error,
+                                       mark_interrupted, reserve_space, start_failed_error)
 from app.services.result_store import job_path
 from app.services.warm_worker import WarmWorker, WarmWorkerError
 
@@ -53,8 +54,8 @@ class JobManager(JobBook):
 
     def __init__(self, results_dir: Path, worker_python: str, env: dict[str, str] | None = None,
                  kill_grace_s: float = 5.0, warm: bool = False,
-                 on_end: Callable[[Job], None] | None = None) -> None:
-        super().__init__(on_end)
+                 on_end: Callable[[Job], None] | None = None, process: str | None = None) -> None:
+        super().__init__(on_end, process)
         self.results_dir = Path(results_dir).resolve()
         self.warm = warm
         self._warm: dict[str, WarmWorker] = {}  # lane -> its warm worker (touched by that lane only)
@@ -68,6 +69,9 @@ class JobManager(JobBook):
         self._warm_refused: set[tuple[str, int]] = set()
         self._shutting_down = threading.Lock()
         self.recovered = mark_interrupted(self.results_dir)
+        self._since = now_iso()  # other processes' jobs that ended from now on are listed
+        self._settled: set[str] = set()  # folders not to look at again (other_jobs.find)
+        self._tails: dict[str, worker_client.EventTail] = {}  # other processes' running jobs
         atexit.register(self.shutdown)
 
     # -- public API ---------------------------------------------------------------------------
@@ -96,10 +100,12 @@ class JobManager(JobBook):
         return claim_job_dir(self.results_dir, spec, lambda s: new_job_id(s), job_path)
 
     def cancel(self, job_id: str) -> None:
-        """Cancel a queued job at once; SIGTERM a running one's process group (SIGKILL later)."""
+        """Cancel a queued job at once; SIGTERM a running one's process group (SIGKILL later).
+        A job another process owns (shown read-only, :meth:`keep_following`) is not
+        cancelled from here."""
         with self._lock:
             job = self._jobs.get(job_id)
-            if job is None or not job.active:
+            if job is None or not job.active or job.watched_by:
                 return
             job.cancel_requested = True
             proc = self._procs.get(job_id)
@@ -128,7 +134,7 @@ class JobManager(JobBook):
             with self._wake:
                 self._stopped = True
                 procs = list(self._procs.values())
-                active = [job for job in self._jobs.values() if job.active]
+                active = [job for job in self._jobs.values() if job.active and not job.watched_by]
                 for job in active:
                     if job.status == JobStatus.QUEUED:
                         self._finish(job, JobStatus.INTERRUPTED, interrupted_error(job.path))
@@ -144,6 +150,60 @@ class JobManager(JobBook):
             self._locks.close()  # a dispatch still inside held() releases nothing twice
             return [job.job_id for job in active if job.status == JobStatus.INTERRUPTED]
 
+    # -- jobs other processes own --------------------------------------------------------------
+    def keep_following(self, every_s: float = SCAN_S) -> None:
+        """List read-only the plain jobs that other processes (another dashboard server, the
+        agent door, a worker run from a shell) queue in this results folder: looked for every
+        ``every_s`` s (:meth:`follow_others`), then followed every
+        :data:`~app.services.job_book.FOLLOW_S` until they end. Idempotent."""
+        self._keep_scanning(self.follow_others, every_s, "kprof-job-scanner")
+
+    def follow_others(self) -> list[str]:
+        """One look for jobs of other processes (:func:`app.services.other_jobs.find`); the
+        ids of those now listed. Never runs, cancels or rewrites them; one whose owner is gone
+        ends ``interrupted`` (as at a restart)."""
+        with self._lock:
+            known = set(self._jobs) | self._settled
+        jobs, settled = other_jobs.find(self.results_dir, known, self._since)
+        with self._lock:
+            self._settled |= settled
+        for job in jobs:
+            if not job.active:  # ended since this server started: its manifest says all
+                with self._lock:
+                    self._jobs[job.job_id] = job
+                continue
+            tail = worker_client.EventTail(job.path / columns.EVENTS_FILE)
+            self._apply(job, tail.read_new())
+            with self._lock:
+                self._tails[job.job_id] = tail
+            self._show_read_only(job)
+        return [job.job_id for job in jobs]
+
+    def _follow_one(self, job: Job) -> None:
+        """One look at a job another process owns: its manifest's status and error, its
+        events' progress and warnings; ended ``interrupted`` here when its owner is gone."""
+        if not job.path.is_dir():  # deleted meanwhile (History): nothing left to show
+            with self._lock:
+                for book in (self._jobs, self._followed, self._tails):
+                    book.pop(job.job_id, None)
+            return
+        try:
+            manifest = read_manifest(job.path)
+            if interrupt_orphaned(job.path, manifest):
+                manifest = read_manifest(job.path)
+        except (ManifestError, OSError):
+            return  # being rewritten: the next look
+        with self._lock:
+            tail = self._tails.get(job.job_id)
+        if tail is not None:
+            self._apply(job, tail.read_new())
+        with self._lock:
+            other_jobs.take(job, manifest)
+            if job.status.finished:
+                self._followed.pop(job.job_id, None)
+                self._tails.pop(job.job_id, None)
+            self._wake.notify_all()
+
     # -- dispatch -----------------------------------------------------------------------------
     def _ensure_lane(self, lane: str) -> None:
         thread = self._threads.get(lane)
@@ -155,7 +215,7 @@ class JobManager(JobBook):
 
     def _next(self, lane: str) -> Job | None:
         for job in self._jobs.values():
-            if job.lane == lane and job.status == JobStatus.QUEUED:
+            if job.lane == lane and job.status == JobStatus.QUEUED and not job.watched_by:
                 return job
         return None
 

@@ -25,6 +25,7 @@ from profiling_worker.bundle.errors import DISK_FULL_HINT, DiskFull, JobError
 from profiling_worker.bundle.schema import columns
 from profiling_worker.bundle.schema.manifest import (JobStatus, ManifestError, now_iso,
                                                      read_manifest, write_manifest)
+from profiling_worker.bundle.schema.owner import owner_of
 
 from app.services import worker_client
 from app.services.sweep_plan import SWEEP_FILE
@@ -36,15 +37,16 @@ RESERVE_BYTES = 256 * 1024  # room for a final manifest with its log tail (a few
 
 
 def mark_interrupted(results_dir: Path) -> list[str]:
-    """Mark jobs left queued/running by a server that is gone as ``interrupted``.
+    """Mark jobs left queued/running by a process that is gone as ``interrupted``
+    (:func:`interrupt_orphaned` on each job folder of ``results_dir``).
 
-    A job whose manifest names a live server process on this host (another server sharing the
-    directory), or a server on another host (its liveness cannot be checked), is left alone,
-    and so is a cluster sweep (a folder with ``sweep.json``): its tasks run on in Slurm, and
-    the sweep executor watches it again (:mod:`app.services.sweep_resume`).
-    A worker the gone server left running is killed first (it holds the GPU and nobody watches
-    it); tables it wrote are moved to ``partial/``, apart from finished results. A link to a
-    folder is never followed (:func:`job_folders`). Returns the ids it marked.
+    A job whose owner (its manifest's ``server``, else its ``worker``: one run from a shell,
+    :func:`profiling_worker.bundle.schema.owner.owner_of`) is a live process on this host
+    (another server sharing the directory, a worker run from a shell), or a process on another
+    host (its liveness cannot be checked), is left alone, and so is a cluster sweep (a folder
+    with ``sweep.json``): its tasks run on in Slurm, and the sweep executor watches it again
+    (:mod:`app.services.sweep_resume`). A link to a folder is never followed
+    (:func:`job_folders`). Returns the ids it marked.
     """
     marked: list[str] = []
     for child in job_folders(results_dir):
@@ -54,26 +56,36 @@ def mark_interrupted(results_dir: Path) -> list[str]:
             continue
         if (child / SWEEP_FILE).is_file():
             continue  # a cluster sweep: resumed, not interrupted
-        if JobStatus(manifest["status"]).finished or owner_alive(manifest.get("server") or {}):
-            continue
-        _kill_orphan_worker(child, manifest.get("worker") or {})
-        try:
-            manifest = read_manifest(child)  # the worker may have finished meanwhile
-        except ManifestError:
-            continue
-        if JobStatus(manifest["status"]).finished:
-            continue
-        set_aside_partial(child)
-        manifest.update(status=JobStatus.INTERRUPTED.value, finished_at=now_iso(),
-                        error=interrupted_error(child))
-        try:
-            _write_final(child, manifest)
-        except OSError as exc:
-            print(f"kprof job manager: cannot mark {child.name} interrupted: {exc}",
-                  file=sys.stderr, flush=True)
-            continue
-        marked.append(child.name)
+        if interrupt_orphaned(child, manifest):
+            marked.append(child.name)
     return marked
+
+
+def interrupt_orphaned(job_dir: Path, manifest: dict[str, Any]) -> bool:
+    """End the job ``interrupted`` when it is unfinished and its owner is gone; True if it
+    was. A worker the gone server left running is killed first (it holds the GPU and nobody
+    watches it); tables it wrote are moved to ``partial/``, apart from finished results. A
+    manifest that cannot be written is said on stderr (False)."""
+    if JobStatus(manifest["status"]).finished or owner_alive(owner_of(manifest)):
+        return False
+    _kill_orphan_worker(job_dir, manifest.get("worker") or {})
+    try:
+        manifest = read_manifest(job_dir)  # the worker may have finished meanwhile
+    except ManifestError:
+        return False
+    if JobStatus(manifest["status"]).finished:
+        return False
+    set_aside_partial(job_dir)
+    owner = owner_of(manifest).get("process") or "dashboard server"  # unnamed: written before
+    manifest.update(status=JobStatus.INTERRUPTED.value, finished_at=now_iso(),
+                    error=interrupted_error(job_dir, str(owner)))
+    try:
+        _write_final(job_dir, manifest)
+    except OSError as exc:
+        print(f"kprof job manager: cannot mark {job_dir.name} interrupted: {exc}",
+              file=sys.stderr, flush=True)
+        return False
+    return True
 
 
 def job_folders(results_dir: Path) -> list[Path]:
@@ -117,9 +129,11 @@ def internal_error(job_dir: Path, exc: Exception) -> JobError:
             "log_tail": safe_log_tail(job_dir)}
 
 
-def interrupted_error(job_dir: Path) -> JobError:
+def interrupted_error(job_dir: Path, owner: str = "dashboard server") -> JobError:
+    """The error of a job whose owner (``owner``: the process that queued or ran it, as a
+    manifest names it) stopped before it finished."""
     return {"kind": "interrupted",
-            "message": "The dashboard server stopped while this job was queued or running.",
+            "message": f"The {owner} stopped while this job was queued or running.",
             "hint": "Submit the job again. Files of the unfinished run stay in the job folder "
                     f"(tables in {PARTIAL_DIR}/); they are not a result.",
             "log_tail": safe_log_tail(job_dir)}

@@ -21,8 +21,6 @@ from __future__ import annotations
 import json
 import shutil
 import sys
-import threading
-import time
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
@@ -33,6 +31,7 @@ from profiling_worker.bundle.schema.manifest import (JobStatus, ManifestError, n
 from profiling_worker.bundle.schema.spec import JobSpec
 
 from app.services import sweep_errors as E
+from app.services.job_book import FOLLOW_S, SCAN_S
 from app.services import sweep_lock, sweep_resume
 from app.services import sweep_plan as plan
 from app.services import sweep_tasks as T
@@ -42,9 +41,7 @@ from app.services.result_store import job_path
 from app.services.sweep_queue import SlurmMissing
 from app.services.sweep_watch import SUBMITTING, Sweep, SweepWatcher, lane_name
 
-__all__ = ["SUBMITTING", "SlurmExecutor", "slurm_available"]
-FOLLOW_S = 5.0  # how often a sweep another server watches is read again (status, its lock)
-SCAN_S = 5.0  # how often the results folder is looked through for sweeps no one watches
+__all__ = ["FOLLOW_S", "SCAN_S", "SUBMITTING", "SlurmExecutor", "slurm_available"]
 #: The stage of a sweep shown read-only: its progress is its tasks done of all, from its folder.
 READ_ONLY_STAGE = "tasks done"
 
@@ -56,9 +53,6 @@ class SlurmExecutor(SweepWatcher):
     def __init__(self, results_dir: Path, worker_python: str, poll_s: float = 1.0,
                  on_end: Callable[[Job], None] | None = None) -> None:
         super().__init__(results_dir, worker_python, poll_s, on_end)
-        self._followed: dict[str, Job] = {}  # sweeps another server watches: read-only here
-        self._follower: threading.Thread | None = None
-        self._scanner: threading.Thread | None = None
         self._not_resumed: dict[str, str] = {}  # sweep id -> why, said once per change
 
     def submit(self, spec: JobSpec, options: plan.SweepOptions | None = None) -> str:
@@ -117,10 +111,10 @@ class SlurmExecutor(SweepWatcher):
             try:
                 mine = not sweep_resume.other_host(manifest) and sweep_lock.claim(path)
             except OSError as exc:
-                self._show_read_only(path, manifest, f"no server: cannot lock it ({exc})")
+                self._show_sweep(path, manifest, f"no server: cannot lock it ({exc})")
                 continue
             if not mine:
-                self._show_read_only(path, manifest, sweep_resume.watcher_text(manifest))
+                self._show_sweep(path, manifest, sweep_resume.watcher_text(manifest))
             elif self._resume_claimed(path):
                 ids.append(path.name)
         return ids
@@ -130,26 +124,8 @@ class SlurmExecutor(SweepWatcher):
         that appears after this server started (a head-less ``kernel-sweep``, another
         dashboard) is shown read-only while its watcher runs and watched and merged from here
         once that watcher is gone, not only after this server restarts. Idempotent."""
-        with self._lock:
-            if self._scanner is not None:
-                return
-            self._scanner = threading.Thread(target=self._scan, args=(every_s,), daemon=True,
-                                             name="kprof-sweep-scanner")
-            self._threads.append(self._scanner)
-        self._scanner.start()
-
-    def _scan(self, every_s: float) -> None:
-        while True:
-            deadline = time.monotonic() + every_s
-            with self._wake:  # woken early by other events: wait out the period
-                while not self._stopped and (left := deadline - time.monotonic()) > 0:
-                    self._wake.wait(left)
-                if self._stopped:
-                    return
-            try:
-                self.resume()
-            except OSError as exc:  # the results folder is unreadable now: the next look
-                print(f"kprof sweeps: cannot look for sweeps: {exc}", file=sys.stderr, flush=True)
+        if (scanner := self._keep_scanning(self.resume, every_s, "kprof-sweep-scanner")):
+            self._threads.append(scanner)  # joined at shutdown: no claim after it
 
     def _resume_claimed(self, path: Path, note: str = "") -> bool:
         """Rebuild a sweep whose lock this process now holds and watch it; False (lock given
@@ -202,7 +178,7 @@ class SlurmExecutor(SweepWatcher):
         print(f"kprof sweeps: {job_id} not resumed: {why} (tried again every {SCAN_S:g} s; "
               "said again only if the reason changes)", file=sys.stderr, flush=True)
 
-    def _show_read_only(self, path: Path, manifest: dict[str, Any], watcher: str) -> None:
+    def _show_sweep(self, path: Path, manifest: dict[str, Any], watcher: str) -> None:
         """List a sweep that another server watches, without Cancel (``watched_by``), and
         follow it every :data:`FOLLOW_S`: its status from its manifest, until it ends or its
         watch lock is free (then this server takes it over)."""
@@ -214,25 +190,8 @@ class SlurmExecutor(SweepWatcher):
                   status=JobStatus(manifest["status"]), total=len(tasks), watched_by=watcher,
                   done=sweep_resume.tasks_done(tasks), stage=READ_ONLY_STAGE,
                   submitted_at=manifest.get("created_at") or now_iso())
-        with self._lock:
-            self._jobs[job.job_id] = self._followed[job.job_id] = job
-            if self._follower is not None:
-                return
-            self._follower = threading.Thread(target=self._follow, daemon=True,
-                                              name="kprof-sweep-follower")
-            self._threads.append(self._follower)
-        self._follower.start()
-
-    def _follow(self) -> None:
-        while True:
-            with self._wake:
-                self._wake.wait(FOLLOW_S)
-                if self._stopped or not self._followed:
-                    self._follower = None
-                    return
-                followed = list(self._followed.values())
-            for job in followed:
-                self._follow_one(job)
+        if (follower := self._show_read_only(job)):
+            self._threads.append(follower)
 
     def _follow_one(self, job: Job) -> None:
         """One look at a read-only sweep: ended (its status taken), its watcher gone (taken

@@ -24,6 +24,7 @@ from typing import Any
 
 from profiling_worker.bundle.schema import columns
 from profiling_worker.bundle.schema.manifest import JobStatus, ManifestError, read_manifest
+from profiling_worker.bundle.schema.owner import owner_text
 from profiling_worker.bundle.schema.spec import JobSpec, validate_spec
 
 from app.services import sweep_plan as plan
@@ -172,9 +173,7 @@ def other_host(manifest: dict[str, Any]) -> bool:
 def watcher_text(manifest: dict[str, Any]) -> str:
     """Who watches a sweep that this server shows read-only: ``kernel-sweep pid 123 on host
     h`` (the process the manifest names; ``dashboard server`` for one written before it did)."""
-    server = manifest.get("server") or {}
-    return (f"{server.get('process') or 'dashboard server'} pid {server.get('pid', '?')} on "
-            f"host {server.get('host', '?')}")
+    return owner_text(manifest)
 
 
 def tasks_done(tasks: list[T.Task]) -> int:

@@ -12,7 +12,7 @@ import streamlit as st
 from profiling_worker.bundle.schema.manifest import JobStatus
 
 from app.ui import job_status, panels, state
-from app.ui.jobs import SCAN_S, Executor, Job
+from app.ui.jobs import READ_ONLY_STAGE, SCAN_S, Executor, Job
 from app.core import preflight
 from app.core.markdown import code, esc
 
@@ -85,15 +85,15 @@ def _job(manager: Executor, job: Job, position: int) -> None:
         kernels = ",".join(job.spec.kernels)
         st.markdown(f"{icon} **{job.status}** · {kind_text(job)}{esc(kernels)} · "
                     f"{esc(job.spec.backend)}  \n{code(job.job_id)}")
-        if job.watched_by:  # another server submits, retries, cancels and merges it
-            st.caption(f"Read-only here: watched by the {esc(job.watched_by)}.")
+        if job.watched_by:  # another process runs (a sweep: submits, retries, merges) it
+            st.caption(owner_caption(job))
         elif job.active and job.cancel_requested:
             st.caption("Cancelling…")  # the worker is stopping; the Cancel button is gone
         elif job.status == JobStatus.QUEUED:
             st.caption(f"Waiting for {esc(job.lane)}: place {position} in its queue.")
         if job.tasks:
             task_table(job)
-        elif (job.status == JobStatus.RUNNING or job.watched_by and job.active) \
+        elif (job.status == JobStatus.RUNNING or job.stage == READ_ONLY_STAGE and job.active) \
                 and not job.cancel_requested:  # a sweep read from its folder: tasks done
             text = progress_text(job)
             if job.spec.run_target is not None and job.total:  # the total is every config's most
@@ -115,9 +115,19 @@ def _job(manager: Executor, job: Job, position: int) -> None:
 def progress_text(job: Job) -> str:
     """A running job's progress line: ``stage · done/total`` of its worker's steps, or, for a
     sweep another process watches, its tasks done of all, read from its folder."""
-    if job.watched_by and job.total:
+    if job.watched_by and job.stage == READ_ONLY_STAGE and job.total:
         return f"{job.done:,} of {job.total:,} tasks done"
     return f"{job.stage or 'starting'} · {job.done:,}/{job.total:,}" if job.total else "starting"
+
+
+def owner_caption(job: Job) -> str:
+    """Who runs a job this server shows read-only (``job.watched_by``: the process its
+    manifest names, pid and host). No Cancel here: a queued job lives in its owner's queue
+    (no signal from here can take it out), and its worker may be a warm one serving later
+    jobs or run on another host; its owner's panel, Ctrl-C or ``cancel_job`` cancels it."""
+    if job.stage == READ_ONLY_STAGE:  # a sweep: its watcher submits, retries and merges it
+        return f"Read-only here: watched by the {esc(job.watched_by)}."
+    return f"Read-only here: owned by the {esc(job.watched_by)}, which alone can cancel it."
 
 
 def kind_text(job: Job) -> str:

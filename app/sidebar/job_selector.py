@@ -53,6 +53,7 @@ def resolve_job(bundles: list[BundleInfo], gpu_here: bool) -> str | None:
                or st.query_params.get("baseline"))
     if current not in ids:
         current = default_job(bundles, gpu_here)
+        st.session_state[state.SELECTED_BY_DEFAULT] = True  # not the user's choice
     if asked and asked not in ids:  # a stale link or a typo: the selector says so
         st.session_state[UNKNOWN_ASKED] = (asked, current)
     st.session_state[state.SELECTED_JOB] = current

@@ -50,8 +50,10 @@ def _index_on_end(results_dir: Path) -> Callable[[Job], None]:
 
 @st.cache_resource(on_release=_release, show_spinner=False)
 def _job_manager(results_dir: str, worker_python: str) -> JobManager:
-    return JobManager(Path(results_dir), worker_python, env=settings.worker_env(),
-                      warm=settings.warm_worker(), on_end=_index_on_end(Path(results_dir)))
+    manager = JobManager(Path(results_dir), worker_python, env=settings.worker_env(),
+                         warm=settings.warm_worker(), on_end=_index_on_end(Path(results_dir)))
+    manager.keep_following()  # jobs other processes queue here: listed read-only
+    return manager
 
 
 def job_manager() -> JobManager:

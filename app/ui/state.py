@@ -16,6 +16,7 @@ from app.services.result_store import JOB_ID_RE
 
 QUERY_JOB = "job"
 SELECTED_JOB = "sidebar-job"
+SELECTED_BY_DEFAULT = "sidebar-job-default"  # True while the app chose the job, not the user
 BUILDER_ERRORS = "builder-errors"  # list[FieldError] of the last rejected submit
 BUILDER_CHECKED = "builder-checked"  # the form values those errors were found in
 BUILDER_NOTICE = "builder-notice"  # id of the job submitted last (its note follows its state)
@@ -73,6 +74,7 @@ def selected_job_id() -> str | None:
 
 def select_job(job_id: str) -> None:
     """Make ``job_id`` the selected job (call before the selector is drawn, e.g. in a callback)."""
+    st.session_state.pop(SELECTED_BY_DEFAULT, None)
     st.session_state[SELECTED_JOB] = job_id
     st.query_params[QUERY_JOB] = job_id
 
@@ -83,10 +85,17 @@ def on_job_selected() -> None:
     It also runs in a rerun of the job panel's fragment, which draws no selector and does not
     reach :func:`app.sidebar.job_selector.resolve_job`: a stale label written here stayed in
     the URL (``?job=<id>+·+matmul+·+cpu+·+running``)."""
+    st.session_state.pop(SELECTED_BY_DEFAULT, None)  # the user chose it
     job_id = job_id_of(st.session_state.get(SELECTED_JOB))
     if job_id:
         st.session_state[SELECTED_JOB] = job_id
         st.query_params[QUERY_JOB] = job_id
+
+
+def job_is_default() -> bool:
+    """True while the selected job is the one the app opened on (no ``?job=``, no choice made
+    since): a page may then open on a better example of what it shows."""
+    return bool(st.session_state.get(SELECTED_BY_DEFAULT))
 
 
 def own_jobs() -> list[str]:

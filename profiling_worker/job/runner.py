@@ -275,8 +275,12 @@ def run_job(job_dir: Path, channel: Channel, report: dict[str, Any] | None = Non
 
     t0 = time.perf_counter()
     signal.signal(signal.SIGTERM, _on_sigterm)
-    manifest: dict[str, Any] = {"job_id": job_dir.name, "started_at": now_iso(),
-                                "worker_version": __version__}
+    from profiling_worker.job.folder import record_worker
+
+    started = now_iso()
+    # who queued and runs it, on disk before profiling; the final manifest keeps them
+    manifest: dict[str, Any] = {"job_id": job_dir.name, "started_at": started,
+                                "worker_version": __version__, **record_worker(job_dir, started)}
     tables = None  # a failed job's finish_bundle reads whatever tables it has
     try:
         entries, tables = profile_and_write(prepare(job_dir, manifest, report), job_dir, channel)

@@ -63,6 +63,11 @@ def texts(at: AppTest) -> str:
     return unescape("\n".join(markdown_sources(at)))
 
 
+def texts_with_progress(at: AppTest) -> str:
+    """The page's texts and its progress bars' texts (the job panel's progress lines)."""
+    return "\n".join([texts(at), *(el.proto.text for el in at.get("progress"))])
+
+
 def trace_values(trace: dict, axis: str) -> list[float]:
     """A trace's x or y values from the figure JSON (plotly sends numpy arrays as base64)."""
     import base64

@@ -7,6 +7,8 @@ from pathlib import Path
 from apptest_helpers import plotly_specs, texts, unescape
 from tests.scenarios import SCENARIOS
 
+REPO = Path(__file__).resolve().parents[2]
+
 
 def test_compare_default_candidate_is_a_meaningful_pair(store, monkeypatch, app) -> None:
     monkeypatch.setenv("KPROF_BUNDLED_DIR", str(SCENARIOS))
@@ -34,6 +36,23 @@ def test_compare_opens_on_a_pair_the_gate_can_judge(store, monkeypatch, app) -> 
         assert at.selectbox(key="compare-candidate").value.startswith(alike), baseline
         assert not [w for w in at.warning if "Not comparable" in w.value], baseline
         assert "not comparable" not in set(at.dataframe[0].value["Verdict"]), baseline
+
+
+def test_compare_opens_on_a_comparable_pair_of_the_bundled_jobs(store, monkeypatch, app) -> None:
+    """Issue 37: the app opens on h200-ncu-matmul-sweep, which no bundled job was measured
+    like, so Compare opened on a "Not comparable" warning. Opened on the app's default job,
+    it now takes a pair the gate can judge; a job the user named stays the baseline."""
+    monkeypatch.setenv("KPROF_BUNDLED_DIR", str(REPO / "app" / "bundled"))
+    at = app("compare")
+    assert not at.exception, at.exception
+    assert at.sidebar.selectbox(key="sidebar-job").value == "h200-ncu-matmul-sweep"
+    baseline = at.selectbox(key="compare-baseline").value
+    candidate = at.selectbox(key="compare-candidate").value
+    assert baseline != candidate
+    assert not [w for w in at.warning if "Not comparable" in w.value], (baseline, candidate)
+    assert "not comparable" not in set(at.dataframe[0].value["Verdict"]), (baseline, candidate)
+    named = app("compare", query={"job": "h200-ncu-matmul-sweep"})
+    assert named.selectbox(key="compare-baseline").value == "h200-ncu-matmul-sweep"
 
 
 def test_compare_job_with_itself(store, monkeypatch, app) -> None:

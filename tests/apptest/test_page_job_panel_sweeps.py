@@ -14,7 +14,7 @@ from pathlib import Path
 
 import pytest
 
-from apptest_helpers import texts
+from apptest_helpers import texts, texts_with_progress
 from app.ui import cached
 
 REPO = Path(__file__).resolve().parents[2]
@@ -87,7 +87,7 @@ def test_a_kernel_sweep_submitted_after_the_page_loaded_is_listed_with_its_tasks
             stderr=subprocess.STDOUT, text=True)
     try:
         deadline = time.monotonic() + 300  # the executor's scan, then the tasks' own manifests
-        while "2 of 3 tasks done" not in (text := _with_progress(at.run())):
+        while "2 of 3 tasks done" not in (text := texts_with_progress(at.run())):
             assert time.monotonic() < deadline, (f"not listed with 2 of 3 tasks done in 300 s; "
                                                  f"panel: {text}\nkernel-sweep: {log.read_text()}")
             time.sleep(0.5)
@@ -104,7 +104,3 @@ def test_a_kernel_sweep_submitted_after_the_page_loaded_is_listed_with_its_tasks
             pytest.fail(f"kernel-sweep did not end within 600 s of Ctrl-C:\n{log.read_text()}")
     assert "cancelled" in log.read_text(), log.read_text()
 
-
-def _with_progress(at) -> str:  # type: ignore[no-untyped-def]
-    """The page's texts and its progress bars' texts (the job panel's progress lines)."""
-    return "\n".join([texts(at), *(el.proto.text for el in at.get("progress"))])

@@ -99,6 +99,12 @@ def test_every_tool_over_stdio_with_the_sdk_client(tmp_path: Path) -> None:
         seen["job"] = _json(await call("submit_and_wait", {"spec": spec, "timeout_s": 300}))
         bad = await call("submit_and_wait", {"spec": {**spec, "runs": 0}})
         assert bad.is_error and "runs" in bad.content[0].text
+        # an unknown kernel without configs: its error only, no knock-on "no configs" one
+        unknown_kernel = await call("submit_and_wait", {"spec": {"kernels": ["nope"],
+                                                                 "backend": "cpu"}})
+        assert unknown_kernel.is_error, unknown_kernel.content[0].text
+        assert "unknown kernel(s): nope" in unknown_kernel.content[0].text
+        assert "configs" not in unknown_kernel.content[0].text
         jobs = _json(await call("list_jobs", {}))
         assert seen["job"]["job_id"] in {j["job_id"] for j in jobs["jobs"]}
         seen["summary"] = _json(await call("job_summary", {"job_id": "h200-cupti-gate-base"}))

@@ -283,6 +283,23 @@ def candidates(baseline_id: str, jobs: list[JobSummary]) -> tuple[list[str], dic
     return [first] + [j.job_id for j in offered if j.job_id != first], refused
 
 
+def judged_baseline(preferred: str, jobs: list[JobSummary]) -> str:
+    """The baseline Compare opens on when the user named none: ``preferred`` (the app's
+    default job) when another job was measured like it (the gate can judge the pair), else
+    the first of ``jobs`` that has such a job, those sharing a kernel with ``preferred`` first
+    (the bundled ``h200-ncu-matmul-sweep`` has none: the page opened on a "Not comparable"
+    warning), else ``preferred``."""
+    by_id = {j.job_id: j for j in jobs}
+    base = by_id.get(preferred)
+    kernels = set(base.kernels) if base else set()
+    order = sorted(jobs, key=lambda j: (j.job_id != preferred, not kernels & set(j.kernels)))
+    for job in order:
+        offered, _ = candidates(job.job_id, jobs)
+        if any(not measured_unlike(job, by_id[o]) for o in offered):
+            return job.job_id
+    return preferred
+
+
 def default_candidate(baseline_id: str, jobs: list[JobSummary]) -> str:
     """The job to compare ``baseline_id`` against when the user has not picked one.
 

@@ -194,11 +194,17 @@ def _str_list(raw: Mapping[str, Any], name: str, errors: list[FieldError],
 
 
 def _configs(raw: Mapping[str, Any], errors: list[FieldError],
-             defaults: tuple[dict[str, Any], ...] = ()) -> tuple[dict[str, Any], ...]:
-    """The configs, or ``defaults`` (the kernels' declared ones) when the spec gives none."""
+             defaults: tuple[dict[str, Any], ...] = (),
+             kernels_known: bool = True) -> tuple[dict[str, Any], ...]:
+    """The configs, or ``defaults`` (the kernels' declared ones) when the spec gives none.
+    ``kernels_known`` False (no kernel chosen, or one the catalog lacks: that error is said):
+    no or empty configs are not refused as well, a knock-on (the sizes, their presets and
+    defaults all follow the kernels)."""
     value = raw.get("configs")
     if value is None and defaults:
         return defaults
+    if not value and not kernels_known:
+        return ()
     if not isinstance(value, (list, tuple)) or not value:
         errors.append(FieldError("configs", "no configs (sizes) given",
                                  "give at least one size, e.g. 1024, 2048"))
@@ -286,7 +292,8 @@ def validate_spec(raw: Mapping[str, Any], known_kernels: Mapping[str, Any] | Non
     kernels = _str_list(raw, "kernels", errors, required=True)
     defaults = (catalog_checks.defaults(kernels, known_kernels, backend, errors)
                 if raw.get("configs") is None else ())
-    configs = _configs(raw, errors, defaults)
+    configs = _configs(raw, errors, defaults, kernels_known=bool(kernels) and (
+        known_kernels is None or all(k in known_kernels for k in kernels)))
     annotations = raw.get("annotations")
     if annotations is not None:
         annotations = _str_list(raw, "annotations", errors, required=True)

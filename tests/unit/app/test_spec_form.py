@@ -146,3 +146,12 @@ def test_a_bad_auto_runs_field_is_refused_even_with_whole_number_runs(field: str
         f"run_target.{spec_form.RUN_TARGET_FIELDS[field]}"]
     good, none = spec_form.to_job_spec({**FORM, "runs": 3, "auto_min_runs": "5"})
     assert none == [] and good is not None and good.run_target is None and good.runs == 3
+
+
+@pytest.mark.parametrize("preset", ["gpu", "cpu"])
+def test_an_unknown_kernel_is_said_without_a_knock_on_sizes_error(preset: str) -> None:
+    """A kernel the catalog lacks (a stale session, a removed user file) has no preset sizes:
+    the form said "sizes: no configs (sizes) given" beside "unknown kernel(s)"."""
+    spec, errors = spec_form.to_job_spec({**FORM, "kernels": ["nope"], "size_preset": preset})
+    assert spec is None
+    assert [(e.field, e.message) for e in errors] == [("kernels", "unknown kernel(s): nope")]

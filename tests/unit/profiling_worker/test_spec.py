@@ -83,6 +83,31 @@ def test_unknown_kernel_and_annotation_and_field():
     assert "colour" in _errors(colour="red")
 
 
+@pytest.mark.parametrize("configs", [None, []])
+def test_unknown_or_no_kernels_alone_are_said_not_the_configs_that_follow(configs):
+    """The configs of a spec come from its kernels (their declared defaults, the sidebar's
+    presets): an unknown kernel without configs said "configs: no configs (sizes) given" too."""
+    for kernels, field in ((["nope"], "kernels"), (["matmul", "nope"], "kernels"),
+                           ([], "kernels")):
+        raw = {k: v for k, v in {**GOOD, "kernels": kernels, "configs": configs}.items()
+               if v is not None}
+        with pytest.raises(SpecInvalid) as info:
+            validate_spec(raw, CATALOG)
+        assert [e.field for e in info.value.errors] == [field], info.value.errors
+    # known kernels: missing configs are still refused (no catalog: no defaults to take)
+    with pytest.raises(SpecInvalid) as info:
+        validate_spec({**GOOD, "configs": []}, CATALOG)
+    assert [e.field for e in info.value.errors] == ["configs"]
+    assert [e.field for e in _no_catalog_errors()] == ["configs"]
+
+
+def _no_catalog_errors():
+    raw = {k: v for k, v in GOOD.items() if k != "configs"}
+    with pytest.raises(SpecInvalid) as info:
+        validate_spec(raw)
+    return info.value.errors
+
+
 def test_thermal_cont_must_exceed_wait():
     assert "thermal_cont" in _errors(thermal_wait=20, thermal_cont=10)
     # Issue 25: one of the pair left to nsight-python's default (wait 10, cont 20) is checked too

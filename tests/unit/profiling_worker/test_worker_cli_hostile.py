@@ -64,6 +64,19 @@ def test_a_field_error_has_no_traceback_in_the_job_error(tmp_path) -> None:
     assert "Traceback" not in json.dumps(error)
 
 
+def test_an_unknown_kernel_without_configs_is_its_one_error(tmp_path) -> None:
+    """Before: "configs: no configs (sizes) given" came with it, a knock-on (the configs are
+    the kernel's defaults). The failed manifest names the worker that ran it (a job run from
+    a shell: its owner)."""
+    job = _spec_bytes(tmp_path / "unknown", json.dumps({"kernels": ["nope"],
+                                                        "backend": "cpu"}).encode())
+    proc, _ = _run(job)
+    manifest = read_manifest(job)
+    assert proc.returncode == 1 and "unknown kernel(s): nope" in manifest["error"]["message"]
+    assert "configs" not in manifest["error"]["message"], manifest["error"]
+    assert manifest["worker"]["process"] == "worker CLI"
+
+
 @pytest.mark.parametrize("entry, make, says", [
     (C.TABLES_DIR, lambda p: p.write_text("x"), "tables is a file, not a folder"),
     (C.NSIGHT_DIR, lambda p: p.write_text("x"), "nsight is a file, not a folder"),
