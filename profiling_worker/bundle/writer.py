@@ -29,7 +29,7 @@ from profiling_worker.bundle.file_mode import as_if_opened, opened_mode
 from profiling_worker.bundle.loader import read_table_file
 from profiling_worker.bundle.schema import columns as C, intervals, plausibility
 from profiling_worker.bundle.schema.manifest import write_manifest
-from profiling_worker.bundle.spreadsheet import spreadsheet_safe
+from profiling_worker.bundle.spreadsheet import formula_columns, spreadsheet_safe
 
 #: The manifest key naming the method of ``tables/aggregated.*``'s CI95 columns (issue 34).
 CI95_METHOD_KEY = "ci95_method"
@@ -145,7 +145,8 @@ def write_table(bundle_dir: str | os.PathLike[str], name: str, frame: pd.DataFra
     parquet_path = tables / f"{name}.parquet"
     mode = opened_mode()  # the umask is read once for both files
     _atomic_write(parquet_path, lambda tmp: pq.write_table(arrow, tmp), mode)
-    csv_frame = spreadsheet_safe(frame)  # the CSV is for spreadsheets; Parquet stays exact
+    # the CSV is for spreadsheets; Parquet stays exact. pyarrow finds the columns to look in
+    csv_frame = spreadsheet_safe(frame, formula_columns(arrow))
     _atomic_write(tables / f"{name}.csv",
                   lambda tmp: csv_frame.to_csv(tmp, index=False, encoding="utf-8"), mode)
     return parquet_path
