@@ -128,7 +128,7 @@ def warm_text(run: str) -> str:
 
 #: Warm post-processing before/after runs (``benchmarks/post_processing.py --against ... --json``,
 #: 2-core machine) the docs quote (issue 40).
-POST_AB_RUNS = ("post-processing-ab-1205-speed",)
+POST_AB_RUNS = ("post-processing-ab-1205-speed", "post-processing-ab-1205-warm-own")
 
 
 def post_ab(run: str) -> dict[str, dict[str, Any]]:
@@ -183,14 +183,21 @@ CPU_STAGES = (("the worker's own part, whole", "run_job wall"),
               ("`write_run_audit`", "write_run_audit"),
               ("`finish_bundle`", "finish_bundle"),
               ("plausibility checks", "finish: plausibility"))
+#: The second session on the worker's own part (issue 40, branch warm-own): its runs, per side,
+#: and its stages (the run audit's own timer added).
+CPU_STAGE_RUNS_WARM_OWN = {side: tuple(f"warm-stages-1205-warm-own-{side}-{i}" for i in (1, 2))
+                           for side in ("before", "after")}
+CPU_STAGES_WARM_OWN = (*CPU_STAGES[:6], ("`audit_runs`", "run audit: audit_runs"),
+                       *CPU_STAGES[6:])
 
 
 def _stage_ms(job: dict[str, float], wall_s: float, stage: str) -> float:
     return 1e3 * wall_s if stage == "run_job wall" else job.get(stage, math.nan)
 
 
-def cpu_stage_rows() -> list[str]:
-    """The breakdown table's rows: per stage, the H200's median over its warm jobs (the whole
+def cpu_stage_rows(stage_runs: dict[str, tuple[str, ...]] = CPU_STAGE_RUNS,
+                   stages: tuple[tuple[str, str], ...] = CPU_STAGES) -> list[str]:
+    """The breakdown table's rows (``stage_runs``: per side, its warm_stages runs): per stage, the H200's median over its warm jobs (the whole
     own part there: ``run_job`` less nsight-python's call; ``-`` where it was not timed) and,
     per side on the 2-core machine, the fastest job of both runs (the least disturbed by the
     other sessions' load; medians are in the JSON)."""
@@ -198,9 +205,9 @@ def cpu_stage_rows() -> list[str]:
 
     h200 = json.loads((H200 / f"{H200_STAGE_RUN}-warm_stages.json").read_text())
     sides = {side: [json.loads((HERE / "cpu" / f"{run}.json").read_text()) for run in runs]
-             for side, runs in CPU_STAGE_RUNS.items()}
+             for side, runs in stage_runs.items()}
     rows = []
-    for label, stage in CPU_STAGES:
+    for label, stage in stages:
         if stage == "run_job wall":
             on_h200 = statistics.median(1e3 * w - j["nsight-python call"] for w, j in
                                         zip(h200["run_job_wall_s"], h200["per_job_ms"]))
@@ -370,6 +377,8 @@ def claims() -> list[tuple[str, str]]:
     for run in PAGE_RUNS:
         out.append(("docs/performance.md", pages_text(run)))
     out += [("docs/performance.md", row) for row in cpu_stage_rows()]
+    out += [("docs/performance.md", row)
+            for row in cpu_stage_rows(CPU_STAGE_RUNS_WARM_OWN, CPU_STAGES_WARM_OWN)]
     for run in POST_AB_RUNS:
         for bundle in post_ab(run):
             out.append(("docs/performance.md", post_ab_text(run, bundle)))

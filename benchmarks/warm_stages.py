@@ -121,6 +121,8 @@ def _install_inner_timers(results: Any) -> None:
     _timed(bundle_writer.pq, "write_table", "tables: Parquet writes")
     _timed(bundle_writer, "spreadsheet_safe", "tables: spreadsheet_safe")
     _timed(pd.DataFrame, "to_csv", "tables: CSV writes (with nsight-python's two)")
+    if hasattr(bundle_writer, "_write_csv"):  # the worker's own CSV writer (issue 40)
+        _timed(bundle_writer, "_write_csv", "tables: CSV writes (the worker's)")
     _timed(bundle_writer.plausibility, "check_bundle", "finish: plausibility")
     _timed(bundle_writer, "bundle_files", "finish: file list")
     _timed(bundle_writer, "write_manifest", "finish: manifest")

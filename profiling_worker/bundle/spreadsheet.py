@@ -9,9 +9,14 @@ ones included) stay numbers; Parquet files are written from the frame unchanged.
 
 from __future__ import annotations
 
+from collections.abc import Sequence
+
 import pandas as pd
+import pyarrow as pa
+import pyarrow.compute as pc
 
 FORMULA_START = ("=", "+", "-", "@", "\t", "\r")
+_FORMULA_RE = "^[=+@\\t\\r-]"  # FORMULA_START as one regular expression
 
 
 def _safe(value: object) -> object:
@@ -20,12 +25,18 @@ def _safe(value: object) -> object:
     return value
 
 
-def spreadsheet_safe(frame: pd.DataFrame) -> pd.DataFrame:
+def spreadsheet_safe(frame: pd.DataFrame, look_in: Sequence[int] | None = None) -> pd.DataFrame:
     """``frame`` with every text cell (and column name) that starts with ``= + - @``, tab or
     carriage return prefixed by ``'``; numeric columns untouched. Returns ``frame`` itself when
-    nothing needs changing, else a copy."""
-    text_cols = [c for c, dtype in frame.dtypes.items()
-                 if dtype == object or pd.api.types.is_string_dtype(dtype)]
+    nothing needs changing, else a copy.
+
+    Args:
+        look_in: the positions of the only columns that may hold such a cell
+            (:func:`formula_columns`); None: every text column is looked through.
+    """
+    text_cols = [c for i, (c, dtype) in enumerate(frame.dtypes.items())
+                 if (look_in is None or i in look_in)
+                 and (dtype == object or pd.api.types.is_string_dtype(dtype))]
     hit = [c for c in text_cols  # a plain loop: Series.map took most of a warm job's CSV time
            if any(_safe(v) is not v for v in frame[c].to_numpy().ravel())]
     renamed = {c: _safe(c) for c in frame.columns if _safe(c) is not c}
@@ -36,3 +47,21 @@ def spreadsheet_safe(frame: pd.DataFrame) -> pd.DataFrame:
         out[col] = pd.Series([_safe(v) for v in frame[col]], index=frame.index,
                              dtype=frame[col].dtype)  # map() would turn None into NaN
     return out.rename(columns=renamed)
+
+
+def formula_columns(table: pa.Table) -> list[int]:
+    """The positions of ``table``'s columns that may hold a text cell :func:`spreadsheet_safe`
+    changes: its string columns with such a cell (found by pyarrow, without a Python object per
+    cell) and every column of a type that may hold text otherwise (dictionary, nested, ...);
+    not its number, boolean, time and all-null columns."""
+    out = []
+    for i, column in enumerate(table.columns):
+        kind = column.type
+        if pa.types.is_string(kind) or pa.types.is_large_string(kind):
+            if pc.any(pc.match_substring_regex(column, _FORMULA_RE)).as_py():
+                out.append(i)
+        elif not (pa.types.is_integer(kind) or pa.types.is_floating(kind)
+                  or pa.types.is_boolean(kind) or pa.types.is_null(kind)
+                  or pa.types.is_temporal(kind)):
+            out.append(i)
+    return out

@@ -14,6 +14,7 @@ The one writer of bundles: the worker's run path and the importer both write the
 
 from __future__ import annotations
 
+import csv
 import os
 import re
 import tempfile
@@ -21,6 +22,7 @@ from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
+import numpy as np
 import pandas as pd
 import pyarrow as pa
 import pyarrow.parquet as pq
@@ -29,7 +31,7 @@ from profiling_worker.bundle.file_mode import as_if_opened, opened_mode
 from profiling_worker.bundle.loader import read_table_file
 from profiling_worker.bundle.schema import columns as C, intervals, plausibility
 from profiling_worker.bundle.schema.manifest import write_manifest
-from profiling_worker.bundle.spreadsheet import spreadsheet_safe
+from profiling_worker.bundle.spreadsheet import formula_columns, spreadsheet_safe
 
 #: The manifest key naming the method of ``tables/aggregated.*``'s CI95 columns (issue 34).
 CI95_METHOD_KEY = "ci95_method"
@@ -112,6 +114,41 @@ def _atomic_write(path: Path, write: Callable[[str], object], mode: int) -> None
         raise
 
 
+def _csv_cells(dtype: Any, column: pa.ChunkedArray) -> Any:
+    """A column's cells as ``DataFrame.to_csv`` hands them to :mod:`csv` (pandas 3's
+    ``get_values_for_csv`` with its defaults: floats as numpy's ``str``, missing as ""), read
+    from its arrow column (``dtype``: the frame's); None for a pairing left to pandas."""
+    kind = column.type
+    if dtype == np.float64 and pa.types.is_float64(kind):
+        numbers = column.to_numpy()
+        cells = numbers.astype(str).astype(object)
+        cells[np.isnan(numbers)] = ""
+        return cells
+    if ((dtype == np.bool_ and pa.types.is_boolean(kind))
+            or (isinstance(dtype, np.dtype) and dtype.kind in "iu" and pa.types.is_integer(kind))
+            or ((dtype == object or isinstance(dtype, pd.StringDtype))
+                and (pa.types.is_string(kind) or pa.types.is_large_string(kind)
+                     or pa.types.is_null(kind)))):
+        return column.to_pylist()  # csv writes None as "", as pandas writes a missing cell
+    return None
+
+
+def _write_csv(frame: pd.DataFrame, arrow: pa.Table | None, path: str) -> None:
+    """``frame.to_csv(path, index=False, encoding="utf-8")``'s bytes. With ``arrow`` (``frame``
+    as pyarrow holds it) the cells come from it and :mod:`csv` writes them as pandas does
+    (minimal quoting, "\\n" lines), without pandas' per-call cost on a table of a few rows;
+    pandas writes a table with another dtype, or without ``arrow``."""
+    cells = ([_csv_cells(dtype, column) for dtype, column in zip(frame.dtypes, arrow.columns)]
+             if arrow is not None and arrow.num_columns == frame.shape[1] else [None])
+    if any(c is None for c in cells) or not all(isinstance(c, str) for c in frame.columns):
+        frame.to_csv(path, index=False, encoding="utf-8")
+        return
+    with open(path, "w", encoding="utf-8", newline="") as out:
+        rows = csv.writer(out, lineterminator="\n")
+        rows.writerow(frame.columns)
+        rows.writerows(zip(*cells))
+
+
 def write_table(bundle_dir: str | os.PathLike[str], name: str, frame: pd.DataFrame) -> Path:
     """Write ``frame`` as ``<bundle_dir>/tables/<name>.parquet`` and ``.csv``.
 
@@ -145,9 +182,11 @@ def write_table(bundle_dir: str | os.PathLike[str], name: str, frame: pd.DataFra
     parquet_path = tables / f"{name}.parquet"
     mode = opened_mode()  # the umask is read once for both files
     _atomic_write(parquet_path, lambda tmp: pq.write_table(arrow, tmp), mode)
-    csv_frame = spreadsheet_safe(frame)  # the CSV is for spreadsheets; Parquet stays exact
+    # the CSV is for spreadsheets; Parquet stays exact. pyarrow finds the columns to look in
+    csv_frame = spreadsheet_safe(frame, formula_columns(arrow))
+    same = csv_frame is frame  # nothing made safe: the arrow table holds the CSV's cells too
     _atomic_write(tables / f"{name}.csv",
-                  lambda tmp: csv_frame.to_csv(tmp, index=False, encoding="utf-8"), mode)
+                  lambda tmp: _write_csv(csv_frame, arrow if same else None, tmp), mode)
     return parquet_path
 
 

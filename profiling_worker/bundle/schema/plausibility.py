@@ -150,9 +150,9 @@ def _where(row: pd.Series) -> str:
 def _per_key(frame: pd.DataFrame, mask: pd.Series, check: str, text: str) -> list[Note]:
     """One note per annotation x config x metric of the rows ``mask`` selects; ``text`` is
     formatted with ``where``, ``metric``, ``worst`` (the extreme value) and ``count``."""
-    bad = frame[mask]
-    if bad.empty:
+    if not mask.any():  # the usual case: no frame selected, no groupby
         return []
+    bad = frame[mask]
     out = []
     for key, rows in bad.groupby([C.ANNOTATION, C.CONFIG, C.METRIC], sort=True):
         ann, cfg, metric = cast("tuple[str, int, str]", key)  # grouped by a list: tuple keys
@@ -333,6 +333,8 @@ def _clocks(runs: pd.DataFrame, collectors: pd.DataFrame, nvml: pd.DataFrame,
         if _has(runs, C.METRIC, C.VALUE) and isinstance(top, (int, float)) and top > 0:
             mhz = runs[C.VALUE] / 1e6
             mask = runs[C.METRIC].isin(metrics) & (mhz > top * (1 + CLOCK_TOLERANCE))
+            if not mask.any():  # no copy of the runs to look at nothing
+                continue
             out += _per_key(runs.assign(**{C.VALUE: mhz}), mask, CLOCK_ABOVE_MAX,
                             "{where}: {metric} reads {worst:.0f} MHz, above the GPU's maximum "
                             f"{what} clock {top:g} MHz (NVML): this value cannot be right")

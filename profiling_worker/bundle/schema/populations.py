@@ -20,6 +20,14 @@ Either counts only when the two groups' medians differ by at least :data:`MIN_SH
 median (timer quanta, e.g. CUPTI's 32 ns steps on a 6 µs kernel, form "modes" that change
 nothing a verdict judges). Fewer than :data:`MIN_RUNS` runs: not checked (said so). The seeded
 false-alarm rates on one-population data are tests/unit/test_populations.py's.
+
+Two screens skip the mixture's EM fit (four starts, numpy on a few values: most of a warm job's
+run audit) only where its outcome is known without it (issue 40):
+
+- the runs span less than :data:`MIN_SHIFT_PCT` of their median: no split of them can have
+  medians that far apart, so the answer is one population whatever either test finds;
+- :func:`_mixture_gain_bound`: an upper bound of the log-likelihood a two-component mixture can
+  gain over one normal under the conditions above is within the BIC margin, so no fit passes.
 """
 
 from __future__ import annotations
@@ -102,6 +110,8 @@ def check(values: np.ndarray | list[float]) -> Populations:
     n = len(x)
     if n < MIN_RUNS:
         return Populations(n, False)
+    if _too_close_to_split(x):
+        return Populations(n, True, slow=(False,) * n, step_p=_pettitt(x)[1])
     mixture = _two_modes(x)
     if mixture is not None:
         slow, d = mixture
@@ -114,6 +124,12 @@ def check(values: np.ndarray | list[float]) -> Populations:
         if not found.one:
             return found
     return Populations(n, True, slow=(False,) * n, step_p=p)
+
+
+def _too_close_to_split(x: np.ndarray) -> bool:
+    """True when the runs span less than :data:`MIN_SHIFT_PCT` of their median: :func:`_split`
+    then finds one population for any split (each group's median lies within the span)."""
+    return float(np.max(x) - np.min(x)) < MIN_SHIFT_PCT / 100 * float(np.median(x))
 
 
 def _split(x: np.ndarray, slow: np.ndarray, **figures: float | int | bool) -> Populations:
@@ -133,6 +149,8 @@ def _two_modes(x: np.ndarray) -> tuple[np.ndarray, float] | None:
     floor = _SD_FLOOR * float(np.median(np.abs(x)))
     sd1 = max(float(np.std(x)), floor)
     loglik1 = float(np.sum(_log_normal(x, float(np.mean(x)), sd1)))
+    if _mixture_gain_bound(x, floor) - loglik1 < _bic_gain_needed(n) - _BOUND_SLACK:
+        return None
     best: tuple[float, np.ndarray, np.ndarray, np.ndarray] | None = None
     for low, high in ((0.25, 0.75), (0.1, 0.9), (0.05, 0.5), (0.5, 0.95)):
         fit = _em(x, np.quantile(x, [low, high]), floor)
@@ -152,6 +170,61 @@ def _two_modes(x: np.ndarray) -> tuple[np.ndarray, float] | None:
     if d <= ASHMAN_D or min(weight) < MIN_SHARE or small < MIN_RUNS_MODE:
         return None
     return slow, float(d)
+
+
+def _bic_gain_needed(n: int) -> float:
+    """The log-likelihood gain over one normal above which the mixture's BIC wins by
+    :data:`BIC_MARGIN` (BIC = k ln n - 2 ln L: one normal has 2 parameters, the mixture 5)."""
+    return (BIC_MARGIN + 3 * math.log(n)) / 2
+
+
+#: Partitions are enumerated up to this many runs (2^(n-1) of them); above, the fit always runs.
+_BOUND_MAX_RUNS = 14
+#: Kept below the BIC margin for the bound's own rounding (its sums differ from the fit's).
+_BOUND_SLACK = 1e-3
+_PARTITIONS: dict[int, np.ndarray] = {}
+
+
+def _partitions(n: int) -> np.ndarray:
+    """(k, n) 0/1 rows: every split of n runs into two groups of at least :data:`MIN_RUNS_MODE`
+    (each split once: the last run is never in the row's group)."""
+    if n not in _PARTITIONS:
+        rows = (np.arange(2 ** (n - 1))[:, None] >> np.arange(n)[None, :]) & 1
+        size = rows.sum(axis=1)
+        _PARTITIONS[n] = rows[(size >= MIN_RUNS_MODE) & (n - size >= MIN_RUNS_MODE)].astype(float)
+    return _PARTITIONS[n]
+
+
+def _mixture_gain_bound(x: np.ndarray, floor: float) -> float:
+    """An upper bound of the log-likelihood of any two-normal mixture (std devs at least
+    ``floor``) whose runs in the slower component (responsibility above 0.5) and the others
+    number at least :data:`MIN_RUNS_MODE` each, as :func:`_two_modes` requires; +inf where
+    not computed (more than :data:`_BOUND_MAX_RUNS` runs, a floor of 0).
+
+    Why it bounds (the classification likelihood, e.g. G. Celeux, G. Govaert, Comput. Stat. Data
+    Anal. 14 (1992) 315-332): ``ln(w1 f1 + w2 f2) <= ln 2 + max_k ln(w_k f_k)`` per run, and the
+    max picks the component that run's responsibility favours, so the mixture's log-likelihood
+    is at most ``n ln 2`` plus, for that split of the runs into groups of ``n_k``, the sum over
+    groups of ``n_k ln w_k`` (at most ``n_k ln(n_k / n)``, Gibbs' inequality) and of each
+    group's normal log-likelihood (at most that of its own mean and its std dev, or ``floor``
+    when smaller). The largest over every allowed split bounds the fit's.
+    """
+    n = len(x)
+    if n > _BOUND_MAX_RUNS or not floor > 0:
+        return math.inf
+    z = x - float(np.mean(x))  # centred: the sums of squares below lose no digits
+    rows = _partitions(n)
+    sums = rows @ np.stack([z, z * z], axis=1)
+    size = rows.sum(axis=1)
+    parts = ((size, sums[:, 0], sums[:, 1]),
+             (n - size, float(np.sum(z)) - sums[:, 0], float(np.sum(z * z)) - sums[:, 1]))
+    total = np.full(len(rows), n * math.log(2))
+    for count, s1, s2 in parts:
+        var = np.maximum(s2 / count - (s1 / count) ** 2, 0.0)
+        sd = np.maximum(np.sqrt(var), floor)
+        total += (count * np.log(count / n) - count * np.log(sd) - count * var / (2 * sd * sd)
+                  - count / 2 * math.log(2 * math.pi))
+    return float(np.max(total))
 
 
 def _log_normal(x: np.ndarray, mean: float | np.ndarray, sd: float | np.ndarray) -> np.ndarray:

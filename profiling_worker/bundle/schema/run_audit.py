@@ -96,7 +96,7 @@ def audit_runs(tables: Mapping[str, pd.DataFrame], manifest: Mapping[str, Any]) 
              _idle(time, tables, windows), _host(time, manifest, backend),
              _launch(time, manifest, backend), _timer(time, tables, manifest, backend),
              _population(time)]
-    return pd.concat(parts, ignore_index=True)[COLUMNS]
+    return pd.DataFrame({c: [v for part in parts for v in part[c]] for c in COLUMNS})
 
 
 def run_audit(tables: Mapping[str, pd.DataFrame], manifest: Mapping[str, Any]) -> pd.DataFrame:
@@ -112,14 +112,21 @@ def _table(tables: Mapping[str, pd.DataFrame], name: str) -> pd.DataFrame:
     return frame if frame is not None else pd.DataFrame()
 
 
-def _rows(time: pd.DataFrame, check: str, results: Any, evidence: Any) -> pd.DataFrame:
+#: One check's rows as columns of lists (:data:`COLUMNS`): audit_runs makes one frame of all
+#: checks (a frame per check and a concat cost more than the checks on a warm job's 40 runs).
+_Rows = dict[str, list[Any]]
+
+
+def _rows(time: pd.DataFrame, check: str, results: Any, evidence: Any) -> _Rows:
     """One row per run of ``time`` for ``check`` (``results``/``evidence``: one or per run)."""
-    return pd.DataFrame({C.ANNOTATION: time[C.ANNOTATION].to_numpy(),
-                         C.CONFIG: time[C.CONFIG].to_numpy(), C.RUN: time[C.RUN].to_numpy(),
-                         CHECK: check, RESULT: results, EVIDENCE: evidence})
+    n = len(time)
+    return {C.ANNOTATION: time[C.ANNOTATION].tolist(), C.CONFIG: time[C.CONFIG].tolist(),
+            C.RUN: time[C.RUN].tolist(), CHECK: [check] * n,
+            RESULT: [results] * n if isinstance(results, str) else list(results),
+            EVIDENCE: [evidence] * n if isinstance(evidence, str) else list(evidence)}
 
 
-def _l2(time: pd.DataFrame, manifest: Mapping[str, Any]) -> pd.DataFrame:
+def _l2(time: pd.DataFrame, manifest: Mapping[str, Any]) -> _Rows:
     state, why = l2_state(manifest)
     spec = manifest_spec(manifest)
     if not B.on_gpu(backend_of(manifest, spec)):
@@ -188,6 +195,10 @@ def _samples(time: pd.DataFrame, tables: Mapping[str, pd.DataFrame],
     at = time[keys].merge(windows, on=keys, how="left")
     t = nvml[C.TIME_S].to_numpy(float)
     period = float(np.median(np.diff(t))) if len(t) > 1 else 0.0
+    # columns as float arrays, as a row of this all-number table reads (iloc per run cost more)
+    mhz, watts, masks = (nvml[c].to_numpy(float, na_value=np.nan) if c in nvml
+                         else np.full(len(t), np.nan)
+                         for c in (C.SM_CLOCK_MHZ, C.POWER_W, C.THROTTLE_REASONS))
     out = []
     for t0, t1 in zip(at["T0"], at["T1"]):
         if pd.isna(t0):
@@ -198,17 +209,15 @@ def _samples(time: pd.DataFrame, tables: Mapping[str, pd.DataFrame],
         if i < 0:
             out.append(_Sample(source="before the NVML trace began"))
             continue
-        row = nvml.iloc[i]
-        mask = row.get(C.THROTTLE_REASONS, np.nan)
-        out.append(_Sample(float(row[C.SM_CLOCK_MHZ]), float(row.get(C.POWER_W, np.nan)),
-                           None if pd.isna(mask) else int(mask),
+        out.append(_Sample(float(mhz[i]), float(watts[i]),
+                           None if pd.isna(masks[i]) else int(masks[i]),
                            f"NVML sample at {t[i]:.3f} s (during the run or within one "
                            f"{1e3 * period:.0f} ms sampling period after it)"))
     return out
 
 
 def _clock(time: pd.DataFrame, tables: Mapping[str, pd.DataFrame],
-           manifest: Mapping[str, Any], windows: pd.DataFrame | None) -> pd.DataFrame:
+           manifest: Mapping[str, Any], windows: pd.DataFrame | None) -> _Rows:
     if not B.on_gpu(backend_of(manifest, manifest_spec(manifest))):
         return _rows(time, CLOCK, NOT_APPLICABLE, "host timer: no GPU clock")
     samples = _samples(time, tables, windows)
@@ -263,7 +272,7 @@ def _job_throttle(nvml: pd.DataFrame) -> str:
 
 
 def _idle(time: pd.DataFrame, tables: Mapping[str, pd.DataFrame],
-          windows: pd.DataFrame | None) -> pd.DataFrame:
+          windows: pd.DataFrame | None) -> _Rows:
     nvml = _table(tables, C.TABLE_NVML)
     if windows is None or nvml.empty:
         return _rows(time, IDLE_GAP, NOT_CHECKED, "the runs are not placed in time (no CUPTI "
@@ -278,16 +287,17 @@ def _idle(time: pd.DataFrame, tables: Mapping[str, pd.DataFrame],
         else np.zeros(len(t), int)
     busy = float(np.nanmedian(clock)) if np.isfinite(clock).any() else float("nan")
     results, evidence = [], []
-    for _, r in time[keys].merge(order, on=keys, how="left").iterrows():
-        if pd.isna(r["Gap"]):
-            results.append(NOT_CHECKED if pd.isna(r["T0"]) else PASS)
-            evidence.append("no CUPTI start for this run" if pd.isna(r["T0"])
+    placed = time[keys].merge(order, on=keys, how="left")
+    for t0, gap_s in zip(placed["T0"].to_numpy(float), placed["Gap"].to_numpy(float)):
+        if pd.isna(gap_s):
+            results.append(NOT_CHECKED if pd.isna(t0) else PASS)
+            evidence.append("no CUPTI start for this run" if pd.isna(t0)
                             else "the job's first timed run")
             continue
-        inside = (t > r["T0"] - r["Gap"]) & (t < r["T0"])
+        inside = (t > t0 - gap_s) & (t < t0)
         idle = inside & (((masks & _IDLE) != 0)
                          | (clock < (1 - CLOCK_DROP_PCT / 100) * busy))
-        gap = f"{1e3 * r['Gap']:.3g} ms without the job's kernels before the run"
+        gap = f"{1e3 * gap_s:.3g} ms without the job's kernels before the run"
         if idle.any():
             results.append(FLAG)
             evidence.append(f"{gap}; NVML read {clock[idle].min():.0f} MHz"
@@ -299,7 +309,7 @@ def _idle(time: pd.DataFrame, tables: Mapping[str, pd.DataFrame],
     return _rows(time, IDLE_GAP, results, evidence)
 
 
-def _host(time: pd.DataFrame, manifest: Mapping[str, Any], backend: str) -> pd.DataFrame:
+def _host(time: pd.DataFrame, manifest: Mapping[str, Any], backend: str) -> _Rows:
     if B.on_gpu(backend):
         return _rows(time, HOST_CONTENTION, NOT_APPLICABLE, "GPU time: the host's load is "
                      "not in it")
@@ -315,7 +325,7 @@ def _host(time: pd.DataFrame, manifest: Mapping[str, Any], backend: str) -> pd.D
                  said + (" (the backend warned)" if figures.get("warning") else ""))
 
 
-def _launch(time: pd.DataFrame, manifest: Mapping[str, Any], backend: str) -> pd.DataFrame:
+def _launch(time: pd.DataFrame, manifest: Mapping[str, Any], backend: str) -> _Rows:
     if backend != B.EVENTS:
         return _rows(time, LAUNCH_BOUND, NOT_APPLICABLE, "the kernel's own GPU time" if
                      B.on_gpu(backend) else "host timer")
@@ -340,7 +350,7 @@ def _launch(time: pd.DataFrame, manifest: Mapping[str, Any], backend: str) -> pd
 
 
 def _timer(time: pd.DataFrame, tables: Mapping[str, pd.DataFrame],
-           manifest: Mapping[str, Any], backend: str) -> pd.DataFrame:
+           manifest: Mapping[str, Any], backend: str) -> _Rows:
     floors = _floors(tables, manifest, backend)
     results, evidence = [], []
     for ann, cfg, value in zip(time[C.ANNOTATION], time[C.CONFIG], time[C.VALUE]):
@@ -389,7 +399,7 @@ def _floors(tables: Mapping[str, pd.DataFrame], manifest: Mapping[str, Any],
 _SLOWER_RUN = "; this run in the slower group"
 
 
-def _population(time: pd.DataFrame) -> pd.DataFrame:
+def _population(time: pd.DataFrame) -> _Rows:
     """:func:`populations.check` per annotation x config; one frame built at the end (a frame
     per config cost more than the checks on a warm job's few configs)."""
     values = time[C.VALUE].to_numpy(float)
@@ -409,8 +419,6 @@ def _population(time: pd.DataFrame) -> pd.DataFrame:
         slow = found.slow or (False,) * len(positions)
         results += [FLAG if s else PASS for s in slow]
         evidence += [f"{said}{_SLOWER_RUN}" if s else said for s in slow]
-    if not order:
-        return pd.DataFrame(columns=COLUMNS)
     return _rows(time.take(order), POPULATION, results, evidence)
 
 

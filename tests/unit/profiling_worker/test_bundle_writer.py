@@ -109,3 +109,30 @@ def test_written_aggregated_table_holds_cut_lower_bounds_and_names_the_method(tm
     finish_bundle(tmp_path, {"job_id": "j"}, tables={C.TABLE_AGGREGATED: agg})
     manifest = json.loads((tmp_path / C.MANIFEST_FILE).read_text())
     assert manifest[CI95_METHOD_KEY] == intervals.CI_METHOD
+
+
+def test_the_csv_is_pandas_to_csv_byte_for_byte(tmp_path):
+    """write_table writes the CSV with csv from the arrow table's cells (issue 40): the bytes of
+    pandas' to_csv of the spreadsheet-safe frame, for every table of every recorded bundle and
+    frames with quotes, commas, line breaks, non-ASCII, NaN, None, -0.0, 1e16, float32,
+    category, nullable and all-None columns, formula cells and no rows."""
+    import math
+    from pathlib import Path
+
+    from profiling_worker.bundle.spreadsheet import spreadsheet_safe
+
+    repo = Path(__file__).resolve().parents[3]
+    frames = [pd.read_parquet(p) for p in sorted(repo.glob("app/bundled/*/tables/*.parquet"))]
+    odd = pd.DataFrame({
+        C.ANNOTATION: ['he said "hi"', "a,b", "line\nbreak", None, "µ ✓", "=1+1", "plain"],
+        C.VALUE: [-0.0, 1e16, 1e-5, math.nan, 0.1 + 0.2, 123456789.0, -1.5e-300],
+        C.RUN: [1, -2, 3, 4, 5, 6, 7], C.STABLE: [True, False, True, True, False, True, False]})
+    frames += [odd, odd.iloc[:0], odd.assign(Empty=None), odd.astype({C.VALUE: "float32"}),
+               odd.astype({C.ANNOTATION: "category"}), odd.astype({C.RUN: "Int64"}),
+               odd.iloc[[0, 1, 2, 3, 4, 6]], odd.astype({C.ANNOTATION: "string"})]
+    assert len(frames) > 150
+    for frame in frames:
+        write_table(tmp_path, "t", frame)
+        spreadsheet_safe(frame).to_csv(tmp_path / "pandas.csv", index=False, encoding="utf-8")
+        assert (tmp_path / "tables" / "t.csv").read_bytes() == \
+            (tmp_path / "pandas.csv").read_bytes(), frame.dtypes

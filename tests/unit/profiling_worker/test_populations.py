@@ -9,7 +9,7 @@ import pandas as pd
 import pytest
 
 from profiling_worker.bundle.schema import columns as C, populations as P
-from tests.scenarios import SCENARIOS
+from tests.scenarios import REPO, SCENARIOS
 
 SIMULATIONS = 150  # per case; a 1 % rate gives more than 5 of 150 with probability < 0.1 %
 
@@ -66,3 +66,92 @@ def test_too_few_runs_is_said_not_guessed() -> None:
     found = P.check([1.0, 2.0, 3.0])
     assert not found.checked and found.one
     assert found.describe() == f"not checked: 3 run(s), at least {P.MIN_RUNS} needed"
+
+
+def _recorded_samples() -> list[np.ndarray]:
+    """Every annotation x config x metric of every recorded runs table in the repository
+    (app/bundled, tests/fixtures), in run order, with at least MIN_RUNS runs."""
+    paths = sorted({*REPO.glob(f"app/bundled/*/{C.TABLES_DIR}/{C.TABLE_RUNS}.parquet"),
+                    *REPO.glob(f"tests/fixtures/**/{C.TABLE_RUNS}.parquet")})
+    out = []
+    for path in paths:
+        runs = pd.read_parquet(path)
+        for _, rows in runs.groupby([C.ANNOTATION, C.CONFIG, C.METRIC], dropna=False):
+            x = rows.sort_values(C.RUN)[C.VALUE].to_numpy(float)
+            if np.isfinite(x).sum() >= P.MIN_RUNS:
+                out.append(x)
+    return out
+
+
+def _seeded_samples() -> list[np.ndarray]:
+    """One population, planted modes of 0.5-20 %, a lone slow run, timer quanta; 10-14 runs
+    (where the bound is computed) and 20."""
+    rng = np.random.default_rng(40)
+    out = []
+    for n in (10, 11, 12, 13, 14, 20):
+        for _ in range(15):
+            x = rng.normal(1e6, rng.choice([1e2, 1e3, 2e4, 1e5]), n)
+            lone = x.copy()
+            lone[0] *= 1.3
+            out += [x, lone, np.round(x / 32) * 32, 1e6 * np.exp(rng.normal(0.0, 0.05, n)),
+                    np.where(rng.random(n) < rng.choice([0.2, 0.4]),
+                             x * rng.choice([1.005, 1.02, 1.05, 1.2]), x)]
+    return out
+
+
+def _said(found: P.Populations) -> tuple[object, ...]:
+    try:
+        said = found.describe()
+    except ZeroDivisionError:  # a recorded non-duration metric of zeros with a "step"
+        said = "ZeroDivisionError"
+    return (found.checked, found.two_modes, found.step_at, found.slow, found.fast_median,
+            found.slow_median, found.ashman_d, said)
+
+
+@pytest.mark.filterwarnings("ignore::RuntimeWarning")  # recorded zeros: the fit's own warnings
+def test_the_screens_change_no_finding(monkeypatch: pytest.MonkeyPatch) -> None:
+    """The fit is skipped only where its outcome is known (issue 40): with and without the two
+    screens, every recorded config and every seeded sample gives the same finding (all that
+    describe() and the run audit read; the recorded ones also the same step_p)."""
+    recorded, seeded = _recorded_samples(), _seeded_samples()
+    fits = 0
+    original = P._em
+
+    def counted(*args: object) -> object:
+        nonlocal fits
+        fits += 1
+        return original(*args)  # type: ignore[arg-type]
+
+    monkeypatch.setattr(P, "_em", counted)
+    screened = [P.check(x) for x in recorded + seeded]
+    fits_screened, fits = fits, 0
+    monkeypatch.setattr(P, "_too_close_to_split", lambda x: False)
+    monkeypatch.setattr(P, "_mixture_gain_bound", lambda x, floor: np.inf)
+    unscreened = [P.check(x) for x in recorded + seeded]
+    assert unscreened[:len(recorded)] == screened[:len(recorded)]  # step_p included
+    assert [_said(f) for f in unscreened] == [_said(f) for f in screened]
+    assert fits_screened < 0.6 * fits, (fits_screened, fits)  # the screens skip fits (half)
+    assert sum(not f.one for f in screened) >= 50  # and the samples hold modes and steps
+
+
+@pytest.mark.filterwarnings("ignore::RuntimeWarning")
+def test_the_bound_is_above_every_fit_it_stands_for() -> None:
+    """Every EM fit from the four starts whose groups (responsibility above 0.5 or not) hold
+    MIN_RUNS_MODE runs each has a log-likelihood at most _mixture_gain_bound's."""
+    checked = 0
+    for x in _recorded_samples() + _seeded_samples():
+        x = x[np.isfinite(x)]
+        floor = P._SD_FLOOR * float(np.median(np.abs(x)))
+        bound = P._mixture_gain_bound(x, floor)
+        if not np.isfinite(bound):
+            continue
+        for start in ((0.25, 0.75), (0.1, 0.9), (0.05, 0.5), (0.5, 0.95)):
+            fit = P._em(x, np.quantile(x, start), floor)
+            if fit is None:
+                continue
+            loglik, weight, mean, sd = fit
+            slow = P._responsibilities(x, weight, mean, sd)[:, int(np.argmax(mean))] > 0.5
+            if min(slow.sum(), len(x) - slow.sum()) >= P.MIN_RUNS_MODE:
+                checked += 1
+                assert loglik <= bound + 1e-9, (x, start, loglik, bound)
+    assert checked >= 300

@@ -8,13 +8,16 @@ import stat
 from pathlib import Path
 
 import pandas as pd
+import pyarrow as pa
 import pytest
 
 from profiling_worker.bundle.loader import read_table
 from profiling_worker.bundle.writer import write_table
 from profiling_worker.bundle.file_mode import process_umask
 from profiling_worker.bundle.schema.manifest import write_manifest
-from profiling_worker.bundle.spreadsheet import spreadsheet_safe
+from profiling_worker.bundle.spreadsheet import formula_columns, spreadsheet_safe
+
+REPO = Path(__file__).resolve().parents[3]
 
 HOSTILE = ['=HYPERLINK("http://evil.example","x")', "+1+cmd|' /C calc'!A0", "-2+3", "@SUM(A1)",
            "\t=1", "plain", None]
@@ -42,6 +45,22 @@ def test_bundle_csv_is_safe_and_parquet_exact(tmp_path: Path) -> None:
     csv = pd.read_csv(tmp_path / "tables" / "runs.csv", keep_default_na=False)
     assert all(not str(v).startswith(("=", "+", "-", "@", "\t")) for v in csv["Annotation"])
     assert csv["Value"].tolist()[:2] == [-1.5, -2.0] and csv["Count"].tolist()[0] == -1
+
+
+def test_the_columns_pyarrow_names_give_the_same_csv_frame() -> None:
+    """write_table looks only in formula_columns(its arrow table) (issue 40): the same frame as
+    looking through every text column, for every table of every recorded bundle and hostile
+    ones (strings, category, mixed None, a formula column name)."""
+    frames = [pd.read_parquet(p) for p in sorted(REPO.glob("app/bundled/*/tables/*.parquet"))]
+    hostile = _frame()
+    frames += [hostile, hostile.astype({"Annotation": "category"}),
+               hostile.assign(Empty=None, Flag=True).rename(columns={"Count": "=Count"}),
+               hostile.astype({"Annotation": "string"})]
+    assert len(frames) > 150
+    for frame in frames:
+        looked = formula_columns(pa.Table.from_pandas(frame, preserve_index=False))
+        pd.testing.assert_frame_equal(spreadsheet_safe(frame, looked), spreadsheet_safe(frame))
+    assert formula_columns(pa.Table.from_pandas(hostile, preserve_index=False)) == [0]
 
 
 @pytest.mark.parametrize("umask", [0o022, 0o027])
