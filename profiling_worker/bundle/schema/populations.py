@@ -92,11 +92,14 @@ class Populations:
         if self.one:
             return "one population"
         n_slow = sum(self.slow)
-        ratio = self.slow_median / self.fast_median
         what = (f"two modes (Ashman's D {self.ashman_d:.1f})" if self.two_modes else
                 f"a step at run {self.step_at} (Pettitt p = {self.step_p:.1g})")
+        medians = f"{self.slow_median:,.0f} vs {self.fast_median:,.0f} ns"
+        if self.fast_median <= 0:  # a metric, not a duration: no ratio to a zero median
+            return f"{what}: {n_slow} of {self.runs} runs at a median of {medians}"
+        ratio = self.slow_median / self.fast_median
         return (f"{what}: {n_slow} of {self.runs} runs at {ratio:.3f}x the others' median "
-                f"({self.slow_median:,.0f} vs {self.fast_median:,.0f} ns)")
+                f"({medians})")
 
 
 def check(values: np.ndarray | list[float]) -> Populations:

@@ -155,3 +155,12 @@ def test_the_bound_is_above_every_fit_it_stands_for() -> None:
                 checked += 1
                 assert loglik <= bound + 1e-9, (x, start, loglik, bound)
     assert checked >= 300
+
+
+def test_a_split_whose_faster_group_has_a_zero_median_is_described_without_a_ratio() -> None:
+    """A metric (not a duration) can be 0 for half the runs: the split is still found, and its
+    description states the medians instead of dividing by zero (it raised ZeroDivisionError,
+    which the run audit does not catch, and the job failed)."""
+    found = P.check([0.0] * 20 + [5.0] * 20)
+    assert not found.one and found.fast_median == 0
+    assert found.describe().endswith("20 of 40 runs at a median of 5 vs 0 ns")
