@@ -4,10 +4,14 @@ task states and the slow-GPU rule."""
 
 from __future__ import annotations
 
+import contextlib
 import json
+import os
+import signal
 import sys
 import threading
 import time
+from collections.abc import Callable
 from pathlib import Path
 
 import pytest
@@ -385,3 +389,125 @@ def test_a_sweep_not_resumed_for_the_same_reason_is_logged_once(
     lines = [line for line in capsys.readouterr().err.splitlines() if "not resumed" in line]
     assert len(lines) == 2 and "sbatch not found" in lines[0] and "squeue" in lines[1], lines
     executor.shutdown()
+
+
+def _task_processes(sweep: Path) -> dict[int, str]:
+    """Live (not zombie) processes of a local sweep's tasks: submitit's controller and task and
+    the worker each name a folder of the sweep in their command line."""
+    found = {}
+    for proc in Path("/proc").iterdir():
+        try:
+            argv = (proc / "cmdline").read_bytes().replace(b"\0", b" ").decode(errors="replace")
+            state = (proc / "stat").read_text().rsplit(")", 1)[1].split()[0]
+        except (OSError, IndexError):
+            continue
+        if str(sweep) in argv and state != "Z":
+            found[int(proc.name)] = argv
+    return found
+
+
+def _python_ignoring_sigint(tmp_path: Path) -> str:
+    """A worker Python whose processes ignore SIGINT (the disposition is inherited through
+    exec and by the worker): submitit's task and the worker it starts never act on a SIGINT,
+    and submitit's controller SIGKILLs its task a second after passing one on, which orphans
+    the worker (a task still starting, or too slow on a loaded machine, loses it the same
+    way)."""
+    wrapper = tmp_path / "python-ignoring-sigint"
+    wrapper.write_text(f"#!/bin/sh\ntrap '' INT\nexec {sys.executable} \"$@\"\n")
+    wrapper.chmod(0o755)
+    return str(wrapper)
+
+
+def _cancel_when_running(executor: SlurmExecutor, job_id: str, ready: Callable[[], bool]) -> None:
+    """Cancel once ``ready()`` (the worker runs), waiting for it with a generous bound."""
+    deadline = time.monotonic() + 300
+    while not ready():
+        assert time.monotonic() < deadline, (f"the worker did not start within 300 s: "
+                                             f"{executor.get(job_id)}")
+        time.sleep(0.2)
+    executor.cancel(job_id)
+
+
+def _assert_all_gone(sweep: Path, bound_s: float = 300) -> None:
+    """Wait for every process of the sweep's tasks to end; fail naming those left."""
+    deadline = time.monotonic() + bound_s
+    while left := _task_processes(sweep):
+        if time.monotonic() > deadline:
+            for pid in left:  # leave no 10-minute sleeper behind a failed test
+                with contextlib.suppress(OSError):
+                    os.kill(pid, signal.SIGKILL)
+            pytest.fail(f"task processes alive {bound_s:.0f} s after the cancel: {left}")
+        time.sleep(0.2)
+
+
+def test_a_cancel_reaches_a_local_task_that_ignores_sigint_and_its_orphaned_worker(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Issue 41: the local queue sent one SIGINT to submitit's controller (and the watcher one
+    more): a task that did not act on it (still starting, slow on a loaded machine, or, here,
+    ignoring it) lost the cancel; the controller SIGKILLed it and its worker ran on, orphaned,
+    while the sweep read ``cancelled``. Now the cancel is sent to the task's process group on
+    every poll, SIGTERM after SIGINT: the worker ends, and the task says SIGTERM was needed."""
+    monkeypatch.setenv("KPROF_KERNEL_DIRS", str(SWEEP_KERNELS))
+    spec = validate_spec({"kernels": ["sweep_sleep"], "configs": [{"ms": 600_000}], "runs": 1,
+                          "backend": "cpu", "warmup": 0})
+    executor = SlurmExecutor(tmp_path / "res", sys.executable, poll_s=0.3)
+    job_id = executor.submit(spec, plan.SweepOptions(
+        cluster="local", reference=False, worker_python=_python_ignoring_sigint(tmp_path)))
+    sweep = tmp_path / "res" / job_id
+    try:
+        _cancel_when_running(executor, job_id, lambda: any(
+            "profiling_worker run" in a for a in _task_processes(sweep).values()))
+        assert executor.wait(job_id, 600) == JobStatus.CANCELLED, executor.get(job_id)
+        _assert_all_gone(sweep)
+        (task,) = executor.get(job_id).tasks
+        assert task.state == "cancelled" and "SIGTERM" in task.reason, task
+    finally:
+        executor.shutdown()
+        _assert_all_gone(sweep)
+
+
+def test_a_local_task_deaf_to_sigint_and_sigterm_is_killed_and_named_so(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The end of the cancel's ladder: a worker that ignores SIGINT and SIGTERM (a kernel stuck
+    in code that masks them) is SIGKILLed with its process group, and its task says so."""
+    monkeypatch.setenv("KPROF_KERNEL_DIRS", str(SWEEP_KERNELS))
+    spec = validate_spec({"kernels": ["sweep_deaf"], "configs": [{"ms": 600_000}], "runs": 1,
+                          "backend": "cpu", "warmup": 0})
+    executor = SlurmExecutor(tmp_path / "res", sys.executable, poll_s=0.3)
+    job_id = executor.submit(spec, plan.SweepOptions(
+        cluster="local", reference=False, worker_python=_python_ignoring_sigint(tmp_path)))
+    sweep = tmp_path / "res" / job_id
+    try:
+        _cancel_when_running(executor, job_id, lambda: any(sweep.glob("tasks/*/*/deaf.ready")))
+        assert executor.wait(job_id, 600) == JobStatus.CANCELLED, executor.get(job_id)
+        _assert_all_gone(sweep)
+        (task,) = executor.get(job_id).tasks
+        assert task.state == "cancelled" and "SIGKILL" in task.reason, task
+        manifest = json.loads((sweep / C.MANIFEST_FILE).read_text())
+        assert "SIGKILL" in manifest["sweep"]["tasks"][0]["reason"], manifest["sweep"]["tasks"]
+    finally:
+        executor.shutdown()
+        _assert_all_gone(sweep)
+
+
+def test_a_task_that_finished_after_the_cancel_is_cancelled_not_done(tmp_path: Path) -> None:
+    """Issue 41: tasks whose cancel was lost ran on and ended ``done`` after the cancel, and
+    were merged. A worker's ``finished_at`` after the cancel (to the second) means it ran on
+    through it; one that finished before, or in the same second, is done."""
+    from profiling_worker.bundle.schema.manifest import write_manifest
+
+    for name, finished in (("before", "2026-12-05T10:00:04+00:00"),
+                           ("same", "2026-12-05T10:00:05+00:00"),
+                           ("after", "2026-12-05T10:00:09+00:00")):
+        (tmp_path / name).mkdir()
+        write_manifest(tmp_path / name, {"job_id": name, "status": "done",
+                                         "finished_at": finished})
+    cancel = "2026-12-05T10:00:05+00:00"
+    ended = QueueState("COMPLETED")
+    assert decide(Attempt(tmp_path / "before", "1"), ended, True, cancelled_at=cancel) == (
+        "done", "")
+    assert decide(Attempt(tmp_path / "same", "2"), ended, True, cancelled_at=cancel)[0] == "done"
+    state, reason = decide(Attempt(tmp_path / "after", "3"), ended, True, cancelled_at=cancel)
+    assert state == "cancelled" and "after the cancel at 2026-12-05T10:00:05" in reason, reason
+    # a cancel whose time is not known (given before a restart): the manifest decides
+    assert decide(Attempt(tmp_path / "after", "3"), ended, True)[0] == "done"
