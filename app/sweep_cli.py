@@ -6,8 +6,9 @@
 Submits the spec's configs as a job array (through the same
 :class:`~app.services.slurm_executor.SlurmExecutor` the dashboard uses), prints the count of
 tasks in each state while it runs and the bundle's folder at the end; Ctrl-C cancels the
-array. Exit status: 0 done, 1 failed or cancelled, 2 bad spec or options, 3 no Slurm here,
-4 an identical spec was queued in the last 30 s (``--again`` queues it anyway).
+array and waits for its tasks to stop (a second Ctrl-C is ignored meanwhile). Exit status: 0
+done, 1 failed or cancelled, 2 bad spec or options, 3 no Slurm here, 4 an identical spec was
+queued in the last 30 s (``--again`` queues it anyway).
 """
 
 from __future__ import annotations

@@ -43,21 +43,22 @@ class GroupLocalExecutor(submitit.LocalExecutor):
     (process group id = the controller's pid = the task's id)."""
 
     def _submit_command(self, command: str) -> LocalJob[Any]:
-        # submitit 1.5's LocalExecutor._submit_command and local.start_controller, with
-        # start_new_session: submitit offers no way to set it
-        ntasks = self.parameters.get("tasks_per_node", 1)
-        gpus_wanted = self.parameters.get("gpus_per_node", 0)
-        visible = self.parameters.get("visible_gpus", ())
-        gpus = range(gpus_wanted) if visible == () else visible[:gpus_wanted]
-        env = {**os.environ,
-               "SUBMITIT_LOCAL_NTASKS": str(ntasks), "SUBMITIT_LOCAL_COMMAND": command,
-               "SUBMITIT_LOCAL_TIMEOUT_S": str(int(60 * self.parameters.get("timeout_min", 2.0))),
-               "SUBMITIT_LOCAL_SIGNAL_DELAY_S": str(int(self.parameters.get("signal_delay_s",
-                                                                            30))),
+        # submitit 1.5's LocalExecutor._submit_command and local.start_controller (without
+        # its shell ``setup``, unused here), with start_new_session: submitit has no option
+        # for it
+        params = self.parameters
+        ntasks = params.get("tasks_per_node", 1)
+        visible, wanted = params.get("visible_gpus", ()), params.get("gpus_per_node", 0)
+        gpus = range(wanted) if visible == () else visible[:wanted]
+        env = {**os.environ, FOLDER_VARIABLE: str(self.folder),
+               "SUBMITIT_EXECUTOR": "local", "SUBMITIT_LOCAL_COMMAND": command,
+               "SUBMITIT_LOCAL_NTASKS": str(ntasks),
+               "SUBMITIT_LOCAL_TIMEOUT_S": str(int(60 * params.get("timeout_min", 2.0))),
+               "SUBMITIT_LOCAL_SIGNAL_DELAY_S": str(int(params.get("signal_delay_s", 30))),
                "SUBMITIT_LOCAL_NODEID": "0", "SUBMITIT_LOCAL_JOB_NUM_NODES": "1",
-               "SUBMITIT_STDERR_TO_STDOUT": "", "SUBMITIT_EXECUTOR": "local",
-               "CUDA_VISIBLE_DEVICES": ",".join(str(k) for k in gpus),
-               "SUBMITIT_LOCAL_WITH_SHELL": "", FOLDER_VARIABLE: str(self.folder)}
+               "SUBMITIT_STDERR_TO_STDOUT": "1" if params.get("stderr_to_stdout") else "",
+               "SUBMITIT_LOCAL_WITH_SHELL": "",
+               "CUDA_VISIBLE_DEVICES": ",".join(str(k) for k in gpus)}
         process = subprocess.Popen([sys.executable, "-m", "submitit.local._local",
                                     str(self.folder)], env=env, start_new_session=True)
         return LocalJob(folder=self.folder, job_id=str(process.pid), process=process,

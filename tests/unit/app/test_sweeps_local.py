@@ -4,10 +4,8 @@ task states and the slow-GPU rule."""
 
 from __future__ import annotations
 
-import contextlib
 import json
-import os
-import signal
+import shlex
 import sys
 import threading
 import time
@@ -28,6 +26,7 @@ from profiling_worker.bundle.schema.manifest import JobStatus
 from profiling_worker.bundle.schema.spec import validate_spec
 from profiling_worker.bundle.schema.spec_errors import SpecInvalid
 from profiling_worker.sweep.reference import slow_notes, slow_tasks
+from tests.sweep_processes import assert_all_gone, task_processes
 
 SWEEP_KERNELS = Path(__file__).resolve().parents[2] / "fixtures" / "kernel_files_sweep"
 
@@ -211,6 +210,7 @@ def test_submit_returns_before_the_array_is_submitted_and_a_cancel_meanwhile_hol
     assert all(t.scheduler_id for t in job.tasks)
     record = read_record(job.path)
     assert record.cancelled and sorted(record.attempts) == [0, 1]
+    assert_all_gone(job.path)  # issue 41: no process of its tasks runs on
     executor.shutdown()
 
 
@@ -391,21 +391,6 @@ def test_a_sweep_not_resumed_for_the_same_reason_is_logged_once(
     executor.shutdown()
 
 
-def _task_processes(sweep: Path) -> dict[int, str]:
-    """Live (not zombie) processes of a local sweep's tasks: submitit's controller and task and
-    the worker each name a folder of the sweep in their command line."""
-    found = {}
-    for proc in Path("/proc").iterdir():
-        try:
-            argv = (proc / "cmdline").read_bytes().replace(b"\0", b" ").decode(errors="replace")
-            state = (proc / "stat").read_text().rsplit(")", 1)[1].split()[0]
-        except (OSError, IndexError):
-            continue
-        if str(sweep) in argv and state != "Z":
-            found[int(proc.name)] = argv
-    return found
-
-
 def _python_ignoring_sigint(tmp_path: Path) -> str:
     """A worker Python whose processes ignore SIGINT (the disposition is inherited through
     exec and by the worker): submitit's task and the worker it starts never act on a SIGINT,
@@ -413,40 +398,33 @@ def _python_ignoring_sigint(tmp_path: Path) -> str:
     the worker (a task still starting, or too slow on a loaded machine, loses it the same
     way)."""
     wrapper = tmp_path / "python-ignoring-sigint"
-    wrapper.write_text(f"#!/bin/sh\ntrap '' INT\nexec {sys.executable} \"$@\"\n")
+    wrapper.write_text(f"#!/bin/sh\ntrap '' INT\nexec {shlex.quote(sys.executable)} \"$@\"\n")
     wrapper.chmod(0o755)
     return str(wrapper)
 
 
 def _cancel_when_running(executor: SlurmExecutor, job_id: str, ready: Callable[[], bool]) -> None:
-    """Cancel once ``ready()`` (the worker runs), waiting for it with a generous bound."""
+    """Cancel once ``ready()`` (the task has reached the stage to cancel it in), waiting for
+    it with a generous bound."""
     deadline = time.monotonic() + 300
     while not ready():
-        assert time.monotonic() < deadline, (f"the worker did not start within 300 s: "
+        assert time.monotonic() < deadline, (f"the task did not reach its stage within 300 s: "
                                              f"{executor.get(job_id)}")
-        time.sleep(0.2)
+        time.sleep(0.05)
     executor.cancel(job_id)
 
 
-def _assert_all_gone(sweep: Path, bound_s: float = 300) -> None:
-    """Wait for every process of the sweep's tasks to end; fail naming those left."""
-    deadline = time.monotonic() + bound_s
-    while left := _task_processes(sweep):
-        if time.monotonic() > deadline:
-            for pid in left:  # leave no 10-minute sleeper behind a failed test
-                with contextlib.suppress(OSError):
-                    os.kill(pid, signal.SIGKILL)
-            pytest.fail(f"task processes alive {bound_s:.0f} s after the cancel: {left}")
-        time.sleep(0.2)
-
-
+@pytest.mark.parametrize("when", ["starting", "worker running"])
 def test_a_cancel_reaches_a_local_task_that_ignores_sigint_and_its_orphaned_worker(
-        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch, when: str) -> None:
     """Issue 41: the local queue sent one SIGINT to submitit's controller (and the watcher one
     more): a task that did not act on it (still starting, slow on a loaded machine, or, here,
-    ignoring it) lost the cancel; the controller SIGKILLed it and its worker ran on, orphaned,
-    while the sweep read ``cancelled``. Now the cancel is sent to the task's process group on
-    every poll, SIGTERM after SIGINT: the worker ends, and the task says SIGTERM was needed."""
+    ignoring it) lost the cancel; the controller SIGKILLed it or died first, and its worker
+    ran on, orphaned, while the sweep read ``cancelled`` (before the fix the "worker running"
+    case left the task and the worker alive 300 s after the cancel). Now the cancel is sent to
+    the task's process group on every poll, SIGTERM after SIGINT, whenever it lands: while
+    submitit's processes are still starting, or once the worker runs (then SIGTERM ends it,
+    and the task says so)."""
     monkeypatch.setenv("KPROF_KERNEL_DIRS", str(SWEEP_KERNELS))
     spec = validate_spec({"kernels": ["sweep_sleep"], "configs": [{"ms": 600_000}], "runs": 1,
                           "backend": "cpu", "warmup": 0})
@@ -454,16 +432,21 @@ def test_a_cancel_reaches_a_local_task_that_ignores_sigint_and_its_orphaned_work
     job_id = executor.submit(spec, plan.SweepOptions(
         cluster="local", reference=False, worker_python=_python_ignoring_sigint(tmp_path)))
     sweep = tmp_path / "res" / job_id
+    started: dict[str, Callable[[], bool]] = {
+        "starting": lambda: bool(executor.get(job_id).tasks[0].scheduler_id),
+        "worker running": lambda: any("profiling_worker run" in a
+                                      for a in task_processes(sweep).values())}
     try:
-        _cancel_when_running(executor, job_id, lambda: any(
-            "profiling_worker run" in a for a in _task_processes(sweep).values()))
+        _cancel_when_running(executor, job_id, started[when])
         assert executor.wait(job_id, 600) == JobStatus.CANCELLED, executor.get(job_id)
-        _assert_all_gone(sweep)
+        assert_all_gone(sweep)
         (task,) = executor.get(job_id).tasks
-        assert task.state == "cancelled" and "SIGTERM" in task.reason, task
+        assert task.state == "cancelled", task
+        if when == "worker running":  # it ignored SIGINT: SIGTERM stopped it
+            assert "SIGTERM" in task.reason, task
     finally:
         executor.shutdown()
-        _assert_all_gone(sweep)
+        assert_all_gone(sweep)
 
 
 def test_a_local_task_deaf_to_sigint_and_sigterm_is_killed_and_named_so(
@@ -480,14 +463,14 @@ def test_a_local_task_deaf_to_sigint_and_sigterm_is_killed_and_named_so(
     try:
         _cancel_when_running(executor, job_id, lambda: any(sweep.glob("tasks/*/*/deaf.ready")))
         assert executor.wait(job_id, 600) == JobStatus.CANCELLED, executor.get(job_id)
-        _assert_all_gone(sweep)
+        assert_all_gone(sweep)
         (task,) = executor.get(job_id).tasks
         assert task.state == "cancelled" and "SIGKILL" in task.reason, task
         manifest = json.loads((sweep / C.MANIFEST_FILE).read_text())
         assert "SIGKILL" in manifest["sweep"]["tasks"][0]["reason"], manifest["sweep"]["tasks"]
     finally:
         executor.shutdown()
-        _assert_all_gone(sweep)
+        assert_all_gone(sweep)
 
 
 def test_a_task_that_finished_after_the_cancel_is_cancelled_not_done(tmp_path: Path) -> None:
