@@ -5,6 +5,7 @@ task states and the slow-GPU rule."""
 from __future__ import annotations
 
 import json
+import os
 import shlex
 import sys
 import threading
@@ -494,3 +495,24 @@ def test_a_task_that_finished_after_the_cancel_is_cancelled_not_done(tmp_path: P
     assert state == "cancelled" and "after the cancel at 2026-12-05T10:00:05" in reason, reason
     # a cancel whose time is not known (given before a restart): the manifest decides
     assert decide(Attempt(tmp_path / "after", "3"), ended, True)[0] == "done"
+
+
+def test_a_local_task_runs_in_its_controllers_session_with_submitits_environment(
+        tmp_path: Path) -> None:
+    """The local executor that starts each controller in a new session (so a cancel reaches
+    the whole task) keeps what submitit's own gives the task: its job id, and
+    CUDA_VISIBLE_DEVICES set to its GPUs (as Slurm's --gres does)."""
+    from app.services.local_tasks import GroupLocalExecutor
+
+    executor = GroupLocalExecutor(folder=tmp_path, python=sys.executable)
+    executor.update_parameters(timeout_min=5, gpus_per_node=1)
+    job = executor.submit(lambda: (os.getsid(0), os.getpgid(0),
+                                   os.environ["SUBMITIT_LOCAL_JOB_ID"],
+                                   os.environ["CUDA_VISIBLE_DEVICES"]))
+    deadline = time.monotonic() + 300
+    while not job.done():
+        assert time.monotonic() < deadline, f"the task did not end within 300 s: {job.state}"
+        time.sleep(0.2)
+    session, group, job_id, gpus = job.result()
+    assert session == group == int(job.job_id) and job_id == job.job_id, job.result()
+    assert gpus == "0"
