@@ -20,7 +20,8 @@ from app.services import sweep_plan as plan
 from app.services.job_recovery import mark_interrupted
 from app.services.slurm_executor import SUBMITTING, SlurmExecutor, slurm_available
 from app.services.sweep_resume import read_record
-from app.services.sweep_queue import QueueState, SlurmMissing, parse_squeue, slurm_parameters
+from app.services.sweep_queue import (QueueState, SlurmMissing, SubmititQueue, parse_squeue,
+                                      slurm_parameters)
 from app.services.sweep_tasks import GRACE_S, Attempt, decide
 from profiling_worker.bundle.schema import columns as C
 from profiling_worker.bundle.schema.manifest import JobStatus
@@ -516,3 +517,27 @@ def test_a_local_task_runs_in_its_controllers_session_with_submitits_environment
     session, group, job_id, gpus = job.result()
     assert session == group == int(job.job_id) and job_id == job.job_id, job.result()
     assert gpus == "0"
+
+
+def test_a_failed_scancel_is_made_again_and_a_taken_one_is_not(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Issue 41 on Slurm: the watcher sends the cancel on every poll until the tasks end. A
+    scancel that failed (slurmctld busy or down: scancel exits 1) is made again; one that
+    scancel took is not repeated (Slurm itself SIGKILLs a task that outlives SIGTERM). Here a
+    scancel on PATH that records its calls and fails while ``down`` exists."""
+    bin_dir = tmp_path / "bin"
+    bin_dir.mkdir()
+    calls, down = tmp_path / "calls", tmp_path / "down"
+    scancel = bin_dir / "scancel"
+    scancel.write_text(f'#!/bin/sh\necho "$@" >> {shlex.quote(str(calls))}\n'
+                       f'test ! -e {shlex.quote(str(down))}\n')
+    scancel.chmod(0o755)
+    monkeypatch.setenv("PATH", f"{bin_dir}{os.pathsep}{os.environ['PATH']}")
+    queue = SubmititQueue("slurm", tmp_path / ".submitit", sys.executable, {})
+    down.touch()
+    queue.cancel(["41_0", "41_1"])  # slurmctld down: not taken
+    down.unlink()
+    queue.cancel(["41_0", "41_1"])  # made again, taken
+    queue.cancel(["41_1"])  # the next poll: not sent again
+    queue.cancel(["57_0"])  # a new array (a retry submitted before the cancel)
+    assert calls.read_text().splitlines() == ["41", "41", "57"]
