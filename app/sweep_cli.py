@@ -6,14 +6,16 @@
 Submits the spec's configs as a job array (through the same
 :class:`~app.services.slurm_executor.SlurmExecutor` the dashboard uses), prints the count of
 tasks in each state while it runs and the bundle's folder at the end; Ctrl-C cancels the
-array. Exit status: 0 done, 1 failed or cancelled, 2 bad spec or options, 3 no Slurm here,
-4 an identical spec was queued in the last 30 s (``--again`` queues it anyway).
+array and waits for its tasks to stop (a second Ctrl-C is ignored meanwhile). Exit status: 0
+done, 1 failed or cancelled, 2 bad spec or options, 3 no Slurm here, 4 an identical spec was
+queued in the last 30 s (``--again`` queues it anyway).
 """
 
 from __future__ import annotations
 
 import argparse
 import json
+import signal
 import sys
 import time
 from pathlib import Path
@@ -83,10 +85,7 @@ def main(argv: list[str] | None = None) -> int:
                       flush=True)
             time.sleep(args.poll)
     except KeyboardInterrupt:
-        for job_id in job_ids:
-            executor.cancel(job_id)
-        for job_id in job_ids:
-            executor.wait(job_id, 300)
+        _cancel(executor, job_ids)
     statuses = []
     for ended in executor.snapshot():
         statuses.append(ended.status.value)
@@ -94,6 +93,22 @@ def main(argv: list[str] | None = None) -> int:
         for warning in ended.warnings:
             print(f"  {warning}", flush=True)
     return 0 if all(s == "done" for s in statuses) else 1
+
+
+def _cancel(executor: SlurmExecutor, job_ids: list[str]) -> None:
+    """Ctrl-C: cancel the sweeps and wait (up to 300 s each) for their watchers to stop the
+    tasks and merge. A local task leads its own process group, out of this terminal's reach,
+    so a second Ctrl-C is ignored meanwhile: it would end this process, the watcher with it."""
+    previous = signal.signal(signal.SIGINT, signal.SIG_IGN)
+    print("kernel-sweep: cancelling; waiting for the tasks to stop (Ctrl-C again is ignored)",
+          flush=True)
+    try:
+        for job_id in job_ids:
+            executor.cancel(job_id)
+        for job_id in job_ids:
+            executor.wait(job_id, 300)
+    finally:
+        signal.signal(signal.SIGINT, previous)
 
 
 if __name__ == "__main__":

@@ -5,15 +5,13 @@ Both submit :func:`profiling_worker.sweep.task.run_task` once per attempt folder
 scheduler state. Slurm states come from ``squeue --states=all`` (it lists ended jobs for
 Slurm's ``MinJobAge``, 300 s by default), not from ``sacct``: a cluster without accounting
 (``slurmdbd``) has no ``sacct`` answers. What a task produced is read from its folder instead
-(:mod:`app.services.sweep_tasks`). No Streamlit here.
+(:mod:`app.services.sweep_tasks`). A local task is followed by its process group, and
+cancelled through it (:mod:`app.services.local_tasks`). No Streamlit here.
 """
 
 from __future__ import annotations
 
-import contextlib
-import os
 import shutil
-import signal
 import subprocess
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -25,6 +23,7 @@ from profiling_worker.bundle.schema import backends as B
 from profiling_worker.bundle.schema.spec import JobSpec
 from profiling_worker.sweep.task import run_task
 
+from app.services.local_tasks import CancelLadder, GroupLocalExecutor, live_groups
 from app.services.sweep_plan import SweepOptions
 
 SQUEUE_TIMEOUT_S = 30.0
@@ -64,12 +63,14 @@ class TaskQueue(Protocol):
         """Scheduler state of each id it still knows (ended jobs may be forgotten)."""
 
     def cancel(self, ids: list[str]) -> None:
-        """Cancel these tasks (pending ones never start, running ones get SIGTERM)."""
+        """Cancel these tasks (pending ones never start, running ones get SIGTERM). Called
+        again on every poll while any of them runs: a signal a task did not act on is sent
+        again, or a stronger one."""
 
 
 def _executor(kind: str, folder: Path, python: str) -> submitit.Executor:
     if kind == "local":
-        return submitit.LocalExecutor(folder=folder, python=python)
+        return GroupLocalExecutor(folder=folder, python=python)
     return submitit.SlurmExecutor(folder=folder, python=python, max_num_timeout=0)
 
 
@@ -90,7 +91,7 @@ def slurm_parameters(spec: JobSpec, options: SweepOptions, name: str) -> dict[st
 @dataclass
 class SubmititQueue:
     """A :class:`TaskQueue` on submitit: ``kind="slurm"`` (sbatch/squeue/scancel) or
-    ``"local"`` (one process per task on this host).
+    ``"local"`` (one process group per task on this host).
 
     Raises (at submit):
         SlurmMissing: ``kind="slurm"`` and ``sbatch`` is not on PATH or refuses the job.
@@ -101,6 +102,8 @@ class SubmititQueue:
     python: str
     parameters: dict[str, Any]
     _jobs: dict[str, submitit.Job[Any]] = field(default_factory=dict)
+    _ladder: CancelLadder = field(default_factory=CancelLadder)  # local tasks' cancels
+    _scancelled: set[str] = field(default_factory=set)  # arrays scancel took
 
     def missing(self) -> str | None:
         if self.kind == "slurm" and shutil.which("sbatch") is None:
@@ -153,42 +156,45 @@ class SubmititQueue:
         return ids
 
     def states(self, ids: list[str]) -> dict[str, QueueState]:
-        if self.kind == "local":  # a task of a dashboard that stopped: by its process
-            return {i: QueueState(_local_state(self._jobs[i])) if i in self._jobs
-                    else QueueState("RUNNING") for i in ids
-                    if i in self._jobs or _local_task_alive(i)}
+        if self.kind == "local":  # by its process group: also a task of a stopped dashboard
+            live = live_groups(self.folder, set(ids))
+            return {i: self._local_state(i, i in live) for i in ids
+                    if i in live or i in self._jobs or i in self._ladder.since}
         return squeue_states(ids)
+
+    def _local_state(self, task_id: str, live: bool) -> QueueState:
+        """A local task's state in Slurm's words: RUNNING while a process of its group lives
+        (the worker may outlive submitit's controller); then CANCELLED with what it took if
+        this queue cancelled it, else as submitit says (COMPLETED, or CANCELLED: the
+        controller was ended by a signal)."""
+        job = self._jobs.get(task_id)
+        state = job.state if job is not None else ""  # job.state reaps an ended controller
+        if live:
+            return QueueState("RUNNING")
+        if task_id in self._ladder.since:
+            return QueueState("CANCELLED", reason=self._ladder.reason(task_id))
+        return QueueState({"FINISHED": "COMPLETED", "INTERRUPTED": "CANCELLED"}.get(state, state))
 
     def cancel(self, ids: list[str]) -> None:
         if self.kind == "local":
-            for i in ids:
-                if i in self._jobs:
-                    self._jobs[i].cancel(check=False)
-                elif _local_task_alive(i):
-                    with contextlib.suppress(OSError):
-                        os.kill(int(i), signal.SIGINT)  # as submitit's LocalJob.cancel
+            for task_id in live_groups(self.folder, set(ids)):
+                self._ladder.send(task_id)
             return
-        arrays = sorted({i.split("_")[0] for i in ids if i})
+        arrays = sorted({i.split("_")[0] for i in ids if i} - self._scancelled)
         if arrays:
-            subprocess.run(["scancel", *arrays], check=False, capture_output=True,
-                           timeout=SQUEUE_TIMEOUT_S)
+            self._scancel(arrays)
 
-
-def _local_task_alive(job_id: str) -> bool:
-    """True while the local executor's task ``job_id`` (its pid) still runs: a live process
-    whose command line is submitit's (so a reused pid is not taken for it)."""
-    try:
-        argv = Path(f"/proc/{int(job_id)}/cmdline").read_bytes()
-    except (OSError, ValueError):
-        return False
-    return b"submitit" in argv
-
-
-def _local_state(job: submitit.Job[Any]) -> str:
-    """submitit's local state in Slurm's words: RUNNING, COMPLETED or CANCELLED."""
-    state = job.state
-    return {"RUNNING": "RUNNING", "FINISHED": "COMPLETED", "INTERRUPTED": "CANCELLED"}.get(
-        state, state)
+    def _scancel(self, arrays: list[str]) -> None:
+        """``scancel`` the arrays; those it took are not sent again (Slurm SIGKILLs a task
+        that outlives its SIGTERM by ``KillWait``), a failed call is made again at the next
+        cancel (the next poll): slurmctld busy or down loses no cancel."""
+        try:
+            proc = subprocess.run(["scancel", *arrays], check=False, capture_output=True,
+                                  timeout=SQUEUE_TIMEOUT_S)
+        except (OSError, subprocess.TimeoutExpired):
+            return
+        if proc.returncode == 0:
+            self._scancelled.update(arrays)
 
 
 def squeue_states(ids: list[str]) -> dict[str, QueueState]:

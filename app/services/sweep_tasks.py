@@ -85,17 +85,18 @@ class Task:
     final: TaskView | None = None  # set once the task ended for good
 
 
-def _finished_status(folder: Path) -> tuple[JobStatus | None, str]:
-    """The worker's final status in ``folder`` and its error message (None: no result yet)."""
+def _finished_status(folder: Path) -> tuple[JobStatus | None, str, str]:
+    """The worker's final status in ``folder``, its error message and when it finished
+    (ISO 8601; None, "", "": no result yet)."""
     try:
         manifest = read_manifest(folder)
     except (ManifestError, OSError):
-        return None, ""
+        return None, "", ""
     status = JobStatus(manifest["status"])
     if not status.finished:
-        return None, ""
+        return None, "", ""
     error = manifest.get("error") or {}
-    return status, str(error.get("message") or "")
+    return status, str(error.get("message") or ""), str(manifest.get("finished_at") or "")
 
 
 def has_result(folder: Path) -> bool:
@@ -109,21 +110,27 @@ def succeeded(folder: Path) -> bool:
 
 
 def decide(attempt: Attempt, queue: QueueState | None, cancel_requested: bool,
-           now: float | None = None) -> tuple[str, str]:
-    """The attempt's state and its reason (for failed, preempted, pending).
+           now: float | None = None, cancelled_at: str = "") -> tuple[str, str]:
+    """The attempt's state and its reason (for failed, preempted, pending, cancelled).
 
     Args:
         attempt: the attempt (its folder is read).
         queue: the scheduler's state of it, None when the scheduler does not list it.
         cancel_requested: the user cancelled the sweep.
         now: ``time.monotonic()`` (tests pass their own).
+        cancelled_at: when the user cancelled (ISO 8601 to the second, as the manifests'
+            ``finished_at``; "": unknown): a worker that finished later ran on through the
+            cancel, and is cancelled, not done.
     """
     now = time.monotonic() if now is None else now
     if queue is not None and _LIVE.get(queue.state) == PENDING:
         return PENDING, queue.reason  # not started: nothing to read (1,000 tasks, every poll)
-    status, message = _finished_status(attempt.folder)
+    status, message, finished_at = _finished_status(attempt.folder)
     if queue is not None and queue.node:
         attempt.node = queue.node
+    if status == JobStatus.DONE and cancelled_at and finished_at > cancelled_at:
+        return CANCELLED, (f"finished at {finished_at}, after the cancel at {cancelled_at}: "
+                           f"not merged (its bundle stays in {attempt.folder})")
     if status == JobStatus.DONE:
         return DONE, ""
     if status == JobStatus.CANCELLED and queue is not None and queue.state in _LIVE:
@@ -134,16 +141,17 @@ def decide(attempt: Attempt, queue: QueueState | None, cancel_requested: bool,
         return PREEMPTED, "the worker was stopped by the scheduler (preemption or time limit)"
     if status is not None and status != JobStatus.CANCELLED:
         return FAILED, message or f"the worker ended {status}"
-    if status == JobStatus.CANCELLED:
-        return CANCELLED, ""
     name = queue.state if queue is not None else ""
+    if status == JobStatus.CANCELLED or (name == "CANCELLED" and cancel_requested):
+        # what it took to stop it, when more than the cancel (a local task's SIGKILL)
+        return CANCELLED, queue.reason if queue is not None else ""
     if name in _LIVE:
         attempt.ended_at = None
         return _LIVE[name], queue.reason if queue is not None else ""
     if name in _SCHEDULER_ENDED:
         return _SCHEDULER_ENDED[name], f"Slurm ended the task: {name}"
     if name == "CANCELLED":
-        return CANCELLED, "" if cancel_requested else OUTSIDE
+        return CANCELLED, OUTSIDE
     # COMPLETED without a manifest, or unknown: wait for the shared file system a moment
     attempt.ended_at = attempt.ended_at or now
     if now - max(attempt.ended_at, attempt.submitted) < GRACE_S:

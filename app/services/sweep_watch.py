@@ -47,6 +47,7 @@ class Sweep:
     started_at: str
     retries: list[str] = dataclasses.field(default_factory=list)  # one line per retry, named
     notes: list[str] = dataclasses.field(default_factory=list)  # adopted arrays, a takeover
+    cancelled_at: str = ""  # when this server's user cancelled it (ISO 8601, to the second)
 
 
 class SweepWatcher(JobBook):
@@ -77,23 +78,26 @@ class SweepWatcher(JobBook):
                              slurm_parameters(spec, options, f"kprof-{folder.name}"))
 
     def cancel(self, job_id: str) -> None:
-        """Cancel the sweep's array (scancel): pending tasks never start, running ones get
-        SIGTERM; tasks that finished stay and are merged. Tasks still being submitted are
-        cancelled as soon as sbatch has answered. A sweep another server watches is not
-        cancelled from here (its watcher's panel has the Cancel)."""
+        """Cancel the sweep: its watcher cancels the array (scancel: pending tasks never start,
+        running ones get SIGTERM; on this host, signals to each task's process group) and sends
+        the cancel again on every poll until its tasks have ended; tasks that finished stay and
+        are merged. Tasks still being submitted are cancelled as soon as sbatch has answered.
+        A sweep another server watches is not cancelled from here (its watcher's panel has the
+        Cancel)."""
         with self._lock:
             sweep = self._sweeps.get(job_id)
             if sweep is None or not sweep.job.active or sweep.job.cancel_requested:
                 return
             sweep.job.cancel_requested = True
-            ids = _live_ids(sweep.tasks)
+            sweep.cancelled_at = now_iso()
         try:
             sweep_resume.record_cancel(sweep.job.path)
         except sweep_resume.RecordUnwritable as exc:  # cancel all the same; say what is lost
             self._note(sweep, f"the cancel is not recorded ({exc}): a dashboard restarted "
                               f"before the tasks end would not know of it; "
                               f"{sweep_resume.RECORD_HINT}")
-        sweep.queue.cancel(ids)
+        with self._wake:
+            self._wake.notify_all()  # the watcher sends it now, not a poll later
 
     def shutdown(self) -> None:
         """Stop watching (the dashboard exits); the tasks run on in Slurm. Waits a moment
@@ -163,18 +167,23 @@ class SweepWatcher(JobBook):
         try:
             if not self._submit_rest(sweep):
                 return
-            cancelled_at = None
+            cancel_seen, ended = None, False
             while not self._stopped:
                 ended = self._poll(sweep)
-                if job.cancel_requested and cancelled_at is None:
-                    cancelled_at = time.monotonic()
-                    sweep.queue.cancel(_live_ids(sweep.tasks))  # again: a resumed sweep
-                if ended or (cancelled_at and time.monotonic() - cancelled_at > CANCEL_WAIT_S):
+                if job.cancel_requested and not ended:
+                    # on every poll until they have ended: a cancel lost or not acted on is
+                    # sent again (on this host the signal grows: SIGINT, SIGTERM, SIGKILL)
+                    cancel_seen = cancel_seen or time.monotonic()
+                    sweep.queue.cancel(_live_ids(sweep.tasks))
+                if ended or (cancel_seen and time.monotonic() - cancel_seen > CANCEL_WAIT_S):
                     break
                 with self._wake:
-                    self._wake.wait(self.poll_s)  # shutdown wakes it
+                    self._wake.wait(self.poll_s)  # shutdown and cancel wake it
             if self._stopped:
                 return
+            if not ended:
+                self._note(sweep, f"tasks {', '.join(_live_names(sweep.tasks))} still ran "
+                                  f"{CANCEL_WAIT_S:.0f} s after the cancel: merged without them")
             self._merge(sweep)
         except Exception as exc:  # a watcher must end its job, whatever went wrong
             traceback.print_exc()
@@ -226,7 +235,8 @@ class SweepWatcher(JobBook):
             attempt = task.attempts[-1]
             queued = states.get(attempt.scheduler_id)
             attempt.read_progress(queued)
-            state, reason = T.decide(attempt, queued, job.cancel_requested)
+            state, reason = T.decide(attempt, queued, job.cancel_requested,
+                                     cancelled_at=sweep.cancelled_at)
             views[task.name] = T.view(task, state, reason)
             if state in T.RETRIED and len(task.attempts) <= sweep.options.retries \
                     and not job.cancel_requested:
@@ -315,6 +325,11 @@ def _pending_views(tasks: list[T.Task]) -> tuple[TaskView, ...]:
 def _live_ids(tasks: list[T.Task]) -> list[str]:
     """Scheduler ids of the last attempts of the tasks that have not ended for good."""
     return [t.attempts[-1].scheduler_id for t in tasks if t.final is None and t.attempts]
+
+
+def _live_names(tasks: list[T.Task]) -> list[str]:
+    """Names of the tasks that have not ended for good."""
+    return [t.name for t in tasks if t.final is None]
 
 
 def _counts(tasks: tuple[TaskView, ...]) -> dict[str, int]:

@@ -16,6 +16,7 @@ import pytest
 
 from apptest_helpers import texts, texts_with_progress
 from app.ui import cached
+from tests.sweep_processes import assert_all_gone
 
 REPO = Path(__file__).resolve().parents[2]
 SWEEP_KERNELS = REPO / "tests" / "fixtures" / "kernel_files_sweep"
@@ -103,4 +104,6 @@ def test_a_kernel_sweep_submitted_after_the_page_loaded_is_listed_with_its_tasks
         except subprocess.TimeoutExpired:
             pytest.fail(f"kernel-sweep did not end within 600 s of Ctrl-C:\n{log.read_text()}")
     assert "cancelled" in log.read_text(), log.read_text()
+    # issue 41: the cancel reached every process of the 10-minute task (its worker could run on)
+    assert_all_gone(store["results"] / job_id)
 

@@ -5,9 +5,12 @@ task states and the slow-GPU rule."""
 from __future__ import annotations
 
 import json
+import os
+import shlex
 import sys
 import threading
 import time
+from collections.abc import Callable
 from pathlib import Path
 
 import pytest
@@ -17,13 +20,15 @@ from app.services import sweep_plan as plan
 from app.services.job_recovery import mark_interrupted
 from app.services.slurm_executor import SUBMITTING, SlurmExecutor, slurm_available
 from app.services.sweep_resume import read_record
-from app.services.sweep_queue import QueueState, SlurmMissing, parse_squeue, slurm_parameters
+from app.services.sweep_queue import (QueueState, SlurmMissing, SubmititQueue, parse_squeue,
+                                      slurm_parameters)
 from app.services.sweep_tasks import GRACE_S, Attempt, decide
 from profiling_worker.bundle.schema import columns as C
 from profiling_worker.bundle.schema.manifest import JobStatus
 from profiling_worker.bundle.schema.spec import validate_spec
 from profiling_worker.bundle.schema.spec_errors import SpecInvalid
 from profiling_worker.sweep.reference import slow_notes, slow_tasks
+from tests.sweep_processes import assert_all_gone, task_processes
 
 SWEEP_KERNELS = Path(__file__).resolve().parents[2] / "fixtures" / "kernel_files_sweep"
 
@@ -207,6 +212,7 @@ def test_submit_returns_before_the_array_is_submitted_and_a_cancel_meanwhile_hol
     assert all(t.scheduler_id for t in job.tasks)
     record = read_record(job.path)
     assert record.cancelled and sorted(record.attempts) == [0, 1]
+    assert_all_gone(job.path)  # issue 41: no process of its tasks runs on
     executor.shutdown()
 
 
@@ -385,3 +391,153 @@ def test_a_sweep_not_resumed_for_the_same_reason_is_logged_once(
     lines = [line for line in capsys.readouterr().err.splitlines() if "not resumed" in line]
     assert len(lines) == 2 and "sbatch not found" in lines[0] and "squeue" in lines[1], lines
     executor.shutdown()
+
+
+def _python_ignoring_sigint(tmp_path: Path) -> str:
+    """A worker Python whose processes ignore SIGINT (the disposition is inherited through
+    exec and by the worker): submitit's task and the worker it starts never act on a SIGINT,
+    and submitit's controller SIGKILLs its task a second after passing one on, which orphans
+    the worker (a task still starting, or too slow on a loaded machine, loses it the same
+    way)."""
+    wrapper = tmp_path / "python-ignoring-sigint"
+    wrapper.write_text(f"#!/bin/sh\ntrap '' INT\nexec {shlex.quote(sys.executable)} \"$@\"\n")
+    wrapper.chmod(0o755)
+    return str(wrapper)
+
+
+def _cancel_when_running(executor: SlurmExecutor, job_id: str, ready: Callable[[], bool]) -> None:
+    """Cancel once ``ready()`` (the task has reached the stage to cancel it in), waiting for
+    it with a generous bound."""
+    deadline = time.monotonic() + 300
+    while not ready():
+        assert time.monotonic() < deadline, (f"the task did not reach its stage within 300 s: "
+                                             f"{executor.get(job_id)}")
+        time.sleep(0.05)
+    executor.cancel(job_id)
+
+
+@pytest.mark.parametrize("when", ["starting", "worker running"])
+def test_a_cancel_reaches_a_local_task_that_ignores_sigint_and_its_orphaned_worker(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch, when: str) -> None:
+    """Issue 41: the local queue sent one SIGINT to submitit's controller (and the watcher one
+    more): a task that did not act on it (still starting, slow on a loaded machine, or, here,
+    ignoring it) lost the cancel; the controller SIGKILLed it or died first, and its worker
+    ran on, orphaned, while the sweep read ``cancelled`` (before the fix the "worker running"
+    case left the task and the worker alive 300 s after the cancel). Now the cancel is sent to
+    the task's process group on every poll, SIGTERM after SIGINT, whenever it lands: while
+    submitit's processes are still starting, or once the worker runs (then SIGTERM ends it,
+    and the task says so)."""
+    monkeypatch.setenv("KPROF_KERNEL_DIRS", str(SWEEP_KERNELS))
+    spec = validate_spec({"kernels": ["sweep_sleep"], "configs": [{"ms": 600_000}], "runs": 1,
+                          "backend": "cpu", "warmup": 0})
+    executor = SlurmExecutor(tmp_path / "res", sys.executable, poll_s=0.3)
+    job_id = executor.submit(spec, plan.SweepOptions(
+        cluster="local", reference=False, worker_python=_python_ignoring_sigint(tmp_path)))
+    sweep = tmp_path / "res" / job_id
+    started: dict[str, Callable[[], bool]] = {
+        "starting": lambda: bool(executor.get(job_id).tasks[0].scheduler_id),
+        "worker running": lambda: any("profiling_worker run" in a
+                                      for a in task_processes(sweep).values())}
+    try:
+        _cancel_when_running(executor, job_id, started[when])
+        assert executor.wait(job_id, 600) == JobStatus.CANCELLED, executor.get(job_id)
+        assert_all_gone(sweep)
+        (task,) = executor.get(job_id).tasks
+        assert task.state == "cancelled", task
+        if when == "worker running":  # it ignored SIGINT: SIGTERM stopped it
+            assert "SIGTERM" in task.reason, task
+    finally:
+        executor.shutdown()
+        assert_all_gone(sweep)
+
+
+def test_a_local_task_deaf_to_sigint_and_sigterm_is_killed_and_named_so(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The end of the cancel's ladder: a worker that ignores SIGINT and SIGTERM (a kernel stuck
+    in code that masks them) is SIGKILLed with its process group, and its task says so."""
+    monkeypatch.setenv("KPROF_KERNEL_DIRS", str(SWEEP_KERNELS))
+    spec = validate_spec({"kernels": ["sweep_deaf"], "configs": [{"ms": 600_000}], "runs": 1,
+                          "backend": "cpu", "warmup": 0})
+    executor = SlurmExecutor(tmp_path / "res", sys.executable, poll_s=0.3)
+    job_id = executor.submit(spec, plan.SweepOptions(
+        cluster="local", reference=False, worker_python=_python_ignoring_sigint(tmp_path)))
+    sweep = tmp_path / "res" / job_id
+    try:
+        _cancel_when_running(executor, job_id, lambda: any(sweep.glob("tasks/*/*/deaf.ready")))
+        assert executor.wait(job_id, 600) == JobStatus.CANCELLED, executor.get(job_id)
+        assert_all_gone(sweep)
+        (task,) = executor.get(job_id).tasks
+        assert task.state == "cancelled" and "SIGKILL" in task.reason, task
+        manifest = json.loads((sweep / C.MANIFEST_FILE).read_text())
+        assert "SIGKILL" in manifest["sweep"]["tasks"][0]["reason"], manifest["sweep"]["tasks"]
+    finally:
+        executor.shutdown()
+        assert_all_gone(sweep)
+
+
+def test_a_task_that_finished_after_the_cancel_is_cancelled_not_done(tmp_path: Path) -> None:
+    """Issue 41: tasks whose cancel was lost ran on and ended ``done`` after the cancel, and
+    were merged. A worker's ``finished_at`` after the cancel (to the second) means it ran on
+    through it; one that finished before, or in the same second, is done."""
+    from profiling_worker.bundle.schema.manifest import write_manifest
+
+    for name, finished in (("before", "2026-12-05T10:00:04+00:00"),
+                           ("same", "2026-12-05T10:00:05+00:00"),
+                           ("after", "2026-12-05T10:00:09+00:00")):
+        (tmp_path / name).mkdir()
+        write_manifest(tmp_path / name, {"job_id": name, "status": "done",
+                                         "finished_at": finished})
+    cancel = "2026-12-05T10:00:05+00:00"
+    ended = QueueState("COMPLETED")
+    assert decide(Attempt(tmp_path / "before", "1"), ended, True, cancelled_at=cancel) == (
+        "done", "")
+    assert decide(Attempt(tmp_path / "same", "2"), ended, True, cancelled_at=cancel)[0] == "done"
+    state, reason = decide(Attempt(tmp_path / "after", "3"), ended, True, cancelled_at=cancel)
+    assert state == "cancelled" and "after the cancel at 2026-12-05T10:00:05" in reason, reason
+    # a cancel whose time is not known (given before a restart): the manifest decides
+    assert decide(Attempt(tmp_path / "after", "3"), ended, True)[0] == "done"
+
+
+def test_a_local_task_runs_in_its_controllers_session_with_submitits_environment(
+        tmp_path: Path) -> None:
+    """The local executor that starts each controller in a new session (so a cancel reaches
+    the whole task) keeps what submitit's own gives the task: its job id, and
+    CUDA_VISIBLE_DEVICES set to its GPUs (as Slurm's --gres does)."""
+    from app.services.local_tasks import GroupLocalExecutor
+
+    executor = GroupLocalExecutor(folder=tmp_path, python=sys.executable)
+    executor.update_parameters(timeout_min=5, gpus_per_node=1)
+    job = executor.submit(lambda: (os.getsid(0), os.getpgid(0),
+                                   os.environ["SUBMITIT_LOCAL_JOB_ID"],
+                                   os.environ["CUDA_VISIBLE_DEVICES"]))
+    deadline = time.monotonic() + 300
+    while not job.done():
+        assert time.monotonic() < deadline, f"the task did not end within 300 s: {job.state}"
+        time.sleep(0.2)
+    session, group, job_id, gpus = job.result()
+    assert session == group == int(job.job_id) and job_id == job.job_id, job.result()
+    assert gpus == "0"
+
+
+def test_a_failed_scancel_is_made_again_and_a_taken_one_is_not(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Issue 41 on Slurm: the watcher sends the cancel on every poll until the tasks end. A
+    scancel that failed (slurmctld busy or down: scancel exits 1) is made again; one that
+    scancel took is not repeated (Slurm itself SIGKILLs a task that outlives SIGTERM). Here a
+    scancel on PATH that records its calls and fails while ``down`` exists."""
+    bin_dir = tmp_path / "bin"
+    bin_dir.mkdir()
+    calls, down = tmp_path / "calls", tmp_path / "down"
+    scancel = bin_dir / "scancel"
+    scancel.write_text(f'#!/bin/sh\necho "$@" >> {shlex.quote(str(calls))}\n'
+                       f'test ! -e {shlex.quote(str(down))}\n')
+    scancel.chmod(0o755)
+    monkeypatch.setenv("PATH", f"{bin_dir}{os.pathsep}{os.environ['PATH']}")
+    queue = SubmititQueue("slurm", tmp_path / ".submitit", sys.executable, {})
+    down.touch()
+    queue.cancel(["41_0", "41_1"])  # slurmctld down: not taken
+    down.unlink()
+    queue.cancel(["41_0", "41_1"])  # made again, taken
+    queue.cancel(["41_1"])  # the next poll: not sent again
+    queue.cancel(["57_0"])  # a new array (a retry submitted before the cancel)
+    assert calls.read_text().splitlines() == ["41", "41", "57"]
