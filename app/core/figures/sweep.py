@@ -104,7 +104,7 @@ def drawn_rows(frame: pd.DataFrame) -> pd.DataFrame:
         return frame
     position = lines.cumcount().to_numpy()
     length = lines[_series(frame)].transform("size").to_numpy()
-    return frame.loc[(position % step == 0) | (position == length - 1)]
+    return frame.iloc[np.flatnonzero((position % step == 0) | (position == length - 1))]
 
 
 def table_rows(frame: pd.DataFrame) -> pd.DataFrame:
