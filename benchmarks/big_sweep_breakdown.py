@@ -12,11 +12,13 @@ started server (cold) and once more in a fresh context (warm). For each load it 
   the script reaches it, so the gaps between the page's elements are the script's own time per
   section, as the browser receives it;
 - when the chart's traces were drawn (:data:`page_speed.PROBE`);
-- the renderer main thread's time up to then, by kind (:func:`page_trace.main_thread_ms`).
+- the renderer main thread's time up to then, by kind (:func:`page_trace.main_thread_ms`), and
+  its longest task (:func:`longest_task_ms`).
 
 Usage: ``python benchmarks/big_sweep_breakdown.py [--configs 1000] [--root DIR]
-[--results DIR]`` (``--root``: another checkout; ``--results``: a folder that already holds
-``scale-<CONFIGS>-configs``, else one is built).
+[--results DIR] [--bare] [--traces DIR] [--json out.json]`` (``--root``: another checkout;
+``--results``: a folder that already holds ``scale-<CONFIGS>-configs``, else one is built;
+``--bare``: the bare page of :mod:`benchmarks.page_speed` instead of the dashboard).
 """
 
 from __future__ import annotations
@@ -91,8 +93,19 @@ def traced_load(browser: Any, url: str, trace: Path) -> dict[str, Any]:
     messages = [{"arrived_ms": round(1e3 * (ts - sent[0]), 1), "handled_ms": round(t, 1),
                  "bytes": int(size), "what": describe(base64.b64decode(payload))}
                 for (ts, payload), (t, size) in zip(frames, handled)]
+    spent = {**main_thread_ms(trace), "longest": longest_task_ms(trace)}
     return {"drawn_ms": round(drawn_ms, 1), "messages": messages,
-            "main_thread_ms": {k: round(v, 1) for k, v in main_thread_ms(trace).items()}}
+            "main_thread_ms": {k: round(v, 1) for k, v in spent.items()}}
+
+
+def longest_task_ms(trace: Path) -> float:
+    """The renderer main thread's longest task (``RunTask``) in ms: on this page, the
+    evaluation of Streamlit's 4.7 MB plotly chunk, during which no message is handled."""
+    events = json.loads(trace.read_text())["traceEvents"]
+    main = {(e["pid"], e["tid"]) for e in events
+            if e.get("name") == "thread_name" and e["args"].get("name") == "CrRendererMain"}
+    return max((e.get("dur", 0) / 1e3 for e in events if e.get("name") == "RunTask"
+                and (e.get("pid"), e.get("tid")) in main), default=0.0)
 
 
 def main() -> None:
@@ -113,7 +126,8 @@ def main() -> None:
         build_scale_bundle(results / job, configs=args.configs, runs=10)
     env = {"KPROF_RESULTS_DIR": str(results), "PYTHONPATH": str(args.root),
            "KPROF_BUNDLED_DIR": str(results / "none")}
-    out: dict[str, Any] = {"configs": args.configs, "load_average_before": os.getloadavg()}
+    out: dict[str, Any] = {"configs": args.configs, "bare": args.bare,
+                           "load_average_before": os.getloadavg()}
     traces = args.traces or Path(tempfile.mkdtemp(prefix="big-sweep-traces-"))
     traces.mkdir(parents=True, exist_ok=True)
     script = BARE if args.bare else args.root / "app" / "streamlit_app.py"
