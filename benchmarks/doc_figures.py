@@ -31,7 +31,8 @@ documents hold exactly that text, so a figure cannot drift from its raw file.
   medians and the paired ratio, and a bare Streamlit page's in the same rounds where measured;
   single loads message by message (``benchmarks/cpu/big-sweep-breakdown-*.json``,
   ``benchmarks/big_sweep_breakdown.py``): when the script started, the chart's and the table's
-  messages arrived and the chart was drawn, and the renderer main thread's longest task.
+  messages arrived and the chart was drawn, and the renderer main thread's longest task; the
+  page's script run, cold and warm, after and before (``benchmarks/big_sweep_server.py``).
 - **upload memory** (``benchmarks/cpu/upload-memory-*.json``, ``benchmarks/upload_memory.py
   --baseline ... --json``): the server's resident set above its level before a closed tab's
   upload, with it, at its session's shutdown and 10 s later, before and after; medians of the
@@ -234,6 +235,24 @@ def pages_text(run: str) -> str:
 #: Big-sweep page runs (``benchmarks/big_sweep_page.py --baseline ... --json``) the docs quote.
 BIG_SWEEP_RUNS = ("big-sweep-1205-1000", "big-sweep-1205-10000", "big-sweep-1205-1000-notes",
                   "big-sweep-1205-3s-1000", "big-sweep-1205-3s-10000")
+#: Server script runs of the page, paired (``benchmarks/big_sweep_server.py --json``).
+BIG_SWEEP_SERVER_RUNS = ("big-sweep-server-1205-10000",)
+
+
+def big_sweep_server_text(run: str) -> str:
+    """``10,000 configs: the page's script run cold 12.9 s (before 12.7 s), warm 0.27 s (before
+    0.55 s); cold after / before ...; warm after / before ...; 4 rounds, load average ...``
+    (medians of the rounds; a round's warm time is the median of its warm runs)."""
+    raw = json.loads((HERE / "cpu" / f"{run}.json").read_text())
+    t, med = raw["times_s"], statistics.median
+    return (f"{raw['configs']:,} configs: the page's script run cold {med(t['dash_cold']):.1f} s "
+            f"(before {med(t['base_cold']):.1f} s), warm {med(t['dash_warm']):.2f} s (before "
+            f"{med(t['base_warm']):.2f} s); cold after / before {ratio_text(raw['ratios']['cold'])}"
+            f"; warm after / before {ratio_text(raw['ratios']['warm'])}; {raw['rounds']} rounds, "
+            f"load average {raw['load_average_before'][0]:.1f} -> "
+            f"{raw['load_average_after'][0]:.1f} on {raw['cpus']} CPUs")
+
+
 #: Single loads message by message (``benchmarks/big_sweep_breakdown.py --json``) the docs quote.
 BREAKDOWN_RUNS = ("big-sweep-breakdown-1205-1000-before", "big-sweep-breakdown-1205-1000-after",
                   "big-sweep-breakdown-1205-10000-before", "big-sweep-breakdown-1205-10000-after",
@@ -405,6 +424,8 @@ def claims() -> list[tuple[str, str]]:
             out.append(("docs/performance.md", post_ab_text(run, bundle)))
     for run in BIG_SWEEP_RUNS:
         out.append(("docs/performance.md", big_sweep_text(run)))
+    for run in BIG_SWEEP_SERVER_RUNS:
+        out.append(("docs/performance.md", big_sweep_server_text(run)))
     for run in BREAKDOWN_RUNS:
         out.append(("docs/performance.md", breakdown_text(run)))
     for run in UPLOAD_RUNS:
