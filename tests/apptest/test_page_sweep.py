@@ -117,7 +117,7 @@ def test_a_big_sweep_table_shows_the_points_drawn_and_the_csv_has_all(store, app
     for trace in spec["data"]:  # the table's rows are the chart's points, line by line
         assert shown.loc[shown["Annotation"] == trace["name"], "n"].tolist() == \
             trace_values(trace, "x")
-    assert "The table shows the 303 rows of the points drawn, of 1,200; the CSV below has all " \
-           "1,200 rows." in texts(at)
+    assert "The table shows 303 of the 1,200 rows: those of the points drawn; the CSV below " \
+           "has all 1,200." in texts(at)
     (csv,) = at.get("download_button")
     assert csv.proto.label == "Download CSV (all 1,200 rows)"

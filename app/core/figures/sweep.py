@@ -17,8 +17,8 @@ LOG_Y_SPAN = 10.0
 #: Most points drawn per line: a 1,000-config sweep drew 1,000 points, error bars and hover
 #: rows per annotation (5,150 SVG nodes and 400 KB for one figure; 12.3 s to draw in the issue's
 #: browser); 200 still drew 1,993 nodes. Above it every k-th config is drawn, the last always,
-#: and the title says so; the frame and its CSV keep every config (the table: TABLE_MOST). 100 points on a
-#: 1,400 px wide chart are one every 12 px or so: the line's shape stays.
+#: and the title says so; the frame and its CSV keep every config (the table: TABLE_MOST). 100
+#: points on a 1,400 px wide chart are one every 12 px or so: the line's shape stays.
 DRAW_MOST = 100
 #: Most rows a sweep's table shows; above it, the rows of the points drawn. A 10,000-config
 #: sweep's 30,000 rows were a 5.6 MB message whose serialisation (2 s of the server's time on
