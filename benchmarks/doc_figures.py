@@ -236,7 +236,7 @@ def pages_text(run: str) -> str:
 BIG_SWEEP_RUNS = ("big-sweep-1205-1000", "big-sweep-1205-10000", "big-sweep-1205-1000-notes",
                   "big-sweep-1205-3s-1000", "big-sweep-1205-3s-10000")
 #: Server script runs of the page, paired (``benchmarks/big_sweep_server.py --json``).
-BIG_SWEEP_SERVER_RUNS = ("big-sweep-server-1205-10000",)
+BIG_SWEEP_SERVER_RUNS = ("big-sweep-server-1205-10000", "big-sweep-server-1205-10000-r8")
 
 
 def big_sweep_server_text(run: str) -> str:
