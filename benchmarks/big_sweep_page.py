@@ -15,8 +15,12 @@ bundle: the paired ratio candidate / baseline with its CI95 and Wilcoxon p
 (``benchmarks/paired.py``), so the load of the shared machine hits both sides alike. The load
 average is recorded before and after.
 
+With ``--bare`` a bare Streamlit page (``benchmarks/bare_streamlit_page.py``: one plotly chart
+of the small bundled sweep and its table, nothing else) is measured in the same rounds: what
+any Streamlit page with a plotly chart takes on the machine at that load, for reference.
+
 Usage: ``python benchmarks/big_sweep_page.py [--configs 1000] [--rounds 3] [--baseline DIR]
-[--json out.json]``; prints seconds.
+[--bare] [--results DIR] [--json out.json]``; prints seconds.
 """
 
 from __future__ import annotations
@@ -30,9 +34,11 @@ import tempfile
 from pathlib import Path
 from typing import Any
 
+import pyarrow.parquet as pq
+
 REPO = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(REPO))
-from benchmarks.page_speed import (CHROMIUM, PROBE, VIEWPORT,  # noqa: E402
+from benchmarks.page_speed import (BARE, CHROMIUM, PROBE, VIEWPORT,  # noqa: E402
                                    load_time, serve)
 from benchmarks.paired import paired_ratio  # noqa: E402
 from benchmarks.results_page_scale import build_scale_bundle  # noqa: E402
@@ -43,16 +49,22 @@ COUNT_NODES = """() => { const c = document.querySelector("[data-testid='stPlotl
            : [0, 0]; }"""
 
 
-def measure(configs: int, rounds: int, baseline: Path | None = None) -> dict[str, Any]:
+def measure(configs: int, rounds: int, baseline: Path | None = None, bare: bool = False,
+            results: Path | None = None) -> dict[str, Any]:
     """Cold and warm seconds to the first chart per side (``dash``: this checkout; ``base``:
-    ``baseline``), per round; SVG nodes and x tick labels of the chart; the paired ratios
-    dash / base; the load average before and after."""
+    ``baseline``; ``bare``: :data:`page_speed.BARE`, a bare Streamlit page with one plotly
+    chart and its table, for reference), per round; SVG nodes and x tick labels of the chart;
+    the paired ratios dash / base; the load average before and after. ``results``: a folder
+    that already holds the bundle (else it is built in a new one)."""
     from playwright.sync_api import sync_playwright
 
-    results = Path(tempfile.mkdtemp(prefix="big-sweep-"))
+    results = results or Path(tempfile.mkdtemp(prefix="big-sweep-"))
     job = f"scale-{configs}-configs"
-    rows = build_scale_bundle(results / job, configs=configs, runs=10)
-    roots = {"dash": REPO, **({"base": baseline} if baseline else {})}
+    if not (results / job).is_dir():
+        build_scale_bundle(results / job, configs=configs, runs=10)
+    rows = int(pq.ParquetFile(results / job / "tables" / "runs.parquet").metadata.num_rows)
+    roots = {"dash": REPO, **({"base": baseline} if baseline else {}),
+             **({"bare": REPO} if bare else {})}
     times: dict[str, list[float]] = {f"{n}_{k}": [] for n in roots for k in ("cold", "warm")}
     nodes: dict[str, list[int]] = {}
     load_before = os.getloadavg()
@@ -65,7 +77,8 @@ def measure(configs: int, rounds: int, baseline: Path | None = None) -> dict[str
                 root = roots[name]
                 env = {"KPROF_RESULTS_DIR": str(results), "PYTHONPATH": str(root),
                        "KPROF_BUNDLED_DIR": str(results / "none")}
-                with serve(root / "app" / "streamlit_app.py", env, root) as url:
+                script = BARE if name == "bare" else root / "app" / "streamlit_app.py"
+                with serve(script, env, root) as url:
                     for kind in ("cold", "warm"):
                         context = browser.new_context(viewport=VIEWPORT)
                         context.add_init_script(PROBE)
@@ -88,9 +101,12 @@ def main() -> None:
     parser.add_argument("--rounds", type=int, default=3)
     parser.add_argument("--baseline", type=Path, help="another checkout measured in the same "
                         "rounds (e.g. `git archive REV | tar -x -C DIR`)")
+    parser.add_argument("--bare", action="store_true", help="also a bare Streamlit page "
+                        "(benchmarks/bare_streamlit_page.py), in the same rounds, for reference")
+    parser.add_argument("--results", type=Path, help="a folder that holds (or gets) the bundle")
     parser.add_argument("--json", type=Path, help="also write every sample here")
     args = parser.parse_args()
-    out = measure(args.configs, args.rounds, args.baseline)
+    out = measure(args.configs, args.rounds, args.baseline, args.bare, args.results)
     print(f"{out['configs']:,} configs ({out['per_run_rows']:,} per-run rows), {args.rounds} "
           f"rounds, load average {out['load_average_before'][0]:.1f} -> "
           f"{out['load_average_after'][0]:.1f} on {out['cpus']} CPUs:")

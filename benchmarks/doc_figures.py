@@ -28,7 +28,11 @@ documents hold exactly that text, so a figure cannot drift from its raw file.
   rounds' median wall and CPU time per job, paired by round.
 - **big sweeps** (``benchmarks/cpu/big-sweep-*.json``, ``benchmarks/big_sweep_page.py``): seconds
   to the Size sweep's first chart of a 1,000- and a 10,000-config sweep, after and before,
-  medians and the paired ratio.
+  medians and the paired ratio, and a bare Streamlit page's in the same rounds where measured;
+  single loads message by message (``benchmarks/cpu/big-sweep-breakdown-*.json``,
+  ``benchmarks/big_sweep_breakdown.py``): when the script started, the chart's and the table's
+  messages arrived and the chart was drawn, and the renderer main thread's longest task; the
+  page's script run, cold and warm, after and before (``benchmarks/big_sweep_server.py``).
 - **upload memory** (``benchmarks/cpu/upload-memory-*.json``, ``benchmarks/upload_memory.py
   --baseline ... --json``): the server's resident set above its level before a closed tab's
   upload, with it, at its session's shutdown and 10 s later, before and after; medians of the
@@ -236,7 +240,30 @@ def pages_text(run: str) -> str:
 
 
 #: Big-sweep page runs (``benchmarks/big_sweep_page.py --baseline ... --json``) the docs quote.
-BIG_SWEEP_RUNS = ("big-sweep-1205-1000", "big-sweep-1205-10000", "big-sweep-1205-1000-notes")
+BIG_SWEEP_RUNS = ("big-sweep-1205-1000", "big-sweep-1205-10000", "big-sweep-1205-1000-notes",
+                  "big-sweep-1205-3s-1000", "big-sweep-1205-3s-10000")
+#: Server script runs of the page, paired (``benchmarks/big_sweep_server.py --json``).
+BIG_SWEEP_SERVER_RUNS = ("big-sweep-server-1205-10000", "big-sweep-server-1205-10000-r8")
+
+
+def big_sweep_server_text(run: str) -> str:
+    """``10,000 configs: the page's script run cold 12.9 s (before 12.7 s), warm 0.27 s (before
+    0.55 s); cold after / before ...; warm after / before ...; 4 rounds, load average ...``
+    (medians of the rounds; a round's warm time is the median of its warm runs)."""
+    raw = json.loads((HERE / "cpu" / f"{run}.json").read_text())
+    t, med = raw["times_s"], statistics.median
+    return (f"{raw['configs']:,} configs: the page's script run cold {med(t['dash_cold']):.1f} s "
+            f"(before {med(t['base_cold']):.1f} s), warm {med(t['dash_warm']):.2f} s (before "
+            f"{med(t['base_warm']):.2f} s); cold after / before {ratio_text(raw['ratios']['cold'])}"
+            f"; warm after / before {ratio_text(raw['ratios']['warm'])}; {raw['rounds']} rounds, "
+            f"load average {raw['load_average_before'][0]:.1f} -> "
+            f"{raw['load_average_after'][0]:.1f} on {raw['cpus']} CPUs")
+
+
+#: Single loads message by message (``benchmarks/big_sweep_breakdown.py --json``) the docs quote.
+BREAKDOWN_RUNS = ("big-sweep-breakdown-1205-1000-before", "big-sweep-breakdown-1205-1000-after",
+                  "big-sweep-breakdown-1205-10000-before", "big-sweep-breakdown-1205-10000-after",
+                  "big-sweep-breakdown-1205-bare")
 
 
 def big_sweep_text(run: str) -> str:
@@ -251,7 +278,29 @@ def big_sweep_text(run: str) -> str:
             f"{ratio_text(raw['ratios']['warm'])}; cold after / before "
             f"{ratio_text(raw['ratios']['cold'])}; {raw['rounds']} rounds, load average "
             f"{raw['load_average_before'][0]:.1f} -> {raw['load_average_after'][0]:.1f} on "
-            f"{raw['cpus']} CPUs")
+            f"{raw['cpus']} CPUs" + (f"; a bare Streamlit page with one chart, same rounds: "
+                                     f"warm {med(t['bare_warm']):.1f} s, cold "
+                                     f"{med(t['bare_cold']):.1f} s" if "bare_warm" in t else ""))
+
+
+def breakdown_text(run: str) -> str:
+    """``warm: script start 2.1 s, chart message 3.9 s (46 KB), table 570 KB at 4.1 s, chart
+    drawn 5.2 s; the main thread's longest task 3.0 s`` for each load of one
+    :mod:`big_sweep_breakdown` run (times from navigation start, as the page received them)."""
+    raw = json.loads((HERE / "cpu" / f"{run}.json").read_text())
+    out = []
+    for kind in ("cold", "warm"):
+        load = raw[kind]
+        at = {m["what"].split(" [")[0]: m for m in reversed(load["messages"])}  # the first of each
+        chart, table = at.get("delta plotly_chart"), at.get("delta dataframe")
+        out.append(
+            f"{kind}: script start {at['new_session']['arrived_ms'] / 1e3:.1f} s, chart message "
+            f"{chart['arrived_ms'] / 1e3:.1f} s ({chart['bytes'] / 1e3:.0f} KB), table "
+            + (f"{table['bytes'] / 1e3:,.0f} KB at {table['arrived_ms'] / 1e3:.1f} s" if table
+               else "none") + f", chart drawn {load['drawn_ms'] / 1e3:.1f} s; the main "
+            f"thread's longest task {load['main_thread_ms']['longest'] / 1e3:.1f} s")
+    return (f"{raw['configs']:,} configs" if not raw.get("bare") else "bare page") + ": " + \
+        "; ".join(out) + f" (load average {raw['load_average_before'][0]:.1f})"
 
 
 #: Upload memory runs (``benchmarks/upload_memory.py --baseline ... --json``) the docs quote.
@@ -384,6 +433,10 @@ def claims() -> list[tuple[str, str]]:
             out.append(("docs/performance.md", post_ab_text(run, bundle)))
     for run in BIG_SWEEP_RUNS:
         out.append(("docs/performance.md", big_sweep_text(run)))
+    for run in BIG_SWEEP_SERVER_RUNS:
+        out.append(("docs/performance.md", big_sweep_server_text(run)))
+    for run in BREAKDOWN_RUNS:
+        out.append(("docs/performance.md", breakdown_text(run)))
     for run in UPLOAD_RUNS:
         out.append(("docs/performance.md", upload_text(run)))
     for run in AA_RUNS:

@@ -8,7 +8,7 @@ import streamlit as st
 from profiling_worker.bundle.schema import intervals, plausibility as P
 
 from app.core import derived, metric_roles
-from app.core.figures.sweep import LOG_Y_SPAN, build_sweep_figure, wants_log_y
+from app.core.figures.sweep import LOG_Y_SPAN, build_sweep_figure, table_rows, wants_log_y
 from app.core.views.sweep import (SweepOptions, annotations_of, metric_choices, sweep_frame,
                                   sweep_metric, sweep_x, x_choices)
 from app.ui import analysis, cached, deep_dive_action, energy, job_status, notes, panels, state
@@ -123,7 +123,8 @@ measured = (bundle.measurement if from_durations or derived.is_time(metric)
             else str(role.get("label") or f"{metric}, as the job's tables hold it"))
 frame = frame.assign(Measurement=measured)  # the CSV says what the values are
 shown = quantity if from_durations else re.sub(r"[^\w.-]+", "_", metric)
-panels.chart_with_table(fig, frame, key=PAGE, filename=f"{bundle.job_id}-sweep-{shown}.csv")
+panels.chart_with_table(fig, frame, key=PAGE, filename=f"{bundle.job_id}-sweep-{shown}.csv",
+                        shown=table_rows(frame), which="those of the points drawn")
 st.caption(f"Error bars and CI95 columns: {intervals.CI_METHOD} ({intervals.SEED_CI_NOTE})."
            + (f" A ratio to {baseline} takes both annotations' run spread ("
               f"{intervals.RATIO_METHOD}, as on the Compare page and in the regression gate; "

@@ -64,15 +64,24 @@ def job_colors(bundle: Bundle | None) -> dict[str, str]:
     return {} if bundle is None else colors_of(bundle)
 
 
-def chart_with_table(fig: go.Figure, frame: pd.DataFrame, key: str, filename: str) -> None:
+def chart_with_table(fig: go.Figure, frame: pd.DataFrame, key: str, filename: str,
+                     shown: pd.DataFrame | None = None, which: str = "") -> None:
     """The chart (Streamlit's light/dark plotly theme; the modebar camera saves a PNG), the exact
     numbers behind it, and a CSV of those numbers (keys ``<key>-*``). Traces of an annotation
-    take the selected job's colour for it, the same in every view."""
+    take the selected job's colour for it, the same in every view. ``shown``: the rows of
+    ``frame`` the table shows, when not all: a caption says how many and ``which`` (e.g.
+    "those of the points drawn"), and that the CSV has every row."""
     theme.color_annotations(fig, job_colors(cached.bundle_for(state.selected_job_id())))
     st.plotly_chart(fig, key=state.key(key, "chart"), width="stretch", theme="streamlit",
                     config=chart_config(filename))
-    table(frame, key=state.key(key, "table"))
-    download_csv(frame, key=state.key(key, "csv"), filename=filename)
+    if shown is not None and len(shown) < len(frame):
+        st.caption(f"The table shows {len(shown):,} of the {len(frame):,} rows"
+                   + (f": {which}" if which else "") + f"; the CSV below has all "
+                   f"{len(frame):,}.")
+    table(frame if shown is None else shown, key=state.key(key, "table"))
+    download_csv(frame, key=state.key(key, "csv"), filename=filename,
+                 label="Download CSV" if shown is None or len(shown) == len(frame)
+                 else f"Download CSV (all {len(frame):,} rows)")
 
 
 #: What a table shows in a missing cell (the CSV download leaves it empty).

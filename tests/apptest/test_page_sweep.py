@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import json
 
-from apptest_helpers import plotly_specs, texts
+from apptest_helpers import plotly_specs, texts, trace_values
 from tests.scenarios import SCENARIOS
 
 
@@ -98,3 +98,26 @@ def test_normalise_to_resets_when_the_new_job_lacks_that_annotation(seeded, app,
     assert not at.exception
     assert at.selectbox(key="sweep-baseline").value is None  # "— absolute values —"
     assert "relative to" not in plotly_specs(at)[0]["layout"]["yaxis"]["title"]["text"]
+
+
+def test_a_big_sweep_table_shows_the_points_drawn_and_the_csv_has_all(store, app) -> None:
+    """Issue 37: a 10,000-config sweep sent its 30,000-row table whole (5.6 MB) right behind
+    the chart. Above TABLE_MOST rows the table shows the rows of the points drawn, and says so;
+    the download has every row. Real H200 rows tiled to 400 configs (the benchmarks' builder)."""
+    from benchmarks.results_page_scale import build_scale_bundle
+    from app.core.figures.sweep import TABLE_MOST
+
+    build_scale_bundle(store["results"] / "scale-400-configs", configs=400, runs=3)
+    at = app(query={"job": "scale-400-configs"})
+    assert not at.exception, at.exception
+    (spec,) = plotly_specs(at)
+    assert "every 4 configs drawn of 400; the CSV below has all" in spec["layout"]["title"]["text"]
+    shown = at.dataframe[0].value
+    assert 1200 > TABLE_MOST > len(shown)
+    for trace in spec["data"]:  # the table's rows are the chart's points, line by line
+        assert shown.loc[shown["Annotation"] == trace["name"], "n"].tolist() == \
+            trace_values(trace, "x")
+    assert "The table shows 303 of the 1,200 rows: those of the points drawn; the CSV below " \
+           "has all 1,200." in texts(at)
+    (csv,) = at.get("download_button")
+    assert csv.proto.label == "Download CSV (all 1,200 rows)"

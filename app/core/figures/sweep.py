@@ -17,9 +17,13 @@ LOG_Y_SPAN = 10.0
 #: Most points drawn per line: a 1,000-config sweep drew 1,000 points, error bars and hover
 #: rows per annotation (5,150 SVG nodes and 400 KB for one figure; 12.3 s to draw in the issue's
 #: browser); 200 still drew 1,993 nodes. Above it every k-th config is drawn, the last always,
-#: and the title says so; the frame, its table and its CSV keep every config. 100 points on a
-#: 1,400 px wide chart are one every 12 px or so: the line's shape stays.
+#: and the title says so; the frame and its CSV keep every config (the table: TABLE_MOST). 100
+#: points on a 1,400 px wide chart are one every 12 px or so: the line's shape stays.
 DRAW_MOST = 100
+#: Most rows a sweep's table shows; above it, the rows of the points drawn. A 10,000-config
+#: sweep's 30,000 rows were a 5.6 MB message whose serialisation (2 s of the server's time on
+#: the 2-core machine, 2026-12-05) and drawing competed with the chart's; the CSV has them all.
+TABLE_MOST = 1000
 
 
 def wants_log_y(frame: pd.DataFrame) -> bool:
@@ -63,18 +67,17 @@ def build_sweep_figure(frame: pd.DataFrame, x: str, host_timer: bool,
     unit = theme.first_unit(frame[C.UNIT]) if C.UNIT in frame else ""
     floor = log_floor(frame) if log_y and not frame.empty else None
     fig = go.Figure()
-    series = C.ANNOTATION if F.SERIES not in frame else F.SERIES
-    groups = list(frame.groupby(series, sort=False))
-    step = draw_step(max((len(g) for _, g in groups), default=0))
-    for i, (name, group) in enumerate(groups):
-        fig.add_trace(_trace(thinned(group, step), str(name), x, unit, i, floor))
+    series = _series(frame)
+    step = draw_step(int(frame.groupby(series, sort=False).size().max()) if len(frame) else 0)
+    for i, (name, group) in enumerate(drawn_rows(frame).groupby(series, sort=False)):
+        fig.add_trace(_trace(group, str(name), x, unit, i, floor))
     _x_axis(fig, frame, x)
     fig.update_yaxes(title={"text": theme.axis_title(quantity_label, unit)},
                      **(theme.LOG_AXIS if log_y else {"type": "linear"}))
     title = theme.titled(f"{quantity_label} vs {x}", host_timer)
     if step > 1:
-        title += (f"<br><sup>every {step} configs drawn of {frame[x].nunique():,}; the table "
-                  "and CSV below have all</sup>")
+        title += (f"<br><sup>every {step} configs drawn of {frame[x].nunique():,}; the CSV "
+                  "below has all</sup>")
     return theme.apply_layout(fig, title)
 
 
@@ -84,14 +87,30 @@ def draw_step(points: int) -> int:
     return 1 if points <= DRAW_MOST else -(-points // DRAW_MOST)
 
 
-def thinned(group: pd.DataFrame, step: int) -> pd.DataFrame:
-    """Every ``step``-th row of a line's rows, and its last row (the largest size stays)."""
+def _series(frame: pd.DataFrame) -> str:
+    """The column whose values are the lines: Series, else Annotation."""
+    return C.ANNOTATION if F.SERIES not in frame else F.SERIES
+
+
+def drawn_rows(frame: pd.DataFrame) -> pd.DataFrame:
+    """The rows of a sweep frame that :func:`build_sweep_figure` draws, in the frame's order:
+    with k = :func:`draw_step` of its longest line, every k-th row of each line and its last
+    (the largest size stays); the whole frame when k is 1."""
+    if frame.empty:
+        return frame
+    lines = frame.groupby(_series(frame), sort=False)
+    step = draw_step(int(lines.size().max()))
     if step <= 1:
-        return group
-    keep = np.zeros(len(group), dtype=bool)
-    keep[::step] = True
-    keep[-1] = True
-    return group[keep]
+        return frame
+    position = lines.cumcount().to_numpy()
+    length = lines[_series(frame)].transform("size").to_numpy()
+    return frame.iloc[np.flatnonzero((position % step == 0) | (position == length - 1))]
+
+
+def table_rows(frame: pd.DataFrame) -> pd.DataFrame:
+    """The rows of a sweep frame its table shows: all up to :data:`TABLE_MOST`, else the
+    points drawn (:func:`drawn_rows`); the CSV keeps every row."""
+    return frame if len(frame) <= TABLE_MOST else drawn_rows(frame)
 
 
 def _x_axis(fig: go.Figure, frame: pd.DataFrame, x: str) -> None:

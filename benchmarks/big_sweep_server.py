@@ -1,0 +1,109 @@
+"""The server's part of a big sweep's Size sweep page, before and after, paired (issue 37).
+
+The scale-test bundle of :mod:`benchmarks.big_sweep_page` (real H200 per-run rows tiled to
+CONFIGS configs; NOT a measurement). Each round runs, for each side (``dash``: this checkout;
+``base``: ``--baseline DIR``, e.g. ``git archive REV | tar -x -C DIR``; who goes first
+alternates), a fresh interpreter on that side's code that times Streamlit's AppTest script runs
+of the page (``?job=scale-<CONFIGS>-configs``): the first (cold: the bundle is read and the
+frame computed) and then ``--warm`` more in the same session (warm: the caches hold them; the
+median is kept). Pair by pair, after / before with its CI95 and Wilcoxon p
+(``benchmarks/paired.py``). This is the server's script time only: the browser's part is
+``big_sweep_page.py``'s.
+
+Usage: ``python benchmarks/big_sweep_server.py --baseline DIR [--configs 10000] [--rounds 4]
+[--warm 3] [--results DIR] [--json out.json]``; prints seconds.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+from typing import Any
+
+REPO = Path(__file__).resolve().parent.parent
+
+
+def child(root: Path, results: Path, job: str, warm: int) -> None:
+    """In a fresh interpreter on ``root``'s code: print the cold and warm script runs' seconds."""
+    from streamlit.testing.v1 import AppTest
+
+    os.environ.update(KPROF_RESULTS_DIR=str(results), KPROF_BUNDLED_DIR=str(results / "none"))
+    at = AppTest.from_file(str(root / "app" / "streamlit_app.py"), default_timeout=600)
+    at.query_params["job"] = job
+    times = []
+    for _ in range(1 + warm):
+        start = time.perf_counter()
+        at.run()
+        times.append(time.perf_counter() - start)
+        assert not at.exception and at.get("plotly_chart"), at.exception
+    print(json.dumps({"cold": times[0], "warm": statistics.median(times[1:])}))
+
+
+def measure(configs: int, rounds: int, warm: int, baseline: Path,
+            results: Path | None) -> dict[str, Any]:
+    """Cold and warm seconds per side and round, the paired ratios dash / base, the load."""
+    sys.path.insert(0, str(REPO))
+    from benchmarks.paired import paired_ratio
+    from benchmarks.results_page_scale import build_scale_bundle
+
+    results = results or Path(tempfile.mkdtemp(prefix="big-sweep-server-"))
+    job = f"scale-{configs}-configs"
+    if not (results / job).is_dir():
+        build_scale_bundle(results / job, configs=configs, runs=10)
+    roots = {"dash": REPO, "base": baseline}
+    times: dict[str, list[float]] = {f"{n}_{k}": [] for n in roots for k in ("cold", "warm")}
+    load_before = os.getloadavg()
+    for i in range(rounds):
+        for name in (["dash", "base"] if i % 2 == 0 else ["base", "dash"]):
+            root = roots[name]
+            out = subprocess.run(
+                [sys.executable, str(Path(__file__).resolve()), "--child", str(root),
+                 "--results", str(results), "--configs", str(configs), "--warm", str(warm)],
+                cwd=root, env={**os.environ, "PYTHONPATH": str(root)}, capture_output=True,
+                text=True, timeout=1200, check=True)
+            got = json.loads(out.stdout.strip().splitlines()[-1])
+            for kind in ("cold", "warm"):
+                times[f"{name}_{kind}"].append(got[kind])
+    return {"configs": configs, "rounds": rounds, "warm_runs": warm, "times_s": times,
+            "ratios": {k: paired_ratio(times[f"dash_{k}"], times[f"base_{k}"])
+                       for k in ("cold", "warm")},
+            "cpus": os.cpu_count(), "load_average_before": load_before,
+            "load_average_after": os.getloadavg()}
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--baseline", type=Path)
+    parser.add_argument("--configs", type=int, default=10000)
+    parser.add_argument("--rounds", type=int, default=4)
+    parser.add_argument("--warm", type=int, default=3)
+    parser.add_argument("--results", type=Path)
+    parser.add_argument("--json", type=Path)
+    parser.add_argument("--child", type=Path, help=argparse.SUPPRESS)
+    args = parser.parse_args()
+    if args.child:
+        child(args.child, args.results, f"scale-{args.configs}-configs", args.warm)
+        return
+    if args.baseline is None:
+        parser.error("--baseline DIR is needed (the checkout to compare with)")
+    out = measure(args.configs, args.rounds, args.warm, args.baseline, args.results)
+    print(f"{args.configs:,} configs, {args.rounds} rounds, load average "
+          f"{out['load_average_before'][0]:.1f} -> {out['load_average_after'][0]:.1f}:")
+    for key, values in out["times_s"].items():
+        print(f"  {key}: median {statistics.median(values):.2f} s {[round(v, 2) for v in values]}")
+    for kind, r in out["ratios"].items():
+        print(f"  {kind} dash / base: {r['estimate']:.2f}x, CI95 [{r['ci95'][0]:.2f}, "
+              f"{r['ci95'][1]:.2f}], Wilcoxon p {r['p_wilcoxon']:.3f}, n {r['n']}")
+    if args.json:
+        args.json.write_text(json.dumps(out, indent=2))
+
+
+if __name__ == "__main__":
+    main()
