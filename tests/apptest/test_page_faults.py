@@ -57,11 +57,14 @@ def _make_broken(results: Path, wrong_shape: bool = False, bad_parquet: bool = F
 
 
 def _pages_survive(app, job_id: str) -> list[str]:
-    crashed = []
+    """The pages that raised with ``job_id`` selected, visited in one session (as a user clicks
+    through them: one start of the app, not one per page)."""
+    at = app(query={"job": job_id})
+    crashed = [f"start: {at.exception[0].message}"] if at.exception else []
     for page in PAGES:
         if not Path(f"app/app_pages/{page}.py").exists():
             continue
-        at = app(page, query={"job": job_id})
+        at.switch_page(f"app_pages/{page}.py").run()
         if at.exception:
             crashed.append(f"{page}: {at.exception[0].message}")
     return crashed

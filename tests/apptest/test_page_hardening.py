@@ -8,6 +8,7 @@ import json
 import re
 import shutil
 import sqlite3
+from collections.abc import Callable
 from pathlib import Path
 
 import pytest
@@ -26,9 +27,27 @@ RENDERED = re.compile(r"(?<!\\)\[[^\]]*(?<!\\)\]\((?:http|www)")
 CODE_SPAN = re.compile(r"(`+).*?\1")  # nothing inside a code span is rendered
 
 
+@pytest.fixture(scope="module")
+def imported(tmp_path_factory: pytest.TempPathFactory) -> Callable[..., str]:
+    """``imported(results, **names)``: the hostile CSV with ``names`` (tests.hostile's
+    defaults unless given) imported by the real worker once per module, its bundle copied into
+    ``results``; returns its job id. One worker import per set of names, not one per test."""
+    made: dict[tuple[tuple[str, str], ...], Path] = {}
+
+    def copy(results: Path, **names: str) -> str:
+        key = tuple(sorted(names.items()))
+        if key not in made:
+            cache = tmp_path_factory.mktemp("hostile") / "results"
+            made[key] = cache / hostile_import(cache, **names)
+        shutil.copytree(made[key], results / made[key].name)
+        return made[key].name
+
+    return copy
+
+
 @pytest.mark.parametrize("page", PAGES)
-def test_names_from_an_imported_file_are_never_rendered(store, app, page) -> None:
-    job_id = hostile_import(store["results"])
+def test_names_from_an_imported_file_are_never_rendered(store, imported, app, page) -> None:
+    job_id = imported(store["results"])
     at = app(page, query={"job": job_id})
     assert not at.exception
     sources = markdown_sources(at)
@@ -58,11 +77,11 @@ def _shown_strings(at) -> list[str]:
 
 
 @pytest.mark.parametrize("page", PAGES)
-def test_bidi_controls_in_names_are_shown_not_obeyed(store, app, page) -> None:
+def test_bidi_controls_in_names_are_shown_not_obeyed(store, imported, app, page) -> None:
     """Issue 25: a right-to-left override in a name read "evil" as "live"; every name from a
     file shows such a character as ⟨U+202E⟩ on every page."""
-    job_id = hostile_import(store["results"], annotation=BIDI_ANNOTATION, kernel=BIDI_KERNEL,
-                            gpu=BIDI_GPU)
+    job_id = imported(store["results"], annotation=BIDI_ANNOTATION, kernel=BIDI_KERNEL,
+                      gpu=BIDI_GPU)
     at = app(page, query={"job": job_id})
     assert not at.exception
     shown = _shown_strings(at)
@@ -70,17 +89,17 @@ def test_bidi_controls_in_names_are_shown_not_obeyed(store, app, page) -> None:
     assert obeyed == [], obeyed[:3]
 
 
-def test_bidi_controls_read_as_code_points(store, app) -> None:
-    job_id = hostile_import(store["results"], annotation=BIDI_ANNOTATION, kernel=BIDI_KERNEL,
-                            gpu=BIDI_GPU)
+def test_bidi_controls_read_as_code_points(store, imported, app) -> None:
+    job_id = imported(store["results"], annotation=BIDI_ANNOTATION, kernel=BIDI_KERNEL,
+                      gpu=BIDI_GPU)
     at = app("one_kernel", query={"job": job_id})
     text = "\n".join(_shown_strings(at))
     assert "fp16 ⟨U+202E⟩live⟨U+202C⟩" in text
     assert "NVIDIA H200 ⟨U+2067⟩⟨U+202E⟩evil⟨U+2069⟩" in text
 
 
-def test_hostile_names_are_still_shown_as_text(store, app) -> None:
-    job_id = hostile_import(store["results"])
+def test_hostile_names_are_still_shown_as_text(store, imported, app) -> None:
+    job_id = imported(store["results"])
     at = app("one_kernel", query={"job": job_id})
     assert not at.exception
     assert GPU in texts(at) and IMAGE in texts(at)  # readable, just not rendered

@@ -46,10 +46,13 @@ def _without(bundled: Path, column: str, tables: tuple[str, ...]) -> None:
 
 
 def _visit(app) -> dict[str, str]:
-    """Every page's text with JOB selected; fails on the first page that raised."""
+    """Every page's text with JOB selected, in one session (as a user clicks through the
+    pages: one start of the app, not one per page); fails on the first page that raised."""
+    at = app(query={"job": JOB})
+    assert not at.exception, ("start", at.exception[0].message)
     seen = {}
     for page in PAGES:
-        at = app(page, query={"job": JOB})
+        at.switch_page(f"app_pages/{page}.py").run()
         assert not at.exception, (page, at.exception[0].message)
         seen[page] = texts(at)
     return seen

@@ -1,4 +1,8 @@
-"""Browser test fixtures: a real Streamlit server per test module and headless Debian Chromium.
+"""Browser test fixtures: real Streamlit servers and headless Debian Chromium.
+
+One Chromium and one server over the recorded scenarios (``bundled_app_server``) serve every
+module of ``tests/e2e`` that only reads (package scope: started once, not once per module);
+the other servers start per module, with results dirs of their own.
 
 The server runs ``python -m streamlit run app/streamlit_app.py`` on 127.0.0.1 and a free port,
 with ``KPROF_RESULTS_DIR`` (and, for ``app_server``, ``KPROF_BUNDLED_DIR``) pointing at temporary
@@ -112,8 +116,9 @@ def _serve(request: pytest.FixtureRequest, base: Path, artifacts_dir: Path,
         yield AppServer(url=url, results_dir=results, log_path=log_path, pid=proc.pid)
     finally:
         _stop(proc)
-        module = request.module.__name__.rsplit(".", 1)[-1]
-        shutil.copy(log_path, artifacts_dir / f"{module}-server.log")
+        owner = (request.fixturename if request.scope == "package"
+                 else request.module.__name__.rsplit(".", 1)[-1])
+        shutil.copy(log_path, artifacts_dir / f"{owner}-server.log")
 
 
 def _require_app() -> None:
@@ -133,12 +138,23 @@ def app_server(request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPath
     yield from _serve(request, base, artifacts_dir, bundled)
 
 
-@pytest.fixture(scope="module")
+@pytest.fixture(scope="package")
 def bundled_app_server(request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPathFactory,
                        artifacts_dir: Path) -> Iterator[AppServer]:
     """The dashboard with an empty results dir and the recorded H200 scenarios as its bundled
     dir (``tests/fixtures/bundles``): with no GPU here it opens the results of this project's
-    worker."""
+    worker. Shared by the modules of ``tests/e2e`` (one start, not one per module): a test that
+    writes a job into its results dir (a run, an import) would change the default job of the
+    others' pages, so such a module uses :func:`own_bundled_app_server`."""
+    _require_app()
+    yield from _serve(request, tmp_path_factory.mktemp("dashboard"), artifacts_dir, SCENARIOS)
+
+
+@pytest.fixture(scope="module")
+def own_bundled_app_server(request: pytest.FixtureRequest,
+                           tmp_path_factory: pytest.TempPathFactory,
+                           artifacts_dir: Path) -> Iterator[AppServer]:
+    """:func:`bundled_app_server` for one module, whose tests write jobs into its results dir."""
     _require_app()
     yield from _serve(request, tmp_path_factory.mktemp("dashboard"), artifacts_dir, SCENARIOS)
 
@@ -173,9 +189,10 @@ def demo_app_server(request: pytest.FixtureRequest, tmp_path_factory: pytest.Tem
     yield from _serve(request, tmp_path_factory.mktemp("dashboard"), artifacts_dir, None)
 
 
-@pytest.fixture(scope="module")
+@pytest.fixture(scope="package")
 def browser() -> Iterator[object]:
-    """Headless Debian Chromium. Missing Chromium fails under CI=true and skips elsewhere."""
+    """Headless Debian Chromium, launched once for ``tests/e2e`` (each test gets a context of
+    its own: :func:`page`). Missing Chromium fails under CI=true and skips elsewhere."""
     if not Path(CHROMIUM).exists():
         msg = f"{CHROMIUM} not found: apt-get install -y chromium (or set CHROMIUM=/path)"
         if os.environ.get("CI") == "true":

@@ -20,14 +20,14 @@ JOB = "import-default-set"
 
 
 def test_deep_dive_and_rule_digest_of_a_default_set_report(
-        page, bundled_app_server: AppServer, artifacts_dir: Path) -> None:  # type: ignore[no-untyped-def]
+        page, own_bundled_app_server: AppServer, artifacts_dir: Path) -> None:  # type: ignore[no-untyped-def]
     proc = subprocess.run([sys.executable, "-m", "profiling_worker", "import", str(REPORT), "--out",
-                           str(bundled_app_server.results_dir / JOB)], capture_output=True,
+                           str(own_bundled_app_server.results_dir / JOB)], capture_output=True,
                           text=True, timeout=300, check=False)
     assert proc.returncode == 0, proc.stdout + proc.stderr
     out = artifacts_dir / "views"
     out.mkdir(parents=True, exist_ok=True)
-    open_app(page, f"{bundled_app_server.url}/deep-dive", f"?job={JOB}")
+    open_app(page, f"{own_bundled_app_server.url}/deep-dive", f"?job={JOB}")
     wait_for_elements(page)
     main = page.get_by_test_id("stMain")
     expect(main.get_by_test_id("stPlotlyChart").first).to_be_visible(timeout=60_000)
@@ -40,7 +40,7 @@ def test_deep_dive_and_rule_digest_of_a_default_set_report(
     page.screenshot(path=str(out / "deep-dive-default-set.png"), full_page=True)
 
     page.set_viewport_size({"width": 1400, "height": 1000})
-    open_app(page, f"{bundled_app_server.url}/kernels", f"?job={JOB}")
+    open_app(page, f"{own_bundled_app_server.url}/kernels", f"?job={JOB}")
     wait_for_elements(page)
     heading = main.get_by_text("Nsight Compute rules across the job")
     expect(heading).to_be_visible(timeout=60_000)

@@ -40,7 +40,7 @@ def layout_dir(artifacts_dir: Path) -> Path:
 
 @pytest.mark.parametrize("width, height", SIZES, ids=[f"{w}x{h}" for w, h in SIZES])
 def test_every_page_one_click_away_and_nothing_leaves_the_machine(
-        browser, bundled_app_server: AppServer, layout_dir: Path, width: int, height: int
+        browser, own_bundled_app_server: AppServer, layout_dir: Path, width: int, height: int
 ) -> None:  # type: ignore[no-untyped-def]
     context = browser.new_context(viewport={"width": width, "height": height})
     page = context.new_page()
@@ -50,7 +50,7 @@ def test_every_page_one_click_away_and_nothing_leaves_the_machine(
             if urlparse(r.url).hostname not in LOOPBACK and not r.url.startswith("data:")
             else None)
     try:
-        open_app(page, bundled_app_server.url)
+        open_app(page, own_bundled_app_server.url)
         links = page.get_by_test_id("stPageLink-NavLink")
         expect(links).to_have_count(N_PAGES, timeout=60_000)
         for i in range(N_PAGES):
@@ -70,13 +70,14 @@ def test_every_page_one_click_away_and_nothing_leaves_the_machine(
 
 
 @pytest.mark.parametrize("width, height", SIZES, ids=[f"{w}x{h}" for w, h in SIZES])
-def test_job_progress_in_sight_after_run(browser, bundled_app_server: AppServer, layout_dir: Path,
-                                         width: int, height: int) -> None:  # type: ignore[no-untyped-def]
+def test_job_progress_in_sight_after_run(browser, own_bundled_app_server: AppServer,
+                                         layout_dir: Path, width: int,
+                                         height: int) -> None:  # type: ignore[no-untyped-def]
     context = browser.new_context(viewport={"width": width, "height": height})
     page = context.new_page()
     page.set_default_timeout(60_000)
     try:
-        open_app(page, bundled_app_server.url)
+        open_app(page, own_bundled_app_server.url)
         # Sizes and runs that keep the CPU backend busy for minutes on any CI machine: the job must
         # still be active when the assertions look for its Cancel button (32, 64 finished first once).
         fill_text(page, "builder-sizes", "2048, 4096")
@@ -102,13 +103,13 @@ def test_job_progress_in_sight_after_run(browser, bundled_app_server: AppServer,
 
 
 def test_the_link_bar_starts_near_the_top_and_the_menu_stays_clickable(
-        browser, bundled_app_server: AppServer, layout_dir: Path) -> None:  # type: ignore[no-untyped-def]
+        browser, own_bundled_app_server: AppServer, layout_dir: Path) -> None:  # type: ignore[no-untyped-def]
     """Issue 25: an empty band of about 90 px sat above the link bar (Streamlit's 6rem top
     padding for a header holding only the main menu). Screenshot: layout/top-1400x900.png."""
     context = browser.new_context(viewport={"width": 1400, "height": 900})
     page = context.new_page()
     try:
-        open_app(page, bundled_app_server.url)
+        open_app(page, own_bundled_app_server.url)
         links = page.get_by_test_id("stPageLink-NavLink")
         expect(links).to_have_count(N_PAGES, timeout=60_000)
         bar = get_by_key(page, "nav-bar").bounding_box()

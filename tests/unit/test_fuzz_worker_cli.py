@@ -2,8 +2,11 @@
 values near a valid spec, cut short, bombs, other encodings, binary), job-folder states
 (entries of the wrong kind, links, a finished result, no spec) and user kernel files (that
 print, raise, exit, do not parse, shadow a built-in). Each case runs the worker's CLI entry
-(``cli.main``) in a forked child - its own fds, signals and environment, as a subprocess has,
-without paying the interpreter start 1,000 times - and must end within 10 s in a clear state:
+(``cli.main``) in a child forked by a fork server - its own fds, signals and environment, as a
+subprocess has, without paying the interpreter start 1,000 times; the server is a fresh
+interpreter holding only what the worker imports, so a fork copies a small process, not pytest
+(in a whole-suite run pytest holds torch and the apptests' memory, and each fork cost about twice
+as much) - and must end within 10 s in a clear state:
 exit 0/1 with a manifest whose error names the problem (never ``internal``, no traceback in a
 spec or folder error), or exit 2 for nothing to run; stdout carries only event lines.
 KPROF_FUZZ_CLI changes the count."""
@@ -14,17 +17,21 @@ import json
 import os
 import shutil
 import signal
+import subprocess
 import sys
 import tempfile
 import time
+from collections.abc import Callable, Iterator
 from pathlib import Path
 
+import pytest
 from hypothesis import HealthCheck, Phase, given, settings
 from hypothesis import strategies as st
 
 from profiling_worker.bundle.schema import columns as C
 from profiling_worker.bundle.schema.events import parse_line
 
+REPO = Path(__file__).resolve().parents[2]
 CASE_S = 10.0
 BATCH = 10
 FUZZ = settings(max_examples=max(1, int(os.environ.get("KPROF_FUZZ_CLI", "1000")) // BATCH),
@@ -125,7 +132,10 @@ def _start(case_dir: Path, job: Path) -> int:
             out = os.open(case_dir / name, os.O_WRONLY | os.O_CREAT, 0o644)
             os.dup2(out, fd)
             os.close(out)
-        # pytest's capture replaced sys.stdout/err: a worker process has them on fds 1 and 2
+        # the fork server's sys.stdout/err own fds 1 and 2 (now the case's files): held, so
+        # that dropping them does not close those fds
+        held = (sys.stdout, sys.stderr)  # noqa: F841
+        # a worker process has sys.stdout/err on fds 1 and 2
         sys.stdout = sys.__stdout__ = os.fdopen(1, "w", buffering=1)
         sys.stderr = sys.__stderr__ = os.fdopen(2, "w", buffering=1)
         from profiling_worker import cli
@@ -158,6 +168,51 @@ def _run_all(dirs: list[tuple[Path, Path]], parallel: int = 2) -> dict[Path, tup
     return done
 
 
+def serve() -> None:
+    """The fork server (a fresh interpreter started by :func:`forker`): per line of stdin, a
+    JSON list of [case folder, job folder] pairs, runs them (:func:`_run_all`) and answers
+    one JSON line {case folder: [exit code, seconds]}."""
+    # what every child imports, imported once here (not torch: it makes a fork 3x slower, and
+    # only the few valid cpu cases import it)
+    import scipy.special  # noqa: F401
+    from profiling_worker import cli  # noqa: F401
+    from profiling_worker.job import results, runner  # noqa: F401
+
+    for line in sys.stdin:
+        done = _run_all([(Path(c), Path(j)) for c, j in json.loads(line)])
+        print(json.dumps({str(c): list(v) for c, v in done.items()}), flush=True)
+
+
+Runner = Callable[[list[tuple[Path, Path]]], dict[Path, tuple[int, float]]]
+
+
+@pytest.fixture(scope="module")
+def forker() -> Iterator[Runner]:
+    """Runs cases through one fork server for the module: (exit code, seconds) per case."""
+    proc = subprocess.Popen(
+        [sys.executable, "-c", "from tests.unit.test_fuzz_worker_cli import serve; serve()"],
+        cwd=REPO, stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True)
+    assert proc.stdin is not None and proc.stdout is not None
+
+    def run(dirs: list[tuple[Path, Path]]) -> dict[Path, tuple[int, float]]:
+        assert proc.stdin is not None and proc.stdout is not None
+        proc.stdin.write(json.dumps([[str(c), str(j)] for c, j in dirs]) + "\n")
+        proc.stdin.flush()
+        answer = proc.stdout.readline()
+        assert answer, f"the fork server ended (exit code {proc.poll()})"
+        return {Path(c): (code, took) for c, (code, took) in json.loads(answer).items()}
+
+    try:
+        yield run
+    finally:
+        proc.stdin.close()
+        try:
+            proc.wait(60)
+        except subprocess.TimeoutExpired:
+            proc.kill()
+            proc.wait()
+
+
 def _check(case_dir: Path, job: Path, state: str, code: int, took: float) -> None:
     where = f"{case_dir.name} ({state}): {(case_dir / 'stderr').read_text(errors='replace')[-800:]}"
     assert took < CASE_S and code in (0, 1, 2), (code, took, where)
@@ -185,12 +240,7 @@ def _check(case_dir: Path, job: Path, state: str, code: int, took: float) -> Non
 
 @FUZZ
 @given(batch=st.lists(cases, min_size=BATCH, max_size=BATCH))
-def test_worker_cli_ends_every_case_clearly(tmp_path_factory, batch) -> None:
-    import scipy.special  # noqa: F401 - what every child imports, imported once here (not
-    from profiling_worker import cli  # noqa: F401  torch: it makes a fork 3x
-    from profiling_worker.job import results, runner  # noqa: F401  torch: it makes a fork 3x
-    # slower, and only the few valid cpu cases import it)
-
+def test_worker_cli_ends_every_case_clearly(tmp_path_factory, forker, batch) -> None:
     # a memory file system where there is one: the worker fsyncs each manifest, and a disk's
     # fsync (tens of ms on a busy CI disk) would be most of a case's time
     shm = Path("/dev/shm")
@@ -201,7 +251,7 @@ def test_worker_cli_ends_every_case_clearly(tmp_path_factory, batch) -> None:
         case_dir = root / f"case{i}"
         prepared.append((case_dir, _prepare(case_dir, spec, state, files), state))
     try:
-        outcome = _run_all([(c, j) for c, j, _ in prepared])
+        outcome = forker([(c, j) for c, j, _ in prepared])
         for case_dir, job, state in prepared:
             _check(case_dir, job, state, *outcome[case_dir])
     finally:
