@@ -1,8 +1,9 @@
 #!/usr/bin/env bash
 # Issue 36's device run: NVML's energy counter resolution, a CUPTI job with a user collector
 # file and the energy collector, a replication of a bundled job's spec, judged, and an induced
-# clock drop (2 s host sleeps before every 10th run; no clock or power setting touched) that
-# the run audit must flag on exactly those runs (tests/gpu/test_idle_gap_gpu.py).
+# idle gap (KPROF_IDLE_S host sleeps, default 2 s, before every 10th run; no clock or power
+# setting touched) whose NVML samples the run audit must read (tests/gpu/test_idle_gap_gpu.py).
+# IDLE_ONLY=1: the idle-gap job and its test only.
 #   device run:  bash scripts/gpu_runaudit.sh      (carry: .whl; COMMIT=<id> for provenance)
 set -uo pipefail
 OUT=${OUT:-$(mktemp -d)}
@@ -13,6 +14,7 @@ rm -rf "$RESULTS"; mkdir -p "$RESULTS" "$OUT"
 cd "$REPO"
 export KPROF_PROVENANCE="{\"device_run\": \"${DEVICE_RUN:-h200 runaudit}\", \"commit\": \"${COMMIT:-}\"}"
 nvidia-smi --query-gpu=name,driver_version,power.limit,clocks.sm,temperature.gpu --format=csv > "$OUT/env.txt" 2>&1
+if [ "${IDLE_ONLY:-0}" != 1 ]; then
 PYTHONPATH=$CUPTI_PATH timeout 60 python3 benchmarks/energy_counter.py "$OUT/energy_counter.json" 2>&1 | tail -n 40
 mkdir -p "$RESULTS/h200-cupti-collectors-energy"
 cat > "$RESULTS/h200-cupti-collectors-energy/spec.json" <<'JSON'
@@ -28,6 +30,7 @@ PYTHONPATH=$CUPTI_PATH timeout 200 python3 -m profiling_worker replicate \
   tests/fixtures/bundles/h200-cupti-gate-base --out "$RESULTS/h200-cupti-gate-replica" \
   > "$OUT/replication.jsonl" 2> "$OUT/replication.md"
 echo "replicate rc=$?"; cat "$OUT/replication.md"
+fi
 mkdir -p "$RESULTS/h200-cupti-idle-gap"
 cat > "$RESULTS/h200-cupti-idle-gap/spec.json" <<'JSON'
 {"kernels": ["idle_gap_matmul"], "annotations": ["fp16"], "configs": [{"n": 2048}, {"n": 4096}],

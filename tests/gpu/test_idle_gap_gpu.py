@@ -7,8 +7,13 @@ pause of nsight-python's adds gaps of its own) sleeps 2 s on the host before eve
 a config, each sleep logged to ``$KPROF_IDLE_LOG``. The induced runs are read from the bundle's
 CUPTI launch times: the runs with 1 s or more without the job's kernels before them (the other
 gaps are the flush and launch overhead, milliseconds). The audit's ``idle_gap`` check
-(profiling_worker/bundle/schema/run_audit.py, docs/run-audit.md) must flag those and no other run, and
-name a clock below the job's busy clock or "GPU idle" as its evidence."""
+(profiling_worker/bundle/schema/run_audit.py, docs/run-audit.md) must measure each of those gaps
+and no other of a second or more, and its verdict on every run must be what the job's own NVML
+trace says inside that run's gap, recomputed here from ``nvml_trace`` and the launch times: flag
+when a sample reads "GPU idle" or a clock below 90 % of the job's median, pass otherwise. Whether
+the clock does drop is the GPU's choice (no setting is touched): on the H200 a 2 s gap did not
+(1205-s9-runaudit, every sample 1980 MHz), so the sleep is ``KPROF_IDLE_S`` long, and
+:func:`test_a_gap_that_dropped_the_clock_is_flagged` says which case the call produced."""
 
 from __future__ import annotations
 
@@ -54,7 +59,23 @@ def _keys(frame: pd.DataFrame) -> set[tuple[str, int, int]]:
     return {(str(a), int(c), int(r)) for a, c, r in frame[KEYS].itertuples(index=False)}
 
 
-def test_the_audit_flags_exactly_the_runs_after_an_induced_idle_gap() -> None:
+def _nvml_says_idle(runs: pd.DataFrame) -> pd.Series:
+    """Per run (rows of :func:`_gaps_before_runs`): True when an NVML sample inside the gap before
+    it reads "GPU idle" (throttle bit 0x1) or an SM clock below 90 % of the trace's median; the
+    trace's axis starts at the manifest's ``backend.nvml_trace_start_ns``."""
+    nvml = _table(C.TABLE_NVML)
+    start_ns = float((read_manifest(RESULTS / JOB).get("backend") or {})["nvml_trace_start_ns"])
+    t = nvml[C.TIME_S].to_numpy(float)
+    busy = float(nvml[C.SM_CLOCK_MHZ].median())
+    low = (nvml[C.SM_CLOCK_MHZ].to_numpy(float) < 0.9 * busy) | (
+        nvml[C.THROTTLE_REASONS].fillna(0).to_numpy(int) & 0x1 != 0)
+    t0 = (runs["T0"].to_numpy(float) - start_ns) / 1e9
+    gap = runs["GapS"].to_numpy(float)
+    return pd.Series([bool(low[(t > a - g) & (t < a)].any()) if g == g else False
+                      for a, g in zip(t0, gap)], index=runs.index)
+
+
+def test_the_audit_measures_each_induced_gap_and_reads_its_verdict_from_nvml() -> None:
     runs = _gaps_before_runs()
     audit = _table(C.TABLE_RUN_AUDIT)
     idle = audit[audit[C.CHECK] == A.IDLE_GAP]
@@ -65,12 +86,32 @@ def test_the_audit_flags_exactly_the_runs_after_an_induced_idle_gap() -> None:
     print(idle[idle[A.RESULT] != A.PASS][KEYS + [A.RESULT, A.EVIDENCE]].to_dict("records"))
     assert slept, f"the kernel logged no sleep to {IDLE_LOG}: did the job run its file?"
     assert len(induced) == len(slept), "each sleep leaves one gap of a second or more"
-    assert (induced["GapS"] < 2.0 + 1.0).all(), "a gap longer than a sleep: another pause"
-    flagged = idle[idle[A.RESULT] == A.FLAG]
-    assert _keys(flagged) == _keys(induced)
     assert set(idle[A.RESULT]) <= {A.PASS, A.FLAG}, "every run placed in time and checked"
-    for evidence in flagged[A.EVIDENCE]:
+    by_key = dict(zip(_keys_list(idle), idle[A.EVIDENCE]))
+    for key, gap_s in zip(_keys_list(induced), induced["GapS"]):  # the evidence states the gap
+        ms = float(re.match(r"([\d.e+]+) ms", by_key[key]).group(1))  # type: ignore[union-attr]
+        assert abs(ms - 1e3 * gap_s) <= 0.01 * 1e3 * gap_s + 1, (key, by_key[key], gap_s)
+    says_idle = dict(zip(_keys_list(runs), _nvml_says_idle(runs)))
+    for key, result in zip(_keys_list(idle), idle[A.RESULT]):
+        assert result == (A.FLAG if says_idle.get(key) else A.PASS), (key, by_key[key])
+
+
+def test_a_gap_that_dropped_the_clock_is_flagged() -> None:
+    """Which case this call produced: the runs whose gap the NVML trace shows idle are exactly the
+    flagged ones (none flagged when the clock held, as with 2 s on the H200)."""
+    runs = _gaps_before_runs()
+    idle = _table(C.TABLE_RUN_AUDIT)
+    idle = idle[idle[C.CHECK] == A.IDLE_GAP]
+    dropped = _keys(runs[_nvml_says_idle(runs)])
+    flagged = _keys(idle[idle[A.RESULT] == A.FLAG])
+    print(f"gaps the NVML trace shows idle: {sorted(dropped)}; flagged: {sorted(flagged)}")
+    assert flagged == dropped
+    for evidence in idle[idle[A.RESULT] == A.FLAG][A.EVIDENCE]:
         assert re.search(r"NVML read \d+ MHz.*long enough to drop the clock", evidence), evidence
+
+
+def _keys_list(frame: pd.DataFrame) -> list[tuple[str, int, int]]:
+    return [(str(a), int(c), int(r)) for a, c, r in frame[KEYS].itertuples(index=False)]
 
 
 def test_no_clock_setting_was_changed_by_the_job() -> None:
