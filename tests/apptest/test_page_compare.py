@@ -7,8 +7,6 @@ from pathlib import Path
 from apptest_helpers import plotly_specs, texts, unescape
 from tests.scenarios import SCENARIOS
 
-REPO = Path(__file__).resolve().parents[2]
-
 
 def test_compare_default_candidate_is_a_meaningful_pair(store, monkeypatch, app) -> None:
     monkeypatch.setenv("KPROF_BUNDLED_DIR", str(SCENARIOS))
@@ -41,8 +39,9 @@ def test_compare_opens_on_a_pair_the_gate_can_judge(store, monkeypatch, app) -> 
 def test_compare_opens_on_a_comparable_pair_of_the_bundled_jobs(store, monkeypatch, app) -> None:
     """Issue 37: the app opens on h200-ncu-matmul-sweep, which no bundled job was measured
     like, so Compare opened on a "Not comparable" warning. Opened on the app's default job,
-    it now takes a pair the gate can judge; a job the user named stays the baseline."""
-    monkeypatch.setenv("KPROF_BUNDLED_DIR", str(REPO / "app" / "bundled"))
+    it now takes a pair the gate can judge; a job the user named stays the baseline (the
+    scenarios: the recorded jobs the app ships, frozen for tests)."""
+    monkeypatch.setenv("KPROF_BUNDLED_DIR", str(SCENARIOS))
     at = app("compare")
     assert not at.exception, at.exception
     assert at.sidebar.selectbox(key="sidebar-job").value == "h200-ncu-matmul-sweep"

@@ -51,7 +51,8 @@ def test_list_bundles_merges_roots_newest_first(cpu_bundle: Path, tmp_path: Path
     older = bundled / "h200-old"
     shutil.copytree(cpu_bundle, older)
     manifest = json.loads((older / "manifest.json").read_text())
-    manifest["started_at"] = "2020-01-01T00:00:00+00:00"
+    for stamp in ("created_at", "started_at"):  # created_at first: the sort key
+        manifest[stamp] = "2020-01-01T00:00:00+00:00"
     (older / "manifest.json").write_text(json.dumps(manifest))
     shutil.copytree(cpu_bundle, bundled / cpu_bundle.name)  # same id: the local one wins
     bundles, problems = rs.list_bundles(cpu_bundle.parent, bundled)

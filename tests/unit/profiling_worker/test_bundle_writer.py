@@ -117,12 +117,11 @@ def test_the_csv_is_pandas_to_csv_byte_for_byte(tmp_path):
     frames with quotes, commas, line breaks, non-ASCII, NaN, None, -0.0, 1e16, float32,
     category, nullable and all-None columns, formula cells and no rows."""
     import math
-    from pathlib import Path
 
     from profiling_worker.bundle.spreadsheet import spreadsheet_safe
+    from tests.scenarios import SCENARIOS
 
-    repo = Path(__file__).resolve().parents[3]
-    frames = [pd.read_parquet(p) for p in sorted(repo.glob("app/bundled/*/tables/*.parquet"))]
+    frames = [pd.read_parquet(p) for p in sorted(SCENARIOS.glob("*/tables/*.parquet"))]
     odd = pd.DataFrame({
         C.ANNOTATION: ['he said "hi"', "a,b", "line\nbreak", None, "µ ✓", "=1+1", "plain"],
         C.VALUE: [-0.0, 1e16, 1e-5, math.nan, 0.1 + 0.2, 123456789.0, -1.5e-300],

@@ -70,9 +70,9 @@ def test_too_few_runs_is_said_not_guessed() -> None:
 
 def _recorded_samples() -> list[np.ndarray]:
     """Every annotation x config x metric of every recorded runs table in the repository
-    (app/bundled, tests/fixtures), in run order, with at least MIN_RUNS runs."""
-    paths = sorted({*REPO.glob(f"app/bundled/*/{C.TABLES_DIR}/{C.TABLE_RUNS}.parquet"),
-                    *REPO.glob(f"tests/fixtures/**/{C.TABLE_RUNS}.parquet")})
+    (tests/fixtures: the scenarios, copies of the recorded demo jobs, and the others), in run
+    order, with at least MIN_RUNS runs."""
+    paths = sorted(REPO.glob(f"tests/fixtures/**/{C.TABLE_RUNS}.parquet"))
     out = []
     for path in paths:
         runs = pd.read_parquet(path)
@@ -131,7 +131,8 @@ def test_the_screens_change_no_finding(monkeypatch: pytest.MonkeyPatch) -> None:
     assert unscreened[:len(recorded)] == screened[:len(recorded)]  # step_p included
     assert [_said(f) for f in unscreened] == [_said(f) for f in screened]
     assert fits_screened < 0.6 * fits, (fits_screened, fits)  # the screens skip fits (half)
-    assert sum(not f.one for f in screened) >= 50  # and the samples hold modes and steps
+    assert sum(not f.one for f in screened) >= 40  # and the samples hold modes and steps (43
+    # distinct: the demo copies of the scenarios, counted twice before, are no longer read)
 
 
 @pytest.mark.filterwarnings("ignore::RuntimeWarning")

@@ -16,6 +16,7 @@ from profiling_worker.bundle.writer import write_table
 from profiling_worker.bundle.file_mode import process_umask
 from profiling_worker.bundle.schema.manifest import write_manifest
 from profiling_worker.bundle.spreadsheet import formula_columns, spreadsheet_safe
+from tests.scenarios import SCENARIOS
 
 REPO = Path(__file__).resolve().parents[3]
 
@@ -51,7 +52,7 @@ def test_the_columns_pyarrow_names_give_the_same_csv_frame() -> None:
     """write_table looks only in formula_columns(its arrow table) (issue 40): the same frame as
     looking through every text column, for every table of every recorded bundle and hostile
     ones (strings, category, mixed None, a formula column name)."""
-    frames = [pd.read_parquet(p) for p in sorted(REPO.glob("app/bundled/*/tables/*.parquet"))]
+    frames = [pd.read_parquet(p) for p in sorted(SCENARIOS.glob("*/tables/*.parquet"))]
     hostile = _frame()
     frames += [hostile, hostile.astype({"Annotation": "category"}),
                hostile.assign(Empty=None, Flag=True).rename(columns={"Count": "=Count"}),
