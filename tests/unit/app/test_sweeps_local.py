@@ -416,6 +416,19 @@ def _cancel_when_running(executor: SlurmExecutor, job_id: str, ready: Callable[[
     executor.cancel(job_id)
 
 
+def _stubborn_sweep(tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
+                    kernel: str) -> tuple[SlurmExecutor, str, Path]:
+    """A local one-task sweep of ``kernel`` (10 minutes) whose task Python ignores SIGINT: the
+    executor, the sweep's id and its folder."""
+    monkeypatch.setenv("KPROF_KERNEL_DIRS", str(SWEEP_KERNELS))
+    spec = validate_spec({"kernels": [kernel], "configs": [{"ms": 600_000}], "runs": 1,
+                          "backend": "cpu", "warmup": 0})
+    executor = SlurmExecutor(tmp_path / "res", sys.executable, poll_s=0.3)
+    job_id = executor.submit(spec, plan.SweepOptions(
+        cluster="local", reference=False, worker_python=_python_ignoring_sigint(tmp_path)))
+    return executor, job_id, tmp_path / "res" / job_id
+
+
 @pytest.mark.parametrize("when", ["starting", "worker running"])
 def test_a_cancel_reaches_a_local_task_that_ignores_sigint_and_its_orphaned_worker(
         tmp_path: Path, monkeypatch: pytest.MonkeyPatch, when: str) -> None:
@@ -427,13 +440,7 @@ def test_a_cancel_reaches_a_local_task_that_ignores_sigint_and_its_orphaned_work
     the task's process group on every poll, SIGTERM after SIGINT, whenever it lands: while
     submitit's processes are still starting, or once the worker runs (then SIGTERM ends it,
     and the task says so)."""
-    monkeypatch.setenv("KPROF_KERNEL_DIRS", str(SWEEP_KERNELS))
-    spec = validate_spec({"kernels": ["sweep_sleep"], "configs": [{"ms": 600_000}], "runs": 1,
-                          "backend": "cpu", "warmup": 0})
-    executor = SlurmExecutor(tmp_path / "res", sys.executable, poll_s=0.3)
-    job_id = executor.submit(spec, plan.SweepOptions(
-        cluster="local", reference=False, worker_python=_python_ignoring_sigint(tmp_path)))
-    sweep = tmp_path / "res" / job_id
+    executor, job_id, sweep = _stubborn_sweep(tmp_path, monkeypatch, "sweep_sleep")
     started: dict[str, Callable[[], bool]] = {
         "starting": lambda: bool(executor.get(job_id).tasks[0].scheduler_id),
         "worker running": lambda: any("profiling_worker run" in a
@@ -455,13 +462,7 @@ def test_a_local_task_deaf_to_sigint_and_sigterm_is_killed_and_named_so(
         tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     """The end of the cancel's ladder: a worker that ignores SIGINT and SIGTERM (a kernel stuck
     in code that masks them) is SIGKILLed with its process group, and its task says so."""
-    monkeypatch.setenv("KPROF_KERNEL_DIRS", str(SWEEP_KERNELS))
-    spec = validate_spec({"kernels": ["sweep_deaf"], "configs": [{"ms": 600_000}], "runs": 1,
-                          "backend": "cpu", "warmup": 0})
-    executor = SlurmExecutor(tmp_path / "res", sys.executable, poll_s=0.3)
-    job_id = executor.submit(spec, plan.SweepOptions(
-        cluster="local", reference=False, worker_python=_python_ignoring_sigint(tmp_path)))
-    sweep = tmp_path / "res" / job_id
+    executor, job_id, sweep = _stubborn_sweep(tmp_path, monkeypatch, "sweep_deaf")
     try:
         _cancel_when_running(executor, job_id, lambda: any(sweep.glob("tasks/*/*/deaf.ready")))
         assert executor.wait(job_id, 600) == JobStatus.CANCELLED, executor.get(job_id)
