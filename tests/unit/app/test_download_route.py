@@ -5,7 +5,10 @@ with a message; a ``.ncu-rep.gz`` is inflated through inflate.py into the scratc
 nothing of it is left once sent; a padded one says why; names and the zip are right; downloads
 beyond the per-server, per-session and inflation bounds are queued and told so at once (which
 bound holds them, how many wait before them), start in turn, and a new one never overtakes one
-queued before it; a client that leaves stops the inflation and frees its file and slots."""
+queued before it; a queued page's ask is held open (a long poll: no timer of the page needs to
+run) and keeps its download's place past STALE_S until its turn, a client that leaves it drops
+the download at once, a tab holds at most two; a client that leaves stops the inflation and
+frees its file and slots."""
 
 from __future__ import annotations
 
@@ -21,6 +24,7 @@ import zipfile
 from collections.abc import Awaitable, Callable
 from pathlib import Path
 from typing import Any
+from urllib.parse import quote
 
 import pytest
 
@@ -266,7 +270,7 @@ def test_downloads_beyond_a_bound_are_queued_told_which_and_start_in_turn(  # ty
     assert (f"Queued: {told}, and no download was queued before it. It starts by itself when "
             "its turn comes" in page), page
     assert "<h1>r&lt;1&gt;.bin</h1>" in page  # the file's name, escaped
-    assert _standing(link) == {"turn": False, "message": (
+    assert _standing(link) == {"turn": False, "held": True, "message": (
         f"Queued: {told}, and no download was queued before it. It starts by itself when its "
         "turn comes: keep this tab open (closing it leaves the queue).")}
     assert slots.waiting() == 1 and slots.running() == len(taken)
@@ -312,6 +316,113 @@ def test_a_queued_download_whose_page_stopped_asking_is_forgotten(  # type: igno
     slots.give_back(held.pop())
     queue_clock.now += download_slots.STALE_S + 1
     assert get(url(store, DownloadKind.FILE, bundle, "manifest.json", "m", OTHER))[0] == 200
+    assert slots.waiting() == 0
+    for one in held:
+        slots.give_back(one)
+
+
+def test_a_held_ask_keeps_its_download_present_past_stale_s(queue_clock) -> None:  # type: ignore[no-untyped-def]
+    """Its page's ask held open (the long poll: a hidden tab's timers may not run), the download
+    keeps its place however long the queue's clock runs; once answered it has STALE_S to ask
+    again, then it is forgotten."""
+    slots = DownloadSlots(clock=queue_clock)
+    held = _running(slots, [(f"s{i}", False) for i in range(8)])
+    ask = slots.hold("first", SESSION, False)
+    assert ask.held
+    queue_clock.now += 10 * download_slots.STALE_S
+    assert slots.standing("later", OTHER, False).ahead == 1  # still first in line
+    slots.give_back(held.pop())
+    assert slots.standing("later", OTHER, False).why == "a download queued before it goes first"
+    assert slots.where(ask).why is None  # its turn
+    slots.release(ask, left=False)  # answered: its page has STALE_S to come for it
+    queue_clock.now += download_slots.STALE_S + 1
+    assert slots.standing("later", OTHER, False) == download_slots.Queued(0, None)
+    assert slots.waiting() == 1  # "first" forgotten, "later" alone
+    for one in held:
+        slots.give_back(one)
+
+
+def test_a_held_ask_whose_client_leaves_forgets_its_download_at_once(queue_clock) -> None:  # type: ignore[no-untyped-def]
+    """Its tab closed while its ask was held: gone at once, no STALE_S to wait; but a reloaded
+    page (its link asked for again before the old page's ask is dropped) keeps its place."""
+    slots = DownloadSlots(clock=queue_clock)
+    held = _running(slots, [(f"s{i}", False) for i in range(8)])
+    gone, reloaded = slots.hold("gone", SESSION, False), slots.hold("reloaded", OTHER, False)
+    assert slots.standing("later", "session-3", False).ahead == 2
+    assert isinstance(slots.admit("reloaded", OTHER, False), download_slots.Queued)
+    slots.release(gone, left=True)
+    slots.release(reloaded, left=True)
+    assert slots.standing("later", "session-3", False).ahead == 1  # only "reloaded" before it
+    for one in held:
+        slots.give_back(one)
+
+
+def test_a_tab_holds_at_most_max_held_asks(queue_clock) -> None:  # type: ignore[no-untyped-def]
+    """Each held ask keeps one of the browser's 6 connections to the server: a tab's first two
+    queued downloads hold theirs, its third is answered at once (its page asks after POLL_S),
+    while another tab's first still holds its own."""
+    slots = DownloadSlots(clock=queue_clock)
+    held = _running(slots, [(SESSION, False)] * 2 + [(OTHER, False)] * 2)
+    asks = [slots.hold(f"mine-{i}", SESSION, False) for i in range(3)]
+    assert [a.held for a in asks] == [True, True, False]
+    assert slots.hold("theirs", OTHER, False).held
+    assert download_slots.MAX_HELD_ASKS == 2
+    for one in held:
+        slots.give_back(one)
+
+
+def _held_ask(link: str, shown: str, meanwhile: Callable[[], None], leaves: bool = False
+              ) -> dict[str, Any]:
+    """The page's ask of ``link`` (showing ``shown``) through the route; ``meanwhile`` runs once
+    the route holds it (it waits for its client to leave), then the client stays or, with
+    ``leaves``, closes its connection. The answer (JSON)."""
+    async def hold_on(sent: list[dict[str, Any]]) -> None:
+        await asyncio.to_thread(meanwhile)  # it may ask the route too, which runs its own loop
+        if not leaves:
+            await asyncio.Event().wait()
+
+    status, head, body = get(f"{link}?queue={quote(shown)}", leave=hold_on)
+    assert status == 200 and head["cache-control"] == "no-store", (status, body)
+    return json.loads(body)  # type: ignore[no-any-return]
+
+
+def test_a_held_ask_is_answered_when_its_turn_comes_past_stale_s(  # type: ignore[no-untyped-def]
+        grants, bundle, slots, queue_clock) -> None:
+    """The long poll: the ask waits in the route (on the event loop, no thread) while the
+    queue's clock runs past STALE_S, and is answered when a slot frees: its turn."""
+    store, _ = grants
+    link = url(store, DownloadKind.FILE, bundle, "worker.log", "worker.log")
+    held = _running(slots, [(f"s{i}", False) for i in range(8)])
+    shown = re.search(r'role="status">([^<]+)<', _queued_page(link)).group(1)  # type: ignore[union-attr]
+
+    def later_a_slot_frees() -> None:
+        queue_clock.now += download_slots.STALE_S + 1
+        assert get(url(store, DownloadKind.FILE, bundle, "m", "m", OTHER))[0] == 503  # behind it
+        slots.give_back(held.pop())
+
+    answer = _held_ask(link, shown, later_a_slot_frees)
+    assert answer["turn"] and answer["held"], answer
+    assert get(link)[0] == 200  # its place was kept: it goes before the other session's
+    for one in held:
+        slots.give_back(one)
+
+
+def test_a_held_ask_is_answered_after_hold_s_and_its_client_leaving_drops_it(  # type: ignore[no-untyped-def]
+        grants, bundle, slots, queue_clock) -> None:
+    """Nothing changes: answered after HOLD_S on the queue's clock with the same words (the
+    page asks again at once). Its client leaves while it is held: forgotten at once."""
+    store, _ = grants
+    link = url(store, DownloadKind.FILE, bundle, "worker.log", "worker.log")
+    held = _running(slots, [(f"s{i}", False) for i in range(8)])
+    shown = _standing(link)["message"]
+
+    def hold_s_passes() -> None:
+        queue_clock.now += download_route.HOLD_S
+
+    assert _held_ask(link, shown, hold_s_passes) == {"turn": False, "message": shown,
+                                                       "held": True}
+    assert slots.waiting() == 1
+    _held_ask(link, shown, lambda: None, leaves=True)
     assert slots.waiting() == 0
     for one in held:
         slots.give_back(one)
