@@ -363,10 +363,10 @@ def test_a_tab_holds_at_most_max_held_asks(queue_clock) -> None:  # type: ignore
     while another tab's first still holds its own."""
     slots = DownloadSlots(clock=queue_clock)
     held = _running(slots, [(SESSION, False)] * 2 + [(OTHER, False)] * 2)
-    asks = [slots.hold(f"mine-{i}", SESSION, False) for i in range(3)]
-    assert [a.held for a in asks] == [True, True, False]
+    cap = download_slots.MAX_HELD_ASKS
+    asks = [slots.hold(f"mine-{i}", SESSION, False) for i in range(cap + 1)]
+    assert [a.held for a in asks] == [True] * cap + [False]
     assert slots.hold("theirs", OTHER, False).held
-    assert download_slots.MAX_HELD_ASKS == 2
     for one in held:
         slots.give_back(one)
 
@@ -403,6 +403,30 @@ def test_a_held_ask_is_answered_when_its_turn_comes_past_stale_s(  # type: ignor
     answer = _held_ask(link, shown, later_a_slot_frees)
     assert answer["turn"] and answer["held"], answer
     assert get(link)[0] == 200  # its place was kept: it goes before the other session's
+    for one in held:
+        slots.give_back(one)
+
+
+def test_a_held_ask_is_answered_when_its_words_change(  # type: ignore[no-untyped-def]
+        grants, bundle, slots) -> None:
+    """The tab of the download queued before it is closed while their asks are held: the page
+    is told at once that none waits before it now (its turn has not come: the server is full)."""
+    store, _ = grants
+    first = url(store, DownloadKind.FILE, bundle, "worker.log", "worker.log")
+    link = url(store, DownloadKind.FILE, bundle, "manifest.json", "manifest.json", OTHER)
+    held = _running(slots, [(f"s{i}", False) for i in range(8)])
+    firsts = _standing(first)["message"]
+    shown = _standing(link)["message"]
+    assert "1 download queued before it waits too" in shown
+
+    def first_tab_closes() -> None:
+        _held_ask(first, firsts, lambda: None, leaves=True)
+
+    answer = _held_ask(link, shown, first_tab_closes)
+    assert answer == {"turn": False, "held": True, "message": (
+        "Queued: the server is already sending 8 downloads, and no download was queued before "
+        "it. It starts by itself when its turn comes: keep this tab open (closing it leaves the "
+        "queue).")}
     for one in held:
         slots.give_back(one)
 
