@@ -251,9 +251,10 @@ def queue_words(queued: Queued) -> str:
 async def _answer(request: Request, ask: Ask, shown: str) -> Response:
     """Where the download of ``ask`` stands, as JSON (``turn``, ``message``: its words,
     ``held``: whether the page may ask again at once). A held ask is answered once its turn has
-    come, its words differ from ``shown`` (those its page shows) or :data:`HOLD_S` has passed
-    on the queue's clock; the download counts as present meanwhile and is forgotten if the
-    client leaves first."""
+    come, its words differ from ``shown`` (those its page shows), :data:`HOLD_S` has passed
+    on the queue's clock or its dashboard session has closed (then refused, 404, as its link
+    now is); the download counts as present meanwhile and is forgotten if the client leaves
+    first."""
     from starlette.responses import JSONResponse
 
     queued, left = SLOTS.where(ask), False
@@ -262,13 +263,18 @@ async def _answer(request: Request, ask: Ask, shown: str) -> Response:
         gone = asyncio.ensure_future(_client_left(request))
         try:
             while (queued.why is not None and queue_words(queued) == shown
-                   and SLOTS.clock() < deadline and not gone.done()):
+                   and SLOTS.clock() < deadline and not gone.done()
+                   and _session_alive(ask.session_id)):
                 await asyncio.wait({gone}, timeout=STEP_S)
                 queued = SLOTS.where(ask)
             left = gone.done()
         finally:
             gone.cancel()
             SLOTS.release(ask, left)
+    try:
+        granted(request)  # its dashboard tab closed (its links with it) while the ask was held
+    except DownloadRefused as exc:
+        return _refusal(exc)
     return JSONResponse({"turn": queued.why is None, "message": queue_words(queued),
                          "held": ask.held}, headers={"Cache-Control": "no-store"})
 

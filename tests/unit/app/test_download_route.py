@@ -371,17 +371,23 @@ def test_a_tab_holds_at_most_max_held_asks(queue_clock) -> None:  # type: ignore
         slots.give_back(one)
 
 
-def _held_ask(link: str, shown: str, meanwhile: Callable[[], None], leaves: bool = False
-              ) -> dict[str, Any]:
-    """The page's ask of ``link`` (showing ``shown``) through the route; ``meanwhile`` runs once
-    the route holds it (it waits for its client to leave), then the client stays or, with
-    ``leaves``, closes its connection. The answer (JSON)."""
+def _stays_after(meanwhile: Callable[[], None], leaves: bool = False) -> Leave:
+    """A client that, once the route holds its ask (it waits for the client to leave), lets
+    ``meanwhile`` run, then stays or, with ``leaves``, closes its connection."""
     async def hold_on(sent: list[dict[str, Any]]) -> None:
         await asyncio.to_thread(meanwhile)  # it may ask the route too, which runs its own loop
         if not leaves:
             await asyncio.Event().wait()
 
-    status, head, body = get(f"{link}?queue={quote(shown)}", leave=hold_on)
+    return hold_on
+
+
+def _held_ask(link: str, shown: str, meanwhile: Callable[[], None], leaves: bool = False
+              ) -> dict[str, Any]:
+    """The page's ask of ``link`` (showing ``shown``) through the route, its client as
+    :func:`_stays_after` says. The answer (JSON)."""
+    status, head, body = get(f"{link}?queue={quote(shown)}",
+                             leave=_stays_after(meanwhile, leaves))
     assert status == 200 and head["cache-control"] == "no-store", (status, body)
     return json.loads(body)  # type: ignore[no-any-return]
 
@@ -448,6 +454,23 @@ def test_a_held_ask_is_answered_after_hold_s_and_its_client_leaving_drops_it(  #
     assert slots.waiting() == 1
     _held_ask(link, shown, lambda: None, leaves=True)
     assert slots.waiting() == 0
+    for one in held:
+        slots.give_back(one)
+
+
+def test_a_held_ask_whose_dashboard_tab_closes_is_refused_at_once(  # type: ignore[no-untyped-def]
+        grants, bundle, slots, monkeypatch) -> None:
+    """Its links go with the dashboard's session: the held ask is answered 404 with why (the
+    page then shows the link's refusal), not after HOLD_S."""
+    store, _ = grants
+    link = url(store, DownloadKind.FILE, bundle, "worker.log", "worker.log")
+    held = _running(slots, [(f"s{i}", False) for i in range(8)])
+    shown = _standing(link)["message"]
+    open_sessions = {SESSION}
+    monkeypatch.setattr(download_route, "_session_alive", lambda sid: sid in open_sessions)
+    status, _, body = get(f"{link}?queue={quote(shown)}",
+                          leave=_stays_after(lambda: open_sessions.clear()))
+    assert status == 404 and b"unknown or has expired" in body, (status, body)
     for one in held:
         slots.give_back(one)
 
