@@ -253,8 +253,9 @@ async def _answer(request: Request, ask: Ask, shown: str) -> Response:
     ``held``: whether the page may ask again at once). A held ask is answered once its turn has
     come, its words differ from ``shown`` (those its page shows), :data:`HOLD_S` has passed
     on the queue's clock or its dashboard session has closed (then refused, 404, as its link
-    now is); the download counts as present meanwhile and is forgotten if the client leaves
-    first."""
+    now is: also when the server stops, whose uvicorn closes the sessions' websockets first
+    and waits for open requests); the download counts as present meanwhile and is forgotten if
+    the client leaves first."""
     from starlette.responses import JSONResponse
 
     queued, left = SLOTS.where(ask), False
