@@ -9,10 +9,13 @@ turn, holding no thread.
 The queue is first come, first served among the downloads that could start: a download starts
 when its slots are free and no download queued before it could start now too, so a new click
 never overtakes one that waits, while one held by its own tab's bound holds no other tab back.
-A queued download is known by its link's token and must ask again (:meth:`DownloadSlots.admit`
-or :meth:`DownloadSlots.standing`) within :data:`STALE_S`, else it is taken to be gone (its
-tab closed) and forgotten: a waiting download is a page that asks, never a held request
-(``download_route``'s docstring says why).
+A queued download is known by its link's token. It is present while its page holds an ask open
+(:meth:`DownloadSlots.hold`, the route's long poll, which needs no timer of the page to fire)
+and for :data:`STALE_S` after it was last asked for or its last ask was answered
+(:meth:`DownloadSlots.admit`, :meth:`DownloadSlots.standing`, :meth:`DownloadSlots.release`);
+past that it is taken to be gone (its tab closed) and forgotten, and at once when the client of
+its held ask leaves (:meth:`DownloadSlots.release` with ``left``). A waiting download is a page
+that asks, never a held download request (``download_route``'s docstring says why).
 """
 
 from __future__ import annotations
@@ -30,10 +33,17 @@ MAX_SESSION_DOWNLOADS = 2
 #: Most ``.ncu-rep.gz`` inflations one server runs at once (each takes a CPU core while it
 #: inflates and up to 2 GiB of temporary disk until its download ends).
 MAX_INFLATIONS = 2
-#: A queued download not asked for in this long (s) is forgotten: its page asks every second
-#: (a hidden tab's timers still run once a second), so ten missed asks mean its tab is gone.
+#: A queued download with no ask held open, not asked for in this long (s), is forgotten: its
+#: page asks again as soon as an ask is answered (or, for an ask not held, after the route's
+#: POLL_S), so ten seconds without an ask mean its tab is gone, or frozen by the browser.
 #: Until then a gone download whose turn came holds the ones behind it back.
 STALE_S = 10.0
+#: Most queued downloads of one browser session (a tab) whose asks are held open at once, the
+#: first of them in the queue; the others are answered at once. A held ask keeps one of the
+#: browser's connections to the server (Chrome opens 6 per host, for all its tabs: Chromium
+#: issue 12066), which the tab's running downloads and the dashboard's requests share too; a
+#: tab's 2 running downloads and 2 held asks leave 2 free.
+MAX_HELD_ASKS = 2
 
 
 @dataclass(frozen=True)
@@ -53,21 +63,37 @@ class Queued:
     why: str | None
 
 
+@dataclass(frozen=True)
+class Ask:
+    """One ask of a queued download's page (:meth:`DownloadSlots.hold`): its link's ``token``,
+    session and kind, which question of it this was (``asked``), and whether it is held open
+    (``held``: it keeps the download present until :meth:`DownloadSlots.release`)."""
+
+    token: str
+    session_id: str
+    inflating: bool
+    asked: int
+    held: bool
+
+
 @dataclass
 class _Waiter:
     session_id: str
     inflating: bool
-    seen: float  # when it last asked (the clock's seconds)
+    seen: float  # when it was last asked for, or an ask of it answered (the clock's seconds)
+    held: int = 0  # its asks held open now: while one is, it is present
+    asked: int = 0  # how often it was asked for: a reload's ask tells it from a page that left
 
 
 class DownloadSlots:
     """Counts of downloads in flight and the queue of those waiting, thread-safe; nothing
-    blocks. ``clock``: monotonic seconds (tests move their own)."""
+    blocks. ``clock``: monotonic seconds (tests move their own), also the route's for how long
+    it holds an ask."""
 
     def __init__(self, downloads: int = MAX_DOWNLOADS, per_session: int = MAX_SESSION_DOWNLOADS,
                  inflations: int = MAX_INFLATIONS, clock: Callable[[], float] = time.monotonic):
         self.downloads, self.per_session, self.inflations = downloads, per_session, inflations
-        self._clock = clock
+        self.clock = clock
         self._lock = threading.Lock()
         self._sessions: Counter[str] = Counter()
         self._inflating = 0
@@ -105,13 +131,62 @@ class DownloadSlots:
         with self._lock:
             return self._stand(token, session_id, inflating)
 
-    def _stand(self, token: str, session_id: str, inflating: bool) -> Queued:
-        now = self._clock()
-        for gone in [t for t, w in self._queue.items() if now - w.seen > STALE_S]:
+    def hold(self, token: str, session_id: str, inflating: bool) -> Ask:
+        """An ask of the page of the download of link ``token`` (joined at the end of the queue
+        the first time), held open unless its turn has come or :data:`MAX_HELD_ASKS` downloads
+        of its session were queued before it. A held ask keeps it present until
+        :meth:`release`; look at its standing meanwhile with :meth:`where`."""
+        with self._lock:
+            queued = self._stand(token, session_id, inflating)
+            waiter = self._queue[token]
+            its_tabs = [w for w in list(self._queue.values())[:queued.ahead]
+                        if w.session_id == session_id]
+            held = queued.why is not None and len(its_tabs) < MAX_HELD_ASKS
+            waiter.held += held
+            return Ask(token, session_id, inflating, waiter.asked, held)
+
+    def where(self, ask: Ask) -> Queued:
+        """Where the download of ``ask`` stands now, as :meth:`standing` says, without asking
+        for it (its held ask keeps it present); joined again at the end if it was started or
+        forgotten meanwhile (its link opened elsewhere)."""
+        with self._lock:
+            self._forget_stale()
+            if ask.token in self._queue:
+                return self._place(ask.token)
+            queued = self._stand(ask.token, ask.session_id, ask.inflating)
+            self._queue[ask.token].held += ask.held
+            return queued
+
+    def release(self, ask: Ask, left: bool) -> None:
+        """The ask of :meth:`hold` was answered (``left`` False: the download stays present for
+        :data:`STALE_S`, the time its page has to ask again) or its client closed the
+        connection (``left``: the download is forgotten at once, unless another ask of it is
+        held or it was asked for since, as a reloaded page does)."""
+        with self._lock:
+            waiter = self._queue.get(ask.token)
+            if waiter is None or not ask.held or not waiter.held:  # started, or joined anew
+                return
+            waiter.held -= 1
+            waiter.seen = self.clock()
+            if left and not waiter.held and waiter.asked == ask.asked:
+                del self._queue[ask.token]
+
+    def _forget_stale(self) -> None:
+        now = self.clock()
+        for gone in [t for t, w in self._queue.items()
+                     if not w.held and now - w.seen > STALE_S]:
             del self._queue[gone]
-        self._queue.setdefault(token, _Waiter(session_id, inflating, now)).seen = now
+
+    def _stand(self, token: str, session_id: str, inflating: bool) -> Queued:
+        self._forget_stale()
+        waiter = self._queue.setdefault(token, _Waiter(session_id, inflating, self.clock()))
+        waiter.seen, waiter.asked = self.clock(), waiter.asked + 1
+        return self._place(token)
+
+    def _place(self, token: str) -> Queued:
+        waiter = self._queue[token]
         earlier = list(self._queue.values())[:list(self._queue).index(token)]
-        why = self._busy(session_id, inflating)
+        why = self._busy(waiter.session_id, waiter.inflating)
         if why is None and any(self._busy(w.session_id, w.inflating) is None for w in earlier):
             why = "a download queued before it goes first"
         return Queued(len(earlier), why)

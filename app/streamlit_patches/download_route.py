@@ -19,16 +19,31 @@ the tab the link opened.
 
 A download that is not its turn is queued and told so at once: the tab the link opened shows
 a small page (:func:`queued_page`, HTTP 503 with ``Retry-After``) that says which bound holds
-it and how many downloads were queued before it; its script asks ``<link>?queue`` every
-:data:`POLL_S` (JSON: its turn, the words) and, when its turn has come, goes to the link again,
-which then starts the download, and says so. Why a page that asks rather than a request held
-until its turn (as before, up to 120 s): a held request can say nothing, its status and
+it and how many downloads were queued before it; its script asks ``<link>?queue=<the words it
+shows>`` (JSON: its turn, the words) and, when its turn has come, goes to the link again, which
+then starts the download, and says so. Why a page that asks rather than a download request held
+until its turn (as before, up to 120 s): a held download can say nothing, its status and
 headers leave with its first byte, which is the file's, so the tab showed only its loading
 spinner (issue 41); and the link opens a plain tab, out of the Files page's reach. Why a
 script rather than a self-refreshing page (``<meta http-equiv="refresh">``): the page a
-download leaves behind would go on saying "queued", where the script says it started. Without
-scripts the page refreshes itself all the same (``<noscript>``), and a command-line client
-gets 503 with ``Retry-After`` (``curl --retry`` waits and asks again).
+download leaves behind would go on saying "queued", where the script says it started.
+
+Why the ask is a long poll, answered when the turn comes, the words change or after
+:data:`HOLD_S`, and asked again from the answer's promise rather than by a timer: the link opens
+a background tab, and a browser runs a hidden tab's timers late or not at all. Chrome runs them
+on 1 s wake-ups; chained ones (set in a timer's callback) once a minute once the page has been
+hidden 5 minutes (its "intensive wake up throttling", Chrome 88); none in a frozen page (Page
+Lifecycle API); other browsers throttle in their own ways. A page that kept its place only by a
+``setTimeout`` firing within 10 s (:data:`~app.core.download_slots.STALE_S`) counted on all of
+these. A held ask holds no thread (the handler is async on uvicorn's event loop and looks at the
+queue every :data:`STEP_S`); the download counts as present while it is held and is forgotten
+once its client leaves (ASGI's ``http.disconnect``, as a stream's client is noticed). A tab
+holds at most :data:`~app.core.download_slots.MAX_HELD_ASKS` asks (each takes one of the
+browser's 6 connections per host); its later queued pages are answered at once and ask again
+after :data:`POLL_S` by a timer. A frozen page runs no fetch callback either: it keeps its place
+while its ask is held, but not past an answer it cannot read. Without scripts the page refreshes
+itself all the same (``<noscript>``), and a command-line client gets 503 with ``Retry-After``
+(``curl --retry`` waits and asks again).
 """
 
 from __future__ import annotations
@@ -43,7 +58,7 @@ from typing import TYPE_CHECKING, Any, BinaryIO
 from urllib.parse import quote
 
 from app.core.download_grants import GRANT_TTL_S, GRANTS, TOKEN_CHARS, DownloadKind, Grant
-from app.core.download_slots import SLOTS, STALE_S, Held, Queued
+from app.core.download_slots import SLOTS, STALE_S, Ask, Held, Queued
 
 if TYPE_CHECKING:
     from starlette.requests import Request
@@ -56,9 +71,16 @@ PREFIX = "/_kprof/download/"
 #: of profiling_worker.bundle.inflate (2 GiB), which also bounds its temporary disk.
 MAX_STREAMED_BYTES = 2 * 1024**3
 _CHUNK = 1 << 20
-#: How often a queued download's page asks whether its turn has come (s): well inside the
-#: queue's STALE_S, after which a download not asked for is taken to be gone.
+#: How long a queued page waits (s) before it asks again after an ask that was not held (a
+#: tab's queued pages past MAX_HELD_ASKS) or that failed; the ``Retry-After`` of the 503. Well
+#: inside the queue's STALE_S, after which a download not asked for is taken to be gone.
 POLL_S = 1.0
+#: Longest a ``?queue`` ask is held open when nothing changes (s): the page asks again at once,
+#: so this bounds how long a client that vanished without closing its connection keeps its
+#: place (plus STALE_S), and stays below common proxy read timeouts (nginx's: 60 s).
+HOLD_S = 20.0
+#: How often a held ask looks at the queue again (s): a look-up under a lock, on the event loop.
+STEP_S = 0.25
 #: The query that asks where a queued download stands (``<link>?queue``).
 QUEUE_QUERY = "queue"
 _UNSAFE_IN_QUOTES = frozenset('"\\') | {chr(c) for c in range(32)} | {chr(127)}
@@ -186,7 +208,8 @@ async def endpoint(request: Request) -> Response:
         return _refusal(exc)
     token, inflating = request.path_params["token"], grant.kind is DownloadKind.INFLATED
     if QUEUE_QUERY in request.query_params:
-        return _standing(SLOTS.standing(token, grant.session_id, inflating))
+        ask = SLOTS.hold(token, grant.session_id, inflating)
+        return await _answer(request, ask, request.query_params[QUEUE_QUERY])
     held = SLOTS.admit(token, grant.session_id, inflating)
     if isinstance(held, Queued):
         return _queued(grant.filename, held)
@@ -225,18 +248,44 @@ def queue_words(queued: Queued) -> str:
             "keep this tab open (closing it leaves the queue).")
 
 
-def _standing(queued: Queued) -> Response:
+async def _answer(request: Request, ask: Ask, shown: str) -> Response:
+    """Where the download of ``ask`` stands, as JSON (``turn``, ``message``: its words,
+    ``held``: whether the page may ask again at once). A held ask is answered once its turn has
+    come, its words differ from ``shown`` (those its page shows), :data:`HOLD_S` has passed
+    on the queue's clock or its dashboard session has closed (then refused, 404, as its link
+    now is: also when the server stops, whose uvicorn closes the sessions' websockets first
+    and waits for open requests); the download counts as present meanwhile and is forgotten if
+    the client leaves first."""
     from starlette.responses import JSONResponse
 
-    return JSONResponse({"turn": queued.why is None, "message": queue_words(queued)},
-                        headers={"Cache-Control": "no-store"})
+    queued, left = SLOTS.where(ask), False
+    if ask.held:
+        deadline = SLOTS.clock() + HOLD_S
+        gone = asyncio.ensure_future(_client_left(request))
+        try:
+            while (queued.why is not None and queue_words(queued) == shown
+                   and SLOTS.clock() < deadline and not gone.done()
+                   and _session_alive(ask.session_id)):
+                await asyncio.wait({gone}, timeout=STEP_S)
+                queued = SLOTS.where(ask)
+            left = gone.done()
+        finally:
+            gone.cancel()
+            SLOTS.release(ask, left)
+    try:
+        granted(request)  # its dashboard tab closed (its links with it) while the ask was held
+    except DownloadRefused as exc:
+        return _refusal(exc)
+    return JSONResponse({"turn": queued.why is None, "message": queue_words(queued),
+                         "held": ask.held}, headers={"Cache-Control": "no-store"})
 
 
 def queued_page(filename: str, queued: Queued, nonce: str) -> str:
     """The HTML page of a queued download of ``filename``: the words of :func:`queue_words`,
     renewed by its script (``nonce``: the script's and style's, as the response's
-    Content-Security-Policy names) every :data:`POLL_S` from ``?queue``, and the link asked
-    again once its turn has come (or once the route refuses it, to show why)."""
+    Content-Security-Policy names) from ``?queue``, asked again as soon as an answer comes (a
+    held ask, no timer) or after :data:`POLL_S` (an ask not held, or one that failed), and the
+    link asked again once its turn has come (or once the route refuses it, to show why)."""
     name, poll_ms = html.escape(filename), int(POLL_S * 1000)
     return f"""<!doctype html>
 <html lang="en"><head><meta charset="utf-8"><title>Queued: {name}</title>
@@ -252,7 +301,8 @@ body {{font: 16px system-ui, sans-serif; max-width: 42em; margin: 3em auto; padd
   async function ask() {{
     let answer;
     try {{
-      const reply = await fetch(link + "?{QUEUE_QUERY}", {{cache: "no-store"}});
+      const shown = encodeURIComponent(state.textContent);
+      const reply = await fetch(link + "?{QUEUE_QUERY}=" + shown, {{cache: "no-store"}});
       if (!reply.ok) {{ location.replace(link); return; }}  // refused now: the route says why
       answer = await reply.json();
     }} catch (err) {{
@@ -262,9 +312,10 @@ body {{font: 16px system-ui, sans-serif; max-width: 42em; margin: 3em auto; padd
     }}
     state.textContent = answer.message;
     if (answer.turn) {{ location.replace(link); return; }}  // it starts the download
-    setTimeout(ask, {poll_ms});
+    // a held ask is asked again from its answer: a hidden tab's timers may not run for minutes
+    if (answer.held) {{ ask(); }} else {{ setTimeout(ask, {poll_ms}); }}
   }}
-  setTimeout(ask, {poll_ms});
+  ask();
 }})();
 </script></body></html>
 """

@@ -6,7 +6,8 @@ holds the large file; a link of another server process (an unknown token) is tol
 (issue 26: a refused download showed nothing for 240 s). Before the route the page named the
 folder to copy instead (the first test fails there: 2 refusals, no link). A download past its
 tab's bound is shown queued in its tab, and starts by itself once a slot frees (issue 41: the
-tab only showed it loading)."""
+tab only showed it loading), also when the tab's timers never run (a background tab: browsers
+run its timers late, or not at all when frozen)."""
 
 from __future__ import annotations
 
@@ -22,14 +23,16 @@ import urllib.error
 import urllib.request
 import zipfile
 from collections.abc import Iterator
+from datetime import datetime, timedelta
 from pathlib import Path
 from typing import Any
 from urllib.parse import urlsplit
 
 import pytest
+from playwright.sync_api import TimeoutError as PlaywrightTimeout
 from playwright.sync_api import expect
 
-from app.core.download_slots import MAX_SESSION_DOWNLOADS
+from app.core.download_slots import MAX_SESSION_DOWNLOADS, STALE_S
 from tests.e2e.conftest import (APP_RUN_TIMEOUT_MS, REPO_ROOT, _stop, free_port, open_app,
                                 wait_for_elements, wait_healthy)
 from tests.scenarios import SCENARIOS
@@ -216,6 +219,50 @@ def test_a_download_past_its_tabs_bound_is_shown_queued_then_starts(
         data = Path(started.value.path()).read_bytes()
         assert len(data) == LARGE_BYTES and hashlib.sha256(data).hexdigest() == sha
         assert started.value.suggested_filename == "nsight_large.bin"
+    finally:
+        for sock, _ in slow:
+            sock.close()
+
+
+def test_a_queued_download_starts_though_its_tabs_timers_never_run(
+        page: Any, cli_server: tuple[str, str]) -> None:
+    """The link opens a background tab, whose timers a browser runs late (Chrome: once a
+    minute for chained ones of a page hidden 5 minutes) or not at all (a frozen page). Here no
+    timer of the tab runs (Playwright's clock, paused before the click). Its page asks again
+    from each answer, its ask held by the route past STALE_S keeps its place, and once a slow
+    client finishes the download starts. A page that asked by ``setTimeout`` never asked."""
+    url, sha = cli_server
+    open_app(page, f"{url}/files", f"?job={JOB}")
+    wait_for_elements(page)
+    link = _row_link(page, LARGE, "Download")
+    slow = [_slow_download(url, link.get_attribute("href"))
+            for _ in range(MAX_SESSION_DOWNLOADS)]
+    try:
+        now = datetime.now()
+        page.clock.install(time=now)
+        page.clock.pause_at(now + timedelta(seconds=30))  # a page opened from now runs no timer
+        with page.context.expect_page() as opened:
+            link.click()
+        tab = opened.value
+        state = tab.get_by_role("status")
+        expect(state).to_have_text(re.compile(r"^Queued: this tab already has "))
+        try:
+            with tab.expect_response(lambda r: "?queue=" in r.url,
+                                     timeout=2 * APP_RUN_TIMEOUT_MS) as answered:
+                pass
+        except PlaywrightTimeout:
+            pytest.fail("the queued page's ask was never answered: with its timers stopped it "
+                        "never asked, or the route never held it")
+        # held by the route past STALE_S, nothing changed; the page asks again at once
+        assert answered.value.json() == {"turn": False, "held": True,
+                                         "message": state.text_content()}
+        assert answered.value.request.timing["responseStart"] >= STALE_S * 1000
+        with tab.expect_download(timeout=4 * APP_RUN_TIMEOUT_MS) as started:
+            sock, got = slow.pop()
+            assert _read_to_end(sock, got) == LARGE_BYTES  # it is done: its slot frees
+        expect(state).to_have_text(re.compile(r"^Its turn has come: the download starts now"))
+        data = Path(started.value.path()).read_bytes()
+        assert len(data) == LARGE_BYTES and hashlib.sha256(data).hexdigest() == sha
     finally:
         for sock, _ in slow:
             sock.close()

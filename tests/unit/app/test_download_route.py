@@ -5,7 +5,10 @@ with a message; a ``.ncu-rep.gz`` is inflated through inflate.py into the scratc
 nothing of it is left once sent; a padded one says why; names and the zip are right; downloads
 beyond the per-server, per-session and inflation bounds are queued and told so at once (which
 bound holds them, how many wait before them), start in turn, and a new one never overtakes one
-queued before it; a client that leaves stops the inflation and frees its file and slots."""
+queued before it; a queued page's ask is held open (a long poll: no timer of the page needs to
+run) and keeps its download's place past STALE_S until its turn, a client that leaves it drops
+the download at once, a tab holds at most two; a client that leaves stops the inflation and
+frees its file and slots."""
 
 from __future__ import annotations
 
@@ -21,6 +24,7 @@ import zipfile
 from collections.abc import Awaitable, Callable
 from pathlib import Path
 from typing import Any
+from urllib.parse import quote
 
 import pytest
 
@@ -266,7 +270,7 @@ def test_downloads_beyond_a_bound_are_queued_told_which_and_start_in_turn(  # ty
     assert (f"Queued: {told}, and no download was queued before it. It starts by itself when "
             "its turn comes" in page), page
     assert "<h1>r&lt;1&gt;.bin</h1>" in page  # the file's name, escaped
-    assert _standing(link) == {"turn": False, "message": (
+    assert _standing(link) == {"turn": False, "held": True, "message": (
         f"Queued: {told}, and no download was queued before it. It starts by itself when its "
         "turn comes: keep this tab open (closing it leaves the queue).")}
     assert slots.waiting() == 1 and slots.running() == len(taken)
@@ -313,6 +317,160 @@ def test_a_queued_download_whose_page_stopped_asking_is_forgotten(  # type: igno
     queue_clock.now += download_slots.STALE_S + 1
     assert get(url(store, DownloadKind.FILE, bundle, "manifest.json", "m", OTHER))[0] == 200
     assert slots.waiting() == 0
+    for one in held:
+        slots.give_back(one)
+
+
+def test_a_held_ask_keeps_its_download_present_past_stale_s(queue_clock) -> None:  # type: ignore[no-untyped-def]
+    """Its page's ask held open (the long poll: a hidden tab's timers may not run), the download
+    keeps its place however long the queue's clock runs; once answered it has STALE_S to ask
+    again, then it is forgotten."""
+    slots = DownloadSlots(clock=queue_clock)
+    held = _running(slots, [(f"s{i}", False) for i in range(8)])
+    ask = slots.hold("first", SESSION, False)
+    assert ask.held
+    queue_clock.now += 10 * download_slots.STALE_S
+    assert slots.standing("later", OTHER, False).ahead == 1  # still first in line
+    slots.give_back(held.pop())
+    assert slots.standing("later", OTHER, False).why == "a download queued before it goes first"
+    assert slots.where(ask).why is None  # its turn
+    slots.release(ask, left=False)  # answered: its page has STALE_S to come for it
+    queue_clock.now += download_slots.STALE_S + 1
+    assert slots.standing("later", OTHER, False) == download_slots.Queued(0, None)
+    assert slots.waiting() == 1  # "first" forgotten, "later" alone
+    for one in held:
+        slots.give_back(one)
+
+
+def test_a_held_ask_whose_client_leaves_forgets_its_download_at_once(queue_clock) -> None:  # type: ignore[no-untyped-def]
+    """Its tab closed while its ask was held: gone at once, no STALE_S to wait; but a reloaded
+    page (its link asked for again before the old page's ask is dropped) keeps its place."""
+    slots = DownloadSlots(clock=queue_clock)
+    held = _running(slots, [(f"s{i}", False) for i in range(8)])
+    gone, reloaded = slots.hold("gone", SESSION, False), slots.hold("reloaded", OTHER, False)
+    assert slots.standing("later", "session-3", False).ahead == 2
+    assert isinstance(slots.admit("reloaded", OTHER, False), download_slots.Queued)
+    slots.release(gone, left=True)
+    slots.release(reloaded, left=True)
+    assert slots.standing("later", "session-3", False).ahead == 1  # only "reloaded" before it
+    for one in held:
+        slots.give_back(one)
+
+
+def test_a_tab_holds_at_most_max_held_asks(queue_clock) -> None:  # type: ignore[no-untyped-def]
+    """Each held ask keeps one of the browser's 6 connections to the server: a tab's first two
+    queued downloads hold theirs, its third is answered at once (its page asks after POLL_S),
+    while another tab's first still holds its own."""
+    slots = DownloadSlots(clock=queue_clock)
+    held = _running(slots, [(SESSION, False)] * 2 + [(OTHER, False)] * 2)
+    cap = download_slots.MAX_HELD_ASKS
+    asks = [slots.hold(f"mine-{i}", SESSION, False) for i in range(cap + 1)]
+    assert [a.held for a in asks] == [True] * cap + [False]
+    assert slots.hold("theirs", OTHER, False).held
+    for one in held:
+        slots.give_back(one)
+
+
+def _stays_after(meanwhile: Callable[[], None], leaves: bool = False) -> Leave:
+    """A client that, once the route holds its ask (it waits for the client to leave), lets
+    ``meanwhile`` run, then stays or, with ``leaves``, closes its connection."""
+    async def hold_on(sent: list[dict[str, Any]]) -> None:
+        await asyncio.to_thread(meanwhile)  # it may ask the route too, which runs its own loop
+        if not leaves:
+            await asyncio.Event().wait()
+
+    return hold_on
+
+
+def _held_ask(link: str, shown: str, meanwhile: Callable[[], None], leaves: bool = False
+              ) -> dict[str, Any]:
+    """The page's ask of ``link`` (showing ``shown``) through the route, its client as
+    :func:`_stays_after` says. The answer (JSON)."""
+    status, head, body = get(f"{link}?queue={quote(shown)}",
+                             leave=_stays_after(meanwhile, leaves))
+    assert status == 200 and head["cache-control"] == "no-store", (status, body)
+    return json.loads(body)  # type: ignore[no-any-return]
+
+
+def test_a_held_ask_is_answered_when_its_turn_comes_past_stale_s(  # type: ignore[no-untyped-def]
+        grants, bundle, slots, queue_clock) -> None:
+    """The long poll: the ask waits in the route (on the event loop, no thread) while the
+    queue's clock runs past STALE_S, and is answered when a slot frees: its turn."""
+    store, _ = grants
+    link = url(store, DownloadKind.FILE, bundle, "worker.log", "worker.log")
+    held = _running(slots, [(f"s{i}", False) for i in range(8)])
+    shown = re.search(r'role="status">([^<]+)<', _queued_page(link)).group(1)  # type: ignore[union-attr]
+
+    def later_a_slot_frees() -> None:
+        queue_clock.now += download_slots.STALE_S + 1
+        assert get(url(store, DownloadKind.FILE, bundle, "m", "m", OTHER))[0] == 503  # behind it
+        slots.give_back(held.pop())
+
+    answer = _held_ask(link, shown, later_a_slot_frees)
+    assert answer["turn"] and answer["held"], answer
+    assert get(link)[0] == 200  # its place was kept: it goes before the other session's
+    for one in held:
+        slots.give_back(one)
+
+
+def test_a_held_ask_is_answered_when_its_words_change(  # type: ignore[no-untyped-def]
+        grants, bundle, slots) -> None:
+    """The tab of the download queued before it is closed while their asks are held: the page
+    is told at once that none waits before it now (its turn has not come: the server is full)."""
+    store, _ = grants
+    first = url(store, DownloadKind.FILE, bundle, "worker.log", "worker.log")
+    link = url(store, DownloadKind.FILE, bundle, "manifest.json", "manifest.json", OTHER)
+    held = _running(slots, [(f"s{i}", False) for i in range(8)])
+    firsts = _standing(first)["message"]
+    shown = _standing(link)["message"]
+    assert "1 download queued before it waits too" in shown
+
+    def first_tab_closes() -> None:
+        _held_ask(first, firsts, lambda: None, leaves=True)
+
+    answer = _held_ask(link, shown, first_tab_closes)
+    assert answer == {"turn": False, "held": True, "message": (
+        "Queued: the server is already sending 8 downloads, and no download was queued before "
+        "it. It starts by itself when its turn comes: keep this tab open (closing it leaves the "
+        "queue).")}
+    for one in held:
+        slots.give_back(one)
+
+
+def test_a_held_ask_is_answered_after_hold_s_and_its_client_leaving_drops_it(  # type: ignore[no-untyped-def]
+        grants, bundle, slots, queue_clock) -> None:
+    """Nothing changes: answered after HOLD_S on the queue's clock with the same words (the
+    page asks again at once). Its client leaves while it is held: forgotten at once."""
+    store, _ = grants
+    link = url(store, DownloadKind.FILE, bundle, "worker.log", "worker.log")
+    held = _running(slots, [(f"s{i}", False) for i in range(8)])
+    shown = _standing(link)["message"]
+
+    def hold_s_passes() -> None:
+        queue_clock.now += download_route.HOLD_S
+
+    assert _held_ask(link, shown, hold_s_passes) == {"turn": False, "message": shown,
+                                                       "held": True}
+    assert slots.waiting() == 1
+    _held_ask(link, shown, lambda: None, leaves=True)
+    assert slots.waiting() == 0
+    for one in held:
+        slots.give_back(one)
+
+
+def test_a_held_ask_whose_dashboard_tab_closes_is_refused_at_once(  # type: ignore[no-untyped-def]
+        grants, bundle, slots, monkeypatch) -> None:
+    """Its links go with the dashboard's session: the held ask is answered 404 with why (the
+    page then shows the link's refusal), not after HOLD_S."""
+    store, _ = grants
+    link = url(store, DownloadKind.FILE, bundle, "worker.log", "worker.log")
+    held = _running(slots, [(f"s{i}", False) for i in range(8)])
+    shown = _standing(link)["message"]
+    open_sessions = {SESSION}
+    monkeypatch.setattr(download_route, "_session_alive", lambda sid: sid in open_sessions)
+    status, _, body = get(f"{link}?queue={quote(shown)}",
+                          leave=_stays_after(lambda: open_sessions.clear()))
+    assert status == 404 and b"unknown or has expired" in body, (status, body)
     for one in held:
         slots.give_back(one)
 
