@@ -33,6 +33,9 @@ documents hold exactly that text, so a figure cannot drift from its raw file.
   ``benchmarks/big_sweep_breakdown.py``): when the script started, the chart's and the table's
   messages arrived and the chart was drawn, and the renderer main thread's longest task; the
   page's script run, cold and warm, after and before (``benchmarks/big_sweep_server.py``).
+- **the gate's read through the one loader** (``benchmarks/cpu/gate-load-*.json``,
+  ``benchmarks/gate_load.py --cli``): per bundle, the medians of ``GateSide.load`` before and
+  after and the paired ratio; the whole ``compare`` command the same way.
 - **upload memory** (``benchmarks/cpu/upload-memory-*.json``, ``benchmarks/upload_memory.py
   --baseline ... --json``): the server's resident set above its level before a closed tab's
   upload, with it, at its session's shutdown and 10 s later, before and after; medians of the
@@ -325,6 +328,24 @@ def upload_text(run: str) -> str:
             f"on {raw['cpus']} CPUs")
 
 
+#: Gate load runs (``benchmarks/gate_load.py --cli --json``) docs/design-notes.md quotes.
+GATE_LOAD_RUNS = ("gate-load-1205",)
+
+
+def gate_load_texts(run: str) -> list[str]:
+    """One line per bundle: ``h200-ncu-matmul-sweep (notes computed at load): 64 -> 174 ms,
+    after / before 2.94 (CI95 ...): missed``; the command's line names it."""
+    out = []
+    for r in json.loads((HERE / "cpu" / f"{run}.json").read_text())["results"]:
+        notes = {True: " (notes stored)", False: " (notes computed at load)"}.get(
+            r["notes_stored"], "")
+        name = ("the whole compare command" if r["bundle"] == "compare-cli"
+                else f"{r['bundle']}{notes}")
+        out.append(f"{name}: {r['before_ms_median']:,.0f} -> {r['after_ms_median']:,.0f} ms, "
+                   f"after / before {ratio_text(r)}, load average {r['load_average']:.1f}")
+    return out
+
+
 def _attribution(run: str) -> list[dict[str, float]]:
     """The events attribution table printed in ``run``'s pytest output (one dict per n)."""
     lines = (H200 / f"{run}-pytest_gpu.txt").read_text().splitlines()
@@ -439,6 +460,8 @@ def claims() -> list[tuple[str, str]]:
         out.append(("docs/performance.md", breakdown_text(run)))
     for run in UPLOAD_RUNS:
         out.append(("docs/performance.md", upload_text(run)))
+    for run in GATE_LOAD_RUNS:
+        out += [("docs/design-notes.md", text) for text in gate_load_texts(run)]
     for run in AA_RUNS:
         for row in aa(run):
             out.append(("docs/measurements-h200.md", f"{row['backend']} {row['kind']}: {aa_text(row)}"))

@@ -3,14 +3,17 @@
 A bundle is the directory a job writes (see ``profiling_worker.bundle.schema.columns``):
 ``manifest.json``, ``spec.json``, ``events.jsonl``, ``worker.log``, ``tables/<name>.parquet``
 (and ``.csv``) and ``nsight/``. Missing tables load as empty frames, so a failed or cancelled job
-still opens and every view can say "no data" instead of raising.
+still opens and every view can say "no data" instead of raising; a damaged table is read as far
+as it can be and recorded (:mod:`profiling_worker.bundle.table_problems`). The one loader of the
+pages, the HTML report, the agent door and the regression gate, which judges from the record
+whether it can judge the bundle (:func:`profiling_worker.bundle.gate.sides.refusal`).
 """
 
 from __future__ import annotations
 
 import json
 import os
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -21,12 +24,14 @@ from pandas.api.types import is_numeric_dtype
 from profiling_worker.bundle.paths import OutsideBundle, bundle_file, inside_bundle
 from profiling_worker.bundle.stats.aggregated_repair import complete
 from profiling_worker.bundle.schema import backends as B, columns, intervals
-from profiling_worker.bundle.schema.manifest import JobStatus, job_gpu_index, read_manifest
+from profiling_worker.bundle.schema.manifest import (JobStatus, ManifestError, job_gpu_index,
+                                                     read_manifest)
 from profiling_worker.bundle.schema.plausibility import Note, manifest_notes
 from profiling_worker.bundle.schema.spec import JobSpec
 
 from profiling_worker.bundle import repair_notes
 from profiling_worker.bundle.schema.bundle_spec import PartialSpec, read_spec
+from profiling_worker.bundle.table_problems import Fault, TableProblem
 
 HOST_TIMER_NOTE = "host wall-clock, not GPU"
 
@@ -51,10 +56,17 @@ class Bundle:
             :class:`~profiling_worker.bundle.schema.bundle_spec.PartialSpec` of an import whose
             files do not make one (backend unknown), or None without a spec
             (:func:`profiling_worker.bundle.schema.bundle_spec.read_spec`).
+        spec_json: the JSON object :attr:`spec` was read from, as the bundle holds it (the
+            manifest's ``spec``, else ``spec.json``; ``{}`` without either).
         tables: table name -> DataFrame for every name in ``columns.TABLES`` (empty if absent).
         files: every regular file under the directory, sorted by path.
-        problems: tables that exist but could not be read, aggregated columns that are
-            missing and could not be recomputed (shown on every page).
+        table_problems: what was wrong with the tables, one record per file and fault
+            (:class:`~profiling_worker.bundle.table_problems.TableProblem`: a file there but
+            unreadable, text in a column of numbers, aggregated columns nothing gives); their
+            sentences are :attr:`problems`.
+        sources: table name -> the file its rows were read from, relative to the bundle
+            (``tables/aggregated.csv`` where the Parquet file was unreadable); a table with no
+            readable file is not in it.
         recomputed: aggregated columns the files lack that were recomputed from the runs
             table or the other columns (:mod:`profiling_worker.bundle.stats.aggregated_repair`),
             one sentence each (shown on every page).
@@ -69,8 +81,10 @@ class Bundle:
     manifest: dict[str, Any]
     spec: JobSpec | PartialSpec | None
     tables: dict[str, pd.DataFrame] = field(repr=False)
+    spec_json: Mapping[str, Any] = field(default_factory=dict, repr=False)
     files: tuple[BundleFile, ...] = ()
-    problems: tuple[str, ...] = ()
+    table_problems: tuple[TableProblem, ...] = ()
+    sources: Mapping[str, str] = field(default_factory=dict)
     notes: tuple[Note, ...] = ()
     recomputed: tuple[str, ...] = ()
     restated: tuple[str, ...] = ()
@@ -79,6 +93,11 @@ class Bundle:
     def job_id(self) -> str:
         """The directory name (what the store and the URL use)."""
         return self.path.name
+
+    @property
+    def problems(self) -> tuple[str, ...]:
+        """One sentence per damaged part (:attr:`table_problems`), shown on every page."""
+        return tuple(p.sentence for p in self.table_problems)
 
     @property
     def status(self) -> JobStatus:
@@ -154,14 +173,15 @@ _READERS: dict[str, Callable[[Path], pd.DataFrame]] = {"parquet": pd.read_parque
 def read_table_file(bundle_dir: str | os.PathLike[str], name: str, fmt: str = "parquet"
                     ) -> pd.DataFrame | None:
     """``tables/<name>.<fmt>`` of a bundle as written (``fmt``: ``parquet`` or ``csv``); None when
-    the bundle has no such file. The one read of a table file: :func:`read_table` (the pages),
-    ``GateSide.load`` (the gate), the timeline and :func:`~profiling_worker.bundle.writer.
-    finish_bundle` all go through it, through :func:`~profiling_worker.bundle.paths.bundle_file`.
+    the bundle has no such file. The one read of a table file: :func:`read_table` (the pages and
+    the gate, through :func:`load_bundle`), the timeline and
+    :func:`~profiling_worker.bundle.writer.finish_bundle` all go through it, through
+    :func:`~profiling_worker.bundle.paths.bundle_file`.
 
     Raises:
         TableUnreadable: the file cannot be parsed, or is a link out of the bundle.
     """
-    rel = f"{columns.TABLES_DIR}/{name}.{fmt}"
+    rel = table_relpath(name, fmt)
     try:
         return _READERS[fmt](bundle_file(bundle_dir, rel))
     except FileNotFoundError:
@@ -173,28 +193,41 @@ def read_table_file(bundle_dir: str | os.PathLike[str], name: str, fmt: str = "p
                               f"{str(exc)[:200]})") from exc
 
 
-def read_table(bundle_dir: Path, name: str, problems: list[str] | None = None) -> pd.DataFrame:
+def table_relpath(name: str, fmt: str) -> str:
+    """``tables/<name>.<fmt>``: where a bundle keeps a table, relative to the bundle."""
+    return f"{columns.TABLES_DIR}/{name}.{fmt}"
+
+
+def read_table(bundle_dir: Path, name: str, problems: list[TableProblem] | None = None
+               ) -> pd.DataFrame:
     """``tables/<name>.parquet``, else ``tables/<name>.csv``, else an empty frame.
 
-    A file that cannot be parsed (corrupt, truncated) is skipped for the next choice and named
-    in ``problems`` (never raised: one broken table must not take the pages down).
+    A file that cannot be parsed (corrupt, truncated) is skipped for the next choice and
+    recorded in ``problems`` (never raised: one broken table must not take the pages down).
     """
+    return _first_readable(bundle_dir, name, problems)[0]
+
+
+def _first_readable(bundle_dir: Path, name: str, problems: list[TableProblem] | None
+                    ) -> tuple[pd.DataFrame, str | None]:
+    """:func:`read_table`, and the file read (None: none there or none readable)."""
     for fmt in TABLE_FORMATS:
+        rel = table_relpath(name, fmt)
         try:
             table = read_table_file(bundle_dir, name, fmt)
         except TableUnreadable as exc:
             if problems is not None:
-                problems.append(str(exc))
+                problems.append(TableProblem(Fault.UNREADABLE, name, rel, str(exc)))
             continue
         if table is not None:
-            return _numbers_as_numbers(table, f"{columns.TABLES_DIR}/{name}.{fmt}", problems)
-    return pd.DataFrame()
+            return _numbers_as_numbers(table, name, rel, problems), rel
+    return pd.DataFrame(), None
 
 
-def _numbers_as_numbers(table: pd.DataFrame, name: str, problems: list[str] | None
-                        ) -> pd.DataFrame:
+def _numbers_as_numbers(table: pd.DataFrame, name: str, rel: str,
+                        problems: list[TableProblem] | None) -> pd.DataFrame:
     """Columns of :data:`columns.NUMERIC` that a damaged or hand-edited file holds as text,
-    read as numbers (a cell that is no number: empty), each named in ``problems``: the pages
+    read as numbers (a cell that is no number: empty), each recorded in ``problems``: the pages
     compute with them, and one text column must not take every page down. A column without
     text cells (all empty, as an empty table's may be stored) is read as numbers without a word."""
     for col in [c for c in columns.NUMERIC if c in table and not is_numeric_dtype(table[c])]:
@@ -203,8 +236,11 @@ def _numbers_as_numbers(table: pd.DataFrame, name: str, problems: list[str] | No
         text = any(isinstance(v, str) for v in table[col])
         table = table.assign(**{col: numbers})
         if problems is not None and text:
-            problems.append(f"{name}: column {col} holds text, read as numbers"
-                            + (f" ({lost} cell(s) that are no number left empty)" if lost else ""))
+            problems.append(TableProblem(
+                Fault.TEXT_IN_NUMBERS, name, rel,
+                f"{rel}: column {col} holds text, read as numbers"
+                + (f" ({lost} cell(s) that are no number left empty)" if lost else ""),
+                (col,), lost))
     return table
 
 
@@ -226,31 +262,51 @@ def load_bundle(bundle_dir: str | Path) -> Bundle:
     bounds and (since issue 34) names the method in the manifest (``ci95_method``).
 
     Raises:
-        ManifestError: no readable ``manifest.json`` (not a bundle).
+        ManifestError: no readable ``manifest.json`` (not a bundle), or a manifest without a
+            spec beside a ``spec.json`` that is not JSON.
     """
     path = Path(bundle_dir).resolve()
     manifest = read_manifest(path)
     raw_spec = manifest.get("spec")
     if not isinstance(raw_spec, dict):
-        spec_file = inside_bundle(path, columns.SPEC_FILE)
-        raw_spec = json.loads(spec_file.read_text(encoding="utf-8")) if spec_file else {}
-    problems: list[str] = []
-    tables = {name: read_table(path, name, problems)
-              for name in (*columns.TABLES, *columns.OPTIONAL_TABLES)}
+        raw_spec = _spec_file(path)
+    problems: list[TableProblem] = []
+    tables, sources = {}, {}
+    for name in (*columns.TABLES, *columns.OPTIONAL_TABLES):
+        tables[name], source = _first_readable(path, name, problems)
+        if source is not None:
+            sources[name] = source
     spec = read_spec(raw_spec)
     completed = complete(tables[columns.TABLE_AGGREGATED], tables[columns.TABLE_RUNS],
                          spec.parameter_names if spec else None)
-    problems += repair_notes.empty_sentences(completed)
+    problems += repair_notes.empty_problems(completed, sources.get(columns.TABLE_AGGREGATED, ""))
     # Bundles written before the one interval method: the pages show its intervals.
     tables[columns.TABLE_AGGREGATED] = intervals.with_ci95_half_pct(
         intervals.restate(completed.table))
     restated = repair_notes.restated_sentences(completed.table,
                                                     tables[columns.TABLE_AGGREGATED])
-    return Bundle(path=path, manifest=manifest, spec=spec, tables=tables,
-                  files=list_files(path), problems=tuple(problems),
+    return Bundle(path=path, manifest=manifest, spec=spec, tables=tables, spec_json=raw_spec,
+                  files=list_files(path), table_problems=tuple(problems), sources=sources,
                   recomputed=repair_notes.recomputed_sentences(completed),
                   restated=restated,
                   notes=tuple(manifest_notes(tables, {**manifest, "spec": raw_spec})))
+
+
+def _spec_file(path: Path) -> dict[str, Any]:
+    """``spec.json`` of a bundle whose manifest holds no spec; ``{}`` without one.
+
+    Raises:
+        ManifestError: the file is there but is no JSON object (read as the manifest's own
+            spec would be: the bundle cannot say what was asked).
+    """
+    spec_file = inside_bundle(path, columns.SPEC_FILE)
+    if spec_file is None:
+        return {}
+    try:
+        raw = json.loads(spec_file.read_text(encoding="utf-8"))
+    except (OSError, ValueError) as exc:
+        raise ManifestError(f"{path.name}: {columns.SPEC_FILE} is not valid JSON ({exc})") from exc
+    return raw if isinstance(raw, dict) else {}
 
 
 def manifest_mtime(bundle_dir: str | Path) -> float:

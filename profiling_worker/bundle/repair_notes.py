@@ -1,6 +1,6 @@
 """What the pages say about an aggregated table the loader completed
 (:mod:`profiling_worker.bundle.stats.aggregated_repair`): which columns were recomputed, which are
-missing."""
+missing (recorded as :class:`~profiling_worker.bundle.table_problems.TableProblem`)."""
 
 from __future__ import annotations
 
@@ -8,6 +8,7 @@ import pandas as pd
 
 from profiling_worker.bundle.stats.aggregated_repair import Completed
 from profiling_worker.bundle.schema import columns as C, intervals
+from profiling_worker.bundle.table_problems import Fault, TableProblem
 
 
 def recomputed_sentences(done: Completed) -> tuple[str, ...]:
@@ -48,11 +49,17 @@ def restated_sentences(written: pd.DataFrame, shown: pd.DataFrame) -> tuple[str,
             f"are shown as 0 here ({intervals.CI_METHOD}); the files keep what was recorded.",)
 
 
-def empty_sentences(done: Completed) -> list[str]:
-    """One problem per column nothing could give (the bundle's ``problems``)."""
-    lost = [f"tables/{C.TABLE_AGGREGATED}: key column(s) {', '.join(done.keys)} missing and no "
-            "runs table to rebuild it from, so none of its values are drawn"] \
-        if done.keys and not done.rebuilt else []
-    return lost + [f"tables/{C.TABLE_AGGREGATED}: column {column} is missing and neither the "
-                   "runs table nor the other columns give it, so values that need it are not "
-                   "drawn" for column in done.empty]
+def empty_problems(done: Completed, file: str) -> list[TableProblem]:
+    """One record per column nothing could give (the bundle's ``table_problems``): the key
+    columns of a table left out, else each statistics column left empty; ``file``: the file
+    the aggregated table was read from (``tables/aggregated.parquet``)."""
+    where = f"tables/{C.TABLE_AGGREGATED}"
+    if done.keys and not done.rebuilt:
+        return [TableProblem(Fault.NO_KEYS, C.TABLE_AGGREGATED, file,
+                             f"{where}: key column(s) {', '.join(done.keys)} missing and no "
+                             "runs table to rebuild it from, so none of its values are drawn",
+                             done.keys)]
+    return [TableProblem(Fault.NO_COLUMN, C.TABLE_AGGREGATED, file,
+                         f"{where}: column {column} is missing and neither the runs table nor "
+                         "the other columns give it, so values that need it are not drawn",
+                         (column,)) for column in done.empty]

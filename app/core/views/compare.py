@@ -28,7 +28,7 @@ import pandas as pd
 
 from profiling_worker.bundle.gate import judge as gate
 from profiling_worker.bundle.gate.context import context_differences
-from profiling_worker.bundle.gate.sides import AUDIT_TABLES, GateSide
+from profiling_worker.bundle.gate.sides import GateSide
 from profiling_worker.bundle.schema import backends as B, columns as C, intervals
 from profiling_worker.bundle.schema.spec import JobSpec
 
@@ -59,20 +59,10 @@ class CompareOptions:
 
 
 def gate_side(bundle: Bundle) -> GateSide:
-    """The gate's view of a loaded bundle: its manifest with the spec as JSON (an import's
-    partial spec gives its backend and configs), its aggregated, runs and collectors tables
-    and those the run audit reads (:data:`~profiling_worker.bundle.gate.sides.AUDIT_TABLES`)."""
-    spec: dict[str, Any] = {}
-    if isinstance(bundle.spec, JobSpec):
-        spec = bundle.spec.to_json()
-    elif isinstance(bundle.spec, PartialSpec):
-        spec = {"backend": bundle.spec.backend, "configs": [dict(c) for c in bundle.spec.configs]}
-    more = {name: bundle.table(name) for name in AUDIT_TABLES}
-    more[C.TABLE_RUN_AUDIT] = audit_frame(bundle)  # derived once per bundle, not per judgement
-    return GateSide(bundle.job_id, {**bundle.manifest, "spec": spec},
-                    bundle.table(C.TABLE_AGGREGATED), bundle.table(C.TABLE_RUNS),
-                    bundle.table(C.TABLE_COLLECTORS),
-                    {name: frame for name, frame in more.items() if not frame.empty})
+    """The gate's view of a loaded bundle (:meth:`~profiling_worker.bundle.gate.sides.GateSide.
+    from_bundle`, as ``compare`` builds it), with its run audit derived once per bundle
+    (:func:`~app.core.views.run_audit.audit_frame`), not per judgement."""
+    return GateSide.from_bundle(bundle, audit_frame(bundle))
 
 
 def gate_result(baseline: Bundle, candidate: Bundle, options: CompareOptions,

@@ -1,4 +1,6 @@
-"""One side of a comparison: a bundle's manifest and aggregated table, read without the app."""
+"""One side of a comparison: what the gate reads of a loaded bundle (its manifest, aggregated
+table and the tables of the cycle check and the run audit), and the gate's policy on a damaged
+one, decided from what the one bundle loader recorded."""
 
 from __future__ import annotations
 
@@ -10,14 +12,14 @@ from typing import Any
 
 import pandas as pd
 
-from profiling_worker.bundle.loader import TABLE_FORMATS, TableUnreadable, read_table_file
-from profiling_worker.bundle.stats.aggregated_repair import KEYS, STATISTICS, complete
-from profiling_worker.bundle.schema import backends as B, columns as C, intervals
+from profiling_worker.bundle.loader import Bundle, load_bundle
+from profiling_worker.bundle.schema import backends as B, columns as C
 from profiling_worker.bundle.schema.bundle_spec import (PartialSpec, asked_runs, backend_of,
                                                         manifest_spec)
-from profiling_worker.bundle.schema.manifest import JobStatus, ManifestError, read_manifest
+from profiling_worker.bundle.schema.manifest import JobStatus, ManifestError
 from profiling_worker.bundle.schema.run_audit import ConfigAudit, config_audits, run_audit
 from profiling_worker.bundle.schema.spec import JobSpec
+from profiling_worker.bundle.table_problems import Fault, TableProblem
 
 
 class GateInputError(Exception):
@@ -28,11 +30,13 @@ class GateInputError(Exception):
 class GateSide:
     """Attributes:
         job_id: the bundle directory's name.
-        manifest: ``manifest.json`` as a dict (its ``spec`` included).
-        aggregated: the ``aggregated`` table (one row per annotation x config x metric),
-            restated by :func:`profiling_worker.bundle.schema.intervals.restate`.
+        manifest: ``manifest.json`` as a dict, its ``spec`` the one the loader read (the
+            manifest's, else ``spec.json``).
+        aggregated: the ``aggregated`` table (one row per annotation x config x metric) as
+            the loader gives it: completed, restated by
+            :func:`profiling_worker.bundle.schema.intervals.restate`.
         runs, collectors: the ``runs`` and ``collectors`` tables (empty when the bundle has
-            none): each run's duration and SM clock, for the cycle check
+            none or the file is unreadable): each run's duration and SM clock, for the cycle check
             (:mod:`profiling_worker.bundle.gate.cycles`).
         more: the tables the run audit reads besides those (:data:`AUDIT_TABLES`: the NVML
             trace, CUPTI launch times, work, a stored ``run_audit``); missing ones left out.
@@ -75,74 +79,118 @@ class GateSide:
         return B.duration_metric(backend_of(self.manifest, self.spec) or None)
 
     @classmethod
+    def from_bundle(cls, bundle: Bundle, audit_table: pd.DataFrame | None = None) -> GateSide:
+        """The gate's side of a loaded bundle (:func:`~profiling_worker.bundle.loader.
+        load_bundle`): the one constructor of a side, for ``compare`` and the Compare page alike.
+
+        The manifest carries the spec the loader read (the manifest's, else ``spec.json``); the
+        aggregated table is the loader's (statistics it lacked recomputed, text read as numbers,
+        restated); the runs, collectors and audit tables are the loader's, except that one whose
+        file the loader recorded as unreadable is empty: the cycle check and the audit then say
+        they have nothing, as they do for a bundle without it (:data:`BESIDE`; never refused).
+        Whether the gate judges the bundle at all is :func:`refusal`'s answer.
+
+        Args:
+            bundle: the loaded bundle.
+            audit_table: the bundle's run audit (the ``run_audit`` table's columns) when the
+                caller keeps one (the app derives it once per loaded bundle); None: the stored
+                table, else derived on first use (:attr:`audit`).
+        """
+        damaged = {p.table for p in bundle.table_problems if p.fault is Fault.UNREADABLE}
+        beside = {name: pd.DataFrame() if name in damaged else bundle.table(name)
+                  for name in BESIDE}
+        if audit_table is not None:
+            beside[C.TABLE_RUN_AUDIT] = audit_table
+        more = {name: beside[name] for name in AUDIT_TABLES if not beside[name].empty}
+        return cls(bundle.job_id, {**bundle.manifest, "spec": dict(bundle.spec_json)},
+                   bundle.table(C.TABLE_AGGREGATED), beside[C.TABLE_RUNS],
+                   beside[C.TABLE_COLLECTORS], more)
+
+    @classmethod
     def load(cls, bundle_dir: Path) -> GateSide:
-        """Read ``bundle_dir`` (``tables/aggregated.parquet``, else ``.csv``). Statistics
-        columns the table lacks (a hand-made bundle) are recomputed from the runs table by the
-        worker's method (:func:`profiling_worker.bundle.stats.aggregated_repair.complete`).
+        """Read ``bundle_dir`` with the one bundle loader and judge it by the gate's policy
+        (:func:`refusal`): the side of :meth:`from_bundle`.
 
         Raises:
-            GateInputError: no readable manifest, no readable aggregated table, or one without
-                AvgValue, StdDev, NumRuns or a key column that the runs table cannot give
-                (named).
+            GateInputError: no readable manifest, or a bundle :func:`refusal` refuses; the
+                message starts with ``bundle_dir`` as given and names the fix.
         """
         try:
-            manifest = read_manifest(bundle_dir)
+            bundle = load_bundle(bundle_dir)
         except ManifestError as exc:
             raise GateInputError(f"{bundle_dir}: not a result bundle ({exc}); give the "
                                  "directory a job wrote (it holds manifest.json)") from exc
-        table = _read_table(bundle_dir, C.TABLE_AGGREGATED)
-        if table is None:
-            if manifest.get("status") != JobStatus.DONE.value:  # a failed job: no rows
-                return cls(bundle_dir.name, manifest, pd.DataFrame())
-            raise GateInputError(f"{bundle_dir}: no {C.TABLES_DIR}/{C.TABLE_AGGREGATED}.parquet "
-                                 "or .csv; record the job again")
-        params = cls(bundle_dir.name, manifest, table).parameters
-        runs, collectors = (_optional_table(bundle_dir, name)
-                            for name in (C.TABLE_RUNS, C.TABLE_COLLECTORS))
-        if any(column not in table for column in (*KEYS, *params, *STATISTICS)):
-            done = complete(table, runs, params)
-            lacking = [c for c in NEEDED if c in done.empty] + list(
-                done.keys if not done.rebuilt else ())
-            if lacking:
-                raise GateInputError(
-                    f"{bundle_dir}: the {C.TABLE_AGGREGATED} table has no {', '.join(lacking)} "
-                    f"column and no {C.TABLE_RUNS} table to recompute it from; add the column "
-                    "or record the job again")
-            table = done.table
-        more = {name: _optional_table(bundle_dir, name) for name in AUDIT_TABLES}
-        return cls(bundle_dir.name, manifest, intervals.restate(table), runs, collectors,
-                   {name: frame for name, frame in more.items() if not frame.empty})
+        why = refusal(bundle)
+        if why is not None:
+            raise GateInputError(f"{bundle_dir}: {why}")
+        return cls.from_bundle(bundle)
 
 
 #: Tables the run audit reads besides the runs and collectors (:attr:`GateSide.more`).
 AUDIT_TABLES = (C.TABLE_NVML, C.TABLE_LAUNCH_TIMES, C.TABLE_WORK, C.TABLE_RUN_AUDIT)
+#: The tables a side holds besides the aggregated one: read for the cycle check, a repair of
+#: the aggregated table and the run audit; a damaged one is left empty, never refused.
+BESIDE = (C.TABLE_RUNS, C.TABLE_COLLECTORS, *AUDIT_TABLES)
 
 
 #: The columns the gate judges with (a side's mean, spread and count of runs).
 NEEDED = (C.AVG, C.STD, C.NUM_RUNS)
 
 
-def _optional_table(bundle_dir: Path, name: str) -> pd.DataFrame:
-    """``tables/<name>``, empty when missing or damaged (only the cycle check and a repair of
-    the aggregated table use it; each says when it has nothing)."""
-    try:
-        table = _read_table(bundle_dir, name)
-    except GateInputError:
-        table = None
-    return pd.DataFrame() if table is None else table
+def refusal(bundle: Bundle) -> str | None:
+    """Why the gate does not judge ``bundle`` (None: it does), from the problems the loader
+    recorded (:attr:`~profiling_worker.bundle.loader.Bundle.table_problems`) and the tables it
+    found (:attr:`~profiling_worker.bundle.loader.Bundle.sources`); no file is read again.
 
-
-def _read_table(bundle_dir: Path, name: str) -> pd.DataFrame | None:
-    """``tables/<name>.parquet``, else ``.csv``; None when the bundle has neither.
-
-    Raises:
-        GateInputError: the file is there but cannot be read, or is a link out of the bundle.
+    ==========================================  ===============================================
+    recorded by the loader                      the gate
+    ==========================================  ===============================================
+    an aggregated file UNREADABLE (the CSV      refused: a verdict on the CSV would judge other
+    beside it read for the pages)               numbers than the file named
+    no aggregated file (not in ``sources``),    refused ("record the job again"); a failed or
+    the job done                                cancelled job: judged with no rows
+    aggregated NO_KEYS, or NO_COLUMN of         refused, naming the columns
+    :data:`NEEDED`
+    aggregated TEXT_IN_NUMBERS in               refused, naming the file, column and cells
+    :data:`NEEDED` or Config, cells lost        (numbers written as text, none lost: judged)
+    any problem of a :data:`BESIDE` table       judged; an UNREADABLE one left empty
+                                                (:meth:`GateSide.from_bundle`)
+    ==========================================  ===============================================
     """
-    for fmt in TABLE_FORMATS:
-        try:
-            table = read_table_file(bundle_dir, name, fmt)
-        except TableUnreadable as exc:
-            raise GateInputError(f"{bundle_dir}: {exc}") from exc
-        if table is not None:
-            return table
+    mine = [p for p in bundle.table_problems if p.table == C.TABLE_AGGREGATED]
+    for rule in (_unreadable, _absent, _lacking, _text):
+        why = rule(bundle, mine)
+        if why is not None:
+            return why
     return None
+
+
+def _unreadable(bundle: Bundle, mine: list[TableProblem]) -> str | None:
+    bad = [p for p in mine if p.fault is Fault.UNREADABLE]
+    return None if not bad else (f"{bad[0].sentence}; the gate judges no other file in its "
+                                 "place: restore it from the job's artifacts or record the "
+                                 "job again")
+
+
+def _absent(bundle: Bundle, mine: list[TableProblem]) -> str | None:
+    if C.TABLE_AGGREGATED in bundle.sources or bundle.status is not JobStatus.DONE:
+        return None  # a failed or cancelled job: judged with no rows
+    return f"no {C.TABLES_DIR}/{C.TABLE_AGGREGATED}.parquet or .csv; record the job again"
+
+
+def _lacking(bundle: Bundle, mine: list[TableProblem]) -> str | None:
+    empty = {c for p in mine if p.fault is Fault.NO_COLUMN for c in p.columns}
+    lacking = [c for c in NEEDED if c in empty] + [
+        c for p in mine if p.fault is Fault.NO_KEYS for c in p.columns]
+    return None if not lacking else (
+        f"the {C.TABLE_AGGREGATED} table has no {', '.join(lacking)} column and no "
+        f"{C.TABLE_RUNS} table to recompute it from; add the column or record the job again")
+
+
+def _text(bundle: Bundle, mine: list[TableProblem]) -> str | None:
+    lost = [p for p in mine if p.fault is Fault.TEXT_IN_NUMBERS and p.cells
+            and set(p.columns) & {*NEEDED, C.CONFIG}]
+    return None if not lost else "; ".join(
+        f"{p.file}: column {', '.join(p.columns)} holds {p.cells} cell(s) that are no number"
+        for p in lost) + ("; the gate judges with it: write the numbers there or record the "
+                          "job again")

@@ -354,6 +354,10 @@ def _timer(time: pd.DataFrame, tables: Mapping[str, pd.DataFrame],
     floors = _floors(tables, manifest, backend)
     results, evidence = [], []
     for ann, cfg, value in zip(time[C.ANNOTATION], time[C.CONFIG], time[C.VALUE]):
+        if not np.isfinite(value):  # a damaged table's empty cell: nothing to check
+            results.append(NOT_CHECKED)
+            evidence.append(_NO_VALUE)
+            continue
         floor, why = floors.get((str(ann), int(cfg)), (0.0, "no physical minimum known"))
         if backend == B.EVENTS and EVENTS_RESOLUTION_NS > floor:
             floor, why = EVENTS_RESOLUTION_NS, "the CUDA events' 0.5 µs resolution"
@@ -397,6 +401,7 @@ def _floors(tables: Mapping[str, pd.DataFrame], manifest: Mapping[str, Any],
 
 
 _SLOWER_RUN = "; this run in the slower group"
+_NO_VALUE = "no duration recorded for this run"
 
 
 def _population(time: pd.DataFrame) -> _Rows:
@@ -416,9 +421,14 @@ def _population(time: pd.DataFrame) -> _Rows:
             results += [NOT_CHECKED] * len(positions)
             evidence += [said] * len(positions)
             continue
-        slow = found.slow or (False,) * len(positions)
-        results += [FLAG if s else PASS for s in slow]
-        evidence += [f"{said}{_SLOWER_RUN}" if s else said for s in slow]
+        # check() drops runs without a finite duration (a damaged table's empty cell): its
+        # flags are those of the others, in order; such a run is not checked, and named
+        flags = iter(found.slow)
+        slow = [bool(next(flags, False)) if ok else None
+                for ok in np.isfinite(values[positions])]
+        results += [NOT_CHECKED if s is None else FLAG if s else PASS for s in slow]
+        evidence += [_NO_VALUE if s is None else f"{said}{_SLOWER_RUN}" if s else said
+                     for s in slow]
     return _rows(time.take(order), POPULATION, results, evidence)
 
 

@@ -18,8 +18,9 @@ KernelsVary). The pages compute with all of them, so a missing one is
 A table without a key column (Annotation, Config, Metric, a config parameter) cannot be matched
 row by row: it is rebuilt from the runs table, or, without one, left out (empty) and named.
 
-The app's bundle loader and the regression gate (``bundle/gate/sides.py``) both read bundles through
-it.
+The one bundle loader (``bundle/loader.py``) completes the table with it, for the pages and the
+regression gate alike; the gate refuses a side whose AvgValue, StdDev, NumRuns or key columns it
+could not give (``bundle/gate/sides.py``).
 """
 
 from __future__ import annotations

@@ -9,6 +9,7 @@ import pytest
 from profiling_worker.bundle import repair_notes as S
 from profiling_worker.bundle.stats import aggregated_repair as R
 from profiling_worker.bundle.schema import columns as C
+from profiling_worker.bundle.table_problems import Fault
 from tests.unit.app.bundled import bundled
 
 JOBS = ("h200-ncu-elementwise", "h200-cupti-stability")
@@ -45,8 +46,9 @@ def test_without_runs_derived_or_named(column: str) -> None:
         assert done.empty == (column,)
         flag = column in (C.STABLE, C.KERNELS_VARY)
         assert (~done.table[column]).all() if flag else done.table[column].isna().all()
-        (problem,) = S.empty_sentences(done)
-        assert f"column {column} is missing" in problem
+        (problem,) = S.empty_problems(done, "tables/aggregated.parquet")
+        assert f"column {column} is missing" in problem.sentence
+        assert (problem.fault, problem.columns) == (Fault.NO_COLUMN, (column,))
 
 
 def test_complete_table_is_left_alone() -> None:
@@ -66,8 +68,9 @@ def test_a_table_without_a_key_is_rebuilt_from_the_runs_or_left_out(key: str) ->
         S.recomputed_sentences(done)[0]
     lost = R.complete(agg.drop(columns=[key]), pd.DataFrame(), bundle.parameters)
     assert lost.table.empty and not lost.rebuilt and lost.keys == (key,)
-    (problem,) = S.empty_sentences(lost)
-    assert f"key column(s) {key} missing" in problem
+    (problem,) = S.empty_problems(lost, "tables/aggregated.parquet")
+    assert f"key column(s) {key} missing" in problem.sentence
+    assert (problem.fault, problem.columns) == (Fault.NO_KEYS, (key,))
 
 
 def test_an_older_bundles_negative_lower_bounds_are_shown_cut_and_said() -> None:

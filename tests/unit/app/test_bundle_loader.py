@@ -11,6 +11,7 @@ import pytest
 from profiling_worker.bundle.loader import load_bundle, manifest_mtime
 from profiling_worker.bundle.schema import columns as C
 from profiling_worker.bundle.schema.manifest import ManifestError
+from profiling_worker.bundle.table_problems import Fault
 from tests.scenarios import SCENARIOS
 
 
@@ -40,7 +41,12 @@ def test_missing_tables_load_empty(cpu_bundle: Path) -> None:
 
 def test_csv_used_when_parquet_missing(cpu_bundle: Path) -> None:
     (cpu_bundle / C.TABLES_DIR / "runs.parquet").unlink()
-    assert len(load_bundle(cpu_bundle).table(C.TABLE_RUNS)) == 18
+    bundle = load_bundle(cpu_bundle)
+    assert len(bundle.table(C.TABLE_RUNS)) == 18
+    assert bundle.sources[C.TABLE_RUNS] == "tables/runs.csv"  # which file, for the gate
+    assert bundle.sources[C.TABLE_AGGREGATED] == "tables/aggregated.parquet"
+    assert C.TABLE_LAUNCH_TIMES not in bundle.sources  # a cpu job has no CUPTI launch times
+    assert bundle.table_problems == ()
 
 
 def test_not_a_bundle(tmp_path: Path) -> None:
@@ -90,6 +96,9 @@ def test_numbers_stored_as_text_are_read_as_numbers_and_named(tmp_path: Path) ->
     assert pd.isna(avg.iloc[0])
     assert any("column AvgValue holds text, read as numbers (1 cell(s) that are no number left "
                "empty)" in p for p in bundle.problems), bundle.problems
+    (record,) = [p for p in bundle.table_problems if p.table == C.TABLE_AGGREGATED]
+    assert (record.fault, record.file, record.columns, record.cells) == (
+        Fault.TEXT_IN_NUMBERS, "tables/aggregated.parquet", (C.AVG,), 1)
 
 
 def test_a_cpu_job_is_not_called_damaged(cpu_bundle: Path) -> None:

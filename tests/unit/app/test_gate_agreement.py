@@ -101,3 +101,16 @@ def test_the_cli_process_exits_and_writes_what_the_judgement_says(base: str, can
     result = cli_judgement(base, cand)
     assert proc.returncode == report.exit_code(result)
     assert proc.stdout == report.markdown(result)
+
+
+@pytest.mark.parametrize("job", ["h200-cupti-gate-base", "h200-ncu-matmul-sweep"])
+def test_the_compare_page_builds_its_side_with_the_gates_one_constructor(job: str) -> None:
+    """One constructor (``GateSide.from_bundle``): the app's side of a loaded bundle is the
+    CLI's, table for table, its run audit included."""
+    from app.core.views.compare import gate_side
+
+    cli, app = side(job), gate_side(bundled(job))
+    assert (app.job_id, app.manifest) == (cli.job_id, cli.manifest)
+    for name in ("aggregated", "runs", "collectors"):
+        pd.testing.assert_frame_equal(getattr(app, name), getattr(cli, name))
+    assert app.audit == cli.audit

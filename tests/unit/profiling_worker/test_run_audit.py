@@ -65,6 +65,25 @@ def test_a_time_below_the_physical_minimum_fails_the_timer_check() -> None:
     assert "NVIDIA H200" in timer[A.EVIDENCE].iloc[0] and "FP16" in timer[A.EVIDENCE].iloc[0]
     assert all(a.invalid == [A.TIMER] for a in A.config_audits(fast).values())
 
+def test_a_run_without_a_duration_is_not_checked_the_others_are() -> None:
+    """A damaged runs table's empty cell (text the loader read as a number): the population
+    check gave its flags for the other runs only, one short, and the audit stopped; now that
+    run is "not checked" by the checks that need its duration, the others as recorded."""
+    runs = bundle_tables(SCENARIOS / "h200-cupti-gate-base")[C.TABLE_RUNS]
+    timed = runs.index[runs[C.METRIC] == C.GPU_TIME]
+    holed = runs.copy()
+    holed.loc[timed[0], C.VALUE] = float("nan")
+    audit, whole = _audit("h200-cupti-gate-base", **{C.TABLE_RUNS: holed}), _audit(
+        "h200-cupti-gate-base")
+    run = holed.loc[timed[0], [C.ANNOTATION, C.CONFIG, C.RUN]]
+    mine = ((audit[C.ANNOTATION] == run[C.ANNOTATION]) & (audit[C.CONFIG] == run[C.CONFIG])
+            & (audit[C.RUN] == run[C.RUN]) & audit[A.CHECK].isin([A.TIMER, A.POPULATION]))
+    assert mine.sum() == 2 and set(audit.loc[mine, A.RESULT]) == {A.NOT_CHECKED}
+    assert set(audit.loc[mine, A.EVIDENCE]) == {"no duration recorded for this run"}
+    assert len(audit) == len(whole)
+    assert (audit.loc[~mine, A.RESULT].to_numpy() == whole.loc[~mine, A.RESULT].to_numpy()).all()
+
+
 def test_a_stored_audit_is_read_as_written() -> None:
     stored = _audit("h200-cupti-gate-base").assign(**{A.EVIDENCE: "as the worker wrote it"})
     read = A.run_audit({C.TABLE_RUN_AUDIT: stored}, {})
