@@ -95,28 +95,29 @@ def launches_to_runs(launches: pd.DataFrame, param_names: Sequence[str] | None =
     df[C.VALUE] = pd.to_numeric(df[C.VALUE], errors="coerce").astype("float64")
     if C.UNIT not in df.columns:
         df[C.UNIT] = None
-    run_keys = [C.ANNOTATION, C.CONFIG, C.RUN]
-    launch_keys = run_keys + [C.LAUNCH]
 
     # Per row: its launch's duration (GPU time when collected, else host time), its run's
     # launch count and its config's number; transforms, as a merge on the object key columns
     # took most of this function's time on a warm job.
     # Groups by one integer code each (group_codes): a groupby on the key columns themselves
     # built a MultiIndex per groupby, most of this function's time on 40 rows.
+    # Each key list extends the one before it (Annotation, Config; + Run; + Launch or Metric),
+    # so its codes extend those of its prefix: each column is factorized once (issue 40).
+    df["_c"] = config_codes = group_codes(df, [C.ANNOTATION, C.CONFIG])
+    run_codes = group_codes(df, [C.RUN], config_codes)
     df["_w"] = np.nan
     for dname in C.DURATION_METRICS:
         is_duration = df[C.METRIC] == dname
         if is_duration.any():
-            df["_w"] = (df[C.VALUE].where(is_duration).groupby(group_codes(df, launch_keys))
+            df["_w"] = (df[C.VALUE].where(is_duration)
+                        .groupby(group_codes(df, [C.LAUNCH], run_codes))
                         .transform("sum", min_count=1))
             break
-    df["_k"] = df[C.LAUNCH].groupby(group_codes(df, run_keys)).transform("nunique")
-    _number_configs(df)
+    df["_k"] = df[C.LAUNCH].groupby(run_codes).transform("nunique")
 
-    group_keys = run_keys + [C.METRIC]
     df["_vw"] = df[C.VALUE] * df["_w"]
     df["_wbad"] = ~(df["_w"] > 0)  # NaN or <= 0: this launch cannot be weighted
-    codes = group_codes(df, group_keys)
+    codes = group_codes(df, [C.METRIC], run_codes)  # Annotation, Config, Run, Metric
     g = df.groupby(codes, sort=False)
     res = pd.DataFrame({
         "_n": g[C.VALUE].size(),
@@ -157,7 +158,8 @@ def launches_to_runs(launches: pd.DataFrame, param_names: Sequence[str] | None =
     return res
 
 
-def group_codes(frame: pd.DataFrame, keys: Sequence[str]) -> np.ndarray:
+def group_codes(frame: pd.DataFrame, keys: Sequence[str],
+                prefix: np.ndarray | None = None) -> np.ndarray:
     """Each row's group of ``keys`` numbered in first-seen order, missing values forming one
     group per column: ``frame.groupby(keys, sort=False, dropna=False).ngroup()``'s numbers.
 
@@ -165,10 +167,14 @@ def group_codes(frame: pd.DataFrame, keys: Sequence[str]) -> np.ndarray:
     columns builds a MultiIndex, which took 4-6 ms of 40 rows on the 2-core machine (a warm
     job's tables), against well under 1 ms for this; one integer key then groups cheaply.
 
+    Args:
+        prefix: ``group_codes(frame, first)``: the codes returned are then those of
+            ``first + keys``, the same numbers, without factorizing ``first`` again.
+
     Returns:
         int64 array of ``len(frame)``.
     """
-    codes = np.zeros(len(frame), dtype="int64")
+    codes = np.zeros(len(frame), dtype="int64") if prefix is None else prefix
     for key in keys:
         column, uniques = pd.factorize(frame[key], use_na_sentinel=False)
         codes = pd.factorize(codes * len(uniques) + column)[0].astype("int64")
@@ -181,15 +187,9 @@ def _first_rows(codes: np.ndarray) -> np.ndarray:
     return first
 
 
-def _number_configs(df: pd.DataFrame) -> None:
-    """``df["_c"]``: each row's (Annotation, Config) numbered in first-seen order (0 for the
-    first distinct pair in ``df``, 1 for the next...)."""
-    df["_c"] = group_codes(df, [C.ANNOTATION, C.CONFIG])
-
-
 def _add_config_columns(res: pd.DataFrame, df: pd.DataFrame, params: Sequence[str]) -> None:
-    """Set ``res``'s Annotation, Config and parameter columns from its ``_c`` (the config
-    numbers of :func:`_number_configs` on ``df``), taken from each config's first row of
+    """Set ``res``'s Annotation, Config and parameter columns from its ``_c`` (each row's
+    (Annotation, Config) numbered in first-seen order: ``df["_c"]``), taken from each config's first row of
     ``df``: what a merge with ``kernel_counts.config_params(df)`` on the object key columns
     gave, in a fraction of its time. Series.take keeps each column's dtype, as the merge did
     (an array would have its dtype inferred anew)."""
@@ -300,8 +300,8 @@ def aggregate_runs(runs: pd.DataFrame, param_names: Sequence[str] | None = None)
         df[C.UNIT] = None
     if C.KERNELS not in df.columns:
         df[C.KERNELS] = np.nan
-    _number_configs(df)
-    codes = group_codes(df, [C.ANNOTATION, C.CONFIG, C.METRIC])
+    df["_c"] = config_codes = group_codes(df, [C.ANNOTATION, C.CONFIG])
+    codes = group_codes(df, [C.METRIC], config_codes)
     g = df.groupby(codes, sort=False)
     v = g[C.VALUE]
     out = pd.DataFrame({
