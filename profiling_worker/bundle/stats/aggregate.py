@@ -34,7 +34,6 @@ from typing import Any
 
 import numpy as np
 import pandas as pd
-from pandas.core.groupby import SeriesGroupBy
 from profiling_worker.bundle.stats.combine_rules import (RULE_MEAN_UNWEIGHTED, RULE_SINGLE,
                                                          RULE_SUM, RULE_WEIGHTED, combine_rule)
 from profiling_worker.bundle.stats.kernel_counts import infer_param_names, require_columns
@@ -42,11 +41,15 @@ from profiling_worker.bundle.schema import columns as C, intervals
 
 # --- launches -> runs ------------------------------------------------------------------------
 
-def _first_valid(g: "SeriesGroupBy[Any, Any]") -> "pd.Series[Any]":
-    """The first non-missing value of each group of a grouped column, None where there is none
-    (GroupBy.first skips missing values; a per-group Python function took 18 of 21 s on a
-    19 MB details-page import of 28k groups)."""
-    first: pd.Series[Any] = g.first().astype(object)
+def _first_valid(column: "pd.Series[Any]", codes: np.ndarray) -> "pd.Series[Any]":
+    """The first non-missing value of each group of ``column`` (``codes``: each row's group,
+    numbered in first-seen order), None where there is none (GroupBy.first skips missing
+    values; a per-group Python function took 18 of 21 s on a 19 MB details-page import of 28k
+    groups). A column with no missing value gives each group's first row, without a groupby
+    (issue 40: a warm job's units)."""
+    if not column.isna().any():
+        return pd.Series(column.to_numpy(dtype=object)[_first_rows(codes)], dtype=object)
+    first: pd.Series[Any] = column.groupby(codes, sort=False).first().astype(object)
     return first.where(first.notna(), None)
 
 
@@ -127,7 +130,7 @@ def launches_to_runs(launches: pd.DataFrame, param_names: Sequence[str] | None =
         "_wsum": g["_w"].sum(),
         "_wbad": g["_wbad"].any(),
         "_vwsum": g["_vw"].sum(),
-        C.UNIT: _first_valid(g[C.UNIT]),
+        C.UNIT: _first_valid(df[C.UNIT], codes),
         C.KERNELS: g["_k"].first(),
         "_c": g["_c"].first(),
     }).reset_index(drop=True)
@@ -225,7 +228,11 @@ def _sort_first_seen(frame: pd.DataFrame, with_run: bool) -> pd.DataFrame:
                          "a": pd.factorize(frame[C.ANNOTATION])[0],
                          "m": pd.factorize(frame[C.METRIC])[0],
                          **({"r": frame[C.RUN].array} if with_run else {})})
-    order = keys.sort_values(list(keys.columns), kind="stable").index.to_numpy()
+    columns = [keys[k].to_numpy() for k in keys.columns]
+    if all(c.dtype.kind in "iu" for c in columns):  # np.lexsort: the same stable order, on
+        order = np.lexsort(columns[::-1])  # integers, without pandas' per-key Categorical
+    else:
+        order = keys.sort_values(list(keys.columns), kind="stable").index.to_numpy()
     return frame.iloc[order].reset_index(drop=True)
 
 
@@ -305,7 +312,7 @@ def aggregate_runs(runs: pd.DataFrame, param_names: Sequence[str] | None = None)
     g = df.groupby(codes, sort=False)
     v = g[C.VALUE]
     out = pd.DataFrame({
-        C.UNIT: _first_valid(g[C.UNIT]),
+        C.UNIT: _first_valid(df[C.UNIT], codes),
         C.NUM_RUNS: v.count().astype("int64"),
         C.AVG: v.mean(),
         C.STD: v.std(ddof=1),
