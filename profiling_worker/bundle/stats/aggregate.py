@@ -94,10 +94,9 @@ def launches_to_runs(launches: pd.DataFrame, param_names: Sequence[str] | None =
     if launches.empty:
         return pd.DataFrame({c: pd.Series(dtype=_dtype_of(launches, c)) for c in out_cols})
 
-    df = launches.copy()
-    df[C.VALUE] = pd.to_numeric(df[C.VALUE], errors="coerce").astype("float64")
-    if C.UNIT not in df.columns:
-        df[C.UNIT] = None
+    df = launches  # its key columns are read, never written
+    value = pd.to_numeric(df[C.VALUE], errors="coerce").astype("float64")
+    unit = df[C.UNIT] if C.UNIT in df.columns else pd.Series(None, index=df.index, dtype=object)
 
     # Per row: its launch's duration (GPU time when collected, else host time), its run's
     # launch count and its config's number; transforms, as a merge on the object key columns
@@ -106,33 +105,35 @@ def launches_to_runs(launches: pd.DataFrame, param_names: Sequence[str] | None =
     # built a MultiIndex per groupby, most of this function's time on 40 rows.
     # Each key list extends the one before it (Annotation, Config; + Run; + Launch or Metric),
     # so its codes extend those of its prefix: each column is factorized once (issue 40).
-    df["_c"] = config_codes = group_codes(df, [C.ANNOTATION, C.CONFIG])
+    # The per-row columns go into one new frame (inserting each into a copy of the launches
+    # cost more than the groupby on a warm job's 40 rows: pandas 3's column labels are arrow
+    # strings, rebuilt at every insert).
+    config_codes = group_codes(df, [C.ANNOTATION, C.CONFIG])
     run_codes = group_codes(df, [C.RUN], config_codes)
-    df["_w"] = np.nan
+    w = pd.Series(np.nan, index=df.index)
     for dname in C.DURATION_METRICS:
         is_duration = df[C.METRIC] == dname
         if is_duration.any():
-            df["_w"] = (df[C.VALUE].where(is_duration)
-                        .groupby(group_codes(df, [C.LAUNCH], run_codes))
-                        .transform("sum", min_count=1))
+            w = (value.where(is_duration).groupby(group_codes(df, [C.LAUNCH], run_codes))
+                 .transform("sum", min_count=1))
             break
-    df["_k"] = df[C.LAUNCH].groupby(run_codes).transform("nunique")
-
-    df["_vw"] = df[C.VALUE] * df["_w"]
-    df["_wbad"] = ~(df["_w"] > 0)  # NaN or <= 0: this launch cannot be weighted
+    rows = pd.DataFrame({"v": value, "w": w, "vw": value * w,
+                         "wbad": ~(w > 0),  # NaN or <= 0: this launch cannot be weighted
+                         "k": df[C.LAUNCH].groupby(run_codes).transform("nunique"),
+                         "c": config_codes})
     codes = group_codes(df, [C.METRIC], run_codes)  # Annotation, Config, Run, Metric
-    g = df.groupby(codes, sort=False)
+    g = rows.groupby(codes, sort=False)
     res = pd.DataFrame({
-        "_n": g[C.VALUE].size(),
-        "_valid": g[C.VALUE].count(),
-        "_sum": g[C.VALUE].sum(),
-        "_mean": g[C.VALUE].mean(),
-        "_wsum": g["_w"].sum(),
-        "_wbad": g["_wbad"].any(),
-        "_vwsum": g["_vw"].sum(),
-        C.UNIT: _first_valid(df[C.UNIT], codes),
-        C.KERNELS: g["_k"].first(),
-        "_c": g["_c"].first(),
+        "_n": g["v"].size(),
+        "_valid": g["v"].count(),
+        "_sum": g["v"].sum(),
+        "_mean": g["v"].mean(),
+        "_wsum": g["w"].sum(),
+        "_wbad": g["wbad"].any(),
+        "_vwsum": g["vw"].sum(),
+        C.UNIT: _first_valid(unit, codes),
+        C.KERNELS: g["k"].first(),
+        "_c": g["c"].first(),
     }).reset_index(drop=True)
     _take_keys(res, df, codes, [C.RUN, C.METRIC])
 
@@ -156,7 +157,7 @@ def launches_to_runs(launches: pd.DataFrame, param_names: Sequence[str] | None =
     ]
     res[C.VALUE] = values
     res[C.COMBINE_RULE] = applied
-    _add_config_columns(res, df, params)
+    _add_config_columns(res, df, config_codes, params)
     res = _sort_first_seen(res[out_cols], with_run=True)
     return res
 
@@ -190,13 +191,14 @@ def _first_rows(codes: np.ndarray) -> np.ndarray:
     return first
 
 
-def _add_config_columns(res: pd.DataFrame, df: pd.DataFrame, params: Sequence[str]) -> None:
+def _add_config_columns(res: pd.DataFrame, df: pd.DataFrame, config_codes: np.ndarray,
+                        params: Sequence[str]) -> None:
     """Set ``res``'s Annotation, Config and parameter columns from its ``_c`` (each row's
-    (Annotation, Config) numbered in first-seen order: ``df["_c"]``), taken from each config's first row of
+    (Annotation, Config) numbered in first-seen order: ``config_codes`` of ``df``), taken from each config's first row of
     ``df``: what a merge with ``kernel_counts.config_params(df)`` on the object key columns
     gave, in a fraction of its time. Series.take keeps each column's dtype, as the merge did
     (an array would have its dtype inferred anew)."""
-    first = np.flatnonzero(~df["_c"].duplicated().to_numpy())  # row of config number i
+    first = _first_rows(config_codes)  # row of config number i
     rows = first[res["_c"].to_numpy()]
     for col in (C.ANNOTATION, C.CONFIG, *params):
         res[col] = df[col].take(rows).set_axis(res.index)
@@ -301,27 +303,27 @@ def aggregate_runs(runs: pd.DataFrame, param_names: Sequence[str] | None = None)
                                           params else dtypes.get(c, "float64"))
                              for c in out_cols})
 
-    df = runs.copy()
-    df[C.VALUE] = pd.to_numeric(df[C.VALUE], errors="coerce").astype("float64")
-    if C.UNIT not in df.columns:
-        df[C.UNIT] = None
-    if C.KERNELS not in df.columns:
-        df[C.KERNELS] = np.nan
-    df["_c"] = config_codes = group_codes(df, [C.ANNOTATION, C.CONFIG])
+    df = runs  # its key columns are read, never written; the per-row columns: one new frame
+    config_codes = group_codes(df, [C.ANNOTATION, C.CONFIG])
     codes = group_codes(df, [C.METRIC], config_codes)
-    g = df.groupby(codes, sort=False)
-    v = g[C.VALUE]
+    rows = pd.DataFrame({
+        "v": pd.to_numeric(df[C.VALUE], errors="coerce").astype("float64"),
+        "k": df[C.KERNELS] if C.KERNELS in df.columns else pd.Series(np.nan, index=df.index),
+        "c": config_codes})
+    g = rows.groupby(codes, sort=False)
+    v = g["v"]
     out = pd.DataFrame({
-        C.UNIT: _first_valid(df[C.UNIT], codes),
+        C.UNIT: _first_valid(df[C.UNIT] if C.UNIT in df.columns
+                             else pd.Series(None, index=df.index, dtype=object), codes),
         C.NUM_RUNS: v.count().astype("int64"),
         C.AVG: v.mean(),
         C.STD: v.std(ddof=1),
         C.MIN: v.min(),
         C.MAX: v.max(),
         C.MEDIAN: v.median(),
-        C.KERNELS: g[C.KERNELS].median(),
-        C.KERNELS_VARY: g[C.KERNELS].nunique() > 1,
-        "_c": g["_c"].first(),
+        C.KERNELS: g["k"].median(),
+        C.KERNELS_VARY: g["k"].nunique() > 1,
+        "_c": g["c"].first(),
     }).reset_index(drop=True)
     _take_keys(out, df, codes, [C.METRIC])
     n = out[C.NUM_RUNS].to_numpy()
@@ -330,7 +332,7 @@ def aggregate_runs(runs: pd.DataFrame, param_names: Sequence[str] | None = None)
     out[C.CI95_LOWER], out[C.CI95_UPPER] = intervals.ci95_bounds(mean, std, n, out[C.MIN])
     out[C.RSD] = rsd = intervals.rsd_pct(mean, std)
     out[C.STABLE] = intervals.stable(n, rsd)
-    _add_config_columns(out, df, params)
+    _add_config_columns(out, df, config_codes, params)
     return _sort_first_seen(out[out_cols], with_run=False)
 
 
