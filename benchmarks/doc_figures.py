@@ -135,7 +135,8 @@ def warm_text(run: str) -> str:
 
 #: Warm post-processing before/after runs (``benchmarks/post_processing.py --against ... --json``,
 #: 2-core machine) the docs quote (issue 40).
-POST_AB_RUNS = ("post-processing-ab-1205-speed", "post-processing-ab-1205-warm-own")
+POST_AB_RUNS = ("post-processing-ab-1205-speed", "post-processing-ab-1205-warm-own",
+                "post-processing-ab-1205-s10")
 
 
 def post_ab(run: str) -> dict[str, dict[str, Any]]:
@@ -196,6 +197,14 @@ CPU_STAGE_RUNS_WARM_OWN = {side: tuple(f"warm-stages-1205-warm-own-{side}-{i}" f
                            for side in ("before", "after")}
 CPU_STAGES_WARM_OWN = (*CPU_STAGES[:6], ("`audit_runs`", "run audit: audit_runs"),
                        *CPU_STAGES[6:])
+#: The third session on it (issue 40, branch warm-own2): its runs, per side, and its stages
+#: (the files' own timers and the manifest added).
+CPU_STAGE_RUNS_S10 = {side: tuple(f"warm-stages-1205-s10-{side}-{i}" for i in (1, 2))
+                      for side in ("before", "after")}
+CPU_STAGES_S10 = (*CPU_STAGES_WARM_OWN[:5],
+                  ("Parquet writes", "tables: Parquet writes"),
+                  ("CSV writes", "tables: CSV writes (the worker's)"),
+                  *CPU_STAGES_WARM_OWN[5:], ("manifest (written, fsynced)", "finish: manifest"))
 
 
 def _stage_ms(job: dict[str, float], wall_s: float, stage: str) -> float:
@@ -203,11 +212,13 @@ def _stage_ms(job: dict[str, float], wall_s: float, stage: str) -> float:
 
 
 def cpu_stage_rows(stage_runs: dict[str, tuple[str, ...]] = CPU_STAGE_RUNS,
-                   stages: tuple[tuple[str, str], ...] = CPU_STAGES) -> list[str]:
+                   stages: tuple[tuple[str, str], ...] = CPU_STAGES,
+                   cpu_time: bool = False) -> list[str]:
     """The breakdown table's rows (``stage_runs``: per side, its warm_stages runs): per stage, the H200's median over its warm jobs (the whole
     own part there: ``run_job`` less nsight-python's call; ``-`` where it was not timed) and,
     per side on the 2-core machine, the fastest job of both runs (the least disturbed by the
-    other sessions' load; medians are in the JSON)."""
+    other sessions' load; medians are in the JSON), or with ``cpu_time`` the median CPU time
+    of the stage over both runs' jobs (``per_job_cpu_ms``)."""
     import statistics
 
     h200 = json.loads((H200 / f"{H200_STAGE_RUN}-warm_stages.json").read_text())
@@ -220,8 +231,10 @@ def cpu_stage_rows(stage_runs: dict[str, tuple[str, ...]] = CPU_STAGE_RUNS,
                                         zip(h200["run_job_wall_s"], h200["per_job_ms"]))
         else:
             on_h200 = h200["stages"].get(stage, {}).get("median_ms", math.nan)
-        fastest = {side: min(_stage_ms(j, w, stage) for raw in runs
-                             for w, j in zip(raw["run_job_wall_s"], raw["per_job_ms"]))
+        fastest = {side: (statistics.median(j.get(stage, math.nan) for raw in runs
+                                            for j in raw["per_job_cpu_ms"]) if cpu_time else
+                          min(_stage_ms(j, w, stage) for raw in runs
+                              for w, j in zip(raw["run_job_wall_s"], raw["per_job_ms"])))
                    for side, runs in sides.items()}
         cells = [f"{v:.1f}" if v == v else "-" for v in (on_h200, fastest["before"],
                                                          fastest["after"])]
@@ -449,6 +462,8 @@ def claims() -> list[tuple[str, str]]:
     out += [("docs/performance.md", row) for row in cpu_stage_rows()]
     out += [("docs/performance.md", row)
             for row in cpu_stage_rows(CPU_STAGE_RUNS_WARM_OWN, CPU_STAGES_WARM_OWN)]
+    out += [("docs/performance.md", row)
+            for row in cpu_stage_rows(CPU_STAGE_RUNS_S10, CPU_STAGES_S10, cpu_time=True)]
     for run in POST_AB_RUNS:
         for bundle in post_ab(run):
             out.append(("docs/performance.md", post_ab_text(run, bundle)))

@@ -25,7 +25,8 @@ machine with the CUPTI backend's wheels on PYTHONPATH (scripts/gpu_env.sh's CUPT
 Without a GPU (issue 40), ``--recorded BUNDLE`` times the worker's own stages alone on a recorded
 H200 bundle's inputs (``benchmarks/post_processing.py``: what the backend handed over), as the run
 path does after the collection: ``write_result_tables``, ``write_run_audit`` and
-``finish_bundle``, with the same inner timers; ``run_job wall`` is then their sum.
+``finish_bundle``, with the same inner timers; ``run_job wall`` is then their sum. Each stage's
+CPU time (the thread's) is kept beside its wall time there (``cpu_median_ms``, ``per_job_cpu_ms``).
 """
 
 from __future__ import annotations
@@ -47,18 +48,21 @@ sys.path.insert(0, str(REPO))
 J1 = {"kernels": ["matmul"], "annotations": ["fp16"], "backend": "cupti",
       "configs": [{"n": n} for n in (1024, 2048, 4096, 8192)], "runs": 10}
 _spent: collections.Counter[str] = collections.Counter()
+_cpu: collections.Counter[str] = collections.Counter()  # the thread's CPU time, s
 _calls: collections.Counter[str] = collections.Counter()
 
 
 def _timer(original: Any, label: str) -> Any:
-    """``original`` wrapped to add its wall time to ``label``."""
+    """``original`` wrapped to add its wall time, and the calling thread's CPU time, to
+    ``label``."""
     @functools.wraps(original)
     def wrapper(*args: Any, **kwargs: Any) -> Any:
-        t0 = time.perf_counter()
+        t0, c0 = time.perf_counter(), time.thread_time()
         try:
             return original(*args, **kwargs)
         finally:
             _spent[label] += time.perf_counter() - t0
+            _cpu[label] += time.thread_time() - c0
             _calls[label] += 1
 
     return wrapper
@@ -133,7 +137,9 @@ def _install_inner_timers(results: Any) -> None:
 
 def _recorded_jobs(bundle: Path, repeats: int) -> tuple[list[float], list[dict[str, float]]]:
     """``repeats`` + 1 post-processings of ``bundle``'s recorded inputs (the first apart), each
-    in a fresh copy of its folder (copied before the timer starts); (walls s, stages ms)."""
+    in a fresh copy of its folder (copied before the timer starts); (walls s, stages ms).
+    :data:`_per_job_cpu` gets each job's CPU time per stage (ms; ``run_job wall``: the whole
+    post-processing's), which a machine shared with other work sways far less than wall time."""
     sys.path.insert(0, str(REPO / "benchmarks"))
     import post_processing
     from profiling_worker.job import results
@@ -146,14 +152,20 @@ def _recorded_jobs(bundle: Path, repeats: int) -> tuple[list[float], list[dict[s
         for i in range(repeats + 1):
             job = post_processing._fresh_copy(rec, Path(root))
             _spent.clear()
-            t0 = time.perf_counter()
+            _cpu.clear()
+            t0, c0 = time.perf_counter(), time.thread_time()
             post_processing.post_process(rec, job)
             wall = time.perf_counter() - t0
+            _cpu["run_job wall"] = time.thread_time() - c0
             print(f"job {i}{' (first, apart)' if not i else ''}: {wall * 1e3:.1f} ms", flush=True)
             if i:
                 walls.append(wall)
                 per_job.append({k: v * 1e3 for k, v in _spent.items()})
+                _per_job_cpu.append({k: v * 1e3 for k, v in _cpu.items()})
     return walls, per_job
+
+
+_per_job_cpu: list[dict[str, float]] = []
 
 
 def _gpu_jobs(repeats: int) -> tuple[list[float], list[dict[str, float]]]:
@@ -202,12 +214,17 @@ def main() -> None:
                    "max_ms": max(j.get(k, 0.0) for j in per_job)} for k in stages}
     print(f"run_job wall: median {statistics.median(walls) * 1e3:.1f} ms "
           f"({min(walls) * 1e3:.1f}-{max(walls) * 1e3:.1f})")
+    cpu = {k: statistics.median(j.get(k, 0.0) for j in _per_job_cpu)
+           for k in sorted({k for j in _per_job_cpu for k in j})}
     for k, s in sorted(summary.items(), key=lambda kv: -kv[1]["median_ms"]):
-        print(f"  {k:24s} {s['median_ms']:7.1f} ms ({s['min_ms']:.1f}-{s['max_ms']:.1f})")
+        print(f"  {k:24s} {s['median_ms']:7.1f} ms ({s['min_ms']:.1f}-{s['max_ms']:.1f})"
+              + (f"; CPU {cpu[k]:.1f} ms" if k in cpu else ""))
     args.out_json.write_text(json.dumps({
         "repeats": args.repeats, "recorded": str(args.recorded) if args.recorded else None,
         "cpus": os.cpu_count(), "load_average": os.getloadavg(), "run_job_wall_s": walls,
-        "stages": summary, "per_job_ms": per_job}, indent=1))
+        "stages": summary, "per_job_ms": per_job,
+        **({"cpu_median_ms": cpu, "per_job_cpu_ms": _per_job_cpu} if _per_job_cpu else {})},
+        indent=1))
 
 
 if __name__ == "__main__":

@@ -2,12 +2,14 @@
 
 ``tempfile.mkstemp`` creates files ``0600`` whatever the umask; a bundle written that way cannot
 be read by another user, nor by a container's non-root user reading a host folder. After the
-rename the file should look as if ``open(path, "w")`` had made it: ``0666`` less the umask.
+rename the file should look as if ``open(path, "w")`` had made it: ``0666`` less the umask, which
+:func:`temp_file` gives it from the start.
 """
 
 from __future__ import annotations
 
 import os
+import tempfile
 from pathlib import Path
 
 DEFAULT_UMASK = 0o022
@@ -26,19 +28,26 @@ def process_umask() -> int:
     return DEFAULT_UMASK
 
 
-def opened_mode() -> int:
-    """The mode ``open(path, "w")`` gives a new file: ``0666`` less the umask."""
-    return 0o666 & ~process_umask()
+def temp_file(folder: str | os.PathLike[str], prefix: str, suffix: str = ".tmp"
+              ) -> tuple[int, str]:
+    """A new file of a random name in ``folder``, open for writing: (descriptor, path).
 
+    Made as ``open(path, "x")`` makes a file: mode ``0666``, less the umask (or as the folder's
+    default ACL says), applied by the kernel. Nothing reads the umask or changes the mode after,
+    as a file made by ``mkstemp`` (``0600``) needed for every table (issue 40).
 
-def as_if_opened(fd_or_path: int | str | os.PathLike[str], mode: int | None = None) -> None:
-    """Give a file made by ``mkstemp`` the mode ``open()`` would have given it (``mode``: that
-    of :func:`opened_mode`, when the caller has it already for several files)."""
-    mode = opened_mode() if mode is None else mode
-    if isinstance(fd_or_path, int):
-        os.fchmod(fd_or_path, mode)
-    else:
-        os.chmod(fd_or_path, mode)
+    Raises:
+        FileExistsError: no free name after :data:`tempfile.TMP_MAX` tries.
+        OSError: the folder is not writable.
+    """
+    flags = os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_CLOEXEC | getattr(os, "O_NOFOLLOW", 0)
+    for _ in range(tempfile.TMP_MAX):
+        path = os.path.join(folder, f"{prefix}{os.urandom(6).hex()}{suffix}")
+        try:
+            return os.open(path, flags, 0o666), path
+        except FileExistsError:
+            continue
+    raise FileExistsError(f"no free temporary name {prefix}*{suffix} in {folder}")
 
 
 def folder_as_if_made(path: str | os.PathLike[str]) -> None:

@@ -34,12 +34,14 @@ def spreadsheet_safe(frame: pd.DataFrame, look_in: Sequence[int] | None = None) 
         look_in: the positions of the only columns that may hold such a cell
             (:func:`formula_columns`); None: every text column is looked through.
     """
+    renamed = {c: _safe(c) for c in frame.columns if _safe(c) is not c}
+    if look_in is not None and not look_in and not renamed:
+        return frame  # the usual table: no column to look in, so not even its dtypes are read
     text_cols = [c for i, (c, dtype) in enumerate(frame.dtypes.items())
                  if (look_in is None or i in look_in)
                  and (dtype == object or pd.api.types.is_string_dtype(dtype))]
     hit = [c for c in text_cols  # a plain loop: Series.map took most of a warm job's CSV time
            if any(_safe(v) is not v for v in frame[c].to_numpy().ravel())]
-    renamed = {c: _safe(c) for c in frame.columns if _safe(c) is not c}
     if not hit and not renamed:
         return frame
     out = frame.copy()

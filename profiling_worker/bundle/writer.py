@@ -17,7 +17,6 @@ from __future__ import annotations
 import csv
 import os
 import re
-import tempfile
 from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
 from typing import Any
@@ -27,7 +26,7 @@ import pandas as pd
 import pyarrow as pa
 import pyarrow.parquet as pq
 
-from profiling_worker.bundle.file_mode import as_if_opened, opened_mode
+from profiling_worker.bundle.file_mode import temp_file
 from profiling_worker.bundle.loader import read_table_file
 from profiling_worker.bundle.schema import columns as C, intervals, plausibility
 from profiling_worker.bundle.schema.manifest import write_manifest
@@ -102,12 +101,11 @@ def empty_table(name: str, param_names: Sequence[str] = ()) -> pd.DataFrame:
     return pd.DataFrame({c: pd.Series(dtype=dtype(c)) for c in cols})
 
 
-def _atomic_write(path: Path, write: Callable[[str], object], mode: int) -> None:
-    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}-", suffix=".tmp", dir=path.parent)
+def _atomic_write(path: Path, write: Callable[[str], object]) -> None:
+    fd, tmp = temp_file(path.parent, f".{path.name}-")  # with open()'s mode: no chmod
     os.close(fd)
     try:
         write(tmp)
-        as_if_opened(tmp, mode)  # mkstemp made it 0600
         os.replace(tmp, path)
     except BaseException:
         Path(tmp).unlink(missing_ok=True)
@@ -180,13 +178,12 @@ def write_table(bundle_dir: str | os.PathLike[str], name: str, frame: pd.DataFra
     tables.mkdir(parents=True, exist_ok=True)
     arrow = pa.Table.from_pandas(frame, preserve_index=False)
     parquet_path = tables / f"{name}.parquet"
-    mode = opened_mode()  # the umask is read once for both files
-    _atomic_write(parquet_path, lambda tmp: pq.write_table(arrow, tmp), mode)
+    _atomic_write(parquet_path, lambda tmp: pq.write_table(arrow, tmp))
     # the CSV is for spreadsheets; Parquet stays exact. pyarrow finds the columns to look in
     csv_frame = spreadsheet_safe(frame, formula_columns(arrow))
     same = csv_frame is frame  # nothing made safe: the arrow table holds the CSV's cells too
     _atomic_write(tables / f"{name}.csv",
-                  lambda tmp: _write_csv(csv_frame, arrow if same else None, tmp), mode)
+                  lambda tmp: _write_csv(csv_frame, arrow if same else None, tmp))
     return parquet_path
 
 

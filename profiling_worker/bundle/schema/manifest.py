@@ -15,12 +15,11 @@ import enum
 import fcntl
 import json
 import os
-import tempfile
 from collections.abc import Callable, Iterator, Mapping
 from pathlib import Path
 from typing import Any
 
-from profiling_worker.bundle.file_mode import as_if_opened
+from profiling_worker.bundle.file_mode import temp_file
 from profiling_worker.bundle.schema import columns
 
 SCHEMA_VERSION = 1
@@ -79,9 +78,8 @@ def _locked(bundle: Path) -> Iterator[None]:
 
 def _write(bundle: Path, manifest: dict[str, Any]) -> Path:
     data = {"schema_version": SCHEMA_VERSION, **manifest}
-    fd, tmp = tempfile.mkstemp(prefix=".manifest-", suffix=".tmp", dir=bundle)
+    fd, tmp = temp_file(bundle, ".manifest-")  # 0666 less the umask, as open() makes it
     try:
-        as_if_opened(fd)  # 0666 less the umask, not mkstemp's 0600
         with os.fdopen(fd, "w", encoding="utf-8") as fh:
             json.dump(data, fh, indent=2, sort_keys=True, default=str)
             fh.flush()

@@ -47,6 +47,7 @@ import re
 from collections.abc import Mapping
 from typing import Any, Literal, TypedDict, cast
 
+import numpy as np
 import pandas as pd
 
 from profiling_worker.bundle.schema import backends as B, columns as C, metrics as M, peaks
@@ -212,7 +213,10 @@ def _negative(runs: pd.DataFrame, work: pd.DataFrame) -> list[Note]:
                         "times, byte counts and counters cannot be")
     for column in (C.FLOPS, C.BYTES):
         if _has(work, column, C.ANNOTATION, C.CONFIG):
-            for _, row in work[work[column] < 0].iterrows():
+            below = work[column] < 0
+            if not below.any():  # the usual case: no frame selected to look at nothing
+                continue
+            for _, row in work[below].iterrows():
                 out.append(note(NEGATIVE_VALUE, WARNING,
                                 f"{_where(row)}: the kernel's analytic {column} is negative "
                                 f"({row[column]:g}); fix its formula", row[C.ANNOTATION],
@@ -223,7 +227,10 @@ def _negative(runs: pd.DataFrame, work: pd.DataFrame) -> list[Note]:
 def _intervals(agg: pd.DataFrame) -> list[Note]:
     if not _has(agg, C.CI95_LOWER, C.AVG, C.METRIC):
         return []
-    bad = agg[(agg[C.CI95_LOWER] < 0) & (agg[C.AVG] > 0)]
+    below = (agg[C.CI95_LOWER] < 0) & (agg[C.AVG] > 0)
+    if not below.any():
+        return []
+    bad = agg[below]
     return [note(INTERVAL_BELOW_ZERO, WARNING,
                  f"{_where(r)}: {r[C.METRIC]} CI95 starts at {r[C.CI95_LOWER]:g}, below zero "
                  "for a quantity that is always positive (the spread is too large for a "
@@ -238,10 +245,9 @@ def _counts(runs: pd.DataFrame, agg: pd.DataFrame, n_configs: int, asked: int | 
     if not _has(runs, C.ANNOTATION, C.CONFIG, C.RUN, C.METRIC):
         return []
     out = []
-    g = runs.groupby([C.ANNOTATION, C.CONFIG, C.METRIC], sort=True)  # one for every count
-    counts = g[C.RUN].nunique()
+    groups = _run_groups(runs)
     seen_of: dict[Any, set[Any]] = {}  # annotation -> configs with runs, sorted by annotation
-    for ann, cfg, _metric in counts.index:
+    for ann, cfg, _metric in groups:
         seen_of.setdefault(ann, set()).add(cfg)
     for level, seen in seen_of.items():
         ann = str(level)
@@ -255,23 +261,21 @@ def _counts(runs: pd.DataFrame, agg: pd.DataFrame, n_configs: int, asked: int | 
                             f"{_few(stray)} that the spec does not have "
                             "(launches outside every config?)", ann))
     if asked is not None and asked > 0:
-        for key, n in counts.items():
-            ann, cfg, metric = cast("tuple[str, int, str]", key)  # grouped by a list
+        for (ann, cfg, metric), (runs_of, _, _) in groups.items():
+            n = len(runs_of)
             if n != asked:
                 word = "fewer" if n < asked else "more"
                 out.append(note(RUNS_MISSING, WARNING, f"{ann}, config {int(cfg)}: {metric} has "
                                 f"{n} run(s), {word} than the {asked} the spec asked for",
                                 ann, int(cfg), str(metric)))
     if _has(agg, C.NUM_RUNS, C.ANNOTATION, C.CONFIG, C.METRIC):
-        rows = g.size().to_dict()
-        values = g[C.VALUE].count().to_dict() if C.VALUE in runs else rows
         per_run = set(runs[C.METRIC])
         for ann, cfg, metric, k in zip(agg[C.ANNOTATION], agg[C.CONFIG], agg[C.METRIC],
                                        agg[C.NUM_RUNS]):
             if metric not in per_run:  # aggregated only (an import's normalised rows,
                 continue  # kept as written): there are no per-run rows to count
-            key = (ann, cfg, metric)
-            n, used, k = int(rows.get(key, 0)), int(values.get(key, 0)), int(k)
+            _, n, used = groups.get((ann, cfg, metric), (set(), 0, 0))
+            k = int(k)
             if k == n:
                 continue
             # NumRuns counts the values used: missing values (a failed run, or left out by an
@@ -282,6 +286,32 @@ def _counts(runs: pd.DataFrame, agg: pd.DataFrame, n_configs: int, asked: int | 
             out.append(note(RUNS_MISSING, WARNING, f"{ann}, config {int(cfg)}: {metric} {text}",
                             ann, int(cfg), str(metric)))
     return out
+
+
+def _run_groups(runs: pd.DataFrame) -> dict[tuple[Any, Any, Any], tuple[set[Any], int, int]]:
+    """Per annotation x config x metric of ``runs``, in sorted key order: (its distinct runs,
+    its rows, its values that are not missing); rows with a missing key are left out, missing
+    runs are not counted. What ``groupby([...], sort=True)``'s ``nunique``, ``size`` and
+    ``count`` gave, in plain Python: on a warm job's few dozen rows pandas' per-operation cost
+    was most of these checks' time (issue 40)."""
+    keys = [runs[c] for c in (C.ANNOTATION, C.CONFIG, C.METRIC)]
+    kept = ~(keys[0].isna() | keys[1].isna() | keys[2].isna()).to_numpy()
+    has_run = runs[C.RUN].notna().to_numpy()
+    has_value = (runs[C.VALUE].notna().to_numpy() if C.VALUE in runs
+                 else np.ones(len(runs), dtype=bool))  # no values: count the rows
+    found: dict[tuple[Any, Any, Any], tuple[set[Any], list[int]]] = {}
+    for i, (ann, cfg, metric, run) in enumerate(zip(*keys, runs[C.RUN])):
+        if kept[i]:
+            runs_of, counted = found.setdefault((ann, cfg, metric), (set(), [0, 0]))
+            if has_run[i]:
+                runs_of.add(run)
+            counted[0] += 1
+            counted[1] += bool(has_value[i])
+    try:
+        order = sorted(found)
+    except TypeError:  # keys of mixed types (an import's): first seen, rather than no notes
+        order = list(found)
+    return {key: (found[key][0], found[key][1][0], found[key][1][1]) for key in order}
 
 
 def _few(items: list[int], limit: int = 8) -> str:
@@ -314,7 +344,10 @@ def _unattributed(frame: pd.DataFrame) -> list[Note]:
 def _kernels_vary(agg: pd.DataFrame) -> list[Note]:
     if not _has(agg, C.KERNELS_VARY, C.METRIC):
         return []
-    bad = agg[agg[C.KERNELS_VARY].fillna(False).astype(bool)]
+    vary = agg[C.KERNELS_VARY].fillna(False).astype(bool)
+    if not vary.any():
+        return []
+    bad = agg[vary]
     return [note(KERNELS_VARY, INFO, f"{ann}, config {int(cfg)}: the number of kernel launches "
                  "differs between runs; each run's value combines the launches it had", ann,
                  int(cfg)) for (ann, cfg) in bad[[C.ANNOTATION, C.CONFIG]].drop_duplicates()

@@ -52,6 +52,8 @@ MIN_SHIFT_PCT = 1.0
 #: on which an unfloored EM fits a zero-width component of infinite likelihood).
 _SD_FLOOR = 1e-3
 _EM_STEPS = 100
+#: The EM's starts: the means at these quantiles of the runs (the best fit of the four is kept).
+_STARTS = ((0.25, 0.75), (0.1, 0.9), (0.05, 0.5), (0.5, 0.95))
 
 
 @dataclass(frozen=True)
@@ -155,8 +157,7 @@ def _two_modes(x: np.ndarray) -> tuple[np.ndarray, float] | None:
     if _mixture_gain_bound(x, floor) - loglik1 < _bic_gain_needed(n) - _BOUND_SLACK:
         return None
     best: tuple[float, np.ndarray, np.ndarray, np.ndarray] | None = None
-    for low, high in ((0.25, 0.75), (0.1, 0.9), (0.05, 0.5), (0.5, 0.95)):
-        fit = _em(x, np.quantile(x, [low, high]), floor)
+    for fit in _em_starts(x, [np.quantile(x, start) for start in _STARTS], floor):
         if fit is not None and (best is None or fit[0] > best[0]):
             best = fit
     if best is None:
@@ -236,10 +237,14 @@ def _log_normal(x: np.ndarray, mean: float | np.ndarray, sd: float | np.ndarray)
 
 def _responsibilities(x: np.ndarray, weight: np.ndarray, mean: np.ndarray,
                       sd: np.ndarray) -> np.ndarray:
-    logp = np.log(weight) + _log_normal(x[:, None], mean[None, :], sd[None, :])
-    logp -= logp.max(axis=1, keepdims=True)
+    """Each run's responsibility of each component: (runs, 2) for one fit's weights, means and
+    std devs of shape (2,); (starts, runs, 2) for those of (starts, 2)."""
+    if weight.ndim == 2:
+        weight, mean, sd = weight[:, None, :], mean[:, None, :], sd[:, None, :]
+    logp = np.log(weight) + _log_normal(x[:, None], mean, sd)
+    logp -= logp.max(axis=-1, keepdims=True)
     p: np.ndarray = np.exp(logp)
-    out: np.ndarray = p / p.sum(axis=1, keepdims=True)
+    out: np.ndarray = p / p.sum(axis=-1, keepdims=True)
     return out
 
 
@@ -248,28 +253,50 @@ def _em(x: np.ndarray, start: np.ndarray, floor: float
     """EM for two normal components from means ``start`` (A. P. Dempster, N. M. Laird,
     D. B. Rubin, J. R. Stat. Soc. B 39 (1977) 1-38); (log-likelihood, weights, means, std devs),
     None when a component empties."""
-    mean = np.array(start, dtype=float)
-    if mean[0] == mean[1]:
-        return None
-    sd = np.full(2, max(float(np.std(x)) / 2, floor))
-    weight = np.array([0.5, 0.5])
-    tol = max(float(np.std(x)), floor)  # means settle to 1e-3 of the spread
+    return _em_starts(x, [start], floor)[0]
+
+
+def _em_starts(x: np.ndarray, starts: list[np.ndarray], floor: float
+               ) -> list[tuple[float, np.ndarray, np.ndarray, np.ndarray] | None]:
+    """:func:`_em` from each of ``starts`` (pairs of means), the starts stepped together: each
+    step is one numpy operation for all starts still moving (numpy's per-call cost on a few runs
+    was most of a warm job's run audit, issue 40). Each start's arithmetic is that of a fit of
+    its own, in the same order (elementwise, or summed over the runs in run order), and stops at
+    its own step, so each result equals a fit from that start alone, to the bit
+    (tests/unit/profiling_worker/test_populations.py)."""
+    mean = np.array(starts, dtype=float).reshape(len(starts), 2)
+    spread = float(np.std(x))
+    sd = np.full(mean.shape, max(spread / 2, floor))
+    weight = np.full(mean.shape, 0.5)
+    tol = max(spread, floor)  # means settle to 1e-3 of the spread
+    alive = mean[:, 0] != mean[:, 1]  # a start whose two means coincide is no fit
+    moving = np.flatnonzero(alive)
+    column = x[None, :, None]
     for _ in range(_EM_STEPS):
-        resp = _responsibilities(x, weight, mean, sd)
-        mass = resp.sum(axis=0)
-        if (mass < 1e-9).any():
-            return None
-        new_mean = (resp * x[:, None]).sum(axis=0) / mass
-        sd = np.maximum(np.sqrt((resp * (x[:, None] - new_mean) ** 2).sum(axis=0) / mass), floor)
-        weight = mass / len(x)
-        done = float(np.max(np.abs(new_mean - mean))) <= 1e-3 * tol
-        mean = new_mean
-        if done:
+        if not len(moving):
             break
-    dens = np.log(weight) + _log_normal(x[:, None], mean[None, :], sd[None, :])
-    top = dens.max(axis=1)
-    loglik = float(np.sum(top + np.log(np.exp(dens - top[:, None]).sum(axis=1))))
-    return loglik, weight, mean, sd
+        resp = _responsibilities(x, weight[moving], mean[moving], sd[moving])  # (starts, runs, 2)
+        mass = resp.sum(axis=1)
+        emptied = (mass < 1e-9).any(axis=1)
+        alive[moving[emptied]] = False
+        moving, resp, mass = moving[~emptied], resp[~emptied], mass[~emptied]
+        new_mean = (resp * column).sum(axis=1) / mass
+        sd[moving] = np.maximum(np.sqrt((resp * (column - new_mean[:, None, :]) ** 2).sum(axis=1)
+                                        / mass), floor)
+        weight[moving] = mass / len(x)
+        done = np.max(np.abs(new_mean - mean[moving]), axis=1) <= 1e-3 * tol
+        mean[moving] = new_mean
+        moving = moving[~done]
+    out: list[tuple[float, np.ndarray, np.ndarray, np.ndarray] | None] = []
+    for k in range(len(starts)):
+        if not alive[k]:
+            out.append(None)
+            continue
+        dens = np.log(weight[k]) + _log_normal(x[:, None], mean[k][None, :], sd[k][None, :])
+        top = dens.max(axis=1)
+        loglik = float(np.sum(top + np.log(np.exp(dens - top[:, None]).sum(axis=1))))
+        out.append((loglik, weight[k].copy(), mean[k].copy(), sd[k].copy()))
+    return out
 
 
 def _pettitt(x: np.ndarray) -> tuple[int, float]:

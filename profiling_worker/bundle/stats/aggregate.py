@@ -34,7 +34,6 @@ from typing import Any
 
 import numpy as np
 import pandas as pd
-from pandas.core.groupby import SeriesGroupBy
 from profiling_worker.bundle.stats.combine_rules import (RULE_MEAN_UNWEIGHTED, RULE_SINGLE,
                                                          RULE_SUM, RULE_WEIGHTED, combine_rule)
 from profiling_worker.bundle.stats.kernel_counts import infer_param_names, require_columns
@@ -42,11 +41,15 @@ from profiling_worker.bundle.schema import columns as C, intervals
 
 # --- launches -> runs ------------------------------------------------------------------------
 
-def _first_valid(g: "SeriesGroupBy[Any, Any]") -> "pd.Series[Any]":
-    """The first non-missing value of each group of a grouped column, None where there is none
-    (GroupBy.first skips missing values; a per-group Python function took 18 of 21 s on a
-    19 MB details-page import of 28k groups)."""
-    first: pd.Series[Any] = g.first().astype(object)
+def _first_valid(column: "pd.Series[Any]", codes: np.ndarray) -> "pd.Series[Any]":
+    """The first non-missing value of each group of ``column`` (``codes``: each row's group,
+    numbered in first-seen order), None where there is none (GroupBy.first skips missing
+    values; a per-group Python function took 18 of 21 s on a 19 MB details-page import of 28k
+    groups). A column with no missing value gives each group's first row, without a groupby
+    (issue 40: a warm job's units)."""
+    if not column.isna().any():
+        return pd.Series(column.to_numpy(dtype=object)[_first_rows(codes)], dtype=object)
+    first: pd.Series[Any] = column.groupby(codes, sort=False).first().astype(object)
     return first.where(first.notna(), None)
 
 
@@ -91,44 +94,46 @@ def launches_to_runs(launches: pd.DataFrame, param_names: Sequence[str] | None =
     if launches.empty:
         return pd.DataFrame({c: pd.Series(dtype=_dtype_of(launches, c)) for c in out_cols})
 
-    df = launches.copy()
-    df[C.VALUE] = pd.to_numeric(df[C.VALUE], errors="coerce").astype("float64")
-    if C.UNIT not in df.columns:
-        df[C.UNIT] = None
-    run_keys = [C.ANNOTATION, C.CONFIG, C.RUN]
-    launch_keys = run_keys + [C.LAUNCH]
+    df = launches  # its key columns are read, never written
+    value = pd.to_numeric(df[C.VALUE], errors="coerce").astype("float64")
+    unit = df[C.UNIT] if C.UNIT in df.columns else pd.Series(None, index=df.index, dtype=object)
 
     # Per row: its launch's duration (GPU time when collected, else host time), its run's
     # launch count and its config's number; transforms, as a merge on the object key columns
     # took most of this function's time on a warm job.
     # Groups by one integer code each (group_codes): a groupby on the key columns themselves
     # built a MultiIndex per groupby, most of this function's time on 40 rows.
-    df["_w"] = np.nan
+    # Each key list extends the one before it (Annotation, Config; + Run; + Launch or Metric),
+    # so its codes extend those of its prefix: each column is factorized once (issue 40).
+    # The per-row columns go into one new frame (inserting each into a copy of the launches
+    # cost more than the groupby on a warm job's 40 rows: pandas 3's column labels are arrow
+    # strings, rebuilt at every insert).
+    config_codes = group_codes(df, [C.ANNOTATION, C.CONFIG])
+    run_codes = group_codes(df, [C.RUN], config_codes)
+    w = pd.Series(np.nan, index=df.index)
     for dname in C.DURATION_METRICS:
         is_duration = df[C.METRIC] == dname
         if is_duration.any():
-            df["_w"] = (df[C.VALUE].where(is_duration).groupby(group_codes(df, launch_keys))
-                        .transform("sum", min_count=1))
+            w = (value.where(is_duration).groupby(group_codes(df, [C.LAUNCH], run_codes))
+                 .transform("sum", min_count=1))
             break
-    df["_k"] = df[C.LAUNCH].groupby(group_codes(df, run_keys)).transform("nunique")
-    _number_configs(df)
-
-    group_keys = run_keys + [C.METRIC]
-    df["_vw"] = df[C.VALUE] * df["_w"]
-    df["_wbad"] = ~(df["_w"] > 0)  # NaN or <= 0: this launch cannot be weighted
-    codes = group_codes(df, group_keys)
-    g = df.groupby(codes, sort=False)
+    rows = pd.DataFrame({"v": value, "w": w, "vw": value * w,
+                         "wbad": ~(w > 0),  # NaN or <= 0: this launch cannot be weighted
+                         "k": df[C.LAUNCH].groupby(run_codes).transform("nunique"),
+                         "c": config_codes})
+    codes = group_codes(df, [C.METRIC], run_codes)  # Annotation, Config, Run, Metric
+    g = rows.groupby(codes, sort=False)
     res = pd.DataFrame({
-        "_n": g[C.VALUE].size(),
-        "_valid": g[C.VALUE].count(),
-        "_sum": g[C.VALUE].sum(),
-        "_mean": g[C.VALUE].mean(),
-        "_wsum": g["_w"].sum(),
-        "_wbad": g["_wbad"].any(),
-        "_vwsum": g["_vw"].sum(),
-        C.UNIT: _first_valid(g[C.UNIT]),
-        C.KERNELS: g["_k"].first(),
-        "_c": g["_c"].first(),
+        "_n": g["v"].size(),
+        "_valid": g["v"].count(),
+        "_sum": g["v"].sum(),
+        "_mean": g["v"].mean(),
+        "_wsum": g["w"].sum(),
+        "_wbad": g["wbad"].any(),
+        "_vwsum": g["vw"].sum(),
+        C.UNIT: _first_valid(unit, codes),
+        C.KERNELS: g["k"].first(),
+        "_c": g["c"].first(),
     }).reset_index(drop=True)
     _take_keys(res, df, codes, [C.RUN, C.METRIC])
 
@@ -152,12 +157,13 @@ def launches_to_runs(launches: pd.DataFrame, param_names: Sequence[str] | None =
     ]
     res[C.VALUE] = values
     res[C.COMBINE_RULE] = applied
-    _add_config_columns(res, df, params)
+    _add_config_columns(res, df, config_codes, params)
     res = _sort_first_seen(res[out_cols], with_run=True)
     return res
 
 
-def group_codes(frame: pd.DataFrame, keys: Sequence[str]) -> np.ndarray:
+def group_codes(frame: pd.DataFrame, keys: Sequence[str],
+                prefix: np.ndarray | None = None) -> np.ndarray:
     """Each row's group of ``keys`` numbered in first-seen order, missing values forming one
     group per column: ``frame.groupby(keys, sort=False, dropna=False).ngroup()``'s numbers.
 
@@ -165,10 +171,14 @@ def group_codes(frame: pd.DataFrame, keys: Sequence[str]) -> np.ndarray:
     columns builds a MultiIndex, which took 4-6 ms of 40 rows on the 2-core machine (a warm
     job's tables), against well under 1 ms for this; one integer key then groups cheaply.
 
+    Args:
+        prefix: ``group_codes(frame, first)``: the codes returned are then those of
+            ``first + keys``, the same numbers, without factorizing ``first`` again.
+
     Returns:
         int64 array of ``len(frame)``.
     """
-    codes = np.zeros(len(frame), dtype="int64")
+    codes = np.zeros(len(frame), dtype="int64") if prefix is None else prefix
     for key in keys:
         column, uniques = pd.factorize(frame[key], use_na_sentinel=False)
         codes = pd.factorize(codes * len(uniques) + column)[0].astype("int64")
@@ -181,19 +191,14 @@ def _first_rows(codes: np.ndarray) -> np.ndarray:
     return first
 
 
-def _number_configs(df: pd.DataFrame) -> None:
-    """``df["_c"]``: each row's (Annotation, Config) numbered in first-seen order (0 for the
-    first distinct pair in ``df``, 1 for the next...)."""
-    df["_c"] = group_codes(df, [C.ANNOTATION, C.CONFIG])
-
-
-def _add_config_columns(res: pd.DataFrame, df: pd.DataFrame, params: Sequence[str]) -> None:
-    """Set ``res``'s Annotation, Config and parameter columns from its ``_c`` (the config
-    numbers of :func:`_number_configs` on ``df``), taken from each config's first row of
+def _add_config_columns(res: pd.DataFrame, df: pd.DataFrame, config_codes: np.ndarray,
+                        params: Sequence[str]) -> None:
+    """Set ``res``'s Annotation, Config and parameter columns from its ``_c`` (each row's
+    (Annotation, Config) numbered in first-seen order: ``config_codes`` of ``df``), taken from each config's first row of
     ``df``: what a merge with ``kernel_counts.config_params(df)`` on the object key columns
     gave, in a fraction of its time. Series.take keeps each column's dtype, as the merge did
     (an array would have its dtype inferred anew)."""
-    first = np.flatnonzero(~df["_c"].duplicated().to_numpy())  # row of config number i
+    first = _first_rows(config_codes)  # row of config number i
     rows = first[res["_c"].to_numpy()]
     for col in (C.ANNOTATION, C.CONFIG, *params):
         res[col] = df[col].take(rows).set_axis(res.index)
@@ -225,7 +230,11 @@ def _sort_first_seen(frame: pd.DataFrame, with_run: bool) -> pd.DataFrame:
                          "a": pd.factorize(frame[C.ANNOTATION])[0],
                          "m": pd.factorize(frame[C.METRIC])[0],
                          **({"r": frame[C.RUN].array} if with_run else {})})
-    order = keys.sort_values(list(keys.columns), kind="stable").index.to_numpy()
+    columns = [keys[k].to_numpy() for k in keys.columns]
+    if all(c.dtype.kind in "iu" for c in columns):  # np.lexsort: the same stable order, on
+        order = np.lexsort(columns[::-1])  # integers, without pandas' per-key Categorical
+    else:
+        order = keys.sort_values(list(keys.columns), kind="stable").index.to_numpy()
     return frame.iloc[order].reset_index(drop=True)
 
 
@@ -294,27 +303,27 @@ def aggregate_runs(runs: pd.DataFrame, param_names: Sequence[str] | None = None)
                                           params else dtypes.get(c, "float64"))
                              for c in out_cols})
 
-    df = runs.copy()
-    df[C.VALUE] = pd.to_numeric(df[C.VALUE], errors="coerce").astype("float64")
-    if C.UNIT not in df.columns:
-        df[C.UNIT] = None
-    if C.KERNELS not in df.columns:
-        df[C.KERNELS] = np.nan
-    _number_configs(df)
-    codes = group_codes(df, [C.ANNOTATION, C.CONFIG, C.METRIC])
-    g = df.groupby(codes, sort=False)
-    v = g[C.VALUE]
+    df = runs  # its key columns are read, never written; the per-row columns: one new frame
+    config_codes = group_codes(df, [C.ANNOTATION, C.CONFIG])
+    codes = group_codes(df, [C.METRIC], config_codes)
+    rows = pd.DataFrame({
+        "v": pd.to_numeric(df[C.VALUE], errors="coerce").astype("float64"),
+        "k": df[C.KERNELS] if C.KERNELS in df.columns else pd.Series(np.nan, index=df.index),
+        "c": config_codes})
+    g = rows.groupby(codes, sort=False)
+    v = g["v"]
     out = pd.DataFrame({
-        C.UNIT: _first_valid(g[C.UNIT]),
+        C.UNIT: _first_valid(df[C.UNIT] if C.UNIT in df.columns
+                             else pd.Series(None, index=df.index, dtype=object), codes),
         C.NUM_RUNS: v.count().astype("int64"),
         C.AVG: v.mean(),
         C.STD: v.std(ddof=1),
         C.MIN: v.min(),
         C.MAX: v.max(),
         C.MEDIAN: v.median(),
-        C.KERNELS: g[C.KERNELS].median(),
-        C.KERNELS_VARY: g[C.KERNELS].nunique() > 1,
-        "_c": g["_c"].first(),
+        C.KERNELS: g["k"].median(),
+        C.KERNELS_VARY: g["k"].nunique() > 1,
+        "_c": g["c"].first(),
     }).reset_index(drop=True)
     _take_keys(out, df, codes, [C.METRIC])
     n = out[C.NUM_RUNS].to_numpy()
@@ -323,7 +332,7 @@ def aggregate_runs(runs: pd.DataFrame, param_names: Sequence[str] | None = None)
     out[C.CI95_LOWER], out[C.CI95_UPPER] = intervals.ci95_bounds(mean, std, n, out[C.MIN])
     out[C.RSD] = rsd = intervals.rsd_pct(mean, std)
     out[C.STABLE] = intervals.stable(n, rsd)
-    _add_config_columns(out, df, params)
+    _add_config_columns(out, df, config_codes, params)
     return _sort_first_seen(out[out_cols], with_run=False)
 
 

@@ -385,6 +385,9 @@ def test_group_codes_number_groups_as_groupby_ngroup_does() -> None:
             for keys in ([C.ANNOTATION, C.CONFIG], [C.ANNOTATION, C.CONFIG, C.RUN, C.METRIC]):
                 want = frame.groupby(keys, sort=False, dropna=False).ngroup().to_numpy()
                 np.testing.assert_array_equal(group_codes(frame, keys), want)
+                # extending the codes of a prefix of the keys gives the same numbers
+                prefix = group_codes(frame, keys[:1])
+                np.testing.assert_array_equal(group_codes(frame, keys[1:], prefix), want)
 
 
 def test_key_columns_keep_the_dtype_a_groupby_gave_them() -> None:
