@@ -4,9 +4,16 @@ first page's imports, in threads; the first script run takes the probe's report.
 from __future__ import annotations
 
 import importlib
+import os
+import subprocess
 import sys
+import tempfile
+from pathlib import Path
 
 from app.ui import prewarm
+
+REPO = Path(__file__).resolve().parents[3]
+BUNDLED = REPO / "app" / "bundled"
 
 
 def test_the_early_probe_is_the_workers_report_and_is_taken_once() -> None:
@@ -24,3 +31,26 @@ def test_every_module_named_exists() -> None:
     renamed later must fail here instead of leaving the list stale."""
     for name in prewarm.MODULES:
         importlib.import_module(name)
+
+
+def test_the_first_page_load_does_not_import_scipy_stats() -> None:
+    """scipy.stats took about a second of the first page load (issue 37: a finished sweep's
+    first chart); the job panel's sweep watcher imports the sweep's reference-kernel rule,
+    which needs it only when a sweep is merged. One real page load in a fresh interpreter:
+    the Size sweep of a recorded H200 job, its chart drawn."""
+    code = ("import importlib, sys\n"
+            "from streamlit.testing.v1 import AppTest\n"
+            "from app.ui import prewarm\n"
+            "for name in prewarm.MODULES: importlib.import_module(name)\n"
+            "at = AppTest.from_file('app/streamlit_app.py', default_timeout=300)\n"
+            "at.query_params['job'] = 'h200-ncu-matmul-sweep'\n"
+            "at.run()\n"
+            "assert not at.exception and at.get('plotly_chart'), at.exception\n"
+            "print('scipy.stats' in sys.modules)\n")
+    with tempfile.TemporaryDirectory() as results:
+        env = {**os.environ, "KPROF_RESULTS_DIR": results, "KPROF_BUNDLED_DIR": str(BUNDLED),
+               "KPROF_WORKER_PYTHON": sys.executable}
+        out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
+                             cwd=REPO, env=env, timeout=600, check=False)
+    assert out.returncode == 0, out.stderr[-3000:]
+    assert out.stdout.strip().splitlines()[-1] == "False"
