@@ -242,7 +242,7 @@ def pages_text(run: str) -> str:
 #: Big-sweep page runs (``benchmarks/big_sweep_page.py --baseline ... --json``) the docs quote.
 BIG_SWEEP_RUNS = ("big-sweep-1205-1000", "big-sweep-1205-10000", "big-sweep-1205-1000-notes",
                   "big-sweep-1205-3s-1000", "big-sweep-1205-3s-10000",
-                  "big-sweep-1205-s10-prewarm")
+                  "big-sweep-1205-s10-prewarm", "big-sweep-1205-s10-prewarm2")
 #: Big-sweep page runs of one checkout beside the bare page, without a baseline (``--bare``).
 BIG_SWEEP_ALONE_RUNS = ("big-sweep-1205-quiet-1000",)
 #: Server script runs of the page, paired (``benchmarks/big_sweep_server.py --json``).

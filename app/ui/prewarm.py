@@ -8,7 +8,7 @@ overlap with the browser loading Streamlit's JavaScript; the first script run th
 modules imported and takes the probe's report (:func:`env_report`) instead of probing again.
 After the imports, the same thread reads the bundles the first page most likely shows (the
 newest finished job, and the job a page without ``?job=`` opens on a machine with or without
-a GPU: :data:`LIKELY`); the script run that asks for one of them takes that read
+a GPU: :func:`likely_jobs`); the script run that asks for one of them takes that read
 (:func:`bundle`) instead of reading it again (issue 37: a finished 1,000-config sweep's first
 chart). Everything stays drawn as before; only the order of the work changes.
 """
@@ -88,15 +88,14 @@ def _register_likely() -> list[tuple[str, Future[Bundle]]]:
     from profiling_worker.bundle.loader import manifest_mtime
 
     results, bundled = settings.results_dir(), settings.bundled_dir()
-    reads = []
-    for job_id in likely_jobs(result_store.list_bundles(results, bundled)[0]):
-        path = result_store.find_bundle(job_id, results, bundled)
-        if path is not None:
-            future: Future[Bundle] = Future()
-            with _lock:
-                _reads[str(path)] = (manifest_mtime(path), future)
-            reads.append((str(path), future))
-    return reads
+    paths = [result_store.find_bundle(job_id, results, bundled)
+             for job_id in likely_jobs(result_store.list_bundles(results, bundled)[0])]
+    keys = [(str(path), manifest_mtime(path)) for path in paths if path is not None]
+    # registered together, after anything here could raise: a registered read is always done
+    pending: dict[str, tuple[float, Future[Bundle]]] = {p: (m, Future()) for p, m in keys}
+    with _lock:
+        _reads.update(pending)
+    return [(path, future) for path, (_mtime, future) in pending.items()]
 
 
 def likely_jobs(bundles: list[BundleInfo]) -> list[str]:
