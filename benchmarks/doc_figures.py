@@ -257,9 +257,13 @@ def pages_text(run: str) -> str:
 
 #: Big-sweep page runs (``benchmarks/big_sweep_page.py --baseline ... --json``) the docs quote.
 BIG_SWEEP_RUNS = ("big-sweep-1205-1000", "big-sweep-1205-10000", "big-sweep-1205-1000-notes",
-                  "big-sweep-1205-3s-1000", "big-sweep-1205-3s-10000")
+                  "big-sweep-1205-3s-1000", "big-sweep-1205-3s-10000",
+                  "big-sweep-1205-s10-prewarm", "big-sweep-1205-s10-prewarm2")
+#: Big-sweep page runs of one checkout beside the bare page, without a baseline (``--bare``).
+BIG_SWEEP_ALONE_RUNS = ("big-sweep-1205-quiet-1000",)
 #: Server script runs of the page, paired (``benchmarks/big_sweep_server.py --json``).
-BIG_SWEEP_SERVER_RUNS = ("big-sweep-server-1205-10000", "big-sweep-server-1205-10000-r8")
+BIG_SWEEP_SERVER_RUNS = ("big-sweep-server-1205-10000", "big-sweep-server-1205-10000-r8",
+                         "big-sweep-server-1205-s10-1000")
 
 
 def big_sweep_server_text(run: str) -> str:
@@ -279,7 +283,7 @@ def big_sweep_server_text(run: str) -> str:
 #: Single loads message by message (``benchmarks/big_sweep_breakdown.py --json``) the docs quote.
 BREAKDOWN_RUNS = ("big-sweep-breakdown-1205-1000-before", "big-sweep-breakdown-1205-1000-after",
                   "big-sweep-breakdown-1205-10000-before", "big-sweep-breakdown-1205-10000-after",
-                  "big-sweep-breakdown-1205-bare")
+                  "big-sweep-breakdown-1205-bare", "big-sweep-breakdown-1205-quiet-1000")
 
 
 def big_sweep_text(run: str) -> str:
@@ -297,6 +301,19 @@ def big_sweep_text(run: str) -> str:
             f"{raw['cpus']} CPUs" + (f"; a bare Streamlit page with one chart, same rounds: "
                                      f"warm {med(t['bare_warm']):.1f} s, cold "
                                      f"{med(t['bare_cold']):.1f} s" if "bare_warm" in t else ""))
+
+
+def big_sweep_alone_text(run: str) -> str:
+    """``1,000 configs: first chart warm 2.9 s, cold 3.7 s; a bare Streamlit page with one
+    chart, same rounds: warm 2.5 s, cold 2.9 s; 6 rounds, load average 0.5 -> 2.4 on 2 CPUs``
+    (medians of the rounds) for a run without a baseline."""
+    raw = json.loads((HERE / "cpu" / f"{run}.json").read_text())
+    t, med = raw["times_s"], statistics.median
+    return (f"{raw['configs']:,} configs: first chart warm {med(t['dash_warm']):.1f} s, cold "
+            f"{med(t['dash_cold']):.1f} s; a bare Streamlit page with one chart, same rounds: "
+            f"warm {med(t['bare_warm']):.1f} s, cold {med(t['bare_cold']):.1f} s; "
+            f"{raw['rounds']} rounds, load average {raw['load_average_before'][0]:.1f} -> "
+            f"{raw['load_average_after'][0]:.1f} on {raw['cpus']} CPUs")
 
 
 def breakdown_text(run: str) -> str:
@@ -469,6 +486,8 @@ def claims() -> list[tuple[str, str]]:
             out.append(("docs/performance.md", post_ab_text(run, bundle)))
     for run in BIG_SWEEP_RUNS:
         out.append(("docs/performance.md", big_sweep_text(run)))
+    for run in BIG_SWEEP_ALONE_RUNS:
+        out.append(("docs/performance.md", big_sweep_alone_text(run)))
     for run in BIG_SWEEP_SERVER_RUNS:
         out.append(("docs/performance.md", big_sweep_server_text(run)))
     for run in BREAKDOWN_RUNS:

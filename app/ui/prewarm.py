@@ -6,7 +6,11 @@ thread runs the worker's environment probe (``python -m profiling_worker env``, 
 first page (2.0 s of a cold first script run, against 0.6 s for a bare page: issue 25). Both
 overlap with the browser loading Streamlit's JavaScript; the first script run then finds the
 modules imported and takes the probe's report (:func:`env_report`) instead of probing again.
-Everything stays drawn as before; only the order of the work changes.
+After the imports, the same thread reads the bundles the first page most likely shows (the
+newest finished job, and the job a page without ``?job=`` opens on a machine with or without
+a GPU: :func:`likely_jobs`); the script run that asks for one of them takes that read
+(:func:`bundle`) instead of reading it again (issue 37: a finished 1,000-config sweep's first
+chart). Everything stays drawn as before; only the order of the work changes.
 """
 
 from __future__ import annotations
@@ -14,12 +18,20 @@ from __future__ import annotations
 import importlib
 import threading
 from concurrent.futures import Future
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-#: The modules of the app frame and the first page (Size sweep), heaviest first, and the two
-#: Streamlit loads on first use: its emoji table (330 ms; any non-ASCII alert or segmented
-#: control option, e.g. "µs", looks it up) and its icon names.
-MODULES = ("pandas", "pyarrow.parquet", "plotly.graph_objects", "plotly.io", "scipy.special",
+if TYPE_CHECKING:  # the thread imports them; this module stays light for app.cli
+    from app.services.result_store import BundleInfo
+    from profiling_worker.bundle.loader import Bundle
+
+#: The modules of the app frame and the first page (Size sweep), heaviest first, those a bundle's
+#: read imports on first use (pyarrow's dataset reader and pandas conversion: the thread reads
+#: bundles after the first script run may have begun importing), and the two Streamlit loads on
+#: first use: its emoji table (330 ms; any non-ASCII alert or segmented control option, e.g.
+#: "µs", looks it up) and its icon names.
+MODULES = ("pandas", "pyarrow.parquet", "pyarrow.dataset", "pyarrow.pandas_compat",
+           "pandas.core.arrays.arrow.extension_types", "plotly.graph_objects", "plotly.io",
+           "scipy.special",
            "streamlit.emojis", "streamlit.material_icon_names",
            "app.ui.cached", "app.ui.panels", "app.ui.analysis", "app.ui.deep_dive_action",
            "app.ui.notes", "app.ui.navigation", "app.ui.job_status", "app.core.provenance",
@@ -27,14 +39,16 @@ MODULES = ("pandas", "pyarrow.parquet", "plotly.graph_objects", "plotly.io", "sc
            "app.core.derived", "app.core.metric_roles", "app.core.figures.sweep",
            "app.core.views.sweep", "app.core.spec_form", "app.core.table_text")
 _probes: dict[str, Future[dict[str, Any]]] = {}
+#: bundle path (as :func:`app.ui.cached.bundle_for` names it) -> (manifest mtime, its read)
+_reads: dict[str, tuple[float, Future["Bundle"]]] = {}
 _lock = threading.Lock()
 _imported = threading.Event()
 _imported.set()  # nothing to wait for until start()
 
 
 def start(worker_python: str) -> None:
-    """Start the environment probe for ``worker_python`` and the imports, each in a daemon
-    thread; returns at once."""
+    """Start the environment probe for ``worker_python`` and the imports, then the reads of
+    the likely bundles (:func:`likely_jobs`), each in a daemon thread; returns at once."""
     future: Future[dict[str, Any]] = Future()
     with _lock:
         _probes[worker_python] = future
@@ -54,13 +68,72 @@ def _probe(worker_python: str, future: Future[dict[str, Any]]) -> None:
 
 
 def _import_all() -> None:
+    reads: list[tuple[str, Future[Bundle]]] = []
     try:
         for name in MODULES:
             importlib.import_module(name)
-    except Exception:  # the page's own import says what is wrong, where it is shown
+        reads = _register_likely()  # before the first script run may ask for them
+    except Exception:  # the page's own import or read says what is wrong, where it is shown
         pass
     finally:
         _imported.set()
+    _read(reads)
+
+
+def _register_likely() -> list[tuple[str, Future[Bundle]]]:
+    """A pending read for each bundle of :func:`likely_jobs`, registered under the path and
+    manifest mtime that :func:`app.ui.cached.bundle_for` will key it by."""
+    from app import settings
+    from app.services import result_store
+    from profiling_worker.bundle.loader import manifest_mtime
+
+    results, bundled = settings.results_dir(), settings.bundled_dir()
+    paths = [result_store.find_bundle(job_id, results, bundled)
+             for job_id in likely_jobs(result_store.list_bundles(results, bundled)[0])]
+    keys = [(str(path), manifest_mtime(path)) for path in paths if path is not None]
+    # registered together, after anything here could raise: a registered read is always done
+    pending: dict[str, tuple[float, Future[Bundle]]] = {p: (m, Future()) for p, m in keys}
+    with _lock:
+        _reads.update(pending)
+    return [(path, future) for path, (_mtime, future) in pending.items()]
+
+
+def likely_jobs(bundles: list[BundleInfo]) -> list[str]:
+    """The jobs the first page most likely shows, of ``bundles`` (``BundleInfo``, newest
+    first): the newest finished one (a sweep that just finished, which ``kernel-sweep``'s link
+    opens), then the one a page without ``?job=`` opens with a GPU and without one
+    (:func:`app.sidebar.job_selector.default_job`; the probe that tells them apart may still be
+    running). At most three, each once."""
+    from app.sidebar.job_selector import default_job
+    from profiling_worker.bundle.schema.manifest import JobStatus
+
+    newest = next((b.job_id for b in bundles if b.status == JobStatus.DONE), None)
+    picks = [newest, default_job(bundles, True), default_job(bundles, False)]
+    return list(dict.fromkeys(j for j in picks if j is not None))
+
+
+def _read(reads: list[tuple[str, Future[Bundle]]]) -> None:
+    from profiling_worker.bundle.loader import load_bundle
+
+    for path, future in reads:
+        try:
+            future.set_result(load_bundle(path))
+        except BaseException as exc:  # the page reads it again and shows its own error
+            future.set_exception(exc)
+
+
+def bundle(path: str, mtime: float) -> Bundle | None:
+    """The bundle at ``path`` that :func:`start`'s thread read (waiting for the read to end),
+    once; None when it read none there, its manifest has changed since (``mtime`` differs) or
+    its read failed: the caller then reads it itself (and shows its own error)."""
+    with _lock:
+        early = _reads.pop(path, None)
+    if early is None or early[0] != mtime:
+        return None
+    try:
+        return early[1].result()
+    except BaseException:  # whatever stopped the thread's read (set by _read), not this run
+        return None
 
 
 def wait_for_imports() -> None:

@@ -21,7 +21,6 @@ from pathlib import Path
 from typing import Any
 
 import numpy as np
-from scipy.stats import median_abs_deviation
 
 from profiling_worker.bundle.schema import columns as C
 from profiling_worker.bundle.schema.plausibility import SLOW_GPU
@@ -64,6 +63,10 @@ def slow_tasks(entries: Sequence[Mapping[str, Any]]) -> dict[str, dict[str, Any]
         task name -> ``{"avg_ns", "peers_median_ns", "threshold_ns", "peers"}`` for each
         flagged task.
     """
+    # here, not at the top: the dashboard imports this module with its job panel, and
+    # scipy.stats (about a second) held up its first page load (issue 37)
+    from scipy.stats import median_abs_deviation
+
     by_model: dict[str, list[Mapping[str, Any]]] = {}
     for e in entries:
         if e.get("reference"):
