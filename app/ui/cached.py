@@ -179,7 +179,8 @@ def view(fn: Callable[..., T], bundle: Bundle, *args: Any) -> T:
 def _figure(name: str, args: tuple[Any, ...], kwargs: dict[str, Any],
             _build: Callable[..., go.Figure]) -> dict[str, Any]:
     del name  # the cache key with the arguments (the underscored one is not hashed)
-    return _build(*args, **kwargs).to_dict()
+    spec: dict[str, Any] = _build(*args, **kwargs).to_dict()
+    return spec
 
 
 def figure(build: Callable[..., go.Figure], *args: Any, **kwargs: Any) -> go.Figure:
