@@ -22,7 +22,8 @@ documents hold exactly that text, so a figure cannot drift from its raw file.
   ``1/sqrt(n)``), and its GPU time at each config's time per run in the bundled job of the same
   kernels (:data:`AUTO_BUNDLES`).
 - **warm** (``*-warm_stages.json``) and **pages** (``benchmarks/cpu/page-speed-*.json``): the
-  worker's own part of a warm J1 against nsight-python's call; the page ratios and click.
+  worker's own part of a warm J1 against nsight-python's call; the page ratios and click, and
+  where a run measured a baseline checkout in the same rounds, after / before pair by pair.
 - **warm post-processing, before/after** (``benchmarks/cpu/post-processing-ab-*.json``,
   ``benchmarks/post_processing.py --against``): per recorded bundle, after / before of the
   rounds' median wall and CPU time per job, paired by round.
@@ -243,7 +244,11 @@ def cpu_stage_rows(stage_runs: dict[str, tuple[str, ...]] = CPU_STAGE_RUNS,
 
 
 #: Page benchmark runs (``benchmarks/page_speed.py --json``, 2-core machine) the docs quote.
-PAGE_RUNS = ("page-speed-1205-speed", "page-speed-1205-speed2")
+PAGE_RUNS = ("page-speed-1205-speed", "page-speed-1205-speed2", "page-speed-1205-s10-quiet")
+
+
+#: Page benchmark runs beside a baseline checkout (``page_speed.py --baseline``) the docs quote.
+PAGE_PAIRED_RUNS = ("page-speed-1205-s10-click", "page-speed-1205-s10-click2")
 
 
 def pages_text(run: str) -> str:
@@ -253,6 +258,59 @@ def pages_text(run: str) -> str:
     return (f"cold {r['dash_cold']:.2f}x, warm {r['dash_warm']:.2f}x a bare page, click "
             f"{1e3 * m['dash_click']:.0f} ms (medians of {raw['rounds']} rounds; load average "
             f"{raw['load_average'][0]:.1f} on {raw['cpus']} CPUs)")
+
+
+def pages_paired_text(run: str) -> str:
+    """``click 190 ms (before 385 ms, 20 clicks each); after / before, pair by pair: click 0.52
+    (CI95 ...), cold ..., warm ...; cold 1.08x, warm 1.02x a bare page (before ...)``: medians
+    of one :mod:`page_speed` run with ``--baseline``, the paired ratios of its summary
+    (:func:`paired.paired_ratio`: the geometric mean, its CI95, the pairs slower, Wilcoxon p)."""
+    raw = json.loads((HERE / "cpu" / f"{run}.json").read_text())["summary"]
+    r, m, p = raw["ratio_median"], raw["median_s"], raw["paired"]
+
+    def after_before(kind: str) -> str:
+        lo, hi = p[kind]["ci95"]
+        return (f"{kind} {p[kind]['estimate']:.2f} (CI95 {lo:.2f}-{hi:.2f}, "
+                f"{p[kind]['slower_pairs']} of {p[kind]['n']} pairs slower, "
+                f"p = {p[kind]['p_wilcoxon']:.3f})")
+
+    return (f"click {1e3 * m['dash_click']:.0f} ms (before {1e3 * m['base_click']:.0f} ms, "
+            f"{p['click']['n']} clicks each); after / before, pair by pair: "
+            + "; ".join(after_before(k) for k in ("click", "cold", "warm"))
+            + f"; cold {r['dash_cold']:.2f}x, warm {r['dash_warm']:.2f}x a bare page (before "
+            f"{r['base_cold']:.2f}x, {r['base_warm']:.2f}x; medians of {raw['rounds']} rounds; "
+            f"load average {raw['load_average'][0]:.1f} on {raw['cpus']} CPUs)")
+
+
+def clicks_by_page_text(run: str, side: str = "dash") -> str:
+    """``stability 500, kernels 374, one-kernel 528, sweep 274 ms`` for one
+    :mod:`page_speed` run: each page's click, the median over the rounds (the samples hold one
+    click per page of ``CLICK_PAGES`` per round, in that order; ``sweep`` is the root page)."""
+    from page_speed import CLICK_PAGES
+
+    raw = json.loads((HERE / "cpu" / f"{run}.json").read_text())
+    clicks, pages = raw["samples"][f"{side}_click"], [p or "sweep" for p in CLICK_PAGES]
+    return ", ".join(f"{page} {1e3 * statistics.median(clicks[i::len(pages)]):.0f}"
+                     for i, page in enumerate(pages)) + " ms"
+
+
+#: Clicks stage by stage (``benchmarks/click_breakdown.py --json``), before and after.
+CLICK_BREAKDOWN_RUNS = ("click-breakdown-1205-s10-before", "click-breakdown-1205-s10-after")
+
+
+def click_breakdown_text(run: str, page: str) -> str:
+    """``stability: 43 messages (10,956 B) before the chart's, chart message 980 ms, drawn
+    1667 ms, script finished 2083 ms after the click`` for one :mod:`click_breakdown` run's
+    first visits (pass 1; medians of the rounds; load average at its start and end)."""
+    raw = json.loads((HERE / "cpu" / f"{run}.json").read_text())
+    clicks = [c for c in raw["clicks"] if c["pass"] == 1 and c["page"] == page]
+
+    def med(key: str) -> float:
+        return float(statistics.median(c[key] for c in clicks))
+
+    return (f"{page}: {med('messages_before_chart'):.0f} messages ({med('bytes_before_chart'):,.0f}"
+            f" B) before the chart's, chart message {med('chart_msg'):.0f} ms, drawn "
+            f"{med('drawn'):.0f} ms, script finished {med('finished'):.0f} ms after the click")
 
 
 #: Big-sweep page runs (``benchmarks/big_sweep_page.py --baseline ... --json``) the docs quote.
@@ -476,6 +534,15 @@ def claims() -> list[tuple[str, str]]:
         out.append(("docs/performance.md", f"warm J1: {warm_text(run)}"))
     for run in PAGE_RUNS:
         out.append(("docs/performance.md", pages_text(run)))
+    for run in PAGE_PAIRED_RUNS:
+        out.append(("docs/performance.md", pages_paired_text(run)))
+    out.append(("docs/performance.md", clicks_by_page_text("page-speed-1205-s10-quiet")))
+    for run in PAGE_PAIRED_RUNS:
+        for side in ("dash", "base"):
+            out.append(("docs/performance.md", clicks_by_page_text(run, side)))
+    for run in CLICK_BREAKDOWN_RUNS:
+        for page in ("stability", "one-kernel"):
+            out.append(("docs/performance.md", click_breakdown_text(run, page)))
     out += [("docs/performance.md", row) for row in cpu_stage_rows()]
     out += [("docs/performance.md", row)
             for row in cpu_stage_rows(CPU_STAGE_RUNS_WARM_OWN, CPU_STAGES_WARM_OWN)]

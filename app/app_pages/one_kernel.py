@@ -53,50 +53,10 @@ except MissingData as exc:
 summary = one_kernel_summary(bundle, frame)
 notes.few_runs(frame)
 
-tiles = st.columns(6)
-# — : not in this job: one run (no spread), or a column the bundle lacks (its note above says so)
-missing = (intervals.ONE_RUN_NOTE if summary.num_runs is not None
-           and summary.num_runs < intervals.MIN_RUNS
-           else "— = not in this job (the note above names the column)")
-if summary.duration is not None:
-    unit = summary.time_unit  # the Time unit toggle, like the table and the figure
-    ci = (f"CI95 [{numbers.fmt(summary.duration_lo)}, {numbers.fmt(summary.duration_hi)}] {unit}"
-          if summary.duration_lo is not None and summary.duration_hi is not None else missing)
-    tiles[0].metric(f"Duration ({unit})", numbers.fmt(summary.duration),
-                    help=f"Mean over the runs; {ci}; {bundle.measurement}", border=True)
-    tiles[1].metric("RSD (%)", numbers.fmt(summary.rsd_pct),
-                    help="Relative standard deviation over the runs"
-                         + ("" if summary.rsd_pct is not None else f"; {missing}"), border=True)
-    tiles[2].metric("Runs", "—" if summary.num_runs is None else f"{summary.num_runs}",
-                    border=True)
-    tiles[3].metric("Stable", {True: "yes", False: "no", None: "not assessed"}[summary.stable],
-                    help=f"nsight-python's StableMeasurement: RSD < {C.STABLE_RSD_PCT:g} % "
-                         f"over at least {intervals.MIN_RUNS} runs; with fewer runs it is not "
-                         "assessed here (nsight-python's column reads False there: its RSD is "
-                         "missing, and a missing RSD < 2 compares False)", border=True)
-tiles[4].metric("SM clock (MHz)", numbers.fmt(summary.sm_clock_mhz),
-                help="The clock the kernel ran at: gpc__cycles_elapsed.avg.per_second, "
-                     "measured on the kernel (ncu backend, bound preset); not the device's rated "
-                     "clock. — = not collected",
-                border=True)
-flops, flops_unit = numbers.fit_flops(summary.tflops) if summary.tflops else (None, "TFLOP/s")
-tiles[5].metric(flops_unit, numbers.fmt(flops),
-                help="Analytic FLOPs (work table) / measured duration, per run, then the mean. "
-                     "— = no work formula for this annotation", border=True)
-st.markdown(f"**GPU:** {esc(summary.gpu)} · **annotation** {code(summary.annotation)} · "
-            f"**config** {esc(summary.config_label)}")
-if summary.kernels:
-    st.markdown(f"**Kernel{'s' if len(summary.kernels) > 1 else ''} launched by the region "
-                f"({len(summary.kernels)}):**")
-    st.code("\n".join(summary.kernels), language="text", wrap_lines=True)
-else:
-    st.caption("Kernel names: this job has no per-launch table.")
-
-st.subheader("Every value of this annotation × config")
-panels.table(frame, key=state.key(PAGE, "table"))
-panels.download_csv(frame, key=state.key(PAGE, "csv"),
-                    filename=f"{bundle.job_id}-{annotation}-config{config}.csv")
-
+# The tiles, the kernel names and the table of every value stand above the chart but are drawn
+# into their place after it, so that the chart's message goes first (they were 30 elements
+# before it, a table among them, which the browser rendered before drawing the chart: issue 40).
+above_chart = st.container()
 st.subheader("Duration of each launch, run by run")
 launches = cached.view(one_kernel_launches_frame, bundle, options)
 analysis.figure_panel(
@@ -104,3 +64,49 @@ analysis.figure_panel(
                   f"{annotation} · {summary.config_label}: duration per run", bundle.host_timer),
     launches, key=state.key(PAGE, "runs"),
     filename=f"{bundle.job_id}-{annotation}-config{config}-launches.csv")
+with above_chart:
+    tiles = st.columns(6)
+    # — : not in this job: one run (no spread), or a column the bundle lacks (its note above
+    # says so)
+    missing = (intervals.ONE_RUN_NOTE if summary.num_runs is not None
+               and summary.num_runs < intervals.MIN_RUNS
+               else "— = not in this job (the note above names the column)")
+    if summary.duration is not None:
+        unit = summary.time_unit  # the Time unit toggle, like the table and the figure
+        ci = (f"CI95 [{numbers.fmt(summary.duration_lo)}, {numbers.fmt(summary.duration_hi)}] "
+              f"{unit}" if summary.duration_lo is not None and summary.duration_hi is not None
+              else missing)
+        tiles[0].metric(f"Duration ({unit})", numbers.fmt(summary.duration),
+                        help=f"Mean over the runs; {ci}; {bundle.measurement}", border=True)
+        tiles[1].metric("RSD (%)", numbers.fmt(summary.rsd_pct),
+                        help="Relative standard deviation over the runs"
+                             + ("" if summary.rsd_pct is not None else f"; {missing}"), border=True)
+        tiles[2].metric("Runs", "—" if summary.num_runs is None else f"{summary.num_runs}",
+                        border=True)
+        tiles[3].metric("Stable", {True: "yes", False: "no", None: "not assessed"}[summary.stable],
+                        help=f"nsight-python's StableMeasurement: RSD < {C.STABLE_RSD_PCT:g} % "
+                             f"over at least {intervals.MIN_RUNS} runs; with fewer runs it is not "
+                             "assessed here (nsight-python's column reads False there: its RSD is "
+                             "missing, and a missing RSD < 2 compares False)", border=True)
+    tiles[4].metric("SM clock (MHz)", numbers.fmt(summary.sm_clock_mhz),
+                    help="The clock the kernel ran at: gpc__cycles_elapsed.avg.per_second, "
+                         "measured on the kernel (ncu backend, bound preset); not the device's "
+                         "rated clock. — = not collected",
+                    border=True)
+    flops, flops_unit = numbers.fit_flops(summary.tflops) if summary.tflops else (None, "TFLOP/s")
+    tiles[5].metric(flops_unit, numbers.fmt(flops),
+                    help="Analytic FLOPs (work table) / measured duration, per run, then the mean. "
+                         "— = no work formula for this annotation", border=True)
+    st.markdown(f"**GPU:** {esc(summary.gpu)} · **annotation** {code(summary.annotation)} · "
+                f"**config** {esc(summary.config_label)}")
+    if summary.kernels:
+        st.markdown(f"**Kernel{'s' if len(summary.kernels) > 1 else ''} launched by the region "
+                    f"({len(summary.kernels)}):**")
+        st.code("\n".join(summary.kernels), language="text", wrap_lines=True)
+    else:
+        st.caption("Kernel names: this job has no per-launch table.")
+
+    st.subheader("Every value of this annotation × config")
+    panels.table(frame, key=state.key(PAGE, "table"))
+    panels.download_csv(frame, key=state.key(PAGE, "csv"),
+                        filename=f"{bundle.job_id}-{annotation}-config{config}.csv")

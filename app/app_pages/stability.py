@@ -46,24 +46,29 @@ try:
 except MissingData as exc:
     analysis.missing(exc)
 
-notes.show(bundle, "stability", [metric], extra_checks=(P.INTERVAL_BELOW_ZERO,))
-run_audit.badges(bundle, PAGE)
-notes.few_runs(summary)
-notes.auto_runs(bundle, "stability")
-unstable = summary[~summary[C.STABLE].astype(bool)]
-st.caption(f"{len(summary) - len(unstable)} of {len(summary)} annotation × config pairs are "
-           f"stable (RSD < {C.STABLE_RSD_PCT:g} %). {C.CI95_HALF_PCT} beside each flag: the "
-           "CI95's half-width in % of the mean; a stable row of 3 runs can be wider than an "
-           "unstable one of 100.")
-short = short_kernels_text(summary, bundle.duration_metric)
-if short is not None:
-    text, all_stable = esc(short[0]), short[1]
-    if all_stable:
-        st.caption(text + " All of them are stable here.")
-    else:
-        st.warning(text, icon=":material/timer:")
+# The notes, the run audit's badges and the captions stand above the chart but are drawn into
+# their place after it, so that the chart's message goes first (they were 20 elements before it
+# on the matmul sweep, which the browser rendered before drawing the chart: issue 40).
+above_chart = st.container()
 analysis.figure_panel(cached.figure(build_stability_figure, summary, bundle.host_timer), summary,
                       key=PAGE, filename=f"{bundle.job_id}-stability.csv")
+with above_chart:
+    notes.show(bundle, "stability", [metric], extra_checks=(P.INTERVAL_BELOW_ZERO,))
+    run_audit.badges(bundle, PAGE)
+    notes.few_runs(summary)
+    notes.auto_runs(bundle, "stability")
+    unstable = summary[~summary[C.STABLE].astype(bool)]
+    st.caption(f"{len(summary) - len(unstable)} of {len(summary)} annotation × config pairs are "
+               f"stable (RSD < {C.STABLE_RSD_PCT:g} %). {C.CI95_HALF_PCT} beside each flag: the "
+               "CI95's half-width in % of the mean; a stable row of 3 runs can be wider than an "
+               "unstable one of 100.")
+    short = short_kernels_text(summary, bundle.duration_metric)
+    if short is not None:
+        text, all_stable = esc(short[0]), short[1]
+        if all_stable:
+            st.caption(text + " All of them are stable here.")
+        else:
+            st.warning(text, icon=":material/timer:")
 
 st.subheader("Per run, in run order")
 labels = dict(zip(summary[C.CONFIG], summary[F.CONFIG_LABEL]))

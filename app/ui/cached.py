@@ -179,16 +179,24 @@ def view(fn: Callable[..., T], bundle: Bundle, *args: Any) -> T:
 
 @st.cache_data(max_entries=128, show_spinner=False)
 def _figure(name: str, args: tuple[Any, ...], kwargs: dict[str, Any],
-            _build: Callable[..., go.Figure]) -> go.Figure:
+            _build: Callable[..., go.Figure]) -> dict[str, Any]:
     del name  # the cache key with the arguments (the underscored one is not hashed)
-    return _build(*args, **kwargs)
+    spec: dict[str, Any] = _build(*args, **kwargs).to_dict()
+    return spec
 
 
 def figure(build: Callable[..., go.Figure], *args: Any, **kwargs: Any) -> go.Figure:
     """``build(*args, **kwargs)``, built once per arguments (data frames hashed by content) in
     any session: a page shown again skips plotly's figure assembly (15-55 ms a figure on this
-    project's 2-core machine, 2026-11-30) and gets its own copy to colour."""
-    return _figure(f"{build.__module__}.{build.__qualname__}", args, kwargs, build)
+    project's 2-core machine, 2026-11-30) and gets its own copy to colour.
+
+    The cache holds the figure's dict (``to_dict``: plain data, unpickled in well under a
+    millisecond) and each copy is made from it without plotly's validation, which the figure
+    passed when it was built: a cached ``go.Figure`` was unpickled through its constructor,
+    validating every property again (about 25 ms a figure, the Stability page's two charts on
+    every visit; 2026-12-05, issue 40). The copy's JSON, what the browser draws, is the same."""
+    return go.Figure(_figure(f"{build.__module__}.{build.__qualname__}", args, kwargs, build),
+                     _validate=False)
 
 
 def bundle_for(job_id: str | None) -> Bundle | None:

@@ -65,6 +65,10 @@ def test_figure_is_built_once_per_content_of_its_frame() -> None:
     again = cached.figure(counted_figure, times.copy(), "a")  # another frame, same content
     assert CALLS == [f"figure a {len(times)}"] and again is not first  # a copy
     assert json.loads(again.to_json()) == json.loads(first.to_json())
+    # made from the cached dict without plotly's validation: what the browser gets is unchanged
+    built = counted_figure(times, "a")
+    assert json.loads(first.to_json()) == json.loads(built.to_json())
+    CALLS.pop()
     again.data[0].marker.color = "#000000"  # colouring one copy leaves the cached one alone
     third = cached.figure(counted_figure, times, "a")
     assert json.loads(third.to_json()) == json.loads(first.to_json())
