@@ -13,11 +13,20 @@ from pathlib import Path
 
 from streamlit.testing.v1 import AppTest
 
+from app.core.pages import SECTIONS
+
 REPO = Path(__file__).resolve().parents[2]
 TINY_SPEC = {"kernels": ["matmul"], "configs": [{"n": 32}, {"n": 64}], "runs": 3,
              "backend": "cpu", "warmup": 1}
 JOB_ID = "20261129-230000-matmul-0001"
 ONE_RUN_JOB_ID = "20261129-230100-matmul-0002"
+#: A report Nsight Compute wrote on the H200 with its default set (4 sections, rule results),
+#: and the job id its import gets (the ``default_set_import`` fixture).
+DEFAULT_SET = REPO / "tests" / "fixtures" / "h200_import" / "ncu_plain" / "default_set.ncu-rep"
+IMPORTED = "import-default-set"
+_DEFAULT = next(iter(SECTIONS.values()))[0]  # the bar's first page: the root URL
+#: The default page, shown by a first run that names no page, and its header (its title).
+DEFAULT_PAGE, DEFAULT_HEADER = Path(_DEFAULT.script).stem, _DEFAULT.title
 
 
 def record_cpu_job(path: Path, spec: dict) -> Path:

@@ -8,6 +8,7 @@ want recorded H200 jobs point ``KPROF_BUNDLED_DIR`` at ``tests.scenarios.SCENARI
 from __future__ import annotations
 
 import shutil
+import subprocess
 import sys
 from collections.abc import Callable, Iterator
 from pathlib import Path
@@ -16,7 +17,9 @@ import pytest
 import streamlit as st
 from streamlit.testing.v1 import AppTest
 
-from apptest_helpers import JOB_ID, ONE_RUN_JOB_ID, TINY_SPEC, record_cpu_job
+from apptest_helpers import (DEFAULT_HEADER, DEFAULT_PAGE, DEFAULT_SET, IMPORTED, JOB_ID,
+                             ONE_RUN_JOB_ID, TINY_SPEC, record_cpu_job)
+from app.core.pages import page as page_entry
 
 REPO = Path(__file__).resolve().parents[2]
 if str(REPO) not in sys.path:
@@ -61,6 +64,18 @@ def cpu_one_run_src(tmp_path_factory: pytest.TempPathFactory) -> Path:
                           {**TINY_SPEC, "runs": 1})
 
 
+@pytest.fixture(scope="session")
+def default_set_import(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """The H200 default-set report (``DEFAULT_SET``) imported once by the worker as
+    ``IMPORTED``; tests copy it (each import was a worker process of 6-10 s at load 18)."""
+    out = tmp_path_factory.mktemp("imported") / IMPORTED
+    proc = subprocess.run([sys.executable, "-m", "profiling_worker", "import", str(DEFAULT_SET),
+                           "--out", str(out)], cwd=REPO,
+                          capture_output=True, text=True, timeout=300, check=False)
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    return out
+
+
 @pytest.fixture
 def seeded(store: dict[str, Path], cpu_bundle_src: Path) -> dict[str, Path]:
     """The store with the real cpu bundle in the results dir."""
@@ -68,17 +83,38 @@ def seeded(store: dict[str, Path], cpu_bundle_src: Path) -> dict[str, Path]:
     return store
 
 
+def opens_directly(page: str) -> bool:
+    """Whether a first run can open ``app_pages/<page>.py`` (a page other than the default).
+
+    Before its first run AppTest knows no page registry, so ``switch_page`` names the page by
+    its file name (``AppTest.switch_page``'s docstring) while ``st.Page`` hashes its
+    ``url_path``: the two agree for the pages whose URL path is their file's stem (``files``),
+    not for ``one-kernel`` (``one_kernel.py``) and the like, which Streamlit would silently
+    replace by the default page."""
+    return page_entry(f"{page}.py").url_path == page
+
+
 @pytest.fixture
 def app() -> Callable[..., AppTest]:
-    """Factory: the app, optionally switched to a page (``app_pages/<name>.py``) and run."""
+    """Factory: the app, optionally switched to a page (``app_pages/<name>.py``) and run.
+
+    The default page and a page that :func:`opens_directly` are the first run's page, as a
+    browser opening their URL (one script run); any other is switched to after a run of the
+    default page (two)."""
 
     def make(page: str | None = None, query: dict[str, str] | None = None) -> AppTest:
         at = AppTest.from_file(str(APP), default_timeout=TIMEOUT_S)
         for key, value in (query or {}).items():
             at.query_params[key] = value
-        at.run()
-        if page:
+        if page in (None, DEFAULT_PAGE):
+            return at.run()
+        if opens_directly(page):
             at.switch_page(f"app_pages/{page}.py").run()
-        return at
+            shown = [h.value for h in at.header]
+            assert DEFAULT_HEADER not in shown, \
+                f"asked for {page}, the first run showed the default page ({shown})"
+            return at
+        at.run()
+        return at.switch_page(f"app_pages/{page}.py").run()
 
     return make

@@ -4,24 +4,22 @@ only: no sections, no rules); the matmul sweep scenario for the sweep page's act
 
 from __future__ import annotations
 
-import subprocess
-import sys
+import shutil
 from pathlib import Path
 
-from apptest_helpers import plotly_specs, texts
+import pytest
+
+from apptest_helpers import IMPORTED, plotly_specs, texts
 from tests.scenarios import SCENARIOS
 
-REPO = Path(__file__).resolve().parents[2]
-DEFAULT_SET = REPO / "tests" / "fixtures" / "h200_import" / "ncu_plain" / "default_set.ncu-rep"
-IMPORTED = "import-default-set"
 METRICS_ONLY = "h200-ncu-j1-fp16"  # its report is the one shared copy (README of the scenarios)
 
 
-def _import(store: dict[str, Path]) -> None:
-    proc = subprocess.run([sys.executable, "-m", "profiling_worker", "import", str(DEFAULT_SET),
-                           "--out", str(store["results"] / IMPORTED)], cwd=REPO,
-                          capture_output=True, text=True, timeout=300, check=False)
-    assert proc.returncode == 0, proc.stdout + proc.stderr
+@pytest.fixture
+def imported(store: dict[str, Path], default_set_import: Path) -> dict[str, Path]:
+    """The store with the default-set import in its results dir."""
+    shutil.copytree(default_set_import, store["results"] / IMPORTED)
+    return store
 
 
 def _open_deep_dive(at, page: str) -> None:
@@ -32,8 +30,7 @@ def _open_deep_dive(at, page: str) -> None:
     at.run()
 
 
-def test_default_set_report_shows_what_it_has_and_names_what_it_lacks(store, app) -> None:
-    _import(store)
+def test_default_set_report_shows_what_it_has_and_names_what_it_lacks(imported, app) -> None:
     at = app("deep_dive", query={"job": IMPORTED})
     assert not at.exception, at.exception
     shown = texts(at)
@@ -66,8 +63,7 @@ def test_metrics_only_sweep_has_no_rules_and_offers_a_deep_dive(store, monkeypat
     assert not any("Open the deep dive" in str(link.label) for link in at.get("page_link"))
 
 
-def test_kernels_page_of_an_import_lists_the_rules(store, app) -> None:
-    _import(store)
+def test_kernels_page_of_an_import_lists_the_rules(imported, app) -> None:
     at = app("kernels", query={"job": IMPORTED})
     assert not at.exception, at.exception
     rules = [d.value for d in at.dataframe if "Rule" in d.value.columns]
@@ -177,11 +173,10 @@ def test_a_cpu_job_offers_no_deep_dive_and_says_why(seeded, app) -> None:
         assert "or profile one of its points" not in texts(at), page
 
 
-def test_a_single_config_import_gets_an_axis_around_its_value(store, app) -> None:
+def test_a_single_config_import_gets_an_axis_around_its_value(imported, app) -> None:
     """Issue 37: an import of one config (config_index 0, the H200 default-set report) drew
     its Size sweep on plotly's -1..1 axis with ticks at -1, -0.5, 0.5, 1; one tick at the
     value now."""
-    _import(store)
     at = app("sweep", query={"job": IMPORTED})
     assert not at.exception, at.exception
     (spec,) = plotly_specs(at)

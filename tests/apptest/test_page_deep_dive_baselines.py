@@ -7,40 +7,23 @@ from __future__ import annotations
 
 import gzip
 import shutil
-import subprocess
-import sys
 from pathlib import Path
 
 import ncu_report
 import pytest
-from apptest_helpers import plotly_specs, texts, trace_values
+from apptest_helpers import IMPORTED, plotly_specs, texts, trace_values
 from tests.scenarios import scenario_dir
 
-REPO = Path(__file__).resolve().parents[2]
 FULL = "h200-ncu-deepdive-fp16-4096"
 FIXTURE = scenario_dir(FULL)
-DEFAULT_SET = REPO / "tests" / "fixtures" / "h200_import" / "ncu_plain" / "default_set.ncu-rep"
-IMPORTED = "import-default-set"
 TENSOR = "sm__pipe_tensor_cycles_active_realtime.avg.pct_of_peak_sustained_elapsed"
 TITLE = "The kernel's own timeline (PM sampling)"
 
 
-@pytest.fixture(scope="module")
-def imported(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    """The default-set report imported once by the worker for the module (its tests copy it:
-    each import was a worker process of 6-10 s at load 18)."""
-    out = tmp_path_factory.mktemp("imported") / IMPORTED
-    proc = subprocess.run([sys.executable, "-m", "profiling_worker", "import", str(DEFAULT_SET),
-                           "--out", str(out)], cwd=REPO,
-                          capture_output=True, text=True, timeout=300, check=False)
-    assert proc.returncode == 0, proc.stdout + proc.stderr
-    return out
-
-
 @pytest.fixture
-def jobs(store: dict[str, Path], imported: Path) -> dict[str, Path]:
+def jobs(store: dict[str, Path], default_set_import: Path) -> dict[str, Path]:
     shutil.copytree(FIXTURE, store["results"] / FULL)
-    shutil.copytree(imported, store["results"] / IMPORTED)
+    shutil.copytree(default_set_import, store["results"] / IMPORTED)
     return store
 
 

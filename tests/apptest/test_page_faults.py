@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from apptest_helpers import texts
+from apptest_helpers import DEFAULT_PAGE, texts
 JOB_ID = "20261129-230000-matmul-0001"  # the seeded bundle (tests/apptest/conftest.py)
 
 PAGES = ["results", "sweep", "stability", "bound_roofline", "memory", "kernels", "compare",
@@ -59,10 +59,10 @@ def _make_broken(results: Path, wrong_shape: bool = False, bad_parquet: bool = F
 def _pages_survive(app, job_id: str) -> list[str]:
     """The pages that raised with ``job_id`` selected, visited in one session (as a user clicks
     through them: one start of the app, not one per page)."""
-    at = app(query={"job": job_id})
-    crashed = [f"start: {at.exception[0].message}"] if at.exception else []
+    at = app(query={"job": job_id})  # the default page
+    crashed = [f"{DEFAULT_PAGE}: {at.exception[0].message}"] if at.exception else []
     for page in PAGES:
-        if not Path(f"app/app_pages/{page}.py").exists():
+        if page == DEFAULT_PAGE or not Path(f"app/app_pages/{page}.py").exists():
             continue
         at.switch_page(f"app_pages/{page}.py").run()
         if at.exception:

@@ -8,12 +8,13 @@ import json
 import re
 import shutil
 import sqlite3
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from pathlib import Path
 
 import pytest
+from streamlit.testing.v1 import AppTest
 
-from apptest_helpers import markdown_sources, plotly_specs, texts
+from apptest_helpers import DEFAULT_PAGE, markdown_sources, plotly_specs, texts
 from app.services import history_index, import_client
 from tests.hostile import (BIDI_ANNOTATION, BIDI_GPU, BIDI_KERNEL, GPU, IMAGE, NSPY_CSV,
                            hostile_import)
@@ -45,18 +46,27 @@ def imported(tmp_path_factory: pytest.TempPathFactory) -> Callable[..., str]:
     return copy
 
 
-@pytest.mark.parametrize("page", PAGES)
-def test_names_from_an_imported_file_are_never_rendered(store, imported, app, page) -> None:
+def _every_page(app, job_id: str) -> Iterator[tuple[str, AppTest]]:
+    """Each page with ``job_id`` selected, in one session (as a user clicks through the pages:
+    one start of the app, not one per page), once its run ended without an exception."""
+    at = app(query={"job": job_id})  # the default page
+    for page in [DEFAULT_PAGE, *(p for p in PAGES if p != DEFAULT_PAGE)]:
+        if page != DEFAULT_PAGE:  # the first run showed it
+            at.switch_page(f"app_pages/{page}.py").run()
+        assert not at.exception, (page, at.exception)
+        yield page, at
+
+
+def test_names_from_an_imported_file_are_never_rendered(store, imported, app) -> None:
     job_id = imported(store["results"])
-    at = app(page, query={"job": job_id})
-    assert not at.exception
-    sources = markdown_sources(at)
-    rendered = [s for s in sources if RENDERED.search(CODE_SPAN.sub("", s))]
-    assert rendered == [], rendered
-    for spec in plotly_specs(at):  # plotly renders <a href> in names: none may appear
-        for trace in spec["data"]:
-            trace.pop("meta", None)  # not drawn
-        assert "<a " not in json.dumps(spec)
+    for page, at in _every_page(app, job_id):
+        sources = markdown_sources(at)
+        rendered = [s for s in sources if RENDERED.search(CODE_SPAN.sub("", s))]
+        assert rendered == [], (page, rendered)
+        for spec in plotly_specs(at):  # plotly renders <a href> in names: none may appear
+            for trace in spec["data"]:
+                trace.pop("meta", None)  # not drawn
+            assert "<a " not in json.dumps(spec), page
 
 
 BIDI = re.compile("[\u061c\u200e\u200f\u202a-\u202e\u2066-\u2069]")
@@ -76,17 +86,14 @@ def _shown_strings(at) -> list[str]:
     return shown
 
 
-@pytest.mark.parametrize("page", PAGES)
-def test_bidi_controls_in_names_are_shown_not_obeyed(store, imported, app, page) -> None:
+def test_bidi_controls_in_names_are_shown_not_obeyed(store, imported, app) -> None:
     """Issue 25: a right-to-left override in a name read "evil" as "live"; every name from a
     file shows such a character as ⟨U+202E⟩ on every page."""
     job_id = imported(store["results"], annotation=BIDI_ANNOTATION, kernel=BIDI_KERNEL,
                       gpu=BIDI_GPU)
-    at = app(page, query={"job": job_id})
-    assert not at.exception
-    shown = _shown_strings(at)
-    obeyed = [s for s in shown if BIDI.search(s)]
-    assert obeyed == [], obeyed[:3]
+    for page, at in _every_page(app, job_id):
+        obeyed = [s for s in _shown_strings(at) if BIDI.search(s)]
+        assert obeyed == [], (page, obeyed[:3])
 
 
 def test_bidi_controls_read_as_code_points(store, imported, app) -> None:

@@ -9,6 +9,7 @@ import math
 import shutil
 import subprocess
 import sys
+from collections.abc import Callable
 from pathlib import Path
 
 import pandas as pd
@@ -24,18 +25,33 @@ SPREAD = [C.STD, C.CI95_LOWER, C.CI95_UPPER, C.RSD]
 PAGES = ("stability", "sweep", "one_kernel")
 
 
+@pytest.fixture(scope="module")
+def imported_case(tmp_path_factory: pytest.TempPathFactory) -> Callable[[str], Path]:
+    """``imported_case(name)``: the nsight-python output of ``cases/<name>`` imported by the
+    worker once for the module (its tests copy it: one import per case, not one per page)."""
+    made: dict[str, Path] = {}
+
+    def get(name: str) -> Path:
+        if name not in made:
+            out = tmp_path_factory.mktemp("imported") / name
+            proc = subprocess.run([sys.executable, "-m", "profiling_worker", "import",
+                                   *map(str, sorted((CASES / name).glob("*.csv"))),
+                                   "--out", str(out)],
+                                  cwd=REPO, capture_output=True, text=True, timeout=300,
+                                  check=False)
+            assert proc.returncode == 0, proc.stdout + proc.stderr
+            made[name] = out
+        return made[name]
+
+    return get
+
+
 @pytest.fixture(params=["cpu-runs1", "runs1-raw", "runs1-processed-only"])
-def one_run_job(request, store, cpu_one_run_src: Path) -> str:
+def one_run_job(request, store, cpu_one_run_src: Path, imported_case) -> str:
     """A job of one run per config in the store: the cpu job, or an nsight-python import."""
     job = request.param
-    if job == "cpu-runs1":
-        shutil.copytree(cpu_one_run_src, store["results"] / job)
-        return job
-    proc = subprocess.run([sys.executable, "-m", "profiling_worker", "import",
-                           *map(str, sorted((CASES / job).glob("*.csv"))),
-                           "--out", str(store["results"] / job)],
-                          cwd=REPO, capture_output=True, text=True, timeout=300, check=False)
-    assert proc.returncode == 0, proc.stdout + proc.stderr
+    src = cpu_one_run_src if job == "cpu-runs1" else imported_case(job)
+    shutil.copytree(src, store["results"] / job)
     return job
 
 

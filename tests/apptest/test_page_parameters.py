@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import shutil
 import subprocess
 import sys
 from pathlib import Path
@@ -16,16 +17,26 @@ PAGES = ["sweep", "stability", "bound_roofline", "memory", "clocks_thermal", "ke
          "compare", "one_kernel", "results", "backends", "cache_clock", "files"]
 
 
-@pytest.fixture
-def imported(store) -> str:
-    """The shape/dtype nsight-python output imported into the store by the worker."""
-    job = "tuple-dtype"
+JOB = "tuple-dtype"
+
+
+@pytest.fixture(scope="module")
+def imported_src(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """The shape/dtype nsight-python output imported by the worker once for the module (its
+    tests copy it: one worker import, not one per page)."""
+    out = tmp_path_factory.mktemp("imported") / JOB
     proc = subprocess.run([sys.executable, "-m", "profiling_worker", "import",
-                           *map(str, sorted(CASE.glob("*.csv"))),
-                           "--out", str(store["results"] / job)],
+                           *map(str, sorted(CASE.glob("*.csv"))), "--out", str(out)],
                           cwd=REPO, capture_output=True, text=True, timeout=300, check=False)
     assert proc.returncode == 0, proc.stdout + proc.stderr
-    return job
+    return out
+
+
+@pytest.fixture
+def imported(store, imported_src: Path) -> str:
+    """The import in the store's results dir; its job id."""
+    shutil.copytree(imported_src, store["results"] / JOB)
+    return JOB
 
 
 @pytest.mark.parametrize("page", PAGES)
