@@ -65,9 +65,9 @@ from overhead import to_result  # noqa: E402
 from paired import paired_ratio  # noqa: E402
 
 #: Device runs whose overhead JSON docs/performance.md quotes (issue 40).
-SPEED_RUNS = ("h200-1202-s6run2", "h200-1205-speedrun1")
+SPEED_RUNS = ("h200-1202-s6run2", "h200-1205-speedrun1", "h100-1205-s10all")
 #: Device runs whose ``*-warm_stages.json`` docs/performance.md quotes.
-WARM_RUNS = ("h200-1202-s6run2", "h200-1205-speedrun1")
+WARM_RUNS = ("h200-1202-s6run2", "h200-1205-speedrun1", "h100-1205-s10all")
 #: Gate A/A studies: study 1 (defaults) and study 2 (more runs), docs/measurements-h200.md.
 AA_RUNS = ("h200-1201-run2", "h200-1201-run4")
 #: Events attribution and runs "auto": the two device runs the docs quote.
@@ -210,6 +210,46 @@ CPU_STAGES_S10 = (*CPU_STAGES_WARM_OWN[:5],
 
 def _stage_ms(job: dict[str, float], wall_s: float, stage: str) -> float:
     return 1e3 * wall_s if stage == "run_job wall" else job.get(stage, math.nan)
+
+
+#: The device run after issue 40's three passes (an H100: the device tool gave that card) and
+#: the stages its table shows.
+DEVICE_STAGE_RUN = "h100-1205-s10all"
+DEVICE_STAGES = (*CPU_STAGES_S10[:9], ("`finish_bundle`", "finish_bundle"),
+                 ("plausibility checks", "finish: plausibility"),
+                 ("manifest (written, fsynced)", "finish: manifest"),
+                 ("`prepare`", "prepare"), ("warm-up (one call per config)", "warm_up_bodies"),
+                 ("nsight-python's one call", "nsight-python call"))
+
+
+def warm_repeat_text(run: str = DEVICE_STAGE_RUN) -> str:
+    """``0.185 s from submit to result (0.154-0.208, 6 jobs`` (``overhead.py``'s warm repeats
+    through the job manager, CUPTI)."""
+    import statistics
+
+    warm_s = json.loads((H200 / f"{run}-overhead.json").read_text())["cupti"]["warm_s"]
+    return (f"{statistics.median(warm_s):.3f} s from submit to result ({min(warm_s):.3f}-"
+            f"{max(warm_s):.3f}, {len(warm_s)} jobs")
+
+
+def device_stage_rows(run: str = DEVICE_STAGE_RUN,
+                      stages: tuple[tuple[str, str], ...] = DEVICE_STAGES) -> list[str]:
+    """``| stage | median | min-max |`` (ms, wall) over the warm jobs of one device run's
+    ``*-warm_stages.json``; the whole own part is ``run_job`` less nsight-python's call."""
+    import statistics
+
+    raw = json.loads((H200 / f"{run}-warm_stages.json").read_text())
+    rows = []
+    for label, stage in stages:
+        if stage == "run_job wall":
+            own = [1e3 * w - j["nsight-python call"]
+                   for w, j in zip(raw["run_job_wall_s"], raw["per_job_ms"])]
+            med, lo, hi = statistics.median(own), min(own), max(own)
+        else:
+            st = raw["stages"][stage]
+            med, lo, hi = st["median_ms"], st["min_ms"], st["max_ms"]
+        rows.append(f"| {label} | {med:.1f} | {lo:.1f}-{hi:.1f} |")
+    return rows
 
 
 def cpu_stage_rows(stage_runs: dict[str, tuple[str, ...]] = CPU_STAGE_RUNS,
@@ -544,6 +584,8 @@ def claims() -> list[tuple[str, str]]:
         for page in ("stability", "one-kernel"):
             out.append(("docs/performance.md", click_breakdown_text(run, page)))
     out += [("docs/performance.md", row) for row in cpu_stage_rows()]
+    out += [("docs/performance.md", row) for row in device_stage_rows()]
+    out.append(("docs/performance.md", warm_repeat_text()))
     out += [("docs/performance.md", row)
             for row in cpu_stage_rows(CPU_STAGE_RUNS_WARM_OWN, CPU_STAGES_WARM_OWN)]
     out += [("docs/performance.md", row)
