@@ -288,7 +288,8 @@ PAGE_RUNS = ("page-speed-1205-speed", "page-speed-1205-speed2", "page-speed-1205
 
 
 #: Page benchmark runs beside a baseline checkout (``page_speed.py --baseline``) the docs quote.
-PAGE_PAIRED_RUNS = ("page-speed-1205-s10-click", "page-speed-1205-s10-click2")
+PAGE_PAIRED_RUNS = ("page-speed-1205-s10-click", "page-speed-1205-s10-click2",
+                    "page-speed-1205-s10-final")
 
 
 def pages_text(run: str) -> str:
@@ -356,7 +357,8 @@ def click_breakdown_text(run: str, page: str) -> str:
 #: Big-sweep page runs (``benchmarks/big_sweep_page.py --baseline ... --json``) the docs quote.
 BIG_SWEEP_RUNS = ("big-sweep-1205-1000", "big-sweep-1205-10000", "big-sweep-1205-1000-notes",
                   "big-sweep-1205-3s-1000", "big-sweep-1205-3s-10000",
-                  "big-sweep-1205-s10-prewarm", "big-sweep-1205-s10-prewarm2")
+                  "big-sweep-1205-s10-prewarm", "big-sweep-1205-s10-prewarm2",
+                  "big-sweep-1205-s10-final")
 #: Big-sweep page runs of one checkout beside the bare page, without a baseline (``--bare``).
 BIG_SWEEP_ALONE_RUNS = ("big-sweep-1205-quiet-1000",)
 #: Server script runs of the page, paired (``benchmarks/big_sweep_server.py --json``).
