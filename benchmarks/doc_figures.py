@@ -354,6 +354,19 @@ def click_breakdown_text(run: str, page: str) -> str:
             f"{med('drawn'):.0f} ms, script finished {med('finished'):.0f} ms after the click")
 
 
+def _rounds_load(raw: dict[str, Any]) -> str:
+    """``6 rounds, load average 0.5 -> 2.4 on 2 CPUs`` of a big-sweep run."""
+    return (f"{raw['rounds']} rounds, load average {raw['load_average_before'][0]:.1f} -> "
+            f"{raw['load_average_after'][0]:.1f} on {raw['cpus']} CPUs")
+
+
+def _bare_text(times: dict[str, list[float]]) -> str:
+    """``a bare Streamlit page with one chart, same rounds: warm 2.5 s, cold 2.9 s`` (medians)."""
+    return (f"a bare Streamlit page with one chart, same rounds: warm "
+            f"{statistics.median(times['bare_warm']):.1f} s, cold "
+            f"{statistics.median(times['bare_cold']):.1f} s")
+
+
 #: Big-sweep page runs (``benchmarks/big_sweep_page.py --baseline ... --json``) the docs quote.
 BIG_SWEEP_RUNS = ("big-sweep-1205-1000", "big-sweep-1205-10000", "big-sweep-1205-1000-notes",
                   "big-sweep-1205-3s-1000", "big-sweep-1205-3s-10000",
@@ -375,9 +388,7 @@ def big_sweep_server_text(run: str) -> str:
     return (f"{raw['configs']:,} configs: the page's script run cold {med(t['dash_cold']):.1f} s "
             f"(before {med(t['base_cold']):.1f} s), warm {med(t['dash_warm']):.2f} s (before "
             f"{med(t['base_warm']):.2f} s); cold after / before {ratio_text(raw['ratios']['cold'])}"
-            f"; warm after / before {ratio_text(raw['ratios']['warm'])}; {raw['rounds']} rounds, "
-            f"load average {raw['load_average_before'][0]:.1f} -> "
-            f"{raw['load_average_after'][0]:.1f} on {raw['cpus']} CPUs")
+            f"; warm after / before {ratio_text(raw['ratios']['warm'])}; {_rounds_load(raw)}")
 
 
 #: Single loads message by message (``benchmarks/big_sweep_breakdown.py --json``) the docs quote.
@@ -396,11 +407,8 @@ def big_sweep_text(run: str) -> str:
             f"{med(t['base_warm']):.1f} s), cold {med(t['dash_cold']):.1f} s (before "
             f"{med(t['base_cold']):.1f} s); warm after / before "
             f"{ratio_text(raw['ratios']['warm'])}; cold after / before "
-            f"{ratio_text(raw['ratios']['cold'])}; {raw['rounds']} rounds, load average "
-            f"{raw['load_average_before'][0]:.1f} -> {raw['load_average_after'][0]:.1f} on "
-            f"{raw['cpus']} CPUs" + (f"; a bare Streamlit page with one chart, same rounds: "
-                                     f"warm {med(t['bare_warm']):.1f} s, cold "
-                                     f"{med(t['bare_cold']):.1f} s" if "bare_warm" in t else ""))
+            f"{ratio_text(raw['ratios']['cold'])}; {_rounds_load(raw)}"
+            + (f"; {_bare_text(t)}" if "bare_warm" in t else ""))
 
 
 def big_sweep_alone_text(run: str) -> str:
@@ -410,10 +418,7 @@ def big_sweep_alone_text(run: str) -> str:
     raw = json.loads((HERE / "cpu" / f"{run}.json").read_text())
     t, med = raw["times_s"], statistics.median
     return (f"{raw['configs']:,} configs: first chart warm {med(t['dash_warm']):.1f} s, cold "
-            f"{med(t['dash_cold']):.1f} s; a bare Streamlit page with one chart, same rounds: "
-            f"warm {med(t['bare_warm']):.1f} s, cold {med(t['bare_cold']):.1f} s; "
-            f"{raw['rounds']} rounds, load average {raw['load_average_before'][0]:.1f} -> "
-            f"{raw['load_average_after'][0]:.1f} on {raw['cpus']} CPUs")
+            f"{med(t['dash_cold']):.1f} s; {_bare_text(t)}; {_rounds_load(raw)}")
 
 
 def breakdown_text(run: str) -> str:

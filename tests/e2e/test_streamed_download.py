@@ -23,6 +23,7 @@ import urllib.error
 import urllib.request
 import zipfile
 from collections.abc import Iterator
+from contextlib import contextmanager
 from datetime import datetime, timedelta
 from pathlib import Path
 from typing import Any
@@ -193,18 +194,42 @@ def _read_to_end(sock: socket.socket, got: int) -> int:
     return got
 
 
-def test_a_download_past_its_tabs_bound_is_shown_queued_then_starts(
-        page: Any, cli_server: tuple[str, str]) -> None:
-    """The tab's two downloads are slow clients of the large file; a third click in the tab
-    opens a page that says it is queued and why, not a tab that only loads; once one slow
-    client finishes, the queued download starts by itself, with its bytes."""
-    url, sha = cli_server
+@contextmanager
+def _tab_at_its_bound(page: Any, url: str) -> Iterator[tuple[Any, list[tuple[socket.socket, int]]]]:
+    """The Files page of JOB open in ``page``, the large file's Download link, and the tab's
+    :data:`MAX_SESSION_DOWNLOADS` downloads of it running as slow clients (closed at the end)."""
     open_app(page, f"{url}/files", f"?job={JOB}")
     wait_for_elements(page)
     link = _row_link(page, LARGE, "Download")
     slow = [_slow_download(url, link.get_attribute("href"))
             for _ in range(MAX_SESSION_DOWNLOADS)]
     try:
+        yield link, slow
+    finally:
+        for sock, _ in slow:
+            sock.close()
+
+
+def _starts_when_a_slot_frees(tab: Any, slow: list[tuple[socket.socket, int]], sha: str) -> Any:
+    """One slow client read to its end frees a slot; the queued ``tab`` then says its turn has
+    come and downloads the whole large file (checked by size and SHA-256): the download."""
+    state = tab.get_by_role("status")
+    with tab.expect_download(timeout=4 * APP_RUN_TIMEOUT_MS) as started:
+        sock, got = slow.pop()
+        assert _read_to_end(sock, got) == LARGE_BYTES  # it is done: its slot frees
+    expect(state).to_have_text(re.compile(r"^Its turn has come: the download starts now"))
+    data = Path(started.value.path()).read_bytes()
+    assert len(data) == LARGE_BYTES and hashlib.sha256(data).hexdigest() == sha
+    return started.value
+
+
+def test_a_download_past_its_tabs_bound_is_shown_queued_then_starts(
+        page: Any, cli_server: tuple[str, str]) -> None:
+    """The tab's two downloads are slow clients of the large file; a third click in the tab
+    opens a page that says it is queued and why, not a tab that only loads; once one slow
+    client finishes, the queued download starts by itself, with its bytes."""
+    url, sha = cli_server
+    with _tab_at_its_bound(page, url) as (link, slow):
         with page.context.expect_page() as opened:
             link.click()
         tab = opened.value
@@ -212,16 +237,8 @@ def test_a_download_past_its_tabs_bound_is_shown_queued_then_starts(
         expect(state).to_have_text(re.compile(
             rf"^Queued: this tab already has {MAX_SESSION_DOWNLOADS} downloads running, and no "
             r"download was queued before it\. It starts by itself when its turn comes"))
-        with tab.expect_download(timeout=4 * APP_RUN_TIMEOUT_MS) as started:
-            sock, got = slow.pop()
-            assert _read_to_end(sock, got) == LARGE_BYTES  # it is done: its slot frees
-        expect(state).to_have_text(re.compile(r"^Its turn has come: the download starts now"))
-        data = Path(started.value.path()).read_bytes()
-        assert len(data) == LARGE_BYTES and hashlib.sha256(data).hexdigest() == sha
-        assert started.value.suggested_filename == "nsight_large.bin"
-    finally:
-        for sock, _ in slow:
-            sock.close()
+        download = _starts_when_a_slot_frees(tab, slow, sha)
+        assert download.suggested_filename == "nsight_large.bin"
 
 
 def test_a_queued_download_starts_though_its_tabs_timers_never_run(
@@ -232,12 +249,7 @@ def test_a_queued_download_starts_though_its_tabs_timers_never_run(
     from each answer, its ask held by the route past STALE_S keeps its place, and once a slow
     client finishes the download starts. A page that asked by ``setTimeout`` never asked."""
     url, sha = cli_server
-    open_app(page, f"{url}/files", f"?job={JOB}")
-    wait_for_elements(page)
-    link = _row_link(page, LARGE, "Download")
-    slow = [_slow_download(url, link.get_attribute("href"))
-            for _ in range(MAX_SESSION_DOWNLOADS)]
-    try:
+    with _tab_at_its_bound(page, url) as (link, slow):
         now = datetime.now()
         page.clock.install(time=now)
         page.clock.pause_at(now + timedelta(seconds=30))  # a page opened from now runs no timer
@@ -257,12 +269,4 @@ def test_a_queued_download_starts_though_its_tabs_timers_never_run(
         assert answered.value.json() == {"turn": False, "held": True,
                                          "message": state.text_content()}
         assert answered.value.request.timing["responseStart"] >= STALE_S * 1000
-        with tab.expect_download(timeout=4 * APP_RUN_TIMEOUT_MS) as started:
-            sock, got = slow.pop()
-            assert _read_to_end(sock, got) == LARGE_BYTES  # it is done: its slot frees
-        expect(state).to_have_text(re.compile(r"^Its turn has come: the download starts now"))
-        data = Path(started.value.path()).read_bytes()
-        assert len(data) == LARGE_BYTES and hashlib.sha256(data).hexdigest() == sha
-    finally:
-        for sock, _ in slow:
-            sock.close()
+        _starts_when_a_slot_frees(tab, slow, sha)
