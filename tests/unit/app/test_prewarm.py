@@ -13,9 +13,9 @@ import tempfile
 from pathlib import Path
 
 from app.ui import prewarm
+from tests.scenarios import SCENARIOS
 
 REPO = Path(__file__).resolve().parents[3]
-BUNDLED = REPO / "app" / "bundled"
 
 
 def test_the_early_probe_is_the_workers_report_and_is_taken_once() -> None:
@@ -50,7 +50,7 @@ def test_the_first_page_load_does_not_import_scipy_stats() -> None:
             "assert not at.exception and at.get('plotly_chart'), at.exception\n"
             "print('scipy.stats' in sys.modules)\n")
     with tempfile.TemporaryDirectory() as results:
-        env = {**os.environ, "KPROF_RESULTS_DIR": results, "KPROF_BUNDLED_DIR": str(BUNDLED),
+        env = {**os.environ, "KPROF_RESULTS_DIR": results, "KPROF_BUNDLED_DIR": str(SCENARIOS),
                "KPROF_WORKER_PYTHON": sys.executable}
         out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
                              cwd=REPO, env=env, timeout=600, check=False)
@@ -62,11 +62,11 @@ def test_the_likely_jobs_are_the_newest_finished_and_the_defaults(tmp_path) -> N
     from app.services.result_store import list_bundles
 
     newest = tmp_path / "sweep-just-finished"
-    shutil.copytree(BUNDLED / "h200-ncu-softmax", newest)
+    shutil.copytree(SCENARIOS / "h200-ncu-softmax", newest)
     manifest = json.loads((newest / "manifest.json").read_text())
     manifest["created_at"] = "2099-01-01T00:00:00+00:00"
     (newest / "manifest.json").write_text(json.dumps(manifest))
-    bundles = list_bundles(tmp_path, BUNDLED)[0]
+    bundles = list_bundles(tmp_path, SCENARIOS)[0]
     # with a GPU the default is the newest finished job; without one, the guide's sweep
     assert prewarm.likely_jobs(bundles) == ["sweep-just-finished", "h200-ncu-matmul-sweep"]
     assert prewarm.likely_jobs([]) == []
@@ -83,7 +83,7 @@ def test_reading_bundles_after_the_imports_imports_nothing_more() -> None:
             "from app.services.result_store import list_bundles\n"
             "from profiling_worker.bundle.loader import load_bundle, manifest_mtime\n"
             "before = set(sys.modules)\n"
-            f"bundles = list_bundles(Path({str(BUNDLED)!r}), None)[0]\n"
+            f"bundles = list_bundles(Path({str(SCENARIOS)!r}), None)[0]\n"
             "prewarm.likely_jobs(bundles)\n"
             "for b in bundles: manifest_mtime(b.path); load_bundle(b.path)\n"
             "print(sorted(set(sys.modules) - before))\n")
