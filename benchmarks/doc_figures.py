@@ -568,6 +568,41 @@ def events_text(run: str) -> str:
     return ", ".join(f"{e['pct_of_gap']:+.1f}" for e in events(run)) + " % of the gap"
 
 
+#: Device runs of ``worker_breakdown.py --bare-libcupti``: the worker's cold CUPTI job and the
+#: bare script of J1 under pyinstrument in one call.
+COLD_PROFILE_RUNS = ("h100-1205-s11bd",)
+
+
+def profile_frames(path: Path) -> dict[str, float]:
+    """The seconds of each frame's first (outermost) appearance in a pyinstrument text
+    profile, keyed by the function's name: ``{"run_job": 13.41, "_cuda_init": 0.19, ...}``."""
+    out: dict[str, float] = {}
+    for line in path.read_text().splitlines():
+        m = re.search(r"(\d+\.\d+) (\S+)  (\S+:\d+|<built-in>)$", line)
+        if m and m.group(2) not in out:
+            out[m.group(2)] = float(m.group(1))
+    return out
+
+
+def cold_profile_text(run: str) -> str:
+    """``worker: environment probe 0.15 s, warm-up 0.57 s (CUDA's start 0.19 s), ...; bare
+    script: nsight-python's call 0.61 s (...)``: the cold CUPTI job's steps past the imports,
+    from the two profiles of one :mod:`worker_breakdown` run."""
+    w = profile_frames(H200 / f"{run}-cold_cupti.txt")
+    b = profile_frames(H200 / f"{run}-cold_bare_cupti.txt")
+    tables = w["profile_and_write"] - w["collect"]
+    after = w["run_job"] - w["profile_and_write"] - w["prepare"]
+    return (f"worker: environment probe {w['environment_report']:.2f} s, warm-up "
+            f"{w['warm_up_bodies']:.2f} s (CUDA's start {w['_cuda_init']:.2f} s), nsight-python's "
+            f"call {w['wrapper']:.2f} s, the tables {tables:.2f} s, the run audit and the "
+            f"manifest {after:.2f} s; bare script: nsight-python's call {b['wrapper']:.2f} s "
+            f"(its CUPTI collection {b['CUPTICollector.collect']:.2f} s: the profiled runs "
+            f"{b['run_profile_session']:.2f} s, the device's properties "
+            f"{b['get_device_properties']:.2f} s); past the imports "
+            f"{w['run_job'] - w['collect'] + w['warm_up_bodies'] + w['wrapper']:.2f} s against "
+            f"{b['wrapper']:.2f} s")
+
+
 def claims() -> list[tuple[str, str]]:
     """(document, text it must hold) for every figure above that the documents state."""
     out: list[tuple[str, str]] = []
@@ -610,6 +645,8 @@ def claims() -> list[tuple[str, str]]:
         out.append(("docs/performance.md", breakdown_text(run)))
     for run in UPLOAD_RUNS:
         out.append(("docs/performance.md", upload_text(run)))
+    for run in COLD_PROFILE_RUNS:
+        out.append(("docs/performance.md", cold_profile_text(run)))
     for run in GATE_LOAD_RUNS:
         out += [("docs/design-notes.md", text) for text in gate_load_texts(run)]
     for run in AA_RUNS:

@@ -9,10 +9,13 @@ times the subprocesses the worker starts before profiling (``ncu --version``,
 
 Writes into OUT_DIR: ``cold_<backend>.txt`` (pyinstrument's text profile),
 ``warm_cupti.txt``, ``importtime_<backend>.txt`` and ``breakdown.json`` (wall times, the
-subprocess times and the warm job walls). Needs pyinstrument on PROF_PYTHONPATH.
+subprocess times and the warm job walls). With ``--bare-libcupti`` it also profiles the bare
+nsight-python script of J1 (``benchmarks/bare_nsight_j1.py``) on each backend, the same way
+(``cold_bare_<backend>.txt``, ``importtime_bare_<backend>.txt``), so the two cold profiles can
+be read side by side. Needs pyinstrument on PROF_PYTHONPATH.
 
 Usage: ``python benchmarks/worker_breakdown.py OUT_DIR NCU_PYTHONPATH CUPTI_PYTHONPATH
-PROF_PYTHONPATH [--repeats 5]``
+PROF_PYTHONPATH [--repeats 5] [--backends ncu cupti] [--bare-libcupti LIBCUPTI]``
 """
 
 from __future__ import annotations
@@ -73,24 +76,69 @@ def _timed(argv: list[str], env: dict[str, str], **kw: object) -> float:
     return time.perf_counter() - t0
 
 
-def cold(backend: str, out: Path, pythonpath: str, root: Path) -> dict[str, float]:
-    """One profiled cold job, one import-time trace; wall times (s)."""
-    env = _env(pythonpath)
-    job = Path(tempfile.mkdtemp(prefix=f"cold-{backend}-", dir=root))
-    (job / "spec.json").write_text(json.dumps({**J1, "backend": backend}))
-    wall = _timed([sys.executable, "-m", "pyinstrument", "-i", "0.0005", "-o",
-                   str(out / f"cold_{backend}.txt"), "-m", "profiling_worker", "run", str(job)],
-                  env, cwd=REPO)
-    job2 = Path(tempfile.mkdtemp(prefix=f"imp-{backend}-", dir=root))
-    (job2 / "spec.json").write_text(json.dumps({**J1, "backend": backend}))
-    with open(out / f"importtime_{backend}.txt", "w") as fh:
+#: The worker under pyinstrument: its quick exit (``job/quick_exit.py``) skips the teardown
+#: where ``python -m pyinstrument`` would write the profile, but runs the atexit handlers.
+PROFILED_WORKER = """
+import atexit, runpy, sys
+import pyinstrument
+out, job = sys.argv[1], sys.argv[2]
+prof = pyinstrument.Profiler(interval=0.0005)
+prof.start()
+def write():
+    prof.stop()
+    with open(out, "w") as fh:
+        fh.write(prof.output_text(show_all=False))
+atexit.register(write)
+sys.argv = ["profiling_worker", "run", job]
+runpy.run_module("profiling_worker", run_name="__main__", alter_sys=True)
+"""
+
+
+def _import_trace(name: str, argv: list[str], out: Path, env: dict[str, str],
+                  log: Path | None = None) -> float:
+    """Wall time (s) of ``python -X importtime ARGV``, its trace in ``importtime_<name>.txt``;
+    ``log``: where the process moved its stderr meanwhile (the worker's ``worker.log``), whose
+    import lines are appended."""
+    trace = out / f"importtime_{name}.txt"
+    with open(trace, "w") as fh:
         t0 = time.perf_counter()
-        subprocess.run([sys.executable, "-X", "importtime", "-m", "profiling_worker", "run",
-                        str(job2)], env=env, cwd=REPO, stdout=subprocess.DEVNULL, stderr=fh,
-                       check=False)
-        wall_plain = time.perf_counter() - t0
-    status = json.loads((job / "manifest.json").read_text()).get("status")
-    return {"profiled_wall_s": wall, "importtime_wall_s": wall_plain, "status": status}
+        subprocess.run([sys.executable, "-X", "importtime", *argv], env=env, cwd=REPO,
+                       stdout=subprocess.DEVNULL, stderr=fh, check=False)
+        wall = time.perf_counter() - t0
+    if log is not None and log.exists():
+        lines = [ln for ln in log.read_text(errors="replace").splitlines()
+                 if ln.startswith("import time:")]
+        with open(trace, "a") as fh:
+            fh.write("\n".join(lines) + "\n")
+    return wall
+
+
+def cold(backend: str, out: Path, pythonpath: str, root: Path) -> dict[str, object]:
+    """One profiled cold job and one import-time trace, each in a new job folder; wall times
+    (s) and the profiled job's status."""
+    jobs = []
+    for prefix in ("cold", "imp"):
+        jobs.append(Path(tempfile.mkdtemp(prefix=f"{prefix}-{backend}-", dir=root)))
+        (jobs[-1] / "spec.json").write_text(json.dumps({**J1, "backend": backend}))
+    env = _env(pythonpath)
+    wall = _timed([sys.executable, "-c", PROFILED_WORKER, str(out / f"cold_{backend}.txt"),
+                   str(jobs[0])], env, cwd=REPO)
+    plain = _import_trace(backend, ["-m", "profiling_worker", "run", str(jobs[1])], out, env,
+                          log=jobs[1] / "worker.log")
+    status = json.loads((jobs[0] / "manifest.json").read_text()).get("status")
+    return {"profiled_wall_s": wall, "importtime_wall_s": plain, "status": status}
+
+
+def cold_bare(backend: str, out: Path, pythonpath: str, root: Path,
+              libcupti: str) -> dict[str, float]:
+    """The bare nsight-python script of J1 (``bare_nsight_j1.py``), profiled and traced as
+    :func:`cold` does the worker (``cold_bare_<backend>.txt``); wall times (s)."""
+    env = _env(pythonpath)
+    argv = ["benchmarks/bare_nsight_j1.py", backend, str(root), libcupti]
+    wall = _timed([sys.executable, "-m", "pyinstrument", "-i", "0.0005", "-o",
+                   str(out / f"cold_bare_{backend}.txt"), *argv], env, cwd=REPO)
+    return {"profiled_wall_s": wall,
+            "importtime_wall_s": _import_trace(f"bare_{backend}", argv, out, env)}
 
 
 def main() -> None:
@@ -100,6 +148,10 @@ def main() -> None:
     parser.add_argument("cupti_path")
     parser.add_argument("prof_path")
     parser.add_argument("--repeats", type=int, default=5)
+    parser.add_argument("--backends", nargs="+", choices=("ncu", "cupti"),
+                        default=["ncu", "cupti"])
+    parser.add_argument("--bare-libcupti", default=None,
+                        help="also profile the bare script (the libcupti it preloads)")
     args = parser.parse_args()
     args.out.mkdir(parents=True, exist_ok=True)
     root = Path(tempfile.mkdtemp(prefix="breakdown-"))
@@ -110,8 +162,13 @@ def main() -> None:
                                       dict(os.environ)),
         "python_bare_start_s": _timed([sys.executable, "-c", "pass"], dict(os.environ)),
     }
-    for backend, path in (("ncu", args.ncu_path), ("cupti", args.cupti_path)):
-        result[f"cold_{backend}"] = cold(backend, args.out, f"{path}:{args.prof_path}", root)
+    paths = {"ncu": args.ncu_path, "cupti": args.cupti_path}
+    for backend in args.backends:
+        pythonpath = f"{paths[backend]}:{args.prof_path}"
+        result[f"cold_{backend}"] = cold(backend, args.out, pythonpath, root)
+        if args.bare_libcupti:
+            result[f"cold_bare_{backend}"] = cold_bare(backend, args.out, pythonpath, root,
+                                                       args.bare_libcupti)
         (args.out / "breakdown.json").write_text(json.dumps(result, indent=1))
     warm = subprocess.run([sys.executable, "-c", WARM, json.dumps({**J1, "backend": "cupti"}),
                            str(args.out), str(args.repeats)],

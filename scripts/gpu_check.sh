@@ -5,7 +5,8 @@
 #   device run:  bash scripts/gpu_check.sh [JOB ...]     (carry: .whl)
 # Wheels (.whl/, git-ignored): .whl/common (ncu-report, deepdiff 8.6.1, orderly-set, nvtx, pyelftools,
 # cupti-python 13.4, nvidia-cuda-cupti 13.4), .whl/nspy096 (nsight-python 0.9.6, launch mode for
-# ncu < 2026.2.1), .whl/nspy11 (nsight-python 1.1.0, CUPTI backend). See docs/testing.md, "GPU tests".
+# ncu < 2026.2.1), .whl/nspy11 (nsight-python 1.1.0, CUPTI backend), .whl/prof (pyinstrument,
+# BREAKDOWN=1 only). See docs/testing.md, "GPU tests".
 set -uo pipefail
 OUT=${OUT:-$(mktemp -d)}
 REPO=$(cd "$(dirname "$0")/.." && pwd)
@@ -23,7 +24,8 @@ mkdir -p "$RESULTS" "$OUT"
   PYTHONPATH=$CUPTI_PATH python3 -m profiling_worker env
 } > "$OUT/env.txt" 2>&1
 cd "$REPO"
-PYTHONPATH=$NCU_PATH python3 scripts/record_h200.py "$RESULTS" "$NCU_PATH" "$CUPTI_PATH" "$@" 2>&1 | tee "$OUT/record.jsonl"
+# RECORD=0: record nothing (a call that only benchmarks; no JOB named records them all).
+[ "${RECORD:-1}" = 1 ] && PYTHONPATH=$NCU_PATH python3 scripts/record_h200.py "$RESULTS" "$NCU_PATH" "$CUPTI_PATH" "$@" 2>&1 | tee "$OUT/record.jsonl"
 # The recorded bundles now, and again at the end: a call cut short by its time limit keeps them.
 pack() { tar -czf "$OUT/bundles.tgz" -C "$RESULTS" --exclude='*.ncu-rep' --exclude='*.ncu-rep.gz' .; }
 pack
@@ -55,6 +57,14 @@ if [ "${OVERHEAD:-0}" = 1 ]; then
     /tmp/kp-n11:/tmp/kp-common --repeats "${REPEATS:-10}" --warm-rounds "${WARM_ROUNDS:-3}" \
     > "$OUT/overhead.log" 2>&1 || echo "overhead benchmark stopped (rounds so far in overhead.json)"
 fi
+# BREAKDOWN=1: where a cold CUPTI job's time goes beside the bare script's (pyinstrument, from
+# .whl/prof), and a warm worker's path: benchmarks/worker_breakdown.py (issues 24, 40).
+if [ "${BREAKDOWN:-0}" = 1 ]; then
+  pipi /tmp/kp-prof "$REPO"/.whl/prof/*.whl
+  PYTHONPATH=$CUPTI_PATH timeout 200 python3 benchmarks/worker_breakdown.py "$OUT/breakdown" \
+    /tmp/kp-n096:/tmp/kp-common /tmp/kp-n11:/tmp/kp-common /tmp/kp-prof --backends cupti \
+    --bare-libcupti "$LIBCUPTI" --repeats 5 > "$OUT/breakdown.log" 2>&1 || echo "breakdown failed"
+fi
 # ADAPTIVE=1: runs "auto" against fixed runs on J1 and a memory-bound sweep (issue 22).
 if [ "${ADAPTIVE:-0}" = 1 ]; then
   PYTHONPATH=$CUPTI_PATH timeout 500 python3 benchmarks/adaptive_runs.py "$OUT/adaptive_runs.json" \
@@ -78,6 +88,6 @@ done
 # The device tool brings back a few files only: the logs and figures travel as one archive,
 # and the figures are printed too (the call's output tail).
 tail -n 3 "$OUT/pytest_gpu.txt"
-for f in overhead.log bare_warm.log warm_stages.log; do [ -f "$OUT/$f" ] && { echo "== $f"; tail -n 150 "$OUT/$f"; }; done
+for f in overhead.log bare_warm.log warm_stages.log breakdown.log; do [ -f "$OUT/$f" ] && { echo "== $f"; tail -n 150 "$OUT/$f"; }; done
 (cd "$OUT" && tar -czf logs.tgz --remove-files $(ls | grep -v -e '^bundles.tgz$' -e '\.ncu-rep\.gz$'))
 ls -la "$OUT"
