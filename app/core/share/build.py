@@ -59,8 +59,7 @@ def _gate_section(result: gate.GateResult) -> H.Section:
                     f"{gate_report.exit_code(result)} of python -m profiling_worker compare)",
                     "verdict"), H.paragraph(gate_report.headline(result)))
     if result.context:
-        section.add(H.note("Not comparable: the two jobs were measured differently: "
-                           + "; ".join(result.context) + ".", "warning"))
+        section.add(H.note(gate_report.not_comparable(result), "warning"))
     first = [C.ANNOTATION, gate.CONFIG_LABEL, gate.OUTCOME, gate.CAVEATS, gate.DIFF_PCT,
              gate.DETECTABLE_PCT, gate.REASON]  # the judgement first, as on the compare page
     rows = result.rows[[c for c in first if c in result.rows]
