@@ -91,8 +91,8 @@ MISSING = "—"
 def table(frame: pd.DataFrame | list[dict[str, Any]], key: str, where: Any = None,
           column_config: dict[str, Any] | None = None, **kwargs: Any) -> None:
     """A table (``st.dataframe``, full width, no index) whose numeric columns show thousands
-    separators and four significant digits, a value and its CI95 bounds alike
-    (:func:`app.core.numbers.table_formats`); the values
+    separators and four significant digits, a value and its CI95 bounds alike, with the digits
+    the narrowest interval's width needs (:func:`app.core.numbers.table_formats`); the values
     stay exact (sorting, CSV downloads). A missing cell (None, NaN) reads :data:`MISSING`, not
     Streamlit's "None"; an unbounded interval's upper bound reads "unbounded"
     (:func:`app.core.numbers.unbounded_as_text`). ``where``: a column or container (default: here); ``column_config``
