@@ -29,9 +29,10 @@ NOTICES = {JobStatus.QUEUED: (st.success, ":material/schedule:"),
            JobStatus.FAILED: (st.warning, ":material/error:"),
            JobStatus.CANCELLED: (st.info, ":material/cancel:"),
            JobStatus.INTERRUPTED: (st.warning, ":material/warning:")}
-STATUS_ICON = {JobStatus.QUEUED: ":material/schedule:", JobStatus.RUNNING: ":material/autorenew:",
-               JobStatus.DONE: ":material/check_circle:", JobStatus.FAILED: ":material/error:",
-               JobStatus.CANCELLED: ":material/cancel:", JobStatus.INTERRUPTED: ":material/warning:"}
+#: Each job's mark in its line of text: text symbols any font draws, not Material icons, whose
+#: name is the text until the icon font loads ("schedule queued"; issue 37).
+STATUS_ICON = {JobStatus.QUEUED: "◷", JobStatus.RUNNING: "↻", JobStatus.DONE: "✓",
+               JobStatus.FAILED: "✗", JobStatus.CANCELLED: "⊘", JobStatus.INTERRUPTED: "⚠"}
 
 
 def render_job_panel(manager: Executor) -> None:
