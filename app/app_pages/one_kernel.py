@@ -110,5 +110,6 @@ with above_chart:
 
     st.subheader("Every value of this annotation × config")
     panels.table(frame, key=state.key(PAGE, "table"))
+    panels.cut_bounds_note(bundle, frame[C.METRIC].unique() if C.METRIC in frame else ())
     panels.download_csv(frame, key=state.key(PAGE, "csv"),
                         filename=f"{bundle.job_id}-{annotation}-config{config}.csv")
