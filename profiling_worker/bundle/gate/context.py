@@ -229,10 +229,12 @@ def contention_difference(base: dict[str, Any], candidate: dict[str, Any]) -> Di
     if not sides:
         return None
     values = [_waited(f) for f in figures]
-    fraction = f"{_FRACTION}: {values[0]} vs {values[1]}"
-    said = ("over the backend's threshold on both sides" if len(sides) == 2
-            else f"over the backend's threshold on the {sides[0]} only")
-    return Difference(CONTENDED, f"host contention ({fraction}; {said})", sides)
+    limits = sorted({float(x) for f in figures if f is not None
+                     and isinstance(x := f.get("threshold"), (int, float))})
+    threshold = f" ({', '.join(f'{x:g}' for x in limits)})" if limits else ""
+    said = ("both sides" if len(sides) == 2 else f"the {sides[0]} only")
+    return Difference(CONTENDED, f"host contention, {_FRACTION}: {values[0]} vs {values[1]}, "
+                                 f"over the backend's threshold{threshold} on {said}", sides)
 
 
 #: The recorded field a contention difference names, and its unit.

@@ -171,8 +171,8 @@ def test_a_cpu_job_timed_on_a_contended_cpu_is_not_comparable(cpu_jobs: dict[str
                    GateOptions())
     fraction = json.loads((tmp_path / "contended" / C.MANIFEST_FILE).read_text())[
         "backend"]["host_contention"]["waiting_fraction"]
-    said = [c for c in result.context if c.startswith("host contention (")]
-    assert len(said) == 1 and f" vs {fraction:,.2f};" in said[0], (said, fraction)
+    said = [c for c in result.context if c.startswith("host contention, ")]
+    assert len(said) == 1 and f" vs {fraction:,.2f}, over" in said[0], (said, fraction)
     assert "timed on a contended CPU" in result.context_headline
     assert set(result.rows[OUTCOME]) == {Outcome.NOT_COMPARABLE.value}
 
@@ -193,9 +193,9 @@ def test_two_cpu_jobs_both_timed_on_a_contended_cpu_say_so_not_measured_differen
     result = judge(GateSide.load(tmp_path / "base"), GateSide.load(tmp_path / "again"),
                    GateOptions())
     assert result.context == [
-        "host contention (backend.host_contention.waiting_fraction (s waited for a CPU per s of "
-        f"the timing loop, summed over threads): {waited[0]:,.2f} vs {waited[1]:,.2f}; over the "
-        "backend's threshold on both sides)"]
+        "host contention, backend.host_contention.waiting_fraction (s waited for a CPU per s of "
+        f"the timing loop, summed over threads): {waited[0]:,.2f} vs {waited[1]:,.2f}, over the "
+        "backend's threshold (0.05) on both sides"]
     assert result.context_headline.startswith("both jobs were timed on a contended CPU")
     proc, _, md = compare(tmp_path / "base", tmp_path / "again", tmp_path)
     assert proc.returncode == report.EXIT_NOT_JUDGED
