@@ -140,11 +140,10 @@ st.caption(f"{len(frame)} matching annotation × config pairs: "
 if judged.context:
     by_id = {j.job_id: j for j in summaries}
     alike = [j for j in offered if not measured_unlike(by_id[baseline_id], by_id[j])]
-    st.warning("**Not comparable**: the two jobs were measured differently, so a difference may "
-               "come from the measurement, not the kernel: "
+    st.warning(f"**Not comparable**: {esc(judged.context_headline)}. The evidence: "
                + "; ".join(esc(c) for c in judged.context) + ". "
-               + (f"Measured like the baseline: {', '.join(code(j) for j in alike)}."
-                  if alike else f"No job here was measured like {code(baseline_id)}: this is "
+               + (f"Comparable with the baseline: {', '.join(code(j) for j in alike)}."
+                  if alike else f"No job here is comparable with {code(baseline_id)}: this is "
                   "the most alike, shown without a verdict."), icon=":material/block:")
 if metric == C.GPU_TIME:
     st.caption(f"Cycle check: each run's SM cycles from {code(judged.cycles_source)} on both "

@@ -73,10 +73,12 @@ with above_chart:
                else "— = not in this job (the note above names the column)")
     if summary.duration is not None:
         unit = summary.time_unit  # the Time unit toggle, like the table and the figure
-        ci = (f"CI95 [{numbers.fmt(summary.duration_lo)}, {numbers.fmt(summary.duration_hi)}] "
-              f"{unit}" if summary.duration_lo is not None and summary.duration_hi is not None
-              else missing)
-        tiles[0].metric(f"Duration ({unit})", numbers.fmt(summary.duration),
+        shown = (numbers.fmt_interval(summary.duration, summary.duration_lo,
+                                      summary.duration_hi)
+                 if summary.duration_lo is not None and summary.duration_hi is not None
+                 else (numbers.fmt(summary.duration),))
+        ci = f"CI95 [{shown[1]}, {shown[2]}] {unit}" if len(shown) == 3 else missing
+        tiles[0].metric(f"Duration ({unit})", shown[0],
                         help=f"Mean over the runs; {ci}; {bundle.measurement}", border=True)
         tiles[1].metric("RSD (%)", numbers.fmt(summary.rsd_pct),
                         help="Relative standard deviation over the runs"
@@ -108,5 +110,6 @@ with above_chart:
 
     st.subheader("Every value of this annotation × config")
     panels.table(frame, key=state.key(PAGE, "table"))
+    panels.cut_bounds_note(bundle, frame[C.METRIC].unique() if C.METRIC in frame else ())
     panels.download_csv(frame, key=state.key(PAGE, "csv"),
                         filename=f"{bundle.job_id}-{annotation}-config{config}.csv")

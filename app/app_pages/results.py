@@ -35,6 +35,8 @@ for name, title, what in (
                  f"CI95_Lower/Upper: {intervals.CI_METHOD} ({intervals.SEED_CI_NOTE})")
     st.caption(f"{what}.")
     panels.table(table, key=state.key(PAGE, f"{name}-table"))
+    if name == C.TABLE_AGGREGATED and C.METRIC in table:
+        panels.cut_bounds_note(bundle, table[C.METRIC].unique())
     panels.download_csv(table, key=state.key(PAGE, f"{name}-csv"),
                         filename=f"{bundle.job_id}-{name}.csv")
 

@@ -125,6 +125,7 @@ frame = frame.assign(Measurement=measured)  # the CSV says what the values are
 shown = quantity if from_durations else re.sub(r"[^\w.-]+", "_", metric)
 panels.chart_with_table(fig, frame, key=PAGE, filename=f"{bundle.job_id}-sweep-{shown}.csv",
                         shown=table_rows(frame), which="those of the points drawn")
+panels.cut_bounds_note(bundle, [metric])
 st.caption(f"Error bars and CI95 columns: {intervals.CI_METHOD} ({intervals.SEED_CI_NOTE})."
            + (f" A ratio to {baseline} takes both annotations' run spread ("
               f"{intervals.RATIO_METHOD}, as on the Compare page and in the regression gate; "

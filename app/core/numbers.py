@@ -36,6 +36,26 @@ def fmt(value: float | int | None, sig: int = SIG_DIGITS) -> str:
     return f"{v:,.{decimals}f}"
 
 
+def fmt_interval(centre: float, lower: float, upper: float, sig: int = SIG_DIGITS
+                 ) -> tuple[str, str, str]:
+    """A mean and its CI95 bounds written with one number of decimals: :func:`fmt`'s for the
+    mean, more where the interval's width needs them to keep :data:`WIDTH_SIG_DIGITS` (at most
+    6), so rounding never collapses or visibly widens the interval: (21437.49, 21437.2,
+    21437.8) -> ("21,437.49", "21,437.20", "21,437.80"), not "[21,437, 21,438]"."""
+    values = (float(centre), float(lower), float(upper))
+    if not all(math.isfinite(v) for v in values) or values[0] == 0:
+        return fmt(values[0], sig), fmt(values[1], sig), fmt(values[2], sig)
+    magnitude = math.floor(math.log10(abs(values[0])))
+    if magnitude < -6 or magnitude >= 15:
+        return fmt(values[0], sig), fmt(values[1], sig), fmt(values[2], sig)
+    decimals = max(0, sig - 1 - magnitude)
+    width = values[2] - values[1]
+    if width > 0:
+        decimals = max(decimals, min(_MAX_DECIMALS,
+                                     WIDTH_SIG_DIGITS - 1 - math.floor(math.log10(width))))
+    return tuple(f"{v:,.{decimals}f}" for v in values)  # type: ignore[return-value]
+
+
 def fmt_bytes(size: int) -> str:
     """A byte count in decimal units that show it: under 1 kB in bytes ("654 bytes"), under
     0.1 MB in kB ("2.9 kB"), else in MB with one decimal ("12.3 MB"); 1 kB = 1000 bytes."""
@@ -111,8 +131,9 @@ def family(name: object) -> str:
 def table_formats(frame: pd.DataFrame, sig: int = SIG_DIGITS) -> dict[str, str]:
     """Column -> printf format (:func:`printf_format`) for the numeric columns of ``frame``,
     one format for the columns of one :func:`family` (a value and its CI95 bounds), set by all
-    their values: Compare showed Ratio "1.004" beside RatioCI95Lower "0.9974" and
-    RatioCI95Upper "1.011" (issue 37). Other columns each by their own values."""
+    their values and by the narrowest interval's width (:func:`_interval_format`): Compare
+    showed Ratio "1.004" beside RatioCI95Lower "0.9974" and RatioCI95Upper "1.011" (issue 37).
+    Other columns each by their own values."""
     numeric = [c for c in frame.columns if isinstance(c, str) and printf_format(frame[c], sig)]
     groups: dict[str, list[str]] = {}
     for name in numeric:
@@ -123,8 +144,43 @@ def table_formats(frame: pd.DataFrame, sig: int = SIG_DIGITS) -> dict[str, str]:
             out.update({c: str(printf_format(frame[c], sig)) for c in names})
             continue
         joined = pd.Series(np.concatenate([frame[c].to_numpy(dtype=float) for c in names]))
-        out.update(dict.fromkeys(names, str(printf_format(joined, sig))))
+        out.update(dict.fromkeys(names, _interval_format(joined, _widths(frame, names), sig)))
     return out
+
+
+#: Significant digits an interval's width keeps where a table shows it: its bounds are written
+#: with enough decimals that rounding moves the shown width by at most a tenth of it.
+WIDTH_SIG_DIGITS = 2
+
+
+def _widths(frame: pd.DataFrame, names: list[str]) -> np.ndarray:
+    """The finite, positive widths (upper - lower) of the CI95 interval among ``names`` (one
+    :func:`family`), one per row; empty when the family holds no lower and upper bound."""
+    lower = [c for c in names if "CI95" in c and "Lower" in c]
+    upper = [c for c in names if "CI95" in c and "Upper" in c]
+    if len(lower) != 1 or len(upper) != 1:
+        return np.array([])
+    widths = (frame[upper[0]].to_numpy(dtype=float) - frame[lower[0]].to_numpy(dtype=float))
+    shown: np.ndarray = widths[np.isfinite(widths) & (widths > 0)]
+    return shown
+
+
+def _interval_format(values: pd.Series, widths: np.ndarray, sig: int) -> str:
+    """The printf format of a value and its CI95 bounds (``values``: all of them): that of
+    :func:`printf_format`, with more digits where the narrowest interval (``widths``) needs them
+    to keep :data:`WIDTH_SIG_DIGITS` (at most 6 decimals). A column of 20,000 us set 0 decimals,
+    and a J1 row of the same table read 61, CI95 61-62 us for 61.44, CI95 61.23-61.65 (issue
+    37): its interval widened 2.4-fold by rounding."""
+    base = str(printf_format(values, sig))
+    if not widths.size:
+        return base
+    place = math.floor(math.log10(float(widths.min())))  # the narrowest width's first digit
+    if base.endswith("e"):  # exponent form: the significant digits reach that place
+        top = math.floor(math.log10(float(np.nanmax(np.abs(values.to_numpy(dtype=float))))))
+        return f"%.{max(sig - 1, min(top - place + WIDTH_SIG_DIGITS - 1, 15))}e"
+    decimals = int(base.rstrip("f").rpartition(".")[2] or 0) if base.endswith("f") else 0
+    needed = min(_MAX_DECIMALS, WIDTH_SIG_DIGITS - 1 - place)
+    return f"%,.{needed}f" if needed > decimals else base
 
 
 def mixed_as_text(series: pd.Series) -> pd.Series | None:

@@ -10,6 +10,7 @@ from __future__ import annotations
 import streamlit as st
 
 from profiling_worker.bundle.schema.manifest import JobStatus
+from profiling_worker.bundle.schema import backends as B
 
 from app.ui import job_status, panels, state
 from app.ui.jobs import READ_ONLY_STAGE, SCAN_S, Executor, Job
@@ -29,9 +30,10 @@ NOTICES = {JobStatus.QUEUED: (st.success, ":material/schedule:"),
            JobStatus.FAILED: (st.warning, ":material/error:"),
            JobStatus.CANCELLED: (st.info, ":material/cancel:"),
            JobStatus.INTERRUPTED: (st.warning, ":material/warning:")}
-STATUS_ICON = {JobStatus.QUEUED: ":material/schedule:", JobStatus.RUNNING: ":material/autorenew:",
-               JobStatus.DONE: ":material/check_circle:", JobStatus.FAILED: ":material/error:",
-               JobStatus.CANCELLED: ":material/cancel:", JobStatus.INTERRUPTED: ":material/warning:"}
+#: Each job's mark in its line of text: text symbols any font draws, not Material icons, whose
+#: name is the text until the icon font loads ("schedule queued"; issue 37).
+STATUS_ICON = {JobStatus.QUEUED: "◷", JobStatus.RUNNING: "↻", JobStatus.DONE: "✓",
+               JobStatus.FAILED: "✗", JobStatus.CANCELLED: "⊘", JobStatus.INTERRUPTED: "⚠"}
 
 
 def render_job_panel(manager: Executor) -> None:
@@ -46,8 +48,11 @@ def render_job_panel(manager: Executor) -> None:
         active = any(j.active for j in jobs)
         if not jobs:
             st.caption("No jobs submitted from this server yet.")
-        for job in shown_jobs(jobs, state.own_jobs()):
+        shown = shown_jobs(jobs, state.own_jobs())
+        for job in shown:
             _job(manager, job, queue_position(jobs, job))
+        if any(w.endswith(B.CONTENTION_ADVICE) for j in shown for w in j.warnings[-3:]):
+            st.caption(f"⚠ Contended CPU (the jobs marked above): {esc(B.CONTENTION_ADVICE)}.")
         _notice(jobs)
         if st.session_state.get(state.PANEL_WAS_ACTIVE) and not active:
             st.session_state[state.PANEL_WAS_ACTIVE] = False
@@ -104,12 +109,21 @@ def _job(manager: Executor, job: Job, position: int) -> None:
                       on_click=manager.cancel,
                       args=(job.job_id,), icon=":material/stop:")
         for warning in job.warnings[-3:]:
-            st.caption(f"⚠ {esc(warning)}")
+            st.caption(f"⚠ {esc(own_part(warning))}")
         if job.status == JobStatus.CANCELLED:
             st.caption(esc(cancel_note(job)))
         elif job.status in (JobStatus.FAILED, JobStatus.INTERRUPTED) and job.error:
             panels.render_error(str(job.error.get("message", "")), job.error.get("hint"),
                                 job.error.get("log_tail"), kind=job.error.get("kind"))
+
+
+def own_part(warning: str) -> str:
+    """A job's warning less what every job's contention warning says alike
+    (:data:`~profiling_worker.bundle.schema.backends.CONTENTION_ADVICE`, said once under the
+    list): each job of a busy host repeated the same 400 characters (issue 37)."""
+    if not warning.endswith(B.CONTENTION_ADVICE):
+        return warning
+    return warning.removesuffix(B.CONTENTION_ADVICE).rstrip(": ") + ": contended CPU (below)"
 
 
 def progress_text(job: Job) -> str:

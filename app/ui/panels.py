@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 from pathlib import Path
 from typing import Any, NoReturn
 
@@ -91,8 +91,8 @@ MISSING = "—"
 def table(frame: pd.DataFrame | list[dict[str, Any]], key: str, where: Any = None,
           column_config: dict[str, Any] | None = None, **kwargs: Any) -> None:
     """A table (``st.dataframe``, full width, no index) whose numeric columns show thousands
-    separators and four significant digits, a value and its CI95 bounds alike
-    (:func:`app.core.numbers.table_formats`); the values
+    separators and four significant digits, a value and its CI95 bounds alike, with the digits
+    the narrowest interval's width needs (:func:`app.core.numbers.table_formats`); the values
     stay exact (sorting, CSV downloads). A missing cell (None, NaN) reads :data:`MISSING`, not
     Streamlit's "None"; an unbounded interval's upper bound reads "unbounded"
     (:func:`app.core.numbers.unbounded_as_text`). ``where``: a column or container (default: here); ``column_config``
@@ -153,7 +153,9 @@ def render_bundle_error(bundle: Bundle) -> None:
 
 def data_notes(bundle: Bundle, name_job: bool = False) -> None:
     """The bundle's damaged parts (a warning each), the aggregated columns it lacks that were
-    recomputed (an info each) and the CI95 bounds shown cut (a caption each); ``name_job`` starts each with the job id (pages of two jobs)."""
+    recomputed (an info each); ``name_job`` starts each with the job id (pages of two jobs).
+    The CI95 bounds shown cut are said under the tables that show them
+    (:func:`cut_bounds_note`)."""
     job = f"Job {code(bundle.job_id)}: " if name_job else ""
     for problem in bundle.problems:
         st.warning(f"{job}Part of this bundle is damaged: {esc(problem)}. Views that need it "
@@ -161,8 +163,16 @@ def data_notes(bundle: Bundle, name_job: bool = False) -> None:
                    icon=":material/warning:")
     for sentence in bundle.recomputed:
         st.info(job + esc(sentence), icon=":material/calculate:")
-    for sentence in bundle.restated:
-        st.caption(job + esc(sentence))
+
+
+def cut_bounds_note(bundle: Bundle, metrics: Iterable[object]) -> None:
+    """The bundle's note on CI95 lower bounds shown cut at 0 (``Bundle.restated``), as a
+    caption, where a table shows a CI95 of one of those metrics (``metrics``: the table's);
+    nothing elsewhere. On every page it read as the first fact about time-only pages that show
+    no DRAM bytes (issue 37)."""
+    if set(map(str, metrics)) & set(bundle.restated_metrics):
+        for sentence in bundle.restated:
+            st.caption(esc(sentence))
 
 
 #: What an imported job of unknown backend means for its durations (shown under the caption).

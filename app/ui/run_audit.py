@@ -7,7 +7,7 @@ import streamlit as st
 
 from profiling_worker.bundle.loader import Bundle
 from app.core.markdown import esc
-from app.core.views.run_audit import audit_source, badge_frame, flagged_frame
+from app.core.views.run_audit import audit_source, badge_frame, badge_text, flagged_frame
 from app.ui import cached, panels, state
 from profiling_worker.bundle.schema import columns as C, run_audit as A
 
@@ -19,14 +19,14 @@ def badges(bundle: Bundle, page: str) -> None:
     if frame.empty:
         return
     several = frame[C.ANNOTATION].nunique() > 1
-    cols = st.columns(min(len(frame), 4) + 1, vertical_alignment="center")
-    cols[0].caption("Run audit")
+    row = st.container(horizontal=True, vertical_alignment="center")  # wraps: a badge that
+    row.caption("Run audit")  # names its failed checks is never cut to a column's width
     passed_all = (frame["Passed"] == frame[C.RUNS]).tolist()
-    for i, (r, ok) in enumerate(zip(frame.itertuples(index=False), passed_all)):
-        where = f"{r.Annotation} {r.ConfigLabel}" if several else str(r.ConfigLabel)
-        cols[1 + i % 4].badge(f"{where}: {r.Passed}/{r.Runs} passed",
-                              icon=":material/check:" if ok else ":material/report:",
-                              color="green" if ok else "orange")
+    for r, ok in zip(frame.to_dict("records"), passed_all):
+        label = str(r["ConfigLabel"])
+        where = f"{r[C.ANNOTATION]} {label}" if several else label
+        row.badge(badge_text(where, int(r["Passed"]), int(r[C.RUNS]), str(r["Flags"])),
+                  color="green" if ok else "orange")
 
 
 def details(bundle: Bundle, page: str) -> None:

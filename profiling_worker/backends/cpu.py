@@ -60,7 +60,8 @@ class CpuBackend(RunSide):
         """Available wherever torch is installed."""
         if not env.get("torch"):
             return unavailable("torch is not installed",
-                               "pip install torch==2.13.0 (CPU) or a CUDA build")
+                               "pip install torch==2.13.0 --index-url https://download.pytorch.org/whl/cpu (CPU build), "
+                               "or a CUDA build from the PyTorch index")
         return BackendStatus(True, "host wall-clock timing of the same torch bodies on the "
                                    "CPU, not GPU")
 
@@ -194,10 +195,7 @@ def contention_warning(waiting_fraction: float | None, run_delay_ns: int | None,
         return None
     return (f"the job's {B.waited_for_cpu(waiting_fraction).removeprefix('its ')} "
             f"({run_delay_ns / 1e6:,.0f} ms run-queue delay in {wall_ns / 1e9:,.2f} s, over "
-            f"{CONTENTION_THRESHOLD:.2f} s per s; {cpus} usable CPU(s)): the CPUs were oversubscribed, so these host wall-clock times may include "
-            "time spent waiting for a CPU, not only the kernels, however stable they look; "
-            "compare jobs recorded on an idle host, or give the job CPUs of its own (fewer "
-            "torch threads, e.g. OMP_NUM_THREADS=1, or taskset to idle CPUs)")
+            f"{CONTENTION_THRESHOLD:.2f} s per s; {cpus} usable CPU(s)): {B.CONTENTION_ADVICE}")
 
 
 def load_warning(load: float, cpus: float) -> str | None:

@@ -71,8 +71,9 @@ class Bundle:
             table or the other columns (:mod:`profiling_worker.bundle.stats.aggregated_repair`),
             one sentence each (shown on every page).
         restated: CI95 lower bounds of an older bundle shown cut at 0 (the files keep them):
-            a fact about the files, told in a caption under the page's notes, not a warning
-            box on every page (a new user read it as the first thing on time-only pages).
+            a fact about the files, told in a caption under a table that shows those bounds,
+            not on every page (a new user read it as the first thing on time-only pages).
+        restated_metrics: the metrics whose CI95 lower bounds ``restated`` is about.
         notes: plausibility notes (``profiling_worker.bundle.schema.plausibility``): the manifest's,
             or computed at load time for bundles recorded before notes existed.
     """
@@ -88,6 +89,7 @@ class Bundle:
     notes: tuple[Note, ...] = ()
     recomputed: tuple[str, ...] = ()
     restated: tuple[str, ...] = ()
+    restated_metrics: tuple[str, ...] = ()
 
     @property
     def job_id(self) -> str:
@@ -289,6 +291,8 @@ def load_bundle(bundle_dir: str | Path) -> Bundle:
                   files=list_files(path), table_problems=tuple(problems), sources=sources,
                   recomputed=repair_notes.recomputed_sentences(completed),
                   restated=restated,
+                  restated_metrics=repair_notes.cut_metrics(completed.table,
+                                                            tables[columns.TABLE_AGGREGATED]),
                   notes=tuple(manifest_notes(tables, {**manifest, "spec": raw_spec})))
 
 

@@ -4,6 +4,7 @@ missing (recorded as :class:`~profiling_worker.bundle.table_problems.TableProble
 
 from __future__ import annotations
 
+import numpy as np
 import pandas as pd
 
 from profiling_worker.bundle.stats.aggregated_repair import Completed
@@ -35,18 +36,34 @@ def restated_sentences(written: pd.DataFrame, shown: pd.DataFrame) -> tuple[str,
     Args:
         written, shown: the aggregated table as the files hold it and as restated (same rows).
     """
-    if C.CI95_LOWER not in written or C.CI95_LOWER not in shown or len(written) != len(shown):
-        return ()
-    was = written[C.CI95_LOWER].to_numpy(dtype="float64")
-    cut = (was < 0) & (shown[C.CI95_LOWER].to_numpy(dtype="float64") == 0)
+    cut = _cut(written, shown)
     if not cut.any():
         return ()
-    metrics = sorted(written.loc[cut, C.METRIC].astype(str).unique()) if C.METRIC in written \
-        else []
+    was = written[C.CI95_LOWER].to_numpy(dtype="float64")
+    metrics = cut_metrics(written, shown)
     return (f"tables/{C.TABLE_AGGREGATED}.* were written before the worker cut CI95 lower "
             f"bounds at 0: {int(cut.sum())} CI95_Lower value(s) below 0 of a quantity that "
             f"cannot be negative ({', '.join(metrics)}; lowest {float(was[cut].min()):.4g}) "
             f"are shown as 0 here ({intervals.CI_METHOD}); the files keep what was recorded.",)
+
+
+def cut_metrics(written: pd.DataFrame, shown: pd.DataFrame) -> tuple[str, ...]:
+    """The metrics (``Metric`` values, sorted) whose CI95 lower bounds
+    :func:`restated_sentences` counts as shown cut at 0: where its note applies."""
+    cut = _cut(written, shown)
+    if not cut.any() or C.METRIC not in written:
+        return ()
+    return tuple(sorted(written.loc[cut, C.METRIC].astype(str).unique()))
+
+
+def _cut(written: pd.DataFrame, shown: pd.DataFrame) -> np.ndarray:
+    """Per row: a CI95 lower bound below 0 in the files, shown as 0 (all False when the tables
+    do not line up)."""
+    if C.CI95_LOWER not in written or C.CI95_LOWER not in shown or len(written) != len(shown):
+        return np.zeros(len(written), dtype=bool)
+    was = written[C.CI95_LOWER].to_numpy(dtype="float64")
+    cut: np.ndarray = (was < 0) & (shown[C.CI95_LOWER].to_numpy(dtype="float64") == 0)
+    return cut
 
 
 def empty_problems(done: Completed, file: str) -> list[TableProblem]:

@@ -16,7 +16,7 @@ def test_compare_default_candidate_is_a_meaningful_pair(store, monkeypatch, app)
     # no job is measured like it: the most alike (one difference, cache control), said so
     assert at.selectbox(key="compare-candidate").value == "h200-ncu-elementwise-cache-none"
     assert not (at.dataframe[0].value["Ratio"] == 1.0).all()
-    assert "No job here was measured like `h200-ncu-elementwise`" in texts(at)
+    assert "No job here is comparable with `h200-ncu-elementwise`" in texts(at)
     at.selectbox(key="compare-baseline").set_value("h200-ncu-j1-fp16").run()
     assert not at.exception, at.exception
     assert at.selectbox(key="compare-candidate").value == "h200-ncu-gate-base"
@@ -228,3 +228,26 @@ def test_compare_says_the_caveats_and_the_runs_that_block_a_verdict(store, monke
     warnings = " ".join(unescape(w.value) for w in at.warning)
     assert "1 of 1 verdicts carry caveats" in warnings
     assert "n=8192: not comparable (clock not checked, power-capped runs)" in warnings
+
+
+def test_two_contended_cpu_jobs_say_contention_not_measured_differently(store, app) -> None:
+    """Issue 37: two cpu jobs of one spec, both timed on a contended CPU (real jobs, the worker
+    sharing one CPU with busy loops): the warning names the contention on both sides and the
+    recorded field with both values, never "measured differently"."""
+    import json
+
+    from profiling_worker.bundle.schema import columns as C
+    from tests.contended_cpu import record_contended_job
+
+    for name in ("busy-a", "busy-b"):
+        proc = record_contended_job(store["results"] / name)
+        assert proc.returncode == 0, proc.stderr[-2000:]
+    waited = [json.loads((store["results"] / n / C.MANIFEST_FILE).read_text())["backend"][
+        "host_contention"]["waiting_fraction"] for n in ("busy-a", "busy-b")]
+    at = app("compare", query={"baseline": "busy-a", "candidate": "busy-b"})
+    assert not at.exception, at.exception
+    (said,) = [w.value for w in at.warning if w.value.startswith("**Not comparable**")]
+    assert said.startswith("**Not comparable**: both jobs were timed on a contended CPU")
+    assert "measured differently" not in said
+    assert ("backend.host\\_contention.waiting\\_fraction" in said
+            and f"{waited[0]:,.2f} vs {waited[1]:,.2f}" in said), said

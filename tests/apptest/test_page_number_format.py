@@ -1,7 +1,7 @@
 """One number format on every page (issue 37): every table of every page, on the recorded H200
 jobs, shows its numbers without exponent form (unless the column's values are tiny: median
 below 1e-5), with at most 6 decimals, a value and its CI95 bounds with one precision, and never
-"None". Compare showed "1.90840", "-3.9819" and "7.798649" side by side, then Ratio "1.004"
+"None", every CI95 as wide as it is (to a tenth of its width). Compare showed "1.90840", "-3.9819" and "7.798649" side by side, then Ratio "1.004"
 beside RatioCI95Lower "0.9974"; One kernel "1.948e+4" us beside a card reading "19,478"."""
 
 from __future__ import annotations
@@ -29,6 +29,7 @@ PAGES = [
     ("kernels", {"job": "h200-ncu-matmul-rules"}),
     ("backends", {"job": "h200-ncu-matmul-sweep"}), ("results", {"job": "h200-ncu-matmul-sweep"}),
     ("files", {"job": "h200-ncu-roofline"}), ("environment", {"job": "h200-cupti-stability"}),
+    ("sweep", {"job": "h200-cupti-j1-fp16"}), ("results", {"job": "h200-events-j1-fp16"}),
 ]
 
 
@@ -60,6 +61,29 @@ def _problems(at) -> list[str]:
                 out.append(f"{name}: exponent form {fmt} for values like {values[:3]}")
             if decimals.isdigit() and int(decimals) > 6:
                 out.append(f"{name}: {fmt}, more than 6 decimals")
+        out += _interval_problems(frame, columns)
+    return out
+
+
+def _interval_problems(frame: pd.DataFrame, columns: dict) -> list[str]:
+    """Each CI95 shown (a Lower and an Upper column of one family, fixed decimals) keeps its
+    width: rounding each bound at the shown decimals moves the width by at most a tenth of it,
+    and never to 0 (issue 37: 61.44, CI95 61.23-61.65 us read 61, 61-62 beside StdDev 0.0847).
+    At the 6-decimal limit, by at most the last decimal."""
+    out = []
+    for lower in [c for c in frame.columns if "CI95" in str(c) and "Lower" in str(c)]:
+        upper = str(lower).replace("Lower", "Upper")
+        fmt = ((columns.get(str(lower)) or {}).get("type_config") or {}).get("format") or ""
+        if upper not in frame.columns or not fmt.endswith("f"):
+            continue
+        decimals = int(fmt.rstrip("f").rpartition(".")[2] or 0)
+        lo, hi = (frame[c].to_numpy(dtype=float) for c in (lower, upper))
+        width = hi - lo
+        shown = np.round(hi, decimals) - np.round(lo, decimals)
+        allowed = np.maximum(width / 10, 10.0 ** -decimals if decimals >= 6 else 0) + 1e-9
+        bad = np.isfinite(width) & (width > 0) & (np.abs(shown - width) > allowed)
+        out += [f"{lower}..{upper} {lo[i]!r}..{hi[i]!r} shown as {fmt}: width {width[i]:.4g} "
+                f"reads {shown[i]:.4g}" for i in np.flatnonzero(bad)]
     return out
 
 
@@ -70,3 +94,6 @@ def test_every_table_follows_the_number_policy(store, monkeypatch, app, page, qu
     assert not at.exception, at.exception
     assert not {"None", "nan", "NaN"} & set(shown_cells(at)), page
     assert not _problems(at), _problems(at)
+    # a Material icon inside a line of text reads as its name until the icon font loads
+    # ("report n=8192", issue 37): text symbols there, Material icons only as an element's icon
+    assert not [m.value for m in at.markdown if ":material/" in m.value], page

@@ -39,7 +39,7 @@ def test_switching_annotation_and_config(store, monkeypatch, app) -> None:
     assert not at.exception
     at.selectbox(key="one-kernel-annotation").set_value("fp16").run()
     assert not at.exception
-    assert {m.label: m.value for m in at.metric}["Duration (µs)"] == "1,458"
+    assert {m.label: m.value for m in at.metric}["Duration (µs)"] == "1,458.3"
     assert set(at.dataframe[0].value["n"]) == {8192}
 
 
@@ -48,9 +48,13 @@ def test_duration_card_follows_the_unit_toggle_and_tables_formatted(store, monke
     at = _open(app, monkeypatch, "h200-ncu-matmul-sweep")
     at.selectbox(key="one-kernel-config").set_value(4).run()  # fp32, n = 8192: 21,437 µs
     metrics = {m.label: m.value for m in at.metric}
-    assert metrics["Duration (µs)"] == "21,437", metrics  # not "2.144e+04", cut to "2.14..."
+    # not "2.144e+04", cut to "2.14..."; the mean with the decimals its CI95 (21,434.6 to
+    # 21,440.4 us: 5.8 wide) needs, so the card and its interval agree (issue 37)
+    assert metrics["Duration (µs)"] == "21,437.5", metrics
+    card = [m for m in at.metric if m.label == "Duration (µs)"][0]
+    assert "CI95 [21,434.6, 21,440.4] µs" in card.proto.help, card.proto.help
     at.segmented_control(key="one-kernel-time-unit").set_value("ms").run()
-    assert {m.label: m.value for m in at.metric}["Duration (ms)"] == "21.44"
+    assert {m.label: m.value for m in at.metric}["Duration (ms)"] == "21.4375"
     at.segmented_control(key="one-kernel-time-unit").set_value("µs").run()
     table = at.dataframe[0]
     exact = table.value.loc[table.value["Metric"] == "gpu__time_duration.sum", "AvgValue"]

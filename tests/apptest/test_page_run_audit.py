@@ -16,13 +16,25 @@ def _open(app, monkeypatch, job: str, page: str = "stability"):
     return at
 
 
-BADGE = re.compile(r"^:(green|orange)-badge\[(?::material/\w+: )?(.*)\]$")
+BADGE = re.compile(r"^:(green|orange)-badge\[(.*)\]$")
 
 
 def _badges(at) -> list[str]:
     """The badges' labels (st.badge writes a markdown badge directive)."""
     found = [BADGE.match(m.value) for m in at.markdown]
     return [m.group(2) for m in found if m]
+
+
+def test_badges_name_the_failed_checks_with_a_mark_no_font_needs(store, monkeypatch,
+                                                                app) -> None:
+    """Issue 37: "0/30 passed" named no check (only the expander did), and the badge's
+    Material icon read as its name, "report n=8192", until the icon font loaded."""
+    at = _open(app, monkeypatch, "h200-cupti-stability")
+    assert _badges(at) == [f"⚠ n={n}: 0/30 passed; failed l2_state (30)" for n in (256, 1024, 8192)]
+    at = _open(app, monkeypatch, "h200-cupti-timeline")
+    assert _badges(at) == ["✓ n=1024: 100/100 passed",
+                           "⚠ n=8192: 39/100 passed; failed clock (6), population (61)"]
+    assert not [m.value for m in at.markdown if ":material/" in m.value]
 
 
 def _column(at, name: str) -> list[str]:
@@ -32,7 +44,8 @@ def _column(at, name: str) -> list[str]:
 
 def test_timeline_badges_name_the_slow_mode(store, monkeypatch, app) -> None:
     at = _open(app, monkeypatch, "h200-cupti-timeline")
-    assert _badges(at) == ["n=1024: 100/100 passed", "n=8192: 39/100 passed"]
+    assert [b.split(";")[0] for b in _badges(at)] == ["✓ n=1024: 100/100 passed",
+                                                     "⚠ n=8192: 39/100 passed"]
     assert "39 of 100 runs passed (clock 6, population 61)" in _column(at, "Badge")
     assert any("two modes (Ashman's D" in e for e in _column(at, "Evidence"))
 
@@ -40,8 +53,9 @@ def test_timeline_badges_name_the_slow_mode(store, monkeypatch, app) -> None:
 def test_gate_base_passes_and_stability_names_the_missing_flush(store, monkeypatch,
                                                                 app) -> None:
     at = _open(app, monkeypatch, "h200-cupti-gate-base", "results")
-    assert _badges(at) == [f"n={n}: 20/20 passed" for n in (2048, 4096, 8192)]
+    assert _badges(at) == [f"✓ n={n}: 20/20 passed" for n in (2048, 4096, 8192)]
     at = _open(app, monkeypatch, "h200-cupti-stability")
-    assert _badges(at) == [f"n={n}: 0/30 passed" for n in (256, 1024, 8192)]
+    assert [b.split(";")[0] for b in _badges(at)] == [f"⚠ n={n}: 0/30 passed"
+                                                     for n in (256, 1024, 8192)]
     assert any("recorded without the L2 flush" in e for e in _column(at, "Evidence"))
     assert "derived on load" in texts(at)  # bundled before the worker wrote the audit

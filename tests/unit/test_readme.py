@@ -100,6 +100,28 @@ def test_the_cuda_torch_warning_comes_before_the_command_that_installs_torch() -
     assert -1 < text.find("download.pytorch.org/whl/cpu") < first_install
 
 
+def _torch_installs(body: str) -> list[str]:
+    """The ``pip install`` steps of a block's commands that install torch."""
+    steps = re.split(r"&&|\n", body)
+    return [s.split("#")[0].strip() for s in steps if re.search(r"pip install\b.*\btorch\b", s)]
+
+
+def test_every_torch_install_names_the_index_of_its_build() -> None:
+    """Issue 37: PyPI's Linux torch is the CUDA build, pinned or not, so a block pasted on a
+    machine without a GPU installs the CPU build only where it names the CPU index; a GPU block
+    names a CUDA index (cuNNN). Every README block that installs torch says which."""
+    found = []
+    for block in blocks():
+        for step in _torch_installs(block.body):
+            index = re.search(r"--index-url (\S+)", step)
+            assert index, f"README line {block.line}: {step!r} takes PyPI's torch (a CUDA build)"
+            want = r"https://download\.pytorch\.org/whl/cu\d+" if block.kind() == "gpu" else (
+                r"https://download\.pytorch\.org/whl/cpu")
+            assert re.fullmatch(want, index.group(1)), (block.line, block.kind(), step)
+            found.append(block.kind())
+    assert {"dashboard", "gpu"} <= set(found), found
+
+
 def test_the_first_command_installs_what_ci_installs_and_serves(tmp_path: Path) -> None:
     """Its pip installs are ones ``.ci/run`` makes (the same pins; CI adds the test extra),
     and ``kernel-dashboard`` from a folder of its own serves the bundled results."""

@@ -23,9 +23,10 @@ from app.core.views.run_audit import audit_source, badge_frame, flagged_frame
 OFFLINE_NOTE = ("A self-contained report of the kernel profiling dashboard: the charts are "
                 "interactive (plotly.js is inside this file) and need no network. A table column "
                 "shows all its numbers with the same decimals, enough for four significant digits "
-                "of its median value and one of its smallest (at most six), so larger values "
-                "show more digits (2,684,749.49 beside 16.77); hover a number for its exact "
-                "value.")
+                "of its median value and one of its smallest, and a mean and its CI95 bounds "
+                "enough for two of the narrowest interval's width (at most six), so larger "
+                "values show more digits (2,684,749.49 beside 16.77); hover a number for its "
+                "exact value.")
 
 
 def job_report(bundle: Bundle, answers: WorkerAnswers | None = None) -> str:
@@ -59,8 +60,7 @@ def _gate_section(result: gate.GateResult) -> H.Section:
                     f"{gate_report.exit_code(result)} of python -m profiling_worker compare)",
                     "verdict"), H.paragraph(gate_report.headline(result)))
     if result.context:
-        section.add(H.note("Not comparable: the two jobs were measured differently: "
-                           + "; ".join(result.context) + ".", "warning"))
+        section.add(H.note(gate_report.not_comparable(result), "warning"))
     first = [C.ANNOTATION, gate.CONFIG_LABEL, gate.OUTCOME, gate.CAVEATS, gate.DIFF_PCT,
              gate.DETECTABLE_PCT, gate.REASON]  # the judgement first, as on the compare page
     rows = result.rows[[c for c in first if c in result.rows]

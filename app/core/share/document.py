@@ -7,8 +7,8 @@ no web font, no MathJax, no image; the page's styles are inline. Text that comes
 (names, messages) is escaped with :func:`html.escape`, never read as markup.
 
 Tables show each number as the dashboard's tables do (thousands separators; one number of
-decimals per column, enough for four significant digits of its smallest value:
-:func:`app.core.numbers.printf_format`), scroll sideways when wider than the page, and keep the
+decimals per column, enough for four significant digits of its median value, and for a
+mean and its CI95 bounds two of the narrowest interval's width: :func:`app.core.numbers.table_formats`), scroll sideways when wider than the page, and keep the
 exact value in the cell's ``data-value`` attribute (``repr`` of the float), so a reader or a
 test can check the displayed number against the bundle.
 """

@@ -47,7 +47,8 @@ def decision(result: gate.GateResult) -> dict[str, Any]:
         ``verdict`` (``passed`` / ``regressed`` / ``not judged``: the gate's exit code in
         words), ``exit_code`` (0, 1 or 3, as the CLI's), ``baseline``, ``candidate``,
         ``metric``, ``max_slowdown_pct``, ``counts`` (outcome -> rows), ``context`` (why the
-        jobs are not comparable, if they are not), ``rows`` (region, config, outcome, diff_pct,
+        jobs are not comparable, if they are not: each recorded field with both values),
+        ``context_headline`` (what that amounts to, in words), ``rows`` (region, config, outcome, diff_pct,
         detectable_pct in %, reason, caveats: what the runs say beside the outcome, e.g.
         ``"clock not checked"``, ``"power-capped runs"``; regressions first) and ``rows_not_listed`` (rows left
         out to stay under the limit; the report and the compare page list them all).
@@ -60,7 +61,8 @@ def decision(result: gate.GateResult) -> dict[str, Any]:
         "baseline": result.baseline, "candidate": result.candidate, "metric": result.metric,
         "max_slowdown_pct": result.options.max_slowdown_pct,
         "counts": {o.value: result.count(o) for o in gate.Outcome},
-        "context": list(result.context), "rows": [], "rows_not_listed": len(rows)}
+        "context": list(result.context), "context_headline": result.context_headline,
+        "rows": [], "rows_not_listed": len(rows)}
     for _, r in rows.iterrows():
         out["rows"].append(_row(r))
         out["rows_not_listed"] -= 1

@@ -61,6 +61,24 @@ def badge_frame(bundle: Bundle) -> pd.DataFrame:
                 C.RUNS, "Passed", "Flags", "NotChecked", "Badge"]]
 
 
+#: A badge's mark: text symbols any font draws. A Material icon is a ligature: its name is the
+#: text ("report") until the icon font loads, and Streamlit's font-display:block shows the name
+#: after 3 s, so a badge read "report n=8192: 39/100 passed" (issue 37).
+PASSED_MARK, FLAGGED_MARK = "✓", "⚠"
+
+
+def badge_text(where: str, passed: int, runs: int, flags: str) -> str:
+    """A config's badge: its mark, the runs passed and the checks that failed, each with its
+    runs flagged (``flags``: :func:`badge_frame`'s ``Flags``, ``"clock 6, population 61"``):
+    ``"⚠ n=8192: 39/100 passed; failed clock (6), population (61)"``, ``"✓ n=1024: 100/100
+    passed"``. A badge that said only "0/10 passed" left the failed check to the expander."""
+    failed = [f"{check} ({n})" for check, _, n in
+              (item.rpartition(" ") for item in flags.split(", ") if item)]
+    said = f"{where}: {passed}/{runs} passed"
+    return (f"{FLAGGED_MARK} {said}; failed {', '.join(failed)}" if failed
+            else f"{PASSED_MARK if passed == runs else FLAGGED_MARK} {said}")
+
+
 def flagged_frame(bundle: Bundle) -> pd.DataFrame:
     """The audit's rows that did not pass (flag or not checked), for the details."""
     audit = audit_frame(bundle)

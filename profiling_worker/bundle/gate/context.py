@@ -29,6 +29,7 @@ what a CI candidate changes.
 from __future__ import annotations
 
 from collections.abc import Collection
+from dataclasses import dataclass
 from typing import Any
 
 from profiling_worker.bundle.schema import backends as B, tools as T
@@ -134,39 +135,128 @@ def metric_set_difference(base: dict[str, Any], candidate: dict[str, Any]) -> st
     return "metric set (changes Nsight Compute's replay passes): " + "; ".join(said)
 
 
-def context_differences(base: dict[str, Any], candidate: dict[str, Any],
-                        ignore: Collection[str] = ()) -> list[str]:
+#: Why a pair is not comparable, by kind: a recorded measurement condition differs (a field of
+#: :data:`FIELDS`, the metric set, the config parameters), a side's host was contended (its cpu
+#: times hold waiting for a CPU, even where both sides were measured alike), or a side's results
+#: are incomplete (not done, partial).
+MEASURED, CONTENDED, INCOMPLETE = "measured", "contended", "incomplete"
+
+
+@dataclass(frozen=True)
+class Difference:
+    """One reason two bundles cannot be judged against each other.
+
+    Attributes:
+        kind: :data:`MEASURED`, :data:`CONTENDED` or :data:`INCOMPLETE`.
+        text: the evidence: the recorded field and both sides' values, baseline first, e.g.
+            ``"backend: ncu vs cupti"``.
+        sides: the sides it is about (``("baseline", "candidate")`` for a field that differs).
+    """
+
+    kind: str
+    text: str
+    sides: tuple[str, ...] = ("baseline", "candidate")
+
+
+def differences(base: dict[str, Any], candidate: dict[str, Any],
+                ignore: Collection[str] = ()) -> list[Difference]:
     """Why two bundles' durations cannot be judged against each other (empty: they can).
 
     A field both bundles leave unsaid is not held against them; one side saying and the other
     not is a difference (a CI gate cannot assume the unsaid value). A bundle not ``done`` holds
-    incomplete tables and is never comparable.
+    incomplete tables and is never comparable; nor is a cpu job timed on a contended CPU
+    (:func:`contention_difference`).
 
     Args:
         base, candidate: the two bundles' manifests.
         ignore: keys of :data:`FIELDS` (and :data:`METRIC_SET`) left out (the backends page
             compares two backends on purpose, so it ignores ``backend``, the tools only one
             of them uses and the metric set).
-
-    Returns:
-        One sentence per differing field, e.g. ``"backend: ncu vs cupti"`` (baseline first).
     """
     ctx_b, ctx_c = measurement_context(base), measurement_context(candidate)
     ignored = {*ignore, *(k for k in {*_not_in_force(base), *_not_in_force(candidate)}
                           if k not in IGNORED_IN_FORCE)}
-    out = [f"{FIELDS[k]}: {ctx_b[k] or 'not recorded'} vs {ctx_c[k] or 'not recorded'}"
+    out = [Difference(MEASURED, f"{FIELDS[k]}: {ctx_b[k] or 'not recorded'} vs "
+                                f"{ctx_c[k] or 'not recorded'}")
            for k in FIELDS if k not in ignored and ctx_b[k] != ctx_c[k]]
     metrics = None if METRIC_SET in ignore else metric_set_difference(base, candidate)
-    out += [metrics] if metrics else []
+    out += [Difference(MEASURED, metrics)] if metrics else []
     for name, ctx, manifest in (("baseline", ctx_b, base), ("candidate", ctx_c, candidate)):
         if ctx["status"] != JobStatus.DONE.value and ctx_b["status"] == ctx_c["status"]:
-            out.append(f"{name} job is {ctx['status'] or 'of unknown status'}, not done")
+            out.append(Difference(INCOMPLETE, f"{name} job is {ctx['status'] or 'of unknown status'}"
+                                              ", not done", (name,)))
         if manifest.get(PARTIAL):
-            out.append(f"{name} bundle is partial ({'; '.join(map(str, manifest[PARTIAL]))})")
-        contended = _contended(manifest)
-        if contended:
-            out.append(f"{name} was timed on a contended CPU ({contended})")
-    return out
+            out.append(Difference(INCOMPLETE, f"{name} bundle is partial "
+                                              f"({'; '.join(map(str, manifest[PARTIAL]))})", (name,)))
+    contended = contention_difference(base, candidate)
+    return out + ([contended] if contended else [])
+
+
+def context_differences(base: dict[str, Any], candidate: dict[str, Any],
+                        ignore: Collection[str] = ()) -> list[str]:
+    """The evidence of :func:`differences`, one sentence each, e.g. ``"backend: ncu vs cupti"``
+    (baseline first)."""
+    return [d.text for d in differences(base, candidate, ignore)]
+
+
+def headline(found: list[Difference]) -> str:
+    """What makes the pair not comparable, in words, by the kinds of ``found`` (empty: "").
+
+    Host contention is said as such, never as "measured differently": two cpu jobs of one spec
+    on a busy host were measured alike, but each side's times hold waiting for a CPU."""
+    said = []
+    if any(d.kind == MEASURED for d in found):
+        said.append("the two jobs were measured differently, so a difference may come from the "
+                    "measurement, not the kernel")
+    contended = {s for d in found if d.kind == CONTENDED for s in d.sides}
+    if contended:
+        who = "both jobs were" if len(contended) == 2 else f"the {contended.pop()} was"
+        said.append(f"{who} timed on a contended CPU, so the host times include waiting for a "
+                    "CPU, not only the kernel")
+    incomplete = sorted({s for d in found if d.kind == INCOMPLETE for s in d.sides})
+    if incomplete:
+        said.append(f"the {' and the '.join(incomplete)} results are incomplete")
+    return "; ".join(said)
+
+
+def contention_difference(base: dict[str, Any], candidate: dict[str, Any]) -> Difference | None:
+    """A :data:`CONTENDED` difference when either side is a cpu job whose backend warned of host
+    contention (manifest ``backend.host_contention``, profiling_worker/backends/cpu.py), naming
+    the recorded field with both sides' values, else None."""
+    figures = [_contention(m) for m in (base, candidate)]
+    sides = tuple(name for name, f in zip(("baseline", "candidate"), figures)
+                  if f is not None and f.get("warning"))
+    if not sides:
+        return None
+    values = [_waited(f) for f in figures]
+    limits = sorted({float(x) for f in figures if f is not None
+                     and isinstance(x := f.get("threshold"), (int, float))})
+    threshold = f" ({', '.join(f'{x:g}' for x in limits)})" if limits else ""
+    said = ("both sides" if len(sides) == 2 else f"the {sides[0]} only")
+    return Difference(CONTENDED, f"host contention, {_FRACTION}: {values[0]} vs {values[1]}, "
+                                 f"over the backend's threshold{threshold} on {said}", sides)
+
+
+#: The recorded field a contention difference names, and its unit.
+_FRACTION = ("backend.host_contention.waiting_fraction (s waited for a CPU per s of the timing "
+             "loop, summed over threads)")
+
+
+def _contention(manifest: dict[str, Any]) -> dict[str, Any] | None:
+    backend = manifest.get("backend")
+    figures = backend.get("host_contention") if isinstance(backend, dict) else None
+    return figures if isinstance(figures, dict) else None
+
+
+def _waited(figures: dict[str, Any] | None) -> str:
+    """One side's waiting fraction as shown (2 decimals, as :func:`B.waited_for_cpu`)."""
+    if figures is None:
+        return "not recorded"
+    fraction = figures.get("waiting_fraction")
+    if isinstance(fraction, (int, float)):
+        return f"{fraction:,.2f}"
+    return "not read (the host's load exceeded its CPUs)" if figures.get("warning") else (
+        "not read")
 
 
 #: What is in force for an option the backend ignores, where that is known: nothing locks the
@@ -183,15 +273,3 @@ def _not_in_force(manifest: dict[str, Any]) -> list[str]:
     differs."""
     known = B.find(backend_of(manifest, manifest_spec(manifest)))
     return [] if known is None else [k for k in B.OPTIONS if k not in known.options]
-
-
-def _contended(manifest: dict[str, Any]) -> str | None:
-    """How much a cpu job's threads waited for a CPU while timing, when the backend warned of
-    it (manifest ``backend.host_contention``, profiling_worker/backends/cpu.py), else None."""
-    backend = manifest.get("backend")
-    figures = backend.get("host_contention") if isinstance(backend, dict) else None
-    if not isinstance(figures, dict) or not figures.get("warning"):
-        return None
-    fraction = figures.get("waiting_fraction")
-    return (B.waited_for_cpu(fraction) if isinstance(fraction, (int, float))
-            else "the host's load exceeded its CPUs")

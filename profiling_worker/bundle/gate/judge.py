@@ -23,7 +23,7 @@ from dataclasses import dataclass, field
 import pandas as pd
 
 from profiling_worker.bundle.gate import cycles as K, verdict as V
-from profiling_worker.bundle.gate.context import context_differences
+from profiling_worker.bundle.gate.context import MEASURED, Difference, differences, headline
 from profiling_worker.bundle.gate.runs_context import runs_context
 from profiling_worker.bundle.gate.sides import GateSide
 from profiling_worker.bundle.gate.verdict import Outcome as Outcome  # re-exported: callers' import
@@ -78,7 +78,11 @@ class GateResult:
         baseline, candidate: job ids.
         metric: the metric judged.
         options: what the judgement used.
-        context: the measurement-context differences (each row not comparable when any).
+        context: the measurement-context differences, each naming the recorded field and both
+            sides' values (each row not comparable when any).
+        context_headline: what they amount to, in words
+            (:func:`~profiling_worker.bundle.gate.context.headline`; "" when none): measured
+            differently, timed on a contended CPU, incomplete.
         cycles_source: where the cycle check's SM cycles came from
             (:func:`profiling_worker.bundle.gate.cycles.sources`), None when it could not run.
         rows: one row per region x config, columns Annotation, <params>, ConfigLabel, Metric,
@@ -97,6 +101,7 @@ class GateResult:
     context: list[str] = field(default_factory=list)
     cycles_source: str | None = None
     rows: pd.DataFrame = field(default_factory=pd.DataFrame, repr=False)
+    context_headline: str = ""
 
     def count(self, outcome: Outcome) -> int:
         """Rows with ``outcome``."""
@@ -114,11 +119,12 @@ def judge(baseline: GateSide, candidate: GateSide, options: GateOptions,
             compares two backends on purpose).
     """
     metric = options.metric or baseline.duration_metric
-    context = context_differences(baseline.manifest, candidate.manifest, ignore)
+    found = differences(baseline.manifest, candidate.manifest, ignore)
     params_b, params_c = baseline.parameters, candidate.parameters
     if set(params_b) != set(params_c):
-        context = context + [f"config parameters: {', '.join(params_b) or 'none'} vs "
-                             f"{', '.join(params_c) or 'none'}"]
+        found.append(Difference(MEASURED, f"config parameters: {', '.join(params_b) or 'none'} "
+                                          f"vs {', '.join(params_c) or 'none'}"))
+    context = [d.text for d in found]
     same = set(params_b) == set(params_c) and params_b
     keys = [C.ANNOTATION, *(params_b if same else (C.CONFIG,))]  # else configs by index
     both = _side_frame(baseline, metric, keys, BASELINE).merge(
@@ -143,7 +149,8 @@ def judge(baseline: GateSide, candidate: GateSide, options: GateOptions,
     rows = both.drop(columns=["_merge", "_time", "_cycles", *_CONFIG_OF.values()])
     rows = rows.sort_values(keys, kind="stable")
     rows = rows.reset_index(drop=True)
-    return GateResult(baseline.job_id, candidate.job_id, metric, options, context, source, rows)
+    return GateResult(baseline.job_id, candidate.job_id, metric, options, context, source, rows,
+                      headline(found))
 
 
 #: Side -> the column holding its config index while judging (configs may be numbered apart).

@@ -53,6 +53,16 @@ def headline(result: GateResult) -> str:
             f"{result.options.max_slowdown_pct:g} %): {counts}")
 
 
+def not_comparable(result: GateResult) -> str:
+    """``"Not comparable: both jobs were timed on a contended CPU, ...: host contention (...)"``:
+    what makes the pair not comparable (:attr:`GateResult.context_headline`), then its evidence,
+    each recorded field with both sides' values; "" when the pair is comparable."""
+    if not result.context:
+        return ""
+    said = result.context_headline or "the two jobs were measured differently"
+    return f"Not comparable: {said}. The evidence: {'; '.join(result.context)}."
+
+
 def _mean(row: pd.Series, side: str) -> str:
     avg, std, runs = row[side + AVG], row[side + C.STD], row[side + C.RUNS]
     if pd.isna(avg):
@@ -98,7 +108,7 @@ def markdown(result: GateResult) -> str:
     lines = [f"## Kernel regression gate: {exit_label(result)}", "", headline(result), "",
              cycle_check_line(result), ""]
     if result.context:
-        lines += ["Not comparable: " + "; ".join(result.context), ""]
+        lines += [not_comparable(result), ""]
     lines += ["| region | config | baseline | candidate | difference (95 % CI) | in cycles | "
               "outcome | why |", "| --- | --- | --- | --- | ---: | ---: | --- | --- |"]
     order = {o.value: i for i, o in enumerate(Outcome)}
@@ -106,7 +116,7 @@ def markdown(result: GateResult) -> str:
     context = "; ".join(result.context)
     for _, r in rows.iterrows():
         why = str(r[REASON])  # the context differences are said once, above the table
-        why = "measurement differs (above)" + why[len(context):] if context and \
+        why = "not comparable (above)" + why[len(context):] if context and \
             why.startswith(context) else why
         cells = [r[C.ANNOTATION], r[CONFIG_LABEL], _mean(r, BASELINE), _mean(r, CANDIDATE),
                  _interval(r), _pct(r[CYCLES_DIFF_PCT]), f"**{r[OUTCOME]}**{_caveats(r)}", why]

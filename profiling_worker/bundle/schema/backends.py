@@ -199,6 +199,14 @@ def duration_metric(name: str | None) -> str:
     return get(name).duration_metric if name is None else described(name).duration_metric
 
 
+#: What a cpu job's contention warning means and what to do, the same for every job: its
+#: warning ends with it (profiling_worker/backends/cpu.py), so a list of jobs says it once.
+CONTENTION_ADVICE = ("the CPUs were oversubscribed, so these host wall-clock times may include "
+                     "time spent waiting for a CPU, not only the kernels, however stable they "
+                     "look; compare jobs recorded on an idle host, or give the job CPUs of its "
+                     "own (fewer torch threads, e.g. OMP_NUM_THREADS=1, or taskset to idle CPUs)")
+
+
 def waited_for_cpu(fraction: float) -> str:
     """How long a cpu job's threads waited for a CPU while timing, in words: ``fraction`` is
     the run-queue delay summed over the process's threads over the timing loop's wall time

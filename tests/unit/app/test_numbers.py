@@ -6,6 +6,7 @@ import pandas as pd
 import pytest
 
 from app.core import numbers
+from tests.scenarios import scenario, scenario_names
 
 
 @pytest.mark.parametrize("value, text", [
@@ -88,3 +89,38 @@ def test_an_unbounded_upper_bound_reads_unbounded() -> None:
     assert numbers.unbounded_as_text("RelativeStdDevPct", upper) is None
     assert numbers.unbounded_as_text("CI95_Upper", upper.fillna(1.0).replace(float("inf"), 2.0)) \
         is None
+
+
+def _shown_width(fmt: str, lower: float, upper: float) -> float:
+    decimals = int(fmt.rstrip("f").rpartition(".")[2] or 0)
+    return round(upper, decimals) - round(lower, decimals)
+
+
+@pytest.mark.parametrize("name", scenario_names())
+def test_no_shown_ci95_collapses_or_widens_past_rounding(name: str) -> None:
+    """Issue 37: a table of a recorded job, its aggregated AvgValue and CI95 bounds in ns and
+    in us (the pages' time unit) with the rows of every other scenario beside them (a table of
+    20,000 us rows set 0 decimals, so 61.44, CI95 61.23-61.65 read 61, 61-62): each interval's
+    shown width is its width to a tenth of it, and one format serves a mean and its bounds."""
+    own = scenario(name).table("aggregated")
+    others = pd.concat([scenario(n).table("aggregated") for n in scenario_names()])
+    for scale in (1.0, 1e-3):
+        frame = pd.concat([own, others])[["AvgValue", "CI95_Lower", "CI95_Upper"]] * scale
+        formats = numbers.table_formats(frame)
+        assert len(set(formats.values())) == 1, formats
+        fmt = formats["CI95_Lower"]
+        for lower, upper in zip(own["CI95_Lower"] * scale, own["CI95_Upper"] * scale):
+            width = upper - lower
+            if fmt.endswith("f") and width > 0 and int(fmt.rpartition(".")[2][:-1]) < 6:
+                assert abs(_shown_width(fmt, lower, upper) - width) <= width / 10, (
+                    name, scale, fmt, lower, upper)
+
+
+@pytest.mark.parametrize("centre, lower, upper, shown", [
+    (61.44, 61.23, 61.65, ("61.44", "61.23", "61.65")),
+    (21437.49, 21437.2, 21437.8, ("21,437.49", "21,437.20", "21,437.80")),
+    (6233.7, 6015.798, 6451.602, ("6,234", "6,016", "6,452")),  # h200-cupti-j1-fp16, n=1024
+    (0.0, -1.0, 1.0, ("0", "-1.000", "1.000")),
+])
+def test_fmt_interval_keeps_the_width(centre, lower, upper, shown) -> None:
+    assert numbers.fmt_interval(centre, lower, upper) == shown

@@ -169,9 +169,38 @@ def test_a_cpu_job_timed_on_a_contended_cpu_is_not_comparable(cpu_jobs: dict[str
     assert proc.returncode == 0, proc.stderr[-2000:]
     result = judge(GateSide.load(cpu_jobs["base"]), GateSide.load(tmp_path / "contended"),
                    GateOptions())
-    said = [c for c in result.context if c.startswith("candidate was timed on a contended CPU")]
-    assert len(said) == 1 and "for a CPU per second of the timing loop" in said[0]
+    fraction = json.loads((tmp_path / "contended" / C.MANIFEST_FILE).read_text())[
+        "backend"]["host_contention"]["waiting_fraction"]
+    said = [c for c in result.context if c.startswith("host contention, ")]
+    assert len(said) == 1 and f" vs {fraction:,.2f}, over" in said[0], (said, fraction)
+    assert "timed on a contended CPU" in result.context_headline
     assert set(result.rows[OUTCOME]) == {Outcome.NOT_COMPARABLE.value}
+
+
+def test_two_cpu_jobs_both_timed_on_a_contended_cpu_say_so_not_measured_differently(
+        tmp_path: Path) -> None:
+    """Issue 37: two cpu jobs of one spec, both timed on a contended CPU, were measured alike:
+    the reason is the contention on both sides, with the recorded field and both values, never
+    "measured differently" (the compare page, the share report and gate.md say the same)."""
+    from profiling_worker.bundle.gate.report import not_comparable
+    from tests.contended_cpu import record_contended_job
+
+    for name in ("base", "again"):
+        proc = record_contended_job(tmp_path / name)
+        assert proc.returncode == 0, proc.stderr[-2000:]
+    waited = [json.loads((tmp_path / n / C.MANIFEST_FILE).read_text())["backend"][
+        "host_contention"]["waiting_fraction"] for n in ("base", "again")]
+    result = judge(GateSide.load(tmp_path / "base"), GateSide.load(tmp_path / "again"),
+                   GateOptions())
+    assert result.context == [
+        "host contention, backend.host_contention.waiting_fraction (s waited for a CPU per s of "
+        f"the timing loop, summed over threads): {waited[0]:,.2f} vs {waited[1]:,.2f}, over the "
+        "backend's threshold (0.05) on both sides"]
+    assert result.context_headline.startswith("both jobs were timed on a contended CPU")
+    proc, _, md = compare(tmp_path / "base", tmp_path / "again", tmp_path)
+    assert proc.returncode == report.EXIT_NOT_JUDGED
+    assert not_comparable(result) in md and "measured differently" not in md
+    assert "| not comparable (above)" in md
 
 
 def test_cpu_against_gpu_bundle_not_comparable(cpu_jobs: dict[str, Path]) -> None:
