@@ -18,6 +18,7 @@ from typing import Any
 
 import pytest
 import streamlit as st
+from streamlit.components.v2.component_manager import BidiComponentManager
 from streamlit.testing.v1 import AppTest
 
 from apptest_helpers import (DEFAULT_HEADER, DEFAULT_PAGE, DEFAULT_SET, IMPORTED, JOB_ID,
@@ -138,16 +139,31 @@ def opens_directly(page: str) -> bool:
     return page_entry(f"{page}.py").url_path == page
 
 
+@pytest.fixture(scope="session")
+def bidi_components() -> BidiComponentManager:
+    """Streamlit's registry of the installed v2 components, scanned once per session: an
+    AppTest's first run scans every installed distribution's metadata for component manifests
+    (0.08 s CPU; none here) and keeps the registry for its later runs, and the installed
+    packages do not change during the session."""
+    manager = BidiComponentManager()
+    manager.discover_and_register_components(start_file_watching=False)
+    return manager
+
+
 @pytest.fixture
-def app() -> Callable[..., AppTest]:
+def app(bidi_components: BidiComponentManager) -> Callable[..., AppTest]:
     """Factory: the app, optionally switched to a page (``app_pages/<name>.py``) and run.
 
     The default page and a page that :func:`opens_directly` are the first run's page, as a
     browser opening their URL (one script run); any other is switched to after a run of the
-    default page (two)."""
+    default page (two). Every AppTest takes the session's :func:`bidi_components`."""
 
     def make(page: str | None = None, query: dict[str, str] | None = None) -> AppTest:
         at = AppTest.from_file(str(APP), default_timeout=TIMEOUT_S)
+        # AppTest._run scans for components while this is None (Streamlit 1.67); a renamed
+        # attribute must fail here, not silently scan again in every test
+        assert getattr(at, "_bidi_component_manager", ()) is None, "AppTest changed: see conftest"
+        at._bidi_component_manager = bidi_components
         for key, value in (query or {}).items():
             at.query_params[key] = value
         if page in (None, DEFAULT_PAGE):
