@@ -4,15 +4,18 @@
 from __future__ import annotations
 
 import json
+import os
 import re
+import shutil
 import subprocess
 import sys
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Hashable
 from pathlib import Path
 
 from streamlit.testing.v1 import AppTest
 
+from app import settings
 from app.core.pages import SECTIONS
 
 REPO = Path(__file__).resolve().parents[2]
@@ -37,6 +40,36 @@ def record_cpu_job(path: Path, spec: dict) -> Path:
                           capture_output=True, text=True, timeout=300, check=False)
     assert proc.returncode == 0, proc.stdout + proc.stderr
     return path
+
+
+#: Variables of the tests' environment that ``python -m profiling_worker env`` never reads
+#: (profiling_worker reads KPROF_BUNDLED_DIR only in ``import``, KPROF_RESULTS_DIR nowhere) and
+#: that differ in every test; ``test_env_probe_once`` checks that the report ignores them.
+NOT_PROBED = ("PYTEST_CURRENT_TEST", "KPROF_RESULTS_DIR", "KPROF_BUNDLED_DIR")
+
+
+def _stats(paths: list[Path]) -> tuple[tuple[str, int, int], ...]:
+    """(path, size, mtime in ns) of each existing file of ``paths``: a changed file changes it."""
+    out = []
+    for path in paths:
+        if path.is_file():
+            stat = path.stat()
+            out.append((str(path), stat.st_size, stat.st_mtime_ns))
+    return tuple(out)
+
+
+def probe_inputs(worker_python: str) -> Hashable:
+    """What the worker's ``env`` report of ``worker_python`` depends on, as the app would run it
+    now: the interpreter, the working folder, the worker's environment (PATH, CUDA_VISIBLE_DEVICES,
+    KPROF_KERNEL_DIRS, ...) less :data:`NOT_PROBED`, and the files it reads that a test may
+    write: the user kernel folders' files and the ``ncu`` found on PATH."""
+    env = settings.worker_env()
+    kernel_files = [f for d in env.get("KPROF_KERNEL_DIRS", "").split(os.pathsep) if d
+                    for f in sorted(Path(d).rglob("*"))]
+    ncu = shutil.which("ncu", path=env.get("PATH"))
+    return (worker_python, os.getcwd(),
+            frozenset((k, v) for k, v in env.items() if k not in NOT_PROBED),
+            _stats(kernel_files), _stats([Path(ncu)] if ncu else []))
 
 
 def wait_until(predicate: Callable[[], bool], timeout_s: float = 120.0) -> None:
