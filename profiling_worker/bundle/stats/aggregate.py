@@ -36,6 +36,7 @@ import numpy as np
 import pandas as pd
 from profiling_worker.bundle.stats.combine_rules import (RULE_MEAN_UNWEIGHTED, RULE_SINGLE,
                                                          RULE_SUM, RULE_WEIGHTED, combine_rule)
+from profiling_worker.bundle.stats import group_reduce
 from profiling_worker.bundle.stats.kernel_counts import infer_param_names, require_columns
 from profiling_worker.bundle.schema import columns as C, intervals
 
@@ -98,42 +99,45 @@ def launches_to_runs(launches: pd.DataFrame, param_names: Sequence[str] | None =
     value = pd.to_numeric(df[C.VALUE], errors="coerce").astype("float64")
     unit = df[C.UNIT] if C.UNIT in df.columns else pd.Series(None, index=df.index, dtype=object)
 
-    # Per row: its launch's duration (GPU time when collected, else host time), its run's
-    # launch count and its config's number; transforms, as a merge on the object key columns
-    # took most of this function's time on a warm job.
+    # Per row: its launch's duration (GPU time when collected, else host time) and its run's
+    # launch count, as arrays (a merge on the object key columns, then pandas transforms,
+    # took most of this function's time on a warm job).
     # Groups by one integer code each (group_codes): a groupby on the key columns themselves
     # built a MultiIndex per groupby, most of this function's time on 40 rows.
     # Each key list extends the one before it (Annotation, Config; + Run; + Launch or Metric),
     # so its codes extend those of its prefix: each column is factorized once (issue 40).
-    # The per-row columns go into one new frame (inserting each into a copy of the launches
-    # cost more than the groupby on a warm job's 40 rows: pandas 3's column labels are arrow
-    # strings, rebuilt at every insert).
     config_codes = group_codes(df, [C.ANNOTATION, C.CONFIG])
     run_codes = group_codes(df, [C.RUN], config_codes)
-    w = pd.Series(np.nan, index=df.index)
+    v = value.to_numpy()
+    w = np.full(len(df), np.nan)
     for dname in C.DURATION_METRICS:
-        is_duration = df[C.METRIC] == dname
+        is_duration = (df[C.METRIC] == dname).to_numpy(dtype=bool, na_value=False)
         if is_duration.any():
-            w = (value.where(is_duration).groupby(group_codes(df, [C.LAUNCH], run_codes))
-                 .transform("sum", min_count=1))
+            # each launch's duration on every row of it: the group sum, NaN where it has none
+            launch_codes = group_codes(df, [C.LAUNCH], run_codes)
+            total, counts = group_reduce.sums(np.where(is_duration, v, np.nan), launch_codes)
+            w = np.where(counts > 0, total, np.nan)[launch_codes]
             break
-    rows = pd.DataFrame({"v": value, "w": w, "vw": value * w,
-                         "wbad": ~(w > 0),  # NaN or <= 0: this launch cannot be weighted
-                         "k": df[C.LAUNCH].groupby(run_codes).transform("nunique"),
-                         "c": config_codes})
+    # each run's launch count (distinct launches, missing ones left out), on every row of it
+    launch, present = df[C.LAUNCH].tolist(), (~df[C.LAUNCH].isna()).tolist()
+    launches_in_run = np.array([len({launch[i] for i in rows if present[i]})
+                                for rows in group_reduce.groups(run_codes)], dtype="int64")
     codes = group_codes(df, [C.METRIC], run_codes)  # Annotation, Config, Run, Metric
-    g = rows.groupby(codes, sort=False)
+    # each group's sums as pandas' groupby gives them (group_reduce: a groupby per sum cost
+    # most of this function on a warm job's 40 rows)
+    v_sum, v_valid = group_reduce.sums(v, codes)
+    first = _first_rows(codes)
     res = pd.DataFrame({
-        "_n": g["v"].size(),
-        "_valid": g["v"].count(),
-        "_sum": g["v"].sum(),
-        "_mean": g["v"].mean(),
-        "_wsum": g["w"].sum(),
-        "_wbad": g["wbad"].any(),
-        "_vwsum": g["vw"].sum(),
+        "_n": np.bincount(codes).astype("int64"),
+        "_valid": v_valid,
+        "_sum": v_sum,
+        "_mean": group_reduce.means(v_sum, v_valid),
+        "_wsum": group_reduce.sums(w, codes)[0],
+        "_wbad": np.bincount(codes, weights=~(w > 0)) > 0,  # NaN or <= 0: cannot be weighted
+        "_vwsum": group_reduce.sums(v * w, codes)[0],
         C.UNIT: _first_valid(unit, codes),
-        C.KERNELS: g["k"].first(),
-        "_c": g["c"].first(),
+        C.KERNELS: launches_in_run[run_codes[first]],
+        "_c": config_codes[first],
     }).reset_index(drop=True)
     _take_keys(res, df, codes, [C.RUN, C.METRIC])
 
@@ -303,27 +307,33 @@ def aggregate_runs(runs: pd.DataFrame, param_names: Sequence[str] | None = None)
                                           params else dtypes.get(c, "float64"))
                              for c in out_cols})
 
-    df = runs  # its key columns are read, never written; the per-row columns: one new frame
+    df = runs  # its key columns are read, never written
     config_codes = group_codes(df, [C.ANNOTATION, C.CONFIG])
     codes = group_codes(df, [C.METRIC], config_codes)
-    rows = pd.DataFrame({
-        "v": pd.to_numeric(df[C.VALUE], errors="coerce").astype("float64"),
-        "k": df[C.KERNELS] if C.KERNELS in df.columns else pd.Series(np.nan, index=df.index),
-        "c": config_codes})
-    g = rows.groupby(codes, sort=False)
-    v = g["v"]
+    # each group's statistics as pandas' groupby gives them, over plain lists (group_reduce:
+    # a groupby per statistic cost most of this function on a warm job's 40 runs)
+    value = pd.to_numeric(df[C.VALUE], errors="coerce").astype("float64").to_numpy()
+    total, counts = group_reduce.sums(value, codes)
+    values = value.tolist()
+    kernels = (df[C.KERNELS].astype("float64").tolist() if C.KERNELS in df.columns
+               else [np.nan] * len(df))
+    stats = []
+    for rows in group_reduce.groups(codes):
+        v = [values[i] for i in rows]
+        valid = [x for x in v if x == x]
+        k = [kernels[i] for i in rows]
+        stats.append((group_reduce.std(v), min(valid, default=np.nan),
+                      max(valid, default=np.nan), group_reduce.median(v),
+                      group_reduce.median(k), len({x for x in k if x == x}) > 1,
+                      int(config_codes[rows[0]])))
+    columns = list(zip(*stats))
     out = pd.DataFrame({
         C.UNIT: _first_valid(df[C.UNIT] if C.UNIT in df.columns
                              else pd.Series(None, index=df.index, dtype=object), codes),
-        C.NUM_RUNS: v.count().astype("int64"),
-        C.AVG: v.mean(),
-        C.STD: v.std(ddof=1),
-        C.MIN: v.min(),
-        C.MAX: v.max(),
-        C.MEDIAN: v.median(),
-        C.KERNELS: g["k"].median(),
-        C.KERNELS_VARY: g["k"].nunique() > 1,
-        "_c": g["c"].first(),
+        C.NUM_RUNS: counts, C.AVG: group_reduce.means(total, counts),
+        **{name: np.array(column, dtype=dtype) for name, column, dtype in zip(
+            (C.STD, C.MIN, C.MAX, C.MEDIAN, C.KERNELS, C.KERNELS_VARY, "_c"),
+            columns, (*["float64"] * 5, "bool", "int64"))},
     }).reset_index(drop=True)
     _take_keys(out, df, codes, [C.METRIC])
     n = out[C.NUM_RUNS].to_numpy()
