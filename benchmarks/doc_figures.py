@@ -137,7 +137,7 @@ def warm_text(run: str) -> str:
 #: Warm post-processing before/after runs (``benchmarks/post_processing.py --against ... --json``,
 #: 2-core machine) the docs quote (issue 40).
 POST_AB_RUNS = ("post-processing-ab-1205-speed", "post-processing-ab-1205-warm-own",
-                "post-processing-ab-1205-s10")
+                "post-processing-ab-1205-s10", "post-processing-ab-1205-s11")
 
 
 def post_ab(run: str) -> dict[str, dict[str, Any]]:
@@ -206,6 +206,14 @@ CPU_STAGES_S10 = (*CPU_STAGES_WARM_OWN[:5],
                   ("Parquet writes", "tables: Parquet writes"),
                   ("CSV writes", "tables: CSV writes (the worker's)"),
                   *CPU_STAGES_WARM_OWN[5:], ("manifest (written, fsynced)", "finish: manifest"))
+#: The fourth session on it (issue 40, branch warm-own3): its runs per side, on J1's recorded
+#: inputs and on those of h200-cupti-gate-base (launch times and an NVML trace, as a live
+#: CUPTI job has: the run audit's clock and idle-gap checks run), with the S10 stages and the
+#: H100 run "h100 1205-s10all" beside them.
+CPU_STAGE_RUNS_S11 = {side: tuple(f"warm-stages-1205-s11-{side}-{i}" for i in (1, 2))
+                      for side in ("before", "after")}
+CPU_STAGE_RUNS_S11_GATE = {side: tuple(f"warm-stages-1205-s11-gate-{side}-{i}" for i in (1, 2))
+                           for side in ("before", "after")}
 
 
 def _stage_ms(job: dict[str, float], wall_s: float, stage: str) -> float:
@@ -254,15 +262,16 @@ def device_stage_rows(run: str = DEVICE_STAGE_RUN,
 
 def cpu_stage_rows(stage_runs: dict[str, tuple[str, ...]] = CPU_STAGE_RUNS,
                    stages: tuple[tuple[str, str], ...] = CPU_STAGES,
-                   cpu_time: bool = False) -> list[str]:
-    """The breakdown table's rows (``stage_runs``: per side, its warm_stages runs): per stage, the H200's median over its warm jobs (the whole
-    own part there: ``run_job`` less nsight-python's call; ``-`` where it was not timed) and,
+                   cpu_time: bool = False, device_run: str = H200_STAGE_RUN) -> list[str]:
+    """The breakdown table's rows (``stage_runs``: per side, its warm_stages runs): per stage,
+    the device run ``device_run``'s median over its warm jobs (the whole own part there:
+    ``run_job`` less nsight-python's call; ``-`` where it was not timed) and,
     per side on the 2-core machine, the fastest job of both runs (the least disturbed by the
     other sessions' load; medians are in the JSON), or with ``cpu_time`` the median CPU time
     of the stage over both runs' jobs (``per_job_cpu_ms``)."""
     import statistics
 
-    h200 = json.loads((H200 / f"{H200_STAGE_RUN}-warm_stages.json").read_text())
+    h200 = json.loads((H200 / f"{device_run}-warm_stages.json").read_text())
     sides = {side: [json.loads((HERE / "cpu" / f"{run}.json").read_text()) for run in runs]
              for side, runs in stage_runs.items()}
     rows = []
@@ -632,6 +641,10 @@ def claims() -> list[tuple[str, str]]:
             for row in cpu_stage_rows(CPU_STAGE_RUNS_WARM_OWN, CPU_STAGES_WARM_OWN)]
     out += [("docs/performance.md", row)
             for row in cpu_stage_rows(CPU_STAGE_RUNS_S10, CPU_STAGES_S10, cpu_time=True)]
+    out += [("docs/performance.md", row)
+            for runs in (CPU_STAGE_RUNS_S11, CPU_STAGE_RUNS_S11_GATE)
+            for row in cpu_stage_rows(runs, CPU_STAGES_S10, cpu_time=True,
+                                      device_run=DEVICE_STAGE_RUN)]
     for run in POST_AB_RUNS:
         for bundle in post_ab(run):
             out.append(("docs/performance.md", post_ab_text(run, bundle)))

@@ -38,6 +38,7 @@ such a side as not comparable (:func:`config_audits`); the other flags are said 
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any, cast
@@ -84,13 +85,11 @@ def audit_runs(tables: Mapping[str, pd.DataFrame], manifest: Mapping[str, Any]) 
     backend = backend_of(manifest, spec)
     runs = _table(tables, C.TABLE_RUNS)
     metric = B.duration_metric(backend or None)
-    if runs.empty or C.METRIC not in runs or not (runs[C.METRIC] == metric).any():
+    if runs.empty or C.METRIC not in runs:
         return pd.DataFrame(columns=COLUMNS)
-    time = (runs[runs[C.METRIC] == metric][[C.ANNOTATION, C.CONFIG, C.RUN, C.VALUE]]
-            .dropna(subset=[C.CONFIG, C.RUN])  # an import's rows of no config are no run
-            .sort_values([C.ANNOTATION, C.CONFIG, C.RUN]).reset_index(drop=True))
-    time[C.CONFIG] = time[C.CONFIG].astype(int)
-    time[C.RUN] = time[C.RUN].astype(int)
+    time = _durations(runs, metric)
+    if time is None:
+        return pd.DataFrame(columns=COLUMNS)
     windows = _windows(tables, manifest)
     parts = [_l2(time, manifest), _clock(time, tables, manifest, windows),
              _idle(time, tables, windows), _host(time, manifest, backend),
@@ -99,12 +98,48 @@ def audit_runs(tables: Mapping[str, pd.DataFrame], manifest: Mapping[str, Any]) 
     return pd.DataFrame({c: [v for part in parts for v in part[c]] for c in COLUMNS})
 
 
+def _durations(runs: pd.DataFrame, metric: str) -> pd.DataFrame | None:
+    """Annotation, Config, Run (ints) and Value of ``runs``' rows of ``metric`` that have a
+    config and a run (an import's rows of no config are no run), sorted by annotation, config
+    and run; None when it has no row of ``metric``. Where every annotation is a string the
+    sort is Python's (stable, by code point, as pandas sorts strings) on the columns' values,
+    the frame made once (a filter, a dropna and a sort of frames cost about 2 ms of a warm
+    job's run audit); else pandas sorts."""
+    chosen = (runs[C.METRIC] == metric).to_numpy(dtype=bool, na_value=False)
+    if not chosen.any():
+        return None
+    keys = [C.ANNOTATION, C.CONFIG, C.RUN]
+    picked = {c: runs[c].to_numpy()[chosen].tolist() for c in (*keys, C.VALUE)}
+    ann, cfg, run = (picked[c] for c in keys)
+    if all(isinstance(a, str) for a in ann):
+        rows = [i for i in range(len(ann)) if not (pd.isna(cfg[i]) or pd.isna(run[i]))]
+        rows.sort(key=lambda i: (ann[i], cfg[i], run[i]))
+        return pd.DataFrame({C.ANNOTATION: pd.Series([ann[i] for i in rows], dtype=object),
+                             C.CONFIG: np.array([int(cfg[i]) for i in rows], dtype=int),
+                             C.RUN: np.array([int(run[i]) for i in rows], dtype=int),
+                             C.VALUE: [picked[C.VALUE][i] for i in rows]})
+    time = (runs[chosen][[*keys, C.VALUE]].dropna(subset=[C.CONFIG, C.RUN])
+            .sort_values(keys).reset_index(drop=True))
+    time[C.CONFIG] = time[C.CONFIG].astype(int)
+    time[C.RUN] = time[C.RUN].astype(int)
+    return time
+
+
 def run_audit(tables: Mapping[str, pd.DataFrame], manifest: Mapping[str, Any]) -> pd.DataFrame:
     """The bundle's ``run_audit`` table as the worker wrote it, else :func:`audit_runs` now."""
     stored = tables.get(C.TABLE_RUN_AUDIT)
     if stored is not None and not stored.empty and set(COLUMNS) <= set(stored):
         return stored[COLUMNS]
     return audit_runs(tables, manifest)
+
+
+_UNPLACED = (float("nan"), float("nan"))
+
+
+def _keys(time: pd.DataFrame) -> list[tuple[Any, int, int]]:
+    """Each run's (annotation, config, run) of ``time``, as :func:`_windows` keys them."""
+    return list(zip(time[C.ANNOTATION].tolist(), time[C.CONFIG].tolist(),
+                    time[C.RUN].tolist()))
 
 
 def _table(tables: Mapping[str, pd.DataFrame], name: str) -> pd.DataFrame:
@@ -139,21 +174,35 @@ def _l2(time: pd.DataFrame, manifest: Mapping[str, Any]) -> _Rows:
     return _rows(time, L2, FLAG if bad else PASS, said)
 
 
+#: Each run's (annotation, config, run) -> its first start and last end (T0, T1), s.
+_Windows = dict[tuple[Any, int, int], tuple[float, float]]
+
+
 def _windows(tables: Mapping[str, pd.DataFrame], manifest: Mapping[str, Any]
-             ) -> pd.DataFrame | None:
+             ) -> _Windows | None:
     """Each run's first start and last end (T0, T1) in seconds on the NVML trace's axis (CUPTI
-    launch times and the manifest's ``backend.nvml_trace_start_ns``), None when not placed."""
+    launch times and the manifest's ``backend.nvml_trace_start_ns``), runs in first-seen order;
+    None when not placed. A dict built in one pass over the columns: a groupby and a merge per
+    use cost most of a warm job's run audit on its 40 runs (issue 40); the same figures
+    (``(min start - trace start) / 1e9``, launches without a start or end, or without a key,
+    left out)."""
     times = _table(tables, C.TABLE_LAUNCH_TIMES)
     entry = manifest.get("backend")
     start = entry.get("nvml_trace_start_ns") if isinstance(entry, Mapping) else None
     if times.empty or not isinstance(start, (int, float)) or C.START_NS not in times:
         return None
-    placed = times.dropna(subset=[C.START_NS, C.END_NS])
-    g = placed.groupby([C.ANNOTATION, C.CONFIG, C.RUN], sort=False)
-    out = pd.DataFrame({"T0": (g[C.START_NS].min() - start) / 1e9,
-                        "T1": (g[C.END_NS].max() - start) / 1e9}).reset_index()
-    out[C.CONFIG], out[C.RUN] = out[C.CONFIG].astype(int), out[C.RUN].astype(int)
-    return out
+    ends: dict[tuple[Any, Any, Any], list[Any]] = {}
+    for key, t0, t1 in zip(zip(*(times[k].tolist() for k in (C.ANNOTATION, C.CONFIG, C.RUN))),
+                           times[C.START_NS].tolist(), times[C.END_NS].tolist()):
+        if pd.isna(t0) or pd.isna(t1) or any(pd.isna(k) for k in key):
+            continue
+        seen = ends.get(key)
+        if seen is None:
+            ends[key] = [t0, t1]
+        else:
+            seen[0], seen[1] = min(seen[0], t0), max(seen[1], t1)
+    return {(ann, int(cfg), int(run)): ((t0 - start) / 1e9, (t1 - start) / 1e9)
+            for (ann, cfg, run), (t0, t1) in ends.items()}
 
 
 @dataclass(frozen=True)
@@ -167,7 +216,7 @@ class _Sample:
 
 
 def _samples(time: pd.DataFrame, tables: Mapping[str, pd.DataFrame],
-             windows: pd.DataFrame | None) -> list[_Sample] | None:
+             windows: _Windows | None) -> list[_Sample] | None:
     """Per run of ``time``, its clock sample from the first source that has it (module
     docstring, ``clock``); None when no source covers the job."""
     runs, coll = _table(tables, C.TABLE_RUNS), _table(tables, C.TABLE_COLLECTORS)
@@ -192,7 +241,6 @@ def _samples(time: pd.DataFrame, tables: Mapping[str, pd.DataFrame],
     if windows is None or nvml.empty or C.SM_CLOCK_MHZ not in nvml:
         return None
     nvml = nvml.sort_values(C.TIME_S).reset_index(drop=True)
-    at = time[keys].merge(windows, on=keys, how="left")
     t = nvml[C.TIME_S].to_numpy(float)
     period = float(np.median(np.diff(t))) if len(t) > 1 else 0.0
     # columns as float arrays, as a row of this all-number table reads (iloc per run cost more)
@@ -200,7 +248,8 @@ def _samples(time: pd.DataFrame, tables: Mapping[str, pd.DataFrame],
                          else np.full(len(t), np.nan)
                          for c in (C.SM_CLOCK_MHZ, C.POWER_W, C.THROTTLE_REASONS))
     out = []
-    for t0, t1 in zip(at["T0"], at["T1"]):
+    for key in _keys(time):
+        t0, t1 = windows.get(key, _UNPLACED)
         if pd.isna(t0):
             out.append(_Sample(source="no CUPTI start for this run"))
             continue
@@ -217,7 +266,7 @@ def _samples(time: pd.DataFrame, tables: Mapping[str, pd.DataFrame],
 
 
 def _clock(time: pd.DataFrame, tables: Mapping[str, pd.DataFrame],
-           manifest: Mapping[str, Any], windows: pd.DataFrame | None) -> _Rows:
+           manifest: Mapping[str, Any], windows: _Windows | None) -> _Rows:
     if not B.on_gpu(backend_of(manifest, manifest_spec(manifest))):
         return _rows(time, CLOCK, NOT_APPLICABLE, "host timer: no GPU clock")
     samples = _samples(time, tables, windows)
@@ -235,7 +284,7 @@ def _clock(time: pd.DataFrame, tables: Mapping[str, pd.DataFrame],
             results.append(NOT_CHECKED)
             evidence.append(f"no clock for this run ({s.source or 'not sampled'})")
             continue
-        capped = capping(s.mask) if s.mask is not None else []
+        capped = _capping(s.mask) if s.mask is not None else ()
         low = s.mhz < (1 - CLOCK_DROP_PCT / 100) * median
         said = (f"{s.mhz:.0f} MHz (job median {median:.0f} MHz"
                 + (f", GPU max {top:g} MHz" if isinstance(top, (int, float)) else "") + ")")
@@ -252,8 +301,17 @@ def _clock(time: pd.DataFrame, tables: Mapping[str, pd.DataFrame],
     return _rows(time, CLOCK, results, evidence)
 
 
-def _names(mask: int) -> list[str]:
-    return [name for bit, name in THROTTLE_BITS.items() if int(mask) & bit]
+@functools.lru_cache(maxsize=256)
+def _names(mask: int) -> tuple[str, ...]:
+    """The names of the bits set in an NVML throttle mask (a run's mask repeats across a job's
+    runs: each is named once)."""
+    return tuple(name for bit, name in THROTTLE_BITS.items() if int(mask) & bit)
+
+
+@functools.lru_cache(maxsize=256)
+def _capping(mask: int) -> tuple[str, ...]:
+    """:func:`capping` of ``mask``, each mask named once per process."""
+    return tuple(capping(mask))
 
 
 def _job_throttle(nvml: pd.DataFrame) -> str:
@@ -272,31 +330,37 @@ def _job_throttle(nvml: pd.DataFrame) -> str:
 
 
 def _idle(time: pd.DataFrame, tables: Mapping[str, pd.DataFrame],
-          windows: pd.DataFrame | None) -> _Rows:
+          windows: _Windows | None) -> _Rows:
     nvml = _table(tables, C.TABLE_NVML)
     if windows is None or nvml.empty:
         return _rows(time, IDLE_GAP, NOT_CHECKED, "the runs are not placed in time (no CUPTI "
                      "launch times with the NVML trace's start)")
-    keys = [C.ANNOTATION, C.CONFIG, C.RUN]
-    order = windows.sort_values("T0").reset_index(drop=True)
-    order["Gap"] = order["T0"] - order["T1"].shift(1)
+    # each run's gap: its T0 less the T1 of the run before it in time (pandas' sort_values
+    # order: numpy's quicksort of T0); the first run has none
+    placed = list(windows.items())
+    first = np.array([w[0] for _, w in placed], dtype=float)
+    order = np.argsort(first, kind="quicksort")
+    gaps = {placed[order[0]][0]: float("nan")} if len(order) else {}
+    for before, after in zip(order[:-1], order[1:]):
+        gaps[placed[after][0]] = placed[after][1][0] - placed[before][1][1]
     t = nvml[C.TIME_S].to_numpy(float)
     clock = nvml[C.SM_CLOCK_MHZ].to_numpy(float) if C.SM_CLOCK_MHZ in nvml else np.full(len(t),
                                                                                         np.nan)
     masks = nvml[C.THROTTLE_REASONS].fillna(0).to_numpy(int) if C.THROTTLE_REASONS in nvml \
         else np.zeros(len(t), int)
     busy = float(np.nanmedian(clock)) if np.isfinite(clock).any() else float("nan")
+    quiet = ((masks & _IDLE) != 0) | (clock < (1 - CLOCK_DROP_PCT / 100) * busy)
     results, evidence = [], []
-    placed = time[keys].merge(order, on=keys, how="left")
-    for t0, gap_s in zip(placed["T0"].to_numpy(float), placed["Gap"].to_numpy(float)):
+    for key in _keys(time):
+        t0 = windows.get(key, _UNPLACED)[0]
+        gap_s = gaps.get(key, float("nan"))
         if pd.isna(gap_s):
             results.append(NOT_CHECKED if pd.isna(t0) else PASS)
             evidence.append("no CUPTI start for this run" if pd.isna(t0)
                             else "the job's first timed run")
             continue
         inside = (t > t0 - gap_s) & (t < t0)
-        idle = inside & (((masks & _IDLE) != 0)
-                         | (clock < (1 - CLOCK_DROP_PCT / 100) * busy))
+        idle = inside & quiet
         gap = f"{1e3 * gap_s:.3g} ms without the job's kernels before the run"
         if idle.any():
             results.append(FLAG)
@@ -382,7 +446,10 @@ def _floors(tables: Mapping[str, pd.DataFrame], manifest: Mapping[str, Any],
         return {}
     flushed = l2_state(manifest)[0] == L2_FLUSHED
     out = {}
-    for r in work.to_dict("records"):
+    # the rows as dicts of Python values, as to_dict("records") gives them, from the columns
+    # (to_dict's per-row lookups cost more than the rest of the timer check on a warm job)
+    for r in (dict(zip(work.columns, row))
+              for row in zip(*(work[c].tolist() for c in work.columns))):
         said, floor = [], 0.0
         roofs = [peaks.datasheet_compute(device, d) for d in
                  _MAY_RUN_AS.get(str(r.get(C.DTYPE) or ""), (str(r.get(C.DTYPE) or ""),))]

@@ -36,6 +36,7 @@ import numpy as np
 import pandas as pd
 from profiling_worker.bundle.stats.combine_rules import (RULE_MEAN_UNWEIGHTED, RULE_SINGLE,
                                                          RULE_SUM, RULE_WEIGHTED, combine_rule)
+from profiling_worker.bundle.stats import group_reduce
 from profiling_worker.bundle.stats.kernel_counts import infer_param_names, require_columns
 from profiling_worker.bundle.schema import columns as C, intervals
 
@@ -98,68 +99,60 @@ def launches_to_runs(launches: pd.DataFrame, param_names: Sequence[str] | None =
     value = pd.to_numeric(df[C.VALUE], errors="coerce").astype("float64")
     unit = df[C.UNIT] if C.UNIT in df.columns else pd.Series(None, index=df.index, dtype=object)
 
-    # Per row: its launch's duration (GPU time when collected, else host time), its run's
-    # launch count and its config's number; transforms, as a merge on the object key columns
-    # took most of this function's time on a warm job.
+    # Per row: its launch's duration (GPU time when collected, else host time) and its run's
+    # launch count, as arrays (a merge on the object key columns, then pandas transforms,
+    # took most of this function's time on a warm job).
     # Groups by one integer code each (group_codes): a groupby on the key columns themselves
     # built a MultiIndex per groupby, most of this function's time on 40 rows.
     # Each key list extends the one before it (Annotation, Config; + Run; + Launch or Metric),
     # so its codes extend those of its prefix: each column is factorized once (issue 40).
-    # The per-row columns go into one new frame (inserting each into a copy of the launches
-    # cost more than the groupby on a warm job's 40 rows: pandas 3's column labels are arrow
-    # strings, rebuilt at every insert).
     config_codes = group_codes(df, [C.ANNOTATION, C.CONFIG])
     run_codes = group_codes(df, [C.RUN], config_codes)
-    w = pd.Series(np.nan, index=df.index)
+    v = value.to_numpy()
+    w = np.full(len(df), np.nan)
     for dname in C.DURATION_METRICS:
-        is_duration = df[C.METRIC] == dname
+        is_duration = (df[C.METRIC] == dname).to_numpy(dtype=bool, na_value=False)
         if is_duration.any():
-            w = (value.where(is_duration).groupby(group_codes(df, [C.LAUNCH], run_codes))
-                 .transform("sum", min_count=1))
+            # each launch's duration on every row of it: the group sum, NaN where it has none
+            launch_codes = group_codes(df, [C.LAUNCH], run_codes)
+            total, counts = group_reduce.sums(np.where(is_duration, v, np.nan), launch_codes)
+            w = np.where(counts > 0, total, np.nan)[launch_codes]
             break
-    rows = pd.DataFrame({"v": value, "w": w, "vw": value * w,
-                         "wbad": ~(w > 0),  # NaN or <= 0: this launch cannot be weighted
-                         "k": df[C.LAUNCH].groupby(run_codes).transform("nunique"),
-                         "c": config_codes})
+    # each run's launch count (distinct launches, missing ones left out), on every row of it
+    launches_in_run = group_reduce.distinct(df[C.LAUNCH], run_codes)
     codes = group_codes(df, [C.METRIC], run_codes)  # Annotation, Config, Run, Metric
-    g = rows.groupby(codes, sort=False)
-    res = pd.DataFrame({
-        "_n": g["v"].size(),
-        "_valid": g["v"].count(),
-        "_sum": g["v"].sum(),
-        "_mean": g["v"].mean(),
-        "_wsum": g["w"].sum(),
-        "_wbad": g["wbad"].any(),
-        "_vwsum": g["vw"].sum(),
-        C.UNIT: _first_valid(unit, codes),
-        C.KERNELS: g["k"].first(),
-        "_c": g["c"].first(),
-    }).reset_index(drop=True)
-    _take_keys(res, df, codes, [C.RUN, C.METRIC])
+    # each group's sums as pandas' groupby gives them (group_reduce: a groupby per sum cost
+    # most of this function on a warm job's 40 rows)
+    v_sum, v_valid = group_reduce.sums(v, codes)
+    first = _first_rows(codes)
+    units = _first_valid(unit, codes)
+    keys = _take_keys(df, first, [C.RUN, C.METRIC])
+    n = np.bincount(codes)
+    w_sum = group_reduce.sums(w, codes)[0]
 
     rule_of: dict[tuple[str, str | None], str] = {}
     rules = [rule_of.setdefault((m, u), combine_rule(m, u))
-             for m, u in zip(res[C.METRIC], res[C.UNIT])]
-    n = res["_n"].to_numpy()
+             for m, u in zip(keys[C.METRIC].tolist(), units.tolist())]
     is_sum = np.array([r.startswith(RULE_SUM) for r in rules], dtype=bool)
-    unweighted = res["_wbad"].to_numpy(dtype=bool) | ~(res["_wsum"].to_numpy() > 0)
+    # NaN or <= 0: a launch that cannot be weighted
+    unweighted = (np.bincount(codes, weights=~(w > 0)) > 0) | ~(w_sum > 0)
     with np.errstate(divide="ignore", invalid="ignore"):
-        weighted = res["_vwsum"].to_numpy() / res["_wsum"].to_numpy()
-    values = np.where(n == 1, res["_sum"].to_numpy(),
-                      np.where(is_sum, res["_sum"].to_numpy(),
-                               np.where(unweighted, res["_mean"].to_numpy(), weighted)))
-    values = np.where(res["_valid"].to_numpy() < n, np.nan, values).astype("float64")
+        weighted = group_reduce.sums(v * w, codes)[0] / w_sum
+    values = np.where(n == 1, v_sum,
+                      np.where(is_sum, v_sum,
+                               np.where(unweighted, group_reduce.means(v_sum, v_valid),
+                                        weighted)))
+    values = np.where(v_valid < n, np.nan, values).astype("float64")
     applied = [
         RULE_SINGLE if k == 1 else
         rule if s else
         RULE_MEAN_UNWEIGHTED + rule[len(RULE_WEIGHTED):] if uw else rule
         for k, s, uw, rule in zip(n, is_sum, unweighted, rules)
     ]
-    res[C.VALUE] = values
-    res[C.COMBINE_RULE] = applied
-    _add_config_columns(res, df, config_codes, params)
-    res = _sort_first_seen(res[out_cols], with_run=True)
-    return res
+    columns = {**_config_columns(df, config_codes, config_codes[first], params), **keys,
+               C.VALUE: values, C.UNIT: units, C.KERNELS: launches_in_run[run_codes[first]],
+               C.COMBINE_RULE: applied}
+    return _sorted_frame({c: columns[c] for c in out_cols}, with_run=True)
 
 
 def group_codes(frame: pd.DataFrame, keys: Sequence[str],
@@ -191,30 +184,28 @@ def _first_rows(codes: np.ndarray) -> np.ndarray:
     return first
 
 
-def _add_config_columns(res: pd.DataFrame, df: pd.DataFrame, config_codes: np.ndarray,
-                        params: Sequence[str]) -> None:
-    """Set ``res``'s Annotation, Config and parameter columns from its ``_c`` (each row's
-    (Annotation, Config) numbered in first-seen order: ``config_codes`` of ``df``), taken from each config's first row of
-    ``df``: what a merge with ``kernel_counts.config_params(df)`` on the object key columns
-    gave, in a fraction of its time. Series.take keeps each column's dtype, as the merge did
-    (an array would have its dtype inferred anew)."""
-    first = _first_rows(config_codes)  # row of config number i
-    rows = first[res["_c"].to_numpy()]
-    for col in (C.ANNOTATION, C.CONFIG, *params):
-        res[col] = df[col].take(rows).set_axis(res.index)
+def _config_columns(df: pd.DataFrame, config_codes: np.ndarray, group_config: np.ndarray,
+                    params: Sequence[str]) -> dict[str, pd.Series[Any]]:
+    """The Annotation, Config and parameter columns of groups whose (Annotation, Config) is
+    ``group_config`` (numbered as ``config_codes`` of ``df``, in first-seen order), taken from
+    each config's first row of ``df``: what a merge with ``kernel_counts.config_params(df)`` on
+    the object key columns gave, in a fraction of its time. Series.take keeps each column's
+    dtype, as the merge did (an array would have its dtype inferred anew)."""
+    rows = _first_rows(config_codes)[group_config]  # row of config number i
+    return {col: df[col].take(rows).reset_index(drop=True)
+            for col in (C.ANNOTATION, C.CONFIG, *params)}
 
 
-def _take_keys(res: pd.DataFrame, df: pd.DataFrame, codes: np.ndarray,
-               cols: Sequence[str]) -> None:
-    """Set ``res``'s key columns ``cols`` (one row per group of ``codes``, in code order) from
-    each group's first row of ``df``, with the dtype a groupby on the column gave its key
-    (Series.take keeps the column's; an object column's keys are inferred anew, as an Index
-    of them is: strings become ``str``)."""
-    rows = _first_rows(codes)
+def _take_keys(df: pd.DataFrame, rows: np.ndarray, cols: Sequence[str]) -> dict[str, Any]:
+    """The key columns ``cols`` of groups whose first rows of ``df`` are ``rows``, with the
+    dtype a groupby on the column gave its key (Series.take keeps the column's; an object
+    column's keys are inferred anew, as an Index of them is: strings become ``str``)."""
+    out: dict[str, Any] = {}
     for col in cols:
         keys = df[col].take(rows)
-        res[col] = (pd.Index(keys.to_numpy()) if keys.dtype == object
-                    else keys.set_axis(res.index))
+        out[col] = (pd.Index(keys.to_numpy()) if keys.dtype == object
+                    else keys.reset_index(drop=True))
+    return out
 
 
 def _dtype_of(frame: pd.DataFrame, col: str) -> Any:
@@ -224,17 +215,20 @@ def _dtype_of(frame: pd.DataFrame, col: str) -> Any:
         col, "object")
 
 
-def _sort_first_seen(frame: pd.DataFrame, with_run: bool) -> pd.DataFrame:
-    """Sort by Config, Annotation and Metric (first-seen order), then Run."""
-    keys = pd.DataFrame({"c": frame[C.CONFIG].array,  # the keys alone: no copy to drop
-                         "a": pd.factorize(frame[C.ANNOTATION])[0],
-                         "m": pd.factorize(frame[C.METRIC])[0],
-                         **({"r": frame[C.RUN].array} if with_run else {})})
-    columns = [keys[k].to_numpy() for k in keys.columns]
-    if all(c.dtype.kind in "iu" for c in columns):  # np.lexsort: the same stable order, on
-        order = np.lexsort(columns[::-1])  # integers, without pandas' per-key Categorical
+def _sorted_frame(columns: dict[str, Any], with_run: bool) -> pd.DataFrame:
+    """One frame of ``columns`` (name -> one value per group, in order), its rows sorted by
+    Config, Annotation and Metric (first-seen order), then Run. Built once, sorted: setting
+    each column into a frame, then sorting a copy, cost more than the statistics on a warm
+    job's 40 rows (pandas 3's column labels are arrow strings, rebuilt at every insert)."""
+    frame = pd.DataFrame(columns)
+    keys = {"c": frame[C.CONFIG].array, "a": pd.factorize(frame[C.ANNOTATION])[0],
+            "m": pd.factorize(frame[C.METRIC])[0],
+            **({"r": frame[C.RUN].array} if with_run else {})}
+    ordered = [np.asarray(k) for k in keys.values()]
+    if all(k.dtype.kind in "iu" for k in ordered):  # np.lexsort: the same stable order, on
+        order = np.lexsort(ordered[::-1])  # integers, without pandas' per-key Categorical
     else:
-        order = keys.sort_values(list(keys.columns), kind="stable").index.to_numpy()
+        order = pd.DataFrame(keys).sort_values(list(keys), kind="stable").index.to_numpy()
     return frame.iloc[order].reset_index(drop=True)
 
 
@@ -303,37 +297,33 @@ def aggregate_runs(runs: pd.DataFrame, param_names: Sequence[str] | None = None)
                                           params else dtypes.get(c, "float64"))
                              for c in out_cols})
 
-    df = runs  # its key columns are read, never written; the per-row columns: one new frame
+    df = runs  # its key columns are read, never written
     config_codes = group_codes(df, [C.ANNOTATION, C.CONFIG])
     codes = group_codes(df, [C.METRIC], config_codes)
-    rows = pd.DataFrame({
-        "v": pd.to_numeric(df[C.VALUE], errors="coerce").astype("float64"),
-        "k": df[C.KERNELS] if C.KERNELS in df.columns else pd.Series(np.nan, index=df.index),
-        "c": config_codes})
-    g = rows.groupby(codes, sort=False)
-    v = g["v"]
-    out = pd.DataFrame({
+    # each group's statistics as pandas' groupby gives them (group_reduce: a groupby per
+    # statistic cost most of this function on a warm job's 40 runs)
+    value = pd.to_numeric(df[C.VALUE], errors="coerce").astype("float64").to_numpy()
+    total, counts = group_reduce.sums(value, codes)
+    kernels = (df[C.KERNELS] if C.KERNELS in df.columns
+               else pd.Series(np.nan, index=df.index))
+    std = group_reduce.stds(value, codes)
+    low, high = group_reduce.extremes(value, codes)
+    first = _first_rows(codes)
+    group_config = config_codes[first]
+    mean = group_reduce.means(total, counts)
+    ci_lower, ci_upper = intervals.ci95_bounds(mean, std, counts, low)
+    rsd = intervals.rsd_pct(mean, std)
+    columns = {
+        **_config_columns(df, config_codes, group_config, params),
+        **_take_keys(df, first, [C.METRIC]),
         C.UNIT: _first_valid(df[C.UNIT] if C.UNIT in df.columns
                              else pd.Series(None, index=df.index, dtype=object), codes),
-        C.NUM_RUNS: v.count().astype("int64"),
-        C.AVG: v.mean(),
-        C.STD: v.std(ddof=1),
-        C.MIN: v.min(),
-        C.MAX: v.max(),
-        C.MEDIAN: v.median(),
-        C.KERNELS: g["k"].median(),
-        C.KERNELS_VARY: g["k"].nunique() > 1,
-        "_c": g["c"].first(),
-    }).reset_index(drop=True)
-    _take_keys(out, df, codes, [C.METRIC])
-    n = out[C.NUM_RUNS].to_numpy()
-    std = out[C.STD].to_numpy(dtype="float64")  # NaN for one run (ddof=1)
-    mean = out[C.AVG].to_numpy(dtype="float64")
-    out[C.CI95_LOWER], out[C.CI95_UPPER] = intervals.ci95_bounds(mean, std, n, out[C.MIN])
-    out[C.RSD] = rsd = intervals.rsd_pct(mean, std)
-    out[C.STABLE] = intervals.stable(n, rsd)
-    _add_config_columns(out, df, config_codes, params)
-    return _sort_first_seen(out[out_cols], with_run=False)
+        C.NUM_RUNS: counts, C.AVG: mean, C.STD: std, C.MIN: low, C.MAX: high,
+        C.MEDIAN: group_reduce.medians(value, codes), C.CI95_LOWER: ci_lower,
+        C.CI95_UPPER: ci_upper, C.RSD: rsd, C.STABLE: intervals.stable(counts, rsd),
+        C.KERNELS: group_reduce.medians(kernels.astype("float64").to_numpy(), codes),
+        C.KERNELS_VARY: group_reduce.distinct(kernels, codes) > 1}
+    return _sorted_frame({c: columns[c] for c in out_cols}, with_run=False)
 
 
 __all__ = ["launches_to_runs", "aggregate_runs", "t_ci95_halfwidth"]

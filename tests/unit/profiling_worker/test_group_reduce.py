@@ -1,0 +1,75 @@
+"""group_reduce gives pandas' groupby sums, means, std devs and medians to the bit (issue 40:
+launches_to_runs and aggregate_runs use it in place of a groupby per statistic), on recorded
+H200 durations and byte counts grouped as a job groups them (in row order: pandas' reduceat
+path) and shuffled (its compensated cython path), with and without missing values."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import pandas as pd
+import pytest
+
+from profiling_worker.bundle.stats import group_reduce
+
+REPO = Path(__file__).resolve().parents[3]
+RUNS = [REPO / "app" / "bundled" / name / "tables" / "runs.parquet"
+        for name in ("h200-cupti-timeline", "h200-ncu-matmul-rules", "h200-cupti-stability")]
+
+
+def _equal(a: Any, b: Any) -> bool:
+    return bool(np.array_equal(np.asarray(a, float), np.asarray(b, float), equal_nan=True))
+
+
+@pytest.mark.parametrize("path", RUNS, ids=lambda p: p.parent.parent.name)
+@pytest.mark.parametrize("order", ["rows", "shuffled"])
+@pytest.mark.parametrize("missing", [False, True])
+def test_each_statistic_equals_pandas_groupby(path: Path, order: str, missing: bool) -> None:
+    values = pd.read_parquet(path)["Value"].to_numpy(float)
+    rng = np.random.default_rng(7)
+    sizes = rng.integers(1, 12, size=len(values))
+    codes = np.repeat(np.arange(len(values)), sizes)[:len(values)]  # groups of 1-11 rows
+    if order == "shuffled":
+        codes = pd.factorize(rng.permutation(codes))[0]  # numbered in first-seen order again
+    if missing:
+        values = np.where(rng.random(len(values)) < 0.1, np.nan, values)
+    g = pd.Series(values).groupby(codes, sort=False)
+    total, counts = group_reduce.sums(values, codes)
+    low, high = group_reduce.extremes(values, codes)
+    assert _equal(total, g.sum()) and _equal(counts, g.count())
+    assert _equal(group_reduce.means(total, counts), g.mean())
+    assert _equal(group_reduce.stds(values, codes), g.std())
+    assert _equal(group_reduce.medians(values, codes), g.median())
+    assert _equal(low, g.min()) and _equal(high, g.max())
+    assert _equal(group_reduce.distinct(pd.Series(values), codes), g.nunique())
+
+
+def test_a_large_table_is_reduced_by_pandas_itself(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Above PANDAS_ABOVE rows (an import) the same statistics come from pandas' groupby,
+    vectorised; both ways agree on the same rows."""
+    values = pd.read_parquet(RUNS[0])["Value"].to_numpy(float)
+    codes = np.arange(len(values)) // 3
+    small = [group_reduce.stds(values, codes), group_reduce.medians(values, codes),
+             *group_reduce.extremes(values, codes)]
+    monkeypatch.setattr(group_reduce, "PANDAS_ABOVE", 10)
+    large = [group_reduce.stds(values, codes), group_reduce.medians(values, codes),
+             *group_reduce.extremes(values, codes)]
+    assert all(_equal(a, b) for a, b in zip(small, large))
+
+
+def test_the_two_sums_differ_where_pandas_differs() -> None:
+    """In row order without NaN pandas 3.1 adds with numpy's reduceat, else with Kahan's
+    compensation; on these durations the two differ in the last digit, and each is pandas'."""
+    values = np.array([8.7, 5.5, 3.1, 4.3, 0.4, 1.3, 6.8, 2.0])
+    in_rows = np.array([0, 0, 0, 0, 0, 0, 0, 1])
+    shuffled = np.array([0, 0, 0, 0, 0, 0, 1, 0])
+    for codes in (in_rows, shuffled):
+        assert _equal(group_reduce.sums(values, codes)[0],
+                      pd.Series(values).groupby(codes, sort=False).sum())
+    # numpy's reduceat adds in row order; Kahan's compensation keeps the lost digits
+    plain = np.add.reduceat(values, [0, 7])[0]
+    compensated = group_reduce.compensated_sum(values[:7].tolist())[0]
+    assert (plain, compensated) == (30.099999999999998, 30.1)
+    assert group_reduce.sums(values, in_rows)[0][0] == plain
