@@ -14,7 +14,9 @@ whose controls were changed computes as before. ``kernel-dashboard`` turns it on
 
 from __future__ import annotations
 
+import functools
 import threading
+from collections.abc import Callable
 from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
@@ -64,13 +66,27 @@ def _run(job_id: str) -> None:
 def charts(bundle: Bundle) -> None:
     """Compute, through :mod:`app.ui.cached`, the frames and figures that Stability, Kernels
     and One kernel compute before their chart when they open on ``bundle`` (their controls at
-    their defaults). A page that cannot draw one (e.g. ``MissingData``) is skipped: its visit
-    shows its own message."""
-    for page in (_stability, _kernels, _one_kernel):
+    their defaults), then the frames of no options they show below it (:func:`_below`: the
+    browser draws the chart while the page computes them). A page that cannot draw one (e.g.
+    ``MissingData``) is skipped: its visit shows its own message."""
+    for part in (_stability, _kernels, _one_kernel, *_below()):
         try:
-            page(bundle)
+            part(bundle)
         except Exception:  # the page's own visit raises it again and shows it
             continue
+
+
+def _below() -> list[Callable[[Bundle], object]]:
+    """Each frame of no options below the charts, as a call through the cache: Stability's
+    run audit (badges, evidence), then Kernels' tables in the page's order."""
+    from app.core.views.kernels import (combine_rules_frame, kernel_counts_frame,
+                                        launches_frame, unattributed_frame)
+    from app.core.views.run_audit import badge_frame, flagged_frame
+    from app.ui import cached
+
+    return [functools.partial(cached.view, view) for view in (
+        badge_frame, flagged_frame, kernel_counts_frame, unattributed_frame,
+        combine_rules_frame, launches_frame)]
 
 
 def _stability(bundle: Bundle) -> None:

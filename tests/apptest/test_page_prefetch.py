@@ -1,6 +1,7 @@
 """The charts computed after a page's run for the bar's likely next pages (app/ui/prefetch.py,
 issue 40): a later first visit of Stability, Kernels and One kernel finds what each computes
-before its chart, and draws the same chart as without the prefetch."""
+before its chart (and the frames of no options below it), and draws the same chart as without
+the prefetch."""
 
 from __future__ import annotations
 
@@ -28,15 +29,21 @@ BEFORE_CHART = (("app.core.views.stability", "stability_frame"),
                 ("app.core.views.one_kernel", "one_kernel_frame"),
                 ("app.core.views.one_kernel", "one_kernel_launches_frame"),
                 ("app.core.figures.one_kernel", "build_one_kernel_figure"))
-NAMES = sorted(name for _, name in BEFORE_CHART)
+#: The frames of no options the pages show below their chart (module, function).
+BELOW_CHART = (("app.core.views.run_audit", "badge_frame"),
+               ("app.core.views.run_audit", "flagged_frame"),
+               *(("app.core.views.kernels", name) for name in (
+                   "kernel_counts_frame", "unattributed_frame", "combine_rules_frame",
+                   "launches_frame")))
+NAMES = sorted(name for _, name in BEFORE_CHART + BELOW_CHART)
 
 
 @pytest.fixture
 def computed(monkeypatch: pytest.MonkeyPatch) -> list[str]:
-    """The name of every call of :data:`BEFORE_CHART` made by app/ui/cached.py: a cache miss (a
+    """The name of every call of :data:`BEFORE_CHART` and :data:`BELOW_CHART` made by app/ui/cached.py: a cache miss (a
     hit calls nothing; a view calling another directly is not counted)."""
     calls: list[str] = []
-    for module_name, name in BEFORE_CHART:
+    for module_name, name in BEFORE_CHART + BELOW_CHART:
         module = importlib.import_module(module_name)
         real = getattr(module, name)
 
@@ -61,7 +68,7 @@ def _charts(app, calls: list[str]) -> dict[str, dict]:  # type: ignore[no-untype
     return out
 
 
-def test_a_prefetched_page_computes_nothing_before_its_chart(store, monkeypatch, computed,
+def test_a_prefetched_page_computes_none_of_them(store, monkeypatch, computed,
                                                              app) -> None:
     monkeypatch.setenv("KPROF_BUNDLED_DIR", str(BUNDLED))
     st.cache_data.clear()
