@@ -317,9 +317,10 @@ def main(argv: Sequence[str] | None = None) -> int:
     from streamlit.web import cli as stcli  # first: Streamlit's import must not race the thread
 
     from app import settings
-    from app.ui import prewarm
+    from app.ui import prefetch, prewarm
 
     prewarm.start(settings.worker_python())  # overlaps the browser's loading (issue 25)
+    prefetch.enable()  # after a page's run, the bar's likely next charts (issue 40)
 
     from app.streamlit_patches import server_guard
 

@@ -47,7 +47,7 @@ def run() -> None:
     from app.sidebar.job_panel import render_job_panel
     from app.sidebar.run_on import render_run_on
     from app.sidebar.job_selector import render_job_selector, resolve_job
-    from app.ui import cached, job_status, navigation, panels
+    from app.ui import cached, job_status, navigation, panels, prefetch
 
     st.set_page_config(page_title="Kernel profiler", page_icon=str(ICON), layout="wide")
     st.html(TOP_CSS)  # the plotly chunk: loaded by app/streamlit_patches/page_shell.py
@@ -80,6 +80,8 @@ def run() -> None:
             with st.expander("Where to run", expanded=False):
                 render_run_on()
             render_job_panel(cached.executors())
+        # the pages a click most likely opens next, while this one is read (issue 40)
+        prefetch.start(next((b for b in bundles if b.job_id == shown), None))
 
 
 if __name__ == "__main__":

@@ -6,7 +6,7 @@ from profiling_worker.bundle.schema import columns as C, intervals, plausibility
 
 from app.core import derived, numbers
 from app.core.markdown import visible
-from app.core.figures.one_kernel import build_one_kernel_figure
+from app.core.figures.one_kernel import build_one_kernel_figure, chart_title
 from app.core.metrics import MissingData, available_metrics
 from app.core.provenance import profiled_scope
 from app.core.views.one_kernel import (OneKernelOptions, annotation_configs,
@@ -60,8 +60,8 @@ above_chart = st.container()
 st.subheader("Duration of each launch, run by run")
 launches = cached.view(one_kernel_launches_frame, bundle, options)
 analysis.figure_panel(
-    cached.figure(build_one_kernel_figure, launches,
-                  f"{annotation} · {summary.config_label}: duration per run", bundle.host_timer),
+    cached.figure(build_one_kernel_figure, launches, chart_title(annotation, summary.config_label),
+                  bundle.host_timer),
     launches, key=state.key(PAGE, "runs"),
     filename=f"{bundle.job_id}-{annotation}-config{config}-launches.csv")
 with above_chart:

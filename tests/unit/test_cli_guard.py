@@ -6,6 +6,7 @@ from __future__ import annotations
 import os
 import socket
 import sys
+import threading
 from pathlib import Path
 
 import pytest
@@ -13,6 +14,7 @@ import pytest
 from app import cli
 from app.streamlit_patches import cli_guard
 from app.services import import_client
+from app.ui import prefetch
 from profiling_worker.bundle.schema.manifest import read_manifest, write_manifest
 
 
@@ -97,6 +99,7 @@ def test_recovery_runs_at_server_start(tmp_path: Path, monkeypatch) -> None:
     monkeypatch.setattr("streamlit.web.cli.main", lambda: started.append(
         read_manifest(job)["status"]))
     monkeypatch.setattr(sys, "argv", list(sys.argv))
+    monkeypatch.setattr(prefetch, "_enabled", threading.Event())  # on for this server only
     cli.main(["--results", str(tmp_path)])
     assert started == ["interrupted"]  # already marked when the server started
 

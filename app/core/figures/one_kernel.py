@@ -15,6 +15,11 @@ REGION_TOTAL = "region total"
 LEGEND_CHARS = 48
 
 
+def chart_title(annotation: str, config_label: str) -> str:
+    """The title of :func:`build_one_kernel_figure` for an annotation x config (``n=512``)."""
+    return f"{annotation} · {config_label}: duration per run"
+
+
 def build_one_kernel_figure(frame: pd.DataFrame, title: str,
                             host_timer: bool = False) -> go.Figure:
     """Duration per run of each kernel the region launched (and of the region, when it

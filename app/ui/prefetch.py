@@ -1,0 +1,127 @@
+"""The charts a click on the link bar most likely opens next, computed while this page is read.
+
+A page's first visit on a server computes its frames and figures for the job (once per job and
+options per server, :mod:`app.ui.cached`): on the matmul sweep 65-85 ms of the script run
+before the chart on Stability, Kernels and One kernel (AppTest script thread, 2-core machine,
+2026-12-05), against 1-5 ms on a later visit; three of the four clicks of
+``benchmarks/page_speed.py`` are such first visits (issue 40). After a script run has drawn its
+page, :func:`start` computes, in a daemon thread and once per job (path + manifest mtime) and
+server, what those pages compute before their chart with their controls at their defaults,
+through the same caches, so that the page's own calls find them. Nothing drawn changes; a page
+whose controls were changed computes as before. ``kernel-dashboard`` turns it on
+(:func:`enable`); AppTests and a plain ``streamlit run`` compute on the visit, as before.
+"""
+
+from __future__ import annotations
+
+import functools
+import threading
+from collections.abc import Callable
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from app.services.result_store import BundleInfo
+    from profiling_worker.bundle.loader import Bundle
+
+_enabled = threading.Event()
+#: (bundle path, manifest mtime) of every job a thread was started for.
+_started: set[tuple[str, float]] = set()
+_lock = threading.Lock()
+
+
+def enable() -> None:
+    """Turn :func:`start` on for this server (``kernel-dashboard`` calls it at start-up)."""
+    _enabled.set()
+
+
+def start(info: BundleInfo | None) -> None:
+    """Compute :func:`charts` of the finished job ``info`` (the one the page showed) in a daemon
+    thread, unless it was started for this job and manifest before or :func:`enable` was not
+    called; returns at once. A job folder gone meanwhile is skipped."""
+    from profiling_worker.bundle.loader import manifest_mtime
+    from profiling_worker.bundle.schema.manifest import JobStatus
+
+    if not _enabled.is_set() or info is None or info.status != JobStatus.DONE:
+        return
+    try:
+        key = (str(info.path), manifest_mtime(info.path))
+    except OSError:
+        return
+    with _lock:
+        if key in _started:
+            return
+        _started.add(key)
+    threading.Thread(target=_run, args=(info.job_id,), name="kprof-prefetch",
+                     daemon=True).start()
+
+
+def _run(job_id: str) -> None:
+    from app.ui import cached
+
+    bundle = cached.bundle_for(job_id)
+    if bundle is not None:
+        charts(bundle)
+
+
+def charts(bundle: Bundle) -> None:
+    """Compute, through :mod:`app.ui.cached`, the frames and figures that Stability, Kernels
+    and One kernel compute before their chart when they open on ``bundle`` (their controls at
+    their defaults), then the frames of no options they show below it (:func:`_below`: the
+    browser draws the chart while the page computes them). A page that cannot draw one (e.g.
+    ``MissingData``) is skipped: its visit shows its own message."""
+    for part in (_stability, _kernels, _one_kernel, *_below()):
+        try:
+            part(bundle)
+        except Exception:  # the page's own visit raises it again and shows it
+            continue
+
+
+def _below() -> list[Callable[[Bundle], object]]:
+    """Each frame of no options below the charts, as a call through the cache: Stability's
+    run audit (badges, evidence), then Kernels' tables in the page's order."""
+    from app.core.views.kernels import (combine_rules_frame, kernel_counts_frame,
+                                        launches_frame, unattributed_frame)
+    from app.core.views.run_audit import badge_frame, flagged_frame
+    from app.ui import cached
+
+    return [functools.partial(cached.view, view) for view in (
+        badge_frame, flagged_frame, kernel_counts_frame, unattributed_frame,
+        combine_rules_frame, launches_frame)]
+
+
+def _stability(bundle: Bundle) -> None:
+    from app.core.figures.stability import build_stability_figure
+    from app.core.metrics import available_metrics
+    from app.core.views.stability import StabilityOptions, stability_frame
+    from app.ui import cached, time_unit
+
+    # the Metric box's first option; the Time unit control's default applies to any metric
+    metric = (available_metrics(bundle) or [bundle.duration_metric])[0]
+    summary = cached.view(stability_frame, bundle,
+                          StabilityOptions(metric=metric, time_unit=time_unit.DEFAULT))
+    cached.figure(build_stability_figure, summary, bundle.host_timer)
+
+
+def _kernels(bundle: Bundle) -> None:
+    from app.core.figures.kernels import build_kernels_figure
+    from app.core.views.kernels import kernel_time_frame
+    from app.ui import cached
+
+    times = cached.view(kernel_time_frame, bundle)
+    cached.figure(build_kernels_figure, times, bundle.host_timer, share=True)  # Bars: share
+
+
+def _one_kernel(bundle: Bundle) -> None:
+    from app.core.figures.one_kernel import build_one_kernel_figure, chart_title
+    from app.core.views.one_kernel import (OneKernelOptions, annotation_configs,
+                                           one_kernel_frame, one_kernel_launches_frame,
+                                           one_kernel_summary)
+    from app.ui import cached
+
+    choices = annotation_configs(bundle)
+    annotation = next(iter(choices))  # the Annotation and Config boxes' first options
+    options = OneKernelOptions(annotation=annotation, config=next(iter(choices[annotation])),
+                               time_unit="µs")
+    summary = one_kernel_summary(bundle, cached.view(one_kernel_frame, bundle, options))
+    cached.figure(build_one_kernel_figure, cached.view(one_kernel_launches_frame, bundle, options),
+                  chart_title(annotation, summary.config_label), bundle.host_timer)

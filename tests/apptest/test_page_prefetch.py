@@ -1,0 +1,110 @@
+"""The charts computed after a page's run for the bar's likely next pages (app/ui/prefetch.py,
+issue 40): a later first visit of Stability, Kernels and One kernel finds what each computes
+before its chart (and the frames of no options below it), and draws the same chart as without
+the prefetch."""
+
+from __future__ import annotations
+
+import functools
+import importlib
+import sys
+import threading
+from pathlib import Path
+
+import pytest
+import streamlit as st
+
+from apptest_helpers import plotly_specs
+from app.services import result_store
+from app.ui import cached, prefetch
+
+BUNDLED = Path(__file__).resolve().parents[2] / "app" / "bundled"
+JOB = "h200-ncu-matmul-sweep"  # recorded on the H200; page_speed's clicks show it
+PAGES = ("stability", "kernels", "one_kernel")
+#: What the three pages compute before their chart (module, function).
+BEFORE_CHART = (("app.core.views.stability", "stability_frame"),
+                ("app.core.figures.stability", "build_stability_figure"),
+                ("app.core.views.kernels", "kernel_time_frame"),
+                ("app.core.figures.kernels", "build_kernels_figure"),
+                ("app.core.views.one_kernel", "one_kernel_frame"),
+                ("app.core.views.one_kernel", "one_kernel_launches_frame"),
+                ("app.core.figures.one_kernel", "build_one_kernel_figure"))
+#: The frames of no options the pages show below their chart (module, function).
+BELOW_CHART = (("app.core.views.run_audit", "badge_frame"),
+               ("app.core.views.run_audit", "flagged_frame"),
+               *(("app.core.views.kernels", name) for name in (
+                   "kernel_counts_frame", "unattributed_frame", "combine_rules_frame",
+                   "launches_frame")))
+NAMES = sorted(name for _, name in BEFORE_CHART + BELOW_CHART)
+
+
+@pytest.fixture
+def computed(monkeypatch: pytest.MonkeyPatch) -> list[str]:
+    """The name of every call of :data:`BEFORE_CHART` and :data:`BELOW_CHART` made by app/ui/cached.py: a cache miss (a
+    hit calls nothing; a view calling another directly is not counted)."""
+    calls: list[str] = []
+    for module_name, name in BEFORE_CHART + BELOW_CHART:
+        module = importlib.import_module(module_name)
+        real = getattr(module, name)
+
+        def counted(*args, _real=real, _name=name, **kwargs):  # type: ignore[no-untyped-def]
+            if Path(sys._getframe(1).f_code.co_filename) == Path(cached.__file__):
+                calls.append(_name)
+            return _real(*args, **kwargs)
+
+        # the same module and name: the caches key a function by them (app/ui/cached.py)
+        monkeypatch.setattr(module, name, functools.update_wrapper(counted, real))
+    return calls
+
+
+def _charts(app, calls: list[str]) -> dict[str, dict]:  # type: ignore[no-untyped-def]
+    """Each page's first chart (figure JSON) on JOB, visited from the Size sweep."""
+    at = app(query={"job": JOB})
+    out = {}
+    for page in PAGES:
+        at.switch_page(f"app_pages/{page}.py").run()
+        assert not at.exception, (page, at.exception)
+        out[page] = plotly_specs(at)[0]
+    return out
+
+
+def test_a_prefetched_page_computes_none_of_them(store, monkeypatch, computed,
+                                                             app) -> None:
+    monkeypatch.setenv("KPROF_BUNDLED_DIR", str(BUNDLED))
+    st.cache_data.clear()
+    plain = _charts(app, computed)
+    assert sorted(set(computed)) == NAMES  # without the prefetch, the visits compute them all
+    st.cache_data.clear()
+    computed.clear()
+    bundle = cached.bundle_for(JOB)
+    assert bundle is not None
+    prefetch.charts(bundle)
+    assert sorted(computed) == NAMES  # each once
+    computed.clear()
+    assert _charts(app, computed) == plain
+    assert computed == []  # every one a cache hit
+
+
+def test_start_computes_once_per_job_and_only_when_enabled(store, monkeypatch) -> None:
+    monkeypatch.setenv("KPROF_BUNDLED_DIR", str(BUNDLED))
+    info = next(b for b in result_store.list_bundles(store["results"], BUNDLED)[0]
+                if b.job_id == JOB)
+    ran: list[str] = []
+    done = threading.Event()
+
+    def run(job_id: str) -> None:
+        ran.append(job_id)
+        done.set()
+
+    monkeypatch.setattr(prefetch, "_run", run)
+    monkeypatch.setattr(prefetch, "_started", set())
+    prefetch.start(info)  # not enabled: a plain `streamlit run`, an AppTest
+    assert ran == []
+    prefetch.enable()
+    try:
+        prefetch.start(info)
+        prefetch.start(info)  # the same job and manifest: started already
+        assert done.wait(60), "the prefetch thread did not run"
+    finally:
+        prefetch._enabled.clear()
+    assert ran == [JOB]
