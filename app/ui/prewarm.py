@@ -10,12 +10,16 @@ After the imports, the same thread reads the bundles the first page most likely 
 newest finished job, and the job a page without ``?job=`` opens on a machine with or without
 a GPU: :func:`likely_jobs`); the script run that asks for one of them takes that read
 (:func:`bundle`) instead of reading it again (issue 37: a finished 1,000-config sweep's first
-chart). Everything stays drawn as before; only the order of the work changes.
+chart). Last, it maps every loaded module to its file for :mod:`inspect`
+(:func:`_map_module_files`), which Streamlit's first element of a process does otherwise.
+Everything stays drawn as before; only the order of the work changes.
 """
 
 from __future__ import annotations
 
 import importlib
+import inspect
+import sys
 import threading
 from concurrent.futures import Future
 from typing import TYPE_CHECKING, Any
@@ -26,18 +30,23 @@ if TYPE_CHECKING:  # the thread imports them; this module stays light for app.cl
 
 #: The modules of the app frame and the first page (Size sweep), heaviest first, those a bundle's
 #: read imports on first use (pyarrow's dataset reader and pandas conversion: the thread reads
-#: bundles after the first script run may have begun importing), and the two Streamlit loads on
+#: bundles after the first script run may have begun importing), and the Streamlit loads on
 #: first use: its emoji table (330 ms; any non-ASCII alert or segmented control option, e.g.
-#: "µs", looks it up) and its icon names.
+#: "µs", looks it up), its icon names and Pillow with the image readers its first open loads
+#: (``Image.preinit``: ``st.set_page_config`` reads the page icon, ``app/assets/icon.png``).
 MODULES = ("pandas", "pyarrow.parquet", "pyarrow.dataset", "pyarrow.pandas_compat",
            "pandas.core.arrays.arrow.extension_types", "plotly.graph_objects", "plotly.io",
            "scipy.special",
-           "streamlit.emojis", "streamlit.material_icon_names",
+           "streamlit.emojis", "streamlit.material_icon_names", "PIL.Image",
+           "PIL.BmpImagePlugin", "PIL.GifImagePlugin", "PIL.JpegImagePlugin",
+           "PIL.PngImagePlugin", "PIL.PpmImagePlugin",
            "app.ui.cached", "app.ui.panels", "app.ui.analysis", "app.ui.deep_dive_action",
            "app.ui.notes", "app.ui.navigation", "app.ui.job_status", "app.core.provenance",
            "app.sidebar.job_selector", "app.sidebar.job_builder", "app.sidebar.job_panel",
            "app.core.derived", "app.core.metric_roles", "app.core.figures.sweep",
-           "app.core.views.sweep", "app.core.spec_form", "app.core.table_text")
+           "app.core.views.sweep", "app.core.spec_form", "app.core.table_text",
+           "app.ui.energy", "app.ui.time_unit", "app.core.auto_runs",
+           "profiling_worker.bundle.schema.t_table")
 _probes: dict[str, Future[dict[str, Any]]] = {}
 #: bundle path (as :func:`app.ui.cached.bundle_for` names it) -> (manifest mtime, its read)
 _reads: dict[str, tuple[float, Future["Bundle"]]] = {}
@@ -78,6 +87,21 @@ def _import_all() -> None:
     finally:
         _imported.set()
     _read(reads)
+    _map_module_files()
+
+
+def _map_module_files() -> None:
+    """Fill :mod:`inspect`'s map of loaded modules to their files (``inspect.getmodule``'s
+    cache), which the first script run would otherwise build on its critical path: the first
+    element Streamlit sends in a process calls ``inspect.stack()`` (its check for a REPL,
+    ``delta_generator._maybe_print_use_warning``), which resolves the real path of every
+    loaded module's file once, about 1,800 of them here (issue 37: 180-270 ms of a cold first
+    script run on the busy 2-core machine, between the page config and the navigation; 3 ms
+    in a warm one). Later look-ups only map the modules loaded since."""
+    try:
+        inspect.getmodule(sys._getframe())  # a frame has no __module__: it maps them all
+    except Exception:  # Streamlit's own look-up meets it again and reports it
+        pass
 
 
 def _register_likely() -> list[tuple[str, Future[Bundle]]]:

@@ -3,6 +3,7 @@ first page's imports, in threads; the first script run takes the probe's report.
 
 from __future__ import annotations
 
+import functools
 import importlib
 import json
 import os
@@ -35,27 +36,65 @@ def test_every_module_named_exists() -> None:
         importlib.import_module(name)
 
 
-def test_the_first_page_load_does_not_import_scipy_stats() -> None:
-    """scipy.stats took about a second of the first page load (issue 37: a finished sweep's
-    first chart); the job panel's sweep watcher imports the sweep's reference-kernel rule,
-    which needs it only when a sweep is merged. One real page load in a fresh interpreter:
-    the Size sweep of a recorded H200 job, its chart drawn."""
-    code = ("import importlib, sys\n"
+@functools.lru_cache(maxsize=1)
+def _first_page_load_imports() -> frozenset[str]:
+    """The modules one real page load imports in a fresh interpreter after MODULES: the Size
+    sweep of a recorded H200 job, its chart drawn."""
+    code = ("import importlib, json, sys\n"
             "from streamlit.testing.v1 import AppTest\n"
             "from app.ui import prewarm\n"
             "for name in prewarm.MODULES: importlib.import_module(name)\n"
+            "before = set(sys.modules)\n"
             "at = AppTest.from_file('app/streamlit_app.py', default_timeout=300)\n"
             "at.query_params['job'] = 'h200-ncu-matmul-sweep'\n"
             "at.run()\n"
             "assert not at.exception and at.get('plotly_chart'), at.exception\n"
-            "print('scipy.stats' in sys.modules)\n")
+            "print(json.dumps(sorted(set(sys.modules) - before)))\n")
     with tempfile.TemporaryDirectory() as results:
         env = {**os.environ, "KPROF_RESULTS_DIR": results, "KPROF_BUNDLED_DIR": str(SCENARIOS),
                "KPROF_WORKER_PYTHON": sys.executable}
         out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
                              cwd=REPO, env=env, timeout=600, check=False)
     assert out.returncode == 0, out.stderr[-3000:]
-    assert out.stdout.strip().splitlines()[-1] == "False"
+    return frozenset(json.loads(out.stdout.strip().splitlines()[-1]))
+
+
+def test_the_first_page_load_does_not_import_scipy_stats() -> None:
+    """scipy.stats took about a second of the first page load (issue 37: a finished sweep's
+    first chart); the job panel's sweep watcher imports the sweep's reference-kernel rule,
+    which needs it only when a sweep is merged."""
+    assert "scipy.stats" not in _first_page_load_imports()
+
+
+def test_the_first_page_load_imports_none_of_the_apps_own_modules() -> None:
+    """Every module of the app, the worker's schema and Pillow (the page icon) that the first
+    page needs is among MODULES, so the first script run imports none of them itself (issue
+    37: the Size sweep's energy and time-unit controls, the t table and Pillow were imported
+    there). The entry script imports app.streamlit_patches itself, before its first page
+    (kernel-dashboard: with the server)."""
+    own = {name for name in _first_page_load_imports()
+           if name.split(".")[0] in ("app", "profiling_worker", "PIL")}
+    assert own <= {"app.streamlit_patches", "app.streamlit_patches.server_guard"}, own
+
+
+def test_the_thread_maps_the_loaded_modules_to_their_files_for_inspect() -> None:
+    """The first element Streamlit sends calls ``inspect.stack()``, which maps every loaded
+    module to its file once per process: the thread does it first. In a fresh interpreter,
+    as kernel-dashboard starts: before, the map lacks the imported modules; after, it has
+    every one."""
+    code = ("import importlib, inspect, json\n"
+            "from app.ui import prewarm\n"
+            "mods = [importlib.import_module(name) for name in prewarm.MODULES]\n"
+            "files = [inspect.getabsfile(m) for m in mods]\n"
+            "before = sum(f in inspect.modulesbyfile for f in files)\n"
+            "prewarm._map_module_files()\n"
+            "print(json.dumps([before, sum(f in inspect.modulesbyfile for f in files),"
+            " len(files)]))\n")
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
+                         cwd=REPO, timeout=600, check=False)
+    assert out.returncode == 0, out.stderr[-3000:]
+    before, after, count = json.loads(out.stdout.strip().splitlines()[-1])
+    assert before == 0 and after == count
 
 
 def test_the_likely_jobs_are_the_newest_finished_and_the_defaults(tmp_path) -> None:
