@@ -23,6 +23,12 @@ if TYPE_CHECKING:
     from app.services.result_store import BundleInfo
     from profiling_worker.bundle.loader import Bundle
 
+#: The most configs a job may have for :func:`start` to prefetch it. The prefetch holds the
+#: GIL for as long as it computes, and a page load that starts meanwhile waits for it: on the
+#: 2-core machine it took 0.5 s of CPU at 100 configs of 10 runs and 3.0 s at 1,000, which made
+#: the 1,000-config sweep's next load 1.22x slower (CI95 1.14-1.30, 5 rounds, 2026-12-05,
+#: ``big_sweep_page.py`` against the same tree without it) than computing on the visit.
+MAX_CONFIGS = 100
 _enabled = threading.Event()
 #: (bundle path, manifest mtime) of every job a thread was started for.
 _started: set[tuple[str, float]] = set()
@@ -36,13 +42,16 @@ def enable() -> None:
 
 def start(info: BundleInfo | None) -> None:
     """Compute :func:`charts` of the finished job ``info`` (the one the page showed) in a daemon
-    thread, unless it was started for this job and manifest before or :func:`enable` was not
-    called; returns at once. A job folder gone meanwhile is skipped."""
+    thread, unless it was started for this job and manifest before, :func:`enable` was not
+    called, or its spec records no configs or more than :data:`MAX_CONFIGS`; returns at once.
+    A job folder gone meanwhile is skipped."""
     from profiling_worker.bundle.loader import manifest_mtime
     from profiling_worker.bundle.schema.manifest import JobStatus
 
     if not _enabled.is_set() or info is None or info.status != JobStatus.DONE:
         return
+    if not 0 < len(getattr(info.spec, "configs", None) or ()) <= MAX_CONFIGS:
+        return  # too large to compute while the user reads, or its size is not recorded
     try:
         key = (str(info.path), manifest_mtime(info.path))
     except OSError:

@@ -5,6 +5,7 @@ the prefetch."""
 
 from __future__ import annotations
 
+import dataclasses
 import functools
 import importlib
 import sys
@@ -17,8 +18,8 @@ import streamlit as st
 from apptest_helpers import plotly_specs
 from app.services import result_store
 from app.ui import cached, prefetch
+from tests.scenarios import SCENARIOS
 
-BUNDLED = Path(__file__).resolve().parents[2] / "app" / "bundled"
 JOB = "h200-ncu-matmul-sweep"  # recorded on the H200; page_speed's clicks show it
 PAGES = ("stability", "kernels", "one_kernel")
 #: What the three pages compute before their chart (module, function).
@@ -70,7 +71,7 @@ def _charts(app, calls: list[str]) -> dict[str, dict]:  # type: ignore[no-untype
 
 def test_a_prefetched_page_computes_none_of_them(store, monkeypatch, computed,
                                                              app) -> None:
-    monkeypatch.setenv("KPROF_BUNDLED_DIR", str(BUNDLED))
+    monkeypatch.setenv("KPROF_BUNDLED_DIR", str(SCENARIOS))
     st.cache_data.clear()
     plain = _charts(app, computed)
     assert sorted(set(computed)) == NAMES  # without the prefetch, the visits compute them all
@@ -86,8 +87,8 @@ def test_a_prefetched_page_computes_none_of_them(store, monkeypatch, computed,
 
 
 def test_start_computes_once_per_job_and_only_when_enabled(store, monkeypatch) -> None:
-    monkeypatch.setenv("KPROF_BUNDLED_DIR", str(BUNDLED))
-    info = next(b for b in result_store.list_bundles(store["results"], BUNDLED)[0]
+    monkeypatch.setenv("KPROF_BUNDLED_DIR", str(SCENARIOS))
+    info = next(b for b in result_store.list_bundles(store["results"], SCENARIOS)[0]
                 if b.job_id == JOB)
     ran: list[str] = []
     done = threading.Event()
@@ -108,3 +109,25 @@ def test_start_computes_once_per_job_and_only_when_enabled(store, monkeypatch) -
     finally:
         prefetch._enabled.clear()
     assert ran == [JOB]
+
+
+def test_a_job_over_the_config_bound_or_without_configs_is_not_prefetched(store,
+                                                                           monkeypatch) -> None:
+    """A 1,000-config sweep's prefetch held the GIL for 3 s of CPU and slowed the next page
+    load (prefetch.MAX_CONFIGS); an imported job records no configs, so its size is unknown."""
+    monkeypatch.setenv("KPROF_BUNDLED_DIR", str(SCENARIOS))
+    info = next(b for b in result_store.list_bundles(store["results"], SCENARIOS)[0]
+                if b.job_id == JOB)
+    configs = len(info.spec.configs)  # type: ignore[union-attr]
+    ran: list[str] = []
+    monkeypatch.setattr(prefetch, "_run", ran.append)
+    monkeypatch.setattr(prefetch, "_started", set())
+    prefetch.enable()
+    try:
+        monkeypatch.setattr(prefetch, "MAX_CONFIGS", configs - 1)
+        prefetch.start(info)
+        monkeypatch.setattr(prefetch, "MAX_CONFIGS", configs)
+        prefetch.start(dataclasses.replace(info, manifest={**info.manifest, "spec": None}))
+    finally:
+        prefetch._enabled.clear()
+    assert prefetch._started == set() and ran == []  # no thread was started for either

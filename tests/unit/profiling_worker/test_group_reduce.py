@@ -13,9 +13,9 @@ import pandas as pd
 import pytest
 
 from profiling_worker.bundle.stats import group_reduce
+from tests.scenarios import scenario_dir
 
-REPO = Path(__file__).resolve().parents[3]
-RUNS = [REPO / "app" / "bundled" / name / "tables" / "runs.parquet"
+RUNS = [scenario_dir(name) / "tables" / "runs.parquet"
         for name in ("h200-cupti-timeline", "h200-ncu-matmul-rules", "h200-cupti-stability")]
 
 
