@@ -65,9 +65,9 @@ from overhead import to_result  # noqa: E402
 from paired import paired_ratio  # noqa: E402
 
 #: Device runs whose overhead JSON docs/performance.md quotes (issue 40).
-SPEED_RUNS = ("h200-1202-s6run2", "h200-1205-speedrun1", "h100-1205-s10all")
+SPEED_RUNS = ("h200-1202-s6run2", "h200-1205-speedrun1", "h100-1205-s10all", "h100-1205-s11all")
 #: Device runs whose ``*-warm_stages.json`` docs/performance.md quotes.
-WARM_RUNS = ("h200-1202-s6run2", "h200-1205-speedrun1", "h100-1205-s10all")
+WARM_RUNS = ("h200-1202-s6run2", "h200-1205-speedrun1", "h100-1205-s10all", "h100-1205-s11all")
 #: Gate A/A studies: study 1 (defaults) and study 2 (more runs), docs/measurements-h200.md.
 AA_RUNS = ("h200-1201-run2", "h200-1201-run4")
 #: Events attribution and runs "auto": the two device runs the docs quote.
@@ -126,6 +126,49 @@ def warm(run: str) -> dict[str, float]:
     return {"jobs": len(own), "own_ms": statistics.median(own),
             "nsight_ms": statistics.median(nspy),
             "own_over_nsight": statistics.median(o / n for o, n in zip(own, nspy))}
+
+
+#: Warm J1 before / after on one card in one call: ``<run>-ws-{base,new}-{1,2}.json``, the
+#: rounds base, new, base, new (``warm_stages.py`` of each tree, 10 jobs each).
+WARM_AB_RUNS = ("h100-1205-s11ab",)
+
+
+def _own_parts(raw: dict[str, Any]) -> list[float]:
+    """Per job: ``run_job``'s wall less nsight-python's call (ms)."""
+    return [1e3 * w - j["nsight-python call"]
+            for w, j in zip(raw["run_job_wall_s"], raw["per_job_ms"])]
+
+
+def warm_ab(run: str) -> dict[str, Any]:
+    """The worker's own part per side (medians, ms), nsight-python's call, and new / base
+    paired job by job within each round (:func:`paired.paired_ratio`, target 0.10: issue 40's
+    own part against nsight-python's call is judged from ``own_over_nsight``)."""
+    import statistics
+
+    from paired import paired_ratio
+
+    sides: dict[str, list[dict[str, Any]]] = {
+        side: [json.loads((H200 / f"{run}-ws-{side}-{i}.json").read_text()) for i in (1, 2)]
+        for side in ("base", "new")}
+    own = {side: [_own_parts(r) for r in raws] for side, raws in sides.items()}
+    pairs = [(n, b) for rn, rb in zip(own["new"], own["base"]) for n, b in zip(rn, rb)]
+    nspy = [j["nsight-python call"] for r in sides["new"] for j in r["per_job_ms"]]
+    flat_new = [o for r in own["new"] for o in r]
+    return {"base_ms": statistics.median(o for r in own["base"] for o in r),
+            "new_ms": statistics.median(flat_new), "nsight_ms": statistics.median(nspy),
+            "own_over_nsight": statistics.median(o / n for o, n in zip(flat_new, nspy)),
+            "ratio": paired_ratio([n for n, _ in pairs], [b for _, b in pairs])}
+
+
+def warm_ab_text(run: str) -> str:
+    """``own part 47 ms against main's 71 ms: 0.66 (CI95 ..., 0 of 20 pairs slower, ...``."""
+    w = warm_ab(run)
+    r = w["ratio"]
+    lo, hi = r["ci95"]
+    return (f"the worker's own part {w['new_ms']:.0f} ms against {w['base_ms']:.0f} ms before, "
+            f"after / before {r['estimate']:.2f} (CI95 {lo:.2f}-{hi:.2f}, {r['slower_pairs']} of "
+            f"{r['n']} pairs slower, p = {r['p_wilcoxon']:.3f}); nsight-python's call "
+            f"{w['nsight_ms']:.0f} ms, the own part {w['own_over_nsight']:.2f}x it")
 
 
 def warm_text(run: str) -> str:
@@ -298,7 +341,7 @@ PAGE_RUNS = ("page-speed-1205-speed", "page-speed-1205-speed2", "page-speed-1205
 
 #: Page benchmark runs beside a baseline checkout (``page_speed.py --baseline``) the docs quote.
 PAGE_PAIRED_RUNS = ("page-speed-1205-s10-click", "page-speed-1205-s10-click2",
-                    "page-speed-1205-s10-final")
+                    "page-speed-1205-s10-final", "page-speed-1205-s11-quiet")
 
 
 def pages_text(run: str) -> str:
@@ -380,7 +423,8 @@ def _bare_text(times: dict[str, list[float]]) -> str:
 BIG_SWEEP_RUNS = ("big-sweep-1205-1000", "big-sweep-1205-10000", "big-sweep-1205-1000-notes",
                   "big-sweep-1205-3s-1000", "big-sweep-1205-3s-10000",
                   "big-sweep-1205-s10-prewarm", "big-sweep-1205-s10-prewarm2",
-                  "big-sweep-1205-s10-final")
+                  "big-sweep-1205-s10-final", "big-sweep-1205-s11-quiet",
+                  "big-sweep-1205-s11-prefetch-ab", "big-sweep-1205-s11-final")
 #: Big-sweep page runs of one checkout beside the bare page, without a baseline (``--bare``).
 BIG_SWEEP_ALONE_RUNS = ("big-sweep-1205-quiet-1000",)
 #: Server script runs of the page, paired (``benchmarks/big_sweep_server.py --json``).
@@ -623,6 +667,8 @@ def claims() -> list[tuple[str, str]]:
             out.append(("docs/performance.md", f"{name} to exit {ratio_text(sp[backend]['to_exit'])}"))
     for run in WARM_RUNS:
         out.append(("docs/performance.md", f"warm J1: {warm_text(run)}"))
+    for run in WARM_AB_RUNS:
+        out.append(("docs/performance.md", warm_ab_text(run)))
     for run in PAGE_RUNS:
         out.append(("docs/performance.md", pages_text(run)))
     for run in PAGE_PAIRED_RUNS:
