@@ -45,7 +45,7 @@ MODULES = ("pandas", "pyarrow.parquet", "pyarrow.dataset", "pyarrow.pandas_compa
            "app.sidebar.job_selector", "app.sidebar.job_builder", "app.sidebar.job_panel",
            "app.core.derived", "app.core.metric_roles", "app.core.figures.sweep",
            "app.core.views.sweep", "app.core.spec_form", "app.core.table_text",
-           "app.ui.energy", "app.ui.time_unit", "app.core.auto_runs",
+           "app.ui.energy", "app.ui.time_unit", "app.core.auto_runs", "app.ui.prefetch",
            "profiling_worker.bundle.schema.t_table")
 _probes: dict[str, Future[dict[str, Any]]] = {}
 #: bundle path (as :func:`app.ui.cached.bundle_for` names it) -> (manifest mtime, its read)

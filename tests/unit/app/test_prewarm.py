@@ -77,6 +77,14 @@ def test_the_first_page_load_imports_none_of_the_apps_own_modules() -> None:
     assert own <= {"app.streamlit_patches", "app.streamlit_patches.server_guard"}, own
 
 
+def _last_line(code: str) -> str:
+    """The last line a fresh interpreter prints running ``code`` in the repository root."""
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
+                         cwd=REPO, timeout=600, check=False)
+    assert out.returncode == 0, out.stderr[-3000:]
+    return out.stdout.strip().splitlines()[-1]
+
+
 def test_the_thread_maps_the_loaded_modules_to_their_files_for_inspect() -> None:
     """The first element Streamlit sends calls ``inspect.stack()``, which maps every loaded
     module to its file once per process: the thread does it first. In a fresh interpreter,
@@ -90,10 +98,7 @@ def test_the_thread_maps_the_loaded_modules_to_their_files_for_inspect() -> None
             "prewarm._map_module_files()\n"
             "print(json.dumps([before, sum(f in inspect.modulesbyfile for f in files),"
             " len(files)]))\n")
-    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
-                         cwd=REPO, timeout=600, check=False)
-    assert out.returncode == 0, out.stderr[-3000:]
-    before, after, count = json.loads(out.stdout.strip().splitlines()[-1])
+    before, after, count = json.loads(_last_line(code))
     assert before == 0 and after == count
 
 
@@ -126,7 +131,4 @@ def test_reading_bundles_after_the_imports_imports_nothing_more() -> None:
             "prewarm.likely_jobs(bundles)\n"
             "for b in bundles: manifest_mtime(b.path); load_bundle(b.path)\n"
             "print(sorted(set(sys.modules) - before))\n")
-    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
-                         cwd=REPO, timeout=600, check=False)
-    assert out.returncode == 0, out.stderr[-3000:]
-    assert out.stdout.strip().splitlines()[-1] == "[]"
+    assert _last_line(code) == "[]"
