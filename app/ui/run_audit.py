@@ -23,7 +23,7 @@ def badges(bundle: Bundle, page: str) -> None:
     row.caption("Run audit")  # names its failed checks is never cut to a column's width
     passed_all = (frame["Passed"] == frame[C.RUNS]).tolist()
     for r, ok in zip(frame.to_dict("records"), passed_all):
-        label = str(r["ConfigLabel"])
+        label = str(r[C.CONFIG_LABEL])
         where = f"{r[C.ANNOTATION]} {label}" if several else label
         row.badge(badge_text(where, int(r["Passed"]), int(r[C.RUNS]), str(r["Flags"])),
                   color="green" if ok else "orange")

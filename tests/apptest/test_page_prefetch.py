@@ -54,7 +54,12 @@ def computed(monkeypatch: pytest.MonkeyPatch) -> list[str]:
             return _real(*args, **kwargs)
 
         # the same module and name: the caches key a function by them (app/ui/cached.py)
-        monkeypatch.setattr(module, name, functools.update_wrapper(counted, real))
+        wrapper = functools.update_wrapper(counted, real)
+        monkeypatch.setattr(module, name, wrapper)
+        for other in list(sys.modules.values()):  # a page module imported before this test
+            if (getattr(other, "__name__", "").startswith("app.")  # holds its own reference
+                    and getattr(other, name, None) is real):
+                monkeypatch.setattr(other, name, wrapper)
     return calls
 
 
