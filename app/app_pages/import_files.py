@@ -161,5 +161,6 @@ if len(outcomes) > 1 and refused:  # a mixed upload: the count first, then one b
 for outcome in made + refused:  # successes first (they were four screens down)
     _show_outcome(outcome, outcome.ok and outcome.job_id == first)
 if outcomes:
-    st.caption("The uploaded files were released from the server's memory once imported "
-               "and the list above is empty again: choose files to import more.")
+    st.caption("The uploaded files were released from the server's memory once read "
+               "(imported or refused) and the list above is empty again: choose files to "
+               "import more.")

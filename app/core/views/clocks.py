@@ -28,7 +28,10 @@ from app.core.frame_columns import (BEFORE_RUN, COLLECTOR_UNIT, COLLECTOR_VALUE,
 
 NO_COLLECTORS = (
     "This job has no per-run info collector values (nsight-python 0.9.x and jobs without "
-    "collectors record none). The NVML trace above was sampled during the whole job; it shows "
+    "collectors record none).")
+#: Said after :data:`NO_COLLECTORS` only where the job has an NVML trace (a cpu job has none).
+NVML_INSTEAD = (
+    "The NVML trace above was sampled during the whole job; it shows "
     "the clock the GPU held at each sample, which kernels shorter than the sampling period fall "
     "between (see the section 'What each clock source measures').")
 
@@ -179,7 +182,9 @@ def collector_runs_frame(bundle: Bundle, options: ClocksOptions) -> pd.DataFrame
     """
     coll = bundle.table(C.TABLE_COLLECTORS)
     if coll.empty or C.COLLECTOR not in coll:
-        raise MissingData(NO_COLLECTORS, "Run a job with info collectors (sidebar: collectors; "
+        nvml = bundle.table(C.TABLE_NVML)
+        raise MissingData(NO_COLLECTORS + ("" if nvml.empty else " " + NVML_INSTEAD),
+                          "Run a job with info collectors (sidebar: collectors; "
                           "nsight-python >= 1.1) to get per-run values.")
     runs = bundle.table(C.TABLE_RUNS)
     if runs.empty or C.METRIC not in runs:

@@ -3,6 +3,7 @@ collectors sampled before each run, correlation, thermal_mode comparison."""
 
 from __future__ import annotations
 
+import shutil
 from pathlib import Path
 
 import pandas as pd
@@ -10,11 +11,13 @@ import pytest
 from bundled import bundled
 
 from app.core.metrics import MissingData
-from app.core.views.clocks import (BEFORE_RUN, NO_COLLECTORS, PEARSON, THROTTLE, ClocksOptions,
-                                   collector_runs_frame, correlation_frame, decode_throttle,
+from app.core.views.clocks import (BEFORE_RUN, NO_COLLECTORS, NVML_INSTEAD, PEARSON, THROTTLE,
+                                   ClocksOptions, collector_runs_frame, correlation_frame, decode_throttle,
                                    kernel_clock_frame, thermal_compare_frame,
                                    thermal_mean_difference_pct, throttle_frame, trace_frame)
+from profiling_worker.bundle.loader import load_bundle
 from profiling_worker.bundle.schema import columns as C
+from tests.scenarios import scenario_dir
 
 
 @pytest.mark.parametrize(("mask", "names"), [
@@ -78,11 +81,17 @@ def test_collectors_sampled_before_each_run() -> None:
     assert set(one["n"]) == {8192} and one[C.UNIT].iloc[0] == "ns"
 
 
-def test_no_collectors_points_to_the_nvml_trace() -> None:
+def test_no_collectors_points_to_the_nvml_trace_where_there_is_one(tmp_path) -> None:
     with pytest.raises(MissingData) as info:
         collector_runs_frame(bundled("h200-ncu-matmul-sweep"), ClocksOptions())
-    assert str(info.value) == NO_COLLECTORS and "NVML trace" in NO_COLLECTORS
-    assert "0.9" in NO_COLLECTORS
+    assert str(info.value) == f"{NO_COLLECTORS} {NVML_INSTEAD}" and "0.9" in NO_COLLECTORS
+    # without a trace (a cpu job samples no GPU) the page does not point to one above it
+    copy = shutil.copytree(scenario_dir("h200-ncu-matmul-sweep"), tmp_path / "no-trace")
+    for table in (copy / "tables").glob(f"{C.TABLE_NVML}.*"):
+        table.unlink()
+    with pytest.raises(MissingData) as info:
+        collector_runs_frame(load_bundle(copy), ClocksOptions())
+    assert str(info.value) == NO_COLLECTORS
 
 
 def test_pearson_correlation_per_config() -> None:
