@@ -94,7 +94,9 @@ st.caption("AchievedTFLOPs: the chosen FLOPs over the mean time, the throughput 
               "over the same time." if (padded > 1).any() else ""))
 ceilings = roofline_ceilings(points)
 if ceilings.empty:
-    st.warning("No datasheet ceilings for this GPU or dtype: the points are drawn without roofs.")
+    st.warning("No datasheet ceilings: a host-timed job ran on no GPU, so the points are drawn "
+               "without roofs." if bundle.host_timer else
+               "No datasheet ceilings for this GPU or dtype: the points are drawn without roofs.")
 analysis.figure_panel(cached.figure(build_roofline_figure, points, ceilings, bundle.host_timer),
                       points, key=ROOFLINE, filename=f"{bundle.job_id}-roofline.csv")
 st.caption("Ceilings drawn")

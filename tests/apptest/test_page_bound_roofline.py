@@ -50,3 +50,13 @@ def test_points_without_a_flop_count_are_named(store, app) -> None:
     assert not at.exception, at.exception
     assert f"1 of {len(table)} points are not drawn" in texts(at)
     assert f"{gone[C.ANNOTATION]} n={gone['n']}" in texts(at)
+
+
+def test_a_cpu_job_is_not_said_to_lack_its_gpus_ceilings(seeded, app) -> None:
+    """A fresh user's cpu job read 'No datasheet ceilings for this GPU or dtype': it ran on
+    no GPU, and the page says that instead."""
+    at = app("bound_roofline")
+    assert not at.exception
+    shown = texts(at)
+    assert "for this GPU or dtype" not in shown
+    assert "ran on no GPU" in shown or "No datasheet ceilings" not in shown

@@ -61,6 +61,7 @@ def test_cpu_job_has_no_trace(seeded, app) -> None:
     at = app("clocks_thermal")
     assert not at.exception
     assert "no NVML trace" in texts(at) or plotly_specs(at)
+    assert "The NVML trace above" not in texts(at)  # said once under 'no NVML trace' before
 
 
 def _thermal_titles(at) -> list[str]:
