@@ -49,8 +49,8 @@ from __future__ import annotations
 
 import json
 import math
-import statistics
 import re
+import statistics
 import sys
 from pathlib import Path
 from typing import Any
@@ -658,7 +658,7 @@ def cold_profile_text(run: str) -> str:
 
 #: Whole CI runs on a fresh clone (``CI=true bash .ci/run``): its step lines and pytest's
 #: summary, ``benchmarks/cpu/<run>.txt`` (issue 41's suite time).
-CI_RUNS = ("ci-1205-s11-idle",)
+CI_RUNS = ("ci-1205-s11-idle", "ci-1205-s11-hog")
 
 
 def ci_text(run: str) -> str:
@@ -668,7 +668,10 @@ def ci_text(run: str) -> str:
     summary = re.findall(r"^(.*) in (\d+\.\d+)s \(", text, flags=re.M)[-1]
     counts = re.sub(r"\d+", lambda m: f"{int(m.group()):,}", summary[0])
     wall = int(re.findall(r"^rc=\d+ wall=(\d+)s", text, flags=re.M)[-1])
-    return f"{counts}; tests {float(summary[1]):,.0f} s, the whole run {wall:,} s"
+    loads = [float(x) for x in re.findall(r"load average: (\d+\.\d+),", text)]
+    during = (f" (1-minute load average each minute: median {statistics.median(loads):.1f}, "
+              f"at most {max(loads):.1f})" if loads else "")
+    return f"{counts}; tests {float(summary[1]):,.0f} s, the whole run {wall:,} s{during}"
 
 
 def claims() -> list[tuple[str, str]]:
