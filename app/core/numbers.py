@@ -18,6 +18,15 @@ SIG_DIGITS = 4
 _MAX_DECIMALS = 6
 #: A column whose median is below this is written in exponent form (1.334e-07).
 _EXPONENT_BELOW = 1e-5
+#: Significant digits an interval's width keeps where a table shows it: its bounds are written
+#: with enough decimals that rounding moves the shown width by at most a tenth of it.
+WIDTH_SIG_DIGITS = 2
+
+
+def _width_decimals(width: float) -> int:
+    """Decimals that keep :data:`WIDTH_SIG_DIGITS` of an interval ``width`` (> 0), at most
+    :data:`_MAX_DECIMALS`: 0.42 -> 2, 0.0039 -> 4."""
+    return min(_MAX_DECIMALS, WIDTH_SIG_DIGITS - 1 - math.floor(math.log10(width)))
 
 
 def fmt(value: float | int | None, sig: int = SIG_DIGITS) -> str:
@@ -51,8 +60,7 @@ def fmt_interval(centre: float, lower: float, upper: float, sig: int = SIG_DIGIT
     decimals = max(0, sig - 1 - magnitude)
     width = values[2] - values[1]
     if width > 0:
-        decimals = max(decimals, min(_MAX_DECIMALS,
-                                     WIDTH_SIG_DIGITS - 1 - math.floor(math.log10(width))))
+        decimals = max(decimals, _width_decimals(width))
     return tuple(f"{v:,.{decimals}f}" for v in values)  # type: ignore[return-value]
 
 
@@ -148,11 +156,6 @@ def table_formats(frame: pd.DataFrame, sig: int = SIG_DIGITS) -> dict[str, str]:
     return out
 
 
-#: Significant digits an interval's width keeps where a table shows it: its bounds are written
-#: with enough decimals that rounding moves the shown width by at most a tenth of it.
-WIDTH_SIG_DIGITS = 2
-
-
 def _widths(frame: pd.DataFrame, names: list[str]) -> np.ndarray:
     """The finite, positive widths (upper - lower) of the CI95 interval among ``names`` (one
     :func:`family`), one per row; empty when the family holds no lower and upper bound."""
@@ -179,7 +182,7 @@ def _interval_format(values: pd.Series, widths: np.ndarray, sig: int) -> str:
         top = math.floor(math.log10(float(np.nanmax(np.abs(values.to_numpy(dtype=float))))))
         return f"%.{max(sig - 1, min(top - place + WIDTH_SIG_DIGITS - 1, 15))}e"
     decimals = int(base.rstrip("f").rpartition(".")[2] or 0) if base.endswith("f") else 0
-    needed = min(_MAX_DECIMALS, WIDTH_SIG_DIGITS - 1 - place)
+    needed = _width_decimals(float(widths.min()))
     return f"%,.{needed}f" if needed > decimals else base
 
 
