@@ -31,20 +31,10 @@ the runs tables of recorded bundles and on 100,000 rows of them).
 
 from __future__ import annotations
 
-from collections.abc import Sequence
 from typing import Any
 
 import numpy as np
 import pandas as pd
-
-NAN = float("nan")
-
-
-def compensated_sum(values: Sequence[float]) -> tuple[float, int]:
-    """(Kahan's sum of the non-NaN ``values`` in order, their count) as pandas' ``group_sum``
-    adds them: one group of :func:`sums`' pass."""
-    total, counts = _kahan(np.asarray(values, dtype="float64"), np.zeros(len(values), int), 1)
-    return float(total[0]), int(counts[0])
 
 
 def _kahan(values: np.ndarray, codes: np.ndarray, k: int) -> tuple[np.ndarray, np.ndarray]:
@@ -159,4 +149,4 @@ def distinct(values: "pd.Series[Any]", codes: np.ndarray) -> np.ndarray:
     return np.bincount(pairs // width, minlength=_groups(codes)).astype("int64")
 
 
-__all__ = ["compensated_sum", "sums", "means", "stds", "medians", "extremes", "distinct"]
+__all__ = ["sums", "means", "stds", "medians", "extremes", "distinct"]

@@ -82,6 +82,8 @@ def test_the_two_sums_differ_where_pandas_differs() -> None:
                       pd.Series(values).groupby(codes, sort=False).sum())
     # numpy's reduceat adds in row order; Kahan's compensation keeps the lost digits
     plain = np.add.reduceat(values, [0, 7])[0]
-    compensated = group_reduce.compensated_sum(values[:7].tolist())[0]
+    with_a_gap = np.r_[values[:7], np.nan]  # a missing value: the compensated path
+    compensated = group_reduce.sums(with_a_gap, np.zeros(8, dtype=int))[0][0]
     assert (plain, compensated) == (30.099999999999998, 30.1)
+    assert compensated == pd.Series(with_a_gap).groupby(np.zeros(8, dtype=int)).sum()[0]
     assert group_reduce.sums(values, in_rows)[0][0] == plain
