@@ -362,8 +362,8 @@ def test_the_server_holds_at_most_max_held_asks_whatever_the_tabs(  # type: igno
     """Each held ask keeps one of the browser's 6 connections to the server, for all its tabs,
     and the server cannot tell tabs of one browser apart: six tabs asking at once (a thread
     each, let go together) get MAX_HELD_ASKS held asks between them, the first two of the
-    queue; the others are answered at once (their pages ask after POLL_S). Per tab, the six
-    held 12. Once the first leaves, the next in line holds its next ask."""
+    queue; the others are answered at once (their pages ask after POLL_S). Per tab, all six
+    were held. Once the first leaves, the next in line holds its next ask."""
     slots = DownloadSlots(downloads=1, clock=queue_clock)
     held = _running(slots, [("running", False)])  # the server is full: every ask waits
     tabs = [f"tab-{i}" for i in range(6)]
