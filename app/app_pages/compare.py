@@ -12,7 +12,8 @@ from app.core.figures.compare import build_compare_figure
 from app.core import metric_roles
 from app.core.metrics import MissingData, available_metrics
 from app.core.views.compare import (CompareOptions, JobSummary, candidates, compare_frame,
-                                    gate_result, judged_baseline, measured_unlike)
+                                    gate_refusals, gate_result, judged_baseline,
+                                    measured_unlike)
 from app.ui import analysis, cached, energy, notes, panels, share, state
 from app.core.markdown import code, esc
 from app.core.provenance import is_imported
@@ -109,6 +110,14 @@ if baseline is None or candidate is None:
     panels.stop_page()
 for side_job in (baseline, candidate):  # before anything that may stop the page for lack of them
     panels.data_notes(side_job, name_job=True)
+gate_refused = gate_refusals(baseline, candidate)  # CI's own refusal: no verdict here either
+if gate_refused:
+    side_ids = {"baseline": baseline_id, "candidate": candidate_id}
+    st.error("**CI's gate refuses this comparison** (`python -m profiling_worker compare` exits "
+             "2 and judges nothing), so this page shows no verdict: "
+             + "; ".join(f"the {side}, {code(side_ids[side])}: {esc(why)}"
+                         for side, why in gate_refused.items()), icon=":material/block:")
+    panels.stop_page()
 common = [m for m in available_metrics(baseline) if m in set(available_metrics(candidate))]
 manifest = baseline.manifest  # the lambda below reads it after the page's checks
 # never None (the options are not empty); the fallback says so to the type check

@@ -38,11 +38,13 @@ MAX_INFLATIONS = 2
 #: POLL_S), so ten seconds without an ask mean its tab is gone, or frozen by the browser.
 #: Until then a gone download whose turn came holds the ones behind it back.
 STALE_S = 10.0
-#: Most queued downloads of one browser session (a tab) whose asks are held open at once, the
-#: first of them in the queue; the others are answered at once. A held ask keeps one of the
-#: browser's connections to the server (Chrome opens 6 per host, for all its tabs: Chromium
-#: issue 12066), which the tab's running downloads and the dashboard's requests share too; a
-#: tab's 2 running downloads and 2 held asks leave 2 free.
+#: Most queued downloads whose asks are held open at once, all sessions (tabs) of this server
+#: process together: the first of the queue; the others are answered at once. A held ask keeps
+#: one of the browser's connections to the server (Chrome opens 6 per host, for all its tabs:
+#: Chromium issue 12066), which its running downloads and the dashboard's requests share too;
+#: 2 running downloads and 2 held asks leave 2 free. The server cannot tell which tabs share a
+#: browser, so the bound is the process's: per tab, a user with three tabs held 6 asks and
+#: left their dashboard no connection.
 MAX_HELD_ASKS = 2
 
 
@@ -134,14 +136,12 @@ class DownloadSlots:
     def hold(self, token: str, session_id: str, inflating: bool) -> Ask:
         """An ask of the page of the download of link ``token`` (joined at the end of the queue
         the first time), held open unless its turn has come or :data:`MAX_HELD_ASKS` downloads
-        of its session were queued before it. A held ask keeps it present until
+        were queued before it, whichever session queued them. A held ask keeps it present until
         :meth:`release`; look at its standing meanwhile with :meth:`where`."""
         with self._lock:
             queued = self._stand(token, session_id, inflating)
             waiter = self._queue[token]
-            its_tabs = [w for w in list(self._queue.values())[:queued.ahead]
-                        if w.session_id == session_id]
-            held = queued.why is not None and len(its_tabs) < MAX_HELD_ASKS
+            held = queued.why is not None and queued.ahead < MAX_HELD_ASKS
             waiter.held += held
             return Ask(token, session_id, inflating, waiter.asked, held)
 

@@ -37,10 +37,10 @@ Lifecycle API); other browsers throttle in their own ways. A page that kept its 
 ``setTimeout`` firing within 10 s (:data:`~app.core.download_slots.STALE_S`) counted on all of
 these. A held ask holds no thread (the handler is async on uvicorn's event loop and looks at the
 queue every :data:`STEP_S`); the download counts as present while it is held and is forgotten
-once its client leaves (ASGI's ``http.disconnect``, as a stream's client is noticed). A tab
-holds at most :data:`~app.core.download_slots.MAX_HELD_ASKS` asks (each takes one of the
-browser's 6 connections per host); its later queued pages are answered at once and ask again
-after :data:`POLL_S` by a timer. A frozen page runs no fetch callback either: it keeps its place
+once its client leaves (ASGI's ``http.disconnect``, as a stream's client is noticed). The
+server holds at most :data:`~app.core.download_slots.MAX_HELD_ASKS` asks, all tabs together
+(each takes one of the browser's 6 connections per host); later queued pages are answered at
+once and ask again after :data:`POLL_S` by a timer. A frozen page runs no fetch callback either: it keeps its place
 while its ask is held, but not past an answer it cannot read. Without scripts the page refreshes
 itself all the same (``<noscript>``), and a command-line client gets 503 with ``Retry-After``
 (``curl --retry`` waits and asks again).
@@ -72,7 +72,7 @@ PREFIX = "/_kprof/download/"
 MAX_STREAMED_BYTES = 2 * 1024**3
 _CHUNK = 1 << 20
 #: How long a queued page waits (s) before it asks again after an ask that was not held (a
-#: tab's queued pages past MAX_HELD_ASKS) or that failed; the ``Retry-After`` of the 503. Well
+#: queued page past MAX_HELD_ASKS) or that failed; the ``Retry-After`` of the 503. Well
 #: inside the queue's STALE_S, after which a download not asked for is taken to be gone.
 POLL_S = 1.0
 #: Longest a ``?queue`` ask is held open when nothing changes (s): the page asks again at once,

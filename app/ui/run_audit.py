@@ -7,7 +7,8 @@ import streamlit as st
 
 from profiling_worker.bundle.loader import Bundle
 from app.core.markdown import esc
-from app.core.views.run_audit import audit_source, badge_frame, badge_text, flagged_frame
+from app.core.views.run_audit import (audit_source, badge_frame, badge_text, flagged_frame,
+                                      unread_note)
 from app.ui import cached, panels, state
 from profiling_worker.bundle.schema import columns as C, run_audit as A
 
@@ -15,6 +16,9 @@ from profiling_worker.bundle.schema import columns as C, run_audit as A
 def badges(bundle: Bundle, page: str) -> None:
     """The badges, near the top of a page (nothing for a job without runs); :func:`details`
     gives the evidence further down."""
+    unread = unread_note(bundle)
+    if unread is not None:  # before the badges, and where a job is left without any
+        st.warning(f"Run audit: {esc(unread)}", icon=":material/broken_image:")
     frame = cached.view(badge_frame, bundle)
     if frame.empty:
         return

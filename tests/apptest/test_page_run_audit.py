@@ -59,3 +59,18 @@ def test_gate_base_passes_and_stability_names_the_missing_flush(store, monkeypat
                                                      for n in (256, 1024, 8192)]
     assert any("recorded without the L2 flush" in e for e in _column(at, "Evidence"))
     assert "derived on load" in texts(at)  # bundled before the worker wrote the audit
+
+
+def test_an_unreadable_runs_file_leaves_the_audit_empty_as_ci_does_and_says_so(
+        store, app, tmp_path) -> None:
+    """A job whose runs.parquet is cut short, the CSV beside it whole: the gate audits no other
+    file in its place, so the page shows no badge from the CSV and says why."""
+    from tests.unit.app.test_run_audit_unreadable import damaged_timeline
+
+    damaged_timeline(store["results"] / "timeline-damaged")
+    at = app("stability", query={"job": "timeline-damaged"})
+    assert not at.exception, at.exception
+    assert _badges(at) == []
+    said = [w.value for w in at.warning if w.value.startswith("Run audit:")]
+    assert len(said) == 1 and "runs.parquet cannot be read" in said[0], said
+    assert "CSV beside it" in said[0]

@@ -28,7 +28,7 @@ import pandas as pd
 
 from profiling_worker.bundle.gate import judge as gate
 from profiling_worker.bundle.gate.context import context_differences
-from profiling_worker.bundle.gate.sides import GateSide
+from profiling_worker.bundle.gate.sides import GateSide, refusal
 from profiling_worker.bundle.schema import backends as B, columns as C, intervals
 from profiling_worker.bundle.schema.spec import JobSpec
 
@@ -63,6 +63,16 @@ def gate_side(bundle: Bundle) -> GateSide:
     from_bundle`, as ``compare`` builds it), with its run audit derived once per bundle
     (:func:`~app.core.views.run_audit.audit_frame`), not per judgement."""
     return GateSide.from_bundle(bundle, audit_frame(bundle))
+
+
+def gate_refusals(baseline: Bundle, candidate: Bundle) -> dict[str, str]:
+    """``"baseline"``/``"candidate"`` -> why CI's gate refuses to judge that side
+    (:func:`~profiling_worker.bundle.gate.sides.refusal`, the rule ``python -m profiling_worker
+    compare`` applies before any verdict: it exits 2); empty when it judges the pair. The
+    Compare page shows no verdict where this is not empty, so it never judges a pair CI
+    refuses."""
+    return {side: why for side, bundle in (("baseline", baseline), ("candidate", candidate))
+            if (why := refusal(bundle)) is not None}
 
 
 def gate_result(baseline: Bundle, candidate: Bundle, options: CompareOptions,

@@ -11,6 +11,7 @@ import pandas as pd
 
 from profiling_worker.bundle.schema import columns as C, run_audit as A
 
+from profiling_worker.bundle.gate.sides import beside_tables, unread_beside
 from profiling_worker.bundle.loader import Bundle
 from app.core.metrics import with_labels
 from app.core import frame_columns as F
@@ -20,8 +21,23 @@ STORED, DERIVED = "written by the worker", "derived on load from the bundle's fi
 
 
 def audit_source(bundle: Bundle) -> str:
-    """:data:`STORED` when the bundle holds ``tables/run_audit``, else :data:`DERIVED`."""
-    return STORED if not bundle.table(C.TABLE_RUN_AUDIT).empty else DERIVED
+    """:data:`STORED` when the bundle holds a readable ``tables/run_audit``, else
+    :data:`DERIVED`."""
+    return STORED if not beside_tables(bundle)[C.TABLE_RUN_AUDIT].empty else DERIVED
+
+
+def unread_note(bundle: Bundle) -> str | None:
+    """What the pages say when a table the audit reads has an unreadable file (None: none
+    has): the audit, as CI's gate, reads no other file in its place
+    (:func:`~profiling_worker.bundle.gate.sides.beside_tables`)."""
+    damaged = unread_beside(bundle)
+    if not damaged:
+        return None
+    files = ", ".join(p.file for p in damaged)
+    return (f"{files} cannot be read, so the run audit, as CI's gate (python -m "
+            "profiling_worker compare), leaves it out rather than audit the CSV beside it: "
+            "the checks that need it say 'not checked' or the job has no audit. Restore the "
+            "file from the job's artifacts or record the job again.")
 
 
 #: id(bundle) -> (a weak reference to it, its audit): the compare page judges a pair several
@@ -33,11 +49,13 @@ _KEEP = 32
 
 def audit_frame(bundle: Bundle) -> pd.DataFrame:
     """Every run x check (Annotation, Config, Run, Check, Result, Evidence), stored or derived
-    (:func:`profiling_worker.bundle.schema.run_audit.run_audit`); derived once per loaded bundle."""
+    (:func:`profiling_worker.bundle.schema.run_audit.run_audit`) from the tables the gate reads
+    (:func:`~profiling_worker.bundle.gate.sides.beside_tables`: an unreadable file's table
+    empty, never the CSV beside it); derived once per loaded bundle."""
     kept = _DERIVED.get(id(bundle))
     if kept is not None and kept[0]() is bundle:
         return kept[1]
-    audit = A.run_audit(bundle.tables, bundle.manifest)
+    audit = A.run_audit({**bundle.tables, **beside_tables(bundle)}, bundle.manifest)
     for key in [k for k, (ref, _) in _DERIVED.items() if ref() is None][:_KEEP]:
         del _DERIVED[key]  # bundles gone since
     if len(_DERIVED) >= _KEEP:

@@ -28,6 +28,7 @@ what a CI candidate changes.
 
 from __future__ import annotations
 
+import enum
 from collections.abc import Collection
 from dataclasses import dataclass
 from typing import Any
@@ -135,11 +136,20 @@ def metric_set_difference(base: dict[str, Any], candidate: dict[str, Any]) -> st
     return "metric set (changes Nsight Compute's replay passes): " + "; ".join(said)
 
 
-#: Why a pair is not comparable, by kind: a recorded measurement condition differs (a field of
-#: :data:`FIELDS`, the metric set, the config parameters), a side's host was contended (its cpu
-#: times hold waiting for a CPU, even where both sides were measured alike), or a side's results
-#: are incomplete (not done, partial).
-MEASURED, CONTENDED, INCOMPLETE = "measured", "contended", "incomplete"
+class DifferenceKind(enum.StrEnum):
+    """Why a pair is not comparable, by kind: a recorded measurement condition differs (a field
+    of :data:`FIELDS`, the metric set, the config parameters), a side's host was contended (its
+    cpu times hold waiting for a CPU, even where both sides were measured alike), or a side's
+    results are incomplete (not done, partial). :func:`headline` says each kind; a kind is
+    one of these three, never a new string."""
+
+    MEASURED = "measured"
+    CONTENDED = "contended"
+    INCOMPLETE = "incomplete"
+
+
+MEASURED, CONTENDED, INCOMPLETE = (DifferenceKind.MEASURED, DifferenceKind.CONTENDED,
+                                   DifferenceKind.INCOMPLETE)
 
 
 @dataclass(frozen=True)
@@ -147,13 +157,13 @@ class Difference:
     """One reason two bundles cannot be judged against each other.
 
     Attributes:
-        kind: :data:`MEASURED`, :data:`CONTENDED` or :data:`INCOMPLETE`.
+        kind: a :class:`DifferenceKind`.
         text: the evidence: the recorded field and both sides' values, baseline first, e.g.
             ``"backend: ncu vs cupti"``.
         sides: the sides it is about (``("baseline", "candidate")`` for a field that differs).
     """
 
-    kind: str
+    kind: DifferenceKind
     text: str
     sides: tuple[str, ...] = ("baseline", "candidate")
 

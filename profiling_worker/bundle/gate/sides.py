@@ -96,9 +96,7 @@ class GateSide:
                 caller keeps one (the app derives it once per loaded bundle); None: the stored
                 table, else derived on first use (:attr:`audit`).
         """
-        damaged = {p.table for p in bundle.table_problems if p.fault is Fault.UNREADABLE}
-        beside = {name: pd.DataFrame() if name in damaged else bundle.table(name)
-                  for name in BESIDE}
+        beside = beside_tables(bundle)
         if audit_table is not None:
             beside[C.TABLE_RUN_AUDIT] = audit_table
         more = {name: beside[name] for name in AUDIT_TABLES if not beside[name].empty}
@@ -131,6 +129,26 @@ AUDIT_TABLES = (C.TABLE_NVML, C.TABLE_LAUNCH_TIMES, C.TABLE_WORK, C.TABLE_RUN_AU
 #: The tables a side holds besides the aggregated one: read for the cycle check, a repair of
 #: the aggregated table and the run audit; a damaged one is left empty, never refused.
 BESIDE = (C.TABLE_RUNS, C.TABLE_COLLECTORS, *AUDIT_TABLES)
+
+
+def unread_beside(bundle: Bundle) -> list[TableProblem]:
+    """The :data:`BESIDE` tables whose file the loader recorded as UNREADABLE (a CSV beside it
+    was read for the pages, when there is one): the ones :func:`beside_tables` leaves empty."""
+    return [p for p in bundle.table_problems if p.fault is Fault.UNREADABLE
+            and p.table in BESIDE]
+
+
+def beside_tables(bundle: Bundle) -> dict[str, pd.DataFrame]:
+    """The :data:`BESIDE` tables as the gate reads them: the loader's, except that one whose
+    file is unreadable (:func:`unread_beside`) is empty, never the CSV beside it (other numbers
+    than the file named). The one rule of the gate's cycle check and run audit and of the
+    app's run audit (``app.core.views.run_audit``), so the pages audit what CI audits.
+
+    Returns:
+        table name -> frame, every name of :data:`BESIDE` (empty: missing or unreadable).
+    """
+    damaged = {p.table for p in unread_beside(bundle)}
+    return {name: pd.DataFrame() if name in damaged else bundle.table(name) for name in BESIDE}
 
 
 #: The columns the gate judges with (a side's mean, spread and count of runs).

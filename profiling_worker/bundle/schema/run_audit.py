@@ -38,6 +38,7 @@ such a side as not comparable (:func:`config_audits`); the other flags are said 
 
 from __future__ import annotations
 
+import enum
 import functools
 from collections.abc import Mapping
 from dataclasses import dataclass, field
@@ -53,9 +54,28 @@ from profiling_worker.bundle.schema.manifest import job_gpu
 from profiling_worker.bundle.schema.plausibility import L2_FLUSHED, L2_UNKNOWN, L2_WARM, l2_state
 from profiling_worker.bundle.schema.throttle_reasons import CAPPING_BITS, THROTTLE_BITS, capping
 
-L2, CLOCK, IDLE_GAP, HOST_CONTENTION = "l2_state", "clock", "idle_gap", "host_contention"
-LAUNCH_BOUND, TIMER, POPULATION = "launch_bound", "timer_sanity", "population"
-CHECKS = (L2, CLOCK, IDLE_GAP, HOST_CONTENTION, LAUNCH_BOUND, TIMER, POPULATION)
+
+
+class Check(enum.StrEnum):
+    """The checks of the module docstring, valued as the ``Check`` column of
+    ``tables/run_audit`` names them (the file's text is unchanged: a member is its value, in
+    a frame, a join or an f-string). Typed, a misspelt check is an error (``Check("clokc")``:
+    ValueError; ``A.CLOKC``: AttributeError, and mypy says so) rather than a new check that no
+    caveat, blocker or badge knows."""
+
+    L2 = "l2_state"
+    CLOCK = "clock"
+    IDLE_GAP = "idle_gap"
+    HOST_CONTENTION = "host_contention"
+    LAUNCH_BOUND = "launch_bound"
+    TIMER = "timer_sanity"
+    POPULATION = "population"
+
+
+L2, CLOCK, IDLE_GAP = Check.L2, Check.CLOCK, Check.IDLE_GAP
+HOST_CONTENTION, LAUNCH_BOUND = Check.HOST_CONTENTION, Check.LAUNCH_BOUND
+TIMER, POPULATION = Check.TIMER, Check.POPULATION
+CHECKS = tuple(Check)
 #: Checks whose flag leaves the config's mean no single valid figure (the gate: not comparable).
 INVALIDATING = (TIMER, POPULATION)
 PASS, FLAG, NOT_CHECKED, NOT_APPLICABLE = "pass", "flag", "not checked", "n/a"
@@ -152,11 +172,12 @@ def _table(tables: Mapping[str, pd.DataFrame], name: str) -> pd.DataFrame:
 _Rows = dict[str, list[Any]]
 
 
-def _rows(time: pd.DataFrame, check: str, results: Any, evidence: Any) -> _Rows:
-    """One row per run of ``time`` for ``check`` (``results``/``evidence``: one or per run)."""
+def _rows(time: pd.DataFrame, check: Check, results: Any, evidence: Any) -> _Rows:
+    """One row per run of ``time`` for ``check`` (``results``/``evidence``: one or per run);
+    the check as its value, the text the table is written and read with."""
     n = len(time)
     return {C.ANNOTATION: time[C.ANNOTATION].tolist(), C.CONFIG: time[C.CONFIG].tolist(),
-            C.RUN: time[C.RUN].tolist(), CHECK: [check] * n,
+            C.RUN: time[C.RUN].tolist(), CHECK: [check.value] * n,
             RESULT: [results] * n if isinstance(results, str) else list(results),
             EVIDENCE: [evidence] * n if isinstance(evidence, str) else list(evidence)}
 
@@ -512,16 +533,16 @@ class ConfigAudit:
 
     runs: int = 0
     passed: int = 0
-    flagged: dict[str, int] = field(default_factory=dict)
-    evidence: dict[str, str] = field(default_factory=dict)
-    not_checked: dict[str, str] = field(default_factory=dict)
+    flagged: dict[Check, int] = field(default_factory=dict)
+    evidence: dict[Check, str] = field(default_factory=dict)
+    not_checked: dict[Check, str] = field(default_factory=dict)
 
     @property
-    def invalid(self) -> list[str]:
+    def invalid(self) -> list[Check]:
         """The :data:`INVALIDATING` checks flagged (their mean is no single valid figure)."""
         return [c for c in INVALIDATING if c in self.flagged]
 
-    def describe(self, check: str) -> str:
+    def describe(self, check: Check) -> str:
         """``"population: 61 of 100 runs (two modes ...)"``."""
         return f"{check}: {self.flagged[check]} of {self.runs} runs ({self.evidence[check]})"
 
@@ -545,7 +566,7 @@ def config_audits(audit: pd.DataFrame) -> dict[tuple[str, int], ConfigAudit]:
         ann, cfg = cast("tuple[str, int]", key)  # grouped by a list: tuple keys
         summary = ConfigAudit(runs=int(n), passed=int(n - bad_runs.get(key, 0)))
         for check in CHECKS:
-            at = (ann, cfg, check)
+            at = (ann, cfg, check.value)  # the table's text
             if at in per_check.index:
                 summary.flagged[check] = int(per_check[at])
                 summary.evidence[check] = str(evidence[at]).split(_SLOWER_RUN)[0]

@@ -1,98 +1,82 @@
-"""pandas' groupby reductions of a float column, in plain Python over a warm job's few rows.
+"""pandas' groupby reductions of a float column, without a groupby: one path for any number of
+rows.
 
 A warm job's runs and aggregated tables reduce 40-60 rows into as many groups; each pandas
 groupby reduction costs about 0.1 ms there whatever the rows, so a dozen of them were most of
 ``launches_to_runs`` and ``aggregate_runs`` (issue 40). These give the same floats as pandas
 3.1 (pandas/core/groupby/ops.py and the cython kernels of pandas/_libs/groupby.pyx), missing
-values (NaN) skipped as they skip them:
+values (NaN) skipped as they skip them, by the same arithmetic in the same order, so a table of
+40 rows and an import of 100,000 take the same path (an earlier second path, pandas' own
+groupby above 1,000 rows, is gone: the per-group Python loops it stood in for are too):
 
 - :func:`sums`: where the group numbers never decrease along the rows and no value is NaN,
   numpy's ``add.reduceat`` over each group's run of rows (pandas 3.1's ``_reduceat_aggregate``);
-  else Kahan's compensated sum in row order (``group_sum``); a group with no value sums to 0.0.
-  A mean is that sum over the count (``group_mean``, and reduceat's sum over the group's size);
-- :func:`stds`: Welford's running mean and sum of squared deviations, ``sqrt(M2 / (n - 1))``
-  (``group_var`` with ddof=1); NaN for fewer than two values;
-- :func:`medians`: numpy's median of the values (``group_median_float64``: the middle value, or
-  the mean of the two middle ones); NaN for none.
+  else Kahan's compensated sum in row order (``group_sum``), one pass over the rows; a group
+  with no value sums to 0.0. A mean is that sum over the count (``group_mean``, and reduceat's
+  sum over the group's size);
+- :func:`stds`: Welford's running mean and sum of squared deviations in row order,
+  ``sqrt(M2 / (n - 1))`` (``group_var`` with ddof=1), one pass over the rows; NaN for fewer
+  than two values;
+- :func:`medians`: the middle value of each group's sorted values, or the mean of the two
+  middle ones (``group_median_float64``, as numpy's median), all groups sorted at once; NaN
+  for none;
+- :func:`extremes`: each group's first and last sorted value; :func:`distinct`: the distinct
+  (group, value) pairs counted per group (``nunique``).
 
-Above :data:`PANDAS_ABOVE` rows (an import) pandas' groupby itself runs. Equal to the bit to
-``Series.groupby(codes, sort=False)``'s ``sum``, ``mean``, ``std``, ``median``, ``min``, ``max``
-and ``nunique`` (tests/unit/profiling_worker/test_group_reduce.py: recorded values in groups
-of 1-11 rows, in row order and shuffled, with and without NaN).
+Equal to the bit to ``Series.groupby(codes, sort=False)``'s ``sum``, ``mean``, ``std``,
+``median``, ``min``, ``max`` and ``nunique`` (tests/unit/profiling_worker/test_group_reduce.py:
+recorded values in groups of 1-11 rows, in row order and shuffled, with and without NaN, on
+the runs tables of recorded bundles and on 100,000 rows of them).
 """
 
 from __future__ import annotations
 
-import math
-from collections.abc import Callable, Sequence
 from typing import Any
 
 import numpy as np
 import pandas as pd
 
-NAN = float("nan")
 
-
-#: Above this many rows pandas' own groupby does it (vectorised: a 100k-row import's 20k
-#: groups took 1.6 s in the per-group Python loops against 0.1 s in pandas).
-PANDAS_ABOVE = 1000
-
-
-def groups(codes: np.ndarray) -> list[list[int]]:
-    """Row positions of each group, in row order; ``codes`` numbers the groups 0..k-1 (first
-    seen order, as ``aggregate.group_codes`` does), so group ``i`` is item ``i``."""
-    out: list[list[int]] = [[] for _ in range(int(codes.max()) + 1 if len(codes) else 0)]
-    for row, code in enumerate(codes.tolist()):
-        out[code].append(row)
-    return out
-
-
-def _grouped(values: np.ndarray, codes: np.ndarray) -> Any:
-    return pd.Series(values).groupby(codes, sort=False)
-
-
-def _each(values: np.ndarray, codes: np.ndarray, reduce: Callable[[list[Any]], Any],
-          dtype: str) -> np.ndarray:
-    """``reduce`` of each group's values (a list, in row order)."""
-    listed = values.tolist()
-    return np.array([reduce([listed[i] for i in rows]) for rows in groups(codes)], dtype=dtype)
-
-
-def compensated_sum(values: Sequence[float]) -> tuple[float, int]:
-    """(Kahan's sum of the non-NaN ``values`` in order, their count) as pandas' ``group_sum``
-    adds them (its compensation reset to 0 where it turns NaN: an infinite value)."""
-    total = compensation = 0.0
-    count = 0
-    for v in values:
+def _kahan(values: np.ndarray, codes: np.ndarray, k: int) -> tuple[np.ndarray, np.ndarray]:
+    """Each group's Kahan sum and count, one pass over the rows in order (``group_sum``: the
+    compensation reset to 0 where it turns NaN, an infinite value)."""
+    total, compensation, count = [0.0] * k, [0.0] * k, [0] * k
+    for v, g in zip(values.tolist(), codes.tolist()):
         if v != v:
             continue
-        count += 1
-        y = v - compensation
-        t = total + y
-        compensation = t - total - y
-        if compensation != compensation:
-            compensation = 0.0
-        total = t
-    return total, count
+        count[g] += 1
+        y = v - compensation[g]
+        t = total[g] + y
+        c = t - total[g] - y
+        compensation[g] = 0.0 if c != c else c
+        total[g] = t
+    return np.array(total, dtype="float64"), np.array(count, dtype="int64")
+
+
+def _groups(codes: np.ndarray) -> int:
+    """How many groups ``codes`` numbers (0..k-1, first seen order, as
+    ``aggregate.group_codes`` numbers them)."""
+    return int(codes.max()) + 1 if len(codes) else 0
 
 
 def sums(values: np.ndarray, codes: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     """(each group's sum, its count of non-NaN values) as pandas 3.1's groupby ``sum`` adds
-    them (module docstring); ``codes`` as :func:`groups` takes them.
+    them (module docstring).
+
+    Args:
+        values: float values, one per row.
+        codes: each row's group, 0..k-1 in first seen order.
 
     Returns:
         float64 sums and int64 counts, one per group.
     """
     values = np.asarray(values, dtype="float64")
     missing = np.isnan(values)
-    counts = np.bincount(codes, weights=~missing).astype("int64")
     if len(codes) and not missing.any() and bool(np.all(codes[1:] >= codes[:-1])):
         starts = np.flatnonzero(np.r_[True, codes[1:] != codes[:-1]])
         total: np.ndarray = np.add.reduceat(values, starts)
-        return total, counts
-    if len(values) > PANDAS_ABOVE:
-        return _grouped(values, codes).sum().to_numpy(dtype="float64"), counts
-    return _each(values, codes, lambda v: compensated_sum(v)[0], "float64"), counts
+        return total, np.bincount(codes).astype("int64")
+    return _kahan(values, codes, _groups(codes))
 
 
 def means(total: np.ndarray, counts: np.ndarray) -> np.ndarray:
@@ -102,61 +86,67 @@ def means(total: np.ndarray, counts: np.ndarray) -> np.ndarray:
     return out
 
 
-def _std(values: list[float]) -> float:
-    count, running, m2 = 0, 0.0, 0.0
-    for v in values:
+def stds(values: np.ndarray, codes: np.ndarray) -> np.ndarray:
+    """pandas' group standard deviations, ddof=1 (Welford, in row order); NaN for fewer than
+    two values. float64, one per group."""
+    k = _groups(codes)
+    count, mean, m2 = [0] * k, [0.0] * k, [0.0] * k
+    for v, g in zip(np.asarray(values, dtype="float64").tolist(), codes.tolist()):
         if v != v:
             continue
-        count += 1
-        old = running
-        running += (v - old) / count
-        m2 += (v - running) * (v - old)
-    return math.sqrt(m2 / (count - 1)) if count > 1 else NAN
+        count[g] += 1
+        old = mean[g]
+        mean[g] = old + (v - old) / count[g]
+        m2[g] += (v - mean[g]) * (v - old)
+    n = np.array(count, dtype="float64")
+    with np.errstate(divide="ignore", invalid="ignore"):
+        out: np.ndarray = np.where(n > 1, np.sqrt(np.array(m2, dtype="float64") / (n - 1)),
+                                   np.nan)
+    return out
 
 
-def stds(values: np.ndarray, codes: np.ndarray) -> np.ndarray:
-    """pandas' group standard deviations, ddof=1 (Welford); NaN for fewer than two values."""
+def _sorted(values: np.ndarray, codes: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """The non-NaN values sorted by group, then value; each group's first position in them and
+    its count (0: no value)."""
     values = np.asarray(values, dtype="float64")
-    if len(values) > PANDAS_ABOVE:
-        out: np.ndarray = _grouped(values, codes).std(ddof=1).to_numpy(dtype="float64")
-        return out
-    return _each(values, codes, _std, "float64")
-
-
-def _median(values: list[float]) -> float:
-    kept = [v for v in values if v == v]
-    return float(np.median(kept)) if kept else NAN
+    kept = ~np.isnan(values)
+    v, g = values[kept], codes[kept]
+    order = np.lexsort((v, g))
+    counts = np.bincount(g, minlength=_groups(codes))
+    starts = np.cumsum(counts) - counts
+    return v[order], starts, counts
 
 
 def medians(values: np.ndarray, codes: np.ndarray) -> np.ndarray:
-    """pandas' group medians of the non-NaN values; NaN for none."""
-    values = np.asarray(values, dtype="float64")
-    if len(values) > PANDAS_ABOVE:
-        out: np.ndarray = _grouped(values, codes).median().to_numpy(dtype="float64")
-        return out
-    return _each(values, codes, _median, "float64")
+    """pandas' group medians of the non-NaN values: the middle one, or the mean of the two
+    middle ones (numpy's ``(a + b) / 2``); NaN for none. float64, one per group."""
+    v, starts, counts = _sorted(values, codes)
+    some = counts > 0
+    low = starts + np.maximum(counts - 1, 0) // 2
+    high = starts + counts // 2
+    out = np.full(len(counts), np.nan)
+    a, b = v[low[some]], v[high[some]]
+    out[some] = np.where(counts[some] % 2 == 1, a, (a + b) / 2)
+    return out
 
 
 def extremes(values: np.ndarray, codes: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-    """Each group's least and greatest non-NaN value; NaN for none."""
-    values = np.asarray(values, dtype="float64")
-    if len(values) > PANDAS_ABOVE:
-        g = _grouped(values, codes)
-        return g.min().to_numpy(dtype="float64"), g.max().to_numpy(dtype="float64")
-    return (_each(values, codes, lambda v: min((x for x in v if x == x), default=NAN),
-                  "float64"),
-            _each(values, codes, lambda v: max((x for x in v if x == x), default=NAN),
-                  "float64"))
+    """Each group's least and greatest non-NaN value; NaN for none (float64, one per group)."""
+    v, starts, counts = _sorted(values, codes)
+    some = counts > 0
+    low, high = np.full(len(counts), np.nan), np.full(len(counts), np.nan)
+    low[some], high[some] = v[starts[some]], v[starts[some] + counts[some] - 1]
+    return low, high
 
 
 def distinct(values: "pd.Series[Any]", codes: np.ndarray) -> np.ndarray:
-    """Each group's number of distinct values, missing ones left out (``nunique``)."""
-    if len(values) > PANDAS_ABOVE:
-        return values.groupby(codes, sort=False).nunique().to_numpy(dtype="int64")
-    listed, present = values.tolist(), (~values.isna()).tolist()
-    return np.array([len({listed[i] for i in rows if present[i]}) for rows in groups(codes)],
-                    dtype="int64")
+    """Each group's number of distinct values, missing ones left out (``nunique``): int64, one
+    per group."""
+    found, _ = pd.factorize(values, use_na_sentinel=True)  # missing: -1
+    kept = found >= 0
+    width = int(found.max(initial=0)) + 1  # (group, value) as one number
+    pairs = np.unique(codes[kept].astype("int64") * width + found[kept])
+    return np.bincount(pairs // width, minlength=_groups(codes)).astype("int64")
 
 
-__all__ = ["groups", "compensated_sum", "sums", "means", "stds", "medians", "extremes",
-           "distinct", "PANDAS_ABOVE"]
+__all__ = ["sums", "means", "stds", "medians", "extremes", "distinct"]

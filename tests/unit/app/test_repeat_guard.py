@@ -4,6 +4,7 @@ store, by its folder's submit second and its spec.json, whichever door queued it
 from __future__ import annotations
 
 import json
+import re
 import time
 from pathlib import Path
 
@@ -63,3 +64,13 @@ def test_a_sweep_names_the_process_that_owns_it() -> None:
     assert sweep_resume.watcher_text({"server": server}) == "kernel-sweep pid 7 on host h"
     assert sweep_resume.watcher_text({"server": {"pid": 7, "host": "h"}}).startswith(
         "dashboard server pid 7")
+
+
+def test_the_readme_states_the_window_the_guard_uses() -> None:
+    """The README's walk-through says how soon a repeat is asked about: the constant itself,
+    named where it is defined, so the two cannot drift apart."""
+    readme = (Path(__file__).resolve().parents[3] / "README.md").read_text(encoding="utf-8")
+    said = re.search(r"only within (\d+) s of the first:\s+`REPEAT_WINDOW_S` in "
+                     r"app/services/repeat_guard\.py", readme)
+    assert said, "README no longer states the repeat window with its constant"
+    assert float(said.group(1)) == repeat_guard.REPEAT_WINDOW_S

@@ -1,7 +1,8 @@
 """group_reduce gives pandas' groupby sums, means, std devs and medians to the bit (issue 40:
 launches_to_runs and aggregate_runs use it in place of a groupby per statistic), on recorded
 H200 durations and byte counts grouped as a job groups them (in row order: pandas' reduceat
-path) and shuffled (its compensated cython path), with and without missing values."""
+path) and shuffled (its compensated cython path), with and without missing values, by one
+path for a warm job's rows and an import's."""
 
 from __future__ import annotations
 
@@ -46,17 +47,28 @@ def test_each_statistic_equals_pandas_groupby(path: Path, order: str, missing: b
     assert _equal(group_reduce.distinct(pd.Series(values), codes), g.nunique())
 
 
-def test_a_large_table_is_reduced_by_pandas_itself(monkeypatch: pytest.MonkeyPatch) -> None:
-    """Above PANDAS_ABOVE rows (an import) the same statistics come from pandas' groupby,
-    vectorised; both ways agree on the same rows."""
-    values = pd.read_parquet(RUNS[0])["Value"].to_numpy(float)
-    codes = np.arange(len(values)) // 3
-    small = [group_reduce.stds(values, codes), group_reduce.medians(values, codes),
-             *group_reduce.extremes(values, codes)]
-    monkeypatch.setattr(group_reduce, "PANDAS_ABOVE", 10)
-    large = [group_reduce.stds(values, codes), group_reduce.medians(values, codes),
-             *group_reduce.extremes(values, codes)]
-    assert all(_equal(a, b) for a, b in zip(small, large))
+@pytest.mark.parametrize("order", ["rows", "shuffled"])
+def test_an_import_sized_table_takes_the_same_path_and_equals_pandas(order: str) -> None:
+    """One path for any size (the second, pandas' own groupby above 1,000 rows, is gone): the
+    three recorded runs tables' durations repeated to 120,000 rows in 30,000 groups of 1-7 rows
+    and a few of 2,000, 5 % of the values missing, give pandas' statistics to the bit."""
+    recorded = np.concatenate([pd.read_parquet(p)["Value"].to_numpy(float) for p in RUNS])
+    values = np.resize(recorded, 120_000)
+    rng = np.random.default_rng(11)
+    sizes = np.r_[np.full(4, 2_000), rng.integers(1, 8, size=len(values))]
+    codes = np.repeat(np.arange(len(sizes)), sizes)[:len(values)]
+    if order == "shuffled":
+        codes = pd.factorize(rng.permutation(codes))[0]
+    values = np.where(rng.random(len(values)) < 0.05, np.nan, values)
+    g = pd.Series(values).groupby(codes, sort=False)
+    total, counts = group_reduce.sums(values, codes)
+    low, high = group_reduce.extremes(values, codes)
+    assert _equal(total, g.sum()) and _equal(counts, g.count())
+    assert _equal(group_reduce.means(total, counts), g.mean())
+    assert _equal(group_reduce.stds(values, codes), g.std())
+    assert _equal(group_reduce.medians(values, codes), g.median())
+    assert _equal(low, g.min()) and _equal(high, g.max())
+    assert _equal(group_reduce.distinct(pd.Series(values), codes), g.nunique())
 
 
 def test_the_two_sums_differ_where_pandas_differs() -> None:
@@ -70,6 +82,8 @@ def test_the_two_sums_differ_where_pandas_differs() -> None:
                       pd.Series(values).groupby(codes, sort=False).sum())
     # numpy's reduceat adds in row order; Kahan's compensation keeps the lost digits
     plain = np.add.reduceat(values, [0, 7])[0]
-    compensated = group_reduce.compensated_sum(values[:7].tolist())[0]
+    with_a_gap = np.r_[values[:7], np.nan]  # a missing value: the compensated path
+    compensated = group_reduce.sums(with_a_gap, np.zeros(8, dtype=int))[0][0]
     assert (plain, compensated) == (30.099999999999998, 30.1)
+    assert compensated == pd.Series(with_a_gap).groupby(np.zeros(8, dtype=int)).sum()[0]
     assert group_reduce.sums(values, in_rows)[0][0] == plain
