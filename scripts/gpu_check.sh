@@ -47,15 +47,17 @@ done
 # OVERHEAD=1: the dashboard's worker vs a bare nsight-python script, cold and warm (issues 6, 24,
 # 40). The warm stages and nsight-python's own warm floor first (short), then the paired rounds
 # (REPEATS pairs a backend, WARM_ROUNDS of them with a warm job manager), which write their JSON
-# after every round and stop at OVERHEAD_S seconds. BARE_WARM=0 skips nsight-python's floor.
+# after every round and stop at OVERHEAD_S seconds. BARE_WARM=0 skips nsight-python's floor,
+# WARM_STAGES=0 the warm stages; OVERHEAD_BACKENDS=cupti pairs the CUPTI backend alone (with
+# WARM_ROUNDS=0: only the cold pairs, bare script and cold worker).
 if [ "${OVERHEAD:-0}" = 1 ]; then
-  PYTHONPATH=$CUPTI_PATH timeout 150 python3 benchmarks/warm_stages.py "$OUT/warm_stages.json" \
-    --repeats 10 > "$OUT/warm_stages.log" 2>&1 || echo "warm stages benchmark failed"
+  [ "${WARM_STAGES:-1}" = 1 ] && { PYTHONPATH=$CUPTI_PATH timeout 150 python3 benchmarks/warm_stages.py \
+    "$OUT/warm_stages.json" --repeats 10 > "$OUT/warm_stages.log" 2>&1 || echo "warm stages benchmark failed"; }
   [ "${BARE_WARM:-1}" = 1 ] && { PYTHONPATH=$CUPTI_PATH timeout 150 python3 benchmarks/bare_nsight_warm.py \
     "$OUT/bare_warm.json" "$LIBCUPTI" --repeats 5 > "$OUT/bare_warm.log" 2>&1 || echo "bare warm benchmark failed"; }
   timeout "${OVERHEAD_S:-420}" python3 benchmarks/overhead.py "$OUT/overhead.json" /tmp/kp-n096:/tmp/kp-common \
     /tmp/kp-n11:/tmp/kp-common --repeats "${REPEATS:-10}" --warm-rounds "${WARM_ROUNDS:-3}" \
-    > "$OUT/overhead.log" 2>&1 || echo "overhead benchmark stopped (rounds so far in overhead.json)"
+    --backends "${OVERHEAD_BACKENDS:-ncu,cupti}" > "$OUT/overhead.log" 2>&1 || echo "overhead benchmark stopped (rounds so far in overhead.json)"
 fi
 # BREAKDOWN=1: where a cold CUPTI job's time goes beside the bare script's (pyinstrument, from
 # .whl/prof), and a warm worker's path: benchmarks/worker_breakdown.py (issues 24, 40).
