@@ -15,6 +15,22 @@ export DEVICE_RUN=${DEVICE_RUN:-"h200 $(date -u +%Y-%m-%dT%H:%MZ)"}
 . "$REPO"/scripts/gpu_env.sh  # wheels, NCU_PATH, CUPTI_PATH
 RESULTS=${RESULTS:-/tmp/kp-results}
 mkdir -p "$RESULTS" "$OUT"
+# Whether the modules the cold jobs import have compiled bytecode here (issue 40: the device
+# run "h100 1205-s11bd" read the worker's modules at the self time of compiling them, and a
+# process started with PYTHONDONTWRITEBYTECODE=1 compiles them again every time).
+PYTHONPATH=$CUPTI_PATH python3 - > "$OUT/bytecode.txt" 2>&1 <<'PY'
+import importlib.util as u, os, sys
+print("PYTHONDONTWRITEBYTECODE", os.environ.get("PYTHONDONTWRITEBYTECODE"), sys.flags.dont_write_bytecode)
+for name in ("pynvml", "typing_extensions", "pandas", "nsight", "cupti", "profiling_worker.cli"):
+    spec = u.find_spec(name)
+    pyc = u.cache_from_source(spec.origin) if spec and spec.origin and spec.origin.endswith(".py") else None
+    print(name, spec and spec.origin, "pyc:", bool(pyc and os.path.exists(pyc)),
+          "dir writable:", bool(spec and spec.origin and os.access(os.path.dirname(spec.origin), os.W_OK)))
+PY
+# PYC=1: compile every module of the worker and of the carried wheels (pipi installs them
+# --no-compile) to bytecode first, as pip does when it installs a package, so no process of
+# this call (worker, bare script, tests) compiles them from source.
+[ "${PYC:-0}" = 1 ] && python3 -m compileall -q -j 0 "$REPO"/profiling_worker /tmp/kp-common /tmp/kp-n096 /tmp/kp-n11 > /dev/null
 # SEED=1: start from the bundles already in the repo (earlier device runs), so the GPU tests
 # that read them pass; jobs named on the command line are recorded afresh over them.
 [ "${SEED:-0}" = 1 ] && cp -r "$REPO"/app/bundled/h200-* "$RESULTS"/
@@ -90,6 +106,6 @@ done
 # The device tool brings back a few files only: the logs and figures travel as one archive,
 # and the figures are printed too (the call's output tail).
 tail -n 3 "$OUT/pytest_gpu.txt"
-for f in overhead.log bare_warm.log warm_stages.log breakdown.log; do [ -f "$OUT/$f" ] && { echo "== $f"; tail -n 150 "$OUT/$f"; }; done
+for f in bytecode.txt overhead.log bare_warm.log warm_stages.log breakdown.log; do [ -f "$OUT/$f" ] && { echo "== $f"; tail -n 150 "$OUT/$f"; }; done
 (cd "$OUT" && tar -czf logs.tgz --remove-files $(ls | grep -v -e '^bundles.tgz$' -e '\.ncu-rep\.gz$'))
 ls -la "$OUT"
