@@ -27,10 +27,12 @@ for name in ("pynvml", "typing_extensions", "pandas", "nsight", "cupti", "profil
     print(name, spec and spec.origin, "pyc:", bool(pyc and os.path.exists(pyc)),
           "dir writable:", bool(spec and spec.origin and os.access(os.path.dirname(spec.origin), os.W_OK)))
 PY
-# PYC=1: compile every module of the worker and of the carried wheels (pipi installs them
-# --no-compile) to bytecode first, as pip does when it installs a package, so no process of
-# this call (worker, bare script, tests) compiles them from source.
-[ "${PYC:-0}" = 1 ] && python3 -m compileall -q -j 0 "$REPO"/profiling_worker /tmp/kp-common /tmp/kp-n096 /tmp/kp-n11 > /dev/null
+# PYC=1: compile every module of the worker, of the carried wheels (pipi installs them
+# --no-compile) and pynvml (the one package only the worker imports) to bytecode first, as pip
+# does when it installs a package, so no process of this call (worker, bare script, tests)
+# compiles them from source; bytecode.txt says what there was before.
+[ "${PYC:-0}" = 1 ] && python3 -m compileall -q -j 0 "$REPO"/profiling_worker /tmp/kp-common /tmp/kp-n096 \
+  /tmp/kp-n11 "$(python3 -c 'import pynvml; print(pynvml.__file__)')" > /dev/null
 # SEED=1: start from the bundles already in the repo (earlier device runs), so the GPU tests
 # that read them pass; jobs named on the command line are recorded afresh over them.
 [ "${SEED:-0}" = 1 ] && cp -r "$REPO"/app/bundled/h200-* "$RESULTS"/
