@@ -234,9 +234,12 @@ def main(argv: list[str]) -> int:
     if args.command == "import":
         return _import(args.sources, args.out, args.each, args.nvtx)
     if args.command == "serve":
+        from profiling_worker.probes.environment import ProbeInBackground
+
+        probe = ProbeInBackground()  # NVML, ncu, package versions: while serve's imports run
         from profiling_worker.job.serve import serve
 
-        return serve(args.backend, args.gpu, sys.stdin)
+        return serve(args.backend, args.gpu, sys.stdin, probe)
     if args.command == "kernels":
         from profiling_worker.catalog.registry import load_registry
 

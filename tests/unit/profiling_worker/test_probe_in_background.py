@@ -33,15 +33,33 @@ def test_the_background_probe_gives_the_environment_the_calling_thread_probes() 
     assert ProbeInBackground().result() == probe_environment()
 
 
+def _env_command() -> dict:
+    env = subprocess.run([sys.executable, "-m", "profiling_worker", "env"], cwd=REPO,
+                         capture_output=True, text=True, timeout=300)
+    return json.loads(env.stdout)["environment"]
+
+
 def test_a_cold_run_records_the_environment_the_env_command_reports(tmp_path: Path) -> None:
     job = _job(tmp_path, "cold")
     run = subprocess.run([sys.executable, "-m", "profiling_worker", "run", str(job)], cwd=REPO,
                          capture_output=True, text=True, timeout=300)
-    env = subprocess.run([sys.executable, "-m", "profiling_worker", "env"], cwd=REPO,
-                         capture_output=True, text=True, timeout=300)
     manifest = read_manifest(job)
     assert run.returncode == 0 and manifest["status"] == "done", run.stdout[-2000:]
-    assert manifest["environment"] == json.loads(env.stdout)["environment"]
+    assert manifest["environment"] == _env_command()
+
+
+def test_a_warm_worker_records_the_environment_the_env_command_reports(tmp_path: Path) -> None:
+    from app import settings
+    from app.services.warm_worker import WarmWorker
+
+    worker = WarmWorker(sys.executable, "cpu", 0, settings.worker_env(), tmp_path / "warm.log")
+    try:
+        job = _job(tmp_path, "warm")
+        worker.submit(job)
+        assert worker.poll(120) == {"event": "done", "job_dir": str(job.resolve()), "code": 0}
+    finally:
+        worker.close()
+    assert read_manifest(job)["environment"] == _env_command()
 
 
 def test_the_job_given_the_probe_writes_the_manifest_the_job_probing_itself_writes(
