@@ -645,7 +645,10 @@ def cold_profile_text(run: str) -> str:
     b = profile_frames(H200 / f"{run}-cold_bare_cupti.txt")
     tables = w["profile_and_write"] - w["collect"]
     after = w["run_job"] - w["profile_and_write"] - w["prepare"]
-    return (f"worker: environment probe {w['environment_report']:.2f} s, warm-up "
+    # the probe's time on the main thread: since it runs on a thread of its own from the
+    # process's start (ProbeInBackground), the wait for it, if any, in prepare
+    probe = w.get("environment_report", 0.0) + w.get("ProbeInBackground.result", 0.0)
+    return (f"worker: environment probe {probe:.2f} s, warm-up "
             f"{w['warm_up_bodies']:.2f} s (CUDA's start {w['_cuda_init']:.2f} s), nsight-python's "
             f"call {w['wrapper']:.2f} s, the tables {tables:.2f} s, the run audit and the "
             f"manifest {after:.2f} s; bare script: nsight-python's call {b['wrapper']:.2f} s "

@@ -120,15 +120,17 @@ def _missing_dependency(job_dir: Path, exc: ImportError) -> int:
 
 
 def _run(job_dir: Path, force: bool = False) -> int:
-    from profiling_worker.backends.nsight_backend import in_launch_child
-
-    if in_launch_child():  # nsight-python 0.9.x's copy under ncu only profiles: the parent
-        # checked the packages and writes the bundle (scipy.special would cost the child
-        # about 0.6 s, worker_breakdown.py on the H200)
+    # nsight_backend.in_launch_child's test, read here before that module's pandas import
+    if B.LAUNCH_CHILD_ENV in os.environ:  # nsight-python 0.9.x's copy under ncu only
+        # profiles: the parent checked the packages and writes the bundle (scipy.special would
+        # cost the child about 0.6 s, worker_breakdown.py on the H200)
         from profiling_worker.job import runner
 
         runner.run_child(job_dir.resolve())
         return 0
+    from profiling_worker.probes.environment import ProbeInBackground
+
+    probe = ProbeInBackground()  # NVML, ncu, package versions: while the imports below run
     try:  # every package a run needs, now (results: pandas, pyarrow, scipy): a missing one
         # fails the job with a manifest instead of a traceback halfway
         from profiling_worker.job import results, runner  # noqa: F401
@@ -160,7 +162,7 @@ def _run(job_dir: Path, force: bool = False) -> int:
     if finished:
         for name in (C.MANIFEST_FILE, C.EVENTS_FILE):
             (job_dir / name).unlink(missing_ok=True)
-    return runner.run_job(job_dir, Channel(job_dir, redirect_output(job_dir)))
+    return runner.run_job(job_dir, Channel(job_dir, redirect_output(job_dir)), probe=probe)
 
 
 def _import(sources: list[Path], out: Path, each: bool, nvtx: str = "innermost") -> int:
@@ -232,9 +234,12 @@ def main(argv: list[str]) -> int:
     if args.command == "import":
         return _import(args.sources, args.out, args.each, args.nvtx)
     if args.command == "serve":
+        from profiling_worker.probes.environment import ProbeInBackground
+
+        probe = ProbeInBackground()  # NVML, ncu, package versions: while serve's imports run
         from profiling_worker.job.serve import serve
 
-        return serve(args.backend, args.gpu, sys.stdin)
+        return serve(args.backend, args.gpu, sys.stdin, probe)
     if args.command == "kernels":
         from profiling_worker.catalog.registry import load_registry
 

@@ -15,6 +15,24 @@ export DEVICE_RUN=${DEVICE_RUN:-"h200 $(date -u +%Y-%m-%dT%H:%MZ)"}
 . "$REPO"/scripts/gpu_env.sh  # wheels, NCU_PATH, CUPTI_PATH
 RESULTS=${RESULTS:-/tmp/kp-results}
 mkdir -p "$RESULTS" "$OUT"
+# Whether the modules the cold jobs import have compiled bytecode here (issue 40: the device
+# run "h100 1205-s11bd" read the worker's modules at the self time of compiling them, and a
+# process started with PYTHONDONTWRITEBYTECODE=1 compiles them again every time).
+PYTHONPATH=$CUPTI_PATH python3 - > "$OUT/bytecode.txt" 2>&1 <<'PY'
+import importlib.util as u, os, sys
+print("PYTHONDONTWRITEBYTECODE", os.environ.get("PYTHONDONTWRITEBYTECODE"), sys.flags.dont_write_bytecode)
+for name in ("pynvml", "typing_extensions", "pandas", "nsight", "cupti", "profiling_worker.cli"):
+    spec = u.find_spec(name)
+    pyc = u.cache_from_source(spec.origin) if spec and spec.origin and spec.origin.endswith(".py") else None
+    print(name, spec and spec.origin, "pyc:", bool(pyc and os.path.exists(pyc)),
+          "dir writable:", bool(spec and spec.origin and os.access(os.path.dirname(spec.origin), os.W_OK)))
+PY
+# PYC=1: compile every module of the worker, of the carried wheels (pipi installs them
+# --no-compile) and pynvml (the one package only the worker imports) to bytecode first, as pip
+# does when it installs a package, so no process of this call (worker, bare script, tests)
+# compiles them from source; bytecode.txt says what there was before.
+[ "${PYC:-0}" = 1 ] && python3 -m compileall -q -j 0 "$REPO"/profiling_worker /tmp/kp-common /tmp/kp-n096 \
+  /tmp/kp-n11 "$(python3 -c 'import pynvml; print(pynvml.__file__)')" > /dev/null
 # SEED=1: start from the bundles already in the repo (earlier device runs), so the GPU tests
 # that read them pass; jobs named on the command line are recorded afresh over them.
 [ "${SEED:-0}" = 1 ] && cp -r "$REPO"/app/bundled/h200-* "$RESULTS"/
@@ -47,15 +65,17 @@ done
 # OVERHEAD=1: the dashboard's worker vs a bare nsight-python script, cold and warm (issues 6, 24,
 # 40). The warm stages and nsight-python's own warm floor first (short), then the paired rounds
 # (REPEATS pairs a backend, WARM_ROUNDS of them with a warm job manager), which write their JSON
-# after every round and stop at OVERHEAD_S seconds. BARE_WARM=0 skips nsight-python's floor.
+# after every round and stop at OVERHEAD_S seconds. BARE_WARM=0 skips nsight-python's floor,
+# WARM_STAGES=0 the warm stages; OVERHEAD_BACKENDS=cupti pairs the CUPTI backend alone (with
+# WARM_ROUNDS=0: only the cold pairs, bare script and cold worker).
 if [ "${OVERHEAD:-0}" = 1 ]; then
-  PYTHONPATH=$CUPTI_PATH timeout 150 python3 benchmarks/warm_stages.py "$OUT/warm_stages.json" \
-    --repeats 10 > "$OUT/warm_stages.log" 2>&1 || echo "warm stages benchmark failed"
+  [ "${WARM_STAGES:-1}" = 1 ] && { PYTHONPATH=$CUPTI_PATH timeout 150 python3 benchmarks/warm_stages.py \
+    "$OUT/warm_stages.json" --repeats 10 > "$OUT/warm_stages.log" 2>&1 || echo "warm stages benchmark failed"; }
   [ "${BARE_WARM:-1}" = 1 ] && { PYTHONPATH=$CUPTI_PATH timeout 150 python3 benchmarks/bare_nsight_warm.py \
     "$OUT/bare_warm.json" "$LIBCUPTI" --repeats 5 > "$OUT/bare_warm.log" 2>&1 || echo "bare warm benchmark failed"; }
   timeout "${OVERHEAD_S:-420}" python3 benchmarks/overhead.py "$OUT/overhead.json" /tmp/kp-n096:/tmp/kp-common \
     /tmp/kp-n11:/tmp/kp-common --repeats "${REPEATS:-10}" --warm-rounds "${WARM_ROUNDS:-3}" \
-    > "$OUT/overhead.log" 2>&1 || echo "overhead benchmark stopped (rounds so far in overhead.json)"
+    --backends "${OVERHEAD_BACKENDS:-ncu,cupti}" > "$OUT/overhead.log" 2>&1 || echo "overhead benchmark stopped (rounds so far in overhead.json)"
 fi
 # BREAKDOWN=1: where a cold CUPTI job's time goes beside the bare script's (pyinstrument, from
 # .whl/prof), and a warm worker's path: benchmarks/worker_breakdown.py (issues 24, 40).
@@ -88,6 +108,6 @@ done
 # The device tool brings back a few files only: the logs and figures travel as one archive,
 # and the figures are printed too (the call's output tail).
 tail -n 3 "$OUT/pytest_gpu.txt"
-for f in overhead.log bare_warm.log warm_stages.log breakdown.log; do [ -f "$OUT/$f" ] && { echo "== $f"; tail -n 150 "$OUT/$f"; }; done
+for f in bytecode.txt overhead.log bare_warm.log warm_stages.log breakdown.log; do [ -f "$OUT/$f" ] && { echo "== $f"; tail -n 150 "$OUT/$f"; }; done
 (cd "$OUT" && tar -czf logs.tgz --remove-files $(ls | grep -v -e '^bundles.tgz$' -e '\.ncu-rep\.gz$'))
 ls -la "$OUT"

@@ -46,11 +46,15 @@ def choose_backends(env: dict[str, Any]) -> dict[str, BackendStatus]:
     return {name: run_side(name).probe(env) for name in B.NAMES}
 
 
-def environment_report(with_kernels: bool = False) -> dict[str, Any]:
+def environment_report(with_kernels: bool = False,
+                       env: dict[str, Any] | None = None) -> dict[str, Any]:
     """The ``python -m profiling_worker env`` output (JSON): ``environment`` (probed without
-    touching CUDA), ``backends`` (name -> :meth:`BackendStatus.to_json`) and, with
-    ``with_kernels``, the kernels a job may name (built-in and ``KPROF_KERNEL_DIRS``)."""
-    env = environment.probe_environment()
+    touching CUDA; ``env``: a :func:`~profiling_worker.probes.environment.probe_environment`
+    dict already probed, e.g. by a cold job's
+    :class:`~profiling_worker.probes.environment.ProbeInBackground`), ``backends`` (name ->
+    :meth:`BackendStatus.to_json`) and, with ``with_kernels``, the kernels a job may name
+    (built-in and ``KPROF_KERNEL_DIRS``)."""
+    env = environment.probe_environment() if env is None else env
     report = {"environment": env,
               "backends": {n: s.to_json() for n, s in choose_backends(env).items()}}
     if with_kernels:

@@ -14,6 +14,7 @@ from typing import TYPE_CHECKING, Any
 
 from profiling_worker import __version__
 from profiling_worker.probes import gpu_select, metric_check
+from profiling_worker.probes.environment import ProbeInBackground
 from profiling_worker.backends.base import Collection
 from profiling_worker.backends.registry import environment_report, run_side
 from profiling_worker.backends.run_side import BackendStatus, RunJob
@@ -164,9 +165,11 @@ class Prepared:
     ready: Callable[[], None] = lambda: None
 
 
-def prepare(job_dir: Path, manifest: dict[str, Any], report: dict[str, Any] | None) -> Prepared:
-    """Load and validate the spec, probe (unless a warm worker passes its ``report``) and check
-    that the backend can run; fills the manifest's spec, environment and provenance.
+def prepare(job_dir: Path, manifest: dict[str, Any], report: dict[str, Any] | None,
+            probe: ProbeInBackground | None = None) -> Prepared:
+    """Load and validate the spec, probe (unless a warm worker passes its ``report``; ``probe``:
+    a cold job's probe started earlier, waited for here) and check that the backend can run;
+    fills the manifest's spec, environment and provenance.
 
     Raises:
         SpecRejected, BackendUnavailable: the job cannot run as asked.
@@ -182,7 +185,7 @@ def prepare(job_dir: Path, manifest: dict[str, Any], report: dict[str, Any] | No
                     provenance=_provenance(manifest["started_at"]))
     manifest["kernel_files"]["sources"] = {k: getattr(registry.kernels[k], "source", "")
                                            or "built-in" for k in spec.kernels}
-    report = report or environment_report()
+    report = report or environment_report(env=probe.result() if probe else None)
     backend = BackendStatus.from_json(report["backends"][spec.backend])
     manifest["environment"] = report["environment"]
     gpu, not_visible = _resolve_gpu(spec, report["environment"])
@@ -266,10 +269,12 @@ def profile_and_write(job: Prepared, job_dir: Path, channel: Channel
             "warnings": warnings, "status": JobStatus.DONE.value}, tables
 
 
-def run_job(job_dir: Path, channel: Channel, report: dict[str, Any] | None = None) -> int:
+def run_job(job_dir: Path, channel: Channel, report: dict[str, Any] | None = None,
+            probe: ProbeInBackground | None = None) -> int:
     """Run the job in ``job_dir`` and write its bundle; returns the exit code (0 done, 1 not).
 
-    ``report``: a warm worker's cached environment report (None: probe now).
+    ``report``: a warm worker's cached environment report (None: probe now, or take
+    ``probe``'s environment: a cold job's probe started before its imports, cli.py).
     """
     from profiling_worker.job import results
 
@@ -283,7 +288,8 @@ def run_job(job_dir: Path, channel: Channel, report: dict[str, Any] | None = Non
                                 "worker_version": __version__, **record_worker(job_dir, started)}
     tables = None  # a failed job's finish_bundle reads whatever tables it has
     try:
-        entries, tables = profile_and_write(prepare(job_dir, manifest, report), job_dir, channel)
+        entries, tables = profile_and_write(prepare(job_dir, manifest, report, probe), job_dir,
+                                            channel)
         manifest.update(entries)
         tables = results.write_run_audit(job_dir, tables, manifest)
     except Exception as exc:

@@ -22,6 +22,7 @@ from pathlib import Path
 from typing import Any, TextIO
 
 from profiling_worker.probes import gpu_select
+from profiling_worker.probes.environment import ProbeInBackground
 from profiling_worker.job import runner
 from profiling_worker.backends.registry import environment_report, run_side
 from profiling_worker.backends.run_side import BackendStatus
@@ -61,10 +62,11 @@ def refusal(spec: JobSpec | PartialSpec | None, backend: str, gpu: int) -> str |
     return None
 
 
-def serve(backend: str, gpu: int, stdin: TextIO) -> int:
-    """Run jobs from ``stdin`` until it closes; returns the exit code."""
+def serve(backend: str, gpu: int, stdin: TextIO, probe: ProbeInBackground | None = None) -> int:
+    """Run jobs from ``stdin`` until it closes; returns the exit code. ``probe``: the
+    environment probe started before this module's imports (cli.py; None: probe now)."""
     control = os.dup(1)  # the control channel; fds 1 and 2 then go to each job's log
-    report = environment_report()
+    report = environment_report() if probe is None else environment_report(env=probe.result())
     if B.on_gpu(backend):  # before anything starts CUDA; gpu counts the visible GPUs
         try:
             gpu_select.pin(gpu_select.resolve(gpu, report["environment"].get("gpus") or ()))

@@ -18,6 +18,7 @@ import shutil
 import socket
 import subprocess
 import sys
+import threading
 from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
@@ -228,3 +229,41 @@ def probe_environment() -> dict[str, Any]:
         "torch_cuda": torch_version.split("+", 1)[1] if torch_version and "+" in torch_version else None,
         "nvidia_ml_py": _dist_version("nvidia-ml-py"),
     }
+
+
+class ProbeInBackground:
+    """:func:`probe_environment` on a daemon thread, started at construction: a cold job's
+    NVML start (the driver library's load, ``nvmlInit`` and the device queries, which release
+    the GIL), its package lookups and its ncu version run while the main thread imports pandas
+    and the worker's modules (issue 40: the probe took 0.15 s of a cold CUPTI job on the H100,
+    device run "h100 1205-s11bd"). The environment is the same dict, probed the same way.
+
+    Start it only after ``probes.environment`` is imported (this module: the thread then
+    imports only ``pynvml``, which nothing else imports meanwhile, so the two threads never
+    wait on each other's module locks).
+    """
+
+    def __init__(self) -> None:
+        self._env: dict[str, Any] | None = None
+        self._error: BaseException | None = None
+        self._thread = threading.Thread(target=self._probe, name="environment-probe",
+                                        daemon=True)
+        self._thread.start()
+
+    def _probe(self) -> None:
+        try:
+            self._env = probe_environment()
+        except BaseException as exc:  # raised again in the caller's thread by result()
+            self._error = exc
+
+    def result(self) -> dict[str, Any]:
+        """Wait for the probe; returns :func:`probe_environment`'s dict.
+
+        Raises:
+            Exception: what :func:`probe_environment` raised, as it would have raised it.
+        """
+        self._thread.join()
+        if self._error is not None:
+            raise self._error
+        assert self._env is not None
+        return self._env
