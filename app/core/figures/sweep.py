@@ -33,7 +33,7 @@ def wants_log_y(frame: pd.DataFrame) -> bool:
         return False
     avg = frame[C.AVG].to_numpy(dtype=float)
     avg = avg[np.isfinite(avg)]
-    return bool(len(avg)) and bool((avg > 0).all()) and avg.max() / avg.min() > LOG_Y_SPAN
+    return bool(len(avg) and (avg > 0).all() and avg.max() / avg.min() > LOG_Y_SPAN)
 
 
 def log_floor(frame: pd.DataFrame) -> float:
