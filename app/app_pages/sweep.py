@@ -39,11 +39,13 @@ def metric_label(m: str) -> str:
     return metric_roles.with_unit(bundle.manifest, m, units.get(m, ""))
 
 
+# the Y axis box's default; a job without any metric offers none (an empty box)
+first_metric = sweep_metric(bundle, defaults.metric)
 chosen_metric = None
 if len(metrics) > 1 or not has_durations:
     chosen_metric = st.selectbox(
         "Y axis: metric", state.keep_if_offered(state.key(PAGE, "metric"), metrics),
-        index=metrics.index(defaults.metric or bundle.duration_metric),
+        index=metrics.index(first_metric) if first_metric in metrics else 0,
         key=state.key(PAGE, "metric"), format_func=metric_label,
         help="The job's metrics, each in its own unit as the tables give it. The durations are "
              "drawn as the Quantity below (time, or throughput from the kernel catalog's "
