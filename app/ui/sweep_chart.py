@@ -2,7 +2,8 @@
 calls, and the same calls with every control at its default (:func:`compute_default`), which
 ``kernel-dashboard`` makes at server start for the jobs the first page most likely shows
 (:mod:`app.ui.prewarm`; issue 37: a finished sweep's first chart), so that the page's first run
-finds them instead of computing them (a 1,000-config sweep: 0.1 s of CPU on the 2-core machine).
+finds them instead of computing them (a 1,000-config sweep: 0.09-0.16 s of the thread's CPU time
+in the first script run, 2-core machine beside a CPU hog, 2026-12-05).
 """
 
 from __future__ import annotations
