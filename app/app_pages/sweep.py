@@ -8,10 +8,11 @@ import streamlit as st
 from profiling_worker.bundle.schema import intervals, plausibility as P
 
 from app.core import derived, metric_roles
-from app.core.figures.sweep import LOG_Y_SPAN, build_sweep_figure, table_rows, wants_log_y
-from app.core.views.sweep import (SweepOptions, annotations_of, metric_choices, sweep_frame,
-                                  sweep_metric, sweep_x, x_choices)
-from app.ui import analysis, cached, deep_dive_action, energy, job_status, notes, panels, state
+from app.core.figures.sweep import LOG_Y_SPAN, table_rows, wants_log_y
+from app.core.views.sweep import (SweepOptions, annotations_of, default_options,
+                                  metric_choices, sweep_metric, sweep_x, x_choices)
+from app.ui import (analysis, deep_dive_action, energy, job_status, notes, panels, state,
+                    sweep_chart)
 from app.ui import time_unit as time_unit_control
 from app.core.markdown import esc, visible
 
@@ -26,6 +27,8 @@ SHORT = {derived.TIME: "Time", derived.TFLOPS: "TFLOP/s", derived.GBPS: "Analyti
 units = metric_roles.units(bundle)
 metrics = metric_choices(bundle)
 has_durations = bundle.duration_metric in metrics
+#: What each control starts at (the frame and chart begun with the server used the same)
+defaults = default_options(bundle)
 
 
 def metric_label(m: str) -> str:
@@ -36,10 +39,13 @@ def metric_label(m: str) -> str:
     return metric_roles.with_unit(bundle.manifest, m, units.get(m, ""))
 
 
+# the Y axis box's default; a job without any metric offers none (an empty box)
+first_metric = sweep_metric(bundle, defaults.metric)
 chosen_metric = None
 if len(metrics) > 1 or not has_durations:
     chosen_metric = st.selectbox(
         "Y axis: metric", state.keep_if_offered(state.key(PAGE, "metric"), metrics),
+        index=metrics.index(first_metric) if first_metric in metrics else 0,
         key=state.key(PAGE, "metric"), format_func=metric_label,
         help="The job's metrics, each in its own unit as the tables give it. The durations are "
              "drawn as the Quantity below (time, or throughput from the kernel catalog's "
@@ -50,19 +56,20 @@ from_durations = metric == bundle.duration_metric
 cols = st.columns([3, 2.2, 3, 1.6], vertical_alignment="bottom")
 if has_durations:
     quantity = cols[0].segmented_control(
-        "Quantity", list(derived.QUANTITIES), default=derived.TIME,
+        "Quantity", list(derived.QUANTITIES), default=defaults.quantity,
         key=state.key(PAGE, "quantity"), disabled=not from_durations,
         help=f"GB/s here is {derived.GBPS_SOURCE} (the kernel catalog's byte count); the Memory "
              "and Bound pages show DRAM GB/s from measured DRAM bytes / time."
              + ("" if from_durations else f" Derived from the durations: pick "
                 f"{bundle.duration_metric} as the metric above to use it."),
-        format_func=lambda q: SHORT.get(q, derived.QUANTITY_LABELS[q])) or derived.TIME
+        format_func=lambda q: SHORT.get(q, derived.QUANTITY_LABELS[q])) or defaults.quantity
 else:  # nothing to derive a time or a throughput from
     quantity = derived.TIME
     cols[0].caption("Quantity: time, TFLOP/s or GB/s need durations (none in this job)")
+normalise_to = [None, *annotations_of(bundle)]
 baseline = cols[2].selectbox("Normalise to",
-                             state.keep_if_offered(state.key(PAGE, "baseline"),
-                                                   [None, *annotations_of(bundle)]),
+                             state.keep_if_offered(state.key(PAGE, "baseline"), normalise_to),
+                             index=normalise_to.index(defaults.baseline),
                              key=state.key(PAGE, "baseline"),
                              format_func=lambda a: ("— absolute values —" if a is None
                                                     else visible(a)))
@@ -73,7 +80,8 @@ shown_unit = (f"× {baseline}" if baseline else derived.quantity_unit(quantity)
 time_unit = time_unit_control.control(cols[1], PAGE, is_time, shown_unit)
 choices = x_choices(bundle)
 x_param = st.selectbox(
-    "X axis", state.keep_if_offered(state.key(PAGE, "x"), choices), key=state.key(PAGE, "x"),
+    "X axis", state.keep_if_offered(state.key(PAGE, "x"), choices),
+    index=choices.index(str(defaults.x)), key=state.key(PAGE, "x"),
     help="The parameters that vary between the configs; the others that vary split each "
          "annotation into one line per value.") if len(choices) > 1 else None
 x = sweep_x(bundle, x_param)
@@ -82,7 +90,7 @@ options = SweepOptions(quantity=quantity, time_unit=time_unit, baseline=baseline
 others = [m for m in metrics if m != bundle.duration_metric]
 
 try:
-    frame = cached.view(sweep_frame, bundle, options)
+    frame = sweep_chart.frame(bundle, options)
 except (derived.MissingWork, ValueError) as exc:
     panels.render_error(str(exc), "Choose Time, or a job whose kernels declare FLOP/byte counts."
                         + (f" The job's other metrics ({', '.join(others)}) are under "
@@ -105,19 +113,12 @@ notes.show(bundle, "sweep", [metric],
            extra_checks=(P.ABOVE_ROOF,) if from_durations and quantity != derived.TIME else ())
 notes.few_runs(frame)
 notes.auto_runs(bundle, "sweep")
-if from_durations:
-    label = derived.QUANTITY_LABELS[quantity].split(" (")[0]
-else:
-    label = metric_roles.label(bundle.manifest, metric)  # compute_tflops (derived)
-if baseline:
-    label = f"{label} relative to {baseline}"
 log_y = cols[3].toggle(
     "Log y", value=wants_log_y(frame), key=state.key(PAGE, "log-y"),
     help=f"On by default when the values span more than {LOG_Y_SPAN:g}×, so small sizes do not "
          "sit on zero. A CI95 lower bound ≤ 0 cannot be drawn on a log axis: its whisker is cut "
          "at the bottom of the chart (the hover says so; the table keeps the exact bound).")
-fig = cached.figure(build_sweep_figure, frame, x, bundle.host_timer, quantity_label=label,
-                         log_y=log_y)
+fig = sweep_chart.figure(bundle, options, frame, log_y)
 role = metric_roles.roles(bundle.manifest).get(metric, {})
 measured = (bundle.measurement if from_durations or derived.is_time(metric)
             else str(role.get("label") or f"{metric}, as the job's tables hold it"))

@@ -19,6 +19,8 @@ import threading
 from collections.abc import Callable
 from typing import TYPE_CHECKING
 
+import streamlit as st
+
 if TYPE_CHECKING:
     from app.services.result_store import BundleInfo
     from profiling_worker.bundle.loader import Bundle
@@ -30,9 +32,6 @@ if TYPE_CHECKING:
 #: ``big_sweep_page.py`` against the same tree without it) than computing on the visit.
 MAX_CONFIGS = 100
 _enabled = threading.Event()
-#: (bundle path, manifest mtime) of every job a thread was started for.
-_started: set[tuple[str, float]] = set()
-_lock = threading.Lock()
 
 
 def enable() -> None:
@@ -53,15 +52,21 @@ def start(info: BundleInfo | None) -> None:
     if not 0 < len(getattr(info.spec, "configs", None) or ()) <= MAX_CONFIGS:
         return  # too large to compute while the user reads, or its size is not recorded
     try:
-        key = (str(info.path), manifest_mtime(info.path))
+        mtime = manifest_mtime(info.path)
     except OSError:
         return
-    with _lock:
-        if key in _started:
-            return
-        _started.add(key)
-    threading.Thread(target=_run, args=(info.job_id,), name="kprof-prefetch",
-                     daemon=True).start()
+    _start_once(str(info.path), mtime, info.job_id)
+
+
+@st.cache_resource(max_entries=256, show_spinner=False)
+def _start_once(path: str, mtime: float, job_id: str) -> threading.Thread:
+    """The prefetch thread of the job at ``path`` with manifest ``mtime``, started on the
+    first call for them in this server (Streamlit runs one call per key at a time; a job
+    changed since is another key)."""
+    del path, mtime  # the cache key
+    thread = threading.Thread(target=_run, args=(job_id,), name="kprof-prefetch", daemon=True)
+    thread.start()
+    return thread
 
 
 def _run(job_id: str) -> None:

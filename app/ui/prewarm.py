@@ -10,9 +10,11 @@ After the imports, the same thread reads the bundles the first page most likely 
 newest finished job, and the job a page without ``?job=`` opens on a machine with or without
 a GPU: :func:`likely_jobs`); the script run that asks for one of them takes that read
 (:func:`bundle`) instead of reading it again (issue 37: a finished 1,000-config sweep's first
-chart). Last, it maps every loaded module to its file for :mod:`inspect`
-(:func:`_map_module_files`), which Streamlit's first element of a process does otherwise.
-Everything stays drawn as before; only the order of the work changes.
+chart). In the order the first script run needs them: it maps every loaded module to its file
+for :mod:`inspect` (:func:`_map_module_files`), which Streamlit's first element of a process
+does otherwise, reads the bundles, then computes each one's Size sweep frame and chart as the
+page opens (:func:`app.ui.sweep_chart.compute_default`) into the caches, where the page's
+first run finds them. Everything stays drawn as before; only the order of the work changes.
 """
 
 from __future__ import annotations
@@ -29,14 +31,24 @@ if TYPE_CHECKING:  # the thread imports them; this module stays light for app.cl
     from profiling_worker.bundle.loader import Bundle
 
 #: The modules of the app frame and the first page (Size sweep), heaviest first, those a bundle's
-#: read imports on first use (pyarrow's dataset reader and pandas conversion: the thread reads
-#: bundles after the first script run may have begun importing), and the Streamlit loads on
-#: first use: its emoji table (330 ms; any non-ASCII alert or segmented control option, e.g.
-#: "µs", looks it up), its icon names and Pillow with the image readers its first open loads
-#: (``Image.preinit``: ``st.set_page_config`` reads the page icon, ``app/assets/icon.png``).
+#: read and its Size sweep chart import on first use (pyarrow's dataset reader and pandas
+#: conversion; plotly's figure parts, which it imports as a figure first uses them: the thread
+#: reads bundles and computes charts after the first script run may have begun importing), and
+#: the Streamlit loads on first use: its emoji table (330 ms; any non-ASCII alert or segmented
+#: control option, e.g. "µs", looks it up), its icon names and Pillow with the image readers
+#: its first open loads (``Image.preinit``: ``st.set_page_config`` reads the page icon,
+#: ``app/assets/icon.png``). Not ``scipy.special`` (0.1 s of CPU): the Size sweep's CI95 takes
+#: its t quantiles from the worker's table (``t_table``); pages that need scipy import it.
 MODULES = ("pandas", "pyarrow.parquet", "pyarrow.dataset", "pyarrow.pandas_compat",
            "pandas.core.arrays.arrow.extension_types", "plotly.graph_objects", "plotly.io",
-           "scipy.special",
+           "plotly.animation", "plotly.graph_objs._deprecations",
+           "plotly.graph_objs.layout._legend", "plotly.graph_objs.layout._margin",
+           "plotly.graph_objs.layout._title", "plotly.graph_objs.layout._xaxis",
+           "plotly.graph_objs.layout._yaxis",
+           "plotly.graph_objs.layout.legend._title", "plotly.graph_objs.layout.xaxis._title",
+           "plotly.graph_objs.layout.yaxis._title", "plotly.graph_objs.scatter._error_x",
+           "plotly.graph_objs.scatter._error_y", "plotly.graph_objs.scatter._line",
+           "narwhals._interchange.dataframe",
            "streamlit.emojis", "streamlit.material_icon_names", "PIL.Image",
            "PIL.BmpImagePlugin", "PIL.GifImagePlugin", "PIL.JpegImagePlugin",
            "PIL.PngImagePlugin", "PIL.PpmImagePlugin",
@@ -46,6 +58,7 @@ MODULES = ("pandas", "pyarrow.parquet", "pyarrow.dataset", "pyarrow.pandas_compa
            "app.core.derived", "app.core.metric_roles", "app.core.figures.sweep",
            "app.core.views.sweep", "app.core.spec_form", "app.core.table_text",
            "app.ui.energy", "app.ui.time_unit", "app.core.auto_runs", "app.ui.prefetch",
+           "app.ui.sweep_chart",
            "profiling_worker.bundle.schema.t_table")
 _probes: dict[str, Future[dict[str, Any]]] = {}
 #: bundle path (as :func:`app.ui.cached.bundle_for` names it) -> (manifest mtime, its read)
@@ -77,7 +90,7 @@ def _probe(worker_python: str, future: Future[dict[str, Any]]) -> None:
 
 
 def _import_all() -> None:
-    reads: list[tuple[str, Future[Bundle]]] = []
+    reads: list[tuple[str, str, Future[Bundle]]] = []
     try:
         for name in MODULES:
             importlib.import_module(name)
@@ -86,8 +99,8 @@ def _import_all() -> None:
         pass
     finally:
         _imported.set()
-    _read(reads)
     _map_module_files()
+    _read(reads)
 
 
 def _map_module_files() -> None:
@@ -104,22 +117,25 @@ def _map_module_files() -> None:
         pass
 
 
-def _register_likely() -> list[tuple[str, Future[Bundle]]]:
-    """A pending read for each bundle of :func:`likely_jobs`, registered under the path and
-    manifest mtime that :func:`app.ui.cached.bundle_for` will key it by."""
+def _register_likely() -> list[tuple[str, str, Future[Bundle]]]:
+    """(job id, path, pending read) for each bundle of :func:`likely_jobs`, in their order;
+    each read is registered under the path and manifest mtime that
+    :func:`app.ui.cached.bundle_for` will key it by."""
     from app import settings
     from app.services import result_store
     from profiling_worker.bundle.loader import manifest_mtime
 
     results, bundled = settings.results_dir(), settings.bundled_dir()
-    paths = [result_store.find_bundle(job_id, results, bundled)
-             for job_id in likely_jobs(result_store.list_bundles(results, bundled)[0])]
-    keys = [(str(path), manifest_mtime(path)) for path in paths if path is not None]
+    paths = {job_id: result_store.find_bundle(job_id, results, bundled)
+             for job_id in likely_jobs(result_store.list_bundles(results, bundled)[0])}
+    keys = [(job_id, str(path), manifest_mtime(path)) for job_id, path in paths.items()
+            if path is not None]
     # registered together, after anything here could raise: a registered read is always done
-    pending: dict[str, tuple[float, Future[Bundle]]] = {p: (m, Future()) for p, m in keys}
+    pending: list[tuple[str, str, float, Future[Bundle]]] = [
+        (job_id, path, mtime, Future()) for job_id, path, mtime in keys]
     with _lock:
-        _reads.update(pending)
-    return [(path, future) for path, (_mtime, future) in pending.items()]
+        _reads.update({path: (mtime, future) for _job, path, mtime, future in pending})
+    return [(job_id, path, future) for job_id, path, _mtime, future in pending]
 
 
 def likely_jobs(bundles: list[BundleInfo]) -> list[str]:
@@ -136,14 +152,23 @@ def likely_jobs(bundles: list[BundleInfo]) -> list[str]:
     return list(dict.fromkeys(j for j in picks if j is not None))
 
 
-def _read(reads: list[tuple[str, Future[Bundle]]]) -> None:
+def _read(reads: list[tuple[str, str, Future[Bundle]]]) -> None:
+    """Read each bundle, then compute its Size sweep's first chart through the caches (the
+    bundle then held there, as a page's read holds it), job by job in their order."""
+    from app.ui import cached, sweep_chart
     from profiling_worker.bundle.loader import load_bundle
 
-    for path, future in reads:
+    for job_id, path, future in reads:
         try:
             future.set_result(load_bundle(path))
         except BaseException as exc:  # the page reads it again and shows its own error
             future.set_exception(exc)
+            continue
+        try:
+            if (bundle := cached.bundle_for(job_id)) is not None:
+                sweep_chart.compute_default(bundle)
+        except Exception:  # the page computes it again and shows what went wrong
+            pass
 
 
 def bundle(path: str, mtime: float) -> Bundle | None:

@@ -103,7 +103,7 @@ def test_start_computes_once_per_job_and_only_when_enabled(store, monkeypatch) -
         done.set()
 
     monkeypatch.setattr(prefetch, "_run", run)
-    monkeypatch.setattr(prefetch, "_started", set())
+    prefetch._start_once.clear()
     prefetch.start(info)  # not enabled: a plain `streamlit run`, an AppTest
     assert ran == []
     prefetch.enable()
@@ -126,7 +126,7 @@ def test_a_job_over_the_config_bound_or_without_configs_is_not_prefetched(store,
     configs = len(info.spec.configs)  # type: ignore[union-attr]
     ran: list[str] = []
     monkeypatch.setattr(prefetch, "_run", ran.append)
-    monkeypatch.setattr(prefetch, "_started", set())
+    prefetch._start_once.clear()
     prefetch.enable()
     try:
         monkeypatch.setattr(prefetch, "MAX_CONFIGS", configs - 1)
@@ -135,4 +135,4 @@ def test_a_job_over_the_config_bound_or_without_configs_is_not_prefetched(store,
         prefetch.start(dataclasses.replace(info, manifest={**info.manifest, "spec": None}))
     finally:
         prefetch._enabled.clear()
-    assert prefetch._started == set() and ran == []  # no thread was started for either
+    assert ran == []  # no thread was started for either

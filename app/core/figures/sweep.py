@@ -33,7 +33,7 @@ def wants_log_y(frame: pd.DataFrame) -> bool:
         return False
     avg = frame[C.AVG].to_numpy(dtype=float)
     avg = avg[np.isfinite(avg)]
-    return bool(len(avg)) and bool((avg > 0).all()) and avg.max() / avg.min() > LOG_Y_SPAN
+    return bool(len(avg) and (avg > 0).all() and avg.max() / avg.min() > LOG_Y_SPAN)
 
 
 def log_floor(frame: pd.DataFrame) -> float:
@@ -74,11 +74,11 @@ def build_sweep_figure(frame: pd.DataFrame, x: str, host_timer: bool,
     _x_axis(fig, frame, x)
     fig.update_yaxes(title={"text": theme.axis_title(quantity_label, unit)},
                      **(theme.LOG_AXIS if log_y else {"type": "linear"}))
-    title = theme.titled(f"{quantity_label} vs {x}", host_timer)
-    if step > 1:
-        title += (f"<br><sup>every {step} configs drawn of {frame[x].nunique():,}; the CSV "
-                  "below has all</sup>")
-    return theme.apply_layout(fig, title)
+    theme.apply_layout(fig, theme.titled(f"{quantity_label} vs {x}", host_timer))
+    if step > 1:  # after apply_layout, which escapes the title's names: this markup is ours
+        fig.layout.title.text += (f"<br><sup>every {step} configs drawn of "
+                                  f"{frame[x].nunique():,}; the CSV below has all</sup>")
+    return fig
 
 
 def draw_step(points: int) -> int:

@@ -98,6 +98,28 @@ def sweep_metric(bundle: Bundle, choice: str | None = None) -> str:
     return choices[0] if choices else bundle.duration_metric
 
 
+def default_options(bundle: Bundle) -> SweepOptions:
+    """The options the Size sweep opens with, every control at its default: the first metric
+    of :func:`metric_choices` (the durations, as Time, where the job has them), absolute
+    values, the time unit µs and the first x of :func:`x_choices`. The page draws its controls
+    with these defaults, and the work begun with the server (:mod:`app.ui.prewarm`) computes
+    the page's frame and chart with them, so that the page's first run finds them."""
+    metric = sweep_metric(bundle)
+    return SweepOptions(x=sweep_x(bundle),
+                        metric=None if metric == bundle.duration_metric else metric)
+
+
+def chart_label(bundle: Bundle, options: SweepOptions) -> str:
+    """The y quantity in words for the chart: the quantity's name (``Time``, ``Throughput``)
+    where it is derived from the durations, else the metric with its role
+    (``compute_tflops (derived)``); ``... relative to <baseline>`` when normalised."""
+    if uses_quantity(bundle, options):
+        label = derived.QUANTITY_LABELS[options.quantity].split(" (")[0]
+    else:
+        label = metric_roles.label(bundle.manifest, str(options.metric))
+    return f"{label} relative to {options.baseline}" if options.baseline else label
+
+
 def uses_quantity(bundle: Bundle, options: SweepOptions) -> bool:
     """True when the y axis is ``options.quantity`` derived from the durations (time, TFLOP/s,
     GB/s); False when it is another metric of the job, drawn as the tables hold it."""

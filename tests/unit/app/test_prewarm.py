@@ -66,6 +66,14 @@ def test_the_first_page_load_does_not_import_scipy_stats() -> None:
     assert "scipy.stats" not in _first_page_load_imports()
 
 
+def test_the_first_page_load_does_not_import_scipy_special() -> None:
+    """Nor scipy.special (0.1 s of CPU, which the thread imported before the first script run
+    could start): the Size sweep's CI95 takes its t quantiles from the worker's table, so the
+    thread no longer imports it."""
+    assert "scipy.special" not in prewarm.MODULES
+    assert "scipy.special" not in _first_page_load_imports()
+
+
 def test_the_first_page_load_imports_none_of_the_apps_own_modules() -> None:
     """Every module of the app, the worker's schema and Pillow (the page icon) that the first
     page needs is among MODULES, so the first script run imports none of them itself (issue
@@ -117,18 +125,23 @@ def test_the_likely_jobs_are_the_newest_finished_and_the_defaults(tmp_path) -> N
 
 
 def test_reading_bundles_after_the_imports_imports_nothing_more() -> None:
-    """The thread reads the bundles after the first script run may have started importing:
-    a module imported by both at once can be seen half initialised (plotly found a pandas
-    without Series), so every module the reads need is among MODULES."""
+    """The thread reads the bundles and computes their Size sweep's first chart after the
+    first script run may have started importing: a module imported by both at once can be
+    seen half initialised (plotly found a pandas without Series), so every module the reads
+    and the charts need (plotly imports a figure's parts as it first uses them) is among
+    MODULES."""
     code = ("import importlib, sys\n"
             "from pathlib import Path\n"
             "from app.ui import prewarm\n"
             "for name in prewarm.MODULES: importlib.import_module(name)\n"
             "from app.services.result_store import list_bundles\n"
+            "from app.ui import sweep_chart\n"
             "from profiling_worker.bundle.loader import load_bundle, manifest_mtime\n"
             "before = set(sys.modules)\n"
             f"bundles = list_bundles(Path({str(SCENARIOS)!r}), None)[0]\n"
             "prewarm.likely_jobs(bundles)\n"
-            "for b in bundles: manifest_mtime(b.path); load_bundle(b.path)\n"
+            "for b in bundles:\n"
+            "    manifest_mtime(b.path)\n"
+            "    sweep_chart.compute_default(load_bundle(b.path))\n"
             "print(sorted(set(sys.modules) - before))\n")
     assert _last_line(code) == "[]"

@@ -1,0 +1,107 @@
+"""The Size sweep's first chart computed ahead (app/ui/sweep_chart.py, issue 37): the page opens
+with every control at :func:`app.core.views.sweep.default_options`, so a page whose frame and
+chart were computed with those defaults (what kernel-dashboard's prewarm thread does for the
+likely jobs, app/ui/prewarm.py) computes neither again and draws the same chart and table."""
+
+from __future__ import annotations
+
+import functools
+import importlib
+import shutil
+import sys
+from pathlib import Path
+
+import pandas as pd
+import pytest
+import streamlit as st
+
+from apptest_helpers import plotly_specs
+from app.ui import cached, prewarm, sweep_chart
+from tests.scenarios import REPO, SCENARIOS
+
+#: What the page computes before its chart (module, function).
+BEFORE_CHART = (("app.core.views.sweep", "sweep_frame"),
+                ("app.core.figures.sweep", "build_sweep_figure"))
+CASE_03 = REPO / "tests" / "fixtures" / "import_cases" / "03-derived-0.9.5"
+
+
+@pytest.fixture
+def computed(monkeypatch: pytest.MonkeyPatch) -> list[str]:
+    """The name of every call of :data:`BEFORE_CHART` made by app/ui/cached.py: a cache miss
+    (a hit calls nothing)."""
+    calls: list[str] = []
+    for module_name, name in BEFORE_CHART:
+        module = importlib.import_module(module_name)
+        real = getattr(module, name)
+
+        def counted(*args, _real=real, _name=name, **kwargs):  # type: ignore[no-untyped-def]
+            if Path(sys._getframe(1).f_code.co_filename) == Path(cached.__file__):
+                calls.append(_name)
+            return _real(*args, **kwargs)
+
+        # the same module and name: the caches key a function by them (app/ui/cached.py)
+        wrapper = functools.update_wrapper(counted, real)
+        monkeypatch.setattr(module, name, wrapper)
+        for other in list(sys.modules.values()):  # a module imported before this test
+            if (getattr(other, "__name__", "").startswith("app.")  # holds its own reference
+                    and getattr(other, name, None) is real):
+                monkeypatch.setattr(other, name, wrapper)
+    return calls
+
+
+def _page(app, job: str) -> tuple[list[dict], pd.DataFrame]:  # type: ignore[no-untyped-def]
+    """The Size sweep of ``job``: its chart's figure JSON and its table."""
+    at = app(query={"job": job})
+    assert not at.exception, at.exception
+    return plotly_specs(at), at.dataframe[0].value
+
+
+def _import_case_03(store: dict[str, Path]) -> str:
+    from profiling_worker.importing import import_nsight_output
+
+    import_nsight_output(sorted(CASE_03.glob("*.csv")), store["results"], "derived-095")
+    return "derived-095"
+
+
+@pytest.mark.parametrize("job", [
+    "h200-ncu-matmul-sweep",  # durations, one x: the guide's sweep
+    "h200-ncu-triton-vector-add",  # two parameters vary: the X axis box is drawn
+    "derived-095",  # no durations: nsight-python's compute_tflops, the Y axis box
+])
+def test_a_page_computed_ahead_with_the_defaults_computes_nothing(store, monkeypatch,
+                                                                    computed, app,
+                                                                    job) -> None:
+    monkeypatch.setenv("KPROF_BUNDLED_DIR", str(SCENARIOS))
+    if job == "derived-095":
+        _import_case_03(store)
+    st.cache_data.clear()
+    plain, plain_table = _page(app, job)
+    assert sorted(computed) == ["build_sweep_figure", "sweep_frame"]  # the page computed both
+    st.cache_data.clear()
+    computed.clear()
+    bundle = cached.bundle_for(job)
+    assert bundle is not None
+    sweep_chart.compute_default(bundle)
+    assert sorted(computed) == ["build_sweep_figure", "sweep_frame"]
+    computed.clear()
+    specs, table = _page(app, job)
+    assert computed == []  # the frame and the chart: cache hits
+    assert specs == plain
+    pd.testing.assert_frame_equal(table, plain_table)
+
+
+def test_the_prewarm_read_leaves_the_first_page_nothing_to_compute(store, computed,
+                                                                   app) -> None:
+    """The thread's work after its imports (here in the test's thread, as kernel-dashboard's
+    thread runs it): the read of the newest finished job and its Size sweep's first chart."""
+    job = "h200-ncu-matmul-sweep"
+    shutil.copytree(SCENARIOS / job, store["results"] / job)
+    st.cache_resource.clear()
+    st.cache_data.clear()
+    reads = prewarm._register_likely()
+    assert [read[0] for read in reads] == [job]
+    prewarm._read(reads)
+    assert sorted(computed) == ["build_sweep_figure", "sweep_frame"]
+    computed.clear()
+    _page(app, job)
+    assert computed == []
