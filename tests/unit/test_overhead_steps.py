@@ -12,12 +12,14 @@ import sys
 import time
 from pathlib import Path
 
+from tests.scenarios import scenario_dir
+
 REPO = Path(__file__).resolve().parents[2]
 _spec = importlib.util.spec_from_file_location("overhead", REPO / "benchmarks" / "overhead.py")
 assert _spec and _spec.loader
 overhead = importlib.util.module_from_spec(_spec)
 _spec.loader.exec_module(overhead)
-RECORDED = REPO / "app" / "bundled" / "h200-cupti-gate-base"  # a cold CUPTI job's own events
+RECORDED = scenario_dir("h200-cupti-gate-base")  # a cold CUPTI job's own events
 
 
 def _events(job: Path) -> list[dict]:
