@@ -135,3 +135,40 @@ def test_the_csv_is_pandas_to_csv_byte_for_byte(tmp_path):
         spreadsheet_safe(frame).to_csv(tmp_path / "pandas.csv", index=False, encoding="utf-8")
         assert (tmp_path / "tables" / "t.csv").read_bytes() == \
             (tmp_path / "pandas.csv").read_bytes(), frame.dtypes
+
+
+def test_a_table_made_in_memory_gives_the_files_a_streamed_one_gives(tmp_path, monkeypatch):
+    """Issue 40: a table of at most IN_MEMORY_ROWS rows is made in memory and written in one
+    call per file; the bytes are those of the streamed writer (pyarrow's file, csv's file) that
+    larger tables keep, for every table of the recorded bundles and the writer's odd frames."""
+    from profiling_worker.bundle import writer
+    from tests.scenarios import SCENARIOS
+
+    frames = [pd.read_parquet(p) for p in sorted(SCENARIOS.glob("*/tables/*.parquet"))[:60]]
+    frames += [sample_runs(), sample_runs().iloc[:0],
+               sample_runs().assign(**{C.ANNOTATION: ["=1+1", "a,b", None]})]
+    for i, frame in enumerate(frames):
+        write_table(tmp_path / "memory", f"t{i}", frame)
+        with monkeypatch.context() as m:
+            m.setattr(writer, "IN_MEMORY_ROWS", -1)
+            write_table(tmp_path / "streamed", f"t{i}", frame)
+    for path in sorted((tmp_path / "memory" / C.TABLES_DIR).iterdir()):
+        assert path.read_bytes() == (tmp_path / "streamed" / C.TABLES_DIR / path.name
+                                     ).read_bytes(), path.name
+
+
+def test_a_failed_rename_leaves_the_old_file_and_no_temporary_one(tmp_path, monkeypatch):
+    import os
+
+    write_table(tmp_path, C.TABLE_RUNS, sample_runs())
+    before = (tmp_path / C.TABLES_DIR / "runs.csv").read_bytes()
+
+    def full(src, dst):
+        raise OSError(28, "No space left on device")
+
+    monkeypatch.setattr(os, "replace", full)
+    with pytest.raises(OSError):
+        write_table(tmp_path, C.TABLE_RUNS, sample_runs().head(1))
+    assert sorted(p.name for p in (tmp_path / C.TABLES_DIR).iterdir()) == \
+        ["runs.csv", "runs.parquet"]
+    assert (tmp_path / C.TABLES_DIR / "runs.csv").read_bytes() == before
