@@ -98,13 +98,33 @@ def audit_runs(tables: Mapping[str, pd.DataFrame], manifest: Mapping[str, Any]) 
     return pd.DataFrame({c: [v for part in parts for v in part[c]] for c in COLUMNS})
 
 
-def _durations(runs: pd.DataFrame, metric: str) -> pd.DataFrame | None:
+@dataclass(frozen=True)
+class _Runs:
+    """The runs audited, as columns of Python values (one per run, in the order of the audit's
+    rows): every check reads them (issue 40: a frame of 40 rows cost more to make and to read
+    a column of, once per check, than the checks on it)."""
+
+    annotation: list[Any]
+    config: list[int]
+    run: list[int]
+    value: np.ndarray  # float64, the run's duration
+
+    def __len__(self) -> int:
+        return len(self.run)
+
+    def take(self, rows: list[int]) -> _Runs:
+        """The runs at positions ``rows``, in that order."""
+        return _Runs([self.annotation[i] for i in rows], [self.config[i] for i in rows],
+                     [self.run[i] for i in rows], self.value[np.asarray(rows, dtype="int64")])
+
+
+def _durations(runs: pd.DataFrame, metric: str) -> _Runs | None:
     """Annotation, Config, Run (ints) and Value of ``runs``' rows of ``metric`` that have a
     config and a run (an import's rows of no config are no run), sorted by annotation, config
     and run; None when it has no row of ``metric``. Where every annotation is a string the
-    sort is Python's (stable, by code point, as pandas sorts strings) on the columns' values,
-    the frame made once (a filter, a dropna and a sort of frames cost about 2 ms of a warm
-    job's run audit); else pandas sorts."""
+    sort is Python's (stable, by code point, as pandas sorts strings) on the columns' values
+    (a filter, a dropna and a sort of frames cost about 2 ms of a warm job's run audit); else
+    pandas sorts."""
     chosen = (runs[C.METRIC] == metric).to_numpy(dtype=bool, na_value=False)
     if not chosen.any():
         return None
@@ -114,15 +134,13 @@ def _durations(runs: pd.DataFrame, metric: str) -> pd.DataFrame | None:
     if all(isinstance(a, str) for a in ann):
         rows = [i for i in range(len(ann)) if not (pd.isna(cfg[i]) or pd.isna(run[i]))]
         rows.sort(key=lambda i: (ann[i], cfg[i], run[i]))
-        return pd.DataFrame({C.ANNOTATION: pd.Series([ann[i] for i in rows], dtype=object),
-                             C.CONFIG: np.array([int(cfg[i]) for i in rows], dtype=int),
-                             C.RUN: np.array([int(run[i]) for i in rows], dtype=int),
-                             C.VALUE: [picked[C.VALUE][i] for i in rows]})
+        return _Runs([ann[i] for i in rows], [int(cfg[i]) for i in rows],
+                     [int(run[i]) for i in rows],
+                     np.array([picked[C.VALUE][i] for i in rows], dtype=float))
     time = (runs[chosen][[*keys, C.VALUE]].dropna(subset=[C.CONFIG, C.RUN])
             .sort_values(keys).reset_index(drop=True))
-    time[C.CONFIG] = time[C.CONFIG].astype(int)
-    time[C.RUN] = time[C.RUN].astype(int)
-    return time
+    return _Runs(time[C.ANNOTATION].tolist(), time[C.CONFIG].astype(int).tolist(),
+                 time[C.RUN].astype(int).tolist(), time[C.VALUE].to_numpy(dtype=float))
 
 
 def run_audit(tables: Mapping[str, pd.DataFrame], manifest: Mapping[str, Any]) -> pd.DataFrame:
@@ -136,10 +154,9 @@ def run_audit(tables: Mapping[str, pd.DataFrame], manifest: Mapping[str, Any]) -
 _UNPLACED = (float("nan"), float("nan"))
 
 
-def _keys(time: pd.DataFrame) -> list[tuple[Any, int, int]]:
+def _keys(time: _Runs) -> list[tuple[Any, int, int]]:
     """Each run's (annotation, config, run) of ``time``, as :func:`_windows` keys them."""
-    return list(zip(time[C.ANNOTATION].tolist(), time[C.CONFIG].tolist(),
-                    time[C.RUN].tolist()))
+    return list(zip(time.annotation, time.config, time.run))
 
 
 def _table(tables: Mapping[str, pd.DataFrame], name: str) -> pd.DataFrame:
@@ -152,16 +169,16 @@ def _table(tables: Mapping[str, pd.DataFrame], name: str) -> pd.DataFrame:
 _Rows = dict[str, list[Any]]
 
 
-def _rows(time: pd.DataFrame, check: str, results: Any, evidence: Any) -> _Rows:
+def _rows(time: _Runs, check: str, results: Any, evidence: Any) -> _Rows:
     """One row per run of ``time`` for ``check`` (``results``/``evidence``: one or per run)."""
     n = len(time)
-    return {C.ANNOTATION: time[C.ANNOTATION].tolist(), C.CONFIG: time[C.CONFIG].tolist(),
-            C.RUN: time[C.RUN].tolist(), CHECK: [check] * n,
+    return {C.ANNOTATION: time.annotation, C.CONFIG: time.config, C.RUN: time.run,
+            CHECK: [check] * n,
             RESULT: [results] * n if isinstance(results, str) else list(results),
             EVIDENCE: [evidence] * n if isinstance(evidence, str) else list(evidence)}
 
 
-def _l2(time: pd.DataFrame, manifest: Mapping[str, Any]) -> _Rows:
+def _l2(time: _Runs, manifest: Mapping[str, Any]) -> _Rows:
     state, why = l2_state(manifest)
     spec = manifest_spec(manifest)
     if not B.on_gpu(backend_of(manifest, spec)):
@@ -215,7 +232,7 @@ class _Sample:
     source: str = ""
 
 
-def _samples(time: pd.DataFrame, tables: Mapping[str, pd.DataFrame],
+def _samples(time: _Runs, tables: Mapping[str, pd.DataFrame],
              windows: _Windows | None) -> list[_Sample] | None:
     """Per run of ``time``, its clock sample from the first source that has it (module
     docstring, ``clock``); None when no source covers the job."""
@@ -226,12 +243,13 @@ def _samples(time: pd.DataFrame, tables: Mapping[str, pd.DataFrame],
             hz = runs[runs[C.METRIC] == metric].groupby(keys)[C.VALUE].mean()
             return [_Sample(mhz=float(hz.get(tuple(k), np.nan)) / 1e6,
                             source=f"{metric} (the kernel's own clock)")
-                    for k in time[keys].itertuples(index=False)]
+                    for k in _keys(time)]
     if not coll.empty and C.COLLECTOR in coll and (coll[C.COLLECTOR] == "sm_clock").any():
         wide = coll.pivot_table(index=[C.CONFIG, C.RUN], columns=C.COLLECTOR, values=C.VALUE)
         out = []
-        for cfg, run in zip(time[C.CONFIG], time[C.RUN]):
-            row = wide.loc[(cfg, run)] if (cfg, run) in wide.index else pd.Series(dtype=float)
+        for cfg, run in zip(time.config, time.run):
+            row = (cast("pd.Series[Any]", wide.loc[(cfg, run)]) if (cfg, run) in wide.index
+                   else pd.Series(dtype=float))  # a row of the (Config, Run) index
             mask = row.get("throttle_reasons", np.nan)
             out.append(_Sample(float(row.get("sm_clock", np.nan)), float(row.get("power", np.nan)),
                                None if pd.isna(mask) else int(mask),
@@ -265,7 +283,7 @@ def _samples(time: pd.DataFrame, tables: Mapping[str, pd.DataFrame],
     return out
 
 
-def _clock(time: pd.DataFrame, tables: Mapping[str, pd.DataFrame],
+def _clock(time: _Runs, tables: Mapping[str, pd.DataFrame],
            manifest: Mapping[str, Any], windows: _Windows | None) -> _Rows:
     if not B.on_gpu(backend_of(manifest, manifest_spec(manifest))):
         return _rows(time, CLOCK, NOT_APPLICABLE, "host timer: no GPU clock")
@@ -329,7 +347,7 @@ def _job_throttle(nvml: pd.DataFrame) -> str:
             f"{len(nvml)} samples" + (f", up to {watts:.0f} W" if pd.notna(watts) else ""))
 
 
-def _idle(time: pd.DataFrame, tables: Mapping[str, pd.DataFrame],
+def _idle(time: _Runs, tables: Mapping[str, pd.DataFrame],
           windows: _Windows | None) -> _Rows:
     nvml = _table(tables, C.TABLE_NVML)
     if windows is None or nvml.empty:
@@ -373,7 +391,7 @@ def _idle(time: pd.DataFrame, tables: Mapping[str, pd.DataFrame],
     return _rows(time, IDLE_GAP, results, evidence)
 
 
-def _host(time: pd.DataFrame, manifest: Mapping[str, Any], backend: str) -> _Rows:
+def _host(time: _Runs, manifest: Mapping[str, Any], backend: str) -> _Rows:
     if B.on_gpu(backend):
         return _rows(time, HOST_CONTENTION, NOT_APPLICABLE, "GPU time: the host's load is "
                      "not in it")
@@ -389,7 +407,7 @@ def _host(time: pd.DataFrame, manifest: Mapping[str, Any], backend: str) -> _Row
                  said + (" (the backend warned)" if figures.get("warning") else ""))
 
 
-def _launch(time: pd.DataFrame, manifest: Mapping[str, Any], backend: str) -> _Rows:
+def _launch(time: _Runs, manifest: Mapping[str, Any], backend: str) -> _Rows:
     if backend != B.EVENTS:
         return _rows(time, LAUNCH_BOUND, NOT_APPLICABLE, "the kernel's own GPU time" if
                      B.on_gpu(backend) else "host timer")
@@ -397,9 +415,10 @@ def _launch(time: pd.DataFrame, manifest: Mapping[str, Any], backend: str) -> _R
     records = entry.get(B.HOST_LAUNCH) if isinstance(entry, Mapping) else None
     host = {(str(r.get("annotation")), int(r.get("config", -1))): r.get(B.HOST_MEDIAN_NS)
             for r in records or () if isinstance(r, Mapping)}
-    median = time.groupby([C.ANNOTATION, C.CONFIG])[C.VALUE].median()
+    median = pd.DataFrame({C.ANNOTATION: time.annotation, C.CONFIG: time.config,
+                           C.VALUE: time.value}).groupby([C.ANNOTATION, C.CONFIG])[C.VALUE].median()
     results, evidence = [], []
-    for ann, cfg in zip(time[C.ANNOTATION], time[C.CONFIG]):
+    for ann, cfg in zip(time.annotation, time.config):
         h, e = host.get((str(ann), int(cfg))), median.get((ann, cfg))
         if not isinstance(h, (int, float)) or not e:
             results.append(NOT_CHECKED)
@@ -413,11 +432,11 @@ def _launch(time: pd.DataFrame, manifest: Mapping[str, Any], backend: str) -> _R
     return _rows(time, LAUNCH_BOUND, results, evidence)
 
 
-def _timer(time: pd.DataFrame, tables: Mapping[str, pd.DataFrame],
+def _timer(time: _Runs, tables: Mapping[str, pd.DataFrame],
            manifest: Mapping[str, Any], backend: str) -> _Rows:
     floors = _floors(tables, manifest, backend)
     results, evidence = [], []
-    for ann, cfg, value in zip(time[C.ANNOTATION], time[C.CONFIG], time[C.VALUE]):
+    for ann, cfg, value in zip(time.annotation, time.config, time.value.tolist()):
         if not np.isfinite(value):  # a damaged table's empty cell: nothing to check
             results.append(NOT_CHECKED)
             evidence.append(_NO_VALUE)
@@ -471,15 +490,20 @@ _SLOWER_RUN = "; this run in the slower group"
 _NO_VALUE = "no duration recorded for this run"
 
 
-def _population(time: pd.DataFrame) -> _Rows:
-    """:func:`populations.check` per annotation x config; one frame built at the end (a frame
-    per config cost more than the checks on a warm job's few configs)."""
-    values = time[C.VALUE].to_numpy(float)
+def _population(time: _Runs) -> _Rows:
+    """:func:`populations.check` per annotation x config (runs of a missing annotation left
+    out, as a groupby leaves them); one frame built at the end (a frame per config cost more
+    than the checks on a warm job's few configs)."""
+    values = time.value
     order: list[int] = []
     results: list[str] = []
     evidence: list[str] = []
     # time is sorted by annotation, config and run (audit_runs): each config's rows in run order
-    for rows in time.groupby([C.ANNOTATION, C.CONFIG], sort=False).indices.values():
+    configs: dict[tuple[Any, int], list[int]] = {}
+    for i, key in enumerate(zip(time.annotation, time.config)):
+        if not pd.isna(key[0]):
+            configs.setdefault(key, []).append(i)
+    for rows in configs.values():
         positions = np.asarray(rows, dtype="int64")
         found = populations.check(values[positions])
         said = found.describe()
