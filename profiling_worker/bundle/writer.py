@@ -27,6 +27,7 @@ import pandas as pd
 import pyarrow as pa
 import pyarrow.parquet as pq
 
+from profiling_worker.bundle.arrow_frame import to_arrow
 from profiling_worker.bundle.file_mode import temp_file
 from profiling_worker.bundle.loader import read_table_file
 from profiling_worker.bundle.schema import columns as C, intervals, plausibility
@@ -226,7 +227,7 @@ def write_table(bundle_dir: str | os.PathLike[str], name: str, frame: pd.DataFra
         raise ValueError(f"table {name}: duplicate column(s) {', '.join(dup)}")
     tables = Path(bundle_dir) / C.TABLES_DIR
     tables.mkdir(parents=True, exist_ok=True)
-    arrow = pa.Table.from_pandas(frame, preserve_index=False)
+    arrow = to_arrow(frame)  # pa.Table.from_pandas(frame, preserve_index=False)'s
     # the CSV is for spreadsheets; Parquet stays exact. pyarrow finds the columns to look in
     csv_frame = spreadsheet_safe(frame, formula_columns(arrow))
     # nothing made safe: the arrow table holds the CSV's cells too
