@@ -222,11 +222,13 @@ def write_table(bundle_dir: str | os.PathLike[str], name: str, frame: pd.DataFra
     """
     if not _NAME_RE.match(name) or ".." in name:
         raise ValueError(f"table name {name!r} is not a plain file name")
-    if frame.columns.duplicated().any():
-        dup = sorted(set(frame.columns[frame.columns.duplicated()].map(str)))
+    names = frame.columns.tolist()  # plain values: pandas' Index operations cost more here
+    if len(set(names)) < len(names):
+        dup = sorted({str(n) for n in names if names.count(n) > 1})
         raise ValueError(f"table {name}: duplicate column(s) {', '.join(dup)}")
     tables = Path(bundle_dir) / C.TABLES_DIR
-    tables.mkdir(parents=True, exist_ok=True)
+    if not tables.is_dir():  # a stat; mkdir of an existing folder raises and catches
+        tables.mkdir(parents=True, exist_ok=True)
     arrow = to_arrow(frame)  # pa.Table.from_pandas(frame, preserve_index=False)'s
     # the CSV is for spreadsheets; Parquet stays exact. pyarrow finds the columns to look in
     csv_frame = spreadsheet_safe(frame, formula_columns(arrow))
