@@ -217,19 +217,35 @@ def _dtype_of(frame: pd.DataFrame, col: str) -> Any:
 
 def _sorted_frame(columns: dict[str, Any], with_run: bool) -> pd.DataFrame:
     """One frame of ``columns`` (name -> one value per group, in order), its rows sorted by
-    Config, Annotation and Metric (first-seen order), then Run. Built once, sorted: setting
-    each column into a frame, then sorting a copy, cost more than the statistics on a warm
-    job's 40 rows (pandas 3's column labels are arrow strings, rebuilt at every insert)."""
-    frame = pd.DataFrame(columns)
-    keys = {"c": frame[C.CONFIG].array, "a": pd.factorize(frame[C.ANNOTATION])[0],
-            "m": pd.factorize(frame[C.METRIC])[0],
-            **({"r": frame[C.RUN].array} if with_run else {})}
+    Config, Annotation and Metric (first-seen order), then Run. Where every key is an integer
+    (the usual table) each column is put in order before the frame is made once: setting each
+    column into a frame, or sorting a made frame, cost more than the statistics on a warm job's
+    40 rows (pandas 3's column labels are arrow strings, rebuilt at every insert); else pandas
+    sorts the frame."""
+    keys = {"c": columns[C.CONFIG], "a": pd.factorize(columns[C.ANNOTATION])[0],
+            "m": pd.factorize(columns[C.METRIC])[0],
+            **({"r": columns[C.RUN]} if with_run else {})}
     ordered = [np.asarray(k) for k in keys.values()]
     if all(k.dtype.kind in "iu" for k in ordered):  # np.lexsort: the same stable order, on
         order = np.lexsort(ordered[::-1])  # integers, without pandas' per-key Categorical
-    else:
-        order = pd.DataFrame(keys).sort_values(list(keys), kind="stable").index.to_numpy()
+        return pd.DataFrame({name: _take(values, order) for name, values in columns.items()})
+    frame = pd.DataFrame(columns)
+    by = pd.DataFrame({**keys, "c": frame[C.CONFIG].array,
+                       **({"r": frame[C.RUN].array} if with_run else {})})
+    order = by.sort_values(list(keys), kind="stable").index.to_numpy()
     return frame.iloc[order].reset_index(drop=True)
+
+
+def _take(values: Any, order: np.ndarray) -> Any:
+    """``values`` (a Series with a default index, an Index, an array or a list) at positions
+    ``order``, of the dtype the frame gives the column either way (a Series as its array: no
+    index to align; an object one stays a Series, whose strings a frame would infer as str)."""
+    if isinstance(values, pd.Series):
+        taken = values.array.take(order)
+        return pd.Series(taken, dtype=object) if values.dtype == object else taken
+    if isinstance(values, (pd.Index, np.ndarray)):
+        return values.take(order)
+    return [values[i] for i in order]
 
 
 # --- runs -> aggregated ----------------------------------------------------------------------
