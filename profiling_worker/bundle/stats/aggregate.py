@@ -185,26 +185,25 @@ def _first_rows(codes: np.ndarray) -> np.ndarray:
 
 
 def _config_columns(df: pd.DataFrame, config_codes: np.ndarray, group_config: np.ndarray,
-                    params: Sequence[str]) -> dict[str, pd.Series[Any]]:
+                    params: Sequence[str]) -> dict[str, Any]:
     """The Annotation, Config and parameter columns of groups whose (Annotation, Config) is
     ``group_config`` (numbered as ``config_codes`` of ``df``, in first-seen order), taken from
     each config's first row of ``df``: what a merge with ``kernel_counts.config_params(df)`` on
-    the object key columns gave, in a fraction of its time. Series.take keeps each column's
-    dtype, as the merge did (an array would have its dtype inferred anew)."""
+    the object key columns gave, in a fraction of its time. Each column keeps its dtype, as the
+    merge did (:func:`_take`: a numpy array would have its dtype inferred anew)."""
     rows = _first_rows(config_codes)[group_config]  # row of config number i
-    return {col: df[col].take(rows).reset_index(drop=True)
-            for col in (C.ANNOTATION, C.CONFIG, *params)}
+    return {col: _take(df[col], rows) for col in (C.ANNOTATION, C.CONFIG, *params)}
 
 
 def _take_keys(df: pd.DataFrame, rows: np.ndarray, cols: Sequence[str]) -> dict[str, Any]:
     """The key columns ``cols`` of groups whose first rows of ``df`` are ``rows``, with the
-    dtype a groupby on the column gave its key (Series.take keeps the column's; an object
-    column's keys are inferred anew, as an Index of them is: strings become ``str``)."""
+    dtype a groupby on the column gave its key (the column's; an object column's keys are
+    inferred anew, as an Index of them is: strings become ``str``)."""
     out: dict[str, Any] = {}
     for col in cols:
-        keys = df[col].take(rows)
-        out[col] = (pd.Index(keys.to_numpy()) if keys.dtype == object
-                    else keys.reset_index(drop=True))
+        column = df[col]
+        out[col] = (pd.Index(column.to_numpy()[rows]) if column.dtype == object
+                    else _take(column, rows))
     return out
 
 
@@ -237,13 +236,14 @@ def _sorted_frame(columns: dict[str, Any], with_run: bool) -> pd.DataFrame:
 
 
 def _take(values: Any, order: np.ndarray) -> Any:
-    """``values`` (a Series with a default index, an Index, an array or a list) at positions
-    ``order``, of the dtype the frame gives the column either way (a Series as its array: no
-    index to align; an object one stays a Series, whose strings a frame would infer as str)."""
+    """``values`` (a Series, an Index, an array, pandas' or numpy's, or a list) at positions
+    ``order``, of the dtype a frame gives the Series' column (a Series as its array: no index
+    to align, as Series.take and reset_index gave; an object one stays a Series, whose strings
+    a frame would infer as str)."""
     if isinstance(values, pd.Series):
         taken = values.array.take(order)
         return pd.Series(taken, dtype=object) if values.dtype == object else taken
-    if isinstance(values, (pd.Index, np.ndarray)):
+    if isinstance(values, (pd.Index, np.ndarray, pd.api.extensions.ExtensionArray)):
         return values.take(order)
     return [values[i] for i in order]
 
