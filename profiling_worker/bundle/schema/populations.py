@@ -157,7 +157,8 @@ def _two_modes(x: np.ndarray) -> tuple[np.ndarray, float] | None:
     if _mixture_gain_bound(x, floor) - loglik1 < _bic_gain_needed(n) - _BOUND_SLACK:
         return None
     best: tuple[float, np.ndarray, np.ndarray, np.ndarray] | None = None
-    for fit in _em_starts(x, [np.quantile(x, start) for start in _STARTS], floor):
+    # every start's quantiles in one call: the same values as a call per start
+    for fit in _em_starts(x, list(np.quantile(x, _STARTS)), floor):
         if fit is not None and (best is None or fit[0] > best[0]):
             best = fit
     if best is None:
