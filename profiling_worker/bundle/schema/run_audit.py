@@ -265,14 +265,19 @@ def _samples(time: _Runs, tables: Mapping[str, pd.DataFrame],
     mhz, watts, masks = (nvml[c].to_numpy(float, na_value=np.nan) if c in nvml
                          else np.full(len(t), np.nan)
                          for c in (C.SM_CLOCK_MHZ, C.POWER_W, C.THROTTLE_REASONS))
+    placed = np.array([windows.get(key, _UNPLACED) for key in _keys(time)],
+                      dtype=float).reshape(-1, 2)
+    # each run's first sample at or after its start, if within its end and one period (the
+    # first sample it covers), else the sample before its start: t is sorted (NaN last, as
+    # searchsorted places it), so one search for all runs, not a scan of t per run
+    first = np.searchsorted(t, placed[:, 0])
+    covered = (first < len(t)) & (t[np.minimum(first, len(t) - 1)] <= placed[:, 1] + period)
+    sample = np.where(covered, first, first - 1)
     out = []
-    for key in _keys(time):
-        t0, t1 = windows.get(key, _UNPLACED)
+    for (t0, _), i in zip(placed.tolist(), sample.tolist()):
         if pd.isna(t0):
             out.append(_Sample(source="no CUPTI start for this run"))
             continue
-        inside = np.flatnonzero((t >= t0) & (t <= t1 + period))  # the first sample it covers
-        i = int(inside[0]) if len(inside) else int(np.searchsorted(t, t0)) - 1
         if i < 0:
             out.append(_Sample(source="before the NVML trace began"))
             continue
