@@ -497,7 +497,8 @@ _NO_VALUE = "no duration recorded for this run"
 
 def _population(time: _Runs) -> _Rows:
     """:func:`populations.check` per annotation x config (runs of a missing annotation left
-    out, as a groupby leaves them); one frame built at the end (a frame per config cost more
+    out, as a groupby leaves them), all configs at once (:func:`populations.check_each`: their
+    mixture fits made together); one frame built at the end (a frame per config cost more
     than the checks on a warm job's few configs)."""
     values = time.value
     order: list[int] = []
@@ -508,9 +509,8 @@ def _population(time: _Runs) -> _Rows:
     for i, key in enumerate(zip(time.annotation, time.config)):
         if not pd.isna(key[0]):
             configs.setdefault(key, []).append(i)
-    for rows in configs.values():
-        positions = np.asarray(rows, dtype="int64")
-        found = populations.check(values[positions])
+    groups = [np.asarray(rows, dtype="int64") for rows in configs.values()]
+    for positions, found in zip(groups, populations.check_each([values[g] for g in groups])):
         said = found.describe()
         order += positions.tolist()
         if not found.checked:
