@@ -180,7 +180,8 @@ def warm_text(run: str) -> str:
 #: Warm post-processing before/after runs (``benchmarks/post_processing.py --against ... --json``,
 #: 2-core machine) the docs quote (issue 40).
 POST_AB_RUNS = ("post-processing-ab-1205-speed", "post-processing-ab-1205-warm-own",
-                "post-processing-ab-1205-s10", "post-processing-ab-1205-s11")
+                "post-processing-ab-1205-s10", "post-processing-ab-1205-s11",
+                "post-processing-ab-1205-s12")
 
 
 def post_ab(run: str) -> dict[str, dict[str, Any]]:
@@ -257,6 +258,14 @@ CPU_STAGE_RUNS_S11 = {side: tuple(f"warm-stages-1205-s11-{side}-{i}" for i in (1
                       for side in ("before", "after")}
 CPU_STAGE_RUNS_S11_GATE = {side: tuple(f"warm-stages-1205-s11-gate-{side}-{i}" for i in (1, 2))
                            for side in ("before", "after")}
+#: The fifth session on it (issue 40, branch warm-own4): its runs per side, on the same two
+#: bundles' inputs, with the S10 stages and the H100 run "h100 1205-s11all" (the code before
+#: this pass, on the card) beside them.
+CPU_STAGE_RUNS_S12 = {side: tuple(f"warm-stages-1205-s12-{side}-{i}" for i in (1, 2))
+                      for side in ("before", "after")}
+CPU_STAGE_RUNS_S12_GATE = {side: tuple(f"warm-stages-1205-s12-gate-{side}-{i}" for i in (1, 2))
+                           for side in ("before", "after")}
+DEVICE_STAGE_RUN_S12 = "h100-1205-s11all"
 
 
 def _stage_ms(job: dict[str, float], wall_s: float, stage: str) -> float:
@@ -712,6 +721,10 @@ def claims() -> list[tuple[str, str]]:
             for runs in (CPU_STAGE_RUNS_S11, CPU_STAGE_RUNS_S11_GATE)
             for row in cpu_stage_rows(runs, CPU_STAGES_S10, cpu_time=True,
                                       device_run=DEVICE_STAGE_RUN)]
+    out += [("docs/performance.md", row)
+            for runs in (CPU_STAGE_RUNS_S12, CPU_STAGE_RUNS_S12_GATE)
+            for row in cpu_stage_rows(runs, CPU_STAGES_S10, cpu_time=True,
+                                      device_run=DEVICE_STAGE_RUN_S12)]
     for run in POST_AB_RUNS:
         for bundle in post_ab(run):
             out.append(("docs/performance.md", post_ab_text(run, bundle)))

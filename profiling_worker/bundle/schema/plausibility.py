@@ -43,6 +43,7 @@ that cannot be right as drawn, ``info`` for one to keep in mind), ``scope`` (``b
 
 from __future__ import annotations
 
+import functools
 import re
 from collections.abc import Mapping
 from typing import Any, Literal, TypedDict, cast
@@ -193,6 +194,8 @@ def _percent(runs: pd.DataFrame) -> list[Note]:
         return []
     units = runs[C.UNIT] if C.UNIT in runs else pd.Series("", index=runs.index)
     pct = [is_percent(str(m), u) for m, u in zip(runs[C.METRIC], units)]
+    if not any(pct):  # the usual runs table (durations): no mask of frames to build
+        return []
     mask = pd.Series(pct, index=runs.index) & (runs[C.VALUE] > 100.0 + PERCENT_TOLERANCE)
     # a run of one launch holds the profiler's own value: no sum over kernels to suspect
     single = (runs[C.KERNELS] == 1) if C.KERNELS in runs else pd.Series(False, index=runs.index)
@@ -325,7 +328,10 @@ def _unattributed(frame: pd.DataFrame) -> list[Note]:
     Launches of a known config outside every annotation (CUPTI: the kernel's set-up code and
     the L2 flush before each region) are listed on the Kernels page, not noted."""
     if C.CONFIG in frame:
-        frame = frame[frame[C.CONFIG] == C.NO_CONFIG]
+        no_config = frame[C.CONFIG] == C.NO_CONFIG
+        if not no_config.any():  # the usual case (CUPTI's launches outside every annotation
+            return []            # have a config): no frame selected to look at nothing
+        frame = frame[no_config]
     if frame.empty or C.ANNOTATION not in frame:
         return []
     frame = frame.assign(**{C.ANNOTATION: frame[C.ANNOTATION].fillna("").astype(str)})
@@ -361,11 +367,14 @@ def _clocks(runs: pd.DataFrame, collectors: pd.DataFrame, nvml: pd.DataFrame,
     if not isinstance(max_sm, (int, float)) or max_sm <= 0:
         return out
     limit = max_sm * (1 + CLOCK_TOLERANCE)
+    mhz = runs[C.VALUE] / 1e6 if _has(runs, C.METRIC, C.VALUE) else None
     for metrics, top, what in ((SM_CLOCK_HZ_METRICS, max_sm, "SM"),
                                ((M.DRAM_HZ,), max_mem, "memory")):
-        if _has(runs, C.METRIC, C.VALUE) and isinstance(top, (int, float)) and top > 0:
-            mhz = runs[C.VALUE] / 1e6
-            mask = runs[C.METRIC].isin(metrics) & (mhz > top * (1 + CLOCK_TOLERANCE))
+        if mhz is not None and isinstance(top, (int, float)) and top > 0:
+            above = mhz > top * (1 + CLOCK_TOLERANCE)
+            if not above.any():  # the usual case: no value that high, no metric names to match
+                continue
+            mask = runs[C.METRIC].isin(metrics) & above
             if not mask.any():  # no copy of the runs to look at nothing
                 continue
             out += _per_key(runs.assign(**{C.VALUE: mhz}), mask, CLOCK_ABOVE_MAX,
@@ -483,7 +492,7 @@ def _roofs(agg: pd.DataFrame, work: pd.DataFrame, manifest: Mapping[str, Any],
     wide = _wide(agg, work)
     if not any(C.GPU_TIME in row for row in wide.values()):
         return []
-    reason = _roof_reason(manifest)
+    reason = functools.cache(lambda: _roof_reason(manifest))  # read where a point is above
     out = []
     for (ann, cfg), row in wide.items():
         time_ns = row.get(C.GPU_TIME, float("nan"))
@@ -498,7 +507,7 @@ def _roofs(agg: pd.DataFrame, work: pd.DataFrame, manifest: Mapping[str, Any],
             out.append(note(ABOVE_ROOF, WARNING, f"{ann}, config {int(cfg)}: {gbps:,.0f} GB/s "
                             f"({what} / time) is {100 * (gbps / device.dram_gbps - 1):.0f} % above "
                             f"the {device.dram_gbps:,.0f} GB/s DRAM roof ({device.name} "
-                            f"datasheet); {reason}", ann, int(cfg)))
+                            f"datasheet); {reason()}", ann, int(cfg)))
         dtype, tflops = str(row.get(C.DTYPE) or ""), row.get(C.FLOPS, float("nan")) / time_ns / 1e3
         sheet = peaks.datasheet_compute(device, dtype)
         if sheet is not None and tflops > sheet.value:

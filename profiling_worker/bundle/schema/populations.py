@@ -33,6 +33,7 @@ run audit) only where its outcome is known without it (issue 40):
 from __future__ import annotations
 
 import math
+from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 
 import numpy as np
@@ -110,14 +111,34 @@ def check(values: np.ndarray | list[float]) -> Populations:
     Args:
         values: durations (any unit; ns in the messages), in run order; NaN dropped.
     """
-    x = np.asarray(values, dtype=float)
-    x = x[np.isfinite(x)]
+    return check_each([values])[0]
+
+
+def check_each(samples: Sequence[np.ndarray | list[float]]) -> list[Populations]:
+    """:func:`check` of each sample (one config's durations in run order each), the mixture
+    fits of all the samples that need one made together: each EM step is one numpy operation
+    for every start of every such sample of the same run count (issue 40: numpy's per-call cost
+    on a few runs was most of a warm job's run audit, once per config). Each fit equals the
+    sample's fit alone, to the bit (tests/unit/profiling_worker/test_populations.py)."""
+    xs = [np.asarray(v, dtype=float) for v in samples]
+    xs = [x[np.isfinite(x)] for x in xs]
+    screened = [len(x) >= MIN_RUNS and not _too_close_to_split(x) for x in xs]
+    prefits = [_prefit(x) if ok else None for x, ok in zip(xs, screened)]
+    fits = _fits([x for x, pre in zip(xs, prefits) if pre is not None],
+                 [pre[0] for pre in prefits if pre is not None])
+    out = []
+    for x, ok, pre in zip(xs, screened, prefits):
+        mixture = _two_modes(x, pre[1], next(fits)) if pre is not None else None
+        out.append(_finding(x, mixture) if ok else
+                   Populations(len(x), False) if len(x) < MIN_RUNS else
+                   Populations(len(x), True, slow=(False,) * len(x), step_p=_pettitt(x)[1]))
+    return out
+
+
+def _finding(x: np.ndarray, mixture: tuple[np.ndarray, float] | None) -> Populations:
+    """The finding on runs ``x`` (at least :data:`MIN_RUNS`, not too close to split) given
+    :func:`_two_modes`' verdict on them: the mixture, else Pettitt's step, else one."""
     n = len(x)
-    if n < MIN_RUNS:
-        return Populations(n, False)
-    if _too_close_to_split(x):
-        return Populations(n, True, slow=(False,) * n, step_p=_pettitt(x)[1])
-    mixture = _two_modes(x)
     if mixture is not None:
         slow, d = mixture
         return _split(x, slow, two_modes=True, ashman_d=d)
@@ -147,17 +168,47 @@ def _split(x: np.ndarray, slow: np.ndarray, **figures: float | int | bool) -> Po
                        slow_median=slow_med, **figures)  # type: ignore[arg-type]
 
 
-def _two_modes(x: np.ndarray) -> tuple[np.ndarray, float] | None:
-    """(per run: in the slower component, Ashman's D) when a two-component mixture passes
-    every condition of the module docstring, else None."""
-    n = len(x)
+def _prefit(x: np.ndarray) -> tuple[float, float] | None:
+    """(the std dev floor, one normal's log-likelihood) of runs ``x`` when a mixture must be
+    fitted to know whether it passes; None when :func:`_mixture_gain_bound` rules every
+    mixture out."""
     floor = _SD_FLOOR * float(np.median(np.abs(x)))
     sd1 = max(float(np.std(x)), floor)
     loglik1 = float(np.sum(_log_normal(x, float(np.mean(x)), sd1)))
-    if _mixture_gain_bound(x, floor) - loglik1 < _bic_gain_needed(n) - _BOUND_SLACK:
+    if _mixture_gain_bound(x, floor) - loglik1 < _bic_gain_needed(len(x)) - _BOUND_SLACK:
         return None
-    best: tuple[float, np.ndarray, np.ndarray, np.ndarray] | None = None
-    for fit in _em_starts(x, [np.quantile(x, start) for start in _STARTS], floor):
+    return floor, loglik1
+
+
+_Fit = tuple[float, np.ndarray, np.ndarray, np.ndarray]  # log-likelihood, weights, means, sds
+
+
+def _fits(xs: list[np.ndarray], floors: list[float]) -> Iterator[list[_Fit | None]]:
+    """The fits from the four starts (:data:`_STARTS`' quantiles) of each of ``xs``, in order:
+    those of the same run count stepped together (:func:`_em_starts`)."""
+    by_n: dict[int, list[int]] = {}
+    for i, x in enumerate(xs):
+        by_n.setdefault(len(x), []).append(i)
+    out: list[list[_Fit | None]] = [[] for _ in xs]
+    k = len(_STARTS)
+    for group in by_n.values():
+        # every start's quantiles in one call: the same values as a call per start
+        starts = [s for i in group for s in np.quantile(xs[i], _STARTS)]
+        found = _em_starts(np.repeat(np.stack([xs[i] for i in group]), k, axis=0), starts,
+                           np.repeat([floors[i] for i in group], k))
+        for j, i in enumerate(group):
+            out[i] = found[j * k:(j + 1) * k]
+    return iter(out)
+
+
+def _two_modes(x: np.ndarray, loglik1: float, fits: list[_Fit | None]
+               ) -> tuple[np.ndarray, float] | None:
+    """(per run: in the slower component, Ashman's D) when the best of the mixture ``fits``
+    of runs ``x`` passes every condition of the module docstring against one normal of
+    log-likelihood ``loglik1`` (:func:`_prefit`), else None."""
+    n = len(x)
+    best: _Fit | None = None
+    for fit in fits:
         if fit is not None and (best is None or fit[0] > best[0]):
             best = fit
     if best is None:
@@ -238,61 +289,68 @@ def _log_normal(x: np.ndarray, mean: float | np.ndarray, sd: float | np.ndarray)
 def _responsibilities(x: np.ndarray, weight: np.ndarray, mean: np.ndarray,
                       sd: np.ndarray) -> np.ndarray:
     """Each run's responsibility of each component: (runs, 2) for one fit's weights, means and
-    std devs of shape (2,); (starts, runs, 2) for those of (starts, 2)."""
+    std devs of shape (2,); (starts, runs, 2) for those of (starts, 2), ``x`` the runs or one
+    row of runs per start."""
     if weight.ndim == 2:
         weight, mean, sd = weight[:, None, :], mean[:, None, :], sd[:, None, :]
-    logp = np.log(weight) + _log_normal(x[:, None], mean, sd)
+    logp = np.log(weight) + _log_normal(x[..., None], mean, sd)
     logp -= logp.max(axis=-1, keepdims=True)
     p: np.ndarray = np.exp(logp)
     out: np.ndarray = p / p.sum(axis=-1, keepdims=True)
     return out
 
 
-def _em(x: np.ndarray, start: np.ndarray, floor: float
-        ) -> tuple[float, np.ndarray, np.ndarray, np.ndarray] | None:
+def _em(x: np.ndarray, start: np.ndarray, floor: float) -> _Fit | None:
     """EM for two normal components from means ``start`` (A. P. Dempster, N. M. Laird,
     D. B. Rubin, J. R. Stat. Soc. B 39 (1977) 1-38); (log-likelihood, weights, means, std devs),
     None when a component empties."""
     return _em_starts(x, [start], floor)[0]
 
 
-def _em_starts(x: np.ndarray, starts: list[np.ndarray], floor: float
-               ) -> list[tuple[float, np.ndarray, np.ndarray, np.ndarray] | None]:
+def _em_starts(x: np.ndarray, starts: list[np.ndarray], floor: float | np.ndarray
+               ) -> list[_Fit | None]:
     """:func:`_em` from each of ``starts`` (pairs of means), the starts stepped together: each
     step is one numpy operation for all starts still moving (numpy's per-call cost on a few runs
-    was most of a warm job's run audit, issue 40). Each start's arithmetic is that of a fit of
-    its own, in the same order (elementwise, or summed over the runs in run order), and stops at
-    its own step, so each result equals a fit from that start alone, to the bit
-    (tests/unit/profiling_worker/test_populations.py)."""
+    was most of a warm job's run audit, issue 40). ``x``: the runs, or one row of runs per start
+    (samples of one run count, :func:`check_each`), ``floor`` one or per start. Each start's
+    arithmetic is that of a fit of its own, in the same order (elementwise, or summed over the
+    runs in run order), and stops at its own step, so each result equals a fit from that start
+    alone, to the bit (tests/unit/profiling_worker/test_populations.py)."""
     mean = np.array(starts, dtype=float).reshape(len(starts), 2)
-    spread = float(np.std(x))
-    sd = np.full(mean.shape, max(spread / 2, floor))
+    runs = np.broadcast_to(x, (len(starts), x.shape[-1])) if x.ndim == 1 else x
+    # each sample's figures from its own row, as a fit of it alone computes them
+    spread = np.array([float(np.std(row)) for row in (runs if x.ndim > 1 else [x])])
+    floors = np.broadcast_to(np.asarray(floor, dtype=float), (len(starts),))
+    spread = np.broadcast_to(spread, (len(starts),))
+    sd = np.repeat(np.maximum(spread / 2, floors)[:, None], 2, axis=1)
     weight = np.full(mean.shape, 0.5)
-    tol = max(spread, floor)  # means settle to 1e-3 of the spread
+    tol = np.maximum(spread, floors)  # means settle to 1e-3 of the spread
     alive = mean[:, 0] != mean[:, 1]  # a start whose two means coincide is no fit
     moving = np.flatnonzero(alive)
-    column = x[None, :, None]
     for _ in range(_EM_STEPS):
         if not len(moving):
             break
-        resp = _responsibilities(x, weight[moving], mean[moving], sd[moving])  # (starts, runs, 2)
+        column = runs[moving][:, :, None]
+        resp = _responsibilities(runs[moving], weight[moving], mean[moving], sd[moving])
         mass = resp.sum(axis=1)
         emptied = (mass < 1e-9).any(axis=1)
         alive[moving[emptied]] = False
         moving, resp, mass = moving[~emptied], resp[~emptied], mass[~emptied]
+        column = column[~emptied]
         new_mean = (resp * column).sum(axis=1) / mass
         sd[moving] = np.maximum(np.sqrt((resp * (column - new_mean[:, None, :]) ** 2).sum(axis=1)
-                                        / mass), floor)
-        weight[moving] = mass / len(x)
-        done = np.max(np.abs(new_mean - mean[moving]), axis=1) <= 1e-3 * tol
+                                        / mass), floors[moving][:, None])
+        weight[moving] = mass / runs.shape[1]
+        done = np.max(np.abs(new_mean - mean[moving]), axis=1) <= 1e-3 * tol[moving]
         mean[moving] = new_mean
         moving = moving[~done]
-    out: list[tuple[float, np.ndarray, np.ndarray, np.ndarray] | None] = []
+    out: list[_Fit | None] = []
     for k in range(len(starts)):
         if not alive[k]:
             out.append(None)
             continue
-        dens = np.log(weight[k]) + _log_normal(x[:, None], mean[k][None, :], sd[k][None, :])
+        dens = np.log(weight[k]) + _log_normal(runs[k][:, None], mean[k][None, :],
+                                               sd[k][None, :])
         top = dens.max(axis=1)
         loglik = float(np.sum(top + np.log(np.exp(dens - top[:, None]).sum(axis=1))))
         out.append((loglik, weight[k].copy(), mean[k].copy(), sd[k].copy()))

@@ -118,13 +118,33 @@ def audit_runs(tables: Mapping[str, pd.DataFrame], manifest: Mapping[str, Any]) 
     return pd.DataFrame({c: [v for part in parts for v in part[c]] for c in COLUMNS})
 
 
-def _durations(runs: pd.DataFrame, metric: str) -> pd.DataFrame | None:
+@dataclass(frozen=True)
+class _Runs:
+    """The runs audited, as columns of Python values (one per run, in the order of the audit's
+    rows): every check reads them (issue 40: a frame of 40 rows cost more to make and to read
+    a column of, once per check, than the checks on it)."""
+
+    annotation: list[Any]
+    config: list[int]
+    run: list[int]
+    value: np.ndarray  # float64, the run's duration
+
+    def __len__(self) -> int:
+        return len(self.run)
+
+    def take(self, rows: list[int]) -> _Runs:
+        """The runs at positions ``rows``, in that order."""
+        return _Runs([self.annotation[i] for i in rows], [self.config[i] for i in rows],
+                     [self.run[i] for i in rows], self.value[np.asarray(rows, dtype="int64")])
+
+
+def _durations(runs: pd.DataFrame, metric: str) -> _Runs | None:
     """Annotation, Config, Run (ints) and Value of ``runs``' rows of ``metric`` that have a
     config and a run (an import's rows of no config are no run), sorted by annotation, config
     and run; None when it has no row of ``metric``. Where every annotation is a string the
-    sort is Python's (stable, by code point, as pandas sorts strings) on the columns' values,
-    the frame made once (a filter, a dropna and a sort of frames cost about 2 ms of a warm
-    job's run audit); else pandas sorts."""
+    sort is Python's (stable, by code point, as pandas sorts strings) on the columns' values
+    (a filter, a dropna and a sort of frames cost about 2 ms of a warm job's run audit); else
+    pandas sorts."""
     chosen = (runs[C.METRIC] == metric).to_numpy(dtype=bool, na_value=False)
     if not chosen.any():
         return None
@@ -134,15 +154,13 @@ def _durations(runs: pd.DataFrame, metric: str) -> pd.DataFrame | None:
     if all(isinstance(a, str) for a in ann):
         rows = [i for i in range(len(ann)) if not (pd.isna(cfg[i]) or pd.isna(run[i]))]
         rows.sort(key=lambda i: (ann[i], cfg[i], run[i]))
-        return pd.DataFrame({C.ANNOTATION: pd.Series([ann[i] for i in rows], dtype=object),
-                             C.CONFIG: np.array([int(cfg[i]) for i in rows], dtype=int),
-                             C.RUN: np.array([int(run[i]) for i in rows], dtype=int),
-                             C.VALUE: [picked[C.VALUE][i] for i in rows]})
+        return _Runs([ann[i] for i in rows], [int(cfg[i]) for i in rows],
+                     [int(run[i]) for i in rows],
+                     np.array([picked[C.VALUE][i] for i in rows], dtype=float))
     time = (runs[chosen][[*keys, C.VALUE]].dropna(subset=[C.CONFIG, C.RUN])
             .sort_values(keys).reset_index(drop=True))
-    time[C.CONFIG] = time[C.CONFIG].astype(int)
-    time[C.RUN] = time[C.RUN].astype(int)
-    return time
+    return _Runs(time[C.ANNOTATION].tolist(), time[C.CONFIG].astype(int).tolist(),
+                 time[C.RUN].astype(int).tolist(), time[C.VALUE].to_numpy(dtype=float))
 
 
 def run_audit(tables: Mapping[str, pd.DataFrame], manifest: Mapping[str, Any]) -> pd.DataFrame:
@@ -156,10 +174,9 @@ def run_audit(tables: Mapping[str, pd.DataFrame], manifest: Mapping[str, Any]) -
 _UNPLACED = (float("nan"), float("nan"))
 
 
-def _keys(time: pd.DataFrame) -> list[tuple[Any, int, int]]:
+def _keys(time: _Runs) -> list[tuple[Any, int, int]]:
     """Each run's (annotation, config, run) of ``time``, as :func:`_windows` keys them."""
-    return list(zip(time[C.ANNOTATION].tolist(), time[C.CONFIG].tolist(),
-                    time[C.RUN].tolist()))
+    return list(zip(time.annotation, time.config, time.run))
 
 
 def _table(tables: Mapping[str, pd.DataFrame], name: str) -> pd.DataFrame:
@@ -172,17 +189,17 @@ def _table(tables: Mapping[str, pd.DataFrame], name: str) -> pd.DataFrame:
 _Rows = dict[str, list[Any]]
 
 
-def _rows(time: pd.DataFrame, check: Check, results: Any, evidence: Any) -> _Rows:
+def _rows(time: _Runs, check: Check, results: Any, evidence: Any) -> _Rows:
     """One row per run of ``time`` for ``check`` (``results``/``evidence``: one or per run);
     the check as its value, the text the table is written and read with."""
     n = len(time)
-    return {C.ANNOTATION: time[C.ANNOTATION].tolist(), C.CONFIG: time[C.CONFIG].tolist(),
-            C.RUN: time[C.RUN].tolist(), CHECK: [check.value] * n,
+    return {C.ANNOTATION: time.annotation, C.CONFIG: time.config, C.RUN: time.run,
+            CHECK: [check.value] * n,
             RESULT: [results] * n if isinstance(results, str) else list(results),
             EVIDENCE: [evidence] * n if isinstance(evidence, str) else list(evidence)}
 
 
-def _l2(time: pd.DataFrame, manifest: Mapping[str, Any]) -> _Rows:
+def _l2(time: _Runs, manifest: Mapping[str, Any]) -> _Rows:
     state, why = l2_state(manifest)
     spec = manifest_spec(manifest)
     if not B.on_gpu(backend_of(manifest, spec)):
@@ -236,7 +253,7 @@ class _Sample:
     source: str = ""
 
 
-def _samples(time: pd.DataFrame, tables: Mapping[str, pd.DataFrame],
+def _samples(time: _Runs, tables: Mapping[str, pd.DataFrame],
              windows: _Windows | None) -> list[_Sample] | None:
     """Per run of ``time``, its clock sample from the first source that has it (module
     docstring, ``clock``); None when no source covers the job."""
@@ -247,12 +264,13 @@ def _samples(time: pd.DataFrame, tables: Mapping[str, pd.DataFrame],
             hz = runs[runs[C.METRIC] == metric].groupby(keys)[C.VALUE].mean()
             return [_Sample(mhz=float(hz.get(tuple(k), np.nan)) / 1e6,
                             source=f"{metric} (the kernel's own clock)")
-                    for k in time[keys].itertuples(index=False)]
+                    for k in _keys(time)]
     if not coll.empty and C.COLLECTOR in coll and (coll[C.COLLECTOR] == "sm_clock").any():
         wide = coll.pivot_table(index=[C.CONFIG, C.RUN], columns=C.COLLECTOR, values=C.VALUE)
         out = []
-        for cfg, run in zip(time[C.CONFIG], time[C.RUN]):
-            row = wide.loc[(cfg, run)] if (cfg, run) in wide.index else pd.Series(dtype=float)
+        for cfg, run in zip(time.config, time.run):
+            row = (cast("pd.Series[Any]", wide.loc[(cfg, run)]) if (cfg, run) in wide.index
+                   else pd.Series(dtype=float))  # a row of the (Config, Run) index
             mask = row.get("throttle_reasons", np.nan)
             out.append(_Sample(float(row.get("sm_clock", np.nan)), float(row.get("power", np.nan)),
                                None if pd.isna(mask) else int(mask),
@@ -268,14 +286,19 @@ def _samples(time: pd.DataFrame, tables: Mapping[str, pd.DataFrame],
     mhz, watts, masks = (nvml[c].to_numpy(float, na_value=np.nan) if c in nvml
                          else np.full(len(t), np.nan)
                          for c in (C.SM_CLOCK_MHZ, C.POWER_W, C.THROTTLE_REASONS))
+    placed = np.array([windows.get(key, _UNPLACED) for key in _keys(time)],
+                      dtype=float).reshape(-1, 2)
+    # each run's first sample at or after its start, if within its end and one period (the
+    # first sample it covers), else the sample before its start: t is sorted (NaN last, as
+    # searchsorted places it), so one search for all runs, not a scan of t per run
+    first = np.searchsorted(t, placed[:, 0])
+    covered = (first < len(t)) & (t[np.minimum(first, len(t) - 1)] <= placed[:, 1] + period)
+    sample = np.where(covered, first, first - 1)
     out = []
-    for key in _keys(time):
-        t0, t1 = windows.get(key, _UNPLACED)
+    for (t0, _), i in zip(placed.tolist(), sample.tolist()):
         if pd.isna(t0):
             out.append(_Sample(source="no CUPTI start for this run"))
             continue
-        inside = np.flatnonzero((t >= t0) & (t <= t1 + period))  # the first sample it covers
-        i = int(inside[0]) if len(inside) else int(np.searchsorted(t, t0)) - 1
         if i < 0:
             out.append(_Sample(source="before the NVML trace began"))
             continue
@@ -286,7 +309,7 @@ def _samples(time: pd.DataFrame, tables: Mapping[str, pd.DataFrame],
     return out
 
 
-def _clock(time: pd.DataFrame, tables: Mapping[str, pd.DataFrame],
+def _clock(time: _Runs, tables: Mapping[str, pd.DataFrame],
            manifest: Mapping[str, Any], windows: _Windows | None) -> _Rows:
     if not B.on_gpu(backend_of(manifest, manifest_spec(manifest))):
         return _rows(time, CLOCK, NOT_APPLICABLE, "host timer: no GPU clock")
@@ -350,7 +373,7 @@ def _job_throttle(nvml: pd.DataFrame) -> str:
             f"{len(nvml)} samples" + (f", up to {watts:.0f} W" if pd.notna(watts) else ""))
 
 
-def _idle(time: pd.DataFrame, tables: Mapping[str, pd.DataFrame],
+def _idle(time: _Runs, tables: Mapping[str, pd.DataFrame],
           windows: _Windows | None) -> _Rows:
     nvml = _table(tables, C.TABLE_NVML)
     if windows is None or nvml.empty:
@@ -394,7 +417,7 @@ def _idle(time: pd.DataFrame, tables: Mapping[str, pd.DataFrame],
     return _rows(time, IDLE_GAP, results, evidence)
 
 
-def _host(time: pd.DataFrame, manifest: Mapping[str, Any], backend: str) -> _Rows:
+def _host(time: _Runs, manifest: Mapping[str, Any], backend: str) -> _Rows:
     if B.on_gpu(backend):
         return _rows(time, HOST_CONTENTION, NOT_APPLICABLE, "GPU time: the host's load is "
                      "not in it")
@@ -410,7 +433,7 @@ def _host(time: pd.DataFrame, manifest: Mapping[str, Any], backend: str) -> _Row
                  said + (" (the backend warned)" if figures.get("warning") else ""))
 
 
-def _launch(time: pd.DataFrame, manifest: Mapping[str, Any], backend: str) -> _Rows:
+def _launch(time: _Runs, manifest: Mapping[str, Any], backend: str) -> _Rows:
     if backend != B.EVENTS:
         return _rows(time, LAUNCH_BOUND, NOT_APPLICABLE, "the kernel's own GPU time" if
                      B.on_gpu(backend) else "host timer")
@@ -418,9 +441,10 @@ def _launch(time: pd.DataFrame, manifest: Mapping[str, Any], backend: str) -> _R
     records = entry.get(B.HOST_LAUNCH) if isinstance(entry, Mapping) else None
     host = {(str(r.get("annotation")), int(r.get("config", -1))): r.get(B.HOST_MEDIAN_NS)
             for r in records or () if isinstance(r, Mapping)}
-    median = time.groupby([C.ANNOTATION, C.CONFIG])[C.VALUE].median()
+    median = pd.DataFrame({C.ANNOTATION: time.annotation, C.CONFIG: time.config,
+                           C.VALUE: time.value}).groupby([C.ANNOTATION, C.CONFIG])[C.VALUE].median()
     results, evidence = [], []
-    for ann, cfg in zip(time[C.ANNOTATION], time[C.CONFIG]):
+    for ann, cfg in zip(time.annotation, time.config):
         h, e = host.get((str(ann), int(cfg))), median.get((ann, cfg))
         if not isinstance(h, (int, float)) or not e:
             results.append(NOT_CHECKED)
@@ -434,11 +458,11 @@ def _launch(time: pd.DataFrame, manifest: Mapping[str, Any], backend: str) -> _R
     return _rows(time, LAUNCH_BOUND, results, evidence)
 
 
-def _timer(time: pd.DataFrame, tables: Mapping[str, pd.DataFrame],
+def _timer(time: _Runs, tables: Mapping[str, pd.DataFrame],
            manifest: Mapping[str, Any], backend: str) -> _Rows:
     floors = _floors(tables, manifest, backend)
     results, evidence = [], []
-    for ann, cfg, value in zip(time[C.ANNOTATION], time[C.CONFIG], time[C.VALUE]):
+    for ann, cfg, value in zip(time.annotation, time.config, time.value.tolist()):
         if not np.isfinite(value):  # a damaged table's empty cell: nothing to check
             results.append(NOT_CHECKED)
             evidence.append(_NO_VALUE)
@@ -492,17 +516,22 @@ _SLOWER_RUN = "; this run in the slower group"
 _NO_VALUE = "no duration recorded for this run"
 
 
-def _population(time: pd.DataFrame) -> _Rows:
-    """:func:`populations.check` per annotation x config; one frame built at the end (a frame
-    per config cost more than the checks on a warm job's few configs)."""
-    values = time[C.VALUE].to_numpy(float)
+def _population(time: _Runs) -> _Rows:
+    """:func:`populations.check` per annotation x config (runs of a missing annotation left
+    out, as a groupby leaves them), all configs at once (:func:`populations.check_each`: their
+    mixture fits made together); one frame built at the end (a frame per config cost more
+    than the checks on a warm job's few configs)."""
+    values = time.value
     order: list[int] = []
     results: list[str] = []
     evidence: list[str] = []
     # time is sorted by annotation, config and run (audit_runs): each config's rows in run order
-    for rows in time.groupby([C.ANNOTATION, C.CONFIG], sort=False).indices.values():
-        positions = np.asarray(rows, dtype="int64")
-        found = populations.check(values[positions])
+    configs: dict[tuple[Any, int], list[int]] = {}
+    for i, key in enumerate(zip(time.annotation, time.config)):
+        if not pd.isna(key[0]):
+            configs.setdefault(key, []).append(i)
+    groups = [np.asarray(rows, dtype="int64") for rows in configs.values()]
+    for positions, found in zip(groups, populations.check_each([values[g] for g in groups])):
         said = found.describe()
         order += positions.tolist()
         if not found.checked:

@@ -185,26 +185,25 @@ def _first_rows(codes: np.ndarray) -> np.ndarray:
 
 
 def _config_columns(df: pd.DataFrame, config_codes: np.ndarray, group_config: np.ndarray,
-                    params: Sequence[str]) -> dict[str, pd.Series[Any]]:
+                    params: Sequence[str]) -> dict[str, Any]:
     """The Annotation, Config and parameter columns of groups whose (Annotation, Config) is
     ``group_config`` (numbered as ``config_codes`` of ``df``, in first-seen order), taken from
     each config's first row of ``df``: what a merge with ``kernel_counts.config_params(df)`` on
-    the object key columns gave, in a fraction of its time. Series.take keeps each column's
-    dtype, as the merge did (an array would have its dtype inferred anew)."""
+    the object key columns gave, in a fraction of its time. Each column keeps its dtype, as the
+    merge did (:func:`_take`: a numpy array would have its dtype inferred anew)."""
     rows = _first_rows(config_codes)[group_config]  # row of config number i
-    return {col: df[col].take(rows).reset_index(drop=True)
-            for col in (C.ANNOTATION, C.CONFIG, *params)}
+    return {col: _take(df[col], rows) for col in (C.ANNOTATION, C.CONFIG, *params)}
 
 
 def _take_keys(df: pd.DataFrame, rows: np.ndarray, cols: Sequence[str]) -> dict[str, Any]:
     """The key columns ``cols`` of groups whose first rows of ``df`` are ``rows``, with the
-    dtype a groupby on the column gave its key (Series.take keeps the column's; an object
-    column's keys are inferred anew, as an Index of them is: strings become ``str``)."""
+    dtype a groupby on the column gave its key (the column's; an object column's keys are
+    inferred anew, as an Index of them is: strings become ``str``)."""
     out: dict[str, Any] = {}
     for col in cols:
-        keys = df[col].take(rows)
-        out[col] = (pd.Index(keys.to_numpy()) if keys.dtype == object
-                    else keys.reset_index(drop=True))
+        column = df[col]
+        out[col] = (pd.Index(column.to_numpy()[rows]) if column.dtype == object
+                    else _take(column, rows))
     return out
 
 
@@ -217,19 +216,36 @@ def _dtype_of(frame: pd.DataFrame, col: str) -> Any:
 
 def _sorted_frame(columns: dict[str, Any], with_run: bool) -> pd.DataFrame:
     """One frame of ``columns`` (name -> one value per group, in order), its rows sorted by
-    Config, Annotation and Metric (first-seen order), then Run. Built once, sorted: setting
-    each column into a frame, then sorting a copy, cost more than the statistics on a warm
-    job's 40 rows (pandas 3's column labels are arrow strings, rebuilt at every insert)."""
-    frame = pd.DataFrame(columns)
-    keys = {"c": frame[C.CONFIG].array, "a": pd.factorize(frame[C.ANNOTATION])[0],
-            "m": pd.factorize(frame[C.METRIC])[0],
-            **({"r": frame[C.RUN].array} if with_run else {})}
+    Config, Annotation and Metric (first-seen order), then Run. Where every key is an integer
+    (the usual table) each column is put in order before the frame is made once: setting each
+    column into a frame, or sorting a made frame, cost more than the statistics on a warm job's
+    40 rows (pandas 3's column labels are arrow strings, rebuilt at every insert); else pandas
+    sorts the frame."""
+    keys = {"c": columns[C.CONFIG], "a": pd.factorize(columns[C.ANNOTATION])[0],
+            "m": pd.factorize(columns[C.METRIC])[0],
+            **({"r": columns[C.RUN]} if with_run else {})}
     ordered = [np.asarray(k) for k in keys.values()]
     if all(k.dtype.kind in "iu" for k in ordered):  # np.lexsort: the same stable order, on
         order = np.lexsort(ordered[::-1])  # integers, without pandas' per-key Categorical
-    else:
-        order = pd.DataFrame(keys).sort_values(list(keys), kind="stable").index.to_numpy()
+        return pd.DataFrame({name: _take(values, order) for name, values in columns.items()})
+    frame = pd.DataFrame(columns)
+    by = pd.DataFrame({**keys, "c": frame[C.CONFIG].array,
+                       **({"r": frame[C.RUN].array} if with_run else {})})
+    order = by.sort_values(list(keys), kind="stable").index.to_numpy()
     return frame.iloc[order].reset_index(drop=True)
+
+
+def _take(values: Any, order: np.ndarray) -> Any:
+    """``values`` (a Series, an Index, an array, pandas' or numpy's, or a list) at positions
+    ``order``, of the dtype a frame gives the Series' column (a Series as its array: no index
+    to align, as Series.take and reset_index gave; an object one stays a Series, whose strings
+    a frame would infer as str)."""
+    if isinstance(values, pd.Series):
+        taken = values.array.take(order)
+        return pd.Series(taken, dtype=object) if values.dtype == object else taken
+    if isinstance(values, (pd.Index, np.ndarray, pd.api.extensions.ExtensionArray)):
+        return values.take(order)
+    return [values[i] for i in order]
 
 
 # --- runs -> aggregated ----------------------------------------------------------------------

@@ -135,3 +135,78 @@ def test_the_csv_is_pandas_to_csv_byte_for_byte(tmp_path):
         spreadsheet_safe(frame).to_csv(tmp_path / "pandas.csv", index=False, encoding="utf-8")
         assert (tmp_path / "tables" / "t.csv").read_bytes() == \
             (tmp_path / "pandas.csv").read_bytes(), frame.dtypes
+
+
+def test_a_table_made_in_memory_gives_the_files_a_streamed_one_gives(tmp_path, monkeypatch):
+    """Issue 40: a table of at most IN_MEMORY_ROWS rows is made in memory and written in one
+    call per file; the bytes are those of the streamed writer (pyarrow's file, csv's file) that
+    larger tables keep, for every table of the recorded bundles and the writer's odd frames."""
+    from profiling_worker.bundle import writer
+    from tests.scenarios import SCENARIOS
+
+    frames = [pd.read_parquet(p) for p in sorted(SCENARIOS.glob("*/tables/*.parquet"))[:60]]
+    frames += [sample_runs(), sample_runs().iloc[:0],
+               sample_runs().assign(**{C.ANNOTATION: ["=1+1", "a,b", None]})]
+    for i, frame in enumerate(frames):
+        write_table(tmp_path / "memory", f"t{i}", frame)
+        with monkeypatch.context() as m:
+            m.setattr(writer, "IN_MEMORY_ROWS", -1)
+            write_table(tmp_path / "streamed", f"t{i}", frame)
+    for path in sorted((tmp_path / "memory" / C.TABLES_DIR).iterdir()):
+        assert path.read_bytes() == (tmp_path / "streamed" / C.TABLES_DIR / path.name
+                                     ).read_bytes(), path.name
+
+
+def test_a_failed_rename_leaves_the_old_file_and_no_temporary_one(tmp_path, monkeypatch):
+    import os
+
+    write_table(tmp_path, C.TABLE_RUNS, sample_runs())
+    before = (tmp_path / C.TABLES_DIR / "runs.csv").read_bytes()
+
+    def full(src, dst):
+        raise OSError(28, "No space left on device")
+
+    monkeypatch.setattr(os, "replace", full)
+    with pytest.raises(OSError):
+        write_table(tmp_path, C.TABLE_RUNS, sample_runs().head(1))
+    assert sorted(p.name for p in (tmp_path / C.TABLES_DIR).iterdir()) == \
+        ["runs.csv", "runs.parquet"]
+    assert (tmp_path / C.TABLES_DIR / "runs.csv").read_bytes() == before
+
+
+def test_the_arrow_table_is_pyarrows_from_pandas_with_its_metadata():
+    """Issue 40: to_arrow builds the table the Parquet file is written from column by column;
+    it equals pa.Table.from_pandas(frame, preserve_index=False), the pandas schema metadata
+    included, on every table of the recorded bundles and frames of every other kind (float32,
+    uint8, category, nullable, all-None, object and arrow strings, timestamps, an index, a long
+    table); a column pyarrow refuses raises what from_pandas raises."""
+    import math
+
+    import numpy as np
+    import pyarrow as pa
+
+    from profiling_worker.bundle.arrow_frame import to_arrow
+    from tests.scenarios import SCENARIOS
+
+    frames = [pd.read_parquet(p) for p in sorted(SCENARIOS.glob("*/tables/*.parquet"))]
+    odd = pd.DataFrame({
+        C.ANNOTATION: ['he said "hi"', "a,b", "line\nbreak", None, "µ ✓", "=1+1", "plain"],
+        C.VALUE: [-0.0, 1e16, 1e-5, math.nan, 0.1 + 0.2, 123456789.0, -1.5e-300],
+        C.RUN: [1, -2, 3, 4, 5, 6, 7], C.STABLE: [True, False, True, True, False, True, False]})
+    frames += [odd, odd.iloc[:0], odd.assign(Empty=None), odd.astype({C.VALUE: "float32"}),
+               odd.astype({C.ANNOTATION: "category"}), odd.astype({C.RUN: "Int64"}),
+               odd.astype({C.ANNOTATION: "string"}), odd.astype({C.ANNOTATION: object}),
+               odd.astype({C.RUN: "uint8"}), odd.assign(T=pd.Timestamp("2020-01-01")),
+               odd.set_index(C.RUN), odd.iloc[::-1], odd.assign(F=np.float16(1)),
+               pd.concat([odd] * 200, ignore_index=True), sample_runs()]
+    assert len(frames) > 150
+    for frame in frames:
+        ours, theirs = to_arrow(frame), pa.Table.from_pandas(frame, preserve_index=False)
+        assert ours.equals(theirs, check_metadata=True), frame.dtypes
+        assert ours.schema.metadata == theirs.schema.metadata
+    mixed = odd.assign(M=[1, "a", 2, 3, 4, 5, 6])
+    with pytest.raises(pa.ArrowException) as ours_error:
+        to_arrow(mixed)
+    with pytest.raises(pa.ArrowException) as theirs_error:
+        pa.Table.from_pandas(mixed, preserve_index=False)
+    assert str(ours_error.value) == str(theirs_error.value)

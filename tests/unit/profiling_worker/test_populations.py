@@ -185,3 +185,27 @@ def test_a_split_whose_faster_group_has_a_zero_median_is_described_without_a_rat
     found = P.check([0.0] * 20 + [5.0] * 20)
     assert not found.one and found.fast_median == 0
     assert found.describe().endswith("20 of 40 runs at a median of 5 vs 0 ns")
+
+
+@pytest.mark.filterwarnings("ignore::RuntimeWarning")
+def test_configs_checked_together_find_what_each_finds_alone() -> None:
+    """Issue 40: check_each fits the mixtures of all its samples together (the starts of every
+    sample of one run count stepped as one); each finding equals check() of that sample alone
+    (all its figures), and each fit of a batch equals the sample's fit alone to the bit."""
+    samples = _recorded_samples() + _seeded_samples()
+    alone = [P.check(x) for x in samples]
+    assert P.check_each(samples) == alone
+    assert P.check_each(samples[::-1]) == alone[::-1]
+    compared = 0
+    xs = [x[np.isfinite(x)] for x in samples]
+    xs = [x for x in xs if len(x) == len(xs[0])][:12]
+    floors = [P._SD_FLOOR * float(np.median(np.abs(x))) for x in xs]
+    for x, floor, batch in zip(xs, floors, P._fits(xs, floors)):  # made beside each other
+        for start, together in zip(np.quantile(x, P._STARTS), batch):
+            single = P._em(x, start, floor)
+            assert (together is None) == (single is None)
+            if together is not None and single is not None:
+                assert [np.asarray(v).tobytes() for v in together] == \
+                    [np.asarray(v).tobytes() for v in single]
+                compared += 1
+    assert compared >= 30 and len(xs) == 12

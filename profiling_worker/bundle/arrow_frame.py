@@ -1,0 +1,93 @@
+"""A bundle table's frame as the pyarrow Table its Parquet file is written from (issue 40).
+
+``pa.Table.from_pandas(frame, preserve_index=False)`` gives the table, but on the few-row
+tables of a warm job it costs more than the Parquet writer: it makes a Series of every column
+and inspects it several times over (0.25-0.7 ms a table, 5 ms of a warm J1 job's 8 tables on
+the 2-core machine). :func:`to_arrow` converts the columns of the usual dtypes itself, each
+once, with pyarrow's own conversion of the column's values (``pa.array(..., from_pandas=True)``,
+what ``from_pandas`` calls per column), and writes the same ``pandas`` schema metadata
+(pyarrow's ``construct_metadata`` without an index: each column's name, pandas and numpy
+type); any other frame goes through ``from_pandas`` itself. The two give equal tables,
+metadata included (tests/unit/profiling_worker/test_bundle_writer.py, on every table of the
+recorded bundles and frames of every other dtype).
+"""
+
+from __future__ import annotations
+
+import functools
+import json
+from typing import Any
+
+import numpy as np
+import pandas as pd
+import pyarrow as pa
+from pyarrow.pandas_compat import get_logical_type
+
+#: numpy dtypes converted here: pyarrow takes their values as they are (NaN as null)
+_NUMPY = frozenset(np.dtype(t) for t in ("bool", "int8", "int16", "int32", "int64", "uint8",
+                                         "uint16", "uint32", "uint64", "float32", "float64"))
+
+#: A table of more rows than this per column has its columns converted on threads by
+#: ``from_pandas`` (its own rule): it goes to it.
+_THREADED_ROWS_PER_COLUMN = 100
+
+
+def to_arrow(frame: pd.DataFrame) -> pa.Table:
+    """``pa.Table.from_pandas(frame, preserve_index=False)``, equal to it with its schema
+    metadata; built column by column where every column is of a numpy number or bool dtype,
+    object or pandas' pyarrow-backed strings, every column name a string and the table not
+    long enough for ``from_pandas`` to use threads.
+
+    Raises:
+        pyarrow.ArrowException: as ``from_pandas`` raises (a column mixing types that Arrow
+            cannot hold in one array): such a frame is handed to it.
+    """
+    names = frame.columns.tolist()  # an Index of arrow strings is slow to iterate
+    if (frame.attrs or not names or not all(isinstance(name, str) for name in names)
+            or len(frame) > _THREADED_ROWS_PER_COLUMN * len(names)):
+        return pa.Table.from_pandas(frame, preserve_index=False)
+    arrays: list[Any] = []
+    dtypes = []
+    for _, column in frame.items():
+        dtypes.append(column.dtype)
+        values = _values(column)
+        if values is None:
+            return pa.Table.from_pandas(frame, preserve_index=False)
+        try:
+            arrays.append(pa.array(values, from_pandas=True))
+        except (pa.ArrowInvalid, pa.ArrowNotImplementedError, pa.ArrowTypeError):
+            return pa.Table.from_pandas(frame, preserve_index=False)  # its message names the column
+    if any(pa.types.is_decimal(a.type) for a in arrays):  # from_pandas records their precision
+        return pa.Table.from_pandas(frame, preserve_index=False)
+    return pa.Table.from_arrays(arrays, schema=pa.schema(
+        [pa.field(name, a.type) for name, a in zip(names, arrays)],
+        metadata=_pandas_metadata(names, dtypes, arrays)))
+
+
+def _values(column: pd.Series[Any]) -> Any:
+    """The column's values as ``from_pandas`` hands them to ``pa.array``: a numpy array of a
+    number, bool or object dtype, pandas' arrow-backed string array; None for another dtype."""
+    dtype = column.dtype
+    if isinstance(dtype, np.dtype):
+        return column.to_numpy() if dtype in _NUMPY or dtype == object else None
+    if isinstance(dtype, pd.StringDtype) and dtype.storage == "pyarrow":
+        return column.array
+    return None
+
+
+def _pandas_metadata(names: list[str], dtypes: list[Any], arrays: list[Any]) -> dict[bytes, bytes]:
+    """The ``pandas`` schema metadata pyarrow's ``construct_metadata`` writes for these columns
+    without an index (key order and JSON as it writes them)."""
+    columns = [{"name": name, "field_name": name, **_types(dtype, a.type), "metadata": None}
+               for name, dtype, a in zip(names, dtypes, arrays)]
+    return {b"pandas": json.dumps({
+        "index_columns": [], "column_indexes": [], "columns": columns, "attributes": {},
+        "creator": {"library": "pyarrow", "version": pa.__version__},
+        "pandas_version": pd.__version__}).encode("utf8")}
+
+
+@functools.lru_cache(maxsize=256)
+def _types(dtype: Any, arrow_type: pa.DataType) -> dict[str, str]:
+    """A column's ``pandas_type`` and ``numpy_type`` as pyarrow's ``get_column_metadata``
+    names them (each pair once per process: naming a numpy dtype is slow)."""
+    return {"pandas_type": get_logical_type(arrow_type), "numpy_type": str(dtype)}
