@@ -154,6 +154,30 @@ def apply_layout(fig: go.Figure, title: str) -> go.Figure:
     return figure_as_text(fig)  # every builder ends here: names from files become text
 
 
+#: Characters of a title line that fit the narrowest chart (590 px: a 1000x700 window with the
+#: sidebar open, about 8.5 px a character of the bold title font).
+TITLE_LINE_CHARS = 68
+_TITLE_LINE_PX = 22
+
+
+def wrap_title(fig: go.Figure, chars: int = TITLE_LINE_CHARS) -> go.Figure:
+    """Break ``fig``'s (escaped) title at spaces into lines of at most ``chars`` characters
+    (a word longer than that keeps a line of its own) and grow the top margin by a line for
+    each: plotly draws a title on one line and cuts what does not fit, so the Compare chart's
+    title lost the job ids it compares (a new user's find). Call it after :func:`apply_layout`
+    (which escapes the title; the ``<br>`` added here is plotly's line break)."""
+    lines: list[str] = []
+    for word in str(fig.layout.title.text or "").split(" "):
+        if lines and len(lines[-1]) + 1 + len(word) <= chars:
+            lines[-1] += " " + word
+        else:
+            lines.append(word)
+    if len(lines) > 1:
+        fig.update_layout(title={"text": "<br>".join(lines)},
+                          margin={"t": fig.layout.margin.t + _TITLE_LINE_PX * (len(lines) - 1)})
+    return fig
+
+
 def _number_ticks(axis: Any) -> None:
     """:data:`VALUE_TICKFORMAT` on a numeric y axis that has no tick format of its own."""
     if axis.tickformat is None and axis.type not in _NON_NUMERIC_AXES:
