@@ -12,7 +12,6 @@ from typing import Any
 import streamlit as st
 
 from profiling_worker.bundle.schema.manifest import JobStatus
-from profiling_worker.bundle.schema import backends as B
 
 from app.ui import job_status, panels, state
 from app.ui.jobs import READ_ONLY_STAGE, SCAN_S, Executor, Job
@@ -61,8 +60,6 @@ def render_job_panel(manager: Executor) -> None:
         shown = shown_jobs(jobs, state.own_jobs())
         for job in shown:
             _job(manager, job, queue_position(jobs, job))
-        if any(w.endswith(B.CONTENTION_ADVICE) for j in shown for w in j.warnings[-3:]):
-            st.caption(f"⚠ Contended CPU (the jobs marked above): {esc(B.CONTENTION_ADVICE)}.")
         _notice(jobs)
 
     _panel()
@@ -118,21 +115,12 @@ def _job(manager: Executor, job: Job, position: int) -> None:
             cancel.button("Cancel", key=state.key("panel", f"cancel-{job.job_id}"),
                           on_click=manager.cancel, args=(job.job_id,), icon=":material/stop:")
         for warning in job.warnings[-3:]:
-            st.caption(f"⚠ {esc(own_part(warning))}")
+            st.caption(f"⚠ {esc(warning)}")  # a contended CPU's figures; its advice: the page
         if job.status == JobStatus.CANCELLED:
             st.caption(esc(cancel_note(job)))
         elif job.status in (JobStatus.FAILED, JobStatus.INTERRUPTED) and job.error:
             panels.render_error(str(job.error.get("message", "")), job.error.get("hint"),
                                 job.error.get("log_tail"), kind=job.error.get("kind"))
-
-
-def own_part(warning: str) -> str:
-    """A job's warning less what every job's contention warning says alike
-    (:data:`~profiling_worker.bundle.schema.backends.CONTENTION_ADVICE`, said once under the
-    list): each job of a busy host repeated the same 400 characters (issue 37)."""
-    if not warning.endswith(B.CONTENTION_ADVICE):
-        return warning
-    return warning.removesuffix(B.CONTENTION_ADVICE).rstrip(": ") + ": contended CPU (below)"
 
 
 def progress_text(job: Job) -> str:

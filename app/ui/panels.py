@@ -200,10 +200,14 @@ def bundle_caption(bundle: Bundle) -> None:
         st.warning(f"This job used the cpu backend: every time here is {HOST_TIMER_NOTE}.",
                    icon=":material/schedule:")
         # the cpu backend's measured CPU contention while timing (profiling_worker/backends/
-        # cpu.py): the sidebar shows it only while the job is listed, so here on every page too
+        # cpu.py): its figures, and what to do, said here once (the sidebar lists the figures
+        # only while the job is listed). A bundle recorded before the advice was a field of
+        # its own holds it at the end of its warning.
         contention = (bundle.manifest.get("backend") or {}).get("host_contention") or {}
         if contention.get("warning"):
-            st.warning(f"Timed on a contended CPU: {esc(str(contention['warning']))}.",
+            advice = str(contention.get("advice") or "")
+            advice = f" {esc(advice[:1].upper() + advice[1:])}." if advice else ""
+            st.warning(f"Timed on a contended CPU: {esc(str(contention['warning']))}.{advice}",
                        icon=":material/hourglass_top:")
 
 

@@ -199,8 +199,9 @@ def duration_metric(name: str | None) -> str:
     return get(name).duration_metric if name is None else described(name).duration_metric
 
 
-#: What a cpu job's contention warning means and what to do, the same for every job: its
-#: warning ends with it (profiling_worker/backends/cpu.py), so a list of jobs says it once.
+#: What a cpu job's contention warning means and what to do, the same for every job: kept
+#: apart from the warning's figures, in the manifest's ``backend.host_contention.advice``
+#: (profiling_worker/backends/cpu.py), so the app says it once without cutting text.
 CONTENTION_ADVICE = ("the CPUs were oversubscribed, so these host wall-clock times may include "
                      "time spent waiting for a CPU, not only the kernels, however stable they "
                      "look; compare jobs recorded on an idle host, or give the job CPUs of its "
