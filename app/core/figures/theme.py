@@ -317,7 +317,8 @@ def _matched(axes: Mapping[str, Any], name: str) -> set[str]:
 
 
 def _extents(fig: go.Figure) -> dict[str, list[float]]:
-    """Axis ref ("x", "y2") -> the smallest and largest positive finite value drawn on it."""
+    """Axis ref ("x", "y2") -> the smallest and largest positive finite value drawn on it
+    (traces, their error bars, and lines placed in its data units)."""
     out: dict[str, list[float]] = {}
     for trace in fig.data:
         for letter in ("x", "y"):
@@ -341,6 +342,13 @@ def _extents(fig: go.Figure) -> dict[str, list[float]]:
             if flat.size:
                 ref = getattr(trace, f"{letter}axis", None) or letter
                 out.setdefault(ref, []).extend([float(flat.min()), float(flat.max())])
+    for shape in fig.layout.shapes:  # a reference line (ratio 1) widens plotly's range too
+        for letter in ("x", "y"):
+            ref = getattr(shape, f"{letter}ref", None) or ""
+            ends = [getattr(shape, f"{letter}{i}", None) for i in (0, 1)]
+            if ref[:1] == letter and "domain" not in ref and ref != "paper":
+                out.setdefault(ref, []).extend(float(v) for v in ends
+                                               if isinstance(v, (int, float)) and v > 0)
     return out
 
 

@@ -108,6 +108,8 @@ def test_figures() -> None:
     fig = build_backends_figure(backends_frame(job, bundled("h200-cupti-j1-fp16")))
     assert fig.layout.yaxis.title.text == "ncu / cupti duration (ratio)" and len(fig.data) == 1
     assert fig.layout.yaxis.type == "log" and fig.layout.yaxis.ticktext  # labelled in full
+    # ratios 1.006-1.17: the line at 1 widens the axis and gets its tick (1.05-1.15 left it bare)
+    assert fig.layout.yaxis.tickvals[0] == 1.0, fig.layout.yaxis.ticktext
 
 
 def test_a_ratio_of_zero_keeps_the_ratio_axis_linear() -> None:
