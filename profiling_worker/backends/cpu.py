@@ -196,9 +196,9 @@ def contention_warning(waiting_fraction: float | None, run_delay_ns: int | None,
             "lagging load average is the only check)")
     if waiting_fraction <= CONTENTION_THRESHOLD:
         return None
-    return (f"the job's {B.waited_for_cpu(waiting_fraction).removeprefix('its ')} "
-            f"({run_delay_ns / 1e9:,.2f} s run-queue delay in {wall_ns / 1e9:,.2f} s, over "
-            f"{CONTENTION_THRESHOLD:.2f} s per s; {cpus} usable CPU(s))")
+    figures = (f"{run_delay_ns / 1e9:,.2f} s in {wall_ns / 1e9:,.2f} s, over "
+               f"{CONTENTION_THRESHOLD:.2f} s per s; {cpus} usable CPU(s)")
+    return f"the job's {B.waited_for_cpu(waiting_fraction, figures).removeprefix('its ')}"
 
 
 def load_warning(load: float, cpus: float) -> str | None:
