@@ -71,8 +71,10 @@ asked = {side: st.query_params.get(side) for side in ("baseline", "candidate")}
 current = asked["baseline"] if asked["baseline"] in ids else state.selected_job_id()
 if not asked["baseline"] and current and state.job_is_default():  # the app's pick, not the user's
     current = judged_baseline(current, summaries)  # a pair the gate can judge, if there is one
-cols = st.columns(4)
-baseline_id = cols[0].selectbox("Baseline", ids, key=state.key(PAGE, "baseline"),
+# two per row: four in one row cut the job ids short at 1000 px ("h200-ncu-deepdive-fp16-40…")
+picks, criteria = st.columns(2), st.columns(2)
+pair = st.container()  # the two ids in full, once both are chosen
+baseline_id = picks[0].selectbox("Baseline", ids, key=state.key(PAGE, "baseline"),
                                 index=ids.index(current) if current in ids else 0,
                                 on_change=_follow_baseline)
 offered, refused = candidates(baseline_id, summaries)
@@ -99,11 +101,12 @@ if not offered:
 if st.session_state.get("compare-candidate") not in offered + [baseline_id]:
     st.session_state.pop("compare-candidate", None)  # e.g. the sidebar changed the baseline
 choices = offered + [baseline_id]
-candidate_id = cols[1].selectbox("Candidate", choices, key=state.key(PAGE, "candidate"),
+candidate_id = picks[1].selectbox("Candidate", choices, key=state.key(PAGE, "candidate"),
                                  index=choices.index(asked["candidate"])
                                  if asked["candidate"] in choices else 0,
                                  help="Jobs comparable with the baseline, the most alike first; "
                                       "the baseline itself last (ratio 1: a check)")
+pair.markdown(f"Candidate {code(candidate_id)} against baseline {code(baseline_id)}")
 baseline, candidate = cached.bundle_for(baseline_id), cached.bundle_for(candidate_id)
 if baseline is None or candidate is None:
     st.error("One of the jobs could not be read.")
@@ -121,14 +124,14 @@ if gate_refused:
 common = [m for m in available_metrics(baseline) if m in set(available_metrics(candidate))]
 manifest = baseline.manifest  # the lambda below reads it after the page's checks
 # never None (the options are not empty); the fallback says so to the type check
-metric = cols[2].selectbox("Metric", common or [baseline.duration_metric],
+metric = criteria[0].selectbox("Metric", common or [baseline.duration_metric],
                            key=state.key(PAGE, "metric"),
                            format_func=lambda m: metric_roles.label(manifest, m)
                            ) or baseline.duration_metric
 if baseline.host_timer != candidate.host_timer:
     st.warning("One job measured host wall-clock (cpu backend), the other GPU time: the ratio "
                "compares different things.")
-max_slowdown = cols[3].number_input("Allowed slowdown (%)", min_value=0.0, max_value=1000.0,
+max_slowdown = criteria[1].number_input("Allowed slowdown (%)", min_value=0.0, max_value=1000.0,
                                     value=3.0, step=0.5, key=state.key(PAGE, "max-slowdown"),
                                     help="the gate's --max-slowdown: regressed only when the "
                                          "whole 95 % interval is above it, same when inside ±it")

@@ -14,6 +14,8 @@ from collections.abc import Iterable
 import numpy as np
 import pandas as pd
 
+from profiling_worker.bundle.schema import columns as C
+
 SIG_DIGITS = 4
 _MAX_DECIMALS = 6
 #: A column whose median is below this is written in exponent form (1.334e-07).
@@ -203,18 +205,65 @@ def mixed_as_text(series: pd.Series) -> pd.Series | None:
 UNBOUNDED = "unbounded"
 
 
-def unbounded_as_text(name: object, series: pd.Series) -> pd.Series | None:
+def printf_text(value: float, printf: str) -> str:
+    """``value`` written as the printf format ``printf`` of :func:`printf_format` writes it in a
+    table ("%,.2f" -> "1,234.50", "%,d" -> "1,235", "%.3e" -> "1.334e-07"); NaN -> "—",
+    +inf -> :data:`UNBOUNDED` (an interval's upper bound)."""
+    if value != value:
+        return "—"
+    if value == float("inf"):
+        return UNBOUNDED
+    spec = printf.removeprefix("%")
+    return f"{value:{spec.removesuffix('d') + '.0f'}}" if spec.endswith("d") else f"{value:{spec}}"
+
+
+def unbounded_as_text(name: object, series: pd.Series, printf: str | None = None
+                      ) -> pd.Series | None:
     """An interval's upper-bound column (its name holds "CI95" and "Upper") with a +inf cell as
-    text: the finite values by :func:`fmt`, +inf as :data:`UNBOUNDED`, missing as "—"; None for
-    any other column, so an unbounded interval never reads as a number ("inf")."""
+    text: the finite values in ``printf``, the format its family's other columns show
+    (:func:`table_formats` of the table before this column became text; default: that of its
+    own finite values), +inf as :data:`UNBOUNDED`, missing as "—"; None for any other column, so
+    an unbounded interval never reads as a number ("inf"). Compare's DiffCI95UpperPct wrote
+    each bound to 4 significant digits, "6.891" under "0.8191", beside DiffPct's 4 decimals."""
     text = str(name)
     if "CI95" not in text or "Upper" not in text or not pd.api.types.is_float_dtype(series):
         return None
     values = series.to_numpy(dtype="float64")
     if not (values == float("inf")).any():
         return None
-    return pd.Series([UNBOUNDED if v == float("inf") else fmt(None if v != v else float(v))
-                      for v in values], index=series.index, dtype=object)
+    printf = printf or printf_format(series.replace(float("inf"), float("nan"))) or "%,.4g"
+    return pd.Series([printf_text(float(v), printf) for v in values], index=series.index,
+                     dtype=object)
+
+
+#: Columns that hold a row's value in the row's ``Unit`` (nsight-python's statistics of a
+#: metric, a report's metric value): where a table's rows are in several units, each unit's
+#: rows get their own decimals (:func:`by_unit_as_text`).
+UNIT_VALUE_COLUMNS = (C.VALUE, C.AVG, C.STD, C.MIN, C.MAX, C.MEDIAN, C.CI95_LOWER, C.CI95_UPPER)
+
+
+def by_unit_as_text(frame: pd.DataFrame, columns: Iterable[str] = UNIT_VALUE_COLUMNS,
+                    min_units: int = 2) -> dict[str, pd.Series]:
+    """Where ``frame``'s ``Unit`` column holds at least ``min_units`` units: each numeric column
+    of ``columns`` (those holding a row's value in the row's unit) as text, the rows of each unit
+    written in that unit's format (:func:`table_formats` of those rows: a value and its CI95
+    bounds alike), missing cells None (a table's placeholder); else {}. One format for a column of ns, Hz and % rows
+    wrote "183,360.00 ns" and "1,535,586,414.70 Hz" with the decimals of the % rows (the deep
+    dive's Speed of light)."""
+    if C.UNIT not in frame.columns or frame[C.UNIT].nunique(dropna=False) < min_units:
+        return {}
+    names = [c for c in columns if c in frame.columns
+             and pd.api.types.is_numeric_dtype(frame[c]) and not pd.api.types.is_bool_dtype(frame[c])]
+    text = {c: np.full(len(frame), None, dtype=object) for c in names}
+    units = frame[C.UNIT].astype(str).to_numpy()
+    for unit in dict.fromkeys(units):
+        at = np.flatnonzero(units == unit)
+        rows = frame[names].iloc[at]
+        formats = table_formats(rows.replace(float("inf"), float("nan")))
+        for c in names:
+            text[c][at] = [None if v != v else printf_text(float(v), formats.get(c, "%,.4g"))
+                           for v in rows[c]]
+    return {c: pd.Series(t, index=frame.index, dtype=object) for c, t in text.items()}
 
 
 def numbers_or_missing(series: pd.Series) -> pd.Series | None:

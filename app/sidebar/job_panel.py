@@ -7,10 +7,11 @@ selector and the pages show the new result.
 
 from __future__ import annotations
 
+from typing import Any
+
 import streamlit as st
 
 from profiling_worker.bundle.schema.manifest import JobStatus
-from profiling_worker.bundle.schema import backends as B
 
 from app.ui import job_status, panels, state
 from app.ui.jobs import READ_ONLY_STAGE, SCAN_S, Executor, Job
@@ -46,18 +47,20 @@ def render_job_panel(manager: Executor) -> None:
         if job_status.page_behind(jobs):
             st.rerun()  # the page named an earlier state of a job: draw it again
         active = any(j.active for j in jobs)
+        if st.session_state.get(state.PANEL_WAS_ACTIVE) and not active:
+            # the last job just finished: refresh the whole app once, before drawing anything.
+            # A rerun ends this run before Streamlit clears what it no longer draws, so a job
+            # drawn first kept the previous run's progress bar under its new header ("✓ done"
+            # over "106/120") for as long as the app took to run again.
+            st.session_state[state.PANEL_WAS_ACTIVE] = False
+            st.rerun()
+        st.session_state[state.PANEL_WAS_ACTIVE] = active
         if not jobs:
             st.caption("No jobs submitted from this server yet.")
         shown = shown_jobs(jobs, state.own_jobs())
         for job in shown:
             _job(manager, job, queue_position(jobs, job))
-        if any(w.endswith(B.CONTENTION_ADVICE) for j in shown for w in j.warnings[-3:]):
-            st.caption(f"⚠ Contended CPU (the jobs marked above): {esc(B.CONTENTION_ADVICE)}.")
         _notice(jobs)
-        if st.session_state.get(state.PANEL_WAS_ACTIVE) and not active:
-            st.session_state[state.PANEL_WAS_ACTIVE] = False
-            st.rerun()  # the last job just finished: refresh the whole app once
-        st.session_state[state.PANEL_WAS_ACTIVE] = active
 
     _panel()
 
@@ -90,6 +93,10 @@ def _job(manager: Executor, job: Job, position: int) -> None:
         kernels = ",".join(job.spec.kernels)
         st.markdown(f"{icon} **{job.status}** · {kind_text(job)}{esc(kernels)} · "
                     f"{esc(job.spec.backend)}  \n{code(job.job_id)}")
+        # the progress bar and the Cancel button have places of their own, filled or left empty
+        # whatever the job's state: a finished job's empty place replaces its bar at once, where
+        # the next element of another kind left the bar of an earlier run under "✓ done"
+        progress, cancel = st.empty(), st.empty()
         if job.watched_by:  # another process runs (a sweep: submits, retries, merges) it
             st.caption(owner_caption(job))
         elif job.active and job.cancel_requested:
@@ -97,33 +104,23 @@ def _job(manager: Executor, job: Job, position: int) -> None:
         elif job.status == JobStatus.QUEUED:
             st.caption(f"Waiting for {esc(job.lane)}: place {position} in its queue.")
         if job.tasks:
-            task_table(job)
+            task_table(job, progress)
         elif (job.status == JobStatus.RUNNING or job.stage == READ_ONLY_STAGE and job.active) \
                 and not job.cancel_requested:  # a sweep read from its folder: tasks done
             text = progress_text(job)
             if job.spec.run_target is not None and job.total:  # the total is every config's most
                 text += " at most (runs auto stops each config at its target)"
-            st.progress(job.fraction, text=esc(text))
+            progress.progress(job.fraction, text=esc(text))
         if job.active and not job.cancel_requested and not job.watched_by:
-            st.button("Cancel", key=state.key("panel", f"cancel-{job.job_id}"),
-                      on_click=manager.cancel,
-                      args=(job.job_id,), icon=":material/stop:")
+            cancel.button("Cancel", key=state.key("panel", f"cancel-{job.job_id}"),
+                          on_click=manager.cancel, args=(job.job_id,), icon=":material/stop:")
         for warning in job.warnings[-3:]:
-            st.caption(f"⚠ {esc(own_part(warning))}")
+            st.caption(f"⚠ {esc(warning)}")  # a contended CPU's figures; its advice: the page
         if job.status == JobStatus.CANCELLED:
             st.caption(esc(cancel_note(job)))
         elif job.status in (JobStatus.FAILED, JobStatus.INTERRUPTED) and job.error:
             panels.render_error(str(job.error.get("message", "")), job.error.get("hint"),
                                 job.error.get("log_tail"), kind=job.error.get("kind"))
-
-
-def own_part(warning: str) -> str:
-    """A job's warning less what every job's contention warning says alike
-    (:data:`~profiling_worker.bundle.schema.backends.CONTENTION_ADVICE`, said once under the
-    list): each job of a busy host repeated the same 400 characters (issue 37)."""
-    if not warning.endswith(B.CONTENTION_ADVICE):
-        return warning
-    return warning.removesuffix(B.CONTENTION_ADVICE).rstrip(": ") + ": contended CPU (below)"
 
 
 def progress_text(job: Job) -> str:
@@ -167,11 +164,12 @@ def cancel_note(job: Job) -> str:
             f"runs discarded, {total - done:,} not run. {kept}")
 
 
-def task_table(job: Job) -> None:
-    """A cluster sweep: tasks ended of all (progress bar, with the count per state) and one
-    row per array task: state, attempt, node, configs, the worker's progress, why it failed."""
+def task_table(job: Job, progress: Any) -> None:
+    """A cluster sweep: tasks ended of all (progress bar in the place ``progress``, an
+    ``st.empty``, with the count per state) and one row per array task: state, attempt, node,
+    configs, the worker's progress, why it failed."""
     if job.active:
-        st.progress(job.fraction,
+        progress.progress(job.fraction,
                     text=esc(f"tasks {job.done:,}/{job.total:,} ended · {job.stage}"))
     rows = [{"task": t.name, "state": t.state, "attempt": t.attempt, "node": t.node,
              "configs": ",".join(map(str, t.configs)),

@@ -45,6 +45,10 @@ def pin_button(job_id: str, launch_id: int) -> None:
         st.rerun()
 
 
+#: The comparison's columns in each row's Unit (:func:`app.core.views.baselines.compare`).
+_IN_UNIT = (B.BASELINE, B.THIS, B.DIFF, B.MEAN_DIFF, B.CI95)
+
+
 def _style(frame: pd.DataFrame) -> tuple[Any, dict[str, Any]]:
     """The comparison with its Change cells coloured (see :data:`LEGEND`), and column widths
     that fit each number column's longest shown value (a narrow column hid a minus sign)."""
@@ -53,15 +57,18 @@ def _style(frame: pd.DataFrame) -> tuple[Any, dict[str, Any]]:
         fill = strong if row[B.TOLD] == B.YES else pale
         return [f"background-color: {fill}" if c == B.CHANGE and fill else "" for c in row.index]
 
-    def number(value: object) -> str:
-        return numbers.fmt(float(value)) if isinstance(value, (int, float)) and \
-            not np.isnan(value) else "—"
-
-    floats = [c for c in frame.columns if pd.api.types.is_float_dtype(frame[c])]
-    widths = {c: {"width": max([len(c), *(len(number(v)) for v in frame[c])]) * 8 + 24}
-              for c in floats}
-    styled = frame.style.apply(colour, axis=1).format(na_rep=panels.MISSING)  # never "None"
-    return styled.format(dict.fromkeys(floats, number)), widths
+    # each unit's values with that unit's decimals, the other numbers with their column's
+    # (app.core.numbers): each number to 4 significant digits mixed decimals in a column
+    formats = numbers.table_formats(frame)
+    shown = {c: frame[c].map(lambda v, f=formats[c]: numbers.printf_text(float(v), f))
+             for c in formats if pd.api.types.is_float_dtype(frame[c])}
+    shown.update(numbers.by_unit_as_text(frame, _IN_UNIT, min_units=1))
+    frame = frame.copy()
+    for name, text in shown.items():
+        frame[name] = text
+    widths = {c: {"width": int(max([len(c), *text.str.len().fillna(0)])) * 8 + 24,
+                  "alignment": "right"} for c, text in shown.items()}
+    return frame.style.apply(colour, axis=1).format(na_rep=panels.MISSING), widths  # no "None"
 
 
 def _baseline_data(job_id: str) -> tuple[Any, Mapping[str, Any] | None, str]:

@@ -94,23 +94,27 @@ def table(frame: pd.DataFrame | list[dict[str, Any]], key: str, where: Any = Non
     separators and four significant digits, a value and its CI95 bounds alike, with the digits
     the narrowest interval's width needs (:func:`app.core.numbers.table_formats`); the values
     stay exact (sorting, CSV downloads). A missing cell (None, NaN) reads :data:`MISSING`, not
-    Streamlit's "None"; an unbounded interval's upper bound reads "unbounded"
-    (:func:`app.core.numbers.unbounded_as_text`). ``where``: a column or container (default: here); ``column_config``
-    entries override the number formats."""
+    Streamlit's "None"; an unbounded interval's upper bound reads "unbounded", its finite bounds
+    in its family's format (:func:`app.core.numbers.unbounded_as_text`); a table whose rows are
+    in several units writes each unit's values with that unit's decimals, as right-aligned text
+    (:func:`app.core.numbers.by_unit_as_text`). ``where``: a column or container (default:
+    here); ``column_config`` entries override the number formats."""
     frame = frame if isinstance(frame, pd.DataFrame) else pd.DataFrame(frame)
     frame = table_text.visible_text(frame)  # bidirectional controls shown, not obeyed
     frame, short_chars = table_text.short_kernel_names(frame)
     frame, joined_chars = table_text.short_joined_names(frame)
-    shown = {c: text for c in frame.columns
-             if (text := numbers.mixed_as_text(frame[c])) is not None
-             or (text := numbers.unbounded_as_text(c, frame[c])) is not None
-             or (text := numbers.numbers_or_missing(frame[c])) is not None}
-    if shown:  # numbers and text: as text; numbers and None: as float (module app.core.numbers)
-        frame = frame.copy()
-        for name, text in shown.items():
-            frame[name] = text
+    frame = _shown_as(frame, {c: text for c in frame.columns
+                              if (text := numbers.mixed_as_text(frame[c])) is not None
+                              or (text := numbers.numbers_or_missing(frame[c])) is not None})
+    formats = numbers.table_formats(frame)  # before a column below becomes text: its family's
+    by_unit = numbers.by_unit_as_text(frame)
+    unbounded = {c: text for c in frame.columns
+                 if (text := numbers.unbounded_as_text(c, frame[c], formats.get(c))) is not None}
+    frame = _shown_as(frame, {**unbounded, **by_unit})
     config: dict[str, Any] = {name: st.column_config.NumberColumn(format=fmt)
-                              for name, fmt in numbers.table_formats(frame).items()}
+                              for name, fmt in formats.items()
+                              if pd.api.types.is_numeric_dtype(frame[name])}
+    config.update({name: st.column_config.TextColumn(alignment="right") for name in by_unit})
     if C.UNIT in frame.columns and C.UNIT not in config:  # "TFLOP/s" was cut to "TFLOP/"
         # a missing Unit (pandas 3's str dtype keeps it missing) has no length: count it as 0
         longest = int(frame[C.UNIT].astype(str).str.len().fillna(0).max()) if len(frame) else 0
@@ -196,11 +200,26 @@ def bundle_caption(bundle: Bundle) -> None:
         st.warning(f"This job used the cpu backend: every time here is {HOST_TIMER_NOTE}.",
                    icon=":material/schedule:")
         # the cpu backend's measured CPU contention while timing (profiling_worker/backends/
-        # cpu.py): the sidebar shows it only while the job is listed, so here on every page too
+        # cpu.py): its figures, and what to do, said here once (the sidebar lists the figures
+        # only while the job is listed). A bundle recorded before the advice was a field of
+        # its own holds it at the end of its warning.
         contention = (bundle.manifest.get("backend") or {}).get("host_contention") or {}
         if contention.get("warning"):
-            st.warning(f"Timed on a contended CPU: {esc(str(contention['warning']))}.",
+            advice = str(contention.get("advice") or "")
+            advice = f" {esc(advice[:1].upper() + advice[1:])}." if advice else ""
+            st.warning(f"Timed on a contended CPU: {esc(str(contention['warning']))}.{advice}",
                        icon=":material/hourglass_top:")
+
+
+def _shown_as(frame: pd.DataFrame, shown: dict[Any, pd.Series]) -> pd.DataFrame:
+    """``frame`` with the columns of ``shown`` replaced (a copy; ``frame`` itself if none):
+    numbers and text as text, numbers and None as float (module :mod:`app.core.numbers`)."""
+    if not shown:
+        return frame
+    frame = frame.copy()
+    for name, text in shown.items():
+        frame[name] = text
+    return frame
 
 
 def no_job_selected() -> None:

@@ -105,7 +105,10 @@ def collect(spec: JobSpec, make_body: Callable[[str, Annotate], Callable[..., No
     load = {"before": before, "after": os.getloadavg()[0], "cpus": cpus}
     warning = contention_warning(contention["waiting_fraction"], contention["run_delay_ns"],
                                  contention["wall_ns"], max(load["before"], load["after"]), cpus)
-    contention["warning"] = warning  # the app shows it beside the job's times
+    # the app shows them beside the job's times: the figures of this job, and apart from them
+    # what every contended job's reader should do (no reader needs to cut one from the other)
+    contention["warning"] = warning
+    contention["advice"] = B.CONTENTION_ADVICE if warning else None
     info: dict[str, Any] = {"measurement": MEASUREMENT, "timer": "time.perf_counter_ns",
                             "host_load": load, "host_contention": contention}
     if auto_runs is not None:
@@ -193,9 +196,9 @@ def contention_warning(waiting_fraction: float | None, run_delay_ns: int | None,
             "lagging load average is the only check)")
     if waiting_fraction <= CONTENTION_THRESHOLD:
         return None
-    return (f"the job's {B.waited_for_cpu(waiting_fraction).removeprefix('its ')} "
-            f"({run_delay_ns / 1e6:,.0f} ms run-queue delay in {wall_ns / 1e9:,.2f} s, over "
-            f"{CONTENTION_THRESHOLD:.2f} s per s; {cpus} usable CPU(s)): {B.CONTENTION_ADVICE}")
+    figures = (f"{run_delay_ns / 1e9:,.2f} s in {wall_ns / 1e9:,.2f} s, over "
+               f"{CONTENTION_THRESHOLD:.2f} s per s; {cpus} usable CPU(s)")
+    return f"the job's {B.waited_for_cpu(waiting_fraction, figures).removeprefix('its ')}"
 
 
 def load_warning(load: float, cpus: float) -> str | None:

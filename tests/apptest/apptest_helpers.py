@@ -10,13 +10,15 @@ import shutil
 import subprocess
 import sys
 import time
-from collections.abc import Callable, Hashable
+from collections.abc import Callable, Hashable, Iterable
 from pathlib import Path
 
 from streamlit.testing.v1 import AppTest
 
 from app import settings
+from app.core.numbers import UNBOUNDED, UNIT_VALUE_COLUMNS
 from app.core.pages import SECTIONS
+from profiling_worker.bundle.schema import columns as C
 
 REPO = Path(__file__).resolve().parents[2]
 TINY_SPEC = {"kernels": ["matmul"], "configs": [{"n": 32}, {"n": 64}], "runs": 3,
@@ -145,3 +147,39 @@ def shown_cells(at: AppTest) -> list[str]:
             cells.append(missing if value is None or (not isinstance(value, str) and pd.isna(value))
                          else str(value))
     return cells
+
+
+_NUMBER_TEXT = re.compile(r"^-?[\d,]*\.?\d+(e[+-]\d+)?$")
+_NOT_A_NUMBER = ("—", UNBOUNDED, "")
+
+
+def text_number_problems(frame: pd.DataFrame, columns: dict,
+                         in_unit: Iterable[str] = UNIT_VALUE_COLUMNS) -> list[str]:
+    """Numbers a table writes as text (an "unbounded" interval bound, a column of rows in
+    several units) keep one format: one number of decimals per column, or per unit where the
+    column holds each row's value in the row's Unit; and a column of values in several units is
+    never given one number format (the deep dive wrote "183,360.00 ns" and "1,535,586,414.70 Hz"
+    with the decimals of its % rows; Compare's DiffCI95UpperPct read "6.891" under "0.8191").
+    ``columns``: the table's column config (``proto.columns``); ``in_unit``: the columns that
+    hold each row's value in the row's Unit."""
+    out = []
+    units = frame[C.UNIT].astype(str) if C.UNIT in frame.columns else None
+    for name in frame.columns:
+        series = frame[name]
+        fmt = ((columns.get(str(name)) or {}).get("type_config") or {}).get("format")
+        per_row_unit = units is not None and name in set(in_unit) and units.nunique() > 1
+        if per_row_unit and fmt:
+            out.append(f"{name}: one format {fmt} for rows in {sorted(set(units))}")
+        if series.dtype != object:
+            continue
+        cells = [(str(v), u) for v, u in zip(series, units if per_row_unit else [""] * len(series))
+                 if v is not None and str(v) not in _NOT_A_NUMBER]
+        if not cells or not all(_NUMBER_TEXT.match(v) for v, _ in cells):
+            continue  # text, or numbers among text (a report's values): each by its own digits
+        for unit in dict.fromkeys(u for _, u in cells):
+            shown = [v for v, u in cells if u == unit]
+            decimals = {len(v.partition("e")[0].partition(".")[2]) for v in shown}
+            exponent = {"e" in v for v in shown}
+            if len(decimals) > 1 or len(exponent) > 1:
+                out.append(f"{name}{' in ' + unit if unit else ''}: mixed decimals {shown[:6]}")
+    return out

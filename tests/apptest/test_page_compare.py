@@ -163,7 +163,17 @@ def test_compare_opens_on_the_pair_named_in_the_url(store, monkeypatch, app) -> 
     assert "15 matching annotation × config pairs: 15 not comparable" in shown
     assert "backend: ncu vs cupti" in shown
     (spec,) = plotly_specs(at)  # the ratios stay, titled as no verdict (a new user's find)
-    assert spec["layout"]["title"]["text"].startswith("No verdict, every pair not comparable: ")
+    title = spec["layout"]["title"]["text"]
+    assert title.startswith("No verdict, every pair not comparable: ")
+    # the ids in full (a user's find: cut short in the title and in four boxes to a row): the
+    # title wrapped into lines the narrowest chart draws, the pair said in words above
+    lines = title.split("<br>")
+    assert len(lines) > 1 and all(len(line) <= 68 for line in lines), lines
+    assert " ".join(lines).endswith(
+        "h200-cupti-matmul-sweep / h200-ncu-matmul-sweep: gpu__time_duration.sum")
+    assert spec["layout"]["yaxis"]["type"] == "log"  # ratios
+    assert ("Candidate `h200-cupti-matmul-sweep` against baseline `h200-ncu-matmul-sweep`"
+            in shown)
     assert "Download this comparison (self-contained HTML)" in [
         b.proto.label for b in at.get("download_button")]
 

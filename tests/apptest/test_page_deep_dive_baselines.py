@@ -11,7 +11,7 @@ from pathlib import Path
 
 import ncu_report
 import pytest
-from apptest_helpers import IMPORTED, plotly_specs, texts, trace_values
+from apptest_helpers import IMPORTED, plotly_specs, text_number_problems, texts, trace_values
 from tests.scenarios import scenario_dir
 
 FULL = "h200-ncu-deepdive-fp16-4096"
@@ -103,7 +103,12 @@ def test_baselines_of_an_import_and_of_a_run_at_once(jobs: dict[str, Path], app)
                       & (across["Section"] == "GPU Speed Of Light Throughput")].iloc[0]
     assert duration["Told apart"] == "yes" and duration["Change"] == "worse"
     assert set(same["Told apart"]) == {"same runs"}  # three runs of one point: not compared
-    assert (same["Difference"] < 0).any()  # shown with its sign (a narrow column hid it)
+    assert same["Difference"].str.startswith("-").any()  # its sign shown (a narrow column hid it)
+    # each unit's numbers with one number of decimals (each to 4 significant digits mixed them)
+    tables = [d for d in at.dataframe if "Told apart" in d.value.columns]
+    in_unit = ("Baseline", "This launch", "Difference", "Mean difference", "CI95 ±")
+    assert not [p for d in tables for p in text_number_problems(d.value, {}, in_unit)]
+    assert across.loc[across["Metric"] == "gpu__time_duration.sum", "Unit"].iloc[0] == "ns"
     shown = texts(at)
     assert "Both launches are runs of the same measurement" in shown
     assert "coloured by sign only" in shown and "no spread is known" in shown

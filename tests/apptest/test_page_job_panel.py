@@ -15,10 +15,15 @@ def test_progress_then_cancel(store, app) -> None:
     assert not at.exception
     assert at.sidebar.get("progress"), "a running job shows a progress bar"
     assert "**running**" in texts(at)
+    assert _places(at, job_id)[:3] == ["markdown", "progress", "button"]
     at.button(key=f"panel-cancel-{job_id}").click().run()
     assert manager.wait(job_id, 60) == "cancelled"
     at.run()
     assert not at.exception
+    # the header, then the bar's and the button's places, empty: an element drawn there in a
+    # later run replaces the bar of an earlier one at once (a reload showed "✓ done" over
+    # "106/120", a rerun having ended the panel's run before the stale bar was cleared)
+    assert _places(at, job_id)[:3] == ["markdown", "empty", "empty"]
     text = texts(at)
     assert "**cancelled**" in text
     # Issue 25: it said "nothing was lost"; the runs measured before the cancel are discarded.
@@ -40,3 +45,16 @@ def test_failed_job_shows_error_in_panel(store, app, monkeypatch, tmp_path) -> N
     text = texts(at)
     assert "**failed**" in text
     assert "**worker_python_missing**" in text and "KPROF_WORKER_PYTHON" in text
+
+
+def _places(at, job_id: str) -> list[str]:  # type: ignore[no-untyped-def]
+    """The kinds of the elements in the job's box of the panel, in order."""
+    def boxes(node):  # type: ignore[no-untyped-def]
+        for child in getattr(node, "children", {}).values():
+            first = getattr(child, "children", {}).get(0)
+            if first is not None and first.type == "markdown" and job_id in first.value:
+                yield child
+            yield from boxes(child)
+
+    (box,) = list(boxes(at.sidebar))
+    return [child.type for child in box.children.values()]

@@ -5,7 +5,7 @@ included; it belongs under a table that shows those bounds."""
 from __future__ import annotations
 
 import pytest
-from apptest_helpers import texts
+from apptest_helpers import texts, unescape
 
 from tests.scenarios import SCENARIOS, scenario
 
@@ -33,3 +33,22 @@ def test_pages_without_the_cut_bounds_do_not_repeat_the_note(store, monkeypatch,
 
 def test_the_aggregated_table_says_it_once(store, monkeypatch, app) -> None:
     assert texts(_open(app, monkeypatch, "results")).count(CUT) == 1
+
+
+def test_a_contended_cpu_job_says_its_contention_once_in_one_unit(store, app) -> None:
+    """A real cpu job timed on a contended CPU (tests/contended_cpu.py): the page says the
+    figures and what to do once, in one box, in seconds ("418 ms run-queue delay in 1.98 s"
+    mixed ms and s; the advice was said in the sidebar and again in the box, a new user's
+    find). The advice is the manifest's field of its own, never cut off the message's text."""
+    from profiling_worker.bundle.schema import backends as B
+    from tests.contended_cpu import record_contended_job
+
+    proc = record_contended_job(store["results"] / "busy")
+    assert proc.returncode == 0, proc.stderr[-2000:]
+    at = app("stability", query={"job": "busy"})
+    assert not at.exception, at.exception
+    (box,) = [w.value for w in at.warning if w.value.startswith("Timed on a contended CPU")]
+    shown = texts(at)
+    advice = B.CONTENTION_ADVICE[1:]  # after its first letter, capitalised in the box
+    assert shown.count(advice) == 1 and advice in unescape(box)
+    assert "run-queue delay summed over its threads: " in unescape(box) and " ms " not in box

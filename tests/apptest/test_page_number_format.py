@@ -11,7 +11,7 @@ import json
 import numpy as np
 import pandas as pd
 import pytest
-from apptest_helpers import shown_cells
+from apptest_helpers import shown_cells, text_number_problems
 
 from app.core.numbers import family
 from tests.scenarios import SCENARIOS
@@ -62,6 +62,7 @@ def _problems(at) -> list[str]:
             if decimals.isdigit() and int(decimals) > 6:
                 out.append(f"{name}: {fmt}, more than 6 decimals")
         out += _interval_problems(frame, columns)
+        out += text_number_problems(frame, columns)
     return out
 
 

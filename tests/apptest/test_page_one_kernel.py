@@ -3,9 +3,8 @@
 from __future__ import annotations
 
 import json
-import math
 
-from apptest_helpers import plotly_specs, texts
+from apptest_helpers import plotly_specs, text_number_problems, texts
 from tests.scenarios import SCENARIOS
 
 
@@ -57,15 +56,15 @@ def test_duration_card_follows_the_unit_toggle_and_tables_formatted(store, monke
     assert {m.label: m.value for m in at.metric}["Duration (ms)"] == "21.4375"
     at.segmented_control(key="one-kernel-time-unit").set_value("µs").run()
     table = at.dataframe[0]
-    exact = table.value.loc[table.value["Metric"] == "gpu__time_duration.sum", "AvgValue"]
-    assert float(exact.iloc[0]) == 21437.4944  # the frame (and its CSV) keep exact values
-    config = json.loads(table.proto.columns)  # the column config the browser gets
-    fmt = config["AvgValue"]["type_config"]["format"]  # thousands separators, and at least
-    assert fmt.startswith("%,.") and fmt.endswith("f")  # issue 37's policy: 4 significant
-    values = table.value["AvgValue"].abs().replace(0, float("nan"))  # digits of the median,
-    decimals = int(fmt[3:-1])  # at least one of the smallest (at most 6 decimals)
-    assert math.floor(math.log10(values.min())) + 1 + decimals >= 1
-    assert math.floor(math.log10(values.median())) + 1 + decimals >= 4 or decimals == 6
+    # rows in several units (µs, %, Hz, byte ...): each unit's values with that unit's decimals
+    # (app.core.numbers.by_unit_as_text), the mean and its CI95 bounds alike, never "2.144e+04";
+    # one format for the column wrote 4 decimals on Hz and bytes. The CSV keeps exact values.
+    shown = table.value.set_index("Metric")
+    assert list(shown.loc["gpu__time_duration.sum", ["AvgValue", "CI95_Lower", "CI95_Upper"]]) \
+        == ["21,437.5", "21,434.6", "21,440.4"]  # as the card and its help
+    assert shown.loc["gpc__cycles_elapsed.avg.per_second", "AvgValue"] == "1,978,513,520"
+    assert shown.loc["sm__throughput.avg.pct_of_peak_sustained_elapsed", "AvgValue"] == "86.5977"
+    assert not text_number_problems(table.value, json.loads(table.proto.columns))
 
 
 def test_cupti_job_has_no_kernel_clock(store, monkeypatch, app) -> None:

@@ -89,17 +89,31 @@ def error_y(mean: npt.ArrayLike, lower: npt.ArrayLike, upper: npt.ArrayLike
     return {"type": "data", "symmetric": False, "array": plus, "arrayminus": minus}
 
 
+def legend_line(fig: go.Figure, y: float, name: str) -> None:
+    """A dashed reference line named in the legend, not on the plot: a label drawn beside the
+    line covered the Stability page's last bar (a new user's find), and on a log axis plotly
+    places a line's label in log10 units (ratio 1 drawn at 10)."""
+    fig.add_hline(y=y, line_dash="dash", line_color=REFERENCE, showlegend=True, name=name)
+
+
 def ratio_axes(fig: go.Figure, ratio_title: str) -> None:
-    """A dashed line at ratio 1 ("equal"), configs as categories on x, ``ratio_title`` on y."""
-    hline(fig, 1.0, "equal")
+    """A dashed line at ratio 1 ("equal", in the legend), configs as categories on x,
+    ``ratio_title`` on a log y axis (:data:`~app.core.figures.theme.LOG_AXIS`): 0.5 and 2 lie
+    equally far from 1, as halving and doubling are. A ratio of 0 or below (a metric that is
+    not a duration) has no place on a log axis: then the axis stays linear."""
+    legend_line(fig, 1.0, "equal (ratio 1)")
     fig.update_xaxes(title={"text": "config"}, type="category")
-    fig.update_yaxes(title={"text": theme.axis_title(ratio_title, "ratio")})
+    drawn = [np.asarray(t.y, dtype="float64") for t in fig.data if t.y is not None]
+    ratios = np.concatenate(drawn) if drawn else np.array([1.0])
+    log = bool((ratios[np.isfinite(ratios)] > 0).all())
+    fig.update_yaxes(**(theme.LOG_AXIS if log else {"type": "linear"}),
+                     title={"text": theme.axis_title(ratio_title, "ratio")})
 
 
 def rsd_axes(fig: go.Figure) -> None:
-    """Grouped RSD bars: the 2 % StableMeasurement line, configs as categories on x, relative
-    standard deviation (%) from zero on y."""
-    hline(fig, C.STABLE_RSD_PCT, f"stable below {C.STABLE_RSD_PCT:g} %")
+    """Grouped RSD bars: the 2 % StableMeasurement line (in the legend), configs as categories
+    on x, relative standard deviation (%) from zero on y."""
+    legend_line(fig, C.STABLE_RSD_PCT, f"stable below {C.STABLE_RSD_PCT:g} %")
     fig.update_layout(barmode="group")
     fig.update_xaxes(title={"text": "config"}, type="category")
     fig.update_yaxes(title={"text": theme.axis_title("Relative standard deviation", "%")},

@@ -11,7 +11,7 @@ from profiling_worker.bundle.schema import columns as C
 from profiling_worker.bundle.gate.judge import NOT_DURATION_WORDS
 from profiling_worker.bundle.gate.verdict import Outcome
 
-from app.core.figures import common
+from app.core.figures import common, theme
 from app.core import frame_columns as F
 
 #: Marker per gate outcome (app/core/views/compare.py's Verdict).
@@ -54,4 +54,4 @@ def build_compare_figure(frame: pd.DataFrame, title: str = "Candidate / baseline
                            f"<br>candidate = %{{customdata[1]:.6g}} {unit}"
                            "<br>%{customdata[4]}<extra></extra>")))
     common.ratio_axes(fig, "candidate / baseline")
-    return common.finish(fig, title, host_timer)
+    return theme.wrap_title(common.finish(fig, title, host_timer))  # the job ids in full

@@ -154,6 +154,30 @@ def apply_layout(fig: go.Figure, title: str) -> go.Figure:
     return figure_as_text(fig)  # every builder ends here: names from files become text
 
 
+#: Characters of a title line that fit the narrowest chart (590 px: a 1000x700 window with the
+#: sidebar open, about 8.5 px a character of the bold title font).
+TITLE_LINE_CHARS = 68
+_TITLE_LINE_PX = 22
+
+
+def wrap_title(fig: go.Figure, chars: int = TITLE_LINE_CHARS) -> go.Figure:
+    """Break ``fig``'s (escaped) title at spaces into lines of at most ``chars`` characters
+    (a word longer than that keeps a line of its own) and grow the top margin by a line for
+    each: plotly draws a title on one line and cuts what does not fit, so the Compare chart's
+    title lost the job ids it compares (a new user's find). Call it after :func:`apply_layout`
+    (which escapes the title; the ``<br>`` added here is plotly's line break)."""
+    lines: list[str] = []
+    for word in str(fig.layout.title.text or "").split(" "):
+        if lines and len(lines[-1]) + 1 + len(word) <= chars:
+            lines[-1] += " " + word
+        else:
+            lines.append(word)
+    if len(lines) > 1:
+        fig.update_layout(title={"text": "<br>".join(lines)},
+                          margin={"t": fig.layout.margin.t + _TITLE_LINE_PX * (len(lines) - 1)})
+    return fig
+
+
 def _number_ticks(axis: Any) -> None:
     """:data:`VALUE_TICKFORMAT` on a numeric y axis that has no tick format of its own."""
     if axis.tickformat is None and axis.type not in _NON_NUMERIC_AXES:
@@ -174,6 +198,7 @@ def log_tick_values(lo: float, hi: float, letter: str = "x") -> list[float]:
     a range inside one decade gets round linear steps (7,000,000, 8,000,000, 9,000,000).
     ``letter``: "x" (labels side by side, their width counts) or "y" (stacked, their height)."""
     lo, hi = min(lo, hi), max(lo, hi)
+    data = (lo, hi)
     lo, hi = lo / 1.015, hi * 1.015  # plotly's range pads the data a little: a tick just
     # beyond it is still drawn (a roof at 989.4 TFLOP/s, tick 1,000)
     first, last = math.floor(math.log10(lo)), math.ceil(math.log10(hi))
@@ -188,8 +213,20 @@ def log_tick_values(lo: float, hi: float, letter: str = "x") -> list[float]:
                 return thinned
     if len(fine) >= 2:  # less than two decades shown: the 1-2-5 values that keep apart
         return spaced_ticks(fine, tick_labels(fine), letter, span=(lo, hi))[0]
-    step = _round_step((hi - lo) / 3)  # inside one decade: 2-4 round values
-    return [step * i for i in range(math.ceil(lo / step), math.floor(hi / step) + 1)] or [lo]
+    return _linear_ticks(*data)  # inside one decade: round values
+
+
+def _linear_ticks(lo: float, hi: float) -> list[float]:
+    """2-4 round values (a 1-2-5 step) between ``lo`` and ``hi``, the data's own extent: on a
+    narrow range plotly pads far less than :func:`log_tick_values`' 1.5 %, and a ratio axis of
+    0.996-1.007 drew only "1.00" of 0.98, 1.00, 1.02. Finer steps until two fit."""
+    ticks: list[float] = []
+    for parts in (3, 6, 12):
+        step = _round_step((hi - lo) / parts) if hi > lo else abs(lo) or 1.0
+        ticks = [step * i for i in range(math.ceil(lo / step), math.floor(hi / step) + 1)]
+        if len(ticks) >= 2:
+            break
+    return ticks or [lo]
 
 
 def _round_step(rough: float) -> float:
@@ -280,7 +317,8 @@ def _matched(axes: Mapping[str, Any], name: str) -> set[str]:
 
 
 def _extents(fig: go.Figure) -> dict[str, list[float]]:
-    """Axis ref ("x", "y2") -> the smallest and largest positive finite value drawn on it."""
+    """Axis ref ("x", "y2") -> the smallest and largest positive finite value drawn on it
+    (traces, their error bars, and lines placed in its data units)."""
     out: dict[str, list[float]] = {}
     for trace in fig.data:
         for letter in ("x", "y"):
@@ -304,6 +342,13 @@ def _extents(fig: go.Figure) -> dict[str, list[float]]:
             if flat.size:
                 ref = getattr(trace, f"{letter}axis", None) or letter
                 out.setdefault(ref, []).extend([float(flat.min()), float(flat.max())])
+    for shape in fig.layout.shapes:  # a reference line (ratio 1) widens plotly's range too
+        for letter in ("x", "y"):
+            ref = getattr(shape, f"{letter}ref", None) or ""
+            ends = [getattr(shape, f"{letter}{i}", None) for i in (0, 1)]
+            if ref[:1] == letter and "domain" not in ref and ref != "paper":
+                out.setdefault(ref, []).extend(float(v) for v in ends
+                                               if isinstance(v, (int, float)) and v > 0)
     return out
 
 

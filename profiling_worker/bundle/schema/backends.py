@@ -199,19 +199,22 @@ def duration_metric(name: str | None) -> str:
     return get(name).duration_metric if name is None else described(name).duration_metric
 
 
-#: What a cpu job's contention warning means and what to do, the same for every job: its
-#: warning ends with it (profiling_worker/backends/cpu.py), so a list of jobs says it once.
+#: What a cpu job's contention warning means and what to do, the same for every job: kept
+#: apart from the warning's figures, in the manifest's ``backend.host_contention.advice``
+#: (profiling_worker/backends/cpu.py), so the app says it once without cutting text.
 CONTENTION_ADVICE = ("the CPUs were oversubscribed, so these host wall-clock times may include "
                      "time spent waiting for a CPU, not only the kernels, however stable they "
                      "look; compare jobs recorded on an idle host, or give the job CPUs of its "
                      "own (fewer torch threads, e.g. OMP_NUM_THREADS=1, or taskset to idle CPUs)")
 
 
-def waited_for_cpu(fraction: float) -> str:
+def waited_for_cpu(fraction: float, detail: str = "") -> str:
     """How long a cpu job's threads waited for a CPU while timing, in words: ``fraction`` is
     the run-queue delay summed over the process's threads over the timing loop's wall time
     (``backend.host_contention.waiting_fraction``, profiling_worker/backends/cpu.py). Summed
     over threads it can exceed 1, so it reads as seconds waited per second of the loop, never as
-    a share of the wall time (a new user read "116 % of the wall time")."""
+    a share of the wall time (a new user read "116 % of the wall time"). ``detail``: figures
+    said inside the same parenthesis (the cpu backend's warning: the delay and the loop's
+    time)."""
     return (f"its threads waited {fraction:,.2f} s for a CPU per second of the timing loop "
-            "(run-queue delay summed over its threads)")
+            f"(run-queue delay summed over its threads{': ' + detail if detail else ''})")

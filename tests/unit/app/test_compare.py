@@ -9,6 +9,7 @@ from app.core.figures.backends import build_backends_figure
 from app.core.figures.compare import build_compare_figure
 from app.core.metrics import MissingData
 from app.core.views.backends import backends_frame, wall_frame
+from app.core import frame_columns as F
 from app.core.views.compare import CompareOptions, compare_frame
 from profiling_worker.bundle.schema import columns as C
 from tests.fieller_reference import fieller_roots
@@ -100,8 +101,24 @@ def test_figures() -> None:
     fig = build_compare_figure(compare_frame(job, job, CompareOptions()))
     assert fig.layout.yaxis.title.text == "candidate / baseline (ratio)"
     assert fig.data[0].marker.symbol[0] == "circle-open"  # indistinguishable
+    assert fig.layout.yaxis.type == "log"  # a ratio: halving and doubling equally far from 1
+    assert [(s.y0, s.name, s.showlegend) for s in fig.layout.shapes] == [
+        (1.0, "equal (ratio 1)", True)]  # named in the legend: no label in log10 units
+    assert not fig.layout.annotations
     fig = build_backends_figure(backends_frame(job, bundled("h200-cupti-j1-fp16")))
     assert fig.layout.yaxis.title.text == "ncu / cupti duration (ratio)" and len(fig.data) == 1
+    assert fig.layout.yaxis.type == "log" and fig.layout.yaxis.ticktext  # labelled in full
+    # ratios 1.006-1.17: the line at 1 widens the axis and gets its tick (1.05-1.15 left it bare)
+    assert fig.layout.yaxis.tickvals[0] == 1.0, fig.layout.yaxis.ticktext
+
+
+def test_a_ratio_of_zero_keeps_the_ratio_axis_linear() -> None:
+    """A log axis cannot draw a ratio of 0 (a counter that read 0 on the candidate): the axis
+    stays linear rather than leave the point out."""
+    job = bundled("h200-ncu-j1-fp16")
+    frame = compare_frame(job, job, CompareOptions())
+    frame.loc[frame.index[0], F.RATIO] = 0.0
+    assert build_compare_figure(frame).layout.yaxis.type == "linear"
 
 
 def test_default_candidate() -> None:

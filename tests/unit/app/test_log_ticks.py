@@ -42,6 +42,14 @@ def test_less_than_two_decades_of_long_labels_still_get_several_ticks() -> None:
     assert theme.log_tick_values(30.0, 989.4, "y")[-1] == 1000.0  # the roof's tick is drawn
 
 
+def test_a_narrow_ratio_axis_gets_two_ticks_inside_its_data() -> None:
+    """Compare's log ratio axis of a job against a near twin (ratios 0.9965-1.0067 with their
+    CI95): the ticks 0.98, 1.00, 1.02 lay outside plotly's range, so only "1.00" was drawn."""
+    ticks = theme.log_tick_values(0.9965, 1.0067, "y")
+    assert len(ticks) >= 2 and all(0.9965 <= t <= 1.0067 for t in ticks), ticks
+    assert theme.tick_labels(ticks) == ["1.000", "1.005"]
+
+
 def test_apply_layout_sets_ticks_on_every_log_axis_from_its_data() -> None:
     fig = go.Figure(go.Scatter(x=[0.5, 300.0], y=[2.0, 3000.0], error_y={
         "type": "data", "array": [0.0, 7000.0], "arrayminus": [1.5, 0.0]}))

@@ -91,6 +91,33 @@ def test_an_unbounded_upper_bound_reads_unbounded() -> None:
         is None
 
 
+def test_an_unbounded_column_keeps_its_family_s_decimals() -> None:
+    """Compare's DiffCI95UpperPct, text for its "unbounded" cell, wrote each finite bound to 4
+    significant digits ("6.891" under "0.8191") beside DiffPct's 4 decimals (a new user's
+    find): the finite bounds now in the format the family's other columns show."""
+    upper = pd.Series([6.890862, 0.81912, float("inf"), float("nan")])
+    assert list(numbers.unbounded_as_text("DiffCI95UpperPct", upper, "%,.4f")) == [
+        "6.8909", "0.8191", "unbounded", "—"]
+    assert [numbers.printf_text(v, f) for v, f in (
+        (1234.5, "%,.2f"), (1234.0, "%,d"), (1.334e-7, "%.3e"), (float("nan"), "%,.2f"))] == [
+        "1,234.50", "1,234", "1.334e-07", "—"]
+
+
+def test_rows_in_several_units_get_each_unit_s_decimals() -> None:
+    """The deep dive's Speed of light (job h200-ncu-deepdive-fp16-4096, its values as recorded):
+    one format for the column wrote "183,360.00 ns" and "1,535,586,414.70 Hz" with the decimals
+    of the % rows; each unit's rows now take their own."""
+    frame = pd.DataFrame({"Metric": ["gpu__time_duration.sum", "gpc__cycles_elapsed.avg.per_second",
+                                     "sm__throughput.avg.pct_of_peak_sustained_elapsed",
+                                     "lts__throughput.avg.pct_of_peak_sustained_elapsed"],
+                          "Value": [183360.0, 1535586414.7, 90.0638, 43.2291],
+                          "Unit": ["ns", "Hz", "%", "%"]})
+    shown = numbers.by_unit_as_text(frame)
+    assert list(shown) == ["Value"]
+    assert list(shown["Value"]) == ["183,360", "1,535,586,415", "90.06", "43.23"]
+    assert numbers.by_unit_as_text(frame[frame["Unit"] == "%"]) == {}  # one unit: a number column
+
+
 def _shown_width(fmt: str, lower: float, upper: float) -> float:
     decimals = int(fmt.rstrip("f").rpartition(".")[2] or 0)
     return round(upper, decimals) - round(lower, decimals)

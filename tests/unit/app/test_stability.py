@@ -61,6 +61,10 @@ def test_figures() -> None:
     assert [t.name for t in fig.data] == ["fp32", "fp16", "bf16"]
     assert fig.layout.yaxis.title.text == "Relative standard deviation (%)"
     assert fig.layout.paper_bgcolor == "rgba(0,0,0,0)"
+    # the 2 % line is named in the legend: a label beside it covered the last config's bars
+    assert [(s.y0, s.name, s.showlegend) for s in fig.layout.shapes] == [
+        (2.0, "stable below 2 %", True)]
+    assert not fig.layout.annotations
     runs = build_runs_figure(stability_runs_frame(bundle, StabilityOptions(config=4)), "Duration")
     assert runs.layout.yaxis.title.text == "Duration (µs)"
     assert "run index" in runs.layout.xaxis.title.text
