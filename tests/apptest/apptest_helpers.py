@@ -3,6 +3,8 @@
 
 from __future__ import annotations
 
+import functools
+import importlib
 import json
 import os
 import re
@@ -12,6 +14,7 @@ import sys
 import time
 from collections.abc import Callable, Hashable, Iterable
 from pathlib import Path
+from typing import TYPE_CHECKING, Any
 
 from streamlit.testing.v1 import AppTest
 
@@ -19,6 +22,9 @@ from app import settings
 from app.core.numbers import UNBOUNDED, UNIT_VALUE_COLUMNS
 from app.core.pages import SECTIONS
 from profiling_worker.bundle.schema import columns as C
+
+if TYPE_CHECKING:
+    import pandas as pd
 
 REPO = Path(__file__).resolve().parents[2]
 TINY_SPEC = {"kernels": ["matmul"], "configs": [{"n": 32}, {"n": 64}], "runs": 3,
@@ -183,3 +189,29 @@ def text_number_problems(frame: pd.DataFrame, columns: dict,
             if len(decimals) > 1 or len(exponent) > 1:
                 out.append(f"{name}{' in ' + unit if unit else ''}: mixed decimals {shown[:6]}")
     return out
+
+
+def count_cache_misses(monkeypatch: Any, functions: Iterable[tuple[str, str]]) -> list[str]:
+    """The list that collects the name of every call of ``functions`` ((module, name) pairs)
+    made by app/ui/cached.py, i.e. a cache miss (a hit calls nothing; a view calling another
+    directly is not counted). ``monkeypatch`` is pytest's fixture, which undoes the wrappers."""
+    from app.ui import cached
+
+    calls: list[str] = []
+    for module_name, name in functions:
+        module = importlib.import_module(module_name)
+        real = getattr(module, name)
+
+        def counted(*args, _real=real, _name=name, **kwargs):  # type: ignore[no-untyped-def]
+            if Path(sys._getframe(1).f_code.co_filename) == Path(cached.__file__):
+                calls.append(_name)
+            return _real(*args, **kwargs)
+
+        # the same module and name: the caches key a function by them (app/ui/cached.py)
+        wrapper = functools.update_wrapper(counted, real)
+        monkeypatch.setattr(module, name, wrapper)
+        for other in list(sys.modules.values()):  # a module imported before this test
+            if (getattr(other, "__name__", "").startswith("app.")  # holds its own reference
+                    and getattr(other, name, None) is real):
+                monkeypatch.setattr(other, name, wrapper)
+    return calls

@@ -6,16 +6,12 @@ the prefetch."""
 from __future__ import annotations
 
 import dataclasses
-import functools
-import importlib
-import sys
 import threading
-from pathlib import Path
 
 import pytest
 import streamlit as st
 
-from apptest_helpers import plotly_specs
+from apptest_helpers import count_cache_misses, plotly_specs
 from app.services import result_store
 from app.ui import cached, prefetch
 from tests.scenarios import SCENARIOS
@@ -41,26 +37,9 @@ NAMES = sorted(name for _, name in BEFORE_CHART + BELOW_CHART)
 
 @pytest.fixture
 def computed(monkeypatch: pytest.MonkeyPatch) -> list[str]:
-    """The name of every call of :data:`BEFORE_CHART` and :data:`BELOW_CHART` made by app/ui/cached.py: a cache miss (a
-    hit calls nothing; a view calling another directly is not counted)."""
-    calls: list[str] = []
-    for module_name, name in BEFORE_CHART + BELOW_CHART:
-        module = importlib.import_module(module_name)
-        real = getattr(module, name)
-
-        def counted(*args, _real=real, _name=name, **kwargs):  # type: ignore[no-untyped-def]
-            if Path(sys._getframe(1).f_code.co_filename) == Path(cached.__file__):
-                calls.append(_name)
-            return _real(*args, **kwargs)
-
-        # the same module and name: the caches key a function by them (app/ui/cached.py)
-        wrapper = functools.update_wrapper(counted, real)
-        monkeypatch.setattr(module, name, wrapper)
-        for other in list(sys.modules.values()):  # a page module imported before this test
-            if (getattr(other, "__name__", "").startswith("app.")  # holds its own reference
-                    and getattr(other, name, None) is real):
-                monkeypatch.setattr(other, name, wrapper)
-    return calls
+    """The name of every call of :data:`BEFORE_CHART` and :data:`BELOW_CHART` made by
+    app/ui/cached.py: a cache miss."""
+    return count_cache_misses(monkeypatch, BEFORE_CHART + BELOW_CHART)
 
 
 def _charts(app, calls: list[str]) -> dict[str, dict]:  # type: ignore[no-untyped-def]

@@ -5,17 +5,14 @@ likely jobs, app/ui/prewarm.py) computes neither again and draws the same chart 
 
 from __future__ import annotations
 
-import functools
-import importlib
 import shutil
-import sys
 from pathlib import Path
 
 import pandas as pd
 import pytest
 import streamlit as st
 
-from apptest_helpers import plotly_specs
+from apptest_helpers import count_cache_misses, plotly_specs
 from app.ui import cached, prewarm, sweep_chart
 from tests.scenarios import REPO, SCENARIOS
 
@@ -27,26 +24,8 @@ CASE_03 = REPO / "tests" / "fixtures" / "import_cases" / "03-derived-0.9.5"
 
 @pytest.fixture
 def computed(monkeypatch: pytest.MonkeyPatch) -> list[str]:
-    """The name of every call of :data:`BEFORE_CHART` made by app/ui/cached.py: a cache miss
-    (a hit calls nothing)."""
-    calls: list[str] = []
-    for module_name, name in BEFORE_CHART:
-        module = importlib.import_module(module_name)
-        real = getattr(module, name)
-
-        def counted(*args, _real=real, _name=name, **kwargs):  # type: ignore[no-untyped-def]
-            if Path(sys._getframe(1).f_code.co_filename) == Path(cached.__file__):
-                calls.append(_name)
-            return _real(*args, **kwargs)
-
-        # the same module and name: the caches key a function by them (app/ui/cached.py)
-        wrapper = functools.update_wrapper(counted, real)
-        monkeypatch.setattr(module, name, wrapper)
-        for other in list(sys.modules.values()):  # a module imported before this test
-            if (getattr(other, "__name__", "").startswith("app.")  # holds its own reference
-                    and getattr(other, name, None) is real):
-                monkeypatch.setattr(other, name, wrapper)
-    return calls
+    """The name of every call of :data:`BEFORE_CHART` made by app/ui/cached.py: a cache miss."""
+    return count_cache_misses(monkeypatch, BEFORE_CHART)
 
 
 def _page(app, job: str) -> tuple[list[dict], pd.DataFrame]:  # type: ignore[no-untyped-def]

@@ -111,14 +111,12 @@ def test_written_aggregated_table_holds_cut_lower_bounds_and_names_the_method(tm
     assert manifest[CI95_METHOD_KEY] == intervals.CI_METHOD
 
 
-def test_the_csv_is_pandas_to_csv_byte_for_byte(tmp_path):
-    """write_table writes the CSV with csv from the arrow table's cells (issue 40): the bytes of
-    pandas' to_csv of the spreadsheet-safe frame, for every table of every recorded bundle and
-    frames with quotes, commas, line breaks, non-ASCII, NaN, None, -0.0, 1e16, float32,
-    category, nullable and all-None columns, formula cells and no rows."""
+def _recorded_and_odd_frames() -> tuple[list[pd.DataFrame], pd.DataFrame]:
+    """Every table of the recorded scenario bundles plus a frame of odd cells (quotes, commas,
+    a line break, None, non-ASCII, a formula, -0.0, 1e16, NaN) in the dtypes a table can have
+    (float32, category, nullable Int64, all-None, no rows); and that odd frame."""
     import math
 
-    from profiling_worker.bundle.spreadsheet import spreadsheet_safe
     from tests.scenarios import SCENARIOS
 
     frames = [pd.read_parquet(p) for p in sorted(SCENARIOS.glob("*/tables/*.parquet"))]
@@ -127,8 +125,20 @@ def test_the_csv_is_pandas_to_csv_byte_for_byte(tmp_path):
         C.VALUE: [-0.0, 1e16, 1e-5, math.nan, 0.1 + 0.2, 123456789.0, -1.5e-300],
         C.RUN: [1, -2, 3, 4, 5, 6, 7], C.STABLE: [True, False, True, True, False, True, False]})
     frames += [odd, odd.iloc[:0], odd.assign(Empty=None), odd.astype({C.VALUE: "float32"}),
-               odd.astype({C.ANNOTATION: "category"}), odd.astype({C.RUN: "Int64"}),
-               odd.iloc[[0, 1, 2, 3, 4, 6]], odd.astype({C.ANNOTATION: "string"})]
+               odd.astype({C.ANNOTATION: "category"}), odd.astype({C.RUN: "Int64"})]
+    return frames, odd
+
+
+def test_the_csv_is_pandas_to_csv_byte_for_byte(tmp_path):
+    """write_table writes the CSV with csv from the arrow table's cells (issue 40): the bytes of
+    pandas' to_csv of the spreadsheet-safe frame, for every table of every recorded bundle and
+    frames with quotes, commas, line breaks, non-ASCII, NaN, None, -0.0, 1e16, float32,
+    category, nullable and all-None columns, formula cells and no rows."""
+
+    from profiling_worker.bundle.spreadsheet import spreadsheet_safe
+
+    frames, odd = _recorded_and_odd_frames()
+    frames += [odd.iloc[[0, 1, 2, 3, 4, 6]], odd.astype({C.ANNOTATION: "string"})]
     assert len(frames) > 150
     for frame in frames:
         write_table(tmp_path, "t", frame)
@@ -180,22 +190,14 @@ def test_the_arrow_table_is_pyarrows_from_pandas_with_its_metadata():
     included, on every table of the recorded bundles and frames of every other kind (float32,
     uint8, category, nullable, all-None, object and arrow strings, timestamps, an index, a long
     table); a column pyarrow refuses raises what from_pandas raises."""
-    import math
 
     import numpy as np
     import pyarrow as pa
 
     from profiling_worker.bundle.arrow_frame import to_arrow
-    from tests.scenarios import SCENARIOS
 
-    frames = [pd.read_parquet(p) for p in sorted(SCENARIOS.glob("*/tables/*.parquet"))]
-    odd = pd.DataFrame({
-        C.ANNOTATION: ['he said "hi"', "a,b", "line\nbreak", None, "µ ✓", "=1+1", "plain"],
-        C.VALUE: [-0.0, 1e16, 1e-5, math.nan, 0.1 + 0.2, 123456789.0, -1.5e-300],
-        C.RUN: [1, -2, 3, 4, 5, 6, 7], C.STABLE: [True, False, True, True, False, True, False]})
-    frames += [odd, odd.iloc[:0], odd.assign(Empty=None), odd.astype({C.VALUE: "float32"}),
-               odd.astype({C.ANNOTATION: "category"}), odd.astype({C.RUN: "Int64"}),
-               odd.astype({C.ANNOTATION: "string"}), odd.astype({C.ANNOTATION: object}),
+    frames, odd = _recorded_and_odd_frames()
+    frames += [odd.astype({C.ANNOTATION: "string"}), odd.astype({C.ANNOTATION: object}),
                odd.astype({C.RUN: "uint8"}), odd.assign(T=pd.Timestamp("2020-01-01")),
                odd.set_index(C.RUN), odd.iloc[::-1], odd.assign(F=np.float16(1)),
                pd.concat([odd] * 200, ignore_index=True), sample_runs()]

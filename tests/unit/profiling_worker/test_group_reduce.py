@@ -24,6 +24,19 @@ def _equal(a: Any, b: Any) -> bool:
     return bool(np.array_equal(np.asarray(a, float), np.asarray(b, float), equal_nan=True))
 
 
+def _assert_each_statistic_equals_pandas(values: np.ndarray, codes: np.ndarray) -> None:
+    """Every statistic of ``values`` grouped by ``codes`` equals pandas' groupby's, to the bit."""
+    g = pd.Series(values).groupby(codes, sort=False)
+    total, counts = group_reduce.sums(values, codes)
+    low, high = group_reduce.extremes(values, codes)
+    assert _equal(total, g.sum()) and _equal(counts, g.count())
+    assert _equal(group_reduce.means(total, counts), g.mean())
+    assert _equal(group_reduce.stds(values, codes), g.std())
+    assert _equal(group_reduce.medians(values, codes), g.median())
+    assert _equal(low, g.min()) and _equal(high, g.max())
+    assert _equal(group_reduce.distinct(pd.Series(values), codes), g.nunique())
+
+
 @pytest.mark.parametrize("path", RUNS, ids=lambda p: p.parent.parent.name)
 @pytest.mark.parametrize("order", ["rows", "shuffled"])
 @pytest.mark.parametrize("missing", [False, True])
@@ -36,15 +49,7 @@ def test_each_statistic_equals_pandas_groupby(path: Path, order: str, missing: b
         codes = pd.factorize(rng.permutation(codes))[0]  # numbered in first-seen order again
     if missing:
         values = np.where(rng.random(len(values)) < 0.1, np.nan, values)
-    g = pd.Series(values).groupby(codes, sort=False)
-    total, counts = group_reduce.sums(values, codes)
-    low, high = group_reduce.extremes(values, codes)
-    assert _equal(total, g.sum()) and _equal(counts, g.count())
-    assert _equal(group_reduce.means(total, counts), g.mean())
-    assert _equal(group_reduce.stds(values, codes), g.std())
-    assert _equal(group_reduce.medians(values, codes), g.median())
-    assert _equal(low, g.min()) and _equal(high, g.max())
-    assert _equal(group_reduce.distinct(pd.Series(values), codes), g.nunique())
+    _assert_each_statistic_equals_pandas(values, codes)
 
 
 @pytest.mark.parametrize("order", ["rows", "shuffled"])
@@ -60,15 +65,7 @@ def test_an_import_sized_table_takes_the_same_path_and_equals_pandas(order: str)
     if order == "shuffled":
         codes = pd.factorize(rng.permutation(codes))[0]
     values = np.where(rng.random(len(values)) < 0.05, np.nan, values)
-    g = pd.Series(values).groupby(codes, sort=False)
-    total, counts = group_reduce.sums(values, codes)
-    low, high = group_reduce.extremes(values, codes)
-    assert _equal(total, g.sum()) and _equal(counts, g.count())
-    assert _equal(group_reduce.means(total, counts), g.mean())
-    assert _equal(group_reduce.stds(values, codes), g.std())
-    assert _equal(group_reduce.medians(values, codes), g.median())
-    assert _equal(low, g.min()) and _equal(high, g.max())
-    assert _equal(group_reduce.distinct(pd.Series(values), codes), g.nunique())
+    _assert_each_statistic_equals_pandas(values, codes)
 
 
 def test_the_two_sums_differ_where_pandas_differs() -> None:
