@@ -350,7 +350,8 @@ PAGE_RUNS = ("page-speed-1205-speed", "page-speed-1205-speed2", "page-speed-1205
 
 #: Page benchmark runs beside a baseline checkout (``page_speed.py --baseline``) the docs quote.
 PAGE_PAIRED_RUNS = ("page-speed-1205-s10-click", "page-speed-1205-s10-click2",
-                    "page-speed-1205-s10-final", "page-speed-1205-s11-quiet")
+                    "page-speed-1205-s10-final", "page-speed-1205-s11-quiet",
+                    "page-speed-1205-s12-quiet")
 
 
 def pages_text(run: str) -> str:
@@ -433,7 +434,8 @@ BIG_SWEEP_RUNS = ("big-sweep-1205-1000", "big-sweep-1205-10000", "big-sweep-1205
                   "big-sweep-1205-3s-1000", "big-sweep-1205-3s-10000",
                   "big-sweep-1205-s10-prewarm", "big-sweep-1205-s10-prewarm2",
                   "big-sweep-1205-s10-final", "big-sweep-1205-s11-quiet",
-                  "big-sweep-1205-s11-prefetch-ab", "big-sweep-1205-s11-final")
+                  "big-sweep-1205-s11-prefetch-ab", "big-sweep-1205-s11-final",
+                  "big-sweep-1205-s12-afterhog", "big-sweep-1205-s12-quiet")
 #: Big-sweep page runs of one checkout beside the bare page, without a baseline (``--bare``).
 BIG_SWEEP_ALONE_RUNS = ("big-sweep-1205-quiet-1000",)
 #: Server script runs of the page, paired (``benchmarks/big_sweep_server.py --json``).
@@ -670,7 +672,7 @@ def cold_profile_text(run: str) -> str:
 
 #: Whole CI runs on a fresh clone (``CI=true bash .ci/run``): its step lines and pytest's
 #: summary, ``benchmarks/cpu/<run>.txt`` (issue 41's suite time).
-CI_RUNS = ("ci-1205-s11-idle", "ci-1205-s11-hog")
+CI_RUNS = ("ci-1205-s11-idle", "ci-1205-s11-hog", "ci-1205-s12-hog8")
 
 
 def ci_text(run: str) -> str:
