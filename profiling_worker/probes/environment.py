@@ -20,6 +20,7 @@ import subprocess
 import sys
 import threading
 from collections.abc import Mapping
+from concurrent.futures import Future
 from pathlib import Path
 from typing import Any
 
@@ -244,17 +245,15 @@ class ProbeInBackground:
     """
 
     def __init__(self) -> None:
-        self._env: dict[str, Any] | None = None
-        self._error: BaseException | None = None
-        self._thread = threading.Thread(target=self._probe, name="environment-probe",
-                                        daemon=True)
-        self._thread.start()
+        # a Future carries the dict or the exception to result() (as app/ui/prewarm.py's probe)
+        self._future: Future[dict[str, Any]] = Future()
+        threading.Thread(target=self._probe, name="environment-probe", daemon=True).start()
 
     def _probe(self) -> None:
         try:
-            self._env = probe_environment()
+            self._future.set_result(probe_environment())
         except BaseException as exc:  # raised again in the caller's thread by result()
-            self._error = exc
+            self._future.set_exception(exc)
 
     def result(self) -> dict[str, Any]:
         """Wait for the probe; returns :func:`probe_environment`'s dict.
@@ -262,8 +261,4 @@ class ProbeInBackground:
         Raises:
             Exception: what :func:`probe_environment` raised, as it would have raised it.
         """
-        self._thread.join()
-        if self._error is not None:
-            raise self._error
-        assert self._env is not None
-        return self._env
+        return self._future.result()
