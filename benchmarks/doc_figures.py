@@ -181,7 +181,7 @@ def warm_text(run: str) -> str:
 #: 2-core machine) the docs quote (issue 40).
 POST_AB_RUNS = ("post-processing-ab-1205-speed", "post-processing-ab-1205-warm-own",
                 "post-processing-ab-1205-s10", "post-processing-ab-1205-s11",
-                "post-processing-ab-1205-s12")
+                "post-processing-ab-1205-s12", "post-processing-ab-1205-s13")
 
 
 def post_ab(run: str) -> dict[str, dict[str, Any]]:
@@ -266,6 +266,20 @@ CPU_STAGE_RUNS_S12 = {side: tuple(f"warm-stages-1205-s12-{side}-{i}" for i in (1
 CPU_STAGE_RUNS_S12_GATE = {side: tuple(f"warm-stages-1205-s12-gate-{side}-{i}" for i in (1, 2))
                            for side in ("before", "after")}
 DEVICE_STAGE_RUN_S12 = "h100-1205-s11all"
+#: The sixth session on it (issue 40, branch warm-own5): its runs per side, on the same two
+#: bundles' inputs, beside the same device run. The empty collectors table of a job without
+#: collectors is no ``write_table`` call after it (``write_empty_table``, timed apart).
+CPU_STAGE_RUNS_S13 = {side: tuple(f"warm-stages-1205-s13-{side}-{i}" for i in range(1, 5))
+                      for side in ("before", "after")}
+CPU_STAGE_RUNS_S13_GATE = {side: tuple(f"warm-stages-1205-s13-gate-{side}-{i}"
+                                       for i in range(1, 5))
+                           for side in ("before", "after")}
+CPU_STAGES_S13 = (*CPU_STAGES_S10[:4],
+                  ("`write_table` (after: all but the empty collectors table)",
+                   "tables: write_table"),
+                  ("`write_empty_table` (the empty collectors table)",
+                   "tables: write_empty_table"),
+                  *CPU_STAGES_S10[5:])
 
 
 def _stage_ms(job: dict[str, float], wall_s: float, stage: str) -> float:
@@ -726,6 +740,10 @@ def claims() -> list[tuple[str, str]]:
     out += [("docs/performance.md", row)
             for runs in (CPU_STAGE_RUNS_S12, CPU_STAGE_RUNS_S12_GATE)
             for row in cpu_stage_rows(runs, CPU_STAGES_S10, cpu_time=True,
+                                      device_run=DEVICE_STAGE_RUN_S12)]
+    out += [("docs/performance.md", row)
+            for runs in (CPU_STAGE_RUNS_S13, CPU_STAGE_RUNS_S13_GATE)
+            for row in cpu_stage_rows(runs, CPU_STAGES_S13, cpu_time=True,
                                       device_run=DEVICE_STAGE_RUN_S12)]
     for run in POST_AB_RUNS:
         for bundle in post_ab(run):

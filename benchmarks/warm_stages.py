@@ -15,7 +15,9 @@ Stages (inclusive wall ms per job; nested ones are inside their parents):
 - inside the worker's two, labelled ``tables:`` and ``finish:``: ``launches_to_runs``,
   ``aggregate_runs``, ``work_table``, every ``write_table`` (of it the Parquet writes, the
   spreadsheet-safe copies and the CSV writes; the rest is pyarrow's conversion and the files'
-  creation and renames), plausibility's ``check_bundle``, the file list and the manifest;
+  creation and renames), ``write_empty_table`` (the empty collectors table of a job without
+  collectors, from bytes made once), plausibility's ``check_bundle``, the file list and the
+  manifest;
   and the NVML sampler's start and stop (``__enter__``, ``__exit__``).
 
 Prints one line per stage (median over the repeats, min-max) and writes JSON. Usage, on the GPU
@@ -122,6 +124,8 @@ def _install_inner_timers(results: Any) -> None:
 
     for name in ("launches_to_runs", "aggregate_runs", "work_table", "write_table"):
         _timed(results, name, f"tables: {name}")
+    if hasattr(results, "write_empty_table"):  # a job without collectors (issue 40)
+        _timed(results, "write_empty_table", "tables: write_empty_table")
     _timed(bundle_writer.pq, "write_table", "tables: Parquet writes")
     _timed(bundle_writer, "spreadsheet_safe", "tables: spreadsheet_safe")
     _timed(pd.DataFrame, "to_csv", "tables: CSV writes (with nsight-python's two)")

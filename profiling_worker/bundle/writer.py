@@ -15,6 +15,7 @@ The one writer of bundles: the worker's run path and the importer both write the
 from __future__ import annotations
 
 import csv
+import functools
 import io
 import os
 import re
@@ -119,7 +120,7 @@ def _atomic_write(path: Path, write: Callable[[str], object]) -> None:
         raise
 
 
-def _atomic_write_bytes(path: Path, data: bytes | memoryview) -> None:
+def _atomic_write_bytes(path: Path, data: bytes | memoryview | pa.Buffer) -> None:
     """``data`` written to ``path`` as :func:`_atomic_write` writes (a temporary name, then
     ``os.replace``), through the descriptor the temporary file was made with: one ``write``
     call, where pyarrow's file (or ``open()``) would open the file again and write a small
@@ -178,20 +179,34 @@ def _write_files(tables: Path, name: str, arrow: pa.Table, csv_frame: pd.DataFra
                  csv_arrow: pa.Table | None) -> Path:
     """``<name>.parquet`` (``arrow``) and then ``<name>.csv`` (``csv_frame``, its cells from
     ``csv_arrow`` where given: :func:`_write_csv`) in ``tables``; the Parquet file's path.
-    A table of at most :data:`IN_MEMORY_ROWS` rows is made in memory and written in one call
-    per file (:func:`_atomic_write_bytes`); a larger one streams to its files, so its CSV text
-    is never held whole."""
-    parquet_path, csv_path = tables / f"{name}.parquet", tables / f"{name}.csv"
+    A table of at most :data:`IN_MEMORY_ROWS` rows is made in memory (:func:`_table_bytes`)
+    and written in one call per file (:func:`_write_bytes`); a larger one streams to its
+    files, so its CSV text is never held whole."""
     if arrow.num_rows > IN_MEMORY_ROWS:
+        parquet_path, csv_path = tables / f"{name}.parquet", tables / f"{name}.csv"
         _atomic_write(parquet_path, lambda tmp: pq.write_table(arrow, tmp))
         _atomic_write(csv_path, lambda tmp: _write_csv_file(csv_frame, csv_arrow, tmp))
         return parquet_path
+    return _write_bytes(tables, name, _table_bytes(arrow, csv_frame, csv_arrow))
+
+
+def _table_bytes(arrow: pa.Table, csv_frame: pd.DataFrame, csv_arrow: pa.Table | None
+                 ) -> tuple[pa.Buffer, bytes]:
+    """The Parquet file of ``arrow`` and the CSV text of ``csv_frame`` (:func:`_write_csv`),
+    made in memory."""
     sink = pa.BufferOutputStream()
     pq.write_table(arrow, sink)
-    _atomic_write_bytes(parquet_path, sink.getvalue())
     text = io.StringIO(newline="")
     _write_csv(csv_frame, csv_arrow, text)
-    _atomic_write_bytes(csv_path, text.getvalue().encode("utf-8"))
+    return sink.getvalue(), text.getvalue().encode("utf-8")
+
+
+def _write_bytes(tables: Path, name: str, files: tuple[pa.Buffer, bytes]) -> Path:
+    """``<name>.parquet`` and then ``<name>.csv`` in ``tables``, of ``files``' bytes
+    (:func:`_atomic_write_bytes`); the Parquet file's path."""
+    parquet_path = tables / f"{name}.parquet"
+    _atomic_write_bytes(parquet_path, files[0])
+    _atomic_write_bytes(tables / f"{name}.csv", files[1])
     return parquet_path
 
 
@@ -222,6 +237,13 @@ def write_table(bundle_dir: str | os.PathLike[str], name: str, frame: pd.DataFra
         OSError: the directory is not writable (disk full included); an existing file of the
             same name is left unchanged.
     """
+    tables = _tables_folder(bundle_dir, name, frame)
+    return _write_files(tables, name, *_encoded(frame))
+
+
+def _tables_folder(bundle_dir: str | os.PathLike[str], name: str, frame: pd.DataFrame) -> Path:
+    """``<bundle_dir>/tables``, made where missing, once ``name`` and ``frame``'s column names
+    are checked (:func:`write_table`'s ValueError)."""
     if not _NAME_RE.match(name) or ".." in name:
         raise ValueError(f"table name {name!r} is not a plain file name")
     names = frame.columns.tolist()  # plain values: pandas' Index operations cost more here
@@ -231,11 +253,40 @@ def write_table(bundle_dir: str | os.PathLike[str], name: str, frame: pd.DataFra
     tables = Path(bundle_dir) / C.TABLES_DIR
     if not tables.is_dir():  # a stat; mkdir of an existing folder raises and catches
         tables.mkdir(parents=True, exist_ok=True)
+    return tables
+
+
+def _encoded(frame: pd.DataFrame) -> tuple[pa.Table, pd.DataFrame, pa.Table | None]:
+    """What ``frame``'s two files are written from: its arrow table (Parquet), the frame of
+    its CSV (spreadsheet-safe) and, where that is ``frame`` itself, the arrow table again
+    (the CSV's cells: :func:`_write_csv`)."""
     arrow = to_arrow(frame)  # pa.Table.from_pandas(frame, preserve_index=False)'s
     # the CSV is for spreadsheets; Parquet stays exact. pyarrow finds the columns to look in
     csv_frame = spreadsheet_safe(frame, formula_columns(arrow))
     # nothing made safe: the arrow table holds the CSV's cells too
-    return _write_files(tables, name, arrow, csv_frame, arrow if csv_frame is frame else None)
+    return arrow, csv_frame, arrow if csv_frame is frame else None
+
+
+def write_empty_table(bundle_dir: str | os.PathLike[str], name: str,
+                      param_names: Sequence[str] = ()) -> pd.DataFrame:
+    """Write :func:`empty_table` ``(name, param_names)`` as :func:`write_table` writes it and
+    return it. The two files' bytes are made once per layout in a process (a warm worker's
+    jobs without collectors write the same empty table every time: issue 40, 1 ms a job).
+
+    Raises:
+        KeyError: not a table of :func:`table_columns`' layouts.
+        OSError: as :func:`write_table`.
+    """
+    frame = empty_table(name, param_names)
+    _write_bytes(_tables_folder(bundle_dir, name, frame), name,
+                 _empty_table_bytes(name, tuple(param_names)))
+    return frame
+
+
+@functools.lru_cache(maxsize=64)
+def _empty_table_bytes(name: str, param_names: tuple[str, ...]) -> tuple[pa.Buffer, bytes]:
+    """:func:`_table_bytes` of :func:`empty_table` ``(name, param_names)``."""
+    return _table_bytes(*_encoded(empty_table(name, param_names)))
 
 
 def bundle_files(bundle_dir: str | os.PathLike[str], leave_out: Sequence[str] = ()) -> list[str]:
@@ -292,5 +343,5 @@ def bundle_tables(bundle_dir: str | os.PathLike[str]) -> dict[str, pd.DataFrame]
     return {name: frame for name, frame in tables.items() if frame is not None}
 
 
-__all__ = ["write_table", "table_columns", "empty_table", "bundle_files",
+__all__ = ["write_table", "write_empty_table", "table_columns", "empty_table", "bundle_files",
            "finish_bundle"]

@@ -7,7 +7,7 @@ from typing import Any
 
 import pandas as pd
 
-from profiling_worker.bundle.writer import empty_table, table_columns, write_table
+from profiling_worker.bundle.writer import table_columns, write_empty_table, write_table
 # Re-exported (the "as" form says so to mypy): the run path's name for it.
 from profiling_worker.bundle.writer import finish_bundle as finish_bundle
 from profiling_worker.catalog.registry import Registry
@@ -67,8 +67,10 @@ def write_result_tables(job_dir: Path, spec: JobSpec, registry: Registry,
     write(C.TABLE_LAUNCHES, launches)
     write(C.TABLE_WORK, work_table(spec, registry, annotations))
     write(C.TABLE_NVML, nvml)
-    write(C.TABLE_COLLECTORS,
-          collectors if collectors is not None else empty_table(C.TABLE_COLLECTORS, params))
+    if collectors is not None:
+        write(C.TABLE_COLLECTORS, collectors)
+    else:  # no collector: the empty table's files are the same in every such job
+        written[C.TABLE_COLLECTORS] = write_empty_table(job_dir, C.TABLE_COLLECTORS, params)
     if unattributed is not None and not unattributed.empty:
         write(C.TABLE_UNATTRIBUTED, unattributed)
     if launch_times is not None and not launch_times.empty:

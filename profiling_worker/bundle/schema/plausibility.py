@@ -53,9 +53,10 @@ import pandas as pd
 
 from profiling_worker.bundle.schema import backends as B, columns as C, metrics as M, peaks
 from profiling_worker.bundle.schema.bundle_spec import RUNS_NOT_ASKED as RUNS_NOT_ASKED
-from profiling_worker.bundle.schema.bundle_spec import asked_runs, backend_of, manifest_spec
+from profiling_worker.bundle.schema.bundle_spec import (PartialSpec, asked_runs, backend_of,
+                                                        manifest_spec)
 from profiling_worker.bundle.schema.manifest import job_gpu
-from profiling_worker.bundle.schema.spec import BACKEND_UNKNOWN
+from profiling_worker.bundle.schema.spec import BACKEND_UNKNOWN, JobSpec
 
 NOTES_KEY = "notes"  # manifest.json key of the list of notes
 WARNING, INFO = "warning", "info"
@@ -450,7 +451,15 @@ def l2_state(manifest: Mapping[str, Any]) -> tuple[str, str]:
     ``unknown`` for an import whose backend is not known. One place: the plausibility roof
     note, the gate's context and the run audit read it.
     """
-    spec, entry = manifest_spec(manifest), manifest.get("backend") or {}
+    return l2_state_of(manifest, manifest_spec(manifest))
+
+
+def l2_state_of(manifest: Mapping[str, Any], spec: JobSpec | PartialSpec | None
+                ) -> tuple[str, str]:
+    """:func:`l2_state` with the manifest's spec as the caller read it (``manifest_spec``):
+    the run audit reads it once for all its checks (issue 40: each read validates the spec
+    anew, 0.1 ms)."""
+    entry = manifest.get("backend") or {}
     entry = entry if isinstance(entry, dict) else {}
     backend = backend_of(manifest, spec)
     where = getattr(B.find(backend), "l2_flush", None)

@@ -49,9 +49,11 @@ import pandas as pd
 
 from profiling_worker.bundle.schema import (backends as B, columns as C, metrics as M, peaks,
                                             populations)
-from profiling_worker.bundle.schema.bundle_spec import backend_of, manifest_spec
+from profiling_worker.bundle.schema.bundle_spec import PartialSpec, backend_of, manifest_spec
 from profiling_worker.bundle.schema.manifest import job_gpu
-from profiling_worker.bundle.schema.plausibility import L2_FLUSHED, L2_UNKNOWN, L2_WARM, l2_state
+from profiling_worker.bundle.schema.plausibility import (L2_FLUSHED, L2_UNKNOWN, L2_WARM,
+                                                         l2_state_of)
+from profiling_worker.bundle.schema.spec import JobSpec
 from profiling_worker.bundle.schema.throttle_reasons import CAPPING_BITS, THROTTLE_BITS, capping
 
 
@@ -111,9 +113,10 @@ def audit_runs(tables: Mapping[str, pd.DataFrame], manifest: Mapping[str, Any]) 
     if time is None:
         return pd.DataFrame(columns=COLUMNS)
     windows = _windows(tables, manifest)
-    parts = [_l2(time, manifest), _clock(time, tables, manifest, windows),
+    # the spec and backend read once, for every check (each read validates the spec anew)
+    parts = [_l2(time, manifest, spec), _clock(time, tables, manifest, backend, windows),
              _idle(time, tables, windows), _host(time, manifest, backend),
-             _launch(time, manifest, backend), _timer(time, tables, manifest, backend),
+             _launch(time, manifest, backend), _timer(time, tables, manifest, spec, backend),
              _population(time)]
     return pd.DataFrame({c: [v for part in parts for v in part[c]] for c in COLUMNS})
 
@@ -199,9 +202,8 @@ def _rows(time: _Runs, check: Check, results: Any, evidence: Any) -> _Rows:
             EVIDENCE: [evidence] * n if isinstance(evidence, str) else list(evidence)}
 
 
-def _l2(time: _Runs, manifest: Mapping[str, Any]) -> _Rows:
-    state, why = l2_state(manifest)
-    spec = manifest_spec(manifest)
+def _l2(time: _Runs, manifest: Mapping[str, Any], spec: JobSpec | PartialSpec | None) -> _Rows:
+    state, why = l2_state_of(manifest, spec)
     if not B.on_gpu(backend_of(manifest, spec)):
         return _rows(time, L2, NOT_APPLICABLE, f"host timer: {why}")
     asked = spec.cache_control if spec is not None else None
@@ -279,8 +281,10 @@ def _samples(time: _Runs, tables: Mapping[str, pd.DataFrame],
     nvml = _table(tables, C.TABLE_NVML)
     if windows is None or nvml.empty or C.SM_CLOCK_MHZ not in nvml:
         return None
-    nvml = nvml.sort_values(C.TIME_S).reset_index(drop=True)
     t = nvml[C.TIME_S].to_numpy(float)
+    if not (np.diff(t) > 0).all():  # a trace in time order (the sampler's) is left as it is:
+        nvml = nvml.sort_values(C.TIME_S).reset_index(drop=True)  # any sort keeps its order
+        t = nvml[C.TIME_S].to_numpy(float)
     period = float(np.median(np.diff(t))) if len(t) > 1 else 0.0
     # columns as float arrays, as a row of this all-number table reads (iloc per run cost more)
     mhz, watts, masks = (nvml[c].to_numpy(float, na_value=np.nan) if c in nvml
@@ -309,9 +313,9 @@ def _samples(time: _Runs, tables: Mapping[str, pd.DataFrame],
     return out
 
 
-def _clock(time: _Runs, tables: Mapping[str, pd.DataFrame],
-           manifest: Mapping[str, Any], windows: _Windows | None) -> _Rows:
-    if not B.on_gpu(backend_of(manifest, manifest_spec(manifest))):
+def _clock(time: _Runs, tables: Mapping[str, pd.DataFrame], manifest: Mapping[str, Any],
+           backend: str, windows: _Windows | None) -> _Rows:
+    if not B.on_gpu(backend):
         return _rows(time, CLOCK, NOT_APPLICABLE, "host timer: no GPU clock")
     samples = _samples(time, tables, windows)
     if samples is None:
@@ -458,9 +462,9 @@ def _launch(time: _Runs, manifest: Mapping[str, Any], backend: str) -> _Rows:
     return _rows(time, LAUNCH_BOUND, results, evidence)
 
 
-def _timer(time: _Runs, tables: Mapping[str, pd.DataFrame],
-           manifest: Mapping[str, Any], backend: str) -> _Rows:
-    floors = _floors(tables, manifest, backend)
+def _timer(time: _Runs, tables: Mapping[str, pd.DataFrame], manifest: Mapping[str, Any],
+           spec: JobSpec | PartialSpec | None, backend: str) -> _Rows:
+    floors = _floors(tables, manifest, spec, backend)
     results, evidence = [], []
     for ann, cfg, value in zip(time.annotation, time.config, time.value.tolist()):
         if not np.isfinite(value):  # a damaged table's empty cell: nothing to check
@@ -483,13 +487,14 @@ _MAY_RUN_AS = {"fp32": ("fp32", "tf32")}
 
 
 def _floors(tables: Mapping[str, pd.DataFrame], manifest: Mapping[str, Any],
-            backend: str) -> dict[tuple[str, int], tuple[float, str]]:
+            spec: JobSpec | PartialSpec | None, backend: str
+            ) -> dict[tuple[str, int], tuple[float, str]]:
     """(annotation, config) -> (the least time in ns the kernel's analytic work allows, why)."""
     work = _table(tables, C.TABLE_WORK)
     device = peaks.match_device(str(job_gpu(manifest).get("name") or ""))
     if not B.on_gpu(backend) or device is None or work.empty or C.FLOPS not in work:
         return {}
-    flushed = l2_state(manifest)[0] == L2_FLUSHED
+    flushed = l2_state_of(manifest, spec)[0] == L2_FLUSHED
     out = {}
     # the rows as dicts of Python values, as to_dict("records") gives them, from the columns
     # (to_dict's per-row lookups cost more than the rest of the timer check on a warm job)

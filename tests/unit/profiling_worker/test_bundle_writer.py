@@ -5,7 +5,8 @@ from __future__ import annotations
 import pandas as pd
 import pytest
 
-from profiling_worker.bundle.writer import empty_table, table_columns, write_table
+from profiling_worker.bundle.writer import (empty_table, table_columns, write_empty_table,
+                                            write_table)
 from profiling_worker.bundle.loader import read_table
 from profiling_worker.bundle.schema import columns as C
 
@@ -74,6 +75,24 @@ def test_empty_tables_have_the_schema_layout(tmp_path, name):
     write_table(tmp_path, name, frame)
     back = read_table(tmp_path, name)
     assert list(back.columns) == list(frame.columns) and back.empty
+
+
+@pytest.mark.parametrize("params", [(), ("n",), ("-m", "=k")])
+def test_an_empty_table_written_from_made_bytes_is_write_tables_files(tmp_path, params):
+    """write_empty_table makes the files' bytes once per layout (issue 40): every write of it,
+    the first and the later ones, gives the files write_table gives, byte for byte (Parquet
+    metadata and spreadsheet-safe CSV names included), and returns the empty table."""
+    write_table(tmp_path / "by_write_table", C.TABLE_COLLECTORS,
+                empty_table(C.TABLE_COLLECTORS, params))
+    for i in range(2):
+        frame = write_empty_table(tmp_path / f"made-{i}", C.TABLE_COLLECTORS, params)
+        pd.testing.assert_frame_equal(frame, empty_table(C.TABLE_COLLECTORS, params))
+        for suffix in (".parquet", ".csv"):
+            name = f"{C.TABLE_COLLECTORS}{suffix}"
+            assert ((tmp_path / f"made-{i}" / C.TABLES_DIR / name).read_bytes()
+                    == (tmp_path / "by_write_table" / C.TABLES_DIR / name).read_bytes())
+    with pytest.raises(KeyError):
+        write_empty_table(tmp_path, "../x")
 
 
 def test_layouts_match_columns_module_docstring():

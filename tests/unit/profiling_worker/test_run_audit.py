@@ -88,3 +88,15 @@ def test_a_stored_audit_is_read_as_written() -> None:
     stored = _audit("h200-cupti-gate-base").assign(**{A.EVIDENCE: "as the worker wrote it"})
     read = A.run_audit({C.TABLE_RUN_AUDIT: stored}, {})
     assert set(read[A.EVIDENCE]) == {"as the worker wrote it"}
+
+def test_an_nvml_trace_out_of_time_order_gives_the_clocks_of_the_ordered_one() -> None:
+    """The clock check places each run on the trace sorted by time: the sampler's trace is
+    in order and read as it is (issue 40), a trace in any other order is sorted first."""
+    nvml = bundle_tables(SCENARIOS / "h200-cupti-timeline")[C.TABLE_NVML]
+    as_recorded = _audit("h200-cupti-timeline")
+    shuffled = nvml.sample(frac=1.0, random_state=0).reset_index(drop=True)
+    assert not shuffled[C.TIME_S].is_monotonic_increasing
+    pd.testing.assert_frame_equal(_audit("h200-cupti-timeline", **{C.TABLE_NVML: shuffled}),
+                                  as_recorded)
+    capped = _flags(as_recorded, A.CLOCK, 1)
+    assert len(capped) == 6  # the power-capped runs, placed on their samples
