@@ -65,3 +65,21 @@ def test_the_report_and_the_agent_door_say_the_pages_refusal(store, monkeypatch,
                                              load_bundle(damaged)))
     assert refusal_text(refused, ids, "this report") in report
     assert "Gate verdict" not in report and "Regression gate" not in report
+
+
+def test_the_backends_page_refuses_as_compare_does(store, monkeypatch, app) -> None:
+    """CUPTI vs Nsight Compute gives the gate's verdicts too (CUPTI as baseline): on a CUPTI
+    job whose aggregated table is cut short it says Compare's refusal and gives none."""
+    monkeypatch.setenv("KPROF_BUNDLED_DIR", str(SCENARIOS))
+    damaged = shutil.copytree(SCENARIOS / "h200-cupti-j1-fp16", store["results"] / "damaged")
+    parquet = damaged / "tables" / "aggregated.parquet"
+    pd.read_parquet(parquet).to_csv(parquet.with_suffix(".csv"), index=False)
+    parquet.write_bytes(parquet.read_bytes()[:parquet.stat().st_size // 2])
+    at = app("backends", query={"job": "h200-ncu-j1-fp16"})
+    at.selectbox(key="backends-cupti").set_value("damaged").run()
+    assert not at.exception, at.exception
+    (error,) = [unescape(e.value) for e in at.error if "CI's gate refuses" in e.value]
+    ids = {"baseline": "damaged", "candidate": "h200-ncu-j1-fp16"}
+    refused = {"baseline": refusal(load_bundle(damaged))}
+    assert error.replace("`", "") == refusal_text(refused, ids, "this page")
+    assert not [d for d in at.dataframe if "Verdict" in d.value]
