@@ -30,7 +30,7 @@ from profiling_worker.bundle.loader import Bundle, load_bundle
 from app.core.kernel_catalog import catalog_from_report
 from app.core.metrics import MissingData
 from app.core.share.job import caption, spec_json
-from app.core.share.verdict import decision, judged
+from app.core.share.verdict import decision, judged, refused
 from app.core.views import deep_dive as D
 from app.core.views.replication import replication, verdict_table
 from app.core.views.run_audit import badge_frame
@@ -399,8 +399,10 @@ def allowed_slowdown(max_slowdown_pct: float | str) -> float:
 def gate_decision(baseline: Bundle, candidate: Bundle, max_slowdown_pct: float,
                   metric: str | None) -> dict[str, Any]:
     """The adapter to the gate, in one place: its judgement (the compare page's call) as the
-    small JSON decision of :func:`app.core.share.verdict.decision`."""
-    return decision(judged(baseline, candidate, max_slowdown_pct, metric))
+    small JSON decision of :func:`app.core.share.verdict.decision`, or its refusal of the pair
+    as the Compare page says it (:func:`app.core.share.verdict.refused`)."""
+    return (refused(baseline, candidate, "the door")
+            or decision(judged(baseline, candidate, max_slowdown_pct, metric)))
 
 
 def launch_panels(data: Mapping[str, Any], launch: int, labels: dict[int, str]) -> dict[str, Any]:

@@ -121,8 +121,10 @@ def build_server(door: Door) -> MCPServer[Any]:
         judged / undecided (exit code 0 / 1 / 3 / 4, as `python -m profiling_worker compare`),
         counts per outcome, the measurement differences that make jobs not comparable, and per
         region x config the outcome, difference and smallest detectable difference (%). At
-        most 4 KB. max_slowdown_pct as the CLI's --max-slowdown: 3 or "3%"; a bare number
-        below 1 is refused as ambiguous (write "0.5%")."""
+        most 4 KB. When the gate refuses the pair (a side it cannot judge, e.g. a damaged
+        table), verdict "refused", exit code 2, and the reason, as the Compare page says it.
+        max_slowdown_pct as the CLI's --max-slowdown: 3 or "3%"; a bare number below 1 is
+        refused as ambiguous (write "0.5%")."""
         return _answer(lambda: door.compare_jobs(baseline, candidate, max_slowdown_pct, metric))
 
     @server.tool()

@@ -8,12 +8,12 @@ from profiling_worker.bundle.schema.manifest import JobStatus
 
 from app.core.figures.backends import build_backends_figure
 from app.core.metrics import MissingData
-from app.core.markdown import esc
+from app.core.markdown import code, esc
 from app.core.views.backends import (EVENTS_ATTRIBUTION, EVENTS_WHY, WHY, backends_frame,
                                      context_mismatch, cupti_choices, events_frame,
                                      kernel_counts_differ, recorded_apart,
                                      tool_version_difference, wall_frame)
-from app.core.views.compare import JobSummary
+from app.core.views.compare import JobSummary, gate_refusals, refusal_text
 from app.ui import analysis, cached, panels, state
 from app.core import frame_columns as F
 
@@ -52,6 +52,11 @@ if ncu is None or cupti is None:  # as the compare page: not a crash further dow
     panels.stop_page()
 for job in (ncu, cupti):
     panels.data_notes(job, name_job=True)
+gate_refused = gate_refusals(cupti, ncu)  # the verdicts below are the gate's, CUPTI as baseline
+if gate_refused:  # as Compare: no verdict on a pair CI's gate refuses
+    st.error(refusal_text(gate_refused, {"baseline": cupti_id, "candidate": ncu_id}, "this page",
+                          code, esc), icon=":material/block:")
+    panels.stop_page()
 mismatch = context_mismatch(ncu.manifest, cupti.manifest)
 versions = tool_version_difference(ncu.manifest, cupti.manifest)
 if versions:

@@ -12,9 +12,11 @@ from app.core.figures.compare import build_compare_figure
 from app.core import metric_roles
 from app.core.metrics import MissingData, available_metrics
 from app.core.views.compare import (CompareOptions, JobSummary, candidates, compare_frame,
-                                    gate_refusals, gate_result, judged_baseline,
-                                    measured_unlike)
+                                    REFUSED_GROUPS, gate_refusals, gate_result,
+                                    judged_baseline, measured_unlike, refused_groups,
+                                    refused_title, refusal_text)
 from app.ui import analysis, cached, energy, notes, panels, share, state
+from app.ui.jobs import SOURCE_BUNDLED
 from app.core.markdown import code, esc
 from app.core.provenance import is_imported
 from app.core import frame_columns as F
@@ -89,9 +91,13 @@ for side, job in _unshown.items():
                f"{'the selected job' if side == 'baseline' else 'the most alike job'} instead.",
                icon=":material/warning:")
 if refused:
-    with st.expander(f"{len(refused)} job(s) not offered as candidate: why",
-                     icon=":material/filter_alt:"):
-        st.markdown("\n".join(f"- {code(job)}: {esc(why)}" for job, why in refused.items()))
+    groups = refused_groups(refused, [b.job_id for b in bundles if b.source == SOURCE_BUNDLED],
+                            state.own_jobs())
+    with st.expander(refused_title(groups), icon=":material/filter_alt:"):
+        st.markdown("\n\n".join(
+            f"{REFUSED_GROUPS[name][1].capitalize()} ({REFUSED_GROUPS[name][2]}):\n\n"
+            + "\n".join(f"- {code(job)}: {esc(why)}" for job, why in jobs.items())
+            for name, jobs in groups.items()))
 if not offered:
     st.info(f"No other job can be compared with `{baseline_id}`: a candidate must measure the "
             "same duration metric and share a kernel, an annotation and a config with it (see "
@@ -115,11 +121,8 @@ for side_job in (baseline, candidate):  # before anything that may stop the page
     panels.data_notes(side_job, name_job=True)
 gate_refused = gate_refusals(baseline, candidate)  # CI's own refusal: no verdict here either
 if gate_refused:
-    side_ids = {"baseline": baseline_id, "candidate": candidate_id}
-    st.error("**CI's gate refuses this comparison** (`python -m profiling_worker compare` exits "
-             "2 and judges nothing), so this page shows no verdict: "
-             + "; ".join(f"the {side}, {code(side_ids[side])}: {esc(why)}"
-                         for side, why in gate_refused.items()), icon=":material/block:")
+    st.error(refusal_text(gate_refused, {"baseline": baseline_id, "candidate": candidate_id},
+                          "this page", code, esc), icon=":material/block:")
     panels.stop_page()
 common = [m for m in available_metrics(baseline) if m in set(available_metrics(candidate))]
 manifest = baseline.manifest  # the lambda below reads it after the page's checks

@@ -86,9 +86,16 @@ def collectors_help(user: Mapping[str, Mapping[str, Any]]) -> str:
     return COLLECTORS_HELP + ("\n\nYour collectors:\n" + "\n".join(lines) if lines else "")
 
 
-#: Under the errors: a field typed in the form is sent (and checked) only by Run.
-STALE_ERRORS_NOTE = ("Found at the last Run: a field corrected since is checked again when you "
-                     "press Run; the kernel choice is checked at once.")
+#: The form's buttons, as they are labelled: each sends the form and has its values checked.
+BUTTONS = ("Run", "Pre-flight")
+
+
+def stale_errors_note(by: str) -> str:
+    """Under the errors: a field typed in the form is sent (and checked) only by a button, so
+    the note names the button ``by`` that found them (issue 37: after Pre-flight it said "the
+    last Run")."""
+    return (f"Found at the last {by}: a field corrected since is checked again when you press "
+            f"{' or '.join(BUTTONS)}; the kernel choice is checked at once.")
 
 
 def labels(params: tuple[str, ...]) -> dict[str, str]:
@@ -207,6 +214,7 @@ def on_submit(first: Mapping[str, Any]) -> None:
     spec, errors = check(values)
     st.session_state[state.BUILDER_ERRORS] = errors
     st.session_state[state.BUILDER_CHECKED] = values
+    st.session_state[state.BUILDER_CHECKED_BY] = BUTTONS[0]
     st.session_state.pop(state.BUILDER_NOTICE, None)
     if spec is None:
         return
@@ -217,6 +225,7 @@ def on_submit(first: Mapping[str, Any]) -> None:
         if twin is not None:  # a double click, or another tab's Run
             ask = " ".join(filter(None, (jobs.twin_text(twin), "Press Run again to queue it.",
                                          ask)))
+            show_queued(twin)  # the job the question names, which the first click queued
         if ask is not None and not confirmed:
             st.session_state[state.BUILDER_CONFIRM] = (spec.spec_hash(), ask)
             return
@@ -228,10 +237,27 @@ def on_submit(first: Mapping[str, Any]) -> None:
         except spec_schema.SpecInvalid as exc:  # a cluster option, or no Slurm here
             st.session_state[state.BUILDER_ERRORS] = exc.errors
             return
-    state.select_job(job_ids[0])
     for job_id in job_ids:
         state.add_own_job(job_id)
-    st.session_state[state.BUILDER_NOTICE] = job_ids[0]
+    show_queued(job_ids[0])
+
+
+def show_queued(job_id: str) -> None:
+    """Select ``job_id`` and give it the job panel's note. Also for the twin a repeated Run is
+    asked about (issue 37): after a double click the page went back to the job shown before,
+    since the second click's request carries the selector's value from before the first was
+    answered (and, on the busy 2-core machine, the second click's run sometimes did not see
+    this session's record of the first job either, so the twin is selected whoever queued
+    it: the question names it, and it is the job a Run of this spec would show)."""
+    state.select_job(job_id)
+    st.session_state[state.BUILDER_NOTICE] = job_id
+
+
+def on_preflight(first: Mapping[str, Any]) -> None:
+    """Pre-flight's callback: :func:`app.sidebar.preflight_panel.on_preflight` on the form's
+    values; any errors are said to be Pre-flight's."""
+    preflight_panel.on_preflight(form_values(first), check)
+    st.session_state[state.BUILDER_CHECKED_BY] = BUTTONS[1]
 
 
 def submit_error(exc: OSError) -> spec_schema.FieldError:
@@ -273,10 +299,10 @@ def render_job_builder(best_backend: str) -> dict[str, Any]:
                 help="timing = duration; bound = SM vs DRAM % of peak; memory = DRAM bytes")
         _options_box(first)
         run, pre = st.columns(2)
-        run.form_submit_button("Run", type="primary", on_click=on_submit, args=(first,),
+        run.form_submit_button(BUTTONS[0], type="primary", on_click=on_submit, args=(first,),
                                key=k("submit"))
-        pre.form_submit_button("Pre-flight", on_click=lambda: preflight_panel.on_preflight(
-            form_values(first), check), key=k("preflight"), help=preflight_panel.HELP)
+        pre.form_submit_button(BUTTONS[1], on_click=on_preflight, args=(first,),
+                               key=k("preflight"), help=preflight_panel.HELP)
     for err in load_errors:
         st.warning(f"Kernel file **{esc(err['file'])}** did not load: {esc(err['error'])}",
                    icon=":material/warning:")
@@ -413,7 +439,7 @@ def _errors(values: Mapping[str, Any], shown: Mapping[str, str]) -> None:
     for err in errors:
         st.error(error_text(err, shown), icon=":material/error:")
     if errors:  # fields inside the form reach the server only with Run (st.form)
-        st.caption(STALE_ERRORS_NOTE)
+        st.caption(stale_errors_note(st.session_state.get(state.BUILDER_CHECKED_BY, BUTTONS[0])))
     asked = st.session_state.get(state.BUILDER_CONFIRM)
     if asked is not None and not errors:
         st.warning(asked[1], icon=":material/hourglass_top:")

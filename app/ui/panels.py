@@ -10,7 +10,7 @@ import pandas as pd
 import plotly.graph_objects as go
 import streamlit as st
 
-from profiling_worker.bundle.schema import columns as C
+from profiling_worker.bundle.schema import backends as B, columns as C
 from profiling_worker.bundle.schema.manifest import JobStatus
 from profiling_worker.bundle.schema.spec import BACKEND_UNKNOWN
 from profiling_worker.bundle.paths import inside_bundle
@@ -203,11 +203,12 @@ def bundle_caption(bundle: Bundle) -> None:
         # cpu.py): its figures, and what to do, said here once (the sidebar lists the figures
         # only while the job is listed). A bundle recorded before the advice was a field of
         # its own holds it at the end of its warning.
-        contention = (bundle.manifest.get("backend") or {}).get("host_contention") or {}
-        if contention.get("warning"):
-            advice = str(contention.get("advice") or "")
+        backend = bundle.manifest.get("backend") or {}
+        warning = B.contention_text(backend)  # from the figures: an older job's words differ
+        if warning:
+            advice = str((backend.get("host_contention") or {}).get("advice") or "")
             advice = f" {esc(advice[:1].upper() + advice[1:])}." if advice else ""
-            st.warning(f"Timed on a contended CPU: {esc(str(contention['warning']))}.{advice}",
+            st.warning(f"Timed on a contended CPU: {esc(warning)}.{advice}",
                        icon=":material/hourglass_top:")
 
 

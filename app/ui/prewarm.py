@@ -153,20 +153,24 @@ def likely_jobs(bundles: list[BundleInfo]) -> list[str]:
 
 
 def _read(reads: list[tuple[str, str, Future[Bundle]]]) -> None:
-    """Read each bundle, then compute its Size sweep's first chart through the caches (the
-    bundle then held there, as a page's read holds it), job by job in their order."""
+    """Read each bundle, then compute its Size sweep's first chart into the caches, job by
+    job in their order. The read is handed over through :func:`bundle` (the page's first
+    :func:`app.ui.cached.bundle_for` takes it), never through ``bundle_for`` here: its cache
+    shows a spinner on a miss, and a spinner outside a script run logged "Thread
+    'kprof-imports': missing ScriptRunContext!" once per job at every server start (issue
+    37). The frame and figure caches show none and are keyed by the bundle's path and the
+    options, so the page finds them all the same."""
     from app.ui import cached, sweep_chart
     from profiling_worker.bundle.loader import load_bundle
 
-    for job_id, path, future in reads:
+    for _job_id, path, future in reads:
         try:
             future.set_result(load_bundle(path))
         except BaseException as exc:  # the page reads it again and shows its own error
             future.set_exception(exc)
             continue
-        try:
-            if (bundle := cached.bundle_for(job_id)) is not None:
-                sweep_chart.compute_default(bundle)
+        try:  # on a copy, as a page's: the read itself goes to the page unchanged
+            sweep_chart.compute_default(cached._own_copy(future.result()))
         except Exception:  # the page computes it again and shows what went wrong
             pass
 

@@ -19,6 +19,7 @@ SELECTED_JOB = "sidebar-job"
 SELECTED_BY_DEFAULT = "sidebar-job-default"  # True while the app chose the job, not the user
 BUILDER_ERRORS = "builder-errors"  # list[FieldError] of the last rejected submit
 BUILDER_CHECKED = "builder-checked"  # the form values those errors were found in
+BUILDER_CHECKED_BY = "builder-checked-by"  # the button that found them: "Run" or "Pre-flight"
 BUILDER_NOTICE = "builder-notice"  # id of the job submitted last (its note follows its state)
 BUILDER_CONFIRM = "builder-confirm"  # (spec hash, text) of a large job Run asked about
 BUILDER_OPTIONS_SEEN = "builder-options-seen"  # True once the form's Options were opened

@@ -196,9 +196,8 @@ def contention_warning(waiting_fraction: float | None, run_delay_ns: int | None,
             "lagging load average is the only check)")
     if waiting_fraction <= CONTENTION_THRESHOLD:
         return None
-    figures = (f"{run_delay_ns / 1e9:,.2f} s in {wall_ns / 1e9:,.2f} s, over "
-               f"{CONTENTION_THRESHOLD:.2f} s per s; {cpus} usable CPU(s)")
-    return f"the job's {B.waited_for_cpu(waiting_fraction, figures).removeprefix('its ')}"
+    figures = B.contention_detail(run_delay_ns, wall_ns, CONTENTION_THRESHOLD, cpus)
+    return B.waited_for_cpu(waiting_fraction, figures, whose="the job's")
 
 
 def load_warning(load: float, cpus: float) -> str | None:

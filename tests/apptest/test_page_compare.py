@@ -261,3 +261,27 @@ def test_two_contended_cpu_jobs_say_contention_not_measured_differently(store, a
     assert "measured differently" not in said
     assert ("backend.host\\_contention.waiting\\_fraction" in said
             and f"{waited[0]:,.2f} vs {waited[1]:,.2f}" in said), said
+
+
+def test_jobs_not_offered_are_counted_by_where_they_come_from(seeded, monkeypatch, app) -> None:
+    """Issue 37: "27 job(s) not offered as candidate" to a user with 2 jobs of their own: the
+    count was over the bundled examples too. The heading counts each group apart, the list
+    says what each group is and why each job is not offered."""
+    (job_dir,) = seeded["results"].iterdir()  # the real cpu job the fixture ran
+    monkeypatch.setenv("KPROF_BUNDLED_DIR", str(SCENARIOS))
+    bundled = [p.name for p in SCENARIOS.iterdir() if (p / "manifest.json").is_file()]
+    at = app("compare", query={"job": job_dir.name})
+    assert not at.exception, at.exception
+    (box,) = [e for e in at.expander if e.label.startswith("Not offered as candidate")]
+    assert box.label == ("Not offered as candidate, nothing in common to compare with this "
+                         f"baseline: {len(bundled)} bundled examples"), box.label
+    listed = unescape(" ".join(m.value for m in box.markdown))
+    assert listed.startswith("Bundled examples (recorded on an H200 and shipped with the app")
+    assert "`h200-ncu-matmul-sweep`: it measures GPU kernel time" in listed
+    at.selectbox(key="compare-baseline").set_value("h200-ncu-matmul-sweep").run()
+    at.session_state["own-jobs"] = [job_dir.name]  # as if this session had submitted it
+    at.run()
+    (box,) = [e for e in at.expander if e.label.startswith("Not offered as candidate")]
+    offered = at.selectbox(key="compare-candidate").options  # the baseline last
+    refused_bundled = len(bundled) - len(offered)  # neither offered nor the baseline
+    assert box.label.endswith(f": 1 job of yours, {refused_bundled} bundled examples"), box.label

@@ -284,6 +284,27 @@ def test_a_second_run_of_the_same_spec_within_seconds_asks_first(store, app) -> 
     assert len(cached.job_manager().snapshot()) == 2
 
 
+def test_a_double_click_shows_the_job_it_queued(seeded, app) -> None:
+    """Issue 37: after a double click the page went back to the job shown before (the second
+    click's request carries the selector's value from before the first was answered, and that
+    stale value won). The job queued by the first click stays shown, with its note, beside the
+    question the second click asks."""
+    at = app()
+    before = at.session_state["sidebar-job"]
+    _fill(at, kernels=["matmul"], backend="cpu", sizes="32", runs=2)
+    _submit(at)
+    first = at.session_state["sidebar-job"]
+    assert first != before
+    at.selectbox(key="sidebar-job").set_value(before)  # what the browser still holds
+    _submit(at)  # the second click, sent before the first click's page arrived
+    assert not at.exception, at.exception
+    assert at.session_state["sidebar-job"] == first and at.query_params["job"] == first
+    said = [w.value for w in at.warning if "identical job" in w.value]
+    assert said and first in said[0], texts(at)
+    assert any(f"Job `{first}` {s}." in texts(at) for s in ("queued", "running", "done"))
+    assert [j.job_id for j in cached.job_manager().snapshot()] == [first]
+
+
 def test_a_reload_keeps_the_sizes_and_runs_typed(store, app) -> None:
     """Issue 37: a reload (a new session on the same URL) kept the job but put the form back to
     its defaults. The sizes and runs of the last Run travel in the URL, across a page switch,

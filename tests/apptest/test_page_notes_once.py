@@ -51,4 +51,5 @@ def test_a_contended_cpu_job_says_its_contention_once_in_one_unit(store, app) ->
     shown = texts(at)
     advice = B.CONTENTION_ADVICE[1:]  # after its first letter, capitalised in the box
     assert shown.count(advice) == 1 and advice in unescape(box)
-    assert "run-queue delay summed over its threads: " in unescape(box) and " ms " not in box
+    assert "run-queue delay summed over the threads, so it exceeds" in unescape(box)
+    assert " ms " not in box and " s of waiting in a " in unescape(box)

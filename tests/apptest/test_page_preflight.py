@@ -49,6 +49,10 @@ def test_preflight_refuses_a_bad_form_with_field_errors(store, app) -> None:
     assert not at.exception
     assert state.BUILDER_PREFLIGHT not in at.session_state
     assert at.error, "the size error is shown, as Run shows it"
+    # issue 37: the note under the errors said "Found at the last Run" after Pre-flight
+    assert "Found at the last Pre-flight" in texts(at) and "last Run" not in texts(at)
+    at.button(key="builder-submit").click().run()
+    assert "Found at the last Run" in texts(at) and "last Pre-flight" not in texts(at)
 
 
 def test_an_ncu_job_of_auto_runs_asks_cupti_for_its_runs(store, app) -> None:

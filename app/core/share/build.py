@@ -15,7 +15,7 @@ from app.core.share import document as H
 from app.core.share.analyses import analysis_sections
 from app.core.share.job import caption, job_colors, notes, provenance
 from app.core.share.launches import WorkerAnswers, deep_dive_section, rules_section
-from app.core.share.verdict import decision, judged
+from app.core.share.verdict import decision, judged, refused
 from app.core.views.compare import CompareOptions, compare_frame
 from app.core.views.run_audit import audit_source, badge_frame, flagged_frame
 
@@ -86,18 +86,24 @@ def _ratio_section(baseline: Bundle, candidate: Bundle, options: CompareOptions)
 
 def comparison_report(baseline: Bundle, candidate: Bundle, max_slowdown_pct: float = 3.0,
                       metric: str | None = None) -> str:
-    """The comparison's report (HTML document): the gate's verdict first."""
-    result = judged(baseline, candidate, max_slowdown_pct, metric)
-    verdict = decision(result)
+    """The comparison's report (HTML document): the gate's verdict first; where CI's gate
+    refuses the pair, its refusal (as the Compare page says it) and no verdict, ratio or
+    table, as on the page."""
+    refusal = refused(baseline, candidate, "this report")
+    if refusal is None:
+        result = judged(baseline, candidate, max_slowdown_pct, metric)
+        said = f"Gate verdict: {decision(result)['verdict']}"
+    else:
+        said = refusal["reason"]
     lead = [H.paragraph(f"Baseline {caption(baseline)}"),
             H.paragraph(f"Candidate {caption(candidate)}"),
-            H.paragraph(f"Gate verdict: {verdict['verdict']}", "verdict"),
-            H.paragraph(OFFLINE_NOTE)]
+            H.paragraph(said, "verdict"), H.paragraph(OFFLINE_NOTE)]
     if baseline.host_timer != candidate.host_timer:
         lead.append(H.note("One job measured host wall-clock (cpu backend), the other GPU "
                            "time: the ratio compares different things.", "warning"))
-    sections = [_gate_section(result),
-                _ratio_section(baseline, candidate, CompareOptions(metric, max_slowdown_pct))]
+    sections = [] if refusal is not None else [
+        _gate_section(result),
+        _ratio_section(baseline, candidate, CompareOptions(metric, max_slowdown_pct))]
     for side, job in (("baseline", baseline), ("candidate", candidate)):
         part = notes(job)
         part.title = f"Notes on the {side}, {job.job_id}"

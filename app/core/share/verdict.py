@@ -13,10 +13,11 @@ from typing import Any
 import pandas as pd
 
 from profiling_worker.bundle.gate import judge as gate, report as gate_report
+from profiling_worker.bundle.gate.exit_codes import EXIT_BAD_INPUT
 from profiling_worker.bundle.schema import columns as C
 
 from profiling_worker.bundle.loader import Bundle
-from app.core.views.compare import CompareOptions, gate_result
+from app.core.views.compare import CompareOptions, gate_refusals, gate_result, refusal_text
 
 #: The decision's size limit in bytes (UTF-8 JSON): small enough for an agent's context.
 MAX_BYTES = 4096
@@ -26,6 +27,20 @@ def judged(baseline: Bundle, candidate: Bundle, max_slowdown_pct: float = 3.0,
            metric: str | None = None) -> gate.GateResult:
     """The gate's judgement of ``candidate`` against ``baseline`` (the compare page's call)."""
     return gate_result(baseline, candidate, CompareOptions(metric, max_slowdown_pct))
+
+
+def refused(baseline: Bundle, candidate: Bundle, where: str) -> dict[str, Any] | None:
+    """The decision when CI's gate refuses the pair (a side it cannot judge:
+    :func:`app.core.views.compare.gate_refusals`, the Compare page's check), else None:
+    ``verdict`` ``refused``, ``exit_code`` 2 (the CLI's), ``baseline``, ``candidate``,
+    ``refused`` (side -> why) and ``reason``, the page's sentence
+    (:func:`~app.core.views.compare.refusal_text`) naming ``where`` gives no verdict."""
+    sides = gate_refusals(baseline, candidate)
+    if not sides:
+        return None
+    ids = {"baseline": baseline.job_id, "candidate": candidate.job_id}
+    return {"verdict": "refused", "exit_code": EXIT_BAD_INPUT, **ids, "refused": sides,
+            "reason": refusal_text(sides, ids, where)}
 
 
 def _figure(value: Any) -> float | None:

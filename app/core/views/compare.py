@@ -19,7 +19,7 @@ are kept for the backends view.
 
 from __future__ import annotations
 
-from collections.abc import Collection
+from collections.abc import Callable, Collection, Iterable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -28,6 +28,7 @@ import pandas as pd
 
 from profiling_worker.bundle.gate import judge as gate
 from profiling_worker.bundle.gate.context import context_differences
+from profiling_worker.bundle.gate.exit_codes import EXIT_BAD_INPUT
 from profiling_worker.bundle.gate.sides import GateSide, refusal
 from profiling_worker.bundle.schema import backends as B, columns as C, intervals
 from profiling_worker.bundle.schema.spec import JobSpec
@@ -73,6 +74,20 @@ def gate_refusals(baseline: Bundle, candidate: Bundle) -> dict[str, str]:
     refuses."""
     return {side: why for side, bundle in (("baseline", baseline), ("candidate", candidate))
             if (why := refusal(bundle)) is not None}
+
+
+def refusal_text(refused: Mapping[str, str], ids: Mapping[str, str], where: str,
+                 mark: Callable[[str], str] = str, escape: Callable[[str], str] = str) -> str:
+    """What the Compare page, the comparison report and the agent door say when CI's gate
+    refuses a pair (``refused``: :func:`gate_refusals`; ``ids``: side -> job id), one sentence
+    for the three (issue 37: the report and the door gave a verdict on a pair the page
+    refused): ``CI's gate refuses this comparison (python -m profiling_worker compare exits 2
+    and judges nothing), so <where> gives no verdict: the baseline, <id>: <why>``. ``mark``
+    formats a command or job id (Markdown code on the page), ``escape`` the reasons."""
+    return (f"CI's gate refuses this comparison ({mark('python -m profiling_worker compare')} "
+            f"exits {EXIT_BAD_INPUT} and judges nothing), so {where} gives no verdict: "
+            + "; ".join(f"the {side}, {mark(ids[side])}: {escape(why)}"
+                        for side, why in refused.items()))
 
 
 def gate_result(baseline: Bundle, candidate: Bundle, options: CompareOptions,
@@ -281,6 +296,41 @@ def candidates(baseline_id: str, jobs: list[JobSummary]) -> tuple[list[str], dic
         return [], refused
     first = default_candidate(baseline_id, offered + [base])
     return [first] + [j.job_id for j in offered if j.job_id != first], refused
+
+
+#: The groups the jobs not offered as candidate are listed in, in order, with each group's name
+#: (one job, several) and what it is: a count over every job of every source read as "27 of
+#: your jobs are refused" to a user with 2 (issue 37).
+REFUSED_GROUPS = {
+    "own": ("job of yours", "jobs of yours", "submitted from this browser session"),
+    "results": ("other result", "other results", "in this dashboard's result store: other "
+                "sessions', kernel-sweep's and imported jobs"),
+    "bundled": ("bundled example", "bundled examples", "recorded on an H200 and shipped with "
+                "the app, of other kernels and sizes"),
+}
+
+
+def refused_groups(refused: Mapping[str, str], bundled: Iterable[str], own: Iterable[str]
+                   ) -> dict[str, dict[str, str]]:
+    """``refused`` (job id -> why, :func:`candidates`) split into the :data:`REFUSED_GROUPS`
+    (this session's ``own`` jobs, the ``bundled`` ones, the others), in that order; empty
+    groups left out."""
+    own_set, bundled_set = set(own), set(bundled)
+    groups: dict[str, dict[str, str]] = {name: {} for name in REFUSED_GROUPS}
+    for job, why in refused.items():
+        name = "own" if job in own_set else "bundled" if job in bundled_set else "results"
+        groups[name][job] = why
+    return {name: jobs for name, jobs in groups.items() if jobs}
+
+
+def refused_title(groups: Mapping[str, Mapping[str, str]]) -> str:
+    """The heading over :func:`refused_groups`: what is not offered, by group, and the rule,
+    e.g. ``Not offered as candidate, nothing in common to compare with this baseline: 2 jobs
+    of yours, 25 bundled examples``."""
+    counts = [f"{len(jobs)} {REFUSED_GROUPS[name][0 if len(jobs) == 1 else 1]}"
+              for name, jobs in groups.items()]
+    return ("Not offered as candidate, nothing in common to compare with this baseline: "
+            + ", ".join(counts))
 
 
 def judged_baseline(preferred: str, jobs: list[JobSummary]) -> str:

@@ -248,8 +248,9 @@ def contention_difference(base: dict[str, Any], candidate: dict[str, Any]) -> Di
 
 
 #: The recorded field a contention difference names, and its unit.
-_FRACTION = ("backend.host_contention.waiting_fraction (s waited for a CPU per s of the timing "
-             "loop, summed over threads)")
+_FRACTION = ("backend.host_contention.waiting_fraction (time waited for a CPU as a multiple "
+             "of the timing loop's elapsed time, summed over threads, so above 1 when several "
+             "wait at once)")
 
 
 def _contention(manifest: dict[str, Any]) -> dict[str, Any] | None:

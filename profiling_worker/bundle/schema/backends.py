@@ -11,8 +11,9 @@ attaches to the running worker (attach mode: warm workers and info collectors).
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import dataclass
-from typing import Final, Literal
+from typing import Any, Final, Literal
 
 from profiling_worker.bundle.schema import columns as C
 from profiling_worker.bundle.schema import tools as T
@@ -208,13 +209,41 @@ CONTENTION_ADVICE = ("the CPUs were oversubscribed, so these host wall-clock tim
                      "own (fewer torch threads, e.g. OMP_NUM_THREADS=1, or taskset to idle CPUs)")
 
 
-def waited_for_cpu(fraction: float, detail: str = "") -> str:
+def waited_for_cpu(fraction: float, detail: str = "", whose: str = "its") -> str:
     """How long a cpu job's threads waited for a CPU while timing, in words: ``fraction`` is
     the run-queue delay summed over the process's threads over the timing loop's wall time
     (``backend.host_contention.waiting_fraction``, profiling_worker/backends/cpu.py). Summed
-    over threads it can exceed 1, so it reads as seconds waited per second of the loop, never as
-    a share of the wall time (a new user read "116 % of the wall time"). ``detail``: figures
-    said inside the same parenthesis (the cpu backend's warning: the delay and the loop's
-    time)."""
-    return (f"its threads waited {fraction:,.2f} s for a CPU per second of the timing loop "
-            f"(run-queue delay summed over its threads{': ' + detail if detail else ''})")
+    over threads it can exceed 1, so it is said as a multiple of the elapsed time, with why it
+    can exceed it: a new user read "116 % of the wall time", and later "0.30 s in 0.23 s", as a
+    bug. ``detail``: figures said inside the same parenthesis (:func:`contention_detail`);
+    ``whose``: the threads' owner as the sentence names it."""
+    return (f"the time {whose} threads waited for a CPU adds up to {fraction:,.2f} x the timing "
+            "loop's elapsed time (run-queue delay summed over the threads, so it exceeds the "
+            f"elapsed time when several wait at once{': ' + detail if detail else ''})")
+
+
+def contention_detail(run_delay_ns: float, wall_ns: float, threshold: float, cpus: int) -> str:
+    """The figures of a contention warning, in seconds (one unit: "418 ms in 1.98 s" mixed
+    them): ``0.30 s of waiting in a 0.23 s loop; warned above 0.10 x; 2 usable CPU(s)``."""
+    return (f"{run_delay_ns / 1e9:,.2f} s of waiting in a {wall_ns / 1e9:,.2f} s loop; warned "
+            f"above {threshold:.2f} x; {cpus} usable CPU(s)")
+
+
+def contention_text(backend: Mapping[str, Any]) -> str | None:
+    """A cpu job's contention warning from the figures of its manifest's ``backend``
+    (``host_contention``, and ``host_load.cpus``) as :func:`waited_for_cpu` says it today; the
+    warning the worker stored (which an older worker worded otherwise) where a figure is
+    missing; None when the job was not warned."""
+    figures = backend.get("host_contention") or {}
+    warning = figures.get("warning")
+    if not warning:
+        return None
+    values = [figures.get(k) for k in ("waiting_fraction", "run_delay_ns", "wall_ns",
+                                       "threshold")]
+    cpus = (backend.get("host_load") or {}).get("cpus")
+    numbers = [float(v) for v in values if isinstance(v, (int, float))]
+    if len(numbers) != len(values) or not isinstance(cpus, int):
+        return str(warning)
+    fraction, delay, wall, threshold = numbers
+    return waited_for_cpu(fraction, contention_detail(delay, wall, threshold, cpus),
+                          whose="the job's")

@@ -29,10 +29,11 @@ def test_the_decision_warns_exactly_above_the_threshold_and_names_the_figures():
     # the new user's case: 0.21 s a second of a 1.98 s loop spent waiting for a CPU
     said = contention_warning(0.21, 418_000_000, 1_980_000_000, 1.8, 2)
     assert said is not None
-    assert "threads waited 0.21 s for a CPU per second of the timing loop" in said
+    assert said.startswith("the time the job's threads waited for a CPU adds up to 0.21 x the "
+                           "timing loop's elapsed time"), said
     # one unit: "418 ms run-queue delay in 1.98 s" mixed ms and s (a new user's find)
-    assert said.endswith("(run-queue delay summed over its threads: 0.42 s in 1.98 s, over "
-                         f"{CONTENTION_THRESHOLD:.2f} s per s; 2 usable CPU(s))"), said
+    assert said.endswith(": 0.42 s of waiting in a 1.98 s loop; warned above "
+                         f"{CONTENTION_THRESHOLD:.2f} x; 2 usable CPU(s))"), said
     assert " ms " not in said
     # the figures only: the advice every such job shares is a field of its own (manifest
     # backend.host_contention.advice), so no reader cuts it off the message by its text
@@ -79,7 +80,7 @@ def test_a_job_sharing_its_cpu_with_busy_loops_is_warned(tmp_path):
     figures = manifest["backend"]["host_contention"]
     assert figures["waiting_fraction"] > CONTENTION_THRESHOLD, figures
     assert figures["run_delay_ns"] > 0 and figures["wall_ns"] > 0 and figures["regions"] == 3
-    warned = [w for w in manifest["warnings"] if "for a CPU per second of the timing loop" in w]
+    warned = [w for w in manifest["warnings"] if "x the timing loop's elapsed time" in w]
     assert warned == [figures["warning"]], (manifest["warnings"], figures)
     assert figures["advice"] == B.CONTENTION_ADVICE and "OMP_NUM_THREADS=1" in figures["advice"]
     assert manifest["backend"]["host_load"]["cpus"] == 1  # taskset: one usable CPU
@@ -87,7 +88,29 @@ def test_a_job_sharing_its_cpu_with_busy_loops_is_warned(tmp_path):
 
 def test_a_wait_summed_over_threads_above_the_wall_time_is_not_called_a_share_of_it():
     """A new user's job: 588 ms of run-queue delay summed over threads in a 0.51 s loop read
-    "116 % of the timing loop's wall time"; it is 1.15 s waited per second of the loop."""
+    "116 % of the timing loop's wall time", and a later one "0.30 s in 0.23 s" read as a bug
+    (more delay than elapsed time). It is said as a multiple of the elapsed time, and why a
+    sum over threads can exceed it."""
     said = contention_warning(588e6 / 510e6, 588_000_000, 510_000_000, 3.0, 2)
-    assert said is not None and "threads waited 1.15 s for a CPU per second" in said
+    assert said is not None and "adds up to 1.15 x the timing loop's elapsed time" in said
     assert "%" not in said.split("(")[0]
+    assert "summed over the threads, so it exceeds the elapsed time when several wait at once"\
+        in said and "0.59 s of waiting in a 0.51 s loop" in said
+    assert " s in " not in said  # "0.59 s in 0.51 s" read as a bug
+
+
+def test_an_older_jobs_stored_wording_is_said_anew_from_its_figures():
+    """The app says a contended job's warning from the manifest's figures, so a job recorded
+    with the older words ("0.30 s in 0.23 s") reads as a new one does; without the figures it
+    keeps the stored words."""
+    backend = {"host_load": {"cpus": 2},
+               "host_contention": {"waiting_fraction": 0.3 / 0.23, "run_delay_ns": 300_000_000,
+                                   "wall_ns": 230_000_000, "threshold": CONTENTION_THRESHOLD,
+                                   "warning": "the job's threads waited 1.30 s for a CPU per "
+                                              "second of the timing loop (run-queue delay summed "
+                                              "over its threads: 0.30 s in 0.23 s, ...)"}}
+    assert B.contention_text(backend) == contention_warning(0.3 / 0.23, 300_000_000,
+                                                            230_000_000, 0.0, 2)
+    old = {"host_contention": {"warning": "load 5.3 on 2 CPUs"}}
+    assert B.contention_text(old) == "load 5.3 on 2 CPUs"
+    assert B.contention_text({"host_contention": {"warning": None}}) is None

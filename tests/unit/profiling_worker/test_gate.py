@@ -193,8 +193,9 @@ def test_two_cpu_jobs_both_timed_on_a_contended_cpu_say_so_not_measured_differen
     result = judge(GateSide.load(tmp_path / "base"), GateSide.load(tmp_path / "again"),
                    GateOptions())
     assert result.context == [
-        "host contention, backend.host_contention.waiting_fraction (s waited for a CPU per s of "
-        f"the timing loop, summed over threads): {waited[0]:,.2f} vs {waited[1]:,.2f}, over the "
+        "host contention, backend.host_contention.waiting_fraction (time waited for a CPU as a "
+        "multiple of the timing loop's elapsed time, summed over threads, so above 1 when "
+        f"several wait at once): {waited[0]:,.2f} vs {waited[1]:,.2f}, over the "
         "backend's threshold (0.05) on both sides"]
     assert result.context_headline.startswith("both jobs were timed on a contended CPU")
     proc, _, md = compare(tmp_path / "base", tmp_path / "again", tmp_path)
