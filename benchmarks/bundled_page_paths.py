@@ -7,13 +7,16 @@ then the other pages in one AppTest session) and records, for each page's script
 ``profiling_worker/``, less the frame's (:data:`FRAME`: the same for a job on every page, and
 the test keeps every job's default page). Jobs whose arcs on a page are equal run the same code
 of the product there: they differ in data only. One job is opened first, untraced, so that no
-job's arcs include the imports. Prints, per page, the groups of jobs with equal arcs.
+job's arcs include the imports. Prints, per page, the groups of jobs with equal arcs, then
+each job's :func:`fingerprint`: the test's ``MEASURED``, so that a job recorded anew since (its
+files changed) is caught there (``test_the_measured_jobs_are_the_bundles_shipped``).
 
 Usage: ``python benchmarks/bundled_page_paths.py [page ...]`` (default: the test's pages)
 """
 
 from __future__ import annotations
 
+import hashlib
 import os
 import sys
 import tempfile
@@ -33,6 +36,17 @@ ROOTS = tuple(str(REPO / d) + os.sep for d in ("app", "profiling_worker"))
 #: The app's frame around every page: entry script, sidebar, Streamlit patches.
 FRAME = ("app/streamlit_app.py", "app/sidebar/", "app/streamlit_patches/")
 Arc = tuple[str, int, int]
+
+
+def fingerprint(job: Path) -> str:
+    """The first 12 hex digits of the SHA-256 of every file of the bundle folder ``job`` (its
+    path relative to ``job`` and its bytes, in path order): equal while no file of the job
+    changes, is added or goes."""
+    digest = hashlib.sha256()
+    for path in sorted(p for p in job.rglob("*") if p.is_file()):
+        digest.update(path.relative_to(job).as_posix().encode() + b"\0")
+        digest.update(path.read_bytes())
+    return digest.hexdigest()[:12]
 
 
 class ArcTracer:
@@ -116,6 +130,9 @@ def main() -> None:
             files = sorted({f for f, _a, _b in arcs - common})
             print(f"  {len(members)} job(s), +{len(arcs - common)} arcs in {files}: "
                   f"{', '.join(members)}")
+    print("MEASURED (job: fingerprint):")
+    for job in jobs:
+        print(f'    "{job}": "{fingerprint(BUNDLED / job)}",')
 
 
 if __name__ == "__main__":

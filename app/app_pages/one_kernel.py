@@ -43,8 +43,9 @@ configs = choices[annotation]
 config = cols[1].selectbox("Config", state.keep_if_offered(state.key(PAGE, "config"), configs),
                            key=state.key(PAGE, "config"),
                            format_func=lambda c: configs[c])
-time_unit = cols[2].segmented_control("Time unit", list(derived.TIME_UNITS), default="µs",
-                                      key=state.key(PAGE, "time-unit")) or "µs"
+time_unit = cols[2].segmented_control("Time unit", list(derived.TIME_UNITS),
+                                      default=derived.DEFAULT_TIME_UNIT,
+                                      key=state.key(PAGE, "time-unit")) or derived.DEFAULT_TIME_UNIT
 options = OneKernelOptions(annotation=annotation, config=config, time_unit=time_unit)
 try:
     frame = cached.view(one_kernel_frame, bundle, options)

@@ -6,9 +6,9 @@ from profiling_worker.bundle.schema import columns as C, intervals, plausibility
 
 from app.core import derived, metric_roles
 from app.core.figures.stability import build_runs_figure, build_stability_figure
-from app.core.metrics import MissingData, available_metrics
-from app.core.views.stability import (StabilityOptions, short_kernels_text, stability_frame,
-                                      stability_runs_frame)
+from app.core.metrics import MissingData
+from app.core.views.stability import (StabilityOptions, metric_choices, short_kernels_text,
+                                      stability_frame, stability_runs_frame)
 from app.ui import analysis, cached, deep_dive_action, notes, run_audit, state
 from app.ui import time_unit as time_unit_control
 from app.core.markdown import esc
@@ -29,11 +29,10 @@ analysis.how_to_read(
     "(**drift**) usually means the GPU was still clocking up or heating; a flat cloud inside the "
     "band is what you want.")
 
-metrics = available_metrics(bundle)
 units = metric_roles.units(bundle)
 cols = st.columns(3, vertical_alignment="bottom")
 metric = cols[0].selectbox("Metric", state.keep_if_offered(state.key(PAGE, "metric"),
-                                                           metrics or [bundle.duration_metric]),
+                                                           metric_choices(bundle)),
                            key=state.key(PAGE, "metric"),
                            format_func=lambda m: metric_roles.with_unit(bundle.manifest, m,
                                                                         units.get(m, "")))

@@ -34,6 +34,8 @@ GBPS_SOURCE = "analytic minimum bytes / time"
 QUANTITY_LABELS = {TIME: "Time", TFLOPS: "Throughput (TFLOP/s)",
                    GBPS: f"Bandwidth, {GBPS_SOURCE} (GB/s)"}
 TIME_UNITS = {"ns": 1.0, "µs": 1e3, "ms": 1e6}  # divisor from ns
+#: The time unit the pages' Time unit controls open at.
+DEFAULT_TIME_UNIT = "µs"
 
 
 class MissingWork(ValueError):

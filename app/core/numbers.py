@@ -10,6 +10,7 @@ from __future__ import annotations
 import math
 import re
 from collections.abc import Iterable
+from dataclasses import dataclass
 
 import numpy as np
 import pandas as pd
@@ -264,6 +265,48 @@ def by_unit_as_text(frame: pd.DataFrame, columns: Iterable[str] = UNIT_VALUE_COL
             text[c][at] = [None if v != v else printf_text(float(v), formats.get(c, "%,.4g"))
                            for v in rows[c]]
     return {c: pd.Series(t, index=frame.index, dtype=object) for c, t in text.items()}
+
+
+@dataclass(frozen=True)
+class ColumnDisplay:
+    """How a table shows each column (:func:`column_display`).
+
+    Attributes:
+        formats: column -> printf format of each numeric column (:func:`table_formats`); a
+            column shown as text below keeps its entry (its family's format).
+        by_unit: column -> its text where the rows are in several units
+            (:func:`by_unit_as_text`).
+        unbounded: column -> its text where an interval's upper bound is +inf
+            (:func:`unbounded_as_text`).
+    """
+
+    formats: dict[str, str]
+    by_unit: dict[str, pd.Series]
+    unbounded: dict[str, pd.Series]
+
+    @property
+    def text(self) -> dict[str, pd.Series]:
+        """Every column shown as text, its text (missing cells None)."""
+        return {**self.unbounded, **self.by_unit}
+
+    @property
+    def number_formats(self) -> dict[str, str]:
+        """The printf format of each column shown as a number."""
+        text = self.text
+        return {c: f for c, f in self.formats.items() if c not in text}
+
+
+def column_display(frame: pd.DataFrame, in_unit: Iterable[str] = UNIT_VALUE_COLUMNS,
+                   min_units: int = 2) -> ColumnDisplay:
+    """The one decision of how a table's columns are shown, for the pages' tables and the HTML
+    report alike: each numeric column's format (its family's: :func:`table_formats`), the columns
+    of ``in_unit`` whose rows are in at least ``min_units`` units as text written per unit
+    (:func:`by_unit_as_text`), and an interval's upper bound holding +inf as text
+    (:func:`unbounded_as_text`, in its family's format)."""
+    formats = table_formats(frame)
+    unbounded = {c: text for c in frame.columns
+                 if (text := unbounded_as_text(c, frame[c], formats.get(c))) is not None}
+    return ColumnDisplay(formats, by_unit_as_text(frame, in_unit, min_units), unbounded)
 
 
 def numbers_or_missing(series: pd.Series) -> pd.Series | None:

@@ -59,10 +59,10 @@ def _style(frame: pd.DataFrame) -> tuple[Any, dict[str, Any]]:
 
     # each unit's values with that unit's decimals, the other numbers with their column's
     # (app.core.numbers): each number to 4 significant digits mixed decimals in a column
-    formats = numbers.table_formats(frame)
-    shown = {c: frame[c].map(lambda v, f=formats[c]: numbers.printf_text(float(v), f))
-             for c in formats if pd.api.types.is_float_dtype(frame[c])}
-    shown.update(numbers.by_unit_as_text(frame, _IN_UNIT, min_units=1))
+    display = numbers.column_display(frame, _IN_UNIT, min_units=1)
+    shown = {c: frame[c].map(lambda v, f=f: numbers.printf_text(float(v), f))
+             for c, f in display.formats.items() if pd.api.types.is_float_dtype(frame[c])}
+    shown.update(display.text)
     frame = frame.copy()
     for name, text in shown.items():
         frame[name] = text

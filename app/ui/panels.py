@@ -97,8 +97,9 @@ def table(frame: pd.DataFrame | list[dict[str, Any]], key: str, where: Any = Non
     Streamlit's "None"; an unbounded interval's upper bound reads "unbounded", its finite bounds
     in its family's format (:func:`app.core.numbers.unbounded_as_text`); a table whose rows are
     in several units writes each unit's values with that unit's decimals, as right-aligned text
-    (:func:`app.core.numbers.by_unit_as_text`). ``where``: a column or container (default:
-    here); ``column_config`` entries override the number formats."""
+    (:func:`app.core.numbers.by_unit_as_text`): :func:`app.core.numbers.column_display` decides,
+    as for the HTML report. ``where``: a column or container (default: here);
+    ``column_config`` entries override the number formats."""
     frame = frame if isinstance(frame, pd.DataFrame) else pd.DataFrame(frame)
     frame = table_text.visible_text(frame)  # bidirectional controls shown, not obeyed
     frame, short_chars = table_text.short_kernel_names(frame)
@@ -106,15 +107,12 @@ def table(frame: pd.DataFrame | list[dict[str, Any]], key: str, where: Any = Non
     frame = _shown_as(frame, {c: text for c in frame.columns
                               if (text := numbers.mixed_as_text(frame[c])) is not None
                               or (text := numbers.numbers_or_missing(frame[c])) is not None})
-    formats = numbers.table_formats(frame)  # before a column below becomes text: its family's
-    by_unit = numbers.by_unit_as_text(frame)
-    unbounded = {c: text for c in frame.columns
-                 if (text := numbers.unbounded_as_text(c, frame[c], formats.get(c))) is not None}
-    frame = _shown_as(frame, {**unbounded, **by_unit})
+    shown = numbers.column_display(frame)
+    frame = _shown_as(frame, shown.text)
     config: dict[str, Any] = {name: st.column_config.NumberColumn(format=fmt)
-                              for name, fmt in formats.items()
-                              if pd.api.types.is_numeric_dtype(frame[name])}
-    config.update({name: st.column_config.TextColumn(alignment="right") for name in by_unit})
+                              for name, fmt in shown.number_formats.items()}
+    config.update({name: st.column_config.TextColumn(alignment="right")
+                   for name in shown.by_unit})
     if C.UNIT in frame.columns and C.UNIT not in config:  # "TFLOP/s" was cut to "TFLOP/"
         # a missing Unit (pandas 3's str dtype keeps it missing) has no length: count it as 0
         longest = int(frame[C.UNIT].astype(str).str.len().fillna(0).max()) if len(frame) else 0

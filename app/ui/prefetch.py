@@ -105,14 +105,10 @@ def _below() -> list[Callable[[Bundle], object]]:
 
 def _stability(bundle: Bundle) -> None:
     from app.core.figures.stability import build_stability_figure
-    from app.core.metrics import available_metrics
-    from app.core.views.stability import StabilityOptions, stability_frame
-    from app.ui import cached, time_unit
+    from app.core.views.stability import opening_options, stability_frame
+    from app.ui import cached
 
-    # the Metric box's first option; the Time unit control's default applies to any metric
-    metric = (available_metrics(bundle) or [bundle.duration_metric])[0]
-    summary = cached.view(stability_frame, bundle,
-                          StabilityOptions(metric=metric, time_unit=time_unit.DEFAULT))
+    summary = cached.view(stability_frame, bundle, opening_options(bundle))
     cached.figure(build_stability_figure, summary, bundle.host_timer)
 
 
@@ -127,15 +123,11 @@ def _kernels(bundle: Bundle) -> None:
 
 def _one_kernel(bundle: Bundle) -> None:
     from app.core.figures.one_kernel import build_one_kernel_figure, chart_title
-    from app.core.views.one_kernel import (OneKernelOptions, annotation_configs,
-                                           one_kernel_frame, one_kernel_launches_frame,
-                                           one_kernel_summary)
+    from app.core.views.one_kernel import (one_kernel_frame, one_kernel_launches_frame,
+                                           one_kernel_summary, opening_options)
     from app.ui import cached
 
-    choices = annotation_configs(bundle)
-    annotation = next(iter(choices))  # the Annotation and Config boxes' first options
-    options = OneKernelOptions(annotation=annotation, config=next(iter(choices[annotation])),
-                               time_unit="µs")
+    options = opening_options(bundle)
     summary = one_kernel_summary(bundle, cached.view(one_kernel_frame, bundle, options))
     cached.figure(build_one_kernel_figure, cached.view(one_kernel_launches_frame, bundle, options),
-                  chart_title(annotation, summary.config_label), bundle.host_timer)
+                  chart_title(str(options.annotation), summary.config_label), bundle.host_timer)

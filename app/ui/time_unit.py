@@ -13,7 +13,7 @@ from app.core import derived
 from app.core.markdown import esc
 from app.ui import state
 
-DEFAULT = "µs"
+DEFAULT = derived.DEFAULT_TIME_UNIT
 LABEL = "Time unit"
 
 

@@ -3,13 +3,13 @@
 ``pa.Table.from_pandas(frame, preserve_index=False)`` gives the table, but on the few-row
 tables of a warm job it costs more than the Parquet writer: it makes a Series of every column
 and inspects it several times over (0.25-0.7 ms a table, 5 ms of a warm J1 job's 8 tables on
-the 2-core machine). :func:`to_arrow` converts the columns of the usual dtypes itself, each
-once, with pyarrow's own conversion of the column's values (``pa.array(..., from_pandas=True)``,
-what ``from_pandas`` calls per column), and writes the same ``pandas`` schema metadata
-(pyarrow's ``construct_metadata`` without an index: each column's name, pandas and numpy
-type); any other frame goes through ``from_pandas`` itself. The two give equal tables,
-metadata included (tests/unit/profiling_worker/test_bundle_writer.py, on every table of the
-recorded bundles and frames of every other dtype).
+the 2-core machine). :func:`to_arrow` makes one decision, :func:`own_columns`: where it can, it
+converts the columns itself, each once, with pyarrow's own conversion of the column's values
+(``pa.array(..., from_pandas=True)``, what ``from_pandas`` calls per column), and writes the
+same ``pandas`` schema metadata (pyarrow's ``construct_metadata`` without an index: each
+column's name, pandas and numpy type); any other frame goes through ``from_pandas`` itself.
+The two give equal tables, metadata included (tests/unit/profiling_worker/test_bundle_writer.py,
+on every table of the recorded bundles and frames of every other dtype).
 """
 
 from __future__ import annotations
@@ -34,34 +34,46 @@ _THREADED_ROWS_PER_COLUMN = 100
 
 def to_arrow(frame: pd.DataFrame) -> pa.Table:
     """``pa.Table.from_pandas(frame, preserve_index=False)``, equal to it with its schema
-    metadata; built column by column where every column is of a numpy number or bool dtype,
-    object or pandas' pyarrow-backed strings, every column name a string and the table not
-    long enough for ``from_pandas`` to use threads.
+    metadata: built from :func:`own_columns` where they convert the frame, else by
+    ``from_pandas`` itself.
 
     Raises:
         pyarrow.ArrowException: as ``from_pandas`` raises (a column mixing types that Arrow
             cannot hold in one array): such a frame is handed to it.
     """
-    names = frame.columns.tolist()  # an Index of arrow strings is slow to iterate
-    if (frame.attrs or not names or not all(isinstance(name, str) for name in names)
-            or len(frame) > _THREADED_ROWS_PER_COLUMN * len(names)):
+    columns = own_columns(frame)
+    if columns is None:  # the one decision: a frame this module does not convert
         return pa.Table.from_pandas(frame, preserve_index=False)
-    arrays: list[Any] = []
-    dtypes = []
-    for _, column in frame.items():
-        dtypes.append(column.dtype)
-        values = _values(column)
-        if values is None:
-            return pa.Table.from_pandas(frame, preserve_index=False)
-        try:
-            arrays.append(pa.array(values, from_pandas=True))
-        except (pa.ArrowInvalid, pa.ArrowNotImplementedError, pa.ArrowTypeError):
-            return pa.Table.from_pandas(frame, preserve_index=False)  # its message names the column
-    if any(pa.types.is_decimal(a.type) for a in arrays):  # from_pandas records their precision
-        return pa.Table.from_pandas(frame, preserve_index=False)
+    names = frame.columns.tolist()
+    dtypes, arrays = columns
     return pa.Table.from_arrays(arrays, schema=pa.schema(
         [pa.field(name, a.type) for name, a in zip(names, arrays)],
         metadata=_pandas_metadata(names, dtypes, arrays)))
+
+
+def own_columns(frame: pd.DataFrame) -> tuple[list[Any], list[pa.Array]] | None:
+    """The columns' dtypes and their values converted here, or None where ``from_pandas`` must
+    convert the frame: a frame with attrs, no columns, a column name that is no string or more rows
+    than ``from_pandas`` converts without threads; a column of another dtype than a numpy
+    number or bool, object or pandas' pyarrow-backed strings; values ``pa.array`` refuses (its
+    message, which names the column, comes from ``from_pandas``); decimals (``from_pandas``
+    records their precision)."""
+    names = frame.columns.tolist()  # an Index of arrow strings is slow to iterate
+    if (frame.attrs or not names or not all(isinstance(name, str) for name in names)
+            or len(frame) > _THREADED_ROWS_PER_COLUMN * len(names)):
+        return None
+    dtypes: list[Any] = []
+    arrays: list[pa.Array] = []
+    for _, column in frame.items():
+        values = _values(column)
+        if values is None:
+            return None
+        try:
+            arrays.append(pa.array(values, from_pandas=True))
+        except (pa.ArrowInvalid, pa.ArrowNotImplementedError, pa.ArrowTypeError):
+            return None
+        dtypes.append(column.dtype)
+    return None if any(pa.types.is_decimal(a.type) for a in arrays) else (dtypes, arrays)
 
 
 def _values(column: pd.Series[Any]) -> Any:
@@ -75,7 +87,8 @@ def _values(column: pd.Series[Any]) -> Any:
     return None
 
 
-def _pandas_metadata(names: list[str], dtypes: list[Any], arrays: list[Any]) -> dict[bytes, bytes]:
+def _pandas_metadata(names: list[str], dtypes: list[Any],
+                     arrays: list[pa.Array]) -> dict[bytes, bytes]:
     """The ``pandas`` schema metadata pyarrow's ``construct_metadata`` writes for these columns
     without an index (key order and JSON as it writes them)."""
     columns = [{"name": name, "field_name": name, **_types(dtype, a.type), "metadata": None}

@@ -6,9 +6,11 @@ installed plotly draws with); every figure is a ``<div>`` plus a call of ``Plotl
 no web font, no MathJax, no image; the page's styles are inline. Text that comes from bundles
 (names, messages) is escaped with :func:`html.escape`, never read as markup.
 
-Tables show each number as the dashboard's tables do (thousands separators; one number of
-decimals per column, enough for four significant digits of its median value, and for a
-mean and its CI95 bounds two of the narrowest interval's width: :func:`app.core.numbers.table_formats`), scroll sideways when wider than the page, and keep the
+Tables show each number as the dashboard's tables do (:func:`app.core.numbers.column_display`:
+thousands separators; one number of decimals per column, enough for four significant digits of
+its median value, and for a mean and its CI95 bounds two of the narrowest interval's width; a
+column of rows in several units each unit's own; an unbounded upper bound "unbounded"), scroll
+sideways when wider than the page, and keep the
 exact value in the cell's ``data-value`` attribute (``repr`` of the float), so a reader or a
 test can check the displayed number against the bundle.
 """
@@ -119,16 +121,19 @@ def preformatted(value: str) -> str:
     return f"<pre>{text(value)}</pre>"
 
 
-def _cell(value: Any, fmt: str | None) -> str:
+def _cell(value: Any, fmt: str | None, shown: Any = None) -> str:
+    """A cell: ``value`` written in ``fmt``, or as ``shown`` where the column is shown as text
+    (:func:`app.core.numbers.column_display`); a number keeps its exact value."""
     if isinstance(value, bool) or value is None:
         return f"<td>{text('—' if value is None else value)}</td>"
     if isinstance(value, (int, float)):
         v = float(value)
         if math.isnan(v):
             return '<td class="num" data-value="nan">—</td>'
-        shown = numbers.fmt(v)
-        if fmt is not None and math.isfinite(v):
-            shown = f"{int(value):,d}" if fmt == "%,d" else f"{v:{fmt[1:]}}"
+        if shown is None:
+            shown = numbers.fmt(v)
+            if fmt is not None and math.isfinite(v):
+                shown = f"{int(value):,d}" if fmt == "%,d" else f"{v:{fmt[1:]}}"
         exact = repr(int(value)) if fmt == "%,d" else repr(v)
         return f'<td class="num" data-value="{exact}" title="{exact}">{text(shown)}</td>'
     return f'<td title="{text(value)}">{text(value)}</td>'
@@ -140,13 +145,16 @@ def table(frame: pd.DataFrame, caption: str = "", max_rows: int = MAX_ROWS) -> s
     many were left out. The table sits in a box that scrolls sideways when it is wider than the
     page (:data:`WIDE_SCRIPT` marks it and says so)."""
     shown = frame.head(max_rows)
-    family = numbers.table_formats(frame)  # a value and its CI95 bounds alike, as the pages
-    formats = {c: family.get(c) if isinstance(c, str) else numbers.printf_format(frame[c])
-               for c in frame.columns}
+    display = numbers.column_display(frame)  # the pages' decision (a value and its CI95
+    # bounds alike, rows in several units each in its unit's format)
+    formats = {c: display.formats.get(c) if isinstance(c, str)
+               else numbers.printf_format(frame[c]) for c in frame.columns}
+    as_text = {c: t.head(max_rows).tolist() for c, t in display.text.items()}
     head = "".join(f"<th>{text(c)}</th>" for c in frame.columns)
     rows = []
-    for values in shown.itertuples(index=False, name=None):
-        cells = (_cell(_plain(v), formats[c]) for c, v in zip(frame.columns, values))
+    for i, values in enumerate(shown.itertuples(index=False, name=None)):
+        cells = (_cell(_plain(v), formats[c], as_text[c][i] if c in as_text else None)
+                 for c, v in zip(frame.columns, values))
         rows.append("<tr>" + "".join(cells) + "</tr>")
     left = len(frame) - len(shown)
     cap = caption + (f" (first {len(shown):,} of {len(frame):,} rows; the bundle's CSV has all)"

@@ -39,7 +39,7 @@ class OneKernelOptions:
 
     annotation: str | None = None
     config: int | None = None
-    time_unit: str = "µs"
+    time_unit: str = derived.DEFAULT_TIME_UNIT
 
 
 @dataclass(frozen=True)
@@ -82,6 +82,18 @@ def annotation_configs(bundle: Bundle) -> dict[str, dict[int, str]]:
         out.setdefault(str(row[C.ANNOTATION]), {})[int(row[C.CONFIG])] = config_label(
             row, bundle.parameters)
     return out
+
+
+def opening_options(bundle: Bundle) -> OneKernelOptions:
+    """The options the page opens with: the first annotation of :func:`annotation_configs`, its
+    first config and the default time unit.
+
+    Raises:
+        MissingData: the job has no aggregated rows.
+    """
+    choices = annotation_configs(bundle)
+    annotation = next(iter(choices))
+    return OneKernelOptions(annotation=annotation, config=next(iter(choices[annotation])))
 
 
 def resolve(bundle: Bundle, options: OneKernelOptions) -> tuple[str, int]:

@@ -12,7 +12,7 @@ from profiling_worker.bundle.schema import columns as C, intervals
 
 from app.core import derived, metric_roles
 from profiling_worker.bundle.loader import Bundle
-from app.core.metrics import MissingData, keys_of, with_labels
+from app.core.metrics import MissingData, available_metrics, keys_of, with_labels
 from app.core import frame_columns as F
 
 #: Below this mean duration (ns) launch overhead and timer jitter dominate the spread.
@@ -48,8 +48,20 @@ class StabilityOptions:
     """
 
     metric: str | None = None
-    time_unit: str = "µs"
+    time_unit: str = derived.DEFAULT_TIME_UNIT
     config: int | None = None
+
+
+def metric_choices(bundle: Bundle) -> list[str]:
+    """The page's Metric box: the job's metrics in first-seen order (its duration metric where
+    it records none); the first is the page's default."""
+    return available_metrics(bundle) or [bundle.duration_metric]
+
+
+def opening_options(bundle: Bundle) -> StabilityOptions:
+    """The options the page opens with: the first of :func:`metric_choices`, the default time
+    unit and every config."""
+    return StabilityOptions(metric=metric_choices(bundle)[0])
 
 
 def _metric(bundle: Bundle, options: StabilityOptions) -> str:

@@ -12,7 +12,7 @@ from app.core.provenance import profiled_scope
 from app.core.views.one_kernel import (GBPS_ROW, MEASURED, SM_CLOCK_ROW, SOURCE,
                                        TFLOPS_ROW, OneKernelOptions, annotation_configs,
                                        one_kernel_frame, one_kernel_launches_frame,
-                                       one_kernel_summary)
+                                       one_kernel_summary, opening_options)
 from profiling_worker.bundle.schema import columns as C
 
 SPLIT_K = "fp32", 0  # cuBLAS picks a split-K GEMM (two kernels) for fp32 n=512 on the H200
@@ -69,6 +69,12 @@ def test_choices_and_missing_pairs() -> None:
         one_kernel_frame(bundle, OneKernelOptions("int8", 0))
     with pytest.raises(MissingData, match="no config 9"):
         one_kernel_frame(bundle, OneKernelOptions("fp32", 9))
+
+
+def test_the_page_opens_on_the_first_annotation_and_config() -> None:
+    """app/ui/prefetch computes the page's opening through :func:`opening_options`."""
+    assert opening_options(bundled("h200-ncu-matmul-sweep")) == OneKernelOptions(
+        annotation="fp32", config=0, time_unit="µs")
 
 
 def test_cpu_job_says_what_is_measured(cpu_bundle) -> None:

@@ -167,3 +167,23 @@ def test_the_job_report_carries_the_run_audit() -> None:
     assert "<h2>Run audit</h2>" in html
     assert "39 of 100 runs passed (clock 6, population 61)" in html
     assert "derived on load" in html
+
+
+def test_a_column_in_several_units_reads_as_on_the_pages() -> None:
+    """One kernel's table of fp32 n=8192 (µs, %, Hz, byte rows): the report wrote the AvgValue
+    column in one format (4 decimals on Hz); it writes each unit's rows as the page's table does
+    (numbers.column_display), each cell keeping its exact value."""
+    from app.core import numbers
+    from app.core.views.one_kernel import OneKernelOptions, one_kernel_frame
+
+    frame = one_kernel_frame(load_bundle(SCENARIOS / "h200-ncu-matmul-sweep"),
+                             OneKernelOptions("fp32", 4))
+    page = numbers.column_display(frame).by_unit["AvgValue"]
+    html = H.table(frame)
+    head = re.findall(r"<th>([^<]*)</th>", html)
+    rows = re.findall(r"<tr>(.*?)</tr>", html.split("<tbody>", 1)[1])
+    cells = [re.findall(r"<td[^>]*>([^<]*)</td>", r)[head.index("AvgValue")] for r in rows]
+    assert cells == [H.text(c) if c is not None else "—" for c in page]
+    assert "21,437.5" in cells and "1,978,513,520" in cells  # µs and Hz, as the page shows
+    exact = [float(re.findall(r'data-value="([^"]*)"', r)[0]) for r in rows if "data-value" in r]
+    assert exact  # the numbers stay exact behind the text

@@ -8,7 +8,8 @@ from bundled import bundled
 
 from app.core.figures.stability import build_runs_figure, build_stability_figure
 from app.core.metrics import MissingData
-from app.core.views.stability import StabilityOptions, stability_frame, stability_runs_frame
+from app.core.views.stability import (StabilityOptions, metric_choices, opening_options,
+                                      stability_frame, stability_runs_frame)
 from profiling_worker.bundle.schema import columns as C
 
 
@@ -92,3 +93,11 @@ def test_the_ci_half_width_sits_beside_the_stable_flag() -> None:
     assert f"{stable[C.CI95_HALF_PCT]:.1f} {steady[C.CI95_HALF_PCT]:.1f}" == "3.0 1.2"
     assert stable[C.CI95_HALF_PCT] == pytest.approx(
         100 * (stable[C.CI95_UPPER] - stable[C.AVG]) / stable[C.AVG])
+
+
+def test_the_page_opens_on_its_first_metric() -> None:
+    """app/ui/prefetch computes the page's opening through :func:`opening_options`."""
+    bundle = bundled("h200-ncu-matmul-sweep")
+    assert metric_choices(bundle)[0] == "gpu__time_duration.sum"
+    assert opening_options(bundle) == StabilityOptions(metric="gpu__time_duration.sum",
+                                                       time_unit="µs")

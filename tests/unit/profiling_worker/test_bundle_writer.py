@@ -208,12 +208,16 @@ def test_the_arrow_table_is_pyarrows_from_pandas_with_its_metadata():
     it equals pa.Table.from_pandas(frame, preserve_index=False), the pandas schema metadata
     included, on every table of the recorded bundles and frames of every other kind (float32,
     uint8, category, nullable, all-None, object and arrow strings, timestamps, an index, a long
-    table); a column pyarrow refuses raises what from_pandas raises."""
+    table); a column pyarrow refuses raises what from_pandas raises. Both ways are taken: the
+    recorded tables are converted column by column (own_columns) but for the long ones, which
+    from_pandas converts on threads; so are the odd frames of numpy, object and arrow-string
+    columns, the others by from_pandas."""
 
     import numpy as np
     import pyarrow as pa
 
-    from profiling_worker.bundle.arrow_frame import to_arrow
+    from profiling_worker.bundle.arrow_frame import (_THREADED_ROWS_PER_COLUMN, own_columns,
+                                                     to_arrow)
 
     frames, odd = _recorded_and_odd_frames()
     frames += [odd.astype({C.ANNOTATION: "string"}), odd.astype({C.ANNOTATION: object}),
@@ -221,6 +225,14 @@ def test_the_arrow_table_is_pyarrows_from_pandas_with_its_metadata():
                odd.set_index(C.RUN), odd.iloc[::-1], odd.assign(F=np.float16(1)),
                pd.concat([odd] * 200, ignore_index=True), sample_runs()]
     assert len(frames) > 150
+    recorded = frames[:-15]  # _recorded_and_odd_frames' 6 odd frames and the 9 above follow
+    assert [own_columns(frame) is None for frame in recorded] == [
+        len(frame) > _THREADED_ROWS_PER_COLUMN * frame.shape[1] for frame in recorded]
+    # odd, no rows, all-None, float32, category, Int64; string, object, uint8, timestamp,
+    # an index, reversed, float16, long, sample_runs
+    assert [own_columns(frame) is None for frame in frames[-15:]] == [
+        False, False, False, False, True, True, False, False, False, True, False, False, True,
+        True, False]
     for frame in frames:
         ours, theirs = to_arrow(frame), pa.Table.from_pandas(frame, preserve_index=False)
         assert ours.equals(theirs, check_metadata=True), frame.dtypes
