@@ -45,7 +45,7 @@ def run() -> None:
     from app.services import worker_client
     from app.sidebar.job_builder import render_job_builder
     from app.sidebar.job_panel import render_job_panel
-    from app.sidebar.run_on import render_run_on
+    from app.sidebar.run_on import render_run_on_box
     from app.sidebar.job_selector import render_job_selector, resolve_job
     from app.ui import cached, job_status, navigation, panels, prefetch
 
@@ -77,8 +77,7 @@ def run() -> None:
             render_job_selector(bundles)
             st.markdown("**New job**")  # not a subheader: keeps Run and progress in sight
             render_job_builder(worker_client.best_backend(report))
-            with st.expander("Where to run", expanded=False):
-                render_run_on()
+            render_run_on_box()
             render_job_panel(cached.executors())
         # the pages a click most likely opens next, while this one is read (issue 40)
         prefetch.start(next((b for b in bundles if b.job_id == shown), None))

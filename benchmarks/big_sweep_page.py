@@ -15,12 +15,17 @@ bundle: the paired ratio candidate / baseline with its CI95 and Wilcoxon p
 (``benchmarks/paired.py``), so the load of the shared machine hits both sides alike. The load
 average is recorded before and after.
 
+With ``--trace`` every load also runs under Chromium's performance trace, and the renderer
+main thread's CPU time up to the chart is recorded (``page_trace.main_thread_ms``'s
+``busy_cpu``, ms) and paired like the times: the figure to judge by when other processes load
+the machine, where wall times are not (the tracing itself adds to every side alike).
+
 With ``--bare`` a bare Streamlit page (``benchmarks/bare_streamlit_page.py``: one plotly chart
 of the small bundled sweep and its table, nothing else) is measured in the same rounds: what
 any Streamlit page with a plotly chart takes on the machine at that load, for reference.
 
 Usage: ``python benchmarks/big_sweep_page.py [--configs 1000] [--rounds 3] [--baseline DIR]
-[--bare] [--results DIR] [--json out.json]``; prints seconds.
+[--bare] [--trace] [--results DIR] [--json out.json]``; prints seconds.
 """
 
 from __future__ import annotations
@@ -40,6 +45,7 @@ REPO = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(REPO))
 from benchmarks.page_speed import (BARE, CHROMIUM, PROBE, VIEWPORT,  # noqa: E402
                                    load_time, serve)
+from benchmarks.page_trace import CATEGORIES, main_thread_ms  # noqa: E402
 from benchmarks.paired import paired_ratio  # noqa: E402
 from benchmarks.results_page_scale import build_scale_bundle  # noqa: E402
 
@@ -50,12 +56,14 @@ COUNT_NODES = """() => { const c = document.querySelector("[data-testid='stPlotl
 
 
 def measure(configs: int, rounds: int, baseline: Path | None = None, bare: bool = False,
-            results: Path | None = None) -> dict[str, Any]:
+            results: Path | None = None, trace: bool = False) -> dict[str, Any]:
     """Cold and warm seconds to the first chart per side (``dash``: this checkout; ``base``:
     ``baseline``; ``bare``: :data:`page_speed.BARE`, a bare Streamlit page with one plotly
     chart and its table, for reference), per round; SVG nodes and x tick labels of the chart;
     the paired ratios dash / base; the load average before and after. ``results``: a folder
-    that already holds the bundle (else it is built in a new one)."""
+    that already holds the bundle (else it is built in a new one). ``trace``: also the main
+    thread's CPU ms to the chart per load (``cpu_ms``) and their paired ratios
+    (``cpu_ratios``)."""
     from playwright.sync_api import sync_playwright
 
     results = results or Path(tempfile.mkdtemp(prefix="big-sweep-"))
@@ -66,6 +74,7 @@ def measure(configs: int, rounds: int, baseline: Path | None = None, bare: bool 
     roots = {"dash": REPO, **({"base": baseline} if baseline else {}),
              **({"bare": REPO} if bare else {})}
     times: dict[str, list[float]] = {f"{n}_{k}": [] for n in roots for k in ("cold", "warm")}
+    cpu: dict[str, list[float]] = {key: [] for key in times} if trace else {}
     nodes: dict[str, list[int]] = {}
     load_before = os.getloadavg()
     with sync_playwright() as pw:
@@ -82,13 +91,23 @@ def measure(configs: int, rounds: int, baseline: Path | None = None, bare: bool 
                     for kind in ("cold", "warm"):
                         context = browser.new_context(viewport=VIEWPORT)
                         context.add_init_script(PROBE)
+                        if trace:  # browser-wide: the tab load_time opens is in it
+                            browser.start_tracing(path=str(results / "trace.json"),
+                                                  categories=CATEGORIES)
                         times[f"{name}_{kind}"].append(load_time(context, f"{url}/?job={job}")[0])
+                        if trace:
+                            browser.stop_tracing()
+                            cpu[f"{name}_{kind}"].append(
+                                main_thread_ms(results / "trace.json")["busy_cpu"])
                         nodes[name] = context.pages[-1].evaluate(COUNT_NODES)
                         context.close()
         browser.close()
     ratios = ({kind: paired_ratio(times[f"dash_{kind}"], times[f"base_{kind}"])
                for kind in ("cold", "warm")} if baseline else {})
+    cpu_ratios = ({kind: paired_ratio(cpu[f"dash_{kind}"], cpu[f"base_{kind}"])
+                   for kind in ("cold", "warm")} if baseline and trace else {})
     return {"configs": configs, "per_run_rows": rows, "rounds": rounds, "times_s": times,
+            "cpu_ms": cpu, "cpu_ratios": cpu_ratios,
             "svg_nodes": {n: v[0] for n, v in nodes.items()},
             "x_tick_labels": {n: v[1] for n, v in nodes.items()}, "ratios": ratios,
             "cpus": os.cpu_count(), "load_average_before": load_before,
@@ -103,10 +122,12 @@ def main() -> None:
                         "rounds (e.g. `git archive REV | tar -x -C DIR`)")
     parser.add_argument("--bare", action="store_true", help="also a bare Streamlit page "
                         "(benchmarks/bare_streamlit_page.py), in the same rounds, for reference")
+    parser.add_argument("--trace", action="store_true", help="also the browser main thread's "
+                        "CPU time to the chart, from a performance trace of every load")
     parser.add_argument("--results", type=Path, help="a folder that holds (or gets) the bundle")
     parser.add_argument("--json", type=Path, help="also write every sample here")
     args = parser.parse_args()
-    out = measure(args.configs, args.rounds, args.baseline, args.bare, args.results)
+    out = measure(args.configs, args.rounds, args.baseline, args.bare, args.results, args.trace)
     print(f"{out['configs']:,} configs ({out['per_run_rows']:,} per-run rows), {args.rounds} "
           f"rounds, load average {out['load_average_before'][0]:.1f} -> "
           f"{out['load_average_after'][0]:.1f} on {out['cpus']} CPUs:")
@@ -115,6 +136,12 @@ def main() -> None:
               f" (target <= {TARGET_S} s)")
     for kind, r in out["ratios"].items():
         print(f"  {kind} dash / base: {r['estimate']:.2f}x, CI95 [{r['ci95'][0]:.2f}, "
+              f"{r['ci95'][1]:.2f}], Wilcoxon p {r['p_wilcoxon']:.3f}, n {r['n']}")
+    for key, values in out["cpu_ms"].items():
+        print(f"  {key}: browser main thread CPU to the chart, median "
+              f"{statistics.median(values):.0f} ms {[round(v) for v in values]}")
+    for kind, r in out["cpu_ratios"].items():
+        print(f"  {kind} CPU dash / base: {r['estimate']:.2f}x, CI95 [{r['ci95'][0]:.2f}, "
               f"{r['ci95'][1]:.2f}], Wilcoxon p {r['p_wilcoxon']:.3f}, n {r['n']}")
     print(f"  chart SVG nodes {out['svg_nodes']}, x tick labels {out['x_tick_labels']}")
     if args.json:

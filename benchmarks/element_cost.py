@@ -4,10 +4,10 @@ Serves a page that is the bare page of :mod:`benchmarks.page_speed` (header, plo
 table) followed by ``--count`` elements of one kind (``?k=<kind>``), and for each kind loads it
 warm (static files cached by a first load) under Chromium's performance trace for 1 s after the
 chart is drawn, so that every element has rendered. Prints, per kind, the medians over
-``--rounds`` of React's work (``react-dom``) and the main thread's busy time, and the extra per
-element over the page without them.
+``--rounds`` of React's work (``react-dom``), the main thread's busy time and its CPU time
+(:func:`page_trace.main_thread_ms`), and the extra per element over the page without them.
 
-Usage: ``python benchmarks/element_cost.py [--rounds 3] [--count 20]``
+Usage: ``python benchmarks/element_cost.py [--rounds 3] [--count 20] [--kinds K ...]``
 """
 
 from __future__ import annotations
@@ -27,6 +27,9 @@ KINDS = {
     "none": "",
     "page_link": 'st.page_link(PAGE, label=f"Link {i}", icon=":material/show_chart:")',
     "caption": 'st.caption(f"**Caption** {i}")',
+    "caption_plain": 'st.caption(f"Caption {i}")',
+    "html": 'st.html(f"<b>Label {i}</b>", width=110)',
+    "text": 'st.text(f"Text {i}", width=110)',
     "info": 'st.info(f"Info {i}", icon=":material/info:")',
     "button": 'st.button("Button", key=f"w{i}")',
     "download_button": 'st.download_button("CSV", data=b"x", file_name="x.csv", key=f"w{i}")',
@@ -55,18 +58,22 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--rounds", type=int, default=3)
     parser.add_argument("--count", type=int, default=20)
+    parser.add_argument("--kinds", nargs="+", choices=list(KINDS), default=list(KINDS),
+                        help="only these kinds (``none``, the reference, is always measured)")
     args = parser.parse_args()
+    kinds = ["none", *(k for k in args.kinds if k != "none")]
     work = Path(tempfile.mkdtemp(prefix="element-cost-"))
     script = work / "page.py"
     bare = BARE.read_text(encoding="utf-8").replace(  # the bare page reads the repo's table
         "Path(__file__).resolve().parents[1]", f"Path({str(REPO)!r})")
     script.write_text(page_source(bare), encoding="utf-8")
-    samples: dict[str, list[tuple[float, float]]] = {kind: [] for kind in KINDS}
-    with serve(script, {}, work) as url, sync_playwright() as pw:
+    samples: dict[str, list[tuple[float, float, float]]] = {kind: [] for kind in kinds}
+    with serve(script, {"KPROF_RESULTS_DIR": str(work)}, work) as url, \
+            sync_playwright() as pw:  # (a results dir: serve asks for one; unused here)
         browser = pw.chromium.launch(executable_path=CHROMIUM, headless=True,
                                      args=["--no-sandbox", "--disable-gpu"])
         for _ in range(args.rounds):
-            for kind in KINDS:
+            for kind in kinds:
                 context = browser.new_context(viewport=VIEWPORT)
                 context.add_init_script(PROBE)
                 address = f"{url}/?k={kind}&n={args.count}"
@@ -75,14 +82,15 @@ def main() -> None:
                 _drawn_at(first)
                 _, ms = traced_load(browser, context.new_page(), address, work / "trace.json",
                                     settle_ms=1000)  # let every element render
-                samples[kind].append((ms.get("react-dom", 0.0), ms["busy"]))
+                samples[kind].append((ms.get("react-dom", 0.0), ms["busy"], ms["busy_cpu"]))
                 context.close()
         browser.close()
-    react0, busy0 = (statistics.median(s[i] for s in samples["none"]) for i in range(2))
+    react0, busy0, cpu0 = (statistics.median(s[i] for s in samples["none"]) for i in range(3))
     for kind, rows in samples.items():
-        react, busy = (statistics.median(s[i] for s in rows) for i in range(2))
+        react, busy, cpu = (statistics.median(s[i] for s in rows) for i in range(3))
         print(f"{kind:20s} React {react:5.0f} ms ({(react - react0) / args.count:+5.1f} per element)"
-              f"  main thread busy {busy:6.0f} ms ({(busy - busy0) / args.count:+5.1f} per element)")
+              f"  main thread busy {busy:6.0f} ms ({(busy - busy0) / args.count:+5.1f} per element)"
+              f"  of which CPU {cpu:6.0f} ms ({(cpu - cpu0) / args.count:+5.1f} per element)")
 
 
 if __name__ == "__main__":

@@ -26,6 +26,20 @@ def k(field: str) -> str:
     return state.key(PAGE, field)
 
 
+def render_run_on_box() -> None:
+    """The "Where to run" expander. As the job form's Options, its widgets are drawn only
+    once the user has opened it in this session (opening reruns the app; from then on they
+    stay drawn, open or closed, so their values live in widget state): a first page load sends
+    and mounts none of them (the radio was the only element of its kind there, whose
+    JavaScript a cold browser loaded before the first chart, issue 37). Until then
+    :func:`chosen_options` gives this host, the radio's first choice."""
+    box = st.expander("Where to run", key=k("box"), on_change="rerun")
+    if box.open or st.session_state.get(state.RUN_ON_SEEN):
+        st.session_state[state.RUN_ON_SEEN] = True
+        with box:
+            render_run_on()
+
+
 def render_run_on() -> None:
     """Draw the choice; with a cluster, its options (partition, GPUs per task, time limit,
     tasks at once, retries, GPU types, configs per task, reference kernel)."""

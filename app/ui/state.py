@@ -23,6 +23,7 @@ BUILDER_CHECKED_BY = "builder-checked-by"  # the button that found them: "Run" o
 BUILDER_NOTICE = "builder-notice"  # id of the job submitted last (its note follows its state)
 BUILDER_CONFIRM = "builder-confirm"  # (spec hash, text) of a large job Run asked about
 BUILDER_OPTIONS_SEEN = "builder-options-seen"  # True once the form's Options were opened
+RUN_ON_SEEN = "runon-seen"  # True once "Where to run" was opened
 BUILDER_PREFLIGHT = "builder-preflight-job"  # {"job": pre-flight job id, "planned": spec JSON}
 BUILDER_FROM_URL = "builder-from-url"  # the form's values the URL gave this session's first run
 PANEL_WAS_ACTIVE = "panel-was-active"

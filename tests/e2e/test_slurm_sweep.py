@@ -30,6 +30,7 @@ def test_sweep_started_watched_cancelled_and_read_back(  # type: ignore[no-untyp
     fill_text(page, "builder-sizes", SIZES)
     fill_text(page, "builder-runs", 2)
     page.get_by_test_id("stExpander").filter(has_text="Where to run").locator("summary").click()
+    expect(get_by_key(page, "runon-where")).to_be_visible()  # drawn once opened (a rerun)
     choose_option(page, "runon-where", "Slurm cluster")
     wait_for_app_run(page)
     fill_text(page, "runon-parallelism", 1)  # one task at a time: there is time to cancel
