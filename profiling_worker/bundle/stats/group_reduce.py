@@ -5,21 +5,22 @@ A warm job's runs and aggregated tables reduce 40-60 rows into as many groups; e
 groupby reduction costs about 0.1 ms there whatever the rows, so a dozen of them were most of
 ``launches_to_runs`` and ``aggregate_runs`` (issue 40). These give the same floats as pandas
 3.1 (pandas/core/groupby/ops.py and the cython kernels of pandas/_libs/groupby.pyx), missing
-values (NaN) skipped as they skip them, so a table of 40 rows and an import of 100,000 take
-the same path. Where pandas reduces in cython, these call its cython kernels as its groupby
-calls them for a float64 Series, without the groupby around them (a Python loop over the rows
-with pandas' arithmetic made an import of 30,000+ rows 1.5x slower than pandas' groupby):
+values (NaN) skipped as they skip them, by the same arithmetic in the same order, so a table of
+40 rows and an import of 100,000 take the same path (an earlier second path, pandas' own
+groupby above 1,000 rows, is gone: the per-group Python loops it stood in for are too):
 
 - :func:`sums`: where the group numbers never decrease along the rows and no value is NaN,
   numpy's ``add.reduceat`` over each group's run of rows (pandas 3.1's ``_reduceat_aggregate``);
-  else pandas' ``group_sum``, Kahan's compensated sum in row order; a group with no value sums
-  to 0.0. A mean is that sum over the count (``group_mean``, and reduceat's sum over the
-  group's size);
-- :func:`stds`: pandas' ``group_var`` with ddof=1 and ``name="std"``, Welford's running mean and
-  sum of squared deviations in row order, ``sqrt(M2 / (n - 1))``; NaN for fewer than two
-  values;
-- :func:`medians`: pandas' ``group_median_float64``; NaN for no value;
-- :func:`extremes`: pandas' ``group_min`` and ``group_max``; :func:`distinct`: the distinct
+  else Kahan's compensated sum in row order (``group_sum``), one pass over the rows; a group
+  with no value sums to 0.0. A mean is that sum over the count (``group_mean``, and reduceat's
+  sum over the group's size);
+- :func:`stds`: Welford's running mean and sum of squared deviations in row order,
+  ``sqrt(M2 / (n - 1))`` (``group_var`` with ddof=1), one pass over the rows; NaN for fewer
+  than two values;
+- :func:`medians`: the middle value of each group's sorted values, or the mean of the two
+  middle ones (``group_median_float64``, as numpy's median), all groups sorted at once; NaN
+  for none;
+- :func:`extremes`: each group's first and last sorted value; :func:`distinct`: the distinct
   (group, value) pairs counted per group (``nunique``).
 
 Equal to the bit to ``Series.groupby(codes, sort=False)``'s ``sum``, ``mean``, ``std``,
@@ -34,26 +35,28 @@ from typing import Any
 
 import numpy as np
 import pandas as pd
-# pandas' own kernels (private: no stubs); test_group_reduce holds them to groupby's results
-from pandas._libs import groupby as libgroupby  # type: ignore[attr-defined]
+
+
+def _kahan(values: np.ndarray, codes: np.ndarray, k: int) -> tuple[np.ndarray, np.ndarray]:
+    """Each group's Kahan sum and count, one pass over the rows in order (``group_sum``: the
+    compensation reset to 0 where it turns NaN, an infinite value)."""
+    total, compensation, count = [0.0] * k, [0.0] * k, [0] * k
+    for v, g in zip(values.tolist(), codes.tolist()):
+        if v != v:
+            continue
+        count[g] += 1
+        y = v - compensation[g]
+        t = total[g] + y
+        c = t - total[g] - y
+        compensation[g] = 0.0 if c != c else c
+        total[g] = t
+    return np.array(total, dtype="float64"), np.array(count, dtype="int64")
 
 
 def _groups(codes: np.ndarray) -> int:
     """How many groups ``codes`` numbers (0..k-1, first seen order, as
     ``aggregate.group_codes`` numbers them)."""
     return int(codes.max()) + 1 if len(codes) else 0
-
-
-def _kernel(kernel: str, values: np.ndarray, codes: np.ndarray, **options: Any) -> np.ndarray:
-    """pandas' cython groupby ``kernel`` over the float64 ``values`` grouped by ``codes``,
-    called as pandas 3.1's ``WrappedCythonOp`` calls it for a float64 Series (no mask): one
-    float64 result per group."""
-    out = np.zeros((_groups(codes), 1), dtype="float64")
-    counts = np.zeros(len(out), dtype="int64")  # the kernel's own row count, NaN included
-    getattr(libgroupby, kernel)(out, counts, np.asarray(values, dtype="float64").reshape(-1, 1),
-                              codes.astype(np.intp, copy=False), **options)
-    result: np.ndarray = out[:, 0]
-    return result
 
 
 def sums(values: np.ndarray, codes: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
@@ -73,8 +76,7 @@ def sums(values: np.ndarray, codes: np.ndarray) -> tuple[np.ndarray, np.ndarray]
         starts = np.flatnonzero(np.r_[True, codes[1:] != codes[:-1]])
         total: np.ndarray = np.add.reduceat(values, starts)
         return total, np.bincount(codes).astype("int64")
-    return (_kernel("group_sum", values, codes, mask=None, min_count=0),
-            np.bincount(codes[~missing], minlength=_groups(codes)).astype("int64"))
+    return _kahan(values, codes, _groups(codes))
 
 
 def means(total: np.ndarray, counts: np.ndarray) -> np.ndarray:
@@ -87,20 +89,54 @@ def means(total: np.ndarray, counts: np.ndarray) -> np.ndarray:
 def stds(values: np.ndarray, codes: np.ndarray) -> np.ndarray:
     """pandas' group standard deviations, ddof=1 (Welford, in row order); NaN for fewer than
     two values. float64, one per group."""
-    return _kernel("group_var", values, codes, min_count=-1, ddof=1, name="std")
+    k = _groups(codes)
+    count, mean, m2 = [0] * k, [0.0] * k, [0.0] * k
+    for v, g in zip(np.asarray(values, dtype="float64").tolist(), codes.tolist()):
+        if v != v:
+            continue
+        count[g] += 1
+        old = mean[g]
+        mean[g] = old + (v - old) / count[g]
+        m2[g] += (v - mean[g]) * (v - old)
+    n = np.array(count, dtype="float64")
+    with np.errstate(divide="ignore", invalid="ignore"):
+        out: np.ndarray = np.where(n > 1, np.sqrt(np.array(m2, dtype="float64") / (n - 1)),
+                                   np.nan)
+    return out
+
+
+def _sorted(values: np.ndarray, codes: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """The non-NaN values sorted by group, then value; each group's first position in them and
+    its count (0: no value)."""
+    values = np.asarray(values, dtype="float64")
+    kept = ~np.isnan(values)
+    v, g = values[kept], codes[kept]
+    order = np.lexsort((v, g))
+    counts = np.bincount(g, minlength=_groups(codes))
+    starts = np.cumsum(counts) - counts
+    return v[order], starts, counts
 
 
 def medians(values: np.ndarray, codes: np.ndarray) -> np.ndarray:
-    """pandas' group medians of the non-NaN values (``group_median_float64``); NaN for none.
-    float64, one per group."""
-    return _kernel("group_median_float64", values, codes, min_count=-1)
+    """pandas' group medians of the non-NaN values: the middle one, or the mean of the two
+    middle ones (numpy's ``(a + b) / 2``); NaN for none. float64, one per group."""
+    v, starts, counts = _sorted(values, codes)
+    some = counts > 0
+    low = starts + np.maximum(counts - 1, 0) // 2
+    high = starts + counts // 2
+    out = np.full(len(counts), np.nan)
+    a, b = v[low[some]], v[high[some]]
+    out[some] = np.where(counts[some] % 2 == 1, a, (a + b) / 2)
+    return out
 
 
 def extremes(values: np.ndarray, codes: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-    """Each group's least and greatest non-NaN value (``group_min``, ``group_max``); NaN for
-    none (float64, one per group)."""
-    return (_kernel("group_min", values, codes, min_count=-1),
-            _kernel("group_max", values, codes, min_count=-1))
+    """Each group's least and greatest non-NaN value; NaN for none (float64, one per group)."""
+    v, starts, counts = _sorted(values, codes)
+    some = counts > 0
+    low, high = np.full(len(counts), np.nan), np.full(len(counts), np.nan)
+    low[some], high[some] = v[starts[some]], v[starts[some] + counts[some] - 1]
+    return low, high
 
 
 def distinct(values: "pd.Series[Any]", codes: np.ndarray) -> np.ndarray:
