@@ -65,9 +65,11 @@ from overhead import to_result  # noqa: E402
 from paired import paired_ratio  # noqa: E402
 
 #: Device runs whose overhead JSON docs/performance.md quotes (issue 40).
-SPEED_RUNS = ("h200-1202-s6run2", "h200-1205-speedrun1", "h100-1205-s10all", "h100-1205-s11all")
+SPEED_RUNS = ("h200-1202-s6run2", "h200-1205-speedrun1", "h100-1205-s10all", "h100-1205-s11all",
+              "h100-1205-s13all")
 #: Device runs whose ``*-warm_stages.json`` docs/performance.md quotes.
-WARM_RUNS = ("h200-1202-s6run2", "h200-1205-speedrun1", "h100-1205-s10all", "h100-1205-s11all")
+WARM_RUNS = ("h200-1202-s6run2", "h200-1205-speedrun1", "h100-1205-s10all", "h100-1205-s11all",
+             "h100-1205-s13all")
 #: Gate A/A studies: study 1 (defaults) and study 2 (more runs), docs/measurements-h200.md.
 AA_RUNS = ("h200-1201-run2", "h200-1201-run4")
 #: Events attribution and runs "auto": the two device runs the docs quote.
@@ -129,8 +131,9 @@ def warm(run: str) -> dict[str, float]:
 
 
 #: Warm J1 before / after on one card in one call: ``<run>-ws-{base,new}-{1,2}.json``, the
-#: rounds base, new, base, new (``warm_stages.py`` of each tree, 10 jobs each).
-WARM_AB_RUNS = ("h100-1205-s11ab",)
+#: rounds base, new, base, new (``warm_stages.py`` of each tree, 10 jobs each); a round whose
+#: file did not come back from the device is left out, and its partner round with it.
+WARM_AB_RUNS = ("h100-1205-s11ab", "h100-1205-s13all")
 
 
 def _own_parts(raw: dict[str, Any]) -> list[float]:
@@ -148,7 +151,8 @@ def warm_ab(run: str) -> dict[str, Any]:
     from paired import paired_ratio
 
     sides: dict[str, list[dict[str, Any]]] = {
-        side: [json.loads((H200 / f"{run}-ws-{side}-{i}.json").read_text()) for i in (1, 2)]
+        side: [json.loads(path.read_text()) for i in (1, 2)
+               if (path := H200 / f"{run}-ws-{side}-{i}.json").exists()]
         for side in ("base", "new")}
     own = {side: [_own_parts(r) for r in raws] for side, raws in sides.items()}
     pairs = [(n, b) for rn, rb in zip(own["new"], own["base"]) for n, b in zip(rn, rb)]
@@ -725,6 +729,8 @@ def claims() -> list[tuple[str, str]]:
     for run in SPEED_RUNS:
         sp = speed(run)
         for backend, name in (("ncu", "NCU"), ("cupti", "CUPTI")):
+            if backend not in sp:  # a run that paired one backend only
+                continue
             out.append(("docs/performance.md",
                         f"{name} to the result {ratio_text(sp[backend]['to_result'])}"))
             out.append(("docs/performance.md", f"{name} to exit {ratio_text(sp[backend]['to_exit'])}"))
