@@ -11,7 +11,9 @@ generation (``gc.freeze``), so that a later full collection scans only what was 
 1-6 ms in the same interpreter after six more page visits. The prefetch thread calls it once
 it has computed the pages' frames (:mod:`app.ui.prefetch`), i.e. while the user reads the
 first page. Objects frozen are not freed by the collector later (those that become garbage
-through reference counting still are); the collection just before leaves none pending.
+through reference counting still are): the collection just before leaves no cycle of garbage
+pending, but for what a script run of another session has in its hands at that moment, which
+is kept once.
 """
 
 from __future__ import annotations
