@@ -62,7 +62,7 @@ def main() -> None:
         "Path(__file__).resolve().parents[1]", f"Path({str(REPO)!r})")
     script.write_text(page_source(bare), encoding="utf-8")
     samples: dict[str, list[tuple[float, float]]] = {kind: [] for kind in KINDS}
-    with serve(script, {"KPROF_RESULTS_DIR": str(work)}, work) as url, sync_playwright() as pw:
+    with serve(script, {}, work) as url, sync_playwright() as pw:
         browser = pw.chromium.launch(executable_path=CHROMIUM, headless=True,
                                      args=["--no-sandbox", "--disable-gpu"])
         for _ in range(args.rounds):
