@@ -27,6 +27,9 @@ documents hold exactly that text, so a figure cannot drift from its raw file.
 - **warm post-processing, before/after** (``benchmarks/cpu/post-processing-ab-*.json``,
   ``benchmarks/post_processing.py --against``): per recorded bundle, after / before of the
   rounds' median wall and CPU time per job, paired by round.
+- **a click's CPU time** (``benchmarks/cpu/click-cpu-*.json``, ``benchmarks/click_cpu.py``): per
+  page, the browser main thread's CPU from the click to the chart's frame and the server's
+  script run up to the chart, two trees in the same rounds, and their paired ratios.
 - **big sweeps** (``benchmarks/cpu/big-sweep-*.json``, ``benchmarks/big_sweep_page.py``): seconds
   to the Size sweep's first chart of a 1,000- and a 10,000-config sweep, after and before,
   medians and the paired ratio, and a bare Streamlit page's in the same rounds where measured;
@@ -434,6 +437,66 @@ def click_breakdown_text(run: str, page: str) -> str:
             f"{med('drawn'):.0f} ms, script finished {med('finished'):.0f} ms after the click")
 
 
+#: A click's CPU time, server and browser, two trees in the same rounds
+#: (``benchmarks/click_cpu.py --json``; wall times were no measure beside a CPU hog).
+#: Run -> whether its server figures count (the first run's hook took a click's first run, which
+#: could be a short rerun before the page's, as the run to the chart).
+CLICK_CPU_RUNS = {"click-cpu-1205-s13-ticks": False, "click-cpu-1205-s13-hog": True}
+
+
+def click_cpu_text(run: str, server: bool = True) -> str:
+    """``browser to the chart's frame: stability 180 / 250 ms, ...; the server to the chart:
+    ...; this / before, pair by pair: browser 0.90 (CI95 ...)`` for one :mod:`click_cpu` run of
+    two trees (its first tag against its second): medians per page over the rounds of the
+    renderer main thread's CPU from the click to the chart's frame and of the script thread's CPU
+    up to the chart's element, the paired ratios over every click (:func:`paired.paired_ratio`),
+    and the clicks whose script run had a full garbage collection (before the chart, and the
+    CPU ms of the run's collections), all recomputed from the clicks."""
+    raw = json.loads((HERE / "cpu" / f"{run}.json").read_text())
+    clicks = raw["clicks"]
+    tags = list(dict.fromkeys(c["tag"] for c in clicks))
+    pages = list(dict.fromkeys(c["page"] for c in clicks))
+
+    def by_page(field: str) -> str:
+        def med(tag: str, page: str) -> str:
+            values = [c[field] for c in clicks if (c["tag"], c["page"]) == (tag, page)]
+            return f"{statistics.median(values):.0f}"
+
+        return ", ".join(f"{page} " + " / ".join(med(tag, page) for tag in tags)
+                         for page in pages) + " ms"
+
+    def gc_text(tag: str) -> str:
+        mine = [c for c in clicks if c["tag"] == tag]
+        full = [c for c in mine if c["server_gc_full"]]
+        before = sum(c["server_gc_full_before_chart"] > 0 for c in full)
+        spent = (f", {min(c['server_gc_ms'] for c in full):.0f}-"
+                 f"{max(c['server_gc_ms'] for c in full):.0f} ms" if full else "")
+        return f"{tag} {len(full)} of {len(mine)} clicks ({before} before the chart{spent})"
+
+    pair = {(c["tag"], c["round"], c["page"]): c for c in clicks}
+    firsts = [c for c in clicks if c["tag"] == tags[0]
+              and (tags[1], c["round"], c["page"]) in pair]
+
+    def ratio(field: str) -> str:
+        r = paired_ratio([c[field] for c in firsts],
+                         [pair[(tags[1], c["round"], c["page"])][field] for c in firsts])
+        lo, hi = r["ci95"]
+        return (f"{r['estimate']:.2f} (CI95 {lo:.2f}-{hi:.2f}, {r['slower_pairs']} of "
+                f"{r['n']} pairs slower, p = {r['p_wilcoxon']:.3f})")
+
+    return (f"{' / '.join(tags)}, medians of {raw['rounds']} rounds: the browser's main thread "
+            f"from the click to the chart's frame {by_page('browser_cpu_ms')}; "
+            + (f"the server's script run to the chart's element "
+               f"{by_page('server_chart_cpu_ms')}; " if server else "")
+            + f"pair by pair, {tags[0]} / {tags[1]}: browser {ratio('browser_cpu_ms')}"
+            + (f", server to the chart {ratio('server_chart_cpu_ms')}" if server else "")
+            + "; full garbage collections in the script thread: "
+            + "; ".join(gc_text(tag) for tag in tags)
+            + " (load average "
+            f"{raw['load_average_before'][0]:.1f} -> {raw['load_average_after'][0]:.1f} on "
+            f"{raw['cpus']} CPUs)")
+
+
 def _rounds_load(raw: dict[str, Any]) -> str:
     """``6 rounds, load average 0.5 -> 2.4 on 2 CPUs`` of a big-sweep run."""
     return (f"{raw['rounds']} rounds, load average {raw['load_average_before'][0]:.1f} -> "
@@ -749,6 +812,8 @@ def claims() -> list[tuple[str, str]]:
     for run in CLICK_BREAKDOWN_RUNS:
         for page in ("stability", "one-kernel"):
             out.append(("docs/performance.md", click_breakdown_text(run, page)))
+    for run, server in CLICK_CPU_RUNS.items():
+        out.append(("docs/performance.md", click_cpu_text(run, server)))
     out += [("docs/performance.md", row) for row in cpu_stage_rows()]
     out += [("docs/performance.md", row) for row in device_stage_rows()]
     out.append(("docs/performance.md", warm_repeat_text()))

@@ -9,7 +9,8 @@ page, :func:`start` computes, in a daemon thread and once per job (path + manife
 server, what those pages compute before their chart with their controls at their defaults,
 through the same caches, so that the page's own calls find them. Nothing drawn changes; a page
 whose controls were changed computes as before. ``kernel-dashboard`` turns it on
-(:func:`enable`); AppTests and a plain ``streamlit run`` compute on the visit, as before.
+(:func:`enable`); AppTests and a plain ``streamlit run`` compute on the visit, as before. The
+first prefetch of a server then freezes what the server holds (:mod:`app.ui.gc_freeze`).
 """
 
 from __future__ import annotations
@@ -70,11 +71,12 @@ def _start_once(path: str, mtime: float, job_id: str) -> threading.Thread:
 
 
 def _run(job_id: str) -> None:
-    from app.ui import cached
+    from app.ui import cached, gc_freeze
 
     bundle = cached.bundle_for(job_id)
     if bundle is not None:
         charts(bundle)
+    gc_freeze.freeze_once()  # what the server now holds, out of later full collections
 
 
 def charts(bundle: Bundle) -> None:

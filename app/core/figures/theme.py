@@ -136,7 +136,8 @@ def apply_layout(fig: go.Figure, title: str) -> go.Figure:
     """Last step of every figure builder. Common layout: title, horizontal legend at the foot
     of the figure (below the x-axis title; the margin grows with it, so a legend of many rows never runs into the title),
     compact margins, hover per point, transparent backgrounds and half-transparent grid lines
-    (light and dark themes alike), numeric y axes without a tick format of their own labelled by
+    (light and dark themes alike), tick labels not checked for running past the chart's edge
+    (``ticklabeloverflow="allow"``), numeric y axes without a tick format of their own labelled by
     :data:`VALUE_TICKFORMAT` (no SI prefixes); then every name in the figure is escaped as text
     (:func:`app.core.figures.text.figure_as_text`), so call it once, after the traces."""
     fig.update_layout(title={"text": title}, hovermode="closest",
@@ -144,8 +145,13 @@ def apply_layout(fig: go.Figure, title: str) -> go.Figure:
                               "y": 0, "x": 0},
                       margin={"l": 60, "r": 20, "t": 60, "b": 40},
                       paper_bgcolor=TRANSPARENT, plot_bgcolor=TRANSPARENT)
-    fig.update_xaxes(gridcolor=GRID, zerolinecolor=GRID)
-    fig.update_yaxes(gridcolor=GRID, zerolinecolor=GRID)
+    # plotly.js hides a tick label that runs past the chart's edge ("hide past div", its default
+    # for outside labels on numeric axes) by measuring every label of the axis each time it
+    # places one: quadratic in the labels, a forced layout each, 10-37 % of the browser's work
+    # to draw a page's chart after a click (issue 40). The margins leave room for the labels,
+    # so none is hidden and "allow" draws the same chart without measuring.
+    fig.update_xaxes(gridcolor=GRID, zerolinecolor=GRID, ticklabeloverflow="allow")
+    fig.update_yaxes(gridcolor=GRID, zerolinecolor=GRID, ticklabeloverflow="allow")
     fig.for_each_yaxis(_number_ticks)
     set_log_ticks(fig)
     rows = legend_rows(fig)

@@ -92,6 +92,20 @@ def test_layout_reads_on_light_and_dark_themes() -> None:
     assert exported.layout.paper_bgcolor == "white" and fig.layout.paper_bgcolor != "white"
 
 
+def test_no_axis_has_its_tick_labels_measured_for_overflow() -> None:
+    """Issue 40: plotly.js's default for numeric axes ("hide past div") measures every tick label
+    once per label drawn; every axis of a figure, subplots' too, is set to draw them as placed."""
+    from plotly.subplots import make_subplots
+
+    fig = make_subplots(rows=3, cols=1, shared_xaxes=True)
+    for row in (1, 2, 3):
+        fig.add_trace(go.Scatter(x=[1, 2], y=[row, 2 * row]), row=row, col=1)
+    theme.apply_layout(fig, "t")
+    axes = [*fig.select_xaxes(), *fig.select_yaxes()]
+    assert len(axes) == 6
+    assert {axis.ticklabeloverflow for axis in axes} == {"allow"}
+
+
 def test_tall_legends_grow_the_figure() -> None:
     names = [f"FP16 tensor core, dense / BF16 tensor core, dense (datasheet) {i}.0 TFLOP/s"
              for i in range(6)]  # one per row, as the roofline's ceilings are
