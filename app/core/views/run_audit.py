@@ -124,6 +124,21 @@ def failed_text(bundle: Bundle) -> str | None:
             f"config pairs: {failed_pairs_text(failed)}")
 
 
+def pair_failed_text(bundle: Bundle, annotation: str, config: int) -> str | None:
+    """What the run audit failed in one annotation x config (config: its index), for a view
+    whose RSD and Stable are over every recorded run (One kernel): ``"Run audit: 10 of 10 runs
+    failed (clock 10); the RSD and Stable are over every recorded run, so stable here means
+    repeatable, not valid."``; None when every run passed."""
+    failed = failed_frame(bundle)
+    row = failed[(failed[C.ANNOTATION] == annotation) & (failed[C.CONFIG] == config)]
+    if row.empty:
+        return None
+    runs, passed, flags = row[C.RUNS].iloc[0], row["Passed"].iloc[0], row["Flags"].iloc[0]
+    return (f"Run audit: {runs - passed} of {runs} runs failed ({flags or 'not checked'}); the "
+            "RSD and Stable are over every recorded run, so stable here means repeatable, "
+            "not valid.")
+
+
 def flagged_frame(bundle: Bundle) -> pd.DataFrame:
     """The audit's rows that did not pass (flag or not checked), for the details."""
     audit = audit_frame(bundle)
