@@ -29,11 +29,11 @@ from app.core import derived, pages, spec_form
 from profiling_worker.bundle.loader import Bundle, load_bundle
 from app.core.kernel_catalog import catalog_from_report
 from app.core.metrics import MissingData
-from app.core.share.job import caption, spec_json
+from app.core.share.job import caption, contention_note, host_timer_note, spec_json
 from app.core.share.verdict import decision, judged, refused
 from app.core.views import deep_dive as D
 from app.core.views.replication import replication, verdict_table
-from app.core.views.run_audit import badge_frame
+from app.core.views.run_audit import badge_frame, failed_text
 from app.services import (history_index, import_client, repeat_guard, result_store,
                           worker_client)
 from app.services.job_manager import JobManager
@@ -206,7 +206,9 @@ class Door:
         """The job: status, backend, GPU, what durations measure, its spec, notes, error, the
         stability page's table of the duration metric (µs) per region x config, and the run
         audit per region x config (``run_audit``: runs passed, the checks flagged, those the
-        files cannot support), and the keys of the analyses :meth:`analysis_table` gives."""
+        files cannot support), ``caveats`` (the warnings every page of the job shows: the cpu
+        backend's timer and contention, what the run audit failed; empty when none applies)
+        and the keys of the analyses :meth:`analysis_table` gives."""
         bundle = self.bundle(job_id)
         out: dict[str, Any] = {
             "job_id": bundle.job_id, "caption": caption(bundle), "status": bundle.status.value,
@@ -226,6 +228,9 @@ class Door:
         audit = badge_frame(bundle)
         out["run_audit"] = records(audit[[C.ANNOTATION, C.CONFIG_LABEL, C.RUNS, "Passed", "Flags",
                                           "NotChecked"]])
+        failed = failed_text(bundle)
+        out["caveats"] = [c for c in (host_timer_note(bundle), contention_note(bundle),
+                                      failed and failed[:1].upper() + failed[1:]) if c]
         return out
 
     def analysis_table(self, job_id: str, analysis: str) -> dict[str, Any]:

@@ -11,7 +11,8 @@ from profiling_worker.bundle.schema.manifest import JobStatus
 from app.core.figures.compare import build_compare_figure
 from app.core import metric_roles
 from app.core.metrics import MissingData, available_metrics
-from app.core.views.compare import (CompareOptions, JobSummary, candidates, compare_frame,
+from app.core.views.compare import (CompareOptions, JobSummary, candidates, caveated_pairs,
+                                    compare_frame,
                                     REFUSED_GROUPS, gate_refusals, gate_result,
                                     judged_baseline, measured_unlike, refused_groups,
                                     refused_title, refusal_text)
@@ -166,13 +167,11 @@ if metric == C.GPU_TIME:
                if judged.cycles_source else
                "No cycle check: the two jobs do not both hold each run's SM clock (an ncu "
                "clock or cycles metric, or the sm_clock info collector).")
-caveated = frame[frame[CAVEATS].fillna("") != ""] if CAVEATS in frame else frame[:0]
-if len(caveated):
+caveated = caveated_pairs(frame)
+if caveated:
     st.warning(f"**{len(caveated)} of {len(frame)} verdicts carry caveats** (column "
                f"{code(CAVEATS)}; the Reason gives the evidence): "
-               + "; ".join(f"{esc(str(r[F.CONFIG_LABEL]))}: {esc(str(r[F.VERDICT]))} "
-                           f"({esc(str(r[CAVEATS]))})" for _, r in caveated.iterrows()),
-               icon=":material/report:")
+               + "; ".join(esc(pair) for pair in caveated), icon=":material/report:")
 title = f"{candidate_id} / {baseline_id}: {metric_roles.label(baseline.manifest, metric)}"
 if not frame.empty and set(frame[F.VERDICT]) == {Outcome.NOT_COMPARABLE.value}:
     title = f"No verdict, every pair not comparable: {title}"  # ratios, not a judgement

@@ -9,6 +9,7 @@ from app.core.markdown import visible
 from app.core.figures.one_kernel import build_one_kernel_figure, chart_title
 from app.core.metrics import MissingData, available_metrics
 from app.core.provenance import profiled_scope
+from app.core.views.run_audit import pair_failed_text
 from app.core.views.one_kernel import (OneKernelOptions, annotation_configs,
                                        one_kernel_frame, one_kernel_launches_frame,
                                        one_kernel_summary)
@@ -100,6 +101,9 @@ with above_chart:
     tiles[5].metric(flops_unit, numbers.fmt(flops),
                     help="Analytic FLOPs (work table) / measured duration, per run, then the mean. "
                          "— = no work formula for this annotation", border=True)
+    audited = pair_failed_text(bundle, annotation, config)
+    if audited:
+        st.warning(esc(audited), icon=":material/report:")
     st.markdown(f"**GPU:** {esc(summary.gpu)} · **annotation** {code(summary.annotation)} · "
                 f"**config** {esc(summary.config_label)}")
     if summary.kernels:

@@ -8,7 +8,7 @@ from app.core import derived, metric_roles
 from app.core.figures.stability import build_runs_figure, build_stability_figure
 from app.core.metrics import MissingData
 from app.core.views.stability import (StabilityOptions, metric_choices, short_kernels_text,
-                                      stability_frame, stability_runs_frame)
+                                      stability_frame, stability_runs_frame, stable_text)
 from app.ui import analysis, cached, deep_dive_action, notes, run_audit, state
 from app.ui import time_unit as time_unit_control
 from app.core.markdown import esc
@@ -56,9 +56,7 @@ with above_chart:
     run_audit.badges(bundle, PAGE)
     notes.few_runs(summary)
     notes.auto_runs(bundle, "stability")
-    unstable = summary[~summary[C.STABLE].astype(bool)]
-    st.caption(f"{len(summary) - len(unstable)} of {len(summary)} annotation × config pairs are "
-               f"stable (RSD < {C.STABLE_RSD_PCT:g} %). {C.CI95_HALF_PCT} beside each flag: the "
+    st.caption(f"{esc(stable_text(summary, bundle))} {C.CI95_HALF_PCT} beside each flag: the "
                "CI95's half-width in % of the mean; a stable row of 3 runs can be wider than an "
                "unstable one of 100.")
     short = short_kernels_text(summary, bundle.duration_metric)

@@ -15,6 +15,7 @@ from dataclasses import dataclass
 import numpy as np
 import pandas as pd
 
+from profiling_worker.bundle.gate.judge import DETECTABLE_PCT
 from profiling_worker.bundle.schema import columns as C
 
 SIG_DIGITS = 4
@@ -220,14 +221,16 @@ def printf_text(value: float, printf: str) -> str:
 
 def unbounded_as_text(name: object, series: pd.Series, printf: str | None = None
                       ) -> pd.Series | None:
-    """An interval's upper-bound column (its name holds "CI95" and "Upper") with a +inf cell as
+    """An interval's upper-bound column (its name holds "CI95" and "Upper"), or the gate's
+    DetectablePct (the interval's half-width: +inf where its upper bound is), with a +inf cell as
     text: the finite values in ``printf``, the format its family's other columns show
     (:func:`table_formats` of the table before this column became text; default: that of its
     own finite values), +inf as :data:`UNBOUNDED`, missing as "—"; None for any other column, so
     an unbounded interval never reads as a number ("inf"). Compare's DiffCI95UpperPct wrote
     each bound to 4 significant digits, "6.891" under "0.8191", beside DiffPct's 4 decimals."""
     text = str(name)
-    if "CI95" not in text or "Upper" not in text or not pd.api.types.is_float_dtype(series):
+    upper = ("CI95" in text and "Upper" in text) or text == DETECTABLE_PCT
+    if not upper or not pd.api.types.is_float_dtype(series):
         return None
     values = series.to_numpy(dtype="float64")
     if not (values == float("inf")).any():

@@ -10,15 +10,15 @@ import pandas as pd
 import plotly.graph_objects as go
 import streamlit as st
 
-from profiling_worker.bundle.schema import backends as B, columns as C
+from profiling_worker.bundle.schema import columns as C
 from profiling_worker.bundle.schema.manifest import JobStatus
 from profiling_worker.bundle.schema.spec import BACKEND_UNKNOWN
 from profiling_worker.bundle.paths import inside_bundle
 from profiling_worker.bundle.spreadsheet import spreadsheet_safe
 
 from app.core import numbers, table_text
-from profiling_worker.bundle.loader import HOST_TIMER_NOTE, Bundle
-from app.core.share.job import job_colors as colors_of
+from profiling_worker.bundle.loader import Bundle
+from app.core.share.job import contention_note, host_timer_note, job_colors as colors_of
 from app.core.figures import theme
 from app.ui import cached, job_status, state
 from app.core.environment import gpu_name
@@ -194,20 +194,12 @@ def bundle_caption(bundle: Bundle) -> None:
                f"{esc(bundle.backend)} · {esc(gpu)} · durations: {esc(bundle.measurement)}")
     if bundle.backend == BACKEND_UNKNOWN:
         st.info(UNKNOWN_BACKEND_NOTE, icon=":material/help:")
-    if bundle.host_timer:
-        st.warning(f"This job used the cpu backend: every time here is {HOST_TIMER_NOTE}.",
-                   icon=":material/schedule:")
-        # the cpu backend's measured CPU contention while timing (profiling_worker/backends/
-        # cpu.py): its figures, and what to do, said here once (the sidebar lists the figures
-        # only while the job is listed). A bundle recorded before the advice was a field of
-        # its own holds it at the end of its warning.
-        backend = bundle.manifest.get("backend") or {}
-        warning = B.contention_text(backend)  # from the figures: an older job's words differ
+    # the cpu backend's timer, and its measured CPU contention while timing (its figures and
+    # what to do, said here once: the sidebar lists the figures only while the job is listed)
+    for warning, icon in ((host_timer_note(bundle), ":material/schedule:"),
+                          (contention_note(bundle, esc), ":material/hourglass_top:")):
         if warning:
-            advice = str((backend.get("host_contention") or {}).get("advice") or "")
-            advice = f" {esc(advice[:1].upper() + advice[1:])}." if advice else ""
-            st.warning(f"Timed on a contended CPU: {esc(warning)}.{advice}",
-                       icon=":material/hourglass_top:")
+            st.warning(warning, icon=icon)
 
 
 def _shown_as(frame: pd.DataFrame, shown: dict[Any, pd.Series]) -> pd.DataFrame:

@@ -240,6 +240,19 @@ def test_compare_says_the_caveats_and_the_runs_that_block_a_verdict(store, monke
     assert "n=8192: not comparable (clock not checked, power-capped runs)" in warnings
 
 
+
+def test_compare_names_the_region_of_each_caveated_pair(store, monkeypatch, app) -> None:
+    """Issue 37: matmul sweep -> matmul rules listed "n=4096: not comparable (clock-dropped
+    runs)" twice (fp16 and bf16 share the config): each is named by its region."""
+    monkeypatch.setenv("KPROF_BUNDLED_DIR", str(SCENARIOS))
+    at = app("compare", query={"baseline": "h200-ncu-matmul-sweep",
+                               "candidate": "h200-ncu-matmul-rules"})
+    assert not at.exception, at.exception
+    (said,) = [unescape(w.value) for w in at.warning if "verdicts carry caveats" in w.value]
+    assert "5 of 15 verdicts carry caveats" in said
+    for region in ("fp16", "bf16"):
+        assert said.count(f"{region} n=4096: not comparable (clock-dropped runs)") == 1
+
 def test_two_contended_cpu_jobs_say_contention_not_measured_differently(store, app) -> None:
     """Issue 37: two cpu jobs of one spec, both timed on a contended CPU (real jobs, the worker
     sharing one CPU with busy loops): the warning names the contention on both sides and the

@@ -42,6 +42,22 @@ def test_switching_annotation_and_config(store, monkeypatch, app) -> None:
     assert set(at.dataframe[0].value["n"]) == {8192}
 
 
+
+def test_a_stable_pair_whose_runs_failed_the_audit_says_so(store, monkeypatch, app) -> None:
+    """Issue 37: fp16 n=8192 of the matmul sweep reads Stable "yes" while 0 of its 10 runs
+    passed the run audit (clock 10): the page says so beside the tile; n=512 (all passed)
+    shows no such warning."""
+    from html import unescape
+
+    at = _open(app, monkeypatch, "h200-ncu-matmul-sweep")
+    assert not [w for w in at.warning if "Run audit" in w.value]
+    at.selectbox(key="one-kernel-config").set_value(4).run()
+    at.selectbox(key="one-kernel-annotation").set_value("fp16").run()
+    assert not at.exception
+    assert {m.label: m.value for m in at.metric}["Stable"] == "yes"
+    (said,) = [unescape(w.value) for w in at.warning if "Run audit" in w.value]
+    assert said.replace("\\", "").startswith("Run audit: 10 of 10 runs failed (clock 10)")
+
 def test_duration_card_follows_the_unit_toggle_and_tables_formatted(store, monkeypatch,
                                                                      app) -> None:
     at = _open(app, monkeypatch, "h200-ncu-matmul-sweep")

@@ -66,3 +66,20 @@ def test_a_cpu_job_timed_on_a_contended_cpu_says_so_on_the_page(store, app) -> N
     assert not at.exception, at.exception
     shown = [w.value for w in at.warning if w.value.startswith("Timed on a contended CPU:")]
     assert len(shown) == 1 and "x the timing loop's elapsed time" in shown[0]
+
+
+def test_the_stable_count_says_which_stable_pairs_failed_the_run_audit(store, monkeypatch,
+                                                                      app) -> None:
+    """Issue 37: the matmul sweep's badges read "fp16 n=2048: 0/10 passed; failed clock (10)"
+    and directly below "15 of 15 annotation × config pairs are stable": the count now says the
+    RSD is over every recorded run and names the 5 stable pairs whose runs failed the audit."""
+    from html import unescape
+
+    monkeypatch.setenv("KPROF_BUNDLED_DIR", str(SCENARIOS))
+    at = app("stability", query={"job": "h200-ncu-matmul-sweep"})
+    assert not at.exception, at.exception
+    (said,) = [unescape(c.value).replace("\\", "") for c in at.caption
+               if "annotation × config pairs are stable" in c.value]
+    assert said.startswith("15 of 15 annotation × config pairs are stable (RSD < 2 %), over "
+                           "every recorded run; 5 of them have runs that failed the run audit")
+    assert "fp16 n=2048 (10 of 10 runs; clock 10)" in said

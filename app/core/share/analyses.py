@@ -37,7 +37,7 @@ from app.core.views.clocks import (collector_runs_frame, correlation_frame, max_
 from app.core.views.kernels import kernel_counts_frame
 from app.core.views.memory import MemoryOptions, fusion_frame, fusion_pairs
 from app.core.views.roofline import roofline_ceilings
-from app.core.views.stability import stability_runs_frame
+from app.core.views.stability import stability_runs_frame, stable_text
 from app.core.views.sweep import sweep_x
 from app.core.views.timeline import timeline_view
 
@@ -85,10 +85,8 @@ def _sweep(bundle: Bundle, table: Table, section: H.Section) -> None:
 
 def _stability(bundle: Bundle, table: Table, section: H.Section) -> None:
     frame = table()
-    stable = int(frame[C.STABLE].astype(bool).sum())
     _few_runs(section, frame)
-    section.add(H.paragraph(f"{stable} of {len(frame)} annotation × config pairs are stable "
-                            f"(RSD < {C.STABLE_RSD_PCT:g} %); {C.CI95_HALF_PCT} beside each "
+    section.add(H.paragraph(f"{stable_text(frame, bundle)} {C.CI95_HALF_PCT} beside each "
                             "flag is the CI95's half-width in % of the mean."),
                 H.figure(build_stability_figure(frame, bundle.host_timer), "stability",
                          job_colors(bundle)), H.table(frame))

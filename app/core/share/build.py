@@ -16,7 +16,7 @@ from app.core.share.analyses import analysis_sections
 from app.core.share.job import caption, job_colors, notes, provenance
 from app.core.share.launches import WorkerAnswers, deep_dive_section, rules_section
 from app.core.share.verdict import decision, judged, refused
-from app.core.views.compare import CompareOptions, compare_frame
+from app.core.views.compare import CompareOptions, caveated_pairs, compare_frame
 from app.core.views.run_audit import audit_source, badge_frame, flagged_frame
 
 #: Shown under the title of every report: what the file is and that it works offline.
@@ -78,6 +78,11 @@ def _ratio_section(baseline: Bundle, candidate: Bundle, options: CompareOptions)
     fig = build_compare_figure(frame, f"{candidate.job_id} / {baseline.job_id}: "
                                f"{metric_roles.label(baseline.manifest, metric)}",
                                baseline.host_timer or candidate.host_timer)
+    caveated = caveated_pairs(frame)
+    if caveated:  # the compare page's warning above its chart
+        section.add(H.note(f"{len(caveated)} of {len(frame)} verdicts carry caveats (column "
+                           f"{gate.CAVEATS}; the Reason gives the evidence): "
+                           + "; ".join(caveated), "warning"))
     return section.add(H.figure(fig, "compare", job_colors(baseline)), H.table(frame),
                        H.paragraph(f"RatioCI95 (and the gate's DiffCI95, the same interval "
                                    f"minus 1): {intervals.RATIO_METHOD}; inf: unbounded. "

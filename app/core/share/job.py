@@ -4,11 +4,12 @@ colours, the notes on the values and the provenance (environment, spec, import).
 from __future__ import annotations
 
 import json
+from collections.abc import Callable
 from typing import Any
 
 import pandas as pd
 
-from profiling_worker.bundle.schema import columns as C
+from profiling_worker.bundle.schema import backends as B, columns as C
 from profiling_worker.bundle.schema.spec import JobSpec
 
 from profiling_worker.bundle.loader import HOST_TIMER_NOTE, Bundle
@@ -16,6 +17,7 @@ from app.core.environment import environment_rows, gpu_name
 from app.core.figures import theme
 from app.core.provenance import import_banner, is_imported, profiled_scope
 from app.core.share import document as H
+from app.core.views.run_audit import failed_text
 
 
 def job_colors(bundle: Bundle) -> dict[str, str]:
@@ -38,6 +40,30 @@ def caption(bundle: Bundle) -> str:
             f"durations: {bundle.measurement}")
 
 
+def host_timer_note(bundle: Bundle) -> str | None:
+    """The warning every page of a cpu job shows under its caption (None for a GPU timer)."""
+    return (f"This job used the cpu backend: every time here is {HOST_TIMER_NOTE}."
+            if bundle.host_timer else None)
+
+
+def contention_note(bundle: Bundle, escape: Callable[[str], str] = str) -> str | None:
+    """The second warning every page of a cpu job timed on a contended CPU shows (manifest
+    ``backend.host_contention``, said from its figures by
+    :func:`~profiling_worker.bundle.schema.backends.contention_text`), with the advice the
+    worker stored; None when the job was not warned. ``escape`` is applied to the words read
+    from the manifest (the pages pass :func:`app.core.markdown.esc`); plain text by default."""
+    if not bundle.host_timer:
+        return None
+    backend = bundle.manifest.get("backend") or {}
+    warning = B.contention_text(backend)  # from the figures: an older job's words differ
+    if not warning:
+        return None
+    # a bundle recorded before the advice was a field of its own holds it in its warning
+    advice = str((backend.get("host_contention") or {}).get("advice") or "")
+    advice = f" {escape(advice[:1].upper() + advice[1:])}." if advice else ""
+    return f"Timed on a contended CPU: {escape(warning)}.{advice}"
+
+
 def provenance(bundle: Bundle) -> H.Section:
     """Where the numbers come from: the import's files or the worker's recording, the
     environment table of the environment page, the spec and the manifest's provenance."""
@@ -53,9 +79,6 @@ def provenance(bundle: Bundle) -> H.Section:
         H.paragraph(profiled_scope(manifest)),
         H.table(pd.DataFrame(environment_rows(manifest.get("environment") or {}, backend,
                                               bundle.gpu_index)), "Environment of the job"))
-    if bundle.host_timer:
-        section.add(H.note(f"This job used the cpu backend: every time here is "
-                           f"{HOST_TIMER_NOTE}.", "warning"))
     for name, value in (("Spec", spec_json(bundle)), ("Provenance", manifest.get("provenance")),
                         ("Backend", backend)):
         if value:
@@ -73,8 +96,13 @@ def spec_json(bundle: Bundle) -> dict[str, Any] | None:
 
 
 def notes(bundle: Bundle) -> H.Section:
-    """Every plausibility note, damaged part, recomputed column and error of the bundle."""
+    """Every caveat the pages show on the job: the cpu backend's timer and contention
+    warnings, plausibility notes, damaged parts, recomputed columns, the error, and what the
+    run audit failed; "every check passed" only when none of them applies."""
     section = H.Section("Notes on the values")
+    for warning in (host_timer_note(bundle), contention_note(bundle)):
+        if warning:
+            section.add(H.note(warning, "warning"))
     err = bundle.error
     if err:
         section.add(H.note(f"{err.get('kind') or 'error'}: {err.get('message', '')}"
@@ -87,7 +115,11 @@ def notes(bundle: Bundle) -> H.Section:
         frame = pd.DataFrame(list(bundle.notes), columns=["severity", "check", "annotation",
                                                           "config", "metric", "message"])
         section.add(H.table(frame, f"Plausibility checks: {len(frame)} note(s) on the values"))
+    failed = failed_text(bundle)
+    if failed:
+        section.add(H.note(f"{failed[:1].upper()}{failed[1:]} (the run audit's section "
+                           "lists them with the evidence).", "warning"))
     if not section.parts:
-        section.add(H.paragraph("No plausibility note, damaged part or error: every check "
-                                "passed."))
+        section.add(H.paragraph("No plausibility note, damaged part or error, and every run "
+                                "passed the run audit."))
     return section

@@ -167,6 +167,18 @@ _SIDE_COLUMNS = {
 }
 
 
+def caveated_pairs(frame: pd.DataFrame) -> list[str]:
+    """The pairs of :func:`compare_frame` whose verdict carries caveats, each named by its
+    region and config (a config alone repeats when two regions share it), then its verdict
+    and caveats: ``["fp16 n=4096: not comparable (clock-dropped runs)", ...]``. Plain text."""
+    if gate.CAVEATS not in frame:
+        return []
+    caveated = frame[frame[gate.CAVEATS].fillna("") != ""]
+    return [f"{a} {c}: {v} ({why})" for a, c, v, why in
+            zip(caveated[C.ANNOTATION], caveated[F.CONFIG_LABEL], caveated[F.VERDICT],
+                caveated[gate.CAVEATS])]
+
+
 def _side(bundle: Bundle, metric: str, keys: list[str], name: str) -> pd.DataFrame:
     agg = bundle.table(C.TABLE_AGGREGATED)
     if agg.empty or C.METRIC not in agg or not (agg[C.METRIC] == metric).any():

@@ -97,6 +97,48 @@ def badge_text(where: str, passed: int, runs: int, flags: str) -> str:
             else f"{PASSED_MARK if passed == runs else FLAGGED_MARK} {said}")
 
 
+def failed_frame(bundle: Bundle) -> pd.DataFrame:
+    """The rows of :func:`badge_frame` where some run did not pass (a flag or not checked)."""
+    frame = badge_frame(bundle)
+    return frame[frame["Passed"] < frame[C.RUNS]]
+
+
+def failed_pairs_text(failed: pd.DataFrame) -> str:
+    """The pairs of :func:`failed_frame` (or a subset with its columns) in words:
+    ``"bf16 n=4096 (10 of 10 runs; clock 10); ..."``."""
+    return "; ".join(f"{a} {c} ({runs - passed} of {runs} runs; {flags or 'not checked'})"
+                     for a, c, runs, passed, flags in
+                     zip(failed[C.ANNOTATION], failed[F.CONFIG_LABEL], failed[C.RUNS],
+                         failed["Passed"], failed["Flags"]))
+
+
+def failed_text(bundle: Bundle) -> str | None:
+    """What the run audit failed, in one plain sentence for every place that would otherwise
+    call a job clean (the report's notes): ``"the run audit failed runs in 5 of 15 region ×
+    config pairs: bf16 n=4096 (10 of 10 runs; clock 10); ..."``; None when every run of every
+    pair passed."""
+    failed = failed_frame(bundle)
+    if failed.empty:
+        return None
+    return (f"the run audit failed runs in {len(failed)} of {len(badge_frame(bundle))} region × "
+            f"config pairs: {failed_pairs_text(failed)}")
+
+
+def pair_failed_text(bundle: Bundle, annotation: str, config: int) -> str | None:
+    """What the run audit failed in one annotation x config (config: its index), for a view
+    whose RSD and Stable are over every recorded run (One kernel): ``"Run audit: 10 of 10 runs
+    failed (clock 10); the RSD and Stable are over every recorded run, so stable here means
+    repeatable, not valid."``; None when every run passed."""
+    failed = failed_frame(bundle)
+    row = failed[(failed[C.ANNOTATION] == annotation) & (failed[C.CONFIG] == config)]
+    if row.empty:
+        return None
+    runs, passed, flags = row[C.RUNS].iloc[0], row["Passed"].iloc[0], row["Flags"].iloc[0]
+    return (f"Run audit: {runs - passed} of {runs} runs failed ({flags or 'not checked'}); the "
+            "RSD and Stable are over every recorded run, so stable here means repeatable, "
+            "not valid.")
+
+
 def flagged_frame(bundle: Bundle) -> pd.DataFrame:
     """The audit's rows that did not pass (flag or not checked), for the details."""
     audit = audit_frame(bundle)

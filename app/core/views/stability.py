@@ -14,6 +14,7 @@ from app.core import derived, metric_roles
 from profiling_worker.bundle.loader import Bundle
 from app.core.metrics import MissingData, available_metrics, keys_of, with_labels
 from app.core import frame_columns as F
+from app.core.views.run_audit import failed_frame, failed_pairs_text
 
 #: Below this mean duration (ns) launch overhead and timer jitter dominate the spread.
 SHORT_KERNEL_NS = 10_000.0
@@ -36,6 +37,25 @@ def short_kernels_text(summary: pd.DataFrame, duration_metric: str) -> tuple[str
             "the time" + ("; the measured time includes launch overhead"
                           if duration_metric in _REGION_TIMERS else "") + ".")
     return text, bool(short[C.STABLE].astype(bool).all())
+def stable_text(summary: pd.DataFrame, bundle: Bundle) -> str:
+    """The page's and the report's count of stable pairs of :func:`stability_frame`, and how it
+    relates to the run audit (:func:`~app.core.views.run_audit.failed_frame`): the RSD is over
+    every recorded run, passed or not (the audit drops none: a pair whose runs all failed would
+    have nothing left), so a stable pair whose runs failed the audit is named with its failed
+    checks, as its badge says. Plain text, e.g. ``"15 of 15 annotation × config pairs are
+    stable (RSD < 2 %), over every recorded run; 5 of them have runs that failed the run audit:
+    bf16 n=4096 (10 of 10 runs; clock 10); ..."``."""
+    stable = summary[summary[C.STABLE].astype(bool)]
+    said = (f"{len(stable)} of {len(summary)} annotation × config pairs are stable "
+            f"(RSD < {C.STABLE_RSD_PCT:g} %), over every recorded run")
+    failed = failed_frame(bundle).merge(stable[[C.ANNOTATION, C.CONFIG]],
+                                        on=[C.ANNOTATION, C.CONFIG])
+    if failed.empty:
+        return said + "."
+    return (f"{said}; {len(failed)} of them have runs that failed the run audit, so stable "
+            f"there means repeatable, not valid: {failed_pairs_text(failed)}.")
+
+
 STAT_COLUMNS = (C.AVG, C.STD, C.MIN, C.MAX, C.MEDIAN, C.CI95_LOWER, C.CI95_UPPER)
 
 

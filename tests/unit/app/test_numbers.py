@@ -87,6 +87,9 @@ def test_an_unbounded_upper_bound_reads_unbounded() -> None:
     assert list(numbers.unbounded_as_text("RatioCI95Upper", upper)) == ["14.83", "unbounded", "—"]
     assert list(numbers.unbounded_as_text("DiffCI95UpperPct", upper))[1] == "unbounded"
     assert numbers.unbounded_as_text("RelativeStdDevPct", upper) is None
+    # the gate's DetectablePct is that interval's half-width: +inf with it (issue 37: the
+    # comparison report showed "inf" there beside "unbounded")
+    assert list(numbers.unbounded_as_text("DetectablePct", upper))[1] == "unbounded"
     assert numbers.unbounded_as_text("CI95_Upper", upper.fillna(1.0).replace(float("inf"), 2.0)) \
         is None
 

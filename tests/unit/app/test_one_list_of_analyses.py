@@ -67,3 +67,14 @@ def test_the_agents_doc_names_every_key() -> None:
     doc = (ROOT / "docs" / "agents.md").read_text(encoding="utf-8")
     row = next(line for line in doc.splitlines() if line.startswith("| `analysis_table`"))
     assert [k for k in KEYS if f"`{k}`" not in row] == []
+
+
+def test_the_doors_summary_carries_what_the_run_audit_failed(door: Door) -> None:
+    """Issue 37: the door gave an agent the Stable column and the audit's counts with no
+    sentence saying the stable matmul-sweep pairs had runs that failed (clock 10 of 10)."""
+    from app.core.views.run_audit import failed_text
+
+    said = failed_text(load_bundle(SCENARIOS / "h200-ncu-matmul-sweep"))
+    assert said is not None
+    caveats = door.job_summary("h200-ncu-matmul-sweep")["caveats"]
+    assert caveats == [said[:1].upper() + said[1:]]

@@ -187,3 +187,89 @@ def test_a_column_in_several_units_reads_as_on_the_pages() -> None:
     assert "21,437.5" in cells and "1,978,513,520" in cells  # µs and Hz, as the page shows
     exact = [float(re.findall(r'data-value="([^"]*)"', r)[0]) for r in rows if "data-value" in r]
     assert exact  # the numbers stay exact behind the text
+
+
+def _cells(html: str) -> list[str]:
+    """Every table cell's shown text in a report, outside its scripts (plotly.js, chart data)."""
+    body = re.sub(r"<script.*?</script>", "", html, flags=re.S)
+    return [c.strip() for c in re.findall(r"<t[dh][^>]*>(.*?)</t[dh]>", body, flags=re.S)]
+
+
+def test_a_job_whose_runs_failed_the_audit_is_never_called_clean() -> None:
+    """Issue 37: the matmul sweep's report said "every check passed" above a run audit of
+    5 pairs with 0 of 10 runs passed (clock 10), and "15 of 15 pairs are stable" without saying
+    that stable there means repeatable, not valid. Both read the audit now (the page's words)."""
+    from html import unescape
+
+    from app.core.views.run_audit import failed_text
+    from app.core.views.stability import stable_text
+    from tests.scenarios import scenario
+
+    bundle = scenario("h200-ncu-matmul-sweep")
+    html = unescape(job_report(bundle))
+    failed = failed_text(bundle)
+    assert failed is not None and "in 5 of 15 region × config pairs" in failed
+    assert "fp16 n=2048 (10 of 10 runs; clock 10)" in failed
+    assert "every check passed" not in html and "every run passed the run audit" not in html
+    assert failed[1:] in html
+    said = stable_text(stability_frame(bundle, StabilityOptions()), bundle)
+    assert said.startswith("15 of 15 annotation × config pairs are stable (RSD < 2 %), over "
+                           "every recorded run; 5 of them have runs that failed the run audit")
+    assert said in html
+
+
+def test_a_cpu_job_on_a_contended_cpu_carries_the_pages_warnings(tmp_path: Path) -> None:
+    """Issue 37: a real cpu job timed on a contended CPU: the report said "every check passed"
+    and left out the contended-CPU warning every page of the job shows. It carries the pages'
+    warnings (the same functions) and what the run audit failed."""
+    from html import unescape
+
+    from app.core.share.job import contention_note, host_timer_note
+    from app.core.views.run_audit import failed_text
+    from tests.contended_cpu import record_contended_job
+
+    proc = record_contended_job(tmp_path / "busy")
+    assert proc.returncode == 0, proc.stderr[-2000:]
+    bundle = load_bundle(tmp_path / "busy")
+    html = unescape(job_report(bundle))
+    warned, timer = contention_note(bundle), host_timer_note(bundle)
+    assert warned is not None and warned.startswith("Timed on a contended CPU: ")
+    assert timer is not None and warned in html and timer in html
+    assert "every check passed" not in html
+    failed = failed_text(bundle)  # host_contention flags a run when the warning was stored
+    assert failed is not None and "(3 of 3 runs; host_contention 3)" in failed
+    assert "every run passed the run audit" not in html and failed[1:] in html
+    assert warned in unescape(comparison_report(bundle, bundle))
+
+
+def test_compare_names_each_caveated_pair_by_region() -> None:
+    """Issue 37: the compare page listed "n=4096: not comparable (clock-dropped runs)" twice
+    (fp16 and bf16 share the config); each pair is named by region and config, on the page
+    and in the report."""
+    from html import unescape
+
+    from app.core.views.compare import CompareOptions, caveated_pairs, compare_frame
+    from tests.scenarios import scenario
+
+    base, cand = scenario("h200-ncu-matmul-sweep"), scenario("h200-ncu-matmul-rules")
+    pairs = caveated_pairs(compare_frame(base, cand, CompareOptions()))
+    assert len(pairs) == len(set(pairs)) == 5
+    assert {"fp16 n=4096: not comparable (clock-dropped runs)",
+            "bf16 n=4096: not comparable (clock-dropped runs)"} <= set(pairs)
+    html = unescape(comparison_report(base, cand))
+    assert all(p in html for p in pairs)
+
+
+@pytest.mark.parametrize("pair", [("h200-ncu-matmul-sweep", "h200-ncu-matmul-rules"),
+                                  ("h200-ncu-gate-base", "h200-ncu-linear-backward")])
+def test_no_report_cell_shows_raw_inf_nan_or_none(pair: tuple[str, str]) -> None:
+    """Issue 37: the comparison report's DetectablePct and DiffCI95UpperPct cells read "inf"
+    where the page says "unbounded". Every cell of every section of both reports (the comparison
+    and each job's) is scanned for a raw inf, nan or None."""
+    from tests.scenarios import scenario
+
+    base, cand = scenario(pair[0]), scenario(pair[1])
+    raw = {"inf", "-inf", "+inf", "nan", "none", "<na>", "&lt;na&gt;", "nat"}
+    for html in (comparison_report(base, cand), job_report(base), job_report(cand)):
+        cells = _cells(html)
+        assert cells and sorted({c for c in cells if c.lower() in raw}) == []
