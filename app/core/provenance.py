@@ -7,7 +7,9 @@ from __future__ import annotations
 
 from typing import Any
 
+from profiling_worker.bundle.loader import HOST_TIMER_NOTE
 from profiling_worker.bundle.schema import backends as B
+from profiling_worker.bundle.schema.manifest import JobStatus
 from profiling_worker.importing.kinds import NOT_READ, by_name
 
 from app.core.environment import gpu_name, job_gpu_index
@@ -71,6 +73,17 @@ HOST_SCOPE = (
 _NSIGHT_PYTHON_KINDS = ("nsight_raw", "nsight_agg")
 
 
+def host_timer_warning(status: JobStatus) -> str:
+    """The warning over a cpu-backend job, in the tense of its ``status``: a queued job *will
+    use* the cpu backend, a running one *uses* it, a finished one *used* it (issue 37: "used"
+    was said before the job had run)."""
+    if status is JobStatus.QUEUED:
+        return (f"This job will use the cpu backend: every time it records will be "
+                f"{HOST_TIMER_NOTE}.")
+    verb = "uses" if status is JobStatus.RUNNING else "used"
+    return f"This job {verb} the cpu backend: every time here is {HOST_TIMER_NOTE}."
+
+
 def profiled_scope(manifest: dict[str, Any] | None) -> str:
     """The sentence saying what a region is and what was measured, from the job's provenance:
     :data:`NCU_IMPORT_SCOPE` for a job imported from Nsight Compute output without
@@ -101,5 +114,5 @@ def banner(manifest: dict[str, Any] | None, gpu_here: bool) -> str | None:
     return f"No GPU here: showing results recorded on {esc(gpu)} by this project's worker"
 
 
-__all__ = ["ANNOTATED_SCOPE", "HOST_SCOPE", "banner", "import_banner", "is_imported",
+__all__ = ["ANNOTATED_SCOPE", "HOST_SCOPE", "banner", "host_timer_warning", "import_banner", "is_imported",
            "NCU_IMPORT_SCOPE", "profiled_scope"]

@@ -17,12 +17,12 @@ from profiling_worker.bundle.paths import inside_bundle
 from profiling_worker.bundle.spreadsheet import spreadsheet_safe
 
 from app.core import numbers, table_text
-from profiling_worker.bundle.loader import HOST_TIMER_NOTE, Bundle
+from profiling_worker.bundle.loader import Bundle
 from app.core.share.job import job_colors as colors_of
 from app.core.figures import theme
 from app.ui import cached, job_status, state
 from app.core.environment import gpu_name
-from app.core.provenance import is_imported
+from app.core.provenance import host_timer_warning, is_imported
 from app.core.markdown import code, esc
 
 
@@ -195,8 +195,7 @@ def bundle_caption(bundle: Bundle) -> None:
     if bundle.backend == BACKEND_UNKNOWN:
         st.info(UNKNOWN_BACKEND_NOTE, icon=":material/help:")
     if bundle.host_timer:
-        st.warning(f"This job used the cpu backend: every time here is {HOST_TIMER_NOTE}.",
-                   icon=":material/schedule:")
+        st.warning(host_timer_warning(bundle.status), icon=":material/schedule:")
         # the cpu backend's measured CPU contention while timing (profiling_worker/backends/
         # cpu.py): its figures, and what to do, said here once (the sidebar lists the figures
         # only while the job is listed). A bundle recorded before the advice was a field of

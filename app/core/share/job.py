@@ -11,10 +11,11 @@ import pandas as pd
 from profiling_worker.bundle.schema import columns as C
 from profiling_worker.bundle.schema.spec import JobSpec
 
-from profiling_worker.bundle.loader import HOST_TIMER_NOTE, Bundle
+from profiling_worker.bundle.loader import Bundle
 from app.core.environment import environment_rows, gpu_name
 from app.core.figures import theme
-from app.core.provenance import import_banner, is_imported, profiled_scope
+from app.core.provenance import (host_timer_warning, import_banner, is_imported,
+                                 profiled_scope)
 from app.core.share import document as H
 
 
@@ -54,8 +55,7 @@ def provenance(bundle: Bundle) -> H.Section:
         H.table(pd.DataFrame(environment_rows(manifest.get("environment") or {}, backend,
                                               bundle.gpu_index)), "Environment of the job"))
     if bundle.host_timer:
-        section.add(H.note(f"This job used the cpu backend: every time here is "
-                           f"{HOST_TIMER_NOTE}.", "warning"))
+        section.add(H.note(host_timer_warning(bundle.status), "warning"))
     for name, value in (("Spec", spec_json(bundle)), ("Provenance", manifest.get("provenance")),
                         ("Backend", backend)):
         if value:
