@@ -65,6 +65,11 @@ summaries = [JobSummary.of(b.job_id, b.created_at, b.spec, is_imported(b.manifes
              for b in bundles if b.job_id in ids]
 
 
+#: Shown when the candidate is the baseline itself (issue 37: nothing said so).
+SAME_JOB = ("Baseline and candidate are the same job: every ratio is 1 by construction (a check "
+            "of the page, not a comparison). Pick another candidate to compare two jobs.")
+
+
 def _follow_baseline() -> None:
     """A new baseline brings its own default candidate (never the baseline itself)."""
     st.session_state.pop("compare-candidate", None)
@@ -114,6 +119,8 @@ candidate_id = picks[1].selectbox("Candidate", choices, key=state.key(PAGE, "can
                                  help="Jobs comparable with the baseline, the most alike first; "
                                       "the baseline itself last (ratio 1: a check)")
 pair.markdown(f"Candidate {code(candidate_id)} against baseline {code(baseline_id)}")
+if candidate_id == baseline_id:  # offered last as a check; a user read it as a comparison
+    pair.info(SAME_JOB, icon=":material/info:")
 baseline, candidate = cached.bundle_for(baseline_id), cached.bundle_for(candidate_id)
 if baseline is None or candidate is None:
     st.error("One of the jobs could not be read.")

@@ -74,7 +74,9 @@ for i, item in enumerate(bundle.files):
     left.markdown(code(item.relpath))
     original = is_original_upload(bundle, item.relpath)
     mid.caption(f"{item.size:,} bytes" + (" · original upload" if original else ""))
-    refused = too_large(code(item.relpath), item.size, code(bundle.path), downloads.cap())
+    # an empty file (a worker.log of a job that logged nothing) is not offered (issue 37)
+    refused = ("empty: nothing to download" if item.size == 0 else
+               too_large(code(item.relpath), item.size, code(bundle.path), downloads.cap()))
     if refused:
         right.caption(refused)
     else:
@@ -131,6 +133,6 @@ if summary is not None:
 replication.offer(bundle, PAGE)
 
 log = inside_bundle(bundle.path, "worker.log")  # None for a link that leaves the bundle
-if log is not None:
+if log is not None and log.stat().st_size:
     with st.expander("worker.log (last 200 lines)"):
         st.code(tail_lines(log), language="text")

@@ -18,12 +18,23 @@ COLUMNS = [F.JOB, F.STATUS, F.KERNEL_NAMES, F.BACKEND, F.CREATED, F.GPU, F.SOURC
            F.TAGS, F.SPEC_HASH]
 
 
+#: Created as a date and time in UTC (issue 37: the raw ISO text "2026-12-05T23:55:01+00:00"
+#: was shown); a datetime column sorts by time.
+CREATED_COLUMN = st.column_config.DatetimeColumn(
+    format="YYYY-MM-DD HH:mm:ss [UTC]", timezone="UTC",
+    help="When the job was submitted (or imported), in UTC")
+
+
 def _frame(found: list[hx.HistoryRow]) -> pd.DataFrame:
-    return pd.DataFrame([{
+    frame = pd.DataFrame([{
         F.JOB: r.job_id, F.STATUS: r.status, F.KERNEL_NAMES: ", ".join(r.kernels),
         F.BACKEND: r.backend, F.CREATED: r.created_at, F.GPU: r.gpu, F.SOURCE: r.source,
         F.LABEL: r.label, F.TAGS: ", ".join(r.tags), F.SPEC_HASH: r.spec_hash,
     } for r in found], columns=COLUMNS)
+    # a job whose manifest lacks a readable time shows the missing-cell mark, not an error
+    frame[F.CREATED] = pd.to_datetime(frame[F.CREATED], utc=True, errors="coerce",
+                                      format="ISO8601")
+    return frame
 
 
 def _filters(facets: dict[str, list[str]]) -> hx.HistoryFilter:
@@ -111,7 +122,7 @@ facets = hx.facets(every)
 flt = _filters(facets)
 found = [r for r in every if hx.matches(r, flt)]
 frame = _frame(found)
-panels.table(frame, key=state.key(PAGE, "table"),
+panels.table(frame, key=state.key(PAGE, "table"), column_config={F.CREATED: CREATED_COLUMN},
              on_select=lambda: _open_selected(frame[F.JOB].tolist()),
              selection_mode="single-row")
 st.caption(f"{len(found)} of {len(every)} jobs. Select a row to open that job on every page.")

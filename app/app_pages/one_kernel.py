@@ -92,11 +92,12 @@ with above_chart:
                              f"over at least {intervals.MIN_RUNS} runs; with fewer runs it is not "
                              "assessed here (nsight-python's column reads False there: its RSD is "
                              "missing, and a missing RSD < 2 compares False)", border=True)
-    tiles[4].metric("SM clock (MHz)", numbers.fmt(summary.sm_clock_mhz),
-                    help="The clock the kernel ran at: gpc__cycles_elapsed.avg.per_second, "
-                         "measured on the kernel (ncu backend, bound preset); not the device's "
-                         "rated clock. — = not collected",
-                    border=True)
+    if not bundle.host_timer:  # a host-timed job ran on no GPU: no SM clock to show
+        tiles[4].metric("SM clock (MHz)", numbers.fmt(summary.sm_clock_mhz),
+                        help="The clock the kernel ran at: gpc__cycles_elapsed.avg.per_second, "
+                             "measured on the kernel (ncu backend, bound preset); not the "
+                             "device's rated clock. — = not collected",
+                        border=True)
     flops, flops_unit = numbers.fit_flops(summary.tflops) if summary.tflops else (None, "TFLOP/s")
     tiles[5].metric(flops_unit, numbers.fmt(flops),
                     help="Analytic FLOPs (work table) / measured duration, per run, then the mean. "

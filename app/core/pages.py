@@ -89,13 +89,16 @@ class Analysis(Generic[O]):
     """One analysis: ``key`` (the agent door's name for it), the ``title`` of its report
     section, the ``script`` of the page that shows it, the ``view`` that builds its table and
     ``opening``, the options that page opens with for a bundle (some depend on the job: the
-    sweep's x axis)."""
+    sweep's x axis). ``gpu_only``: it reads GPU counters, clocks or traces, so a job that ran
+    on no GPU (cpu backend, ``Bundle.host_timer``) has nothing for it and its report leaves it
+    out (issue 37)."""
 
     key: str
     title: str
     script: str
     view: Callable[[Bundle, O], pd.DataFrame]
     opening: Callable[[Bundle], O]
+    gpu_only: bool = False
 
     def table(self, bundle: Bundle) -> pd.DataFrame:
         """The analysis's table as its page opens on ``bundle``.
@@ -133,20 +136,20 @@ AnyAnalysis = (Analysis[SweepOptions] | Analysis[StabilityOptions] | Analysis[Bo
 ANALYSES: tuple[AnyAnalysis, ...] = (
     SWEEP, STABILITY,
     Analysis("bound", "Bound", "bound_roofline.py", bound_frame,
-             lambda _b: BoundOptions(latency_threshold_pct=LATENCY_THRESHOLD_PCT)),
+             lambda _b: BoundOptions(latency_threshold_pct=LATENCY_THRESHOLD_PCT), gpu_only=True),
     Analysis("roofline", "Roofline", "bound_roofline.py", roofline_frame,
-             lambda _b: RooflineOptions()),
+             lambda _b: RooflineOptions(), gpu_only=True),
     # the page's chart shows the last config; the table, as here, every config
     Analysis("memory", "Memory traffic and fusion", "memory.py", memory_frame,
-             lambda _b: MemoryOptions()),
+             lambda _b: MemoryOptions(), gpu_only=True),
     Analysis("kernels", "Kernels", "kernels.py", lambda b, _o: kernel_time_frame(b),
              _no_options),
     Analysis("nvml_trace", "Clocks: NVML trace of the whole job", "clocks_thermal.py",
-             lambda b, _o: trace_frame(b), _no_options),
+             lambda b, _o: trace_frame(b), _no_options, gpu_only=True),
     Analysis("timeline", "Clocks: timeline of the job", "clocks_thermal.py", _timeline_table,
-             _no_options),
+             _no_options, gpu_only=True),
     Analysis("kernel_clocks", "Clocks: SM clock each kernel ran at", "clocks_thermal.py",
-             lambda b, _o: kernel_clock_frame(b), _no_options),
+             lambda b, _o: kernel_clock_frame(b), _no_options, gpu_only=True),
     COLLECTORS,
 )
 

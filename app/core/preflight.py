@@ -9,7 +9,8 @@ counts that differ between configs; and the planned job's time and report size.
 a section set, 30-200 launches; ``detailed`` 1.3 s and ``full`` 3.8 s a launch), CUPTI
 ``5.6 s + 10 ms`` a launch (14 jobs); report bytes per launch from their uncompressed
 ``.ncu-rep`` files: 17 kB with one metric, 115 kB with the 6 of the bound preset, 282 kB with
-17, 1.46 MB with ``full``. Expect +/- 50 %: shown as estimates, never as measurements.
+17, 1.46 MB with ``full``. Expect +/- 50 %: shown as estimates, never as measurements. A cpu
+job's time is its own pass's host time of one run times the runs plus 2 s (assumed), and says so.
 """
 
 from __future__ import annotations
@@ -38,6 +39,10 @@ COLUMNS = (C.ANNOTATION, C.CONFIG, F.CONFIG_LABEL, FIRST, LATER, FIRST_KERNELS, 
 _TIME_NCU = {None: (10.0, 0.19), "detailed": (10.0, 1.3), "full": (10.0, 3.8)}
 _TIME_CUPTI = (5.6, 0.010)
 _TIME_CPU_FIXED = 2.0
+#: How a cpu job's time is estimated: no GPU job's figure enters it.
+_CPU_SOURCE = (f"estimate for the cpu backend: this pass's host time of one run of every config "
+               f"times the runs, plus {_TIME_CPU_FIXED:g} s to start the worker (assumed, not "
+               "fitted); no GPU job's timing is used")
 #: (metrics up to, bytes per launch) of the bundled H200 reports; ``full``'s for any set.
 _REPORT_BYTES = ((1, 17_000), (6, 115_000), (17, 282_000))
 _REPORT_FULL = 1_460_000
@@ -156,10 +161,12 @@ def estimate(counts: pd.DataFrame, planned: JobSpec, host_ns_per_run: float = 0.
         seconds = _TIME_CPU_FIXED + host_ns_per_run * 1e-9 * runs
     if planned.run_target is not None:
         seconds = min(seconds, _TIME_CUPTI[0] + planned.run_target.budget_s)
+    # a cpu job's figure is its own pass's host time, not a fit to the H200 jobs (issue 37)
+    source = (_CPU_SOURCE if not caps.on_gpu
+              else "estimate from the bundled H200 jobs' wall-clock and report sizes (+/- 50 %)")
     return {"seconds": round(seconds, 1), "report_bytes": report, "launches": launches,
-            "note": "estimate from the bundled H200 jobs' wall-clock and report sizes "
-                    "(+/- 50 %)" + ("; runs \"auto\": at most, by max_runs and the budget"
-                                    if planned.run_target else "")}
+            "note": source + ("; runs \"auto\": at most, by max_runs and the budget"
+                              if planned.run_target else "")}
 
 
 def read_preflight(launches: pd.DataFrame, manifest: Mapping[str, Any], planned: JobSpec

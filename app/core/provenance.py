@@ -7,6 +7,9 @@ from __future__ import annotations
 
 from typing import Any
 
+from profiling_worker.bundle.loader import HOST_TIMER_NOTE
+from profiling_worker.bundle.schema import backends as B
+from profiling_worker.bundle.schema.manifest import JobStatus
 from profiling_worker.importing.kinds import NOT_READ, by_name
 
 from app.core.environment import gpu_name, job_gpu_index
@@ -62,13 +65,33 @@ NCU_IMPORT_SCOPE = (
     "Imported from Nsight Compute output: a region is an NVTX range of the profiled program "
     "or, where it had none, a kernel's name. Only the kernel launches Nsight Compute profiled "
     "are measured: allocation, data setup and other work between them are not.")
+#: What a job of the cpu backend measures (profiling_worker/backends/cpu.py): no nsight there.
+HOST_SCOPE = (
+    "Only the work inside each annotated region is timed, on the host (cpu backend: "
+    "`time.perf_counter_ns` around the region; nsight-python and Nsight Compute are not used): "
+    "tensor allocation, data setup, warm-up and anything else outside the region are not measured.")
 _NSIGHT_PYTHON_KINDS = ("nsight_raw", "nsight_agg")
+
+
+def host_timer_warning(status: JobStatus) -> str:
+    """The warning over a cpu-backend job, in the tense of its ``status``: a queued job *will
+    use* the cpu backend, a running one *uses* it, a finished one *used* it (issue 37: "used"
+    was said before the job had run)."""
+    if status is JobStatus.QUEUED:
+        return (f"This job will use the cpu backend: every time it records will be "
+                f"{HOST_TIMER_NOTE}.")
+    verb = "uses" if status is JobStatus.RUNNING else "used"
+    return f"This job {verb} the cpu backend: every time here is {HOST_TIMER_NOTE}."
 
 
 def profiled_scope(manifest: dict[str, Any] | None) -> str:
     """The sentence saying what a region is and what was measured, from the job's provenance:
     :data:`NCU_IMPORT_SCOPE` for a job imported from Nsight Compute output without
-    nsight-python's CSVs (manifest ``provenance.formats``), else :data:`ANNOTATED_SCOPE`."""
+    nsight-python's CSVs (manifest ``provenance.formats``), :data:`HOST_SCOPE` for a job of the
+    cpu backend (manifest ``backend.name``), else :data:`ANNOTATED_SCOPE`."""
+    backend = str(((manifest or {}).get("backend") or {}).get("name") or "")
+    if backend and not B.on_gpu(backend):
+        return HOST_SCOPE
     if not manifest or not is_imported(manifest):
         return ANNOTATED_SCOPE
     formats = (manifest.get("provenance") or {}).get("formats") or {}
@@ -91,5 +114,5 @@ def banner(manifest: dict[str, Any] | None, gpu_here: bool) -> str | None:
     return f"No GPU here: showing results recorded on {esc(gpu)} by this project's worker"
 
 
-__all__ = ["ANNOTATED_SCOPE", "banner", "import_banner", "is_imported",
+__all__ = ["ANNOTATED_SCOPE", "HOST_SCOPE", "banner", "host_timer_warning", "import_banner", "is_imported",
            "NCU_IMPORT_SCOPE", "profiled_scope"]

@@ -102,12 +102,19 @@ def safe_name(name: str) -> str:
     return (stem or "upload") + ext
 
 
+#: How to get a valid file in place of an empty upload: what a valid one has (issue 37: the fix
+#: said only "upload the file again").
+EMPTY_HINT = ("export it again from the tool that wrote it: an nsight-python CSV "
+              "(output_csv=True) or an ncu --csv export starts with its header row, then one "
+              "row per value; a .ncu-rep is the report file ncu -o writes")
+
+
 def _checked_name(name: str, data: bytes, max_mb: int) -> str:
     """:func:`safe_name` of an upload that may be saved. Raises UploadRejected: see there,
     and an empty file or one over ``max_mb`` MB."""
     clean = safe_name(name)
     if not data:
-        raise UploadRejected(f"{clean}: the file is empty", "upload the file again", clean)
+        raise UploadRejected(f"{clean}: the file is empty (0 bytes)", EMPTY_HINT, clean)
     if len(data) > max_mb * 1024**2:
         raise UploadRejected(f"{clean}: {len(data) / 1024**2:.0f} MB is more than "
                              f"{max_mb} MB", "import it with `python -m profiling_worker "

@@ -94,7 +94,8 @@ def stale_errors_note(by: str) -> str:
     """Under the errors: a field typed in the form is sent (and checked) only by a button, so
     the note names the button ``by`` that found them (issue 37: after Pre-flight it said "the
     last Run")."""
-    return (f"Found at the last {by}: a field corrected since is checked again when you press "
+    found = ("Found in the values the link gave" if by == LINK else f"Found at the last {by}")
+    return (f"{found}: a field corrected since is checked again when you press "
             f"{' or '.join(BUTTONS)}; the kernel choice is checked at once.")
 
 
@@ -156,6 +157,8 @@ def form_defaults(backend: str, catalog: spec_form.Catalog) -> dict[str, Any]:
 #: mirrored into the URL as ``?kernels=…&sizes=…&runs=…`` (and ``?param-<name>=…`` per parameter
 #: of a kernel with several) once they differ from the form's own defaults.
 URL_FIELDS = ("kernels", "sizes", "runs")
+#: What found the errors of values a link gave (:func:`stale_errors_note`).
+LINK = "link"
 
 
 def url_values(catalog: spec_form.Catalog) -> dict[str, Any]:
@@ -163,13 +166,34 @@ def url_values(catalog: spec_form.Catalog) -> dict[str, Any]:
     widgets' defaults then stay the same for the whole session): kernels of the catalog, the
     text of sizes, runs and each ``param-<name>`` field."""
     if state.BUILDER_FROM_URL not in st.session_state:
-        kernels = [kid for kid in st.query_params.get_all("kernels") if kid in catalog]
+        asked = st.query_params.get_all("kernels")
+        kernels = [kid for kid in asked if kid in catalog]
         texts = {key: value for key in st.query_params
                  if (key in URL_FIELDS[1:] or key.startswith(PARAM_PREFIX))
                  and isinstance(value := st.query_params.get(key), str)}
         st.session_state[state.BUILDER_FROM_URL] = {**({"kernels": kernels} if kernels else {}),
                                                     **texts}
+        if asked or texts:  # checked on this first run, as Run would (issue 37)
+            st.session_state[state.BUILDER_URL_UNCHECKED] = [kid for kid in asked if kid not in catalog]
     return dict(st.session_state[state.BUILDER_FROM_URL])
+
+
+def check_url_values(values: Mapping[str, Any]) -> None:
+    """On the run that read the URL's form values (:func:`url_values`), show what is wrong with
+    them as the Run button would: the field's message, and each kernel of the URL that is not
+    in the catalog (issue 37: ``?kernels=nonexistent&sizes=-5&runs=abc`` filled the form
+    silently)."""
+    unknown = st.session_state.pop(state.BUILDER_URL_UNCHECKED, None)
+    if unknown is None:
+        return
+    errors = [spec_schema.FieldError("kernels", f"{', '.join(unknown)} in the link is not a "
+                                     "kernel of this dashboard's catalog",
+                                     "pick the kernels in the Kernels box")] if unknown else []
+    errors += check(values)[1]
+    if errors:
+        st.session_state[state.BUILDER_ERRORS] = errors
+        st.session_state[state.BUILDER_CHECKED] = values
+        st.session_state[state.BUILDER_CHECKED_BY] = LINK
 
 
 def mirror_to_url(values: Mapping[str, Any], defaults: Mapping[str, Any],
@@ -307,6 +331,7 @@ def render_job_builder(best_backend: str) -> dict[str, Any]:
         st.warning(f"Kernel file **{esc(err['file'])}** did not load: {esc(err['error'])}",
                    icon=":material/warning:")
     values = form_values(first)
+    check_url_values(values)
     mirror_to_url(values, own, info.parameters if info is not None
                   and len(info.parameters) > 1 else ())
     _errors(values, labels(info.parameters if info is not None else ("n",)))

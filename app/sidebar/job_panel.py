@@ -147,16 +147,26 @@ def kind_text(job: Job) -> str:
     return "Pre-flight pass · " if str(job.spec.label or "").startswith(preflight.LABEL) else ""
 
 
+def _worker_log(job: Job) -> str:
+    """"the worker log and " where the job's worker.log holds anything; "" where it is empty
+    or absent (issue 37: an empty log was named as kept)."""
+    try:
+        return "the worker log and " if (job.path / "worker.log").stat().st_size else ""
+    except OSError:
+        return ""
+
+
 def cancel_note(job: Job) -> str:
     """What a cancel kept and what it did not, in runs (one run = one call of a config, the
     worker's progress steps): a cancelled job writes no result tables, so the runs measured
-    before the cancel are discarded; its spec, log and manifest stay (Files page)."""
+    before the cancel are discarded; its spec, log (when not empty) and manifest stay (Files
+    page)."""
     planned = len(job.spec.configs) * job.spec.runs
     if job.stage == "profiling" and job.total:
         done, total = job.done, job.total
     else:  # before the first run, or while the bundle was being written (all runs measured)
         done, total = (planned if job.stage == "writing bundle" else 0), planned
-    kept = "Kept: the spec, the worker log and the manifest (Files page); no result tables."
+    kept = (f"Kept: the spec, {_worker_log(job)}the manifest (Files page); no result tables.")
     if not done:
         return f"Cancelled before any run was measured: 0 of {total:,} runs; nothing discarded. {kept}"
     per = "most runs per config, runs auto" if job.spec.run_target else "runs per config"

@@ -26,6 +26,8 @@ BUILDER_OPTIONS_SEEN = "builder-options-seen"  # True once the form's Options we
 RUN_ON_SEEN = "runon-seen"  # True once "Where to run" was opened
 BUILDER_PREFLIGHT = "builder-preflight-job"  # {"job": pre-flight job id, "planned": spec JSON}
 BUILDER_FROM_URL = "builder-from-url"  # the form's values the URL gave this session's first run
+#: the URL's kernels not in the catalog, until the first run has checked the link's values
+BUILDER_URL_UNCHECKED = "builder-url-unchecked"
 PANEL_WAS_ACTIVE = "panel-was-active"
 PAGE_JOB_STATUS = "page-job-status"  # job id -> the state the page named this run
 OWN_JOBS = "own-jobs"  # ids of the jobs this browser session submitted, oldest first

@@ -109,11 +109,15 @@ def from_csvs(sources: Sequence[Sniffed], param_names: Sequence[str] | None) -> 
     collectors = pd.concat([c for c, _ in collected], ignore_index=True) if collected else None
     told = {h: why for it in raw_items for h, why in it.collectors.items()}
     if told:
+        # the advice only where a call's processed_data CSV was not given (issue 37: it was
+        # given to a user who had uploaded both)
+        paired = {it.call for it in items if it.kind == NSIGHT_AGG}
+        alone = any(it.collectors and it.call not in paired for it in raw_items)
         notes.append("read as nsight-python 1.1 info-collector values, not config parameters "
                      f"(the parameters: {', '.join(params) or 'none'}): " +
                      "; ".join(f"{h} ({why})" for h, why in told.items()) +
-                     "; the processed_data CSV of the same call names the parameters exactly: "
-                     "import it with this file")
+                     ("; the processed_data CSV of the same call names the parameters exactly: "
+                      "import it with this file" if alone else ""))
     text_collectors = {k: v for _, t in collected for k, v in t.items()}
     if text_collectors:
         env["collectors"] = text_collectors

@@ -65,6 +65,8 @@ def test_compare_job_with_itself(store, monkeypatch, app) -> None:
     assert len(plotly_specs(at)) == 1
     assert set(at.dataframe[0].value["Ratio"]) == {1.0}
     assert "4 matching annotation × config pairs: 4 same" in texts(at)
+    # issue 37: the page says that the two sides are one job
+    assert [i.value for i in at.info if "are the same job" in i.value]
 
 
 def test_backends_default_pair(store, monkeypatch, app) -> None:

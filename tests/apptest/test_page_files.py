@@ -21,7 +21,9 @@ def test_every_file_listed_with_download(seeded, app) -> None:
         assert f"`{name}`" in text
     files = [m.value for m in at.markdown if m.value.startswith("`")]
     buttons = at.get("download_button")
-    assert len(buttons) == len(files) + 3  # + the bundle as a zip, the report, the timeline
+    # an empty file (this job's worker.log, issue 37) is listed, not offered
+    empty = [p for p in (seeded["results"] / JOB).rglob("*") if p.is_file() and not p.stat().st_size]
+    assert len(buttons) == len(files) - len(empty) + 3  # + the zip, the report, the timeline
     assert any(b.proto.label.startswith("Download the timeline") for b in buttons)
     assert "Download the report (self-contained HTML)" in [b.proto.label for b in buttons]
     assert "bytes" in text
@@ -33,6 +35,20 @@ def test_every_file_listed_with_download(seeded, app) -> None:
     assert " kB before" in zip_label
     assert "nsight/" not in text  # the notes on imported originals and gzipped reports:
     # neither is for a local cpu job
+
+
+def test_an_empty_worker_log_is_listed_as_empty_not_offered(store, monkeypatch, app) -> None:
+    """Issue 37: a 0-byte worker.log was offered for download and opened in an expander."""
+    monkeypatch.setenv("KPROF_BUNDLED_DIR", str(SCENARIOS))
+    job = "h200-events-j1-fp16"  # its worker logged nothing (tests/fixtures/bundles/README.md)
+    assert (SCENARIOS / job / "worker.log").stat().st_size == 0
+    at = app("files", query={"job": job})
+    assert not at.exception, at.exception
+    files = [m.value for m in at.markdown if m.value.startswith("`")]
+    assert "`worker.log`" in files and "empty: nothing to download" in texts(at)
+    per_file = [b for b in at.get("download_button") if b.key.startswith("files-download-")]
+    assert len(per_file) == len(files) - 1
+    assert "worker.log (last 200 lines)" not in [e.label for e in at.expander]
 
 
 def test_ncu_bundle_offers_ncu_rep_and_summary(store, monkeypatch, app) -> None:

@@ -123,6 +123,9 @@ def test_several_reports_and_bad_files_each_get_their_own_job_or_message(store, 
     assert errors[0].startswith("**import of notes.txt failed**: notes.txt: text that is not a "
                                 "table")
     assert errors[1].startswith("**import of empty.csv failed**: empty.csv: the file is empty")
+    # issue 37: the fix says what a valid file has, not only "upload the file again"
+    assert "export it again from the tool that wrote it" in errors[1]
+    assert "starts with its header row" in errors[1]
     assert "3 of 5 file groups imported; 2 not, for 2 reason(s) below." in texts(at)
 
 

@@ -326,3 +326,16 @@ def test_a_reload_keeps_the_sizes_and_runs_typed(store, app) -> None:
     assert again.text_input(key="builder-sizes").value == "48, 96"
     assert again.text_input(key="builder-runs").value == "3"
     assert again.multiselect(key="builder-kernels").value == ["matmul"]
+
+
+def test_a_link_with_bad_form_values_says_so_on_load(store, app) -> None:
+    """Issue 37: ``?kernels=nonexistent&sizes=-5&runs=abc`` filled the form silently; the first
+    run checks the link's values as Run would and names each field."""
+    at = app(query={"kernels": "nonexistent", "sizes": "-5", "runs": "abc"})
+    assert not at.exception, at.exception
+    shown = [unescape(e.value) for e in at.sidebar.error]
+    assert any("nonexistent in the link is not a kernel" in e for e in shown), shown
+    assert any("Sizes" in e for e in shown) and any("Runs" in e for e in shown), shown
+    assert "Found in the values the link gave" in texts(at)
+    clean = app(query={"sizes": "48, 96", "runs": "3"})  # good values: no error
+    assert not clean.exception and not clean.sidebar.error

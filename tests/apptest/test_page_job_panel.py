@@ -32,6 +32,10 @@ def test_progress_then_cancel(store, app) -> None:
     assert (f"Cancelled after {job.done:,} of 5,000 runs (configs × runs per config): "
             f"{job.done:,} measured runs discarded, {5000 - job.done:,} not run.") in text
     assert "nothing was lost" not in text
+    # issue 37: the worker log is named as kept only where it holds anything
+    logged = (store["results"] / job_id / "worker.log").stat().st_size > 0
+    assert ("Kept: the spec, the worker log and the manifest" in text) == logged
+    assert ("Kept: the spec, the manifest" in text) != logged
     assert not (store["results"] / job_id / "tables").exists()  # as the note says: no tables
     assert not at.get("button") or all(b.key != f"panel-cancel-{job_id}" for b in at.button)
 

@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 
 from apptest_helpers import plotly_specs, text_number_problems, texts
+from app.core.provenance import ANNOTATED_SCOPE, HOST_SCOPE
 from tests.scenarios import SCENARIOS
 
 
@@ -97,3 +98,9 @@ def test_cpu_job(seeded, app) -> None:
     label, value = next((m.label, m.value) for m in at.metric if m.label.endswith("FLOP/s"))
     assert label != "TFLOP/s" and not value.startswith("0.0"), (label, value)
     assert 1 <= float(value.replace(",", "")) < 1000
+    # issue 37: a cpu job ran on no GPU and used no nsight: no "GPU: unknown", no SM clock
+    # tile, no nsight.annotate scope
+    shown = texts(at)
+    assert "SM clock (MHz)" not in [m.label for m in at.metric]
+    assert "**GPU:** none: ran on the host (cpu backend)" in shown and "unknown" not in shown
+    assert HOST_SCOPE in [i.value for i in at.info] and ANNOTATED_SCOPE not in shown

@@ -31,6 +31,9 @@ def test_preflight_button_queues_a_pass_and_shows_its_findings(store, app) -> No
     assert "The host timer sees no GPU kernels" in shown
     assert "The same launches in the first and second call and in every config." in shown
     assert "Planned job (cpu, 50 runs per config)" in shown
+    # issue 37: a cpu job's time is estimated from this pass's host time, not the H200 jobs
+    assert "estimate for the cpu backend: this pass's host time" in shown
+    assert "estimate from the bundled H200 jobs" not in shown
     assert "Pre-flight pass · matmul · cpu" in shown  # the job panel tells it from a job
     counts = next(d.value for d in at.dataframe if "FirstCallLaunches" in d.value.columns)
     assert len(counts) == 6  # fp32, fp16, bf16 x n=32, 64

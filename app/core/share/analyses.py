@@ -30,6 +30,7 @@ from app.core.kernel_catalog import builtin_kernels
 from app.core.metrics import MissingData
 from app.core.pages import ANALYSES, COLLECTORS, STABILITY
 from app.core.share import document as H
+from app.core.share.launches import RULES_TITLE
 from app.core.share.job import job_colors
 from app.core.views.bound import LATENCY_THRESHOLD_PCT
 from app.core.views.clocks import (collector_runs_frame, correlation_frame, max_sm_clock_mhz,
@@ -186,11 +187,22 @@ DRAW: dict[str, Draw] = {
     "kernel_clocks": _kernel_clocks, "collectors": _collectors}
 
 
+def left_out(bundle: Bundle) -> list[str]:
+    """Titles of the sections a job that ran on no GPU (``bundle.host_timer``) does not get:
+    the ``gpu_only`` analyses, the deep dive and the Nsight Compute rules; [] for a GPU job."""
+    if not bundle.host_timer:
+        return []
+    return [*(a.title for a in ANALYSES if a.gpu_only), "Deep dive", RULES_TITLE]
+
+
 def analysis_sections(bundle: Bundle) -> list[H.Section]:
     """One section per analysis of :data:`app.core.pages.ANALYSES`, in its order, drawn from
-    the table its page opens on; a view the job cannot feed says why."""
+    the table its page opens on; a view the job cannot feed says why. A job that ran on no GPU
+    (``bundle.host_timer``) gets none of the ``gpu_only`` ones (:func:`left_out`)."""
     sections = []
     for analysis in ANALYSES:
+        if analysis.gpu_only and bundle.host_timer:
+            continue
         section = H.Section(analysis.title)
         try:
             DRAW[analysis.key](bundle, partial(analysis.table, bundle), section)

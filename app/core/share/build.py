@@ -12,7 +12,7 @@ from profiling_worker.bundle.loader import Bundle
 from app.core.figures.compare import build_compare_figure
 from app.core.metrics import MissingData
 from app.core.share import document as H
-from app.core.share.analyses import analysis_sections
+from app.core.share.analyses import analysis_sections, left_out
 from app.core.share.job import caption, job_colors, notes, provenance
 from app.core.share.launches import WorkerAnswers, deep_dive_section, rules_section
 from app.core.share.verdict import decision, judged, refused
@@ -34,13 +34,19 @@ def job_report(bundle: Bundle, answers: WorkerAnswers | None = None) -> str:
     of the bundle's report (None for a job without one)."""
     answers = answers or WorkerAnswers()
     sections = [notes(bundle), audit_section(bundle), *analysis_sections(bundle)]
-    if answers.deep_dive is not None:
+    lead = [H.paragraph(caption(bundle), "verdict"), H.paragraph(OFFLINE_NOTE)]
+    omitted = left_out(bundle)
+    if omitted:  # a job that ran on no GPU: its GPU-only sections would only say "none"
+        lead.append(H.paragraph(f"Left out, as they need a GPU and this {bundle.backend}-backend "
+                                f"job ran on none: {', '.join(omitted)}."))
+    elif answers.deep_dive is not None:
         sections.append(deep_dive_section(bundle, answers.deep_dive))
     elif answers.why_not and "deep_dive" in answers.why_not:
         sections.append(H.Section("Deep dive").add(H.note(answers.why_not["deep_dive"])))
-    sections += [rules_section(answers), provenance(bundle)]
-    return H.page(f"Kernel profiling report: {bundle.job_id}",
-                  [H.paragraph(caption(bundle), "verdict"), H.paragraph(OFFLINE_NOTE)], sections)
+    if not omitted:
+        sections.append(rules_section(answers))
+    sections.append(provenance(bundle))
+    return H.page(f"Kernel profiling report: {bundle.job_id}", lead, sections)
 
 
 def audit_section(bundle: Bundle) -> H.Section:

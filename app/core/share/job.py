@@ -12,10 +12,11 @@ import pandas as pd
 from profiling_worker.bundle.schema import backends as B, columns as C
 from profiling_worker.bundle.schema.spec import JobSpec
 
-from profiling_worker.bundle.loader import HOST_TIMER_NOTE, Bundle
+from profiling_worker.bundle.loader import Bundle
 from app.core.environment import environment_rows, gpu_name
 from app.core.figures import theme
-from app.core.provenance import import_banner, is_imported, profiled_scope
+from app.core.provenance import (host_timer_warning, import_banner, is_imported,
+                                 profiled_scope)
 from app.core.share import document as H
 from app.core.views.run_audit import failed_text
 
@@ -42,8 +43,7 @@ def caption(bundle: Bundle) -> str:
 
 def host_timer_note(bundle: Bundle) -> str | None:
     """The warning every page of a cpu job shows under its caption (None for a GPU timer)."""
-    return (f"This job used the cpu backend: every time here is {HOST_TIMER_NOTE}."
-            if bundle.host_timer else None)
+    return host_timer_warning(bundle.status) if bundle.host_timer else None
 
 
 def contention_note(bundle: Bundle, escape: Callable[[str], str] = str) -> str | None:

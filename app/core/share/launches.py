@@ -90,9 +90,13 @@ def deep_dive_section(bundle: Bundle, data: Mapping[str, Any]) -> H.Section:
     return section
 
 
+#: The title of the rule digest's section.
+RULES_TITLE = "Nsight Compute rules across the job"
+
+
 def rules_section(answers: WorkerAnswers) -> H.Section:
     """The rule digest: every rule that fired over the job's launches, by estimated saving."""
-    section = H.Section("Nsight Compute rules across the job")
+    section = H.Section(RULES_TITLE)
     if answers.rules is None:
         return section.add(H.note((answers.why_not or {}).get("rules", "No rule digest.")))
     if answers.rules.empty:

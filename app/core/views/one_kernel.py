@@ -25,6 +25,8 @@ MEASURED = "measured"
 SM_CLOCK_ROW = "SM clock the kernel ran at"
 TFLOPS_ROW = "Throughput (Flops / duration)"
 GBPS_ROW = "Bandwidth (analytic bytes / duration)"
+#: The GPU column of a job timed on the host (cpu backend): it ran on no GPU, so not "unknown".
+HOST_GPU = "none: ran on the host (cpu backend)"
 ROW_COLUMNS = (C.METRIC, C.UNIT, C.NUM_RUNS, C.AVG, C.STD, C.MIN, C.MAX, C.MEDIAN, C.CI95_LOWER,
                C.CI95_UPPER, C.RSD, C.STABLE, C.CI95_HALF_PCT)
 
@@ -154,7 +156,8 @@ def one_kernel_frame(bundle: Bundle, options: OneKernelOptions) -> pd.DataFrame:
     frame = pd.concat(rows, ignore_index=True)
     frame[F.KERNEL_NAMES] = " + ".join(kernel_names(bundle, annotation, config))
     env = bundle.manifest.get("environment") or {}
-    frame[F.GPU] = gpu_name(env, bundle.gpu_index) or "unknown"
+    frame[F.GPU] = (HOST_GPU if bundle.host_timer
+                    else gpu_name(env, bundle.gpu_index) or "unknown")
     order = [*ROW_COLUMNS, SOURCE, *keys, F.KERNEL_NAMES, F.GPU]
     out = with_labels(frame[[c for c in order if c in frame]], bundle.parameters)
     return out[[*ROW_COLUMNS, SOURCE, *keys, F.CONFIG_LABEL, F.KERNEL_NAMES, F.GPU]]

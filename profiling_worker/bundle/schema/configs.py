@@ -118,8 +118,10 @@ def _show(value: Any) -> str:
 
 
 def gib(n: float) -> str:
-    """Bytes as GiB with two decimals (``140.40 GiB``)."""
-    return f"{n / 2**30:,.2f} GiB"
+    """Bytes as GiB: two decimals below 1,000 GiB (``140.40 GiB``, a GPU's memory), none from
+    there on (``111,758,708,951,622 GiB``: decimals on such a size are noise, issue 37)."""
+    size = n / 2**30
+    return f"{size:,.{2 if abs(size) < 1000 else 0}f} GiB"
 
 
 def device_memory(backend: str, gpus: Sequence[Mapping[str, Any]], uuid: str | None

@@ -4,10 +4,10 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from app.core.provenance import (ANNOTATED_SCOPE, NCU_IMPORT_SCOPE, banner,
+from app.core.provenance import (ANNOTATED_SCOPE, NCU_IMPORT_SCOPE, banner, host_timer_warning,
                                  profiled_scope)
 from profiling_worker.importing import import_nsight_output
-from profiling_worker.bundle.schema.manifest import read_manifest
+from profiling_worker.bundle.schema.manifest import JobStatus, read_manifest
 from tests.scenarios import SCENARIOS, scenario_report
 
 REPO = Path(__file__).resolve().parents[3]
@@ -99,3 +99,12 @@ def test_profiled_scope_follows_provenance(tmp_path: Path) -> None:
         == ANNOTATED_SCOPE
     assert profiled_scope(read_manifest(SCENARIOS / "h200-ncu-softmax")) \
         == ANNOTATED_SCOPE
+
+
+def test_the_cpu_backend_warning_speaks_in_the_jobs_tense() -> None:
+    # issue 37: a queued cpu job read "This job used the cpu backend" before it had run
+    said = {s: host_timer_warning(s) for s in JobStatus}
+    assert said[JobStatus.QUEUED].startswith("This job will use the cpu backend")
+    assert said[JobStatus.RUNNING].startswith("This job uses the cpu backend")
+    assert all(said[s].startswith("This job used the cpu backend") for s in JobStatus
+               if s.finished)

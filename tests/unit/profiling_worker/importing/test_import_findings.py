@@ -240,3 +240,23 @@ def test_a_csv_missing_one_required_column_names_it(tmp_path: Path, name: str, d
         import_nsight_output([cut], tmp_path / "store", "cut")
     said = str(err.value)
     assert f"a table like {kind}" in said and f"but without its {drop} column" in said, said
+
+
+#: nsight-python 1.1.0's two CSVs of one call (CUPTI, with info collectors), recorded on the H200.
+CUPTI_11 = FINDINGS.parent / "h200_import" / "nspy110_cupti"
+ADVICE = "the processed_data CSV of the same call names the parameters exactly"
+
+
+def _collector_notes(tmp_path: Path, names: list[str]) -> list[str]:
+    bundle = import_nsight_output([CUPTI_11 / n for n in names], tmp_path, "c")
+    return [n["message"] for n in read_manifest(bundle)["notes"]
+            if "info-collector values" in n["message"]]
+
+
+def test_the_processed_data_advice_only_when_that_csv_was_not_given(tmp_path: Path) -> None:
+    # issue 37: both CSVs uploaded together still advised importing the processed_data CSV
+    (both,) = _collector_notes(tmp_path / "both", ["profiled_data-profiled-0.csv",
+                                                   "processed_data-profiled-0.csv"])
+    assert "sm_clock" in both and ADVICE not in both
+    (alone,) = _collector_notes(tmp_path / "alone", ["profiled_data-profiled-0.csv"])
+    assert ADVICE in alone
