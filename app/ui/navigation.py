@@ -33,14 +33,20 @@ def pages() -> dict[str, list[st.Page]]:
 
 
 def render_bar(by_section: dict[str, list[st.Page]]) -> None:
-    """The link bar: one row of links per section, labelled, all visible at 1400 px wide."""
-    with st.container(key=state.key("nav", "bar"), gap=None):
+    """The link bar: one row of links per section, labelled, all visible at 1400 px wide.
+
+    A narrower window wraps a section's links within a box of their own right of the label, so
+    a wrapped link stays beside its own label, not under it (at 1000 px "Memory and fusion" sat
+    beside the "Kernels" label, issue 37); rows are closer than sections, which tells them apart.
+    """
+    with st.container(key=state.key("nav", "bar"), gap="xsmall"):
         for section, section_pages in by_section.items():
-            with st.container(horizontal=True, gap="small", vertical_alignment="center",
+            with st.container(horizontal=True, gap="small", vertical_alignment="top",
                               key=state.key("nav", section.split()[0].lower())):
                 st.caption(f"**{section}**", width=110)
-                for page in section_pages:
-                    st.page_link(page)
+                with st.container(horizontal=True, gap="xxsmall", vertical_alignment="center"):
+                    for page in section_pages:
+                        st.page_link(page)
 
 
 def link(script: str, label: str) -> None:
