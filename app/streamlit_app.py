@@ -34,13 +34,15 @@ TOP_CSS = ("<style>[data-testid='stMainBlockContainer']{padding-top:1.5rem}"
            "[data-testid='stHeader'] :is(button,a),[data-testid='stHeader'] :is(button,a) *"
            "{pointer-events:auto!important}</style>")
 #: Issue 37, at 1000x700: a segmented control scrolled its last options out of its column
-#: (Quantity hid "Analytic GB/s", Time unit "ms") and a widget label was cut to "L..". In the
-#: page (not the sidebar) the options wrap onto a second row and labels wrap, so every option
-#: and word is shown at any width. Below 1200 px the page's side padding (5rem) shrinks, leaving
-#: the controls and charts about 100 px more; the right side keeps room for the main menu.
+#: (Quantity hid "Analytic GB/s", Time unit "ms"), a widget label was cut to "L.." and metric
+#: labels to "Dur…". In the page (not the sidebar) the options wrap onto a second row and
+#: labels wrap, so every option and word is shown at any width. Below 1200 px the page's side
+#: padding (5rem) shrinks, leaving the controls and charts about 100 px more; the right side
+#: keeps room for the main menu.
 NARROW_CSS = ("<style>[data-testid='stMain'] [data-testid='stButtonGroup']>div"
               "{flex-wrap:wrap;overflow:visible}"
-              "[data-testid='stMain'] [data-testid='stWidgetLabel'] :is("
+              "[data-testid='stMain'] :is([data-testid='stWidgetLabel'],"
+              "[data-testid='stMetricLabel']) :is("
               "[data-testid='stMarkdownContainer'],p){white-space:normal;overflow:visible;"
               "text-overflow:clip}"
               "@media (max-width:1200px){[data-testid='stMainBlockContainer']"

@@ -1,14 +1,14 @@
 """Every control readable (issue 37): on every chart page of the recorded H200 jobs, at 1400x900
-and at 1000x700, each option of each segmented control and each widget's label (toggles too) is
-fully shown, and the link bar keeps each group's label beside its own links.
+and at 1000x700, each option of each segmented control and each widget's and metric's label
+(toggles too) is fully shown, and the link bar keeps each group's label beside its own links.
 
 At 1000x700 the Size sweep's Quantity control showed ``Time | TFLOP/s |`` (``Analytic GB/s``
-scrolled out of its column), Time unit lost ``ms`` and the Log y toggle read ``L..``; the link
-bar wrapped each group's second line of links under its label, so ``Memory and fusion /
-Stability`` sat beside the ``Kernels`` label, and the bar took about 250 of the 700 px. The test
-reads the drawn boxes (``getBoundingClientRect``) and the elements' scroll widths, so it judges
-what a person sees. Screenshots: ``tests/artifacts/controls/``.
-"""
+scrolled out of its column), Time unit lost ``ms``, the Log y toggle read ``L..`` and One
+kernel's metrics ``Dur…``, ``RSD…``; the link bar wrapped each group's second line of links
+under its label, so ``Memory and fusion / Stability`` sat beside the ``Kernels`` label, and the
+bar took about 250 of the 700 px. The test reads the drawn boxes (``getBoundingClientRect``)
+and the elements' scroll widths, so it judges what a person sees. Screenshots:
+``tests/artifacts/controls/``."""
 
 from __future__ import annotations
 
@@ -28,7 +28,7 @@ SLACK_PX = 1.0
 #: The bar at 1000x700 took about 250 px before (issue 37); a third of the window is the bound.
 BAR_MAX_FRACTION = 1 / 3
 
-#: Each segmented control's options and each widget's label in the page (not the sidebar):
+#: Each segmented control's options and each widget's and metric's label in the page (not the sidebar):
 #: its text, its box, the box of the column (or block) holding it, and whether its content is
 #: wider than its box (a scrolled or ellipsised part is hidden).
 READ_CONTROLS = """() => {
@@ -43,7 +43,8 @@ READ_CONTROLS = """() => {
                 clipped: b.scrollWidth > b.clientWidth + 1
                          || b.parentElement.scrollWidth > b.parentElement.clientWidth + 1}));
   const labels = [...document.querySelectorAll(
-      main + '[data-testid=stWidgetLabel] [data-testid=stMarkdownContainer]')]
+      main + ':is([data-testid=stWidgetLabel], [data-testid=stMetricLabel]) '
+      + '[data-testid=stMarkdownContainer]')]
     .filter(t => t.innerText.trim() !== '')
     .map(t => ({kind: 'label', text: t.innerText.trim(), box: box(t), holder: holder(t),
                 clipped: t.scrollWidth > t.clientWidth + 1}));
