@@ -39,12 +39,22 @@ TOP_CSS = ("<style>[data-testid='stMainBlockContainer']{padding-top:1.5rem}"
 #: labels wrap, so every option and word is shown at any width. Below 1200 px the page's side
 #: padding (5rem) shrinks, leaving the controls and charts about 100 px more; the right side
 #: keeps room for the main menu.
+_HOLDS_CONTROL = (">[data-testid='stVerticalBlock']>[data-testid='stElementContainer']>"
+                  ":is([data-testid='stButtonGroup'],[data-testid='stCheckbox'],"
+                  "[data-testid='stMetric'])")
 NARROW_CSS = ("<style>[data-testid='stMain'] [data-testid='stButtonGroup']>div"
               "{flex-wrap:wrap;overflow:visible}"
               "[data-testid='stMain'] :is([data-testid='stWidgetLabel'],"
               "[data-testid='stMetricLabel']) :is("
               "[data-testid='stMarkdownContainer'],p){white-space:normal;overflow:visible;"
               "text-overflow:clip}"
+              # a row of columns holding such controls wraps whole columns first, each as
+              # wide as its control on one line, so options and words stay on one row
+              "[data-testid='stMain'] [data-testid='stHorizontalBlock']:has(>"
+              f"[data-testid='stColumn']{_HOLDS_CONTROL})"
+              "{flex-wrap:wrap}"
+              f"[data-testid='stMain'] [data-testid='stColumn']:has({_HOLDS_CONTROL})"
+              "{min-width:max-content}"
               "@media (max-width:1200px){[data-testid='stMainBlockContainer']"
               "{padding-left:1.5rem;padding-right:3rem}}</style>")
 
