@@ -33,6 +33,30 @@ TOP_CSS = ("<style>[data-testid='stMainBlockContainer']{padding-top:1.5rem}"
            "[data-testid='stHeader'],[data-testid='stHeader'] *{pointer-events:none!important}"
            "[data-testid='stHeader'] :is(button,a),[data-testid='stHeader'] :is(button,a) *"
            "{pointer-events:auto!important}</style>")
+#: Issue 37, at 1000x700: a segmented control scrolled its last options out of its column
+#: (Quantity hid "Analytic GB/s", Time unit "ms"), a widget label was cut to "L.." and metric
+#: labels to "Dur…". In the page (not the sidebar) the options wrap onto a second row and
+#: labels wrap, so every option and word is shown at any width. Below 1200 px the page's side
+#: padding (5rem) shrinks, leaving the controls and charts about 100 px more; the right side
+#: keeps room for the main menu.
+_HOLDS_CONTROL = (">[data-testid='stVerticalBlock']>[data-testid='stElementContainer']>"
+                  ":is([data-testid='stButtonGroup'],[data-testid='stCheckbox'],"
+                  "[data-testid='stMetric'])")
+NARROW_CSS = ("<style>[data-testid='stMain'] [data-testid='stButtonGroup']>div"
+              "{flex-wrap:wrap;overflow:visible}"
+              "[data-testid='stMain'] :is([data-testid='stWidgetLabel'],"
+              "[data-testid='stMetricLabel']) :is("
+              "[data-testid='stMarkdownContainer'],p){white-space:normal;overflow:visible;"
+              "text-overflow:clip}"
+              # a row of columns holding such controls wraps whole columns first, each as
+              # wide as its control on one line, so options and words stay on one row
+              "[data-testid='stMain'] [data-testid='stHorizontalBlock']:has(>"
+              f"[data-testid='stColumn']{_HOLDS_CONTROL})"
+              "{flex-wrap:wrap}"
+              f"[data-testid='stMain'] [data-testid='stColumn']:has({_HOLDS_CONTROL})"
+              "{min-width:max-content}"
+              "@media (max-width:1200px){[data-testid='stMainBlockContainer']"
+              "{padding-left:1.5rem;padding-right:3rem}}</style>")
 
 
 def run() -> None:
@@ -50,7 +74,7 @@ def run() -> None:
     from app.ui import cached, job_status, navigation, panels, prefetch
 
     st.set_page_config(page_title="Kernel profiler", page_icon=str(ICON), layout="wide")
-    st.html(TOP_CSS)  # the plotly chunk: loaded by app/streamlit_patches/page_shell.py
+    st.html(TOP_CSS + NARROW_CSS)  # the plotly chunk: loaded by app/streamlit_patches/page_shell.py
     report = cached.env_report()
     gpu_here = worker_client.gpu_backend_available(report)
     by_section = navigation.pages()

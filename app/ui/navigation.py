@@ -32,15 +32,30 @@ def pages() -> dict[str, list[st.Page]]:
     return out
 
 
+#: The rows of a section's wrapped links lie as close as sections do at full width (issue 37:
+#: the bar took about 250 of 700 px at 1000x700); below 1200 px, where links wrap, sections lie
+#: 0.5rem apart so each one reads as a block beside its label.
+BAR_CSS = ("<style>.st-key-nav-bar [data-testid='stHorizontalBlock'] "
+           "[data-testid='stHorizontalBlock']{row-gap:0!important}"
+           "@media (max-width:1200px){.st-key-nav-bar{row-gap:0.5rem!important}}</style>")
+
+
 def render_bar(by_section: dict[str, list[st.Page]]) -> None:
-    """The link bar: one row of links per section, labelled, all visible at 1400 px wide."""
+    """The link bar: one row of links per section, labelled, all visible at 1400 px wide.
+
+    A narrower window wraps a section's links within a box of their own right of the label, so
+    a wrapped link stays beside its own label, not under it (at 1000 px "Memory and fusion" sat
+    beside the "Kernels" label, issue 37).
+    """
+    st.html(BAR_CSS)  # style only: takes no room in the page
     with st.container(key=state.key("nav", "bar"), gap=None):
         for section, section_pages in by_section.items():
-            with st.container(horizontal=True, gap="small", vertical_alignment="center",
+            with st.container(horizontal=True, gap="small", vertical_alignment="top",
                               key=state.key("nav", section.split()[0].lower())):
                 st.caption(f"**{section}**", width=110)
-                for page in section_pages:
-                    st.page_link(page)
+                with st.container(horizontal=True, gap="xsmall", vertical_alignment="center"):
+                    for page in section_pages:
+                        st.page_link(page)
 
 
 def link(script: str, label: str) -> None:
