@@ -38,8 +38,8 @@ from typing import Any
 REPO = Path(__file__).resolve().parent.parent
 sys.path[:0] = [str(REPO), str(REPO / "benchmarks")]
 from benchmarks.big_sweep_breakdown import describe  # noqa: E402
-from benchmarks.page_speed import (CHROMIUM, CLICK_PAGES, PROBE, TIMEOUT_MS, VIEWPORT,  # noqa: E402
-                                   _chart_drawn, _drawn_at, serve)
+from benchmarks.page_speed import (CHROMIUM, CLICK_PAGES, PROBE, TIMEOUT_MS,  # noqa: E402
+                                   _drawn_at, cold_then_warm, serve)
 
 #: Records the page's clock at every WebSocket send (``window.__sent``).
 SEND_PROBE = """
@@ -97,18 +97,11 @@ def measure(root: Path, rounds: int, passes: int) -> dict[str, Any]:
                                      args=["--no-sandbox", "--disable-gpu"])
         for i in range(rounds):
             with serve(root / "app" / "streamlit_app.py", env, root) as url:
-                for kind in ("cold", "warm"):  # page_speed's two loads of the Size sweep
-                    context = browser.new_context(viewport=VIEWPORT)
-                    context.add_init_script(PROBE + SEND_PROBE)
-                    page = context.new_page()
-                    page.goto(url)
-                    _chart_drawn(page)
-                    if kind == "cold":
-                        context.close()
+                page = cold_then_warm(browser, url, PROBE + SEND_PROBE)
                 page.locator("[data-testid='stApp'][data-test-script-state='notRunning']"
                              ).wait_for(state="attached", timeout=TIMEOUT_MS)
                 frames: list[tuple[str, float, str]] = []
-                cdp = context.new_cdp_session(page)
+                cdp = page.context.new_cdp_session(page)
                 cdp.send("Network.enable")
                 cdp.on("Network.webSocketFrameSent", lambda e: frames.append(
                     ("sent", e["timestamp"], e["response"]["payloadData"])))
@@ -118,7 +111,7 @@ def measure(root: Path, rounds: int, passes: int) -> dict[str, Any]:
                     for path, title in CLICK_PAGES.items():
                         clicks.append({"round": i, "pass": p,
                                        **one_click(page, frames, path, title)})
-                context.close()
+                page.context.close()
         browser.close()
     return {"clicks": clicks, "rounds": rounds, "passes": passes, "cpus": os.cpu_count(),
             "load_average_before": load_before, "load_average_after": os.getloadavg()}

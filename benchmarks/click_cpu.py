@@ -38,8 +38,8 @@ from typing import Any
 
 REPO = Path(__file__).resolve().parent.parent
 sys.path[:0] = [str(REPO), str(REPO / "benchmarks")]
-from benchmarks.page_speed import (CHROMIUM, CLICK_PAGES, PROBE, TIMEOUT_MS, VIEWPORT,  # noqa: E402
-                                   _chart_drawn, _drawn_at, serve)
+from benchmarks.page_speed import (CHROMIUM, CLICK_PAGES, PROBE, TIMEOUT_MS,  # noqa: E402
+                                   _drawn_at, cold_then_warm, serve)
 from benchmarks.page_trace import CATEGORIES  # noqa: E402
 from paired import paired_ratio  # noqa: E402
 
@@ -97,14 +97,7 @@ def one_checkout(browser: Any, tag: str, root: Path, round_: int, settle: float,
            "PYTHONPATH": os.pathsep.join([str(HOOK), str(root)]), "CLICK_CPU_LOG": str(log)}
     out = []
     with serve(root / "app" / "streamlit_app.py", env, root) as url:
-        for kind in ("cold", "warm"):  # page_speed's two loads of the Size sweep
-            context = browser.new_context(viewport=VIEWPORT)
-            context.add_init_script(PROBE + MARK)
-            page = context.new_page()
-            page.goto(url)
-            _chart_drawn(page)
-            if kind == "cold":
-                context.close()
+        page = cold_then_warm(browser, url, PROBE + MARK)
         running = ("() => document.querySelector(\"[data-testid='stApp']\")"
                    ".dataset.testScriptState === 'notRunning'")
         page.wait_for_function(running, timeout=TIMEOUT_MS)
@@ -139,7 +132,7 @@ def one_checkout(browser: Any, tag: str, root: Path, round_: int, settle: float,
                         "server_gc_full_any_ms": sum(r["gc_full_any_ms"] for r in runs),
                         "browser_cpu_ms": cpu, "browser_wall_ms": wall,
                         "drawn_ms": drawn - clicked})
-        context.close()
+        page.context.close()
     return out
 
 

@@ -141,6 +141,21 @@ def _chart_drawn(page, title: str | None = None) -> None:  # type: ignore[no-unt
                                                       timeout=TIMEOUT_MS)
 
 
+def cold_then_warm(browser, url: str, init_script: str):  # type: ignore[no-untyped-def]
+    """page_speed's two loads of the Size sweep on one server: a fresh context (closed once its
+    chart is drawn), then another fresh context, whose page is returned with its chart drawn
+    (the page the clicks start from)."""
+    for kind in ("cold", "warm"):
+        context = browser.new_context(viewport=VIEWPORT)
+        context.add_init_script(init_script)
+        page = context.new_page()
+        page.goto(url)
+        _chart_drawn(page)
+        if kind == "cold":
+            context.close()
+    return page
+
+
 def _drawn_at(page, title: str | None = None) -> float:  # type: ignore[no-untyped-def]
     """ms since navigation start at which the chart (with ``title`` in its title, if given)
     was first drawn, from :data:`PROBE`."""
