@@ -10,6 +10,7 @@ are kept either way.
 
 from __future__ import annotations
 
+import time
 from collections.abc import Iterable, Mapping
 from typing import Any
 
@@ -243,6 +244,9 @@ def on_submit(first: Mapping[str, Any]) -> None:
     if spec is None:
         return
     asked, ask = st.session_state.pop(state.BUILDER_CONFIRM, None), job_size.confirm_text(spec)
+    if asked is not None and asked[0] == spec.spec_hash() and not answers(asked):
+        st.session_state[state.BUILDER_CONFIRM] = asked  # a double click's second click
+        return
     confirmed = asked is not None and asked[0] == spec.spec_hash()  # the same Run again
     with jobs.SUBMITTING:  # a double click's two runs can be handled at once
         twin = None if confirmed else jobs.recent_twin(spec)
@@ -251,7 +255,7 @@ def on_submit(first: Mapping[str, Any]) -> None:
                                          ask)))
             show_queued(twin)  # the job the question names, which the first click queued
         if ask is not None and not confirmed:
-            st.session_state[state.BUILDER_CONFIRM] = (spec.spec_hash(), ask)
+            st.session_state[state.BUILDER_CONFIRM] = (spec.spec_hash(), ask, time.monotonic())
             return
         try:
             job_ids = run_on.submit(spec)  # this host's lanes or a cluster sweep
@@ -264,6 +268,19 @@ def on_submit(first: Mapping[str, Any]) -> None:
     for job_id in job_ids:
         state.add_own_job(job_id)
     show_queued(job_ids[0])
+
+
+#: Seconds after Run asked in which the same Run is the same double click, not an answer: the
+#: usual double-click time of desktop systems (Windows' default, 500 ms). A fresh user's find
+#: (issue 37): a double click on Run 4 s after a first Run asked with its first click and
+#: answered with its second, so a copy was queued nobody had read the question for.
+DOUBLE_CLICK_S = 0.5
+
+
+def answers(asked: tuple[str, str, float]) -> bool:
+    """Whether a Run now answers the question ``asked`` (spec hash, text, ``time.monotonic()``
+    when asked): it came at least :data:`DOUBLE_CLICK_S` after the question."""
+    return time.monotonic() - asked[2] >= DOUBLE_CLICK_S
 
 
 def show_queued(job_id: str) -> None:

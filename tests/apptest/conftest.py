@@ -25,6 +25,7 @@ from apptest_helpers import (DEFAULT_HEADER, DEFAULT_PAGE, DEFAULT_SET, IMPORTED
                              ONE_RUN_JOB_ID, TINY_SPEC, probe_inputs, record_cpu_job)
 from app.core.pages import page as page_entry
 from app.services import worker_client
+from app.sidebar import job_builder
 from app.ui import prewarm
 
 REPO = Path(__file__).resolve().parents[2]
@@ -43,6 +44,14 @@ def fresh_caches() -> Iterator[None]:
     yield
     st.cache_resource.clear()
     st.cache_data.clear()
+
+
+@pytest.fixture(autouse=True)
+def deliberate_clicks(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Every Run an AppTest presses is a deliberate click: a second Run answers the question
+    the first asked however soon the script runs it (``job_builder.DOUBLE_CLICK_S``, the
+    double-click time, is a person's; a test of a double click sets it back)."""
+    monkeypatch.setattr(job_builder, "DOUBLE_CLICK_S", 0.0)
 
 
 @pytest.fixture(scope="session")

@@ -8,6 +8,7 @@ import pytest
 
 from apptest_helpers import plotly_specs, texts, trace_values, unescape, wait_until
 from app.ui import cached
+from app.sidebar import job_builder
 
 
 OPTIONS = {"size_preset", "extra_metrics", "cache_control", "clock_control", "replay_mode",
@@ -281,6 +282,29 @@ def test_a_second_run_of_the_same_spec_within_seconds_asks_first(store, app) -> 
     assert [j.job_id for j in cached.job_manager().snapshot()] == [first]
     _submit(at)  # asked, and Run pressed again: the copy is queued
     assert at.session_state["sidebar-job"] != first
+    assert len(cached.job_manager().snapshot()) == 2
+
+
+def test_a_double_click_does_not_answer_the_question_its_first_click_asked(
+        store, app, monkeypatch) -> None:
+    """A fresh user's find (issue 37): Run, then 4 s later a double click on Run. The double
+    click's first click asked about the identical job and its second answered, so a copy was
+    queued. A Run within the double-click time of the question (``DOUBLE_CLICK_S``, here
+    longer than the test) leaves the question standing and queues nothing; a Run after it
+    answers."""
+    at = app()
+    _fill(at, kernels=["matmul"], backend="cpu", sizes="32", runs=2)
+    _submit(at)
+    first = at.session_state["sidebar-job"]
+    monkeypatch.setattr(job_builder, "DOUBLE_CLICK_S", 3600.0)
+    _submit(at)  # the double click's first click: asked
+    _submit(at)  # its second, within the double-click time
+    assert not at.exception, at.exception
+    said = [w.value for w in at.warning if "identical job" in w.value]
+    assert said and first in said[0] and "Press Run again" in said[0], texts(at)
+    assert [j.job_id for j in cached.job_manager().snapshot()] == [first]
+    monkeypatch.setattr(job_builder, "DOUBLE_CLICK_S", 0.0)
+    _submit(at)  # a Run after the double-click time: the answer
     assert len(cached.job_manager().snapshot()) == 2
 
 
