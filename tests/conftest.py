@@ -10,6 +10,8 @@ Markers (also declared in pyproject.toml):
 from __future__ import annotations
 
 import hashlib
+import signal
+from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
@@ -66,3 +68,16 @@ def finished_bundle_hashes(results: Path) -> dict[str, str]:
             if path.is_file():
                 out[str(path.relative_to(results))] = hashlib.sha256(path.read_bytes()).hexdigest()
     return out
+
+
+@pytest.fixture(autouse=True)
+def sigterm_handler_restored() -> Iterator[None]:
+    """Each test ends with the SIGTERM handler it began with. ``runner.run_job`` run in-process
+    installs the worker's own (it raises ``Cancelled``); left in the pytest process, a later
+    test's forked pool workers inherited it, so ``Pool.terminate``'s SIGTERM no longer killed
+    them, and one that was exiting waited on its result queue for ever (the CI beside a hog of
+    session 13: test_fuzz_import timed out after test_probe_in_background)."""
+    before = signal.getsignal(signal.SIGTERM)
+    yield
+    if signal.getsignal(signal.SIGTERM) is not before:
+        signal.signal(signal.SIGTERM, before)

@@ -13,6 +13,7 @@ import gzip
 import json
 import multiprocessing
 import random
+import signal
 import subprocess
 import sys
 import time
@@ -129,7 +130,10 @@ def test_malformed_csv_and_json_files(tmp_path: Path) -> None:
         cases.append((sources, tmp_path / "out", f"imp-{i}"))
     # The imports are independent and CPU-bound: two forked processes use both cores of the
     # CI machine (a failed check is raised here with its message).
-    with multiprocessing.get_context("fork").Pool(WORKERS) as pool:
+    # SIGTERM's default action in the workers, whatever the pytest process holds: Pool's
+    # terminate kills them with it
+    with multiprocessing.get_context("fork").Pool(
+            WORKERS, initializer=signal.signal, initargs=(signal.SIGTERM, signal.SIG_DFL)) as pool:
         outcomes = Counter(pool.starmap(_check, cases, chunksize=10))
     assert outcomes["failed"] > N_CSV // 2 and outcomes["done"] > 10, outcomes
 
