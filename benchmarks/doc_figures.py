@@ -547,13 +547,22 @@ def big_sweep_text(run: str) -> str:
     0.57 (CI95 ...): met; 6 rounds, load average 14.7 -> 12.0 on 2 CPUs`` (medians of the
     rounds; the ratio pair by pair, :func:`paired.paired_ratio`)."""
     raw = json.loads((HERE / "cpu" / f"{run}.json").read_text())
-    t, med = raw["times_s"], statistics.median
-    return (f"{raw['configs']:,} configs: first chart warm {med(t['dash_warm']):.1f} s (before "
-            f"{med(t['base_warm']):.1f} s), cold {med(t['dash_cold']):.1f} s (before "
-            f"{med(t['base_cold']):.1f} s); warm after / before "
-            f"{ratio_text(raw['ratios']['warm'])}; cold after / before "
-            f"{ratio_text(raw['ratios']['cold'])}; {_rounds_load(raw)}"
+    t = raw["times_s"]
+    return (f"{raw['configs']:,} configs: first chart "
+            + _after_before(raw, t, raw["ratios"], ("warm", "cold"), "{:.1f} s")
             + (f"; {_bare_text(t)}" if "bare_warm" in t else ""))
+
+
+def _after_before(raw: dict[str, Any], samples: dict[str, list[float]],
+                  ratios: dict[str, Any], kinds: tuple[str, str], unit: str) -> str:
+    """``warm 2.9 s (before 5.1 s), cold ... s (before ... s); warm after / before 0.57
+    (CI95 ...); cold after / before ...; 6 rounds, load average ...``: medians of the rounds in
+    ``unit``'s format, each kind's ratio pair by pair (:func:`ratio_text`)."""
+    med = statistics.median
+    shown = ", ".join(f"{k} {unit.format(med(samples[f'dash_{k}']))} (before "
+                      f"{unit.format(med(samples[f'base_{k}']))})" for k in kinds)
+    paired = "; ".join(f"{k} after / before {ratio_text(ratios[k])}" for k in kinds)
+    return f"{shown}; {paired}; {_rounds_load(raw)}"
 
 
 #: Big-sweep page runs with the browser's CPU time (``big_sweep_page.py --trace``) the docs quote.
@@ -565,12 +574,8 @@ def big_sweep_cpu_text(run: str) -> str:
     1,610 ms), warm ...; cold after / before 0.94 (CI95 ...): not shown; warm ...; 4 rounds,
     load average ...`` (medians of the rounds; the ratio pair by pair)."""
     raw = json.loads((HERE / "cpu" / f"{run}.json").read_text())
-    c, med = raw["cpu_ms"], statistics.median
-    return (f"{raw['configs']:,} configs: the browser main thread's CPU to the first chart cold "
-            f"{med(c['dash_cold']):,.0f} ms (before {med(c['base_cold']):,.0f} ms), warm "
-            f"{med(c['dash_warm']):,.0f} ms (before {med(c['base_warm']):,.0f} ms); cold after / "
-            f"before {ratio_text(raw['cpu_ratios']['cold'])}; warm after / before "
-            f"{ratio_text(raw['cpu_ratios']['warm'])}; {_rounds_load(raw)}")
+    return (f"{raw['configs']:,} configs: the browser main thread's CPU to the first chart "
+            + _after_before(raw, raw["cpu_ms"], raw["cpu_ratios"], ("cold", "warm"), "{:,.0f} ms"))
 
 
 def big_sweep_alone_text(run: str) -> str:
