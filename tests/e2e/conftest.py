@@ -244,6 +244,9 @@ def fill_text(page, key: str, value: object) -> None:  # type: ignore[no-untyped
 def choose_option(page, key: str, option: str) -> None:  # type: ignore[no-untyped-def]
     """Pick ``option`` in a selectbox, or click it in a radio group."""
     widget = get_by_key(page, key)
+    # A widget kind's first use loads its JavaScript: until then the keyed element is a
+    # visible placeholder with neither a radio group nor a combobox in it.
+    expect(widget.locator("[data-testid=stRadio], [role=combobox]").first).to_be_attached()
     if widget.get_by_test_id("stRadio").count():
         widget.get_by_text(option, exact=True).click()
         return
