@@ -219,24 +219,35 @@ def printf_text(value: float, printf: str) -> str:
     return f"{value:{spec.removesuffix('d') + '.0f'}}" if spec.endswith("d") else f"{value:{spec}}"
 
 
-def unbounded_as_text(name: object, series: pd.Series, printf: str | None = None
-                      ) -> pd.Series | None:
-    """An interval's upper-bound column (its name holds "CI95" and "Upper"), or the gate's
-    DetectablePct (the interval's half-width: +inf where its upper bound is), with a +inf cell as
-    text: the finite values in ``printf``, the format its family's other columns show
+def unbounded_format(name: object, series: pd.Series, printf: str | None = None) -> str | None:
+    """The printf format of an interval's upper-bound column (its name holds "CI95" and
+    "Upper"), or of the gate's DetectablePct (the interval's half-width: +inf where its upper
+    bound is), that holds a +inf cell: ``printf``, the format its family's other columns show
     (:func:`table_formats` of the table before this column became text; default: that of its
-    own finite values), +inf as :data:`UNBOUNDED`, missing as "—"; None for any other column, so
-    an unbounded interval never reads as a number ("inf"). Compare's DiffCI95UpperPct wrote
-    each bound to 4 significant digits, "6.891" under "0.8191", beside DiffPct's 4 decimals."""
+    own finite values); :func:`printf_text` writes +inf as :data:`UNBOUNDED`. None for any other
+    column, so an unbounded interval never reads as a number ("inf"). Compare's
+    DiffCI95UpperPct wrote each bound to 4 significant digits, "6.891" under "0.8191", beside
+    DiffPct's 4 decimals."""
     text = str(name)
     upper = ("CI95" in text and "Upper" in text) or text == DETECTABLE_PCT
     if not upper or not pd.api.types.is_float_dtype(series):
         return None
-    values = series.to_numpy(dtype="float64")
-    if not (values == float("inf")).any():
+    if not (series.to_numpy(dtype="float64") == float("inf")).any():
         return None
-    printf = printf or printf_format(series.replace(float("inf"), float("nan"))) or "%,.4g"
-    return pd.Series([printf_text(float(v), printf) for v in values], index=series.index,
+    return printf or printf_format(series.replace(float("inf"), float("nan"))) or "%,.4g"
+
+
+def unbounded_as_text(name: object, series: pd.Series, printf: str | None = None
+                      ) -> pd.Series | None:
+    """The column of :func:`unbounded_format` as text (+inf as :data:`UNBOUNDED`, missing as
+    "—"); None for any other column."""
+    shown = unbounded_format(name, series, printf)
+    return None if shown is None else _written(series, shown)
+
+
+def _written(values: pd.Series, printf: str) -> pd.Series:
+    """``values`` as text in ``printf`` (:func:`printf_text`), index kept."""
+    return pd.Series([printf_text(float(v), printf) for v in values], index=values.index,
                      dtype=object)
 
 
@@ -246,28 +257,59 @@ def unbounded_as_text(name: object, series: pd.Series, printf: str | None = None
 UNIT_VALUE_COLUMNS = (C.VALUE, C.AVG, C.STD, C.MIN, C.MAX, C.MEDIAN, C.CI95_LOWER, C.CI95_UPPER)
 
 
-def by_unit_as_text(frame: pd.DataFrame, columns: Iterable[str] = UNIT_VALUE_COLUMNS,
-                    min_units: int = 2) -> dict[str, pd.Series]:
-    """Where ``frame``'s ``Unit`` column holds at least ``min_units`` units: each numeric column
-    of ``columns`` (those holding a row's value in the row's unit) as text, the rows of each unit
-    written in that unit's format (:func:`table_formats` of those rows: a value and its CI95
-    bounds alike), missing cells None (a table's placeholder); else {}. One format for a column of ns, Hz and % rows
-    wrote "183,360.00 ns" and "1,535,586,414.70 Hz" with the decimals of the % rows (the deep
-    dive's Speed of light)."""
+@dataclass(frozen=True)
+class CellFormat:
+    """Rows of one column written in one printf format, where a column's single format does not
+    fit all its rows.
+
+    Attributes:
+        column: the column's name.
+        rows: positions (0-based) of the rows; None: every row.
+        printf: their format (:func:`printf_text`).
+    """
+
+    column: str
+    rows: np.ndarray | None
+    printf: str
+
+
+def unit_formats(frame: pd.DataFrame, columns: Iterable[str] = UNIT_VALUE_COLUMNS,
+                 min_units: int = 2) -> list[CellFormat]:
+    """Where ``frame``'s ``Unit`` column holds at least ``min_units`` units: for each unit and
+    each numeric column of ``columns`` (those holding a row's value in the row's unit), that
+    unit's rows' format (:func:`table_formats` of those rows: a value and its CI95 bounds
+    alike); else []. One format for a column of ns, Hz and % rows wrote "183,360.00 ns" and
+    "1,535,586,414.70 Hz" with the decimals of the % rows (the deep dive's Speed of light)."""
     if C.UNIT not in frame.columns or frame[C.UNIT].nunique(dropna=False) < min_units:
-        return {}
+        return []
     names = [c for c in columns if c in frame.columns
              and pd.api.types.is_numeric_dtype(frame[c]) and not pd.api.types.is_bool_dtype(frame[c])]
-    text = {c: np.full(len(frame), None, dtype=object) for c in names}
     units = frame[C.UNIT].astype(str).to_numpy()
+    cells = []
     for unit in dict.fromkeys(units):
         at = np.flatnonzero(units == unit)
-        rows = frame[names].iloc[at]
-        formats = table_formats(rows.replace(float("inf"), float("nan")))
-        for c in names:
-            text[c][at] = [None if v != v else printf_text(float(v), formats.get(c, "%,.4g"))
-                           for v in rows[c]]
+        formats = table_formats(frame[names].iloc[at].replace(float("inf"), float("nan")))
+        cells += [CellFormat(c, at, formats.get(c, "%,.4g")) for c in names]
+    return cells
+
+
+def as_text(frame: pd.DataFrame, cells: Iterable[CellFormat]) -> dict[str, pd.Series]:
+    """Each column of ``cells`` as text, each cell in its rows' format (:func:`printf_text`;
+    missing as "—"), index kept."""
+    text: dict[str, np.ndarray] = {}
+    for cell in cells:
+        values = frame[cell.column]
+        column = text.setdefault(cell.column, np.full(len(frame), "—", dtype=object))
+        at = slice(None) if cell.rows is None else cell.rows
+        column[at] = _written(values.iloc[at], cell.printf).to_numpy()
     return {c: pd.Series(t, index=frame.index, dtype=object) for c, t in text.items()}
+
+
+def by_unit_as_text(frame: pd.DataFrame, columns: Iterable[str] = UNIT_VALUE_COLUMNS,
+                    min_units: int = 2) -> dict[str, pd.Series]:
+    """The columns of :func:`unit_formats` as text, each unit's rows in its format; {} where
+    the rows are in fewer than ``min_units`` units."""
+    return as_text(frame, unit_formats(frame, columns, min_units))
 
 
 @dataclass(frozen=True)
@@ -276,40 +318,41 @@ class ColumnDisplay:
 
     Attributes:
         formats: column -> printf format of each numeric column (:func:`table_formats`); a
-            column shown as text below keeps its entry (its family's format).
-        by_unit: column -> its text where the rows are in several units
-            (:func:`by_unit_as_text`).
-        unbounded: column -> its text where an interval's upper bound is +inf
-            (:func:`unbounded_as_text`).
+            column written per rows below keeps its entry (its family's format).
+        cells: the columns one format does not fit, as rows -> format: an unbounded interval's
+            upper bound (:func:`unbounded_format`), then the columns whose rows are in several
+            units (:func:`unit_formats`: a later entry of a column overrides its rows).
     """
 
     formats: dict[str, str]
-    by_unit: dict[str, pd.Series]
-    unbounded: dict[str, pd.Series]
+    cells: tuple[CellFormat, ...]
 
     @property
-    def text(self) -> dict[str, pd.Series]:
-        """Every column shown as text, its text (missing cells None)."""
-        return {**self.unbounded, **self.by_unit}
+    def by_rows(self) -> set[str]:
+        """The columns written per rows (a table shows them as text, or styles them)."""
+        return {cell.column for cell in self.cells}
+
+    def text(self, frame: pd.DataFrame) -> dict[str, pd.Series]:
+        """Each column of :attr:`by_rows` of ``frame`` (the table decided on) as its text."""
+        return as_text(frame, self.cells)
 
     @property
     def number_formats(self) -> dict[str, str]:
-        """The printf format of each column shown as a number."""
-        text = self.text
-        return {c: f for c, f in self.formats.items() if c not in text}
+        """The printf format of each column shown as one number format."""
+        return {c: f for c, f in self.formats.items() if c not in self.by_rows}
 
 
 def column_display(frame: pd.DataFrame, in_unit: Iterable[str] = UNIT_VALUE_COLUMNS,
                    min_units: int = 2) -> ColumnDisplay:
     """The one decision of how a table's columns are shown, for the pages' tables and the HTML
     report alike: each numeric column's format (its family's: :func:`table_formats`), the columns
-    of ``in_unit`` whose rows are in at least ``min_units`` units as text written per unit
-    (:func:`by_unit_as_text`), and an interval's upper bound holding +inf as text
-    (:func:`unbounded_as_text`, in its family's format)."""
+    of ``in_unit`` whose rows are in at least ``min_units`` units written per unit
+    (:func:`unit_formats`), and an interval's upper bound holding +inf (:func:`unbounded_format`,
+    in its family's format)."""
     formats = table_formats(frame)
-    unbounded = {c: text for c in frame.columns
-                 if (text := unbounded_as_text(c, frame[c], formats.get(c))) is not None}
-    return ColumnDisplay(formats, by_unit_as_text(frame, in_unit, min_units), unbounded)
+    unbounded = [CellFormat(str(c), None, printf) for c in frame.columns
+                 if (printf := unbounded_format(c, frame[c], formats.get(c))) is not None]
+    return ColumnDisplay(formats, (*unbounded, *unit_formats(frame, in_unit, min_units)))
 
 
 def numbers_or_missing(series: pd.Series) -> pd.Series | None:

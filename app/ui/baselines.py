@@ -58,17 +58,14 @@ def _style(frame: pd.DataFrame) -> tuple[Any, dict[str, Any]]:
         return [f"background-color: {fill}" if c == B.CHANGE and fill else "" for c in row.index]
 
     # each unit's values with that unit's decimals, the other numbers with their column's
-    # (app.core.numbers): each number to 4 significant digits mixed decimals in a column
+    # (app.core.numbers: 4 significant digits each mixed decimals in a column); the values
+    # stay numbers, so a column sorts by value
     display = numbers.column_display(frame, _IN_UNIT, min_units=1)
-    shown = {c: frame[c].map(lambda v, f=f: numbers.printf_text(float(v), f))
-             for c, f in display.formats.items() if pd.api.types.is_float_dtype(frame[c])}
-    shown.update(display.text)
-    frame = frame.copy()
-    for name, text in shown.items():
-        frame[name] = text
-    widths = {c: {"width": int(max([len(c), *text.str.len().fillna(0)])) * 8 + 24,
-                  "alignment": "right"} for c, text in shown.items()}
-    return frame.style.apply(colour, axis=1).format(na_rep=panels.MISSING), widths  # no "None"
+    cells = [*(numbers.CellFormat(c, None, f) for c, f in display.formats.items()),
+             *display.cells]
+    widths = {c: {"width": int(max([len(c), *text.str.len()])) * 8 + 24, "alignment": "right"}
+              for c, text in numbers.as_text(frame, cells).items()}
+    return panels.styled(frame, cells).apply(colour, axis=1), widths
 
 
 def _baseline_data(job_id: str) -> tuple[Any, Mapping[str, Any] | None, str]:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Callable, Iterable
 from pathlib import Path
 from typing import Any, NoReturn
@@ -87,6 +88,30 @@ def chart_with_table(fig: go.Figure, frame: pd.DataFrame, key: str, filename: st
 #: What a table shows in a missing cell (the CSV download leaves it empty).
 MISSING = "—"
 
+#: The most cells a table styles (:func:`styled`): Streamlit's conversion of a pandas Styler
+#: took 78 ms for 10,000 cells and 0.7 s for 50,000 on the 2-core machine, paid at every
+#: script run. A larger table writes those columns as text, which a header click sorts as
+#: text, and says so (:data:`_TEXT_SORT_NOTE`).
+STYLED_CELLS = 4_000
+_TEXT_SORT_NOTE = ("{names}: each row in its unit's format, as text: this table has {cells:,} "
+                   "cells (over {limit:,}, the most drawn as numbers with a format per row), so "
+                   "a click on that header sorts it as text. The CSV has the numbers.")
+
+
+def styled(frame: pd.DataFrame, cells: Iterable[numbers.CellFormat]) -> Any:
+    """``frame`` as a pandas Styler whose cells of ``cells`` show their rows' format
+    (:func:`app.core.numbers.printf_text`: missing "—", +inf "unbounded"), later entries over
+    earlier ones; the values stay numbers, so a table sorts such a column by value (shown as
+    text, "1,535,586,415" sorted before "183,360"). The index is renumbered (a Styler needs
+    unique labels; :func:`table` hides it)."""
+    frame = frame.reset_index(drop=True)
+    styler = frame.style.format(na_rep=MISSING)
+    for cell in cells:
+        rows = slice(None) if cell.rows is None else cell.rows  # positions: labels after reset
+        styler = styler.format(functools.partial(numbers.printf_text, printf=cell.printf),
+                               subset=(rows, [cell.column]))
+    return styler
+
 
 def table(frame: pd.DataFrame | list[dict[str, Any]], key: str, where: Any = None,
           column_config: dict[str, Any] | None = None, **kwargs: Any) -> None:
@@ -95,11 +120,14 @@ def table(frame: pd.DataFrame | list[dict[str, Any]], key: str, where: Any = Non
     the narrowest interval's width needs (:func:`app.core.numbers.table_formats`); the values
     stay exact (sorting, CSV downloads). A missing cell (None, NaN) reads :data:`MISSING`, not
     Streamlit's "None"; an unbounded interval's upper bound reads "unbounded", its finite bounds
-    in its family's format (:func:`app.core.numbers.unbounded_as_text`); a table whose rows are
-    in several units writes each unit's values with that unit's decimals, as right-aligned text
-    (:func:`app.core.numbers.by_unit_as_text`): :func:`app.core.numbers.column_display` decides,
-    as for the HTML report. ``where``: a column or container (default: here);
-    ``column_config`` entries override the number formats."""
+    in its family's format (:func:`app.core.numbers.unbounded_format`); a table whose rows are
+    in several units writes each unit's values with that unit's decimals
+    (:func:`app.core.numbers.unit_formats`): :func:`app.core.numbers.column_display` decides,
+    as for the HTML report. Those columns stay numbers, so a click on their header sorts them
+    by value (:func:`styled`; beyond :data:`STYLED_CELLS` cells they are text, and a caption
+    says a header click sorts them as text).
+    ``where``: a column or container (default: here); ``column_config`` entries override the
+    number formats."""
     frame = frame if isinstance(frame, pd.DataFrame) else pd.DataFrame(frame)
     frame = table_text.visible_text(frame)  # bidirectional controls shown, not obeyed
     frame, short_chars = table_text.short_kernel_names(frame)
@@ -108,11 +136,18 @@ def table(frame: pd.DataFrame | list[dict[str, Any]], key: str, where: Any = Non
                               if (text := numbers.mixed_as_text(frame[c])) is not None
                               or (text := numbers.numbers_or_missing(frame[c])) is not None})
     shown = numbers.column_display(frame)
-    frame = _shown_as(frame, shown.text)
     config: dict[str, Any] = {name: st.column_config.NumberColumn(format=fmt)
                               for name, fmt in shown.number_formats.items()}
-    config.update({name: st.column_config.TextColumn(alignment="right")
-                   for name in shown.by_unit})
+    data: Any = frame
+    if shown.cells and frame.size <= STYLED_CELLS:  # no format: the Styler's text shows
+        data = styled(frame, shown.cells)
+        config.update({name: st.column_config.NumberColumn() for name in shown.by_rows})
+    elif shown.cells:
+        data = _shown_as(frame, shown.text(frame))
+        config.update({name: st.column_config.TextColumn(alignment="right")
+                       for name in shown.by_rows})
+        (where or st).caption(_TEXT_SORT_NOTE.format(
+            names=", ".join(sorted(shown.by_rows)), cells=frame.size, limit=STYLED_CELLS))
     if C.UNIT in frame.columns and C.UNIT not in config:  # "TFLOP/s" was cut to "TFLOP/"
         # a missing Unit (pandas 3's str dtype keeps it missing) has no length: count it as 0
         longest = int(frame[C.UNIT].astype(str).str.len().fillna(0).max()) if len(frame) else 0
@@ -126,7 +161,7 @@ def table(frame: pd.DataFrame | list[dict[str, Any]], key: str, where: Any = Non
                                   "help": table_text.SHORT_NAMES_HELP,
                                   "width": min(int(joined_chars * 7.2) + 24, 900)}
     kwargs.setdefault("placeholder", MISSING)
-    (where or st).dataframe(frame, key=key, hide_index=True, width="stretch",
+    (where or st).dataframe(data, key=key, hide_index=True, width="stretch",
                             column_config=config, **kwargs)
 
 

@@ -155,6 +155,30 @@ def shown_cells(at: AppTest) -> list[str]:
     return cells
 
 
+def displayed(element: Any) -> pd.DataFrame:
+    """A table's frame as the browser writes it where a pandas Styler sets a number column's
+    text (``app.ui.panels.styled``) and the column config gives it no number format (which
+    would take precedence): those columns as the Styler's text; every other column as its
+    values. The values behind the text stay in ``element.value`` (what sorting reads)."""
+    import pandas as pd
+    from streamlit import dataframe_util
+
+    frame = element.value
+    if not element.proto.arrow_data.HasField("styler"):
+        return frame
+    text = dataframe_util.convert_arrow_bytes_to_pandas_df(
+        element.proto.arrow_data.styler.display_values)
+    columns = json.loads(element.proto.columns) if element.proto.columns else {}
+    frame = frame.copy()
+    for i, name in enumerate(frame.columns):
+        config = (columns.get(str(name)) or {}).get("type_config") or {}
+        number = (pd.api.types.is_numeric_dtype(frame[name])
+                  and not pd.api.types.is_bool_dtype(frame[name]))
+        if number and not config.get("format"):
+            frame[name] = text.iloc[:, i].to_numpy(dtype=object)
+    return frame
+
+
 _NUMBER_TEXT = re.compile(r"^-?[\d,]*\.?\d+(e[+-]\d+)?$")
 _NOT_A_NUMBER = ("—", UNBOUNDED, "")
 

@@ -11,7 +11,8 @@ from pathlib import Path
 
 import ncu_report
 import pytest
-from apptest_helpers import IMPORTED, plotly_specs, text_number_problems, texts, trace_values
+from apptest_helpers import (IMPORTED, displayed, plotly_specs, text_number_problems, texts,
+                             trace_values)
 from tests.scenarios import scenario_dir
 
 FULL = "h200-ncu-deepdive-fp16-4096"
@@ -96,7 +97,7 @@ def test_baselines_of_an_import_and_of_a_run_at_once(jobs: dict[str, Path], app)
     at.selectbox(key="deep-dive-launch").set_value(1).run()
     assert not at.exception, at.exception
     assert [t.label for t in at.tabs] == [f"vs {IMPORTED}:0", f"vs {FULL}:0"]
-    frames = [d.value for d in at.dataframe if "Told apart" in d.value.columns]
+    frames = [displayed(d) for d in at.dataframe if "Told apart" in d.value.columns]
     assert len(frames) == 2
     across, same = frames
     duration = across[(across["Metric"] == "gpu__time_duration.sum")
@@ -107,7 +108,8 @@ def test_baselines_of_an_import_and_of_a_run_at_once(jobs: dict[str, Path], app)
     # each unit's numbers with one number of decimals (each to 4 significant digits mixed them)
     tables = [d for d in at.dataframe if "Told apart" in d.value.columns]
     in_unit = ("Baseline", "This launch", "Difference", "Mean difference", "CI95 ±")
-    assert not [p for d in tables for p in text_number_problems(d.value, {}, in_unit)]
+    assert not [p for d in tables for p in text_number_problems(displayed(d), {}, in_unit)]
+    assert all(d.value[c].dtype == float for d in tables for c in in_unit)  # sorted by value
     assert across.loc[across["Metric"] == "gpu__time_duration.sum", "Unit"].iloc[0] == "ns"
     shown = texts(at)
     assert "Both launches are runs of the same measurement" in shown

@@ -11,7 +11,7 @@ import json
 import numpy as np
 import pandas as pd
 import pytest
-from apptest_helpers import shown_cells, text_number_problems
+from apptest_helpers import displayed, shown_cells, text_number_problems
 
 from app.core.numbers import family
 from tests.scenarios import SCENARIOS
@@ -36,7 +36,7 @@ PAGES = [
 def _problems(at) -> list[str]:
     out = []
     for el in at.dataframe:
-        frame = el.value
+        frame = displayed(el)  # a styled column as its text
         columns = json.loads(el.proto.columns) if el.proto.columns else {}
         by_family: dict[str, set[str]] = {}  # a value and its CI95 bounds: one precision
         for name in frame.columns:

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import json
 
-from apptest_helpers import plotly_specs, text_number_problems, texts
+from apptest_helpers import displayed, plotly_specs, text_number_problems, texts
 from app.core.provenance import ANNOTATED_SCOPE, HOST_SCOPE
 from tests.scenarios import SCENARIOS
 
@@ -76,12 +76,14 @@ def test_duration_card_follows_the_unit_toggle_and_tables_formatted(store, monke
     # rows in several units (µs, %, Hz, byte ...): each unit's values with that unit's decimals
     # (app.core.numbers.by_unit_as_text), the mean and its CI95 bounds alike, never "2.144e+04";
     # one format for the column wrote 4 decimals on Hz and bytes. The CSV keeps exact values.
-    shown = table.value.set_index("Metric")
+    shown = displayed(table).set_index("Metric")
     assert list(shown.loc["gpu__time_duration.sum", ["AvgValue", "CI95_Lower", "CI95_Upper"]]) \
         == ["21,437.5", "21,434.6", "21,440.4"]  # as the card and its help
     assert shown.loc["gpc__cycles_elapsed.avg.per_second", "AvgValue"] == "1,978,513,520"
     assert shown.loc["sm__throughput.avg.pct_of_peak_sustained_elapsed", "AvgValue"] == "86.5977"
-    assert not text_number_problems(table.value, json.loads(table.proto.columns))
+    assert not text_number_problems(displayed(table), json.loads(table.proto.columns))
+    # the text is the Styler's: the values stay numbers, so a header click sorts them by value
+    assert table.value["AvgValue"].dtype == float
 
 
 def test_cupti_job_has_no_kernel_clock(store, monkeypatch, app) -> None:

@@ -149,7 +149,7 @@ def table(frame: pd.DataFrame, caption: str = "", max_rows: int = MAX_ROWS) -> s
     # bounds alike, rows in several units each in its unit's format)
     formats = {c: display.formats.get(c) if isinstance(c, str)
                else numbers.printf_format(frame[c]) for c in frame.columns}
-    as_text = {c: t.head(max_rows).tolist() for c, t in display.text.items()}
+    as_text = {c: t.head(max_rows).tolist() for c, t in display.text(frame).items()}
     head = "".join(f"<th>{text(c)}</th>" for c in frame.columns)
     rows = []
     for i, values in enumerate(shown.itertuples(index=False, name=None)):

@@ -120,8 +120,8 @@ def test_rows_in_several_units_get_each_unit_s_decimals() -> None:
     assert list(shown["Value"]) == ["183,360", "1,535,586,415", "90.06", "43.23"]
     assert numbers.by_unit_as_text(frame[frame["Unit"] == "%"]) == {}  # one unit: a number column
     display = numbers.column_display(frame)  # the tables' and the report's one decision
-    assert list(display.text) == ["Value"] and display.number_formats == {}
-    assert list(display.by_unit["Value"]) == list(shown["Value"])
+    assert display.by_rows == {"Value"} and display.number_formats == {}
+    assert list(display.text(frame)["Value"]) == list(shown["Value"])
 
 
 def _shown_width(fmt: str, lower: float, upper: float) -> float:

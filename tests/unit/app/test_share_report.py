@@ -178,7 +178,7 @@ def test_a_column_in_several_units_reads_as_on_the_pages() -> None:
 
     frame = one_kernel_frame(load_bundle(SCENARIOS / "h200-ncu-matmul-sweep"),
                              OneKernelOptions("fp32", 4))
-    page = numbers.column_display(frame).by_unit["AvgValue"]
+    page = numbers.column_display(frame).text(frame)["AvgValue"]
     html = H.table(frame)
     head = re.findall(r"<th>([^<]*)</th>", html)
     rows = re.findall(r"<tr>(.*?)</tr>", html.split("<tbody>", 1)[1])
