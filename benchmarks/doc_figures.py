@@ -372,7 +372,7 @@ PAGE_RUNS = ("page-speed-1205-speed", "page-speed-1205-speed2", "page-speed-1205
 #: Page benchmark runs beside a baseline checkout (``page_speed.py --baseline``) the docs quote.
 PAGE_PAIRED_RUNS = ("page-speed-1205-s10-click", "page-speed-1205-s10-click2",
                     "page-speed-1205-s10-final", "page-speed-1205-s11-quiet",
-                    "page-speed-1205-s12-quiet")
+                    "page-speed-1205-s12-quiet", "page-speed-1206-s14-quiet")
 
 
 def pages_text(run: str) -> str:
@@ -516,7 +516,8 @@ BIG_SWEEP_RUNS = ("big-sweep-1205-1000", "big-sweep-1205-10000", "big-sweep-1205
                   "big-sweep-1205-s10-prewarm", "big-sweep-1205-s10-prewarm2",
                   "big-sweep-1205-s10-final", "big-sweep-1205-s11-quiet",
                   "big-sweep-1205-s11-prefetch-ab", "big-sweep-1205-s11-final",
-                  "big-sweep-1205-s12-afterhog", "big-sweep-1205-s12-quiet")
+                  "big-sweep-1205-s12-afterhog", "big-sweep-1205-s12-quiet",
+                  "big-sweep-1206-s14-quiet")
 #: Big-sweep page runs of one checkout beside the bare page, without a baseline (``--bare``).
 BIG_SWEEP_ALONE_RUNS = ("big-sweep-1205-quiet-1000",)
 #: Server script runs of the page, paired (``benchmarks/big_sweep_server.py --json``).
