@@ -8,7 +8,7 @@ import streamlit as st
 from profiling_worker.bundle.loader import Bundle
 from app.core.markdown import esc
 from app.core.views.run_audit import (audit_source, badge_frame, badge_text, flagged_frame,
-                                      unread_note)
+                                      flags_said, unread_note)
 from app.ui import cached, panels, state
 from profiling_worker.bundle.schema import columns as C, run_audit as A
 
@@ -31,6 +31,9 @@ def badges(bundle: Bundle, page: str) -> None:
         where = f"{r[C.ANNOTATION]} {label}" if several else label
         row.badge(badge_text(where, int(r["Passed"]), int(r[C.RUNS]), str(r["Flags"])),
                   color="green" if ok else "orange")
+    if said := flags_said(frame["Flags"]):  # a badge names a check; here is what it means
+        st.caption(f"What a failed check says. {esc(said)}. Each run's evidence: “Run audit: "
+                   "the checks and their evidence”, further down.")
 
 
 def details(bundle: Bundle, page: str) -> None:

@@ -35,6 +35,17 @@ def test_badges_name_the_failed_checks_with_a_mark_no_font_needs(store, monkeypa
     assert _badges(at) == ["✓ n=1024: 100/100 passed",
                            "⚠ n=8192: 39/100 passed; failed clock (6), population (61)"]
     assert not [m.value for m in at.markdown if ":material/" in m.value]
+    # each check a badge names is said in words under the badges, once, in the audit's order
+    # ("population (61)" alone was a word a new user could not read)
+    said = [c.value.replace("\\", "") for c in at.caption  # the Markdown escapes dropped
+            if c.value.startswith("What a failed check says")]
+    assert len(said) == 1, said
+    assert "clock: the run's SM clock was more than 5 % below the job's median" in said[0]
+    assert "population: the config's runs fall in two groups" in said[0]
+    assert said[0].index("clock:") < said[0].index("population:")
+    assert "l2_state" not in said[0]  # no check the badges do not name
+    at = _open(app, monkeypatch, "h200-cupti-gate-base", "results")
+    assert not [c for c in at.caption if c.value.startswith("What a failed check says")]
 
 
 def _column(at, name: str) -> list[str]:
@@ -74,3 +85,11 @@ def test_an_unreadable_runs_file_leaves_the_audit_empty_as_ci_does_and_says_so(
     said = [w.value for w in at.warning if w.value.startswith("Run audit:")]
     assert len(said) == 1 and "runs.parquet cannot be read" in said[0], said
     assert "CSV beside it" in said[0]
+
+
+def test_every_check_has_its_meaning_in_words() -> None:
+    """A check added to the worker's audit needs its words under the badges."""
+    from app.core.views.run_audit import FLAG_MEANING
+    from profiling_worker.bundle.schema import run_audit as A
+
+    assert set(FLAG_MEANING) == set(A.CHECKS)

@@ -97,6 +97,29 @@ def badge_text(where: str, passed: int, runs: int, flags: str) -> str:
             else f"{PASSED_MARK if passed == runs else FLAGGED_MARK} {said}")
 
 
+#: What a flag of each check says about a run, in a reader's words (the checks' definitions:
+#: profiling_worker/bundle/schema/run_audit.py's docstring).
+FLAG_MEANING: dict[A.Check, str] = {
+    A.L2: "the run's L2 was warm although the job asked for it flushed",
+    A.CLOCK: f"the run's SM clock was more than {A.CLOCK_DROP_PCT:g} % below the job's median, or "
+             "power or thermal capped",
+    A.IDLE_GAP: "the GPU sat idle before the run long enough for its clocks to drop",
+    A.HOST_CONTENTION: "the cpu backend's threads waited for a CPU",
+    A.LAUNCH_BOUND: "the GPU waited for the host: launch-bound, not kernel time",
+    A.TIMER: "the run's duration is below what the timer resolves or the kernel's work allows",
+    A.POPULATION: "the config's runs fall in two groups (two modes or a step): the runs of the "
+                  "slower group are flagged",
+}
+
+
+def flags_said(flags: "pd.Series[str]") -> str:
+    """The meaning of each check named in ``flags`` (:func:`badge_frame`'s ``Flags`` cells,
+    ``"clock 6, population 61"``), once each in :data:`A.CHECKS` order:
+    ``"population: the config's runs fall in two groups ...; clock: ..."``; "" when none."""
+    named = {item.rpartition(" ")[0] for cell in flags for item in str(cell).split(", ") if item}
+    return "; ".join(f"{check}: {FLAG_MEANING[check]}" for check in A.CHECKS if check in named)
+
+
 def failed_frame(bundle: Bundle) -> pd.DataFrame:
     """The rows of :func:`badge_frame` where some run did not pass (a flag or not checked)."""
     frame = badge_frame(bundle)
