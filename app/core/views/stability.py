@@ -32,10 +32,13 @@ def short_kernels_text(summary: pd.DataFrame, duration_metric: str) -> tuple[str
         return None
     rsd = short[C.RSD].astype(float)
     pairs = ", ".join(f"{a} {c}" for a, c in zip(short[C.ANNOTATION], short[F.CONFIG_LABEL]))
-    text = (f"{len(short)} pair(s) run shorter than 10 µs ({pairs}; RSD {rsd.min():.2g}–"
-            f"{rsd.max():.2g} %): at this length a variation of a few hundred ns is several % of "
-            "the time" + ("; the measured time includes launch overhead"
-                          if duration_metric in _REGION_TIMERS else "") + ".")
+    low, high = f"{rsd.min():.2g}", f"{rsd.max():.2g}"
+    spread = low if low == high else f"{low}–{high}"  # "RSD 3.9–3.9 %" read as a range
+    said = "1 pair runs" if len(short) == 1 else f"{len(short)} pairs run"
+    text = (f"{said} shorter than 10 µs ({pairs}; RSD {spread} %): at this length a variation "
+            "of a few hundred ns is several % of the time"
+            + ("; the measured time includes launch overhead"
+               if duration_metric in _REGION_TIMERS else "") + ".")
     return text, bool(short[C.STABLE].astype(bool).all())
 def stable_text(summary: pd.DataFrame, bundle: Bundle) -> str:
     """The page's and the report's count of stable pairs of :func:`stability_frame`, and how it
