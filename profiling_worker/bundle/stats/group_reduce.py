@@ -125,8 +125,10 @@ def medians(values: np.ndarray, codes: np.ndarray) -> np.ndarray:
     low = starts + np.maximum(counts - 1, 0) // 2
     high = starts + counts // 2
     out = np.full(len(counts), np.nan)
-    a, b = v[low[some]], v[high[some]]
-    out[some] = np.where(counts[some] % 2 == 1, a, (a + b) / 2)
+    middle = v[low[some]]
+    even = counts[some] % 2 == 0  # the mean only there: a lone 1.7e308 overflowed a + b
+    middle[even] = (middle[even] + v[high[some]][even]) / 2
+    out[some] = middle
     return out
 
 

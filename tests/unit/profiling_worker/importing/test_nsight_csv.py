@@ -215,6 +215,7 @@ def test_malformed_inputs_raise_import_failed_naming_the_file(tmp_path, case):
     assert not store.exists() or not any(store.iterdir())  # nothing left behind
 
 
+@pytest.mark.filterwarnings("error::RuntimeWarning")  # a lone value's median overflowed a + b
 def test_huge_but_finite_values_import(tmp_path):
     text = HEADER + "\n" + ROW.replace("61344.0", "1.7e308") + "\n"
     path = tmp_path / "profiled_data-big-0.csv"
