@@ -46,7 +46,7 @@ sys.path.insert(0, str(REPO))
 from benchmarks.page_speed import (BARE, CHROMIUM, PROBE, VIEWPORT,  # noqa: E402
                                    load_time, serve)
 from benchmarks.page_trace import CATEGORIES, main_thread_ms  # noqa: E402
-from benchmarks.paired import paired_ratio  # noqa: E402
+from benchmarks.paired import paired_ratio, ratio_line  # noqa: E402
 from benchmarks.results_page_scale import build_scale_bundle  # noqa: E402
 
 TARGET_S = 3.0
@@ -135,14 +135,12 @@ def main() -> None:
         print(f"  {key}: median {statistics.median(values):.2f} s {[round(v, 2) for v in values]}"
               f" (target <= {TARGET_S} s)")
     for kind, r in out["ratios"].items():
-        print(f"  {kind} dash / base: {r['estimate']:.2f}x, CI95 [{r['ci95'][0]:.2f}, "
-              f"{r['ci95'][1]:.2f}], Wilcoxon p {r['p_wilcoxon']:.3f}, n {r['n']}")
+        print(f"  {kind} dash / base: {ratio_line(r)}")
     for key, values in out["cpu_ms"].items():
         print(f"  {key}: browser main thread CPU to the chart, median "
               f"{statistics.median(values):.0f} ms {[round(v) for v in values]}")
     for kind, r in out["cpu_ratios"].items():
-        print(f"  {kind} CPU dash / base: {r['estimate']:.2f}x, CI95 [{r['ci95'][0]:.2f}, "
-              f"{r['ci95'][1]:.2f}], Wilcoxon p {r['p_wilcoxon']:.3f}, n {r['n']}")
+        print(f"  {kind} CPU dash / base: {ratio_line(r)}")
     print(f"  chart SVG nodes {out['svg_nodes']}, x tick labels {out['x_tick_labels']}")
     if args.json:
         args.json.write_text(json.dumps(out, indent=2))

@@ -98,9 +98,10 @@ def main() -> None:
           f"{out['load_average_before'][0]:.1f} -> {out['load_average_after'][0]:.1f}:")
     for key, values in out["times_s"].items():
         print(f"  {key}: median {statistics.median(values):.2f} s {[round(v, 2) for v in values]}")
+    from benchmarks.paired import ratio_line  # on the path since measure()
+
     for kind, r in out["ratios"].items():
-        print(f"  {kind} dash / base: {r['estimate']:.2f}x, CI95 [{r['ci95'][0]:.2f}, "
-              f"{r['ci95'][1]:.2f}], Wilcoxon p {r['p_wilcoxon']:.3f}, n {r['n']}")
+        print(f"  {kind} dash / base: {ratio_line(r)}")
     if args.json:
         args.json.write_text(json.dumps(out, indent=2))
 

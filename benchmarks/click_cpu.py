@@ -41,7 +41,7 @@ sys.path[:0] = [str(REPO), str(REPO / "benchmarks")]
 from benchmarks.page_speed import (CHROMIUM, CLICK_PAGES, PROBE, TIMEOUT_MS,  # noqa: E402
                                    _drawn_at, cold_then_warm, serve)
 from benchmarks.page_trace import CATEGORIES  # noqa: E402
-from paired import paired_ratio  # noqa: E402
+from paired import paired_ratio, ratio_line  # noqa: E402
 
 HOOK = Path(__file__).resolve().parent / "click_cpu_hook"
 #: Marks (``performance.mark('chart-frame')``) the animation frame after a chart first has
@@ -183,9 +183,7 @@ def main() -> None:
         for page, m in out["medians"][tag].items():
             print(f"  {tag:8s} {page:11s} " + " ".join(f"{m[f]:7.0f}" for f in FIELDS))
     for field, r in out.get("paired", {}).items():
-        print(f"{tags[0]} / {tags[1]}, {field}: {r['estimate']:.2f} (CI95 {r['ci95'][0]:.2f}-"
-              f"{r['ci95'][1]:.2f}, {r['slower_pairs']} of {r['n']} pairs slower, "
-              f"p = {r['p_wilcoxon']:.3f})")
+        print(f"{tags[0]} / {tags[1]}, {field}: {ratio_line(r)}")
     print(f"load average {load_before[0]:.1f} -> {out['load_average_after'][0]:.1f} "
           f"on {out['cpus']} CPUs")
     if args.json:

@@ -330,10 +330,10 @@ def main() -> None:
                   f"{1e3 * med[f'{name}_click_wall']:.0f} ms")
         if s["click_pages_missing"][name]:
             print(f"[{name}] no link or chart for: {', '.join(s['click_pages_missing'][name])}")
+    from paired import ratio_line  # on the path since paired()
+
     for kind, r in s.get("paired", {}).items():
-        lo, hi = r["ci95"]
-        print(f"[dash / base] {kind}: {r['estimate']:.2f} (CI95 {lo:.2f}-{hi:.2f}, "
-              f"{r['slower_pairs']} of {r['n']} pairs slower, Wilcoxon p {r['p_wilcoxon']:.3f})")
+        print(f"[dash / base] {kind}: {ratio_line(r)}")
     print(f"load average at the end: {' '.join(f'{x:.1f}' for x in s['load_average'])}")
     if args.json:
         args.json.write_text(json.dumps(result, indent=2))

@@ -58,3 +58,10 @@ def paired_ratio(candidate: Sequence[float], reference: Sequence[float],
             "max": max(ratios, default=math.nan), "estimate": est, "ci95": [lo, hi],
             "p_wilcoxon": p, "slower_pairs": int(np.sum(logs > 0)), "target": target,
             "bound": bound, "verdict": verdict}
+
+
+def ratio_line(r: dict[str, Any]) -> str:
+    """A :func:`paired_ratio` summary as the benchmarks print it: ``"0.87 (CI95 0.82-0.91, 0 of
+    6 pairs slower, Wilcoxon p 0.031)"``."""
+    return (f"{r['estimate']:.2f} (CI95 {r['ci95'][0]:.2f}-{r['ci95'][1]:.2f}, "
+            f"{r['slower_pairs']} of {r['n']} pairs slower, Wilcoxon p {r['p_wilcoxon']:.3f})")
