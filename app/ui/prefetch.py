@@ -63,17 +63,21 @@ def start(info: BundleInfo | None) -> None:
 def _start_once(path: str, mtime: float, job_id: str) -> threading.Thread:
     """The prefetch thread of the job at ``path`` with manifest ``mtime``, started on the
     first call for them in this server (Streamlit runs one call per key at a time; a job
-    changed since is another key)."""
+    changed since is another key), with the job's bundle read by the calling script run."""
+    from app.ui import cached
+
     del path, mtime  # the cache key
-    thread = threading.Thread(target=_run, args=(job_id,), name="kprof-prefetch", daemon=True)
+    # read here, in the script run (a hit: the page read it): a miss (the bundle left the
+    # cache) shows its spinner, which a thread without a ScriptRunContext logged as a warning
+    bundle = cached.bundle_for(job_id)
+    thread = threading.Thread(target=_run, args=(bundle,), name="kprof-prefetch", daemon=True)
     thread.start()
     return thread
 
 
-def _run(job_id: str) -> None:
-    from app.ui import cached, gc_freeze
+def _run(bundle: Bundle | None) -> None:
+    from app.ui import gc_freeze
 
-    bundle = cached.bundle_for(job_id)
     if bundle is not None:
         charts(bundle)
     gc_freeze.freeze_once()  # what the server now holds, out of later full collections

@@ -76,12 +76,19 @@ def test_start_computes_once_per_job_and_only_when_enabled(store, monkeypatch) -
                 if b.job_id == JOB)
     ran: list[str] = []
     done = threading.Event()
+    readers: list[str] = []  # the threads that read the bundle
+    bundle_for = cached.bundle_for
 
-    def run(job_id: str) -> None:
-        ran.append(job_id)
+    def read(job_id: str | None) -> object:
+        readers.append(threading.current_thread().name)
+        return bundle_for(job_id)
+
+    def run(bundle) -> None:  # type: ignore[no-untyped-def]
+        ran.append(bundle.job_id)
         done.set()
 
     monkeypatch.setattr(prefetch, "_run", run)
+    monkeypatch.setattr(cached, "bundle_for", read)
     prefetch._start_once.clear()
     prefetch.start(info)  # not enabled: a plain `streamlit run`, an AppTest
     assert ran == []
@@ -93,6 +100,9 @@ def test_start_computes_once_per_job_and_only_when_enabled(store, monkeypatch) -
     finally:
         prefetch._enabled.clear()
     assert ran == [JOB]
+    # read once, by the caller (a script run): a read in the thread showed a cache miss's
+    # spinner there, which logged "missing ScriptRunContext"
+    assert readers == [threading.current_thread().name]
 
 
 def test_a_job_over_the_config_bound_or_without_configs_is_not_prefetched(store,
