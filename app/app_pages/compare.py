@@ -9,7 +9,7 @@ from profiling_worker.bundle.schema import columns as C, intervals, plausibility
 from profiling_worker.bundle.schema.manifest import JobStatus
 
 from app.core.figures.compare import build_compare_figure
-from app.core import metric_roles
+from app.core import metric_roles, preflight
 from app.core.metrics import MissingData, available_metrics
 from app.core.views.compare import (CompareOptions, JobSummary, candidates, caveated_pairs,
                                     compare_frame,
@@ -49,7 +49,8 @@ analysis.how_to_read(
     "comparable. For a metric "
     "that is not a duration the directed outcomes read *candidate higher* / *lower*.\n\n"
     "Only jobs that can be compared are offered as candidate (same duration metric, a kernel, "
-    "an annotation and a config in common); the others are listed with the reason. The "
+    "an annotation and a config in common); the others are listed with the reason. Pre-flight "
+    "passes are offered on neither side. The "
     "candidate starts as the job most like the baseline: same kernels and duration metric, "
     "measured alike where one is (the gate judges it: same backend, run options, GPU, tools, "
     "ncu metric set), then most configs in common (then same annotations, same backend, most "
@@ -57,7 +58,15 @@ analysis.how_to_read(
     "`kernel-dashboard --compare BASE CANDIDATE` opens this page on two bundles "
     "(`?baseline=…&candidate=…`).")
 bundles, _problems = cached.list_bundles()
-ids = [b.job_id for b in bundles if b.status == JobStatus.DONE] or [b.job_id for b in bundles]
+# a Pre-flight pass (2 calls, no warm-up) is a look at a job, not one to compare: the newest
+# done job, it was the default baseline, and the gate judged its 2 runs "ambiguous"
+passes = {b.job_id for b in bundles if preflight.is_pass(b.spec)}
+ids = ([b.job_id for b in bundles if b.status == JobStatus.DONE and b.job_id not in passes]
+       or [b.job_id for b in bundles if b.job_id not in passes])
+if state.selected_job_id() in passes:
+    st.info(f"{code(state.selected_job_id())} is a Pre-flight pass ({preflight.CALLS} calls "
+            "without warm-up): passes are not compared. Its job, once run, is.",
+            icon=":material/info:")
 if len(ids) < 1:
     st.info("No jobs to compare yet.")
     panels.stop_page()

@@ -23,6 +23,7 @@ from typing import Any, cast
 import pandas as pd
 
 from profiling_worker.bundle.schema import backends as B, columns as C
+from profiling_worker.bundle.schema.bundle_spec import PartialSpec
 from profiling_worker.bundle.schema.spec import JobSpec, validate_spec
 
 from app.core import frame_columns as F
@@ -46,6 +47,13 @@ _CPU_SOURCE = (f"estimate for the cpu backend: this pass's host time of one run 
 #: (metrics up to, bytes per launch) of the bundled H200 reports; ``full``'s for any set.
 _REPORT_BYTES = ((1, 17_000), (6, 115_000), (17, 282_000))
 _REPORT_FULL = 1_460_000
+
+
+def is_pass(spec: JobSpec | PartialSpec | None) -> bool:
+    """Whether ``spec`` is a Pre-flight pass's (:func:`preflight_spec`: its label begins with
+    :data:`LABEL`): :data:`CALLS` calls without warm-up, a quick look at the job, no result to
+    compare or to show first (a bundle's spec, whole or partial)."""
+    return spec is not None and str(spec.label or "").startswith(LABEL)
 
 
 def preflight_spec(planned: JobSpec, pilot: bool = False) -> JobSpec:

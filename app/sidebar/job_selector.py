@@ -8,6 +8,7 @@ from profiling_worker.bundle.schema.manifest import JobStatus
 
 from app.ui import state
 from app.ui.jobs import SOURCE_BUNDLED, BundleInfo
+from app.core import preflight
 from app.core.markdown import code, visible
 
 
@@ -17,8 +18,9 @@ FIRST_BUNDLED_JOB = "h200-ncu-matmul-sweep"
 
 def default_job(bundles: list[BundleInfo], gpu_here: bool) -> str | None:
     """Which job to show first: on a machine without a GPU the bundled matmul sweep (else the
-    newest bundled done job), else the newest done job, else the newest of any status."""
-    done = [b for b in bundles if b.status == JobStatus.DONE]
+    newest bundled done job), else the newest done job that is no Pre-flight pass
+    (:func:`app.core.preflight.is_pass`), else the newest of any status."""
+    done = [b for b in bundles if b.status == JobStatus.DONE and not preflight.is_pass(b.spec)]
     if not gpu_here:
         bundled = [b for b in done if b.source == SOURCE_BUNDLED]
         preferred = [b for b in bundled if b.job_id == FIRST_BUNDLED_JOB]
@@ -32,7 +34,8 @@ def default_job(bundles: list[BundleInfo], gpu_here: bool) -> str | None:
 
 def _label(info: BundleInfo) -> str:
     kernels = ",".join(info.kernels) or "?"
-    where = " · bundled" if info.source == SOURCE_BUNDLED else ""
+    where = (" · bundled" if info.source == SOURCE_BUNDLED else
+             " · pre-flight pass" if preflight.is_pass(info.spec) else "")
     return visible(state.LABEL_SEP.join([info.job_id, kernels, info.backend,
                                          f"{info.status}{where}"]))
 

@@ -300,3 +300,44 @@ def test_jobs_not_offered_are_counted_by_where_they_come_from(seeded, monkeypatc
     offered = at.selectbox(key="compare-candidate").options  # the baseline last
     refused_bundled = len(bundled) - len(offered)  # neither offered nor the baseline
     assert box.label.endswith(f": 1 job of yours, {refused_bundled} bundled examples"), box.label
+
+
+def _as_preflight_pass(src: Path, dest: Path) -> None:
+    """A copy of the real cpu job ``src`` labelled as Pre-flight labels its pass
+    (app.core.preflight.preflight_spec), and started after every other job (the newest)."""
+    import json
+    import shutil
+
+    from app.core import preflight
+
+    shutil.copytree(src, dest)
+    for name in ("manifest.json", "spec.json"):
+        raw = json.loads((dest / name).read_text())
+        spec = raw.get("spec", raw) if name == "manifest.json" else raw
+        spec["label"] = f"{preflight.LABEL} of matmul"
+        if name == "manifest.json":
+            raw["job_id"], raw["started_at"] = dest.name, "2099-01-01T00:00:00+00:00"
+        (dest / name).write_text(json.dumps(raw))
+
+
+def test_a_preflight_pass_is_offered_on_neither_side(seeded, monkeypatch, app) -> None:
+    """A fresh user's find: after Pre-flight, Compare took the pass (2 calls, no warm-up; the
+    newest done job) as its default baseline, and the gate judged its runs "ambiguous"."""
+    from app.services import result_store
+    from app.sidebar.job_selector import default_job
+
+    (job_dir,) = seeded["results"].iterdir()
+    _as_preflight_pass(job_dir, seeded["results"] / "pass-1")
+    monkeypatch.setenv("KPROF_BUNDLED_DIR", str(SCENARIOS))
+    bundles = result_store.list_bundles(seeded["results"], SCENARIOS)[0]
+    assert bundles[0].job_id == "pass-1"  # the newest: what a default would take
+    assert default_job(bundles, True) == job_dir.name  # the sidebar opens on the job, not it
+    at = app("compare", query={"job": "pass-1"})
+    assert not at.exception, at.exception
+    baseline = at.selectbox(key="compare-baseline")
+    assert "pass-1" not in baseline.options and baseline.value != "pass-1"
+    assert all("pass-1" not in s.options for s in at.selectbox if s.key == "compare-candidate")
+    assert "`pass-1` is a Pre-flight pass (2 calls without warm-up)" in texts(at)
+    at.selectbox(key="compare-baseline").set_value(job_dir.name).run()
+    assert not at.exception
+    assert "`pass-1`:" not in texts(at)  # not even among the jobs not offered
