@@ -56,9 +56,9 @@ with above_chart:
     run_audit.badges(bundle, PAGE)
     notes.few_runs(summary)
     notes.auto_runs(bundle, "stability")
-    st.caption(f"{esc(stable_text(summary, bundle))} {C.CI95_HALF_PCT} beside each flag: the "
-               "CI95's half-width in % of the mean; a stable row of 3 runs can be wider than an "
-               "unstable one of 100.")
+    st.caption(f"{esc(stable_text(summary, bundle))} In the table, {C.CI95_HALF_PCT} beside "
+               f"{C.STABLE}: the CI95's half-width in % of the mean; a stable row of 3 runs can "
+               "be wider than an unstable one of 100.")
     short = short_kernels_text(summary, bundle.duration_metric)
     if short is not None:
         text, all_stable = esc(short[0]), short[1]

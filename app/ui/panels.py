@@ -7,6 +7,7 @@ from collections.abc import Callable, Iterable
 from pathlib import Path
 from typing import Any, NoReturn
 
+import numpy as np
 import pandas as pd
 import plotly.graph_objects as go
 import streamlit as st
@@ -98,6 +99,24 @@ _TEXT_SORT_NOTE = ("{names}: each row in its unit's format, as text: this table 
                    "a click on that header sorts it as text. The CSV has the numbers.")
 
 
+def _widest(values: pd.Series, printf: str) -> int:
+    """The most characters a value of ``values`` takes in ``printf``: the least's or the
+    greatest's (the longest integer part and a minus sign are at the ends; the decimals are
+    the format's), NaN and infinities left out; 0 for none."""
+    finite = pd.to_numeric(values, errors="coerce").replace([np.inf, -np.inf], np.nan).dropna()
+    if finite.empty:
+        return 0
+    return max(len(numbers.printf_text(float(v), printf)) for v in (finite.min(), finite.max()))
+
+
+def _width(name: str, chars: int) -> int | None:
+    """A number column's width (px) where its values are wider than its header, else None
+    (Streamlit's own): the grid sized such a column by its header and cut its values on the
+    left (StdDev ".000138" for 0.000138, a fresh user's find; a minus sign in the baselines'
+    Difference). 8 px a character and the cell's padding, as the baselines' table."""
+    return chars * 8 + 24 if chars > len(name) else None
+
+
 def styled(frame: pd.DataFrame, cells: Iterable[numbers.CellFormat]) -> Any:
     """``frame`` as a pandas Styler whose cells of ``cells`` show their rows' format
     (:func:`app.core.numbers.printf_text`: missing "—", +inf "unbounded"), later entries over
@@ -136,12 +155,15 @@ def table(frame: pd.DataFrame | list[dict[str, Any]], key: str, where: Any = Non
                               if (text := numbers.mixed_as_text(frame[c])) is not None
                               or (text := numbers.numbers_or_missing(frame[c])) is not None})
     shown = numbers.column_display(frame)
-    config: dict[str, Any] = {name: st.column_config.NumberColumn(format=fmt)
-                              for name, fmt in shown.number_formats.items()}
+    config: dict[str, Any] = {name: st.column_config.NumberColumn(
+        format=fmt, width=_width(str(name), _widest(frame[name], fmt)))
+        for name, fmt in shown.number_formats.items()}
     data: Any = frame
     if shown.cells and frame.size <= STYLED_CELLS:  # no format: the Styler's text shows
         data = styled(frame, shown.cells)
-        config.update({name: st.column_config.NumberColumn() for name in shown.by_rows})
+        config.update({name: st.column_config.NumberColumn(
+            width=_width(str(name), int(text.str.len().max() or 0)))
+            for name, text in shown.text(frame).items()})
     elif shown.cells:
         data = _shown_as(frame, shown.text(frame))
         config.update({name: st.column_config.TextColumn(alignment="right")

@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 
 from apptest_helpers import plotly_specs, texts, trace_values
+from app.core import numbers
 from tests.scenarios import SCENARIOS
 
 
@@ -43,6 +44,15 @@ def test_sweep_throughput_normalised(seeded, app) -> None:
     # Issue 25: the Unit column was too narrow for "TFLOP/s" ("TFLOP/"): sized to its text
     columns = json.loads(at.dataframe[0].proto.columns)
     assert columns["Unit"]["width"] >= len("TFLOP/s") * 9
+    # a fresh user's find: StdDev, its header shorter than its values, was sized by the header
+    # and cut them on the left (".000138"): every number column fits its widest value
+    frame = at.dataframe[0].value
+    for name, config in columns.items():
+        printf = (config.get("type_config") or {}).get("format")
+        if printf and name in frame and frame[name].notna().any():
+            text = [numbers.printf_text(float(v), printf) for v in frame[name].dropna()]
+            longest = max(map(len, text))
+            assert longest <= len(name) or config.get("width", 0) >= longest * 8, (name, text)
 
 
 def test_sweep_without_jobs_says_so(store, app) -> None:
