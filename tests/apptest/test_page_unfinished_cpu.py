@@ -10,6 +10,7 @@ from pathlib import Path
 import pytest
 
 from apptest_helpers import JOB_ID, texts
+from app.core.provenance import ANNOTATED_SCOPE, HOST_SCOPE
 
 UNFINISHED = "20261129-230500-matmul-0003"
 
@@ -51,3 +52,13 @@ def test_clocks_time_unit_only_with_a_chart(seeded, app) -> None:
     at.switch_page("app_pages/clocks_thermal.py").run()
     assert not at.exception
     assert "Time unit" not in _controls(at)
+
+
+def test_one_kernel_scope_from_the_spec(seeded, app) -> None:
+    """Issue: One kernel on a cancelled cpu job whose manifest names no backend (the spec
+    does) showed nsight-python's scope sentence; the backend is the one the job recorded."""
+    at = app(query={"job": unfinished(seeded["results"], "cancelled", backend_recorded=False)})
+    at.switch_page("app_pages/one_kernel.py").run()
+    assert not at.exception
+    infos = [i.value for i in at.info]
+    assert HOST_SCOPE in infos and ANNOTATED_SCOPE not in infos, infos
