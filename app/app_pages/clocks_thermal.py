@@ -96,11 +96,14 @@ if not user_collectors.empty:
     st.markdown("**Your info collectors** (user files; ONCE values here, RUN values below):")
     st.dataframe(user_collectors, hide_index=True, key=state.key(PAGE, "user-collectors"))
 cols = st.columns(2)
-time_unit = cols[0].segmented_control("Time unit", list(derived.TIME_UNITS), default="µs",
-                                      key=state.key(PAGE, "time-unit")) or "µs"
+# the control is drawn only where there is a chart for it to act on (not for a queued or
+# cancelled job): its value of this run is in the session state before it is drawn
+time_unit = st.session_state.get(state.key(PAGE, "time-unit")) or "µs"
 labels = {None: "every config"}
 try:
     every = collector_runs_frame(bundle, ClocksOptions(time_unit=time_unit))
+    cols[0].segmented_control("Time unit", list(derived.TIME_UNITS), default="µs",
+                              key=state.key(PAGE, "time-unit"))
     labels |= dict(zip(every[C.CONFIG], every[F.CONFIG_LABEL]))
     config = cols[1].selectbox("Config for the per-run chart",
                                state.keep_if_offered(state.key(PAGE, "config"), labels),

@@ -30,7 +30,7 @@ analysis.how_to_read(
     "the kernel itself (ncu backend with the bound preset), not the device's rated clock. "
     "**TFLOP/s** and **GB/s** are computed here, run by run, from the kernel catalog's analytic "
     "FLOP and byte counts (work table) and the measured duration.")
-st.info(profiled_scope(bundle.manifest), icon=":material/crop_free:")
+st.info(profiled_scope(bundle.manifest, bundle.backend), icon=":material/crop_free:")
 try:
     choices = annotation_configs(bundle)
 except MissingData as exc:

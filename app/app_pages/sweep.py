@@ -2,6 +2,7 @@
 metric) against the parameter that varies, optionally normalised."""
 
 import re
+from typing import NoReturn
 
 import streamlit as st
 
@@ -39,7 +40,18 @@ def metric_label(m: str) -> str:
     return metric_roles.with_unit(bundle.manifest, m, units.get(m, ""))
 
 
-# the Y axis box's default; a job without any metric offers none (an empty box)
+def no_values(metric: str) -> NoReturn:
+    """Say that the job has no ``metric`` values to plot (its status, its other metrics) and
+    stop the page."""
+    st.info(f"This job has no {esc(metric)} values to plot (status: "
+            f"{esc(job_status.shown_status(bundle))})."
+            + (f" Its other metrics ({esc(', '.join(rest))}) are under 'Y axis: metric' "
+               "above." if (rest := [m for m in metrics if m != metric]) else ""))
+    panels.stop_page()
+
+
+if not metrics:  # queued, running, cancelled or failed: no control would act on anything
+    no_values(bundle.duration_metric)
 first_metric = sweep_metric(bundle, defaults.metric)
 chosen_metric = None
 if len(metrics) > 1 or not has_durations:
@@ -98,11 +110,7 @@ except (derived.MissingWork, ValueError) as exc:
                            if others else ""))
     panels.stop_page()
 if frame.empty:
-    st.info(f"This job has no {esc(metric)} values to plot (status: "
-            f"{esc(job_status.shown_status(bundle))})."
-            + (f" Its other metrics ({esc(', '.join(rest))}) are under 'Y axis: metric' "
-               "above." if (rest := [m for m in metrics if m != metric]) else ""))
-    panels.stop_page()
+    no_values(metric)
 if not has_durations:
     st.info(f"This job has no {esc(bundle.duration_metric)} values (durations), so time and "
             f"throughput cannot be derived here; drawn is its metric {esc(metric)} as the file "

@@ -84,12 +84,16 @@ def host_timer_warning(status: JobStatus) -> str:
     return f"This job {verb} the cpu backend: every time here is {HOST_TIMER_NOTE}."
 
 
-def profiled_scope(manifest: dict[str, Any] | None) -> str:
+def profiled_scope(manifest: dict[str, Any] | None, backend: str = "") -> str:
     """The sentence saying what a region is and what was measured, from the job's provenance:
     :data:`NCU_IMPORT_SCOPE` for a job imported from Nsight Compute output without
     nsight-python's CSVs (manifest ``provenance.formats``), :data:`HOST_SCOPE` for a job of the
-    cpu backend (manifest ``backend.name``), else :data:`ANNOTATED_SCOPE`."""
-    backend = str(((manifest or {}).get("backend") or {}).get("name") or "")
+    cpu backend, else :data:`ANNOTATED_SCOPE`.
+
+    ``backend`` is the backend the job recorded (``Bundle.backend``: the manifest's
+    ``backend.name``, else its spec's), so that a job cancelled before the worker named it in
+    the manifest is told as its spec says; "" reads the manifest's ``backend.name`` alone."""
+    backend = backend or str(((manifest or {}).get("backend") or {}).get("name") or "")
     if backend and not B.on_gpu(backend):
         return HOST_SCOPE
     if not manifest or not is_imported(manifest):

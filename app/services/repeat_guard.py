@@ -22,6 +22,7 @@ import time
 from pathlib import Path
 
 from profiling_worker.bundle.schema import columns
+from profiling_worker.bundle.schema.manifest import JobStatus, ManifestError, read_manifest
 from profiling_worker.bundle.schema.spec import JobSpec, SpecInvalid, validate_spec
 
 #: Seconds after a submission in which an identical spec is asked about, not queued.
@@ -65,11 +66,18 @@ def recent_twin(results_dir: Path, spec: JobSpec, now: float | None = None,
     return None
 
 
-def twin_text(job_id: str, now: float | None = None) -> str:
-    """What a door says before queuing a twin of ``job_id``: when it was queued, and how to
-    queue another anyway."""
+def twin_text(results_dir: Path, job_id: str, now: float | None = None) -> str:
+    """What a door says before queuing a twin of ``job_id`` (a job of ``results_dir``): when
+    it was submitted and its status now (its manifest's: a twin of a few seconds ago may be
+    done already; not said where the manifest cannot be read), and how to queue another."""
     when = submitted_at(job_id)
     now = time.time() if now is None else now
-    ago = "" if when is None else f" {max(0, round(now - when))} s ago"
-    return (f"An identical job ({job_id}) was queued{ago}. Queue another copy? It would run "
-            "after the first and measure the same configs again.")
+    try:
+        status: JobStatus | None = JobStatus(read_manifest(Path(results_dir) / job_id)["status"])
+    except (ManifestError, OSError):
+        status = None
+    said = ", ".join(filter(None, ("" if when is None else f"{max(0, round(now - when))} s ago",
+                                   status.value if status else "")))
+    after = "after the first and " if status is None or not status.finished else ""
+    return (f"An identical job ({job_id}) was submitted{' ' + said if said else ''}. Queue "
+            f"another copy? It would run {after}measure the same configs again.")

@@ -97,7 +97,8 @@ def _job(manager: Executor, job: Job, position: int) -> None:
         # whatever the job's state: a finished job's empty place replaces its bar at once, where
         # the next element of another kind left the bar of an earlier run under "✓ done"
         progress, cancel = st.empty(), st.empty()
-        if job.watched_by:  # another process runs (a sweep: submits, retries, merges) it
+        if job.watched_by and job.active:  # another process runs (a sweep: submits, retries,
+            # merges) it; an ended job has no owner left to name, nothing left to cancel
             st.caption(owner_caption(job))
         elif job.active and job.cancel_requested:
             st.caption("Cancelling…")  # the worker is stopping; the Cancel button is gone

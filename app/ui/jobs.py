@@ -15,7 +15,7 @@ from profiling_worker.bundle.schema.spec_errors import FieldError, SpecInvalid
 from app.services.executor import Executor as Executor
 from app.services.job_model import Job as Job
 from app.services.repeat_guard import (SUBMITTING as SUBMITTING, recent_twin as _recent_twin,
-                                       twin_text as twin_text)
+                                       twin_text as _twin_text)
 from app.services.result_store import SOURCE_BUNDLED as SOURCE_BUNDLED, BundleInfo as BundleInfo
 from app.services.slurm_executor import (READ_ONLY_STAGE as READ_ONLY_STAGE, SCAN_S as SCAN_S,
                                          slurm_available as slurm_missing)
@@ -54,3 +54,9 @@ def recent_twin(spec: JobSpec) -> str | None:
     """The job of the result store with ``spec``'s hash queued in the last
     :data:`~app.services.repeat_guard.REPEAT_WINDOW_S` seconds (by any door), else None."""
     return _recent_twin(settings.results_dir(), spec)
+
+
+def twin_text(job_id: str) -> str:
+    """The question about queuing a twin of ``job_id`` of the result store: when it was
+    submitted, its status now (:func:`~app.services.repeat_guard.twin_text`)."""
+    return _twin_text(settings.results_dir(), job_id)

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 from pathlib import Path
 
 import pytest
@@ -278,6 +279,9 @@ def test_a_second_run_of_the_same_spec_within_seconds_asks_first(store, app) -> 
     assert not at.exception, at.exception
     said = [w.value for w in at.warning if "identical job" in w.value]
     assert said and first in said[0] and "Press Run again" in said[0], texts(at)
+    # it said "was queued" of a job already done: its status now is said
+    assert re.search(r"was submitted \d+ s ago, (queued|running|done)\. ", unescape(said[0])), \
+        said[0]
     assert at.session_state["sidebar-job"] == first
     assert [j.job_id for j in cached.job_manager().snapshot()] == [first]
     _submit(at)  # asked, and Run pressed again: the copy is queued

@@ -76,7 +76,7 @@ def provenance(bundle: Bundle) -> H.Section:
                       for k in ("created_at", "started_at", "finished_at") if manifest.get(k))
     section = H.Section(f"Provenance: {bundle.job_id}").add(
         H.paragraph(caption(bundle), "verdict"), H.paragraph(origin), H.paragraph(times),
-        H.paragraph(profiled_scope(manifest)),
+        H.paragraph(profiled_scope(manifest, bundle.backend)),
         H.table(pd.DataFrame(environment_rows(manifest.get("environment") or {}, backend,
                                               bundle.gpu_index)), "Environment of the job"))
     for name, value in (("Spec", spec_json(bundle)), ("Provenance", manifest.get("provenance")),

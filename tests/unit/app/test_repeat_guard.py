@@ -9,6 +9,7 @@ import time
 from pathlib import Path
 
 from profiling_worker.bundle.schema import columns
+from profiling_worker.bundle.schema.manifest import write_manifest
 from profiling_worker.bundle.schema.spec import JobSpec, validate_spec
 
 from app import sweep_cli
@@ -34,10 +35,26 @@ def test_a_twin_of_the_last_seconds_is_found_and_an_older_or_other_one_is_not(tm
     assert repeat_guard.recent_twin(tmp_path, spec, now) is None, old
     twin = _queued(tmp_path, validate_spec({**SPEC, "label": "again"}), now - 2)
     assert repeat_guard.recent_twin(tmp_path, spec, now) == twin  # the label is not the spec
-    text = repeat_guard.twin_text(twin, now)
+    text = repeat_guard.twin_text(tmp_path, twin, now)
     assert twin in text and "2 s ago" in text
     (tmp_path / "not-a-job").mkdir()
     assert repeat_guard.submitted_at("not-a-job") is None
+
+
+def test_the_twin_text_says_the_twins_status_now(tmp_path) -> None:
+    """A fresh user's find: "An identical job (<id>) was queued 4 s ago" of a job already
+    done. The text says it was submitted, and its status as its manifest has it now."""
+    now = float(int(time.time()))
+    twin = _queued(tmp_path, validate_spec(SPEC), now - 4)
+    assert repeat_guard.twin_text(tmp_path, twin, now).startswith(  # no manifest yet
+        f"An identical job ({twin}) was submitted 4 s ago. Queue another copy? It would run "
+        "after the first")
+    manifest = {"schema_version": 1, "job_id": twin, "spec": SPEC, "backend": {"name": "cpu"}}
+    for status, after in (("queued", "after the first and "), ("done", "")):
+        write_manifest(tmp_path / twin, {**manifest, "status": status})
+        assert repeat_guard.twin_text(tmp_path, twin, now) == (
+            f"An identical job ({twin}) was submitted 4 s ago, {status}. Queue another copy? "
+            f"It would run {after}measure the same configs again.")
 
 
 def test_kernel_sweep_refuses_a_twin_unless_again(tmp_path, capsys) -> None:
