@@ -42,8 +42,9 @@ THERMAL_HELP = {
 AUTO_HELP = ('Used when Runs is "auto": every config gets the fewest runs, then runs are added '
              "where the CI95 is widest until it is within the target, the config has the most "
              "runs, or the budget (wall-clock s of measuring, whole job) is spent")
-#: The label each field has on screen (the widgets draw these): errors name a field by it, with
-#: the spec's name after it. ``metrics`` is the spec's, made of Metrics and Extra metrics;
+#: The label each field has on screen (the widgets draw these): errors name a field by it, and
+#: by the spec's name only where it does not say it (:func:`error_text`). ``metrics`` is the
+#: spec's, made of Metrics and Extra metrics;
 #: ``sizes`` and ``runs`` depend on the kernel (:func:`labels`).
 LABELS = {
     "kernels": "Kernels", "annotations": "Annotations (empty = all)", "backend": "Backend",
