@@ -142,7 +142,8 @@ def test_kernel_with_two_parameters_gets_one_field_each_and_zip(store, app, tmp_
     at.text_input(key="builder-runs").set_value("2")
     _submit(at)
     errors = [unescape(e.value) for e in at.sidebar.error]
-    assert any("**Configs** (spec `combine`)" in e and "rows: 2, cols: 3" in e for e in errors), errors
+    assert any("**Configs** (spec `combine`)" in e and "rows: 2, cols: 3" in e
+               for e in errors), errors
     at.text_input(key="builder-param-cols").set_value("16, 32")
     _submit(at)
     assert not at.sidebar.error
@@ -189,8 +190,8 @@ def test_repeated_sizes_an_empty_item_and_resume_below_pause_are_refused_by_fiel
     _fill(at, sizes="64, 128", thermal_cont="5")
     _submit(at)
     errors = [unescape(e.value) for e in at.sidebar.error]
-    assert [e for e in errors if "**Resume at (°C)** (spec `thermal_cont`): resume at 5 °C is not above "
-            "the pause point thermal_wait (10 °C, nsight-python's default)" in e]
+    assert [e for e in errors if "**Resume at (°C)** (spec `thermal_cont`): resume at 5 °C is "
+            "not above the pause point thermal_wait (10 °C, nsight-python's default)" in e]
     assert not cached.job_manager().snapshot(), "nothing was queued"
 
 
