@@ -32,7 +32,8 @@ for fix, names in by_fix.items():
     st.warning(f"Cannot run here: {', '.join(names)} (the table says why)."
                + (f" Fix: {esc(fix)}" if fix else ""))
 env = cached.environment()
-panels.table(pd.DataFrame(environment_rows(env, None, 0)),  # this machine: its first GPU
+can_run = [name for name, info in cached.backend_reports().items() if info.get("available")]
+panels.table(pd.DataFrame(environment_rows(env, None, 0, can_run)),  # this machine: its first GPU
              key=state.key(PAGE, "here"))
 st.button("Probe again", key=state.key(PAGE, "reprobe"), on_click=cached.reprobe_environment,
           icon=":material/refresh:", help="After installing ncu or a driver, ask the worker again")

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from typing import Any
 
 from profiling_worker.bundle.schema import columns as C, tools as T
@@ -34,12 +35,18 @@ def _version(value: Any) -> str:
 
 
 def environment_rows(env: dict[str, Any], backend: dict[str, Any] | None,
-                     gpu_index: int) -> list[dict[str, str]]:
+                     gpu_index: int, can_run: Sequence[str] | None = None
+                     ) -> list[dict[str, str]]:
     """Rows ``{"Item", "Value"}``: GPU, driver, compute capability, memory, ncu, nsight-python,
-    nsight mode, CUPTI, torch, host. Missing items read "none"."""
+    a job's backend (nsight mode, name, what it measures) where ``backend`` is given, the
+    backends a machine can run where ``can_run`` is, CUPTI, torch, host. Missing items read
+    "none". A machine has no backend of its own: "Backend none" read as if nothing could run
+    on a machine without a GPU, where the cpu backend does."""
     gpu = first_gpu(env, gpu_index)
-    backend = backend or {}
     memory = gpu.get("memory_mib")
+    job = [("nsight mode", backend.get("nsight_mode")), ("Backend", backend.get("name")),
+           ("Measures", backend.get("measurement"))] if backend is not None else []
+    machine = [("Backends it can run", ", ".join(can_run))] if can_run is not None else []
     items = [
         ("GPU", gpu.get("name") or "none"),
         ("GPU UUID", gpu.get("uuid")),
@@ -49,9 +56,8 @@ def environment_rows(env: dict[str, Any], backend: dict[str, Any] | None,
         ("Max SM / memory clock", _clocks(gpu)),
         (f"{T.NCU.words} (ncu)", _version(env.get(T.NCU.key))),
         (T.NSIGHT_PYTHON.words, env.get(T.NSIGHT_PYTHON.key)),
-        ("nsight mode", backend.get("nsight_mode")),
-        ("Backend", backend.get("name")),
-        ("Measures", backend.get("measurement")),
+        *job,
+        *machine,
         (T.CUPTI_PYTHON.words, env.get(T.CUPTI_PYTHON.key)),
         ("libcupti", _version(env.get("libcupti"))),
         ("torch", " / ".join(str(v) for v in (env.get("torch"), env.get("torch_cuda")) if v)),

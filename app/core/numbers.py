@@ -49,6 +49,16 @@ def fmt(value: float | int | None, sig: int = SIG_DIGITS) -> str:
     return f"{v:,.{decimals}f}"
 
 
+def fmt_metric(value: float | int | None) -> str:
+    """A value of a report's metric column, whose rows are of many metrics (a table's column
+    holding numbers and text): a whole number without decimals, with thousands separators
+    (``launch__grid_size`` 256.0 -> "256", not :func:`fmt`'s "256.0"), any other by :func:`fmt`.
+    Whole numbers from 1e15 on stay in :func:`fmt`'s exponent form."""
+    if value is not None and math.isfinite(v := float(value)) and v == round(v) and abs(v) < 1e15:
+        return f"{int(v):,d}"
+    return fmt(value)
+
+
 def fmt_interval(centre: float, lower: float, upper: float, sig: int = SIG_DIGITS
                  ) -> tuple[str, str, str]:
     """A mean and its CI95 bounds written with one number of decimals: :func:`fmt`'s for the
@@ -193,13 +203,14 @@ def _interval_format(values: pd.Series, widths: np.ndarray, sig: int) -> str:
 def mixed_as_text(series: pd.Series) -> pd.Series | None:
     """An object column holding both numbers and text (a report's metric values:
     ``launch__func_cache_config`` is "CachePreferNone") as text, the numbers written by
-    :func:`fmt`, missing cells as "—"; None for any other column. Arrow stores a column as one
-    type, so a table of such a column would otherwise fail to convert (and fall back noisily)."""
+    :func:`fmt_metric`, missing cells as "—"; None for any other column. Arrow stores a column
+    as one type, so a table of such a column would otherwise fail to convert (and fall back
+    noisily)."""
     # pandas' C type inference, not a Python loop: every table of every page passes here
     if series.dtype != object or pd.api.types.infer_dtype(series, skipna=True) not in (
             "mixed", "mixed-integer"):
         return None
-    return series.map(lambda v: v if isinstance(v, str) else fmt(None if v is None else float(v)))
+    return series.map(lambda v: v if isinstance(v, str) else fmt_metric(v))
 
 
 #: How a table writes an interval's +inf upper bound (an unbounded ratio interval, Fieller's
@@ -273,13 +284,18 @@ class CellFormat:
     printf: str
 
 
+#: How a ``Unit`` cell without a unit reads as text (empty, missing).
+_NO_UNIT = frozenset({"", "nan", "None", "<NA>"})
+
+
 def unit_formats(frame: pd.DataFrame, columns: Iterable[str] = UNIT_VALUE_COLUMNS,
                  min_units: int = 2) -> list[CellFormat]:
     """Where ``frame``'s ``Unit`` column holds at least ``min_units`` units: for each unit and
     each numeric column of ``columns`` (those holding a row's value in the row's unit), that
     unit's rows' format (:func:`table_formats` of those rows: a value and its CI95 bounds
     alike); else []. One format for a column of ns, Hz and % rows wrote "183,360.00 ns" and
-    "1,535,586,414.70 Hz" with the decimals of the % rows (the deep dive's Speed of light)."""
+    "1,535,586,414.70 Hz" with the decimals of the % rows (the deep dive's Speed of light).
+    Rows without a unit whose values are whole take a format of their own (no decimals)."""
     if C.UNIT not in frame.columns or frame[C.UNIT].nunique(dropna=False) < min_units:
         return []
     names = [c for c in columns if c in frame.columns
@@ -288,8 +304,15 @@ def unit_formats(frame: pd.DataFrame, columns: Iterable[str] = UNIT_VALUE_COLUMN
     cells = []
     for unit in dict.fromkeys(units):
         at = np.flatnonzero(units == unit)
-        formats = table_formats(frame[names].iloc[at].replace(float("inf"), float("nan")))
-        cells += [CellFormat(c, at, formats.get(c, "%,.4g")) for c in names]
+        values = frame[names].iloc[at].replace(float("inf"), float("nan"))
+        # rows without a unit are each a quantity of its own: a whole count keeps no decimals
+        # beside a fraction (launch__grid_size "256", not "256.0" for waves_per_multiprocessor)
+        whole = (values.isna() | (values == values.round())).all(axis=1).to_numpy() \
+            if unit in _NO_UNIT else np.zeros(len(at), dtype=bool)
+        for rows in (whole, ~whole):
+            if rows.any():
+                formats = table_formats(values[rows])
+                cells += [CellFormat(c, at[rows], formats.get(c, "%,.4g")) for c in names]
     return cells
 
 

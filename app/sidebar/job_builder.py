@@ -23,7 +23,7 @@ from app import settings
 from app.core import config_grid, job_size, spec_form
 from app.sidebar import preflight_panel, run_on
 from app.ui import cached, jobs, state
-from app.core.markdown import esc
+from app.core.markdown import code, esc
 
 PAGE = "builder"
 FIELDS = ("kernels", "annotations", "size_preset", "sizes", "combine", "runs", "backend",
@@ -42,8 +42,9 @@ THERMAL_HELP = {
 AUTO_HELP = ('Used when Runs is "auto": every config gets the fewest runs, then runs are added '
              "where the CI95 is widest until it is within the target, the config has the most "
              "runs, or the budget (wall-clock s of measuring, whole job) is spent")
-#: The label each field has on screen (the widgets draw these): errors name a field by it, with
-#: the spec's name after it. ``metrics`` is the spec's, made of Metrics and Extra metrics;
+#: The label each field has on screen (the widgets draw these): errors name a field by it, and
+#: by the spec's name only where it does not say it (:func:`error_text`). ``metrics`` is the
+#: spec's, made of Metrics and Extra metrics;
 #: ``sizes`` and ``runs`` depend on the kernel (:func:`labels`).
 LABELS = {
     "kernels": "Kernels", "annotations": "Annotations (empty = all)", "backend": "Backend",
@@ -111,12 +112,28 @@ def labels(params: tuple[str, ...]) -> dict[str, str]:
 
 
 def error_text(err: spec_schema.FieldError, shown: Mapping[str, str]) -> str:
-    """An error as Markdown, naming the field by its label on screen and the spec's name:
-    ``**GPU index (gpu)**: 99 is out of range … Fix: ….`` (``ignore_kernels[2]`` takes the
-    label of ``ignore_kernels``); a field with no label (``disk_full``) by its name alone."""
+    """An error as Markdown, naming the field once, by its label on screen: ``**GPU index**: 99
+    is out of range … Fix: ….``; the spec's name follows only where the label does not say it
+    (:func:`_says`) or it names an item: ``**Kernels to ignore (one a line)** (spec
+    `ignore_kernels[2]`)``. A field with no label (``disk_full``) by its name alone. "Sizes (n)
+    (sizes)" said the field twice (new-user trial)."""
     label = shown.get(err.field.partition("[")[0])
-    name = err.field if label is None or label == err.field else f"{label} ({err.field})"
-    return f"**{esc(name)}**: {esc(err.message)}. Fix: {esc(err.hint)}."
+    if label is None:
+        name = f"**{esc(err.field)}**"
+    elif _says(label, err.field):
+        name = f"**{esc(label)}**"
+    else:
+        name = f"**{esc(label)}** (spec {code(err.field)})"
+    return f"{name}: {esc(err.message)}. Fix: {esc(err.hint)}."
+
+
+def _says(label: str, field: str) -> bool:
+    """True when ``label`` holds the spec's name ``field`` in its letters and digits, case and
+    punctuation aside ("Warm-up calls" says ``warmup``, "GPU index" ``gpu``); never for an
+    item (``ignore_kernels[2]``: the index is the item)."""
+    def letters(text: str) -> str:
+        return "".join(c for c in text.lower() if c.isalnum())
+    return "[" not in field and letters(field) in letters(label)
 
 
 def k(field: str) -> str:

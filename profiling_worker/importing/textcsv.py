@@ -208,6 +208,17 @@ def numbers_as_text(values: pd.Series, decimal: str = ".", thousands: bool = Fal
     return s
 
 
+def data_row(values: pd.Series, i: int) -> str:
+    """Where the ``i``-th cell of ``values`` (a column of :func:`parse_csv`'s frame, its index
+    the data row's position) is, as every import message says it: "data row 1 (counted from 1
+    under the header)". Not a line number: blank lines are skipped and ncu writes lines before
+    the header, so the file's line number is not known here. "data row 2" used to name the
+    first data row (line 2 of a plain CSV)."""
+    label = values.index[i]
+    row = int(label) + 1 if isinstance(label, (int, np.integer)) else i + 1
+    return f"data row {row} (counted from 1 under the header)"
+
+
 def floats(values: pd.Series, path: Path, column: str, finite: bool = True,
            decimal: str = ".", thousands: bool = False) -> pd.Series:
     """float64 of a text column (NA strings -> NaN); a categorical column is converted per
@@ -233,12 +244,12 @@ def floats(values: pd.Series, path: Path, column: str, finite: bool = True,
     bad = num.isna() & ~na
     if bad.any():
         i = int(np.flatnonzero(bad.to_numpy())[0])
-        raise ImportFailed(f"{path.name}: column {column}, data row {i + 2}: "
+        raise ImportFailed(f"{path.name}: column {column}, {data_row(s, i)}: "
                            f"{s.iloc[i][:40]!r} is not a number", HINT_CSV)
     num = num.astype("float64")
     if finite and np.isinf(num.to_numpy()).any():
         i = int(np.flatnonzero(np.isinf(num.to_numpy()))[0])
-        raise ImportFailed(f"{path.name}: column {column}, data row {i + 2}: "
+        raise ImportFailed(f"{path.name}: column {column}, {data_row(s, i)}: "
                            f"{s.iloc[i][:40]!r} is not a finite number", HINT_CSV)
     return num
 
@@ -276,7 +287,7 @@ def text_column(values: pd.Series, path: Path, column: str, required: bool) -> p
     s = as_text(values)
     if required and (s == "").any():
         i = int(np.flatnonzero((s == "").to_numpy())[0])
-        raise ImportFailed(f"{path.name}: column {column} is empty in data row {i + 2}",
+        raise ImportFailed(f"{path.name}: column {column} is empty in {data_row(s, i)}",
                            HINT_CSV)
     return s
 

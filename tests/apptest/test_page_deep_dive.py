@@ -101,7 +101,7 @@ def test_the_action_queues_that_point_alone_with_the_full_set(store, monkeypatch
 
     monkeypatch.setenv("KPROF_BUNDLED_DIR", str(SCENARIOS))
     monkeypatch.setattr(deep_dive_action, "_problems", lambda raw: [])
-    at = app("sweep", query={"job": "h200-ncu-matmul-sweep"})
+    at = app("sweep", query={"job": "h200-ncu-matmul-rules"})
     _open_deep_dive(at, "sweep")
     points = at.selectbox(key="sweep-deep-point")
     points.set_value("fp16 · n=4096").run()
@@ -122,7 +122,7 @@ def test_picked_point_survives_closing_and_a_job_switch_offers_that_jobs_points(
     the box still read "bf16 · n=8192" while the spec was built from that job's 15th point; and
     closing the expander forgot the pick."""
     monkeypatch.setenv("KPROF_BUNDLED_DIR", str(SCENARIOS))
-    at = app("sweep", query={"job": "h200-ncu-matmul-sweep"})
+    at = app("sweep", query={"job": "h200-ncu-matmul-rules"})
     _open_deep_dive(at, "sweep")
     at.selectbox(key="sweep-deep-point").set_value("bf16 · n=8192").run()
     at.session_state["sweep-deep-open"] = False
@@ -183,3 +183,22 @@ def test_a_single_config_import_gets_an_axis_around_its_value(imported, app) -> 
     axis = spec["layout"]["xaxis"]
     assert axis["tickvals"] == [0.0] and axis["ticktext"] == ["0"]
     assert axis["range"][0] < 0 < axis["range"][1]
+
+
+def test_whole_launch_statistics_are_shown_without_decimals(store, monkeypatch, app) -> None:
+    """New-user trial: Launch statistics read "launch__grid_size 256.0" and "launch__block_size
+    128.0": the rows without a unit took the decimals of launch__waves_per_multiprocessor
+    (0.4848). Whole values of those rows are whole."""
+    monkeypatch.setenv("KPROF_BUNDLED_DIR", str(SCENARIOS))
+    at = app("deep_dive", query={"job": "h200-ncu-matmul-rules"})  # the sweep's deep dive
+    assert not at.exception, at.exception
+    from apptest_helpers import displayed
+
+    shown = {}
+    for df in at.dataframe:
+        frame = displayed(df)
+        if {"Metric", "Value"} <= set(frame.columns):
+            shown.update(zip(frame["Metric"], frame["Value"]))
+    assert shown["launch__grid_size"] == "256", shown
+    assert shown["launch__block_size"] == "128", shown
+    assert shown["launch__waves_per_multiprocessor"] == "0.4848", shown  # a fraction: its digits

@@ -18,6 +18,10 @@ def test_backends_and_fixes(seeded, app) -> None:
             (warning,) = [w for w in warnings if f"**{b}**" in w]
             assert backends.loc[b, "Fix"] in warning and backends.loc[b, "Reason"] not in warning
     assert any("host wall-clock" in str(j.value) for j in at.json)
+    # this machine's table names what it can run (it read "Backend none" without a GPU)
+    here = at.dataframe[1].value.set_index("Item")["Value"]
+    can_run = [b for b, ok in backends["Can run"].items() if ok]
+    assert here["Backends it can run"] == ", ".join(can_run) and "Backend" not in here
 
 
 def test_missing_worker_python(store, app, monkeypatch, tmp_path) -> None:

@@ -32,7 +32,7 @@ def test_gpu_index_on_the_cpu_backend_is_named_not_ignored(store, app) -> None:
     assert not at.exception
     assert "The cpu backend runs on no GPU: the GPU index is not used" in texts(at)
     (error,) = _errors(at)
-    assert "**GPU index (gpu)**" in error and "the cpu backend runs on no GPU, so GPU index 3" in error
+    assert "**GPU index**" in error and "the cpu backend runs on no GPU, so GPU index 3" in error
     assert "leave the GPU index at 0" in error
     assert cached.job_manager().snapshot() == []  # nothing was queued
     at.text_input(key="builder-gpu").set_value("0")
@@ -63,6 +63,6 @@ def test_gpu_index_the_machine_lacks_is_refused_by_field(store, app, one_gpu) ->
     _submit(at, "ncu", "2")
     assert not at.exception
     (error,) = _errors(at)
-    assert "**GPU index (gpu)**" in error and "2 is not a GPU of this machine" in error
+    assert "**GPU index**" in error and "2 is not a GPU of this machine" in error
     assert "0: NVIDIA H200" in error and "set the GPU index to 0..0" in error
     assert cached.job_manager().snapshot() == []

@@ -97,6 +97,12 @@ BAD_INPUTS = [
     ({"ignore_kernels": "re:([a-z"}, "ignore_kernels[0]", "is not a valid regular expression"),
 ]
 
+#: Each field of BAD_INPUTS as its error names it: once, by its label, and the spec's name only
+#: where the label does not say it (an item of a list).
+SHOWN = {"sizes": "**Sizes (n)**", "kernels": "**Kernels**", "runs": "**Runs per size**",
+         "metrics": "**Metrics / Extra metrics**",
+         "ignore_kernels[0]": "**Kernels to ignore (one a line)** (spec `ignore_kernels[0]`)"}
+
 
 @pytest.mark.parametrize("change, field, message", BAD_INPUTS,
                          ids=[f"{f}-{list(c.values())[0]!s}" for c, f, _ in BAD_INPUTS])
@@ -107,7 +113,7 @@ def test_bad_input_names_the_field_and_keeps_results(seeded, app, change, field,
     _submit(at)
     assert not at.exception
     errors = [unescape(e.value) for e in at.sidebar.error]
-    assert any(f"({field})**: " in e and message in e for e in errors), errors  # label (field)
+    assert any(e.startswith(f"{SHOWN[field]}: ") and message in e for e in errors), errors
     assert cached.job_manager().snapshot() == []  # nothing was queued
     assert at.session_state["sidebar-job"] == before  # earlier results still listed, selected
     assert any(before in label for label in at.selectbox(key="sidebar-job").options)
@@ -137,7 +143,8 @@ def test_kernel_with_two_parameters_gets_one_field_each_and_zip(store, app, tmp_
     at.text_input(key="builder-runs").set_value("2")
     _submit(at)
     errors = [unescape(e.value) for e in at.sidebar.error]
-    assert any("**Configs (combine)**" in e and "rows: 2, cols: 3" in e for e in errors), errors
+    assert any("**Configs** (spec `combine`)" in e and "rows: 2, cols: 3" in e
+               for e in errors), errors
     at.text_input(key="builder-param-cols").set_value("16, 32")
     _submit(at)
     assert not at.sidebar.error
@@ -157,7 +164,7 @@ def test_replay_and_thermal_fields_are_submitted_and_checked_by_field(store, app
     at.text_input(key="builder-thermal_cont").set_value("10")
     _submit(at)
     errors = [unescape(e.value) for e in at.sidebar.error]
-    assert any("**Resume at (°C) (thermal_cont)**" in e and "not above the pause point" in e
+    assert any("**Resume at (°C)** (spec `thermal_cont`)" in e and "not above the pause point" in e
                for e in errors)
     at.text_input(key="builder-thermal_cont").set_value("30")
     at.text_input(key="builder-thermal_timeout").set_value("60")
@@ -176,16 +183,16 @@ def test_repeated_sizes_an_empty_item_and_resume_below_pause_are_refused_by_fiel
     _fill(at, kernels=["matmul"], sizes="64, 64", runs=2)
     _submit(at)
     errors = [unescape(e.value) for e in at.sidebar.error]
-    assert any("**Sizes (n) (sizes)**: 64 is given twice (items 1 and 2)" in e for e in errors)
+    assert any("**Sizes (n)**: 64 is given twice (items 1 and 2)" in e for e in errors)
     _fill(at, sizes="64,,128")
     _submit(at)
     errors = [unescape(e.value) for e in at.sidebar.error]
-    assert any("**Sizes (n) (sizes)**: item 2 of 3 is empty in '64,,128'" in e for e in errors)
+    assert any("**Sizes (n)**: item 2 of 3 is empty in '64,,128'" in e for e in errors)
     _fill(at, sizes="64, 128", thermal_cont="5")
     _submit(at)
     errors = [unescape(e.value) for e in at.sidebar.error]
-    assert [e for e in errors if "**Resume at (°C) (thermal_cont)**: resume at 5 °C is not above "
-            "the pause point thermal_wait (10 °C, nsight-python's default)" in e]
+    assert [e for e in errors if "**Resume at (°C)** (spec `thermal_cont`): resume at 5 °C is "
+            "not above the pause point thermal_wait (10 °C, nsight-python's default)" in e]
     assert not cached.job_manager().snapshot(), "nothing was queued"
 
 
@@ -222,9 +229,12 @@ def test_options_are_drawn_once_opened_and_submitted_as_their_defaults_before(st
 
 
 @pytest.mark.parametrize("field, typed, shown", [
-    ("gpu", "99", "**GPU index (gpu)**: 99 is out of range"),
-    ("warmup", "-1", "**Warm-up calls (warmup)**: -1 is out of range"),
-    ("runs", "0", "**Runs per size (runs)**: 0 is out of range"),
+    ("gpu", "99", "**GPU index**: 99 is out of range"),
+    ("warmup", "-1", "**Warm-up calls**: -1 is out of range"),
+    ("runs", "0", "**Runs per size**: 0 is out of range"),
+    # the field once: the spec's name only where the label does not say it ("Sizes (n) (sizes)")
+    ("thermal_timeout", "-1", "**Longest pause (s)** (spec `thermal_timeout`): -1 is out of "
+                              "range"),
 ])
 def test_errors_name_the_field_by_its_label_on_screen(store, app, field, typed, shown) -> None:
     at = app()
@@ -239,7 +249,7 @@ def test_an_error_goes_once_its_field_is_corrected_without_a_run(store, app) -> 
     at = app()
     _fill(at, kernels=[], sizes="32", runs=2)
     _submit(at)
-    assert [e for e in at.sidebar.error if "**Kernels (kernels)**" in unescape(e.value)]
+    assert [e for e in at.sidebar.error if "**Kernels**" in unescape(e.value)]
     assert "Found at the last Run" in texts(at)  # typed fields are sent only by Run
     at.multiselect(key="builder-kernels").set_value(["matmul"]).run()  # corrected, no Run
     assert not at.sidebar.error and "Found at the last Run" not in texts(at)

@@ -182,6 +182,11 @@ def test_the_commands_run_without_a_gpu(tmp_path: Path) -> None:
         manifest = json.loads(path.read_text(encoding="utf-8"))
         assert manifest["status"] == "done", (path.parent.name, manifest.get("error"))
         assert manifest["spec"]["backend"] == "cpu"
+    # History lists a job by its label: the gate's two jobs were both "gate baseline"
+    labels = {path.parent.name: json.loads(path.read_text(encoding="utf-8"))["spec"].get("label")
+              for path in manifests}
+    assert labels.get("candidate") == "gate candidate", labels
+    assert len(set(labels.values())) == len(labels), labels
     assert (tmp_path / "gate.md").read_text(encoding="utf-8").startswith("## Kernel regression gate")
 
 

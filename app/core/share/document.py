@@ -131,7 +131,7 @@ def _cell(value: Any, fmt: str | None, shown: Any = None) -> str:
         if math.isnan(v):
             return '<td class="num" data-value="nan">—</td>'
         if shown is None:
-            shown = numbers.fmt(v)
+            shown = numbers.fmt_metric(v)  # a text column's number: a metric of a report
             if fmt is not None and math.isfinite(v):
                 shown = f"{int(value):,d}" if fmt == "%,d" else f"{v:{fmt[1:]}}"
         exact = repr(int(value)) if fmt == "%,d" else repr(v)

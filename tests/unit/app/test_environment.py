@@ -26,6 +26,16 @@ def test_rows() -> None:
     assert {r["Value"] for r in environment_rows({}, None, 0)} >= {"none"}
 
 
+def test_a_machine_names_the_backends_it_can_run_not_a_backend_none() -> None:
+    """New-user trial: This machine (no GPU) read "Backend none" although the cpu backend runs
+    there; a machine's rows name what it can run, a job's its backend."""
+    machine = {r["Item"]: r["Value"] for r in environment_rows({}, None, 0, ["cpu"])}
+    assert machine["Backends it can run"] == "cpu"
+    assert not {"Backend", "nsight mode", "Measures"} & set(machine)
+    job = {r["Item"]: r["Value"] for r in environment_rows(H200, {"name": "ncu"}, 0)}
+    assert job["Backend"] == "ncu" and "Backends it can run" not in job
+
+
 def test_the_jobs_gpu_is_its_nvml_index_not_the_visible_index() -> None:
     """Issue 11 case 3: "gpu": 0 under CUDA_VISIBLE_DEVICES=1 ran on NVML GPU 1 (an H100 here
     beside an H200 would give the wrong peaks if the spec's index were used)."""

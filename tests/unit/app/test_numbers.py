@@ -57,11 +57,13 @@ def test_a_column_of_numbers_and_text_is_shown_as_text() -> None:
 
     from app.core.numbers import mixed_as_text
 
-    mixed = pd.Series([1024, "CachePreferNone", 2.5, None], dtype=object)
+    mixed = pd.Series([1024, "CachePreferNone", 2.5, None, 256.0], dtype=object)
     with pytest.raises(pa.ArrowInvalid):
         pa.array(mixed)
     text = mixed_as_text(mixed)
-    assert text is not None and text.tolist() == ["1,024", "CachePreferNone", "2.500", "—"]
+    # a whole metric value (launch__grid_size 256.0) without decimals: it read "256.0"
+    assert text is not None and text.tolist() == ["1,024", "CachePreferNone", "2.500", "—",
+                                                  "256"]
     pa.array(text)  # converts
     assert mixed_as_text(pd.Series(["a", None], dtype=object)) is None
     assert mixed_as_text(pd.Series([1.0, 2.0])) is None

@@ -165,6 +165,23 @@ def test_a_cell_that_only_looks_grouped_is_still_refused(tmp_path):
         import_nsight_output([path], tmp_path / "s", "bad")
 
 
+def test_import_messages_count_data_rows_from_one(tmp_path):
+    """New-user trial: "column AvgValue, data row 2: 'notanumber' is not a number" named the
+    first data row (line 2 of the file). Every import message counts data rows from 1."""
+    lines = (FINDINGS / "1x_ns" / FILE).read_text().splitlines(keepends=True)
+    for row, cell, fault in ((1, ",61344.0,", "'notanumber' is not a number"),
+                             (2, ",gpu__time_duration.sum,", "column Metric is empty")):
+        path = tmp_path / str(row) / FILE
+        path.parent.mkdir()
+        lines_now = list(lines)
+        lines_now[row] = lines_now[row].replace(cell, ",notanumber," if row == 1 else ",,", 1)
+        path.write_text("".join(lines_now))
+        with pytest.raises(ImportFailed) as failed:
+            import_nsight_output([path], tmp_path / str(row) / "s", "bad")
+        assert fault in str(failed.value), failed.value
+        assert f"data row {row} (counted from 1 under the header)" in str(failed.value)
+
+
 def test_a_pandas_index_column_is_dropped_with_a_note(tmp_path):
     bundle = _bundle(tmp_path, "index_resave")
     runs = read_table(bundle, C.TABLE_RUNS)
