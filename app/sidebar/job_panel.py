@@ -145,7 +145,7 @@ def owner_caption(job: Job) -> str:
 def kind_text(job: Job) -> str:
     """"Pre-flight pass · " for the quick pass Pre-flight queued (its label begins with
     :data:`app.core.preflight.LABEL`), so it is not read as the job itself; else ""."""
-    return "Pre-flight pass · " if str(job.spec.label or "").startswith(preflight.LABEL) else ""
+    return "Pre-flight pass · " if preflight.is_pass(job.spec) else ""
 
 
 def _worker_log(job: Job) -> str:
