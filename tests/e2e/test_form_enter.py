@@ -33,6 +33,6 @@ def test_runs_typed_as_a_non_whole_number_is_named_not_truncated(
     wait_for_app_run(page)
     error = page.get_by_test_id("stSidebar").get_by_test_id("stAlertContentError")
     expect(error).to_contain_text(
-        f"Runs per size (runs): '{typed}' is not a whole number from 1 to 10,000")
+        f"Runs per size: '{typed}' is not a whole number from 1 to 10,000")
     expect(get_by_key(page, "builder-runs").locator("input")).to_have_value(typed)  # kept
     assert not list(app_server.results_dir.glob("*/spec.json"))
