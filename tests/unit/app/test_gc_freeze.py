@@ -39,5 +39,6 @@ def test_the_prefetch_thread_freezes_after_its_charts(monkeypatch) -> None:
     monkeypatch.setattr(cached, "bundle_for", lambda job_id: calls.append("bundle") or "b")
     monkeypatch.setattr(prefetch, "charts", lambda bundle: calls.append(f"charts {bundle}"))
     monkeypatch.setattr(gc_freeze, "freeze_once", lambda: calls.append("freeze"))
-    prefetch._run("h200-ncu-matmul-sweep")
-    assert calls == ["bundle", "charts b", "freeze"]
+    prefetch._run("b")  # the bundle the starting script run read (prefetch._start_once)
+    prefetch._run(None)  # none read: nothing to compute, the freeze all the same
+    assert calls == ["charts b", "freeze", "freeze"]  # the thread reads no bundle itself
