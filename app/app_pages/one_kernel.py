@@ -98,9 +98,8 @@ with above_chart:
                              "measured on the kernel (ncu backend, bound preset); not the "
                              "device's rated clock. — = not collected",
                         border=True)
-    flops, flops_unit = numbers.fit_flops(summary.tflops) if summary.tflops else (None, "TFLOP/s")
-    tiles[5].metric(flops_unit, numbers.fmt(flops),
-                    help="Analytic FLOPs (work table) / measured duration, per run, then the mean. "
+    tiles[5].metric(summary.throughput_unit, numbers.fmt(summary.throughput),
+                    help="Analytic FLOPs (work table) / the mean measured duration. "
                          "— = no work formula for this annotation", border=True)
     audited = pair_failed_text(bundle, annotation, config)
     if audited:

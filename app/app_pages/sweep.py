@@ -6,9 +6,10 @@ from typing import NoReturn
 
 import streamlit as st
 
-from profiling_worker.bundle.schema import intervals, plausibility as P
+from profiling_worker.bundle.schema import columns as C, intervals, plausibility as P
 
 from app.core import derived, metric_roles
+from app.core.figures import theme
 from app.core.figures.sweep import LOG_Y_SPAN, table_rows, wants_log_y
 from app.core.views.sweep import (SweepOptions, annotations_of, default_options,
                                   metric_choices, sweep_metric, sweep_x, x_choices)
@@ -24,7 +25,7 @@ bundle = analysis.selected_bundle()
 deep_dive_action.offer(bundle, "sweep")
 
 #: Short segment labels (the full quantity names are the y-axis titles); long ones were cut off.
-SHORT = {derived.TIME: "Time", derived.TFLOPS: "TFLOP/s", derived.GBPS: "Analytic GB/s"}
+SHORT = {derived.TIME: "Time", derived.TFLOPS: "FLOP/s", derived.GBPS: "Analytic GB/s"}
 units = metric_roles.units(bundle)
 metrics = metric_choices(bundle)
 has_durations = bundle.duration_metric in metrics
@@ -87,9 +88,10 @@ baseline = cols[2].selectbox("Normalise to",
                                                     else visible(a)))
 # ns / µs / ms only where the values drawn are a time; else their own unit in its place
 is_time = quantity == derived.TIME if from_durations else derived.is_time(metric)
-shown_unit = (f"× {baseline}" if baseline else derived.quantity_unit(quantity)
-              if from_durations else units.get(metric, ""))
-time_unit = time_unit_control.control(cols[1], PAGE, is_time, shown_unit)
+# a throughput's unit is the one that fits its values (MFLOP/s for a cpu job): named below,
+# once the frame is made
+time_unit = (time_unit_control.control(cols[1], PAGE, True) if is_time
+             else time_unit_control.kept(PAGE))
 choices = x_choices(bundle)
 x_param = st.selectbox(
     "X axis", state.keep_if_offered(state.key(PAGE, "x"), choices),
@@ -111,6 +113,8 @@ except (derived.MissingWork, ValueError) as exc:
     panels.stop_page()
 if frame.empty:
     no_values(metric)
+if not is_time:
+    time_unit_control.control(cols[1], PAGE, False, theme.first_unit(frame[C.UNIT]))
 if not has_durations:
     st.info(f"This job has no {esc(bundle.duration_metric)} values (durations), so time and "
             f"throughput cannot be derived here; drawn is its metric {esc(metric)} as the file "

@@ -22,7 +22,7 @@ import numpy as np
 import pandas as pd
 from profiling_worker.bundle.schema import columns as C, intervals
 
-from app.core import metric_roles
+from app.core import metric_roles, numbers
 
 TIME = "time"
 TFLOPS = "tflops"
@@ -234,7 +234,37 @@ def aggregate_quantity(runs: pd.DataFrame, work: pd.DataFrame, duration_metric: 
         amount = stats[[C.ANNOTATION, C.CONFIG]].merge(amounts, how="left")
         factor = amount[column].to_numpy() / scale
         unit = str(rate[C.UNIT].iloc[0]) if len(rate) else quantity_unit(quantity)
+        if quantity == TFLOPS:
+            return fitting_flops_unit(_inverted(stats, factor, unit))
     return _inverted(stats, factor, unit)
+
+
+#: The columns of an :func:`aggregate` frame in its ``Unit`` (RSD and CI95 % have none).
+_VALUE_COLUMNS = (C.AVG, C.STD, C.MIN, C.MAX, C.MEDIAN, C.CI95_LOWER, C.CI95_UPPER)
+
+
+def fitting_flops_unit(stats: pd.DataFrame) -> pd.DataFrame:
+    """An aggregated TFLOP/s frame written in the one FLOP/s unit in which its median AvgValue is
+    at least 1 (:func:`app.core.numbers.flops_step`): a cpu job's 9.6e-5 TFLOP/s reads 96
+    MFLOP/s on the chart's axis, in the table and in the CSV, as One kernel's tile reads it. One
+    unit for all rows, so the points of a chart stay on one axis; a GPU job stays in TFLOP/s.
+
+    Args:
+        stats: rows of :func:`aggregate`'s columns with ``Unit`` ``TFLOP/s``.
+
+    Returns:
+        A copy with AvgValue, StdDev, Min/Max/MedianValue and the CI95 bounds scaled and ``Unit``
+        set; RelativeStdDevPct and CI95HalfWidthPct, ratios, unchanged.
+    """
+    finite = stats[C.AVG].to_numpy(float)
+    finite = finite[np.isfinite(finite)]
+    factor, unit = numbers.flops_step(float(np.median(finite)) if finite.size else math.nan)
+    out = stats.copy()
+    if factor != 1.0:
+        columns = [c for c in _VALUE_COLUMNS if c in out]
+        out[columns] = out[columns].astype(float) * factor
+    out[C.UNIT] = unit
+    return out
 
 
 def _inverted(stats: pd.DataFrame, factor: np.ndarray, unit: str) -> pd.DataFrame:

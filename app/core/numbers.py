@@ -92,13 +92,15 @@ def fmt_bytes(size: int) -> str:
 _FLOPS_STEPS = ("TFLOP/s", "GFLOP/s", "MFLOP/s", "kFLOP/s", "FLOP/s")
 
 
-def fit_flops(tflops: float) -> tuple[float, str]:
-    """A throughput in TFLOP/s moved down to the largest FLOP/s unit in which it is at least 1,
-    so a tile never shows a cut "0.00...": 1.1e-5 -> (11.0, "MFLOP/s"); 16.01 stays TFLOP/s."""
+def flops_step(tflops: float) -> tuple[float, str]:
+    """The factor and FLOP/s unit that move a throughput in TFLOP/s down to the largest unit in
+    which it is at least 1, so a tile or axis never shows a cut "0.00...": 1.1e-5 -> (1e6,
+    "MFLOP/s"); 16.01 -> (1.0, "TFLOP/s"); 0, NaN and inf stay in TFLOP/s. Multiply a value in
+    TFLOP/s by the factor to write it in the unit."""
     value, i = tflops, 0
     while math.isfinite(value) and 0 < abs(value) < 1 and i < len(_FLOPS_STEPS) - 1:
         value, i = value * 1000.0, i + 1
-    return value, _FLOPS_STEPS[i]
+    return 1000.0 ** i, _FLOPS_STEPS[i]
 
 
 def decimals_for(values: Iterable[float], sig: int = SIG_DIGITS) -> int | None:

@@ -41,13 +41,17 @@ def control(where: Any, page: str, applies: bool, unit: str = "") -> str:
         The chosen unit; while hidden, the last one chosen (so a detour through a metric that
         is not a time keeps it).
     """
-    kept = kept_key(page)
-    last = st.session_state.get(kept, DEFAULT)
     if not applies:
         where.caption(unit_note(unit), help="The time-unit choice (ns, µs, ms) applies to "
                       "duration metrics only; these values are shown in their own unit.")
-        return str(last if last in derived.TIME_UNITS else DEFAULT)
-    chosen = where.segmented_control(LABEL, list(derived.TIME_UNITS), default=last,
+        return kept(page)
+    chosen = where.segmented_control(LABEL, list(derived.TIME_UNITS), default=kept(page),
                                      key=state.key(page, "time-unit")) or DEFAULT
-    st.session_state[kept] = chosen
+    st.session_state[kept_key(page)] = chosen
     return str(chosen)
+
+
+def kept(page: str) -> str:
+    """The last time unit chosen on ``page`` (``DEFAULT`` before any), without drawing."""
+    last = st.session_state.get(kept_key(page), DEFAULT)
+    return str(last if last in derived.TIME_UNITS else DEFAULT)

@@ -100,6 +100,8 @@ def test_cpu_job(seeded, app) -> None:
     label, value = next((m.label, m.value) for m in at.metric if m.label.endswith("FLOP/s"))
     assert label != "TFLOP/s" and not value.startswith("0.0"), (label, value)
     assert 1 <= float(value.replace(",", "")) < 1000
+    table = at.dataframe[0].value  # the table's throughput row is in the card's unit
+    assert label in set(table["Unit"]), (label, set(table["Unit"]))
     # issue 37: a cpu job ran on no GPU and used no nsight: no "GPU: unknown", no SM clock
     # tile, no nsight.annotate scope
     shown = texts(at)

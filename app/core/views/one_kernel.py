@@ -51,7 +51,8 @@ class KernelSummary:
     Attributes:
         duration, duration_lo, duration_hi: mean and CI95 of the duration in ``time_unit``.
         sm_clock_mhz: mean of ``gpc__cycles_elapsed.avg.per_second`` in MHz.
-        tflops: mean derived TFLOP/s.
+        throughput, throughput_unit: analytic FLOPs over the mean duration, in the FLOP/s unit
+            in which it is at least 1 (``TFLOP/s`` on a GPU, ``MFLOP/s`` for a cpu job's).
     """
 
     annotation: str
@@ -66,7 +67,8 @@ class KernelSummary:
     stable: bool | None
     rsd_pct: float | None
     sm_clock_mhz: float | None
-    tflops: float | None
+    throughput: float | None
+    throughput_unit: str
 
 
 def annotation_configs(bundle: Bundle) -> dict[str, dict[int, str]]:
@@ -229,7 +231,8 @@ def one_kernel_summary(bundle: Bundle, frame: pd.DataFrame) -> KernelSummary:
         stable=None if duration is None or runs is None or runs < intervals.MIN_RUNS
         else bool(duration[C.STABLE]),
         rsd_pct=_num(duration, C.RSD), sm_clock_mhz=_num(clock, C.AVG),
-        tflops=_num(tflops, C.AVG))
+        throughput=_num(tflops, C.AVG),
+        throughput_unit=str(tflops[C.UNIT]) if tflops is not None else "TFLOP/s")
 
 
 def _num(row: pd.Series | None, column: str) -> float | None:

@@ -30,9 +30,9 @@ def test_fmt_bytes_shows_small_sizes_in_kb_or_bytes(size, text) -> None:
     (16.01, (16.01, "TFLOP/s")), (0.5, (500.0, "GFLOP/s")), (1.1e-5, (11.0, "MFLOP/s")),
     (2e-12, (2.0, "FLOP/s")), (2e-14, (0.02, "FLOP/s")),
 ])
-def test_fit_flops(tflops, out) -> None:
-    got = numbers.fit_flops(tflops)
-    assert got[1] == out[1] and got[0] == pytest.approx(out[0])
+def test_flops_step(tflops, out) -> None:
+    factor, unit = numbers.flops_step(tflops)
+    assert unit == out[1] and tflops * factor == pytest.approx(out[0])
 
 
 def test_table_formats_follow_the_spread_of_a_column() -> None:

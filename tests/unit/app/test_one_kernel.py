@@ -49,7 +49,8 @@ def test_summary_and_time_unit() -> None:
     assert summary.time_unit == "ms" and summary.duration == pytest.approx(1.4583, rel=1e-3)
     assert summary.kernels and summary.gpu == "NVIDIA H200" and summary.stable
     assert summary.sm_clock_mhz == pytest.approx(1515.5, abs=1)  # ncu replay ran it at 1.5 GHz
-    assert summary.tflops == pytest.approx(754, rel=0.01)
+    assert summary.throughput == pytest.approx(754, rel=0.01)
+    assert summary.throughput_unit == "TFLOP/s"
 
 
 def test_cupti_job_has_no_clock_row_and_defaults_to_first_pair() -> None:
