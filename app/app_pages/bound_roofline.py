@@ -37,13 +37,17 @@ analysis.how_to_read(
     "with the datasheet DRAM bandwidth of this GPU (H200: 4.8 TB/s) and, when the job collected "
     "`dram__bytes.sum.peak_sustained` and `dram__cycles_elapsed.avg.per_second`, with the peak "
     "at the DRAM clock it ran at. The table's PeakSource says which.")
-threshold = st.slider("Latency threshold (% of peak)", 10, 90, int(LATENCY_THRESHOLD_PCT), 5,
-                      key=state.key(BOUND, "threshold"))
+# the default options first: a job without the chart's data (a queued one, a CUPTI one) gets
+# the message and no control that would act on nothing
 try:
-    frame = bound_frame(bundle, BoundOptions(latency_threshold_pct=float(threshold)))
+    frame = bound_frame(bundle, BoundOptions())
 except MissingData as exc:
     analysis.missing(exc, stop=False)
 else:
+    threshold = st.slider("Latency threshold (% of peak)", 10, 90, int(LATENCY_THRESHOLD_PCT),
+                          5, key=state.key(BOUND, "threshold"))
+    if threshold != LATENCY_THRESHOLD_PCT:
+        frame = bound_frame(bundle, BoundOptions(latency_threshold_pct=float(threshold)))
     analysis.figure_panel(cached.figure(build_bound_figure, frame, float(threshold),
                                         bundle.host_timer), frame, key=BOUND,
                           filename=f"{bundle.job_id}-bound.csv")
@@ -68,16 +72,21 @@ analysis.how_to_read(
     "bytes are measured DRAM bytes when collected, else the analytic minimum (the FlopsSource and "
     "BytesSource columns say which). Measured bytes of a GEMM exceed the minimum (tiles re-read), "
     "so its measured intensity sits left of the analytic one.")
+try:
+    points = roofline_frame(bundle, RooflineOptions())
+except MissingData as exc:
+    analysis.missing(exc)
 cols = st.columns(2)
 flops_source = cols[0].segmented_control("FLOPs", ["auto", "analytic", "counter"], default="auto",
                                          key=state.key(ROOFLINE, "flops")) or "auto"
 bytes_source = cols[1].segmented_control("Bytes", ["auto", "measured", "analytic"],
                                          default="auto", key=state.key(ROOFLINE, "bytes")) or "auto"
-try:
-    points = roofline_frame(bundle, RooflineOptions(flops_source=flops_source,
-                                                    bytes_source=bytes_source))
-except MissingData as exc:
-    analysis.missing(exc)
+chosen = RooflineOptions(flops_source=flops_source, bytes_source=bytes_source)
+if chosen != RooflineOptions():
+    try:
+        points = roofline_frame(bundle, chosen)
+    except MissingData as exc:
+        analysis.missing(exc)
 undrawn = points[F.ARITHMETIC_INTENSITY].isna() | points[F.ACHIEVED_TFLOPS].isna()
 if undrawn.any():
     st.info(f"{int(undrawn.sum())} of {len(points)} points are not drawn: no FLOP count or no "

@@ -6,7 +6,7 @@ from profiling_worker.bundle.schema import columns as C, intervals, plausibility
 
 from app.core import derived, metric_roles
 from app.core.figures.stability import build_runs_figure, build_stability_figure
-from app.core.metrics import MissingData
+from app.core.metrics import MissingData, available_metrics
 from app.core.views.stability import (StabilityOptions, metric_choices, short_kernels_text,
                                       stability_frame, stability_runs_frame, stable_text)
 from app.ui import analysis, cached, deep_dive_action, notes, run_audit, state
@@ -29,6 +29,8 @@ analysis.how_to_read(
     "(**drift**) usually means the GPU was still clocking up or heating; a flat cloud inside the "
     "band is what you want.")
 
+if not available_metrics(bundle):  # queued, running, cancelled or failed: nothing to choose
+    analysis.no_values(bundle, bundle.duration_metric, [])
 units = metric_roles.units(bundle)
 cols = st.columns(3, vertical_alignment="bottom")
 metric = cols[0].selectbox("Metric", state.keep_if_offered(state.key(PAGE, "metric"),

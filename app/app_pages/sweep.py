@@ -2,7 +2,6 @@
 metric) against the parameter that varies, optionally normalised."""
 
 import re
-from typing import NoReturn
 
 import streamlit as st
 
@@ -13,8 +12,7 @@ from app.core.figures import theme
 from app.core.figures.sweep import LOG_Y_SPAN, table_rows, wants_log_y
 from app.core.views.sweep import (SweepOptions, annotations_of, default_options,
                                   metric_choices, sweep_metric, sweep_x, x_choices)
-from app.ui import (analysis, deep_dive_action, energy, job_status, notes, panels, state,
-                    sweep_chart)
+from app.ui import analysis, deep_dive_action, energy, notes, panels, state, sweep_chart
 from app.ui import time_unit as time_unit_control
 from app.core.markdown import esc, visible
 
@@ -41,18 +39,8 @@ def metric_label(m: str) -> str:
     return metric_roles.with_unit(bundle.manifest, m, units.get(m, ""))
 
 
-def no_values(metric: str) -> NoReturn:
-    """Say that the job has no ``metric`` values to plot (its status, its other metrics) and
-    stop the page."""
-    st.info(f"This job has no {esc(metric)} values to plot (status: "
-            f"{esc(job_status.shown_status(bundle))})."
-            + (f" Its other metrics ({esc(', '.join(rest))}) are under 'Y axis: metric' "
-               "above." if (rest := [m for m in metrics if m != metric]) else ""))
-    panels.stop_page()
-
-
 if not metrics:  # queued, running, cancelled or failed: no control would act on anything
-    no_values(bundle.duration_metric)
+    analysis.no_values(bundle, bundle.duration_metric, metrics)
 first_metric = sweep_metric(bundle, defaults.metric)
 chosen_metric = None
 if len(metrics) > 1 or not has_durations:
@@ -112,7 +100,7 @@ except (derived.MissingWork, ValueError) as exc:
                            if others else ""))
     panels.stop_page()
 if frame.empty:
-    no_values(metric)
+    analysis.no_values(bundle, metric, metrics)
 if not is_time:
     time_unit_control.control(cols[1], PAGE, False, theme.first_unit(frame[C.UNIT]))
 if not has_durations:

@@ -4,6 +4,8 @@ backends): the selected bundle, chart + table + CSV + HTML download, "how to rea
 
 from __future__ import annotations
 
+from typing import NoReturn
+
 import plotly.graph_objects as go
 import pandas as pd
 import streamlit as st
@@ -11,7 +13,7 @@ import streamlit as st
 from profiling_worker.bundle.loader import Bundle
 from app.core.figures import theme
 from app.core.metrics import MissingData
-from app.ui import cached, panels, state
+from app.ui import cached, job_status, panels, state
 from app.core.markdown import esc
 
 
@@ -24,6 +26,17 @@ def selected_bundle() -> Bundle:
     panels.bundle_caption(bundle)
     panels.render_bundle_error(bundle)
     return bundle
+
+
+def no_values(bundle: Bundle, metric: str, metrics: list[str]) -> NoReturn:
+    """Say that the job has no ``metric`` values (its status; its other ``metrics``, those it
+    has values of) and stop the page: a queued, running, cancelled or failed job draws no
+    control that would act on nothing."""
+    st.info(f"This job has no {esc(metric)} values to plot (status: "
+            f"{esc(job_status.shown_status(bundle))})."
+            + (f" Its other metrics ({esc(', '.join(rest))}) are under 'Y axis: metric' "
+               "above." if (rest := [m for m in metrics if m != metric]) else ""))
+    panels.stop_page()
 
 
 def how_to_read(text: str, expanded: bool = False) -> None:
