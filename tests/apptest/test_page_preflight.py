@@ -30,7 +30,10 @@ def test_preflight_button_queues_a_pass_and_shows_its_findings(store, app) -> No
     assert "Measured with cpu: host wall-clock, not GPU" in shown
     assert "The host timer sees no GPU kernels" in shown
     assert "The same launches in the first and second call and in every config." in shown
-    assert "Planned job (cpu, 50 runs per config)" in shown
+    # issue 37: the runs as the job panel counts them, and the launches profiled in them
+    # (3 regions of matmul, one launch each) beside them, each said for what it counts
+    assert ("Planned job (cpu):** 100 runs (2 configs × 50 runs per config × 1 kernel(s), as "
+            "the job panel counts them), 300 profiled launches in them") in shown
     # issue 37: a cpu job's time is estimated from this pass's host time, not the H200 jobs
     assert "estimate for the cpu backend: this pass's host time" in shown
     assert "estimate from the bundled H200 jobs" not in shown
@@ -90,7 +93,8 @@ def test_the_pilots_runs_fill_runs_with_one_click(store, app, tmp_path) -> None:
     shown = texts(at)
     assert "the configs needed 6, 6 runs for a CI95 of ± 0.01 %" in shown
     assert "Nsight Compute gives every config the same runs: **6**" in shown
-    assert "Planned job (ncu, 6 runs per config)" in shown and "report about" in shown
+    assert "Planned job (ncu):** 12 runs (2 configs × 6 runs per config" in shown
+    assert "report about" in shown
     at.button(key="builder-preflight-use-runs").click().run()
     assert not at.exception, at.exception
     assert at.text_input(key="builder-runs").value == "6"
