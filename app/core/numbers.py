@@ -286,8 +286,6 @@ class CellFormat:
     printf: str
 
 
-#: A fixed-point printf format ("%,.2f", "%,d" reads as none of it); group 1: its decimals.
-_FIXED_POINT = re.compile(r"%,?\.(\d+)f")
 #: How a ``Unit`` cell without a unit reads as text (empty, missing).
 _NO_UNIT = frozenset({"", "nan", "None", "<NA>"})
 
@@ -362,15 +360,6 @@ class ColumnDisplay:
     def text(self, frame: pd.DataFrame) -> dict[str, pd.Series]:
         """Each column of :attr:`by_rows` of ``frame`` (the table decided on) as its text."""
         return as_text(frame, self.cells)
-
-    def one_format(self, column: str) -> str | None:
-        """One format for a column of :attr:`by_rows` where a table cannot write it per rows (too
-        many cells to style): the fixed-point format with the most decimals among its rows'
-        (no row loses a digit its unit's format shows: "%,.2f" for a column of % beside ns and
-        Hz), else its family's (:attr:`formats`; None for a column without one)."""
-        fixed = [(int(m.group(1)), cell.printf) for cell in self.cells if cell.column == column
-                 if (m := _FIXED_POINT.fullmatch(cell.printf))]
-        return max(fixed)[1] if fixed else self.formats.get(column)
 
     @property
     def number_formats(self) -> dict[str, str]:

@@ -91,13 +91,12 @@ MISSING = "—"
 
 #: The most cells a table styles (:func:`styled`): Streamlit's conversion of a pandas Styler
 #: took 78 ms for 10,000 cells and 0.7 s for 50,000 on the 2-core machine, paid at every
-#: script run. A larger table shows those columns as numbers in one format a column (its
-#: family's), so a header click still sorts by value, and says so (:data:`_ONE_FORMAT_NOTE`).
+#: script run. A larger table writes those columns as text, which a header click sorts as
+#: text, and says so (:data:`_TEXT_SORT_NOTE`).
 STYLED_CELLS = 4_000
-_ONE_FORMAT_NOTE = ("{names}: one number format for the rows of every unit (each row's unit is "
-                    "in Unit): this table has {cells:,} cells, over the {limit:,} drawn with a "
-                    "format per unit. A click on the header sorts by value; the CSV has the "
-                    "exact numbers.")
+_TEXT_SORT_NOTE = ("{names}: each row in its unit's format, as text: this table has {cells:,} "
+                   "cells (over {limit:,}, the most drawn as numbers with a format per row), so "
+                   "a click on that header sorts it as text. The CSV has the numbers.")
 
 
 def _widest(values: pd.Series, printf: str) -> int:
@@ -144,8 +143,8 @@ def table(frame: pd.DataFrame | list[dict[str, Any]], key: str, where: Any = Non
     in several units writes each unit's values with that unit's decimals
     (:func:`app.core.numbers.unit_formats`): :func:`app.core.numbers.column_display` decides,
     as for the HTML report. Those columns stay numbers, so a click on their header sorts them
-    by value (:func:`styled`; beyond :data:`STYLED_CELLS` cells each such column has one format
-    for all its units, and a caption says so).
+    by value (:func:`styled`; beyond :data:`STYLED_CELLS` cells they are text, and a caption
+    says a header click sorts them as text).
     ``where``: a column or container (default: here); ``column_config`` entries override the
     number formats."""
     frame = frame if isinstance(frame, pd.DataFrame) else pd.DataFrame(frame)
@@ -165,11 +164,11 @@ def table(frame: pd.DataFrame | list[dict[str, Any]], key: str, where: Any = Non
         config.update({name: st.column_config.NumberColumn(
             width=_width(str(name), int(text.str.len().max() or 0)))
             for name, text in shown.text(frame).items()})
-    elif shown.cells:  # numbers still (a header click sorts by value), one format a column
-        config.update({name: st.column_config.NumberColumn(
-            format=fmt, width=_width(str(name), _widest(frame[name], fmt)))
-            for name in shown.by_rows if (fmt := shown.one_format(name))})
-        (where or st).caption(_ONE_FORMAT_NOTE.format(
+    elif shown.cells:
+        data = _shown_as(frame, shown.text(frame))
+        config.update({name: st.column_config.TextColumn(alignment="right")
+                       for name in shown.by_rows})
+        (where or st).caption(_TEXT_SORT_NOTE.format(
             names=", ".join(sorted(shown.by_rows)), cells=frame.size, limit=STYLED_CELLS))
     if C.UNIT in frame.columns and C.UNIT not in config:  # "TFLOP/s" was cut to "TFLOP/"
         # a missing Unit (pandas 3's str dtype keeps it missing) has no length: count it as 0

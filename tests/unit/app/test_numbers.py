@@ -159,12 +159,3 @@ def test_no_shown_ci95_collapses_or_widens_past_rounding(name: str) -> None:
 ])
 def test_fmt_interval_keeps_the_width(centre, lower, upper, shown) -> None:
     assert numbers.fmt_interval(centre, lower, upper) == shown
-
-
-def test_one_format_of_a_column_in_several_units_keeps_the_finest() -> None:
-    frame = pd.DataFrame({"Value": [1.8e6, 37.24, 1.9e9, 0.5], "Unit": ["ns", "%", "Hz", "%"]})
-    shown = numbers.column_display(frame)
-    assert shown.by_rows == {"Value"}
-    finest = max(int(c.printf.rsplit(".", 1)[1].rstrip("f")) for c in shown.cells)
-    assert shown.one_format("Value") == f"%,.{finest}f" and finest >= 2
-    assert shown.one_format("Unit") is None
