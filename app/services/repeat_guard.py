@@ -78,6 +78,6 @@ def twin_text(results_dir: Path, job_id: str, now: float | None = None) -> str:
         status = None
     said = ", ".join(filter(None, ("" if when is None else f"{max(0, round(now - when))} s ago",
                                    status.value if status else "")))
-    after = "after the first and " if status is None or not status.finished else ""
+    after = "run after the first and " if status is None or not status.finished else ""
     return (f"An identical job ({job_id}) was submitted{' ' + said if said else ''}. Queue "
-            f"another copy? It would run {after}measure the same configs again.")
+            f"another copy? It would {after}measure the same configs again.")

@@ -50,11 +50,12 @@ def test_the_twin_text_says_the_twins_status_now(tmp_path) -> None:
         f"An identical job ({twin}) was submitted 4 s ago. Queue another copy? It would run "
         "after the first")
     manifest = {"schema_version": 1, "job_id": twin, "spec": SPEC, "backend": {"name": "cpu"}}
-    for status, after in (("queued", "after the first and "), ("done", "")):
+    # a fresh user's find: "It would run measure" of a done twin
+    for status, after in (("queued", "run after the first and "), ("done", "")):
         write_manifest(tmp_path / twin, {**manifest, "status": status})
         assert repeat_guard.twin_text(tmp_path, twin, now) == (
             f"An identical job ({twin}) was submitted 4 s ago, {status}. Queue another copy? "
-            f"It would run {after}measure the same configs again.")
+            f"It would {after}measure the same configs again.")
 
 
 def test_kernel_sweep_refuses_a_twin_unless_again(tmp_path, capsys) -> None:
