@@ -28,8 +28,9 @@ analysis.how_to_read(
     "its unit), spread, CI95 and nsight-python's **StableMeasurement** (RSD < 2 %). **SM clock "
     "the kernel ran at** is Nsight Compute's `gpc__cycles_elapsed.avg.per_second` measured on "
     "the kernel itself (ncu backend with the bound preset), not the device's rated clock. "
-    "**TFLOP/s** and **GB/s** are computed here, run by run, from the kernel catalog's analytic "
-    "FLOP and byte counts (work table) and the measured duration.")
+    "**FLOP/s** and **GB/s** are computed here from the kernel catalog's analytic FLOP and byte "
+    "counts (work table) over the mean measured duration, in the unit in which they read at "
+    "least 1 (TFLOP/s on a GPU; MFLOP/s or MB/s for a slow host job).")
 st.info(profiled_scope(bundle.manifest, bundle.backend), icon=":material/crop_free:")
 try:
     choices = annotation_configs(bundle)

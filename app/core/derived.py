@@ -234,8 +234,7 @@ def aggregate_quantity(runs: pd.DataFrame, work: pd.DataFrame, duration_metric: 
         amount = stats[[C.ANNOTATION, C.CONFIG]].merge(amounts, how="left")
         factor = amount[column].to_numpy() / scale
         unit = str(rate[C.UNIT].iloc[0]) if len(rate) else quantity_unit(quantity)
-        if quantity == TFLOPS:
-            return fitting_flops_unit(_inverted(stats, factor, unit))
+        return fitting_rate_unit(_inverted(stats, factor, unit))
     return _inverted(stats, factor, unit)
 
 
@@ -243,22 +242,28 @@ def aggregate_quantity(runs: pd.DataFrame, work: pd.DataFrame, duration_metric: 
 _VALUE_COLUMNS = (C.AVG, C.STD, C.MIN, C.MAX, C.MEDIAN, C.CI95_LOWER, C.CI95_UPPER)
 
 
-def fitting_flops_unit(stats: pd.DataFrame) -> pd.DataFrame:
-    """An aggregated TFLOP/s frame written in the one FLOP/s unit in which its median AvgValue is
-    at least 1 (:func:`app.core.numbers.flops_step`): a cpu job's 9.6e-5 TFLOP/s reads 96
-    MFLOP/s on the chart's axis, in the table and in the CSV, as One kernel's tile reads it. One
-    unit for all rows, so the points of a chart stay on one axis; a GPU job stays in TFLOP/s.
+def fitting_rate_unit(stats: pd.DataFrame) -> pd.DataFrame:
+    """An aggregated TFLOP/s or GB/s frame written in the one unit of its family in which its
+    median AvgValue is at least 1 (:func:`app.core.numbers.rate_step`): a cpu job's 9.6e-5
+    TFLOP/s reads 96 MFLOP/s and its 0.385 GB/s 385 MB/s, on the chart's axis, in the table and
+    in the CSV, as One kernel's tile reads them. One unit for all rows, so the points of a chart
+    stay on one axis; a GPU job stays in TFLOP/s and GB/s.
 
     Args:
-        stats: rows of :func:`aggregate`'s columns with ``Unit`` ``TFLOP/s``.
+        stats: rows of :func:`aggregate`'s columns, all with ``Unit`` ``TFLOP/s`` or all ``GB/s``.
 
     Returns:
         A copy with AvgValue, StdDev, Min/Max/MedianValue and the CI95 bounds scaled and ``Unit``
         set; RelativeStdDevPct and CI95HalfWidthPct, ratios, unchanged.
+
+    Raises:
+        KeyError: the unit is neither.
     """
     finite = stats[C.AVG].to_numpy(float)
     finite = finite[np.isfinite(finite)]
-    factor, unit = numbers.flops_step(float(np.median(finite)) if finite.size else math.nan)
+    median = float(np.median(finite)) if finite.size else math.nan
+    factor, unit = numbers.rate_step(median, str(stats[C.UNIT].iloc[0]) if len(stats) else
+                                     "TFLOP/s")
     out = stats.copy()
     if factor != 1.0:
         columns = [c for c in _VALUE_COLUMNS if c in out]

@@ -88,19 +88,25 @@ def fmt_bytes(size: int) -> str:
     return f"{size / 1e6:,.1f} MB"
 
 
-#: FLOP/s units from TFLOP/s down, each 1000x the next.
-_FLOPS_STEPS = ("TFLOP/s", "GFLOP/s", "MFLOP/s", "kFLOP/s", "FLOP/s")
+#: Rate units from the one the app computes in down, each 1000x the next.
+_RATE_STEPS = {"TFLOP/s": ("TFLOP/s", "GFLOP/s", "MFLOP/s", "kFLOP/s", "FLOP/s"),
+               "GB/s": ("GB/s", "MB/s", "kB/s", "B/s")}
 
 
-def flops_step(tflops: float) -> tuple[float, str]:
-    """The factor and FLOP/s unit that move a throughput in TFLOP/s down to the largest unit in
-    which it is at least 1, so a tile or axis never shows a cut "0.00...": 1.1e-5 -> (1e6,
-    "MFLOP/s"); 16.01 -> (1.0, "TFLOP/s"); 0, NaN and inf stay in TFLOP/s. Multiply a value in
-    TFLOP/s by the factor to write it in the unit."""
-    value, i = tflops, 0
-    while math.isfinite(value) and 0 < abs(value) < 1 and i < len(_FLOPS_STEPS) - 1:
+def rate_step(value: float, unit: str = "TFLOP/s") -> tuple[float, str]:
+    """The factor and unit that move a rate in ``unit`` (``TFLOP/s`` or ``GB/s``) down to the
+    largest unit of its family in which it is at least 1, so a tile or axis never shows a cut
+    "0.00...": (1.1e-5, "TFLOP/s") -> (1e6, "MFLOP/s"); (0.385, "GB/s") -> (1e3, "MB/s");
+    16.01 TFLOP/s -> (1.0, "TFLOP/s"); 0, NaN and inf stay in ``unit``. Multiply a value in
+    ``unit`` by the factor to write it in the unit returned.
+
+    Raises:
+        KeyError: ``unit`` is not ``TFLOP/s`` or ``GB/s``.
+    """
+    steps, i = _RATE_STEPS[unit], 0
+    while math.isfinite(value) and 0 < abs(value) < 1 and i < len(steps) - 1:
         value, i = value * 1000.0, i + 1
-    return 1000.0 ** i, _FLOPS_STEPS[i]
+    return 1000.0 ** i, steps[i]
 
 
 def decimals_for(values: Iterable[float], sig: int = SIG_DIGITS) -> int | None:

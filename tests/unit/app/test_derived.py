@@ -175,15 +175,17 @@ def test_normalised_ratio_far_from_one_scales_the_baselines_variance() -> None:
         "14.801 [14.774, 14.828]"
 
 
-def test_fitting_flops_unit_writes_all_rows_in_the_unit_of_the_median() -> None:
+def test_fitting_rate_unit_writes_all_rows_in_the_unit_of_the_median() -> None:
     """One unit for all rows (one axis), chosen by the median AvgValue; ratios stay."""
     frame = pd.DataFrame({C.AVG: [2e-4, 9e-5, 3e-6], C.STD: [1e-5, 1e-6, 1e-7],
                           C.CI95_LOWER: [1e-4, 8e-5, 2e-6], C.CI95_UPPER: [3e-4, np.inf, 4e-6],
                           C.RSD: [5.0, 1.1, 3.3], C.UNIT: "TFLOP/s"})
-    out = derived.fitting_flops_unit(frame)
+    out = derived.fitting_rate_unit(frame)
     assert set(out[C.UNIT]) == {"MFLOP/s"}  # median 9e-5 TFLOP/s = 90 MFLOP/s
     assert out[C.AVG].tolist() == pytest.approx([200.0, 90.0, 3.0])
     assert out[C.CI95_UPPER].iloc[1] == np.inf and out[C.RSD].tolist() == [5.0, 1.1, 3.3]
     gpu = frame.assign(**{C.AVG: [16.0, 754.0, np.nan]})
-    assert set(derived.fitting_flops_unit(gpu)[C.UNIT]) == {"TFLOP/s"}
-    assert derived.fitting_flops_unit(gpu)[C.AVG].iloc[1] == 754.0
+    assert set(derived.fitting_rate_unit(gpu)[C.UNIT]) == {"TFLOP/s"}
+    assert derived.fitting_rate_unit(gpu)[C.AVG].iloc[1] == 754.0
+    bandwidth = frame.assign(**{C.UNIT: "GB/s", C.AVG: [0.385, 0.18, 0.13]})
+    assert set(derived.fitting_rate_unit(bandwidth)[C.UNIT]) == {"MB/s"}

@@ -26,13 +26,15 @@ def test_fmt_bytes_shows_small_sizes_in_kb_or_bytes(size, text) -> None:
     assert numbers.fmt_bytes(size) == text
 
 
-@pytest.mark.parametrize("tflops, out", [
-    (16.01, (16.01, "TFLOP/s")), (0.5, (500.0, "GFLOP/s")), (1.1e-5, (11.0, "MFLOP/s")),
-    (2e-12, (2.0, "FLOP/s")), (2e-14, (0.02, "FLOP/s")),
+@pytest.mark.parametrize("value, unit, out", [
+    (16.01, "TFLOP/s", (16.01, "TFLOP/s")), (0.5, "TFLOP/s", (500.0, "GFLOP/s")),
+    (1.1e-5, "TFLOP/s", (11.0, "MFLOP/s")), (2e-12, "TFLOP/s", (2.0, "FLOP/s")),
+    (2e-14, "TFLOP/s", (0.02, "FLOP/s")), (0.385, "GB/s", (385.0, "MB/s")),
+    (4800.0, "GB/s", (4800.0, "GB/s")), (0.0, "GB/s", (0.0, "GB/s")),
 ])
-def test_flops_step(tflops, out) -> None:
-    factor, unit = numbers.flops_step(tflops)
-    assert unit == out[1] and tflops * factor == pytest.approx(out[0])
+def test_rate_step(value, unit, out) -> None:
+    factor, shown = numbers.rate_step(value, unit)
+    assert shown == out[1] and value * factor == pytest.approx(out[0])
 
 
 def test_table_formats_follow_the_spread_of_a_column() -> None:
