@@ -24,16 +24,19 @@ ROWS = ((F.TIME_NS, "Time", "µs", 1e-3, "Time", "Kernel time"),
 
 def build_cache_clock_figure(frame: pd.DataFrame, l2_bytes: float | None, l2_source: str,
                              host_timer: bool = False) -> go.Figure:
-    """Three stacked panels sharing a log2 x axis (working set, bytes): time (µs), GB/s and SM
-    clock (MHz); colour = annotation, dash = variant; a vertical line at the L2 size."""
-    fig = make_subplots(rows=3, cols=1, shared_xaxes=True, vertical_spacing=0.08,
-                        subplot_titles=[row[5] for row in ROWS])
+    """Stacked panels sharing a log2 x axis (working set, bytes): time (µs), GB/s and SM clock
+    (MHz), each only where the frame has a value of it (a CUPTI or cpu job records no SM clock:
+    its panel was an empty axis from -1 to 4 MHz); colour = annotation, dash = variant; a
+    vertical line at the L2 size."""
+    rows = [row for row in ROWS if row[0] in frame and frame[row[0]].notna().any()] or [ROWS[0]]
+    fig = make_subplots(rows=len(rows), cols=1, shared_xaxes=True, vertical_spacing=0.08,
+                        subplot_titles=[row[5] for row in rows])
     annotations = list(dict.fromkeys(frame[C.ANNOTATION]))
     variants = list(dict.fromkeys(frame[F.VARIANT]))
     for (annotation, variant), part in frame.groupby([C.ANNOTATION, F.VARIANT], sort=False):
         part = part.sort_values(F.WORKING_SET_BYTES)
         x = part[F.WORKING_SET_BYTES].to_numpy(dtype=float)
-        for row, (column, label, unit, scale, axis, _title) in enumerate(ROWS, start=1):
+        for row, (column, label, unit, scale, axis, _title) in enumerate(rows, start=1):
             y = part[column].to_numpy(dtype=float) * scale
             fig.add_trace(go.Scatter(
                 x=x, y=y, mode="lines+markers", name=f"{annotation} · {variant}",
@@ -49,10 +52,10 @@ def build_cache_clock_figure(frame: pd.DataFrame, l2_bytes: float | None, l2_sou
     if l2_bytes:
         _l2_line(fig, l2_bytes, l2_source)
     fig.update_xaxes(**theme.LOG_AXIS)  # every row: the L2 line must sit at the same x in each
-    fig.update_xaxes(title_text="Working set (bytes, analytic, log scale)", row=3, col=1)
+    fig.update_xaxes(title_text="Working set (bytes, analytic, log scale)", row=len(rows), col=1)
     fig.update_yaxes(**theme.LOG_AXIS, row=1, col=1)  # times span three orders of magnitude
     theme.apply_layout(fig, theme.titled("Cache and clock control", host_timer))
-    fig.update_layout(height=780)
+    fig.update_layout(height=180 + 200 * len(rows))  # 780 for three panels
     return fig
 
 

@@ -45,3 +45,17 @@ def test_frame_has_both_variants_the_clock_and_the_l2(bundles):
 def test_a_job_without_variants_stands_alone(bundles):
     roof = next(b for b in bundles if b.job_id == "h200-ncu-roofline")
     assert [b.job_id for b in siblings(roof, bundles)] == ["h200-ncu-roofline"]
+
+
+def test_a_job_without_the_sm_clock_draws_no_clock_panel(bundles):
+    """A fresh user's find: on h200-cupti-stability (CUPTI records no SM clock) the third
+    panel was an empty axis from -1 to 4 MHz. Only panels with values are drawn."""
+    cupti = next(b for b in bundles if b.job_id == "h200-cupti-stability")
+    frame = cache_clock_frame(siblings(cupti, bundles))
+    assert frame["SmClockMHz"].isna().all() and frame["TimeNs"].notna().all()
+    fig = build_cache_clock_figure(frame, None, "")
+    titles = [a.text for a in fig.layout.annotations]
+    assert "SM clock the kernel ran at" not in titles and "Kernel time" in titles
+    assert "xaxis3" not in fig.layout.to_plotly_json()
+    assert all(len(t.y) and not all(math.isnan(v) for v in t.y) for t in fig.data)
+    assert fig.layout.xaxis2.title.text.startswith("Working set")
