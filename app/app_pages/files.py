@@ -10,6 +10,7 @@ from profiling_worker.bundle.paths import inside_bundle
 from profiling_worker.bundle.schema import columns as C
 
 from app.core import numbers
+from app.core.metrics import available_metrics
 from app.core.provenance import is_imported
 from app.core.bundle_files import (ORIGINALS_NOTE, download_name,
                                    gunzip_file, gunzipped_name, is_gzipped_report,
@@ -18,7 +19,7 @@ from app.core.bundle_files import (ORIGINALS_NOTE, download_name,
                                    zip_name, zip_report_note)
 from app.core.views.timeline import PERFETTO_UI, TRACE_SUFFIX, timeline_problem, trace_bytes
 from app.core.download_grants import DownloadKind
-from app.ui import analysis, downloads, panels, replication, share, state
+from app.ui import analysis, downloads, job_status, panels, replication, share, state
 from app.core.markdown import code, esc
 
 PAGE = "files"  # widget keys of this page: state.key(PAGE, field)
@@ -52,7 +53,11 @@ else:
     if gzip_note:
         st.caption(gzip_note)
 
-share.job_button(bundle)
+if available_metrics(bundle):
+    share.job_button(bundle)
+else:  # a queued or cancelled job's report held only its notes (4.8 MB of plotly.js)
+    st.caption(f"No report: this job holds no results (status: "
+               f"{esc(job_status.shown_status(bundle))}).")
 
 problem = timeline_problem(bundle)
 if problem is None:

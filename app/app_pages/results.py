@@ -40,5 +40,6 @@ for name, title, what in (
     panels.download_csv(table, key=state.key(PAGE, f"{name}-csv"),
                         filename=f"{bundle.job_id}-{name}.csv")
 
-st.subheader("Run audit")
-run_audit.details(bundle, PAGE)
+if run_audit.any_audit(bundle):  # no heading over nothing (a cancelled job)
+    st.subheader("Run audit")
+    run_audit.details(bundle, PAGE)

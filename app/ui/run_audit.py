@@ -36,6 +36,11 @@ def badges(bundle: Bundle, page: str) -> None:
                    "the checks and their evidence”, further down.")
 
 
+def any_audit(bundle: Bundle) -> bool:
+    """True when the job has runs the audit judged (a queued or cancelled job has none)."""
+    return not cached.view(badge_frame, bundle).empty
+
+
 def details(bundle: Bundle, page: str) -> None:
     """The checks and their evidence in an expander (tables keyed ``<page>-run-audit*``)."""
     frame = cached.view(badge_frame, bundle)

@@ -79,3 +79,17 @@ def test_one_kernel_scope_from_the_spec(seeded, app) -> None:
     assert not at.exception
     infos = [i.value for i in at.info]
     assert HOST_SCOPE in infos and ANNOTATED_SCOPE not in infos, infos
+
+
+def test_no_report_and_no_audit_heading_without_results(seeded, app) -> None:
+    """A fresh user's find: a cancelled job's Files page offered its HTML report (4.8 MB of
+    notes and nothing else) and Results tables ended in a "Run audit" heading over nothing."""
+    at = app(query={"job": unfinished(seeded["results"], "cancelled")})
+    at.switch_page("app_pages/files.py").run()
+    assert not at.exception
+    labels = [b.proto.label for b in at.get("download_button")]
+    assert not [label for label in labels if "report" in label], labels
+    assert "No report: this job holds no results (status: cancelled)." in texts(at)
+    at.switch_page("app_pages/results.py").run()
+    assert not at.exception
+    assert "Run audit" not in [h.value for h in at.subheader]
