@@ -123,13 +123,14 @@ else:
         if events is not None:
             _apart_warning("CUPTI and events jobs", cupti_id, events.job_id,
                            recorded_apart(cupti.manifest, events.manifest))
-            panels.table(events_frame(frame, cupti, events), key=state.key(PAGE, "three"))
+            panels.table_with_csv(events_frame(frame, cupti, events), state.key(PAGE, "three"),
+                                  f"backends-{ncu_id}-{cupti_id}-{events.job_id}.csv")
             st.caption(EVENTS_ATTRIBUTION)
     except MissingData as exc:
         analysis.missing(exc, stop=False)
 st.subheader("Wall time of each job")
 walls = wall_frame(*[job for job in (ncu, cupti, events) if job is not None])
-panels.table(walls, key=state.key(PAGE, "wall"))
+panels.table_with_csv(walls, state.key(PAGE, "wall"), f"backends-wall-{ncu_id}-{cupti_id}.csv")
 if walls[F.WALL_S].notna().all() and float(walls[F.WALL_S].iloc[1] or 0) > 0:
     st.caption(f"The Nsight Compute job took {walls[F.WALL_S].iloc[0] / walls[F.WALL_S].iloc[1]:.1f}× "
                "the CUPTI job's wall time (replay passes, cache flushes, serialisation).")

@@ -108,5 +108,7 @@ if ceilings.empty:
                "No datasheet ceilings for this GPU or dtype: the points are drawn without roofs.")
 analysis.figure_panel(cached.figure(build_roofline_figure, points, ceilings, bundle.host_timer),
                       points, key=ROOFLINE, filename=f"{bundle.job_id}-roofline.csv")
-st.caption("Ceilings drawn")
-panels.table(ceilings, key=state.key(ROOFLINE, "ceilings"))
+if not ceilings.empty:  # a host-timed job has none (said above): no table reading "empty"
+    st.caption("Ceilings drawn")
+    panels.table_with_csv(ceilings, state.key(ROOFLINE, "ceilings"),
+                          f"{bundle.job_id}-roofline-ceilings.csv")

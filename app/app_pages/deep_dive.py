@@ -72,10 +72,12 @@ st.caption("Sections in this report for this launch: "
 
 
 def _panel(panel: D.Panel, key: str) -> None:
+    """The section's table and its CSV (named by job, launch and section), or what is missing."""
     if panel.missing:
         st.info(panel.missing, icon=":material/visibility_off:")
     if not panel.frame.empty:
-        panels.table(panel.frame, key=state.key(PAGE, key))
+        panels.table_with_csv(panel.frame, state.key(PAGE, key),
+                              f"{bundle.job_id}-deep-dive-launch-{launch}-{key}.csv")
 
 
 st.subheader("Speed of light")
@@ -128,7 +130,7 @@ if not markers.frame.empty:
 st.subheader("Rule results of this launch")
 rules = D.table(data, "rules", launch)
 _panel(rules if not rules.frame.empty else D.Panel(pd.DataFrame(), "No rule results for this "
-       "launch (rules run only when sections were collected)."), "rules")
+       "launch (rules run only when sections were collected)."), "launch-rules")
 with st.expander("Every section metric of this launch"):
     _panel(D.table(data, "sections", launch), "sections")
 baselines.show(bundle.job_id, data, launch)

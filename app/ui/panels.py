@@ -52,6 +52,12 @@ def download_csv(frame: pd.DataFrame, key: str, filename: str, label: str = "Dow
                        key=key, on_click="ignore", icon=":material/download:")
 
 
+def table_with_csv(frame: pd.DataFrame, key: str, filename: str) -> None:
+    """:func:`table` of ``frame`` (key ``key``) and its CSV download (key ``<key>-csv``)."""
+    table(frame, key=key)
+    download_csv(frame, key=f"{key}-csv", filename=filename)
+
+
 def chart_config(filename: str) -> dict[str, object]:
     """Plotly modebar config: no logo; the camera button saves a PNG named after ``filename``
     at twice the on-screen resolution."""

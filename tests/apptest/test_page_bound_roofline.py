@@ -60,3 +60,6 @@ def test_a_cpu_job_is_not_said_to_lack_its_gpus_ceilings(seeded, app) -> None:
     shown = texts(at)
     assert "for this GPU or dtype" not in shown
     assert "ran on no GPU" in shown or "No datasheet ceilings" not in shown
+    # a fresh user's find: under that warning an empty "Ceilings drawn" table read "empty"
+    assert "Ceilings drawn" not in [c.value for c in at.caption]
+    assert all(len(d.value) for d in at.dataframe)

@@ -77,6 +77,9 @@ def test_backends_default_pair(store, monkeypatch, app) -> None:
     assert at.selectbox(key="backends-cupti").value == "h200-cupti-j1-fp16"
     assert len(plotly_specs(at)) == 1 and len(at.dataframe) == 3
     assert "wall time" in texts(at)
+    # every table has its CSV (a fresh user's find: the three-backend and wall tables had none)
+    keys = {b.key for b in at.get("download_button")}
+    assert {"backends-csv", "backends-three-csv", "backends-wall-csv"} <= keys, keys
     # the pair is measured alike: no warning, the nsight-python versions in a caption
     assert not [w for w in at.warning if "different conditions" in w.value]
     assert "0.9.6 vs 1.1.0 (ncu vs CUPTI): by design" in texts(at)

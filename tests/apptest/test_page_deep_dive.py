@@ -202,3 +202,15 @@ def test_whole_launch_statistics_are_shown_without_decimals(store, monkeypatch, 
     assert shown["launch__grid_size"] == "256", shown
     assert shown["launch__block_size"] == "128", shown
     assert shown["launch__waves_per_multiprocessor"] == "0.4848", shown  # a fraction: its digits
+
+
+def test_every_section_table_has_its_csv(store, monkeypatch, app) -> None:
+    """A fresh user's find: the Speed of light, Memory workload, Occupancy and Launch
+    statistics tables had no CSV download. Each section's table now has one, named by job,
+    launch and section."""
+    monkeypatch.setenv("KPROF_BUNDLED_DIR", str(SCENARIOS))
+    at = app("deep_dive", query={"job": "h200-ncu-deepdive-fp16-4096"})
+    assert not at.exception, at.exception
+    keys = {b.key for b in at.get("download_button")}
+    for section in ("sol", "memory", "occupancy", "launch"):
+        assert f"deep-dive-{section}-csv" in keys, sorted(keys)
