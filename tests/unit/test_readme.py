@@ -187,7 +187,9 @@ def test_the_commands_run_without_a_gpu(tmp_path: Path) -> None:
               for path in manifests}
     assert labels.get("candidate") == "gate candidate", labels
     assert len(set(labels.values())) == len(labels), labels
-    assert (tmp_path / "gate.md").read_text(encoding="utf-8").startswith("## Kernel regression gate")
+    gate = tmp_path / "results" / "gate.md"  # in the store (ignored by git), not the checkout's root
+    assert gate.read_text(encoding="utf-8").startswith("## Kernel regression gate")
+    assert not [p.name for p in tmp_path.iterdir() if p.is_file()], "files left beside results/"
 
 
 def test_gpu_only_blocks_are_skipped_saying_why() -> None:
