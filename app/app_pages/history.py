@@ -46,7 +46,8 @@ def _filters(facets: dict[str, list[str]]) -> hx.HistoryFilter:
              (top[2], "backends", "Backend"), (top[3], "statuses", "Status"),
              (tag_col, "tags", "Tag")]
     picks = {name: col.multiselect(label, facets[name], key=state.key(PAGE, name),
-                                   format_func=visible)
+                                   format_func=visible,  # Streamlit's own text was cut
+                                   placeholder="Any" if facets[name] else "None yet")
              for col, name, label in boxes}
     text = text_col.text_input("Search", key=state.key(PAGE, "text"),
                                placeholder="job id, label, kernel, GPU or tag words")

@@ -60,10 +60,12 @@ def build_cache_clock_figure(frame: pd.DataFrame, l2_bytes: float | None, l2_sou
 
 
 def _l2_line(fig: go.Figure, l2_bytes: float, l2_source: str) -> None:
-    """A dotted line at the L2 size in every row, labelled in the top row. The label is placed
+    """A dotted line at the L2 size in every row, labelled at the foot of the top row. Placed
     by hand: on a log axis an annotation's x is log10 of the value (``add_vline``'s own label
     used the raw bytes and landed far right of the plot, so the line went unlabelled)."""
     fig.add_vline(x=l2_bytes, line_dash="dot", line_color="gray")
-    fig.add_annotation(x=float(np.log10(l2_bytes)), xref="x", y=1, yref="y domain",
+    # at the foot of the time panel: right of the L2 size times rise, so its top right holds
+    # the largest working sets' points, which the label ran over
+    fig.add_annotation(x=float(np.log10(l2_bytes)), xref="x", y=0, yref="y domain",
                        text=f"L2 {l2_bytes / 2**20:.0f} MiB ({l2_source})", showarrow=False,
-                       xanchor="left", yanchor="top", font={"color": "gray"})
+                       xanchor="left", yanchor="bottom", font={"color": "gray"})

@@ -148,7 +148,7 @@ def build_correlation_figure(corr: pd.DataFrame) -> go.Figure:
 
     Returns:
         Grouped bars: x = annotation x config, one bar per collector, y = r in [-1, 1];
-        undefined r (constant collector) drawn as a 0-height bar labelled ``constant``.
+        undefined r (constant collector) drawn as a 0-height bar labelled ``constant``, upright.
     """
     title = f"Correlation of kernel time with each collector (sampled {F.BEFORE_RUN})"
     if corr.empty:
@@ -164,6 +164,9 @@ def build_correlation_figure(corr: pd.DataFrame) -> go.Figure:
         fig.add_trace(go.Bar(
             x=group["_x"], y=np.nan_to_num(r), name=str(collector), text=text,
             textposition="outside", marker_color=theme.color(i),
+            # upright, each "constant" stands in its own bar's slot: side by side, the labels of
+            # two constant collectors ran together ("constant constant") at 1000 px
+            textangle=-90 if np.isnan(r).any() else 0,
             customdata=np.column_stack([group[F.RUNS], group[F.NOTE].fillna("")]),
             hovertemplate=(f"<b>{collector}</b> %{{x}}<br>r = %{{text}}<br>runs = "
                            "%{customdata[0]}<br>%{customdata[1]}<extra></extra>")))
