@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from apptest_helpers import plotly_specs, texts
+from apptest_helpers import plotly_specs, texts, trace_values
 from tests.scenarios import SCENARIOS
 
 
@@ -63,3 +63,10 @@ def test_a_cpu_job_is_not_said_to_lack_its_gpus_ceilings(seeded, app) -> None:
     # a fresh user's find: under that warning an empty "Ceilings drawn" table read "empty"
     assert "Ceilings drawn" not in [c.value for c in at.caption]
     assert all(len(d.value) for d in at.dataframe)
+    # a fresh user's find: the roofline's axis read 0.05 and 0.1 TFLOP/s; without roofs the
+    # points' median sets the FLOP/s unit
+    roofline = next(s for s in plotly_specs(at) if s["layout"]["title"]["text"].startswith("Roofline"))
+    title = roofline["layout"]["yaxis"]["title"]["text"]
+    assert title != "Achieved throughput (TFLOP/s)" and title.endswith("FLOP/s)"), title
+    ys = [y for t in roofline["data"] if "y" in t for y in trace_values(t, "y")]
+    assert sorted(ys)[len(ys) // 2] >= 1, ys

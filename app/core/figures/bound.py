@@ -10,7 +10,7 @@ import plotly.graph_objects as go
 from profiling_worker.bundle.schema import columns as C
 
 from app.core.figures import common, theme
-from app.core import frame_columns as F
+from app.core import frame_columns as F, numbers
 
 
 #: Marker above each SM/DRAM pair per limiter (the text label collided with its neighbours).
@@ -77,7 +77,9 @@ def build_bound_figure(frame: pd.DataFrame, threshold_pct: float, host_timer: bo
 
 def build_roofline_figure(frame: pd.DataFrame, ceilings: pd.DataFrame, host_timer: bool = False
                           ) -> go.Figure:
-    """Achieved TFLOP/s against arithmetic intensity (FLOP/byte), log-log.
+    """Achieved FLOP/s against arithmetic intensity (FLOP/byte), log-log: in TFLOP/s beside
+    the datasheet roofs; without roofs (a host-timed job) in the FLOP/s unit the points' median
+    fits (:func:`app.core.numbers.rate_step`).
 
     Args:
         frame: :func:`~app.core.views.roofline.roofline_frame`.
@@ -96,19 +98,24 @@ def build_roofline_figure(frame: pd.DataFrame, ceilings: pd.DataFrame, host_time
     lo, hi = ai_all.min() / 4, ai_all.max() * 4
     fig = go.Figure()
     _ceilings(fig, ceilings, lo, hi)
+    # without roofs (a host-timed job) the points alone set the unit: a cpu job's 0.05 TFLOP/s
+    # read as two ticks, 0.05 and 0.1; with roofs, TFLOP/s as the datasheet gives them
+    factor, unit = (1.0, "TFLOP/s") if not ceilings.empty else numbers.rate_step(
+        float(np.median(points[F.ACHIEVED_TFLOPS].to_numpy(float))), "TFLOP/s")
     labels, positions = trajectory_labels(points)
     for i, (annotation, group) in enumerate(points.groupby(C.ANNOTATION, sort=False)):
         custom = np.column_stack([group[F.CONFIG_LABEL], group[F.PCT_OF_DATASHEET],
                                   group[F.PCT_OF_CLOCK_PEAK], group[F.FLOPS_SOURCE],
                                   group[F.BYTES_SOURCE], group[F.TIME_NS] / 1e3])
         fig.add_trace(go.Scatter(
-            x=group[F.ARITHMETIC_INTENSITY], y=group[F.ACHIEVED_TFLOPS], mode="lines+markers+text",
+            x=group[F.ARITHMETIC_INTENSITY], y=group[F.ACHIEVED_TFLOPS] * factor,
+            mode="lines+markers+text",
             name=str(annotation), meta=theme.tag(annotation), text=labels.loc[group.index],
             textposition=positions.loc[group.index],
             textfont={"color": theme.color(i)},
             line={"color": theme.color(i)}, marker={"size": 9}, customdata=custom,
             hovertemplate=(f"<b>{annotation}</b> %{{customdata[0]}}"
-                           "<br>AI = %{x:.4g} FLOP/byte<br>achieved = %{y:.4g} TFLOP/s"
+                           f"<br>AI = %{{x:.4g}} FLOP/byte<br>achieved = %{{y:.4g}} {unit}"
                            "<br>= %{customdata[1]:.1f} % of datasheet peak"
                            "<br>= %{customdata[2]:.1f} % of clock-adjusted peak"
                            "<br>time = %{customdata[5]:.4g} µs"
@@ -117,7 +124,7 @@ def build_roofline_figure(frame: pd.DataFrame, ceilings: pd.DataFrame, host_time
     fig.update_xaxes(**theme.LOG_AXIS, title={"text": theme.axis_title("Arithmetic intensity",
                                                                        "FLOP/byte")})
     fig.update_yaxes(**theme.LOG_AXIS, title={"text": theme.axis_title("Achieved throughput",
-                                                                       "TFLOP/s")})
+                                                                       unit)})
     return common.finish(fig, title, host_timer)
 
 
