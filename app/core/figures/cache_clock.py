@@ -10,7 +10,7 @@ from plotly.subplots import make_subplots
 from profiling_worker.bundle.schema import columns as C
 
 from app.core.figures import theme
-from app.core import frame_columns as F
+from app.core import frame_columns as F, numbers
 
 _DASHES = ("solid", "dash", "dot", "dashdot")
 #: Column, hover label, unit, scale, short axis title, the panel's title above it. The long
@@ -24,11 +24,12 @@ ROWS = ((F.TIME_NS, "Time", "µs", 1e-3, "Time", "Kernel time"),
 
 def build_cache_clock_figure(frame: pd.DataFrame, l2_bytes: float | None, l2_source: str,
                              host_timer: bool = False) -> go.Figure:
-    """Stacked panels sharing a log2 x axis (working set, bytes): time (µs), GB/s and SM clock
-    (MHz), each only where the frame has a value of it (a CUPTI or cpu job records no SM clock:
+    """Stacked panels sharing a log2 x axis (working set, bytes): time (µs), GB/s (MB/s where
+    the values are below 1 GB/s) and SM clock (MHz), each only where the frame has a value of it (a CUPTI or cpu job records no SM clock:
     its panel was an empty axis from -1 to 4 MHz); colour = annotation, dash = variant; a
     vertical line at the L2 size."""
-    rows = [row for row in ROWS if row[0] in frame and frame[row[0]].notna().any()] or [ROWS[0]]
+    rows = [_fitted(row, frame[row[0]]) for row in ROWS
+            if row[0] in frame and frame[row[0]].notna().any()] or [ROWS[0]]
     fig = make_subplots(rows=len(rows), cols=1, shared_xaxes=True, vertical_spacing=0.08,
                         subplot_titles=[row[5] for row in rows])
     annotations = list(dict.fromkeys(frame[C.ANNOTATION]))
@@ -57,6 +58,16 @@ def build_cache_clock_figure(frame: pd.DataFrame, l2_bytes: float | None, l2_sou
     theme.apply_layout(fig, theme.titled("Cache and clock control", host_timer))
     fig.update_layout(height=180 + 200 * len(rows))  # 780 for three panels
     return fig
+
+
+def _fitted(row: tuple[str, str, str, float, str, str], values: pd.Series
+            ) -> tuple[str, str, str, float, str, str]:
+    """The GB/s row in the unit its values' median fits (a cpu job's 0.1-0.45 GB/s in MB/s:
+    :func:`app.core.numbers.rate_step`); any other row as it is."""
+    if row[2] != "GB/s":
+        return row
+    factor, unit = numbers.rate_step(float(values.median()), "GB/s")
+    return row[0], row[1], unit, row[3] * factor, row[4], row[5]
 
 
 def _l2_line(fig: go.Figure, l2_bytes: float, l2_source: str) -> None:

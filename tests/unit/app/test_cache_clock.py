@@ -59,3 +59,17 @@ def test_a_job_without_the_sm_clock_draws_no_clock_panel(bundles):
     assert "xaxis3" not in fig.layout.to_plotly_json()
     assert all(len(t.y) and not all(math.isnan(v) for v in t.y) for t in fig.data)
     assert fig.layout.xaxis2.title.text.startswith("Working set")
+
+
+def test_bandwidth_below_one_gb_per_s_is_drawn_in_mb_per_s(bundles):
+    """A fresh user's find: a cpu job's bandwidth panel read 0.1 to 0.45 GB/s."""
+    cupti = next(b for b in bundles if b.job_id == "h200-cupti-stability")
+    frame = cache_clock_frame(siblings(cupti, bundles))
+    slow = frame.assign(GBps=frame["GBps"] / 5000)  # the same rows at a host's bandwidth
+    fig = build_cache_clock_figure(slow, None, "", host_timer=True)
+    assert fig.layout.yaxis2.title.text == "Bandwidth (MB/s)"
+    shown = sorted(v for t in fig.data if t.yaxis == "y2" for v in t.y)
+    assert shown[len(shown) // 2] >= 1
+    assert shown == pytest.approx(sorted(slow["GBps"] * 1000))
+    assert build_cache_clock_figure(frame, None, "").layout.yaxis2.title.text == \
+        "Bandwidth (GB/s)"
