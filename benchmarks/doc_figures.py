@@ -517,7 +517,7 @@ BIG_SWEEP_RUNS = ("big-sweep-1205-1000", "big-sweep-1205-10000", "big-sweep-1205
                   "big-sweep-1205-s10-final", "big-sweep-1205-s11-quiet",
                   "big-sweep-1205-s11-prefetch-ab", "big-sweep-1205-s11-final",
                   "big-sweep-1205-s12-afterhog", "big-sweep-1205-s12-quiet",
-                  "big-sweep-1206-s14-quiet")
+                  "big-sweep-1206-s14-quiet", "big-sweep-1206-s15-quiet")
 #: Big-sweep page runs of one checkout beside the bare page, without a baseline (``--bare``).
 BIG_SWEEP_ALONE_RUNS = ("big-sweep-1205-quiet-1000",)
 #: Server script runs of the page, paired (``benchmarks/big_sweep_server.py --json``).
