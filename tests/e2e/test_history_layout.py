@@ -1,5 +1,6 @@
-"""History at 1400x900 in a real browser: every filter box shows its content whole (the
-"Choose options" placeholder, a chip of the longest status) instead of cutting it off.
+"""History at 1400x900 in a real browser: every filter box shows its content whole (its
+placeholder, "Any" or, without options, "None yet"; a chip of the longest status) instead of
+cutting it off (Streamlit's own "No options to select" read "No options to sele").
 The screenshot goes to ``tests/artifacts/layout/history-filters-1400x900.png``.
 """
 
@@ -39,8 +40,11 @@ def test_filter_boxes_show_their_content(browser, app_server: AppServer,
     try:
         open_app(page, app_server.url, "/history")
         backends = get_by_key(page, "history-backends").get_by_role("combobox")
-        expect(backends).to_have_attribute("placeholder", "Choose options")
+        expect(backends).to_have_attribute("placeholder", "Any")
         assert not backends.evaluate(PLACEHOLDER_CUT_OFF), "Backend placeholder cut off"
+        tags = get_by_key(page, "history-tags").get_by_role("combobox")  # no job has a tag
+        expect(tags).to_have_attribute("placeholder", "None yet")
+        assert not tags.evaluate(PLACEHOLDER_CUT_OFF), "Tag placeholder cut off"
         statuses = get_by_key(page, "history-statuses")
         statuses.get_by_role("combobox").click()
         page.get_by_role("option", name=str(JobStatus.INTERRUPTED)).click()
