@@ -55,7 +55,7 @@ def download_csv(frame: pd.DataFrame, key: str, filename: str, label: str = "Dow
 def table_with_csv(frame: pd.DataFrame, key: str, filename: str) -> None:
     """:func:`table` of ``frame`` (key ``key``) and its CSV download (key ``<key>-csv``)."""
     table(frame, key=key)
-    download_csv(frame, key=f"{key}-csv", filename=filename)
+    download_csv(frame, key=state.key(key, "csv"), filename=filename)
 
 
 def chart_config(filename: str) -> dict[str, object]:

@@ -25,9 +25,9 @@ ROWS = ((F.TIME_NS, "Time", "µs", 1e-3, "Time", "Kernel time"),
 def build_cache_clock_figure(frame: pd.DataFrame, l2_bytes: float | None, l2_source: str,
                              host_timer: bool = False) -> go.Figure:
     """Stacked panels sharing a log2 x axis (working set, bytes): time (µs), GB/s (MB/s where
-    the values are below 1 GB/s) and SM clock (MHz), each only where the frame has a value of it (a CUPTI or cpu job records no SM clock:
-    its panel was an empty axis from -1 to 4 MHz); colour = annotation, dash = variant; a
-    vertical line at the L2 size."""
+    the values are below 1 GB/s) and SM clock (MHz), each only where the frame has a value of
+    it (a CUPTI or cpu job records no SM clock: its panel was an empty axis from -1 to 4 MHz);
+    colour = annotation, dash = variant; a vertical line at the L2 size."""
     rows = [_fitted(row, frame[row[0]]) for row in ROWS
             if row[0] in frame and frame[row[0]].notna().any()] or [ROWS[0]]
     fig = make_subplots(rows=len(rows), cols=1, shared_xaxes=True, vertical_spacing=0.08,
