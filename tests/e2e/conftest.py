@@ -45,6 +45,8 @@ REPO_ROOT = Path(__file__).resolve().parents[2]
 APP_SCRIPT = REPO_ROOT / "app" / "streamlit_app.py"
 COLLECTOR_FILES = REPO_ROOT / "tests" / "fixtures" / "collector_files"
 SERVER_START_S = 90
+#: How long a click's list is waited for before ArrowDown opens it (:func:`open_list`).
+OPEN_WAIT_MS = 10_000
 # Playwright's `expect` gives up after 5 s unless told otherwise: a script run on a busy 2-core
 # machine takes longer (CI failed so, issue 41). Every expect without its own timeout waits this.
 expect.set_options(timeout=APP_RUN_TIMEOUT_MS)
@@ -261,6 +263,25 @@ def choose_option(page, key: str, option: str) -> None:  # type: ignore[no-untyp
             page.keyboard.press("Escape")
     choice.click()
     expect(widget.get_by_role("combobox")).to_have_value(pattern)
+
+
+def open_list(box) -> None:  # type: ignore[no-untyped-def]
+    """Open the list of a selectbox's or multiselect's ``box`` (its combobox) as a user does.
+
+    A click on the box opens it, but the CI beside a CPU hog once saw the click focus the box
+    and leave it closed for 60 s (``aria-expanded="false"``, ``data-focused="true"``). So when
+    the click's list has not opened in :data:`OPEN_WAIT_MS`, ArrowDown, react-aria's keyboard
+    way to open a ComboBox's list, opens it from the focused box.
+
+    Raises:
+        AssertionError: the list is still closed after ArrowDown (the default timeout).
+    """
+    box.click()
+    try:
+        expect(box).to_have_attribute("aria-expanded", "true", timeout=OPEN_WAIT_MS)
+    except AssertionError:
+        box.press("ArrowDown")
+        expect(box).to_have_attribute("aria-expanded", "true")
 
 
 def set_checkbox(page, key: str, checked: bool) -> None:  # type: ignore[no-untyped-def]

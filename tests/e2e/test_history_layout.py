@@ -13,7 +13,7 @@ import pytest
 from playwright.sync_api import expect
 
 from profiling_worker.bundle.schema.manifest import JobStatus, update_manifest
-from tests.e2e.conftest import AppServer, get_by_key, open_app, wait_for_app_run
+from tests.e2e.conftest import AppServer, get_by_key, open_app, open_list, wait_for_app_run
 from tests.scenarios import SCENARIOS
 
 pytestmark = pytest.mark.e2e
@@ -46,7 +46,7 @@ def test_filter_boxes_show_their_content(browser, app_server: AppServer,
         expect(tags).to_have_attribute("placeholder", "None yet")
         assert not tags.evaluate(PLACEHOLDER_CUT_OFF), "Tag placeholder cut off"
         statuses = get_by_key(page, "history-statuses")
-        statuses.get_by_role("combobox").click()
+        open_list(statuses.get_by_role("combobox"))
         page.get_by_role("option", name=str(JobStatus.INTERRUPTED)).click()
         page.keyboard.press("Escape")
         wait_for_app_run(page)

@@ -26,7 +26,8 @@ from playwright.sync_api import expect
 
 from app.core.views.energy import NOT_RECORDED
 from tests.e2e.conftest import (APP_RUN_TIMEOUT_MS, AppServer, choose_option, fill_text,
-                                get_by_key, open_app, wait_for_app_run, wait_for_elements)
+                                get_by_key, open_app, open_list, wait_for_app_run,
+                                wait_for_elements)
 from tests.e2e.test_views_tour import _full_page_screenshot
 
 pytestmark = pytest.mark.e2e
@@ -160,11 +161,10 @@ def _in_view_and_settled(page, box) -> None:  # type: ignore[no-untyped-def]
 
 
 def _open_list(page, collectors):  # type: ignore[no-untyped-def]
-    """Open the collectors multiselect's list (a click on the box opens it); return the box."""
+    """Open the collectors multiselect's list (:func:`open_list`); return the box."""
     box = collectors.get_by_role("combobox")
     _in_view_and_settled(page, box)
-    box.click()
-    expect(box).to_have_attribute("aria-expanded", "true")
+    open_list(box)
     return box
 
 
