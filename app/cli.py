@@ -308,8 +308,11 @@ def main(argv: Sequence[str] | None = None) -> int:
 
     sweep_scratch()  # uploads and inflated reports a killed server or worker left
     recovered = recover_jobs()
-    if recovered:
-        print(f"kernel-dashboard: marked {len(recovered)} job(s) of a stopped server interrupted: "
+    if recovered:  # rare: only then pay the import of pandas that numbers makes
+        from app.core import numbers
+
+        print(f"kernel-dashboard: marked {numbers.counted(len(recovered), 'job')} of a stopped "
+              f"server interrupted: "
               f"{', '.join(recovered)}", file=sys.stderr)
     if ns.compare:
         print(f"kernel-dashboard: compare at {open_compare(ns, parser)}", file=sys.stderr)

@@ -15,6 +15,7 @@ from streamlit.runtime.scriptrunner import get_script_run_ctx
 from profiling_worker.bundle.loader import Bundle
 from app.streamlit_patches.server_guard import (SESSION_UPLOAD_MB, server_upload_mb,
                                                 upload_refusal)
+from app.core import numbers
 from app.core.markdown import code, esc
 from app.ui import cached, importing, panels, state
 from app.ui.importing import ImportOutcome
@@ -156,7 +157,7 @@ first = next((o.job_id for o in outcomes if o.ok), None)
 made, refused = [o for o in outcomes if o.ok], group_refusals(outcomes)
 if len(outcomes) > 1 and refused:  # a mixed upload: the count first, then one box per reason
     st.info(f"{len(made)} of {len(outcomes)} file groups imported; "
-            f"{len(outcomes) - len(made)} not, for {len(refused)} reason(s) below.",
+            f"{len(outcomes) - len(made)} not, for {numbers.counted(len(refused), 'reason')} below.",
             icon=":material/info:")
 for outcome in made + refused:  # successes first (they were four screens down)
     _show_outcome(outcome, outcome.ok and outcome.job_id == first)

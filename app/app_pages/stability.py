@@ -30,7 +30,7 @@ analysis.how_to_read(
     "band is what you want.")
 
 if not available_metrics(bundle):  # queued, running, cancelled or failed: nothing to choose
-    analysis.no_values(bundle, bundle.duration_metric, [])
+    analysis.no_values(bundle, bundle.duration_metric)
 units = metric_roles.units(bundle)
 cols = st.columns([4, 2.2, 3], vertical_alignment="bottom")  # room for a metric name at 1000 px
 metric = cols[0].selectbox("Metric", state.keep_if_offered(state.key(PAGE, "metric"),

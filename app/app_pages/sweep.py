@@ -40,7 +40,7 @@ def metric_label(m: str) -> str:
 
 
 if not metrics:  # queued, running, cancelled or failed: no control would act on anything
-    analysis.no_values(bundle, bundle.duration_metric, metrics)
+    analysis.no_values(bundle, bundle.duration_metric)
 first_metric = sweep_metric(bundle, defaults.metric)
 chosen_metric = None
 if len(metrics) > 1 or not has_durations:
@@ -100,7 +100,7 @@ except (derived.MissingWork, ValueError) as exc:
                            if others else ""))
     panels.stop_page()
 if frame.empty:
-    analysis.no_values(bundle, metric, metrics)
+    analysis.no_values(bundle, metric, metrics, "Y axis: metric")
 if not is_time:
     time_unit_control.control(cols[1], PAGE, False, theme.first_unit(frame[C.UNIT]))
 if not has_durations:

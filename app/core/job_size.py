@@ -11,6 +11,8 @@ from __future__ import annotations
 from profiling_worker.bundle.schema import backends as B
 from profiling_worker.bundle.schema.spec import JobSpec
 
+from app.core import numbers
+
 #: Runs above which Run asks to be pressed again: Nsight Compute (about 6 minutes of replay at
 #: 0.19 s a launch) and the in-process backends.
 ASK_ABOVE_NCU = 2_000
@@ -31,6 +33,6 @@ def confirm_text(spec: JobSpec) -> str | None:
         return None
     most = "at most " if spec.run_target is not None else ""
     return (f"This job is {most}{runs:,} runs ({len(spec.configs):,} configs × "
-            f"{spec.runs:,} runs × {len(spec.kernels)} kernel(s)), more than the {bound:,} that "
+            f"{spec.runs:,} runs × {numbers.counted(len(spec.kernels), 'kernel')}), more than the {bound:,} that "
             f"Run starts without asking on {spec.backend}. Press Run again to start it, or "
             "Pre-flight to estimate its time first.")

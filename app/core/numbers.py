@@ -27,6 +27,12 @@ _EXPONENT_BELOW = 1e-5
 WIDTH_SIG_DIGITS = 2
 
 
+def counted(count: int, noun: str, plural: str = "") -> str:
+    """``count`` with thousands separators and ``noun`` in its number: "1 kernel", "2 kernels",
+    "1,969 configs" (``plural`` where adding "s" is wrong), never "kernel(s)"."""
+    return f"{count:,} {noun if count == 1 else plural or noun + 's'}"
+
+
 def _width_decimals(width: float) -> int:
     """Decimals that keep :data:`WIDTH_SIG_DIGITS` of an interval ``width`` (> 0), at most
     :data:`_MAX_DECIMALS`: 0.42 -> 2, 0.0039 -> 4."""

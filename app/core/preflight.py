@@ -26,7 +26,7 @@ from profiling_worker.bundle.schema import backends as B, columns as C
 from profiling_worker.bundle.schema.bundle_spec import PartialSpec
 from profiling_worker.bundle.schema.spec import JobSpec, validate_spec
 
-from app.core import frame_columns as F
+from app.core import frame_columns as F, numbers
 from app.core.views.deep_dive import config_labeler
 
 CALLS = 2  # the first call (no warm-up) and one more
@@ -133,7 +133,8 @@ def flags_of(counts: pd.DataFrame, planned: JobSpec) -> list[str]:
     if len(changed):
         where = "; ".join(f"{a} {c}: {f} launches, then {s}" for a, c, f, s in zip(
             changed[C.ANNOTATION], changed[F.CONFIG_LABEL], changed[FIRST], changed[LATER]))
-        cure = (f"the planned warm-up of {planned.warmup} call(s) runs before profiling, so "
+        cure = (f"the planned warm-up of {numbers.counted(planned.warmup, 'call')} runs before "
+                "profiling, so "
                 "profiled runs see the later kernels" if planned.warmup else
                 "the planned job has no warm-up: set Warm-up calls to 1 or more, or its first "
                 "run measures the autotuning")

@@ -13,7 +13,7 @@ from profiling_worker.bundle.schema import backends as B, run_target
 from profiling_worker.bundle.schema.manifest import JobStatus
 from profiling_worker.bundle.schema.spec import FieldError, validate_spec
 
-from app.core import job_size, preflight, spec_form
+from app.core import job_size, numbers, preflight, spec_form
 from app.core.markdown import esc
 from app.ui import cached, state
 
@@ -119,7 +119,7 @@ def _findings(bundle: Any, planned: Any) -> None:
     # in them (a run times every region of its kernel once, and a region may launch several)
     st.markdown(f"**Planned job ({esc(planned.backend)}):** {job_size.job_runs(planned):,} runs "
                 f"({len(planned.configs):,} configs × {planned.runs:,} runs per config × "
-                f"{len(planned.kernels)} kernel(s), as the job panel counts them), "
+                f"{numbers.counted(len(planned.kernels), 'kernel')}, as the job panel counts them), "
                 f"{est['launches']:,} profiled launches in them (every kernel launch of every "
                 f"region); about {est['seconds']:g} s{size} ({esc(est['note'])}).")
     st.dataframe(found.counts, key=state.key("builder", "preflight-counts"), hide_index=True)

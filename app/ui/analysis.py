@@ -28,14 +28,16 @@ def selected_bundle() -> Bundle:
     return bundle
 
 
-def no_values(bundle: Bundle, metric: str, metrics: list[str]) -> NoReturn:
-    """Say that the job has no ``metric`` values (its status; its other ``metrics``, those it
-    has values of) and stop the page: a queued, running, cancelled or failed job draws no
-    control that would act on nothing."""
+def no_values(bundle: Bundle, metric: str, others: list[str] | None = None,
+              control: str = "") -> NoReturn:
+    """Say that the job has no ``metric`` values (its status; the ``others`` it has values of,
+    and the page's ``control`` that picks them) and stop the page: a queued, running,
+    cancelled or failed job draws no control that would act on nothing."""
+    rest = [m for m in others or [] if m != metric]
     st.info(f"This job has no {esc(metric)} values to plot (status: "
             f"{esc(job_status.shown_status(bundle))})."
-            + (f" Its other metrics ({esc(', '.join(rest))}) are under 'Y axis: metric' "
-               "above." if (rest := [m for m in metrics if m != metric]) else ""))
+            + (f" Its other metrics ({esc(', '.join(rest))}) are under '{esc(control)}' above."
+               if rest and control else ""))
     panels.stop_page()
 
 

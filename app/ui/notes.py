@@ -9,6 +9,7 @@ import pandas as pd
 import streamlit as st
 
 from profiling_worker.bundle.loader import Bundle
+from app.core import numbers
 from app.core.markdown import esc
 from app.core.share.analyses import few_runs_text
 from app.ui import panels, state
@@ -44,7 +45,7 @@ def show(bundle: Bundle, page: str, metrics: Iterable[str] = (),
     more = f"\n\n{len(notes) - SHOWN} more in the table below." if len(notes) > SHOWN else ""
     icon = (":material/warning:" if any(n.get("severity") == P.WARNING for n in notes)
             else ":material/info:")
-    st.warning(f"**Plausibility check: {len(notes)} note(s) on the values here.**\n\n{lines}{more}",
+    st.warning(f"**Plausibility check: {numbers.counted(len(notes), 'note')} on the values here.**\n\n{lines}{more}",
                icon=icon)
     if len(notes) > SHOWN:
         frame = pd.DataFrame(notes, columns=["severity", "check", "annotation", "config",

@@ -9,7 +9,7 @@ import streamlit as st
 from profiling_worker.bundle.gate import replication as R
 from profiling_worker.bundle.schema.spec import JobSpec
 
-from app.core import spec_form
+from app.core import numbers, spec_form
 from profiling_worker.bundle.loader import Bundle
 from app.core.markdown import code, esc
 from app.core.views.replication import replica_candidates, replication, verdict_table
@@ -27,8 +27,9 @@ def _rerun(bundle: Bundle, page: str) -> None:
     if refused:
         st.caption("No re-run here: " + "; ".join(f"{e.field}: {e.message}" for e in refused))
         return
-    if st.button(f"Run this job's spec again ({spec.backend}, {len(spec.configs)} config(s) x "
-                 f"{spec.runs} runs)", key=state.key(page, "replicate"),
+    if st.button(f"Run this job's spec again ({spec.backend}, "
+                 f"{numbers.counted(len(spec.configs), 'config')} x "
+                 f"{numbers.counted(spec.runs, 'run')})", key=state.key(page, "replicate"),
                  icon=":material/replay:"):
         job_id = cached.job_manager().submit(spec)
         state.add_own_job(job_id)

@@ -126,7 +126,7 @@ def test_several_reports_and_bad_files_each_get_their_own_job_or_message(store, 
     # issue 37: the fix says what a valid file has, not only "upload the file again"
     assert "export it again from the tool that wrote it" in errors[1]
     assert "starts with its header row" in errors[1]
-    assert "3 of 5 file groups imported; 2 not, for 2 reason(s) below." in texts(at)
+    assert "3 of 5 file groups imported; 2 not, for 2 reasons below." in texts(at)
 
 
 def test_a_mixed_upload_shows_one_box_per_reason(store, app) -> None:
@@ -142,7 +142,7 @@ def test_a_mixed_upload_shows_one_box_per_reason(store, app) -> None:
     assert len(at.success) == 1
     (error,) = [unescape(e.value) for e in at.error]
     assert error.startswith("**import of empty0.csv, empty1.csv, empty2.csv, empty3.csv failed**")
-    assert "1 of 5 file groups imported; 4 not, for 1 reason(s) below." in texts(at)
+    assert "1 of 5 file groups imported; 4 not, for 1 reason below." in texts(at)
     assert not [w for w in at.warning if "not read" in w.value]  # each report read in its job
 
 

@@ -268,7 +268,7 @@ def test_a_very_large_job_asks_for_a_second_run_before_starting(store, app) -> N
     assert not at.exception, at.exception
     manager = cached.job_manager()
     said = [w.value for w in at.warning if "Press Run again" in w.value]
-    assert said and "196,900 runs (1,969 configs × 100 runs × 1 kernel(s))" in said[0]
+    assert said and "196,900 runs (1,969 configs × 100 runs × 1 kernel)" in said[0]
     assert not at.session_state["sidebar-job"] if "sidebar-job" in at.session_state else True
     _submit(at)  # the same Run again: started
     assert not at.exception, at.exception

@@ -15,7 +15,7 @@ def test_pages_drawing_bandwidth_show_the_above_roof_note(page, store, monkeypat
     at = app(page, query={"job": ABOVE_ROOF_JOB})
     assert not at.exception, at.exception
     shown = texts(at)
-    assert "Plausibility check: 2 note(s)" in shown
+    assert "Plausibility check: 2 notes" in shown
     assert "above the 4,800 GB/s DRAM roof" in shown and "L2-warm data (" in shown
 
 

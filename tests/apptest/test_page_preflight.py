@@ -32,7 +32,7 @@ def test_preflight_button_queues_a_pass_and_shows_its_findings(store, app) -> No
     assert "The same launches in the first and second call and in every config." in shown
     # issue 37: the runs as the job panel counts them, and the launches profiled in them
     # (3 regions of matmul, one launch each) beside them, each said for what it counts
-    assert ("Planned job (cpu):** 100 runs (2 configs × 50 runs per config × 1 kernel(s), as "
+    assert ("Planned job (cpu):** 100 runs (2 configs × 50 runs per config × 1 kernel, as "
             "the job panel counts them), 300 profiled launches in them") in shown
     # issue 37: a cpu job's time is estimated from this pass's host time, not the H200 jobs
     assert "estimate for the cpu backend: this pass's host time" in shown

@@ -13,6 +13,7 @@ from profiling_worker.bundle.schema import backends as B, columns as C
 from profiling_worker.bundle.schema.spec import JobSpec
 
 from profiling_worker.bundle.loader import Bundle
+from app.core import numbers
 from app.core.environment import environment_rows, gpu_name
 from app.core.figures import theme
 from app.core.provenance import (host_timer_warning, import_banner, is_imported,
@@ -114,7 +115,7 @@ def notes(bundle: Bundle) -> H.Section:
     if bundle.notes:
         frame = pd.DataFrame(list(bundle.notes), columns=["severity", "check", "annotation",
                                                           "config", "metric", "message"])
-        section.add(H.table(frame, f"Plausibility checks: {len(frame)} note(s) on the values"))
+        section.add(H.table(frame, f"Plausibility checks: {numbers.counted(len(frame), 'note')} on the values"))
     failed = failed_text(bundle)
     if failed:
         section.add(H.note(f"{failed[:1].upper()}{failed[1:]} (the run audit's section "

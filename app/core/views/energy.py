@@ -27,6 +27,7 @@ import pandas as pd
 from profiling_worker.bundle.schema import columns as C
 
 from profiling_worker.bundle.loader import Bundle
+from app.core import numbers
 from app.core.metrics import MissingData
 
 ENERGY, ENERGY_READ, THROTTLE = "energy", "energy_read_s", "throttle_reasons"
@@ -119,7 +120,8 @@ def method_note(frame: pd.DataFrame) -> str:
             "run) x the region's mean time; the GPU's draw between runs is in the mean, so "
             "with BusyPct under 100 % the kernel's own share is under-stated.")
     if short:
-        said += (f" {short} row(s) do not hold: their window is shorter than "
+        said += (f" {numbers.counted(short, 'row')} "
+                 f"{'does' if short == 1 else 'do'} not hold: their window is shorter than "
                  f"{MIN_WINDOW_UPDATES} counter updates ({MIN_WINDOW_UPDATES * COUNTER_UPDATE_MS:g}"
                  " ms); give the job more runs.")
     capped = frame[CAPPED].dropna()

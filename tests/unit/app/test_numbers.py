@@ -161,3 +161,12 @@ def test_no_shown_ci95_collapses_or_widens_past_rounding(name: str) -> None:
 ])
 def test_fmt_interval_keeps_the_width(centre, lower, upper, shown) -> None:
     assert numbers.fmt_interval(centre, lower, upper) == shown
+
+
+def test_counted_puts_the_noun_in_its_number() -> None:
+    """A count is written with its noun in the right number, never "kernel(s)" (issue 37's
+    polish: "1 kernel(s)" in Pre-flight and the size check)."""
+    assert numbers.counted(1, "kernel") == "1 kernel"
+    assert numbers.counted(0, "note") == "0 notes"
+    assert numbers.counted(1969, "config") == "1,969 configs"
+    assert numbers.counted(2, "sample", "samples") == "2 samples"
