@@ -63,7 +63,8 @@ def _style(frame: pd.DataFrame) -> tuple[Any, dict[str, Any]]:
     display = numbers.column_display(frame, _IN_UNIT, min_units=1)
     cells = [*(numbers.CellFormat(c, None, f) for c, f in display.formats.items()),
              *display.cells]
-    widths = {c: {"width": int(max([len(c), *text.str.len()])) * 8 + 24, "alignment": "right"}
+    widths = {c: {"width": panels.number_width(int(max([len(c), *text.str.len()]))),
+                  "alignment": "right"}
               for c, text in numbers.as_text(frame, cells).items()}
     return panels.styled(frame, cells).apply(colour, axis=1), widths
 

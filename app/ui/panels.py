@@ -115,12 +115,18 @@ def _widest(values: pd.Series, printf: str) -> int:
     return max(len(numbers.printf_text(float(v), printf)) for v in (finite.min(), finite.max()))
 
 
+def number_width(chars: int) -> int:
+    """The width (px) of a number column whose widest shown cell or header is ``chars``
+    characters: 8 px a character in the grid's font and the cell's padding."""
+    return chars * 8 + 24
+
+
 def _width(name: str, chars: int) -> int | None:
     """A number column's width (px) where its values are wider than its header, else None
     (Streamlit's own): the grid sized such a column by its header and cut its values on the
     left (StdDev ".000138" for 0.000138, a fresh user's find; a minus sign in the baselines'
-    Difference). 8 px a character and the cell's padding, as the baselines' table."""
-    return chars * 8 + 24 if chars > len(name) else None
+    Difference)."""
+    return number_width(chars) if chars > len(name) else None
 
 
 def styled(frame: pd.DataFrame, cells: Iterable[numbers.CellFormat]) -> Any:
