@@ -65,6 +65,18 @@ def resolve_job(bundles: list[BundleInfo], gpu_here: bool) -> str | None:
     return current
 
 
+def unknown_job_warning() -> None:
+    """Say, above the page, that the URL's ``?job=`` named no job and which job is shown
+    instead (a stale link or a typo; drawn where a wrong page path is said, not in the
+    sidebar, which a narrow window folds away)."""
+    unknown = st.session_state.pop(UNKNOWN_ASKED, None)
+    if unknown:
+        asked, current = unknown
+        st.warning(f"There is no job {code(asked[:80])} in the results or the bundled results: "
+                   f"this is {code(current)}. Pick a job in the sidebar's Job box.",
+                   icon=":material/search_off:")
+
+
 def render_job_selector(bundles: list[BundleInfo]) -> str | None:
     """Draw the selector (after :func:`resolve_job`); returns the selected job id (None when
     there are no bundles)."""
@@ -72,11 +84,6 @@ def render_job_selector(bundles: list[BundleInfo]) -> str | None:
     if not ids:
         st.caption("No results yet.")
         return None
-    unknown = st.session_state.pop(UNKNOWN_ASKED, None)
-    if unknown:
-        asked, current = unknown
-        st.warning(f"Job {code(asked[:80])} was not found in the results or the bundled "
-                   f"results; showing {code(current)} instead.", icon=":material/search_off:")
     labels = {b.job_id: _label(b) for b in bundles}
     return st.selectbox("Job", ids, key=state.SELECTED_JOB,
                         format_func=lambda job_id: labels[job_id],

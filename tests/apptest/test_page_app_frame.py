@@ -42,6 +42,19 @@ def test_unsafe_url_job_is_ignored(seeded, app) -> None:
     assert at.session_state["sidebar-job"] == "20261129-230000-matmul-0001"
 
 
+def test_a_url_job_that_names_no_job_is_said_above_the_page(store, cpu_bundle_src, app) -> None:
+    """A fresh user opened ``/?job=no-such-job``: the URL was rewritten to another job and the
+    only word of it was in the sidebar, folded away at 1000 px. The main area now says so,
+    as it does for a page path that names no page."""
+    _copy(cpu_bundle_src, store["results"] / "job-a", started_at="2026-01-01T00:00:00+00:00")
+    at = app(query={"job": "no-such-job"})
+    assert not at.exception
+    said = [w.value for w in at.main.warning]
+    assert any("There is no job `no-such-job`" in w and "this is `job-a`" in w for w in said)
+    assert not [w for w in at.sidebar.warning if "no-such-job" in w.value]
+    assert at.query_params["job"] == "job-a"
+
+
 def test_failed_job_shows_kind_message_hint_and_log_tail(store, cpu_bundle_src, app) -> None:
     _copy(cpu_bundle_src, store["results"] / "failed-job", status="failed", error={
         "kind": "ncu_not_found", "message": "ncu is not on PATH", "hint": "install Nsight Compute",
