@@ -45,9 +45,12 @@ configs = choices[annotation]
 config = cols[1].selectbox("Config", state.keep_if_offered(state.key(PAGE, "config"), configs),
                            key=state.key(PAGE, "config"),
                            format_func=lambda c: configs[c])
-time_unit = cols[2].segmented_control("Time unit", list(derived.TIME_UNITS),
-                                      default=derived.DEFAULT_TIME_UNIT,
-                                      key=state.key(PAGE, "time-unit")) or derived.DEFAULT_TIME_UNIT
+# a job without durations (an import of other metrics only) has no time to put in a unit
+has_durations = bundle.duration_metric in available_metrics(bundle)
+time_unit = (cols[2].segmented_control("Time unit", list(derived.TIME_UNITS),
+                                       default=derived.DEFAULT_TIME_UNIT,
+                                       key=state.key(PAGE, "time-unit"))
+             if has_durations else None) or derived.DEFAULT_TIME_UNIT
 options = OneKernelOptions(annotation=annotation, config=config, time_unit=time_unit)
 try:
     frame = cached.view(one_kernel_frame, bundle, options)
@@ -62,11 +65,16 @@ notes.few_runs(frame)
 above_chart = st.container()
 st.subheader("Duration of each launch, run by run")
 launches = cached.view(one_kernel_launches_frame, bundle, options)
-analysis.figure_panel(
-    cached.figure(build_one_kernel_figure, launches, chart_title(annotation, summary.config_label),
-                  bundle.host_timer),
-    launches, key=state.key(PAGE, "runs"),
-    filename=f"{bundle.job_id}-{annotation}-config{config}-launches.csv")
+if launches.empty:  # no chart, table or download that would hold nothing
+    st.info(f"This job has no per-run or per-launch {esc(bundle.duration_metric)} values for "
+            "this annotation × config, so there is no duration to draw: its recorded values "
+            "are in the table above.", icon=":material/info:")
+else:
+    analysis.figure_panel(
+        cached.figure(build_one_kernel_figure, launches,
+                      chart_title(annotation, summary.config_label), bundle.host_timer),
+        launches, key=state.key(PAGE, "runs"),
+        filename=f"{bundle.job_id}-{annotation}-config{config}-launches.csv")
 with above_chart:
     tiles = st.columns(6)
     # — : not in this job: one run (no spread), or a column the bundle lacks (its note above
@@ -93,15 +101,18 @@ with above_chart:
                              f"over at least {intervals.MIN_RUNS} runs; with fewer runs it is not "
                              "assessed here (nsight-python's column reads False there: its RSD is "
                              "missing, and a missing RSD < 2 compares False)", border=True)
-    if not bundle.host_timer:  # a host-timed job ran on no GPU: no SM clock to show
+    # a host-timed job ran on no GPU: no SM clock; a job without durations has no clock or
+    # throughput of its kernel to show (its values are in the table)
+    if not bundle.host_timer and (has_durations or summary.sm_clock_mhz is not None):
         tiles[4].metric("SM clock (MHz)", numbers.fmt(summary.sm_clock_mhz),
                         help="The clock the kernel ran at: gpc__cycles_elapsed.avg.per_second, "
                              "measured on the kernel (ncu backend, bound preset); not the "
                              "device's rated clock. — = not collected",
                         border=True)
-    tiles[5].metric(summary.throughput_unit, numbers.fmt(summary.throughput),
-                    help="Analytic FLOPs (work table) / the mean measured duration. "
-                         "— = no work formula for this annotation", border=True)
+    if has_durations:
+        tiles[5].metric(summary.throughput_unit, numbers.fmt(summary.throughput),
+                        help="Analytic FLOPs (work table) / the mean measured duration. "
+                             "— = no work formula for this annotation", border=True)
     audited = pair_failed_text(bundle, annotation, config)
     if audited:
         st.warning(esc(audited), icon=":material/report:")

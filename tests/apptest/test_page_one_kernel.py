@@ -3,10 +3,13 @@
 from __future__ import annotations
 
 import json
+from pathlib import Path
 
 from apptest_helpers import displayed, plotly_specs, text_number_problems, texts
 from app.core.provenance import ANNOTATED_SCOPE, HOST_SCOPE
 from tests.scenarios import SCENARIOS
+
+REPO = Path(__file__).resolve().parents[2]
 
 
 def _open(app, monkeypatch, job: str):
@@ -108,3 +111,24 @@ def test_cpu_job(seeded, app) -> None:
     assert "SM clock (MHz)" not in [m.label for m in at.metric]
     assert "**GPU:** none: ran on the host (cpu backend)" in shown and "unknown" not in shown
     assert HOST_SCOPE in [i.value for i in at.info] and ANNOTATED_SCOPE not in shown
+
+
+def test_an_import_without_durations_draws_no_control_or_chart_over_nothing(store, app) -> None:
+    """A fresh user's find: an imported job of derived metrics only (case 05, nsight-python's
+    CSVs with no duration metric) showed a Time unit control, an empty duration chart, an
+    empty table with its CSV and HTML downloads, and "—" in SM clock and TFLOP/s. Now: the
+    recorded values' table, a note that there is no duration to draw, nothing that acts on
+    nothing."""
+    from profiling_worker.importing import import_nsight_output
+
+    import_nsight_output([REPO / "tests" / "fixtures" / "import_cases" / "05-derived-inf"],
+                         store["results"], "derived")
+    at = app("one_kernel", query={"job": "derived"})
+    assert not at.exception
+    assert not [c for c in at.get("button_group") if c.label == "Time unit"]
+    assert not plotly_specs(at)
+    assert [i for i in at.info if "no per-run or per-launch" in i.value]
+    assert not [m.label for m in at.metric if m.label == "SM clock (MHz)"
+                or m.label.endswith("FLOP/s")]
+    assert at.dataframe and not [d for d in at.dataframe if d.value.empty]  # values, notes
+    assert [b.label for b in at.get("download_button")] == ["Download CSV"]
