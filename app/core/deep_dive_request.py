@@ -8,11 +8,12 @@ kernel some 40 times for ``--set full``) is paid for one point only.
 from __future__ import annotations
 
 from collections.abc import Mapping
-from typing import Any
+from typing import Any, cast
 
 import pandas as pd
 
 from profiling_worker.bundle.schema import backends as B, columns as C, metrics as M
+from profiling_worker.bundle.schema.spec import JobSpec
 
 from app.core import frame_columns as F
 from profiling_worker.bundle.loader import Bundle
@@ -49,6 +50,18 @@ def kernel_of(annotation: str, kernels: list[str], catalog: Mapping[str, Any]) -
     return owners[0] if len(owners) == 1 else None
 
 
+def job_refusal(bundle: Bundle) -> str | None:
+    """Why no point of ``bundle`` can be deep-dived (an imported job: no kernel to run here; a
+    spec that cannot be read back), or None: asked before a point is offered, so no Point box
+    is drawn that could only be refused."""
+    if is_imported(bundle.manifest):
+        return ("an imported job has no kernel the worker can run again: import a report made "
+                "with `ncu --set full` to see its sections here")
+    if bundle.job_spec is None:
+        return "the job's spec cannot be read back, so the settings to repeat are unknown"
+    return None
+
+
 def deep_dive_spec(bundle: Bundle, annotation: str, config: Mapping[str, Any],
                    catalog: Mapping[str, Any]) -> dict[str, Any]:
     """The raw spec of the deep dive of one point (validate it with ``validate_spec``).
@@ -59,13 +72,9 @@ def deep_dive_spec(bundle: Bundle, annotation: str, config: Mapping[str, Any],
     Raises:
         NoDeepDive: an imported job (no kernel to run here), or a region no kernel declares.
     """
-    if is_imported(bundle.manifest):
-        raise NoDeepDive("an imported job has no kernel the worker can run again: import a "
-                         "report made with `ncu --set full` to see its sections here")
-    spec = bundle.job_spec
-    if spec is None:
-        raise NoDeepDive("the job's spec cannot be read back, so the settings to repeat are "
-                         "unknown")
+    if (why := job_refusal(bundle)) is not None:
+        raise NoDeepDive(why)
+    spec = cast(JobSpec, bundle.job_spec)  # job_refusal refused a job without one
     kernel = kernel_of(annotation, list(spec.kernels), catalog)
     if kernel is None:
         raise NoDeepDive(f"no single kernel of the job declares the region {annotation!r}")

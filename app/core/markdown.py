@@ -53,6 +53,17 @@ def esc(value: object) -> str:
                          _SPECIAL.sub(r"\\\1", text))
 
 
+def esc_spans(value: object) -> str:
+    """``value`` as :func:`esc` shows it, except that each span between two backticks is shown
+    as inline code (:func:`code`): the worker's and the app's messages mark commands so
+    ("import a report made with `ncu --set full`"), and escaped they read with literal
+    backticks. Nothing is rendered either way: a code span shows its text as it is."""
+    parts = " ".join(visible(value).splitlines()).split("`")
+    if len(parts) % 2 == 0:  # an odd backtick opens no span: all of it is text
+        return esc(value)
+    return "".join(code(part) if i % 2 else esc(part) for i, part in enumerate(parts))
+
+
 def code(value: object) -> str:
     """``value`` as an inline code span (nothing inside is rendered), fenced with more backticks
     than any run of backticks in it (CommonMark 6.1)."""

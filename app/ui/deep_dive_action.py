@@ -13,8 +13,8 @@ from profiling_worker.bundle.schema.spec import SpecInvalid, validate_spec
 
 from app.core import frame_columns as F, spec_form
 from profiling_worker.bundle.loader import Bundle
-from app.core.deep_dive_request import NoDeepDive, deep_dive_spec, sweep_points
-from app.core.markdown import esc, visible
+from app.core.deep_dive_request import NoDeepDive, deep_dive_spec, job_refusal, sweep_points
+from app.core.markdown import esc, esc_spans, visible
 from app.ui import cached, navigation, state
 
 SUBMITTED = "deep-dive-submitted"  # session key: id of the deep-dive job submitted last
@@ -56,6 +56,9 @@ def offer(bundle: Bundle, page: str, expanded: bool = False) -> None:
     if not B.on_gpu(bundle.backend):  # nothing of a host-timed job to deep-dive
         st.caption(NO_GPU_JOB.format(backend=esc(bundle.backend)))
         return
+    if (why := job_refusal(bundle)) is not None:  # no point of it could be profiled
+        st.caption(f"No deep dive here: {esc_spans(why)}.")
+        return
     if st.session_state.get(SUBMITTED) == bundle.job_id:
         navigation.link("deep_dive.py", f"Open the deep dive of {bundle.job_id} (shown when done)")
     box = st.expander("Deep dive one point: Nsight Compute's full section set",
@@ -84,7 +87,7 @@ def _point_picker(bundle: Bundle, page: str) -> None:
         raw = deep_dive_spec(bundle, str(row[C.ANNOTATION]), config,
                              cached.kernel_catalog()[0])
     except NoDeepDive as exc:
-        st.caption(f"No deep dive here: {esc(exc)}.")
+        st.caption(f"No deep dive here: {esc_spans(exc)}.")
         return
     problems = _problems(raw)
     st.caption(f"Queues a job for this point alone: kernel `{raw['kernels'][0]}`, "

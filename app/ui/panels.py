@@ -25,7 +25,7 @@ from app.core.figures import theme
 from app.ui import cached, job_status, state
 from app.core.environment import gpu_name
 from app.core.provenance import is_imported
-from app.core.markdown import code, esc
+from app.core.markdown import code, esc, esc_spans
 
 
 class PageStopped(Exception):
@@ -202,9 +202,10 @@ def table(frame: pd.DataFrame | list[dict[str, Any]], key: str, where: Any = Non
 def render_error(message: str, hint: str | None = None, log_tail: str | None = None,
                  kind: str | None = None) -> None:
     """One error box: kind and message, the fix, and the log tail in an expander. Every part
-    is shown as text (messages of imported bundles are data, not Markdown)."""
-    head = f"**{esc(kind)}**: {esc(message)}" if kind else esc(message)
-    st.error(head + (f"\n\n**Fix:** {esc(hint)}" if hint else ""), icon=":material/error:")
+    is shown as text (messages of imported bundles are data, not Markdown), a `command` span
+    as code (:func:`app.core.markdown.esc_spans`)."""
+    head = f"**{esc(kind)}**: {esc_spans(message)}" if kind else esc_spans(message)
+    st.error(head + (f"\n\n**Fix:** {esc_spans(hint)}" if hint else ""), icon=":material/error:")
     if log_tail:
         with st.expander("Log tail"):
             st.code(log_tail, language="text")

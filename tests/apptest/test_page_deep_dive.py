@@ -173,6 +173,24 @@ def test_a_cpu_job_offers_no_deep_dive_and_says_why(seeded, app) -> None:
         assert "or profile one of its points" not in texts(at), page
 
 
+def test_an_import_offers_no_point_to_profile_and_says_why_with_its_command(imported,
+                                                                           app) -> None:
+    """A fresh user's find: an imported job's "Deep dive one point" drew a Point box that could
+    only be refused, said "No deep dive here … `ncu --set full`" with the backticks shown, and
+    each empty section said the deep-dive action would profile it. Now the action says why not
+    at once (the command as code) and draws no Point box; the sections say an imported job
+    needs a report made with the full set."""
+    for page in ("sweep", "deep_dive"):
+        at = app(page, query={"job": IMPORTED})
+        assert not at.exception, at.exception
+        prefix = "deep-dive" if page == "deep_dive" else page
+        assert not [e for e in at.expander if "Deep dive one point" in str(e.label)], page
+        assert f"{prefix}-deep-point" not in {s.key for s in at.selectbox}, page
+        said = [c.value for c in at.caption if c.value.startswith("No deep dive here")]
+        assert said and "`ncu --set full`" in said[0] and "\\`" not in said[0], (page, said)
+    assert "an imported job needs a report made so" in texts(at)
+
+
 def test_a_single_config_import_gets_an_axis_around_its_value(imported, app) -> None:
     """Issue 37: an import of one config (config_index 0, the H200 default-set report) drew
     its Size sweep on plotly's -1..1 axis with ticks at -1, -0.5, 0.5, 1; one tick at the

@@ -78,7 +78,8 @@ def _missing(data: Mapping[str, Any], launch_id: int, panel: str, partial: bool 
     section, title = SECTIONS[panel]
     if section in present(data, launch_id):
         return ""
-    fix = "Profile the point with the full section set (`ncu --set full`; the deep-dive action does)."
+    fix = ("Profile the point with the full section set (`ncu --set full`): the deep-dive "
+           "action does for a job run here; an imported job needs a report made so.")
     if partial:
         return (f"The report has no {title} section (`{section}`); below are those of its metrics "
                 f"that the job collected anyway. {fix}")

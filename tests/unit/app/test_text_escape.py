@@ -52,3 +52,16 @@ def test_plotly_figures_show_names_from_files_as_text() -> None:
     assert "<a " not in spec and "&lt;a href" in spec
     assert list(fig.data[0].x) == list(fig.layout.xaxis.categoryarray)  # same categories
     assert list(fig.data[0].y) == [1.0, -2.0]
+
+
+def test_esc_spans_shows_a_marked_command_as_code_and_the_rest_as_text() -> None:
+    """A fresh user saw "the output of \\`ncu --list-sets\\`" in an import's error: the
+    message marks the command with backticks, which :func:`esc` escaped. A span between two
+    backticks is now a code span (shown as it is); the text around it is escaped as before;
+    an odd backtick opens no span."""
+    from app.core.markdown import code, esc, esc_spans
+
+    assert esc_spans("run `ncu --list-sets` *now*") == (
+        esc("run ") + code("ncu --list-sets") + esc(" *now*"))
+    assert esc_spans("a ` alone *x*") == esc("a ` alone *x*")
+    assert esc_spans("`[x](http://e)`") == code("[x](http://e)")  # a link in code is text
