@@ -344,3 +344,23 @@ def test_a_preflight_pass_is_offered_on_neither_side(seeded, monkeypatch, app) -
     at.selectbox(key="compare-baseline").set_value(job_dir.name).run()
     assert not at.exception
     assert "`pass-1`:" not in texts(at)  # not even among the jobs not offered
+
+
+def test_text_columns_are_as_wide_as_their_values(store, monkeypatch, app) -> None:
+    """A fresh user's find: Compare's Verdict read "not com…" and Caveats "clock-dro…" at 1400
+    and 1000 px: the grid sized a text column by its header. Every text column whose values
+    are longer than its header now has a width that fits them (up to panels.TEXT_WIDTH_MAX)."""
+    import json
+
+    from app.ui.panels import TEXT_WIDTH_MAX
+
+    monkeypatch.setenv("KPROF_BUNDLED_DIR", str(SCENARIOS))
+    at = app("compare", query={"baseline": "h200-ncu-matmul-sweep",
+                               "candidate": "h200-ncu-matmul-rules"})
+    assert not at.exception, at.exception
+    table = at.dataframe[0]
+    frame, columns = table.value, json.loads(table.proto.columns)
+    assert "not comparable" in set(frame["Verdict"]) and frame["Caveats"].str.len().max() > 7
+    for name in ("Verdict", "Caveats", "Reason"):
+        longest = int(frame[name].dropna().astype(str).str.len().max())
+        assert columns[name]["width"] >= min(longest * 7, TEXT_WIDTH_MAX), (name, columns[name])
