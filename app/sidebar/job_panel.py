@@ -37,6 +37,19 @@ STATUS_ICON = {JobStatus.QUEUED: "◷", JobStatus.RUNNING: "↻", JobStatus.DONE
                JobStatus.FAILED: "✗", JobStatus.CANCELLED: "⊘", JobStatus.INTERRUPTED: "⚠"}
 
 
+
+#: Where a warning's head ends: its first parenthesis, colon or semicolon past these
+#: characters (a cpu job's contention warning took nine lines of each card in the panel).
+_HEAD_CHARS = 24
+
+
+def warning_head(warning: str) -> str:
+    """A job warning's first clause, for its card (the whole of it is the caption's help):
+    the text up to its first " (", ": " or "; " past :data:`_HEAD_CHARS` characters, else
+    all of it; "…" where cut."""
+    cuts = [i for sep in (" (", ": ", "; ") if (i := warning.find(sep, _HEAD_CHARS)) > 0]
+    return warning[:min(cuts)] + " …" if cuts else warning
+
 def render_job_panel(manager: Executor) -> None:
     """Draw the panel; it polls the manager once a second while any job is active, else every
     :data:`IDLE_POLL_S`."""
@@ -115,8 +128,8 @@ def _job(manager: Executor, job: Job, position: int) -> None:
         if job.active and not job.cancel_requested and not job.watched_by:
             cancel.button("Cancel", key=state.key("panel", f"cancel-{job.job_id}"),
                           on_click=manager.cancel, args=(job.job_id,), icon=":material/stop:")
-        for warning in job.warnings[-3:]:
-            st.caption(f"⚠ {esc(warning)}")  # a contended CPU's figures; its advice: the page
+        for warning in job.warnings[-3:]:  # a contended CPU's figures; its advice: the page
+            st.caption(f"⚠ {esc(warning_head(warning))}", help=esc(warning))
         if job.status == JobStatus.CANCELLED:
             st.caption(esc(cancel_note(job)))
         elif job.status in (JobStatus.FAILED, JobStatus.INTERRUPTED) and job.error:
