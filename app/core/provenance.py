@@ -48,8 +48,9 @@ def import_banner(manifest: dict[str, Any]) -> str:
     gpu = gpu_name(manifest.get("environment") or {}, job_gpu_index(manifest))
     text = (f"Imported job: values read from {names} ({'; '.join(kinds)}"
             + (f"; {esc(', '.join(tools))}" if tools else "") + ")"
-            + (f", measured on {esc(gpu)}" if gpu else "")
-            + " elsewhere, not recorded by this project's worker"
+            + (f", measured on {esc(gpu)} elsewhere" if gpu
+               else ", measured elsewhere on a GPU the files do not name")
+            + ", not recorded by this project's worker"
             + (f"; given but not read: {', '.join(code(f) for f in unread[:_MAX_FILES])}"
                if unread else ""))
     return text

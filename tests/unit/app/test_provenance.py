@@ -50,6 +50,18 @@ def test_imported_report_says_imported_from_which_file(tmp_path: Path) -> None:
         assert "recorded by this project's worker" in text and "not recorded" in text
 
 
+def test_an_import_whose_files_name_no_gpu_says_so_in_a_whole_sentence(tmp_path: Path) -> None:
+    """A fresh user's find: Nsight Compute console text that names no GPU gave "values read
+    from `x.txt` (Nsight Compute console text) elsewhere, not recorded ...": the GPU's words
+    were left out and "elsewhere" hung on nothing."""
+    console = REPO / "tests" / "fixtures" / "import_cases" / "16-ncu-2020-console"
+    bundle = import_nsight_output([console / "hpc2n_ax_locale.txt"], tmp_path, "text")
+    text = banner(read_manifest(bundle), False)
+    assert text is not None and ") elsewhere" not in text
+    assert ", measured elsewhere on a GPU the files do not name, not recorded by this " \
+        "project's worker" in text
+
+
 def test_imported_csvs_name_kinds_and_nsight_python_version(tmp_path: Path) -> None:
     csvs = sorted(NORMALIZED.glob("*.csv"))
     text = banner(read_manifest(import_nsight_output(csvs, tmp_path, "csv")), False)
