@@ -221,11 +221,13 @@ def _counters(run_work: Mapping[str, Sequence[float] | np.ndarray]) -> dict[str,
             if m in WORK_COUNTERS and np.nansum(np.asarray(v, dtype=float)) > 0}
 
 
-def evidence(work: Mapping[str, Sequence[float] | np.ndarray]) -> list[str]:
-    """The columns that decide configs, in the order used: launch parameters, then the work
+def evidence(work: Mapping[str, Sequence[float] | np.ndarray], shapes: bool = True) -> list[str]:
+    """The columns that decide configs, in the order used: launch parameters (the kernel's
+    name alone where the file gives no grid or block size: ``shapes=False``), then the work
     counters the file holds, else gpu__time_duration.sum (ns) with the spread test."""
     counters = sorted(_counters(work))
-    return ["kernel, grid, block", *(counters or ([C.GPU_TIME] if C.GPU_TIME in work else []))]
+    return ["kernel, grid, block" if shapes else "kernel name (no grid or block in the file)",
+            *(counters or ([C.GPU_TIME] if C.GPU_TIME in work else []))]
 
 
 def _times(times: np.ndarray) -> str:

@@ -66,13 +66,16 @@ def attribute(launch_rows: pd.DataFrame) -> tuple[pd.DataFrame, list[str], str]:
     rows[C.CONFIG] = [t[0] for t in triples]
     rows[C.RUN] = [t[1] for t in triples]
     rows[C.LAUNCH] = [t[2] for t in triples]
-    return rows, notes, grouping_rule(work, outliers)
+    shapes = bool((launches[C.GRID].astype(str) != "").any()
+                  or (launches[C.BLOCK].astype(str) != "").any())
+    return rows, notes, grouping_rule(work, outliers, shapes)
 
 
-def grouping_rule(work: dict[str, list[float]], outliers: int) -> str:
+def grouping_rule(work: dict[str, list[float]], outliers: int, shapes: bool = True) -> str:
     """The rule that grouped a file's launches in a line: ``kernel, grid, block; then
-    smsp__inst_executed.sum; 1 outlier run kept in its config``."""
-    steps = L.evidence(work)
+    smsp__inst_executed.sum; 1 outlier run kept in its config`` (``shapes=False``: the file
+    gave no grid or block size, so the kernel's name stood in for the launch parameters)."""
+    steps = L.evidence(work, shapes)
     told = "; then ".join(steps) + (
         f" (groups more than {L.DURATION_GAP - 1:.0%} apart)" if steps[-1] == C.GPU_TIME else "")
     if len(steps) == 1:

@@ -247,6 +247,10 @@ def test_console_text_in_a_decimal_comma_locale_is_read_with_a_note(tmp_path: Pa
     notes = " ".join(read_manifest(bundle)["import_notes"])
     assert "decimal comma and digits grouped by spaces" in notes
     assert "no grid or block size printed" in notes
+    # the grouping note agrees (a fresh user read "told apart by kernel, grid, block" beside
+    # "told apart by kernel name only")
+    assert "told apart by kernel name (no grid or block in the file)" in notes
+    assert "kernel, grid, block" not in notes
 
 
 # --- older layouts: Nsight Compute 2020.1 -------------------------------------------------------
