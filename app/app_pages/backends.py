@@ -10,7 +10,8 @@ from app.core.figures.backends import build_backends_figure
 from app.core.metrics import MissingData
 from app.core.markdown import code, esc
 from app.core.views.backends import (EVENTS_ATTRIBUTION, EVENTS_WHY, WHY, backends_frame,
-                                     context_mismatch, cupti_choices, events_frame,
+                                     context_mismatch, cupti_choices, default_pair,
+                                     events_frame,
                                      kernel_counts_differ, recorded_apart,
                                      tool_version_difference, wall_frame)
 from app.core.views.compare import JobSummary, gate_refusals, refusal_text
@@ -36,14 +37,19 @@ def _follow_ncu() -> None:
 
 
 by_id = {b.job_id: b for b in bundles}
+summaries = [JobSummary.of(i, by_id[i].created_at, by_id[i].spec) for i in [*ncu_ids, *cupti_ids]]
+manifests = {i: by_id[i].manifest for i in [*ncu_ids, *cupti_ids]}
+# the selected job's pair where it is in one (else the J1 pair)
+default_ncu, default_cupti = default_pair(state.selected_job_id(), ncu_ids, cupti_ids, summaries,
+                                          manifests)
 cols = st.columns(2)
 ncu_id = cols[0].selectbox("Nsight Compute job", ncu_ids, key=state.key(PAGE, "ncu"),
-                           index=ncu_ids.index("h200-ncu-j1-fp16")
-                           if "h200-ncu-j1-fp16" in ncu_ids else 0, on_change=_follow_ncu)
-cupti_ids = cupti_choices(ncu_id, [JobSummary.of(i, by_id[i].created_at, by_id[i].spec)
-                                   for i in [ncu_id, *cupti_ids]],
-                          {i: by_id[i].manifest for i in [ncu_id, *cupti_ids]})
+                           index=ncu_ids.index(default_ncu), on_change=_follow_ncu)
+cupti_ids = cupti_choices(ncu_id, [s for s in summaries if s.job_id in [ncu_id, *cupti_ids]],
+                          manifests)
 cupti_id = cols[1].selectbox("CUPTI job", cupti_ids, key=state.key(PAGE, "cupti"),
+                             index=cupti_ids.index(default_cupti)
+                             if ncu_id == default_ncu and default_cupti in cupti_ids else 0,
                              help="The jobs of the same kernels and sizes measured like the ncu "
                                   "job (same cache and clock control, GPU, driver) first")
 ncu, cupti = cached.bundle_for(ncu_id), cached.bundle_for(cupti_id)

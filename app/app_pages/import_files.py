@@ -107,6 +107,11 @@ def _show_outcome(outcome: ImportOutcome, selected: bool) -> None:
         files = ", ".join(code(f) for f in outcome.files)
         st.success(f"Imported as **{outcome.job_id}** ({files}); {where}.",
                    icon=":material/check_circle:")
+        if outcome.same_as:  # imported anyway: a second copy may be meant, but never unsaid
+            earlier, when = outcome.same_as
+            st.info(f"Same files as job **{earlier}**, imported at {esc(when or 'an unknown time')}"
+                    f" (every file's SHA-256 matches): **{outcome.job_id}** is a second copy of "
+                    "it.", icon=":material/content_copy:")
         bundle = cached.bundle_for(outcome.job_id)
         _show_how_read(bundle, outcome.job_id)
         _show_import_notes(bundle)

@@ -20,6 +20,7 @@ import math
 
 import numpy as np
 import pandas as pd
+from profiling_worker.bundle import number_text
 from profiling_worker.bundle.schema import columns as C, intervals
 
 from app.core import metric_roles, numbers
@@ -33,7 +34,7 @@ QUANTITIES = (TIME, TFLOPS, GBPS)
 GBPS_SOURCE = "analytic minimum bytes / time"
 QUANTITY_LABELS = {TIME: "Time", TFLOPS: "Throughput (TFLOP/s)",
                    GBPS: f"Bandwidth, {GBPS_SOURCE} (GB/s)"}
-TIME_UNITS = {"ns": 1.0, "µs": 1e3, "ms": 1e6}  # divisor from ns
+TIME_UNITS = number_text.TIME_UNITS  # divisor from ns
 #: The time unit the pages' Time unit controls open at.
 DEFAULT_TIME_UNIT = "µs"
 

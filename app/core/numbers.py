@@ -16,10 +16,11 @@ import numpy as np
 import pandas as pd
 
 from profiling_worker.bundle.gate.judge import DETECTABLE_PCT
+# fmt lives beside the worker's gate summaries, which write numbers with it too
+from profiling_worker.bundle.number_text import (MAX_DECIMALS as _MAX_DECIMALS,
+                                                 SIG_DIGITS as SIG_DIGITS, fmt as fmt)
 from profiling_worker.bundle.schema import columns as C
 
-SIG_DIGITS = 4
-_MAX_DECIMALS = 6
 #: A column whose median is below this is written in exponent form (1.334e-07).
 _EXPONENT_BELOW = 1e-5
 #: Significant digits an interval's width keeps where a table shows it: its bounds are written
@@ -37,22 +38,6 @@ def _width_decimals(width: float) -> int:
     """Decimals that keep :data:`WIDTH_SIG_DIGITS` of an interval ``width`` (> 0), at most
     :data:`_MAX_DECIMALS`: 0.42 -> 2, 0.0039 -> 4."""
     return min(_MAX_DECIMALS, WIDTH_SIG_DIGITS - 1 - math.floor(math.log10(width)))
-
-
-def fmt(value: float | int | None, sig: int = SIG_DIGITS) -> str:
-    """``value`` with ``sig`` significant digits and thousands separators, never in exponent
-    form between 1e-6 and 1e15: 21437.49 -> "21,437", 16.768 -> "16.77", 0.0012345 ->
-    "0.001235"; None or NaN -> "—"."""
-    if value is None or (isinstance(value, float) and math.isnan(value)):
-        return "—"
-    v = float(value)
-    if v == 0 or not math.isfinite(v):
-        return f"{v:g}"
-    magnitude = math.floor(math.log10(abs(v)))
-    if magnitude < -6 or magnitude >= 15:
-        return f"{v:.{sig - 1}e}"
-    decimals = max(0, sig - 1 - magnitude)
-    return f"{v:,.{decimals}f}"
 
 
 def fmt_metric(value: float | int | None) -> str:

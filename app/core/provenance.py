@@ -5,11 +5,12 @@ recorded by this project's worker (on which GPU), or imported from files made el
 
 from __future__ import annotations
 
+from collections.abc import Iterable
 from typing import Any
 
 from profiling_worker.bundle.loader import HOST_TIMER_NOTE
 from profiling_worker.bundle.schema import backends as B
-from profiling_worker.bundle.schema.manifest import JobStatus
+from profiling_worker.bundle.schema.manifest import JobStatus, source_digest
 from profiling_worker.importing.kinds import NOT_READ, by_name
 
 from app.core.environment import gpu_name, job_gpu_index
@@ -119,5 +120,38 @@ def banner(manifest: dict[str, Any] | None, gpu_here: bool) -> str | None:
     return f"No GPU here: showing results recorded on {esc(gpu)} by this project's worker"
 
 
-__all__ = ["ANNOTATED_SCOPE", "HOST_SCOPE", "banner", "host_timer_warning", "import_banner", "is_imported",
+def imported_at(manifest: dict[str, Any]) -> str:
+    """When a bundle was imported (manifest ``timings.imported_at``, else ``provenance.date``),
+    as ``2026-12-06 09:40:12 UTC``; "" where the manifest says not."""
+    said = (manifest.get("timings") or {}).get("imported_at") \
+        or (manifest.get("provenance") or {}).get("date") or ""
+    return str(said).replace("T", " ").replace("+00:00", " UTC")
+
+
+def same_files(job_id: str, manifest: dict[str, Any],
+               others: Iterable[tuple[str, dict[str, Any]]]) -> tuple[str, str] | None:
+    """The earliest other imported job read from files of the same content as ``job_id``'s
+    (the same SHA-256 of each source file, whatever their names:
+    :func:`~profiling_worker.bundle.schema.manifest.source_digest`), and when it was imported
+    (:func:`imported_at`); None where there is none or ``manifest`` records no hashes.
+    Importing the same files twice made a second job without a word.
+
+    Args:
+        job_id: the job just imported.
+        manifest: its manifest.
+        others: (job id, manifest) of the jobs to look among (``job_id`` itself is skipped).
+    """
+    digest = source_digest(manifest)
+    if digest is None:
+        return None
+    same = [(imported_at(m), other) for other, m in others
+            if other != job_id and source_digest(m) == digest]
+    if not same:
+        return None
+    when, first = min(same)
+    return first, when
+
+
+__all__ = ["ANNOTATED_SCOPE", "HOST_SCOPE", "banner", "host_timer_warning", "import_banner", "imported_at",
+           "is_imported", "same_files",
            "NCU_IMPORT_SCOPE", "profiled_scope"]

@@ -61,7 +61,9 @@ class UploadRejected(ValueError):
 @dataclass(frozen=True)
 class ImportOutcome:
     """What the import of one group of files did: ``ok`` with the bundle's ``job_id``, or
-    ``message``/``hint`` (and the worker's output in ``log``); ``files``: the group's names."""
+    ``message``/``hint`` (and the worker's output in ``log``); ``files``: the group's names;
+    ``same_as``: an earlier imported job read from files of the same content and when it was
+    imported (``app.core.provenance.same_files``), () when there is none."""
 
     ok: bool
     job_id: str
@@ -69,6 +71,7 @@ class ImportOutcome:
     hint: str = ""
     log: str = ""
     files: tuple[str, ...] = ()
+    same_as: tuple[str, str] | tuple[()] = ()
 
 
 def safe_name(name: str) -> str:

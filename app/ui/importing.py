@@ -5,6 +5,7 @@ new bundles and select the first. Pages talk to ``app/ui`` only.
 
 from __future__ import annotations
 
+import dataclasses
 import tempfile
 from collections.abc import Iterable
 from typing import Any
@@ -13,9 +14,10 @@ from pathlib import Path
 from profiling_worker.bundle.inflate import scratch_dir
 
 from app import settings
+from app.core import provenance
 from app.services import import_client
 from app.services.import_client import MAX_UPLOAD_MB, UPLOAD_TYPES, ImportOutcome
-from app.ui import history, state
+from app.ui import cached, history, state
 
 
 def import_uploads(uploads: Iterable[tuple[str, bytes]], nvtx: str = "innermost"
@@ -50,7 +52,23 @@ def import_uploads(uploads: Iterable[tuple[str, bytes]], nvtx: str = "innermost"
     if made:
         history.sync_quietly()
         state.select_job(made[0])
+        outcomes = _said_if_imported_before(outcomes)
     return outcomes
+
+
+def _said_if_imported_before(outcomes: list[ImportOutcome]) -> list[ImportOutcome]:
+    """Each imported outcome with the earlier job of the same files, if any, in ``same_as``
+    (compared by the SHA-256 the importer records of each file: :func:`provenance.same_files`);
+    the import stands (a user may want a second copy), the page says so."""
+    bundles, _problems = cached.list_bundles()
+    manifests = [(b.job_id, b.manifest) for b in bundles]
+    by_id = dict(manifests)
+    out = []
+    for o in outcomes:
+        same = provenance.same_files(o.job_id, by_id[o.job_id], manifests) \
+            if o.ok and o.job_id in by_id else None
+        out.append(dataclasses.replace(o, same_as=same) if same else o)
+    return out
 
 
 def release_uploads(files: Iterable[Any]) -> None:

@@ -15,6 +15,7 @@ Which reader reads what:
 
 from __future__ import annotations
 
+import hashlib
 import json
 import re
 import shutil
@@ -39,7 +40,8 @@ from profiling_worker.importing.report_job import add_report, from_report, valid
 from profiling_worker.importing.textcsv import METRIC_NAME_RE
 from profiling_worker.bundle.schema import backends as B, columns as C
 from profiling_worker.bundle.schema import plausibility as P
-from profiling_worker.bundle.schema.manifest import METRIC_ROLES_KEY, JobStatus, now_iso
+from profiling_worker.bundle.schema.manifest import (METRIC_ROLES_KEY, SOURCE_SHA256_KEY, JobStatus,
+                                                  now_iso)
 from profiling_worker.bundle.schema.spec import BACKEND_UNKNOWN, SpecInvalid, validate_spec
 
 _JOB_ID_RE = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.-]{0,127}$")
@@ -302,6 +304,12 @@ def _page_notes(job: Job) -> list[P.Note]:
     return out
 
 
+def _sha256(path: Path) -> str:
+    """The SHA-256 (hex) of the file at ``path``, read in chunks (a report may be GBs)."""
+    with path.open("rb") as f:
+        return hashlib.file_digest(f, "sha256").hexdigest()
+
+
 def _manifest(job: Job, measured_by: str, spec: dict[str, Any], spec_valid: bool,
               spec_errors: list[str], found: list[K.Sniffed], ignored: list[str], job_id: str
               ) -> dict[str, Any]:
@@ -318,6 +326,7 @@ def _manifest(job: Job, measured_by: str, spec: dict[str, Any], spec_valid: bool
         P.NOTES_KEY: _page_notes(job),
         "provenance": {
             "imported_from": [s.path.name for s in found],
+            SOURCE_SHA256_KEY: {s.path.name: _sha256(s.path) for s in found},
             "formats": {s.path.name: s.kind for s in found},
             "ignored": ignored, "date": now, **job.provenance,
             "how_read": how_read(found, job),

@@ -69,6 +69,29 @@ def test_compare_job_with_itself(store, monkeypatch, app) -> None:
     assert [i.value for i in at.info if "are the same job" in i.value]
 
 
+def test_backends_opens_on_the_selected_jobs_pair(store, monkeypatch, app) -> None:
+    """A fresh user's find: with h200-ncu-matmul-sweep selected (the app's default job) the page
+    opened on h200-ncu-j1-fp16 vs h200-cupti-j1-fp16, though h200-cupti-matmul-sweep was there.
+    The selected job's comparable pair is the default, from either side; a job in no pair keeps
+    the J1 pair."""
+    monkeypatch.setenv("KPROF_BUNDLED_DIR", str(SCENARIOS))
+    sweep = ("h200-ncu-matmul-sweep", "h200-cupti-matmul-sweep")
+    for query, pair in (({}, sweep), ({"job": "h200-ncu-matmul-sweep"}, sweep),
+                        ({"job": "h200-cupti-matmul-sweep"}, sweep),
+                        ({"job": "h200-cupti-gate-base"},
+                         ("h200-ncu-gate-base", "h200-cupti-gate-base")),
+                        ({"job": "h200-events-j1-fp16"},  # no ncu or CUPTI job: the J1 pair
+                         ("h200-ncu-j1-fp16", "h200-cupti-j1-fp16"))):
+        at = app("backends", query=query)
+        assert not at.exception, (query, at.exception)
+        shown = (at.selectbox(key="backends-ncu").value, at.selectbox(key="backends-cupti").value)
+        assert shown == pair, query
+    # the user's own pick of another ncu job still brings that job's best CUPTI match
+    at.selectbox(key="backends-ncu").set_value("h200-ncu-matmul-sweep").run()
+    assert not at.exception, at.exception
+    assert at.selectbox(key="backends-cupti").value == "h200-cupti-matmul-sweep"
+
+
 def test_backends_default_pair(store, monkeypatch, app) -> None:
     monkeypatch.setenv("KPROF_BUNDLED_DIR", str(SCENARIOS))
     at = app("backends", query={"job": "h200-ncu-j1-fp16"})

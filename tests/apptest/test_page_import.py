@@ -361,3 +361,33 @@ def test_an_upload_past_a_cap_says_why_on_the_page(store, app, monkeypatch, tmp_
     assert "profiled_data-b-0.csv (0.6 MB) was refused" in shown, shown
     assert all(phrase in shown for phrase in told), shown
     assert not at.run().error  # shown once, then forgotten
+
+
+def test_importing_the_same_files_again_names_the_earlier_job(store, app) -> None:
+    """A fresh user's find: importing the same files twice made a second job without a word.
+    The second import still happens (a copy may be meant), and its outcome names the earlier
+    job and when it was imported; the files are compared by content (the SHA-256 the importer
+    records of each file), so a browser's renamed copy (``name (1).csv``) counts as the same."""
+    import hashlib
+    import json
+
+    case = sorted((REPO / "tests" / "fixtures" / "import_cases" / "03-derived-0.9.5").glob("*.csv"))
+    at = _upload(app("import_files"), case)
+    at.button(key="import-run").click().run()
+    assert not at.exception, at.exception
+    first = IMPORTED.search(texts(at))[1]
+    assert "Same files as job" not in texts(at)  # nothing to name yet
+    manifest = json.loads((store["results"] / first / "manifest.json").read_text())
+    assert manifest["provenance"]["source_sha256"] == {
+        p.name: hashlib.sha256(p.read_bytes()).hexdigest() for p in case}
+    when = manifest["timings"]["imported_at"].replace("T", " ").replace("+00:00", " UTC")
+
+    at.file_uploader(key="import-files-1").set_value(  # the uploader is a new one after each import
+        [(p.stem + " (1).csv", p.read_bytes(), "text/csv") for p in case]).run()
+    at.button(key="import-run").click().run()
+    assert not at.exception, at.exception
+    second = IMPORTED.search(texts(at))[1]
+    assert second != first and (store["results"] / second / "manifest.json").is_file()
+    said = [unescape(i.value) for i in at.info if "Same files as job" in i.value]
+    assert said == [f"Same files as job **{first}**, imported at {when} (every file's SHA-256 "
+                    f"matches): **{second}** is a second copy of it."], said

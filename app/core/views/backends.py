@@ -26,6 +26,7 @@ from profiling_worker.bundle.schema import backends as B, columns as C, tools as
 from profiling_worker.bundle.loader import Bundle
 from app.core.metrics import MissingData
 from app.core.views.compare import (GATE_COLUMNS, CompareOptions, JobSummary, candidates,
+                                    default_candidate,
                                     compare_frame)
 from app.core.views.kernels import kernel_counts_frame
 from app.core import frame_columns as F
@@ -284,6 +285,51 @@ def cupti_choices(ncu_id: str, jobs: list[JobSummary],
     ncu = manifests[ncu_id]
     ranked = sorted(offered, key=lambda job: len(context_mismatch(ncu, manifests[job])))
     return ranked + list(refused)
+
+
+#: The pair the page opens on when the selected job is in no comparable pair (bundled J1).
+DEFAULT_NCU = "h200-ncu-j1-fp16"
+
+
+def default_pair(selected: str | None, ncu_ids: list[str], cupti_ids: list[str],
+                 jobs: list[JobSummary], manifests: Mapping[str, Mapping[str, Any]]
+                 ) -> tuple[str, str | None]:
+    """The ncu job and CUPTI job the page opens on: the selected job's pair where it is in a
+    comparable one (an ncu job with a CUPTI job :func:`cupti_choices` offers as comparable, the
+    best first; a CUPTI job offered to an ncu job, that ncu job: among those it ranks best
+    for, the one named as its pair (``h200-ncu-matmul-sweep`` for ``h200-cupti-matmul-sweep``,
+    though ``h200-ncu-matmul-rules`` ranks it first too), else the one
+    :func:`~app.core.views.compare.default_candidate` picks for it), else :data:`DEFAULT_NCU` (or the first ncu job) and its best CUPTI job (None: the
+    first :func:`cupti_choices` gives). With h200-ncu-matmul-sweep selected the page opened on
+    the J1 pair, though h200-cupti-matmul-sweep was there.
+
+    Args:
+        selected: the selected job (sidebar, ``?job=``), None when none.
+        ncu_ids, cupti_ids: the finished jobs of each backend.
+        jobs: summaries of every job of ``ncu_ids`` and ``cupti_ids``.
+        manifests: job id -> manifest, for every job of ``jobs``.
+    """
+    fallback = DEFAULT_NCU if DEFAULT_NCU in ncu_ids else ncu_ids[0]
+    if selected in ncu_ids:
+        offered, _ = candidates(selected, [j for j in jobs if j.job_id in [selected, *cupti_ids]])
+        if offered:
+            return selected, cupti_choices(selected, [j for j in jobs if j.job_id in
+                                                      [selected, *offered]], manifests)[0]
+    if selected in cupti_ids:
+        ranks = {}
+        for ncu_id in ncu_ids:
+            offered, _ = candidates(ncu_id, [j for j in jobs if j.job_id in [ncu_id, *cupti_ids]])
+            if selected in offered:
+                ranked = cupti_choices(ncu_id, [j for j in jobs if j.job_id in
+                                                [ncu_id, *offered]], manifests)
+                ranks[ncu_id] = ranked.index(selected)
+        if ranks:  # among the ncu jobs it ranks best for, the one most like it
+            best = [j for j in jobs if ranks.get(j.job_id) == min(ranks.values())]
+            named = [j for j in best if j.job_id.replace(B.NCU, B.CUPTI, 1) == selected]
+            best = named or best  # named as its pair (x-ncu-y / x-cupti-y): recorded as one
+            return default_candidate(selected, [*best, *[j for j in jobs
+                                                         if j.job_id == selected]]), selected
+    return fallback, None
 
 
 def kernel_counts_differ(ncu: Bundle, cupti: Bundle) -> pd.DataFrame:

@@ -24,6 +24,7 @@ from pathlib import Path
 
 import pandas as pd
 
+from profiling_worker.bundle import number_text
 from profiling_worker.bundle.gate import junit
 from profiling_worker.bundle.gate.exit_codes import (EXIT_NOT_JUDGED, EXIT_OK, EXIT_REGRESSED,
                                                      EXIT_UNDECIDED)
@@ -63,12 +64,25 @@ def not_comparable(result: GateResult) -> str:
     return f"Not comparable: {said}. The evidence: {'; '.join(result.context)}."
 
 
-def _mean(row: pd.Series, side: str) -> str:
-    avg, std, runs = row[side + AVG], row[side + C.STD], row[side + C.RUNS]
-    if pd.isna(avg):
-        return "–"
-    spread = "" if pd.isna(std) else f" ± {std:,.1f}"  # one run: no std dev
-    return f"{avg:,.1f}{spread} {row[C.UNIT]} (n={int(runs)})"
+def _means(row: pd.Series) -> tuple[str, str]:
+    """The baseline's and candidate's ``mean ± std dev unit (n=runs)``, both in one unit and
+    with one number of decimals: a time (ns in the bundles) in the unit that fits the smaller
+    mean ("8.700 ± 3.297 ms", never "8,700,436.0 ± 3,296,528.6 ns"), any other metric in its own
+    unit; "–" for a side without a mean."""
+    unit = str(row[C.UNIT]) if pd.notna(row[C.UNIT]) else ""
+    avgs = [float(row[side + AVG]) for side in (BASELINE, CANDIDATE)]
+    size = 1.0
+    if unit == "ns":
+        unit, size = number_text.fitting_time_unit(a for a in avgs if not math.isnan(a))
+    sides = []
+    for side, avg in zip((BASELINE, CANDIDATE), avgs):
+        std = float(row[side + C.STD]) / size if pd.notna(row[side + C.STD]) else None
+        sides.append((avg / size, std, row[side + C.RUNS]))
+    decimals = max((number_text.mean_decimals(a, s) for a, s, _ in sides if not math.isnan(a)),
+                   default=0)
+    said = ["–" if math.isnan(a) else f"{number_text.mean_text(a, s, unit, decimals)} "
+            f"(n={int(runs)})" for a, s, runs in sides]  # one run: no std dev
+    return said[0], said[1]
 
 
 def _pct(value: float) -> str:
@@ -118,8 +132,7 @@ def markdown(result: GateResult) -> str:
         why = str(r[REASON])  # the context differences are said once, above the table
         why = "not comparable (above)" + why[len(context):] if context and \
             why.startswith(context) else why
-        cells = [r[C.ANNOTATION], r[CONFIG_LABEL], _mean(r, BASELINE), _mean(r, CANDIDATE),
-                 _interval(r), _pct(r[CYCLES_DIFF_PCT]), f"**{r[OUTCOME]}**{_caveats(r)}", why]
+        cells = [r[C.ANNOTATION], r[CONFIG_LABEL], *_means(r), _interval(r), _pct(r[CYCLES_DIFF_PCT]), f"**{r[OUTCOME]}**{_caveats(r)}", why]
         lines.append("| " + " | ".join(str(c).replace("|", "\\|") for c in cells) + " |")
     return "\n".join(lines) + "\n"
 
@@ -162,9 +175,9 @@ def junit_xml(result: GateResult) -> str:
         junit.Case(f"gate.{result.candidate}", f"{r[C.ANNOTATION]} {r[CONFIG_LABEL]}",
                    JUNIT_ELEMENT.get(str(r[OUTCOME])), str(r[OUTCOME]),
                    f"{r[REASON]}{_caveats(r)}",
-                   f"baseline {result.baseline}: {_mean(r, BASELINE)}\n"
-                   f"candidate {result.candidate}: {_mean(r, CANDIDATE)}")
-        for _, r in result.rows.iterrows()])
+                   f"baseline {result.baseline}: {means[0]}\n"
+                   f"candidate {result.candidate}: {means[1]}")
+        for _, r in result.rows.iterrows() for means in [_means(r)]])
 
 
 def write(result: GateResult, markdown_path: Path | None, junit_path: Path | None) -> None:

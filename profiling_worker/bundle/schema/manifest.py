@@ -26,6 +26,21 @@ SCHEMA_VERSION = 1
 #: Key of an imported bundle's metric roles: {metric: {"role": "derived" | "normalised",
 #: "label": what to print beside the metric, ...}} (profiling_worker.importing.roles).
 METRIC_ROLES_KEY = "metric_roles"
+#: Key in an imported bundle's ``provenance`` of {file name: SHA-256 (hex) of the file read}: the
+#: import of files with the same content as an earlier one is told apart by it (the Import page
+#: names the earlier job).
+SOURCE_SHA256_KEY = "source_sha256"
+
+
+def source_digest(manifest: dict[str, Any]) -> tuple[str, ...] | None:
+    """The sorted SHA-256 of the files an imported bundle was read from (names left out: a
+    browser renames a file it uploads again), None where the manifest records none (not an
+    import, or one made before the hashes were recorded)."""
+    prov = manifest.get("provenance")
+    hashes = prov.get(SOURCE_SHA256_KEY) if isinstance(prov, dict) else None
+    if not isinstance(hashes, dict) or not hashes:
+        return None
+    return tuple(sorted(str(h) for h in hashes.values()))
 
 
 class JobStatus(str, enum.Enum):

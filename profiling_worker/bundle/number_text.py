@@ -1,0 +1,75 @@
+"""How a number and a time are written as text, for the worker's text outputs (the gate's
+Markdown, console and JUnit summaries) and the app's pages alike (``app.core.numbers`` and
+``app.core.derived`` take these from here): significant digits with thousands separators, and
+the time unit (ns, µs, ms, s) that fits a duration, so a time never reads "8,700,436.0 ns".
+Display only: tables and JSON keep their exact values in ns."""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Iterable
+
+SIG_DIGITS = 4
+#: Decimals a written number has at most.
+MAX_DECIMALS = 6
+#: Time unit -> its size in ns (divide a value in ns by it), smallest first.
+TIME_UNITS = {"ns": 1.0, "µs": 1e3, "ms": 1e6}
+#: The units a fitted time may take: :data:`TIME_UNITS` and seconds.
+_FITTING_UNITS = {**TIME_UNITS, "s": 1e9}
+
+
+def fmt(value: float | int | None, sig: int = SIG_DIGITS) -> str:
+    """``value`` with ``sig`` significant digits and thousands separators, never in exponent
+    form between 1e-6 and 1e15: 21437.49 -> "21,437", 16.768 -> "16.77", 0.0012345 ->
+    "0.001235"; None or NaN -> "—"."""
+    if value is None or (isinstance(value, float) and math.isnan(value)):
+        return "—"
+    v = float(value)
+    if v == 0 or not math.isfinite(v):
+        return f"{v:g}"
+    magnitude = math.floor(math.log10(abs(v)))
+    if magnitude < -6 or magnitude >= 15:
+        return f"{v:.{sig - 1}e}"
+    decimals = max(0, sig - 1 - magnitude)
+    return f"{v:,.{decimals}f}"
+
+
+def fitting_time_unit(values_ns: Iterable[float]) -> tuple[str, float]:
+    """The largest time unit (ns, µs, ms, s) in which the smallest finite non-zero magnitude of
+    ``values_ns`` is still at least 1, and its size in ns: [8_700_436.0, 8_512_000.0] ->
+    ("ms", 1e6); [24_921.5, 999.0] -> ("ns", 1.0); ("ns", 1.0) when none is finite and
+    non-zero. One unit for values read side by side (a gate row's two means), so they never
+    read in two units."""
+    shown = [abs(float(v)) for v in values_ns if math.isfinite(float(v)) and float(v) != 0]
+    if not shown:
+        return "ns", 1.0
+    smallest = min(shown)
+    unit = "ns"
+    for name, size in _FITTING_UNITS.items():
+        if smallest >= size:
+            unit = name
+    return unit, _FITTING_UNITS[unit]
+
+
+def mean_decimals(mean: float, spread: float | None = None, sig: int = SIG_DIGITS) -> int:
+    """Decimals that write ``mean`` with ``sig`` significant digits, more where ``spread`` (its
+    std dev, same unit) needs them to keep two significant digits; at most
+    :data:`MAX_DECIMALS`: (8.700436, 3.2965) -> 3; (1.45363, 0.0097867) -> 4."""
+    decimals = 0
+    if math.isfinite(mean) and mean != 0:
+        decimals = max(0, sig - 1 - math.floor(math.log10(abs(mean))))
+    if spread is not None and math.isfinite(spread) and spread > 0:
+        decimals = max(decimals, 1 - math.floor(math.log10(spread)))
+    return min(MAX_DECIMALS, decimals)
+
+
+def mean_text(mean: float, spread: float | None, unit: str, decimals: int | None = None) -> str:
+    """``mean ± spread unit``, both already in ``unit``, with ``decimals`` (default
+    :func:`mean_decimals`; give values read side by side the same): (8.700436, 3.2965286,
+    "ms") -> "8.700 ± 3.297 ms"; no spread (None or NaN: one run) -> "8.700 ms"."""
+    if decimals is None:
+        decimals = mean_decimals(mean, spread)
+    said = f"{mean:,.{decimals}f}"
+    if spread is not None and not math.isnan(spread):
+        said += f" ± {spread:,.{decimals}f}"
+    return f"{said} {unit}"

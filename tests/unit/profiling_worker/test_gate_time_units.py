@@ -1,0 +1,90 @@
+"""The gate's text outputs (Markdown summary, the console's copy of it, JUnit's system-out) write
+a side's mean and std dev in the time unit that fits them, never "8,700,436.0 ± 3,296,528.6 ns":
+on the recorded H200 pair h200-cupti-gate-base / h200-cupti-gate-again (25 µs to 1.45 ms)."""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+
+import pytest
+
+from profiling_worker.bundle.gate import report
+from profiling_worker.bundle.gate.judge import (AVG, BASELINE, CANDIDATE, CONFIG_LABEL,
+                                                GateOptions, judge)
+from profiling_worker.bundle.gate.sides import GateSide
+from profiling_worker.bundle.number_text import (TIME_UNITS, fitting_time_unit, mean_decimals,
+                                                 mean_text)
+from profiling_worker.bundle.schema import columns as C
+
+BUNDLED = Path(__file__).resolve().parents[3] / "app" / "bundled"
+
+SIZES = {**TIME_UNITS, "s": 1e9}
+#: "24.92 ± 0.26 µs (n=20)"
+MEAN = re.compile(r"^([\d,]+(?:\.\d+)?) ± ([\d,]+(?:\.\d+)?) (ns|µs|ms|s) \(n=(\d+)\)$")
+
+
+@pytest.fixture(scope="module")
+def result():  # type: ignore[no-untyped-def]
+    return judge(GateSide.load(BUNDLED / "h200-cupti-gate-base"),
+                 GateSide.load(BUNDLED / "h200-cupti-gate-again"),
+                 GateOptions(max_slowdown_pct=3.0))
+
+
+def _cells(markdown: str) -> dict[str, list[str]]:
+    """config label -> the row's cells of the Markdown table."""
+    rows = [line.strip("|").split(" | ") for line in markdown.splitlines()
+            if line.startswith("| ") and not line.startswith(("| region", "| ---"))]
+    return {cells[1].strip(): [c.strip() for c in cells] for cells in rows}
+
+
+def test_markdown_means_in_a_fitting_unit_equal_the_recorded_ones(result) -> None:  # type: ignore[no-untyped-def]
+    md = report.markdown(result)
+    assert not re.search(r"\d{1,3}(,\d{3}){2,}(\.\d+)? ", md), md  # no 7-digit number at all
+    cells = _cells(md)
+    assert len(cells) == len(result.rows) == 3
+    units = []
+    for _, row in result.rows.iterrows():
+        assert row[C.UNIT] == "ns"
+        shown = cells[row[CONFIG_LABEL]]
+        for side, cell in ((BASELINE, shown[2]), (CANDIDATE, shown[3])):
+            m = MEAN.match(cell)
+            assert m, cell
+            mean, std, unit, runs = (float(m[1].replace(",", "")), float(m[2].replace(",", "")),
+                                     m[3], int(m[4]))
+            size = SIZES[unit]
+            assert 1 <= mean < 1000, cell  # the unit fits: no "0.025 ms", no "24,921.5 ns"
+            decimals = len(m[1].partition(".")[2])
+            half_step = 0.5 * 10 ** -decimals * size * (1 + 1e-9)
+            assert abs(mean * size - row[side + AVG]) <= half_step, (cell, row[side + AVG])
+            assert abs(std * size - row[side + C.STD]) <= half_step, (cell, row[side + C.STD])
+            assert runs == row[side + C.RUNS] == 20
+            units.append(unit)
+        # both sides of a row in one unit and with one number of decimals
+        assert shown[2].split()[-2] == shown[3].split()[-2]
+        assert len(shown[2].split()[0].partition(".")[2]) == len(shown[3].split()[0].partition(".")[2])
+    assert units == ["µs"] * 4 + ["ms"] * 2  # n=2048 and 4096 in µs, n=8192 (1.45 ms) in ms
+
+
+def test_junit_says_the_means_as_the_markdown_does(result) -> None:  # type: ignore[no-untyped-def]
+    md, xml = report.markdown(result), report.junit_xml(result)
+    cells = _cells(md)
+    for config, shown in cells.items():
+        assert f"baseline h200-cupti-gate-base: {shown[2]}" in xml, config
+        assert f"candidate h200-cupti-gate-again: {shown[3]}" in xml, config
+    assert " ns (n=" not in xml and " ns (n=" not in md
+
+
+@pytest.mark.parametrize(("values", "unit"), [
+    ([8_700_436.0, 8_512_000.0], "ms"), ([24_921.5, 25_048.0], "µs"), ([999.0, 1_200.0], "ns"),
+    ([2.5e9], "s"), ([float("nan")], "ns"), ([], "ns"), ([0.0, 1_500.0], "µs")])
+def test_fitting_time_unit(values: list[float], unit: str) -> None:
+    assert fitting_time_unit(values) == (unit, SIZES[unit])
+
+
+def test_the_readme_case_reads_in_ms() -> None:
+    """The fresh user's gate.md said "8,700,436.0 ± 3,296,528.6 ns"."""
+    unit, size = fitting_time_unit([8_700_436.0])
+    assert mean_text(8_700_436.0 / size, 3_296_528.6 / size, unit) == "8.700 ± 3.297 ms"
+    assert mean_text(8.7004, float("nan"), "ms") == "8.700 ms"  # one run: no std dev
+    assert mean_decimals(1.4536301, 0.0097867) == 4  # the spread keeps two digits
