@@ -18,7 +18,8 @@ import pandas as pd
 from profiling_worker.bundle.gate.judge import DETECTABLE_PCT
 # fmt lives beside the worker's gate summaries, which write numbers with it too
 from profiling_worker.bundle.number_text import (MAX_DECIMALS as _MAX_DECIMALS,
-                                                 SIG_DIGITS as SIG_DIGITS, fmt as fmt)
+                                                 SIG_DIGITS as SIG_DIGITS, counted as counted,
+                                                 fmt as fmt)
 from profiling_worker.bundle.schema import columns as C
 
 #: A column whose median is below this is written in exponent form (1.334e-07).
@@ -26,12 +27,6 @@ _EXPONENT_BELOW = 1e-5
 #: Significant digits an interval's width keeps where a table shows it: its bounds are written
 #: with enough decimals that rounding moves the shown width by at most a tenth of it.
 WIDTH_SIG_DIGITS = 2
-
-
-def counted(count: int, noun: str, plural: str = "") -> str:
-    """``count`` with thousands separators and ``noun`` in its number: "1 kernel", "2 kernels",
-    "1,969 configs" (``plural`` where adding "s" is wrong), never "kernel(s)"."""
-    return f"{count:,} {noun if count == 1 else plural or noun + 's'}"
 
 
 def _width_decimals(width: float) -> int:

@@ -33,6 +33,7 @@ from profiling_worker.catalog.user_collectors import CollectorRun, UserCollector
 from profiling_worker.catalog.declare import Annotate
 from profiling_worker.bundle.schema import backends as B
 from profiling_worker.bundle.schema.spec import JobSpec
+from profiling_worker.bundle.number_text import counted
 
 MEASUREMENT = "host wall-clock, not GPU"
 
@@ -205,6 +206,6 @@ def load_warning(load: float, cpus: float) -> str | None:
     ``os.getloadavg``) exceeded its ``cpus`` usable CPUs while timing, else None."""
     if load <= cpus:
         return None
-    return (f"the host's load average was {load:.1f} on {cpus} usable CPU(s) while timing: "
-            "host wall-clock times include time spent waiting for a CPU; compare jobs "
-            "recorded on an idle host")
+    return (f"the host's load average was {load:.1f} on {counted(int(cpus), 'usable CPU')} "
+            "while timing: host wall-clock times include time spent waiting for a CPU; compare "
+            "jobs recorded on an idle host")

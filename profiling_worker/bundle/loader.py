@@ -32,6 +32,7 @@ from profiling_worker.bundle.schema.spec import JobSpec
 from profiling_worker.bundle import repair_notes
 from profiling_worker.bundle.schema.bundle_spec import PartialSpec, read_spec
 from profiling_worker.bundle.table_problems import Fault, TableProblem
+from profiling_worker.bundle.number_text import counted
 
 HOST_TIMER_NOTE = "host wall-clock, not GPU"
 
@@ -241,7 +242,7 @@ def _numbers_as_numbers(table: pd.DataFrame, name: str, rel: str,
             problems.append(TableProblem(
                 Fault.TEXT_IN_NUMBERS, name, rel,
                 f"{rel}: column {col} holds text, read as numbers"
-                + (f" ({lost} cell(s) that are no number left empty)" if lost else ""),
+                + (f" ({counted(lost, 'cell')} with no number left empty)" if lost else ""),
                 (col,), lost))
     return table
 

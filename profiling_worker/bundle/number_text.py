@@ -1,7 +1,8 @@
-"""How a number and a time are written as text, for the worker's text outputs (the gate's
-Markdown, console and JUnit summaries) and the app's pages alike (``app.core.numbers`` and
-``app.core.derived`` take these from here): significant digits with thousands separators, and
-the time unit (ns, µs, ms, s) that fits a duration, so a time never reads "8,700,436.0 ns".
+"""How a number, a count and a time are written as text, for the worker's text outputs (the
+gate's Markdown, console and JUnit summaries; its messages' counts) and the app's pages alike
+(``app.core.numbers`` and ``app.core.derived`` take these from here): significant digits with
+thousands separators, a count with its noun in its number ("1 run", never "run(s)"), and the
+time unit (ns, µs, ms, s) that fits a duration, so a time never reads "8,700,436.0 ns".
 Display only: tables and JSON keep their exact values in ns."""
 
 from __future__ import annotations
@@ -16,6 +17,12 @@ MAX_DECIMALS = 6
 TIME_UNITS = {"ns": 1.0, "µs": 1e3, "ms": 1e6}
 #: The units a fitted time may take: :data:`TIME_UNITS` and seconds.
 _FITTING_UNITS = {**TIME_UNITS, "s": 1e9}
+
+
+def counted(count: int, noun: str, plural: str = "") -> str:
+    """``count`` with thousands separators and ``noun`` in its number: "1 kernel", "2 kernels",
+    "1,969 configs" (``plural`` where adding "s" is wrong), never "kernel(s)"."""
+    return f"{count:,} {noun if count == 1 else plural or noun + 's'}"
 
 
 def fmt(value: float | int | None, sig: int = SIG_DIGITS) -> str:

@@ -10,6 +10,7 @@ import pandas as pd
 from profiling_worker.bundle.stats.aggregated_repair import Completed
 from profiling_worker.bundle.schema import columns as C, intervals
 from profiling_worker.bundle.table_problems import Fault, TableProblem
+from profiling_worker.bundle.number_text import counted
 
 
 def recomputed_sentences(done: Completed) -> tuple[str, ...]:
@@ -41,10 +42,12 @@ def restated_sentences(written: pd.DataFrame, shown: pd.DataFrame) -> tuple[str,
         return ()
     was = written[C.CI95_LOWER].to_numpy(dtype="float64")
     metrics = cut_metrics(written, shown)
+    below = int(cut.sum())
     return (f"tables/{C.TABLE_AGGREGATED}.* were written before the worker cut CI95 lower "
-            f"bounds at 0: {int(cut.sum())} CI95_Lower value(s) below 0 of a quantity that "
+            f"bounds at 0: {counted(below, 'CI95_Lower value')} below 0 of a quantity that "
             f"cannot be negative ({', '.join(metrics)}; lowest {float(was[cut].min()):.4g}) "
-            f"are shown as 0 here ({intervals.CI_METHOD}); the files keep what was recorded.",)
+            f"{'is' if below == 1 else 'are'} shown as 0 here ({intervals.CI_METHOD}); the "
+            "files keep what was recorded.",)
 
 
 def cut_metrics(written: pd.DataFrame, shown: pd.DataFrame) -> tuple[str, ...]:

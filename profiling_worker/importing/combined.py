@@ -30,6 +30,7 @@ from profiling_worker.bundle.stats.units import normalise_unit
 from profiling_worker.bundle.schema import columns as C, peaks
 from profiling_worker.bundle.schema.metrics import (DRAM_BYTES, DRAM_HZ, DRAM_PCT,
                                                     DRAM_PEAK_PER_CYCLE, DRAM_READ, DRAM_WRITE)
+from profiling_worker.bundle.number_text import counted
 
 
 
@@ -125,8 +126,8 @@ def fix_combined_runs(runs: pd.DataFrame, gpu_name: str | None = None
                 done[metric] = got[1]
     notes = [f"{m}: nsight-python summed it over the kernels of each run (combine_kernel_metrics);"
              f" re-derived as {how}" for m, how in done.items()]
-    notes += [f"{m}: nsight-python summed it over the kernels of {n} run(s) (combine_kernel_"
-              "metrics); a sum of percentages or rates is no value, and the file lacks what "
+    notes += [f"{m}: nsight-python summed it over the kernels of {counted(n, 'run')} "
+              "(combine_kernel_metrics); a sum of percentages or rates is no value, and the file lacks what "
               "would re-derive it, so it is left out there (import the .ncu-rep too to have it "
               "per launch)" for m, n in lost.items()]
     return runs, notes

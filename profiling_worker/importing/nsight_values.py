@@ -20,6 +20,7 @@ from profiling_worker.importing.nsight_csv import NsightCsv
 from profiling_worker.importing.textcsv import (METRIC_NAME_RE, floats, kernels,
                                                 non_finite_to_missing, text_column, units)
 from profiling_worker.bundle.schema import columns as C, intervals
+from profiling_worker.bundle.number_text import counted
 
 #: CombineRule of imported runs whose value nsight-python had already combined from several
 #: kernels with the user's ``combine_kernel_metrics`` (the function is not recorded).
@@ -71,10 +72,10 @@ def _missing_note(it: NsightCsv, column: str, missing: np.ndarray, infinite: np.
     parts = []
     for cells, what in ((missing & ~infinite, "held no number (empty, N/A or NaN as written: "
                                               "no value was recorded)"),
-                        (infinite, "were inf (a derived metric divided by a zero counter?)")):
+                        (infinite, "held inf (a derived metric divided by a zero counter?)")):
         if cells.any():
             metrics = ", ".join(map(str, dict.fromkeys(f.loc[cells, C.METRIC])))
-            parts.append(f"{int(cells.sum())} {column} cell(s) {what}: {metrics}")
+            parts.append(f"{counted(int(cells.sum()), column + ' cell')} {what}: {metrics}")
     return f"{it.path.name}: {'; '.join(parts)}; they are shown as missing"
 
 

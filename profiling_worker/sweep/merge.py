@@ -31,6 +31,7 @@ from profiling_worker.bundle.schema.manifest import JobStatus, now_iso, read_man
 from profiling_worker.bundle.schema.spec import validate_spec
 from profiling_worker.sweep.reference import reference_time, slow_notes, slow_tasks
 from profiling_worker.sweep.task import TASK_FILE
+from profiling_worker.bundle.number_text import counted
 
 #: Tables merged across tasks (the per-GPU nvml_trace and launch_times are not).
 MERGED = (C.TABLE_LAUNCHES, C.TABLE_RUNS, C.TABLE_AGGREGATED, C.TABLE_WORK,
@@ -113,7 +114,7 @@ def _config_rows(entries: list[dict[str, Any]]) -> list[dict[str, Any]]:
 
 def _warnings(entries: list[dict[str, Any]], models: set[str]) -> list[str]:
     out = [f"task {e['task']} (configs {', '.join(map(str, e['configs']))}) {e['state']} after "
-           f"{e.get('attempts', 1)} attempt(s): "
+           f"{counted(e.get('attempts', 1), 'attempt')}: "
            f"{e.get('reason') or _WHY.get(e['state'], 'no reason given')}"
            for e in entries if e.get("state") != "done"]
     if len(models) > 1:

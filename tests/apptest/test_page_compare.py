@@ -152,7 +152,7 @@ def test_one_run_jobs_are_not_enough_to_tell(store, app) -> None:
     assert at.selectbox(key="compare-candidate").value == "one-run-b"
     assert set(at.dataframe[0].value["Verdict"]) == {"not comparable"}
     assert "3 matching annotation × config pairs: 3 not comparable" in texts(at)
-    assert {"baseline has 1 run(s) and candidate has 1 run(s); at least 2 needed for a "
+    assert {"baseline has 1 run and candidate has 1 run; at least 2 needed for a "
             "spread"} == set(at.dataframe[0].value["Reason"])
 
 

@@ -73,7 +73,7 @@ def test_a_failing_config_is_retried_then_reported_by_name(shared_results: Path,
     assert by_name["t0000"].state == "done" and by_name["t0000"].attempt == 0
     assert by_name["t0001"].state == "failed" and by_name["t0001"].attempt == 1  # retried once
     assert "size 13 is refused" in by_name["t0001"].reason
-    assert any(w.startswith("task t0001 (configs 1) failed after 2 attempt(s)")
+    assert any(w.startswith("task t0001 (configs 1) failed after 2 attempts")
                for w in job.warnings), job.warnings
     # both attempts' folders are kept; the finished config is in the bundle
     assert (job.path / "tasks" / "t0001" / "a0" / C.MANIFEST_FILE).is_file()

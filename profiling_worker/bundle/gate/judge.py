@@ -29,6 +29,7 @@ from profiling_worker.bundle.gate.sides import GateSide
 from profiling_worker.bundle.gate.verdict import Outcome as Outcome  # re-exported: callers' import
 from profiling_worker.bundle.schema import columns as C, intervals
 from profiling_worker.bundle.schema.run_audit import ConfigAudit
+from profiling_worker.bundle.number_text import counted
 
 #: How a page names the two directed outcomes for a metric that is not a duration (higher SM %
 #: or bytes is not necessarily worse).
@@ -238,7 +239,7 @@ def _blockers(row: pd.Series, context: list[str], options: GateOptions,
                           f"{'baseline' if row['_merge'] == 'left_only' else 'candidate'}"]
     out = list(context)
     need = max(options.min_runs, 2)
-    few = [f"{name.lower()} has {int(row[name + C.RUNS])} run(s)"
+    few = [f"{name.lower()} has {counted(int(row[name + C.RUNS]), 'run')}"
            for name in (BASELINE, CANDIDATE) if row[name + C.RUNS] < need]
     if few:
         out.append(f"{' and '.join(few)}; at least {need} needed for a spread")

@@ -20,6 +20,7 @@ from profiling_worker.bundle.schema.manifest import JobStatus, ManifestError
 from profiling_worker.bundle.schema.run_audit import ConfigAudit, config_audits, run_audit
 from profiling_worker.bundle.schema.spec import JobSpec
 from profiling_worker.bundle.table_problems import Fault, TableProblem
+from profiling_worker.bundle.number_text import counted
 
 
 class GateInputError(Exception):
@@ -209,6 +210,6 @@ def _text(bundle: Bundle, mine: list[TableProblem]) -> str | None:
     lost = [p for p in mine if p.fault is Fault.TEXT_IN_NUMBERS and p.cells
             and set(p.columns) & {*NEEDED, C.CONFIG}]
     return None if not lost else "; ".join(
-        f"{p.file}: column {', '.join(p.columns)} holds {p.cells} cell(s) that are no number"
+        f"{p.file}: column {', '.join(p.columns)} holds {counted(p.cells, 'cell')} with no number"
         for p in lost) + ("; the gate judges with it: write the numbers there or record the "
                           "job again")

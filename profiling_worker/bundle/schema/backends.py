@@ -18,6 +18,7 @@ from typing import Any, Final, Literal
 from profiling_worker.bundle.schema import columns as C
 from profiling_worker.bundle.schema import tools as T
 from profiling_worker.bundle.schema.tools import Tool
+from profiling_worker.bundle.number_text import counted
 
 #: The spec's ``backend`` values (JobSpec.backend's type); each has a :class:`Backend` below.
 Name = Literal["ncu", "cupti", "events", "cpu"]
@@ -226,7 +227,7 @@ def contention_detail(run_delay_ns: float, wall_ns: float, threshold: float, cpu
     """The figures of a contention warning, in seconds (one unit: "418 ms in 1.98 s" mixed
     them): ``0.30 s of waiting in a 0.23 s loop; warned above 0.10 x; 2 usable CPU(s)``."""
     return (f"{run_delay_ns / 1e9:,.2f} s of waiting in a {wall_ns / 1e9:,.2f} s loop; warned "
-            f"above {threshold:.2f} x; {cpus} usable CPU(s)")
+            f"above {threshold:.2f} x; {counted(cpus, 'usable CPU')}")
 
 
 def contention_text(backend: Mapping[str, Any]) -> str | None:

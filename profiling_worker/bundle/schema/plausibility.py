@@ -57,6 +57,7 @@ from profiling_worker.bundle.schema.bundle_spec import (PartialSpec, asked_runs,
                                                         manifest_spec)
 from profiling_worker.bundle.schema.manifest import job_gpu
 from profiling_worker.bundle.schema.spec import BACKEND_UNKNOWN, JobSpec
+from profiling_worker.bundle.number_text import counted
 
 NOTES_KEY = "notes"  # manifest.json key of the list of notes
 WARNING, INFO = "warning", "info"
@@ -270,7 +271,7 @@ def _counts(runs: pd.DataFrame, agg: pd.DataFrame, n_configs: int, asked: int | 
             if n != asked:
                 word = "fewer" if n < asked else "more"
                 out.append(note(RUNS_MISSING, WARNING, f"{ann}, config {int(cfg)}: {metric} has "
-                                f"{n} run(s), {word} than the {asked} the spec asked for",
+                                f"{counted(n, 'run')}, {word} than the {asked} the spec asked for",
                                 ann, int(cfg), str(metric)))
     if _has(agg, C.NUM_RUNS, C.ANNOTATION, C.CONFIG, C.METRIC):
         per_run = set(runs[C.METRIC])
@@ -284,9 +285,9 @@ def _counts(runs: pd.DataFrame, agg: pd.DataFrame, n_configs: int, asked: int | 
                 continue
             # NumRuns counts the values used: missing values (a failed run, or left out by an
             # import with its reason) are said as such, not as a contradiction
-            text = (f"{n - used} of {n} per-run value(s) missing (a failed run, or left out by "
-                    f"the import); NumRuns counts the {k} used" if k == used
-                    else f"NumRuns {k} but {n} per-run row(s)")
+            text = (f"{n - used} of {counted(n, 'per-run value')} missing (a failed run, or "
+                    f"left out by the import); NumRuns counts the {k} used" if k == used
+                    else f"NumRuns {k} but {counted(n, 'per-run row')}")
             out.append(note(RUNS_MISSING, WARNING, f"{ann}, config {int(cfg)}: {metric} {text}",
                             ann, int(cfg), str(metric)))
     return out

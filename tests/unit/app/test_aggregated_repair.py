@@ -86,7 +86,7 @@ def test_an_older_bundles_negative_lower_bounds_are_shown_cut_and_said() -> None
     bundle = bundled(name)
     assert (bundle.table(C.TABLE_AGGREGATED)[C.CI95_LOWER] >= 0).all()
     said = [s for s in bundle.restated if "written before the worker cut" in s]
-    assert len(said) == 1 and "4 CI95_Lower value(s) below 0" in said[0]
+    assert len(said) == 1 and "4 CI95_Lower values below 0" in said[0]
     assert "dram__bytes_write.sum; lowest -211.4" in said[0]
     assert not any("written before the worker cut" in s for s in bundled("h200-cupti-j1-fp16")
                    .recomputed)

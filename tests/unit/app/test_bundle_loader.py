@@ -94,7 +94,7 @@ def test_numbers_stored_as_text_are_read_as_numbers_and_named(tmp_path: Path) ->
     avg = bundle.table(C.TABLE_AGGREGATED)[C.AVG]
     assert avg.dtype.kind == "f" and avg.iloc[1:].tolist() == original[C.AVG].iloc[1:].tolist()
     assert pd.isna(avg.iloc[0])
-    assert any("column AvgValue holds text, read as numbers (1 cell(s) that are no number left "
+    assert any("column AvgValue holds text, read as numbers (1 cell with no number left "
                "empty)" in p for p in bundle.problems), bundle.problems
     (record,) = [p for p in bundle.table_problems if p.table == C.TABLE_AGGREGATED]
     assert (record.fault, record.file, record.columns, record.cells) == (

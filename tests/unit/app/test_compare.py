@@ -165,7 +165,7 @@ def test_one_run_a_side_is_not_enough_to_tell() -> None:
     frame = compare_frame(_runs_only(job, {0}), _runs_only(job, {1}), CompareOptions())
     assert len(frame) == 3 and (frame["Ratio"] != 1.0).any()
     assert set(frame["Verdict"]) == {"not comparable"}
-    assert set(frame["Reason"]) == {"baseline has 1 run(s) and candidate has 1 run(s); at least "
+    assert set(frame["Reason"]) == {"baseline has 1 run and candidate has 1 run; at least "
                                     "2 needed for a spread"}
     assert not frame["EnoughRuns"].any() and not frame["CIsOverlap"].any()
     assert frame["RatioCI95Lower"].isna().all() and not frame["RatioExcludesOne"].any()

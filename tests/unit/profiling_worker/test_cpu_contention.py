@@ -33,7 +33,7 @@ def test_the_decision_warns_exactly_above_the_threshold_and_names_the_figures():
                            "timing loop's elapsed time"), said
     # one unit: "418 ms run-queue delay in 1.98 s" mixed ms and s (a new user's find)
     assert said.endswith(": 0.42 s of waiting in a 1.98 s loop; warned above "
-                         f"{CONTENTION_THRESHOLD:.2f} x; 2 usable CPU(s))"), said
+                         f"{CONTENTION_THRESHOLD:.2f} x; 2 usable CPUs)"), said
     assert " ms " not in said
     # the figures only: the advice every such job shares is a field of its own (manifest
     # backend.host_contention.advice), so no reader cuts it off the message by its text
@@ -44,7 +44,7 @@ def test_without_a_run_queue_delay_the_load_average_decides_and_says_so():
     wall = 2_000_000_000
     assert contention_warning(None, None, wall, 2.0, 2) is None
     said = contention_warning(None, None, wall, 5.3, 2)
-    assert said is not None and "load average was 5.3 on 2 usable CPU(s)" in said
+    assert said is not None and "load average was 5.3 on 2 usable CPUs" in said
     assert "run-queue delay could not be read" in said
 
 

@@ -147,7 +147,7 @@ def test_cpu_too_few_runs_and_missing_config(cpu_jobs: dict[str, Path],
     result = judge(GateSide.load(cpu_jobs["base"]), GateSide.load(cpu_jobs["one-run"]),
                    GateOptions())
     # a job timed on a contended CPU (a busy CI host) adds that to every row's reason, first
-    said = "; ".join(result.context + ["candidate has 1 run(s); at least 2 needed for a spread"])
+    said = "; ".join(result.context + ["candidate has 1 run; at least 2 needed for a spread"])
     assert set(result.rows[REASON]) == {said}
     result = judge(GateSide.load(cpu_jobs["base"]), GateSide.load(cpu_jobs["fewer"]),
                    GateOptions())

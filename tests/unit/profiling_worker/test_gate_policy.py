@@ -137,7 +137,7 @@ def test_text_in_a_column_the_gate_judges_with_is_refused_by_name(tmp_path: Path
     (problem,) = loaded.table_problems
     assert (problem.fault, problem.file, problem.columns, problem.cells) == (
         Fault.TEXT_IN_NUMBERS, "tables/aggregated.csv", (column,), 1)
-    said = (f"{bundle}: tables/aggregated.csv: column {column} holds 1 cell(s) that are no "
+    said = (f"{bundle}: tables/aggregated.csv: column {column} holds 1 cell with no "
             "number; the gate judges with it: write the numbers there or record the job again")
     with pytest.raises(GateInputError) as refused:
         GateSide.load(bundle)

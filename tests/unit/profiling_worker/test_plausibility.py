@@ -122,9 +122,9 @@ def test_missing_config_and_wrong_run_counts_are_noted() -> None:
     messages = [n["message"] for n in P.check_bundle(tables, manifest)
                 if n["check"] == P.RUNS_MISSING]
     assert f"{first}: config(s) 1 of the spec have no runs" in messages
-    assert any("config 2: gpu__time_duration.sum has 9 run(s), fewer than the 10" in m
+    assert any("config 2: gpu__time_duration.sum has 9 runs, fewer than the 10" in m
                for m in messages)
-    assert any("NumRuns 10 but 9 per-run row(s)" in m for m in messages)
+    assert any("NumRuns 10 but 9 per-run rows" in m for m in messages)
 
 
 def test_no_known_reason_when_the_cache_was_flushed() -> None:

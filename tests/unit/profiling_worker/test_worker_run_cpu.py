@@ -130,4 +130,4 @@ def test_the_host_load_and_contention_while_timing_are_recorded_and_warned(done_
     assert said == ([contention["warning"]] if warned else [])
     assert (contention.get("advice") is not None) == (contention["warning"] is not None)
     assert load_warning(2.0, 2) is None
-    assert "load average was 5.3 on 2 usable CPU(s)" in load_warning(5.3, 2)
+    assert "load average was 5.3 on 2 usable CPUs" in load_warning(5.3, 2)

@@ -200,7 +200,7 @@ def test_case4_summed_percentages_and_clocks_are_never_values(tmp_path):
                .between(0, 100)) == {True}
     notes = " ".join(read_manifest(b)["import_notes"])
     for metric in (SM_PCT, CLOCK):
-        assert f"{metric}: nsight-python summed it over the kernels of 6 run(s)" in notes
+        assert f"{metric}: nsight-python summed it over the kernels of 6 runs" in notes
     assert "datasheet DRAM bandwidth 4,800 GB/s" in notes
 
 
@@ -316,7 +316,7 @@ def test_case8_inf_cells_are_missing_with_a_note(tmp_path):
     assert ratio.loc[("matmul", 0), C.AVG] == 8.0
     assert np.isnan(ratio.loc[("elementwise", 0), C.AVG])
     notes = read_manifest(b)["import_notes"]
-    assert any("6 Value cell(s) were inf (a derived metric divided by a zero counter?): "
+    assert any("6 Value cells held inf (a derived metric divided by a zero counter?): "
                "ld_per_st" in n for n in notes)
 
 
@@ -334,7 +334,7 @@ def test_a_text_cell_for_no_value_is_not_blamed_on_a_zero_counter(tmp_path):
     notes = read_manifest(_import(tmp_path, tmp_path / "profiled_data-matmul-0.csv"))[
         "import_notes"]
     said = [n for n in notes if "shown as missing" in n]
-    assert len(said) == 1 and "1 Value cell(s) held no number" in said[0]
+    assert len(said) == 1 and "1 Value cell held no number" in said[0]
     assert f": {C.GPU_TIME};" in said[0] and "zero counter" not in said[0]
 
 

@@ -105,9 +105,9 @@ def test_values_left_out_by_the_import_are_not_a_run_count_contradiction(tmp_pat
     bundle = import_nsight_output(sorted((NSPY / "combine").glob("*.csv")), tmp_path, "comb")
     runs = [n["message"] for n in read_manifest(bundle)[P.NOTES_KEY]
             if n["check"] == P.RUNS_MISSING]
-    assert not [m for m in runs if "but 3 per-run row(s)" in m]
+    assert not [m for m in runs if "but 3 per-run rows" in m]
     assert ("unfused, config 0: sm__throughput.avg.pct_of_peak_sustained_elapsed 3 of 3 "
-            "per-run value(s) missing (a failed run, or left out by the import); NumRuns "
+            "per-run values missing (a failed run, or left out by the import); NumRuns "
             "counts the 0 used") in runs
 
 
