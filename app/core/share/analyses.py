@@ -37,7 +37,7 @@ from app.core.views.clocks import (collector_runs_frame, correlation_frame, max_
                                    throttle_frame)
 from app.core.views.kernels import kernel_counts_frame
 from app.core.views.memory import MemoryOptions, fusion_frame, fusion_pairs
-from app.core.views.roofline import roofline_ceilings
+from app.core.views.roofline import roofline_ceilings, roofline_table
 from app.core.views.run_audit import flagged_points_text, marked_points_note
 from app.core.views.stability import stability_runs_frame, stable_text
 from app.core.views.sweep import sweep_x
@@ -119,7 +119,8 @@ def _roofline(bundle: Bundle, table: Table, section: H.Section) -> None:
     points = table()
     ceilings = roofline_ceilings(points)
     section.add(H.figure(build_roofline_figure(points, ceilings, bundle.host_timer),
-                         "roofline", job_colors(bundle)), H.table(points),
+                         "roofline", job_colors(bundle)),
+                H.table(roofline_table(points, ceilings)),  # in the chart's FLOP/s unit
                 H.table(ceilings, "Ceilings drawn"))
 
 
