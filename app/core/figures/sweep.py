@@ -152,7 +152,9 @@ def _trace(group: pd.DataFrame, annotation: str, x: str, unit: str, i: int,
     if floor is not None:  # log y: a whisker down to <= 0 would vanish or break the axis
         clipped = lo <= 0
         drawn_lo = np.where(clipped, np.minimum(floor, avg), lo)
-        note[clipped] = f"<br>(lower CI95 ≤ 0: whisker drawn down to {floor:.3g} {unit})"
+        # on the CI95's line: a "<br>" here is escaped as text with the rest of customdata
+        # (figure_as_text), and the hover read "&lt;br&gt;" as "<br>"
+        note[clipped] = f" (lower CI95 ≤ 0: whisker drawn down to {floor:.3g} {unit})"
     audited = F.RUN_AUDIT in group  # a job without an audit has no such column
     audit = (group[F.RUN_AUDIT].fillna("").astype(str).to_numpy(dtype=object) if audited
              else np.full(len(avg), "", dtype=object))
