@@ -5,11 +5,12 @@ import streamlit as st
 from profiling_worker.bundle.schema import columns as C, plausibility as P
 from profiling_worker.bundle.schema.view_metrics import BOUND as BOUND_METRICS
 
-from app.core import frame_columns as F
+from app.core import derived, frame_columns as F
 from app.core.figures.bound import build_bound_figure, build_roofline_figure
 from app.core.metrics import MissingData
 from app.core.views.bound import LATENCY_THRESHOLD_PCT, BoundOptions, bound_frame
-from app.core.views.roofline import RooflineOptions, roofline_ceilings, roofline_frame
+from app.core.views.roofline import (RATE_COLUMNS, RooflineOptions, rate_column,
+                                     roofline_ceilings, roofline_frame, roofline_table)
 from app.core.metrics import SM_HZ
 from app.ui import analysis, cached, deep_dive_action, notes, panels, rule_digest, state
 
@@ -95,19 +96,25 @@ if undrawn.any():
                         .radd(points.loc[undrawn, C.ANNOTATION].astype(str) + " ")) + ".",
             icon=":material/info:")
 padded = points[F.COUNTED_OVER_USEFUL].astype(float)
-st.caption("AchievedTFLOPs: the chosen FLOPs over the mean time, the throughput every page "
-           "shows (Size sweep included)."
+ceilings = roofline_ceilings(points)
+# the table and its CSV in the chart's FLOP/s unit (MFLOP/s for a cpu job), named in the header
+table = roofline_table(points, ceilings)
+rate_unit = derived.roofline_rate_step(points, with_roofs=not ceilings.empty)[1]
+achieved, useful = (rate_column(c, rate_unit) for c in RATE_COLUMNS)
+st.caption(f"{achieved}: the chosen FLOPs over the mean time, the throughput every page "
+           "shows (Size sweep included)"
+           + (", in the chart's unit (the CSV too); the datasheet and clock-adjusted peaks "
+              "stay in TFLOP/s." if achieved != F.ACHIEVED_TFLOPS else ".")
            + (f" Counted FLOPs exceed the kernel's useful FLOPs (its formula) by up to "
               f"{100 * (padded.max() - 1):.4g} % (CountedOverUseful): the library does padded "
-              "work, e.g. cuBLAS tiles; UsefulFlops and UsefulTFLOPs are the formula's work "
+              f"work, e.g. cuBLAS tiles; UsefulFlops and {useful} are the formula's work "
               "over the same time." if (padded > 1).any() else ""))
-ceilings = roofline_ceilings(points)
 if ceilings.empty:
     st.warning("No datasheet ceilings: a host-timed job ran on no GPU, so the points are drawn "
                "without roofs." if bundle.host_timer else
                "No datasheet ceilings for this GPU or dtype: the points are drawn without roofs.")
 analysis.figure_panel(cached.figure(build_roofline_figure, points, ceilings, bundle.host_timer),
-                      points, key=ROOFLINE, filename=f"{bundle.job_id}-roofline.csv")
+                      table, key=ROOFLINE, filename=f"{bundle.job_id}-roofline.csv")
 if not ceilings.empty:  # a host-timed job has none (said above): no table reading "empty"
     st.caption("Ceilings drawn")
     panels.table_with_csv(ceilings, state.key(ROOFLINE, "ceilings"),

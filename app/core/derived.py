@@ -23,7 +23,7 @@ import pandas as pd
 from profiling_worker.bundle import number_text
 from profiling_worker.bundle.schema import columns as C, intervals
 
-from app.core import metric_roles, numbers
+from app.core import frame_columns as F, metric_roles, numbers
 
 TIME = "time"
 TFLOPS = "tflops"
@@ -243,6 +243,28 @@ def aggregate_quantity(runs: pd.DataFrame, work: pd.DataFrame, duration_metric: 
 _VALUE_COLUMNS = (C.AVG, C.STD, C.MIN, C.MAX, C.MEDIAN, C.CI95_LOWER, C.CI95_UPPER)
 
 
+def median_rate_step(values: "pd.Series[float] | np.ndarray", unit: str = "TFLOP/s"
+                     ) -> tuple[float, str]:
+    """:func:`app.core.numbers.rate_step` of the median of the finite ``values`` (in ``unit``):
+    the factor and the unit of its family that every value of a chart, a table and its CSV is
+    written in; ``(1.0, unit)`` when none is finite."""
+    finite = np.asarray(values, dtype=float)
+    finite = finite[np.isfinite(finite)]
+    return numbers.rate_step(float(np.median(finite)) if finite.size else math.nan, unit)
+
+
+def roofline_rate_step(points: pd.DataFrame, with_roofs: bool) -> tuple[float, str]:
+    """The factor and FLOP/s unit of a roofline's achieved throughputs (a roofline frame's
+    ``AchievedTFLOPs``), one for its chart, its table and its CSV: TFLOP/s beside datasheet
+    roofs (``with_roofs``; they are in TFLOP/s), else the unit the median of the points drawn
+    (those with an arithmetic intensity) fits (:func:`median_rate_step`): a cpu job's 4.2e-5
+    TFLOP/s reads 42 MFLOP/s."""
+    if with_roofs:
+        return 1.0, "TFLOP/s"
+    drawn = points.dropna(subset=[F.ACHIEVED_TFLOPS, F.ARITHMETIC_INTENSITY])
+    return median_rate_step(drawn[F.ACHIEVED_TFLOPS], "TFLOP/s")
+
+
 def fitting_rate_unit(stats: pd.DataFrame) -> pd.DataFrame:
     """An aggregated TFLOP/s or GB/s frame written in the one unit of its family in which its
     median AvgValue is at least 1 (:func:`app.core.numbers.rate_step`): a cpu job's 9.6e-5
@@ -260,11 +282,8 @@ def fitting_rate_unit(stats: pd.DataFrame) -> pd.DataFrame:
     Raises:
         KeyError: the unit is neither.
     """
-    finite = stats[C.AVG].to_numpy(float)
-    finite = finite[np.isfinite(finite)]
-    median = float(np.median(finite)) if finite.size else math.nan
-    factor, unit = numbers.rate_step(median, str(stats[C.UNIT].iloc[0]) if len(stats) else
-                                     "TFLOP/s")
+    factor, unit = median_rate_step(stats[C.AVG], str(stats[C.UNIT].iloc[0]) if len(stats)
+                                    else "TFLOP/s")
     out = stats.copy()
     if factor != 1.0:
         columns = [c for c in _VALUE_COLUMNS if c in out]

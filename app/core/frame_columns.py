@@ -68,6 +68,11 @@ VARIANT = "Variant"
 WORKING_SET_BYTES = "WorkingSetBytes"
 GBPS = "GBps"  # measured DRAM bytes / time where collected, else analytic: GBPS_SOURCE says
 SERIES = "Series"
+#: A config's run audit outcome as its badge on Stability and Results says it, without the
+#: config (``"⚠ 0/10 passed; failed clock (10)"``, ``"✓ 10/10 passed"``): the sweep's table
+#: and hover; a cell begins with one of the two marks below (the chart marks the flagged).
+RUN_AUDIT = "Run audit"
+AUDIT_PASSED_MARK, AUDIT_FLAGGED_MARK = "✓", "⚠"
 
 # Clocks and thermal.
 AVG_US = "AvgUs"

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import pytest
+
 from apptest_helpers import plotly_specs, texts, trace_values
 from tests.scenarios import SCENARIOS
 
@@ -70,3 +72,46 @@ def test_a_cpu_job_is_not_said_to_lack_its_gpus_ceilings(seeded, app) -> None:
     assert title != "Achieved throughput (TFLOP/s)" and title.endswith("FLOP/s)"), title
     ys = [y for t in roofline["data"] if "y" in t for y in trace_values(t, "y")]
     assert sorted(ys)[len(ys) // 2] >= 1, ys
+
+
+def test_a_cpu_jobs_roofline_table_is_in_its_charts_unit(seeded, app) -> None:
+    """A fresh user's find: the cpu job's roofline axis read MFLOP/s while its table's
+    AchievedTFLOPs read 0.000042...0.003073 and One kernel "MFLOP/s 41.83" for the same value.
+    The table and its CSV take the chart's unit (app.core.derived.roofline_rate_step), named in
+    the header, as One kernel's tile and the Size sweep's Unit column."""
+    at = app("bound_roofline")
+    assert not at.exception, at.exception
+    roofline = next(s for s in plotly_specs(at)
+                    if s["layout"]["title"]["text"].startswith("Roofline"))
+    title = roofline["layout"]["yaxis"]["title"]["text"]
+    axis_unit = title.rsplit("(", 1)[1].rstrip(")")
+    assert axis_unit != "TFLOP/s" and axis_unit.endswith("FLOP/s"), title
+    table = at.dataframe[-1].value  # no ceilings table: the roofline's is the last
+    achieved = f"Achieved{axis_unit.replace('/s', 's')}"
+    assert achieved in table and "AchievedTFLOPs" not in table and "UsefulTFLOPs" not in table
+    drawn = sorted(y for t in roofline["data"] if "y" in t for y in trace_values(t, "y"))
+    assert sorted(table[achieved].dropna()) == pytest.approx(drawn, rel=1e-12)
+    assert any(c.value.startswith(f"{achieved}: ") for c in at.caption)
+    # One kernel writes one point in the unit it fits; a point at 1 to 1,000 in the axis's
+    # unit reads the same number in the same unit there (a cpu job's sizes can span two units:
+    # the chart keeps one, that of the median, as the Size sweep)
+    (point,) = [r for _, r in table.iterrows() if 1 <= r[achieved] < 1000][:1]
+    one = app("one_kernel")
+    one.selectbox(key="one-kernel-annotation").set_value(point["Annotation"]).run()
+    one.selectbox(key="one-kernel-config").set_value(int(point["Config"])).run()
+    assert not one.exception, one.exception
+    label, value = next((m.label, m.value) for m in one.metric if m.label.endswith("FLOP/s"))
+    assert label == axis_unit, (label, axis_unit)
+    assert float(value.replace(",", "")) == pytest.approx(point[achieved], rel=5e-3)
+
+
+def test_a_gpu_jobs_roofline_table_stays_in_tflops(store, monkeypatch, app) -> None:
+    monkeypatch.setenv("KPROF_BUNDLED_DIR", str(SCENARIOS))
+    at = app("bound_roofline", query={"job": "h200-ncu-matmul-sweep"})
+    assert not at.exception, at.exception
+    table = at.dataframe[1].value
+    assert {"AchievedTFLOPs", "UsefulTFLOPs"} <= set(table)
+    assert table["AchievedTFLOPs"].max() > 100  # fp16 n=8192 at hundreds of TFLOP/s
+    roofline = plotly_specs(at)[1]
+    assert roofline["layout"]["yaxis"]["title"]["text"] == "Achieved throughput (TFLOP/s)"
+    assert any(c.value.startswith("AchievedTFLOPs: ") for c in at.caption)

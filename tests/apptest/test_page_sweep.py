@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import json
 
-from apptest_helpers import plotly_specs, texts, trace_values
+from apptest_helpers import plotly_specs, texts, trace_values, unescape
 from app.core import numbers
 from tests.scenarios import SCENARIOS
 
@@ -137,3 +137,46 @@ def test_a_big_sweep_table_shows_the_points_drawn_and_the_csv_has_all(store, app
            "has all 1,200." in texts(at)
     (csv,) = at.get("download_button")
     assert csv.proto.label == "Download CSV (all 1,200 rows)"
+
+
+def test_points_whose_runs_failed_the_run_audit_are_marked_and_named(store, monkeypatch,
+                                                                     app) -> None:
+    """A fresh user's find: Stability and Results badge "⚠ fp16 n=8192: 0/10 passed; failed
+    clock (10)" on the ncu matmul sweep (fp16 and bf16 at the sizes whose clock dropped), One
+    kernel says "Run audit: 10 of 10 runs failed", but the Size sweep drew those points like
+    any other. Now the same badges (app.core.views.run_audit) mark them, name them under the
+    chart and fill the table's Run audit column."""
+    monkeypatch.setenv("KPROF_BUNDLED_DIR", str(SCENARIOS))
+    at = app(query={"job": "h200-ncu-matmul-sweep"})
+    assert not at.exception, at.exception
+    flagged = {("fp16", 2048), ("fp16", 4096), ("fp16", 8192), ("bf16", 4096), ("bf16", 8192)}
+    (caption,) = [unescape(c.value) for c in at.caption if "failed the run audit" in c.value]
+    for annotation, n in sorted(flagged):
+        assert f"{annotation} n={n}: 0/10 runs passed the run audit (clock)" in caption
+    assert "fp32" not in caption and "n=1024" not in caption
+    assert "Results tables page" in caption
+    (spec,) = plotly_specs(at)
+    for trace in spec["data"]:
+        symbols = (trace.get("marker") or {}).get("symbol")
+        marked = {int(n) for n, s in zip(trace_values(trace, "x"), symbols or [])
+                  if s == "x"}
+        assert marked == {n for a, n in flagged if a == trace["name"]}, trace["name"]
+        if marked:
+            assert "<br>run audit: %{customdata[5]}" in trace["hovertemplate"]
+            assert any(row[5] == "⚠ 0/10 passed; failed clock (10)"
+                       for row in trace["customdata"])
+    table = at.dataframe[0].value
+    audit = dict(zip(zip(table["Annotation"], table["n"]), table["Run audit"]))
+    assert audit[("fp16", 8192)] == "⚠ 0/10 passed; failed clock (10)"
+    assert audit[("fp32", 8192)] == "✓ 10/10 passed"
+
+
+def test_a_job_whose_runs_all_passed_has_no_marks_and_no_caption(store, monkeypatch,
+                                                                  app) -> None:
+    monkeypatch.setenv("KPROF_BUNDLED_DIR", str(SCENARIOS))
+    at = app(query={"job": "h200-cupti-j1-fp16"})
+    assert not at.exception, at.exception
+    assert not [c.value for c in at.caption if "failed the run audit" in c.value]
+    (spec,) = plotly_specs(at)
+    assert all("symbol" not in (t.get("marker") or {}) for t in spec["data"])
+    assert set(at.dataframe[0].value["Run audit"]) == {"✓ 10/10 passed"}

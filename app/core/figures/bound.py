@@ -10,7 +10,7 @@ import plotly.graph_objects as go
 from profiling_worker.bundle.schema import columns as C
 
 from app.core.figures import common, theme
-from app.core import frame_columns as F, numbers
+from app.core import derived, frame_columns as F
 
 
 #: Marker above each SM/DRAM pair per limiter (the text label collided with its neighbours).
@@ -100,8 +100,8 @@ def build_roofline_figure(frame: pd.DataFrame, ceilings: pd.DataFrame, host_time
     _ceilings(fig, ceilings, lo, hi)
     # without roofs (a host-timed job) the points alone set the unit: a cpu job's 0.05 TFLOP/s
     # read as two ticks, 0.05 and 0.1; with roofs, TFLOP/s as the datasheet gives them
-    factor, unit = (1.0, "TFLOP/s") if not ceilings.empty else numbers.rate_step(
-        float(np.median(points[F.ACHIEVED_TFLOPS].to_numpy(float))), "TFLOP/s")
+    # (the table's and the CSV's unit too: app.core.views.roofline.roofline_table)
+    factor, unit = derived.roofline_rate_step(points, with_roofs=not ceilings.empty)
     labels, positions = trajectory_labels(points)
     for i, (annotation, group) in enumerate(points.groupby(C.ANNOTATION, sort=False)):
         custom = np.column_stack([group[F.CONFIG_LABEL], group[F.PCT_OF_DATASHEET],

@@ -24,7 +24,7 @@ from app.core.figures.clocks import (build_correlation_figure, build_drift_figur
 from app.core.figures.kernels import build_kernels_figure
 from app.core.figures.memory import build_fusion_figure, build_memory_figure
 from app.core.figures.stability import build_runs_figure, build_stability_figure
-from app.core.figures.sweep import build_sweep_figure, wants_log_y
+from app.core.figures.sweep import build_sweep_figure, drawn_rows, wants_log_y
 from app.core.figures.timeline import build_timeline_figure
 from app.core.kernel_catalog import builtin_kernels
 from app.core.metrics import MissingData
@@ -37,7 +37,8 @@ from app.core.views.clocks import (collector_runs_frame, correlation_frame, max_
                                    throttle_frame)
 from app.core.views.kernels import kernel_counts_frame
 from app.core.views.memory import MemoryOptions, fusion_frame, fusion_pairs
-from app.core.views.roofline import roofline_ceilings
+from app.core.views.roofline import roofline_ceilings, roofline_table
+from app.core.views.run_audit import flagged_points_text, marked_points_note
 from app.core.views.stability import stability_runs_frame, stable_text
 from app.core.views.sweep import sweep_x
 from app.core.views.timeline import timeline_view
@@ -78,8 +79,13 @@ def _sweep(bundle: Bundle, table: Table, section: H.Section) -> None:
                              quantity_label=derived.QUANTITY_LABELS[derived.TIME].split(" (")[0],
                              log_y=wants_log_y(frame))
     _few_runs(section, frame)
-    section.add(H.figure(fig, "sweep", job_colors(bundle)),
-                H.table(frame.assign(Measurement=bundle.measurement)),
+    section.add(H.figure(fig, "sweep", job_colors(bundle)))
+    points = drawn_rows(frame)  # the marked points named, as under the page's chart
+    flagged = flagged_points_text(bundle, tuple(
+        (str(a), int(c)) for a, c in zip(points[C.ANNOTATION], points[C.CONFIG])))
+    if flagged is not None:
+        section.add(H.paragraph(marked_points_note(flagged, "this report's Run audit section")))
+    section.add(H.table(frame.assign(Measurement=bundle.measurement)),
                 H.paragraph(f"Error bars and CI95 columns: {intervals.CI_METHOD}. Coverage: "
                             f"{intervals.COVERAGE_NOTE}."))
 
@@ -113,7 +119,8 @@ def _roofline(bundle: Bundle, table: Table, section: H.Section) -> None:
     points = table()
     ceilings = roofline_ceilings(points)
     section.add(H.figure(build_roofline_figure(points, ceilings, bundle.host_timer),
-                         "roofline", job_colors(bundle)), H.table(points),
+                         "roofline", job_colors(bundle)),
+                H.table(roofline_table(points, ceilings)),  # in the chart's FLOP/s unit
                 H.table(ceilings, "Ceilings drawn"))
 
 

@@ -17,7 +17,7 @@ import pandas as pd
 from profiling_worker.bundle.schema import metrics as M
 from profiling_worker.bundle.schema import columns as C, peaks
 
-from app.core import frame_columns as F
+from app.core import derived, frame_columns as F
 from profiling_worker.bundle.loader import Bundle
 from app.core.environment import gpu_name
 from app.core.metrics import (DRAM_READ, DRAM_WRITE, GPC_HZ, MissingData, SM_HZ, missing_metric,
@@ -173,6 +173,34 @@ def _add_peaks(out: pd.DataFrame, bundle: Bundle) -> None:
     out[F.SIDE] = np.where(out[F.ARITHMETIC_INTENSITY] < out[F.RIDGE_AI], "memory", "compute")
     out.loc[out[F.RIDGE_AI].isna(), F.SIDE] = ""
     out[F.DATASHEET_SOURCE] = sheet_src
+
+
+#: A roofline frame's achieved throughputs, written in its chart's FLOP/s unit in its table.
+RATE_COLUMNS = (F.ACHIEVED_TFLOPS, F.USEFUL_TFLOPS)
+
+
+def rate_column(column: str, unit: str) -> str:
+    """The name of a column of :data:`RATE_COLUMNS` in ``unit`` (a FLOP/s unit of
+    :func:`app.core.numbers.rate_step`), the unit in the name as every such column has it:
+    ``AchievedTFLOPs`` in TFLOP/s, ``AchievedMFLOPs`` in MFLOP/s."""
+    return column.removesuffix("TFLOPs") + unit.replace("/s", "s")
+
+
+def roofline_table(points: pd.DataFrame, ceilings: pd.DataFrame) -> pd.DataFrame:
+    """The roofline's table and CSV: :func:`roofline_frame` with its achieved throughputs
+    (:data:`RATE_COLUMNS`) in the unit of its chart's axis
+    (:func:`app.core.derived.roofline_rate_step`, ``ceilings`` from :func:`roofline_ceilings`),
+    each column named in it (:func:`rate_column`): a GPU job's stay ``AchievedTFLOPs`` and
+    ``UsefulTFLOPs`` as they are; a cpu job's 4.2e-5 TFLOP/s is 42 in ``AchievedMFLOPs``, as
+    One kernel's tile and the chart read it. The datasheet and clock peaks (TFLOP/s, the
+    roofs' unit) and the % of them are unchanged."""
+    factor, unit = derived.roofline_rate_step(points, with_roofs=not ceilings.empty)
+    if unit == "TFLOP/s":
+        return points
+    present = [c for c in RATE_COLUMNS if c in points]
+    out = points.copy()
+    out[present] = out[present].astype(float) * factor
+    return out.rename(columns={c: rate_column(c, unit) for c in present})
 
 
 def roofline_ceilings(frame: pd.DataFrame) -> pd.DataFrame:

@@ -82,19 +82,55 @@ def badge_frame(bundle: Bundle) -> pd.DataFrame:
 #: A badge's mark: text symbols any font draws. A Material icon is a ligature: its name is the
 #: text ("report") until the icon font loads, and Streamlit's font-display:block shows the name
 #: after 3 s, so a badge read "report n=8192: 39/100 passed" (issue 37).
-PASSED_MARK, FLAGGED_MARK = "✓", "⚠"
+PASSED_MARK, FLAGGED_MARK = F.AUDIT_PASSED_MARK, F.AUDIT_FLAGGED_MARK
 
 
 def badge_text(where: str, passed: int, runs: int, flags: str) -> str:
     """A config's badge: its mark, the runs passed and the checks that failed, each with its
     runs flagged (``flags``: :func:`badge_frame`'s ``Flags``, ``"clock 6, population 61"``):
     ``"⚠ n=8192: 39/100 passed; failed clock (6), population (61)"``, ``"✓ n=1024: 100/100
-    passed"``. A badge that said only "0/10 passed" left the failed check to the expander."""
+    passed"``. A badge that said only "0/10 passed" left the failed check to the expander.
+    ``where`` "": the badge without its config (``"⚠ 39/100 passed; ..."``), as a table's
+    :data:`~app.core.frame_columns.RUN_AUDIT` cell beside the config says it."""
     failed = [f"{check} ({n})" for check, _, n in
               (item.rpartition(" ") for item in flags.split(", ") if item)]
-    said = f"{where}: {passed}/{runs} passed"
+    said = f"{where}: {passed}/{runs} passed" if where else f"{passed}/{runs} passed"
     return (f"{FLAGGED_MARK} {said}; failed {', '.join(failed)}" if failed
             else f"{PASSED_MARK if passed == runs else FLAGGED_MARK} {said}")
+
+
+def with_outcome(frame: pd.DataFrame, bundle: Bundle) -> pd.DataFrame:
+    """``frame`` (rows of annotation x config: Annotation, Config) with the column
+    :data:`~app.core.frame_columns.RUN_AUDIT`: each row's badge (:func:`badge_frame`,
+    :func:`badge_text` without the config), "" for a pair the audit did not judge; ``frame``
+    as it is when the job has no audit (an import without per-run rows, a cancelled job)."""
+    badges = badge_frame(bundle)
+    if badges.empty or frame.empty or not {C.ANNOTATION, C.CONFIG} <= set(frame):
+        return frame
+    said = dict(zip(zip(badges[C.ANNOTATION], badges[C.CONFIG]),
+                    (badge_text("", int(p), int(r), str(f)) for p, r, f in
+                     zip(badges["Passed"], badges[C.RUNS], badges["Flags"]))))
+    return frame.assign(**{F.RUN_AUDIT: [said.get((a, int(c)), "") for a, c in
+                                         zip(frame[C.ANNOTATION], frame[C.CONFIG])]})
+
+
+def flagged_points_text(bundle: Bundle, pairs: tuple[tuple[str, int], ...]) -> str | None:
+    """The ``pairs`` (annotation, config index: e.g. a chart's points) with runs that did not
+    pass the run audit (:func:`failed_frame`), in their order and in words:
+    ``"fp16 n=8192: 0/10 runs passed the run audit (clock); ..."`` ('not checked' where no
+    check flagged the runs that did not pass); None when there is none."""
+    if not pairs:
+        return None
+    asked = pd.DataFrame(list(dict.fromkeys(pairs)), columns=[C.ANNOTATION, C.CONFIG])
+    failed = asked.merge(failed_frame(bundle), on=[C.ANNOTATION, C.CONFIG])  # pairs' order
+    if failed.empty:
+        return None
+    checks = (", ".join(item.rpartition(" ")[0] for item in str(flags).split(", ") if item)
+              for flags in failed["Flags"])
+    return "; ".join(f"{a} {c}: {passed}/{runs} runs passed the run audit ({said or 'not checked'})"
+                     for a, c, passed, runs, said in
+                     zip(failed[C.ANNOTATION], failed[F.CONFIG_LABEL], failed["Passed"],
+                         failed[C.RUNS], checks))
 
 
 #: What a flag of each check says about a run, in a reader's words (the checks' definitions:
@@ -160,6 +196,15 @@ def pair_failed_text(bundle: Bundle, annotation: str, config: int) -> str | None
     return (f"Run audit: {runs - passed} of {runs} runs failed ({flags or 'not checked'}); the "
             "RSD and Stable are over every recorded run, so stable here means repeatable, "
             "not valid.")
+
+
+def marked_points_note(flagged: str, evidence: str) -> str:
+    """The sentence under a chart whose points of failed runs are marked (the Size sweep, its
+    section of the report): ``flagged`` from :func:`flagged_points_text`, ``evidence`` where
+    each run's checks are (the Results tables page, the report's Run audit section)."""
+    return (f"Marked × on the chart, their runs failed the run audit: {flagged}. Each run's "
+            f"checks and evidence: {evidence}; the table's {F.RUN_AUDIT} column has every "
+            "point's outcome.")
 
 
 def flagged_frame(bundle: Bundle) -> pd.DataFrame:

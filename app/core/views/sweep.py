@@ -19,6 +19,7 @@ from profiling_worker.bundle.schema import columns as C
 from app.core import derived, metric_roles
 from profiling_worker.bundle.loader import Bundle
 from app.core.metrics import available_metrics
+from app.core.views.run_audit import with_outcome
 from app.core import frame_columns as F
 
 
@@ -142,7 +143,10 @@ def sweep_frame(bundle: Bundle, options: SweepOptions) -> pd.DataFrame:
         Columns Annotation, Config, <config parameters> (e.g. ``n``), Series (the annotation
         plus the other varying parameters), Unit, NumRuns, AvgValue, StdDev, MinValue,
         MaxValue, MedianValue, CI95_Lower, CI95_Upper, RelativeStdDevPct, StableMeasurement,
-        all in the unit of the ``Unit`` column (e.g. ``µs``, ``TFLOP/s``, ``× fp32``), sorted by
+        all in the unit of the ``Unit`` column (e.g. ``µs``, ``TFLOP/s``, ``× fp32``), and
+        ``Run audit``, each annotation x config's run audit badge as Stability and Results show
+        it (:func:`app.core.views.run_audit.with_outcome`; absent for a job without an
+        audit), sorted by
         series then x (numeric x by value, categorical x in config order; categorical values as
         text). Empty when the bundle has no values of the duration metric (or of
         ``options.metric``, when that is another metric).
@@ -192,9 +196,9 @@ def _finish(frame: pd.DataFrame, bundle: Bundle, x: str) -> pd.DataFrame:
         for a, *values in zip(frame[C.ANNOTATION], *(frame[p] for p in others))])
     rank = {a: i for i, a in enumerate(annotations_of(bundle))}  # first-seen (catalog) order
     by_x = x if x in frame and is_numeric(bundle, x) else C.CONFIG
-    return (frame.assign(_rank=frame[C.ANNOTATION].map(rank))
-            .sort_values(["_rank", F.SERIES, by_x], kind="stable").drop(columns="_rank")
-            .reset_index(drop=True))
+    return with_outcome(frame.assign(_rank=frame[C.ANNOTATION].map(rank))
+                        .sort_values(["_rank", F.SERIES, by_x], kind="stable")
+                        .drop(columns="_rank").reset_index(drop=True), bundle)
 
 
 def _from_aggregated(bundle: Bundle, options: SweepOptions, metric: str) -> pd.DataFrame:

@@ -9,7 +9,7 @@ from app.core.figures.bound import build_bound_figure, build_roofline_figure
 from app.core.metrics import MissingData
 from app.core.views.bound import BoundOptions, bound_frame, limited_by
 from app.core.views.roofline import (RooflineOptions, counter_flops, roofline_ceilings,
-                                     roofline_frame)
+                                     roofline_frame, roofline_table)
 from profiling_worker.bundle.schema import columns as C
 
 
@@ -69,6 +69,26 @@ def test_roofline_matmul() -> None:
     ceilings = roofline_ceilings(frame)
     assert set(ceilings["Value"]) == {4800.0, 67.0, 989.4}
     assert "FP16 tensor core, dense / BF16 tensor core, dense (datasheet)" in set(ceilings["Ceiling"])
+
+
+def test_the_roofline_table_takes_its_charts_flops_unit() -> None:
+    """The table and CSV of a roofline are in its chart's FLOP/s unit: TFLOP/s beside the roofs
+    (a GPU job's frame as it is), else the unit its median fits, named in the headers (a cpu
+    job's 4.2e-5 TFLOP/s read 0.000042 in AchievedTFLOPs under an MFLOP/s axis)."""
+    frame = roofline_frame(bundled("h200-ncu-matmul-sweep"), RooflineOptions())
+    ceilings = roofline_ceilings(frame)
+    assert roofline_table(frame, ceilings) is frame
+    slow = frame.assign(AchievedTFLOPs=frame["AchievedTFLOPs"] * 1e-7,
+                        UsefulTFLOPs=frame["UsefulTFLOPs"] * 1e-7)  # host-timed: no roofs
+    table = roofline_table(slow, ceilings.iloc[0:0])
+    assert "AchievedTFLOPs" not in table and "UsefulTFLOPs" not in table
+    assert table["AchievedMFLOPs"].tolist() == pytest.approx(
+        (frame["AchievedTFLOPs"] * 1e-1).tolist(), rel=1e-12)
+    assert table["UsefulMFLOPs"].tolist() == pytest.approx(
+        (frame["UsefulTFLOPs"] * 1e-1).tolist(), rel=1e-12)
+    assert table["DatasheetTFLOPs"].equals(frame["DatasheetTFLOPs"])  # the roofs' unit
+    fig = build_roofline_figure(slow, ceilings.iloc[0:0])
+    assert fig.layout.yaxis.title.text == "Achieved throughput (MFLOP/s)"
 
 
 def test_roofline_cupti_uses_analytic_bytes() -> None:

@@ -216,6 +216,12 @@ def test_a_job_whose_runs_failed_the_audit_is_never_called_clean() -> None:
     assert said.startswith("15 of 15 annotation × config pairs are stable (RSD < 2 %), over "
                            "every recorded run; 5 of them have runs that failed the run audit")
     assert said in html
+    # the Size sweep's section marks and names those points, as under the page's chart
+    sweep = html.split("<h2>Size sweep</h2>", 1)[1].split("<h2>", 1)[0]
+    assert ("Marked × on the chart, their runs failed the run audit: fp16 n=2048: 0/10 runs "
+            "passed the run audit (clock);") in sweep
+    assert "this report's Run audit section" in sweep
+    assert "⚠ 0/10 passed; failed clock (10)" in sweep  # the table's Run audit column
 
 
 def test_a_cpu_job_on_a_contended_cpu_carries_the_pages_warnings(tmp_path: Path) -> None:

@@ -78,6 +78,8 @@ def test_log_y_clips_non_positive_lower_whiskers_and_says_so() -> None:
     assert all(v > 0 for t in fig.data for v in np.asarray(t.y) - np.asarray(t.error_y.arrayminus))
     notes = list(a.customdata[:, 3])
     assert "lower CI95 ≤ 0" in notes[0] and notes[1] == ""
+    # customdata is escaped as text: a "<br>" there read "&lt;br&gt;", shown as "<br>"
+    assert all("&lt;" not in str(v) for row in a.customdata for v in row)
     assert list(a.customdata[:, 0]) == [-1.0, 20_000.0]  # exact bounds stay in the hover
     assert "%{customdata[3]}" in a.hovertemplate
     linear = build_sweep_figure(frame, "n", host_timer=False)
