@@ -10,7 +10,8 @@ from profiling_worker.bundle.schema import columns as C, intervals, plausibility
 from app.core import derived, metric_roles
 from app.core.figures import theme
 from app.core.figures.sweep import LOG_Y_SPAN, drawn_rows, table_rows, wants_log_y
-from app.core.views.run_audit import flagged_points_text, marked_points_note
+from app.core.views.run_audit import (audit_not_read_note, flagged_points_text,
+                                     marked_points_note)
 from app.core.views.sweep import (SweepOptions, annotations_of, default_options,
                                   metric_choices, sweep_metric, sweep_x, x_choices)
 from app.ui import (analysis, cached, deep_dive_action, energy, notes, panels, state,
@@ -134,6 +135,8 @@ panels.chart_with_table(fig, frame, key=PAGE, filename=f"{bundle.job_id}-sweep-{
                         shown=table_rows(frame), which="those of the points drawn",
                         note=None if flagged is None else esc(marked_points_note(
                             flagged, "the Results tables page, “Run audit”")))
+if (unread := audit_not_read_note(bundle, "the Results tables page")) is not None:
+    st.caption(unread)
 panels.cut_bounds_note(bundle, [metric])
 st.caption(f"Error bars and CI95 columns: {intervals.CI_METHOD} ({intervals.SEED_CI_NOTE})."
            + (f" A ratio to {baseline} takes both annotations' run spread ("

@@ -38,7 +38,8 @@ from app.core.views.clocks import (collector_runs_frame, correlation_frame, max_
 from app.core.views.kernels import kernel_counts_frame
 from app.core.views.memory import MemoryOptions, fusion_frame, fusion_pairs
 from app.core.views.roofline import roofline_ceilings, roofline_table
-from app.core.views.run_audit import flagged_points_text, marked_points_note
+from app.core.views.run_audit import (audit_not_read_note, flagged_points_text,
+                                     marked_points_note)
 from app.core.views.stability import stability_runs_frame, stable_text
 from app.core.views.sweep import sweep_x
 from app.core.views.timeline import timeline_view
@@ -85,6 +86,8 @@ def _sweep(bundle: Bundle, table: Table, section: H.Section) -> None:
         (str(a), int(c)) for a, c in zip(points[C.ANNOTATION], points[C.CONFIG])))
     if flagged is not None:
         section.add(H.paragraph(marked_points_note(flagged, "this report's Run audit section")))
+    if (unread := audit_not_read_note(bundle, "this report's Run audit section")) is not None:
+        section.add(H.paragraph(unread))
     section.add(H.table(frame.assign(Measurement=bundle.measurement)),
                 H.paragraph(f"Error bars and CI95 columns: {intervals.CI_METHOD}. Coverage: "
                             f"{intervals.COVERAGE_NOTE}."))

@@ -99,13 +99,50 @@ def badge_text(where: str, passed: int, runs: int, flags: str) -> str:
             else f"{PASSED_MARK if passed == runs else FLAGGED_MARK} {said}")
 
 
+#: The most runs (annotation x config x run) whose audit a chart reads to mark its points:
+#: summarising the stored audit of a 1,000-config sweep's 30,000 runs took 2.0 s, deriving it
+#: 3.8 s, on the 2-core machine (2026-12-06), more than the 3 s the Size sweep's first chart
+#: has (issue 37). A larger job's audit is on the Results page, and the chart says so.
+CHART_AUDIT_RUNS = 5_000
+
+
+def audited_runs(bundle: Bundle) -> int:
+    """How many runs (annotation x config x run) the job's audit judges: the per-run rows of
+    its duration metric (of any metric where it has none); 0 without a runs table."""
+    runs = bundle.table(C.TABLE_RUNS)
+    if runs.empty or C.METRIC not in runs:
+        return len(runs)
+    durations = int((runs[C.METRIC] == bundle.duration_metric).sum())
+    return durations or len(runs)
+
+
+def chart_reads_audit(bundle: Bundle) -> bool:
+    """Whether a chart marks its points by the run audit: at most :data:`CHART_AUDIT_RUNS`
+    runs (:func:`audited_runs`)."""
+    return audited_runs(bundle) <= CHART_AUDIT_RUNS
+
+
+def audit_not_read_note(bundle: Bundle, evidence: str) -> str | None:
+    """What a chart says when it does not read the run audit (:func:`chart_reads_audit`),
+    naming where each run's checks are (``evidence``), else None."""
+    if chart_reads_audit(bundle):
+        return None
+    return (f"Not marked by the run audit: this job's {audited_runs(bundle):,} runs are more "
+            f"than the {CHART_AUDIT_RUNS:,} whose audit is read while the chart draws; each "
+            f"run's checks: {evidence}.")
+
+
 def with_outcome(frame: pd.DataFrame, bundle: Bundle) -> pd.DataFrame:
     """``frame`` (rows of annotation x config: Annotation, Config) with the column
     :data:`~app.core.frame_columns.RUN_AUDIT`: each row's badge (:func:`badge_frame`,
     :func:`badge_text` without the config), "" for a pair the audit did not judge; ``frame``
-    as it is when the job has no audit (an import without per-run rows, a cancelled job)."""
+    as it is when the job has no audit (an import without per-run rows, a cancelled job) or
+    more runs than a chart reads the audit of (:func:`chart_reads_audit`)."""
+    if (frame.empty or not {C.ANNOTATION, C.CONFIG} <= set(frame)
+            or not chart_reads_audit(bundle)):
+        return frame
     badges = badge_frame(bundle)
-    if badges.empty or frame.empty or not {C.ANNOTATION, C.CONFIG} <= set(frame):
+    if badges.empty:
         return frame
     said = dict(zip(zip(badges[C.ANNOTATION], badges[C.CONFIG]),
                     (badge_text("", int(p), int(r), str(f)) for p, r, f in
@@ -118,8 +155,9 @@ def flagged_points_text(bundle: Bundle, pairs: tuple[tuple[str, int], ...]) -> s
     """The ``pairs`` (annotation, config index: e.g. a chart's points) with runs that did not
     pass the run audit (:func:`failed_frame`), in their order and in words:
     ``"fp16 n=8192: 0/10 runs passed the run audit (clock); ..."`` ('not checked' where no
-    check flagged the runs that did not pass); None when there is none."""
-    if not pairs:
+    check flagged the runs that did not pass); None when there is none, or the job has more
+    runs than a chart reads the audit of (:func:`chart_reads_audit`)."""
+    if not pairs or not chart_reads_audit(bundle):
         return None
     asked = pd.DataFrame(list(dict.fromkeys(pairs)), columns=[C.ANNOTATION, C.CONFIG])
     failed = asked.merge(failed_frame(bundle), on=[C.ANNOTATION, C.CONFIG])  # pairs' order

@@ -1,0 +1,33 @@
+"""The Size sweep reads the run audit only up to CHART_AUDIT_RUNS runs (its first chart has 3 s;
+a 1,000-config sweep's audit took 2-4 s), and says so beyond."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from profiling_worker.bundle.loader import load_bundle
+from app.core.views import run_audit as R
+from app.core.views.sweep import default_options, sweep_frame
+from app.core import frame_columns as F
+
+SWEEP = Path(__file__).resolve().parents[3] / "app" / "bundled" / "h200-ncu-matmul-sweep"
+FLAGGED = (("fp16", 4), ("bf16", 4))  # n=8192: 0/10 runs passed (clock), real H200 runs
+
+
+def test_a_job_within_the_bound_is_marked_by_its_audit() -> None:
+    bundle = load_bundle(SWEEP)
+    assert R.audited_runs(bundle) == 150  # 3 annotations x 5 sizes x 10 runs
+    assert F.RUN_AUDIT in sweep_frame(bundle, default_options(bundle))
+    assert "0/10 runs passed the run audit (clock)" in str(R.flagged_points_text(bundle, FLAGGED))
+    assert R.audit_not_read_note(bundle, "the Results tables page") is None
+
+
+def test_a_job_beyond_the_bound_is_not_marked_and_says_so(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(R, "CHART_AUDIT_RUNS", 149)
+    bundle = load_bundle(SWEEP)
+    assert F.RUN_AUDIT not in sweep_frame(bundle, default_options(bundle))
+    assert R.flagged_points_text(bundle, FLAGGED) is None
+    said = R.audit_not_read_note(bundle, "the Results tables page")
+    assert said is not None and "150 runs are more than the 149" in said
