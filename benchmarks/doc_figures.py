@@ -777,7 +777,8 @@ def cold_profile_text(run: str) -> str:
 #: Whole CI runs on a fresh clone (``CI=true bash .ci/run``): its step lines and pytest's
 #: summary, ``benchmarks/cpu/<run>.txt`` (issue 41's suite time).
 CI_RUNS = ("ci-1205-s11-idle", "ci-1205-s11-hog", "ci-1205-s12-hog8", "ci-1205-s12-idle",
-           "ci-1205-s13-hog2", "ci-1206-s14-hog2", "ci-1206-s15-hog2")
+           "ci-1205-s13-hog2", "ci-1206-s14-hog2", "ci-1206-s15-hog2",
+           "ci-1206-s16-hog2")
 
 
 def ci_text(run: str) -> str:
