@@ -75,16 +75,17 @@ def check_memory(kernels: Sequence[str], configs: Sequence[Mapping[str, Any]],
     """Refuse configs whose kernel's byte formula (the data it reads and writes at least)
     exceeds ``memory`` bytes, or whose formula fails."""
     for i, cfg in enumerate(configs):
+        said = ", ".join(f"{name}={value}" for name, value in cfg.items())  # n=8192, as pages
         for k in kernels:
             try:
                 need = cfgs.footprint_bytes(known[k], cfg)
             except Exception as exc:  # the user's formula: any error is theirs to fix
                 errors.append(FieldError(f"configs[{i}]", f"kernel {k}'s byte formula fails "
-                                         f"for {cfg}: {type(exc).__name__}: {str(exc)[:200]}",
+                                         f"for {said}: {type(exc).__name__}: {str(exc)[:200]}",
                                          "fix the bytes= formula of the kernel, or the config"))
                 break
             if need is not None and not need <= memory:
-                errors.append(FieldError(f"configs[{i}]", f"kernel {k} at {cfg} moves at least "
+                errors.append(FieldError(f"configs[{i}]", f"kernel {k} at {said} moves at least "
                                          f"{cfgs.gib(need)}, more than the "
                                          f"{cfgs.gib(memory)} of {memory_of}",
                                          "choose smaller sizes"))
