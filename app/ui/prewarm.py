@@ -39,7 +39,8 @@ if TYPE_CHECKING:  # the thread imports them; this module stays light for app.cl
 #: its first open loads (``Image.preinit``: ``st.set_page_config`` reads the page icon,
 #: ``app/assets/icon.png``). Not ``scipy.special`` (0.1 s of CPU): the Size sweep's CI95 takes
 #: its t quantiles from the worker's table (``t_table``); pages that need scipy import it.
-MODULES = ("pandas", "pyarrow.parquet", "pyarrow.dataset", "pyarrow.pandas_compat",
+MODULES = ("pandas", "pandas.core.reshape.reshape",  # the Size sweep's run audit marks
+           "pyarrow.parquet", "pyarrow.dataset", "pyarrow.pandas_compat",
            "pandas.core.arrays.arrow.extension_types", "plotly.graph_objects", "plotly.io",
            "plotly.animation", "plotly.graph_objs._deprecations",
            "plotly.graph_objs.layout._legend", "plotly.graph_objs.layout._margin",
