@@ -153,7 +153,7 @@ def test_a_valid_tag_after_a_rejected_one_is_saved(seeded, app) -> None:
 def test_unknown_job_in_the_url_is_named(seeded, app) -> None:
     at = app(query={"job": "20990101-000000-nothing-ffff"})
     assert not at.exception
-    assert "20990101-000000-nothing-ffff" in texts(at) and "not found" in texts(at)
+    assert "There is no job `20990101-000000-nothing-ffff`" in texts(at)
     assert at.session_state["sidebar-job"] == JOB  # the pages show a real job meanwhile
 
 

@@ -37,7 +37,6 @@ from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 
 import numpy as np
-from profiling_worker.bundle.number_text import counted
 
 #: Fewer runs than this: the tests do not run (a mode needs MIN_RUNS_MODE runs of its own).
 MIN_RUNS = 10
@@ -92,7 +91,8 @@ class Populations:
         """``"two modes: 61 of 100 runs at 1.08x (median 1.14e+06 vs 1.06e+06 ns; Ashman's D
         6.1)"``, ``"a step at run 40 ..."``, ``"one population"`` or why it was not checked."""
         if not self.checked:
-            return f"not checked: {counted(self.runs, 'run')}, at least {MIN_RUNS} needed"
+            # "(s)" kept: the recorded bundles' run_audit tables hold this text (see run_audit)
+            return f"not checked: {self.runs} run(s), at least {MIN_RUNS} needed"
         if self.one:
             return "one population"
         n_slow = sum(self.slow)

@@ -3,16 +3,15 @@ a 1,000-config sweep's audit took 2-4 s), and says so beyond."""
 
 from __future__ import annotations
 
-from pathlib import Path
-
 import pytest
 
 from profiling_worker.bundle.loader import load_bundle
 from app.core.views import run_audit as R
 from app.core.views.sweep import default_options, sweep_frame
 from app.core import frame_columns as F
+from tests.scenarios import scenario_dir
 
-SWEEP = Path(__file__).resolve().parents[3] / "app" / "bundled" / "h200-ncu-matmul-sweep"
+SWEEP = scenario_dir("h200-ncu-matmul-sweep")
 FLAGGED = (("fp16", 4), ("bf16", 4))  # n=8192: 0/10 runs passed (clock), real H200 runs
 
 

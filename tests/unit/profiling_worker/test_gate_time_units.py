@@ -5,7 +5,6 @@ on the recorded H200 pair h200-cupti-gate-base / h200-cupti-gate-again (25 µs t
 from __future__ import annotations
 
 import re
-from pathlib import Path
 
 import pytest
 
@@ -16,8 +15,8 @@ from profiling_worker.bundle.gate.sides import GateSide
 from profiling_worker.bundle.number_text import (TIME_UNITS, fitting_time_unit, mean_decimals,
                                                  mean_text)
 from profiling_worker.bundle.schema import columns as C
+from tests.scenarios import scenario_dir
 
-BUNDLED = Path(__file__).resolve().parents[3] / "app" / "bundled"
 
 SIZES = {**TIME_UNITS, "s": 1e9}
 #: "24.92 ± 0.26 µs (n=20)"
@@ -26,8 +25,8 @@ MEAN = re.compile(r"^([\d,]+(?:\.\d+)?) ± ([\d,]+(?:\.\d+)?) (ns|µs|ms|s) \(n=
 
 @pytest.fixture(scope="module")
 def result():  # type: ignore[no-untyped-def]
-    return judge(GateSide.load(BUNDLED / "h200-cupti-gate-base"),
-                 GateSide.load(BUNDLED / "h200-cupti-gate-again"),
+    return judge(GateSide.load(scenario_dir("h200-cupti-gate-base")),
+                 GateSide.load(scenario_dir("h200-cupti-gate-again")),
                  GateOptions(max_slowdown_pct=3.0))
 
 

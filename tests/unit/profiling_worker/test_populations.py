@@ -65,7 +65,7 @@ def test_the_timelines_slow_mode_is_named_and_gate_base_is_one_population() -> N
 def test_too_few_runs_is_said_not_guessed() -> None:
     found = P.check([1.0, 2.0, 3.0])
     assert not found.checked and found.one
-    assert found.describe() == f"not checked: 3 runs, at least {P.MIN_RUNS} needed"
+    assert found.describe() == f"not checked: 3 run(s), at least {P.MIN_RUNS} needed"
 
 
 def _recorded_samples() -> list[np.ndarray]:
