@@ -119,6 +119,12 @@ def _widest(values: pd.Series, printf: str) -> int:
     return max(len(numbers.printf_text(float(v), printf)) for v in (finite.min(), finite.max()))
 
 
+def text_width(chars: int, most: int) -> int:
+    """The width (px) of a text column whose longest cell is ``chars`` characters: 7.2 px a
+    character in the grid's font and the cell's padding, at most ``most``."""
+    return min(int(chars * 7.2) + 24, most)
+
+
 def number_width(chars: int) -> int:
     """The width (px) of a number column whose widest shown cell or header is ``chars``
     characters: 8 px a character in the grid's font and the cell's padding."""
@@ -133,8 +139,7 @@ TEXT_WIDTH_MAX = 480
 def _text_widths(frame: pd.DataFrame, skip: Iterable[str]) -> dict[str, Any]:
     """Widths (px) of the text columns whose longest value is longer than their header: the
     grid sized such a column by its header and cut "not comparable" to "not com…" (Compare's
-    Verdict; Caveats, Environment's Fix), a fresh user's find. 7.2 px a character, as the
-    kernel names'."""
+    Verdict; Caveats, Environment's Fix), a fresh user's find (:func:`text_width`)."""
     out: dict[str, Any] = {}
     for name in frame.columns:
         column = frame[name]
@@ -144,7 +149,7 @@ def _text_widths(frame: pd.DataFrame, skip: Iterable[str]) -> dict[str, Any]:
         lengths = column.dropna().astype(str).str.len()
         longest = int(lengths.max()) if len(lengths) else 0
         if longest > len(str(name)):
-            out[name] = {"width": min(int(longest * 7.2) + 24, TEXT_WIDTH_MAX)}
+            out[name] = {"width": text_width(longest, TEXT_WIDTH_MAX)}
     return out
 
 
@@ -217,11 +222,11 @@ def table(frame: pd.DataFrame | list[dict[str, Any]], key: str, where: Any = Non
     config.update(column_config or {})
     if short_chars:  # wide enough for the shortened names; the header's help says how
         config[C.KERNEL] = {**(config.get(C.KERNEL) or {}), "help": table_text.SHORT_HELP,
-                            "width": min(int(short_chars * 7.2) + 24, 900)}
+                            "width": text_width(short_chars, 900)}
     if joined_chars:
         config[C.KERNEL_NAMES] = {**(config.get(C.KERNEL_NAMES) or {}),
                                   "help": table_text.SHORT_NAMES_HELP,
-                                  "width": min(int(joined_chars * 7.2) + 24, 900)}
+                                  "width": text_width(joined_chars, 900)}
     kwargs.setdefault("placeholder", MISSING)
     (where or st).dataframe(data, key=key, hide_index=True, width="stretch",
                             column_config=config, **kwargs)
