@@ -11,9 +11,11 @@ round starts each server anew:
   navigation start to the chart's traces drawn: Python imports and the first script run count;
 - **warm**: the same server, which has now served once, and a fresh browser context (empty HTTP
   cache, new session): the same measure;
-- **click** (dashboard only): in that context, from the sweep page, one click on a navigation
-  link to another chart page, from the click event to that page's own chart drawn (median
-  over every click).
+- **click**: in that context, from the sweep page, one click on a navigation link to another
+  chart page, from the click event to that page's own chart drawn (median over every click);
+  the same click on ``benchmarks/bare_streamlit_click.py`` (a bare two-page Streamlit app, its
+  own server in the same round, loaded once first) is the reference: what any Streamlit app
+  pays for a click that draws a plotly chart, against which issue 40's 200 ms is read.
 
 Until issue 25 "cold" was the fresh context on a server that had already served (this warm)
 and the first load after a server start was left out of the ratios.
@@ -56,12 +58,15 @@ from pathlib import Path
 REPO = Path(__file__).resolve().parent.parent
 DASHBOARD = REPO / "app" / "streamlit_app.py"
 BARE = REPO / "benchmarks" / "bare_streamlit_page.py"
+BARE_CLICK = REPO / "benchmarks" / "bare_streamlit_click.py"
 CHROMIUM = os.environ.get("CHROMIUM", "/usr/bin/chromium")
 VIEWPORT = {"width": 1400, "height": 900}
 #: url path -> the chart title that tells its chart apart (default job: h200-ncu-matmul-sweep).
 CLICK_PAGES = {"stability": "Run-to-run spread", "kernels": "Kernels inside each",
                "one-kernel": "duration per run",
                "": "Time vs n"}
+#: The bare two-page app's clicks, in order (four, as the dashboard's): url path -> chart title.
+BARE_CLICKS = [("stability", "Run-to-run spread"), ("", "Time vs n")] * 2
 TIMEOUT_MS = 120_000
 #: Issue 40's targets: dashboard / bare page, cold and warm (medians of the rounds of one run);
 #: a click's median in ms.
@@ -183,11 +188,13 @@ def load_time(context, url: str, requests: list[str] | None = None,
     return drawn_ms / 1e3, time.perf_counter() - start
 
 
-def click_times(context, url: str, missing: set[str]) -> list[tuple[float, float]]:  # type: ignore[no-untyped-def]
+def click_times(context, url: str, missing: set[str],
+                pages: list[tuple[str, str]] | None = None) -> list[tuple[float, float]]:  # type: ignore[no-untyped-def]
     """Seconds from a click on a navigation link to that page's chart drawn, in the page (from
     the click event) and as Playwright's wall clock sees it (from the call that clicks), one
-    per page of :data:`CLICK_PAGES`, starting on the sweep page. A page whose link or chart
-    this dashboard lacks (an older commit's) is added to ``missing`` and skipped."""
+    per page of ``pages`` (url path, chart title; default :data:`CLICK_PAGES`), starting on
+    the sweep page. A page whose link or chart this dashboard lacks (an older commit's) is
+    added to ``missing`` and skipped."""
     from playwright.sync_api import TimeoutError as PlaywrightTimeout
 
     page = context.new_page()
@@ -196,7 +203,7 @@ def click_times(context, url: str, missing: set[str]) -> list[tuple[float, float
     idle = page.locator("[data-testid='stApp'][data-test-script-state='notRunning']")
     idle.wait_for(state="attached", timeout=TIMEOUT_MS)
     out = []
-    for path, title in CLICK_PAGES.items():
+    for path, title in list(CLICK_PAGES.items()) if pages is None else pages:
         page.evaluate("window.__drawn = {}")
         link = page.locator(f"[data-testid='stPageLink-NavLink'][href='{path}']").first
         if path in missing or link.count() == 0:
@@ -223,12 +230,13 @@ def measure(rounds: int, baseline: Path | None = None) -> dict[str, object]:
     from playwright.sync_api import sync_playwright
 
     results_dir = tempfile.mkdtemp(prefix="page-speed-results-")
-    apps = {"dash": (DASHBOARD, REPO), "bare": (BARE, REPO)}
+    apps = {"dash": (DASHBOARD, REPO), "bare": (BARE, REPO), "bare_click": (BARE_CLICK, REPO)}
     if baseline is not None:
         apps["base"] = (baseline / "app" / "streamlit_app.py", baseline)
-    dashboards = [name for name in apps if name != "bare"]
-    kinds = [f"{name}_{kind}" for name in apps for kind in ("cold", "warm")]
-    kinds += [f"{name}_click" for name in dashboards]
+    dashboards = [name for name in apps if not name.startswith("bare")]
+    kinds = [f"{name}_{kind}" for name in apps if name != "bare_click"
+             for kind in ("cold", "warm")]
+    kinds += [f"{name}_click" for name in dashboards] + ["bare_click"]
     samples: dict[str, list[float]] = {key: [] for k in kinds for key in (k, f"{k}_wall")}
     chunks: dict[str, int] = {}
     messages: dict[str, int] = {}
@@ -254,6 +262,12 @@ def measure(rounds: int, baseline: Path | None = None) -> dict[str, object]:
                 script, root = apps[name]
                 env = {"KPROF_RESULTS_DIR": results_dir, "PYTHONPATH": str(root)}
                 with serve(script, env, root) as url:  # a new server each round
+                    if name == "bare_click":  # a first load, then the clicks
+                        context = new_context()
+                        load_time(context, url)
+                        add(name, click_times(context, url, set(), BARE_CLICKS))
+                        context.close()
+                        continue
                     requests: list[str] = []
                     frames: list[float] = []
                     context = new_context()
@@ -276,13 +290,25 @@ def measure(rounds: int, baseline: Path | None = None) -> dict[str, object]:
         "median_s": {key: statistics.median(v) for key, v in samples.items() if v},
         "click_range_ms": {name: [1e3 * min(samples[f"{name}_click"]),
                                   1e3 * max(samples[f"{name}_click"])]
-                           for name in dashboards if samples[f"{name}_click"]},
+                           for name in [*dashboards, "bare"] if samples[f"{name}_click"]},
+        # each round's median click / the bare app's median click of that round
+        "click_ratio_median": {name: statistics.median(round_ratios(
+            samples[f"{name}_click"], samples["bare_click"], rounds)) for name in dashboards
+            if samples[f"{name}_click"] and samples["bare_click"]},
         "click_pages_missing": {name: sorted(m) for name, m in missing.items()},
         "rounds": rounds, "cpus": os.cpu_count(), "load_average": os.getloadavg(),
     }
     if baseline is not None:
         summary["paired"] = paired(samples, missing)
     return {"summary": summary, "samples": samples, "ratios": ratio}
+
+
+def round_ratios(clicks: list[float], bare: list[float], rounds: int) -> list[float]:
+    """Per round, the median of ``clicks`` over the median of ``bare`` (each list holds its
+    rounds' clicks in order, the same number a round)."""
+    per, bare_per = len(clicks) // rounds, len(bare) // rounds
+    return [statistics.median(clicks[i * per:(i + 1) * per])
+            / statistics.median(bare[i * bare_per:(i + 1) * bare_per]) for i in range(rounds)]
 
 
 def paired(samples: dict[str, list[float]],
@@ -328,6 +354,11 @@ def main() -> None:
                   f"{hi:.0f} ms, {len(result['samples'][f'{name}_click'])} clicks; target <= "
                   f"{CLICK_TARGET_MS} ms); Playwright's wall clock "
                   f"{1e3 * med[f'{name}_click_wall']:.0f} ms")
+            if name in s["click_ratio_median"]:
+                blo, bhi = s["click_range_ms"]["bare"]
+                print(f"[{name}]   a bare two-page Streamlit app's click: median "
+                      f"{1e3 * med['bare_click']:.0f} ms ({blo:.0f}-{bhi:.0f} ms); dashboard / bare, "
+                      f"median of the rounds' ratios {s['click_ratio_median'][name]:.2f}x")
         if s["click_pages_missing"][name]:
             print(f"[{name}] no link or chart for: {', '.join(s['click_pages_missing'][name])}")
     from paired import ratio_line  # on the path since paired()
