@@ -8,3 +8,10 @@ pipi /tmp/kp-n096 "$REPO"/.whl/nspy096/*.whl || exit 1
 pipi /tmp/kp-n11 "$REPO"/.whl/nspy11/*.whl || exit 1
 NCU_PATH=$REPO:/tmp/kp-n096:/tmp/kp-common
 CUPTI_PATH=$REPO:/tmp/kp-n11:/tmp/kp-common
+# ncu_report: the carried wheel (17 MB) where there is one, else Nsight Compute's own copy in its
+# extras/python (the working tree and the carried wheels must stay under the device tool's
+# 64 MiB, which the wheel no longer fits beside the tree).
+if ! PYTHONPATH=$NCU_PATH python3 -c "import ncu_report" 2>/dev/null; then
+  NCU_PY=$(ls -d /opt/nvidia/nsight-compute/*/extras/python "$(dirname "$(readlink -f "$(command -v ncu)")")"/extras/python 2>/dev/null | head -1)
+  [ -n "$NCU_PY" ] && { NCU_PATH=$NCU_PATH:$NCU_PY; CUPTI_PATH=$CUPTI_PATH:$NCU_PY; echo "ncu_report from $NCU_PY"; }
+fi
