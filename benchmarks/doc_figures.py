@@ -406,6 +406,28 @@ def pages_paired_text(run: str) -> str:
             f"load average {raw['load_average'][0]:.1f} on {raw['cpus']} CPUs)")
 
 
+#: Page benchmark runs that time a bare two-page Streamlit app's click beside the dashboard's.
+BARE_CLICK_RUNS = ("page-speed-1206-s17-bareclick-1round",)
+
+
+def bare_click_text(run: str) -> str:
+    """``click 407 ms (324-539 ms); a bare two-page Streamlit app's click in the same rounds
+    200 ms (132-265 ms); dashboard / bare 2.04x (the median of the rounds' ratios; 1 round,
+    load average 3.7 on 2 CPUs)`` for one :mod:`page_speed` run (medians over its clicks)."""
+    raw = json.loads((HERE / "cpu" / f"{run}.json").read_text())["summary"]
+    m, spans = raw["median_s"], raw["click_range_ms"]
+
+    def side(key: str, span: str) -> str:
+        lo, hi = spans[span]
+        return f"{1e3 * m[key]:.0f} ms ({lo:.0f}-{hi:.0f} ms)"
+
+    return (f"click {side('dash_click', 'dash')}; a bare two-page Streamlit app's click in the "
+            f"same rounds {side('bare_click', 'bare')}; dashboard / bare "
+            f"{raw['click_ratio_median']['dash']:.2f}x (the median of the rounds' ratios; "
+            f"{raw['rounds']} round{'s' if raw['rounds'] > 1 else ''}, load average "
+            f"{raw['load_average'][0]:.1f} on {raw['cpus']} CPUs)")
+
+
 def clicks_by_page_text(run: str, side: str = "dash") -> str:
     """``stability 500, kernels 374, one-kernel 528, sweep 274 ms`` for one
     :mod:`page_speed` run: each page's click, the median over the rounds (the samples hold one
@@ -814,6 +836,7 @@ def claims() -> list[tuple[str, str]]:
     for run in PAGE_PAIRED_RUNS:
         out.append(("docs/performance.md", pages_paired_text(run)))
     out.append(("docs/performance.md", clicks_by_page_text("page-speed-1205-s10-quiet")))
+    out += [("docs/performance.md", bare_click_text(run)) for run in BARE_CLICK_RUNS]
     for run in PAGE_PAIRED_RUNS:
         for side in ("dash", "base"):
             out.append(("docs/performance.md", clicks_by_page_text(run, side)))
