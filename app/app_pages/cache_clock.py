@@ -5,6 +5,7 @@ import streamlit as st
 
 from app.core.figures.cache_clock import build_cache_clock_figure
 from app.core.metrics import MissingData
+from app.core.views.chart_units import cache_clock_table
 from app.core.views.cache_clock import cache_clock_frame, l2_bytes, siblings, variant_label
 from app.ui import analysis, cached, state
 from app.core.markdown import code, esc
@@ -38,5 +39,5 @@ except MissingData as exc:
     analysis.missing(exc)
 l2, source = l2_bytes(bundle)
 analysis.figure_panel(cached.figure(build_cache_clock_figure, frame, l2, source,
-                                    bundle.host_timer), frame, key=PAGE,
+                                    bundle.host_timer), cache_clock_table(frame), key=PAGE,
                       filename=f"{bundle.job_id}-cache-clock.csv")

@@ -78,7 +78,8 @@ for i, item in enumerate(bundle.files):
     left, mid, right = st.columns([6, 2, 2], vertical_alignment="center")
     left.markdown(code(item.relpath))
     original = is_original_upload(bundle, item.relpath)
-    mid.caption(f"{item.size:,} bytes" + (" · original upload" if original else ""))
+    # in the unit that shows it (12.3 MB, 2.9 kB, 654 bytes), as the zip button says its total
+    mid.caption(numbers.fmt_bytes(item.size) + (" · original upload" if original else ""))
     # an empty file (a worker.log of a job that logged nothing) is not offered (issue 37)
     refused = ("empty: nothing to download" if item.size == 0 else
                too_large(code(item.relpath), item.size, code(bundle.path), downloads.cap()))
@@ -109,7 +110,7 @@ for i, item in enumerate(bundle.files):
 for gone in left_out_files(bundle):  # where the report would be, and why it is not
     left, mid, right = st.columns([6, 2, 2], vertical_alignment="center")
     left.markdown(f"{code(gone.relpath)}: not in this bundle, {esc(gone.reason)}")
-    mid.caption(f"{gone.size:,} bytes" if gone.size is not None else "size not recorded")
+    mid.caption(numbers.fmt_bytes(gone.size) if gone.size is not None else "size not recorded")
     right.caption("no download")
 
 try:

@@ -62,17 +62,31 @@ def _show_import_notes(bundle: Bundle | None) -> None:
             box("\n".join(lines), icon=icon)
 
 
+#: The first column of the how-read table: what each row says of the files.
+HOW_READ = "Read"
+
+
+def how_read_frame(rows: dict[str, dict[str, object]]) -> pd.DataFrame:
+    """How each file of an import was read (manifest ``provenance.how_read``), a row per
+    :data:`~profiling_worker.importing.how_read.FIELDS` entry (kind, tool version, page, units,
+    where the regions come from, configs found, how launches were grouped, launches) and a
+    column per file. A row per file put nine columns side by side, about 1,900 px of them, so
+    Units (the fifth) was cut at the right edge of the page and the rest needed a scroll; a
+    column per file is as wide as its longest value (:func:`app.ui.panels.text_width`, at most
+    480 px), so one file's reading fits the page."""
+    return pd.DataFrame({HOW_READ: [head for _, head in FIELDS],
+                         **{name: [str(row.get(k, "")) for k, _ in FIELDS]
+                            for name, row in rows.items()}})
+
+
 def _show_how_read(bundle: Bundle | None, key: str) -> None:
-    """One row per file of the import: how it was read (kind, tool version, page, units,
-    where the regions come from, configs found), from manifest ``provenance.how_read``, so a
-    user can check the reading at a glance."""
+    """How each file of the import was read (:func:`how_read_frame`), so a user can check the
+    reading at a glance."""
     rows = ((bundle.manifest.get("provenance") or {}).get("how_read") or {}) if bundle else {}
     if not rows:
         return
-    frame = pd.DataFrame([{"File": name, **{head: str(row.get(k, "")) for k, head in FIELDS}}
-                          for name, row in rows.items()])
     st.caption("How each file was read:")
-    panels.table(frame, key=state.key(PAGE, f"how-{key}"))
+    panels.table(how_read_frame(rows), key=state.key(PAGE, f"how-{key}"))
 
 
 def group_refusals(outcomes: list[ImportOutcome]) -> list[ImportOutcome]:

@@ -6,6 +6,7 @@ from profiling_worker.bundle.schema import columns as C
 
 from app.core.figures.kernels import build_kernels_figure
 from app.core.metrics import MissingData, available_metrics
+from app.core.views.chart_units import kernels_table
 from app.core.views.kernels import (combine_rules_frame, kernel_counts_frame, kernel_time_frame,
                                     launches_frame, split_ignored, unattributed_frame)
 from app.ui import analysis, cached, notes, panels, rule_digest, state
@@ -39,7 +40,7 @@ except MissingData as exc:
 bars = st.segmented_control("Bars", ["share", "time"], default="share", key=state.key(PAGE, "bars"),
                             format_func=BAR_LABELS.__getitem__) or "share"
 analysis.figure_panel(cached.figure(build_kernels_figure, times, bundle.host_timer,
-                                    share=bars == "share"), times, key=PAGE,
+                                    share=bars == "share"), kernels_table(times), key=PAGE,
                       filename=f"{bundle.job_id}-kernel-times.csv")
 
 st.subheader("Kernel counts per annotation × config")

@@ -10,6 +10,7 @@ from app.core.figures.memory import build_fusion_figure, build_memory_figure
 from app.core.kernel_catalog import builtin_kernels
 from app.core.metrics import MissingData
 from app.core.views.memory import MemoryOptions, fusion_frame, fusion_pairs, memory_frame
+from app.core.views.chart_units import memory_table
 from app.core.views.sweep import sweep_x
 from app.ui import analysis, cached, notes, panels, state
 from app.core.markdown import esc
@@ -50,7 +51,8 @@ if counted:
                           index=len(labels) - 1, key=state.key(PAGE, "config"),
                           format_func=lambda c: labels[c])
     shown = frame[frame[C.CONFIG] == config]
-    analysis.figure_panel(cached.figure(build_memory_figure, shown, bundle.host_timer), shown,
+    analysis.figure_panel(cached.figure(build_memory_figure, shown, bundle.host_timer),
+                          memory_table(shown),
                           key=PAGE, filename=f"{bundle.job_id}-memory.csv")
 
 st.subheader("Fusion")

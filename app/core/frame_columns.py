@@ -27,12 +27,18 @@ NOTE = "Note"
 SOURCE = "Source"  # where a value or ceiling comes from
 KERNEL_NAMES = C.KERNEL_NAMES  # kernel names of one annotation x config, " + "-joined
 TIME_NS = "TimeNs"
+TIME_US = "TimeUs"  # TimeNs in µs, as a chart with a µs axis shows it (its table)
 SM_CLOCK_MHZ = C.SM_CLOCK_MHZ  # the SM clock the kernel ran at, same name as the NVML trace's
 
 # Bound and roofline.
 SM_PCT = "SmPct"
 DRAM_PCT = "DramPct"
 DRAM_BYTES = "DramBytes"
+#: The memory chart's DRAM traffic in its MB (1e6 bytes) axis (its table and CSV).
+DRAM_MB = "DramMB"
+DRAM_READ_MB = "DramReadMB"
+DRAM_WRITE_MB = "DramWriteMB"
+ANALYTIC_MB = "AnalyticMB"
 ACHIEVED_GBPS = "MeasuredDramGBps"  # measured DRAM bytes (read + write) / time, GB/s
 ACHIEVED_TFLOPS = "AchievedTFLOPs"
 #: Roofline: the kernel's useful FLOPs (the catalog's formula, e.g. 2n^3 for a matmul) beside the
@@ -93,7 +99,9 @@ PEARSON = "PearsonR"  # Pearson correlation of kernel time with a collector
 # Kernels and stability.
 MAX_PER_RUN = "MaxPerRun"
 MEAN_TIME_NS = "MeanTimeNs"
+MEAN_TIME_US = "MeanTimeUs"  # in the kernels chart's µs (its table)
 SHARE = "Share"
+SHARE_PCT = "SharePct"  # Share, named in its unit (the kernels chart's table)
 VARIES_BETWEEN_RUNS = "VariesBetweenRuns"
 SHORT_KERNEL = "ShortKernel"
 

@@ -101,10 +101,17 @@ MISSING = "—"
 
 #: The most cells a table styles (:func:`styled`): Streamlit's conversion of a pandas Styler
 #: took 78 ms for 10,000 cells and 0.7 s for 50,000 on the 2-core machine, paid at every
-#: script run. A larger table writes those columns as text, which a header click sorts as
-#: text, and says so (:data:`_TEXT_SORT_NOTE`).
+#: script run (it translates every cell of the frame, styled or not). A larger table keeps
+#: those columns numeric with one format for the whole column (its family's:
+#: :func:`app.core.numbers.table_formats`), so a header click still sorts them by value, and
+#: says so (:data:`_ONE_FORMAT_NOTE`); a column holding an unbounded (+inf) bound is written
+#: as text there (:data:`_TEXT_SORT_NOTE`).
 STYLED_CELLS = 4_000
-_TEXT_SORT_NOTE = ("{names}: each row in its unit's format, as text: this table has {cells:,} "
+_ONE_FORMAT_NOTE = ("{names}: one format for the whole column, not one per unit: this table has "
+                    "{cells:,} cells (over {limit:,}, the most drawn with a format per unit). A "
+                    "click on the header sorts by value; the CSV has the numbers at full "
+                    "precision.")
+_TEXT_SORT_NOTE = ("{names}: written as text (an unbounded bound): this table has {cells:,} "
                    "cells (over {limit:,}, the most drawn as numbers with a format per row), so "
                    "a click on that header sorts it as text. The CSV has the numbers.")
 
@@ -187,8 +194,8 @@ def table(frame: pd.DataFrame | list[dict[str, Any]], key: str, where: Any = Non
     in several units writes each unit's values with that unit's decimals
     (:func:`app.core.numbers.unit_formats`): :func:`app.core.numbers.column_display` decides,
     as for the HTML report. Those columns stay numbers, so a click on their header sorts them
-    by value (:func:`styled`; beyond :data:`STYLED_CELLS` cells they are text, and a caption
-    says a header click sorts them as text).
+    by value (:func:`styled`; beyond :data:`STYLED_CELLS` cells each such column has one format,
+    its family's, and a caption says so: :func:`_one_format`).
     ``where``: a column or container (default: here); ``column_config`` entries override the
     number formats."""
     frame = frame if isinstance(frame, pd.DataFrame) else pd.DataFrame(frame)
@@ -209,11 +216,14 @@ def table(frame: pd.DataFrame | list[dict[str, Any]], key: str, where: Any = Non
             width=_width(str(name), int(text.str.len().max() or 0)))
             for name, text in shown.text(frame).items()})
     elif shown.cells:
-        data = _shown_as(frame, shown.text(frame))
-        config.update({name: st.column_config.TextColumn(alignment="right")
-                       for name in shown.by_rows})
-        (where or st).caption(_TEXT_SORT_NOTE.format(
-            names=", ".join(sorted(shown.by_rows)), cells=frame.size, limit=STYLED_CELLS))
+        data, big = _one_format(frame, shown)
+        config.update(big)
+        texts = sorted(shown.by_rows - set(big))
+        config.update({name: st.column_config.TextColumn(alignment="right") for name in texts})
+        for note, names in ((_ONE_FORMAT_NOTE, sorted(big)), (_TEXT_SORT_NOTE, texts)):
+            if names:
+                (where or st).caption(note.format(names=", ".join(map(str, names)),
+                                                  cells=frame.size, limit=STYLED_CELLS))
     if C.UNIT in frame.columns and C.UNIT not in config:  # "TFLOP/s" was cut to "TFLOP/"
         # a missing Unit (pandas 3's str dtype keeps it missing) has no length: count it as 0
         longest = int(frame[C.UNIT].astype(str).str.len().fillna(0).max()) if len(frame) else 0
@@ -230,6 +240,25 @@ def table(frame: pd.DataFrame | list[dict[str, Any]], key: str, where: Any = Non
     kwargs.setdefault("placeholder", MISSING)
     (where or st).dataframe(data, key=key, hide_index=True, width="stretch",
                             column_config=config, **kwargs)
+
+
+def _one_format(frame: pd.DataFrame, shown: numbers.ColumnDisplay
+                ) -> tuple[pd.DataFrame, dict[str, Any]]:
+    """A table over :data:`STYLED_CELLS` cells whose columns ``shown`` writes per row: the
+    frame to draw, and the column config of those columns it keeps numeric, each with one
+    format for the whole column (its family's, :attr:`numbers.ColumnDisplay.formats`), so a
+    header click sorts them by value (text sorted "1,535,586,415" before "183,360"); a column
+    holding +inf (an unbounded bound, which a number format writes as no word) as text."""
+    config: dict[str, Any] = {}
+    for name in shown.by_rows:
+        values = frame[name]
+        fmt = shown.formats.get(name) or numbers.printf_format(values)
+        if fmt is None or (values.to_numpy(dtype="float64") == float("inf")).any():
+            continue
+        config[name] = st.column_config.NumberColumn(
+            format=fmt, width=_width(str(name), _widest(values, fmt)))
+    text = numbers.as_text(frame, [cell for cell in shown.cells if cell.column not in config])
+    return _shown_as(frame, text), config
 
 
 def render_error(message: str, hint: str | None = None, log_tail: str | None = None,

@@ -31,6 +31,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from profiling_worker.bundle.number_text import fitting_time_unit, fmt
 from profiling_worker.bundle.schema import columns as C
 from profiling_worker.bundle.schema import metrics as M
 
@@ -128,13 +129,17 @@ def read_runs(region: str, own: list[list[int]], kernels: Sequence[Hashable],
     counts = {tuple(sigs[i] for i in s) for s in own}
     stretch_is_run = len(counts) < len(own)  # some stretch repeats: the region ran again
     runs, other = (own, short) if stretch_is_run else (short, own)
+    # the two readings' means in one time unit, the one that fits them (not "1,453,630 ns")
+    means = {id(rs): _mean_run(rs, durations) if stretch_is_run else float("nan")  # else: mix
+             for rs in (runs, other)}
+    unit, size = fitting_time_unit(means.values())
 
     def described(rs: list[list[int]]) -> str:
         sizes = sorted({len(r) for r in rs})
         each = "one launch" if sizes == [1] else "/".join(map(str, sizes)) + " launches"
-        mean = _mean_run(rs, durations) if stretch_is_run else float("nan")  # else: sizes mix
+        mean = means[id(rs)]
         return (f"{len(rs)} run{'s' * (len(rs) != 1)} of {each}" +
-                (f" (mean {mean:,.0f} ns a run)" if np.isfinite(mean) else ""))
+                (f" (mean {fmt(mean / size)} {unit} a run)" if np.isfinite(mean) else ""))
 
     why = ("its launches come in stretches (no launch of another region between them) that "
            "launch the same kernel more than once, so the file cannot tell runs from launches")
@@ -230,18 +235,27 @@ def evidence(work: Mapping[str, Sequence[float] | np.ndarray], shapes: bool = Tr
             *(counters or ([C.GPU_TIME] if C.GPU_TIME in work else []))]
 
 
-def _times(times: np.ndarray) -> str:
-    return (" / ".join(f"{t:,.0f}" for t in times[:SHOWN])
-            + (f" ... ({len(times)} runs)" if len(times) > SHOWN else "") + " ns")
+def _times(times: np.ndarray, unit: str | None = None, size: float = 1.0) -> str:
+    """Durations (ns) read side by side, the first :data:`SHOWN`, in ``unit`` (of ``size`` ns;
+    default: the one that fits them, :func:`fitting_time_unit`), 4 significant digits."""
+    if unit is None:
+        unit, size = fitting_time_unit(times)
+    return (" / ".join(fmt(t / size) for t in times[:SHOWN])
+            + (f" ... ({len(times)} runs)" if len(times) > SHOWN else "") + f" {unit}")
 
 
 def _outlier_note(region: str, config: int, times: np.ndarray, out: list[int],
                   work: str) -> str:
+    """The note on a config's outlier runs: their durations and the other runs' spread, in the
+    one time unit that fits them all (:func:`fitting_time_unit`): "(1,454 µs) ... (19.87 -
+    21.10 µs)" where it read "(1,453,630 ns) ... (19,872 - 21,104 ns)"."""
     inside = np.delete(times, out)
+    unit, size = fitting_time_unit(times)
     return (f"{region}: {len(out)} of {len(times)} runs of config {config} "
-            f"({_times(times[out])}) lie outside the other runs' spread ({inside.min():,.0f} - "
-            f"{inside.max():,.0f} ns) with the same launch parameters and {work}: kept as "
-            "outlier(s) of that config (in its mean), not a config of their own")
+            f"({_times(times[out], unit, size)}) lie outside the other runs' spread "
+            f"({fmt(inside.min() / size)} - {fmt(inside.max() / size)} {unit}) with the same "
+            f"launch parameters and {work}: kept as outlier(s) of that config (in its mean), "
+            "not a config of their own")
 
 
 def configs_of(region: str, runs: list[list[int]], sigs: Sequence[Hashable],

@@ -184,21 +184,24 @@ _NOT_A_NUMBER = ("—", UNBOUNDED, "")
 
 
 def text_number_problems(frame: pd.DataFrame, columns: dict,
-                         in_unit: Iterable[str] = UNIT_VALUE_COLUMNS) -> list[str]:
+                         in_unit: Iterable[str] = UNIT_VALUE_COLUMNS,
+                         one_format: bool = False) -> list[str]:
     """Numbers a table writes as text (an "unbounded" interval bound, a column of rows in
     several units) keep one format: one number of decimals per column, or per unit where the
     column holds each row's value in the row's Unit; and a column of values in several units is
     never given one number format (the deep dive wrote "183,360.00 ns" and "1,535,586,414.70 Hz"
     with the decimals of its % rows; Compare's DiffCI95UpperPct read "6.891" under "0.8191").
     ``columns``: the table's column config (``proto.columns``); ``in_unit``: the columns that
-    hold each row's value in the row's Unit."""
+    hold each row's value in the row's Unit; ``one_format``: the table has more cells than
+    ``app.ui.panels.STYLED_CELLS``, where such a column keeps one number format for all its rows
+    (its caption says so) so that a header click sorts it by value."""
     out = []
     units = frame[C.UNIT].astype(str) if C.UNIT in frame.columns else None
     for name in frame.columns:
         series = frame[name]
         fmt = ((columns.get(str(name)) or {}).get("type_config") or {}).get("format")
         per_row_unit = units is not None and name in set(in_unit) and units.nunique() > 1
-        if per_row_unit and fmt:
+        if per_row_unit and fmt and not one_format:
             out.append(f"{name}: one format {fmt} for rows in {sorted(set(units))}")
         if series.dtype != object:
             continue

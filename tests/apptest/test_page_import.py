@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import gzip
+import json
 import re
 from pathlib import Path
 
@@ -10,6 +11,7 @@ import pytest
 from apptest_helpers import texts, unescape
 
 from app.services import history_index
+from app.ui.panels import TEXT_WIDTH_MAX, text_width
 from tests.scenarios import SCENARIOS, scenario_report
 
 REPO = Path(__file__).resolve().parents[2]
@@ -192,9 +194,18 @@ def test_the_page_shows_how_each_file_was_read(store, app) -> None:
     at.button(key="import-run").click().run()
     assert not at.exception, at.exception
     assert len(at.success) == 2
-    tables = {str(df.value["File"].iloc[0]): df.value for df in at.dataframe
-              if "File" in df.value.columns}
-    row = tables[details.name].iloc[0]
+    # a column per file, a row per field (issue 37: a row per file put nine columns side by
+    # side, ~1,900 px, and the page cut Units, the fifth, at its right edge)
+    tables = {name: df for df in at.dataframe if df.value.columns[0] == "Read"
+              for name in df.value.columns[1:]}
+    row = tables[details.name].value.set_index("Read")[details.name]
+    widths = json.loads(tables[details.name].proto.columns)
+    longest = max(len(v) for v in row)
+    assert widths[details.name]["width"] == text_width(longest, TEXT_WIDTH_MAX)
+    # one file's reading fits a 1,400 px window beside the sidebar (the main area: ~870 px),
+    # Units whole: its column at least as wide as its value
+    assert widths["Read"]["width"] + widths[details.name]["width"] <= 870
+    assert widths[details.name]["width"] >= text_width(len(row["Units"]), 10_000)
     assert row["Kind"] == "Nsight Compute CSV export" and row["Page"] == "details"
     assert row["Units"].startswith("base units")
     assert row["Regions from"].startswith("NVTX push/pop (whole stack)")
@@ -202,7 +213,8 @@ def test_the_page_shows_how_each_file_was_read(store, app) -> None:
     # issue 35: the rule that grouped the launches, at a glance
     assert row["Launches grouped by"].startswith("kernel, grid, block; then ")
     assert row["Launches grouped by"].endswith("outlier runs kept in its config")
-    assert tables[nested.name].iloc[0]["Regions from"].startswith("NVTX push/pop and start/end")
+    nested_row = tables[nested.name].value.set_index("Read")[nested.name]
+    assert nested_row["Regions from"].startswith("NVTX push/pop and start/end")
     assert "How each file was read" in texts(at)
 
 

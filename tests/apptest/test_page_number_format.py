@@ -14,6 +14,7 @@ import pytest
 from apptest_helpers import displayed, shown_cells, text_number_problems
 
 from app.core.numbers import family
+from app.ui.panels import STYLED_CELLS
 from tests.scenarios import SCENARIOS
 
 PAGES = [
@@ -62,7 +63,9 @@ def _problems(at) -> list[str]:
             if decimals.isdigit() and int(decimals) > 6:
                 out.append(f"{name}: {fmt}, more than 6 decimals")
         out += _interval_problems(frame, columns)
-        out += text_number_problems(frame, columns)
+        # a table over STYLED_CELLS cells keeps one format per column (issue 37: text sorted
+        # "1,535,586,415" before "183,360"), and says so
+        out += text_number_problems(frame, columns, one_format=frame.size > STYLED_CELLS)
     return out
 
 

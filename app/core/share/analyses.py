@@ -36,6 +36,7 @@ from app.core.views.bound import LATENCY_THRESHOLD_PCT
 from app.core.views.clocks import (collector_runs_frame, correlation_frame, max_sm_clock_mhz,
                                    throttle_frame)
 from app.core.views.kernels import kernel_counts_frame
+from app.core.views.chart_units import kernels_table, memory_table
 from app.core.views.memory import MemoryOptions, fusion_frame, fusion_pairs
 from app.core.views.roofline import roofline_ceilings, roofline_table
 from app.core.views.run_audit import (audit_not_read_note, flagged_points_text,
@@ -137,8 +138,8 @@ def _memory(bundle: Bundle, table: Table, section: H.Section) -> None:
         shown = frame[frame[C.CONFIG] == last]
         section.add(H.figure(build_memory_figure(shown, bundle.host_timer), "memory",
                              job_colors(bundle)),
-                    H.table(frame, "Every config (the chart shows the last one, as the page "
-                                   "opens)"))
+                    H.table(memory_table(frame), "Every config (the chart shows the last "
+                                                 "one, as the page opens)"))
     pairs = fusion_pairs(bundle, builtin_kernels())
     if pairs:
         unfused, fused = pairs[0]
@@ -152,7 +153,7 @@ def _memory(bundle: Bundle, table: Table, section: H.Section) -> None:
 def _kernels(bundle: Bundle, table: Table, section: H.Section) -> None:
     times = table()
     section.add(H.figure(build_kernels_figure(times, bundle.host_timer, share=True), "kernels",
-                         job_colors(bundle)), H.table(times),
+                         job_colors(bundle)), H.table(kernels_table(times)),
                 H.table(kernel_counts_frame(bundle), "Kernel counts per annotation × config"))
 
 

@@ -17,6 +17,7 @@ import pandas as pd
 import pytest
 
 from profiling_worker.bundle.loader import read_table
+from profiling_worker.bundle.number_text import fitting_time_unit, fmt
 from profiling_worker.importing import import_nsight_output
 from profiling_worker.importing import launch_runs as L
 from profiling_worker.bundle.inflate import check_report
@@ -87,7 +88,9 @@ def test_case10_the_other_reading_is_named(ranges_bundle: Path, tmp_path: Path) 
     note = next(n for n in notes if "two_gemms: " in n)
     assert "cannot tell runs from launches" in note
     assert "read as 3 runs of 2 launches" in note
-    assert f"6 runs of one launch (mean {single:,.0f} ns a run)" in note
+    # the mean in the unit that fits it ("32.55 µs"), not "32,549 ns" (issue 37)
+    assert f"6 runs of one launch (mean {fmt(single / 1e3)} µs a run)" in note
+    assert " ns a run" not in note
     # the outside-any-range randn launches stay regions of their own
     regions = set(_agg_time(ranges_bundle)[C.ANNOTATION])
     assert {"two_gemms", "softmax"} < regions and len(regions) == 4
@@ -111,7 +114,9 @@ def test_case11_report_launches_of_different_work_are_not_pooled(tmp_path: Path)
     assert got[C.AVG].tolist() == [d for _, d in randn]
     note = next(n for n in read_manifest(b)["import_notes"] if "did different work" in n)
     assert RANDN in note and "taken as 3 configs" in note
-    assert " / ".join(f"{d:,.0f}" for _, d in randn) in note
+    # in the time unit that fits them (7.776 / 17.66 / 56.16 µs), not "7,776 / ... ns"
+    unit, size = fitting_time_unit([d for _, d in randn])
+    assert unit == "µs" and " / ".join(fmt(d / size) for _, d in randn) + " µs" in note
     _vectorized_as_today(t, _by_kernel(launches, VECTORIZED))
 
 

@@ -21,6 +21,7 @@ import pandas as pd
 import pytest
 
 from profiling_worker.bundle.loader import read_table
+from profiling_worker.bundle.number_text import fitting_time_unit, fmt
 from profiling_worker.bundle.errors import ImportFailed
 from profiling_worker.importing import import_nsight_output
 from profiling_worker.importing import launch_runs as L
@@ -71,8 +72,11 @@ def test_a_slow_launch_is_an_outlier_of_its_config_not_a_config(tmp_path: Path) 
     t = _time_agg(bundle)
     assert t[C.NUM_RUNS].tolist() == [41] and t[C.AVG].tolist() == pytest.approx([times.mean()])
     note = next(m for m in _messages(bundle) if "outside the other runs' spread" in m)
-    assert note.startswith("scale: 1 of 41 runs of config 0") and f"{times[slow]:,.0f} ns" in note
-    assert f"({rest.min():,.0f} - {rest.max():,.0f} ns)" in note and INST in note
+    # every duration in the one unit that fits them (µs here), never "11,040 ns" (issue 37)
+    assert fitting_time_unit(times) == ("µs", 1e3) and " ns" not in note
+    assert note.startswith("scale: 1 of 41 runs of config 0")
+    assert f"({fmt(times[slow] / 1e3)} µs)" in note
+    assert f"({fmt(rest.min() / 1e3)} - {fmt(rest.max() / 1e3)} µs)" in note and INST in note
     how = read_manifest(bundle)["provenance"]["how_read"][path.name]
     assert how["grouping"] == f"kernel, grid, block; then {INST}; 1 outlier run kept in its config"
 

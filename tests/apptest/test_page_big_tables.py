@@ -1,0 +1,63 @@
+"""A table over STYLED_CELLS cells whose value columns hold several units sorts by value (issue
+37): above the limit app/ui/panels.py wrote such a column per unit as text, so a click on the
+header put "1,535,586,415" before "183,360". It now stays numeric with one format for the whole
+column, and a caption says so; a table under the limit keeps a format per unit (a Styler)."""
+
+from __future__ import annotations
+
+import json
+
+import pandas as pd
+from streamlit.testing.v1 import AppTest
+
+
+def _script(rows: int) -> None:
+    import numpy as np
+    import pandas as pd
+
+    from app.ui import panels
+
+    units = np.array(["ns", "Hz", "%", "byte"])[np.arange(rows) % 4]
+    values = np.array([183_360.0, 1_535_586_414.7, 86.5977, 4_096.0])[np.arange(rows) % 4]
+    frame = pd.DataFrame({"Metric": [f"metric_{i}" for i in range(rows)], "Unit": units,
+                          "AvgValue": values * (1 + np.arange(rows) / rows),
+                          "CI95_Lower": values * 0.99, "CI95_Upper": values * 1.01})
+    panels.table(frame, key="t")
+
+
+def _run(rows: int) -> AppTest:
+    at = AppTest.from_function(_script, args=(rows,)).run()
+    assert not at.exception, at.exception
+    return at
+
+
+def test_a_big_table_of_several_units_is_drawn_as_numbers() -> None:
+    from app.ui.panels import STYLED_CELLS
+
+    rows = STYLED_CELLS // 5 + 200  # 5 columns: over the limit
+    at = _run(rows)
+    (el,) = at.dataframe
+    assert el.value.size > STYLED_CELLS
+    columns = json.loads(el.proto.columns)
+    for name in ("AvgValue", "CI95_Lower", "CI95_Upper"):
+        assert pd.api.types.is_float_dtype(el.value[name]), (name, el.value[name].dtype)
+        assert columns[name]["type_config"]["format"].startswith("%"), columns[name]
+    # one format for a value and its CI95 bounds
+    assert len({columns[n]["type_config"]["format"]
+                for n in ("AvgValue", "CI95_Lower", "CI95_Upper")}) == 1
+    assert not el.proto.arrow_data.HasField("styler")
+    captions = [c.value for c in at.caption]
+    assert not [c for c in captions if "as text" in c], captions
+    assert [c for c in captions if "one format for the whole column" in c
+            and "full precision" in c], captions
+    # sorting reads these values: by value, 183,360 before 1,535,586,415
+    ordered = el.value["AvgValue"].sort_values().to_numpy()
+    assert ordered[0] < 100 and ordered[-1] > 1e9
+
+
+def test_a_small_table_of_several_units_keeps_a_format_per_unit() -> None:
+    at = _run(40)
+    (el,) = at.dataframe
+    assert el.proto.arrow_data.HasField("styler")
+    assert pd.api.types.is_float_dtype(el.value["AvgValue"])
+    assert not [c.value for c in at.caption]
