@@ -50,6 +50,11 @@ def test_a_big_table_of_several_units_is_drawn_as_numbers() -> None:
     assert not [c for c in captions if "as text" in c], captions
     assert [c for c in captions if "one format for the whole column" in c
             and "full precision" in c], captions
+    # the one format keeps every unit's digits: the % rows' four significant digits (a
+    # format of the family's gave "%,.0f": 86.5977 % read "87")
+    from app.core.numbers import printf_text
+
+    assert printf_text(86.5977, columns["AvgValue"]["type_config"]["format"]) == "86.60"
     # sorting reads these values: by value, 183,360 before 1,535,586,415
     ordered = el.value["AvgValue"].sort_values().to_numpy()
     assert ordered[0] < 100 and ordered[-1] > 1e9
