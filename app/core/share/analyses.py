@@ -140,8 +140,9 @@ def _memory(bundle: Bundle, table: Table, section: H.Section) -> None:
         last = frame[C.CONFIG].iloc[-1]  # the page opens on the last config
         shown = frame[frame[C.CONFIG] == last]
         section.add(H.figure(build_memory_figure(shown, bundle.host_timer), "memory",
-                             job_colors(bundle)),
-                    H.table(frame, "Every config (the chart shows the last one, as the page "
+                             job_colors(bundle)))
+        _audit_notes(bundle, section, shown)
+        section.add(H.table(frame, "Every config (the chart shows the last one, as the page "
                                    "opens)"))
     pairs = fusion_pairs(bundle, builtin_kernels())
     if pairs:
@@ -156,7 +157,9 @@ def _memory(bundle: Bundle, table: Table, section: H.Section) -> None:
 def _kernels(bundle: Bundle, table: Table, section: H.Section) -> None:
     times = table()
     section.add(H.figure(build_kernels_figure(times, bundle.host_timer, share=True), "kernels",
-                         job_colors(bundle)), H.table(times),
+                         job_colors(bundle)))
+    _audit_notes(bundle, section, times)
+    section.add(H.table(times),
                 H.table(kernel_counts_frame(bundle), "Kernel counts per annotation × config"))
 
 

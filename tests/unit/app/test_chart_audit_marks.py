@@ -12,8 +12,12 @@ import pytest
 from app.core import frame_columns as F
 from app.core.figures import common
 from app.core.figures.bound import build_bound_figure, build_roofline_figure
+from app.core.figures.kernels import build_kernels_figure
+from app.core.figures.memory import build_memory_figure
 from app.core.views import run_audit as R
 from app.core.views.bound import LATENCY_THRESHOLD_PCT, BoundOptions, bound_frame
+from app.core.views.kernels import kernel_time_frame
+from app.core.views.memory import MemoryOptions, memory_frame
 from app.core.views.roofline import (RooflineOptions, roofline_ceilings, roofline_frame,
                                      roofline_table)
 from profiling_worker.bundle.loader import load_bundle
@@ -95,3 +99,30 @@ def test_beyond_the_bound_the_charts_are_not_marked_and_say_so(
     (said,) = R.chart_audit_notes(bundle, R.points_of(points), R.REPORT_EVIDENCE)
     assert said.startswith("Not marked by the run audit: this job's 150 runs are more than "
                            "the 149")
+
+
+def test_the_memory_bars_mark_the_pairs_whose_runs_failed_the_audit() -> None:
+    frame = memory_frame(scenario(SWEEP), MemoryOptions())
+    shown = frame[frame["n"] == 8192]  # the page opens on the last config
+    fig = build_memory_figure(shown)
+    (marks,) = [t for t in fig.data if t.name == common.AUDIT_BARS_NAME]
+    assert marks.marker.symbol == common.AUDIT_SYMBOL
+    assert set(marks.x) == {"fp16 · n=8192", "bf16 · n=8192"}
+    for bars in (t for t in fig.data if t.type == "bar"):
+        assert "<br>run audit: %{customdata[5]}" in bars.hovertemplate
+        said = dict(zip(bars.x, (row[5] for row in bars.customdata)))
+        assert said["fp16 · n=8192"] == FAILED and said["fp32 · n=8192"] == "✓ 10/10 passed"
+
+
+@pytest.mark.parametrize("share", [True, False])
+def test_the_kernel_bars_mark_the_regions_whose_runs_failed_the_audit(share: bool) -> None:
+    times = kernel_time_frame(scenario(SWEEP))
+    assert F.RUN_AUDIT in times
+    fig = build_kernels_figure(times, share=share)
+    (marks,) = [t for t in fig.data if t.name == common.AUDIT_BARS_NAME]
+    assert marks.marker.symbol == common.AUDIT_SYMBOL
+    assert sorted(marks.x) == sorted(f"{a} · n={n}" for a, n in FLAGGED)  # once each
+    for bars in (t for t in fig.data if t.type == "bar"):
+        assert "<br>run audit: %{customdata[3]}" in bars.hovertemplate
+    if share:
+        assert fig.layout.yaxis.range == (0, 110) and set(marks.y) == {105.0}
