@@ -12,10 +12,12 @@ import pytest
 from app.core import frame_columns as F
 from app.core.figures import common
 from app.core.figures.bound import build_bound_figure, build_roofline_figure
+from app.core.figures.cache_clock import build_cache_clock_figure
 from app.core.figures.kernels import build_kernels_figure
 from app.core.figures.memory import build_memory_figure
 from app.core.views import run_audit as R
 from app.core.views.bound import LATENCY_THRESHOLD_PCT, BoundOptions, bound_frame
+from app.core.views.cache_clock import cache_clock_frame
 from app.core.views.kernels import kernel_time_frame
 from app.core.views.memory import MemoryOptions, memory_frame
 from app.core.views.roofline import (RooflineOptions, roofline_ceilings, roofline_frame,
@@ -126,3 +128,18 @@ def test_the_kernel_bars_mark_the_regions_whose_runs_failed_the_audit(share: boo
         assert "<br>run audit: %{customdata[3]}" in bars.hovertemplate
     if share:
         assert fig.layout.yaxis.range == (0, 110) and set(marks.y) == {105.0}
+
+
+def test_the_cache_clock_points_are_marked_by_their_own_jobs_audit() -> None:
+    """Two variants of the elementwise job: cache all (fused n=16777216: 5 runs of the slower
+    group, population) and cache none (every run passed); each point by its own job's audit."""
+    frame = cache_clock_frame([scenario("h200-ncu-elementwise"),
+                               scenario("h200-ncu-elementwise-cache-none")])
+    fig = build_cache_clock_figure(frame, None, "")
+    marked = [(t.name, x) for t in fig.data for x, symbol, cell in _points(t)
+              if symbol == common.AUDIT_SYMBOL and cell.startswith(F.AUDIT_FLAGGED_MARK)]
+    big = float(frame.loc[(frame["Annotation"] == "fused") & (frame["n"] == 16777216),
+                          F.WORKING_SET_BYTES].iloc[0])
+    assert set(marked) == {("fused · cache all · clock none", big)}
+    assert all("<br>run audit: %{customdata[1]}" in t.hovertemplate for t in fig.data
+               if t.name.startswith("fused · cache all"))
