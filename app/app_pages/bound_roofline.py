@@ -6,13 +6,14 @@ from profiling_worker.bundle.schema import columns as C, plausibility as P
 from profiling_worker.bundle.schema.view_metrics import BOUND as BOUND_METRICS
 
 from app.core import derived, frame_columns as F
-from app.core.figures.bound import build_bound_figure, build_roofline_figure
+from app.core.figures.bound import build_bound_figure, build_roofline_figure, drawn_points
 from app.core.metrics import MissingData
 from app.core.views.bound import LATENCY_THRESHOLD_PCT, BoundOptions, bound_frame
 from app.core.views.roofline import (RATE_COLUMNS, RooflineOptions, rate_column,
                                      roofline_ceilings, roofline_frame, roofline_table)
 from app.core.metrics import SM_HZ
-from app.ui import analysis, cached, deep_dive_action, notes, panels, rule_digest, state
+from app.ui import (analysis, cached, deep_dive_action, notes, panels, rule_digest, run_audit,
+                    state)
 
 BOUND = "bound"
 ROOFLINE = "roofline"
@@ -51,7 +52,8 @@ else:
         frame = bound_frame(bundle, BoundOptions(latency_threshold_pct=float(threshold)))
     analysis.figure_panel(cached.figure(build_bound_figure, frame, float(threshold),
                                         bundle.host_timer), frame, key=BOUND,
-                          filename=f"{bundle.job_id}-bound.csv")
+                          filename=f"{bundle.job_id}-bound.csv",
+                          note=run_audit.chart_note(bundle, frame))  # pairs marked ×
 
 rule_digest.show(bundle, "bound")
 
@@ -114,7 +116,8 @@ if ceilings.empty:
                "without roofs." if bundle.host_timer else
                "No datasheet ceilings for this GPU or dtype: the points are drawn without roofs.")
 analysis.figure_panel(cached.figure(build_roofline_figure, points, ceilings, bundle.host_timer),
-                      table, key=ROOFLINE, filename=f"{bundle.job_id}-roofline.csv")
+                      table, key=ROOFLINE, filename=f"{bundle.job_id}-roofline.csv",
+                      note=run_audit.chart_note(bundle, drawn_points(points)))  # marked ×
 if not ceilings.empty:  # a host-timed job has none (said above): no table reading "empty"
     st.caption("Ceilings drawn")
     panels.table_with_csv(ceilings, state.key(ROOFLINE, "ceilings"),

@@ -7,7 +7,8 @@ from app.core.figures.cache_clock import build_cache_clock_figure
 from app.core.metrics import MissingData
 from app.core.views.chart_units import cache_clock_table
 from app.core.views.cache_clock import cache_clock_frame, l2_bytes, siblings, variant_label
-from app.ui import analysis, cached, state
+from app.core import frame_columns as F
+from app.ui import analysis, cached, run_audit, state
 from app.core.markdown import code, esc
 
 PAGE = "cache-clock"  # widget keys of this page: state.key(PAGE, field)
@@ -38,6 +39,10 @@ try:
 except MissingData as exc:
     analysis.missing(exc)
 l2, source = l2_bytes(bundle)
+# each variant's points marked × by its own job's run audit, named per variant
+marked = [f"{esc(variant_label(b))}: {note}" for b in group
+          if (note := run_audit.chart_note(b, frame[frame[F.JOB] == b.job_id])) is not None]
 analysis.figure_panel(cached.figure(build_cache_clock_figure, frame, l2, source,
                                     bundle.host_timer), cache_clock_table(frame), key=PAGE,
-                      filename=f"{bundle.job_id}-cache-clock.csv")
+                      filename=f"{bundle.job_id}-cache-clock.csv",
+                      note=" ".join(marked) or None)

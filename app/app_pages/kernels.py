@@ -9,7 +9,7 @@ from app.core.metrics import MissingData, available_metrics
 from app.core.views.chart_units import kernels_table
 from app.core.views.kernels import (combine_rules_frame, kernel_counts_frame, kernel_time_frame,
                                     launches_frame, split_ignored, unattributed_frame)
-from app.ui import analysis, cached, notes, panels, rule_digest, state
+from app.ui import analysis, cached, notes, panels, rule_digest, run_audit, state
 from app.core.markdown import code, esc
 from app.core import frame_columns as F
 
@@ -41,7 +41,8 @@ bars = st.segmented_control("Bars", ["share", "time"], default="share", key=stat
                             format_func=BAR_LABELS.__getitem__) or "share"
 analysis.figure_panel(cached.figure(build_kernels_figure, times, bundle.host_timer,
                                     share=bars == "share"), kernels_table(times), key=PAGE,
-                      filename=f"{bundle.job_id}-kernel-times.csv")
+                      filename=f"{bundle.job_id}-kernel-times.csv",
+                      note=run_audit.chart_note(bundle, times))  # regions marked ×
 
 st.subheader("Kernel counts per annotation × config")
 counts = cached.view(kernel_counts_frame, bundle)

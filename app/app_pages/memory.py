@@ -12,7 +12,7 @@ from app.core.metrics import MissingData
 from app.core.views.memory import MemoryOptions, fusion_frame, fusion_pairs, memory_frame
 from app.core.views.chart_units import memory_table
 from app.core.views.sweep import sweep_x
-from app.ui import analysis, cached, notes, panels, state
+from app.ui import analysis, cached, notes, panels, run_audit, state
 from app.core.markdown import esc
 from app.core import frame_columns as F
 
@@ -53,7 +53,8 @@ if counted:
     shown = frame[frame[C.CONFIG] == config]
     analysis.figure_panel(cached.figure(build_memory_figure, shown, bundle.host_timer),
                           memory_table(shown),
-                          key=PAGE, filename=f"{bundle.job_id}-memory.csv")
+                          key=PAGE, filename=f"{bundle.job_id}-memory.csv",
+                          note=run_audit.chart_note(bundle, shown))  # pairs marked ×
 
 st.subheader("Fusion")
 pairs = fusion_pairs(bundle, {**builtin_kernels(), **cached.kernel_catalog()[0]})

@@ -10,11 +10,9 @@ from profiling_worker.bundle.schema import columns as C, intervals, plausibility
 from app.core import derived, metric_roles
 from app.core.figures import theme
 from app.core.figures.sweep import LOG_Y_SPAN, drawn_rows, table_rows, wants_log_y
-from app.core.views.run_audit import (audit_not_read_note, flagged_points_text,
-                                     marked_points_note)
 from app.core.views.sweep import (SweepOptions, annotations_of, default_options,
                                   metric_choices, sweep_metric, sweep_x, x_choices)
-from app.ui import (analysis, cached, deep_dive_action, energy, notes, panels, state,
+from app.ui import (analysis, deep_dive_action, energy, notes, panels, run_audit, state,
                     sweep_chart)
 from app.ui import time_unit as time_unit_control
 from app.core.markdown import esc, visible
@@ -128,15 +126,9 @@ measured = (bundle.measurement if from_durations or derived.is_time(metric)
 frame = frame.assign(Measurement=measured)  # the CSV says what the values are
 shown = quantity if from_durations else re.sub(r"[^\w.-]+", "_", metric)
 # the points whose runs failed the run audit (the badges of Stability and Results), named
-points = drawn_rows(frame)
-flagged = cached.view(flagged_points_text, bundle, tuple(
-    (str(a), int(c)) for a, c in zip(points[C.ANNOTATION], points[C.CONFIG])))
 panels.chart_with_table(fig, frame, key=PAGE, filename=f"{bundle.job_id}-sweep-{shown}.csv",
                         shown=table_rows(frame), which="those of the points drawn",
-                        note=None if flagged is None else esc(marked_points_note(
-                            flagged, "the Results tables page, “Run audit”")))
-if (unread := audit_not_read_note(bundle, "the Results tables page")) is not None:
-    st.caption(unread)
+                        note=run_audit.chart_note(bundle, drawn_rows(frame)))
 panels.cut_bounds_note(bundle, [metric])
 st.caption(f"Error bars and CI95 columns: {intervals.CI_METHOD} ({intervals.SEED_CI_NOTE})."
            + (f" A ratio to {baseline} takes both annotations' run spread ("

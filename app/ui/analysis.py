@@ -53,14 +53,16 @@ def html_bytes(fig: go.Figure) -> bytes:
     return page.encode("utf-8")
 
 
-def figure_panel(fig: go.Figure, frame: pd.DataFrame, key: str, filename: str) -> None:
-    """Chart, its table and CSV (:func:`panels.chart_with_table`), plus an HTML download.
+def figure_panel(fig: go.Figure, frame: pd.DataFrame, key: str, filename: str,
+                 note: str | None = None) -> None:
+    """Chart, its table and CSV (:func:`panels.chart_with_table`, ``note`` the caption under
+    the chart), plus an HTML download.
 
     The image export is the chart's own modebar camera button; ``filename`` names the CSV and,
     with ``-chart.html``, the HTML file (a page's other HTML download, such as Compare's report,
     keeps the bare ``.html`` name). The HTML is built only when the button is clicked.
     """
-    panels.chart_with_table(fig, frame, key=key, filename=filename)
+    panels.chart_with_table(fig, frame, key=key, filename=filename, note=note)
     st.download_button("Download chart (HTML)", data=lambda: html_bytes(fig),
                        file_name=filename.rsplit(".", 1)[0] + "-chart.html", mime="text/html",
                        key=state.key(key, "html"), on_click="ignore", icon=":material/download:")

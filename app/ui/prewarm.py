@@ -59,7 +59,7 @@ MODULES = ("pandas", "pandas.core.reshape.reshape",  # the Size sweep's run audi
            "app.core.derived", "app.core.metric_roles", "app.core.figures.sweep",
            "app.core.views.sweep", "app.core.spec_form", "app.core.table_text",
            "app.ui.energy", "app.ui.time_unit", "app.core.auto_runs", "app.ui.prefetch",
-           "app.ui.sweep_chart",
+           "app.ui.sweep_chart", "app.ui.run_audit",
            "profiling_worker.bundle.schema.t_table")
 _probes: dict[str, Future[dict[str, Any]]] = {}
 #: bundle path (as :func:`app.ui.cached.bundle_for` names it) -> (manifest mtime, its read)

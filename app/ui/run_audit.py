@@ -3,12 +3,14 @@ when some did not; the evidence in an expander (:mod:`app.core.views.run_audit`)
 
 from __future__ import annotations
 
+import pandas as pd
 import streamlit as st
 
 from profiling_worker.bundle.loader import Bundle
 from app.core.markdown import esc
-from app.core.views.run_audit import (audit_source, badge_frame, badge_text, flagged_frame,
-                                      flags_said, unread_note)
+from app.core.views.run_audit import (PAGE_EVIDENCE, audit_source, badge_frame, badge_text,
+                                      chart_audit_notes, flagged_frame, flags_said, points_of,
+                                      unread_note)
 from app.ui import cached, panels, state
 from profiling_worker.bundle.schema import columns as C, run_audit as A
 
@@ -54,3 +56,13 @@ def details(bundle: Bundle, page: str) -> None:
         details = cached.view(flagged_frame, bundle)
         if not details.empty:
             panels.table(details, key=state.key(page, "run-audit-details"))
+
+
+def chart_note(bundle: Bundle, points: pd.DataFrame) -> str | None:
+    """The caption under a chart whose points (or bars) are the annotation x config rows
+    ``points`` (those drawn), as every such page says it: the points marked × named, or that
+    the job's audit is not read (:func:`~app.core.views.run_audit.chart_audit_notes`);
+    markdown, escaped, for :func:`app.ui.panels.chart_with_table`'s ``note``; None when there
+    is nothing to say."""
+    said = cached.view(chart_audit_notes, bundle, points_of(points), PAGE_EVIDENCE)
+    return esc(" ".join(said)) if said else None

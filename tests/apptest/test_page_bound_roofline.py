@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from apptest_helpers import plotly_specs, texts, trace_values
+from apptest_helpers import plotly_specs, texts, trace_values, unescape
 from tests.scenarios import SCENARIOS
 
 
@@ -115,3 +115,33 @@ def test_a_gpu_jobs_roofline_table_stays_in_tflops(store, monkeypatch, app) -> N
     roofline = plotly_specs(at)[1]
     assert roofline["layout"]["yaxis"]["title"]["text"] == "Achieved throughput (TFLOP/s)"
     assert any(c.value.startswith("AchievedTFLOPs: ") for c in at.caption)
+
+
+def test_points_whose_runs_failed_the_run_audit_are_marked_and_named(store, monkeypatch,
+                                                                     app) -> None:
+    """A fresh user's find: the Size sweep marked × the configs whose runs failed the run
+    audit, the Roofline drew the same configs unmarked. Both charts of this page now mark them
+    (the same badges, marker, hover line), name them under the chart and fill the tables' Run
+    audit column."""
+    monkeypatch.setenv("KPROF_BUNDLED_DIR", str(SCENARIOS))
+    at = app("bound_roofline", query={"job": "h200-ncu-matmul-sweep"})
+    assert not at.exception, at.exception
+    flagged = {("fp16", 2048), ("fp16", 4096), ("fp16", 8192), ("bf16", 4096), ("bf16", 8192)}
+    captions = [unescape(c.value) for c in at.caption if "failed the run audit" in c.value]
+    assert len(captions) == 2  # under the bound bars and under the roofline
+    for caption in captions:
+        for annotation, n in sorted(flagged):
+            assert f"{annotation} n={n}: 0/10 runs passed the run audit (clock)" in caption
+        assert "fp32" not in caption and "Results tables page" in caption
+    bound, roofline = plotly_specs(at)
+    (marks,) = [t for t in bound["data"] if t["name"] == "runs failed the run audit"]
+    assert set(trace_values(marks, "x")) == {f"{a} · n={n}" for a, n in flagged}
+    for trace in (t for t in roofline["data"] if t["name"] in {"fp16", "bf16", "fp32"}):
+        symbols = (trace.get("marker") or {}).get("symbol") or []
+        assert symbols.count("x") == len([a for a, _ in flagged if a == trace["name"]])
+        assert "<br>run audit: %{customdata[6]}" in trace["hovertemplate"]
+    for table in at.dataframe[:2]:  # the bound table, the roofline table (not the ceilings)
+        frame = table.value
+        audit = dict(zip(zip(frame["Annotation"], frame["n"]), frame["Run audit"]))
+        assert audit[("fp16", 8192)] == "⚠ 0/10 passed; failed clock (10)"
+        assert audit[("fp32", 8192)] == "✓ 10/10 passed"

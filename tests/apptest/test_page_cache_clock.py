@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from apptest_helpers import plotly_specs, texts
+from apptest_helpers import plotly_specs, texts, unescape
 from tests.scenarios import SCENARIOS
 
 
@@ -28,3 +28,24 @@ def test_job_without_variants_says_how_to_add_one(store, monkeypatch, app) -> No
     at = app("cache_clock", query={"job": "h200-ncu-softmax"})
     assert not at.exception
     assert "run this job again with the other cache_control" in texts(at)
+
+
+def test_points_whose_runs_failed_the_run_audit_are_marked_and_named(store, monkeypatch,
+                                                                     app) -> None:
+    """Each variant's points are marked × by its own job's run audit, as the Size sweep marks
+    its points; the caption names them with their variant, the table has the Run audit."""
+    monkeypatch.setenv("KPROF_BUNDLED_DIR", str(SCENARIOS))
+    at = app("cache_clock", query={"job": "h200-ncu-elementwise"})
+    assert not at.exception, at.exception
+    (caption,) = [unescape(c.value) for c in at.caption if "failed the run audit" in c.value]
+    assert caption.startswith("cache all · clock none: Marked × on the chart")
+    assert "fused n=16777216: 5/10 runs passed the run audit (population)" in caption
+    assert "cache none" not in caption
+    (spec,) = plotly_specs(at)
+    marked = {t["name"] for t in spec["data"]
+              if "x" in ((t.get("marker") or {}).get("symbol") or [])}
+    assert marked == {"fused · cache all · clock none"}
+    table = at.dataframe[0].value
+    flagged = table[table["Run audit"].str.startswith("⚠")]
+    assert set(zip(flagged["Variant"], flagged["Annotation"])) == {
+        ("cache all · clock none", "fused")}

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import pytest
 
-from apptest_helpers import plotly_specs, texts, trace_values
+from apptest_helpers import plotly_specs, texts, trace_values, unescape
 
 from tests.unit.app.bundled import extra, launches_variant
 from tests.scenarios import SCENARIOS
@@ -18,7 +18,8 @@ def test_kernels_page(store, monkeypatch, app) -> None:
     assert len(plotly_specs(at)) == 1 and len(at.dataframe) == 4
     assert "fp32 n=512 (2)" in texts(at)
     (spec,) = plotly_specs(at)
-    assert spec["layout"]["yaxis"]["range"] == [0, 100]  # opens on the share of each region
+    # opens on the share of each region, room above 100 % for the run audit's × marks
+    assert spec["layout"]["yaxis"]["range"] == [0, 110]
     at.segmented_control(key="kernels-bars").set_value("time").run()
     assert not at.exception, at.exception
     (spec,) = plotly_specs(at)
@@ -86,3 +87,25 @@ def test_joined_kernel_names_are_shortened_in_the_middle_with_the_full_names_las
             assert SHORT_NAMES_HELP in table.proto.columns
         full = {n for t in tables for cell in t.value[FULL_NAMES] for n in cell.split(JOINED)}
         assert any("execute_split_k_kernel__5x_cublas" in n for n in full), job
+
+
+def test_regions_whose_runs_failed_the_run_audit_are_marked_and_named(store, monkeypatch,
+                                                                      app) -> None:
+    """The kernel bars mark the region x configs whose runs failed the run audit as the Size
+    sweep marks its points: an × over the stacked bar, the caption naming them, the table's
+    Run audit column."""
+    monkeypatch.setenv("KPROF_BUNDLED_DIR", str(SCENARIOS))
+    at = app("kernels", query={"job": "h200-ncu-matmul-sweep"})
+    assert not at.exception, at.exception
+    flagged = {("fp16", 2048), ("fp16", 4096), ("fp16", 8192), ("bf16", 4096), ("bf16", 8192)}
+    (caption,) = [unescape(c.value) for c in at.caption if "failed the run audit" in c.value]
+    for annotation, n in sorted(flagged):
+        assert f"{annotation} n={n}: 0/10 runs passed the run audit (clock)" in caption
+    assert "fp32" not in caption and "Results tables page" in caption
+    (spec,) = plotly_specs(at)
+    (marks,) = [t for t in spec["data"] if t["name"] == "runs failed the run audit"]
+    assert set(trace_values(marks, "x")) == {f"{a} · n={n}" for a, n in flagged}
+    table = at.dataframe[0].value
+    audit = dict(zip(zip(table["Annotation"], table["n"]), table["Run audit"]))
+    assert audit[("fp16", 8192)] == "⚠ 0/10 passed; failed clock (10)"
+    assert audit[("fp32", 8192)] == "✓ 10/10 passed"

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import pytest
-from apptest_helpers import plotly_specs, texts
+from apptest_helpers import plotly_specs, texts, trace_values, unescape
 
 from profiling_worker.bundle.schema import columns as C
 from tests.scenarios import SCENARIOS, scenario
@@ -42,3 +42,22 @@ def test_matmul_job_offers_no_fusion(store, monkeypatch, app) -> None:
     assert not at.exception, at.exception
     assert not [s for s in at.selectbox if s.key == "memory-fusion-pair"]
     assert "no fusion to compare" in texts(at) and len(plotly_specs(at)) == 1
+
+
+def test_pairs_whose_runs_failed_the_run_audit_are_marked_and_named(store, monkeypatch,
+                                                                    app) -> None:
+    """The DRAM traffic bars mark the pairs whose runs failed the run audit as the Size sweep
+    marks its points: an × over the bars, the caption naming them, the table's Run audit."""
+    monkeypatch.setenv("KPROF_BUNDLED_DIR", str(SCENARIOS))
+    at = app("memory", query={"job": "h200-ncu-matmul-sweep"})  # opens on n=8192
+    assert not at.exception, at.exception
+    (caption,) = [unescape(c.value) for c in at.caption if "failed the run audit" in c.value]
+    for annotation in ("fp16", "bf16"):
+        assert f"{annotation} n=8192: 0/10 runs passed the run audit (clock)" in caption
+    assert "fp32" not in caption and "Results tables page" in caption
+    (spec,) = plotly_specs(at)
+    (marks,) = [t for t in spec["data"] if t["name"] == "runs failed the run audit"]
+    assert set(trace_values(marks, "x")) == {"fp16 · n=8192", "bf16 · n=8192"}
+    audit = dict(zip(at.dataframe[0].value[C.ANNOTATION], at.dataframe[0].value["Run audit"]))
+    assert audit == {"fp32": "✓ 10/10 passed", "fp16": "⚠ 0/10 passed; failed clock (10)",
+                     "bf16": "⚠ 0/10 passed; failed clock (10)"}

@@ -37,7 +37,7 @@ def build_bound_figure(frame: pd.DataFrame, threshold_pct: float, host_timer: bo
         return common.empty(title, "no values")
     x = [f"{a} · {c}" for a, c in zip(frame[C.ANNOTATION], frame[F.CONFIG_LABEL])]
     custom = np.column_stack([frame[F.TIME_NS] / 1e3, frame[F.ACHIEVED_GBPS], frame[F.SM_CLOCK_MHZ],
-                              frame[F.LIMITED_BY]])
+                              frame[F.LIMITED_BY], common.audit_cells(frame)])
     fig = go.Figure()
     for i, (col, name) in enumerate(((F.SM_PCT, "SM throughput"), (F.DRAM_PCT, "DRAM throughput"))):
         fig.add_trace(go.Bar(
@@ -45,7 +45,8 @@ def build_bound_figure(frame: pd.DataFrame, threshold_pct: float, host_timer: bo
             hovertemplate=(f"<b>%{{x}}</b><br>{name} = %{{y:.2f}} % of peak"
                            "<br>time = %{customdata[0]:.4g} µs<br>DRAM = %{customdata[1]:.1f} GB/s (measured bytes / time)"
                            "<br>SM clock = %{customdata[2]:.0f} MHz"
-                           "<br>limited by: %{customdata[3]}<extra></extra>")))
+                           "<br>limited by: %{customdata[3]}" + common.audit_hover(frame, 4)
+                           + "<extra></extra>")))
     top = np.maximum(frame[F.SM_PCT].to_numpy(float), frame[F.DRAM_PCT].to_numpy(float))
     limited = frame[F.LIMITED_BY].astype(str).to_numpy()
     xs = np.asarray(x, dtype=object)
@@ -62,6 +63,9 @@ def build_bound_figure(frame: pd.DataFrame, threshold_pct: float, host_timer: bo
             hovertemplate=("<b>%{x}</b><br>limited by: %{customdata[2]}"
                            "<br>SM = %{customdata[0]:.2f} %, DRAM = %{customdata[1]:.2f} %"
                            "<extra></extra>")))
+    # a pair whose runs failed the run audit: an x above its limiter's marker
+    if (marks := common.audit_bar_marks(xs, top + 12, frame)) is not None:
+        fig.add_trace(marks)
     fig.add_hline(y=100.0, line_dash="dash", line_color=common.REFERENCE,
                   annotation_text="100 % of peak", annotation_position="top left")
     fig.add_hline(y=threshold_pct, line_dash="dot", line_color=common.REFERENCE)
@@ -91,7 +95,7 @@ def build_roofline_figure(frame: pd.DataFrame, ceilings: pd.DataFrame, host_time
         meets the DRAM roof and named with its source in the hover.
     """
     title = "Roofline: achieved FLOP/s vs arithmetic intensity"
-    points = frame.dropna(subset=[F.ACHIEVED_TFLOPS, F.ARITHMETIC_INTENSITY])
+    points = drawn_points(frame)
     if points.empty:
         return common.empty(title, "no FLOP and byte counts")
     ai_all = points[F.ARITHMETIC_INTENSITY].to_numpy(float)
@@ -106,26 +110,35 @@ def build_roofline_figure(frame: pd.DataFrame, ceilings: pd.DataFrame, host_time
     for i, (annotation, group) in enumerate(points.groupby(C.ANNOTATION, sort=False)):
         custom = np.column_stack([group[F.CONFIG_LABEL], group[F.PCT_OF_DATASHEET],
                                   group[F.PCT_OF_CLOCK_PEAK], group[F.FLOPS_SOURCE],
-                                  group[F.BYTES_SOURCE], group[F.TIME_NS] / 1e3])
+                                  group[F.BYTES_SOURCE], group[F.TIME_NS] / 1e3,
+                                  common.audit_cells(group)])
         fig.add_trace(go.Scatter(
             x=group[F.ARITHMETIC_INTENSITY], y=group[F.ACHIEVED_TFLOPS] * factor,
             mode="lines+markers+text",
             name=str(annotation), meta=theme.tag(annotation), text=labels.loc[group.index],
             textposition=positions.loc[group.index],
             textfont={"color": theme.color(i)},
-            line={"color": theme.color(i)}, marker={"size": 9}, customdata=custom,
+            line={"color": theme.color(i)}, customdata=custom,
+            # a point whose runs failed the run audit: an x, larger, as on the Size sweep
+            marker=common.audit_marker(group, 9) or {"size": 9},
             hovertemplate=(f"<b>{annotation}</b> %{{customdata[0]}}"
                            f"<br>AI = %{{x:.4g}} FLOP/byte<br>achieved = %{{y:.4g}} {unit}"
                            "<br>= %{customdata[1]:.1f} % of datasheet peak"
                            "<br>= %{customdata[2]:.1f} % of clock-adjusted peak"
                            "<br>time = %{customdata[5]:.4g} µs"
                            "<br>FLOPs: %{customdata[3]}<br>bytes: %{customdata[4]}"
-                           "<extra></extra>")))
+                           + common.audit_hover(group, 6) + "<extra></extra>")))
     fig.update_xaxes(**theme.LOG_AXIS, title={"text": theme.axis_title("Arithmetic intensity",
                                                                        "FLOP/byte")})
     fig.update_yaxes(**theme.LOG_AXIS, title={"text": theme.axis_title("Achieved throughput",
                                                                        unit)})
     return common.finish(fig, title, host_timer)
+
+
+def drawn_points(frame: pd.DataFrame) -> pd.DataFrame:
+    """The rows of a roofline frame :func:`build_roofline_figure` draws: those with an
+    achieved FLOP/s and an arithmetic intensity."""
+    return frame.dropna(subset=[F.ACHIEVED_TFLOPS, F.ARITHMETIC_INTENSITY])
 
 
 #: Size of a point label ("n=1024") as a fraction of the decades shown on each log axis.

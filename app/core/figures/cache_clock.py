@@ -9,7 +9,7 @@ from plotly.subplots import make_subplots
 
 from profiling_worker.bundle.schema import columns as C
 
-from app.core.figures import theme
+from app.core.figures import common, theme
 from app.core import frame_columns as F, numbers
 
 _DASHES = ("solid", "dash", "dot", "dashdot")
@@ -45,9 +45,13 @@ def build_cache_clock_figure(frame: pd.DataFrame, l2_bytes: float | None, l2_sou
                 meta=theme.tag(annotation),
                 line={"color": theme.color(annotations.index(annotation)),
                       "dash": _DASHES[variants.index(variant) % len(_DASHES)]},
-                customdata=np.stack([part[F.CONFIG_LABEL].to_numpy()], axis=-1),
+                # a point whose runs failed the run audit: an x, larger, as on the Size sweep
+                marker=common.audit_marker(part, 6),
+                customdata=np.stack([part[F.CONFIG_LABEL].to_numpy(), common.audit_cells(part)],
+                                    axis=-1),
                 hovertemplate=f"{annotation} · {variant}<br>%{{customdata[0]}}<br>working set "
-                              f"%{{x:,.0f}} B<br>{label}: %{{y:,.3f}} {unit}<extra></extra>"),
+                              f"%{{x:,.0f}} B<br>{label}: %{{y:,.3f}} {unit}"
+                              + common.audit_hover(part, 1) + "<extra></extra>"),
                 row=row, col=1)
             fig.update_yaxes(title_text=theme.axis_title(axis, unit), row=row, col=1)
     if l2_bytes:

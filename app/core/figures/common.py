@@ -16,6 +16,7 @@ import plotly.graph_objects as go
 from profiling_worker.bundle.schema import columns as C, intervals
 
 from app.core.figures import theme
+from app.core import frame_columns as F
 
 GRID = "rgba(128,128,128,0.25)"
 REFERENCE = "rgba(128,128,128,0.9)"  # reference lines (100 %, 2 %, ratio 1)
@@ -118,3 +119,65 @@ def rsd_axes(fig: go.Figure) -> None:
     fig.update_xaxes(title={"text": "config"}, type="category")
     fig.update_yaxes(title={"text": theme.axis_title("Relative standard deviation", "%")},
                      rangemode="tozero")
+
+
+#: The marker of a point whose config has runs that failed the run audit (the frame's
+#: ``Run audit`` cell begins with its flagged mark); the other points keep their own.
+AUDIT_SYMBOL = "x"
+#: How much larger than the other points a point marked :data:`AUDIT_SYMBOL` is drawn.
+AUDIT_GROW = 5
+
+
+def audit_cells(frame: pd.DataFrame) -> np.ndarray:
+    """Each row's :data:`~app.core.frame_columns.RUN_AUDIT` text
+    (:func:`app.core.views.run_audit.with_outcome`), "" for all without the column (a job
+    without an audit, or more runs than a chart reads the audit of)."""
+    if F.RUN_AUDIT not in frame:
+        return np.full(len(frame), "", dtype=object)
+    return frame[F.RUN_AUDIT].fillna("").astype(str).to_numpy(dtype=object)
+
+
+def audit_flagged(frame: pd.DataFrame) -> npt.NDArray[np.bool_]:
+    """True for each row whose runs did not all pass the run audit (:func:`audit_cells`
+    beginning with the flagged mark)."""
+    return np.array([a.startswith(F.AUDIT_FLAGGED_MARK) for a in audit_cells(frame)],
+                    dtype=bool)
+
+
+def audit_marker(frame: pd.DataFrame, size: float, symbol: str = "circle"
+                 ) -> dict[str, object] | None:
+    """A trace's ``marker`` symbol and size per row of ``frame``: :data:`AUDIT_SYMBOL`,
+    :data:`AUDIT_GROW` larger, where its runs failed the run audit (:func:`audit_flagged`),
+    else ``symbol`` at ``size``; None when no row is flagged (the trace keeps its marker)."""
+    flagged = audit_flagged(frame)
+    if not flagged.any():
+        return None
+    return {"symbol": np.where(flagged, AUDIT_SYMBOL, symbol).tolist(),
+            "size": np.where(flagged, size + AUDIT_GROW, size).tolist()}
+
+
+def audit_hover(frame: pd.DataFrame, index: int) -> str:
+    """The hover's ``run audit:`` line reading ``customdata[index]`` (:func:`audit_cells`
+    there), "" for a frame without the :data:`~app.core.frame_columns.RUN_AUDIT` column. The
+    text stays in customdata, its line break in the template: customdata is escaped as text."""
+    return f"<br>run audit: %{{customdata[{index}]}}" if F.RUN_AUDIT in frame else ""
+
+
+#: The legend name of :func:`audit_bar_marks`' trace.
+AUDIT_BARS_NAME = "runs failed the run audit"
+
+
+def audit_bar_marks(x: npt.ArrayLike, y: npt.ArrayLike, frame: pd.DataFrame
+                    ) -> go.Scatter | None:
+    """For a bar chart (bars have no symbol): one :data:`AUDIT_SYMBOL` marker at (``x``,
+    ``y``) of each row of ``frame`` whose runs failed the run audit (:func:`audit_flagged`),
+    its hover the ``run audit:`` line; None when no row is flagged."""
+    flagged = audit_flagged(frame)
+    if not flagged.any():
+        return None
+    return go.Scatter(
+        x=np.asarray(x, dtype=object)[flagged], y=np.asarray(y, dtype=float)[flagged],
+        mode="markers", name=AUDIT_BARS_NAME,
+        marker={"symbol": AUDIT_SYMBOL, "size": 11, "color": REFERENCE},
+        customdata=np.column_stack([audit_cells(frame)[flagged]]),
+        hovertemplate="<b>%{x}</b>" + audit_hover(frame, 0) + "<extra></extra>")

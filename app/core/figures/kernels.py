@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from collections import Counter
 
+import numpy as np
 import pandas as pd
 import plotly.graph_objects as go
 
@@ -112,16 +113,25 @@ def build_kernels_figure(frame: pd.DataFrame, host_timer: bool = False,
             x=[x_of[k] for k in group.index],
             y=group[F.SHARE] if share else group[F.MEAN_TIME_NS] / 1e3,
             name=legend[str(kernel)], marker_color=theme.long_color(i),
-            customdata=group[[F.SHARE]].assign(k=str(kernel),
-                                               t=group[F.MEAN_TIME_NS] / 1e3).to_numpy(),
+            customdata=group[[F.SHARE]].assign(k=str(kernel), t=group[F.MEAN_TIME_NS] / 1e3,
+                                               a=common.audit_cells(group)).to_numpy(),
             hovertemplate=("<b>%{x}</b><br>%{customdata[1]}<br>time = %{customdata[2]:.6g} µs"
-                           "<br>share = %{customdata[0]:.1f} %<extra></extra>")))
+                           "<br>share = %{customdata[0]:.1f} %" + common.audit_hover(group, 3)
+                           + "<extra></extra>")))
+    # a region x config whose runs failed the run audit: an x over its stacked bar
+    pairs = frame.groupby([C.ANNOTATION, C.CONFIG], sort=False)
+    top = (np.full(pairs.ngroups, 100.0) if share
+           else pairs[F.MEAN_TIME_NS].sum().to_numpy(float) / 1e3)
+    first = frame.loc[pairs.head(1).index]
+    marks = common.audit_bar_marks([x_of[k] for k in first.index], top * 1.05, first)
+    if marks is not None:
+        fig.add_trace(marks)
     fig.update_layout(barmode="stack")
     fig.update_xaxes(title={"text": "annotation · config"}, type="category",
                      categoryorder="array", categoryarray=list(dict.fromkeys(x_of.values())))
     fig.update_yaxes(type="linear", title={"text": (
         theme.axis_title("Share of the region's time", "%") if share
         else theme.axis_title("Mean time per run", "µs"))})
-    if share:
-        fig.update_yaxes(range=[0, 100])
+    if share:  # room above 100 % for the run audit's marks
+        fig.update_yaxes(range=[0, 100 if marks is None else 110])
     return common.finish(fig, title, host_timer)

@@ -29,7 +29,7 @@ def build_memory_figure(frame: pd.DataFrame, host_timer: bool = False) -> go.Fig
     x = [f"{a} · {c}" for a, c in zip(frame[C.ANNOTATION], frame[F.CONFIG_LABEL])]
     custom = np.column_stack([frame[F.DRAM_READ_BYTES], frame[F.DRAM_WRITE_BYTES],
                               frame[F.MEASURED_OVER_ANALYTIC], frame[F.TIME_NS] / 1e3,
-                              frame[F.GAP_NOTE]])
+                              frame[F.GAP_NOTE], common.audit_cells(frame)])
     fig = go.Figure()
     for i, (col, name) in enumerate(((F.DRAM_READ_BYTES, "read"), (F.DRAM_WRITE_BYTES, "written"))):
         fig.add_trace(go.Bar(
@@ -38,11 +38,16 @@ def build_memory_figure(frame: pd.DataFrame, host_timer: bool = False) -> go.Fig
             hovertemplate=(f"<b>%{{x}}</b><br>{name} = %{{y:,.3f}} MB"
                            "<br>read = %{customdata[0]:,.0f} B<br>written = %{customdata[1]:,.0f} B"
                            "<br>measured / analytic = %{customdata[2]:.3f}"
-                           "<br>time = %{customdata[3]:.4g} µs<br>%{customdata[4]}<extra></extra>")))
+                           "<br>time = %{customdata[3]:.4g} µs<br>%{customdata[4]}"
+                           + common.audit_hover(frame, 5) + "<extra></extra>")))
     fig.add_trace(go.Scatter(
         x=x, y=frame[F.ANALYTIC_BYTES] / MB, mode="markers", name="analytic minimum",
         marker={"symbol": "diamond", "size": 11, "color": theme.color(3)},
         hovertemplate="<b>%{x}</b><br>analytic minimum = %{y:,.3f} MB<extra></extra>"))
+    # a pair whose runs failed the run audit: an x over its bar and its analytic diamond
+    top = np.fmax(frame[F.DRAM_BYTES].to_numpy(float), frame[F.ANALYTIC_BYTES].to_numpy(float))
+    if (marks := common.audit_bar_marks(x, top / MB * 1.08, frame)) is not None:
+        fig.add_trace(marks)
     fig.update_layout(barmode="stack")
     fig.update_xaxes(title={"text": "annotation · config"}, type="category")
     fig.update_yaxes(title={"text": theme.axis_title("DRAM traffic", "MB")})

@@ -24,9 +24,6 @@ DRAW_MOST = 100
 #: sweep's 30,000 rows were a 5.6 MB message whose serialisation (2 s of the server's time on
 #: the 2-core machine, 2026-12-05) and drawing competed with the chart's; the CSV has them all.
 TABLE_MOST = 1000
-#: The marker of a point whose config has runs that failed the run audit (the frame's
-#: ``Run audit`` cell begins with its flagged mark); the other points keep the line's dot.
-AUDIT_SYMBOL = "x"
 
 
 def wants_log_y(frame: pd.DataFrame) -> bool:
@@ -155,22 +152,18 @@ def _trace(group: pd.DataFrame, annotation: str, x: str, unit: str, i: int,
         # on the CI95's line: a "<br>" here is escaped as text with the rest of customdata
         # (figure_as_text), and the hover read "&lt;br&gt;" as "<br>"
         note[clipped] = f" (lower CI95 ≤ 0: whisker drawn down to {floor:.3g} {unit})"
-    audited = F.RUN_AUDIT in group  # a job without an audit has no such column
-    audit = (group[F.RUN_AUDIT].fillna("").astype(str).to_numpy(dtype=object) if audited
-             else np.full(len(avg), "", dtype=object))
-    flagged = np.array([a.startswith(F.AUDIT_FLAGGED_MARK) for a in audit], dtype=bool)
     # the text in customdata, its line break in the template: customdata is escaped as text
-    custom = np.column_stack([lo, hi, runs, note, common.ci95_text(lo, hi, unit), audit])
+    custom = np.column_stack([lo, hi, runs, note, common.ci95_text(lo, hi, unit),
+                              common.audit_cells(group)])
     return go.Scatter(
         x=xs, y=avg, mode="lines+markers", name=str(annotation), meta=theme.tag(annotation),
         line={"color": theme.color(i)},
         # a point whose runs failed the run audit: an x, larger, not the line's dot
-        marker=({"symbol": np.where(flagged, AUDIT_SYMBOL, "circle").tolist(),
-                 "size": np.where(flagged, 11, 6).tolist()} if flagged.any() else None),
+        marker=common.audit_marker(group, 6),
         error_y=common.error_y(avg, np.where(np.isinf(lo), lo, drawn_lo), hi),
         customdata=custom,
         hovertemplate=(f"<b>{annotation}</b><br>{x} = %{{x{':,' if numeric else ''}}}<br>mean = %{{y:.6g}} {unit}"
                        "<br>%{customdata[4]}%{customdata[3]}<br>runs = %{customdata[2]:.0f}"
-                       + ("<br>run audit: %{customdata[5]}" if audited else "")
+                       + common.audit_hover(group, 5)
                        + "<extra></extra>"),
     )

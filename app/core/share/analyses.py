@@ -18,7 +18,7 @@ from profiling_worker.bundle.schema import columns as C, intervals
 
 from app.core import derived, frame_columns as F
 from profiling_worker.bundle.loader import Bundle
-from app.core.figures.bound import build_bound_figure, build_roofline_figure
+from app.core.figures.bound import build_bound_figure, build_roofline_figure, drawn_points
 from app.core.figures.clocks import (build_correlation_figure, build_drift_figure,
                                      build_kernel_clock_figure, build_trace_figure)
 from app.core.figures.kernels import build_kernels_figure
@@ -39,8 +39,7 @@ from app.core.views.kernels import kernel_counts_frame
 from app.core.views.chart_units import kernels_table, memory_table
 from app.core.views.memory import MemoryOptions, fusion_frame, fusion_pairs
 from app.core.views.roofline import roofline_ceilings, roofline_table
-from app.core.views.run_audit import (audit_not_read_note, flagged_points_text,
-                                     marked_points_note)
+from app.core.views.run_audit import REPORT_EVIDENCE, chart_audit_notes, points_of
 from app.core.views.stability import stability_runs_frame, stable_text
 from app.core.views.sweep import sweep_x
 from app.core.views.timeline import timeline_view
@@ -82,16 +81,18 @@ def _sweep(bundle: Bundle, table: Table, section: H.Section) -> None:
                              log_y=wants_log_y(frame))
     _few_runs(section, frame)
     section.add(H.figure(fig, "sweep", job_colors(bundle)))
-    points = drawn_rows(frame)  # the marked points named, as under the page's chart
-    flagged = flagged_points_text(bundle, tuple(
-        (str(a), int(c)) for a, c in zip(points[C.ANNOTATION], points[C.CONFIG])))
-    if flagged is not None:
-        section.add(H.paragraph(marked_points_note(flagged, "this report's Run audit section")))
-    if (unread := audit_not_read_note(bundle, "this report's Run audit section")) is not None:
-        section.add(H.paragraph(unread))
+    _audit_notes(bundle, section, drawn_rows(frame))
     section.add(H.table(frame.assign(Measurement=bundle.measurement)),
                 H.paragraph(f"Error bars and CI95 columns: {intervals.CI_METHOD}. Coverage: "
                             f"{intervals.COVERAGE_NOTE}."))
+
+
+def _audit_notes(bundle: Bundle, section: H.Section, points: pd.DataFrame) -> None:
+    """Under a chart of annotation x config points (``points``: the rows drawn), the points
+    marked × named, or that the audit was not read, as under the page's chart
+    (:func:`~app.core.views.run_audit.chart_audit_notes`)."""
+    for note in chart_audit_notes(bundle, points_of(points), REPORT_EVIDENCE):
+        section.add(H.paragraph(note))
 
 
 def _stability(bundle: Bundle, table: Table, section: H.Section) -> None:
@@ -116,15 +117,18 @@ def _stability(bundle: Bundle, table: Table, section: H.Section) -> None:
 def _bound(bundle: Bundle, table: Table, section: H.Section) -> None:
     frame = table()
     section.add(H.figure(build_bound_figure(frame, LATENCY_THRESHOLD_PCT, bundle.host_timer),
-                         "bound", job_colors(bundle)), H.table(frame))
+                         "bound", job_colors(bundle)))
+    _audit_notes(bundle, section, frame)
+    section.add(H.table(frame))
 
 
 def _roofline(bundle: Bundle, table: Table, section: H.Section) -> None:
     points = table()
     ceilings = roofline_ceilings(points)
     section.add(H.figure(build_roofline_figure(points, ceilings, bundle.host_timer),
-                         "roofline", job_colors(bundle)),
-                H.table(roofline_table(points, ceilings)),  # in the chart's FLOP/s unit
+                         "roofline", job_colors(bundle)))
+    _audit_notes(bundle, section, drawn_points(points))
+    section.add(H.table(roofline_table(points, ceilings)),  # in the chart's FLOP/s unit
                 H.table(ceilings, "Ceilings drawn"))
 
 
@@ -137,9 +141,10 @@ def _memory(bundle: Bundle, table: Table, section: H.Section) -> None:
         last = frame[C.CONFIG].iloc[-1]  # the page opens on the last config
         shown = frame[frame[C.CONFIG] == last]
         section.add(H.figure(build_memory_figure(shown, bundle.host_timer), "memory",
-                             job_colors(bundle)),
-                    H.table(memory_table(frame), "Every config (the chart shows the last "
-                                                 "one, as the page opens)"))
+                             job_colors(bundle)))
+        _audit_notes(bundle, section, shown)
+        section.add(H.table(memory_table(frame), "Every config (the chart shows the last one, "
+                                                 "as the page opens)"))
     pairs = fusion_pairs(bundle, builtin_kernels())
     if pairs:
         unfused, fused = pairs[0]
@@ -153,7 +158,9 @@ def _memory(bundle: Bundle, table: Table, section: H.Section) -> None:
 def _kernels(bundle: Bundle, table: Table, section: H.Section) -> None:
     times = table()
     section.add(H.figure(build_kernels_figure(times, bundle.host_timer, share=True), "kernels",
-                         job_colors(bundle)), H.table(kernels_table(times)),
+                         job_colors(bundle)))
+    _audit_notes(bundle, section, times)
+    section.add(H.table(kernels_table(times)),
                 H.table(kernel_counts_frame(bundle), "Kernel counts per annotation × config"))
 
 

@@ -14,6 +14,7 @@ from profiling_worker.bundle.schema.view_metrics import BOUND
 from app.core import frame_columns as F
 from profiling_worker.bundle.loader import Bundle
 from app.core.environment import gpu_name
+from app.core.views.run_audit import with_outcome
 from app.core.metrics import (DRAM_PCT, DRAM_READ, DRAM_WRITE, GPC_HZ, SM_PCT, keys_of,
                               missing_metric, wide_means, with_labels)
 
@@ -49,7 +50,9 @@ def bound_frame(bundle: Bundle, options: BoundOptions) -> pd.DataFrame:
         PctOfDatasheetGBps (NaN for an unknown GPU), CounterGBps and PctOfCounterGBps
         (dram__bytes.sum.peak_sustained x dram__cycles_elapsed.avg.per_second, NaN unless the job
         collected both), PeakSource, then one column per entry of ``view_metrics.BOUND.shown``
-        (the metric's mean as it is; NaN if not collected).
+        (the metric's mean as it is; NaN if not collected), and ``Run audit``, each pair's run
+        audit badge as on the Size sweep (:func:`app.core.views.run_audit.with_outcome`;
+        absent for a job without an audit).
 
     Raises:
         MissingData: the job has no SM % / DRAM % metrics.
@@ -80,4 +83,4 @@ def bound_frame(bundle: Bundle, options: BoundOptions) -> pd.DataFrame:
                               (p.source if p else "")) if s) for p in counter]
     for column, metric in BOUND.shown.items():
         out[column] = wide[metric].astype(float)
-    return with_labels(out, bundle.parameters)
+    return with_outcome(with_labels(out, bundle.parameters), bundle)

@@ -28,6 +28,7 @@ from profiling_worker.bundle.schema.spec import SPEC_DEFAULTS, JobSpec
 from profiling_worker.bundle.loader import Bundle
 from profiling_worker.bundle.schema.bundle_spec import PartialSpec
 from app.core.metrics import MissingData, wide_means, with_labels
+from app.core.views.run_audit import with_outcome
 from app.core import frame_columns as F
 
 VARIANT_KEYS = ("cache_control", "clock_control")
@@ -117,7 +118,7 @@ def _one(bundle: Bundle) -> pd.DataFrame:
                                             False: "analytic bytes"}),
         F.SM_CLOCK_MHZ: wide[M.GPC_HZ] / 1e6,
     })
-    return with_labels(out, bundle.parameters)
+    return with_outcome(with_labels(out, bundle.parameters), bundle)
 
 
 def cache_clock_frame(bundles: Sequence[Bundle]) -> pd.DataFrame:
@@ -126,8 +127,10 @@ def cache_clock_frame(bundles: Sequence[Bundle]) -> pd.DataFrame:
     Returns:
         Variant, Job, Annotation, Config, <params>, WorkingSetBytes (analytic, bytes), TimeNs,
         GBps (bytes / ns = GB/s), GBpsSource, SmClockMHz (NaN without the clock metric),
-        ConfigLabel, and TimeVsFirst (this variant's time / the first variant's, same
-        annotation and config).
+        ConfigLabel, ``Run audit`` (each row's run audit badge in its own job, as on the Size
+        sweep: :func:`app.core.views.run_audit.with_outcome`; empty for a job without an
+        audit), and TimeVsFirst (this variant's time / the first variant's, same annotation
+        and config).
 
     Raises:
         MissingData: a bundle has no duration values.

@@ -9,6 +9,7 @@ from profiling_worker.bundle.schema import columns as C, kernel_filter
 
 from profiling_worker.bundle.loader import Bundle
 from app.core.metrics import MissingData, with_labels
+from app.core.views.run_audit import with_outcome
 from app.core import frame_columns as F
 
 
@@ -84,7 +85,9 @@ def kernel_time_frame(bundle: Bundle) -> pd.DataFrame:
     Returns:
         Annotation, Config, <params>, ConfigLabel, Kernel, MeanTimeNs (ns: the kernel's summed
         launch durations per run, averaged over all runs of the region), Share (% of the
-        region's mean run time).
+        region's mean run time), and ``Run audit``, the region x config's run audit badge
+        as on the Size sweep (:func:`app.core.views.run_audit.with_outcome`; absent for a job
+        without an audit).
 
     Raises:
         MissingData: the job has no per-launch table.
@@ -97,7 +100,7 @@ def kernel_time_frame(bundle: Bundle) -> pd.DataFrame:
     mean = total.merge(runs, on=keys)
     mean[F.MEAN_TIME_NS] = mean.pop(C.VALUE) / mean.pop("_runs")
     mean[F.SHARE] = 100 * mean[F.MEAN_TIME_NS] / mean.groupby(keys)[F.MEAN_TIME_NS].transform("sum")
-    return with_labels(mean, bundle.parameters)
+    return with_outcome(with_labels(mean, bundle.parameters), bundle)
 
 
 def unattributed_frame(bundle: Bundle) -> pd.DataFrame:

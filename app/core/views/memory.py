@@ -15,6 +15,7 @@ from profiling_worker.bundle.schema.view_metrics import MEMORY
 
 from app.core import frame_columns as F
 from profiling_worker.bundle.loader import Bundle
+from app.core.views.run_audit import with_outcome
 from app.core.metrics import (DRAM_READ, DRAM_WRITE, MissingData, annotation_order, keys_of,
                               missing_metric, wide_means, with_labels)
 
@@ -45,7 +46,9 @@ def memory_frame(bundle: Bundle, options: MemoryOptions) -> pd.DataFrame:
     Returns:
         Annotation, Config, <params>, ConfigLabel, DramReadBytes, DramWriteBytes, DramBytes,
         AnalyticBytes (the kernel catalog's minimum; NaN without a work row),
-        MeasuredOverAnalytic, TimeNs, MeasuredDramGBps (measured DramBytes / TimeNs), GapNote.
+        MeasuredOverAnalytic, TimeNs, MeasuredDramGBps (measured DramBytes / TimeNs), GapNote,
+        and ``Run audit``, each pair's run audit badge as on the Size sweep
+        (:func:`app.core.views.run_audit.with_outcome`; absent for a job without an audit).
 
     Raises:
         MissingData: the job did not collect dram__bytes_read.sum / dram__bytes_write.sum.
@@ -71,7 +74,7 @@ def memory_frame(bundle: Bundle, options: MemoryOptions) -> pd.DataFrame:
     out[F.ACHIEVED_GBPS] = out[F.DRAM_BYTES] / out[F.TIME_NS]
     warm = bundle.job_spec is not None and bundle.job_spec.cache_control == "none"
     out[F.GAP_NOTE] = [_gap_note(r, warm) for r in out[F.MEASURED_OVER_ANALYTIC]]
-    return with_labels(out, bundle.parameters)
+    return with_outcome(with_labels(out, bundle.parameters), bundle)
 
 
 def _with_analytic(bundle: Bundle, out: pd.DataFrame) -> pd.DataFrame:

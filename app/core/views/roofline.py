@@ -20,6 +20,7 @@ from profiling_worker.bundle.schema import columns as C, peaks
 from app.core import derived, frame_columns as F
 from profiling_worker.bundle.loader import Bundle
 from app.core.environment import gpu_name
+from app.core.views.run_audit import with_outcome
 from app.core.metrics import (DRAM_READ, DRAM_WRITE, GPC_HZ, MissingData, SM_HZ, missing_metric,
                               available_metrics, keys_of, wide_means, with_labels)
 
@@ -81,7 +82,9 @@ def roofline_frame(bundle: Bundle, options: RooflineOptions) -> pd.DataFrame:
         does padded work, NaN without counters), ArithmeticIntensity (FLOP/byte), SmClockMHz,
         Roof (the dtype's compute roof), DatasheetTFLOPs, PctOfDatasheet, ClockPeakTFLOPs,
         PctOfClockPeak, ClockPeakSource, DatasheetGBps, RidgeAI (datasheet compute / DRAM roof,
-        FLOP/byte), Side (``memory`` below the ridge, ``compute`` above), DatasheetSource.
+        FLOP/byte), Side (``memory`` below the ridge, ``compute`` above), DatasheetSource,
+        and ``Run audit``, each point's run audit badge as on the Size sweep
+        (:func:`app.core.views.run_audit.with_outcome`; absent for a job without an audit).
 
     Raises:
         MissingData: no durations, or no FLOP count (no work table and no FLOP counters).
@@ -109,7 +112,7 @@ def roofline_frame(bundle: Bundle, options: RooflineOptions) -> pd.DataFrame:
                           "Run a catalog kernel with FLOP formulas, or add the roofline "
                           f"counters ({M.TENSOR_FP16}, {M.FFMA} ...).")
     _add_peaks(out, bundle)
-    return with_labels(out, bundle.parameters)
+    return with_outcome(with_labels(out, bundle.parameters), bundle)
 
 
 

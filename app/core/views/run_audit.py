@@ -245,6 +245,35 @@ def marked_points_note(flagged: str, evidence: str) -> str:
             "point's outcome.")
 
 
+#: Where each run's checks are, as a marked chart's caption names it: on the pages, in the report.
+PAGE_EVIDENCE = "the Results tables page, “Run audit”"
+REPORT_EVIDENCE = "this report's Run audit section"
+
+
+def points_of(frame: pd.DataFrame) -> tuple[tuple[str, int], ...]:
+    """The (annotation, config index) of each row of a chart's frame, in its order, for
+    :func:`chart_audit_notes` (hashable, as :func:`app.ui.cached.view` needs); () for a frame
+    without both columns."""
+    if not {C.ANNOTATION, C.CONFIG} <= set(frame):
+        return ()
+    return tuple((str(a), int(c)) for a, c in zip(frame[C.ANNOTATION], frame[C.CONFIG]))
+
+
+def chart_audit_notes(bundle: Bundle, pairs: tuple[tuple[str, int], ...],
+                      evidence: str) -> tuple[str, ...]:
+    """What goes under a chart whose points (or bars) are ``pairs`` (:func:`points_of` of the
+    rows drawn), every such chart of the pages and the report alike: the points marked × named
+    (:func:`marked_points_note` of :func:`flagged_points_text`) and, for a job with more runs
+    than a chart reads the audit of, that none is marked (:func:`audit_not_read_note`);
+    ``evidence`` (:data:`PAGE_EVIDENCE`, :data:`REPORT_EVIDENCE`) says where each run's checks
+    are. () when every point passed."""
+    flagged = flagged_points_text(bundle, pairs)
+    unread = audit_not_read_note(bundle, evidence)
+    return tuple(note for note in (None if flagged is None else
+                                   marked_points_note(flagged, evidence), unread)
+                 if note is not None)
+
+
 def flagged_frame(bundle: Bundle) -> pd.DataFrame:
     """The audit's rows that did not pass (flag or not checked), for the details."""
     audit = audit_frame(bundle)

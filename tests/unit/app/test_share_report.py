@@ -222,6 +222,14 @@ def test_a_job_whose_runs_failed_the_audit_is_never_called_clean() -> None:
             "passed the run audit (clock);") in sweep
     assert "this report's Run audit section" in sweep
     assert "⚠ 0/10 passed; failed clock (10)" in sweep  # the table's Run audit column
+    # and so do the Bound and Roofline sections (a fresh user's find: the Roofline did not)
+    for name in ("Bound", "Roofline", "Memory traffic and fusion", "Kernels"):
+        part = html.split(f"<h2>{name}</h2>", 1)[1].split("<h2>", 1)[0]
+        # (the memory chart shows the last config, n=8192, as the page opens)
+        assert "Marked × on the chart, their runs failed the run audit: " in part, name
+        assert "fp16 n=8192: 0/10 runs passed the run audit (clock)" in part, name
+        assert "this report's Run audit section" in part, name
+        assert "⚠ 0/10 passed; failed clock (10)" in part, name  # the Run audit column
 
 
 def test_a_cpu_job_on_a_contended_cpu_carries_the_pages_warnings(tmp_path: Path) -> None:
