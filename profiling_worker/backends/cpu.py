@@ -18,10 +18,11 @@ loop whose threads waited 0.0 % of the time). Measured figures: :data:`CONTENTIO
 
 from __future__ import annotations
 
+import contextlib
 import os
 import resource
 import time
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -34,8 +35,6 @@ from profiling_worker.catalog.declare import Annotate
 from profiling_worker.bundle.schema import backends as B
 from profiling_worker.bundle.schema.spec import JobSpec
 from profiling_worker.bundle.number_text import counted
-
-MEASUREMENT = "host wall-clock, not GPU"
 
 #: Run-queue delay of the process's threads (summed over threads) as a fraction of the timing
 #: loop's wall time, above which the job warns. Measured on the 2-core dev machine (job matmul
@@ -97,10 +96,11 @@ def collect(spec: JobSpec, make_body: Callable[[str, Annotate], Callable[..., No
     collectors = CollectorRun(user)
     collectors.run_once()
     before = os.getloadavg()[0]
-    start = contention_snapshot()  # around the whole loop: nothing is added inside a region
-    timed = time_regions(spec, make_body, emit, HostClock(),  # host_ns: the values themselves
-                         collectors.before_run if user else None)
-    contention = contention_figures(start, contention_snapshot(), len(timed.rows))
+    with torch_threads(spec.cpu_threads) as threads:  # restored after: a warm worker goes on
+        start = contention_snapshot()  # around the whole loop: nothing is added inside a region
+        timed = time_regions(spec, make_body, emit, HostClock(),  # host_ns: the values themselves
+                             collectors.before_run if user else None)
+        contention = contention_figures(start, contention_snapshot(), len(timed.rows))
     rows, auto_runs = timed.rows, timed.auto_runs
     cpus = len(os.sched_getaffinity(0))
     load = {"before": before, "after": os.getloadavg()[0], "cpus": cpus}
@@ -110,13 +110,31 @@ def collect(spec: JobSpec, make_body: Callable[[str, Annotate], Callable[..., No
     # what every contended job's reader should do (no reader needs to cut one from the other)
     contention["warning"] = warning
     contention["advice"] = B.CONTENTION_ADVICE if warning else None
-    info: dict[str, Any] = {"measurement": MEASUREMENT, "timer": "time.perf_counter_ns",
-                            "host_load": load, "host_contention": contention}
+    crowded = threads_warning(threads, cpus)
+    info: dict[str, Any] = {"measurement": B.host_measurement(threads), B.CPU_THREADS: threads,
+                            "timer": "time.perf_counter_ns", "host_load": load,
+                            "host_contention": contention}
     if auto_runs is not None:
         info["auto_runs"] = auto_runs
-    return Collection(launches_frame(rows, spec), ([warning] if warning else [])
+    return Collection(launches_frame(rows, spec), [w for w in (crowded, warning) if w]
                       + collectors.warnings(), info | user_collector_info(collectors),
                       user_collector_frame(collectors, spec))
+
+
+@contextlib.contextmanager
+def torch_threads(count: int) -> Iterator[int]:
+    """Run the block with ``count`` torch intra-op threads (``torch.set_num_threads``: torch's
+    OpenMP and MKL threads), then give the process back the count it had: a warm worker serves
+    other jobs after this one. Yields the count torch reports inside the block (recorded in the
+    manifest as ``backend.cpu_threads``)."""
+    import torch
+
+    before = torch.get_num_threads()
+    torch.set_num_threads(count)
+    try:
+        yield torch.get_num_threads()
+    finally:
+        torch.set_num_threads(before)
 
 
 def contention_snapshot() -> dict[str, Any]:
@@ -199,6 +217,18 @@ def contention_warning(waiting_fraction: float | None, run_delay_ns: int | None,
         return None
     figures = B.contention_detail(run_delay_ns, wall_ns, CONTENTION_THRESHOLD, cpus)
     return B.waited_for_cpu(waiting_fraction, figures, whose="the job's")
+
+
+def threads_warning(threads: int, cpus: int) -> str | None:
+    """A warning when the job was timed with more torch threads than it had usable CPUs, else
+    None: its own threads then take turns on the CPUs and spin at each barrier while one of
+    them waits, so the times hold that turn-taking even on an idle host."""
+    if threads <= cpus:
+        return None
+    return (f"timed with {counted(threads, 'torch thread')} on {counted(cpus, 'usable CPU')}: "
+            "the threads take turns on the CPUs and wait for each other, so these host "
+            "wall-clock times include that waiting; set cpu_threads to at most "
+            f"{cpus}, or 1 (the default)")
 
 
 def load_warning(load: float, cpus: float) -> str | None:
