@@ -4,7 +4,8 @@ control: ``schema.backends.OPTIONS``; as recorded, not as the spec asked: the L2
 backend did it, ``schema.plausibility.l2_state``, and an option the backend ignores is not held
 against the pair), GPU model
 and maximum clocks, driver, a cpu job's torch threads (as the worker recorded them: 1 thread
-and 2 time a small matmul microseconds vs milliseconds apart on a busy host), the versions of the profiling tools its backend uses
+and 2 time a small matmul microseconds vs milliseconds apart on a busy host), the versions of
+the profiling tools its backend uses
 (``Backend.tools``, bundle/schema/tools.py: nsight-python; ncu for ``ncu``, cupti-python for
 ``cupti``) and, under Nsight Compute, the metric set. Two bundles
 that differ in any of these are **not comparable**: a changed duration could come from the
