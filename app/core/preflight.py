@@ -58,7 +58,8 @@ def is_pass(spec: JobSpec | PartialSpec | None) -> bool:
 
 def preflight_spec(planned: JobSpec, pilot: bool = False) -> JobSpec:
     """The pre-flight job of ``planned``: its kernels, configs, annotations, GPU, cache control
-    and ignored kernels; :data:`CALLS` runs, no warm-up, timing only; CUPTI when ``planned``
+    and ignored kernels (and a cpu job's torch threads, which its times depend on);
+    :data:`CALLS` runs, no warm-up, timing only; CUPTI when ``planned``
     runs on a GPU, else cpu. ``pilot``: for a Nsight Compute job of runs "auto" (``planned`` is
     its CUPTI twin, with its ``run_target``), the pass runs "auto" itself from :data:`CALLS`
     runs, its budget at most :data:`PILOT_BUDGET_S`: its runs choose the ncu job's
@@ -72,6 +73,8 @@ def preflight_spec(planned: JobSpec, pilot: bool = False) -> JobSpec:
            "label": f"{LABEL} of {planned.label or ', '.join(planned.kernels)}"[:200]}
     if on_gpu:  # no thermal pauses in a quick pass; the cpu backend has none to turn off
         raw["thermal_mode"] = "off"
+    else:  # the estimate multiplies this pass's host time: timed as the job will be
+        raw["cpu_threads"] = planned.cpu_threads
     if planned.annotations:
         raw["annotations"] = list(planned.annotations)
     if target is not None:

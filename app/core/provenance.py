@@ -8,7 +8,6 @@ from __future__ import annotations
 from collections.abc import Iterable
 from typing import Any
 
-from profiling_worker.bundle.loader import HOST_TIMER_NOTE
 from profiling_worker.bundle.schema import backends as B
 from profiling_worker.bundle.schema.manifest import JobStatus, source_digest
 from profiling_worker.importing.kinds import NOT_READ, by_name
@@ -75,15 +74,16 @@ HOST_SCOPE = (
 _NSIGHT_PYTHON_KINDS = ("nsight_raw", "nsight_agg")
 
 
-def host_timer_warning(status: JobStatus) -> str:
+def host_timer_warning(status: JobStatus, threads: int | None = None) -> str:
     """The warning over a cpu-backend job, in the tense of its ``status``: a queued job *will
     use* the cpu backend, a running one *uses* it, a finished one *used* it (issue 37: "used"
-    was said before the job had run)."""
+    was said before the job had run). ``threads``: the torch threads it is timed with
+    (``Bundle.cpu_threads``; None, a job recorded before they were set: not said)."""
+    measured = B.host_measurement(threads)
     if status is JobStatus.QUEUED:
-        return (f"This job will use the cpu backend: every time it records will be "
-                f"{HOST_TIMER_NOTE}.")
+        return f"This job will use the cpu backend: every time it records will be {measured}."
     verb = "uses" if status is JobStatus.RUNNING else "used"
-    return f"This job {verb} the cpu backend: every time here is {HOST_TIMER_NOTE}."
+    return f"This job {verb} the cpu backend: every time here is {measured}."
 
 
 def profiled_scope(manifest: dict[str, Any] | None, backend: str = "") -> str:

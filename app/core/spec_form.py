@@ -13,10 +13,12 @@ import re
 from collections.abc import Mapping
 from typing import Any
 
+from profiling_worker.bundle.number_text import counted
 from profiling_worker.bundle.schema import backends as B, run_target as rt
 from profiling_worker.bundle.schema.configs import device_memory
-from profiling_worker.bundle.schema.spec import (METRIC_PRESETS, FieldError, JobSpec, SpecInvalid,
-                                                 check_fits, validate_spec)
+from profiling_worker.bundle.schema.spec import (MAX_CPU_THREADS, METRIC_PRESETS, SPEC_DEFAULTS,
+                                                 FieldError, JobSpec, SpecInvalid, check_fits,
+                                                 validate_spec)
 
 from app.core import config_grid
 from app.core.kernel_catalog import (KernelInfo, builtin_description, builtin_kernels,
@@ -38,7 +40,7 @@ OPTION_FIELDS = ("cache_control", "clock_control", "replay_mode", "thermal_mode"
                  *THERMAL_LIMITS)
 #: Fields typed as text and read as whole numbers by :func:`whole_number`. Not number inputs:
 #: the browser's integer field reads "1e6" as 1 and "2.5" as 2 without a word (Streamlit 1.67).
-WHOLE_NUMBER_FIELDS = ("runs", "warmup", "gpu", *THERMAL_LIMITS)
+WHOLE_NUMBER_FIELDS = ("runs", "warmup", "gpu", "cpu_threads", *THERMAL_LIMITS)
 _WHOLE = re.compile(r"[+-]?[0-9]+")
 #: The builder's fields of runs "auto" -> the spec's ``run_target`` key each fills (empty: the
 #: default of profiling_worker/bundle/schema/run_target.py).
@@ -47,6 +49,16 @@ RUN_TARGET_FIELDS = {"auto_ci95_pct": "rel_ci95_pct", "auto_min_runs": "min_runs
 #: Help of the Runs field.
 RUNS_HELP = ('A whole number, or "auto": each config runs until the CI95 of its mean is as '
              f"narrow as the target in Options ({B.said(B.AUTO_NAMES)} backends)")
+
+
+def cpu_threads_help(cpus: int) -> str:
+    """Help of the form's torch threads field, naming the ``cpus`` usable CPUs of this host (a
+    hint: more are allowed, the worker warns about them)."""
+    return (f"cpu backend only: the torch intra-op threads the job is timed with "
+            f"({SPEC_DEFAULTS['cpu_threads']} by default, at most {MAX_CPU_THREADS}). This host "
+            f"has {counted(cpus, 'usable CPU')}: more threads than that are allowed, but the "
+            "worker warns, and on a shared host threads that wait for a CPU inflate the times. "
+            "The GPU backends ignore it: the form sends it with the cpu backend only")
 
 
 def typed_number(value: Any) -> Any:
@@ -143,8 +155,10 @@ def build_raw_spec(form: Mapping[str, Any], catalog: Catalog | None = None
             runs, backend, metric_preset, extra_metrics (text), cache_control, clock_control,
             replay_mode, thermal_mode, thermal_wait / thermal_cont (°C of headroom) and
             thermal_timeout (s), each None for nsight-python's default, collectors (list),
-            warmup, gpu, label, ignore_kernels (text, one entry a line); for a kernel with several parameters ``params`` (name -> text)
-            and ``combine`` (product or zip) instead of ``sizes``.
+            warmup, gpu, cpu_threads (sent with the cpu backend only: the GPU backends ignore
+            it), label, ignore_kernels (text, one entry a line); for a kernel with several
+            parameters ``params`` (name -> text) and ``combine`` (product or zip) instead of
+            ``sizes``.
         catalog: the kernels offered (default: the built-in ones).
 
     Returns:
@@ -171,6 +185,8 @@ def build_raw_spec(form: Mapping[str, Any], catalog: Catalog | None = None
         "gpu": form.get("gpu"),
         "label": str(form.get("label") or ""),
     }
+    if raw["backend"] == B.CPU and form.get("cpu_threads") is not None:
+        raw["cpu_threads"] = form["cpu_threads"]
     target = run_target(form)
     if isinstance(raw["runs"], str) and raw["runs"].strip().lower() == rt.AUTO:
         raw["runs"] = rt.AUTO

@@ -10,6 +10,7 @@ are kept either way.
 
 from __future__ import annotations
 
+import os
 import time
 from collections.abc import Iterable, Mapping
 from typing import Any
@@ -29,7 +30,7 @@ PAGE = "builder"
 FIELDS = ("kernels", "annotations", "size_preset", "sizes", "combine", "runs", "backend",
           "metric_preset", "extra_metrics", "cache_control", "clock_control", "replay_mode",
           "thermal_mode", "thermal_wait", "thermal_cont", "thermal_timeout", "collectors",
-          "warmup", "gpu", "label", "ignore_kernels", *spec_form.RUN_TARGET_FIELDS)
+          "warmup", "gpu", "cpu_threads", "label", "ignore_kernels", *spec_form.RUN_TARGET_FIELDS)
 PARAM_PREFIX = "param-"  # widget key builder-param-<name>: one per parameter of the kernel
 THERMAL_HELP = {
     "thermal_wait": "Pause before a run when the GPU is this many °C or less from its thermal "
@@ -53,6 +54,7 @@ LABELS = {
     "clock_control": "Clock control", "replay_mode": "Replay mode", "thermal_mode": "Thermal mode",
     "thermal_wait": "Pause at (°C)", "thermal_cont": "Resume at (°C)",
     "thermal_timeout": "Longest pause (s)", "warmup": "Warm-up calls", "gpu": "GPU index",
+    "cpu_threads": "Torch threads (cpu backend)",
     "collectors": "Info collectors (sampled before each run)",
     "ignore_kernels": "Kernels to ignore (one a line)", "label": "Label", "combine": "Configs",
     "preflight": "Pre-flight",
@@ -461,8 +463,12 @@ def _options(first: Mapping[str, Any]) -> None:
     _whole(right, LABELS["gpu"], "gpu", first,
            help="0-based among the GPUs visible to the worker: under an inherited "
                 "CUDA_VISIBLE_DEVICES (Slurm, a container) 0 is the first GPU it lists")
-    _gpu_caption(spec_form.whole_number(st.session_state.get(k("gpu"), first["gpu"])),
-                 st.session_state.get(k("backend"), first["backend"]))
+    backend = st.session_state.get(k("backend"), first["backend"])
+    _gpu_caption(spec_form.whole_number(st.session_state.get(k("gpu"), first["gpu"])), backend)
+    _whole(st, LABELS["cpu_threads"], "cpu_threads", first,
+           help=spec_form.cpu_threads_help(usable_cpus()))
+    _threads_caption(spec_form.whole_number(st.session_state.get(k("cpu_threads"),
+                                                                 first["cpu_threads"])), backend)
     st.text_area(LABELS["ignore_kernels"], value=first["ignore_kernels"],
                  key=k("ignore_kernels"), height=68, placeholder="re:distribution_elementwise",
                  help=spec_form.IGNORE_HELP)
@@ -485,6 +491,23 @@ def _gpu_caption(index: object, backend: str) -> None:
     gpu = spec_form.visible_gpu(cached.env_report(), index) if isinstance(index, int) else None
     if gpu:
         st.caption(f"GPU {index}: {esc(str(gpu.get('name') or '?'))} ({esc(str(gpu.get('uuid')))})")
+
+
+def usable_cpus() -> int:
+    """The CPUs this process may run on (the worker's lanes run on this host): the hint of the
+    torch threads field."""
+    try:
+        return len(os.sched_getaffinity(0))
+    except AttributeError:  # no affinity on this OS
+        return os.cpu_count() or 1
+
+
+def _threads_caption(threads: object, backend: str) -> None:
+    """For a GPU backend with torch threads other than the default: that they are not sent (a
+    GPU job ignores them)."""
+    if B.on_gpu(backend) and threads not in (None, spec_schema.SPEC_DEFAULTS["cpu_threads"]):
+        st.caption(f"The {esc(backend)} backend ignores the torch threads (cpu backend only): "
+                   "its jobs are sent without them.")
 
 
 def _errors(values: Mapping[str, Any], shown: Mapping[str, str]) -> None:

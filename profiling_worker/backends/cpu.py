@@ -2,26 +2,38 @@
 ``time.perf_counter_ns``. It measures host wall-clock time, not GPU time, and says so:
 its only metric is ``host__time_duration.sum``.
 
-Host wall-clock time includes any time the process waited for a CPU. On a 2-core machine with
-other work running, torch's two intra-op threads waited a scheduler time slice per matmul: a
-64x64 fp32 matmul measured ~15.7 ms per run with 0.4 % relative std dev (StableMeasurement
-True) where an idle host gives ~50 us. So the job measures that waiting directly, around the
-whole timing loop (nothing is added inside the timed regions): the run-queue delay of every
-thread of the process (``/proc/self/task/<tid>/schedstat``, Linux), with the involuntary context
-switches, process CPU time and wall time beside it (``backend.host_contention``), and warns when
-the threads waited for a CPU for more than :data:`CONTENTION_THRESHOLD` of the loop's wall time
-(:func:`contention_warning`). The host's 1-minute load average before and after timing is still
-recorded (``backend.host_load``); it decides the warning only where the run-queue delay cannot
-be read: it lags (it missed the case above at 1.8 on 2 CPUs, and fired at 2.1 on 2 CPUs for a
-loop whose threads waited 0.0 % of the time). Measured figures: :data:`CONTENTION_THRESHOLD`.
+Host wall-clock time includes any time the process waited for a CPU. With torch's default
+intra-op threads (one per CPU) a matmul's threads meet at a barrier, and the one that gets there
+first spins, running, while a sibling waits for a CPU: on a 2-core machine with other work on
+it a 64x64 fp32 matmul measured ~15.7 ms per run at 0.4 % relative std dev (StableMeasurement
+True) where an idle host gives tens of us, and again milliseconds per run with 2 threads
+(median 5-28 ms) vs 16-86 us with 1 under the same load (2026-12-06:
+:data:`CONTENTION_THRESHOLD`'s figures). So a job
+times with the spec's ``cpu_threads`` torch threads, ONE by default, set around the timing
+loop and given back after (:func:`torch_threads`: a warm worker serves other jobs), recorded
+as ``backend.cpu_threads`` and in ``backend.measurement`` (``host wall-clock, not GPU, 1 torch
+thread``); more threads than usable CPUs is warned (:func:`threads_warning`).
+
+The job still measures the waiting directly, around the whole timing loop (nothing is added
+inside the timed regions): the run-queue delay of every thread of the process
+(``/proc/self/task/<tid>/schedstat``, Linux), with the involuntary context switches, process
+CPU time and wall time beside it (``backend.host_contention``), and warns when the threads
+waited for a CPU for more than :data:`CONTENTION_THRESHOLD` of the loop's wall time
+(:func:`contention_warning`). With one thread that fraction is the share of the loop spent
+waiting; with several it understates the inflation, since a spinning thread is running, not
+in the run queue. The host's 1-minute load average before and after timing is still recorded
+(``backend.host_load``); it decides the warning only where the run-queue delay cannot be read:
+it lags (it missed the 15.7 ms case at 1.8 on 2 CPUs, and fired at 2.1 on 2 CPUs for a loop
+whose threads waited 0.0 % of the time). Measured figures: :data:`CONTENTION_THRESHOLD`.
 """
 
 from __future__ import annotations
 
+import contextlib
 import os
 import resource
 import time
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -35,17 +47,32 @@ from profiling_worker.bundle.schema import backends as B
 from profiling_worker.bundle.schema.spec import JobSpec
 from profiling_worker.bundle.number_text import counted
 
-MEASUREMENT = "host wall-clock, not GPU"
-
 #: Run-queue delay of the process's threads (summed over threads) as a fraction of the timing
 #: loop's wall time, above which the job warns. Measured on the 2-core dev machine (job matmul
-#: fp32 n=64,128 x 5 runs, manifest backend.host_contention): with the host otherwise quiet
-#: 0.0-2.7 % (8 runs, taskset on one CPU or none); the new user's case (2 CPUs, other work on
-#: them; ~16-24 ms per 64x64 matmul at 0.3-0.4 % RSD, StableMeasurement True) 21-60 %;
-#: taskset on one CPU with one or two busy loops on it 50-68 %. Every run whose times were
-#: inflated to milliseconds measured >= 13 % but one (4.9 %, flagged unstable at 135 % RSD):
-#: the loop includes warm-up and the untimed annotations, which dilute a wait inside a region.
-#: 5 % is about 2x the quiet runs and under every stable-looking inflated run.
+#: fp32 n=64,128 x 5 runs, manifest backend.host_contention), then with torch's default 2
+#: threads: with the host otherwise quiet 0.0-2.7 % (8 runs, taskset on one CPU or none); the
+#: new user's case (2 CPUs, other work on them; ~16-24 ms per 64x64 matmul at 0.3-0.4 % RSD,
+#: StableMeasurement True) 21-60 %; taskset on one CPU with one or two busy loops on it
+#: 50-68 %. Every run whose times were inflated to milliseconds measured >= 13 % but one (4.9 %,
+#: flagged unstable at 135 % RSD): the loop includes warm-up and the untimed annotations, which
+#: dilute a wait inside a region. 5 % is about 2x the quiet runs and under every stable-looking
+#: inflated run.
+#:
+#: Measured again 2026-12-06 on the same machine, cold worker jobs (matmul fp32 n=64,128 x 10
+#: runs) alternating cpu_threads 1 and 2, the host loaded by other work (load average 5.4-7.2
+#: on 2 CPUs; one pair with ``stress-ng --cpu 2`` beside): 2 threads, 64x64 matmul 0.4-35 ms
+#: mean per run (median 5-28 ms in 4 of 5 jobs) and a fraction of 1.04-1.65; 1 thread, 16-67 us
+#: mean (median 16-86 us) and a fraction of 0.0-0.92, warned in 4 of 5 (these loops last
+#: 4-47 ms, so one time slice lost is most of them). With one thread the fraction and the
+#: loop's cpu_ns / wall_ns add up to about 1 (0.90 + 0.10, 0.57 + 0.43, 0.79 + 0.21, 0.0 + 1.0;
+#: once 0.92 + 0.39, the worker's other threads counting in the CPU time): it is the share of
+#: the loop spent waiting, and the loop took 1 / (1 - fraction) times its CPU time.
+#: With two it is not: in a scratch loop of 64x64 matmuls (torch default threads, 1-1.5 s) each
+#: of the two threads was on a CPU 250-760 ms and waited 740 ms, while the work, the runs times
+#: one thread's time, was 22-28 ms: over 95 % of their CPU time was spinning, which the
+#: run-queue delay does not count, so the fraction stayed 1.0-1.6 whatever the inflation
+#: (0.4 ms to 35 ms a run). The threshold is kept: one-thread jobs that lost no time slice
+#: measured 0.0 (twice, once at load 5.5), below the quiet two-thread runs above.
 CONTENTION_THRESHOLD = 0.05
 
 #: Per-thread scheduler statistics: "<ns on a CPU> <ns runnable, waiting for a CPU> <slices>".
@@ -81,7 +108,8 @@ def collect(spec: JobSpec, make_body: Callable[[str, Annotate], Callable[..., No
     """Run every config ``spec.runs`` times (after ``spec.warmup`` untimed calls), or, with
     ``spec.run_target``, as many times as the stopping rule says
     (profiling_worker/bundle/stats/adaptive.py), each region timed on the host
-    (:func:`~profiling_worker.backends.region_timer.time_regions`).
+    (:func:`~profiling_worker.backends.region_timer.time_regions`) with ``spec.cpu_threads``
+    torch threads (:func:`torch_threads`; the process's own count again after).
 
     Args:
         spec: the validated job.
@@ -92,15 +120,17 @@ def collect(spec: JobSpec, make_body: Callable[[str, Annotate], Callable[..., No
 
     Returns:
         A :class:`Collection` whose launches have one row per annotation run
-        (Kernel ``host:<annotation>``, Metric ``host__time_duration.sum``, Unit ``ns``).
+        (Kernel ``host:<annotation>``, Metric ``host__time_duration.sum``, Unit ``ns``), and
+        whose backend info holds the threads (``cpu_threads``), the load and the contention.
     """
     collectors = CollectorRun(user)
     collectors.run_once()
     before = os.getloadavg()[0]
-    start = contention_snapshot()  # around the whole loop: nothing is added inside a region
-    timed = time_regions(spec, make_body, emit, HostClock(),  # host_ns: the values themselves
-                         collectors.before_run if user else None)
-    contention = contention_figures(start, contention_snapshot(), len(timed.rows))
+    with torch_threads(spec.cpu_threads) as threads:  # restored after: a warm worker goes on
+        start = contention_snapshot()  # around the whole loop: nothing is added inside a region
+        timed = time_regions(spec, make_body, emit, HostClock(),  # host_ns: the values themselves
+                             collectors.before_run if user else None)
+        contention = contention_figures(start, contention_snapshot(), len(timed.rows))
     rows, auto_runs = timed.rows, timed.auto_runs
     cpus = len(os.sched_getaffinity(0))
     load = {"before": before, "after": os.getloadavg()[0], "cpus": cpus}
@@ -110,13 +140,31 @@ def collect(spec: JobSpec, make_body: Callable[[str, Annotate], Callable[..., No
     # what every contended job's reader should do (no reader needs to cut one from the other)
     contention["warning"] = warning
     contention["advice"] = B.CONTENTION_ADVICE if warning else None
-    info: dict[str, Any] = {"measurement": MEASUREMENT, "timer": "time.perf_counter_ns",
-                            "host_load": load, "host_contention": contention}
+    crowded = threads_warning(threads, cpus)
+    info: dict[str, Any] = {"measurement": B.host_measurement(threads), B.CPU_THREADS: threads,
+                            "timer": "time.perf_counter_ns", "host_load": load,
+                            "host_contention": contention}
     if auto_runs is not None:
         info["auto_runs"] = auto_runs
-    return Collection(launches_frame(rows, spec), ([warning] if warning else [])
+    return Collection(launches_frame(rows, spec), [w for w in (crowded, warning) if w]
                       + collectors.warnings(), info | user_collector_info(collectors),
                       user_collector_frame(collectors, spec))
+
+
+@contextlib.contextmanager
+def torch_threads(count: int) -> Iterator[int]:
+    """Run the block with ``count`` torch intra-op threads (``torch.set_num_threads``: torch's
+    OpenMP and MKL threads), then give the process back the count it had: a warm worker serves
+    other jobs after this one. Yields the count torch reports inside the block (recorded in the
+    manifest as ``backend.cpu_threads``)."""
+    import torch
+
+    before = torch.get_num_threads()
+    torch.set_num_threads(count)
+    try:
+        yield torch.get_num_threads()
+    finally:
+        torch.set_num_threads(before)
 
 
 def contention_snapshot() -> dict[str, Any]:
@@ -199,6 +247,18 @@ def contention_warning(waiting_fraction: float | None, run_delay_ns: int | None,
         return None
     figures = B.contention_detail(run_delay_ns, wall_ns, CONTENTION_THRESHOLD, cpus)
     return B.waited_for_cpu(waiting_fraction, figures, whose="the job's")
+
+
+def threads_warning(threads: int, cpus: int) -> str | None:
+    """A warning when the job was timed with more torch threads than it had usable CPUs, else
+    None: its own threads then take turns on the CPUs and spin at each barrier while one of
+    them waits, so the times hold that turn-taking even on an idle host."""
+    if threads <= cpus:
+        return None
+    return (f"timed with {counted(threads, 'torch thread')} on {counted(cpus, 'usable CPU')}: "
+            "the threads take turns on the CPUs and wait for each other, so these host "
+            "wall-clock times include that waiting; set cpu_threads to at most "
+            f"{cpus}, or 1 (the default)")
 
 
 def load_warning(load: float, cpus: float) -> str | None:

@@ -34,7 +34,7 @@ from profiling_worker.bundle.schema.bundle_spec import PartialSpec, read_spec
 from profiling_worker.bundle.table_problems import Fault, TableProblem
 from profiling_worker.bundle.number_text import counted
 
-HOST_TIMER_NOTE = "host wall-clock, not GPU"
+HOST_TIMER_NOTE = B.HOST_WALL_CLOCK
 
 
 @dataclass(frozen=True)
@@ -127,11 +127,25 @@ class Bundle:
 
     @property
     def measurement(self) -> str:
-        """What the duration measures, in words (from the manifest when it says)."""
+        """What the duration measures, in words (from the manifest when it says; a cpu job
+        with its torch threads, :attr:`cpu_threads`)."""
         backend = self.manifest.get("backend") or {}
         if backend.get("measurement"):
             return str(backend["measurement"])
-        return HOST_TIMER_NOTE if self.host_timer else "GPU kernel duration"
+        return B.host_measurement(self.cpu_threads) if self.host_timer else "GPU kernel duration"
+
+    @property
+    def cpu_threads(self) -> int | None:
+        """A cpu job's torch threads: as the worker recorded them while timing (manifest
+        ``backend.cpu_threads``), else as its spec asks (a job not yet run); None for a GPU
+        job and for a cpu job recorded before the worker set them (torch's default then, one
+        per CPU unless OMP_NUM_THREADS said otherwise: not known here)."""
+        if not self.host_timer:
+            return None
+        recorded = (self.manifest.get("backend") or {}).get(B.CPU_THREADS)
+        asked = self.spec_json.get(B.CPU_THREADS)
+        said = recorded if recorded is not None else asked
+        return said if isinstance(said, int) and not isinstance(said, bool) else None
 
     @property
     def parameters(self) -> tuple[str, ...]:

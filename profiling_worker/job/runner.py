@@ -225,6 +225,9 @@ def _ignored_by_backend(spec: JobSpec, raw: dict[str, Any]) -> list[str]:
     notes = [f"the {caps.name} backend does not apply {name} {getattr(spec, name)!r}; ignored"
              for name in B.OPTIONS
              if name not in caps.options and getattr(spec, name) != SPEC_DEFAULTS[name]]
+    if caps.on_gpu and spec.cpu_threads != SPEC_DEFAULTS["cpu_threads"]:
+        notes.append(f"the {caps.name} backend does not apply cpu_threads {spec.cpu_threads} "
+                     "(the cpu backend's torch threads); ignored")
     if not caps.on_gpu:  # a GPU backend refuses metrics it cannot measure at validation instead
         dropped = [m for m in raw.get("metrics") or () if m != caps.duration_metric]
         notes += [f"the {caps.name} backend records {caps.duration_metric} only "

@@ -21,7 +21,8 @@ def test_sweep_chart_for_seeded_job(seeded, app) -> None:
     assert [t["name"] for t in spec["data"]] == ["fp32", "fp16", "bf16"]
     assert len(at.dataframe) == 1 and len(at.get("download_button")) == 1
     assert "host wall-clock, not GPU" in texts(at)
-    assert set(at.dataframe[0].value["Measurement"]) == {"host wall-clock, not GPU"}
+    assert set(at.dataframe[0].value["Measurement"]) == {"host wall-clock, not GPU, 1 torch thread"}
+    assert "every time here is host wall-clock, not GPU, 1 torch thread." in texts(at)
 
 
 def test_sweep_throughput_normalised(seeded, app) -> None:

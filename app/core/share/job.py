@@ -44,7 +44,7 @@ def caption(bundle: Bundle) -> str:
 
 def host_timer_note(bundle: Bundle) -> str | None:
     """The warning every page of a cpu job shows under its caption (None for a GPU timer)."""
-    return host_timer_warning(bundle.status) if bundle.host_timer else None
+    return host_timer_warning(bundle.status, bundle.cpu_threads) if bundle.host_timer else None
 
 
 def contention_note(bundle: Bundle, escape: Callable[[str], str] = str) -> str | None:

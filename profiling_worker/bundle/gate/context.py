@@ -3,7 +3,9 @@ differ in it: backend, the run options in force (cache and clock control, replay
 control: ``schema.backends.OPTIONS``; as recorded, not as the spec asked: the L2 flush as the
 backend did it, ``schema.plausibility.l2_state``, and an option the backend ignores is not held
 against the pair), GPU model
-and maximum clocks, driver, the versions of the profiling tools its backend uses
+and maximum clocks, driver, a cpu job's torch threads (as the worker recorded them: 1 thread
+and 2 time a small matmul microseconds vs milliseconds apart on a busy host), the versions of
+the profiling tools its backend uses
 (``Backend.tools``, bundle/schema/tools.py: nsight-python; ncu for ``ncu``, cupti-python for
 ``cupti``) and, under Nsight Compute, the metric set. Two bundles
 that differ in any of these are **not comparable**: a changed duration could come from the
@@ -58,6 +60,7 @@ FIELDS: dict[str, str] = {
     "max_sm_clock_mhz": "max SM clock (MHz)",
     "max_mem_clock_mhz": "max memory clock (MHz)",
     "driver": "driver",
+    B.CPU_THREADS: "torch threads (cpu backend)",
     **{tool.key: f"{tool.words} version" for tool in T.ALL},
 }
 
@@ -87,9 +90,20 @@ def measurement_context(manifest: dict[str, Any]) -> dict[str, str | None]:
         "max_sm_clock_mhz": gpu.get("max_sm_clock_mhz"),
         "max_mem_clock_mhz": gpu.get("max_mem_clock_mhz"),
         "driver": gpu.get("driver"),
+        B.CPU_THREADS: _cpu_threads(manifest, backend),
         **{tool.key: tool.version(env) if tool in used else None for tool in T.ALL},
     }
     return {k: None if v in (None, "") else str(v) for k, v in raw.items()}
+
+
+def _cpu_threads(manifest: dict[str, Any], backend: str | None) -> Any:
+    """The torch threads a cpu job was timed with, as the worker recorded them
+    (``backend.cpu_threads``); None for a GPU backend, and for a cpu job recorded before the
+    worker set them (torch's default then), which the gate does not assume to match."""
+    if B.on_gpu(backend):
+        return None
+    recorded = manifest.get("backend")
+    return recorded.get(B.CPU_THREADS) if isinstance(recorded, dict) else None
 
 
 def _option(spec: JobSpec | PartialSpec | None, key: str) -> Any:

@@ -116,7 +116,12 @@ HOST_LAUNCH = "host_launch"
 #: run's events time less its host time.
 HOST_MEDIAN_NS, END_MARK_MEDIAN_NS = "median_ns", "median_end_mark_ns"
 EVENTS_LESS_HOST_MEDIAN_NS = "median_events_minus_host_ns"
-CPU_BACKEND = Backend(CPU, "host wall-clock, not GPU", IN_PROCESS, on_gpu=False,
+#: What the cpu backend's durations are, before the thread count (:func:`host_measurement`).
+HOST_WALL_CLOCK: Final = "host wall-clock, not GPU"
+#: The manifest key (``backend.cpu_threads``) of the torch intra-op threads a cpu job was timed
+#: with (the spec's ``cpu_threads``, as torch reported it while timing).
+CPU_THREADS: Final = "cpu_threads"
+CPU_BACKEND = Backend(CPU, HOST_WALL_CLOCK, IN_PROCESS, on_gpu=False,
                       duration_metric=C.HOST_TIME, any_metric=False, collectors=False,
                       options=(), warm=True, auto_runs=True)
 
@@ -201,13 +206,21 @@ def duration_metric(name: str | None) -> str:
     return get(name).duration_metric if name is None else described(name).duration_metric
 
 
+def host_measurement(threads: int | None) -> str:
+    """What a cpu job's durations are, with the torch threads it was timed with:
+    ``host wall-clock, not GPU, 1 torch thread`` (``threads`` None: a job recorded before the
+    worker set and recorded them, said without a count)."""
+    return HOST_WALL_CLOCK + (f", {counted(threads, 'torch thread')}" if threads else "")
+
+
 #: What a cpu job's contention warning means and what to do, the same for every job: kept
 #: apart from the warning's figures, in the manifest's ``backend.host_contention.advice``
 #: (profiling_worker/backends/cpu.py), so the app says it once without cutting text.
 CONTENTION_ADVICE = ("the CPUs were oversubscribed, so these host wall-clock times may include "
                      "time spent waiting for a CPU, not only the kernels, however stable they "
                      "look; compare jobs recorded on an idle host, or give the job CPUs of its "
-                     "own (fewer torch threads, e.g. OMP_NUM_THREADS=1, or taskset to idle CPUs)")
+                     "own (taskset to idle CPUs) and one torch thread (the spec's cpu_threads "
+                     "1, the default)")
 
 
 def waited_for_cpu(fraction: float, detail: str = "", whose: str = "its") -> str:

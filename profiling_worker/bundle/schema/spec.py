@@ -44,6 +44,8 @@ _METRIC_RE = re.compile(r"^[a-z][a-z0-9]*__[a-z0-9_]+(\.[a-z0-9_]+)*$")
 _SET_RE = re.compile(r"^[a-z][a-z0-9_-]{0,40}$")  # ncu set identifiers: basic, detailed, full ...
 _MAX_CONFIGS = 4096
 _MAX_RUNS = 10_000
+#: The most torch intra-op threads a cpu job may ask for (``cpu_threads``).
+MAX_CPU_THREADS = 256
 
 
 @dataclass(frozen=True)
@@ -103,6 +105,13 @@ class JobSpec:
     """Nsight Compute section set added to the metrics (``ncu --set NAME``, e.g. ``full`` for a
     deep dive; ``ncu --list-sets`` names them); None = the metrics only. ncu backend only."""
 
+    cpu_threads: int = 1
+    """torch intra-op threads the cpu backend times with (``torch.set_num_threads`` in the
+    worker for the timing loop, restored after), 1 to :data:`MAX_CPU_THREADS`. 1 by default: on
+    a shared host, threads that meet at a barrier spin while a sibling waits for a CPU, and a
+    64x64 matmul took milliseconds instead of microseconds (profiling_worker/backends/cpu.py).
+    Other backends ignore it."""
+
     run_target: rt.RunTarget | None = None
     """``runs: "auto"``: the precision that stops a config's runs (bundle/schema/run_target.py)."""
 
@@ -121,6 +130,8 @@ class JobSpec:
         for optional in (kernel_filter.FIELD, "section_set", rt.FIELD):
             if not data[optional]:
                 data.pop(optional)  # older jobs keep their hash
+        if self.backend != B.CPU:  # GPU jobs keep theirs; a cpu job's threads change its times
+            data.pop("cpu_threads")
         blob = json.dumps(data, sort_keys=True, separators=(",", ":")).encode()
         return hashlib.sha256(blob).hexdigest()[:16]
 
@@ -176,6 +187,22 @@ def _gpu(raw: Mapping[str, Any], backend: str, errors: list[FieldError]) -> int:
                                  f"{gpu} would not be used", "leave the GPU index at 0, or "
                                  f"choose {' or '.join(B.GPU_NAMES)} to profile on GPU {gpu}"))
     return gpu
+
+
+def _cpu_threads(raw: Mapping[str, Any], errors: list[FieldError]) -> int:
+    """The cpu backend's torch thread count: a whole number from 1 to :data:`MAX_CPU_THREADS`
+    (absent or null: the default, 1)."""
+    default: int = SPEC_DEFAULTS["cpu_threads"]
+    value = raw.get("cpu_threads")
+    if value is None:
+        return default
+    if isinstance(value, bool) or not isinstance(value, int) or not 1 <= value <= MAX_CPU_THREADS:
+        errors.append(FieldError(
+            "cpu_threads", f"{value!r} is not a whole number from 1 to {MAX_CPU_THREADS}",
+            "give cpu_threads as the number of torch threads the cpu backend times with: 1, "
+            "the default, or at most the host's CPUs, e.g. 2"))
+        return default
+    return value
 
 
 def _str_list(raw: Mapping[str, Any], name: str, errors: list[FieldError],
@@ -328,6 +355,7 @@ def validate_spec(raw: Mapping[str, Any], known_kernels: Mapping[str, Any] | Non
         label=str(raw.get("label", ""))[:200],
         ignore_kernels=_ignore_kernels(raw, errors),
         section_set=_section_set(raw, backend, errors),
+        cpu_threads=_cpu_threads(raw, errors),
         run_target=target,
     )
     errors += thermal_order(spec.thermal_wait, spec.thermal_cont)

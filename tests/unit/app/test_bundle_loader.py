@@ -15,12 +15,35 @@ from profiling_worker.bundle.table_problems import Fault
 from tests.scenarios import SCENARIOS
 
 
+def test_a_cpu_bundle_recorded_before_the_worker_set_its_threads_says_no_count(
+        cpu_bundle: Path) -> None:
+    """A cpu job recorded before ``cpu_threads`` ran with torch's default threads, which its
+    files do not tell: no count is said for it (the spec's default of 1 is not assumed), while
+    a queued job's spec says the count it will get."""
+    from app.core.provenance import host_timer_warning
+    from profiling_worker.bundle.schema.manifest import JobStatus
+
+    manifest = json.loads((cpu_bundle / "manifest.json").read_text())
+    manifest["backend"] = {k: v for k, v in manifest["backend"].items()
+                           if k not in ("cpu_threads", "measurement")}
+    manifest["spec"].pop("cpu_threads")
+    (cpu_bundle / "manifest.json").write_text(json.dumps(manifest))
+    older = load_bundle(cpu_bundle)
+    assert older.cpu_threads is None and older.measurement == "host wall-clock, not GPU"
+    assert host_timer_warning(JobStatus.DONE, older.cpu_threads) == (
+        "This job used the cpu backend: every time here is host wall-clock, not GPU.")
+    assert host_timer_warning(JobStatus.QUEUED, 2) == (
+        "This job will use the cpu backend: every time it records will be host wall-clock, "
+        "not GPU, 2 torch threads.")
+
+
 def test_real_cpu_bundle(cpu_bundle: Path) -> None:
     bundle = load_bundle(cpu_bundle)
     assert bundle.job_id == cpu_bundle.name and bundle.status == "done"
     assert bundle.backend == "cpu" and bundle.host_timer
     assert bundle.duration_metric == C.HOST_TIME
-    assert bundle.measurement == "host wall-clock, not GPU"
+    assert bundle.measurement == "host wall-clock, not GPU, 1 torch thread"
+    assert bundle.cpu_threads == 1
     assert bundle.parameters == ("n",)
     runs = bundle.table(C.TABLE_RUNS)
     assert len(runs) == 3 * 2 * 3  # annotations x configs x runs

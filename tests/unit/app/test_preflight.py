@@ -32,6 +32,17 @@ def test_preflight_spec_is_two_cold_calls_on_cupti_or_cpu():
     assert cpu.backend == "cpu"
 
 
+def test_a_cpu_pass_times_with_the_planned_torch_threads():
+    """A cpu job's times depend on its torch threads (profiling_worker/backends/cpu.py): its
+    pass, whose host time the estimate multiplies, times with the same; a GPU job's pass has
+    none to keep."""
+    planned = validate_spec({"kernels": ["matmul"], "configs": [{"n": 64}], "runs": 20,
+                             "backend": "cpu", "cpu_threads": 2})
+    assert preflight.preflight_spec(planned).cpu_threads == 2
+    gpu = validate_spec({**planned.to_json(), "backend": "cupti", "metrics": []})
+    assert preflight.preflight_spec(gpu).cpu_threads == 1
+
+
 def test_split_k_at_one_size_is_flagged_on_the_recorded_fp32_sweep():
     """cuBLAS launches 2 kernels for fp32 n=512 and 1 at 1024-8192 (H200, CUPTI)."""
     launches, manifest = recorded("h200-cupti-matmul-sweep")

@@ -159,3 +159,36 @@ def test_an_unknown_kernel_is_said_without_a_knock_on_sizes_error(preset: str) -
     spec, errors = spec_form.to_job_spec({**FORM, "kernels": ["nope"], "size_preset": preset})
     assert spec is None
     assert [(e.field, e.message) for e in errors] == [("kernels", "unknown kernel(s): nope")]
+
+
+def test_cpu_threads_typed_reach_a_cpu_spec_and_its_json_round_trip() -> None:
+    """The form's "Torch threads (cpu backend)" (typed as text like the other whole numbers):
+    a cpu job times with them, and the spec the job stores (``spec.json``) reads back with
+    them; empty is the default, 1."""
+    from profiling_worker.bundle.schema.spec import validate_spec
+
+    spec, errors = spec_form.to_job_spec({**FORM, "cpu_threads": " 2 "})
+    assert errors == [] and spec.cpu_threads == 2
+    assert validate_spec(spec.to_json()).cpu_threads == 2
+    assert spec_form.to_job_spec({**FORM, "cpu_threads": ""})[0].cpu_threads == 1
+    spec, errors = spec_form.to_job_spec({**FORM, "cpu_threads": "2.5"})
+    assert spec is None and [e.field for e in errors] == ["cpu_threads"]
+    assert "'2.5' is not a whole number from 1 to 256" in errors[0].message
+
+
+@pytest.mark.parametrize("backend", ["cupti", "ncu", "events"])
+def test_a_gpu_backend_form_sends_no_cpu_threads(backend: str) -> None:
+    """GPU backends ignore cpu_threads (the spec's note; the worker would say "ignored"), so the
+    form leaves the field out for them: their job is of 1 thread and keeps its spec hash, and
+    a value left in the box from a cpu job is no error."""
+    raw, errors = spec_form.build_raw_spec({**FORM, "backend": backend, "cpu_threads": "4"})
+    assert errors == [] and "cpu_threads" not in raw
+    raw, _ = spec_form.build_raw_spec({**FORM, "backend": backend, "cpu_threads": "0"})
+    assert "cpu_threads" not in raw
+    assert spec_form.build_raw_spec({**FORM, "cpu_threads": "4"})[0]["cpu_threads"] == 4
+
+
+def test_cpu_threads_help_names_the_usable_cpus_and_the_backend() -> None:
+    text = spec_form.cpu_threads_help(2)
+    assert "cpu backend only" in text and "2 usable CPUs" in text and "warns" in text
+    assert "1 usable CPU:" in spec_form.cpu_threads_help(1)

@@ -15,6 +15,7 @@ from app.services.warm_worker import WarmWorker
 from profiling_worker.bundle.schema import columns as C
 from profiling_worker.bundle.schema.manifest import read_manifest
 
+THREADS_KERNELS = Path(__file__).resolve().parents[2] / "fixtures" / "kernel_files_threads"
 SPEC = {"kernels": ["matmul"], "annotations": ["fp32"], "configs": [{"n": 32}, {"n": 64}],
         "runs": 3, "backend": "cpu"}
 
@@ -48,6 +49,34 @@ def test_two_jobs_in_one_process_write_full_bundles(warm, tmp_path):
         assert (job / C.LOG_FILE).exists()
         pids.add(warm.proc.pid)
     assert len(pids) == 1 and warm.alive()
+
+
+def test_each_job_gets_its_torch_threads_and_the_process_gets_its_own_back(tmp_path):
+    """A warm worker sets a cpu job's ``cpu_threads`` for its timing loop and restores the
+    process's count after it: the next job finds the count the process started with (its ONCE
+    collector reads it before the worker sets the job's), and times with its own
+    (tests/fixtures/kernel_files_threads)."""
+    log = tmp_path / "threads.log"
+    env = {**settings.worker_env(), "KPROF_KERNEL_DIRS": str(THREADS_KERNELS),
+           "KPROF_THREADS_LOG": str(log)}
+    worker = WarmWorker(sys.executable, "cpu", 0, env, tmp_path / "warm.log")
+    try:
+        found, timed = [], []
+        for name, threads in (("three", 3), ("default", None), ("two", 2)):
+            job = _job(tmp_path, name, {"kernels": ["threads_seen"], "runs": 2, "warmup": 0,
+                                        "backend": "cpu", "collectors": ["threads_before"],
+                                        **({"cpu_threads": threads} if threads else {})})
+            log.write_text("")
+            worker.submit(job)
+            assert worker.poll(60)["code"] == 0
+            backend = read_manifest(job)["backend"]
+            found.append(backend["user_collectors"][0]["value"])
+            timed.append((backend["cpu_threads"], log.read_text().split()))
+    finally:
+        worker.close()
+    assert timed == [(3, ["3", "3"]), (1, ["1", "1"]), (2, ["2", "2"])]
+    # every job found the count the process started with: the first job's 3 was given back
+    assert found == [found[0]] * 3, found
 
 
 def test_other_backend_is_refused_and_left_untouched(warm, tmp_path):

@@ -114,7 +114,7 @@ def test_cpu_backend_auto_runs_records_per_config_runs_matching_its_table():
         spec, lambda k, timed: make_body(registry, k, ("fp32",), "cpu", timed), lambda *a, **k: None)
     auto = collection.backend_info["auto_runs"]
     launches = collection.launches
-    assert collection.backend_info["measurement"] == "host wall-clock, not GPU"
+    assert collection.backend_info["measurement"] == "host wall-clock, not GPU, 1 torch thread"
     for row in auto["configs"]:
         mine = launches[launches[C.CONFIG] == row[C.CONFIG]].sort_values(C.RUN)
         assert mine[C.RUN].tolist() == list(range(row["runs"]))

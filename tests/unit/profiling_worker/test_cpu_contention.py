@@ -14,6 +14,7 @@ from profiling_worker.backends.cpu import (
     contention_figures,
     contention_snapshot,
     contention_warning,
+    torch_threads,
 )
 from profiling_worker.bundle.schema import backends as B
 from profiling_worker.bundle.schema.manifest import read_manifest
@@ -37,7 +38,7 @@ def test_the_decision_warns_exactly_above_the_threshold_and_names_the_figures():
     assert " ms " not in said
     # the figures only: the advice every such job shares is a field of its own (manifest
     # backend.host_contention.advice), so no reader cuts it off the message by its text
-    assert "OMP_NUM_THREADS=1" not in said and B.CONTENTION_ADVICE not in said
+    assert "cpu_threads" not in said and B.CONTENTION_ADVICE not in said
 
 
 def test_without_a_run_queue_delay_the_load_average_decides_and_says_so():
@@ -82,7 +83,7 @@ def test_a_job_sharing_its_cpu_with_busy_loops_is_warned(tmp_path):
     assert figures["run_delay_ns"] > 0 and figures["wall_ns"] > 0 and figures["regions"] == 3
     warned = [w for w in manifest["warnings"] if "x the timing loop's elapsed time" in w]
     assert warned == [figures["warning"]], (manifest["warnings"], figures)
-    assert figures["advice"] == B.CONTENTION_ADVICE and "OMP_NUM_THREADS=1" in figures["advice"]
+    assert figures["advice"] == B.CONTENTION_ADVICE and "cpu_threads 1" in figures["advice"]
     assert manifest["backend"]["host_load"]["cpus"] == 1  # taskset: one usable CPU
 
 
@@ -114,3 +115,18 @@ def test_an_older_jobs_stored_wording_is_said_anew_from_its_figures():
     old = {"host_contention": {"warning": "load 5.3 on 2 CPUs"}}
     assert B.contention_text(old) == "load 5.3 on 2 CPUs"
     assert B.contention_text({"host_contention": {"warning": None}}) is None
+
+
+def test_the_torch_threads_are_given_back_after_the_loop_even_when_it_fails():
+    """A warm worker serves other jobs after a cpu job: the thread count the job set for its
+    timing loop is the process's own again afterwards, also after a body that raised."""
+    import torch
+
+    before = torch.get_num_threads()
+    with torch_threads(before + 1) as seen:
+        assert seen == torch.get_num_threads() == before + 1
+    assert torch.get_num_threads() == before
+    with pytest.raises(RuntimeError, match="kernel failed"):
+        with torch_threads(1):
+            raise RuntimeError("kernel failed")
+    assert torch.get_num_threads() == before

@@ -377,6 +377,29 @@ def test_the_tool_versions_compared_are_those_the_environment_report_writes() ->
     assert B.tools("unknown") == (T.NSIGHT_PYTHON,) and B.tools(B.CPU) == ()
 
 
+def test_cpu_jobs_timed_with_other_torch_threads_are_not_comparable(
+        cpu_jobs: dict[str, Path]) -> None:
+    """The threads a cpu job was timed with (backend.cpu_threads, as the worker recorded them)
+    change its times (a 64x64 matmul: microseconds with 1 on a busy 2-core host, milliseconds
+    with 2), so two jobs of other counts are measured differently, and so is a job recorded
+    before the worker set them (torch's default then) against one that says; a GPU job has
+    none to compare."""
+    from profiling_worker.bundle.gate.context import context_differences, measurement_context
+    from profiling_worker.bundle.schema.manifest import read_manifest
+
+    base = {**read_manifest(cpu_jobs["base"]), "warnings": []}
+    base["backend"] = {**base["backend"], "host_contention": {}}  # a quiet host on both sides
+    assert base["backend"]["cpu_threads"] == 1 and measurement_context(base)["cpu_threads"] == "1"
+    two = {**base, "backend": {**base["backend"], "cpu_threads": 2}}
+    older = {**base, "backend": {k: v for k, v in base["backend"].items() if k != "cpu_threads"}}
+    assert context_differences(base, base) == []
+    assert context_differences(base, two) == ["torch threads (cpu backend): 1 vs 2"]
+    assert context_differences(older, base) == ["torch threads (cpu backend): not recorded vs 1"]
+    assert context_differences(older, older) == []
+    assert measurement_context(read_manifest(SCENARIOS / "h200-ncu-matmul-sweep"))[
+        "cpu_threads"] is None
+
+
 def test_the_worker_writes_the_run_audit_of_a_cpu_job(cpu_jobs: dict[str, Path]) -> None:
     """Every run x check in tables/run_audit (issue 36): the GPU checks say n/a on the host
     timer, host contention follows the backend's own figures, and the stored table is what the

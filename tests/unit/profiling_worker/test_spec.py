@@ -69,6 +69,27 @@ def test_cpu_backend_records_host_time_only():
     assert spec.metrics == (C.HOST_TIME,)
 
 
+@pytest.mark.parametrize("bad", [0, -1, 257, "2", 1.5, True])
+def test_cpu_threads_is_a_whole_number_of_threads_named_with_its_fix(bad):
+    err = _errors(backend="cpu", cpu_threads=bad)["cpu_threads"]
+    assert err.message == f"{bad!r} is not a whole number from 1 to 256"
+    assert err.hint == ("give cpu_threads as the number of torch threads the cpu backend times "
+                        "with: 1, the default, or at most the host's CPUs, e.g. 2")
+
+
+def test_cpu_threads_defaults_to_one_and_counts_in_a_cpu_jobs_hash_only():
+    """One torch thread unless asked (absent or null); a cpu job's hash holds its threads (1
+    and 2 threads time a matmul apart), a GPU job's hash is the one it had before the field."""
+    cpu = validate_spec({**GOOD, "backend": "cpu"}, CATALOG)
+    assert cpu.cpu_threads == 1 == validate_spec({**GOOD, "backend": "cpu", "cpu_threads": None},
+                                                 CATALOG).cpu_threads
+    two = validate_spec({**GOOD, "backend": "cpu", "cpu_threads": 2}, CATALOG)
+    assert two.cpu_threads == 2 and validate_spec(two.to_json(), CATALOG) == two
+    assert two.spec_hash() != cpu.spec_hash()
+    gpu = validate_spec(GOOD, CATALOG)
+    assert validate_spec({**GOOD, "cpu_threads": 2}, CATALOG).spec_hash() == gpu.spec_hash()
+
+
 def test_gpu_index_on_the_cpu_backend_is_refused_by_field():
     err = _errors(backend="cpu", gpu=3)["gpu"]
     assert "cpu backend runs on no GPU, so GPU index 3 would not be used" in err.message

@@ -1,6 +1,7 @@
 """`python -m profiling_worker run` on the cpu backend: a real subprocess, a real bundle."""
 
 import json
+import os
 import subprocess
 import sys
 from pathlib import Path
@@ -15,11 +16,15 @@ from profiling_worker.bundle.schema.manifest import read_manifest
 REPO = Path(__file__).resolve().parents[3]
 
 
-def run_worker(job: Path, spec: dict) -> subprocess.CompletedProcess:
+THREADS_KERNELS = REPO / "tests" / "fixtures" / "kernel_files_threads"
+
+
+def run_worker(job: Path, spec: dict, env: dict | None = None) -> subprocess.CompletedProcess:
     job.mkdir(parents=True, exist_ok=True)
     (job / C.SPEC_FILE).write_text(json.dumps(spec))
     return subprocess.run([sys.executable, "-m", "profiling_worker", "run", str(job)], cwd=REPO,
-                          capture_output=True, text=True, timeout=300)
+                          capture_output=True, text=True, timeout=300,
+                          env=None if env is None else {**os.environ, **env})
 
 
 @pytest.fixture(scope="module")
@@ -43,7 +48,8 @@ def test_bundle_tables_and_manifest(done_job):
     job, _ = done_job
     manifest = read_manifest(job)
     assert manifest["status"] == "done"
-    assert manifest["backend"]["measurement"] == "host wall-clock, not GPU"
+    assert manifest["backend"]["measurement"] == "host wall-clock, not GPU, 1 torch thread"
+    assert manifest["backend"]["cpu_threads"] == 1 and manifest["spec"]["cpu_threads"] == 1
     assert "tables/aggregated.parquet" in manifest["files"]
     agg = pd.read_parquet(job / C.TABLES_DIR / "aggregated.parquet")
     assert set(agg[C.ANNOTATION]) == {"fp32", "fp16", "bf16", "unfused", "fused"}
@@ -131,3 +137,62 @@ def test_the_host_load_and_contention_while_timing_are_recorded_and_warned(done_
     assert (contention.get("advice") is not None) == (contention["warning"] is not None)
     assert load_warning(2.0, 2) is None
     assert "load average was 5.3 on 2 usable CPUs" in load_warning(5.3, 2)
+
+
+@pytest.mark.parametrize("asked", [None, 2])
+def test_the_bodies_are_timed_with_the_specs_torch_threads(tmp_path, asked):
+    """A cpu job times its bodies with ``cpu_threads`` torch threads, 1 unless the spec asks
+    otherwise (torch's default, one a CPU, let a 64x64 matmul take milliseconds on a busy
+    2-core host: profiling_worker/backends/cpu.py), read by torch.get_num_threads() inside the
+    region (tests/fixtures/kernel_files_threads) whatever OMP_NUM_THREADS the worker inherited,
+    and records them in the manifest and in what the durations measure."""
+    log = tmp_path / "threads.log"
+    spec = {"kernels": ["threads_seen"], "runs": 3, "warmup": 1, "backend": "cpu",
+            **({"cpu_threads": asked} if asked else {})}
+    proc = run_worker(tmp_path / "job", spec, {"KPROF_KERNEL_DIRS": str(THREADS_KERNELS),
+                                               "KPROF_THREADS_LOG": str(log),
+                                               "OMP_NUM_THREADS": "3"})
+    assert proc.returncode == 0, proc.stdout[-2000:] + proc.stderr[-2000:]
+    threads = asked or 1
+    assert log.read_text().split() == [str(threads)] * 4  # the warm-up call and 3 runs
+    manifest = read_manifest(tmp_path / "job")
+    assert manifest["backend"]["cpu_threads"] == threads
+    assert manifest["backend"]["measurement"].endswith(
+        f", {threads} torch thread{'s' if threads > 1 else ''}")
+
+
+def test_more_threads_than_cpus_is_warned(tmp_path):
+    """Threads beyond the usable CPUs take turns on them and wait for each other at every
+    barrier: the job says so and how to fix it."""
+    cpus = len(os.sched_getaffinity(0))
+    proc = run_worker(tmp_path / "job", {"kernels": ["matmul"], "annotations": ["fp32"],
+                                         "configs": [{"n": 16}], "runs": 2, "backend": "cpu",
+                                         "cpu_threads": cpus + 1})
+    assert proc.returncode == 0
+    warnings = read_manifest(tmp_path / "job")["warnings"]
+    assert [w for w in warnings if "torch threads on" in w] == [
+        f"timed with {cpus + 1} torch threads on {cpus} usable CPU{'s' if cpus > 1 else ''}: the "
+        "threads take turns on the CPUs and wait for each other, so these host wall-clock times "
+        f"include that waiting; set cpu_threads to at most {cpus}, or 1 (the default)"]
+
+
+def test_a_bad_thread_count_is_refused_naming_the_field_and_the_fix(tmp_path):
+    proc = run_worker(tmp_path / "bad", {"kernels": ["matmul"], "configs": [{"n": 16}],
+                                         "backend": "cpu", "cpu_threads": 0})
+    error = read_manifest(tmp_path / "bad")["error"]
+    assert proc.returncode == 1 and error["kind"] == "spec_invalid"
+    assert error["message"] == (
+        "cpu_threads: 0 is not a whole number from 1 to 256 (give cpu_threads as the number of "
+        "torch threads the cpu backend times with: 1, the default, or at most the host's CPUs, "
+        "e.g. 2)")
+
+
+def test_a_gpu_backend_says_it_ignores_cpu_threads():
+    from profiling_worker.bundle.schema.spec import validate_spec
+    from profiling_worker.job.runner import _ignored_by_backend
+
+    raw = {"kernels": ["matmul"], "configs": [{"n": 16}], "backend": "cupti", "cpu_threads": 2}
+    assert _ignored_by_backend(validate_spec(raw), raw) == [
+        "the cupti backend does not apply cpu_threads 2 (the cpu backend's torch threads); "
+        "ignored"]
+    assert _ignored_by_backend(validate_spec({**raw, "cpu_threads": 1}), raw) == []
