@@ -49,3 +49,14 @@ def test_backends_pickers_follow_the_sidebar_job(store, monkeypatch, app) -> Non
     assert _pair(at, "backends", sides) == ("h200-ncu-j1-fp16", "h200-cupti-j1-fp16")
     _select(at, "h200-cupti-matmul-sweep")
     assert _pair(at, "backends", sides) == picked
+
+
+def test_thermal_pair_pickers_follow_the_sidebar_job(store, monkeypatch, app) -> None:
+    monkeypatch.setenv("KPROF_BUNDLED_DIR", str(SCENARIOS))
+    sides = ("thermal-a", "thermal-b")
+    at = app("clocks_thermal", query={"job": "h200-cupti-stability"})
+    assert _pair(at, "clocks", sides) == ("h200-cupti-stability",
+                                          "h200-cupti-stability-thermal-off")
+    _select(at, "h200-cupti-stability-thermal-off")
+    assert _pair(at, "clocks", sides) == ("h200-cupti-stability-thermal-off",
+                                          "h200-cupti-stability")
