@@ -78,6 +78,7 @@ def run() -> None:
     report = cached.env_report()
     gpu_here = worker_client.gpu_backend_available(report)
     by_section = navigation.pages()
+    navigation.quiet_unknown_path(by_section)  # the banner below says it, not Streamlit's modal
     page = st.navigation(by_section, position="hidden")
     bundles, _problems = cached.list_bundles()
     shown = resolve_job(bundles, gpu_here)

@@ -79,15 +79,24 @@ SAME_JOB = ("Baseline and candidate are the same job: every ratio is 1 by constr
             "of the page, not a comparison). Pick another candidate to compare two jobs.")
 
 
+#: The page's pickers: they follow the sidebar's job, but for the user's picks for that job.
+PICKERS = (state.key(PAGE, "baseline"), state.key(PAGE, "candidate"))
+
+
 def _follow_baseline() -> None:
     """A new baseline brings its own default candidate (never the baseline itself)."""
     st.session_state.pop("compare-candidate", None)
+    state.remember_picks(PAGE, PICKERS)
 
 
+# a new job in the sidebar brings its own pair (and drops a link's ?baseline=, ?candidate=)
+picked = state.picks_follow_job(PAGE, PICKERS, query=("baseline", "candidate"))
 asked = {side: st.query_params.get(side) for side in ("baseline", "candidate")}
 current = asked["baseline"] if asked["baseline"] in ids else state.selected_job_id()
 if not asked["baseline"] and current and state.job_is_default():  # the app's pick, not the user's
     current = judged_baseline(current, summaries)  # a pair the gate can judge, if there is one
+if picked.get(PICKERS[0]) in ids:  # the user's own pick on this page for this job
+    current = picked[PICKERS[0]]
 # two per row: four in one row cut the job ids short at 1000 px ("h200-ncu-deepdive-fp16-40…")
 picks, criteria = st.columns(2), st.columns(2)
 pair = st.container()  # the two ids in full, once both are chosen
@@ -122,9 +131,11 @@ if not offered:
 if st.session_state.get("compare-candidate") not in offered + [baseline_id]:
     st.session_state.pop("compare-candidate", None)  # e.g. the sidebar changed the baseline
 choices = offered + [baseline_id]
+opened = next((job for job in (picked.get(PICKERS[1]), asked["candidate"]) if job in choices),
+              choices[0])
 candidate_id = picks[1].selectbox("Candidate", choices, key=state.key(PAGE, "candidate"),
-                                 index=choices.index(asked["candidate"])
-                                 if asked["candidate"] in choices else 0,
+                                 index=choices.index(opened),
+                                 on_change=state.remember_picks, args=(PAGE, PICKERS),
                                  help="Jobs comparable with the baseline, the most alike first; "
                                       "the baseline itself last (ratio 1: a check)")
 pair.markdown(f"Candidate {code(candidate_id)} against baseline {code(baseline_id)}")

@@ -16,7 +16,7 @@ from profiling_worker.bundle.loader import Bundle
 from app.streamlit_patches.server_guard import (SESSION_UPLOAD_MB, server_upload_mb,
                                                 upload_refusal)
 from app.core import numbers
-from app.core.markdown import code, esc
+from app.core.markdown import code, esc, esc_spans
 from app.ui import cached, importing, panels, state
 from app.ui.importing import ImportOutcome
 from profiling_worker.importing.how_read import FIELDS
@@ -57,7 +57,8 @@ def _show_import_notes(bundle: Bundle | None) -> None:
     notes = [n for n in (bundle.notes if bundle else ()) if n.get("check") == P.IMPORT]
     for severity, box, icon in ((P.WARNING, st.warning, ":material/warning:"),
                                 (P.INFO, st.info, ":material/info:")):
-        lines = [f"- {esc(n.get('message', ''))}" for n in notes if n.get("severity") == severity]
+        lines = [f"- {esc_spans(n.get('message', ''))}" for n in notes
+                 if n.get("severity") == severity]  # a command as code: `ncu --csv`
         if lines:
             box("\n".join(lines), icon=icon)
 
@@ -138,7 +139,7 @@ st.header("Import results")
 st.markdown(
     "Open results made on another machine or a cluster, with no GPU and no Nsight Compute "
     "here. Each file is recognised by its content, whatever its name:\n\n"
-    + "\n".join(f"- {line}" for line in supported())
+    + "\n".join(f"- {esc_spans(line)}" for line in supported())
     + "\n\nSeveral files at once: each report or table becomes a job of its own. The files "
     "nsight-python writes for one call (`profiled_data-`, `processed_data-`, `ncu-output-` "
     "with the same `<function>-<id>`) stay together, and so do CSV exports of one Nsight "

@@ -95,9 +95,27 @@ def with_labels(frame: pd.DataFrame, params: tuple[str, ...]) -> pd.DataFrame:
 
 
 def annotation_order(bundle: Bundle) -> list[str]:
-    """Annotations in first-seen order (aggregated table, else runs)."""
+    """The job's annotation order, the one rule of every view (legends, x categories, the run
+    audit's badges, tables) and of the annotation colours: first-seen order in the aggregated
+    table (the spec's order, ``fp32, fp16, bf16``), else in the runs table."""
     for name in (C.TABLE_AGGREGATED, C.TABLE_RUNS):
         table = bundle.table(name)
         if not table.empty and C.ANNOTATION in table:
-            return list(dict.fromkeys(table[C.ANNOTATION]))
+            return [str(a) for a in dict.fromkeys(table[C.ANNOTATION].dropna())]
     return []
+
+
+def in_job_order(frame: pd.DataFrame, bundle: Bundle,
+                 by: tuple[str, ...] = (C.ANNOTATION,)) -> pd.DataFrame:
+    """``frame`` sorted (stable) by the columns ``by``, its Annotation column in the job's order
+    (:func:`annotation_order`; an annotation the job's tables do not have comes after, in
+    first-seen order) rather than the alphabet or the order of the table it came from; rows
+    equal on ``by`` keep their order. ``frame`` as it is without an Annotation column."""
+    if frame.empty or C.ANNOTATION not in frame:
+        return frame
+    rank = {name: i for i, name in enumerate(annotation_order(bundle))}
+    for name in dict.fromkeys(frame[C.ANNOTATION].dropna().astype(str)):
+        rank.setdefault(name, len(rank))
+    ranked = frame.assign(_rank=frame[C.ANNOTATION].map(lambda a: rank.get(str(a), len(rank))))
+    keys = ["_rank" if col == C.ANNOTATION else col for col in by if col in ranked]
+    return ranked.sort_values(keys, kind="stable").drop(columns="_rank").reset_index(drop=True)

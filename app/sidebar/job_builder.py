@@ -11,6 +11,7 @@ are kept either way.
 from __future__ import annotations
 
 import os
+import re
 import time
 from collections.abc import Iterable, Mapping
 from typing import Any
@@ -61,6 +62,11 @@ LABELS = {
     "auto_ci95_pct": "Auto runs: target CI95 (± % of mean)", "auto_min_runs": "Auto: fewest runs",
     "auto_max_runs": "Auto: most runs", "auto_budget_s": "Auto: budget (s)",
     **{f"run_target.{key}": "Auto runs" for key in spec_form.RUN_TARGET_FIELDS.values()},
+    # Run on (app/sidebar/run_on.py): a cluster's options, checked as ``slurm.<field>``
+    "slurm": "Run on", "slurm.partition": "Partition", "slurm.gpu_type": "GPU types (comma)",
+    "slurm.gpu_types": "GPU types (comma)", "slurm.gpus_per_task": "GPUs per task",
+    "slurm.time_limit_min": "Time limit (min)", "slurm.parallelism": "Tasks at once",
+    "slurm.retries": "Retries", "slurm.configs_per_task": "Configs per task",
 }
 
 
@@ -114,28 +120,41 @@ def labels(params: tuple[str, ...]) -> dict[str, str]:
 
 
 def error_text(err: spec_schema.FieldError, shown: Mapping[str, str]) -> str:
-    """An error as Markdown, naming the field once, by its label on screen: ``**GPU index**: 99
-    is out of range … Fix: ….``; the spec's name follows only where the label does not say it
-    (:func:`_says`) or it names an item: ``**Kernels to ignore (one a line)** (spec
+    """An error as Markdown, naming the field by its label on screen, before the message and in
+    its fix (:func:`in_labels`; the message says what is wrong with the value: "no sizes
+    given"): ``**GPU index**: 99 is out of range … Fix: set GPU index between
+    0 and 63.``; the spec's name follows the label where the label does not say it
+    (:func:`_says`), for a CLI or YAML user: ``**Warm-up calls** (spec `warmup`): … Fix: set
+    Warm-up calls between 0 and 100.`` ("set warmup between 0 and 100" named no control on
+    screen: a fresh user's find), ``**Kernels to ignore (one a line)** (spec
     `ignore_kernels[2]`)``. A field with no label (``disk_full``) by its name alone. "Sizes (n)
     (sizes)" said the field twice (new-user trial)."""
     label = shown.get(err.field.partition("[")[0])
     if label is None:
-        name = f"**{esc(err.field)}**"
-    elif _says(label, err.field):
-        name = f"**{esc(label)}**"
-    else:
-        name = f"**{esc(label)}** (spec {code(err.field)})"
-    return f"{name}: {esc(err.message)}. Fix: {esc(err.hint)}."
+        return f"**{esc(err.field)}**: {esc(err.message)}. Fix: {esc(err.hint)}."
+    name = (f"**{esc(label)}**" if _says(label, err.field)
+            else f"**{esc(label)}** (spec {code(err.field)})")
+    return f"{name}: {esc(err.message)}. Fix: {esc(in_labels(err.hint, err.field, label))}."
+
+
+def in_labels(text: str, field: str, label: str) -> str:
+    """``text`` (a spec error's message or fix) with the spec's name of ``field`` (the whole
+    name, or its last part: ``slurm.retries`` -> ``retries``; a whole word, not inside another
+    name, a path or a command: ``ncu --query-metrics`` stays) written as ``label``."""
+    base = field.partition("[")[0]
+    for name in dict.fromkeys((base, base.rpartition(".")[2])):
+        text = re.sub(rf"(?<![\w.\[`/-]){re.escape(name)}(?![\w\[`/-])", lambda _: label, text)
+    return text
 
 
 def _says(label: str, field: str) -> bool:
-    """True when ``label`` holds the spec's name ``field`` in its letters and digits, case and
-    punctuation aside ("Warm-up calls" says ``warmup``, "GPU index" ``gpu``); never for an
-    item (``ignore_kernels[2]``: the index is the item)."""
-    def letters(text: str) -> str:
-        return "".join(c for c in text.lower() if c.isalnum())
-    return "[" not in field and letters(field) in letters(label)
+    """True when ``label`` holds the spec's name ``field`` as its words, case aside, an
+    underscore a space ("GPU index" says ``gpu``, "Cache control" ``cache_control``; "Warm-up
+    calls" does not say ``warmup``, which a YAML user types; "Retries" says
+    ``slurm.retries``); never for an item
+    (``ignore_kernels[2]``: the index is the item)."""
+    words = field.rpartition(".")[2].replace("_", " ").lower()  # slurm.retries: retries
+    return "[" not in field and words in label.lower()
 
 
 def k(field: str) -> str:

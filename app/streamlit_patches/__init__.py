@@ -25,4 +25,10 @@ no module outside this package (but the launcher, ``app/cli.py``) reaches into
   nothing but reads Streamlit's option names and config files, so it lives here.
 
 A Streamlit without one of these names gets the stock behaviour (each ``install`` says what).
+
+Outside this package, one script run's own state is changed through the script-run context:
+:func:`app.ui.navigation.quiet_unknown_path` clears the intent of a run asked for by an
+unknown URL path (``PagesManager.set_script_intent``, also checked by
+tests/unit/test_streamlit_patches.py), so that Streamlit's "Page not found" modal is not
+drawn over the app's own banner.
 """

@@ -14,6 +14,7 @@ from pathlib import Path
 from urllib.parse import urlsplit
 
 import streamlit as st
+from streamlit.runtime.scriptrunner import get_script_run_ctx
 
 from app.core.pages import SECTIONS, page as page_entry
 from app.ui import state
@@ -62,6 +63,23 @@ def link(script: str, label: str) -> None:
     """A link to the page of ``script`` (a row of :data:`app.core.pages.SECTIONS`)."""
     entry = page_entry(script)
     st.page_link(f"{PAGES_DIR.name}/{entry.script}", label=label, icon=entry.icon)
+
+
+def quiet_unknown_path(by_section: dict[str, list[st.Page]]) -> None:
+    """Call before ``st.navigation``: a URL path that names no page of ``by_section`` is dropped
+    from this run's intent, so Streamlit runs the default page as for ``/`` and the app's
+    banner (:func:`unknown_path`) is the only word on it. Streamlit 1.67's ``st.navigation``
+    sends its own "Page not found" modal whenever the intended page name matches no page
+    (``streamlit/commands/navigation.py``, ``send_page_not_found``), with no option to leave
+    it out; the modal was drawn over the banner (a fresh user's find). A run asked for by page
+    hash (a widget's rerun, a page link) is left as it is."""
+    manager = getattr(get_script_run_ctx(), "pages_manager", None)
+    if manager is None or getattr(manager, "intended_page_script_hash", None):
+        return
+    asked = getattr(manager, "intended_page_name", None)
+    known = {p.url_path for entries in by_section.values() for p in entries}
+    if asked and asked not in known:
+        manager.set_script_intent("", "")
 
 
 def unknown_path(url: str | None) -> str | None:

@@ -10,7 +10,7 @@ import streamlit as st
 
 from profiling_worker.bundle.loader import Bundle
 from app.core import numbers
-from app.core.markdown import esc
+from app.core.markdown import esc, esc_spans
 from app.core.share.analyses import few_runs_text
 from app.ui import panels, state
 from profiling_worker.bundle.schema import plausibility as P
@@ -41,7 +41,7 @@ def show(bundle: Bundle, page: str, metrics: Iterable[str] = (),
     notes = relevant(bundle, metrics, extra_checks)
     if not notes:
         return
-    lines = "\n".join(f"- {esc(n.get('message', ''))}" for n in notes[:SHOWN])
+    lines = "\n".join(f"- {esc_spans(n.get('message', ''))}" for n in notes[:SHOWN])  # `ncu`
     more = f"\n\n{len(notes) - SHOWN} more in the table below." if len(notes) > SHOWN else ""
     icon = (":material/warning:" if any(n.get("severity") == P.WARNING for n in notes)
             else ":material/info:")

@@ -31,6 +31,8 @@ BUILDER_URL_UNCHECKED = "builder-url-unchecked"
 PANEL_WAS_ACTIVE = "panel-was-active"
 PAGE_JOB_STATUS = "page-job-status"  # job id -> the state the page named this run
 OWN_JOBS = "own-jobs"  # ids of the jobs this browser session submitted, oldest first
+#: page -> (the job its pickers were last drawn for, {job: {widget key: the user's pick}})
+PAGE_PICKS = "page-picks"
 
 
 def key(page: str, field: str) -> str:
@@ -100,6 +102,42 @@ def job_is_default() -> bool:
     """True while the selected job is the one the app opened on (no ``?job=``, no choice made
     since): a page may then open on a better example of what it shows."""
     return bool(st.session_state.get(SELECTED_BY_DEFAULT))
+
+
+def picks_follow_job(page: str, keys: Iterable[str], query: Iterable[str] = ()
+                     ) -> dict[str, Any]:
+    """Make the pickers ``keys`` of ``page`` (widget keys) follow the selected job: when the
+    sidebar's job changed since they were drawn, their kept values are dropped (a fresh user's
+    find: Compare and backends kept the pair of the job shown before), and so are the URL
+    parameters ``query`` that named their values (``?baseline=`` of a shared link, which named
+    the job shown before). Call before drawing them, each with ``on_change=remember_picks``
+    (``args=(page, keys)``).
+
+    Returns:
+        The user's own picks on ``page`` for the selected job (widget key -> value, from
+        :func:`remember_picks`; empty when none), for the page to open them rather than its
+        defaults: a job the user comes back to keeps what they chose for it.
+    """
+    job = selected_job_id()
+    pages = st.session_state.setdefault(PAGE_PICKS, {})
+    shown, by_job = pages.get(page, (None, {}))
+    if shown is not None and shown != job:
+        for widget in keys:
+            st.session_state.pop(widget, None)
+        for name in query:
+            st.query_params.pop(name, None)
+    pages[page] = (job, by_job)
+    return dict(by_job.get(job, {}))
+
+
+def remember_picks(page: str, keys: Iterable[str]) -> None:
+    """``on_change`` of a picker of :func:`picks_follow_job`: the values of ``keys`` now are
+    the user's picks on ``page`` for the selected job."""
+    job = selected_job_id()
+    pages = st.session_state.setdefault(PAGE_PICKS, {})
+    shown, by_job = pages.get(page, (job, {}))
+    pages[page] = (shown, {**by_job, job: {k: st.session_state[k] for k in keys
+                                            if k in st.session_state}})
 
 
 def own_jobs() -> list[str]:

@@ -111,10 +111,10 @@ class ImportKind:
                              "table of supported formats")
 
 
-_NSIGHT = ("nsight-python 0.9.4-1.1 CSVs: profiled_data (per run) and processed_data "
-           "(aggregated), any output_prefix or file name")
-_NCU_CSV = ("Nsight Compute CSV exports: ncu --csv --page raw, --page details or --metrics (with "
-            "or without --print-units base)")
+_NSIGHT = ("nsight-python 0.9.4-1.1 CSVs: `profiled_data` (per run) and `processed_data` "
+           "(aggregated), any `output_prefix` or file name")
+_NCU_CSV = ("Nsight Compute CSV exports: `ncu --csv --page raw`, `--page details` or `--metrics` "
+            "(with or without `--print-units base`)")
 
 _NSPY_VERSIONS = "0.9.4, 0.9.5, 0.9.6, 1.0, 1.1"
 _NCU_CHECKED = "ncu 2025.3 (checked)"
@@ -168,7 +168,7 @@ _COMBINED: tuple[ImportKind, ...] = (
                    "`NVR` magic (inside gzip too)",
                    "launches; runs and aggregated when alone"),)),
     ImportKind(NCU_TEXT, "Nsight Compute console text", NCU_EXPORTS,
-               "Nsight Compute console text (ncu --nvtx python3 app.py > log): values as printed",
+               "Nsight Compute console text (`ncu --nvtx python3 app.py > log`): values as printed",
                lines=lambda lines: any(_CONSOLE_SECTION.match(ln) for ln in lines),
                layouts=(Layout(
                    "Nsight Compute console text (`ncu --nvtx python3 app.py > log`, `ncu -i rep`)",

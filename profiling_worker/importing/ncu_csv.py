@@ -219,7 +219,7 @@ def from_ncu_csv(sources: list[Sniffed], nvtx: str = X.INNERMOST) -> Job:
                      "to keep them apart")
     if all(rows.empty for _, _, rows, _ in used):
         raise ImportFailed(f"{sources[0].path.name}: an Nsight Compute CSV with no numeric "
-                           "metric value", "export it again with ncu --csv --page raw")
+                           "metric value", "export it again with `ncu --csv --page raw`")
     kernel_regions = region_names(pd.concat([r["Kernel Name"] for _, _, r, _ in used]))
     frames = [rows.assign(_seq=rows["_seq"] + k * 1e9,
                           **{C.ANNOTATION: _regions(rows, table, kernel_regions, nvtx)})

@@ -105,9 +105,9 @@ def read_report(report: Path, metrics: Sequence[str], other_ranges: bool = True
         from profiling_worker.extract.ncu_report_reader import read_with_summary
     except ImportError as exc:
         raise ImportFailed(f"{report.name}: the ncu_report module is not installed here ({exc})",
-                           "install Nsight Compute's Python report interface (pip install "
-                           "ncu-report, or add <ncu>/extras/python to PYTHONPATH), or import the "
-                           "CSVs only") from exc
+                           "install Nsight Compute's Python report interface (`pip install "
+                           "ncu-report`, or add `<ncu>/extras/python` to `PYTHONPATH`), or import "
+                           "the CSVs only") from exc
     try:
         with plain_file(report) as plain:
             try:

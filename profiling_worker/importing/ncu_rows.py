@@ -172,7 +172,7 @@ def _require(s: Sniffed, columns: pd.Index) -> None:
     missing = [c for c in LAUNCH_KEYS if c not in columns]
     if missing:
         raise ImportFailed(f"{s.path.name}: an Nsight Compute CSV without column(s) "
-                           f"{', '.join(missing)}", "export it again with ncu --csv")
+                           f"{', '.join(missing)}", "export it again with `ncu --csv`")
 
 
 def read_export(s: Sniffed) -> NcuTable:

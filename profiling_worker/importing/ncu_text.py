@@ -179,7 +179,7 @@ def _table(path: Path, launches: list[_Launch], old_layout: bool) -> NcuTable:
     rows["Text"], localized = _locale_numbers(rows["Text"])
     notes = [f"{path.name}: Nsight Compute console text: values as printed, in display "
              "units rounded to the digits shown (us 17.95 read as 17,950 ns: up to about "
-             "0.1 % off); import the .ncu-rep or a --csv --print-units base export for "
+             "0.1 % off); import the .ncu-rep or a `--csv --print-units base` export for "
              "every digit"]
     if (rows["Grid Size"] == "").all():
         notes.append(f"{path.name}: no grid or block size printed (no Launch Statistics "

@@ -59,16 +59,16 @@ REFUSALS = (
             lambda text, name: "ERR_NVGPUCTRPERM" in text,
             "ncu's output of a run that was refused the GPU's performance counters "
             "(ERR_NVGPUCTRPERM): nothing was measured",
-            "allow profiling for your user (run ncu with sudo, or load the NVIDIA driver with "
-            "NVreg_RestrictProfilingToAdminUsers=0: https://developer.nvidia.com/"
+            "allow profiling for your user (run `sudo ncu ...`, or load the NVIDIA driver with "
+            "`NVreg_RestrictProfilingToAdminUsers=0`: https://developer.nvidia.com/"
             "ERR_NVGPUCTRPERM), then profile again: " + PROFILE),
     Refusal("ncu_print_summary",
             lambda text, name: bool(_SUMMARY_KERNEL.search(text)),
-            "Nsight Compute console text printed with --print-summary (per-kernel or "
+            "Nsight Compute console text printed with `--print-summary` (per-kernel or "
             "per-gpu): each kernel's minimum, maximum and average over its launches "
             "(`Invocations N`), not the launches' own values",
             "print the launches instead: `ncu -i report.ncu-rep --csv --page raw > raw.csv` "
-            "(or upload report.ncu-rep), or profile again without --print-summary: " + PROFILE),
+            "(or upload report.ncu-rep), or profile again without `--print-summary`: " + PROFILE),
     Refusal("ncu_query_metrics",
             lambda text, name: bool(_QUERY_METRICS.search(text)),
             "the output of `ncu --query-metrics`: the metrics a GPU offers, with no measured "
@@ -81,7 +81,7 @@ REFUSALS = (
             "basic -o report python3 app.py`"),
     Refusal("nsys_console",
             lambda text, name: bool(_NSYS_CONSOLE.search(text)),
-            "Nsight Systems console output (nsys profile --stats): timelines summed per "
+            "Nsight Systems console output (`nsys profile --stats`): timelines summed per "
             "kernel, no per-launch Nsight Compute metric", HINT_NCU_EXPORT),
 )
 

@@ -85,46 +85,59 @@ def _decimal(lines: list[str], delimiter: str) -> str:
 
 
 def describe_unknown(path: Path, head: bytes) -> str:
-    """What a file that is none of the supported kinds looks like, for the message."""
+    """What a file that is none of the supported kinds looks like, and its kind's fix where it
+    has one (``what; fix``), for the note on a folder's file left out."""
+    what, fix = unknown_kind(path, head)
+    return what if fix is None else f"{what}; {fix}"
+
+
+def unknown_kind(path: Path, head: bytes) -> tuple[str, str | None]:
+    """(what a file that is none of the supported kinds looks like, the fix of that kind; None
+    where it has none of its own and the supported kinds are the fix): one fix per refusal (an
+    SQLite file said the ncu commands in its message and the supported kinds as its fix)."""
     decoded = _decode(head)
     if head.startswith(_GZIP_MAGIC):
-        return "a gzip file that holds no Nsight Compute report"
+        return "a gzip file that holds no Nsight Compute report", None
     if head[:4] == b"PK\x03\x04":
-        return "a zip archive (a spreadsheet .xlsx?); save the sheet as CSV, or unpack it"
+        return ("a zip archive (a spreadsheet .xlsx?)",
+                "save the sheet as CSV (one file per sheet), or unpack the archive")
     if head.startswith(b"SQLite format"):
-        return ("an SQLite database (an Nsight Systems export?), which is not supported; "
-                + HINT_NCU_EXPORT)
+        return ("an SQLite database (an Nsight Systems export?), which is not supported",
+                HINT_NCU_EXPORT)
     if head.startswith(b"\x80") or head.startswith(b"PAR1"):
-        return "a binary (pickle or Parquet) file, which is never read"
+        return "a binary (pickle or Parquet) file, which is never read", None
     if head.startswith(_NSYS_MAGIC) or (decoded is None and path.name.lower().endswith(
             (".nsys-rep", ".qdrep"))):
-        return f"an Nsight Systems report, which is not supported; {HINT_NCU_EXPORT}"
+        return "an Nsight Systems report, which is not supported", HINT_NCU_EXPORT
     if decoded is None:
-        return "a binary file of an unknown kind"
+        return "a binary file of an unknown kind", None
     refused = X.refusal_of(decoded[0], path.name)
     if refused is not None:
-        return X.message(refused, path.name)
+        return X.message(refused, path.name), refused.fix
     text = decoded[0].lstrip()
     if not text:
         return ("a text file with nothing in it (only a byte-order mark or blanks)"
-                if head.strip() else "an empty file")
+                if head.strip() else "an empty file"), None
     if text.startswith(("{", "[")):
-        return "JSON text, which is not supported (a bundle's manifest? open the bundle instead)"
+        return ("JSON text, which is not supported (a bundle's manifest? open the bundle "
+                "instead)"), None
     lines = [ln for ln in text.splitlines() if not _NCU_NOISE.match(ln)]
     if not lines:
-        return "ncu's console output with no table in it (export with --csv)"
+        return ("ncu's console output with no table in it",
+                "profile again with `--csv`: `ncu --nvtx --csv --page raw python3 app.py > "
+                "raw.csv`")
     if any(cols <= set(_header(ln)[0]) for ln in lines[:50] for cols in _NSYS_COLUMNS):
-        return ("an Nsight Systems CSV export (nsys stats), which holds no per-launch Nsight "
-                f"Compute metrics and is not supported; {HINT_NCU_EXPORT}")
+        return ("an Nsight Systems CSV export (`nsys stats`), which holds no per-launch Nsight "
+                "Compute metrics and is not supported", HINT_NCU_EXPORT)
     fields, _ = _header(lines[0])
     if len(fields) > 1:
         near = _missing_columns(fields)
         if near:
-            return near
+            return near, None
         shown = ", ".join(repr(f[:30]) for f in fields[:8]) + (", ..." if len(fields) > 8 else "")
         return (f"a table with columns {shown}: neither nsight-python's (Annotation, Value or "
-                "AvgValue, Metric, ...) nor Nsight Compute's (ID, Kernel Name, ...)")
-    return "text that is not a table"
+                "AvgValue, Metric, ...) nor Nsight Compute's (ID, Kernel Name, ...)"), None
+    return "text that is not a table", None
 
 
 #: The kinds whose header must hold their columns (:func:`_missing_columns`), by the tool that
@@ -243,8 +256,11 @@ def refused(path: Path, head: bytes) -> ImportFailed:
     if kind is not None:
         return ImportFailed(f"{path.name}: {X.message(kind, path.name)}; nothing to import",
                             kind.fix)
-    return ImportFailed(f"{path.name}: {describe_unknown(path, head)}; it is not a file "
-                        "nsight-python or Nsight Compute writes", R.hint_supported())
+    what, fix = unknown_kind(path, head)
+    if fix is not None:  # a kind of its own, with its own fix: that one alone
+        return ImportFailed(f"{path.name}: {what}", fix)
+    return ImportFailed(f"{path.name}: {what}; it is not a file nsight-python or Nsight "
+                        "Compute writes", R.hint_supported())
 
 
 def _head(path: Path) -> bytes:

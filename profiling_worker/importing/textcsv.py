@@ -32,10 +32,10 @@ _INDEX = "_index"  # the name an unnamed leading index column is read under
 _THOUSANDS = r"[-+]?\d{1,3}(?:,\d{3})+(?:\.\d*)?(?:[eE][-+]?\d+)?"
 METRIC_NAME_RE = re.compile(r"^[a-z][a-z0-9]*__[a-z0-9_]+(\.[a-z0-9_]+)*$")
 
-HINT_NCU_CSV = ("export it again with ncu --csv (--page raw or --page details), or import the "
-                ".ncu-rep itself")
-HINT_CSV = ("give the profiled_data-*.csv / processed_data-*.csv files nsight-python writes "
-             "with output_csv=True, unmodified")
+HINT_NCU_CSV = ("export it again with `ncu --csv` (`--page raw` or `--page details`), or import "
+                "the .ncu-rep itself")
+HINT_CSV = ("give the `profiled_data-*.csv` / `processed_data-*.csv` files nsight-python "
+            "writes with `output_csv=True`, unmodified")
 
 
 def _check_size(path: Path, hint: str = HINT_CSV) -> None:

@@ -403,3 +403,21 @@ def test_importing_the_same_files_again_names_the_earlier_job(store, app) -> Non
     said = [unescape(i.value) for i in at.info if "Same files as job" in i.value]
     assert said == [f"Same files as job **{first}**, imported at {when} (every file's SHA-256 "
                     f"matches): **{second}** is a second copy of it."], said
+
+
+def test_a_refused_sqlite_file_shows_one_fix_with_its_commands_as_code(store, app) -> None:
+    """A fresh user's find: an SQLite file (named .csv) showed the ncu commands in its message
+    and the supported kinds as its fix, two fixes in one box; the supported list and the
+    hints wrote commands as plain text."""
+    at = _upload(app("import_files"), [])
+    at.file_uploader(key="import-files").set_value(
+        [("report.csv", b"SQLite format 3\x00" + bytes(200), "application/octet-stream")])
+    at.run()
+    at.button(key="import-run").click().run()
+    assert not at.exception, at.exception
+    (error,) = [e.value for e in at.error]
+    assert error.count("Fix:") == 1 and error.count("ncu --nvtx -o report") == 1, error
+    assert "`ncu --nvtx -o report python3 app.py`" in error  # a code span, not escaped text
+    assert "nsight-python 0.9.4" not in error  # nor the supported kinds as a second fix
+    listed = next(m.value for m in at.markdown if "Each file is recognised" in m.value)
+    assert "`ncu --csv --page raw`" in listed and "`ncu --nvtx python3 app.py > log`" in listed

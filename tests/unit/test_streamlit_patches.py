@@ -17,6 +17,8 @@ PATCHED = [
     ("streamlit.web.server.starlette.starlette_app", "create_streamlit_routes"),
     ("streamlit.web.server.starlette.starlette_app", "create_streamlit_middleware"),
     ("streamlit.web.server.starlette.starlette_gzip_middleware", "_should_bypass_gzip"),
+    # app/ui/navigation.quiet_unknown_path: an unknown URL path left out of the run's intent
+    ("streamlit.runtime.pages_manager", "PagesManager.set_script_intent"),
 ]
 
 

@@ -16,6 +16,7 @@ from profiling_worker.bundle.loader import Bundle
 from app.core import numbers
 from app.core.environment import environment_rows, gpu_name
 from app.core.figures import theme
+from app.core.metrics import annotation_order
 from app.core.provenance import (host_timer_warning, import_banner, is_imported,
                                  profiled_scope)
 from app.core.share import document as H
@@ -24,13 +25,9 @@ from app.core.views.run_audit import failed_text
 
 def job_colors(bundle: Bundle) -> dict[str, str]:
     """Annotation -> colour for the job (:func:`theme.annotation_colors` over the annotations
-    of its aggregated table, else its per-run table, in table order): the same in every view
+    in the job's order, :func:`app.core.metrics.annotation_order`): the same in every view
     and in the report."""
-    for name in (C.TABLE_AGGREGATED, C.TABLE_RUNS):
-        table = bundle.tables.get(name)
-        if table is not None and C.ANNOTATION in table:
-            return theme.annotation_colors(table[C.ANNOTATION].dropna().unique())
-    return {}
+    return theme.annotation_colors(annotation_order(bundle))
 
 
 def caption(bundle: Bundle) -> str:

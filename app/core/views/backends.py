@@ -11,6 +11,7 @@ runs)."""
 
 from __future__ import annotations
 
+import dataclasses
 import datetime
 from collections.abc import Mapping
 from typing import Any
@@ -22,11 +23,11 @@ from profiling_worker.bundle.gate.context import FIELDS, METRIC_SET, context_dif
 from profiling_worker.bundle.gate import judge as gate
 from profiling_worker.bundle.gate.verdict import Outcome
 from profiling_worker.bundle.schema import backends as B, columns as C, tools as T
+from profiling_worker.bundle.schema.spec import JobSpec
 
 from profiling_worker.bundle.loader import Bundle
 from app.core.metrics import MissingData
 from app.core.views.compare import (GATE_COLUMNS, CompareOptions, JobSummary, candidates,
-                                    default_candidate,
                                     compare_frame)
 from app.core.views.kernels import kernel_counts_frame
 from app.core import frame_columns as F
@@ -268,6 +269,16 @@ def tool_version_difference(ncu: Mapping[str, Any], cupti: Mapping[str, Any]) ->
     return next(iter(context_differences(dict(ncu), dict(cupti), ignore=others)), None)
 
 
+def _offer(ncu_id: str, jobs: list[JobSummary], manifests: Mapping[str, Mapping[str, Any]]
+           ) -> tuple[list[str], list[str]]:
+    """(the CUPTI jobs comparable with ``ncu_id``, best first; the others): the ranking of
+    :func:`cupti_choices`."""
+    offered, refused = candidates(ncu_id, jobs)
+    ncu = manifests[ncu_id]
+    ranked = sorted(offered, key=lambda job: len(context_mismatch(ncu, manifests[job])))
+    return ranked, list(refused)
+
+
 def cupti_choices(ncu_id: str, jobs: list[JobSummary],
                   manifests: Mapping[str, Mapping[str, Any]]) -> list[str]:
     """The CUPTI jobs to offer against ncu job ``ncu_id``, best first.
@@ -281,27 +292,52 @@ def cupti_choices(ncu_id: str, jobs: list[JobSummary],
         jobs: summaries of the ncu job and of every CUPTI job.
         manifests: job id -> manifest, for every job of ``jobs``.
     """
-    offered, refused = candidates(ncu_id, jobs)
-    ncu = manifests[ncu_id]
-    ranked = sorted(offered, key=lambda job: len(context_mismatch(ncu, manifests[job])))
-    return ranked + list(refused)
+    offered, refused = _offer(ncu_id, jobs, manifests)
+    return offered + refused
 
 
 #: The pair the page opens on when the selected job is in no comparable pair (bundled J1).
 DEFAULT_NCU = "h200-ncu-j1-fp16"
+
+#: Spec fields an ncu and a CUPTI job of one measurement differ in by their backend, or that
+#: only name them: left out of :func:`spec_differences`.
+BACKEND_SPEC_FIELDS = frozenset({"backend", "metrics", "section_set", "replay_mode", "label"})
+
+
+def spec_differences(one: Mapping[str, Any], other: Mapping[str, Any]) -> int:
+    """How many fields of the two manifests' specs differ (runs, warm-up, configs, cache
+    control...), the :data:`BACKEND_SPEC_FIELDS` aside: 0 for the ncu and CUPTI jobs of one
+    measurement (``h200-ncu-matmul-sweep`` and ``h200-cupti-matmul-sweep``), 1 for
+    ``h200-ncu-matmul-rules`` against the latter (3 runs, not 10)."""
+    a, b = one.get("spec") or {}, other.get("spec") or {}
+    return sum(_spec_value(a, name) != _spec_value(b, name)
+               for name in (set(a) | set(b)) - BACKEND_SPEC_FIELDS)
+
+
+#: A spec field's value where a manifest's spec leaves it out (written before the field was).
+_SPEC_DEFAULTS = {f.name: f.default for f in dataclasses.fields(JobSpec)
+                  if f.default is not dataclasses.MISSING}
+
+
+def _spec_value(spec: Mapping[str, Any], name: str) -> Any:
+    """``spec[name]`` (its default where left out), a list as a tuple: ``[]`` is ``()``."""
+    value = spec.get(name, _SPEC_DEFAULTS.get(name))
+    return tuple(value) if isinstance(value, list) else value
 
 
 def default_pair(selected: str | None, ncu_ids: list[str], cupti_ids: list[str],
                  jobs: list[JobSummary], manifests: Mapping[str, Mapping[str, Any]]
                  ) -> tuple[str, str | None]:
     """The ncu job and CUPTI job the page opens on: the selected job's pair where it is in a
-    comparable one (an ncu job with a CUPTI job :func:`cupti_choices` offers as comparable, the
-    best first; a CUPTI job offered to an ncu job, that ncu job: among those it ranks best
-    for, the one named as its pair (``h200-ncu-matmul-sweep`` for ``h200-cupti-matmul-sweep``,
-    though ``h200-ncu-matmul-rules`` ranks it first too), else the one
-    :func:`~app.core.views.compare.default_candidate` picks for it), else :data:`DEFAULT_NCU` (or the first ncu job) and its best CUPTI job (None: the
-    first :func:`cupti_choices` gives). With h200-ncu-matmul-sweep selected the page opened on
-    the J1 pair, though h200-cupti-matmul-sweep was there.
+    comparable one, else :data:`DEFAULT_NCU` (or the first ncu job) and its best CUPTI job
+    (None: the first :func:`cupti_choices` gives). With h200-ncu-matmul-sweep selected the
+    page opened on the J1 pair, though h200-cupti-matmul-sweep was there.
+
+    The selected ncu job's pair is the CUPTI job :func:`cupti_choices` ranks first among
+    those comparable with it. The selected CUPTI job's is the ncu job that ranks it highest,
+    on a tie the one whose spec differs least from its own (:func:`spec_differences`:
+    ``h200-ncu-matmul-sweep`` for ``h200-cupti-matmul-sweep``, though
+    ``h200-ncu-matmul-rules``, 3 runs, ranks it first too), then the first of ``ncu_ids``.
 
     Args:
         selected: the selected job (sidebar, ``?job=``), None when none.
@@ -309,27 +345,23 @@ def default_pair(selected: str | None, ncu_ids: list[str], cupti_ids: list[str],
         jobs: summaries of every job of ``ncu_ids`` and ``cupti_ids``.
         manifests: job id -> manifest, for every job of ``jobs``.
     """
-    fallback = DEFAULT_NCU if DEFAULT_NCU in ncu_ids else ncu_ids[0]
-    if selected in ncu_ids:
-        offered, _ = candidates(selected, [j for j in jobs if j.job_id in [selected, *cupti_ids]])
-        if offered:
-            return selected, cupti_choices(selected, [j for j in jobs if j.job_id in
-                                                      [selected, *offered]], manifests)[0]
+    cupti = [j for j in jobs if j.job_id in cupti_ids]
+    by_id = {j.job_id: j for j in jobs}
+
+    def offered(ncu_id: str) -> list[str]:
+        return _offer(ncu_id, [by_id[ncu_id], *cupti], manifests)[0] if ncu_id in by_id else []
+
+    if selected in ncu_ids and (mine := offered(selected)):
+        return selected, mine[0]
     if selected in cupti_ids:
-        ranks = {}
-        for ncu_id in ncu_ids:
-            offered, _ = candidates(ncu_id, [j for j in jobs if j.job_id in [ncu_id, *cupti_ids]])
-            if selected in offered:
-                ranked = cupti_choices(ncu_id, [j for j in jobs if j.job_id in
-                                                [ncu_id, *offered]], manifests)
-                ranks[ncu_id] = ranked.index(selected)
-        if ranks:  # among the ncu jobs it ranks best for, the one most like it
-            best = [j for j in jobs if ranks.get(j.job_id) == min(ranks.values())]
-            named = [j for j in best if j.job_id.replace(B.NCU, B.CUPTI, 1) == selected]
-            best = named or best  # named as its pair (x-ncu-y / x-cupti-y): recorded as one
-            return default_candidate(selected, [*best, *[j for j in jobs
-                                                         if j.job_id == selected]]), selected
-    return fallback, None
+        ranks = {ncu_id: ranked.index(selected) for ncu_id in ncu_ids
+                 if selected in (ranked := offered(ncu_id))}
+        if ranks:
+            best = min(ranks, key=lambda ncu_id: (
+                ranks[ncu_id], spec_differences(manifests[ncu_id], manifests[selected]),
+                ncu_ids.index(ncu_id)))
+            return best, selected
+    return (DEFAULT_NCU if DEFAULT_NCU in ncu_ids else ncu_ids[0]), None
 
 
 def kernel_counts_differ(ncu: Bundle, cupti: Bundle) -> pd.DataFrame:

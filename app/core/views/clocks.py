@@ -21,7 +21,8 @@ from profiling_worker.bundle.schema.throttle_reasons import NVML_DOCS, THROTTLE_
 from app.core import derived
 from profiling_worker.bundle.loader import Bundle
 from app.core.environment import first_gpu
-from app.core.metrics import GPC_HZ, MissingData, keys_of, missing_metric, with_labels
+from app.core.metrics import (GPC_HZ, MissingData, in_job_order, keys_of, missing_metric,
+                              with_labels)
 from app.core import frame_columns as F
 from app.core.frame_columns import (BEFORE_RUN, COLLECTOR_UNIT, COLLECTOR_VALUE, KERNEL_TIME,
                                      PEARSON, SAMPLED, THROTTLE)
@@ -201,8 +202,8 @@ def collector_runs_frame(bundle: Bundle, options: ClocksOptions) -> pd.DataFrame
     out = times.merge(coll, on=[C.CONFIG, C.RUN], how="inner")
     out[COLLECTOR_VALUE] = out[COLLECTOR_VALUE].astype(float)
     out[SAMPLED] = BEFORE_RUN
-    out = out.sort_values([C.ANNOTATION, C.CONFIG, C.COLLECTOR, C.RUN], kind="stable")
-    return with_labels(out.reset_index(drop=True), bundle.parameters)
+    out = in_job_order(out, bundle, (C.ANNOTATION, C.CONFIG, C.COLLECTOR, C.RUN))
+    return with_labels(out, bundle.parameters)
 
 
 def correlation_frame(frame: pd.DataFrame) -> pd.DataFrame:

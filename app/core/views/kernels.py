@@ -8,7 +8,7 @@ import pandas as pd
 from profiling_worker.bundle.schema import columns as C, kernel_filter
 
 from profiling_worker.bundle.loader import Bundle
-from app.core.metrics import MissingData, with_labels
+from app.core.metrics import MissingData, in_job_order, with_labels
 from app.core.views.run_audit import with_outcome
 from app.core import frame_columns as F
 
@@ -38,8 +38,7 @@ def launches_frame(bundle: Bundle) -> pd.DataFrame:
             .unstack("_m"))
     wide = wide[order].reset_index()
     wide.columns.name = None
-    wide = wide.sort_values([k for k in (C.CONFIG, C.RUN, C.LAUNCH) if k in wide], kind="stable")
-    wide = wide.reset_index(drop=True)
+    wide = in_job_order(wide, bundle, (C.CONFIG, C.RUN, C.LAUNCH, C.ANNOTATION))
     return with_labels(wide, bundle.parameters)
 
 
@@ -73,7 +72,8 @@ def kernel_counts_frame(bundle: Bundle) -> pd.DataFrame:
                                      | (counts.pop("_kinds") > 1))
     names = (launches.groupby(keys, sort=False)[C.KERNEL]
              .agg(lambda s: " + ".join(dict.fromkeys(s))).rename(F.KERNEL_NAMES).reset_index())
-    return with_labels(counts.merge(names, on=keys), bundle.parameters)
+    return with_labels(in_job_order(counts.merge(names, on=keys), bundle, (C.CONFIG, C.ANNOTATION)),
+                       bundle.parameters)
 
 
 def kernel_time_frame(bundle: Bundle) -> pd.DataFrame:
@@ -100,7 +100,8 @@ def kernel_time_frame(bundle: Bundle) -> pd.DataFrame:
     mean = total.merge(runs, on=keys)
     mean[F.MEAN_TIME_NS] = mean.pop(C.VALUE) / mean.pop("_runs")
     mean[F.SHARE] = 100 * mean[F.MEAN_TIME_NS] / mean.groupby(keys)[F.MEAN_TIME_NS].transform("sum")
-    return with_outcome(with_labels(mean, bundle.parameters), bundle)
+    return with_outcome(with_labels(in_job_order(mean, bundle, (C.CONFIG, C.ANNOTATION)),
+                                    bundle.parameters), bundle)
 
 
 def unattributed_frame(bundle: Bundle) -> pd.DataFrame:

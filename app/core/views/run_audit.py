@@ -13,7 +13,7 @@ from profiling_worker.bundle.schema import columns as C, run_audit as A
 
 from profiling_worker.bundle.gate.sides import beside_tables, unread_beside
 from profiling_worker.bundle.loader import Bundle
-from app.core.metrics import with_labels
+from app.core.metrics import in_job_order, with_labels
 from app.core import frame_columns as F
 
 #: Where the audit came from, as the page says it.
@@ -67,14 +67,15 @@ def audit_frame(bundle: Bundle) -> pd.DataFrame:
 def badge_frame(bundle: Bundle) -> pd.DataFrame:
     """One row per annotation x config: Annotation, Config, <params>, ConfigLabel, Runs,
     Passed, Flags (``check n, ...``), NotChecked (checks the files cannot support), Badge
-    (``"39 of 100 runs passed (clock 6, population 61)"``); in the audit's order."""
+    (``"39 of 100 runs passed (clock 6, population 61)"``); by annotation in the job's
+    order (:func:`~app.core.metrics.in_job_order`), then config."""
     summary = A.summary_frame(audit_frame(bundle))
     params = bundle.parameters
     agg = bundle.table(C.TABLE_AGGREGATED)
     if params and not agg.empty and set(params) <= set(agg):
         values = agg[[C.ANNOTATION, C.CONFIG, *params]].drop_duplicates([C.ANNOTATION, C.CONFIG])
         summary = summary.merge(values, on=[C.ANNOTATION, C.CONFIG], how="left")
-    out = with_labels(summary, params)
+    out = with_labels(in_job_order(summary, bundle, (C.ANNOTATION, C.CONFIG)), params)
     return out[[C.ANNOTATION, C.CONFIG, *[p for p in params if p in out], F.CONFIG_LABEL,
                 C.RUNS, "Passed", "Flags", "NotChecked", "Badge"]]
 
@@ -277,4 +278,5 @@ def chart_audit_notes(bundle: Bundle, pairs: tuple[tuple[str, int], ...],
 def flagged_frame(bundle: Bundle) -> pd.DataFrame:
     """The audit's rows that did not pass (flag or not checked), for the details."""
     audit = audit_frame(bundle)
-    return audit[audit[A.RESULT].isin([A.FLAG, A.NOT_CHECKED])].reset_index(drop=True)
+    flagged = audit[audit[A.RESULT].isin([A.FLAG, A.NOT_CHECKED])]
+    return in_job_order(flagged, bundle).reset_index(drop=True)

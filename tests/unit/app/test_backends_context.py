@@ -7,7 +7,8 @@ import copy
 
 from bundled import bundled
 
-from app.core.views.backends import context_mismatch, cupti_choices, tool_version_difference
+from app.core.views.backends import (context_mismatch, cupti_choices, default_pair,
+                                     spec_differences, tool_version_difference)
 from app.core.views.compare import JobSummary
 
 CUPTI_JOBS = ("h200-cupti-elementwise-cache-none", "h200-cupti-elementwise", "h200-cupti-j1-fp16")
@@ -59,3 +60,30 @@ def test_the_matching_pair_is_not_warned_about_its_nsight_python_versions() -> N
     assert context_mismatch(ncu, cupti) == []
     assert tool_version_difference(ncu, cupti) == "nsight-python version: 0.9.6 vs 1.1.0"
     assert tool_version_difference(ncu, ncu) is None
+
+
+def test_default_pair_ties_on_the_spec_not_the_name() -> None:
+    """A CUPTI job's ncu pair: the ncu job that ranks it highest; on a tie the one whose spec
+    is the CUPTI job's but for the backend (matmul-rules ranks the CUPTI sweep first too, with
+    3 runs, not 10), whatever the jobs are called (a job-id rule, -ncu- for -cupti-, decided
+    it before)."""
+    ncu_ids = ["h200-ncu-matmul-rules", "h200-ncu-matmul-sweep", "h200-ncu-j1-fp16"]
+    cupti_ids = ["h200-cupti-matmul-sweep", "h200-cupti-j1-fp16"]
+    manifests = {j: _manifest(j) for j in ncu_ids + cupti_ids}
+    summaries = [JobSummary.of(j, "", bundled(j).spec) for j in ncu_ids + cupti_ids]
+    sweep = manifests["h200-cupti-matmul-sweep"]
+    assert spec_differences(manifests["h200-ncu-matmul-sweep"], sweep) == 0
+    assert spec_differences(manifests["h200-ncu-matmul-rules"], sweep) == 1  # runs
+    assert default_pair("h200-cupti-matmul-sweep", ncu_ids, cupti_ids, summaries, manifests) \
+        == ("h200-ncu-matmul-sweep", "h200-cupti-matmul-sweep")
+    # renamed, the pair is the same: the spec decides, not the name
+    renamed = {"h200-ncu-matmul-sweep": "sweep-a", "h200-ncu-matmul-rules": "rules-b",
+               "h200-cupti-matmul-sweep": "timing-c"}
+    ids = [renamed.get(j, j) for j in ncu_ids], [renamed.get(j, j) for j in cupti_ids]
+    summaries = [JobSummary.of(renamed.get(j, j), "", bundled(j).spec) for j in ncu_ids + cupti_ids]
+    manifests = {renamed.get(j, j): m for j, m in manifests.items()}
+    assert default_pair("timing-c", *ids, summaries, manifests) == ("sweep-a", "timing-c")
+    assert default_pair("sweep-a", *ids, summaries, manifests) == ("sweep-a", "timing-c")
+    assert default_pair("h200-cupti-j1-fp16", *ids, summaries, manifests) \
+        == ("h200-ncu-j1-fp16", "h200-cupti-j1-fp16")
+    assert default_pair(None, *ids, summaries, manifests) == ("h200-ncu-j1-fp16", None)

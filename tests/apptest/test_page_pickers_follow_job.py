@@ -1,0 +1,62 @@
+"""The Compare and backends pages' pickers follow the job selected in the sidebar (a fresh
+user's find: they kept the values of the job shown before), unless the user picked otherwise
+on that page for that job."""
+
+from __future__ import annotations
+
+from tests.scenarios import SCENARIOS
+
+
+def _pair(at, page: str, sides: tuple[str, str]) -> tuple[str, str]:
+    assert not at.exception, at.exception
+    return tuple(at.selectbox(key=f"{page}-{side}").value for side in sides)  # type: ignore
+
+
+def _select(at, job: str):
+    return at.selectbox(key="sidebar-job").set_value(job).run()
+
+
+def test_compare_pickers_follow_the_sidebar_job(store, monkeypatch, app) -> None:
+    monkeypatch.setenv("KPROF_BUNDLED_DIR", str(SCENARIOS))
+    sides = ("baseline", "candidate")
+    at = app("compare", query={"job": "h200-ncu-elementwise"})
+    assert _pair(at, "compare", sides) == ("h200-ncu-elementwise",
+                                           "h200-ncu-elementwise-cache-none")
+    _select(at, "h200-ncu-j1-fp16")
+    assert _pair(at, "compare", sides) == ("h200-ncu-j1-fp16", "h200-ncu-gate-base")
+    # the user's own pick for this job stays with this job
+    at.selectbox(key="compare-candidate").set_value("h200-cupti-j1-fp16").run()
+    assert _pair(at, "compare", sides) == ("h200-ncu-j1-fp16", "h200-cupti-j1-fp16")
+    _select(at, "h200-ncu-elementwise")
+    assert _pair(at, "compare", sides) == ("h200-ncu-elementwise",
+                                           "h200-ncu-elementwise-cache-none")
+    _select(at, "h200-ncu-j1-fp16")
+    assert _pair(at, "compare", sides) == ("h200-ncu-j1-fp16", "h200-cupti-j1-fp16")
+
+
+def test_backends_pickers_follow_the_sidebar_job(store, monkeypatch, app) -> None:
+    monkeypatch.setenv("KPROF_BUNDLED_DIR", str(SCENARIOS))
+    sides = ("ncu", "cupti")
+    at = app("backends", query={"job": "h200-ncu-j1-fp16"})
+    assert _pair(at, "backends", sides) == ("h200-ncu-j1-fp16", "h200-cupti-j1-fp16")
+    _select(at, "h200-cupti-matmul-sweep")
+    assert _pair(at, "backends", sides) == ("h200-ncu-matmul-sweep", "h200-cupti-matmul-sweep")
+    # a pick of another ncu job on the page, for this job, is kept when the user comes back
+    at.selectbox(key="backends-ncu").set_value("h200-ncu-gate-base").run()
+    picked = _pair(at, "backends", sides)
+    assert picked[0] == "h200-ncu-gate-base"
+    _select(at, "h200-ncu-j1-fp16")
+    assert _pair(at, "backends", sides) == ("h200-ncu-j1-fp16", "h200-cupti-j1-fp16")
+    _select(at, "h200-cupti-matmul-sweep")
+    assert _pair(at, "backends", sides) == picked
+
+
+def test_thermal_pair_pickers_follow_the_sidebar_job(store, monkeypatch, app) -> None:
+    monkeypatch.setenv("KPROF_BUNDLED_DIR", str(SCENARIOS))
+    sides = ("thermal-a", "thermal-b")
+    at = app("clocks_thermal", query={"job": "h200-cupti-stability"})
+    assert _pair(at, "clocks", sides) == ("h200-cupti-stability",
+                                          "h200-cupti-stability-thermal-off")
+    _select(at, "h200-cupti-stability-thermal-off")
+    assert _pair(at, "clocks", sides) == ("h200-cupti-stability-thermal-off",
+                                          "h200-cupti-stability")
