@@ -194,8 +194,9 @@ def _listed(child: Path, source: str) -> BundleInfo:
     """``child``'s :class:`BundleInfo`, read again only when its manifest changed
     (:func:`_signature`): every script run lists both roots before its page (the job selector,
     the banner), and reading and checking the 27 bundled manifests took 5-6 ms of CPU, of the
-    30-45 ms a click's run spends before its chart (issue 40; now about 0.5 ms). A manifest that fails to read is read again each
-    time (its :class:`~profiling_worker.bundle.schema.manifest.ManifestError` is not kept).
+    30-45 ms a click's run spends before its chart (issue 40; now about 0.5 ms). A manifest
+    that fails to read is read again each time (its
+    :class:`~profiling_worker.bundle.schema.manifest.ManifestError` is not kept).
     The listed manifest is shared by every caller: read it, never change it."""
     sig = _signature(child)
     hit = _LISTED.get(child)
