@@ -66,3 +66,27 @@ def test_find_bundle(cpu_bundle: Path, tmp_path: Path) -> None:
     assert rs.find_bundle("missing-job", root, None) is None
     with pytest.raises(rs.InvalidJobId):
         rs.find_bundle("../" + cpu_bundle.name, root, None)
+
+
+def test_list_bundles_reads_a_manifest_again_only_when_it_changed(cpu_bundle: Path,
+                                                                   tmp_path: Path) -> None:
+    """Issue 40: the listing keeps each bundle while its manifest is unchanged (the same
+    object), reads it again once rewritten, and a manifest swapped for a link to a file
+    outside the bundle is read again and refused."""
+    root = cpu_bundle.parent
+    first = rs.list_bundles(root, None)[0][0]
+    assert rs.list_bundles(root, None)[0][0] is first  # unchanged: not read again
+    manifest_file = cpu_bundle / "manifest.json"
+    manifest = json.loads(manifest_file.read_text(encoding="utf-8"))
+    manifest["status"] = "failed"
+    replaced = cpu_bundle / "manifest.json.new"
+    replaced.write_text(json.dumps(manifest), encoding="utf-8")
+    replaced.replace(manifest_file)  # as the worker writes it: a new file
+    again = rs.list_bundles(root, None)[0][0]
+    assert again is not first and again.status == "failed"
+    outside = tmp_path / "outside.json"
+    outside.write_text(json.dumps(manifest), encoding="utf-8")
+    manifest_file.unlink()
+    manifest_file.symlink_to(outside)
+    bundles, problems = rs.list_bundles(root, None)
+    assert bundles == [] and [p.path for p in problems] == [cpu_bundle]
