@@ -372,7 +372,8 @@ PAGE_RUNS = ("page-speed-1205-speed", "page-speed-1205-speed2", "page-speed-1205
 #: Page benchmark runs beside a baseline checkout (``page_speed.py --baseline``) the docs quote.
 PAGE_PAIRED_RUNS = ("page-speed-1205-s10-click", "page-speed-1205-s10-click2",
                     "page-speed-1205-s10-final", "page-speed-1205-s11-quiet",
-                    "page-speed-1205-s12-quiet", "page-speed-1206-s14-quiet")
+                    "page-speed-1205-s12-quiet", "page-speed-1206-s14-quiet",
+                    "page-speed-1206-s17")
 
 
 def pages_text(run: str) -> str:
@@ -407,7 +408,7 @@ def pages_paired_text(run: str) -> str:
 
 
 #: Page benchmark runs that time a bare two-page Streamlit app's click beside the dashboard's.
-BARE_CLICK_RUNS = ("page-speed-1206-s17-bareclick-1round",)
+BARE_CLICK_RUNS = ("page-speed-1206-s17-bareclick-1round", "page-speed-1206-s17")
 
 
 def bare_click_text(run: str) -> str:
@@ -463,7 +464,8 @@ def click_breakdown_text(run: str, page: str) -> str:
 #: (``benchmarks/click_cpu.py --json``; wall times were no measure beside a CPU hog).
 #: Run -> whether its server figures count (the first run's hook took a click's first run, which
 #: could be a short rerun before the page's, as the run to the chart).
-CLICK_CPU_RUNS = {"click-cpu-1205-s13-ticks": False, "click-cpu-1205-s13-hog": True}
+CLICK_CPU_RUNS = {"click-cpu-1205-s13-ticks": False, "click-cpu-1205-s13-hog": True,
+                  "click-cpu-1206-s17-listing": True, "click-cpu-1206-s17-bare4": True}
 
 
 def click_cpu_text(run: str, server: bool = True) -> str:
