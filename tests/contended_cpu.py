@@ -32,11 +32,15 @@ def one_cpu() -> int:
 
 
 def record_contended_job(job: Path) -> subprocess.CompletedProcess[str]:
-    """Run a small cpu matmul job into the new directory ``job`` on a contended CPU."""
+    """Run a small cpu matmul job into the new directory ``job`` on a contended CPU. n = 512, so
+    that its timing loop spans several of the scheduler's time slices: with one torch thread
+    (the cpu backend's default since cpu_threads) a 64x64 job's loop took 4-30 ms and once
+    passed unwarned, losing no slice; 512x512 loops took 47-59 ms at a waiting fraction of
+    0.62-0.69 (three runs each, 2026-12-06)."""
     cpu = one_cpu()
     job.mkdir()
     (job / C.SPEC_FILE).write_text(json.dumps({
-        "kernels": ["matmul"], "annotations": ["fp32"], "configs": [{"n": 64}], "runs": 3,
+        "kernels": ["matmul"], "annotations": ["fp32"], "configs": [{"n": 512}], "runs": 3,
         "backend": "cpu"}))
     busy = [subprocess.Popen(["taskset", "-c", str(cpu), sys.executable, "-c",
                               "while True: pass"]) for _ in range(2)]
