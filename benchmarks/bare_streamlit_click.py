@@ -14,6 +14,8 @@ import pandas as pd
 import plotly.graph_objects as go
 import streamlit as st
 
+from bare_streamlit_page import time_vs_n  # the script's folder is on sys.path
+
 TABLES = Path(__file__).resolve().parents[1] / "app" / "bundled" / "h200-ncu-matmul-sweep" / "tables"
 DURATION = "gpu__time_duration.sum"
 
@@ -23,18 +25,7 @@ def sweep() -> None:
     st.page_link(spread, label="Run-to-run spread")
     table = pd.read_parquet(TABLES / "aggregated.parquet")
     table = table[table["Metric"] == DURATION]
-    fig = go.Figure()
-    for annotation, group in table.groupby("Annotation", sort=False):
-        avg = group["AvgValue"] / 1e3
-        fig.add_trace(go.Scatter(
-            x=group["n"], y=avg, mode="lines+markers", name=str(annotation),
-            error_y={"type": "data", "symmetric": False,
-                     "array": group["CI95_Upper"] / 1e3 - avg,
-                     "arrayminus": avg - group["CI95_Lower"] / 1e3}))
-    fig.update_xaxes(type="log", title="n")
-    fig.update_yaxes(type="log", title="Time (µs)")
-    fig.update_layout(title="Time vs n")
-    st.plotly_chart(fig, width="stretch", theme="streamlit")
+    st.plotly_chart(time_vs_n(table), width="stretch", theme="streamlit")
     st.dataframe(table, hide_index=True, width="stretch")
 
 

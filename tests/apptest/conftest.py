@@ -187,3 +187,21 @@ def app(bidi_components: BidiComponentManager) -> Callable[..., AppTest]:
         return at.switch_page(f"app_pages/{page}.py").run()
 
     return make
+
+
+@pytest.fixture
+def one_gpu(monkeypatch: pytest.MonkeyPatch) -> None:
+    """This machine's worker report, with the ncu backend available on one visible GPU (the
+    report of a one-GPU node); everything else (the kernel catalog) as probed."""
+    from app.ui import cached
+
+    probed = cached.env_report
+
+    def report() -> dict[str, Any]:
+        out = copy.deepcopy(probed())
+        out["backends"]["ncu"] = {"available": True, "nsight_mode": "attach"}
+        out.setdefault("environment", {})["visible_gpus"] = [
+            {"index": 0, "name": "NVIDIA H200", "uuid": "GPU-0"}]
+        return out
+
+    monkeypatch.setattr(cached, "env_report", report)

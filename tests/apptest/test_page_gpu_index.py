@@ -3,8 +3,6 @@ no GPU of that index (the worker's own refusal, said before the job is queued)."
 
 from __future__ import annotations
 
-import copy
-
 import pytest
 
 from apptest_helpers import texts, unescape
@@ -42,20 +40,6 @@ def test_gpu_index_on_the_cpu_backend_is_named_not_ignored(store, app) -> None:
     assert (job.spec.backend, job.spec.gpu) == ("cpu", 0)
 
 
-@pytest.fixture
-def one_gpu(monkeypatch: pytest.MonkeyPatch) -> None:
-    """This machine's worker report, with the ncu backend available on one visible GPU (the
-    report of a one-GPU node); everything else (the kernel catalog) as probed."""
-    probed = cached.env_report
-
-    def report() -> dict:
-        out = copy.deepcopy(probed())
-        out["backends"]["ncu"] = {"available": True, "nsight_mode": "attach"}
-        out.setdefault("environment", {})["visible_gpus"] = [
-            {"index": 0, "name": "NVIDIA H200", "uuid": "GPU-0"}]
-        return out
-
-    monkeypatch.setattr(cached, "env_report", report)
 
 
 def test_gpu_index_the_machine_lacks_is_refused_by_field(store, app, one_gpu) -> None:

@@ -4,8 +4,6 @@ never sent by a GPU backend's form (they ignore it)."""
 
 from __future__ import annotations
 
-import copy
-
 import pytest
 
 from apptest_helpers import texts, unescape, wait_until
@@ -60,20 +58,6 @@ def test_a_bad_thread_count_is_named_by_its_label(store, app) -> None:
     assert cached.job_manager().snapshot() == []
 
 
-@pytest.fixture
-def one_gpu(monkeypatch: pytest.MonkeyPatch) -> None:
-    """This machine's worker report with the ncu backend available on one visible GPU (as
-    tests/apptest/test_page_gpu_index.py)."""
-    probed = cached.env_report
-
-    def report() -> dict:
-        out = copy.deepcopy(probed())
-        out["backends"]["ncu"] = {"available": True, "nsight_mode": "attach"}
-        out.setdefault("environment", {})["visible_gpus"] = [
-            {"index": 0, "name": "NVIDIA H200", "uuid": "GPU-0"}]
-        return out
-
-    monkeypatch.setattr(cached, "env_report", report)
 
 
 def test_a_gpu_backend_form_sends_one_thread_and_says_so(store, app, one_gpu) -> None:
