@@ -10,7 +10,7 @@ from plotly.subplots import make_subplots
 from profiling_worker.bundle.schema import columns as C
 
 from app.core.figures import common, theme
-from app.core import frame_columns as F, numbers
+from app.core import derived, frame_columns as F
 
 _DASHES = ("solid", "dash", "dot", "dashdot")
 #: Column, hover label, unit, scale, short axis title, the panel's title above it. The long
@@ -67,10 +67,10 @@ def build_cache_clock_figure(frame: pd.DataFrame, l2_bytes: float | None, l2_sou
 def _fitted(row: tuple[str, str, str, float, str, str], values: pd.Series
             ) -> tuple[str, str, str, float, str, str]:
     """The GB/s row in the unit its values' median fits (a cpu job's 0.1-0.45 GB/s in MB/s:
-    :func:`app.core.numbers.rate_step`); any other row as it is."""
+    :func:`app.core.derived.median_rate_step`, as the table's); any other row as it is."""
     if row[2] != "GB/s":
         return row
-    factor, unit = numbers.rate_step(float(values.median()), "GB/s")
+    factor, unit = derived.median_rate_step(values, "GB/s")
     return row[0], row[1], unit, row[3] * factor, row[4], row[5]
 
 

@@ -11,7 +11,7 @@ from collections.abc import Mapping
 
 import pandas as pd
 
-from app.core import frame_columns as F, numbers
+from app.core import derived, frame_columns as F
 
 #: Bytes in a MB, the memory chart's axis unit (decimal, as :func:`app.core.numbers.fmt_bytes`).
 MB = 1e6
@@ -48,21 +48,13 @@ def kernels_table(frame: pd.DataFrame) -> pd.DataFrame:
     return scaled(frame, {F.MEAN_TIME_NS: (F.MEAN_TIME_US, NS_PER_US), F.SHARE: (F.SHARE_PCT, 1.0)})
 
 
-def gbps_unit(values: pd.Series) -> tuple[float, str]:
-    """The factor and unit of the cache and clock chart's bandwidth axis: GB/s, or the unit of
-    :func:`app.core.numbers.rate_step` its values' median fits (a cpu job's 0.1-0.45 GB/s in
-    MB/s); GB/s where no value is known."""
-    median = float(values.median()) if values.notna().any() else float("nan")
-    return numbers.rate_step(median, "GB/s")
-
-
 def cache_clock_table(frame: pd.DataFrame) -> pd.DataFrame:
     """The cache and clock chart's table (:func:`app.core.views.cache_clock.cache_clock_frame`):
     the time in µs as the chart's axis (``TimeUs``), the bandwidth in the axis's unit
-    (:func:`gbps_unit`: ``GBps``, or ``MBps`` for MB/s)."""
+    (:func:`app.core.derived.median_rate_step`, as the axis: ``GBps``, or ``MBps`` for MB/s)."""
     columns = {F.TIME_NS: (F.TIME_US, NS_PER_US)}
     if F.GBPS in frame.columns:
-        factor, unit = gbps_unit(frame[F.GBPS])
+        factor, unit = derived.median_rate_step(frame[F.GBPS], "GB/s")
         if factor != 1.0:
             columns[F.GBPS] = (unit.replace("/s", "ps"), 1.0 / factor)
     return scaled(frame, columns)
