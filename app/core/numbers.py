@@ -262,6 +262,10 @@ def _written(values: pd.Series, printf: str) -> pd.Series:
 UNIT_VALUE_COLUMNS = (C.VALUE, C.AVG, C.STD, C.MIN, C.MAX, C.MEDIAN, C.CI95_LOWER, C.CI95_UPPER)
 
 
+#: A fixed-point printf format of :func:`printf_format` ("%,.2f").
+_FIXED = re.compile(r"^%,\.(\d+)f$")
+
+
 @dataclass(frozen=True)
 class CellFormat:
     """Rows of one column written in one printf format, where a column's single format does not
@@ -346,8 +350,21 @@ class ColumnDisplay:
 
     @property
     def by_rows(self) -> set[str]:
-        """The columns written per rows (a table shows them as text, or styles them)."""
+        """The columns written per rows (a table styles them; above its styled cells it keeps
+        them numeric in :meth:`one_format`, or writes them as text)."""
         return {cell.column for cell in self.cells}
+
+    def one_format(self, column: str) -> str | None:
+        """Of the fixed-point formats of ``column``'s rows (``%,.2f``, ``%,.0f``, ``%,d``), the
+        one with the most decimals, so no unit's rows lose digits in one format for the column
+        (the family's format gave ``%,.0f`` to a per-run table of ns and % rows: 2.16 % read
+        "2"); None where a row's format is another kind (exponent form) or there is none."""
+        decimals = [0 if c.printf == "%,d" else int(m.group(1))
+                    if (m := _FIXED.match(c.printf)) else None
+                    for c in self.cells if c.column == column]
+        if not decimals or None in decimals:
+            return None
+        return f"%,.{max(d for d in decimals if d is not None)}f"
 
     def text(self, frame: pd.DataFrame) -> dict[str, pd.Series]:
         """Each column of :attr:`by_rows` of ``frame`` (the table decided on) as its text."""

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import functools
-import re
 from collections.abc import Callable, Iterable
 from pathlib import Path
 from typing import Any, NoReturn
@@ -253,7 +252,7 @@ def _one_format(frame: pd.DataFrame, shown: numbers.ColumnDisplay
     config: dict[str, Any] = {}
     for name in shown.by_rows:
         values = frame[name]
-        fmt = _most_decimals([c.printf for c in shown.cells if c.column == name]) \
+        fmt = shown.one_format(name) \
             or shown.formats.get(name) or numbers.printf_format(values)
         if fmt is None or (values.to_numpy(dtype="float64") == float("inf")).any():
             continue
@@ -261,22 +260,6 @@ def _one_format(frame: pd.DataFrame, shown: numbers.ColumnDisplay
             format=fmt, width=_width(str(name), _widest(values, fmt)))
     text = numbers.as_text(frame, [cell for cell in shown.cells if cell.column not in config])
     return _shown_as(frame, text), config
-
-
-_FIXED = re.compile(r"^%,\.(\d+)f$")
-
-
-def _most_decimals(printfs: list[str]) -> str | None:
-    """Of the fixed-point formats of a column's units (``%,.2f``, ``%,.0f``, ``%,d``), the one
-    with the most decimals, so no unit's rows lose digits in one format for the column (the
-    family's format gave ``%,.0f`` to a per-run table of ns and % rows: 2.16 % read "2"); None
-    where a unit's format is another kind (exponent form) or there is none."""
-    decimals = [0 if f == "%,d" else int(m.group(1)) if (m := _FIXED.match(f)) else None
-                for f in printfs]
-    if not decimals or None in decimals:
-        return None
-    most = max(d for d in decimals if d is not None)
-    return f"%,.{most}f"
 
 
 def render_error(message: str, hint: str | None = None, log_tail: str | None = None,
