@@ -12,6 +12,9 @@ CUPTI_PATH=$REPO:/tmp/kp-n11:/tmp/kp-common
 # extras/python (the working tree and the carried wheels must stay under the device tool's
 # 64 MiB, which the wheel no longer fits beside the tree).
 if ! PYTHONPATH=$NCU_PATH python3 -c "import ncu_report" 2>/dev/null; then
-  NCU_PY=$(ls -d /opt/nvidia/nsight-compute/*/extras/python "$(dirname "$(readlink -f "$(command -v ncu)")")"/extras/python 2>/dev/null | head -1)
+  # ncu may be a link or a wrapper script in cuda/bin, so look beside it and in the toolkit's copy.
+  NCU_BIN=$(dirname "$(readlink -f "$(command -v ncu)")")
+  NCU_PY=$(ls -d "$NCU_BIN"/extras/python "$NCU_BIN"/../nsight-compute*/extras/python \
+    /usr/local/cuda*/nsight-compute*/extras/python /opt/nvidia/nsight-compute/*/extras/python 2>/dev/null | head -1)
   [ -n "$NCU_PY" ] && { NCU_PATH=$NCU_PATH:$NCU_PY; CUPTI_PATH=$CUPTI_PATH:$NCU_PY; echo "ncu_report from $NCU_PY"; }
 fi
