@@ -73,8 +73,8 @@ if [ "${OVERHEAD:-0}" = 1 ]; then
     "$OUT/warm_stages.json" --repeats 10 > "$OUT/warm_stages.log" 2>&1 || echo "warm stages benchmark failed"; }
   [ "${BARE_WARM:-1}" = 1 ] && { PYTHONPATH=$CUPTI_PATH timeout 150 python3 benchmarks/bare_nsight_warm.py \
     "$OUT/bare_warm.json" "$LIBCUPTI" --repeats 5 > "$OUT/bare_warm.log" 2>&1 || echo "bare warm benchmark failed"; }
-  timeout "${OVERHEAD_S:-420}" python3 benchmarks/overhead.py "$OUT/overhead.json" /tmp/kp-n096:/tmp/kp-common \
-    /tmp/kp-n11:/tmp/kp-common --repeats "${REPEATS:-10}" --warm-rounds "${WARM_ROUNDS:-3}" \
+  timeout "${OVERHEAD_S:-420}" python3 benchmarks/overhead.py "$OUT/overhead.json" /tmp/kp-n096:/tmp/kp-common$EXTRA_PY \
+    /tmp/kp-n11:/tmp/kp-common$EXTRA_PY --repeats "${REPEATS:-10}" --warm-rounds "${WARM_ROUNDS:-3}" \
     --backends "${OVERHEAD_BACKENDS:-ncu,cupti}" > "$OUT/overhead.log" 2>&1 || echo "overhead benchmark stopped (rounds so far in overhead.json)"
 fi
 # BREAKDOWN=1: where a cold CUPTI job's time goes beside the bare script's (pyinstrument, from
@@ -82,7 +82,7 @@ fi
 if [ "${BREAKDOWN:-0}" = 1 ]; then
   pipi /tmp/kp-prof "$REPO"/.whl/prof/*.whl
   PYTHONPATH=$CUPTI_PATH timeout 200 python3 benchmarks/worker_breakdown.py "$OUT/breakdown" \
-    /tmp/kp-n096:/tmp/kp-common /tmp/kp-n11:/tmp/kp-common /tmp/kp-prof --backends cupti \
+    /tmp/kp-n096:/tmp/kp-common$EXTRA_PY /tmp/kp-n11:/tmp/kp-common$EXTRA_PY /tmp/kp-prof --backends cupti \
     --bare-libcupti "$LIBCUPTI" --repeats 5 > "$OUT/breakdown.log" 2>&1 || echo "breakdown failed"
 fi
 # ADAPTIVE=1: runs "auto" against fixed runs on J1 and a memory-bound sweep (issue 22).

@@ -16,5 +16,9 @@ if ! PYTHONPATH=$NCU_PATH python3 -c "import ncu_report" 2>/dev/null; then
   NCU_BIN=$(dirname "$(readlink -f "$(command -v ncu)")")
   NCU_PY=$(ls -d "$NCU_BIN"/extras/python "$NCU_BIN"/../nsight-compute*/extras/python \
     /usr/local/cuda*/nsight-compute*/extras/python /opt/nvidia/nsight-compute/*/extras/python 2>/dev/null | head -1)
-  [ -n "$NCU_PY" ] && { NCU_PATH=$NCU_PATH:$NCU_PY; CUPTI_PATH=$CUPTI_PATH:$NCU_PY; echo "ncu_report from $NCU_PY"; }
+  [ -n "$NCU_PY" ] && { EXTRA_PY=:$NCU_PY; echo "ncu_report from $NCU_PY"; }
 fi
+# EXTRA_PY: what every PYTHONPATH of the scripts needs besides the wheels (benchmarks too)
+EXTRA_PY=${EXTRA_PY:-}
+NCU_PATH=$NCU_PATH$EXTRA_PY
+CUPTI_PATH=$CUPTI_PATH$EXTRA_PY

@@ -51,7 +51,8 @@ class NcuBackend(nb.NsightBackend):
             return unavailable("Nsight Compute CLI (ncu) not found on PATH", "install Nsight "
                                "Compute and put its ncu on PATH (e.g. /usr/local/cuda/bin)")
         if not env.get("ncu_report"):
-            return unavailable("the ncu-report package is missing", "pip install ncu-report")
+            return unavailable("the ncu_report module is missing", "pip install ncu-report, or "
+                               "put Nsight Compute's extras/python folder on PYTHONPATH")
         if nspy < (1, 0):
             return BackendStatus(True, f"nsight-python {nspy_version} launch mode (re-runs the "
                                        f"worker under ncu {ncu.get('version')})",

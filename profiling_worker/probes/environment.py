@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import glob
 import importlib.metadata as md
+import importlib.util
 import json
 import os
 import platform
@@ -43,6 +44,18 @@ def _dist_version(name: str) -> str | None:
         return md.version(name)
     except md.PackageNotFoundError:
         return None
+
+
+def ncu_report_version() -> str | None:
+    """The ``ncu_report`` the worker would import: the ncu-report package's version, else, where
+    the module is importable without the package (Nsight Compute's own copy in its
+    ``extras/python`` on PYTHONPATH, which has no package metadata), ``"module at <dir>"``;
+    None when there is neither. Found without importing it."""
+    version = _dist_version("ncu-report")
+    if version:
+        return version
+    spec = importlib.util.find_spec("ncu_report")
+    return f"module at {Path(spec.origin).parent}" if spec and spec.origin else None
 
 
 def probe_ncu() -> dict[str, Any]:
@@ -224,7 +237,7 @@ def probe_environment() -> dict[str, Any]:
         "visible_gpus": visible_gpus(gpus),
         T.NCU.key: probe_ncu(),
         **{tool.key: _dist_version(tool.distribution) for tool in T.ALL if tool.distribution},
-        "ncu_report": _dist_version("ncu-report"),
+        "ncu_report": ncu_report_version(),
         "libcupti": find_libcupti(),
         "torch": torch_version,
         "torch_cuda": torch_version.split("+", 1)[1] if torch_version and "+" in torch_version else None,

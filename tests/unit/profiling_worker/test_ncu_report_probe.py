@@ -1,0 +1,35 @@
+"""The environment probe finds an ``ncu_report`` that is importable without its PyPI package:
+Nsight Compute's own copy in ``<install>/extras/python`` (a lone ``ncu_report.py``, no package
+metadata), as on the device machine's Nsight Compute 2025.3.1. The ncu backend's readiness reads
+that entry, so without this a working report reader was called missing."""
+
+import sys
+
+from profiling_worker.backends import ncu
+from profiling_worker.probes import environment
+from profiling_worker.bundle.schema import tools as T
+
+
+def test_a_module_without_package_metadata_is_found_and_named_by_its_folder(tmp_path, monkeypatch):
+    extras = tmp_path / "nsight-compute" / "2025.3.1" / "extras" / "python"
+    extras.mkdir(parents=True)
+    (extras / "ncu_report.py").write_text("raise ImportError('the probe must not import it')\n")
+    monkeypatch.setattr(sys, "path", [str(extras), *sys.path])
+    monkeypatch.setattr(environment, "_dist_version",
+                        lambda name: None if name == "ncu-report" else "1.0")
+    assert environment.ncu_report_version() == f"module at {extras}"
+    assert "ncu_report" not in sys.modules or sys.modules["ncu_report"].__file__ != str(
+        extras / "ncu_report.py")
+
+
+def test_neither_package_nor_module_is_missing_with_both_fixes_named(monkeypatch):
+    monkeypatch.setattr(environment, "_dist_version", lambda name: None)
+    monkeypatch.setattr(environment.importlib.util, "find_spec", lambda name: None)
+    assert environment.ncu_report_version() is None
+    env = {"gpus": [{"index": 0, "name": "H200"}], T.NSIGHT_PYTHON.key: "1.1.0",
+           T.NCU.key: {"path": "/usr/local/cuda/bin/ncu", "version": "2026.3.1.0"},
+           "ncu_report": None}
+    status = ncu.NcuBackend().probe(env)
+    assert not status.available
+    assert "ncu_report module is missing" in status.reason
+    assert "pip install ncu-report" in status.fix and "extras/python" in status.fix
