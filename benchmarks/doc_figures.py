@@ -69,10 +69,10 @@ from paired import paired_ratio  # noqa: E402
 
 #: Device runs whose overhead JSON docs/performance.md quotes (issue 40).
 SPEED_RUNS = ("h200-1202-s6run2", "h200-1205-speedrun1", "h100-1205-s10all", "h100-1205-s11all",
-              "h100-1205-s13all")
+              "h100-1205-s13all", "h100-1206-s18cold")
 #: Device runs whose ``*-warm_stages.json`` docs/performance.md quotes.
 WARM_RUNS = ("h200-1202-s6run2", "h200-1205-speedrun1", "h100-1205-s10all", "h100-1205-s11all",
-             "h100-1205-s13all")
+             "h100-1205-s13all", "h100-1206-s18cold")
 #: Gate A/A studies: study 1 (defaults) and study 2 (more runs), docs/measurements-h200.md.
 AA_RUNS = ("h200-1201-run2", "h200-1201-run4")
 #: Events attribution and runs "auto": the two device runs the docs quote.
@@ -818,6 +818,18 @@ def ci_text(run: str) -> str:
     return f"{counts}; tests {float(summary[1]):,.0f} s, the whole run {wall:,} s{during}"
 
 
+#: Device runs whose ``pytest -m gpu`` summary docs/performance.md quotes.
+GPU_TEST_RUNS = ("h100-1206-s18cold",)
+
+
+def gpu_tests_text(run: str) -> str:
+    """``pytest -m gpu`: 3 failed, 36 passed, 11 skipped, 9 deselected``: the counts of the
+    last summary line of the run's ``*-pytest_gpu.txt`` (warnings left out)."""
+    last = (H200 / f"{run}-pytest_gpu.txt").read_text().strip().splitlines()[-1]
+    counts = [c for c in last.split(" in ")[0].split(", ") if "warning" not in c]
+    return f"`pytest -m gpu`: {', '.join(counts)}"
+
+
 def claims() -> list[tuple[str, str]]:
     """(document, text it must hold) for every figure above that the documents state."""
     out: list[tuple[str, str]] = []
@@ -831,6 +843,7 @@ def claims() -> list[tuple[str, str]]:
             out.append(("docs/performance.md", f"{name} to exit {ratio_text(sp[backend]['to_exit'])}"))
     for run in WARM_RUNS:
         out.append(("docs/performance.md", f"warm J1: {warm_text(run)}"))
+    out += [("docs/performance.md", gpu_tests_text(run)) for run in GPU_TEST_RUNS]
     for run in WARM_AB_RUNS:
         out.append(("docs/performance.md", warm_ab_text(run)))
     for run in PAGE_RUNS:
