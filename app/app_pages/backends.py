@@ -37,7 +37,7 @@ PICKERS = (state.key(PAGE, "ncu"), state.key(PAGE, "cupti"))
 
 def _follow_ncu() -> None:
     """A new ncu job brings its own best CUPTI match."""
-    st.session_state.pop("backends-cupti", None)
+    st.session_state.pop(PICKERS[1], None)
     state.remember_picks(PAGE, PICKERS)
 
 
@@ -47,18 +47,16 @@ manifests = {i: by_id[i].manifest for i in [*ncu_ids, *cupti_ids]}
 # the selected job's pair where it is in one (else the J1 pair)
 default_ncu, default_cupti = default_pair(state.selected_job_id(), ncu_ids, cupti_ids, summaries,
                                           manifests)
-picked = state.picks_follow_job(PAGE, PICKERS)  # a new job in the sidebar brings its own pair
-if picked.get(PICKERS[0]) in ncu_ids:  # the user's own pair on this page for this job
-    default_ncu, default_cupti = picked[PICKERS[0]], picked.get(PICKERS[1])
 cols = st.columns(2)
-ncu_id = cols[0].selectbox("Nsight Compute job", ncu_ids, key=state.key(PAGE, "ncu"),
-                           index=ncu_ids.index(default_ncu), on_change=_follow_ncu)
+ncu_id = cols[0].selectbox("Nsight Compute job",
+                           state.job_picker(PAGE, PICKERS[0], ncu_ids, default_ncu),
+                           key=PICKERS[0], on_change=_follow_ncu)
 cupti_ids = cupti_choices(ncu_id, [s for s in summaries if s.job_id in [ncu_id, *cupti_ids]],
                           manifests)
-cupti_id = cols[1].selectbox("CUPTI job", cupti_ids, key=state.key(PAGE, "cupti"),
-                             index=cupti_ids.index(default_cupti)
-                             if ncu_id == default_ncu and default_cupti in cupti_ids else 0,
-                             on_change=state.remember_picks, args=(PAGE, PICKERS),
+cupti_id = cols[1].selectbox("CUPTI job",
+                             state.job_picker(PAGE, PICKERS[1], cupti_ids,
+                                              default_cupti if ncu_id == default_ncu else None),
+                             key=PICKERS[1], on_change=state.remember_picks, args=(PAGE, PICKERS),
                              help="The jobs of the same kernels and sizes measured like the ncu "
                                   "job (same cache and clock control, GPU, driver) first")
 ncu, cupti = cached.bundle_for(ncu_id), cached.bundle_for(cupti_id)

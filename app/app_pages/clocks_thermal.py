@@ -133,14 +133,12 @@ if pair is None:
             "thermal_mode, so there is nothing to compare: record the same job again with "
             "thermal_mode off (or auto).", icon=":material/info:")
     panels.stop_page()
-PICKERS = (state.key(PAGE, "thermal-a"), state.key(PAGE, "thermal-b"))
-picked = state.picks_follow_job(PAGE, PICKERS)  # a new job in the sidebar brings its own pair
-shown = [picked[k] if picked.get(k) in ids else job for k, job in zip(PICKERS, pair)]
+PICKERS = (state.key(PAGE, "thermal-a"), state.key(PAGE, "thermal-b"))  # follow the job
 picks = st.columns(2)
-job_a = picks[0].selectbox("Job A", ids, key=PICKERS[0], index=ids.index(shown[0]),
-                           on_change=state.remember_picks, args=(PAGE, PICKERS))
-job_b = picks[1].selectbox("Job B", ids, key=PICKERS[1], index=ids.index(shown[1]),
-                           on_change=state.remember_picks, args=(PAGE, PICKERS))
+job_a = picks[0].selectbox("Job A", state.job_picker(PAGE, PICKERS[0], ids, pair[0]),
+                           key=PICKERS[0], on_change=state.remember_picks, args=(PAGE, PICKERS))
+job_b = picks[1].selectbox("Job B", state.job_picker(PAGE, PICKERS[1], ids, pair[1]),
+                           key=PICKERS[1], on_change=state.remember_picks, args=(PAGE, PICKERS))
 by_id = {s.job_id: s for s in summaries}
 for note in pair_notes(by_id[job_a], by_id[job_b], modes):
     st.warning(esc(note), icon=":material/warning:")

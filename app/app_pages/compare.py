@@ -85,24 +85,20 @@ PICKERS = (state.key(PAGE, "baseline"), state.key(PAGE, "candidate"))
 
 def _follow_baseline() -> None:
     """A new baseline brings its own default candidate (never the baseline itself)."""
-    st.session_state.pop("compare-candidate", None)
+    st.session_state.pop(PICKERS[1], None)
     state.remember_picks(PAGE, PICKERS)
 
 
-# a new job in the sidebar brings its own pair (and drops a link's ?baseline=, ?candidate=)
-picked = state.picks_follow_job(PAGE, PICKERS, query=("baseline", "candidate"))
-asked = {side: st.query_params.get(side) for side in ("baseline", "candidate")}
+# a compare link's pair (?baseline=, ?candidate=), until a new job in the sidebar drops it
+asked = {side: st.query_params.get(side) for side in state.QUERY_PAIR}
 current = asked["baseline"] if asked["baseline"] in ids else state.selected_job_id()
 if not asked["baseline"] and current and state.job_is_default():  # the app's pick, not the user's
     current = judged_baseline(current, summaries)  # a pair the gate can judge, if there is one
-if picked.get(PICKERS[0]) in ids:  # the user's own pick on this page for this job
-    current = picked[PICKERS[0]]
 # two per row: four in one row cut the job ids short at 1000 px ("h200-ncu-deepdive-fp16-40…")
 picks, criteria = st.columns(2), st.columns(2)
 pair = st.container()  # the two ids in full, once both are chosen
-baseline_id = picks[0].selectbox("Baseline", ids, key=state.key(PAGE, "baseline"),
-                                index=ids.index(current) if current in ids else 0,
-                                on_change=_follow_baseline)
+baseline_id = picks[0].selectbox("Baseline", state.job_picker(PAGE, PICKERS[0], ids, current),
+                                 key=PICKERS[0], on_change=_follow_baseline)
 offered, refused = candidates(baseline_id, summaries)
 _unshown = {side: job for side, job in asked.items() if job and job not in ids}
 if asked["candidate"] in refused:  # a shared link names a pair the gate cannot judge
@@ -128,16 +124,12 @@ if not offered:
             "above). Run the same kernels and sizes again, e.g. with another cache or clock "
             "control, to compare.", icon=":material/info:")
     panels.stop_page()
-if st.session_state.get("compare-candidate") not in offered + [baseline_id]:
-    st.session_state.pop("compare-candidate", None)  # e.g. the sidebar changed the baseline
-choices = offered + [baseline_id]
-opened = next((job for job in (picked.get(PICKERS[1]), asked["candidate"]) if job in choices),
-              choices[0])
-candidate_id = picks[1].selectbox("Candidate", choices, key=state.key(PAGE, "candidate"),
-                                 index=choices.index(opened),
-                                 on_change=state.remember_picks, args=(PAGE, PICKERS),
-                                 help="Jobs comparable with the baseline, the most alike first; "
-                                      "the baseline itself last (ratio 1: a check)")
+# a value kept from another baseline is dropped (e.g. the user picked another baseline)
+choices = state.job_picker(PAGE, PICKERS[1], offered + [baseline_id], asked["candidate"])
+candidate_id = picks[1].selectbox("Candidate", choices, key=PICKERS[1],
+                                  on_change=state.remember_picks, args=(PAGE, PICKERS),
+                                  help="Jobs comparable with the baseline, the most alike first; "
+                                       "the baseline itself last (ratio 1: a check)")
 pair.markdown(f"Candidate {code(candidate_id)} against baseline {code(baseline_id)}")
 if candidate_id == baseline_id:  # offered last as a check; a user read it as a comparison
     pair.info(SAME_JOB, icon=":material/info:")

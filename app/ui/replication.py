@@ -52,8 +52,10 @@ def offer(bundle: Bundle, page: str) -> None:
         st.caption("No other done job ran this spec yet.")
         return
     left, right = st.columns([3, 1])
-    replica_id = left.selectbox("Replica (a done job of the same spec)", replicas,
-                                key=state.key(page, "replica"))
+    picker = state.key(page, "replica")  # follows the job, as Compare's pickers
+    replica_id = left.selectbox("Replica (a done job of the same spec)",
+                                state.job_picker(page, picker, replicas, None), key=picker,
+                                on_change=state.remember_picks, args=(page, (picker,)))
     tolerance = right.number_input("Tolerance (± %)", min_value=0.1, max_value=100.0,
                                    value=R.DEFAULT_TOLERANCE_PCT, step=0.5,
                                    key=state.key(page, "tolerance"))

@@ -31,13 +31,24 @@ BUILDER_URL_UNCHECKED = "builder-url-unchecked"
 PANEL_WAS_ACTIVE = "panel-was-active"
 PAGE_JOB_STATUS = "page-job-status"  # job id -> the state the page named this run
 OWN_JOBS = "own-jobs"  # ids of the jobs this browser session submitted, oldest first
-#: page -> (the job its pickers were last drawn for, {job: {widget key: the user's pick}})
+#: page -> {job: {widget key: the user's pick}}: the picks of :func:`remember_picks`
 PAGE_PICKS = "page-picks"
 
 
 def key(page: str, field: str) -> str:
     """Widget key ``"<page>-<field>"`` (also the e2e helpers' ``st-key-<key>`` CSS class)."""
     return f"{page}-{field}"
+
+
+#: The pickers that follow the selected job (:func:`job_picker`): a new job in the sidebar drops
+#: their values, so each page opens its own pair for that job.
+JOB_PICKERS = frozenset({key("compare", "baseline"), key("compare", "candidate"),
+                         key("backends", "ncu"), key("backends", "cupti"),
+                         key("clocks", "thermal-a"), key("clocks", "thermal-b"),
+                         key("files", "replica")})
+#: ``?baseline=<job>&candidate=<job>`` of a compare link (``kernel-dashboard --compare``): the
+#: pair of the job it opened on, dropped with the pickers when the job changes.
+QUERY_PAIR = ("baseline", "candidate")
 
 
 def keep_if_offered(widget_key: str, options: Iterable[Any]) -> list[Any]:
@@ -79,14 +90,18 @@ def selected_job_id() -> str | None:
 
 
 def select_job(job_id: str) -> None:
-    """Make ``job_id`` the selected job (call before the selector is drawn, e.g. in a callback)."""
+    """Make ``job_id`` the selected job (call before the selector is drawn, e.g. in a callback);
+    another job than the selected one drops the pickers that follow the job."""
     st.session_state.pop(SELECTED_BY_DEFAULT, None)
+    if job_id != selected_job_id():
+        _drop_job_picks()
     st.session_state[SELECTED_JOB] = job_id
     st.query_params[QUERY_JOB] = job_id
 
 
 def on_job_selected() -> None:
-    """Selector callback: mirror the new selection's id (never its label) into the URL.
+    """Selector callback: mirror the new selection's id (never its label) into the URL, and
+    drop the pickers that follow the job when the id changed (not just its label).
 
     It also runs in a rerun of the job panel's fragment, which draws no selector and does not
     reach :func:`app.sidebar.job_selector.resolve_job`: a stale label written here stayed in
@@ -94,8 +109,22 @@ def on_job_selected() -> None:
     st.session_state.pop(SELECTED_BY_DEFAULT, None)  # the user chose it
     job_id = job_id_of(st.session_state.get(SELECTED_JOB))
     if job_id:
+        if job_id != url_job():  # the URL still names the job shown before
+            _drop_job_picks()
         st.session_state[SELECTED_JOB] = job_id
         st.query_params[QUERY_JOB] = job_id
+
+
+def _drop_job_picks() -> None:
+    """Forget the values of :data:`JOB_PICKERS` and a compare link's pair (a fresh user's
+    find: Compare and backends kept the pair of the job shown before): each page then opens
+    its own pair for the new job, or the user's picks for it (:func:`job_picker`). A deep
+    dive's pinned ``?baseline=<job>:<launch id>`` names no job and stays."""
+    for widget in JOB_PICKERS:
+        st.session_state.pop(widget, None)
+    if JOB_ID_RE.match(st.query_params.get(QUERY_PAIR[0]) or ""):
+        st.query_params.pop(QUERY_PAIR[0], None)
+    st.query_params.pop(QUERY_PAIR[1], None)
 
 
 def job_is_default() -> bool:
@@ -104,40 +133,39 @@ def job_is_default() -> bool:
     return bool(st.session_state.get(SELECTED_BY_DEFAULT))
 
 
-def picks_follow_job(page: str, keys: Iterable[str], query: Iterable[str] = ()
-                     ) -> dict[str, Any]:
-    """Make the pickers ``keys`` of ``page`` (widget keys) follow the selected job: when the
-    sidebar's job changed since they were drawn, their kept values are dropped (a fresh user's
-    find: Compare and backends kept the pair of the job shown before), and so are the URL
-    parameters ``query`` that named their values (``?baseline=`` of a shared link, which named
-    the job shown before). Call before drawing them, each with ``on_change=remember_picks``
-    (``args=(page, keys)``).
+def job_picker(page: str, widget_key: str, options: Iterable[Any], default: Any) -> list[Any]:
+    """``options`` as a list, for a selectbox ``widget_key`` (one of :data:`JOB_PICKERS`) of
+    ``page`` that follows the selected job; call before drawing it, with no ``index`` and with
+    ``on_change=remember_picks``.
 
-    Returns:
-        The user's own picks on ``page`` for the selected job (widget key -> value, from
-        :func:`remember_picks`; empty when none), for the page to open them rather than its
-        defaults: a job the user comes back to keeps what they chose for it.
+    A value the session holds that is offered is kept. Else (first draw, a new job: see
+    :func:`select_job`) the widget opens on the user's own pick on ``page`` for the selected
+    job (:func:`remember_picks`: a job the user comes back to keeps what they chose for it),
+    else on ``default``, else on the first option. That value is written into the session
+    state, not given as the widget's ``index``: a browser keeps a keyed selectbox's value
+    over a new ``index`` (Streamlit 1.67 sends ``set_value`` only for a value set through
+    ``st.session_state``) and sends it back on the next run, so the pickers kept the job shown
+    before until a reload, while AppTest showed the new pair.
+
+    Raises:
+        ValueError: ``widget_key`` is not in :data:`JOB_PICKERS` (a new job would not drop it).
     """
-    job = selected_job_id()
-    pages = st.session_state.setdefault(PAGE_PICKS, {})
-    shown, by_job = pages.get(page, (None, {}))
-    if shown is not None and shown != job:
-        for widget in keys:
-            st.session_state.pop(widget, None)
-        for name in query:
-            st.query_params.pop(name, None)
-    pages[page] = (job, by_job)
-    return dict(by_job.get(job, {}))
+    if widget_key not in JOB_PICKERS:
+        raise ValueError(f"{widget_key} is not in state.JOB_PICKERS")
+    offered = keep_if_offered(widget_key, options)
+    if widget_key not in st.session_state and offered:
+        by_job = st.session_state.get(PAGE_PICKS, {}).get(page, {})
+        mine = by_job.get(selected_job_id(), {}).get(widget_key)
+        st.session_state[widget_key] = next((v for v in (mine, default) if v in offered),
+                                            offered[0])
+    return offered
 
 
 def remember_picks(page: str, keys: Iterable[str]) -> None:
-    """``on_change`` of a picker of :func:`picks_follow_job`: the values of ``keys`` now are
-    the user's picks on ``page`` for the selected job."""
-    job = selected_job_id()
-    pages = st.session_state.setdefault(PAGE_PICKS, {})
-    shown, by_job = pages.get(page, (job, {}))
-    pages[page] = (shown, {**by_job, job: {k: st.session_state[k] for k in keys
-                                            if k in st.session_state}})
+    """``on_change`` of a :func:`job_picker`: the values of ``keys`` now are the user's picks
+    on ``page`` for the selected job."""
+    by_job = st.session_state.setdefault(PAGE_PICKS, {}).setdefault(page, {})
+    by_job[selected_job_id()] = {k: st.session_state[k] for k in keys if k in st.session_state}
 
 
 def own_jobs() -> list[str]:

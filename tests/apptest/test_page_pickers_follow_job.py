@@ -1,6 +1,8 @@
-"""The Compare and backends pages' pickers follow the job selected in the sidebar (a fresh
+"""The Compare, backends and thermal pickers follow the job selected in the sidebar (a fresh
 user's find: they kept the values of the job shown before), unless the user picked otherwise
-on that page for that job."""
+on that page for that job. AppTest reads the server's values: the browser's own copy of a
+widget's value, which kept the old pair there, is checked by
+tests/e2e/test_pickers_follow_job.py."""
 
 from __future__ import annotations
 
