@@ -20,6 +20,8 @@ import pyarrow.csv as pacsv
 from profiling_worker.bundle.errors import ImportFailed
 from profiling_worker.importing.kinds import NCU_DETAILS, NCU_RAW
 from profiling_worker.importing.sniff import Sniffed
+# Re-exported (the readers import them from here); written in .refusals with every fix.
+from profiling_worker.importing.refusals import HINT_CSV as HINT_CSV, HINT_NCU_CSV as HINT_NCU_CSV
 from profiling_worker.bundle.schema import columns as C
 
 MAX_FILE_BYTES = 2 * 1024**3
@@ -31,11 +33,6 @@ NA_STRINGS = frozenset({"", "nan", "NaN", "NAN", "<NA>", "None", "null", "NULL",
 _INDEX = "_index"  # the name an unnamed leading index column is read under
 _THOUSANDS = r"[-+]?\d{1,3}(?:,\d{3})+(?:\.\d*)?(?:[eE][-+]?\d+)?"
 METRIC_NAME_RE = re.compile(r"^[a-z][a-z0-9]*__[a-z0-9_]+(\.[a-z0-9_]+)*$")
-
-HINT_NCU_CSV = ("export it again with `ncu --csv` (`--page raw` or `--page details`), or import "
-                "the .ncu-rep itself")
-HINT_CSV = ("give the `profiled_data-*.csv` / `processed_data-*.csv` files nsight-python "
-            "writes with `output_csv=True`, unmodified")
 
 
 def _check_size(path: Path, hint: str = HINT_CSV) -> None:
