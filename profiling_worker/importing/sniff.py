@@ -139,7 +139,7 @@ def _sqlite(head: bytes) -> X.Refused:
         shown = ", ".join(nsys[:3]) + (", ..." if len(nsys) > 3 else "")
         return X.Refused(f"an Nsight Systems SQLite export (tables {shown}): timelines, no "
                          "per-launch Nsight Compute metric", X.HINT_NCU_EXPORT)
-    tables = list(dict.fromkeys(m.decode() for m in _SQL_TABLE.findall(head)))
+    tables = sorted({m.decode() for m in _SQL_TABLE.findall(head)})
     held = (f"tables {', '.join(tables[:4])}{', ...' if len(tables) > 4 else ''}" if tables
             else "no table in its first pages")
     return X.Refused(f"an SQLite database ({held}), not an Nsight Systems or Nsight Compute "
@@ -216,7 +216,7 @@ def refusal(name: str, head: bytes) -> X.Refused:
         return X.Refused(f"{what}, named .gz but not gzip-compressed (it starts with "
                          f"{head[:4]!r})", "rename it without .gz (a plain report is .ncu-rep, "
                          "a CSV .csv), or compress it: `gzip FILE`",
-                         "a gzip-compressed file (a .ncu-rep.gz)")
+                         "gzip-compressed content, as the name says")
     why = _content(name, head)
     if low.endswith(_REPORT_NAMES) and not head.startswith(_GZIP_MAGIC):
         return X.Refused(f"{why.what}, not an Nsight Compute report (a .ncu-rep begins with the "
@@ -225,9 +225,16 @@ def refusal(name: str, head: bytes) -> X.Refused:
 
 
 def _content(name: str, head: bytes) -> X.Refused:
+    """What the file is by its content alone: a known magic first (a zip's ``PK`` may decode
+    as text), then text by its lines, else binary."""
     decoded = _decode(head)
-    return _binary(name, head) if decoded is None or head.startswith(_GZIP_MAGIC) \
-        else _text(name, head, decoded[0])
+    if decoded is None or head.startswith(_BINARY_MAGICS):
+        return _binary(name, head)
+    return _text(name, head, decoded[0])
+
+
+_BINARY_MAGICS = (_GZIP_MAGIC, b"PK\x03\x04", b"PK\x05\x06", b"SQLite format 3\x00", _NSYS_MAGIC,
+                  *(magic for magic, _what, _fix in _MAGICS))
 
 
 #: The kinds whose header must hold their columns (:func:`_missing_columns`), by the tool that
