@@ -90,7 +90,7 @@ def _check_target(out_dir: Path, job_id: str, reserved_ids: Collection[str]) -> 
                            "use letters, digits, '_', '.' and '-' only")
     if job_id in reserved_ids:
         raise ImportFailed(f"{job_id}: the id of a job bundled with the dashboard; an import "
-                           "under that name would hide it", "choose another name for --out")
+                           "under that name would hide it", "choose another name for `--out`")
     final = Path(out_dir) / job_id
     if final.exists():
         raise ImportFailed(f"{job_id}: a bundle of that name already exists in "

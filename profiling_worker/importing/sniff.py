@@ -104,7 +104,8 @@ _MAGICS: tuple[tuple[bytes, str, str], ...] = (
     (b"\x7fELF", "an executable (ELF) file, which is never run or read", X.HINT_IMPORTABLE),
     (b"PAR1", "a Parquet table (a bundle's tables/*.parquet?), which is never read: a bundle "
      "is opened where it is, not imported", X.HINT_IMPORTABLE),
-    (b"\x80", "a Python pickle, which is never unpickled", X.HINT_IMPORTABLE),
+    (b"\x80", "a binary file that begins like a Python pickle (byte 0x80), which is never "
+     "unpickled", X.HINT_IMPORTABLE),
 )
 _REPORT_NAMES = (".ncu-rep", ".ncu-rep.gz")
 _REPORT_FIX = ("upload the report file `ncu -o report ...` wrote, as it was written (copied as "
@@ -121,9 +122,10 @@ def describe_unknown(path: Path, head: bytes) -> str:
 def _zip(name: str, head: bytes) -> X.Refused:
     """A zip archive: a spreadsheet by its entries (``xl/``, the ODF mimetype), else by its
     name, or any other archive."""
-    if b"mimetypeapplication/vnd.oasis.opendocument.spreadsheet" in head:
+    if b"mimetypeapplication/vnd.oasis.opendocument.spreadsheet" in head or \
+            name.lower().endswith(".ods"):
         return X.Refused("an OpenDocument spreadsheet (.ods, a zip archive)", _SAVE_AS_CSV)
-    if b"xl/" in head or name.lower().endswith((".xlsx", ".xlsm", ".ods")):
+    if b"xl/" in head or name.lower().endswith((".xlsx", ".xlsm")):
         return X.Refused("an Excel workbook (.xlsx, a zip archive)", _SAVE_AS_CSV)
     return X.Refused("a zip archive", "unpack it (`unzip FILE`) and upload the files it holds "
                      "(nsight-python's CSVs, Nsight Compute reports)")

@@ -42,7 +42,7 @@ def _check_size(path: Path, hint: str = HINT_CSV) -> None:
         raise ImportFailed(f"{path.name}: cannot be read ({exc.strerror or exc})",
                            "check that the file exists and is readable") from exc
     if size == 0:
-        raise ImportFailed(f"{path.name}: the file is empty", hint)
+        raise ImportFailed(f"{path.name}: an empty file (0 bytes)", hint)
     if size > MAX_FILE_BYTES:
         raise ImportFailed(f"{path.name}: {size / 1024**3:.1f} GiB is larger than the "
                            f"{MAX_FILE_BYTES // 1024**3} GiB an import accepts",
@@ -151,8 +151,8 @@ def parse_csv(s: Sniffed) -> tuple[list[str], pd.DataFrame]:
             raise ImportFailed(f"{path.name}: is not UTF-8 text", hint) from exc
         if "Could not skip initial" in text:  # pyarrow's words for a file cut inside its head
             text = "it ends before the first row the header announces"
-        raise ImportFailed(f"{path.name}: not the CSV its header promises ({text[:300]})",
-                           "the file looks truncated or edited; " + hint) from exc
+        raise ImportFailed(f"{path.name}: not the CSV its header promises ({text[:300]}): "
+                           "the file looks truncated or edited", hint) from exc
     if table.num_rows == 0:
         raise ImportFailed(f"{path.name}: has a header but no data rows",
                            "the profiled call produced no results; check its ncu log")

@@ -11,6 +11,7 @@ CSVs, a bundle's manifest.json and Parquet table, the app's PNG icon); the other
 
 from __future__ import annotations
 
+import ast
 import io
 import re
 import sqlite3
@@ -32,7 +33,7 @@ BUNDLE = REPO / "tests" / "fixtures" / "bundles" / "h200-cupti-timeline"
 ICON = REPO / "app" / "assets" / "icon.png"
 
 #: A command or option written as plain text (test_one_fix's rule).
-COMMAND = re.compile(r"\bncu -|\bnsys \w|\bgzip \w|\bunzip \w|pip install|output_csv=|"
+COMMAND = re.compile(r"\bncu -|\bnsys \w|\b(gzip|gunzip|unzip) (FILE|-)|pip install|output_csv=|"
                      r"(?<![\w`])--[a-z]")
 
 
@@ -172,3 +173,32 @@ def test_one_bad_file_costs_the_others_nothing(tmp_path: Path) -> None:
     assert [p.name for p in paths] == [GOOD.name]
     assert len(refused) == len(uploads) - 1
     assert all(r.message.startswith(f"{r.name}: ") and r.hint for r in refused)
+
+
+def _literal(node: ast.expr) -> str:
+    """The text of a string expression (placeholders for what is computed)."""
+    if isinstance(node, ast.Constant) and isinstance(node.value, str):
+        return node.value
+    if isinstance(node, ast.JoinedStr):
+        return "".join(_literal(v) if isinstance(v, ast.Constant) else "{}" for v in node.values)
+    if isinstance(node, ast.BinOp):
+        return _literal(node.left) + _literal(node.right)
+    return "{}"
+
+
+def test_every_refusal_text_of_the_import_writes_its_commands_as_code() -> None:
+    """Every refusal the import can give (worker and upload check): its message and fix write
+    commands as code spans (the empty-file and by-name fixes wrote `ncu -o` as plain text)."""
+    files = [*(REPO / "profiling_worker" / "importing").rglob("*.py"),
+             REPO / "app" / "services" / "import_client.py", REPO / "app" / "ui" / "importing.py"]
+    made = ("ImportFailed", "UploadRejected", "Refused", "Refusal", "ImportOutcome")
+    plain = []
+    for path in files:
+        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+            name = getattr(node, "func", None)
+            if isinstance(node, ast.Call) and getattr(name, "id", getattr(name, "attr", "")) in made:
+                for arg in [*node.args, *(k.value for k in node.keywords)]:
+                    text = _literal(arg)
+                    if COMMAND.search(_plain(text)) or text.count("`") % 2:
+                        plain.append(f"{path.name}:{node.lineno}: {text[:80]}")
+    assert plain == []
