@@ -224,11 +224,6 @@ def supported() -> tuple[str, ...]:
     return tuple(dict.fromkeys(k.supported for k in registered() if k.supported))
 
 
-def hint_supported() -> str:
-    """The refusal hint of a file of no supported kind: every line of :func:`supported`."""
-    return "supported: " + "; ".join(supported())
-
-
 def read_by(reader: str) -> tuple[str, ...]:
     """The kinds that ``reader`` (one of :data:`READERS`) reads, in :func:`registered` order."""
     return tuple(k.name for k in registered() if k.reader == reader)
@@ -241,6 +236,6 @@ def of_header(fields: Sequence[str]) -> ImportKind | None:
 
 
 __all__ = ["ImportKind", "Layout", "READERS", "registered", "by_name", "supported",
-           "hint_supported", "read_by", "of_header", "NSIGHT_RAW", "NSIGHT_AGG", "NCU_DETAILS",
+           "read_by", "of_header", "NSIGHT_RAW", "NSIGHT_AGG", "NCU_DETAILS",
            "NCU_RAW", "NCU_REPORT", "NCU_LOG", "NCU_TEXT", "NSIGHT_CSVS", "NCU_EXPORTS",
            "NCU_REPORTS", "NOT_READ"]

@@ -56,7 +56,7 @@ COMMAND = re.compile(r"\bncu --|\bnsys \w|pip install|(?<![\w`])--[a-z]")
 
 
 def test_the_import_texts_write_commands_as_code() -> None:
-    texts = [*R.supported(), R.hint_supported(), HINT_NCU_CSV, HINT_CSV, HINT_NCU_EXPORT,
+    texts = [*R.supported(), HINT_NCU_CSV, HINT_CSV, HINT_NCU_EXPORT,
              HINT_IMPORTABLE, HINT_EMPTY,
              *(r.what for r in REFUSALS), *(r.fix for r in REFUSALS)]
     plain = [t for t in texts if COMMAND.search(_plain(t))]
