@@ -26,7 +26,8 @@ from typing import Any
 
 from pathvalidate import sanitize_filename
 
-from profiling_worker.importing.sniff import HINT_NCU_EXPORT
+from profiling_worker.importing.kinds import NCU_LOG, NCU_REPORT, NCU_TEXT
+from profiling_worker.importing.sniff import Refused, kind_words, sniff_head, upload_refusal
 
 #: Largest file one upload may be (MB); also passed to ``st.file_uploader(max_upload_size=)``.
 MAX_UPLOAD_MB = 200
@@ -38,11 +39,8 @@ UPLOAD_TYPES: list[str] | None = None
 IMPORT_TIMEOUT_S = 600
 #: Extensions an upload may have, longest first (the extension survives sanitising); ``.log``:
 #: the ncu log nsight-python writes beside a call's CSVs and report (kept with them, not read).
+#: Checked after the content (:func:`_checked_name`): a file is refused as what it holds first.
 NAME_EXTENSIONS = (".ncu-rep.gz", ".ncu-rep", ".csv", ".tsv", ".txt", ".log")
-#: Spreadsheet files: refused with the fix the Import page gives (save the sheet as CSV).
-SPREADSHEET_EXTENSIONS = (".xlsx", ".xls", ".ods")
-#: Nsight Systems reports (and their SQLite exports): refused with the ncu command to run instead.
-NSYS_EXTENSIONS = (".nsys-rep", ".qdrep", ".sqlite")
 MAX_NAME_BYTES = 120  # of a saved upload's name (UTF-8)
 _NOT_WORD = re.compile(r"[^\w.-]+")  # \w: letters and digits of any script, and _
 
@@ -83,46 +81,83 @@ def safe_name(name: str) -> str:
 
     Raises:
         UploadRejected: not a ``.csv``, ``.tsv``, ``.txt``, ``.log``, ``.ncu-rep`` or
-            ``.ncu-rep.gz`` (a spreadsheet, ``.xlsx``, with the hint to save it as CSV).
+            ``.ncu-rep.gz`` name (an upload is refused as what its content is first:
+            :func:`_checked_name`).
     """
-    base = re.split(r"[\\/]", str(name))[-1]
+    base = _base(name)
     ext = next((e for e in NAME_EXTENSIONS if base.lower().endswith(e)), None)
-    if ext is None and base.lower().endswith(SPREADSHEET_EXTENSIONS):
-        raise UploadRejected(f"{base[:80]}: a spreadsheet, not a file nsight-python or Nsight "
-                             "Compute writes", "save it as CSV (one file per sheet) and upload "
-                             "the .csv", base[:80])
-    if ext is None and base.lower().endswith(NSYS_EXTENSIONS):
-        raise UploadRejected(f"{base[:80]}: an Nsight Systems report, which holds no "
-                             "per-launch Nsight Compute metrics", HINT_NCU_EXPORT, base[:80])
     if ext is None:
-        raise UploadRejected(f"{base[:80]}: not a file nsight-python or Nsight Compute writes",
-                             "upload nsight-python's CSVs (and its ncu logs, .log), Nsight "
-                             "Compute CSV exports (.csv, .txt) and .ncu-rep (or .ncu-rep.gz) "
-                             "reports", base[:80])
+        raise _refusal(base, Refused(f"a file named {_extension(base)}", _RENAME_HINT,
+                                     _NAMES_EXPECTED))
     plain = _NOT_WORD.sub("_", base[:-len(ext)])  # no spaces or shell characters either
     stem = sanitize_filename(plain, replacement_text="_", platform="universal",
                              max_len=MAX_NAME_BYTES - len(ext)).lstrip(". ")
     return (stem or "upload") + ext
 
 
-#: How to get a valid file in place of an empty upload: what a valid one has (issue 37: the fix
-#: said only "upload the file again").
-EMPTY_HINT = ("export it again from the tool that wrote it: an nsight-python CSV "
-              "(output_csv=True) or an ncu --csv export starts with its header row, then one "
-              "row per value; a .ncu-rep is the report file ncu -o writes")
+_NAMES_EXPECTED = "a name ending .csv, .tsv, .txt, .log, .ncu-rep or .ncu-rep.gz"
+_RENAME_HINT = ("rename it with the extension of what it holds: .csv for an nsight-python or "
+                "`ncu --csv` table, .ncu-rep for a report `ncu -o` wrote, .log for ncu's "
+                "console text")
+
+
+def _base(name: str) -> str:
+    """The name without folders, as the browser may send them."""
+    return re.split(r"[\\/]", str(name))[-1]
+
+
+def _extension(base: str) -> str:
+    """``.xyz`` of a name (cut to 20 characters), or "without an extension"."""
+    stem, dot, ext = base.rpartition(".")
+    return f".{ext[:20]}" if dot and stem.strip(".") else "without an extension"
+
+
+def _refusal(base: str, why: Refused) -> UploadRejected:
+    """The upload's refusal by the project's one rule (:class:`~profiling_worker.importing.
+    refusals.Refused`): what it is; what was expected; one fix."""
+    return UploadRejected(why.message(base[:80]), why.fix, base[:80])
+
+
+#: The extension a file of each kind is named with (:func:`_renamed`); a CSV kind otherwise.
+_KIND_EXTENSIONS = {NCU_REPORT: ".ncu-rep", NCU_TEXT: ".log", NCU_LOG: ".log"}
+
+
+def _renamed(base: str, data: bytes) -> str:
+    """The name an upload of a supported kind may have: its stem with its kind's extension."""
+    found = sniff_head(Path("upload"), data[:64 * 1024])
+    ext = _KIND_EXTENSIONS.get(found.kind, ".csv") if found else ".csv"
+    if ext == ".ncu-rep" and data[:2] == b"\x1f\x8b":
+        ext += ".gz"
+    stem = base.rpartition(".")[0] or base
+    return f"{stem[:60]}{ext}"
 
 
 def _checked_name(name: str, data: bytes, max_mb: int) -> str:
-    """:func:`safe_name` of an upload that may be saved. Raises UploadRejected: see there,
-    and an empty file or one over ``max_mb`` MB."""
-    clean = safe_name(name)
-    if not data:
-        raise UploadRejected(f"{clean}: the file is empty (0 bytes)", EMPTY_HINT, clean)
+    """:func:`safe_name` of an upload that may be saved, checked by content first.
+
+    Raises:
+        UploadRejected: by the project's one rule of a refusal (what the file is, what was
+            expected, one fix): content of no supported kind, told by the importer's own sniff
+            (:func:`~profiling_worker.importing.sniff.upload_refusal`: the CLI says the same of
+            the file), an empty file among them; a file over ``max_mb`` MB; a supported kind
+            under a name that is not one of :data:`NAME_EXTENSIONS` (rename it).
+    """
+    base = _base(name)
+    why = upload_refusal(base, data)
+    if why is not None:
+        raise _refusal(base, why)
     if len(data) > max_mb * 1024**2:
-        raise UploadRejected(f"{clean}: {len(data) / 1024**2:.0f} MB is more than "
-                             f"{max_mb} MB", "import it with `python -m profiling_worker "
-                             "import FILE --out DIR` on the server instead", clean)
-    return clean
+        raise _refusal(base, Refused(
+            f"{kind_words(base, data)} of {len(data) / 1024**2:.0f} MB",
+            "import it on the server instead: `python -m profiling_worker import FILE --out "
+            "DIR`", f"at most {max_mb} MB per uploaded file"))
+    try:
+        return safe_name(name)
+    except UploadRejected:
+        raise _refusal(base, Refused(
+            f"{kind_words(base, data)} by its content, named {_extension(base)}",
+            f"rename it `{_renamed(base, data)}` and upload it again",
+            _NAMES_EXPECTED)) from None
 
 
 def save_uploads(files: Iterable[tuple[str, bytes]], folder: Path,

@@ -31,6 +31,7 @@ from profiling_worker.bundle.errors import ImportFailed, ImportInternalError
 from profiling_worker.bundle.file_mode import folder_as_if_made
 from profiling_worker.importing import kinds as R, nvtx_columns as X, sniff as K
 from profiling_worker.importing.own_export import export_of
+from profiling_worker.importing.refusals import HINT_IMPORTABLE, Refused
 from profiling_worker.importing.csv_job import from_csvs
 from profiling_worker.importing.how_read import how_read
 from profiling_worker.importing.job import NOT_READ, NOT_READ_KEY, Job
@@ -89,7 +90,7 @@ def _check_target(out_dir: Path, job_id: str, reserved_ids: Collection[str]) -> 
                            "use letters, digits, '_', '.' and '-' only")
     if job_id in reserved_ids:
         raise ImportFailed(f"{job_id}: the id of a job bundled with the dashboard; an import "
-                           "under that name would hide it", "choose another name for --out")
+                           "under that name would hide it", "choose another name for `--out`")
     final = Path(out_dir) / job_id
     if final.exists():
         raise ImportFailed(f"{job_id}: a bundle of that name already exists in "
@@ -135,11 +136,13 @@ def import_nsight_output(sources: Sequence[Path], out_dir: Path, job_id: str, *,
     readable = [s for s in found if R.by_name()[s.kind].reader != R.NOT_READ]
     if not readable:
         given = ", ".join(Path(s).name for s in sources)[:200] or "none given"
-        if found:  # logs only: ncu's ==PROF== lines hold no profiled value
-            raise ImportFailed(f"{given}: ncu's log (==PROF== lines) with no profiled values "
-                               "in it", K.HINT_NCU_EXPORT)
-        raise ImportFailed(f"no nsight-python CSV, Nsight Compute CSV or report among the "
-                           f"sources ({given})", R.hint_supported())
+        why = (Refused("ncu's log (==PROF== lines) with no profiled values in it",
+                       "upload it with the files of the same run that hold the values (its "
+                       "CSVs, or the report `ncu --nvtx -o report python3 app.py` writes)")
+               if found  # logs only: ncu's ==PROF== lines hold no profiled value
+               else Refused("no nsight-python CSV, Nsight Compute CSV or report among these "
+                            "files and folders", HINT_IMPORTABLE))
+        raise ImportFailed(why.message(given), why.fix)
     try:
         job = _read(found, param_names, nvtx)
         return _write(job, found, ignored, Path(out_dir), job_id, final)

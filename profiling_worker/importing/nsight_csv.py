@@ -110,8 +110,10 @@ def _param_columns(item: NsightCsv, items: list[NsightCsv],
     if param_names is not None:
         missing = [p for p in param_names if p not in header]
         if missing:
-            raise ImportFailed(f"{item.path.name}: no column for parameter(s) {', '.join(missing)}",
-                               f"the file has columns {short(header)}")
+            raise ImportFailed(f"{item.path.name}: no column for parameter(s) {', '.join(missing)}"
+                               f"; expected them among its columns {short(header)}",
+                               "name only parameters among the file's columns, or none (they "
+                               "are detected)")
         return list(param_names)
     if item.kind == NSIGHT_AGG:
         return N.agg_params(header)

@@ -17,6 +17,7 @@ from profiling_worker.bundle.stats.combine_rules import RULE_SINGLE
 from profiling_worker.bundle.stats.units import UNITS, unit_factors
 from profiling_worker.importing import nsight_columns as N
 from profiling_worker.importing.nsight_csv import NsightCsv
+from profiling_worker.importing.refusals import HINT_CSV
 from profiling_worker.importing.textcsv import (METRIC_NAME_RE, floats, kernels,
                                                 non_finite_to_missing, text_column, units)
 from profiling_worker.bundle.schema import columns as C, intervals
@@ -98,7 +99,8 @@ def base_units(it: NsightCsv, notes: list[str]) -> tuple[pd.Series, pd.Series]:
                          f"{scaled[u]}")
         elif isinstance(u, str) and u not in UNITS and _is_duration(metric):
             raise ImportFailed(f"{it.path.name}: {metric} in unit {u!r}, which the importer "
-                               "cannot convert to ns", "known units: " + ", ".join(UNITS))
+                               "cannot convert to ns; expected one of its units: "
+                               + ", ".join(UNITS), HINT_CSV)
         elif isinstance(u, str) and u not in UNITS and _DIMENSIONED.search(u):
             notes.append(f"{metric}: {it.path.name}: unit {u} is not one the importer converts; "
                          f"values kept as written, in {u} (not ns, bytes or Hz)")

@@ -20,8 +20,41 @@ from dataclasses import dataclass
 PROFILE = ("`ncu --nvtx -o report python3 app.py` (upload report.ncu-rep), or `ncu --nvtx --csv "
            "--page raw python3 app.py > raw.csv`")
 #: The fix of every Nsight Systems file, refused here or described by
-#: :func:`~profiling_worker.importing.sniff.describe_unknown`.
+#: :func:`~profiling_worker.importing.sniff.refusal`.
 HINT_NCU_EXPORT = "profile the kernels with Nsight Compute instead: " + PROFILE
+#: What the importer expects of a file that promised nothing more specific (by content or name).
+EXPECTED = ("an nsight-python CSV, an Nsight Compute CSV export or console text, or an Nsight "
+            "Compute report (.ncu-rep)")
+#: The fix of a file of no kind of its own: the commands that write an importable file.
+HINT_IMPORTABLE = ("upload the CSVs nsight-python writes with `output_csv=True`, or profile "
+                   "with Nsight Compute: " + PROFILE)
+#: The fix of an empty file: what a valid one has (issue 37: the fix said only "upload the file
+#: again").
+HINT_EMPTY = ("export it again from the tool that wrote it: an nsight-python CSV "
+              "(`output_csv=True`) or an `ncu --csv` export starts with its header row, then one "
+              "row per value; a .ncu-rep is the report file `ncu -o report` writes")
+#: The fix of an edited or cut nsight-python CSV (textcsv re-exports it).
+HINT_CSV = ("give the `profiled_data-*.csv` / `processed_data-*.csv` files nsight-python "
+            "writes with `output_csv=True`, unmodified")
+#: The fix of an edited or cut Nsight Compute CSV export (textcsv re-exports it).
+HINT_NCU_CSV = ("export it again with `ncu --csv` (`--page raw` or `--page details`), or import "
+                "the .ncu-rep itself")
+
+
+@dataclass(frozen=True)
+class Refused:
+    """Why one file is not imported, by the project's one rule for a refusal: what the file
+    is (told by its content first, its magic bytes or structure, then its name), what was
+    expected, and one fix, any command in it a code span. :meth:`message` writes the first two
+    after the file's name; ``fix`` is the hint."""
+
+    what: str
+    fix: str
+    expected: str = EXPECTED
+
+    def message(self, name: str) -> str:
+        """``<name>: <what it is>; expected <what was expected>``."""
+        return f"{name}: {self.what}; expected {self.expected}"
 
 _SUMMARY_KERNEL = re.compile(r", Invocations \d+\s*$", re.MULTILINE)
 _QUERY_METRICS = re.compile(r"^Metric Name\s+Metric Type\s+Metric Unit\s+Metric Description",
@@ -104,4 +137,5 @@ def message(refusal: Refusal, name: str) -> str:
     return refusal.what + tail
 
 
-__all__ = ["Refusal", "REFUSALS", "PROFILE", "HINT_NCU_EXPORT", "refusal_of", "message"]
+__all__ = ["Refusal", "Refused", "REFUSALS", "PROFILE", "HINT_NCU_EXPORT", "HINT_IMPORTABLE",
+           "HINT_EMPTY", "HINT_CSV", "HINT_NCU_CSV", "EXPECTED", "refusal_of", "message"]

@@ -20,6 +20,8 @@ import pyarrow.csv as pacsv
 from profiling_worker.bundle.errors import ImportFailed
 from profiling_worker.importing.kinds import NCU_DETAILS, NCU_RAW
 from profiling_worker.importing.sniff import Sniffed
+# Re-exported (the readers import them from here); written in .refusals with every fix.
+from profiling_worker.importing.refusals import HINT_CSV as HINT_CSV, HINT_NCU_CSV as HINT_NCU_CSV
 from profiling_worker.bundle.schema import columns as C
 
 MAX_FILE_BYTES = 2 * 1024**3
@@ -32,11 +34,6 @@ _INDEX = "_index"  # the name an unnamed leading index column is read under
 _THOUSANDS = r"[-+]?\d{1,3}(?:,\d{3})+(?:\.\d*)?(?:[eE][-+]?\d+)?"
 METRIC_NAME_RE = re.compile(r"^[a-z][a-z0-9]*__[a-z0-9_]+(\.[a-z0-9_]+)*$")
 
-HINT_NCU_CSV = ("export it again with `ncu --csv` (`--page raw` or `--page details`), or import "
-                "the .ncu-rep itself")
-HINT_CSV = ("give the `profiled_data-*.csv` / `processed_data-*.csv` files nsight-python "
-            "writes with `output_csv=True`, unmodified")
-
 
 def _check_size(path: Path, hint: str = HINT_CSV) -> None:
     try:
@@ -45,7 +42,7 @@ def _check_size(path: Path, hint: str = HINT_CSV) -> None:
         raise ImportFailed(f"{path.name}: cannot be read ({exc.strerror or exc})",
                            "check that the file exists and is readable") from exc
     if size == 0:
-        raise ImportFailed(f"{path.name}: the file is empty", hint)
+        raise ImportFailed(f"{path.name}: an empty file (0 bytes)", hint)
     if size > MAX_FILE_BYTES:
         raise ImportFailed(f"{path.name}: {size / 1024**3:.1f} GiB is larger than the "
                            f"{MAX_FILE_BYTES // 1024**3} GiB an import accepts",
@@ -154,8 +151,8 @@ def parse_csv(s: Sniffed) -> tuple[list[str], pd.DataFrame]:
             raise ImportFailed(f"{path.name}: is not UTF-8 text", hint) from exc
         if "Could not skip initial" in text:  # pyarrow's words for a file cut inside its head
             text = "it ends before the first row the header announces"
-        raise ImportFailed(f"{path.name}: not the CSV its header promises ({text[:300]})",
-                           "the file looks truncated or edited; " + hint) from exc
+        raise ImportFailed(f"{path.name}: not the CSV its header promises ({text[:300]}): "
+                           "the file looks truncated or edited", hint) from exc
     if table.num_rows == 0:
         raise ImportFailed(f"{path.name}: has a header but no data rows",
                            "the profiled call produced no results; check its ncu log")

@@ -124,7 +124,8 @@ def test_several_reports_and_bad_files_each_get_their_own_job_or_message(store, 
     assert len(errors) == 2
     assert errors[0].startswith("**import of notes.txt failed**: notes.txt: text that is not a "
                                 "table")
-    assert errors[1].startswith("**import of empty.csv failed**: empty.csv: the file is empty")
+    assert errors[1].startswith("**import of empty.csv failed**: empty.csv: an empty file (0 "
+                                "bytes)")
     # issue 37: the fix says what a valid file has, not only "upload the file again"
     assert "export it again from the tool that wrote it" in errors[1]
     assert "starts with its header row" in errors[1]
@@ -179,7 +180,7 @@ def test_a_spreadsheet_upload_is_refused_with_save_it_as_csv(store, app, tmp_pat
     at.button(key="import-run").click().run()
     assert not at.exception
     (error,) = [unescape(e.value) for e in at.error]
-    assert "notes.xlsx: a spreadsheet" in error and "save it as CSV" in error
+    assert "notes.xlsx: an Excel workbook" in error and "save each sheet as CSV" in error
     assert not [p for p in store["results"].iterdir() if p.is_dir()]  # nothing imported
 
 
@@ -421,3 +422,62 @@ def test_a_refused_sqlite_file_shows_one_fix_with_its_commands_as_code(store, ap
     assert "nsight-python 0.9.4" not in error  # nor the supported kinds as a second fix
     listed = next(m.value for m in at.markdown if "Each file is recognised" in m.value)
     assert "`ncu --csv --page raw`" in listed and "`ncu --nvtx python3 app.py > log`" in listed
+
+
+def test_each_bad_file_gets_one_message_by_its_content_and_the_good_ones_import(
+        store, app, tmp_path) -> None:
+    """A fresh user's finds: a plain SQLite named .sqlite was called an Nsight Systems report,
+    .zip, .json, .png and an empty .json got the general message by their extension, a CSV
+    without its Metric column and a text .ncu-rep got the whole formats list. Now one box per
+    bad file names what it is by its content and what was expected, with one fix whose
+    commands are code; the good files of the same upload import and the earlier job stays."""
+    import io
+    import sqlite3
+    import zipfile
+
+    earlier = _upload(app("import_files"), [REPORT_GZ])
+    earlier.button(key="import-run").click().run()
+    (first,) = [IMPORTED.search(unescape(s.value))[1] for s in earlier.success]
+
+    db = tmp_path / "plain.sqlite"
+    with sqlite3.connect(db) as conn:
+        conn.execute("CREATE TABLE runs (id INTEGER PRIMARY KEY, value REAL)")
+    archive = io.BytesIO()
+    with zipfile.ZipFile(archive, "w") as z:
+        z.writestr("profiled_data-mm-0.csv", "x")
+    rows = [ln.split(",") for ln in sorted(REF.glob("profiled*.csv"))[0].read_text().splitlines()]
+    drop = rows[0].index("Metric")
+    no_metric = "\n".join(",".join(f for i, f in enumerate(r) if i != drop) for r in rows)
+    bad = {  # name: (content, what the box must say it is)
+        "plain.sqlite": (db.read_bytes(), "an SQLite database (tables runs), not an Nsight "
+                                          "Systems or Nsight Compute file"),
+        "results.zip": (archive.getvalue(), "a zip archive"),
+        "manifest.json": ((SCENARIOS / "h200-cupti-timeline" / "manifest.json").read_bytes(),
+                          "JSON text"),
+        "icon.png": ((REPO / "app" / "assets" / "icon.png").read_bytes(), "a PNG image"),
+        "empty.json": (b"", "an empty file (0 bytes)"),
+        "profiled_data-edited-0.csv": (no_metric.encode(), "without its Metric column"),
+        "fake.ncu-rep": (b"not a report at all\n", "not an Nsight Compute report"),
+    }
+    at = earlier  # the same session: its uploader is a new one after the first import
+    at.file_uploader(key="import-files-1").set_value(
+        [(n, data, "application/octet-stream") for n, (data, _) in bad.items()]
+        + [(p.name, p.read_bytes(), "text/csv") for p in sorted(REF.glob("*.csv"))])
+    at.run()
+    at.button(key="import-run").click().run()
+    assert not at.exception, at.exception
+    (done,) = [unescape(s.value) for s in at.success]  # the good pair, visible
+    assert "`processed_data-mm-0.csv`, `profiled_data-mm-0.csv`" in done
+    errors = [e.value for e in at.error]
+    assert len(errors) == len(bad), errors  # one message per bad file
+    for (name, (_, what)), error in zip(bad.items(), errors):
+        text = unescape(error)
+        assert text.startswith(f"**import of {name} failed**: {name}: "), text
+        assert what in text and "; expected " in text, text
+        assert error.count("**Fix:**") == 1 and "supported:" not in text, text
+        fix = text.split("**Fix:**", 1)[1]
+        assert "ncu -" not in "".join(fix.split("`")[::2]), fix  # commands as code only
+    assert "`output_csv=True`" in errors[list(bad).index("empty.json")]
+    assert "8 file groups" in texts(at) and "1 of 8 file groups imported" in texts(at)
+    jobs = {r.job_id for r in history_index.rows(store["results"])}
+    assert first in jobs and len(jobs) == 2  # the earlier job stays beside the new one

@@ -18,6 +18,8 @@ REPO = Path(__file__).resolve().parents[3]
 REF = REPO / "tests" / "fixtures" / "reference" / "h200-nsight-0.9.6-matmul"
 V11 = SCENARIOS / "h200-cupti-elementwise" / "nsight" / "c0"
 REPORT_GZ = scenario_report("h200-ncu-j1-fp16")
+#: A real nsight-python CSV (0.9.6): content the importer takes, whatever the test's name.
+CSV = next(iter(sorted(REF.glob("*.csv")))).read_bytes()
 
 
 @pytest.mark.parametrize("name, want", [
@@ -43,9 +45,10 @@ def test_long_names_are_cut_keeping_the_extension(name: str, tmp_path: Path) -> 
     clean = I.safe_name(name)
     assert len(clean.encode()) <= I.MAX_NAME_BYTES and not clean.startswith(".")
     assert clean.lower().endswith(next(e for e in I.NAME_EXTENSIONS if name.endswith(e)))
-    (path,), rejected = I.save_uploads([(name, b"x")], tmp_path)
+    data = REPORT_GZ.read_bytes() if name.endswith(".gz") else CSV  # a .gz holds gzip
+    (path,), rejected = I.save_uploads([(name, data)], tmp_path)
     assert rejected == []
-    assert path.name == clean and path.read_bytes() == b"x"
+    assert path.name == clean and path.read_bytes() == data
 
 
 @pytest.mark.parametrize("name", ["evil.py", "data.pkl", "x.csv.gz", "report", "a.sh"])
@@ -55,16 +58,29 @@ def test_other_files_are_refused(name: str) -> None:
     assert err.value.hint
 
 
-@pytest.mark.parametrize("name", ["notes.xlsx", "Runs.XLS", "sheet.ods"])
-def test_a_spreadsheet_is_refused_with_save_it_as_csv(name: str) -> None:
-    """The Import page says ".xlsx: save as CSV"; the refusal says the same."""
-    with pytest.raises(I.UploadRejected) as err:
-        I.safe_name(name)
-    assert "spreadsheet" in err.value.message and "save it as CSV" in err.value.hint
+def _xlsx() -> bytes:
+    """A zip holding a workbook's entries, as Excel writes them first."""
+    import io
+    import zipfile
+
+    out = io.BytesIO()
+    with zipfile.ZipFile(out, "w") as z:
+        z.writestr("[Content_Types].xml", "<Types/>")
+        z.writestr("xl/workbook.xml", "<workbook/>")
+    return out.getvalue()
+
+
+@pytest.mark.parametrize("name", ["notes.xlsx", "Runs.XLSX", "sheet.csv"])
+def test_a_spreadsheet_is_refused_with_save_it_as_csv(name: str, tmp_path: Path) -> None:
+    """The Import page says ".xlsx: save as CSV"; the refusal says the same, of the content
+    (a workbook named .csv too)."""
+    paths, (refused,) = I.save_uploads([(name, _xlsx())], tmp_path)
+    assert paths == [] and "Excel workbook" in refused.message
+    assert "save each sheet as CSV" in refused.hint
 
 
 def test_save_uploads_dedupes_and_limits(tmp_path: Path) -> None:
-    paths, rejected = I.save_uploads([("a.csv", b"x"), ("a.csv", b"y")], tmp_path)
+    paths, rejected = I.save_uploads([("a.csv", CSV), ("a.csv", CSV)], tmp_path)
     assert [p.name for p in paths] == ["a.csv", "a-1.csv"] and rejected == []
     assert all(p.parent == tmp_path for p in paths)
     with pytest.raises(I.UploadRejected, match="no file"):
@@ -72,11 +88,14 @@ def test_save_uploads_dedupes_and_limits(tmp_path: Path) -> None:
 
 
 def test_a_refused_upload_is_named_and_the_others_are_saved(tmp_path: Path) -> None:
-    paths, rejected = I.save_uploads([("big.csv", b"0" * (1024**2 + 1)), ("ok.csv", b"x"),
-                                      ("e.csv", b""), ("evil.py", b"x")], tmp_path, max_mb=1)
-    assert [p.name for p in paths] == ["ok.csv"] and paths[0].read_bytes() == b"x"
+    rows = CSV.split(b"\n", 1)[1]
+    big = CSV + rows * (1024**2 // len(rows) + 1)  # rows past 1 MB
+    paths, rejected = I.save_uploads([("big.csv", big), ("ok.csv", CSV),
+                                      ("e.csv", b""), ("evil.py", CSV)], tmp_path, max_mb=1)
+    assert [p.name for p in paths] == ["ok.csv"] and paths[0].read_bytes() == CSV
     assert [r.name for r in rejected] == ["big.csv", "e.csv", "evil.py"]
-    assert "more than 1 MB" in rejected[0].message and "empty" in rejected[1].message
+    assert "expected at most 1 MB" in rejected[0].message and "empty" in rejected[1].message
+    assert "named .py" in rejected[2].message and "`evil.csv`" in rejected[2].hint
     assert all(r.message.startswith(r.name) and r.hint for r in rejected)
     assert sorted(f.name for f in tmp_path.iterdir()) == ["ok.csv"]
 
@@ -119,9 +138,9 @@ def test_import_opens_as_a_listed_bundle(tmp_path: Path, sources, params) -> Non
 
 
 def test_failed_import_reports_message_and_hint(tmp_path: Path) -> None:
-    (tmp_path / "up").mkdir()
-    bad, _ = I.save_uploads([("profiled_data-x-0.csv", b"a,b\n1,2\n")], tmp_path / "up")
-    (outcome,) = I.run_import(bad, tmp_path / "results", sys.executable, settings.worker_env())
+    bad = tmp_path / "profiled_data-x-0.csv"  # the upload check would refuse it: the worker too
+    bad.write_text("a,b\n1,2\n", encoding="utf-8")
+    (outcome,) = I.run_import([bad], tmp_path / "results", sys.executable, settings.worker_env())
     assert not outcome.ok and outcome.files == ("profiled_data-x-0.csv",)
     assert "profiled_data-x-0.csv" in outcome.message and outcome.hint
     assert not (tmp_path / "results" / outcome.job_id).exists()

@@ -19,6 +19,7 @@ from profiling_worker.bundle.loader import read_table
 from profiling_worker.bundle.errors import ImportFailed, ImportInternalError
 from profiling_worker.importing import import_nsight_output
 from profiling_worker.importing import nsight_values
+from profiling_worker.importing.refusals import HINT_IMPORTABLE
 from profiling_worker.bundle.schema import columns as C
 from profiling_worker.bundle.schema.manifest import read_manifest
 from tests.scenarios import SCENARIOS, scenario_report
@@ -135,7 +136,7 @@ def test_case2_an_export_cut_short_is_refused_with_the_reason(tmp_path):
     with pytest.raises(ImportFailed) as exc:
         _import(tmp_path, cut)
     assert "details.csv: not the CSV its header promises" in exc.value.message
-    assert "truncated" in exc.value.hint and "ncu --csv" in exc.value.hint
+    assert "truncated" in exc.value.message and "ncu --csv" in exc.value.hint  # what, then fix
 
 
 def test_case2_raw_and_details_of_one_profile_are_read_once(tmp_path):
@@ -381,7 +382,7 @@ def test_a_file_not_understood_says_what_it_is(tmp_path):
     path.write_text(json.dumps({"a": 1}))
     with pytest.raises(ImportFailed) as exc:
         _import(tmp_path, path)
-    assert "JSON" in exc.value.message and "nsight-python 0.9.4-1.1" in exc.value.hint
+    assert "JSON" in exc.value.message and exc.value.hint == HINT_IMPORTABLE  # one fix
 
 
 def test_import_onto_a_bundled_id_is_refused(tmp_path):

@@ -14,6 +14,7 @@ from app.core.provenance import import_banner
 from profiling_worker.bundle.errors import ImportFailed
 from profiling_worker.importing import formats_table, kinds as R, readers, sniff
 from profiling_worker.importing.assemble import import_nsight_output
+from profiling_worker.importing.refusals import HINT_IMPORTABLE
 
 ROOT = Path(__file__).parents[4]
 CASES = ROOT / "tests" / "fixtures" / "import_cases"  # README.md there says where each is from
@@ -46,15 +47,17 @@ def test_every_kind_is_read_by_a_known_reader_or_its_own_and_every_reader_reads_
         R.ImportKind("undocumented", "a kind", R.NCU_EXPORTS)
 
 
-def test_the_supported_list_and_the_refusal_hint_come_from_the_registry(tmp_path: Path):
+def test_the_supported_list_comes_from_the_registry_and_a_refusal_has_one_fix(tmp_path: Path):
     assert R.supported() == tuple(dict.fromkeys(k.supported for k in R.registered()
                                                 if k.supported))
+    assert all(line in R.hint_supported() for line in R.supported())
     odd = tmp_path / "notes.csv"
     odd.write_text("a,b,c\n1,2,3\n", encoding="utf-8")
     with pytest.raises(ImportFailed) as caught:
         import_nsight_output([odd], tmp_path / "out", "odd")
-    assert caught.value.hint == R.hint_supported()
-    assert all(line in caught.value.hint for line in R.supported())
+    # one fix (the commands that write an importable file), not the list of formats
+    assert caught.value.hint == HINT_IMPORTABLE
+    assert "; expected an nsight-python CSV" in caught.value.message
 
 
 #: A kind with a reader of its own, as a module of importing/readers declares it (its reader
