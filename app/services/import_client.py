@@ -26,9 +26,9 @@ from typing import Any
 
 from pathvalidate import sanitize_filename
 
-from profiling_worker.importing.bundle_zip import bundle_root_of
 from profiling_worker.importing.kinds import NCU_LOG, NCU_REPORT, NCU_TEXT
-from profiling_worker.importing.sniff import Refused, kind_words, sniff_head, upload_refusal
+from profiling_worker.importing.sniff import (Refused, bundle_root_of, kind_words, sniff_head,
+                                              upload_refusal)
 
 #: Largest file one upload may be (MB); also passed to ``st.file_uploader(max_upload_size=)``.
 MAX_UPLOAD_MB = 200

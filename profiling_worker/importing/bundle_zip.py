@@ -302,7 +302,8 @@ def split_sources(sources: Sequence[Path]) -> tuple[list[Path], list[Path]]:
     """The bundle zips among ``sources`` (files given by name whose content is a bundle's zip:
     :func:`bundle_root`) and the rest, each in its order. A zip with several bundles counts as a
     bundle zip (its import says why it is refused)."""
-    zips, rest = [], []
+    zips: list[Path] = []
+    rest: list[Path] = []
     for src in map(Path, sources):
         try:
             is_bundle = src.is_file() and bundle_root(src) is not None

@@ -24,6 +24,8 @@ from profiling_worker.importing import bundle_zip, kinds as R, refusals as X
 # Re-exported (the "as" form says so to mypy): the app imports it from here.
 from profiling_worker.importing.refusals import HINT_NCU_EXPORT as HINT_NCU_EXPORT
 from profiling_worker.importing.refusals import Refused as Refused
+# The Import page tells a bundle's zip (saved as .zip, reopened by the worker) from here.
+from profiling_worker.importing.bundle_zip import bundle_root_of as bundle_root_of
 
 _HEAD_BYTES = 64 * 1024
 _GZIP_MAGIC = b"\x1f\x8b"
