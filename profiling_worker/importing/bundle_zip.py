@@ -242,6 +242,15 @@ def import_bundle_zip(path: Path, out_dir: Path, *, reserved: Collection[Path] =
     except ImportFailed as exc:
         return {"event": "error", **exc.to_event_fields(), "files": [name],
                 "job_id": path.stem}
+    except Exception as exc:  # a fault here must not cost the other files their import
+        from profiling_worker.bundle.errors import ImportInternalError
+
+        fault = ImportInternalError(
+            f"the reopening of {name[:120]} failed ({type(exc).__name__}: {str(exc)[:300]}); "
+            "this is a fault of the importer, not of the zip", "report this with the zip; the "
+            "other files of the import have their own results")
+        return {"event": "error", **fault.to_event_fields(), "files": [name],
+                "job_id": path.stem}
 
 
 def _import(path: Path, out_dir: Path, reserved: Collection[Path]) -> dict[str, Any]:
