@@ -47,7 +47,8 @@ def _parser() -> argparse.ArgumentParser:
                          "of a bundle's report (JSON on stdout)")
     pms.add_argument("bundle", type=Path)
     imp = sub.add_parser("import", help="turn plain nsight-python output into a bundle")
-    imp.add_argument("sources", type=Path, nargs="+", help="profiled_data/processed_data CSVs, .ncu-rep")
+    imp.add_argument("sources", type=Path, nargs="+", help="profiled_data/processed_data CSVs, .ncu-rep, or a dashboard "
+                     "bundle's zip (the Files page's download), reopened as the job it is")
     imp.add_argument("--out", type=Path, required=True, help="bundle directory to create")
     imp.add_argument("--each", action="store_true",
                      help="import each report or table (with the files that belong to it) as a "
@@ -168,14 +169,24 @@ def _run(job_dir: Path, force: bool = False) -> int:
 def _import(sources: list[Path], out: Path, each: bool, nvtx: str = "innermost") -> int:
     from profiling_worker.bundle.errors import WorkerError
     from profiling_worker.importing import import_nsight_output
+    from profiling_worker.importing.bundle_zip import import_bundle_zip, split_sources
     from profiling_worker.importing.grouping import import_each
     from profiling_worker.importing.how_read import grouping_rules
 
     # The dashboard lists bundled jobs beside the results; an import must not hide one.
     bundled = Path(os.environ.get("KPROF_BUNDLED_DIR", BUNDLED_DIR_DEFAULT))
-    taken = {p.name for p in bundled.iterdir() if p.is_dir()} if bundled.is_dir() else set()
+    kept = [p for p in bundled.iterdir() if p.is_dir()] if bundled.is_dir() else []
+    taken = {p.name for p in kept}
+    # A dashboard bundle's zip (the Files page's download) is reopened as the job it is.
+    zips, sources = split_sources(sources)
+    failed = 0
+    for z in zips:
+        event = import_bundle_zip(z, out.parent, reserved=kept)
+        print(json.dumps(event), flush=True)
+        failed += event["event"] == "error"
+    if not sources:
+        return 1 if failed else 0
     if each:
-        failed = 0
         for event in import_each(sources, out.parent, out.name, reserved_ids=taken, nvtx=nvtx):
             print(json.dumps(event), flush=True)
             failed += event["event"] == "error"
@@ -188,7 +199,7 @@ def _import(sources: list[Path], out: Path, each: bool, nvtx: str = "innermost")
         return 1
     print(json.dumps({"event": "result", "status": JobStatus.DONE.value, "bundle": str(path),
                       "grouping": grouping_rules(path)}), flush=True)
-    return 0
+    return 1 if failed else 0
 
 
 def _summarize(bundle: Path) -> int:

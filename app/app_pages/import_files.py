@@ -122,6 +122,9 @@ def _show_outcome(outcome: ImportOutcome, selected: bool) -> None:
         files = ", ".join(code(f) for f in outcome.files)
         st.success(f"Imported as **{outcome.job_id}** ({files}); {where}.",
                    icon=":material/check_circle:")
+        if outcome.note:  # a reopened bundle zip: its id was taken, or the job is here
+            st.info(esc(outcome.note[:1].upper() + outcome.note[1:]) + ".",
+                    icon=":material/drive_file_rename_outline:")
         if outcome.same_as:  # imported anyway: a second copy may be meant, but never unsaid
             earlier, when = outcome.same_as
             st.info(f"Same files as job **{earlier}**, imported at {esc(when or 'an unknown time')}"
@@ -143,7 +146,9 @@ st.markdown(
     + "\n\nSeveral files at once: each report or table becomes a job of its own. The files "
     "nsight-python writes for one call (`profiled_data-`, `processed_data-`, `ncu-output-` "
     "with the same `<function>-<id>`) stay together, and so do CSV exports of one Nsight "
-    "Compute profile (its raw and details pages). Not supported: Nsight Systems files, "
+    "Compute profile (its raw and details pages). A job shared as the Files page's zip "
+    "(\"Download the whole bundle\") is reopened as that job, its id kept where it is free. "
+    "Not supported: Nsight Systems files, "
     "spreadsheets (.xlsx: save as CSV), edited reports.")
 st.file_uploader("nsight-python or Nsight Compute output", type=importing.UPLOAD_TYPES,
                  accept_multiple_files=True, key=_files_key(),

@@ -27,7 +27,8 @@ from typing import Any
 from pathvalidate import sanitize_filename
 
 from profiling_worker.importing.kinds import NCU_LOG, NCU_REPORT, NCU_TEXT
-from profiling_worker.importing.sniff import Refused, kind_words, sniff_head, upload_refusal
+from profiling_worker.importing.sniff import (Refused, bundle_root_of, kind_words, sniff_head,
+                                              upload_refusal)
 
 #: Largest file one upload may be (MB); also passed to ``st.file_uploader(max_upload_size=)``.
 MAX_UPLOAD_MB = 200
@@ -40,7 +41,9 @@ IMPORT_TIMEOUT_S = 600
 #: Extensions an upload may have, longest first (the extension survives sanitising); ``.log``:
 #: the ncu log nsight-python writes beside a call's CSVs and report (kept with them, not read).
 #: Checked after the content (:func:`_checked_name`): a file is refused as what it holds first.
-NAME_EXTENSIONS = (".ncu-rep.gz", ".ncu-rep", ".csv", ".tsv", ".txt", ".log")
+#: ``.zip``: a dashboard bundle's zip (the Files page's download), reopened as its job; a zip of
+#: anything else is refused by its content first.
+NAME_EXTENSIONS = (".ncu-rep.gz", ".ncu-rep", ".csv", ".tsv", ".txt", ".log", ".zip")
 MAX_NAME_BYTES = 120  # of a saved upload's name (UTF-8)
 _NOT_WORD = re.compile(r"[^\w.-]+")  # \w: letters and digits of any script, and _
 
@@ -61,7 +64,8 @@ class ImportOutcome:
     """What the import of one group of files did: ``ok`` with the bundle's ``job_id``, or
     ``message``/``hint`` (and the worker's output in ``log``); ``files``: the group's names;
     ``same_as``: an earlier imported job read from files of the same content and when it was
-    imported (``app.core.provenance.same_files``), () when there is none."""
+    imported (``app.core.provenance.same_files``), () when there is none; ``note``: what the
+    worker said of a reopened bundle zip (a suffixed id, or the job already here)."""
 
     ok: bool
     job_id: str
@@ -70,6 +74,7 @@ class ImportOutcome:
     log: str = ""
     files: tuple[str, ...] = ()
     same_as: tuple[str, str] | tuple[()] = ()
+    note: str = ""
 
 
 def safe_name(name: str) -> str:
@@ -80,8 +85,8 @@ def safe_name(name: str) -> str:
     Letters and digits of any script stay.
 
     Raises:
-        UploadRejected: not a ``.csv``, ``.tsv``, ``.txt``, ``.log``, ``.ncu-rep`` or
-            ``.ncu-rep.gz`` name (an upload is refused as what its content is first:
+        UploadRejected: not a ``.csv``, ``.tsv``, ``.txt``, ``.log``, ``.ncu-rep``,
+            ``.ncu-rep.gz`` or ``.zip`` name (an upload is refused as what its content is first:
             :func:`_checked_name`).
     """
     base = _base(name)
@@ -95,7 +100,7 @@ def safe_name(name: str) -> str:
     return (stem or "upload") + ext
 
 
-_NAMES_EXPECTED = "a name ending .csv, .tsv, .txt, .log, .ncu-rep or .ncu-rep.gz"
+_NAMES_EXPECTED = "a name ending .csv, .tsv, .txt, .log, .ncu-rep, .ncu-rep.gz or .zip"
 _RENAME_HINT = ("rename it with the extension of what it holds: .csv for an nsight-python or "
                 "`ncu --csv` table, .ncu-rep for a report `ncu -o` wrote, .log for ncu's "
                 "console text")
@@ -126,6 +131,8 @@ def _renamed(base: str, data: bytes) -> str:
     """The name an upload of a supported kind may have: its stem with its kind's extension."""
     found = sniff_head(Path("upload"), data[:64 * 1024])
     ext = _KIND_EXTENSIONS.get(found.kind, ".csv") if found else ".csv"
+    if found is None and bundle_root_of(data) is not None:
+        ext = ".zip"
     if ext == ".ncu-rep" and data[:2] == b"\x1f\x8b":
         ext += ".gz"
     stem = base.rpartition(".")[0] or base
@@ -226,7 +233,8 @@ def _events(stdout: str) -> list[dict[str, Any]]:
 def _outcome(event: dict[str, Any], job_id: str, log: str) -> ImportOutcome:
     files = tuple(str(f) for f in event.get("files") or ())
     if event["event"] == "result":
-        return ImportOutcome(True, Path(str(event.get("bundle", job_id))).name, files=files)
+        return ImportOutcome(True, Path(str(event.get("bundle", job_id))).name, files=files,
+                             note=str(event.get("note") or ""))
     return ImportOutcome(False, str(event.get("job_id", job_id)), str(event.get("message", "")),
                          str(event.get("hint", "")), log, files)
 

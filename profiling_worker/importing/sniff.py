@@ -20,10 +20,12 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from profiling_worker.bundle.errors import ImportFailed
-from profiling_worker.importing import kinds as R, refusals as X
+from profiling_worker.importing import bundle_zip, kinds as R, refusals as X
 # Re-exported (the "as" form says so to mypy): the app imports it from here.
 from profiling_worker.importing.refusals import HINT_NCU_EXPORT as HINT_NCU_EXPORT
 from profiling_worker.importing.refusals import Refused as Refused
+# The Import page tells a bundle's zip (saved as .zip, reopened by the worker) from here.
+from profiling_worker.importing.bundle_zip import bundle_root_of as bundle_root_of
 
 _HEAD_BYTES = 64 * 1024
 _GZIP_MAGIC = b"\x1f\x8b"
@@ -127,7 +129,8 @@ def _zip(name: str, head: bytes) -> X.Refused:
         return X.Refused("an OpenDocument spreadsheet (.ods, a zip archive)", _SAVE_AS_CSV)
     if b"xl/" in head or name.lower().endswith((".xlsx", ".xlsm")):
         return X.Refused("an Excel workbook (.xlsx, a zip archive)", _SAVE_AS_CSV)
-    return X.Refused("a zip archive", "unpack it (`unzip FILE`) and upload the files it holds "
+    return X.Refused("a zip archive with no manifest.json at its root or one folder deep (not "
+                     "a dashboard bundle's zip, which is reopened as its job)", "unpack it (`unzip FILE`) and upload the files it holds "
                      "(nsight-python's CSVs, Nsight Compute reports)")
 
 
@@ -327,13 +330,17 @@ def upload_refusal(name: str, data: bytes) -> X.Refused | None:
     None when its content is one of the supported kinds: the refusal the worker gives the same
     file (:func:`refusal`), so the Import page and the CLI say one thing."""
     head = data[:_HEAD_BYTES]
-    return None if sniff_head(Path(name), head) is not None else refusal(name, head)
+    if sniff_head(Path(name), head) is not None or bundle_zip.bundle_root_of(data) is not None:
+        return None  # a bundle's zip: its entries and manifest are checked on import
+    return refusal(name, head)
 
 
 def kind_words(name: str, data: bytes) -> str | None:
     """What a file of a supported kind is (:attr:`~.kinds.ImportKind.words`), else None."""
     found = sniff_head(Path(name), data[:_HEAD_BYTES])
-    return None if found is None else R.by_name()[found.kind].words
+    if found is None:
+        return bundle_zip.WORDS if bundle_zip.bundle_root_of(data) is not None else None
+    return R.by_name()[found.kind].words
 
 
 def _natural(p: Path) -> list[int | str]:

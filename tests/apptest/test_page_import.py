@@ -481,3 +481,53 @@ def test_each_bad_file_gets_one_message_by_its_content_and_the_good_ones_import(
     assert "8 file groups" in texts(at) and "1 of 8 file groups imported" in texts(at)
     jobs = {r.job_id for r in history_index.rows(store["results"])}
     assert first in jobs and len(jobs) == 2  # the earlier job stays beside the new one
+
+
+def _files_page_zip(tmp_path: Path, name: str) -> Path:
+    """The zip the Files page's "Download the whole bundle" gives of a recorded job."""
+    from app.core.bundle_files import zip_bundle
+    from tests.scenarios import scenario
+
+    out = tmp_path / f"{name}.zip"
+    out.write_bytes(zip_bundle(scenario(name)).read())
+    return out
+
+
+def test_a_shared_bundle_zip_is_reopened_as_its_job(store, app, tmp_path) -> None:
+    """A job shared by its zip opens on another dashboard under its own id, selected, its pages
+    drawn; a second zip of another job with that id gets ``-2``, said on the page."""
+    name = "h200-cupti-elementwise"
+    zipped = _files_page_zip(tmp_path, name)
+    at = _upload(app("import_files"), [zipped])
+    at.button(key="import-run").click().run()
+    assert not at.exception
+    assert f"Imported as **{name}** (" in unescape(texts(at)), texts(at)
+    assert at.session_state["sidebar-job"] == name
+    assert (store["results"] / name / "manifest.json").is_file()
+    at.switch_page("app_pages/sweep.py").run()
+    assert not at.exception
+    manifest = json.loads((store["results"] / name / "manifest.json").read_text())
+    manifest["note"] = "a different job of the same id"
+    (store["results"] / name / "manifest.json").write_text(json.dumps(manifest))
+    at.switch_page("app_pages/import_files.py").run()
+    at.file_uploader(key="import-files-1").set_value(
+        [(zipped.name, zipped.read_bytes(), "application/zip")])
+    at.run()
+    at.button(key="import-run").click().run()
+    assert not at.exception
+    assert f"Imported as **{name}-2** (" in unescape(texts(at))
+    assert any(f"taken on this dashboard by a different job: imported as {name}-2"
+               in unescape(i.value) for i in at.info)
+
+
+def test_a_zip_that_is_no_bundle_keeps_its_refusal(store, app, tmp_path) -> None:
+    import zipfile
+
+    plain = tmp_path / "outputs.zip"
+    with zipfile.ZipFile(plain, "w") as zf:
+        zf.writestr("profiled_data-x.csv", "a,b\n1,2\n")
+    at = _upload(app("import_files"), [plain])
+    at.button(key="import-run").click().run()
+    assert not at.exception
+    assert "a zip archive with no manifest.json" in unescape(texts(at))
+    assert not any(store["results"].iterdir())
