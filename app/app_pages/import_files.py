@@ -120,8 +120,12 @@ def _show_outcome(outcome: ImportOutcome, selected: bool) -> None:
     if outcome.ok:
         where = "it is selected on every page" if selected else "pick it in the job selector"
         files = ", ".join(code(f) for f in outcome.files)
-        st.success(f"Imported as **{outcome.job_id}** ({files}); {where}.",
-                   icon=":material/check_circle:")
+        if outcome.already_here:  # nothing imported: no success box to say otherwise
+            st.info(f"Already here as **{outcome.job_id}** ({files}); {where}.",
+                    icon=":material/check_circle:")
+        else:
+            st.success(f"Imported as **{outcome.job_id}** ({files}); {where}.",
+                       icon=":material/check_circle:")
         if outcome.note:  # a reopened bundle zip: its id was taken, or the job is here
             st.info(esc(outcome.note[:1].upper() + outcome.note[1:]) + ".",
                     icon=":material/drive_file_rename_outline:")

@@ -65,7 +65,9 @@ class ImportOutcome:
     ``message``/``hint`` (and the worker's output in ``log``); ``files``: the group's names;
     ``same_as``: an earlier imported job read from files of the same content and when it was
     imported (``app.core.provenance.same_files``), () when there is none; ``note``: what the
-    worker said of a reopened bundle zip (a suffixed id, or the job already here)."""
+    worker said of a reopened bundle zip (a suffixed id, or the job already here);
+    ``already_here``: nothing was imported, the bundle zip's job was already on the dashboard
+    as ``job_id``."""
 
     ok: bool
     job_id: str
@@ -75,6 +77,7 @@ class ImportOutcome:
     files: tuple[str, ...] = ()
     same_as: tuple[str, str] | tuple[()] = ()
     note: str = ""
+    already_here: bool = False
 
 
 def safe_name(name: str) -> str:
@@ -234,7 +237,8 @@ def _outcome(event: dict[str, Any], job_id: str, log: str) -> ImportOutcome:
     files = tuple(str(f) for f in event.get("files") or ())
     if event["event"] == "result":
         return ImportOutcome(True, Path(str(event.get("bundle", job_id))).name, files=files,
-                             note=str(event.get("note") or ""))
+                             note=str(event.get("note") or ""),
+                             already_here=bool(event.get("already_here")))
     return ImportOutcome(False, str(event.get("job_id", job_id)), str(event.get("message", "")),
                          str(event.get("hint", "")), log, files)
 

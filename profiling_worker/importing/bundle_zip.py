@@ -281,7 +281,8 @@ def _import(path: Path, out_dir: Path, reserved: Collection[Path]) -> dict[str, 
             if _same_job(manifest, there):
                 shutil.rmtree(tmp, ignore_errors=True)
                 return {"event": "result", "status": JobStatus.DONE.value, "bundle": str(there),
-                        "files": [name], "note": f"this job is already on this dashboard as "
+                        "files": [name], "already_here": True,
+                        "note": f"this job is already on this dashboard as "
                         f"{job_id} (the same manifest.json): nothing was imported, {job_id} is "
                         "shown"}
             k += 1

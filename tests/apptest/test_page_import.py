@@ -520,6 +520,26 @@ def test_a_shared_bundle_zip_is_reopened_as_its_job(store, app, tmp_path) -> Non
                in unescape(i.value) for i in at.info)
 
 
+def test_the_same_bundle_zip_twice_says_already_here_not_imported(store, app, tmp_path) -> None:
+    """A second upload of the same job's zip imports nothing: the page says the job is already
+    here (no success box claiming an import), and the store holds one copy."""
+    name = "h200-cupti-elementwise"
+    zipped = _files_page_zip(tmp_path, name)
+    at = _upload(app("import_files"), [zipped])
+    at.button(key="import-run").click().run()
+    assert f"Imported as **{name}** (" in unescape(texts(at))
+    at.file_uploader(key="import-files-1").set_value(
+        [(zipped.name, zipped.read_bytes(), "application/zip")])
+    at.run()
+    at.button(key="import-run").click().run()
+    assert not at.exception
+    said = unescape(texts(at))
+    assert f"Already here as **{name}** (" in said and "Imported as" not in said, said
+    assert not any("Imported as" in s.value for s in at.success)
+    assert any("nothing was imported" in unescape(i.value) for i in at.info)
+    assert not (store["results"] / f"{name}-2").exists()
+
+
 def test_a_zip_that_is_no_bundle_keeps_its_refusal(store, app, tmp_path) -> None:
     import zipfile
 
