@@ -42,6 +42,18 @@ def _follow_ncu() -> None:
 
 
 by_id = {b.job_id: b for b in bundles}
+
+
+def _status_words(job_id: str | None) -> str:
+    """``a job of the cpu backend``, ``a job of the cupti backend that is running``: what the
+    selected job is, in words."""
+    info = by_id.get(job_id or "")
+    if info is None:
+        return "not a job of this dashboard's results"
+    done = "" if info.status == JobStatus.DONE else f" that is {JobStatus(info.status).value}"
+    return f"a job of the {info.backend or 'unknown'} backend{done}"
+
+
 summaries = [JobSummary.of(i, by_id[i].created_at, by_id[i].spec) for i in [*ncu_ids, *cupti_ids]]
 manifests = {i: by_id[i].manifest for i in [*ncu_ids, *cupti_ids]}
 # the selected job's pair where it is in one (else the J1 pair)
@@ -59,6 +71,13 @@ cupti_id = cols[1].selectbox("CUPTI job",
                              key=PICKERS[1], on_change=state.remember_picks, args=(PAGE, PICKERS),
                              help="The jobs of the same kernels and sizes measured like the ncu "
                                   "job (same cache and clock control, GPU, driver) first")
+selected = by_id.get(state.selected_job_id() or "")
+if selected is None or selected.backend != B.EVENTS:  # an events job is offered further down
+    panels.selected_job_not_shown(
+        (ncu_id, cupti_id), "pick it above to use it"
+        if state.selected_job_id() in [*ncu_ids, *cupti_ids] else "this page pairs a finished "
+        "Nsight Compute job with a finished CUPTI job of the same kernels and sizes, and it is "
+        + _status_words(state.selected_job_id()))
 ncu, cupti = cached.bundle_for(ncu_id), cached.bundle_for(cupti_id)
 if ncu is None or cupti is None:  # as the compare page: not a crash further down
     st.error("One of the jobs could not be read.")

@@ -139,6 +139,10 @@ job_a = picks[0].selectbox("Job A", state.job_picker(PAGE, PICKERS[0], ids, pair
                            key=PICKERS[0], on_change=state.remember_picks, args=(PAGE, PICKERS))
 job_b = picks[1].selectbox("Job B", state.job_picker(PAGE, PICKERS[1], ids, pair[1]),
                            key=PICKERS[1], on_change=state.remember_picks, args=(PAGE, PICKERS))
+panels.selected_job_not_shown(
+    (job_a, job_b), "only finished jobs are compared" if state.selected_job_id() not in ids
+    else "it has no finished twin of the same kernels and configs with another thermal_mode"
+    if state.selected_job_id() not in pair else "pick it as Job A or B above to use it")
 by_id = {s.job_id: s for s in summaries}
 for note in pair_notes(by_id[job_a], by_id[job_b], modes):
     st.warning(esc(note), icon=":material/warning:")

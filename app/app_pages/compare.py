@@ -131,6 +131,12 @@ candidate_id = picks[1].selectbox("Candidate", choices, key=PICKERS[1],
                                   help="Jobs comparable with the baseline, the most alike first; "
                                        "the baseline itself last (ratio 1: a check)")
 pair.markdown(f"Candidate {code(candidate_id)} against baseline {code(baseline_id)}")
+if state.selected_job_id() not in passes:  # a pass is said above
+    with pair:  # a running, failed or cancelled job has no result to compare yet
+        panels.selected_job_not_shown(
+            (baseline_id, candidate_id),
+            "only finished jobs are compared" if state.selected_job_id() not in ids
+            else "pick it as the Baseline above to compare it")
 if candidate_id == baseline_id:  # offered last as a check; a user read it as a comparison
     pair.info(SAME_JOB, icon=":material/info:")
 baseline, candidate = cached.bundle_for(baseline_id), cached.bundle_for(candidate_id)

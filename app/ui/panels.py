@@ -365,3 +365,15 @@ def read_lazily(bundle_dir: Path, relpath: str) -> Callable[[], bytes]:
         return path.read_bytes()
 
     return read
+
+
+def selected_job_not_shown(shown: Iterable[str], why: str) -> None:
+    """An info line where a page compares jobs (Compare, CUPTI vs Nsight Compute, Clocks and
+    thermal) and the sidebar's job is not among the ``shown`` ids: which job the page shows
+    instead, and ``why`` the selected one is not (a fresh user's find: a cpu job selected,
+    the backends page showed an H200 pair without a word). Nothing when it is shown."""
+    selected, shown = state.selected_job_id(), list(dict.fromkeys(shown))
+    if not selected or selected in shown:
+        return
+    st.info(f"The sidebar's job {code(selected)} is not shown here: {esc(why)}. Shown: "
+            + " and ".join(code(j) for j in shown) + ".", icon=":material/info:")

@@ -6,6 +6,7 @@ tests/e2e/test_pickers_follow_job.py."""
 
 from __future__ import annotations
 
+from apptest_helpers import JOB_ID
 from tests.scenarios import SCENARIOS
 
 
@@ -62,3 +63,29 @@ def test_thermal_pair_pickers_follow_the_sidebar_job(store, monkeypatch, app) ->
     _select(at, "h200-cupti-stability-thermal-off")
     assert _pair(at, "clocks", sides) == ("h200-cupti-stability-thermal-off",
                                           "h200-cupti-stability")
+
+
+def _not_shown(at) -> list[str]:
+    return [i.value for i in at.info if "is not shown here" in i.value]
+
+
+def test_a_page_that_cannot_show_the_sidebar_job_says_which_it_shows_and_why(
+        seeded, monkeypatch, app) -> None:
+    """A fresh user's find: with a job selected that a comparing page cannot use, the page showed
+    another pair without a word. It now names the sidebar's job, why, and what it shows; a page
+    that shows the selected job says nothing."""
+    monkeypatch.setenv("KPROF_BUNDLED_DIR", str(SCENARIOS))
+    at = app("backends", query={"job": JOB_ID})  # the real worker's cpu job
+    assert not at.exception
+    (said,) = _not_shown(at)
+    assert f"`{JOB_ID}`" in said and "it is a job of the cpu backend. Shown: `h200-ncu-" in said
+    at = app("compare", query={"job": JOB_ID})
+    assert not _not_shown(at)
+    at = app("backends", query={"job": "h200-ncu-j1-fp16"})
+    assert not _not_shown(at)
+    at = app("clocks_thermal", query={"job": "h200-ncu-j1-fp16"})
+    (said,) = _not_shown(at)
+    assert "no finished twin of the same kernels and configs with another thermal" in said
+    assert "`h200-cupti-stability`" in said and "`h200-cupti-stability-thermal-off`" in said
+    at = app("compare", query={"job": "h200-ncu-j1-fp16"})
+    assert not _not_shown(at)
