@@ -114,3 +114,28 @@ def test_backends_unbounded_ratio_draws_open_bar() -> None:
     _check_open_top(fig, trace, 0)
     assert common.open_end_note(fig).startswith(
         f"CI95 unbounded at {frame[C.ANNOTATION].iloc[0]} at {frame[F.CONFIG_LABEL].iloc[0]}")
+
+
+def test_sweep_recorded_throughput_one_point_unbounded() -> None:
+    """The recorded h200-cupti-matmul-sweep's analytic GB/s, one point's CI95_Upper set to inf
+    (as a throughput's is where its time interval reaches 0): its bar runs to the top, the other
+    points keep their own bars, and the note names it; log and linear axes alike."""
+    from app.core.views.sweep import SweepOptions, sweep_frame
+
+    frame = sweep_frame(bundled("h200-cupti-matmul-sweep"), SweepOptions(quantity="gbps"))
+    frame = frame.reset_index(drop=True)
+    row = frame.iloc[1]
+    frame.loc[1, C.CI95_UPPER] = np.inf
+    for log_y in (False, True):
+        fig = build_sweep_figure(frame, "n", host_timer=False, quantity_label="Analytic GB/s",
+                                 log_y=log_y)
+        trace = next(t for t in fig.data if t.name == row[C.ANNOTATION])
+        j = int(np.flatnonzero(np.asarray(trace.x, dtype=float) == float(row["n"]))[0])
+        _check_open_top(fig, trace, j)
+        others = [i for i in range(len(trace.y)) if i != j]
+        group = frame[frame[C.ANNOTATION] == row[C.ANNOTATION]].reset_index(drop=True)
+        np.testing.assert_allclose(np.asarray(trace.error_y.array, dtype=float)[others],
+                                   (group[C.CI95_UPPER] - group[C.AVG]).to_numpy(float)[others])
+        assert str(trace.customdata[j][4]).startswith(f"CI95 = [{row[C.CI95_LOWER]:.6g}, unbounded)")
+        assert common.open_end_note(fig).startswith(
+            f"CI95 unbounded at {row[C.ANNOTATION]} at {row['n']}: ")
