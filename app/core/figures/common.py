@@ -80,7 +80,8 @@ def open_ends(fig: go.Figure) -> list[str]:
     the plotted range: the bar runs to just beyond everything else drawn (twice the largest
     value on a log y axis, a tenth of the span past it on a linear one; half the smallest, or
     a tenth below, for an open lower side; the Size sweep's log axis cuts its lower whiskers
-    at :func:`app.core.figures.sweep.log_floor` first), where an arrow (triangle up, or down)
+    at :func:`app.core.figures.sweep.log_floor` first; on a log axis the lower side of an open
+    interval that reaches 0 is cut at the bottom too), where an arrow (triangle up, or down)
     in the trace's colour ends it; the arrows are one legend entry, :data:`OPEN_END_NAME`,
     whose hover says unbounded. Call it once the y axis type is set and before the layout's
     ticks (:func:`theme.apply_layout`). Returns the points drawn so (``"name at x"``), for
@@ -111,7 +112,10 @@ def open_ends(fig: go.Figure) -> list[str]:
         if not (up | down).any():
             continue
         t.error_y.array = np.where(up, top - y, plus)
-        t.error_y.arrayminus = np.where(down, y - bottom, minus)
+        # on a log axis a lower bound <= 0 beside an open upper side (a ratio cut at 0) is cut
+        # at the bottom, as the Size sweep's log floor cuts one: plotly drops that half
+        cut = log & (up | down) & np.isfinite(minus) & (y - minus <= 0)
+        t.error_y.arrayminus = np.where(down | cut, y - bottom, minus)
         color = t.line.color if t.line is not None and t.line.color else REFERENCE
         for j in np.flatnonzero(up | down):
             x = t.x[j]
