@@ -6,6 +6,7 @@ import streamlit as st
 from profiling_worker.bundle.schema import backends as B, columns as C, intervals
 from profiling_worker.bundle.schema.manifest import JobStatus
 
+from app.core.figures import common as figures_common
 from app.core.figures.backends import build_backends_figure
 from app.core.metrics import MissingData
 from app.core.markdown import code, esc
@@ -127,8 +128,9 @@ if len(differ):
                        differ[C.ANNOTATION], differ[F.CONFIG_LABEL], differ[F.NCU_KERNELS_PER_RUN],
                        differ[F.CUPTI_KERNELS_PER_RUN])))
     panels.table(differ, key=state.key(PAGE, "kernel-counts"))
-analysis.figure_panel(cached.figure(build_backends_figure, frame), frame, key=PAGE,
-                      filename=f"backends-{ncu_id}-vs-{cupti_id}.csv")
+fig = cached.figure(build_backends_figure, frame)
+analysis.figure_panel(fig, frame, key=PAGE, filename=f"backends-{ncu_id}-vs-{cupti_id}.csv",
+                      note=figures_common.open_end_note(fig) or None)  # unbounded CI95s, named
 st.caption("Verdict: the regression gate's rule (`python -m profiling_worker compare`, CUPTI as "
            "baseline, ±3 %) with the backend, the tools only one of them uses and the metric "
            "set set aside: *ncu slower* / *ncu faster* when the whole 95 % interval of the "

@@ -8,6 +8,7 @@ from profiling_worker.bundle.gate.verdict import Outcome
 from profiling_worker.bundle.schema import columns as C, intervals, plausibility as P
 from profiling_worker.bundle.schema.manifest import JobStatus
 
+from app.core.figures import common as figures_common
 from app.core.figures.compare import build_compare_figure
 from app.core import metric_roles, preflight
 from app.core.metrics import MissingData, available_metrics
@@ -202,7 +203,8 @@ if not frame.empty and set(frame[F.VERDICT]) == {Outcome.NOT_COMPARABLE.value}:
     title = f"No verdict, every pair not comparable: {title}"  # ratios, not a judgement
 fig = build_compare_figure(frame, title, baseline.host_timer or candidate.host_timer)
 analysis.figure_panel(fig, frame, key=PAGE,
-                      filename=f"compare-{candidate_id}-vs-{baseline_id}.csv")
+                      filename=f"compare-{candidate_id}-vs-{baseline_id}.csv",
+                      note=figures_common.open_end_note(fig) or None)  # unbounded CI95s, named
 share.comparison_button(baseline, candidate, float(max_slowdown), metric)
 st.caption(f"Coverage: {intervals.COVERAGE_NOTE}.")
 if metric in C.DURATION_METRICS:

@@ -8,7 +8,7 @@ import streamlit as st
 from profiling_worker.bundle.schema import columns as C, intervals, plausibility as P
 
 from app.core import derived, metric_roles
-from app.core.figures import theme
+from app.core.figures import common as figures_common, theme
 from app.core.figures.sweep import LOG_Y_SPAN, drawn_rows, table_rows, wants_log_y
 from app.core.views.sweep import (SweepOptions, annotations_of, default_options,
                                   metric_choices, sweep_metric, sweep_x, x_choices)
@@ -128,7 +128,9 @@ shown = quantity if from_durations else re.sub(r"[^\w.-]+", "_", metric)
 # the points whose runs failed the run audit (the badges of Stability and Results), named
 panels.chart_with_table(fig, frame, key=PAGE, filename=f"{bundle.job_id}-sweep-{shown}.csv",
                         shown=table_rows(frame), which="those of the points drawn",
-                        note=run_audit.chart_note(bundle, drawn_rows(frame)))
+                        note=" ".join(n for n in (figures_common.open_end_note(fig),
+                                                  run_audit.chart_note(bundle, drawn_rows(frame)))
+                                      if n) or None)  # unbounded CI95s named, audit
 panels.cut_bounds_note(bundle, [metric])
 st.caption(f"Error bars and CI95 columns: {intervals.CI_METHOD} ({intervals.SEED_CI_NOTE})."
            + (f" A ratio to {baseline} takes both annotations' run spread ("

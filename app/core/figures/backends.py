@@ -34,6 +34,7 @@ def build_backends_figure(frame: pd.DataFrame) -> go.Figure:
                            "<br>cupti = %{customdata[1]:.6g} µs (%{customdata[3]})"
                            "<br>%{customdata[4]}<extra></extra>")))
     common.ratio_axes(fig, "ncu / cupti duration")
+    common.open_ends(fig)  # an unbounded CI95: a bar to the chart's edge
     return common.finish(fig, title)
 
 

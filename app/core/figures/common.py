@@ -23,27 +23,138 @@ REFERENCE = "rgba(128,128,128,0.9)"  # reference lines (100 %, 2 %, ratio 1)
 
 
 def ci95_text(lower: Iterable[float], upper: Iterable[float], unit: str = "", digits: str = ".6g",
-              missing: str = intervals.ONE_RUN_NOTE) -> np.ndarray:
+              missing: str = intervals.ONE_RUN_NOTE, why: str = intervals.UNBOUNDED_NOTE
+              ) -> np.ndarray:
     """Hover text of each point's CI95: ``CI95 = [lo, hi] unit`` (bounds formatted with
-    ``digits``), ``CI95 unbounded: ...`` where the upper bound is +inf (a ratio whose baseline
-    mean cannot be told from 0, :data:`~profiling_worker.bundle.schema.intervals.UNBOUNDED_NOTE`),
-    or ``missing`` where a bound is NaN (fewer than 2 runs: no interval), so a hover never reads
+    ``digits``); ``CI95 = [lo, unbounded) unit (why)`` where the upper bound is +inf, or NaN
+    beside a finite lower one (:func:`open_upper`; ``why`` by default
+    :data:`~profiling_worker.bundle.schema.intervals.UNBOUNDED_NOTE`, a ratio whose baseline
+    mean cannot be told from 0), ``CI95 unbounded (why)`` where neither bound is finite; or
+    ``missing`` where both are NaN (fewer than 2 runs: no interval), so a hover never reads
     "NaN" or "inf"."""
-    return np.array([f"CI95 = [{lo:{digits}}, {hi:{digits}}]{' ' + unit if unit else ''}"
-                     if np.isfinite([lo, hi]).all() else
-                     f"CI95 {intervals.UNBOUNDED_NOTE}" if np.isposinf(hi) else missing
-                     for lo, hi in zip(lower, upper)], dtype=object)
+    said = f" ({why})" if why else ""
+    out = []
+    for lo, hi in zip(lower, upper):
+        lo, hi = float(lo), float(hi)
+        if np.isfinite([lo, hi]).all():
+            out.append(f"CI95 = [{lo:{digits}}, {hi:{digits}}]{' ' + unit if unit else ''}")
+        elif np.isnan(lo) and np.isnan(hi):
+            out.append(missing)
+        elif np.isfinite(lo):
+            out.append(f"CI95 = [{lo:{digits}}, unbounded){' ' + unit if unit else ''}{said}")
+        elif np.isfinite(hi):
+            out.append(f"CI95 = (unbounded, {hi:{digits}}]{' ' + unit if unit else ''}{said}")
+        else:
+            out.append(f"CI95 unbounded{said}")
+    return np.array(out, dtype=object)
+
+
+def open_upper(lower: npt.ArrayLike, upper: npt.ArrayLike) -> npt.NDArray[np.bool_]:
+    """Where a CI95 has no upper end: ``upper`` +inf (an unbounded ratio, a throughput whose
+    time interval reaches 0), or NaN beside a finite ``lower`` (a bound that could not be
+    computed is no narrow interval)."""
+    lo, hi = (np.asarray(a, dtype="float64") for a in (lower, upper))
+    out: npt.NDArray[np.bool_] = np.isposinf(hi) | (np.isnan(hi) & np.isfinite(lo))
+    return out
 
 
 def whiskers(mean: npt.ArrayLike, lower: npt.ArrayLike, upper: npt.ArrayLike
              ) -> tuple[npt.NDArray[np.float64], npt.NDArray[np.float64]]:
-    """The error bars' lengths above and below ``mean`` (``array``, ``arrayminus``), both left
-    undrawn (NaN) where the interval is unbounded (either bound infinite): half a bar, down to
-    a -100 % cut or an axis floor, read as a real interval (a new user's find); the hover says
-    unbounded (:func:`ci95_text`)."""
+    """The error bars' lengths above and below ``mean`` (``array``, ``arrayminus``): NaN (no
+    bar) where both bounds are NaN (one run), +inf on a side the interval leaves open (upper
+    :func:`open_upper`, lower -inf). An open side was once left undrawn, so the least precise
+    point looked the most precise (a fresh user's find): :func:`open_ends` draws it to the
+    edge of the chart with an arrow, and the hover says unbounded (:func:`ci95_text`)."""
     m, lo, hi = (np.asarray(a, dtype="float64") for a in (mean, lower, upper))
-    bounded = ~(np.isinf(lo) | np.isinf(hi))
-    return np.where(bounded, hi - m, np.nan), np.where(bounded, m - lo, np.nan)
+    up = open_upper(lo, hi)
+    down = np.isneginf(lo) | (np.isnan(lo) & np.isfinite(hi))
+    return (np.where(up, np.inf, hi - m), np.where(down, np.inf, m - lo))
+
+
+#: The legend name of :func:`open_ends`' arrows.
+OPEN_END_NAME = "CI95 unbounded: bar runs off the chart"
+
+
+def open_ends(fig: go.Figure) -> list[str]:
+    """Draw each open side of a CI95 (an infinite whisker of :func:`whiskers`) to the edge of
+    the plotted range: the bar runs to just beyond everything else drawn (twice the largest
+    value on a log y axis, a tenth of the span past it on a linear one; half the smallest, or
+    a tenth below, for an open lower side; the Size sweep's log axis cuts its lower whiskers
+    at :func:`app.core.figures.sweep.log_floor` first; on a log axis the lower side of an open
+    interval that reaches 0 is cut at the bottom too), where an arrow (triangle up, or down)
+    in the trace's colour ends it; the arrows are one legend entry, :data:`OPEN_END_NAME`,
+    whose hover says unbounded. Call it once the y axis type is set and before the layout's
+    ticks (:func:`theme.apply_layout`). Returns the points drawn so (``"name at x"``), for
+    the note under the chart (:func:`open_end_note`); [] when every interval is bounded."""
+    traces = [t for t in fig.data if t.error_y is not None and t.error_y.array is not None
+              and t.y is not None]
+    log = fig.layout.yaxis.type == "log"
+    drawn: list[np.ndarray] = []
+    for t in traces:
+        y = np.asarray(t.y, dtype="float64")
+        plus, minus = (np.asarray(a, dtype="float64") for a in (t.error_y.array,
+                                                                  t.error_y.arrayminus))
+        drawn += [y, y + plus, y - minus]
+    values = np.concatenate(drawn) if drawn else np.array([])
+    values = values[np.isfinite(values) & ((values > 0) if log else True)]
+    if not values.size:
+        values = np.array([1.0])
+    high, low = float(values.max()), float(values.min())
+    pad = 0.1 * ((high - low) or abs(high) or 1.0)
+    top, bottom = (2 * high, low / 2) if log else (high + pad, low - pad)
+    names: list[str] = []
+    arrows: dict[str, list[list[object]]] = {"triangle-up": [], "triangle-down": []}
+    for t in traces:
+        y = np.asarray(t.y, dtype="float64")
+        plus, minus = (np.asarray(a, dtype="float64") for a in (t.error_y.array,
+                                                                  t.error_y.arrayminus))
+        up, down = np.isposinf(plus), np.isposinf(minus)
+        if not (up | down).any():
+            continue
+        t.error_y.array = np.where(up, top - y, plus)
+        # on a log axis a lower bound <= 0 beside an open upper side (a ratio cut at 0) is cut
+        # at the bottom, as the Size sweep's log floor cuts one: plotly drops that half
+        cut = log & (up | down) & np.isfinite(minus) & (y - minus <= 0)
+        t.error_y.arrayminus = np.where(down | cut, y - bottom, minus)
+        color = t.line.color if t.line is not None and t.line.color else REFERENCE
+        for j in np.flatnonzero(up | down):
+            x = t.x[j]
+            x = int(x) if isinstance(x, float) and x.is_integer() else x  # 1024, not 1024.0
+            name = f"{t.name} at {x}"
+            names.append(name)
+            for symbol, flag, edge, side in (("triangle-up", up, top, "above"),
+                                             ("triangle-down", down, bottom, "below")):
+                if flag[j]:
+                    arrows[symbol].append([t.x[j], edge, color, name,
+                                           f"{name}: CI95 unbounded {side} (bar runs off the "
+                                           "chart)"])
+    first = True
+    for symbol, points in arrows.items():
+        if points:
+            xs, ys, colors, text, hover = (list(c) for c in zip(*points))
+            fig.add_trace(go.Scatter(
+                x=xs, y=ys, mode="markers", name=OPEN_END_NAME, legendgroup=OPEN_END_NAME,
+                text=text,  # the points' names, for open_end_note
+                showlegend=first, marker={"symbol": symbol, "size": 12, "color": colors},
+                customdata=np.column_stack([hover]),
+                hovertemplate="%{customdata[0]}<extra></extra>"))
+            first = False
+    return names
+
+
+def open_end_note(fig: go.Figure, most: int = 8) -> str:
+    """The note under a chart naming the points :func:`open_ends` drew open-ended in ``fig``
+    ("" for none): their CI95 has no upper (or lower) end, so the bar runs to the chart's edge
+    and ends in an arrow; the table says ``unbounded``."""
+    names = list(dict.fromkeys(str(n) for t in fig.data if t.name == OPEN_END_NAME
+                               for n in (t.text or ())))
+    if not names:
+        return ""
+    shown = ", ".join(names[:most]) + (f" and {len(names) - most} more" if len(names) > most
+                                       else "")
+    return (f"CI95 unbounded at {shown}: the interval has no end on that side, so its error "
+            "bar runs to the edge of the chart and ends in an arrow (▲ above, ▼ below); the "
+            "table says unbounded. Such a point is the least precise, not the most.")
 
 
 def finish(fig: go.Figure, title: str, host_timer: bool = False) -> go.Figure:

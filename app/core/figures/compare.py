@@ -54,4 +54,5 @@ def build_compare_figure(frame: pd.DataFrame, title: str = "Candidate / baseline
                            f"<br>candidate = %{{customdata[1]:.6g}} {unit}"
                            "<br>%{customdata[4]}<extra></extra>")))
     common.ratio_axes(fig, "candidate / baseline")
+    common.open_ends(fig)  # an unbounded CI95: a bar to the chart's edge
     return theme.wrap_title(common.finish(fig, title, host_timer))  # the job ids in full

@@ -6,7 +6,7 @@ import numpy as np
 import pandas as pd
 import plotly.graph_objects as go
 
-from profiling_worker.bundle.schema import columns as C
+from profiling_worker.bundle.schema import columns as C, intervals
 
 from app.core import derived, numbers
 from app.core.figures import common, theme
@@ -74,6 +74,7 @@ def build_sweep_figure(frame: pd.DataFrame, x: str, host_timer: bool,
     _x_axis(fig, frame, x)
     fig.update_yaxes(title={"text": theme.axis_title(quantity_label, unit)},
                      **(theme.LOG_AXIS if log_y else {"type": "linear"}))
+    common.open_ends(fig)  # an unbounded CI95 (inf, a throughput's): a bar to the chart's edge
     theme.apply_layout(fig, theme.titled(f"{quantity_label} vs {x}", host_timer))
     if step > 1:  # after apply_layout, which escapes the title's names: this markup is ours
         fig.layout.title.text += (f"<br><sup>every {step} configs drawn of "
@@ -153,14 +154,17 @@ def _trace(group: pd.DataFrame, annotation: str, x: str, unit: str, i: int,
         # (figure_as_text), and the hover read "&lt;br&gt;" as "<br>"
         note[clipped] = f" (lower CI95 ≤ 0: whisker drawn down to {floor:.3g} {unit})"
     # the text in customdata, its line break in the template: customdata is escaped as text
-    custom = np.column_stack([lo, hi, runs, note, common.ci95_text(lo, hi, unit),
+    custom = np.column_stack([lo, hi, runs, note, common.ci95_text(
+        lo, hi, unit, why=intervals.UNBOUNDED_NOTE if unit.startswith("×") else "no upper end at 95 %"),
                               common.audit_cells(group)])
     return go.Scatter(
         x=xs, y=avg, mode="lines+markers", name=str(annotation), meta=theme.tag(annotation),
         line={"color": theme.color(i)},
         # a point whose runs failed the run audit: an x, larger, not the line's dot
         marker=common.audit_marker(group, 6),
-        error_y=common.error_y(avg, np.where(np.isinf(lo), lo, drawn_lo), hi),
+        # an open side (inf) is drawn to the chart's edge by common.open_ends; on a log axis
+        # a -inf lower bound is cut at the floor, as one <= 0 is
+        error_y=common.error_y(avg, drawn_lo, hi),
         customdata=custom,
         hovertemplate=(f"<b>{annotation}</b><br>{x} = %{{x{':,' if numeric else ''}}}<br>mean = %{{y:.6g}} {unit}"
                        "<br>%{customdata[4]}%{customdata[3]}<br>runs = %{customdata[2]:.0f}"

@@ -76,7 +76,9 @@ class GateOptions:
 @dataclass(frozen=True)
 class GateResult:
     """Attributes:
-        baseline, candidate: job ids.
+        baseline, candidate: job ids (the bundle folders' names).
+        baseline_label, candidate_label: the jobs' labels from their spec or manifest
+            (:attr:`~profiling_worker.bundle.gate.sides.GateSide.label`; "" without one).
         metric: the metric judged.
         options: what the judgement used.
         context: the measurement-context differences, each naming the recorded field and both
@@ -103,6 +105,8 @@ class GateResult:
     cycles_source: str | None = None
     rows: pd.DataFrame = field(default_factory=pd.DataFrame, repr=False)
     context_headline: str = ""
+    baseline_label: str = ""
+    candidate_label: str = ""
 
     def count(self, outcome: Outcome) -> int:
         """Rows with ``outcome``."""
@@ -151,7 +155,7 @@ def judge(baseline: GateSide, candidate: GateSide, options: GateOptions,
     rows = rows.sort_values(keys, kind="stable")
     rows = rows.reset_index(drop=True)
     return GateResult(baseline.job_id, candidate.job_id, metric, options, context, source, rows,
-                      headline(found))
+                      headline(found), baseline.label, candidate.label)
 
 
 #: Side -> the column holding its config index while judging (configs may be numbered apart).

@@ -47,11 +47,26 @@ def exit_code(result: GateResult) -> int:
     return EXIT_OK
 
 
+#: What the report's means and spreads are, beside each ``mean ± spread`` it writes: the ±
+#: is the runs' standard deviation, not the half-width of the "difference (95 % CI)" beside it.
+MEANS_SAID = "mean ± SD"
+
+
+def side_name(label: str, folder: str) -> str:
+    """A side as the report names it: ``"gate baseline" (folder base)`` from the job's label
+    (:attr:`~profiling_worker.bundle.gate.judge.GateResult.baseline_label`), else
+    ``base (folder name: the job has no label)``."""
+    return (f"\"{label}\" (folder {folder})" if label
+            else f"{folder} (folder name: the job has no label)")
+
+
 def headline(result: GateResult) -> str:
-    """One line: the counts of each outcome and what was compared."""
+    """One line: the counts of each outcome and what was compared (each job by its label,
+    else its folder's name: :func:`side_name`)."""
     counts = ", ".join(f"{result.count(o)} {o}" for o in Outcome)
-    return (f"{result.candidate} vs baseline {result.baseline} ({result.metric}, max slowdown "
-            f"{result.options.max_slowdown_pct:g} %): {counts}")
+    return (f"candidate {side_name(result.candidate_label, result.candidate)} vs baseline "
+            f"{side_name(result.baseline_label, result.baseline)} ({result.metric}, max "
+            f"slowdown {result.options.max_slowdown_pct:g} %): {counts}")
 
 
 def not_comparable(result: GateResult) -> str:
@@ -117,13 +132,14 @@ def cycle_check_line(result: GateResult) -> str:
 
 def markdown(result: GateResult) -> str:
     """A Markdown summary: the headline, the context differences, then one table row per
-    region x config (means ± std dev, difference with its 95 % interval, the cycles'
-    difference, outcome, reason), regressions first."""
+    region x config (each side's mean ± SD, so headed: :data:`MEANS_SAID`; the difference
+    with its 95 % interval, the cycles' difference, outcome, reason), regressions first."""
     lines = [f"## Kernel regression gate: {exit_label(result)}", "", headline(result), "",
              cycle_check_line(result), ""]
     if result.context:
         lines += [not_comparable(result), ""]
-    lines += ["| region | config | baseline | candidate | difference (95 % CI) | in cycles | "
+    lines += [f"| region | config | baseline ({MEANS_SAID}) | candidate ({MEANS_SAID}) | "
+              "difference (95 % CI) | in cycles | "
               "outcome | why |", "| --- | --- | --- | --- | ---: | ---: | --- | --- |"]
     order = {o.value: i for i, o in enumerate(Outcome)}
     rows = result.rows.sort_values(OUTCOME, key=lambda s: s.map(order), kind="stable")
@@ -175,8 +191,8 @@ def junit_xml(result: GateResult) -> str:
         junit.Case(f"gate.{result.candidate}", f"{r[C.ANNOTATION]} {r[CONFIG_LABEL]}",
                    JUNIT_ELEMENT.get(str(r[OUTCOME])), str(r[OUTCOME]),
                    f"{r[REASON]}{_caveats(r)}",
-                   f"baseline {result.baseline}: {means[0]}\n"
-                   f"candidate {result.candidate}: {means[1]}")
+                   f"baseline {result.baseline} ({MEANS_SAID}): {means[0]}\n"
+                   f"candidate {result.candidate} ({MEANS_SAID}): {means[1]}")
         for _, r in result.rows.iterrows() for means in [_means(r)]])
 
 

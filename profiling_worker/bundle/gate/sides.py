@@ -70,6 +70,13 @@ class GateSide:
         return asked_runs(self.manifest, self.spec)
 
     @property
+    def label(self) -> str:
+        """The job's label as its spec (else its manifest) names it, "" without one: the name
+        the gate's report gives the side beside :attr:`job_id`, the folder's."""
+        said = getattr(self.spec, "label", "") or self.manifest.get("label") or ""
+        return str(said).strip()
+
+    @property
     def parameters(self) -> tuple[str, ...]:
         """Config parameter names in the spec's first config (e.g. ``("n",)``)."""
         return self.spec.parameter_names if self.spec is not None else ()

@@ -125,12 +125,18 @@ def test_annotation_colours_follow_escaped_names() -> None:
     assert tagged and {t.marker.color for t in tagged} <= set(colors.values())
 
 
-def test_an_unbounded_interval_draws_no_half_bar():
+def test_an_unbounded_interval_is_marked_open_not_left_undrawn():
     """A ratio whose baseline cannot be told from 0 (upper bound +inf, lower cut at 0 or
-    -100 %) drew a bar from the point down to the cut, read as an interval (a new user's find);
-    now neither half is drawn, and a bounded interval's bars are its bounds."""
+    -inf) drew no bar, so the least precise point looked the most precise (a fresh user's
+    find); its open side is now an infinite whisker, drawn to the chart's edge by
+    common.open_ends; a NaN upper beside a finite lower bound is open too; one run (both NaN)
+    still has no bar, and a bounded interval's bars are its bounds."""
     from app.core.figures.common import whiskers
 
-    plus, minus = whiskers([2.0, 5.0, 1.0], [0.0, 4.0, -np.inf], [np.inf, 7.0, 3.0])
-    assert np.isnan(plus[0]) and np.isnan(minus[0]) and np.isnan(plus[2]) and np.isnan(minus[2])
+    plus, minus = whiskers([2.0, 5.0, 1.0, 3.0, 4.0], [0.0, 4.0, -np.inf, 1.0, np.nan],
+                           [np.inf, 7.0, 3.0, np.nan, np.nan])
+    assert np.isposinf(plus[0]) and minus[0] == 2.0
     assert (plus[1], minus[1]) == (2.0, 1.0)
+    assert plus[2] == 2.0 and np.isposinf(minus[2])
+    assert np.isposinf(plus[3]) and minus[3] == 2.0
+    assert np.isnan(plus[4]) and np.isnan(minus[4])

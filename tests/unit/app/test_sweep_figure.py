@@ -8,6 +8,7 @@ import numpy as np
 import pandas as pd
 
 from app.core import derived
+from app.core.figures import common
 from profiling_worker.bundle.loader import load_bundle
 from app.core.figures.sweep import build_sweep_figure
 from app.core.views.sweep import SweepOptions, sweep_frame
@@ -47,7 +48,19 @@ def test_cpu_job_title_says_host_wall_clock(cpu_bundle: Path) -> None:
     (unit,) = set(frame["Unit"])
     assert unit in ("GB/s", "MB/s", "kB/s") and frame["AvgValue"].median() >= 1
     assert fig.layout.yaxis.title.text == f"Bandwidth, analytic minimum bytes / time ({unit})"
-    assert len(fig.data) == 3
+    lines = [t for t in fig.data if t.name != common.OPEN_END_NAME]
+    assert len(lines) == 3
+    # a host-timed throughput whose time interval reaches 0 has CI95_Upper inf (a fresh
+    # user's find on this very chart): then its bar runs to the chart's edge with an arrow,
+    # and the note names it; with every interval bounded, no arrow and no note
+    open_rows = frame[np.isinf(frame[C.CI95_UPPER].to_numpy(float))]
+    arrows = [t for t in fig.data if t.name == common.OPEN_END_NAME]
+    assert len(arrows) == (1 if len(open_rows) else 0)
+    assert not any(np.isinf(np.asarray(t.error_y.array, float)).any() for t in lines)
+    note = common.open_end_note(fig)
+    assert bool(note) == bool(len(open_rows))
+    for _, r in open_rows.iterrows():
+        assert f"{r[C.ANNOTATION]} at {r['n']}" in note
 
 
 def test_empty_frame_gives_empty_figure() -> None:

@@ -69,8 +69,8 @@ def test_junit_says_the_means_as_the_markdown_does(result) -> None:  # type: ign
     md, xml = report.markdown(result), report.junit_xml(result)
     cells = _cells(md)
     for config, shown in cells.items():
-        assert f"baseline h200-cupti-gate-base: {shown[2]}" in xml, config
-        assert f"candidate h200-cupti-gate-again: {shown[3]}" in xml, config
+        assert f"baseline h200-cupti-gate-base (mean ± SD): {shown[2]}" in xml, config
+        assert f"candidate h200-cupti-gate-again (mean ± SD): {shown[3]}" in xml, config
     assert " ns (n=" not in xml and " ns (n=" not in md
 
 
