@@ -1,4 +1,5 @@
-"""The sidebar job panel: queue, live progress, cancel, errors. Reads the JobManager only.
+"""The sidebar job panel: queue, live progress, cancel, errors of the executors' jobs, then the
+result store's other jobs (its cached listing, :func:`app.ui.jobs.store_jobs`), newest first.
 
 The panel is a fragment that reruns every second while a job is queued or running and every
 few seconds when none is (a sweep submitted elsewhere appears without a click); when the last job finishes it reruns the whole app once, so the job
