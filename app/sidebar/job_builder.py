@@ -196,39 +196,96 @@ def form_defaults(backend: str, catalog: spec_form.Catalog) -> dict[str, Any]:
 #: mirrored into the URL as ``?kernels=…&sizes=…&runs=…`` (and ``?param-<name>=…`` per parameter
 #: of a kernel with several) once they differ from the form's own defaults.
 URL_FIELDS = ("kernels", "sizes", "runs")
+#: A link's choice of backend (``?backend=cpu``): read with :data:`URL_FIELDS`, not mirrored.
+URL_BACKEND = "backend"
+#: Every query parameter the app reads: the form's, the shown job (``?job=``), a compare link's
+#: pair and a deep dive's pinned baseline (:mod:`app.ui.state`), and Streamlit's own (embed).
+#: Any other a link holds is said to be ignored (:func:`link_errors`).
+URL_KNOWN = (*URL_FIELDS, URL_BACKEND, "job", "baseline", "candidate", "embed", "embed_options")
 #: What found the errors of values a link gave (:func:`stale_errors_note`).
 LINK = "link"
+#: The field of an error about the link itself (a parameter it ignores): no label, so
+#: :func:`error_text` names it as it is.
+URL_FIELD = "URL"
+#: The fix of a link's parameter that the app ignores.
+LINK_FIX = ("remove it from the link; the form reads ?kernels=, ?backend=, ?sizes=, ?runs= and "
+            "?param-<name>= (a kernel with several parameters)")
 
 
-def url_values(catalog: spec_form.Catalog) -> dict[str, Any]:
+def url_values(catalog: spec_form.Catalog, kernel: str = "matmul") -> dict[str, Any]:
     """The form's values the URL holds, read once per session (a reload is a new session; the
-    widgets' defaults then stay the same for the whole session): kernels of the catalog, the
-    text of sizes, runs and each ``param-<name>`` field."""
+    widgets' defaults then stay the same for the whole session): kernels of the catalog, a
+    backend of :data:`~profiling_worker.bundle.schema.backends.NAMES`, the text of sizes, runs
+    and each ``param-<name>`` field. What it cannot take is kept for :func:`check_url_values`
+    (:func:`link_errors`); ``kernel``: the form's own first kernel."""
     if state.BUILDER_FROM_URL not in st.session_state:
         asked = st.query_params.get_all("kernels")
         kernels = [kid for kid in asked if kid in catalog]
         texts = {key: value for key in st.query_params
                  if (key in URL_FIELDS[1:] or key.startswith(PARAM_PREFIX))
                  and isinstance(value := st.query_params.get(key), str)}
-        st.session_state[state.BUILDER_FROM_URL] = {**({"kernels": kernels} if kernels else {}),
-                                                    **texts}
-        if asked or texts:  # checked on this first run, as Run would (issue 37)
-            st.session_state[state.BUILDER_URL_UNCHECKED] = [kid for kid in asked if kid not in catalog]
+        backend = st.query_params.get(URL_BACKEND)
+        st.session_state[state.BUILDER_FROM_URL] = {
+            **({"kernels": kernels} if kernels else {}),
+            **({URL_BACKEND: backend} if backend_here(backend) is None else {}), **texts}
+        if asked or texts or backend is not None or set(st.query_params) - set(URL_KNOWN):
+            info = catalog.get((kernels or [kernel])[0])  # checked on this first run, as Run
+            st.session_state[state.BUILDER_URL_UNCHECKED] = link_errors(  # would (issue 37)
+                [kid for kid in asked if kid not in catalog], backend,
+                info.parameters if info is not None else ())
     return dict(st.session_state[state.BUILDER_FROM_URL])
+
+
+def link_errors(unknown: list[str], backend: str | None,
+                params: tuple[str, ...]) -> list[spec_schema.FieldError]:
+    """What the form cannot take from the URL, each as a field error as Run would say it: the
+    ``unknown`` kernels, a ``backend`` that is no backend or cannot run here (the worker's
+    environment report: its reason and fix), a ``param-<name>`` that is no parameter of the
+    first kernel (``params``; a kernel of one parameter reads ``?sizes=``), and any other
+    parameter the app does not read (:data:`URL_KNOWN`): ignored, said."""
+    errors = [spec_schema.FieldError("kernels", f"{', '.join(unknown)} in the link is not a "
+                                     "kernel of this dashboard's catalog",
+                                     "pick the kernels in the Kernels box")] if unknown else []
+    if backend is not None and (refused := backend_here(backend)) is not None:
+        errors.append(refused)
+    several = params if len(params) > 1 else ()
+    for key in st.query_params:
+        if key.startswith(PARAM_PREFIX) and key[len(PARAM_PREFIX):] not in several:
+            errors.append(spec_schema.FieldError(
+                URL_FIELD, f"?{key}= is ignored: {key[len(PARAM_PREFIX):]!r} is not a parameter "
+                "of the first kernel's several" if several else f"?{key}= is ignored: the "
+                "first kernel has one parameter, typed in Sizes (?sizes=)", LINK_FIX))
+        elif not key.startswith(PARAM_PREFIX) and key not in URL_KNOWN:
+            errors.append(spec_schema.FieldError(
+                URL_FIELD, f"?{key}= is not a parameter this dashboard reads: ignored", LINK_FIX))
+    return errors
+
+
+def backend_here(backend: str | None) -> spec_schema.FieldError | None:
+    """None when a link's ``?backend=`` can fill the form: a backend of
+    :data:`~profiling_worker.bundle.schema.backends.NAMES` that the worker's environment report
+    says runs here; else why not, as an error on ``backend`` (the form keeps its own)."""
+    if backend not in B.NAMES:
+        return spec_schema.FieldError(
+            "backend", f"{backend!r} in the link is not one of this dashboard's backends "
+            f"({', '.join(B.NAMES)}); the form keeps its own", "pick one in the Backend box")
+    entry = (cached.env_report().get("backends") or {}).get(backend) or {}
+    if entry.get("available", True):
+        return None
+    return spec_schema.FieldError(
+        "backend", f"{backend} in the link cannot run here ({entry.get('reason', '?')}); the "
+        "form keeps its own", entry.get("fix") or "pick another in the Backend box")
 
 
 def check_url_values(values: Mapping[str, Any]) -> None:
     """On the run that read the URL's form values (:func:`url_values`), show what is wrong with
-    them as the Run button would: the field's message, and each kernel of the URL that is not
-    in the catalog (issue 37: ``?kernels=nonexistent&sizes=-5&runs=abc`` filled the form
-    silently)."""
-    unknown = st.session_state.pop(state.BUILDER_URL_UNCHECKED, None)
-    if unknown is None:
+    them as the Run button would: the field's message, and each parameter of the link the form
+    could not take (:func:`link_errors`; issue 37: ``?kernels=nonexistent&sizes=-5&runs=abc``
+    filled the form silently, ``?backend=nonsense`` was ignored without a word)."""
+    errors = st.session_state.pop(state.BUILDER_URL_UNCHECKED, None)
+    if errors is None:
         return
-    errors = [spec_schema.FieldError("kernels", f"{', '.join(unknown)} in the link is not a "
-                                     "kernel of this dashboard's catalog",
-                                     "pick the kernels in the Kernels box")] if unknown else []
-    errors += check(values)[1]
+    errors = [*errors, *(e for e in check(values)[1] if e not in errors)]
     if errors:
         st.session_state[state.BUILDER_ERRORS] = errors
         st.session_state[state.BUILDER_CHECKED] = values
@@ -359,7 +416,7 @@ def render_job_builder(best_backend: str) -> dict[str, Any]:
     """
     catalog, load_errors = cached.kernel_catalog()
     own = form_defaults(best_backend, catalog)
-    from_url = url_values(catalog)
+    from_url = url_values(catalog, own["kernels"][0])
     first = {**own, **{f: v for f, v in from_url.items() if f in FIELDS}}
     annotations = sorted({a for info in catalog.values() for a in info.annotations})
     kernels = st.multiselect(LABELS["kernels"], list(catalog), default=first["kernels"],
@@ -406,9 +463,18 @@ def _whole(where: Any, label: str, field: str, first: Mapping[str, Any], **kwarg
     which the empty field shows: :func:`spec_form.whole_number` reads it and the spec check
     names what is wrong with it."""
     value, default = first[field], spec_schema.SPEC_DEFAULTS.get(field)
+    kwargs["help"] = empty_help(kwargs.get("help"), default)
     where.text_input(label, value="" if value is None else str(value), key=k(field),
                      placeholder="nsight-python's default" if default is None
                      else f"{default} (default)", **kwargs)
+
+
+def empty_help(text: str | None, default: object) -> str:
+    """A whole-number field's help, ending with what leaving it empty means (the placeholder
+    drawn in the empty box says it too): a fresh user emptied Runs and got 10 runs without a
+    word of it where the field is explained."""
+    said = ("nsight-python's default" if default is None else f"{default}, the default")
+    return (f"{text.rstrip('.')}. " if text else "") + f"Empty: {said}."
 
 
 def _size_fields(info: Any, first: Mapping[str, Any], from_url: Mapping[str, Any]) -> None:
@@ -497,7 +563,8 @@ def _options(first: Mapping[str, Any]) -> None:
     for i, (field, key) in enumerate(spec_form.RUN_TARGET_FIELDS.items()):
         (left, right)[i % 2].text_input(
             LABELS[field], value=first[field] or "", key=k(field),
-            placeholder=f"{defaults[key]:g} (default)", help=AUTO_HELP)
+            placeholder=f"{defaults[key]:g} (default)",
+            help=empty_help(AUTO_HELP, f"{defaults[key]:g}"))
 
 
 def _gpu_caption(index: object, backend: str) -> None:

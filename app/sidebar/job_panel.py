@@ -1,4 +1,5 @@
-"""The sidebar job panel: queue, live progress, cancel, errors. Reads the JobManager only.
+"""The sidebar job panel: queue, live progress, cancel, errors of the executors' jobs, then the
+result store's other jobs (its cached listing, :func:`app.ui.jobs.store_jobs`), newest first.
 
 The panel is a fragment that reruns every second while a job is queued or running and every
 few seconds when none is (a sweep submitted elsewhere appears without a click); when the last job finishes it reruns the whole app once, so the job
@@ -13,13 +14,19 @@ import streamlit as st
 
 from profiling_worker.bundle.schema.manifest import JobStatus
 
-from app.ui import job_status, panels, state
-from app.ui.jobs import READ_ONLY_STAGE, SCAN_S, Executor, Job
+from app.ui import job_status, navigation, panels, state
+from app.ui.jobs import READ_ONLY_STAGE, SCAN_S, BundleInfo, Executor, Job, store_jobs, store_owner
 from app.core import preflight
 from app.core.markdown import code, esc
 
 SHOW_LAST = 5  # other sessions' jobs shown; this session's own jobs are always shown
 SHOW_OWN = 20  # at most this many of this session's finished jobs
+#: The most jobs of the result store listed below this server's (those that ended before it
+#: started, or that another process queued and the scan has not found yet); the History page
+#: lists the rest.
+SHOW_STORE = 8
+#: The panel's text when the result store holds no job at all.
+EMPTY_TEXT = "No jobs in this result store yet."
 POLL_S = 1.0
 #: How often an idle panel looks again: a sweep that ``kernel-sweep`` or another server submits
 #: later is found by the executor's scan (every ``SCAN_S``) and listed without a click.
@@ -68,14 +75,44 @@ def render_job_panel(manager: Executor) -> None:
             st.session_state[state.PANEL_WAS_ACTIVE] = False
             st.rerun()
         st.session_state[state.PANEL_WAS_ACTIVE] = active
-        if not jobs:
-            st.caption("No jobs submitted from this server yet.")
         shown = shown_jobs(jobs, state.own_jobs())
         for job in shown:
             _job(manager, job, queue_position(jobs, job))
+        stored = store_jobs({j.job_id for j in jobs})
+        if not jobs and not stored:
+            st.caption(EMPTY_TEXT)
+        _store_list(stored, bool(jobs))
         _notice(jobs)
 
     _panel()
+
+
+def _store_list(stored: list[BundleInfo], below: bool) -> None:
+    """The result store's newest :data:`SHOW_STORE` jobs that this server's executors do not
+    list (``stored``, newest first), one line each; a link to History for the rest. ``below``:
+    this server's own jobs are drawn above."""
+    if not stored:
+        return
+    head = "Earlier in the result store" if below else "In the result store"
+    lines = [store_line(info) for info in stored[:SHOW_STORE]]
+    st.markdown(f"**{head}**, newest first:\n\n" + "\n".join(f"- {line}" for line in lines),
+                help="Jobs of this server's results folder that this server did not queue "
+                     "since it started: ended earlier, or queued by another process (the "
+                     f"panel follows those within {IDLE_POLL_S:g} s).")
+    if more := len(stored) - SHOW_STORE:
+        navigation.link("history.py", f"{more:,} more in History")
+
+
+def store_line(info: BundleInfo) -> str:
+    """One job of the store as the panel lists it: mark, status, kernels, backend, id; for a
+    queued or running one, the process its manifest names as owner."""
+    status = JobStatus(info.status)
+    line = (f"{STATUS_ICON.get(status, '')} **{status}** · {esc(','.join(info.kernels))} · "
+            f"{esc(info.backend)} · {code(info.job_id)}")
+    if not status.finished:
+        owner = store_owner(info)
+        line += (f" · owned by the {esc(owner)}" if owner else " · its manifest names no owner")
+    return line
 
 
 def shown_jobs(jobs: list[Job], own: list[str]) -> list[Job]:

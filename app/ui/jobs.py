@@ -8,6 +8,7 @@ Streamlit widgets and the executors meet here only.
 from __future__ import annotations
 
 from profiling_worker.bundle.schema import backends as B
+from profiling_worker.bundle.schema.owner import owner_of, owner_text
 from profiling_worker.bundle.schema.spec import JobSpec
 from profiling_worker.bundle.schema.spec_errors import FieldError, SpecInvalid
 
@@ -16,6 +17,7 @@ from app.services.executor import Executor as Executor
 from app.services.job_model import Job as Job
 from app.services.repeat_guard import (SUBMITTING as SUBMITTING, recent_twin as _recent_twin,
                                        twin_text as _twin_text)
+from app.services import result_store
 from app.services.result_store import SOURCE_BUNDLED as SOURCE_BUNDLED, BundleInfo as BundleInfo
 from app.services.slurm_executor import (READ_ONLY_STAGE as READ_ONLY_STAGE, SCAN_S as SCAN_S,
                                          slurm_available as slurm_missing)
@@ -25,8 +27,8 @@ from app import settings
 from app.ui import cached
 
 __all__ = ["BundleInfo", "Executor", "Job", "READ_ONLY_STAGE", "SCAN_S", "SOURCE_BUNDLED",
-           "SweepOptions", "slurm_missing", "SUBMITTING", "recent_twin", "submit",
-           "sweep_options", "twin_text"]
+           "SweepOptions", "slurm_missing", "SUBMITTING", "recent_twin", "store_jobs",
+           "store_owner", "submit", "sweep_options", "twin_text"]
 
 
 def submit(spec: JobSpec, options: SweepOptions | None, gpu_types: list[str]) -> list[str]:
@@ -60,3 +62,21 @@ def twin_text(job_id: str) -> str:
     """The question about queuing a twin of ``job_id`` of the result store: when it was
     submitted, its status now (:func:`~app.services.repeat_guard.twin_text`)."""
     return _twin_text(settings.results_dir(), job_id)
+
+
+def store_jobs(known: set[str]) -> list[BundleInfo]:
+    """The jobs of this server's result store (its results folder; not the bundled examples)
+    whose ids ``known`` lacks, newest first (by ``created_at``, then id): those that ended
+    before this server started, or that another process queued and the executors' scan has
+    not found yet. From the store's cached listing
+    (:func:`~app.services.result_store.scan_root`: a manifest is read again only when it
+    changed), so a look costs a ``stat`` per folder, not a manifest read."""
+    bundles, _ = result_store.scan_root(settings.results_dir(), result_store.SOURCE_LOCAL)
+    fresh = [b for b in bundles if b.job_id not in known]
+    return sorted(fresh, key=lambda b: (b.created_at, b.job_id), reverse=True)
+
+
+def store_owner(info: BundleInfo) -> str:
+    """Who runs a queued or running job of the store, from its manifest (``server``, else
+    ``worker``: "worker CLI pid 12 on host h"); "" when the manifest names no one."""
+    return owner_text(info.manifest) if owner_of(info.manifest) else ""

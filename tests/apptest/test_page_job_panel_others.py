@@ -15,6 +15,7 @@ from collections.abc import Callable
 from pathlib import Path
 
 from apptest_helpers import texts, texts_with_progress
+from app.sidebar import job_panel
 from app.ui import cached
 
 REPO = Path(__file__).resolve().parents[2]
@@ -42,7 +43,7 @@ def test_a_job_another_job_queue_runs_is_listed_read_only_with_progress_to_done(
         store, app, monkeypatch) -> None:
     monkeypatch.setenv("KPROF_KERNEL_DIRS", str(SWEEP_KERNELS))
     at = app()
-    assert "No jobs submitted from this server yet." in texts(at)
+    assert job_panel.EMPTY_TEXT in texts(at)
     other = subprocess.Popen([sys.executable, "-c", OTHER_QUEUE, str(store["results"]),
                               json.dumps(SLOW_SPEC)], cwd=REPO, stdout=subprocess.PIPE, text=True)
     assert other.stdout is not None

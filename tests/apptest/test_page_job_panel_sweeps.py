@@ -15,6 +15,7 @@ from pathlib import Path
 import pytest
 
 from apptest_helpers import texts, texts_with_progress
+from app.sidebar import job_panel
 from app.ui import cached
 from tests.sweep_processes import assert_all_gone
 
@@ -84,7 +85,7 @@ def test_a_kernel_sweep_submitted_after_the_page_loaded_is_listed_with_its_tasks
     folders say so."""
     monkeypatch.setenv("KPROF_KERNEL_DIRS", str(SWEEP_KERNELS))
     at = app()
-    assert "No jobs submitted from this server yet." in texts(at)
+    assert job_panel.EMPTY_TEXT in texts(at)
     spec = tmp_path / "spec.json"
     spec.write_text(json.dumps({"kernels": ["sweep_sleep"], "runs": 1, "backend": "cpu",
                                 "warmup": 0, "configs": [{"ms": 10}, {"ms": 20}, {"ms": 600_000}]}))

@@ -1,0 +1,93 @@
+"""A link's form parameters the form cannot take are said on load, as ``?kernels=nope`` is
+(issue 37), never ignored without a word: ``?backend=`` that names no backend or one that cannot
+run here (this machine has no GPU: ncu), ``?param-<name>=`` of no parameter of the kernel, any
+other parameter the app does not read. A whole-number field of the form says in its help and
+its placeholder what leaving it empty means (a fresh user emptied Runs and got 10 runs)."""
+
+from __future__ import annotations
+
+import pytest
+
+from apptest_helpers import texts, unescape
+from app.sidebar import job_builder
+from profiling_worker.bundle.schema.spec import SPEC_DEFAULTS
+
+LINK_NOTE = "Found in the values the link gave"
+
+
+def _errors(at) -> list[str]:  # type: ignore[no-untyped-def]
+    return [unescape(e.value) for e in at.sidebar.error]
+
+
+def test_a_backend_the_dashboard_lacks_is_said_and_the_form_keeps_its_own(store, app) -> None:
+    at = app(query={"backend": "nonsense"})
+    assert not at.exception, at.exception
+    shown = _errors(at)
+    assert any(e.startswith("**Backend**: 'nonsense' in the link is not one of this "
+                            "dashboard's backends (") and "Fix: pick one in the Backend box" in e
+               for e in shown), shown
+    assert LINK_NOTE in texts(at)
+    assert at.selectbox(key="builder-backend").value == "cpu"
+
+
+def test_a_backend_that_cannot_run_here_is_said_with_its_reason(store, app) -> None:
+    at = app(query={"backend": "ncu"})  # this machine: no NVIDIA GPU
+    assert not at.exception, at.exception
+    shown = _errors(at)
+    assert any("ncu in the link cannot run here (no NVIDIA GPU visible to NVML)" in e
+               and "Fix: run on a machine with an NVIDIA GPU" in e for e in shown), shown
+    assert len([e for e in shown if "Backend" in e]) == 1, shown  # said once
+    assert LINK_NOTE in texts(at)
+    assert at.selectbox(key="builder-backend").value == "cpu"
+
+
+def test_a_backend_that_runs_here_fills_the_form_without_a_word(store, app) -> None:
+    at = app(query={"backend": "cpu", "runs": "4"})
+    assert not at.exception and not at.sidebar.error, _errors(at)
+    assert at.selectbox(key="builder-backend").value == "cpu"
+
+
+@pytest.mark.parametrize(("query", "said"), [
+    ({"color": "red"}, "**URL**: ?color= is not a parameter this dashboard reads: ignored."),
+    ({"param-zz": "3"}, "**URL**: ?param-zz= is ignored: the first kernel has one parameter, "
+                        "typed in Sizes (?sizes=)."),
+    ({"kernels": "batched_matmul", "param-zz": "3"},
+     "**URL**: ?param-zz= is ignored: 'zz' is not a parameter of the first kernel's several."),
+])
+def test_a_parameter_the_form_ignores_is_said(store, app, query, said) -> None:
+    at = app(query=query)
+    assert not at.exception, at.exception
+    shown = _errors(at)
+    assert any(e.startswith(said) and f"Fix: {job_builder.LINK_FIX}." in e for e in shown), shown
+    assert LINK_NOTE in texts(at)
+
+
+def test_the_links_own_parameters_say_nothing(store, app) -> None:
+    at = app(query={"kernels": "batched_matmul", "param-batch": "2", "param-n": "32",
+                    "runs": "3", "backend": "cpu"})
+    assert not at.exception and not at.sidebar.error, _errors(at)
+    assert at.text_input(key="builder-param-batch").value == "2"
+
+
+def test_every_whole_number_field_says_what_empty_means(store, app) -> None:
+    at = app()
+    at.session_state["builder-options"] = True  # the Options box's fields too
+    at.run()
+    for field in (*job_builder.spec_form.WHOLE_NUMBER_FIELDS,
+                  *job_builder.spec_form.RUN_TARGET_FIELDS):
+        box = at.text_input(key=f"builder-{field}")
+        default = SPEC_DEFAULTS.get(field)
+        if field in job_builder.spec_form.RUN_TARGET_FIELDS:
+            default = box.placeholder.removesuffix(" (default)")
+        said = "nsight-python's default" if default is None else f"{default}, the default"
+        assert box.help.endswith(f"Empty: {said}."), (field, box.help)
+        assert box.placeholder == ("nsight-python's default" if default is None
+                                   else f"{default} (default)"), (field, box.placeholder)
+
+
+def test_an_empty_sizes_field_is_an_error_naming_it(store, app) -> None:
+    at = app()
+    at.text_input(key="builder-sizes").set_value("")
+    at.button(key="builder-submit").click().run()
+    shown = _errors(at)
+    assert any(e.startswith("**Sizes (n)**: no sizes given. Fix: ") for e in shown), shown
