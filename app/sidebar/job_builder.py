@@ -55,7 +55,7 @@ LABELS = {
     "clock_control": "Clock control", "replay_mode": "Replay mode", "thermal_mode": "Thermal mode",
     "thermal_wait": "Pause at (°C)", "thermal_cont": "Resume at (°C)",
     "thermal_timeout": "Longest pause (s)", "warmup": "Warm-up calls", "gpu": "GPU index",
-    "cpu_threads": "Torch threads (cpu backend)",
+    "cpu_threads": spec_form.CPU_THREADS_LABEL,
     "collectors": "Info collectors (sampled before each run)",
     "ignore_kernels": "Kernels to ignore (one a line)", "label": "Label", "combine": "Configs",
     "preflight": "Pre-flight",

@@ -15,7 +15,7 @@ from profiling_worker.bundle.schema.manifest import JobStatus
 
 from app.ui import job_status, panels, state
 from app.ui.jobs import READ_ONLY_STAGE, SCAN_S, Executor, Job
-from app.core import preflight
+from app.core import preflight, spec_form
 from app.core.markdown import code, esc
 
 SHOW_LAST = 5  # other sessions' jobs shown; this session's own jobs are always shown
@@ -129,6 +129,7 @@ def _job(manager: Executor, job: Job, position: int) -> None:
             cancel.button("Cancel", key=state.key("panel", f"cancel-{job.job_id}"),
                           on_click=manager.cancel, args=(job.job_id,), icon=":material/stop:")
         for warning in job.warnings[-3:]:  # a contended CPU's figures; its advice: the page
+            warning = spec_form.in_form_words(warning)  # the form's label, not the spec's key
             st.caption(f"⚠ {esc(warning_head(warning))}", help=esc(warning))
         if job.status == JobStatus.CANCELLED:
             st.caption(esc(cancel_note(job)))

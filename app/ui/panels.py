@@ -18,7 +18,7 @@ from profiling_worker.bundle.schema.spec import BACKEND_UNKNOWN
 from profiling_worker.bundle.paths import inside_bundle
 from profiling_worker.bundle.spreadsheet import spreadsheet_safe
 
-from app.core import numbers, table_text
+from app.core import numbers, spec_form, table_text
 from profiling_worker.bundle.loader import Bundle
 from app.core.share.job import contention_note, host_timer_note, job_colors as colors_of
 from app.core.figures import theme
@@ -338,7 +338,8 @@ def bundle_caption(bundle: Bundle) -> None:
     # the cpu backend's timer, and its measured CPU contention while timing (its figures and
     # what to do, said here once: the sidebar lists the figures only while the job is listed)
     for warning, icon in ((host_timer_note(bundle), ":material/schedule:"),
-                          (contention_note(bundle, esc), ":material/hourglass_top:")):
+                          (contention_note(bundle, esc, spec_form.in_form_words),
+                           ":material/hourglass_top:")):
         if warning:
             st.warning(warning, icon=icon)
 
