@@ -149,8 +149,25 @@ def with_outcome(frame: pd.DataFrame, bundle: Bundle) -> pd.DataFrame:
     said = dict(zip(zip(badges[C.ANNOTATION], badges[C.CONFIG]),
                     (badge_text("", int(p), int(r), str(f)) for p, r, f in
                      zip(badges["Passed"], badges[C.RUNS], badges["Flags"]))))
-    return frame.assign(**{F.RUN_AUDIT: [said.get((a, int(c)), "") for a, c in
-                                         zip(frame[C.ANNOTATION], frame[C.CONFIG])]})
+    out = frame.drop(columns=F.RUN_AUDIT, errors="ignore")
+    out.insert(identity_end(out, bundle.parameters), F.RUN_AUDIT,
+               [said.get((a, int(c)), "") for a, c in zip(out[C.ANNOTATION], out[C.CONFIG])])
+    return out
+
+
+def identity_end(frame: pd.DataFrame, parameters: tuple[str, ...]) -> int:
+    """Where the run audit's verdict goes in a table: after the leading columns that say which
+    row it is (Annotation, the Size sweep's Series, Config and the config's ``parameters``),
+    before the measured ones.
+    At the end it sat off screen at 1400x900, right of a long kernel name (the Kernels table:
+    a fresh user's find)."""
+    naming = {C.ANNOTATION, F.SERIES, C.CONFIG, *parameters}
+    end = 0
+    for column in frame.columns:
+        if column not in naming:
+            break
+        end += 1
+    return end
 
 
 def flagged_points_text(bundle: Bundle, pairs: tuple[tuple[str, int], ...]) -> str | None:
