@@ -11,7 +11,7 @@ the agent door read too).
 from __future__ import annotations
 
 from pathlib import Path
-from urllib.parse import urlsplit
+from urllib.parse import unquote, urlsplit
 
 import streamlit as st
 from streamlit.runtime.scriptrunner import get_script_run_ctx
@@ -90,9 +90,11 @@ def quiet_unknown_path(by_section: dict[str, list[st.Page]]) -> None:
 def unknown_path(url: str | None) -> str | None:
     """The last path segment of the browser's ``url`` when it names no page of the bar
     (``/nosuchpage``), else None. Streamlit then shows the default page without a word, so a
-    mistyped link read as the Size sweep."""
+    mistyped link read as the Size sweep. A nested path reaches the app as one segment, its
+    slashes escaped (app/streamlit_patches/page_shell.py, ``nested_target``): it is named
+    unescaped (``compare/extra``)."""
     if not url:
         return None
-    last = urlsplit(url).path.rstrip("/").rsplit("/", 1)[-1]
+    last = unquote(urlsplit(url).path.rstrip("/").rsplit("/", 1)[-1])
     known = {e.url_path for entries in SECTIONS.values() for e in entries}
     return None if last in known or not last else last
