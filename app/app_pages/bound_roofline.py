@@ -2,6 +2,7 @@
 
 import streamlit as st
 
+from profiling_worker.bundle.number_text import counted
 from profiling_worker.bundle.schema import columns as C, plausibility as P
 from profiling_worker.bundle.schema.view_metrics import BOUND as BOUND_METRICS
 
@@ -92,7 +93,7 @@ if chosen != RooflineOptions():
         analysis.missing(exc)
 undrawn = points[F.ARITHMETIC_INTENSITY].isna() | points[F.ACHIEVED_TFLOPS].isna()
 if undrawn.any():
-    st.info(f"{int(undrawn.sum())} of {len(points)} points are not drawn: no FLOP count or no "
+    st.info(f"{int(undrawn.sum())} of {counted(len(points), 'point')} {'is' if undrawn.sum() == 1 else 'are'} not drawn: no FLOP count or no "
             f"bytes from the chosen sources (FLOPs: {flops_source}, Bytes: {bytes_source}): "
             + ", ".join(points.loc[undrawn, F.CONFIG_LABEL].astype(str)
                         .radd(points.loc[undrawn, C.ANNOTATION].astype(str) + " ")) + ".",

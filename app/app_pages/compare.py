@@ -3,6 +3,7 @@ regression gate's outcome (the judgement `python -m profiling_worker compare` ma
 
 import streamlit as st
 
+from profiling_worker.bundle.number_text import counted
 from profiling_worker.bundle.gate.judge import CAVEATS
 from profiling_worker.bundle.gate.verdict import Outcome
 from profiling_worker.bundle.schema import columns as C, intervals, plausibility as P
@@ -195,7 +196,8 @@ if metric == C.GPU_TIME:
                "clock or cycles metric, or the sm_clock info collector).")
 caveated = caveated_pairs(frame)
 if caveated:
-    st.warning(f"**{len(caveated)} of {len(frame)} verdicts carry caveats** (column "
+    st.warning(f"**{len(caveated)} of {counted(len(frame), 'verdict')} "
+               f"{'carries' if len(caveated) == 1 else 'carry'} caveats** (column "
                f"{code(CAVEATS)}; the Reason gives the evidence): "
                + "; ".join(esc(pair) for pair in caveated), icon=":material/report:")
 title = f"{candidate_id} / {baseline_id}: {metric_roles.label(baseline.manifest, metric)}"

@@ -4,6 +4,7 @@ warp stalls, launch statistics, source hot spots) and rule results, read by the 
 import pandas as pd
 import streamlit as st
 
+from profiling_worker.bundle.number_text import counted
 from profiling_worker.bundle.schema import backends as B, metrics as M
 
 from app.core import numbers
@@ -56,7 +57,7 @@ if not answer.ok:
     panels.stop_page()
 data = answer.data()
 section_set = (bundle.manifest.get("backend") or {}).get("ncu_section_set")
-st.caption(f"Report {code(data['report'])}: {len(data['launches'])} launches"
+st.caption(f"Report {code(data['report'])}: {counted(len(data['launches']), 'launch', 'launches')}"
            + (f", profiled with {code(section_set)}" if section_set else "")
            + (f"; {data['truncated']} more left out" if data.get("truncated") else "") + ".")
 for problem in data.get("problems") or ():

@@ -6,6 +6,7 @@ from pathlib import Path
 
 import streamlit as st
 
+from profiling_worker.bundle.number_text import counted
 from profiling_worker.bundle.paths import inside_bundle
 from profiling_worker.bundle.schema import columns as C
 
@@ -42,7 +43,7 @@ zip_refused = too_large("The bundle", total, code(bundle.path), downloads.cap())
 if zip_refused:
     st.caption(f"No zip: {zip_refused}.")
 else:
-    downloads.button(st, f"Download the whole bundle (zip, {len(bundle.files)} files, "
+    downloads.button(st, f"Download the whole bundle (zip, {counted(len(bundle.files), 'file')}, "
                      f"{numbers.fmt_bytes(total)} before compression)", kind=DownloadKind.ZIP,
                      bundle_dir=bundle.path, relpath="", filename=zip_name(bundle),
                      data=lambda: zip_bundle(bundle), mime="application/zip",

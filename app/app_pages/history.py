@@ -8,6 +8,7 @@ results directory after a confirmation (bundled results are read-only).
 import pandas as pd
 import streamlit as st
 
+from profiling_worker.bundle.number_text import counted
 from app.core import frame_columns as F
 from app.ui import history as hx, panels, state
 from app.core.markdown import code, esc, visible
@@ -126,7 +127,7 @@ frame = _frame(found)
 panels.table(frame, key=state.key(PAGE, "table"), column_config={F.CREATED: CREATED_COLUMN},
              on_select=lambda: _open_selected(frame[F.JOB].tolist()),
              selection_mode="single-row")
-st.caption(f"{len(found)} of {len(every)} jobs. Select a row to open that job on every page.")
+st.caption(f"{len(found)} of {counted(len(every), 'job')}. Select a row to open that job on every page.")
 panels.download_csv(frame, key=state.key(PAGE, "csv"), filename="history.csv")
 
 _actions(found, state.selected_job_id(), facets["tags"])

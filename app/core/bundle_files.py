@@ -20,6 +20,7 @@ from typing import Any, BinaryIO
 
 import pandas as pd
 
+from profiling_worker.bundle.number_text import counted
 from profiling_worker.bundle.paths import inside_bundle
 from profiling_worker.bundle.inflate import InflateError, check_inflates, open_inflated
 from profiling_worker.bundle.schema import columns as C
@@ -302,7 +303,7 @@ def summary_has_no_rules(bundle: Bundle) -> str | None:
     launches = data.get("launches")
     if not isinstance(launches, int) or launches > C.SUMMARY_RULE_LAUNCHES:
         return None
-    return (f"{data.get('report', 'the report')}: {launches} launches, none with a rule result "
+    return (f"{data.get('report', 'the report')}: {counted(launches, 'launch', 'launches')}, none with a rule result "
             "(Nsight Compute evaluates rules on sections; this job collected a metric list "
             "only: profile a point with a section set, e.g. its deep dive)")
 

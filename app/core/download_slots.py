@@ -25,6 +25,7 @@ import time
 from collections import Counter
 from collections.abc import Callable
 from dataclasses import dataclass
+from profiling_worker.bundle.number_text import counted
 
 #: Most downloads one server streams at once (each holds a thread only while it reads a chunk).
 MAX_DOWNLOADS = 8
@@ -107,7 +108,7 @@ class DownloadSlots:
         if sum(self._sessions.values()) >= self.downloads:
             return f"the server is already sending {self.downloads} downloads"
         if inflating and self._inflating >= self.inflations:
-            return f"the server is already inflating {self.inflations} reports for downloads"
+            return f"the server is already inflating {counted(self.inflations, 'report')} for downloads"
         return None
 
     def _take(self, session_id: str, inflating: bool) -> Held:

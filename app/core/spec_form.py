@@ -51,6 +51,21 @@ RUNS_HELP = ('A whole number, or "auto": each config runs until the CI95 of its 
              f"narrow as the target in Options ({B.said(B.AUTO_NAMES)} backends)")
 
 
+#: The form's label of the spec's ``cpu_threads`` (app/sidebar/job_builder.py's LABELS).
+CPU_THREADS_LABEL = "Torch threads (cpu backend)"
+#: Where a sidebar user sets it, as a sentence names it.
+_THREADS_IN_FORM = f'"{CPU_THREADS_LABEL}" under Options in the sidebar'
+
+
+def in_form_words(text: str) -> str:
+    """A worker's text about a cpu job (its contention advice, its too-many-threads warning)
+    with the spec's name of the torch threads written as the form's label, for the pages and
+    the job panel: "the spec's cpu_threads" named no control on screen (a fresh user's find).
+    The worker and the CLI keep the spec's key (``profiling_worker.bundle.schema.backends``)."""
+    return (text.replace(B.THREADS_IN_SPEC, f"{_THREADS_IN_FORM} at")
+            .replace(B.SET_THREADS_IN_SPEC, f"set {_THREADS_IN_FORM} to"))
+
+
 def cpu_threads_help(cpus: int) -> str:
     """Help of the form's torch threads field, naming the ``cpus`` usable CPUs of this host (a
     hint: more are allowed, the worker warns about them)."""

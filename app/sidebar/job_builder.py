@@ -55,7 +55,7 @@ LABELS = {
     "clock_control": "Clock control", "replay_mode": "Replay mode", "thermal_mode": "Thermal mode",
     "thermal_wait": "Pause at (°C)", "thermal_cont": "Resume at (°C)",
     "thermal_timeout": "Longest pause (s)", "warmup": "Warm-up calls", "gpu": "GPU index",
-    "cpu_threads": "Torch threads (cpu backend)",
+    "cpu_threads": spec_form.CPU_THREADS_LABEL,
     "collectors": "Info collectors (sampled before each run)",
     "ignore_kernels": "Kernels to ignore (one a line)", "label": "Label", "combine": "Configs",
     "preflight": "Pre-flight",
@@ -410,8 +410,9 @@ def submit_error(exc: OSError) -> spec_schema.FieldError:
 def render_job_builder(best_backend: str) -> dict[str, Any]:
     """Draw the form (defaults: ``best_backend``, matmul, its sizes); returns :func:`form_values`.
 
-    The kernel choice sits outside the form: changing it reruns the app so the size fields
-    follow the first kernel's parameters. Pairs of short fields share a row so that the Run
+    The kernel, backend and metric preset choices sit outside the form: changing them reruns
+    the app so the size fields follow the first kernel's parameters (and the cpu backend's
+    sizes), and the Options say at once what the chosen backend does not send. Pairs of short fields share a row so that the Run
     button and the job panel stay above the fold at 1400x900.
     """
     catalog, load_errors = cached.kernel_catalog()
@@ -424,15 +425,18 @@ def render_job_builder(best_backend: str) -> dict[str, Any]:
                              format_func=lambda kid: f"{kid} · {catalog[kid].title}"
                              if kid in catalog else kid)
     info = catalog.get(kernels[0]) if kernels else None
+    # outside the form too: a backend chosen reruns the app, so the size fields (a cpu
+    # kernel's own sizes) and the Options' notes of what a backend does not send (GPU index,
+    # torch threads) follow it at once, not after Run or Pre-flight (a fresh user's find)
+    left, right = st.columns(2)
+    _select(left, LABELS["backend"], B.NAMES, "backend", first,
+            help="; ".join(f"{n}: {B.get(n).measures}" for n in B.NAMES))
+    _select(right, LABELS["metric_preset"], spec_schema.METRIC_PRESETS, "metric_preset", first,
+            help="timing = duration; bound = SM vs DRAM % of peak; memory = DRAM bytes")
     with st.form("builder-form", border=False, enter_to_submit=False):  # only Run submits
         st.multiselect(LABELS["annotations"], annotations, default=first["annotations"],
                        key=k("annotations"))
         _size_fields(info, first, from_url)
-        left, right = st.columns(2)
-        _select(left, LABELS["backend"], B.NAMES, "backend", first,
-                help="; ".join(f"{n}: {B.get(n).measures}" for n in B.NAMES))
-        _select(right, LABELS["metric_preset"], spec_schema.METRIC_PRESETS, "metric_preset", first,
-                help="timing = duration; bound = SM vs DRAM % of peak; memory = DRAM bytes")
         _options_box(first)
         run, pre = st.columns(2)
         run.form_submit_button(BUTTONS[0], type="primary", on_click=on_submit, args=(first,),

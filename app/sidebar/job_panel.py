@@ -12,11 +12,12 @@ from typing import Any
 
 import streamlit as st
 
+from profiling_worker.bundle.number_text import counted
 from profiling_worker.bundle.schema.manifest import JobStatus
 
 from app.ui import job_status, navigation, panels, state
 from app.ui.jobs import READ_ONLY_STAGE, SCAN_S, BundleInfo, Executor, Job, store_jobs, store_owner
-from app.core import preflight
+from app.core import preflight, spec_form
 from app.core.markdown import code, esc
 
 SHOW_LAST = 5  # other sessions' jobs shown; this session's own jobs are always shown
@@ -166,6 +167,7 @@ def _job(manager: Executor, job: Job, position: int) -> None:
             cancel.button("Cancel", key=state.key("panel", f"cancel-{job.job_id}"),
                           on_click=manager.cancel, args=(job.job_id,), icon=":material/stop:")
         for warning in job.warnings[-3:]:  # a contended CPU's figures; its advice: the page
+            warning = spec_form.in_form_words(warning)  # the form's label, not the spec's key
             st.caption(f"⚠ {esc(warning_head(warning))}", help=esc(warning))
         if job.status == JobStatus.CANCELLED:
             st.caption(esc(cancel_note(job)))
@@ -178,7 +180,7 @@ def progress_text(job: Job) -> str:
     """A running job's progress line: ``stage · done/total`` of its worker's steps, or, for a
     sweep another process watches, its tasks done of all, read from its folder."""
     if job.watched_by and job.stage == READ_ONLY_STAGE and job.total:
-        return f"{job.done:,} of {job.total:,} tasks done"
+        return f"{job.done:,} of {counted(job.total, 'task')} done"
     return f"{job.stage or 'starting'} · {job.done:,}/{job.total:,}" if job.total else "starting"
 
 
@@ -219,10 +221,10 @@ def cancel_note(job: Job) -> str:
         done, total = (planned if job.stage == "writing bundle" else 0), planned
     kept = (f"Kept: the spec, {_worker_log(job)}the manifest (Files page); no result tables.")
     if not done:
-        return f"Cancelled before any run was measured: 0 of {total:,} runs; nothing discarded. {kept}"
+        return f"Cancelled before any run was measured: 0 of {counted(total, 'run')}; nothing discarded. {kept}"
     per = "most runs per config, runs auto" if job.spec.run_target else "runs per config"
-    return (f"Cancelled after {done:,} of {total:,} runs (configs × {per}): {done:,} measured "
-            f"runs discarded, {total - done:,} not run. {kept}")
+    return (f"Cancelled after {done:,} of {counted(total, 'run')} (configs × {per}): "
+            f"{counted(done, 'measured run')} discarded, {total - done:,} not run. {kept}")
 
 
 def task_table(job: Job, progress: Any) -> None:

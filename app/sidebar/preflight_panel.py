@@ -9,6 +9,7 @@ from typing import Any
 
 import streamlit as st
 
+from profiling_worker.bundle.number_text import counted
 from profiling_worker.bundle.schema import backends as B, run_target
 from profiling_worker.bundle.schema.manifest import JobStatus
 from profiling_worker.bundle.schema.spec import FieldError, validate_spec
@@ -91,7 +92,7 @@ def _pilot(bundle: Any, form: Mapping[str, Any]) -> Any:
             f"{', '.join(map(str, taken))} runs for a CI95 of ± {target} % (CUPTI durations). "
             f"Nsight Compute gives every config the same runs: **{runs}**.",
             icon=":material/info:")
-    st.button(f"Use {runs} runs", key=state.key("builder", "preflight-use-runs"),
+    st.button(f"Use {counted(runs, 'run')}", key=state.key("builder", "preflight-use-runs"),
               on_click=_use_runs, args=(runs,))
     spec, _errors = spec_form.to_job_spec({**form, "runs": str(runs)},
                                           cached.kernel_catalog()[0])
@@ -117,8 +118,8 @@ def _findings(bundle: Any, planned: Any) -> None:
             else "")
     # the runs as the job panel and Run's size check count them, then the launches profiled
     # in them (a run times every region of its kernel once, and a region may launch several)
-    st.markdown(f"**Planned job ({esc(planned.backend)}):** {job_size.job_runs(planned):,} runs "
-                f"({len(planned.configs):,} configs × {planned.runs:,} runs per config × "
+    st.markdown(f"**Planned job ({esc(planned.backend)}):** {counted(job_size.job_runs(planned), 'run')} "
+                f"({counted(len(planned.configs), 'config')} × {counted(planned.runs, 'run')} per config × "
                 f"{numbers.counted(len(planned.kernels), 'kernel')}, as the job panel counts them), "
                 f"{est['launches']:,} profiled launches in them (every kernel launch of every "
                 f"region); about {est['seconds']:g} s{size} ({esc(est['note'])}).")

@@ -18,8 +18,11 @@ no module outside this package (but the launcher, ``app/cli.py``) reaches into
   wrapped; the route exempted in ``starlette_gzip_middleware._should_bypass_gzip``).
   ``kernel-dashboard`` only.
 - :mod:`.page_shell` (issue 25): Streamlit's own ``index.html`` served with the plotly chunk
-  imported from the ``<head>``, so the first chart is drawn as soon as its message arrives
-  (``starlette_app.create_streamlit_middleware`` wrapped). ``kernel-dashboard`` only.
+  imported from the ``<head>``, so the first chart is drawn as soon as its message arrives,
+  and a page navigation to a nested unknown path (``/compare/extra``: a blank page, its
+  relative script URLs answered with HTML) redirected to that path as one segment, where the
+  app's banner names it (``starlette_app.create_streamlit_middleware`` wrapped).
+  ``kernel-dashboard`` only.
 - :mod:`.cli_guard`: the listen address and the XSRF / CORS protections hold whichever way a
   Streamlit option arrives (flag, ``STREAMLIT_*`` variable, ``config.toml``); it patches
   nothing but reads Streamlit's option names and config files, so it lives here.

@@ -24,6 +24,7 @@ from __future__ import annotations
 import functools
 from pathlib import Path
 from typing import Any, Callable
+from urllib.parse import quote
 
 _DROPPED = {b"content-length", b"etag", b"last-modified"}
 _CONDITIONAL = {b"if-none-match", b"if-modified-since"}
@@ -58,25 +59,53 @@ def injected(index: bytes, chunk: str) -> bytes:
     return head + tags + mark + rest if mark else index
 
 
+def nested_target(path: str, base: str, query: bytes = b"") -> str | None:
+    """Where a page navigation to a nested path (``/compare/extra``, below ``base``, Streamlit's
+    ``server.baseUrlPath``) is sent: the same path as one segment, its slashes escaped
+    (``/compare%2Fextra``, query kept); None for a path of one segment (a page's, or an unknown
+    one the app's banner names) or outside ``base``.
+
+    Streamlit answers any unknown path with its ``index.html``, whose URLs are relative
+    (``./static/js/...``): below ``/compare/`` they named ``/compare/static/js/...``, answered
+    with the same HTML, so the browser refused them as scripts (MIME type) and drew a blank
+    page (a fresh user's find); the frontend would not have reached the server's WebSocket
+    from there either (it tries the path and its parent, not the root). One segment deep, the
+    page loads and the app's banner names the path (app.ui.navigation.unknown_path)."""
+    prefix = f"/{base.strip('/')}" if base.strip("/") else ""
+    if prefix and path != prefix and not path.startswith(prefix + "/"):
+        return None
+    rest = path[len(prefix):].strip("/")
+    if "/" not in rest:
+        return None
+    return f"{prefix}/{quote(rest, safe='')}" + (f"?{query.decode('latin-1')}" if query else "")
+
+
 class ShellMiddleware:
     """ASGI middleware: a ``GET`` answered ``200 text/html`` with exactly ``index`` is sent
-    as ``shell`` instead (new ``Content-Length``, no validators), and a ``HEAD`` answered with
-    ``index``'s length gets the same headers; everything else passes."""
+    as ``shell`` instead (new ``Content-Length``, no validators), or for a page navigation to
+    a nested path (:func:`nested_target`) as a redirect (302) to that path made one segment;
+    a ``HEAD`` answered with ``index``'s length gets the shell's headers; everything else
+    passes."""
 
     def __init__(self, app: Callable[[Scope, Receive, Send], Any], index: bytes,
-                 shell: bytes):
-        self.app, self.index, self.shell = app, index, shell
+                 shell: bytes, base: str = ""):
+        self.app, self.index, self.shell, self.base = app, index, shell, base
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         method = scope.get("method")
         if scope["type"] != "http" or method not in ("GET", "HEAD"):
             await self.app(scope, receive, send)
             return
+        target = None
         if b"text/html" in dict(scope.get("headers", [])).get(b"accept", b""):
             scope = {**scope, "headers": [(k, v) for k, v in scope["headers"]
                                           if k.lower() not in _CONDITIONAL]}
+            # the path as sent: ASGI's "path" is unescaped, so /compare%2Fextra reads nested
+            raw = scope.get("raw_path") or str(scope.get("path", "")).encode()
+            target = nested_target(raw.decode("latin-1").partition("?")[0], self.base,
+                                   scope.get("query_string", b""))
         await self.app(scope, receive, self._head(send) if method == "HEAD" else
-                       self._get(send))
+                       self._get(send, target))
 
     def _headers(self, headers: list[tuple[bytes, bytes]]) -> list[tuple[bytes, bytes]]:
         """The shell's headers in place of ``index``'s."""
@@ -93,7 +122,7 @@ class ShellMiddleware:
 
         return send_head
 
-    def _get(self, send: Send) -> Send:
+    def _get(self, send: Send, target: str | None = None) -> Send:
         held: dict[str, Any] = {}
         body: list[bytes] = []
 
@@ -109,6 +138,12 @@ class ShellMiddleware:
                 return
             payload = b"".join(body)
             headers = held["headers"]
+            if payload == self.index and target is not None:  # a nested path: one segment
+                await send({"type": "http.response.start", "status": 302, "headers": [
+                    (b"location", target.encode("latin-1")), (b"cache-control", b"no-cache"),
+                    (b"content-length", b"0")]})
+                await send({"type": "http.response.body", "body": b""})
+                return
             if payload == self.index:
                 payload, headers = self.shell, self._headers(headers)
             await send({**held, "headers": headers})
@@ -141,7 +176,11 @@ def install() -> None:
     shell = injected(index, chunk)
 
     def middleware() -> list[Any]:
-        return [*make_middleware(), Middleware(ShellMiddleware, index=index, shell=shell)]
+        from streamlit import config
+
+        base = str(config.get_option("server.baseUrlPath") or "")
+        return [*make_middleware(), Middleware(ShellMiddleware, index=index, shell=shell,
+                                               base=base)]
 
     middleware.kprof_shell = True  # type: ignore[attr-defined]
     setattr(starlette_app, "create_streamlit_middleware", middleware)  # noqa: B010

@@ -8,6 +8,7 @@ from typing import Any
 
 import streamlit as st
 
+from profiling_worker.bundle.number_text import counted
 from profiling_worker.bundle.schema import backends as B, columns as C
 from profiling_worker.bundle.schema.spec import SpecInvalid, validate_spec
 
@@ -91,7 +92,7 @@ def _point_picker(bundle: Bundle, page: str) -> None:
         return
     problems = _problems(raw)
     st.caption(f"Queues a job for this point alone: kernel `{raw['kernels'][0]}`, "
-               f"{raw['runs']} runs, ncu `--set {raw['section_set']}` (each kernel replayed "
+               f"{counted(raw['runs'], 'run')}, ncu `--set {raw['section_set']}` (each kernel replayed "
                "some 40 times); the deep-dive page opens it when it is done.")
     if problems:
         st.caption("Not on this machine: " + esc("; ".join(problems)))

@@ -11,7 +11,7 @@ the agent door read too).
 from __future__ import annotations
 
 from pathlib import Path
-from urllib.parse import urlsplit
+from urllib.parse import unquote, urlsplit
 
 import streamlit as st
 from streamlit.runtime.scriptrunner import get_script_run_ctx
@@ -35,10 +35,15 @@ def pages() -> dict[str, list[st.Page]]:
 
 #: The rows of a section's wrapped links lie as close as sections do at full width (issue 37:
 #: the bar took about 250 of 700 px at 1000x700); below 1200 px, where links wrap, sections lie
-#: 0.5rem apart so each one reads as a block beside its label.
+#: 0.5rem apart so each one reads as a block beside its label, and each link's side padding is
+#: halved (0.25rem): at 1000 px the Performance row's four links needed 523 px of the 502 px
+#: beside its label, so "Stability" wrapped under "Size sweep" (a fresh user's find); 32 px
+#: less, every section keeps one row at 1000x700 (tests/e2e/test_layout.py).
 BAR_CSS = ("<style>.st-key-nav-bar [data-testid='stHorizontalBlock'] "
            "[data-testid='stHorizontalBlock']{row-gap:0!important}"
-           "@media (max-width:1200px){.st-key-nav-bar{row-gap:0.5rem!important}}</style>")
+           "@media (max-width:1200px){.st-key-nav-bar{row-gap:0.5rem!important}"
+           ".st-key-nav-bar [data-testid='stPageLink-NavLink']"
+           "{padding-left:0.25rem!important;padding-right:0.25rem!important}}</style>")
 
 
 def render_bar(by_section: dict[str, list[st.Page]]) -> None:
@@ -85,9 +90,11 @@ def quiet_unknown_path(by_section: dict[str, list[st.Page]]) -> None:
 def unknown_path(url: str | None) -> str | None:
     """The last path segment of the browser's ``url`` when it names no page of the bar
     (``/nosuchpage``), else None. Streamlit then shows the default page without a word, so a
-    mistyped link read as the Size sweep."""
+    mistyped link read as the Size sweep. A nested path reaches the app as one segment, its
+    slashes escaped (app/streamlit_patches/page_shell.py, ``nested_target``): it is named
+    unescaped (``compare/extra``)."""
     if not url:
         return None
-    last = urlsplit(url).path.rstrip("/").rsplit("/", 1)[-1]
+    last = unquote(urlsplit(url).path.rstrip("/").rsplit("/", 1)[-1])
     known = {e.url_path for entries in SECTIONS.values() for e in entries}
     return None if last in known or not last else last

@@ -18,7 +18,7 @@ from profiling_worker.bundle.schema.spec import BACKEND_UNKNOWN
 from profiling_worker.bundle.paths import inside_bundle
 from profiling_worker.bundle.spreadsheet import spreadsheet_safe
 
-from app.core import numbers, table_text
+from app.core import numbers, spec_form, table_text
 from profiling_worker.bundle.loader import Bundle
 from app.core.share.job import contention_note, host_timer_note, job_colors as colors_of
 from app.core.figures import theme
@@ -107,8 +107,9 @@ MISSING = "—"
 #: says so (:data:`_ONE_FORMAT_NOTE`); a column holding an unbounded (+inf) bound is written
 #: as text there (:data:`_TEXT_SORT_NOTE`).
 STYLED_CELLS = 4_000
-_ONE_FORMAT_NOTE = ("{names}: one format for the whole column, not one per unit, with the most "
-                    "decimals any unit needs: this table has {cells:,} cells (over {limit:,}, "
+_ONE_FORMAT_NOTE = ("{names}: one format for the whole column, not one per unit: a row shows at "
+                    "most its unit's decimals (trailing zeros may go; a whole number has none): "
+                    "this table has {cells:,} cells (over {limit:,}, "
                     "the most drawn with a format per unit). A click on the header sorts by "
                     "value; the CSV has the numbers at full precision.")
 _TEXT_SORT_NOTE = ("{names}: written as text (an unbounded bound): this table has {cells:,} "
@@ -123,6 +124,8 @@ def _widest(values: pd.Series, printf: str) -> int:
     finite = pd.to_numeric(values, errors="coerce").replace([np.inf, -np.inf], np.nan).dropna()
     if finite.empty:
         return 0
+    if printf == numbers.TRIMMED:  # each value's own decimals: the longest of them all
+        return max(len(numbers.printf_text(float(v), printf)) for v in finite.unique())
     return max(len(numbers.printf_text(float(v), printf)) for v in (finite.min(), finite.max()))
 
 
@@ -246,20 +249,25 @@ def _one_format(frame: pd.DataFrame, shown: numbers.ColumnDisplay
                 ) -> tuple[pd.DataFrame, dict[str, Any]]:
     """A table over :data:`STYLED_CELLS` cells whose columns ``shown`` writes per row: the
     frame to draw, and the column config of those columns it keeps numeric, each with one
-    format for the whole column (its family's, :attr:`numbers.ColumnDisplay.formats`), so a
+    format for the whole column (:meth:`numbers.ColumnDisplay.one_format`, or where its units'
+    decimals differ each row rounded to its own in :data:`numbers.TRIMMED`:
+    :meth:`numbers.ColumnDisplay.trimmed`, so a byte count has no ".00"), so a
     header click sorts them by value (text sorted "1,535,586,415" before "183,360"); a column
     holding +inf (an unbounded bound, which a number format writes as no word) as text."""
     config: dict[str, Any] = {}
+    rounded: dict[str, pd.Series] = {}
     for name in shown.by_rows:
         values = frame[name]
         fmt = shown.one_format(name) \
             or shown.formats.get(name) or numbers.printf_format(values)
         if fmt is None or (values.to_numpy(dtype="float64") == float("inf")).any():
             continue
+        if (trimmed := shown.trimmed(frame, name)) is not None:  # whole rows without decimals
+            rounded[name], values, fmt = trimmed, trimmed, numbers.TRIMMED
         config[name] = st.column_config.NumberColumn(
             format=fmt, width=_width(str(name), _widest(values, fmt)))
     text = numbers.as_text(frame, [cell for cell in shown.cells if cell.column not in config])
-    return _shown_as(frame, text), config
+    return _shown_as(frame, {**text, **rounded}), config
 
 
 def render_error(message: str, hint: str | None = None, log_tail: str | None = None,
@@ -330,7 +338,8 @@ def bundle_caption(bundle: Bundle) -> None:
     # the cpu backend's timer, and its measured CPU contention while timing (its figures and
     # what to do, said here once: the sidebar lists the figures only while the job is listed)
     for warning, icon in ((host_timer_note(bundle), ":material/schedule:"),
-                          (contention_note(bundle, esc), ":material/hourglass_top:")):
+                          (contention_note(bundle, esc, spec_form.in_form_words),
+                           ":material/hourglass_top:")):
         if warning:
             st.warning(warning, icon=icon)
 

@@ -8,6 +8,7 @@ from collections.abc import Sequence
 
 import streamlit as st
 
+from profiling_worker.bundle.number_text import counted
 from profiling_worker.bundle.loader import Bundle
 from app.core.figures.pm_sampling import build_pm_figure
 from app.core.markdown import esc
@@ -66,7 +67,7 @@ def _caption(line: P.Timeline) -> str:
         parts.append("no workload timestamps in the report: time from the first aligned sample "
                      "(ncu_report's alignment), not from the kernel's start")
     if line.dropped:
-        parts.append(f"{line.dropped} samples of each series before or after the kernel left out")
+        parts.append(f"{counted(line.dropped, 'sample')} of each series before or after the kernel left out")
     if line.missing:
         parts.append("not sampled in this report: " + ", ".join(m.lower() for m in line.missing))
     return "; ".join(parts) + "."

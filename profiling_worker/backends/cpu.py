@@ -257,7 +257,7 @@ def threads_warning(threads: int, cpus: int) -> str | None:
         return None
     return (f"timed with {counted(threads, 'torch thread')} on {counted(cpus, 'usable CPU')}: "
             "the threads take turns on the CPUs and wait for each other, so these host "
-            "wall-clock times include that waiting; set cpu_threads to at most "
+            f"wall-clock times include that waiting; {B.SET_THREADS_IN_SPEC} at most "
             f"{cpus}, or 1 (the default)")
 
 

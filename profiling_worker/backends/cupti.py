@@ -14,6 +14,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, cast
 
+from profiling_worker.bundle.number_text import counted
 from profiling_worker.bundle.stats import adaptive
 from profiling_worker.backends import nsight_backend as nb
 from profiling_worker.backends.base import (Collection, Emit, RunCounter, launch_times_frame,
@@ -342,7 +343,7 @@ def split_one_call(actions: dict[str, list[Any]], seen: Attribution, starts: Run
         k, extra = divmod(len(launches), len(order))
         times = seen.for_annotation(annotation)
         if extra or not k:
-            return f"{annotation}: {len(launches)} launches over {len(order)} runs"
+            return f"{annotation}: {counted(len(launches), 'launch', 'launches')} over {counted(len(order), 'run')}"
         if [t[0] for t in times] != [a.name for a in launches]:
             return f"{annotation}: CUPTI's kernel records and nsight-python's lists differ"
         if [starts.run_of(t) for t in seen.launches_of(annotation)] != \
@@ -377,8 +378,8 @@ def _cupti_rows(actions: dict[str, list[Any]],
     for annotation, launches in actions.items():
         per_run, extra = divmod(len(launches), runs)
         if extra:
-            warnings.append(f"{annotation}, config {config}: {len(launches)} launches over "
-                            f"{runs} runs (the count differs between runs); attributed in "
+            warnings.append(f"{annotation}, config {config}: "
+                            f"{counted(len(launches), 'launch', 'launches')} over {counted(runs, 'run')} (the count differs between runs); attributed in "
                             "launch order")
             per_run = max(per_run, 1)
         mine = times.get(annotation, [])

@@ -28,6 +28,7 @@ from typing import Any
 
 import pandas as pd
 
+from profiling_worker.bundle.number_text import counted
 from profiling_worker.bundle.loader import TableUnreadable, read_table_file
 from profiling_worker.bundle.stats.units import normalise_unit
 from profiling_worker.bundle.schema import columns as C
@@ -210,7 +211,7 @@ def build_trace(bundle: str | Path) -> dict[str, Any]:
     starts = [rows[C.START_NS].min()] + ([nvml_start] if aligned else [])
     origin = float(min(starts)) if not rows.empty else 0.0
     label = f"{manifest.get('job_id', bundle.name)} on {_gpu(manifest)}" + (
-        f" ({untimed} launches without a CUPTI start left out)" if untimed else "")
+        f" ({counted(untimed, 'launch', 'launches')} without a CUPTI start left out)" if untimed else "")
     events = [_meta("process_name", None, f"kernels: {label}"),
               *_launch_events(rows, params, placement, origin)]
     if nvml is not None and not nvml.empty:

@@ -13,6 +13,7 @@ from typing import Any
 
 import pandas as pd
 
+from profiling_worker.bundle.number_text import counted
 from profiling_worker.bundle.writer import table_columns
 from profiling_worker.extract.collection import Collection
 from profiling_worker.bundle.errors import ProfilingFailed
@@ -60,7 +61,8 @@ def leave_out_ignored(result: Collection, entries: Sequence[str]) -> Collection:
     frames = [f for f in (result.unattributed, moved) if f is not None and not f.empty]
     counts = "; ".join(f"{s['entry']}: {s['launches']}" for s in summary)
     total = sum(s["launches"] for s in summary)
-    warning = (f"{total} launches of kernels matching {FIELD} were left out of every value "
+    warning = (f"{counted(total, 'launch', 'launches')} of kernels matching {FIELD} "
+                f"{'was' if total == 1 else 'were'} left out of every value "
                f"({counts}); the Kernels page lists them") if total else \
         f"{FIELD} matched no launch ({', '.join(entries)}): every launch is in the values"
     return dataclasses.replace(

@@ -32,6 +32,7 @@ from typing import Any
 
 import pandas as pd
 
+from profiling_worker.bundle.number_text import counted
 from profiling_worker.bundle.paths import bundle_file, bundle_reports as reports_inside
 from profiling_worker.extract.deep_dive_file import written_deep_dive
 from profiling_worker.extract.ncu_report_reader import kernel_name, metric_value, placed_actions
@@ -186,7 +187,7 @@ def _capped_text(group: pd.DataFrame) -> str:
     capped = int(estimated["capped"].sum())
     if not capped:
         return f"no ({int(estimated['checked'].sum())} checked)"
-    return f"{capped} of {len(estimated)} launches"
+    return f"{capped} of {counted(len(estimated), 'launch', 'launches')}"
 
 
 def bundle_config_label(bundle: Path) -> Callable[[int], str]:
@@ -236,7 +237,7 @@ def bundle_digest(bundle: Path) -> tuple[pd.DataFrame, str]:
                   "report itself is not in this bundle)")
     else:
         return pd.DataFrame(columns=DIGEST_COLUMNS), f"{bundle.name}: no Nsight Compute report"
-    note = f"{source}: {len(launches)} launches, {len(rules)} rule results"
+    note = f"{source}: {counted(len(launches), 'launch', 'launches')}, {counted(len(rules), 'rule result')}"
     if rules.empty:
         note += (" (rules run with sections; this report was collected with --metrics only, "
                  "so Nsight Compute evaluated none: profile with a section set, e.g. a deep dive)")

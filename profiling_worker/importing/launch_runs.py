@@ -31,7 +31,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from profiling_worker.bundle.number_text import fitting_time_unit, fmt
+from profiling_worker.bundle.number_text import counted, fitting_time_unit, fmt
 from profiling_worker.bundle.schema import columns as C
 from profiling_worker.bundle.schema import metrics as M
 
@@ -123,7 +123,7 @@ def read_runs(region: str, own: list[list[int]], kernels: Sequence[Hashable],
         grids = sorted({g for i in mixed if (g := _grid(sigs[i]))})
         return short, (f"{region}: its stretches launch one kernel with different "
                        "launch parameters" + (f" (grids {', '.join(grids)})" if grids else "")
-                       + f": read as {len(short)} runs of one launch each, a config per "
+                       + f": read as {counted(len(short), 'run')} of one launch each, a config per "
                        "launch parameters; launches of different grids are never summed "
                        "into one run")
     counts = {tuple(sigs[i] for i in s) for s in own}
@@ -251,7 +251,7 @@ def _outlier_note(region: str, config: int, times: np.ndarray, out: list[int],
     21.10 µs)" where it read "(1,453,630 ns) ... (19,872 - 21,104 ns)"."""
     inside = np.delete(times, out)
     unit, size = fitting_time_unit(times)
-    return (f"{region}: {len(out)} of {len(times)} runs of config {config} "
+    return (f"{region}: {len(out)} of {counted(len(times), 'run')} of config {config} "
             f"({_times(times[out], unit, size)}) lie outside the other runs' spread "
             f"({fmt(inside.min() / size)} - {fmt(inside.max() / size)} {unit}) with the same "
             f"launch parameters and {work}: kept as outlier(s) of that config (in its mean), "
@@ -285,9 +285,9 @@ def configs_of(region: str, runs: list[list[int]], sigs: Sequence[Hashable],
         times = per_run.get(C.GPU_TIME)
         shown = ("; durations " + _times(times[members])
                  if times is not None and np.isfinite(times[members]).all() else "")
-        notes.append(f"{region}: {len(members)} runs with the same launch parameters (kernel, "
+        notes.append(f"{region}: {counted(len(members), 'run')} with the same launch parameters (kernel, "
                      f"grid, block) did different work ({told}, beyond the runs' spread){shown}: "
-                     f"taken as {int(found.max()) + 1} configs, not pooled; the file does not "
+                     f"taken as {counted(int(found.max()) + 1, 'config')}, not pooled; the file does not "
                      "record the sizes, so config_index only numbers them")
     final = {k: c for c, k in enumerate(dict.fromkeys(zip([group_of[k] for k in keys], sub)))}
     configs = [final[(group_of[k], s)] for k, s in zip(keys, sub)]

@@ -17,6 +17,7 @@ from typing import Any
 
 import pandas as pd
 
+from profiling_worker.bundle.number_text import counted
 from profiling_worker.bundle.schema import metrics as M
 from profiling_worker.bundle.writer import table_columns
 from profiling_worker.bundle.errors import ImportFailed
@@ -162,7 +163,7 @@ def _how(s: Sniffed, table: NcuTable, display: bool, nvtx: str) -> dict[str, Any
     regions = X.source_label(pp, se)
     if pp or se:
         regions += (f" ({'innermost range' if nvtx == X.INNERMOST else 'whole stack'}); "
-                    f"{outside} launches outside every range: kernel names")
+                    f"{counted(outside, 'launch', 'launches')} outside every range: kernel names")
     units = ("display units, converted (values rounded as printed)" if display and
              s.kind in (NCU_DETAILS, NCU_TEXT) else "display units, converted" if display
              else "base units (as with --print-units base)")

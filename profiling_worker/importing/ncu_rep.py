@@ -26,6 +26,7 @@ from typing import Any
 
 import pandas as pd
 
+from profiling_worker.bundle.number_text import counted
 from profiling_worker.bundle.schema import metrics as M
 from profiling_worker.bundle.errors import ImportFailed
 from profiling_worker.importing import ncu_version
@@ -165,7 +166,7 @@ def attribute_launches(rows: pd.DataFrame, params: Sequence[str],
                     "(another thread, or between runs) left out, not attributed")
         if df[C.CONFIG].max() >= len(configs):
             return (empty_table(C.TABLE_LAUNCHES, params),
-                    f"not attributed: the report has {df[C.CONFIG].max() + 1} configs, the CSVs "
+                    f"not attributed: the report has {counted(int(df[C.CONFIG].max()) + 1, 'config')}, the CSVs "
                     f"{len(configs)}")
     else:
         how = ATTRIBUTED_NONE

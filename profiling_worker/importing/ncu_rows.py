@@ -28,6 +28,7 @@ from typing import Any
 
 import pandas as pd
 
+from profiling_worker.bundle.number_text import counted
 from profiling_worker.bundle.errors import ImportFailed
 from profiling_worker.importing import ncu_version, nvtx_columns as X
 from profiling_worker.importing.kinds import NCU_DETAILS
@@ -131,7 +132,7 @@ def _details(s: Sniffed, header: list[str], frame: pd.DataFrame) -> NcuTable:
                     "Section Name"]].copy()
     rows.columns = [*LAUNCH_KEYS, C.METRIC, C.UNIT, "Text", "Section"]
     if rules:
-        layout += f" with rule columns ({len(rules)} rule results)"
+        layout += f" with rule columns ({counted(len(rules), 'rule result')})"
     return NcuTable(rows, _ranges(frame, header), rules,
                     how={"page": "details", "layout": layout}, notes=notes)
 

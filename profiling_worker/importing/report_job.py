@@ -13,6 +13,7 @@ from typing import Any
 
 import pandas as pd
 
+from profiling_worker.bundle.number_text import counted
 from profiling_worker.bundle.writer import table_columns
 from profiling_worker.bundle.errors import ImportFailed, ImportInternalError
 from profiling_worker.bundle.inflate import check_report
@@ -245,7 +246,7 @@ def _fewer_launches(rows: pd.DataFrame, runs: pd.DataFrame, report_name: str) ->
         expected = len(R.expected_launches(runs, str(annotation)))
         have = sub[C.RUN].nunique()
         if have < expected:
-            out.append(f"partial: {report_name} holds {have} of the {expected} launches of "
+            out.append(f"partial: {report_name} holds {have} of the {counted(expected, 'launch', 'launches')} of "
                        f"{annotation} that the CSVs' runs name; the report was probably cut "
                        "short (an interrupted copy), so its per-launch values are not used")
     return out

@@ -51,10 +51,17 @@ def test_a_big_table_of_several_units_is_drawn_as_numbers() -> None:
     assert [c for c in captions if "one format for the whole column" in c
             and "full precision" in c], captions
     # the one format keeps every unit's digits: the % rows' four significant digits (a
-    # format of the family's gave "%,.0f": 86.5977 % read "87")
-    from app.core.numbers import printf_text
+    # format of the family's gave "%,.0f": 86.5977 % read "87"), each row rounded to its
+    # unit's decimals; a byte count reads without decimals (the format with the most decimals
+    # wrote "4,096.00": a new user's find)
+    from app.core.numbers import TRIMMED, printf_text
 
-    assert printf_text(86.5977, columns["AvgValue"]["type_config"]["format"]) == "86.60"
+    fmt = columns["AvgValue"]["type_config"]["format"]
+    assert fmt == TRIMMED
+    shown = dict(zip(el.value["Unit"], el.value["CI95_Lower"]))
+    assert printf_text(shown["%"], fmt) == "85.73"  # 86.5977 * 0.99, to its 2 decimals
+    assert printf_text(shown["byte"], fmt) == "4,055"  # 4,096 * 0.99 = 4,055.04: a whole byte
+    assert printf_text(shown["Hz"], fmt) == "1,520,230,551"  # 1,520,230,550.55
     # sorting reads these values: by value, 183,360 before 1,535,586,415
     ordered = el.value["AvgValue"].sort_values().to_numpy()
     assert ordered[0] < 100 and ordered[-1] > 1e9

@@ -50,7 +50,7 @@ def test_points_without_a_flop_count_are_named(store, app) -> None:
     at = app("bound_roofline", query={"job": job.name})
     at.segmented_control(key="roofline-flops").set_value("analytic").run()
     assert not at.exception, at.exception
-    assert f"1 of {len(table)} points are not drawn" in texts(at)
+    assert f"1 of {len(table)} points is not drawn" in texts(at)  # one point: "is"
     assert f"{gone[C.ANNOTATION]} n={gone['n']}" in texts(at)
 
 

@@ -264,7 +264,7 @@ def test_compare_says_the_caveats_and_the_runs_that_block_a_verdict(store, monke
     assert row["Caveats"] == "clock not checked, power-capped runs"
     assert "not one population" in row["Reason"]
     warnings = " ".join(unescape(w.value) for w in at.warning)
-    assert "1 of 1 verdicts carry caveats" in warnings
+    assert "1 of 1 verdict carries caveats" in warnings
     assert "n=8192: not comparable (clock not checked, power-capped runs)" in warnings
 
 

@@ -70,3 +70,27 @@ def test_a_gpu_backend_form_sends_one_thread_and_says_so(store, app, one_gpu) ->
     assert (job.spec.backend, job.spec.cpu_threads) == ("ncu", 1)
     assert ("The ncu backend ignores the torch threads (cpu backend only): its jobs are sent "
             "without them.") in texts(at)
+
+
+NOTE = ("The ncu backend ignores the torch threads (cpu backend only): its jobs are sent "
+        "without them.")
+
+
+def test_choosing_a_gpu_backend_says_at_once_that_the_threads_are_not_sent(store, app,
+                                                                          one_gpu) -> None:
+    """A fresh user's find: the note came only after Run or Pre-flight, as the backend sat
+    inside the form (a browser sends a form's widgets on submit only). The backend (and the
+    metric preset beside it) now sits outside the form, so choosing it reruns the app and the
+    Options' notes of what is not sent (torch threads, GPU index) follow at once."""
+    at = app()
+    at.session_state["builder-options"] = True
+    at.run()
+    backend = at.selectbox(key="builder-backend")
+    assert backend.proto.form_id == "" and at.selectbox(key="builder-metric_preset").proto.form_id == ""
+    assert at.text_input(key="builder-cpu_threads").proto.form_id != ""  # still sent with Run
+    _fill(at, "cpu", "4")  # a cpu job with 4 threads: the count stays in the box
+    assert not _errors(at) and NOTE not in texts(at) and "the GPU index is not used" in texts(at)
+    at.selectbox(key="builder-backend").set_value("ncu").run()  # no Run, no Pre-flight
+    assert not at.exception, at.exception
+    assert NOTE in texts(at) and "the GPU index is not used" not in texts(at)
+    assert len(cached.job_manager().snapshot()) == 1  # the cpu job alone

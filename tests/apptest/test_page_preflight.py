@@ -98,3 +98,21 @@ def test_the_pilots_runs_fill_runs_with_one_click(store, app, tmp_path) -> None:
     at.button(key="builder-preflight-use-runs").click().run()
     assert not at.exception, at.exception
     assert at.text_input(key="builder-runs").value == "6"
+
+
+def test_a_one_config_preflight_says_1_config(store, app) -> None:
+    """A fresh user's find: "1 configs". Every count in the form's texts is said in its number
+    (number_text.counted), one size and one kernel alike."""
+    at = app()
+    at.multiselect(key="builder-kernels").set_value(["matmul"])
+    at.selectbox(key="builder-backend").set_value("cpu")
+    at.text_input(key="builder-sizes").set_value("32")
+    at.text_input(key="builder-runs").set_value("1")
+    at.button(key="builder-preflight").click().run()
+    assert not at.exception, at.exception
+    entry = at.session_state[state.BUILDER_PREFLIGHT]
+    assert cached.job_manager().wait(entry["job"], 120) == "done"
+    at.run()
+    shown = texts(at)
+    assert "Planned job (cpu):** 1 run (1 config × 1 run per config × 1 kernel, as " in shown
+    assert "1 configs" not in shown and "1 runs" not in shown

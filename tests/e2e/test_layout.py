@@ -126,3 +126,27 @@ def test_the_link_bar_starts_near_the_top_and_the_menu_stays_clickable(
         expect(page).to_have_url(re.compile(r"/stability"))
     finally:
         context.close()
+
+
+def test_no_link_of_the_bar_wraps_at_1000x700(
+        browser, own_bundled_app_server: AppServer, layout_dir: Path) -> None:  # type: ignore[no-untyped-def]
+    """A fresh user's find: at 1000 px wide "Stability" wrapped under "Size sweep", its
+    section's row too narrow for its four links. Every section's links now lie on one row and
+    every label on one line at 1000x700. Screenshot: layout/nav-1000x700.png."""
+    context = browser.new_context(viewport={"width": 1000, "height": 700})
+    page = context.new_page()
+    try:
+        open_app(page, own_bundled_app_server.url)
+        links = page.get_by_test_id("stPageLink-NavLink")
+        expect(links).to_have_count(N_PAGES, timeout=60_000)
+        page.screenshot(path=str(layout_dir / "nav-1000x700.png"))
+        for section in SECTIONS:
+            row = get_by_key(page, f"nav-{section.split()[0].lower()}")
+            boxes = [b for b in (link.bounding_box() for link in
+                                 row.get_by_test_id("stPageLink-NavLink").all()) if b]
+            assert len(boxes) == len(SECTIONS[section]), section
+            tops = {round(b["y"]) for b in boxes}
+            heights = {round(b["height"]) for b in boxes}
+            assert len(tops) == 1 and len(heights) == 1, (section, boxes)  # one row, one line
+    finally:
+        context.close()

@@ -22,3 +22,18 @@ def test_an_unknown_page_path_is_named_not_found(page, app_server: AppServer) ->
     open_app(page, f"{app_server.url}/stability")
     expect(page.get_by_test_id("stMain").get_by_text("There is no page")).to_have_count(0)
     expect(page.get_by_test_id("stHeading").filter(has_text="Stability").first).to_be_visible()
+
+
+def test_a_nested_unknown_path_shows_the_same_banner(page, cli_app_server: AppServer) -> None:  # type: ignore[no-untyped-def]
+    """A fresh user's find: ``/compare/extra`` drew a blank page (script MIME errors). The
+    page shell of ``kernel-dashboard`` (app/streamlit_patches/page_shell.py) sends it to one
+    segment, so the app loads and its banner names the path. A plain ``streamlit run`` has no
+    page shell: there the nested path stays blank (docs/troubleshooting.md)."""
+    errors: list[str] = []
+    page.on("console", lambda m: errors.append(m.text) if m.type == "error" else None)
+    open_app(page, f"{cli_app_server.url}/compare/extra")
+    main = page.get_by_test_id("stMain")
+    expect(main.get_by_text("There is no page")).to_be_visible()
+    expect(main).to_contain_text("compare/extra")
+    expect(page.get_by_text("Page not found")).to_have_count(0)
+    assert not [e for e in errors if "MIME" in e], errors

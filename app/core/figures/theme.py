@@ -136,13 +136,13 @@ def apply_layout(fig: go.Figure, title: str) -> go.Figure:
     """Last step of every figure builder. Common layout: title, horizontal legend at the foot
     of the figure (below the x-axis title; the margin grows with it, so a legend of many rows never runs into the title),
     compact margins, hover per point, transparent backgrounds and half-transparent grid lines
-    (light and dark themes alike), tick labels not checked for running past the chart's edge
-    (``ticklabeloverflow="allow"``), numeric y axes without a tick format of their own labelled by
+    (light and dark themes alike), legend items in the traces' order (:func:`legend_order`),
+    tick labels not checked for running past the chart's edge (``ticklabeloverflow="allow"``), numeric y axes without a tick format of their own labelled by
     :data:`VALUE_TICKFORMAT` (no SI prefixes); then every name in the figure is escaped as text
     (:func:`app.core.figures.text.figure_as_text`), so call it once, after the traces."""
     fig.update_layout(title={"text": title}, hovermode="closest",
                       legend={"orientation": "h", "yref": "container", "yanchor": "bottom",
-                              "y": 0, "x": 0},
+                              "y": 0, "x": 0, "traceorder": legend_order(fig)},
                       margin={"l": 60, "r": 20, "t": 60, "b": 40},
                       paper_bgcolor=TRANSPARENT, plot_bgcolor=TRANSPARENT)
     # plotly.js hides a tick label that runs past the chart's edge ("hide past div", its default
@@ -158,6 +158,17 @@ def apply_layout(fig: go.Figure, title: str) -> go.Figure:
     if fig.layout.height is None and rows > 2:  # keep the plot area when the legend is tall
         fig.update_layout(height=BASE_HEIGHT + LEGEND_ROW_PX * (rows - 2))
     return figure_as_text(fig)  # every builder ends here: names from files become text
+
+
+def legend_order(fig: go.Figure) -> str:
+    """The legend's ``traceorder``: the traces' own order, grouped where a trace has a legend
+    group. plotly reverses the legend of stacked bars (and ``tonexty`` fills) by default, so
+    that a vertical legend reads top-down like the stack; the legend here is one horizontal
+    row at the foot, read left to right, and reversed it listed the Kernels chart's kernels
+    backwards and Memory's "written" before "read" (a new user's find). In trace order it
+    reads like the stack from its base, the tables and the hover."""
+    grouped = any(getattr(t, "legendgroup", None) for t in fig.data)
+    return "grouped" if grouped else "normal"
 
 
 #: Characters of a title line that fit the narrowest chart (590 px: a 1000x700 window with the

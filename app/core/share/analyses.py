@@ -14,6 +14,7 @@ from functools import partial
 
 import pandas as pd
 
+from profiling_worker.bundle.number_text import counted
 from profiling_worker.bundle.schema import columns as C, intervals
 
 from app.core import derived, frame_columns as F
@@ -59,7 +60,7 @@ def few_runs_text(frame: pd.DataFrame) -> str | None:
     few = int((frame[C.NUM_RUNS] < intervals.MIN_RUNS).sum())
     if not few:
         return None
-    return (f"**{intervals.ONE_RUN_NOTE}** ({few} of {len(frame)} rows): StdDev, CI95 and "
+    return (f"**{intervals.ONE_RUN_NOTE}** ({few} of {counted(len(frame), 'row')}): StdDev, CI95 and "
             "relative std dev are missing (a dash in the tables, empty in the CSV) and no error "
             "bar or band is drawn; such a measurement is never called stable. Run the job with "
             "2 or more runs.")

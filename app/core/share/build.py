@@ -4,6 +4,7 @@ ratio chart and table, both jobs' notes and provenance)."""
 
 from __future__ import annotations
 
+from profiling_worker.bundle.number_text import counted
 from profiling_worker.bundle.gate import judge as gate, report as gate_report
 from profiling_worker.bundle.schema import columns as C, intervals, run_audit as A
 
@@ -86,7 +87,8 @@ def _ratio_section(baseline: Bundle, candidate: Bundle, options: CompareOptions)
                                baseline.host_timer or candidate.host_timer)
     caveated = caveated_pairs(frame)
     if caveated:  # the compare page's warning above its chart
-        section.add(H.note(f"{len(caveated)} of {len(frame)} verdicts carry caveats (column "
+        section.add(H.note(f"{len(caveated)} of {counted(len(frame), 'verdict')} "
+                           f"{'carries' if len(caveated) == 1 else 'carry'} caveats (column "
                            f"{gate.CAVEATS}; the Reason gives the evidence): "
                            + "; ".join(caveated), "warning"))
     return section.add(H.figure(fig, "compare", job_colors(baseline)), H.table(frame),

@@ -44,12 +44,15 @@ def host_timer_note(bundle: Bundle) -> str | None:
     return host_timer_warning(bundle.status, bundle.cpu_threads) if bundle.host_timer else None
 
 
-def contention_note(bundle: Bundle, escape: Callable[[str], str] = str) -> str | None:
+def contention_note(bundle: Bundle, escape: Callable[[str], str] = str,
+                    words: Callable[[str], str] = str) -> str | None:
     """The second warning every page of a cpu job timed on a contended CPU shows (manifest
     ``backend.host_contention``, said from its figures by
     :func:`~profiling_worker.bundle.schema.backends.contention_text`), with the advice the
     worker stored; None when the job was not warned. ``escape`` is applied to the words read
-    from the manifest (the pages pass :func:`app.core.markdown.esc`); plain text by default."""
+    from the manifest (the pages pass :func:`app.core.markdown.esc`); plain text by default.
+    ``words`` rewrites the advice first (the pages pass
+    :func:`app.core.spec_form.in_form_words`: the form's label for the spec's key)."""
     if not bundle.host_timer:
         return None
     backend = bundle.manifest.get("backend") or {}
@@ -58,6 +61,7 @@ def contention_note(bundle: Bundle, escape: Callable[[str], str] = str) -> str |
         return None
     # a bundle recorded before the advice was a field of its own holds it in its warning
     advice = str((backend.get("host_contention") or {}).get("advice") or "")
+    advice = words(advice)
     advice = f" {escape(advice[:1].upper() + advice[1:])}." if advice else ""
     return f"Timed on a contended CPU: {escape(warning)}.{advice}"
 

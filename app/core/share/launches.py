@@ -12,6 +12,7 @@ from typing import Any
 
 import pandas as pd
 
+from profiling_worker.bundle.number_text import counted
 from profiling_worker.bundle.schema import metrics as M
 
 from profiling_worker.bundle.loader import Bundle
@@ -53,7 +54,7 @@ def deep_dive_section(bundle: Bundle, data: Mapping[str, Any]) -> H.Section:
     if not labels:
         return section.add(H.note("The report holds no profiled launch."))
     launch = next(iter(labels))
-    section.add(H.paragraph(f"Report {data.get('report')}: {len(labels)} launches; shown: "
+    section.add(H.paragraph(f"Report {data.get('report')}: {counted(len(labels), 'launch', 'launches')}; shown: "
                             f"{labels[launch]} (the page's first launch). Sections: "
                             + (", ".join(D.section_names(data, launch)) or "none") + "."))
     sol = D.metric_panel(data, launch, "speed of light", (M.GPU_TIME, M.GPC_HZ,

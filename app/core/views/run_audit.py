@@ -9,6 +9,7 @@ import weakref
 
 import pandas as pd
 
+from profiling_worker.bundle.number_text import counted
 from profiling_worker.bundle.schema import columns as C, run_audit as A
 
 from profiling_worker.bundle.gate.sides import beside_tables, unread_beside
@@ -148,8 +149,25 @@ def with_outcome(frame: pd.DataFrame, bundle: Bundle) -> pd.DataFrame:
     said = dict(zip(zip(badges[C.ANNOTATION], badges[C.CONFIG]),
                     (badge_text("", int(p), int(r), str(f)) for p, r, f in
                      zip(badges["Passed"], badges[C.RUNS], badges["Flags"]))))
-    return frame.assign(**{F.RUN_AUDIT: [said.get((a, int(c)), "") for a, c in
-                                         zip(frame[C.ANNOTATION], frame[C.CONFIG])]})
+    out = frame.drop(columns=F.RUN_AUDIT, errors="ignore")
+    out.insert(identity_end(out, bundle.parameters), F.RUN_AUDIT,
+               [said.get((a, int(c)), "") for a, c in zip(out[C.ANNOTATION], out[C.CONFIG])])
+    return out
+
+
+def identity_end(frame: pd.DataFrame, parameters: tuple[str, ...]) -> int:
+    """Where the run audit's verdict goes in a table: after the leading columns that say which
+    row it is (Annotation, the Size sweep's Series, Config and the config's ``parameters``),
+    before the measured ones.
+    At the end it sat off screen at 1400x900, right of a long kernel name (the Kernels table:
+    a fresh user's find)."""
+    naming = {C.ANNOTATION, F.SERIES, C.CONFIG, *parameters}
+    end = 0
+    for column in frame.columns:
+        if column not in naming:
+            break
+        end += 1
+    return end
 
 
 def flagged_points_text(bundle: Bundle, pairs: tuple[tuple[str, int], ...]) -> str | None:
@@ -166,7 +184,7 @@ def flagged_points_text(bundle: Bundle, pairs: tuple[tuple[str, int], ...]) -> s
         return None
     checks = (", ".join(item.rpartition(" ")[0] for item in str(flags).split(", ") if item)
               for flags in failed["Flags"])
-    return "; ".join(f"{a} {c}: {passed}/{runs} runs passed the run audit ({said or 'not checked'})"
+    return "; ".join(f"{a} {c}: {passed}/{counted(runs, 'run')} passed the run audit ({said or 'not checked'})"
                      for a, c, passed, runs, said in
                      zip(failed[C.ANNOTATION], failed[F.CONFIG_LABEL], failed["Passed"],
                          failed[C.RUNS], checks))
@@ -204,7 +222,7 @@ def failed_frame(bundle: Bundle) -> pd.DataFrame:
 def failed_pairs_text(failed: pd.DataFrame) -> str:
     """The pairs of :func:`failed_frame` (or a subset with its columns) in words:
     ``"bf16 n=4096 (10 of 10 runs; clock 10); ..."``."""
-    return "; ".join(f"{a} {c} ({runs - passed} of {runs} runs; {flags or 'not checked'})"
+    return "; ".join(f"{a} {c} ({runs - passed} of {counted(runs, 'run')}; {flags or 'not checked'})"
                      for a, c, runs, passed, flags in
                      zip(failed[C.ANNOTATION], failed[F.CONFIG_LABEL], failed[C.RUNS],
                          failed["Passed"], failed["Flags"]))
@@ -232,7 +250,7 @@ def pair_failed_text(bundle: Bundle, annotation: str, config: int) -> str | None
     if row.empty:
         return None
     runs, passed, flags = row[C.RUNS].iloc[0], row["Passed"].iloc[0], row["Flags"].iloc[0]
-    return (f"Run audit: {runs - passed} of {runs} runs failed ({flags or 'not checked'}); the "
+    return (f"Run audit: {runs - passed} of {counted(runs, 'run')} failed ({flags or 'not checked'}); the "
             "RSD and Stable are over every recorded run, so stable here means repeatable, "
             "not valid.")
 

@@ -9,6 +9,7 @@ from typing import Any
 
 import pandas as pd
 
+from profiling_worker.bundle.number_text import counted
 from profiling_worker.bundle.schema import columns as C
 from profiling_worker.bundle.schema.manifest import ManifestError
 from profiling_worker.bundle.timeline import (PLACED_BY_CUPTI, RUN_ORDER_NOTE, TimelineError,
@@ -59,7 +60,8 @@ class TimelineView:
         """The caption under the chart: where the launches sit, and whether NVML is beside them."""
         if not self.measured_starts:
             return TIMELINE_RUN_ORDER
-        left_out = (f" {self.untimed} launches had no CUPTI start and are left out (the other "
+        left_out = (f" {counted(self.untimed, 'launch', 'launches')} had no CUPTI start and "
+                    f"{'is' if self.untimed == 1 else 'are'} left out (the other "
                     "pages count them)." if self.untimed else "")
         return (TIMELINE_ALIGNED if self.aligned else TIMELINE_NO_NVML) + left_out
 

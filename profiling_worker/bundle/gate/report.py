@@ -161,7 +161,7 @@ def self_comparison(result: GateResult) -> str:
     total = len(result.rows)
     others = total - result.count(Outcome.SAME)
     said = (f"baseline and candidate are the same bundle: every difference is 0 by "
-            f"construction; {total - others} of {total} rows same")
+            f"construction; {total - others} of {number_text.counted(total, 'row')} same")
     if not others:
         return said
     counts = ", ".join(f"{result.count(o)} {o}" for o in Outcome

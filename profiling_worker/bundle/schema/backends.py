@@ -213,13 +213,19 @@ def host_measurement(threads: int | None) -> str:
     return HOST_WALL_CLOCK + (f", {counted(threads, 'torch thread')}" if threads else "")
 
 
+#: How the worker's advice names the torch threads (the spec's key, for a CLI or YAML user); the
+#: app's pages and job panel say the form's label instead (app.core.spec_form.in_form_words).
+THREADS_IN_SPEC = "the spec's cpu_threads"
+#: How the worker's too-many-threads warning asks for fewer (:data:`THREADS_IN_SPEC`'s rule).
+SET_THREADS_IN_SPEC = "set cpu_threads to"
+
 #: What a cpu job's contention warning means and what to do, the same for every job: kept
 #: apart from the warning's figures, in the manifest's ``backend.host_contention.advice``
 #: (profiling_worker/backends/cpu.py), so the app says it once without cutting text.
 CONTENTION_ADVICE = ("the CPUs were oversubscribed, so these host wall-clock times may include "
                      "time spent waiting for a CPU, not only the kernels, however stable they "
                      "look; compare jobs recorded on an idle host, or give the job CPUs of its "
-                     "own (taskset to idle CPUs) and one torch thread (the spec's cpu_threads "
+                     f"own (taskset to idle CPUs) and one torch thread ({THREADS_IN_SPEC} "
                      "1, the default)")
 
 

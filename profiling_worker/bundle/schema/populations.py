@@ -37,6 +37,7 @@ from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 
 import numpy as np
+from profiling_worker.bundle.number_text import counted
 
 #: Fewer runs than this: the tests do not run (a mode needs MIN_RUNS_MODE runs of its own).
 MIN_RUNS = 10
@@ -100,9 +101,9 @@ class Populations:
                 f"a step at run {self.step_at} (Pettitt p = {self.step_p:.1g})")
         medians = f"{self.slow_median:,.0f} vs {self.fast_median:,.0f} ns"
         if self.fast_median <= 0:  # a metric, not a duration: no ratio to a zero median
-            return f"{what}: {n_slow} of {self.runs} runs at a median of {medians}"
+            return f"{what}: {n_slow} of {counted(self.runs, 'run')} at a median of {medians}"
         ratio = self.slow_median / self.fast_median
-        return (f"{what}: {n_slow} of {self.runs} runs at {ratio:.3f}x the others' median "
+        return (f"{what}: {n_slow} of {counted(self.runs, 'run')} at {ratio:.3f}x the others' median "
                 f"({medians})")
 
 

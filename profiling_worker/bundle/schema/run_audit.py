@@ -47,6 +47,7 @@ from typing import Any, cast
 import numpy as np
 import pandas as pd
 
+from profiling_worker.bundle.number_text import counted
 from profiling_worker.bundle.schema import (backends as B, columns as C, metrics as M, peaks,
                                             populations)
 from profiling_worker.bundle.schema.bundle_spec import PartialSpec, backend_of, manifest_spec
@@ -374,7 +375,7 @@ def _job_throttle(nvml: pd.DataFrame) -> str:
     names = sorted({n for m in hit for n in capping(m)})
     watts = nvml[C.POWER_W].max() if C.POWER_W in nvml else float("nan")
     return (f"; the job's NVML trace (not placed on runs): {', '.join(names)} in {len(hit)} of "
-            f"{len(nvml)} samples" + (f", up to {watts:.0f} W" if pd.notna(watts) else ""))
+            + counted(len(nvml), "sample") + (f", up to {watts:.0f} W" if pd.notna(watts) else ""))
 
 
 def _idle(time: _Runs, tables: Mapping[str, pd.DataFrame],
@@ -580,12 +581,12 @@ class ConfigAudit:
 
     def describe(self, check: Check) -> str:
         """``"population: 61 of 100 runs (two modes ...)"``."""
-        return f"{check}: {self.flagged[check]} of {self.runs} runs ({self.evidence[check]})"
+        return f"{check}: {self.flagged[check]} of {counted(self.runs, 'run')} ({self.evidence[check]})"
 
     def badge(self) -> str:
         """``"100 of 100 runs passed"`` or ``"39 of 100 runs passed (population 61, clock 1)"``."""
         flags = ", ".join(f"{c} {n}" for c, n in self.flagged.items())
-        return f"{self.passed} of {self.runs} runs passed" + (f" ({flags})" if flags else "")
+        return f"{self.passed} of {counted(self.runs, 'run')} passed" + (f" ({flags})" if flags else "")
 
 
 def config_audits(audit: pd.DataFrame) -> dict[tuple[str, int], ConfigAudit]:

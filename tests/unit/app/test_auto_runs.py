@@ -21,5 +21,5 @@ def test_a_met_target_reads_as_met():
     frame = auto_runs_frame(manifest)
     assert frame is not None and frame["ConfigLabel"].tolist() == ["n=1024"]
     note = auto_runs_note(manifest)
-    assert note is not None and "1 of 1 configs met the target, with 12-12 runs" in note
+    assert note is not None and "1 of 1 config met the target, with 12-12 runs" in note
     assert "Not met" not in note

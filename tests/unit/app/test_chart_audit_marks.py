@@ -143,3 +143,25 @@ def test_the_cache_clock_points_are_marked_by_their_own_jobs_audit() -> None:
     assert set(marked) == {("fused · cache all · clock none", big)}
     assert all("<br>run audit: %{customdata[1]}" in t.hovertemplate for t in fig.data
                if t.name.startswith("fused · cache all"))
+
+
+def test_every_table_shows_the_run_audit_beside_the_row_s_name() -> None:
+    """A fresh user's find: at 1400x900 the Kernels table's Run audit column was off screen,
+    right of the long kernel names; it was appended last to every table that carries it. Each
+    such table now has it right after the columns that name the row (Annotation, Config and
+    the config's parameters; the Size sweep's Series), before the measured values."""
+    from app.core.views.chart_units import kernels_table, memory_table
+    from app.core.views.sweep import SweepOptions, sweep_frame
+
+    bundle = scenario(SWEEP)
+    tables = {"kernels": kernels_table(kernel_time_frame(bundle)),
+              "memory": memory_table(memory_frame(bundle, MemoryOptions())),
+              "bound": bound_frame(bundle, BoundOptions()),
+              "roofline": roofline_frame(bundle, RooflineOptions()),
+              "sweep": sweep_frame(bundle, SweepOptions())}
+    for name, table in tables.items():
+        columns = list(table.columns)
+        assert F.RUN_AUDIT in columns, name
+        naming = ["Annotation", *(["Series"] if name == "sweep" else []), "Config", "n"]
+        assert columns[:columns.index(F.RUN_AUDIT)] == naming, (name, columns)
+    assert list(tables["kernels"].columns)[3:5] == [F.RUN_AUDIT, "Kernel"]

@@ -21,3 +21,27 @@ def test_a_contention_warning_takes_one_clause_of_its_card() -> None:
 def test_a_short_warning_is_shown_whole() -> None:
     assert warning_head("the host was busy") == "the host was busy"
     assert warning_head("no NVML: clocks not sampled (driver)") == "no NVML: clocks not sampled …"
+
+
+def test_the_app_names_the_torch_threads_by_the_form_s_label() -> None:
+    """A fresh user's find: the contention advice said "the spec's cpu_threads", which names no
+    control in the sidebar. The pages and the job panel say the form's label
+    (spec_form.in_form_words); the worker's own text (CLI, manifest) keeps the spec's key."""
+    from app.core import spec_form
+    from app.sidebar.job_builder import LABELS
+    from profiling_worker.backends.cpu import threads_warning
+
+    label = LABELS["cpu_threads"]
+    assert label == spec_form.CPU_THREADS_LABEL == "Torch threads (cpu backend)"
+    crowded = threads_warning(8, 2)
+    assert crowded is not None
+    for worker_text in (B.CONTENTION_ADVICE, crowded):
+        assert "cpu_threads" in worker_text  # the CLI's words
+        shown = spec_form.in_form_words(worker_text)
+        assert "cpu_threads" not in shown and f'"{label}" under Options in the sidebar' in shown
+    assert spec_form.in_form_words(B.CONTENTION_ADVICE).endswith(
+        'one torch thread ("Torch threads (cpu backend)" under Options in the sidebar at 1, '
+        "the default)")
+    assert spec_form.in_form_words(crowded).endswith(
+        'set "Torch threads (cpu backend)" under Options in the sidebar to at most 2, or 1 '
+        "(the default)")

@@ -170,3 +170,23 @@ def test_counted_puts_the_noun_in_its_number() -> None:
     assert numbers.counted(0, "note") == "0 notes"
     assert numbers.counted(1969, "config") == "1,969 configs"
     assert numbers.counted(2, "sample", "samples") == "2 samples"
+
+
+def test_a_column_of_byte_counts_and_percents_keeps_whole_bytes_whole() -> None:
+    """Over the styled cells a column has one number format: that with the most decimals wrote
+    a byte count "4,096.00" (a new user's find). Where its units' decimals differ each row is
+    rounded to its own and written in its shortest text (numbers.TRIMMED)."""
+    import pandas as pd
+
+    from app.core import numbers
+
+    frame = pd.DataFrame({"Unit": ["byte", "%", "byte", "%"],
+                          "AvgValue": [4096.0, 2.1634, 1_048_576.0, 86.5977]})
+    shown = numbers.column_display(frame)
+    assert shown.one_format("AvgValue") == "%,.2f"
+    rounded = shown.trimmed(frame, "AvgValue")
+    assert rounded is not None
+    assert [numbers.printf_text(v, numbers.TRIMMED) for v in rounded] == [
+        "4,096", "2.16", "1,048,576", "86.6"]
+    same = pd.DataFrame({"Unit": ["ns", "%"], "AvgValue": [2.5, 3.25]})
+    assert numbers.column_display(same).trimmed(same, "AvgValue") is None  # one format fits

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import asyncio
 from typing import Any
+from urllib.parse import unquote
 
 import pytest
 from starlette.applications import Starlette
@@ -42,7 +43,7 @@ def _request(app: Starlette, path: str, method: str = "GET",
     async def send(message: dict[str, Any]) -> None:
         sent.append(message)
 
-    scope = {"type": "http", "method": method, "path": path, "raw_path": path.encode(),
+    scope = {"type": "http", "method": method, "path": unquote(path), "raw_path": path.encode(),
              "root_path": "", "query_string": b"", "scheme": "http", "http_version": "1.1",
              "server": ("127.0.0.1", 8501), "client": ("127.0.0.1", 50000),
              "headers": [(k.lower().encode(), v.encode()) for k, v in (headers or {}).items()]}
@@ -125,3 +126,37 @@ def test_install_adds_the_middleware_once_to_the_server_streamlit_builds() -> No
         assert built[-1].cls is page_shell.ShellMiddleware  # innermost: before gzip
     finally:
         starlette_app.create_streamlit_middleware = original
+
+
+def test_a_nested_unknown_path_is_sent_to_one_segment() -> None:
+    """A fresh user's find: ``/compare/extra`` drew a blank page (its relative script URLs
+    named ``/compare/static/js/...``, answered with HTML). A page navigation there is sent to
+    ``/compare%2Fextra`` (one segment: the page loads and the app's banner names the path);
+    a script's request, a page's path and Streamlit's own routes are answered as before."""
+    html = {"accept": "text/html,application/xhtml+xml"}
+    status, headers, body = _request(_app(shell=True), "/compare/extra", headers=html)
+    assert (status, headers[b"location"], body) == (302, b"/compare%2Fextra", b"")
+    assert _request(_app(shell=True), "/compare%2Fextra", headers=html)[0] == 200
+    assert _request(_app(shell=True), "/stability", headers=html)[0] == 200
+    # a script asked below the nested path (no navigation) is not redirected
+    status, headers, _ = _request(_app(shell=True), f"/compare/static/js/{CHUNK}")
+    assert status == 200 and b"location" not in headers
+    assert _request(_app(shell=True), f"/static/js/{CHUNK}", headers=html) == \
+        _request(_app(shell=False), f"/static/js/{CHUNK}", headers=html)
+
+
+def test_the_nested_target_keeps_the_base_path_and_query() -> None:
+    target = page_shell.nested_target
+    assert target("/compare/extra", "") == "/compare%2Fextra"
+    assert target("/a/b/c", "", b"job=x") == "/a%2Fb%2Fc?job=x"
+    assert target("/dash/compare/extra", "dash") == "/dash/compare%2Fextra"
+    assert target("/dash/compare", "/dash/") is None and target("/compare", "") is None
+    assert target("/other/compare/extra", "dash") is None and target("/", "") is None
+
+
+def test_the_banner_names_the_nested_path_unescaped() -> None:
+    from app.ui.navigation import unknown_path
+
+    assert unknown_path("http://h:8501/compare%2Fextra") == "compare/extra"
+    assert unknown_path("http://h:8501/nosuchpage") == "nosuchpage"
+    assert unknown_path("http://h:8501/stability") is None
