@@ -22,7 +22,7 @@ from profiling_worker.catalog.user_collectors import UserCollector
 from profiling_worker.backends.ncu_set import ncu_with_set
 from profiling_worker.backends.nsight_options import accepted, ncu_options
 from profiling_worker.backends.run_side import NO_GPU, BackendStatus, unavailable
-from profiling_worker.probes.environment import version_tuple
+from profiling_worker.probes.environment import MODULE_AT, version_tuple
 from profiling_worker.bundle.errors import ProfilingFailed, last_error_event
 from profiling_worker.bundle.schema import backends as B, columns as C, tools as T
 from profiling_worker.bundle.schema.run_range import KPROF_DOMAIN
@@ -51,8 +51,13 @@ class NcuBackend(nb.NsightBackend):
             return unavailable("Nsight Compute CLI (ncu) not found on PATH", "install Nsight "
                                "Compute and put its ncu on PATH (e.g. /usr/local/cuda/bin)")
         if not env.get("ncu_report"):
-            return unavailable("the ncu_report module is missing", "pip install ncu-report, or "
-                               "put Nsight Compute's extras/python folder on PYTHONPATH")
+            return unavailable("the ncu-report package is missing", "pip install ncu-report")
+        if str(env["ncu_report"]).startswith(MODULE_AT):
+            # device run "gpu 1206-s18cold": Nsight Compute 2025.3.1's own copy read the report
+            # for nsight-python, then the worker's reader died of SIGSEGV (not located)
+            return unavailable(f"only Nsight Compute's own ncu_report ({env['ncu_report']}) is "
+                               "importable, and the worker's report reader crashed with it",
+                               "pip install ncu-report")
         if nspy < (1, 0):
             return BackendStatus(True, f"nsight-python {nspy_version} launch mode (re-runs the "
                                        f"worker under ncu {ncu.get('version')})",

@@ -46,6 +46,10 @@ def _dist_version(name: str) -> str | None:
         return None
 
 
+#: How :func:`ncu_report_version` names an ``ncu_report`` found as a module without its package.
+MODULE_AT = "module at "
+
+
 def ncu_report_version() -> str | None:
     """The ``ncu_report`` the worker would import: the ncu-report package's version, else, where
     the module is importable without the package (Nsight Compute's own copy in its
@@ -55,7 +59,7 @@ def ncu_report_version() -> str | None:
     if version:
         return version
     spec = importlib.util.find_spec("ncu_report")
-    return f"module at {Path(spec.origin).parent}" if spec and spec.origin else None
+    return f"{MODULE_AT}{Path(spec.origin).parent}" if spec and spec.origin else None
 
 
 def probe_ncu() -> dict[str, Any]:

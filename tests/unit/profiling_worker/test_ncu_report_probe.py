@@ -1,7 +1,7 @@
 """The environment probe finds an ``ncu_report`` that is importable without its PyPI package:
 Nsight Compute's own copy in ``<install>/extras/python`` (a lone ``ncu_report.py``, no package
-metadata), as on the device machine's Nsight Compute 2025.3.1. The ncu backend's readiness reads
-that entry, so without this a working report reader was called missing."""
+metadata), as on the device machine's Nsight Compute 2025.3.1, and names it; the ncu backend says
+why it does not run on that copy alone."""
 
 import sys
 
@@ -31,5 +31,19 @@ def test_neither_package_nor_module_is_missing_with_both_fixes_named(monkeypatch
            "ncu_report": None}
     status = ncu.NcuBackend().probe(env)
     assert not status.available
-    assert "ncu_report module is missing" in status.reason
-    assert "pip install ncu-report" in status.fix and "extras/python" in status.fix
+    assert "ncu-report package is missing" in status.reason
+    assert status.fix == "pip install ncu-report"
+
+
+def test_nsight_computes_own_copy_alone_is_named_and_not_used(monkeypatch):
+    """The ncu backend does not run on the module alone: with it, the worker's reader died of
+    SIGSEGV on the device (device run "gpu 1206-s18cold"), where the package's reader works."""
+    extras = "/opt/nvidia/nsight-compute/2025.3.1/extras/python"
+    env = {"gpus": [{"index": 0, "name": "H200"}], T.NSIGHT_PYTHON.key: "0.9.6",
+           T.NCU.key: {"path": "/usr/local/cuda/bin/ncu", "version": "2025.3.1.0"},
+           "ncu_report": f"{environment.MODULE_AT}{extras}"}
+    status = ncu.NcuBackend().probe(env)
+    assert not status.available and status.fix == "pip install ncu-report"
+    assert "extras/python" in status.reason and "crashed" in status.reason
+    env["ncu_report"] = "2026.3.1"
+    assert ncu.NcuBackend().probe(env).available
