@@ -47,8 +47,9 @@ def _parser() -> argparse.ArgumentParser:
                          "of a bundle's report (JSON on stdout)")
     pms.add_argument("bundle", type=Path)
     imp = sub.add_parser("import", help="turn plain nsight-python output into a bundle")
-    imp.add_argument("sources", type=Path, nargs="+", help="profiled_data/processed_data CSVs, .ncu-rep, or a dashboard "
-                     "bundle's zip (the Files page's download), reopened as the job it is")
+    imp.add_argument("sources", type=Path, nargs="+",
+                     help="profiled_data/processed_data CSVs, .ncu-rep, or a dashboard "
+                          "bundle's zip (the Files page's download), reopened as the job it is")
     imp.add_argument("--out", type=Path, required=True, help="bundle directory to create")
     imp.add_argument("--each", action="store_true",
                      help="import each report or table (with the files that belong to it) as a "

@@ -93,7 +93,8 @@ if chosen != RooflineOptions():
         analysis.missing(exc)
 undrawn = points[F.ARITHMETIC_INTENSITY].isna() | points[F.ACHIEVED_TFLOPS].isna()
 if undrawn.any():
-    st.info(f"{int(undrawn.sum())} of {counted(len(points), 'point')} {'is' if undrawn.sum() == 1 else 'are'} not drawn: no FLOP count or no "
+    st.info(f"{int(undrawn.sum())} of {counted(len(points), 'point')} "
+            f"{'is' if undrawn.sum() == 1 else 'are'} not drawn: no FLOP count or no "
             f"bytes from the chosen sources (FLOPs: {flops_source}, Bytes: {bytes_source}): "
             + ", ".join(points.loc[undrawn, F.CONFIG_LABEL].astype(str)
                         .radd(points.loc[undrawn, C.ANNOTATION].astype(str) + " ")) + ".",

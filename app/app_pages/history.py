@@ -127,7 +127,8 @@ frame = _frame(found)
 panels.table(frame, key=state.key(PAGE, "table"), column_config={F.CREATED: CREATED_COLUMN},
              on_select=lambda: _open_selected(frame[F.JOB].tolist()),
              selection_mode="single-row")
-st.caption(f"{len(found)} of {counted(len(every), 'job')}. Select a row to open that job on every page.")
+st.caption(f"{len(found)} of {counted(len(every), 'job')}. Select a row to open that job on "
+           "every page.")
 panels.download_csv(frame, key=state.key(PAGE, "csv"), filename="history.csv")
 
 _actions(found, state.selected_job_id(), facets["tags"])

@@ -78,7 +78,8 @@ if len(outside):
     st.subheader("Launches not attributed to any config")
     in_regions = outside[outside[C.ANNOTATION].fillna("") != ""]
     if len(in_regions):
-        st.warning(f"{counted(int(in_regions[F.LAUNCHES].sum()), 'launch', 'launches')} inside annotations fell outside "
+        st.warning(f"{counted(int(in_regions[F.LAUNCHES].sum()), 'launch', 'launches')} inside "
+                   "annotations fell outside "
                    "every config's run range; they are in no table's values (never merged into "
                    "a config).")
     st.caption("Launches outside every annotation (set-up code, the L2 flush before each CUPTI "

@@ -55,7 +55,8 @@ def auto_runs_note(manifest: Mapping[str, Any]) -> str | None:
     text = (f"Runs chosen by the stopping rule (runs \"auto\"): target relative CI95 half-width "
             f"≤ {target.get('rel_ci95_pct')} % of the mean ({entry.get('method', 'Student-t')}), "
             f"{target.get('min_runs')}-{target.get('max_runs')} runs per config, budget "
-            f"{target.get('budget_s')} s. {met} of {counted(len(frame), 'config')} met the target, with "
+            f"{target.get('budget_s')} s. "
+            f"{met} of {counted(len(frame), 'config')} met the target, with "
             f"{frame[RUNS].min()}-{frame[RUNS].max()} runs; {entry.get('seconds')} s measuring.")
     missed = frame[~frame[MET]]
     if len(missed):

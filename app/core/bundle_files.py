@@ -303,7 +303,8 @@ def summary_has_no_rules(bundle: Bundle) -> str | None:
     launches = data.get("launches")
     if not isinstance(launches, int) or launches > C.SUMMARY_RULE_LAUNCHES:
         return None
-    return (f"{data.get('report', 'the report')}: {counted(launches, 'launch', 'launches')}, none with a rule result "
+    return (f"{data.get('report', 'the report')}: {counted(launches, 'launch', 'launches')}, "
+            "none with a rule result "
             "(Nsight Compute evaluates rules on sections; this job collected a metric list "
             "only: profile a point with a section set, e.g. its deep dive)")
 

@@ -108,7 +108,8 @@ class DownloadSlots:
         if sum(self._sessions.values()) >= self.downloads:
             return f"the server is already sending {self.downloads} downloads"
         if inflating and self._inflating >= self.inflations:
-            return f"the server is already inflating {counted(self.inflations, 'report')} for downloads"
+            return (f"the server is already inflating {counted(self.inflations, 'report')} "
+                    "for downloads")
         return None
 
     def _take(self, session_id: str, inflating: bool) -> Held:

@@ -32,7 +32,9 @@ def confirm_text(spec: JobSpec) -> str | None:
     if runs <= bound:
         return None
     most = "at most " if spec.run_target is not None else ""
-    return (f"This job is {most}{numbers.counted(runs, 'run')} ({numbers.counted(len(spec.configs), 'config')} × "
-            f"{numbers.counted(spec.runs, 'run')} × {numbers.counted(len(spec.kernels), 'kernel')}), more than the {bound:,} that "
+    return (f"This job is {most}{numbers.counted(runs, 'run')} "
+            f"({numbers.counted(len(spec.configs), 'config')} × "
+            f"{numbers.counted(spec.runs, 'run')} × "
+            f"{numbers.counted(len(spec.kernels), 'kernel')}), more than the {bound:,} that "
             f"Run starts without asking on {spec.backend}. Press Run again to start it, or "
             "Pre-flight to estimate its time first.")

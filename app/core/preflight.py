@@ -134,8 +134,9 @@ def flags_of(counts: pd.DataFrame, planned: JobSpec) -> list[str]:
     flags = []
     changed = counts[counts[FIRST_KERNELS] != counts[LATER_KERNELS]]
     if len(changed):
-        where = "; ".join(f"{a} {c}: {numbers.counted(f, 'launch', 'launches')}, then {s}" for a, c, f, s in zip(
-            changed[C.ANNOTATION], changed[F.CONFIG_LABEL], changed[FIRST], changed[LATER]))
+        where = "; ".join(f"{a} {c}: {numbers.counted(f, 'launch', 'launches')}, then {s}"
+                          for a, c, f, s in zip(changed[C.ANNOTATION], changed[F.CONFIG_LABEL],
+                                                changed[FIRST], changed[LATER]))
         cure = (f"the planned warm-up of {numbers.counted(planned.warmup, 'call')} runs before "
                 "profiling, so "
                 "profiled runs see the later kernels" if planned.warmup else

@@ -412,8 +412,8 @@ def render_job_builder(best_backend: str) -> dict[str, Any]:
 
     The kernel, backend and metric preset choices sit outside the form: changing them reruns
     the app so the size fields follow the first kernel's parameters (and the cpu backend's
-    sizes), and the Options say at once what the chosen backend does not send. Pairs of short fields share a row so that the Run
-    button and the job panel stay above the fold at 1400x900.
+    sizes), and the Options say at once what the chosen backend does not send. Pairs of short
+    fields share a row so that the Run button and the job panel stay above the fold at 1400x900.
     """
     catalog, load_errors = cached.kernel_catalog()
     own = form_defaults(best_backend, catalog)

@@ -221,7 +221,8 @@ def cancel_note(job: Job) -> str:
         done, total = (planned if job.stage == "writing bundle" else 0), planned
     kept = (f"Kept: the spec, {_worker_log(job)}the manifest (Files page); no result tables.")
     if not done:
-        return f"Cancelled before any run was measured: 0 of {counted(total, 'run')}; nothing discarded. {kept}"
+        return (f"Cancelled before any run was measured: 0 of {counted(total, 'run')}; "
+                f"nothing discarded. {kept}")
     per = "most runs per config, runs auto" if job.spec.run_target else "runs per config"
     return (f"Cancelled after {done:,} of {counted(total, 'run')} (configs × {per}): "
             f"{counted(done, 'measured run')} discarded, {total - done:,} not run. {kept}")

@@ -118,8 +118,10 @@ def _findings(bundle: Any, planned: Any) -> None:
             else "")
     # the runs as the job panel and Run's size check count them, then the launches profiled
     # in them (a run times every region of its kernel once, and a region may launch several)
-    st.markdown(f"**Planned job ({esc(planned.backend)}):** {counted(job_size.job_runs(planned), 'run')} "
-                f"({counted(len(planned.configs), 'config')} × {counted(planned.runs, 'run')} per config × "
+    st.markdown(f"**Planned job ({esc(planned.backend)}):** "
+                f"{counted(job_size.job_runs(planned), 'run')} "
+                f"({counted(len(planned.configs), 'config')} × "
+                f"{counted(planned.runs, 'run')} per config × "
                 f"{numbers.counted(len(planned.kernels), 'kernel')}, as the job panel counts them), "
                 f"{est['launches']:,} profiled launches in them (every kernel launch of every "
                 f"region); about {est['seconds']:g} s{size} ({esc(est['note'])}).")

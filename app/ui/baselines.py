@@ -111,7 +111,8 @@ def _one(pin_text: str, index: int, job_id: str, data: Mapping[str, Any],
                 "apart. The Difference is between two runs; pin a launch of another job or "
                 "config to compare measurements.", icon=":material/info:")
     else:
-        st.caption(f"{counted(len(frame), 'metric')}: told apart {counts.get(B.YES, 0)}, not told apart "
+        st.caption(f"{counted(len(frame), 'metric')}: told apart {counts.get(B.YES, 0)}, "
+                   "not told apart "
                    f"{counts.get(B.NO, 0)}, no spread known {counts.get(B.NO_SPREAD, 0)}, on "
                    f"one side only {counts.get(B.ONE_SIDE, 0)}.")
     styled, widths = _style(frame)

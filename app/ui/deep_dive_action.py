@@ -92,7 +92,8 @@ def _point_picker(bundle: Bundle, page: str) -> None:
         return
     problems = _problems(raw)
     st.caption(f"Queues a job for this point alone: kernel `{raw['kernels'][0]}`, "
-               f"{counted(raw['runs'], 'run')}, ncu `--set {raw['section_set']}` (each kernel replayed "
+               f"{counted(raw['runs'], 'run')}, ncu `--set {raw['section_set']}` "
+               "(each kernel replayed "
                "some 40 times); the deep-dive page opens it when it is done.")
     if problems:
         st.caption("Not on this machine: " + esc("; ".join(problems)))

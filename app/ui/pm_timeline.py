@@ -67,7 +67,8 @@ def _caption(line: P.Timeline) -> str:
         parts.append("no workload timestamps in the report: time from the first aligned sample "
                      "(ncu_report's alignment), not from the kernel's start")
     if line.dropped:
-        parts.append(f"{counted(line.dropped, 'sample')} of each series before or after the kernel left out")
+        parts.append(f"{counted(line.dropped, 'sample')} of each series before or after the "
+                     "kernel left out")
     if line.missing:
         parts.append("not sampled in this report: " + ", ".join(m.lower() for m in line.missing))
     return "; ".join(parts) + "."

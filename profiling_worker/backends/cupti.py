@@ -343,7 +343,8 @@ def split_one_call(actions: dict[str, list[Any]], seen: Attribution, starts: Run
         k, extra = divmod(len(launches), len(order))
         times = seen.for_annotation(annotation)
         if extra or not k:
-            return f"{annotation}: {counted(len(launches), 'launch', 'launches')} over {counted(len(order), 'run')}"
+            return (f"{annotation}: {counted(len(launches), 'launch', 'launches')} over "
+                    f"{counted(len(order), 'run')}")
         if [t[0] for t in times] != [a.name for a in launches]:
             return f"{annotation}: CUPTI's kernel records and nsight-python's lists differ"
         if [starts.run_of(t) for t in seen.launches_of(annotation)] != \
@@ -379,8 +380,9 @@ def _cupti_rows(actions: dict[str, list[Any]],
         per_run, extra = divmod(len(launches), runs)
         if extra:
             warnings.append(f"{annotation}, config {config}: "
-                            f"{counted(len(launches), 'launch', 'launches')} over {counted(runs, 'run')} (the count differs between runs); attributed in "
-                            "launch order")
+                            f"{counted(len(launches), 'launch', 'launches')} over "
+                            f"{counted(runs, 'run')} (the count differs between runs); "
+                            "attributed in launch order")
             per_run = max(per_run, 1)
         mine = times.get(annotation, [])
         if [t[0] for t in mine] != [a.name for a in launches]:

@@ -211,7 +211,8 @@ def build_trace(bundle: str | Path) -> dict[str, Any]:
     starts = [rows[C.START_NS].min()] + ([nvml_start] if aligned else [])
     origin = float(min(starts)) if not rows.empty else 0.0
     label = f"{manifest.get('job_id', bundle.name)} on {_gpu(manifest)}" + (
-        f" ({counted(untimed, 'launch', 'launches')} without a CUPTI start left out)" if untimed else "")
+        f" ({counted(untimed, 'launch', 'launches')} without a CUPTI start left out)"
+        if untimed else "")
     events = [_meta("process_name", None, f"kernels: {label}"),
               *_launch_events(rows, params, placement, origin)]
     if nvml is not None and not nvml.empty:

@@ -237,7 +237,8 @@ def bundle_digest(bundle: Path) -> tuple[pd.DataFrame, str]:
                   "report itself is not in this bundle)")
     else:
         return pd.DataFrame(columns=DIGEST_COLUMNS), f"{bundle.name}: no Nsight Compute report"
-    note = f"{source}: {counted(len(launches), 'launch', 'launches')}, {counted(len(rules), 'rule result')}"
+    note = (f"{source}: {counted(len(launches), 'launch', 'launches')}, "
+            f"{counted(len(rules), 'rule result')}")
     if rules.empty:
         note += (" (rules run with sections; this report was collected with --metrics only, "
                  "so Nsight Compute evaluated none: profile with a section set, e.g. a deep dive)")

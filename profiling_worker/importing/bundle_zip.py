@@ -37,7 +37,8 @@ from pathlib import Path, PurePosixPath
 from typing import Any
 
 from profiling_worker.bundle.errors import ImportFailed
-from profiling_worker.bundle.inflate import MAX_INFLATED_BYTES, MAX_RATIO, MIN_CAP_BYTES, inflate_cap
+from profiling_worker.bundle.inflate import (MAX_INFLATED_BYTES, MAX_RATIO, MIN_CAP_BYTES,
+                                             inflate_cap)
 from profiling_worker.bundle.schema import columns as C
 
 #: Most entries a bundle's zip may hold (a bundle has tens of files).

@@ -285,10 +285,11 @@ def configs_of(region: str, runs: list[list[int]], sigs: Sequence[Hashable],
         times = per_run.get(C.GPU_TIME)
         shown = ("; durations " + _times(times[members])
                  if times is not None and np.isfinite(times[members]).all() else "")
-        notes.append(f"{region}: {counted(len(members), 'run')} with the same launch parameters (kernel, "
-                     f"grid, block) did different work ({told}, beyond the runs' spread){shown}: "
-                     f"taken as {counted(int(found.max()) + 1, 'config')}, not pooled; the file does not "
-                     "record the sizes, so config_index only numbers them")
+        notes.append(f"{region}: {counted(len(members), 'run')} with the same launch parameters "
+                     f"(kernel, grid, block) did different work ({told}, beyond the runs' "
+                     f"spread){shown}: taken as {counted(int(found.max()) + 1, 'config')}, not "
+                     "pooled; the file does not record the sizes, so config_index only numbers "
+                     "them")
     final = {k: c for c, k in enumerate(dict.fromkeys(zip([group_of[k] for k in keys], sub)))}
     configs = [final[(group_of[k], s)] for k, s in zip(keys, sub)]
     counters = sorted(_counters(work))

@@ -166,7 +166,8 @@ def attribute_launches(rows: pd.DataFrame, params: Sequence[str],
                     "(another thread, or between runs) left out, not attributed")
         if df[C.CONFIG].max() >= len(configs):
             return (empty_table(C.TABLE_LAUNCHES, params),
-                    f"not attributed: the report has {counted(int(df[C.CONFIG].max()) + 1, 'config')}, the CSVs "
+                    "not attributed: the report has "
+                    f"{counted(int(df[C.CONFIG].max()) + 1, 'config')}, the CSVs "
                     f"{len(configs)}")
     else:
         how = ATTRIBUTED_NONE

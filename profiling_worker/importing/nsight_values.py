@@ -193,7 +193,8 @@ def _note_file_ci95(it: NsightCsv, out: pd.DataFrame, factor: pd.Series,
         notes.append(f"{it.path.name}: CI95_Lower/CI95_Upper recomputed as a Student-t interval "
                      "(mean ± t(0.975, NumRuns − 1)·StdDev/√NumRuns) from StdDev and NumRuns; "
                      "the file's own CI95 (nsight-python's z interval, mean ± "
-                     f"1.96·StdDev/√NumRuns) differ in {int(differ.sum())} of {counted(len(out), 'row')}")
+                     f"1.96·StdDev/√NumRuns) differ in {int(differ.sum())} of "
+                     f"{counted(len(out), 'row')}")
 
 
 def pairs_with(agg: pd.DataFrame, runs: pd.DataFrame) -> bool:

@@ -112,7 +112,8 @@ def cut_short(rows: pd.DataFrame) -> list[str]:
         where = ("the recording ends inside" if region == final else
                  "the recording possibly ends inside (its last launches come before another "
                  "region's)")
-        text = (f"partial: {where} config {last} of {region} ({have} of the {counted(full, 'run')} its "
+        text = (f"partial: {where} config {last} of {region} ({have} of the "
+                f"{counted(full, 'run')} its "
                 "other configs have); the file was probably cut short (an interrupted copy), "
                 "so that config's values are incomplete")
         out.insert(0, text) if region == final else out.append(text)

@@ -246,7 +246,8 @@ def _fewer_launches(rows: pd.DataFrame, runs: pd.DataFrame, report_name: str) ->
         expected = len(R.expected_launches(runs, str(annotation)))
         have = sub[C.RUN].nunique()
         if have < expected:
-            out.append(f"partial: {report_name} holds {have} of the {counted(expected, 'launch', 'launches')} of "
+            out.append(f"partial: {report_name} holds {have} of the "
+                       f"{counted(expected, 'launch', 'launches')} of "
                        f"{annotation} that the CSVs' runs name; the report was probably cut "
                        "short (an interrupted copy), so its per-launch values are not used")
     return out

@@ -130,7 +130,8 @@ def _zip(name: str, head: bytes) -> X.Refused:
     if b"xl/" in head or name.lower().endswith((".xlsx", ".xlsm")):
         return X.Refused("an Excel workbook (.xlsx, a zip archive)", _SAVE_AS_CSV)
     return X.Refused("a zip archive with no manifest.json at its root or one folder deep (not "
-                     "a dashboard bundle's zip, which is reopened as its job)", "unpack it (`unzip FILE`) and upload the files it holds "
+                     "a dashboard bundle's zip, which is reopened as its job)",
+                     "unpack it (`unzip FILE`) and upload the files it holds "
                      "(nsight-python's CSVs, Nsight Compute reports)")
 
 

@@ -155,7 +155,8 @@ def _trace(group: pd.DataFrame, annotation: str, x: str, unit: str, i: int,
         note[clipped] = f" (lower CI95 ≤ 0: whisker drawn down to {floor:.3g} {unit})"
     # the text in customdata, its line break in the template: customdata is escaped as text
     custom = np.column_stack([lo, hi, runs, note, common.ci95_text(
-        lo, hi, unit, why=intervals.UNBOUNDED_NOTE if unit.startswith("×") else "no upper end at 95 %"),
+        lo, hi, unit,
+        why=intervals.UNBOUNDED_NOTE if unit.startswith("×") else "no upper end at 95 %"),
                               common.audit_cells(group)])
     return go.Scatter(
         x=xs, y=avg, mode="lines+markers", name=str(annotation), meta=theme.tag(annotation),

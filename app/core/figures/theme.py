@@ -137,7 +137,8 @@ def apply_layout(fig: go.Figure, title: str) -> go.Figure:
     of the figure (below the x-axis title; the margin grows with it, so a legend of many rows never runs into the title),
     compact margins, hover per point, transparent backgrounds and half-transparent grid lines
     (light and dark themes alike), legend items in the traces' order (:func:`legend_order`),
-    tick labels not checked for running past the chart's edge (``ticklabeloverflow="allow"``), numeric y axes without a tick format of their own labelled by
+    tick labels not checked for running past the chart's edge (``ticklabeloverflow="allow"``),
+    numeric y axes without a tick format of their own labelled by
     :data:`VALUE_TICKFORMAT` (no SI prefixes); then every name in the figure is escaped as text
     (:func:`app.core.figures.text.figure_as_text`), so call it once, after the traces."""
     fig.update_layout(title={"text": title}, hovermode="closest",

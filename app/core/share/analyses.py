@@ -60,7 +60,8 @@ def few_runs_text(frame: pd.DataFrame) -> str | None:
     few = int((frame[C.NUM_RUNS] < intervals.MIN_RUNS).sum())
     if not few:
         return None
-    return (f"**{intervals.ONE_RUN_NOTE}** ({few} of {counted(len(frame), 'row')}): StdDev, CI95 and "
+    return (f"**{intervals.ONE_RUN_NOTE}** ({few} of {counted(len(frame), 'row')}): "
+            "StdDev, CI95 and "
             "relative std dev are missing (a dash in the tables, empty in the CSV) and no error "
             "bar or band is drawn; such a measurement is never called stable. Run the job with "
             "2 or more runs.")

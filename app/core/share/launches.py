@@ -54,7 +54,8 @@ def deep_dive_section(bundle: Bundle, data: Mapping[str, Any]) -> H.Section:
     if not labels:
         return section.add(H.note("The report holds no profiled launch."))
     launch = next(iter(labels))
-    section.add(H.paragraph(f"Report {data.get('report')}: {counted(len(labels), 'launch', 'launches')}; shown: "
+    section.add(H.paragraph(f"Report {data.get('report')}: "
+                            f"{counted(len(labels), 'launch', 'launches')}; shown: "
                             f"{labels[launch]} (the page's first launch). Sections: "
                             + (", ".join(D.section_names(data, launch)) or "none") + "."))
     sol = D.metric_panel(data, launch, "speed of light", (M.GPU_TIME, M.GPC_HZ,

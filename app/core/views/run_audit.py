@@ -184,7 +184,8 @@ def flagged_points_text(bundle: Bundle, pairs: tuple[tuple[str, int], ...]) -> s
         return None
     checks = (", ".join(item.rpartition(" ")[0] for item in str(flags).split(", ") if item)
               for flags in failed["Flags"])
-    return "; ".join(f"{a} {c}: {passed}/{counted(runs, 'run')} passed the run audit ({said or 'not checked'})"
+    return "; ".join(f"{a} {c}: {passed}/{counted(runs, 'run')} passed the run audit "
+                     f"({said or 'not checked'})"
                      for a, c, passed, runs, said in
                      zip(failed[C.ANNOTATION], failed[F.CONFIG_LABEL], failed["Passed"],
                          failed[C.RUNS], checks))
@@ -222,7 +223,8 @@ def failed_frame(bundle: Bundle) -> pd.DataFrame:
 def failed_pairs_text(failed: pd.DataFrame) -> str:
     """The pairs of :func:`failed_frame` (or a subset with its columns) in words:
     ``"bf16 n=4096 (10 of 10 runs; clock 10); ..."``."""
-    return "; ".join(f"{a} {c} ({runs - passed} of {counted(runs, 'run')}; {flags or 'not checked'})"
+    return "; ".join(f"{a} {c} ({runs - passed} of {counted(runs, 'run')}; "
+                     f"{flags or 'not checked'})"
                      for a, c, runs, passed, flags in
                      zip(failed[C.ANNOTATION], failed[F.CONFIG_LABEL], failed[C.RUNS],
                          failed["Passed"], failed["Flags"]))
@@ -250,7 +252,8 @@ def pair_failed_text(bundle: Bundle, annotation: str, config: int) -> str | None
     if row.empty:
         return None
     runs, passed, flags = row[C.RUNS].iloc[0], row["Passed"].iloc[0], row["Flags"].iloc[0]
-    return (f"Run audit: {runs - passed} of {counted(runs, 'run')} failed ({flags or 'not checked'}); the "
+    return (f"Run audit: {runs - passed} of {counted(runs, 'run')} failed "
+            f"({flags or 'not checked'}); the "
             "RSD and Stable are over every recorded run, so stable here means repeatable, "
             "not valid.")
 

@@ -247,7 +247,8 @@ def _blockers(row: pd.Series, context: list[str], options: GateOptions,
            for name in (BASELINE, CANDIDATE) if row[name + C.RUNS] < need]
     if few:
         out.append(f"{' and '.join(few)}; at least {need} needed for a spread")
-    out += [f"{name.lower()} has {int(row[name + C.RUNS])} of the {counted(asked, 'run')} its spec asks "
+    out += [f"{name.lower()} has {int(row[name + C.RUNS])} of the {counted(asked, 'run')} "
+            "its spec asks "
             "(a truncated bundle)" for name, asked in zip((BASELINE, CANDIDATE), spec_runs)
             if asked is not None and need <= row[name + C.RUNS] < asked]
     if not row[BASELINE + AVG] > 0:

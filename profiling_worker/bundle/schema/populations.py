@@ -103,8 +103,8 @@ class Populations:
         if self.fast_median <= 0:  # a metric, not a duration: no ratio to a zero median
             return f"{what}: {n_slow} of {counted(self.runs, 'run')} at a median of {medians}"
         ratio = self.slow_median / self.fast_median
-        return (f"{what}: {n_slow} of {counted(self.runs, 'run')} at {ratio:.3f}x the others' median "
-                f"({medians})")
+        return (f"{what}: {n_slow} of {counted(self.runs, 'run')} at {ratio:.3f}x the others' "
+                f"median ({medians})")
 
 
 def check(values: np.ndarray | list[float]) -> Populations:

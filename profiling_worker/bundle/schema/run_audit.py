@@ -581,12 +581,14 @@ class ConfigAudit:
 
     def describe(self, check: Check) -> str:
         """``"population: 61 of 100 runs (two modes ...)"``."""
-        return f"{check}: {self.flagged[check]} of {counted(self.runs, 'run')} ({self.evidence[check]})"
+        return (f"{check}: {self.flagged[check]} of {counted(self.runs, 'run')} "
+                f"({self.evidence[check]})")
 
     def badge(self) -> str:
         """``"100 of 100 runs passed"`` or ``"39 of 100 runs passed (population 61, clock 1)"``."""
         flags = ", ".join(f"{c} {n}" for c, n in self.flagged.items())
-        return f"{self.passed} of {counted(self.runs, 'run')} passed" + (f" ({flags})" if flags else "")
+        return (f"{self.passed} of {counted(self.runs, 'run')} passed"
+                + (f" ({flags})" if flags else ""))
 
 
 def config_audits(audit: pd.DataFrame) -> dict[tuple[str, int], ConfigAudit]:
