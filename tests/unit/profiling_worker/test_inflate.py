@@ -160,7 +160,7 @@ def test_a_gz_upload_that_is_not_gzip_is_named_as_such(tmp_path) -> None:
 
     fake = tmp_path / "raw.csv.gz"
     fake.write_bytes((ROOT / "tests/fixtures/h200_import/ncu_plain/raw.csv").read_bytes())
-    with pytest.raises(ImportFailed, match="raw.csv.gz: named .gz but not gzip") as err:
+    with pytest.raises(ImportFailed, match="raw.csv.gz: Nsight Compute CSV export, named .gz but not gzip") as err:
         import_nsight_output([fake], tmp_path / "results", "job")
     assert "rename it without .gz" in err.value.hint
     assert not (tmp_path / "results" / "job").exists()

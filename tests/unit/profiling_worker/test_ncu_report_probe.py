@@ -15,6 +15,9 @@ def test_a_module_without_package_metadata_is_found_and_named_by_its_folder(tmp_
     extras.mkdir(parents=True)
     (extras / "ncu_report.py").write_text("raise ImportError('the probe must not import it')\n")
     monkeypatch.setattr(sys, "path", [str(extras), *sys.path])
+    # find_spec answers from sys.modules first: an ncu_report an earlier test imported (the
+    # package in the venv) would hide the folder
+    monkeypatch.delitem(sys.modules, "ncu_report", raising=False)
     monkeypatch.setattr(environment, "_dist_version",
                         lambda name: None if name == "ncu-report" else "1.0")
     assert environment.ncu_report_version() == f"module at {extras}"
