@@ -25,11 +25,12 @@ from profiling_worker.importing import kinds as R, sniff
 from profiling_worker.importing.grouping import import_each
 from profiling_worker.importing.refusals import (HINT_CSV, HINT_EMPTY, HINT_IMPORTABLE,
                                                  HINT_NCU_EXPORT)
+from tests.scenarios import scenario_dir
 
 REPO = Path(__file__).resolve().parents[4]
 CASES = REPO / "tests" / "fixtures" / "import_cases"
 GOOD = CASES / "01-output-prefix" / "bench_profiled_data-smem_ops-0.csv"
-BUNDLE = REPO / "tests" / "fixtures" / "bundles" / "h200-cupti-timeline"
+BUNDLE = scenario_dir("h200-cupti-timeline")
 ICON = REPO / "app" / "assets" / "icon.png"
 
 #: A command or option written as plain text (test_one_fix's rule).
