@@ -32,18 +32,18 @@ def ci95_text(lower: Iterable[float], upper: Iterable[float], unit: str = "", di
     mean cannot be told from 0), ``CI95 unbounded (why)`` where neither bound is finite; or
     ``missing`` where both are NaN (fewer than 2 runs: no interval), so a hover never reads
     "NaN" or "inf"."""
-    said = f" ({why})" if why else ""
+    said, in_unit = (f" ({why})" if why else ""), (f" {unit}" if unit else "")
     out = []
     for lo, hi in zip(lower, upper):
         lo, hi = float(lo), float(hi)
         if np.isfinite([lo, hi]).all():
-            out.append(f"CI95 = [{lo:{digits}}, {hi:{digits}}]{' ' + unit if unit else ''}")
+            out.append(f"CI95 = [{lo:{digits}}, {hi:{digits}}]{in_unit}")
         elif np.isnan(lo) and np.isnan(hi):
             out.append(missing)
         elif np.isfinite(lo):
-            out.append(f"CI95 = [{lo:{digits}}, unbounded){' ' + unit if unit else ''}{said}")
+            out.append(f"CI95 = [{lo:{digits}}, unbounded){in_unit}{said}")
         elif np.isfinite(hi):
-            out.append(f"CI95 = (unbounded, {hi:{digits}}]{' ' + unit if unit else ''}{said}")
+            out.append(f"CI95 = (unbounded, {hi:{digits}}]{in_unit}{said}")
         else:
             out.append(f"CI95 unbounded{said}")
     return np.array(out, dtype=object)
@@ -75,6 +75,12 @@ def whiskers(mean: npt.ArrayLike, lower: npt.ArrayLike, upper: npt.ArrayLike
 OPEN_END_NAME = "CI95 unbounded: bar runs off the chart"
 
 
+def _bars(trace: go.Scatter) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """A trace's y and its error bars' lengths above and below, as float arrays."""
+    return tuple(np.asarray(a, dtype="float64")  # type: ignore[return-value]
+                 for a in (trace.y, trace.error_y.array, trace.error_y.arrayminus))
+
+
 def open_ends(fig: go.Figure) -> list[str]:
     """Draw each open side of a CI95 (an infinite whisker of :func:`whiskers`) to the edge of
     the plotted range: the bar runs to just beyond everything else drawn (twice the largest
@@ -91,9 +97,7 @@ def open_ends(fig: go.Figure) -> list[str]:
     log = fig.layout.yaxis.type == "log"
     drawn: list[np.ndarray] = []
     for t in traces:
-        y = np.asarray(t.y, dtype="float64")
-        plus, minus = (np.asarray(a, dtype="float64") for a in (t.error_y.array,
-                                                                  t.error_y.arrayminus))
+        y, plus, minus = _bars(t)
         drawn += [y, y + plus, y - minus]
     values = np.concatenate(drawn) if drawn else np.array([])
     values = values[np.isfinite(values) & ((values > 0) if log else True)]
@@ -105,9 +109,7 @@ def open_ends(fig: go.Figure) -> list[str]:
     names: list[str] = []
     arrows: dict[str, list[list[object]]] = {"triangle-up": [], "triangle-down": []}
     for t in traces:
-        y = np.asarray(t.y, dtype="float64")
-        plus, minus = (np.asarray(a, dtype="float64") for a in (t.error_y.array,
-                                                                  t.error_y.arrayminus))
+        y, plus, minus = _bars(t)
         up, down = np.isposinf(plus), np.isposinf(minus)
         if not (up | down).any():
             continue
