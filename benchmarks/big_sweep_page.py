@@ -24,8 +24,12 @@ With ``--bare`` a bare Streamlit page (``benchmarks/bare_streamlit_page.py``: on
 of the small bundled sweep and its table, nothing else) is measured in the same rounds: what
 any Streamlit page with a plotly chart takes on the machine at that load, for reference.
 
+With ``--clicks`` each dashboard's warm server is also used as an open dashboard is: from the
+Size sweep, a click on the page bar's Stability link and one back on its Size sweep link,
+twice, each timed from the click event to that page's chart drawn (``page_speed.click_times``).
+
 Usage: ``python benchmarks/big_sweep_page.py [--configs 1000] [--rounds 3] [--baseline DIR]
-[--bare] [--trace] [--results DIR] [--json out.json]``; prints seconds.
+[--bare] [--trace] [--clicks] [--results DIR] [--json out.json]``; prints seconds.
 """
 
 from __future__ import annotations
@@ -44,26 +48,33 @@ import pyarrow.parquet as pq
 REPO = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(REPO))
 from benchmarks.page_speed import (BARE, CHROMIUM, PROBE, VIEWPORT,  # noqa: E402
-                                   load_time, serve)
+                                   click_times, load_time, serve)
 from benchmarks.page_trace import CATEGORIES, main_thread_ms  # noqa: E402
 from benchmarks.paired import paired_ratio, ratio_line  # noqa: E402
 from benchmarks.results_page_scale import build_scale_bundle  # noqa: E402
 
 TARGET_S = 3.0
+#: In-app navigation (``--clicks``): from the Size sweep to Stability and back, twice (url path,
+#: the chart title that tells the page's chart apart).
+NAV_CLICKS = [("stability", "Run-to-run spread"), ("", "Time vs n")] * 2
 COUNT_NODES = """() => { const c = document.querySelector("[data-testid='stPlotlyChart']");
   return c ? [c.querySelectorAll('svg *').length, c.querySelectorAll('.xtick text').length]
            : [0, 0]; }"""
 
 
 def measure(configs: int, rounds: int, baseline: Path | None = None, bare: bool = False,
-            results: Path | None = None, trace: bool = False) -> dict[str, Any]:
+            results: Path | None = None, trace: bool = False,
+            clicks: bool = False) -> dict[str, Any]:
     """Cold and warm seconds to the first chart per side (``dash``: this checkout; ``base``:
     ``baseline``; ``bare``: :data:`page_speed.BARE`, a bare Streamlit page with one plotly
     chart and its table, for reference), per round; SVG nodes and x tick labels of the chart;
     the paired ratios dash / base; the load average before and after. ``results``: a folder
     that already holds the bundle (else it is built in a new one). ``trace``: also the main
     thread's CPU ms to the chart per load (``cpu_ms``) and their paired ratios
-    (``cpu_ratios``)."""
+    (``cpu_ratios``). ``clicks``: also, on each dashboard's warm server in a fresh context, the
+    seconds from a click on a link of the page bar to that page's chart drawn
+    (:data:`NAV_CLICKS`, ``page_speed.click_times``; ``nav_s``: per side and url path, the
+    Size sweep's as ``sweep``), what a user of an open dashboard waits for."""
     from playwright.sync_api import sync_playwright
 
     results = results or Path(tempfile.mkdtemp(prefix="big-sweep-"))
@@ -76,6 +87,7 @@ def measure(configs: int, rounds: int, baseline: Path | None = None, bare: bool 
     times: dict[str, list[float]] = {f"{n}_{k}": [] for n in roots for k in ("cold", "warm")}
     cpu: dict[str, list[float]] = {key: [] for key in times} if trace else {}
     nodes: dict[str, list[int]] = {}
+    nav: dict[str, dict[str, list[float]]] = {n: {} for n in roots if n != "bare"} if clicks else {}
     load_before = os.getloadavg()
     with sync_playwright() as pw:
         browser = pw.chromium.launch(executable_path=CHROMIUM, headless=True,
@@ -101,6 +113,8 @@ def measure(configs: int, rounds: int, baseline: Path | None = None, bare: bool 
                                 main_thread_ms(results / "trace.json")["busy_cpu"])
                         nodes[name] = context.pages[-1].evaluate(COUNT_NODES)
                         context.close()
+                    if name in nav:
+                        _navigate(browser, f"{url}/?job={job}", nav[name])
         browser.close()
     ratios = ({kind: paired_ratio(times[f"dash_{kind}"], times[f"base_{kind}"])
                for kind in ("cold", "warm")} if baseline else {})
@@ -110,8 +124,22 @@ def measure(configs: int, rounds: int, baseline: Path | None = None, bare: bool 
             "cpu_ms": cpu, "cpu_ratios": cpu_ratios,
             "svg_nodes": {n: v[0] for n, v in nodes.items()},
             "x_tick_labels": {n: v[1] for n, v in nodes.items()}, "ratios": ratios,
-            "cpus": os.cpu_count(), "load_average_before": load_before,
+            "nav_s": nav, "cpus": os.cpu_count(), "load_average_before": load_before,
             "load_average_after": os.getloadavg()}
+
+
+def _navigate(browser: Any, url: str, into: dict[str, list[float]]) -> None:
+    """Append to ``into`` (url path, ``sweep`` for the Size sweep's -> seconds) each click of
+    :data:`NAV_CLICKS` in a fresh context opened on ``url``."""
+    context = browser.new_context(viewport=VIEWPORT)
+    context.add_init_script(PROBE)
+    missing: set[str] = set()
+    times = click_times(context, url, missing, NAV_CLICKS)
+    context.close()
+    if missing:
+        raise SystemExit(f"no link or no chart for {sorted(missing)}: cannot time the clicks")
+    for (path, _title), (seconds, _wall) in zip(NAV_CLICKS, times):
+        into.setdefault(path or "sweep", []).append(seconds)
 
 
 def main() -> None:
@@ -124,10 +152,13 @@ def main() -> None:
                         "(benchmarks/bare_streamlit_page.py), in the same rounds, for reference")
     parser.add_argument("--trace", action="store_true", help="also the browser main thread's "
                         "CPU time to the chart, from a performance trace of every load")
+    parser.add_argument("--clicks", action="store_true", help="also in-app navigation: a click "
+                        "on the page bar to Stability and back to the Size sweep, twice")
     parser.add_argument("--results", type=Path, help="a folder that holds (or gets) the bundle")
     parser.add_argument("--json", type=Path, help="also write every sample here")
     args = parser.parse_args()
-    out = measure(args.configs, args.rounds, args.baseline, args.bare, args.results, args.trace)
+    out = measure(args.configs, args.rounds, args.baseline, args.bare, args.results, args.trace,
+                  args.clicks)
     print(f"{out['configs']:,} configs ({out['per_run_rows']:,} per-run rows), {args.rounds} "
           f"rounds, load average {out['load_average_before'][0]:.1f} -> "
           f"{out['load_average_after'][0]:.1f} on {out['cpus']} CPUs:")
@@ -141,6 +172,10 @@ def main() -> None:
               f"{statistics.median(values):.0f} ms {[round(v) for v in values]}")
     for kind, r in out["cpu_ratios"].items():
         print(f"  {kind} CPU dash / base: {ratio_line(r)}")
+    for name, pages in out["nav_s"].items():
+        for path, values in pages.items():
+            print(f"  {name} click to {path}: median {statistics.median(values):.2f} s "
+                  f"{[round(v, 2) for v in values]}")
     print(f"  chart SVG nodes {out['svg_nodes']}, x tick labels {out['x_tick_labels']}")
     if args.json:
         args.json.write_text(json.dumps(out, indent=2))
