@@ -426,8 +426,9 @@ def render_job_builder(best_backend: str) -> dict[str, Any]:
                              if kid in catalog else kid)
     info = catalog.get(kernels[0]) if kernels else None
     # outside the form too: a backend chosen reruns the app, so the size fields (a cpu
-    # kernel's own sizes) and the Options' notes of what a backend does not send (GPU index,
-    # torch threads) follow it at once, not after Run or Pre-flight (a fresh user's find)
+    # kernel's own sizes) and the fields a backend does not send (greyed out, the Options'
+    # note: GPU options on the host, torch threads on a GPU) follow it at once, not after Run
+    # or Pre-flight (a fresh user's find)
     left, right = st.columns(2)
     _select(left, LABELS["backend"], B.NAMES, "backend", first,
             help="; ".join(f"{n}: {B.get(n).measures}" for n in B.NAMES))
@@ -457,9 +458,47 @@ def render_job_builder(best_backend: str) -> dict[str, Any]:
 
 def _select(where: Any, label: str, options: Iterable[str], field: str,
             first: Mapping[str, Any], **kwargs: Any) -> None:
-    """A selectbox keyed ``builder-<field>`` whose own default is ``first[field]``."""
+    """A selectbox keyed ``builder-<field>`` whose own default is ``first[field]``, greyed out
+    where the chosen backend does not send it (:func:`_sent_or_greyed`)."""
     choices = list(options)
-    where.selectbox(label, choices, index=choices.index(first[field]), key=k(field), **kwargs)
+    where.selectbox(label, choices, index=choices.index(first[field]), key=k(field),
+                    **_sent_or_greyed(field, first, kwargs))
+
+
+def chosen_backend(first: Mapping[str, Any]) -> str:
+    """The backend chosen in the form: its box sits above the form, so a choice reruns the app
+    and what follows from it (sizes, greyed fields, notes) follows at once."""
+    return str(st.session_state.get(k("backend"), first["backend"]))
+
+
+def _sent_or_greyed(field: str, first: Mapping[str, Any], kwargs: dict[str, Any]
+                    ) -> dict[str, Any]:
+    """A widget's ``kwargs``, disabled with the reason opening its help where the chosen
+    backend does not send ``field`` (:func:`app.core.spec_form.unsent`; the Options say which
+    at their top, :func:`unsent_note`). Its value is kept for another backend."""
+    backend = chosen_backend(first)
+    if field not in spec_form.unsent(backend):
+        return kwargs
+    why = f"Greyed out: not sent with the {backend} backend, which {where_it_runs(backend)}."
+    return {**kwargs, "disabled": True, "help": " ".join(filter(None, (why, kwargs.get("help"))))}
+
+
+def where_it_runs(backend: str) -> str:
+    """``runs on a GPU`` or ``runs on no GPU``: why a field is not sent with ``backend``."""
+    return f"runs on {'a' if B.on_gpu(backend) else 'no'} GPU"
+
+
+def unsent_note(backend: str) -> str:
+    """The Options' note of the fields the ``backend`` does not send, greyed out (one rule both
+    ways, :func:`app.core.spec_form.unsent`): ``The cpu backend runs on no GPU: Metrics, …, GPU
+    index and the built-in (NVML) info collectors are greyed out and not sent with its
+    jobs.``"""
+    names = [LABELS[f] for f in spec_form.unsent(backend) if f in FIELDS]
+    if not B.on_gpu(backend):
+        names.append("the built-in (NVML) info collectors (your own are sent)")
+    verb = "is" if len(names) == 1 else "are"
+    return (f"The {esc(backend)} backend {where_it_runs(backend)}: "
+            f"{esc(B.said(tuple(names)))} {verb} greyed out and not sent with its jobs.")
 
 
 def _whole(where: Any, label: str, field: str, first: Mapping[str, Any], **kwargs: Any) -> None:
@@ -470,7 +509,7 @@ def _whole(where: Any, label: str, field: str, first: Mapping[str, Any], **kwarg
     kwargs["help"] = empty_help(kwargs.get("help"), default)
     where.text_input(label, value="" if value is None else str(value), key=k(field),
                      placeholder="nsight-python's default" if default is None
-                     else f"{default} (default)", **kwargs)
+                     else f"{default} (default)", **_sent_or_greyed(field, first, kwargs))
 
 
 def empty_help(text: str | None, default: object) -> str:
@@ -498,7 +537,7 @@ def _size_fields(info: Any, first: Mapping[str, Any], from_url: Mapping[str, Any
     if any(key not in st.session_state for key in keys):  # another kernel: its own defaults
         for key in (*keys, k("combine")):
             st.session_state.pop(key, None)
-    cpu = not B.on_gpu(st.session_state.get(k("backend"), first["backend"])) and info.cpu_configs
+    cpu = not B.on_gpu(chosen_backend(first)) and info.cpu_configs
     values, mode = config_grid.split(info.cpu_configs if cpu else info.default_configs,
                                      params)  # the kernel's defaults, and how they combine
     for p, key in zip(params, keys):
@@ -524,10 +563,13 @@ def _options_box(first: Mapping[str, Any]) -> None:
 
 
 def _options(first: Mapping[str, Any]) -> None:
+    backend = chosen_backend(first)
+    st.caption(unsent_note(backend))
     _select(st, LABELS["size_preset"], spec_form.SIZE_PRESETS, "size_preset", first,
             format_func=spec_form.SIZE_PRESETS.get, help=spec_form.SIZE_PRESETS_HELP)
     st.text_input(LABELS["extra_metrics"], value=first["extra_metrics"],
-                  key=k("extra_metrics"), placeholder="e.g. l1tex__t_bytes.sum")
+                  key=k("extra_metrics"), placeholder="e.g. l1tex__t_bytes.sum",
+                  **_sent_or_greyed("extra_metrics", first, {}))
     left, right = st.columns(2)
     _select(left, LABELS["cache_control"], spec_schema.CACHE_CONTROLS, "cache_control", first)
     _select(right, LABELS["clock_control"], spec_schema.CLOCK_CONTROLS, "clock_control", first)
@@ -552,12 +594,9 @@ def _options(first: Mapping[str, Any]) -> None:
     _whole(right, LABELS["gpu"], "gpu", first,
            help="0-based among the GPUs visible to the worker: under an inherited "
                 "CUDA_VISIBLE_DEVICES (Slurm, a container) 0 is the first GPU it lists")
-    backend = st.session_state.get(k("backend"), first["backend"])
     _gpu_caption(spec_form.whole_number(st.session_state.get(k("gpu"), first["gpu"])), backend)
     _whole(st, LABELS["cpu_threads"], "cpu_threads", first,
            help=spec_form.cpu_threads_help(usable_cpus()))
-    _threads_caption(spec_form.whole_number(st.session_state.get(k("cpu_threads"),
-                                                                 first["cpu_threads"])), backend)
     st.text_area(LABELS["ignore_kernels"], value=first["ignore_kernels"],
                  key=k("ignore_kernels"), height=68, placeholder="re:distribution_elementwise",
                  help=spec_form.IGNORE_HELP)
@@ -572,11 +611,9 @@ def _options(first: Mapping[str, Any]) -> None:
 
 
 def _gpu_caption(index: object, backend: str) -> None:
-    """Which physical GPU the index names, from the worker's environment report; for a backend
-    that runs on no GPU, that the index is not used."""
+    """Which physical GPU the index names, from the worker's environment report (on a GPU
+    backend: the host's greys the index out, :func:`unsent_note`)."""
     if not B.on_gpu(backend):
-        st.caption(f"The {esc(backend)} backend runs on no GPU: the GPU index is not used "
-                   "(leave it at 0).")
         return
     gpu = spec_form.visible_gpu(cached.env_report(), index) if isinstance(index, int) else None
     if gpu:
@@ -590,14 +627,6 @@ def usable_cpus() -> int:
         return len(os.sched_getaffinity(0))
     except AttributeError:  # no affinity on this OS
         return os.cpu_count() or 1
-
-
-def _threads_caption(threads: object, backend: str) -> None:
-    """For a GPU backend with torch threads other than the default: that they are not sent (a
-    GPU job ignores them)."""
-    if B.on_gpu(backend) and threads not in (None, spec_schema.SPEC_DEFAULTS["cpu_threads"]):
-        st.caption(f"The {esc(backend)} backend ignores the torch threads (cpu backend only): "
-                   "its jobs are sent without them.")
 
 
 def _errors(values: Mapping[str, Any], shown: Mapping[str, str]) -> None:
