@@ -196,8 +196,12 @@ def form_defaults(backend: str, catalog: spec_form.Catalog) -> dict[str, Any]:
 #: mirrored into the URL as ``?kernels=…&sizes=…&runs=…`` (and ``?param-<name>=…`` per parameter
 #: of a kernel with several) once they differ from the form's own defaults.
 URL_FIELDS = ("kernels", "sizes", "runs")
-#: A link's choice of backend (``?backend=cpu``): read with :data:`URL_FIELDS`, not mirrored.
+#: A link's choice of backend (``?backend=cpu``): read apart from :data:`URL_FIELDS` (checked
+#: against the backends that run here, :func:`backend_here`), mirrored as they are (a fresh
+#: user's find: a reload put the backend picked back to the form's own).
 URL_BACKEND = "backend"
+#: The query parameters :func:`mirror_to_url` writes, besides each ``param-<name>``.
+URL_MIRRORED = (*URL_FIELDS, URL_BACKEND)
 #: Every query parameter the app reads: the form's, the shown job (``?job=``), a compare link's
 #: pair and a deep dive's pinned baseline (:mod:`app.ui.state`), and Streamlit's own (embed).
 #: Any other a link holds is said to be ignored (:func:`link_errors`).
@@ -294,22 +298,22 @@ def check_url_values(values: Mapping[str, Any]) -> None:
 
 def mirror_to_url(values: Mapping[str, Any], defaults: Mapping[str, Any],
                   params: tuple[str, ...]) -> None:
-    """Write the :data:`URL_FIELDS` of ``values`` that differ from the form's own ``defaults``
-    (and the fields of ``params``, the parameters of a kernel with several) into the URL, and
-    drop the others. Called on every run: a page switch keeps only ``?job=``."""
+    """Write the :data:`URL_MIRRORED` fields of ``values`` that differ from the form's own
+    ``defaults`` (and the fields of ``params``, the parameters of a kernel with several) into
+    the URL, and drop the others. Called on every run: a page switch keeps only ``?job=``."""
     def differs(field: str) -> bool:
         value, default = values.get(field), defaults.get(field)
         if isinstance(value, list):
             return value != default
         return value not in (None, "") and str(value).strip() != str(default)
 
-    wanted: dict[str, Any] = {f: values[f] for f in URL_FIELDS if differs(f)}
+    wanted: dict[str, Any] = {f: values[f] for f in URL_MIRRORED if differs(f)}
     if "kernels" in wanted:
         wanted["kernels"] = [str(kid) for kid in wanted["kernels"]]
     typed = values.get("params") or {}
     wanted.update({PARAM_PREFIX + name: typed[name] for name in params
                    if isinstance(typed.get(name), str)})
-    for key in [*URL_FIELDS, *(q for q in st.query_params if q.startswith(PARAM_PREFIX))]:
+    for key in [*URL_MIRRORED, *(q for q in st.query_params if q.startswith(PARAM_PREFIX))]:
         if key not in wanted and key in st.query_params:
             del st.query_params[key]
     for key, value in wanted.items():
