@@ -163,10 +163,17 @@ def zip_problem(path: Path, results_dir: Path) -> StoreProblem | None:
     user should see (the Import page and the command say so)."""
     if path.suffix.lower() != ".zip" or not is_bundle_zip(path):
         return None
-    return StoreProblem(path, "a dashboard bundle's zip (the Files page's download), not a job's "
-                        "folder: the results list job folders only. Reopen it as its job on the "
-                        f"Import page, or: python -m profiling_worker import {path} --out "
-                        f"{results_dir / path.stem}; then remove the zip from here")
+    return StoreProblem(path, zip_reason(path, results_dir, "the results list job folders only")
+                        + "; then remove the zip from here")
+
+
+def zip_reason(path: Path, results_dir: Path, why: str) -> str:
+    """What a bundle's zip ``path`` given where a job's folder is read is, ``why`` that is no
+    job, and what reopens it as its job in ``results_dir``: the Import page, or the worker's
+    ``import`` (the job keeps its id; ``--out`` names the results folder only)."""
+    return (f"a dashboard bundle's zip (the Files page's download), not a job's folder: {why}. "
+            "Reopen it as its job on the Import page, or: python -m profiling_worker import "
+            f"{path} --out {results_dir / path.stem}")
 
 
 def scan_root(root: Path, source: str, results_dir: Path | None = None
