@@ -96,6 +96,9 @@ def collectors_help(user: Mapping[str, Mapping[str, Any]]) -> str:
     return COLLECTORS_HELP + ("\n\nYour collectors:\n" + "\n".join(lines) if lines else "")
 
 
+#: The fields drawn above the form: a choice reruns the app, so what follows from it (the size
+#: fields, the greyed-out fields) follows at once.
+ABOVE_FORM = ("kernels", "backend", "metric_preset")
 #: The form's buttons, as they are labelled: each sends the form and has its values checked.
 BUTTONS = ("Run", "Pre-flight")
 
@@ -494,15 +497,20 @@ def where_it_runs(backend: str) -> str:
 
 def unsent_note(backend: str) -> str:
     """The Options' note of the fields the ``backend`` does not send, greyed out (one rule both
-    ways, :func:`app.core.spec_form.unsent`): ``The cpu backend runs on no GPU: Metrics, …, GPU
-    index and the built-in (NVML) info collectors are greyed out and not sent with its
-    jobs.``"""
-    names = [LABELS[f] for f in spec_form.unsent(backend) if f in FIELDS]
-    if not B.on_gpu(backend):
-        names.append("the built-in (NVML) info collectors (your own are sent)")
-    verb = "is" if len(names) == 1 else "are"
-    return (f"The {esc(backend)} backend {where_it_runs(backend)}: "
-            f"{esc(B.said(tuple(names)))} {verb} greyed out and not sent with its jobs.")
+    ways, :func:`app.core.spec_form.unsent`), short for the sidebar: a lone field by its label,
+    several as the greyed-out fields with those drawn above the form (:data:`ABOVE_FORM`) named;
+    on the host, the built-in collectors too: ``The cpu backend runs on no GPU: the greyed-out
+    fields (and Metrics above) are not sent with its jobs, nor the built-in (NVML) info
+    collectors (your own are).``"""
+    off = [f for f in spec_form.unsent(backend) if f in FIELDS]
+    above = [LABELS[f] for f in off if f in ABOVE_FORM]
+    if len(off) == 1:
+        what = f"the greyed-out {LABELS[off[0]]} is"
+    else:
+        what = f"the greyed-out fields{f' (and {B.said(tuple(above))} above)' if above else ''} are"
+    nvml = "" if B.on_gpu(backend) else ", nor the built-in (NVML) info collectors (your own are)"
+    return f"The {esc(backend)} backend {where_it_runs(backend)}: {esc(what)} not sent with its " \
+        f"jobs{esc(nvml)}."
 
 
 def _whole(where: Any, label: str, field: str, first: Mapping[str, Any], **kwargs: Any) -> None:

@@ -35,8 +35,8 @@ def test_gpu_index_on_the_cpu_backend_is_greyed_out_and_not_sent(store, app, one
     box = at.text_input(key="builder-gpu")
     assert (box.value, box.disabled) == ("3", True)
     assert "Greyed out: not sent with the cpu backend, which runs on no GPU." in box.help
-    assert "GPU index and the built-in (NVML) info collectors (your own are sent) are greyed " \
-        "out and not sent with its jobs." in texts(at)
+    assert "The cpu backend runs on no GPU: the greyed-out fields (and Metrics above) are not " \
+        "sent with its jobs" in texts(at)
     at.button(key="builder-submit").click().run()
     assert not at.exception and not _errors(at), _errors(at)
     (job,) = cached.job_manager().snapshot()

@@ -61,8 +61,8 @@ def test_a_bad_thread_count_is_named_by_its_label(store, app) -> None:
 
 
 
-NOTE = ("The ncu backend runs on a GPU: Torch threads (cpu backend) is greyed out and not sent "
-        "with its jobs.")
+NOTE = "The ncu backend runs on a GPU: the greyed-out Torch threads (cpu backend) is not sent " \
+    "with its jobs."
 
 
 def test_a_gpu_backend_greys_out_the_threads_and_sends_one(store, app, one_gpu) -> None:
@@ -97,7 +97,7 @@ def test_choosing_a_backend_greys_out_and_says_at_once_what_is_not_sent(store, a
     assert at.text_input(key="builder-cpu_threads").proto.form_id != ""  # still sent with Run
     at.selectbox(key="builder-backend").set_value("cpu").run()  # no Run, no Pre-flight
     assert not at.exception and NOTE not in texts(at)
-    assert "The cpu backend runs on no GPU: Metrics, " in texts(at)
+    assert "The cpu backend runs on no GPU: the greyed-out fields" in texts(at)
     assert not at.text_input(key="builder-cpu_threads").disabled
     assert at.text_input(key="builder-gpu").disabled
     at.selectbox(key="builder-backend").set_value("ncu").run()
