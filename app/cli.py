@@ -97,13 +97,20 @@ def _percent(text: str) -> float:
 def write_report(ns: argparse.Namespace, parser: argparse.ArgumentParser) -> int:
     """``--report``: write the HTML report to ``--out``; 0 when written."""
     from app import settings
+    from app.services.result_store import zip_reason
     from app.services.share_report import write_report as write
+    from profiling_worker.importing.sniff import is_bundle_zip
     from profiling_worker.bundle.schema.manifest import ManifestError
 
     if ns.out is None:
         parser.error("--report needs --out FILE (the HTML file to write)")
     if len(ns.report) > 2:
         parser.error("--report takes one bundle (a job) or two (BASE CANDIDATE)")
+    for given in ns.report:  # the Files page's download: said as the result store says it
+        if is_bundle_zip(given):
+            parser.error(f"--report {given}: " + zip_reason(
+                given, settings.results_dir(), "--report reads job folders")
+                + ", then give its folder")
     try:
         size = write(ns.report, ns.out, ns.max_slowdown, settings.worker_python(),
                      settings.worker_env())

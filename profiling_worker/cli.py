@@ -49,7 +49,8 @@ def _parser() -> argparse.ArgumentParser:
     imp = sub.add_parser("import", help="turn plain nsight-python output into a bundle")
     imp.add_argument("sources", type=Path, nargs="+",
                      help="profiled_data/processed_data CSVs, .ncu-rep, or a dashboard "
-                          "bundle's zip (the Files page's download), reopened as the job it is")
+                          "bundle's zip (the Files page's download), reopened as the job it is; "
+                          "or folders of them (each bundle zip in one reopened as its own job)")
     imp.add_argument("--out", type=Path, required=True, help="bundle directory to create")
     imp.add_argument("--each", action="store_true",
                      help="import each report or table (with the files that belong to it) as a "

@@ -3,10 +3,12 @@ cache_control / clock_control)."""
 
 import streamlit as st
 
+from profiling_worker.bundle.schema import backends as B
 from app.core.figures.cache_clock import build_cache_clock_figure
 from app.core.metrics import MissingData
 from app.core.views.chart_units import cache_clock_table
-from app.core.views.cache_clock import cache_clock_frame, l2_bytes, siblings, variant_label
+from app.core.views.cache_clock import (VARIANT_KEYS, cache_clock_frame, l2_bytes, siblings,
+                                        variant_label)
 from app.core import frame_columns as F
 from app.ui import analysis, cached, run_audit, state
 from app.core.markdown import code, esc
@@ -31,7 +33,15 @@ others = (cached.bundle_for(i.job_id) for i in siblings(bundle, listed)[1:])
 group = [bundle, *(b for b in others if b is not None)]
 st.caption("Variants: " + ", ".join(f"{esc(variant_label(b))} ({code(b.job_id)})"
                                     for b in group))
-if len(group) == 1:
+# the one rule of the form and the worker (backends.unused): a cpu job applies neither, so the
+# advice to vary them was wrong for it (a fresh user's find: they are greyed out in the form)
+unused = [key for key in VARIANT_KEYS if key in B.unused(bundle.backend)]
+if len(group) == 1 and unused:
+    st.info(f"The {esc(bundle.backend)} backend runs on no GPU: it applies no "
+            f"{' or '.join(unused)} (greyed out in the form, never sent), so this job has no "
+            "variant here. Run the same job on a GPU backend "
+            f"({B.said(B.GPU_NAMES, 'or')}) to compare them.")
+elif len(group) == 1:
     st.info("No other job with the same spec and another cache or clock setting: "
             "run this job again with the other cache_control or clock_control.")
 try:

@@ -3,7 +3,7 @@
 
 import streamlit as st
 
-from profiling_worker.bundle.schema import columns as C
+from profiling_worker.bundle.schema import backends as B, columns as C
 from profiling_worker.bundle.schema.manifest import JobStatus
 from profiling_worker.bundle.schema.spec import SPEC_DEFAULTS
 from profiling_worker.bundle.schema.throttle_reasons import NVML_DOCS
@@ -120,9 +120,14 @@ except MissingData as exc:
 
 st.subheader("thermal_mode: spread and wall time of two jobs")
 bundles, _problems = cached.list_bundles()
-ids = [b.job_id for b in bundles if b.status == JobStatus.DONE]
+# only jobs whose backend applies thermal_mode (the worker says it ignores it on the others, the
+# form greys it out on the cpu backend): two cpu jobs "with different thermal_mode" ran alike
+THERMAL_NAMES = tuple(n for n in B.NAMES if "thermal_mode" in B.get(n).options)
+ids = [b.job_id for b in bundles if b.status == JobStatus.DONE and b.backend in THERMAL_NAMES]
 if len(ids) < 2:
-    st.info("This needs two finished jobs, e.g. the same kernels with thermal_mode auto and off.")
+    st.info(f"This needs two finished jobs of a backend that applies thermal_mode "
+            f"({B.said(THERMAL_NAMES, 'or')}), e.g. the same kernels with thermal_mode auto and "
+            "off.")
     panels.stop_page()
 summaries = [JobSummary.of(b.job_id, b.created_at, b.spec) for b in bundles if b.job_id in ids]
 modes = {b.job_id: str(getattr(b.spec, "thermal_mode", None) or SPEC_DEFAULTS["thermal_mode"])
@@ -140,7 +145,8 @@ job_a = picks[0].selectbox("Job A", state.job_picker(PAGE, PICKERS[0], ids, pair
 job_b = picks[1].selectbox("Job B", state.job_picker(PAGE, PICKERS[1], ids, pair[1]),
                            key=PICKERS[1], on_change=state.remember_picks, args=(PAGE, PICKERS))
 panels.selected_job_not_shown(
-    (job_a, job_b), "only finished jobs are compared" if state.selected_job_id() not in ids
+    (job_a, job_b), "only finished jobs of a backend that applies thermal_mode "
+    f"({B.said(THERMAL_NAMES, 'or')}) are compared" if state.selected_job_id() not in ids
     else "it has no finished twin of the same kernels and configs with another thermal_mode"
     if state.selected_job_id() not in pair else "pick it as Job A or B above to use it")
 by_id = {s.job_id: s for s in summaries}

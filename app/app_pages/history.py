@@ -134,6 +134,6 @@ panels.download_csv(frame, key=state.key(PAGE, "csv"), filename="history.csv")
 _actions(found, state.selected_job_id(), facets["tags"])
 
 if sync.problems:
-    st.subheader("Directories that are not readable results")
+    st.subheader("Not readable as results")  # a folder without a manifest, a bundle's zip
     for problem in sync.problems:
         st.warning(f"{code(problem.path)}: {esc(problem.reason)}")

@@ -16,9 +16,9 @@ from typing import Any
 from profiling_worker.bundle.number_text import counted
 from profiling_worker.bundle.schema import backends as B, run_target as rt
 from profiling_worker.bundle.schema.configs import device_memory
-from profiling_worker.bundle.schema.spec import (MAX_CPU_THREADS, METRIC_PRESETS, SPEC_DEFAULTS,
-                                                 FieldError, JobSpec, SpecInvalid, check_fits,
-                                                 validate_spec)
+from profiling_worker.bundle.schema.spec import (COLLECTORS, MAX_CPU_THREADS, METRIC_PRESETS,
+                                                 SPEC_DEFAULTS, FieldError, JobSpec, SpecInvalid,
+                                                 check_fits, validate_spec)
 
 from app.core import config_grid
 from app.core.kernel_catalog import (KernelInfo, builtin_description, builtin_kernels,
@@ -74,6 +74,28 @@ def cpu_threads_help(cpus: int) -> str:
             f"has {counted(cpus, 'usable CPU')}: more threads than that are allowed, but the "
             "worker warns, and on a shared host threads that wait for a CPU inflate the times. "
             "The GPU backends ignore it: the form sends it with the cpu backend only")
+
+
+#: The form's fields only a GPU backend uses besides the spec's (:data:`B.GPU_ONLY
+#: <profiling_worker.bundle.schema.backends.GPU_ONLY>`): the metric preset and the extra
+#: metrics (the host timer records its wall-clock time only).
+_GPU_ONLY_FORM = ("metric_preset", "extra_metrics")
+
+
+def unsent(backend: str | None) -> tuple[str, ...]:
+    """The form's fields not sent with ``backend``, which the form greys out: the spec's fields
+    it never uses (:func:`~profiling_worker.bundle.schema.backends.unused`: the GPU's options,
+    thermal limits and index on the host, the torch threads on a GPU) and, on the host, the
+    metric preset and extra metrics. One rule both ways; the host also gets no built-in (NVML)
+    info collector (:func:`sent_collectors`)."""
+    return (*(_GPU_ONLY_FORM if not B.on_gpu(backend) else ()), *B.unused(backend))
+
+
+def sent_collectors(collectors: Any, backend: str | None) -> list[str]:
+    """The chosen info collectors a job on ``backend`` is sent with: all on a GPU, the user
+    collectors alone on the host (the built-in ones read the GPU through NVML; a user's run on
+    every backend)."""
+    return [c for c in collectors or () if B.on_gpu(backend) or c not in COLLECTORS]
 
 
 def typed_number(value: Any) -> Any:
@@ -170,8 +192,9 @@ def build_raw_spec(form: Mapping[str, Any], catalog: Catalog | None = None
             runs, backend, metric_preset, extra_metrics (text), cache_control, clock_control,
             replay_mode, thermal_mode, thermal_wait / thermal_cont (°C of headroom) and
             thermal_timeout (s), each None for nsight-python's default, collectors (list),
-            warmup, gpu, cpu_threads (sent with the cpu backend only: the GPU backends ignore
-            it), label, ignore_kernels (text, one entry a line); for a kernel with several
+            warmup, gpu, cpu_threads, label, ignore_kernels (text, one entry a line); the
+            fields the backend does not use are not sent (:func:`unsent`,
+            :func:`sent_collectors`); for a kernel with several
             parameters ``params`` (name -> text) and ``combine`` (product or zip) instead of
             ``sizes``.
         catalog: the kernels offered (default: the built-in ones).
@@ -180,7 +203,9 @@ def build_raw_spec(form: Mapping[str, Any], catalog: Catalog | None = None
         (raw spec for ``validate_spec``, errors of the typed sizes or parameter fields).
     """
     catalog = catalog if catalog is not None else builtin_catalog()
-    form = {**form, **{f: whole_number(form[f]) for f in WHOLE_NUMBER_FIELDS if f in form}}
+    backend = form.get("backend", B.CPU)
+    form = {f: whole_number(v) if f in WHOLE_NUMBER_FIELDS else v for f, v in form.items()
+            if f not in unsent(backend)}
     kernels = list(form.get("kernels") or [])
     preset = form.get("size_preset", SIZE_PRESET_TYPED)
     if preset == SIZE_PRESET_TYPED:
@@ -194,13 +219,13 @@ def build_raw_spec(form: Mapping[str, Any], catalog: Catalog | None = None
         "configs": configs,
         "runs": form.get("runs"),
         "metrics": list(dict.fromkeys(metrics)),
-        "backend": form.get("backend", B.CPU),
+        "backend": backend,
         **{name: form[name] for name in OPTION_FIELDS if form.get(name) is not None},
         "warmup": form.get("warmup"),
         "gpu": form.get("gpu"),
         "label": str(form.get("label") or ""),
     }
-    if raw["backend"] == B.CPU and form.get("cpu_threads") is not None:
+    if form.get("cpu_threads") is not None:
         raw["cpu_threads"] = form["cpu_threads"]
     target = run_target(form)
     if isinstance(raw["runs"], str) and raw["runs"].strip().lower() == rt.AUTO:
@@ -210,8 +235,8 @@ def build_raw_spec(form: Mapping[str, Any], catalog: Catalog | None = None
         rt.parse({"runs": rt.AUTO, rt.FIELD: target}, B.CUPTI, errors)
     if form.get("annotations"):
         raw["annotations"] = list(form["annotations"])
-    if form.get("collectors"):
-        raw["collectors"] = list(form["collectors"])
+    if collectors := sent_collectors(form.get("collectors"), backend):
+        raw["collectors"] = collectors
     if split_lines(form.get("ignore_kernels")):
         raw["ignore_kernels"] = split_lines(form.get("ignore_kernels"))
     return raw, errors

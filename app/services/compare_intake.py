@@ -14,7 +14,8 @@ from urllib.parse import urlencode
 
 from profiling_worker.bundle.schema import columns as C
 
-from app.services.result_store import InvalidJobId, job_path
+from app.services.result_store import InvalidJobId, job_path, zip_reason
+from profiling_worker.importing.sniff import is_bundle_zip
 
 
 class CompareIntakeError(ValueError):
@@ -30,6 +31,9 @@ def into_store(bundle: Path, results_dir: Path, bundled_dir: Path) -> str:
             that name already in the result store.
     """
     bundle = bundle.expanduser().resolve()
+    if is_bundle_zip(bundle):  # the Files page's download: said as the result store says it
+        raise CompareIntakeError(f"--compare {bundle}: " + zip_reason(
+            bundle, results_dir, "--compare opens job folders") + ", then give its folder")
     if not (bundle / C.MANIFEST_FILE).is_file():
         raise CompareIntakeError(f"--compare {bundle}: not a result bundle (no "
                                  f"{C.MANIFEST_FILE}); give the directory a job wrote")

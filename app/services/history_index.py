@@ -121,11 +121,17 @@ def connect(results_dir: Path) -> Iterator[sqlite3.Connection]:
         conn.close()
 
 
-def _manifests(root: Path | None, source: str) -> Iterator[tuple[Path, str, float]]:
+def _manifests(root: Path | None, source: str, results_dir: Path,
+               zips: list[result_store.StoreProblem]) -> Iterator[tuple[Path, str, float]]:
+    """The job folders of ``root`` (path, source, manifest mtime); a bundle's zip among them is
+    added to ``zips`` (:func:`~app.services.result_store.zip_problem`)."""
     if root is None or not root.is_dir():
         return
     for child in sorted(root.iterdir()):
-        if (not child.is_dir() or child.is_symlink() or child.name.startswith(".")
+        if not child.is_dir():
+            zips += filter(None, [result_store.zip_problem(child, results_dir)])
+            continue
+        if (child.is_symlink() or child.name.startswith(".")
                 or not result_store.JOB_ID_RE.match(child.name)):
             continue
         try:
@@ -139,16 +145,17 @@ def sync(results_dir: Path, bundled_dir: Path | None = None) -> SyncResult:
     """Bring the index up to date with the bundle directories (reads changed manifests only).
 
     A job id present in both roots is indexed from ``results_dir``. Directories without a
-    readable manifest are returned as problems and not indexed. Tags of a bundle that is gone
-    are removed with its row.
+    readable manifest are returned as problems and not indexed, and so is a bundle's zip copied
+    among them (after those). Tags of a bundle that is gone are removed with its row.
     """
     out = SyncResult()
     results_dir = Path(results_dir)
     same = bundled_dir is not None and Path(bundled_dir).resolve() == results_dir.resolve()
     found: dict[str, tuple[Path, str, float]] = {}
+    zips: list[result_store.StoreProblem] = []
     for root, source in ((results_dir, SOURCE_LOCAL), (None if same else bundled_dir,
                                                        SOURCE_BUNDLED)):
-        for path, src, mtime in _manifests(root, source):
+        for path, src, mtime in _manifests(root, source, results_dir, zips):
             found.setdefault(path.name, (path, src, mtime))
     with connect(results_dir) as conn:
         known = {r[0]: (r[1], r[2], r[3]) for r in
@@ -175,6 +182,7 @@ def sync(results_dir: Path, bundled_dir: Path | None = None) -> SyncResult:
             if job_id not in found:
                 conn.execute("DELETE FROM tags WHERE job_id = ?", (job_id,))
                 out.removed.append(job_id)
+    out.problems += zips
     return out
 
 

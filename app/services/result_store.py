@@ -3,7 +3,8 @@
 Two roots are listed: the server's own results directory (writable) and the bundled directory
 shipped with the app (read-only, e.g. runs recorded on an NVIDIA H200). A directory whose
 manifest is missing or unreadable is not a result; it is reported as a :class:`StoreProblem`
-instead of being shown as a job.
+instead of being shown as a job, as is a bundle's zip copied among the job folders
+(:func:`zip_problem`).
 """
 
 from __future__ import annotations
@@ -22,6 +23,7 @@ from profiling_worker.bundle.schema.bundle_spec import PartialSpec, backend_of, 
 from app.core.environment import gpu_name, job_gpu_index
 from profiling_worker.bundle.schema.manifest import JobStatus, ManifestError, read_manifest
 from profiling_worker.bundle.schema.spec import JobSpec, SpecInvalid, validate_spec
+from profiling_worker.importing.sniff import is_bundle_zip
 
 JOB_ID_RE = re.compile(r"^[A-Za-z0-9_.-]{1,80}$")
 SOURCE_LOCAL = "local"
@@ -151,8 +153,33 @@ def _info(path: Path, source: str, manifest: dict[str, Any]) -> BundleInfo:
     )
 
 
-def scan_root(root: Path, source: str) -> tuple[list[BundleInfo], list[StoreProblem]]:
-    """Read every child directory of ``root`` with a valid name.
+def zip_problem(path: Path, results_dir: Path) -> StoreProblem | None:
+    """``path``, a file among a store root's job folders, as a problem when it is a bundle's zip
+    (the Files page's download, copied there): why it is no job, and what reopens it (the
+    Import page, or the worker's ``import`` into ``results_dir``); None for any other file.
+    Only files named ``*.zip`` are opened, as the Files page names them: the roots are listed
+    on every script run. Not reopened here: a listing writes nothing (the bundled root is
+    read-only, sessions list at once), and a reopen may give the job another id, which its
+    user should see (the Import page and the command say so)."""
+    if path.suffix.lower() != ".zip" or not is_bundle_zip(path):
+        return None
+    return StoreProblem(path, zip_reason(path, results_dir, "the results list job folders only")
+                        + "; then remove the zip from here")
+
+
+def zip_reason(path: Path, results_dir: Path, why: str) -> str:
+    """What a bundle's zip ``path`` given where a job's folder is read is, ``why`` that is no
+    job, and what reopens it as its job in ``results_dir``: the Import page, or the worker's
+    ``import`` (the job keeps its id; ``--out`` names the results folder only)."""
+    return (f"a dashboard bundle's zip (the Files page's download), not a job's folder: {why}. "
+            "Reopen it as its job on the Import page, or: python -m profiling_worker import "
+            f"{path} --out {results_dir / path.stem}")
+
+
+def scan_root(root: Path, source: str, results_dir: Path | None = None
+              ) -> tuple[list[BundleInfo], list[StoreProblem]]:
+    """Read every child directory of ``root`` with a valid name; a bundle's zip among them is a
+    problem (:func:`zip_problem`, reopened into ``results_dir``, default ``root``).
 
     Returns:
         (bundles, problems); a missing ``root`` gives two empty lists.
@@ -162,7 +189,10 @@ def scan_root(root: Path, source: str) -> tuple[list[BundleInfo], list[StoreProb
     if not root.is_dir():
         return bundles, problems
     for child in sorted(root.iterdir()):
-        if not child.is_dir() or child.name.startswith(".") or not JOB_ID_RE.match(child.name):
+        if not child.is_dir():
+            problems += filter(None, [zip_problem(child, results_dir or root)])
+            continue
+        if child.name.startswith(".") or not JOB_ID_RE.match(child.name):
             continue
         try:
             bundles.append(_listed(child, source))
@@ -219,7 +249,7 @@ def list_bundles(results_dir: Path, bundled_dir: Path | None = None
     local, problems = scan_root(results_dir, SOURCE_LOCAL)
     bundled: list[BundleInfo] = []
     if bundled_dir is not None and bundled_dir.resolve() != results_dir.resolve():
-        bundled, more = scan_root(bundled_dir, SOURCE_BUNDLED)
+        bundled, more = scan_root(bundled_dir, SOURCE_BUNDLED, results_dir)
         problems += more
     seen = {b.job_id for b in local}
     merged = local + [b for b in bundled if b.job_id not in seen]

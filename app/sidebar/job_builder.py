@@ -96,6 +96,9 @@ def collectors_help(user: Mapping[str, Mapping[str, Any]]) -> str:
     return COLLECTORS_HELP + ("\n\nYour collectors:\n" + "\n".join(lines) if lines else "")
 
 
+#: The fields drawn above the form: a choice reruns the app, so what follows from it (the size
+#: fields, the greyed-out fields) follows at once.
+ABOVE_FORM = ("kernels", "backend", "metric_preset")
 #: The form's buttons, as they are labelled: each sends the form and has its values checked.
 BUTTONS = ("Run", "Pre-flight")
 
@@ -196,8 +199,12 @@ def form_defaults(backend: str, catalog: spec_form.Catalog) -> dict[str, Any]:
 #: mirrored into the URL as ``?kernels=…&sizes=…&runs=…`` (and ``?param-<name>=…`` per parameter
 #: of a kernel with several) once they differ from the form's own defaults.
 URL_FIELDS = ("kernels", "sizes", "runs")
-#: A link's choice of backend (``?backend=cpu``): read with :data:`URL_FIELDS`, not mirrored.
+#: A link's choice of backend (``?backend=cpu``): read apart from :data:`URL_FIELDS` (checked
+#: against the backends that run here, :func:`backend_here`), mirrored as they are (a fresh
+#: user's find: a reload put the backend picked back to the form's own).
 URL_BACKEND = "backend"
+#: The query parameters :func:`mirror_to_url` writes, besides each ``param-<name>``.
+URL_MIRRORED = (*URL_FIELDS, URL_BACKEND)
 #: Every query parameter the app reads: the form's, the shown job (``?job=``), a compare link's
 #: pair and a deep dive's pinned baseline (:mod:`app.ui.state`), and Streamlit's own (embed).
 #: Any other a link holds is said to be ignored (:func:`link_errors`).
@@ -294,22 +301,22 @@ def check_url_values(values: Mapping[str, Any]) -> None:
 
 def mirror_to_url(values: Mapping[str, Any], defaults: Mapping[str, Any],
                   params: tuple[str, ...]) -> None:
-    """Write the :data:`URL_FIELDS` of ``values`` that differ from the form's own ``defaults``
-    (and the fields of ``params``, the parameters of a kernel with several) into the URL, and
-    drop the others. Called on every run: a page switch keeps only ``?job=``."""
+    """Write the :data:`URL_MIRRORED` fields of ``values`` that differ from the form's own
+    ``defaults`` (and the fields of ``params``, the parameters of a kernel with several) into
+    the URL, and drop the others. Called on every run: a page switch keeps only ``?job=``."""
     def differs(field: str) -> bool:
         value, default = values.get(field), defaults.get(field)
         if isinstance(value, list):
             return value != default
         return value not in (None, "") and str(value).strip() != str(default)
 
-    wanted: dict[str, Any] = {f: values[f] for f in URL_FIELDS if differs(f)}
+    wanted: dict[str, Any] = {f: values[f] for f in URL_MIRRORED if differs(f)}
     if "kernels" in wanted:
         wanted["kernels"] = [str(kid) for kid in wanted["kernels"]]
     typed = values.get("params") or {}
     wanted.update({PARAM_PREFIX + name: typed[name] for name in params
                    if isinstance(typed.get(name), str)})
-    for key in [*URL_FIELDS, *(q for q in st.query_params if q.startswith(PARAM_PREFIX))]:
+    for key in [*URL_MIRRORED, *(q for q in st.query_params if q.startswith(PARAM_PREFIX))]:
         if key not in wanted and key in st.query_params:
             del st.query_params[key]
     for key, value in wanted.items():
@@ -426,8 +433,9 @@ def render_job_builder(best_backend: str) -> dict[str, Any]:
                              if kid in catalog else kid)
     info = catalog.get(kernels[0]) if kernels else None
     # outside the form too: a backend chosen reruns the app, so the size fields (a cpu
-    # kernel's own sizes) and the Options' notes of what a backend does not send (GPU index,
-    # torch threads) follow it at once, not after Run or Pre-flight (a fresh user's find)
+    # kernel's own sizes) and the fields a backend does not send (greyed out, the Options'
+    # note: GPU options on the host, torch threads on a GPU) follow it at once, not after Run
+    # or Pre-flight (a fresh user's find)
     left, right = st.columns(2)
     _select(left, LABELS["backend"], B.NAMES, "backend", first,
             help="; ".join(f"{n}: {B.get(n).measures}" for n in B.NAMES))
@@ -457,9 +465,52 @@ def render_job_builder(best_backend: str) -> dict[str, Any]:
 
 def _select(where: Any, label: str, options: Iterable[str], field: str,
             first: Mapping[str, Any], **kwargs: Any) -> None:
-    """A selectbox keyed ``builder-<field>`` whose own default is ``first[field]``."""
+    """A selectbox keyed ``builder-<field>`` whose own default is ``first[field]``, greyed out
+    where the chosen backend does not send it (:func:`_sent_or_greyed`)."""
     choices = list(options)
-    where.selectbox(label, choices, index=choices.index(first[field]), key=k(field), **kwargs)
+    where.selectbox(label, choices, index=choices.index(first[field]), key=k(field),
+                    **_sent_or_greyed(field, first, kwargs))
+
+
+def chosen_backend(first: Mapping[str, Any]) -> str:
+    """The backend chosen in the form: its box sits above the form, so a choice reruns the app
+    and what follows from it (sizes, greyed fields, notes) follows at once."""
+    return str(st.session_state.get(k("backend"), first["backend"]))
+
+
+def _sent_or_greyed(field: str, first: Mapping[str, Any], kwargs: dict[str, Any]
+                    ) -> dict[str, Any]:
+    """A widget's ``kwargs``, disabled with the reason opening its help where the chosen
+    backend does not send ``field`` (:func:`app.core.spec_form.unsent`; the Options say which
+    at their top, :func:`unsent_note`). Its value is kept for another backend."""
+    backend = chosen_backend(first)
+    if field not in spec_form.unsent(backend):
+        return kwargs
+    why = f"Greyed out: not sent with the {backend} backend, which {where_it_runs(backend)}."
+    return {**kwargs, "disabled": True, "help": " ".join(filter(None, (why, kwargs.get("help"))))}
+
+
+def where_it_runs(backend: str) -> str:
+    """``runs on a GPU`` or ``runs on no GPU``: why a field is not sent with ``backend``."""
+    return f"runs on {'a' if B.on_gpu(backend) else 'no'} GPU"
+
+
+def unsent_note(backend: str) -> str:
+    """The Options' note of the fields the ``backend`` does not send, greyed out (one rule both
+    ways, :func:`app.core.spec_form.unsent`), short for the sidebar: a lone field by its label,
+    several as the greyed-out fields with those drawn above the form (:data:`ABOVE_FORM`) named;
+    on the host, the built-in collectors too: ``The cpu backend runs on no GPU: the greyed-out
+    fields (and Metrics above) are not sent with its jobs, nor the built-in (NVML) info
+    collectors (your own are).``"""
+    off = [f for f in spec_form.unsent(backend) if f in FIELDS]
+    above = [LABELS[f] for f in off if f in ABOVE_FORM]
+    if len(off) == 1:
+        what = f"the greyed-out {LABELS[off[0]]} is"
+    else:
+        what = f"the greyed-out fields{f' (and {B.said(tuple(above))} above)' if above else ''} are"
+    nvml = "" if B.on_gpu(backend) else ", nor the built-in (NVML) info collectors (your own are)"
+    return f"The {esc(backend)} backend {where_it_runs(backend)}: {esc(what)} not sent with its " \
+        f"jobs{esc(nvml)}."
 
 
 def _whole(where: Any, label: str, field: str, first: Mapping[str, Any], **kwargs: Any) -> None:
@@ -470,7 +521,7 @@ def _whole(where: Any, label: str, field: str, first: Mapping[str, Any], **kwarg
     kwargs["help"] = empty_help(kwargs.get("help"), default)
     where.text_input(label, value="" if value is None else str(value), key=k(field),
                      placeholder="nsight-python's default" if default is None
-                     else f"{default} (default)", **kwargs)
+                     else f"{default} (default)", **_sent_or_greyed(field, first, kwargs))
 
 
 def empty_help(text: str | None, default: object) -> str:
@@ -498,7 +549,7 @@ def _size_fields(info: Any, first: Mapping[str, Any], from_url: Mapping[str, Any
     if any(key not in st.session_state for key in keys):  # another kernel: its own defaults
         for key in (*keys, k("combine")):
             st.session_state.pop(key, None)
-    cpu = not B.on_gpu(st.session_state.get(k("backend"), first["backend"])) and info.cpu_configs
+    cpu = not B.on_gpu(chosen_backend(first)) and info.cpu_configs
     values, mode = config_grid.split(info.cpu_configs if cpu else info.default_configs,
                                      params)  # the kernel's defaults, and how they combine
     for p, key in zip(params, keys):
@@ -524,10 +575,13 @@ def _options_box(first: Mapping[str, Any]) -> None:
 
 
 def _options(first: Mapping[str, Any]) -> None:
+    backend = chosen_backend(first)
+    st.caption(unsent_note(backend))
     _select(st, LABELS["size_preset"], spec_form.SIZE_PRESETS, "size_preset", first,
             format_func=spec_form.SIZE_PRESETS.get, help=spec_form.SIZE_PRESETS_HELP)
     st.text_input(LABELS["extra_metrics"], value=first["extra_metrics"],
-                  key=k("extra_metrics"), placeholder="e.g. l1tex__t_bytes.sum")
+                  key=k("extra_metrics"), placeholder="e.g. l1tex__t_bytes.sum",
+                  **_sent_or_greyed("extra_metrics", first, {}))
     left, right = st.columns(2)
     _select(left, LABELS["cache_control"], spec_schema.CACHE_CONTROLS, "cache_control", first)
     _select(right, LABELS["clock_control"], spec_schema.CLOCK_CONTROLS, "clock_control", first)
@@ -552,12 +606,9 @@ def _options(first: Mapping[str, Any]) -> None:
     _whole(right, LABELS["gpu"], "gpu", first,
            help="0-based among the GPUs visible to the worker: under an inherited "
                 "CUDA_VISIBLE_DEVICES (Slurm, a container) 0 is the first GPU it lists")
-    backend = st.session_state.get(k("backend"), first["backend"])
     _gpu_caption(spec_form.whole_number(st.session_state.get(k("gpu"), first["gpu"])), backend)
     _whole(st, LABELS["cpu_threads"], "cpu_threads", first,
            help=spec_form.cpu_threads_help(usable_cpus()))
-    _threads_caption(spec_form.whole_number(st.session_state.get(k("cpu_threads"),
-                                                                 first["cpu_threads"])), backend)
     st.text_area(LABELS["ignore_kernels"], value=first["ignore_kernels"],
                  key=k("ignore_kernels"), height=68, placeholder="re:distribution_elementwise",
                  help=spec_form.IGNORE_HELP)
@@ -572,11 +623,9 @@ def _options(first: Mapping[str, Any]) -> None:
 
 
 def _gpu_caption(index: object, backend: str) -> None:
-    """Which physical GPU the index names, from the worker's environment report; for a backend
-    that runs on no GPU, that the index is not used."""
+    """Which physical GPU the index names, from the worker's environment report (on a GPU
+    backend: the host's greys the index out, :func:`unsent_note`)."""
     if not B.on_gpu(backend):
-        st.caption(f"The {esc(backend)} backend runs on no GPU: the GPU index is not used "
-                   "(leave it at 0).")
         return
     gpu = spec_form.visible_gpu(cached.env_report(), index) if isinstance(index, int) else None
     if gpu:
@@ -590,14 +639,6 @@ def usable_cpus() -> int:
         return len(os.sched_getaffinity(0))
     except AttributeError:  # no affinity on this OS
         return os.cpu_count() or 1
-
-
-def _threads_caption(threads: object, backend: str) -> None:
-    """For a GPU backend with torch threads other than the default: that they are not sent (a
-    GPU job ignores them)."""
-    if B.on_gpu(backend) and threads not in (None, spec_schema.SPEC_DEFAULTS["cpu_threads"]):
-        st.caption(f"The {esc(backend)} backend ignores the torch threads (cpu backend only): "
-                   "its jobs are sent without them.")
 
 
 def _errors(values: Mapping[str, Any], shown: Mapping[str, str]) -> None:

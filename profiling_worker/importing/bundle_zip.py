@@ -309,20 +309,41 @@ def _import(path: Path, out_dir: Path, reserved: Collection[Path]) -> dict[str, 
             "files": [name], "note": note}
 
 
+def is_bundle_zip(path: Path) -> bool:
+    """True when the file ``path`` holds a bundle's zip (:func:`bundle_root`); a zip of several
+    bundles counts (its import says why it is refused)."""
+    try:
+        return path.is_file() and bundle_root(path) is not None
+    except ImportFailed:
+        return True
+
+
+#: The note on a bundle zip found in a folder given to ``import``: not read into the bundle of
+#: the folder's other files, reopened on its own (:func:`split_sources`).
+REOPENED_ON_ITS_OWN = f"{WORDS}, reopened as its own job"
+
+
 def split_sources(sources: Sequence[Path]) -> tuple[list[Path], list[Path]]:
-    """The bundle zips among ``sources`` (files given by name whose content is a bundle's zip:
-    :func:`bundle_root`) and the rest, each in its order. A zip with several bundles counts as a
-    bundle zip (its import says why it is refused)."""
+    """The bundle zips among ``sources`` (:func:`is_bundle_zip`: files given by name, and the
+    files of a folder given, as the folder's other files are read) and the rest, each in its
+    order. A folder stays among the rest unless it held bundle zips and nothing else: its other
+    files make their own import, which notes the zips (:data:`REOPENED_ON_ITS_OWN`). A fresh
+    user's find: a folder's bundle zip was left out as "a zip archive with no manifest.json",
+    which it has; a user who gives the folder expects what naming each file does."""
     zips: list[Path] = []
     rest: list[Path] = []
     for src in map(Path, sources):
-        try:
-            is_bundle = src.is_file() and bundle_root(src) is not None
-        except ImportFailed:
-            is_bundle = True
-        (zips if is_bundle else rest).append(src)
+        if not src.is_dir():
+            (zips if is_bundle_zip(src) else rest).append(src)
+            continue
+        files = sorted(p for p in src.iterdir() if p.is_file())
+        inside = [p for p in files if is_bundle_zip(p)]
+        zips += inside
+        if not inside or len(inside) < len(files):
+            rest.append(src)
     return zips, rest
 
 
-__all__ = ["MAX_ENTRIES", "WORDS", "bundle_root", "bundle_root_of", "check_entries", "extract",
-           "import_bundle_zip", "is_zip", "manifest_root", "split_sources"]
+__all__ = ["MAX_ENTRIES", "REOPENED_ON_ITS_OWN", "WORDS", "bundle_root", "bundle_root_of",
+           "check_entries", "extract", "import_bundle_zip", "is_bundle_zip", "is_zip",
+           "manifest_root", "split_sources"]

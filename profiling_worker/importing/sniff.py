@@ -24,8 +24,10 @@ from profiling_worker.importing import bundle_zip, kinds as R, refusals as X
 # Re-exported (the "as" form says so to mypy): the app imports it from here.
 from profiling_worker.importing.refusals import HINT_NCU_EXPORT as HINT_NCU_EXPORT
 from profiling_worker.importing.refusals import Refused as Refused
-# The Import page tells a bundle's zip (saved as .zip, reopened by the worker) from here.
+# The Import page tells a bundle's zip (saved as .zip, reopened by the worker) from here, and
+# the result store one copied among its job folders.
 from profiling_worker.importing.bundle_zip import bundle_root_of as bundle_root_of
+from profiling_worker.importing.bundle_zip import is_bundle_zip as is_bundle_zip
 
 _HEAD_BYTES = 64 * 1024
 _GZIP_MAGIC = b"\x1f\x8b"
@@ -350,7 +352,9 @@ def _natural(p: Path) -> list[int | str]:
 
 def gather(sources: Sequence[Path]) -> tuple[list[Sniffed], list[str]]:
     """The recognised files among ``sources`` (folders expanded, files in natural name order)
-    and notes on the files of a folder that were left out (``name: what it is``).
+    and notes on the files of a folder that were left out (``name: what it is``; a bundle's
+    zip: that the import command reopens it as its own job,
+    :func:`~.bundle_zip.split_sources`).
 
     Raises:
         ImportFailed: a source does not exist, or a file given by name is of no supported kind
@@ -362,10 +366,12 @@ def gather(sources: Sequence[Path]) -> tuple[list[Sniffed], list[str]]:
         if src.is_dir():
             for p in sorted((p for p in src.iterdir() if p.is_file()), key=_natural):
                 s = sniff(p)
-                if s is None:
-                    ignored.append(f"{p.name}: {describe_unknown(p, _head(p))}")
-                else:
+                if s is not None:
                     found.append(s)
+                elif bundle_zip.is_bundle_zip(p):  # reopened by the import command
+                    ignored.append(f"{p.name}: {bundle_zip.REOPENED_ON_ITS_OWN}")
+                else:
+                    ignored.append(f"{p.name}: {describe_unknown(p, _head(p))}")
         elif src.is_file():
             s = sniff(src)
             if s is None:

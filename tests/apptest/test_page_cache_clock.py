@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from apptest_helpers import plotly_specs, texts, unescape
+from apptest_helpers import JOB_ID, plotly_specs, texts, unescape
 from tests.scenarios import SCENARIOS
 
 
@@ -28,6 +28,19 @@ def test_job_without_variants_says_how_to_add_one(store, monkeypatch, app) -> No
     at = app("cache_clock", query={"job": "h200-ncu-softmax"})
     assert not at.exception
     assert "run this job again with the other cache_control" in texts(at)
+
+
+def test_a_cpu_job_is_not_told_to_vary_what_its_backend_never_applies(seeded, app) -> None:
+    """A fresh user's find: a cpu job was told to run again "with the other cache_control or
+    clock_control", which the form greys out for the cpu backend and the worker ignores (one
+    rule: backends.unused)."""
+    at = app("cache_clock", query={"job": JOB_ID})
+    assert not at.exception, at.exception
+    shown = texts(at)
+    assert "run this job again with the other cache_control" not in shown
+    assert ("The cpu backend runs on no GPU: it applies no cache_control or clock_control "
+            "(greyed out in the form, never sent), so this job has no variant here. Run the "
+            "same job on a GPU backend (ncu, cupti or events) to compare them.") in shown
 
 
 def test_points_whose_runs_failed_the_run_audit_are_marked_and_named(store, monkeypatch,

@@ -3,7 +3,7 @@ kernel clocks, thermal_mode comparison; and a job without collectors."""
 
 from __future__ import annotations
 
-from apptest_helpers import plotly_specs, texts
+from apptest_helpers import JOB_ID, plotly_specs, texts
 from tests.scenarios import SCENARIOS
 
 
@@ -79,6 +79,25 @@ def test_thermal_comparison_needs_two_thermal_modes(store, app) -> None:
     assert "with different thermal_mode, so there is nothing to compare" in texts(at)
     assert not _thermal_titles(at)
     assert not any("ThermalMode" in d.value.columns for d in at.dataframe)
+
+
+def test_cpu_jobs_are_no_thermal_mode_pair(seeded, app) -> None:
+    """A fresh user's find: two cpu jobs that differ only in thermal_mode (the form sent it with
+    the cpu backend before it was greyed out there) were compared as if it had paused them; the
+    cpu backend applies no thermal_mode, so only ncu and cupti jobs are paired."""
+    import json
+    import shutil
+
+    twin = seeded["results"] / f"{JOB_ID}-off"
+    shutil.copytree(seeded["results"] / JOB_ID, twin)
+    manifest = json.loads((twin / "manifest.json").read_text())
+    manifest["job_id"], manifest["spec"]["thermal_mode"] = twin.name, "off"
+    (twin / "manifest.json").write_text(json.dumps(manifest))
+    at = app("clocks_thermal", query={"job": JOB_ID})
+    assert not at.exception, at.exception
+    assert ("This needs two finished jobs of a backend that applies thermal_mode (ncu or cupti), "
+            "e.g. the same kernels with thermal_mode auto and off.") in texts(at)
+    assert not _thermal_titles(at)
 
 
 def test_thermal_comparison_of_a_job_with_itself_is_refused(store, monkeypatch, app) -> None:

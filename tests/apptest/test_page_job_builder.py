@@ -106,7 +106,10 @@ SHOWN = {"sizes": "**Sizes (n)**", "kernels": "**Kernels**", "runs": "**Runs per
 
 @pytest.mark.parametrize("change, field, message", BAD_INPUTS,
                          ids=[f"{f}-{list(c.values())[0]!s}" for c, f, _ in BAD_INPUTS])
-def test_bad_input_names_the_field_and_keeps_results(seeded, app, change, field, message) -> None:
+def test_bad_input_names_the_field_and_keeps_results(seeded, app, change, field, message,
+                                                      request) -> None:
+    if field == "metrics":  # a GPU backend's field: greyed out, not sent, on the cpu backend
+        request.getfixturevalue("one_gpu")
     at = app()
     before = at.session_state["sidebar-job"]
     _fill(at, **{"kernels": ["matmul"], "sizes": "32, 64", "runs": 3, **change})
@@ -155,7 +158,9 @@ def test_kernel_with_two_parameters_gets_one_field_each_and_zip(store, app, tmp_
     assert done.status == "done", done.error
 
 
-def test_replay_and_thermal_fields_are_submitted_and_checked_by_field(store, app) -> None:
+def test_replay_and_thermal_fields_are_submitted_and_checked_by_field(store, app,
+                                                                      one_gpu) -> None:
+    """On a GPU backend (ncu here: the cpu backend greys them out and does not send them)."""
     at = app()
     _fill(at, kernels=["matmul"], sizes="32", runs=2, replay_mode="kernel")
     at.selectbox(key="builder-replay_mode").set_value("range")
@@ -175,10 +180,11 @@ def test_replay_and_thermal_fields_are_submitted_and_checked_by_field(store, app
     assert (spec.thermal_wait, spec.thermal_cont, spec.thermal_timeout) == (20, 30, 60)
 
 
-def test_repeated_sizes_an_empty_item_and_resume_below_pause_are_refused_by_field(store,
-                                                                                   app) -> None:
+def test_repeated_sizes_an_empty_item_and_resume_below_pause_are_refused_by_field(
+        store, app, one_gpu) -> None:
     """Issue 25: the sidebar merged ``64, 64`` and ``64,,128`` without a word (the CLI refuses
-    a repeated config) and took Resume 5 °C with Pause at its default 10 °C."""
+    a repeated config) and took Resume 5 °C with Pause at its default 10 °C (a GPU backend's
+    field: ncu here)."""
     at = app()
     _fill(at, kernels=["matmul"], sizes="64, 64", runs=2)
     _submit(at)
@@ -238,10 +244,11 @@ def test_options_are_drawn_once_opened_and_submitted_as_their_defaults_before(st
     ("thermal_timeout", "-1", "**Longest pause (s)** (spec `thermal_timeout`): -1 is out of "
                               "range", "Fix: set Longest pause (s) between 1 and 3,600."),
 ])
-def test_errors_name_the_field_by_its_label_on_screen(store, app, field, typed, shown,
+def test_errors_name_the_field_by_its_label_on_screen(store, app, one_gpu, field, typed, shown,
                                                       fix) -> None:
     """The message and its fix name the control as the form labels it (a fresh user's find:
-    "Fix: set warmup between 0 and 100" beside a box labelled "Warm-up calls")."""
+    "Fix: set warmup between 0 and 100" beside a box labelled "Warm-up calls"); on a GPU
+    backend (ncu here), which sends the GPU index and the thermal limits."""
     at = app()
     _fill(at, kernels=["matmul"], sizes="32", **{field: typed})
     _submit(at)

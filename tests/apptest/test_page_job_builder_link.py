@@ -47,6 +47,24 @@ def test_a_backend_that_runs_here_fills_the_form_without_a_word(store, app) -> N
     assert at.selectbox(key="builder-backend").value == "cpu"
 
 
+def test_a_reload_keeps_the_backend_picked(store, app, one_gpu) -> None:
+    """A fresh user's find: the backend picked in the sidebar was not written to the URL (only
+    read from it), so a reload put the form back to its own. It travels as ``?backend=`` like
+    the sizes and runs: once it differs from the form's own, across a page switch, into the
+    reloaded form; the form's own again leaves a clean URL."""
+    at = app()
+    assert at.selectbox(key="builder-backend").value == "ncu" and "backend" not in at.query_params
+    at.selectbox(key="builder-backend").set_value("cpu").run()  # no Run: picked is kept
+    assert at.query_params["backend"] == "cpu"
+    at.switch_page("app_pages/stability.py").run()
+    assert at.query_params.get("backend") == "cpu", "a page switch keeps it"
+    again = app(query=dict(at.query_params))  # the reload
+    assert not again.exception and not again.sidebar.error, _errors(again)
+    assert again.selectbox(key="builder-backend").value == "cpu"
+    again.selectbox(key="builder-backend").set_value("ncu").run()
+    assert "backend" not in again.query_params
+
+
 @pytest.mark.parametrize(("query", "said"), [
     ({"color": "red"}, "**URL**: ?color= is not a parameter this dashboard reads: ignored."),
     ({"param-zz": "3"}, "**URL**: ?param-zz= is ignored: the first kernel has one parameter, "

@@ -14,11 +14,12 @@ LABEL = "Torch threads (cpu backend)"
 
 
 def _fill(at, backend: str, threads: str) -> None:
-    """Open Options (the field is there), fill a small matmul job and click Run."""
+    """Open Options (the field is there), choose ``backend`` (its greyed fields follow it at
+    once), fill a small matmul job and click Run."""
     at.session_state["builder-options"] = True
     at.run()
+    at.selectbox(key="builder-backend").set_value(backend).run()
     at.multiselect(key="builder-kernels").set_value(["matmul"])
-    at.selectbox(key="builder-backend").set_value(backend)
     at.text_input(key="builder-sizes").set_value("32")
     at.text_input(key="builder-runs").set_value("2")
     at.text_input(key="builder-cpu_threads").set_value(threads)
@@ -60,37 +61,48 @@ def test_a_bad_thread_count_is_named_by_its_label(store, app) -> None:
 
 
 
-def test_a_gpu_backend_form_sends_one_thread_and_says_so(store, app, one_gpu) -> None:
+NOTE = "The ncu backend runs on a GPU: the greyed-out Torch threads (cpu backend) is not sent " \
+    "with its jobs."
+
+
+def test_a_gpu_backend_greys_out_the_threads_and_sends_one(store, app, one_gpu) -> None:
     """The spec's note: GPU backends ignore cpu_threads. A count left in the box from a cpu job
-    is not sent (the GPU job keeps 1 and its spec hash), and the form says why."""
+    is kept there, greyed out and not sent (the GPU job keeps 1 and its spec hash); the form
+    says why."""
     at = app()
-    _fill(at, "ncu", "4")
+    _fill(at, "cpu", "4")  # a cpu job of 4 threads: the count stays in the box
+    at.selectbox(key="builder-backend").set_value("ncu").run()
+    box = at.text_input(key="builder-cpu_threads")
+    assert (box.value, box.disabled) == ("4", True) and "Greyed out: not sent with the ncu " \
+        "backend, which runs on a GPU." in box.help
+    at.button(key="builder-submit").click().run()
     assert not at.exception and not _errors(at), _errors(at)
-    (job,) = cached.job_manager().snapshot()
-    assert (job.spec.backend, job.spec.cpu_threads) == ("ncu", 1)
-    assert ("The ncu backend ignores the torch threads (cpu backend only): its jobs are sent "
-            "without them.") in texts(at)
+    cpu, ncu = sorted(cached.job_manager().snapshot(), key=lambda j: j.spec.backend)
+    assert (cpu.spec.cpu_threads, ncu.spec.backend, ncu.spec.cpu_threads) == (4, "ncu", 1)
+    assert NOTE in texts(at)
 
 
-NOTE = ("The ncu backend ignores the torch threads (cpu backend only): its jobs are sent "
-        "without them.")
-
-
-def test_choosing_a_gpu_backend_says_at_once_that_the_threads_are_not_sent(store, app,
-                                                                          one_gpu) -> None:
-    """A fresh user's find: the note came only after Run or Pre-flight, as the backend sat
-    inside the form (a browser sends a form's widgets on submit only). The backend (and the
-    metric preset beside it) now sits outside the form, so choosing it reruns the app and the
-    Options' notes of what is not sent (torch threads, GPU index) follow at once."""
+def test_choosing_a_backend_greys_out_and_says_at_once_what_is_not_sent(store, app,
+                                                                         one_gpu) -> None:
+    """A fresh user's find: the note came only after Run or Pre-flight, for a count typed once
+    a GPU backend was chosen (the field sits inside the form, whose widgets a browser sends on
+    submit only). The note and the greyed fields now follow the backend alone, whose box sits
+    outside the form: choosing it reruns the app, so both follow at once, and on a GPU backend
+    no count can be typed (one rule both ways: the cpu backend greys out the GPU's fields)."""
     at = app()
     at.session_state["builder-options"] = True
     at.run()
     backend = at.selectbox(key="builder-backend")
     assert backend.proto.form_id == "" and at.selectbox(key="builder-metric_preset").proto.form_id == ""
     assert at.text_input(key="builder-cpu_threads").proto.form_id != ""  # still sent with Run
-    _fill(at, "cpu", "4")  # a cpu job with 4 threads: the count stays in the box
-    assert not _errors(at) and NOTE not in texts(at) and "the GPU index is not used" in texts(at)
-    at.selectbox(key="builder-backend").set_value("ncu").run()  # no Run, no Pre-flight
+    at.selectbox(key="builder-backend").set_value("cpu").run()  # no Run, no Pre-flight
+    assert not at.exception and NOTE not in texts(at)
+    assert "The cpu backend runs on no GPU: the greyed-out fields" in texts(at)
+    assert not at.text_input(key="builder-cpu_threads").disabled
+    assert at.text_input(key="builder-gpu").disabled
+    at.selectbox(key="builder-backend").set_value("ncu").run()
     assert not at.exception, at.exception
-    assert NOTE in texts(at) and "the GPU index is not used" not in texts(at)
-    assert len(cached.job_manager().snapshot()) == 1  # the cpu job alone
+    assert NOTE in texts(at) and "The cpu backend runs on no GPU" not in texts(at)
+    assert at.text_input(key="builder-cpu_threads").disabled
+    assert not at.text_input(key="builder-gpu").disabled
+    assert cached.job_manager().snapshot() == []  # nothing was sent to say it

@@ -135,6 +135,13 @@ GPU_NAMES: tuple[str, ...] = tuple(dict.fromkeys(b.name for b in ALL if b.on_gpu
 WARM_NAMES: tuple[str, ...] = tuple(dict.fromkeys(b.name for b in ALL if b.warm))
 #: Backends that can run ``runs: "auto"`` (:attr:`Backend.auto_runs`), in :data:`NAMES` order.
 AUTO_NAMES: tuple[str, ...] = tuple(dict.fromkeys(b.name for b in ALL if b.auto_runs))
+#: The spec's fields only a backend that runs on a GPU uses: its run options (:data:`OPTIONS`),
+#: the thermal limits, the GPU index, the NVML sampler's period (ms) and the Nsight Compute
+#: section set. The host backend times on the CPU and never reads them.
+GPU_ONLY: tuple[str, ...] = (*OPTIONS, "thermal_wait", "thermal_cont", "thermal_timeout", "gpu",
+                             "nvml_interval_ms", "section_set")
+#: The spec's fields only the host backend uses: the torch threads it times with.
+HOST_ONLY: tuple[str, ...] = ("cpu_threads",)
 
 
 def said(names: tuple[str, ...], last: str = "and") -> str:
@@ -192,6 +199,13 @@ def on_gpu(name: str | None) -> bool:
     """True when the backend ``name`` runs on a GPU; unknown names count as GPU
     (:func:`described`)."""
     return described(name).on_gpu
+
+
+def unused(name: str | None) -> tuple[str, ...]:
+    """The spec fields backend ``name`` never uses, by where it runs: :data:`GPU_ONLY` on the
+    host, :data:`HOST_ONLY` on a GPU (unknown names count as GPU, :func:`on_gpu`). The one
+    rule the sidebar form greys out and leaves out of a job by, both ways."""
+    return HOST_ONLY if on_gpu(name) else GPU_ONLY
 
 
 def tools(name: str | None) -> tuple[Tool, ...]:

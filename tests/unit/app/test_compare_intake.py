@@ -34,3 +34,22 @@ def test_refusals_name_the_fix(tmp_path: Path) -> None:
     with pytest.raises(CompareIntakeError, match="not a result bundle"):
         into_store(tmp_path, tmp_path / "results", SCENARIOS)
     assert compare_url("::", 8501, "a", "b") == "http://localhost:8501/compare?baseline=a&candidate=b"
+
+
+def test_a_bundle_zip_is_said_with_what_reopens_it(tmp_path: Path) -> None:
+    """A fresh user's find: the Files page's zip given to --compare was "not a result bundle (no
+    manifest.json)", which it holds; it is said as the result store says a zip among its
+    folders, with the command that reopens it."""
+    from app.core.bundle_files import zip_bundle
+    from tests.scenarios import scenario
+
+    zipped = tmp_path / "shared.zip"
+    zipped.write_bytes(zip_bundle(scenario("h200-cupti-matmul-sweep")).read())
+    results = tmp_path / "results"
+    with pytest.raises(CompareIntakeError) as refused:
+        into_store(zipped, results, SCENARIOS)
+    assert str(refused.value) == (
+        f"--compare {zipped}: a dashboard bundle's zip (the Files page's download), not a job's "
+        "folder: --compare opens job folders. Reopen it as its job on the Import page, or: "
+        f"python -m profiling_worker import {zipped} --out {results / 'shared'}, then give its "
+        "folder")

@@ -138,3 +138,31 @@ def test_unsafe_ids_never_escape_the_results_dir(dirs, tmp_path) -> None:
         result_store.delete_bundle(dirs["results"], "../bundled")
     with pytest.raises(FileNotFoundError):
         result_store.delete_bundle(dirs["results"], "h200-ncu-j1-fp16")
+
+
+def test_a_bundle_zip_among_the_job_folders_is_said_with_what_reopens_it(dirs) -> None:
+    """A fresh user's find: the Files page's zip copied into the results (or bundled) folder was
+    skipped without a word, as any file is. It is no job until reopened, so it is listed as a
+    problem saying so and what reopens it (into the results folder); other zips and files are
+    not the store's business. The index and the listing (History's fallback) say the same."""
+    from app.core.bundle_files import zip_bundle
+    from tests.scenarios import scenario
+
+    here, there = dirs["results"] / "shared.zip", dirs["bundled"] / "h200-cupti-gate-base.zip"
+    here.write_bytes(zip_bundle(scenario("h200-cupti-gate-base")).read())
+    there.write_bytes(here.read_bytes())
+    (dirs["results"] / "empty.zip").write_bytes(b"PK\x05\x06" + bytes(18))  # a zip, no bundle
+    (dirs["results"] / "readme.txt").write_text("notes")
+    got = H.sync(dirs["results"], dirs["bundled"])
+    listed, problems = result_store.list_bundles(dirs["results"], dirs["bundled"])
+    for said in (got.problems, problems):
+        assert [p.path for p in said] == [here, there]
+        assert all(p.reason.startswith("a dashboard bundle's zip (the Files page's download), "
+                                       "not a job's folder: the results list job folders only. "
+                                       "Reopen it as its job on the Import page, or: python -m "
+                                       "profiling_worker import ") for p in said)
+        assert said[0].reason.endswith(f"import {here} --out {dirs['results'] / 'shared'}; then "
+                                       "remove the zip from here")
+        assert f"--out {dirs['results'] / 'h200-cupti-gate-base'};" in said[1].reason
+    assert "h200-cupti-gate-base" not in {b.job_id for b in listed}
+    assert sorted(r.job_id for r in H.rows(dirs["results"])) == sorted(b.job_id for b in listed)

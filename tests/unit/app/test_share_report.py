@@ -12,6 +12,7 @@ import plotly.offline
 import pytest
 
 from profiling_worker.bundle.loader import load_bundle
+from app.core.bundle_files import zip_bundle
 from app.core.share import document as H
 from app.core.share.build import comparison_report, job_report
 from app.core.share.verdict import MAX_BYTES, decision, judged
@@ -96,6 +97,14 @@ def test_cli_writes_the_report_without_starting_a_server(tmp_path: Path, capsys)
     with pytest.raises(SystemExit):
         cli.main(["--report", str(tmp_path / "no-such-bundle"), "--out", str(tmp_path / "x")])
     assert "--report:" in capsys.readouterr().err and not (tmp_path / "x").exists()
+    zipped = tmp_path / "shared.zip"  # the Files page's download: said, with what reopens it
+    zipped.write_bytes(zip_bundle(load_bundle(SCENARIOS / "h200-cupti-gate-base")).read())
+    with pytest.raises(SystemExit):
+        cli.main(["--report", str(zipped), "--out", str(tmp_path / "x")])
+    err = " ".join(capsys.readouterr().err.split())
+    assert (f"--report {zipped}: a dashboard bundle's zip (the Files page's download), not a "
+            "job's folder: --report reads job folders. Reopen it as its job on the Import page, "
+            f"or: python -m profiling_worker import {zipped} --out ") in err, err
     out = tmp_path / "pair.html"
     assert cli.main(["--report", str(SCENARIOS / "h200-cupti-gate-base"),
                      str(SCENARIOS / "h200-cupti-gate-again"), "--max-slowdown", "5%",

@@ -12,6 +12,8 @@ FORM = {"kernels": ["matmul"], "annotations": [], "size_preset": "typed", "sizes
         "runs": 3, "backend": "cpu", "metric_preset": "timing", "extra_metrics": "",
         "cache_control": "all", "clock_control": "none", "thermal_mode": "auto", "warmup": 1,
         "gpu": 0, "label": ""}
+#: The same form on a GPU backend: the fields only a GPU backend uses are sent with it.
+GPU_FORM = {**FORM, "backend": "ncu"}
 
 
 def test_valid_form() -> None:
@@ -36,7 +38,7 @@ def test_bad_sizes_name_the_sizes_field(sizes: str, text: str) -> None:
                                            ({"extra_metrics": "not a metric"}, "metrics"),
                                            ({"gpu": -1}, "gpu")])
 def test_schema_errors_keep_their_field(change: dict, field: str) -> None:
-    spec, errors = spec_form.to_job_spec({**FORM, **change})
+    spec, errors = spec_form.to_job_spec({**GPU_FORM, **change})
     assert spec is None and field in [e.field for e in errors]
 
 
@@ -51,7 +53,7 @@ def test_schema_errors_keep_their_field(change: dict, field: str) -> None:
 ])
 def test_whole_number_fields_typed_as_text_name_what_is_wrong(field: str, typed: str,
                                                                 text: str) -> None:
-    spec, errors = spec_form.to_job_spec({**FORM, field: typed})
+    spec, errors = spec_form.to_job_spec({**GPU_FORM, field: typed})
     assert spec is None and [e.field for e in errors] == [field]
     assert text in errors[0].message
 
@@ -59,7 +61,7 @@ def test_whole_number_fields_typed_as_text_name_what_is_wrong(field: str, typed:
 def test_whole_number_fields_read_plain_digits_and_empty_as_the_default() -> None:
     from profiling_worker.bundle.schema.spec import SPEC_DEFAULTS
 
-    spec, errors = spec_form.to_job_spec({**FORM, "runs": " 25 ", "warmup": "+2", "gpu": "0",
+    spec, errors = spec_form.to_job_spec({**GPU_FORM, "runs": " 25 ", "warmup": "+2", "gpu": "0",
                                           "thermal_timeout": ""})
     assert errors == [] and (spec.runs, spec.warmup, spec.gpu) == (25, 2, 0)
     assert spec.thermal_timeout is None  # empty: nsight-python's default
@@ -192,3 +194,53 @@ def test_cpu_threads_help_names_the_usable_cpus_and_the_backend() -> None:
     text = spec_form.cpu_threads_help(2)
     assert "cpu backend only" in text and "2 usable CPUs" in text and "warns" in text
     assert "1 usable CPU:" in spec_form.cpu_threads_help(1)
+
+
+#: Every GPU-only field of the form set to other than its default, as a user may have left them
+#: before choosing the cpu backend.
+GPU_ONLY_SET = {"metric_preset": "bound", "extra_metrics": "l1tex__t_bytes.sum",
+                "cache_control": "none", "clock_control": "base", "replay_mode": "range",
+                "thermal_mode": "manual", "thermal_wait": "5", "thermal_cont": "30",
+                "thermal_timeout": "60", "gpu": "3", "collectors": ["sm_clock", "unix_time"]}
+
+
+def test_a_cpu_form_sends_no_gpu_only_value_and_keeps_its_hash() -> None:
+    """A fresh user's find: the GPU options were sent with a cpu job. They are left out (the
+    form greys them out: :func:`spec_form.unsent`, the same rule that leaves the torch threads
+    out of a GPU job), so the job is the default form's, hash and all (before the rule, the
+    GPU index 3 was refused and the cache control changed the hash); the user's own collector
+    is sent, the built-in NVML one is not."""
+    raw, errors = spec_form.build_raw_spec({**FORM, **GPU_ONLY_SET})
+    assert errors == []
+    assert not set(raw) & {"cache_control", "clock_control", "replay_mode", "thermal_mode",
+                           "thermal_wait", "thermal_cont", "thermal_timeout"}
+    assert raw["gpu"] is None and raw["metrics"] == ["gpu__time_duration.sum"]
+    assert raw["collectors"] == ["unix_time"]
+    spec, errors = spec_form.to_job_spec({**FORM, **GPU_ONLY_SET, "collectors": []})
+    assert errors == [] and spec.spec_hash() == spec_form.to_job_spec(FORM)[0].spec_hash()
+    gpu, errors = spec_form.to_job_spec({**GPU_FORM, **GPU_ONLY_SET, "gpu": "0"})
+    assert errors == [] and (gpu.cache_control, gpu.thermal_wait, gpu.metrics[-1],
+                             gpu.collectors) == ("none", 5, "l1tex__t_bytes.sum",
+                                                 ("sm_clock", "unix_time"))
+
+
+def test_the_form_fields_not_sent_are_one_rule_both_ways() -> None:
+    from profiling_worker.bundle.schema import backends as B
+
+    assert spec_form.unsent("cpu") == ("metric_preset", "extra_metrics", *B.GPU_ONLY)
+    for backend in B.GPU_NAMES:
+        assert spec_form.unsent(backend) == B.HOST_ONLY == ("cpu_threads",)
+
+
+@pytest.mark.parametrize("backend, spec_hash", [("cpu", "e44bc834624fa323"),
+                                                ("ncu", "7aa56ec385bb049b"),
+                                                ("cupti", "b4cb34624dc7999b"),
+                                                ("events", "82f3d3646bce2364")])
+def test_a_default_form_keeps_the_spec_hash_it_had(backend: str, spec_hash: str) -> None:
+    """The hashes of the default forms before the fields a backend does not use were left out
+    (a twin or a compare of an older job finds it by them)."""
+    from app.sidebar import job_builder
+
+    catalog = spec_form.builtin_catalog()
+    spec, errors = spec_form.to_job_spec(job_builder.form_defaults(backend, catalog), catalog)
+    assert errors == [] and spec.spec_hash() == spec_hash

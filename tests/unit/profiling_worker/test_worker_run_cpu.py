@@ -196,3 +196,18 @@ def test_a_gpu_backend_says_it_ignores_cpu_threads():
         "the cupti backend does not apply cpu_threads 2 (the cpu backend's torch threads); "
         "ignored"]
     assert _ignored_by_backend(validate_spec({**raw, "cpu_threads": 1}), raw) == []
+
+
+def test_the_cpu_backend_says_it_ignores_every_gpu_only_field():
+    """The rule the form greys fields out by (backends.unused) is the worker's note too: a CLI
+    spec's thermal limits and NVML period on the cpu backend were ignored without a word."""
+    from profiling_worker.bundle.schema.spec import validate_spec
+    from profiling_worker.job.runner import _ignored_by_backend
+
+    raw = {"kernels": ["matmul"], "configs": [{"n": 16}], "backend": "cpu", "thermal_wait": 5,
+           "thermal_cont": 30, "nvml_interval_ms": 10, "clock_control": "base"}
+    assert _ignored_by_backend(validate_spec(raw), raw) == [
+        "the cpu backend does not apply clock_control 'base'; ignored",
+        "the cpu backend does not apply thermal_wait 5; ignored",
+        "the cpu backend does not apply thermal_cont 30; ignored",
+        "the cpu backend does not apply nvml_interval_ms 10; ignored"]

@@ -219,3 +219,41 @@ def test_the_cli_reopens_a_bundle_zip_beside_other_files(tmp_path) -> None:
     assert proc.returncode == 0, proc.stdout + proc.stderr
     assert [(e["event"], Path(e["bundle"]).name) for e in events] == [
         ("result", JOB), ("result", "import-x")]
+
+
+def test_a_folders_bundle_zip_is_reopened_not_left_out_as_no_bundle(tmp_path) -> None:
+    """A fresh user's find: ``import DIR`` left a bundle zip of the folder out as "a zip archive
+    with no manifest.json at its root or one folder deep", which it has. The folder's bundle
+    zips are reopened as their jobs, as when each is named; the folder's other files make their
+    own import, which notes the zip as reopened; a folder of bundle zips alone is no import."""
+    from profiling_worker.importing.sniff import gather
+
+    folder = tmp_path / "shared"
+    folder.mkdir()
+    zipped = _files_page_zip(folder)
+    raw = REPO / "tests" / "fixtures" / "h200_import" / "ncu_plain" / "raw.csv"
+    assert bundle_zip.split_sources([folder]) == ([zipped], [])
+    (folder / "raw.csv").write_bytes(raw.read_bytes())
+    assert bundle_zip.split_sources([folder]) == ([zipped], [folder])
+    found, left = gather([folder])
+    assert [s.path.name for s in found] == ["raw.csv"]
+    assert left == [f"{JOB}.zip: a dashboard bundle (zip), reopened as its own job"]
+
+
+def test_the_cli_reopens_the_bundle_zip_of_a_folder(tmp_path) -> None:
+    folder = tmp_path / "shared"
+    folder.mkdir()
+    _files_page_zip(folder)
+    (folder / "raw.csv").write_bytes(
+        (REPO / "tests" / "fixtures" / "h200_import" / "ncu_plain" / "raw.csv").read_bytes())
+    results, bundled = tmp_path / "results", tmp_path / "bundled"
+    bundled.mkdir()
+    env = {**os.environ, "KPROF_BUNDLED_DIR": str(bundled), "PYTHONPATH": str(REPO)}
+    proc = subprocess.run([sys.executable, "-m", "profiling_worker", "import", str(folder),
+                           "--out", str(results / "import-x"), "--each"],
+                          capture_output=True, text=True, env=env, check=False, cwd=REPO)
+    events = [json.loads(line) for line in proc.stdout.splitlines() if line.startswith("{")]
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    assert [(e["event"], Path(e["bundle"]).name) for e in events] == [
+        ("result", JOB), ("result", "import-x")]
+    assert load_bundle(results / JOB).job_id == JOB

@@ -1,0 +1,46 @@
+"""The fields a backend does not use, in a real browser: greyed out as soon as the backend is
+picked (no Run), the Options' note saying which, and the pick written to the URL
+(``?backend=``) so that a reload keeps it (a fresh user's finds)."""
+
+from __future__ import annotations
+
+import re
+
+import pytest
+from playwright.sync_api import expect
+
+from tests.e2e.conftest import (AppServer, choose_option, get_by_key, open_app,
+                                wait_for_app_run, wait_for_elements)
+
+pytestmark = pytest.mark.e2e
+
+
+def _input(page, key: str):  # type: ignore[no-untyped-def]
+    return get_by_key(page, key).locator("input").first
+
+
+def test_picking_a_backend_greys_out_what_it_does_not_send_and_keeps_it_in_the_url(
+        page, app_server: AppServer, artifacts_dir) -> None:  # type: ignore[no-untyped-def]
+    open_app(page, app_server.url)  # no GPU here: the cpu backend is the form's own
+    wait_for_elements(page)
+    get_by_key(page, "builder-options").get_by_text("Options", exact=True).click()
+    wait_for_app_run(page)
+    sidebar = page.get_by_test_id("stSidebar")
+    expect(_input(page, "builder-gpu")).to_be_disabled()
+    expect(_input(page, "builder-cpu_threads")).to_be_enabled()
+    expect(sidebar).to_contain_text("The cpu backend runs on no GPU: the greyed-out fields (and "
+                                    "Metrics above) are not sent with its jobs")
+    assert "backend=" not in page.url
+    page.screenshot(path=str(artifacts_dir / "backend-cpu.png"), full_page=True)
+    choose_option(page, "builder-backend", "cupti")
+    wait_for_app_run(page)
+    expect(_input(page, "builder-cpu_threads")).to_be_disabled()  # at once: no Run
+    expect(_input(page, "builder-gpu")).to_be_enabled()
+    expect(sidebar).to_contain_text("The cupti backend runs on a GPU: the greyed-out Torch "
+                                    "threads (cpu backend) is not sent with its jobs.")
+    expect(page).to_have_url(re.compile(r"[?&]backend=cupti\b"))
+    page.screenshot(path=str(artifacts_dir / "backend-cupti.png"), full_page=True)
+    page.reload()  # a new session on this URL: the link's backend, checked as Run would
+    wait_for_app_run(page)
+    expect(sidebar.get_by_test_id("stAlertContentError")).to_contain_text(
+        "cupti in the link cannot run here")  # no GPU here; on a GPU node the form takes it
