@@ -188,7 +188,8 @@ def warm_text(run: str) -> str:
 #: 2-core machine) the docs quote (issue 40).
 POST_AB_RUNS = ("post-processing-ab-1205-speed", "post-processing-ab-1205-warm-own",
                 "post-processing-ab-1205-s10", "post-processing-ab-1205-s11",
-                "post-processing-ab-1205-s12", "post-processing-ab-1205-s13")
+                "post-processing-ab-1205-s12", "post-processing-ab-1205-s13",
+                "post-processing-ab-1206-s19", "post-processing-ab-1206-s19-no-csv-probe")
 
 
 def post_ab(run: str) -> dict[str, dict[str, Any]]:
@@ -287,6 +288,15 @@ CPU_STAGES_S13 = (*CPU_STAGES_S10[:4],
                   ("`write_empty_table` (the empty collectors table)",
                    "tables: write_empty_table"),
                   *CPU_STAGES_S10[5:])
+
+#: The seventh session on it (issue 40, branch s19-warm-own): J1's recorded inputs with the
+#: tables' CSV copies (this branch, the table's "before" column) and without them (a probe of
+#: the branch that writes Parquet only, the "after" column; not landed: docs/performance.md
+#: says what landing it needs), beside the device run "gpu 1206-s18cold".
+CPU_STAGE_RUNS_S19 = {"before": ("warm-stages-1206-s19-csv-1", "warm-stages-1206-s19-csv-2"),
+                      "after": ("warm-stages-1206-s19-no-csv-probe-1",
+                                "warm-stages-1206-s19-no-csv-probe-2")}
+DEVICE_STAGE_RUN_S18 = "h100-1206-s18cold"
 
 
 def _stage_ms(job: dict[str, float], wall_s: float, stage: str) -> float:
@@ -899,6 +909,9 @@ def claims() -> list[tuple[str, str]]:
             for runs in (CPU_STAGE_RUNS_S13, CPU_STAGE_RUNS_S13_GATE)
             for row in cpu_stage_rows(runs, CPU_STAGES_S13, cpu_time=True,
                                       device_run=DEVICE_STAGE_RUN_S12)]
+    out += [("docs/performance.md", row)
+            for row in cpu_stage_rows(CPU_STAGE_RUNS_S19, CPU_STAGES_S13, cpu_time=True,
+                                      device_run=DEVICE_STAGE_RUN_S18)]
     for run in POST_AB_RUNS:
         for bundle in post_ab(run):
             out.append(("docs/performance.md", post_ab_text(run, bundle)))

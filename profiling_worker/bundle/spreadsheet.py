@@ -34,7 +34,8 @@ def spreadsheet_safe(frame: pd.DataFrame, look_in: Sequence[int] | None = None) 
         look_in: the positions of the only columns that may hold such a cell
             (:func:`formula_columns`); None: every text column is looked through.
     """
-    renamed = {c: _safe(c) for c in frame.columns if _safe(c) is not c}
+    # the names as a list: an Index of arrow strings (pandas 3's) iterates slowly
+    renamed = {c: _safe(c) for c in frame.columns.tolist() if _safe(c) is not c}
     if look_in is not None and not look_in and not renamed:
         return frame  # the usual table: no column to look in, so not even its dtypes are read
     text_cols = [c for i, (c, dtype) in enumerate(frame.dtypes.items())

@@ -167,11 +167,12 @@ def _write_csv(frame: pd.DataFrame, arrow: pa.Table | None, out: TextIO) -> None
     another dtype, or without ``arrow``."""
     cells = ([_csv_cells(dtype, column) for dtype, column in zip(frame.dtypes, arrow.columns)]
              if arrow is not None and arrow.num_columns == frame.shape[1] else [None])
-    if any(c is None for c in cells) or not all(isinstance(c, str) for c in frame.columns):
+    names = frame.columns.tolist()  # once, as a list: an Index of arrow strings iterates slowly
+    if any(c is None for c in cells) or not all(isinstance(c, str) for c in names):
         frame.to_csv(out, index=False)
         return
     rows = csv.writer(out, lineterminator="\n")
-    rows.writerow(frame.columns)
+    rows.writerow(names)
     rows.writerows(zip(*cells))
 
 

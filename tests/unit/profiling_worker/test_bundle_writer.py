@@ -166,6 +166,30 @@ def test_the_csv_is_pandas_to_csv_byte_for_byte(tmp_path):
             (tmp_path / "pandas.csv").read_bytes(), frame.dtypes
 
 
+def test_the_csv_reads_the_column_names_as_a_list_not_through_the_index(monkeypatch):
+    """Issue 40: pandas 3's column labels are an Index of arrow strings, which iterates one
+    pyarrow scalar at a time (about 1 us a name); the CSV's writer and the spreadsheet check
+    take the names as a list once. The text is the same (the byte tests above)."""
+    import io
+
+    from profiling_worker.bundle import writer
+    from profiling_worker.bundle.arrow_frame import to_arrow
+    from profiling_worker.bundle.spreadsheet import spreadsheet_safe
+
+    frame = sample_runs()
+    arrow = to_arrow(frame)
+
+    def refused(index):
+        raise AssertionError("the column Index was iterated")
+
+    with monkeypatch.context() as m:
+        m.setattr(pd.Index, "__iter__", refused)
+        assert spreadsheet_safe(frame, []) is frame
+        out = io.StringIO(newline="")
+        writer._write_csv(frame, arrow, out)
+    assert out.getvalue() == frame.to_csv(index=False)
+
+
 def test_a_table_made_in_memory_gives_the_files_a_streamed_one_gives(tmp_path, monkeypatch):
     """Issue 40: a table of at most IN_MEMORY_ROWS rows is made in memory and written in one
     call per file; the bytes are those of the streamed writer (pyarrow's file, csv's file) that
