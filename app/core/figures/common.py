@@ -22,16 +22,23 @@ GRID = "rgba(128,128,128,0.25)"
 REFERENCE = "rgba(128,128,128,0.9)"  # reference lines (100 %, 2 %, ratio 1)
 
 
+#: Why a mean's CI95 (not a ratio's) has no upper end, in :func:`ci95_text`: a throughput
+#: whose time interval reaches 0.
+MEAN_UNBOUNDED_NOTE = "no upper end at 95 %"
+
+
 def ci95_text(lower: Iterable[float], upper: Iterable[float], unit: str = "", digits: str = ".6g",
-              missing: str = intervals.ONE_RUN_NOTE, why: str = intervals.UNBOUNDED_NOTE
-              ) -> np.ndarray:
-    """Hover text of each point's CI95: ``CI95 = [lo, hi] unit`` (bounds formatted with
-    ``digits``); ``CI95 = [lo, unbounded) unit (why)`` where the upper bound is +inf, or NaN
-    beside a finite lower one (:func:`open_upper`; ``why`` by default
-    :data:`~profiling_worker.bundle.schema.intervals.UNBOUNDED_NOTE`, a ratio whose baseline
-    mean cannot be told from 0), ``CI95 unbounded (why)`` where neither bound is finite; or
-    ``missing`` where both are NaN (fewer than 2 runs: no interval), so a hover never reads
-    "NaN" or "inf"."""
+              missing: str = intervals.ONE_RUN_NOTE, why: str | None = None) -> np.ndarray:
+    """Hover text of each point's CI95, the one CI95 line of every chart that shows a mean or
+    ratio with its CI95: ``CI95 = [lo, hi] unit`` (bounds formatted with ``digits``);
+    ``CI95 = [lo, unbounded) unit (why)`` where the upper bound is +inf, or NaN beside a finite
+    lower one (:func:`open_upper`; ``why`` by default
+    :data:`~profiling_worker.bundle.schema.intervals.UNBOUNDED_NOTE` for a ratio, a ``unit``
+    of "×", whose baseline mean cannot be told from 0, else :data:`MEAN_UNBOUNDED_NOTE`),
+    ``CI95 unbounded (why)`` where neither bound is finite; or ``missing`` where both are NaN
+    (fewer than 2 runs: no interval), so a hover never reads "NaN" or "inf"."""
+    if why is None:
+        why = intervals.UNBOUNDED_NOTE if unit.startswith("×") else MEAN_UNBOUNDED_NOTE
     said, in_unit = (f" ({why})" if why else ""), (f" {unit}" if unit else "")
     out = []
     for lo, hi in zip(lower, upper):
@@ -55,9 +62,11 @@ RATIO_NO_CI = "no CI95 (a side has fewer than 2 runs or no StdDev)"
 
 def ratio_ci95_text(lower: Iterable[float], upper: Iterable[float]) -> np.ndarray:
     """The CI95 hover line of each ratio (candidate / baseline, ncu / cupti: unitless) of the
-    ratio charts, Compare and backends alike: :func:`ci95_text` to 4 decimals,
-    :data:`RATIO_NO_CI` where neither bound is known."""
-    return ci95_text(lower, upper, digits=".4f", missing=RATIO_NO_CI)
+    ratio charts, Compare and backends alike: :func:`ci95_text` to 4 decimals, unbounded where
+    the baseline mean cannot be told from 0, :data:`RATIO_NO_CI` where neither bound is
+    known."""
+    return ci95_text(lower, upper, digits=".4f", missing=RATIO_NO_CI,
+                     why=intervals.UNBOUNDED_NOTE)
 
 
 def open_upper(lower: npt.ArrayLike, upper: npt.ArrayLike) -> npt.NDArray[np.bool_]:

@@ -262,7 +262,9 @@ def _hover(trace, j: int) -> str:  # type: ignore[no-untyped-def]
 
 def _ci95_charts():  # type: ignore[no-untyped-def]
     """Each chart that shows a mean (or ratio) with its CI95, one point's upper bound +inf:
-    (figure, the series name, the text its hover must hold)."""
+    (figure, the series name, the text its hover must hold: a mean's open side is no ratio's
+    baseline that cannot be told from 0)."""
+    mean = common.MEAN_UNBOUNDED_NOTE
     ncu, cupti = bundled("h200-ncu-j1-fp16"), bundled("h200-cupti-j1-fp16")
     backends = backends_frame(ncu, cupti).copy()
     backends.loc[backends.index[0], F.RATIO_CI95_UPPER] = np.inf
@@ -277,16 +279,19 @@ def _ci95_charts():  # type: ignore[no-untyped-def]
             (build_compare_figure(compare), compare[C.ANNOTATION].iloc[0],
              "CI95 = [0.0000, unbounded)"),
             (build_stability_figure(summary), summary[C.ANNOTATION].iloc[0],
-             f"CI95 = [{summary[C.CI95_LOWER].iloc[0]:.6g}, unbounded) µs"),
-            (build_runs_figure(_runs_unbounded(np.inf), "Duration"), "fp16", ", unbounded) µs"),
+             f"CI95 = [{summary[C.CI95_LOWER].iloc[0]:.6g}, unbounded) µs ({mean})"),
+            (build_runs_figure(_runs_unbounded(np.inf), "Duration"), "fp16",
+             f", unbounded) µs ({mean})"),
             (build_sweep_figure(sweep, "n", host_timer=True), "copy",
-             "CI95 = [17.6, unbounded) GB/s")]
+             f"CI95 = [17.6, unbounded) GB/s ({mean})")]
 
 
 def test_every_ci95_chart_s_hover_carries_the_ci95_line() -> None:
     """The backends chart's hover had no CI95 line where the Size sweep's had one, and the
     Stability bars' read "CI95 = [x, inf]" (a reviewer's find): every chart showing a mean
-    with its CI95 writes it with common.ci95_text, "unbounded" for an open side."""
+    with its CI95 writes it with common.ci95_text, "unbounded" for an open side, and why in
+    the mean's words or the ratio's (the Stability per-run chart's said a mean's baseline
+    could not be told from 0)."""
     for fig, name, said in _ci95_charts():
         lines = [_hover(t, 0) for t in fig.data
                  if str(t.name) == str(name) or t.legendgroup == str(name)
