@@ -78,3 +78,29 @@ def test_a_small_table_of_several_units_keeps_a_format_per_unit() -> None:
     base = np.array([183_360.0, 1_535_586_414.7, 86.5977, 4_096.0])[np.arange(40) % 4]
     np.testing.assert_array_equal(el.value["CI95_Lower"], base * 0.99)  # not the shown text
     assert not [c.value for c in at.caption]
+
+
+def test_the_results_per_run_table_hands_over_the_values(  # type: ignore[no-untyped-def]
+        store, monkeypatch, app) -> None:
+    """The Results page's per-run table of the recorded h200-ncu-matmul-sweep (900 rows of ns,
+    %, Hz and byte values: over STYLED_CELLS): the frame handed to st.dataframe, which the
+    table's own toolbar CSV writes, holds every number as the bundle has it, as the page's
+    Download CSV does (each row rounded to its unit's decimals was what the toolbar CSV got: a
+    reviewer's find)."""
+    import numpy as np
+
+    from app.ui.panels import STYLED_CELLS
+    from profiling_worker.bundle.schema import columns as C
+    from profiling_worker.bundle.loader import load_bundle
+    from tests.scenarios import SCENARIOS
+
+    monkeypatch.setenv("KPROF_BUNDLED_DIR", str(SCENARIOS))
+    at = app("results", query={"job": "h200-ncu-matmul-sweep"})
+    assert not at.exception, at.exception
+    runs = load_bundle(SCENARIOS / "h200-ncu-matmul-sweep").table(C.TABLE_RUNS)
+    assert runs[C.UNIT].nunique() > 1 and runs.size > STYLED_CELLS
+    (shown,) = [d.value for d in at.dataframe if len(d.value) == len(runs)
+                and C.RUN in d.value.columns]
+    for name in runs.select_dtypes("number").columns:
+        assert pd.api.types.is_numeric_dtype(shown[name]), (name, shown[name].dtype)
+        np.testing.assert_array_equal(shown[name].to_numpy(float), runs[name].to_numpy(float))
