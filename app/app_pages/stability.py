@@ -5,6 +5,7 @@ import streamlit as st
 from profiling_worker.bundle.schema import columns as C, intervals, plausibility as P
 
 from app.core import derived, metric_roles
+from app.core.figures import common as figures_common
 from app.core.figures.stability import build_runs_figure, build_stability_figure
 from app.core.metrics import MissingData, available_metrics
 from app.core.views.stability import (StabilityOptions, metric_choices, short_kernels_text,
@@ -82,7 +83,8 @@ if runs.empty:
 else:
     label = ("Duration" if derived.is_time(metric) and metric not in metric_roles.roles(
         bundle.manifest) else metric_roles.label(bundle.manifest, metric))
-    analysis.figure_panel(cached.figure(build_runs_figure, runs, label, bundle.host_timer), runs,
-                          key=state.key(PAGE, "runs"),
-                          filename=f"{bundle.job_id}-stability-runs.csv")
+    fig = cached.figure(build_runs_figure, runs, label, bundle.host_timer)
+    analysis.figure_panel(fig, runs, key=state.key(PAGE, "runs"),
+                          filename=f"{bundle.job_id}-stability-runs.csv",
+                          note=figures_common.open_end_note(fig) or None)  # unbounded CI95s
 run_audit.details(bundle, PAGE)

@@ -220,8 +220,6 @@ def printf_text(value: float, printf: str) -> str:
         return "—"
     if value == float("inf"):
         return UNBOUNDED
-    if printf == TRIMMED:  # the shortest text of the number, as the browser's String(value)
-        return f"{int(value):,d}" if value == round(value) and abs(value) < 1e21 else f"{value:,}"
     spec = printf.removeprefix("%")
     return f"{value:{spec.removesuffix('d') + '.0f'}}" if spec.endswith("d") else f"{value:{spec}}"
 
@@ -266,13 +264,6 @@ UNIT_VALUE_COLUMNS = (C.VALUE, C.AVG, C.STD, C.MIN, C.MAX, C.MEDIAN, C.CI95_LOWE
 
 #: A fixed-point printf format of :func:`printf_format` ("%,.2f").
 _FIXED = re.compile(r"^%,\.(\d+)f$")
-
-#: The printf format of a column whose rows were rounded each to its own decimals
-#: (:meth:`ColumnDisplay.trimmed`): the number's shortest text with thousands separators
-#: (Streamlit's sprintf writes ``%g`` without a precision as JavaScript's ``String(value)``), so
-#: a whole number has no decimals ("4,096") beside a row of two ("86.6", "2.16").
-TRIMMED = "%,g"
-
 
 def _fixed_decimals(printf: str) -> int | None:
     """Decimals of a fixed-point format of :func:`printf_format` (``%,d``: 0); None for another
@@ -374,30 +365,13 @@ class ColumnDisplay:
         """Of the fixed-point formats of ``column``'s rows (``%,.2f``, ``%,.0f``, ``%,d``), the
         one with the most decimals, so no unit's rows lose digits in one format for the column
         (the family's format gave ``%,.0f`` to a per-run table of ns and % rows: 2.16 % read
-        "2"); None where a row's format is another kind (exponent form) or there is none."""
+        "2"); None where a row's format is another kind (exponent form) or there is none. A
+        whole byte count then reads "4,096.00" beside 2.16 %: rows rounded each to its own
+        decimals read "4,096", but a table's own CSV download got the rounded values."""
         decimals = [_fixed_decimals(c.printf) for c in self.cells if c.column == column]
         if not decimals or None in decimals:
             return None
         return f"%,.{max(d for d in decimals if d is not None)}f"
-
-    def trimmed(self, frame: pd.DataFrame, column: str) -> pd.Series | None:
-        """``column`` of ``frame`` with each row rounded to its own format's decimals, to be
-        shown in :data:`TRIMMED`, where its rows' fixed-point formats differ in decimals: the
-        one format of :meth:`one_format` wrote a byte count "4,096.00" beside a % row's 2.16 (a
-        new user's find); rounded rows in their shortest text read "4,096" and "2.16" (a row's
-        trailing zeros go: "86.6"). None where one format fits every row, or a row's is
-        another kind (exponent form)."""
-        cells = [c for c in self.cells if c.column == column]
-        found = [_fixed_decimals(c.printf) for c in cells]
-        decimals = [d for d in found if d is not None]
-        if len(decimals) < len(found) or len(set(decimals)) < 2:
-            return None
-        values = frame[column].to_numpy(dtype="float64")
-        out = values.copy()
-        for cell, places in zip(cells, decimals):  # a later entry overrides its rows
-            at = slice(None) if cell.rows is None else cell.rows
-            out[at] = np.round(values[at], places)
-        return pd.Series(out, index=frame.index, name=column)
 
     def text(self, frame: pd.DataFrame) -> dict[str, pd.Series]:
         """Each column of :attr:`by_rows` of ``frame`` (the table decided on) as its text."""

@@ -107,11 +107,11 @@ MISSING = "—"
 #: says so (:data:`_ONE_FORMAT_NOTE`); a column holding an unbounded (+inf) bound is written
 #: as text there (:data:`_TEXT_SORT_NOTE`).
 STYLED_CELLS = 4_000
-_ONE_FORMAT_NOTE = ("{names}: one format for the whole column, not one per unit: a row shows at "
-                    "most its unit's decimals (trailing zeros may go; a whole number has none): "
-                    "this table has {cells:,} cells (over {limit:,}, "
-                    "the most drawn with a format per unit). A click on the header sorts by "
-                    "value; the CSV has the numbers at full precision.")
+_ONE_FORMAT_NOTE = ("{names}: one format for the whole column, not one per unit: every row "
+                    "shows the most decimals any unit's rows need: this table has {cells:,} "
+                    "cells (over {limit:,}, the most drawn with a format per unit). A click on "
+                    "the header sorts by value; both CSV downloads have the numbers at full "
+                    "precision.")
 _TEXT_SORT_NOTE = ("{names}: written as text (an unbounded bound): this table has {cells:,} "
                    "cells (over {limit:,}, the most drawn as numbers with a format per row), so "
                    "a click on that header sorts it as text. The CSV has the numbers.")
@@ -124,8 +124,6 @@ def _widest(values: pd.Series, printf: str) -> int:
     finite = pd.to_numeric(values, errors="coerce").replace([np.inf, -np.inf], np.nan).dropna()
     if finite.empty:
         return 0
-    if printf == numbers.TRIMMED:  # each value's own decimals: the longest of them all
-        return max(len(numbers.printf_text(float(v), printf)) for v in finite.unique())
     return max(len(numbers.printf_text(float(v), printf)) for v in (finite.min(), finite.max()))
 
 
@@ -249,25 +247,23 @@ def _one_format(frame: pd.DataFrame, shown: numbers.ColumnDisplay
                 ) -> tuple[pd.DataFrame, dict[str, Any]]:
     """A table over :data:`STYLED_CELLS` cells whose columns ``shown`` writes per row: the
     frame to draw, and the column config of those columns it keeps numeric, each with one
-    format for the whole column (:meth:`numbers.ColumnDisplay.one_format`, or where its units'
-    decimals differ each row rounded to its own in :data:`numbers.TRIMMED`:
-    :meth:`numbers.ColumnDisplay.trimmed`, so a byte count has no ".00"), so a
-    header click sorts them by value (text sorted "1,535,586,415" before "183,360"); a column
-    holding +inf (an unbounded bound, which a number format writes as no word) as text."""
+    format for the whole column (:meth:`numbers.ColumnDisplay.one_format`: the most decimals
+    any unit's rows need), so a header click sorts them by value (text sorted "1,535,586,415"
+    before "183,360") and the table's own CSV download (its toolbar's, which writes the
+    values, not the shown text) holds them at full precision: rows rounded each to its unit's
+    decimals were what that CSV got (a reviewer's find); a column holding +inf (an unbounded
+    bound, which a number format writes as no word) as text."""
     config: dict[str, Any] = {}
-    rounded: dict[str, pd.Series] = {}
     for name in shown.by_rows:
         values = frame[name]
         fmt = shown.one_format(name) \
             or shown.formats.get(name) or numbers.printf_format(values)
         if fmt is None or (values.to_numpy(dtype="float64") == float("inf")).any():
             continue
-        if (trimmed := shown.trimmed(frame, name)) is not None:  # whole rows without decimals
-            rounded[name], values, fmt = trimmed, trimmed, numbers.TRIMMED
         config[name] = st.column_config.NumberColumn(
             format=fmt, width=_width(str(name), _widest(values, fmt)))
     text = numbers.as_text(frame, [cell for cell in shown.cells if cell.column not in config])
-    return _shown_as(frame, {**text, **rounded}), config
+    return _shown_as(frame, text), config
 
 
 def render_error(message: str, hint: str | None = None, log_tail: str | None = None,

@@ -71,3 +71,30 @@ def test_sweep_note_names_the_unbounded_point(store, monkeypatch, app) -> None: 
     assert len(said) == 1 and said[0].startswith(f"CI95 unbounded at {opened[-1]}: "), texts(at)
     (spec,) = plotly_specs(at)
     assert [t for t in spec["data"] if t.get("name") == common.OPEN_END_NAME]
+
+
+def test_stability_note_names_the_unbounded_band(  # type: ignore[no-untyped-def]
+        store, monkeypatch, app) -> None:
+    """The Stability page's per-run chart of the recorded h200-ncu-matmul-sweep, fp16's CI95
+    upper bound inf: the band runs to the chart's top and ends in the arrow of the legend entry
+    the other charts use, and the note under the chart names it (it drew no band at all)."""
+    from apptest_helpers import plotly_specs
+    from app.core.views import stability as stability_view
+    from profiling_worker.bundle.schema import columns as C
+
+    monkeypatch.setenv("KPROF_BUNDLED_DIR", str(SCENARIOS))
+    made = stability_view.stability_runs_frame
+
+    def unbounded_fp16(bundle, options):  # type: ignore[no-untyped-def]
+        runs = made(bundle, options).copy()
+        runs.loc[runs[C.ANNOTATION] == "fp16", C.CI95_UPPER] = np.inf
+        return runs
+
+    monkeypatch.setattr(stability_view, "stability_runs_frame", unbounded_fp16)
+    at = app("stability", query={"job": "h200-ncu-matmul-sweep"})
+    assert not at.exception, at.exception
+    said = [c.value for c in at.caption if c.value.startswith("CI95 unbounded at ")]
+    assert len(said) == 1 and said[0].startswith("CI95 unbounded at fp16: "), texts(at)
+    runs_chart = [s for s in plotly_specs(at) if "per run" in str(s["layout"]["title"])]
+    (spec,) = runs_chart
+    assert [t for t in spec["data"] if t.get("name") == common.OPEN_END_NAME]

@@ -38,7 +38,9 @@ def test_the_run_audit_is_in_sight_in_the_kernels_table(browser, bundled_app_ser
                                                         artifacts_dir: Path) -> None:
     """A fresh user's find: at 1400x900 the Kernels table's Run audit column was off screen,
     right of the long kernel names. It now follows Annotation, Config and n, inside the
-    table's visible width. Screenshot: tests/artifacts/views/kernels-table-1400x900.png."""
+    table's visible width; and so do the measured columns, MeanTimeUs and SharePct (a
+    reviewer's find: they were off screen right of the names, which now come after them).
+    Screenshot: tests/artifacts/views/kernels-table-1400x900.png."""
     context = browser.new_context(viewport={"width": 1400, "height": 900})
     page = context.new_page()
     try:
@@ -58,5 +60,8 @@ def test_the_run_audit_is_in_sight_in_the_kernels_table(browser, bundled_app_ser
         headers = [t.strip() for t in table.locator("table thead th").all_inner_texts()]
         assert headers.index("Run audit") == headers.index("n") + 1, headers
         assert headers.index("Run audit") < headers.index("Kernel"), headers
+        for measured in ("MeanTimeUs", "SharePct"):  # in sight, before the names
+            assert measured in headers and headers.index(measured) < headers.index("Kernel"), \
+                headers
     finally:
         context.close()

@@ -17,7 +17,8 @@ def build_backends_figure(frame: pd.DataFrame) -> go.Figure:
 
     Returns:
         x = config (category), y = ncu duration / CUPTI duration (ratio) per annotation with CI95
-        error bars, a dashed line at 1; hover shows both durations (µs) and RSDs (%).
+        error bars, a dashed line at 1; hover shows the CI95 (:func:`common.ratio_ci95_text`),
+        both durations (µs) and RSDs (%).
     """
     title = "Nsight Compute / CUPTI kernel duration"
     if frame.empty:
@@ -25,11 +26,14 @@ def build_backends_figure(frame: pd.DataFrame) -> go.Figure:
     fig = go.Figure()
     for i, (annotation, group) in enumerate(frame.groupby(C.ANNOTATION, sort=False)):
         custom = np.column_stack([group[F.NCU_US], group[F.CUPTI_US], _rsd(group[F.NCU_RSD]),
-                                  _rsd(group[F.CUPTI_RSD]), group[F.VERDICT]])
+                                  _rsd(group[F.CUPTI_RSD]), group[F.VERDICT],
+                                  common.ratio_ci95_text(group[F.RATIO_CI95_LOWER],
+                                                         group[F.RATIO_CI95_UPPER])])
         fig.add_trace(common.ratio_trace(
             group, annotation, i, F.RATIO_NCU_OVER_CUPTI, F.RATIO_CI95_LOWER, F.RATIO_CI95_UPPER,
             customdata=custom,
             hovertemplate=(f"<b>{annotation}</b> %{{x}}<br>ncu / cupti = %{{y:.4f}}"
+                           "<br>%{customdata[5]}"
                            "<br>ncu = %{customdata[0]:.6g} µs (%{customdata[2]})"
                            "<br>cupti = %{customdata[1]:.6g} µs (%{customdata[3]})"
                            "<br>%{customdata[4]}<extra></extra>")))

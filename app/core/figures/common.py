@@ -22,16 +22,23 @@ GRID = "rgba(128,128,128,0.25)"
 REFERENCE = "rgba(128,128,128,0.9)"  # reference lines (100 %, 2 %, ratio 1)
 
 
+#: Why a mean's CI95 (not a ratio's) has no upper end, in :func:`ci95_text`: a throughput
+#: whose time interval reaches 0.
+MEAN_UNBOUNDED_NOTE = "no upper end at 95 %"
+
+
 def ci95_text(lower: Iterable[float], upper: Iterable[float], unit: str = "", digits: str = ".6g",
-              missing: str = intervals.ONE_RUN_NOTE, why: str = intervals.UNBOUNDED_NOTE
-              ) -> np.ndarray:
-    """Hover text of each point's CI95: ``CI95 = [lo, hi] unit`` (bounds formatted with
-    ``digits``); ``CI95 = [lo, unbounded) unit (why)`` where the upper bound is +inf, or NaN
-    beside a finite lower one (:func:`open_upper`; ``why`` by default
-    :data:`~profiling_worker.bundle.schema.intervals.UNBOUNDED_NOTE`, a ratio whose baseline
-    mean cannot be told from 0), ``CI95 unbounded (why)`` where neither bound is finite; or
-    ``missing`` where both are NaN (fewer than 2 runs: no interval), so a hover never reads
-    "NaN" or "inf"."""
+              missing: str = intervals.ONE_RUN_NOTE, why: str | None = None) -> np.ndarray:
+    """Hover text of each point's CI95, the one CI95 line of every chart that shows a mean or
+    ratio with its CI95: ``CI95 = [lo, hi] unit`` (bounds formatted with ``digits``);
+    ``CI95 = [lo, unbounded) unit (why)`` where the upper bound is +inf, or NaN beside a finite
+    lower one (:func:`open_upper`; ``why`` by default
+    :data:`~profiling_worker.bundle.schema.intervals.UNBOUNDED_NOTE` for a ratio, a ``unit``
+    of "×", whose baseline mean cannot be told from 0, else :data:`MEAN_UNBOUNDED_NOTE`),
+    ``CI95 unbounded (why)`` where neither bound is finite; or ``missing`` where both are NaN
+    (fewer than 2 runs: no interval), so a hover never reads "NaN" or "inf"."""
+    if why is None:
+        why = intervals.UNBOUNDED_NOTE if unit.startswith("×") else MEAN_UNBOUNDED_NOTE
     said, in_unit = (f" ({why})" if why else ""), (f" {unit}" if unit else "")
     out = []
     for lo, hi in zip(lower, upper):
@@ -47,6 +54,19 @@ def ci95_text(lower: Iterable[float], upper: Iterable[float], unit: str = "", di
         else:
             out.append(f"CI95 unbounded{said}")
     return np.array(out, dtype=object)
+
+
+#: A ratio's CI95 hover line where it has none (:func:`ratio_ci95_text`).
+RATIO_NO_CI = "no CI95 (a side has fewer than 2 runs or no StdDev)"
+
+
+def ratio_ci95_text(lower: Iterable[float], upper: Iterable[float]) -> np.ndarray:
+    """The CI95 hover line of each ratio (candidate / baseline, ncu / cupti: unitless) of the
+    ratio charts, Compare and backends alike: :func:`ci95_text` to 4 decimals, unbounded where
+    the baseline mean cannot be told from 0, :data:`RATIO_NO_CI` where neither bound is
+    known."""
+    return ci95_text(lower, upper, digits=".4f", missing=RATIO_NO_CI,
+                     why=intervals.UNBOUNDED_NOTE)
 
 
 def open_upper(lower: npt.ArrayLike, upper: npt.ArrayLike) -> npt.NDArray[np.bool_]:
@@ -73,6 +93,26 @@ def whiskers(mean: npt.ArrayLike, lower: npt.ArrayLike, upper: npt.ArrayLike
 
 #: The legend name of :func:`open_ends`' arrows.
 OPEN_END_NAME = "CI95 unbounded: bar runs off the chart"
+#: How far past everything else drawn an open side runs: this share of the drawn span, in the
+#: y axis's own space (decades on a log axis, as plotly lays one out). Twice the largest value
+#: was 0.3 decades whatever the span: a Compare chart of ratios 0.996-1.007 drew them all on
+#: one line at the foot of an axis reaching 2 (a reviewer's find).
+OPEN_END_PAD = 0.1
+
+
+def open_end_edges(fig: go.Figure) -> tuple[float, float]:
+    """Where :func:`open_ends` ends an open side on ``fig``'s y axis, in its data units (top,
+    bottom): :data:`OPEN_END_PAD` of the span of everything drawn (traces, their finite error
+    bars, reference lines: :func:`theme.drawn_extents`; positive values on a log axis) past
+    its largest and smallest value, measured in log10 of the values on a log axis; with one
+    value drawn, a tenth of it (of a decade on a log axis)."""
+    log = fig.layout.yaxis.type == "log"
+    drawn = np.asarray(theme.drawn_extents(fig, positive=log).get("y", [1.0]), dtype="float64")
+    axis = np.log10(drawn) if log else drawn
+    high, low = float(axis.max()), float(axis.min())
+    pad = OPEN_END_PAD * ((high - low) or (1.0 if log else abs(high) or 1.0))
+    top, bottom = high + pad, low - pad
+    return (10.0 ** top, 10.0 ** bottom) if log else (top, bottom)
 
 
 def _bars(trace: go.Scatter) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
@@ -81,73 +121,85 @@ def _bars(trace: go.Scatter) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
                  for a in (trace.y, trace.error_y.array, trace.error_y.arrayminus))
 
 
+#: An arrow of :func:`open_ends`: x, y, colour, the point's name, and whether it points up.
+_Arrow = tuple[object, float, str, str, bool]
+
+
+def _open_bars(trace: go.Scatter, top: float, bottom: float, log: bool) -> list[_Arrow]:
+    """Run ``trace``'s infinite whiskers to ``top`` / ``bottom``; the arrows that end them."""
+    y, plus, minus = _bars(trace)
+    up, down = np.isposinf(plus), np.isposinf(minus)
+    if not (up | down).any():
+        return []
+    trace.error_y.array = np.where(up, top - y, plus)
+    # on a log axis a lower bound <= 0 beside an open upper side (a ratio cut at 0) is cut
+    # at the bottom, as the Size sweep's log floor cuts one: plotly drops that half
+    cut = log & (up | down) & np.isfinite(minus) & (y - minus <= 0)
+    trace.error_y.arrayminus = np.where(down | cut, y - bottom, minus)
+    color = trace.line.color if trace.line is not None and trace.line.color else REFERENCE
+    arrows: list[_Arrow] = []
+    for j in np.flatnonzero(up | down):
+        x = trace.x[j]
+        x = int(x) if isinstance(x, float) and x.is_integer() else x  # 1024, not 1024.0
+        arrows += [(trace.x[j], edge, color, f"{trace.name} at {x}", side)
+                   for edge, side, flag in ((top, True, up), (bottom, False, down)) if flag[j]]
+    return arrows
+
+
+def _open_band(trace: go.Scatter, top: float, bottom: float) -> list[_Arrow]:
+    """Run a CI95 band's (a filled trace's) +inf / -inf y to ``top`` / ``bottom``; the arrows
+    that end it, at its middle, named by its ``legendgroup`` (the series it belongs to)."""
+    y = np.asarray(trace.y, dtype="float64")
+    up, down = np.isposinf(y).any(), np.isneginf(y).any()
+    trace.y = np.where(np.isposinf(y), top, np.where(np.isneginf(y), bottom, y))
+    x = float(np.mean(np.asarray(trace.x, dtype="float64")))
+    name = str(trace.legendgroup or trace.name)
+    return [(x, edge, str(trace.fillcolor or REFERENCE), name, side)
+            for edge, side, flag in ((top, True, up), (bottom, False, down)) if flag]
+
+
 def open_ends(fig: go.Figure) -> list[str]:
-    """Draw each open side of a CI95 (an infinite whisker of :func:`whiskers`) to the edge of
-    the plotted range: the bar runs to just beyond everything else drawn (twice the largest
-    value on a log y axis, a tenth of the span past it on a linear one; half the smallest, or
-    a tenth below, for an open lower side; the Size sweep's log axis cuts its lower whiskers
-    at :func:`app.core.figures.sweep.log_floor` first; on a log axis the lower side of an open
-    interval that reaches 0 is cut at the bottom too), where an arrow (triangle up, or down)
-    in the trace's colour ends it; the arrows are one legend entry, :data:`OPEN_END_NAME`,
-    whose hover says unbounded. Call it once the y axis type is set and before the layout's
-    ticks (:func:`theme.apply_layout`). Returns the points drawn so (``"name at x"``), for
-    the note under the chart (:func:`open_end_note`); [] when every interval is bounded."""
-    traces = [t for t in fig.data if t.error_y is not None and t.error_y.array is not None
-              and t.y is not None]
+    """Draw each open side of a CI95 to the edge of the plotted range (:func:`open_end_edges`:
+    just beyond everything else drawn, in log space on a log axis): an infinite whisker of
+    :func:`whiskers` (the Size sweep's log axis cuts its lower whiskers at
+    :func:`app.core.figures.sweep.log_floor` first; on a log axis the lower side of an open
+    interval that reaches 0 is cut at the bottom too), or a +inf / -inf corner of a CI95 band
+    (a trace filled ``toself``, the Stability page's). An arrow (triangle up, or down) in the
+    trace's colour ends it; the arrows are one legend entry, :data:`OPEN_END_NAME`, whose
+    hover says unbounded. Call it once the y axis type is set and before the layout's ticks
+    (:func:`theme.apply_layout`). Returns the points drawn so (``"name at x"``; a band's
+    series name), for the note under the chart (:func:`open_end_note`); [] when every
+    interval is bounded."""
+    top, bottom = open_end_edges(fig)
     log = fig.layout.yaxis.type == "log"
-    drawn: list[np.ndarray] = []
-    for t in traces:
-        y, plus, minus = _bars(t)
-        drawn += [y, y + plus, y - minus]
-    values = np.concatenate(drawn) if drawn else np.array([])
-    values = values[np.isfinite(values) & ((values > 0) if log else True)]
-    if not values.size:
-        values = np.array([1.0])
-    high, low = float(values.max()), float(values.min())
-    pad = 0.1 * ((high - low) or abs(high) or 1.0)
-    top, bottom = (2 * high, low / 2) if log else (high + pad, low - pad)
-    names: list[str] = []
-    arrows: dict[str, list[list[object]]] = {"triangle-up": [], "triangle-down": []}
-    for t in traces:
-        y, plus, minus = _bars(t)
-        up, down = np.isposinf(plus), np.isposinf(minus)
-        if not (up | down).any():
+    arrows: list[_Arrow] = []
+    for t in list(fig.data):
+        if t.y is None:
             continue
-        t.error_y.array = np.where(up, top - y, plus)
-        # on a log axis a lower bound <= 0 beside an open upper side (a ratio cut at 0) is cut
-        # at the bottom, as the Size sweep's log floor cuts one: plotly drops that half
-        cut = log & (up | down) & np.isfinite(minus) & (y - minus <= 0)
-        t.error_y.arrayminus = np.where(down | cut, y - bottom, minus)
-        color = t.line.color if t.line is not None and t.line.color else REFERENCE
-        for j in np.flatnonzero(up | down):
-            x = t.x[j]
-            x = int(x) if isinstance(x, float) and x.is_integer() else x  # 1024, not 1024.0
-            name = f"{t.name} at {x}"
-            names.append(name)
-            for symbol, flag, edge, side in (("triangle-up", up, top, "above"),
-                                             ("triangle-down", down, bottom, "below")):
-                if flag[j]:
-                    arrows[symbol].append([t.x[j], edge, color, name,
-                                           f"{name}: CI95 unbounded {side} (bar runs off the "
-                                           "chart)"])
-    first = True
-    for symbol, points in arrows.items():
+        if getattr(t, "fill", None) == "toself":
+            arrows += _open_band(t, top, bottom)
+        elif t.error_y is not None and t.error_y.array is not None:
+            arrows += _open_bars(t, top, bottom, log)
+    for symbol, up in (("triangle-up", True), ("triangle-down", False)):
+        points = [a for a in arrows if a[4] is up]
         if points:
-            xs, ys, colors, text, hover = (list(c) for c in zip(*points))
+            xs, ys, colors, names, _ = (list(c) for c in zip(*points))
+            side = "above" if up else "below"
+            hover = [f"{n}: CI95 unbounded {side} (bar runs off the chart)" for n in names]
             fig.add_trace(go.Scatter(
                 x=xs, y=ys, mode="markers", name=OPEN_END_NAME, legendgroup=OPEN_END_NAME,
-                text=text,  # the points' names, for open_end_note
-                showlegend=first, marker={"symbol": symbol, "size": 12, "color": colors},
+                text=names,  # the points' names, for open_end_note
+                showlegend=not any(t.name == OPEN_END_NAME for t in fig.data),
+                marker={"symbol": symbol, "size": 12, "color": colors},
                 customdata=np.column_stack([hover]),
                 hovertemplate="%{customdata[0]}<extra></extra>"))
-            first = False
-    return names
+    return list(dict.fromkeys(a[3] for a in arrows))
 
 
 def open_end_note(fig: go.Figure, most: int = 8) -> str:
     """The note under a chart naming the points :func:`open_ends` drew open-ended in ``fig``
-    ("" for none): their CI95 has no upper (or lower) end, so the bar runs to the chart's edge
-    and ends in an arrow; the table says ``unbounded``."""
+    ("" for none): their CI95 has no upper (or lower) end, so the bar (or Stability's band)
+    runs to the chart's edge and ends in an arrow; the table says ``unbounded``."""
     names = list(dict.fromkeys(str(n) for t in fig.data if t.name == OPEN_END_NAME
                                for n in (t.text or ())))
     if not names:
@@ -155,8 +207,8 @@ def open_end_note(fig: go.Figure, most: int = 8) -> str:
     shown = ", ".join(names[:most]) + (f" and {len(names) - most} more" if len(names) > most
                                        else "")
     return (f"CI95 unbounded at {shown}: the interval has no end on that side, so its error "
-            "bar runs to the edge of the chart and ends in an arrow (▲ above, ▼ below); the "
-            "table says unbounded. Such a point is the least precise, not the most.")
+            "bar (or band) runs to the edge of the chart and ends in an arrow (▲ above, "
+            "▼ below); the table says unbounded. Such a point is the least precise, not the most.")
 
 
 def finish(fig: go.Figure, title: str, host_timer: bool = False) -> go.Figure:

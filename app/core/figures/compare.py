@@ -39,8 +39,7 @@ def build_compare_figure(frame: pd.DataFrame, title: str = "Candidate / baseline
     unit = str(frame[C.UNIT].iloc[0])
     fig = go.Figure()
     for i, (annotation, group) in enumerate(frame.groupby(C.ANNOTATION, sort=False)):
-        ci = common.ci95_text(group[F.RATIO_CI95_LOWER], group[F.RATIO_CI95_UPPER],
-                              digits=".4f", missing="no CI95 (a side has fewer than 2 runs or no StdDev)")
+        ci = common.ratio_ci95_text(group[F.RATIO_CI95_LOWER], group[F.RATIO_CI95_UPPER])
         custom = np.column_stack([group[F.BASELINE_AVG], group[F.CANDIDATE_AVG],
                                   group[F.RATIO_CI95_LOWER], group[F.RATIO_CI95_UPPER],
                                   group[F.VERDICT], ci])

@@ -31,15 +31,15 @@ def build_stability_figure(frame: pd.DataFrame, host_timer: bool = False) -> go.
     unit = theme.first_unit(frame[C.UNIT]) if C.UNIT in frame else ""
     fig = go.Figure()
     for i, (annotation, group) in enumerate(frame.groupby(C.ANNOTATION, sort=False)):
-        custom = np.column_stack([group[C.AVG], group[C.CI95_LOWER], group[C.CI95_UPPER],
-                                  group[C.NUM_RUNS], group[F.NOTE].fillna("")])
+        custom = np.column_stack([group[C.AVG], common.ci95_text(
+            group[C.CI95_LOWER], group[C.CI95_UPPER], unit), group[C.NUM_RUNS],
+                                  group[F.NOTE].fillna("")])
         fig.add_trace(go.Bar(
             x=group[F.CONFIG_LABEL], y=group[C.RSD], name=str(annotation),
             meta=theme.tag(annotation), marker_color=theme.color(i), customdata=custom,
             hovertemplate=(f"<b>{annotation}</b> %{{x}}<br>RSD = %{{y:.3f}} %"
-                           f"<br>mean = %{{customdata[0]:.6g}} {unit}"
-                           f"<br>CI95 = [%{{customdata[1]:.6g}}, %{{customdata[2]:.6g}}] {unit}"
-                           "<br>runs = %{customdata[3]}<br>%{customdata[4]}<extra></extra>")))
+                           f"<br>mean = %{{customdata[0]:.6g}} {unit}<br>%{{customdata[1]}}"
+                           "<br>runs = %{customdata[2]}<br>%{customdata[3]}<extra></extra>")))
     common.rsd_axes(fig)
     return common.finish(fig, title, host_timer)
 
@@ -55,7 +55,8 @@ def build_runs_figure(runs: pd.DataFrame, metric_label: str, host_timer: bool = 
     Returns:
         x = run index (0-based, run order), y = value in the frame's unit; one marker line per
         annotation x config, a shaded band from CI95_Lower to CI95_Upper (none without a CI95:
-        one run) and a dotted mean line.
+        one run; an open side, +inf or NaN beside a finite bound, runs to the chart's edge and
+        ends in an arrow: :func:`common.open_ends`) and a dotted mean line.
     """
     title = f"{metric_label} per run (run order: drift shows as a slope)"
     if runs.empty:
@@ -69,12 +70,13 @@ def build_runs_figure(runs: pd.DataFrame, metric_label: str, host_timer: bool = 
         x = group[C.RUN].to_numpy(float)
         lo, hi, avg = (float(group[c].iloc[0]) for c in (C.CI95_LOWER, C.CI95_UPPER, C.AVG))
         xs = [x.min() - 0.3, x.max() + 0.3]
-        has_ci = bool(np.isfinite([lo, hi]).all())
-        if has_ci:
-            fig.add_trace(go.Scatter(x=xs + xs[::-1], y=[hi, hi, lo, lo], fill="toself",
-                                     mode="lines", fillcolor=color, opacity=0.15,
-                                     line={"width": 0}, name=f"{name} CI95", legendgroup=name,
-                                     showlegend=False, hoverinfo="skip"))
+        plus, minus = (float(w[0]) for w in common.whiskers([avg], [lo], [hi]))
+        if not (np.isnan(plus) and np.isnan(minus)):  # a CI95; an open side: to the chart's edge
+            top, bottom = avg + plus, avg - minus
+            fig.add_trace(go.Scatter(x=xs + xs[::-1], y=[top, top, bottom, bottom],
+                                     fill="toself", mode="lines", fillcolor=color,
+                                     opacity=0.15, line={"width": 0}, name=f"{name} CI95",
+                                     legendgroup=name, showlegend=False, hoverinfo="skip"))
         ci = common.ci95_text([lo], [hi], unit)[0]
         fig.add_trace(go.Scatter(x=xs, y=[avg, avg], mode="lines", legendgroup=name,
                                  line={"color": color, "dash": "dot"}, showlegend=False,
@@ -89,4 +91,5 @@ def build_runs_figure(runs: pd.DataFrame, metric_label: str, host_timer: bool = 
     fig.update_xaxes(title={"text": "run index (0 = first run)"}, range=[first - 0.5, last + 0.5],
                      dtick=1 if last - first < 20 else None)
     fig.update_yaxes(title={"text": theme.axis_title(metric_label, unit)})
+    common.open_ends(fig)  # an unbounded CI95: the band runs to the chart's edge
     return common.finish(fig, title, host_timer)

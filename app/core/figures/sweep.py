@@ -6,7 +6,7 @@ import numpy as np
 import pandas as pd
 import plotly.graph_objects as go
 
-from profiling_worker.bundle.schema import columns as C, intervals
+from profiling_worker.bundle.schema import columns as C
 
 from app.core import derived, numbers
 from app.core.figures import common, theme
@@ -154,9 +154,7 @@ def _trace(group: pd.DataFrame, annotation: str, x: str, unit: str, i: int,
         # (figure_as_text), and the hover read "&lt;br&gt;" as "<br>"
         note[clipped] = f" (lower CI95 ≤ 0: whisker drawn down to {floor:.3g} {unit})"
     # the text in customdata, its line break in the template: customdata is escaped as text
-    custom = np.column_stack([lo, hi, runs, note, common.ci95_text(
-        lo, hi, unit,
-        why=intervals.UNBOUNDED_NOTE if unit.startswith("×") else "no upper end at 95 %"),
+    custom = np.column_stack([lo, hi, runs, note, common.ci95_text(lo, hi, unit),
                               common.audit_cells(group)])
     return go.Scatter(
         x=xs, y=avg, mode="lines+markers", name=str(annotation), meta=theme.tag(annotation),

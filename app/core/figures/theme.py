@@ -309,7 +309,7 @@ def set_log_ticks(fig: go.Figure) -> None:
     labelled by :func:`tick_labels`."""
     axes = {name: fig.layout[name] for name in fig.layout.to_plotly_json()
             if name.startswith(("xaxis", "yaxis"))}
-    extents = _extents(fig)
+    extents = drawn_extents(fig)
     for name, axis in axes.items():
         if axis.type != "log" or axis.tickvals is not None:
             continue
@@ -334,9 +334,10 @@ def _matched(axes: Mapping[str, Any], name: str) -> set[str]:
             or (target is not None and (ref(n) == target or a.matches == target))}
 
 
-def _extents(fig: go.Figure) -> dict[str, list[float]]:
-    """Axis ref ("x", "y2") -> the smallest and largest positive finite value drawn on it
-    (traces, their error bars, and lines placed in its data units)."""
+def drawn_extents(fig: go.Figure, positive: bool = True) -> dict[str, list[float]]:
+    """Axis ref ("x", "y2") -> the smallest and largest finite value drawn on it, in its data
+    units (traces, their error bars, and lines placed in its data units); positive values only
+    unless ``positive`` is False (a log axis shows no other)."""
     out: dict[str, list[float]] = {}
     for trace in fig.data:
         for letter in ("x", "y"):
@@ -356,7 +357,7 @@ def _extents(fig: go.Figure) -> dict[str, list[float]]:
                 if plus.shape == arr.shape and minus.shape == arr.shape:
                     parts += [arr + plus, arr - minus]
             flat = np.concatenate([p.ravel() for p in parts])
-            flat = flat[np.isfinite(flat) & (flat > 0)]
+            flat = flat[np.isfinite(flat) & ((flat > 0) | (not positive))]
             if flat.size:
                 ref = getattr(trace, f"{letter}axis", None) or letter
                 out.setdefault(ref, []).extend([float(flat.min()), float(flat.max())])
@@ -366,7 +367,8 @@ def _extents(fig: go.Figure) -> dict[str, list[float]]:
             ends = [getattr(shape, f"{letter}{i}", None) for i in (0, 1)]
             if ref[:1] == letter and "domain" not in ref and ref != "paper":
                 out.setdefault(ref, []).extend(float(v) for v in ends
-                                               if isinstance(v, (int, float)) and v > 0)
+                                               if isinstance(v, (int, float))
+                                               and (v > 0 or not positive))
     return out
 
 

@@ -31,7 +31,7 @@ import plotly.offline
 
 from app.core import numbers
 from app.core.markdown import WORD_JOINER
-from app.core.figures import theme
+from app.core.figures import common, theme
 
 #: Rows a table shows at most; the rest stay in the bundle's CSVs (a launches table of a sweep
 #: holds thousands and would make the file tens of MB).
@@ -175,11 +175,14 @@ def _plain(value: Any) -> Any:
 def figure(fig: go.Figure, div_id: str, colors: dict[str, str] | None = None) -> str:
     """The figure as a ``<div>`` drawn by the inlined plotly.js: the export look
     (:func:`app.core.figures.theme.for_export`), annotations in the job's colours as on the
-    pages, no plotly logo, no MathJax."""
+    pages, no plotly logo, no MathJax; under it, as on the pages, the note naming the points
+    whose CI95 runs to the chart's edge (:func:`app.core.figures.common.open_end_note`)."""
     out = theme.for_export(theme.color_annotations(go.Figure(fig), colors or {}))
+    note = common.open_end_note(fig)
     return str(out.to_html(full_html=False, include_plotlyjs=False, include_mathjax=False,
                            div_id=div_id, default_width="100%",
-                           config={"displaylogo": False, "responsive": True}))
+                           config={"displaylogo": False, "responsive": True})) \
+        + (paragraph(note) if note else "")
 
 
 def page(title: str, lead: Iterable[str], sections: Sequence[Section]) -> str:

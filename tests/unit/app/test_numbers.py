@@ -172,10 +172,10 @@ def test_counted_puts_the_noun_in_its_number() -> None:
     assert numbers.counted(2, "sample", "samples") == "2 samples"
 
 
-def test_a_column_of_byte_counts_and_percents_keeps_whole_bytes_whole() -> None:
-    """Over the styled cells a column has one number format: that with the most decimals wrote
-    a byte count "4,096.00" (a new user's find). Where its units' decimals differ each row is
-    rounded to its own and written in its shortest text (numbers.TRIMMED)."""
+def test_one_format_for_byte_counts_and_percents_keeps_every_unit_s_digits() -> None:
+    """Over the styled cells a column has one number format: the one with the most decimals its
+    units' rows need, on the values themselves (each row rounded to its own decimals lost the
+    table's own CSV its precision: a reviewer's find)."""
     import pandas as pd
 
     from app.core import numbers
@@ -184,9 +184,3 @@ def test_a_column_of_byte_counts_and_percents_keeps_whole_bytes_whole() -> None:
                           "AvgValue": [4096.0, 2.1634, 1_048_576.0, 86.5977]})
     shown = numbers.column_display(frame)
     assert shown.one_format("AvgValue") == "%,.2f"
-    rounded = shown.trimmed(frame, "AvgValue")
-    assert rounded is not None
-    assert [numbers.printf_text(v, numbers.TRIMMED) for v in rounded] == [
-        "4,096", "2.16", "1,048,576", "86.6"]
-    same = pd.DataFrame({"Unit": ["ns", "%"], "AvgValue": [2.5, 3.25]})
-    assert numbers.column_display(same).trimmed(same, "AvgValue") is None  # one format fits

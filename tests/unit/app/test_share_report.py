@@ -296,3 +296,24 @@ def test_no_report_cell_shows_raw_inf_nan_or_none(pair: tuple[str, str]) -> None
     for html in (comparison_report(base, cand), job_report(base), job_report(cand)):
         cells = _cells(html)
         assert cells and sorted({c for c in cells if c.lower() in raw}) == []
+
+
+def test_a_report_figure_names_its_unbounded_ci95s_under_it() -> None:
+    """The pages name the points whose CI95 runs to the chart's edge under the chart
+    (common.open_end_note); the report's figures carry the same note (they drew the arrows
+    without it), and a bounded figure none."""
+    import numpy as np
+    import pandas as pd
+
+    from app.core.figures import common
+    from app.core.figures.sweep import build_sweep_figure
+    from profiling_worker.bundle.schema import columns as C
+
+    frame = pd.DataFrame({C.ANNOTATION: ["copy"] * 2, "n": [1024, 4096], C.UNIT: "GB/s",
+                          C.NUM_RUNS: 10, C.AVG: [20.0, 35.0], C.CI95_LOWER: [17.6, 30.0],
+                          C.CI95_UPPER: [np.inf, 41.0]})
+    fig = build_sweep_figure(frame, "n", host_timer=False)
+    note = common.open_end_note(fig)
+    assert note and H.text(note) in H.figure(fig, "f")
+    bounded = build_sweep_figure(frame.assign(**{C.CI95_UPPER: [23.0, 41.0]}), "n", False)
+    assert "CI95 unbounded at" not in H.figure(bounded, "g")
