@@ -53,10 +53,13 @@ class NcuBackend(nb.NsightBackend):
         if not env.get("ncu_report"):
             return unavailable("the ncu-report package is missing", "pip install ncu-report")
         if str(env["ncu_report"]).startswith(MODULE_AT):
-            # device run "gpu 1206-s18cold": Nsight Compute 2025.3.1's own copy read the report
-            # for nsight-python, then the worker's reader died of SIGSEGV (not located)
+            # Nsight Compute 2025.3.1's own copy: in the worker's job the reader died of SIGSEGV
+            # after nsight-python's read (device run "gpu 1206-s18cold", not located); read
+            # alone, launches and summary read, but its IAction has no sections(), which the
+            # deep dive reads ("gpu 1206-s19final")
             return unavailable(f"only Nsight Compute's own ncu_report ({env['ncu_report']}) is "
-                               "importable, and the worker's report reader crashed with it",
+                               "importable: the worker's job crashed with it, and it lacks "
+                               "IAction.sections(), which the deep dive reads",
                                "pip install ncu-report")
         if nspy < (1, 0):
             return BackendStatus(True, f"nsight-python {nspy_version} launch mode (re-runs the "
