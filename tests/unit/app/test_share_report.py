@@ -287,3 +287,16 @@ def test_no_report_cell_shows_raw_inf_nan_or_none(pair: tuple[str, str]) -> None
     for html in (comparison_report(base, cand), job_report(base), job_report(cand)):
         cells = _cells(html)
         assert cells and sorted({c for c in cells if c.lower() in raw}) == []
+
+
+def test_the_reports_say_each_intervals_method_and_coverage() -> None:
+    """As the pages: the comparison report's ratios Fieller's line, a job report's sweep and
+    stability sections the mean CI95's (not the ratio's, nor a pooled range)."""
+    from profiling_worker.bundle.schema import interval_words as W
+
+    base, cand = (load_bundle(SCENARIOS / j) for j in ("h200-cupti-gate-base",
+                                                     "h200-cupti-gate-again"))
+    assert H.text(W.line(W.RATIO)) in comparison_report(base, cand)
+    html = job_report(load_bundle(SCENARIOS / "h200-cupti-stability"))
+    assert html.count(H.text(W.line(W.MEAN))) == 2  # the sweep's and the stability's
+    assert H.text(W.line(W.RATIO)) not in html
