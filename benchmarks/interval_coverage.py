@@ -29,13 +29,15 @@ Usage::
     python benchmarks/interval_coverage.py [--bundles DIR] [--write docs/statistics.md]
 
 prints the Markdown tables; ``--write`` puts them into the page between the markers
-:data:`BEGIN` and :data:`END` (``tests/unit/profiling_worker/test_interval_coverage.py`` runs
-this and checks the page matches).
+:data:`BEGIN` and :data:`END` and writes the recorded-timings figures the product says beside
+its intervals to :data:`FIGURES` (``tests/unit/profiling_worker/test_interval_coverage.py`` runs
+this and checks the page and the figures match).
 """
 
 from __future__ import annotations
 
 import argparse
+import json
 import sys
 from pathlib import Path
 
@@ -62,6 +64,8 @@ H200_REPS = 1000
 BEGIN, END = "<!-- interval-coverage:begin -->", "<!-- interval-coverage:end -->"
 DOC = REPO / "docs" / "statistics.md"
 BUNDLES = REPO / "tests" / "fixtures" / "bundles"
+#: The figures the product says beside its intervals (:func:`figures`), written with the page.
+FIGURES = REPO / "profiling_worker" / "bundle" / "schema" / "interval_coverage.json"
 
 
 def normal_stats(rng: np.random.Generator, mu: float, sigma: float, n: int,
@@ -235,12 +239,29 @@ def compute(bundles: Path = BUNDLES) -> tuple[pd.DataFrame, tuple[pd.DataFrame, 
     return normal_grid(), h200_coverage(populations), populations
 
 
-def h200_range(by_runs: pd.DataFrame) -> tuple[int, int]:
-    """The lowest and highest coverage (%, rounded) of the three intervals over the recorded
-    populations at every runs a side (:func:`h200_coverage`'s first frame): the figures of
-    ``intervals.COVERAGE_NOTE``."""
-    values = by_runs[["mean", "difference", "ratio"]].to_numpy()
-    return int(round(float(values.min()))), int(round(float(values.max())))
+def figures(by_runs: pd.DataFrame, populations: dict[str, Floats]) -> dict[str, object]:
+    """The recorded-timings figures the pages, reports and the gate say beside an interval
+    (:data:`FIGURES`, read by :mod:`profiling_worker.bundle.schema.interval_words`): the runs a
+    side drawn, the populations and ordered pairs, and per interval (mean, difference, ratio)
+    its coverage (%, one decimal) averaged over the pairs at the runs a side where it is lowest
+    and highest, and its lowest pair (for the mean CI95: its lowest population) with the runs a
+    side there. ``by_runs``: :func:`h200_coverage`'s first frame."""
+    methods: dict[str, dict[str, float]] = {}
+    for k in ("mean", "difference", "ratio"):
+        at = int(by_runs[k + "_lowest"].idxmin())
+        methods[k] = {"low_pct": round(float(by_runs[k].min()), 1),
+                      "high_pct": round(float(by_runs[k].max()), 1),
+                      "lowest_pct": round(float(by_runs[k + "_lowest"].min()), 1),
+                      "lowest_runs": int(by_runs.loc[at, "Runs"])}
+    return {"source": "benchmarks/interval_coverage.py, docs/statistics.md", "seed": SEED,
+            "runs_a_side": [min(H200_RUNS), max(H200_RUNS)], "populations": len(populations),
+            "pairs": int(by_runs["Pairs"].iloc[0]), "methods": methods}
+
+
+def figures_text(by_runs: pd.DataFrame, populations: dict[str, Floats]) -> str:
+    """:func:`figures` as the JSON text of :data:`FIGURES` (sorted keys, indented, a final
+    newline)."""
+    return json.dumps(figures(by_runs, populations), indent=2, sort_keys=True) + "\n"
 
 
 def replace_block(page: str, block: str) -> str:
@@ -260,10 +281,12 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--bundles", type=Path, default=BUNDLES)
     parser.add_argument("--write", type=Path, help="the page to update (docs/statistics.md)")
     args = parser.parse_args(argv)
-    block = markdown(*compute(args.bundles))
+    normal, h200, populations = compute(args.bundles)
+    block = markdown(normal, h200, populations)
     print(block)
     if args.write:
         args.write.write_text(replace_block(args.write.read_text(), block))
+        FIGURES.write_text(figures_text(h200[0], populations))
     return 0
 
 

@@ -19,7 +19,7 @@ from typing import Any
 import pandas as pd
 
 from profiling_worker.bundle.gate.command import slowdown_arg, unknown_metric
-from profiling_worker.bundle.schema import columns as C, metrics as M
+from profiling_worker.bundle.schema import columns as C, interval_words as W, metrics as M
 from profiling_worker.bundle.schema.manifest import JobStatus, ManifestError
 from profiling_worker.bundle.schema.spec import SpecInvalid, validate_spec
 
@@ -204,7 +204,8 @@ class Door:
 
     def job_summary(self, job_id: str) -> dict[str, Any]:
         """The job: status, backend, GPU, what durations measure, its spec, notes, error, the
-        stability page's table of the duration metric (µs) per region x config, and the run
+        stability page's table of the duration metric (µs) per region x config with ``ci95``
+        (the CI95's method and coverage, as the page's caption says them), and the run
         audit per region x config (``run_audit``: runs passed, the checks flagged, those the
         files cannot support), ``caveats`` (the warnings every page of the job shows: the cpu
         backend's timer and contention, what the run audit failed; empty when none applies)
@@ -223,6 +224,7 @@ class Door:
             cols = [C.ANNOTATION, C.CONFIG_LABEL, C.UNIT, C.NUM_RUNS, C.AVG, C.STD, C.CI95_LOWER,
                     C.CI95_UPPER, C.RSD, C.STABLE, C.CI95_HALF_PCT]
             out["durations"] = records(frame[[c for c in cols if c in frame]])
+            out["ci95"] = W.line(W.MEAN, bundle.host_timer)  # its method and coverage
         except MissingData as exc:
             out["durations"] = {"missing": str(exc)}
         audit = badge_frame(bundle)

@@ -107,7 +107,7 @@ def build_server(door: Door) -> MCPServer[Any]:
     def job_summary(job_id: str) -> dict[str, Any]:
         """A job's status, backend, GPU, spec, notes, error, and per region x config the
         duration's mean, std dev, CI95, relative std dev and stability (µs; the stability
-        page's table)."""
+        page's table), and ci95: the CI95's method and its coverage."""
         return _answer(lambda: door.job_summary(job_id))
 
     @server.tool(description=ANALYSIS_TABLE)

@@ -3,7 +3,8 @@ events job of the same configs beside them."""
 
 import streamlit as st
 
-from profiling_worker.bundle.schema import backends as B, columns as C, intervals
+from profiling_worker.bundle.schema import backends as B, columns as C
+from profiling_worker.bundle.schema import interval_words as W
 from profiling_worker.bundle.schema.manifest import JobStatus
 
 from app.core.figures import common as figures_common
@@ -137,8 +138,7 @@ st.caption("Verdict: the regression gate's rule (`python -m profiling_worker com
            "difference is beyond ±3 %, *same* inside it, *ambiguous* across it (Reason: the "
            "runs a side that would decide it), *not comparable* for any other difference. "
            "RatioCI95Lower/Upper are the same interval as the gate's (Fieller's, of "
-           f"m_ncu / m_cupti; the gate's difference d = ratio − 1). Coverage: "
-           f"{intervals.COVERAGE_NOTE}.")
+           "m_ncu / m_cupti; the gate's difference d = ratio − 1). " + W.line(W.RATIO))
 st.subheader("CUDA events beside them")
 st.markdown(EVENTS_WHY)
 events_ids = [b.job_id for b in bundles if b.backend == B.EVENTS and b.status == JobStatus.DONE]

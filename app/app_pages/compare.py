@@ -7,6 +7,7 @@ from profiling_worker.bundle.number_text import counted
 from profiling_worker.bundle.gate.judge import CAVEATS
 from profiling_worker.bundle.gate.verdict import Outcome
 from profiling_worker.bundle.schema import columns as C, intervals, plausibility as P
+from profiling_worker.bundle.schema import interval_words as W
 from profiling_worker.bundle.schema.manifest import JobStatus
 
 from app.core.figures import common as figures_common
@@ -208,7 +209,7 @@ analysis.figure_panel(fig, frame, key=PAGE,
                       filename=f"compare-{candidate_id}-vs-{baseline_id}.csv",
                       note=figures_common.open_end_note(fig) or None)  # unbounded CI95s, named
 share.comparison_button(baseline, candidate, float(max_slowdown), metric)
-st.caption(f"Coverage: {intervals.COVERAGE_NOTE}.")
+st.caption(W.line(W.RATIO, baseline.host_timer or candidate.host_timer))
 if metric in C.DURATION_METRICS:
     st.caption("For durations a ratio below 1 means the candidate is faster.")
 left, right = st.columns(2)

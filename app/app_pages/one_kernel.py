@@ -3,6 +3,7 @@
 import streamlit as st
 
 from profiling_worker.bundle.schema import columns as C, intervals, plausibility as P
+from profiling_worker.bundle.schema import interval_words as W
 
 from app.core import derived, numbers
 from app.core.markdown import visible
@@ -88,7 +89,8 @@ with above_chart:
                                       summary.duration_hi)
                  if summary.duration_lo is not None and summary.duration_hi is not None
                  else (numbers.fmt(summary.duration),))
-        ci = f"CI95 [{shown[1]}, {shown[2]}] {unit}" if len(shown) == 3 else missing
+        ci = (f"CI95 [{shown[1]}, {shown[2]}] {unit} ({W.line(W.MEAN, bundle.host_timer)})"
+              if len(shown) == 3 else missing)
         tiles[0].metric(f"Duration ({unit})", shown[0],
                         help=f"Mean over the runs; {ci}; {bundle.measurement}", border=True)
         tiles[1].metric("RSD (%)", numbers.fmt(summary.rsd_pct),

@@ -3,6 +3,7 @@
 import streamlit as st
 
 from profiling_worker.bundle.schema import columns as C, intervals, plausibility as P
+from profiling_worker.bundle.schema import interval_words as W
 
 from app.core.metrics import available_metrics
 from app.core.views.seed_columns import with_seed_columns
@@ -32,7 +33,8 @@ for name, title, what in (
         table = with_seed_columns(table, bundle)
         what += ("; GPU, ComputeClock and MemoryClock (rated clocks in kHz, device attributes, "
                  "missing when the job recorded none) and Kernel are nsight-python's columns; "
-                 f"CI95_Lower/Upper: {intervals.CI_METHOD} ({intervals.SEED_CI_NOTE})")
+                 f"CI95_Lower/Upper: {intervals.CI_METHOD} ({intervals.SEED_CI_NOTE}). "
+                 + W.line(W.MEAN, bundle.host_timer).removesuffix("."))
     st.caption(f"{what}.")
     panels.table(table, key=state.key(PAGE, f"{name}-table"))
     if name == C.TABLE_AGGREGATED and C.METRIC in table:

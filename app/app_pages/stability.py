@@ -3,6 +3,7 @@
 import streamlit as st
 
 from profiling_worker.bundle.schema import columns as C, intervals, plausibility as P
+from profiling_worker.bundle.schema import interval_words as W
 
 from app.core import derived, metric_roles
 from app.core.figures import common as figures_common
@@ -24,7 +25,7 @@ analysis.how_to_read(
     "Each annotation × config was run several times (**runs**). **RSD** is the standard deviation "
     "as a % of the mean; nsight-python calls a measurement **stable** when RSD < 2 % (one run "
     f"is never stable: it shows no spread). **CI95**: {intervals.CI_METHOD} (from the worker's "
-    f"aggregated table; {intervals.SEED_CI_NOTE}). Coverage: {intervals.COVERAGE_NOTE}. "
+    f"aggregated table; {intervals.SEED_CI_NOTE}). "
     "Kernels shorter than ~10 µs are dominated by launch and timer jitter, so their RSD says more "
     "about the clock than about the kernel. The per-run chart keeps the run order: a slope "
     "(**drift**) usually means the GPU was still clocking up or heating; a flat cloud inside the "
@@ -61,7 +62,7 @@ with above_chart:
     notes.auto_runs(bundle, "stability")
     st.caption(f"{esc(stable_text(summary, bundle))} In the table, {C.CI95_HALF_PCT} beside "
                f"{C.STABLE}: the CI95's half-width in % of the mean; a stable row of 3 runs can "
-               "be wider than an unstable one of 100.")
+               "be wider than an unstable one of 100. " + W.line(W.MEAN, bundle.host_timer))
     short = short_kernels_text(summary, bundle.duration_metric)
     if short is not None:
         text, all_stable = esc(short[0]), short[1]

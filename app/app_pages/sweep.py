@@ -6,6 +6,7 @@ import re
 import streamlit as st
 
 from profiling_worker.bundle.schema import columns as C, intervals, plausibility as P
+from profiling_worker.bundle.schema import interval_words as W
 
 from app.core import derived, metric_roles
 from app.core.figures import common as figures_common, theme
@@ -143,7 +144,8 @@ st.caption(f"Error bars and CI95 columns: {intervals.CI_METHOD} ({intervals.SEED
               "nsight-python's normalize_against (its Normalized column names the annotation) "
               "divides AvgValue alone: its StdDev, CI95_Lower and CI95_Upper stay in the "
               "metric's unit."
-              if baseline else "") + f" Coverage: {intervals.COVERAGE_NOTE}.")
+              if baseline else "")
+           + " " + W.line(W.RATIO if baseline else W.MEAN, bundle.host_timer))
 energy.show(bundle, PAGE)
 if metric_roles.roles(bundle.manifest):
     st.caption(("Drawn from the measured durations. " if from_durations else

@@ -13,6 +13,7 @@ import pandas as pd
 import streamlit as st
 
 from profiling_worker.bundle.number_text import counted
+from profiling_worker.bundle.schema import interval_words as W
 from app.core import numbers
 from app.core.markdown import code, esc
 from app.core.views import baselines as B
@@ -134,7 +135,7 @@ def show(job_id: str, data: Mapping[str, Any], launch_id: int) -> None:
         st.caption("No baseline pinned: pin a launch here (then pick another launch or job) to "
                    "see every section metric against it, as Nsight Compute's baselines do.")
         return
-    st.caption(LEGEND)
+    st.caption(f"{LEGEND} {W.line(W.DIFFERENCE)}")
     for index, (tab, pin_text) in enumerate(zip(st.tabs([f"vs {p}" for p in pins]), pins)):
         with tab, st.container(key=state.key(PAGE, f"baseline-{index}")):
             _one(pin_text, index, job_id, data, launch_id)

@@ -13,6 +13,8 @@ import ncu_report
 import pytest
 from apptest_helpers import (IMPORTED, displayed, plotly_specs, text_number_problems, texts,
                              trace_values)
+
+from profiling_worker.bundle.schema import interval_words as W
 from tests.scenarios import scenario_dir
 
 FULL = "h200-ncu-deepdive-fp16-4096"
@@ -114,6 +116,7 @@ def test_baselines_of_an_import_and_of_a_run_at_once(jobs: dict[str, Path], app)
     shown = texts(at)
     assert "Both launches are runs of the same measurement" in shown
     assert "coloured by sign only" in shown and "no spread is known" in shown
+    assert W.line(W.DIFFERENCE) in shown  # Welch's CI95 ±: its method and coverage beside it
     rules = next(d.value for d in at.dataframe if "This launch's saving %" in d.value.columns)
     assert "—" in set(rules["Baseline"])  # full-set rules the default-set import does not have
     at.button(key="deep-dive-unpin-0").click().run()

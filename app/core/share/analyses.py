@@ -15,7 +15,7 @@ from functools import partial
 import pandas as pd
 
 from profiling_worker.bundle.number_text import counted
-from profiling_worker.bundle.schema import columns as C, intervals
+from profiling_worker.bundle.schema import columns as C, interval_words as W, intervals
 
 from app.core import derived, frame_columns as F
 from profiling_worker.bundle.loader import Bundle
@@ -85,8 +85,8 @@ def _sweep(bundle: Bundle, table: Table, section: H.Section) -> None:
     section.add(H.figure(fig, "sweep", job_colors(bundle)))
     _audit_notes(bundle, section, drawn_rows(frame))
     section.add(H.table(frame.assign(Measurement=bundle.measurement)),
-                H.paragraph(f"Error bars and CI95 columns: {intervals.CI_METHOD}. Coverage: "
-                            f"{intervals.COVERAGE_NOTE}."))
+                H.paragraph(f"Error bars and CI95 columns: {intervals.CI_METHOD}. "
+                            + W.line(W.MEAN, bundle.host_timer)))
 
 
 def _audit_notes(bundle: Bundle, section: H.Section, points: pd.DataFrame) -> None:
@@ -101,7 +101,8 @@ def _stability(bundle: Bundle, table: Table, section: H.Section) -> None:
     frame = table()
     _few_runs(section, frame)
     section.add(H.paragraph(f"{stable_text(frame, bundle)} {C.CI95_HALF_PCT} beside each "
-                            "flag is the CI95's half-width in % of the mean."),
+                            "flag is the CI95's half-width in % of the mean. "
+                            + W.line(W.MEAN, bundle.host_timer)),
                 H.figure(build_stability_figure(frame, bundle.host_timer), "stability",
                          job_colors(bundle)), H.table(frame))
     first = frame[C.CONFIG].iloc[0]  # the page's per-run chart opens on the first config

@@ -6,7 +6,8 @@ from __future__ import annotations
 
 from profiling_worker.bundle.number_text import counted
 from profiling_worker.bundle.gate import judge as gate, report as gate_report
-from profiling_worker.bundle.schema import columns as C, intervals, run_audit as A
+from profiling_worker.bundle.schema import columns as C, interval_words as W, intervals
+from profiling_worker.bundle.schema import run_audit as A
 
 from app.core import metric_roles
 from profiling_worker.bundle.loader import Bundle
@@ -94,7 +95,8 @@ def _ratio_section(baseline: Bundle, candidate: Bundle, options: CompareOptions)
     return section.add(H.figure(fig, "compare", job_colors(baseline)), H.table(frame),
                        H.paragraph(f"RatioCI95 (and the gate's DiffCI95, the same interval "
                                    f"minus 1): {intervals.RATIO_METHOD}; inf: unbounded. "
-                                   f"Coverage: {intervals.COVERAGE_NOTE}."))
+                                   + W.line(W.RATIO, baseline.host_timer
+                                            or candidate.host_timer)))
 
 
 def comparison_report(baseline: Bundle, candidate: Bundle, max_slowdown_pct: float = 3.0,

@@ -92,7 +92,8 @@ def run_count(text: str) -> int:
 def add_arguments(parser: argparse.ArgumentParser) -> None:
     """The ``compare`` sub-command's arguments."""
     parser.description = ("Judge every region x config of CANDIDATE against BASE on the 95 % "
-                          "interval of the relative difference (Welch): regressed or improved "
+                          "interval of the relative difference (Fieller's interval of the ratio "
+                          "of means, minus 1): regressed or improved "
                           "(the whole interval beyond the allowed change), same (the whole "
                           "interval inside it), ambiguous (it straddles the threshold: the "
                           "runs a side that would likely decide it are said), clock-explained "

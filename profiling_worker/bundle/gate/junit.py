@@ -2,7 +2,8 @@
 pandas is imported). What goes in it: :mod:`profiling_worker.bundle.gate.report`.
 
 Structure as Jenkins' ``junit-10.xsd`` (xunit-plugin; a copy in tests/fixtures/junit) has it:
-one ``<testsuite>`` (name, tests, failures, errors, skipped) of ``<testcase>`` elements, each
+one ``<testsuite>`` (name, tests, failures, errors, skipped) with optional ``<properties>``
+(``<property name value>``, before the cases) and ``<testcase>`` elements, each
 with at most one ``<failure>`` or ``<error>`` (its ``type`` and ``message`` attributes, and the
 same message with the figures as its text) and a ``<system-out>``.
 """
@@ -28,12 +29,17 @@ class Case(NamedTuple):
     details: str = ""
 
 
-def document(cases: list[Case]) -> str:
-    """The JUnit XML document of ``cases`` (suite counts from their tags)."""
+def document(cases: list[Case], properties: dict[str, str] | None = None) -> str:
+    """The JUnit XML document of ``cases`` (suite counts from their tags), with the suite's
+    ``properties`` (name -> value) first where given."""
     tags = [c.tag for c in cases]
     suite = ET.Element("testsuite", name=SUITE_NAME, tests=str(len(cases)),
                        failures=str(tags.count("failure")), errors=str(tags.count("error")),
                        skipped="0")
+    if properties:
+        held = ET.SubElement(suite, "properties")
+        for name, value in properties.items():
+            ET.SubElement(held, "property", name=name, value=value)
     for c in cases:
         case = ET.SubElement(suite, "testcase", classname=c.classname, name=c.name)
         text = f"{c.kind}: {c.message}" + (f"\n{c.details}" if c.details else "")

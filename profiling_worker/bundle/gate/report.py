@@ -12,9 +12,11 @@ regression (exit 1) is a ``<failure>``; a row not comparable (exit 3), ambiguous
 clock-explained (exit 4) is an ``<error>`` (typed with its outcome: the gate could not decide
 it); same and improved pass. The reason and figures are the element's text as well as its
 ``message`` attribute (GitLab and junit2html show the text), and every case carries them in
-``<system-out>``. A judgement with no rows is one ``<error>`` case, and a bad input (exit 2:
-usage, an unreadable bundle, a metric the bundles lack) writes a file with one ``<error>``
-case saying what was wrong. The document itself: :mod:`profiling_worker.bundle.gate.junit`.
+``<system-out>``; the suite's ``<properties>`` hold ``interval``, the interval's method and
+coverage (:func:`interval_line`, the line under the Markdown table). A judgement with no rows
+is one ``<error>`` case, and a bad input (exit 2: usage, an unreadable bundle, a metric the
+bundles lack) writes a file with one ``<error>`` case saying what was wrong. The document
+itself: :mod:`profiling_worker.bundle.gate.junit`.
 """
 
 from __future__ import annotations
@@ -33,7 +35,7 @@ from profiling_worker.bundle.gate.judge import (AVG, BASELINE, CANDIDATE, CAVEAT
                                                 DIFF_CI95_UPPER_PCT, DIFF_PCT, OUTCOME, REASON,
                                                 GateResult)
 from profiling_worker.bundle.gate.verdict import UNDECIDED, Outcome
-from profiling_worker.bundle.schema import columns as C
+from profiling_worker.bundle.schema import columns as C, interval_words as W
 
 def exit_code(result: GateResult) -> int:
     """The process exit code for ``result`` (module docstring); an empty judgement (no rows at
@@ -121,6 +123,14 @@ def _caveats(row: pd.Series) -> str:
     return f" ({said})" if isinstance(said, str) and said else ""
 
 
+def interval_line(result: GateResult) -> str:
+    """The method and coverage of the "difference (95 % CI)" (Fieller's interval of the ratio
+    of means, minus 1: :func:`profiling_worker.bundle.schema.interval_words.line`), said under
+    the Markdown table and in the JUnit suite's properties; for host timings (the cpu
+    backend's duration) it says their coverage is not known."""
+    return W.line(W.RATIO, host_timer=result.metric == C.HOST_TIME)
+
+
 def cycle_check_line(result: GateResult) -> str:
     """Whether the cycle check ran and on what, so a "–" in its column is never unexplained."""
     if result.cycles_source:
@@ -133,7 +143,8 @@ def cycle_check_line(result: GateResult) -> str:
 def markdown(result: GateResult) -> str:
     """A Markdown summary: the headline, the context differences, then one table row per
     region x config (each side's mean ± SD, so headed: :data:`MEANS_SAID`; the difference
-    with its 95 % interval, the cycles' difference, outcome, reason), regressions first."""
+    with its 95 % interval, the cycles' difference, outcome, reason), regressions first, and
+    under it the interval's method and coverage (:func:`interval_line`)."""
     lines = [f"## Kernel regression gate: {exit_label(result)}", "", headline(result), "",
              cycle_check_line(result), ""]
     if result.context:
@@ -150,7 +161,7 @@ def markdown(result: GateResult) -> str:
             why.startswith(context) else why
         cells = [r[C.ANNOTATION], r[CONFIG_LABEL], *_means(r), _interval(r), _pct(r[CYCLES_DIFF_PCT]), f"**{r[OUTCOME]}**{_caveats(r)}", why]
         lines.append("| " + " | ".join(str(c).replace("|", "\\|") for c in cells) + " |")
-    return "\n".join(lines) + "\n"
+    return "\n".join([*lines, "", interval_line(result)]) + "\n"
 
 
 def self_comparison(result: GateResult) -> str:
@@ -193,7 +204,8 @@ def junit_xml(result: GateResult) -> str:
                    f"{r[REASON]}{_caveats(r)}",
                    f"baseline {result.baseline} ({MEANS_SAID}): {means[0]}\n"
                    f"candidate {result.candidate} ({MEANS_SAID}): {means[1]}")
-        for _, r in result.rows.iterrows() for means in [_means(r)]])
+        for _, r in result.rows.iterrows() for means in [_means(r)]],
+        {"interval": interval_line(result)})
 
 
 def write(result: GateResult, markdown_path: Path | None, junit_path: Path | None) -> None:

@@ -3,7 +3,8 @@ quantities (issue 11, case 5): the CI95, the relative std dev and StableMeasurem
 intervals of two sides (issue 34): the difference of means (Welch) and the ratio of means
 (Fieller, :data:`RATIO_METHOD`), which is also the regression gate's relative difference.
 Their coverage is simulated in ``tests/unit/profiling_worker/test_interval_coverage.py`` and
-``benchmarks/interval_coverage.py`` (``docs/statistics.md``).
+``benchmarks/interval_coverage.py`` (``docs/statistics.md``); the line said beside each interval
+(method and coverage): :mod:`profiling_worker.bundle.schema.interval_words`.
 
 **CI95** (:data:`CI_METHOD`): Student's t interval of the mean, ``mean -/+ t(0.975, n-1) s/sqrt(n)``
 (s the sample std dev, ddof=1), intersected with [0, inf) for a quantity that cannot be negative
@@ -48,12 +49,6 @@ RATIO_METHOD = ("Fieller's CI95 of a ratio of two independent means (Fieller 195
 #: What a page says for an unbounded ratio interval (:func:`unbounded`).
 UNBOUNDED_NOTE = ("unbounded: the baseline mean cannot be told from 0 at 95 % "
                   "(Fieller's g ≥ 1)")
-#: Beside every interval a page shows: where its 95 % holds and where small samples fall short
-#: (docs/statistics.md; the figures are benchmarks/interval_coverage.py's, checked by its test).
-COVERAGE_NOTE = ("95 % intervals hold 95 % of the time for normal runs (simulated, 3-100 runs a "
-                 "side); on recorded H200 timings with a rare slow run, resampled at 3-20 runs "
-                 "a side, they held in 76-92 % of draws: more runs and the Stability page help "
-                 "(docs/statistics.md)")
 #: Fewer runs than this on a side: no verdict, no stability (no spread can be estimated).
 MIN_RUNS = 2
 #: What a page says where a config has fewer than :data:`MIN_RUNS` runs.

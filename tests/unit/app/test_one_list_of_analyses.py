@@ -78,3 +78,11 @@ def test_the_doors_summary_carries_what_the_run_audit_failed(door: Door) -> None
     assert said is not None
     caveats = door.job_summary("h200-ncu-matmul-sweep")["caveats"]
     assert caveats == [said[:1].upper() + said[1:]]
+
+
+def test_the_doors_summary_says_the_ci95s_method_and_coverage(door: Door) -> None:
+    """Its durations carry CI95 bounds: the line the Stability page captions them with."""
+    from profiling_worker.bundle.schema import interval_words as W
+
+    summary = door.job_summary(JOB)
+    assert "rows" in summary["durations"] and summary["ci95"] == W.line(W.MEAN)

@@ -317,3 +317,16 @@ def test_a_report_figure_names_its_unbounded_ci95s_under_it() -> None:
     assert note and H.text(note) in H.figure(fig, "f")
     bounded = build_sweep_figure(frame.assign(**{C.CI95_UPPER: [23.0, 41.0]}), "n", False)
     assert "CI95 unbounded at" not in H.figure(bounded, "g")
+
+
+def test_the_reports_say_each_intervals_method_and_coverage() -> None:
+    """As the pages: the comparison report's ratios Fieller's line, a job report's sweep and
+    stability sections the mean CI95's (not the ratio's, nor a pooled range)."""
+    from profiling_worker.bundle.schema import interval_words as W
+
+    base, cand = (load_bundle(SCENARIOS / j) for j in ("h200-cupti-gate-base",
+                                                     "h200-cupti-gate-again"))
+    assert H.text(W.line(W.RATIO)) in comparison_report(base, cand)
+    html = job_report(load_bundle(SCENARIOS / "h200-cupti-stability"))
+    assert html.count(H.text(W.line(W.MEAN))) == 2  # the sweep's and the stability's
+    assert H.text(W.line(W.RATIO)) not in html

@@ -422,3 +422,16 @@ def test_the_worker_writes_the_run_audit_of_a_cpu_job(cpu_jobs: dict[str, Path])
     pd.testing.assert_frame_equal(stored.reset_index(drop=True), derived, check_dtype=False)
     summary = A.summary_frame(stored)
     assert list(summary[C.RUNS]) == [20, 20]
+
+
+def test_a_cpu_gate_says_its_intervals_coverage_is_not_known(cpu_jobs: dict[str, Path],
+                                                             tmp_path: Path) -> None:
+    """Host timings were not part of the coverage study: the CLI text, Markdown and JUnit say
+    the H200 figures do not apply, not the H200 figures."""
+    from profiling_worker.bundle.schema import interval_words as W
+
+    proc, xml, md = compare(cpu_jobs["base"], cpu_jobs["base"], tmp_path)
+    said = W.line(W.RATIO, host_timer=True)
+    assert "not known for host timings" in said
+    assert md.endswith(f"|\n\n{said}\n") and proc.stdout.endswith(f"|\n\n{said}\n")
+    assert {p.get("name"): p.get("value") for p in xml.iter("property")} == {"interval": said}

@@ -1,18 +1,16 @@
 """Coverage of the product's 95 % intervals (issue 34), by benchmarks/interval_coverage.py's
 seeded simulation: on normal data (ratios 0.05-20, 3-100 runs a side, unequal variances) each
 interval holds 95 +/- 1.5 % of the time; on resampled recorded H200 timings the figures are the
-ones docs/statistics.md and the pages' note state."""
+ones docs/statistics.md and the line beside every interval (``interval_words``) state."""
 
 from __future__ import annotations
 
 import importlib.util
-import re
-
 import numpy as np
 import pandas as pd
 import pytest
 
-from profiling_worker.bundle.schema import intervals
+from profiling_worker.bundle.schema import interval_words, intervals
 from tests.scenarios import REPO
 
 _spec = importlib.util.spec_from_file_location(
@@ -74,13 +72,18 @@ def test_the_docs_page_holds_the_scripts_figures(simulated: tuple) -> None:
     assert page[page.index(cov.BEGIN):page.index(cov.END) + len(cov.END)] == block
 
 
-def test_the_pages_note_states_the_recorded_coverage(simulated: tuple) -> None:
-    """The note beside every interval gives the recorded timings' coverage range as the
-    simulation finds it (lowest and highest over mean, difference and ratio, 3-20 runs)."""
-    lowest, highest = cov.h200_range(simulated[1][0])
-    said = re.search(r"resampled at (\d+)-(\d+) runs a side, they held in (\d+)-(\d+) %",
-                     intervals.COVERAGE_NOTE)
-    assert said is not None
-    assert (int(said[1]), int(said[2])) == (min(cov.H200_RUNS), max(cov.H200_RUNS))
-    assert (int(said[3]), int(said[4])) == (lowest, highest)
-    assert lowest < 93.5  # small samples of skewed timings do fall short: the note is needed
+def test_the_figures_beside_each_interval_are_the_scripts(simulated: tuple) -> None:
+    """The figures every page, report and the gate say beside an interval
+    (``interval_words.FIGURES``) are the simulation's, byte for byte, per method: each one's
+    own range and lowest population or pair (re-run ``python benchmarks/interval_coverage.py
+    --write docs/statistics.md`` after a change)."""
+    by_runs = simulated[1][0]
+    assert interval_words.FIGURES.read_text() == cov.figures_text(by_runs, simulated[2])
+    said = interval_words.figures()
+    assert said["runs_a_side"] == [min(cov.H200_RUNS), max(cov.H200_RUNS)]
+    for method in (interval_words.MEAN, interval_words.DIFFERENCE, interval_words.RATIO):
+        own = said["methods"][method]
+        assert own["low_pct"] == round(float(by_runs[method].min()), 1)
+        assert own["lowest_pct"] == round(float(by_runs[method + "_lowest"].min()), 1)
+        # small samples of skewed timings do fall short: the note is needed
+        assert own["lowest_pct"] < own["low_pct"] < 93.5
