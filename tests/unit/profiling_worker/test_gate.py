@@ -503,3 +503,28 @@ def test_the_architecture_of_a_platform_string(platform_text: str,
 
     assert cpu_architecture({"platform": platform_text}) == architecture
     assert cpu_architecture({"platform": platform_text, "cpu": {"machine": "AMD64"}}) == "x86_64"
+
+
+def test_a_cupti_job_against_an_events_job_lines_up_each_sides_durations(
+        tmp_path: Path) -> None:
+    """A new user's find: ``compare`` of the CUPTI and the events fp16 jobs read "not
+    comparable (above); only in the baseline" on every row, though the events job holds the
+    same fp16 n=1024..8192 rows under its own duration metric. Without --metric each side is
+    judged on its own backend's durations; the two metrics are the pair's context."""
+    from tests.scenarios import scenario_dir
+
+    cupti, events = scenario_dir("h200-cupti-j1-fp16"), scenario_dir("h200-events-j1-fp16")
+    proc, xml, md = compare(cupti, events, tmp_path)
+    assert proc.returncode == report.EXIT_NOT_JUDGED, proc.stdout
+    result = judge(GateSide.load(cupti), GateSide.load(events), GateOptions())
+    said = f"duration metric: {C.GPU_TIME} vs {C.EVENTS_TIME}"
+    assert said in result.context and said in md
+    assert result.metrics_text == f"{C.GPU_TIME} vs {C.EVENTS_TIME}" and result.metrics_text in md
+    rows = result.rows
+    assert list(rows["n"]) == [1024, 2048, 4096, 8192] and (rows["CandidateRuns"] == 10).all()
+    assert set(rows[OUTCOME]) == {Outcome.NOT_COMPARABLE.value}
+    assert not [r for r in rows[REASON] if "only in the" in r] and "only in the" not in md
+    assert all("; the runs alone: " in r for r in rows[REASON])
+    assert xml.get("tests") == "4"
+    same = judge(GateSide.load(cupti), GateSide.load(cupti), GateOptions())
+    assert same.candidate_metric is None and same.metrics_text == C.GPU_TIME
