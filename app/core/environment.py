@@ -40,8 +40,9 @@ def environment_rows(env: dict[str, Any], backend: dict[str, Any] | None,
     """Rows ``{"Item", "Value"}``: GPU, driver, compute capability, memory, ncu, nsight-python,
     a job's backend (nsight mode, name, what it measures) where ``backend`` is given, the
     backends a machine can run where ``can_run`` is, CUPTI, torch, host, and the host CPU where
-    recorded. Other missing items read "none". A machine has no backend of its own: "Backend none" read as if nothing
-    could run on a machine without a GPU, where the cpu backend does."""
+    recorded. Other missing items read "none". A machine has no backend of its own: "Backend
+    none" read as if nothing could run on a machine without a GPU, where the cpu backend
+    does."""
     gpu = first_gpu(env, gpu_index)
     memory = gpu.get("memory_mib")
     job = [("nsight mode", backend.get("nsight_mode")), ("Backend", backend.get("name")),
