@@ -39,9 +39,10 @@ def environment_rows(env: dict[str, Any], backend: dict[str, Any] | None,
                      ) -> list[dict[str, str]]:
     """Rows ``{"Item", "Value"}``: GPU, driver, compute capability, memory, ncu, nsight-python,
     a job's backend (nsight mode, name, what it measures) where ``backend`` is given, the
-    backends a machine can run where ``can_run`` is, CUPTI, torch, host. Missing items read
-    "none". A machine has no backend of its own: "Backend none" read as if nothing could run
-    on a machine without a GPU, where the cpu backend does."""
+    backends a machine can run where ``can_run`` is, CUPTI, torch, host, and the host CPU where
+    recorded. Other missing items read "none". A machine has no backend of its own: "Backend
+    none" read as if nothing could run on a machine without a GPU, where the cpu backend
+    does."""
     gpu = first_gpu(env, gpu_index)
     memory = gpu.get("memory_mib")
     job = [("nsight mode", backend.get("nsight_mode")), ("Backend", backend.get("name")),
@@ -64,7 +65,20 @@ def environment_rows(env: dict[str, Any], backend: dict[str, Any] | None,
         ("Python", env.get("python")),
         ("Host", " ".join(str(v) for v in (env.get("host"), env.get("platform")) if v)),
     ]
+    cpu = _host_cpu(env.get("cpu"))  # a row where recorded: older bundles hold none
+    items += [("Host CPU", cpu)] if cpu else []
     return [{F.ITEM: k, C.VALUE: str(v) if v not in (None, "", []) else "none"} for k, v in items]
+
+
+def _host_cpu(cpu: object) -> str | None:
+    """``"Intel(R) Xeon(R) Processor × 2 (x86_64)"``: the model, logical CPUs and architecture
+    the worker recorded (``environment.cpu``, what the gate compares for a cpu job); None for
+    a bundle recorded before it."""
+    if not isinstance(cpu, dict) or not any(cpu.get(k) for k in ("model", "count", "machine")):
+        return None
+    count, machine = cpu.get("count"), cpu.get("machine")
+    return (f"{cpu.get('model') or 'model not recorded'}"
+            + (f" × {count}" if count else "") + (f" ({machine})" if machine else ""))
 
 
 def _clocks(gpu: dict[str, Any]) -> str | None:

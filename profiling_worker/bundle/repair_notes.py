@@ -46,8 +46,8 @@ def restated_sentences(written: pd.DataFrame, shown: pd.DataFrame) -> tuple[str,
     return (f"tables/{C.TABLE_AGGREGATED}.* were written before the worker cut CI95 lower "
             f"bounds at 0: {counted(below, 'CI95_Lower value')} below 0 of a quantity that "
             f"cannot be negative ({', '.join(metrics)}; lowest {float(was[cut].min()):.4g}) "
-            f"{'is' if below == 1 else 'are'} shown as 0 here ({intervals.CI_METHOD}); the "
-            "files keep what was recorded.",)
+            f"{'is' if below == 1 else 'are'} shown as 0 here, or as no interval where all of "
+            f"it lay below 0 ({intervals.CI_METHOD}); the files keep what was recorded.",)
 
 
 def cut_metrics(written: pd.DataFrame, shown: pd.DataFrame) -> tuple[str, ...]:
@@ -60,12 +60,14 @@ def cut_metrics(written: pd.DataFrame, shown: pd.DataFrame) -> tuple[str, ...]:
 
 
 def _cut(written: pd.DataFrame, shown: pd.DataFrame) -> np.ndarray:
-    """Per row: a CI95 lower bound below 0 in the files, shown as 0 (all False when the tables
-    do not line up)."""
+    """Per row: a CI95 lower bound below 0 in the files, shown as 0 or as no interval (NaN: all
+    of it below 0, :func:`~profiling_worker.bundle.schema.intervals.cut_at_zero`; all False when
+    the tables do not line up)."""
     if C.CI95_LOWER not in written or C.CI95_LOWER not in shown or len(written) != len(shown):
         return np.zeros(len(written), dtype=bool)
     was = written[C.CI95_LOWER].to_numpy(dtype="float64")
-    cut: np.ndarray = (was < 0) & (shown[C.CI95_LOWER].to_numpy(dtype="float64") == 0)
+    now = shown[C.CI95_LOWER].to_numpy(dtype="float64")
+    cut: np.ndarray = (was < 0) & ((now == 0) | np.isnan(now))
     return cut
 
 

@@ -229,6 +229,27 @@ def visible_gpus(gpus: list[dict[str, Any]],
     return out
 
 
+#: Where Linux names the CPU model: ``/proc/cpuinfo``'s first ``model name`` line (x86, most
+#: arm64 kernels since 5.x name it too).
+CPUINFO = Path("/proc/cpuinfo")
+
+
+def probe_cpu(cpuinfo: Path = CPUINFO) -> dict[str, Any]:
+    """The host CPU a cpu job's times depend on: ``{"model", "count", "machine"}``.
+
+    ``model``: ``cpuinfo``'s first ``model name`` (``"Intel(R) Xeon(R) Processor"``), else
+    :func:`platform.processor` where that says something, else None; ``count``: logical CPUs
+    (:func:`os.cpu_count`; None where unknown); ``machine``: the architecture
+    (:func:`platform.machine`, ``"x86_64"``, ``"aarch64"``; None where empty)."""
+    try:
+        text = cpuinfo.read_text(errors="replace")
+    except OSError:  # no /proc (macOS, Windows): the platform module's word
+        text = ""
+    match = re.search(r"^model name\s*:\s*(.+?)\s*$", text, re.MULTILINE)
+    model = match.group(1) if match else platform.processor().strip()
+    return {"model": model or None, "count": os.cpu_count(), "machine": platform.machine() or None}
+
+
 def probe_environment() -> dict[str, Any]:
     """Everything the backend choice and the manifest need, without touching CUDA."""
     torch_version = _dist_version("torch")
@@ -236,6 +257,7 @@ def probe_environment() -> dict[str, Any]:
     return {
         "host": socket.gethostname(),
         "platform": platform.platform(),
+        "cpu": probe_cpu(),
         "python": platform.python_version(),
         "gpus": gpus,
         "visible_gpus": visible_gpus(gpus),

@@ -551,3 +551,19 @@ def test_a_zip_that_is_no_bundle_keeps_its_refusal(store, app, tmp_path) -> None
     assert not at.exception
     assert "a zip archive with no manifest.json" in unescape(texts(at))
     assert not any(store["results"].iterdir())
+
+
+def test_an_imported_negative_duration_is_a_warning_on_the_pages(store, app) -> None:
+    """A new user's find: a processed_data row of -5 ns imported as a "done" job without a
+    word. The plausibility note names the row and its value on the page drawing it."""
+    at = _upload(app("import_files"), [])
+    at.file_uploader(key="import-files").set_value([(
+        "processed_data-x-0.csv", b"Annotation,n,Metric,AvgValue,StdDev,NumRuns\n"
+        b"fp32,64,gpu__time_duration.sum,-5,3,10\nfp32,128,gpu__time_duration.sum,4,1,10\n",
+        "text/csv")])
+    at.run()
+    at.button(key="import-run").click().run()
+    assert not at.exception
+    at.switch_page("app_pages/sweep.py").run()
+    assert not at.exception, at.exception
+    assert "gpu__time_duration.sum reads -5 ns in the aggregated table" in texts(at)

@@ -158,7 +158,46 @@ def apply_layout(fig: go.Figure, title: str) -> go.Figure:
     rows = legend_rows(fig)
     if fig.layout.height is None and rows > 2:  # keep the plot area when the legend is tall
         fig.update_layout(height=BASE_HEIGHT + LEGEND_ROW_PX * (rows - 2))
-    return figure_as_text(fig)  # every builder ends here: names from files become text
+    figure_as_text(fig)  # every builder ends here: names from files become text
+    undrawn = not_on_log_axes(fig)  # after the escaping: the names it repeats are text now
+    if undrawn:
+        fig.layout.title.text = f"{fig.layout.title.text or ''}<br><sup>{undrawn}</sup>"
+    return fig
+
+
+#: Most points :func:`not_on_log_axes` names one by one; the rest are counted.
+UNDRAWN_NAMED = 4
+
+
+def not_on_log_axes(fig: go.Figure) -> str:
+    """What a log axis cannot draw, in words: the points of each trace whose value on it is 0
+    or below (plotly leaves them out without a word), each named by its trace and its other
+    coordinate, e.g. ``"not drawn on the log y axis (0 or below): fp32 at 64 (-5)"``; "" when
+    every point is drawn. Names are taken from the figure as it is (escaped by
+    :func:`figure_as_text` when called after it)."""
+    said = []
+    for letter, other in (("x", "y"), ("y", "x")):
+        points = []
+        for trace in fig.data:
+            ref = getattr(trace, f"{letter}axis", None) or letter
+            axis = fig.layout[f"{letter}axis{ref[1:]}"]
+            values, at = getattr(trace, letter, None), getattr(trace, other, None)
+            if axis.type != "log" or values is None or isinstance(values, str):
+                continue
+            try:
+                drawn = np.asarray(values, dtype=float).ravel()
+            except (TypeError, ValueError):
+                continue
+            where = list(at) if at is not None and len(at) == len(drawn) else [None] * len(drawn)
+            points += [f"{trace.name or 'trace'}" + (f" at {w:,g}" if isinstance(w, (int, float))
+                                                      else f" at {w}" if w is not None else "")
+                       + f" ({v:,g})" for v, w in zip(drawn.tolist(), where) if v <= 0]
+        if points:
+            more = len(points) - UNDRAWN_NAMED
+            said.append(f"not drawn on the log {letter} axis (0 or below): "
+                        + ", ".join(points[:UNDRAWN_NAMED])
+                        + (f" and {more:,} more" if more > 0 else ""))
+    return "; ".join(said)
 
 
 def legend_order(fig: go.Figure) -> str:

@@ -73,7 +73,7 @@ def decision(result: gate.GateResult) -> dict[str, Any]:
         if len(result.rows) else result.rows
     out: dict[str, Any] = {
         "verdict": gate_report.exit_label(result), "exit_code": gate_report.exit_code(result),
-        "baseline": result.baseline, "candidate": result.candidate, "metric": result.metric,
+        "baseline": result.baseline, "candidate": result.candidate, "metric": result.metrics_text,
         "max_slowdown_pct": result.options.max_slowdown_pct,
         "counts": {o.value: result.count(o) for o in gate.Outcome},
         "context": list(result.context), "context_headline": result.context_headline,

@@ -92,12 +92,13 @@ def refusal_text(refused: Mapping[str, str], ids: Mapping[str, str], where: str,
 
 def gate_result(baseline: Bundle, candidate: Bundle, options: CompareOptions,
                 ignore: Collection[str] = ()) -> gate.GateResult:
-    """The regression gate's judgement of every region x config (rows on one side only too);
-    ``ignore``: context fields not held against the pair (the backends page's by-design ones)."""
+    """The regression gate's judgement of every region x config (rows on one side only too),
+    as ``python -m profiling_worker compare`` makes it: without a metric, each side's duration
+    metric; ``ignore``: context fields not held against the pair (the backends page's
+    by-design ones)."""
     return gate.judge(gate_side(baseline), gate_side(candidate),
                       gate.GateOptions(max_slowdown_pct=options.max_slowdown_pct,
-                                       metric=options.metric or baseline.duration_metric),
-                      ignore)
+                                       metric=options.metric), ignore)
 
 
 def join_keys(baseline: Bundle, candidate: Bundle) -> list[str]:

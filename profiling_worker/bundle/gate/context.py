@@ -3,7 +3,10 @@ differ in it: backend, the run options in force (cache and clock control, replay
 control: ``schema.backends.OPTIONS``; as recorded, not as the spec asked: the L2 flush as the
 backend did it, ``schema.plausibility.l2_state``, and an option the backend ignores is not held
 against the pair), GPU model
-and maximum clocks, driver, a cpu job's torch threads (as the worker recorded them: 1 thread
+and maximum clocks, driver, a cpu job's host CPU (its model and architecture, manifest
+``environment.cpu``; a bundle recorded before the worker wrote the model is compared by the
+architecture its ``environment.platform`` names: :func:`cpu_architecture`) and torch threads (as
+the worker recorded them: 1 thread
 and 2 time a small matmul microseconds vs milliseconds apart on a busy host), the versions of
 the profiling tools its backend uses
 (``Backend.tools``, bundle/schema/tools.py: nsight-python; ncu for ``ncu``, cupti-python for
@@ -25,13 +28,15 @@ cannot split between the metric set and the day. So under ncu a different metric
 comparable; CUPTI and the cpu backend record durations only, so their metric list never counts.
 
 The kernel's own software (torch, Triton, the kernel file) is deliberately not compared: that is
-what a CI candidate changes.
+what a CI candidate changes. Nor is the host of a GPU job: its durations are the GPU's (a
+different host with the same GPU model, clocks and driver is comparable).
 """
 
 from __future__ import annotations
 
 import enum
 from collections.abc import Collection
+import re
 from dataclasses import dataclass
 from typing import Any
 
@@ -47,6 +52,9 @@ METRIC_SET = "metrics"
 #: (profiling_worker/importing/assemble.py's PARTIAL_KEY; not imported: the gate stays light).
 PARTIAL = "partial"
 
+#: The context field of a cpu job's host CPU model: compared only where both bundles record it
+#: (older bundles do not: their architecture, from the platform string, still is).
+CPU_MODEL = "cpu_model"
 #: Context field -> what it is, in words (the reason names it); the tool versions are those of
 #: :mod:`~profiling_worker.bundle.schema.tools`, keyed as in the manifest's ``environment``.
 FIELDS: dict[str, str] = {
@@ -60,6 +68,8 @@ FIELDS: dict[str, str] = {
     "max_sm_clock_mhz": "max SM clock (MHz)",
     "max_mem_clock_mhz": "max memory clock (MHz)",
     "driver": "driver",
+    CPU_MODEL: "host CPU model (cpu backend)",
+    "cpu_architecture": "host CPU architecture (cpu backend)",
     B.CPU_THREADS: "torch threads (cpu backend)",
     **{tool.key: f"{tool.words} version" for tool in T.ALL},
 }
@@ -90,10 +100,36 @@ def measurement_context(manifest: dict[str, Any]) -> dict[str, str | None]:
         "max_sm_clock_mhz": gpu.get("max_sm_clock_mhz"),
         "max_mem_clock_mhz": gpu.get("max_mem_clock_mhz"),
         "driver": gpu.get("driver"),
+        **({CPU_MODEL: None, "cpu_architecture": None} if B.on_gpu(backend) else {
+            CPU_MODEL: _host_cpu(env).get("model"), "cpu_architecture": cpu_architecture(env)}),
         B.CPU_THREADS: _cpu_threads(manifest, backend),
         **{tool.key: tool.version(env) if tool in used else None for tool in T.ALL},
     }
     return {k: None if v in (None, "") else str(v) for k, v in raw.items()}
+
+
+def _host_cpu(env: dict[str, Any]) -> dict[str, Any]:
+    """The environment's ``cpu`` entry (:func:`profiling_worker.probes.environment.probe_cpu`;
+    empty in a bundle recorded before the worker wrote it)."""
+    cpu = env.get("cpu")
+    return cpu if isinstance(cpu, dict) else {}
+
+
+#: Architecture names as Python's ``platform.machine()`` gives them, each with the name it is
+#: compared under (one architecture, two spellings: arm64 on macOS is Linux's aarch64).
+ARCHITECTURES = {"x86_64": "x86_64", "amd64": "x86_64", "i386": "i386", "i686": "i686",
+                 "aarch64": "aarch64", "arm64": "aarch64", "armv7l": "armv7l",
+                 "ppc64le": "ppc64le", "ppc64": "ppc64", "s390x": "s390x", "riscv64": "riscv64"}
+
+
+def cpu_architecture(env: dict[str, Any]) -> str | None:
+    """The host CPU's architecture of a manifest's ``environment``: ``cpu.machine``, else the
+    machine part of ``platform`` (``"Linux-5.4-aarch64"`` -> ``"aarch64"``,
+    ``"macOS-14.2-arm64-arm-64bit"`` -> ``"aarch64"``), named as in :data:`ARCHITECTURES`;
+    None where neither says."""
+    said = [str(_host_cpu(env).get("machine") or ""),
+            *re.split(r"[-\s]", str(env.get("platform") or "").split("-with-")[0])]
+    return next((ARCHITECTURES[w.lower()] for w in said if w.lower() in ARCHITECTURES), None)
 
 
 def _cpu_threads(manifest: dict[str, Any], backend: str | None) -> Any:
@@ -187,9 +223,11 @@ def differences(base: dict[str, Any], candidate: dict[str, Any],
     """Why two bundles' durations cannot be judged against each other (empty: they can).
 
     A field both bundles leave unsaid is not held against them; one side saying and the other
-    not is a difference (a CI gate cannot assume the unsaid value). A bundle not ``done`` holds
-    incomplete tables and is never comparable; nor is a cpu job timed on a contended CPU
-    (:func:`contention_difference`).
+    not is a difference (a CI gate cannot assume the unsaid value), except a cpu job's host CPU
+    model, which bundles recorded before the worker wrote it lack: there its architecture
+    (:func:`cpu_architecture`, from the platform string) is what is compared. A bundle not
+    ``done`` holds incomplete tables and is never comparable; nor is a cpu job timed on a
+    contended CPU (:func:`contention_difference`).
 
     Args:
         base, candidate: the two bundles' manifests.
@@ -199,7 +237,8 @@ def differences(base: dict[str, Any], candidate: dict[str, Any],
     """
     ctx_b, ctx_c = measurement_context(base), measurement_context(candidate)
     ignored = {*ignore, *(k for k in {*_not_in_force(base), *_not_in_force(candidate)}
-                          if k not in IGNORED_IN_FORCE)}
+                          if k not in IGNORED_IN_FORCE),
+               *((CPU_MODEL,) if ctx_b[CPU_MODEL] is None or ctx_c[CPU_MODEL] is None else ())}
     out = [Difference(MEASURED, f"{FIELDS[k]}: {ctx_b[k] or 'not recorded'} vs "
                                 f"{ctx_c[k] or 'not recorded'}")
            for k in FIELDS if k not in ignored and ctx_b[k] != ctx_c[k]]

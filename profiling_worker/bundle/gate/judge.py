@@ -56,6 +56,10 @@ REASON = C.REASON
 AVG = "Avg"  # a side's mean is <side>Avg; its spread and count <side>StdDev, <side>Runs
 SIDE_COLUMNS = {C.AVG: AVG, C.STD: C.STD, C.NUM_RUNS: C.RUNS}
 BASELINE, CANDIDATE = C.BASELINE, C.CANDIDATE
+#: How the context names two sides' different duration metrics (no metric asked: each side is
+#: judged on its own backend's, e.g. CUPTI's kernel time against the events backend's region
+#: time, which holds launch overhead: a measurement difference, not a missing row).
+DURATION_METRIC_FIELD = "duration metric"
 
 
 @dataclass(frozen=True)
@@ -79,7 +83,10 @@ class GateResult:
         baseline, candidate: job ids (the bundle folders' names).
         baseline_label, candidate_label: the jobs' labels from their spec or manifest
             (:attr:`~profiling_worker.bundle.gate.sides.GateSide.label`; "" without one).
-        metric: the metric judged.
+        metric: the metric judged (the baseline's, where the sides' duration metrics differ).
+        candidate_metric: the candidate's duration metric where it is not ``metric`` (an
+            events job against a CUPTI one: each side's own durations are lined up, and the
+            pair is not comparable, :data:`DURATION_METRIC_FIELD`), else None.
         options: what the judgement used.
         context: the measurement-context differences, each naming the recorded field and both
             sides' values (each row not comparable when any).
@@ -107,6 +114,14 @@ class GateResult:
     context_headline: str = ""
     baseline_label: str = ""
     candidate_label: str = ""
+    candidate_metric: str | None = None
+
+    @property
+    def metrics_text(self) -> str:
+        """The metric judged, or both sides' where they differ (``"gpu__time_duration.sum vs
+        events__time_duration.sum"``)."""
+        return f"{self.metric} vs {self.candidate_metric}" if self.candidate_metric \
+            else self.metric
 
     def count(self, outcome: Outcome) -> int:
         """Rows with ``outcome``."""
@@ -124,30 +139,35 @@ def judge(baseline: GateSide, candidate: GateSide, options: GateOptions,
             compares two backends on purpose).
     """
     metric = options.metric or baseline.duration_metric
+    metric_c = options.metric or candidate.duration_metric  # durations: each side's own
     found = differences(baseline.manifest, candidate.manifest, ignore)
     params_b, params_c = baseline.parameters, candidate.parameters
     if set(params_b) != set(params_c):
         found.append(Difference(MEASURED, f"config parameters: {', '.join(params_b) or 'none'} "
                                           f"vs {', '.join(params_c) or 'none'}"))
+    if metric_c != metric:
+        found.append(Difference(MEASURED, f"{DURATION_METRIC_FIELD}: {metric} vs {metric_c}"))
     context = [d.text for d in found]
     same = set(params_b) == set(params_c) and params_b
     keys = [C.ANNOTATION, *(params_b if same else (C.CONFIG,))]  # else configs by index
     both = _side_frame(baseline, metric, keys, BASELINE).merge(
-        _side_frame(candidate, metric, keys, CANDIDATE), on=keys, how="outer", indicator=True)
+        _side_frame(candidate, metric_c, keys, CANDIDATE), on=keys, how="outer", indicator=True)
     unit = both.pop(BASELINE + C.UNIT).fillna(both.pop(CANDIDATE + C.UNIT))
     both.insert(len(keys), C.METRIC, metric)
     both.insert(len(keys) + 1, C.UNIT, unit)
     both.insert(len(keys), CONFIG_LABEL, [", ".join(f"{k}={r[k]}" for k in keys[1:])
                                           for _, r in both.iterrows()])
+    gpu_time = metric == metric_c == C.GPU_TIME
     source = _cycles(both, baseline, candidate, keys) if metric == baseline.duration_metric \
-        and metric == C.GPU_TIME else None
+        and gpu_time else None
     _add_statistics(both, source is not None)
     both[THRESHOLD_PCT] = options.max_slowdown_pct
     spec_runs = [baseline.asked_runs, candidate.asked_runs]
-    audited = metric == baseline.duration_metric  # the audit checks the durations' runs
+    # the audit checks the durations' runs
+    audited = metric == baseline.duration_metric and metric_c == candidate.duration_metric
     judged = [_row_verdict(r, context, options, spec_runs, source,
                            _audits(r, baseline, candidate) if audited else {},
-                           metric == C.GPU_TIME) for _, r in both.iterrows()]
+                           gpu_time) for _, r in both.iterrows()]
     for column, values in zip((TIME_OUTCOME, CYCLES_OUTCOME, RUNS_TO_DECIDE, OUTCOME, REASON,
                                CAVEATS), zip(*judged) if judged else [[]] * 6):
         both[column] = list(values)
@@ -155,7 +175,8 @@ def judge(baseline: GateSide, candidate: GateSide, options: GateOptions,
     rows = rows.sort_values(keys, kind="stable")
     rows = rows.reset_index(drop=True)
     return GateResult(baseline.job_id, candidate.job_id, metric, options, context, source, rows,
-                      headline(found), baseline.label, candidate.label)
+                      headline(found), baseline.label, candidate.label,
+                      metric_c if metric_c != metric else None)
 
 
 #: Side -> the column holding its config index while judging (configs may be numbered apart).

@@ -67,7 +67,7 @@ def headline(result: GateResult) -> str:
     else its folder's name: :func:`side_name`)."""
     counts = ", ".join(f"{result.count(o)} {o}" for o in Outcome)
     return (f"candidate {side_name(result.candidate_label, result.candidate)} vs baseline "
-            f"{side_name(result.baseline_label, result.baseline)} ({result.metric}, max "
+            f"{side_name(result.baseline_label, result.baseline)} ({result.metrics_text}, max "
             f"slowdown {result.options.max_slowdown_pct:g} %): {counts}")
 
 

@@ -91,13 +91,15 @@ def ci95_half_width(std: npt.ArrayLike, n: npt.ArrayLike) -> Floats:
 
 
 def ci95_bounds(mean: npt.ArrayLike, std: npt.ArrayLike, n: npt.ArrayLike,
-                minimum: npt.ArrayLike) -> tuple[Floats, Floats]:
+                minimum: npt.ArrayLike, metric: npt.ArrayLike | None = None
+                ) -> tuple[Floats, Floats]:
     """(CI95_Lower, CI95_Upper) by :data:`CI_METHOD`.
 
     Args:
         mean, std, n: per group mean, sample std dev (ddof=1) and number of runs.
-        minimum: the smallest run value of each group; groups with ``minimum >= 0`` are
-            non-negative quantities and their lower bound is cut at 0.
+        minimum, metric: the smallest run value and the metric of each group; a quantity that
+            cannot be negative (:func:`cannot_be_negative`: a duration, or no run below 0) is
+            cut at 0 (:func:`cut_at_zero`).
 
     Returns:
         Both bounds in the unit of ``mean``; NaN where :func:`ci95_half_width` is NaN (one run).
@@ -105,9 +107,38 @@ def ci95_bounds(mean: npt.ArrayLike, std: npt.ArrayLike, n: npt.ArrayLike,
     mean_ = np.asarray(mean, dtype="float64")
     half = ci95_half_width(std, n)
     with np.errstate(invalid="ignore"):  # inf - inf from a huge imported StdDev: NaN, quietly
-        lower = mean_ - half
-        lower = np.where(np.asarray(minimum, dtype="float64") >= 0, np.maximum(lower, 0.0), lower)
-        return lower, mean_ + half
+        return cut_at_zero(mean_ - half, mean_ + half, cannot_be_negative(minimum, metric))
+
+
+def cannot_be_negative(minimum: npt.ArrayLike, metric: npt.ArrayLike | None = None
+                       ) -> npt.NDArray[np.bool_]:
+    """Per group: whether its quantity cannot be negative, so that its CI95 is cut at 0: a
+    duration (``metric`` in :data:`~profiling_worker.bundle.schema.metrics.DURATION_METRICS`,
+    ns), whatever its values (a negative one is a faulty value, which the plausibility check
+    names, not a sign that durations may be negative), or one with no value below 0
+    (``minimum >= 0``; NaN: not known to be).
+
+    Args:
+        minimum: each group's smallest value (its mean where no smallest is known).
+        metric: each group's metric name (None: none known, ``minimum`` alone decides).
+    """
+    out: npt.NDArray[np.bool_] = np.asarray(minimum, dtype="float64") >= 0
+    if metric is not None:
+        out = out | np.isin(np.asarray(metric, dtype=object), C.DURATION_METRICS)
+    return out
+
+
+def cut_at_zero(lower: npt.ArrayLike, upper: npt.ArrayLike, non_negative: npt.ArrayLike
+                ) -> tuple[Floats, Floats]:
+    """CI95 bounds intersected with [0, inf) where ``non_negative``
+    (:func:`cannot_be_negative`): the lower bound cut at 0, and both NaN where the whole
+    interval lies below 0 (an imported mean of -5 ns: no duration it allows is possible, so
+    there is no interval to show); elsewhere as given."""
+    low, high = np.asarray(lower, dtype="float64"), np.asarray(upper, dtype="float64")
+    keep = np.asarray(non_negative, dtype=bool)
+    empty = keep & (high < 0)
+    low = np.where(keep, np.maximum(low, 0.0), low)
+    return np.where(empty, np.nan, low), np.where(empty, np.nan, high)
 
 
 def _satterthwaite_df(var_b: Floats, n_b: Floats, var_c: Floats, n_c: Floats) -> Floats:
@@ -289,8 +320,9 @@ def stable(n: npt.ArrayLike, rsd: npt.ArrayLike) -> npt.NDArray[np.bool_]:
 
 
 def restate(aggregated: pd.DataFrame) -> pd.DataFrame:
-    """An aggregated table written by an older method, restated by this one: CI95_Lower cut at
-    0 where no run was negative (MinValue >= 0; AvgValue >= 0 when MinValue is missing),
+    """An aggregated table written by an older method, restated by this one: the CI95 cut at 0
+    (:func:`cut_at_zero`) for a duration and where no run was negative (MinValue >= 0;
+    AvgValue >= 0 when MinValue is missing),
     StableMeasurement False and the :data:`SPREAD_COLUMNS` NaN below :data:`MIN_RUNS` runs
     (older bundles wrote StdDev 0 and CI95 [v, v] for one run). Other values are kept as
     stored, so a table of the current method comes back unchanged.
@@ -306,8 +338,11 @@ def restate(aggregated: pd.DataFrame) -> pd.DataFrame:
     if floor is not None:
         if C.AVG in out:
             floor = floor.fillna(out[C.AVG])
-        lower = out[C.CI95_LOWER]
-        out[C.CI95_LOWER] = lower.where(~((floor >= 0) & (lower < 0)), 0.0)
+        lower, upper = cut_at_zero(out[C.CI95_LOWER], out.get(C.CI95_UPPER, np.inf),
+                                   cannot_be_negative(floor, out.get(C.METRIC)))
+        out[C.CI95_LOWER] = lower
+        if C.CI95_UPPER in out:
+            out[C.CI95_UPPER] = upper
     if C.NUM_RUNS in out:
         few = out[C.NUM_RUNS] < MIN_RUNS
         spread = [c for c in SPREAD_COLUMNS if c in out]

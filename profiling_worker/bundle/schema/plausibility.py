@@ -16,7 +16,10 @@ Checks (each note names its ``check``):
                         ``max_mem_clock_mhz``; a DRAM rate (``dram__*`` in byte/s) above the
                         datasheet DRAM bandwidth.
 ``negative_value``      a negative time, byte count or other counter (no Nsight Compute metric the
-                        dashboard reads can be negative), or negative analytic FLOPs/bytes.
+                        dashboard reads can be negative), a duration of 0 (no kernel or region
+                        takes no time), in the runs table or, for a row without runs (an
+                        imported processed_data file), the aggregated table's AvgValue or
+                        MinValue; or negative analytic FLOPs/bytes.
 ``interval_below_zero`` a CI95 lower bound below zero for a strictly positive quantity.
 ``runs_missing``        a config of the spec without runs, fewer or more runs than the spec asked,
                         a NumRuns that does not match the per-run rows, or rows of no config.
@@ -125,7 +128,7 @@ def check_bundle(tables: Mapping[str, pd.DataFrame], manifest: Mapping[str, Any]
     n_configs = len(spec.configs) if spec is not None else 0
     if spec is not None and all(set(c) == {C.CONFIG_INDEX} for c in spec.configs):
         n_configs = 0  # configs numbered per region by the importer: no spec to miss one of
-    notes = [*_percent(runs), *_negative(runs, table(C.TABLE_WORK)), *_intervals(agg),
+    notes = [*_percent(runs), *_negative(runs, agg, table(C.TABLE_WORK)), *_intervals(agg),
              *_counts(runs, agg, n_configs, asked), *_kernels_vary(agg),
              *_unattributed(table(C.TABLE_UNATTRIBUTED)),
              *_clocks(runs, table(C.TABLE_COLLECTORS), table(C.TABLE_NVML), gpu),
@@ -151,20 +154,28 @@ def _where(row: pd.Series) -> str:
     return f"{row[C.ANNOTATION]}, config {int(row[C.CONFIG])}"
 
 
-def _per_key(frame: pd.DataFrame, mask: pd.Series, check: str, text: str) -> list[Note]:
+def _per_key(frame: pd.DataFrame, mask: pd.Series, check: str, text: str,
+             value: str = C.VALUE) -> list[Note]:
     """One note per annotation x config x metric of the rows ``mask`` selects; ``text`` is
-    formatted with ``where``, ``metric``, ``worst`` (the extreme value) and ``count``."""
+    formatted with ``where``, ``metric``, ``worst`` (the extreme of the ``value`` column),
+    ``lowest`` (its smallest), ``unit`` (" ns", "" where the frame has none) and ``count``."""
     if not mask.any():  # the usual case: no frame selected, no groupby
         return []
     bad = frame[mask]
     out = []
     for key, rows in bad.groupby([C.ANNOTATION, C.CONFIG, C.METRIC], sort=True):
         ann, cfg, metric = cast("tuple[str, int, str]", key)  # grouped by a list: tuple keys
-        worst = rows[C.VALUE].abs().max()
         out.append(note(check, WARNING, text.format(
-            where=f"{ann}, config {int(cfg)}", metric=metric, worst=worst, count=len(rows)),
-            ann, int(cfg), str(metric)))
+            where=f"{ann}, config {int(cfg)}", metric=metric, worst=rows[value].abs().max(),
+            lowest=rows[value].min(), unit=_unit(rows), count=len(rows)), ann, int(cfg),
+            str(metric)))
     return out
+
+
+def _unit(rows: pd.DataFrame) -> str:
+    """`` <unit>`` of the rows' first unit, "" where they have none."""
+    units = rows[C.UNIT].dropna().astype(str) if C.UNIT in rows else pd.Series(dtype=str)
+    return f" {units.iloc[0]}" if len(units) and units.iloc[0] else ""
 
 
 #: ``derived__pct_occupancy_per_block_size`` and its kin (per register count, shared memory
@@ -210,12 +221,34 @@ def _percent(runs: pd.DataFrame) -> list[Note]:
                       "kernels); read it as its counters' ratio, not as a share of a peak")]
 
 
-def _negative(runs: pd.DataFrame, work: pd.DataFrame) -> list[Note]:
+def _impossible(frame: pd.DataFrame, value: str) -> pd.Series:
+    """Rows whose ``value`` is negative, or 0 for a duration (``M.DURATION_METRICS``)."""
+    duration = frame[C.METRIC].isin(M.DURATION_METRICS)
+    return (frame[value] < 0) | (duration & (frame[value] == 0))
+
+
+def _negative(runs: pd.DataFrame, agg: pd.DataFrame, work: pd.DataFrame) -> list[Note]:
+    """Negative values, and durations of 0, in the runs table; in the aggregated table those of
+    the rows no run gives (an imported processed_data file's AvgValue or MinValue, the only
+    values of such a row); negative analytic FLOPs or bytes."""
     out = []
     if _has(runs, C.METRIC, C.VALUE):
-        out += _per_key(runs, runs[C.VALUE] < 0, NEGATIVE_VALUE,
-                        "{where}: {metric} is negative ({count} run(s), down to -{worst:g}); "
-                        "times, byte counts and counters cannot be")
+        out += _per_key(runs, _impossible(runs, C.VALUE), NEGATIVE_VALUE,
+                        "{where}: {metric} is at or below 0 ({count} run(s), down to "
+                        "{lowest:g}{unit}); times, byte counts and counters cannot be negative, "
+                        "nor a duration 0")
+    if _has(agg, C.ANNOTATION, C.CONFIG, C.METRIC, C.AVG):
+        keys = [C.ANNOTATION, C.CONFIG, C.METRIC]
+        ran = (runs[keys].drop_duplicates() if _has(runs, *keys)
+               else pd.DataFrame(columns=keys))
+        alone = agg.merge(ran, on=keys, how="left", indicator=True)
+        alone = alone[alone["_merge"] == "left_only"]
+        smallest = alone[C.MIN].fillna(alone[C.AVG]) if C.MIN in alone else alone[C.AVG]
+        alone = alone.assign(_smallest=np.fmin(smallest, alone[C.AVG]))
+        out += _per_key(alone, _impossible(alone, "_smallest"), NEGATIVE_VALUE,
+                        "{where}: {metric} reads {lowest:g}{unit} in the aggregated table "
+                        "(AvgValue or MinValue, no per-run values); times, byte counts and "
+                        "counters cannot be negative, nor a duration 0", "_smallest")
     for column in (C.FLOPS, C.BYTES):
         if _has(work, column, C.ANNOTATION, C.CONFIG):
             below = work[column] < 0

@@ -327,7 +327,8 @@ def aggregate_runs(runs: pd.DataFrame, param_names: Sequence[str] | None = None)
     first = _first_rows(codes)
     group_config = config_codes[first]
     mean = group_reduce.means(total, counts)
-    ci_lower, ci_upper = intervals.ci95_bounds(mean, std, counts, low)
+    ci_lower, ci_upper = intervals.ci95_bounds(mean, std, counts, low,
+                                               df[C.METRIC].to_numpy(dtype=object)[first])
     rsd = intervals.rsd_pct(mean, std)
     columns = {
         **_config_columns(df, config_codes, group_config, params),

@@ -135,7 +135,8 @@ def _from_columns(out: pd.DataFrame, missing: list[str]) -> list[str]:
         done.append(C.RSD)
     if {C.CI95_LOWER, C.CI95_UPPER} & set(missing) and {C.AVG, C.STD, C.NUM_RUNS} <= set(out):
         floor = out[C.MIN].fillna(out[C.AVG]) if C.MIN in out else out[C.AVG]
-        lower, upper = intervals.ci95_bounds(out[C.AVG], out[C.STD], out[C.NUM_RUNS], floor)
+        lower, upper = intervals.ci95_bounds(out[C.AVG], out[C.STD], out[C.NUM_RUNS], floor,
+                                             out.get(C.METRIC))
         for column, values in ((C.CI95_LOWER, lower), (C.CI95_UPPER, upper)):
             if column in missing:
                 out[column] = values

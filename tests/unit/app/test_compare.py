@@ -224,3 +224,14 @@ def test_default_candidate_is_one_the_gate_can_judge() -> None:
     chosen = default_candidate("h200-ncu-elementwise", jobs)
     assert measured_unlike(by_id["h200-ncu-elementwise"], by_id[chosen]) == [
         "cache control: all vs none"]
+
+
+def test_the_door_and_report_verdict_judges_each_sides_durations() -> None:
+    """The agent door and the comparison report judge through gate_result as the CLI does:
+    without a metric, an events job against a CUPTI one has its rows, never "only in the
+    baseline", and the decision names both metrics."""
+    from app.core.share.verdict import decision, judged
+
+    result = judged(bundled("h200-cupti-j1-fp16"), bundled("h200-events-j1-fp16"))
+    assert len(result.rows) == 4 and not result.rows["Reason"].str.contains("only in the").any()
+    assert decision(result)["metric"] == f"{C.GPU_TIME} vs {C.EVENTS_TIME}"

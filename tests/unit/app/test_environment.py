@@ -47,3 +47,16 @@ def test_the_jobs_gpu_is_its_nvml_index_not_the_visible_index() -> None:
     assert gpu_name(env, job_gpu_index(manifest)) == "NVIDIA H100"
     assert job_gpu_index({"spec": {"gpu": 1}, "gpu": {"index": 1, "uuid": "GPU-b"}}) == 1
     assert job_gpu_index({}, "x") == 0 and job_gpu_index({"spec": {"gpu": "x"}}) == 0
+
+
+def test_the_host_cpu_the_gate_compares_is_shown() -> None:
+    """environment.cpu (the worker's probe; what the gate compares for a cpu job) is a row;
+    a bundle recorded before it has none (no "none" cell in a shared report)."""
+    from profiling_worker.probes.environment import probe_environment
+
+    env = probe_environment()
+    rows = {r["Item"]: r["Value"] for r in environment_rows(env, {"name": "cpu"}, 0)}
+    cpu = env["cpu"]
+    assert rows["Host CPU"] == f"{cpu['model']} × {cpu['count']} ({cpu['machine']})"
+    older = {r["Item"]: r["Value"] for r in environment_rows(H200, {"name": "ncu"}, 0)}
+    assert "Host CPU" not in older

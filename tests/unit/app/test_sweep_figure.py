@@ -142,3 +142,28 @@ def test_a_thousand_config_sweep_draws_every_kth_config_and_says_so() -> None:
                                      "the CSV below has all</sup>")
     assert len(frame) == 1000
     assert len(fig.layout.xaxis.tickvals) <= 12
+
+
+def test_a_log_axis_names_the_points_it_cannot_draw(tmp_path: Path) -> None:
+    """A new user's find: an imported -5 ns mean vanished from the log-y chart without a word.
+    Every figure's log axis (theme.apply_layout) now names what it leaves out: here a recorded
+    sweep with one mean made negative and one 0."""
+    import shutil
+
+    from tests.scenarios import scenario_dir
+
+    copy = tmp_path / "sweep"
+    shutil.copytree(scenario_dir("h200-cupti-matmul-sweep"), copy)
+    table = copy / C.TABLES_DIR / f"{C.TABLE_RUNS}.parquet"
+    runs = pd.read_parquet(table)
+    fp32 = (runs[C.METRIC] == C.GPU_TIME) & (runs[C.ANNOTATION] == "fp32")
+    n = sorted(runs.loc[fp32, "n"].unique())[:2]
+    runs.loc[fp32 & (runs["n"] == n[0]), C.VALUE] = -5.0
+    runs.loc[fp32 & (runs["n"] == n[1]), C.VALUE] = 0.0
+    runs.to_parquet(table)
+    frame = sweep_frame(load_bundle(copy), SweepOptions(time_unit="ns"))
+    title = build_sweep_figure(frame, "n", host_timer=False, log_y=True).layout.title.text
+    assert (f"not drawn on the log y axis (0 or below): fp32 at {n[0]:,} (-5), "
+            f"fp32 at {n[1]:,} (0)") in title
+    linear = build_sweep_figure(frame, "n", host_timer=False).layout.title.text
+    assert "not drawn" not in linear

@@ -293,8 +293,19 @@ def test_ci_of_a_positive_quantity_never_goes_below_zero():
 
 
 def test_ci_of_a_signed_quantity_is_not_cut():
-    agg = aggregate_runs(runs_frame([(1024, [-3.0, 1.0, 2.0])]), ["n"])
+    """A quantity with a negative run, and no duration, may be negative: its interval is the
+    plain one."""
+    agg = aggregate_runs(runs_frame([(1024, [-3.0, 1.0, 2.0])], metric="user__skew"), ["n"])
     assert agg.iloc[0][C.CI95_LOWER] < -3.0
+
+
+def test_ci_of_a_duration_is_cut_whatever_its_runs():
+    """A duration cannot be negative: a faulty negative run (the plausibility check names it)
+    does not turn it into a signed quantity, and an interval wholly below 0 is none at all."""
+    agg = aggregate_runs(runs_frame([(1024, [-3.0, 1.0, 2.0]), (2048, [-5.0, -4.0, -6.0])]),
+                         ["n"])
+    assert agg.iloc[0][C.CI95_LOWER] == 0.0 and agg.iloc[0][C.CI95_UPPER] > 0
+    assert np.isnan(agg.iloc[1][C.CI95_LOWER]) and np.isnan(agg.iloc[1][C.CI95_UPPER])
 
 
 def test_one_run_has_no_spread_and_is_not_called_stable():

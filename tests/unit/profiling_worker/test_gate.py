@@ -435,3 +435,109 @@ def test_a_cpu_gate_says_its_intervals_coverage_is_not_known(cpu_jobs: dict[str,
     assert "not known for host timings" in said
     assert md.endswith(f"|\n\n{said}\n") and proc.stdout.endswith(f"|\n\n{said}\n")
     assert {p.get("name"): p.get("value") for p in xml.iter("property")} == {"interval": said}
+
+
+def _quiet_copy(job: Path, to: Path, **environment: object) -> Path:
+    """A copy of a recorded cpu job whose manifest says a quiet host (no contention warning,
+    which a loaded test machine may give) and ``environment`` over the recorded one
+    (a value None: the key left out, as a bundle recorded before it existed)."""
+    import shutil
+
+    shutil.copytree(job, to)
+    manifest = json.loads((to / C.MANIFEST_FILE).read_text())
+    manifest["warnings"] = []
+    manifest["backend"] = {**manifest["backend"], "host_contention": {}}
+    env = {**manifest["environment"], **environment}
+    manifest["environment"] = {k: v for k, v in env.items() if v is not None}
+    (to / C.MANIFEST_FILE).write_text(json.dumps(manifest))
+    return to
+
+
+def test_cpu_jobs_of_another_host_cpu_are_not_comparable(cpu_jobs: dict[str, Path],
+                                                         tmp_path: Path) -> None:
+    """A new user's find: a copy of a cpu bundle saying host "otherbox", platform
+    "Linux-5.4-aarch64" was judged "undecided / 2 ambiguous": the host CPU was no context
+    field and a cpu job recorded no CPU model. The worker now records it (environment.cpu);
+    the gate says the field and both values, and compares an older bundle (no model) by the
+    architecture of its platform string."""
+    from profiling_worker.bundle.gate.context import context_differences
+    from profiling_worker.bundle.schema.manifest import read_manifest
+
+    recorded = read_manifest(cpu_jobs["base"])["environment"]
+    cpu = recorded["cpu"]
+    assert cpu["model"] and cpu["count"] == os.cpu_count() and cpu["machine"] == "x86_64"
+    base = _quiet_copy(cpu_jobs["base"], tmp_path / "base")
+    aarch64 = _quiet_copy(cpu_jobs["base"], tmp_path / "aarch64", host="otherbox",
+                          platform="Linux-5.4-aarch64", cpu=None)
+    proc, _, md = compare(base, aarch64, tmp_path)
+    assert proc.returncode == report.EXIT_NOT_JUDGED, proc.stdout
+    assert "host CPU architecture (cpu backend): x86_64 vs aarch64" in md
+    assert set(outcomes(base, aarch64)) == {Outcome.NOT_COMPARABLE.value}
+    other_model = _quiet_copy(cpu_jobs["base"], tmp_path / "epyc", host="otherbox",
+                              cpu={**cpu, "model": "AMD EPYC 9654 96-Core Processor"})
+    assert context_differences(read_manifest(base), read_manifest(other_model)) == [
+        f"host CPU model (cpu backend): {cpu['model']} vs AMD EPYC 9654 96-Core Processor"]
+    # an older bundle (no model) of the same architecture on another host: comparable
+    older = _quiet_copy(cpu_jobs["base"], tmp_path / "older", host="otherbox", cpu=None)
+    assert context_differences(read_manifest(base), read_manifest(older)) == []
+    assert context_differences(read_manifest(older), read_manifest(aarch64)) == [
+        "host CPU architecture (cpu backend): x86_64 vs aarch64"]
+
+
+def test_a_gpu_job_on_another_host_with_the_same_gpu_is_comparable(tmp_path: Path) -> None:
+    """The host CPU is a cpu job's context only: a GPU job's durations are the GPU's, so the
+    same H200 bundle said to come from an aarch64 host of another CPU is still comparable."""
+    import shutil
+
+    from profiling_worker.bundle.gate.context import context_differences, measurement_context
+    from profiling_worker.bundle.schema.manifest import read_manifest
+    from tests.scenarios import scenario_dir
+
+    copy = tmp_path / "other-host"
+    shutil.copytree(scenario_dir("h200-cupti-gate-base"), copy)
+    manifest = read_manifest(copy)
+    manifest["environment"] = {**manifest["environment"], "host": "otherbox",
+                               "platform": "Linux-5.4-aarch64",
+                               "cpu": {"model": "Neoverse-V2", "count": 72, "machine": "aarch64"}}
+    (copy / C.MANIFEST_FILE).write_text(json.dumps(manifest))
+    base = read_manifest(scenario_dir("h200-cupti-gate-base"))
+    assert context_differences(base, manifest) == []
+    assert measurement_context(manifest)["cpu_architecture"] is None
+    assert set(outcomes(scenario_dir("h200-cupti-gate-base"), copy)) <= {
+        Outcome.SAME.value, Outcome.AMBIGUOUS.value}
+
+
+@pytest.mark.parametrize(("platform_text", "architecture"), [
+    ("Linux-5.15.0-91-generic-x86_64-with-glibc2.35", "x86_64"), ("Linux-5.4-aarch64", "aarch64"),
+    ("macOS-14.2.1-arm64-arm-64bit", "aarch64"), ("Windows-10-10.0.19041-SP0", None), ("", None)])
+def test_the_architecture_of_a_platform_string(platform_text: str,
+                                               architecture: str | None) -> None:
+    from profiling_worker.bundle.gate.context import cpu_architecture
+
+    assert cpu_architecture({"platform": platform_text}) == architecture
+    assert cpu_architecture({"platform": platform_text, "cpu": {"machine": "AMD64"}}) == "x86_64"
+
+
+def test_a_cupti_job_against_an_events_job_lines_up_each_sides_durations(
+        tmp_path: Path) -> None:
+    """A new user's find: ``compare`` of the CUPTI and the events fp16 jobs read "not
+    comparable (above); only in the baseline" on every row, though the events job holds the
+    same fp16 n=1024..8192 rows under its own duration metric. Without --metric each side is
+    judged on its own backend's durations; the two metrics are the pair's context."""
+    from tests.scenarios import scenario_dir
+
+    cupti, events = scenario_dir("h200-cupti-j1-fp16"), scenario_dir("h200-events-j1-fp16")
+    proc, xml, md = compare(cupti, events, tmp_path)
+    assert proc.returncode == report.EXIT_NOT_JUDGED, proc.stdout
+    result = judge(GateSide.load(cupti), GateSide.load(events), GateOptions())
+    said = f"duration metric: {C.GPU_TIME} vs {C.EVENTS_TIME}"
+    assert said in result.context and said in md
+    assert result.metrics_text == f"{C.GPU_TIME} vs {C.EVENTS_TIME}" and result.metrics_text in md
+    rows = result.rows
+    assert list(rows["n"]) == [1024, 2048, 4096, 8192] and (rows["CandidateRuns"] == 10).all()
+    assert set(rows[OUTCOME]) == {Outcome.NOT_COMPARABLE.value}
+    assert not [r for r in rows[REASON] if "only in the" in r] and "only in the" not in md
+    assert all("; the runs alone: " in r for r in rows[REASON])
+    assert xml.get("tests") == "4"
+    same = judge(GateSide.load(cupti), GateSide.load(cupti), GateOptions())
+    assert same.candidate_metric is None and same.metrics_text == C.GPU_TIME

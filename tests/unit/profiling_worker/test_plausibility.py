@@ -188,3 +188,52 @@ def test_unattributed_launches_are_noted_per_annotation() -> None:
     assert [(n["annotation"], n["message"].split(" fell")[0]) for n in notes] == [
         (None, "1 kernel launch(es) outside every annotation"),
         ("backward", "2 kernel launch(es) in annotation backward")]
+
+
+def test_a_duration_of_zero_in_a_run_is_noted() -> None:
+    """No kernel takes no time: a recorded run set to 0 ns is named, with its unit."""
+    tables, manifest = _tables("h200-cupti-matmul-sweep")
+    runs = tables[C.TABLE_RUNS]
+    runs.loc[runs.index[0], C.VALUE] = 0.0
+    notes = [n for n in P.check_bundle(tables, manifest) if n["check"] == P.NEGATIVE_VALUE]
+    assert len(notes) == 1 and notes[0]["metric"] == C.GPU_TIME
+    assert "down to 0 ns" in notes[0]["message"] and notes[0]["severity"] == P.WARNING
+
+
+def test_a_negative_duration_of_a_row_without_runs_is_noted() -> None:
+    """A new user's find: an imported processed_data row (no per-run values) of -5 ns gave a
+    "done" job without a word. The aggregated table's rows no run gives are checked too; a
+    row whose runs are there is left to the runs' own check (one note, not two)."""
+    tables, manifest = _tables("h200-cupti-matmul-sweep")
+    agg, runs = tables[C.TABLE_AGGREGATED], tables[C.TABLE_RUNS]
+    row = agg.index[agg[C.METRIC] == C.GPU_TIME][0]
+    ann, cfg = agg.loc[row, C.ANNOTATION], agg.loc[row, C.CONFIG]
+    agg.loc[row, [C.AVG, C.MIN]] = [-5.0, float("nan")]
+    assert not [n for n in P.check_bundle(tables, manifest) if n["check"] == P.NEGATIVE_VALUE]
+    tables[C.TABLE_RUNS] = runs[~((runs[C.ANNOTATION] == ann) & (runs[C.CONFIG] == cfg))]
+    notes = [n for n in P.check_bundle(tables, manifest) if n["check"] == P.NEGATIVE_VALUE]
+    assert [(n["annotation"], n["config"], n["metric"]) for n in notes] == [
+        (ann, cfg, C.GPU_TIME)]
+    assert f"{ann}, config {cfg}: {C.GPU_TIME} reads -5 ns" in notes[0]["message"]
+
+
+def test_the_loader_cuts_a_durations_interval_whatever_its_values(tmp_path: Path) -> None:
+    """CI95 is "cut at 0 for quantities that cannot be negative": a duration is one whatever
+    its values (before, a negative mean made the rule read it as signed: -7.15 .. -2.85 ns
+    stayed). A bundle written so is restated when loaded, and says so."""
+    from tests.scenarios import scenario_dir
+
+    copy = tmp_path / "negative"
+    shutil.copytree(scenario_dir("h200-cupti-matmul-sweep"), copy)
+    table = copy / C.TABLES_DIR / f"{C.TABLE_AGGREGATED}.parquet"
+    agg = pd.read_parquet(table)
+    rows = agg.index[agg[C.METRIC] == C.GPU_TIME][:2]
+    agg.loc[rows[0], [C.AVG, C.MIN, C.CI95_LOWER, C.CI95_UPPER]] = [-5.0, -9.0, -7.15, -2.85]
+    agg.loc[rows[1], [C.MIN, C.CI95_LOWER]] = [-1.0, -3.0]  # straddles 0: cut to [0, upper]
+    agg.to_parquet(table)
+    loaded = load_bundle(copy)
+    shown = loaded.table(C.TABLE_AGGREGATED).loc[rows]
+    assert shown[C.CI95_LOWER].isna().iloc[0] and shown[C.CI95_UPPER].isna().iloc[0]
+    assert shown[C.CI95_LOWER].iloc[1] == 0 and shown[C.CI95_UPPER].iloc[1] > 0
+    assert any("2 CI95_Lower values below 0" in s and "no interval" in s
+               for s in loaded.restated)

@@ -277,3 +277,28 @@ def test_the_processed_data_advice_only_when_that_csv_was_not_given(tmp_path: Pa
     assert "sm_clock" in both and ADVICE not in both
     (alone,) = _collector_notes(tmp_path / "alone", ["profiled_data-profiled-0.csv"])
     assert ADVICE in alone
+
+
+def test_an_imported_negative_duration_is_named_and_its_interval_cut(tmp_path):
+    """A new user's find: a processed_data row ``fp32,64,gpu__time_duration.sum,-5,3,10`` made a
+    "done" job without a note, its CI95 -7.15 .. -2.85 ns though the Import page says CI95 is
+    cut at 0 for quantities that cannot be negative. The plausibility notes now name the row
+    and its value (a warning every page drawing the metric shows), and the interval, wholly
+    below 0, is none (a duration cannot be negative: no interval of possible values)."""
+    from profiling_worker.bundle.schema import plausibility as P
+
+    folder = tmp_path / "in"
+    folder.mkdir()
+    (folder / "processed_data-x-0.csv").write_text(
+        "Annotation,n,Metric,AvgValue,StdDev,NumRuns\n"
+        "fp32,64,gpu__time_duration.sum,-5,3,10\nfp32,128,gpu__time_duration.sum,4,10,10\n")
+    job = import_nsight_output([folder], tmp_path / "store", "negative")
+    manifest = read_manifest(job)
+    assert manifest["status"] == "done"
+    notes = [n for n in manifest[P.NOTES_KEY] if n["check"] == P.NEGATIVE_VALUE]
+    assert [(n["severity"], n["annotation"], n["config"], n["metric"]) for n in notes] == [
+        (P.WARNING, "fp32", 0, C.GPU_TIME)]
+    assert "gpu__time_duration.sum reads -5 ns" in notes[0]["message"]
+    agg = read_table(job, C.TABLE_AGGREGATED).set_index("n")
+    assert agg.loc[64, [C.CI95_LOWER, C.CI95_UPPER]].isna().all()
+    assert agg.loc[128, C.CI95_LOWER] == 0 and agg.loc[128, C.CI95_UPPER] > 4  # cut at 0
