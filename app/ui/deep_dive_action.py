@@ -48,17 +48,25 @@ def _submit(raw: dict[str, Any]) -> None:
     st.session_state[SUBMITTED] = job_id
 
 
-def offer(bundle: Bundle, page: str, expanded: bool = False) -> None:
+def offer(bundle: Bundle, page: str, expanded: bool = False, say_why: bool = False) -> None:
     """The "Deep dive one point" expander (open at first if ``expanded``); ``page`` prefixes its
     widget keys. Its content is drawn only while it is open (opening reruns the page), so a
     page load neither computes the points nor sends their widgets. Right after a submit the new
     job is the selected one (a queued job has no points yet): a link to the deep-dive page
-    stands above the expander while it is selected."""
+    stands above the expander while it is selected.
+
+    A job none of whose points can be deep-dived (a cpu job, an import) gets no expander; the
+    caption saying why is drawn only where ``say_why`` (the deep-dive page): on every sweep page
+    it stood above the chart, the same words each time (a fresh user's find)."""
     if not B.on_gpu(bundle.backend):  # nothing of a host-timed job to deep-dive
-        st.caption(NO_GPU_JOB.format(backend=esc(bundle.backend)))
-        return
-    if (why := job_refusal(bundle)) is not None:  # no point of it could be profiled
-        st.caption(f"No deep dive here: {esc_spans(why)}.")
+        why = NO_GPU_JOB.format(backend=esc(bundle.backend))
+    elif (refusal := job_refusal(bundle)) is not None:  # no point of it could be profiled
+        why = f"No deep dive here: {esc_spans(refusal)}."
+    else:
+        why = ""
+    if why:
+        if say_why:
+            st.caption(why)
         return
     if st.session_state.get(SUBMITTED) == bundle.job_id:
         navigation.link("deep_dive.py", f"Open the deep dive of {bundle.job_id} (shown when done)")
