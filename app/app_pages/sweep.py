@@ -23,20 +23,24 @@ st.header("Size sweep")
 bundle = analysis.selected_bundle()
 deep_dive_action.offer(bundle, "sweep")
 
-#: Short segment labels (the full quantity names are the y-axis titles); long ones were cut off.
-SHORT = {derived.TIME: "Time", derived.TFLOPS: "FLOP/s", derived.GBPS: "Analytic GB/s"}
 units = metric_roles.units(bundle)
 metrics = metric_choices(bundle)
 has_durations = bundle.duration_metric in metrics
 #: What each control starts at (the frame and chart begun with the server used the same)
 defaults = default_options(bundle)
+#: The unit the chart draws each throughput in (MFLOP/s and MB/s for a cpu job), for the labels
+rates = sweep_chart.quantity_units(bundle, defaults)
+#: Short segment labels in the axis's units (the full quantity names are the y-axis titles;
+#: long ones were cut off)
+SHORT = {derived.TIME: "Time", derived.TFLOPS: rates[derived.TFLOPS],
+         derived.GBPS: f"Analytic {rates[derived.GBPS]}"}
 
 
 def metric_label(m: str) -> str:
     """A y-axis choice: the durations (the Quantity below derives from them) or a metric with
     its role and unit (``compute_tflops (derived)``, ``dram__bytes.sum [byte]``)."""
     if m == bundle.duration_metric:
-        return f"Durations ({m}): time, TFLOP/s or GB/s below"
+        return f"Durations ({m}): time, {rates[derived.TFLOPS]} or {rates[derived.GBPS]} below"
     return metric_roles.with_unit(bundle.manifest, m, units.get(m, ""))
 
 
@@ -60,8 +64,9 @@ if has_durations:
     quantity = cols[0].segmented_control(
         "Quantity", list(derived.QUANTITIES), default=defaults.quantity,
         key=state.key(PAGE, "quantity"), disabled=not from_durations,
-        help=f"GB/s here is {derived.GBPS_SOURCE} (the kernel catalog's byte count); the Memory "
-             "and Bound pages show DRAM GB/s from measured DRAM bytes / time."
+        help=f"{rates[derived.GBPS]} here is {derived.GBPS_SOURCE} (the kernel catalog's "
+             "byte count); the Memory and Bound pages show DRAM bandwidth from measured DRAM "
+             "bytes / time."
              + ("" if from_durations else f" Derived from the durations: pick "
                 f"{bundle.duration_metric} as the metric above to use it."),
         format_func=lambda q: SHORT.get(q, derived.QUANTITY_LABELS[q])) or defaults.quantity

@@ -89,7 +89,8 @@ def test_log_y_on_by_default_for_a_wide_sweep(store, monkeypatch, app) -> None:
     at.toggle(key="sweep-log-y").set_value(False).run()
     (spec,) = plotly_specs(at)
     assert spec["layout"]["yaxis"]["type"] == "linear"
-    assert at.segmented_control(key="sweep-quantity").options == ["Time", "FLOP/s", "Analytic GB/s"]
+    assert at.segmented_control(key="sweep-quantity").options == ["Time", "TFLOP/s",
+                                                                  "Analytic GB/s"]
 
 
 def test_gb_per_s_axis_says_analytic_bytes(store, monkeypatch, app) -> None:
@@ -184,3 +185,24 @@ def test_a_job_whose_runs_all_passed_has_no_marks_and_no_caption(store, monkeypa
     (spec,) = plotly_specs(at)
     assert all("symbol" not in (t.get("marker") or {}) for t in spec["data"])
     assert set(at.dataframe[0].value["Run audit"]) == {"✓ 10/10 passed"}
+
+
+def test_the_quantity_control_names_the_units_the_axis_shows(seeded, store, monkeypatch,
+                                                             app) -> None:
+    """A fresh user's find: the Quantity control read "Analytic GB/s" over a cpu job's MB/s
+    axis. Each throughput option names the unit its chart is drawn in (the frame's ``Unit``,
+    app.ui.sweep_chart.quantity_units): MFLOP/s-range units for a host-timed cpu job, TFLOP/s
+    and GB/s for an H200 job."""
+    monkeypatch.setenv("KPROF_BUNDLED_DIR", str(SCENARIOS))
+    for job, gpu in (("20261129-230000-matmul-0001", False), ("h200-ncu-matmul-sweep", True)):
+        at = app(query={"job": job})
+        assert not at.exception, at.exception
+        labels = at.segmented_control(key="sweep-quantity").options
+        assert labels[0] == "Time"
+        for quantity, label in zip(("tflops", "gbps"), labels[1:]):
+            at.segmented_control(key="sweep-quantity").set_value(quantity).run()
+            (spec,) = plotly_specs(at)
+            axis = spec["layout"]["yaxis"]["title"]["text"]
+            unit = label.removeprefix("Analytic ")
+            assert axis.endswith(f"({unit})"), (job, label, axis)
+            assert (unit in ("TFLOP/s", "GB/s")) is gpu, (job, unit)
