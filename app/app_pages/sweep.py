@@ -50,8 +50,7 @@ first_metric = sweep_metric(bundle, defaults.metric)
 chosen_metric = None
 if len(metrics) > 1 or not has_durations:
     chosen_metric = st.selectbox(
-        "Y axis: metric", state.keep_if_offered(state.key(PAGE, "metric"), metrics),
-        index=metrics.index(first_metric) if first_metric in metrics else 0,
+        "Y axis: metric", state.keep_if_offered(state.key(PAGE, "metric"), metrics, first_metric),
         key=state.key(PAGE, "metric"), format_func=metric_label,
         help="The job's metrics, each in its own unit as the tables give it. The durations are "
              "drawn as the Quantity below (time, or throughput from the kernel catalog's "
@@ -73,13 +72,16 @@ if has_durations:
 else:  # nothing to derive a time or a throughput from
     quantity = derived.TIME
     cols[0].caption("Quantity: time, TFLOP/s or GB/s need durations (none in this job)")
-normalise_to = [None, *annotations_of(bundle)]
+#: The "— absolute values —" option: "", not None, which a selectbox's state reads as no choice
+#: (the box went blank when state.keep_if_offered wrote it)
+ABSOLUTE = ""
+normalise_to = [ABSOLUTE, *annotations_of(bundle)]
 baseline = cols[2].selectbox("Normalise to",
-                             state.keep_if_offered(state.key(PAGE, "baseline"), normalise_to),
-                             index=normalise_to.index(defaults.baseline),
+                             state.keep_if_offered(state.key(PAGE, "baseline"), normalise_to,
+                                                   defaults.baseline or ABSOLUTE),
                              key=state.key(PAGE, "baseline"),
-                             format_func=lambda a: ("— absolute values —" if a is None
-                                                    else visible(a)))
+                             format_func=lambda a: ("— absolute values —" if a == ABSOLUTE
+                                                    else visible(a))) or None
 # ns / µs / ms only where the values drawn are a time; else their own unit in its place
 is_time = quantity == derived.TIME if from_durations else derived.is_time(metric)
 # a throughput's unit is the one that fits its values (MFLOP/s for a cpu job): named below,
@@ -88,8 +90,8 @@ time_unit = (time_unit_control.control(cols[1], PAGE, True) if is_time
              else time_unit_control.kept(PAGE))
 choices = x_choices(bundle)
 x_param = st.selectbox(
-    "X axis", state.keep_if_offered(state.key(PAGE, "x"), choices),
-    index=choices.index(str(defaults.x)), key=state.key(PAGE, "x"),
+    "X axis", state.keep_if_offered(state.key(PAGE, "x"), choices, str(defaults.x)),
+    key=state.key(PAGE, "x"),
     help="The parameters that vary between the configs; the others that vary split each "
          "annotation into one line per value.") if len(choices) > 1 else None
 x = sweep_x(bundle, x_param)

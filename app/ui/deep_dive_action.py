@@ -85,10 +85,9 @@ def _point_picker(bundle: Bundle, page: str) -> None:
         return
     widget, kept = state.key(page, "deep-point"), state.key(page, "deep-pick")
     labels = state.keep_if_offered(  # a point of another job is not offered for this one
-        widget, [f"{a} · {c}" for a, c in zip(points[C.ANNOTATION], points[F.CONFIG_LABEL])])
-    remembered = st.session_state.get(kept)  # the widget's own state goes while it is closed
-    pick = st.selectbox("Point", labels, key=widget, format_func=visible,
-                        index=labels.index(remembered) if remembered in labels else 0)
+        widget, [f"{a} · {c}" for a, c in zip(points[C.ANNOTATION], points[F.CONFIG_LABEL])],
+        st.session_state.get(kept))  # the widget's own state goes while it is closed
+    pick = st.selectbox("Point", labels, key=widget, format_func=visible)
     st.session_state[kept] = pick
     row = points.iloc[labels.index(pick)]
     config = {p: _plain(row[p]) for p in bundle.parameters if p in row.index}
