@@ -100,7 +100,7 @@ def _store_list(stored: list[BundleInfo], below: bool) -> None:
                 help="Jobs of this server's results folder that this server did not queue "
                      "since it started: ended earlier, or queued by another process (the "
                      f"panel follows those within {IDLE_POLL_S:g} s).")
-    if more := len(stored) - SHOW_STORE:
+    if (more := len(stored) - SHOW_STORE) > 0:  # fewer: no link ("-7 more in History")
         navigation.link("history.py", f"{more:,} more in History")
 
 

@@ -67,6 +67,14 @@ def test_a_fresh_server_lists_the_jobs_of_its_store(store, app, cpu_bundle_src) 
     assert f"{more} more in History" in links
 
 
+def test_a_store_of_fewer_jobs_than_listed_has_no_history_link(seeded, app) -> None:
+    """A fresh user's find: one job in the store, and the panel read "-7 more in History"."""
+    at = app()
+    assert not at.exception
+    assert JOB_ID in texts(at)
+    assert not [link for link in at.get("page_link") if "more in History" in link.proto.label]
+
+
 def test_the_servers_own_job_is_not_listed_again_from_the_store(seeded, app) -> None:
     at = app()
     new_id = submit_cpu_matmul(at, "32", 1)
