@@ -65,7 +65,7 @@ def run() -> None:
 
     prewarm.wait_for_imports()  # the ones kernel-dashboard began with the server, if any
     from app.core.markdown import code, esc
-    from app.core.provenance import banner
+    from app.core.provenance import banner, is_imported
     from app.services import worker_client
     from app.sidebar.job_builder import render_job_builder
     from app.sidebar.job_panel import render_job_panel
@@ -95,10 +95,12 @@ def run() -> None:
                 st.warning(f"There is no page {code(missing)}: this is {esc(page.title)}. "
                            "Pick a page from the bar above.", icon=":material/link_off:")
             unknown_job_warning()
-            text = banner(next((b.manifest for b in bundles if b.job_id == shown), None),
-                          gpu_here)
-            if text:
+            manifest = next((b.manifest for b in bundles if b.job_id == shown), None)
+            text = banner(manifest, gpu_here)
+            if text and manifest and is_imported(manifest):  # what this job's files are
                 st.info(text, icon=":material/info:")
+            elif text:  # the same on every page: one line, not a box over each chart
+                st.caption(f":material/info: {text}")
         with st.sidebar:
             render_job_selector(bundles)
             st.markdown("**New job**")  # not a subheader: keeps Run and progress in sight

@@ -106,9 +106,9 @@ try:
                               key=state.key(PAGE, "time-unit"))
     labels |= dict(zip(every[C.CONFIG], every[F.CONFIG_LABEL]))
     config = cols[1].selectbox("Config for the per-run chart",
-                               state.keep_if_offered(state.key(PAGE, "config"), labels),
-                               key=state.key(PAGE, "config"), format_func=lambda c: labels[c],
-                               index=1 if len(labels) > 1 else 0)
+                               state.keep_if_offered(state.key(PAGE, "config"), labels,
+                                                     list(labels)[1] if len(labels) > 1 else None),
+                               key=state.key(PAGE, "config"), format_func=lambda c: labels[c])
     runs = collector_runs_frame(bundle, ClocksOptions(time_unit=time_unit, config=config))
     analysis.figure_panel(build_drift_figure(runs), runs, key=state.key(PAGE, "drift"),
                           filename=f"{bundle.job_id}-collectors-per-run.csv")

@@ -17,7 +17,8 @@ from app.core.metrics import MissingData, available_metrics
 from app.core.views.compare import (CompareOptions, JobSummary, candidates, caveated_pairs,
                                     compare_frame,
                                     REFUSED_GROUPS, gate_refusals, gate_result,
-                                    judged_baseline, measured_unlike, refused_groups,
+                                    default_baseline, judged_baseline, measured_unlike,
+                                    refused_groups,
                                     refused_title, refusal_text)
 from app.ui import analysis, cached, energy, notes, panels, share, state
 from app.ui.jobs import SOURCE_BUNDLED
@@ -55,10 +56,13 @@ analysis.how_to_read(
     "Only jobs that can be compared are offered as candidate (same duration metric, a kernel, "
     "an annotation and a config in common); the others are listed with the reason. Pre-flight "
     "passes are offered on neither side. The "
-    "candidate starts as the job most like the baseline: same kernels and duration metric, "
-    "measured alike where one is (the gate judges it: same backend, run options, GPU, tools, "
-    "ncu metric set), then most configs in common (then same annotations, same backend, most "
-    "recent), so the ratios show a real difference rather than a job divided by itself. "
+    "candidate starts as the job selected in the sidebar (the one you just ran), the baseline "
+    "as the job most like it: same kernels and duration metric, measured alike where one is "
+    "(the gate judges it: same backend, run options, GPU, tools, ncu metric set), then most "
+    "configs in common (then same annotations, same backend, most recent), so the ratios show "
+    "a real difference rather than a job divided by itself; a new baseline brings the job "
+    "most like it as candidate where the selected one cannot be compared with it. Before "
+    "any job is selected the page opens on a pair the gate can judge. "
     "`kernel-dashboard --compare BASE CANDIDATE` opens this page on two bundles "
     "(`?baseline=…&candidate=…`).")
 bundles, _problems = cached.list_bundles()
@@ -96,8 +100,11 @@ def _follow_baseline() -> None:
 # a compare link's pair (?baseline=, ?candidate=), until a new job in the sidebar drops it
 asked = {side: st.query_params.get(side) for side in state.QUERY_PAIR}
 current = asked["baseline"] if asked["baseline"] in ids else state.selected_job_id()
+mine = None  # the job the user selected (or just ran): the candidate, against the most alike
 if not asked["baseline"] and current and state.job_is_default():  # the app's pick, not the user's
     current = judged_baseline(current, summaries)  # a pair the gate can judge, if there is one
+elif not asked["baseline"] and current in ids:
+    mine, current = current, default_baseline(current, summaries)
 # two per row: four in one row cut the job ids short at 1000 px ("h200-ncu-deepdive-fp16-40…")
 picks, criteria = st.columns(2), st.columns(2)
 pair = st.container()  # the two ids in full, once both are chosen
@@ -129,7 +136,7 @@ if not offered:
             "control, to compare.", icon=":material/info:")
     panels.stop_page()
 # a value kept from another baseline is dropped (e.g. the user picked another baseline)
-choices = state.job_picker(PAGE, PICKERS[1], offered + [baseline_id], asked["candidate"])
+choices = state.job_picker(PAGE, PICKERS[1], offered + [baseline_id], asked["candidate"] or mine)
 candidate_id = picks[1].selectbox("Candidate", choices, key=PICKERS[1],
                                   on_change=state.remember_picks, args=(PAGE, PICKERS),
                                   help="Jobs comparable with the baseline, the most alike first; "
@@ -140,7 +147,7 @@ if state.selected_job_id() not in passes:  # a pass is said above
         panels.selected_job_not_shown(
             (baseline_id, candidate_id),
             "only finished jobs are compared" if state.selected_job_id() not in ids
-            else "pick it as the Baseline above to compare it")
+            else "pick it as the Candidate above to compare it")
 if candidate_id == baseline_id:  # offered last as a check; a user read it as a comparison
     pair.info(SAME_JOB, icon=":material/info:")
 baseline, candidate = cached.bundle_for(baseline_id), cached.bundle_for(candidate_id)

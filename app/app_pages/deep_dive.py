@@ -49,7 +49,7 @@ if not explains_launches(bundle):
     st.info(f"This job has no Nsight Compute report (backend {code(bundle.backend)}). Pick an "
             "ncu job" + (", or profile one of its points:" if B.on_gpu(bundle.backend) else "."),
             icon=":material/info:")
-    deep_dive_action.offer(bundle, "deep-dive", expanded=True)
+    deep_dive_action.offer(bundle, "deep-dive", expanded=True, say_why=True)
     panels.stop_page()
 answer = cached.report_answer("deepdive", bundle)
 if not answer.ok:
@@ -136,4 +136,4 @@ with st.expander("Every section metric of this launch"):
     _panel(D.table(data, "sections", launch), "sections")
 baselines.show(bundle.job_id, data, launch)
 rule_digest.show(bundle, "deep-dive")
-deep_dive_action.offer(bundle, "deep-dive")  # another point of the same job
+deep_dive_action.offer(bundle, "deep-dive", say_why=True)  # another point of the job

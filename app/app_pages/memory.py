@@ -47,8 +47,9 @@ except MissingData as exc:
     counted = False
 if counted:
     labels = dict(zip(frame[C.CONFIG], frame[F.CONFIG_LABEL]))
-    config = st.selectbox("Config", state.keep_if_offered(state.key(PAGE, "config"), labels),
-                          index=len(labels) - 1, key=state.key(PAGE, "config"),
+    config = st.selectbox("Config", state.keep_if_offered(state.key(PAGE, "config"), labels,
+                                                          list(labels)[-1]),
+                          key=state.key(PAGE, "config"),
                           format_func=lambda c: labels[c])
     shown = frame[frame[C.CONFIG] == config]
     analysis.figure_panel(cached.figure(build_memory_figure, shown, bundle.host_timer),

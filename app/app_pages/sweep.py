@@ -24,20 +24,24 @@ st.header("Size sweep")
 bundle = analysis.selected_bundle()
 deep_dive_action.offer(bundle, "sweep")
 
-#: Short segment labels (the full quantity names are the y-axis titles); long ones were cut off.
-SHORT = {derived.TIME: "Time", derived.TFLOPS: "FLOP/s", derived.GBPS: "Analytic GB/s"}
 units = metric_roles.units(bundle)
 metrics = metric_choices(bundle)
 has_durations = bundle.duration_metric in metrics
 #: What each control starts at (the frame and chart begun with the server used the same)
 defaults = default_options(bundle)
+#: The unit the chart draws each throughput in (MFLOP/s and MB/s for a cpu job), for the labels
+rates = sweep_chart.quantity_units(bundle, defaults)
+#: Short segment labels in the axis's units (the full quantity names are the y-axis titles;
+#: long ones were cut off)
+SHORT = {derived.TIME: "Time", derived.TFLOPS: rates[derived.TFLOPS],
+         derived.GBPS: f"Analytic {rates[derived.GBPS]}"}
 
 
 def metric_label(m: str) -> str:
     """A y-axis choice: the durations (the Quantity below derives from them) or a metric with
     its role and unit (``compute_tflops (derived)``, ``dram__bytes.sum [byte]``)."""
     if m == bundle.duration_metric:
-        return f"Durations ({m}): time, TFLOP/s or GB/s below"
+        return f"Durations ({m}): time, {rates[derived.TFLOPS]} or {rates[derived.GBPS]} below"
     return metric_roles.with_unit(bundle.manifest, m, units.get(m, ""))
 
 
@@ -47,8 +51,7 @@ first_metric = sweep_metric(bundle, defaults.metric)
 chosen_metric = None
 if len(metrics) > 1 or not has_durations:
     chosen_metric = st.selectbox(
-        "Y axis: metric", state.keep_if_offered(state.key(PAGE, "metric"), metrics),
-        index=metrics.index(first_metric) if first_metric in metrics else 0,
+        "Y axis: metric", state.keep_if_offered(state.key(PAGE, "metric"), metrics, first_metric),
         key=state.key(PAGE, "metric"), format_func=metric_label,
         help="The job's metrics, each in its own unit as the tables give it. The durations are "
              "drawn as the Quantity below (time, or throughput from the kernel catalog's "
@@ -61,21 +64,25 @@ if has_durations:
     quantity = cols[0].segmented_control(
         "Quantity", list(derived.QUANTITIES), default=defaults.quantity,
         key=state.key(PAGE, "quantity"), disabled=not from_durations,
-        help=f"GB/s here is {derived.GBPS_SOURCE} (the kernel catalog's byte count); the Memory "
-             "and Bound pages show DRAM GB/s from measured DRAM bytes / time."
+        help=f"{rates[derived.GBPS]} here is {derived.GBPS_SOURCE} (the kernel catalog's "
+             "byte count); the Memory and Bound pages show DRAM bandwidth from measured DRAM "
+             "bytes / time."
              + ("" if from_durations else f" Derived from the durations: pick "
                 f"{bundle.duration_metric} as the metric above to use it."),
         format_func=lambda q: SHORT.get(q, derived.QUANTITY_LABELS[q])) or defaults.quantity
 else:  # nothing to derive a time or a throughput from
     quantity = derived.TIME
     cols[0].caption("Quantity: time, TFLOP/s or GB/s need durations (none in this job)")
-normalise_to = [None, *annotations_of(bundle)]
+#: The "— absolute values —" option: "", not None, which a selectbox's state reads as no choice
+#: (the box went blank when state.keep_if_offered wrote it)
+ABSOLUTE = ""
+normalise_to = [ABSOLUTE, *annotations_of(bundle)]
 baseline = cols[2].selectbox("Normalise to",
-                             state.keep_if_offered(state.key(PAGE, "baseline"), normalise_to),
-                             index=normalise_to.index(defaults.baseline),
+                             state.keep_if_offered(state.key(PAGE, "baseline"), normalise_to,
+                                                   defaults.baseline or ABSOLUTE),
                              key=state.key(PAGE, "baseline"),
-                             format_func=lambda a: ("— absolute values —" if a is None
-                                                    else visible(a)))
+                             format_func=lambda a: ("— absolute values —" if a == ABSOLUTE
+                                                    else visible(a))) or None
 # ns / µs / ms only where the values drawn are a time; else their own unit in its place
 is_time = quantity == derived.TIME if from_durations else derived.is_time(metric)
 # a throughput's unit is the one that fits its values (MFLOP/s for a cpu job): named below,
@@ -84,8 +91,8 @@ time_unit = (time_unit_control.control(cols[1], PAGE, True) if is_time
              else time_unit_control.kept(PAGE))
 choices = x_choices(bundle)
 x_param = st.selectbox(
-    "X axis", state.keep_if_offered(state.key(PAGE, "x"), choices),
-    index=choices.index(str(defaults.x)), key=state.key(PAGE, "x"),
+    "X axis", state.keep_if_offered(state.key(PAGE, "x"), choices, str(defaults.x)),
+    key=state.key(PAGE, "x"),
     help="The parameters that vary between the configs; the others that vary split each "
          "annotation into one line per value.") if len(choices) > 1 else None
 x = sweep_x(bundle, x_param)

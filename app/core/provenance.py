@@ -75,15 +75,14 @@ _NSIGHT_PYTHON_KINDS = ("nsight_raw", "nsight_agg")
 
 
 def host_timer_warning(status: JobStatus, threads: int | None = None) -> str:
-    """The warning over a cpu-backend job, in the tense of its ``status``: a queued job *will
-    use* the cpu backend, a running one *uses* it, a finished one *used* it (issue 37: "used"
-    was said before the job had run). ``threads``: the torch threads it is timed with
-    (``Bundle.cpu_threads``; None, a job recorded before they were set: not said)."""
+    """The warning over a cpu-backend job, one line at 1000 px, in the tense of its
+    ``status``: the times a queued job *will* record, a running or finished job's times *here*
+    (issue 37: "used" was said before the job had run). ``threads``: the torch threads it is
+    timed with (``Bundle.cpu_threads``; None, a job recorded before they were set: not said)."""
     measured = B.host_measurement(threads)
     if status is JobStatus.QUEUED:
-        return f"This job will use the cpu backend: every time it records will be {measured}."
-    verb = "uses" if status is JobStatus.RUNNING else "used"
-    return f"This job {verb} the cpu backend: every time here is {measured}."
+        return f"Every time this job records will be {measured} (cpu backend)."
+    return f"Every time here is {measured} (cpu backend)."
 
 
 def profiled_scope(manifest: dict[str, Any] | None, backend: str = "") -> str:

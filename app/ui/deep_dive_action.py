@@ -48,17 +48,25 @@ def _submit(raw: dict[str, Any]) -> None:
     st.session_state[SUBMITTED] = job_id
 
 
-def offer(bundle: Bundle, page: str, expanded: bool = False) -> None:
+def offer(bundle: Bundle, page: str, expanded: bool = False, say_why: bool = False) -> None:
     """The "Deep dive one point" expander (open at first if ``expanded``); ``page`` prefixes its
     widget keys. Its content is drawn only while it is open (opening reruns the page), so a
     page load neither computes the points nor sends their widgets. Right after a submit the new
     job is the selected one (a queued job has no points yet): a link to the deep-dive page
-    stands above the expander while it is selected."""
+    stands above the expander while it is selected.
+
+    A job none of whose points can be deep-dived (a cpu job, an import) gets no expander; the
+    caption saying why is drawn only where ``say_why`` (the deep-dive page): on every sweep page
+    it stood above the chart, the same words each time (a fresh user's find)."""
     if not B.on_gpu(bundle.backend):  # nothing of a host-timed job to deep-dive
-        st.caption(NO_GPU_JOB.format(backend=esc(bundle.backend)))
-        return
-    if (why := job_refusal(bundle)) is not None:  # no point of it could be profiled
-        st.caption(f"No deep dive here: {esc_spans(why)}.")
+        why = NO_GPU_JOB.format(backend=esc(bundle.backend))
+    elif (refusal := job_refusal(bundle)) is not None:  # no point of it could be profiled
+        why = f"No deep dive here: {esc_spans(refusal)}."
+    else:
+        why = ""
+    if why:
+        if say_why:
+            st.caption(why)
         return
     if st.session_state.get(SUBMITTED) == bundle.job_id:
         navigation.link("deep_dive.py", f"Open the deep dive of {bundle.job_id} (shown when done)")
@@ -77,10 +85,9 @@ def _point_picker(bundle: Bundle, page: str) -> None:
         return
     widget, kept = state.key(page, "deep-point"), state.key(page, "deep-pick")
     labels = state.keep_if_offered(  # a point of another job is not offered for this one
-        widget, [f"{a} · {c}" for a, c in zip(points[C.ANNOTATION], points[F.CONFIG_LABEL])])
-    remembered = st.session_state.get(kept)  # the widget's own state goes while it is closed
-    pick = st.selectbox("Point", labels, key=widget, format_func=visible,
-                        index=labels.index(remembered) if remembered in labels else 0)
+        widget, [f"{a} · {c}" for a, c in zip(points[C.ANNOTATION], points[F.CONFIG_LABEL])],
+        st.session_state.get(kept))  # the widget's own state goes while it is closed
+    pick = st.selectbox("Point", labels, key=widget, format_func=visible)
     st.session_state[kept] = pick
     row = points.iloc[labels.index(pick)]
     config = {p: _plain(row[p]) for p in bundle.parameters if p in row.index}

@@ -51,13 +51,23 @@ JOB_PICKERS = frozenset({key("compare", "baseline"), key("compare", "candidate")
 QUERY_PAIR = ("baseline", "candidate")
 
 
-def keep_if_offered(widget_key: str, options: Iterable[Any]) -> list[Any]:
-    """``options`` as a list; a value the widget kept from another job (not among them) is
-    dropped first, so the widget starts at its default instead of showing a blank box or a
-    stale choice. Call before drawing the widget."""
+def keep_if_offered(widget_key: str, options: Iterable[Any], default: Any = None) -> list[Any]:
+    """``options`` as a list, for a selectbox ``widget_key``; call before drawing it, with no
+    ``index``. A value the widget kept from another job (not among them) is dropped first, so
+    the widget starts at its default instead of showing a blank box or a stale choice.
+
+    When the session holds no value of it (first draw, a value dropped), the widget opens on
+    ``default`` where offered, else on the first option, and that value is written into the
+    session state, not given as the widget's ``index``: a browser keeps a keyed selectbox's
+    value over a new ``index`` (Streamlit 1.67 sends ``set_value`` only for a value set
+    through ``st.session_state``) and sends it back on the next run, so a picker kept a value
+    of the job shown before (the deep dive's Point: a point the new job does not have) while
+    AppTest showed the new one."""
     offered = list(options)
     if widget_key in st.session_state and st.session_state[widget_key] not in offered:
         del st.session_state[widget_key]
+    if widget_key not in st.session_state and offered:
+        st.session_state[widget_key] = default if default in offered else offered[0]
     return offered
 
 
@@ -141,24 +151,19 @@ def job_picker(page: str, widget_key: str, options: Iterable[Any], default: Any)
     A value the session holds that is offered is kept. Else (first draw, a new job: see
     :func:`select_job`) the widget opens on the user's own pick on ``page`` for the selected
     job (:func:`remember_picks`: a job the user comes back to keeps what they chose for it),
-    else on ``default``, else on the first option. That value is written into the session
-    state, not given as the widget's ``index``: a browser keeps a keyed selectbox's value
-    over a new ``index`` (Streamlit 1.67 sends ``set_value`` only for a value set through
-    ``st.session_state``) and sends it back on the next run, so the pickers kept the job shown
-    before until a reload, while AppTest showed the new pair.
+    else on ``default``, else on the first option, written into the session state by
+    :func:`keep_if_offered` (the pickers kept the job shown before until a reload, while
+    AppTest showed the new pair).
 
     Raises:
         ValueError: ``widget_key`` is not in :data:`JOB_PICKERS` (a new job would not drop it).
     """
     if widget_key not in JOB_PICKERS:
         raise ValueError(f"{widget_key} is not in state.JOB_PICKERS")
-    offered = keep_if_offered(widget_key, options)
-    if widget_key not in st.session_state and offered:
-        by_job = st.session_state.get(PAGE_PICKS, {}).get(page, {})
-        mine = by_job.get(selected_job_id(), {}).get(widget_key)
-        st.session_state[widget_key] = next((v for v in (mine, default) if v in offered),
-                                            offered[0])
-    return offered
+    offered = list(options)
+    by_job = st.session_state.get(PAGE_PICKS, {}).get(page, {})
+    mine = by_job.get(selected_job_id(), {}).get(widget_key)
+    return keep_if_offered(widget_key, offered, mine if mine in offered else default)
 
 
 def remember_picks(page: str, keys: Iterable[str]) -> None:

@@ -12,26 +12,35 @@ def test_compare_default_candidate_is_a_meaningful_pair(store, monkeypatch, app)
     monkeypatch.setenv("KPROF_BUNDLED_DIR", str(SCENARIOS))
     at = app("compare", query={"job": "h200-ncu-elementwise"})
     assert not at.exception, at.exception
-    assert at.selectbox(key="compare-baseline").value == "h200-ncu-elementwise"
-    # no job is measured like it: the most alike (one difference, cache control), said so
-    assert at.selectbox(key="compare-candidate").value == "h200-ncu-elementwise-cache-none"
+    # the selected job is the candidate (a fresh user's find: the job just run was the
+    # baseline), against the job most like it, which no job is measured like: the most alike
+    # (one difference, cache control), said so
+    assert at.selectbox(key="compare-candidate").value == "h200-ncu-elementwise"
+    assert at.selectbox(key="compare-baseline").value == "h200-ncu-elementwise-cache-none"
     assert not (at.dataframe[0].value["Ratio"] == 1.0).all()
-    assert "No job here is comparable with `h200-ncu-elementwise`" in texts(at)
+    assert "No job here is comparable with `h200-ncu-elementwise-cache-none`" in texts(at)
+    assert not [i for i in at.info if "is not shown here" in i.value]
+    # another baseline, which the selected job cannot be compared with: its most alike job
     at.selectbox(key="compare-baseline").set_value("h200-ncu-j1-fp16").run()
     assert not at.exception, at.exception
     assert at.selectbox(key="compare-candidate").value == "h200-ncu-gate-base"
+    # back: the selected job is the candidate again
+    at.selectbox(key="compare-baseline").set_value("h200-ncu-elementwise-cache-none").run()
+    assert at.selectbox(key="compare-candidate").value == "h200-ncu-elementwise"
 
 
 def test_compare_opens_on_a_pair_the_gate_can_judge(store, monkeypatch, app) -> None:
     """Issue 37: Compare opened on a candidate it then called not comparable (cupti-matmul-sweep
     against the ncu matmul rules job: another backend) although jobs measured alike were there."""
     monkeypatch.setenv("KPROF_BUNDLED_DIR", str(SCENARIOS))
-    for baseline, alike in (("h200-cupti-matmul-sweep", "h200-cupti-"),
-                            ("h200-cupti-gate-base", "h200-cupti-gate-again"),
-                            ("h200-ncu-gate-base", "h200-ncu-j1-fp16")):
-        at = app("compare", query={"job": baseline})
+    for job, alike in (("h200-cupti-matmul-sweep", "h200-cupti-"),
+                       ("h200-cupti-gate-base", "h200-cupti-gate-again"),
+                       ("h200-ncu-gate-base", "h200-ncu-j1-fp16")):
+        at = app("compare", query={"job": job})
         assert not at.exception, at.exception
-        assert at.selectbox(key="compare-candidate").value.startswith(alike), baseline
+        assert at.selectbox(key="compare-candidate").value == job
+        baseline = at.selectbox(key="compare-baseline").value
+        assert baseline.startswith(alike), (job, baseline)
         assert not [w for w in at.warning if "Not comparable" in w.value], baseline
         assert "not comparable" not in set(at.dataframe[0].value["Verdict"]), baseline
 
@@ -50,8 +59,8 @@ def test_compare_opens_on_a_comparable_pair_of_the_bundled_jobs(store, monkeypat
     assert baseline != candidate
     assert not [w for w in at.warning if "Not comparable" in w.value], (baseline, candidate)
     assert "not comparable" not in set(at.dataframe[0].value["Verdict"]), (baseline, candidate)
-    named = app("compare", query={"job": "h200-ncu-matmul-sweep"})
-    assert named.selectbox(key="compare-baseline").value == "h200-ncu-matmul-sweep"
+    named = app("compare", query={"job": "h200-ncu-matmul-sweep"})  # the user's: the candidate
+    assert named.selectbox(key="compare-candidate").value == "h200-ncu-matmul-sweep"
 
 
 def test_compare_job_with_itself(store, monkeypatch, app) -> None:
@@ -149,7 +158,8 @@ def test_one_run_jobs_are_not_enough_to_tell(store, app) -> None:
         _one_run_copy(SCENARIOS / "h200-cupti-stability", store["results"] / name, run)
     at = app("compare", query={"job": "one-run-a"})
     assert not at.exception, at.exception
-    assert at.selectbox(key="compare-candidate").value == "one-run-b"
+    assert at.selectbox(key="compare-baseline").value == "one-run-b"
+    assert at.selectbox(key="compare-candidate").value == "one-run-a"
     assert set(at.dataframe[0].value["Verdict"]) == {"not comparable"}
     assert "3 matching annotation × config pairs: 3 not comparable" in texts(at)
     assert {"baseline has 1 run and candidate has 1 run; at least 2 needed for a "

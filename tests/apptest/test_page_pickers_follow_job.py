@@ -22,19 +22,20 @@ def _select(at, job: str):
 def test_compare_pickers_follow_the_sidebar_job(store, monkeypatch, app) -> None:
     monkeypatch.setenv("KPROF_BUNDLED_DIR", str(SCENARIOS))
     sides = ("baseline", "candidate")
+    # the selected job is the candidate, the job most like it the baseline
     at = app("compare", query={"job": "h200-ncu-elementwise"})
-    assert _pair(at, "compare", sides) == ("h200-ncu-elementwise",
-                                           "h200-ncu-elementwise-cache-none")
+    assert _pair(at, "compare", sides) == ("h200-ncu-elementwise-cache-none",
+                                           "h200-ncu-elementwise")
     _select(at, "h200-ncu-j1-fp16")
-    assert _pair(at, "compare", sides) == ("h200-ncu-j1-fp16", "h200-ncu-gate-base")
+    assert _pair(at, "compare", sides) == ("h200-ncu-gate-base", "h200-ncu-j1-fp16")
     # the user's own pick for this job stays with this job
-    at.selectbox(key="compare-candidate").set_value("h200-cupti-j1-fp16").run()
-    assert _pair(at, "compare", sides) == ("h200-ncu-j1-fp16", "h200-cupti-j1-fp16")
+    at.selectbox(key="compare-baseline").set_value("h200-cupti-j1-fp16").run()
+    assert _pair(at, "compare", sides) == ("h200-cupti-j1-fp16", "h200-ncu-j1-fp16")
     _select(at, "h200-ncu-elementwise")
-    assert _pair(at, "compare", sides) == ("h200-ncu-elementwise",
-                                           "h200-ncu-elementwise-cache-none")
+    assert _pair(at, "compare", sides) == ("h200-ncu-elementwise-cache-none",
+                                           "h200-ncu-elementwise")
     _select(at, "h200-ncu-j1-fp16")
-    assert _pair(at, "compare", sides) == ("h200-ncu-j1-fp16", "h200-cupti-j1-fp16")
+    assert _pair(at, "compare", sides) == ("h200-cupti-j1-fp16", "h200-ncu-j1-fp16")
 
 
 def test_backends_pickers_follow_the_sidebar_job(store, monkeypatch, app) -> None:

@@ -22,7 +22,10 @@ def test_sweep_chart_for_seeded_job(seeded, app) -> None:
     assert len(at.dataframe) == 1 and len(at.get("download_button")) == 1
     assert "host wall-clock, not GPU" in texts(at)
     assert set(at.dataframe[0].value["Measurement"]) == {"host wall-clock, not GPU, 1 torch thread"}
-    assert "every time here is host wall-clock, not GPU, 1 torch thread." in texts(at)
+    # said once, in the warning over the chart, not again in the caption line above it
+    assert texts(at).count("host wall-clock, not GPU, 1 torch thread") == 1
+    assert at.warning[0].value.startswith(  # its first line (a second if the CPU was busy)
+        "Every time here is host wall-clock, not GPU, 1 torch thread (cpu backend).")
 
 
 def test_sweep_throughput_normalised(seeded, app) -> None:
@@ -40,7 +43,7 @@ def test_sweep_throughput_normalised(seeded, app) -> None:
     frame = at.dataframe[0].value
     assert set(frame["Unit"]) == {"× fp32"}
     assert "A ratio to fp32 takes both annotations' run spread" in texts(at)
-    at.selectbox(key="sweep-baseline").set_value(None).run()
+    at.selectbox(key="sweep-baseline").set_value("").run()  # "— absolute values —"
     # issue 37: a host matmul runs far below 1 TFLOP/s; "0.000096 TFLOP/s" became the FLOP/s
     # unit its median fits, one unit for the axis, the table, the CSV and the caption
     (unit,) = set(at.dataframe[0].value["Unit"])
@@ -86,7 +89,8 @@ def test_log_y_on_by_default_for_a_wide_sweep(store, monkeypatch, app) -> None:
     at.toggle(key="sweep-log-y").set_value(False).run()
     (spec,) = plotly_specs(at)
     assert spec["layout"]["yaxis"]["type"] == "linear"
-    assert at.segmented_control(key="sweep-quantity").options == ["Time", "FLOP/s", "Analytic GB/s"]
+    assert at.segmented_control(key="sweep-quantity").options == ["Time", "TFLOP/s",
+                                                                  "Analytic GB/s"]
 
 
 def test_gb_per_s_axis_says_analytic_bytes(store, monkeypatch, app) -> None:
@@ -113,7 +117,7 @@ def test_normalise_to_resets_when_the_new_job_lacks_that_annotation(seeded, app,
     assert "relative to fp16" in plotly_specs(at)[0]["layout"]["yaxis"]["title"]["text"]
     at.selectbox(key="sidebar-job").set_value("h200-ncu-elementwise").run()
     assert not at.exception
-    assert at.selectbox(key="sweep-baseline").value is None  # "— absolute values —"
+    assert at.selectbox(key="sweep-baseline").value == ""  # "— absolute values —"
     assert "relative to" not in plotly_specs(at)[0]["layout"]["yaxis"]["title"]["text"]
 
 
@@ -181,3 +185,24 @@ def test_a_job_whose_runs_all_passed_has_no_marks_and_no_caption(store, monkeypa
     (spec,) = plotly_specs(at)
     assert all("symbol" not in (t.get("marker") or {}) for t in spec["data"])
     assert set(at.dataframe[0].value["Run audit"]) == {"✓ 10/10 passed"}
+
+
+def test_the_quantity_control_names_the_units_the_axis_shows(seeded, store, monkeypatch,
+                                                             app) -> None:
+    """A fresh user's find: the Quantity control read "Analytic GB/s" over a cpu job's MB/s
+    axis. Each throughput option names the unit its chart is drawn in (the frame's ``Unit``,
+    app.ui.sweep_chart.quantity_units): MFLOP/s-range units for a host-timed cpu job, TFLOP/s
+    and GB/s for an H200 job."""
+    monkeypatch.setenv("KPROF_BUNDLED_DIR", str(SCENARIOS))
+    for job, gpu in (("20261129-230000-matmul-0001", False), ("h200-ncu-matmul-sweep", True)):
+        at = app(query={"job": job})
+        assert not at.exception, at.exception
+        labels = at.segmented_control(key="sweep-quantity").options
+        assert labels[0] == "Time"
+        for quantity, label in zip(("tflops", "gbps"), labels[1:]):
+            at.segmented_control(key="sweep-quantity").set_value(quantity).run()
+            (spec,) = plotly_specs(at)
+            axis = spec["layout"]["yaxis"]["title"]["text"]
+            unit = label.removeprefix("Analytic ")
+            assert axis.endswith(f"({unit})"), (job, label, axis)
+            assert (unit in ("TFLOP/s", "GB/s")) is gpu, (job, unit)

@@ -66,6 +66,26 @@ def contention_note(bundle: Bundle, escape: Callable[[str], str] = str,
     return f"Timed on a contended CPU: {escape(warning)}.{advice}"
 
 
+def contention_line(bundle: Bundle) -> str | None:
+    """The one line a page shows over its chart for a cpu job timed on a contended CPU (None
+    when the job was not warned); how long its threads waited and what to do are
+    :func:`contention_title` and :func:`contention_note`'s, folded under it."""
+    if contention_note(bundle) is None:
+        return None
+    return "Timed on a contended CPU: these times may include waiting for a CPU."
+
+
+def contention_title(bundle: Bundle) -> str:
+    """The label of the fold that holds :func:`contention_note`: how long the job's threads
+    waited for a CPU (``waiting_fraction``, a multiple of the timing loop's elapsed time,
+    where the manifest holds it) and that the figures and what to do are inside."""
+    figures = (bundle.manifest.get("backend") or {}).get("host_contention") or {}
+    fraction = figures.get("waiting_fraction")
+    waited = (f"its threads waited {fraction:,.2f} x the timing loop's time; "
+              if isinstance(fraction, (int, float)) else "")
+    return f"Contention: {waited}the figures and what to do"
+
+
 def provenance(bundle: Bundle) -> H.Section:
     """Where the numbers come from: the import's files or the worker's recording, the
     environment table of the environment page, the spec and the manifest's provenance."""

@@ -363,6 +363,15 @@ def judged_baseline(preferred: str, jobs: list[JobSummary]) -> str:
     return preferred
 
 
+def default_baseline(candidate_id: str, jobs: list[JobSummary]) -> str:
+    """The baseline Compare opens on for the job the user selected, ``candidate_id`` (the one
+    they just ran): the job most like it (:func:`default_candidate`'s order: measured alike,
+    most configs in common, ...) among those it can be compared with; ``candidate_id`` itself
+    when there is none (the page then says so)."""
+    offered, _ = candidates(candidate_id, jobs)
+    return offered[0] if offered else candidate_id
+
+
 def default_candidate(baseline_id: str, jobs: list[JobSummary]) -> str:
     """The job to compare ``baseline_id`` against when the user has not picked one.
 

@@ -170,16 +170,23 @@ def identity_end(frame: pd.DataFrame, parameters: tuple[str, ...]) -> int:
     return end
 
 
+def _failed_pairs(bundle: Bundle, pairs: tuple[tuple[str, int], ...]) -> pd.DataFrame:
+    """The rows of :func:`failed_frame` among ``pairs``, in their order; empty when there is
+    none, or the job has more runs than a chart reads the audit of
+    (:func:`chart_reads_audit`)."""
+    if not pairs or not chart_reads_audit(bundle):
+        return pd.DataFrame()
+    asked = pd.DataFrame(list(dict.fromkeys(pairs)), columns=[C.ANNOTATION, C.CONFIG])
+    return asked.merge(failed_frame(bundle), on=[C.ANNOTATION, C.CONFIG])  # pairs' order
+
+
 def flagged_points_text(bundle: Bundle, pairs: tuple[tuple[str, int], ...]) -> str | None:
     """The ``pairs`` (annotation, config index: e.g. a chart's points) with runs that did not
     pass the run audit (:func:`failed_frame`), in their order and in words:
     ``"fp16 n=8192: 0/10 runs passed the run audit (clock); ..."`` ('not checked' where no
     check flagged the runs that did not pass); None when there is none, or the job has more
     runs than a chart reads the audit of (:func:`chart_reads_audit`)."""
-    if not pairs or not chart_reads_audit(bundle):
-        return None
-    asked = pd.DataFrame(list(dict.fromkeys(pairs)), columns=[C.ANNOTATION, C.CONFIG])
-    failed = asked.merge(failed_frame(bundle), on=[C.ANNOTATION, C.CONFIG])  # pairs' order
+    failed = _failed_pairs(bundle, pairs)
     if failed.empty:
         return None
     checks = (", ".join(item.rpartition(" ")[0] for item in str(flags).split(", ") if item)
@@ -258,13 +265,19 @@ def pair_failed_text(bundle: Bundle, annotation: str, config: int) -> str | None
             "not valid.")
 
 
-def marked_points_note(flagged: str, evidence: str) -> str:
-    """The sentence under a chart whose points of failed runs are marked (the Size sweep, its
-    section of the report): ``flagged`` from :func:`flagged_points_text`, ``evidence`` where
-    each run's checks are (the Results tables page, the report's Run audit section)."""
-    return (f"Marked × on the chart, their runs failed the run audit: {flagged}. Each run's "
-            f"checks and evidence: {evidence}; the table's {F.RUN_AUDIT} column has every "
-            "point's outcome.")
+def marked_points_note(flagged: str, evidence: str, meaning: str = "") -> str:
+    """The note under a chart whose points of failed runs are marked (the Size sweep, its
+    section of the report), for a reader new to the audit: first, in one sentence, what an ×
+    means, what to do and where to read more (``evidence``: the Results tables page, the
+    report's Run audit section); then the points, ``flagged`` from
+    :func:`flagged_points_text`, and ``meaning``, what each failed check means
+    (:func:`flags_said`; "" says none)."""
+    return (f"An × marks a point whose runs failed the run audit (the checks that each run "
+            "timed the kernel undisturbed), so its value may not be the kernel's own: read "
+            f"why ({evidence}) before trusting it, and record the point again once the cause "
+            f"is gone. Marked: {flagged}."
+            + (f" What the failed checks mean: {meaning}." if meaning else "")
+            + f" The table's {F.RUN_AUDIT} column has every point's outcome.")
 
 
 #: Where each run's checks are, as a marked chart's caption names it: on the pages, in the report.
@@ -291,8 +304,9 @@ def chart_audit_notes(bundle: Bundle, pairs: tuple[tuple[str, int], ...],
     are. () when every point passed."""
     flagged = flagged_points_text(bundle, pairs)
     unread = audit_not_read_note(bundle, evidence)
+    meaning = "" if flagged is None else flags_said(_failed_pairs(bundle, pairs)["Flags"])
     return tuple(note for note in (None if flagged is None else
-                                   marked_points_note(flagged, evidence), unread)
+                                   marked_points_note(flagged, evidence, meaning), unread)
                  if note is not None)
 
 

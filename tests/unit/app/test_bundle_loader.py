@@ -31,10 +31,10 @@ def test_a_cpu_bundle_recorded_before_the_worker_set_its_threads_says_no_count(
     older = load_bundle(cpu_bundle)
     assert older.cpu_threads is None and older.measurement == "host wall-clock, not GPU"
     assert host_timer_warning(JobStatus.DONE, older.cpu_threads) == (
-        "This job used the cpu backend: every time here is host wall-clock, not GPU.")
+        "Every time here is host wall-clock, not GPU (cpu backend).")
     assert host_timer_warning(JobStatus.QUEUED, 2) == (
-        "This job will use the cpu backend: every time it records will be host wall-clock, "
-        "not GPU, 2 torch threads.")
+        "Every time this job records will be host wall-clock, not GPU, 2 torch threads "
+        "(cpu backend).")
 
 
 def test_real_cpu_bundle(cpu_bundle: Path) -> None:

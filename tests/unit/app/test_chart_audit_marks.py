@@ -85,8 +85,16 @@ def test_the_caption_names_the_marked_points_of_any_chart() -> None:
     bundle = scenario(SWEEP)
     points = roofline_frame(bundle, RooflineOptions())
     (said,) = R.chart_audit_notes(bundle, R.points_of(points), R.PAGE_EVIDENCE)
-    assert said.startswith("Marked × on the chart, their runs failed the run audit: ")
-    assert "bf16 n=4096: 0/10 runs passed the run audit (clock)" in said
+    # first, for a user new to the audit, what a mark means, what to do, where to read more
+    meaning, marked = said.split(" Marked: ", 1)
+    assert meaning == (
+        "An × marks a point whose runs failed the run audit (the checks that each run timed "
+        "the kernel undisturbed), so its value may not be the kernel's own: read why (the "
+        "Results tables page, “Run audit”) before trusting it, and record the point again "
+        "once the cause is gone.")
+    assert "bf16 n=4096: 0/10 runs passed the run audit (clock)" in marked
+    assert ("What the failed checks mean: clock: the run's SM clock was more than 5 % below "
+            "the job's median, or power or thermal capped.") in marked
     assert "fp32" not in said and R.PAGE_EVIDENCE in said
 
 

@@ -235,3 +235,21 @@ def test_the_door_and_report_verdict_judges_each_sides_durations() -> None:
     result = judged(bundled("h200-cupti-j1-fp16"), bundled("h200-events-j1-fp16"))
     assert len(result.rows) == 4 and not result.rows["Reason"].str.contains("only in the").any()
     assert decision(result)["metric"] == f"{C.GPU_TIME} vs {C.EVENTS_TIME}"
+
+
+def test_the_default_baseline_is_the_job_most_like_the_selected_one() -> None:
+    """Compare opens on the selected job as candidate (the one just run) against the job most
+    like it (a fresh user's find: the job just run was the baseline); itself where no other
+    job can be compared with it."""
+    from app.core.views.compare import JobSummary, default_baseline, default_candidate
+
+    def job(job_id: str, created: str, kernels: tuple[str, ...] = ("matmul",),
+            sizes: tuple[int, ...] = (64, 128)) -> JobSummary:
+        return JobSummary(job_id=job_id, created_at=created, kernels=kernels,
+                          configs=tuple(((("n", n),)) for n in sizes))
+
+    jobs = [job("first", "1"), job("other-kernel", "2", ("softmax",)),
+            job("fewer-sizes", "3", sizes=(64,)), job("just-run", "4")]
+    assert default_baseline("just-run", jobs) == "first"
+    assert default_candidate("first", jobs) == "just-run"  # the pair, either way round
+    assert default_baseline("other-kernel", jobs) == "other-kernel"

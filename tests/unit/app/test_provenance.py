@@ -116,7 +116,6 @@ def test_profiled_scope_follows_provenance(tmp_path: Path) -> None:
 def test_the_cpu_backend_warning_speaks_in_the_jobs_tense() -> None:
     # issue 37: a queued cpu job read "This job used the cpu backend" before it had run
     said = {s: host_timer_warning(s) for s in JobStatus}
-    assert said[JobStatus.QUEUED].startswith("This job will use the cpu backend")
-    assert said[JobStatus.RUNNING].startswith("This job uses the cpu backend")
-    assert all(said[s].startswith("This job used the cpu backend") for s in JobStatus
-               if s.finished)
+    assert said[JobStatus.QUEUED].startswith("Every time this job records will be host")
+    assert all(said[s].startswith("Every time here is host") for s in JobStatus
+               if s is not JobStatus.QUEUED)
