@@ -10,7 +10,7 @@ from profiling_worker.bundle.loader import Bundle
 from app.core.markdown import esc
 from app.core.views.run_audit import (PAGE_EVIDENCE, audit_source, badge_frame, badge_text,
                                       chart_audit_notes, flagged_frame, flags_said, points_of,
-                                      unread_note)
+                                      slow_configs_text, unread_note)
 from app.ui import cached, panels, state
 from profiling_worker.bundle.schema import columns as C, run_audit as A
 
@@ -32,10 +32,13 @@ def badges(bundle: Bundle, page: str) -> None:
         label = str(r[C.CONFIG_LABEL])
         where = f"{r[C.ANNOTATION]} {label}" if several else label
         row.badge(badge_text(where, int(r["Passed"]), int(r[C.RUNS]), str(r["Flags"])),
-                  color="green" if ok else "orange")
+                  color="green" if ok else "orange",  # the evidence on hover
+                  help=esc(str(r[C.EVIDENCE])) if r[C.EVIDENCE] else None)
     if said := flags_said(frame["Flags"]):  # a badge names a check; here is what it means
         st.caption(f"What a failed check says. {esc(said)}. Each run's evidence: “Run audit: "
                    "the checks and their evidence”, further down.")
+    if slow := cached.view(slow_configs_text, bundle):  # no failure: a config's steady clock
+        st.caption(esc(slow))
 
 
 def any_audit(bundle: Bundle) -> bool:
