@@ -7,6 +7,7 @@ listed in ``DEMO_TESTS``, read it).
 from __future__ import annotations
 
 import dataclasses
+import shutil
 from collections.abc import Iterable
 from functools import lru_cache
 from pathlib import Path
@@ -79,3 +80,14 @@ def with_clock_drop(name: str, pairs: Iterable[tuple[str, int]], runs: Iterable[
         table[[C.ANNOTATION, C.CONFIG]].apply(tuple, axis=1).isin(list(pairs)))
     table.loc[at, C.VALUE] = table.loc[at, C.VALUE] * factor
     return dataclasses.replace(bundle, tables={**bundle.tables, C.TABLE_RUNS: table})
+
+
+def clock_drop_dir(name: str, dest: Path, pairs: Iterable[tuple[str, int]]) -> Path:
+    """A copy of the scenario ``name`` in ``dest/<name>`` whose runs table holds the planted
+    clock drop of :func:`with_clock_drop` (written by the project's writer), for an app test
+    that reads bundles from a folder (``KPROF_BUNDLED_DIR``); returns the copy."""
+    from profiling_worker.bundle.writer import write_table
+
+    copy = Path(shutil.copytree(scenario_dir(name), dest / name))
+    write_table(copy, C.TABLE_RUNS, with_clock_drop(name, pairs).tables[C.TABLE_RUNS])
+    return copy
