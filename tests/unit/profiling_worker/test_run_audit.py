@@ -4,6 +4,8 @@ flush, gate-base clean, the events backend's launch-bound config, the timer floo
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import pandas as pd
 import pytest
 
@@ -151,3 +153,42 @@ def test_an_nvml_trace_out_of_time_order_gives_the_clocks_of_the_ordered_one() -
                                   as_recorded)
     capped = _flags(as_recorded, A.CLOCK, 1)
     assert len(capped) == 6  # the power-capped runs, placed on their samples
+
+def test_a_config_at_a_lower_clock_is_given_the_cause_its_runs_recorded() -> None:
+    """h200-cupti-timeline's n=8192 runs at a planted steady 1,500 MHz (every NVML sample of
+    its span) against n=1024's 1,980 MHz: its runs' own throttle reasons (the recorded SW power
+    cap of 6 of them) name the cause; with them cleared and a power limit recorded, power at
+    90 % of it or more does; with neither, no cause is claimed."""
+    path = scenario_dir("h200-cupti-timeline")
+    tables, manifest = bundle_tables(path), read_manifest(path)
+    times = tables[C.TABLE_LAUNCH_TIMES]
+    start = (times[times[C.CONFIG] == 1][C.START_NS].min()
+             - manifest["backend"]["nvml_trace_start_ns"]) / 1e9
+    nvml = tables[C.TABLE_NVML].copy()
+    nvml.loc[nvml[C.TIME_S] >= start, C.SM_CLOCK_MHZ] = 1500.0
+
+    def cause(trace: pd.DataFrame, limit_w: float | None = None) -> str:
+        gpus = [{**manifest["environment"]["gpus"][0], "power_limit_w": limit_w}]
+        slow = A.config_clocks({**tables, C.TABLE_NVML: trace},
+                               {**manifest, "environment": {**manifest["environment"],
+                                                            "gpus": gpus}})
+        assert list(zip(slow[C.ANNOTATION], slow[C.CONFIG])) == [("fp16", 1)]
+        assert round(slow["BelowPct"].iloc[0]) == 24
+        return str(slow["Cause"].iloc[0])
+
+    assert cause(nvml) == "power management: NVML reported SW power cap at the runs"
+    quiet = nvml.assign(**{C.THROTTLE_REASONS: 0})
+    drew = quiet[quiet[C.TIME_S] >= start][C.POWER_W].max()
+    assert cause(quiet, limit_w=round(drew)).startswith("power management: the runs drew up to ")
+    assert cause(quiet, limit_w=2 * round(drew)).startswith("the cause is not shown: no power "
+                                                            "or thermal throttle reason")
+
+def test_the_worker_records_which_checks_made_its_run_audit(tmp_path: Path) -> None:
+    from profiling_worker.job import results
+
+    path = scenario_dir("h200-cupti-gate-base")
+    manifest = dict(read_manifest(path))
+    tables = {k: v for k, v in bundle_tables(path).items() if k != C.TABLE_RUN_AUDIT}
+    written = results.write_run_audit(tmp_path, tables, manifest)
+    assert manifest[A.RULES_KEY] == A.RULES
+    pd.testing.assert_frame_equal(A.run_audit(written, manifest), written[C.TABLE_RUN_AUDIT])
