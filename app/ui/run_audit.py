@@ -9,8 +9,8 @@ import streamlit as st
 from profiling_worker.bundle.loader import Bundle
 from app.core.markdown import esc
 from app.core.views.run_audit import (PAGE_EVIDENCE, audit_source, badge_frame, badge_text,
-                                      chart_audit_notes, flagged_frame, flags_said, points_of,
-                                      slow_configs_text, unread_note)
+                                      chart_audit_notes, failed_pairs_text, flagged_frame,
+                                      flags_said, points_of, slow_configs_text, unread_note)
 from app.ui import cached, panels, state
 from profiling_worker.bundle.schema import columns as C, run_audit as A
 
@@ -32,11 +32,14 @@ def badges(bundle: Bundle, page: str) -> None:
         label = str(r[C.CONFIG_LABEL])
         where = f"{r[C.ANNOTATION]} {label}" if several else label
         row.badge(badge_text(where, int(r["Passed"]), int(r[C.RUNS]), str(r["Flags"])),
-                  color="green" if ok else "orange",  # the evidence on hover
-                  help=esc(str(r[C.EVIDENCE])) if r[C.EVIDENCE] else None)
+                  color="green" if ok else "orange")
     if said := flags_said(frame["Flags"]):  # a badge names a check; here is what it means
         st.caption(f"What a failed check says. {esc(said)}. Each run's evidence: “Run audit: "
                    "the checks and their evidence”, further down.")
+        # a badge's help= drew its label twice (a second, hidden badge): the evidence here
+        failed = frame[frame["Passed"] < frame[C.RUNS]]
+        st.caption("The failed badges' evidence (each check's first flagged run): "
+                   f"{esc(failed_pairs_text(failed))}.")
     if slow := cached.view(slow_configs_text, bundle):  # no failure: a config's steady clock
         st.caption(esc(slow))
 

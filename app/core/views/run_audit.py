@@ -73,10 +73,10 @@ def audit_frame(bundle: Bundle) -> pd.DataFrame:
 
 def badge_frame(bundle: Bundle) -> pd.DataFrame:
     """One row per annotation x config: Annotation, Config, <params>, ConfigLabel, Runs,
-    Passed, Flags (``check n, ...``), Evidence (each flagged check's evidence: the run's value,
-    the reference and the limit), NotChecked (checks the files cannot support), Badge
-    (``"39 of 100 runs passed (clock 6, population 61)"``); by annotation in the job's
-    order (:func:`~app.core.metrics.in_job_order`), then config."""
+    Passed, Flags (``check n, ...``), NotChecked (checks the files cannot support), Badge
+    (``"39 of 100 runs passed (clock 6, population 61)"``), Evidence (each flagged check's
+    evidence: the run's value, the reference and the limit; last, as it is long); by annotation
+    in the job's order (:func:`~app.core.metrics.in_job_order`), then config."""
     summary = A.summary_frame(audit_frame(bundle))
     params = bundle.parameters
     agg = bundle.table(C.TABLE_AGGREGATED)
@@ -85,7 +85,7 @@ def badge_frame(bundle: Bundle) -> pd.DataFrame:
         summary = summary.merge(values, on=[C.ANNOTATION, C.CONFIG], how="left")
     out = with_labels(in_job_order(summary, bundle, (C.ANNOTATION, C.CONFIG)), params)
     return out[[C.ANNOTATION, C.CONFIG, *[p for p in params if p in out], F.CONFIG_LABEL,
-                C.RUNS, "Passed", "Flags", C.EVIDENCE, "NotChecked", "Badge"]]
+                C.RUNS, "Passed", "Flags", "NotChecked", "Badge", C.EVIDENCE]]
 
 
 def slow_configs_text(bundle: Bundle) -> str | None:
