@@ -6,10 +6,14 @@ listed in ``DEMO_TESTS``, read it).
 
 from __future__ import annotations
 
+import dataclasses
+import shutil
+from collections.abc import Iterable
 from functools import lru_cache
 from pathlib import Path
 
 from profiling_worker.bundle.loader import Bundle, load_bundle
+from profiling_worker.bundle.schema import columns as C
 
 REPO = Path(__file__).resolve().parents[1]
 #: The scenario folders; also what a test sets ``KPROF_BUNDLED_DIR`` to for the app to list them.
@@ -58,3 +62,32 @@ def largest_demo_report() -> Path:
     such a test checks."""
     demo = REPO / "app" / "bundled"
     return max(demo.glob("*/nsight/*.ncu-rep.gz"), key=lambda p: p.stat().st_size)
+
+
+#: The per-run clock metric of the Nsight Compute scenarios (Hz).
+NCU_CLOCK = "gpc__cycles_elapsed.avg.per_second"
+
+
+def with_clock_drop(name: str, pairs: Iterable[tuple[str, int]], runs: Iterable[int] = (0, 1, 2),
+                    factor: float = 0.9) -> Bundle:
+    """The Nsight Compute scenario ``name`` loaded afresh with a planted clock drop: the
+    :data:`NCU_CLOCK` of ``runs`` of each (annotation, config index) of ``pairs`` times
+    ``factor``, in memory (the files unchanged), so the run audit's clock check fails those
+    runs against their config's median (a failed audit for tests of how pages show one)."""
+    bundle = load_bundle(scenario_dir(name))
+    table = bundle.tables[C.TABLE_RUNS].copy()
+    at = (table[C.METRIC] == NCU_CLOCK) & table[C.RUN].isin(list(runs)) & (
+        table[[C.ANNOTATION, C.CONFIG]].apply(tuple, axis=1).isin(list(pairs)))
+    table.loc[at, C.VALUE] = table.loc[at, C.VALUE] * factor
+    return dataclasses.replace(bundle, tables={**bundle.tables, C.TABLE_RUNS: table})
+
+
+def clock_drop_dir(name: str, dest: Path, pairs: Iterable[tuple[str, int]]) -> Path:
+    """A copy of the scenario ``name`` in ``dest/<name>`` whose runs table holds the planted
+    clock drop of :func:`with_clock_drop` (written by the project's writer), for an app test
+    that reads bundles from a folder (``KPROF_BUNDLED_DIR``); returns the copy."""
+    from profiling_worker.bundle.writer import write_table
+
+    copy = Path(shutil.copytree(scenario_dir(name), dest / name))
+    write_table(copy, C.TABLE_RUNS, with_clock_drop(name, pairs).tables[C.TABLE_RUNS])
+    return copy

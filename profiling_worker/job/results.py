@@ -81,17 +81,20 @@ def write_result_tables(job_dir: Path, spec: JobSpec, registry: Registry,
 def write_run_audit(job_dir: Path, tables: dict[str, pd.DataFrame],
                     manifest: dict[str, Any]) -> dict[str, pd.DataFrame]:
     """Write ``tables/run_audit`` (:func:`profiling_worker.bundle.schema.run_audit.audit_runs` of
-    the tables just written and the finished job's manifest) and return ``tables`` with it.
+    the tables just written and the finished job's manifest) and return ``tables`` with it;
+    the manifest says which checks made it (``run_audit_rules``, :data:`~profiling_worker.bundle.
+    schema.run_audit.RULES`).
 
     The audit is derived from the other tables, so a failure of it must not fail the job: it
     is named in the manifest's ``warnings`` and the app derives the audit on load instead.
     """
-    from profiling_worker.bundle.schema.run_audit import audit_runs
+    from profiling_worker.bundle.schema.run_audit import RULES, RULES_KEY, audit_runs
 
     try:
         audit = audit_runs(tables, manifest)
         if not audit.empty:
             write_table(job_dir, C.TABLE_RUN_AUDIT, audit)
+            manifest[RULES_KEY] = RULES  # the checks it was made by (stored_audit reads it)
             return {**tables, C.TABLE_RUN_AUDIT: audit}
     except (ValueError, KeyError, TypeError) as exc:  # a table shaped unlike the run path's
         manifest.setdefault("warnings", []).append(

@@ -19,7 +19,8 @@ from app.core.share.job import caption, job_colors, notes, provenance
 from app.core.share.launches import WorkerAnswers, deep_dive_section, rules_section
 from app.core.share.verdict import decision, judged, refused
 from app.core.views.compare import CompareOptions, caveated_pairs, compare_frame
-from app.core.views.run_audit import audit_source, badge_frame, flagged_frame
+from app.core.views.run_audit import (audit_source, badge_frame, flagged_frame,
+                                      slow_configs_text)
 
 #: Shown under the title of every report: what the file is and that it works offline.
 OFFLINE_NOTE = ("A self-contained report of the kernel profiling dashboard: the charts are "
@@ -57,6 +58,8 @@ def audit_section(bundle: Bundle) -> H.Section:
     section = H.Section("Run audit").add(H.paragraph(
         f"Every run checked for {', '.join(A.CHECKS)} ({audit_source(bundle)})."))
     section.add(H.table(badge_frame(bundle), "Runs passed per region × config"))
+    if (slow := slow_configs_text(bundle)) is not None:
+        section.add(H.paragraph(slow))
     details = flagged_frame(bundle)
     return section.add(H.table(details, "Runs flagged or not checked, with the evidence")) \
         if len(details) else section

@@ -19,12 +19,18 @@ from app.core import frame_columns as F
 
 #: Where the audit came from, as the page says it.
 STORED, DERIVED = "written by the worker", "derived on load from the bundle's files"
+#: A stored audit of older checks (:func:`profiling_worker.bundle.schema.run_audit.stored_audit`).
+REDERIVED = ("derived on load from the bundle's files: its stored run_audit table was made by "
+             "older checks (the clock compared with the whole job's median)")
 
 
 def audit_source(bundle: Bundle) -> str:
-    """:data:`STORED` when the bundle holds a readable ``tables/run_audit``, else
-    :data:`DERIVED`."""
-    return STORED if not beside_tables(bundle)[C.TABLE_RUN_AUDIT].empty else DERIVED
+    """:data:`STORED` when the bundle holds a readable ``tables/run_audit`` of today's checks,
+    :data:`REDERIVED` when one of older checks, else :data:`DERIVED`."""
+    tables = beside_tables(bundle)
+    if tables[C.TABLE_RUN_AUDIT].empty:
+        return DERIVED
+    return STORED if A.stored_audit(tables, bundle.manifest) is not None else REDERIVED
 
 
 def unread_note(bundle: Bundle) -> str | None:
@@ -68,8 +74,9 @@ def audit_frame(bundle: Bundle) -> pd.DataFrame:
 def badge_frame(bundle: Bundle) -> pd.DataFrame:
     """One row per annotation x config: Annotation, Config, <params>, ConfigLabel, Runs,
     Passed, Flags (``check n, ...``), NotChecked (checks the files cannot support), Badge
-    (``"39 of 100 runs passed (clock 6, population 61)"``); by annotation in the job's
-    order (:func:`~app.core.metrics.in_job_order`), then config."""
+    (``"39 of 100 runs passed (clock 6, population 61)"``), Evidence (each flagged check's
+    evidence: the run's value, the reference and the limit; last, as it is long); by annotation
+    in the job's order (:func:`~app.core.metrics.in_job_order`), then config."""
     summary = A.summary_frame(audit_frame(bundle))
     params = bundle.parameters
     agg = bundle.table(C.TABLE_AGGREGATED)
@@ -78,7 +85,37 @@ def badge_frame(bundle: Bundle) -> pd.DataFrame:
         summary = summary.merge(values, on=[C.ANNOTATION, C.CONFIG], how="left")
     out = with_labels(in_job_order(summary, bundle, (C.ANNOTATION, C.CONFIG)), params)
     return out[[C.ANNOTATION, C.CONFIG, *[p for p in params if p in out], F.CONFIG_LABEL,
-                C.RUNS, "Passed", "Flags", "NotChecked", "Badge"]]
+                C.RUNS, "Passed", "Flags", "NotChecked", "Badge", C.EVIDENCE]]
+
+
+def slow_configs_text(bundle: Bundle) -> str | None:
+    """The configs whose runs' median SM clock is more than the clock check's limit below the
+    job's fastest config's (:func:`profiling_worker.bundle.schema.run_audit.config_clocks`), in
+    one sentence that is no failed audit: ``"Clock by config (not a failed audit: each run is
+    checked against its own config's median): 10 configs ran more than 5 % below the job's
+    fastest, fp32 n=8192 at 1,979 MHz (its runs' median): fp16 n=8192 at 1,515 MHz (23 %
+    below), ...; the cause is not shown: ..."``; None when there is none."""
+    slow = A.config_clocks({**bundle.tables, **beside_tables(bundle)}, bundle.manifest)
+    if slow.empty:
+        return None
+    badges = badge_frame(bundle)  # the job's order and the configs' labels
+    labels = dict(zip(zip(badges[C.ANNOTATION], badges[C.CONFIG]), badges[F.CONFIG_LABEL]))
+    place = {key: i for i, key in enumerate(labels)}
+    rows = sorted(zip(slow[C.ANNOTATION], slow[C.CONFIG], slow["ClockMHz"], slow["BelowPct"],
+                      slow["Cause"]), key=lambda r: place.get((r[0], r[1]), len(place)))
+    first = slow.iloc[0]
+    top = (first["FastestAnnotation"], first["FastestConfig"])
+    fastest = f"{top[0]} {labels.get(top, f'config {top[1]}')}"
+    groups: dict[str, list[str]] = {}
+    for ann, cfg, mhz, below, cause in rows:
+        groups.setdefault(str(cause), []).append(
+            f"{ann} {labels.get((ann, cfg), f'config {cfg}')} at {mhz:,.0f} MHz "
+            f"({below:.0f} % below)")
+    return (f"Clock by config (not a failed audit: each run is checked against its own "
+            f"config's median): {counted(len(slow), 'config')} ran more than "
+            f"{A.CLOCK_DROP_PCT:g} % below the job's fastest, {fastest} at "
+            f"{first['FastestMHz']:,.0f} MHz (its runs' median): "
+            + "; ".join(f"{', '.join(names)}: {cause}" for cause, names in groups.items()) + ".")
 
 
 #: A badge's mark: text symbols any font draws. A Material icon is a ligature: its name is the
@@ -182,29 +219,29 @@ def _failed_pairs(bundle: Bundle, pairs: tuple[tuple[str, int], ...]) -> pd.Data
 
 def flagged_points_text(bundle: Bundle, pairs: tuple[tuple[str, int], ...]) -> str | None:
     """The ``pairs`` (annotation, config index: e.g. a chart's points) with runs that did not
-    pass the run audit (:func:`failed_frame`), in their order and in words:
-    ``"fp16 n=8192: 0/10 runs passed the run audit (clock); ..."`` ('not checked' where no
-    check flagged the runs that did not pass); None when there is none, or the job has more
-    runs than a chart reads the audit of (:func:`chart_reads_audit`)."""
+    pass the run audit (:func:`failed_frame`), in their order and in words, each with its
+    evidence: ``"fp16 n=8192: 3/10 runs passed the run audit (clock 7: 1,402 MHz vs its config's
+    median 1,515 MHz (-7.5 %; limit 5 %); ...)"`` ('not checked' where no check flagged the
+    runs that did not pass); None when there is none, or the job has more runs than a chart
+    reads the audit of (:func:`chart_reads_audit`)."""
     failed = _failed_pairs(bundle, pairs)
     if failed.empty:
         return None
-    checks = (", ".join(item.rpartition(" ")[0] for item in str(flags).split(", ") if item)
-              for flags in failed["Flags"])
     return "; ".join(f"{a} {c}: {passed}/{counted(runs, 'run')} passed the run audit "
                      f"({said or 'not checked'})"
                      for a, c, passed, runs, said in
                      zip(failed[C.ANNOTATION], failed[F.CONFIG_LABEL], failed["Passed"],
-                         failed[C.RUNS], checks))
+                         failed[C.RUNS], failed[C.EVIDENCE]))
 
 
 #: What a flag of each check says about a run, in a reader's words (the checks' definitions:
 #: profiling_worker/bundle/schema/run_audit.py's docstring).
 FLAG_MEANING: dict[A.Check, str] = {
     A.L2: "the run's L2 was warm although the job asked for it flushed",
-    A.CLOCK: f"the run's SM clock was more than {A.CLOCK_DROP_PCT:g} % below the job's median, or "
-             "power or thermal capped",
-    A.IDLE_GAP: "the GPU sat idle before the run long enough for its clocks to drop",
+    A.CLOCK: f"the run's SM clock was more than {A.CLOCK_DROP_PCT:g} % below the median of its "
+             "own config's runs (same annotation and size), or power or thermal capped",
+    A.IDLE_GAP: "the GPU sat idle before the run long enough for its clock to drop more than "
+                f"{A.CLOCK_DROP_PCT:g} % below its config's median",
     A.HOST_CONTENTION: "the cpu backend's threads waited for a CPU",
     A.LAUNCH_BOUND: "the GPU waited for the host: launch-bound, not kernel time",
     A.TIMER: "the run's duration is below what the timer resolves or the kernel's work allows",
@@ -228,13 +265,15 @@ def failed_frame(bundle: Bundle) -> pd.DataFrame:
 
 
 def failed_pairs_text(failed: pd.DataFrame) -> str:
-    """The pairs of :func:`failed_frame` (or a subset with its columns) in words:
-    ``"bf16 n=4096 (10 of 10 runs; clock 10); ..."``."""
+    """The pairs of :func:`failed_frame` (or a subset with its columns) in words, each with
+    its evidence: ``"bf16 n=4096 (3 of 10 runs; clock 3: 1,402 MHz vs its config's median
+    1,515 MHz (-7.5 %; limit 5 %); ...); ..."`` (:meth:`~profiling_worker.bundle.schema.
+    run_audit.ConfigAudit.evidence_text`)."""
     return "; ".join(f"{a} {c} ({runs - passed} of {counted(runs, 'run')}; "
-                     f"{flags or 'not checked'})"
-                     for a, c, runs, passed, flags in
+                     + f"{said or 'not checked'})"
+                     for a, c, runs, passed, said in
                      zip(failed[C.ANNOTATION], failed[F.CONFIG_LABEL], failed[C.RUNS],
-                         failed["Passed"], failed["Flags"]))
+                         failed["Passed"], failed[C.EVIDENCE]))
 
 
 def failed_text(bundle: Bundle) -> str | None:
@@ -251,16 +290,17 @@ def failed_text(bundle: Bundle) -> str | None:
 
 def pair_failed_text(bundle: Bundle, annotation: str, config: int) -> str | None:
     """What the run audit failed in one annotation x config (config: its index), for a view
-    whose RSD and Stable are over every recorded run (One kernel): ``"Run audit: 10 of 10 runs
-    failed (clock 10); the RSD and Stable are over every recorded run, so stable here means
-    repeatable, not valid."``; None when every run passed."""
+    whose RSD and Stable are over every recorded run (One kernel): ``"Run audit: 3 of 10 runs
+    failed (clock 3: 1,402 MHz vs its config's median 1,515 MHz (-7.5 %; limit 5 %); ...); the
+    RSD and Stable are over every recorded run, so stable here means repeatable, not
+    valid."``; None when every run passed."""
     failed = failed_frame(bundle)
     row = failed[(failed[C.ANNOTATION] == annotation) & (failed[C.CONFIG] == config)]
     if row.empty:
         return None
-    runs, passed, flags = row[C.RUNS].iloc[0], row["Passed"].iloc[0], row["Flags"].iloc[0]
+    runs, passed, said = row[C.RUNS].iloc[0], row["Passed"].iloc[0], row[C.EVIDENCE].iloc[0]
     return (f"Run audit: {runs - passed} of {counted(runs, 'run')} failed "
-            f"({flags or 'not checked'}); the "
+            f"({said or 'not checked'}); the "
             "RSD and Stable are over every recorded run, so stable here means repeatable, "
             "not valid.")
 

@@ -11,13 +11,17 @@ Checks (``Check``; ``Result`` is ``pass``, ``flag``, ``not checked`` or ``n/a``)
                     backend flushed).
 ``clock``           the SM clock the run ran at (Nsight Compute's own clock metric; else the
                     ``sm_clock`` info collector, NVML just before the run; else the NVML sample
-                    during the run, placed by CUPTI's launch times) against the job's own median
-                    and the GPU's maximum, with the NVML throttle reasons and power at the run
+                    during the run, placed by CUPTI's launch times) against the median of its
+                    own annotation x config's runs (a config that runs at a steady lower clock,
+                    as tensor-core GEMMs under power management do, passes; :func:`config_clocks`
+                    names such configs, not as a failure) and the GPU's maximum, with the NVML
+                    throttle reasons and power at the run
                     (:data:`~profiling_worker.bundle.schema.throttle_reasons.CAPPING_BITS`): flagged
-                    more than :data:`CLOCK_DROP_PCT` % below the median or power/thermal capped.
+                    more than :data:`CLOCK_DROP_PCT` % below that median or power/thermal capped.
 ``idle_gap``        the time the GPU had nothing of the job before the run (CUPTI launch times):
-                    flagged when an NVML sample inside the gap reads the GPU idle or its clock
-                    dropped (the gap was long enough to drop clocks).
+                    flagged when an NVML sample inside the gap reads the GPU idle or a clock more
+                    than :data:`CLOCK_DROP_PCT` % below the run's config's median (the gap was
+                    long enough to drop clocks).
 ``host_contention`` cpu backend: its threads waited for a CPU (manifest
                     ``backend.host_contention``); ``n/a`` on a GPU backend.
 ``launch_bound``    events backend: the host time between the region's marks is at least
@@ -84,8 +88,13 @@ INVALIDATING = (TIMER, POPULATION)
 PASS, FLAG, NOT_CHECKED, NOT_APPLICABLE = "pass", "flag", "not checked", "n/a"
 CHECK, RESULT, EVIDENCE = C.CHECK, C.RESULT, C.EVIDENCE
 COLUMNS = [C.ANNOTATION, C.CONFIG, C.RUN, CHECK, RESULT, EVIDENCE]
-#: A run's clock this far (%) below the job's median clock is flagged.
+#: A run's clock this far (%) below its (annotation, config)'s median clock is flagged.
 CLOCK_DROP_PCT = 5.0
+#: The version of the checks a worker-written ``tables/run_audit`` was made by, in the
+#: manifest under :data:`RULES_KEY`: 2 since the clock and idle-gap checks compare a run with
+#: its own config's median clock (before: the whole job's, so every run of a config that ran
+#: at a steady lower clock failed). A stored table of older checks is derived again on load.
+RULES, RULES_KEY = 2, "run_audit_rules"
 #: Host time / events time at or above which an events region is launch-bound.
 LAUNCH_BOUND_SHARE = 0.5
 #: cudaEventElapsedTime's resolution, about 0.5 µs (CUDA Runtime API reference).
@@ -115,8 +124,11 @@ def audit_runs(tables: Mapping[str, pd.DataFrame], manifest: Mapping[str, Any]) 
         return pd.DataFrame(columns=COLUMNS)
     windows = _windows(tables, manifest)
     # the spec and backend read once, for every check (each read validates the spec anew)
-    parts = [_l2(time, manifest, spec), _clock(time, tables, manifest, backend, windows),
-             _idle(time, tables, windows), _host(time, manifest, backend),
+    samples = _samples(time, tables, windows) if B.on_gpu(backend) else None
+    medians = (_config_medians(time, np.array([s.mhz for s in samples]))
+               if samples is not None else {})
+    parts = [_l2(time, manifest, spec), _clock(time, tables, manifest, backend, samples, medians),
+             _idle(time, tables, windows, medians), _host(time, manifest, backend),
              _launch(time, manifest, backend), _timer(time, tables, manifest, spec, backend),
              _population(time)]
     return pd.DataFrame({c: [v for part in parts for v in part[c]] for c in COLUMNS})
@@ -167,12 +179,23 @@ def _durations(runs: pd.DataFrame, metric: str) -> _Runs | None:
                  time[C.RUN].astype(int).tolist(), time[C.VALUE].to_numpy(dtype=float))
 
 
-def run_audit(tables: Mapping[str, pd.DataFrame], manifest: Mapping[str, Any]) -> pd.DataFrame:
-    """The bundle's ``run_audit`` table as the worker wrote it, else :func:`audit_runs` now."""
+def stored_audit(tables: Mapping[str, pd.DataFrame], manifest: Mapping[str, Any]
+                 ) -> pd.DataFrame | None:
+    """The bundle's ``run_audit`` table as the worker wrote it, when it has one made by the
+    checks of today (the manifest's :data:`RULES_KEY` is :data:`RULES`); else None (an older
+    table's verdicts are not read: its clock check compared each run with the whole job's
+    median clock)."""
     stored = tables.get(C.TABLE_RUN_AUDIT)
-    if stored is not None and not stored.empty and set(COLUMNS) <= set(stored):
-        return stored[COLUMNS]
-    return audit_runs(tables, manifest)
+    if (stored is None or stored.empty or not set(COLUMNS) <= set(stored)
+            or manifest.get(RULES_KEY) != RULES):
+        return None
+    return stored[COLUMNS]
+
+
+def run_audit(tables: Mapping[str, pd.DataFrame], manifest: Mapping[str, Any]) -> pd.DataFrame:
+    """:func:`stored_audit`, else :func:`audit_runs` now."""
+    stored = stored_audit(tables, manifest)
+    return stored if stored is not None else audit_runs(tables, manifest)
 
 
 _UNPLACED = (float("nan"), float("nan"))
@@ -314,29 +337,59 @@ def _samples(time: _Runs, tables: Mapping[str, pd.DataFrame],
     return out
 
 
+#: (annotation, config) -> its runs' median MHz and how many runs have a clock.
+_Medians = dict[tuple[Any, int], tuple[float, int]]
+
+
+def _config_medians(time: _Runs, clocks: np.ndarray) -> _Medians:
+    """(annotation, config) -> (the median MHz of its runs with a clock, how many have one);
+    NaN and 0 for a config none of whose runs has a clock."""
+    rows: dict[tuple[Any, int], list[float]] = {}
+    for key, mhz in zip(zip(time.annotation, time.config), clocks.tolist()):
+        rows.setdefault(key, []).append(mhz)
+    out = {}
+    for key, values in rows.items():
+        known = [v for v in values if np.isfinite(v)]
+        out[key] = (float(np.median(known)) if known else float("nan"), len(known))
+    return out
+
+
+def _clock_said(mhz: float, reference: float, clocked: int) -> tuple[bool, str]:
+    """Whether a run's ``mhz`` is more than :data:`CLOCK_DROP_PCT` % below its config's median
+    ``reference`` (of ``clocked`` runs with a clock), and the evidence: ``"1,515 MHz vs its
+    config's median 1,560 MHz (-2.9 %; limit 5 %)"``. A config of one clocked run has nothing
+    to drop against: not low."""
+    if clocked < 2:
+        return False, f"{mhz:,.0f} MHz, its config's only run with a clock (no drop to judge)"
+    pct = 100 * (mhz / reference - 1)
+    return (pct < -CLOCK_DROP_PCT,
+            f"{mhz:,.0f} MHz vs its config's median {reference:,.0f} MHz ({pct:+.1f} %; "
+            f"limit {CLOCK_DROP_PCT:g} %)")
+
+
 def _clock(time: _Runs, tables: Mapping[str, pd.DataFrame], manifest: Mapping[str, Any],
-           backend: str, windows: _Windows | None) -> _Rows:
+           backend: str, samples: list[_Sample] | None, medians: _Medians) -> _Rows:
+    """Each run's clock (``samples``, :func:`_samples`) against its own (annotation, config)'s
+    median (``medians``: a config that runs at a steady lower clock, as tensor-core GEMMs under
+    power management do, passes; :func:`config_clocks` says it), and its throttle reasons."""
     if not B.on_gpu(backend):
         return _rows(time, CLOCK, NOT_APPLICABLE, "host timer: no GPU clock")
-    samples = _samples(time, tables, windows)
     if samples is None:
         return _rows(time, CLOCK, NOT_CHECKED, "no per-run SM clock (no Nsight Compute clock "
                      "metric, no sm_clock collector, no CUPTI launch times to place the NVML "
                      "samples on)" + _job_throttle(_table(tables, C.TABLE_NVML)))
-    clocks = np.array([s.mhz for s in samples])
-    median = float(np.nanmedian(clocks)) if np.isfinite(clocks).any() else float("nan")
     top = job_gpu(manifest).get("max_sm_clock_mhz")
     limit = job_gpu(manifest).get("power_limit_w")
     results, evidence = [], []
-    for s in samples:
+    for s, key in zip(samples, zip(time.annotation, time.config)):
         if not np.isfinite(s.mhz):
             results.append(NOT_CHECKED)
             evidence.append(f"no clock for this run ({s.source or 'not sampled'})")
             continue
         capped = _capping(s.mask) if s.mask is not None else ()
-        low = s.mhz < (1 - CLOCK_DROP_PCT / 100) * median
-        said = (f"{s.mhz:.0f} MHz (job median {median:.0f} MHz"
-                + (f", GPU max {top:g} MHz" if isinstance(top, (int, float)) else "") + ")")
+        low, said = _clock_said(s.mhz, *medians[key])
+        if isinstance(top, (int, float)):
+            said += f"; GPU max {top:,.0f} MHz"
         if s.mask is not None:
             said += f"; throttle: {', '.join(_names(s.mask)) or 'none'}"
         if np.isfinite(s.watts):
@@ -345,9 +398,71 @@ def _clock(time: _Runs, tables: Mapping[str, pd.DataFrame], manifest: Mapping[st
                                              else " (power limit not recorded)"))
         results.append(FLAG if low or capped else PASS)
         evidence.append(f"{said}; {s.source}" + (
-            f"; more than {CLOCK_DROP_PCT:g} % below the job's median" if low else "")
+            f"; more than {CLOCK_DROP_PCT:g} % below its config's median" if low else "")
             + ("; power/thermal capped" if capped else ""))
     return _rows(time, CLOCK, results, evidence)
+
+
+#: :func:`config_clocks`' columns: the config's median clock, the job's fastest config's,
+#: how far below it (%), and what the files say of the cause.
+CONFIG_CLOCK_COLUMNS = [C.ANNOTATION, C.CONFIG, "ClockMHz", "FastestAnnotation", "FastestConfig",
+                        "FastestMHz", "BelowPct", "Cause"]
+#: A run drawing this share of the power limit or more ran at it (power management).
+NEAR_POWER_LIMIT = 0.9
+
+
+def config_clocks(tables: Mapping[str, pd.DataFrame], manifest: Mapping[str, Any]
+                  ) -> pd.DataFrame:
+    """The (annotation, config)s whose runs' median SM clock is more than
+    :data:`CLOCK_DROP_PCT` % below the job's fastest config's: not a failed audit (each run is
+    checked against its own config's median, :func:`audit_runs`), a note that the whole config
+    ran slower, with the cause where the files show it (a power/thermal throttle reason at its
+    runs, or power at or above :data:`NEAR_POWER_LIMIT` of the recorded limit), else that they
+    do not. :data:`CONFIG_CLOCK_COLUMNS`, MHz and %; empty without per-run clocks."""
+    spec = manifest_spec(manifest)
+    backend = backend_of(manifest, spec)
+    runs = _table(tables, C.TABLE_RUNS)
+    empty = pd.DataFrame(columns=CONFIG_CLOCK_COLUMNS)
+    if not B.on_gpu(backend) or runs.empty or C.METRIC not in runs:
+        return empty
+    time = _durations(runs, B.duration_metric(backend or None))
+    samples = None if time is None else _samples(time, tables, _windows(tables, manifest))
+    if time is None or samples is None:
+        return empty
+    medians = _config_medians(time, np.array([s.mhz for s in samples]))
+    known = {k: m for k, (m, n) in medians.items() if n and not pd.isna(k[0])}
+    if not known:
+        return empty
+    fastest = max(known, key=lambda k: known[k])
+    by_config: dict[tuple[Any, int], list[_Sample]] = {}
+    for s, key in zip(samples, zip(time.annotation, time.config)):
+        by_config.setdefault(key, []).append(s)
+    rows = [[ann, cfg, mhz, fastest[0], fastest[1], known[fastest],
+             100 * (1 - mhz / known[fastest]),
+             _slow_cause(by_config[(ann, cfg)], job_gpu(manifest).get("power_limit_w"))]
+            for (ann, cfg), mhz in known.items()
+            if mhz < (1 - CLOCK_DROP_PCT / 100) * known[fastest]]
+    return pd.DataFrame(rows, columns=CONFIG_CLOCK_COLUMNS)
+
+
+def _slow_cause(samples: list[_Sample], limit: Any) -> str:
+    """What the files say of why a config's runs (``samples``) ran at a lower clock
+    (``limit``: the power limit in W, if recorded)."""
+    capped = sorted({n for s in samples if s.mask is not None for n in _capping(s.mask)})
+    watts = [s.watts for s in samples if np.isfinite(s.watts)]
+    has_limit = isinstance(limit, (int, float)) and limit > 0
+    if any("power" in n.lower() for n in capped):
+        return f"power management: NVML reported {', '.join(capped)} at the runs"
+    if capped:
+        return f"thermal: NVML reported {', '.join(capped)} at the runs"
+    if watts and has_limit and max(watts) >= NEAR_POWER_LIMIT * limit:
+        return (f"power management: the runs drew up to {max(watts):.0f} W of the {limit:g} W "
+                "limit")
+    drew = (f"the runs drew up to {max(watts):.0f} W" + (f" of the {limit:g} W limit"
+                                                            if has_limit else
+                                                            ", the power limit not recorded")
+            if watts else "no power reading is placed on the runs")
+    return (f"the cause is not shown: no power or thermal throttle reason at the runs, {drew}")
 
 
 @functools.lru_cache(maxsize=256)
@@ -378,8 +493,12 @@ def _job_throttle(nvml: pd.DataFrame) -> str:
             + counted(len(nvml), "sample") + (f", up to {watts:.0f} W" if pd.notna(watts) else ""))
 
 
-def _idle(time: _Runs, tables: Mapping[str, pd.DataFrame],
-          windows: _Windows | None) -> _Rows:
+def _idle(time: _Runs, tables: Mapping[str, pd.DataFrame], windows: _Windows | None,
+          medians: _Medians) -> _Rows:
+    """The gap before each run: flagged when an NVML sample inside it reads "GPU idle" or a
+    clock more than :data:`CLOCK_DROP_PCT` % below the median of the run's own config
+    (``medians``; the whole trace's median made every gap before a config that runs at a
+    steady lower clock a dropped one)."""
     nvml = _table(tables, C.TABLE_NVML)
     if windows is None or nvml.empty:
         return _rows(time, IDLE_GAP, NOT_CHECKED, "the runs are not placed in time (no CUPTI "
@@ -397,8 +516,7 @@ def _idle(time: _Runs, tables: Mapping[str, pd.DataFrame],
                                                                                         np.nan)
     masks = nvml[C.THROTTLE_REASONS].fillna(0).to_numpy(int) if C.THROTTLE_REASONS in nvml \
         else np.zeros(len(t), int)
-    busy = float(np.nanmedian(clock)) if np.isfinite(clock).any() else float("nan")
-    quiet = ((masks & _IDLE) != 0) | (clock < (1 - CLOCK_DROP_PCT / 100) * busy)
+    idle_bit = (masks & _IDLE) != 0
     results, evidence = [], []
     for key in _keys(time):
         t0 = windows.get(key, _UNPLACED)[0]
@@ -409,13 +527,19 @@ def _idle(time: _Runs, tables: Mapping[str, pd.DataFrame],
                             else "the job's first timed run")
             continue
         inside = (t > t0 - gap_s) & (t < t0)
-        idle = inside & quiet
+        busy, clocked = medians.get(key[:2], (float("nan"), 0))
+        low = clock < (1 - CLOCK_DROP_PCT / 100) * busy if clocked else np.zeros(len(t), bool)
+        idle = inside & (idle_bit | low)
         gap = f"{1e3 * gap_s:.3g} ms without the job's kernels before the run"
         if idle.any():
+            least = float(clock[idle].min())
             results.append(FLAG)
-            evidence.append(f"{gap}; NVML read {clock[idle].min():.0f} MHz"
+            evidence.append(f"{gap}; NVML read {least:,.0f} MHz"
                             + (" (GPU idle)" if (masks[idle] & _IDLE).any() else "")
-                            + " inside it: long enough to drop the clock")
+                            + " inside it" + (f" vs its config's median {busy:,.0f} MHz "
+                                              f"({100 * (least / busy - 1):+.1f} %; limit "
+                                              f"{CLOCK_DROP_PCT:g} %)" if clocked else "")
+                            + ": long enough to drop the clock")
         else:
             results.append(PASS)
             # "(s)" kept: the recorded bundles' run_audit tables hold this text, and a
@@ -584,6 +708,12 @@ class ConfigAudit:
         return (f"{check}: {self.flagged[check]} of {counted(self.runs, 'run')} "
                 f"({self.evidence[check]})")
 
+    def evidence_text(self) -> str:
+        """Each flagged check, its runs flagged and the evidence of its first flagged run, ""
+        when none: ``"clock 3: 1,402 MHz vs its config's median 1,515 MHz (-7.5 %; limit 5 %);
+        ..."``, checks apart by " | " (an evidence has semicolons of its own)."""
+        return " | ".join(f"{c} {n}: {self.evidence[c]}" for c, n in self.flagged.items())
+
     def badge(self) -> str:
         """``"100 of 100 runs passed"`` or ``"39 of 100 runs passed (population 61, clock 1)"``."""
         flags = ", ".join(f"{c} {n}" for c, n in self.flagged.items())
@@ -617,10 +747,12 @@ def config_audits(audit: pd.DataFrame) -> dict[tuple[str, int], ConfigAudit]:
 
 def summary_frame(audit: pd.DataFrame) -> pd.DataFrame:
     """Per annotation x config: Annotation, Config, Runs, Passed, Flags (``check n, ...``),
-    NotChecked (check names), Badge (:meth:`ConfigAudit.badge`)."""
+    Evidence (:meth:`ConfigAudit.evidence_text`), NotChecked (check names), Badge
+    (:meth:`ConfigAudit.badge`)."""
     rows = [{C.ANNOTATION: ann, C.CONFIG: cfg, C.RUNS: a.runs, "Passed": a.passed,
              "Flags": ", ".join(f"{c} {n}" for c, n in a.flagged.items()),
+             EVIDENCE: a.evidence_text(),
              "NotChecked": ", ".join(a.not_checked), "Badge": a.badge()}
             for (ann, cfg), a in config_audits(audit).items()]
     return pd.DataFrame(rows, columns=[C.ANNOTATION, C.CONFIG, C.RUNS, "Passed", "Flags",
-                                       "NotChecked", "Badge"])
+                                       EVIDENCE, "NotChecked", "Badge"])

@@ -4,16 +4,18 @@ flush, gate-base clean, the events backend's launch-bound config, the timer floo
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import pandas as pd
 import pytest
 
 from profiling_worker.bundle.writer import bundle_tables
 from profiling_worker.bundle.schema import columns as C, run_audit as A
 from profiling_worker.bundle.schema.manifest import read_manifest
-from tests.scenarios import SCENARIOS
+from tests.scenarios import SCENARIOS, scenario_dir
 
 def _audit(job: str, **replace: pd.DataFrame) -> pd.DataFrame:
-    path = SCENARIOS / job
+    path = scenario_dir(job)
     return A.audit_runs({**bundle_tables(path), **replace}, read_manifest(path))
 
 def _flags(audit: pd.DataFrame, check: str, config: int) -> pd.DataFrame:
@@ -84,10 +86,61 @@ def test_a_run_without_a_duration_is_not_checked_the_others_are() -> None:
     assert (audit.loc[~mine, A.RESULT].to_numpy() == whole.loc[~mine, A.RESULT].to_numpy()).all()
 
 
-def test_a_stored_audit_is_read_as_written() -> None:
+def test_a_stored_audit_of_todays_checks_is_read_as_written_an_older_one_derived_again() -> None:
+    """A worker-written table is read when the manifest says today's checks made it; one of
+    older checks (no ``run_audit_rules``: the clock against the whole job's median) is not:
+    the audit is derived again from the bundle's files. (Before, every stored table was read.)"""
+    path = scenario_dir("h200-cupti-gate-base")
+    tables, manifest = bundle_tables(path), read_manifest(path)
     stored = _audit("h200-cupti-gate-base").assign(**{A.EVIDENCE: "as the worker wrote it"})
-    read = A.run_audit({C.TABLE_RUN_AUDIT: stored}, {})
+    read = A.run_audit({**tables, C.TABLE_RUN_AUDIT: stored}, {**manifest, A.RULES_KEY: A.RULES})
     assert set(read[A.EVIDENCE]) == {"as the worker wrote it"}
+    older = A.run_audit({**tables, C.TABLE_RUN_AUDIT: stored}, manifest)
+    pd.testing.assert_frame_equal(older, _audit("h200-cupti-gate-base"))
+
+_SWEEP, _GPC = "h200-ncu-matmul-sweep", "gpc__cycles_elapsed.avg.per_second"
+
+def test_a_config_at_a_steady_lower_clock_passes_the_clock_check() -> None:
+    """h200-ncu-matmul-sweep: fp16 n=2048 runs at about 1,666 MHz against fp32's 1,979 MHz
+    (tensor-core GEMMs at a lower clock); its runs are judged against their own median, so
+    all 10 pass (the job's pooled median failed them all, and the fp16/bf16 n >= 4096 ones)."""
+    audit = _audit(_SWEEP)
+    clock = audit[audit[A.CHECK] == A.CLOCK]
+    assert set(clock[A.RESULT]) == {A.PASS}
+    fp16_2048 = clock[(clock[C.ANNOTATION] == "fp16") & (clock[C.CONFIG] == 2)]
+    assert len(fp16_2048) == 10
+    assert fp16_2048[A.EVIDENCE].iloc[0].startswith(
+        "1,670 MHz vs its config's median 1,666 MHz (+0.2 %; limit 5 %)")
+    assert A.config_audits(audit)[("fp16", 2)].badge() == "10 of 10 runs passed"
+
+def test_a_clock_drop_within_a_config_fails_with_its_evidence() -> None:
+    """Run 3 of fp16 n=2048 planted at 1,500 MHz: 9.9 % below its config's median, flagged,
+    the evidence naming the run's clock, the reference and how it was made, and the limit."""
+    runs = bundle_tables(scenario_dir(_SWEEP))[C.TABLE_RUNS]
+    at = ((runs[C.METRIC] == _GPC) & (runs[C.ANNOTATION] == "fp16") & (runs[C.CONFIG] == 2)
+          & (runs[C.RUN] == 3))
+    dropped = runs.copy()
+    dropped.loc[at, C.VALUE] = 1.5e9
+    flags = _flags(_audit(_SWEEP, **{C.TABLE_RUNS: dropped}), A.CLOCK, 2)
+    assert list(zip(flags[C.ANNOTATION], flags[C.RUN])) == [("fp16", 3)]
+    said = flags[A.EVIDENCE].iloc[0]
+    assert said.startswith("1,500 MHz vs its config's median 1,665 MHz (-9.9 %; limit 5 %)")
+    assert said.endswith("more than 5 % below its config's median")
+    summary = A.config_audits(_audit(_SWEEP, **{C.TABLE_RUNS: dropped}))[("fp16", 2)]
+    assert summary.evidence_text().startswith("clock 1: 1,500 MHz vs its config's median")
+
+def test_configs_at_a_lower_clock_are_named_without_a_cause_the_files_do_not_show() -> None:
+    """The sweep's fp16/bf16 configs ran below fp32 n=8192 (1,979 MHz): named with their
+    clock, but Nsight Compute's clock metric carries no power and the manifest no power limit,
+    so no cause is claimed."""
+    path = scenario_dir(_SWEEP)
+    slow = A.config_clocks(bundle_tables(path), read_manifest(path))
+    row = slow[(slow[C.ANNOTATION] == "fp16") & (slow[C.CONFIG] == 4)].iloc[0]
+    assert (row["FastestAnnotation"], row["FastestConfig"]) == ("fp32", 4)
+    assert round(row["ClockMHz"]) == 1515 and round(row["FastestMHz"]) == 1979
+    assert round(row["BelowPct"]) == 23
+    assert row["Cause"].startswith("the cause is not shown")
+    assert set(slow[C.ANNOTATION]) == {"fp16", "bf16"}
 
 def test_an_nvml_trace_out_of_time_order_gives_the_clocks_of_the_ordered_one() -> None:
     """The clock check places each run on the trace sorted by time: the sampler's trace is
@@ -100,3 +153,42 @@ def test_an_nvml_trace_out_of_time_order_gives_the_clocks_of_the_ordered_one() -
                                   as_recorded)
     capped = _flags(as_recorded, A.CLOCK, 1)
     assert len(capped) == 6  # the power-capped runs, placed on their samples
+
+def test_a_config_at_a_lower_clock_is_given_the_cause_its_runs_recorded() -> None:
+    """h200-cupti-timeline's n=8192 runs at a planted steady 1,500 MHz (every NVML sample of
+    its span) against n=1024's 1,980 MHz: its runs' own throttle reasons (the recorded SW power
+    cap of 6 of them) name the cause; with them cleared and a power limit recorded, power at
+    90 % of it or more does; with neither, no cause is claimed."""
+    path = scenario_dir("h200-cupti-timeline")
+    tables, manifest = bundle_tables(path), read_manifest(path)
+    times = tables[C.TABLE_LAUNCH_TIMES]
+    start = (times[times[C.CONFIG] == 1][C.START_NS].min()
+             - manifest["backend"]["nvml_trace_start_ns"]) / 1e9
+    nvml = tables[C.TABLE_NVML].copy()
+    nvml.loc[nvml[C.TIME_S] >= start, C.SM_CLOCK_MHZ] = 1500.0
+
+    def cause(trace: pd.DataFrame, limit_w: float | None = None) -> str:
+        gpus = [{**manifest["environment"]["gpus"][0], "power_limit_w": limit_w}]
+        slow = A.config_clocks({**tables, C.TABLE_NVML: trace},
+                               {**manifest, "environment": {**manifest["environment"],
+                                                            "gpus": gpus}})
+        assert list(zip(slow[C.ANNOTATION], slow[C.CONFIG])) == [("fp16", 1)]
+        assert round(slow["BelowPct"].iloc[0]) == 24
+        return str(slow["Cause"].iloc[0])
+
+    assert cause(nvml) == "power management: NVML reported SW power cap at the runs"
+    quiet = nvml.assign(**{C.THROTTLE_REASONS: 0})
+    drew = quiet[quiet[C.TIME_S] >= start][C.POWER_W].max()
+    assert cause(quiet, limit_w=round(drew)).startswith("power management: the runs drew up to ")
+    assert cause(quiet, limit_w=2 * round(drew)).startswith("the cause is not shown: no power "
+                                                            "or thermal throttle reason")
+
+def test_the_worker_records_which_checks_made_its_run_audit(tmp_path: Path) -> None:
+    from profiling_worker.job import results
+
+    path = scenario_dir("h200-cupti-gate-base")
+    manifest = dict(read_manifest(path))
+    tables = {k: v for k, v in bundle_tables(path).items() if k != C.TABLE_RUN_AUDIT}
+    written = results.write_run_audit(tmp_path, tables, manifest)
+    assert manifest[A.RULES_KEY] == A.RULES
+    pd.testing.assert_frame_equal(A.run_audit(written, manifest), written[C.TABLE_RUN_AUDIT])
