@@ -56,8 +56,10 @@ def test_a_contended_cpu_jobs_chart_is_in_sight_and_each_fact_one_line_over_it(
         page.screenshot(path=str(out / f"sweep-{width}x{height}.png"))
         # the figures and what to do, one click away
         main.get_by_text("Contention: its threads waited").click()
-        expect(main.get_by_text("run-queue delay summed over the threads")).to_be_visible()
-        expect(main.get_by_text("compare jobs recorded on an idle host", exact=False)
+        # inside the expander: the run audit's note quotes the same evidence under the chart
+        opened = main.get_by_test_id("stExpander").filter(has_text="Contention: its threads")
+        expect(opened.get_by_text("run-queue delay summed over the threads")).to_be_visible()
+        expect(opened.get_by_text("compare jobs recorded on an idle host", exact=False)
                ).to_be_visible()
         page.screenshot(path=str(out / f"sweep-open-{width}x{height}.png"))
         open_app(page, f"{contended.url}/deep-dive", f"?job={JOB}")  # said there, once
