@@ -850,7 +850,7 @@ def ci_text(run: str) -> str:
 
 
 #: Device runs whose ``pytest -m gpu`` summary docs/performance.md quotes.
-GPU_TEST_RUNS = ("h100-1206-s18cold", "h100-1206-s19final")
+GPU_TEST_RUNS = ("h100-1206-s18cold", "h100-1206-s19final", "h200-1206-s19merged")
 
 
 def gpu_tests_text(run: str) -> str:
