@@ -224,7 +224,11 @@ def flagged_points_text(bundle: Bundle, pairs: tuple[tuple[str, int], ...]) -> s
     median 1,515 MHz (-7.5 %; limit 5 %); ...)"`` ('not checked' where no check flagged the
     runs that did not pass); None when there is none, or the job has more runs than a chart
     reads the audit of (:func:`chart_reads_audit`)."""
-    failed = _failed_pairs(bundle, pairs)
+    return _points_text(_failed_pairs(bundle, pairs))
+
+
+def _points_text(failed: pd.DataFrame) -> str | None:
+    """:func:`flagged_points_text` of the rows :func:`_failed_pairs` chose."""
     if failed.empty:
         return None
     return "; ".join(f"{a} {c}: {passed}/{counted(runs, 'run')} passed the run audit "
@@ -342,9 +346,10 @@ def chart_audit_notes(bundle: Bundle, pairs: tuple[tuple[str, int], ...],
     than a chart reads the audit of, that none is marked (:func:`audit_not_read_note`);
     ``evidence`` (:data:`PAGE_EVIDENCE`, :data:`REPORT_EVIDENCE`) says where each run's checks
     are. () when every point passed."""
-    flagged = flagged_points_text(bundle, pairs)
+    failed = _failed_pairs(bundle, pairs)  # once: the marked points and what their checks mean
+    flagged = _points_text(failed)
     unread = audit_not_read_note(bundle, evidence)
-    meaning = "" if flagged is None else flags_said(_failed_pairs(bundle, pairs)["Flags"])
+    meaning = "" if flagged is None else flags_said(failed["Flags"])
     return tuple(note for note in (None if flagged is None else
                                    marked_points_note(flagged, evidence, meaning), unread)
                  if note is not None)
