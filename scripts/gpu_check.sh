@@ -3,8 +3,8 @@
 # with this project's worker, run the bare nsight-python reference, run `pytest -m gpu` on
 # what was recorded, and pack everything under $OUT.
 #   device run:  bash scripts/gpu_check.sh [JOB ...]     (carry: .whl)
-# Wheels (.whl/, git-ignored): .whl/common (ncu-report, deepdiff 8.6.1, orderly-set, nvtx, pyelftools,
-# cupti-python 13.4, nvidia-cuda-cupti 13.4), .whl/nspy096 (nsight-python 0.9.6, launch mode for
+# Wheels (.whl/, git-ignored): .whl/common (deepdiff 8.6.1, orderly-set, nvtx, pyelftools),
+# .whl/cupti (cupti-python 13.4, nvidia-cuda-cupti 13.4), .whl/ncureport (ncu-report), .whl/nspy096 (nsight-python 0.9.6, launch mode for
 # ncu < 2026.2.1), .whl/nspy11 (nsight-python 1.1.0, CUPTI backend), .whl/prof (pyinstrument,
 # BREAKDOWN=1 only). See docs/testing.md, "GPU tests".
 set -uo pipefail

@@ -4,13 +4,18 @@
 export PATH=/usr/local/cuda/bin:$PATH PYTHONUNBUFFERED=1
 pipi() { python3 -m pip install -q --no-index --no-deps --no-compile --no-cache-dir --target "$1" "${@:2}"; }
 pipi /tmp/kp-common "$REPO"/.whl/common/*.whl || exit 1
+# cupti-python (.whl/cupti, 19 MB) and the ncu_report wheel (.whl/ncureport, 17 MB) each where
+# carried: the tree with both and every other wheel is over the device tool's 64 MiB, so a call
+# for the CUPTI backend carries the first and a call for Nsight Compute the second.
+for d in cupti ncureport; do
+  [ -d "$REPO/.whl/$d" ] && { pipi /tmp/kp-common "$REPO"/.whl/$d/*.whl || exit 1; }
+done
 pipi /tmp/kp-n096 "$REPO"/.whl/nspy096/*.whl || exit 1
 pipi /tmp/kp-n11 "$REPO"/.whl/nspy11/*.whl || exit 1
 NCU_PATH=$REPO:/tmp/kp-n096:/tmp/kp-common
 CUPTI_PATH=$REPO:/tmp/kp-n11:/tmp/kp-common
-# ncu_report: the carried wheel (17 MB) where there is one, else Nsight Compute's own copy in its
-# extras/python (the working tree and the carried wheels must stay under the device tool's
-# 64 MiB, which the wheel no longer fits beside the tree).
+# ncu_report: the carried wheel (.whl/ncureport) where there is one, else Nsight Compute's own
+# copy in its extras/python (which crashed the ncu J1 in sessions 18-19: see docs/testing.md).
 if ! PYTHONPATH=$NCU_PATH python3 -c "import ncu_report" 2>/dev/null; then
   # ncu may be a link or a wrapper script in cuda/bin, so look beside it and in the toolkit's copy.
   NCU_BIN=$(dirname "$(readlink -f "$(command -v ncu)")")
