@@ -376,7 +376,8 @@ def cpu_stage_rows(stage_runs: dict[str, tuple[str, ...]] = CPU_STAGE_RUNS,
 
 
 #: Page benchmark runs (``benchmarks/page_speed.py --json``, 2-core machine) the docs quote.
-PAGE_RUNS = ("page-speed-1205-speed", "page-speed-1205-speed2", "page-speed-1205-s10-quiet")
+PAGE_RUNS = ("page-speed-1205-speed", "page-speed-1205-speed2", "page-speed-1205-s10-quiet",
+             "page-speed-1206-s20-quiet")
 
 
 #: Page benchmark runs beside a baseline checkout (``page_speed.py --baseline``) the docs quote.
@@ -418,7 +419,8 @@ def pages_paired_text(run: str) -> str:
 
 
 #: Page benchmark runs that time a bare two-page Streamlit app's click beside the dashboard's.
-BARE_CLICK_RUNS = ("page-speed-1206-s17-bareclick-1round", "page-speed-1206-s17")
+BARE_CLICK_RUNS = ("page-speed-1206-s17-bareclick-1round", "page-speed-1206-s17",
+                   "page-speed-1206-s20-quiet")
 
 
 def bare_click_text(run: str) -> str:
