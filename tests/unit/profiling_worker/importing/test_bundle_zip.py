@@ -15,7 +15,7 @@ from pathlib import Path
 import pandas as pd
 import pytest
 
-from app.core.bundle_files import zip_bundle
+from app.core.bundle_files import made_csvs, table_csv_file, zip_bundle
 from app.services import import_client
 from profiling_worker.bundle.loader import load_bundle
 from profiling_worker.bundle.schema import columns as C
@@ -52,7 +52,16 @@ def test_round_trip_the_job_loads_with_the_same_tables(tmp_path) -> None:
     assert got.manifest["reopened"]["zip"] == zipped.name
     for name in (*C.TABLES, *C.OPTIONAL_TABLES):
         pd.testing.assert_frame_equal(got.table(name), want.table(name))
-    assert {f.relpath for f in got.files} == {f.relpath for f in want.files}
+    # the bundle holds Parquet tables only (as a bundle written since issue 40): the zip adds
+    # each table's CSV, made from its Parquet file, and the reopened job keeps them as files
+    made = made_csvs(want)
+    assert made and all(f.relpath.endswith(".parquet") for f in want.files
+                        if f.relpath.startswith(f"{C.TABLES_DIR}/"))
+    assert {f.relpath for f in got.files} == {f.relpath for f in want.files} | set(made)
+    for relpath in made:
+        with table_csv_file(want.path, relpath) as csv:
+            assert (got.path / relpath).read_bytes() == csv.read()
+    assert made_csvs(got) == []
     assert got.spec_json == want.spec_json
 
 
