@@ -132,7 +132,7 @@ def test_a_zip_slip_entry_is_refused(tmp_path, entry) -> None:
 
 
 def test_a_symlink_entry_is_refused(tmp_path) -> None:
-    link = zipfile.ZipInfo(f"{JOB}/tables/runs.csv")
+    link = zipfile.ZipInfo(f"{JOB}/tables/linked.csv")
     link.create_system = 3
     link.external_attr = (stat.S_IFLNK | 0o777) << 16
     results = tmp_path / "results"
