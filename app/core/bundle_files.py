@@ -29,7 +29,7 @@ from profiling_worker.bundle.writer import write_table_csv
 
 from app.core import frame_columns as F
 from app.core.numbers import fmt_bytes
-from profiling_worker.bundle.loader import Bundle
+from profiling_worker.bundle.loader import Bundle, TableUnreadable
 from app.core.provenance import is_imported
 
 #: The most one download may be (a file, the zip, an inflated ``.ncu-rep``): Streamlit holds a
@@ -190,7 +190,8 @@ def zip_chunks(bundle: Bundle, chunk_bytes: int = 1 << 20) -> Iterator[bytes]:
     Entries are ``<job_id>/<relpath>`` so the archive unpacks into one directory that the app
     can open again; compressed files (``.gz``, ``.parquet`` ...) are stored, the rest deflated.
     The tables' CSVs that the bundle does not hold (:func:`made_csvs`) are made and added, so a
-    downloaded zip holds them as an older bundle's does.
+    downloaded zip holds them as an older bundle's does; a table whose Parquet file cannot be
+    read has none.
     """
     out = _Pending()
     with zipfile.ZipFile(out, "w") as archive:
@@ -202,9 +203,13 @@ def zip_chunks(bundle: Bundle, chunk_bytes: int = 1 << 20) -> Iterator[bytes]:
             with open(path, "rb") as src:
                 yield from _zip_entry(archive, info, src, out, chunk_bytes)
         for relpath in made_csvs(bundle):
+            try:
+                made = table_csv_file(bundle.path, relpath)
+            except (TableUnreadable, OSError):  # its damaged Parquet file is in the zip as is
+                continue
             info = zipfile.ZipInfo(f"{bundle.job_id}/{relpath}", time.localtime()[:6])
-            with table_csv_file(bundle.path, relpath) as src:
-                yield from _zip_entry(archive, info, src, out, chunk_bytes)
+            with made:
+                yield from _zip_entry(archive, info, made, out, chunk_bytes)
     yield out.take()  # the central directory
 
 

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import json
 import os
+import shutil
 import stat
 import subprocess
 import sys
@@ -63,6 +64,17 @@ def test_round_trip_the_job_loads_with_the_same_tables(tmp_path) -> None:
             assert (got.path / relpath).read_bytes() == csv.read()
     assert made_csvs(got) == []
     assert got.spec_json == want.spec_json
+
+
+def test_a_table_that_cannot_be_read_has_no_csv_in_the_zip_and_the_others_have(
+        tmp_path) -> None:
+    src = tmp_path / JOB
+    shutil.copytree(scenario(JOB).path, src)
+    (src / C.TABLES_DIR / "runs.parquet").write_bytes(b"not parquet")
+    with zipfile.ZipFile(zip_bundle(load_bundle(src))) as archive:
+        names = set(archive.namelist())
+    assert f"{JOB}/tables/runs.parquet" in names and f"{JOB}/tables/runs.csv" not in names
+    assert f"{JOB}/tables/aggregated.csv" in names
 
 
 def test_a_zip_with_the_manifest_at_its_root_is_a_bundle_too(tmp_path) -> None:
