@@ -189,7 +189,8 @@ def warm_text(run: str) -> str:
 POST_AB_RUNS = ("post-processing-ab-1205-speed", "post-processing-ab-1205-warm-own",
                 "post-processing-ab-1205-s10", "post-processing-ab-1205-s11",
                 "post-processing-ab-1205-s12", "post-processing-ab-1205-s13",
-                "post-processing-ab-1206-s19", "post-processing-ab-1206-s19-no-csv-probe")
+                "post-processing-ab-1206-s19", "post-processing-ab-1206-s19-no-csv-probe",
+                "post-processing-ab-1206-s20-csv")
 
 
 def post_ab(run: str) -> dict[str, dict[str, Any]]:
@@ -297,6 +298,10 @@ CPU_STAGE_RUNS_S19 = {"before": ("warm-stages-1206-s19-csv-1", "warm-stages-1206
                       "after": ("warm-stages-1206-s19-no-csv-probe-1",
                                 "warm-stages-1206-s19-no-csv-probe-2")}
 DEVICE_STAGE_RUN_S18 = "h100-1206-s18cold"
+#: The eighth (issue 40, branch s20-csv): J1's recorded inputs, main 6733f9e (the "before"
+#: column, CSV copies written) and this branch (Parquet only, the CSVs made on download).
+CPU_STAGE_RUNS_S20 = {side: tuple(f"warm-stages-1206-s20-{side}-{i}" for i in (1, 2))
+                      for side in ("before", "after")}
 
 
 def _stage_ms(job: dict[str, float], wall_s: float, stage: str) -> float:
@@ -913,7 +918,8 @@ def claims() -> list[tuple[str, str]]:
             for row in cpu_stage_rows(runs, CPU_STAGES_S13, cpu_time=True,
                                       device_run=DEVICE_STAGE_RUN_S12)]
     out += [("docs/performance.md", row)
-            for row in cpu_stage_rows(CPU_STAGE_RUNS_S19, CPU_STAGES_S13, cpu_time=True,
+            for runs in (CPU_STAGE_RUNS_S19, CPU_STAGE_RUNS_S20)
+            for row in cpu_stage_rows(runs, CPU_STAGES_S13, cpu_time=True,
                                       device_run=DEVICE_STAGE_RUN_S18)]
     for run in POST_AB_RUNS:
         for bundle in post_ab(run):

@@ -22,7 +22,9 @@ SCENARIOS = REPO / "tests" / "fixtures" / "bundles"
 DEMO_TESTS = ("tests/apptest/test_page_bundled.py", "tests/e2e/test_bundled_run14.py",
               # rebuilds the shipped bundles' own tables (with their CSV twins, which the
               # scenario copies leave out) and checks they come out the same
-              "tests/unit/profiling_worker/test_post_processing.py")
+              "tests/unit/profiling_worker/test_post_processing.py",
+              # every shipped table's CSV, made from its Parquet file, is its recorded CSV
+              "tests/unit/profiling_worker/test_table_csv.py")
 
 
 def scenario_names() -> list[str]:

@@ -13,11 +13,11 @@ from profiling_worker.bundle.schema import columns as C
 from app.core import numbers
 from app.core.metrics import available_metrics
 from app.core.provenance import is_imported
-from app.core.bundle_files import (ORIGINALS_NOTE, download_name,
+from app.core.bundle_files import (MADE_ON_DOWNLOAD, ORIGINALS_NOTE, download_name,
                                    gunzip_file, gunzipped_name, is_gzipped_report,
-                                   is_original_upload, left_out_files, read_report_summary,
-                                   report_download_problem, tail_lines, too_large, zip_bundle,
-                                   zip_name, zip_report_note)
+                                   is_original_upload, left_out_files, made_csvs,
+                                   read_report_summary, report_download_problem, table_csv_file,
+                                   tail_lines, too_large, zip_bundle, zip_name, zip_report_note)
 from app.core.views.timeline import PERFETTO_UI, TRACE_SUFFIX, timeline_problem, trace_bytes
 from app.core.download_grants import DownloadKind
 from app.ui import analysis, downloads, job_status, panels, replication, share, state
@@ -39,12 +39,15 @@ def _report_problem(path: str, mtime_ns: int, size: int,  # noqa: ARG001
 
 
 total = sum(item.size for item in bundle.files)
+made = made_csvs(bundle)  # a table's CSV that the bundle does not hold: made when downloaded
 zip_refused = too_large("The bundle", total, code(bundle.path), downloads.cap())
 if zip_refused:
     st.caption(f"No zip: {zip_refused}.")
 else:
+    with_csvs = f" and {counted(len(made), 'CSV')} {MADE_ON_DOWNLOAD}" if made else ""
     downloads.button(st, f"Download the whole bundle (zip, {counted(len(bundle.files), 'file')}, "
-                     f"{numbers.fmt_bytes(total)} before compression)", kind=DownloadKind.ZIP,
+                     f"{numbers.fmt_bytes(total)} before compression{with_csvs})",
+                     kind=DownloadKind.ZIP,
                      bundle_dir=bundle.path, relpath="", filename=zip_name(bundle),
                      data=lambda: zip_bundle(bundle), mime="application/zip",
                      key=state.key(PAGE, "zip"), icon=":material/folder_zip:", type="primary",
@@ -75,25 +78,37 @@ else:
 if is_imported(bundle.manifest):  # only an import keeps uploaded originals under nsight/
     st.caption(ORIGINALS_NOTE)
 
-for i, item in enumerate(bundle.files):
+rows = sorted([(item.relpath, item.size) for item in bundle.files]
+              + [(relpath, None) for relpath in made], key=lambda row: row[0])
+for i, (relpath, size) in enumerate(rows):
     left, mid, right = st.columns([6, 2, 2], vertical_alignment="center")
-    left.markdown(code(item.relpath))
-    original = is_original_upload(bundle, item.relpath)
+    left.markdown(code(relpath))
+    if size is None:  # no size until made; a table that cannot be read is refused on click
+        mid.caption(MADE_ON_DOWNLOAD)
+        downloads.button(right, "Download", kind=DownloadKind.CSV, bundle_dir=bundle.path,
+                         relpath=relpath, filename=download_name(bundle, relpath),
+                         data=partial(table_csv_file, bundle.path, relpath),
+                         key=state.key(PAGE, f"download-{i}"), mime="text/csv",
+                         icon=":material/download:",
+                         help="Made from the table's Parquet file when clicked: the text the "
+                              "worker wrote beside it before it stopped writing CSV copies.")
+        continue
+    original = is_original_upload(bundle, relpath)
     # in the unit that shows it (12.3 MB, 2.9 kB, 654 bytes), as the zip button says its total
-    mid.caption(numbers.fmt_bytes(item.size) + (" · original upload" if original else ""))
+    mid.caption(numbers.fmt_bytes(size) + (" · original upload" if original else ""))
     # an empty file (a worker.log of a job that logged nothing) is not offered (issue 37)
-    refused = ("empty: nothing to download" if item.size == 0 else
-               too_large(code(item.relpath), item.size, code(bundle.path), downloads.cap()))
+    refused = ("empty: nothing to download" if size == 0 else
+               too_large(code(relpath), size, code(bundle.path), downloads.cap()))
     if refused:
         right.caption(refused)
     else:
         downloads.button(right, "Download original" if original else "Download",
-                         kind=DownloadKind.FILE, bundle_dir=bundle.path, relpath=item.relpath,
-                         filename=download_name(bundle, item.relpath),
-                         data=panels.read_lazily(bundle.path, item.relpath),
+                         kind=DownloadKind.FILE, bundle_dir=bundle.path, relpath=relpath,
+                         filename=download_name(bundle, relpath),
+                         data=panels.read_lazily(bundle.path, relpath),
                          key=state.key(PAGE, f"download-{i}"), mime="application/octet-stream",
                          icon=":material/download:")
-    report = inside_bundle(bundle.path, item.relpath) if is_gzipped_report(item.relpath) else None
+    report = inside_bundle(bundle.path, relpath) if is_gzipped_report(relpath) else None
     stat = report.stat() if report else None
     problem = (_report_problem(str(report), stat.st_mtime_ns, stat.st_size,
                                downloads.inflate_cap()) if stat else None)
@@ -102,7 +117,7 @@ for i, item in enumerate(bundle.files):
     elif report is not None:
         downloads.button(
             right, "Download .ncu-rep", kind=DownloadKind.INFLATED, bundle_dir=bundle.path,
-            relpath=item.relpath, filename=gunzipped_name(item.relpath),
+            relpath=relpath, filename=gunzipped_name(relpath),
             data=partial(gunzip_file, report), key=state.key(PAGE, f"gunzip-{i}"),
             mime="application/octet-stream", icon=":material/unarchive:",
             help=f"Decompressed on click (up to {downloads.inflate_cap() // 1024**2:,} MiB); "

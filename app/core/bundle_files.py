@@ -12,6 +12,7 @@ from __future__ import annotations
 import io
 import json
 import tempfile
+import time
 import zipfile
 from dataclasses import dataclass
 from pathlib import Path
@@ -24,10 +25,11 @@ from profiling_worker.bundle.number_text import counted
 from profiling_worker.bundle.paths import inside_bundle
 from profiling_worker.bundle.inflate import InflateError, check_inflates, open_inflated
 from profiling_worker.bundle.schema import columns as C
+from profiling_worker.bundle.writer import write_table_csv
 
 from app.core import frame_columns as F
 from app.core.numbers import fmt_bytes
-from profiling_worker.bundle.loader import Bundle
+from profiling_worker.bundle.loader import Bundle, TableUnreadable
 from app.core.provenance import is_imported
 
 #: The most one download may be (a file, the zip, an inflated ``.ncu-rep``): Streamlit holds a
@@ -47,8 +49,46 @@ ORIGINALS_NOTE = (
     f"Files under `{C.NSIGHT_DIR}/` of an imported job are the uploaded files, kept "
     "byte-identical as evidence and offered as `" + ORIGINAL_UPLOAD + "_<name>`: a text cell "
     "in them that starts with `=`, `+`, `-` or `@` is as uploaded and a spreadsheet may run it "
-    f"as a formula. The dashboard's own CSVs (`{C.TABLES_DIR}/*.csv` and every table's "
-    "Download CSV) start such cells with `'`, so a spreadsheet shows them as text.")
+    f"as a formula. The dashboard's own CSVs (`{C.TABLES_DIR}/*.csv`, made on download, and "
+    "every table's Download CSV) start such cells with `'`, so a spreadsheet shows them as text.")
+#: What the Files page says of a table's CSV that the bundle does not hold (issue 40).
+MADE_ON_DOWNLOAD = "made on download"
+
+
+def made_csvs(bundle: Bundle) -> list[str]:
+    """``tables/<name>.csv`` of every ``tables/<name>.parquet`` of the bundle without one beside
+    it: the CSVs made from the Parquet file when downloaded (:func:`table_csv_file`; a bundle
+    written since issue 40 holds none, an older one holds them all), sorted."""
+    present = {f.relpath for f in bundle.files}
+    prefix = f"{C.TABLES_DIR}/"
+    return sorted(f"{rel.removesuffix('.parquet')}.csv" for rel in present
+                  if rel.startswith(prefix) and rel.endswith(".parquet")
+                  and "/" not in rel.removeprefix(prefix)
+                  and f"{rel.removesuffix('.parquet')}.csv" not in present)
+
+
+def table_csv_file(bundle_dir: Path, relpath: str) -> BinaryIO:
+    """The CSV ``relpath`` (``tables/<name>.csv``, one of :func:`made_csvs`) made from its
+    Parquet file (:func:`~profiling_worker.bundle.writer.write_table_csv`: the text the writer
+    wrote before issue 40) into a temporary file, returned open for reading at its start; the
+    file has no name on disk (closing it frees the space).
+
+    Raises:
+        TableUnreadable: the Parquet file cannot be read, or leads out of the bundle.
+        FileNotFoundError: the bundle has no such table.
+    """
+    name = Path(relpath).name.removesuffix(".csv")
+    out = tempfile.TemporaryFile()  # noqa: SIM115 - returned open
+    try:
+        text = io.TextIOWrapper(out, encoding="utf-8", newline="", write_through=True)
+        if not write_table_csv(bundle_dir, name, text):
+            raise FileNotFoundError(f"{relpath}: the bundle has no {C.TABLES_DIR}/{name}.parquet")
+        text.detach()
+        out.seek(0)
+        return out
+    except BaseException:
+        out.close()
+        raise
 
 
 def is_original_upload(bundle: Bundle, relpath: str) -> bool:
@@ -149,6 +189,9 @@ def zip_chunks(bundle: Bundle, chunk_bytes: int = 1 << 20) -> Iterator[bytes]:
 
     Entries are ``<job_id>/<relpath>`` so the archive unpacks into one directory that the app
     can open again; compressed files (``.gz``, ``.parquet`` ...) are stored, the rest deflated.
+    The tables' CSVs that the bundle does not hold (:func:`made_csvs`) are made and added, so a
+    downloaded zip holds them as an older bundle's does; a table whose Parquet file cannot be
+    read has none.
     """
     out = _Pending()
     with zipfile.ZipFile(out, "w") as archive:
@@ -157,14 +200,30 @@ def zip_chunks(bundle: Bundle, chunk_bytes: int = 1 << 20) -> Iterator[bytes]:
             if path is None:  # gone, or a link out of the bundle
                 continue
             info = zipfile.ZipInfo.from_file(path, f"{bundle.job_id}/{item.relpath}")
-            info.compress_type = (zipfile.ZIP_STORED if item.relpath.endswith(_STORED_SUFFIXES)
-                                  else zipfile.ZIP_DEFLATED)
-            with open(path, "rb") as src, archive.open(info, "w") as dst:
-                while chunk := src.read(chunk_bytes):
-                    dst.write(chunk)
-                    yield out.take()
-            yield out.take()
+            with open(path, "rb") as src:
+                yield from _zip_entry(archive, info, src, out, chunk_bytes)
+        for relpath in made_csvs(bundle):
+            try:
+                made = table_csv_file(bundle.path, relpath)
+            except (TableUnreadable, OSError):  # its damaged Parquet file is in the zip as is
+                continue
+            info = zipfile.ZipInfo(f"{bundle.job_id}/{relpath}", time.localtime()[:6])
+            with made:
+                yield from _zip_entry(archive, info, made, out, chunk_bytes)
     yield out.take()  # the central directory
+
+
+def _zip_entry(archive: zipfile.ZipFile, info: zipfile.ZipInfo, src: BinaryIO, out: _Pending,
+               chunk_bytes: int) -> Iterator[bytes]:
+    """``src`` added to ``archive`` as ``info`` (stored when already compressed, else
+    deflated), the pieces of ``out`` yielded as they are written."""
+    info.compress_type = (zipfile.ZIP_STORED if info.filename.endswith(_STORED_SUFFIXES)
+                          else zipfile.ZIP_DEFLATED)
+    with archive.open(info, "w") as dst:
+        while chunk := src.read(chunk_bytes):
+            dst.write(chunk)
+            yield out.take()
+    yield out.take()
 
 
 def zip_bundle(bundle: Bundle) -> BinaryIO:

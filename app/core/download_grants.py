@@ -31,10 +31,12 @@ TOKEN_CHARS = 43
 
 class DownloadKind(Enum):
     """What a grant serves: a bundle file as it is, the inflated ``.ncu-rep`` of a
-    ``.ncu-rep.gz``, or a zip of the whole bundle."""
+    ``.ncu-rep.gz``, a table's CSV made from its Parquet file (a bundle written since issue 40
+    holds no CSV), or a zip of the whole bundle."""
 
     FILE = "file"
     INFLATED = "inflated"
+    CSV = "csv"
     ZIP = "zip"
 
 

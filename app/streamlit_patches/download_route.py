@@ -1,5 +1,6 @@
 """The download route: ``GET /_kprof/download/<token>`` streams a bundle file, the inflated
-``.ncu-rep`` of a ``.ncu-rep.gz`` or the bundle's zip from disk, 1 MiB at a time, so a download
+``.ncu-rep`` of a ``.ncu-rep.gz``, a table's CSV made from its Parquet file or the bundle's zip
+from disk, 1 MiB at a time, so a download
 costs the server a few MiB whatever its size (``st.download_button`` reads its bytes whole into
 Streamlit's media store: docs/performance.md). ``kernel-dashboard`` adds it before the server
 starts (:func:`install`); a bare ``streamlit run`` has none and the Files page keeps its
@@ -134,20 +135,28 @@ def open_download(grant: Grant, stop: threading.Event | None = None
 
     Raises:
         DownloadRefused: the file is gone or leads out of the bundle (404), is larger than
-            :data:`MAX_STREAMED_BYTES` (413), or is a ``.gz`` that does not inflate (422,
-            with inflate.py's message and hint).
+            :data:`MAX_STREAMED_BYTES` (413), is a ``.gz`` that does not inflate (422,
+            with inflate.py's message and hint), or is a CSV whose Parquet file cannot be read
+            (422).
     """
     from profiling_worker.bundle.paths import OutsideBundle, bundle_file
     from profiling_worker.bundle.inflate import InflateError, open_inflated
 
-    from app.core.bundle_files import zip_chunks
-    from profiling_worker.bundle.loader import load_bundle
+    from app.core.bundle_files import table_csv_file, zip_chunks
+    from profiling_worker.bundle.loader import TableUnreadable, load_bundle
 
     try:
         if grant.kind is DownloadKind.ZIP:
             bundle = load_bundle(grant.bundle_dir)
             _refuse_size(f"The bundle {bundle.job_id}", sum(f.size for f in bundle.files))
             return zip_chunks(bundle, _CHUNK), None
+        if grant.kind is DownloadKind.CSV:
+            fh = table_csv_file(grant.bundle_dir, grant.relpath)
+            size = os.fstat(fh.fileno()).st_size
+            if size > MAX_STREAMED_BYTES:
+                fh.close()
+                _refuse_size(grant.relpath, size)
+            return _chunks(fh), size
         path = bundle_file(grant.bundle_dir, grant.relpath)
         if grant.kind is DownloadKind.INFLATED:
             fh = open_inflated(path, MAX_STREAMED_BYTES, stop)
@@ -160,6 +169,9 @@ def open_download(grant: Grant, stop: threading.Event | None = None
                                    "bundle or is not a regular file: not served.") from exc
     except InflateError as exc:
         raise DownloadRefused(422, f"{exc.message} ({exc.hint})") from exc
+    except TableUnreadable as exc:
+        raise DownloadRefused(422, f"{grant.relpath}: not made, its table cannot be read "
+                                   f"({exc}).") from exc
     except OSError as exc:
         raise DownloadRefused(404, f"{grant.relpath or grant.bundle_dir.name}: cannot be read "
                                    f"({exc}). Reload the Files page.") from exc

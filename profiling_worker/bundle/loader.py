@@ -2,11 +2,12 @@
 
 A bundle is the directory a job writes (see ``profiling_worker.bundle.schema.columns``):
 ``manifest.json``, ``spec.json``, ``events.jsonl``, ``worker.log``, ``tables/<name>.parquet``
-(and ``.csv``) and ``nsight/``. Missing tables load as empty frames, so a failed or cancelled job
-still opens and every view can say "no data" instead of raising; a damaged table is read as far
-as it can be and recorded (:mod:`profiling_worker.bundle.table_problems`). The one loader of the
-pages, the HTML report, the agent door and the regression gate, which judges from the record
-whether it can judge the bundle (:func:`profiling_worker.bundle.gate.sides.refusal`).
+(and ``.csv`` in a bundle written before issue 40) and ``nsight/``. Missing tables load as
+empty frames, so a failed or cancelled job still opens and every view can say "no data"
+instead of raising; a damaged table is read as far as it can be and recorded
+(:mod:`profiling_worker.bundle.table_problems`). The one loader of the pages, the HTML
+report, the agent door and the regression gate, which judges from the record whether it can
+judge the bundle (:func:`profiling_worker.bundle.gate.sides.refusal`).
 """
 
 from __future__ import annotations
@@ -181,7 +182,8 @@ class TableUnreadable(ValueError):
     leads out of the bundle; ``str()`` names the file (relative to the bundle) and the cause."""
 
 
-#: A table's files in the order they are read: Parquet, else the CSV written beside it.
+#: A table's files in the order they are read: Parquet, else the CSV beside it (written by the
+#: writer before issue 40; a newer bundle has none: its CSV is made on download).
 TABLE_FORMATS = ("parquet", "csv")
 _READERS: dict[str, Callable[[Path], pd.DataFrame]] = {"parquet": pd.read_parquet,
                                                         "csv": pd.read_csv}

@@ -1,11 +1,13 @@
-"""Writing the tables of a result bundle (``tables/<name>.parquet`` + ``tables/<name>.csv``).
+"""Writing the tables of a result bundle (``tables/<name>.parquet``), and their CSVs on demand.
 
 The one writer of bundles: the worker's run path and the importer both write their tables with
 :func:`write_table` and finish with :func:`finish_bundle`. The rules:
 
-* Parquet (pyarrow, no index) is what the app reads; CSV (UTF-8, no index, full float precision)
-  is what users download. Both hold the same rows and columns; in the CSV, text cells that a
-  spreadsheet would run as a formula (``=``, ``+``, ``-``, ``@``) start with ``'``.
+* Parquet (pyarrow, no index) is what the app reads and the one file of a table. The CSV
+  (UTF-8, no index, full float precision) that users download is made from it when asked
+  (:func:`write_table_csv`; issue 40: a bundle written before holds ``tables/<name>.csv`` too,
+  the same text). It holds the same rows and columns; text cells that a spreadsheet would run
+  as a formula (``=``, ``+``, ``-``, ``@``) start with ``'``.
 * Each file is written to a temporary name in the same directory and moved into place with
   ``os.replace``, so a reader never sees half a file; ``manifest.json`` is written last
   (:func:`profiling_worker.bundle.schema.manifest.write_manifest`), and a bundle without a manifest
@@ -38,8 +40,8 @@ from profiling_worker.bundle.spreadsheet import formula_columns, spreadsheet_saf
 #: The manifest key naming the method of ``tables/aggregated.*``'s CI95 columns (issue 34).
 CI95_METHOD_KEY = "ci95_method"
 _NAME_RE = re.compile(r"^[A-Za-z0-9_][A-Za-z0-9_.-]{0,99}$")
-#: Rows up to which a table's two files are made in memory before they are written (issue 40:
-#: a few-row table's cost is its files' opening and writes); a larger table streams to them.
+#: Rows up to which a table's Parquet file is made in memory before it is written (issue 40:
+#: a few-row table's cost is its file's opening and writes); a larger table streams to it.
 IN_MEMORY_ROWS = 100_000
 
 
@@ -176,48 +178,70 @@ def _write_csv(frame: pd.DataFrame, arrow: pa.Table | None, out: TextIO) -> None
     rows.writerows(zip(*cells))
 
 
-def _write_files(tables: Path, name: str, arrow: pa.Table, csv_frame: pd.DataFrame,
-                 csv_arrow: pa.Table | None) -> Path:
-    """``<name>.parquet`` (``arrow``) and then ``<name>.csv`` (``csv_frame``, its cells from
-    ``csv_arrow`` where given: :func:`_write_csv`) in ``tables``; the Parquet file's path.
-    A table of at most :data:`IN_MEMORY_ROWS` rows is made in memory (:func:`_table_bytes`)
-    and written in one call per file (:func:`_write_bytes`); a larger one streams to its
-    files, so its CSV text is never held whole."""
+def _write_parquet(tables: Path, name: str, arrow: pa.Table) -> Path:
+    """``<name>.parquet`` of ``arrow`` in ``tables``; its path. A table of at most
+    :data:`IN_MEMORY_ROWS` rows is made in memory (:func:`_parquet_bytes`) and written in one
+    call (:func:`_write_bytes`); a larger one streams to its file."""
     if arrow.num_rows > IN_MEMORY_ROWS:
-        parquet_path, csv_path = tables / f"{name}.parquet", tables / f"{name}.csv"
+        parquet_path = tables / f"{name}.parquet"
         _atomic_write(parquet_path, lambda tmp: pq.write_table(arrow, tmp))
-        _atomic_write(csv_path, lambda tmp: _write_csv_file(csv_frame, csv_arrow, tmp))
         return parquet_path
-    return _write_bytes(tables, name, _table_bytes(arrow, csv_frame, csv_arrow))
+    return _write_bytes(tables, name, _parquet_bytes(arrow))
 
 
-def _table_bytes(arrow: pa.Table, csv_frame: pd.DataFrame, csv_arrow: pa.Table | None
-                 ) -> tuple[pa.Buffer, bytes]:
-    """The Parquet file of ``arrow`` and the CSV text of ``csv_frame`` (:func:`_write_csv`),
-    made in memory."""
+def _parquet_bytes(arrow: pa.Table) -> pa.Buffer:
+    """The Parquet file of ``arrow``, made in memory."""
     sink = pa.BufferOutputStream()
     pq.write_table(arrow, sink)
-    text = io.StringIO(newline="")
-    _write_csv(csv_frame, csv_arrow, text)
-    return sink.getvalue(), text.getvalue().encode("utf-8")
+    return sink.getvalue()
 
 
-def _write_bytes(tables: Path, name: str, files: tuple[pa.Buffer, bytes]) -> Path:
-    """``<name>.parquet`` and then ``<name>.csv`` in ``tables``, of ``files``' bytes
-    (:func:`_atomic_write_bytes`); the Parquet file's path."""
+def _write_bytes(tables: Path, name: str, parquet: pa.Buffer) -> Path:
+    """``<name>.parquet`` in ``tables``, of ``parquet``'s bytes (:func:`_atomic_write_bytes`);
+    its path."""
     parquet_path = tables / f"{name}.parquet"
-    _atomic_write_bytes(parquet_path, files[0])
-    _atomic_write_bytes(tables / f"{name}.csv", files[1])
+    _atomic_write_bytes(parquet_path, parquet)
     return parquet_path
 
 
-def _write_csv_file(frame: pd.DataFrame, arrow: pa.Table | None, path: str) -> None:
-    with open(path, "w", encoding="utf-8", newline="") as out:
-        _write_csv(frame, arrow, out)
+def write_table_csv(bundle_dir: str | os.PathLike[str], name: str, out: TextIO) -> bool:
+    """The CSV of table ``name`` (UTF-8 text, no index, full float precision, formula cells
+    started with ``'``), made from its Parquet file and written to ``out`` (a text stream that
+    leaves line ends as they are): byte for byte the ``tables/<name>.csv`` that the writer
+    wrote beside it before it stopped writing CSV copies (issue 40). The rows are read whole;
+    the text is written as it is made.
+
+    Returns:
+        False when the bundle has no ``tables/<name>.parquet`` (nothing written).
+
+    Raises:
+        TableUnreadable: the Parquet file cannot be read, or leads out of the bundle.
+    """
+    frame = read_table_file(bundle_dir, name)
+    if frame is None:
+        return False
+    arrow = to_arrow(frame)
+    # the CSV is for spreadsheets; Parquet stays exact. pyarrow finds the columns to look in
+    csv_frame = spreadsheet_safe(frame, formula_columns(arrow))
+    # nothing made safe: the arrow table holds the CSV's cells too
+    _write_csv(csv_frame, arrow if csv_frame is frame else None, out)
+    return True
+
+
+def table_csv(bundle_dir: str | os.PathLike[str], name: str) -> bytes | None:
+    """:func:`write_table_csv`'s text as UTF-8 bytes, held whole (a comparison's; a download
+    writes it to a file); None when the bundle has no ``tables/<name>.parquet``.
+
+    Raises:
+        TableUnreadable: as :func:`write_table_csv`.
+    """
+    text = io.StringIO(newline="")
+    return text.getvalue().encode("utf-8") if write_table_csv(bundle_dir, name, text) else None
 
 
 def write_table(bundle_dir: str | os.PathLike[str], name: str, frame: pd.DataFrame) -> Path:
-    """Write ``frame`` as ``<bundle_dir>/tables/<name>.parquet`` and ``.csv``.
+    """Write ``frame`` as ``<bundle_dir>/tables/<name>.parquet`` (its CSV:
+    :func:`write_table_csv`).
 
     Object columns holding only strings (and None/NaN) are stored as Parquet strings; the
     index is not stored. Columns are written in the frame's order; callers pass frames laid
@@ -239,7 +263,7 @@ def write_table(bundle_dir: str | os.PathLike[str], name: str, frame: pd.DataFra
             same name is left unchanged.
     """
     tables = _tables_folder(bundle_dir, name, frame)
-    return _write_files(tables, name, *_encoded(frame))
+    return _write_parquet(tables, name, to_arrow(frame))
 
 
 def _tables_folder(bundle_dir: str | os.PathLike[str], name: str, frame: pd.DataFrame) -> Path:
@@ -257,21 +281,10 @@ def _tables_folder(bundle_dir: str | os.PathLike[str], name: str, frame: pd.Data
     return tables
 
 
-def _encoded(frame: pd.DataFrame) -> tuple[pa.Table, pd.DataFrame, pa.Table | None]:
-    """What ``frame``'s two files are written from: its arrow table (Parquet), the frame of
-    its CSV (spreadsheet-safe) and, where that is ``frame`` itself, the arrow table again
-    (the CSV's cells: :func:`_write_csv`)."""
-    arrow = to_arrow(frame)  # pa.Table.from_pandas(frame, preserve_index=False)'s
-    # the CSV is for spreadsheets; Parquet stays exact. pyarrow finds the columns to look in
-    csv_frame = spreadsheet_safe(frame, formula_columns(arrow))
-    # nothing made safe: the arrow table holds the CSV's cells too
-    return arrow, csv_frame, arrow if csv_frame is frame else None
-
-
 def write_empty_table(bundle_dir: str | os.PathLike[str], name: str,
                       param_names: Sequence[str] = ()) -> pd.DataFrame:
     """Write :func:`empty_table` ``(name, param_names)`` as :func:`write_table` writes it and
-    return it. The two files' bytes are made once per layout in a process (a warm worker's
+    return it. The file's bytes are made once per layout in a process (a warm worker's
     jobs without collectors write the same empty table every time: issue 40, 1 ms a job).
 
     Raises:
@@ -285,9 +298,9 @@ def write_empty_table(bundle_dir: str | os.PathLike[str], name: str,
 
 
 @functools.lru_cache(maxsize=64)
-def _empty_table_bytes(name: str, param_names: tuple[str, ...]) -> tuple[pa.Buffer, bytes]:
-    """:func:`_table_bytes` of :func:`empty_table` ``(name, param_names)``."""
-    return _table_bytes(*_encoded(empty_table(name, param_names)))
+def _empty_table_bytes(name: str, param_names: tuple[str, ...]) -> pa.Buffer:
+    """:func:`_parquet_bytes` of :func:`empty_table` ``(name, param_names)``."""
+    return _parquet_bytes(to_arrow(empty_table(name, param_names)))
 
 
 def bundle_files(bundle_dir: str | os.PathLike[str], leave_out: Sequence[str] = ()) -> list[str]:
@@ -344,5 +357,5 @@ def bundle_tables(bundle_dir: str | os.PathLike[str]) -> dict[str, pd.DataFrame]
     return {name: frame for name, frame in tables.items() if frame is not None}
 
 
-__all__ = ["write_table", "write_empty_table", "table_columns", "empty_table", "bundle_files",
-           "finish_bundle"]
+__all__ = ["write_table", "write_table_csv", "table_csv", "write_empty_table", "table_columns",
+           "empty_table", "bundle_files", "finish_bundle"]

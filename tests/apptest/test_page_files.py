@@ -37,6 +37,42 @@ def test_every_file_listed_with_download(seeded, app) -> None:
     # neither is for a local cpu job
 
 
+def test_a_new_bundles_csv_is_made_on_download(seeded, app, monkeypatch) -> None:
+    """Issue 40: the worker writes each table's Parquet file only. The page lists each table's
+    CSV all the same, made on download, and its download (through the route, as under
+    ``kernel-dashboard``) is the CSV made from the Parquet file; the zip says it adds them."""
+    import io
+
+    import pandas as pd
+
+    from app.core.download_grants import GRANTS, DownloadKind
+    from app.streamlit_patches import download_route
+    from profiling_worker.bundle.writer import table_csv
+
+    bundle = seeded["results"] / JOB
+    tables = sorted(p.name for p in (bundle / "tables").iterdir())
+    assert tables and all(name.endswith(".parquet") for name in tables)
+    monkeypatch.setitem(download_route._state, "serving", True)
+    at = app("files")
+    assert not at.exception
+    text = texts(at)
+    assert "`tables/runs.csv`" in text and "made on download" in text
+    links = {b.proto.label: b.proto.url for b in at.get("link_button")}
+    assert f"and {len(tables)} CSVs made on download)" in next(
+        label for label in links if label.startswith("Download the whole bundle"))
+    grants = [GRANTS.lookup(b.proto.url.rsplit("/", 1)[1], lambda sid: True)
+              for b in at.get("link_button") if b.proto.label == "Download"]
+    made = {g.relpath: g for g in grants if g is not None and g.kind is DownloadKind.CSV}
+    assert sorted(made) == [f"tables/{name.removesuffix('.parquet')}.csv" for name in tables]
+    assert made["tables/runs.csv"].filename == "tables_runs.csv"
+    chunks, size = download_route.open_download(made["tables/runs.csv"])
+    body = b"".join(chunks)
+    assert body == table_csv(bundle, "runs") and size == len(body)
+    pd.testing.assert_frame_equal(pd.read_csv(io.BytesIO(body)),
+                                  pd.read_parquet(bundle / "tables" / "runs.parquet"),
+                                  check_dtype=False)
+
+
 def test_an_empty_worker_log_is_listed_as_empty_not_offered(store, monkeypatch, app) -> None:
     """Issue 37: a 0-byte worker.log was offered for download and opened in an expander."""
     monkeypatch.setenv("KPROF_BUNDLED_DIR", str(SCENARIOS))
@@ -79,7 +115,7 @@ def test_imported_originals_are_kept_verbatim_and_named_as_uploads(store, app, t
 
     import pandas as pd
 
-    from app.core.bundle_files import ORIGINALS_NOTE, download_name, zip_bundle
+    from app.core.bundle_files import ORIGINALS_NOTE, download_name, table_csv_file, zip_bundle
     from profiling_worker.bundle.loader import load_bundle
     from app.services import import_client
     from tests.hostile import NSPY_CSV
@@ -98,7 +134,8 @@ def test_imported_originals_are_kept_verbatim_and_named_as_uploads(store, app, t
         assert archive.read(f"{outcome.job_id}/{stored}") == upload.read_bytes()
     assert download_name(bundle, stored) == f"original-upload_{upload.name}"
     assert download_name(bundle, "tables/runs.csv") == "tables_runs.csv"
-    runs_csv = (bundle.path / "tables" / "runs.csv").read_text(encoding="utf-8")
+    with table_csv_file(bundle.path, "tables/runs.csv") as made:
+        runs_csv = made.read().decode("utf-8")  # made on download (issue 40)
     assert f"'{formula}".replace('"', '""') in runs_csv
 
     at = app("files", query={"job": outcome.job_id})

@@ -172,7 +172,7 @@ def _nvml(bundle: Bundle, table: Table, section: H.Section) -> None:
     reasons = throttle_frame(trace)
     section.add(H.figure(build_trace_figure(trace, max_sm_clock_mhz(bundle)), "nvml-trace"),
                 H.paragraph(f"{len(trace):,} NVML samples; the bundle's tables/nvml_trace.csv "
-                            "holds them all."),
+                            "(on its Files page) holds them all."),
                 H.table(reasons, "Throttle reasons set during the job") if not reasons.empty
                 else H.paragraph("Throttle reasons: none, the clocks were never held back."))
 

@@ -3,7 +3,8 @@
 Columns nsight-python defines keep its spelling (``AvgValue``, ``CI95_Lower``...), so a plain
 nsight-python ``processed_data-*.csv`` is already close to a valid aggregated table.
 
-Tables (each written as ``tables/<name>.parquet`` for the app and ``tables/<name>.csv`` for users):
+Tables (each written as ``tables/<name>.parquet``; its CSV for users is made from it on
+download, and a bundle written before issue 40 holds it as ``tables/<name>.csv``):
 
 ``launches``  one row per kernel launch x metric (the ground truth):
     Annotation, Config, <config parameters...>, Run, Launch, Kernel, Grid, Block, Metric, Value, Unit
@@ -103,7 +104,7 @@ RESERVED = frozenset(
     }
 )
 
-# Table names (files tables/<name>.parquet and tables/<name>.csv).
+# Table names (files tables/<name>.parquet; tables/<name>.csv in a bundle before issue 40).
 TABLE_LAUNCHES = "launches"
 TABLE_RUNS = "runs"
 TABLE_AGGREGATED = "aggregated"

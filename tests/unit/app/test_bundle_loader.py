@@ -12,6 +12,7 @@ from profiling_worker.bundle.loader import load_bundle, manifest_mtime
 from profiling_worker.bundle.schema import columns as C
 from profiling_worker.bundle.schema.manifest import ManifestError
 from profiling_worker.bundle.table_problems import Fault
+from profiling_worker.bundle.writer import table_csv
 from tests.scenarios import SCENARIOS
 
 
@@ -50,7 +51,8 @@ def test_real_cpu_bundle(cpu_bundle: Path) -> None:
     assert set(runs[C.METRIC]) == {C.HOST_TIME}
     assert not bundle.table(C.TABLE_WORK).empty
     paths = {f.relpath for f in bundle.files}
-    assert {"manifest.json", "spec.json", "tables/runs.parquet", "tables/runs.csv"} <= paths
+    assert {"manifest.json", "spec.json", "tables/runs.parquet"} <= paths
+    assert "tables/runs.csv" not in paths  # made on download (issue 40)
     assert all(f.size >= 0 for f in bundle.files)
     assert manifest_mtime(cpu_bundle) > 0
 
@@ -63,6 +65,10 @@ def test_missing_tables_load_empty(cpu_bundle: Path) -> None:
 
 
 def test_csv_used_when_parquet_missing(cpu_bundle: Path) -> None:
+    # a bundle written before issue 40 holds each table's CSV beside its Parquet file
+    csv = table_csv(cpu_bundle, C.TABLE_RUNS)
+    assert csv is not None
+    (cpu_bundle / C.TABLES_DIR / "runs.csv").write_bytes(csv)
     (cpu_bundle / C.TABLES_DIR / "runs.parquet").unlink()
     bundle = load_bundle(cpu_bundle)
     assert len(bundle.table(C.TABLE_RUNS)) == 18

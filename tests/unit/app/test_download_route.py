@@ -35,6 +35,7 @@ from app.core import download_slots
 from app.core.download_slots import DownloadSlots, Held
 from profiling_worker.bundle import inflate
 from profiling_worker.bundle.inflate import scratch_dir
+from profiling_worker.bundle.writer import table_csv
 from tests.scenarios import SCENARIOS
 
 SOURCE = SCENARIOS / "h200-ncu-j1-fp16"
@@ -133,6 +134,23 @@ def test_a_file_streams_with_its_name_and_length(grants, bundle) -> None:  # typ
     assert body == (bundle / "worker.log").read_bytes()
     assert head["content-disposition"] == 'attachment; filename="worker.log"'
     assert head["content-length"] == str(len(body))
+
+
+def test_a_csv_is_made_from_its_parquet_file_on_download(  # type: ignore[no-untyped-def]
+        grants, bundle) -> None:
+    """Issue 40: a bundle holds each table's Parquet file only; its CSV is made on download."""
+    store, _ = grants
+    assert not (bundle / "tables" / "runs.csv").exists()
+    status, head, body = get(url(store, DownloadKind.CSV, bundle, "tables/runs.csv",
+                                 "tables_runs.csv"))
+    assert status == 200 and body == table_csv(bundle, "runs")
+    assert head["content-length"] == str(len(body))
+    assert head["content-disposition"] == 'attachment; filename="tables_runs.csv"'
+    (bundle / "tables" / "runs.parquet").write_bytes(b"not parquet")
+    status, _, body = get(url(store, DownloadKind.CSV, bundle, "tables/runs.csv", "x.csv"))
+    assert status == 422 and b"tables/runs.csv: not made, its table cannot be read" in body
+    status, _, _ = get(url(store, DownloadKind.CSV, bundle, "tables/nope.csv", "x.csv"))
+    assert status == 404
 
 
 def test_a_name_outside_ascii_is_percent_encoded() -> None:
@@ -569,9 +587,11 @@ def test_the_zip_holds_every_file_of_the_bundle_and_no_link_out(  # type: ignore
     assert status == 200 and head["content-type"] == "application/zip"
     archive = zipfile.ZipFile(io.BytesIO(body))
     assert archive.testzip() is None
-    expected = sorted(f"{bundle.name}/{p.relative_to(bundle)}" for p in bundle.rglob("*")
-                      if p.is_file() and not p.is_symlink())
-    assert sorted(archive.namelist()) == expected
+    files = [p.relative_to(bundle) for p in bundle.rglob("*")
+             if p.is_file() and not p.is_symlink()]
+    made = [f.with_suffix(".csv") for f in files if f.suffix == ".parquet"]  # issue 40
+    assert made and not [f for f in files if f.parent.name == "tables" and f.suffix == ".csv"]
+    assert sorted(archive.namelist()) == sorted(f"{bundle.name}/{f}" for f in files + made)
     assert b"SECRET" not in body
     log = archive.read(f"{bundle.name}/worker.log")
     assert log == (bundle / "worker.log").read_bytes()

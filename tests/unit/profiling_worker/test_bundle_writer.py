@@ -1,12 +1,15 @@
-"""write_table: parquet + csv, same rows, atomic replace, layouts."""
+"""write_table: the Parquet file (its CSV made on demand, the same rows), atomic replace,
+layouts."""
 
 from __future__ import annotations
+
+import io
 
 import pandas as pd
 import pytest
 
-from profiling_worker.bundle.writer import (empty_table, table_columns, write_empty_table,
-                                            write_table)
+from profiling_worker.bundle.writer import (empty_table, table_columns, table_csv,
+                                            write_empty_table, write_table)
 from profiling_worker.bundle.loader import read_table
 from profiling_worker.bundle.schema import columns as C
 
@@ -31,7 +34,7 @@ def test_round_trip_parquet_and_csv(tmp_path):
     assert path == tmp_path / C.TABLES_DIR / "runs.parquet"
     back = read_table(tmp_path, C.TABLE_RUNS)
     pd.testing.assert_frame_equal(back, frame)
-    csv = pd.read_csv(tmp_path / C.TABLES_DIR / "runs.csv")
+    csv = pd.read_csv(io.BytesIO(table_csv(tmp_path, C.TABLE_RUNS) or b""))
     assert list(csv.columns) == list(frame.columns)
     assert csv[C.VALUE].iloc[1] == frame[C.VALUE].iloc[1]  # full float precision
     assert csv[C.ANNOTATION].iloc[2] == "µ-kernel ✓"
@@ -42,7 +45,7 @@ def test_replaces_and_leaves_no_temporary_files(tmp_path):
     write_table(tmp_path, C.TABLE_RUNS, sample_runs().head(1))
     assert len(read_table(tmp_path, C.TABLE_RUNS)) == 1
     names = sorted(p.name for p in (tmp_path / C.TABLES_DIR).iterdir())
-    assert names == ["runs.csv", "runs.parquet"]
+    assert names == ["runs.parquet"]  # no CSV copy (issue 40)
 
 
 def test_failed_write_keeps_the_old_file(tmp_path):
@@ -52,8 +55,7 @@ def test_failed_write_keeps_the_old_file(tmp_path):
     with pytest.raises(Exception):
         write_table(tmp_path, C.TABLE_RUNS, bad)
     assert len(read_table(tmp_path, C.TABLE_RUNS)) == 3
-    assert sorted(p.name for p in (tmp_path / C.TABLES_DIR).iterdir()) == \
-        ["runs.csv", "runs.parquet"]
+    assert sorted(p.name for p in (tmp_path / C.TABLES_DIR).iterdir()) == ["runs.parquet"]
 
 
 @pytest.mark.parametrize("name", ["../evil", "a/b", "", ".hidden", "x" * 200])
@@ -79,18 +81,20 @@ def test_empty_tables_have_the_schema_layout(tmp_path, name):
 
 @pytest.mark.parametrize("params", [(), ("n",), ("-m", "=k")])
 def test_an_empty_table_written_from_made_bytes_is_write_tables_files(tmp_path, params):
-    """write_empty_table makes the files' bytes once per layout (issue 40): every write of it,
-    the first and the later ones, gives the files write_table gives, byte for byte (Parquet
-    metadata and spreadsheet-safe CSV names included), and returns the empty table."""
+    """write_empty_table makes the file's bytes once per layout (issue 40): every write of it,
+    the first and the later ones, gives the file write_table gives, byte for byte (Parquet
+    metadata included, so its CSV's spreadsheet-safe names too), and returns the empty
+    table."""
     write_table(tmp_path / "by_write_table", C.TABLE_COLLECTORS,
                 empty_table(C.TABLE_COLLECTORS, params))
     for i in range(2):
         frame = write_empty_table(tmp_path / f"made-{i}", C.TABLE_COLLECTORS, params)
         pd.testing.assert_frame_equal(frame, empty_table(C.TABLE_COLLECTORS, params))
-        for suffix in (".parquet", ".csv"):
-            name = f"{C.TABLE_COLLECTORS}{suffix}"
-            assert ((tmp_path / f"made-{i}" / C.TABLES_DIR / name).read_bytes()
-                    == (tmp_path / "by_write_table" / C.TABLES_DIR / name).read_bytes())
+        assert (sorted(p.name for p in (tmp_path / f"made-{i}" / C.TABLES_DIR).iterdir())
+                == [f"{C.TABLE_COLLECTORS}.parquet"])
+        name = f"{C.TABLE_COLLECTORS}.parquet"
+        assert ((tmp_path / f"made-{i}" / C.TABLES_DIR / name).read_bytes()
+                == (tmp_path / "by_write_table" / C.TABLES_DIR / name).read_bytes())
     with pytest.raises(KeyError):
         write_empty_table(tmp_path, "../x")
 
@@ -122,7 +126,7 @@ def test_written_aggregated_table_holds_cut_lower_bounds_and_names_the_method(tm
     agg = aggregate_runs(runs, ["n"])
     write_table(tmp_path, C.TABLE_AGGREGATED, agg)
     for back in (read_table(tmp_path, C.TABLE_AGGREGATED),
-                 pd.read_csv(tmp_path / C.TABLES_DIR / "aggregated.csv")):
+                 pd.read_csv(io.BytesIO(table_csv(tmp_path, C.TABLE_AGGREGATED) or b""))):
         writes = back[back[C.METRIC] == "dram__bytes_write.sum"]
         assert (writes[C.CI95_LOWER] >= 0).all() and (writes[C.CI95_LOWER] == 0).sum() >= 4
     finish_bundle(tmp_path, {"job_id": "j"}, tables={C.TABLE_AGGREGATED: agg})
@@ -149,10 +153,11 @@ def _recorded_and_odd_frames() -> tuple[list[pd.DataFrame], pd.DataFrame]:
 
 
 def test_the_csv_is_pandas_to_csv_byte_for_byte(tmp_path):
-    """write_table writes the CSV with csv from the arrow table's cells (issue 40): the bytes of
-    pandas' to_csv of the spreadsheet-safe frame, for every table of every recorded bundle and
-    frames with quotes, commas, line breaks, non-ASCII, NaN, None, -0.0, 1e16, float32,
-    category, nullable and all-None columns, formula cells and no rows."""
+    """The CSV made from write_table's Parquet file (issue 40: on demand) is written with csv
+    from the arrow table's cells: the bytes of pandas' to_csv of the spreadsheet-safe frame
+    given to write_table, for every table of every recorded bundle and frames with quotes,
+    commas, line breaks, non-ASCII, NaN, None, -0.0, 1e16, float32, category, nullable and
+    all-None columns, formula cells and no rows."""
 
     from profiling_worker.bundle.spreadsheet import spreadsheet_safe
 
@@ -162,8 +167,7 @@ def test_the_csv_is_pandas_to_csv_byte_for_byte(tmp_path):
     for frame in frames:
         write_table(tmp_path, "t", frame)
         spreadsheet_safe(frame).to_csv(tmp_path / "pandas.csv", index=False, encoding="utf-8")
-        assert (tmp_path / "tables" / "t.csv").read_bytes() == \
-            (tmp_path / "pandas.csv").read_bytes(), frame.dtypes
+        assert table_csv(tmp_path, "t") == (tmp_path / "pandas.csv").read_bytes(), frame.dtypes
 
 
 def test_the_csv_reads_the_column_names_as_a_list_not_through_the_index(monkeypatch):
@@ -190,10 +194,10 @@ def test_the_csv_reads_the_column_names_as_a_list_not_through_the_index(monkeypa
     assert out.getvalue() == frame.to_csv(index=False)
 
 
-def test_a_table_made_in_memory_gives_the_files_a_streamed_one_gives(tmp_path, monkeypatch):
+def test_a_table_made_in_memory_gives_the_file_a_streamed_one_gives(tmp_path, monkeypatch):
     """Issue 40: a table of at most IN_MEMORY_ROWS rows is made in memory and written in one
-    call per file; the bytes are those of the streamed writer (pyarrow's file, csv's file) that
-    larger tables keep, for every table of the recorded bundles and the writer's odd frames."""
+    call; the bytes are those of the streamed writer (pyarrow's file) that larger tables keep,
+    for every table of the recorded bundles and the writer's odd frames."""
     from profiling_worker.bundle import writer
     from tests.scenarios import SCENARIOS
 
@@ -214,7 +218,7 @@ def test_a_failed_rename_leaves_the_old_file_and_no_temporary_one(tmp_path, monk
     import os
 
     write_table(tmp_path, C.TABLE_RUNS, sample_runs())
-    before = (tmp_path / C.TABLES_DIR / "runs.csv").read_bytes()
+    before = (tmp_path / C.TABLES_DIR / "runs.parquet").read_bytes()
 
     def full(src, dst):
         raise OSError(28, "No space left on device")
@@ -222,9 +226,8 @@ def test_a_failed_rename_leaves_the_old_file_and_no_temporary_one(tmp_path, monk
     monkeypatch.setattr(os, "replace", full)
     with pytest.raises(OSError):
         write_table(tmp_path, C.TABLE_RUNS, sample_runs().head(1))
-    assert sorted(p.name for p in (tmp_path / C.TABLES_DIR).iterdir()) == \
-        ["runs.csv", "runs.parquet"]
-    assert (tmp_path / C.TABLES_DIR / "runs.csv").read_bytes() == before
+    assert sorted(p.name for p in (tmp_path / C.TABLES_DIR).iterdir()) == ["runs.parquet"]
+    assert (tmp_path / C.TABLES_DIR / "runs.parquet").read_bytes() == before
 
 
 def test_the_arrow_table_is_pyarrows_from_pandas_with_its_metadata():

@@ -3,6 +3,7 @@ mode of an ordinary open() (0666 less the umask), not mkstemp's 0600."""
 
 from __future__ import annotations
 
+import io
 import os
 import stat
 from pathlib import Path
@@ -12,7 +13,7 @@ import pyarrow as pa
 import pytest
 
 from profiling_worker.bundle.loader import read_table
-from profiling_worker.bundle.writer import write_table
+from profiling_worker.bundle.writer import table_csv, write_table
 from profiling_worker.bundle.file_mode import process_umask
 from profiling_worker.bundle.schema.manifest import write_manifest
 from profiling_worker.bundle.spreadsheet import formula_columns, spreadsheet_safe
@@ -43,7 +44,7 @@ def test_bundle_csv_is_safe_and_parquet_exact(tmp_path: Path) -> None:
     write_table(tmp_path, "runs", _frame())
     exact = read_table(tmp_path, "runs")["Annotation"]
     assert exact.tolist()[:6] == HOSTILE[:6] and exact.isna().tolist()[6]  # Parquet: exact
-    csv = pd.read_csv(tmp_path / "tables" / "runs.csv", keep_default_na=False)
+    csv = pd.read_csv(io.BytesIO(table_csv(tmp_path, "runs") or b""), keep_default_na=False)
     assert all(not str(v).startswith(("=", "+", "-", "@", "\t")) for v in csv["Annotation"])
     assert csv["Value"].tolist()[:2] == [-1.5, -2.0] and csv["Count"].tolist()[0] == -1
 
@@ -73,6 +74,5 @@ def test_bundle_files_follow_the_umask(tmp_path: Path, umask: int) -> None:
         write_table(tmp_path, "runs", _frame())
     finally:
         os.umask(old)
-    for path in (tmp_path / "manifest.json", tmp_path / "tables" / "runs.parquet",
-                 tmp_path / "tables" / "runs.csv"):
+    for path in (tmp_path / "manifest.json", tmp_path / "tables" / "runs.parquet"):
         assert stat.S_IMODE(path.stat().st_mode) == 0o666 & ~umask, path

@@ -1,5 +1,6 @@
 """`python -m profiling_worker run` on the cpu backend: a real subprocess, a real bundle."""
 
+import io
 import json
 import os
 import subprocess
@@ -12,6 +13,7 @@ import pytest
 from profiling_worker.bundle.schema import columns as C
 from profiling_worker.bundle.schema.events import parse_line
 from profiling_worker.bundle.schema.manifest import read_manifest
+from profiling_worker.bundle.writer import table_csv
 
 REPO = Path(__file__).resolve().parents[3]
 
@@ -51,7 +53,13 @@ def test_bundle_tables_and_manifest(done_job):
     assert manifest["backend"]["measurement"] == "host wall-clock, not GPU, 1 torch thread"
     assert manifest["backend"]["cpu_threads"] == 1 and manifest["spec"]["cpu_threads"] == 1
     assert "tables/aggregated.parquet" in manifest["files"]
+    # Parquet only (issue 40): each table's CSV is made from it when downloaded
+    assert not [f for f in manifest["files"] if f.endswith(".csv")]
+    assert not list((job / C.TABLES_DIR).glob("*.csv"))
     agg = pd.read_parquet(job / C.TABLES_DIR / "aggregated.parquet")
+    csv = pd.read_csv(io.BytesIO(table_csv(job, C.TABLE_AGGREGATED) or b""))
+    assert csv.columns.tolist() == agg.columns.tolist()
+    assert csv[C.AVG].tolist() == agg[C.AVG].tolist()  # full float precision
     assert set(agg[C.ANNOTATION]) == {"fp32", "fp16", "bf16", "unfused", "fused"}
     assert set(agg[C.METRIC]) == {C.HOST_TIME} and (agg[C.NUM_RUNS] == 3).all()
     assert (agg[C.CI95_LOWER] <= agg[C.AVG]).all() and (agg[C.AVG] <= agg[C.CI95_UPPER]).all()
@@ -86,12 +94,12 @@ def test_missing_spec_is_usage_error(tmp_path):
 
 def test_a_finished_result_is_never_overwritten_without_force(done_job):
     job, _ = done_job
-    before = (job / C.TABLES_DIR / "runs.csv").read_bytes()
+    before = (job / C.TABLES_DIR / "runs.parquet").read_bytes()
     proc = subprocess.run([sys.executable, "-m", "profiling_worker", "run", str(job)], cwd=REPO,
                           capture_output=True, text=True, timeout=120)
     error = parse_line(proc.stdout)
     assert proc.returncode == 2 and error["kind"] == "already_finished" and "--force" in error["hint"]
-    assert (job / C.TABLES_DIR / "runs.csv").read_bytes() == before
+    assert (job / C.TABLES_DIR / "runs.parquet").read_bytes() == before
 
 
 def test_cpu_backend_says_what_it_ignores(tmp_path):

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import json
 import os
+import shutil
 import stat
 import subprocess
 import sys
@@ -15,7 +16,7 @@ from pathlib import Path
 import pandas as pd
 import pytest
 
-from app.core.bundle_files import zip_bundle
+from app.core.bundle_files import made_csvs, table_csv_file, zip_bundle
 from app.services import import_client
 from profiling_worker.bundle.loader import load_bundle
 from profiling_worker.bundle.schema import columns as C
@@ -52,8 +53,28 @@ def test_round_trip_the_job_loads_with_the_same_tables(tmp_path) -> None:
     assert got.manifest["reopened"]["zip"] == zipped.name
     for name in (*C.TABLES, *C.OPTIONAL_TABLES):
         pd.testing.assert_frame_equal(got.table(name), want.table(name))
-    assert {f.relpath for f in got.files} == {f.relpath for f in want.files}
+    # the bundle holds Parquet tables only (as a bundle written since issue 40): the zip adds
+    # each table's CSV, made from its Parquet file, and the reopened job keeps them as files
+    made = made_csvs(want)
+    assert made and all(f.relpath.endswith(".parquet") for f in want.files
+                        if f.relpath.startswith(f"{C.TABLES_DIR}/"))
+    assert {f.relpath for f in got.files} == {f.relpath for f in want.files} | set(made)
+    for relpath in made:
+        with table_csv_file(want.path, relpath) as csv:
+            assert (got.path / relpath).read_bytes() == csv.read()
+    assert made_csvs(got) == []
     assert got.spec_json == want.spec_json
+
+
+def test_a_table_that_cannot_be_read_has_no_csv_in_the_zip_and_the_others_have(
+        tmp_path) -> None:
+    src = tmp_path / JOB
+    shutil.copytree(scenario(JOB).path, src)
+    (src / C.TABLES_DIR / "runs.parquet").write_bytes(b"not parquet")
+    with zipfile.ZipFile(zip_bundle(load_bundle(src))) as archive:
+        names = set(archive.namelist())
+    assert f"{JOB}/tables/runs.parquet" in names and f"{JOB}/tables/runs.csv" not in names
+    assert f"{JOB}/tables/aggregated.csv" in names
 
 
 def test_a_zip_with_the_manifest_at_its_root_is_a_bundle_too(tmp_path) -> None:
@@ -123,7 +144,7 @@ def test_a_zip_slip_entry_is_refused(tmp_path, entry) -> None:
 
 
 def test_a_symlink_entry_is_refused(tmp_path) -> None:
-    link = zipfile.ZipInfo(f"{JOB}/tables/runs.csv")
+    link = zipfile.ZipInfo(f"{JOB}/tables/linked.csv")
     link.create_system = 3
     link.external_attr = (stat.S_IFLNK | 0o777) << 16
     results = tmp_path / "results"
