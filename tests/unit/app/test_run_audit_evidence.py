@@ -95,3 +95,17 @@ def test_the_slow_config_caption_puts_each_cause_before_its_configs(
     assert "placed" not in said
     # fp16 before bf16 (the job's order), each by size
     assert said.index("fp16 n=2048") < said.index("fp16 n=8192") < said.index("bf16 n=")
+
+
+def test_the_reports_audit_section_says_the_job_wide_evidence_once() -> None:
+    """The report's table of runs passed per config leaves a job-wide check's evidence out of
+    its rows (each would repeat it) and says it once under the table."""
+    from html import unescape
+
+    from app.core.share.build import job_report
+
+    bundle = scenario(NO_FLUSH)
+    html = unescape(job_report(bundle))
+    said = "The Evidence column leaves out what holds for the whole job: l2_state: "
+    assert html.count(said + _l2_evidence(bundle)) == 1
+    assert set(R.badge_frame(bundle)["Evidence"].str.split(" \\| ").str[0]) == {"l2_state 30"}
