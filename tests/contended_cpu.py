@@ -11,7 +11,9 @@ import shutil
 import subprocess
 import sys
 import time
+from collections.abc import Mapping
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -31,17 +33,25 @@ def one_cpu() -> int:
     return min(os.sched_getaffinity(0))
 
 
-def record_contended_job(job: Path) -> subprocess.CompletedProcess[str]:
-    """Run a small cpu matmul job into the new directory ``job`` on a contended CPU. n = 512, so
-    that its timing loop spans several of the scheduler's time slices: with one torch thread
-    (the cpu backend's default since cpu_threads) a 64x64 job's loop took 4-30 ms and once
-    passed unwarned, losing no slice; 512x512 loops took 47-59 ms at a waiting fraction of
-    0.62-0.69 (three runs each, 2026-12-06)."""
+#: The job of the README's first steps (matmul, fp32/fp16/bf16 at n = 64, 128, 256, 10 runs):
+#: 9 annotation x config pairs, the job a fresh user ran beside a busy CPU.
+README_JOB: dict[str, Any] = {"annotations": ["fp32", "fp16", "bf16"],
+                              "configs": [{"n": 64}, {"n": 128}, {"n": 256}], "runs": 10}
+
+
+def record_contended_job(job: Path, spec: Mapping[str, Any] | None = None
+                         ) -> subprocess.CompletedProcess[str]:
+    """Run a small cpu matmul job into the new directory ``job`` on a contended CPU (``spec``:
+    keys over the default, e.g. :data:`README_JOB`). n = 512 by default, so that its timing loop
+    spans several of the scheduler's time slices: with one torch thread (the cpu backend's
+    default since cpu_threads) a 64x64 job's loop took 4-30 ms and once passed unwarned, losing
+    no slice; 512x512 loops took 47-59 ms at a waiting fraction of 0.62-0.69 (three runs each,
+    2026-12-06)."""
     cpu = one_cpu()
     job.mkdir()
     (job / C.SPEC_FILE).write_text(json.dumps({
         "kernels": ["matmul"], "annotations": ["fp32"], "configs": [{"n": 512}], "runs": 3,
-        "backend": "cpu"}))
+        "backend": "cpu", **(spec or {})}))
     busy = [subprocess.Popen(["taskset", "-c", str(cpu), sys.executable, "-c",
                               "while True: pass"]) for _ in range(2)]
     try:

@@ -39,7 +39,7 @@ def badges(bundle: Bundle, page: str) -> None:
         # a badge's help= drew its label twice (a second, hidden badge): the evidence here
         failed = frame[frame["Passed"] < frame[C.RUNS]]
         st.caption("The failed badges' evidence (each check's first flagged run): "
-                   f"{esc(failed_pairs_text(failed))}.")
+                   f"{esc(failed_pairs_text(bundle, failed))}.")
     if slow := cached.view(slow_configs_text, bundle):  # no failure: a config's steady clock
         st.caption(esc(slow))
 

@@ -136,7 +136,7 @@ def test_points_whose_runs_failed_the_run_audit_are_marked_and_named(store, monk
     assert len(captions) == 2  # under the bound bars and under the roofline
     for caption in captions:
         for annotation, n in sorted(flagged):
-            assert f"{annotation} n={n}: 7/10 runs passed the run audit (clock 3: " in caption
+            assert f"{annotation} n={n}: 7/10 runs passed (clock 3: " in caption
         assert "fp32" not in caption and "Results tables page" in caption
     bound, roofline = plotly_specs(at)
     (marks,) = [t for t in bound["data"] if t["name"] == "runs failed the run audit"]

@@ -52,7 +52,7 @@ def test_points_whose_runs_failed_the_run_audit_are_marked_and_named(store, monk
     assert not at.exception, at.exception
     (caption,) = [unescape(c.value) for c in at.caption if "failed the run audit" in c.value]
     assert caption.startswith("cache all · clock none: An × marks a point")
-    assert "fused n=16777216: 5/10 runs passed the run audit (population 5: " in caption
+    assert "fused n=16777216: 5/10 runs passed (population 5: " in caption
     assert "cache none" not in caption
     (spec,) = plotly_specs(at)
     marked = {t["name"] for t in spec["data"]

@@ -58,7 +58,7 @@ def test_pairs_whose_runs_failed_the_run_audit_are_marked_and_named(store, monke
     assert not at.exception, at.exception
     (caption,) = [unescape(c.value) for c in at.caption if "failed the run audit" in c.value]
     for annotation in ("fp16", "bf16"):
-        assert f"{annotation} n=8192: 7/10 runs passed the run audit (clock 3: " in caption
+        assert f"{annotation} n=8192: 7/10 runs passed (clock 3: " in caption
     assert "fp32" not in caption and "Results tables page" in caption
     (spec,) = plotly_specs(at)
     (marks,) = [t for t in spec["data"] if t["name"] == "runs failed the run audit"]

@@ -66,8 +66,8 @@ def test_a_stable_pair_whose_runs_failed_the_audit_says_so(store, monkeypatch, a
     assert {m.label: m.value for m in at.metric}["Stable"] == "yes"
     (said,) = [unescape(w.value) for w in at.warning if "Run audit" in w.value]
     assert said.replace("\\", "").startswith(
-        "Run audit: 3 of 10 runs failed (clock 3: 1,364 MHz vs its config's median 1,515 MHz "
-        "(-10.0 %; limit 5 %)")
+        "Run audit: fp16 n=8192: 7/10 runs passed (clock 3: 1,364 MHz vs its config's median "
+        "1,515 MHz (-10.0 %; limit 5 %)")
 
 def test_duration_card_follows_the_unit_toggle_and_tables_formatted(store, monkeypatch,
                                                                      app) -> None:

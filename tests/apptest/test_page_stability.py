@@ -88,5 +88,5 @@ def test_the_stable_count_says_which_stable_pairs_failed_the_run_audit(store, mo
                if "annotation × config pairs are stable" in c.value]
     assert said.startswith("15 of 15 annotation × config pairs are stable (RSD < 2 %), over "
                            "every recorded run; 3 of them have runs that failed the run audit")
-    assert ("fp16 n=2048 (3 of 10 runs; clock 3: 1,503 MHz vs its config's median 1,664 MHz "
+    assert ("fp16 n=2048: 7/10 runs passed (clock 3: 1,503 MHz vs its config's median 1,664 MHz "
             "(-9.7 %; limit 5 %)") in said

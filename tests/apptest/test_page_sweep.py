@@ -162,7 +162,7 @@ def test_points_whose_runs_failed_the_run_audit_are_marked_and_named(store, monk
     assert not at.exception, at.exception
     (caption,) = [unescape(c.value) for c in at.caption if "failed the run audit" in c.value]
     for annotation, n in sorted(flagged):
-        assert f"{annotation} n={n}: 7/10 runs passed the run audit (clock 3: " in caption
+        assert f"{annotation} n={n}: 7/10 runs passed (clock 3: " in caption
     assert "fp32" not in caption and "n=1024" not in caption
     assert "Results tables page" in caption
     (spec,) = plotly_specs(at)

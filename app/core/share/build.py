@@ -20,7 +20,7 @@ from app.core.share.launches import WorkerAnswers, deep_dive_section, rules_sect
 from app.core.share.verdict import decision, judged, refused
 from app.core.views.compare import CompareOptions, caveated_pairs, compare_frame
 from app.core.views.run_audit import (audit_source, badge_frame, flagged_frame,
-                                      slow_configs_text)
+                                      job_evidence_text, slow_configs_text)
 
 #: Shown under the title of every report: what the file is and that it works offline.
 OFFLINE_NOTE = ("A self-contained report of the kernel profiling dashboard: the charts are "
@@ -58,6 +58,9 @@ def audit_section(bundle: Bundle) -> H.Section:
     section = H.Section("Run audit").add(H.paragraph(
         f"Every run checked for {', '.join(A.CHECKS)} ({audit_source(bundle)})."))
     section.add(H.table(badge_frame(bundle), "Runs passed per region × config"))
+    if wide := job_evidence_text(bundle):  # the same on every run: not in each row
+        section.add(H.paragraph(f"The Evidence column leaves out what holds for the whole "
+                                f"job: {wide}."))
     if (slow := slow_configs_text(bundle)) is not None:
         section.add(H.paragraph(slow))
     details = flagged_frame(bundle)

@@ -75,47 +75,52 @@ def badge_frame(bundle: Bundle) -> pd.DataFrame:
     """One row per annotation x config: Annotation, Config, <params>, ConfigLabel, Runs,
     Passed, Flags (``check n, ...``), NotChecked (checks the files cannot support), Badge
     (``"39 of 100 runs passed (clock 6, population 61)"``), Evidence (each flagged check's
-    evidence: the run's value, the reference and the limit; last, as it is long); by annotation
+    evidence: the run's value, the reference and the limit; a job-wide check's is
+    :func:`job_evidence_text`'s; last, as it is long); by annotation
     in the job's order (:func:`~app.core.metrics.in_job_order`), then config."""
-    summary = A.summary_frame(audit_frame(bundle))
+    out = _labelled(A.summary_frame(audit_frame(bundle)), bundle)
     params = bundle.parameters
-    agg = bundle.table(C.TABLE_AGGREGATED)
-    if params and not agg.empty and set(params) <= set(agg):
-        values = agg[[C.ANNOTATION, C.CONFIG, *params]].drop_duplicates([C.ANNOTATION, C.CONFIG])
-        summary = summary.merge(values, on=[C.ANNOTATION, C.CONFIG], how="left")
-    out = with_labels(in_job_order(summary, bundle, (C.ANNOTATION, C.CONFIG)), params)
     return out[[C.ANNOTATION, C.CONFIG, *[p for p in params if p in out], F.CONFIG_LABEL,
                 C.RUNS, "Passed", "Flags", "NotChecked", "Badge", C.EVIDENCE]]
 
 
+def _labelled(frame: pd.DataFrame, bundle: Bundle) -> pd.DataFrame:
+    """``frame`` (rows of Annotation, Config) with each config's parameters (from the job's
+    aggregated table) and ConfigLabel, by annotation in the job's order, then config."""
+    params = bundle.parameters
+    agg = bundle.table(C.TABLE_AGGREGATED)
+    if params and not agg.empty and set(params) <= set(agg):
+        values = agg[[C.ANNOTATION, C.CONFIG, *params]].drop_duplicates([C.ANNOTATION, C.CONFIG])
+        frame = frame.merge(values, on=[C.ANNOTATION, C.CONFIG], how="left")
+    return with_labels(in_job_order(frame, bundle, (C.ANNOTATION, C.CONFIG)), params)
+
+
 def slow_configs_text(bundle: Bundle) -> str | None:
     """The configs whose runs' median SM clock is more than the clock check's limit below the
-    job's fastest config's (:func:`profiling_worker.bundle.schema.run_audit.config_clocks`), in
-    one sentence that is no failed audit: ``"Clock by config (not a failed audit: each run is
-    checked against its own config's median): 10 configs ran more than 5 % below the job's
-    fastest, fp32 n=8192 at 1,979 MHz (its runs' median): fp16 n=8192 at 1,515 MHz (23 %
-    below), ...; the cause is not shown: ..."``; None when there is none."""
+    job's fastest config's (:func:`profiling_worker.bundle.schema.run_audit.config_clocks`),
+    said as no failed audit, each cause with its configs after it: ``"Clock by config (not a
+    failed audit: each run is checked against its own config's median). The job's fastest
+    config, fp32 n=8192, ran at 1,979 MHz (its runs' median); 10 configs ran more than 5 %
+    below it. Cause not shown (...): fp16 n=8192 at 1,515 MHz (23 % below), ..."``; None when
+    there is none."""
     slow = A.config_clocks({**bundle.tables, **beside_tables(bundle)}, bundle.manifest)
     if slow.empty:
         return None
-    badges = badge_frame(bundle)  # the job's order and the configs' labels
-    labels = dict(zip(zip(badges[C.ANNOTATION], badges[C.CONFIG]), badges[F.CONFIG_LABEL]))
-    place = {key: i for i, key in enumerate(labels)}
-    rows = sorted(zip(slow[C.ANNOTATION], slow[C.CONFIG], slow["ClockMHz"], slow["BelowPct"],
-                      slow["Cause"]), key=lambda r: place.get((r[0], r[1]), len(place)))
-    first = slow.iloc[0]
-    top = (first["FastestAnnotation"], first["FastestConfig"])
-    fastest = f"{top[0]} {labels.get(top, f'config {top[1]}')}"
+    fastest = _labelled(slow.head(1)[["FastestAnnotation", "FastestConfig"]].set_axis(
+        [C.ANNOTATION, C.CONFIG], axis=1), bundle).iloc[0]
     groups: dict[str, list[str]] = {}
-    for ann, cfg, mhz, below, cause in rows:
-        groups.setdefault(str(cause), []).append(
-            f"{ann} {labels.get((ann, cfg), f'config {cfg}')} at {mhz:,.0f} MHz "
-            f"({below:.0f} % below)")
-    return (f"Clock by config (not a failed audit: each run is checked against its own "
-            f"config's median): {counted(len(slow), 'config')} ran more than "
-            f"{A.CLOCK_DROP_PCT:g} % below the job's fastest, {fastest} at "
-            f"{first['FastestMHz']:,.0f} MHz (its runs' median): "
-            + "; ".join(f"{', '.join(names)}: {cause}" for cause, names in groups.items()) + ".")
+    for ann, label, mhz, below, cause in _labelled(slow, bundle)[
+            [C.ANNOTATION, F.CONFIG_LABEL, "ClockMHz", "BelowPct", "Cause"]].itertuples(
+                index=False):
+        groups.setdefault(str(cause), []).append(f"{ann} {label} at {mhz:,.0f} MHz "
+                                                 f"({below:.0f} % below)")
+    return ("Clock by config (not a failed audit: each run is checked against its own "
+            f"config's median). The job's fastest config, {fastest[C.ANNOTATION]} "
+            f"{fastest[F.CONFIG_LABEL]}, ran at {slow['FastestMHz'].iloc[0]:,.0f} MHz (its "
+            f"runs' median); {counted(len(slow), 'config')} ran more than "
+            f"{A.CLOCK_DROP_PCT:g} % below it. "
+            + " ".join(f"{cause[:1].upper()}{cause[1:]}: {', '.join(names)}."
+                       for cause, names in groups.items()))
 
 
 #: A badge's mark: text symbols any font draws. A Material icon is a ligature: its name is the
@@ -218,24 +223,12 @@ def _failed_pairs(bundle: Bundle, pairs: tuple[tuple[str, int], ...]) -> pd.Data
 
 
 def flagged_points_text(bundle: Bundle, pairs: tuple[tuple[str, int], ...]) -> str | None:
-    """The ``pairs`` (annotation, config index: e.g. a chart's points) with runs that did not
-    pass the run audit (:func:`failed_frame`), in their order and in words, each with its
-    evidence: ``"fp16 n=8192: 3/10 runs passed the run audit (clock 7: 1,402 MHz vs its config's
-    median 1,515 MHz (-7.5 %; limit 5 %); ...)"`` ('not checked' where no check flagged the
-    runs that did not pass); None when there is none, or the job has more runs than a chart
-    reads the audit of (:func:`chart_reads_audit`)."""
-    return _points_text(_failed_pairs(bundle, pairs))
-
-
-def _points_text(failed: pd.DataFrame) -> str | None:
-    """:func:`flagged_points_text` of the rows :func:`_failed_pairs` chose."""
-    if failed.empty:
-        return None
-    return "; ".join(f"{a} {c}: {passed}/{counted(runs, 'run')} passed the run audit "
-                     f"({said or 'not checked'})"
-                     for a, c, passed, runs, said in
-                     zip(failed[C.ANNOTATION], failed[F.CONFIG_LABEL], failed["Passed"],
-                         failed[C.RUNS], failed[C.EVIDENCE]))
+    """:func:`failed_pairs_text` of the ``pairs`` (annotation, config index: e.g. a chart's
+    points) with runs that did not pass the run audit, in their order; None when there is
+    none, or the job has more runs than a chart reads the audit of
+    (:func:`chart_reads_audit`)."""
+    failed = _failed_pairs(bundle, pairs)
+    return None if failed.empty else failed_pairs_text(bundle, failed)
 
 
 #: What a flag of each check says about a run, in a reader's words (the checks' definitions:
@@ -258,8 +251,14 @@ def flags_said(flags: "pd.Series[str]") -> str:
     """The meaning of each check named in ``flags`` (:func:`badge_frame`'s ``Flags`` cells,
     ``"clock 6, population 61"``), once each in :data:`A.CHECKS` order:
     ``"population: the config's runs fall in two groups ...; clock: ..."``; "" when none."""
-    named = {item.rpartition(" ")[0] for cell in flags for item in str(cell).split(", ") if item}
+    named = _checks_named(flags)
     return "; ".join(f"{check}: {FLAG_MEANING[check]}" for check in A.CHECKS if check in named)
+
+
+def _checks_named(flags: "pd.Series[str]") -> set[str]:
+    """The checks named in :func:`badge_frame`'s ``Flags`` cells (``"clock 6, population
+    61"``)."""
+    return {item.rpartition(" ")[0] for cell in flags for item in str(cell).split(", ") if item}
 
 
 def failed_frame(bundle: Bundle) -> pd.DataFrame:
@@ -268,45 +267,62 @@ def failed_frame(bundle: Bundle) -> pd.DataFrame:
     return frame[frame["Passed"] < frame[C.RUNS]]
 
 
-def failed_pairs_text(failed: pd.DataFrame) -> str:
-    """The pairs of :func:`failed_frame` (or a subset with its columns) in words, each with
-    its evidence: ``"bf16 n=4096 (3 of 10 runs; clock 3: 1,402 MHz vs its config's median
-    1,515 MHz (-7.5 %; limit 5 %); ...); ..."`` (:meth:`~profiling_worker.bundle.schema.
-    run_audit.ConfigAudit.evidence_text`)."""
-    return "; ".join(f"{a} {c} ({runs - passed} of {counted(runs, 'run')}; "
-                     + f"{said or 'not checked'})"
-                     for a, c, runs, passed, said in
-                     zip(failed[C.ANNOTATION], failed[F.CONFIG_LABEL], failed[C.RUNS],
-                         failed["Passed"], failed[C.EVIDENCE]))
+def failed_pairs_text(bundle: Bundle, failed: pd.DataFrame) -> str:
+    """The pairs of :func:`failed_frame` (or some of its rows) in words, in their order: each
+    pair's runs passed and its checks that failed, each with its runs flagged and the evidence
+    of its first flagged run (:meth:`~profiling_worker.bundle.schema.run_audit.ConfigAudit.
+    evidence_text`; 'not checked' where no check flagged the runs that did not pass), pairs of
+    the same outcome named together; then, once, the evidence of the job-wide checks among
+    them (:func:`~profiling_worker.bundle.schema.run_audit.job_evidence`): ``"fp16 n=8192:
+    7/10 runs passed (clock 3: 1,402 MHz vs its config's median 1,515 MHz (-7.5 %; limit
+    5 %); ...); fp32 n=64, fp32 n=128: 0/3 runs passed each (host_contention 3); for the whole
+    job, host_contention: the time its threads waited for a CPU adds up to ..."``."""
+    groups: dict[tuple[int, int, str], list[str]] = {}
+    for a, c, passed, runs, said in zip(failed[C.ANNOTATION], failed[F.CONFIG_LABEL],
+                                        failed["Passed"], failed[C.RUNS], failed[C.EVIDENCE]):
+        groups.setdefault((int(passed), int(runs), str(said) or "not checked"),
+                          []).append(f"{a} {c}")
+    pairs = "; ".join(f"{', '.join(names)}: {passed}/{counted(runs, 'run')} passed"
+                      + (" each" if len(names) > 1 else "") + f" ({said})"
+                      for (passed, runs, said), names in groups.items())
+    wide = job_evidence_text(bundle, _checks_named(failed["Flags"]))
+    return pairs + (f"; for the whole job, {wide}" if wide else "")
+
+
+def job_evidence_text(bundle: Bundle, named: set[str] | None = None) -> str:
+    """The evidence of the job-wide checks that flagged runs of the job
+    (:func:`~profiling_worker.bundle.schema.run_audit.job_evidence`; ``named``: of those
+    checks alone), said once: ``"host_contention: the time its threads waited for a CPU adds
+    up to 0.49 x ..."``, checks apart by " | "; "" when none."""
+    return " | ".join(f"{check}: {text}" for check, text in
+                      A.job_evidence(audit_frame(bundle)).items()
+                      if named is None or check in named)
 
 
 def failed_text(bundle: Bundle) -> str | None:
     """What the run audit failed, in one plain sentence for every place that would otherwise
     call a job clean (the report's notes): ``"the run audit failed runs in 5 of 15 region ×
-    config pairs: bf16 n=4096 (10 of 10 runs; clock 10); ..."``; None when every run of every
-    pair passed."""
+    config pairs: bf16 n=4096: 0/10 runs passed (clock 10: ...); ..."``
+    (:func:`failed_pairs_text`); None when every run of every pair passed."""
     failed = failed_frame(bundle)
     if failed.empty:
         return None
     return (f"the run audit failed runs in {len(failed)} of {len(badge_frame(bundle))} region × "
-            f"config pairs: {failed_pairs_text(failed)}")
+            f"config pairs: {failed_pairs_text(bundle, failed)}")
 
 
 def pair_failed_text(bundle: Bundle, annotation: str, config: int) -> str | None:
     """What the run audit failed in one annotation x config (config: its index), for a view
-    whose RSD and Stable are over every recorded run (One kernel): ``"Run audit: 3 of 10 runs
-    failed (clock 3: 1,402 MHz vs its config's median 1,515 MHz (-7.5 %; limit 5 %); ...); the
-    RSD and Stable are over every recorded run, so stable here means repeatable, not
-    valid."``; None when every run passed."""
+    whose RSD and Stable are over every recorded run (One kernel): ``"Run audit: fp16 n=8192:
+    7/10 runs passed (clock 3: 1,402 MHz vs its config's median 1,515 MHz (-7.5 %; limit
+    5 %); ...); the RSD and Stable are over every recorded run, so stable here means
+    repeatable, not valid."`` (:func:`failed_pairs_text`); None when every run passed."""
     failed = failed_frame(bundle)
     row = failed[(failed[C.ANNOTATION] == annotation) & (failed[C.CONFIG] == config)]
     if row.empty:
         return None
-    runs, passed, said = row[C.RUNS].iloc[0], row["Passed"].iloc[0], row[C.EVIDENCE].iloc[0]
-    return (f"Run audit: {runs - passed} of {counted(runs, 'run')} failed "
-            f"({said or 'not checked'}); the "
-            "RSD and Stable are over every recorded run, so stable here means repeatable, "
-            "not valid.")
+    return (f"Run audit: {failed_pairs_text(bundle, row)}; the RSD and Stable are over every "
+            "recorded run, so stable here means repeatable, not valid.")
 
 
 def marked_points_note(flagged: str, evidence: str, meaning: str = "") -> str:
@@ -347,7 +363,7 @@ def chart_audit_notes(bundle: Bundle, pairs: tuple[tuple[str, int], ...],
     ``evidence`` (:data:`PAGE_EVIDENCE`, :data:`REPORT_EVIDENCE`) says where each run's checks
     are. () when every point passed."""
     failed = _failed_pairs(bundle, pairs)  # once: the marked points and what their checks mean
-    flagged = _points_text(failed)
+    flagged = None if failed.empty else failed_pairs_text(bundle, failed)
     unread = audit_not_read_note(bundle, evidence)
     meaning = "" if flagged is None else flags_said(failed["Flags"])
     return tuple(note for note in (None if flagged is None else

@@ -47,7 +47,7 @@ def stable_text(summary: pd.DataFrame, bundle: Bundle) -> str:
     have nothing left), so a stable pair whose runs failed the audit is named with its failed
     checks, as its badge says. Plain text, e.g. ``"15 of 15 annotation × config pairs are
     stable (RSD < 2 %), over every recorded run; 5 of them have runs that failed the run audit:
-    bf16 n=4096 (10 of 10 runs; clock 10); ..."``."""
+    bf16 n=4096: 0/10 runs passed (clock 10: ...); ..."``."""
     stable = summary[summary[C.STABLE].astype(bool)]
     said = (f"{len(stable)} of {len(summary)} annotation × config pairs are stable "
             f"(RSD < {C.STABLE_RSD_PCT:g} %), over every recorded run")
@@ -56,7 +56,7 @@ def stable_text(summary: pd.DataFrame, bundle: Bundle) -> str:
     if failed.empty:
         return said + "."
     return (f"{said}; {len(failed)} of them have runs that failed the run audit, so stable "
-            f"there means repeatable, not valid: {failed_pairs_text(failed)}.")
+            f"there means repeatable, not valid: {failed_pairs_text(bundle, failed)}.")
 
 
 STAT_COLUMNS = (C.AVG, C.STD, C.MIN, C.MAX, C.MEDIAN, C.CI95_LOWER, C.CI95_UPPER)

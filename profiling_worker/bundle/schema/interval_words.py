@@ -4,7 +4,7 @@ regression gate's Markdown, CLI text and JUnit): the interval's method and its c
 The coverage is the method's own, from the recorded coverage study (``docs/statistics.md``):
 95 % for simulated normal runs, and on recorded H200 GPU timings the range of its coverage
 averaged over the recorded populations (or their ordered pairs, for an interval of two sides)
-at 3-20 runs a side, with its lowest population or pair. The figures are read from
+at 3-20 runs (a side, for two), with its lowest population or pair. The figures are read from
 ``interval_coverage.json`` beside this module, which ``python benchmarks/interval_coverage.py
 --write docs/statistics.md`` writes from the same simulation as the page's tables
 (``tests/unit/profiling_worker/test_interval_coverage.py`` recomputes and compares both).
@@ -58,7 +58,9 @@ def coverage(method: str, host_timer: bool = False) -> str:
     """
     f = figures()
     own = f["methods"][method]
-    runs = f"{f['runs_a_side'][0]}-{f['runs_a_side'][1]} runs a side"
+    # a mean's interval has one side: "runs a side" only where there are two
+    side = "" if method == MEAN else " a side"
+    runs = f"{f['runs_a_side'][0]}-{f['runs_a_side'][1]} runs{side}"
     said = "95 % for simulated normal runs"
     if host_timer:
         return (f"{said}; measured on H200 GPU timings only ({runs}), not known for host "
@@ -69,7 +71,7 @@ def coverage(method: str, host_timer: bool = False) -> str:
     return (f"{said}; on recorded H200 GPU timings at {runs} it held in "
             f"{own['low_pct']:.1f}-{own['high_pct']:.1f} % of draws on average over {over}, "
             f"{own['lowest_pct']:.1f} % for the lowest {lowest} "
-            f"({counted(own['lowest_runs'], 'run')} a side; docs/statistics.md)")
+            f"({counted(own['lowest_runs'], 'run')}{side}; docs/statistics.md)")
 
 
 def line(method: str, host_timer: bool = False) -> str:

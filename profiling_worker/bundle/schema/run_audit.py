@@ -85,6 +85,11 @@ TIMER, POPULATION = Check.TIMER, Check.POPULATION
 CHECKS = tuple(Check)
 #: Checks whose flag leaves the config's mean no single valid figure (the gate: not comparable).
 INVALIDATING = (TIMER, POPULATION)
+#: Checks that judge the whole job from its manifest (the L2 state it asked for and had, the
+#: cpu backend's host contention): one evidence for every run, said once for the job
+#: (:func:`job_evidence`), not once per config (a contended 9-config job's note repeated it
+#: nine times).
+JOB_WIDE = (L2, HOST_CONTENTION)
 PASS, FLAG, NOT_CHECKED, NOT_APPLICABLE = "pass", "flag", "not checked", "n/a"
 CHECK, RESULT, EVIDENCE = C.CHECK, C.RESULT, C.EVIDENCE
 COLUMNS = [C.ANNOTATION, C.CONFIG, C.RUN, CHECK, RESULT, EVIDENCE]
@@ -437,32 +442,39 @@ def config_clocks(tables: Mapping[str, pd.DataFrame], manifest: Mapping[str, Any
     by_config: dict[tuple[Any, int], list[_Sample]] = {}
     for s, key in zip(samples, zip(time.annotation, time.config)):
         by_config.setdefault(key, []).append(s)
+    nvml = _table(tables, C.TABLE_NVML)
+    traced = C.POWER_W in nvml and bool(nvml[C.POWER_W].notna().any())
     rows = [[ann, cfg, mhz, fastest[0], fastest[1], known[fastest],
              100 * (1 - mhz / known[fastest]),
-             _slow_cause(by_config[(ann, cfg)], job_gpu(manifest).get("power_limit_w"))]
+             _slow_cause(by_config[(ann, cfg)], job_gpu(manifest).get("power_limit_w"),
+                         traced)]
             for (ann, cfg), mhz in known.items()
             if mhz < (1 - CLOCK_DROP_PCT / 100) * known[fastest]]
     return pd.DataFrame(rows, columns=CONFIG_CLOCK_COLUMNS)
 
 
-def _slow_cause(samples: list[_Sample], limit: Any) -> str:
-    """What the files say of why a config's runs (``samples``) ran at a lower clock
-    (``limit``: the power limit in W, if recorded)."""
+def _slow_cause(samples: list[_Sample], limit: Any, traced: bool) -> str:
+    """What the files say of why a config's runs (``samples``) ran at a lower clock, its kind
+    first, the detail in parentheses (a caption lists the configs after it, behind a colon):
+    ``"power management (NVML reported SW power cap at the runs)"``. ``limit``: the power
+    limit in W, if recorded; ``traced``: the job's NVML trace has power readings (which the
+    runs' clocks may not be matched to)."""
     capped = sorted({n for s in samples if s.mask is not None for n in _capping(s.mask)})
     watts = [s.watts for s in samples if np.isfinite(s.watts)]
     has_limit = isinstance(limit, (int, float)) and limit > 0
     if any("power" in n.lower() for n in capped):
-        return f"power management: NVML reported {', '.join(capped)} at the runs"
+        return f"power management (NVML reported {', '.join(capped)} at the runs)"
     if capped:
-        return f"thermal: NVML reported {', '.join(capped)} at the runs"
+        return f"thermal (NVML reported {', '.join(capped)} at the runs)"
     if watts and has_limit and max(watts) >= NEAR_POWER_LIMIT * limit:
-        return (f"power management: the runs drew up to {max(watts):.0f} W of the {limit:g} W "
-                "limit")
+        return (f"power management (the runs drew up to {max(watts):.0f} W of the {limit:g} W "
+                "limit)")
     drew = (f"the runs drew up to {max(watts):.0f} W" + (f" of the {limit:g} W limit"
                                                             if has_limit else
                                                             ", the power limit not recorded")
-            if watts else "no power reading is placed on the runs")
-    return (f"the cause is not shown: no power or thermal throttle reason at the runs, {drew}")
+            if watts else "the job's NVML trace read power, but no reading is matched to "
+            "these runs" if traced else "no power reading was recorded for these runs")
+    return f"cause not shown (no power or thermal throttle reason at the runs; {drew})"
 
 
 @functools.lru_cache(maxsize=256)
@@ -709,10 +721,13 @@ class ConfigAudit:
                 f"({self.evidence[check]})")
 
     def evidence_text(self) -> str:
-        """Each flagged check, its runs flagged and the evidence of its first flagged run, ""
-        when none: ``"clock 3: 1,402 MHz vs its config's median 1,515 MHz (-7.5 %; limit 5 %);
-        ..."``, checks apart by " | " (an evidence has semicolons of its own)."""
-        return " | ".join(f"{c} {n}: {self.evidence[c]}" for c, n in self.flagged.items())
+        """Each flagged check with its runs flagged and the evidence of its first flagged run,
+        "" when none: ``"clock 3: 1,402 MHz vs its config's median 1,515 MHz (-7.5 %; limit
+        5 %) | host_contention 3"``, checks apart by " | " (an evidence has semicolons of its
+        own). A :data:`JOB_WIDE` check is named with its runs alone: its evidence is the
+        job's, said once (:func:`job_evidence`)."""
+        return " | ".join(f"{c} {n}" if c in JOB_WIDE else f"{c} {n}: {self.evidence[c]}"
+                          for c, n in self.flagged.items())
 
     def badge(self) -> str:
         """``"100 of 100 runs passed"`` or ``"39 of 100 runs passed (population 61, clock 1)"``."""
@@ -745,10 +760,19 @@ def config_audits(audit: pd.DataFrame) -> dict[tuple[str, int], ConfigAudit]:
     return out
 
 
+def job_evidence(audit: pd.DataFrame) -> dict[Check, str]:
+    """Each :data:`JOB_WIDE` check that flagged a run of ``audit`` (:func:`audit_runs`' frame)
+    -> its evidence, once for the job (its first flagged run's: every run's is the same):
+    ``{Check.HOST_CONTENTION: "the time its threads waited for a CPU adds up to ..."}``."""
+    flagged = audit[(audit[RESULT] == FLAG) & audit[CHECK].isin(JOB_WIDE)]
+    first = flagged.groupby(CHECK)[EVIDENCE].first()
+    return {c: str(first[c.value]) for c in JOB_WIDE if c.value in first.index}
+
+
 def summary_frame(audit: pd.DataFrame) -> pd.DataFrame:
     """Per annotation x config: Annotation, Config, Runs, Passed, Flags (``check n, ...``),
-    Evidence (:meth:`ConfigAudit.evidence_text`), NotChecked (check names), Badge
-    (:meth:`ConfigAudit.badge`)."""
+    Evidence (:meth:`ConfigAudit.evidence_text`: a :data:`JOB_WIDE` check's evidence is
+    :func:`job_evidence`'s), NotChecked (check names), Badge (:meth:`ConfigAudit.badge`)."""
     rows = [{C.ANNOTATION: ann, C.CONFIG: cfg, C.RUNS: a.runs, "Passed": a.passed,
              "Flags": ", ".join(f"{c} {n}" for c, n in a.flagged.items()),
              EVIDENCE: a.evidence_text(),

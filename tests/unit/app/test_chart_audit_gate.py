@@ -18,7 +18,7 @@ def test_a_job_within_the_bound_is_marked_by_its_audit() -> None:
     bundle = with_clock_drop(SWEEP.name, FLAGGED)
     assert R.audited_runs(bundle) == 150  # 3 annotations x 5 sizes x 10 runs
     assert F.RUN_AUDIT in sweep_frame(bundle, default_options(bundle))
-    assert "7/10 runs passed the run audit (clock 3: " in str(R.flagged_points_text(bundle,
+    assert "7/10 runs passed (clock 3: " in str(R.flagged_points_text(bundle,
                                                                                   FLAGGED))
     assert R.audit_not_read_note(bundle, "the Results tables page") is None
 

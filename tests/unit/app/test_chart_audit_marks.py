@@ -96,7 +96,7 @@ def test_the_caption_names_the_marked_points_of_any_chart() -> None:
         "the kernel undisturbed), so its value may not be the kernel's own: read why (the "
         "Results tables page, “Run audit”) before trusting it, and record the point again "
         "once the cause is gone.")
-    assert ("bf16 n=8192: 7/10 runs passed the run audit (clock 3: 1,420 MHz vs its config's "
+    assert ("bf16 n=8192: 7/10 runs passed (clock 3: 1,420 MHz vs its config's "
             "median 1,576 MHz (-9.9 %; limit 5 %)") in marked
     assert ("What the failed checks mean: clock: the run's SM clock was more than 5 % below "
             "the median of its own config's runs (same annotation and size), or power or "

@@ -77,7 +77,7 @@ def test_the_doors_summary_carries_what_the_run_audit_failed(door: Door) -> None
     from app.core.views.run_audit import failed_text
 
     said = failed_text(load_bundle(scenario_dir("h200-cupti-timeline")))
-    assert said is not None and "fp16 n=8192 (61 of 100 runs; " in said
+    assert said is not None and "fp16 n=8192: 39/100 runs passed (" in said
     caveats = door.job_summary("h200-cupti-timeline")["caveats"]
     assert caveats[-1] == said[:1].upper() + said[1:]
     assert failed_text(load_bundle(scenario_dir("h200-ncu-matmul-sweep"))) is None

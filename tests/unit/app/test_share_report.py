@@ -223,7 +223,7 @@ def test_a_job_whose_runs_failed_the_audit_is_never_called_clean() -> None:
     html = unescape(job_report(bundle))
     failed = failed_text(bundle)
     assert failed is not None and "in 3 of 15 region × config pairs" in failed
-    assert ("fp16 n=2048 (3 of 10 runs; clock 3: 1,503 MHz vs its config's median 1,664 MHz "
+    assert ("fp16 n=2048: 7/10 runs passed (clock 3: 1,503 MHz vs its config's median 1,664 MHz "
             "(-9.7 %; limit 5 %)") in failed
     assert "every check passed" not in html and "every run passed the run audit" not in html
     assert failed[1:] in html
@@ -234,7 +234,7 @@ def test_a_job_whose_runs_failed_the_audit_is_never_called_clean() -> None:
     # the Size sweep's section marks and names those points, as under the page's chart
     sweep = html.split("<h2>Size sweep</h2>", 1)[1].split("<h2>", 1)[0]
     assert f"{MARK} (the checks" in sweep
-    assert "Marked: fp16 n=2048: 7/10 runs passed the run audit (clock 3: " in sweep
+    assert "Marked: fp16 n=2048: 7/10 runs passed (clock 3: " in sweep
     assert "this report's Run audit section" in sweep
     assert "⚠ 7/10 passed; failed clock (3)" in sweep  # the table's Run audit column
     # and so do the Bound and Roofline sections (a fresh user's find: the Roofline did not)
@@ -242,7 +242,7 @@ def test_a_job_whose_runs_failed_the_audit_is_never_called_clean() -> None:
         part = html.split(f"<h2>{name}</h2>", 1)[1].split("<h2>", 1)[0]
         # (the memory chart shows the last config, n=8192, as the page opens)
         assert f"{MARK} (the checks" in part, name
-        assert "fp16 n=8192: 7/10 runs passed the run audit (clock 3: " in part, name
+        assert "fp16 n=8192: 7/10 runs passed (clock 3: " in part, name
         assert "this report's Run audit section" in part, name
         assert "⚠ 7/10 passed; failed clock (3)" in part, name  # the Run audit column
 
@@ -266,7 +266,8 @@ def test_a_cpu_job_on_a_contended_cpu_carries_the_pages_warnings(tmp_path: Path)
     assert timer is not None and warned in html and timer in html
     assert "every check passed" not in html
     failed = failed_text(bundle)  # host_contention flags a run when the warning was stored
-    assert failed is not None and "(3 of 3 runs; host_contention 3: " in failed
+    assert failed is not None and ("fp32 n=512: 0/3 runs passed (host_contention 3); for the "
+                                   "whole job, host_contention: the time") in failed
     assert "every run passed the run audit" not in html and failed[1:] in html
     assert warned in unescape(comparison_report(bundle, bundle))
 

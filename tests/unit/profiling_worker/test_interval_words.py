@@ -17,10 +17,11 @@ def test_each_method_says_its_own_range_lowest_and_populations(method: str) -> N
     assert said.startswith(f"Interval: {W.METHOD_NAMES[method]}. Coverage: ")
     assert f"{own['low_pct']:.1f}-{own['high_pct']:.1f} % of draws" in said
     assert f"{own['lowest_pct']:.1f} % for the lowest" in said
-    assert f"({own['lowest_runs']} runs a side;" in said
+    side = "" if method == W.MEAN else " a side"
+    assert f"({own['lowest_runs']} runs{side};" in said
     assert f"over {FIGURES['populations']} recorded populations" in said \
         or f"over {FIGURES['pairs']} pairs of {FIGURES['populations']} recorded" in said
-    assert "recorded H200 GPU timings at 3-20 runs a side" in said
+    assert f"recorded H200 GPU timings at 3-20 runs{side} it held" in said
     assert said.endswith("docs/statistics.md).")
 
 
@@ -35,6 +36,16 @@ def test_the_mean_ci_gets_its_own_range_not_the_three_methods_pooled() -> None:
     assert f"on average over {FIGURES['populations']} recorded populations" in said
     assert "lowest pair" in W.line(W.RATIO)
     assert f"{FIGURES['pairs']} pairs of {FIGURES['populations']}" in W.line(W.RATIO)
+
+
+@pytest.mark.parametrize("host_timer", [False, True])
+def test_a_mean_has_one_side_and_its_runs_are_not_said_a_side(host_timer: bool) -> None:
+    """A fresh user's find: a one-job Student-t line said "(3-20 runs a side)" where there is
+    one side; the two-sided intervals keep it."""
+    assert "a side" not in W.line(W.MEAN, host_timer)
+    assert "3-20 runs" in W.line(W.MEAN, host_timer)
+    assert "3-20 runs a side" in W.line(W.RATIO, host_timer)
+    assert "3-20 runs a side" in W.line(W.DIFFERENCE, host_timer)
 
 
 def test_the_methods_are_named() -> None:

@@ -40,6 +40,27 @@ def test_stability_bundles_missing_l2_flush_is_flagged(job: str) -> None:
     assert all("recorded without the L2 flush" in e and 'asks cache_control "all"' in e
                for e in l2[A.EVIDENCE])
 
+def test_a_job_wide_checks_evidence_is_the_jobs_and_said_once() -> None:
+    """A fresh user's find: a contended cpu job's note repeated the host-contention evidence
+    for each of its 9 configs. A check of the whole job (its manifest: host contention, the L2
+    state) is named per config by its runs alone, its evidence once for the job; a config's own
+    evidence stays the config's (h200-cupti-stability: no L2 flush on all 3 configs)."""
+    audit = _audit("h200-cupti-stability")
+    l2 = audit[audit[A.CHECK] == A.L2]
+    assert A.L2 in A.JOB_WIDE and A.HOST_CONTENTION in A.JOB_WIDE
+    assert l2[A.EVIDENCE].nunique() == 1 and set(l2[A.RESULT]) == {A.FLAG}
+    assert A.job_evidence(audit) == {A.L2: l2[A.EVIDENCE].iloc[0]}
+    summaries = A.config_audits(audit)
+    assert len(summaries) == 3
+    for summary in summaries.values():
+        said = summary.evidence_text().split(" | ")
+        assert said[0] == f"l2_state {summary.runs}"  # no evidence: it is the job's
+        assert all(part.split(": ", 1)[0].split(" ")[0] not in A.JOB_WIDE and ": " in part
+                   for part in said[1:])  # per-config checks keep their evidence
+        assert summary.evidence[A.L2] == l2[A.EVIDENCE].iloc[0]  # the gate's describe() reads it
+    assert A.job_evidence(_audit("h200-cupti-gate-base")) == {}
+
+
 def test_gate_base_passes_every_check_it_can_run() -> None:
     audit = _audit("h200-cupti-gate-base")
     assert set(audit[A.RESULT]) == {A.PASS, A.NOT_APPLICABLE}
@@ -139,7 +160,10 @@ def test_configs_at_a_lower_clock_are_named_without_a_cause_the_files_do_not_sho
     assert (row["FastestAnnotation"], row["FastestConfig"]) == ("fp32", 4)
     assert round(row["ClockMHz"]) == 1515 and round(row["FastestMHz"]) == 1979
     assert round(row["BelowPct"]) == 23
-    assert row["Cause"].startswith("the cause is not shown")
+    # the job's NVML trace read power, but Nsight Compute's replays are not placed in it
+    assert row["Cause"] == ("cause not shown (no power or thermal throttle reason at the runs; "
+                            "the job's NVML trace read power, but no reading is matched to these "
+                            "runs)")
     assert set(slow[C.ANNOTATION]) == {"fp16", "bf16"}
 
 def test_an_nvml_trace_out_of_time_order_gives_the_clocks_of_the_ordered_one() -> None:
@@ -158,7 +182,8 @@ def test_a_config_at_a_lower_clock_is_given_the_cause_its_runs_recorded() -> Non
     """h200-cupti-timeline's n=8192 runs at a planted steady 1,500 MHz (every NVML sample of
     its span) against n=1024's 1,980 MHz: its runs' own throttle reasons (the recorded SW power
     cap of 6 of them) name the cause; with them cleared and a power limit recorded, power at
-    90 % of it or more does; with neither, no cause is claimed."""
+    90 % of it or more does; with neither, no cause is claimed, and a trace without power
+    says that no power reading was recorded."""
     path = scenario_dir("h200-cupti-timeline")
     tables, manifest = bundle_tables(path), read_manifest(path)
     times = tables[C.TABLE_LAUNCH_TIMES]
@@ -176,12 +201,15 @@ def test_a_config_at_a_lower_clock_is_given_the_cause_its_runs_recorded() -> Non
         assert round(slow["BelowPct"].iloc[0]) == 24
         return str(slow["Cause"].iloc[0])
 
-    assert cause(nvml) == "power management: NVML reported SW power cap at the runs"
+    assert cause(nvml) == "power management (NVML reported SW power cap at the runs)"
     quiet = nvml.assign(**{C.THROTTLE_REASONS: 0})
     drew = quiet[quiet[C.TIME_S] >= start][C.POWER_W].max()
-    assert cause(quiet, limit_w=round(drew)).startswith("power management: the runs drew up to ")
-    assert cause(quiet, limit_w=2 * round(drew)).startswith("the cause is not shown: no power "
-                                                            "or thermal throttle reason")
+    assert cause(quiet, limit_w=round(drew)).startswith("power management (the runs drew up to ")
+    assert cause(quiet, limit_w=2 * round(drew)).startswith("cause not shown (no power or "
+                                                            "thermal throttle reason")
+    # a trace without power (plainly said: not "no power reading is placed on the runs")
+    assert cause(quiet.drop(columns=C.POWER_W)).endswith(
+        "; no power reading was recorded for these runs)")
 
 def test_the_worker_records_which_checks_made_its_run_audit(tmp_path: Path) -> None:
     from profiling_worker.job import results

@@ -1,0 +1,111 @@
+"""How the run audit's failed pairs are said (app/core/views/run_audit.py), on every page, in the
+report and to the agent door: one phrasing of a pair (a chart's marked points, the Stability
+count, the report's notes, One kernel), pairs of the same outcome named together, a job-wide
+check's evidence once (a fresh user's find: a contended cpu job's note under the Size sweep
+repeated the host-contention evidence for each of its 9 configs, about 2,600 characters), and
+the slow-config caption's configs after their cause."""
+
+from __future__ import annotations
+
+import pytest
+
+from app.core.views import run_audit as R
+from app.core.views.stability import StabilityOptions, stability_frame, stable_text
+from profiling_worker.bundle.schema import run_audit as A
+from tests.scenarios import scenario, with_clock_drop
+
+#: No L2 flush on every run of its 3 configs (a job-wide check) and, on n=8192, a slower group.
+NO_FLUSH = "h200-cupti-stability"
+
+
+def _l2_evidence(bundle: object) -> str:
+    audit = R.audit_frame(bundle)  # type: ignore[arg-type]
+    return str(audit[audit[A.CHECK] == A.L2][A.EVIDENCE].iloc[0])
+
+
+def test_a_job_wide_checks_evidence_is_said_once_wherever_the_pairs_are() -> None:
+    bundle = scenario(NO_FLUSH)
+    evidence = _l2_evidence(bundle)
+    pairs = tuple((a, int(c)) for a, c in zip(R.badge_frame(bundle)["Annotation"],
+                                              R.badge_frame(bundle)["Config"]))
+    assert len(pairs) == 3
+    failed = R.failed_text(bundle)
+    (note,) = R.chart_audit_notes(bundle, pairs, R.PAGE_EVIDENCE)
+    stable = stable_text(stability_frame(bundle, StabilityOptions()), bundle)
+    one = R.pair_failed_text(bundle, *pairs[0])
+    for said in (failed, note, one):
+        assert said is not None and said.count(evidence) == 1, said
+        assert f"; for the whole job, l2_state: {evidence}" in said
+    assert stable.count(evidence) <= 1
+    # each config names the check by its runs; its own checks keep their evidence
+    assert failed is not None and "fp16 n=256" in failed and "(l2_state 30" in failed
+    assert R.job_evidence_text(bundle) == f"l2_state: {evidence}"
+
+
+def test_pairs_of_the_same_outcome_are_named_together() -> None:
+    """Every config of a job flagged by a job-wide check alone reads as one group."""
+    bundle = scenario(NO_FLUSH)
+    frame = R.failed_frame(bundle)
+    alike = frame.assign(Passed=0, Runs=30, Evidence="l2_state 30", Flags="l2_state 30")
+    said = R.failed_pairs_text(bundle, alike)
+    assert said.startswith("fp16 n=256, fp16 n=1024, fp16 n=8192: 0/30 runs passed each "
+                           "(l2_state 30); for the whole job, l2_state: ")
+    assert R.failed_pairs_text(bundle, alike.head(1)).startswith(
+        "fp16 n=256: 0/30 runs passed (l2_state 30); ")
+
+
+def test_every_place_phrases_a_failed_pair_alike() -> None:
+    """The chart's note, the report's notes (failed_text), Stability and One kernel say a
+    pair in the same words (flagged_points_text and failed_pairs_text were near-twins:
+    "fp16 n=2048: 7/10 runs passed the run audit (…)" and "fp16 n=2048 (3 of 10 runs; …)")."""
+    bundle = with_clock_drop("h200-ncu-matmul-sweep", [("fp16", 2)])
+    pair = R.flagged_points_text(bundle, (("fp16", 2),))
+    assert pair is not None and pair.startswith("fp16 n=2048: 7/10 runs passed (clock 3: ")
+    assert A.JOB_WIDE and "for the whole job" not in pair  # no job-wide check failed
+    assert f"pairs: {pair}" in str(R.failed_text(bundle))
+    assert f"Marked: {pair}." in R.chart_audit_notes(bundle, (("fp16", 2),),
+                                                     R.PAGE_EVIDENCE)[0]
+    assert str(R.pair_failed_text(bundle, "fp16", 2)).startswith(f"Run audit: {pair}; the RSD")
+    assert stable_text(stability_frame(bundle, StabilityOptions()), bundle).endswith(
+        f"not valid: {pair}.")
+
+
+def test_the_slow_config_caption_puts_each_cause_before_its_configs(
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    """A fresh user's find: "..., fp32 n=8192 at 1,979 MHz (its runs' median): fp16 n=8192
+    at ..." read as a list belonging to the fastest config. The fastest config ends its own
+    sentence; each cause leads its configs. The labels come without the audit's summary
+    (badge_frame was built for them alone)."""
+    bundle = scenario("h200-ncu-matmul-sweep")
+
+    def no_summary(*_: object) -> None:
+        raise AssertionError("the slow-config caption built the audit's summary")
+
+    monkeypatch.setattr(R, "badge_frame", no_summary)
+    monkeypatch.setattr(A, "summary_frame", no_summary)
+    said = R.slow_configs_text(bundle)
+    assert said is not None
+    assert said.startswith(
+        "Clock by config (not a failed audit: each run is checked against its own config's "
+        "median). The job's fastest config, fp32 n=8192, ran at 1,979 MHz (its runs' median); "
+        "10 configs ran more than 5 % below it. Cause not shown (no power or thermal throttle "
+        "reason at the runs; the job's NVML trace read power, but no reading is matched to "
+        "these runs): fp16 n=512 at 1,827 MHz (8 % below), fp16 n=1024 at ")
+    assert "fp16 n=8192 at 1,515 MHz (23 % below)" in said and said.endswith(".")
+    assert "placed" not in said
+    # fp16 before bf16 (the job's order), each by size
+    assert said.index("fp16 n=2048") < said.index("fp16 n=8192") < said.index("bf16 n=")
+
+
+def test_the_reports_audit_section_says_the_job_wide_evidence_once() -> None:
+    """The report's table of runs passed per config leaves a job-wide check's evidence out of
+    its rows (each would repeat it) and says it once under the table."""
+    from html import unescape
+
+    from app.core.share.build import job_report
+
+    bundle = scenario(NO_FLUSH)
+    html = unescape(job_report(bundle))
+    said = "The Evidence column leaves out what holds for the whole job: l2_state: "
+    assert html.count(said + _l2_evidence(bundle)) == 1
+    assert set(R.badge_frame(bundle)["Evidence"].str.split(" \\| ").str[0]) == {"l2_state 30"}
