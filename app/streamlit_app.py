@@ -71,7 +71,7 @@ def run() -> None:
     from app.sidebar.job_panel import render_job_panel
     from app.sidebar.run_on import render_run_on_box
     from app.sidebar.job_selector import render_job_selector, resolve_job, unknown_job_warning
-    from app.ui import cached, job_status, navigation, panels, prefetch
+    from app.ui import cached, job_status, navigation, panels, prefetch, state
 
     st.set_page_config(page_title="Kernel profiler", page_icon=str(ICON), layout="wide")
     st.html(TOP_CSS + NARROW_CSS)  # the plotly chunk: loaded by app/streamlit_patches/page_shell.py
@@ -91,7 +91,8 @@ def run() -> None:
     finally:  # also after a page's error, which then shows
         with top:
             navigation.render_bar(by_section)
-            if (missing := navigation.unknown_path(st.context.url)) is not None:
+            if (missing := navigation.unknown_path(
+                    st.context.url, st.session_state.get(state.UNKNOWN_PAGE))) is not None:
                 st.warning(f"There is no page {code(missing)}: this is {esc(page.title)}. "
                            "Pick a page from the bar above.", icon=":material/link_off:")
             unknown_job_warning()

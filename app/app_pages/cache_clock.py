@@ -33,17 +33,20 @@ others = (cached.bundle_for(i.job_id) for i in siblings(bundle, listed)[1:])
 group = [bundle, *(b for b in others if b is not None)]
 st.caption("Variants: " + ", ".join(f"{esc(variant_label(b))} ({code(b.job_id)})"
                                     for b in group))
-# the one rule of the form and the worker (backends.unused): a cpu job applies neither, so the
-# advice to vary them was wrong for it (a fresh user's find: they are greyed out in the form)
+# the one rule of the form and the worker (backends.unused): a cpu job applies neither, a cupti
+# job no clock_control, so the advice to vary them was wrong for it (a fresh user's find: they
+# are greyed out in the form)
 unused = [key for key in VARIANT_KEYS if key in B.unused(bundle.backend)]
-if len(group) == 1 and unused:
-    st.info(f"The {esc(bundle.backend)} backend runs on no GPU: it applies no "
-            f"{' or '.join(unused)} (greyed out in the form, never sent), so this job has no "
-            "variant here. Run the same job on a GPU backend "
+used = [key for key in VARIANT_KEYS if key not in unused]
+applies = f"applies no {' or '.join(unused)} (greyed out in the form, never sent)"
+if len(group) == 1 and not used:
+    st.info(f"The {esc(bundle.backend)} backend {B.unused_why(bundle.backend, unused[0])}: "
+            f"it {applies}, so this job has no variant here. Run the same job on a GPU backend "
             f"({B.said(B.GPU_NAMES, 'or')}) to compare them.")
 elif len(group) == 1:
-    st.info("No other job with the same spec and another cache or clock setting: "
-            "run this job again with the other cache_control or clock_control.")
+    st.info(f"No other job with the same spec and another {' or '.join(used)} setting: run "
+            f"this job again with the other {' or '.join(used)}."
+            + (f" The {esc(bundle.backend)} backend {applies}." if unused else ""))
 try:
     frame = cache_clock_frame(group)
 except MissingData as exc:

@@ -76,26 +76,41 @@ def cpu_threads_help(cpus: int) -> str:
             "The GPU backends ignore it: the form sends it with the cpu backend only")
 
 
-#: The form's fields only a GPU backend uses besides the spec's (:data:`B.GPU_ONLY
-#: <profiling_worker.bundle.schema.backends.GPU_ONLY>`): the metric preset and the extra
-#: metrics (the host timer records its wall-clock time only).
-_GPU_ONLY_FORM = ("metric_preset", "extra_metrics")
+#: The form's fields of the spec's metrics: used by a backend that records any Nsight Compute
+#: metric (:attr:`~profiling_worker.bundle.schema.backends.Backend.any_metric`); the others
+#: record their duration only.
+METRIC_FIELDS = ("metric_preset", "extra_metrics")
+#: Why a backend on a GPU does not use :data:`METRIC_FIELDS` (said after "which").
+DURATIONS_ONLY = "records its duration only"
 
 
 def unsent(backend: str | None) -> tuple[str, ...]:
     """The form's fields not sent with ``backend``, which the form greys out: the spec's fields
-    it never uses (:func:`~profiling_worker.bundle.schema.backends.unused`: the GPU's options,
-    thermal limits and index on the host, the torch threads on a GPU) and, on the host, the
-    metric preset and extra metrics. One rule both ways; the host also gets no built-in (NVML)
-    info collector (:func:`sent_collectors`)."""
-    return (*(_GPU_ONLY_FORM if not B.on_gpu(backend) else ()), *B.unused(backend))
+    it never uses (:func:`~profiling_worker.bundle.schema.backends.unused`, one table of what
+    each backend uses: the GPU's fields on the host, the torch threads on a GPU, the run
+    options a backend does not apply) and the metric fields where it records its duration only
+    (:data:`METRIC_FIELDS`). One rule both ways; built-in (NVML) info collectors go only where
+    the backend takes them (:func:`sent_collectors`)."""
+    metrics = () if B.described(backend).any_metric else METRIC_FIELDS
+    return (*metrics, *B.unused(backend))
+
+
+def unsent_why(backend: str | None, field: str) -> str:
+    """Why ``backend`` does not use the form's ``field`` (one of :func:`unsent`), said after
+    "which": ``runs on no GPU``, ``does not apply it``... (:func:`B.unused_why
+    <profiling_worker.bundle.schema.backends.unused_why>`, :data:`DURATIONS_ONLY`)."""
+    if field in METRIC_FIELDS and B.on_gpu(backend):
+        return DURATIONS_ONLY
+    return B.unused_why(backend, field)
 
 
 def sent_collectors(collectors: Any, backend: str | None) -> list[str]:
-    """The chosen info collectors a job on ``backend`` is sent with: all on a GPU, the user
-    collectors alone on the host (the built-in ones read the GPU through NVML; a user's run on
-    every backend)."""
-    return [c for c in collectors or () if B.on_gpu(backend) or c not in COLLECTORS]
+    """The chosen info collectors a job on ``backend`` is sent with: all where the backend
+    takes nsight-python's info collectors (:attr:`~profiling_worker.bundle.schema.backends.
+    Backend.collectors`), else the user collectors alone (the built-in ones are read by
+    nsight-python through NVML; a user's run on every backend)."""
+    return [c for c in collectors or ()
+            if B.described(backend).collectors or c not in COLLECTORS]
 
 
 def typed_number(value: Any) -> Any:
@@ -280,11 +295,20 @@ def backend_errors(spec: JobSpec, report: Mapping[str, Any]) -> list[FieldError]
     fails at once with the precise cause (e.g. the worker interpreter is missing) in the panel."""
     if report.get("error"):
         return []
-    entry = (report.get("backends") or {}).get(spec.backend) or {}
-    if entry.get("available", True):
+    refused = refusal(report, spec.backend)
+    if refused is None:
         return gpu_errors(spec, report) or memory_errors(spec, report)
-    return [FieldError("backend", f"{spec.backend} cannot run here: {entry.get('reason', '?')}",
-                       entry.get("fix") or "choose another backend")]
+    return [FieldError("backend", f"{spec.backend} cannot run here: {refused[0]}", refused[1])]
+
+
+def refusal(report: Mapping[str, Any], backend: str) -> tuple[str, str] | None:
+    """(reason, fix) when the worker's environment ``report`` says ``backend`` cannot run here,
+    else None (a backend the report does not name is let through). The one check of Run
+    (:func:`backend_errors`), the form's Backend box and a link's ``?backend=``."""
+    entry = (report.get("backends") or {}).get(backend) or {}
+    if entry.get("available", True):
+        return None
+    return str(entry.get("reason") or "?"), str(entry.get("fix") or "choose another backend")
 
 
 def visible_gpu(report: Mapping[str, Any], index: int) -> dict[str, Any] | None:

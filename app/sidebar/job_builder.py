@@ -143,10 +143,11 @@ def error_text(err: spec_schema.FieldError, shown: Mapping[str, str]) -> str:
 def in_labels(text: str, field: str, label: str) -> str:
     """``text`` (a spec error's message or fix) with the spec's name of ``field`` (the whole
     name, or its last part: ``slurm.retries`` -> ``retries``; a whole word, not inside another
-    name, a path or a command: ``ncu --query-metrics`` stays) written as ``label``."""
+    name, a path, a command or a link's parameter: ``ncu --query-metrics`` and ``?kernels=``
+    stay) written as ``label``."""
     base = field.partition("[")[0]
     for name in dict.fromkeys((base, base.rpartition(".")[2])):
-        text = re.sub(rf"(?<![\w.\[`/-]){re.escape(name)}(?![\w\[`/-])", lambda _: label, text)
+        text = re.sub(rf"(?<![\w.\[`/?-]){re.escape(name)}(?![\w\[`/-])", lambda _: label, text)
     return text
 
 
@@ -226,7 +227,7 @@ def url_values(catalog: spec_form.Catalog, kernel: str = "matmul") -> dict[str, 
     and each ``param-<name>`` field. What it cannot take is kept for :func:`check_url_values`
     (:func:`link_errors`); ``kernel``: the form's own first kernel."""
     if state.BUILDER_FROM_URL not in st.session_state:
-        asked = st.query_params.get_all("kernels")
+        asked = link_kernels(st.query_params.get_all("kernels"))
         kernels = [kid for kid in asked if kid in catalog]
         texts = {key: value for key in st.query_params
                  if (key in URL_FIELDS[1:] or key.startswith(PARAM_PREFIX))
@@ -235,7 +236,8 @@ def url_values(catalog: spec_form.Catalog, kernel: str = "matmul") -> dict[str, 
         st.session_state[state.BUILDER_FROM_URL] = {
             **({"kernels": kernels} if kernels else {}),
             **({URL_BACKEND: backend} if backend_here(backend) is None else {}), **texts}
-        if asked or texts or backend is not None or set(st.query_params) - set(URL_KNOWN):
+        if (asked or texts or backend is not None or set(st.query_params) - set(URL_KNOWN)
+                or any(len(st.query_params.get_all(q)) > 1 for q in URL_SINGLE)):
             info = catalog.get((kernels or [kernel])[0])  # checked on this first run, as Run
             st.session_state[state.BUILDER_URL_UNCHECKED] = link_errors(  # would (issue 37)
                 [kid for kid in asked if kid not in catalog], backend,
@@ -243,19 +245,46 @@ def url_values(catalog: spec_form.Catalog, kernel: str = "matmul") -> dict[str, 
     return dict(st.session_state[state.BUILDER_FROM_URL])
 
 
+def link_kernels(values: Iterable[str]) -> list[str]:
+    """The kernel ids a link's ``?kernels=`` values name: each value split at commas, as the
+    job selector's label lists them (``?kernels=a,b`` was read as one kernel ``a,b``), blanks
+    dropped, repeats once."""
+    return list(dict.fromkeys(kid.strip() for value in values for kid in str(value).split(",")
+                              if kid.strip()))
+
+
+#: The link's parameters read as one value (the last of several): a repeat is said, not
+#: dropped without a word. ``?kernels=`` and a deep dive's ``?baseline=`` pins take several.
+URL_SINGLE = (*URL_FIELDS[1:], URL_BACKEND, "job", "candidate")
+
+
 def link_errors(unknown: list[str], backend: str | None,
                 params: tuple[str, ...]) -> list[spec_schema.FieldError]:
     """What the form cannot take from the URL, each as a field error as Run would say it: the
     ``unknown`` kernels, a ``backend`` that is no backend or cannot run here (the worker's
     environment report: its reason and fix), a ``param-<name>`` that is no parameter of the
-    first kernel (``params``; a kernel of one parameter reads ``?sizes=``), and any other
+    first kernel (``params``; a kernel of one parameter reads ``?sizes=``, one of several
+    does not), a parameter read once given several times, and any other
     parameter the app does not read (:data:`URL_KNOWN`): ignored, said."""
-    errors = [spec_schema.FieldError("kernels", f"{', '.join(unknown)} in the link is not a "
-                                     "kernel of this dashboard's catalog",
-                                     "pick the kernels in the Kernels box")] if unknown else []
+    errors = [spec_schema.FieldError(
+        "kernels", f"?kernels= in the link names {', '.join(map(repr, unknown))}: not "
+        f"{'a kernel' if len(unknown) == 1 else 'kernels'} of this dashboard's catalog",
+        "choose them in the Kernels box; a link names them by id, comma-separated "
+        "(?kernels=matmul,softmax)")] if unknown else []
+    for key in st.query_params:
+        given = st.query_params.get_all(key)
+        if (key in URL_SINGLE or key.startswith(PARAM_PREFIX)) and len(given) > 1:
+            errors.append(spec_schema.FieldError(
+                URL_FIELD, f"?{key}= is given {len(given)} times ({', '.join(map(repr, given))}):"
+                f" only the last, {given[-1]!r}, is read", f"give ?{key}= once"))
     if backend is not None and (refused := backend_here(backend)) is not None:
         errors.append(refused)
     several = params if len(params) > 1 else ()
+    if several and "sizes" in st.query_params:  # the mirror of a param- on a one-size kernel
+        errors.append(spec_schema.FieldError(
+            URL_FIELD, "?sizes= is ignored: the first kernel has several parameters, each "
+            f"typed in its own field ({', '.join(f'?{PARAM_PREFIX}{p}=' for p in several)})",
+            LINK_FIX))
     for key in st.query_params:
         if key.startswith(PARAM_PREFIX) and key[len(PARAM_PREFIX):] not in several:
             errors.append(spec_schema.FieldError(
@@ -276,12 +305,39 @@ def backend_here(backend: str | None) -> spec_schema.FieldError | None:
         return spec_schema.FieldError(
             "backend", f"{backend!r} in the link is not one of this dashboard's backends "
             f"({', '.join(B.NAMES)}); the form keeps its own", "pick one in the Backend box")
-    entry = (cached.env_report().get("backends") or {}).get(backend) or {}
-    if entry.get("available", True):
+    refused = spec_form.refusal(cached.env_report(), backend)
+    if refused is None:
         return None
     return spec_schema.FieldError(
-        "backend", f"{backend} in the link cannot run here ({entry.get('reason', '?')}); the "
-        "form keeps its own", entry.get("fix") or "pick another in the Backend box")
+        "backend", f"{backend} in the link cannot run here ({refused[0]}); the form keeps its "
+        "own", refused[1])
+
+
+#: How the Backend box marks a backend the worker's environment report says cannot run here.
+CANNOT_RUN = "(cannot run here)"
+
+
+def backend_label(name: str) -> str:
+    """A Backend option as the box shows it: ``ncu (cannot run here)`` where the worker's
+    report refuses it (:func:`app.core.spec_form.refusal`, the link's rule), else its name."""
+    return name if spec_form.refusal(cached.env_report(), name) is None else f"{name} {CANNOT_RUN}"
+
+
+def backends_help() -> str:
+    """The Backend box's help: what each backend measures, and why one cannot run here."""
+    report = cached.env_report()
+    return "; ".join(f"{n}: {B.get(n).measures}" + (
+        f" ({CANNOT_RUN.strip('()')}: {refused[0]})"
+        if (refused := spec_form.refusal(report, n)) else "") for n in B.NAMES)
+
+
+def backend_caption(backend: str) -> None:
+    """Under the Backend box, when the chosen ``backend`` cannot run here: why and the fix
+    (Run refuses it the same way, :func:`app.core.spec_form.backend_errors`)."""
+    refused = spec_form.refusal(cached.env_report(), backend)
+    if refused is not None:
+        st.caption(f":material/block: {esc(backend)} cannot run here: {esc(refused[0])}. "
+                   f"Fix: {esc(refused[1])}.")
 
 
 def check_url_values(values: Mapping[str, Any]) -> None:
@@ -292,11 +348,24 @@ def check_url_values(values: Mapping[str, Any]) -> None:
     errors = st.session_state.pop(state.BUILDER_URL_UNCHECKED, None)
     if errors is None:
         return
-    errors = [*errors, *(e for e in check(values)[1] if e not in errors)]
+    given = st.session_state.get(state.BUILDER_FROM_URL) or {}
+    errors = [*errors, *(from_link(e, given) for e in check(values)[1] if e not in errors)]
     if errors:
         st.session_state[state.BUILDER_ERRORS] = errors
         st.session_state[state.BUILDER_CHECKED] = values
         st.session_state[state.BUILDER_CHECKED_BY] = LINK
+
+
+def from_link(err: spec_schema.FieldError, given: Mapping[str, Any]
+              ) -> spec_schema.FieldError:
+    """A field's error with the link's parameter that filled the field and its text, when
+    the link (``given``: :func:`url_values`) filled it: ``… is out of range (the link's
+    ?runs=99999)``, so a user sees which part of the link to fix."""
+    key = err.field if err.field in URL_FIELDS else PARAM_PREFIX + err.field
+    if not isinstance(given.get(key), str):
+        return err
+    return spec_schema.FieldError(err.field, f"{err.message} (the link's ?{key}={given[key]})",
+                                  err.hint)
 
 
 def mirror_to_url(values: Mapping[str, Any], defaults: Mapping[str, Any],
@@ -437,10 +506,11 @@ def render_job_builder(best_backend: str) -> dict[str, Any]:
     # note: GPU options on the host, torch threads on a GPU) follow it at once, not after Run
     # or Pre-flight (a fresh user's find)
     left, right = st.columns(2)
-    _select(left, LABELS["backend"], B.NAMES, "backend", first,
-            help="; ".join(f"{n}: {B.get(n).measures}" for n in B.NAMES))
+    _select(left, LABELS["backend"], B.NAMES, "backend", first, format_func=backend_label,
+            help=backends_help())
     _select(right, LABELS["metric_preset"], spec_schema.METRIC_PRESETS, "metric_preset", first,
             help="timing = duration; bound = SM vs DRAM % of peak; memory = DRAM bytes")
+    backend_caption(chosen_backend(first))
     with st.form("builder-form", border=False, enter_to_submit=False):  # only Run submits
         st.multiselect(LABELS["annotations"], annotations, default=first["annotations"],
                        key=k("annotations"))
@@ -486,31 +556,47 @@ def _sent_or_greyed(field: str, first: Mapping[str, Any], kwargs: dict[str, Any]
     backend = chosen_backend(first)
     if field not in spec_form.unsent(backend):
         return kwargs
-    why = f"Greyed out: not sent with the {backend} backend, which {where_it_runs(backend)}."
+    why = (f"Greyed out: not sent with the {backend} backend, which "
+           f"{spec_form.unsent_why(backend, field)}.")
     return {**kwargs, "disabled": True, "help": " ".join(filter(None, (why, kwargs.get("help"))))}
-
-
-def where_it_runs(backend: str) -> str:
-    """``runs on a GPU`` or ``runs on no GPU``: why a field is not sent with ``backend``."""
-    return f"runs on {'a' if B.on_gpu(backend) else 'no'} GPU"
 
 
 def unsent_note(backend: str) -> str:
     """The Options' note of the fields the ``backend`` does not send, greyed out (one rule both
-    ways, :func:`app.core.spec_form.unsent`), short for the sidebar: a lone field by its label,
-    several as the greyed-out fields with those drawn above the form (:data:`ABOVE_FORM`) named;
-    on the host, the built-in collectors too: ``The cpu backend runs on no GPU: the greyed-out
-    fields (and Metrics above) are not sent with its jobs, nor the built-in (NVML) info
-    collectors (your own are).``"""
+    ways, :func:`app.core.spec_form.unsent`), short for the sidebar, with why
+    (:func:`app.core.spec_form.unsent_why`): for one reason, a lone field by its label, several
+    as the greyed-out fields with those drawn above the form (:data:`ABOVE_FORM`) named, ``The
+    cpu backend runs on no GPU: the greyed-out fields (and Metrics above) are not sent with its
+    jobs, nor the built-in (NVML) info collectors (your own are).``; for several, each reason
+    with its fields: ``The cupti backend records its duration only (Metrics above, Extra
+    metrics), does not apply Clock control or Replay mode and runs on a GPU (Torch threads):
+    the greyed-out fields are not sent with its jobs.``"""
     off = [f for f in spec_form.unsent(backend) if f in FIELDS]
+    by_why: dict[str, list[str]] = {}
+    for field in off:
+        by_why.setdefault(spec_form.unsent_why(backend, field), []).append(field)
     above = [LABELS[f] for f in off if f in ABOVE_FORM]
     if len(off) == 1:
         what = f"the greyed-out {LABELS[off[0]]} is"
-    else:
+    elif len(by_why) == 1:
         what = f"the greyed-out fields{f' (and {B.said(tuple(above))} above)' if above else ''} are"
-    nvml = "" if B.on_gpu(backend) else ", nor the built-in (NVML) info collectors (your own are)"
-    return f"The {esc(backend)} backend {where_it_runs(backend)}: {esc(what)} not sent with its " \
-        f"jobs{esc(nvml)}."
+    else:
+        what = "the greyed-out fields are"
+    whys = [why if len(by_why) == 1 and why != B.NOT_APPLIED else _why_of(why, fields)
+            for why, fields in by_why.items()]
+    nvml = ("" if B.described(backend).collectors
+            else ", nor the built-in (NVML) info collectors (your own are)")
+    return f"The {esc(backend)} backend {esc(B.said(tuple(whys)))}: {esc(what)} not sent with " \
+        f"its jobs{esc(nvml)}."
+
+
+def _why_of(why: str, fields: list[str]) -> str:
+    """One reason of :func:`unsent_note` with the fields it greys out: ``does not apply Clock
+    control or Replay mode``, ``runs on a GPU (Torch threads)``."""
+    named = tuple(LABELS[f] + (" above" if f in ABOVE_FORM else "") for f in fields)
+    if why == B.NOT_APPLIED:
+        return f"does not apply {B.said(named, 'or')}"
+    return f"{why} ({', '.join(named)})"
 
 
 def _whole(where: Any, label: str, field: str, first: Mapping[str, Any], **kwargs: Any) -> None:

@@ -85,16 +85,21 @@ def quiet_unknown_path(by_section: dict[str, list[st.Page]]) -> None:
     known = {p.url_path for entries in by_section.values() for p in entries}
     if asked and asked not in known:
         manager.set_script_intent("", "")
+        st.session_state[state.UNKNOWN_PAGE] = unquote(asked)  # as typed: see unknown_path
 
 
-def unknown_path(url: str | None) -> str | None:
-    """The last path segment of the browser's ``url`` when it names no page of the bar
+def unknown_path(url: str | None, asked: str | None = None) -> str | None:
+    """The page path the browser's ``url`` names when it names no page of the bar
     (``/nosuchpage``), else None. Streamlit then shows the default page without a word, so a
-    mistyped link read as the Size sweep. A nested path reaches the app as one segment, its
-    slashes escaped (app/streamlit_patches/page_shell.py, ``nested_target``): it is named
-    unescaped (``compare/extra``)."""
+    mistyped link read as the Size sweep. ``asked``: the path as the browser asked for it
+    (:func:`quiet_unknown_path` keeps it), named in place of ``url``'s last segment:
+    ``st.context.url`` cuts a page's path off the end of an unknown one, so ``/import_files``
+    read ``import_`` (Streamlit 1.67 ``context_util.maybe_trim_page_path``: it ends with
+    ``files``). A nested path reaches the app as one segment, its slashes escaped
+    (app/streamlit_patches/page_shell.py, ``nested_target``): it is named unescaped
+    (``compare/extra``)."""
     if not url:
         return None
     last = unquote(urlsplit(url).path.rstrip("/").rsplit("/", 1)[-1])
     known = {e.url_path for entries in SECTIONS.values() for e in entries}
-    return None if last in known or not last else last
+    return None if last in known or not last else asked or last

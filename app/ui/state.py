@@ -28,6 +28,8 @@ BUILDER_PREFLIGHT = "builder-preflight-job"  # {"job": pre-flight job id, "plann
 BUILDER_FROM_URL = "builder-from-url"  # the form's values the URL gave this session's first run
 #: the URL's kernels not in the catalog, until the first run has checked the link's values
 BUILDER_URL_UNCHECKED = "builder-url-unchecked"
+#: the URL path that named no page, as the browser asked for it (app.ui.navigation)
+UNKNOWN_PAGE = "nav-unknown-page"
 PANEL_WAS_ACTIVE = "panel-was-active"
 PAGE_JOB_STATUS = "page-job-status"  # job id -> the state the page named this run
 OWN_JOBS = "own-jobs"  # ids of the jobs this browser session submitted, oldest first

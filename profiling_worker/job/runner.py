@@ -220,19 +220,18 @@ _THREADS_ARE = " (the cpu backend's torch threads)"
 
 
 def _ignored_by_backend(spec: JobSpec, raw: dict[str, Any]) -> list[str]:
-    """Say what the job's backend ignores: a run option it does not apply or a field it never
-    uses (:func:`~profiling_worker.bundle.schema.backends.unused`: the thermal limits on the
-    host, the torch threads on a GPU), set to other than its default (the default asks for
+    """Say what the job's backend ignores: a field it never uses
+    (:func:`~profiling_worker.bundle.schema.backends.unused`, the form's rule too: a run option
+    it does not apply, the thermal limits where it applies no thermal_mode, the GPU's fields on
+    the host, the torch threads on a GPU), set to other than its default (the default asks for
     nothing), on a host backend the metrics besides its duration (spec validation keeps only
     that one; ``raw``: the spec.json as submitted), and built-in (NVML) info collectors where it
     takes none (user collectors run on every backend, by the worker around each run where
     nsight-python does not call them)."""
     caps = B.get(spec.backend)
-    unused = dict.fromkeys((*(o for o in B.OPTIONS if o not in caps.options),
-                            *B.unused(caps.name)))
     notes = [f"the {caps.name} backend does not apply {name} {getattr(spec, name)!r}"
              f"{_THREADS_ARE if name in B.HOST_ONLY else ''}; ignored"
-             for name in unused if getattr(spec, name) != SPEC_DEFAULTS[name]]
+             for name in B.unused(caps.name) if getattr(spec, name) != SPEC_DEFAULTS[name]]
     if not caps.on_gpu:  # a GPU backend refuses metrics it cannot measure at validation instead
         dropped = [m for m in raw.get("metrics") or () if m != caps.duration_metric]
         notes += [f"the {caps.name} backend records {caps.duration_metric} only "

@@ -62,3 +62,17 @@ def test_points_whose_runs_failed_the_run_audit_are_marked_and_named(store, monk
     flagged = table[table["Run audit"].str.startswith("⚠")]
     assert set(zip(flagged["Variant"], flagged["Annotation"])) == {
         ("cache all · clock none", "fused")}
+
+
+def test_a_cupti_job_is_told_to_vary_only_the_cache_control(store, monkeypatch, app) -> None:
+    """s20: cupti applies no clock_control (the form greys it out, backends.unused), so a
+    cupti job is told to vary the cache control only, and why not the clock."""
+    from app import settings
+
+    monkeypatch.setenv("KPROF_BUNDLED_DIR", str(settings.BUNDLED_DIR_DEFAULT))
+    at = app("cache_clock", query={"job": "h200-cupti-cuda-core-saxpy"})
+    assert not at.exception, at.exception
+    shown = texts(at)
+    assert ("No other job with the same spec and another cache_control setting: run this job "
+            "again with the other cache_control. The cupti backend applies no clock_control "
+            "(greyed out in the form, never sent).") in shown

@@ -384,8 +384,12 @@ def test_a_link_with_bad_form_values_says_so_on_load(store, app) -> None:
     at = app(query={"kernels": "nonexistent", "sizes": "-5", "runs": "abc"})
     assert not at.exception, at.exception
     shown = [unescape(e.value) for e in at.sidebar.error]
-    assert any("nonexistent in the link is not a kernel" in e for e in shown), shown
-    assert any("Sizes" in e for e in shown) and any("Runs" in e for e in shown), shown
+    assert any("?kernels= in the link names 'nonexistent': not a kernel" in e
+               for e in shown), shown
+    assert any(e.startswith("**Sizes (n)**") and "(the link's ?sizes=-5)" in e
+               for e in shown), shown
+    assert any(e.startswith("**Runs per size**") and "(the link's ?runs=abc)" in e
+               for e in shown), shown
     assert "Found in the values the link gave" in texts(at)
     clean = app(query={"sizes": "48, 96", "runs": "3"})  # good values: no error
     assert not clean.exception and not clean.sidebar.error

@@ -71,6 +71,9 @@ def test_a_reload_keeps_the_backend_picked(store, app, one_gpu) -> None:
                         "typed in Sizes (?sizes=)."),
     ({"kernels": "batched_matmul", "param-zz": "3"},
      "**URL**: ?param-zz= is ignored: 'zz' is not a parameter of the first kernel's several."),
+    ({"kernels": "batched_matmul", "sizes": "64"},
+     "**URL**: ?sizes= is ignored: the first kernel has several parameters, each typed in its "
+     "own field (?param-batch=, ?param-n=)."),
 ])
 def test_a_parameter_the_form_ignores_is_said(store, app, query, said) -> None:
     at = app(query=query)
@@ -109,3 +112,40 @@ def test_an_empty_sizes_field_is_an_error_naming_it(store, app) -> None:
     at.button(key="builder-submit").click().run()
     shown = _errors(at)
     assert any(e.startswith("**Sizes (n)**: no sizes given. Fix: ") for e in shown), shown
+
+
+def test_a_comma_separated_kernels_link_names_each_kernel(store, app) -> None:
+    """A fresh user's find (s20): ``?kernels=matmul,softmax`` was read as one kernel named
+    "matmul,softmax" and refused; a link lists kernels as the job selector does. An unknown
+    one among them is named with the parameter, the known ones kept."""
+    at = app(query={"kernels": "softmax,matmul"})
+    assert not at.exception and not at.sidebar.error, _errors(at)
+    assert at.multiselect(key="builder-kernels").value == ["softmax", "matmul"]
+    at = app(query={"kernels": "softmax,nope"})
+    shown = _errors(at)
+    assert any(e.startswith("**Kernels**: ?kernels= in the link names 'nope': not a kernel of "
+                            "this dashboard's catalog. Fix: choose them in the Kernels box; a link "
+                            "names them by id, comma-separated (?kernels=matmul,softmax).")
+               for e in shown), shown
+    assert at.multiselect(key="builder-kernels").value == ["softmax"]
+
+
+def test_a_parameter_given_twice_is_said_and_the_rest_of_the_link_kept(store, app) -> None:
+    """``?runs=3&runs=4`` read the last without a word."""
+    at = app(query={"runs": ["3", "4"], "sizes": "48"})
+    assert not at.exception, at.exception
+    shown = _errors(at)
+    assert any(e.startswith("**URL**: ?runs= is given 2 times ('3', '4'): only the last, '4', "
+                            "is read. Fix: give ?runs= once.") for e in shown), shown
+    assert at.text_input(key="builder-runs").value == "4"
+    assert at.text_input(key="builder-sizes").value == "48"
+
+
+def test_a_size_too_large_for_this_host_names_the_links_parameter(store, app) -> None:
+    """``?sizes=99999999999``: the memory check Run makes, on load, naming what the link held."""
+    at = app(query={"sizes": "99999999999"})
+    assert not at.exception, at.exception
+    shown = _errors(at)
+    assert any(e.startswith("**Sizes (n)**: kernel matmul at n=99999999999 moves at least ")
+               and "(the link's ?sizes=99999999999). Fix: choose smaller Sizes (n)." in e
+               for e in shown), shown

@@ -36,8 +36,16 @@ def test_picking_a_backend_greys_out_what_it_does_not_send_and_keeps_it_in_the_u
     wait_for_app_run(page)
     expect(_input(page, "builder-cpu_threads")).to_be_disabled()  # at once: no Run
     expect(_input(page, "builder-gpu")).to_be_enabled()
-    expect(sidebar).to_contain_text("The cupti backend runs on a GPU: the greyed-out Torch "
-                                    "threads (cpu backend) is not sent with its jobs.")
+    expect(sidebar).to_contain_text(
+        "The cupti backend records its duration only (Metrics above, Extra metrics (Nsight "
+        "Compute names)), does not apply Clock control or Replay mode and runs on a GPU (Torch "
+        "threads (cpu backend)): the greyed-out fields are not sent with its jobs.")
+    expect(_input(page, "builder-clock_control")).to_be_disabled()
+    expect(_input(page, "builder-cache_control")).to_be_enabled()
+    # no GPU here: the box marks it, and says why under it (the link's check)
+    expect(get_by_key(page, "builder-backend").get_by_role("combobox")).to_have_value(
+        "cupti (cannot run here)")
+    expect(sidebar).to_contain_text("cupti cannot run here: no NVIDIA GPU visible to NVML")
     expect(page).to_have_url(re.compile(r"[?&]backend=cupti\b"))
     page.screenshot(path=str(artifacts_dir / "backend-cupti.png"), full_page=True)
     page.reload()  # a new session on this URL: the link's backend, checked as Run would

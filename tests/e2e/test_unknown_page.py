@@ -24,6 +24,19 @@ def test_an_unknown_page_path_is_named_not_found(page, app_server: AppServer) ->
     expect(page.get_by_test_id("stHeading").filter(has_text="Stability").first).to_be_visible()
 
 
+@pytest.mark.parametrize("path", ["import_files", "xstability"])
+def test_an_unknown_path_ending_in_a_pages_path_is_named_whole(  # type: ignore[no-untyped-def]
+        page, app_server: AppServer, artifacts_dir, path: str) -> None:
+    """A fresh user's find (s20): ``/import_files`` was named ``import_``: Streamlit's
+    ``st.context.url`` cuts a page's path (``files``) off its end. The banner names the path
+    the browser asked for."""
+    open_app(page, f"{app_server.url}/{path}")
+    banner = page.get_by_test_id("stMain").get_by_text("There is no page")
+    expect(banner).to_be_visible()
+    expect(banner).to_contain_text(f"There is no page {path}: this is")
+    page.screenshot(path=str(artifacts_dir / f"unknown-page-{path}.png"))
+
+
 def test_a_nested_unknown_path_shows_the_same_banner(page, cli_app_server: AppServer) -> None:  # type: ignore[no-untyped-def]
     """A fresh user's find: ``/compare/extra`` drew a blank page (script MIME errors). The
     page shell of ``kernel-dashboard`` (app/streamlit_patches/page_shell.py) sends it to one

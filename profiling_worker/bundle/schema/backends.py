@@ -11,7 +11,7 @@ attaches to the running worker (attach mode: warm workers and info collectors).
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from typing import Any, Final, Literal
 
@@ -135,11 +135,35 @@ GPU_NAMES: tuple[str, ...] = tuple(dict.fromkeys(b.name for b in ALL if b.on_gpu
 WARM_NAMES: tuple[str, ...] = tuple(dict.fromkeys(b.name for b in ALL if b.warm))
 #: Backends that can run ``runs: "auto"`` (:attr:`Backend.auto_runs`), in :data:`NAMES` order.
 AUTO_NAMES: tuple[str, ...] = tuple(dict.fromkeys(b.name for b in ALL if b.auto_runs))
+#: The thermal limits of nsight-python's pauses: used where ``thermal_mode`` is applied.
+THERMAL_LIMITS: tuple[str, ...] = ("thermal_wait", "thermal_cont", "thermal_timeout")
+#: Why a backend does not use a field (:func:`unused_why`), said after "which": it runs on no
+#: GPU (every GPU field), on a GPU (the host's torch threads), it does not apply the run option
+#: (or, for the thermal limits, ``thermal_mode``), it records no Nsight Compute sections.
+NO_GPU, ON_GPU = "runs on no GPU", "runs on a GPU"
+NOT_APPLIED, NO_SECTIONS = "does not apply it", "records no Nsight Compute sections"
+
+
+def _applies(option: str) -> Callable[[Backend], bool]:
+    """Whether a backend applies the run ``option`` (:attr:`Backend.options`)."""
+    return lambda backend: option in backend.options
+
+
+#: The one table of the spec's fields that not every backend uses: field -> (whether a backend
+#: uses it, why one that runs on a GPU does not). Every other field is used by every backend.
+_USED_BY: dict[str, tuple[Callable[[Backend], bool], str]] = {
+    **{o: (_applies(o), NOT_APPLIED) for o in OPTIONS},
+    **{t: (_applies("thermal_mode"), NOT_APPLIED) for t in THERMAL_LIMITS},
+    "gpu": (lambda b: b.on_gpu, NO_GPU),
+    "nvml_interval_ms": (lambda b: b.on_gpu, NO_GPU),
+    "section_set": (lambda b: b.section_sets, NO_SECTIONS),
+    "cpu_threads": (lambda b: not b.on_gpu, ON_GPU),
+}
 #: The spec's fields only a backend that runs on a GPU uses: its run options (:data:`OPTIONS`),
 #: the thermal limits, the GPU index, the NVML sampler's period (ms) and the Nsight Compute
 #: section set. The host backend times on the CPU and never reads them.
-GPU_ONLY: tuple[str, ...] = (*OPTIONS, "thermal_wait", "thermal_cont", "thermal_timeout", "gpu",
-                             "nvml_interval_ms", "section_set")
+GPU_ONLY: tuple[str, ...] = (*OPTIONS, *THERMAL_LIMITS, "gpu", "nvml_interval_ms",
+                             "section_set")
 #: The spec's fields only the host backend uses: the torch threads it times with.
 HOST_ONLY: tuple[str, ...] = ("cpu_threads",)
 
@@ -202,10 +226,23 @@ def on_gpu(name: str | None) -> bool:
 
 
 def unused(name: str | None) -> tuple[str, ...]:
-    """The spec fields backend ``name`` never uses, by where it runs: :data:`GPU_ONLY` on the
-    host, :data:`HOST_ONLY` on a GPU (unknown names count as GPU, :func:`on_gpu`). The one
-    rule the sidebar form greys out and leaves out of a job by, both ways."""
-    return HOST_ONLY if on_gpu(name) else GPU_ONLY
+    """The spec fields backend ``name`` (its first mode) never uses, by :data:`_USED_BY`:
+    :data:`GPU_ONLY` on the host; on a GPU the host's torch threads, the run options it does
+    not apply (:attr:`Backend.options`; the thermal limits with ``thermal_mode``) and the
+    section set where it records no sections. The one rule the sidebar form greys out and
+    leaves out of a job by, and the worker says ignored. A name no backend has (an import's
+    ``unknown``) ran on a GPU with options nobody recorded: :data:`HOST_ONLY`."""
+    backend = find(name)
+    if backend is None:
+        return HOST_ONLY
+    return tuple(f for f, (uses, _) in _USED_BY.items() if not uses(backend))
+
+
+def unused_why(name: str | None, field: str) -> str:
+    """Why backend ``name`` does not use ``field`` (one of :func:`unused`), said after
+    "which": :data:`NO_GPU` for every field on the host, else the table's reason
+    (:data:`ON_GPU`, :data:`NOT_APPLIED`, :data:`NO_SECTIONS`)."""
+    return NO_GPU if not on_gpu(name) else _USED_BY[field][1]
 
 
 def tools(name: str | None) -> tuple[Tool, ...]:

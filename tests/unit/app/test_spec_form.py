@@ -225,11 +225,53 @@ def test_a_cpu_form_sends_no_gpu_only_value_and_keeps_its_hash() -> None:
 
 
 def test_the_form_fields_not_sent_are_one_rule_both_ways() -> None:
+    """One table of what each backend uses (backends.unused): the form leaves out what the
+    worker would say it ignored. s20: cupti and events sent run options they do not apply."""
     from profiling_worker.bundle.schema import backends as B
 
     assert spec_form.unsent("cpu") == ("metric_preset", "extra_metrics", *B.GPU_ONLY)
-    for backend in B.GPU_NAMES:
-        assert spec_form.unsent(backend) == B.HOST_ONLY == ("cpu_threads",)
+    assert B.unused("cpu") == B.GPU_ONLY
+    assert spec_form.unsent("ncu") == B.HOST_ONLY == ("cpu_threads",)
+    assert spec_form.unsent("cupti") == ("metric_preset", "extra_metrics", "clock_control",
+                                         "replay_mode", "section_set", "cpu_threads")
+    assert spec_form.unsent("events") == ("metric_preset", "extra_metrics", "clock_control",
+                                          "replay_mode", "thermal_mode", *B.THERMAL_LIMITS,
+                                          "section_set", "cpu_threads")
+    assert B.unused("unknown") == B.HOST_ONLY  # an import: its options were not recorded
+    assert [spec_form.unsent_why("cupti", f) for f in ("metric_preset", "clock_control",
+                                                       "cpu_threads")] == [
+        "records its duration only", "does not apply it", "runs on a GPU"]
+    assert spec_form.unsent_why("cpu", "metric_preset") == "runs on no GPU"
+
+
+#: The run options cupti and events do not apply (nsight-python's CUPTI collector takes no
+#: clock or replay control; the events backend times CUDA events itself, without its thermal
+#: pauses), set to other than their defaults, as a user may have left them on ncu.
+UNAPPLIED_SET = {"clock_control": "base", "replay_mode": "range", "thermal_mode": "manual",
+                 "thermal_wait": "5", "thermal_cont": "30", "thermal_timeout": "60",
+                 "metric_preset": "bound", "extra_metrics": "l1tex__t_bytes.sum"}
+
+
+@pytest.mark.parametrize("backend", ["cupti", "events"])
+def test_a_gpu_form_sends_no_option_its_backend_does_not_apply(backend: str) -> None:
+    """cupti and events jobs were sent clock and replay control (events: the thermal pauses
+    too) and refused for the bound metrics; they are left out, so the job is its default
+    form's, hash and all, while what the backend applies is still sent."""
+    from profiling_worker.bundle.schema import backends as B
+
+    form = {**GPU_FORM, "backend": backend}
+    raw, errors = spec_form.build_raw_spec({**form, **UNAPPLIED_SET, "cache_control": "none",
+                                            "collectors": ["sm_clock", "unix_time"]})
+    assert errors == [] and not set(raw) & set(B.unused(backend))
+    assert raw["cache_control"] == "none" and raw["metrics"] == ["gpu__time_duration.sum"]
+    assert raw["collectors"] == (["sm_clock", "unix_time"] if backend == "cupti"
+                                 else ["unix_time"])  # events takes no NVML collectors
+    assert (raw.get("thermal_mode"), raw.get("thermal_wait")) == (
+        ("manual", 5) if backend == "cupti" else (None, None))
+    spec, errors = spec_form.to_job_spec({**form, **UNAPPLIED_SET, "thermal_mode": "auto",
+                                          "thermal_wait": None, "thermal_cont": None,
+                                          "thermal_timeout": None})
+    assert errors == [] and spec.spec_hash() == spec_form.to_job_spec(form)[0].spec_hash()
 
 
 @pytest.mark.parametrize("backend, spec_hash", [("cpu", "e44bc834624fa323"),

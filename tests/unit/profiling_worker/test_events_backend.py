@@ -153,3 +153,16 @@ def test_an_events_spec_times_regions_under_its_own_metric_name() -> None:
     with pytest.raises(SpecInvalid, match="measures durations only"):
         validate_spec({**base, "metrics": ["dram__bytes_read.sum"]})
     assert B.duration_metric("events") == C.EVENTS_TIME and C.EVENTS_TIME in C.DURATION_METRICS
+
+
+def test_the_thermal_limits_of_an_events_spec_are_named_as_ignored(tmp_path: Path):
+    """The events backend applies no thermal_mode, so not its limits either (backends.unused,
+    the form's rule: s20 greys them out for events); a CLI spec's limits were ignored without a
+    word."""
+    raw = {**SPEC, "thermal_mode": "off", "thermal_wait": 5, "thermal_cont": 30}
+    (tmp_path / C.SPEC_FILE).write_text(json.dumps(raw))
+    spec = validate_spec(raw, load_registry().kernels)
+    assert runner._ignored_by_backend(spec, tmp_path) == [
+        "the events backend does not apply thermal_mode 'off'; ignored",
+        "the events backend does not apply thermal_wait 5; ignored",
+        "the events backend does not apply thermal_cont 30; ignored"]
