@@ -256,9 +256,9 @@ def figures(by_runs: pd.DataFrame, populations: dict[str, Floats]) -> dict[str, 
     """The recorded-timings figures the pages, reports and the gate say beside an interval
     (:data:`FIGURES`, read by :mod:`profiling_worker.bundle.schema.interval_words`): the runs a
     side drawn, the populations and ordered pairs, and per interval (mean, difference, ratio,
-    ratio90: the replication verdict's 90 % one) its coverage (%, one decimal) averaged over the pairs at the runs a side where it is lowest
-    and highest, and its lowest pair (for the mean CI95: its lowest population) with the runs a
-    side there. ``by_runs``: :func:`h200_coverage`'s first frame."""
+    ratio90: the replication verdict's 90 % one) its coverage (%, one decimal) averaged over
+    the pairs at the runs a side where it is lowest and highest, and its lowest pair (for the
+    mean CI95: its lowest population) with the runs a side there. ``by_runs``: :func:`h200_coverage`'s first frame."""
     methods: dict[str, dict[str, float]] = {}
     for k in SAID:
         at = int(by_runs[k + "_lowest"].idxmin())

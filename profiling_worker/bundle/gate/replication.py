@@ -118,7 +118,8 @@ class ReplicationResult:
         rows = self.rows[keep].astype(object).where(self.rows[keep].notna(), None)
         return {"reference": self.reference, "replica": self.replica,
                 "tolerance_pct": self.tolerance_pct, "verdict": self.verdict.value,
-                "method": METHOD, "interval": self.interval, "context": self.context, "rows": rows.to_dict("records")}
+                "method": METHOD, "interval": self.interval, "context": self.context,
+                "rows": rows.to_dict("records")}
 
 
 def judge_replication(reference: GateSide, replica: GateSide,

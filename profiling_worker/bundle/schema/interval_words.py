@@ -2,9 +2,10 @@
 regression gate's Markdown, CLI text and JUnit): the interval's method and its coverage.
 
 The coverage is the method's own, from the recorded coverage study (``docs/statistics.md``):
-its nominal level for simulated normal runs (95 %; 90 % for the replication verdict's interval), and on recorded H200 GPU timings the range of its coverage
-averaged over the recorded populations (or their ordered pairs, for an interval of two sides)
-at 3-20 runs a side, with its lowest population or pair. The figures are read from
+its nominal level for simulated normal runs (95 %; 90 % for the replication verdict's
+interval), and on recorded H200 GPU timings the range of its coverage averaged over the
+recorded populations (or their ordered pairs, for an interval of two sides) at 3-20 runs a side,
+with its lowest population or pair. The figures are read from
 ``interval_coverage.json`` beside this module, which ``python benchmarks/interval_coverage.py
 --write docs/statistics.md`` writes from the same simulation as the page's tables
 (``tests/unit/profiling_worker/test_interval_coverage.py`` recomputes and compares both).
