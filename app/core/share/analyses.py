@@ -71,8 +71,8 @@ def few_runs_text(frame: pd.DataFrame) -> str | None:
                     "the job with 2 or more runs.")
     if same:
         said.append(f"**{intervals.CONSTANT_NOTE[:1].upper()}{intervals.CONSTANT_NOTE[1:]}** "
-                    f"({same} of {rows}): the runs differ by less than the values' resolution, "
-                    "which is no certainty; the interval's coverage does not apply to them.")
+                    f"({same} of {rows}): the runs did not vary at the values' resolution (a "
+                    "timer's step, a counter's unit), so the interval has no width to give.")
     return " ".join(said) or None
 
 
