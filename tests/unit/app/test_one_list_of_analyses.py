@@ -89,6 +89,11 @@ def test_the_doors_summary_says_the_ci95s_method_and_coverage(door: Door) -> Non
 
     summary = door.job_summary(JOB)
     assert "rows" in summary["durations"] and summary["ci95"] == W.line(W.MEAN)
+    # so do the analyses whose tables carry CI95 bounds (the Stability and Size sweep pages')
+    for key in ("stability", "sweep"):
+        answer = door.analysis_table(JOB, key)
+        assert "CI95_Lower" in answer["rows"][0] and answer["interval"] == W.line(W.MEAN), key
+    assert "interval" not in door.analysis_table(JOB, "bound")
 
 
 def test_the_doors_verdict_says_its_intervals_method_and_coverage(door: Door) -> None:
