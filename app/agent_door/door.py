@@ -239,7 +239,8 @@ class Door:
         """The table of one analysis of :data:`app.core.pages.ANALYSES` (``analysis``: its key,
         e.g. ``bound``) as its dashboard page opens on the job (the HTML report's section of
         the same name shows it too): the page's title and URL path, and the first
-        :data:`MAX_ROWS` rows; ``missing`` (why) where the job cannot feed it.
+        :data:`MAX_ROWS` rows; ``interval`` (the method and coverage the page says beside its
+        CI95 columns) where the table has them; ``missing`` (why) where the job cannot feed it.
 
         Raises:
             DoorError: an unknown job or analysis (the message lists the analyses there are).
@@ -255,9 +256,12 @@ class Door:
                                "title": entry.title, "page": page.title,
                                "url_path": page.url_path}
         try:
-            return {**out, **records(entry.table(bundle))}
+            frame = entry.table(bundle)
         except (MissingData, derived.MissingWork) as exc:
             return {**out, "missing": str(exc)}
+        if C.CI95_LOWER in frame:  # the page's caption beside its mean CI95 columns
+            out["interval"] = W.line(W.MEAN, bundle.host_timer)
+        return {**out, **records(frame)}
 
     def compare_jobs(self, baseline: str, candidate: str, max_slowdown_pct: float | str = 3.0,
                      metric: str | None = None) -> dict[str, Any]:

@@ -120,7 +120,8 @@ def build_server(door: Door) -> MCPServer[Any]:
         """The regression gate's verdict on candidate vs baseline: passed / regressed / not
         judged / undecided (exit code 0 / 1 / 3 / 4, as `python -m profiling_worker compare`),
         counts per outcome, the measurement differences that make jobs not comparable, and per
-        region x config the outcome, difference and smallest detectable difference (%). At
+        region x config the outcome, difference and smallest detectable difference (%), and
+        interval: the method and coverage of the 95 % interval each reason gives. At
         most 4 KB. When the gate refuses the pair (a side it cannot judge, e.g. a damaged
         table), verdict "refused", exit code 2, and the reason, as the Compare page says it.
         max_slowdown_pct as the CLI's --max-slowdown: 3 or "3%"; a bare number below 1 is

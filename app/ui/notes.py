@@ -56,7 +56,8 @@ def show(bundle: Bundle, page: str, metrics: Iterable[str] = (),
 def few_runs(frame: pd.DataFrame) -> None:
     """Say :data:`~profiling_worker.bundle.schema.intervals.ONE_RUN_NOTE` when rows of ``frame`` (an
     aggregated-style frame with NumRuns) have fewer than ``intervals.MIN_RUNS`` runs: their
-    StdDev, CI95 and relative std dev are empty (undefined with n - 1 = 0), not 0."""
+    StdDev, CI95 and relative std dev are empty (undefined with n - 1 = 0), not 0; and
+    ``intervals.CONSTANT_NOTE`` when rows read one value in every run (:func:`few_runs_text`)."""
     text = few_runs_text(frame)
     if text:
         st.info(text, icon=":material/info:")

@@ -69,3 +69,4 @@ def offer(bundle: Bundle, page: str) -> None:
     for reason in result.context:
         st.caption(f"Not comparable: {esc(reason)}")
     panels.table(verdict_table(result), key=state.key(page, "replication-table"))
+    st.caption(result.interval)  # the DiffCI90 columns' method and coverage

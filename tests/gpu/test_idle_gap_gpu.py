@@ -9,8 +9,11 @@ CUPTI launch times: the runs with 1 s or more without the job's kernels before t
 gaps are the flush and launch overhead, milliseconds). The audit's ``idle_gap`` check
 (profiling_worker/bundle/schema/run_audit.py, docs/run-audit.md) must measure each of those gaps
 and no other of a second or more, and its verdict on every run must be what the job's own NVML
-trace says inside that run's gap, recomputed here from ``nvml_trace`` and the launch times: flag
-when a sample reads "GPU idle" or a clock below 90 % of the job's median, pass otherwise. Whether
+trace says inside that run's gap, recomputed here from ``nvml_trace`` and the launch times by
+the rule of docs/run-audit.md (:func:`nvml_says_idle`): flag when a sample reads "GPU idle" or a
+clock more than 5 % below the median clock of the run's own annotation x config, pass otherwise.
+The verdicts read are the audit as the app reads it (:func:`~profiling_worker.bundle.schema.
+run_audit.run_audit`: the worker's table when made by today's rules, else derived now). Whether
 the clock does drop is the GPU's choice (no setting is touched): on the H200 a 2 s gap did not
 (1205-s9-runaudit, every sample 1980 MHz), so the sleep is ``KPROF_IDLE_S`` long, and
 :func:`test_a_gap_that_dropped_the_clock_is_flagged` says which case the call produced."""
@@ -21,6 +24,7 @@ import os
 import re
 from pathlib import Path
 
+import numpy as np
 import pandas as pd
 import pytest
 
@@ -44,9 +48,29 @@ def _table(name: str) -> pd.DataFrame:
 
 
 def _gaps_before_runs() -> pd.DataFrame:
-    """Per annotation x config x run: the time (s) without the job's kernels before the run's
-    first kernel (CUPTI launch times: StartNs, EndNs on one clock); NaN for the job's first."""
-    times = _table(C.TABLE_LAUNCH_TIMES).dropna(subset=[C.START_NS, C.END_NS])
+    """:func:`gaps_before_runs` of the recorded job."""
+    return gaps_before_runs(_table(C.TABLE_LAUNCH_TIMES))
+
+
+def _audit() -> pd.DataFrame:
+    """The job's idle_gap rows of the audit as the app reads it (module docstring)."""
+    tables = {name: _table(name) for name in (C.TABLE_RUNS, C.TABLE_LAUNCH_TIMES, C.TABLE_NVML,
+                                              C.TABLE_RUN_AUDIT)}
+    audit = A.run_audit(tables, read_manifest(RESULTS / JOB))
+    return audit[audit[A.CHECK] == A.IDLE_GAP]
+
+
+def _nvml_says_idle(runs: pd.DataFrame) -> pd.Series:
+    """:func:`nvml_says_idle` of the recorded job's trace."""
+    start_ns = float((read_manifest(RESULTS / JOB).get("backend") or {})["nvml_trace_start_ns"])
+    return nvml_says_idle(runs, _table(C.TABLE_NVML), start_ns)
+
+
+def gaps_before_runs(launch_times: pd.DataFrame) -> pd.DataFrame:
+    """Per annotation x config x run: its first start and last end (T0, T1, ns) and the time (s)
+    without the job's kernels before the run's first kernel (CUPTI launch times: StartNs, EndNs
+    on one clock); NaN for the job's first."""
+    times = launch_times.dropna(subset=[C.START_NS, C.END_NS])
     g = times.groupby(KEYS)
     runs = pd.DataFrame({"T0": g[C.START_NS].min(), "T1": g[C.END_NS].max()}).reset_index()
     runs = runs.sort_values("T0").reset_index(drop=True)
@@ -59,26 +83,52 @@ def _keys(frame: pd.DataFrame) -> set[tuple[str, int, int]]:
     return {(str(a), int(c), int(r)) for a, c, r in frame[KEYS].itertuples(index=False)}
 
 
-def _nvml_says_idle(runs: pd.DataFrame) -> pd.Series:
-    """Per run (rows of :func:`_gaps_before_runs`): True when an NVML sample inside the gap before
-    it reads "GPU idle" (throttle bit 0x1) or an SM clock below 90 % of the trace's median; the
-    trace's axis starts at the manifest's ``backend.nvml_trace_start_ns``."""
-    nvml = _table(C.TABLE_NVML)
-    start_ns = float((read_manifest(RESULTS / JOB).get("backend") or {})["nvml_trace_start_ns"])
+#: docs/run-audit.md's idle_gap rule: a clock more than 5 % below its config's median is low.
+CLOCK_LOW = 0.95
+IDLE_BIT = 0x1  # NVML's throttle reason "GPU idle"
+
+
+def run_clocks(runs: pd.DataFrame, nvml: pd.DataFrame, start_ns: float) -> pd.Series:
+    """Per run (rows of :func:`gaps_before_runs`): its SM clock (MHz) as docs/run-audit.md's
+    clock check reads it for a CUPTI job with an NVML trace and no clock of its own: the first
+    trace sample at or after its start when that comes no later than one sampling period (the
+    trace's median step) after its end, else the last sample before its start; NaN before the
+    trace."""
+    trace = nvml.sort_values(C.TIME_S)[[C.TIME_S, C.SM_CLOCK_MHZ]].reset_index(drop=True)
+    period = float(trace[C.TIME_S].diff().median())
+    at = runs.assign(T0S=(runs["T0"] - start_ns) / 1e9, T1S=(runs["T1"] - start_ns) / 1e9)
+    at = at.sort_values("T0S")
+    after = pd.merge_asof(at, trace, left_on="T0S", right_on=C.TIME_S, direction="forward")
+    before = pd.merge_asof(at, trace, left_on="T0S", right_on=C.TIME_S, direction="backward",
+                           allow_exact_matches=False)
+    during = after[C.TIME_S].to_numpy() <= at["T1S"].to_numpy() + period
+    clock = np.where(during, after[C.SM_CLOCK_MHZ], before[C.SM_CLOCK_MHZ])
+    return pd.Series(clock, index=at.index).reindex(runs.index)
+
+
+def nvml_says_idle(runs: pd.DataFrame, nvml: pd.DataFrame, start_ns: float) -> pd.Series:
+    """Per run (rows of :func:`gaps_before_runs`): True when an NVML sample inside the gap before
+    it reads "GPU idle" (throttle bit 0x1) or an SM clock below :data:`CLOCK_LOW` of the median
+    of :func:`run_clocks` over the runs of its annotation x config (none low where none of them
+    has a clock); the trace's axis starts at ``start_ns``, the manifest's
+    ``backend.nvml_trace_start_ns``."""
     t = nvml[C.TIME_S].to_numpy(float)
-    busy = float(nvml[C.SM_CLOCK_MHZ].median())
-    low = (nvml[C.SM_CLOCK_MHZ].to_numpy(float) < 0.9 * busy) | (
-        nvml[C.THROTTLE_REASONS].fillna(0).to_numpy(int) & 0x1 != 0)
+    clock = nvml[C.SM_CLOCK_MHZ].to_numpy(float)
+    idle = nvml[C.THROTTLE_REASONS].fillna(0).to_numpy(int) & IDLE_BIT != 0
+    median = run_clocks(runs, nvml, start_ns).groupby(
+        [runs[C.ANNOTATION], runs[C.CONFIG]]).transform("median")
     t0 = (runs["T0"].to_numpy(float) - start_ns) / 1e9
-    gap = runs["GapS"].to_numpy(float)
-    return pd.Series([bool(low[(t > a - g) & (t < a)].any()) if g == g else False
-                      for a, g in zip(t0, gap)], index=runs.index)
+    out = []
+    for a, g, busy in zip(t0, runs["GapS"].to_numpy(float), median.to_numpy(float)):
+        inside = (t > a - g) & (t < a)
+        low = clock < CLOCK_LOW * busy if busy == busy else np.zeros(len(t), bool)
+        out.append(bool((inside & (idle | low)).any()) if g == g else False)
+    return pd.Series(out, index=runs.index)
 
 
 def test_the_audit_measures_each_induced_gap_and_reads_its_verdict_from_nvml() -> None:
     runs = _gaps_before_runs()
-    audit = _table(C.TABLE_RUN_AUDIT)
-    idle = audit[audit[C.CHECK] == A.IDLE_GAP]
+    idle = _audit()
     induced = runs[runs["GapS"] >= INDUCED_GAP_S]
     slept = IDLE_LOG.read_text().splitlines() if IDLE_LOG.is_file() else []
     print(f"{len(slept)} sleeps logged; gaps before runs (s), largest:",
@@ -100,8 +150,7 @@ def test_a_gap_that_dropped_the_clock_is_flagged() -> None:
     """Which case this call produced: the runs whose gap the NVML trace shows idle are exactly the
     flagged ones (none flagged when the clock held, as with 2 s on the H200)."""
     runs = _gaps_before_runs()
-    idle = _table(C.TABLE_RUN_AUDIT)
-    idle = idle[idle[C.CHECK] == A.IDLE_GAP]
+    idle = _audit()
     dropped = _keys(runs[_nvml_says_idle(runs)])
     flagged = _keys(idle[idle[A.RESULT] == A.FLAG])
     print(f"gaps the NVML trace shows idle: {sorted(dropped)}; flagged: {sorted(flagged)}")
@@ -120,3 +169,11 @@ def test_no_clock_setting_was_changed_by_the_job() -> None:
     spec = read_manifest(RESULTS / JOB).get("spec") or {}
     assert spec.get("clock_control", "none") == "none"
     assert spec.get("backend") == "cupti"
+
+
+def test_the_worker_wrote_its_audit_by_todays_rules() -> None:
+    """The verdicts checked above are the worker's own table (the manifest's run_audit_rules is
+    today's), not one derived on reading; the recording of 1205-s9 predates the rules, so its CPU
+    twin (tests/unit/profiling_worker/test_idle_gap_recorded.py) reads the derived one."""
+    _table(C.TABLE_RUN_AUDIT)
+    assert read_manifest(RESULTS / JOB).get(A.RULES_KEY) == A.RULES

@@ -54,17 +54,26 @@ Draw = Callable[[Bundle, Table, H.Section], None]
 def few_runs_text(frame: pd.DataFrame) -> str | None:
     """The sweep and stability pages' note (Markdown) when rows of ``frame`` (an aggregated-style
     frame with NumRuns) have fewer than ``intervals.MIN_RUNS`` runs: their StdDev, CI95 and
-    relative std dev are empty (undefined with n - 1 = 0), not 0; None otherwise."""
+    relative std dev are empty (undefined with n - 1 = 0), not 0; and when rows of at least
+    that many runs read one value each (:func:`~profiling_worker.bundle.schema.intervals.
+    constant`): their spread is 0, said so. None when neither."""
     if C.NUM_RUNS not in frame:
         return None
+    rows = counted(len(frame), "row")
     few = int((frame[C.NUM_RUNS] < intervals.MIN_RUNS).sum())
-    if not few:
-        return None
-    return (f"**{intervals.ONE_RUN_NOTE}** ({few} of {counted(len(frame), 'row')}): "
-            "StdDev, CI95 and "
-            "relative std dev are missing (a dash in the tables, empty in the CSV) and no error "
-            "bar or band is drawn; such a measurement is never called stable. Run the job with "
-            "2 or more runs.")
+    same = int(intervals.constant(frame[C.NUM_RUNS], frame[C.STD]).sum()) if C.STD in frame \
+        else 0
+    said = []
+    if few:
+        said.append(f"**{intervals.ONE_RUN_NOTE}** ({few} of {rows}): StdDev, CI95 and "
+                    "relative std dev are missing (a dash in the tables, empty in the CSV) and no "
+                    "error bar or band is drawn; such a measurement is never called stable. Run "
+                    "the job with 2 or more runs.")
+    if same:
+        said.append(f"**{intervals.CONSTANT_NOTE[:1].upper()}{intervals.CONSTANT_NOTE[1:]}** "
+                    f"({same} of {rows}): the runs did not vary at the values' resolution (a "
+                    "timer's step, a counter's unit), so the interval has no width to give.")
+    return " ".join(said) or None
 
 
 def _few_runs(section: H.Section, frame: pd.DataFrame) -> None:

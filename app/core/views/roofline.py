@@ -71,6 +71,12 @@ def _num(value: float | None) -> bool:
     return value is not None and value == value
 
 
+def _tflops(flops: float, time_ns: float) -> float:
+    """``flops`` over ``time_ns`` in TFLOP/s; NaN for a duration of 0 or less (no rate: the
+    run audit's timer check names such a duration)."""
+    return flops / time_ns / 1e3 if time_ns > 0 else float("nan")
+
+
 def roofline_frame(bundle: Bundle, options: RooflineOptions) -> pd.DataFrame:
     """One roofline point per annotation x config.
 
@@ -142,8 +148,8 @@ def _point(row: pd.Series, options: RooflineOptions) -> dict[str, object]:
     clock = values[SM_HZ] if _num(values.get(SM_HZ)) else values.get(GPC_HZ, np.nan)
     return {C.DTYPE: row.get(C.DTYPE, ""), C.FLOPS: flops, F.FLOPS_SOURCE: fsrc,
             C.BYTES: nbytes, F.BYTES_SOURCE: bsrc, F.TIME_NS: time_ns,
-            F.ACHIEVED_TFLOPS: flops / time_ns / 1e3,
-            F.USEFUL_FLOPS: analytic, F.USEFUL_TFLOPS: analytic / time_ns / 1e3,
+            F.ACHIEVED_TFLOPS: _tflops(flops, time_ns),
+            F.USEFUL_FLOPS: analytic, F.USEFUL_TFLOPS: _tflops(analytic, time_ns),
             F.COUNTED_OVER_USEFUL: counted / analytic if _num(counted) and analytic else np.nan,
             F.ARITHMETIC_INTENSITY: flops / nbytes if nbytes else np.nan,
             F.SM_CLOCK_MHZ: clock / 1e6, "_values": values}

@@ -297,8 +297,9 @@ def _row_verdict(row: pd.Series, context: list[str], options: GateOptions,
     runs = V.runs_to_decide(time, allowed) if told is Outcome.AMBIGUOUS else float("nan")
     why = V.explain(told, time, allowed)
     if cyc is not None and cycles is not None:
-        clocks = [row[side + K.CYCLES_AVG] / row[side + AVG] * 1e3  # cycles/ns = GHz -> MHz
-                  for side in (BASELINE, CANDIDATE)]
+        # cycles/ns = GHz -> MHz; none for a mean duration of 0 (the timer check names it)
+        clocks = [row[side + K.CYCLES_AVG] / row[side + AVG] * 1e3 if row[side + AVG] > 0
+                  else float("nan") for side in (BASELINE, CANDIDATE)]
         why += (f"; in cycles ({source}; SM clock {clocks[0]:.0f} vs {clocks[1]:.0f} MHz) "
                 f"{V.figures(cyc, allowed)}: {cycles}")
         if final is Outcome.CLOCK_EXPLAINED:

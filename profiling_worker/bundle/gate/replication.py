@@ -13,7 +13,9 @@ Kieser & Hothorn, Biometrical J. 41 (1999) 909-920), so the baseline's spread co
 gate's Fieller interval counts it:
 
 - ``p_TOST`` is the larger p of H0 ``R <= 1 - T`` and H0 ``R >= 1 + T``; **reproduced** when
-  ``p_TOST < alpha`` (5 %); the 90 % Fieller interval of ``R - 1`` is shown beside it;
+  ``p_TOST < alpha`` (5 %); the 90 % Fieller interval of ``R - 1`` is shown beside it, with
+  its method and measured coverage (:data:`~profiling_worker.bundle.schema.interval_words.RATIO90`,
+  ``docs/statistics.md``);
 - **not reproduced** when ``R > 1 + T`` or ``R < 1 - T`` is shown by a one-sided test at the
   same 5 % level;
 - **not decided** otherwise, with the runs a side that would likely decide it: for ``|d| < T``
@@ -35,7 +37,7 @@ import pandas as pd
 
 from profiling_worker.bundle.gate import judge as J, verdict as V
 from profiling_worker.bundle.gate.sides import GateSide
-from profiling_worker.bundle.schema import columns as C, intervals
+from profiling_worker.bundle.schema import columns as C, interval_words as W, intervals
 
 #: The default tolerance (%), as the issue asks.
 DEFAULT_TOLERANCE_PCT = 3.0
@@ -51,6 +53,10 @@ TOLERANCE_PCT = "TolerancePct"
 VERDICT = "Replication"
 WHY = "ReplicationReason"
 RUNS_TO_DECIDE = J.RUNS_TO_DECIDE
+#: The test, as the verdict's JSON states it (module docstring).
+METHOD = ("two one-sided tests (TOST) at 5 % each of the ratio of means against 1 ± the "
+          "tolerance, on Fieller's pivot with Welch-Satterthwaite df, after the regression "
+          "gate's comparability checks")
 
 
 class Replication(str, enum.Enum):
@@ -71,6 +77,8 @@ class ReplicationResult:
         reference, replica: job ids (the original bundle, the re-run).
         tolerance_pct: ``T`` (%).
         context: the gate's measurement-context differences (each row not comparable when any).
+        host_timer: the durations judged are host wall-clock times (the cpu backend): the
+            interval's coverage, measured on GPU timings, is not known for them.
         rows: the gate's rows (:class:`~profiling_worker.bundle.gate.judge.GateResult`) with
             DiffCI90LowerPct, DiffCI90UpperPct, PTost, TolerancePct, Replication,
             ReplicationReason, and RunsToDecide recomputed for the equivalence question.
@@ -81,6 +89,7 @@ class ReplicationResult:
     tolerance_pct: float
     context: list[str] = field(default_factory=list)
     rows: pd.DataFrame = field(default_factory=pd.DataFrame, repr=False)
+    host_timer: bool = False
 
     @property
     def verdict(self) -> Replication:
@@ -93,8 +102,15 @@ class ReplicationResult:
                 return outcome
         return Replication.REPRODUCED
 
+    @property
+    def interval(self) -> str:
+        """The method and coverage of the 90 % interval said beside each row's verdict
+        (:func:`~profiling_worker.bundle.schema.interval_words.line`)."""
+        return W.line(W.RATIO90, self.host_timer)
+
     def to_json(self) -> dict[str, object]:
-        """The verdict and one record per row (figures rounded for reading)."""
+        """The verdict, its method, its interval's method and coverage (``interval``) and one
+        record per row (figures rounded for reading)."""
         keep = [c for c in (C.ANNOTATION, J.CONFIG_LABEL, C.METRIC, C.UNIT,
                             J.BASELINE + J.AVG, J.BASELINE + C.RUNS, J.CANDIDATE + J.AVG,
                             J.CANDIDATE + C.RUNS, J.DIFF_PCT, CI90_LOWER_PCT, CI90_UPPER_PCT,
@@ -102,9 +118,8 @@ class ReplicationResult:
         rows = self.rows[keep].astype(object).where(self.rows[keep].notna(), None)
         return {"reference": self.reference, "replica": self.replica,
                 "tolerance_pct": self.tolerance_pct, "verdict": self.verdict.value,
-                "method": "two one-sided Welch t tests (TOST) at 5 % each on the relative "
-                          "difference, after the regression gate's comparability checks",
-                "context": self.context, "rows": rows.to_dict("records")}
+                "method": METHOD, "interval": self.interval, "context": self.context,
+                "rows": rows.to_dict("records")}
 
 
 def judge_replication(reference: GateSide, replica: GateSide,
@@ -130,7 +145,8 @@ def judge_replication(reference: GateSide, replica: GateSide,
                                 WHY)):
         rows[column] = [o[i] for o in out]
     rows[TOLERANCE_PCT] = tolerance_pct
-    return ReplicationResult(reference.job_id, replica.job_id, tolerance_pct, gate.context, rows)
+    return ReplicationResult(reference.job_id, replica.job_id, tolerance_pct, gate.context, rows,
+                             host_timer=gate.metric == C.HOST_TIME)
 
 
 def _side(row: Mapping[Hashable, Any], side: str) -> tuple[float, float, float]:
@@ -195,10 +211,11 @@ def runs_to_decide(diff_pct: float, rel_var: float, tol_pct: float, runs: int) -
 
 
 def markdown(result: ReplicationResult) -> str:
-    """A short Markdown summary: the verdict, the context, one line per row."""
+    """A short Markdown summary: the verdict, the context, one line per row, and the 90 %
+    interval's method and coverage (:attr:`ReplicationResult.interval`)."""
     lines = [f"## Replication of `{result.reference}` by `{result.replica}`: "
              f"**{result.verdict}** (tolerance ±{result.tolerance_pct:g} %, TOST)", ""]
     lines += [f"- not comparable: {c}" for c in result.context]
     for r in result.rows.to_dict("records"):
         lines.append(f"- {r[C.ANNOTATION]} {r[J.CONFIG_LABEL]}: **{r[VERDICT]}**: {r[WHY]}")
-    return "\n".join(lines) + "\n"
+    return "\n".join([*lines, "", result.interval]) + "\n"

@@ -2,9 +2,10 @@
 regression gate's Markdown, CLI text and JUnit): the interval's method and its coverage.
 
 The coverage is the method's own, from the recorded coverage study (``docs/statistics.md``):
-95 % for simulated normal runs, and on recorded H200 GPU timings the range of its coverage
-averaged over the recorded populations (or their ordered pairs, for an interval of two sides)
-at 3-20 runs (a side, for two), with its lowest population or pair. The figures are read from
+its nominal level for simulated normal runs (95 %; 90 % for the replication verdict's
+interval), and on recorded H200 GPU timings the range of its coverage averaged over the
+recorded populations (or their ordered pairs, for an interval of two sides) at 3-20 runs (a
+side, for two), with its lowest population or pair. The figures are read from
 ``interval_coverage.json`` beside this module, which ``python benchmarks/interval_coverage.py
 --write docs/statistics.md`` writes from the same simulation as the page's tables
 (``tests/unit/profiling_worker/test_interval_coverage.py`` recomputes and compares both).
@@ -24,13 +25,18 @@ from profiling_worker.bundle.number_text import counted
 
 #: The intervals, as the coverage study names them: the Student-t CI95 of a mean, Welch's CI95
 #: of a difference of two means, Fieller's CI95 of a ratio of two means (the gate's relative
-#: difference is that ratio minus 1).
-MEAN, DIFFERENCE, RATIO = "mean", "difference", "ratio"
+#: difference is that ratio minus 1), and Fieller's 90 % interval of that ratio (the replication
+#: verdict's: its TOST at 5 % a side holds when that interval lies inside the tolerance).
+MEAN, DIFFERENCE, RATIO, RATIO90 = "mean", "difference", "ratio", "ratio90"
 #: Each interval's method in a few words (the full statement: ``intervals.CI_METHOD``,
 #: ``intervals.RATIO_METHOD``).
 METHOD_NAMES = {MEAN: "Student-t CI95 of the mean",
                 DIFFERENCE: "Welch's CI95 of the difference of two means",
-                RATIO: "Fieller's CI95 of the ratio of two means (a % difference: ratio − 1)"}
+                RATIO: "Fieller's CI95 of the ratio of two means (a % difference: ratio − 1)",
+                RATIO90: "Fieller's 90 % interval of the ratio of two means (a % difference: "
+                         "ratio − 1; the TOST at 5 % a side)"}
+#: Each interval's nominal coverage (%): what it holds on simulated normal runs.
+NOMINAL_PCT = {MEAN: 95, DIFFERENCE: 95, RATIO: 95, RATIO90: 90}
 #: The recorded figures (benchmarks/interval_coverage.py writes them).
 FIGURES = Path(__file__).with_name("interval_coverage.json")
 
@@ -46,22 +52,22 @@ def figures() -> dict[str, Any]:
 
 
 def coverage(method: str, host_timer: bool = False) -> str:
-    """How often ``method``'s 95 % interval held (one sentence, no final stop; figures in %).
+    """How often ``method``'s interval held (one sentence, no final stop; figures in %).
 
     Args:
-        method: :data:`MEAN`, :data:`DIFFERENCE` or :data:`RATIO`.
+        method: :data:`MEAN`, :data:`DIFFERENCE`, :data:`RATIO` or :data:`RATIO90`.
         host_timer: the values are host wall-clock times (cpu backend): the study's H200 GPU
             figures are not theirs, and the sentence says so instead of giving them.
 
     Raises:
-        KeyError: ``method`` is none of the three.
+        KeyError: ``method`` is none of the four.
     """
     f = figures()
     own = f["methods"][method]
     # a mean's interval has one side: "runs a side" only where there are two
     side = "" if method == MEAN else " a side"
     runs = f"{f['runs_a_side'][0]}-{f['runs_a_side'][1]} runs{side}"
-    said = "95 % for simulated normal runs"
+    said = f"{NOMINAL_PCT[method]} % for simulated normal runs"
     if host_timer:
         return (f"{said}; measured on H200 GPU timings only ({runs}), not known for host "
                 "timings like these (docs/statistics.md)")

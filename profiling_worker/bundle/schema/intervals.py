@@ -53,6 +53,9 @@ UNBOUNDED_NOTE = ("unbounded: the baseline mean cannot be told from 0 at 95 % "
 MIN_RUNS = 2
 #: What a page says where a config has fewer than :data:`MIN_RUNS` runs.
 ONE_RUN_NOTE = "1 run per config: no spread, no CI95"
+#: What a page says where every run of a row read the same value (:func:`constant`).
+CONSTANT_NOTE = ("every run read the same value: StdDev 0, relative std dev 0 %, a CI95 of zero "
+                 "width")
 #: The statistics that need a spread: NaN below :data:`MIN_RUNS` runs.
 SPREAD_COLUMNS = (C.STD, C.CI95_LOWER, C.CI95_UPPER, C.RSD)
 
@@ -308,6 +311,15 @@ def with_ci95_half_pct(frame: pd.DataFrame) -> pd.DataFrame:
     out = frame.drop(columns=[C.CI95_HALF_PCT], errors="ignore")
     at = list(out.columns).index(C.STABLE) + 1 if C.STABLE in out else len(out.columns)
     out.insert(at, C.CI95_HALF_PCT, pct)
+    return out
+
+
+def constant(n: npt.ArrayLike, std: npt.ArrayLike) -> npt.NDArray[np.bool_]:
+    """Per row: at least :data:`MIN_RUNS` runs, all of one value (StdDev exactly 0): the spread
+    is defined and 0, so the CI95 has zero width and the relative std dev is 0 %
+    (:data:`CONSTANT_NOTE`), not a missing value as for one run."""
+    enough = np.asarray(n, dtype="float64") >= MIN_RUNS
+    out: npt.NDArray[np.bool_] = enough & (np.asarray(std, dtype="float64") == 0)
     return out
 
 

@@ -24,8 +24,9 @@ false-alarm rates on one-population data are tests/unit/test_populations.py's.
 Two screens skip the mixture's EM fit (four starts, numpy on a few values: most of a warm job's
 run audit) only where its outcome is known without it (issue 40):
 
-- the runs span less than :data:`MIN_SHIFT_PCT` of their median: no split of them can have
-  medians that far apart, so the answer is one population whatever either test finds;
+- the runs span less than :data:`MIN_SHIFT_PCT` of their median, or nothing (every run one
+  value, a median of 0 included): no split of them can have medians that far apart, so the
+  answer is one population whatever either test finds (Pettitt's p of identical runs is 1);
 - :func:`_mixture_gain_bound`: an upper bound of the log-likelihood a two-component mixture can
   gain over one normal under the conditions above is within the BIC margin, so no fit passes.
 """
@@ -155,9 +156,12 @@ def _finding(x: np.ndarray, mixture: tuple[np.ndarray, float] | None) -> Populat
 
 
 def _too_close_to_split(x: np.ndarray) -> bool:
-    """True when the runs span less than :data:`MIN_SHIFT_PCT` of their median: :func:`_split`
-    then finds one population for any split (each group's median lies within the span)."""
-    return float(np.max(x) - np.min(x)) < MIN_SHIFT_PCT / 100 * float(np.median(x))
+    """True when the runs span less than :data:`MIN_SHIFT_PCT` of their median, or span nothing
+    (all one value, 0 included, where the mixture's likelihood has no spread to divide by):
+    :func:`_split` then finds one population for any split (each group's median lies within
+    the span)."""
+    span = float(np.max(x) - np.min(x))
+    return span == 0 or span < MIN_SHIFT_PCT / 100 * float(np.median(x))
 
 
 def _split(x: np.ndarray, slow: np.ndarray, **figures: float | int | bool) -> Populations:
@@ -174,7 +178,8 @@ def _prefit(x: np.ndarray) -> tuple[float, float] | None:
     """(the std dev floor, one normal's log-likelihood) of runs ``x`` when a mixture must be
     fitted to know whether it passes; None when :func:`_mixture_gain_bound` rules every
     mixture out."""
-    floor = _SD_FLOOR * float(np.median(np.abs(x)))
+    # a median of 0 (most runs read 0) floors at the mean's scale: a 0 floor divides by 0
+    floor = _SD_FLOOR * (float(np.median(np.abs(x))) or float(np.mean(np.abs(x))))
     sd1 = max(float(np.std(x)), floor)
     loglik1 = float(np.sum(_log_normal(x, float(np.mean(x)), sd1)))
     if _mixture_gain_bound(x, floor) - loglik1 < _bic_gain_needed(len(x)) - _BOUND_SLACK:

@@ -363,9 +363,12 @@ def _clock_said(mhz: float, reference: float, clocked: int) -> tuple[bool, str]:
     """Whether a run's ``mhz`` is more than :data:`CLOCK_DROP_PCT` % below its config's median
     ``reference`` (of ``clocked`` runs with a clock), and the evidence: ``"1,515 MHz vs its
     config's median 1,560 MHz (-2.9 %; limit 5 %)"``. A config of one clocked run has nothing
-    to drop against: not low."""
+    to drop against: not low; nor has a median of 0 MHz or less (a clock read as 0)."""
     if clocked < 2:
         return False, f"{mhz:,.0f} MHz, its config's only run with a clock (no drop to judge)"
+    if not reference > 0:
+        return False, (f"{mhz:,.0f} MHz; its config's median clock reads {reference:,.0f} MHz "
+                       "(no drop to judge)")
     pct = 100 * (mhz / reference - 1)
     return (pct < -CLOCK_DROP_PCT,
             f"{mhz:,.0f} MHz vs its config's median {reference:,.0f} MHz ({pct:+.1f} %; "
@@ -540,6 +543,7 @@ def _idle(time: _Runs, tables: Mapping[str, pd.DataFrame], windows: _Windows | N
             continue
         inside = (t > t0 - gap_s) & (t < t0)
         busy, clocked = medians.get(key[:2], (float("nan"), 0))
+        clocked = clocked if busy > 0 else 0  # a median read as 0 MHz: no drop to judge
         low = clock < (1 - CLOCK_DROP_PCT / 100) * busy if clocked else np.zeros(len(t), bool)
         idle = inside & (idle_bit | low)
         gap = f"{1e3 * gap_s:.3g} ms without the job's kernels before the run"

@@ -89,3 +89,24 @@ def test_the_doors_summary_says_the_ci95s_method_and_coverage(door: Door) -> Non
 
     summary = door.job_summary(JOB)
     assert "rows" in summary["durations"] and summary["ci95"] == W.line(W.MEAN)
+    # so do the analyses whose tables carry CI95 bounds (the Stability and Size sweep pages')
+    for key in ("stability", "sweep"):
+        answer = door.analysis_table(JOB, key)
+        assert "CI95_Lower" in answer["rows"][0] and answer["interval"] == W.line(W.MEAN), key
+    assert "interval" not in door.analysis_table(JOB, "bound")
+
+
+def test_the_doors_verdict_says_its_intervals_method_and_coverage(door: Door) -> None:
+    """compare_jobs gave each row's reason with its 95 % interval ("95 % CI -0.41 .. +0.12 %")
+    and no word of its method or coverage: it carries the line under the CLI's Markdown table
+    and in its JUnit properties (``report.interval_line``), from the same figures."""
+    from profiling_worker.bundle.gate import report
+    from profiling_worker.bundle.schema import interval_words as W
+    from app.core.share.verdict import judged
+
+    said = door.compare_jobs("h200-cupti-gate-base", "h200-cupti-gate-again")
+    result = judged(*(load_bundle(SCENARIOS / j)
+                      for j in ("h200-cupti-gate-base", "h200-cupti-gate-again")))
+    assert any("95 % CI" in r["reason"] for r in said["rows"])
+    assert said["interval"] == report.interval_line(result) == W.line(W.RATIO)
+    assert report.interval_line(result) in report.markdown(result)

@@ -10,7 +10,7 @@ from profiling_worker.bundle.schema import interval_words as W
 FIGURES = W.figures()
 
 
-@pytest.mark.parametrize("method", [W.MEAN, W.DIFFERENCE, W.RATIO])
+@pytest.mark.parametrize("method", [W.MEAN, W.DIFFERENCE, W.RATIO, W.RATIO90])
 def test_each_method_says_its_own_range_lowest_and_populations(method: str) -> None:
     own = FIGURES["methods"][method]
     said = W.line(method)
@@ -54,7 +54,7 @@ def test_the_methods_are_named() -> None:
     assert "Fieller" in W.line(W.RATIO) and "ratio − 1" in W.line(W.RATIO)
 
 
-@pytest.mark.parametrize("method", [W.MEAN, W.DIFFERENCE, W.RATIO])
+@pytest.mark.parametrize("method", [W.MEAN, W.DIFFERENCE, W.RATIO, W.RATIO90])
 def test_host_timings_get_no_h200_figures(method: str) -> None:
     said = W.line(method, host_timer=True)
     assert W.METHOD_NAMES[method] in said

@@ -19,7 +19,7 @@ from profiling_worker.bundle.gate.replication import (CI90_LOWER_PCT, CI90_UPPER
                                                       RUNS_TO_DECIDE, VERDICT, WHY, Replication,
                                                       judge_replication, runs_to_decide)
 from profiling_worker.bundle.gate.sides import GateSide
-from profiling_worker.bundle.schema import columns as C
+from profiling_worker.bundle.schema import columns as C, interval_words as W
 from profiling_worker.bundle.schema.manifest import read_manifest
 from tests.scenarios import SCENARIOS
 
@@ -110,6 +110,10 @@ def test_cli_judges_a_recorded_pair(tmp_path):
     assert event["verdict"] == "reproduced" and len(event["rows"]) == 3
     assert md.read_text().startswith("## Replication of `h200-cupti-gate-base` by "
                                      "`h200-cupti-gate-again`: **reproduced**")
+    # the 90 % interval beside each verdict comes with its method and measured coverage
+    said = W.line(W.RATIO90)
+    assert event["interval"] == said and md.read_text().endswith(said + "\n")
+    assert "Fieller's pivot" in event["method"]
 
 
 def test_cli_reruns_a_cpu_bundles_spec_and_judges_the_pair(tmp_path):
@@ -128,6 +132,8 @@ def test_cli_reruns_a_cpu_bundles_spec_and_judges_the_pair(tmp_path):
     # a busy 2-core host makes cpu jobs not comparable (the gate's contention check); else a
     # verdict with its figures
     assert event["verdict"] in {r.value for r in Replication} and len(event["rows"]) == 1
+    # host timings were never part of the coverage study: no H200 figure is said for them
+    assert event["interval"] == W.line(W.RATIO90, host_timer=True)
 
 
 def test_cli_refuses_an_existing_folder_and_a_bundle_without_spec(tmp_path):
