@@ -45,19 +45,22 @@ def child(root: Path, results: Path, job: str, warm: int, page: str | None = Non
     if page:
         at.run()
         at.switch_page(f"app_pages/{page}.py")
-    times = []
+    times, cpu = [], []
     for _ in range(1 + warm):
-        start = time.perf_counter()
+        start, start_cpu = time.perf_counter(), time.process_time()
         at.run()
         times.append(time.perf_counter() - start)
+        cpu.append(time.process_time() - start_cpu)  # every thread of this interpreter
         assert not at.exception and at.get("plotly_chart"), at.exception
-    print(json.dumps({"cold": times[0], "warm": statistics.median(times[1:])}))
+    print(json.dumps({"cold": times[0], "warm": statistics.median(times[1:]),
+                      "cpu_cold": cpu[0], "cpu_warm": statistics.median(cpu[1:])}))
 
 
 def measure(configs: int, rounds: int, warm: int, baseline: Path,
             results: Path | None, page: str | None = None) -> dict[str, Any]:
     """Cold and warm seconds per side and round (of ``page``'s first and later visits, if set),
-    the paired ratios dash / base, the load."""
+    wall (``times_s``) and the interpreter's CPU (``cpu_s``), their paired ratios dash / base,
+    the load."""
     sys.path.insert(0, str(REPO))
     from benchmarks.paired import paired_ratio
     from benchmarks.results_page_scale import build_scale_bundle
@@ -68,6 +71,7 @@ def measure(configs: int, rounds: int, warm: int, baseline: Path,
         build_scale_bundle(results / job, configs=configs, runs=10)
     roots = {"dash": REPO, "base": baseline}
     times: dict[str, list[float]] = {f"{n}_{k}": [] for n in roots for k in ("cold", "warm")}
+    cpu: dict[str, list[float]] = {key: [] for key in times}
     load_before = os.getloadavg()
     for i in range(rounds):
         for name in (["dash", "base"] if i % 2 == 0 else ["base", "dash"]):
@@ -81,10 +85,13 @@ def measure(configs: int, rounds: int, warm: int, baseline: Path,
             got = json.loads(out.stdout.strip().splitlines()[-1])
             for kind in ("cold", "warm"):
                 times[f"{name}_{kind}"].append(got[kind])
+                cpu[f"{name}_{kind}"].append(got[f"cpu_{kind}"])
     return {"configs": configs, "page": page, "rounds": rounds, "warm_runs": warm,
             "times_s": times,
             "ratios": {k: paired_ratio(times[f"dash_{k}"], times[f"base_{k}"])
                        for k in ("cold", "warm")},
+            "cpu_s": cpu, "cpu_ratios": {k: paired_ratio(cpu[f"dash_{k}"], cpu[f"base_{k}"])
+                                         for k in ("cold", "warm")},
             "cpus": os.cpu_count(), "load_average_before": load_before,
             "load_average_after": os.getloadavg()}
 
@@ -115,6 +122,10 @@ def main() -> None:
 
     for kind, r in out["ratios"].items():
         print(f"  {kind} dash / base: {ratio_line(r)}")
+    for key, values in out["cpu_s"].items():
+        print(f"  {key} CPU: median {statistics.median(values):.2f} s")
+    for kind, r in out["cpu_ratios"].items():
+        print(f"  {kind} CPU dash / base: {ratio_line(r)}")
     if args.json:
         args.json.write_text(json.dumps(out, indent=2))
 

@@ -3,7 +3,7 @@ values with their CI band, and drift over the run index (pure pandas)."""
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Hashable, Mapping
 from dataclasses import dataclass
 from typing import Any
 
@@ -162,7 +162,7 @@ def _scaled_aggregate(bundle: Bundle, options: StabilityOptions) -> pd.DataFrame
     return frame
 
 
-def _note(row: Mapping[str, Any]) -> str:
+def _note(row: Mapping[Hashable, Any]) -> str:
     notes = []
     if row.get(C.NUM_RUNS, intervals.MIN_RUNS) < intervals.MIN_RUNS:
         notes.append(f"{intervals.ONE_RUN_NOTE}: not stable")
