@@ -576,7 +576,8 @@ def big_sweep_nav_ab_text(run: str) -> str:
         f"to {names[k]} {med(nav['dash'][k]):.1f} s (before {med(nav['base'][k]):.1f} s, "
         f"{len(nav['dash'][k])} clicks each), after / before {ratio_text(raw['nav_ratios'][k])}"
         for k in sorted(nav["dash"], reverse=True))
-    return f"{raw['configs']:,} configs, in an open dashboard: a click {clicks}; {_rounds_load(raw)}"
+    return (f"{raw['configs']:,} configs, in an open dashboard: a click {clicks}; "
+            f"{_rounds_load(raw)}")
 
 
 def big_sweep_server_text(run: str) -> str:

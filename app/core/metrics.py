@@ -95,7 +95,7 @@ def with_labels(frame: pd.DataFrame, params: tuple[str, ...]) -> pd.DataFrame:
     """``frame`` plus a ``ConfigLabel`` column (``n=512``)."""
     out = frame.copy()
     present = [p for p in params if p in out]
-    # column by column: a Series per row (iterrows) took most of the time at 3,000 rows
+    # column by column: iterrows built a pandas Series per row (3,000 rows on a 1,000-config sweep)
     if not len(out):
         labels: list[str] = []
     elif present:
