@@ -26,7 +26,9 @@ any Streamlit page with a plotly chart takes on the machine at that load, for re
 
 With ``--clicks`` each dashboard's warm server is also used as an open dashboard is: from the
 Size sweep, a click on the page bar's Stability link and one back on its Size sweep link,
-twice, each timed from the click event to that page's chart drawn (``page_speed.click_times``).
+twice, each timed from the click event to that page's chart drawn (``page_speed.click_times``);
+with ``--baseline`` too, each page's clicks are paired click by click (the same round and place
+in it: a first visit with a first visit).
 
 Usage: ``python benchmarks/big_sweep_page.py [--configs 1000] [--rounds 3] [--baseline DIR]
 [--bare] [--trace] [--clicks] [--results DIR] [--json out.json]``; prints seconds.
@@ -74,7 +76,8 @@ def measure(configs: int, rounds: int, baseline: Path | None = None, bare: bool 
     (``cpu_ratios``). ``clicks``: also, on each dashboard's warm server in a fresh context, the
     seconds from a click on a link of the page bar to that page's chart drawn
     (:data:`NAV_CLICKS`, ``page_speed.click_times``; ``nav_s``: per side and url path, the
-    Size sweep's as ``sweep``), what a user of an open dashboard waits for."""
+    Size sweep's as ``sweep``), what a user of an open dashboard waits for, and with
+    ``baseline`` their paired ratios dash / base per page (``nav_ratios``)."""
     from playwright.sync_api import sync_playwright
 
     results = results or Path(tempfile.mkdtemp(prefix="big-sweep-"))
@@ -120,11 +123,14 @@ def measure(configs: int, rounds: int, baseline: Path | None = None, bare: bool 
                for kind in ("cold", "warm")} if baseline else {})
     cpu_ratios = ({kind: paired_ratio(cpu[f"dash_{kind}"], cpu[f"base_{kind}"])
                    for kind in ("cold", "warm")} if baseline and trace else {})
+    nav_ratios = ({path: paired_ratio(nav["dash"][path], nav["base"][path])
+                   for path in nav["dash"]} if baseline and clicks else {})
     return {"configs": configs, "per_run_rows": rows, "rounds": rounds, "times_s": times,
             "cpu_ms": cpu, "cpu_ratios": cpu_ratios,
             "svg_nodes": {n: v[0] for n, v in nodes.items()},
             "x_tick_labels": {n: v[1] for n, v in nodes.items()}, "ratios": ratios,
-            "nav_s": nav, "cpus": os.cpu_count(), "load_average_before": load_before,
+            "nav_s": nav, "nav_ratios": nav_ratios, "cpus": os.cpu_count(),
+            "load_average_before": load_before,
             "load_average_after": os.getloadavg()}
 
 
@@ -176,6 +182,8 @@ def main() -> None:
         for path, values in pages.items():
             print(f"  {name} click to {path}: median {statistics.median(values):.2f} s "
                   f"{[round(v, 2) for v in values]}")
+    for path, r in out["nav_ratios"].items():
+        print(f"  click to {path} dash / base: {ratio_line(r)}")
     print(f"  chart SVG nodes {out['svg_nodes']}, x tick labels {out['x_tick_labels']}")
     if args.json:
         args.json.write_text(json.dumps(out, indent=2))

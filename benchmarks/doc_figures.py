@@ -564,17 +564,46 @@ BIG_SWEEP_RUNS = ("big-sweep-1205-1000", "big-sweep-1205-10000", "big-sweep-1205
 BIG_SWEEP_ALONE_RUNS = ("big-sweep-1205-quiet-1000", "big-sweep-1206-s19-quiet")
 #: Big-sweep page runs with in-app navigation (``big_sweep_page.py --bare --clicks``).
 BIG_SWEEP_NAV_RUNS = ("big-sweep-1206-s19-clicks",)
+#: Big-sweep page runs with in-app navigation paired against a baseline (``--clicks
+#: --baseline``).
+BIG_SWEEP_NAV_AB_RUNS = ("big-sweep-1206-s20-stab",)
 #: Server script runs of the page, paired (``benchmarks/big_sweep_server.py --json``).
 BIG_SWEEP_SERVER_RUNS = ("big-sweep-server-1205-10000", "big-sweep-server-1205-10000-r8",
-                         "big-sweep-server-1205-s10-1000")
+                         "big-sweep-server-1205-s10-1000", "big-sweep-server-1206-s20-stab-1000")
+
+
+def big_sweep_nav_ab_text(run: str) -> str:
+    """``1,000 configs, in an open dashboard: a click to Stability 0.9 s (before 2.2 s, 6
+    clicks each), after / before 0.41 (CI95 ...): met; to the Size sweep ...; 3 rounds, load
+    average ...`` (medians; each page's clicks paired click by click)."""
+    raw = json.loads((HERE / "cpu" / f"{run}.json").read_text())
+    med, nav = statistics.median, raw["nav_s"]
+    names = {"sweep": "the Size sweep", "stability": "Stability"}
+    clicks = "; ".join(
+        f"to {names[k]} {med(nav['dash'][k]):.1f} s (before {med(nav['base'][k]):.1f} s, "
+        f"{len(nav['dash'][k])} clicks each), after / before {ratio_text(raw['nav_ratios'][k])}"
+        for k in sorted(nav["dash"], reverse=True))
+    return (f"{raw['configs']:,} configs, in an open dashboard: a click {clicks}; "
+            f"{_rounds_load(raw)}")
 
 
 def big_sweep_server_text(run: str) -> str:
     """``10,000 configs: the page's script run cold 12.9 s (before 12.7 s), warm 0.27 s (before
     0.55 s); cold after / before ...; warm after / before ...; 4 rounds, load average ...``
-    (medians of the rounds; a round's warm time is the median of its warm runs)."""
+    (medians of the rounds; a round's warm time is the median of its warm runs); of a page
+    timed after the Size sweep (``--page``): ``the stability page's script run after the Size
+    sweep's, CPU: first visit ... s (before ... s), later visits ...; ...``."""
     raw = json.loads((HERE / "cpu" / f"{run}.json").read_text())
-    t, med = raw["times_s"], statistics.median
+    t, med, page = raw["times_s"], statistics.median, raw.get("page")
+    if page:  # the interpreter's CPU seconds where the run has them, else wall seconds
+        c, r, what = ((raw["cpu_s"], raw["cpu_ratios"], "CPU") if "cpu_s" in raw
+                      else (t, raw["ratios"], "wall"))
+        return (f"{raw['configs']:,} configs: the {page} page's script run after the Size "
+                f"sweep's, {what}: first visit {med(c['dash_cold']):.1f} s (before "
+                f"{med(c['base_cold']):.1f} s), later visits {med(c['dash_warm']):.1f} s "
+                f"(before {med(c['base_warm']):.1f} s); first visit after / before "
+                f"{ratio_text(r['cold'])}; later visits after / before {ratio_text(r['warm'])}; "
+                f"{_rounds_load(raw)}")
     return (f"{raw['configs']:,} configs: the page's script run cold {med(t['dash_cold']):.1f} s "
             f"(before {med(t['base_cold']):.1f} s), warm {med(t['dash_warm']):.2f} s (before "
             f"{med(t['base_warm']):.2f} s); cold after / before {ratio_text(raw['ratios']['cold'])}"
@@ -930,6 +959,8 @@ def claims() -> list[tuple[str, str]]:
         out.append(("docs/performance.md", big_sweep_alone_text(run)))
     for run in BIG_SWEEP_NAV_RUNS:
         out.append(("docs/performance.md", big_sweep_nav_text(run)))
+    for run in BIG_SWEEP_NAV_AB_RUNS:
+        out.append(("docs/performance.md", big_sweep_nav_ab_text(run)))
     for run in BIG_SWEEP_CPU_RUNS:
         out.append(("docs/performance.md", big_sweep_cpu_text(run)))
     for run in BIG_SWEEP_SERVER_RUNS:

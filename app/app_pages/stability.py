@@ -14,6 +14,7 @@ from app.core.views.stability import (StabilityOptions, metric_choices, short_ke
 from app.ui import analysis, cached, deep_dive_action, notes, run_audit, state
 from app.ui import time_unit as time_unit_control
 from app.core.markdown import esc
+from app.core.views.run_audit import badge_frame
 from app.core import frame_columns as F
 
 PAGE = "stability"  # widget keys of this page: state.key(PAGE, field)
@@ -60,7 +61,8 @@ with above_chart:
     run_audit.badges(bundle, PAGE)
     notes.few_runs(summary)
     notes.auto_runs(bundle, "stability")
-    st.caption(f"{esc(stable_text(summary, bundle))} In the table, {C.CI95_HALF_PCT} beside "
+    said = stable_text(summary, cached.view(badge_frame, bundle))  # badges: cached above
+    st.caption(f"{esc(said)} In the table, {C.CI95_HALF_PCT} beside "
                f"{C.STABLE}: the CI95's half-width in % of the mean; a stable row of 3 runs can "
                "be wider than an unstable one of 100. " + W.line(W.MEAN, bundle.host_timer))
     short = short_kernels_text(summary, bundle.duration_metric)

@@ -9,8 +9,9 @@ import streamlit as st
 from profiling_worker.bundle.loader import Bundle
 from app.core.markdown import esc
 from app.core.views.run_audit import (PAGE_EVIDENCE, audit_source, badge_frame, badge_text,
-                                      chart_audit_notes, failed_pairs_text, flagged_frame,
-                                      flags_said, points_of, slow_configs_text, unread_note)
+                                      chart_audit_notes, failed_pairs_text, failed_rows,
+                                      flagged_frame, flags_said, points_of, slow_configs_text,
+                                      unread_note)
 from app.ui import cached, panels, state
 from profiling_worker.bundle.schema import columns as C, run_audit as A
 
@@ -37,7 +38,7 @@ def badges(bundle: Bundle, page: str) -> None:
         st.caption(f"What a failed check says. {esc(said)}. Each run's evidence: “Run audit: "
                    "the checks and their evidence”, further down.")
         # a badge's help= drew its label twice (a second, hidden badge): the evidence here
-        failed = frame[frame["Passed"] < frame[C.RUNS]]
+        failed = failed_rows(frame)
         st.caption("The failed badges' evidence (each check's first flagged run): "
                    f"{esc(failed_pairs_text(bundle, failed))}.")
     if slow := cached.view(slow_configs_text, bundle):  # no failure: a config's steady clock

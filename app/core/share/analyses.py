@@ -40,7 +40,8 @@ from app.core.views.kernels import kernel_counts_frame
 from app.core.views.chart_units import kernels_table, memory_table
 from app.core.views.memory import MemoryOptions, fusion_frame, fusion_pairs
 from app.core.views.roofline import roofline_ceilings, roofline_table
-from app.core.views.run_audit import REPORT_EVIDENCE, chart_audit_notes, points_of
+from app.core.views.run_audit import (REPORT_EVIDENCE, badge_frame, chart_audit_notes,
+                                      points_of)
 from app.core.views.stability import stability_runs_frame, stable_text
 from app.core.views.sweep import sweep_x
 from app.core.views.timeline import timeline_view
@@ -109,8 +110,8 @@ def _audit_notes(bundle: Bundle, section: H.Section, points: pd.DataFrame) -> No
 def _stability(bundle: Bundle, table: Table, section: H.Section) -> None:
     frame = table()
     _few_runs(section, frame)
-    section.add(H.paragraph(f"{stable_text(frame, bundle)} {C.CI95_HALF_PCT} beside each "
-                            "flag is the CI95's half-width in % of the mean. "
+    section.add(H.paragraph(f"{stable_text(frame, badge_frame(bundle))} {C.CI95_HALF_PCT} "
+                            "beside each flag is the CI95's half-width in % of the mean. "
                             + W.line(W.MEAN, bundle.host_timer)),
                 H.figure(build_stability_figure(frame, bundle.host_timer), "stability",
                          job_colors(bundle)), H.table(frame))

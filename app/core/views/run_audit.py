@@ -263,8 +263,13 @@ def _checks_named(flags: "pd.Series[str]") -> set[str]:
 
 def failed_frame(bundle: Bundle) -> pd.DataFrame:
     """The rows of :func:`badge_frame` where some run did not pass (a flag or not checked)."""
-    frame = badge_frame(bundle)
-    return frame[frame["Passed"] < frame[C.RUNS]]
+    return failed_rows(badge_frame(bundle))
+
+
+def failed_rows(badges: pd.DataFrame) -> pd.DataFrame:
+    """The rows of ``badges`` (a :func:`badge_frame`, e.g. a cached one) where some run did not
+    pass."""
+    return badges[badges["Passed"] < badges[C.RUNS]]
 
 
 def failed_pairs_text(bundle: Bundle, failed: pd.DataFrame) -> str:

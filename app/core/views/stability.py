@@ -3,7 +3,9 @@ values with their CI band, and drift over the run index (pure pandas)."""
 
 from __future__ import annotations
 
+from collections.abc import Hashable, Mapping
 from dataclasses import dataclass
+from typing import Any
 
 import numpy as np
 import pandas as pd
@@ -14,7 +16,7 @@ from app.core import derived, metric_roles
 from profiling_worker.bundle.loader import Bundle
 from app.core.metrics import MissingData, available_metrics, keys_of, with_labels
 from app.core import frame_columns as F
-from app.core.views.run_audit import failed_frame, failed_pairs_text
+from app.core.views.run_audit import failed_pairs_text, failed_rows
 
 #: Below this mean duration (ns) launch overhead and timer jitter dominate the spread.
 SHORT_KERNEL_NS = 10_000.0
@@ -40,9 +42,13 @@ def short_kernels_text(summary: pd.DataFrame, duration_metric: str) -> tuple[str
             + ("; the measured time includes launch overhead"
                if duration_metric in _REGION_TIMERS else "") + ".")
     return text, bool(short[C.STABLE].astype(bool).all())
-def stable_text(summary: pd.DataFrame, bundle: Bundle) -> str:
+
+
+def stable_text(summary: pd.DataFrame, badges: pd.DataFrame) -> str:
     """The page's and the report's count of stable pairs of :func:`stability_frame`, and how it
-    relates to the run audit (:func:`~app.core.views.run_audit.failed_frame`): the RSD is over
+    relates to the run audit (``badges``: the job's
+    :func:`~app.core.views.run_audit.badge_frame`, which the page has cached: computed here on
+    every script run, it was most of a 1,000-config sweep's Stability page): the RSD is over
     every recorded run, passed or not (the audit drops none: a pair whose runs all failed would
     have nothing left), so a stable pair whose runs failed the audit is named with its failed
     checks, as its badge says. Plain text, e.g. ``"15 of 15 annotation × config pairs are
@@ -51,8 +57,8 @@ def stable_text(summary: pd.DataFrame, bundle: Bundle) -> str:
     stable = summary[summary[C.STABLE].astype(bool)]
     said = (f"{len(stable)} of {len(summary)} annotation × config pairs are stable "
             f"(RSD < {C.STABLE_RSD_PCT:g} %), over every recorded run")
-    failed = failed_frame(bundle).merge(stable[[C.ANNOTATION, C.CONFIG]],
-                                        on=[C.ANNOTATION, C.CONFIG])
+    failed = failed_rows(badges).merge(stable[[C.ANNOTATION, C.CONFIG]],
+                                       on=[C.ANNOTATION, C.CONFIG])
     if failed.empty:
         return said + "."
     return (f"{said}; {len(failed)} of them have runs that failed the run audit, so stable "
@@ -121,29 +127,42 @@ def stability_frame(bundle: Bundle, options: StabilityOptions) -> pd.DataFrame:
         MissingData: the job has no rows for the metric.
     """
     metric = _metric(bundle, options)
+    frame = _scaled_aggregate(bundle, options)
     agg = bundle.table(C.TABLE_AGGREGATED)
-    if agg.empty or C.METRIC not in agg or not (agg[C.METRIC] == metric).any():
-        raise MissingData(f"This job has no {metric} values.",
-                          "Pick another metric, or a job that finished.")
-    frame = agg[agg[C.METRIC] == metric].copy()
-    ns_mean = frame[C.AVG].astype(float)
-    scale, unit = _scale(bundle, options)
-    for col in STAT_COLUMNS:
-        if col in frame:
-            frame[col] = frame[col].astype(float) / scale
-    frame[C.UNIT] = unit if unit else _units(frame)
+    ns_mean = agg.loc[agg[C.METRIC] == metric, C.AVG].astype(float)  # before the unit's scale
     is_time = metric in C.DURATION_METRICS
     frame[F.SHORT_KERNEL] = (ns_mean < SHORT_KERNEL_NS).to_numpy() if is_time else False
     drift = _drift(bundle, metric)
     frame = frame.merge(drift, on=[C.ANNOTATION, C.CONFIG], how="left")
-    frame[F.NOTE] = [_note(r) for _, r in frame.iterrows()]
+    frame[F.NOTE] = [_note(r) for r in frame.to_dict("records")]  # dicts: no Series per row
     keep = [*keys_of(bundle, frame), C.METRIC, C.UNIT, C.NUM_RUNS, *STAT_COLUMNS, C.RSD, C.STABLE,
             C.CI95_HALF_PCT, F.SHORT_KERNEL, F.DRIFT_PCT_OVER_RUNS, F.NOTE]
     return with_labels(frame[[c for c in keep if c in frame]].reset_index(drop=True),
                        bundle.parameters)
 
 
-def _note(row: pd.Series) -> str:
+def _scaled_aggregate(bundle: Bundle, options: StabilityOptions) -> pd.DataFrame:
+    """The aggregated table's rows of the metric (a copy, its index kept), the statistics in
+    the options' unit, with their Unit.
+
+    Raises:
+        MissingData: the job has no rows for the metric.
+    """
+    metric = _metric(bundle, options)
+    agg = bundle.table(C.TABLE_AGGREGATED)
+    if agg.empty or C.METRIC not in agg or not (agg[C.METRIC] == metric).any():
+        raise MissingData(f"This job has no {metric} values.",
+                          "Pick another metric, or a job that finished.")
+    frame = agg[agg[C.METRIC] == metric].copy()
+    scale, unit = _scale(bundle, options)
+    for col in STAT_COLUMNS:
+        if col in frame:
+            frame[col] = frame[col].astype(float) / scale
+    frame[C.UNIT] = unit if unit else _units(frame)
+    return frame
+
+
+def _note(row: Mapping[Hashable, Any]) -> str:
     notes = []
     if row.get(C.NUM_RUNS, intervals.MIN_RUNS) < intervals.MIN_RUNS:
         notes.append(f"{intervals.ONE_RUN_NOTE}: not stable")
@@ -165,21 +184,35 @@ def _unstable(rsd: float | None) -> str:
 
 
 def _drift(bundle: Bundle, metric: str) -> pd.DataFrame:
-    """Linear trend of the value over the run index, as % of the mean across all runs."""
+    """Linear trend of the value over the run index, as % of the mean across all runs: the
+    least-squares slope x (last run - first run) / |mean|, for a pair of 3+ runs over 2+ run
+    indices and a mean other than 0 (else NaN)."""
     runs = bundle.table(C.TABLE_RUNS)
     cols = [C.ANNOTATION, C.CONFIG, F.DRIFT_PCT_OVER_RUNS]
     if runs.empty or C.METRIC not in runs:
         return pd.DataFrame(columns=cols)
-    rows = []
-    for (annotation, config), group in runs[runs[C.METRIC] == metric].groupby(
-            [C.ANNOTATION, C.CONFIG], sort=False):
-        x, y = group[C.RUN].to_numpy(float), group[C.VALUE].to_numpy(float)
-        pct = np.nan
-        if len(x) >= 3 and np.ptp(x) > 0 and y.mean() != 0:
-            slope = np.polyfit(x, y, 1)[0]
-            pct = 100.0 * slope * (x.max() - x.min()) / abs(y.mean())
-        rows.append({C.ANNOTATION: annotation, C.CONFIG: config, F.DRIFT_PCT_OVER_RUNS: pct})
-    return pd.DataFrame(rows, columns=cols)
+    mine = runs[runs[C.METRIC] == metric]
+    if mine.empty:
+        return pd.DataFrame(columns=cols)
+    # every pair at once (a fit per pair in a loop was most of a 1,000-config sweep's page);
+    # sums by bincount, so a NaN value gives its pair NaN as the fit did
+    groups = mine.groupby([C.ANNOTATION, C.CONFIG], sort=False, observed=True)
+    code = groups.ngroup().to_numpy()
+    keyed = code >= 0  # a row without an annotation or config is in no pair (-1)
+    code = code[keyed]
+    x, y = (mine[col].to_numpy(float)[keyed] for col in (C.RUN, C.VALUE))
+    n = np.bincount(code)
+    x_mean, y_mean = np.bincount(code, x) / n, np.bincount(code, y) / n
+    dx = x - x_mean[code]
+    span = (groups[C.RUN].max() - groups[C.RUN].min()).to_numpy(float)
+    with np.errstate(divide="ignore", invalid="ignore"):  # one run index, a zero mean: NaN
+        slope = np.bincount(code, dx * (y - y_mean[code])) / np.bincount(code, dx * dx)
+        pct = np.where((n >= 3) & (span > 0) & (y_mean != 0),
+                       100.0 * slope * span / np.abs(y_mean), np.nan)
+    keys = groups.size().index
+    return pd.DataFrame({C.ANNOTATION: keys.get_level_values(0).tolist(),
+                         C.CONFIG: keys.get_level_values(1).tolist(),
+                         F.DRIFT_PCT_OVER_RUNS: pct}, columns=cols)
 
 
 def stability_runs_frame(bundle: Bundle, options: StabilityOptions) -> pd.DataFrame:
@@ -200,8 +233,10 @@ def stability_runs_frame(bundle: Bundle, options: StabilityOptions) -> pd.DataFr
     scale, unit = _scale(bundle, options)
     frame[C.VALUE] = frame[C.VALUE].astype(float) / scale
     frame[C.UNIT] = unit if unit else _units(frame)
-    summary = stability_frame(bundle, options)[[C.ANNOTATION, C.CONFIG, C.AVG, C.CI95_LOWER,
-                                                 C.CI95_UPPER]]
+    # the summary's mean and CI95 without the rest of stability_frame (its drift of every
+    # pair): the page has that frame already, for every config
+    summary = _scaled_aggregate(bundle, options)[[C.ANNOTATION, C.CONFIG, C.AVG, C.CI95_LOWER,
+                                                  C.CI95_UPPER]]
     frame = frame.merge(summary, on=[C.ANNOTATION, C.CONFIG], how="left")
     keep = [*keys_of(bundle, frame), C.RUN, C.VALUE, C.UNIT, C.AVG, C.CI95_LOWER, C.CI95_UPPER]
     return with_labels(frame[keep].reset_index(drop=True), bundle.parameters)

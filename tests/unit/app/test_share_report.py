@@ -215,7 +215,7 @@ def test_a_job_whose_runs_failed_the_audit_is_never_called_clean() -> None:
     given a planted clock drop (runs 0-2 at 90 %)."""
     from html import unescape
 
-    from app.core.views.run_audit import failed_text
+    from app.core.views.run_audit import badge_frame, failed_text
     from app.core.views.stability import stable_text
     from tests.scenarios import with_clock_drop
 
@@ -227,7 +227,7 @@ def test_a_job_whose_runs_failed_the_audit_is_never_called_clean() -> None:
             "(-9.7 %; limit 5 %)") in failed
     assert "every check passed" not in html and "every run passed the run audit" not in html
     assert failed[1:] in html
-    said = stable_text(stability_frame(bundle, StabilityOptions()), bundle)
+    said = stable_text(stability_frame(bundle, StabilityOptions()), badge_frame(bundle))
     assert said.startswith("15 of 15 annotation × config pairs are stable (RSD < 2 %), over "
                            "every recorded run; 3 of them have runs that failed the run audit")
     assert said in html
@@ -254,7 +254,7 @@ def test_a_cpu_job_on_a_contended_cpu_carries_the_pages_warnings(tmp_path: Path)
     from html import unescape
 
     from app.core.share.job import contention_note, host_timer_note
-    from app.core.views.run_audit import failed_text
+    from app.core.views.run_audit import badge_frame, failed_text
     from tests.contended_cpu import record_contended_job
 
     proc = record_contended_job(tmp_path / "busy")

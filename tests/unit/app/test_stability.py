@@ -2,12 +2,16 @@
 
 from __future__ import annotations
 
+import dataclasses
+
+import numpy as np
 import pandas as pd
 import pytest
 from bundled import bundled
 
 from app.core.figures.stability import build_runs_figure, build_stability_figure
 from app.core.metrics import MissingData
+from app.core.views import stability as stability_view
 from app.core.views.stability import (StabilityOptions, metric_choices, opening_options,
                                       stability_frame, stability_runs_frame)
 from profiling_worker.bundle.schema import columns as C
@@ -101,3 +105,56 @@ def test_the_page_opens_on_its_first_metric() -> None:
     assert metric_choices(bundle)[0] == "gpu__time_duration.sum"
     assert opening_options(bundle) == StabilityOptions(metric="gpu__time_duration.sum",
                                                        time_unit="µs")
+
+
+def _polyfit_drift(runs: pd.DataFrame) -> dict[tuple[str, int], float]:
+    """The drift as the view computed it before issue 37's 1,000-config sweep: a least-squares
+    fit per pair, the slope x (last - first run index) as a % of |mean|."""
+    out = {}
+    for (annotation, config), group in runs.groupby([C.ANNOTATION, C.CONFIG], sort=False):
+        x, y = group[C.RUN].to_numpy(float), group[C.VALUE].to_numpy(float)
+        pct = np.nan
+        if len(x) >= 3 and np.ptp(x) > 0 and y.mean() != 0:
+            pct = 100.0 * np.polyfit(x, y, 1)[0] * np.ptp(x) / abs(y.mean())
+        out[(annotation, config)] = pct
+    return out
+
+
+@pytest.mark.parametrize("job", ["h200-ncu-matmul-sweep", "h200-cupti-stability",
+                                 "h200-cupti-elementwise", "h200-cupti-timeline"])
+def test_the_drift_is_each_pairs_least_squares_slope(job: str) -> None:
+    """The drift of every pair at once (issue 37) is what a fit per pair gives, on recorded
+    runs and on added pairs of 2 runs, of one run index and of a zero mean (NaN, as the fit's)."""
+    bundle = bundled(job)
+    metric = metric_choices(bundle)[0]
+    runs = bundle.table(C.TABLE_RUNS)
+    runs = runs[runs[C.METRIC] == metric]
+    edited = pd.concat([runs, runs.iloc[:2].assign(**{C.CONFIG: -1}),
+                        runs.iloc[:4].assign(**{C.CONFIG: -2, C.RUN: 3}),
+                        runs.iloc[:3].assign(**{C.CONFIG: -3, C.VALUE: 0.0})], ignore_index=True)
+    bundle = dataclasses.replace(bundle, tables={**bundle.tables, C.TABLE_RUNS: edited})
+    got = stability_view._drift(bundle, metric).set_index([C.ANNOTATION, C.CONFIG])
+    want = _polyfit_drift(edited)
+    assert list(got.index) == list(want)
+    np.testing.assert_allclose(got["DriftPctOverRuns"].to_numpy(float), list(want.values()),
+                               rtol=1e-9, atol=1e-12)
+    added = [(a, c) for a, c in want if c < 0]
+    assert len(added) == 3 and got["DriftPctOverRuns"].loc[added].isna().all()
+    assert got["DriftPctOverRuns"].drop(added).notna().any()
+
+
+def test_the_summary_and_the_runs_frame_go_column_by_column(monkeypatch) -> None:
+    """Issue 37: on a 1,000-config sweep the Stability page's first visit computed its summary
+    row by row (a Series per row for each note and config label) and computed it all again,
+    drift of every pair included, for the one config of its per-run chart."""
+    bundle = bundled("h200-ncu-matmul-sweep")
+    before = stability_frame(bundle, StabilityOptions())
+
+    def refused(*_args, **_kwargs):
+        raise AssertionError("a Series per row")
+
+    monkeypatch.setattr(pd.DataFrame, "iterrows", refused)
+    pd.testing.assert_frame_equal(stability_frame(bundle, StabilityOptions()), before)
+    monkeypatch.setattr(stability_view, "_drift", refused)
+    runs = stability_runs_frame(bundle, StabilityOptions(config=0))
+    assert len(runs) == 30 and runs[C.AVG].notna().all()
