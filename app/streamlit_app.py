@@ -70,7 +70,8 @@ def run() -> None:
     from app.sidebar.job_builder import render_job_builder
     from app.sidebar.job_panel import render_job_panel
     from app.sidebar.run_on import render_run_on_box
-    from app.sidebar.job_selector import render_job_selector, resolve_job, unknown_job_warning
+    from app.sidebar.job_selector import (default_job_note, render_job_selector, resolve_job,
+                                          unknown_job_warning)
     from app.ui import cached, job_status, navigation, panels, prefetch, state
 
     st.set_page_config(page_title="Kernel profiler", page_icon=str(ICON), layout="wide")
@@ -96,6 +97,7 @@ def run() -> None:
                 st.warning(f"There is no page {code(missing)}: this is {esc(page.title)}. "
                            "Pick a page from the bar above.", icon=":material/link_off:")
             unknown_job_warning()
+            default_job_note()
             manifest = next((b.manifest for b in bundles if b.job_id == shown), None)
             text = banner(manifest, gpu_here)
             if text and manifest and is_imported(manifest):  # what this job's files are

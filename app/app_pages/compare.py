@@ -16,7 +16,8 @@ from app.core import metric_roles, preflight
 from app.core.metrics import MissingData, available_metrics
 from app.core.views.compare import (CompareOptions, JobSummary, candidates, caveated_pairs,
                                     compare_frame,
-                                    REFUSED_GROUPS, gate_refusals, gate_result,
+                                    ALIKE_MEANS, MOST_ALIKE, REFUSED_GROUPS, gate_refusals,
+                                    gate_result,
                                     default_baseline, judged_baseline, measured_unlike,
                                     refused_groups,
                                     refused_title, refusal_text)
@@ -61,8 +62,9 @@ analysis.how_to_read(
     "(the gate judges it: same backend, run options, GPU, tools, ncu metric set), then most "
     "configs in common (then same annotations, same backend, most recent), so the ratios show "
     "a real difference rather than a job divided by itself; a new baseline brings the job "
-    "most like it as candidate where the selected one cannot be compared with it. Before "
-    "any job is selected the page opens on a pair the gate can judge. "
+    "most like it as candidate where the selected one cannot be compared with it. On a "
+    "bundled example (no job of yours has finished yet) the page opens on a pair the gate "
+    "can judge. "
     "`kernel-dashboard --compare BASE CANDIDATE` opens this page on two bundles "
     "(`?baseline=…&candidate=…`).")
 bundles, _problems = cached.list_bundles()
@@ -115,11 +117,11 @@ _unshown = {side: job for side, job in asked.items() if job and job not in ids}
 if asked["candidate"] in refused:  # a shared link names a pair the gate cannot judge
     st.warning(f"{code('?candidate=' + asked['candidate'])} is not comparable with "
                f"{code(baseline_id)}: {esc(refused[asked['candidate']])}"
-               + ("; showing the most alike job instead." if offered else "."),
+               + (f"; showing {MOST_ALIKE} instead." if offered else "."),
                icon=":material/warning:")
 for side, job in _unshown.items():
     st.warning(f"{code(f'?{side}={job}')}: no such job in this dashboard's results; showing "
-               f"{'the selected job' if side == 'baseline' else 'the most alike job'} instead.",
+               f"{'the selected job' if side == 'baseline' else MOST_ALIKE} instead.",
                icon=":material/warning:")
 if refused:
     groups = refused_groups(refused, [b.job_id for b in bundles if b.source == SOURCE_BUNDLED],
@@ -139,8 +141,9 @@ if not offered:
 choices = state.job_picker(PAGE, PICKERS[1], offered + [baseline_id], asked["candidate"] or mine)
 candidate_id = picks[1].selectbox("Candidate", choices, key=PICKERS[1],
                                   on_change=state.remember_picks, args=(PAGE, PICKERS),
-                                  help="Jobs comparable with the baseline, the most alike first; "
-                                       "the baseline itself last (ratio 1: a check)")
+                                  help="Jobs comparable with the baseline, the most alike "
+                                       f"first ({ALIKE_MEANS}); the baseline itself last "
+                                       "(ratio 1: a check)")
 pair.markdown(f"Candidate {code(candidate_id)} against baseline {code(baseline_id)}")
 if state.selected_job_id() not in passes:  # a pass is said above
     with pair:  # a running, failed or cancelled job has no result to compare yet
@@ -195,8 +198,9 @@ if judged.context:
     st.warning(f"**Not comparable**: {esc(judged.context_headline)}. The evidence: "
                + "; ".join(esc(c) for c in judged.context) + ". "
                + (f"Comparable with the baseline: {', '.join(code(j) for j in alike)}."
-                  if alike else f"No job here is comparable with {code(baseline_id)}: this is "
-                  "the most alike, shown without a verdict."), icon=":material/block:")
+                  if alike else f"No job here is comparable with {code(baseline_id)}: the "
+                  f"ratios are shown without a verdict. The Candidate box lists {MOST_ALIKE} "
+                  "first."), icon=":material/block:")
 if metric == C.GPU_TIME:
     st.caption(f"Cycle check: each run's SM cycles from {code(judged.cycles_source)} on both "
                "jobs; a time verdict they do not confirm reads clock-explained."

@@ -1,5 +1,6 @@
-"""The sidebar job panel: queue, live progress, cancel, errors of the executors' jobs, then the
-result store's other jobs (its cached listing, :func:`app.ui.jobs.store_jobs`), newest first.
+"""The sidebar job panel: queue, live progress, cancel, errors of the executors' jobs, and the
+result store's other jobs (its cached listing, :func:`app.ui.jobs.store_jobs`) among them, all
+newest submitted first.
 
 The panel is a fragment that reruns every second while a job is queued or running and every
 few seconds when none is (a sweep submitted elsewhere appears without a click); when the last job finishes it reruns the whole app once, so the job
@@ -76,32 +77,48 @@ def render_job_panel(manager: Executor) -> None:
             st.session_state[state.PANEL_WAS_ACTIVE] = False
             st.rerun()
         st.session_state[state.PANEL_WAS_ACTIVE] = active
-        shown = shown_jobs(jobs, state.own_jobs())
-        for job in shown:
-            _job(manager, job, queue_position(jobs, job))
         stored = store_jobs({j.job_id for j in jobs})
         if not jobs and not stored:
             st.caption(EMPTY_TEXT)
-        _store_list(stored, bool(jobs))
+        lines: list[BundleInfo] = []  # store jobs between two cards, drawn as one list
+        for item in newest_first(shown_jobs(jobs, state.own_jobs()), stored):
+            if isinstance(item, BundleInfo):
+                lines.append(item)
+                continue
+            _store_list(lines)
+            lines = []
+            _job(manager, item, queue_position(jobs, item))
+        _store_list(lines)
+        if (more := len(stored) - SHOW_STORE) > 0:
+            navigation.link("history.py", f"{more:,} more in History")
         _notice(jobs)
 
     _panel()
 
 
-def _store_list(stored: list[BundleInfo], below: bool) -> None:
-    """The result store's newest :data:`SHOW_STORE` jobs that this server's executors do not
-    list (``stored``, newest first), one line each; a link to History for the rest. ``below``:
-    this server's own jobs are drawn above."""
+def newest_first(shown: list[Job], stored: list[BundleInfo]) -> list[Job | BundleInfo]:
+    """This server's jobs ``shown`` (:func:`shown_jobs`) and the result store's newest
+    :data:`SHOW_STORE` others (``stored``, newest first) in one list, newest submitted first
+    (a job's ``submitted_at``, a stored one's ``created_at``: both the manifest's ISO UTC
+    time); on a tie this server's job first. A job the CLI or ``kernel-sweep`` submitted after
+    this server's jobs was listed below all of them, under "Earlier in the result store"."""
+    def submitted(item: Job | BundleInfo) -> str:
+        return item.created_at if isinstance(item, BundleInfo) else item.submitted_at
+
+    return sorted([*shown, *stored[:SHOW_STORE]], key=submitted, reverse=True)  # stable
+
+
+def _store_list(stored: list[BundleInfo]) -> None:
+    """Jobs of the result store that this server's executors do not list (``stored``, newest
+    first), one line each, where they fall among this server's jobs (:func:`newest_first`)."""
     if not stored:
         return
-    head = "Earlier in the result store" if below else "In the result store"
-    lines = [store_line(info) for info in stored[:SHOW_STORE]]
-    st.markdown(f"**{head}**, newest first:\n\n" + "\n".join(f"- {line}" for line in lines),
+    lines = [store_line(info) for info in stored]
+    st.markdown("**In the result store**, newest first:\n\n"
+                + "\n".join(f"- {line}" for line in lines),
                 help="Jobs of this server's results folder that this server did not queue "
                      "since it started: ended earlier, or queued by another process (the "
                      f"panel follows those within {IDLE_POLL_S:g} s).")
-    if (more := len(stored) - SHOW_STORE) > 0:
-        navigation.link("history.py", f"{more:,} more in History")
 
 
 def store_line(info: BundleInfo) -> str:

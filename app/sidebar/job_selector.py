@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from typing import NamedTuple
+
 import streamlit as st
 
 from profiling_worker.bundle.schema.manifest import JobStatus
@@ -16,19 +18,43 @@ from app.core.markdown import code, visible
 FIRST_BUNDLED_JOB = "h200-ncu-matmul-sweep"
 
 
-def default_job(bundles: list[BundleInfo], gpu_here: bool) -> str | None:
-    """Which job to show first: on a machine without a GPU the bundled matmul sweep (else the
-    newest bundled done job), else the newest done job that is no Pre-flight pass
-    (:func:`app.core.preflight.is_pass`), else the newest of any status."""
+class DefaultJob(NamedTuple):
+    """The job a tab opens on when neither the URL nor the user named one, and why."""
+
+    job_id: str
+    why: str  # one sentence for the page: which job this is and why it was chosen
+    example: bool  # a bundled example, not a job of the result store
+
+
+def _ended(info: BundleInfo) -> str:
+    """When the job ended (the manifest's ``finished_at``, else when it was created): ISO."""
+    return str(info.manifest.get("finished_at") or info.created_at)
+
+
+def default_job(bundles: list[BundleInfo], gpu_here: bool) -> DefaultJob | None:
+    """Which job to show first (``bundles`` newest first; no Pre-flight pass,
+    :func:`app.core.preflight.is_pass`): the result store's last job to end done (the user's
+    newest result: a job they ran, a ``kernel-sweep`` that finished); else a bundled example, on
+    a machine without a GPU the matmul sweep of the guide (else the newest bundled done job);
+    else the newest done job; else the newest job of any status. None without bundles."""
     done = [b for b in bundles if b.status == JobStatus.DONE and not preflight.is_pass(b.spec)]
-    if not gpu_here:
-        bundled = [b for b in done if b.source == SOURCE_BUNDLED]
-        preferred = [b for b in bundled if b.job_id == FIRST_BUNDLED_JOB]
-        if preferred or bundled:
-            return (preferred or bundled)[0].job_id
-    for group in (done, bundles):
-        if group:
-            return group[0].job_id
+    mine = [b for b in done if b.source != SOURCE_BUNDLED]
+    if mine:
+        last = max(mine, key=_ended)
+        return DefaultJob(last.job_id, f"Showing {code(last.job_id)}: the last job of this "
+                          "result store to finish with results "
+                          f"({_ended(last)[:16].replace('T', ' ')} UTC). Pick another in the "
+                          "sidebar's Job box.", False)
+    bundled = [b for b in done if b.source == SOURCE_BUNDLED]
+    preferred = [b for b in bundled if b.job_id == FIRST_BUNDLED_JOB and not gpu_here]
+    if preferred or bundled:
+        pick = (preferred or bundled)[0].job_id
+        return DefaultJob(pick, f"Showing {code(pick)}, an example shipped with the app: no job "
+                          "of this result store has finished with results yet. Run one with the sidebar's "
+                          "New job, or pick another in its Job box.", True)
+    if bundles:
+        return DefaultJob(bundles[0].job_id, f"Showing {code(bundles[0].job_id)}, the newest "
+                          "job: none has finished with results yet.", False)
     return None
 
 
@@ -55,14 +81,23 @@ def resolve_job(bundles: list[BundleInfo], gpu_here: bool) -> str | None:
     current = (state.job_id_of(st.session_state.get(state.SELECTED_JOB)) or state.url_job()
                or st.query_params.get("baseline"))
     if current not in ids:
-        current = default_job(bundles, gpu_here)
-        st.session_state[state.SELECTED_BY_DEFAULT] = True  # not the user's choice
+        chosen = default_job(bundles, gpu_here)  # never None: ids is not empty
+        current = chosen.job_id if chosen else None
+        if chosen:  # not the user's choice: the page says which job this is and why
+            state.opened_on_default(chosen.why, chosen.example)
     if asked and asked not in ids:  # a stale link or a typo: the selector says so
         st.session_state[UNKNOWN_ASKED] = (asked, current)
     st.session_state[state.SELECTED_JOB] = current
     if current is not None and state.url_job() != current:  # never None: ids is not empty
         st.query_params[state.QUERY_JOB] = current
     return current
+
+
+def default_job_note() -> None:
+    """Say, above the page, which job the app opened on and why (:func:`default_job`), while
+    the user has named none (no ``?job=``, no pick)."""
+    if why := state.default_why():
+        st.caption(f":material/history: {why}")
 
 
 def unknown_job_warning() -> None:

@@ -141,16 +141,14 @@ def _register_likely() -> list[tuple[str, str, Future[Bundle]]]:
 
 def likely_jobs(bundles: list[BundleInfo]) -> list[str]:
     """The jobs the first page most likely shows, of ``bundles`` (``BundleInfo``, newest
-    first): the newest finished one (a sweep that just finished, which ``kernel-sweep``'s link
-    opens), then the one a page without ``?job=`` opens with a GPU and without one
-    (:func:`app.sidebar.job_selector.default_job`; the probe that tells them apart may still be
-    running). At most three, each once."""
+    first): the one a page without ``?job=`` opens with a GPU and without one
+    (:func:`app.sidebar.job_selector.default_job`: the result store's last job to finish, a
+    sweep that just finished, which ``kernel-sweep``'s link opens too, else a bundled example;
+    the probe that tells GPU and none apart may still be running). At most two, each once."""
     from app.sidebar.job_selector import default_job
-    from profiling_worker.bundle.schema.manifest import JobStatus
 
-    newest = next((b.job_id for b in bundles if b.status == JobStatus.DONE), None)
-    picks = [newest, default_job(bundles, True), default_job(bundles, False)]
-    return list(dict.fromkeys(j for j in picks if j is not None))
+    picks = [default_job(bundles, True), default_job(bundles, False)]
+    return list(dict.fromkeys(p.job_id for p in picks if p is not None))
 
 
 def _read(reads: list[tuple[str, str, Future[Bundle]]]) -> None:

@@ -16,7 +16,11 @@ from app.services.result_store import JOB_ID_RE
 
 QUERY_JOB = "job"
 SELECTED_JOB = "sidebar-job"
-SELECTED_BY_DEFAULT = "sidebar-job-default"  # True while the app chose the job, not the user
+#: True while the job shown is a bundled example the app chose (no ?job=, no pick, no
+#: finished job in the result store)
+SELECTED_BY_DEFAULT = "sidebar-job-default"
+#: Which job the app opened on and why, while it is the app's choice (the page says it)
+DEFAULT_WHY = "sidebar-job-default-why"
 BUILDER_ERRORS = "builder-errors"  # list[FieldError] of the last rejected submit
 BUILDER_CHECKED = "builder-checked"  # the form values those errors were found in
 BUILDER_CHECKED_BY = "builder-checked-by"  # the button that found them: "Run" or "Pre-flight"
@@ -104,7 +108,7 @@ def selected_job_id() -> str | None:
 def select_job(job_id: str) -> None:
     """Make ``job_id`` the selected job (call before the selector is drawn, e.g. in a callback);
     another job than the selected one drops the pickers that follow the job."""
-    st.session_state.pop(SELECTED_BY_DEFAULT, None)
+    forget_default()
     if job_id != selected_job_id():
         _drop_job_picks()
     st.session_state[SELECTED_JOB] = job_id
@@ -118,7 +122,7 @@ def on_job_selected() -> None:
     It also runs in a rerun of the job panel's fragment, which draws no selector and does not
     reach :func:`app.sidebar.job_selector.resolve_job`: a stale label written here stayed in
     the URL (``?job=<id>+·+matmul+·+cpu+·+running``)."""
-    st.session_state.pop(SELECTED_BY_DEFAULT, None)  # the user chose it
+    forget_default()  # the user chose it
     job_id = job_id_of(st.session_state.get(SELECTED_JOB))
     if job_id:
         if job_id != url_job():  # the URL still names the job shown before
@@ -139,9 +143,30 @@ def _drop_job_picks() -> None:
     st.query_params.pop(QUERY_PAIR[1], None)
 
 
+def opened_on_default(why: str, example: bool) -> None:
+    """The app chose the selected job (no ``?job=``, no pick): ``why`` says which and why
+    (:func:`default_why`); ``example``: it is a bundled example, not a job of the result
+    store (:func:`job_is_default`)."""
+    st.session_state[DEFAULT_WHY] = why
+    st.session_state[SELECTED_BY_DEFAULT] = example
+
+
+def forget_default() -> None:
+    """The user chose the job: it is no longer the app's choice."""
+    st.session_state.pop(SELECTED_BY_DEFAULT, None)
+    st.session_state.pop(DEFAULT_WHY, None)
+
+
+def default_why() -> str:
+    """Which job the app opened on and why, while the user has chosen none; else ""."""
+    return str(st.session_state.get(DEFAULT_WHY) or "")
+
+
 def job_is_default() -> bool:
-    """True while the selected job is the one the app opened on (no ``?job=``, no choice made
-    since): a page may then open on a better example of what it shows."""
+    """True while the selected job is a bundled example the app opened on (no ``?job=``, no
+    choice made since, no finished job in the result store): a page may then open on a better
+    example of what it shows. The store's newest finished job, the app's choice too, is the
+    user's own result and is treated as their pick."""
     return bool(st.session_state.get(SELECTED_BY_DEFAULT))
 
 

@@ -1,4 +1,5 @@
-"""The app frame: default job with no GPU, ?job= reattach, unsafe ids, a failed job's error."""
+"""The app frame: default job with no GPU (the store's newest result, else the bundled
+job), ?job= reattach, unsafe ids, a failed job's error."""
 
 from __future__ import annotations
 
@@ -15,16 +16,25 @@ def _copy(src, dest, **manifest_changes) -> None:
     (dest / "manifest.json").write_text(json.dumps(manifest))
 
 
-def test_no_gpu_defaults_to_bundled_job(store, cpu_bundle_src, app) -> None:
+def test_no_gpu_defaults_to_bundled_job_until_the_store_has_a_result(store, cpu_bundle_src,
+                                                                     app) -> None:
+    """Without a GPU a tab opens on the bundled job while no job of the result store has
+    finished with results (a failed one has none); then on the store's (a fresh user's find:
+    it stayed on the bundled job after they had run theirs)."""
     _copy(cpu_bundle_src, store["bundled"] / "h200-matmul", started_at="2026-01-01T00:00:00+00:00",
           environment={"gpu_name": "NVIDIA H200"})
-    _copy(cpu_bundle_src, store["results"] / "local-newer", started_at="2026-11-01T00:00:00+00:00")
+    _copy(cpu_bundle_src, store["results"] / "local-failed", started_at="2026-11-02T00:00:00+00:00",
+          status="failed")
     at = app()
     assert not at.exception
     assert at.session_state["sidebar-job"] == "h200-matmul"
     assert at.query_params["job"] == "h200-matmul"
-    labels = at.selectbox(key="sidebar-job").options
-    assert labels[0].startswith("local-newer") and "bundled" in labels[1]  # newest first
+    _copy(cpu_bundle_src, store["results"] / "local-newer", started_at="2026-11-01T00:00:00+00:00")
+    at = app()  # a fresh tab
+    assert not at.exception
+    assert at.session_state["sidebar-job"] == "local-newer"
+    assert at.query_params["job"] == "local-newer"
+    assert "bundled" in at.selectbox(key="sidebar-job").options[-1]
 
 
 def test_url_job_reattaches(store, cpu_bundle_src, app) -> None:

@@ -5,6 +5,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from apptest_helpers import plotly_specs, texts, unescape
+from app.core.views.compare import MOST_ALIKE
 from tests.scenarios import SCENARIOS
 
 
@@ -19,6 +20,10 @@ def test_compare_default_candidate_is_a_meaningful_pair(store, monkeypatch, app)
     assert at.selectbox(key="compare-baseline").value == "h200-ncu-elementwise-cache-none"
     assert not (at.dataframe[0].value["Ratio"] == 1.0).all()
     assert "No job here is comparable with `h200-ncu-elementwise-cache-none`" in texts(at)
+    # what "most alike" means, in words (a fresh user read "this is the most alike" and could
+    # not tell alike in what): there and in the Candidate box's help
+    assert f"The Candidate box lists {MOST_ALIKE} first." in texts(at)
+    assert "(GPU or host time)" in at.selectbox(key="compare-candidate").help
     assert not [i for i in at.info if "is not shown here" in i.value]
     # another baseline, which the selected job cannot be compared with: its most alike job
     at.selectbox(key="compare-baseline").set_value("h200-ncu-j1-fp16").run()
@@ -379,7 +384,7 @@ def test_a_preflight_pass_is_offered_on_neither_side(seeded, monkeypatch, app) -
     monkeypatch.setenv("KPROF_BUNDLED_DIR", str(SCENARIOS))
     bundles = result_store.list_bundles(seeded["results"], SCENARIOS)[0]
     assert bundles[0].job_id == "pass-1"  # the newest: what a default would take
-    assert default_job(bundles, True) == job_dir.name  # the sidebar opens on the job, not it
+    assert default_job(bundles, True).job_id == job_dir.name  # the sidebar opens on the job
     at = app("compare", query={"job": "pass-1"})
     assert not at.exception, at.exception
     baseline = at.selectbox(key="compare-baseline")

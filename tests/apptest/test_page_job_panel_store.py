@@ -83,8 +83,30 @@ def test_the_servers_own_job_is_not_listed_again_from_the_store(seeded, app) -> 
     assert cached.job_manager().wait(new_id, 300) == "done"
     at.run()
     assert not at.exception
-    store_list = [m.value for m in at.sidebar.markdown if "in the result store" in m.value]
+    store_list = [m.value for m in at.sidebar.markdown if "In the result store" in m.value]
     assert len(store_list) == 1 and JOB_ID in store_list[0]  # the job before this server
-    assert "Earlier in the result store" in store_list[0]  # below this server's own job
     assert new_id not in store_list[0]  # its card says it all
     assert any(new_id in m.value and "**done**" in m.value for m in at.sidebar.markdown)
+
+
+def test_store_jobs_are_listed_among_the_servers_by_submission_time(seeded, app,
+                                                                    cpu_bundle_src) -> None:
+    """A fresh user's find: a job the CLI (or ``kernel-sweep``) submitted after this server's
+    job was listed below its card, under "Earlier in the result store". Every job of the panel
+    is in the order it was submitted, newest first: the CLI's job above this server's card,
+    the job of before the server below it."""
+    at = app()
+    new_id = submit_cpu_matmul(at, "32", 1)
+    assert cached.job_manager().wait(new_id, 300) == "done"
+    later = "20991231-000000-matmul-0009"  # submitted after this server's job
+    shutil.copytree(cpu_bundle_src, seeded["results"] / later)
+    manifest = json.loads((seeded["results"] / later / "manifest.json").read_text())
+    manifest.update(job_id=later, created_at="2099-12-31T00:00:00+00:00")
+    (seeded["results"] / later / "manifest.json").write_text(json.dumps(manifest))
+    at.run()
+    assert not at.exception
+    panel = [m.value for m in at.sidebar.markdown]
+    where = {job: next(i for i, text in enumerate(panel) if job in text)
+             for job in (later, new_id, JOB_ID)}
+    assert where[later] < where[new_id] < where[JOB_ID], panel
+    assert "Earlier in the result store" not in texts(at)

@@ -311,6 +311,15 @@ def candidates(baseline_id: str, jobs: list[JobSummary]) -> tuple[list[str], dic
     return [first] + [j.job_id for j in offered if j.job_id != first], refused
 
 
+#: What "most alike" means, in words (the order of :func:`default_candidate`): a user read
+#: "this is the most alike" and could not tell alike in what.
+ALIKE_MEANS = ("the same kernels, timing the same thing (GPU or host time), measured the same "
+               "way or with the fewest differences (backend, run options, GPU, tool versions, "
+               "ncu metric set), then the most sizes in common")
+#: The job :func:`default_candidate` picks, named with what makes it the most alike.
+MOST_ALIKE = f"the most alike job ({ALIKE_MEANS})"
+
+
 #: The groups the jobs not offered as candidate are listed in, in order, with each group's name
 #: (one job, several) and what it is: a count over every job of every source read as "27 of
 #: your jobs are refused" to a user with 2 (issue 37).

@@ -110,7 +110,7 @@ def test_the_thread_maps_the_loaded_modules_to_their_files_for_inspect() -> None
     assert before == 0 and after == count
 
 
-def test_the_likely_jobs_are_the_newest_finished_and_the_defaults(tmp_path) -> None:
+def test_the_likely_jobs_are_the_defaults(tmp_path) -> None:
     from app.services.result_store import list_bundles
 
     newest = tmp_path / "sweep-just-finished"
@@ -119,8 +119,12 @@ def test_the_likely_jobs_are_the_newest_finished_and_the_defaults(tmp_path) -> N
     manifest["created_at"] = "2099-01-01T00:00:00+00:00"
     (newest / "manifest.json").write_text(json.dumps(manifest))
     bundles = list_bundles(tmp_path, SCENARIOS)[0]
-    # with a GPU the default is the newest finished job; without one, the guide's sweep
-    assert prewarm.likely_jobs(bundles) == ["sweep-just-finished", "h200-ncu-matmul-sweep"]
+    # GPU or none, a tab opens where the user left off: the store's last job to finish
+    assert prewarm.likely_jobs(bundles) == ["sweep-just-finished"]
+    examples = list_bundles(tmp_path / "none-yet", SCENARIOS)[0]
+    newest = next(b.job_id for b in examples if b.status == "done")
+    # no job of the store: with a GPU the newest example; without one, the guide's sweep
+    assert prewarm.likely_jobs(examples) == [newest, "h200-ncu-matmul-sweep"]
     assert prewarm.likely_jobs([]) == []
 
 
