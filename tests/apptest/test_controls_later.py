@@ -1,9 +1,14 @@
-"""app.ui.controls_later: a chart drawn with its controls' values before they are drawn, and a
-rerun where a control, once drawn, returns another value than the chart was drawn with."""
+"""app.ui.controls_later: a chart drawn with its controls' values before they are drawn, a rerun
+where a control, once drawn, returns another value than the chart was drawn with, and the chart
+pages that draw their controls so."""
 
 from __future__ import annotations
 
+import pytest
 from streamlit.testing.v1 import AppTest
+
+from apptest_helpers import sent_elements
+from tests.scenarios import SCENARIOS
 
 
 def _page() -> None:
@@ -47,3 +52,23 @@ def test_a_control_that_returns_another_value_runs_the_page_again() -> None:
     assert at.session_state["runs"] == 2
     assert at.toggle(key="log").value is False
     assert at.text[0].value == "chart drawn with log False"
+
+
+@pytest.mark.parametrize("page", ["stability", "kernels", "one_kernel"])
+def test_a_click_from_the_sweep_sends_the_chart_before_the_page_controls(
+        store, monkeypatch, app, page: str) -> None:
+    """Issue 40's clicks: the browser renders a page's elements in the order they come, and
+    rendered each page's controls (selectboxes, segmented controls) before its chart; they are
+    sent after it, into their place above it, and stand there as before."""
+    monkeypatch.setenv("KPROF_BUNDLED_DIR", str(SCENARIOS))
+    sent = sent_elements(monkeypatch)
+    at = app(query={"job": "h200-ncu-matmul-sweep"})
+    del sent[:]
+    at.switch_page(f"app_pages/{page}.py").run()  # a click on the page bar
+    assert not at.exception
+    controls = [i for i, kind in enumerate(sent) if kind in ("selectbox", "button_group")]
+    assert controls and sent.index("plotly_chart") < controls[0], sent
+    order = [e.type for e in at.main]
+    first_control = min(order.index(kind) for kind in ("selectbox", "button_group")
+                        if kind in order)
+    assert first_control < order.index("plotly_chart"), order
