@@ -477,7 +477,7 @@ def click_breakdown_text(run: str, page: str) -> str:
 #: could be a short rerun before the page's, as the run to the chart).
 CLICK_CPU_RUNS = {"click-cpu-1205-s13-ticks": False, "click-cpu-1205-s13-hog": True,
                   "click-cpu-1206-s17-listing": True, "click-cpu-1206-s17-bare4": True,
-                  "click-cpu-1206-s20-sweep": True}
+                  "click-cpu-1206-s20-sweep": True, "click-cpu-1206-s20-pages": True}
 
 
 def click_cpu_text(run: str, server: bool = True) -> str:
@@ -540,8 +540,9 @@ def _click_ratio(clicks: list[dict[str, Any]], tags: list[str], field: str,
             f"{r['n']} pairs slower, p = {r['p_wilcoxon']:.3f})")
 
 
-#: :mod:`click_cpu` runs of a change to one page -> that page (its clicks' ratios, alone)
-CLICK_CPU_PAGE_RUNS = {"click-cpu-1206-s20-sweep": "sweep"}
+#: :mod:`click_cpu` runs of a change to some pages -> those pages (each one's clicks' ratios)
+CLICK_CPU_PAGE_RUNS = {"click-cpu-1206-s20-sweep": ("sweep",),
+                       "click-cpu-1206-s20-pages": ("stability", "kernels", "one-kernel", "sweep")}
 
 
 def click_cpu_page_text(run: str, page: str) -> str:
@@ -918,7 +919,7 @@ def claims() -> list[tuple[str, str]]:
     for run, server in CLICK_CPU_RUNS.items():
         out.append(("docs/performance.md", click_cpu_text(run, server)))
     out += [("docs/performance.md", click_cpu_page_text(run, page))
-            for run, page in CLICK_CPU_PAGE_RUNS.items()]
+            for run, pages in CLICK_CPU_PAGE_RUNS.items() for page in pages]
     out += [("docs/performance.md", row) for row in cpu_stage_rows()]
     out += [("docs/performance.md", row) for row in device_stage_rows()]
     out.append(("docs/performance.md", warm_repeat_text()))
