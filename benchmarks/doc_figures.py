@@ -29,7 +29,8 @@ documents hold exactly that text, so a figure cannot drift from its raw file.
   rounds' median wall and CPU time per job, paired by round.
 - **a click's CPU time** (``benchmarks/cpu/click-cpu-*.json``, ``benchmarks/click_cpu.py``): per
   page, the browser main thread's CPU from the click to the chart's frame and the server's
-  script run up to the chart, two trees in the same rounds, and their paired ratios.
+  script run up to the chart, two trees in the same rounds, and their paired ratios (over
+  every click, and for a change to one page over that page's clicks alone).
 - **big sweeps** (``benchmarks/cpu/big-sweep-*.json``, ``benchmarks/big_sweep_page.py``): seconds
   to the Size sweep's first chart of a 1,000- and a 10,000-config sweep, after and before,
   medians and the paired ratio, and a bare Streamlit page's in the same rounds where measured;
@@ -482,7 +483,8 @@ def click_breakdown_text(run: str, page: str) -> str:
 #: Run -> whether its server figures count (the first run's hook took a click's first run, which
 #: could be a short rerun before the page's, as the run to the chart).
 CLICK_CPU_RUNS = {"click-cpu-1205-s13-ticks": False, "click-cpu-1205-s13-hog": True,
-                  "click-cpu-1206-s17-listing": True, "click-cpu-1206-s17-bare4": True}
+                  "click-cpu-1206-s17-listing": True, "click-cpu-1206-s17-bare4": True,
+                  "click-cpu-1206-s20-sweep": True, "click-cpu-1206-s20-pages": True}
 
 
 def click_cpu_text(run: str, server: bool = True) -> str:
@@ -514,16 +516,8 @@ def click_cpu_text(run: str, server: bool = True) -> str:
                  f"{max(c['server_gc_ms'] for c in full):.0f} ms" if full else "")
         return f"{tag} {len(full)} of {len(mine)} clicks ({before} before the chart{spent})"
 
-    pair = {(c["tag"], c["round"], c["page"]): c for c in clicks}
-    firsts = [c for c in clicks if c["tag"] == tags[0]
-              and (tags[1], c["round"], c["page"]) in pair]
-
     def ratio(field: str) -> str:
-        r = paired_ratio([c[field] for c in firsts],
-                         [pair[(tags[1], c["round"], c["page"])][field] for c in firsts])
-        lo, hi = r["ci95"]
-        return (f"{r['estimate']:.2f} (CI95 {lo:.2f}-{hi:.2f}, {r['slower_pairs']} of "
-                f"{r['n']} pairs slower, p = {r['p_wilcoxon']:.3f})")
+        return _click_ratio(clicks, tags, field)
 
     return (f"{' / '.join(tags)}, medians of {raw['rounds']} rounds: the browser's main thread "
             f"from the click to the chart's frame {by_page('browser_cpu_ms')}; "
@@ -536,6 +530,39 @@ def click_cpu_text(run: str, server: bool = True) -> str:
             + " (load average "
             f"{raw['load_average_before'][0]:.1f} -> {raw['load_average_after'][0]:.1f} on "
             f"{raw['cpus']} CPUs)")
+
+
+def _click_ratio(clicks: list[dict[str, Any]], tags: list[str], field: str,
+                 page: str | None = None) -> str:
+    """``0.90 (CI95 0.80-1.01, 7 of 20 pairs slower, p = 0.100)``: ``field`` of the clicks of
+    ``tags[0]`` over those of ``tags[1]``, pair by pair (same round and page;
+    :func:`paired.paired_ratio`), on ``page`` only where given."""
+    pair = {(c["tag"], c["round"], c["page"]): c for c in clicks}
+    firsts = [c for c in clicks if c["tag"] == tags[0] and page in (None, c["page"])
+              and (tags[1], c["round"], c["page"]) in pair]
+    r = paired_ratio([c[field] for c in firsts],
+                     [pair[(tags[1], c["round"], c["page"])][field] for c in firsts])
+    lo, hi = r["ci95"]
+    return (f"{r['estimate']:.2f} (CI95 {lo:.2f}-{hi:.2f}, {r['slower_pairs']} of "
+            f"{r['n']} pairs slower, p = {r['p_wilcoxon']:.3f})")
+
+
+#: :mod:`click_cpu` runs of a change to some pages -> those pages (each one's clicks' ratios)
+CLICK_CPU_PAGE_RUNS = {"click-cpu-1206-s20-sweep": ("sweep",),
+                       "click-cpu-1206-s20-pages": ("stability", "kernels", "one-kernel", "sweep")}
+
+
+def click_cpu_page_text(run: str, page: str) -> str:
+    """``the clicks to sweep alone, this / main, pair by pair: browser 0.90 (CI95 ...), server
+    to the chart ..., click to the chart drawn (wall) ...`` for one :mod:`click_cpu` run of two
+    trees: a change to one page shows in its clicks only, which the ratios over every page's
+    clicks dilute."""
+    clicks = json.loads((HERE / "cpu" / f"{run}.json").read_text())["clicks"]
+    tags = list(dict.fromkeys(c["tag"] for c in clicks))
+    return (f"the clicks to {page} alone, {tags[0]} / {tags[1]}, pair by pair: browser "
+            f"{_click_ratio(clicks, tags, 'browser_cpu_ms', page)}, server to the chart "
+            f"{_click_ratio(clicks, tags, 'server_chart_cpu_ms', page)}, click to the chart "
+            f"drawn (wall) {_click_ratio(clicks, tags, 'drawn_ms', page)}")
 
 
 def _rounds_load(raw: dict[str, Any]) -> str:
@@ -927,6 +954,8 @@ def claims() -> list[tuple[str, str]]:
             out.append(("docs/performance.md", click_breakdown_text(run, page)))
     for run, server in CLICK_CPU_RUNS.items():
         out.append(("docs/performance.md", click_cpu_text(run, server)))
+    out += [("docs/performance.md", click_cpu_page_text(run, page))
+            for run, pages in CLICK_CPU_PAGE_RUNS.items() for page in pages]
     out += [("docs/performance.md", row) for row in cpu_stage_rows()]
     out += [("docs/performance.md", row) for row in device_stage_rows()]
     out.append(("docs/performance.md", warm_repeat_text()))

@@ -11,6 +11,7 @@ from app.core.views.chart_units import kernels_table
 from app.core.views.kernels import (combine_rules_frame, kernel_counts_frame, kernel_time_frame,
                                     launches_frame, split_ignored, unattributed_frame)
 from app.ui import analysis, cached, notes, panels, rule_digest, run_audit, state
+from app.ui.controls_later import Later
 from app.core.markdown import code, esc
 from app.core import frame_columns as F
 
@@ -38,12 +39,16 @@ try:
     times = cached.view(kernel_time_frame, bundle)
 except MissingData as exc:
     analysis.missing(exc)
-bars = st.segmented_control("Bars", ["share", "time"], default="share", key=state.key(PAGE, "bars"),
-                            format_func=BAR_LABELS.__getitem__) or "share"
+later = Later()  # the Bars control stands here, drawn after the chart (app.ui.controls_later)
+BARS = state.key(PAGE, "bars")
+bars = later.value(BARS, "share") or "share"
 analysis.figure_panel(cached.figure(build_kernels_figure, times, bundle.host_timer,
                                     share=bars == "share"), kernels_table(times), key=PAGE,
                       filename=f"{bundle.job_id}-kernel-times.csv",
                       note=run_audit.chart_note(bundle, times))  # regions marked ×
+later.slot.segmented_control("Bars", ["share", "time"], default="share", key=BARS,
+                             format_func=BAR_LABELS.__getitem__)
+later.confirm()
 
 st.subheader("Kernel counts per annotation × config")
 counts = cached.view(kernel_counts_frame, bundle)

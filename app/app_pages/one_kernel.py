@@ -15,6 +15,7 @@ from app.core.views.one_kernel import (OneKernelOptions, annotation_configs,
                                        one_kernel_frame, one_kernel_launches_frame,
                                        one_kernel_summary)
 from app.ui import analysis, cached, notes, panels, state
+from app.ui.controls_later import Later
 from app.core.markdown import code, esc
 
 PAGE = "one-kernel"  # widget keys of this page: state.key(PAGE, field)
@@ -38,24 +39,38 @@ try:
 except MissingData as exc:
     analysis.missing(exc)
 
-cols = st.columns(3)
-annotation = cols[0].selectbox("Annotation",
-                               state.keep_if_offered(state.key(PAGE, "annotation"), choices),
-                               key=state.key(PAGE, "annotation"), format_func=visible)
+#: The controls stand here, drawn after the chart, which reads their values first
+#: (app.ui.controls_later)
+later = Later()
+ANNOTATION, CONFIG, TIME_UNIT = (state.key(PAGE, f) for f in ("annotation", "config", "time-unit"))
+annotations = state.keep_if_offered(ANNOTATION, choices)
+annotation = later.value(ANNOTATION, None)
 configs = choices[annotation]
-config = cols[1].selectbox("Config", state.keep_if_offered(state.key(PAGE, "config"), configs),
-                           key=state.key(PAGE, "config"),
-                           format_func=lambda c: configs[c])
+config_ids = state.keep_if_offered(CONFIG, configs)
+config = later.value(CONFIG, None)
 # a job without durations (an import of other metrics only) has no time to put in a unit
 has_durations = bundle.duration_metric in available_metrics(bundle)
-time_unit = (cols[2].segmented_control("Time unit", list(derived.TIME_UNITS),
-                                       default=derived.DEFAULT_TIME_UNIT,
-                                       key=state.key(PAGE, "time-unit"))
+time_unit = (later.value(TIME_UNIT, derived.DEFAULT_TIME_UNIT)
              if has_durations else None) or derived.DEFAULT_TIME_UNIT
 options = OneKernelOptions(annotation=annotation, config=config, time_unit=time_unit)
+
+
+def draw_controls() -> None:
+    """The annotation, the config and the time unit, into ``later.slot``, at the values the
+    chart read."""
+    cols = later.slot.columns(3)
+    cols[0].selectbox("Annotation", annotations, key=ANNOTATION, format_func=visible)
+    cols[1].selectbox("Config", config_ids, key=CONFIG, format_func=lambda c: configs[c])
+    if has_durations:
+        cols[2].segmented_control("Time unit", list(derived.TIME_UNITS),
+                                  default=derived.DEFAULT_TIME_UNIT, key=TIME_UNIT)
+    later.confirm()
+
+
 try:
     frame = cached.view(one_kernel_frame, bundle, options)
 except MissingData as exc:
+    draw_controls()  # another annotation or config may have what this one lacks
     analysis.missing(exc)
 summary = one_kernel_summary(bundle, frame)
 notes.few_runs(frame)
@@ -76,6 +91,7 @@ else:
                       chart_title(annotation, summary.config_label), bundle.host_timer),
         launches, key=state.key(PAGE, "runs"),
         filename=f"{bundle.job_id}-{annotation}-config{config}-launches.csv")
+draw_controls()
 with above_chart:
     tiles = st.columns(6)
     # — : not in this job: one run (no spread), or a column the bundle lacks (its note above

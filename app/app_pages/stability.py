@@ -13,6 +13,7 @@ from app.core.views.stability import (StabilityOptions, metric_choices, short_ke
                                       stability_frame, stability_runs_frame, stable_text)
 from app.ui import analysis, cached, deep_dive_action, notes, run_audit, state
 from app.ui import time_unit as time_unit_control
+from app.ui.controls_later import Later
 from app.core.markdown import esc
 from app.core.views.run_audit import badge_frame
 from app.core import frame_columns as F
@@ -35,19 +36,32 @@ analysis.how_to_read(
 if not available_metrics(bundle):  # queued, running, cancelled or failed: nothing to choose
     analysis.no_values(bundle, bundle.duration_metric)
 units = metric_roles.units(bundle)
-cols = st.columns([4, 2.2, 3], vertical_alignment="bottom")  # room for a metric name at 1000 px
-metric = cols[0].selectbox("Metric", state.keep_if_offered(state.key(PAGE, "metric"),
-                                                           metric_choices(bundle)),
-                           key=state.key(PAGE, "metric"),
-                           format_func=lambda m: metric_roles.with_unit(bundle.manifest, m,
-                                                                        units.get(m, "")))
+#: The controls stand here, drawn after the chart, which reads their values first
+#: (app.ui.controls_later); the per-run chart's Config is drawn into the third column below
+later = Later()
+cols = later.slot.columns([4, 2.2, 3], vertical_alignment="bottom")  # a metric name at 1000 px
+METRIC = state.key(PAGE, "metric")
+metrics = state.keep_if_offered(METRIC, metric_choices(bundle))
+metric = later.value(METRIC, None)
 # ns / µs / ms for a duration only; any other metric keeps its own unit, named in its place
-time_unit = time_unit_control.control(cols[1], PAGE, derived.is_time(metric),
-                                      units.get(metric, ""))
+time_unit = (time_unit_control.ahead(later, PAGE) if derived.is_time(metric)
+             else time_unit_control.kept(PAGE))
+
+
+def draw_controls() -> None:
+    """The metric and the time unit, into their columns, at the values the chart read."""
+    cols[0].selectbox("Metric", metrics, key=METRIC,
+                      format_func=lambda m: metric_roles.with_unit(bundle.manifest, m,
+                                                                   units.get(m, "")))
+    time_unit_control.control(cols[1], PAGE, derived.is_time(metric), units.get(metric, ""))
+    later.confirm()
+
+
 try:
     summary = cached.view(stability_frame, bundle,
                           StabilityOptions(metric=metric, time_unit=time_unit))
 except MissingData as exc:
+    draw_controls()  # another metric may have what this one lacks
     analysis.missing(exc)
 
 # The notes, the run audit's badges and the captions stand above the chart but are drawn into
@@ -56,6 +70,7 @@ except MissingData as exc:
 above_chart = st.container()
 analysis.figure_panel(cached.figure(build_stability_figure, summary, bundle.host_timer), summary,
                       key=PAGE, filename=f"{bundle.job_id}-stability.csv")
+draw_controls()
 with above_chart:
     notes.show(bundle, "stability", [metric], extra_checks=(P.INTERVAL_BELOW_ZERO,))
     run_audit.badges(bundle, PAGE)

@@ -4,6 +4,7 @@ metric) against the parameter that varies, optionally normalised."""
 import re
 
 import streamlit as st
+from streamlit.delta_generator import DeltaGenerator
 
 from profiling_worker.bundle.schema import columns as C, intervals, plausibility as P
 from profiling_worker.bundle.schema import interval_words as W
@@ -16,6 +17,7 @@ from app.core.views.sweep import (SweepOptions, annotations_of, default_options,
 from app.ui import (analysis, deep_dive_action, energy, notes, panels, run_audit, state,
                     sweep_chart)
 from app.ui import time_unit as time_unit_control
+from app.ui.controls_later import Later
 from app.core.markdown import esc, visible
 
 PAGE = "sweep"  # widget keys of this page: state.key(PAGE, field)
@@ -47,71 +49,93 @@ def metric_label(m: str) -> str:
 
 if not metrics:  # queued, running, cancelled or failed: no control would act on anything
     analysis.no_values(bundle, bundle.duration_metric)
-first_metric = sweep_metric(bundle, defaults.metric)
-chosen_metric = None
-if len(metrics) > 1 or not has_durations:
-    chosen_metric = st.selectbox(
-        "Y axis: metric", state.keep_if_offered(state.key(PAGE, "metric"), metrics, first_metric),
-        key=state.key(PAGE, "metric"), format_func=metric_label,
-        help="The job's metrics, each in its own unit as the tables give it. The durations are "
-             "drawn as the Quantity below (time, or throughput from the kernel catalog's "
-             "FLOP and byte counts); any other metric (an ncu counter, an imported derived "
-             "metric such as nsight-python's compute_tflops) as it is.")
-metric = sweep_metric(bundle, chosen_metric)
+#: The controls stand here, but are drawn after the chart, which reads their values first
+#: (app.ui.controls_later: the browser rendered them before the chart on every click)
+later = Later()
+METRIC, QUANTITY, BASELINE, X_AXIS, LOG_Y = (state.key(PAGE, f) for f in
+                                             ("metric", "quantity", "baseline", "x", "log-y"))
+offers_metric = len(metrics) > 1 or not has_durations
+if offers_metric:
+    state.keep_if_offered(METRIC, metrics, sweep_metric(bundle, defaults.metric))
+metric = sweep_metric(bundle, later.value(METRIC, None) if offers_metric else None)
 from_durations = metric == bundle.duration_metric
-cols = st.columns([3, 2.2, 3, 1.6], vertical_alignment="bottom")
-if has_durations:
-    quantity = cols[0].segmented_control(
-        "Quantity", list(derived.QUANTITIES), default=defaults.quantity,
-        key=state.key(PAGE, "quantity"), disabled=not from_durations,
-        help=f"{rates[derived.GBPS]} here is {derived.GBPS_SOURCE} (the kernel catalog's "
-             "byte count); the Memory and Bound pages show DRAM bandwidth from measured DRAM "
-             "bytes / time."
-             + ("" if from_durations else f" Derived from the durations: pick "
-                f"{bundle.duration_metric} as the metric above to use it."),
-        format_func=lambda q: SHORT.get(q, derived.QUANTITY_LABELS[q])) or defaults.quantity
-else:  # nothing to derive a time or a throughput from
-    quantity = derived.TIME
-    cols[0].caption("Quantity: time, TFLOP/s or GB/s need durations (none in this job)")
+# nothing to derive a time or a throughput from without durations
+quantity = ((later.value(QUANTITY, defaults.quantity) or defaults.quantity) if has_durations
+            else derived.TIME)
 #: The "— absolute values —" option: "", not None, which a selectbox's state reads as no choice
 #: (the box went blank when state.keep_if_offered wrote it)
 ABSOLUTE = ""
-normalise_to = [ABSOLUTE, *annotations_of(bundle)]
-baseline = cols[2].selectbox("Normalise to",
-                             state.keep_if_offered(state.key(PAGE, "baseline"), normalise_to,
-                                                   defaults.baseline or ABSOLUTE),
-                             key=state.key(PAGE, "baseline"),
-                             format_func=lambda a: ("— absolute values —" if a == ABSOLUTE
-                                                    else visible(a))) or None
+normalise_to = state.keep_if_offered(BASELINE, [ABSOLUTE, *annotations_of(bundle)],
+                                     defaults.baseline or ABSOLUTE)
+baseline = later.value(BASELINE, ABSOLUTE) or None
 # ns / µs / ms only where the values drawn are a time; else their own unit in its place
 is_time = quantity == derived.TIME if from_durations else derived.is_time(metric)
 # a throughput's unit is the one that fits its values (MFLOP/s for a cpu job): named below,
 # once the frame is made
-time_unit = (time_unit_control.control(cols[1], PAGE, True) if is_time
+time_unit = (time_unit_control.ahead(later, PAGE) if is_time
              else time_unit_control.kept(PAGE))
 choices = x_choices(bundle)
-x_param = st.selectbox(
-    "X axis", state.keep_if_offered(state.key(PAGE, "x"), choices, str(defaults.x)),
-    key=state.key(PAGE, "x"),
-    help="The parameters that vary between the configs; the others that vary split each "
-         "annotation into one line per value.") if len(choices) > 1 else None
-x = sweep_x(bundle, x_param)
+if len(choices) > 1:
+    state.keep_if_offered(X_AXIS, choices, str(defaults.x))
+x = sweep_x(bundle, later.value(X_AXIS, None) if len(choices) > 1 else None)
 options = SweepOptions(quantity=quantity, time_unit=time_unit, baseline=baseline, x=x,
                        metric=None if from_durations else metric)
+
+
+def draw_controls() -> list[DeltaGenerator]:
+    """The page's controls, into ``later.slot``, at the values the chart read; their columns
+    (the time unit's and the log toggle's places, drawn once the frame is made)."""
+    with later.slot:
+        if offers_metric:
+            st.selectbox(
+                "Y axis: metric", metrics, key=METRIC, format_func=metric_label,
+                help="The job's metrics, each in its own unit as the tables give it. The "
+                     "durations are drawn as the Quantity below (time, or throughput from the "
+                     "kernel catalog's FLOP and byte counts); any other metric (an ncu counter, "
+                     "an imported derived metric such as nsight-python's compute_tflops) as it "
+                     "is.")
+        cols = st.columns([3, 2.2, 3, 1.6], vertical_alignment="bottom")
+        if has_durations:
+            cols[0].segmented_control(
+                "Quantity", list(derived.QUANTITIES), default=defaults.quantity,
+                key=QUANTITY, disabled=not from_durations,
+                help=f"{rates[derived.GBPS]} here is {derived.GBPS_SOURCE} (the kernel "
+                     "catalog's byte count); the Memory and Bound pages show DRAM bandwidth "
+                     "from measured DRAM bytes / time."
+                     + ("" if from_durations else f" Derived from the durations: pick "
+                        f"{bundle.duration_metric} as the metric above to use it."),
+                format_func=lambda q: SHORT.get(q, derived.QUANTITY_LABELS[q]))
+        else:
+            cols[0].caption("Quantity: time, TFLOP/s or GB/s need durations (none in this job)")
+        cols[2].selectbox("Normalise to", normalise_to, key=BASELINE,
+                          format_func=lambda a: ("— absolute values —" if a == ABSOLUTE
+                                                 else visible(a)))
+        if is_time:
+            time_unit_control.control(cols[1], PAGE, True)
+        if len(choices) > 1:
+            st.selectbox(
+                "X axis", choices, key=X_AXIS,
+                help="The parameters that vary between the configs; the others that vary "
+                     "split each annotation into one line per value.")
+    return cols
+
+
 others = [m for m in metrics if m != bundle.duration_metric]
 
 try:
     frame = sweep_chart.frame(bundle, options)
 except (derived.MissingWork, ValueError) as exc:
+    draw_controls()  # "Choose Time": the controls stay above the error
+    later.confirm()
     panels.render_error(str(exc), "Choose Time, or a job whose kernels declare FLOP/byte counts."
                         + (f" The job's other metrics ({', '.join(others)}) are under "
                            "'Y axis: metric' above, and on the stability and compare pages."
                            if others else ""))
     panels.stop_page()
 if frame.empty:
+    draw_controls()  # the message names 'Y axis: metric' above
+    later.confirm()
     analysis.no_values(bundle, metric, metrics, "Y axis: metric")
-if not is_time:
-    time_unit_control.control(cols[1], PAGE, False, theme.first_unit(frame[C.UNIT]))
 if not has_durations:
     st.info(f"This job has no {esc(bundle.duration_metric)} values (durations), so time and "
             f"throughput cannot be derived here; drawn is its metric {esc(metric)} as the file "
@@ -122,11 +146,7 @@ notes.show(bundle, "sweep", [metric],
            extra_checks=(P.ABOVE_ROOF,) if from_durations and quantity != derived.TIME else ())
 notes.few_runs(frame)
 notes.auto_runs(bundle, "sweep")
-log_y = cols[3].toggle(
-    "Log y", value=wants_log_y(frame), key=state.key(PAGE, "log-y"),
-    help=f"On by default when the values span more than {LOG_Y_SPAN:g}×, so small sizes do not "
-         "sit on zero. A CI95 lower bound ≤ 0 cannot be drawn on a log axis: its whisker is cut "
-         "at the bottom of the chart (the hover says so; the table keeps the exact bound).")
+log_y = bool(later.value(LOG_Y, wants_log_y(frame)))
 fig = sweep_chart.figure(bundle, options, frame, log_y)
 role = metric_roles.roles(bundle.manifest).get(metric, {})
 measured = (bundle.measurement if from_durations or derived.is_time(metric)
@@ -139,6 +159,15 @@ panels.chart_with_table(fig, frame, key=PAGE, filename=f"{bundle.job_id}-sweep-{
                         note=" ".join(n for n in (figures_common.open_end_note(fig),
                                                   run_audit.chart_note(bundle, drawn_rows(frame)))
                                       if n) or None)  # unbounded CI95s named, audit
+cols = draw_controls()
+if not is_time:
+    time_unit_control.control(cols[1], PAGE, False, theme.first_unit(frame[C.UNIT]))
+cols[3].toggle(
+    "Log y", value=wants_log_y(frame), key=LOG_Y,
+    help=f"On by default when the values span more than {LOG_Y_SPAN:g}×, so small sizes do not "
+         "sit on zero. A CI95 lower bound ≤ 0 cannot be drawn on a log axis: its whisker is cut "
+         "at the bottom of the chart (the hover says so; the table keeps the exact bound).")
+later.confirm()
 panels.cut_bounds_note(bundle, [metric])
 st.caption(f"Error bars and CI95 columns: {intervals.CI_METHOD} ({intervals.SEED_CI_NOTE})."
            + (f" A ratio to {baseline} takes both annotations' run spread ("

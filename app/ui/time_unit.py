@@ -12,6 +12,7 @@ import streamlit as st
 from app.core import derived
 from app.core.markdown import esc
 from app.ui import state
+from app.ui.controls_later import Later
 
 DEFAULT = derived.DEFAULT_TIME_UNIT
 LABEL = "Time unit"
@@ -55,3 +56,9 @@ def kept(page: str) -> str:
     """The last time unit chosen on ``page`` (``DEFAULT`` before any), without drawing."""
     last = st.session_state.get(kept_key(page), DEFAULT)
     return str(last if last in derived.TIME_UNITS else DEFAULT)
+
+
+def ahead(later: Later, page: str) -> str:
+    """The unit :func:`control` will return where the values are a time, read before it is
+    drawn (:meth:`app.ui.controls_later.Later.value`)."""
+    return str(later.value(state.key(page, "time-unit"), kept(page)) or DEFAULT)

@@ -242,3 +242,22 @@ def count_cache_misses(monkeypatch: Any, functions: Iterable[tuple[str, str]]) -
                     and getattr(other, name, None) is real):
                 monkeypatch.setattr(other, name, wrapper)
     return calls
+
+
+def sent_elements(monkeypatch: Any) -> list[str]:
+    """The list that collects the type of every new element the script runs send, in the order
+    sent (``plotly_chart``, ``selectbox``, ``button_group`` for a segmented control,
+    ``checkbox`` for a toggle ...): the order the browser renders them in, which AppTest's tree
+    (ordered by place on the page) does not keep. ``monkeypatch`` undoes the wrapper."""
+    from streamlit.runtime.scriptrunner_utils.script_run_context import ScriptRunContext
+
+    sent: list[str] = []
+    real = ScriptRunContext.enqueue
+
+    def recording(self: ScriptRunContext, msg: Any) -> None:
+        if msg.WhichOneof("type") == "delta" and msg.delta.WhichOneof("type") == "new_element":
+            sent.append(str(msg.delta.new_element.WhichOneof("type")))
+        real(self, msg)
+
+    monkeypatch.setattr(ScriptRunContext, "enqueue", recording)
+    return sent

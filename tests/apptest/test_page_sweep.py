@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import json
 
-from apptest_helpers import plotly_specs, texts, trace_values, unescape
+from apptest_helpers import plotly_specs, sent_elements, texts, trace_values, unescape
 from app.core import numbers
 from tests.scenarios import SCENARIOS
 
@@ -63,6 +63,25 @@ def test_sweep_throughput_normalised(seeded, app) -> None:
             text = [numbers.printf_text(float(v), printf) for v in frame[name].dropna()]
             longest = max(map(len, text))
             assert longest <= len(name) or config.get("width", 0) >= longest * 8, (name, text)
+
+
+def test_the_chart_is_sent_before_its_controls(seeded, app, monkeypatch) -> None:
+    """Issue 40: the browser renders a page's elements in the order they come, and rendered the
+    Size sweep's controls before its chart on every click to it; they are sent after the chart,
+    into their place above it (app.ui.controls_later), at the values it was drawn with."""
+    sent = sent_elements(monkeypatch)
+    at = app()
+    controls = ("selectbox", "button_group", "checkbox")  # a segmented control; the toggle
+    assert sent.index("plotly_chart") < min(sent.index(c) for c in controls), sent
+    del sent[:]
+    at.segmented_control(key="sweep-quantity").set_value("tflops").run()
+    assert sent.index("plotly_chart") < min(sent.index(c) for c in controls), sent
+    assert not at.exception
+    assert plotly_specs(at)[0]["layout"]["yaxis"]["title"]["text"].startswith("Throughput")
+    assert at.segmented_control(key="sweep-quantity").value == "tflops"
+    # the controls stand above the chart, as before: the page's first widget is above it
+    order = [e.type for e in at.main]
+    assert order.index("button_group") < order.index("plotly_chart"), order
 
 
 def test_sweep_without_jobs_says_so(store, app) -> None:
