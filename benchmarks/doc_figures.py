@@ -586,7 +586,8 @@ BIG_SWEEP_RUNS = ("big-sweep-1205-1000", "big-sweep-1205-10000", "big-sweep-1205
                   "big-sweep-1205-s11-prefetch-ab", "big-sweep-1205-s11-final",
                   "big-sweep-1205-s12-afterhog", "big-sweep-1205-s12-quiet",
                   "big-sweep-1206-s14-quiet", "big-sweep-1206-s15-quiet",
-                  "big-sweep-1206-s19-wsimport-ab", "big-sweep-1206-s19-preloadonly-ab")
+                  "big-sweep-1206-s19-wsimport-ab", "big-sweep-1206-s19-preloadonly-ab",
+                  "big-sweep-1206-s20-folds")
 #: Big-sweep page runs of one checkout beside the bare page, without a baseline (``--bare``).
 BIG_SWEEP_ALONE_RUNS = ("big-sweep-1205-quiet-1000", "big-sweep-1206-s19-quiet")
 #: Big-sweep page runs with in-app navigation (``big_sweep_page.py --bare --clicks``).
@@ -669,7 +670,7 @@ def _after_before(raw: dict[str, Any], samples: dict[str, list[float]],
 
 
 #: Big-sweep page runs with the browser's CPU time (``big_sweep_page.py --trace``) the docs quote.
-BIG_SWEEP_CPU_RUNS = ("big-sweep-1205-s13-hog-trace",)
+BIG_SWEEP_CPU_RUNS = ("big-sweep-1205-s13-hog-trace", "big-sweep-1206-s20-folds")
 
 
 def big_sweep_cpu_text(run: str) -> str:

@@ -132,8 +132,10 @@ st.subheader("Rule results of this launch")
 rules = D.table(data, "rules", launch)
 _panel(rules if not rules.frame.empty else D.Panel(pd.DataFrame(), "No rule results for this "
        "launch (rules run only when sections were collected)."), "launch-rules")
-with st.expander("Every section metric of this launch"):
-    _panel(D.table(data, "sections", launch), "sections")
+if (box := panels.fold("Every section metric of this launch",
+                       state.key(PAGE, "sections-open"))) is not None:
+    with box:
+        _panel(D.table(data, "sections", launch), "sections")
 baselines.show(bundle.job_id, data, launch)
 rule_digest.show(bundle, "deep-dive")
 deep_dive_action.offer(bundle, "deep-dive", say_why=True)  # another point of the job

@@ -37,8 +37,8 @@ panels.table(pd.DataFrame(environment_rows(env, None, 0, can_run)),  # this mach
              key=state.key(PAGE, "here"))
 st.button("Probe again", key=state.key(PAGE, "reprobe"), on_click=cached.reprobe_environment,
           icon=":material/refresh:", help="After installing ncu or a driver, ask the worker again")
-with st.expander("Full report (JSON)"):
-    st.json(report, expanded=False)
+if (box := panels.fold("Full report (JSON)", state.key(PAGE, "report-open"))) is not None:
+    box.json(report, expanded=False)
 
 st.subheader("Selected job")
 bundle = cached.bundle_for(state.selected_job_id())
@@ -59,5 +59,6 @@ with left:
 with right:
     st.markdown("**Backend**")
     st.json(backend, expanded=True)
-with st.expander("Recorded environment (JSON)"):
-    st.json(manifest.get("environment") or {}, expanded=False)
+if (box := panels.fold("Recorded environment (JSON)",
+                       state.key(PAGE, "recorded-open"))) is not None:
+    box.json(manifest.get("environment") or {}, expanded=False)

@@ -156,5 +156,5 @@ replication.offer(bundle, PAGE)
 
 log = inside_bundle(bundle.path, "worker.log")  # None for a link that leaves the bundle
 if log is not None and log.stat().st_size:
-    with st.expander("worker.log (last 200 lines)"):
-        st.code(tail_lines(log), language="text")
+    if (box := panels.fold("worker.log (last 200 lines)", state.key(PAGE, "log-open"))) is not None:
+        box.code(tail_lines(log), language="text")

@@ -24,7 +24,7 @@ from profiling_worker.bundle.schema import backends as B, run_target, spec as sp
 from app import settings
 from app.core import config_grid, job_size, spec_form
 from app.sidebar import preflight_panel, run_on
-from app.ui import cached, jobs, state
+from app.ui import cached, jobs, panels, state
 from app.core.markdown import code, esc
 
 PAGE = "builder"
@@ -649,13 +649,10 @@ def _size_fields(info: Any, first: Mapping[str, Any], from_url: Mapping[str, Any
 
 
 def _options_box(first: Mapping[str, Any]) -> None:
-    """The Options expander. Its widgets are drawn only once the user has opened it in this
-    session (opening reruns the app; from then on they stay drawn, open or closed, so their
-    values live in widget state): a first page load sends and mounts none of them. Until then
-    :func:`form_values` gives their ``first`` values, which is what they would show."""
-    box = st.expander("Options", key=k("options"), on_change="rerun")
-    if box.open or st.session_state.get(state.BUILDER_OPTIONS_SEEN):
-        st.session_state[state.BUILDER_OPTIONS_SEEN] = True
+    """The Options expander, its widgets drawn once the user has opened it in this session
+    (:func:`app.ui.panels.fold`, kept drawn from then on). Until then :func:`form_values`
+    gives their ``first`` values, which is what they would show."""
+    if (box := panels.fold("Options", k("options"), keep=True)) is not None:
         with box:
             _options(first)
 

@@ -190,7 +190,8 @@ def _job(manager: Executor, job: Job, position: int) -> None:
             st.caption(esc(cancel_note(job)))
         elif job.status in (JobStatus.FAILED, JobStatus.INTERRUPTED) and job.error:
             panels.render_error(str(job.error.get("message", "")), job.error.get("hint"),
-                                job.error.get("log_tail"), kind=job.error.get("kind"))
+                                job.error.get("log_tail"), kind=job.error.get("kind"),
+                                key=state.key("panel", job.job_id))
 
 
 def progress_text(job: Job) -> str:

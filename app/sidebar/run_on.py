@@ -14,7 +14,7 @@ import streamlit as st
 
 from profiling_worker.bundle.schema.spec import JobSpec
 
-from app.ui import jobs, state
+from app.ui import jobs, panels, state
 
 PAGE = "runon"
 HOST, SLURM, LOCAL = "this host", "Slurm cluster", "array on this host (submitit, no Slurm)"
@@ -27,15 +27,11 @@ def k(field: str) -> str:
 
 
 def render_run_on_box() -> None:
-    """The "Where to run" expander. As the job form's Options, its widgets are drawn only
-    once the user has opened it in this session (opening reruns the app; from then on they
-    stay drawn, open or closed, so their values live in widget state): a first page load sends
-    and mounts none of them (the radio was the only element of its kind there, whose
-    JavaScript a cold browser loaded before the first chart, issue 37). Until then
-    :func:`chosen_options` gives this host, the radio's first choice."""
-    box = st.expander("Where to run", key=k("box"), on_change="rerun")
-    if box.open or st.session_state.get(state.RUN_ON_SEEN):
-        st.session_state[state.RUN_ON_SEEN] = True
+    """The "Where to run" expander, its widgets drawn once the user has opened it in this
+    session (:func:`app.ui.panels.fold`, kept drawn from then on; the radio was the only
+    element of its kind on a first load). Until then :func:`chosen_options` gives this host,
+    the radio's first choice."""
+    if (box := panels.fold("Where to run", k("box"), keep=True)) is not None:
         with box:
             render_run_on()
 

@@ -16,7 +16,7 @@ from app.core import frame_columns as F, spec_form
 from profiling_worker.bundle.loader import Bundle
 from app.core.deep_dive_request import NoDeepDive, deep_dive_spec, job_refusal, sweep_points
 from app.core.markdown import esc, esc_spans, visible
-from app.ui import cached, navigation, state
+from app.ui import cached, navigation, panels, state
 
 SUBMITTED = "deep-dive-submitted"  # session key: id of the deep-dive job submitted last
 #: In place of the expander on a job of a backend that runs on no GPU (issue 37: it was offered
@@ -70,10 +70,9 @@ def offer(bundle: Bundle, page: str, expanded: bool = False, say_why: bool = Fal
         return
     if st.session_state.get(SUBMITTED) == bundle.job_id:
         navigation.link("deep_dive.py", f"Open the deep dive of {bundle.job_id} (shown when done)")
-    box = st.expander("Deep dive one point: Nsight Compute's full section set",
-                      icon=":material/biotech:", key=state.key(page, "deep-open"),
-                      expanded=expanded, on_change="rerun")
-    if box.open:
+    box = panels.fold("Deep dive one point: Nsight Compute's full section set",
+                      state.key(page, "deep-open"), icon=":material/biotech:", expanded=expanded)
+    if box is not None:
         with box:
             _point_picker(bundle, page)
 

@@ -77,5 +77,6 @@ def auto_runs(bundle: Bundle, page: str) -> None:
         st.info(esc(text), icon=":material/info:")
     else:
         st.warning(esc(text), icon=":material/warning:")
-    with st.expander("Runs per config (runs \"auto\")"):
-        panels.table(frame, key=state.key(page, "auto-runs"))
+    if (box := panels.fold("Runs per config (runs \"auto\")",
+                           state.key(page, "auto-runs-open"))) is not None:
+        panels.table(frame, key=state.key(page, "auto-runs"), where=box)

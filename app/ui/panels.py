@@ -267,16 +267,36 @@ def _one_format(frame: pd.DataFrame, shown: numbers.ColumnDisplay
     return _shown_as(frame, text), config
 
 
+def fold(label: str, key: str, keep: bool = False, **kwargs: Any) -> Any:
+    """An expander (key ``key``) whose content is drawn only once the user opens it, opening
+    rerunning the app; returns the expander to draw into, or None while its content is not
+    drawn. A closed expander's content is sent and mounted all the same, hidden: the browser
+    draws it in one pass with the page's first chart and loads the JavaScript of any element
+    kind new to the page (issue 37), so a page load sends none. Text alone may stay in a plain
+    expander: drawing it costs less than the rerun opening it would.
+
+    ``keep``: once opened in the session (session key ``<key>-seen``) the content stays drawn,
+    open or closed, so that its widgets' values live on in widget state; else it is drawn only
+    while open. ``kwargs``: :func:`streamlit.expander`'s (``expanded``, ``icon``)."""
+    box = st.expander(label, key=key, on_change="rerun", **kwargs)
+    seen = f"{key}-seen"
+    if not (box.open or keep and st.session_state.get(seen)):
+        return None
+    if keep:
+        st.session_state[seen] = True
+    return box
+
+
 def render_error(message: str, hint: str | None = None, log_tail: str | None = None,
-                 kind: str | None = None) -> None:
-    """One error box: kind and message, the fix, and the log tail in an expander. Every part
-    is shown as text (messages of imported bundles are data, not Markdown), a `command` span
-    as code (:func:`app.core.markdown.esc_spans`)."""
+                 kind: str | None = None, key: str = "error") -> None:
+    """One error box: kind and message, the fix, and the log tail in an expander (keyed
+    ``<key>-log-tail``, :func:`fold`). Every part is shown as text (messages of imported
+    bundles are data, not Markdown), a `command` span as code
+    (:func:`app.core.markdown.esc_spans`)."""
     head = f"**{esc(kind)}**: {esc_spans(message)}" if kind else esc_spans(message)
     st.error(head + (f"\n\n**Fix:** {esc_spans(hint)}" if hint else ""), icon=":material/error:")
-    if log_tail:
-        with st.expander("Log tail"):
-            st.code(log_tail, language="text")
+    if log_tail and (box := fold("Log tail", state.key(key, "log-tail"))) is not None:
+        box.code(log_tail, language="text")
 
 
 def render_bundle_error(bundle: Bundle) -> None:

@@ -51,8 +51,9 @@ def show(bundle: Bundle, sections: Sequence[str], launch_id: int) -> None:
     fig = build_pm_figure(line.frame, line.time, line.duration_ns, chosen)
     panels.chart_with_table(fig, wide, key=state.key(PAGE, "pm"),
                             filename=f"{bundle.job_id}-pm-sampling-launch{launch_id}.csv")
-    with st.expander("Every sampled series: mean and peak over the kernel"):
-        panels.table(P.summary(line), key=state.key(PAGE, "pm-summary"))
+    if (box := panels.fold("Every sampled series: mean and peak over the kernel",
+                           state.key(PAGE, "pm-summary-open"))) is not None:
+        panels.table(P.summary(line), key=state.key(PAGE, "pm-summary"), where=box)
 
 
 def _caption(line: P.Timeline) -> str:

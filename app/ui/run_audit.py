@@ -51,11 +51,16 @@ def any_audit(bundle: Bundle) -> bool:
 
 
 def details(bundle: Bundle, page: str) -> None:
-    """The checks and their evidence in an expander (tables keyed ``<page>-run-audit*``)."""
+    """The checks and their evidence in an expander drawn once opened (key
+    ``<page>-audit-open``, :func:`app.ui.panels.fold`; tables keyed ``<page>-run-audit*``)."""
     frame = cached.view(badge_frame, bundle)
     if frame.empty:
         return
-    with st.expander("Run audit: the checks and their evidence", icon=":material/fact_check:"):
+    box = panels.fold("Run audit: the checks and their evidence", state.key(page, "audit-open"),
+                      icon=":material/fact_check:")
+    if box is None:
+        return
+    with box:
         st.caption(esc(f"Each run is checked for {', '.join(A.CHECKS)} "
                        f"({audit_source(bundle)}); a config's badge counts the runs with no "
                        "flag. 'not checked' says what the files cannot support."))

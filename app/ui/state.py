@@ -26,8 +26,6 @@ BUILDER_CHECKED = "builder-checked"  # the form values those errors were found i
 BUILDER_CHECKED_BY = "builder-checked-by"  # the button that found them: "Run" or "Pre-flight"
 BUILDER_NOTICE = "builder-notice"  # id of the job submitted last (its note follows its state)
 BUILDER_CONFIRM = "builder-confirm"  # (spec hash, text, monotonic s) of a Run asked about
-BUILDER_OPTIONS_SEEN = "builder-options-seen"  # True once the form's Options were opened
-RUN_ON_SEEN = "runon-seen"  # True once "Where to run" was opened
 BUILDER_PREFLIGHT = "builder-preflight-job"  # {"job": pre-flight job id, "planned": spec JSON}
 BUILDER_FROM_URL = "builder-from-url"  # the form's values the URL gave this session's first run
 #: the URL's kernels not in the catalog, until the first run has checked the link's values

@@ -102,6 +102,39 @@ def markdown_sources(at: AppTest) -> list[str]:
     return parts
 
 
+#: Element kinds a closed expander may hold on a page load (app.ui.panels.fold): text.
+TEXT_KINDS = frozenset({"markdown", "caption"})
+
+
+def fold_key(box: Any) -> str | None:
+    """The key of an expander drawn by ``app.ui.panels.fold`` (its widget id ends with it:
+    ``$$ID-<hash>-<key>``), None for a plain expander."""
+    return str(box.proto.id).split("-", 2)[2] if box.proto.id else None
+
+
+def element_kinds(node: Any) -> list[str]:
+    """The kinds (``markdown``, ``code``, ...) of the elements drawn inside a block, at any
+    depth."""
+    return [kind for child in getattr(node, "children", {}).values()
+            for kind in ([] if hasattr(child, "children") else [child.type])
+            + element_kinds(child)]
+
+
+def closed_contents(at: AppTest) -> dict[str, list[str]]:
+    """Each closed expander's label -> the kinds of the elements drawn inside it (none for a
+    fold not yet opened)."""
+    return {str(box.label): element_kinds(box) for box in at.expander if not box.proto.expanded}
+
+
+def open_folds(at: AppTest) -> AppTest:
+    """Open every fold of the page, as a user's clicks would, each opening a rerun (here one
+    rerun for all); returns ``at``."""
+    for box in at.expander:
+        if (key := fold_key(box)) is not None:
+            at.session_state[key] = True
+    return at.run()
+
+
 def unescape(source: str) -> str:
     """Markdown source without the backslash escapes and invisible word joiners of names from
     files (app/core/markdown.py): the text as a reader sees it."""

@@ -6,7 +6,7 @@ from __future__ import annotations
 import json
 import shutil
 
-from apptest_helpers import texts
+from apptest_helpers import open_folds, texts
 
 
 def _copy(src, dest, **manifest_changes) -> None:
@@ -74,7 +74,8 @@ def test_failed_job_shows_kind_message_hint_and_log_tail(store, cpu_bundle_src, 
     assert not at.exception
     text = texts(at)
     assert "**ncu_not_found**: ncu is not on PATH" in text and "install Nsight Compute" in text
-    assert any("==ERROR== boom" in c.value for c in at.code)
+    assert not at.code  # the log tail is drawn once its expander is opened
+    assert any("==ERROR== boom" in c.value for c in open_folds(at).code)
     assert not at.get("plotly_chart")
 
 

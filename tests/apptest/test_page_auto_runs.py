@@ -7,7 +7,7 @@ import shutil
 from pathlib import Path
 
 import pytest
-from apptest_helpers import texts
+from apptest_helpers import open_folds, texts
 from apptest_helpers import TINY_SPEC, record_cpu_job
 
 AUTO_JOB_ID = "20261201-230000-matmul-0003"
@@ -31,6 +31,7 @@ def test_auto_runs_note_and_table(store, auto_src, app, page) -> None:
     assert 'Runs chosen by the stopping rule (runs "auto")' in shown
     assert "0 of 2 configs met the target" in shown and "max_runs reached" in shown
     assert "The rule ran on the job's durations: host wall-clock, not GPU" in shown
-    table = next(d.value for d in at.dataframe if "TargetMet" in d.value.columns)
+    assert not [d for d in at.dataframe if "TargetMet" in d.value.columns]  # until opened
+    table = next(d.value for d in open_folds(at).dataframe if "TargetMet" in d.value.columns)
     assert table["Runs"].tolist() == [6, 6] and not table["TargetMet"].any()
     assert table["ConfigLabel"].tolist() == ["n=32", "n=64"]

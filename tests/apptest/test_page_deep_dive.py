@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from apptest_helpers import IMPORTED, plotly_specs, texts
+from apptest_helpers import IMPORTED, open_folds, plotly_specs, texts
 from tests.scenarios import SCENARIOS
 
 METRICS_ONLY = "h200-ncu-j1-fp16"  # its report is the one shared copy (README of the scenarios)
@@ -148,7 +148,7 @@ def test_full_set_tables_serialise_without_arrow_fallback(store, monkeypatch, ap
     streamlit_log = logging.getLogger("streamlit.dataframe_util")  # does not propagate
     streamlit_log.addHandler(caplog.handler)
     try:
-        at = app("deep_dive", query={"job": "h200-ncu-deepdive-fp16-4096"})
+        at = open_folds(app("deep_dive", query={"job": "h200-ncu-deepdive-fp16-4096"}))
     finally:
         streamlit_log.removeHandler(caplog.handler)
     assert not at.exception, at.exception

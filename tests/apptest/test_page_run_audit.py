@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import re
 
-from apptest_helpers import texts
+from apptest_helpers import open_folds, texts
 from tests.scenarios import SCENARIOS
 
 
@@ -50,8 +50,9 @@ def test_badges_name_the_failed_checks_with_a_mark_no_font_needs(store, monkeypa
 
 
 def _column(at, name: str) -> list[str]:
-    """Every cell of column ``name`` in the page's tables (the expander's details)."""
-    return [str(v) for d in at.dataframe if name in d.value for v in d.value[name]]
+    """Every cell of column ``name`` in the page's tables (the expander's details, drawn once
+    it is opened: the page is run again with its folds open)."""
+    return [str(v) for d in open_folds(at).dataframe if name in d.value for v in d.value[name]]
 
 
 def test_timeline_badges_name_the_slow_mode(store, monkeypatch, app) -> None:

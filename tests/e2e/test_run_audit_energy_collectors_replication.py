@@ -77,7 +77,8 @@ def _audit_details(page):  # type: ignore[no-untyped-def]
     box = page.get_by_test_id("stExpander").filter(has_text=AUDIT_DETAILS)
     expect(box).to_have_count(1)
     box.get_by_text(AUDIT_DETAILS).click()
-    expect(box.get_by_test_id("stDataFrame").first).to_be_visible()
+    # the tables are drawn by the rerun that opening asks for (app.ui.panels.fold)
+    expect(box.get_by_test_id("stDataFrame").first).to_be_visible(timeout=APP_RUN_TIMEOUT_MS)
     wait_for_app_run(page)
     wait_for_elements(page)
     return box
