@@ -76,7 +76,7 @@ with above_chart:
     run_audit.badges(bundle, PAGE)
     notes.few_runs(summary)
     notes.auto_runs(bundle, "stability")
-    said = stable_text(summary, cached.view(badge_frame, bundle))  # badges: cached above
+    said = stable_text(bundle, summary, cached.view(badge_frame, bundle))  # badges: cached above
     st.caption(f"{esc(said)} In the table, {C.CI95_HALF_PCT} beside "
                f"{C.STABLE}: the CI95's half-width in % of the mean; a stable row of 3 runs can "
                "be wider than an unstable one of 100. " + W.line(W.MEAN, bundle.host_timer))

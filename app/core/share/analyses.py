@@ -110,7 +110,7 @@ def _audit_notes(bundle: Bundle, section: H.Section, points: pd.DataFrame) -> No
 def _stability(bundle: Bundle, table: Table, section: H.Section) -> None:
     frame = table()
     _few_runs(section, frame)
-    section.add(H.paragraph(f"{stable_text(frame, badge_frame(bundle))} {C.CI95_HALF_PCT} "
+    section.add(H.paragraph(f"{stable_text(bundle, frame, badge_frame(bundle))} {C.CI95_HALF_PCT} "
                             "beside each flag is the CI95's half-width in % of the mean. "
                             + W.line(W.MEAN, bundle.host_timer)),
                 H.figure(build_stability_figure(frame, bundle.host_timer), "stability",

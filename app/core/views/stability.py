@@ -44,9 +44,9 @@ def short_kernels_text(summary: pd.DataFrame, duration_metric: str) -> tuple[str
     return text, bool(short[C.STABLE].astype(bool).all())
 
 
-def stable_text(summary: pd.DataFrame, badges: pd.DataFrame) -> str:
-    """The page's and the report's count of stable pairs of :func:`stability_frame`, and how it
-    relates to the run audit (``badges``: the job's
+def stable_text(bundle: Bundle, summary: pd.DataFrame, badges: pd.DataFrame) -> str:
+    """The page's and the report's count of stable pairs of :func:`stability_frame` (``summary``,
+    of ``bundle``), and how it relates to the run audit (``badges``: the job's
     :func:`~app.core.views.run_audit.badge_frame`, which the page has cached: computed here on
     every script run, it was most of a 1,000-config sweep's Stability page): the RSD is over
     every recorded run, passed or not (the audit drops none: a pair whose runs all failed would

@@ -31,7 +31,8 @@ def test_a_job_wide_checks_evidence_is_said_once_wherever_the_pairs_are() -> Non
     assert len(pairs) == 3
     failed = R.failed_text(bundle)
     (note,) = R.chart_audit_notes(bundle, pairs, R.PAGE_EVIDENCE)
-    stable = stable_text(stability_frame(bundle, StabilityOptions()), bundle)
+    stable = stable_text(bundle, stability_frame(bundle, StabilityOptions()),
+                         R.badge_frame(bundle))
     one = R.pair_failed_text(bundle, *pairs[0])
     for said in (failed, note, one):
         assert said is not None and said.count(evidence) == 1, said
@@ -66,8 +67,9 @@ def test_every_place_phrases_a_failed_pair_alike() -> None:
     assert f"Marked: {pair}." in R.chart_audit_notes(bundle, (("fp16", 2),),
                                                      R.PAGE_EVIDENCE)[0]
     assert str(R.pair_failed_text(bundle, "fp16", 2)).startswith(f"Run audit: {pair}; the RSD")
-    assert stable_text(stability_frame(bundle, StabilityOptions()), bundle).endswith(
-        f"not valid: {pair}.")
+    stable = stable_text(bundle, stability_frame(bundle, StabilityOptions()),
+                         R.badge_frame(bundle))
+    assert stable.endswith(f"not valid: {pair}.")
 
 
 def test_the_slow_config_caption_puts_each_cause_before_its_configs(

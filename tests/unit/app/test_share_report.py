@@ -227,7 +227,7 @@ def test_a_job_whose_runs_failed_the_audit_is_never_called_clean() -> None:
             "(-9.7 %; limit 5 %)") in failed
     assert "every check passed" not in html and "every run passed the run audit" not in html
     assert failed[1:] in html
-    said = stable_text(stability_frame(bundle, StabilityOptions()), badge_frame(bundle))
+    said = stable_text(bundle, stability_frame(bundle, StabilityOptions()), badge_frame(bundle))
     assert said.startswith("15 of 15 annotation × config pairs are stable (RSD < 2 %), over "
                            "every recorded run; 3 of them have runs that failed the run audit")
     assert said in html
