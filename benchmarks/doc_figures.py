@@ -914,7 +914,9 @@ def ci_text(run: str) -> str:
 
 
 #: Device runs whose ``pytest -m gpu`` summary docs/performance.md quotes.
-GPU_TEST_RUNS = ("h100-1206-s18cold", "h100-1206-s19final", "h200-1206-s19merged")
+GPU_TEST_RUNS = ("h100-1206-s18cold", "h100-1206-s19final", "h200-1206-s19merged",
+                 "h100-1206-s20ncu", "h100-1206-s20cupti", "h100-1206-s20ncu2",
+                 "h100-1206-s20ncu2-bundles")
 
 
 def gpu_tests_text(run: str) -> str:
