@@ -27,14 +27,15 @@ def badges(bundle: Bundle, page: str) -> None:
         return
     several = frame[C.ANNOTATION].nunique() > 1
     drawn, summary = drawn_badges(frame)  # a big job's failed badges, the rest counted
-    row = st.container(horizontal=True, vertical_alignment="center")  # wraps: a badge that
-    row.caption("Run audit")  # names its failed checks is never cut to a column's width
-    passed_all = (drawn["Passed"] == drawn[C.RUNS]).tolist()
-    for r, ok in zip(drawn.to_dict("records"), passed_all):
-        label = str(r[C.CONFIG_LABEL])
-        where = f"{r[C.ANNOTATION]} {label}" if several else label
-        row.badge(badge_text(where, int(r["Passed"]), int(r[C.RUNS]), str(r["Flags"])),
-                  color="green" if ok else "orange")
+    if not drawn.empty:  # a big job that passed: its summary alone, no empty row
+        row = st.container(horizontal=True, vertical_alignment="center")  # wraps: a badge
+        row.caption("Run audit")  # that names its failed checks is never cut to a column
+        passed_all = (drawn["Passed"] == drawn[C.RUNS]).tolist()
+        for r, ok in zip(drawn.to_dict("records"), passed_all):
+            label = str(r[C.CONFIG_LABEL])
+            where = f"{r[C.ANNOTATION]} {label}" if several else label
+            row.badge(badge_text(where, int(r["Passed"]), int(r[C.RUNS]), str(r["Flags"])),
+                      color="green" if ok else "orange")
     if summary is not None:
         st.caption(esc(summary))
     if said := flags_said(frame["Flags"]):  # a badge names a check; here is what it means

@@ -161,3 +161,14 @@ def test_a_big_jobs_badges_are_its_failed_pairs_and_a_count(store, app) -> None:
         (table,) = [d.value for d in opened.dataframe if "Badge" in d.value]
         assert len(table) == 60 and (table["Passed"] < table["Runs"]).sum() == 35
         assert f"{page}-run-audit-csv" in {b.key for b in opened.get("download_button")}
+
+
+def test_a_big_job_that_passed_says_so_in_one_caption(store, app) -> None:
+    """Above BADGE_PAIRS pairs, none failed: the count alone, not a "Run audit" row with no
+    badge in it (the 1,000-config scale bundle: 3,000 badges, now one caption)."""
+    job = _scale_with_failed_pairs(store["results"], configs=20, failed=0)
+    at = app("stability", query={"job": job})
+    assert not at.exception, at.exception
+    assert _badges(at) == [] and "Run audit" not in [c.value for c in at.caption]
+    assert ("Run audit of 60 region × config pairs, summarised: 0 failed, 60 passed every run."
+            in texts(at))
