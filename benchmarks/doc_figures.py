@@ -597,7 +597,8 @@ BIG_SWEEP_NAV_RUNS = ("big-sweep-1206-s19-clicks",)
 BIG_SWEEP_NAV_AB_RUNS = ("big-sweep-1206-s20-stab",)
 #: Server script runs of the page, paired (``benchmarks/big_sweep_server.py --json``).
 BIG_SWEEP_SERVER_RUNS = ("big-sweep-server-1205-10000", "big-sweep-server-1205-10000-r8",
-                         "big-sweep-server-1205-s10-1000", "big-sweep-server-1206-s20-stab-1000")
+                         "big-sweep-server-1205-s10-1000", "big-sweep-server-1206-s20-stab-1000",
+                         "big-sweep-server-1206-s20-badges")
 
 
 def big_sweep_nav_ab_text(run: str) -> str:

@@ -32,7 +32,7 @@ has_durations = bundle.duration_metric in metrics
 #: What each control starts at (the frame and chart begun with the server used the same)
 defaults = default_options(bundle)
 #: The unit the chart draws each throughput in (MFLOP/s and MB/s for a cpu job), for the labels
-rates = sweep_chart.quantity_units(bundle, defaults)
+rates = sweep_chart.quantity_units(bundle)
 #: Short segment labels in the axis's units (the full quantity names are the y-axis titles;
 #: long ones were cut off)
 SHORT = {derived.TIME: "Time", derived.TFLOPS: rates[derived.TFLOPS],

@@ -292,6 +292,29 @@ def fitting_rate_unit(stats: pd.DataFrame) -> pd.DataFrame:
     return out
 
 
+def rate_unit(runs: pd.DataFrame, work: pd.DataFrame, duration_metric: str,
+              quantity: str) -> str:
+    """The unit :func:`aggregate_quantity` writes the throughput ``quantity`` (:data:`TFLOPS`,
+    :data:`GBPS`) in without a baseline (:func:`fitting_rate_unit`: the one its median AvgValue,
+    work / mean time of each annotation x config, fits), from those means alone: what a control
+    naming the unit needs, not the statistics. The catalog's unit (:func:`quantity_unit`)
+    where there are no durations or some annotation x config has no work (no throughput)."""
+    unit = quantity_unit(quantity)
+    column = C.FLOPS if quantity == TFLOPS else C.BYTES
+    if runs.empty or C.METRIC not in runs or column not in work:
+        return unit
+    times = runs.loc[runs[C.METRIC] == duration_metric, [C.ANNOTATION, C.CONFIG, C.VALUE]]
+    mean_ns = times.astype({C.VALUE: float}).groupby(
+        [C.ANNOTATION, C.CONFIG], sort=False)[C.VALUE].mean().reset_index()
+    amount = mean_ns.merge(work[[C.ANNOTATION, C.CONFIG, column]], how="left")[column]
+    if mean_ns.empty or amount.isna().any():
+        return unit
+    scale = 1e3 if quantity == TFLOPS else 1.0  # W/ns -> TFLOP/s (1e3) or GB/s (1)
+    with np.errstate(divide="ignore", invalid="ignore"):
+        rates = amount.to_numpy(float) / scale / mean_ns[C.VALUE].to_numpy(float)
+    return median_rate_step(rates, unit)[1]
+
+
 def _inverted(stats: pd.DataFrame, factor: np.ndarray, unit: str) -> pd.DataFrame:
     """``factor / x`` of an :func:`aggregate` frame of ``x`` (module docstring's rules)."""
     out = stats.copy()

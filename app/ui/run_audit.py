@@ -9,9 +9,9 @@ import streamlit as st
 from profiling_worker.bundle.loader import Bundle
 from app.core.markdown import esc
 from app.core.views.run_audit import (PAGE_EVIDENCE, audit_source, badge_frame, badge_text,
-                                      chart_audit_notes, failed_pairs_text, failed_rows,
-                                      flagged_frame, flags_said, points_of, slow_configs_text,
-                                      unread_note)
+                                      chart_audit_notes, drawn_badges, failed_pairs_text,
+                                      failed_rows, flagged_frame, flags_said, points_of,
+                                      slow_configs_text, unread_note)
 from app.ui import cached, panels, state
 from profiling_worker.bundle.schema import columns as C, run_audit as A
 
@@ -26,19 +26,23 @@ def badges(bundle: Bundle, page: str) -> None:
     if frame.empty:
         return
     several = frame[C.ANNOTATION].nunique() > 1
-    row = st.container(horizontal=True, vertical_alignment="center")  # wraps: a badge that
-    row.caption("Run audit")  # names its failed checks is never cut to a column's width
-    passed_all = (frame["Passed"] == frame[C.RUNS]).tolist()
-    for r, ok in zip(frame.to_dict("records"), passed_all):
-        label = str(r[C.CONFIG_LABEL])
-        where = f"{r[C.ANNOTATION]} {label}" if several else label
-        row.badge(badge_text(where, int(r["Passed"]), int(r[C.RUNS]), str(r["Flags"])),
-                  color="green" if ok else "orange")
+    drawn, summary = drawn_badges(frame)  # a big job's failed badges, the rest counted
+    if not drawn.empty:  # a big job that passed: its summary alone, no empty row
+        row = st.container(horizontal=True, vertical_alignment="center")  # wraps: a badge
+        row.caption("Run audit")  # that names its failed checks is never cut to a column
+        passed_all = (drawn["Passed"] == drawn[C.RUNS]).tolist()
+        for r, ok in zip(drawn.to_dict("records"), passed_all):
+            label = str(r[C.CONFIG_LABEL])
+            where = f"{r[C.ANNOTATION]} {label}" if several else label
+            row.badge(badge_text(where, int(r["Passed"]), int(r[C.RUNS]), str(r["Flags"])),
+                      color="green" if ok else "orange")
+    if summary is not None:
+        st.caption(esc(summary))
     if said := flags_said(frame["Flags"]):  # a badge names a check; here is what it means
         st.caption(f"What a failed check says. {esc(said)}. Each run's evidence: “Run audit: "
                    "the checks and their evidence”, further down.")
         # a badge's help= drew its label twice (a second, hidden badge): the evidence here
-        failed = failed_rows(frame)
+        failed = failed_rows(drawn)  # those drawn: a big job's others are counted above
         st.caption("The failed badges' evidence (each check's first flagged run): "
                    f"{esc(failed_pairs_text(bundle, failed))}.")
     if slow := cached.view(slow_configs_text, bundle):  # no failure: a config's steady clock
@@ -64,7 +68,8 @@ def details(bundle: Bundle, page: str) -> None:
         st.caption(esc(f"Each run is checked for {', '.join(A.CHECKS)} "
                        f"({audit_source(bundle)}); a config's badge counts the runs with no "
                        "flag. 'not checked' says what the files cannot support."))
-        panels.table(frame, key=state.key(page, "run-audit"))
+        panels.table_with_csv(frame, key=state.key(page, "run-audit"),
+                              filename=f"{bundle.job_id}-run-audit.csv")
         details = cached.view(flagged_frame, bundle)
         if not details.empty:
             panels.table(details, key=state.key(page, "run-audit-details"))

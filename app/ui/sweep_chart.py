@@ -8,18 +8,13 @@ in the first script run, 2-core machine beside a CPU hog, 2026-12-05).
 
 from __future__ import annotations
 
-import dataclasses
-
 import pandas as pd
 import plotly.graph_objects as go
 
 from profiling_worker.bundle.loader import Bundle
-from profiling_worker.bundle.schema import columns as C
-
-from app.core import derived
 
 from app.core.figures.sweep import build_sweep_figure, wants_log_y
-from app.core.views.sweep import (SweepOptions, chart_label, default_options, metric_choices,
+from app.core.views.sweep import (SweepOptions, chart_label, default_options, rate_units,
                                   sweep_frame)
 from app.ui import cached
 
@@ -39,26 +34,12 @@ def figure(bundle: Bundle, options: SweepOptions, drawn: pd.DataFrame, log_y: bo
                          log_y=bool(log_y))  # numpy's bool is another cache key
 
 
-def quantity_units(bundle: Bundle, options: SweepOptions) -> dict[str, str]:
-    """Each throughput quantity -> the unit the chart draws it in (``TFLOP/s`` and ``GB/s`` on
-    a GPU, ``MFLOP/s`` and ``MB/s`` for a host-timed cpu job: the unit its median fits,
-    :func:`app.core.derived.fitting_rate_unit`), read from the frame the chart would draw with
-    ``options`` in absolute values (:func:`frame`, cached: a click on the option then finds
-    it), so that a control's label names the unit the axis shows (a fresh user's find:
-    "Analytic GB/s" over a MB/s axis). The catalog's units, nothing computed, where the job
-    has no durations to derive a throughput from; the catalog's unit where it has no work."""
-    units = {q: derived.quantity_unit(q) for q in (derived.TFLOPS, derived.GBPS)}
-    if bundle.duration_metric not in metric_choices(bundle):
-        return units
-    for quantity in units:
-        try:
-            drawn = frame(bundle, dataclasses.replace(options, quantity=quantity, baseline=None,
-                                                      metric=None))
-        except ValueError:  # derived.MissingWork too: no throughput to draw
-            drawn = pd.DataFrame()
-        units[quantity] = (str(drawn[C.UNIT].iloc[0]) if C.UNIT in drawn and len(drawn)
-                           else derived.quantity_unit(quantity))
-    return units
+def quantity_units(bundle: Bundle) -> dict[str, str]:
+    """Each throughput quantity -> the unit the chart draws it in, so that a control's label
+    names the unit the axis shows (a fresh user's find: "Analytic GB/s" over a MB/s axis):
+    :func:`app.core.views.sweep.rate_units`, cached; neither throughput's frame is built (at
+    1,000 configs they were most of a fresh load's work for two words)."""
+    return cached.view(rate_units, bundle)
 
 
 def compute_default(bundle: Bundle) -> None:
@@ -73,4 +54,4 @@ def compute_default(bundle: Bundle) -> None:
         return
     if not drawn.empty:
         figure(bundle, options, drawn, wants_log_y(drawn))
-        quantity_units(bundle, options)  # the Quantity control's labels
+        quantity_units(bundle)  # the Quantity control's labels

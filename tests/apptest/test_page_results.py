@@ -2,16 +2,18 @@
 
 from __future__ import annotations
 
-from apptest_helpers import texts
+from apptest_helpers import open_folds, texts
 
 
 def test_tables_and_downloads(seeded, app) -> None:
     at = app("results")
     assert not at.exception
-    frames = [df.value for df in at.dataframe]
-    assert [len(f) for f in frames][:4] == [6, 18, 6, 6]  # aggregated, runs, work, run audit
+    assert len(at.get("download_button")) == 3  # the run audit's table and CSV: in its fold
+    assert [len(df.value) for df in at.dataframe] == [6, 18, 6]  # aggregated, runs, work
+    frames = [df.value for df in open_folds(at).dataframe]
+    assert [len(f) for f in frames][:4] == [6, 18, 6, 6]  # and the run audit, once opened
     assert {"AvgValue", "CI95_Lower", "CI95_Upper"} <= set(frames[0].columns)
-    assert len(at.get("download_button")) == 3
+    assert len(at.get("download_button")) == 4
     assert "host wall-clock, not GPU" in texts(at)
     captions = [c.value for c in at.caption if "per annotation × config" in c.value]
     assert len(captions) == 3 and "times in ns" in captions[0] and "times in ns" in captions[1]

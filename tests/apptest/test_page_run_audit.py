@@ -113,3 +113,62 @@ def test_a_config_at_a_steady_lower_clock_passes_and_is_said_as_no_failure(store
                            "ran at 1,979 MHz (its runs' median); 10 configs ran more than 5 % "
                            "below it. Cause not shown (")
     assert "fp16 n=8192 at 1,515 MHz (23 % below)" in said
+
+
+def _scale_with_failed_pairs(results, configs: int, failed: int) -> str:
+    """The benchmarks' scale bundle (real H200 rows tiled to ``configs`` configs x 3 runs, 3
+    annotations) with run 0's clock dropped 10 % in the first ``failed`` pairs, so the audit,
+    derived on load, fails them; returns its job id."""
+    import pandas as pd
+
+    from benchmarks.results_page_scale import build_scale_bundle
+    from profiling_worker.bundle.schema import columns as C
+    from profiling_worker.bundle.writer import write_table
+    from tests.scenarios import NCU_CLOCK
+
+    job = f"scale-{configs}-configs"
+    build_scale_bundle(results / job, configs=configs, runs=3)
+    runs = pd.read_parquet(results / job / "tables" / "runs.parquet")
+    pairs = runs[[C.ANNOTATION, C.CONFIG]].drop_duplicates().head(failed)
+    at = (runs[C.METRIC] == NCU_CLOCK) & (runs[C.RUN] == 0) & runs.set_index(
+        [C.ANNOTATION, C.CONFIG]).index.isin(pd.MultiIndex.from_frame(pairs))
+    runs.loc[at, C.VALUE] *= 0.9
+    write_table(results / job, C.TABLE_RUNS, runs)
+    return job
+
+
+def test_a_big_jobs_badges_are_its_failed_pairs_and_a_count(store, app) -> None:
+    """Issue 37: a 1,000-config sweep drew 3,000 badges, one markdown element each, on every
+    visit of Stability and Results. Above BADGE_PAIRS pairs the page draws the failed pairs'
+    badges (the first BADGE_PAIRS), counts the rest, and names where every pair's badge is:
+    the details' table and its CSV, drawn once the fold is opened."""
+    from app.core.views.run_audit import BADGE_PAIRS
+
+    job = _scale_with_failed_pairs(store["results"], configs=20, failed=BADGE_PAIRS + 5)
+    for page in ("stability", "results"):
+        at = app(page, query={"job": job})
+        assert not at.exception, at.exception
+        badges = _badges(at)
+        assert len(badges) == BADGE_PAIRS and all(b.startswith("⚠") for b in badges), badges
+        (said,) = [c.value.replace("\\", "") for c in at.caption
+                   if c.value.startswith("Run audit of")]
+        assert said == ("Run audit of 60 region × config pairs, summarised: 35 failed (the first "
+                        "30 badges above, 5 more not drawn), 25 passed every run. Every pair's "
+                        "badge: “Run audit: the checks and their evidence”, further down, and "
+                        "its CSV.")
+        assert len(at.markdown) < 60  # no element per pair (the badges alone were 60)
+        opened = open_folds(at)
+        (table,) = [d.value for d in opened.dataframe if "Badge" in d.value]
+        assert len(table) == 60 and (table["Passed"] < table["Runs"]).sum() == 35
+        assert f"{page}-run-audit-csv" in {b.key for b in opened.get("download_button")}
+
+
+def test_a_big_job_that_passed_says_so_in_one_caption(store, app) -> None:
+    """Above BADGE_PAIRS pairs, none failed: the count alone, not a "Run audit" row with no
+    badge in it (the 1,000-config scale bundle: 3,000 badges, now one caption)."""
+    job = _scale_with_failed_pairs(store["results"], configs=20, failed=0)
+    at = app("stability", query={"job": job})
+    assert not at.exception, at.exception
+    assert _badges(at) == [] and "Run audit" not in [c.value for c in at.caption]
+    assert ("Run audit of 60 region × config pairs, summarised: 0 failed, 60 passed every run."
+            in texts(at))

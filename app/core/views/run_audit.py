@@ -266,6 +266,32 @@ def failed_frame(bundle: Bundle) -> pd.DataFrame:
     return failed_rows(badge_frame(bundle))
 
 
+#: The most annotation x config pairs whose badges are all drawn, and the most failed pairs'
+#: badges drawn above it: a 1,000-config sweep's 3,000 badges were 3,000 markdown elements, most
+#: of what a later visit of its Stability page cost (issue 37). Every bundled job is below it.
+BADGE_PAIRS = 30
+#: Where every pair's badge is when the badges are summarised, as the pages name it.
+BADGES_EVIDENCE = "“Run audit: the checks and their evidence”, further down, and its CSV"
+
+
+def drawn_badges(badges: pd.DataFrame) -> tuple[pd.DataFrame, str | None]:
+    """The rows of ``badges`` (a :func:`badge_frame`) whose badges a page draws and what it
+    says of the rest: every row and None for at most :data:`BADGE_PAIRS` pairs; above, the
+    failed pairs' rows (:func:`failed_rows`), the first :data:`BADGE_PAIRS` of them, and
+    ``"Run audit of 3,000 region × config pairs, summarised: 12 failed (their badges above),
+    2,988 passed every run. Every pair's badge: ..."`` (:data:`BADGES_EVIDENCE`)."""
+    if len(badges) <= BADGE_PAIRS:
+        return badges, None
+    failed = failed_rows(badges)
+    drawn = failed.head(BADGE_PAIRS)
+    more = len(failed) - len(drawn)
+    shown = ("" if failed.empty else " (their badges above)" if not more
+             else f" (the first {len(drawn):,} badges above, {more:,} more not drawn)")
+    return drawn, (f"Run audit of {counted(len(badges), 'region × config pair')}, summarised: "
+                   f"{len(failed):,} failed{shown}, {len(badges) - len(failed):,} passed every "
+                   f"run. Every pair's badge: {BADGES_EVIDENCE}.")
+
+
 def failed_rows(badges: pd.DataFrame) -> pd.DataFrame:
     """The rows of ``badges`` (a :func:`badge_frame`, e.g. a cached one) where some run did not
     pass."""

@@ -89,6 +89,17 @@ def metric_choices(bundle: Bundle) -> list[str]:
     return first + [m for m in found if m != bundle.duration_metric]
 
 
+def rate_units(bundle: Bundle) -> dict[str, str]:
+    """Each throughput quantity -> the unit the chart draws it in without a baseline
+    (``TFLOP/s`` and ``GB/s`` on a GPU, ``MFLOP/s`` and ``MB/s`` for a host-timed cpu job:
+    :func:`app.core.derived.rate_unit`, the unit of :func:`sweep_frame`'s rows), for the labels
+    of the Quantity control; the catalog's units where the job has no durations."""
+    runs = bundle.table(C.TABLE_RUNS) if bundle.duration_metric in metric_choices(bundle) \
+        else pd.DataFrame()
+    return {q: derived.rate_unit(runs, bundle.table(C.TABLE_WORK), bundle.duration_metric, q)
+            for q in (derived.TFLOPS, derived.GBPS)}
+
+
 def sweep_metric(bundle: Bundle, choice: str | None = None) -> str:
     """The y-axis metric: ``choice`` when it is one of :func:`metric_choices`, else the first of
     them (the duration metric; a job without durations: its first other metric); the duration

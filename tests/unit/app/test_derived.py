@@ -189,3 +189,22 @@ def test_fitting_rate_unit_writes_all_rows_in_the_unit_of_the_median() -> None:
     assert derived.fitting_rate_unit(gpu)[C.AVG].iloc[1] == 754.0
     bandwidth = frame.assign(**{C.UNIT: "GB/s", C.AVG: [0.385, 0.18, 0.13]})
     assert set(derived.fitting_rate_unit(bandwidth)[C.UNIT]) == {"MB/s"}
+
+
+@pytest.mark.parametrize("quantity", [derived.TFLOPS, derived.GBPS])
+def test_rate_unit_is_the_unit_aggregate_quantity_writes(cpu_bundle: Path, quantity: str) -> None:
+    """The Size sweep's Quantity control names the unit of its chart from rate_unit, without
+    the throughput's frame (issue 37): the same unit, MFLOP/s-range for a host-timed cpu job;
+    the catalog's without work."""
+    units = []
+    for path in (cpu_bundle, SCENARIOS / "h200-ncu-matmul-sweep"):
+        bundle = load_bundle(path)
+        runs, work = bundle.table(C.TABLE_RUNS), bundle.table(C.TABLE_WORK)
+        drawn = derived.aggregate_quantity(runs, work, bundle.duration_metric, quantity,
+                                           [C.ANNOTATION, C.CONFIG])
+        unit = derived.rate_unit(runs, work, bundle.duration_metric, quantity)
+        assert unit == drawn[C.UNIT].iloc[0], path.name
+        units.append(unit)
+    assert units[1] == derived.quantity_unit(quantity) != units[0]  # a GPU job: TFLOP/s, GB/s
+    assert derived.rate_unit(runs, work.iloc[1:], bundle.duration_metric,
+                             quantity) == derived.quantity_unit(quantity)  # a pair without work

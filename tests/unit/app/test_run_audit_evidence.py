@@ -111,3 +111,27 @@ def test_the_reports_audit_section_says_the_job_wide_evidence_once() -> None:
     said = "The Evidence column leaves out what holds for the whole job: l2_state: "
     assert html.count(said + _l2_evidence(bundle)) == 1
     assert set(R.badge_frame(bundle)["Evidence"].str.split(" \\| ").str[0]) == {"l2_state 30"}
+
+
+@pytest.mark.parametrize(("pairs", "failed", "drawn", "said"), [
+    (R.BADGE_PAIRS, 2, R.BADGE_PAIRS, None),  # a small job: every badge, as before
+    (R.BADGE_PAIRS + 1, 0, 0, "0 failed, 31 passed every run"),
+    (100, 3, 3, "3 failed (their badges above), 97 passed every run"),
+    (100, 40, R.BADGE_PAIRS, "40 failed (the first 30 badges above, 10 more not drawn), 60"),
+])
+def test_a_big_jobs_badges_are_its_failed_pairs_then_counts(pairs: int, failed: int, drawn: int,
+                                                            said: str | None) -> None:
+    """Issue 37: above BADGE_PAIRS pairs a page draws the failed pairs' badges (at most
+    BADGE_PAIRS) and counts the rest; every failed pair is drawn or counted."""
+    import pandas as pd
+
+    badges = pd.DataFrame({"Annotation": "fp32", "Config": range(pairs), "Runs": 10,
+                           "Passed": [9 if c < failed else 10 for c in range(pairs)]})
+    rows, text = R.drawn_badges(badges)
+    assert len(rows) == drawn
+    if said is None:
+        assert text is None and rows is badges
+    else:
+        assert (rows["Passed"] < 10).all()
+        assert text is not None and said in text and R.BADGES_EVIDENCE in text
+        assert text.startswith(f"Run audit of {pairs} region × config pairs, summarised: ")
