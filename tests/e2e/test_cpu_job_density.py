@@ -86,7 +86,9 @@ def test_every_bundled_jobs_size_sweep_chart_is_in_sight_at_1000x700(
         browser, bundled_app_server: AppServer,
         artifacts_dir: Path) -> None:  # type: ignore[no-untyped-def]
     """What stands over the Size sweep's chart leaves it in sight at 1000x700 on every job the
-    dashboard ships with, as on the contended cpu job above."""
+    dashboard ships with, as on the contended cpu job above. Its top was at y 516-600, and 684
+    on h200-ncu-triton-vector-add, while Y axis: metric and X axis took a row each and Log y
+    wrapped onto one of its own; they share one row now."""
     out = artifacts_dir / "cpu-density"
     out.mkdir(parents=True, exist_ok=True)
     context = browser.new_context(viewport={"width": 1000, "height": 700})
