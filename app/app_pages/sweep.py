@@ -82,19 +82,32 @@ options = SweepOptions(quantity=quantity, time_unit=time_unit, baseline=baseline
                        metric=None if from_durations else metric)
 
 
-def draw_controls() -> list[DeltaGenerator]:
-    """The page's controls, into ``later.slot``, at the values the chart read; their columns
-    (the time unit's and the log toggle's places, drawn once the frame is made)."""
+def draw_controls() -> tuple[DeltaGenerator, DeltaGenerator]:
+    """The page's controls, into ``later.slot``, at the values the chart read; the columns of
+    the time unit and of the log toggle (drawn once the frame is made)."""
     with later.slot:
+        # the choosers and the log toggle share a row, so the chart stays in sight at 1000x700
+        # (a row each put its top at y 684 of 700 there; Log y wrapped onto a row of its own)
+        pickers = [offers_metric, len(choices) > 1]
+        top = (st.columns([w for w, on in zip((3, 2), pickers) if on] + [1],
+                          vertical_alignment="bottom") if any(pickers) else [])
         if offers_metric:
-            st.selectbox(
+            top[0].selectbox(
                 "Y axis: metric", metrics, key=METRIC, format_func=metric_label,
                 help="The job's metrics, each in its own unit as the tables give it. The "
                      "durations are drawn as the Quantity below (time, or throughput from the "
                      "kernel catalog's FLOP and byte counts); any other metric (an ncu counter, "
                      "an imported derived metric such as nsight-python's compute_tflops) as it "
                      "is.")
-        cols = st.columns([3, 2.2, 3, 1.6], vertical_alignment="bottom")
+        if pickers[1]:
+            top[-2].selectbox(
+                "X axis", choices, key=X_AXIS,
+                help="The parameters that vary between the configs; the others that vary "
+                     "split each annotation into one line per value.")
+        # without the toggle, Quantity's share is at least its options' width at 1000 px
+        # (255 of 628 px), or Normalise to wrapped onto a row of its own
+        cols = st.columns([3.4, 2, 2.3] if top else [3, 2.2, 3, 1.6],
+                          vertical_alignment="bottom")
         if has_durations:
             cols[0].segmented_control(
                 "Quantity", list(derived.QUANTITIES), default=defaults.quantity,
@@ -112,12 +125,7 @@ def draw_controls() -> list[DeltaGenerator]:
                                                  else visible(a)))
         if is_time:
             time_unit_control.control(cols[1], PAGE, True)
-        if len(choices) > 1:
-            st.selectbox(
-                "X axis", choices, key=X_AXIS,
-                help="The parameters that vary between the configs; the others that vary "
-                     "split each annotation into one line per value.")
-    return cols
+    return cols[1], (top or cols)[-1]
 
 
 others = [m for m in metrics if m != bundle.duration_metric]
@@ -159,10 +167,10 @@ panels.chart_with_table(fig, frame, key=PAGE, filename=f"{bundle.job_id}-sweep-{
                         note=" ".join(n for n in (figures_common.open_end_note(fig),
                                                   run_audit.chart_note(bundle, drawn_rows(frame)))
                                       if n) or None)  # unbounded CI95s named, audit
-cols = draw_controls()
+unit_column, log_column = draw_controls()
 if not is_time:
-    time_unit_control.control(cols[1], PAGE, False, theme.first_unit(frame[C.UNIT]))
-cols[3].toggle(
+    time_unit_control.control(unit_column, PAGE, False, theme.first_unit(frame[C.UNIT]))
+log_column.toggle(
     "Log y", value=wants_log_y(frame), key=LOG_Y,
     help=f"On by default when the values span more than {LOG_Y_SPAN:g}×, so small sizes do not "
          "sit on zero. A CI95 lower bound ≤ 0 cannot be drawn on a log axis: its whisker is cut "

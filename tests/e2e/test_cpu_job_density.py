@@ -82,16 +82,13 @@ def test_a_contended_cpu_jobs_chart_is_in_sight_and_each_fact_one_line_over_it(
         context.close()
 
 
-@pytest.mark.xfail(strict=True, reason=(
-    "open: the run audit's notes stand under the chart, not over it; at 1000x700 the link bar, "
-    "header, job caption and the controls (Log y wraps to a row of its own; Y axis: metric and "
-    "X axis take a row each) put the chart's top at y 516-600 on the bundled jobs and at 684 on "
-    "h200-ncu-triton-vector-add (session 20)"))
 def test_every_bundled_jobs_size_sweep_chart_is_in_sight_at_1000x700(
         browser, bundled_app_server: AppServer,
         artifacts_dir: Path) -> None:  # type: ignore[no-untyped-def]
     """What stands over the Size sweep's chart leaves it in sight at 1000x700 on every job the
-    dashboard ships with, as on the contended cpu job above."""
+    dashboard ships with, as on the contended cpu job above. Its top was at y 516-600, and 684
+    on h200-ncu-triton-vector-add, while Y axis: metric and X axis took a row each and Log y
+    wrapped onto one of its own; they share one row now."""
     out = artifacts_dir / "cpu-density"
     out.mkdir(parents=True, exist_ok=True)
     context = browser.new_context(viewport={"width": 1000, "height": 700})
