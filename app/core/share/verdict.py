@@ -69,8 +69,8 @@ def decision(result: gate.GateResult) -> dict[str, Any]:
         job-wide caveat with its evidence, once: a row's reason names its runs only),
         ``rows`` (region, config, outcome, diff_pct, detectable_pct in %, reason, caveats: what
         the runs say beside the outcome, e.g. ``"clock not checked"``, ``"power-capped
-        runs"``; regressions first) and ``rows_not_listed`` (rows left out to stay under the limit; the report and the compare
-        page list them all).
+        runs"``; regressions first) and ``rows_not_listed`` (rows left out to stay under the
+        limit; the report and the compare page list them all).
     """
     order = {o.value: i for i, o in enumerate(gate.Outcome)}
     rows = result.rows.sort_values(gate.OUTCOME, key=lambda s: s.map(order), kind="stable") \
