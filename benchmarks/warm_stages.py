@@ -13,11 +13,11 @@ Stages (inclusive wall ms per job; nested ones are inside their parents):
   runs: kernels, launches, syncs, its thermal guard) and ``extract_df_from_data``, and, outside
   the collector, ``aggregate_data``; the rest of a call is its two CSVs;
 - inside the worker's two, labelled ``tables:`` and ``finish:``: ``launches_to_runs``,
-  ``aggregate_runs``, ``work_table``, every ``write_table`` (of it the Parquet writes, the
-  spreadsheet-safe copies and the CSV writes; the rest is pyarrow's conversion and the files'
-  creation and renames), ``write_empty_table`` (the empty collectors table of a job without
-  collectors, from bytes made once), plausibility's ``check_bundle``, the file list and the
-  manifest;
+  ``aggregate_runs``, ``work_table``, every ``write_table`` (of it the Parquet writes; the rest
+  is pyarrow's conversion and the files' creation and renames: the worker writes no CSV, a
+  table's CSV is made from its Parquet file when downloaded), ``write_empty_table`` (the empty
+  collectors table of a job without collectors, from bytes made once), plausibility's
+  ``check_bundle``, the file list and the manifest; nsight-python's CSV writes (in its calls);
   and the NVML sampler's start and stop (``__enter__``, ``__exit__``).
 
 Prints one line per stage (median over the repeats, min-max) and writes JSON. Usage, on the GPU
@@ -127,10 +127,7 @@ def _install_inner_timers(results: Any) -> None:
     if hasattr(results, "write_empty_table"):  # a job without collectors (issue 40)
         _timed(results, "write_empty_table", "tables: write_empty_table")
     _timed(bundle_writer.pq, "write_table", "tables: Parquet writes")
-    _timed(bundle_writer, "spreadsheet_safe", "tables: spreadsheet_safe")
-    _timed(pd.DataFrame, "to_csv", "tables: CSV writes (with nsight-python's two)")
-    if hasattr(bundle_writer, "_write_csv"):  # the worker's own CSV writer (issue 40)
-        _timed(bundle_writer, "_write_csv", "tables: CSV writes (the worker's)")
+    _timed(pd.DataFrame, "to_csv", "nsight-python's CSV writes")
     _timed(bundle_writer.plausibility, "check_bundle", "finish: plausibility")
     _timed(bundle_writer, "bundle_files", "finish: file list")
     _timed(bundle_writer, "write_manifest", "finish: manifest")

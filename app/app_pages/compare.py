@@ -4,6 +4,7 @@ regression gate's outcome (the judgement `python -m profiling_worker compare` ma
 import streamlit as st
 
 from profiling_worker.bundle.number_text import counted
+from profiling_worker.bundle.gate import report as gate_report
 from profiling_worker.bundle.gate.judge import CAVEATS
 from profiling_worker.bundle.gate.verdict import Outcome
 from profiling_worker.bundle.schema import columns as C, intervals, plausibility as P
@@ -213,6 +214,8 @@ if caveated:
                f"{'carries' if len(caveated) == 1 else 'carry'} caveats** (column "
                f"{code(CAVEATS)}; the Reason gives the evidence): "
                + "; ".join(esc(pair) for pair in caveated), icon=":material/report:")
+    if judged.job_caveats:  # the same on every row: its evidence not in each Reason
+        st.caption(esc(gate_report.job_caveats_line(judged)))
 title = f"{candidate_id} / {baseline_id}: {metric_roles.label(baseline.manifest, metric)}"
 if not frame.empty and set(frame[F.VERDICT]) == {Outcome.NOT_COMPARABLE.value}:
     title = f"No verdict, every pair not comparable: {title}"  # ratios, not a judgement

@@ -13,11 +13,12 @@ from profiling_worker.bundle.schema import columns as C
 from app.core import numbers
 from app.core.metrics import available_metrics
 from app.core.provenance import is_imported
-from app.core.bundle_files import (MADE_ON_DOWNLOAD, ORIGINALS_NOTE, download_name,
+from app.core.bundle_files import (MADE_ON_DOWNLOAD, ORIGINALS_NOTE, MadeCsv, download_name,
                                    gunzip_file, gunzipped_name, is_gzipped_report,
                                    is_original_upload, left_out_files, made_csvs,
-                                   read_report_summary, report_download_problem, table_csv_file,
-                                   tail_lines, too_large, zip_bundle, zip_name, zip_report_note)
+                                   measure_made_csv, read_report_summary,
+                                   report_download_problem, table_csv_file, tail_lines,
+                                   too_large, zip_bundle, zip_name, zip_report_note)
 from app.core.views.timeline import PERFETTO_UI, TRACE_SUFFIX, timeline_problem, trace_bytes
 from app.core.download_grants import DownloadKind
 from app.ui import analysis, downloads, job_status, panels, replication, share, state
@@ -38,15 +39,37 @@ def _report_problem(path: str, mtime_ns: int, size: int,  # noqa: ARG001
     return report_download_problem(Path(path), cap)
 
 
-total = sum(item.size for item in bundle.files)
-made = made_csvs(bundle)  # a table's CSV that the bundle does not hold: made when downloaded
+@st.cache_data(max_entries=256, show_spinner=False)
+def _made_csv(bundle_dir: str, relpath: str, mtime_ns: int, size: int  # noqa: ARG001
+              ) -> MadeCsv:
+    """measure_made_csv, once per Parquet file version (the key: its mtime and size)."""
+    return measure_made_csv(Path(bundle_dir), relpath)
+
+
+def made_csv(relpath: str) -> MadeCsv | None:
+    """The CSV ``relpath`` made to learn its size or why it cannot be made, where downloads are
+    held in memory (made on click inside Streamlit, where a failure took the page); None where
+    the route streams it (it refuses with a 422 or 413 itself) or its Parquet file is gone."""
+    parquet = inside_bundle(bundle.path, f"{relpath.removesuffix('.csv')}.parquet")
+    if not downloads.held_in_memory() or parquet is None:
+        return None
+    stat = parquet.stat()
+    return _made_csv(str(bundle.path), relpath, stat.st_mtime_ns, stat.st_size)
+
+
+made = {relpath: made_csv(relpath) for relpath in made_csvs(bundle)}  # made when downloaded
+sized = [m.size for m in made.values() if m is not None and m.size is not None]
+total = sum(item.size for item in bundle.files) + sum(sized)
 zip_refused = too_large("The bundle", total, code(bundle.path), downloads.cap())
 if zip_refused:
     st.caption(f"No zip: {zip_refused}.")
 else:
-    with_csvs = f" and {counted(len(made), 'CSV')} {MADE_ON_DOWNLOAD}" if made else ""
-    downloads.button(st, f"Download the whole bundle (zip, {counted(len(bundle.files), 'file')}, "
-                     f"{numbers.fmt_bytes(total)} before compression{with_csvs})",
+    files, before = counted(len(bundle.files), 'file'), f"{numbers.fmt_bytes(total)} before"
+    # held in memory, the CSVs the zip adds are made once and in its size; streamed, not yet
+    what = (f"{files} and {counted(len(sized), 'CSV')} {MADE_ON_DOWNLOAD}, {before} compression"
+            if sized else f"{files}, {before} compression" + (
+                f" and {counted(len(made), 'CSV')} {MADE_ON_DOWNLOAD}" if made else ""))
+    downloads.button(st, f"Download the whole bundle (zip, {what})",
                      kind=DownloadKind.ZIP,
                      bundle_dir=bundle.path, relpath="", filename=zip_name(bundle),
                      data=lambda: zip_bundle(bundle), mime="application/zip",
@@ -83,8 +106,16 @@ rows = sorted([(item.relpath, item.size) for item in bundle.files]
 for i, (relpath, size) in enumerate(rows):
     left, mid, right = st.columns([6, 2, 2], vertical_alignment="center")
     left.markdown(code(relpath))
-    if size is None:  # no size until made; a table that cannot be read is refused on click
-        mid.caption(MADE_ON_DOWNLOAD)
+    if size is None:  # no size until made (the route refuses an unreadable table: its 422)
+        measured = made[relpath]
+        mid.caption(MADE_ON_DOWNLOAD if measured is None or measured.size is None else
+                    f"{numbers.fmt_bytes(measured.size)} · {MADE_ON_DOWNLOAD}")
+        refused = None if measured is None else (
+            esc(measured.problem) if measured.problem else
+            too_large(code(relpath), measured.size or 0, code(bundle.path), downloads.cap()))
+        if refused:
+            right.caption(refused)
+            continue
         downloads.button(right, "Download", kind=DownloadKind.CSV, bundle_dir=bundle.path,
                          relpath=relpath, filename=download_name(bundle, relpath),
                          data=partial(table_csv_file, bundle.path, relpath),

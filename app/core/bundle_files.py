@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import io
 import json
+import os
 import tempfile
 import time
 import zipfile
@@ -89,6 +90,37 @@ def table_csv_file(bundle_dir: Path, relpath: str) -> BinaryIO:
     except BaseException:
         out.close()
         raise
+
+
+#: The fix of a table's CSV that cannot be made (said by the Files page and the route's 422).
+UNMADE_FIX = ("its Parquet file is in the bundle's zip as it is; run the job again for a "
+              "readable table")
+
+
+def unmade_csv(relpath: str, exc: Exception) -> str:
+    """Why the CSV ``relpath`` is not made: its table cannot be read (``exc`` names the file and
+    the cause), with :data:`UNMADE_FIX`."""
+    return f"{relpath}: not made, its table cannot be read ({exc}); {UNMADE_FIX}"
+
+
+@dataclass(frozen=True)
+class MadeCsv:
+    """A table's CSV made once to learn it (:func:`measure_made_csv`): its ``size`` in bytes,
+    or ``problem``, why it cannot be made (:func:`unmade_csv`)."""
+
+    size: int | None
+    problem: str | None
+
+
+def measure_made_csv(bundle_dir: Path, relpath: str) -> MadeCsv:
+    """The CSV ``relpath`` (one of :func:`made_csvs`) made and its size (bytes) taken, so that
+    a download held in memory is refused before its click (too large, or its Parquet file
+    damaged: on click it raised inside Streamlit) and the zip's size counts it. Never raises."""
+    try:
+        with table_csv_file(bundle_dir, relpath) as made:
+            return MadeCsv(os.fstat(made.fileno()).st_size, None)
+    except (TableUnreadable, OSError) as exc:
+        return MadeCsv(None, unmade_csv(relpath, exc))
 
 
 def is_original_upload(bundle: Bundle, relpath: str) -> bool:

@@ -313,21 +313,24 @@ def backend_here(backend: str | None) -> spec_schema.FieldError | None:
         "own", refused[1])
 
 
-#: How the Backend box marks a backend the worker's environment report says cannot run here.
-CANNOT_RUN = "(cannot run here)"
+#: How the Backend box marks a backend the worker's environment report says cannot run here:
+#: one mark, as the half-width box cut "cupti (cannot run here)" to "cupti (canr…"; the reason
+#: is in the box's help and in the caption under it (:func:`backend_caption`).
+CANNOT_RUN = "✕"
 
 
 def backend_label(name: str) -> str:
-    """A Backend option as the box shows it: ``ncu (cannot run here)`` where the worker's
-    report refuses it (:func:`app.core.spec_form.refusal`, the link's rule), else its name."""
+    """A Backend option as the box shows it: ``ncu ✕`` where the worker's report refuses it
+    (:func:`app.core.spec_form.refusal`, the link's rule), else its name."""
     return name if spec_form.refusal(cached.env_report(), name) is None else f"{name} {CANNOT_RUN}"
 
 
 def backends_help() -> str:
-    """The Backend box's help: what each backend measures, and why one cannot run here."""
+    """The Backend box's help: what each backend measures, and why one cannot run here (the
+    box's :data:`CANNOT_RUN` mark)."""
     report = cached.env_report()
     return "; ".join(f"{n}: {B.get(n).measures}" + (
-        f" ({CANNOT_RUN.strip('()')}: {refused[0]})"
+        f" ({CANNOT_RUN} cannot run here: {refused[0]})"
         if (refused := spec_form.refusal(report, n)) else "") for n in B.NAMES)
 
 

@@ -81,14 +81,15 @@ def render_job_panel(manager: Executor) -> None:
         if not jobs and not stored:
             st.caption(EMPTY_TEXT)
         lines: list[BundleInfo] = []  # store jobs between two cards, drawn as one list
+        headed = False  # the store's heading and help, once: above its first list only
         for item in newest_first(shown_jobs(jobs, state.own_jobs()), stored):
             if isinstance(item, BundleInfo):
                 lines.append(item)
                 continue
-            _store_list(lines)
+            headed = _store_list(lines, headed)
             lines = []
             _job(manager, item, queue_position(jobs, item))
-        _store_list(lines)
+        _store_list(lines, headed)
         if (more := len(stored) - SHOW_STORE) > 0:
             navigation.link("history.py", f"{more:,} more in History")
         _notice(jobs)
@@ -108,17 +109,26 @@ def newest_first(shown: list[Job], stored: list[BundleInfo]) -> list[Job | Bundl
     return sorted([*shown, *stored[:SHOW_STORE]], key=submitted, reverse=True)  # stable
 
 
-def _store_list(stored: list[BundleInfo]) -> None:
+#: The heading of the panel's first list of store jobs, and its help.
+STORE_HEADING = "**In the result store**, newest first:"
+STORE_HELP = ("Jobs of this server's results folder that this server did not queue since it "
+              "started: ended earlier, or queued by another process (the panel follows those "
+              f"within {IDLE_POLL_S:g} s).")
+
+
+def _store_list(stored: list[BundleInfo], headed: bool) -> bool:
     """Jobs of the result store that this server's executors do not list (``stored``, newest
-    first), one line each, where they fall among this server's jobs (:func:`newest_first`)."""
+    first), one line each, where they fall among this server's jobs (:func:`newest_first`);
+    under :data:`STORE_HEADING` unless a list above has it (``headed``: it was repeated with
+    its help icon between every two cards). Returns whether the heading is drawn now."""
     if not stored:
-        return
-    lines = [store_line(info) for info in stored]
-    st.markdown("**In the result store**, newest first:\n\n"
-                + "\n".join(f"- {line}" for line in lines),
-                help="Jobs of this server's results folder that this server did not queue "
-                     "since it started: ended earlier, or queued by another process (the "
-                     f"panel follows those within {IDLE_POLL_S:g} s).")
+        return headed
+    items = "\n".join(f"- {store_line(info)}" for info in stored)
+    if headed:
+        st.markdown(items)
+    else:
+        st.markdown(f"{STORE_HEADING}\n\n{items}", help=STORE_HELP)
+    return True
 
 
 def store_line(info: BundleInfo) -> str:

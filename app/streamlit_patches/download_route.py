@@ -142,7 +142,7 @@ def open_download(grant: Grant, stop: threading.Event | None = None
     from profiling_worker.bundle.paths import OutsideBundle, bundle_file
     from profiling_worker.bundle.inflate import InflateError, open_inflated
 
-    from app.core.bundle_files import table_csv_file, zip_chunks
+    from app.core.bundle_files import table_csv_file, unmade_csv, zip_chunks
     from profiling_worker.bundle.loader import TableUnreadable, load_bundle
 
     try:
@@ -170,8 +170,7 @@ def open_download(grant: Grant, stop: threading.Event | None = None
     except InflateError as exc:
         raise DownloadRefused(422, f"{exc.message} ({exc.hint})") from exc
     except TableUnreadable as exc:
-        raise DownloadRefused(422, f"{grant.relpath}: not made, its table cannot be read "
-                                   f"({exc}).") from exc
+        raise DownloadRefused(422, f"{unmade_csv(grant.relpath, exc)}.") from exc
     except OSError as exc:
         raise DownloadRefused(404, f"{grant.relpath or grant.bundle_dir.name}: cannot be read "
                                    f"({exc}). Reload the Files page.") from exc

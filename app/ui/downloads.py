@@ -23,6 +23,12 @@ def cap() -> int:
             else bundle_files.MAX_DOWNLOAD_BYTES)
 
 
+def held_in_memory() -> bool:
+    """True where a download is a ``st.download_button`` (no route): its bytes are made on click
+    inside Streamlit, so what could fail there is checked before (the Files page's CSVs)."""
+    return not download_route.serving()
+
+
 def inflate_cap() -> int:
     """Most bytes an inflated ``.ncu-rep`` download may be here (as :func:`cap`)."""
     return (download_route.MAX_STREAMED_BYTES if download_route.serving()

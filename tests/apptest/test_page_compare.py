@@ -414,3 +414,20 @@ def test_text_columns_are_as_wide_as_their_values(store, app) -> None:
     for name in ("Verdict", "Caveats", "Reason"):
         longest = int(frame[name].dropna().astype(str).str.len().max())
         assert columns[name]["width"] >= min(longest * 7, TEXT_WIDTH_MAX), (name, columns[name])
+
+
+def test_a_job_wide_caveats_evidence_is_said_once_on_the_page_and_in_the_report(
+        store, monkeypatch, app) -> None:
+    """The gate's Reason names a job-wide caveat's runs only (its evidence was repeated per
+    config): the page says the evidence once under its caveats warning, as the report does."""
+    from app.core.share.build import comparison_report
+    from profiling_worker.bundle.loader import load_bundle
+
+    monkeypatch.setenv("KPROF_BUNDLED_DIR", str(SCENARIOS))
+    pair = ("h200-cupti-stability", "h200-cupti-stability-thermal-off")
+    at = app("compare", query={"baseline": pair[0], "candidate": pair[1]})
+    assert not at.exception, at.exception
+    said = "recorded without the L2 flush although the spec asks"
+    assert texts(at).count(said) == 2, texts(at)  # once per side, not once per config
+    html = comparison_report(*(load_bundle(SCENARIOS / job) for job in pair))
+    assert "Caveats of whole jobs: L2 warm against the spec in the baseline" in html

@@ -110,3 +110,7 @@ def test_store_jobs_are_listed_among_the_servers_by_submission_time(seeded, app,
              for job in (later, new_id, JOB_ID)}
     assert where[later] < where[new_id] < where[JOB_ID], panel
     assert "Earlier in the result store" not in texts(at)
+    # the two store lists, either side of the card, under one heading with one help icon
+    headed = [m for m in at.sidebar.markdown if "In the result store" in m.value]
+    assert len(headed) == 1 and later in headed[0].value, panel
+    assert headed[0].proto.help == job_panel.STORE_HELP

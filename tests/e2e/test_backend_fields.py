@@ -44,7 +44,7 @@ def test_picking_a_backend_greys_out_what_it_does_not_send_and_keeps_it_in_the_u
     expect(_input(page, "builder-cache_control")).to_be_enabled()
     # no GPU here: the box marks it, and says why under it (the link's check)
     expect(get_by_key(page, "builder-backend").get_by_role("combobox")).to_have_value(
-        "cupti (cannot run here)")
+        "cupti ✕")
     expect(sidebar).to_contain_text("cupti cannot run here: no NVIDIA GPU visible to NVML")
     expect(page).to_have_url(re.compile(r"[?&]backend=cupti\b"))
     page.screenshot(path=str(artifacts_dir / "backend-cupti.png"), full_page=True)
@@ -52,3 +52,28 @@ def test_picking_a_backend_greys_out_what_it_does_not_send_and_keeps_it_in_the_u
     wait_for_app_run(page)
     expect(sidebar.get_by_test_id("stAlertContentError")).to_contain_text(
         "cupti in the link cannot run here")  # no GPU here; on a GPU node the form takes it
+
+
+@pytest.mark.parametrize("width,height", [(1000, 700), (1400, 900)])
+def test_a_backend_that_cannot_run_here_reads_whole_in_the_narrow_box(
+        browser, app_server: AppServer, artifacts_dir, width: int,  # type: ignore[no-untyped-def]
+        height: int) -> None:
+    """The half-width Backend box showed a picked unavailable backend as "cupti (canr…": its
+    mark is short enough to read whole, the reason in the caption under the box."""
+    context = browser.new_context(viewport={"width": width, "height": height})
+    page = context.new_page()
+    page.set_default_timeout(30_000)
+    try:
+        open_app(page, app_server.url)
+        wait_for_elements(page)
+        choose_option(page, "builder-backend", "cupti")
+        wait_for_app_run(page)
+        box = get_by_key(page, "builder-backend")
+        shown = box.get_by_role("combobox")
+        expect(shown).to_have_value("cupti ✕")
+        assert shown.evaluate("e => e.scrollWidth <= e.clientWidth"), "the label is cut"
+        expect(page.get_by_test_id("stSidebar")).to_contain_text(
+            "cupti cannot run here: no NVIDIA GPU visible to NVML")
+        box.screenshot(path=str(artifacts_dir / f"backend-box-{width}x{height}.png"))
+    finally:
+        context.close()

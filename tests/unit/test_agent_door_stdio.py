@@ -46,6 +46,12 @@ PAIRS = [("h200-cupti-gate-base", "h200-cupti-gate-again"),   # the same job twi
 Session = Callable[[str, dict[str, Any]], Awaitable[Any]]
 
 
+def test_the_agents_doc_has_a_row_per_tool() -> None:
+    """docs/agents.md's tool table: replicate_job had no row."""
+    doc = (ROOT / "docs" / "agents.md").read_text(encoding="utf-8").splitlines()
+    assert sorted(t for t in TOOLS if not any(row.startswith(f"| `{t}` |") for row in doc)) == []
+
+
 def _drive(results: Path, steps: Callable[[Session, list[str]], Awaitable[None]],
            options: Sequence[str] = ()) -> None:
     """Start the server (with ``options`` after ``--results``), list its tools, then run

@@ -75,6 +75,8 @@ def _gate_section(result: gate.GateResult) -> H.Section:
                     "verdict"), H.paragraph(gate_report.headline(result)))
     if result.context:
         section.add(H.note(gate_report.not_comparable(result), "warning"))
+    if result.job_caveats:  # the same on every row: its evidence not in each Reason
+        section.add(H.paragraph(gate_report.job_caveats_line(result)))
     first = [C.ANNOTATION, gate.CONFIG_LABEL, gate.OUTCOME, gate.CAVEATS, gate.DIFF_PCT,
              gate.DETECTABLE_PCT, gate.REASON]  # the judgement first, as on the compare page
     rows = result.rows[[c for c in first if c in result.rows]

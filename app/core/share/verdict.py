@@ -65,11 +65,12 @@ def decision(result: gate.GateResult) -> dict[str, Any]:
         jobs are not comparable, if they are not: each recorded field with both values),
         ``context_headline`` (what that amounts to, in words), ``interval`` (the method and
         coverage of the 95 % interval each reason gives: the CLI's and the report's line,
-        :func:`profiling_worker.bundle.gate.report.interval_line`), ``rows`` (region, config,
-        outcome, diff_pct, detectable_pct in %, reason, caveats: what the runs say beside the
-        outcome, e.g. ``"clock not checked"``, ``"power-capped runs"``; regressions first) and
-        ``rows_not_listed`` (rows left out to stay under the limit; the report and the compare
-        page list them all).
+        :func:`profiling_worker.bundle.gate.report.interval_line`), ``job_caveats`` (each side's
+        job-wide caveat with its evidence, once: a row's reason names its runs only),
+        ``rows`` (region, config, outcome, diff_pct, detectable_pct in %, reason, caveats: what
+        the runs say beside the outcome, e.g. ``"clock not checked"``, ``"power-capped
+        runs"``; regressions first) and ``rows_not_listed`` (rows left out to stay under the
+        limit; the report and the compare page list them all).
     """
     order = {o.value: i for i, o in enumerate(gate.Outcome)}
     rows = result.rows.sort_values(gate.OUTCOME, key=lambda s: s.map(order), kind="stable") \
@@ -80,7 +81,8 @@ def decision(result: gate.GateResult) -> dict[str, Any]:
         "max_slowdown_pct": result.options.max_slowdown_pct,
         "counts": {o.value: result.count(o) for o in gate.Outcome},
         "context": list(result.context), "context_headline": result.context_headline,
-        "interval": gate_report.interval_line(result), "rows": [], "rows_not_listed": len(rows)}
+        "interval": gate_report.interval_line(result), "job_caveats": list(result.job_caveats),
+        "rows": [], "rows_not_listed": len(rows)}
     for _, r in rows.iterrows():
         out["rows"].append(_row(r))
         out["rows_not_listed"] -= 1

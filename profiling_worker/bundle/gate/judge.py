@@ -24,7 +24,7 @@ import pandas as pd
 
 from profiling_worker.bundle.gate import cycles as K, verdict as V
 from profiling_worker.bundle.gate.context import MEASURED, Difference, differences, headline
-from profiling_worker.bundle.gate.runs_context import runs_context
+from profiling_worker.bundle.gate.runs_context import job_caveats, runs_context
 from profiling_worker.bundle.gate.sides import GateSide
 from profiling_worker.bundle.gate.verdict import Outcome as Outcome  # re-exported: callers' import
 from profiling_worker.bundle.schema import columns as C, intervals
@@ -102,6 +102,9 @@ class GateResult:
             Reason (NaN figures where a side is missing or has under 2 runs), Caveats (what
             the runs say beside the outcome, :mod:`profiling_worker.bundle.gate.runs_context`; ""
             for none).
+        job_caveats: each side's job-wide caveat with its evidence, said once for the pair
+            (:func:`~profiling_worker.bundle.gate.runs_context.job_caveats`; a row's reason
+            names its runs only).
     """
 
     baseline: str
@@ -115,6 +118,7 @@ class GateResult:
     baseline_label: str = ""
     candidate_label: str = ""
     candidate_metric: str | None = None
+    job_caveats: list[str] = field(default_factory=list)
 
     @property
     def metrics_text(self) -> str:
@@ -174,9 +178,11 @@ def judge(baseline: GateSide, candidate: GateSide, options: GateOptions,
     rows = both.drop(columns=["_merge", "_time", "_cycles", *_CONFIG_OF.values()])
     rows = rows.sort_values(keys, kind="stable")
     rows = rows.reset_index(drop=True)
+    caveats = job_caveats({"baseline": baseline.job_evidence,
+                           "candidate": candidate.job_evidence}) if audited else []
     return GateResult(baseline.job_id, candidate.job_id, metric, options, context, source, rows,
                       headline(found), baseline.label, candidate.label,
-                      metric_c if metric_c != metric else None)
+                      metric_c if metric_c != metric else None, caveats)
 
 
 #: Side -> the column holding its config index while judging (configs may be numbered apart).

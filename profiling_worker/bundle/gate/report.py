@@ -131,6 +131,12 @@ def interval_line(result: GateResult) -> str:
     return W.line(W.RATIO, host_timer=result.metric == C.HOST_TIME)
 
 
+def job_caveats_line(result: GateResult) -> str:
+    """The job-wide caveats with their evidence, said once above the table (Markdown, the CLI)
+    and in the JUnit suite's properties: each row's reason names its runs only."""
+    return "Caveats of whole jobs: " + "; ".join(result.job_caveats) + "."
+
+
 def cycle_check_line(result: GateResult) -> str:
     """Whether the cycle check ran and on what, so a "–" in its column is never unexplained."""
     if result.cycles_source:
@@ -149,6 +155,8 @@ def markdown(result: GateResult) -> str:
              cycle_check_line(result), ""]
     if result.context:
         lines += [not_comparable(result), ""]
+    if result.job_caveats:
+        lines += [job_caveats_line(result), ""]
     lines += [f"| region | config | baseline ({MEANS_SAID}) | candidate ({MEANS_SAID}) | "
               "difference (95 % CI) | in cycles | "
               "outcome | why |", "| --- | --- | --- | --- | ---: | ---: | --- | --- |"]
@@ -205,7 +213,8 @@ def junit_xml(result: GateResult) -> str:
                    f"baseline {result.baseline} ({MEANS_SAID}): {means[0]}\n"
                    f"candidate {result.candidate} ({MEANS_SAID}): {means[1]}")
         for _, r in result.rows.iterrows() for means in [_means(r)]],
-        {"interval": interval_line(result)})
+        {"interval": interval_line(result),
+         **({"job_caveats": job_caveats_line(result)} if result.job_caveats else {})})
 
 
 def write(result: GateResult, markdown_path: Path | None, junit_path: Path | None) -> None:

@@ -26,6 +26,16 @@ CAVEAT_WORDS = {A.CLOCK: "clock-dropped runs", A.IDLE_GAP: "idle gaps before run
 INVALID_WORDS = {A.POPULATION: "runs are not one population", A.TIMER: "timer sanity failed"}
 
 
+def job_caveats(sides: dict[str, dict[A.Check, str]]) -> list[str]:
+    """Each side's job-wide caveat (:data:`~profiling_worker.bundle.schema.run_audit.JOB_WIDE`)
+    with its evidence, once for the pair: a row's details name its runs only (its evidence was
+    repeated per config). ``sides``: ``"baseline"``/``"candidate"`` -> that side's
+    :func:`~profiling_worker.bundle.schema.run_audit.job_evidence`."""
+    return [f"{CAVEAT_WORDS[check]} in the {name} (every config): {check}: {evidence}"
+            for name, found in sides.items() for check, evidence in found.items()
+            if check in CAVEAT_WORDS]
+
+
 @dataclass(frozen=True)
 class RunsContext:
     """Attributes:

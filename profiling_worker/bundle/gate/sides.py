@@ -17,7 +17,8 @@ from profiling_worker.bundle.schema import backends as B, columns as C
 from profiling_worker.bundle.schema.bundle_spec import (PartialSpec, asked_runs, backend_of,
                                                         manifest_spec)
 from profiling_worker.bundle.schema.manifest import JobStatus, ManifestError
-from profiling_worker.bundle.schema.run_audit import ConfigAudit, config_audits, run_audit
+from profiling_worker.bundle.schema.run_audit import (Check, ConfigAudit, config_audits,
+                                                     job_evidence, run_audit)
 from profiling_worker.bundle.schema.spec import JobSpec
 from profiling_worker.bundle.table_problems import Fault, TableProblem
 from profiling_worker.bundle.number_text import counted
@@ -51,11 +52,22 @@ class GateSide:
     more: Mapping[str, pd.DataFrame] = field(default_factory=dict, repr=False)
 
     @functools.cached_property
-    def audit(self) -> dict[tuple[str, int], ConfigAudit]:
-        """(annotation, config index) -> the validity audit of its runs
-        (:mod:`profiling_worker.bundle.schema.run_audit`: the stored table, else derived now)."""
+    def audit_frame(self) -> pd.DataFrame:
+        """The validity audit of every run (:mod:`profiling_worker.bundle.schema.run_audit`:
+        the stored table, else derived now)."""
         tables = {C.TABLE_RUNS: self.runs, C.TABLE_COLLECTORS: self.collectors, **self.more}
-        return config_audits(run_audit(tables, self.manifest))
+        return run_audit(tables, self.manifest)
+
+    @functools.cached_property
+    def audit(self) -> dict[tuple[str, int], ConfigAudit]:
+        """(annotation, config index) -> the validity audit of its runs (:attr:`audit_frame`)."""
+        return config_audits(self.audit_frame)
+
+    @property
+    def job_evidence(self) -> dict[Check, str]:
+        """Each job-wide check that flagged a run -> its evidence, once for the job
+        (:func:`~profiling_worker.bundle.schema.run_audit.job_evidence`)."""
+        return job_evidence(self.audit_frame)
 
     @functools.cached_property
     def spec(self) -> JobSpec | PartialSpec | None:

@@ -721,9 +721,10 @@ class ConfigAudit:
         return [c for c in INVALIDATING if c in self.flagged]
 
     def describe(self, check: Check) -> str:
-        """``"population: 61 of 100 runs (two modes ...)"``."""
-        return (f"{check}: {self.flagged[check]} of {counted(self.runs, 'run')} "
-                f"({self.evidence[check]})")
+        """``"population: 61 of 100 runs (two modes ...)"``; a :data:`JOB_WIDE` check without
+        its evidence, the job's, said once (:func:`job_evidence`)."""
+        said = f"{check}: {self.flagged[check]} of {counted(self.runs, 'run')}"
+        return said if check in JOB_WIDE else f"{said} ({self.evidence[check]})"
 
     def evidence_text(self) -> str:
         """Each flagged check with its runs flagged and the evidence of its first flagged run,

@@ -10,7 +10,8 @@ import pytest
 from bundled import bundled
 
 from app.core.bundle_files import (InflateError, gunzip_file, inside_bundle, gunzipped_name, is_gzipped_report,
-                                   read_report_summary, summary_tables, zip_bundle, zip_name)
+                                   made_csvs, read_report_summary, summary_tables, zip_bundle,
+                                   zip_name)
 from profiling_worker.bundle.loader import load_bundle
 from profiling_worker.bundle.schema import columns as C
 
@@ -20,7 +21,9 @@ def test_zip_holds_every_file_under_the_job_dir(cpu_bundle) -> None:
     archive = zipfile.ZipFile(zip_bundle(bundle))
     assert archive.testzip() is None
     names = archive.namelist()
-    assert names == [f"{bundle.job_id}/{f.relpath}" for f in bundle.files]
+    # then the tables' CSVs the bundle does not hold, made as they are added (issue 40)
+    assert names == [f"{bundle.job_id}/{rel}"
+                     for rel in [*(f.relpath for f in bundle.files), *made_csvs(bundle)]]
     manifest = archive.read(f"{bundle.job_id}/{C.MANIFEST_FILE}")
     assert manifest == (cpu_bundle / C.MANIFEST_FILE).read_bytes()
     assert zip_name(bundle) == f"{bundle.job_id}.zip"
@@ -128,7 +131,8 @@ def test_zip_leaves_out_a_link_out_of_the_bundle(tmp_path) -> None:
     (bundle.path / "worker.log").symlink_to(tmp_path / "secret.txt")
     assert "worker.log" in [f.relpath for f in bundle.files]  # listed when it was a file
     names = zipfile.ZipFile(zip_bundle(bundle)).namelist()
-    assert f"{bundle.job_id}/worker.log" not in names and len(names) == len(bundle.files) - 1
+    assert f"{bundle.job_id}/worker.log" not in names
+    assert len(names) == len(bundle.files) - 1 + len(made_csvs(bundle))
 
 
 def test_downloads_are_files_streamlit_accepts() -> None:

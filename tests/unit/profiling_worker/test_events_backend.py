@@ -166,3 +166,28 @@ def test_the_thermal_limits_of_an_events_spec_are_named_as_ignored(tmp_path: Pat
         "the events backend does not apply thermal_mode 'off'; ignored",
         "the events backend does not apply thermal_wait 5; ignored",
         "the events backend does not apply thermal_cont 30; ignored"]
+
+
+@pytest.mark.parametrize("thermal", [None, "off", "manual"])
+def test_the_events_run_leaves_the_unapplied_thermal_mode_to_the_job_said_once(
+        tmp_path: Path, monkeypatch, thermal: str | None):
+    """The form sends no thermal_mode with events (backends.unused): the worker's default then
+    warned "does not apply thermal_mode 'auto'" on every job from the sidebar. The backend says
+    nothing of it; the job's note (runner._ignored_by_backend) names a non-default mode, once."""
+    from profiling_worker.backends import events
+
+    timed = events.Timed([], None, [], [])
+    monkeypatch.setattr(events, "require_cuda", lambda: None)
+    monkeypatch.setattr(events, "CudaEventClock", lambda torch, flush: None)
+    monkeypatch.setattr(events, "L2Flush", lambda: None)
+    monkeypatch.setattr(events, "time_regions", lambda *args: timed)
+    monkeypatch.setattr(events.nb, "cuda_device", lambda uuid: {})
+    raw = {**SPEC, **({"thermal_mode": thermal} if thermal else {})}
+    registry = load_registry()
+    spec = validate_spec(raw, registry.kernels)
+    job = RunJob(spec, registry, {"fusion": ("unfused", "fused")}, tmp_path,
+                 BackendStatus(True, "probed"), Channel(tmp_path, None), None)
+    said = EventsBackend().run(job).warnings + runner._ignored_by_backend(spec, raw)
+    assert [w for w in said if "thermal_mode" in w] == (
+        [f"the events backend does not apply thermal_mode {thermal!r}; ignored"]
+        if thermal else [])

@@ -87,3 +87,25 @@ def test_the_self_comparison_note_agrees_with_the_verdict(tmp_path: Path) -> Non
     assert "1 of 2 rows same, 1 not comparable" in proc.stderr
     quiet = judge(GateSide.load(BASE), GateSide.load(BASE), GateOptions())
     assert report.self_comparison(quiet).endswith("3 of 3 rows same")
+
+
+def test_a_job_wide_caveat_says_its_evidence_once_in_every_output() -> None:
+    """h200-cupti-stability ran without the L2 flush its spec asks (a job-wide check, all 3
+    configs): the gate's details repeated that evidence per config in the CLI's Markdown, the
+    JUnit cases and the agent door. Each row names its runs; the evidence is said once."""
+    import html
+
+    from app.core.share.verdict import decision
+    from profiling_worker.bundle.schema import run_audit as A
+
+    side = GateSide.load(SCENARIOS / "h200-cupti-stability")
+    evidence = side.job_evidence[A.L2]
+    result = judge(side, side, GateOptions())
+    assert len(result.rows) == 3 and all("l2_state: " in r for r in result.rows[REASON])
+    assert all(evidence not in r for r in result.rows[REASON])
+    assert result.job_caveats == [
+        f"L2 warm against the spec in the {name} (every config): l2_state: {evidence}"
+        for name in ("baseline", "candidate")]
+    for text in (report.markdown(result), html.unescape(report.junit_xml(result)),
+                 repr(decision(result))):
+        assert text.count(evidence) == 2, text  # once per side
