@@ -4,7 +4,6 @@ kernel, picked in place of matmul, kept matmul's sizes, so the job timed the wro
 from __future__ import annotations
 
 import logging
-import re
 from collections.abc import Iterator
 from pathlib import Path
 from types import SimpleNamespace
@@ -13,6 +12,7 @@ import pytest
 
 from apptest_helpers import wait_until
 from app.ui import cached
+from tests.unit.test_readme import README_KERNELS, readme_file
 
 ROOT = Path(__file__).parents[2]
 MATMUL_CPU = "64, 128, 256"  # the bundled kernels' cpu sizes (the backend AppTests get here)
@@ -24,12 +24,9 @@ MY_SCALE = "65536, 1048576"  # the README's my_scale: 1 << 16, 1 << 20
 def user_kernels(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     """A kernel folder as a user starts it: the README's scale.py (one parameter, n) and a
     kernel of two parameters (rows, cols: as the bundled softmax_rows)."""
-    readme = (ROOT / "README.md").read_text()
-    found = re.search(r"```python\n(# my_kernels/scale\.py\n.*?)```", readme, re.S)
-    assert found, "the README's example kernel file moved"
     folder = tmp_path / "my_kernels"
     folder.mkdir()
-    (folder / "scale.py").write_text(found.group(1))
+    (folder / "scale.py").write_text(readme_file(README_KERNELS))
     (folder / "two_params.py").write_text(
         (ROOT / "tests" / "fixtures" / "kernel_files" / "two_params.py").read_text())
     monkeypatch.setenv("KPROF_KERNEL_DIRS", str(folder))
