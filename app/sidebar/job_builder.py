@@ -19,7 +19,8 @@ from typing import Any
 import streamlit as st
 
 from profiling_worker.bundle.errors import classify_known
-from profiling_worker.bundle.schema import backends as B, run_target, spec as spec_schema
+from profiling_worker.bundle.schema import (backends as B, configs as cfgs, run_target,
+                                            spec as spec_schema)
 
 from app import settings
 from app.core import config_grid, job_size, spec_form
@@ -33,6 +34,8 @@ FIELDS = ("kernels", "annotations", "size_preset", "sizes", "combine", "runs", "
           "thermal_mode", "thermal_wait", "thermal_cont", "thermal_timeout", "collectors",
           "warmup", "gpu", "cpu_threads", "label", "ignore_kernels", *spec_form.RUN_TARGET_FIELDS)
 PARAM_PREFIX = "param-"  # widget key builder-param-<name>: one per parameter of the kernel
+#: Session key of what the size fields were last offered: widget key -> (parameter, text).
+OFFERED = state.key(PAGE, "sizes-offered")
 THERMAL_HELP = {
     "thermal_wait": "Pause before a run when the GPU is this many °C or less from its thermal "
                     "limit (nsight-python default 10; empty = default)",
@@ -622,33 +625,74 @@ def empty_help(text: str | None, default: object) -> str:
 
 
 def _size_fields(info: Any, first: Mapping[str, Any], from_url: Mapping[str, Any]) -> None:
-    """One text field for a kernel with one parameter (``sizes``), else one per parameter
-    (starting at the URL's ``param-<name>`` text, else the kernel's default values) and the
-    product / zip choice."""
+    """One text field for a kernel with one parameter (``sizes``), else one per parameter and
+    the product / zip choice; each starts at the URL's text, else the first picked kernel's
+    declared sizes for the chosen backend, and follows the kernels (:func:`_follow_kernels`)."""
     params = info.parameters if info is not None else ("n",)
     shown = labels(params)
+    configs = cfgs.declared_defaults(info, chosen_backend(first)) if info is not None else ()
+    values, mode = config_grid.split(configs, params)  # the kernel's defaults, how they combine
+    keys = {p: k("sizes") if len(params) <= 1 else k(PARAM_PREFIX + p) for p in params}
+    url = {p: from_url.get("sizes" if len(params) <= 1 else PARAM_PREFIX + p) for p in params}
+    offer = {p: ", ".join(str(v) for v in values[p]) if values[p] else str(first["sizes"])
+             for p in params}
+    # no kernel picked (on the way to another): the fields stay as they are until one is
+    written = _follow_kernels({keys[p]: (p, offer[p]) for p in params}) \
+        if info is not None else set()
+    # a default beside a value written this run makes Streamlit log that it was set twice (and
+    # the written one is shown): the default is left empty then
+    start = {p: "" if keys[p] in written else text if isinstance(text := url[p], str)
+             else offer[p] for p in params}
+    help_ = sizes_help(info.id if info is not None else None,
+                       st.session_state.get(k("kernels")) or first["kernels"])
     if len(params) <= 1:
         left, right = st.columns(2)
-        left.text_input(shown["sizes"], value=first["sizes"], key=k("sizes"),
-                        help=config_grid.VALUES_HINT)
+        left.text_input(shown["sizes"], value=start[params[0]], key=keys[params[0]], help=help_)
         _whole(right, shown["runs"], "runs", first, help=spec_form.RUNS_HELP)
         return
     _whole(st, shown["runs"], "runs", first, help=spec_form.RUNS_HELP)
-    keys = [k(PARAM_PREFIX + p) for p in params]
-    if any(key not in st.session_state for key in keys):  # another kernel: its own defaults
-        for key in (*keys, k("combine")):
-            st.session_state.pop(key, None)
-    cpu = not B.on_gpu(chosen_backend(first)) and info.cpu_configs
-    values, mode = config_grid.split(info.cpu_configs if cpu else info.default_configs,
-                                     params)  # the kernel's defaults, and how they combine
-    for p, key in zip(params, keys):
-        text = from_url.get(PARAM_PREFIX + p)
-        st.text_input(shown[p], value=text if isinstance(text, str)
-                      else ", ".join(str(v) for v in values[p]), key=key,
-                      help=config_grid.VALUES_HINT)
+    for p in params:
+        st.text_input(shown[p], value=start[p], key=keys[p], help=help_)
     modes = list(config_grid.COMBINE)
-    st.radio(LABELS["combine"], modes, index=modes.index(mode), key=k("combine"), horizontal=True,
-             format_func=config_grid.COMBINE.get)
+    if written:  # fields that took the kernel's values take its way of combining them too
+        st.session_state[k("combine")] = mode
+    st.radio(LABELS["combine"], modes, index=0 if written else modes.index(mode),
+             key=k("combine"), horizontal=True, format_func=config_grid.COMBINE.get)
+
+
+def sizes_help(kernel: str | None, picked: Iterable[str]) -> str:
+    """The size fields' help: where their first values come from (the first picked kernel,
+    named, when several are picked: the sizes apply to all of them), when they change, and how
+    to write values."""
+    whose = (f"{kernel}'s" if kernel else "the kernel's") + " declared sizes"
+    several = (f" ({kernel} is the first of the kernels picked; the sizes are run for each)"
+               if kernel and len(list(picked)) > 1 else "")
+    return (f"Starts at {whose} for the chosen backend{several}. When the kernels or the "
+            "backend change, a field still holding the offered sizes takes the new ones; sizes "
+            "of yours (sent with Run or Pre-flight, or given by a link) stay while the "
+            "parameter is the same. "
+            + config_grid.VALUES_HINT)
+
+
+def _follow_kernels(offer: Mapping[str, tuple[str, str]]) -> set[str]:
+    """Put the offered text (widget key -> (parameter, text)) into each size field that still
+    holds what the form offered it last, or that held another parameter's sizes: a fresh user
+    picked a kernel of their own and its field kept matmul's sizes. A field the user changed
+    keeps their text (the form's text reaches the app with Run or Pre-flight only). Returns the
+    keys written: through session state, so the browser shows the text too (a widget's own
+    default is only read when it is first drawn)."""
+    before = st.session_state.get(OFFERED, {})
+    written = set()
+    for key, (param, text) in offer.items():
+        if key not in st.session_state:
+            continue  # drawn now for the first time: starts at the link's text or the offer
+        last = before.get(key)
+        own = last is not None and last[0] == param and st.session_state[key] != last[1]
+        if not own and st.session_state[key] != text:
+            st.session_state[key] = text
+            written.add(key)
+    st.session_state[OFFERED] = {**before, **offer}
+    return written
 
 
 def _options_box(first: Mapping[str, Any]) -> None:

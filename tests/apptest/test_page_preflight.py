@@ -64,7 +64,8 @@ def test_preflight_refuses_a_bad_form_with_field_errors(store, app) -> None:
 def test_an_ncu_job_of_auto_runs_asks_cupti_for_its_runs(store, app) -> None:
     """No GPU here: the pilot's CUPTI pass is refused with the reason, before anything queues."""
     at = app()
-    at.selectbox(key="builder-backend").set_value("ncu")
+    # outside the form, as in a browser: its own run, where the sizes take ncu's
+    at.selectbox(key="builder-backend").set_value("ncu").run()
     at.text_input(key="builder-runs").set_value("auto")
     at.button(key="builder-preflight").click().run()
     assert not at.exception, at.exception

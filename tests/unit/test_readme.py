@@ -79,6 +79,17 @@ def blocks() -> list[Block]:
             for m in re.finditer(r"^```(\w*)\n(.*?)^```$", text, re.M | re.S)]
 
 
+#: The README's example kernel file (step 6 of its five minutes), a user's first own kernel.
+README_KERNELS = "my_kernels/scale.py"
+
+
+def readme_file(name: str) -> str:
+    """The text of the README's file block ``name`` (its first line ``# name``)."""
+    found = [b.body for b in blocks() if b.kind() == "file" and b.first_line == f"# {name}"]
+    assert len(found) == 1, f"the README has {len(found)} file blocks of {name}"
+    return found[0]
+
+
 def test_every_block_is_of_a_kind_the_test_knows() -> None:
     kinds = [(b.line, b.kind()) for b in blocks()]
     assert not [line for line, kind in kinds if kind == "?"], (
