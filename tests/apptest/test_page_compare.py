@@ -431,3 +431,25 @@ def test_a_job_wide_caveats_evidence_is_said_once_on_the_page_and_in_the_report(
     assert texts(at).count(said) == 2, texts(at)  # once per side, not once per config
     html = comparison_report(*(load_bundle(SCENARIOS / job) for job in pair))
     assert "Caveats of whole jobs: L2 warm against the spec in the baseline" in html
+
+
+def test_a_not_comparable_pair_shows_no_outcome_of_its_runs(store, monkeypatch, app) -> None:
+    """A fresh user's find: two contended cpu jobs were titled "No verdict, every pair not
+    comparable" while the table's TimeOutcome said "regressed" for three rows. The ncu sweep
+    against the roofline job (metric sets differ) at 1 % allowed, where several rows' time
+    alone is beyond ±1 %: the title and every outcome column say not comparable, no row a
+    runs estimate, and each Reason gives the figures (ratio CI) without an outcome."""
+    monkeypatch.setenv("KPROF_BUNDLED_DIR", str(SCENARIOS))
+    at = app("compare", query={"baseline": "h200-ncu-matmul-sweep",
+                               "candidate": "h200-ncu-roofline"})
+    at.number_input(key="compare-max-slowdown").set_value(1.0).run()
+    assert not at.exception, at.exception
+    (spec,) = plotly_specs(at)
+    assert spec["layout"]["title"]["text"].startswith("No verdict, every pair not comparable: ")
+    frame = at.dataframe[0].value
+    for column in ("Verdict", "TimeOutcome", "CyclesOutcome"):
+        assert set(frame[column].dropna()) == {"not comparable"}, column
+    assert frame["RunsToDecide"].isna().all()
+    judged = [r for r in frame["Reason"] if "the runs alone: " in r]
+    assert len(judged) == 12 and not [r for r in judged if "runs a side would" in r
+                                      or "so the clock explains" in r]
