@@ -312,7 +312,9 @@ def test_compare_names_the_region_of_each_caveated_pair(store, app) -> None:
 def test_two_contended_cpu_jobs_say_contention_not_measured_differently(store, app) -> None:
     """Issue 37: two cpu jobs of one spec, both timed on a contended CPU (real jobs, the worker
     sharing one CPU with busy loops): the warning names the contention on both sides and the
-    recorded field with both values, never "measured differently"."""
+    recorded field with both values, never "measured differently"; and the table, under the
+    "No verdict" title, says no outcome of the runs (a fresh user read TimeOutcome
+    "regressed" there) nor the runs a side that would decide the pair."""
     import json
 
     from profiling_worker.bundle.schema import columns as C
@@ -330,6 +332,10 @@ def test_two_contended_cpu_jobs_say_contention_not_measured_differently(store, a
     assert "measured differently" not in said
     assert ("backend.host\\_contention.waiting\\_fraction" in said
             and f"{waited[0]:,.2f} vs {waited[1]:,.2f}" in said), said
+    frame = at.dataframe[0].value
+    assert set(frame["Verdict"]) == set(frame["TimeOutcome"]) == {"not comparable"}
+    assert frame["RunsToDecide"].isna().all()
+    assert not [r for r in frame["Reason"] if "runs a side would" in r]
 
 
 def test_jobs_not_offered_are_counted_by_where_they_come_from(seeded, monkeypatch, app) -> None:
