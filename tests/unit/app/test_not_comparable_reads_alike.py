@@ -67,6 +67,9 @@ def test_the_html_report_judges_no_row() -> None:
     html = unescape(comparison_report(scenario(BASE), scenario(CAND), ALLOWED))
     assert "not comparable" in html and "the runs alone: " in html
     assert not JUDGED.search(html)
+    # nor a cell of its tables (TimeOutcome is one of the ratio table's columns)
+    assert "TimeOutcome" in html and not re.search(
+        r">\s*(regressed|improved|ambiguous|same|clock-explained)\s*<", html)
 
 
 def test_the_agent_door_judges_no_row() -> None:
