@@ -268,7 +268,8 @@ def test_a_compare_link_of_two_cpu_jobs_has_no_h200_banner(seeded, app) -> None:
 def test_compare_says_the_caveats_and_the_runs_that_block_a_verdict(store, monkeypatch,
                                                                      app) -> None:
     """gate-base -> timeline (issue 34): n = 8192 is not comparable (the timeline's runs are
-    two modes) and the page names the caveats beside it."""
+    two modes) and the page names the caveats beside it: not "clock not checked", a caveat of
+    a direction the row does not have."""
     monkeypatch.setenv("KPROF_BUNDLED_DIR", str(SCENARIOS))
     at = app("compare", query={"baseline": "h200-cupti-gate-base",
                                "candidate": "h200-cupti-timeline"})
@@ -276,11 +277,11 @@ def test_compare_says_the_caveats_and_the_runs_that_block_a_verdict(store, monke
     frame = at.dataframe[0].value
     row = frame[frame["n"] == 8192].iloc[0]
     assert row["Verdict"] == "not comparable"
-    assert row["Caveats"] == "clock not checked, power-capped runs"
+    assert row["Caveats"] == "power-capped runs"
     assert "not one population" in row["Reason"]
     warnings = " ".join(unescape(w.value) for w in at.warning)
     assert "1 of 1 verdict carries caveats" in warnings
-    assert "n=8192: not comparable (clock not checked, power-capped runs)" in warnings
+    assert "n=8192: not comparable (power-capped runs)" in warnings
 
 
 
@@ -311,7 +312,9 @@ def test_compare_names_the_region_of_each_caveated_pair(store, app) -> None:
 def test_two_contended_cpu_jobs_say_contention_not_measured_differently(store, app) -> None:
     """Issue 37: two cpu jobs of one spec, both timed on a contended CPU (real jobs, the worker
     sharing one CPU with busy loops): the warning names the contention on both sides and the
-    recorded field with both values, never "measured differently"."""
+    recorded field with both values, never "measured differently"; and the table, under the
+    "No verdict" title, says no outcome of the runs (a fresh user read TimeOutcome
+    "regressed" there) nor the runs a side that would decide the pair."""
     import json
 
     from profiling_worker.bundle.schema import columns as C
@@ -329,6 +332,10 @@ def test_two_contended_cpu_jobs_say_contention_not_measured_differently(store, a
     assert "measured differently" not in said
     assert ("backend.host\\_contention.waiting\\_fraction" in said
             and f"{waited[0]:,.2f} vs {waited[1]:,.2f}" in said), said
+    frame = at.dataframe[0].value
+    assert set(frame["Verdict"]) == set(frame["TimeOutcome"]) == {"not comparable"}
+    assert frame["RunsToDecide"].isna().all()
+    assert not [r for r in frame["Reason"] if "runs a side would" in r]
 
 
 def test_jobs_not_offered_are_counted_by_where_they_come_from(seeded, monkeypatch, app) -> None:
@@ -431,3 +438,25 @@ def test_a_job_wide_caveats_evidence_is_said_once_on_the_page_and_in_the_report(
     assert texts(at).count(said) == 2, texts(at)  # once per side, not once per config
     html = comparison_report(*(load_bundle(SCENARIOS / job) for job in pair))
     assert "Caveats of whole jobs: L2 warm against the spec in the baseline" in html
+
+
+def test_a_not_comparable_pair_shows_no_outcome_of_its_runs(store, monkeypatch, app) -> None:
+    """A fresh user's find: two contended cpu jobs were titled "No verdict, every pair not
+    comparable" while the table's TimeOutcome said "regressed" for three rows. The ncu sweep
+    against the roofline job (metric sets differ) at 1 % allowed, where several rows' time
+    alone is beyond ±1 %: the title and every outcome column say not comparable, no row a
+    runs estimate, and each Reason gives the figures (ratio CI) without an outcome."""
+    monkeypatch.setenv("KPROF_BUNDLED_DIR", str(SCENARIOS))
+    at = app("compare", query={"baseline": "h200-ncu-matmul-sweep",
+                               "candidate": "h200-ncu-roofline"})
+    at.number_input(key="compare-max-slowdown").set_value(1.0).run()
+    assert not at.exception, at.exception
+    (spec,) = plotly_specs(at)
+    assert spec["layout"]["title"]["text"].startswith("No verdict, every pair not comparable: ")
+    frame = at.dataframe[0].value
+    for column in ("Verdict", "TimeOutcome", "CyclesOutcome"):
+        assert set(frame[column].dropna()) == {"not comparable"}, column
+    assert frame["RunsToDecide"].isna().all()
+    judged = [r for r in frame["Reason"] if "the runs alone: " in r]
+    assert len(judged) == 12 and not [r for r in judged if "runs a side would" in r
+                                      or "so the clock explains" in r]

@@ -11,8 +11,10 @@ fewer runs than its spec asks (a truncated bundle), the baseline mean is not pos
 side's runs fail the validity audit so that their mean is no single figure (two modes or a step,
 a time below the physical minimum: :mod:`profiling_worker.bundle.gate.runs_context`, which also
 gives the caveats said beside an outcome, e.g. "clock not checked", "power-capped runs"). A
-not-comparable row still carries the statistics where they can be formed, and its reason says
-what the runs alone would give, so nothing measured is hidden.
+not-comparable row still carries the statistics where they can be formed, and its reason gives
+the runs' figures, so nothing measured is hidden; but no outcome of them (TimeOutcome and
+CyclesOutcome say "not comparable" too), no caveat of a direction and no runs to decide it
+(NaN): a banner of "not comparable" and a row reading "regressed" would contradict each other.
 """
 
 from __future__ import annotations
@@ -24,7 +26,7 @@ import pandas as pd
 
 from profiling_worker.bundle.gate import cycles as K, verdict as V
 from profiling_worker.bundle.gate.context import MEASURED, Difference, differences, headline
-from profiling_worker.bundle.gate.runs_context import job_caveats, runs_context
+from profiling_worker.bundle.gate.runs_context import RunsContext, job_caveats, runs_context
 from profiling_worker.bundle.gate.sides import GateSide
 from profiling_worker.bundle.gate.verdict import Outcome as Outcome  # re-exported: callers' import
 from profiling_worker.bundle.schema import columns as C, intervals
@@ -44,12 +46,13 @@ DIFF_CI95_UPPER_PCT = "DiffCI95UpperPct"
 DETECTABLE_PCT = "DetectablePct"  # the interval's half-width (%): smaller differences are noise
 THRESHOLD_PCT = "ThresholdPct"  # the allowed change, +/- (%)
 WELCH_DF = "WelchDf"
-TIME_OUTCOME = "TimeOutcome"  # the rule on the metric alone, before the cycle check
+#: The rule on the metric alone, before the cycle check ("not comparable" where the row is).
+TIME_OUTCOME = "TimeOutcome"
 CYCLES_DIFF_PCT = "CyclesDiffPct"
 CYCLES_CI95_LOWER_PCT = "CyclesCI95LowerPct"
 CYCLES_CI95_UPPER_PCT = "CyclesCI95UpperPct"
 CYCLES_OUTCOME = "CyclesOutcome"  # the rule on time x SM clock (None: no clock on a side)
-RUNS_TO_DECIDE = "RunsToDecide"  # runs a side an ambiguous row would likely need
+RUNS_TO_DECIDE = "RunsToDecide"  # runs a side an ambiguous row would likely need (NaN: none)
 CAVEATS = "Caveats"  # said beside the outcome: "clock not checked", "power-capped runs"...
 OUTCOME = "Outcome"
 REASON = C.REASON
@@ -293,28 +296,45 @@ def _row_verdict(row: pd.Series, context: list[str], options: GateOptions,
     allowed = options.max_slowdown_pct
     blockers = _blockers(row, context, options, spec_runs)
     time: V.Interval | None = row["_time"] if row[BASELINE + AVG] > 0 else None
+    unjudged = Outcome.NOT_COMPARABLE.value
     if time is None:
-        return (None, None, float("nan"), Outcome.NOT_COMPARABLE.value,
+        return (unjudged, None, float("nan"), unjudged,
                 "; ".join(blockers or ["no 95 % interval can be formed from these figures"]), "")
     told = V.decide(time, allowed)
     cyc: V.Interval | None = row["_cycles"]
     cycles = V.decide(cyc, allowed) if cyc is not None else None
     final = V.with_cycles(told, cycles)
-    runs = V.runs_to_decide(time, allowed) if told is Outcome.AMBIGUOUS else float("nan")
-    why = V.explain(told, time, allowed)
-    if cyc is not None and cycles is not None:
-        # cycles/ns = GHz -> MHz; none for a mean duration of 0 (the timer check names it)
-        clocks = [row[side + K.CYCLES_AVG] / row[side + AVG] * 1e3 if row[side + AVG] > 0
-                  else float("nan") for side in (BASELINE, CANDIDATE)]
-        why += (f"; in cycles ({source}; SM clock {clocks[0]:.0f} vs {clocks[1]:.0f} MHz) "
-                f"{V.figures(cyc, allowed)}: {cycles}")
-        if final is Outcome.CLOCK_EXPLAINED:
-            why += f", so the clock explains the {told} time"
     said = runs_context(audits, final, cyc is not None, on_gpu)
     blockers += list(said.blockers)
-    outcome = Outcome.NOT_COMPARABLE if blockers else final
-    reason = f"{'; '.join(blockers)}; the runs alone: {final}, {why}" if blockers else why
-    if said.details:
-        reason += "; caveats: " + "; ".join(said.details)
-    return (told.value, cycles.value if cycles else None, runs, outcome.value, reason,
-            ", ".join(said.caveats))
+    clocks = _clocks_text(row, source, cyc, allowed)
+    if blockers:  # no outcome, caveat of a direction or runs to suggest: only the figures
+        said = runs_context(audits, Outcome.NOT_COMPARABLE, cyc is not None, on_gpu)
+        reason = f"{'; '.join(blockers)}; the runs alone: {V.figures(time, allowed)}{clocks}"
+        return (unjudged, unjudged if cyc is not None else None, float("nan"), unjudged,
+                _with_details(reason, said), ", ".join(said.caveats))
+    runs = V.runs_to_decide(time, allowed) if told is Outcome.AMBIGUOUS else float("nan")
+    why = V.explain(told, time, allowed)
+    if cycles is not None:
+        why += f"{clocks}: {cycles}"
+        if final is Outcome.CLOCK_EXPLAINED:
+            why += f", so the clock explains the {told} time"
+    return (told.value, cycles.value if cycles else None, runs, final.value,
+            _with_details(why, said), ", ".join(said.caveats))
+
+
+def _clocks_text(row: pd.Series, source: str | None, cyc: V.Interval | None,
+                 allowed: float) -> str:
+    """``"; in cycles (<source>; SM clock 1755 vs 1980 MHz) <figures>"``, "" without the cycle
+    check."""
+    if cyc is None:
+        return ""
+    # cycles/ns = GHz -> MHz; none for a mean duration of 0 (the timer check names it)
+    clocks = [row[side + K.CYCLES_AVG] / row[side + AVG] * 1e3 if row[side + AVG] > 0
+              else float("nan") for side in (BASELINE, CANDIDATE)]
+    return (f"; in cycles ({source}; SM clock {clocks[0]:.0f} vs {clocks[1]:.0f} MHz) "
+            f"{V.figures(cyc, allowed)}")
+
+
+def _with_details(reason: str, said: RunsContext) -> str:
+    """``reason`` and the caveats' evidence."""
+    return reason + ("; caveats: " + "; ".join(said.details) if said.details else "")

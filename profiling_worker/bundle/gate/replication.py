@@ -22,7 +22,8 @@ gate's Fieller interval counts it:
   the TOST sample size ``n = (z(1-alpha) + z(1-beta/2))^2 (s_c^2 + R^2 s_b^2) / (m_b (T - |d|))^2``,
   for ``|d| > T`` the one-sided ``n = (z(1-alpha) + z(1-beta))^2 (...) / (m_b (|d| - T))^2``
   (S.-C. Chow, J. Shao, H. Wang, *Sample Size Calculations in Clinical Research*, 2nd ed.,
-  2008, sections 3.2.1 and 3.2.4), 80 % power, never fewer than the runs taken plus one.
+  2008, sections 3.2.1 and 3.2.4), 80 % power; none where it asks no more than the runs taken
+  or the interval is unbounded (:func:`profiling_worker.bundle.gate.verdict.runs_beyond`).
 """
 
 from __future__ import annotations
@@ -183,9 +184,9 @@ def _row(row: Mapping[Hashable, Any], tol: float
     if min(p_below_low, p_above_high) < ALPHA:
         return lower, upper, p_tost, nan, Replication.NOT_REPRODUCED.value, (
             f"{said}: the whole 90 % interval outside the tolerance")
-    runs = runs_to_decide(diff, _rel_var(*sides), tol, int(max(sides[2], sides[5])))
-    how = ("no number of runs decides a difference on the tolerance" if math.isinf(runs)
-           else f"about {int(runs)} runs a side would likely decide it (80 % power)")
+    runs = runs_to_decide(diff, _rel_var(*sides), tol, int(max(sides[2], sides[5]))) \
+        if math.isfinite(upper) else math.nan  # unbounded: the estimate's normal model fails
+    how = V.runs_text(runs, "80 % power")
     return lower, upper, p_tost, runs, Replication.NOT_DECIDED.value, (
         f"{said}: the 90 % interval straddles the tolerance; {how}")
 
@@ -199,15 +200,13 @@ def _rel_var(mb: float, sb: float, nb: float, mc: float, sc: float, nc: float) -
 def runs_to_decide(diff_pct: float, rel_var: float, tol_pct: float, runs: int) -> float:
     """Runs a side that would likely decide a not-decided row, if its difference and spread
     hold (module docstring; ``rel_var = (s_c^2 + R^2 s_b^2) / m_b^2``); ``inf`` on the
-    tolerance."""
+    tolerance, NaN where it asks no more than the ``runs`` taken
+    (:func:`profiling_worker.bundle.gate.verdict.runs_beyond`)."""
     from scipy.special import ndtri
 
-    margin = abs(tol_pct - abs(diff_pct)) / 100.0
-    if margin == 0 or not math.isfinite(rel_var):
-        return math.inf
     beta = 1 - POWER
     z = float(ndtri(1 - ALPHA) + ndtri(1 - (beta / 2 if abs(diff_pct) < tol_pct else beta)))
-    return float(max(math.ceil(z**2 * rel_var / margin**2), runs + 1, 2))
+    return V.runs_beyond(z, rel_var, abs(tol_pct - abs(diff_pct)), runs)
 
 
 def markdown(result: ReplicationResult) -> str:

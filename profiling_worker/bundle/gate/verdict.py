@@ -135,20 +135,46 @@ def runs_to_decide(interval: Interval, allowed_pct: float) -> float:
     of a true difference ``d`` clears the threshold ``T`` four times in five. The variance is
     that of ``m_c - R m_b`` (the ratio's, by the delta method: the baseline's scaled by
     ``R^2 = (1 + d)^2``, as in Fieller's interval); ``m_b`` cancels in the relative form used
-    here. Never fewer than the runs already taken plus one (they did not
-    decide it).
+    here. No estimate for an unbounded interval (the approximation assumes a baseline mean told
+    from 0), nor where it asks no more runs than were taken (:func:`runs_beyond`).
 
     Returns:
-        Runs per side (a whole number), ``inf`` when the difference sits on the threshold.
+        Runs per side (a whole number), ``inf`` when the difference sits on the threshold,
+        NaN when no estimate can be given.
     """
     from scipy.special import ndtri  # the standard normal quantile
 
-    margin = abs(abs(interval.diff_pct) - allowed_pct) / 100.0
-    if margin == 0 or not math.isfinite(interval.rel_var):
-        return math.inf
+    if math.isinf(interval.upper_pct):
+        return math.nan
     z = float(ndtri(1 - ALPHA_TWO_SIDED / 2) + ndtri(POWER))
-    need = math.ceil(z**2 * interval.rel_var / margin**2)
-    return float(max(need, interval.runs + 1, 2))
+    return runs_beyond(z, interval.rel_var, abs(abs(interval.diff_pct) - allowed_pct),
+                       interval.runs)
+
+
+def runs_beyond(z: float, rel_var: float, margin_pct: float, runs: int) -> float:
+    """``ceil(z^2 rel_var / margin^2)`` runs a side (``margin_pct`` in %, ``rel_var`` per run,
+    dimensionless), the estimate of :func:`runs_to_decide` and of the replication check:
+    ``inf`` for a margin of 0, NaN (no estimate) for a spread that is not finite or an
+    estimate no larger than the ``runs`` a side already taken (they did not decide it, so the
+    estimate's difference or spread did not hold: "one run more" would be no advice)."""
+    if margin_pct == 0:
+        return math.inf
+    if not math.isfinite(rel_var):
+        return math.nan
+    need = math.ceil(z**2 * rel_var / (margin_pct / 100.0) ** 2)
+    return float(need) if need > runs else math.nan
+
+
+def runs_text(runs: float, power_note: str) -> str:
+    """What :func:`runs_to_decide` (or the replication check's estimate) says, in words;
+    ``power_note``: the parenthesis after the runs (``"80 % power"``)."""
+    if math.isnan(runs):
+        return "no estimate of the runs that would decide it from this interval"
+    if math.isinf(runs):
+        return "no number of runs decides a difference that sits on the threshold"
+    if runs > MAX_RUNS_SAID:
+        return f"more than {MAX_RUNS_SAID:,} runs a side would be needed"
+    return f"about {int(runs)} runs a side would likely decide it ({power_note})"
 
 
 def figures(interval: Interval, allowed_pct: float) -> str:
@@ -177,12 +203,8 @@ def explain(outcome: Outcome, interval: Interval, allowed_pct: float) -> str:
         return f"{said}: the whole interval below -{t}"
     if outcome is Outcome.SAME:
         return f"{said}: the whole interval inside ±{t}"
-    runs = runs_to_decide(interval, allowed_pct)
-    how = ("no number of runs decides a difference that sits on the threshold"
-           if math.isinf(runs) else
-           f"more than {MAX_RUNS_SAID:,} runs a side would be needed" if runs > MAX_RUNS_SAID
-           else f"about {int(runs)} runs a side would likely decide it (80 % power at this "
-                "difference and spread)")
+    how = runs_text(runs_to_decide(interval, allowed_pct),
+                    "80 % power at this difference and spread")
     return f"{said}: the interval straddles ±{t}; {how}"
 
 
