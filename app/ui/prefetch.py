@@ -98,15 +98,16 @@ def charts(bundle: Bundle) -> None:
 
 def _below() -> list[Callable[[Bundle], object]]:
     """Each frame of no options below the charts, as a call through the cache: Stability's
-    run audit (badges, evidence), then Kernels' tables in the page's order."""
+    run audit badges, then Kernels' tables in the page's order. The audit's per-run evidence
+    (``flagged_frame``) is left out: its table is drawn only once its fold is opened."""
     from app.core.views.kernels import (combine_rules_frame, kernel_counts_frame,
                                         launches_frame, unattributed_frame)
-    from app.core.views.run_audit import badge_frame, flagged_frame
+    from app.core.views.run_audit import badge_frame
     from app.ui import cached
 
     return [functools.partial(cached.view, view) for view in (
-        badge_frame, flagged_frame, kernel_counts_frame, unattributed_frame,
-        combine_rules_frame, launches_frame)]
+        badge_frame, kernel_counts_frame, unattributed_frame, combine_rules_frame,
+        launches_frame)]
 
 
 def _stability(bundle: Bundle) -> None:

@@ -26,9 +26,9 @@ BEFORE_CHART = (("app.core.views.stability", "stability_frame"),
                 ("app.core.views.one_kernel", "one_kernel_frame"),
                 ("app.core.views.one_kernel", "one_kernel_launches_frame"),
                 ("app.core.figures.one_kernel", "build_one_kernel_figure"))
-#: The frames of no options the pages show below their chart (module, function).
+#: The frames of no options the pages show below their chart (module, function); not the run
+#: audit's per-run evidence (flagged_frame), whose table is drawn only once its fold is opened.
 BELOW_CHART = (("app.core.views.run_audit", "badge_frame"),
-               ("app.core.views.run_audit", "flagged_frame"),
                *(("app.core.views.kernels", name) for name in (
                    "kernel_counts_frame", "unattributed_frame", "combine_rules_frame",
                    "launches_frame")))
