@@ -15,6 +15,9 @@ from typing import Any
 
 import streamlit as st
 
+#: Session key: the last run ended in :meth:`Later.confirm`'s rerun.
+RERAN = "controls-later-reran"
+
 
 class Later:
     """The controls of one page's run, drawn after the chart into :attr:`slot`.
@@ -41,7 +44,12 @@ class Later:
     def confirm(self) -> None:
         """Call once every widget read with :meth:`value` is drawn: where one returned another
         value than the chart was drawn with, run the page again (it then reads the widget's
-        value) rather than leave a chart that does not match its controls."""
-        for widget_key, read in self._read.items():
-            if widget_key in st.session_state and st.session_state[widget_key] != read:
-                st.rerun()
+        value) rather than leave a chart that does not match its controls. At most once in a
+        row: a widget that gives back another form of the value read (a normalised number)
+        would otherwise rerun the page without end."""
+        stale = any(key in st.session_state and st.session_state[key] != read
+                    for key, read in self._read.items())
+        if stale and not st.session_state.get(RERAN):
+            st.session_state[RERAN] = True
+            st.rerun()
+        st.session_state[RERAN] = False

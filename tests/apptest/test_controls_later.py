@@ -72,3 +72,26 @@ def test_a_click_from_the_sweep_sends_the_chart_before_the_page_controls(
     first_control = min(order.index(kind) for kind in ("selectbox", "button_group")
                         if kind in order)
     assert first_control < order.index("plotly_chart"), order
+
+
+def _normalising_page() -> None:
+    """A control that never gives back the value read ahead of it (its session value moves on
+    between the read and the widget, as a widget that normalises its value would):
+    ``runs`` counts the script runs."""
+    import streamlit as st
+
+    from app.ui.controls_later import Later
+
+    st.session_state["runs"] = st.session_state.get("runs", 0) + 1
+    later = Later()
+    read = later.value("n", 0.0)
+    st.session_state["n"] = read + 1.0
+    with later.slot:
+        st.number_input("n", key="n")
+    later.confirm()
+
+
+def test_a_control_that_never_returns_the_value_read_reruns_once() -> None:
+    at = AppTest.from_function(_normalising_page).run()
+    assert not at.exception
+    assert at.session_state["runs"] == 2
