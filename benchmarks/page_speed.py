@@ -31,11 +31,19 @@ on the machine hits both sides alike; the medians of one run are reported, again
 targets (:data:`TARGETS`, :data:`CLICK_TARGET_MS`).
 
 Usage: ``python benchmarks/page_speed.py [--rounds 5] [--json out.json] [--baseline DIR]``
-(``--baseline``: a checkout of an earlier commit measured in the same rounds as ``base``; a
-page its link bar lacks is left out of its clicks, and said. Then the summary's ``paired``
-holds this checkout against it, ``dash`` / ``base`` pair by pair (:func:`paired.paired_ratio`:
-the estimate, CI95 and Wilcoxon p): cold and warm by round, and each click by round and page,
-where both sides have every page).
+(``--baseline``: a checkout of an earlier commit measured in the same rounds as ``base``. Then
+the summary's ``paired`` holds this checkout against it, ``dash`` / ``base`` pair by pair
+(:func:`paired.paired_ratio`: the estimate, CI95 and Wilcoxon p): cold and warm by round, and
+each click by round and page where both sides timed it). ``vs_bare`` holds each dashboard
+against the bare page (cold, warm: one pair a round) and the bare app (click: each round's
+median click, one pair a round), the same way.
+
+A click that fails (its link not there within 30 s, its chart not drawn within
+:data:`TIMEOUT_MS`) is counted and printed per round (``click_failures``, with the reason in
+``click_failure_reasons``) and the page is clicked again in the next rounds. Until session 21 a
+page whose link was not there yet was skipped for the rest of the run: the link bar is drawn
+after the page's chart (``app/streamlit_app.py``), so a click right after the chart found no
+link, and the click median was over the first rounds only.
 """
 
 from __future__ import annotations
@@ -188,13 +196,17 @@ def load_time(context, url: str, requests: list[str] | None = None,
     return drawn_ms / 1e3, time.perf_counter() - start
 
 
-def click_times(context, url: str, missing: set[str],
-                pages: list[tuple[str, str]] | None = None) -> list[tuple[float, float]]:  # type: ignore[no-untyped-def]
+Timed = tuple[float, float] | None  # a click's (in-page s, wall s), None where it failed
+
+
+def click_times(context, url: str, failed: list[str],  # type: ignore[no-untyped-def]
+                pages: list[tuple[str, str]] | None = None) -> list[Timed]:
     """Seconds from a click on a navigation link to that page's chart drawn, in the page (from
     the click event) and as Playwright's wall clock sees it (from the call that clicks), one
     per page of ``pages`` (url path, chart title; default :data:`CLICK_PAGES`), starting on
-    the sweep page. A page whose link or chart this dashboard lacks (an older commit's) is
-    added to ``missing`` and skipped."""
+    the sweep page. A click whose link does not come within 30 s or whose chart is not drawn
+    within :data:`TIMEOUT_MS` gives ``None`` in its place and ``"path: why"`` appended to
+    ``failed``; the next pages are still clicked (from wherever the page then is)."""
     from playwright.sync_api import TimeoutError as PlaywrightTimeout
 
     page = context.new_page()
@@ -202,19 +214,24 @@ def click_times(context, url: str, missing: set[str],
     _chart_drawn(page)
     idle = page.locator("[data-testid='stApp'][data-test-script-state='notRunning']")
     idle.wait_for(state="attached", timeout=TIMEOUT_MS)
-    out = []
+    out: list[Timed] = []
     for path, title in list(CLICK_PAGES.items()) if pages is None else pages:
         page.evaluate("window.__drawn = {}")
         link = page.locator(f"[data-testid='stPageLink-NavLink'][href='{path}']").first
-        if path in missing or link.count() == 0:
-            missing.add(path)
+        try:  # the link bar comes after the page's chart (app/streamlit_app.py): wait for it
+            link.wait_for(state="visible", timeout=30_000)
+        except PlaywrightTimeout:
+            failed.append(f"{path or 'sweep'}: no link within 30 s")
+            out.append(None)
             continue
         start = time.perf_counter()
         try:
             link.click(timeout=30_000)
             drawn_ms = _drawn_at(page, title)
         except PlaywrightTimeout:
-            missing.add(path)
+            failed.append(f"{path or 'sweep'}: no link click or no chart {title!r} within "
+                          f"{TIMEOUT_MS / 1e3:.0f} s")
+            out.append(None)
             continue
         wall = time.perf_counter() - start
         clicked_ms = page.evaluate("window.__clicks[window.__clicks.length - 1]")
@@ -229,6 +246,9 @@ def measure(rounds: int, baseline: Path | None = None) -> dict[str, object]:
     commit before a change, so that before and after share the machine's load."""
     from playwright.sync_api import sync_playwright
 
+    sys.path.insert(0, str(REPO / "benchmarks"))
+    from paired import paired_ratio
+
     results_dir = tempfile.mkdtemp(prefix="page-speed-results-")
     apps = {"dash": (DASHBOARD, REPO), "bare": (BARE, REPO), "bare_click": (BARE_CLICK, REPO)}
     if baseline is not None:
@@ -240,11 +260,23 @@ def measure(rounds: int, baseline: Path | None = None) -> dict[str, object]:
     samples: dict[str, list[float]] = {key: [] for k in kinds for key in (k, f"{k}_wall")}
     chunks: dict[str, int] = {}
     messages: dict[str, int] = {}
-    missing: dict[str, set[str]] = {name: set() for name in dashboards}
+    #: per clicking side (``dash_click``, ``base_click``, ``bare_click``): one record a click,
+    #: [round, url path, in-page s, wall s] (both None for a failed click), and per round the
+    #: failed clicks' "path: why"
+    clicks: dict[str, list[list[object]]] = {k: [] for k in kinds if k.endswith("_click")}
+    failures: dict[str, list[list[str]]] = {k: [] for k in clicks}
 
     def add(key: str, timed: list[tuple[float, float]]) -> None:
         samples[key] += [in_page for in_page, _ in timed]
         samples[f"{key}_wall"] += [wall for _, wall in timed]
+
+    def add_clicks(key: str, i: int, context, url: str,  # type: ignore[no-untyped-def]
+                   pages: list[tuple[str, str]]) -> None:
+        failed: list[str] = []
+        timed = click_times(context, url, failed, pages)
+        clicks[key] += [[i, path, *(t or (None, None))] for (path, _), t in zip(pages, timed)]
+        add(key, [t for t in timed if t is not None])
+        failures[key].append(failed)
 
     with ExitStack() as stack:
         pw = stack.enter_context(sync_playwright())
@@ -265,7 +297,7 @@ def measure(rounds: int, baseline: Path | None = None) -> dict[str, object]:
                     if name == "bare_click":  # a first load, then the clicks
                         context = new_context()
                         load_time(context, url)
-                        add(name, click_times(context, url, set(), BARE_CLICKS))
+                        add_clicks(name, i, context, url, BARE_CLICKS)
                         context.close()
                         continue
                     requests: list[str] = []
@@ -278,12 +310,17 @@ def measure(rounds: int, baseline: Path | None = None) -> dict[str, object]:
                     context = new_context()
                     add(f"{name}_warm", [load_time(context, url)])
                     if name in dashboards:
-                        add(f"{name}_click", click_times(context, url, missing[name]))
+                        add_clicks(f"{name}_click", i, context, url, list(CLICK_PAGES.items()))
                     context.close()
         browser.close()
     ratio = {f"{name}_{kind}{wall}": [d / b for d, b in zip(samples[f"{name}_{kind}{wall}"],
                                                             samples[f"bare_{kind}{wall}"])]
              for name in dashboards for kind in ("cold", "warm") for wall in ("", "_wall")}
+    vs_bare = {f"{name}_{kind}": paired_ratio(samples[f"{name}_{kind}"], samples[f"bare_{kind}"],
+                                              TARGETS[kind], TARGETS[kind])
+               for name in dashboards for kind in TARGETS}
+    vs_bare.update({f"{name}_click": paired_ratio(*round_medians(
+        clicks[f"{name}_click"], clicks["bare_click"])) for name in dashboards})
     summary = {
         "js_chunks_cold_load": chunks, "ws_messages_cold_load": messages,
         "ratio_median": {key: statistics.median(r) for key, r in ratio.items()},
@@ -292,36 +329,54 @@ def measure(rounds: int, baseline: Path | None = None) -> dict[str, object]:
                                   1e3 * max(samples[f"{name}_click"])]
                            for name in [*dashboards, "bare"] if samples[f"{name}_click"]},
         # each round's median click / the bare app's median click of that round
-        "click_ratio_median": {name: statistics.median(round_ratios(
-            samples[f"{name}_click"], samples["bare_click"], rounds)) for name in dashboards
-            if samples[f"{name}_click"] and samples["bare_click"]},
-        "click_pages_missing": {name: sorted(m) for name, m in missing.items()},
+        "click_ratio_median": {name: vs_bare[f"{name}_click"]["median"] for name in dashboards
+                               if vs_bare[f"{name}_click"]["n"]},
+        # dashboard / bare page (cold, warm: one pair a round) and bare app (click: each
+        # round's median click, one pair a round): :func:`paired.paired_ratio`
+        "vs_bare": vs_bare,
+        "click_failures": {key: [len(f) for f in per_round] for key, per_round in failures.items()},
+        "click_failure_reasons": failures,
         "rounds": rounds, "cpus": os.cpu_count(), "load_average": os.getloadavg(),
     }
     if baseline is not None:
-        summary["paired"] = paired(samples, missing)
-    return {"summary": summary, "samples": samples, "ratios": ratio}
+        summary["paired"] = paired(samples, clicks)
+    return {"summary": summary, "samples": samples, "ratios": ratio, "clicks": clicks}
 
 
-def round_ratios(clicks: list[float], bare: list[float], rounds: int) -> list[float]:
-    """Per round, the median of ``clicks`` over the median of ``bare`` (each list holds its
-    rounds' clicks in order, the same number a round)."""
-    per, bare_per = len(clicks) // rounds, len(bare) // rounds
-    return [statistics.median(clicks[i * per:(i + 1) * per])
-            / statistics.median(bare[i * bare_per:(i + 1) * bare_per]) for i in range(rounds)]
+def round_medians(clicks: list[list[object]],
+                  bare: list[list[object]]) -> tuple[list[float], list[float]]:
+    """Per round in which both sides have a timed click, the median of ``clicks`` and of
+    ``bare`` (records as :func:`measure` keeps them: [round, url path, in-page s, wall s]),
+    in s: the pairs of a click against the bare app of the same round."""
+    def by_round(records: list[list[object]]) -> dict[object, list[float]]:
+        out: dict[object, list[float]] = {}
+        for i, _path, seconds, _wall in records:
+            if isinstance(seconds, float):
+                out.setdefault(i, []).append(seconds)
+        return out
+
+    mine, theirs = by_round(clicks), by_round(bare)
+    both = [i for i in mine if i in theirs]
+    return ([statistics.median(mine[i]) for i in both],
+            [statistics.median(theirs[i]) for i in both])
 
 
 def paired(samples: dict[str, list[float]],
-           missing: dict[str, set[str]]) -> dict[str, dict[str, object]]:
+           clicks: dict[str, list[list[object]]]) -> dict[str, dict[str, object]]:
     """This checkout against the baseline, ``dash`` / ``base`` pair by pair
     (:func:`paired.paired_ratio`): cold and warm (one pair a round) and the click (one pair a
-    round and page, left out when either side missed a page: its clicks no longer pair)."""
-    sys.path.insert(0, str(REPO / "benchmarks"))
-    from paired import paired_ratio
+    round and page where both sides' clicks were timed)."""
+    from paired import paired_ratio  # on the path since measure()
 
-    kinds = ["cold", "warm"] + (["click"] if not missing["dash"] | missing["base"] else [])
-    return {kind: paired_ratio(samples[f"dash_{kind}"], samples[f"base_{kind}"])
-            for kind in kinds}
+    def timed(records: list[list[object]]) -> dict[tuple[object, object], float]:
+        return {(i, path): s for i, path, s, _wall in records if isinstance(s, float)}
+
+    dash, base = timed(clicks["dash_click"]), timed(clicks["base_click"])
+    both = [key for key in dash if key in base]
+    out = {kind: paired_ratio(samples[f"dash_{kind}"], samples[f"base_{kind}"])
+           for kind in ("cold", "warm")}
+    out["click"] = paired_ratio([dash[k] for k in both], [base[k] for k in both])
+    return out
 
 
 def main() -> None:
@@ -335,6 +390,8 @@ def main() -> None:
     result = measure(args.rounds, args.baseline)
     s = result["summary"]
     med = s["median_s"]
+    from paired import ratio_line  # on the path since measure()
+
     for name in ("dash", "base"):
         if f"{name}_cold" not in med:
             continue
@@ -344,7 +401,8 @@ def main() -> None:
         for kind, target in TARGETS.items():
             print(f"[{name}] {kind}: {med[f'{name}_{kind}']:.2f} s, bare {med[f'bare_{kind}']:.2f} s,"
                   f" ratio (median of {args.rounds} rounds) "
-                  f"{s['ratio_median'][f'{name}_{kind}']:.2f}x (target <= {target}x)")
+                  f"{s['ratio_median'][f'{name}_{kind}']:.2f}x (target <= {target}x); pair by "
+                  f"pair {ratio_line(s['vs_bare'][f'{name}_{kind}'])}")
             print(f"[{name}]   as Playwright's wall clock sees it: {med[f'{name}_{kind}_wall']:.2f} s,"
                   f" bare {med[f'bare_{kind}_wall']:.2f} s, ratio "
                   f"{s['ratio_median'][f'{name}_{kind}_wall']:.2f}x")
@@ -357,12 +415,13 @@ def main() -> None:
             if name in s["click_ratio_median"]:
                 blo, bhi = s["click_range_ms"]["bare"]
                 print(f"[{name}]   a bare two-page Streamlit app's click: median "
-                      f"{1e3 * med['bare_click']:.0f} ms ({blo:.0f}-{bhi:.0f} ms); dashboard / bare, "
-                      f"median of the rounds' ratios {s['click_ratio_median'][name]:.2f}x")
-        if s["click_pages_missing"][name]:
-            print(f"[{name}] no link or chart for: {', '.join(s['click_pages_missing'][name])}")
-    from paired import ratio_line  # on the path since paired()
-
+                      f"{1e3 * med['bare_click']:.0f} ms ({blo:.0f}-{bhi:.0f} ms); dashboard / "
+                      f"bare, median of the rounds' ratios {s['click_ratio_median'][name]:.2f}x; "
+                      f"round by round {ratio_line(s['vs_bare'][f'{name}_click'])}")
+    for key, per_round in s["click_failures"].items():
+        print(f"[{key}] failed clicks per round: {per_round}"
+              + "".join(f"\n  round {i}: {'; '.join(why)}"
+                        for i, why in enumerate(s["click_failure_reasons"][key]) if why))
     for kind, r in s.get("paired", {}).items():
         print(f"[dash / base] {kind}: {ratio_line(r)}")
     print(f"load average at the end: {' '.join(f'{x:.1f}' for x in s['load_average'])}")
