@@ -383,7 +383,7 @@ def cpu_stage_rows(stage_runs: dict[str, tuple[str, ...]] = CPU_STAGE_RUNS,
 
 #: Page benchmark runs (``benchmarks/page_speed.py --json``, 2-core machine) the docs quote.
 PAGE_RUNS = ("page-speed-1205-speed", "page-speed-1205-speed2", "page-speed-1205-s10-quiet",
-             "page-speed-1206-s20-quiet")
+             "page-speed-1206-s20-quiet", "page-speed-1207-s21-quiet")
 
 
 #: Page benchmark runs beside a baseline checkout (``page_speed.py --baseline``) the docs quote.
@@ -445,6 +445,35 @@ def bare_click_text(run: str) -> str:
             f"{raw['click_ratio_median']['dash']:.2f}x (the median of the rounds' ratios; "
             f"{raw['rounds']} round{'s' if raw['rounds'] > 1 else ''}, load average "
             f"{raw['load_average'][0]:.1f} on {raw['cpus']} CPUs)")
+
+
+#: Page benchmark runs whose clicks fail per round, not per run, with the paired ratios against
+#: the bare page and app (``vs_bare``; page_speed.py since session 21).
+VS_BARE_RUNS = ("page-speed-1207-s21-fixed-2rounds",)
+
+
+def vs_bare_text(run: str) -> str:
+    """``click 994 ms (267-1920 ms; 8 clicks timed, failed per round 0, 0); a bare two-page
+    Streamlit app's click 917 ms; dashboard / bare, pair by pair: click 0.97 (CI95 ..., one
+    pair a round: the rounds' median clicks), cold ..., warm ... (one pair a round; 2 rounds,
+    load average 15.0 on 2 CPUs)`` for one :mod:`page_speed` run (:func:`paired.paired_ratio`
+    of its summary's ``vs_bare``)."""
+    whole = json.loads((HERE / "cpu" / f"{run}.json").read_text())
+    raw, timed = whole["summary"], len(whole["samples"]["dash_click"])
+    m, (lo, hi), vs = raw["median_s"], raw["click_range_ms"]["dash"], raw["vs_bare"]
+
+    def pairs(kind: str) -> str:
+        r = vs[f"dash_{kind}"]
+        return (f"{kind} {r['estimate']:.2f} (CI95 {r['ci95'][0]:.2f}-{r['ci95'][1]:.2f}, "
+                f"{r['slower_pairs']} of {r['n']} pairs slower, p = {r['p_wilcoxon']:.3f})")
+
+    failed = ", ".join(str(n) for n in raw["click_failures"]["dash_click"])
+    return (f"click {1e3 * m['dash_click']:.0f} ms ({lo:.0f}-{hi:.0f} ms; {timed} clicks timed, "
+            f"failed per round {failed}); a bare two-page Streamlit app's click "
+            f"{1e3 * m['bare_click']:.0f} ms; dashboard / bare, pair by pair: "
+            + "; ".join(pairs(k) for k in ("click", "cold", "warm"))
+            + f" (one pair a round, the click's the rounds' median clicks; {raw['rounds']} "
+            f"rounds, load average {raw['load_average'][0]:.1f} on {raw['cpus']} CPUs)")
 
 
 def clicks_by_page_text(run: str, side: str = "dash") -> str:
@@ -950,6 +979,7 @@ def claims() -> list[tuple[str, str]]:
         out.append(("docs/performance.md", pages_paired_text(run)))
     out.append(("docs/performance.md", clicks_by_page_text("page-speed-1205-s10-quiet")))
     out += [("docs/performance.md", bare_click_text(run)) for run in BARE_CLICK_RUNS]
+    out += [("docs/performance.md", vs_bare_text(run)) for run in VS_BARE_RUNS]
     for run in PAGE_PAIRED_RUNS:
         for side in ("dash", "base"):
             out.append(("docs/performance.md", clicks_by_page_text(run, side)))
