@@ -249,8 +249,8 @@ def _negative(runs: pd.DataFrame, agg: pd.DataFrame, work: pd.DataFrame) -> list
         smallest = (cast("pd.Series[Any]", np.fmin(agg[C.MIN].fillna(avg), avg))
                     if C.MIN in agg else avg)  # a ufunc of Series gives a Series
         impossible = _impossible(agg, smallest)
-        # only impossible rows are looked up among the runs (issue 40: the merge of every row
-        # was 4 of a warm job's 5 ms of checks, for a note that only such a row makes)
+        # only impossible rows are looked up among the runs (issue 40: merging every row was
+        # most of a warm job's checks, for a note that only such a row makes)
         if impossible.any():
             alone = agg.assign(_smallest=smallest)[impossible]
             keys = [C.ANNOTATION, C.CONFIG, C.METRIC]
