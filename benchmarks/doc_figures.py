@@ -191,7 +191,7 @@ POST_AB_RUNS = ("post-processing-ab-1205-speed", "post-processing-ab-1205-warm-o
                 "post-processing-ab-1205-s10", "post-processing-ab-1205-s11",
                 "post-processing-ab-1205-s12", "post-processing-ab-1205-s13",
                 "post-processing-ab-1206-s19", "post-processing-ab-1206-s19-no-csv-probe",
-                "post-processing-ab-1206-s20-csv")
+                "post-processing-ab-1206-s20-csv", "post-processing-ab-1207-s21-ready")
 
 
 def post_ab(run: str) -> dict[str, dict[str, Any]]:
@@ -302,6 +302,11 @@ DEVICE_STAGE_RUN_S18 = "h100-1206-s18cold"
 #: The eighth (issue 40, branch s20-csv): J1's recorded inputs, main 6733f9e (the "before"
 #: column, CSV copies written) and this branch (Parquet only, the CSVs made on download).
 CPU_STAGE_RUNS_S20 = {side: tuple(f"warm-stages-1206-s20-{side}-{i}" for i in (1, 2))
+                      for side in ("before", "after")}
+#: The ninth (issue 40, branch s21-ready): J1's recorded inputs, main 40705e94 ("before") and
+#: this branch (the plausibility checks' negative-value check searches only where a value is at
+#: or below 0).
+CPU_STAGE_RUNS_S21 = {side: tuple(f"warm-stages-1207-s21-ready-{side}-{i}" for i in (1, 2))
                       for side in ("before", "after")}
 
 
@@ -1011,7 +1016,7 @@ def claims() -> list[tuple[str, str]]:
             for row in cpu_stage_rows(runs, CPU_STAGES_S13, cpu_time=True,
                                       device_run=DEVICE_STAGE_RUN_S12)]
     out += [("docs/performance.md", row)
-            for runs in (CPU_STAGE_RUNS_S19, CPU_STAGE_RUNS_S20)
+            for runs in (CPU_STAGE_RUNS_S19, CPU_STAGE_RUNS_S20, CPU_STAGE_RUNS_S21)
             for row in cpu_stage_rows(runs, CPU_STAGES_S13, cpu_time=True,
                                       device_run=DEVICE_STAGE_RUN_S18)]
     for run in POST_AB_RUNS:

@@ -52,6 +52,7 @@ from collections.abc import Mapping
 from typing import Any, Literal, TypedDict, cast
 
 import numpy as np
+import numpy.typing as npt
 import pandas as pd
 
 from profiling_worker.bundle.schema import backends as B, columns as C, metrics as M, peaks
@@ -154,8 +155,8 @@ def _where(row: pd.Series) -> str:
     return f"{row[C.ANNOTATION]}, config {int(row[C.CONFIG])}"
 
 
-def _per_key(frame: pd.DataFrame, mask: pd.Series, check: str, text: str,
-             value: str = C.VALUE) -> list[Note]:
+def _per_key(frame: pd.DataFrame, mask: pd.Series[bool] | npt.NDArray[np.bool_], check: str,
+             text: str, value: str = C.VALUE) -> list[Note]:
     """One note per annotation x config x metric of the rows ``mask`` selects; ``text`` is
     formatted with ``where``, ``metric``, ``worst`` (the extreme of the ``value`` column),
     ``lowest`` (its smallest), ``unit`` (" ns", "" where the frame has none) and ``count``."""
@@ -221,10 +222,16 @@ def _percent(runs: pd.DataFrame) -> list[Note]:
                       "kernels); read it as its counters' ratio, not as a share of a peak")]
 
 
-def _impossible(frame: pd.DataFrame, value: str) -> pd.Series:
-    """Rows whose ``value`` is negative, or 0 for a duration (``M.DURATION_METRICS``)."""
+def _impossible(frame: pd.DataFrame, values: pd.Series[Any]
+                ) -> pd.Series[bool] | npt.NDArray[np.bool_]:
+    """Rows of ``frame`` whose ``values`` (one of its columns, or a Series on its index) are
+    negative, or 0 for a duration (``M.DURATION_METRICS``)."""
+    numbers = values.to_numpy()
+    if numbers.dtype.kind in "fiu" and not (numbers <= 0).any():
+        # the usual table (issue 40): no value at or below 0, no metric names to match
+        return np.zeros(len(numbers), dtype=bool)
     duration = frame[C.METRIC].isin(M.DURATION_METRICS)
-    return (frame[value] < 0) | (duration & (frame[value] == 0))
+    return (values < 0) | (duration & (values == 0))
 
 
 def _negative(runs: pd.DataFrame, agg: pd.DataFrame, work: pd.DataFrame) -> list[Note]:
@@ -233,22 +240,28 @@ def _negative(runs: pd.DataFrame, agg: pd.DataFrame, work: pd.DataFrame) -> list
     values of such a row); negative analytic FLOPs or bytes."""
     out = []
     if _has(runs, C.METRIC, C.VALUE):
-        out += _per_key(runs, _impossible(runs, C.VALUE), NEGATIVE_VALUE,
+        out += _per_key(runs, _impossible(runs, runs[C.VALUE]), NEGATIVE_VALUE,
                         "{where}: {metric} is at or below 0 ({count} run(s), down to "
                         "{lowest:g}{unit}); times, byte counts and counters cannot be negative, "
                         "nor a duration 0")
     if _has(agg, C.ANNOTATION, C.CONFIG, C.METRIC, C.AVG):
-        keys = [C.ANNOTATION, C.CONFIG, C.METRIC]
-        ran = (runs[keys].drop_duplicates() if _has(runs, *keys)
-               else pd.DataFrame(columns=keys))
-        alone = agg.merge(ran, on=keys, how="left", indicator=True)
-        alone = alone[alone["_merge"] == "left_only"]
-        smallest = alone[C.MIN].fillna(alone[C.AVG]) if C.MIN in alone else alone[C.AVG]
-        alone = alone.assign(_smallest=np.fmin(smallest, alone[C.AVG]))
-        out += _per_key(alone, _impossible(alone, "_smallest"), NEGATIVE_VALUE,
-                        "{where}: {metric} reads {lowest:g}{unit} in the aggregated table "
-                        "(AvgValue or MinValue, no per-run values); times, byte counts and "
-                        "counters cannot be negative, nor a duration 0", "_smallest")
+        avg = agg[C.AVG]
+        smallest = (cast("pd.Series[Any]", np.fmin(agg[C.MIN].fillna(avg), avg))
+                    if C.MIN in agg else avg)  # a ufunc of Series gives a Series
+        impossible = _impossible(agg, smallest)
+        # only impossible rows are looked up among the runs (issue 40: merging every row was
+        # most of a warm job's checks, for a note that only such a row makes)
+        if impossible.any():
+            alone = agg.assign(_smallest=smallest)[impossible]
+            keys = [C.ANNOTATION, C.CONFIG, C.METRIC]
+            if _has(runs, *keys):
+                alone = alone.merge(runs[keys].drop_duplicates(), on=keys, how="left",
+                                    indicator=True)
+                alone = alone[alone["_merge"] == "left_only"]
+            out += _per_key(alone, _impossible(alone, alone["_smallest"]), NEGATIVE_VALUE,
+                            "{where}: {metric} reads {lowest:g}{unit} in the aggregated table "
+                            "(AvgValue or MinValue, no per-run values); times, byte counts and "
+                            "counters cannot be negative, nor a duration 0", "_smallest")
     for column in (C.FLOPS, C.BYTES):
         if _has(work, column, C.ANNOTATION, C.CONFIG):
             below = work[column] < 0
