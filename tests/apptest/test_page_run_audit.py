@@ -181,8 +181,8 @@ def test_a_big_jobs_slow_configs_and_report_audit_are_summarised(store, app) -> 
     fold, with its CSV), and the report counts the pairs and tables the failed ones."""
     from html import unescape
 
-    from app.core.share.build import REPORT_EVIDENCE, job_report
-    from app.core.views.run_audit import SLOW_EVIDENCE, SLOW_NAMED, SLOW_TABLE
+    from app.core.share.build import job_report
+    from app.core.views.run_audit import AUDIT_ELSEWHERE, SLOW_EVIDENCE, SLOW_NAMED, SLOW_TABLE
     from profiling_worker.bundle.loader import load_bundle
 
     job = _scale_with_failed_pairs(store["results"], configs=20, failed=35)
@@ -198,6 +198,6 @@ def test_a_big_jobs_slow_configs_and_report_audit_are_summarised(store, app) -> 
     assert "stability-slow-configs-csv" in {b.key for b in opened.get("download_button")}
     report = unescape(job_report(load_bundle(store["results"] / job)))
     assert ("Run audit of 60 region × config pairs, summarised: 35 failed (the table below), "
-            f"25 passed every run. Every pair's badge: {REPORT_EVIDENCE}.") in report
+            f"25 passed every run. Every pair's badge: {AUDIT_ELSEWHERE}.") in report
     assert "Runs passed per region × config that failed" in report
     assert "Runs passed per region × config<" not in report  # no table of every pair

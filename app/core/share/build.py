@@ -19,9 +19,10 @@ from app.core.share.job import caption, job_colors, notes, provenance
 from app.core.share.launches import WorkerAnswers, deep_dive_section, rules_section
 from app.core.share.verdict import decision, judged, refused
 from app.core.views.compare import CompareOptions, caveated_pairs, compare_frame
-from app.core.views.run_audit import (BADGE_PAIRS, SLOW_NAMED, SLOW_TABLE, audit_source,
-                                      badge_frame, badges_summary, failed_rows, flagged_frame,
-                                      job_evidence_text, slow_configs_frame, slow_configs_text)
+from app.core.views.run_audit import (AUDIT_ELSEWHERE, BADGE_PAIRS, SLOW_NAMED, SLOW_TABLE,
+                                      audit_source, badge_frame, badges_summary, failed_rows,
+                                      flagged_frame, job_evidence_text, slow_configs_frame,
+                                      slow_configs_text)
 
 #: Shown under the title of every report: what the file is and that it works offline.
 OFFLINE_NOTE = ("A self-contained report of the kernel profiling dashboard: the charts are "
@@ -53,11 +54,6 @@ def job_report(bundle: Bundle, answers: WorkerAnswers | None = None) -> str:
     return H.page(f"Kernel profiling report: {bundle.job_id}", lead, sections)
 
 
-#: Where every pair's badge and every slow config are when the report summarises them.
-REPORT_EVIDENCE = ("the dashboard's Stability or Results page (“Run audit: the checks and their "
-                   "evidence”) and its CSV")
-
-
 def audit_section(bundle: Bundle) -> H.Section:
     """The run audit (:mod:`app.core.views.run_audit`): each config's runs passed, then the
     runs that were flagged or could not be checked, with the evidence. Above
@@ -70,7 +66,7 @@ def audit_section(bundle: Bundle) -> H.Section:
     if len(badges) <= BADGE_PAIRS:
         section.add(H.table(badges, "Runs passed per region × config"))
     else:  # a big job: 30,000 rows of which a table would show the first, passed or not
-        section.add(H.paragraph(badges_summary(badges, "the table below", REPORT_EVIDENCE)))
+        section.add(H.paragraph(badges_summary(badges, "the table below", AUDIT_ELSEWHERE)))
         if len(failed := failed_rows(badges)):
             section.add(H.table(failed, "Runs passed per region × config that failed"))
     if wide := job_evidence_text(bundle):  # the same on every run: not in each row

@@ -374,16 +374,27 @@ def job_evidence_text(bundle: Bundle, named: set[str] | None = None) -> str:
                       if named is None or check in named)
 
 
+#: Where every pair's badge is, for a text read away from the pages' folds (the report, the
+#: agent door).
+AUDIT_ELSEWHERE = ("the dashboard's Stability or Results page (“Run audit: the checks and their "
+                   "evidence”) and its CSV")
+
+
 def failed_text(bundle: Bundle) -> str | None:
     """What the run audit failed, in one plain sentence for every place that would otherwise
     call a job clean (the report's notes): ``"the run audit failed runs in 5 of 15 region ×
     config pairs: bf16 n=4096: 0/10 runs passed (clock 10: ...); ..."``
-    (:func:`failed_pairs_text`); None when every run of every pair passed."""
+    (:func:`failed_pairs_text`); above :data:`BADGE_PAIRS` failed pairs, the first of them
+    and ``"; 3,000 more failed: every pair's badge: ..."`` (:data:`AUDIT_ELSEWHERE`). None
+    when every run of every pair passed."""
     failed = failed_frame(bundle)
     if failed.empty:
         return None
-    return (f"the run audit failed runs in {len(failed)} of {len(badge_frame(bundle))} region × "
-            f"config pairs: {failed_pairs_text(bundle, failed)}")
+    more = len(failed) - BADGE_PAIRS  # a big job's every failed pair was 100,000s of characters
+    return (f"the run audit failed runs in {len(failed):,} of {len(badge_frame(bundle)):,} "
+            f"region × config pairs: {failed_pairs_text(bundle, failed.head(BADGE_PAIRS))}"
+            + (f"; {more:,} more failed: every pair's badge: {AUDIT_ELSEWHERE}"
+               if more > 0 else ""))
 
 
 def pair_failed_text(bundle: Bundle, annotation: str, config: int) -> str | None:

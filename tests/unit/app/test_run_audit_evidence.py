@@ -162,3 +162,23 @@ def test_a_big_jobs_slow_configs_are_counted_per_cause_and_listed_whole(tmp_path
     report = unescape(job_report(bundle))
     assert f'<p class="caption">{R.SLOW_TABLE}</p>' in report  # the report's table of them
     assert f"Every one: the table “{R.SLOW_TABLE}” below." in report
+
+
+def test_a_big_jobs_failed_text_names_the_first_failed_pairs_and_counts_the_rest(
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    """Issue 37: failed_text (the report's notes, the agent door's caveats) named every failed
+    pair: thousands on a big sweep. Above BADGE_PAIRS it names the first and counts the rest."""
+    import pandas as pd
+
+    bundle = scenario("h200-ncu-matmul-sweep")
+    pairs = R.BADGE_PAIRS + 7
+    badges = pd.DataFrame({"Annotation": "fp32", "Config": range(pairs + 3), "Runs": 10,
+                           "Passed": [9] * pairs + [10] * 3, "ConfigLabel": "n=1",
+                           "Evidence": "clock 1: x", "Flags": "clock 1"})
+    monkeypatch.setattr(R, "badge_frame", lambda _: badges)
+    monkeypatch.setattr(R, "job_evidence_text", lambda *_: "")
+    said = R.failed_text(bundle)
+    assert said is not None
+    assert said.startswith(f"the run audit failed runs in {pairs} of {pairs + 3} region × ")
+    assert said.count("fp32 n=1") == R.BADGE_PAIRS
+    assert said.endswith(f"; 7 more failed: every pair's badge: {R.AUDIT_ELSEWHERE}")
