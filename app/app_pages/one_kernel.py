@@ -10,7 +10,7 @@ from app.core.markdown import visible
 from app.core.figures.one_kernel import build_one_kernel_figure, chart_title
 from app.core.metrics import MissingData, available_metrics
 from app.core.provenance import profiled_scope
-from app.core.views.run_audit import pair_failed_text
+from app.core.views.run_audit import PAGE_EVIDENCE, audit_not_read_note, pair_failed_text
 from app.core.views.one_kernel import (OneKernelOptions, annotation_configs,
                                        one_kernel_frame, one_kernel_launches_frame,
                                        one_kernel_summary)
@@ -131,8 +131,11 @@ with above_chart:
         tiles[5].metric(summary.throughput_unit, numbers.fmt(summary.throughput),
                         help="Analytic FLOPs (work table) / the mean measured duration. "
                              "— = no work formula for this annotation", border=True)
-    audited = pair_failed_text(bundle, annotation, config)
-    if audited:
+    # a big job's audit is not read here, as its charts do not: deriving it for one pair took
+    # 7.6 of the page's 17 s profiled on a 1,000-config sweep (issue 37)
+    if (unread := audit_not_read_note(bundle, PAGE_EVIDENCE)) is not None:
+        st.caption(esc(unread))
+    elif audited := cached.view(pair_failed_text, bundle, annotation, config):
         st.warning(esc(audited), icon=":material/report:")
     st.markdown(f"**GPU:** {esc(summary.gpu)} · **annotation** {code(summary.annotation)} · "
                 f"**config** {esc(summary.config_label)}")

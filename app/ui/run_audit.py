@@ -11,7 +11,8 @@ from app.core.markdown import esc
 from app.core.views.run_audit import (PAGE_EVIDENCE, audit_source, badge_frame, badge_text,
                                       chart_audit_notes, drawn_badges, failed_pairs_text,
                                       failed_rows, flagged_frame, flags_said, points_of,
-                                      slow_configs_text, unread_note)
+                                      SLOW_NAMED, SLOW_TABLE, slow_configs_frame, slow_configs_text,
+                                      unread_note)
 from app.ui import cached, panels, state
 from profiling_worker.bundle.schema import columns as C, run_audit as A
 
@@ -73,6 +74,11 @@ def details(bundle: Bundle, page: str) -> None:
         details = cached.view(flagged_frame, bundle)
         if not details.empty:
             panels.table(details, key=state.key(page, "run-audit-details"))
+        slow = cached.view(slow_configs_frame, bundle)
+        if len(slow) > SLOW_NAMED:  # the caption above counts them: every one is here
+            st.caption(SLOW_TABLE)
+            panels.table_with_csv(slow, key=state.key(page, "slow-configs"),
+                                  filename=f"{bundle.job_id}-slow-configs.csv")
 
 
 def chart_note(bundle: Bundle, points: pd.DataFrame) -> str | None:

@@ -139,3 +139,25 @@ def test_an_import_without_durations_draws_no_control_or_chart_over_nothing(stor
                 or m.label.endswith("FLOP/s")]
     assert at.dataframe and not [d for d in at.dataframe if d.value.empty]  # values, notes
     assert [b.label for b in at.get("download_button")] == ["Download CSV"]
+
+
+def test_a_big_jobs_audit_is_not_read_for_one_pair_and_it_says_so(store, monkeypatch,
+                                                                   app) -> None:
+    """Issue 37: One kernel derived the whole job's run audit to say one pair's (7.6 of the
+    page's 17 s profiled on a 1,000-config sweep). Above CHART_AUDIT_RUNS runs it reads it no
+    more, as the charts, and says where each run's checks are. Real H200 rows tiled to 200
+    configs x 10 runs (the benchmarks' builder): 6,000 runs."""
+    from benchmarks.results_page_scale import build_scale_bundle
+    from app.core.views import run_audit as R
+
+    build_scale_bundle(store["results"] / "scale-200-configs", configs=200, runs=10)
+
+    def no_audit(*_: object) -> None:
+        raise AssertionError("One kernel derived the audit of a big job")
+
+    monkeypatch.setattr(R, "audit_frame", no_audit)
+    at = app("one_kernel", query={"job": "scale-200-configs"})
+    assert not at.exception, at.exception
+    assert not [w for w in at.warning if "Run audit" in w.value]
+    (said,) = [c.value for c in at.caption if c.value.startswith("Not marked by the run audit")]
+    assert "this job's 6,000 runs are more than the 5,000" in said

@@ -172,3 +172,32 @@ def test_a_big_job_that_passed_says_so_in_one_caption(store, app) -> None:
     assert _badges(at) == [] and "Run audit" not in [c.value for c in at.caption]
     assert ("Run audit of 60 region × config pairs, summarised: 0 failed, 60 passed every run."
             in texts(at))
+
+
+def test_a_big_jobs_slow_configs_and_report_audit_are_summarised(store, app) -> None:
+    """Issue 37: on a big sweep the slow-config caption named every config below the
+    fastest's clock, and the HTML report's audit table showed the first 500 of its pairs,
+    passed or not. Now, as the badges: the caption counts them (every one in a table in the
+    fold, with its CSV), and the report counts the pairs and tables the failed ones."""
+    from html import unescape
+
+    from app.core.share.build import job_report
+    from app.core.views.run_audit import AUDIT_ELSEWHERE, SLOW_EVIDENCE, SLOW_NAMED, SLOW_TABLE
+    from profiling_worker.bundle.loader import load_bundle
+
+    job = _scale_with_failed_pairs(store["results"], configs=20, failed=35)
+    at = app("stability", query={"job": job})
+    assert not at.exception, at.exception
+    (said,) = [c.value.replace("\\", "") for c in at.caption if "Clock by config" in c.value]
+    assert "ran more than 5 % below it, summarised." in said
+    assert said.endswith(f"Every one: {SLOW_EVIDENCE}.")
+    opened = open_folds(at)
+    assert SLOW_TABLE in [c.value for c in opened.caption]
+    (slow,) = [d.value for d in opened.dataframe if "BelowPct" in d.value]
+    assert len(slow) > SLOW_NAMED and (slow["BelowPct"] > 5).all()
+    assert "stability-slow-configs-csv" in {b.key for b in opened.get("download_button")}
+    report = unescape(job_report(load_bundle(store["results"] / job)))
+    assert ("Run audit of 60 region × config pairs, summarised: 35 failed (the table below), "
+            f"25 passed every run. Every pair's badge: {AUDIT_ELSEWHERE}.") in report
+    assert "Runs passed per region × config that failed" in report
+    assert "Runs passed per region × config<" not in report  # no table of every pair

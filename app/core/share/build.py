@@ -19,8 +19,10 @@ from app.core.share.job import caption, job_colors, notes, provenance
 from app.core.share.launches import WorkerAnswers, deep_dive_section, rules_section
 from app.core.share.verdict import decision, judged, refused
 from app.core.views.compare import CompareOptions, caveated_pairs, compare_frame
-from app.core.views.run_audit import (audit_source, badge_frame, flagged_frame,
-                                      job_evidence_text, slow_configs_text)
+from app.core.views.run_audit import (AUDIT_ELSEWHERE, BADGE_PAIRS, SLOW_NAMED, SLOW_TABLE,
+                                      audit_source, badge_frame, badges_summary, failed_rows,
+                                      flagged_frame, job_evidence_text, slow_configs_frame,
+                                      slow_configs_text)
 
 #: Shown under the title of every report: what the file is and that it works offline.
 OFFLINE_NOTE = ("A self-contained report of the kernel profiling dashboard: the charts are "
@@ -54,15 +56,26 @@ def job_report(bundle: Bundle, answers: WorkerAnswers | None = None) -> str:
 
 def audit_section(bundle: Bundle) -> H.Section:
     """The run audit (:mod:`app.core.views.run_audit`): each config's runs passed, then the
-    runs that were flagged or could not be checked, with the evidence."""
+    runs that were flagged or could not be checked, with the evidence. Above
+    :data:`~app.core.views.run_audit.BADGE_PAIRS` pairs, as the pages: the pairs counted and
+    the failed ones' table; above :data:`~app.core.views.run_audit.SLOW_NAMED` configs below
+    the fastest's clock, those counted and their table."""
     section = H.Section("Run audit").add(H.paragraph(
         f"Every run checked for {', '.join(A.CHECKS)} ({audit_source(bundle)})."))
-    section.add(H.table(badge_frame(bundle), "Runs passed per region × config"))
+    badges = badge_frame(bundle)
+    if len(badges) <= BADGE_PAIRS:
+        section.add(H.table(badges, "Runs passed per region × config"))
+    else:  # a big job: 30,000 rows of which a table would show the first, passed or not
+        section.add(H.paragraph(badges_summary(badges, "the table below", AUDIT_ELSEWHERE)))
+        if len(failed := failed_rows(badges)):
+            section.add(H.table(failed, "Runs passed per region × config that failed"))
     if wide := job_evidence_text(bundle):  # the same on every run: not in each row
         section.add(H.paragraph(f"The Evidence column leaves out what holds for the whole "
                                 f"job: {wide}."))
-    if (slow := slow_configs_text(bundle)) is not None:
+    if (slow := slow_configs_text(bundle, f"the table “{SLOW_TABLE}” below")) is not None:
         section.add(H.paragraph(slow))
+        if len(frame := slow_configs_frame(bundle)) > SLOW_NAMED:
+            section.add(H.table(frame, SLOW_TABLE))
     details = flagged_frame(bundle)
     return section.add(H.table(details, "Runs flagged or not checked, with the evidence")) \
         if len(details) else section

@@ -10,6 +10,7 @@ collected, else the analytic minimum. Each row says which it used.
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import Any
 
 import numpy as np
 import pandas as pd
@@ -108,7 +109,10 @@ def roofline_frame(bundle: Bundle, options: RooflineOptions) -> pd.DataFrame:
     if not work.empty:
         wide = wide.merge(work[[C.ANNOTATION, C.CONFIG, C.FLOPS, C.BYTES, C.DTYPE]],
                           on=[C.ANNOTATION, C.CONFIG], how="left")
-    rows = [_point(r, options) for _, r in wide.iterrows()]
+    # the duration column found once and the rows read as dicts: a Series per row and a
+    # string search of its index per row were most of a 1,000-config sweep's frame (issue 37)
+    duration = wide.columns[wide.columns.str.contains("time_duration")][0]
+    rows = [_point(r, options, duration) for r in wide.to_dict("records")]
     out = pd.concat([wide[keys_of(bundle, wide)].reset_index(drop=True),
                      pd.DataFrame(rows)], axis=1)
     _chosen_source_measured(out, bundle, options)
@@ -132,7 +136,7 @@ def _chosen_source_measured(out: pd.DataFrame, bundle: Bundle, options: Roofline
         error = missing_metric(bundle, (*TENSOR_FLOP_COUNTERS, *FP32_COUNTERS), "FLOP counters")
         raise MissingData(str(error), f"{error.hint} Or choose FLOPs: auto or analytic.")
 
-def _point(row: pd.Series, options: RooflineOptions) -> dict[str, object]:
+def _point(row: dict[Any, Any], options: RooflineOptions, duration: str) -> dict[str, object]:
     values = {str(k): float(v) for k, v in row.items() if isinstance(v, (int, float, np.number))}
     counted, formula = counter_flops(values)
     analytic = values.get(C.FLOPS, np.nan)
@@ -144,7 +148,7 @@ def _point(row: pd.Series, options: RooflineOptions) -> dict[str, object]:
                                                         and _num(measured))
     nbytes, bsrc = ((measured, "measured DRAM bytes (read + write)") if use_measured
                     else (values.get(C.BYTES, np.nan), "analytic minimum bytes"))
-    time_ns = values.get(row.index[row.index.str.contains("time_duration")][0], np.nan)
+    time_ns = values.get(duration, np.nan)
     clock = values[SM_HZ] if _num(values.get(SM_HZ)) else values.get(GPC_HZ, np.nan)
     return {C.DTYPE: row.get(C.DTYPE, ""), C.FLOPS: flops, F.FLOPS_SOURCE: fsrc,
             C.BYTES: nbytes, F.BYTES_SOURCE: bsrc, F.TIME_NS: time_ns,
@@ -160,11 +164,11 @@ def _add_peaks(out: pd.DataFrame, bundle: Bundle) -> None:
                                          bundle.gpu_index))
     dram = peaks.datasheet_dram(device)
     roof, sheet_v, sheet_src, clock_v, clock_src = [], [], [], [], []
-    for _, r in out.iterrows():
-        dtype = str(r[C.DTYPE] or "")
+    for dtype_cell, values, mhz in zip(out[C.DTYPE], out["_values"], out[F.SM_CLOCK_MHZ]):
+        dtype = str(dtype_cell or "")
         sheet = peaks.datasheet_compute(device, dtype)
-        clock = (peaks.counter_peak(dtype, r["_values"])
-                 or peaks.clock_scaled_peak(device, dtype, r[F.SM_CLOCK_MHZ] * 1e6))
+        clock = (peaks.counter_peak(dtype, values)
+                 or peaks.clock_scaled_peak(device, dtype, mhz * 1e6))
         roof.append(peaks.DTYPE_ROOFS.get(dtype, ("", f"unknown dtype {dtype!r}", False))[1])
         sheet_v.append(sheet.value if sheet else np.nan)
         sheet_src.append(sheet.source if sheet else "GPU or dtype not in the datasheet table")

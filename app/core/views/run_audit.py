@@ -95,32 +95,67 @@ def _labelled(frame: pd.DataFrame, bundle: Bundle) -> pd.DataFrame:
     return with_labels(in_job_order(frame, bundle, (C.ANNOTATION, C.CONFIG)), params)
 
 
-def slow_configs_text(bundle: Bundle) -> str | None:
+#: The most configs below the job's fastest clock that the slow-config caption names; above,
+#: it counts them per cause and names the slowest of each: a 10,000-config sweep's caption
+#: named 20,000 configs (issue 37). The matmul sweep's 10 are named, as before.
+SLOW_NAMED = 12
+#: The title of the table of every slow config (:func:`slow_configs_frame`).
+SLOW_TABLE = "Configs below the fastest config's clock"
+#: Where every slow config is when the caption summarises them, as the pages name it.
+SLOW_EVIDENCE = (f"the table “{SLOW_TABLE}” in “Run audit: the checks and their evidence”, "
+                 "further down, and its CSV")
+
+
+def slow_configs_frame(bundle: Bundle) -> pd.DataFrame:
     """The configs whose runs' median SM clock is more than the clock check's limit below the
-    job's fastest config's (:func:`profiling_worker.bundle.schema.run_audit.config_clocks`),
-    said as no failed audit, each cause with its configs after it: ``"Clock by config (not a
-    failed audit: each run is checked against its own config's median). The job's fastest
-    config, fp32 n=8192, ran at 1,979 MHz (its runs' median); 10 configs ran more than 5 %
-    below it. Cause not shown (...): fp16 n=8192 at 1,515 MHz (23 % below), ..."``; None when
-    there is none."""
+    job's fastest config's (:func:`profiling_worker.bundle.schema.run_audit.config_clocks`):
+    Annotation, Config, <params>, ConfigLabel, ClockMHz (MHz), BelowPct (%), Cause, and the
+    fastest config's FastestAnnotation, FastestConfig, FastestMHz; by annotation in the job's
+    order, then config; empty when there is none."""
     slow = A.config_clocks({**bundle.tables, **beside_tables(bundle)}, bundle.manifest)
+    if slow.empty:
+        return slow
+    out = _labelled(slow, bundle)
+    params = [p for p in bundle.parameters if p in out]
+    return out[[C.ANNOTATION, C.CONFIG, *params, F.CONFIG_LABEL, "ClockMHz", "BelowPct",
+                "Cause", "FastestAnnotation", "FastestConfig", "FastestMHz"]]
+
+
+def slow_configs_text(bundle: Bundle, where: str = SLOW_EVIDENCE) -> str | None:
+    """The configs of :func:`slow_configs_frame` said as no failed audit, each cause with its
+    configs after it: ``"Clock by config (not a failed audit: each run is checked against its
+    own config's median). The job's fastest config, fp32 n=8192, ran at 1,979 MHz (its runs'
+    median); 10 configs ran more than 5 % below it. Cause not shown (...): fp16 n=8192 at
+    1,515 MHz (23 % below), ..."``; above :data:`SLOW_NAMED` configs, each cause's count and
+    its slowest config, and ``where`` every one is (e.g. :data:`SLOW_EVIDENCE`). None when
+    there is none."""
+    slow = slow_configs_frame(bundle)
     if slow.empty:
         return None
     fastest = _labelled(slow.head(1)[["FastestAnnotation", "FastestConfig"]].set_axis(
         [C.ANNOTATION, C.CONFIG], axis=1), bundle).iloc[0]
+    summarised = len(slow) > SLOW_NAMED
+    if summarised:  # each cause's slowest first
+        slow = slow.sort_values("BelowPct", ascending=False, kind="stable")
+    counts = slow["Cause"].astype(str).value_counts(sort=False)
     groups: dict[str, list[str]] = {}
-    for ann, label, mhz, below, cause in _labelled(slow, bundle)[
+    for ann, label, mhz, below, cause in slow[
             [C.ANNOTATION, F.CONFIG_LABEL, "ClockMHz", "BelowPct", "Cause"]].itertuples(
                 index=False):
-        groups.setdefault(str(cause), []).append(f"{ann} {label} at {mhz:,.0f} MHz "
-                                                 f"({below:.0f} % below)")
+        names = groups.setdefault(str(cause), [])
+        if not summarised or not names:
+            names.append(f"{ann} {label} at {mhz:,.0f} MHz ({below:.0f} % below)")
+    said = " ".join(
+        f"{cause[:1].upper()}{cause[1:]}: "
+        + (f"{counted(int(counts[cause]), 'config')}, the slowest {names[0]}" if summarised
+           else ", ".join(names)) + "."
+        for cause, names in groups.items())
     return ("Clock by config (not a failed audit: each run is checked against its own "
             f"config's median). The job's fastest config, {fastest[C.ANNOTATION]} "
             f"{fastest[F.CONFIG_LABEL]}, ran at {slow['FastestMHz'].iloc[0]:,.0f} MHz (its "
             f"runs' median); {counted(len(slow), 'config')} ran more than "
-            f"{A.CLOCK_DROP_PCT:g} % below it. "
-            + " ".join(f"{cause[:1].upper()}{cause[1:]}: {', '.join(names)}."
-                       for cause, names in groups.items()))
+            f"{A.CLOCK_DROP_PCT:g} % below it" + (", summarised" if summarised else "") + ". "
+            + said + (f" Every one: {where}." if summarised else ""))
 
 
 #: A badge's mark: text symbols any font draws. A Material icon is a ligature: its name is the
@@ -285,11 +320,20 @@ def drawn_badges(badges: pd.DataFrame) -> tuple[pd.DataFrame, str | None]:
     failed = failed_rows(badges)
     drawn = failed.head(BADGE_PAIRS)
     more = len(failed) - len(drawn)
-    shown = ("" if failed.empty else " (their badges above)" if not more
-             else f" (the first {len(drawn):,} badges above, {more:,} more not drawn)")
-    return drawn, (f"Run audit of {counted(len(badges), 'region × config pair')}, summarised: "
-                   f"{len(failed):,} failed{shown}, {len(badges) - len(failed):,} passed every "
-                   f"run. Every pair's badge: {BADGES_EVIDENCE}.")
+    shown = ("their badges above" if not more
+             else f"the first {len(drawn):,} badges above, {more:,} more not drawn")
+    return drawn, badges_summary(badges, shown, BADGES_EVIDENCE)
+
+
+def badges_summary(badges: pd.DataFrame, shown: str, evidence: str) -> str:
+    """``badges`` (a :func:`badge_frame` of more than :data:`BADGE_PAIRS` pairs) counted:
+    ``"Run audit of 3,000 region × config pairs, summarised: 12 failed (<shown>), 2,988 passed
+    every run. Every pair's badge: <evidence>."``, ``shown`` (where the failed pairs are) left
+    out when none failed."""
+    failed = len(failed_rows(badges))
+    return (f"Run audit of {counted(len(badges), 'region × config pair')}, summarised: "
+            f"{failed:,} failed{f' ({shown})' if failed else ''}, {len(badges) - failed:,} "
+            f"passed every run. Every pair's badge: {evidence}.")
 
 
 def failed_rows(badges: pd.DataFrame) -> pd.DataFrame:
@@ -330,16 +374,27 @@ def job_evidence_text(bundle: Bundle, named: set[str] | None = None) -> str:
                       if named is None or check in named)
 
 
+#: Where every pair's badge is, for a text read away from the pages' folds (the report, the
+#: agent door).
+AUDIT_ELSEWHERE = ("the dashboard's Stability or Results page (“Run audit: the checks and their "
+                   "evidence”) and its CSV")
+
+
 def failed_text(bundle: Bundle) -> str | None:
     """What the run audit failed, in one plain sentence for every place that would otherwise
     call a job clean (the report's notes): ``"the run audit failed runs in 5 of 15 region ×
     config pairs: bf16 n=4096: 0/10 runs passed (clock 10: ...); ..."``
-    (:func:`failed_pairs_text`); None when every run of every pair passed."""
+    (:func:`failed_pairs_text`); above :data:`BADGE_PAIRS` failed pairs, the first of them
+    and ``"; 3,000 more failed: every pair's badge: ..."`` (:data:`AUDIT_ELSEWHERE`). None
+    when every run of every pair passed."""
     failed = failed_frame(bundle)
     if failed.empty:
         return None
-    return (f"the run audit failed runs in {len(failed)} of {len(badge_frame(bundle))} region × "
-            f"config pairs: {failed_pairs_text(bundle, failed)}")
+    more = len(failed) - BADGE_PAIRS  # a big job's every failed pair was 100,000s of characters
+    return (f"the run audit failed runs in {len(failed):,} of {len(badge_frame(bundle)):,} "
+            f"region × config pairs: {failed_pairs_text(bundle, failed.head(BADGE_PAIRS))}"
+            + (f"; {more:,} more failed: every pair's badge: {AUDIT_ELSEWHERE}"
+               if more > 0 else ""))
 
 
 def pair_failed_text(bundle: Bundle, annotation: str, config: int) -> str | None:

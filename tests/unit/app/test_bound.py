@@ -217,3 +217,20 @@ def test_sm_and_dram_bars_never_take_an_annotation_colour() -> None:
         assert min(_delta_e(bar, c) for c in theme.LONG_COLORS) > 15
         assert min(_delta_e(bar, c) for c in (LIMITER_COLOR, common.REFERENCE)) > 15
     assert _delta_e(*theme.BOUND_COLORS) > 40  # SM and DRAM apart
+
+
+def test_the_roofline_reads_its_rows_without_a_series_each(monkeypatch) -> None:
+    """Issue 37: a pandas Series per point (twice) and a string search of its index per point
+    were most of a 1,000-config sweep's roofline frame (3,000 points; 30,000 at 10,000
+    configs). The same frame comes from the rows read as dicts and columns."""
+    import pandas as pd
+
+    bundle = bundled("h200-ncu-matmul-sweep")
+    before = roofline_frame(bundle, RooflineOptions())
+
+    def no_iterrows(*_: object) -> None:
+        raise AssertionError("roofline_frame made a Series per row")
+
+    monkeypatch.setattr(pd.DataFrame, "iterrows", no_iterrows)
+    pd.testing.assert_frame_equal(roofline_frame(bundled("h200-ncu-matmul-sweep"),
+                                                 RooflineOptions()), before)

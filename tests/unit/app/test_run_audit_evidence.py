@@ -135,3 +135,50 @@ def test_a_big_jobs_badges_are_its_failed_pairs_then_counts(pairs: int, failed: 
         assert (rows["Passed"] < 10).all()
         assert text is not None and said in text and R.BADGES_EVIDENCE in text
         assert text.startswith(f"Run audit of {pairs} region × config pairs, summarised: ")
+
+
+def test_a_big_jobs_slow_configs_are_counted_per_cause_and_listed_whole(tmp_path) -> None:
+    """Issue 37: the slow-config caption named every config below the fastest's clock (20,000
+    on a 10,000-config sweep). Above SLOW_NAMED it counts them per cause, names each cause's
+    slowest and where every one is; slow_configs_frame has them all. Real H200 rows tiled to
+    20 configs (the benchmarks' builder): 40 fp16/bf16 configs below fp32's clock."""
+    from html import unescape
+
+    from benchmarks.results_page_scale import build_scale_bundle
+    from profiling_worker.bundle.loader import load_bundle
+
+    build_scale_bundle(tmp_path / "scale-20-configs", configs=20, runs=3)
+    bundle = load_bundle(tmp_path / "scale-20-configs")
+    frame = R.slow_configs_frame(bundle)
+    assert len(frame) == 40 > R.SLOW_NAMED
+    said = R.slow_configs_text(bundle, "WHERE")
+    assert said is not None
+    assert "; 40 configs ran more than 5 % below it, summarised. Cause not shown (" in said
+    assert "): 40 configs, the slowest fp16 n=8196 at 1,516 MHz (23 % below)." in said
+    assert said.endswith(" Every one: WHERE.") and said.count(" MHz (") == 2  # fastest, slowest
+    assert said.count(" at 1,516 MHz") == 1 and len(said) < 600
+    from app.core.share.build import job_report
+
+    report = unescape(job_report(bundle))
+    assert f'<p class="caption">{R.SLOW_TABLE}</p>' in report  # the report's table of them
+    assert f"Every one: the table “{R.SLOW_TABLE}” below." in report
+
+
+def test_a_big_jobs_failed_text_names_the_first_failed_pairs_and_counts_the_rest(
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    """Issue 37: failed_text (the report's notes, the agent door's caveats) named every failed
+    pair: thousands on a big sweep. Above BADGE_PAIRS it names the first and counts the rest."""
+    import pandas as pd
+
+    bundle = scenario("h200-ncu-matmul-sweep")
+    pairs = R.BADGE_PAIRS + 7
+    badges = pd.DataFrame({"Annotation": "fp32", "Config": range(pairs + 3), "Runs": 10,
+                           "Passed": [9] * pairs + [10] * 3, "ConfigLabel": "n=1",
+                           "Evidence": "clock 1: x", "Flags": "clock 1"})
+    monkeypatch.setattr(R, "badge_frame", lambda _: badges)
+    monkeypatch.setattr(R, "job_evidence_text", lambda *_: "")
+    said = R.failed_text(bundle)
+    assert said is not None
+    assert said.startswith(f"the run audit failed runs in {pairs} of {pairs + 3} region × ")
+    assert said.count("fp32 n=1") == R.BADGE_PAIRS
+    assert said.endswith(f"; 7 more failed: every pair's badge: {R.AUDIT_ELSEWHERE}")

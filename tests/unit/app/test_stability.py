@@ -158,3 +158,22 @@ def test_the_summary_and_the_runs_frame_go_column_by_column(monkeypatch) -> None
     monkeypatch.setattr(stability_view, "_drift", refused)
     runs = stability_runs_frame(bundle, StabilityOptions(config=0))
     assert len(runs) == 30 and runs[C.AVG].notna().all()
+
+
+@pytest.mark.parametrize("pairs", [stability_view.SHORT_NAMED, stability_view.SHORT_NAMED + 1,
+                                   8000])
+def test_a_big_jobs_short_pairs_are_counted_not_named(pairs: int) -> None:
+    """Issue 37: the short-kernel note named every pair shorter than 10 µs (8,000 on a
+    10,000-config sweep, 104,574 characters). Above SHORT_NAMED it counts them and points at
+    the table's ShortKernel column, which has every one."""
+    labels = [f"n={n}" for n in range(pairs)]
+    summary = pd.DataFrame({C.ANNOTATION: "fp16", "ConfigLabel": labels, C.RSD: 1.0, C.STABLE: True, "ShortKernel": True})
+    said = stability_view.short_kernels_text(summary, C.DURATION_METRICS[0])
+    assert said is not None
+    text = said[0]
+    assert text.startswith(f"{pairs:,} pairs run shorter than 10 µs (")
+    if pairs <= stability_view.SHORT_NAMED:
+        assert f"fp16 n={pairs - 1}; RSD 1 %)" in text
+    else:
+        assert "(the table's rows with ShortKernel True, and its CSV; RSD 1 %)" in text
+        assert "n=0" not in text and len(text) < 300
