@@ -28,6 +28,7 @@ from profiling_worker.bundle.errors import (OUT_OF_MEMORY_HINT, BackendUnavailab
 from profiling_worker.bundle.schema import backends as B, columns as C
 from profiling_worker.bundle.schema.manifest import JobStatus, now_iso
 from profiling_worker.bundle.schema import partial
+from profiling_worker.bundle.number_text import counted
 from profiling_worker.bundle.schema.configs import device_memory
 from profiling_worker.bundle.schema.spec import (COLLECTORS, SPEC_DEFAULTS, JobSpec, SpecInvalid,
                                                  check_fits, load_spec, validate_spec)
@@ -295,7 +296,8 @@ def _ended(short: partial.Shortfall | None, spec: JobSpec, job_dir: Path) -> dic
                                      short.cancelled)
     else:
         first = min(short.failed)
-        err = KernelFailed(f"{len(short.failed):,} of {len(spec.configs):,} configs failed; "
+        of = counted(len(spec.configs), "config")
+        err = KernelFailed(f"{len(short.failed):,} of {of} failed; "
                            f"config {partial.config_label(spec.configs[first])}: "
                            f"{short.failed[first]}",
                            "fix the kernel code (traceback in worker.log) and run again; the "

@@ -88,7 +88,8 @@ def note_of(record: Mapping[str, Any]) -> str:
     parts += [f"config {m['label']} was cut mid-way and its runs dropped" for m in cut]
     parts += [f"config {m['label']} {m['why']}" for m in failed[:3]]
     if len(failed) > 3:
-        parts.append(f"{len(failed) - 3:,} more configs failed (Files page: manifest.json)")
+        parts.append(f"{counted(len(failed) - 3, 'more config')} failed (Files page: "
+                     "manifest.json)")
     if record.get("lost"):
         parts.append(str(record["lost"]))
     return "; ".join(parts) + "; the configs measured are shown."

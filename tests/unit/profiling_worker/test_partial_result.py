@@ -19,46 +19,14 @@ from profiling_worker.bundle.schema import columns as C, partial
 from profiling_worker.bundle.schema.manifest import JobStatus, read_manifest
 from profiling_worker.job import runner
 
-KERNELS = '''
-import os
-import signal
-
-from profiling_worker.catalog.user import kernel
-
-
-@kernel(id="cancel_at_4", parameters=("n",), annotations=("add",),
-        default_configs=[{"n": 1}])
-def cancel_at_4(n, *, annotate, device):
-    import torch
-
-    x = torch.ones(n, device=device)
-    with annotate("add"):
-        if n == 4:  # the cancel comes while config n=4 runs
-            os.kill(os.getpid(), signal.SIGTERM)
-        x + 1
-
-
-@kernel(id="raise_at_3", parameters=("n",), annotations=("add",),
-        default_configs=[{"n": 1}])
-def raise_at_3(n, *, annotate, device):
-    import torch
-
-    x = torch.ones(n, device=device)
-    with annotate("add"):
-        if n == 3:
-            raise ValueError("size 3 is refused by this kernel")
-        x + 1
-'''
+KERNELS = Path(__file__).parents[2] / "fixtures" / "kernel_files_partial"
 CONFIGS = [{"n": n} for n in (1, 2, 3, 4, 5, 6)]
 
 
 @pytest.fixture
-def kernels(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    """The two kernels in a kernel folder; run_job's SIGTERM handler undone after."""
-    folder = tmp_path / "kernels"
-    folder.mkdir()
-    (folder / "partial_kernels.py").write_text(KERNELS, encoding="utf-8")
-    monkeypatch.setenv("KPROF_KERNEL_DIRS", str(folder))
+def kernels(monkeypatch: pytest.MonkeyPatch) -> None:
+    """The two kernels' folder; run_job's SIGTERM handler undone after."""
+    monkeypatch.setenv("KPROF_KERNEL_DIRS", str(KERNELS))
     old = signal.getsignal(signal.SIGTERM)
     yield
     signal.signal(signal.SIGTERM, old)
