@@ -100,3 +100,11 @@ def note(manifest: Mapping[str, Any]) -> str | None:
     any other (an import's :data:`PARTIAL_KEY` reasons are among its warnings already)."""
     record = manifest.get(CONFIGS_KEY)
     return note_of(record) if isinstance(record, Mapping) else None
+
+
+def not_measured(manifest: Mapping[str, Any]) -> set[int]:
+    """The config indices a partial job's manifest says were not measured (empty for any other
+    job): their missing runs are said by :func:`note`, not again by the plausibility check."""
+    record = manifest.get(CONFIGS_KEY)
+    missing = record.get("not_measured") if isinstance(record, Mapping) else None
+    return {int(m["config"]) for m in missing or () if isinstance(m, Mapping) and "config" in m}

@@ -56,6 +56,8 @@ def test_a_cancel_keeps_the_whole_configs_measured_before_it(tmp_path: Path, ker
     assert "config n=4 was cut mid-way" in note
     assert manifest[partial.PARTIAL_KEY] == [note]
     assert manifest["error"]["kind"] == "cancelled"
+    # the configs not measured are said by the note, not again as "have no runs"
+    assert not [n for n in manifest["notes"] if "have no runs" in n["message"]], manifest["notes"]
     bundle = load_bundle(job)  # the loader reads the tables of the configs measured
     runs = bundle.table(C.TABLE_RUNS)
     assert sorted(runs[C.CONFIG].unique()) == [0, 1, 2]
