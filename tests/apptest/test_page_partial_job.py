@@ -5,11 +5,7 @@ and draws the configs measured; the job panel says it too, and the HTML report."
 
 from __future__ import annotations
 
-import json
-import os
 import shutil
-import subprocess
-import sys
 from pathlib import Path
 
 import pytest
@@ -17,13 +13,11 @@ from apptest_helpers import plotly_specs, texts, trace_values, wait_until
 
 from app.core.share.build import job_report
 from app.ui import cached
-from profiling_worker.bundle.schema.spec import validate_spec
 from profiling_worker.bundle.loader import load_bundle
 from profiling_worker.bundle.schema import columns as C
+from profiling_worker.bundle.schema.spec import validate_spec
+from tests.partial_job import CONFIGS, KERNELS, record_partial_job
 
-REPO = Path(__file__).resolve().parents[2]
-KERNELS = REPO / "tests" / "fixtures" / "kernel_files_partial"
-CONFIGS = [{"n": n} for n in (1, 2, 3, 4, 5, 6)]
 #: The pages that draw a cpu job's values (the GPU-only pages say they need a GPU).
 PAGES = ("results", "sweep", "stability", "one_kernel", "kernels", "files")
 
@@ -31,18 +25,9 @@ PAGES = ("results", "sweep", "stability", "one_kernel", "kernels", "files")
 @pytest.fixture(scope="module")
 def partial_src(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Path]:
     """kernel -> its job written once by the real worker (exit 1: not done)."""
-    out = {}
-    for kernel in ("cancel_at_4", "raise_at_3"):
-        path = tmp_path_factory.mktemp("worker") / f"20270101-000000-{kernel}-0001"
-        path.mkdir()
-        spec = {"kernels": [kernel], "configs": CONFIGS, "runs": 3, "backend": "cpu"}
-        (path / C.SPEC_FILE).write_text(json.dumps(spec), encoding="utf-8")
-        proc = subprocess.run([sys.executable, "-m", "profiling_worker", "run", str(path)],
-                              cwd=REPO, capture_output=True, text=True, timeout=300, check=False,
-                              env={**os.environ, "KPROF_KERNEL_DIRS": str(KERNELS)})
-        assert proc.returncode == 1, proc.stdout + proc.stderr
-        out[kernel] = path
-    return out
+    return {kernel: record_partial_job(tmp_path_factory.mktemp("worker")
+                                       / f"20270101-000000-{kernel}-0001", kernel)
+            for kernel in ("cancel_at_4", "raise_at_3")}
 
 
 @pytest.fixture(params=["cancel_at_4", "raise_at_3"])
