@@ -19,7 +19,7 @@ from typing import Any
 import pandas as pd
 
 from profiling_worker.bundle.gate.command import slowdown_arg, unknown_metric
-from profiling_worker.bundle.schema import columns as C, interval_words as W, metrics as M
+from profiling_worker.bundle.schema import columns as C, interval_words as W, metrics as M, partial
 from profiling_worker.bundle.schema.manifest import JobStatus, ManifestError
 from profiling_worker.bundle.schema.spec import SpecInvalid, validate_spec
 
@@ -207,9 +207,10 @@ class Door:
         stability page's table of the duration metric (µs) per region x config with ``ci95``
         (the CI95's method and coverage, as the page's caption says them), and the run
         audit per region x config (``run_audit``: runs passed, the checks flagged, those the
-        files cannot support), ``caveats`` (the warnings every page of the job shows: the cpu
-        backend's timer and contention, what the run audit failed; empty when none applies)
-        and the keys of the analyses :meth:`analysis_table` gives."""
+        files cannot support), ``caveats`` (the warnings every page of the job shows: the
+        configs a partial job measured and not, the cpu backend's timer and contention, what
+        the run audit failed; empty when none applies) and the keys of the analyses
+        :meth:`analysis_table` gives."""
         bundle = self.bundle(job_id)
         out: dict[str, Any] = {
             "job_id": bundle.job_id, "caption": caption(bundle), "status": bundle.status.value,
@@ -231,7 +232,8 @@ class Door:
         out["run_audit"] = records(audit[[C.ANNOTATION, C.CONFIG_LABEL, C.RUNS, "Passed", "Flags",
                                           "NotChecked"]])
         failed = failed_text(bundle)
-        out["caveats"] = [c for c in (host_timer_note(bundle), contention_note(bundle),
+        out["caveats"] = [c for c in (partial.note(bundle.manifest), host_timer_note(bundle),
+                                      contention_note(bundle),
                                       failed and failed[:1].upper() + failed[1:]) if c]
         return out
 

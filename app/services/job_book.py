@@ -176,7 +176,8 @@ class JobBook:
                 job.status = status
                 self._wake.notify_all()
                 return
-            if job.cancel_requested:
+            if job.cancel_requested:  # killed before it wrote its result: tables not whole
+                set_aside_partial(job.path)
                 self._finish(job, JobStatus.CANCELLED, None)
                 return
             if self._stopped:  # shutdown() killed it

@@ -14,7 +14,8 @@ from typing import Any
 import streamlit as st
 
 from profiling_worker.bundle.number_text import counted
-from profiling_worker.bundle.schema.manifest import JobStatus
+from profiling_worker.bundle.schema import partial
+from profiling_worker.bundle.schema.manifest import JobStatus, ManifestError, read_manifest
 
 from app.ui import job_status, navigation, panels, state
 from app.ui.jobs import READ_ONLY_STAGE, SCAN_S, BundleInfo, Executor, Job, store_jobs, store_owner
@@ -196,8 +197,12 @@ def _job(manager: Executor, job: Job, position: int) -> None:
         for warning in job.warnings[-3:]:  # a contended CPU's figures; its advice: the page
             warning = spec_form.in_form_words(warning)  # the form's label, not the spec's key
             st.caption(f"⚠ {esc(warning_head(warning))}", help=esc(warning))
+        kept = kept_note(job)
+        if kept:  # a cancel or a failing kernel left part of the configs measured: shown
+            st.caption(f":material/rule: {esc(kept)}")
         if job.status == JobStatus.CANCELLED:
-            st.caption(esc(cancel_note(job)))
+            if not kept:
+                st.caption(esc(cancel_note(job)))
         elif job.status in (JobStatus.FAILED, JobStatus.INTERRUPTED) and job.error:
             panels.render_error(str(job.error.get("message", "")), job.error.get("hint"),
                                 job.error.get("log_tail"), kind=job.error.get("kind"),
@@ -237,11 +242,25 @@ def _worker_log(job: Job) -> str:
         return ""
 
 
+def kept_note(job: Job) -> str | None:
+    """The note of a finished job that kept part of its configs (a cancel or a kernel that
+    raised at some: :func:`profiling_worker.bundle.schema.partial.note`, from its manifest);
+    None for any other job, or one whose manifest cannot be read."""
+    if not job.status.finished or job.status == JobStatus.DONE:
+        return None
+    try:
+        return partial.note(read_manifest(job.path))
+    except ManifestError:
+        return None
+
+
 def cancel_note(job: Job) -> str:
-    """What a cancel kept and what it did not, in runs (one run = one call of a config, the
-    worker's progress steps): a cancelled job writes no result tables, so the runs measured
-    before the cancel are discarded; its spec, log (when not empty) and manifest stay (Files
-    page)."""
+    """What a cancel that kept no config kept and what it did not, in runs (one run = one
+    call of a config, the worker's progress steps): the cancel came before a config was
+    measured whole, or the backend keeps none (the nsight ones), so the job has no result
+    tables and the runs measured before the cancel are discarded; its spec, log (when not
+    empty) and manifest stay (Files page). A cancel that kept configs says
+    :func:`kept_note` instead."""
     planned = len(job.spec.configs) * job.spec.runs
     if job.stage == "profiling" and job.total:
         done, total = job.done, job.total

@@ -12,7 +12,7 @@ import pandas as pd
 import plotly.graph_objects as go
 import streamlit as st
 
-from profiling_worker.bundle.schema import columns as C
+from profiling_worker.bundle.schema import columns as C, partial
 from profiling_worker.bundle.schema.manifest import JobStatus
 from profiling_worker.bundle.schema.spec import BACKEND_UNKNOWN
 from profiling_worker.bundle.paths import inside_bundle
@@ -301,10 +301,17 @@ def render_error(message: str, hint: str | None = None, log_tail: str | None = N
 
 def render_bundle_error(bundle: Bundle) -> None:
     """The manifest error of a failed/interrupted job, if it has one; a cancelled job gets a
-    neutral note (a cancel is the user's choice, not an error)."""
+    neutral note (a cancel is the user's choice, not an error). A job that kept part of its
+    configs (a cancel, a kernel that raised at some) says first what it measured and what not
+    (:func:`profiling_worker.bundle.schema.partial.note`): the page draws those configs."""
     err = bundle.error
+    short = partial.note(bundle.manifest)
+    if short:
+        st.warning(esc(short), icon=":material/rule:")
     if bundle.status == JobStatus.CANCELLED:
-        st.info("This job was cancelled: it holds no complete result.", icon=":material/cancel:")
+        if not short:
+            st.info("This job was cancelled: it holds no complete result.",
+                    icon=":material/cancel:")
     elif err:
         render_error(str(err.get("message", "")), err.get("hint"), err.get("log_tail"),
                      kind=err.get("kind"))

@@ -148,7 +148,7 @@ def collect(spec: JobSpec, make_body: Callable[[str, Annotate], Callable[..., No
         info["auto_runs"] = auto_runs
     return Collection(launches_frame(rows, spec), [w for w in (crowded, warning) if w]
                       + collectors.warnings(), info | user_collector_info(collectors),
-                      user_collector_frame(collectors, spec))
+                      user_collector_frame(collectors, spec), shortfall=timed.shortfall)
 
 
 @contextlib.contextmanager

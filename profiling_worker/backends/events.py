@@ -90,7 +90,8 @@ class EventsBackend(RunSide):
             "cuda_device": nb.cuda_device(job.uuid),
             B.HOST_LAUNCH: host_launch_summary(timed),
             **({"auto_runs": timed.auto_runs} if timed.auto_runs is not None else {}),
-            **user_collector_info(collectors)}, user_collector_frame(collectors, spec))
+            **user_collector_info(collectors)}, user_collector_frame(collectors, spec),
+            shortfall=timed.shortfall)
 
 
 def host_launch_summary(timed: Timed) -> list[dict[str, Any]]:

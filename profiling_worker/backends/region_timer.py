@@ -26,6 +26,8 @@ from typing import Any, NamedTuple, Protocol
 
 from profiling_worker.bundle.stats import adaptive
 from profiling_worker.backends.base import Emit, RunCounter
+from profiling_worker.bundle.errors import Cancelled, KernelFailed
+from profiling_worker.bundle.schema.partial import Shortfall
 from profiling_worker.catalog.declare import Annotate
 from profiling_worker.bundle.schema import columns as C
 from profiling_worker.bundle.schema.spec import JobSpec
@@ -87,6 +89,8 @@ class Timed(NamedTuple):
     host_ns: list[float]
     #: Per row of :attr:`rows`, the host time (ns) of the end mark's own call.
     end_mark_ns: list[float]
+    #: What was not measured when a cancel came or a config's kernel raised, else None.
+    shortfall: Shortfall | None = None
 
 
 def time_regions(spec: JobSpec, make_body: Callable[[str, Annotate], Callable[..., None]],
@@ -104,8 +108,17 @@ def time_regions(spec: JobSpec, make_body: Callable[[str, Annotate], Callable[..
         before_run: called as ``before_run(config_index, run, config_values)`` just before each
             timed run, outside every region (the user's RUN-scope info collectors).
 
+    A config whose kernel raises (:class:`KernelFailed`) is skipped, its runs dropped, and the
+    others run on; a cancel (:class:`Cancelled`) stops the loop, the config it cut dropped
+    (marks are read per config, so a config is kept whole or not at all). Either way the
+    configs measured are returned with a :attr:`Timed.shortfall`.
+
     Returns:
         The rows and, for runs "auto", the stopping rule's record (:class:`Timed`).
+
+    Raises:
+        KernelFailed: every config's kernel raised (the first config's error).
+        Cancelled: the cancel came before any config was measured.
     """
     rows: list[dict[str, Any]] = []
     host_ns: list[float] = []
@@ -131,29 +144,57 @@ def time_regions(spec: JobSpec, make_body: Callable[[str, Annotate], Callable[..
     counter = RunCounter(spec, emit)
     warmed: set[int] = set()
 
+    failed: dict[int, KernelFailed] = {}
+
     def measure(idx: int, runs: int) -> dict[str, list[float]]:
         values = tuple(spec.configs[idx].values())
-        for _ in range(0 if idx in warmed else spec.warmup):
-            for body in bodies:
-                body(*values, annotate=lambda _name: nullcontext())
-        warmed.add(idx)
         first = len(rows)
-        for _ in range(runs):
-            current["config"], current["run"] = counter.next(values)
-            if before_run is not None:
-                before_run(current["config"], current["run"], values)
-            for body in bodies:
-                body(*values)
-        clock.settle()
-        rows.extend({**row, C.VALUE: clock.elapsed_ns(start, end)} for row, start, end, *_ in pending)
-        host_ns.extend(float(host) for *_, host, _ in pending)
-        end_mark_ns.extend(float(call) for *_, call in pending)
-        pending.clear()
+        if idx in failed:  # runs "auto" may come back to it: it raised once, it is skipped
+            return {}
+        try:
+            for _ in range(0 if idx in warmed else spec.warmup):
+                for body in bodies:
+                    body(*values, annotate=lambda _name: nullcontext())
+            warmed.add(idx)
+            for _ in range(runs):
+                current["config"], current["run"] = counter.next(values)
+                if before_run is not None:
+                    before_run(current["config"], current["run"], values)
+                for body in bodies:
+                    body(*values)
+            clock.settle()
+            rows.extend({**row, C.VALUE: clock.elapsed_ns(start, end)}
+                        for row, start, end, *_ in pending)
+            host_ns.extend(float(host) for *_, host, _ in pending)
+            end_mark_ns.extend(float(call) for *_, call in pending)
+        except KernelFailed as exc:
+            failed[idx] = exc
+            emit("warning", message=f"{exc.message}; config skipped, the others run on")
+        except Cancelled:
+            current["cut"] = idx
+            raise
+        finally:  # a config's runs are kept whole or not at all
+            if idx in failed or "cut" in current:
+                del rows[first:]
+            del host_ns[len(rows):], end_mark_ns[len(rows):]
+            pending.clear()
         return adaptive.region_values(rows[first:])
 
-    if spec.run_target is None:
-        for idx in range(len(spec.configs)):
-            measure(idx, spec.runs)
-        return Timed(rows, None, host_ns, end_mark_ns)
-    states = adaptive.run_adaptive(spec.run_target, len(spec.configs), measure)
-    return Timed(rows, adaptive.summary(states, spec.run_target), host_ns, end_mark_ns)
+    auto: dict[str, Any] | None = None
+    cancel: Cancelled | None = None
+    try:
+        if spec.run_target is None:
+            for idx in range(len(spec.configs)):
+                measure(idx, spec.runs)
+        else:
+            states = adaptive.run_adaptive(spec.run_target, len(spec.configs), measure)
+            auto = adaptive.summary(states, spec.run_target)
+    except Cancelled as exc:
+        cancel = exc
+    measured = sorted({int(r[C.CONFIG]) for r in rows})
+    if not measured:  # nothing to keep: the job ends as it did before any partial result
+        raise cancel or next(iter(failed.values()))
+    short = None if cancel is None and not failed else Shortfall(
+        measured, {i: e.message for i, e in failed.items()},
+        cancel.how if cancel else None, current.get("cut"))
+    return Timed(rows, auto, host_ns, end_mark_ns, short)

@@ -74,9 +74,14 @@ def is_out_of_memory(exc: BaseException) -> bool:
 
 
 class Cancelled(WorkerError):
-    """The worker received SIGTERM."""
+    """The worker received SIGTERM (or SIGINT). ``how``: the signal and when, e.g.
+    ``"SIGTERM at 2026-12-07T02:10:00+00:00"`` (a partial result's manifest says it)."""
 
     kind = "cancelled"
+
+    def __init__(self, message: str, hint: str = "", how: str = ""):
+        super().__init__(message, hint)
+        self.how = how or "signal"
 
 
 class DiskFull(WorkerError):

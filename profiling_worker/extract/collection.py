@@ -8,6 +8,8 @@ from typing import Any
 
 import pandas as pd
 
+from profiling_worker.bundle.schema.partial import Shortfall
+
 
 @dataclass
 class Collection:
@@ -21,6 +23,8 @@ class Collection:
     ``unattributed``; None when there were none).
     ``launch_times``: CUPTI start/end of each launch (table ``launch_times``; None when the
     backend has none).
+    ``shortfall``: the configs a cancel or a failing kernel left unmeasured (None: every
+    config was measured; bundle/schema/partial.py).
     """
 
     launches: pd.DataFrame
@@ -29,3 +33,4 @@ class Collection:
     collectors: pd.DataFrame | None = None
     unattributed: pd.DataFrame | None = None
     launch_times: pd.DataFrame | None = None
+    shortfall: Shortfall | None = None

@@ -27,6 +27,8 @@ from profiling_worker.bundle.errors import (OUT_OF_MEMORY_HINT, BackendUnavailab
                                             is_out_of_memory)
 from profiling_worker.bundle.schema import backends as B, columns as C
 from profiling_worker.bundle.schema.manifest import JobStatus, now_iso
+from profiling_worker.bundle.schema import partial
+from profiling_worker.bundle.number_text import counted
 from profiling_worker.bundle.schema.configs import device_memory
 from profiling_worker.bundle.schema.spec import (COLLECTORS, SPEC_DEFAULTS, JobSpec, SpecInvalid,
                                                  check_fits, load_spec, validate_spec)
@@ -73,8 +75,12 @@ def _prepare_gpu_env(selected: gpu_select.SelectedGpu, env: dict[str, Any]) -> N
         os.environ["PATH"] = os.pathsep.join([os.path.dirname(ncu), os.environ.get("PATH", "")])
 
 
-def _on_sigterm(_signum: int, _frame: Any) -> None:
-    raise Cancelled("the job was cancelled", "")
+def _on_sigterm(signum: int, _frame: Any) -> None:
+    # one cancel is enough: a later SIGTERM (a sweep's task is signalled on every poll) must
+    # not cut the writing of the configs measured so far; SIGKILL still ends a stuck worker
+    signal.signal(signal.SIGTERM, signal.SIG_IGN)
+    how = f"{signal.Signals(signum).name} at {now_iso()}"
+    raise Cancelled(f"the job was cancelled ({how})", "", how)
 
 
 def collect(spec: JobSpec, registry: Registry, job_dir: Path, backend: BackendStatus,
@@ -249,7 +255,10 @@ def profile_and_write(job: Prepared, job_dir: Path, channel: Channel
                       ) -> tuple[dict[str, Any], dict[str, pd.DataFrame]]:
     """Collect with the job's backend (NVML sampled meanwhile) and write the tables; returns
     the manifest entries of a finished job (backend, warnings, status) and the tables written
-    (for finish_bundle's checks)."""
+    (for finish_bundle's checks). A backend that kept part of the configs (a cancel, a kernel
+    that raised at some: ``Collection.shortfall``) gets its tables written all the same, the
+    job ``cancelled`` or ``failed`` with its :mod:`~profiling_worker.bundle.schema.partial`
+    entries."""
     from profiling_worker.job import results
     from profiling_worker.probes.nvml_trace import NvmlSampler
 
@@ -273,7 +282,29 @@ def profile_and_write(job: Prepared, job_dir: Path, channel: Channel
     return {"backend": {"name": spec.backend, "nsight_mode": job.backend.nsight_mode,
                         "reason": job.backend.reason, **result.backend_info,
                         **({"nvml_trace_start_ns": nvml_start} if nvml_start else {})},
-            "warnings": warnings, "status": JobStatus.DONE.value}, tables
+            "warnings": warnings, **_ended(result.shortfall, spec, job_dir)}, tables
+
+
+def _ended(short: partial.Shortfall | None, spec: JobSpec, job_dir: Path) -> dict[str, Any]:
+    """The status of a job whose backend returned (done, or, with a shortfall, cancelled or
+    failed with the configs it kept: :func:`partial.manifest_entries`) and its error."""
+    if short is None:
+        return {"status": JobStatus.DONE.value}
+    entries = partial.manifest_entries(short, spec.configs)
+    if short.cancelled:
+        err: WorkerError = Cancelled(f"the job was cancelled ({short.cancelled})", "",
+                                     short.cancelled)
+    else:
+        first = min(short.failed)
+        of = counted(len(spec.configs), "config")
+        err = KernelFailed(f"{len(short.failed):,} of {of} failed; "
+                           f"config {partial.config_label(spec.configs[first])}: "
+                           f"{short.failed[first]}",
+                           "fix the kernel code (traceback in worker.log) and run again; the "
+                           "configs measured are kept")
+    status = JobStatus.CANCELLED if short.cancelled else JobStatus.FAILED
+    return {"status": status.value, **entries,
+            "error": {**err.to_event_fields(), "log_tail": log_tail(job_dir)}}
 
 
 def run_job(job_dir: Path, channel: Channel, report: dict[str, Any] | None = None,

@@ -7,7 +7,7 @@ from __future__ import annotations
 from profiling_worker.bundle.number_text import counted
 from profiling_worker.bundle.gate import judge as gate, report as gate_report
 from profiling_worker.bundle.schema import columns as C, interval_words as W, intervals
-from profiling_worker.bundle.schema import run_audit as A
+from profiling_worker.bundle.schema import partial, run_audit as A
 
 from app.core import metric_roles
 from profiling_worker.bundle.loader import Bundle
@@ -40,6 +40,8 @@ def job_report(bundle: Bundle, answers: WorkerAnswers | None = None) -> str:
     answers = answers or WorkerAnswers()
     sections = [notes(bundle), audit_section(bundle), *analysis_sections(bundle)]
     lead = [H.paragraph(caption(bundle), "verdict"), H.paragraph(OFFLINE_NOTE)]
+    if short := partial.note(bundle.manifest):  # what it measured, before any of its values
+        lead.insert(1, H.note(short, "warning"))
     omitted = left_out(bundle)
     if omitted:  # a job that ran on no GPU: its GPU-only sections would only say "none"
         lead.append(H.paragraph(f"Left out, as they need a GPU and this {bundle.backend}-backend "

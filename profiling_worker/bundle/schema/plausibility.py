@@ -48,14 +48,14 @@ from __future__ import annotations
 
 import functools
 import re
-from collections.abc import Mapping
+from collections.abc import Collection, Mapping
 from typing import Any, Literal, TypedDict, cast
 
 import numpy as np
 import numpy.typing as npt
 import pandas as pd
 
-from profiling_worker.bundle.schema import backends as B, columns as C, metrics as M, peaks
+from profiling_worker.bundle.schema import backends as B, columns as C, metrics as M, partial, peaks
 from profiling_worker.bundle.schema.bundle_spec import RUNS_NOT_ASKED as RUNS_NOT_ASKED
 from profiling_worker.bundle.schema.bundle_spec import (PartialSpec, asked_runs, backend_of,
                                                         manifest_spec)
@@ -130,7 +130,8 @@ def check_bundle(tables: Mapping[str, pd.DataFrame], manifest: Mapping[str, Any]
     if spec is not None and all(set(c) == {C.CONFIG_INDEX} for c in spec.configs):
         n_configs = 0  # configs numbered per region by the importer: no spec to miss one of
     notes = [*_percent(runs), *_negative(runs, agg, table(C.TABLE_WORK)), *_intervals(agg),
-             *_counts(runs, agg, n_configs, asked), *_kernels_vary(agg),
+             *_counts(runs, agg, n_configs, asked, partial.not_measured(manifest)),
+             *_kernels_vary(agg),
              *_unattributed(table(C.TABLE_UNATTRIBUTED)),
              *_clocks(runs, table(C.TABLE_COLLECTORS), table(C.TABLE_NVML), gpu),
              *_roofs(agg, table(C.TABLE_WORK), manifest, gpu)]
@@ -289,10 +290,11 @@ def _intervals(agg: pd.DataFrame) -> list[Note]:
                  str(r[C.METRIC])) for _, r in bad.iterrows()]
 
 
-def _counts(runs: pd.DataFrame, agg: pd.DataFrame, n_configs: int, asked: int | None
-            ) -> list[Note]:
-    """Configs without runs, run counts unlike the spec's (``asked``; None: no count to
-    match), NumRuns unlike the per-run rows."""
+def _counts(runs: pd.DataFrame, agg: pd.DataFrame, n_configs: int, asked: int | None,
+            said: Collection[int] = ()) -> list[Note]:
+    """Configs without runs (but those of ``said``: a partial job's note names them), run
+    counts unlike the spec's (``asked``; None: no count to match), NumRuns unlike the per-run
+    rows."""
     if not _has(runs, C.ANNOTATION, C.CONFIG, C.RUN, C.METRIC):
         return []
     out = []
@@ -302,7 +304,7 @@ def _counts(runs: pd.DataFrame, agg: pd.DataFrame, n_configs: int, asked: int | 
         seen_of.setdefault(ann, set()).add(cfg)
     for level, seen in seen_of.items():
         ann = str(level)
-        missing = sorted(set(range(n_configs)) - seen)
+        missing = sorted(set(range(n_configs)) - seen - set(said))
         if missing:
             out.append(note(RUNS_MISSING, WARNING, f"{ann}: config(s) {_few(missing)} "
                             "of the spec have no runs", ann))

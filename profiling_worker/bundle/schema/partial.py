@@ -1,0 +1,110 @@
+"""A job that ended before it measured every config, and kept what it had measured.
+
+A cancel (SIGTERM: the app's Cancel, ``cancel_job``, Slurm's cancel; SIGINT: Ctrl-C) or a kernel
+that raised at some configs used to lose every run measured. The backends that time regions
+themselves (cpu, events: :func:`~profiling_worker.backends.region_timer.time_regions`) read a
+config's marks only after its last run, so they keep **whole configs**: a config cut mid-way by a
+cancel leaves no rows (its runs are dropped and it is listed as not measured, ``cut``), and a
+config whose kernel raised is skipped while the others run on. The job still ends ``cancelled``
+or ``failed`` (its spec was not done), but its result tables hold the configs measured and its
+manifest says so:
+
+- ``partial``: the reasons, one sentence each (the key an import sets for a bundle that holds
+  part of its files; the gate never judges such a bundle, ``gate/context.py``);
+- ``partial_configs``: ``{"measured": [config index...], "not_measured": [{"config", "label",
+  "why"}...], "total": n, "cancelled": "<signal> at <ISO time>" | None}``.
+
+:func:`note` is the one sentence every page, the HTML report and the agent door show over it.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+from profiling_worker.bundle.number_text import counted
+
+#: Manifest key of the reasons (a list of sentences); an import sets it too.
+PARTIAL_KEY = "partial"
+#: Manifest key of which configs were measured and why the others were not.
+CONFIGS_KEY = "partial_configs"
+
+
+@dataclass
+class Shortfall:
+    """What a backend measured of a job it could not finish.
+
+    Attributes:
+        measured: indices of the configs whose rows were kept.
+        failed: config index -> the error its kernel raised (the config was skipped).
+        cancelled: how the cancel came (``"SIGTERM at 2026-12-07T02:10:00+00:00"``), None when
+            the job was not cancelled.
+        cut: the config that was running when the cancel came (its runs dropped), else None.
+        lost: what else was lost, in words (a backend that cannot keep whole configs says what
+            it dropped), "" when nothing.
+    """
+
+    measured: list[int]
+    failed: dict[int, str] = field(default_factory=dict)
+    cancelled: str | None = None
+    cut: int | None = None
+    lost: str = ""
+
+
+def config_label(config: Mapping[str, Any]) -> str:
+    """``n=4096, dtype=fp16``: a config's parameters, as the pages label it."""
+    return ", ".join(f"{k}={v}" for k, v in config.items())
+
+
+def manifest_entries(short: Shortfall, configs: Sequence[Mapping[str, Any]]) -> dict[str, Any]:
+    """The manifest's :data:`PARTIAL_KEY` and :data:`CONFIGS_KEY` of ``short`` for a job of
+    ``configs`` (the spec's, in order)."""
+    def why(i: int) -> str:
+        if i in short.failed:
+            return f"failed: {short.failed[i]}"
+        if i == short.cut:
+            return f"cut mid-way by the cancel ({short.cancelled}); its runs were dropped"
+        return f"not run: cancelled ({short.cancelled})" if short.cancelled else "not run"
+
+    missing = [{"config": i, "label": config_label(c), "why": why(i)}
+               for i, c in enumerate(configs) if i not in short.measured]
+    record = {"measured": sorted(short.measured), "not_measured": missing,
+              "total": len(configs), "cancelled": short.cancelled, "lost": short.lost}
+    return {PARTIAL_KEY: [note_of(record)], CONFIGS_KEY: record}
+
+
+def note_of(record: Mapping[str, Any]) -> str:
+    """The sentence of a :data:`CONFIGS_KEY` record: "Partial: 12 of 40 configs measured;
+    cancelled (SIGTERM at ...); ..." or "config n=4096 failed: <error>; the other configs are
+    shown"."""
+    measured, total = len(record.get("measured") or ()), int(record.get("total") or 0)
+    missing = list(record.get("not_measured") or ())
+    failed = [m for m in missing if str(m.get("why", "")).startswith("failed: ")]
+    parts = [f"Partial: {measured:,} of {counted(total, 'config')} measured"]
+    if record.get("cancelled"):
+        parts.append(f"cancelled ({record['cancelled']})")
+    cut = [m for m in missing if str(m.get("why", "")).startswith("cut mid-way")]
+    parts += [f"config {m['label']} was cut mid-way and its runs dropped" for m in cut]
+    parts += [f"config {m['label']} {m['why']}" for m in failed[:3]]
+    if len(failed) > 3:
+        parts.append(f"{counted(len(failed) - 3, 'more config')} failed (Files page: "
+                     "manifest.json)")
+    if record.get("lost"):
+        parts.append(str(record["lost"]))
+    return "; ".join(parts) + "; the configs measured are shown."
+
+
+def note(manifest: Mapping[str, Any]) -> str | None:
+    """The note every view of a job that kept part of its configs shows at its top, None for
+    any other (an import's :data:`PARTIAL_KEY` reasons are among its warnings already)."""
+    record = manifest.get(CONFIGS_KEY)
+    return note_of(record) if isinstance(record, Mapping) else None
+
+
+def not_measured(manifest: Mapping[str, Any]) -> set[int]:
+    """The config indices a partial job's manifest says were not measured (empty for any other
+    job): their missing runs are said by :func:`note`, not again by the plausibility check."""
+    record = manifest.get(CONFIGS_KEY)
+    missing = record.get("not_measured") if isinstance(record, Mapping) else None
+    return {int(m["config"]) for m in missing or () if isinstance(m, Mapping) and "config" in m}

@@ -1,0 +1,97 @@
+"""A job that kept part of its configs, written by the real worker (cpu backend, the kernels of
+tests/fixtures/kernel_files_partial): one cancelled while config n=4 ran, one whose kernel
+raised at n=3. Every page that draws the job says at its top what was measured and what not,
+and draws the configs measured; the job panel says it too, and the HTML report."""
+
+from __future__ import annotations
+
+import shutil
+from pathlib import Path
+
+import pytest
+from apptest_helpers import plotly_specs, texts, trace_values, wait_until
+
+from app.core.share.build import job_report
+from app.ui import cached
+from profiling_worker.bundle.loader import load_bundle
+from profiling_worker.bundle.schema import columns as C
+from profiling_worker.bundle.schema.spec import validate_spec
+from tests.partial_job import CONFIGS, KERNELS, record_partial_job
+
+#: The pages that draw a cpu job's values (the GPU-only pages say they need a GPU).
+PAGES = ("results", "sweep", "stability", "one_kernel", "kernels", "files")
+
+
+@pytest.fixture(scope="module")
+def partial_src(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Path]:
+    """kernel -> its job written once by the real worker (exit 1: not done)."""
+    return {kernel: record_partial_job(tmp_path_factory.mktemp("worker")
+                                       / f"20270101-000000-{kernel}-0001", kernel)
+            for kernel in ("cancel_at_4", "raise_at_3")}
+
+
+@pytest.fixture(params=["cancel_at_4", "raise_at_3"])
+def partial_job(request, store, partial_src) -> str:
+    src = partial_src[request.param]
+    shutil.copytree(src, store["results"] / src.name)
+    return src.name
+
+
+NOTES = {"cancel_at_4": ("Partial: 3 of 6 configs measured; cancelled (SIGTERM at ",
+                         "config n=4 was cut mid-way and its runs dropped"),
+         "raise_at_3": ("Partial: 5 of 6 configs measured; config n=3 failed: kernel "
+                        "raise_at_3 at config (3,) raised ValueError: size 3 is refused",)}
+
+
+def _kernel(job_id: str) -> str:
+    return job_id.split("-", 2)[2].rsplit("-", 1)[0]
+
+
+@pytest.mark.parametrize("page", PAGES)
+def test_every_page_says_what_a_partial_job_measured(page, partial_job, app) -> None:
+    at = app(page, query={"job": partial_job})
+    assert not at.exception, at.exception
+    shown = [w.value.replace("\\", "") for w in at.warning]  # Markdown escapes left out
+    notes = [w for w in shown if w.startswith("Partial: ")]
+    assert len(notes) == 1, shown  # one note, at the page's top
+    for words in NOTES[_kernel(partial_job)]:
+        assert words in notes[0], notes[0]
+    assert "it holds no complete result" not in texts(at)
+    if page == "sweep":  # the configs measured are drawn
+        xs = {x for spec in plotly_specs(at) for trace in spec["data"] if "x" in trace
+              for x in trace_values(trace, "x")}
+        measured = {"cancel_at_4": {1, 2, 3}, "raise_at_3": {1, 2, 4, 5, 6}}
+        assert xs == measured[_kernel(partial_job)], xs
+
+
+def test_cancel_in_the_panel_keeps_the_configs_measured(store, app, monkeypatch) -> None:
+    """The app's Cancel (SIGTERM to the worker, SIGKILL after the grace) while config n=4
+    runs: the panel says what was kept, the pages open the job, and the report says it."""
+    monkeypatch.setenv("KPROF_KERNEL_DIRS", str(KERNELS))
+    at = app()
+    manager = cached.job_manager()
+    job_id = manager.submit(validate_spec({"kernels": ["slow_from_4"], "configs": CONFIGS,
+                                           "runs": 3, "backend": "cpu", "warmup": 0}))
+    wait_until(lambda: manager.get(job_id).done > 9)  # in config n=4's runs
+    manager.cancel(job_id)
+    assert manager.wait(job_id, 60) == "cancelled"
+    at.run()
+    assert not at.exception, at.exception
+    panel = "\n".join(c.value for c in at.sidebar.caption).replace("\\", "")
+    assert "Partial: 3 of 6 configs measured; cancelled (SIGTERM at " in panel, panel
+    assert "no result tables" not in panel  # the old cancel note: every run discarded
+    report = job_report(load_bundle(store["results"] / job_id))
+    head = report[:report.index("<nav>")]
+    assert "Partial: 3 of 6 configs measured; cancelled (SIGTERM at " in head
+
+
+def test_the_agent_door_names_it_first_among_the_caveats(store, partial_src) -> None:
+    from app.agent_door.door import Door
+
+    src = partial_src["raise_at_3"]
+    shutil.copytree(src, store["results"] / src.name)
+    summary = Door().job_summary(src.name)
+    assert summary["status"] == "failed"
+    assert summary["caveats"][0].startswith(NOTES["raise_at_3"][0]), summary["caveats"]
+    configs = {row[C.CONFIG_LABEL] for row in summary["durations"]["rows"]}
+    assert configs == {"n=1", "n=2", "n=4", "n=5", "n=6"}, configs
