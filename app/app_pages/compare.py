@@ -14,6 +14,7 @@ from profiling_worker.bundle.schema.manifest import JobStatus
 from app.core.figures import common as figures_common
 from app.core.figures.compare import build_compare_figure
 from app.core import metric_roles, preflight
+from app.core.views import energy as energy_view
 from app.core.metrics import MissingData, available_metrics
 from app.core.views.compare import (CompareOptions, JobSummary, candidates, caveated_pairs,
                                     compare_frame,
@@ -229,11 +230,12 @@ share.comparison_button(baseline, candidate, float(max_slowdown), metric)
 st.caption(W.line(W.RATIO, baseline.host_timer or candidate.host_timer))
 if metric in C.DURATION_METRICS:
     st.caption("For durations a ratio below 1 means the candidate is faster.")
-left, right = st.columns(2)
-with left:
-    energy.show(baseline, PAGE, "Energy, baseline")
-with right:
-    energy.show(candidate, PAGE, "Energy, candidate")
+if energy_view.asked(baseline) or energy_view.asked(candidate):  # else nothing to say
+    left, right = st.columns(2)
+    with left:
+        energy.show(baseline, PAGE, "Energy, baseline")
+    with right:
+        energy.show(candidate, PAGE, "Energy, candidate")
 for line in metric_roles.describe(baseline.manifest):
     if line.startswith(f"`{metric}`"):
         st.caption(f"Not a measurement: {line}.")

@@ -22,12 +22,11 @@ from app.ui.jobs import READ_ONLY_STAGE, SCAN_S, BundleInfo, Executor, Job, stor
 from app.core import preflight, spec_form
 from app.core.markdown import code, esc
 
-SHOW_LAST = 5  # other sessions' jobs shown; this session's own jobs are always shown
-SHOW_OWN = 20  # at most this many of this session's finished jobs
-#: The most jobs of the result store listed below this server's (those that ended before it
-#: started, or that another process queued and the scan has not found yet); the History page
-#: lists the rest.
-SHOW_STORE = 8
+#: The most jobs the panel lists: the newest submitted, of this server's executors (any session)
+#: and of its result store alike, so that no job is hidden behind an older one; this session's
+#: queued and running jobs are listed besides, wherever they fall. The rest are counted, with a
+#: link to the History page, which lists them all.
+SHOW_LAST = 8
 #: The panel's text when the result store holds no job at all.
 EMPTY_TEXT = "No jobs in this result store yet."
 POLL_S = 1.0
@@ -83,7 +82,8 @@ def render_job_panel(manager: Executor) -> None:
             st.caption(EMPTY_TEXT)
         lines: list[BundleInfo] = []  # store jobs between two cards, drawn as one list
         headed = False  # the store's heading and help, once: above its first list only
-        for item in newest_first(shown_jobs(jobs, state.own_jobs()), stored):
+        shown, more = newest_first(jobs, state.own_jobs(), stored)
+        for item in shown:
             if isinstance(item, BundleInfo):
                 lines.append(item)
                 continue
@@ -91,23 +91,39 @@ def render_job_panel(manager: Executor) -> None:
             lines = []
             _job(manager, item, queue_position(jobs, item))
         _store_list(lines, headed)
-        if (more := len(stored) - SHOW_STORE) > 0:
-            navigation.link("history.py", f"{more:,} more in History")
+        if more:
+            navigation.link("history.py", more_text(more))
         _notice(jobs)
 
     _panel()
 
 
-def newest_first(shown: list[Job], stored: list[BundleInfo]) -> list[Job | BundleInfo]:
-    """This server's jobs ``shown`` (:func:`shown_jobs`) and the result store's newest
-    :data:`SHOW_STORE` others (``stored``, newest first) in one list, newest submitted first
-    (a job's ``submitted_at``, a stored one's ``created_at``: both the manifest's ISO UTC
-    time); on a tie this server's job first. A job the CLI or ``kernel-sweep`` submitted after
-    this server's jobs was listed below all of them, under "Earlier in the result store"."""
+def newest_first(jobs: list[Job], own: list[str], stored: list[BundleInfo]
+                 ) -> tuple[list[Job | BundleInfo], int]:
+    """What the panel lists, newest submitted first, and how many jobs it leaves out.
+
+    Of this server's jobs (``jobs``, oldest first, every session's) and the result store's
+    others (``stored``, :func:`app.ui.jobs.store_jobs`) in one order (a job's
+    ``submitted_at``, a stored one's ``created_at``: both the manifest's ISO UTC time; on a
+    tie this server's job first), the newest :data:`SHOW_LAST`, and every queued or running
+    job of this session (ids ``own``) wherever it falls: with many sessions on one server, a
+    session's job can wait behind the others' newer ones, and it must still see it run. A
+    job left out is never newer than a listed one, except for those of this session.
+    """
     def submitted(item: Job | BundleInfo) -> str:
         return item.created_at if isinstance(item, BundleInfo) else item.submitted_at
 
-    return sorted([*shown, *stored[:SHOW_STORE]], key=submitted, reverse=True)  # stable
+    both: list[Job | BundleInfo] = [*reversed(jobs), *stored]
+    everything = sorted(both, key=submitted, reverse=True)  # stable
+    mine = set(own)
+    shown = [item for i, item in enumerate(everything) if i < SHOW_LAST or (
+        isinstance(item, Job) and item.active and item.job_id in mine)]
+    return shown, len(everything) - len(shown)
+
+
+def more_text(more: int) -> str:
+    """The History link's label under the panel's list: how many jobs it leaves out."""
+    return f"{more:,} more: History"
 
 
 #: The heading of the panel's first list of store jobs, and its help.
@@ -142,20 +158,6 @@ def store_line(info: BundleInfo) -> str:
         owner = store_owner(info)
         line += (f" · owned by the {esc(owner)}" if owner else " · its manifest names no owner")
     return line
-
-
-def shown_jobs(jobs: list[Job], own: list[str]) -> list[Job]:
-    """Newest first: every active job of this session, its last :data:`SHOW_OWN` finished
-    ones, and the server's last :data:`SHOW_LAST` jobs (other sessions'), without repeats.
-
-    With many sessions on one server a session's job can be older than the server's last
-    few; it must still see it run and end.
-    """
-    mine = [j for j in jobs if j.job_id in set(own)]
-    keep = {j.job_id for j in mine if j.active}
-    keep |= {j.job_id for j in [j for j in mine if not j.active][-SHOW_OWN:]}
-    keep |= {j.job_id for j in jobs[-SHOW_LAST:]}
-    return [j for j in reversed(jobs) if j.job_id in keep]
 
 
 def queue_position(jobs: list[Job], job: Job) -> int:
@@ -204,9 +206,13 @@ def _job(manager: Executor, job: Job, position: int) -> None:
             if not kept:
                 st.caption(esc(cancel_note(job)))
         elif job.status in (JobStatus.FAILED, JobStatus.INTERRUPTED) and job.error:
-            panels.render_error(str(job.error.get("message", "")), job.error.get("hint"),
-                                job.error.get("log_tail"), kind=job.error.get("kind"),
-                                key=state.key("panel", job.job_id))
+            if job.watched_by:  # another process's failure: not this server's to fix, so a
+                # line (its owner shows the error box; the Files page keeps its log)
+                st.caption(esc(other_failure(job)), help=esc(str(job.error.get("message", ""))))
+            else:
+                panels.render_error(str(job.error.get("message", "")), job.error.get("hint"),
+                                    job.error.get("log_tail"), kind=job.error.get("kind"),
+                                    key=state.key("panel", job.job_id))
 
 
 def progress_text(job: Job) -> str:
@@ -225,6 +231,16 @@ def owner_caption(job: Job) -> str:
     if job.stage == READ_ONLY_STAGE:  # a sweep: its watcher submits, retries and merges it
         return f"Read-only here: watched by the {esc(job.watched_by)}."
     return f"Read-only here: owned by the {esc(job.watched_by)}, which alone can cancel it."
+
+
+def other_failure(job: Job) -> str:
+    """One line for a failed or interrupted job another process owns (``job.watched_by``):
+    whose it is and its error's first clause (:func:`warning_head`; the whole of it is the
+    line's help)."""
+    message = str(job.error.get("message", "")) if job.error else ""
+    kind = job.error.get("kind") if job.error else None
+    head = f"{kind}: {warning_head(message)}" if kind else warning_head(message)
+    return f"Owned by the {job.watched_by}, which shows its error: {head}"
 
 
 def kind_text(job: Job) -> str:

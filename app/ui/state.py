@@ -199,7 +199,8 @@ def remember_picks(page: str, keys: Iterable[str]) -> None:
 
 
 def own_jobs() -> list[str]:
-    """Ids of the jobs this session submitted (the job panel always shows them)."""
+    """Ids of the jobs this session submitted (the job panel always lists the queued and
+    running ones)."""
     return list(st.session_state.get(OWN_JOBS) or [])
 
 

@@ -31,8 +31,9 @@ def recomputed_sentences(done: Completed) -> tuple[str, ...]:
 
 def restated_sentences(written: pd.DataFrame, shown: pd.DataFrame) -> tuple[str, ...]:
     """What :func:`profiling_worker.bundle.schema.intervals.restate` changed in a bundle written
-    before the worker cut CI95 lower bounds at 0 (issue 34): the count of lower bounds below 0 of
-    non-negative quantities, by metric, shown cut while the files keep the recorded values.
+    before the worker cut CI95 lower bounds at 0 (issue 34), said as where the values come from
+    (a bundled example greeted its user with a warning about itself, issue 37): the metrics,
+    how the page shows their bounds, and the count of lower bounds below 0 the files hold.
 
     Args:
         written, shown: the aggregated table as the files hold it and as restated (same rows).
@@ -43,11 +44,11 @@ def restated_sentences(written: pd.DataFrame, shown: pd.DataFrame) -> tuple[str,
     was = written[C.CI95_LOWER].to_numpy(dtype="float64")
     metrics = cut_metrics(written, shown)
     below = int(cut.sum())
-    return (f"tables/{C.TABLE_AGGREGATED}.* were written before the worker cut CI95 lower "
-            f"bounds at 0: {counted(below, 'CI95_Lower value')} below 0 of a quantity that "
-            f"cannot be negative ({', '.join(metrics)}; lowest {float(was[cut].min()):.4g}) "
-            f"{'is' if below == 1 else 'are'} shown as 0 here, or as no interval where all of "
-            f"it lay below 0 ({intervals.CI_METHOD}); the files keep what was recorded.",)
+    return (f"CI95 lower bounds of {', '.join(metrics)} are shown cut at 0, as the worker writes "
+            f"them ({intervals.CI_METHOD}): this job's tables/{C.TABLE_AGGREGATED}.* hold "
+            f"{counted(below, 'CI95_Lower value')} below 0 as recorded (lowest "
+            f"{float(was[cut].min()):.4g}), shown here as 0, or as no interval where all of it "
+            "lay below 0.",)
 
 
 def cut_metrics(written: pd.DataFrame, shown: pd.DataFrame) -> tuple[str, ...]:

@@ -169,14 +169,16 @@ def test_a_symlinked_worker_log_is_not_shown(seeded, app, tmp_path) -> None:
 
 
 def test_own_job_is_shown_even_behind_other_sessions_jobs(seeded, app) -> None:
-    from app.sidebar.job_panel import SHOW_LAST, shown_jobs
+    from app.sidebar.job_panel import SHOW_LAST, newest_first
     from app.services.job_model import Job
     from profiling_worker.bundle.schema.spec import JobSpec
 
     jobs = [Job(job_id=f"j{i}", path=Path("."), spec=JobSpec(kernels=(), configs=()),
-            lane="cpu") for i in range(12)]
-    shown = [j.job_id for j in shown_jobs(jobs, own=["j1"])]
+            lane="cpu") for i in range(12)]  # all queued
+    listed, more = newest_first(jobs, own=["j1"], stored=[])
+    shown = [j.job_id for j in listed]
     assert "j1" in shown and len(shown) == SHOW_LAST + 1
+    assert more == 12 - SHOW_LAST - 1
     assert shown[0] == "j11"  # newest first
 
 

@@ -1,6 +1,6 @@
 """Issue 37: a dashboard lists every job of its result store, whoever queued it. A server that
 starts on a store with jobs (ended before it started: another job queue's, a restart's) lists
-them in its job panel, newest first, the newest ``SHOW_STORE`` with a link to History for the
+them in its job panel, newest first, the newest ``SHOW_LAST`` with a link to History for the
 rest; its empty-state text says the store holds no job only when it holds none. Real worker
 (cpu backend), another process's job queue."""
 
@@ -58,23 +58,23 @@ def test_a_fresh_server_lists_the_jobs_of_its_store(store, app, cpu_bundle_src) 
     assert "No jobs submitted from this server yet." not in text
     assert "**In the result store**, newest first:" in text
     listed = [j for j in [other_id, *reversed(older)] if j in text]
-    assert listed == [other_id, *reversed(older)][:job_panel.SHOW_STORE]  # the newest, only
+    assert listed == [other_id, *reversed(older)][:job_panel.SHOW_LAST]  # the newest, only
     # newest first: the other queue's job (created now) above the copies (same time: by id)
     assert text.index(other_id) < text.index(older[-1]) < text.index(older[-2])
     assert "✓ **done** · matmul · cpu" in text
     links = [link.proto.label for link in at.get("page_link")]
-    more = 10 - job_panel.SHOW_STORE
-    assert f"{more} more in History" in links
+    more = 10 - job_panel.SHOW_LAST
+    assert job_panel.more_text(more) in links
 
 
 def test_a_store_of_fewer_than_shown_links_to_no_more(seeded, app) -> None:
-    """One stored job, fewer than ``SHOW_STORE``: no link to History for the rest (there is
+    """One stored job, fewer than ``SHOW_LAST``: no link to History for the rest (there is
     none; it read "-7 more in History")."""
     at = app()
     assert not at.exception
     assert JOB_ID in texts(at)
     assert not [link.proto.label for link in at.get("page_link")
-                if "more in History" in link.proto.label]
+                if link.proto.label.endswith("more: History")]
 
 
 def test_the_servers_own_job_is_not_listed_again_from_the_store(seeded, app) -> None:

@@ -1,6 +1,6 @@
 """In headless Chromium: a server's job panel lists the jobs of its result store that it did
 not queue (recorded jobs copied in, as a restart finds the jobs of before it), newest first, the
-newest ``SHOW_STORE`` and a link to History for the rest, which opens History."""
+newest ``SHOW_LAST`` and a link to History for the rest, which opens History."""
 
 from __future__ import annotations
 
@@ -36,12 +36,12 @@ def test_the_store_jobs_are_listed_with_a_link_to_history(browser, app_server: A
         listing = sidebar.get_by_test_id("stMarkdown").filter(has_text="In the result store")
         expect(listing).to_have_count(1)
         items = listing.locator("li")
-        expect(items).to_have_count(job_panel.SHOW_STORE)
+        expect(items).to_have_count(job_panel.SHOW_LAST)
         for item, info in zip(items.all(), infos):  # newest first
             expect(item).to_contain_text(info.job_id)
         expect(sidebar).not_to_contain_text(job_panel.EMPTY_TEXT)
         more = sidebar.get_by_test_id("stPageLink-NavLink").filter(
-            has_text=f"{COPIED - job_panel.SHOW_STORE} more in History")
+            has_text=job_panel.more_text(COPIED - job_panel.SHOW_LAST))
         expect(more).to_have_count(1)
         out = artifacts_dir / "views"
         out.mkdir(parents=True, exist_ok=True)

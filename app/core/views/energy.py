@@ -27,6 +27,7 @@ import pandas as pd
 from profiling_worker.bundle.schema import columns as C
 
 from profiling_worker.bundle.loader import Bundle
+from profiling_worker.bundle.schema.spec import JobSpec
 from app.core import numbers
 from app.core.metrics import MissingData
 
@@ -53,6 +54,16 @@ HOLDS = "Holds"
 NOT_RECORDED = ("Energy: not recorded. It needs NVML's total energy counter read before each "
                 "run: a GPU job (CUPTI, or Nsight Compute attach mode) with the 'energy' info "
                 "collector, on a GPU that has the counter (Volta and later).")
+
+
+def asked(bundle: Bundle) -> bool:
+    """Whether the job asked for energy readings (the 'energy' info collector in its spec) or
+    holds some: where it did neither (every cpu or events job, a GPU job without the
+    collector), the pages say nothing of energy rather than "not recorded" on every job."""
+    if isinstance(bundle.spec, JobSpec) and ENERGY in bundle.spec.collectors:  # an import: no
+        return True
+    coll = bundle.table(C.TABLE_COLLECTORS)
+    return not coll.empty and C.COLLECTOR in coll and bool((coll[C.COLLECTOR] == ENERGY).any())
 
 
 def _per_config(coll: pd.DataFrame) -> pd.DataFrame:
