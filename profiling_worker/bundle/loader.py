@@ -13,6 +13,7 @@ judge the bundle (:func:`profiling_worker.bundle.gate.sides.refusal`).
 from __future__ import annotations
 
 import json
+import logging
 import os
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
@@ -34,6 +35,8 @@ from profiling_worker.bundle import repair_notes
 from profiling_worker.bundle.schema.bundle_spec import PartialSpec, read_spec
 from profiling_worker.bundle.table_problems import Fault, TableProblem
 from profiling_worker.bundle.number_text import counted
+
+_LOG = logging.getLogger(__name__)
 
 HOST_TIMER_NOTE = B.HOST_WALL_CLOCK
 
@@ -201,15 +204,22 @@ def read_table_file(bundle_dir: str | os.PathLike[str], name: str, fmt: str = "p
         TableUnreadable: the file cannot be parsed, or is a link out of the bundle.
     """
     rel = table_relpath(name, fmt)
+    # a cause's text holds the server's path (pyarrow's "Could not open ... '/srv/...'", a
+    # link's target): the log keeps it, the message (shown on pages) names the table only
     try:
-        return _READERS[fmt](bundle_file(bundle_dir, rel))
+        path = bundle_file(bundle_dir, rel)
+        return _READERS[fmt](path)
     except FileNotFoundError:
         return None
     except OutsideBundle as exc:
-        raise TableUnreadable(str(exc)[:300]) from exc
+        _LOG.warning("%s", exc)
+        raise TableUnreadable(f"{rel} leads out of the bundle or is not a regular file: "
+                              "not read") from exc
     except Exception as exc:  # pyarrow, pandas and OS errors alike
+        _LOG.warning("%s cannot be read: %s", path, exc)
+        cause = str(exc).replace(str(path), rel)
         raise TableUnreadable(f"{rel} cannot be read ({type(exc).__name__}: "
-                              f"{str(exc)[:200]})") from exc
+                              f"{cause[:200]})") from exc
 
 
 def table_relpath(name: str, fmt: str) -> str:
