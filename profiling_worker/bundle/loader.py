@@ -18,7 +18,7 @@ import os
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Any, TypeVar
 
 import pandas as pd
 from pandas.api.types import is_numeric_dtype
@@ -37,6 +37,7 @@ from profiling_worker.bundle.table_problems import Fault, TableProblem
 from profiling_worker.bundle.number_text import counted
 
 _LOG = logging.getLogger(__name__)
+_Read = TypeVar("_Read")
 
 HOST_TIMER_NOTE = B.HOST_WALL_CLOCK
 
@@ -203,12 +204,31 @@ def read_table_file(bundle_dir: str | os.PathLike[str], name: str, fmt: str = "p
     Raises:
         TableUnreadable: the file cannot be parsed, or is a link out of the bundle.
     """
-    rel = table_relpath(name, fmt)
+    return _read_table_path(bundle_dir, table_relpath(name, fmt), _READERS[fmt])
+
+
+def table_rows(bundle_dir: str | os.PathLike[str], name: str) -> int | None:
+    """The row count of ``tables/<name>.parquet`` from its footer (its metadata, a few kB: no
+    column is read); None when the bundle has no such file.
+
+    Raises:
+        TableUnreadable: the footer cannot be read (not Parquet, cut short), or the file is a
+            link out of the bundle.
+    """
+    import pyarrow.parquet as pq
+
+    return _read_table_path(bundle_dir, table_relpath(name, "parquet"),
+                            lambda path: int(pq.read_metadata(path).num_rows))
+
+
+def _read_table_path(bundle_dir: str | os.PathLike[str], rel: str,
+                     read: Callable[[Path], _Read]) -> _Read | None:
+    """``read`` of the bundle file ``rel``; None when there is no such file."""
     # a cause's text holds the server's path (pyarrow's "Could not open ... '/srv/...'", a
     # link's target): the log keeps it, the message (shown on pages) names the table only
     try:
         path = bundle_file(bundle_dir, rel)
-        return _READERS[fmt](path)
+        return read(path)
     except FileNotFoundError:
         return None
     except OutsideBundle as exc:
