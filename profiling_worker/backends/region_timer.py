@@ -110,7 +110,8 @@ def time_regions(spec: JobSpec, make_body: Callable[[str, Annotate], Callable[..
     rows: list[dict[str, Any]] = []
     host_ns: list[float] = []
     end_mark_ns: list[float] = []
-    pending: list[tuple[dict[str, Any], Any, Any, int, int]] = []  # (row, start, end, host, end call)
+    # (row, start, end, host, end call)
+    pending: list[tuple[dict[str, Any], Any, Any, int, int]] = []
     current: dict[str, int] = {}
 
     @contextmanager
@@ -145,7 +146,8 @@ def time_regions(spec: JobSpec, make_body: Callable[[str, Annotate], Callable[..
             for body in bodies:
                 body(*values)
         clock.settle()
-        rows.extend({**row, C.VALUE: clock.elapsed_ns(start, end)} for row, start, end, *_ in pending)
+        rows.extend({**row, C.VALUE: clock.elapsed_ns(start, end)}
+                    for row, start, end, *_ in pending)
         host_ns.extend(float(host) for *_, host, _ in pending)
         end_mark_ns.extend(float(call) for *_, call in pending)
         pending.clear()
