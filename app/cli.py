@@ -62,15 +62,18 @@ def build_parser() -> argparse.ArgumentParser:
                    help=f"Python interpreter of the GPU environment that runs the worker "
                         f"(sets {ENV_WORKER_PYTHON}; default: the app's own interpreter)")
     p.add_argument("--kernels", metavar="DIR", type=Path, action="append", default=[],
-                   help=f"directory of user kernel files; repeat for several (sets {ENV_KERNEL_DIRS})")
+                   help=f"directory of user kernel files; repeat for several (sets "
+                        f"{ENV_KERNEL_DIRS})")
     p.add_argument("--port", type=int, default=None,
                    help=f"TCP port (default {DEFAULT_PORT}, or the next free one when another "
                         "server holds it; a port given here that is taken is refused)")
     p.add_argument("--host", default=DEFAULT_HOST,
-                   help="address to listen on (default 127.0.0.1). Anything else exposes a dashboard "
+                   help="address to listen on (default 127.0.0.1). Anything else exposes a "
+                        "dashboard "
                         "that starts processes on this machine to the network: give it on purpose")
     p.add_argument("--allow-host", metavar="NAME", action="append", default=[],
-                   help="extra host name browsers may use to reach the server (server.allowedHosts; "
+                   help="extra host name browsers may use to reach the server "
+                        "(server.allowedHosts; "
                         "needed behind a proxy or when --host exposes it); repeat for several")
     p.add_argument("--dev", action="store_true", help="watch the source files and rerun on save")
     p.add_argument("--compare", nargs=2, type=Path, metavar=("BASE", "CANDIDATE"),

@@ -27,7 +27,8 @@ def results_dir() -> Path:
 
 
 def bundled_dir() -> Path:
-    """Read-only directory of bundles recorded elsewhere (e.g. on an H200) and shipped with the app."""
+    """Read-only directory of bundles recorded elsewhere (e.g. on an H200) and shipped with the
+    app."""
     return Path(os.environ.get("KPROF_BUNDLED_DIR", str(BUNDLED_DIR_DEFAULT))).resolve()
 
 

@@ -68,7 +68,8 @@ def main(argv: list[str] | None = None) -> int:
         print("\n".join(f"kernel-sweep: {e}" for e in errors), file=sys.stderr)
         return 2
     if not args.again and (twin := repeat_guard.recent_twin(args.results, spec)):
-        print(f"kernel-sweep: {repeat_guard.twin_text(args.results, twin)} Run again with --again to queue "
+        print(f"kernel-sweep: {repeat_guard.twin_text(args.results, twin)} Run again with --again "
+              f"to queue "
               "it.", file=sys.stderr)
         return 4
     executor = SlurmExecutor(args.results, args.worker_python, poll_s=1.0)

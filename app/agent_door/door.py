@@ -177,7 +177,8 @@ class Door:
             raise DoorError("spec cannot run here: " + "; ".join(str(e) for e in refused))
         with repeat_guard.SUBMITTING:
             if not again and (twin := repeat_guard.recent_twin(self.results, job_spec)):
-                raise DoorError(repeat_guard.twin_text(self.results, twin), "call job_summary on that job, or "
+                raise DoorError(repeat_guard.twin_text(self.results, twin), "call job_summary on "
+                                                                            "that job, or "
                                 "pass again=true to queue another copy")
             job_id = self.manager().submit(job_spec)
         status = self.manager().wait(job_id, float(timeout_s))

@@ -166,5 +166,6 @@ st.subheader("Wall time of each job")
 walls = wall_frame(*[job for job in (ncu, cupti, events) if job is not None])
 panels.table_with_csv(walls, state.key(PAGE, "wall"), f"backends-wall-{ncu_id}-{cupti_id}.csv")
 if walls[F.WALL_S].notna().all() and float(walls[F.WALL_S].iloc[1] or 0) > 0:
-    st.caption(f"The Nsight Compute job took {walls[F.WALL_S].iloc[0] / walls[F.WALL_S].iloc[1]:.1f}× "
+    ratio = walls[F.WALL_S].iloc[0] / walls[F.WALL_S].iloc[1]
+    st.caption(f"The Nsight Compute job took {ratio:.1f}× "
                "the CUPTI job's wall time (replay passes, cache flushes, serialisation).")

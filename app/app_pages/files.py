@@ -1,8 +1,10 @@
 """Every file of the selected bundle with its size and a download (read only on click), a zip of
 the whole bundle, the decompressed .ncu-rep of a .ncu-rep.gz, and the .ncu-rep summary."""
 
+from collections.abc import Callable
 from functools import partial
 from pathlib import Path
+from typing import BinaryIO
 
 import streamlit as st
 
@@ -13,10 +15,10 @@ from profiling_worker.bundle.schema import columns as C
 from app.core import numbers
 from app.core.metrics import available_metrics
 from app.core.provenance import is_imported
-from app.core.bundle_files import (MADE_ON_DOWNLOAD, ORIGINALS_NOTE, MadeCsv, download_name,
-                                   gunzip_file, gunzipped_name, is_gzipped_report,
-                                   is_original_upload, left_out_files, made_csvs,
-                                   measure_made_csv, read_report_summary,
+from app.core.bundle_files import (MADE_ON_DOWNLOAD, ORIGINALS_NOTE, checked_download,
+                                   download_name, gunzip_file, gunzipped_name,
+                                   is_gzipped_report, is_original_upload, left_out_files,
+                                   made_csv_problem, made_csvs, read_report_summary,
                                    report_download_problem, table_csv_file, tail_lines,
                                    too_large, zip_bundle, zip_name, zip_report_note)
 from app.core.views.timeline import PERFETTO_UI, TRACE_SUFFIX, timeline_problem, trace_bytes
@@ -40,39 +42,44 @@ def _report_problem(path: str, mtime_ns: int, size: int,  # noqa: ARG001
 
 
 @st.cache_data(max_entries=256, show_spinner=False)
-def _made_csv(bundle_dir: str, relpath: str, mtime_ns: int, size: int  # noqa: ARG001
-              ) -> MadeCsv:
-    """measure_made_csv, once per Parquet file version (the key: its mtime and size)."""
-    return measure_made_csv(Path(bundle_dir), relpath)
+def _made_csv_problem(bundle_dir: str, relpath: str, mtime_ns: int, size: int  # noqa: ARG001
+                      ) -> str | None:
+    """made_csv_problem, once per Parquet file version (the key: its mtime and size)."""
+    return made_csv_problem(Path(bundle_dir), relpath)
 
 
-def made_csv(relpath: str) -> MadeCsv | None:
-    """The CSV ``relpath`` made to learn its size or why it cannot be made, where downloads are
-    held in memory (made on click inside Streamlit, where a failure took the page); None where
-    the route streams it (it refuses with a 422 or 413 itself) or its Parquet file is gone."""
+def made_csv_refusal(relpath: str) -> str | None:
+    """Why the CSV ``relpath`` is refused before its click where downloads are held in memory
+    (there a failure on click shows only Streamlit's "Failed to generate file"): its Parquet
+    file's footer does not read. None where the route serves (its 422 says why) or the Parquet
+    file is gone. No CSV is made: its size is known once made, on the click."""
     parquet = inside_bundle(bundle.path, f"{relpath.removesuffix('.csv')}.parquet")
     if not downloads.held_in_memory() or parquet is None:
         return None
     stat = parquet.stat()
-    return _made_csv(str(bundle.path), relpath, stat.st_mtime_ns, stat.st_size)
+    return _made_csv_problem(str(bundle.path), relpath, stat.st_mtime_ns, stat.st_size)
 
 
-made = {relpath: made_csv(relpath) for relpath in made_csvs(bundle)}  # made when downloaded
-sized = [m.size for m in made.values() if m is not None and m.size is not None]
-total = sum(item.size for item in bundle.files) + sum(sized)
+def on_click(make: Callable[[], BinaryIO], what: str) -> Callable[[], BinaryIO]:
+    """``make`` refused on click where it comes out over the cap (a CSV's or the zip's size is
+    known only once made; the message, in the server's log, names ``what`` and the folder)."""
+    return partial(checked_download, make, what, str(bundle.path), downloads.cap())
+
+
+made = {relpath: made_csv_refusal(relpath) for relpath in made_csvs(bundle)}  # made on click
+total = sum(item.size for item in bundle.files)  # the CSVs' size is known once made
 zip_refused = too_large("The bundle", total, code(bundle.path), downloads.cap())
 if zip_refused:
     st.caption(f"No zip: {zip_refused}.")
 else:
-    files, before = counted(len(bundle.files), 'file'), f"{numbers.fmt_bytes(total)} before"
-    # held in memory, the CSVs the zip adds are made once and in its size; streamed, not yet
-    what = (f"{files} and {counted(len(sized), 'CSV')} {MADE_ON_DOWNLOAD}, {before} compression"
-            if sized else f"{files}, {before} compression" + (
-                f" and {counted(len(made), 'CSV')} {MADE_ON_DOWNLOAD}" if made else ""))
+    what = f"{counted(len(bundle.files), 'file')}, {numbers.fmt_bytes(total)} before compression"
+    if made:
+        what += f", and {counted(len(made), 'CSV')} {MADE_ON_DOWNLOAD} (size known when made)"
     downloads.button(st, f"Download the whole bundle (zip, {what})",
                      kind=DownloadKind.ZIP,
                      bundle_dir=bundle.path, relpath="", filename=zip_name(bundle),
-                     data=lambda: zip_bundle(bundle), mime="application/zip",
+                     data=on_click(lambda: zip_bundle(bundle), f"The zip of {bundle.job_id}"),
+                     mime="application/zip",
                      key=state.key(PAGE, "zip"), icon=":material/folder_zip:", type="primary",
                      help="Built when clicked; unzips into one directory that the "
                           "dashboard (or `python -m profiling_worker`) can open again.")
@@ -107,18 +114,13 @@ for i, (relpath, size) in enumerate(rows):
     left, mid, right = st.columns([6, 2, 2], vertical_alignment="center")
     left.markdown(code(relpath))
     if size is None:  # no size until made (the route refuses an unreadable table: its 422)
-        measured = made[relpath]
-        mid.caption(MADE_ON_DOWNLOAD if measured is None or measured.size is None else
-                    f"{numbers.fmt_bytes(measured.size)} · {MADE_ON_DOWNLOAD}")
-        refused = None if measured is None else (
-            esc(measured.problem) if measured.problem else
-            too_large(code(relpath), measured.size or 0, code(bundle.path), downloads.cap()))
-        if refused:
-            right.caption(refused)
+        mid.caption(MADE_ON_DOWNLOAD)
+        if made[relpath]:
+            right.caption(esc(made[relpath]))
             continue
         downloads.button(right, "Download", kind=DownloadKind.CSV, bundle_dir=bundle.path,
                          relpath=relpath, filename=download_name(bundle, relpath),
-                         data=partial(table_csv_file, bundle.path, relpath),
+                         data=on_click(partial(table_csv_file, bundle.path, relpath), relpath),
                          key=state.key(PAGE, f"download-{i}"), mime="text/csv",
                          icon=":material/download:",
                          help="Made from the table's Parquet file when clicked: the text the "

@@ -88,7 +88,8 @@ def _render_actions(row: hx.HistoryRow, all_tags: list[str]) -> None:
         st.button("Delete…", key=state.key(PAGE, "delete"), icon=":material/delete:",
                   on_click=lambda: st.session_state.__setitem__(CONFIRM, row.job_id))
         return
-    st.warning(f"Delete **{esc(row.job_id)}** for good? This removes the directory {code(row.path)} "
+    st.warning(f"Delete **{esc(row.job_id)}** for good? This removes the directory "
+               f"{code(row.path)} "
                "and its history entry.", icon=":material/warning:")
     yes, no = st.columns(2)
     yes.button("Delete for good", key=state.key(PAGE, "delete-confirm"), type="primary",

@@ -186,7 +186,8 @@ first = next((o.job_id for o in outcomes if o.ok), None)
 made, refused = [o for o in outcomes if o.ok], group_refusals(outcomes)
 if len(outcomes) > 1 and refused:  # a mixed upload: the count first, then one box per reason
     st.info(f"{len(made)} of {len(outcomes)} file groups imported; "
-            f"{len(outcomes) - len(made)} not, for {numbers.counted(len(refused), 'reason')} below.",
+            f"{len(outcomes) - len(made)} not, for "
+            f"{numbers.counted(len(refused), 'reason')} below.",
             icon=":material/info:")
 for outcome in made + refused:  # successes first (they were four screens down)
     _show_outcome(outcome, outcome.ok and outcome.job_id == first)

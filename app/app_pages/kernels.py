@@ -31,7 +31,8 @@ analysis.how_to_read(
     "the absolute times (small regions are then thin bars). The hover and the table give exact "
     "times and shares. Each kernel has its own colour; long names are shortened in the "
     "legend keeping their start and end (and the part that tells similar names apart), the "
-    "hover shows the full name. *Kernel counts* says how many launches each run had and whether that "
+    "hover shows the full name. *Kernel counts* says how many launches each run had and whether "
+    "that "
     "changed between runs. *Combine rules* says how launches were merged into one value per "
     "run: durations, counts and bytes add (`sum`); percentages and rates are duration-weighted "
     "means (adding them gives nonsense such as 176 % of DRAM peak); `single` = one launch.")

@@ -17,7 +17,7 @@ import time
 import zipfile
 from dataclasses import dataclass
 from pathlib import Path
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from typing import Any, BinaryIO
 
 import pandas as pd
@@ -30,7 +30,7 @@ from profiling_worker.bundle.writer import write_table_csv
 
 from app.core import frame_columns as F
 from app.core.numbers import fmt_bytes
-from profiling_worker.bundle.loader import Bundle, TableUnreadable
+from profiling_worker.bundle.loader import Bundle, TableUnreadable, table_rows
 from app.core.provenance import is_imported
 
 #: The most one download may be (a file, the zip, an inflated ``.ncu-rep``): Streamlit holds a
@@ -103,24 +103,36 @@ def unmade_csv(relpath: str, exc: Exception) -> str:
     return f"{relpath}: not made, its table cannot be read ({exc}); {UNMADE_FIX}"
 
 
-@dataclass(frozen=True)
-class MadeCsv:
-    """A table's CSV made once to learn it (:func:`measure_made_csv`): its ``size`` in bytes,
-    or ``problem``, why it cannot be made (:func:`unmade_csv`)."""
-
-    size: int | None
-    problem: str | None
-
-
-def measure_made_csv(bundle_dir: Path, relpath: str) -> MadeCsv:
-    """The CSV ``relpath`` (one of :func:`made_csvs`) made and its size (bytes) taken, so that
-    a download held in memory is refused before its click (too large, or its Parquet file
-    damaged: on click it raised inside Streamlit) and the zip's size counts it. Never raises."""
+def made_csv_problem(bundle_dir: Path, relpath: str) -> str | None:
+    """Why the CSV ``relpath`` (one of :func:`made_csvs`) cannot be made (:func:`unmade_csv`),
+    as far as its Parquet file's footer tells (read alone: no CSV is made until a click); None
+    when the footer reads, or the file is gone. Never raises."""
     try:
-        with table_csv_file(bundle_dir, relpath) as made:
-            return MadeCsv(os.fstat(made.fileno()).st_size, None)
+        table_rows(bundle_dir, Path(relpath).name.removesuffix(".csv"))
     except (TableUnreadable, OSError) as exc:
-        return MadeCsv(None, unmade_csv(relpath, exc))
+        return unmade_csv(relpath, exc)
+    return None
+
+
+def checked_download(make: Callable[[], BinaryIO], what: str, where: str,
+                     cap: int) -> BinaryIO:
+    """``make()`` (a download made on click: a table's CSV, the zip), refused where it came out
+    larger than ``cap`` bytes (its size is known only once made).
+
+    Raises:
+        DownloadTooLarge: over ``cap``; the message names ``what`` and ``where`` to copy from.
+        TableUnreadable: a CSV whose Parquet file cannot be read (as :func:`table_csv_file`).
+    """
+    made = make()
+    refused = too_large(what, os.fstat(made.fileno()).st_size, where, cap)
+    if refused:
+        made.close()
+        raise DownloadTooLarge(refused)
+    return made
+
+
+class DownloadTooLarge(ValueError):
+    """A download made on click that came out over the cap; ``str()`` says which and the fix."""
 
 
 def is_original_upload(bundle: Bundle, relpath: str) -> bool:

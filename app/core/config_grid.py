@@ -146,7 +146,8 @@ def _repeated_pairs(configs: Sequence[Mapping[str, Any]]) -> list[FieldError]:
     return errors
 
 
-def combine(values: dict[str, list[Any]], mode: str) -> tuple[list[dict[str, Any]], list[FieldError]]:
+def combine(values: dict[str, list[Any]], mode: str
+            ) -> tuple[list[dict[str, Any]], list[FieldError]]:
     """Parameter -> values to configs: every combination (``product``, first parameter varying
     slowest; a value given twice is an error on its parameter) or the i-th value of each
     (``zip``, equal lengths required, error on ``combine``, as is a pair given twice)."""

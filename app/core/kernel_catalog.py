@@ -55,7 +55,8 @@ def builtin_description() -> dict[str, Any]:
     return Registry(dict(CATALOG)).describe()
 
 
-def catalog_from_report(report: Mapping[str, Any]) -> tuple[dict[str, KernelInfo], list[dict[str, str]]]:
+def catalog_from_report(report: Mapping[str, Any]
+                        ) -> tuple[dict[str, KernelInfo], list[dict[str, str]]]:
     """Kernel id -> :class:`KernelInfo` from the worker's env report, and the user files that
     failed to import ({file, error}). Falls back to the built-in catalog when the report has
     no kernel list (an older worker, or a worker that could not run)."""

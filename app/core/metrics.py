@@ -44,7 +44,8 @@ def missing_metric(bundle: Bundle, metrics: tuple[str, ...], what: str) -> Missi
                "metrics=[...] on its ncu backend, or ncu --metrics) and import the output")
     elif bundle.backend in B.NAMES and not B.get(bundle.backend).any_metric:
         how += f" on the ncu backend (the {bundle.backend} backend measures durations only)"
-    return MissingData(f"This job has no {what} ({', '.join(metrics)}).", how[0].upper() + how[1:] + ".")
+    return MissingData(f"This job has no {what} ({', '.join(metrics)}).",
+                       how[0].upper() + how[1:] + ".")
 
 
 def available_metrics(bundle: Bundle) -> list[str]:

@@ -304,7 +304,8 @@ def unit_formats(frame: pd.DataFrame, columns: Iterable[str] = UNIT_VALUE_COLUMN
     if C.UNIT not in frame.columns or frame[C.UNIT].nunique(dropna=False) < min_units:
         return []
     names = [c for c in columns if c in frame.columns
-             and pd.api.types.is_numeric_dtype(frame[c]) and not pd.api.types.is_bool_dtype(frame[c])]
+             and pd.api.types.is_numeric_dtype(frame[c])
+             and not pd.api.types.is_bool_dtype(frame[c])]
     units = frame[C.UNIT].astype(str).to_numpy()
     cells = []
     for unit in dict.fromkeys(units):

@@ -151,6 +151,7 @@ def same_files(job_id: str, manifest: dict[str, Any],
     return first, when
 
 
-__all__ = ["ANNOTATED_SCOPE", "HOST_SCOPE", "banner", "host_timer_warning", "import_banner", "imported_at",
+__all__ = ["ANNOTATED_SCOPE", "HOST_SCOPE", "banner", "host_timer_warning", "import_banner",
+           "imported_at",
            "is_imported", "same_files",
            "NCU_IMPORT_SCOPE", "profiled_scope"]

@@ -27,7 +27,8 @@ from app.core.kernel_catalog import (KernelInfo, builtin_description, builtin_ke
 SIZE_PRESET_TYPED = "typed"
 SIZE_PRESET_GPU = "gpu"
 SIZE_PRESET_CPU = "cpu"
-SIZE_PRESETS = {SIZE_PRESET_TYPED: "the sizes typed above", SIZE_PRESET_GPU: "kernel defaults (GPU)",
+SIZE_PRESETS = {SIZE_PRESET_TYPED: "the sizes typed above",
+                SIZE_PRESET_GPU: "kernel defaults (GPU)",
                 SIZE_PRESET_CPU: "kernel defaults, small (CPU)"}
 SIZE_PRESETS_HELP = "the kernel's default sizes replace the typed ones when chosen here"
 Catalog = Mapping[str, KernelInfo]

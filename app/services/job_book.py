@@ -211,7 +211,8 @@ class JobBook:
         if not job.status.finished and previous.get("status") in _FINISHED:
             return previous  # the worker finished before its pid was recorded
         data = {**previous, "job_id": job.job_id, "status": job.status.value,
-                "spec": job.spec.to_json(), "created_at": previous.get("created_at") or job.submitted_at,
+                "spec": job.spec.to_json(),
+                "created_at": previous.get("created_at") or job.submitted_at,
                 "backend": previous.get("backend") or {"name": job.spec.backend},
                 "server": owner_entry(self.process)}
         data.update({k: v for k, v in extra.items() if v is not None})

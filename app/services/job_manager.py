@@ -58,7 +58,8 @@ class JobManager(JobBook):
         super().__init__(on_end, process)
         self.results_dir = Path(results_dir).resolve()
         self.warm = warm
-        self._warm: dict[str, WarmWorker] = {}  # lane -> its warm worker (touched by that lane only)
+        # lane -> its warm worker (touched by that lane only)
+        self._warm: dict[str, WarmWorker] = {}
         self.results_dir.mkdir(parents=True, exist_ok=True)
         self._locks = LaneLocks(self.results_dir)
         self.worker_python = worker_python

@@ -5,7 +5,8 @@ The executor appends to ``<sweep>/queue.jsonl``, before each sbatch, the submiss
 to make (the array's unique job name, its tasks and attempts); after it, one line per submitted
 attempt (task index, attempt number, scheduler id, and the note of a retry); and one when the
 user cancels. Nothing is submitted that this file cannot record (:class:`RecordUnwritable`),
-and an array whose ids a killed dashboard never wrote is found again by its name (:func:`adopt`). With
+and an array whose ids a killed dashboard never wrote is found again by its name (:func:`adopt`).
+With
 ``spec.json``, ``sweep.json`` (the plan) and the tasks' own folders, that is everything a
 restarted dashboard needs to ask Slurm about the tasks again (``squeue`` by id), go on
 retrying and merge the sweep: no state lives only in a process. No Streamlit here.

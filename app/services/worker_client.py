@@ -120,8 +120,10 @@ def probe_environment(worker_python: str, timeout_s: float = 120.0) -> dict[str,
     report = _last_json_object(written or proc.stdout)
     if report is None:
         tail = (proc.stderr or proc.stdout)[-1500:]
-        return unavailable_report(f"the worker's env report printed no JSON (exit {proc.returncode})"
-                                  f": {tail.strip()}", "run `python -m profiling_worker env` by hand")
+        return unavailable_report(f"the worker's env report printed no JSON (exit "
+                                  f"{proc.returncode})"
+                                  f": {tail.strip()}", "run `python -m profiling_worker env` by "
+                                                       "hand")
     return normalise_report(report)
 
 

@@ -3,7 +3,8 @@ result store's other jobs (its cached listing, :func:`app.ui.jobs.store_jobs`) a
 newest submitted first.
 
 The panel is a fragment that reruns every second while a job is queued or running and every
-few seconds when none is (a sweep submitted elsewhere appears without a click); when the last job finishes it reruns the whole app once, so the job
+few seconds when none is (a sweep submitted elsewhere appears without a click); when the last job
+finishes it reruns the whole app once, so the job
 selector and the pages show the new result.
 """
 

@@ -50,7 +50,8 @@ def default_job(bundles: list[BundleInfo], gpu_here: bool) -> DefaultJob | None:
     if preferred or bundled:
         pick = (preferred or bundled)[0].job_id
         return DefaultJob(pick, f"Showing {code(pick)}, an example shipped with the app: no job "
-                          "of this result store has finished with results yet. Run one with the sidebar's "
+                          "of this result store has finished with results yet. Run one with the "
+                          "sidebar's "
                           "New job, or pick another in its Job box.", True)
     if bundles:
         return DefaultJob(bundles[0].job_id, f"Showing {code(bundles[0].job_id)}, the newest "

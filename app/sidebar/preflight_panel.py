@@ -122,7 +122,8 @@ def _findings(bundle: Any, planned: Any) -> None:
                 f"{counted(job_size.job_runs(planned), 'run')} "
                 f"({counted(len(planned.configs), 'config')} × "
                 f"{counted(planned.runs, 'run')} per config × "
-                f"{numbers.counted(len(planned.kernels), 'kernel')}, as the job panel counts them), "
+                f"{numbers.counted(len(planned.kernels), 'kernel')}, as the job panel counts "
+                f"them), "
                 f"{est['launches']:,} profiled launches in them (every kernel launch of every "
                 f"region); about {est['seconds']:g} s{size} ({esc(est['note'])}).")
     st.dataframe(found.counts, key=state.key("builder", "preflight-counts"), hide_index=True)

@@ -41,7 +41,8 @@ queue every :data:`STEP_S`); the download counts as present while it is held and
 once its client leaves (ASGI's ``http.disconnect``, as a stream's client is noticed). The
 server holds at most :data:`~app.core.download_slots.MAX_HELD_ASKS` asks, all tabs together
 (each takes one of the browser's 6 connections per host); later queued pages are answered at
-once and ask again after :data:`POLL_S` by a timer. A frozen page runs no fetch callback either: it keeps its place
+once and ask again after :data:`POLL_S` by a timer. A frozen page runs no fetch callback either: it
+keeps its place
 while its ask is held, but not past an answer it cannot read. Without scripts the page refreshes
 itself all the same (``<noscript>``), and a command-line client gets 503 with ``Retry-After``
 (``curl --retry`` waits and asks again).

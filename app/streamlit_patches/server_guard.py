@@ -244,7 +244,8 @@ def _state_dropping_shutdown(shutdown: Callable[..., None]) -> Callable[..., Non
 
 def install() -> None:
     """Put :func:`is_own_origin` in place of Streamlit's cross-origin test of the WebSocket,
-    make its external-IP lookup return None, cap a session's and the server's uploads, shut down a closed
+    make its external-IP lookup return None, cap a session's and the server's uploads, shut down a
+    closed
     tab's session at the end of its reconnect window and clear a shut-down session's state.
     Idempotent."""
     from streamlit import net_util

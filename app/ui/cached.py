@@ -150,7 +150,8 @@ def _own_copy(bundle: Bundle) -> Bundle:
     on its first write). As ``st.cache_data``'s unpickled copy was, without unpickling the
     whole bundle on every call (a 10,000-config sweep: 243 MB, about 1 s, twice a page).
     The manifest is copied by ``copy.deepcopy`` (about 50 ms at 10,000 configs): a pickle round
-    trip is faster, but the app never imports a pickle module (tests/unit/test_security_surface.py)."""
+    trip is faster, but the app never imports a pickle module
+    (tests/unit/test_security_surface.py)."""
     manifest = copy.deepcopy(bundle.manifest)
     return dataclasses.replace(bundle, manifest=manifest,
                                tables={k: v.copy(deep=False) for k, v in bundle.tables.items()})

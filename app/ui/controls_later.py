@@ -15,6 +15,8 @@ from typing import Any
 
 import streamlit as st
 
+from app.ui import state
+
 #: Session key: the last run ended in :meth:`Later.confirm`'s rerun.
 RERAN = "controls-later-reran"
 
@@ -37,7 +39,7 @@ class Later:
 
         A selectbox's session value is written first by :func:`app.ui.state.keep_if_offered`,
         which must run before this for it."""
-        read = st.session_state.get(widget_key, default)
+        read = state.widget_value(widget_key, default)
         self._read[widget_key] = read
         return read
 

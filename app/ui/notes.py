@@ -45,7 +45,8 @@ def show(bundle: Bundle, page: str, metrics: Iterable[str] = (),
     more = f"\n\n{len(notes) - SHOWN} more in the table below." if len(notes) > SHOWN else ""
     icon = (":material/warning:" if any(n.get("severity") == P.WARNING for n in notes)
             else ":material/info:")
-    st.warning(f"**Plausibility check: {numbers.counted(len(notes), 'note')} on the values here.**\n\n{lines}{more}",
+    st.warning(f"**Plausibility check: {numbers.counted(len(notes), 'note')} on the values "
+               f"here.**\n\n{lines}{more}",
                icon=icon)
     if len(notes) > SHOWN:
         frame = pd.DataFrame(notes, columns=["severity", "check", "annotation", "config",

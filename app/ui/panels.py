@@ -346,7 +346,8 @@ def cut_bounds_note(bundle: Bundle, metrics: Iterable[object]) -> None:
 UNKNOWN_BACKEND_NOTE = ("Backend unknown: the imported files do not say whether Nsight Compute "
                         "or CUPTI measured these durations (nsight-python 1.x writes both alike "
                         "when only gpu__time_duration.sum is collected). A CUPTI run may keep "
-                        "the L2 warm between runs, so times may be L2-warm; this job is not offered "
+                        "the L2 warm between runs, so times may be L2-warm; this job is not "
+                        "offered "
                         "on the backends page.")
 
 

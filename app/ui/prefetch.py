@@ -16,6 +16,7 @@ first prefetch of a server then freezes what the server holds (:mod:`app.ui.gc_f
 from __future__ import annotations
 
 import functools
+import importlib
 import threading
 from collections.abc import Callable
 from typing import TYPE_CHECKING
@@ -33,6 +34,28 @@ if TYPE_CHECKING:
 #: ``big_sweep_page.py`` against the same tree without it) than computing on the visit.
 MAX_CONFIGS = 100
 _enabled = threading.Event()
+
+#: What each page that :func:`charts` serves computes through :mod:`app.ui.cached` on its first
+#: visit with its controls at their defaults (module, function): before its chart, then the
+#: frames of no options below it (not the run audit's per-run evidence, ``flagged_frame``,
+#: drawn only once its fold is opened). The one list: :func:`charts` computes these, and
+#: tests/apptest/test_page_prefetch.py checks, page by page, that a visit computes these and
+#: no other, so a page that stops (or starts) drawing one fails there by its name.
+BEFORE_CHART = {
+    "stability": (("app.core.views.stability", "stability_frame"),
+                  ("app.core.figures.stability", "build_stability_figure")),
+    "kernels": (("app.core.views.kernels", "kernel_time_frame"),
+                ("app.core.figures.kernels", "build_kernels_figure")),
+    "one_kernel": (("app.core.views.one_kernel", "one_kernel_frame"),
+                   ("app.core.views.one_kernel", "one_kernel_launches_frame"),
+                   ("app.core.figures.one_kernel", "build_one_kernel_figure")),
+}
+BELOW_CHART = {
+    "stability": (("app.core.views.run_audit", "badge_frame"),),
+    "kernels": tuple(("app.core.views.kernels", name) for name in (
+        "kernel_counts_frame", "unattributed_frame", "combine_rules_frame", "launches_frame")),
+    "one_kernel": (),
+}
 
 
 def enable() -> None:
@@ -97,17 +120,11 @@ def charts(bundle: Bundle) -> None:
 
 
 def _below() -> list[Callable[[Bundle], object]]:
-    """Each frame of no options below the charts, as a call through the cache: Stability's
-    run audit badges, then Kernels' tables in the page's order. The audit's per-run evidence
-    (``flagged_frame``) is left out: its table is drawn only once its fold is opened."""
-    from app.core.views.kernels import (combine_rules_frame, kernel_counts_frame,
-                                        launches_frame, unattributed_frame)
-    from app.core.views.run_audit import badge_frame
+    """Each frame of :data:`BELOW_CHART`, page by page, as a call through the cache."""
     from app.ui import cached
 
-    return [functools.partial(cached.view, view) for view in (
-        badge_frame, kernel_counts_frame, unattributed_frame, combine_rules_frame,
-        launches_frame)]
+    return [functools.partial(cached.view, getattr(importlib.import_module(module), name))
+            for views in BELOW_CHART.values() for module, name in views]
 
 
 def _stability(bundle: Bundle) -> None:

@@ -55,6 +55,10 @@ JOB_PICKERS = frozenset({key("compare", "baseline"), key("compare", "candidate")
 QUERY_PAIR = ("baseline", "candidate")
 
 
+#: No value in the session (None may be an option).
+_ABSENT = object()
+
+
 def keep_if_offered(widget_key: str, options: Iterable[Any], default: Any = None) -> list[Any]:
     """``options`` as a list, for a selectbox ``widget_key``; call before drawing it, with no
     ``index``. A value the widget kept from another job (not among them) is dropped first, so
@@ -68,11 +72,19 @@ def keep_if_offered(widget_key: str, options: Iterable[Any], default: Any = None
     of the job shown before (the deep dive's Point: a point the new job does not have) while
     AppTest showed the new one."""
     offered = list(options)
-    if widget_key in st.session_state and st.session_state[widget_key] not in offered:
+    if widget_value(widget_key, _ABSENT) not in (_ABSENT, *offered):
         del st.session_state[widget_key]
-    if widget_key not in st.session_state and offered:
+    if widget_value(widget_key, _ABSENT) is _ABSENT and offered:
         st.session_state[widget_key] = default if default in offered else offered[0]
     return offered
+
+
+def widget_value(widget_key: str, default: Any) -> Any:
+    """The value of the widget ``widget_key`` in the session (kept from the page's last run,
+    written by :func:`keep_if_offered`, or set by the user's change that started this run),
+    else ``default``: the one reading of it that :func:`keep_if_offered` and
+    :meth:`app.ui.controls_later.Later.value` (a control read before it is drawn) share."""
+    return st.session_state.get(widget_key, default)
 
 
 #: Between an option's id and the rest of the job selector's label (``<id> · matmul · ...``).

@@ -74,12 +74,14 @@ def unattributed_frame(rows: list[dict[str, Any]]) -> pd.DataFrame | None:
     return pd.DataFrame(rows).reindex(columns=table_columns(C.TABLE_UNATTRIBUTED))
 
 
-def unattributed_warning(frame: pd.DataFrame | None, duration_metric: str = C.GPU_TIME) -> str | None:
+def unattributed_warning(frame: pd.DataFrame | None, duration_metric: str = C.GPU_TIME
+                         ) -> str | None:
     """One sentence for the job's warnings: how many launches are unattributed, per
     annotation, and why (None when there are none)."""
     if frame is None or frame.empty:
         return None
-    metric = duration_metric if (frame[C.METRIC] == duration_metric).any() else frame[C.METRIC].iloc[0]
+    metric = (duration_metric if (frame[C.METRIC] == duration_metric).any()
+              else frame[C.METRIC].iloc[0])
     timed = frame[frame[C.METRIC] == metric]  # one row per launch
     parts = [f"{len(g)} in {str(a or 'no annotation')} ({g[C.REASON].iloc[0]})"
              for a, g in timed.groupby(C.ANNOTATION, sort=False, dropna=False)]

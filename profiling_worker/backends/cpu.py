@@ -88,7 +88,8 @@ class CpuBackend(RunSide):
         """Available wherever torch is installed."""
         if not env.get("torch"):
             return unavailable("torch is not installed",
-                               "pip install torch==2.13.0 --index-url https://download.pytorch.org/whl/cpu (CPU build), "
+                               "pip install torch==2.13.0 --index-url "
+                               "https://download.pytorch.org/whl/cpu (CPU build), "
                                "or a CUDA build from the PyTorch index")
         return BackendStatus(True, "host wall-clock timing of the same torch bodies on the "
                                    "CPU, not GPU")

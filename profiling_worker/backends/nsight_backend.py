@@ -67,7 +67,8 @@ def warm_up_process(backend: str, load: Callable[[], Any]) -> None:
 
 
 class NsightBackend(RunSide):
-    """A backend that runs through nsight-python (:class:`~profiling_worker.backends.ncu.NcuBackend`,
+    """A backend that runs through nsight-python
+    (:class:`~profiling_worker.backends.ncu.NcuBackend`,
     :class:`~profiling_worker.backends.cupti.CuptiBackend`): :meth:`run` imports nsight before
     torch and CUDA, builds the bodies, warms up and hands them to the subclass's
     :meth:`collect`; the subclass says how nsight is imported (:meth:`load`)."""

@@ -22,7 +22,8 @@ from profiling_worker.bundle.schema.spec import JobSpec
 SPEC_FIELD = {"info_collectors": "collectors", "ignore_kernel_list": "ignore_kernels"}
 #: The worker's own settings that a version may lack, with what serves instead (no warning).
 FALLBACK = {
-    "output": "nsight-python 1.x calls it verbosity; its default, INFO, is the same progress output",
+    "output": ("nsight-python 1.x calls it verbosity; its default, INFO, is the same progress "
+               "output"),
     "thermal_device": "nsight-python 0.9.x reads NVML device 0; point_thermal_guard redirects it",
 }
 

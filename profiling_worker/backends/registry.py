@@ -3,7 +3,8 @@ per name of ``bundle/schema/backends.py``, and the environment report built from
 
 Adding a backend: its module (a ``RunSide`` subclass), its
 :class:`~profiling_worker.bundle.schema.backends.Backend` entry (which declares its capabilities:
-``runs: "auto"``, warm workers, options...), one line in :data:`RUN_SIDES`, and their tests. Importing this module imports no torch, nsight or CUDA: each backend imports those
+``runs: "auto"``, warm workers, options...), one line in :data:`RUN_SIDES`, and their tests.
+Importing this module imports no torch, nsight or CUDA: each backend imports those
 inside its warm-up and run.
 """
 

@@ -13,11 +13,12 @@ judge the bundle (:func:`profiling_worker.bundle.gate.sides.refusal`).
 from __future__ import annotations
 
 import json
+import logging
 import os
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Any, TypeVar
 
 import pandas as pd
 from pandas.api.types import is_numeric_dtype
@@ -34,6 +35,9 @@ from profiling_worker.bundle import repair_notes
 from profiling_worker.bundle.schema.bundle_spec import PartialSpec, read_spec
 from profiling_worker.bundle.table_problems import Fault, TableProblem
 from profiling_worker.bundle.number_text import counted
+
+_LOG = logging.getLogger(__name__)
+_Read = TypeVar("_Read")
 
 HOST_TIMER_NOTE = B.HOST_WALL_CLOCK
 
@@ -200,16 +204,42 @@ def read_table_file(bundle_dir: str | os.PathLike[str], name: str, fmt: str = "p
     Raises:
         TableUnreadable: the file cannot be parsed, or is a link out of the bundle.
     """
-    rel = table_relpath(name, fmt)
+    return _read_table_path(bundle_dir, table_relpath(name, fmt), _READERS[fmt])
+
+
+def table_rows(bundle_dir: str | os.PathLike[str], name: str) -> int | None:
+    """The row count of ``tables/<name>.parquet`` from its footer (its metadata, a few kB: no
+    column is read); None when the bundle has no such file.
+
+    Raises:
+        TableUnreadable: the footer cannot be read (not Parquet, cut short), or the file is a
+            link out of the bundle.
+    """
+    import pyarrow.parquet as pq
+
+    return _read_table_path(bundle_dir, table_relpath(name, "parquet"),
+                            lambda path: int(pq.read_metadata(path).num_rows))
+
+
+def _read_table_path(bundle_dir: str | os.PathLike[str], rel: str,
+                     read: Callable[[Path], _Read]) -> _Read | None:
+    """``read`` of the bundle file ``rel``; None when there is no such file."""
+    # a cause's text holds the server's path (pyarrow's "Could not open ... '/srv/...'", a
+    # link's target): the log keeps it, the message (shown on pages) names the table only
     try:
-        return _READERS[fmt](bundle_file(bundle_dir, rel))
+        path = bundle_file(bundle_dir, rel)
+        return read(path)
     except FileNotFoundError:
         return None
     except OutsideBundle as exc:
-        raise TableUnreadable(str(exc)[:300]) from exc
+        _LOG.warning("%s", exc)
+        raise TableUnreadable(f"{rel} leads out of the bundle or is not a regular file: "
+                              "not read") from exc
     except Exception as exc:  # pyarrow, pandas and OS errors alike
+        _LOG.warning("%s cannot be read: %s", path, exc)
+        cause = str(exc).replace(str(path), rel)
         raise TableUnreadable(f"{rel} cannot be read ({type(exc).__name__}: "
-                              f"{str(exc)[:200]})") from exc
+                              f"{cause[:200]})") from exc
 
 
 def table_relpath(name: str, fmt: str) -> str:

@@ -50,7 +50,8 @@ class Kernel:
 
     def dtype(self, annotation: str) -> str:
         """Data type of an annotation (for the roofline's compute ceiling)."""
-        return self.dtype_of if isinstance(self.dtype_of, str) else self.dtype_of.get(annotation, "fp32")
+        return (self.dtype_of if isinstance(self.dtype_of, str)
+                else self.dtype_of.get(annotation, "fp32"))
 
 
 def kernel(*, id: str, parameters: Sequence[str], annotations: Sequence[str],

@@ -106,7 +106,8 @@ def found_in(module: ModuleType, source: str) -> list[UserCollector]:
     out = []
     for obj in vars(module).values():
         scope = getattr(obj, "_nsight_collector_scope", None)
-        if scope is None or not callable(obj) or getattr(obj, "__module__", None) != module.__name__:
+        if (scope is None or not callable(obj)
+                or getattr(obj, "__module__", None) != module.__name__):
             continue
         name = str(getattr(obj, "_nsight_collector_name", obj.__name__))
         if _scope(scope) not in SCOPES:
@@ -219,7 +220,8 @@ class CollectorRun:
         """One sentence per collector that failed: its name, file and why."""
         by_name = {c.name: c for c in self.collectors}
         return [f"info collector {name} ({by_name[name].source}, {by_name[name].scope.upper()}) "
-                f"{why}; its values are missing, the job went on" for name, why in self.failed.items()]
+                f"{why}; its values are missing, the job went on"
+                for name, why in self.failed.items()]
 
 
 def _number(value: Any) -> float | None:

@@ -1,5 +1,6 @@
 """Region names of launches in no NVTX range: the kernel's function name, told apart when two
-different kernels shorten alike (``void at::vectorized_elementwise_kernel<4, ...MulFunctor...>(...)``
+different kernels shorten alike (``void at::vectorized_elementwise_kernel<4,
+...MulFunctor...>(...)``
 -> ``vectorized_elementwise_kernel (MulFunctor)``).
 
 Below ``extract/`` and ``importing/`` alike: the importer names regions so, and the deep dive and

@@ -85,7 +85,8 @@ def _markers(action: Any) -> list[dict[str, Any]]:
         loc = marker.get("source_location") or {}
         out.append({"rule": str(marker.get("rule_identifier", "")),
                     "section": str(marker.get("section_identifier", "")),
-                    "message": str(marker.get("message", "")), "file": str(loc.get("file_name", "")),
+                    "message": str(marker.get("message", "")),
+                    "file": str(loc.get("file_name", "")),
                     "line": loc.get("line"), "address": marker.get("source_address")})
     return out
 

@@ -7,7 +7,8 @@ and a one-line note on stderr; ``deepdive`` prints the deep-dive tables
 wrote for a section-set job (or its bundled ``.json.gz``), else read from the bundle's first
 report (imported reports); ``rules`` reads that written deep dive when the report is absent;
 ``pmsampling`` prints every launch's sampled series (:mod:`profiling_worker.extract.pm_sampling`)
-as JSON ``{"report", "pm_sampling", "problems"}``, with the launch ids of the deep dive: from the written
+as JSON ``{"report", "pm_sampling", "problems"}``, with the launch ids of the deep dive: from the
+written
 deep dive when it holds them, else read from the report it was written from.
 The app calls these in a subprocess so that it never imports ``ncu_report``. Exit codes: 0 done,
 1 the report is missing or unreadable (the reason on stderr).

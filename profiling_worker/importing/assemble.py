@@ -347,4 +347,5 @@ def _manifest(job: Job, measured_by: str, spec: dict[str, Any], spec_valid: bool
     return manifest
 
 
-__all__ = ["import_nsight_output", "reconstruct_spec", "backend_name", "IMPORT_NOTES_KEY", "PARTIAL_KEY", "NOT_READ", "NOT_READ_KEY"]
+__all__ = ["import_nsight_output", "reconstruct_spec", "backend_name", "IMPORT_NOTES_KEY",
+           "PARTIAL_KEY", "NOT_READ", "NOT_READ_KEY"]

@@ -127,7 +127,8 @@ def fix_combined_runs(runs: pd.DataFrame, gpu_name: str | None = None
     notes = [f"{m}: nsight-python summed it over the kernels of each run (combine_kernel_metrics);"
              f" re-derived as {how}" for m, how in done.items()]
     notes += [f"{m}: nsight-python summed it over the kernels of {counted(n, 'run')} "
-              "(combine_kernel_metrics); a sum of percentages or rates is no value, and the file lacks what "
+              "(combine_kernel_metrics); a sum of percentages or rates is no value, and the file "
+              "lacks what "
               "would re-derive it, so it is left out there (import the .ncu-rep too to have it "
               "per launch)" for m, n in lost.items()]
     return runs, notes

@@ -12,14 +12,16 @@ Files belong together when the importer reads them as one job:
 * Nsight Compute CSV exports of one profile (its raw and details pages: the same launches
   with the same values, :func:`~profiling_worker.importing.same_profile.same_values`), which
   the importer reads once, and with them the report they were exported from
-  (:mod:`~profiling_worker.importing.own_export`); two runs of one program list the same launches with other values
+  (:mod:`~profiling_worker.importing.own_export`); two runs of one program list the same launches
+  with other values
   and stay two groups, ready for Compare.
 
 A folder is the files in it (as ``import`` reads a folder): several nsight-python calls in one
 folder make a bundle each; files of no supported kind in it are left out and listed.
 
 Every other file -- a report or export of its own, an nsight-python CSV under another name that
-pairs with no other, a file of no supported kind -- is a group of one, so that its import (or its error, naming it)
+pairs with no other, a file of no supported kind -- is a group of one, so that its import (or its
+error, naming it)
 is its own and a bad file never stops the others.
 """
 

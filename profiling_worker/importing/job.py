@@ -8,7 +8,8 @@ from typing import Any
 import pandas as pd
 
 NOT_READ = "not read"  # starts the note on a given file whose values the bundle does not hold
-NOT_READ_KEY = "not_read"  # manifest provenance: names of the given files whose values were not read
+# manifest provenance: names of the given files whose values were not read
+NOT_READ_KEY = "not_read"
 
 
 @dataclass

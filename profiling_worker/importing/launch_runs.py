@@ -259,7 +259,8 @@ def _outlier_note(region: str, config: int, times: np.ndarray, out: list[int],
 
 
 def configs_of(region: str, runs: list[list[int]], sigs: Sequence[Hashable],
-               work: Mapping[str, Sequence[float] | np.ndarray]) -> tuple[list[int], list[str], int]:
+               work: Mapping[str, Sequence[float] | np.ndarray]
+               ) -> tuple[list[int], list[str], int]:
     """Config of each run (first seen first): the same launches, then split by work; outliers
     of each config named.
 

@@ -61,7 +61,8 @@ class NsightCsv:
 def nsight_call(path: Path) -> str | None:
     """The nsight-python call (``<function>-<id>``) a file's name says it was written for, or
     None for other names: ``bench_profiled_data-smem_ops-0 (1).csv``, ``processed_data-smem_ops-0
-    .csv``, ``ncu-output-smem_ops-0.ncu-rep`` and ``ncu-output-smem_ops-0.log`` -> ``smem_ops-0``."""
+    .csv``, ``ncu-output-smem_ops-0.ncu-rep`` and ``ncu-output-smem_ops-0.log`` ->
+    ``smem_ops-0``."""
     name = path.name
     ext = next((e for e in _CALL_EXTENSIONS if name.lower().endswith(e)), "")
     m = _CALL_RE.search(name[:len(name) - len(ext)])

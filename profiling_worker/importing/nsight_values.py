@@ -158,7 +158,8 @@ def agg_frame(it: NsightCsv, params: list[str], notes: list[str]) -> pd.DataFram
     few = (out[C.NUM_RUNS] < intervals.MIN_RUNS) | out[C.STD].isna()  # no spread known
     lower, upper = intervals.ci95_bounds(out[C.AVG], out[C.STD], out[C.NUM_RUNS],
                                          out[C.MIN].fillna(out[C.AVG]), out[C.METRIC])
-    out[C.CI95_LOWER], out[C.CI95_UPPER] = np.where(few, np.nan, lower), np.where(few, np.nan, upper)
+    out[C.CI95_LOWER] = np.where(few, np.nan, lower)
+    out[C.CI95_UPPER] = np.where(few, np.nan, upper)
     _note_file_ci95(it, out, factor, notes)
     out[C.RSD] = _relative_std_dev(it, out)
     out[C.STABLE] = intervals.stable(out[C.NUM_RUNS], out[C.RSD])

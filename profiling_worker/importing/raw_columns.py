@@ -21,7 +21,8 @@ run within a config; a parameter does not, and every config has the same number 
    config); ties go to a set whose configs are not all of one run (a collector whose value
    never repeats within a config, a temperature, would otherwise make every row a config),
    then to the larger set, then to the set whose values change least often from
-   one row to the next (nsight-python writes a config's runs one after another), and the set is never empty when a column is left
+   one row to the next (nsight-python writes a config's runs one after another), and the set is
+   never empty when a column is left
    (leaving every column out pools all runs, which always looks complete). A column left out
    changes from run to run within a config (or would give unequal run counts);
 4. a column with one value in the whole file (a ONCE-scope collector, or a parameter of one

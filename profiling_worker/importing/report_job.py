@@ -114,7 +114,8 @@ def _no_launch(report: Path) -> ImportFailed:
                             "copy or download; compare its size with the original's)")
     return ImportFailed(f"{report.name}: a whole Nsight Compute report with no profiled launch "
                         "(its filters matched no kernel) or none of the metrics the dashboard "
-                        "reads", "profile with `--set basic` or `--metrics gpu__time_duration.sum`, "
+                        "reads", "profile with `--set basic` or `--metrics "
+                                 "gpu__time_duration.sum`, "
                         "or import nsight-python's CSVs")
 
 

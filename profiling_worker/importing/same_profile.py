@@ -6,7 +6,8 @@ The same launches (ID and kernel name) are not enough: two runs of one program l
 launches with other values (case 13: -1.4 % to +2.4 % per launch). Exports of one profile hold
 equal values, up to the rounding of what ncu prints: two decimals at least (``0.03`` % for
 0.0343 %, base units too), six significant digits on a raw page in display units
-(``266.208`` Mbyte for 266,207,508 byte), and three significant digits on a details page in display units (``6.05 us``
+(``266.208`` Mbyte for 266,207,508 byte), and three significant digits on a details page in display
+units (``6.05 us``
 for 6,048 ns). So two exports are one profile when every value both hold in the same unit
 (launch x metric) is equal within that rounding (checked on the raw and details pages of one
 H200 report, base and display units, against two live runs of the same program:

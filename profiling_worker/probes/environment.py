@@ -68,7 +68,8 @@ def probe_ncu() -> dict[str, Any]:
     The version is read once per ncu file (``ncu --version``, 0.09 s on the H200, in every cold
     job) and then from :func:`ncu_version_cache`, keyed by the file's real path, size, inode
     and modification time, so a reinstalled or replaced ncu is asked again."""
-    path = shutil.which("ncu") or next((p for p in NCU_FALLBACK_PATHS if os.access(p, os.X_OK)), None)
+    path = shutil.which("ncu") or next(
+        (p for p in NCU_FALLBACK_PATHS if os.access(p, os.X_OK)), None)
     if not path:
         return {"path": None, "version": None}
     key = _file_key(path)
@@ -266,7 +267,8 @@ def probe_environment() -> dict[str, Any]:
         "ncu_report": ncu_report_version(),
         "libcupti": find_libcupti(),
         "torch": torch_version,
-        "torch_cuda": torch_version.split("+", 1)[1] if torch_version and "+" in torch_version else None,
+        "torch_cuda": (torch_version.split("+", 1)[1] if torch_version and "+" in torch_version
+                       else None),
         "nvidia_ml_py": _dist_version("nvidia-ml-py"),
     }
 

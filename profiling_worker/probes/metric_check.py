@@ -46,7 +46,8 @@ class MetricCheck:
                                     COUNTER_PERMISSION_HINT)
         unknown = environment.unknown_metrics(self._metrics, bases) if bases else []
         if unknown:
-            raise SpecRejected(f"metrics: unknown metric name(s) for this GPU: {', '.join(unknown)}",
+            raise SpecRejected("metrics: unknown metric name(s) for this GPU: "
+                               f"{', '.join(unknown)}",
                                "check the spelling; `ncu --query-metrics` lists the names this "
                                "GPU has")
 

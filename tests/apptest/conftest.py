@@ -9,11 +9,13 @@ want recorded H200 jobs point ``KPROF_BUNDLED_DIR`` at ``tests.scenarios.SCENARI
 from __future__ import annotations
 
 import copy
+import logging
 import shutil
 import subprocess
 import sys
 from collections.abc import Callable, Hashable, Iterator
 from pathlib import Path
+from types import SimpleNamespace
 from typing import Any
 
 import pytest
@@ -205,3 +207,23 @@ def one_gpu(monkeypatch: pytest.MonkeyPatch) -> None:
         return out
 
     monkeypatch.setattr(cached, "env_report", report)
+
+
+@pytest.fixture
+def no_session_state_warning(monkeypatch: pytest.MonkeyPatch,
+                             caplog: pytest.LogCaptureFixture) -> Iterator[None]:
+    """Fails the test where Streamlit logs "created with a default value but also had its value
+    set via the Session State API" (a widget given its value twice: the browser may show
+    either). Streamlit 1.67 checks this only where a server runs, which AppTest has not: its
+    check is made to run here."""
+    from streamlit.elements.lib import policies
+
+    monkeypatch.setattr(policies, "_shown_default_value_warning", False)  # logged once a process
+    monkeypatch.setattr(policies, "runtime", SimpleNamespace(exists=lambda: True))
+    policies._LOGGER.addHandler(caplog.handler)
+    try:
+        yield
+    finally:
+        policies._LOGGER.removeHandler(caplog.handler)
+    assert not [r for r in caplog.get_records("call") if r.levelno >= logging.WARNING
+                and "Session State API" in r.getMessage()]

@@ -95,3 +95,36 @@ def test_a_control_that_never_returns_the_value_read_reruns_once() -> None:
     at = AppTest.from_function(_normalising_page).run()
     assert not at.exception
     assert at.session_state["runs"] == 2
+
+
+def _picker_page() -> None:
+    """A selectbox kept to its options by ``keep_if_offered``, read ahead of it by ``Later``."""
+    import streamlit as st
+
+    from app.ui import state
+    from app.ui.controls_later import Later
+
+    later = Later()
+    options = state.keep_if_offered("point", ["a", "b"], default="b")
+    st.text(f"chart drawn with point {later.value('point', 'b')}")
+    with later.slot:
+        st.selectbox("Point", options, key="point")
+    later.confirm()
+
+
+def test_the_picker_and_the_chart_read_one_session_value(monkeypatch) -> None:
+    """keep_if_offered and Later.value read the widget's session value through one helper
+    (state.widget_value): a value of another job is dropped, the default written, and the
+    chart is drawn with it, in one run."""
+    from app.ui import state
+
+    read: list[str] = []
+    one_reading = state.widget_value
+    monkeypatch.setattr(state, "widget_value",
+                        lambda key, default: read.append(key) or one_reading(key, default))
+    at = AppTest.from_function(_picker_page)
+    at.session_state["point"] = "z"  # kept from another job
+    at.run()
+    assert not at.exception, at.exception
+    assert at.text[0].value == "chart drawn with point b" and at.selectbox[0].value == "b"
+    assert read.count("point") == 3  # keep_if_offered's two checks and the chart's read

@@ -3,10 +3,8 @@ kernel, picked in place of matmul, kept matmul's sizes, so the job timed the wro
 
 from __future__ import annotations
 
-import logging
 from collections.abc import Iterator
 from pathlib import Path
-from types import SimpleNamespace
 
 import pytest
 
@@ -30,24 +28,6 @@ def user_kernels(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     (folder / "two_params.py").write_text(
         (ROOT / "tests" / "fixtures" / "kernel_files" / "two_params.py").read_text())
     monkeypatch.setenv("KPROF_KERNEL_DIRS", str(folder))
-
-
-@pytest.fixture
-def set_once(monkeypatch: pytest.MonkeyPatch, caplog: pytest.LogCaptureFixture) -> Iterator[None]:
-    """No "created with a default value but also had its value set via the Session State API"
-    from Streamlit while the fields follow the kernels (the browser may show either value)."""
-    from streamlit.elements.lib import policies
-
-    monkeypatch.setattr(policies, "_shown_default_value_warning", False)  # logged once a process
-    # checked only where a server runs (Streamlit 1.67), which AppTest has not
-    monkeypatch.setattr(policies, "runtime", SimpleNamespace(exists=lambda: True))
-    policies._LOGGER.addHandler(caplog.handler)
-    try:
-        yield
-    finally:
-        policies._LOGGER.removeHandler(caplog.handler)
-    assert not [r for r in caplog.get_records("call") if r.levelno >= logging.WARNING
-                and "Session State API" in r.getMessage()]
 
 
 def _pick(at, *kernels: str):
@@ -86,7 +66,7 @@ def test_a_one_parameter_kernel_of_the_user_runs_its_own_sizes(store, app, user_
 
 def test_typed_sizes_stay_for_the_same_parameter_and_offered_ones_follow(store, app,
                                                                          user_kernels,
-                                                                         set_once) -> None:
+                                                                         no_session_state_warning) -> None:
     at = app()
     _pick(at, "softmax")  # the bundled catalog: matmul's sizes had stayed here too
     assert _text(at, "sizes") == SOFTMAX_CPU
@@ -104,7 +84,7 @@ def test_typed_sizes_stay_for_the_same_parameter_and_offered_ones_follow(store, 
 
 
 def test_several_parameters_follow_each_field_on_its_own(store, app, user_kernels,
-                                                         set_once) -> None:
+                                                         no_session_state_warning) -> None:
     at = app()
     _send(at, sizes="8, 16")
     _pick(at, "user_fill2d")  # rows, cols: none typed for them

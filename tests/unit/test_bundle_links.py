@@ -139,3 +139,29 @@ def test_downloads_zip_and_summary_skip_links(bundle, outside) -> None:
         assert SECRET.encode() not in archive.read()
     with pytest.raises(FileNotFoundError, match="not a file inside the bundle"):
         read_lazily(bundle, "notes.txt")()
+
+
+def test_an_unreadable_table_is_named_within_the_bundle_not_by_its_server_path(
+        bundle, tmp_path, caplog) -> None:
+    """pyarrow's text names the file by its absolute path ("Could not open Parquet input source
+    '/srv/...'"), which pages showed: the message names the table within the bundle, the log
+    keeps the path; a link's target is named in the log only."""
+    import logging
+
+    from profiling_worker.bundle.loader import TableUnreadable, read_table_file
+
+    table = bundle / C.TABLES_DIR / f"{C.TABLE_AGGREGATED}.parquet"
+    table.unlink()
+    table.write_bytes(b"not parquet")
+    with caplog.at_level(logging.WARNING), pytest.raises(TableUnreadable) as raised:
+        read_table_file(bundle, C.TABLE_AGGREGATED)
+    said = str(raised.value)
+    assert said.startswith(f"{C.TABLES_DIR}/{C.TABLE_AGGREGATED}.parquet cannot be read"), said
+    assert str(bundle.resolve()) not in said and str(tmp_path) not in said, said
+    assert str(table.resolve()) in caplog.text
+    target = _outside_table(tmp_path, ".parquet")
+    table.unlink()
+    _link(bundle, f"{C.TABLES_DIR}/{C.TABLE_AGGREGATED}.parquet", target)
+    with pytest.raises(TableUnreadable) as raised:
+        read_table_file(bundle, C.TABLE_AGGREGATED)
+    assert str(tmp_path) not in str(raised.value) and str(target) in caplog.text

@@ -43,7 +43,8 @@ def build_bound_figure(frame: pd.DataFrame, threshold_pct: float, host_timer: bo
         fig.add_trace(go.Bar(
             x=x, y=frame[col], name=name, marker_color=theme.BOUND_COLORS[i], customdata=custom,
             hovertemplate=(f"<b>%{{x}}</b><br>{name} = %{{y:.2f}} % of peak"
-                           "<br>time = %{customdata[0]:.4g} µs<br>DRAM = %{customdata[1]:.1f} GB/s (measured bytes / time)"
+                           "<br>time = %{customdata[0]:.4g} µs<br>DRAM = %{customdata[1]:.1f} GB/s "
+                           "(measured bytes / time)"
                            "<br>SM clock = %{customdata[2]:.0f} MHz"
                            "<br>limited by: %{customdata[3]}" + common.audit_hover(frame, 4)
                            + "<extra></extra>")))

@@ -240,7 +240,8 @@ def ratio_trace(group: pd.DataFrame, annotation: object, index: int, ratio: str,
     """One annotation's ratio per config (markers and a thin line in its colour) with asymmetric
     CI95 error bars from the ``lower`` and ``upper`` columns; ``kwargs`` go to ``go.Scatter``
     (customdata, hovertemplate, and ``marker`` keys such as ``symbol`` are merged in)."""
-    marker = {"size": 10, "color": theme.color(index), **kwargs.pop("marker", {})}  # type: ignore[dict-item]
+    marker = {"size": 10, "color": theme.color(index),
+              **kwargs.pop("marker", {})}  # type: ignore[dict-item]
     return go.Scatter(
         x=group[C.CONFIG_LABEL], y=group[ratio], mode="markers+lines", name=str(annotation),
         meta=theme.tag(annotation), line={"color": theme.color(index), "width": 1},

@@ -145,7 +145,8 @@ def _trace(group: pd.DataFrame, annotation: str, x: str, unit: str, i: int,
     avg = group[C.AVG].to_numpy(dtype=float)
     lo = group[C.CI95_LOWER].to_numpy(dtype=float)
     hi = group[C.CI95_UPPER].to_numpy(dtype=float)
-    runs = group[C.NUM_RUNS].to_numpy(dtype=float) if C.NUM_RUNS in group else np.full_like(avg, np.nan)
+    runs = (group[C.NUM_RUNS].to_numpy(dtype=float) if C.NUM_RUNS in group
+            else np.full_like(avg, np.nan))
     drawn_lo, note = lo, np.full(len(avg), "", dtype=object)
     if floor is not None:  # log y: a whisker down to <= 0 would vanish or break the axis
         clipped = lo <= 0
@@ -165,7 +166,8 @@ def _trace(group: pd.DataFrame, annotation: str, x: str, unit: str, i: int,
         # a -inf lower bound is cut at the floor, as one <= 0 is
         error_y=common.error_y(avg, drawn_lo, hi),
         customdata=custom,
-        hovertemplate=(f"<b>{annotation}</b><br>{x} = %{{x{':,' if numeric else ''}}}<br>mean = %{{y:.6g}} {unit}"
+        hovertemplate=(f"<b>{annotation}</b><br>{x} = %{{x{':,' if numeric else ''}}}<br>mean = "
+                       f"%{{y:.6g}} {unit}"
                        "<br>%{customdata[4]}%{customdata[3]}<br>runs = %{customdata[2]:.0f}"
                        + common.audit_hover(group, 5)
                        + "<extra></extra>"),

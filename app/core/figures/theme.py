@@ -134,7 +134,8 @@ def axis_title(label: str, unit: object) -> str:
 
 def apply_layout(fig: go.Figure, title: str) -> go.Figure:
     """Last step of every figure builder. Common layout: title, horizontal legend at the foot
-    of the figure (below the x-axis title; the margin grows with it, so a legend of many rows never runs into the title),
+    of the figure (below the x-axis title; the margin grows with it, so a legend of many rows never
+    runs into the title),
     compact margins, hover per point, transparent backgrounds and half-transparent grid lines
     (light and dark themes alike), legend items in the traces' order (:func:`legend_order`),
     tick labels not checked for running past the chart's edge (``ticklabeloverflow="allow"``),

@@ -17,7 +17,8 @@ _CLOCKS = ("SM clock", "memory clock")
 
 def build_timeline_figure(launches: pd.DataFrame, counters: pd.DataFrame, measured_starts: bool,
                           max_sm_mhz: float | None = None) -> go.Figure:
-    """Launch bars per region track, coloured by config; below them the NVML clocks when they share the axis.
+    """Launch bars per region track, coloured by config; below them the NVML clocks when they share
+    the axis.
 
     Args:
         launches, counters: the frames of :func:`~app.core.views.timeline.timeline_view`.

@@ -49,7 +49,8 @@ margin:.5em 0 1em;scrollbar-color:#8c959f #f6f8fa}.more{box-shadow:inset -10px 0
 th,td{border:1px solid #d0d7de;padding:.25em .5em;text-align:left;vertical-align:top;
 white-space:nowrap;max-width:32em;overflow:hidden;text-overflow:ellipsis}
 th{background:#f6f8fa;position:sticky;top:0}.scroll{max-height:26em;overflow:auto;
-margin:.5em 0 1em;scrollbar-color:#8c959f #f6f8fa}td.num{text-align:right;font-variant-numeric:tabular-nums}
+margin:.5em 0 1em;scrollbar-color:#8c959f
+#f6f8fa}td.num{text-align:right;font-variant-numeric:tabular-nums}
 .note{border-left:4px solid #0969da;background:#ddf4ff;padding:.5em .8em;margin:.6em 0}
 .note.warning{border-color:#bf8700;background:#fff8c5}.note.error{border-color:#cf222e;
 background:#ffebe9}.caption{color:#59636e;font-size:.9em}pre{background:#f6f8fa;padding:.6em;

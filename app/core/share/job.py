@@ -136,7 +136,8 @@ def notes(bundle: Bundle) -> H.Section:
     if bundle.notes:
         frame = pd.DataFrame(list(bundle.notes), columns=["severity", "check", "annotation",
                                                           "config", "metric", "message"])
-        section.add(H.table(frame, f"Plausibility checks: {numbers.counted(len(frame), 'note')} on the values"))
+        section.add(H.table(frame, f"Plausibility checks: {numbers.counted(len(frame), 'note')} on "
+                                   f"the values"))
     failed = failed_text(bundle)
     if failed:
         section.add(H.note(f"{failed[:1].upper()}{failed[1:]} (the run audit's section "

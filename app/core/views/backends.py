@@ -77,7 +77,8 @@ EVENTS_ATTRIBUTION = (
     "host reaches the end event, the GPU stamps it only once that call has submitted it. "
     "ResidualUs: the median over runs of each run's events time less its own host time, less "
     "the larger of CuptiMedianUs and EndEventUs: what launch, kernels and the end event leave "
-    "unexplained (ResidualPct: % of EventsMedianUs). The L2 flush is the same on both (before each region, outside it) and neither "
+    "unexplained (ResidualPct: % of EventsMedianUs). The L2 flush is the same on both (before each "
+    "region, outside it) and neither "
     "replays; the two jobs' clocks are not corrected (see Clocks for each job's SM clock). A "
     "region of several kernels overlaps launches with kernels: its residual can be negative. "
     "Missing for events jobs recorded before the host time was kept.")
@@ -140,7 +141,8 @@ def events_frame(frame: pd.DataFrame, cupti: Bundle, events: Bundle) -> pd.DataF
         Annotation, <params>, ConfigLabel, NcuUs, CuptiUs, EventsUs, EventsRSD,
         EventsMinusCuptiUs, RatioEventsOverCupti (means), then EventsMedianUs, CuptiMedianUs,
         HostLaunchUs, EndEventUs (medians), ResidualUs = median over runs of (events - host) -
-        max(CuptiMedianUs, EndEventUs) and ResidualPct (% of EventsMedianUs); µs. The host time and the residual are missing for an
+        max(CuptiMedianUs, EndEventUs) and ResidualPct (% of EventsMedianUs); µs. The host time and
+        the residual are missing for an
         events job recorded before the host time was kept.
 
     Raises:

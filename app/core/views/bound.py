@@ -46,7 +46,8 @@ def bound_frame(bundle: Bundle, options: BoundOptions) -> pd.DataFrame:
     Returns:
         Annotation, Config, <params>, ConfigLabel, SmPct, DramPct, LimitedBy, TimeNs,
         SmClockMHz (gpc__cycles_elapsed.avg.per_second / 1e6; NaN if not collected), DramBytes
-        (read + write; NaN if not collected), MeasuredDramGBps (measured DramBytes / TimeNs), DatasheetGBps and
+        (read + write; NaN if not collected), MeasuredDramGBps (measured DramBytes / TimeNs),
+        DatasheetGBps and
         PctOfDatasheetGBps (NaN for an unknown GPU), CounterGBps and PctOfCounterGBps
         (dram__bytes.sum.peak_sustained x dram__cycles_elapsed.avg.per_second, NaN unless the job
         collected both), PeakSource, then one column per entry of ``view_metrics.BOUND.shown``

@@ -32,7 +32,8 @@ from app.core.views.run_audit import with_outcome
 from app.core import frame_columns as F
 
 VARIANT_KEYS = ("cache_control", "clock_control")
-#: L2 of an H200 (60 MiB; device__attribute_l2_cache_size read on the lent H200, docs/measurements-h200.md).
+#: L2 of an H200 (60 MiB; device__attribute_l2_cache_size read on the lent H200,
+#: docs/measurements-h200.md).
 DATASHEET_L2 = {"NVIDIA H200": 62_914_560, "NVIDIA H100 80GB HBM3": 52_428_800}
 
 

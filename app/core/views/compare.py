@@ -148,7 +148,8 @@ def compare_frame(baseline: Bundle, candidate: Bundle, options: CompareOptions,
     both.insert(len(keys), C.METRIC, metric)
     both.insert(len(keys) + 1, C.UNIT, both.pop(F.BASELINE_UNIT))
     both = both.drop(columns=[F.CANDIDATE_UNIT])
-    first = [*keys, F.VERDICT, gate.CAVEATS, gate.DIFF_PCT, gate.DIFF_CI95_LOWER_PCT, gate.DIFF_CI95_UPPER_PCT,
+    first = [*keys, F.VERDICT, gate.CAVEATS, gate.DIFF_PCT, gate.DIFF_CI95_LOWER_PCT,
+             gate.DIFF_CI95_UPPER_PCT,
              gate.TIME_OUTCOME, gate.CYCLES_DIFF_PCT, gate.CYCLES_OUTCOME, gate.RUNS_TO_DECIDE,
              gate.REASON]  # the judgement: time, cycles, the final verdict and why
     both = both[first + [c for c in both if c not in first]]

@@ -94,7 +94,8 @@ def _rows(data: Mapping[str, Any], key: str, launch_id: int) -> pd.DataFrame:
                             for a in frame["address"]]
     # source file and line only where the report holds them (needs -lineinfo)
     return frame.drop(columns=[c for c in ("file", "line") if c in frame
-                               and not frame[c].map(lambda v: v not in ("", None) and v == v).any()])
+                               and not frame[c].map(
+                                   lambda v: v not in ("", None) and v == v).any()])
 
 
 def metric_panel(data: Mapping[str, Any], launch_id: int, panel: str,

@@ -137,5 +137,6 @@ def method_note(frame: pd.DataFrame) -> str:
                  " ms); give the job more runs.")
     capped = frame[CAPPED].dropna()
     if (capped > 0).any():
-        said += " Power-capped runs are counted in CappedRuns: their energy is that of capped clocks."
+        said += (" Power-capped runs are counted in CappedRuns: their energy is that of capped "
+                 "clocks.")
     return said

@@ -134,7 +134,8 @@ def one_kernel_frame(bundle: Bundle, options: OneKernelOptions) -> pd.DataFrame:
     Returns:
         Metric, Unit, NumRuns, AvgValue, StdDev, MinValue, MaxValue, MedianValue, CI95_Lower,
         CI95_Upper, RelativeStdDevPct, StableMeasurement, CI95HalfWidthPct, Source
-        (``measured``, or how a derived row was computed), Annotation, Config, <params>, ConfigLabel, Kernels (names,
+        (``measured``, or how a derived row was computed), Annotation, Config, <params>,
+        ConfigLabel, Kernels (names,
         `` + ``-joined), GPU. Durations are in ``time_unit``; derived rows are the SM clock the
         kernel ran at (MHz, from ``gpc__cycles_elapsed.avg.per_second`` when collected), TFLOP/s
         and GB/s from the work table (when it has the annotation).

@@ -126,7 +126,8 @@ def stability_frame(bundle: Bundle, options: StabilityOptions) -> pd.DataFrame:
 
     Returns:
         Annotation, Config, <params>, ConfigLabel, Metric, Unit, NumRuns, AvgValue, StdDev,
-        MinValue, MaxValue, MedianValue, CI95_Lower, CI95_Upper (``intervals.CI_METHOD``, from the worker),
+        MinValue, MaxValue, MedianValue, CI95_Lower, CI95_Upper (``intervals.CI_METHOD``, from the
+        worker),
         RelativeStdDevPct, StableMeasurement (RSD < 2 %; StdDev, CI95 and RSD NaN for one run),
         ShortKernel (mean < 10 µs, duration metrics only), DriftPctOverRuns (least-squares slope
         over the run index x (runs - 1) as a % of the mean; NaN without per-run rows), Note.

@@ -246,11 +246,12 @@ def differences(base: dict[str, Any], candidate: dict[str, Any],
     out += [Difference(MEASURED, metrics)] if metrics else []
     for name, ctx, manifest in (("baseline", ctx_b, base), ("candidate", ctx_c, candidate)):
         if ctx["status"] != JobStatus.DONE.value and ctx_b["status"] == ctx_c["status"]:
-            out.append(Difference(INCOMPLETE, f"{name} job is {ctx['status'] or 'of unknown status'}"
-                                              ", not done", (name,)))
+            status = ctx["status"] or "of unknown status"
+            out.append(Difference(INCOMPLETE, f"{name} job is {status}, not done", (name,)))
         if manifest.get(PARTIAL):
             out.append(Difference(INCOMPLETE, f"{name} bundle is partial "
-                                              f"({'; '.join(map(str, manifest[PARTIAL]))})", (name,)))
+                                              f"({'; '.join(map(str, manifest[PARTIAL]))})",
+                                  (name,)))
     contended = contention_difference(base, candidate)
     return out + ([contended] if contended else [])
 

@@ -246,7 +246,8 @@ def _add_statistics(frame: pd.DataFrame, with_cycles: bool) -> None:
         frame[list(names)] = float("nan")
         frame["_cycles"] = None
         return
-    cyc = V.relative_difference(frame, BASELINE + K.CYCLES, CANDIDATE + K.CYCLES, AVG, C.STD, C.RUNS)
+    cyc = V.relative_difference(frame, BASELINE + K.CYCLES, CANDIDATE + K.CYCLES, AVG, C.STD,
+                                C.RUNS)
     for name, column in zip(names, ("DiffPct", "LowerPct", "UpperPct")):
         frame[name] = cyc[column]
     frame["_cycles"] = pd.Series(_intervals(cyc), index=frame.index, dtype=object)

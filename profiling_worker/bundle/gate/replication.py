@@ -170,7 +170,8 @@ def _row(row: Mapping[Hashable, Any], tol: float
     high_stat, high_df = (float(x) for x in intervals.ratio_pivot(*sides, 1 + tol / 100.0))
     if not (math.isfinite(low_stat) and math.isfinite(high_stat)):  # no spread: no test
         return nan, nan, nan, nan, Replication.NOT_DECIDED.value, (
-            f"{diff:+.2f} %: no spread to test against ±{tol:g} % (a run more a side would give one)")
+            f"{diff:+.2f} %: no spread to test against ±{tol:g} % (a run more a side would give "
+            f"one)")
     p_below_low = float(student_t.cdf(low_stat, low_df))    # H0 R >= 1 - T vs R < 1 - T
     p_above_high = float(student_t.sf(high_stat, high_df))  # H0 R <= 1 + T vs R > 1 + T
     p_tost = max(float(student_t.sf(low_stat, low_df)), float(student_t.cdf(high_stat, high_df)))

@@ -167,7 +167,8 @@ def markdown(result: GateResult) -> str:
         why = str(r[REASON])  # the context differences are said once, above the table
         why = "not comparable (above)" + why[len(context):] if context and \
             why.startswith(context) else why
-        cells = [r[C.ANNOTATION], r[CONFIG_LABEL], *_means(r), _interval(r), _pct(r[CYCLES_DIFF_PCT]), f"**{r[OUTCOME]}**{_caveats(r)}", why]
+        cells = [r[C.ANNOTATION], r[CONFIG_LABEL], *_means(r), _interval(r),
+                 _pct(r[CYCLES_DIFF_PCT]), f"**{r[OUTCOME]}**{_caveats(r)}", why]
         lines.append("| " + " | ".join(str(c).replace("|", "\\|") for c in cells) + " |")
     return "\n".join([*lines, "", interval_line(result)]) + "\n"
 

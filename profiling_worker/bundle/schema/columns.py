@@ -7,13 +7,15 @@ Tables (each written as ``tables/<name>.parquet``; its CSV for users is made fro
 download, and a bundle written before issue 40 holds it as ``tables/<name>.csv``):
 
 ``launches``  one row per kernel launch x metric (the ground truth):
-    Annotation, Config, <config parameters...>, Run, Launch, Kernel, Grid, Block, Metric, Value, Unit
+    Annotation, Config, <config parameters...>, Run, Launch, Kernel, Grid, Block, Metric, Value,
+    Unit
 ``runs``      one row per annotation x config x run x metric (launches of a run combined):
     Annotation, Config, <params>, Run, Metric, Value, Unit, Kernels, CombineRule
 ``aggregated`` one row per annotation x config x metric:
     Annotation, Config, <params>, Metric, Unit, NumRuns, AvgValue, StdDev, MinValue, MaxValue,
     MedianValue, CI95_Lower, CI95_Upper, RelativeStdDevPct, StableMeasurement, Kernels, KernelsVary
-``work``      analytic work per annotation x config: Annotation, Config, <params>, Flops, Bytes, Dtype
+``work``      analytic work per annotation x config: Annotation, Config, <params>, Flops, Bytes,
+    Dtype
 ``nvml_trace`` NVML samples during the job: TimeS, SmClockMHz, MemClockMHz, TempC, PowerW,
     ThrottleReasons
 ``collectors`` nsight-python RUN-scope info collectors, sampled just BEFORE each run:
@@ -135,7 +137,8 @@ EVENTS_FILE = "events.jsonl"
 LOG_FILE = "worker.log"
 TABLES_DIR = "tables"
 NSIGHT_DIR = "nsight"  # nsight-python's own outputs: CSVs, .ncu-rep, ncu log
-REPORT_SUMMARY_FILE = "nsight/report_summary.json"  # launches, kernels, rule results of the .ncu-rep
+# launches, kernels, rule results of the .ncu-rep
+REPORT_SUMMARY_FILE = "nsight/report_summary.json"
 SUMMARY_RULE_LAUNCHES = 200  # the summary lists the rule results of this many launches at most
 DEEP_DIVE_FILE = "nsight/deep_dive.json"  # a section-set job's sections, rules, stalls, hot spots
 DEEP_DIVE_FILES = (DEEP_DIVE_FILE, DEEP_DIVE_FILE + ".gz")  # as written, as bundled (gzip)

@@ -203,7 +203,8 @@ class Fieller(NamedTuple):
 def fieller_ci95(mean_b: npt.ArrayLike, std_b: npt.ArrayLike, n_b: npt.ArrayLike,
                  mean_c: npt.ArrayLike, std_c: npt.ArrayLike, n_c: npt.ArrayLike,
                  level: float = 0.95) -> Fieller:
-    """Fieller's 95 % (or ``level``: the replication verdict's 90 %) confidence interval of the ratio of two independent means
+    """Fieller's 95 % (or ``level``: the replication verdict's 90 %) confidence interval of the
+    ratio of two independent means
     ``R = mu_c / mu_b`` (:data:`RATIO_METHOD`), before any cut.
 
     With ``R^ = m_c/m_b``, ``v_b = s_b^2/n_b``, ``v_c = s_c^2/n_c``, ``t = t(0.975, v)`` and

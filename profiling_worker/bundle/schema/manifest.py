@@ -147,9 +147,11 @@ def read_manifest(bundle_dir: str | os.PathLike[str]) -> dict[str, Any]:
 
     path = Path(bundle_dir) / columns.MANIFEST_FILE
     try:
-        data = json.loads(bundle_file(bundle_dir, columns.MANIFEST_FILE).read_text(encoding="utf-8"))
+        data = json.loads(bundle_file(bundle_dir, columns.MANIFEST_FILE)
+                          .read_text(encoding="utf-8"))
     except FileNotFoundError as exc:
-        raise ManifestError(f"{path.parent.name}: no manifest.json (not a finished bundle)") from exc
+        raise ManifestError(f"{path.parent.name}: no manifest.json (not a finished "
+                            "bundle)") from exc
     except OutsideBundle as exc:
         raise ManifestError(str(exc)) from exc
     except (OSError, ValueError) as exc:
@@ -189,7 +191,8 @@ def job_gpu_index(manifest: Mapping[str, Any], spec_gpu: object = None) -> int:
 #: The flat ``environment`` keys an import writes from its files (nsight-python's CSV columns
 #: GPU, ComputeClock, MemoryClock; a report's device attributes) -> the ``gpus`` entry key of
 #: the worker's NVML probe, and the factor to that key's unit (kHz -> MHz).
-_IMPORTED_GPU_KEYS = {"gpu_name": ("name", None), "compute_capability": ("compute_capability", None),
+_IMPORTED_GPU_KEYS = {"gpu_name": ("name", None),
+                      "compute_capability": ("compute_capability", None),
                       "max_sm_clock_khz": ("max_sm_clock_mhz", 1e-3),
                       "max_mem_clock_khz": ("max_mem_clock_mhz", 1e-3)}
 

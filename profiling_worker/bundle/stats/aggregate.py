@@ -54,7 +54,8 @@ def _first_valid(column: "pd.Series[Any]", codes: np.ndarray) -> "pd.Series[Any]
     return first.where(first.notna(), None)
 
 
-def launches_to_runs(launches: pd.DataFrame, param_names: Sequence[str] | None = None) -> pd.DataFrame:
+def launches_to_runs(launches: pd.DataFrame, param_names: Sequence[str] | None = None
+                     ) -> pd.DataFrame:
     """Combine the kernel launches of each annotation-run into one value per metric.
 
     For every (Annotation, Config, Run, Metric) the launch values are combined with

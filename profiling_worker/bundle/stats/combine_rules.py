@@ -47,7 +47,8 @@ def combine_rule(metric: str, unit: str | None = None) -> str:
 
     Decided by Nsight Compute's metric naming ``<unit>__<counter>.<rollup>[.<sub-metric>]``
     (rollups ``sum``/``avg``/``min``/``max``; sub-metrics such as ``per_second``,
-    ``pct_of_peak_sustained_elapsed``, ``ratio``) -- as Nsight Compute documents its metric structure:
+    ``pct_of_peak_sustained_elapsed``, ``ratio``) -- as Nsight Compute documents its metric
+    structure:
     durations, counts and bytes add; percentages of peak, rates and averages are
     duration-weighted means.
 
