@@ -123,7 +123,8 @@ def time_regions(spec: JobSpec, make_body: Callable[[str, Annotate], Callable[..
     rows: list[dict[str, Any]] = []
     host_ns: list[float] = []
     end_mark_ns: list[float] = []
-    pending: list[tuple[dict[str, Any], Any, Any, int, int]] = []  # (row, start, end, host, end call)
+    # (row, start, end, host, end call)
+    pending: list[tuple[dict[str, Any], Any, Any, int, int]] = []
     current: dict[str, int] = {}
 
     @contextmanager
