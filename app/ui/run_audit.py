@@ -39,12 +39,15 @@ def badges(bundle: Bundle, page: str) -> None:
     if summary is not None:
         st.caption(esc(summary))
     if said := flags_said(frame["Flags"]):  # a badge names a check; here is what it means
-        st.caption(f"What a failed check says. {esc(said)}. Each run's evidence: “Run audit: "
-                   "the checks and their evidence”, further down.")
-        # a badge's help= drew its label twice (a second, hidden badge): the evidence here
-        failed = failed_rows(drawn)  # those drawn: a big job's others are counted above
-        st.caption("The failed badges' evidence (each check's first flagged run): "
-                   f"{esc(failed_pairs_text(bundle, failed))}.")
+        # folded, one click away: the two paragraphs pushed the Stability chart below the fold
+        # at 1000x700 (issue 37); a badge's help= drew its label twice (a second, hidden badge)
+        with st.expander("What the failed checks say, and their evidence",
+                         icon=":material/help:"):
+            st.caption(f"What a failed check says. {esc(said)}. Each run's evidence: “Run "
+                       "audit: the checks and their evidence”, further down.")
+            failed = failed_rows(drawn)  # those drawn: a big job's others are counted above
+            st.caption("The failed badges' evidence (each check's first flagged run): "
+                       f"{esc(failed_pairs_text(bundle, failed))}.")
     if slow := cached.view(slow_configs_text, bundle):  # no failure: a config's steady clock
         st.caption(esc(slow))
 
