@@ -27,8 +27,13 @@ ICON = Path(__file__).resolve().parent / "assets" / "icon.png"  # local: no font
 #: main menu at the far right: that left an empty band of about 90 px above the link bar. The
 #: header is see-through and lets clicks through to the link bar below it, except on its own
 #: buttons (main menu, sidebar toggle), and the page starts 1.5rem from the top.
+#: A page's headers (st.header: its title, a section's) keep 0.25rem above and below instead
+#: of Streamlit's 1rem+: over the title that was about 30 px of the header's 390 at 1000x700,
+#: which left the first chart below the fold (issue 37).
 #: A style-only st.html takes no room on the page (Streamlit sends it to the event container).
 TOP_CSS = ("<style>[data-testid='stMainBlockContainer']{padding-top:1.5rem}"
+           "[data-testid='stMain'] [data-testid='stHeading'] h2"
+           "{padding-top:0.25rem;padding-bottom:0.25rem}"
            "[data-testid='stHeader']{background:transparent}"
            "[data-testid='stHeader'],[data-testid='stHeader'] *{pointer-events:none!important}"
            "[data-testid='stHeader'] :is(button,a),[data-testid='stHeader'] :is(button,a) *"

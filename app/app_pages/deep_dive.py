@@ -68,8 +68,12 @@ if not labels:
     panels.stop_page()
 launch = st.selectbox("Launch", list(labels), format_func=labels.__getitem__,
                       key=state.key(PAGE, "launch"))
-st.caption("Sections in this report for this launch: "
-           + (", ".join(code(s) for s in D.section_names(data, launch)) or "none") + ".")
+sections = D.section_names(data, launch)
+# folded: the names of a full set's 20 sections took six lines over the first chart, below the
+# fold at 1000x700 (issue 37)
+with st.expander(f"Sections in this report for this launch ({len(sections)})",
+                 icon=":material/list:"):
+    st.caption(", ".join(code(s) for s in sections) or "none")
 
 
 def _panel(panel: D.Panel, key: str) -> None:

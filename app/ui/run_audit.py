@@ -28,6 +28,7 @@ def badges(bundle: Bundle, page: str) -> None:
         return
     several = frame[C.ANNOTATION].nunique() > 1
     drawn, summary = drawn_badges(frame)  # a big job's failed badges, the rest counted
+    said = flags_said(frame["Flags"])  # a badge names a check; here is what it means
     if not drawn.empty:  # a big job that passed: its summary alone, no empty row
         row = st.container(horizontal=True, vertical_alignment="center")  # wraps: a badge
         row.caption("Run audit")  # that names its failed checks is never cut to a column
@@ -37,15 +38,17 @@ def badges(bundle: Bundle, page: str) -> None:
             where = f"{r[C.ANNOTATION]} {label}" if several else label
             row.badge(badge_text(where, int(r["Passed"]), int(r[C.RUNS]), str(r["Flags"])),
                       color="green" if ok else "orange")
+        if said:  # one click away, in the badges' row: the two paragraphs under it pushed the
+            # Stability chart below the fold at 1000x700 (issue 37); a badge's help= drew its
+            # label twice (a second, hidden badge)
+            with row.popover("What the failed checks say", icon=":material/help:"):
+                st.caption(f"What a failed check says. {esc(said)}. Each run's evidence: “Run "
+                           "audit: the checks and their evidence”, further down.")
+                failed = failed_rows(drawn)  # those drawn: a big job's others are counted above
+                st.caption("The failed badges' evidence (each check's first flagged run): "
+                           f"{esc(failed_pairs_text(bundle, failed))}.")
     if summary is not None:
         st.caption(esc(summary))
-    if said := flags_said(frame["Flags"]):  # a badge names a check; here is what it means
-        st.caption(f"What a failed check says. {esc(said)}. Each run's evidence: “Run audit: "
-                   "the checks and their evidence”, further down.")
-        # a badge's help= drew its label twice (a second, hidden badge): the evidence here
-        failed = failed_rows(drawn)  # those drawn: a big job's others are counted above
-        st.caption("The failed badges' evidence (each check's first flagged run): "
-                   f"{esc(failed_pairs_text(bundle, failed))}.")
     if slow := cached.view(slow_configs_text, bundle):  # no failure: a config's steady clock
         st.caption(esc(slow))
 

@@ -1,0 +1,82 @@
+"""Every chart page's first chart in sight at 1000x700 and 1400x900, in a real browser (issue
+37). The Size sweep is checked on all the bundled jobs (test_cpu_job_density.py); each other
+chart page here on one bundled job that has its chart, the job that stood worst where several
+do. At 1000x700 Stability's chart top was at y 1042 (the run audit's check words and evidence
+and the stable/CI95 caption stood over it), Clocks and thermal's at 840 (the clock sources'
+list) and Deep dive's at 717 (the report's 20 section names). Compare and One kernel are still
+below the fold at 1000x700 (their tests are expected to fail until they are reworked).
+Screenshots: ``tests/artifacts/charts-in-sight/``."""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+
+import pytest
+from playwright.sync_api import expect
+
+from app.core.pages import SECTIONS
+from app.ui.navigation import PAGES_DIR
+from tests.e2e.conftest import AppServer, open_app, wait_for_elements
+from tests.e2e.test_cpu_job_density import IN_SIGHT_PX
+
+pytestmark = pytest.mark.e2e
+
+VIEWPORTS = ((1000, 700), (1400, 900))
+#: A chart page's URL path -> the bundled job it is checked on (the sweep: every job, in
+#: test_cpu_job_density.py).
+JOBS = {
+    "bound": "h200-ncu-roofline",
+    "memory": "h200-ncu-elementwise",
+    "stability": "h200-cupti-stability",  # three failed badges, a short-kernel warning
+    "kernels": "h200-cupti-matmul-sweep",
+    "one-kernel": "h200-cupti-matmul-sweep",
+    "deep-dive": "h200-ncu-deepdive-fp16-4096",
+    "compare": "h200-cupti-gate-fp32",
+    "cache-clock": "h200-cupti-elementwise-cache-none",
+    "clocks": "h200-cupti-stability",
+    "backends": "h200-ncu-gate-base",
+}
+#: Still below the fold at 1000x700 (chart top y, 2026-12-07): the metric cards, the run audit
+#: and the kernel's names stand over One kernel's chart (1370); the pickers, the filter and the
+#: verdict's captions and caveats over Compare's (760) (One kernel's also at 1400x900: 1175).
+BELOW = {("one-kernel", 1000), ("one-kernel", 1400), ("compare", 1000)}
+
+
+def _cases() -> list[object]:
+    out = []
+    for path, job in JOBS.items():
+        for width, height in VIEWPORTS:
+            marks = ([pytest.mark.xfail(strict=True, reason="issue 37: still below the fold")]
+                     if (path, width) in BELOW else [])
+            out.append(pytest.param(path, job, width, height, marks=marks,
+                                    id=f"{path}-{width}x{height}"))
+    return out
+
+
+def test_every_chart_page_is_listed() -> None:
+    """Each page whose script draws a chart has a job here (the sweep's are checked apart)."""
+    drawn = re.compile(r"figure_panel|chart_with_table|plotly_chart")
+    charted = {e.url_path for entries in SECTIONS.values() for e in entries
+               if drawn.search((PAGES_DIR / e.script).read_text())}
+    assert charted - {""} == set(JOBS), charted ^ set(JOBS)
+
+
+@pytest.mark.parametrize("path, job, width, height", _cases())
+def test_the_first_chart_is_in_sight(browser, bundled_app_server: AppServer, artifacts_dir: Path,
+                                     path: str, job: str, width: int,
+                                     height: int) -> None:  # type: ignore[no-untyped-def]
+    out = artifacts_dir / "charts-in-sight"
+    out.mkdir(parents=True, exist_ok=True)
+    context = browser.new_context(viewport={"width": width, "height": height})
+    page = context.new_page()
+    try:
+        open_app(page, f"{bundled_app_server.url}/{path}", f"?job={job}")
+        chart = page.get_by_test_id("stMain").get_by_test_id("stPlotlyChart").first
+        expect(chart).to_be_visible()
+        wait_for_elements(page)
+        box = chart.bounding_box()
+        page.screenshot(path=str(out / f"{path}-{job}-{width}x{height}.png"))
+        assert box is not None and box["y"] + IN_SIGHT_PX <= height, box
+    finally:
+        context.close()
