@@ -12,7 +12,7 @@ import streamlit as st
 from profiling_worker.bundle.number_text import counted
 from profiling_worker.bundle.schema import backends as B, run_target
 from profiling_worker.bundle.schema.manifest import JobStatus
-from profiling_worker.bundle.schema.spec import FieldError, validate_spec
+from profiling_worker.bundle.schema.spec import FieldError, JobSpec, validate_spec
 
 from app.core import job_size, numbers, preflight, spec_form
 from app.core.markdown import esc
@@ -55,6 +55,22 @@ def on_preflight(values: Mapping[str, Any],
     state.add_own_job(job_id)
     st.session_state[state.BUILDER_PREFLIGHT] = {"job": job_id, "planned": spec.to_json(),
                                                  "ncu_form": dict(values) if pilot else None}
+
+
+def done_seconds(spec: JobSpec) -> float | None:
+    """The time estimate (s) of this session's Pre-flight where it is done and was of ``spec``
+    itself (its spec hash), for Run's size check (:func:`app.core.job_size.estimate`); None
+    otherwise (none, still running, failed, another spec, or a pilot for Nsight Compute, whose
+    estimate is of the ncu job its runs make)."""
+    entry = st.session_state.get(state.BUILDER_PREFLIGHT)
+    if not entry or entry.get("ncu_form") or (
+            validate_spec(entry["planned"]).spec_hash() != spec.spec_hash()):
+        return None
+    bundle = cached.bundle_for(entry["job"])
+    if bundle is None or bundle.status != JobStatus.DONE:
+        return None
+    found = preflight.read_preflight(bundle.table("launches"), bundle.manifest, spec)
+    return float(found.estimate["seconds"])
 
 
 def render_preflight() -> None:

@@ -290,6 +290,46 @@ def test_a_very_large_job_asks_for_a_second_run_before_starting(store, app) -> N
     assert not [w for w in at.warning if "Press Run again" in w.value]
 
 
+def _ask_big_job(at) -> str:
+    """Fill a fresh user's job (issue 37: sizes 1..2000, 10 runs, queued silently) and press Run:
+    the question it asks."""
+    _fill(at, kernels=["matmul"], backend="cpu", sizes="1..2000 +1", runs=10)
+    _submit(at)
+    assert not at.exception, at.exception
+    said = [unescape(w.value) for w in at.warning if "This job has" in w.value]
+    assert said, texts(at)
+    return said[0]
+
+
+def test_a_large_job_asks_and_run_anyway_queues_it_once(store, app) -> None:
+    """Issue 37: 2,000 sizes x 10 runs (20,000 runs) was queued without a word. Run now says its
+    size and time and the estimate's source; Run anyway queues it, once."""
+    at = app()
+    said = _ask_big_job(at)
+    assert "20,000 runs (2,000 configs × 10 runs × 1 kernel) on cpu, about " in said, said
+    assert "by an assumed 10 ms a run, not measured" in said, said
+    assert cached.job_manager().snapshot() == []
+    at.button(key="builder-run-anyway").click().run()
+    assert not at.exception, at.exception
+    queued = cached.job_manager().snapshot()
+    assert len(queued) == 1 and len(queued[0].spec.configs) == 2000
+    assert at.session_state["sidebar-job"] == queued[0].job_id
+    assert not [w for w in at.warning if "This job has" in w.value]
+    cached.job_manager().cancel(queued[0].job_id)
+
+
+def test_a_large_job_asked_about_and_changed_queues_nothing(store, app) -> None:
+    at = app()
+    _ask_big_job(at)
+    at.button(key="builder-change").click().run()
+    assert not at.exception, at.exception
+    assert not [w for w in at.warning if "This job has" in w.value]
+    assert cached.job_manager().snapshot() == []
+    _submit(at)  # the question was dropped: the same Run asks again, it does not answer
+    assert [w for w in at.warning if "This job has" in w.value]
+    assert cached.job_manager().snapshot() == []
+
+
 def test_a_second_run_of_the_same_spec_within_seconds_asks_first(store, app) -> None:
     """Issue 37: a double click on Run queued the same job twice. The second click of an
     identical spec now asks (naming the first job); a third, deliberate, Run queues the copy."""
