@@ -32,29 +32,41 @@ def is_pilot(values: Mapping[str, Any]) -> bool:
             and str(values.get("runs") or "").strip().lower() == run_target.AUTO)
 
 
-def on_preflight(values: Mapping[str, Any],
-                 check: Any) -> None:
-    """Form callback: validate the form (``check(values)`` -> (spec, errors), as Run does; for
-    a pilot, :func:`is_pilot`, its CUPTI twin timing only) and queue its pre-flight job on this
-    host, or keep the errors for display."""
+def preflight_check(values: Mapping[str, Any], check: Any
+                    ) -> tuple[JobSpec | None, JobSpec | None, list[FieldError]]:
+    """(the planned spec, its pre-flight pass's spec, []) for form values Pre-flight can pass,
+    else (None, None, the field errors): ``check(values)`` -> (spec, errors), Run's check (for
+    a pilot, :func:`is_pilot`, on its CUPTI twin, timing only), then whether the pass's
+    backend runs here. Queues nothing; also the check that Pre-flight's errors are checked
+    again by once the form changes (app/sidebar/job_builder.py)."""
     pilot = is_pilot(values)
     spec, errors = check({**values, "backend": B.CUPTI, "metric_preset": "timing",
                           "extra_metrics": ""} if pilot else values)
-    st.session_state[state.BUILDER_ERRORS] = errors
-    st.session_state[state.BUILDER_CHECKED] = values
     if spec is None:
-        return
+        return None, None, errors
     quick = preflight.preflight_spec(spec, pilot)
     refused = spec_form.backend_errors(quick, cached.env_report())
     if refused:
-        st.session_state[state.BUILDER_ERRORS] = [
+        return None, None, [
             FieldError("preflight", f"the pre-flight pass runs on {quick.backend}, which cannot "
                        f"run here: {e.message}", e.hint) for e in refused]
+    return spec, quick, []
+
+
+def on_preflight(values: Mapping[str, Any],
+                 check: Any) -> None:
+    """Form callback: :func:`preflight_check` the form and queue its pre-flight job on this
+    host, or keep the errors for display."""
+    spec, quick, errors = preflight_check(values, check)
+    st.session_state[state.BUILDER_ERRORS] = errors
+    st.session_state[state.BUILDER_CHECKED] = values
+    if spec is None or quick is None:
         return
     job_id = cached.job_manager().submit(quick)
     state.add_own_job(job_id)
     st.session_state[state.BUILDER_PREFLIGHT] = {"job": job_id, "planned": spec.to_json(),
-                                                 "ncu_form": dict(values) if pilot else None}
+                                                 "ncu_form": dict(values) if is_pilot(values)
+                                                 else None}
 
 
 def done_seconds(spec: JobSpec) -> float | None:
