@@ -37,8 +37,7 @@ CPU_RUN_S = 0.01
 @dataclass(frozen=True)
 class Estimate:
     """A planned job's size: ``runs`` (:func:`job_runs`), ``seconds`` (wall clock, estimated)
-    and ``source``, how the seconds were estimated (a phrase: "by the Pre-flight of this
-    job")."""
+    and ``source``, how the seconds were estimated (a phrase: "by its Pre-flight")."""
 
     runs: int
     seconds: float
@@ -61,16 +60,16 @@ def estimate(spec: JobSpec, preflight_s: float | None = None) -> Estimate:
     done Pre-flight of this very spec, which wins where given."""
     runs = job_runs(spec)
     if preflight_s is not None:
-        return Estimate(runs, preflight_s, "by the Pre-flight of this job")
+        return Estimate(runs, preflight_s, "by its Pre-flight")
     regions = max(1, len(spec.annotations or ()))  # none named: every region, at least 1
     if B.on_gpu(spec.backend):
         seconds = preflight.planned_seconds(spec, runs * regions, 0.0)
-        return Estimate(runs, seconds, f"at least, by the {spec.backend} fit to "
-                        "the bundled H200 jobs at one launch a region (Pre-flight counts them)")
+        return Estimate(runs, seconds, "at least: the bundled H200 jobs' fit at one launch a "
+                        "region; Pre-flight counts them")
     per_run = CPU_RUN_S * len(spec.configs) * len(spec.kernels)  # one run of every config
     return Estimate(runs, preflight.planned_seconds(spec, 0, per_run),
-                    f"by an assumed {CPU_RUN_S * 1e3:g} ms a run, not measured (a rough bound; "
-                    "Pre-flight measures it)")
+                    f"assumed {CPU_RUN_S * 1e3:g} ms a run, not measured; Pre-flight "
+                    "measures it")
 
 
 def duration_text(seconds: float) -> str:
@@ -85,7 +84,7 @@ def duration_text(seconds: float) -> str:
 def confirm_text(spec: JobSpec, preflight_s: float | None = None) -> str | None:
     """What a door says before starting a job whose :func:`estimate` is over
     :data:`ASK_ABOVE_S` seconds or :data:`ASK_ABOVE_RUNS` runs, else None: ``This job has
-    20,000 runs (2,000 configs × 10 runs × 1 kernel), about 3 min by an assumed …``."""
+    20,000 runs (2,000 configs × 10 runs × 1 kernel), about 3 min on cpu (assumed …``."""
     est = estimate(spec, preflight_s)
     if est.seconds <= ASK_ABOVE_S and est.runs <= ASK_ABOVE_RUNS:
         return None
@@ -93,6 +92,6 @@ def confirm_text(spec: JobSpec, preflight_s: float | None = None) -> str | None:
     return (f"This job has {most}{numbers.counted(est.runs, 'run')} "
             f"({numbers.counted(len(spec.configs), 'config')} × "
             f"{numbers.counted(spec.runs, 'run')} × "
-            f"{numbers.counted(len(spec.kernels), 'kernel')}) on {spec.backend}, "
-            f"{duration_text(est.seconds)} {est.source}: over the {ASK_ABOVE_S / 60:g} min or "
-            f"{ASK_ABOVE_RUNS:,} runs that start without asking.")
+            f"{numbers.counted(len(spec.kernels), 'kernel')}), {duration_text(est.seconds)} on "
+            f"{spec.backend} ({est.source}): over {ASK_ABOVE_S / 60:g} min or "
+            f"{ASK_ABOVE_RUNS:,} runs.")

@@ -457,7 +457,7 @@ DOUBLE_CLICK_S = 0.5
 
 
 #: How the question is answered: the buttons under it (:func:`render_question`) or Run again.
-ANSWERS = "Press Run again or Run anyway to queue it; Change queues nothing."
+ANSWERS = "Run anyway (or Run again) queues it; Change queues nothing."
 
 
 def run_anyway(first: Mapping[str, Any]) -> None:
@@ -481,10 +481,10 @@ def render_question(first: Mapping[str, Any]) -> None:
     if asked is None:
         return
     st.warning(asked[1], icon=":material/hourglass_top:")
-    anyway, again = st.columns(2)
+    anyway, other = st.columns(2)
     anyway.button("Run anyway", key=k("run-anyway"), type="primary", on_click=run_anyway,
                   args=(first,))
-    again.button("Change", key=k("change"), on_click=change)
+    other.button("Change", key=k("change"), on_click=change)
 
 
 def answers(asked: tuple[str, str, float]) -> bool:

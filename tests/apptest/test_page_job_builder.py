@@ -279,7 +279,7 @@ def test_a_very_large_job_asks_for_a_second_run_before_starting(store, app) -> N
     _submit(at)
     assert not at.exception, at.exception
     manager = cached.job_manager()
-    said = [w.value for w in at.warning if "Press Run again" in w.value]
+    said = [w.value for w in at.warning if "Run anyway (or Run again)" in w.value]
     assert said and "196,900 runs (1,969 configs × 100 runs × 1 kernel)" in said[0]
     assert not at.session_state["sidebar-job"] if "sidebar-job" in at.session_state else True
     _submit(at)  # the same Run again: started
@@ -287,7 +287,7 @@ def test_a_very_large_job_asks_for_a_second_run_before_starting(store, app) -> N
     job_id = at.session_state["sidebar-job"]
     assert manager.get(job_id) is not None and manager.get(job_id).spec.runs == 100
     manager.cancel(job_id)
-    assert not [w for w in at.warning if "Press Run again" in w.value]
+    assert not [w for w in at.warning if "Run anyway (or Run again)" in w.value]
 
 
 def _ask_big_job(at) -> str:
@@ -306,8 +306,8 @@ def test_a_large_job_asks_and_run_anyway_queues_it_once(store, app) -> None:
     size and time and the estimate's source; Run anyway queues it, once."""
     at = app()
     said = _ask_big_job(at)
-    assert "20,000 runs (2,000 configs × 10 runs × 1 kernel) on cpu, about " in said, said
-    assert "by an assumed 10 ms a run, not measured" in said, said
+    assert "20,000 runs (2,000 configs × 10 runs × 1 kernel), about 3 min on cpu " in said, said
+    assert "(assumed 10 ms a run, not measured; Pre-flight measures it)" in said, said
     assert cached.job_manager().snapshot() == []
     at.button(key="builder-run-anyway").click().run()
     assert not at.exception, at.exception
@@ -340,7 +340,7 @@ def test_a_second_run_of_the_same_spec_within_seconds_asks_first(store, app) -> 
     _submit(at)  # the double click's second click
     assert not at.exception, at.exception
     said = [w.value for w in at.warning if "identical job" in w.value]
-    assert said and first in said[0] and "Press Run again" in said[0], texts(at)
+    assert said and first in said[0] and "Run anyway (or Run again)" in said[0], texts(at)
     # it said "was queued" of a job already done: its status now is said
     assert re.search(r"was submitted \d+ s ago, (queued|running|done)\. ", unescape(said[0])), \
         said[0]
@@ -367,7 +367,7 @@ def test_a_double_click_does_not_answer_the_question_its_first_click_asked(
     _submit(at)  # its second, within the double-click time
     assert not at.exception, at.exception
     said = [w.value for w in at.warning if "identical job" in w.value]
-    assert said and first in said[0] and "Press Run again" in said[0], texts(at)
+    assert said and first in said[0] and "Run anyway (or Run again)" in said[0], texts(at)
     assert [j.job_id for j in cached.job_manager().snapshot()] == [first]
     monkeypatch.setattr(job_builder, "DOUBLE_CLICK_S", 0.0)
     _submit(at)  # a Run after the double-click time: the answer

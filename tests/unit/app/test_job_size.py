@@ -28,17 +28,18 @@ def test_a_cpu_estimate_without_a_preflight_is_an_assumption_said_as_such() -> N
     assert "assumed" in est.source and "not measured" in est.source
     text = job_size.confirm_text(validate_spec(BIG))
     assert text is not None and text.startswith(
-        "This job has 20,000 runs (2,000 configs × 10 runs × 1 kernel) on cpu, about 3 min by "
-        "an assumed 10 ms a run")
+        "This job has 20,000 runs (2,000 configs × 10 runs × 1 kernel), about 3 min on cpu "
+        "(assumed 10 ms a run, not measured; Pre-flight measures it): over 10 min or 10,000 "
+        "runs.")
     assert job_size.confirm_text(validate_spec(SMALL)) is None
 
 
 def test_a_preflight_of_the_spec_wins_and_its_time_alone_can_ask() -> None:
     small = validate_spec(SMALL)  # 6 runs: under the runs bound, over the time bound
     est = job_size.estimate(small, preflight_s=1500.0)
-    assert (est.seconds, est.source) == (1500.0, "by the Pre-flight of this job")
+    assert (est.seconds, est.source) == (1500.0, "by its Pre-flight")
     text = job_size.confirm_text(small, 1500.0)
-    assert text is not None and "about 25 min by the Pre-flight of this job" in text
+    assert text is not None and "about 25 min on cpu (by its Pre-flight)" in text
     assert job_size.confirm_text(small, 30.0) is None
 
 
