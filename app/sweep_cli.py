@@ -8,7 +8,8 @@ Submits the spec's configs as a job array (through the same
 tasks in each state while it runs and the bundle's folder at the end; Ctrl-C cancels the
 array and waits for its tasks to stop (a second Ctrl-C is ignored meanwhile). Exit status: 0
 done, 1 failed or cancelled, 2 bad spec or options, 3 no Slurm here, 4 an identical spec was
-queued in the last 30 s (``--again`` queues it anyway).
+queued in the last 30 s (``--again`` queues it anyway), 5 a job estimated over 10 min or
+10,000 runs (:func:`app.core.job_size.confirm_text`; ``--yes`` queues it anyway).
 """
 
 from __future__ import annotations
@@ -22,6 +23,7 @@ from pathlib import Path
 
 from profiling_worker.bundle.schema.spec import SpecInvalid, validate_spec
 
+from app.core import job_size
 from app.services import repeat_guard, sweep_plan as plan
 from app.services.slurm_executor import SlurmExecutor
 from app.services.sweep_queue import SlurmMissing
@@ -48,6 +50,8 @@ def _parser() -> argparse.ArgumentParser:
     p.add_argument("--no-reference", action="store_true", help="skip the reference kernel")
     p.add_argument("--again", action="store_true",
                    help="queue even if an identical spec was queued in the last 30 s")
+    p.add_argument("--yes", action="store_true",
+                   help="queue a job over 10 min or 10,000 runs (estimated) without asking")
     p.add_argument("--poll", type=float, default=5.0, help="seconds between status lines")
     return p
 
@@ -72,6 +76,9 @@ def main(argv: list[str] | None = None) -> int:
               f"to queue "
               "it.", file=sys.stderr)
         return 4
+    if not args.yes and (ask := job_size.confirm_text(spec)):
+        print(f"kernel-sweep: {ask} Run again with --yes to queue it.", file=sys.stderr)
+        return 5
     executor = SlurmExecutor(args.results, args.worker_python, poll_s=1.0)
     try:
         job_ids = executor.submit_each_type(spec, options, args.gpu_type)

@@ -25,7 +25,7 @@ from profiling_worker.bundle.schema.spec import SpecInvalid, validate_spec
 
 from app import settings
 from app.agent_door import confine
-from app.core import derived, pages, spec_form
+from app.core import derived, job_size, pages, spec_form
 from profiling_worker.bundle.loader import Bundle, load_bundle
 from app.core.kernel_catalog import catalog_from_report
 from app.core.metrics import MissingData
@@ -155,9 +155,13 @@ class Door:
                 "unreadable": [str(p) for p in problems][:10]}
 
     def submit_and_wait(self, spec: dict[str, Any], timeout_s: float = WAIT_S,
-                        again: bool = False) -> dict[str, Any]:
+                        again: bool = False, confirm: bool = False) -> dict[str, Any]:
         """Validate ``spec`` as the sidebar does (the worker's catalog, the backends that can run
         here), queue it on the job manager and wait up to ``timeout_s`` s; the job's summary.
+        A job estimated over :data:`~app.core.job_size.ASK_ABOVE_S` s or
+        :data:`~app.core.job_size.ASK_ABOVE_RUNS` runs, as the sidebar's Run asks about, is not
+        queued unless ``confirm``: the answer is then ``job_id`` None, status ``"not queued"``,
+        its ``estimate`` (:meth:`~app.core.job_size.Estimate.to_json`) and a note saying so.
 
         Raises:
             DoorError: ``timeout_s`` is not within 0 .. :data:`MAX_WAIT_S`, the spec is invalid
@@ -175,6 +179,10 @@ class Door:
         refused = spec_form.backend_errors(job_spec, report)
         if refused:
             raise DoorError("spec cannot run here: " + "; ".join(str(e) for e in refused))
+        if not confirm and (ask := job_size.confirm_text(job_spec)):
+            return {"job_id": None, "status": "not queued",
+                    "estimate": job_size.estimate(job_spec).to_json(),
+                    "note": f"{ask} Pass confirm=true to queue it."}
         with repeat_guard.SUBMITTING:
             if not again and (twin := repeat_guard.recent_twin(self.results, job_spec)):
                 raise DoorError(repeat_guard.twin_text(self.results, twin), "call job_summary on "
@@ -301,7 +309,8 @@ class Door:
             if spec is None:
                 raise DoorError(f"job {job_id} records no spec to run again",
                                 "give against= a re-run made elsewhere")
-            rerun = self.submit_and_wait(spec, timeout_s, again=True)  # a re-run is a twin
+            # a re-run is a twin, and its size was the asked-for job's: both asked already
+            rerun = self.submit_and_wait(spec, timeout_s, again=True, confirm=True)
             if rerun.get("status") != JobStatus.DONE.value:
                 return {"reference": job_id, "replica": rerun.get("job_id"),
                         "verdict": None, "replica_status": rerun.get("status"),

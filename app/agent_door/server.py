@@ -94,14 +94,16 @@ def build_server(door: Door) -> MCPServer[Any]:
 
     @server.tool()
     def submit_and_wait(spec: dict[str, Any], timeout_s: float = WAIT_S,
-                        again: bool = False) -> dict[str, Any]:
+                        again: bool = False, confirm: bool = False) -> dict[str, Any]:
         """Profile a job spec, e.g. {"kernels": ["matmul"], "annotations": ["fp16"],
         "configs": [{"n": 1024}], "runs": 5, "backend": "cupti"} ("cpu" times on the host);
         validated as the dashboard's sidebar validates it, run by its job manager; waits up to
         timeout_s seconds (at most 3600) and returns the job's summary (or its id and status
         if still running: job_summary later, or cancel_job). An identical spec queued in the
-        last 30 s is refused (it names that job) unless again is true."""
-        return _answer(lambda: door.submit_and_wait(spec, timeout_s, again))
+        last 30 s is refused (it names that job) unless again is true. A job estimated over
+        10 min or 10,000 runs is not queued unless confirm is true: the answer is its estimate
+        (runs, seconds, how estimated) with status "not queued"."""
+        return _answer(lambda: door.submit_and_wait(spec, timeout_s, again, confirm))
 
     @server.tool()
     def job_summary(job_id: str) -> dict[str, Any]:

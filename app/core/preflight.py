@@ -163,23 +163,33 @@ def estimate(counts: pd.DataFrame, planned: JobSpec, host_ns_per_run: float = 0.
     caps = B.get(planned.backend)
     report: int | None = None
     if planned.backend == B.NCU:
-        fixed, per = _TIME_NCU.get(planned.section_set, _TIME_NCU["full"])
         report = launches * (_REPORT_FULL if planned.section_set else next(
             (b for m, b in _REPORT_BYTES if len(planned.metrics) <= m),
             _REPORT_BYTES[-1][1] * len(planned.metrics) // _REPORT_BYTES[-1][0]))
-        seconds = fixed + per * launches
-    elif caps.on_gpu:
-        seconds = _TIME_CUPTI[0] + _TIME_CUPTI[1] * launches
-    else:
-        seconds = _TIME_CPU_FIXED + host_ns_per_run * 1e-9 * runs
-    if planned.run_target is not None:
-        seconds = min(seconds, _TIME_CUPTI[0] + planned.run_target.budget_s)
+    seconds = planned_seconds(planned, launches, host_ns_per_run * 1e-9)
     # a cpu job's figure is its own pass's host time, not a fit to the H200 jobs (issue 37)
     source = (_CPU_SOURCE if not caps.on_gpu
               else "estimate from the bundled H200 jobs' wall-clock and report sizes (+/- 50 %)")
     return {"seconds": round(seconds, 1), "report_bytes": report, "launches": launches,
             "note": source + ("; runs \"auto\": at most, by max_runs and the budget"
                               if planned.run_target else "")}
+
+
+def planned_seconds(planned: JobSpec, launches: int, host_s_per_run: float) -> float:
+    """Wall-clock seconds of the ``planned`` job: on a GPU backend from its ``launches`` profiled
+    launches (the module docstring's fits), on cpu ``host_s_per_run`` (s of host time of one run
+    of every config) times its runs plus a fixed start; runs "auto" at most its budget. Also
+    Run's size check (app/core/job_size.py) before any Pre-flight, with a bound for each."""
+    if planned.backend == B.NCU:
+        fixed, per = _TIME_NCU.get(planned.section_set, _TIME_NCU["full"])
+        seconds = fixed + per * launches
+    elif B.on_gpu(planned.backend):
+        seconds = _TIME_CUPTI[0] + _TIME_CUPTI[1] * launches
+    else:
+        seconds = _TIME_CPU_FIXED + host_s_per_run * planned.runs
+    if planned.run_target is not None:
+        seconds = min(seconds, _TIME_CUPTI[0] + planned.run_target.budget_s)
+    return seconds
 
 
 def read_preflight(launches: pd.DataFrame, manifest: Mapping[str, Any], planned: JobSpec

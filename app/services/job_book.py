@@ -36,6 +36,20 @@ SCAN_S = 5.0  # how often the results folder is looked through for jobs other pr
 _FINISHED = {s.value for s in JobStatus if s.finished}
 
 
+
+def follow_config(job: Job, ev: dict[str, Any]) -> None:
+    """Where a progress event ``ev`` says the worker is: its config and run (absent in a
+    warm-up, and in the events of a stage without configs, which clear them) and, when the
+    config changed, the event's time as the config's start."""
+    config = ev.get("config")
+    if config is None:
+        job.config = job.run = job.config_since = None
+        return
+    if config != job.config or job.config_since is None:
+        job.config_since = float(ev.get("t") or 0.0) or None
+    job.config = int(config)
+    job.run = None if ev.get("run") is None else int(ev["run"])
+
 class JobBook:
     """This server's jobs and their manifests, thread-safe; a waiter is woken on each change.
 
@@ -153,6 +167,7 @@ class JobBook:
                     job.done = int(ev.get("done") or 0)
                     job.total = int(ev.get("total") or 0)
                     job.stage = str(ev.get("stage") or "")
+                    follow_config(job, ev)
                 elif kind == "warning":
                     job.warnings.append(str(ev.get("message", "")))
                 elif kind == "error":

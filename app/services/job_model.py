@@ -94,6 +94,12 @@ class Job:
     done: int = 0
     total: int = 0
     stage: str = ""
+    config: int | None = None
+    """The config (index) the worker's last progress event named, None before one did."""
+    run: int | None = None
+    """The run (index, from 0) of :attr:`config` begun last, None in its warm-up."""
+    config_since: float | None = None
+    """When the worker began :attr:`config` (epoch s, its first event of that config)."""
     warnings: list[str] = field(default_factory=list)
     error: JobError | None = None
     returncode: int | None = None

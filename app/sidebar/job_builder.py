@@ -10,6 +10,7 @@ are kept either way.
 
 from __future__ import annotations
 
+import math
 import os
 import re
 import time
@@ -420,7 +421,8 @@ def on_submit(first: Mapping[str, Any]) -> None:
     st.session_state.pop(state.BUILDER_NOTICE, None)
     if spec is None:
         return
-    asked, ask = st.session_state.pop(state.BUILDER_CONFIRM, None), job_size.confirm_text(spec)
+    asked = st.session_state.pop(state.BUILDER_CONFIRM, None)
+    ask = job_size.confirm_text(spec, preflight_panel.done_seconds(spec))
     if asked is not None and asked[0] == spec.spec_hash() and not answers(asked):
         st.session_state[state.BUILDER_CONFIRM] = asked  # a double click's second click
         return
@@ -428,11 +430,11 @@ def on_submit(first: Mapping[str, Any]) -> None:
     with jobs.SUBMITTING:  # a double click's two runs can be handled at once
         twin = None if confirmed else jobs.recent_twin(spec)
         if twin is not None:  # a double click, or another tab's Run
-            ask = " ".join(filter(None, (jobs.twin_text(twin), "Press Run again to queue it.",
-                                         ask)))
+            ask = " ".join(filter(None, (jobs.twin_text(twin), ask)))
             show_queued(twin)  # the job the question names, which the first click queued
         if ask is not None and not confirmed:
-            st.session_state[state.BUILDER_CONFIRM] = (spec.spec_hash(), ask, time.monotonic())
+            st.session_state[state.BUILDER_CONFIRM] = (spec.spec_hash(), f"{ask} {ANSWERS}",
+                                                       time.monotonic())
             return
         try:
             job_ids = run_on.submit(spec)  # this host's lanes or a cluster sweep
@@ -452,6 +454,37 @@ def on_submit(first: Mapping[str, Any]) -> None:
 #: (issue 37): a double click on Run 4 s after a first Run asked with its first click and
 #: answered with its second, so a copy was queued nobody had read the question for.
 DOUBLE_CLICK_S = 0.5
+
+
+#: How the question is answered: the buttons under it (:func:`render_question`) or Run again.
+ANSWERS = "Run anyway (or Run again) queues it; Change queues nothing."
+
+
+def run_anyway(first: Mapping[str, Any]) -> None:
+    """"Run anyway": the question standing is answered (a button of its own is never a double
+    click's second Run), then Run's callback queues the form's job, once."""
+    asked = st.session_state.get(state.BUILDER_CONFIRM)
+    if asked is not None:
+        st.session_state[state.BUILDER_CONFIRM] = (asked[0], asked[1], -math.inf)
+    on_submit(first)
+
+
+def change() -> None:
+    """"Change": the question is dropped and nothing is queued; the form keeps its values."""
+    st.session_state.pop(state.BUILDER_CONFIRM, None)
+
+
+def render_question(first: Mapping[str, Any]) -> None:
+    """The question Run asked (a large job, :mod:`app.core.job_size`, or an identical one queued
+    seconds ago, :mod:`app.services.repeat_guard`) with its two answers."""
+    asked = st.session_state.get(state.BUILDER_CONFIRM)
+    if asked is None:
+        return
+    st.warning(asked[1], icon=":material/hourglass_top:")
+    anyway, other = st.columns(2)
+    anyway.button("Run anyway", key=k("run-anyway"), type="primary", on_click=run_anyway,
+                  args=(first,))
+    other.button("Change", key=k("change"), on_click=change)
 
 
 def answers(asked: tuple[str, str, float]) -> bool:
@@ -534,7 +567,7 @@ def render_job_builder(best_backend: str) -> dict[str, Any]:
     check_url_values(values)
     mirror_to_url(values, own, info.parameters if info is not None
                   and len(info.parameters) > 1 else ())
-    _errors(values, labels(info.parameters if info is not None else ("n",)))
+    _errors(values, labels(info.parameters if info is not None else ("n",)), first)
     preflight_panel.render_preflight()
     return values
 
@@ -771,19 +804,25 @@ def usable_cpus() -> int:
         return os.cpu_count() or 1
 
 
-def _errors(values: Mapping[str, Any], shown: Mapping[str, str]) -> None:
+def _errors(values: Mapping[str, Any], shown: Mapping[str, str],
+            first: Mapping[str, Any]) -> None:
     """The last Run's errors; once the form's values differ from those they were found in
-    (e.g. the kernel was chosen), they are checked again, so a corrected field's error goes."""
+    (e.g. the kernel was chosen), they are checked again, so a corrected field's error goes.
+    Without errors, the question Run asked (:func:`render_question`; ``first``: the form's
+    defaults, for its Run anyway)."""
     errors = st.session_state.get(state.BUILDER_ERRORS) or []
+    by = st.session_state.get(state.BUILDER_CHECKED_BY, BUTTONS[0])
     if errors and st.session_state.get(state.BUILDER_CHECKED) != values:
-        errors = check(values)[1]
+        # by the rules of the button that found them (issue 37: Pre-flight's, whose pilot
+        # checks a CUPTI twin, were checked again as Run's under "Found at the last Pre-flight")
+        errors = (preflight_panel.preflight_check(values, check)[2] if by == BUTTONS[1]
+                  else check(values)[1])
         st.session_state[state.BUILDER_ERRORS] = errors
         st.session_state[state.BUILDER_CHECKED] = values
     for err in errors:
         st.error(error_text(err, shown), icon=":material/error:")
     if errors:  # fields inside the form reach the server only with Run (st.form)
-        st.caption(stale_errors_note(st.session_state.get(state.BUILDER_CHECKED_BY, BUTTONS[0])))
-    asked = st.session_state.get(state.BUILDER_CONFIRM)
-    if asked is not None and not errors:
-        st.warning(asked[1], icon=":material/hourglass_top:")
+        st.caption(stale_errors_note(by))
+    if not errors:
+        render_question(first)
 

@@ -10,6 +10,7 @@ selector and the pages show the new result.
 
 from __future__ import annotations
 
+import time
 from typing import Any
 
 import streamlit as st
@@ -216,12 +217,32 @@ def _job(manager: Executor, job: Job, position: int) -> None:
                                     key=state.key("panel", job.job_id))
 
 
-def progress_text(job: Job) -> str:
-    """A running job's progress line: ``stage · done/total`` of its worker's steps, or, for a
-    sweep another process watches, its tasks done of all, read from its folder."""
+def progress_text(job: Job, now: float | None = None) -> str:
+    """A running job's progress line: ``stage: where · done/total`` of its worker's steps
+    (:func:`where_text`), or, for a sweep another process watches, its tasks done of all, read
+    from its folder. ``now``: epoch s (default the clock)."""
     if job.watched_by and job.stage == READ_ONLY_STAGE and job.total:
         return f"{job.done:,} of {counted(job.total, 'task')} done"
-    return f"{job.stage or 'starting'} · {job.done:,}/{job.total:,}" if job.total else "starting"
+    if not job.total:
+        return "starting"
+    where = where_text(job, time.time() if now is None else now)
+    return f"{job.stage or 'starting'}{': ' + where if where else ''} · {job.done:,}/{job.total:,}"
+
+
+def where_text(job: Job, now: float) -> str:
+    """Where the worker's last progress event put it, ``config 1 of 4, run 3 of 10, 15 s in
+    this config`` (the run is left out in a warm-up, its count for runs "auto", whose runs are
+    at most the spec's); "" when no event named a config. A kernel that hangs shows its config
+    and the seconds growing, where it showed "starting" (issue 37)."""
+    if job.config is None:
+        return ""
+    parts = [f"config {job.config + 1:,} of {len(job.spec.configs):,}"]
+    if job.run is not None:
+        parts.append(f"run {job.run + 1:,}" + ("" if job.spec.run_target is not None
+                                                 else f" of {job.spec.runs:,}"))
+    if job.config_since is not None:
+        parts.append(f"{max(0.0, now - job.config_since):.0f} s in this config")
+    return ", ".join(parts)
 
 
 def owner_caption(job: Job) -> str:

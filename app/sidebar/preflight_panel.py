@@ -12,7 +12,7 @@ import streamlit as st
 from profiling_worker.bundle.number_text import counted
 from profiling_worker.bundle.schema import backends as B, run_target
 from profiling_worker.bundle.schema.manifest import JobStatus
-from profiling_worker.bundle.schema.spec import FieldError, validate_spec
+from profiling_worker.bundle.schema.spec import FieldError, JobSpec, validate_spec
 
 from app.core import job_size, numbers, preflight, spec_form
 from app.core.markdown import esc
@@ -32,29 +32,57 @@ def is_pilot(values: Mapping[str, Any]) -> bool:
             and str(values.get("runs") or "").strip().lower() == run_target.AUTO)
 
 
-def on_preflight(values: Mapping[str, Any],
-                 check: Any) -> None:
-    """Form callback: validate the form (``check(values)`` -> (spec, errors), as Run does; for
-    a pilot, :func:`is_pilot`, its CUPTI twin timing only) and queue its pre-flight job on this
-    host, or keep the errors for display."""
+def preflight_check(values: Mapping[str, Any], check: Any
+                    ) -> tuple[JobSpec | None, JobSpec | None, list[FieldError]]:
+    """(the planned spec, its pre-flight pass's spec, []) for form values Pre-flight can pass,
+    else (None, None, the field errors): ``check(values)`` -> (spec, errors), Run's check (for
+    a pilot, :func:`is_pilot`, on its CUPTI twin, timing only), then whether the pass's
+    backend runs here. Queues nothing; also the check that Pre-flight's errors are checked
+    again by once the form changes (app/sidebar/job_builder.py)."""
     pilot = is_pilot(values)
     spec, errors = check({**values, "backend": B.CUPTI, "metric_preset": "timing",
                           "extra_metrics": ""} if pilot else values)
-    st.session_state[state.BUILDER_ERRORS] = errors
-    st.session_state[state.BUILDER_CHECKED] = values
     if spec is None:
-        return
+        return None, None, errors
     quick = preflight.preflight_spec(spec, pilot)
     refused = spec_form.backend_errors(quick, cached.env_report())
     if refused:
-        st.session_state[state.BUILDER_ERRORS] = [
+        return None, None, [
             FieldError("preflight", f"the pre-flight pass runs on {quick.backend}, which cannot "
                        f"run here: {e.message}", e.hint) for e in refused]
+    return spec, quick, []
+
+
+def on_preflight(values: Mapping[str, Any],
+                 check: Any) -> None:
+    """Form callback: :func:`preflight_check` the form and queue its pre-flight job on this
+    host, or keep the errors for display."""
+    spec, quick, errors = preflight_check(values, check)
+    st.session_state[state.BUILDER_ERRORS] = errors
+    st.session_state[state.BUILDER_CHECKED] = values
+    if spec is None or quick is None:
         return
     job_id = cached.job_manager().submit(quick)
     state.add_own_job(job_id)
     st.session_state[state.BUILDER_PREFLIGHT] = {"job": job_id, "planned": spec.to_json(),
-                                                 "ncu_form": dict(values) if pilot else None}
+                                                 "ncu_form": dict(values) if is_pilot(values)
+                                                 else None}
+
+
+def done_seconds(spec: JobSpec) -> float | None:
+    """The time estimate (s) of this session's Pre-flight where it is done and was of ``spec``
+    itself (its spec hash), for Run's size check (:func:`app.core.job_size.estimate`); None
+    otherwise (none, still running, failed, another spec, or a pilot for Nsight Compute, whose
+    estimate is of the ncu job its runs make)."""
+    entry = st.session_state.get(state.BUILDER_PREFLIGHT)
+    if not entry or entry.get("ncu_form") or (
+            validate_spec(entry["planned"]).spec_hash() != spec.spec_hash()):
+        return None
+    bundle = cached.bundle_for(entry["job"])
+    if bundle is None or bundle.status != JobStatus.DONE:
+        return None
+    found = preflight.read_preflight(bundle.table("launches"), bundle.manifest, spec)
+    return float(found.estimate["seconds"])
 
 
 def render_preflight() -> None:

@@ -117,6 +117,13 @@ class RunCounter:
         self._runs.clear()
         self._done = 0
 
+    def warming(self, config_index: int) -> None:
+        """Report that this config's untimed warm-up calls begin (stage ``warm-up``): without
+        it a kernel that hangs in them showed the job "starting", with no config named."""
+        if self._emit:
+            self._emit("progress", done=self._done, total=self._total, stage="warm-up",
+                       config=config_index)
+
     def next(self, config: Sequence[Any]) -> tuple[int, int]:
         """Return (config index, run index) for a call with these values and count it."""
         idx = self._index[tuple(config)]

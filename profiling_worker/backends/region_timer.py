@@ -153,11 +153,15 @@ def time_regions(spec: JobSpec, make_body: Callable[[str, Annotate], Callable[..
         if idx in failed:  # runs "auto" may come back to it: it raised once, it is skipped
             return {}
         try:
+            if spec.warmup and idx not in warmed:
+                counter.warming(idx)  # before the calls, outside every timed region
             for _ in range(0 if idx in warmed else spec.warmup):
                 for body in bodies:
                     body(*values, annotate=lambda _name: nullcontext())
             warmed.add(idx)
             for _ in range(runs):
+                # its progress event is written here, before the run's regions open their
+                # marks: the report adds nothing to any measured region
                 current["config"], current["run"] = counter.next(values)
                 if before_run is not None:
                     before_run(current["config"], current["run"], values)

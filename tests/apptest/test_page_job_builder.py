@@ -279,7 +279,7 @@ def test_a_very_large_job_asks_for_a_second_run_before_starting(store, app) -> N
     _submit(at)
     assert not at.exception, at.exception
     manager = cached.job_manager()
-    said = [w.value for w in at.warning if "Press Run again" in w.value]
+    said = [w.value for w in at.warning if "Run anyway (or Run again)" in w.value]
     assert said and "196,900 runs (1,969 configs × 100 runs × 1 kernel)" in said[0]
     assert not at.session_state["sidebar-job"] if "sidebar-job" in at.session_state else True
     _submit(at)  # the same Run again: started
@@ -287,7 +287,47 @@ def test_a_very_large_job_asks_for_a_second_run_before_starting(store, app) -> N
     job_id = at.session_state["sidebar-job"]
     assert manager.get(job_id) is not None and manager.get(job_id).spec.runs == 100
     manager.cancel(job_id)
-    assert not [w for w in at.warning if "Press Run again" in w.value]
+    assert not [w for w in at.warning if "Run anyway (or Run again)" in w.value]
+
+
+def _ask_big_job(at) -> str:
+    """Fill a fresh user's job (issue 37: sizes 1..2000, 10 runs, queued silently) and press Run:
+    the question it asks."""
+    _fill(at, kernels=["matmul"], backend="cpu", sizes="1..2000 +1", runs=10)
+    _submit(at)
+    assert not at.exception, at.exception
+    said = [unescape(w.value) for w in at.warning if "This job has" in w.value]
+    assert said, texts(at)
+    return said[0]
+
+
+def test_a_large_job_asks_and_run_anyway_queues_it_once(store, app) -> None:
+    """Issue 37: 2,000 sizes x 10 runs (20,000 runs) was queued without a word. Run now says its
+    size and time and the estimate's source; Run anyway queues it, once."""
+    at = app()
+    said = _ask_big_job(at)
+    assert "20,000 runs (2,000 configs × 10 runs × 1 kernel), about 3 min on cpu " in said, said
+    assert "(assumed 10 ms a run, not measured; Pre-flight measures it)" in said, said
+    assert cached.job_manager().snapshot() == []
+    at.button(key="builder-run-anyway").click().run()
+    assert not at.exception, at.exception
+    queued = cached.job_manager().snapshot()
+    assert len(queued) == 1 and len(queued[0].spec.configs) == 2000
+    assert at.session_state["sidebar-job"] == queued[0].job_id
+    assert not [w for w in at.warning if "This job has" in w.value]
+    cached.job_manager().cancel(queued[0].job_id)
+
+
+def test_a_large_job_asked_about_and_changed_queues_nothing(store, app) -> None:
+    at = app()
+    _ask_big_job(at)
+    at.button(key="builder-change").click().run()
+    assert not at.exception, at.exception
+    assert not [w for w in at.warning if "This job has" in w.value]
+    assert cached.job_manager().snapshot() == []
+    _submit(at)  # the question was dropped: the same Run asks again, it does not answer
+    assert [w for w in at.warning if "This job has" in w.value]
+    assert cached.job_manager().snapshot() == []
 
 
 def test_a_second_run_of_the_same_spec_within_seconds_asks_first(store, app) -> None:
@@ -300,7 +340,7 @@ def test_a_second_run_of_the_same_spec_within_seconds_asks_first(store, app) -> 
     _submit(at)  # the double click's second click
     assert not at.exception, at.exception
     said = [w.value for w in at.warning if "identical job" in w.value]
-    assert said and first in said[0] and "Press Run again" in said[0], texts(at)
+    assert said and first in said[0] and "Run anyway (or Run again)" in said[0], texts(at)
     # it said "was queued" of a job already done: its status now is said
     assert re.search(r"was submitted \d+ s ago, (queued|running|done)\. ", unescape(said[0])), \
         said[0]
@@ -327,7 +367,7 @@ def test_a_double_click_does_not_answer_the_question_its_first_click_asked(
     _submit(at)  # its second, within the double-click time
     assert not at.exception, at.exception
     said = [w.value for w in at.warning if "identical job" in w.value]
-    assert said and first in said[0] and "Press Run again" in said[0], texts(at)
+    assert said and first in said[0] and "Run anyway (or Run again)" in said[0], texts(at)
     assert [j.job_id for j in cached.job_manager().snapshot()] == [first]
     monkeypatch.setattr(job_builder, "DOUBLE_CLICK_S", 0.0)
     _submit(at)  # a Run after the double-click time: the answer

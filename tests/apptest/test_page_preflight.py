@@ -76,6 +76,22 @@ def test_an_ncu_job_of_auto_runs_asks_cupti_for_its_runs(store, app) -> None:
     assert "press Pre-flight in the sidebar" in texts(at)
 
 
+def test_preflights_errors_are_checked_again_by_preflight_not_by_run(store, app) -> None:
+    """Issue 37: errors Pre-flight found were checked again, once the kernel choice changed,
+    by Run's rules: the pilot's "cupti cannot run here" became Run's "press Pre-flight", under
+    "Found at the last Pre-flight". They are checked again by the button that found them."""
+    at = app()
+    at.selectbox(key="builder-backend").set_value("ncu").run()
+    at.text_input(key="builder-runs").set_value("auto")
+    at.button(key="builder-preflight").click().run()
+    assert "cupti cannot run here" in texts(at)
+    at.multiselect(key="builder-kernels").set_value(["matmul", "fusion"]).run()  # no button
+    assert not at.exception, at.exception
+    shown = texts(at)
+    assert "cupti cannot run here" in shown and "Found at the last Pre-flight" in shown
+    assert "press Pre-flight in the sidebar" not in shown, shown
+
+
 def test_the_pilots_runs_fill_runs_with_one_click(store, app, tmp_path) -> None:
     """A done pass of runs "auto" (here a real cpu job standing in for the GPU's CUPTI pass)
     shown as an ncu job's pilot: the runs it took, and "Use N runs" puts N in Runs."""

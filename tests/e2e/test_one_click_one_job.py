@@ -55,7 +55,7 @@ def test_a_double_click_on_run_queues_one_job(page, own_bundled_app_server: AppS
     get_by_key(other, "builder-submit").get_by_role("button").click()
     warning = other.get_by_test_id("stSidebar").get_by_test_id("stAlertContentWarning")
     expect(warning.filter(has_text="identical job")).to_be_visible()
-    expect(warning.filter(has_text="Press Run again")).to_be_visible()
+    expect(warning.filter(has_text="Run anyway (or Run again)")).to_be_visible()
     expect(page.locator(f".st-key-panel-job-{job_id}")).to_be_visible()
     wait_for_app_run(page)
     # the job just queued, not the one shown before: in the URL and on the page
@@ -66,3 +66,29 @@ def test_a_double_click_on_run_queues_one_job(page, own_bundled_app_server: AppS
     # every click was handled by now: none but the first could queue without an answer
     assert [p.parent.name for p in sorted(server.results_dir.glob("*/spec.json"))] == [job_id]
     expect(page.locator("[class*='st-key-panel-job-']")).to_have_count(1)
+
+
+def test_a_large_job_is_asked_about_and_run_anyway_queues_it_once(
+        page, own_bundled_app_server: AppServer, artifacts_dir: Path) -> None:  # type: ignore[no-untyped-def]
+    """Issue 37: 2,000 sizes x 10 runs (20,000 runs) was queued without a word. Run shows the
+    job's size, time and the estimate's source with Run anyway and Change beside it, in sight in
+    the sidebar; Run anyway queues the job once."""
+    server = own_bundled_app_server
+    before = len(list(server.results_dir.glob("*/spec.json")))  # the module's other jobs
+    open_app(page, server.url)
+    fill_text(page, "builder-sizes", "1..2000 +1")
+    fill_text(page, "builder-runs", "10")
+    get_by_key(page, "builder-submit").get_by_role("button").click()
+    warning = page.get_by_test_id("stSidebar").get_by_test_id("stAlertContentWarning")
+    expect(warning.filter(has_text="This job has 20,000 runs")).to_be_visible()
+    anyway = get_by_key(page, "builder-run-anyway").get_by_role("button")
+    expect(anyway).to_be_in_viewport()
+    page.screenshot(path=str(artifacts_dir / "large-job-question.png"))
+    assert len(list(server.results_dir.glob("*/spec.json"))) == before, "queued unasked"
+    anyway.click()
+    deadline = time.monotonic() + APP_RUN_TIMEOUT_MS / 1000
+    while len(specs := sorted(server.results_dir.glob("*/spec.json"))) == before:
+        assert time.monotonic() < deadline, "Run anyway queued nothing"
+        time.sleep(0.1)  # polling interval of the file system, not a correctness wait
+    wait_for_app_run(page)
+    assert len(list(server.results_dir.glob("*/spec.json"))) == before + 1, specs

@@ -1,0 +1,55 @@
+"""The job panel says where a running job is, from what the real worker reports (issue 37: a
+kernel that hung showed "starting" for 15 s): its config, its run and the seconds in that
+config; the warm-up of a config is reported before its calls."""
+
+from __future__ import annotations
+
+import threading
+from pathlib import Path
+from types import SimpleNamespace
+
+from profiling_worker.bundle.schema import columns as C, events
+from profiling_worker.bundle.schema.spec import validate_spec
+
+from app.services.job_book import JobBook
+from app.services.job_model import Job
+from app.sidebar.job_panel import progress_text
+from tests.unit.app.conftest import TINY_SPEC
+
+
+def _events(bundle: Path) -> list[dict]:
+    lines = (bundle / C.EVENTS_FILE).read_text(encoding="utf-8").splitlines()
+    return [ev for ev in map(events.parse_line, lines) if ev is not None]
+
+
+def _followed(evs: list[dict]) -> Job:
+    """A job as the job manager's event reader (``JobBook._apply``) leaves it after ``evs``."""
+    job = Job("j", Path("."), validate_spec(TINY_SPEC), "cpu")
+    JobBook._apply(SimpleNamespace(_lock=threading.Lock()), job, evs)  # type: ignore[arg-type]
+    return job
+
+
+def test_the_progress_text_of_a_real_cpu_jobs_events(cpu_bundle_src: Path) -> None:
+    evs = _events(cpu_bundle_src)
+    progress = [ev for ev in evs if ev["event"] == "progress"]
+    # TINY_SPEC: 2 configs x 3 runs, one warm-up call: each config's warm-up is reported first
+    assert [(ev["stage"], ev.get("config"), ev.get("run")) for ev in progress][:5] == [
+        ("warm-up", 0, None), ("profiling", 0, 0), ("profiling", 0, 1), ("profiling", 0, 2),
+        ("warm-up", 1, None)]
+    warm = evs[:evs.index(progress[0]) + 1]
+    assert progress_text(_followed(warm), now=progress[0]["t"] + 15) == (
+        "warm-up: config 1 of 2, 15 s in this config · 0/6")
+    third = progress[3]  # config 0's third run begun: the hang the issue saw
+    job = _followed(evs[:evs.index(third) + 1])
+    assert progress_text(job, now=progress[0]["t"] + 15) == (
+        "profiling: config 1 of 2, run 3 of 3, 15 s in this config · 3/6")
+    second = progress[5]  # config 1's first run: its seconds count from its warm-up
+    job = _followed(evs[:evs.index(second) + 1])
+    assert progress_text(job, now=progress[4]["t"] + 2) == (
+        "profiling: config 2 of 2, run 1 of 3, 2 s in this config · 4/6")
+    done = _followed(evs)  # the last stage has no config: none is named
+    assert progress_text(done) == "writing bundle · 1/1"
+
+
+def test_a_job_without_progress_is_starting() -> None:
+    assert progress_text(_followed([])) == "starting"
