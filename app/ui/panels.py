@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
+import dataclasses
 import functools
+import hashlib
 from collections.abc import Callable, Iterable
 from pathlib import Path
 from typing import Any, NoReturn
@@ -197,10 +199,78 @@ def table(frame: pd.DataFrame | list[dict[str, Any]], key: str, where: Any = Non
     (:func:`app.core.numbers.unit_formats`): :func:`app.core.numbers.column_display` decides,
     as for the HTML report. Those columns stay numbers, so a click on their header sorts them
     by value (:func:`styled`; beyond :data:`STYLED_CELLS` cells each such column has one format,
-    its family's, and a caption says so: :func:`_one_format`).
+    its family's, and a caption says so: :func:`_one_format`). What it draws of a frame is
+    prepared once per distinct frame (:func:`_prepared`), not at every script run.
     ``where``: a column or container (default: here); ``column_config`` entries override the
     number formats."""
     frame = frame if isinstance(frame, pd.DataFrame) else pd.DataFrame(frame)
+    ready = _prepared(frame_digest(frame), frame)
+    for note in ready.notes:
+        (where or st).caption(note)
+    config = {**ready.config, **(column_config or {})}  # a copy: the cached one stays as is
+    if ready.short_chars:  # wide enough for the shortened names; the header's help says how
+        config[C.KERNEL] = {**(config.get(C.KERNEL) or {}), "help": table_text.SHORT_HELP,
+                            "width": text_width(ready.short_chars, 900)}
+    if ready.joined_chars:
+        config[C.KERNEL_NAMES] = {**(config.get(C.KERNEL_NAMES) or {}),
+                                  "help": table_text.SHORT_NAMES_HELP,
+                                  "width": text_width(ready.joined_chars, 900)}
+    kwargs.setdefault("placeholder", MISSING)
+    (where or st).dataframe(ready.data, key=key, hide_index=True, width="stretch",
+                            column_config=config, **kwargs)
+
+
+@dataclasses.dataclass(frozen=True)
+class Prepared:
+    """What :func:`table` draws of a frame, before the caller's column config: ``data`` (the
+    frame shown, or its pandas Styler), ``config`` (column name -> Streamlit column config),
+    ``notes`` (captions drawn above the table), and the widest shortened kernel name and
+    joined kernel names (characters; None when none was shortened)."""
+
+    data: Any
+    config: dict[str, Any]
+    notes: tuple[str, ...]
+    short_chars: int | None
+    joined_chars: int | None
+
+
+#: The most frames whose table stays prepared (:func:`_prepared`), least recently used out
+#: first: a page draws 1-6 tables, so this keeps every table of the pages of a few jobs.
+TABLES_KEPT = 64
+
+
+@st.cache_resource(max_entries=TABLES_KEPT, show_spinner=False)
+def _prepared(digest: str, _frame: pd.DataFrame) -> Prepared:
+    """:func:`prepare` of ``_frame``, once per ``digest`` (:func:`frame_digest`; the frame
+    itself is not hashed again). Kept as is, not copied: a hit costs nothing, and nothing
+    changes it (:func:`table` copies the config; Streamlit's conversion of a Styler that only
+    formats, as :func:`styled`'s, sets nothing on it but its empty styles)."""
+    return prepare(_frame.copy(deep=False))  # the caller's later edits stay out (copy on write)
+
+
+def frame_digest(frame: pd.DataFrame) -> str:
+    """A hex digest of everything :func:`table` shows of ``frame``: its column labels and
+    dtypes, its index and every cell, by value and, in a column of Python objects (text,
+    mixed), by type too (pandas' own hash, and so Streamlit's, writes None and "None" and 1
+    and "1" alike, and Streamlit's samples a frame of 50,000 rows or more)."""
+    digest = hashlib.blake2b(digest_size=20)
+    digest.update(repr([(name, str(dtype)) for name, dtype in frame.dtypes.items()]
+                       + [frame.index.names, str(frame.index.dtype)]).encode())
+    for column in (frame.index.to_series(), *(frame.iloc[:, i] for i in range(frame.shape[1]))):
+        if isinstance(column.dtype, np.dtype) and column.dtype.kind in "biufcmM":
+            digest.update(column.to_numpy().tobytes())  # fixed-width: the bytes are the value
+        else:  # repr escapes control characters: the separator cannot come from a value
+            digest.update("\x1f".join(f"{type(v).__name__}:{v!r}"
+                                       for v in column.to_numpy(dtype=object)).encode())
+        digest.update(b"\x1e")
+    return digest.hexdigest()
+
+
+def prepare(frame: pd.DataFrame) -> Prepared:
+    """What :func:`table` draws of ``frame`` (:class:`Prepared`): the text it shows (bidi
+    controls visible, kernel names shortened), the number formats and widths of its columns,
+    the Styler of a table up to :data:`STYLED_CELLS` cells, and the captions of a larger
+    one."""
     frame = table_text.visible_text(frame)  # bidirectional controls shown, not obeyed
     frame, short_chars = table_text.short_kernel_names(frame)
     frame, joined_chars = table_text.short_joined_names(frame)
@@ -212,6 +282,7 @@ def table(frame: pd.DataFrame | list[dict[str, Any]], key: str, where: Any = Non
         format=fmt, width=_width(str(name), _widest(frame[name], fmt)))
         for name, fmt in shown.number_formats.items()}
     data: Any = frame
+    notes: list[str] = []
     if shown.cells and frame.size <= STYLED_CELLS:  # no format: the Styler's text shows
         data = styled(frame, shown.cells)
         config.update({name: st.column_config.NumberColumn(
@@ -222,26 +293,16 @@ def table(frame: pd.DataFrame | list[dict[str, Any]], key: str, where: Any = Non
         config.update(big)
         texts = sorted(shown.by_rows - set(big))
         config.update({name: st.column_config.TextColumn(alignment="right") for name in texts})
-        for note, names in ((_ONE_FORMAT_NOTE, sorted(big)), (_TEXT_SORT_NOTE, texts)):
-            if names:
-                (where or st).caption(note.format(names=", ".join(map(str, names)),
-                                                  cells=frame.size, limit=STYLED_CELLS))
+        notes = [note.format(names=", ".join(map(str, names)), cells=frame.size,
+                             limit=STYLED_CELLS)
+                 for note, names in ((_ONE_FORMAT_NOTE, sorted(big)), (_TEXT_SORT_NOTE, texts))
+                 if names]
     if C.UNIT in frame.columns and C.UNIT not in config:  # "TFLOP/s" was cut to "TFLOP/"
         # a missing Unit (pandas 3's str dtype keeps it missing) has no length: count it as 0
         longest = int(frame[C.UNIT].astype(str).str.len().fillna(0).max()) if len(frame) else 0
         config[C.UNIT] = {"width": max(longest, len(C.UNIT)) * 9 + 28}
     config.update(_text_widths(frame, skip={*config, C.KERNEL, C.KERNEL_NAMES}))
-    config.update(column_config or {})
-    if short_chars:  # wide enough for the shortened names; the header's help says how
-        config[C.KERNEL] = {**(config.get(C.KERNEL) or {}), "help": table_text.SHORT_HELP,
-                            "width": text_width(short_chars, 900)}
-    if joined_chars:
-        config[C.KERNEL_NAMES] = {**(config.get(C.KERNEL_NAMES) or {}),
-                                  "help": table_text.SHORT_NAMES_HELP,
-                                  "width": text_width(joined_chars, 900)}
-    kwargs.setdefault("placeholder", MISSING)
-    (where or st).dataframe(data, key=key, hide_index=True, width="stretch",
-                            column_config=config, **kwargs)
+    return Prepared(data, config, tuple(notes), short_chars, joined_chars)
 
 
 def _one_format(frame: pd.DataFrame, shown: numbers.ColumnDisplay
