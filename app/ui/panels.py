@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import copy
 import dataclasses
 import functools
 import hashlib
@@ -11,6 +12,7 @@ from typing import Any, NoReturn
 
 import numpy as np
 import pandas as pd
+from pandas.io.formats.style import Styler
 import plotly.graph_objects as go
 import streamlit as st
 
@@ -216,7 +218,10 @@ def table(frame: pd.DataFrame | list[dict[str, Any]], key: str, where: Any = Non
                                   "help": table_text.SHORT_NAMES_HELP,
                                   "width": text_width(ready.joined_chars, 900)}
     kwargs.setdefault("placeholder", MISSING)
-    (where or st).dataframe(ready.data, key=key, hide_index=True, width="stretch",
+    # a Styler of its own per draw: Streamlit's conversion sets attributes on it (its uuid, its
+    # computed styles), and the cached one is shared by every session's thread
+    data = copy.copy(ready.data) if isinstance(ready.data, Styler) else ready.data
+    (where or st).dataframe(data, key=key, hide_index=True, width="stretch",
                             column_config=config, **kwargs)
 
 
@@ -243,8 +248,7 @@ TABLES_KEPT = 64
 def _prepared(digest: str, _frame: pd.DataFrame) -> Prepared:
     """:func:`prepare` of ``_frame``, once per ``digest`` (:func:`frame_digest`; the frame
     itself is not hashed again). Kept as is, not copied: a hit costs nothing, and nothing
-    changes it (:func:`table` copies the config; Streamlit's conversion of a Styler that only
-    formats, as :func:`styled`'s, sets nothing on it but its empty styles)."""
+    changes it (:func:`table` draws a shallow copy of the config and of the Styler)."""
     return prepare(_frame.copy(deep=False))  # the caller's later edits stay out (copy on write)
 
 
