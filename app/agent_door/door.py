@@ -33,7 +33,7 @@ from app.core.share.job import caption, contention_note, host_timer_note, spec_j
 from app.core.share.verdict import decision, judged, refused
 from app.core.views import deep_dive as D
 from app.core.views.replication import replication, verdict_table
-from app.core.views.run_audit import badge_frame, failed_text
+from app.core.views.run_audit import AUDIT_ELSEWHERE, badge_frame, failed_text
 from app.services import (history_index, import_client, repeat_guard, result_store,
                           worker_client)
 from app.services.job_manager import JobManager
@@ -66,11 +66,23 @@ def _plain(value: Any) -> Any:
     return None if value is pd.NA or value is pd.NaT else value
 
 
-def records(frame: pd.DataFrame, limit: int = MAX_ROWS) -> dict[str, Any]:
-    """``{"rows": [...], "rows_not_listed": n}``: the first ``limit`` rows as dicts."""
+def records(frame: pd.DataFrame, limit: int = MAX_ROWS, elsewhere: str = "") -> dict[str, Any]:
+    """``{"rows": [...], "rows_not_listed": n}``: the first ``limit`` rows as dicts; where rows
+    were left out and ``elsewhere`` says where every row is, ``rows_elsewhere``: that place
+    (an answer carries a page of rows, never thousands: issue 37)."""
     rows = [{str(k): _plain(v) for k, v in row.items()}
             for row in frame.head(limit).to_dict(orient="records")]
-    return {"rows": rows, "rows_not_listed": max(0, len(frame) - limit)}
+    left = max(0, len(frame) - limit)
+    return {"rows": rows, "rows_not_listed": left,
+            **({"rows_elsewhere": elsewhere} if left and elsewhere else {})}
+
+
+def page_rows(script: str, job_id: str) -> str:
+    """Where every row of the table of page ``script`` (``app/app_pages/<script>``) on job
+    ``job_id`` is: the page's URL path and its table's CSV download."""
+    page = pages.page(script)
+    return (f"the dashboard's {page.title} page (/{page.url_path}?job={job_id}): its table's "
+            "CSV download")
 
 
 class Door:
@@ -216,10 +228,11 @@ class Door:
         stability page's table of the duration metric (µs) per region x config with ``ci95``
         (the CI95's method and coverage, as the page's caption says them), and the run
         audit per region x config (``run_audit``: runs passed, the checks flagged, those the
-        files cannot support), ``caveats`` (the warnings every page of the job shows: the
-        configs a partial job measured and not, the cpu backend's timer and contention, what
-        the run audit failed; empty when none applies) and the keys of the analyses
-        :meth:`analysis_table` gives."""
+        files cannot support), each its first :data:`MAX_ROWS` rows (``rows_not_listed``
+        counts the rest, ``rows_elsewhere`` says where they are), ``caveats`` (the warnings
+        every page of the job shows: the configs a partial job measured and not, the cpu
+        backend's timer and contention, what the run audit failed; empty when none applies)
+        and the keys of the analyses :meth:`analysis_table` gives."""
         bundle = self.bundle(job_id)
         out: dict[str, Any] = {
             "job_id": bundle.job_id, "caption": caption(bundle), "status": bundle.status.value,
@@ -233,13 +246,14 @@ class Door:
             frame = pages.STABILITY.table(bundle)
             cols = [C.ANNOTATION, C.CONFIG_LABEL, C.UNIT, C.NUM_RUNS, C.AVG, C.STD, C.CI95_LOWER,
                     C.CI95_UPPER, C.RSD, C.STABLE, C.CI95_HALF_PCT]
-            out["durations"] = records(frame[[c for c in cols if c in frame]])
+            out["durations"] = records(frame[[c for c in cols if c in frame]],
+                                       elsewhere=page_rows(pages.STABILITY.script, job_id))
             out["ci95"] = W.line(W.MEAN, bundle.host_timer)  # its method and coverage
         except MissingData as exc:
             out["durations"] = {"missing": str(exc)}
         audit = badge_frame(bundle)
         out["run_audit"] = records(audit[[C.ANNOTATION, C.CONFIG_LABEL, C.RUNS, "Passed", "Flags",
-                                          "NotChecked"]])
+                                          "NotChecked"]], elsewhere=AUDIT_ELSEWHERE)
         failed = failed_text(bundle)
         out["caveats"] = [c for c in (partial.note(bundle.manifest), host_timer_note(bundle),
                                       contention_note(bundle),
@@ -250,7 +264,8 @@ class Door:
         """The table of one analysis of :data:`app.core.pages.ANALYSES` (``analysis``: its key,
         e.g. ``bound``) as its dashboard page opens on the job (the HTML report's section of
         the same name shows it too): the page's title and URL path, and the first
-        :data:`MAX_ROWS` rows; ``interval`` (the method and coverage the page says beside its
+        :data:`MAX_ROWS` rows (``rows_not_listed``, ``rows_elsewhere``: :func:`records`);
+        ``interval`` (the method and coverage the page says beside its
         CI95 columns) where the table has them; ``missing`` (why) where the job cannot feed it.
 
         Raises:
@@ -272,7 +287,7 @@ class Door:
             return {**out, "missing": str(exc)}
         if C.CI95_LOWER in frame:  # the page's caption beside its mean CI95 columns
             out["interval"] = W.line(W.MEAN, bundle.host_timer)
-        return {**out, **records(frame)}
+        return {**out, **records(frame, elsewhere=page_rows(entry.script, bundle.job_id))}
 
     def compare_jobs(self, baseline: str, candidate: str, max_slowdown_pct: float | str = 3.0,
                      metric: str | None = None) -> dict[str, Any]:

@@ -183,13 +183,13 @@ max_slowdown = criteria[1].number_input("Allowed slowdown (%)", min_value=0.0, m
                                     help="the gate's --max-slowdown: regressed only when the "
                                          "whole 95 % interval is above it, same when inside ±it")
 options = CompareOptions(metric=metric, max_slowdown_pct=float(max_slowdown))
+judged = gate_result(baseline, candidate, options)  # once: the frame's judgement too
 try:
-    frame = compare_frame(baseline, candidate, options)
+    frame = compare_frame(baseline, candidate, options, judged=judged)
 except MissingData as exc:
     analysis.missing(exc)
 for side, side_job in (("baseline", baseline), ("candidate", candidate)):
     notes.show(side_job, f"compare-{side}", [metric], extra_checks=(P.INTERVAL_BELOW_ZERO,))
-judged = gate_result(baseline, candidate, options)
 counts = frame[F.VERDICT].value_counts()
 st.caption(f"{len(frame)} matching annotation × config pairs: "
            + ", ".join(f"{n} {esc(str(v))}" for v, n in counts.items())

@@ -460,3 +460,26 @@ def test_a_not_comparable_pair_shows_no_outcome_of_its_runs(store, monkeypatch, 
     judged = [r for r in frame["Reason"] if "the runs alone: " in r]
     assert len(judged) == 12 and not [r for r in judged if "runs a side would" in r
                                       or "so the clock explains" in r]
+
+
+def test_the_page_judges_the_pair_once(store, monkeypatch, app) -> None:
+    """Issue 37: the page judged the pair for its table and again for its counts, half of its
+    42 s CPU at 10,000 configs; one judgement feeds both, the same table as judged apart."""
+    import pandas as pd
+
+    from app.core.views import compare as V
+    from profiling_worker.bundle.loader import load_bundle
+
+    monkeypatch.setenv("KPROF_BUNDLED_DIR", str(SCENARIOS))
+    calls = []
+    judge = V.gate.judge  # the judgement module the views call
+    monkeypatch.setattr(V.gate, "judge", lambda *a, **k: calls.append(1) or judge(*a, **k))
+    at = app("compare", query={"job": "h200-cupti-gate-again"})
+    assert not at.exception, at.exception
+    assert len(calls) == 1
+    base, cand = (load_bundle(SCENARIOS / j) for j in ("h200-cupti-gate-base",
+                                                       "h200-cupti-gate-again"))
+    options = V.CompareOptions(metric=base.duration_metric)
+    pd.testing.assert_frame_equal(
+        V.compare_frame(base, cand, options, judged=V.gate_result(base, cand, options)),
+        V.compare_frame(base, cand, options))

@@ -117,12 +117,15 @@ def test_a_config_at_a_steady_lower_clock_passes_and_is_said_as_no_failure(store
 
 def _scale_with_failed_pairs(results, configs: int, failed: int) -> str:
     """The benchmarks' scale bundle (real H200 rows tiled to ``configs`` configs x 3 runs, 3
-    annotations) with run 0's clock dropped 10 % in the first ``failed`` pairs, so the audit,
-    derived on load, fails them; returns its job id."""
+    annotations) with run 0's clock dropped 10 % in the first ``failed`` pairs and its stored
+    run audit written again, so the audit fails them; returns its job id."""
     import pandas as pd
 
     from benchmarks.results_page_scale import build_scale_bundle
+    from profiling_worker.bundle.gate.sides import beside_tables
+    from profiling_worker.bundle.loader import load_bundle
     from profiling_worker.bundle.schema import columns as C
+    from profiling_worker.bundle.schema.run_audit import audit_runs
     from profiling_worker.bundle.writer import write_table
     from tests.scenarios import NCU_CLOCK
 
@@ -134,6 +137,9 @@ def _scale_with_failed_pairs(results, configs: int, failed: int) -> str:
         [C.ANNOTATION, C.CONFIG]).index.isin(pd.MultiIndex.from_frame(pairs))
     runs.loc[at, C.VALUE] *= 0.9
     write_table(results / job, C.TABLE_RUNS, runs)
+    bundle = load_bundle(results / job)
+    write_table(results / job, C.TABLE_RUN_AUDIT, audit_runs(beside_tables(bundle),
+                                                             bundle.manifest))
     return job
 
 

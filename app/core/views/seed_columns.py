@@ -57,6 +57,10 @@ def _kernel_names(bundle: Bundle, frame: pd.DataFrame) -> pd.Series:
     if launches.empty or C.KERNEL not in launches or not set(keys) <= set(frame) \
             or not set(keys) <= set(launches):
         return pd.Series([None] * len(frame), index=frame.index, dtype=object)
-    names = (launches.dropna(subset=[C.KERNEL]).groupby(keys, sort=False)[C.KERNEL]
-             .agg(lambda s: " + ".join(dict.fromkeys(str(k) for k in s))).rename(KERNEL))
+    # each (annotation, config, kernel) once, first seen first, before the join: a join of
+    # every launch's name per group was 5.9 of Results' 28 s at 10,000 configs (1.9M launches)
+    named = launches.loc[launches[C.KERNEL].notna(), keys]
+    named[C.KERNEL] = launches[C.KERNEL].dropna().astype(str)
+    names = (named.drop_duplicates().groupby(keys, sort=False)[C.KERNEL].agg(" + ".join)
+             .rename(KERNEL))
     return frame[keys].join(names, on=keys)[KERNEL]

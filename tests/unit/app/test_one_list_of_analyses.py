@@ -110,3 +110,30 @@ def test_the_doors_verdict_says_its_intervals_method_and_coverage(door: Door) ->
     assert any("95 % CI" in r["reason"] for r in said["rows"])
     assert said["interval"] == report.interval_line(result) == W.line(W.RATIO)
     assert report.interval_line(result) in report.markdown(result)
+
+
+def test_the_doors_tables_of_a_big_job_are_capped_and_say_where_the_rest_is(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Issue 37: an answer carries MAX_ROWS rows of a table (10,000 configs: 30,000 pairs), the
+    count of the rest and where every row is (the page's CSV, the run audit's table)."""
+    import pandas as pd
+
+    from benchmarks.results_page_scale import build_scale_bundle
+    from app.agent_door.door import MAX_ROWS
+    from app.core.views.run_audit import AUDIT_ELSEWHERE
+
+    monkeypatch.setenv("KPROF_RESULTS_DIR", str(tmp_path))
+    monkeypatch.setenv("KPROF_BUNDLED_DIR", str(tmp_path / "none"))
+    job = "scale-25-configs"
+    build_scale_bundle(tmp_path / job, configs=25, runs=3)  # 3 regions: 75 pairs
+    door = Door()
+    summary = door.job_summary(job)
+    for key, elsewhere in (("durations", f"Stability page (/stability?job={job})"),
+                           ("run_audit", AUDIT_ELSEWHERE)):
+        answer = summary[key]
+        assert len(answer["rows"]) == MAX_ROWS and answer["rows_not_listed"] == 75 - MAX_ROWS
+        assert elsewhere in answer["rows_elsewhere"], answer["rows_elsewhere"]
+    table = door.analysis_table(job, "stability")
+    assert table["rows_not_listed"] == 75 - MAX_ROWS
+    assert "CSV download" in table["rows_elsewhere"]
+    assert "rows_elsewhere" not in records(pd.DataFrame({"a": range(3)}), elsewhere="x")
