@@ -519,7 +519,7 @@ def click_breakdown_text(run: str, page: str) -> str:
 CLICK_CPU_RUNS = {"click-cpu-1205-s13-ticks": False, "click-cpu-1205-s13-hog": True,
                   "click-cpu-1206-s17-listing": True, "click-cpu-1206-s17-bare4": True,
                   "click-cpu-1206-s20-sweep": True, "click-cpu-1206-s20-pages": True,
-                  "click-cpu-1207-s21-bare4": True}
+                  "click-cpu-1207-s21-bare4": True, "click-cpu-1207-s21-table": True}
 
 
 def click_cpu_text(run: str, server: bool = True) -> str:
