@@ -76,7 +76,7 @@ def main(argv: list[str] | None = None) -> int:
               f"to queue "
               "it.", file=sys.stderr)
         return 4
-    if not args.yes and (ask := job_size.confirm_text(spec)):
+    if not args.yes and (ask := job_size.confirm_text(spec, job_size.estimate(spec))):
         print(f"kernel-sweep: {ask} Run again with --yes to queue it.", file=sys.stderr)
         return 5
     executor = SlurmExecutor(args.results, args.worker_python, poll_s=1.0)

@@ -191,9 +191,9 @@ class Door:
         refused = spec_form.backend_errors(job_spec, report)
         if refused:
             raise DoorError("spec cannot run here: " + "; ".join(str(e) for e in refused))
-        if not confirm and (ask := job_size.confirm_text(job_spec)):
-            return {"job_id": None, "status": "not queued",
-                    "estimate": job_size.estimate(job_spec).to_json(),
+        est = job_size.estimate(job_spec)
+        if not confirm and (ask := job_size.confirm_text(job_spec, est)):
+            return {"job_id": None, "status": "not queued", "estimate": est.to_json(),
                     "note": f"{ask} Pass confirm=true to queue it."}
         with repeat_guard.SUBMITTING:
             if not again and (twin := repeat_guard.recent_twin(self.results, job_spec)):

@@ -81,11 +81,11 @@ def duration_text(seconds: float) -> str:
     return f"about {seconds / 3600:.1f} h"
 
 
-def confirm_text(spec: JobSpec, preflight_s: float | None = None) -> str | None:
-    """What a door says before starting a job whose :func:`estimate` is over
-    :data:`ASK_ABOVE_S` seconds or :data:`ASK_ABOVE_RUNS` runs, else None: ``This job has
-    20,000 runs (2,000 configs × 10 runs × 1 kernel), about 3 min on cpu (assumed …``."""
-    est = estimate(spec, preflight_s)
+def confirm_text(spec: JobSpec, est: Estimate) -> str | None:
+    """What a door says before starting a job whose estimate ``est`` (:func:`estimate` of
+    ``spec``) is over :data:`ASK_ABOVE_S` seconds or :data:`ASK_ABOVE_RUNS` runs, else None:
+    ``This job has 20,000 runs (2,000 configs × 10 runs × 1 kernel), about 3 min on cpu
+    (assumed …``."""
     if est.seconds <= ASK_ABOVE_S and est.runs <= ASK_ABOVE_RUNS:
         return None
     most = "at most " if spec.run_target is not None else ""

@@ -422,7 +422,8 @@ def on_submit(first: Mapping[str, Any]) -> None:
     if spec is None:
         return
     asked = st.session_state.pop(state.BUILDER_CONFIRM, None)
-    ask = job_size.confirm_text(spec, preflight_panel.done_seconds(spec))
+    est = job_size.estimate(spec, preflight_panel.done_seconds(spec))
+    ask = job_size.confirm_text(spec, est)
     if asked is not None and asked[0] == spec.spec_hash() and not answers(asked):
         st.session_state[state.BUILDER_CONFIRM] = asked  # a double click's second click
         return

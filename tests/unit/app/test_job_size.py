@@ -20,27 +20,32 @@ BIG = {"kernels": ["matmul"], "annotations": ["fp32"],
 SMALL = {**BIG, "configs": [{"n": 32}, {"n": 64}], "runs": 3}
 
 
+def ask(spec, preflight_s: float | None = None) -> str | None:  # type: ignore[no-untyped-def]
+    """:func:`job_size.confirm_text` of ``spec``'s own estimate, as the doors ask it."""
+    return job_size.confirm_text(spec, job_size.estimate(spec, preflight_s))
+
+
 def test_a_cpu_estimate_without_a_preflight_is_an_assumption_said_as_such() -> None:
     est = job_size.estimate(validate_spec(BIG))
     assert est.runs == 20_000
     # the fixed start of a cpu job plus the assumed seconds of each run
     assert est.seconds == pytest.approx(2.0 + 20_000 * job_size.CPU_RUN_S)
     assert "assumed" in est.source and "not measured" in est.source
-    text = job_size.confirm_text(validate_spec(BIG))
+    text = ask(validate_spec(BIG))
     assert text is not None and text.startswith(
         "This job has 20,000 runs (2,000 configs × 10 runs × 1 kernel), about 3 min on cpu "
         "(assumed 10 ms a run, not measured; Pre-flight measures it): over 10 min or 10,000 "
         "runs.")
-    assert job_size.confirm_text(validate_spec(SMALL)) is None
+    assert ask(validate_spec(SMALL)) is None
 
 
 def test_a_preflight_of_the_spec_wins_and_its_time_alone_can_ask() -> None:
     small = validate_spec(SMALL)  # 6 runs: under the runs bound, over the time bound
     est = job_size.estimate(small, preflight_s=1500.0)
     assert (est.seconds, est.source) == (1500.0, "by its Pre-flight")
-    text = job_size.confirm_text(small, 1500.0)
+    text = ask(small, 1500.0)
     assert text is not None and "about 25 min on cpu (by its Pre-flight)" in text
-    assert job_size.confirm_text(small, 30.0) is None
+    assert ask(small, 30.0) is None
 
 
 def test_a_gpu_estimate_is_the_preflight_fit_at_one_launch_a_region() -> None:
@@ -51,16 +56,16 @@ def test_a_gpu_estimate_is_the_preflight_fit_at_one_launch_a_region() -> None:
     assert est.seconds == pytest.approx(preflight.planned_seconds(ncu, 4000, 0.0))
     assert est.seconds == pytest.approx(10.0 + 0.19 * 4000)
     assert est.source.startswith("at least")
-    assert job_size.confirm_text(ncu) is not None
-    assert job_size.confirm_text(validate_spec({**BIG, "configs": BIG["configs"][:100],
+    assert ask(ncu) is not None
+    assert ask(validate_spec({**BIG, "configs": BIG["configs"][:100],
                                                 "backend": "ncu"})) is None
 
 
 def test_the_runs_bound_asks_whatever_the_time() -> None:
     many = validate_spec({**BIG, "configs": BIG["configs"][:1001]})  # 10,010 runs, ~2 min
     assert job_size.estimate(many).seconds < job_size.ASK_ABOVE_S
-    assert job_size.confirm_text(many) is not None
-    assert job_size.confirm_text(validate_spec({**BIG, "configs": BIG["configs"][:1000]})) is None
+    assert ask(many) is not None
+    assert ask(validate_spec({**BIG, "configs": BIG["configs"][:1000]})) is None
 
 
 @pytest.mark.parametrize(("seconds", "said"), [(40, "about 40 s"), (1500, "about 25 min"),
