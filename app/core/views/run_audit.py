@@ -342,7 +342,8 @@ def failed_rows(badges: pd.DataFrame) -> pd.DataFrame:
     return badges[badges["Passed"] < badges[C.RUNS]]
 
 
-def failed_pairs_text(bundle: Bundle, failed: pd.DataFrame) -> str:
+def failed_pairs_text(bundle: Bundle, failed: pd.DataFrame,
+                      chars: int | None = None) -> str:
     """The pairs of :func:`failed_frame` (or some of its rows) in words, in their order: each
     pair's runs passed and its checks that failed, each with its runs flagged and the evidence
     of its first flagged run (:meth:`~profiling_worker.bundle.schema.run_audit.ConfigAudit.
@@ -351,17 +352,46 @@ def failed_pairs_text(bundle: Bundle, failed: pd.DataFrame) -> str:
     them (:func:`~profiling_worker.bundle.schema.run_audit.job_evidence`): ``"fp16 n=8192:
     7/10 runs passed (clock 3: 1,402 MHz vs its config's median 1,515 MHz (-7.5 %; limit
     5 %); ...); fp32 n=64, fp32 n=128: 0/3 runs passed each (host_contention 3); for the whole
-    job, host_contention: the time its threads waited for a CPU adds up to ..."``."""
+    job, host_contention: the time its threads waited for a CPU adds up to ..."``. ``chars``
+    bounds the whole text: the pairs after the first that do not fit are named without their
+    evidence (:func:`_within`); None: every pair in full."""
     groups: dict[tuple[int, int, str], list[str]] = {}
     for a, c, passed, runs, said in zip(failed[C.ANNOTATION], failed[F.CONFIG_LABEL],
                                         failed["Passed"], failed[C.RUNS], failed[C.EVIDENCE]):
         groups.setdefault((int(passed), int(runs), str(said) or "not checked"),
                           []).append(f"{a} {c}")
-    pairs = "; ".join(f"{', '.join(names)}: {passed}/{counted(runs, 'run')} passed"
-                      + (" each" if len(names) > 1 else "") + f" ({said})"
-                      for (passed, runs, said), names in groups.items())
+    said_groups = [f"{', '.join(names)}: {passed}/{counted(runs, 'run')} passed"
+                   + (" each" if len(names) > 1 else "") + f" ({said})"
+                   for (passed, runs, said), names in groups.items()]
     wide = job_evidence_text(bundle, _checks_named(failed["Flags"]))
-    return pairs + (f"; for the whole job, {wide}" if wide else "")
+    tail = f"; for the whole job, {wide}" if wide else ""
+    return _within(said_groups, list(groups.values()),
+                   None if chars is None else chars - len(tail)) + tail
+
+
+#: The most characters of a chart's note of marked points (:func:`chart_audit_notes`): a
+#: contended cpu job's 9 marked points, each config with its own population evidence, made a
+#: 1,233-character note under the chart (CI, session 21); past it, the points after the first
+#: are named without their evidence, which the table's Run audit column has.
+NOTE_CHARS = 1_200
+#: The most further marked points a chart's note names without their evidence.
+NOTE_MORE_NAMES = 12
+
+
+def _within(said_groups: list[str], names: list[list[str]], chars: int | None) -> str:
+    """``said_groups`` joined, or with ``chars`` (a bound) as many of the first of them as fit
+    in it with the rest's point names (``names``, group by group; at most
+    :data:`NOTE_MORE_NAMES`) after them: ``"...; 2 more points marked: fp16 n=128, bf16
+    n=64"``. The first group is always spelled out."""
+    for kept in range(len(said_groups), 0, -1):
+        rest = [name for group in names[kept:] for name in group]
+        text = "; ".join(said_groups[:kept]) + (
+            f"; {counted(len(rest), 'more point')} marked: "
+            + ", ".join(rest[:NOTE_MORE_NAMES]) + (" …" if len(rest) > NOTE_MORE_NAMES else "")
+            if rest else "")
+        if chars is None or len(text) <= chars or kept == 1:
+            return text
+    return ""
 
 
 def job_evidence_text(bundle: Bundle, named: set[str] | None = None) -> str:
@@ -449,9 +479,10 @@ def chart_audit_notes(bundle: Bundle, pairs: tuple[tuple[str, int], ...],
     ``evidence`` (:data:`PAGE_EVIDENCE`, :data:`REPORT_EVIDENCE`) says where each run's checks
     are. () when every point passed."""
     failed = _failed_pairs(bundle, pairs)  # once: the marked points and what their checks mean
-    flagged = None if failed.empty else failed_pairs_text(bundle, failed)
+    meaning = "" if failed.empty else flags_said(failed["Flags"])
+    room = NOTE_CHARS - len(marked_points_note("", evidence, meaning))  # for the points
+    flagged = None if failed.empty else failed_pairs_text(bundle, failed, room)
     unread = audit_not_read_note(bundle, evidence)
-    meaning = "" if flagged is None else flags_said(failed["Flags"])
     return tuple(note for note in (None if flagged is None else
                                    marked_points_note(flagged, evidence, meaning), unread)
                  if note is not None)

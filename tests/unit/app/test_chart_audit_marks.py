@@ -104,6 +104,27 @@ def test_the_caption_names_the_marked_points_of_any_chart() -> None:
     assert "fp32" not in said and R.PAGE_EVIDENCE in said
 
 
+def test_a_note_of_many_marked_points_stays_within_its_bound() -> None:
+    """Each pair's own evidence made the contended cpu job's note 1,233 characters (CI, session
+    21); past :data:`R.NOTE_CHARS` the points after those that fit are named without it, and
+    every marked point is still named."""
+    pairs = [(a, c) for a in ("fp16", "bf16", "fp32") for c in range(5)]
+    bundle = with_clock_drop(SWEEP, pairs)
+    points = roofline_frame(bundle, RooflineOptions())
+    (said,) = R.chart_audit_notes(bundle, R.points_of(points), R.PAGE_EVIDENCE)
+    assert len(said) <= R.NOTE_CHARS, len(said)
+    marked = said.split(" Marked: ", 1)[1].split(". What the failed checks mean", 1)[0]
+    spelled, more = marked.split(" more points marked: ")
+    assert spelled.count("runs passed (clock 3: ") >= 1
+    count = int(spelled.rpartition("; ")[2])
+    named = more.removesuffix(" …").split(", ")
+    assert len(named) == min(count, R.NOTE_MORE_NAMES) and more.endswith(" …") == (
+        count > R.NOTE_MORE_NAMES)
+    assert said.count("runs passed (clock 3: ") + count == len(pairs)
+    # the report's notes spell every pair out
+    assert str(R.failed_text(bundle)).count("runs passed (clock 3: ") == len(set(pairs))
+
+
 def test_beyond_the_bound_the_charts_are_not_marked_and_say_so(
         monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setattr(R, "CHART_AUDIT_RUNS", 149)
