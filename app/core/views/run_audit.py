@@ -380,13 +380,13 @@ NOTE_MORE_NAMES = 12
 
 def _within(said_groups: list[str], names: list[list[str]], chars: int | None) -> str:
     """``said_groups`` joined, or with ``chars`` (a bound) as many of the first of them as fit
-    in it with the rest's point names (``names``, group by group; at most
-    :data:`NOTE_MORE_NAMES`) after them: ``"...; 2 more points marked: fp16 n=128, bf16
-    n=64"``. The first group is always spelled out."""
+    in it with the rest's pair names (``names``, group by group; at most
+    :data:`NOTE_MORE_NAMES`) after them: ``"...; 2 more: fp16 n=128, bf16 n=64"``. The first
+    group is always spelled out."""
     for kept in range(len(said_groups), 0, -1):
         rest = [name for group in names[kept:] for name in group]
         text = "; ".join(said_groups[:kept]) + (
-            f"; {counted(len(rest), 'more point')} marked: "
+            f"; {len(rest):,} more: "
             + ", ".join(rest[:NOTE_MORE_NAMES]) + (" …" if len(rest) > NOTE_MORE_NAMES else "")
             if rest else "")
         if chars is None or len(text) <= chars or kept == 1:

@@ -16,7 +16,7 @@ from app.core import derived, metric_roles
 from profiling_worker.bundle.loader import Bundle
 from app.core.metrics import MissingData, available_metrics, keys_of, with_labels
 from app.core import frame_columns as F
-from app.core.views.run_audit import failed_pairs_text, failed_rows
+from app.core.views.run_audit import NOTE_CHARS, failed_pairs_text, failed_rows
 
 #: Below this mean duration (ns) launch overhead and timer jitter dominate the spread.
 SHORT_KERNEL_NS = 10_000.0
@@ -62,7 +62,8 @@ def stable_text(bundle: Bundle, summary: pd.DataFrame, badges: pd.DataFrame) -> 
     have nothing left), so a stable pair whose runs failed the audit is named with its failed
     checks, as its badge says. Plain text, e.g. ``"15 of 15 annotation × config pairs are
     stable (RSD < 2 %), over every recorded run; 5 of them have runs that failed the run audit:
-    bf16 n=4096: 0/10 runs passed (clock 10: ...); ..."``."""
+    bf16 n=4096: 0/10 runs passed (clock 10: ...); ..."``, the pairs past
+    :data:`~app.core.views.run_audit.NOTE_CHARS` named without their evidence."""
     stable = summary[summary[C.STABLE].astype(bool)]
     said = (f"{len(stable)} of {len(summary)} annotation × config pairs are stable "
             f"(RSD < {C.STABLE_RSD_PCT:g} %), over every recorded run")
@@ -71,7 +72,8 @@ def stable_text(bundle: Bundle, summary: pd.DataFrame, badges: pd.DataFrame) -> 
     if failed.empty:
         return said + "."
     return (f"{said}; {len(failed)} of them have runs that failed the run audit, so stable "
-            f"there means repeatable, not valid: {failed_pairs_text(bundle, failed)}.")
+            f"there means repeatable, not valid: "
+            f"{failed_pairs_text(bundle, failed, NOTE_CHARS)}.")  # bounded as a chart's note
 
 
 STAT_COLUMNS = (C.AVG, C.STD, C.MIN, C.MAX, C.MEDIAN, C.CI95_LOWER, C.CI95_UPPER)

@@ -22,6 +22,7 @@ from app.core.views.kernels import kernel_time_frame
 from app.core.views.memory import MemoryOptions, memory_frame
 from app.core.views.roofline import (RooflineOptions, roofline_ceilings, roofline_frame,
                                      roofline_table)
+from app.core.views.stability import StabilityOptions, stability_frame, stable_text
 from profiling_worker.bundle.loader import load_bundle
 from tests.scenarios import scenario, scenario_dir, with_clock_drop
 
@@ -114,15 +115,19 @@ def test_a_note_of_many_marked_points_stays_within_its_bound() -> None:
     (said,) = R.chart_audit_notes(bundle, R.points_of(points), R.PAGE_EVIDENCE)
     assert len(said) <= R.NOTE_CHARS, len(said)
     marked = said.split(" Marked: ", 1)[1].split(". What the failed checks mean", 1)[0]
-    spelled, more = marked.split(" more points marked: ")
+    spelled, more = marked.split(" more: ")
     assert spelled.count("runs passed (clock 3: ") >= 1
     count = int(spelled.rpartition("; ")[2])
     named = more.removesuffix(" …").split(", ")
     assert len(named) == min(count, R.NOTE_MORE_NAMES) and more.endswith(" …") == (
         count > R.NOTE_MORE_NAMES)
     assert said.count("runs passed (clock 3: ") + count == len(pairs)
-    # the report's notes spell every pair out
+    # the report's notes spell every pair out; Stability's text is bounded as the note
     assert str(R.failed_text(bundle)).count("runs passed (clock 3: ") == len(set(pairs))
+    stable = stable_text(bundle, stability_frame(bundle, StabilityOptions()),
+                         R.badge_frame(bundle))
+    head, _, pairs_said = stable.partition("not valid: ")
+    assert " more: " in pairs_said and len(pairs_said) <= R.NOTE_CHARS + 1, len(pairs_said)
 
 
 def test_beyond_the_bound_the_charts_are_not_marked_and_say_so(
