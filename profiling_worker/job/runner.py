@@ -95,6 +95,11 @@ class CancelWatch:
         """Make :meth:`on_sigterm` the process's SIGTERM handler."""
         signal.signal(signal.SIGTERM, self.on_sigterm)
 
+    def uninstall(self) -> None:
+        """The job is over (its manifest written): a SIGTERM ends the process again, as before
+        any job (a warm worker between jobs is stopped by it, not only noted)."""
+        signal.signal(signal.SIGTERM, signal.SIG_DFL)
+
     def on_sigterm(self, signum: int, _frame: Any) -> None:
         """Raise :class:`Cancelled` while measuring; note the cancel once it has ended."""
         # one cancel is enough: a later SIGTERM (a sweep's task is signalled on every poll)
@@ -364,13 +369,23 @@ def run_job(job_dir: Path, channel: Channel, report: dict[str, Any] | None = Non
     """Run the job in ``job_dir`` and write its bundle; returns the exit code (0 done, 1 not).
 
     ``report``: a warm worker's cached environment report (None: probe now, or take
-    ``probe``'s environment: a cold job's probe started before its imports, cli.py).
+    ``probe``'s environment: a cold job's probe started before its imports, cli.py). A SIGTERM
+    cancels the job while it measures and is only noted once it writes (:class:`CancelWatch`);
+    after the job it ends the process again.
     """
-    from profiling_worker.job import results
-
     t0 = time.perf_counter()
     watch = CancelWatch(channel)
     watch.install()
+    try:
+        return _run(job_dir, channel, watch, report, probe, t0)
+    finally:
+        watch.uninstall()
+
+
+def _run(job_dir: Path, channel: Channel, watch: CancelWatch, report: dict[str, Any] | None,
+         probe: ProbeInBackground | None, t0: float) -> int:
+    """:func:`run_job` under ``watch`` (installed); ``t0``: its start (perf_counter s)."""
+    from profiling_worker.job import results
     from profiling_worker.job.folder import record_worker
 
     started = now_iso()
