@@ -17,10 +17,12 @@ import streamlit as st
 
 from profiling_worker.bundle.number_text import counted
 from profiling_worker.bundle.schema import partial
+from profiling_worker.bundle.schema.events import WRITING_STAGE
 from profiling_worker.bundle.schema.manifest import JobStatus, ManifestError, read_manifest
 
 from app.ui import job_status, navigation, panels, state
-from app.ui.jobs import READ_ONLY_STAGE, SCAN_S, BundleInfo, Executor, Job, store_jobs, store_owner
+from app.ui.jobs import (PARTIAL_DIR, READ_ONLY_STAGE, SCAN_S, BundleInfo, Executor, Job,
+                         store_jobs, store_owner)
 from app.core import preflight, spec_form
 from app.core.markdown import code, esc
 
@@ -47,6 +49,19 @@ NOTICES = {JobStatus.QUEUED: (st.success, ":material/schedule:"),
 STATUS_ICON = {JobStatus.QUEUED: "◷", JobStatus.RUNNING: "↻", JobStatus.DONE: "✓",
                JobStatus.FAILED: "✗", JobStatus.CANCELLED: "⊘", JobStatus.INTERRUPTED: "⚠"}
 
+
+
+#: The Cancel button's help while the worker writes the bundle (its stage is
+#: :data:`~profiling_worker.bundle.schema.events.WRITING_STAGE`): what a cancel then does. A
+#: fresh user's cancel at that stage used to end the job with "no result tables" (session 21).
+WRITING_CANCEL_HELP = ("Measuring has ended and the worker is writing the results: a Cancel now "
+                       "stops nothing and loses nothing. The results are written whole and "
+                       "kept; a job whose every run was measured ends done, with a note that "
+                       "the cancel came after them.")
+#: The caption of a cancelled job whose worker writes its bundle: a cancel that came then, or
+#: one that stopped the measuring, whose configs measured are written.
+WRITING_CANCELLING = ("Cancelling… measuring has stopped: the worker writes what it measured, "
+                      "whole, and it is kept.")
 
 
 #: Where a warning's head ends: its first parenthesis, colon or semicolon past these
@@ -183,8 +198,8 @@ def _job(manager: Executor, job: Job, position: int) -> None:
         if job.watched_by and job.active:  # another process runs (a sweep: submits, retries,
             # merges) it; an ended job has no owner left to name, nothing left to cancel
             st.caption(owner_caption(job))
-        elif job.active and job.cancel_requested:
-            st.caption("Cancelling…")  # the worker is stopping; the Cancel button is gone
+        elif job.active and job.cancel_requested:  # the worker is stopping; no Cancel button
+            st.caption(cancelling_text(job))
         elif job.status == JobStatus.QUEUED:
             st.caption(f"Waiting for {esc(job.lane)}: place {position} in its queue.")
         if job.tasks:
@@ -197,7 +212,8 @@ def _job(manager: Executor, job: Job, position: int) -> None:
             progress.progress(job.fraction, text=esc(text))
         if job.active and not job.cancel_requested and not job.watched_by:
             cancel.button("Cancel", key=state.key("panel", f"cancel-{job.job_id}"),
-                          on_click=manager.cancel, args=(job.job_id,), icon=":material/stop:")
+                          on_click=manager.cancel, args=(job.job_id,), icon=":material/stop:",
+                          help=cancel_help(job))
         for warning in job.warnings[-3:]:  # a contended CPU's figures; its advice: the page
             warning = spec_form.in_form_words(warning)  # the form's label, not the spec's key
             st.caption(f"⚠ {esc(warning_head(warning))}", help=esc(warning))
@@ -292,25 +308,46 @@ def kept_note(job: Job) -> str | None:
         return None
 
 
+def cancel_help(job: Job) -> str | None:
+    """The Cancel button's help: what a cancel does while the worker writes the bundle
+    (:data:`WRITING_CANCEL_HELP`); None before (a cancel then stops the measuring)."""
+    return WRITING_CANCEL_HELP if job.stage == WRITING_STAGE else None
+
+
+def cancelling_text(job: Job) -> str:
+    """The caption of a job cancelled but not ended yet: :data:`WRITING_CANCELLING` while its
+    worker writes the bundle, else "Cancelling…"."""
+    return WRITING_CANCELLING if job.stage == WRITING_STAGE else "Cancelling…"
+
+
 def cancel_note(job: Job) -> str:
     """What a cancel that kept no config kept and what it did not, in runs (one run = one
     call of a config, the worker's progress steps): the cancel came before a config was
     measured whole, or the backend keeps none (the nsight ones), so the job has no result
     tables and the runs measured before the cancel are discarded; its spec, log (when not
     empty) and manifest stay (Files page). A cancel that kept configs says
-    :func:`kept_note` instead."""
+    :func:`kept_note` instead; one after every run was measured ends the job done. A job still
+    at the writing stage was stopped while it wrote (:func:`write_cut_note`)."""
     planned = len(job.spec.configs) * job.spec.runs
-    if job.stage == "profiling" and job.total:
-        done, total = job.done, job.total
-    else:  # before the first run, or while the bundle was being written (all runs measured)
-        done, total = (planned if job.stage == "writing bundle" else 0), planned
     kept = (f"Kept: the spec, {_worker_log(job)}the manifest (Files page); no result tables.")
+    if job.stage == WRITING_STAGE:
+        return f"{write_cut_note()} {kept}"
+    done, total = (job.done, job.total) if job.stage == "profiling" and job.total else (0, planned)
     if not done:
         return (f"Cancelled before any run was measured: 0 of {counted(total, 'run')}; "
                 f"nothing discarded. {kept}")
     per = "most runs per config, runs auto" if job.spec.run_target else "runs per config"
     return (f"Cancelled after {done:,} of {counted(total, 'run')} (configs × {per}): "
             f"{counted(done, 'measured run')} discarded, {total - done:,} not run. {kept}")
+
+
+def write_cut_note() -> str:
+    """A cancelled job whose worker was stopped while it wrote its bundle, after it had
+    stopped measuring: the job manager waits for such a write (``write_grace_s``, 10 min by
+    default) and SIGKILLs it after, or the worker died. Its tables are set aside."""
+    return (f"Cancelled after measuring ended, and the worker was stopped before its bundle "
+            f"was written whole: the tables it wrote are set aside in {PARTIAL_DIR}/, "
+            "not a result.")
 
 
 def task_table(job: Job, progress: Any) -> None:

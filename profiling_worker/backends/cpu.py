@@ -101,11 +101,12 @@ class CpuBackend(RunSide):
     def run(self, job: RunJob) -> Collection:
         """Time ``job``'s bodies on the host (:func:`collect`)."""
         return collect(job.spec, lambda k, timed: job.body(k, "cpu", timed), job.channel.emit,
-                       job.registry.user_collectors(job.spec.collectors))
+                       job.registry.user_collectors(job.spec.collectors), job.measured)
 
 
 def collect(spec: JobSpec, make_body: Callable[[str, Annotate], Callable[..., None]],
-            emit: Emit, user: Sequence[UserCollector] = ()) -> Collection:
+            emit: Emit, user: Sequence[UserCollector] = (),
+            measured: Callable[[], None] = lambda: None) -> Collection:
     """Run every config ``spec.runs`` times (after ``spec.warmup`` untimed calls), or, with
     ``spec.run_target``, as many times as the stopping rule says
     (profiling_worker/bundle/stats/adaptive.py), each region timed on the host
@@ -118,6 +119,8 @@ def collect(spec: JobSpec, make_body: Callable[[str, Annotate], Callable[..., No
         emit: event callback; progress is reported per config and run.
         user: the job's user info collectors, called by the worker (ONCE before the loop, RUN
             before each run; :class:`~profiling_worker.catalog.user_collectors.CollectorRun`).
+        measured: called right after the last run (:class:`~profiling_worker.backends.run_side.
+            RunJob`'s ``measured``).
 
     Returns:
         A :class:`Collection` whose launches have one row per annotation run
@@ -130,7 +133,7 @@ def collect(spec: JobSpec, make_body: Callable[[str, Annotate], Callable[..., No
     with torch_threads(spec.cpu_threads) as threads:  # restored after: a warm worker goes on
         start = contention_snapshot()  # around the whole loop: nothing is added inside a region
         timed = time_regions(spec, make_body, emit, HostClock(),  # host_ns: the values themselves
-                             collectors.before_run if user else None)
+                             collectors.before_run if user else None, measured)
         contention = contention_figures(start, contention_snapshot(), len(timed.rows))
     rows, auto_runs = timed.rows, timed.auto_runs
     cpus = len(os.sched_getaffinity(0))

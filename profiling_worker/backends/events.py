@@ -82,7 +82,7 @@ class EventsBackend(RunSide):
         with nb.autograd_on_calling_thread():
             timed = time_regions(spec, lambda k, annotate: job.body(k, "cuda", annotate),
                                  job.channel.emit, CudaEventClock(torch, flush),
-                                 collectors.before_run if user else None)
+                                 collectors.before_run if user else None, job.measured)
         # An unapplied thermal_mode is said by runner._ignored_by_backend, only when set
         return Collection(launches_frame(timed.rows, spec), collectors.warnings(), {
             "measurement": MEASUREMENT, "timer": TIMER,

@@ -95,7 +95,8 @@ class Timed(NamedTuple):
 
 def time_regions(spec: JobSpec, make_body: Callable[[str, Annotate], Callable[..., None]],
                  emit: Emit, clock: Stopwatch,
-                 before_run: Callable[[int, int, tuple[Any, ...]], None] | None = None) -> Timed:
+                 before_run: Callable[[int, int, tuple[Any, ...]], None] | None = None,
+                 on_measured: Callable[[], None] = lambda: None) -> Timed:
     """Run every config ``spec.runs`` times, or as many times as ``spec.run_target``'s stopping
     rule says (after ``spec.warmup`` untimed calls), each annotated region between two marks of
     ``clock``.
@@ -107,6 +108,9 @@ def time_regions(spec: JobSpec, make_body: Callable[[str, Annotate], Callable[..
         clock: the stopwatch.
         before_run: called as ``before_run(config_index, run, config_values)`` just before each
             timed run, outside every region (the user's RUN-scope info collectors).
+        on_measured: called right after the last run, inside the loop's cancel handling: a cancel
+            before it is caught here, one after it is the caller's to note
+            (:class:`~profiling_worker.job.runner.CancelWatch`).
 
     A config whose kernel raises (:class:`KernelFailed`) is skipped, its runs dropped, and the
     others run on; a cancel (:class:`Cancelled`) stops the loop, the config it cut dropped
@@ -194,6 +198,9 @@ def time_regions(spec: JobSpec, make_body: Callable[[str, Annotate], Callable[..
         else:
             states = adaptive.run_adaptive(spec.run_target, len(spec.configs), measure)
             auto = adaptive.summary(states, spec.run_target)
+        # last in the try: a cancel until here keeps the configs measured (a shortfall), one
+        # after it is only noted by the caller, which writes the whole result
+        on_measured()
     except Cancelled as exc:
         cancel = exc
     measured = sorted({int(r[C.CONFIG]) for r in rows})

@@ -83,6 +83,9 @@ class RunJob:
         uuid: NVML UUID of the job's GPU, None for the host (cpu).
         ready: called just before the first profiled launch: waits for the preflight checks
             that run in the background (the ncu metric-name query) and raises their error.
+        measured: called by a backend that times regions right after its last run: from then
+            a cancel no longer stops the job, whose tables are written whole
+            (:class:`~profiling_worker.job.runner.CancelWatch`).
     """
 
     spec: JobSpec
@@ -93,6 +96,7 @@ class RunJob:
     channel: Channel
     uuid: str | None
     ready: Callable[[], None] = lambda: None
+    measured: Callable[[], None] = lambda: None
 
     def body(self, kernel_id: str, device: str, annotate: Any) -> Callable[..., None]:
         """The kernel's body on ``device`` (``cuda``, ``cpu``), ``annotate`` opening its

@@ -26,7 +26,8 @@ from profiling_worker.bundle.errors import (OUT_OF_MEMORY_HINT, BackendUnavailab
                                             KernelFailed, SpecRejected, WorkerError, classify_known,
                                             is_out_of_memory)
 from profiling_worker.bundle.schema import backends as B, columns as C
-from profiling_worker.bundle.schema.manifest import JobStatus, now_iso
+from profiling_worker.bundle.schema.events import WRITING_STAGE
+from profiling_worker.bundle.schema.manifest import JobStatus, now_iso, update_manifest
 from profiling_worker.bundle.schema import partial
 from profiling_worker.bundle.number_text import counted
 from profiling_worker.bundle.schema.configs import device_memory
@@ -75,24 +76,76 @@ def _prepare_gpu_env(selected: gpu_select.SelectedGpu, env: dict[str, Any]) -> N
         os.environ["PATH"] = os.pathsep.join([os.path.dirname(ncu), os.environ.get("PATH", "")])
 
 
-def _on_sigterm(signum: int, _frame: Any) -> None:
-    # one cancel is enough: a later SIGTERM (a sweep's task is signalled on every poll) must
-    # not cut the writing of the configs measured so far; SIGKILL still ends a stuck worker
-    signal.signal(signal.SIGTERM, signal.SIG_IGN)
-    how = f"{signal.Signals(signum).name} at {now_iso()}"
-    raise Cancelled(f"the job was cancelled ({how})", "", how)
+class CancelWatch:
+    """How the worker takes a cancel (SIGTERM: the app's Cancel, ``cancel_job``, Slurm's).
+
+    While runs are measured a cancel stops the job: :class:`Cancelled` is raised where it lands
+    (the backends that time regions keep the whole configs before it). Once measuring has ended
+    (:meth:`stop_measuring`: every run measured, or the backend returned what it kept) nothing
+    is left to stop, and the bundle must be written whole: a cancel is then only noted
+    (:attr:`late`), and the job ends as its measurements say (done when every run was).
+    """
+
+    def __init__(self, channel: Channel) -> None:
+        self.channel = channel
+        self.writing = False  # measuring has ended: a cancel is noted, not raised
+        self.late: str | None = None  # how a cancel that came while writing came
+
+    def install(self) -> None:
+        """Make :meth:`on_sigterm` the process's SIGTERM handler."""
+        signal.signal(signal.SIGTERM, self.on_sigterm)
+
+    def uninstall(self) -> None:
+        """The job is over (its manifest written): a SIGTERM ends the process again, as before
+        any job (a warm worker between jobs is stopped by it, not only noted)."""
+        signal.signal(signal.SIGTERM, signal.SIG_DFL)
+
+    def on_sigterm(self, signum: int, _frame: Any) -> None:
+        """Raise :class:`Cancelled` while measuring; note the cancel once it has ended."""
+        # one cancel is enough: a later SIGTERM (a sweep's task is signalled on every poll)
+        # must not cut the writing of the configs measured so far; SIGKILL still ends a stuck
+        # worker
+        signal.signal(signal.SIGTERM, signal.SIG_IGN)
+        how = f"{signal.Signals(signum).name} at {now_iso()}"
+        if self.writing:
+            self.late = how
+            return
+        raise Cancelled(f"the job was cancelled ({how})", "", how)
+
+    def stop_measuring(self) -> None:
+        """Measuring has ended: from now on a cancel is only noted, and the job manager is told
+        (progress stage :data:`~profiling_worker.bundle.schema.events.WRITING_STAGE`) that the
+        worker writes a bundle to keep. Called by the backends that time regions right after
+        their last run (:class:`~profiling_worker.backends.run_side.RunJob`'s ``measured``), and
+        by :func:`profile_and_write` when any backend returns; only the first call acts."""
+        if self.writing:
+            return
+        self.writing = True
+        self.channel.emit("progress", done=1, total=1, stage=WRITING_STAGE)
+
+    def record(self, manifest: dict[str, Any]) -> None:
+        """Put a cancel that came while writing in ``manifest`` (the job's final status set):
+        :data:`~profiling_worker.bundle.schema.partial.LATE_CANCEL_KEY` and its note among the
+        ``warnings``, also sent as a warning event. Nothing when no cancel came."""
+        if self.late is None or manifest.get(partial.LATE_CANCEL_KEY):
+            return
+        text = partial.late_cancel_note(self.late, manifest["status"] == JobStatus.DONE.value)
+        manifest[partial.LATE_CANCEL_KEY] = self.late
+        manifest["warnings"] = [*(manifest.get("warnings") or ()), text]
+        self.channel.emit("warning", message=text)
 
 
 def collect(spec: JobSpec, registry: Registry, job_dir: Path, backend: BackendStatus,
             channel: Channel, uuid: str | None = None,
-            ready: Callable[[], None] = lambda: None) -> Collection | None:
+            ready: Callable[[], None] = lambda: None,
+            measured: Callable[[], None] = lambda: None) -> Collection | None:
     """Run the job's backend (its :class:`~profiling_worker.backends.run_side.RunSide`,
     backends/registry.py) on the GPU ``uuid`` (the one CUDA_VISIBLE_DEVICES is pinned to; None
     for cpu); ``backend``: its status in the environment report; ``ready``: the preflight's
-    verdict, called just before the first profiled launch (:class:`Prepared`). None in
-    nsight-python's launch-mode child."""
+    verdict, called just before the first profiled launch (:class:`Prepared`); ``measured``:
+    :meth:`CancelWatch.stop_measuring`. None in nsight-python's launch-mode child."""
     job = RunJob(spec, registry, _annotations(spec, registry), job_dir, backend, channel, uuid,
-                 ready)
+                 ready, measured)
     return run_side(spec.backend).run(job)
 
 
@@ -251,29 +304,33 @@ def _ignored_by_backend(spec: JobSpec, raw: dict[str, Any]) -> list[str]:
     return notes
 
 
-def profile_and_write(job: Prepared, job_dir: Path, channel: Channel
+def profile_and_write(job: Prepared, job_dir: Path, watch: CancelWatch
                       ) -> tuple[dict[str, Any], dict[str, pd.DataFrame]]:
     """Collect with the job's backend (NVML sampled meanwhile) and write the tables; returns
     the manifest entries of a finished job (backend, warnings, status) and the tables written
     (for finish_bundle's checks). A backend that kept part of the configs (a cancel, a kernel
     that raised at some: ``Collection.shortfall``) gets its tables written all the same, the
     job ``cancelled`` or ``failed`` with its :mod:`~profiling_worker.bundle.schema.partial`
-    entries."""
+    entries. Once the backend has stopped measuring, a cancel no longer stops the job
+    (``watch``: :class:`CancelWatch`): the tables are written whole."""
     from profiling_worker.job import results
     from profiling_worker.probes.nvml_trace import NvmlSampler
 
-    spec = job.spec
+    spec, channel = job.spec, watch.channel
     channel.emit("log", message=f"backend {spec.backend}: {job.backend.reason}")
     uuid = job.gpu.uuid if job.gpu else None
     interval = spec.nvml_interval_ms if uuid else None  # the cpu backend has no GPU to sample
     with NvmlSampler(uuid, interval) as sampler:
-        result = collect(spec, job.registry, job_dir, job.backend, channel, uuid, job.ready)
+        result = collect(spec, job.registry, job_dir, job.backend, channel, uuid, job.ready,
+                         watch.stop_measuring)
+    # the backends that time regions stopped measuring after their last run already; the
+    # others have measured all they will once they return
+    watch.stop_measuring()
     assert result is not None
     result = leave_out_ignored(result, spec.ignore_kernels)
     warnings = job.notes + result.warnings + ([sampler.error] if sampler.error else [])
     for w in warnings:
         channel.emit("warning", message=w)
-    channel.emit("progress", done=1, total=1, stage="writing bundle")
     tables = results.write_result_tables(job_dir, spec, job.registry,
                                          _annotations(spec, job.registry), result.launches,
                                          sampler.frame(), result.collectors,
@@ -312,12 +369,23 @@ def run_job(job_dir: Path, channel: Channel, report: dict[str, Any] | None = Non
     """Run the job in ``job_dir`` and write its bundle; returns the exit code (0 done, 1 not).
 
     ``report``: a warm worker's cached environment report (None: probe now, or take
-    ``probe``'s environment: a cold job's probe started before its imports, cli.py).
+    ``probe``'s environment: a cold job's probe started before its imports, cli.py). A SIGTERM
+    cancels the job while it measures and is only noted once it writes (:class:`CancelWatch`);
+    after the job it ends the process again.
     """
-    from profiling_worker.job import results
-
     t0 = time.perf_counter()
-    signal.signal(signal.SIGTERM, _on_sigterm)
+    watch = CancelWatch(channel)
+    watch.install()
+    try:
+        return _run(job_dir, channel, watch, report, probe, t0)
+    finally:
+        watch.uninstall()
+
+
+def _run(job_dir: Path, channel: Channel, watch: CancelWatch, report: dict[str, Any] | None,
+         probe: ProbeInBackground | None, t0: float) -> int:
+    """:func:`run_job` under ``watch`` (installed); ``t0``: its start (perf_counter s)."""
+    from profiling_worker.job import results
     from profiling_worker.job.folder import record_worker
 
     started = now_iso()
@@ -327,11 +395,12 @@ def run_job(job_dir: Path, channel: Channel, report: dict[str, Any] | None = Non
     tables = None  # a failed job's finish_bundle reads whatever tables it has
     try:
         entries, tables = profile_and_write(prepare(job_dir, manifest, report, probe), job_dir,
-                                            channel)
+                                            watch)
         manifest.update(entries)
         tables = results.write_run_audit(job_dir, tables, manifest)
     except Exception as exc:
         manifest.update(_failure(exc, job_dir))
+    watch.record(manifest)
     manifest.update(finished_at=now_iso(), wall_s=round(time.perf_counter() - t0, 3))
     if manifest.get("error"):
         channel.emit("error", **manifest["error"])
@@ -342,8 +411,23 @@ def run_job(job_dir: Path, channel: Channel, report: dict[str, Any] | None = Non
         err = classify_failure(exc, job_dir)
         channel.emit("error", **err.to_event_fields(), log_tail=log_tail(job_dir))
         return 1
+    _record_after(watch, manifest, job_dir)
     channel.emit("result", status=manifest["status"])
     return 0 if manifest["status"] == JobStatus.DONE.value else 1
+
+
+def _record_after(watch: CancelWatch, manifest: dict[str, Any], job_dir: Path) -> None:
+    """A cancel that came while ``manifest.json`` was written (:meth:`CancelWatch.record` saw
+    none before): add its note to the written manifest, atomically (an OSError is printed: the
+    job's result stands without the note)."""
+    if watch.late is None or manifest.get(partial.LATE_CANCEL_KEY):
+        return
+    watch.record(manifest)
+    late = {k: manifest[k] for k in (partial.LATE_CANCEL_KEY, "warnings")}
+    try:
+        update_manifest(job_dir, lambda written: {**written, **late})
+    except OSError:
+        traceback.print_exc()
 
 
 def _failure(exc: Exception, job_dir: Path) -> dict[str, Any]:

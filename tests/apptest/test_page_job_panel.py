@@ -2,8 +2,20 @@
 
 from __future__ import annotations
 
+from pathlib import Path
+
 from apptest_helpers import submit_cpu_matmul, texts, wait_until
+from app.sidebar.job_panel import WRITING_CANCEL_HELP, WRITING_CANCELLING, warning_head
 from app.ui import cached
+from profiling_worker.bundle.loader import load_bundle
+from profiling_worker.bundle.schema import columns as C, partial
+from profiling_worker.bundle.schema.events import WRITING_STAGE
+from profiling_worker.bundle.schema.manifest import read_manifest
+from profiling_worker.bundle.schema.spec import validate_spec
+from profiling_worker.catalog.builtin import CATALOG
+
+#: Kernel file that makes the worker wait, once its runs table is written, for the Cancel.
+SLOW_WRITE = Path(__file__).parents[1] / "fixtures" / "kernel_files_slow_write"
 
 
 def test_progress_then_cancel(store, app) -> None:
@@ -38,6 +50,37 @@ def test_progress_then_cancel(store, app) -> None:
     assert ("Kept: the spec, the manifest" in text) != logged
     assert not (store["results"] / job_id / "tables").exists()  # as the note says: no tables
     assert not at.get("button") or all(b.key != f"panel-cancel-{job_id}" for b in at.button)
+
+
+def test_cancel_while_the_bundle_is_written_says_so_and_keeps_it(store, app,
+                                                                 monkeypatch) -> None:
+    """Session 21's fresh user pressed Cancel at "writing bundle" and got "no result tables":
+    at that stage the button's help says what a cancel does, the click is answered so, and the
+    job ends done with every run and the note that the cancel came after them."""
+    monkeypatch.setenv("KPROF_KERNEL_DIRS", str(SLOW_WRITE))
+    monkeypatch.setenv("KPROF_SLOW_WRITE_S", "0.5")  # the worker waits for the Cancel, then this
+    at = app()
+    manager = cached.job_manager()
+    job_id = manager.submit(validate_spec({"kernels": ["matmul"], "annotations": ["fp32"],
+                                           "configs": [{"n": 8}, {"n": 16}], "runs": 3,
+                                           "backend": "cpu"}, CATALOG))
+    wait_until(lambda: manager.get(job_id).stage == WRITING_STAGE)
+    at.run()
+    assert not at.exception, at.exception
+    button = at.button(key=f"panel-cancel-{job_id}")
+    assert button.help == WRITING_CANCEL_HELP
+    button.click().run()
+    assert WRITING_CANCELLING in texts(at)
+    assert manager.wait(job_id, 60) == "done"
+    at.run()
+    assert not at.exception, at.exception
+    manifest = read_manifest(store["results"] / job_id)
+    assert manifest[partial.LATE_CANCEL_KEY].startswith("SIGTERM at ")
+    note = partial.late_cancel_note(manifest[partial.LATE_CANCEL_KEY], done=True)
+    assert warning_head(note) in texts(at)  # the worker's warning, on the job's card
+    assert "no result tables" not in texts(at)
+    runs = load_bundle(store["results"] / job_id).table(C.TABLE_RUNS)
+    assert runs.groupby(C.CONFIG).size().to_dict() == {0: 3, 1: 3}
 
 
 def test_failed_job_shows_error_in_panel(store, app, monkeypatch, tmp_path) -> None:

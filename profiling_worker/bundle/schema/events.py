@@ -17,6 +17,10 @@ import time
 from typing import Any
 
 KINDS = ("progress", "log", "warning", "error", "result")
+#: The stage of the progress event sent once every run the job asked for is measured (or the
+#: backend stopped measuring): the worker writes the bundle, and a cancel is only noted
+#: (:mod:`profiling_worker.job.runner`); the job manager does not SIGKILL it meanwhile.
+WRITING_STAGE = "writing bundle"
 
 
 def make_event(event: str, **fields: Any) -> dict[str, Any]:

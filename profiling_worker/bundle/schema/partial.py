@@ -29,6 +29,10 @@ from profiling_worker.bundle.number_text import counted
 PARTIAL_KEY = "partial"
 #: Manifest key of which configs were measured and why the others were not.
 CONFIGS_KEY = "partial_configs"
+#: Manifest key of a cancel that came once the worker had stopped measuring (every run
+#: measured, or the configs kept): how it came (``"SIGTERM at <ISO time>"``). The worker wrote
+#: the bundle whole; a job whose every run was measured ends ``done``.
+LATE_CANCEL_KEY = "cancel_after_measuring"
 
 
 @dataclass
@@ -93,6 +97,25 @@ def note_of(record: Mapping[str, Any]) -> str:
     if record.get("lost"):
         parts.append(str(record["lost"]))
     return "; ".join(parts) + "; the configs measured are shown."
+
+
+def late_cancel_note(how: str, done: bool) -> str:
+    """The sentence of a cancel (``how``: ``"SIGTERM at ..."``) that came once measuring had
+    ended: after every run was measured (``done``: the job ends done) or after the configs a
+    partial job kept were measured."""
+    what = "every run was measured" if done else "the configs kept were measured"
+    ends = "; the job is done" if done else ""
+    return (f"The cancel ({how}) came after {what}: nothing was left to stop, so the results "
+            f"were written whole and kept{ends}.")
+
+
+def late_cancel(manifest: Mapping[str, Any]) -> str | None:
+    """:func:`late_cancel_note` of a job whose manifest records a cancel that came once
+    measuring had ended (:data:`LATE_CANCEL_KEY`), None for any other."""
+    how = manifest.get(LATE_CANCEL_KEY)
+    if not isinstance(how, str) or not how:
+        return None
+    return late_cancel_note(how, manifest.get("status") == "done")
 
 
 def note(manifest: Mapping[str, Any]) -> str | None:

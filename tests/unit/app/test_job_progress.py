@@ -9,11 +9,13 @@ from pathlib import Path
 from types import SimpleNamespace
 
 from profiling_worker.bundle.schema import columns as C, events
+from profiling_worker.bundle.schema.manifest import JobStatus
 from profiling_worker.bundle.schema.spec import validate_spec
 
 from app.services.job_book import JobBook
 from app.services.job_model import Job
-from app.sidebar.job_panel import progress_text
+from app.sidebar.job_panel import (WRITING_CANCEL_HELP, WRITING_CANCELLING, cancel_help,
+                                   cancel_note, cancelling_text, progress_text, write_cut_note)
 from tests.unit.app.conftest import TINY_SPEC
 
 
@@ -53,3 +55,21 @@ def test_the_progress_text_of_a_real_cpu_jobs_events(cpu_bundle_src: Path) -> No
 
 def test_a_job_without_progress_is_starting() -> None:
     assert progress_text(_followed([])) == "starting"
+
+
+def test_cancel_says_what_it_does_once_the_worker_writes(cpu_bundle_src: Path) -> None:
+    """Before the writing stage a Cancel stops the measuring; at it (the last progress event
+    of a real job), the button's help and the caption after it say the results are kept, and
+    a job that still ended cancelled there was stopped mid-write: its note says the tables
+    are set aside."""
+    evs = _events(cpu_bundle_src)
+    progress = [ev for ev in evs if ev["event"] == "progress"]
+    running = _followed(evs[:evs.index(progress[1]) + 1])
+    assert cancel_help(running) is None and cancelling_text(running) == "Cancelling…"
+    writing = _followed(evs)
+    assert writing.stage == events.WRITING_STAGE == progress[-1]["stage"]
+    assert cancel_help(writing) == WRITING_CANCEL_HELP
+    assert cancelling_text(writing) == WRITING_CANCELLING
+    writing.status = JobStatus.CANCELLED
+    assert cancel_note(writing).startswith(write_cut_note())
+    assert "discarded" not in cancel_note(writing)

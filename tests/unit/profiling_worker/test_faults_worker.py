@@ -195,7 +195,8 @@ def test_counter_permission_found_in_the_ncu_log_after_a_failed_profile(
     ncu = fake_ncu(tmp_path / "bin", query_fails=False, profile_fails=True)
     job = _job(tmp_path, NCU_SPEC)
 
-    def collect(spec, registry, job_dir, backend, channel, _uuid=None, _ready=None):
+    def collect(spec, registry, job_dir, backend, channel, _uuid=None, _ready=None,
+                _measured=None):
         with open(job_dir / "worker.log", "ab") as log:  # ncu shares the worker's fds
             code = subprocess.run([str(ncu), "--metrics", "gpu__time_duration.sum", "python"],
                                   stdout=log, stderr=log).returncode

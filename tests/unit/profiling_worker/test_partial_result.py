@@ -7,8 +7,10 @@ loader reads it, and the gate refuses it as incomplete."""
 from __future__ import annotations
 
 import json
+import os
 import signal
 from pathlib import Path
+from types import ModuleType
 
 import pytest
 
@@ -100,3 +102,72 @@ def test_a_kernel_that_raises_at_every_config_fails_as_before(tmp_path: Path,
     manifest = read_manifest(job)
     assert manifest["status"] == JobStatus.FAILED.value and "size 3" in manifest["error"]["message"]
     assert partial.CONFIGS_KEY not in manifest and partial.note(manifest) is None
+
+
+def _cancel_after(monkeypatch: pytest.MonkeyPatch, name: str) -> None:
+    """Send this process SIGTERM (the app's Cancel) right after the real ``results.<name>``
+    (``write_table``: the bundle's tables, ``finish_bundle``: its manifest) first returns:
+    every run was measured by then."""
+    real = getattr(_results(), name)
+    sent: list[bool] = []
+
+    def then_cancel(*args, **kwargs):
+        out = real(*args, **kwargs)
+        if not sent:
+            sent.append(True)
+            os.kill(os.getpid(), signal.SIGTERM)
+        return out
+
+    monkeypatch.setattr(_results(), name, then_cancel)
+
+
+def _results() -> ModuleType:
+    """The run path's writer module (runner imports it inside run_job)."""
+    from profiling_worker.job import results
+
+    return results
+
+
+def _run_cpu(tmp_path: Path, kernel: str, configs: list[dict[str, int]]) -> tuple[Path, int]:
+    job = tmp_path / "results" / f"20270101-000000-{kernel}-0003"
+    job.mkdir(parents=True)
+    spec = {"kernels": [kernel], "configs": configs, "runs": 3, "backend": "cpu", "warmup": 1}
+    (job / C.SPEC_FILE).write_text(json.dumps(spec), encoding="utf-8")
+    return job, runner.run_job(job, Channel(job, None))
+
+
+@pytest.mark.parametrize("during", ["write_table", "finish_bundle"])
+def test_a_cancel_after_every_run_was_measured_keeps_the_whole_result(
+        tmp_path: Path, kernels, monkeypatch: pytest.MonkeyPatch, during: str) -> None:
+    """The cancel lands while the tables (or the manifest) are written: the job ends done with
+    every run, and its manifest and events say when the cancel came."""
+    _cancel_after(monkeypatch, during)
+    job, code = _run_cpu(tmp_path, "raise_at_3", [{"n": 1}, {"n": 2}])
+    manifest = read_manifest(job)
+    assert code == 0 and manifest["status"] == JobStatus.DONE.value, manifest.get("error")
+    # the job over, a SIGTERM ends the process again (a warm worker between jobs)
+    assert signal.getsignal(signal.SIGTERM) == signal.SIG_DFL
+    assert manifest[partial.LATE_CANCEL_KEY].startswith("SIGTERM at 20")
+    note = partial.late_cancel(manifest)
+    assert note == partial.late_cancel_note(manifest[partial.LATE_CANCEL_KEY], done=True)
+    assert note in manifest["warnings"] and partial.note(manifest) is None
+    events = [json.loads(line) for line in (job / C.EVENTS_FILE).read_text().splitlines()]
+    assert {"event": "warning", "message": note} in [
+        {k: e.get(k) for k in ("event", "message")} for e in events]
+    runs = load_bundle(job).table(C.TABLE_RUNS)
+    assert runs.groupby(C.CONFIG).size().to_dict() == {0: 3, 1: 3}  # every run of both
+
+
+def test_a_cancel_while_a_partial_result_is_written_keeps_its_configs(
+        tmp_path: Path, kernels, monkeypatch: pytest.MonkeyPatch) -> None:
+    """A job whose kernel raised at one config: a cancel while its tables are written stops
+    nothing; it ends failed with the other configs, and says the cancel came after them."""
+    _cancel_after(monkeypatch, "write_table")
+    job, code = _run_cpu(tmp_path, "raise_at_3", [{"n": n} for n in (1, 2, 3, 4)])
+    manifest = read_manifest(job)
+    assert code == 1 and manifest["status"] == JobStatus.FAILED.value
+    assert manifest[partial.CONFIGS_KEY]["measured"] == [0, 1, 3]
+    assert partial.late_cancel(manifest) == partial.late_cancel_note(
+        manifest[partial.LATE_CANCEL_KEY], done=False)
+    runs = load_bundle(job).table(C.TABLE_RUNS)
+    assert runs.groupby(C.CONFIG).size().to_dict() == {0: 3, 1: 3, 3: 3}
