@@ -90,15 +90,21 @@ class CancelWatch:
         self.channel = channel
         self.writing = False  # measuring has ended: a cancel is noted, not raised
         self.late: str | None = None  # how a cancel that came while writing came
+        self.signalled = False  # a SIGTERM came during the job
+        self.before: Any = signal.SIG_DFL
 
     def install(self) -> None:
-        """Make :meth:`on_sigterm` the process's SIGTERM handler."""
+        """Make :meth:`on_sigterm` the process's SIGTERM handler (the one before kept)."""
+        self.before = signal.getsignal(signal.SIGTERM) or signal.SIG_DFL
         signal.signal(signal.SIGTERM, self.on_sigterm)
 
     def uninstall(self) -> None:
-        """The job is over (its manifest written): a SIGTERM ends the process again, as before
-        any job (a warm worker between jobs is stopped by it, not only noted)."""
-        signal.signal(signal.SIGTERM, signal.SIG_DFL)
+        """The job is over (its manifest written): with no cancel during it, the handler from
+        before the job again (a warm worker between jobs is stopped by a SIGTERM, not only
+        noted). After a cancel, later SIGTERMs stay ignored: a sweep task's worker is signalled
+        on every poll and must exit with its job's own code, not be killed in its teardown."""
+        if not self.signalled:
+            signal.signal(signal.SIGTERM, self.before)
 
     def on_sigterm(self, signum: int, _frame: Any) -> None:
         """Raise :class:`Cancelled` while measuring; note the cancel once it has ended."""
@@ -106,6 +112,7 @@ class CancelWatch:
         # must not cut the writing of the configs measured so far; SIGKILL still ends a stuck
         # worker
         signal.signal(signal.SIGTERM, signal.SIG_IGN)
+        self.signalled = True
         how = f"{signal.Signals(signum).name} at {now_iso()}"
         if self.writing:
             self.late = how
