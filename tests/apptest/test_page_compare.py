@@ -317,6 +317,8 @@ def test_two_contended_cpu_jobs_say_contention_not_measured_differently(store, a
     "regressed" there) nor the runs a side that would decide the pair."""
     import json
 
+    from profiling_worker.bundle.gate.judge import GateOptions, judge
+    from profiling_worker.bundle.gate.sides import GateSide
     from profiling_worker.bundle.schema import columns as C
     from tests.contended_cpu import record_contended_job
 
@@ -327,11 +329,16 @@ def test_two_contended_cpu_jobs_say_contention_not_measured_differently(store, a
         "host_contention"]["waiting_fraction"] for n in ("busy-a", "busy-b")]
     at = app("compare", query={"baseline": "busy-a", "candidate": "busy-b"})
     assert not at.exception, at.exception
-    (said,) = [w.value for w in at.warning if w.value.startswith("**Not comparable**")]
-    assert said.startswith("**Not comparable**: both jobs were timed on a contended CPU")
+    # the gate's judgement of the pair, whose headline and reasons the warning gives
+    gate = judge(*(GateSide.load(store["results"] / n) for n in ("busy-a", "busy-b")),
+                 GateOptions())
+    (said,) = [unescape(w.value) for w in at.warning
+               if gate.context_headline in unescape(w.value)]
+    assert all(reason in said for reason in gate.context), (gate.context, said)
     assert "measured differently" not in said
-    assert ("backend.host\\_contention.waiting\\_fraction" in said
+    assert ("backend.host_contention.waiting_fraction" in said
             and f"{waited[0]:,.2f} vs {waited[1]:,.2f}" in said), said
+    assert "contended CPU" in gate.context_headline and "both" in gate.context_headline
     frame = at.dataframe[0].value
     assert set(frame["Verdict"]) == set(frame["TimeOutcome"]) == {"not comparable"}
     assert frame["RunsToDecide"].isna().all()

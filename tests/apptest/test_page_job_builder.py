@@ -3,13 +3,16 @@
 from __future__ import annotations
 
 import re
+import time
 from pathlib import Path
 
 import pytest
 
 from apptest_helpers import plotly_specs, texts, trace_values, unescape, wait_until
 from app.ui import cached
+from app.services import repeat_guard
 from app.sidebar import job_builder
+from profiling_worker.bundle.schema.manifest import JobStatus
 
 
 OPTIONS = {"size_preset", "extra_metrics", "cache_control", "clock_control", "replay_mode",
@@ -341,9 +344,13 @@ def test_a_second_run_of_the_same_spec_within_seconds_asks_first(store, app) -> 
     assert not at.exception, at.exception
     said = [w.value for w in at.warning if "identical job" in w.value]
     assert said and first in said[0] and "Run anyway (or Run again)" in said[0], texts(at)
-    # it said "was queued" of a job already done: its status now is said
-    assert re.search(r"was submitted \d+ s ago, (queued|running|done)\. ", unescape(said[0])), \
-        said[0]
+    # it said "was queued" of a job already done: its status then is said, and its age
+    shown = unescape(said[0]).replace(first, "")
+    statuses = [s.value for s in JobStatus if re.search(rf"\b{s.value}\b", shown)]
+    assert statuses in (["queued"], ["running"], ["done"]), said[0]
+    age = time.time() - (repeat_guard.submitted_at(first) or 0.0)  # its id's whole second
+    (seconds,) = [int(n) for n in re.findall(r"\d+", shown)]
+    assert 0 <= seconds <= age + 1, (seconds, age)
     assert at.session_state["sidebar-job"] == first
     assert [j.job_id for j in cached.job_manager().snapshot()] == [first]
     _submit(at)  # asked, and Run pressed again: the copy is queued

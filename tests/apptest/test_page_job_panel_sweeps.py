@@ -14,7 +14,8 @@ from pathlib import Path
 
 import pytest
 
-from apptest_helpers import texts, texts_with_progress
+from apptest_helpers import texts, texts_with_progress, unescape
+from app.core.markdown import esc
 from app.sidebar import job_panel
 from app.ui import cached
 from tests.sweep_processes import assert_all_gone
@@ -52,15 +53,29 @@ def test_a_sweep_another_server_watches_is_shown_read_only(store, app, monkeypat
         at = app()  # this server's first page load resumes what no one watches
         assert not at.exception
         text = texts(at)
-        assert f"Read-only here: watched by the dashboard server pid {other.pid}" in text
+        job = cached.slurm_executor().get(job_id)
+        # its owner named: which process and its pid (the manifest's; a host may follow)
+        said = f"dashboard server pid {other.pid}".split()
+        assert job.watched_by.split()[:len(said)] == said, job.watched_by
+        assert unescape(job_panel.owner_caption(job)) in text  # its owner, read-only
         assert job_id in text
         assert all(b.key != f"panel-cancel-{job_id}" for b in at.button)  # not ours to cancel
-        assert cached.slurm_executor().get(job_id).watched_by
     finally:
         other.stdin.close()
         ended = other.stdout.readline().strip()
         other.wait(120)
         assert ended == "cancelled", f"the other server's sweep ended {ended!r}, not cancelled"
+
+
+def _two_of_three_shown(at):  # type: ignore[no-untyped-def]
+    """Rerun the page; the sweep job its executor holds once the panel's progress line of it
+    (:func:`job_panel.progress_text`) is drawn with 2 of its 3 tasks done, else None."""
+    at.run()
+    assert not at.exception, at.exception
+    jobs = cached.slurm_executor().snapshot()
+    drawn = {el.proto.text for el in at.get("progress")}
+    return next((j for j in jobs if (j.done, j.total) == (2, 3)
+                 and esc(job_panel.progress_text(j)) in drawn), None)
 
 
 #: ``python`` with SIGINT's default action, then the arguments that follow: the Ctrl-C of a
@@ -99,13 +114,17 @@ def test_a_kernel_sweep_submitted_after_the_page_loaded_is_listed_with_its_tasks
             stderr=subprocess.STDOUT, text=True)
     try:
         deadline = time.monotonic() + 300  # the executor's scan, then the tasks' own manifests
-        while "2 of 3 tasks done" not in (text := texts_with_progress(at.run())):
-            assert time.monotonic() < deadline, (f"not listed with 2 of 3 tasks done in 300 s; "
-                                                 f"panel: {text}\nkernel-sweep: {log.read_text()}")
+        while (job := _two_of_three_shown(at)) is None:
+            assert time.monotonic() < deadline, (
+                f"not listed with 2 of 3 tasks done in 300 s; panel: {texts_with_progress(at)}"
+                f"\nkernel-sweep: {log.read_text()}")
             time.sleep(0.5)
-        assert f"Read-only here: watched by the kernel-sweep pid {cli.pid}" in text, text
-        assert "starting" not in text
-        job_id = next(j.job_id for j in cached.slurm_executor().snapshot())
+        text = texts(at)
+        said = f"kernel-sweep pid {cli.pid}".split()
+        assert job.watched_by.split()[:len(said)] == said, job.watched_by
+        assert unescape(job_panel.owner_caption(job)) in text, text
+        assert "starting" not in texts_with_progress(at)
+        job_id = job.job_id
         assert job_id in text
         assert all(b.key != f"panel-cancel-{job_id}" for b in at.button)
     finally:

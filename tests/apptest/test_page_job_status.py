@@ -9,18 +9,25 @@ import re
 
 from apptest_helpers import submit_cpu_matmul, texts, wait_until
 from app.ui import cached
+from profiling_worker.bundle.schema.manifest import JobStatus
 
-CAPTION = re.compile(r"Job (\S+) · (\w+) · backend")
-PANEL = re.compile(r"\*\*(\w+)\*\* · matmul · cpu")
+#: The statuses a job can be said to have (its manifest's words).
+STATES = tuple(s.value for s in JobStatus)
+
+
+def _state_of(line: str) -> str:
+    """The one status word in ``line`` (a caption or a panel header), wherever it stands."""
+    (said,) = [s for s in STATES if re.search(rf"\b{s}\b", line)]
+    return said
 
 
 def _states(at, job_id: str) -> tuple[str, str]:
-    """(the page caption's status, the job panel's status) of ``job_id``."""
+    """(the page caption's status, the job panel's status) of ``job_id``: the page's caption
+    and the panel's header that name it."""
     assert not at.exception, at.exception
-    (caption,) = [m.group(2) for m in CAPTION.finditer(texts(at)) if job_id in m.group(1)]
-    (shown,) = [m.group(1) for el in at.sidebar.markdown if job_id in str(el.value)
-                for m in [PANEL.search(str(el.value))] if m]
-    return caption, shown
+    (caption,) = [str(c.value) for c in at.main.caption if job_id in str(c.value)]
+    (shown,) = [str(el.value) for el in at.sidebar.markdown if job_id in str(el.value)]
+    return _state_of(caption), _state_of(shown)
 
 
 def test_caption_panel_and_notice_agree_after_run(store, app) -> None:

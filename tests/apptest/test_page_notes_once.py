@@ -54,24 +54,28 @@ def test_a_contended_cpu_job_says_its_contention_once_in_one_unit(store, app) ->
     below the fold at 1000x700, another's). The advice is the manifest's field of its own,
     never cut off the message's text."""
     from app.core import spec_form
+    from app.core.markdown import esc
+    from app.core.share.job import contention_line, contention_note, contention_title
+    from profiling_worker.bundle.loader import load_bundle
     from profiling_worker.bundle.schema import backends as B
     from tests.contended_cpu import record_contended_job
 
     proc = record_contended_job(store["results"] / "busy")
     assert proc.returncode == 0, proc.stderr[-2000:]
+    bundle = load_bundle(store["results"] / "busy")
+    said = contention_line(bundle)  # the line over the chart, the fold's label and its box:
+    assert said  # the app's words of the figures this job recorded
     at = app("stability", query={"job": "busy"})
     assert not at.exception, at.exception
-    (line,) = [w.value for w in at.warning if "Timed on a contended CPU" in w.value]
-    assert unescape(line).endswith("\nTimed on a contended CPU: these times may include "
-                                   "waiting for a CPU.")  # its second line, after the timer's
-    (fold,) = [e for e in at.expander if str(e.label).startswith("Contention: its threads waited")]
+    (line,) = [w.value for w in at.warning if said in unescape(w.value)]
+    assert unescape(line).endswith("\n" + said)  # its second line, after the timer's
+    (fold,) = [e for e in at.expander if e.label == contention_title(bundle)]
     (box,) = [m.value for m in fold.markdown]
-    assert box.startswith("Timed on a contended CPU: ")
+    assert box == contention_note(bundle, esc, spec_form.in_form_words)
     shown = texts(at)
     # after its first letter, capitalised in the box; the torch threads named by the form's
     # label, not the spec's key (a sidebar user's find)
     advice = spec_form.in_form_words(B.CONTENTION_ADVICE)[1:]
     assert shown.count(advice) == 1 and advice in unescape(box)
     assert "cpu_threads" not in unescape(box) and "Torch threads (cpu backend)" in unescape(box)
-    assert "run-queue delay summed over the threads, so it exceeds" in unescape(box)
-    assert " ms " not in box and " s of waiting in a " in unescape(box)
+    assert " ms " not in box  # its figures in seconds (the words: contention_note's)

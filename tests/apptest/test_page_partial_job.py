@@ -5,6 +5,7 @@ and draws the configs measured; the job panel says it too, and the HTML report."
 
 from __future__ import annotations
 
+import html
 import shutil
 from pathlib import Path
 
@@ -12,9 +13,12 @@ import pytest
 from apptest_helpers import plotly_specs, texts, trace_values, wait_until
 
 from app.core.share.build import job_report
+from app.sidebar import job_panel
 from app.ui import cached
 from profiling_worker.bundle.loader import load_bundle
 from profiling_worker.bundle.schema import columns as C
+from profiling_worker.bundle.schema import partial
+from profiling_worker.bundle.schema.manifest import read_manifest
 from profiling_worker.bundle.schema.spec import validate_spec
 from tests.partial_job import CONFIGS, KERNELS, record_partial_job
 
@@ -37,25 +41,38 @@ def partial_job(request, store, partial_src) -> str:
     return src.name
 
 
-NOTES = {"cancel_at_4": ("Partial: 3 of 6 configs measured; cancelled (SIGTERM at ",
-                         "config n=4 was cut mid-way and its runs dropped"),
-         "raise_at_3": ("Partial: 5 of 6 configs measured; config n=3 failed: kernel "
-                        "raise_at_3 at config (3,) raised ValueError: size 3 is refused",)}
+#: What each job kept, as its manifest records it: the configs measured (indices of
+#: CONFIGS, n = 1..6), the first config not measured, and words its why must hold: the signal
+#: the kernel sent its worker, the error it raised (tests/fixtures/kernel_files_partial).
+KEPT = {"cancel_at_4": ([0, 1, 2], "n=4", "SIGTERM"),
+        "raise_at_3": ([0, 1, 3, 4, 5], "n=3", "size 3 is refused by this kernel")}
 
 
 def _kernel(job_id: str) -> str:
     return job_id.split("-", 2)[2].rsplit("-", 1)[0]
 
 
+def _note(job: Path) -> str:
+    """The note the pages, the panel and the report show of ``job``, after checking that its
+    manifest records what the job's kernel kept (:data:`KEPT`)."""
+    manifest = read_manifest(job)
+    record = manifest[partial.CONFIGS_KEY]
+    measured, label, why = KEPT[_kernel(job.name)]
+    assert record["measured"] == measured and record["total"] == len(CONFIGS), record
+    first = record["not_measured"][0]
+    assert first["label"] == label and why in first["why"], record
+    note = partial.note(manifest)
+    assert note is not None and label in note and why in note, note  # named, and why
+    return note
+
+
 @pytest.mark.parametrize("page", PAGES)
-def test_every_page_says_what_a_partial_job_measured(page, partial_job, app) -> None:
+def test_every_page_says_what_a_partial_job_measured(page, partial_job, store, app) -> None:
     at = app(page, query={"job": partial_job})
     assert not at.exception, at.exception
     shown = [w.value.replace("\\", "") for w in at.warning]  # Markdown escapes left out
-    notes = [w for w in shown if w.startswith("Partial: ")]
-    assert len(notes) == 1, shown  # one note, at the page's top
-    for words in NOTES[_kernel(partial_job)]:
-        assert words in notes[0], notes[0]
+    note = _note(store["results"] / partial_job)
+    assert len([w for w in shown if note in w]) == 1, shown  # one note, at the page's top
     assert "it holds no complete result" not in texts(at)
     if page == "sweep":  # the configs measured are drawn
         xs = {x for spec in plotly_specs(at) for trace in spec["data"] if "x" in trace
@@ -78,11 +95,14 @@ def test_cancel_in_the_panel_keeps_the_configs_measured(store, app, monkeypatch)
     at.run()
     assert not at.exception, at.exception
     panel = "\n".join(c.value for c in at.sidebar.caption).replace("\\", "")
-    assert "Partial: 3 of 6 configs measured; cancelled (SIGTERM at " in panel, panel
-    assert "no result tables" not in panel  # the old cancel note: every run discarded
+    record = read_manifest(store["results"] / job_id)[partial.CONFIGS_KEY]
+    assert record["measured"] == [0, 1, 2] and record["cancelled"], record  # n=4 cut
+    note = partial.note(read_manifest(store["results"] / job_id))
+    assert note and note in panel, panel
+    assert job_panel.cancel_note(manager.get(job_id)) not in panel  # every run discarded: not
     report = job_report(load_bundle(store["results"] / job_id))
     head = report[:report.index("<nav>")]
-    assert "Partial: 3 of 6 configs measured; cancelled (SIGTERM at " in head
+    assert note in html.unescape(head)
 
 
 def test_the_agent_door_names_it_first_among_the_caveats(store, partial_src) -> None:
@@ -92,6 +112,6 @@ def test_the_agent_door_names_it_first_among_the_caveats(store, partial_src) -> 
     shutil.copytree(src, store["results"] / src.name)
     summary = Door().job_summary(src.name)
     assert summary["status"] == "failed"
-    assert summary["caveats"][0].startswith(NOTES["raise_at_3"][0]), summary["caveats"]
+    assert summary["caveats"][0] == _note(store["results"] / src.name), summary["caveats"]
     configs = {row[C.CONFIG_LABEL] for row in summary["durations"]["rows"]}
     assert configs == {"n=1", "n=2", "n=4", "n=5", "n=6"}, configs

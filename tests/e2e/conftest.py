@@ -231,6 +231,28 @@ def wait_for_elements(page, timeout: int = APP_RUN_TIMEOUT_MS) -> None:  # type:
     expect(page.get_by_test_id("stSkeleton")).to_have_count(0, timeout=timeout)
 
 
+#: How much of a page's first chart (px: its title and the top of its plot) must be inside the
+#: window for the chart to count as in sight (:func:`in_sight`).
+IN_SIGHT_PX = 100
+
+
+def first_chart(page, url: str, query: str = ""):  # type: ignore[no-untyped-def]
+    """Open ``url`` + ``query`` (:func:`open_app`), wait for the main area's first chart to be
+    visible and for no loading skeleton (:func:`wait_for_elements`, which can move it down);
+    the chart's Locator, for :func:`in_sight` of its ``bounding_box()``."""
+    open_app(page, url, query)
+    chart = page.get_by_test_id("stMain").get_by_test_id("stPlotlyChart").first
+    expect(chart).to_be_visible()
+    wait_for_elements(page)
+    return chart
+
+
+def in_sight(box: dict[str, float] | None, height: int) -> bool:
+    """Whether a chart whose bounding box is ``box`` (px; None: not laid out) has its top
+    :data:`IN_SIGHT_PX` px inside a window ``height`` px high, the page not scrolled."""
+    return box is not None and box["y"] + IN_SIGHT_PX <= height
+
+
 def get_by_key(page, key: str):  # type: ignore[no-untyped-def]
     """The element of a widget or container made with ``key=key`` (class ``st-key-<key>``)."""
     return page.locator(f".st-key-{key}")

@@ -13,12 +13,10 @@ import re
 from pathlib import Path
 
 import pytest
-from playwright.sync_api import expect
 
 from app.core.pages import SECTIONS
 from app.ui.navigation import PAGES_DIR
-from tests.e2e.conftest import AppServer, open_app, wait_for_elements
-from tests.e2e.test_cpu_job_density import IN_SIGHT_PX
+from tests.e2e.conftest import AppServer, first_chart, in_sight
 
 pytestmark = pytest.mark.e2e
 
@@ -71,12 +69,8 @@ def test_the_first_chart_is_in_sight(browser, bundled_app_server: AppServer, art
     context = browser.new_context(viewport={"width": width, "height": height})
     page = context.new_page()
     try:
-        open_app(page, f"{bundled_app_server.url}/{path}", f"?job={job}")
-        chart = page.get_by_test_id("stMain").get_by_test_id("stPlotlyChart").first
-        expect(chart).to_be_visible()
-        wait_for_elements(page)
-        box = chart.bounding_box()
+        box = first_chart(page, f"{bundled_app_server.url}/{path}", f"?job={job}").bounding_box()
         page.screenshot(path=str(out / f"{path}-{job}-{width}x{height}.png"))
-        assert box is not None and box["y"] + IN_SIGHT_PX <= height, box
+        assert in_sight(box, height), box
     finally:
         context.close()

@@ -15,20 +15,26 @@ from pathlib import Path
 import pytest
 from playwright.sync_api import expect
 
+from app.core import spec_form
+from app.core.share.job import contention_line, contention_title, host_timer_note
+from app.core.views import run_audit
+from app.core.views.run_audit import NOTE_CHARS
+from app.ui.deep_dive_action import NO_GPU_JOB
+from profiling_worker.bundle.loader import Bundle, load_bundle
+from profiling_worker.bundle.schema import backends as B
+from profiling_worker.bundle.schema import columns as C
+from profiling_worker.bundle.schema import run_audit as A
 from tests.contended_cpu import README_JOB, record_contended_job
-from tests.e2e.conftest import AppServer, open_app, wait_for_elements
+from tests.e2e.conftest import AppServer, first_chart, in_sight, open_app
 from tests.scenarios import scenario_names
 
 pytestmark = pytest.mark.e2e
 
 JOB = "cpu-contended"
 VIEWPORTS = ((1000, 700), (1400, 900))
-#: How much of the first chart (px, its title and the top of its plot) must be in the window.
-IN_SIGHT_PX = 100
-NO_DEEP_DIVE = "No deep dive for a cpu job"
-#: The most characters the run audit's note under the chart may take (2,600 when the
-#: job-wide evidence was said for each of the 9 pairs).
-NOTE_CHARS = 1_200
+NO_DEEP_DIVE = NO_GPU_JOB.split(":")[0].format(backend="cpu")  # its notice's first words
+# The run audit's note under the chart stays within run_audit.NOTE_CHARS (2,600 characters
+# when the job-wide evidence was said for each of the 9 pairs).
 
 
 @pytest.fixture(scope="module")
@@ -47,39 +53,60 @@ def test_a_contended_cpu_jobs_chart_is_in_sight_and_each_fact_one_line_over_it(
     context = browser.new_context(viewport={"width": width, "height": height})
     page = context.new_page()
     try:
-        open_app(page, contended.url, f"?job={JOB}")
-        main = page.get_by_test_id("stMain")
-        chart = main.get_by_test_id("stPlotlyChart").first
-        expect(chart).to_be_visible()
-        wait_for_elements(page)
+        bundle = load_bundle(contended.results_dir / JOB)
+        chart = first_chart(page, contended.url, f"?job={JOB}")
         box = chart.bounding_box()
-        assert box is not None and box["y"] + IN_SIGHT_PX <= height, box
+        assert in_sight(box, height), box
+        main = page.get_by_test_id("stMain")
         warning = main.get_by_test_id("stAlertContentWarning")
-        expect(warning).to_have_count(1)
-        expect(warning).to_contain_text("Every time here is host wall-clock, not GPU")
-        expect(warning).to_contain_text("Timed on a contended CPU: these times may include "
-                                        "waiting for a CPU.")
+        expect(warning).to_have_count(1)  # both lines in one box, the app's own words
+        for line in (host_timer_note(bundle), contention_line(bundle)):
+            assert line, "a cpu job timed beside two busy loops on its CPU is warned"
+            expect(warning).to_contain_text(line)
         assert main.get_by_text(NO_DEEP_DIVE).count() == 0
         page.screenshot(path=str(out / f"sweep-{width}x{height}.png"))
-        # the run audit's note under the chart: the job-wide evidence once, not per pair
+        # the run audit's note under the chart: every marked point named, the job-wide
+        # evidence once, not per pair, within the bound
         note = main.get_by_test_id("stCaptionContainer").filter(has_text="An × marks")
         expect(note).to_have_count(1)
         said = note.inner_text()
-        assert said.count("run-queue delay summed over the threads") == 1, said
-        assert "host_contention 10" in said
+        _names_every_marked_point(bundle, said)
         assert len(said) <= NOTE_CHARS, len(said)
-        # the figures and what to do, one click away
-        main.get_by_text("Contention: its threads waited").click()
-        # inside the expander: the run audit's note quotes the same evidence under the chart
-        opened = main.get_by_test_id("stExpander").filter(has_text="Contention: its threads")
-        expect(opened.get_by_text("run-queue delay summed over the threads")).to_be_visible()
-        expect(opened.get_by_text("compare jobs recorded on an idle host", exact=False)
-               ).to_be_visible()
+        # the figures and what to do, one click away, under the fold's label
+        title = contention_title(bundle)
+        main.get_by_text(title).click()
+        opened = main.get_by_test_id("stExpander").filter(has_text=title)
+        figures = B.contention_text(bundle.manifest["backend"])
+        assert figures
+        expect(opened).to_contain_text(_first_clause(figures))
+        advice = spec_form.in_form_words(B.CONTENTION_ADVICE)
+        expect(opened).to_contain_text(advice[1:])  # after its letter capitalised in the box
         page.screenshot(path=str(out / f"sweep-open-{width}x{height}.png"))
         open_app(page, f"{contended.url}/deep-dive", f"?job={JOB}")  # said there, once
         expect(page.get_by_test_id("stMain").get_by_text(NO_DEEP_DIVE)).to_have_count(1)
     finally:
         context.close()
+
+
+def _first_clause(text: str) -> str:
+    """``text`` up to its first parenthesis: the words the page shows as they are (the
+    parenthesis holds figures whose separators Markdown escapes)."""
+    return text.split(" (")[0]
+
+
+def _names_every_marked_point(bundle: Bundle, said: str) -> None:
+    """The note ``said`` names each annotation x config whose runs failed the audit of the
+    job as recorded (how many and which depend on what the contended CPU gave each run), and
+    says each job-wide check's evidence once (9 pairs: fewer than NOTE_MORE_NAMES, all named)."""
+    failed = run_audit.failed_frame(bundle)
+    names = [f"{a} {c}" for a, c in zip(failed[C.ANNOTATION], failed[C.CONFIG_LABEL])]
+    assert names, "a job timed on a contended CPU fails the host_contention check"
+    assert len(names) <= run_audit.NOTE_MORE_NAMES
+    assert [n for n in names if n not in said] == [], said
+    wide = A.job_evidence(run_audit.audit_frame(bundle))
+    assert A.Check.HOST_CONTENTION in wide, wide
+    for check, evidence in wide.items():
+        assert said.count(_first_clause(evidence)) == 1, (check, said)
 
 
 def test_every_bundled_jobs_size_sweep_chart_is_in_sight_at_1000x700(
@@ -96,13 +123,9 @@ def test_every_bundled_jobs_size_sweep_chart_is_in_sight_at_1000x700(
     low = {}
     try:
         for job in scenario_names():
-            open_app(page, bundled_app_server.url, f"?job={job}")
-            chart = page.get_by_test_id("stMain").get_by_test_id("stPlotlyChart").first
-            expect(chart).to_be_visible()
-            wait_for_elements(page)
-            box = chart.bounding_box()
+            box = first_chart(page, bundled_app_server.url, f"?job={job}").bounding_box()
             page.screenshot(path=str(out / f"bundled-{job}-1000x700.png"))
-            if box is None or box["y"] + IN_SIGHT_PX > 700:
+            if not in_sight(box, 700):
                 low[job] = box
     finally:
         context.close()

@@ -255,7 +255,9 @@ def test_a_cpu_job_on_a_contended_cpu_carries_the_pages_warnings(tmp_path: Path)
     from html import unescape
 
     from app.core.share.job import contention_note, host_timer_note
-    from app.core.views.run_audit import badge_frame, failed_text
+    from app.core.views.run_audit import audit_frame, failed_frame, failed_text
+    from profiling_worker.bundle.schema import columns as C
+    from profiling_worker.bundle.schema import run_audit as A
     from tests.contended_cpu import record_contended_job
 
     proc = record_contended_job(tmp_path / "busy")
@@ -266,9 +268,16 @@ def test_a_cpu_job_on_a_contended_cpu_carries_the_pages_warnings(tmp_path: Path)
     assert warned is not None and warned.startswith("Timed on a contended CPU: ")
     assert timer is not None and warned in html and timer in html
     assert "every check passed" not in html
-    failed = failed_text(bundle)  # host_contention flags a run when the warning was stored
-    assert failed is not None and ("fp32 n=512: 0/3 runs passed (host_contention 3); for the "
-                                   "whole job, host_contention: the time") in failed
+    failed = failed_text(bundle)  # host_contention flags every run when the warning was stored
+    assert failed is not None
+    # the facts, whatever else a loaded machine made another check flag: the one pair, none of
+    # its 3 runs passed, host_contention among its flags, the job-wide evidence said once
+    (pair,) = failed_frame(bundle).to_dict("records")
+    assert (pair[C.ANNOTATION], pair[C.CONFIG_LABEL], pair["Passed"], pair[C.RUNS]) == (
+        "fp32", "n=512", 0, 3), pair
+    assert A.HOST_CONTENTION in pair["Flags"] and f"{pair[C.ANNOTATION]} n=512" in failed
+    evidence = A.job_evidence(audit_frame(bundle))[A.HOST_CONTENTION]
+    assert failed.count(evidence) == 1, failed
     assert "every run passed the run audit" not in html and failed[1:] in html
     assert warned in unescape(comparison_report(bundle, bundle))
 
