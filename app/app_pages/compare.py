@@ -20,7 +20,8 @@ from app.core.views.compare import (CompareOptions, JobSummary, candidates, cave
                                     compare_frame,
                                     ALIKE_MEANS, MOST_ALIKE, REFUSED_GROUPS, gate_refusals,
                                     gate_result,
-                                    default_baseline, judged_baseline, measured_unlike,
+                                    default_baseline, judged_baseline, measured_unlike, named_job,
+                                    pair_line,
                                     refused_groups,
                                     refused_title, refusal_text)
 from app.ui import analysis, cached, energy, notes, panels, share, state
@@ -148,7 +149,9 @@ candidate_id = picks[1].selectbox("Candidate", choices, key=PICKERS[1],
                                   help="Jobs comparable with the baseline, the most alike "
                                        f"first ({ALIKE_MEANS}); the baseline itself last "
                                        "(ratio 1: a check)")
-pair.markdown(f"Candidate {code(candidate_id)} against baseline {code(baseline_id)}")
+job_labels = {b.job_id: b.label for b in bundles}  # the spec's label, as History lists it
+pair.markdown(pair_line(*(named_job(job, job_labels.get(job), code, esc)
+                          for job in (candidate_id, baseline_id))))
 if state.selected_job_id() not in passes:  # a pass is said above
     with pair:  # a running, failed or cancelled job has no result to compare yet
         panels.selected_job_not_shown(

@@ -5,7 +5,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from apptest_helpers import plotly_specs, texts, unescape
-from app.core.views.compare import MOST_ALIKE
+from app.core.views.compare import MOST_ALIKE, named_job, pair_line
 from tests.scenarios import SCENARIOS
 
 
@@ -215,8 +215,9 @@ def test_compare_opens_on_the_pair_named_in_the_url(store, monkeypatch, app) -> 
     assert " ".join(lines).endswith(
         "h200-cupti-matmul-sweep / h200-ncu-matmul-sweep: gpu__time_duration.sum")
     assert spec["layout"]["yaxis"]["type"] == "log"  # ratios
-    assert ("Candidate `h200-cupti-matmul-sweep` against baseline `h200-ncu-matmul-sweep`"
-            in shown)
+    # a bundled example's label is its id: the id alone
+    assert pair_line(*(named_job(job, job, lambda j: f"`{j}`") for job in
+                       ("h200-cupti-matmul-sweep", "h200-ncu-matmul-sweep"))) in shown
     assert "Download this comparison (self-contained HTML)" in [
         b.proto.label for b in at.get("download_button")]
 
@@ -483,3 +484,38 @@ def test_the_page_judges_the_pair_once(store, monkeypatch, app) -> None:
     pd.testing.assert_frame_equal(
         V.compare_frame(base, cand, options, judged=V.gate_result(base, cand, options)),
         V.compare_frame(base, cand, options))
+
+
+def _labelled_copy(results: Path, job: str, label: str) -> None:
+    """The seeded cpu job again as ``results/<job>``, its spec labelled ``label`` (README's
+    step 5 runs its gate pair into results/base and results/candidate, so labelled)."""
+    import json
+    import shutil
+
+    from apptest_helpers import JOB_ID
+
+    shutil.copytree(results / JOB_ID, results / job)
+    for name in ("manifest.json", "spec.json"):
+        path = results / job / name
+        data = json.loads(path.read_text(encoding="utf-8"))
+        spec = data.setdefault("spec", {}) if name == "manifest.json" else data
+        spec["label"] = label
+        if name == "manifest.json":
+            data["job_id"] = job
+        path.write_text(json.dumps(data), encoding="utf-8")
+
+
+def test_the_pair_is_named_by_the_jobs_labels(seeded, app) -> None:
+    """A fresh user of session 21 read "Candidate candidate against baseline base": the
+    README's folder names, not the labels the jobs were given (gate candidate, gate
+    baseline). The pair line gives each label with its id."""
+    results = seeded["results"]
+    sides = {"candidate": "gate candidate", "base": "gate baseline"}
+    for job, label in sides.items():
+        _labelled_copy(results, job, label)
+    at = app("compare", query={"baseline": "base", "candidate": "candidate"})
+    assert not at.exception, at.exception
+    assert at.selectbox(key="compare-candidate").value == "candidate"
+    said = pair_line(*(named_job(job, label, lambda j: f"`{j}`") for job, label in sides.items()))
+    assert said in texts(at)
+    assert "gate candidate" in said and "gate baseline" in said

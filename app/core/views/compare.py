@@ -90,6 +90,23 @@ def refusal_text(refused: Mapping[str, str], ids: Mapping[str, str], where: str,
                         for side, why in refused.items()))
 
 
+def named_job(job_id: str, label: str | None, mark: Callable[[str], str] = str,
+              escape: Callable[[str], str] = str) -> str:
+    """A job as the pair line names it: its spec's label (as the History page's Label column
+    gives it) with the id after it, ``gate candidate (`candidate`)``; the id alone where the
+    label is empty or the id itself (a bundled example's). A fresh user read "Candidate
+    candidate against baseline base": folder names, the labels never said. ``mark`` formats
+    the id (Markdown code on the page), ``escape`` the label (the user's own text)."""
+    label = (label or "").strip()
+    return f"{escape(label)} ({mark(job_id)})" if label and label != job_id else mark(job_id)
+
+
+def pair_line(candidate: str, baseline: str) -> str:
+    """The Compare page's line above its chart: ``candidate`` and ``baseline`` as
+    :func:`named_job` gives them."""
+    return f"Candidate {candidate} against baseline {baseline}"
+
+
 def gate_result(baseline: Bundle, candidate: Bundle, options: CompareOptions,
                 ignore: Collection[str] = ()) -> gate.GateResult:
     """The regression gate's judgement of every region x config (rows on one side only too),
