@@ -402,6 +402,26 @@ def default_baseline(candidate_id: str, jobs: list[JobSummary]) -> str:
     return offered[0] if offered else candidate_id
 
 
+def alike_jobs(job_id: str, jobs: list[JobSummary]) -> list[str]:
+    """The jobs the gate can judge against ``job_id``: comparable with it
+    (:func:`candidates`) and measured like it (:func:`measured_unlike` empty)."""
+    by_id = {j.job_id: j for j in jobs}
+    offered, _ = candidates(job_id, jobs)
+    return [o for o in offered
+            if job_id in by_id and not measured_unlike(by_id[job_id], by_id[o])]
+
+
+def none_alike_text(job_id: str, shown_with: str, mark: Callable[[str], str] = str) -> str:
+    """What Compare says when no job was measured like the selected ``job_id``: the gate can
+    judge none against it, so it is shown with ``shown_with``, the most alike, without a
+    verdict. A fresh user opened ``?job=h200-ncu-matmul-sweep`` on a baseline it then called
+    not comparable, with no word that none would be."""
+    return (f"No job here was measured like {mark(job_id)}, so the gate judges none against it "
+            "(the same backend, run options, GPU, tool versions and ncu metric set): shown "
+            f"with the most alike, "
+            f"{mark(shown_with)}, as ratios without a verdict. Run its spec again to compare it.")
+
+
 def default_candidate(baseline_id: str, jobs: list[JobSummary]) -> str:
     """The job to compare ``baseline_id`` against when the user has not picked one.
 
