@@ -19,14 +19,34 @@ import json
 import signal
 import sys
 import time
+from collections.abc import Callable
 from pathlib import Path
 
 from profiling_worker.bundle.schema.spec import SpecInvalid, validate_spec
 
-from app.core import job_size
+from app.core import config_grid, job_size
 from app.services import repeat_guard, sweep_plan as plan
 from app.services.slurm_executor import SlurmExecutor
 from app.services.sweep_queue import SlurmMissing
+
+
+def _typed(kind: type[int] | type[float]) -> Callable[[str], int | float]:
+    """An option's type: ``kind`` of its text, refusing what int() and float() read silently
+    (``١٦``, ``1_000``: :func:`config_grid.digits_problem`) with the number to type.
+
+    Raises (from the returned function):
+        argparse.ArgumentTypeError: the text is no plain number; argparse names the option.
+    """
+    def read(text: str) -> int | float:
+        problem = config_grid.digits_problem(text)
+        if problem:
+            raise argparse.ArgumentTypeError(problem)
+        try:
+            return kind(text)
+        except ValueError:
+            noun = "a whole number" if kind is int else "a number"
+            raise argparse.ArgumentTypeError(f"{text!r} is not {noun}") from None
+    return read
 
 
 def _parser() -> argparse.ArgumentParser:
@@ -40,19 +60,19 @@ def _parser() -> argparse.ArgumentParser:
     p.add_argument("--local", action="store_true",
                    help="submitit's local executor on this host instead of Slurm")
     p.add_argument("--partition", default="")
-    p.add_argument("--gpus-per-task", type=int, default=1)
-    p.add_argument("--time-min", type=int, default=30, help="time limit of each task")
-    p.add_argument("--parallelism", type=int, default=16, help="tasks at once")
-    p.add_argument("--retries", type=int, default=1)
+    p.add_argument("--gpus-per-task", type=_typed(int), default=1)
+    p.add_argument("--time-min", type=_typed(int), default=30, help="time limit of each task")
+    p.add_argument("--parallelism", type=_typed(int), default=16, help="tasks at once")
+    p.add_argument("--retries", type=_typed(int), default=1)
     p.add_argument("--gpu-type", action="append", default=[],
                    help="a GRES GPU type; repeat it to run the spec once on each type")
-    p.add_argument("--configs-per-task", type=int, default=1)
+    p.add_argument("--configs-per-task", type=_typed(int), default=1)
     p.add_argument("--no-reference", action="store_true", help="skip the reference kernel")
     p.add_argument("--again", action="store_true",
                    help="queue even if an identical spec was queued in the last 30 s")
     p.add_argument("--yes", action="store_true",
                    help="queue a job over 10 min or 10,000 runs (estimated) without asking")
-    p.add_argument("--poll", type=float, default=5.0, help="seconds between status lines")
+    p.add_argument("--poll", type=_typed(float), default=5.0, help="seconds between status lines")
     return p
 
 

@@ -25,7 +25,7 @@ from profiling_worker.bundle.schema.spec import SpecInvalid, validate_spec
 
 from app import settings
 from app.agent_door import confine
-from app.core import derived, job_size, pages, spec_form
+from app.core import config_grid, derived, job_size, pages, spec_form
 from profiling_worker.bundle.loader import Bundle, load_bundle
 from app.core.kernel_catalog import catalog_from_report
 from app.core.metrics import MissingData
@@ -427,7 +427,11 @@ def allowed_slowdown(max_slowdown_pct: float | str) -> float:
     Raises:
         DoorError: with the CLI's message.
     """
+    problem = (config_grid.digits_problem(max_slowdown_pct.strip().removesuffix("%"))
+               if isinstance(max_slowdown_pct, str) else None)
     try:
+        if problem:  # float() reads "٣%" and "1_0%" without a word
+            raise ValueError(problem)
         return slowdown_arg(max_slowdown_pct)
     except ValueError as exc:
         raise DoorError(f"max_slowdown_pct: {exc}",

@@ -20,7 +20,8 @@ from app.core.views.compare import (CompareOptions, JobSummary, candidates, cave
                                     compare_frame,
                                     ALIKE_MEANS, MOST_ALIKE, REFUSED_GROUPS, gate_refusals,
                                     gate_result,
-                                    default_baseline, judged_baseline, measured_unlike,
+                                    default_baseline, judged_baseline, measured_unlike, named_job,
+                                    none_alike_text, pair_line, alike_jobs,
                                     refused_groups,
                                     refused_title, refusal_text)
 from app.ui import analysis, cached, energy, notes, panels, share, state
@@ -148,13 +149,19 @@ candidate_id = picks[1].selectbox("Candidate", choices, key=PICKERS[1],
                                   help="Jobs comparable with the baseline, the most alike "
                                        f"first ({ALIKE_MEANS}); the baseline itself last "
                                        "(ratio 1: a check)")
-pair.markdown(f"Candidate {code(candidate_id)} against baseline {code(baseline_id)}")
+job_labels = {b.job_id: b.label for b in bundles}  # the spec's label, as History lists it
+pair.markdown(pair_line(*(named_job(job, job_labels.get(job), code, esc)
+                          for job in (candidate_id, baseline_id))))
 if state.selected_job_id() not in passes:  # a pass is said above
     with pair:  # a running, failed or cancelled job has no result to compare yet
         panels.selected_job_not_shown(
             (baseline_id, candidate_id),
             "only finished jobs are compared" if state.selected_job_id() not in ids
             else "pick it as the Candidate above to compare it")
+none_alike = bool(mine and (mine, current) == (candidate_id, baseline_id) and current != mine
+                  and not alike_jobs(mine, summaries))
+if none_alike:  # said of the user's job, above the pair's verdicts
+    pair.info(none_alike_text(str(mine), baseline_id, code), icon=":material/info:")
 if candidate_id == baseline_id:  # offered last as a check; a user read it as a comparison
     pair.info(SAME_JOB, icon=":material/info:")
 baseline, candidate = cached.bundle_for(baseline_id), cached.bundle_for(candidate_id)
@@ -200,11 +207,12 @@ if judged.context:
     by_id = {j.job_id: j for j in summaries}
     alike = [j for j in offered if not measured_unlike(by_id[baseline_id], by_id[j])]
     st.warning(f"**Not comparable**: {esc(judged.context_headline)}. The evidence: "
-               + "; ".join(esc(c) for c in judged.context) + ". "
-               + (f"Comparable with the baseline: {', '.join(code(j) for j in alike)}."
-                  if alike else f"No job here is comparable with {code(baseline_id)}: the "
-                  f"ratios are shown without a verdict. The Candidate box lists {MOST_ALIKE} "
-                  "first."), icon=":material/block:")
+               + "; ".join(esc(c) for c in judged.context) + "."
+               + (f" Comparable with the baseline: {', '.join(code(j) for j in alike)}."
+                  if alike else ("" if none_alike else  # said above, of the user's job
+                                 f" No job here is comparable with {code(baseline_id)}: the "
+                                 "ratios are shown without a verdict.")
+                  + f" The Candidate box lists {MOST_ALIKE} first."), icon=":material/block:")
 if metric == C.GPU_TIME:
     st.caption(f"Cycle check: each run's SM cycles from {code(judged.cycles_source)} on both "
                "jobs; a time verdict they do not confirm reads clock-explained."

@@ -154,11 +154,12 @@ st.markdown(
     "(\"Download the whole bundle\") is reopened as that job, its id kept where it is free. "
     "Not supported: Nsight Systems files, "
     "spreadsheets (.xlsx: save as CSV), edited reports.")
+st.html(importing.one_limit_css(FILES))
 st.file_uploader("nsight-python or Nsight Compute output", type=importing.UPLOAD_TYPES,
                  accept_multiple_files=True, key=_files_key(),
                  max_upload_size=importing.MAX_UPLOAD_MB,
-                 help=f"At most {importing.MAX_UPLOAD_MB} MB per file. Files are parsed "
-                      "as data, never executed.")
+                 help="Files are parsed as data, never executed; their size limits are "
+                      "under the box.")
 _ctx = get_script_run_ctx()
 if _ctx is not None and (_refused := upload_refusal(_ctx.session_id)):
     st.error(_refused, icon=":material/block:")  # the uploader shows only "AxiosError ... 413"

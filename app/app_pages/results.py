@@ -5,9 +5,11 @@ import streamlit as st
 from profiling_worker.bundle.schema import columns as C, intervals, plausibility as P
 from profiling_worker.bundle.schema import interval_words as W
 
-from app.core.metrics import available_metrics
+from profiling_worker.bundle.schema.manifest import JobStatus
+
+from app.core.metrics import available_metrics, no_values_text
 from app.core.views.seed_columns import with_seed_columns
-from app.ui import analysis, notes, panels, run_audit, state
+from app.ui import analysis, job_status, notes, panels, run_audit, state
 from app.core.markdown import esc
 
 PAGE = "results"  # widget keys of this page: state.key(PAGE, field)
@@ -17,6 +19,12 @@ bundle = analysis.selected_bundle()
 notes.show(bundle, "results", available_metrics(bundle), extra_checks=P.CHECKS)
 run_audit.badges(bundle, PAGE)
 
+TABLES = (C.TABLE_AGGREGATED, C.TABLE_RUNS, C.TABLE_WORK)
+shown_status = job_status.shown_status(bundle)
+if shown_status is not JobStatus.DONE and all(bundle.table(n).empty for n in TABLES):
+    # one line of when they come (a running job read "No aggregated table in this job" x3)
+    st.info(esc(no_values_text("results", shown_status, "the tables")), icon=":material/info:")
+    panels.stop_page()
 TIMES = f"; times in ns ({esc(bundle.measurement)})"  # only the tables that hold times
 for name, title, what in (
     (C.TABLE_AGGREGATED, "Aggregated", f"one row per annotation × config × metric{TIMES}"),

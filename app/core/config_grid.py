@@ -16,6 +16,7 @@ from __future__ import annotations
 import itertools
 import math
 import re
+import unicodedata
 from collections.abc import Iterable, Mapping, Sequence
 from typing import Any
 
@@ -32,8 +33,39 @@ VALUES_HINT = ("write values separated by commas (64, 128, 256) or a range: 1024
 _RANGE_RE = re.compile(r"^\s*(\S+)\s*\.\.\s*(\S+?)\s*(?:([*+])\s*(\S+))?\s*$")
 
 
+#: Python's int() and float() read these silently; a form field refuses them (digits_problem)
+_GROUPED = re.compile(r"[+-]?[0-9.]+(?:_[0-9.]+)+(?:[eE][+-]?[0-9]+)?")
+
+
+def digits_problem(text: str) -> str | None:
+    """Why the typed number ``text`` is refused although Python's ``int()`` would read it, with
+    the number to type instead; None for any other text (what is wrong with that is said where
+    it is read).
+
+    Refused: digits other than 0-9 (``١٢٨``, full-width ``１２８``: int() reads 128, a reader
+    of the field may not) and ``_`` between digits (``1_000``), each read silently before.
+    """
+    text = text.strip()
+    if any(ch.isdecimal() and not ch.isascii() for ch in text):
+        typed = "".join(str(unicodedata.decimal(ch)) if ch.isdecimal() else ch for ch in text)
+        return f"{text!r} has digits other than 0-9: type {typed}"
+    if _GROUPED.fullmatch(text):
+        return f"{text!r} groups digits with _: type {text.replace('_', '')}"
+    return None
+
+
+#: The fix of a number :func:`digits_problem` refuses
+DIGITS_FIX = "type the number with the digits 0-9 alone"
+
+
+class NotTyped(ValueError):
+    """A number typed in a form Python reads but the form refuses (:func:`digits_problem`)."""
+
+
 def _number(text: str, kind: str) -> int | float:
-    text = text.replace("_", "")
+    problem = digits_problem(text)
+    if problem:
+        raise NotTyped(problem)
     return float(text) if kind == "float" else int(text)
 
 
@@ -85,7 +117,8 @@ def parse_values(text: str, field: str, kind: str = "size") -> tuple[list[Any], 
         try:
             expanded = _expand_range(match, kind)
         except ValueError as exc:
-            return [], [FieldError(field, f"{text!r}: {exc}", VALUES_HINT)]
+            return [], [FieldError(field, f"{text!r}: {exc}", DIGITS_FIX
+                                   if isinstance(exc, NotTyped) else VALUES_HINT)]
         bad = [p for p in (_check(v, kind) for v in expanded) if p]
         return (expanded, []) if not bad else ([], [FieldError(field, bad[0], VALUES_HINT)])
     values: list[int | float | str] = []
@@ -101,6 +134,9 @@ def parse_values(text: str, field: str, kind: str = "size") -> tuple[list[Any], 
             continue
         try:
             value = _number(item, kind)
+        except NotTyped as exc:
+            errors.append(FieldError(field, str(exc), DIGITS_FIX))
+            continue
         except ValueError:
             noun = "a number" if kind == "float" else "a whole number"
             errors.append(FieldError(field, f"{item!r} is not {noun}", VALUES_HINT))

@@ -16,7 +16,9 @@ from profiling_worker.bundle.schema.metrics import (DRAM_PCT as DRAM_PCT, DRAM_R
                                                     SM_CLOCK_METRICS as SM_CLOCK_METRICS,
                                                     SM_HZ as SM_HZ, SM_PCT as SM_PCT)
 
-from app.core import frame_columns as F
+from profiling_worker.bundle.schema.manifest import JobStatus
+
+from app.core import frame_columns as F, metric_roles
 from profiling_worker.bundle.loader import Bundle
 from app.core.provenance import is_imported
 
@@ -32,6 +34,39 @@ class MissingData(ValueError):
     def __init__(self, message: str, hint: str = ""):
         super().__init__(message)
         self.hint = hint
+
+
+#: How a page names the durations in a sentence (the y-axis label and the job caption say
+#: "Durations" / "durations"; the metric's name, host__time_duration.sum, is a column's)
+DURATIONS = "durations"
+
+
+def shown_name(bundle: Bundle, metric: str) -> str:
+    """``metric`` as a sentence names it: ``durations`` for the job's duration metric, else the
+    metric with its role as the Size sweep's y axis names it (``compute_tflops (derived)``)."""
+    if metric == bundle.duration_metric:
+        return DURATIONS
+    return metric_roles.label(bundle.manifest, metric)
+
+
+def no_values_text(name: str, status: JobStatus, what: str = "the chart") -> str:
+    """The sentence of a page that has no ``name`` values of a job in ``status`` to draw
+    ``what`` from: a queued or running job's come when it ends; one that ended without them
+    is to be run again.
+
+    Args:
+        name: the values in a reader's words (:func:`shown_name`), not a metric's column name.
+        status: the job's state as the page names it.
+        what: what the page would draw from them.
+    """
+    if status is JobStatus.QUEUED:
+        return f"No {name} yet: the job is queued, and {what} comes once it has run."
+    if status is JobStatus.RUNNING:
+        return f"No {name} yet: the job is running, and {what} comes when it ends."
+    if status is JobStatus.DONE:
+        return f"No {name} to plot: the job recorded none."
+    ended = "failed" if status is JobStatus.FAILED else f"was {status}"
+    return f"No {name}: the job {ended} before it recorded any. Run it again."
 
 
 def missing_metric(bundle: Bundle, metrics: tuple[str, ...], what: str) -> MissingData:

@@ -220,14 +220,17 @@ def build_raw_spec(form: Mapping[str, Any], catalog: Catalog | None = None
     """
     catalog = catalog if catalog is not None else builtin_catalog()
     backend = form.get("backend", B.CPU)
+    unread = digit_errors(form, backend)
+    # a refused field is said once, here: the spec check would say it again in its own words
     form = {f: whole_number(v) if f in WHOLE_NUMBER_FIELDS else v for f, v in form.items()
-            if f not in unsent(backend)}
+            if f not in unsent(backend) and f not in {e.field for e in unread}}
     kernels = list(form.get("kernels") or [])
     preset = form.get("size_preset", SIZE_PRESET_TYPED)
     if preset == SIZE_PRESET_TYPED:
         configs, errors = typed_configs(form, catalog.get(kernels[0]) if kernels else None)
     else:
         configs, errors = preset_configs(kernels, preset, catalog), []
+    errors = unread + errors
     metrics = list(METRIC_PRESETS.get(form.get("metric_preset", "timing"), ()))
     metrics += split_metrics(form.get("extra_metrics", ""))
     raw: dict[str, Any] = {
@@ -256,6 +259,16 @@ def build_raw_spec(form: Mapping[str, Any], catalog: Catalog | None = None
     if split_lines(form.get("ignore_kernels")):
         raw["ignore_kernels"] = split_lines(form.get("ignore_kernels"))
     return raw, errors
+
+
+def digit_errors(form: Mapping[str, Any], backend: str) -> list[FieldError]:
+    """One error per whole-number or run-target field of ``form`` sent to ``backend`` whose
+    text Python's int() or float() would read silently although it is no plain number:
+    ``١٢٨`` or ``1_000`` (:func:`config_grid.digits_problem`)."""
+    fields = [f for f in (*WHOLE_NUMBER_FIELDS, *RUN_TARGET_FIELDS) if f not in unsent(backend)]
+    return [FieldError(f, problem, config_grid.DIGITS_FIX) for f in fields
+            if isinstance(text := form.get(f), str)
+            and (problem := config_grid.digits_problem(text))]
 
 
 def to_job_spec(form: Mapping[str, Any], catalog: Catalog | None = None

@@ -214,23 +214,28 @@ def _job(manager: Executor, job: Job, position: int) -> None:
             cancel.button("Cancel", key=state.key("panel", f"cancel-{job.job_id}"),
                           on_click=manager.cancel, args=(job.job_id,), icon=":material/stop:",
                           help=cancel_help(job))
+        kept = kept_note(job)
+        failed = job.status in (JobStatus.FAILED, JobStatus.INTERRUPTED) and bool(job.error)
         for warning in job.warnings[-3:]:  # a contended CPU's figures; its advice: the page
+            if failed and said_elsewhere(warning, job, kept):
+                continue  # a failing config's warning: the failure below says it
             warning = spec_form.in_form_words(warning)  # the form's label, not the spec's key
             st.caption(f"⚠ {esc(warning_head(warning))}", help=esc(warning))
-        kept = kept_note(job)
-        if kept:  # a cancel or a failing kernel left part of the configs measured: shown
+        # another tab's or server's failure is a line (the tab that queued it shows the box;
+        # the Files page keeps its log): a fresh user read one failure three times
+        boxed = failed and not job.watched_by and job.job_id in state.own_jobs()
+        if kept and not (failed and not boxed):  # part of the configs measured: shown
             st.caption(f":material/rule: {esc(kept)}")
         if job.status == JobStatus.CANCELLED:
             if not kept:
                 st.caption(esc(cancel_note(job)))
-        elif job.status in (JobStatus.FAILED, JobStatus.INTERRUPTED) and job.error:
-            if job.watched_by:  # another process's failure: not this server's to fix, so a
-                # line (its owner shows the error box; the Files page keeps its log)
-                st.caption(esc(other_failure(job)), help=esc(str(job.error.get("message", ""))))
-            else:
-                panels.render_error(str(job.error.get("message", "")), job.error.get("hint"),
-                                    job.error.get("log_tail"), kind=job.error.get("kind"),
-                                    key=state.key("panel", job.job_id))
+        elif failed and not boxed:
+            st.caption(esc(failure_line(job, kept)),
+                       help=esc(str(job.error.get("message", "") if job.error else "")))
+        elif failed and job.error:
+            panels.render_error(str(job.error.get("message", "")), job.error.get("hint"),
+                                job.error.get("log_tail"), kind=job.error.get("kind"),
+                                key=state.key("panel", job.job_id))
 
 
 def progress_text(job: Job, now: float | None = None) -> str:
@@ -269,6 +274,28 @@ def owner_caption(job: Job) -> str:
     if job.stage == READ_ONLY_STAGE:  # a sweep: its watcher submits, retries and merges it
         return f"Read-only here: watched by the {esc(job.watched_by)}."
     return f"Read-only here: owned by the {esc(job.watched_by)}, which alone can cancel it."
+
+
+def said_elsewhere(warning: str, job: Job, kept: str | None) -> bool:
+    """True when a failed job's ``warning`` (a failing config's, as the worker sent it: its
+    error, then "; config skipped, the others run on") is said by its error message or its
+    note of the configs kept (``kept``): the warning, or all of it before its last "; "."""
+    said = (str(job.error.get("message", "")) if job.error else "") + "\n" + (kept or "")
+    return any(part and part in said for part in {warning.strip(),
+                                                  warning.rsplit("; ", 1)[0].strip()})
+
+
+def failure_line(job: Job, kept: str | None) -> str:
+    """The one line of a failed or interrupted job that is not this session's: another
+    process's (:func:`other_failure`), else its note of the configs kept (``kept``, which
+    names the failure), else its error's kind and first clause."""
+    if job.watched_by:
+        return other_failure(job)
+    if kept:
+        return kept
+    message = str(job.error.get("message", "")) if job.error else ""
+    kind = job.error.get("kind") if job.error else None
+    return f"{kind}: {warning_head(message)}" if kind else warning_head(message)
 
 
 def other_failure(job: Job) -> str:

@@ -12,7 +12,7 @@ import streamlit as st
 
 from profiling_worker.bundle.loader import Bundle
 from app.core.figures import theme
-from app.core.metrics import MissingData
+from app.core.metrics import MissingData, no_values_text, shown_name
 from app.ui import cached, job_status, panels, state
 from app.core.markdown import esc
 
@@ -34,8 +34,8 @@ def no_values(bundle: Bundle, metric: str, others: list[str] | None = None,
     and the page's ``control`` that picks them) and stop the page: a queued, running,
     cancelled or failed job draws no control that would act on nothing."""
     rest = [m for m in others or [] if m != metric]
-    st.info(f"This job has no {esc(metric)} values to plot (status: "
-            f"{esc(job_status.shown_status(bundle))})."
+    # the metric in a reader's words, and when a queued or running job's values come
+    st.info(esc(no_values_text(shown_name(bundle, metric), job_status.shown_status(bundle)))
             + (f" Its other metrics ({esc(', '.join(rest))}) are under '{esc(control)}' above."
                if rest and control else ""))
     panels.stop_page()

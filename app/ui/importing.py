@@ -89,4 +89,14 @@ def release_uploads(files: Iterable[Any]) -> None:
         remove(ctx.session_id, f.file_id)
 
 
-__all__ = ["MAX_UPLOAD_MB", "UPLOAD_TYPES", "ImportOutcome", "import_uploads", "release_uploads"]
+def one_limit_css(key: str) -> str:
+    """A style-only ``st.html`` body that hides Streamlit's own "200MB per file" in the drop
+    zone of the uploader keyed ``key`` (and ``<key>-<n>``, the new one after each import): a
+    fresh user read it beside the Import page's caption, which gives every limit (per file,
+    per tab, all tabs) and what a file past them gets, as two limits. Said once, there."""
+    return (f"<style>[class*='st-key-{key}'] "
+            "[data-testid='stFileUploaderDropzoneInstructions']{display:none}</style>")
+
+
+__all__ = ["MAX_UPLOAD_MB", "UPLOAD_TYPES", "ImportOutcome", "import_uploads", "one_limit_css",
+           "release_uploads"]

@@ -11,6 +11,7 @@ from contextlib import nullcontext
 from dataclasses import dataclass, field
 from typing import Any
 
+from profiling_worker.bundle.schema import partial
 from profiling_worker.catalog.builtin import CATALOG
 from profiling_worker.catalog.user_collectors import UserCollector, drop_builtin_names
 from profiling_worker.catalog.declare import Kernel
@@ -103,8 +104,9 @@ class GuardedBody:
     """Wraps a body so that an exception inside kernel code becomes a KernelFailed naming the
     kernel and the config (CUDA out of memory named as such)."""
 
-    def __init__(self, kernel_id: str, body: Callable[..., None]):
-        self.kernel_id, self.body = kernel_id, body
+    def __init__(self, kernel_id: str, body: Callable[..., None],
+                 parameters: Sequence[str] = ()):
+        self.kernel_id, self.body, self.parameters = kernel_id, body, tuple(parameters)
 
     def __call__(self, *config: Any, annotate: Callable[[str], Any] | None = None) -> None:
         try:
@@ -112,16 +114,21 @@ class GuardedBody:
         except WorkerError:  # cancellation (SIGTERM) and other classified errors pass through
             raise
         except Exception as exc:
-            raise kernel_error(self.kernel_id, config, exc) from exc
+            raise kernel_error(self.kernel_id, config, exc, self.parameters) from exc
 
 
-def kernel_error(kernel_id: str, config: Sequence[Any], exc: BaseException) -> KernelFailed:
-    """The KernelFailed for an exception raised by a kernel body."""
+def kernel_error(kernel_id: str, config: Sequence[Any], exc: BaseException,
+                 parameters: Sequence[str] = ()) -> KernelFailed:
+    """The KernelFailed for an exception raised by a kernel body at the values ``config`` of
+    its ``parameters``: the config named as the pages label it (``n=4096``; a Python tuple,
+    ``(4096,)``, read as code to a fresh user), as a tuple where the names are not known."""
     text = f"{type(exc).__name__}: {exc}".strip()
+    where = (partial.config_label(dict(zip(parameters, config)))
+             if len(parameters) == len(config) and parameters else str(tuple(config)))
     if is_out_of_memory(exc):
-        return KernelFailed(f"kernel {kernel_id} at config {tuple(config)} ran out of memory: "
+        return KernelFailed(f"kernel {kernel_id} at config {where} ran out of memory: "
                             f"{text[:300]}", OUT_OF_MEMORY_HINT)
-    return KernelFailed(f"kernel {kernel_id} at config {tuple(config)} raised {text[:500]}",
+    return KernelFailed(f"kernel {kernel_id} at config {where} raised {text[:500]}",
                         "fix the kernel code (traceback in worker.log) and run again")
 
 
@@ -130,4 +137,4 @@ def make_body(registry: Registry, kernel_id: str, annotations: Sequence[str], de
     """A callable body for any kernel of the registry (built-in or user code); exceptions from
     kernel code surface as :class:`KernelFailed`."""
     body = KernelBody(registry.kernels[kernel_id], annotations, device, annotate)
-    return GuardedBody(kernel_id, body)
+    return GuardedBody(kernel_id, body, registry.kernels[kernel_id].parameters)

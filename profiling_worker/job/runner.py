@@ -361,9 +361,11 @@ def _ended(short: partial.Shortfall | None, spec: JobSpec, job_dir: Path) -> dic
     else:
         first = min(short.failed)
         of = counted(len(spec.configs), "config")
+        label = partial.config_label(spec.configs[first])
+        said = short.failed[first]  # names the config where the kernel's own error does
         err = KernelFailed(f"{len(short.failed):,} of {of} failed; "
-                           f"config {partial.config_label(spec.configs[first])}: "
-                           f"{short.failed[first]}",
+                           + ("" if f"config {label} " in said else f"config {label}: ")
+                           + said,
                            "fix the kernel code (traceback in worker.log) and run again; the "
                            "configs measured are kept")
     status = JobStatus.CANCELLED if short.cancelled else JobStatus.FAILED

@@ -5,7 +5,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from apptest_helpers import plotly_specs, texts, unescape
-from app.core.views.compare import MOST_ALIKE
+from app.core.views.compare import MOST_ALIKE, named_job, none_alike_text, pair_line
 from tests.scenarios import SCENARIOS
 
 
@@ -19,7 +19,9 @@ def test_compare_default_candidate_is_a_meaningful_pair(store, monkeypatch, app)
     assert at.selectbox(key="compare-candidate").value == "h200-ncu-elementwise"
     assert at.selectbox(key="compare-baseline").value == "h200-ncu-elementwise-cache-none"
     assert not (at.dataframe[0].value["Ratio"] == 1.0).all()
-    assert "No job here is comparable with `h200-ncu-elementwise-cache-none`" in texts(at)
+    # said of the job selected, which no job was measured like (session 22: of the baseline)
+    assert none_alike_text("h200-ncu-elementwise", "h200-ncu-elementwise-cache-none",
+                           lambda j: f"`{j}`") in texts(at)
     # what "most alike" means, in words (a fresh user read "this is the most alike" and could
     # not tell alike in what): there and in the Candidate box's help
     assert f"The Candidate box lists {MOST_ALIKE} first." in texts(at)
@@ -215,8 +217,9 @@ def test_compare_opens_on_the_pair_named_in_the_url(store, monkeypatch, app) -> 
     assert " ".join(lines).endswith(
         "h200-cupti-matmul-sweep / h200-ncu-matmul-sweep: gpu__time_duration.sum")
     assert spec["layout"]["yaxis"]["type"] == "log"  # ratios
-    assert ("Candidate `h200-cupti-matmul-sweep` against baseline `h200-ncu-matmul-sweep`"
-            in shown)
+    # a bundled example's label is its id: the id alone
+    assert pair_line(*(named_job(job, job, lambda j: f"`{j}`") for job in
+                       ("h200-cupti-matmul-sweep", "h200-ncu-matmul-sweep"))) in shown
     assert "Download this comparison (self-contained HTML)" in [
         b.proto.label for b in at.get("download_button")]
 
@@ -490,3 +493,73 @@ def test_the_page_judges_the_pair_once(store, monkeypatch, app) -> None:
     pd.testing.assert_frame_equal(
         V.compare_frame(base, cand, options, judged=V.gate_result(base, cand, options)),
         V.compare_frame(base, cand, options))
+
+
+def _labelled_copy(results: Path, job: str, label: str) -> None:
+    """The seeded cpu job again as ``results/<job>``, its spec labelled ``label`` (README's
+    step 5 runs its gate pair into results/base and results/candidate, so labelled)."""
+    import json
+    import shutil
+
+    from apptest_helpers import JOB_ID
+
+    shutil.copytree(results / JOB_ID, results / job)
+    for name in ("manifest.json", "spec.json"):
+        path = results / job / name
+        data = json.loads(path.read_text(encoding="utf-8"))
+        spec = data.setdefault("spec", {}) if name == "manifest.json" else data
+        spec["label"] = label
+        if name == "manifest.json":
+            data["job_id"] = job
+        path.write_text(json.dumps(data), encoding="utf-8")
+
+
+def test_the_pair_is_named_by_the_jobs_labels(seeded, app) -> None:
+    """A fresh user of session 21 read "Candidate candidate against baseline base": the
+    README's folder names, not the labels the jobs were given (gate candidate, gate
+    baseline). The pair line gives each label with its id."""
+    results = seeded["results"]
+    sides = {"candidate": "gate candidate", "base": "gate baseline"}
+    for job, label in sides.items():
+        _labelled_copy(results, job, label)
+    at = app("compare", query={"baseline": "base", "candidate": "candidate"})
+    assert not at.exception, at.exception
+    assert at.selectbox(key="compare-candidate").value == "candidate"
+    said = pair_line(*(named_job(job, label, lambda j: f"`{j}`") for job, label in sides.items()))
+    assert said in texts(at)
+    assert "gate candidate" in said and "gate baseline" in said
+
+
+def _summaries():
+    """The bundled scenarios as the Compare page sums them up (its pickers' jobs)."""
+    from app.core.provenance import is_imported
+    from app.core.views.compare import JobSummary
+    from app.services import result_store
+
+    bundles, _ = result_store.list_bundles(Path("/nonexistent"), SCENARIOS)
+    return [JobSummary.of(b.job_id, b.created_at, b.spec, is_imported(b.manifest), b.manifest)
+            for b in bundles]
+
+
+def test_a_named_job_opens_on_a_baseline_measured_like_it(store, monkeypatch, app) -> None:
+    """A fresh user of session 21 opened Compare on ?job=h200-ncu-matmul-sweep: its baseline
+    was one the gate then called not comparable. A job with a job measured like it opens on
+    one; a job with none says so, of that job, above the ratios."""
+    from app.core.views.compare import alike_jobs
+
+    monkeypatch.setenv("KPROF_BUNDLED_DIR", str(SCENARIOS))
+    jobs = _summaries()
+    at = app("compare", query={"job": "h200-cupti-matmul-sweep"})
+    assert not at.exception, at.exception
+    baseline = at.selectbox(key="compare-baseline").value
+    assert baseline in alike_jobs("h200-cupti-matmul-sweep", jobs)
+    assert not [w for w in at.warning if "Not comparable" in w.value]
+    job = "h200-ncu-matmul-sweep"
+    assert alike_jobs(job, jobs) == []  # the bundled job no other was measured like
+    at = app("compare", query={"job": job})
+    assert not at.exception, at.exception
+    assert at.selectbox(key="compare-candidate").value == job
+    baseline = at.selectbox(key="compare-baseline").value
+    shown = texts(at)
+    assert none_alike_text(job, baseline, lambda j: f"`{j}`") in shown
+    assert "No job here is comparable with" not in shown  # said once, of the job named

@@ -10,7 +10,9 @@ from pathlib import Path
 import pytest
 from apptest_helpers import texts, unescape
 
+from app.services.import_client import MAX_UPLOAD_MB
 from app.services import history_index
+from app.ui.importing import one_limit_css
 from app.ui.panels import TEXT_WIDTH_MAX, text_width
 from tests.scenarios import SCENARIOS, scenario_report
 
@@ -36,6 +38,13 @@ def test_page_draws_uploader_with_limit(store, app) -> None:
     assert not up.allowed_type
     assert "Nsight Compute CSV exports" in texts(at)
     assert "200 MB" in texts(at)
+    # one limit, said once (a fresh user of session 21 read Streamlit's "200MB per file" in the
+    # drop zone beside the page's own caption): the caption says it, the help does not, and
+    # the drop zone's own words are hidden on this uploader
+    per_file = f"{MAX_UPLOAD_MB} MB per file"
+    assert (texts(at) + up.help).count(per_file) == 1, up.help
+    styles = [el.proto.body for el in at.get("html")]
+    assert one_limit_css("import-files") in styles, styles
     # the session cap's 413 shows only 'AxiosError ... 413' in the uploader: the page says why
     assert "400 MB for all the files chosen and not yet imported" in texts(at)
     assert "413" in texts(at)

@@ -9,6 +9,8 @@ from pathlib import Path
 import pytest
 
 from apptest_helpers import wait_until
+from app.core import spec_form
+from app.sidebar.job_builder import error_text, labels
 from app.ui import cached
 from tests.unit.test_readme import README_KERNELS, readme_file
 
@@ -113,3 +115,22 @@ def test_a_link_s_sizes_win_over_the_kernel_s(store, app, user_kernels) -> None:
     at = app(query={"kernels": "my_scale", "sizes": MY_SCALE})  # a reload of the mirrored URL
     _pick(at, "matmul")
     assert _text(at, "sizes") == MATMUL_CPU, "the link held my_scale's own: they follow"
+
+
+def test_sizes_and_runs_refuse_digits_int_reads_silently(store, app) -> None:
+    """Session 21's fresh user: Sizes took ``١٢٨`` and Runs ``1_000`` without a word (Python's
+    int() reads both). Run refuses them on their fields, each with the number to type, and
+    queues nothing."""
+    at = app()
+    at.text_input(key="builder-sizes").set_value("١٢٨, 256")
+    at.text_input(key="builder-runs").set_value("1_000")
+    at.button(key="builder-submit").click().run()
+    assert not at.exception
+    shown = [e.value for e in at.sidebar.error]
+    _, errors = spec_form.to_job_spec({"kernels": ["matmul"], "sizes": "١٢٨, 256",
+                                       "runs": "1_000", "backend": "cpu"})
+    said = [error_text(err, labels(("n",))) for err in errors]
+    assert [err.field for err in errors] == ["runs", "sizes"]
+    assert all(line in shown for line in said), (said, shown)
+    assert any("type 128" in line for line in said) and any("type 1000" in line for line in said)
+    assert not cached.job_manager().snapshot()  # nothing queued

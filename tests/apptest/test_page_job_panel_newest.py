@@ -123,16 +123,26 @@ def test_this_sessions_queued_job_is_listed_behind_newer_ones(store, app, monkey
 
 
 def test_another_servers_failure_is_a_line_this_servers_a_box(store, app, monkeypatch) -> None:
+    """Another server's failure is a line naming its owner; another tab's of this server is a
+    line too (session 22: a fresh user read its red box, with the failure said three times);
+    this session's own failure keeps its box."""
     error = {"kind": "worker_error", "message": "the worker exited with code 1 (see its log)",
              "hint": "run it again", "log_tail": "Traceback ..."}
     theirs = _job("20261202-100000-matmul-theirs", 2, status=JobStatus.FAILED,
                   error=dict(error), watched_by=OWNER)
+    tab = _job("20261203-100000-matmul-tab", 3, status=JobStatus.FAILED, error=dict(error),
+               warnings=[error["message"]])  # the worker's warning of the same failure
     ours = _job("20261201-100000-matmul-ours", 1, status=JobStatus.FAILED, error=dict(error))
-    _served(monkeypatch, [ours, theirs])
+    _served(monkeypatch, [ours, theirs, tab])
     at = app()
+    at.session_state[state.OWN_JOBS] = [ours.job_id]
+    at.run()
     assert not at.exception, at.exception
     boxes = [e.value for e in at.sidebar.error]
     assert len(boxes) == 1 and "the worker exited with code 1" in boxes[0], boxes
     (line,) = [c for c in at.sidebar.caption if OWNER in unescape(c.value)]
     assert "worker_error: the worker exited with code 1 …" in unescape(line.value)
     assert line.proto.help  # the whole message
+    said = [unescape(c.value) for c in at.sidebar.caption if "exited with code 1" in c.value]
+    assert said.count(job_panel.failure_line(tab, None)) == 1, said  # the tab's job: one line
+    assert len(said) == 2, said  # theirs and the tab's, a line each; no warning repeats it

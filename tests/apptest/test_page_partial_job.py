@@ -115,3 +115,34 @@ def test_the_agent_door_names_it_first_among_the_caveats(store, partial_src) -> 
     assert summary["caveats"][0] == _note(store["results"] / src.name), summary["caveats"]
     configs = {row[C.CONFIG_LABEL] for row in summary["durations"]["rows"]}
     assert configs == {"n=1", "n=2", "n=4", "n=5", "n=6"}, configs
+
+
+def test_a_failed_job_of_another_tab_is_one_line_naming_its_config(store, app,
+                                                                   monkeypatch) -> None:
+    """A fresh user of session 21: another tab's failed job showed a red box, a warning and a
+    note, the failure said three times, its config as a Python tuple ``(3,)``. Another tab's
+    failure is one line, the config as the pages label it (n=3); the tab that queued it keeps
+    its box, and no warning there repeats it."""
+    from app.sidebar import job_panel
+    from app.ui import state
+
+    monkeypatch.setenv("KPROF_KERNEL_DIRS", str(KERNELS))
+    at = app()
+    manager = cached.job_manager()
+    job_id = manager.submit(validate_spec({"kernels": ["raise_at_3"], "configs": CONFIGS,
+                                           "runs": 2, "backend": "cpu", "warmup": 0}))
+    assert manager.wait(job_id, 120) == "failed"
+    at.run()  # this session did not queue it: another tab's job
+    assert not at.exception, at.exception
+    panel = [c.value.replace("\\", "") for c in at.sidebar.caption]
+    assert not at.sidebar.error and not at.sidebar.warning
+    said = [line for line in panel if "raise_at_3" in line]  # its own lines, not the CPU's
+    assert said == [job_panel.failure_line(manager.get(job_id),
+                                           job_panel.kept_note(manager.get(job_id)))], panel
+    assert "n=3" in said[0] and "(3,)" not in said[0]
+    at.session_state[state.OWN_JOBS] = [job_id]  # the tab that queued it
+    at.run()
+    (box,) = [e.value.replace("\\", "") for e in at.sidebar.error]
+    assert "at config n=3 raised" in box and "(3,)" not in box
+    # (a contended CPU's warning may stand there: it says something else)
+    assert not [c for c in at.sidebar.caption if c.value.startswith("⚠") and "raise" in c.value]

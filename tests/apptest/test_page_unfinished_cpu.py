@@ -10,7 +10,9 @@ from pathlib import Path
 import pytest
 
 from apptest_helpers import JOB_ID, texts
+from app.core.metrics import DURATIONS, no_values_text
 from app.core.pages import SECTIONS
+from profiling_worker.bundle.schema.manifest import JobStatus
 from app.core.provenance import ANNOTATED_SCOPE, HOST_SCOPE
 
 UNFINISHED = "20261129-230500-matmul-0003"
@@ -68,7 +70,33 @@ def test_a_chart_page_says_the_job_has_no_values(seeded, app, page) -> None:
     if page != "sweep":
         at.switch_page(f"app_pages/{page}.py").run()
     # (queued on the first run; on the next, with no process that owns it, interrupted)
-    assert "This job has no host__time_duration.sum values to plot (status: " in texts(at)
+    shown = texts(at)
+    said = [no_values_text(DURATIONS, s) for s in (JobStatus.QUEUED, JobStatus.INTERRUPTED)]
+    assert any(line in shown for line in said), shown
+    assert "host__time_duration" not in shown  # the durations in words, not a column's name
+
+
+#: What each page that draws a job's values names them and would draw from them
+NO_VALUES_YET = {"sweep": (DURATIONS, "the chart"), "one_kernel": ("results", "the table"),
+                 "bound_roofline": (DURATIONS, "the roofline"),
+                 "results": ("results", "the tables"),
+                 "cache_clock": (f"durations of job {UNFINISHED}", "the chart")}
+
+
+@pytest.mark.parametrize("page", NO_VALUES_YET)
+def test_a_running_job_says_its_results_come_when_it_ends(seeded, app, page) -> None:
+    """A fresh user of session 21: a running job's Size sweep read "This job has no
+    host__time_duration.sum values to plot (status: running)", a column's name and not when
+    the chart comes. Each page that draws the job's values says they come when it ends."""
+    at = app(page, query={"job": unfinished(seeded["results"], "running")})
+    assert not at.exception
+    shown = texts(at)
+    # the page that opens first sees the job running; one switched to after a run may find it
+    # interrupted (no process here owns it), and says so
+    name, what = NO_VALUES_YET[page]
+    said = [no_values_text(name, s, what) for s in (JobStatus.RUNNING, JobStatus.INTERRUPTED)]
+    assert any(line in shown for line in said), shown
+    assert "host__time_duration" not in shown
 
 
 def test_one_kernel_scope_from_the_spec(seeded, app) -> None:

@@ -10,6 +10,7 @@ from pathlib import Path
 import pytest
 from playwright.sync_api import expect
 
+from app.services.import_client import MAX_UPLOAD_MB
 from tests.e2e.conftest import AppServer, get_by_key, open_app, wait_for_app_run, \
     wait_for_elements
 
@@ -22,6 +23,19 @@ CHART_TIMEOUT_MS = 60_000
 
 
 MUL = "vectorized_elementwise_kernel (MulFunctor)"
+
+
+def test_the_upload_limit_is_said_once(page, app_server: AppServer) -> None:  # type: ignore[no-untyped-def]
+    """A fresh user of session 21 read Streamlit's own "200MB per file" in the drop zone
+    beside the page's caption of every limit: the drop zone's words are hidden, the caption's
+    stay (app.ui.importing.one_limit_css)."""
+    open_app(page, f"{app_server.url}/import")
+    wait_for_elements(page)
+    expect(page.get_by_test_id("stFileUploaderDropzoneInput")).to_have_count(1)
+    expect(page.get_by_test_id("stFileUploaderDropzoneInstructions")).to_be_hidden()
+    shown = page.get_by_test_id("stMain").inner_text()
+    assert shown.count(f"{MAX_UPLOAD_MB} MB per file") == 1, shown
+    assert f"{MAX_UPLOAD_MB}MB per file" not in shown
 
 
 @pytest.mark.parametrize("source, kernel", [("plain.ncu-rep.gz", MUL), ("raw.csv", MUL),

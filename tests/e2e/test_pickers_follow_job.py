@@ -13,6 +13,7 @@ from pathlib import Path
 import pytest
 from playwright.sync_api import expect
 
+from app.core.views.compare import pair_line
 from tests.e2e.conftest import (AppServer, get_by_key, open_app, open_list,
                                 wait_for_app_run, wait_for_elements)
 
@@ -83,7 +84,7 @@ def test_pickers_follow_the_sidebar_job(  # type: ignore[no-untyped-def]
     _select_job(page, then)
     _expect_picks(page, keys, then_pair)
     if path == "compare":
-        pair = f"Candidate {then_pair[1]} against baseline {then_pair[0]}"
+        pair = pair_line(then_pair[1], then_pair[0])  # bundled: each label is the id
         expect(page.get_by_test_id("stMain").get_by_text(pair)).to_be_visible()
         _rerun(page)
         _expect_picks(page, keys, then_pair)

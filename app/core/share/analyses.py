@@ -28,7 +28,7 @@ from app.core.figures.stability import build_runs_figure, build_stability_figure
 from app.core.figures.sweep import build_sweep_figure, drawn_rows, wants_log_y
 from app.core.figures.timeline import build_timeline_figure
 from app.core.kernel_catalog import builtin_kernels
-from app.core.metrics import MissingData
+from app.core.metrics import DURATIONS, MissingData, no_values_text
 from app.core.pages import ANALYSES, COLLECTORS, STABILITY
 from app.core.share import document as H
 from app.core.share.launches import RULES_TITLE
@@ -87,7 +87,7 @@ def _sweep(bundle: Bundle, table: Table, section: H.Section) -> None:
     frame = table()
     x = sweep_x(bundle)
     if frame.empty:
-        raise MissingData(f"This job has no {bundle.duration_metric} values to plot.")
+        raise MissingData(no_values_text(DURATIONS, bundle.status))
     fig = build_sweep_figure(frame, x, bundle.host_timer,
                              quantity_label=derived.QUANTITY_LABELS[derived.TIME].split(" (")[0],
                              log_y=wants_log_y(frame))

@@ -27,7 +27,7 @@ from profiling_worker.bundle.schema.spec import SPEC_DEFAULTS, JobSpec
 
 from profiling_worker.bundle.loader import Bundle
 from profiling_worker.bundle.schema.bundle_spec import PartialSpec
-from app.core.metrics import MissingData, wide_means, with_labels
+from app.core.metrics import MissingData, no_values_text, wide_means, with_labels
 from app.core.views.run_audit import with_outcome
 from app.core import frame_columns as F
 
@@ -101,7 +101,7 @@ def _one(bundle: Bundle) -> pd.DataFrame:
     wide = wide_means(bundle, metrics)
     work = bundle.table(C.TABLE_WORK)
     if wide.empty or wide[bundle.duration_metric].isna().all():
-        raise MissingData(f"job {bundle.job_id} has no {bundle.duration_metric} values")
+        raise MissingData(no_values_text(f"durations of job {bundle.job_id}", bundle.status))
     if not work.empty:
         wide = wide.merge(work[[C.ANNOTATION, C.CONFIG, C.BYTES]], on=[C.ANNOTATION, C.CONFIG],
                           how="left")

@@ -90,6 +90,23 @@ def refusal_text(refused: Mapping[str, str], ids: Mapping[str, str], where: str,
                         for side, why in refused.items()))
 
 
+def named_job(job_id: str, label: str | None, mark: Callable[[str], str] = str,
+              escape: Callable[[str], str] = str) -> str:
+    """A job as the pair line names it: its spec's label (as the History page's Label column
+    gives it) with the id after it, ``gate candidate (`candidate`)``; the id alone where the
+    label is empty or the id itself (a bundled example's). A fresh user read "Candidate
+    candidate against baseline base": folder names, the labels never said. ``mark`` formats
+    the id (Markdown code on the page), ``escape`` the label (the user's own text)."""
+    label = (label or "").strip()
+    return f"{escape(label)} ({mark(job_id)})" if label and label != job_id else mark(job_id)
+
+
+def pair_line(candidate: str, baseline: str) -> str:
+    """The Compare page's line above its chart: ``candidate`` and ``baseline`` as
+    :func:`named_job` gives them."""
+    return f"Candidate {candidate} against baseline {baseline}"
+
+
 def gate_result(baseline: Bundle, candidate: Bundle, options: CompareOptions,
                 ignore: Collection[str] = ()) -> gate.GateResult:
     """The regression gate's judgement of every region x config (rows on one side only too),
@@ -383,6 +400,26 @@ def default_baseline(candidate_id: str, jobs: list[JobSummary]) -> str:
     when there is none (the page then says so)."""
     offered, _ = candidates(candidate_id, jobs)
     return offered[0] if offered else candidate_id
+
+
+def alike_jobs(job_id: str, jobs: list[JobSummary]) -> list[str]:
+    """The jobs the gate can judge against ``job_id``: comparable with it
+    (:func:`candidates`) and measured like it (:func:`measured_unlike` empty)."""
+    by_id = {j.job_id: j for j in jobs}
+    offered, _ = candidates(job_id, jobs)
+    return [o for o in offered
+            if job_id in by_id and not measured_unlike(by_id[job_id], by_id[o])]
+
+
+def none_alike_text(job_id: str, shown_with: str, mark: Callable[[str], str] = str) -> str:
+    """What Compare says when no job was measured like the selected ``job_id``: the gate can
+    judge none against it, so it is shown with ``shown_with``, the most alike, without a
+    verdict. A fresh user opened ``?job=h200-ncu-matmul-sweep`` on a baseline it then called
+    not comparable, with no word that none would be."""
+    return (f"No job here was measured like {mark(job_id)}, so the gate judges none against it "
+            "(the same backend, run options, GPU, tool versions and ncu metric set): shown "
+            f"with the most alike, "
+            f"{mark(shown_with)}, as ratios without a verdict. Run its spec again to compare it.")
 
 
 def default_candidate(baseline_id: str, jobs: list[JobSummary]) -> str:

@@ -17,7 +17,9 @@ from profiling_worker.bundle.schema import columns as C, intervals
 from app.core import derived
 from profiling_worker.bundle.loader import Bundle
 from app.core.environment import gpu_name
-from app.core.metrics import GPC_HZ, MissingData, config_label, keys_of, with_labels
+from profiling_worker.bundle.schema.manifest import JobStatus
+from app.core.metrics import (GPC_HZ, MissingData, config_label, keys_of, no_values_text,
+                              with_labels)
 from app.core import frame_columns as F
 
 SOURCE = F.SOURCE
@@ -79,6 +81,8 @@ def annotation_configs(bundle: Bundle) -> dict[str, dict[int, str]]:
     """
     agg = bundle.table(C.TABLE_AGGREGATED)
     if agg.empty or C.ANNOTATION not in agg:
+        if bundle.status is not JobStatus.DONE:  # when they come, if they come
+            raise MissingData(no_values_text("results", bundle.status, "the table"))
         raise MissingData("This job has no aggregated results.",
                           "Pick a job that finished (status done).")
     out: dict[str, dict[int, str]] = {}

@@ -22,7 +22,9 @@ from app.core import derived, frame_columns as F
 from profiling_worker.bundle.loader import Bundle
 from app.core.environment import gpu_name
 from app.core.views.run_audit import with_outcome
-from app.core.metrics import (DRAM_READ, DRAM_WRITE, GPC_HZ, MissingData, SM_HZ, missing_metric,
+from profiling_worker.bundle.schema.manifest import JobStatus
+from app.core.metrics import (DURATIONS, DRAM_READ, DRAM_WRITE, GPC_HZ, MissingData, SM_HZ,
+                              no_values_text, missing_metric,
                               available_metrics, keys_of, wide_means, with_labels)
 
 TENSOR_FLOP_COUNTERS = (M.TENSOR_FP16,
@@ -103,6 +105,8 @@ def roofline_frame(bundle: Bundle, options: RooflineOptions) -> pd.DataFrame:
     present = set(available_metrics(bundle))
     wide = wide_means(bundle, tuple(m for m in metrics if m in present))
     if wide.empty or bundle.duration_metric not in wide:
+        if bundle.status is not JobStatus.DONE:  # when they come, if they come
+            raise MissingData(no_values_text(DURATIONS, bundle.status, "the roofline"))
         raise MissingData("This job has no durations to put on a roofline.",
                           "Pick a job that finished.")
     work = bundle.table(C.TABLE_WORK)

@@ -45,7 +45,7 @@ def test_an_empty_item_is_named_not_skipped(text: str, message: str) -> None:
 
 @pytest.mark.parametrize("sizes, message", [
     ("64, 64", "64 is given twice (items 1 and 2)"),
-    ("1_024, 512, 1024", "1024 is given twice (items 1 and 3)"),
+    ("1024, 512, 1024", "1024 is given twice (items 1 and 3)"),
 ])
 def test_a_size_given_twice_is_refused_naming_it(sizes: str, message: str) -> None:
     """Issue 25: the sidebar merged ``64, 64`` into one config while spec.json and the worker
@@ -134,3 +134,30 @@ def test_a_huge_product_is_refused_before_it_is_built() -> None:
     assert configs == []
     assert [e.field for e in errors] == ["combine"]
     assert "68,719,476,736 configs" in errors[0].message
+
+
+@pytest.mark.parametrize("typed, plain", [("١٢٨", "128"), ("１２８", "128"), ("1_000", "1000"),
+                                          ("٦٤..٢٥٦ *2", "64")])
+def test_a_number_int_reads_silently_is_refused_with_the_one_to_type(typed: str, plain: str
+                                                                      ) -> None:
+    """Session 21's fresh user: Sizes took ``١٢٨`` and ``1_000`` without a word (int() reads
+    both); the field now refuses them, naming the number to type."""
+    values, errors = config_grid.parse_values(f"{typed}, 512", "sizes")
+    assert values == [] or values == [512]
+    assert [e.field for e in errors] == ["sizes"]
+    assert f"type {plain}" in errors[0].message and errors[0].hint == config_grid.DIGITS_FIX
+
+
+@pytest.mark.parametrize("text", ["128", "-3", "2.5", "1e3", "abc", "n_1", ""])
+def test_plain_numbers_and_other_text_are_not_digits_problems(text: str) -> None:
+    assert config_grid.digits_problem(text) is None
+
+
+@pytest.mark.parametrize("field", ["runs", "warmup", "cpu_threads", "auto_max_runs"])
+def test_a_whole_number_field_refuses_other_digits_once(field: str) -> None:
+    """Runs per size and the other number fields: one error, on the field, with the number to
+    type (the spec check's own "is not a whole number" would have said it a second time)."""
+    form = {"kernels": ["matmul"], "sizes": "64", "runs": "2", "backend": "cpu", field: "١٦"}
+    spec, errors = spec_form.to_job_spec(form)
+    assert spec is None and [e.field for e in errors] == [field], errors
+    assert "type 16" in errors[0].message and errors[0].hint == config_grid.DIGITS_FIX
