@@ -2,7 +2,7 @@
 # One device call does it all: install the carried wheels, record the bundled H200 results
 # with this project's worker, run the bare nsight-python reference, run `pytest -m gpu` on
 # what was recorded, and pack everything under $OUT.
-#   device run:  bash scripts/gpu_check.sh [JOB ...]     (carry: .whl)
+#   device run:  bash scripts/gpu_check.sh [JOB ...]     (carry: .whl; fetched by scripts/gpu_wheels.sh)
 # Wheels (.whl/, git-ignored): .whl/common (deepdiff 8.6.1, orderly-set, nvtx, pyelftools),
 # .whl/cupti (cupti-python 13.4, nvidia-cuda-cupti 13.4), .whl/ncureport (ncu-report), .whl/nspy096 (nsight-python 0.9.6, launch mode for
 # ncu < 2026.2.1), .whl/nspy11 (nsight-python 1.1.0, CUPTI backend), .whl/prof (pyinstrument,
