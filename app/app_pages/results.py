@@ -23,7 +23,7 @@ TABLES = (C.TABLE_AGGREGATED, C.TABLE_RUNS, C.TABLE_WORK)
 shown_status = job_status.shown_status(bundle)
 if shown_status is not JobStatus.DONE and all(bundle.table(n).empty for n in TABLES):
     # one line of when they come (a running job read "No aggregated table in this job" x3)
-    st.info(esc(no_values_text("results", shown_status, "the tables")), icon=":material/info:")
+    st.info(esc(no_values_text("results", shown_status, "each table")), icon=":material/info:")
     panels.stop_page()
 TIMES = f"; times in ns ({esc(bundle.measurement)})"  # only the tables that hold times
 for name, title, what in (

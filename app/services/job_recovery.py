@@ -134,8 +134,10 @@ def interrupted_error(job_dir: Path, owner: str = "dashboard server") -> JobErro
     manifest names it) stopped before it finished."""
     return {"kind": "interrupted",
             "message": f"The {owner} stopped while this job was queued or running.",
-            "hint": "Submit the job again. Files of the unfinished run stay in the job folder "
-                    f"(tables in {PARTIAL_DIR}/); they are not a result.",
+            # a fresh user of session 22 looked for the partial/ this promised: a killed
+            # worker writes no tables, so there was none
+            "hint": "Submit the job again. A worker stopped this way keeps none of its runs; "
+                    f"any tables it had written are set aside in {PARTIAL_DIR}/, not a result.",
             "log_tail": safe_log_tail(job_dir)}
 
 

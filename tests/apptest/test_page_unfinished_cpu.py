@@ -79,7 +79,7 @@ def test_a_chart_page_says_the_job_has_no_values(seeded, app, page) -> None:
 #: What each page that draws a job's values names them and would draw from them
 NO_VALUES_YET = {"sweep": (DURATIONS, "the chart"), "one_kernel": ("results", "the table"),
                  "bound_roofline": (DURATIONS, "the roofline"),
-                 "results": ("results", "the tables"),
+                 "results": ("results", "each table"),
                  "cache_clock": (f"durations of job {UNFINISHED}", "the chart")}
 
 

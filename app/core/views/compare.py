@@ -415,11 +415,12 @@ def none_alike_text(job_id: str, shown_with: str, mark: Callable[[str], str] = s
     """What Compare says when no job was measured like the selected ``job_id``: the gate can
     judge none against it, so it is shown with ``shown_with``, the most alike, without a
     verdict. A fresh user opened ``?job=h200-ncu-matmul-sweep`` on a baseline it then called
-    not comparable, with no word that none would be."""
-    return (f"No job here was measured like {mark(job_id)}, so the gate judges none against it "
-            "(the same backend, run options, GPU, tool versions and ncu metric set): shown "
-            f"with the most alike, "
-            f"{mark(shown_with)}, as ratios without a verdict. Run its spec again to compare it.")
+    not comparable, with no word that none would be. How they differ (the evidence) is the
+    page's Not comparable warning: a fresh user of session 22 read a fixed list of reasons and
+    "Run its spec again" where the only difference was the host's contention."""
+    return (f"No job here was measured like {mark(job_id)}, so the gate judges none against it: "
+            f"shown with the most alike, {mark(shown_with)}, as ratios without a verdict; how "
+            "they were measured differently is said below.")
 
 
 def default_candidate(baseline_id: str, jobs: list[JobSummary]) -> str:
