@@ -68,6 +68,6 @@ def test_exception_inside_a_kernel_body_names_kernel_and_config(tmp_path):
                           capture_output=True, text=True, timeout=120)
     error = read_manifest(job)["error"]
     assert proc.returncode == 1 and error["kind"] == "kernel_failed"
-    assert "raises" in error["message"] and "(8,)" in error["message"]
+    assert "raises" in error["message"] and "at config n=8 " in error["message"]  # as labelled
     assert "bad index in my kernel" in error["message"]
     assert "ValueError" in (job / C.LOG_FILE).read_text()  # the traceback is in the log
