@@ -20,7 +20,11 @@ get nspy11 nsight-python==1.1.0
 for backend in cupti ncureport; do
   packed=.whl/packed-${backend/ncureport/ncu}
   unpacked=$(mktemp -d)
-  for w in .whl/common/*.whl .whl/$backend/*.whl; do python3 -m zipfile -e "$w" "$unpacked"/; done
+  # pip installs them (a plain unzip leaves ncu-report's package in its .data/purelib, where
+  # nothing imports it: device run "gpu 2026-12-07-ncu2" fell back to Nsight Compute's own copy)
+  PIP_ROOT_USER_ACTION=ignore python3 -m pip install -q --no-deps --no-compile --only-binary=:all: --python-version 3.12 \
+    --platform manylinux_2_17_x86_64 --platform manylinux_2_25_x86_64 \
+    --platform manylinux_2_28_x86_64 --platform any --target "$unpacked" .whl/common/*.whl .whl/$backend/*.whl
   mkdir -p "$packed" && tar -cJf "$packed/kp-common.tar.xz" -C "$unpacked" . && rm -rf "$unpacked"
 done
 du -sh .whl/*

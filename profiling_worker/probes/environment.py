@@ -51,15 +51,24 @@ MODULE_AT = "module at "
 
 
 def ncu_report_version() -> str | None:
-    """The ``ncu_report`` the worker would import: the ncu-report package's version, else, where
-    the module is importable without the package (Nsight Compute's own copy in its
-    ``extras/python`` on PYTHONPATH, which has no package metadata), ``"module at <dir>"``;
-    None when there is neither. Found without importing it."""
-    version = _dist_version("ncu-report")
-    if version:
-        return version
+    """The ``ncu_report`` the worker would import: the ncu-report package's version where the
+    module found first on ``sys.path`` is that package's own file, else ``"module at <dir>"``
+    (Nsight Compute's own copy in its ``extras/python``, which has no package metadata, or any
+    module that shadows the package; a package's metadata beside a module it does not hold, as
+    a wheel unpacked with its ``.data/purelib`` left in place, once named a version the worker
+    never imported); None when no module is importable. Found without importing it."""
     spec = importlib.util.find_spec("ncu_report")
-    return f"{MODULE_AT}{Path(spec.origin).parent}" if spec and spec.origin else None
+    if spec is None or not spec.origin:
+        return None
+    origin = Path(spec.origin).resolve()
+    try:
+        dist = md.distribution("ncu-report")
+    except md.PackageNotFoundError:
+        dist = None
+    if dist is not None and any(Path(str(dist.locate_file(f))).resolve() == origin
+                                for f in dist.files or ()):
+        return dist.version
+    return f"{MODULE_AT}{origin.parent}"
 
 
 def probe_ncu() -> dict[str, Any]:
