@@ -388,7 +388,8 @@ def cpu_stage_rows(stage_runs: dict[str, tuple[str, ...]] = CPU_STAGE_RUNS,
 
 #: Page benchmark runs (``benchmarks/page_speed.py --json``, 2-core machine) the docs quote.
 PAGE_RUNS = ("page-speed-1205-speed", "page-speed-1205-speed2", "page-speed-1205-s10-quiet",
-             "page-speed-1206-s20-quiet", "page-speed-1207-s21-quiet")
+             "page-speed-1206-s20-quiet", "page-speed-1207-s21-quiet",
+             "page-speed-1207-s23-quiet")
 
 
 #: Page benchmark runs beside a baseline checkout (``page_speed.py --baseline``) the docs quote.
@@ -454,7 +455,7 @@ def bare_click_text(run: str) -> str:
 
 #: Page benchmark runs whose clicks fail per round, not per run, with the paired ratios against
 #: the bare page and app (``vs_bare``; page_speed.py since session 21).
-VS_BARE_RUNS = ("page-speed-1207-s21-fixed-2rounds",)
+VS_BARE_RUNS = ("page-speed-1207-s21-fixed-2rounds", "page-speed-1207-s23-quiet")
 
 
 def vs_bare_text(run: str) -> str:
@@ -952,7 +953,7 @@ def ci_text(run: str) -> str:
 #: Device runs whose ``pytest -m gpu`` summary docs/performance.md quotes.
 GPU_TEST_RUNS = ("h100-1206-s18cold", "h100-1206-s19final", "h200-1206-s19merged",
                  "h100-1206-s20ncu", "h100-1206-s20cupti", "h100-1206-s20ncu2",
-                 "h100-1206-s20ncu2-bundles")
+                 "h100-1206-s20ncu2-bundles", "h100-1207-s23cupti", "h100-1207-s23ncu4")
 
 
 def gpu_tests_text(run: str) -> str:
