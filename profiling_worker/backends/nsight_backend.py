@@ -111,7 +111,8 @@ class NsightBackend(RunSide):
             return self.collect(nsight, spec, bodies, out_dir, job.channel.emit, job.uuid)
         user = job.registry.user_collectors(spec.collectors)
         with autograd_on_calling_thread():
-            device = warm_up_bodies(spec, bodies, job.uuid)
+            device = warm_up_bodies(spec, bodies, job.uuid,
+                                    RunCounter(spec, job.channel.emit).warming)
             result = self.collect(nsight, spec, bodies, out_dir, job.channel.emit, job.uuid,
                                   **({"user": user} if user else {}))
         if result is not None:
@@ -153,10 +154,13 @@ def autograd_on_calling_thread() -> Iterator[None]:
         yield
 
 
-def warm_up_bodies(spec: JobSpec, bodies: Sequence[Any], uuid: str | None) -> dict[str, Any]:
+def warm_up_bodies(spec: JobSpec, bodies: Sequence[Any], uuid: str | None,
+                   warming: Callable[[int], None] = lambda _config: None) -> dict[str, Any]:
     """Run each config's bodies ``spec.warmup`` times with no annotation (so nothing is profiled
     and CUPTI's one-use annotation names stay free), synchronise, and check that CUDA runs on
-    the GPU ``uuid`` (NVML's UUID that sampling, collectors and the manifest use).
+    the GPU ``uuid`` (NVML's UUID that sampling, collectors and the manifest use). ``warming``
+    is told each config's index before its warm-up calls (:meth:`RunCounter.warming`: the job
+    panel names the config; a long warm-up read "starting" with nothing named).
 
     Returns:
         ``{"name", "uuid"}`` of the CUDA device the kernels run on (the manifest's
@@ -165,7 +169,9 @@ def warm_up_bodies(spec: JobSpec, bodies: Sequence[Any], uuid: str | None) -> di
     Raises:
         WorkerError: CUDA's device is not the GPU ``uuid``.
     """
-    for config in spec.configs:
+    for index, config in enumerate(spec.configs):
+        if spec.warmup:
+            warming(index)
         for _ in range(spec.warmup):
             for body in bodies:
                 body(*config.values(), annotate=lambda _n: nullcontext())

@@ -109,3 +109,19 @@ def test_out_of_memory_fails_cleanly(tmp_path: Path) -> None:
         "kernels": ["understated_alloc"], "runs": 1, "backend": "cupti", "warmup": 0})
     assert "out of memory" in manifest["error"]["message"].lower()
     assert "smaller" in manifest["error"]["message"] + manifest["error"].get("hint", "")
+
+
+def test_a_gpu_jobs_warm_up_names_each_config_before_its_runs() -> None:
+    """The CUPTI J1 recorded in this call (warmup 1): a ``warm-up`` progress event per config,
+    all before the first profiled run, so the job panel names the config a long warm-up is in."""
+    bundle = RESULTS / "h200-cupti-j1-fp16"
+    run = read_manifest(bundle).get("provenance", {}).get("device_run") if bundle.is_dir() else None
+    if not run or run != os.environ.get("DEVICE_RUN"):  # seeded from the repo (SEED=1)
+        pytest.skip("h200-cupti-j1-fp16 was not recorded in this device call")
+    events = [json.loads(line) for line in (bundle / "events.jsonl").read_text().splitlines()]
+    stages = [(e.get("stage"), e.get("config")) for e in events if e.get("event") == "progress"]
+    warm = [config for stage, config in stages if stage == "warm-up"]
+    first_run = next(i for i, (stage, _c) in enumerate(stages) if stage == "profiling")
+    spec = json.loads((bundle / "spec.json").read_text())
+    assert warm == list(range(len(spec["configs"]))), stages
+    assert all(stage != "warm-up" for stage, _c in stages[first_run:]), stages

@@ -111,7 +111,7 @@ def test_a_launch_mode_parent_profiles_without_starting_cuda(monkeypatch, tmp_pa
     monkeypatch.setattr(nb, "_LOADED", {})
     monkeypatch.delenv(nb.LAUNCH_CHILD_ENV, raising=False)
     monkeypatch.setattr(nb, "warm_up_bodies",
-                        lambda spec, bodies, uuid: warmed.append(uuid) or {})
+                        lambda spec, bodies, uuid, warming: warmed.append(uuid) or {})
     fake = types.SimpleNamespace(annotate=lambda _name: None)
 
     def profile(nsight, spec, bodies, out_dir, emit, uuid):
@@ -131,7 +131,7 @@ def test_the_preflight_verdict_comes_after_the_nsight_import_and_before_profilin
     monkeypatch.setattr(nb, "_LOADED", {})
     monkeypatch.delenv(nb.LAUNCH_CHILD_ENV, raising=False)
     monkeypatch.setattr(nb, "warm_up_bodies",
-                        lambda spec, bodies, uuid: order.append("warm-up") or {})
+                        lambda spec, bodies, uuid, warming: order.append("warm-up") or {})
     fake = types.SimpleNamespace(annotate=lambda _name: None)
     job = _job(tmp_path, nsight_mode)
     job = RunJob(job.spec, job.registry, job.annotations, job.job_dir, job.status, job.channel,
@@ -162,3 +162,24 @@ def test_a_refused_preflight_stops_the_job_even_when_the_import_fails(monkeypatc
 
     with pytest.raises(nb.WorkerError, match="permission"):
         _FakeNsightBackend(load, lambda *a: None).run(job)
+
+
+def test_the_warm_up_names_each_config_before_its_calls(monkeypatch, tmp_path):
+    """A GPU job's warm-up reports each config as it begins (stage ``warm-up`` in the job's
+    events), before that config's calls; CUDA's sync and device check are left out here (no
+    GPU): ``tests/gpu/test_h200_bundles.py`` checks the recorded events on the card."""
+    import torch
+
+    spec = validate_spec({"kernels": ["vector_add"], "configs": [{"n": 1024}, {"n": 2048}],
+                          "runs": 2, "warmup": 2})
+    seen: list[tuple[str, object]] = []
+    monkeypatch.setattr(torch.cuda, "synchronize", lambda: seen.append(("sync", None)))
+    monkeypatch.setattr(nb, "cuda_device", lambda uuid: {"uuid": uuid})
+
+    def body(*values, annotate):
+        seen.append(("call", values))
+
+    nb.warm_up_bodies(spec, [body], "GPU-1", lambda config: seen.append(("warming", config)))
+    expected = [step for i, c in enumerate(spec.configs)
+                for step in [("warming", i), *[("call", tuple(c.values()))] * 2]]
+    assert seen == [*expected, ("sync", None)]
