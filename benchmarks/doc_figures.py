@@ -625,7 +625,8 @@ BIG_SWEEP_RUNS = ("big-sweep-1205-1000", "big-sweep-1205-10000", "big-sweep-1205
                   "big-sweep-1206-s19-wsimport-ab", "big-sweep-1206-s19-preloadonly-ab",
                   "big-sweep-1206-s20-folds")
 #: Big-sweep page runs of one checkout beside the bare page, without a baseline (``--bare``).
-BIG_SWEEP_ALONE_RUNS = ("big-sweep-1205-quiet-1000", "big-sweep-1206-s19-quiet")
+BIG_SWEEP_ALONE_RUNS = ("big-sweep-1205-quiet-1000", "big-sweep-1206-s19-quiet",
+                        "big-sweep-1207-s21-quiet-1000")
 #: Big-sweep page runs with in-app navigation (``big_sweep_page.py --bare --clicks``).
 BIG_SWEEP_NAV_RUNS = ("big-sweep-1206-s19-clicks",)
 #: Big-sweep page runs with in-app navigation paired against a baseline (``--clicks
