@@ -1,7 +1,11 @@
 """Merge the finished tasks of a sweep into one bundle: the sweep folder itself.
 
 Each done task's tables are read from its attempt folder, its configs renumbered to the
-sweep's (``Config`` indexes the sweep's ``spec.json``), and written as the sweep's tables. The
+sweep's (``Config`` indexes the sweep's ``spec.json``), and written as the sweep's tables. A
+task that ended failed or cancelled with the configs it measured kept (its manifest's
+``partial_configs``, :mod:`~profiling_worker.bundle.schema.partial`) gives those configs too;
+a sweep with any config not measured records which and why as a partial job does, so every
+page says so and the gate does not judge it as complete. The
 manifest's ``sweep`` entry records, per task, its configs, state, attempts, node, GPU (UUID
 and model), the Slurm ids and tool versions; per-config ``sweep.configs`` says which task and
 GPU measured it. A config is measured by one task on one GPU, so no value pools GPUs; a sweep
@@ -27,6 +31,7 @@ from profiling_worker.bundle.stats import adaptive
 from profiling_worker.bundle.writer import empty_table, finish_bundle, write_table
 from profiling_worker.bundle.schema import backends as B
 from profiling_worker.bundle.schema import columns as C
+from profiling_worker.bundle.schema import partial
 from profiling_worker.bundle.schema.manifest import JobStatus, now_iso, read_manifest
 from profiling_worker.bundle.schema.spec import validate_spec
 from profiling_worker.sweep.reference import reference_time, slow_notes, slow_tasks
@@ -81,6 +86,13 @@ def _task_entry(task: Mapping[str, Any], folder: Path, sweep_dir: Path) -> dict[
                            **({"ncu": (env.get("ncu") or {}).get("version")}
                               if (env.get("ncu") or {}).get("version") else {})},
                  reference=reference_time(folder))
+    record = manifest.get(partial.CONFIGS_KEY) if task.get("state") != "done" else None
+    if isinstance(record, Mapping) and record.get("measured") and \
+            (folder / C.TABLES_DIR / f"{C.TABLE_RUNS}.parquet").is_file():
+        configs = list(task["configs"])  # the task's config i is the sweep's configs[i]
+        entry["kept_configs"] = [configs[i] for i in record["measured"]]
+        entry["not_measured"] = [{"config": configs[m["config"]], "why": m["why"]}
+                                 for m in record.get("not_measured") or ()]
     return entry
 
 
@@ -107,9 +119,31 @@ def _merged_tables(sweep_dir: Path, done: list[tuple[Mapping[str, Any], Path]],
 def _config_rows(entries: list[dict[str, Any]]) -> list[dict[str, Any]]:
     """Per config of a done task: its task, node, GPU UUID and model."""
     rows = [{"config": c, "task": e["task"], "node": e["node"], "gpu_uuid": e["gpu_uuid"],
-             "gpu_model": e["gpu_model"]} for e in entries if e.get("state") == "done"
-            for c in e["configs"]]
+             "gpu_model": e["gpu_model"]} for e in entries
+            for c in (e["configs"] if e.get("state") == "done" else e.get("kept_configs") or ())]
     return sorted(rows, key=lambda r: r["config"])
+
+
+def _partial_entries(entries: list[dict[str, Any]], configs: Sequence[Mapping[str, Any]],
+                     cancelled: bool) -> dict[str, Any]:
+    """The sweep's :data:`~profiling_worker.bundle.schema.partial.PARTIAL_KEY` and
+    :data:`~profiling_worker.bundle.schema.partial.CONFIGS_KEY` when any config of it was not
+    measured (a task failed or was cancelled, whole or after keeping some configs), else
+    ``{}``; each config not measured says why (its task's own words where it kept others)."""
+    measured = {c for e in entries for c in
+                (e["configs"] if e.get("state") == "done" else e.get("kept_configs") or ())}
+    if len(measured) == len(configs) or not measured:
+        return {}
+    why = {c: f"task {e['task']} {e['state']}: "
+              f"{e.get('reason') or _WHY.get(e['state'], 'no reason given')}"
+           for e in entries for c in e["configs"] if c not in measured}
+    why.update({m["config"]: m["why"] for e in entries for m in e.get("not_measured") or ()})
+    short = partial.Shortfall(sorted(measured), cancelled="by the user" if cancelled else None)
+    entries_ = partial.manifest_entries(short, configs)
+    for row in entries_[partial.CONFIGS_KEY]["not_measured"]:
+        row["why"] = why.get(row["config"], row["why"])
+    entries_[partial.PARTIAL_KEY] = [partial.note_of(entries_[partial.CONFIGS_KEY])]
+    return entries_
 
 
 def _warnings(entries: list[dict[str, Any]], models: set[str]) -> list[str]:
@@ -156,12 +190,14 @@ def merge_sweep(sweep_dir: Path, tasks: Sequence[Mapping[str, Any]], cancelled: 
     with ThreadPoolExecutor(READ_THREADS) as pool:
         entries = list(pool.map(lambda t: _task_entry(t, Path(t["folder"]), sweep_dir), tasks))
     done = [(t, Path(t["folder"])) for t in tasks if t["state"] == "done"]
-    _merged_tables(sweep_dir, done, list(spec.parameter_names))
+    kept = [(t, Path(t["folder"])) for t, e in zip(tasks, entries)
+            if t["state"] == "done" or e.get("kept_configs")]
+    _merged_tables(sweep_dir, kept, list(spec.parameter_names))
     base: dict[str, Any] = {}
-    if done:
-        base = read_manifest(done[0][1])
+    if kept:
+        base = read_manifest(kept[0][1])
         base["backend"] = _auto_runs_merged(base.get("backend"), done)
-    models = {e["gpu_model"] for e in entries if e["state"] == "done"}
+    models = {e["gpu_model"] for e in entries if e["state"] == "done" or e.get("kept_configs")}
     flagged = slow_tasks(entries)
     status = (JobStatus.CANCELLED if cancelled else
               JobStatus.DONE if done else JobStatus.FAILED)
@@ -178,6 +214,7 @@ def merge_sweep(sweep_dir: Path, tasks: Sequence[Mapping[str, Any]], cancelled: 
                   "retries": list(retries)},
         "notes": slow_notes(flagged, {e["task"]: e for e in entries}, B.on_gpu(spec.backend)),
     }
+    manifest.update(_partial_entries(entries, spec.configs, cancelled))
     if status == JobStatus.FAILED:
         manifest["error"] = {"kind": "sweep_failed", "message": "no task of the sweep finished",
                              "hint": "read the tasks' reasons in the job panel or in "

@@ -542,3 +542,35 @@ def test_a_failed_scancel_is_made_again_and_a_taken_one_is_not(
     queue.cancel(["41_1"])  # the next poll: not sent again
     queue.cancel(["57_0"])  # a new array (a retry submitted before the cancel)
     assert calls.read_text().splitlines() == ["41", "41", "57"]
+
+
+PARTIAL_KERNELS = Path(__file__).resolve().parents[2] / "fixtures" / "kernel_files_partial"
+
+
+def test_a_task_that_kept_some_configs_gives_them_to_the_sweep(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """``raise_at_3`` raises at n=3: the task of n=3, 4 ends failed with n=4 measured (the
+    worker's partial record), is retried once and fails the same way; the sweep keeps n=4 from
+    its last attempt beside the done task's n=1 and n=2, and records n=3 as not measured with
+    the kernel's error, as a partial job does (so the gate does not judge it as complete)."""
+    from profiling_worker.bundle.schema import partial
+
+    monkeypatch.setenv("KPROF_KERNEL_DIRS", str(PARTIAL_KERNELS))
+    spec = validate_spec({"kernels": ["raise_at_3"], "runs": 2, "backend": "cpu", "warmup": 0,
+                          "configs": [{"n": 1}, {"n": 2}, {"n": 3}, {"n": 4}]})
+    executor = SlurmExecutor(tmp_path, sys.executable, poll_s=0.3)
+    job_id = executor.submit(spec, plan.SweepOptions(cluster="local", configs_per_task=2,
+                                                     retries=1))
+    assert executor.wait(job_id, 300) == JobStatus.DONE
+    bundle = load_bundle(executor.get(job_id).path)
+    assert sorted(bundle.table(C.TABLE_AGGREGATED)["n"].unique()) == [1, 2, 4]
+    record = bundle.manifest[partial.CONFIGS_KEY]
+    assert record["measured"] == [0, 1, 3] and record["total"] == 4
+    [missing] = record["not_measured"]
+    assert missing["config"] == 2 and "size 3 is refused by this kernel" in missing["why"]
+    assert bundle.manifest[partial.PARTIAL_KEY] == [partial.note_of(record)]
+    tasks = bundle.manifest["sweep"]["tasks"]
+    assert [(t["task"], t["state"], t["attempts"]) for t in tasks] == [
+        ("t0000", "done", 1), ("t0001", "failed", 2)]
+    assert tasks[1]["kept_configs"] == [3]  # n=4, the sweep's config 3
+    assert [r["config"] for r in bundle.manifest["sweep"]["configs"]] == [0, 1, 3]
