@@ -12,6 +12,8 @@ import time
 from collections.abc import Callable
 from pathlib import Path
 
+import pytest
+
 from app import settings
 from app.services.job_manager import JobManager
 from app.services.job_model import Job
@@ -42,8 +44,11 @@ def _until(manager: JobManager, job_id: str, reached: Callable[[Job], bool], wha
         time.sleep(0.05)
 
 
-def test_shutdown_mid_measurement_keeps_the_configs_measured(tmp_path: Path, capsys) -> None:
-    manager = JobManager(tmp_path / "results", sys.executable, env=settings.worker_env())
+@pytest.mark.parametrize("warm", [False, True], ids=["cold", "warm"])  # the server: warm
+def test_shutdown_mid_measurement_keeps_the_configs_measured(tmp_path: Path, capsys,
+                                                             warm: bool) -> None:
+    manager = JobManager(tmp_path / "results", sys.executable, env=settings.worker_env(),
+                         warm=warm)
     running = manager.submit(validate_spec(LONG, CATALOG))
     queued = manager.submit(validate_spec(TINY, CATALOG))  # same lane: waits behind it
     _until(manager, running, lambda j: (j.config or 0) >= 2, "two configs were measured")
@@ -61,4 +66,6 @@ def test_shutdown_mid_measurement_keeps_the_configs_measured(tmp_path: Path, cap
     assert runs.groupby(C.CONFIG).size().to_dict() == {i: RUNS for i in measured}
     assert read_manifest(manager.get(queued).path)["status"] == "interrupted"
     assert manager.get(queued).status == "interrupted"
-    assert job.returncode is not None and job.returncode >= 0  # ended by itself, not killed
+    assert any((tmp_path / "results").glob(".warm-*.log")) == warm  # the job ran warm or cold
+    if not warm:  # (a warm worker's job has no return code of its own)
+        assert job.returncode is not None and job.returncode >= 0  # ended itself, not killed
