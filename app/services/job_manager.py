@@ -171,11 +171,12 @@ class JobManager(JobBook):
 
         Queued jobs end ``interrupted``. A running job's worker is given the cancel path
         (``keep_measured``, :meth:`_stop_running`): it ends as its worker writes it, a partial
-        ``cancelled`` job with the whole configs it measured, or ``done`` when it had measured
-        every run; a worker that does not end in time is SIGKILLed and its job ends
-        ``interrupted``, its tables set aside. Without ``keep_measured`` (the agent door: its
-        client kills it 2 s after closing its stdin) the workers are SIGKILLed at once and
-        their jobs end ``interrupted``. Each ends on disk before this returns.
+        ``cancelled`` job with the whole configs it measured (none when no config had
+        finished), or ``done`` when it had measured every run; a worker that does not end in
+        time is SIGKILLed and its job ends ``interrupted``, its tables set aside. Without
+        ``keep_measured`` (the agent door: its client kills it 2 s after closing its stdin)
+        the workers are SIGKILLed at once and their jobs end ``interrupted``. Each ends on
+        disk before this returns.
 
         Worst-case wait: ``write_grace_s + kill_grace_s`` (605 s by default) when a worker's
         write hangs; ``2 * kill_grace_s`` (10 s) when no worker is writing a bundle; the
