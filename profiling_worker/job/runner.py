@@ -101,11 +101,11 @@ class CancelWatch:
         self.before: dict[int, Any] = {}  # signal -> its handler before the job
 
     def install(self) -> None:
-        """Make :meth:`on_sigterm` the process's handler of each of :data:`CANCEL_SIGNALS` not
-        ignored (the handlers before kept)."""
+        """Make :meth:`on_sigterm` the process's handler of :data:`CANCEL_SIGNALS` (the
+        handlers before kept); of SIGINT only when it is not ignored."""
         for signum in CANCEL_SIGNALS:
             before = signal.getsignal(signum)
-            if before is signal.SIG_IGN:
+            if signum == signal.SIGINT and before is signal.SIG_IGN:
                 continue
             self.before[signum] = before if before is not None else signal.SIG_DFL
             signal.signal(signum, self.on_sigterm)
