@@ -47,8 +47,10 @@ def _until(manager: JobManager, job_id: str, reached: Callable[[Job], bool], wha
 @pytest.mark.parametrize("warm", [False, True], ids=["cold", "warm"])  # the server: warm
 def test_shutdown_mid_measurement_keeps_the_configs_measured(tmp_path: Path, capsys,
                                                              warm: bool) -> None:
+    # kill_grace_s: time for the cancelled worker to reach its writing stage (the server's is
+    # 5 s; more here for CI on 2 busy cores)
     manager = JobManager(tmp_path / "results", sys.executable, env=settings.worker_env(),
-                         warm=warm)
+                         warm=warm, kill_grace_s=30.0)
     running = manager.submit(validate_spec(LONG, CATALOG))
     queued = manager.submit(validate_spec(TINY, CATALOG))  # same lane: waits behind it
     _until(manager, running, lambda j: (j.config or 0) >= 2, "two configs were measured")
