@@ -72,12 +72,13 @@ def finished_bundle_hashes(results: Path) -> dict[str, str]:
 
 @pytest.fixture(autouse=True)
 def sigterm_handler_restored() -> Iterator[None]:
-    """Each test ends with the SIGTERM handler it began with. ``runner.run_job`` run in-process
+    """Each test ends with the SIGTERM and SIGINT handlers it began with. ``runner.run_job`` run in-process
     installs the worker's own (it raises ``Cancelled``); left in the pytest process, a later
     test's forked pool workers inherited it, so ``Pool.terminate``'s SIGTERM no longer killed
     them, and one that was exiting waited on its result queue for ever (the CI beside a hog of
     session 13: test_fuzz_import timed out after test_probe_in_background)."""
-    before = signal.getsignal(signal.SIGTERM)
+    before = {sig: signal.getsignal(sig) for sig in (signal.SIGTERM, signal.SIGINT)}
     yield
-    if signal.getsignal(signal.SIGTERM) is not before:
-        signal.signal(signal.SIGTERM, before)
+    for sig, handler in before.items():  # SIGINT too: a cancel leaves it ignored (Ctrl-C)
+        if signal.getsignal(sig) is not handler:
+            signal.signal(sig, handler)

@@ -415,8 +415,12 @@ class Door:
 
     def shutdown(self) -> list[str]:
         """Stop the door's workers; a job still running or queued ends ``interrupted`` (on
-        disk when this returns). Returns their ids."""
-        return [] if self._manager is None else self._manager.shutdown()
+        disk when this returns). Returns their ids. Its workers are SIGKILLed at once, not
+        given the dashboard's cancel path: the MCP client that closed the door's stdin kills
+        the door 2 s later (the SDK's ``PROCESS_TERMINATION_TIMEOUT``)."""
+        if self._manager is None:
+            return []
+        return self._manager.shutdown(keep_measured=False)
 
 
 def allowed_slowdown(max_slowdown_pct: float | str) -> float:

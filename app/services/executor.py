@@ -38,8 +38,9 @@ class Executor(Protocol):
         """Block until the job finishes or ``timeout_s`` passes; returns its status."""
 
     def shutdown(self) -> object:
-        """Stop (server exit): host jobs are killed, cluster tasks run on. What it returns
-        (the job manager: the ids it stopped) is not used through this protocol."""
+        """Stop (server exit): host jobs are stopped as Cancel stops them (each keeps what it
+        measured), cluster tasks run on. What it returns (the job manager: the ids it ended
+        ``interrupted``) is not used through this protocol."""
 
 
 class Executors:

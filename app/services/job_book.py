@@ -195,7 +195,8 @@ class JobBook:
                 set_aside_partial(job.path)
                 self._finish(job, JobStatus.CANCELLED, None)
                 return
-            if self._stopped:  # shutdown() killed it
+            if self._stopped:  # shutdown() killed it: tables it was writing are not whole
+                set_aside_partial(job.path)
                 self._finish(job, JobStatus.INTERRUPTED, interrupted_error(job.path))
                 return
             how = f"was killed by signal {-returncode}" if returncode < 0 else \

@@ -17,6 +17,7 @@ import shutil
 import signal
 import socket
 import subprocess
+import sys
 import threading
 import time
 import traceback
@@ -142,37 +143,59 @@ class JobManager(JobBook):
         timer.start()
 
     def _kill_unless_writing(self, proc: subprocess.Popen[bytes], job: Job, since: float) -> None:
-        """SIGKILL the process group of a cancelled worker still alive, unless it is writing
-        the bundle of a job that has stopped measuring (every run measured, or the configs a
-        cancel kept): the worker then only notes the cancel and the bundle is written whole,
-        which took 26 s for a 100,000-run cpu job on a busy 2-core host. That worker is looked
-        at again every ``kill_grace_s`` and SIGKILLed once ``write_grace_s`` has passed since
-        the SIGTERM (a write that hangs); its tables are then set aside (``partial/``)."""
+        """SIGKILL the process group of a cancelled worker still alive once its time is up
+        (:meth:`_kill_time`); until then it is looked at again every ``kill_grace_s``. A worker
+        SIGKILLed while it wrote has its tables set aside (``partial/``)."""
         if proc.poll() is not None:
             return
         with self._lock:
-            writing = job.stage == WRITING_STAGE and job.active
-        if writing and time.monotonic() - since < self.write_grace_s:
+            kill_at = self._kill_time(job, since)
+        if time.monotonic() < kill_at:
             self._kill_later(proc, job, since)
             return
         worker_client.signal_group(proc, signal.SIGKILL)
 
-    def shutdown(self) -> list[str]:
-        """Stop accepting work and kill running workers (server exit, cache release); their
-        jobs and the queued ones end ``interrupted``, on disk before this returns: each lane
-        thread is given ``kill_grace_s`` to see its worker die and write the manifest (a
-        worker that finished first keeps its result). Returns the ids ended ``interrupted``.
+    def _kill_time(self, job: Job, since: float) -> float:
+        """When a worker SIGTERMed at ``since`` (monotonic s) is SIGKILLed if it still runs
+        (monotonic s): ``kill_grace_s`` after the SIGTERM while it measures, ``write_grace_s``
+        after it while it writes the bundle of a job that has stopped measuring (every run
+        measured, or the configs a cancel kept): the worker then only notes the cancel and the
+        bundle is written whole, which took 26 s for a 100,000-run cpu job on a busy 2-core
+        host. Read again at each look: the stage comes from the worker's events. Caller holds
+        ``self._lock``."""
+        writing = job.stage == WRITING_STAGE and job.active
+        return since + (self.write_grace_s if writing else self.kill_grace_s)
+
+    def shutdown(self, keep_measured: bool = True) -> list[str]:
+        """Stop accepting work and stop the running workers (server exit, cache release).
+
+        Queued jobs end ``interrupted``. A running job's worker is given the cancel path
+        (``keep_measured``, :meth:`_stop_running`): it ends as its worker writes it, a partial
+        ``cancelled`` job with the whole configs it measured (none when no config had
+        finished), or ``done`` when it had measured every run; a worker that does not end in
+        time is SIGKILLed and its job ends ``interrupted``, its tables set aside. Without
+        ``keep_measured`` (the agent door: its client kills it 2 s after closing its stdin)
+        the workers are SIGKILLed at once and their jobs end ``interrupted``. Each ends on
+        disk before this returns.
+
+        Worst-case wait: ``write_grace_s + kill_grace_s`` (605 s by default) when a worker's
+        write hangs; ``2 * kill_grace_s`` (10 s) when no worker is writing a bundle; the
+        workers are waited for side by side, and each lane thread is then given
+        ``kill_grace_s`` to write its job's manifest. Returns the ids ended ``interrupted``.
         A second call waits for the first."""
         with self._shutting_down:
             with self._wake:
                 self._stopped = True
-                procs = list(self._procs.values())
+                running = [(job, proc) for job_id, proc in self._procs.items()
+                           if (job := self._jobs[job_id]).active]
                 active = [job for job in self._jobs.values() if job.active and not job.watched_by]
                 for job in active:
                     if job.status == JobStatus.QUEUED:
                         self._finish(job, JobStatus.INTERRUPTED, interrupted_error(job.path))
                 self._wake.notify_all()
-            for proc in procs:
+            if keep_measured:
+                self._stop_running(running)
+            for _job, proc in running:
                 worker_client.signal_group(proc, signal.SIGKILL)
             for worker in list(self._warm.values()):
                 worker.kill(signal.SIGKILL)
@@ -182,6 +205,24 @@ class JobManager(JobBook):
                     thread.join(max(0.0, deadline - time.monotonic()))
             self._locks.close()  # a dispatch still inside held() releases nothing twice
             return [job.job_id for job in active if job.status == JobStatus.INTERRUPTED]
+
+    def _stop_running(self, running: list[tuple[Job, subprocess.Popen[bytes]]]) -> None:
+        """SIGTERM each running worker's process group, as Cancel does (the worker keeps the
+        whole configs it measured, or writes a bundle whose runs are all measured whole), and
+        wait until each job has ended or its worker's time is up (:meth:`_kill_time`); the
+        caller SIGKILLs what is left. Said on stderr: a server stopped by Ctrl-C waits here."""
+        if not running:
+            return
+        print(f"kprof job manager: stopping {', '.join(j.job_id for j, _ in running)}; each "
+              f"worker keeps the configs it measured (waiting up to {self.kill_grace_s:g} s, "
+              f"{self.write_grace_s:g} s while it writes them)", file=sys.stderr, flush=True)
+        since = time.monotonic()
+        for _job, proc in running:
+            worker_client.signal_group(proc, signal.SIGTERM)
+        with self._wake:  # the lane threads go on reading the events and settle each job
+            for job, _proc in running:
+                while job.active and (left := self._kill_time(job, since) - time.monotonic()) > 0:
+                    self._wake.wait(min(POLL_S, left))
 
     # -- jobs other processes own --------------------------------------------------------------
     def keep_following(self, every_s: float = SCAN_S) -> None:

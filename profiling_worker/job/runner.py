@@ -76,42 +76,58 @@ def _prepare_gpu_env(selected: gpu_select.SelectedGpu, env: dict[str, Any]) -> N
         os.environ["PATH"] = os.pathsep.join([os.path.dirname(ncu), os.environ.get("PATH", "")])
 
 
+#: The signals a worker takes as a cancel: SIGTERM (the app's Cancel, ``cancel_job``, Slurm's
+#: cancel, a dashboard server that stops) and SIGINT (Ctrl-C in the terminal that runs it).
+CANCEL_SIGNALS = (signal.SIGTERM, signal.SIGINT)
+
+
 class CancelWatch:
-    """How the worker takes a cancel (SIGTERM: the app's Cancel, ``cancel_job``, Slurm's).
+    """How the worker takes a cancel (:data:`CANCEL_SIGNALS`: SIGTERM, SIGINT).
 
     While runs are measured a cancel stops the job: :class:`Cancelled` is raised where it lands
     (the backends that time regions keep the whole configs before it). Once measuring has ended
     (:meth:`stop_measuring`: every run measured, or the backend returned what it kept) nothing
     is left to stop, and the bundle must be written whole: a cancel is then only noted
-    (:attr:`late`), and the job ends as its measurements say (done when every run was).
+    (:attr:`late`), and the job ends as its measurements say (done when every run was). A
+    SIGINT the process was started ignoring (``nohup``, a sweep task's ``trap '' INT``) stays
+    ignored: whoever started it asked for that.
     """
 
     def __init__(self, channel: Channel) -> None:
         self.channel = channel
         self.writing = False  # measuring has ended: a cancel is noted, not raised
         self.late: str | None = None  # how a cancel that came while writing came
-        self.signalled = False  # a SIGTERM came during the job
-        self.before: Any = signal.SIG_DFL
+        self.signalled = False  # a cancel signal came during the job
+        self.before: dict[int, Any] = {}  # signal -> its handler before the job
 
     def install(self) -> None:
-        """Make :meth:`on_sigterm` the process's SIGTERM handler (the one before kept)."""
-        self.before = signal.getsignal(signal.SIGTERM) or signal.SIG_DFL
-        signal.signal(signal.SIGTERM, self.on_sigterm)
+        """Make :meth:`on_sigterm` the process's handler of :data:`CANCEL_SIGNALS` (the
+        handlers before kept); of SIGINT only when it is not ignored."""
+        for signum in CANCEL_SIGNALS:
+            before = signal.getsignal(signum)
+            if signum == signal.SIGINT and before is signal.SIG_IGN:
+                continue
+            self.before[signum] = before if before is not None else signal.SIG_DFL
+            signal.signal(signum, self.on_sigterm)
 
     def uninstall(self) -> None:
-        """The job is over (its manifest written): with no cancel during it, the handler from
+        """The job is over (its manifest written): with no cancel during it, the handlers from
         before the job again (a warm worker between jobs is stopped by a SIGTERM, not only
-        noted). After a cancel, later SIGTERMs stay ignored: a sweep task's worker is signalled
-        on every poll and must exit with its job's own code, not be killed in its teardown."""
+        noted). After a cancel, later cancel signals stay ignored: a sweep task's worker is
+        signalled on every poll and must exit with its job's own code, not be killed in its
+        teardown."""
         if not self.signalled:
-            signal.signal(signal.SIGTERM, self.before)
+            for signum, before in self.before.items():
+                signal.signal(signum, before)
 
     def on_sigterm(self, signum: int, _frame: Any) -> None:
-        """Raise :class:`Cancelled` while measuring; note the cancel once it has ended."""
-        # one cancel is enough: a later SIGTERM (a sweep's task is signalled on every poll)
-        # must not cut the writing of the configs measured so far; SIGKILL still ends a stuck
-        # worker
-        signal.signal(signal.SIGTERM, signal.SIG_IGN)
+        """Raise :class:`Cancelled` while measuring; note the cancel once it has ended. Taken
+        for SIGTERM and SIGINT alike."""
+        # one cancel is enough: a later signal (a sweep's task is signalled on every poll, a
+        # second Ctrl-C) must not cut the writing of the configs measured so far; SIGKILL
+        # still ends a stuck worker
+        for other in self.before:
+            signal.signal(other, signal.SIG_IGN)
         self.signalled = True
         how = f"{signal.Signals(signum).name} at {now_iso()}"
         if self.writing:
@@ -379,8 +395,8 @@ def run_job(job_dir: Path, channel: Channel, report: dict[str, Any] | None = Non
 
     ``report``: a warm worker's cached environment report (None: probe now, or take
     ``probe``'s environment: a cold job's probe started before its imports, cli.py). A SIGTERM
-    cancels the job while it measures and is only noted once it writes (:class:`CancelWatch`);
-    after the job it ends the process again.
+    or SIGINT cancels the job while it measures and is only noted once it writes
+    (:class:`CancelWatch`); after the job it ends the process again.
     """
     t0 = time.perf_counter()
     watch = CancelWatch(channel)

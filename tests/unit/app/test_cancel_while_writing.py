@@ -1,5 +1,5 @@
-"""A Cancel through the JobManager (a real worker subprocess) once every run is measured: the
-worker writes its bundle whole and the job ends done; the manager does not SIGKILL it while it
+"""A Cancel through the JobManager (a real worker subprocess) once every run is measured, or the
+server's shutdown then (``JobManager.shutdown``: Ctrl-C on the dashboard): the worker writes its bundle whole and the job ends done; the manager does not SIGKILL it while it
 writes (its stage is WRITING_STAGE), only once ``write_grace_s`` has passed, and then the tables
 written so far are set aside in ``partial/``, never read as a whole result.
 
@@ -36,15 +36,21 @@ def _manager(tmp_path: Path, write_grace_s: float | None = None) -> JobManager:
                       kill_grace_s=KILL_GRACE_S, write_grace_s=write_grace_s)
 
 
-def _cancel_while_writing(manager: JobManager) -> str:
-    """Submit :data:`SPEC`, wait until the manager has read the worker's writing stage, and
-    cancel it; returns the job id."""
+def _writing(manager: JobManager) -> str:
+    """Submit :data:`SPEC` and wait until the manager has read the worker's writing stage;
+    returns the job id."""
     job_id = manager.submit(validate_spec(SPEC, CATALOG))
     deadline = time.monotonic() + 120
     while manager.get(job_id).stage != WRITING_STAGE:
         assert manager.get(job_id).active, manager.get(job_id).error
         assert time.monotonic() < deadline, "the worker never reached its writing stage"
         time.sleep(0.05)
+    return job_id
+
+
+def _cancel_while_writing(manager: JobManager) -> str:
+    """:func:`_writing`, then cancel the job; returns its id."""
+    job_id = _writing(manager)
     manager.cancel(job_id)
     return job_id
 
@@ -73,3 +79,19 @@ def test_a_write_past_the_write_grace_is_killed_and_its_tables_set_aside(
     assert job.returncode is not None and job.returncode < 0  # killed, not ended by itself
     assert not (job.path / C.TABLES_DIR).exists()  # no view reads a half-written bundle
     assert (job.path / PARTIAL_DIR / C.TABLES_DIR / f"{C.TABLE_RUNS}.parquet").is_file()
+
+
+def test_a_server_stopped_while_the_bundle_is_written_ends_the_job_done(tmp_path: Path) -> None:
+    """The server's shutdown (Ctrl-C) gives a worker writing its bundle the Cancel's
+    ``write_grace_s``, not ``kill_grace_s``: it ends done with every run, on disk when
+    ``shutdown`` returns."""
+    manager = _manager(tmp_path)
+    job_id = _writing(manager)
+    assert manager.shutdown() == []
+    job = manager.get(job_id)
+    manifest = read_manifest(job.path)
+    assert job.status == manifest["status"] == "done", job.error
+    assert manifest[partial.LATE_CANCEL_KEY].startswith("SIGTERM")
+    runs = load_bundle(job.path).table(C.TABLE_RUNS)
+    assert runs.groupby(C.CONFIG).size().to_dict() == {0: 3, 1: 3}
+    assert float(manifest["wall_s"]) > SLOW_WRITE_S > 5 * KILL_GRACE_S  # never cut

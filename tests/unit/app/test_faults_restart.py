@@ -177,14 +177,18 @@ def test_unrelated_process_with_the_recorded_pid_is_not_killed(tmp_path: Path) -
         sleeper.wait()
 
 
-def test_shutdown_marks_running_and_queued_jobs_interrupted(tmp_path: Path) -> None:
+def test_shutdown_without_keeping_marks_running_and_queued_jobs_interrupted(
+        tmp_path: Path) -> None:
+    """The agent door's shutdown (``keep_measured=False``: its client kills it 2 s after
+    closing its stdin); the dashboard's keeps what a running job measured
+    (test_shutdown_keeps.py)."""
     manager = JobManager(tmp_path / "results", sys.executable, env=settings.worker_env())
     running = manager.submit(validate_spec(LONG, CATALOG))
     queued = manager.submit(validate_spec(TINY, CATALOG))
     deadline = time.monotonic() + 90
     while running not in manager._procs and time.monotonic() < deadline:
         time.sleep(0.05)
-    assert sorted(manager.shutdown()) == sorted([running, queued])
+    assert sorted(manager.shutdown(keep_measured=False)) == sorted([running, queued])
     for job_id in (running, queued):  # on disk when shutdown returns (issue 39: the agent
         # door's process exits right after it)
         assert read_manifest(manager.get(job_id).path)["status"] == "interrupted"

@@ -30,3 +30,10 @@ def test_an_unfinished_job_says_what_comes_and_when(status: JobStatus) -> None:
                                     JobStatus.INTERRUPTED])
 def test_an_ended_job_says_to_run_it_again(status: JobStatus) -> None:
     assert no_values_text(DURATIONS, status).endswith("Run it again.")
+
+
+def test_an_interrupted_job_does_not_say_it_recorded_nothing() -> None:
+    """Session 22's fresh user: a job interrupted after 4,015 of 6,000 runs read "interrupted
+    before it recorded any". It may have measured runs; it kept none."""
+    text = no_values_text(DURATIONS, JobStatus.INTERRUPTED)
+    assert "before it recorded" not in text and "keeps none of its runs" in text
