@@ -19,7 +19,7 @@ from app.core.views.compare import (CompareOptions, JobSummary, candidates, cave
                                     compare_frame,
                                     ALIKE_MEANS, MOST_ALIKE, REFUSED_GROUPS, gate_refusals,
                                     gate_result,
-                                    comparable_job, default_pair, is_partial,
+                                    NOT_SHOWN_WHY, comparable_job, default_pair, is_partial,
                                     measured_unlike, named_job, none_alike_text, pair_line,
                                     partial_text, alike_jobs, refused_groups, refused_title,
                                     refusal_text)
@@ -99,10 +99,6 @@ SAME_JOB = ("Baseline and candidate are the same job: every ratio is 1 by constr
             "of the page, not a comparison). Pick another candidate to compare two jobs.")
 
 
-#: Why the sidebar's job is not among the pair (queued, running, interrupted, or failed or
-#: cancelled before it kept a config).
-NOT_SHOWN_WHY = "only finished jobs, or those that kept part of their configs, are compared"
-
 #: The page's pickers: they follow the sidebar's job, but for the user's picks for that job.
 PICKERS = (state.key(PAGE, "baseline"), state.key(PAGE, "candidate"))
 
@@ -165,7 +161,7 @@ candidate_id = picks[1].selectbox("Candidate", choices, key=PICKERS[1],
                                        "(ratio 1: a check)")
 job_labels = {b.job_id: b.label for b in bundles}  # the spec's label, as History lists it
 shown.markdown(pair_line(*(named_job(job, job_labels.get(job), code, esc)
-                          for job in (candidate_id, baseline_id))))
+                           for job in (candidate_id, baseline_id))))
 if selected not in passes:  # a pass is said above
     with shown:  # a running or queued job has no result to compare yet
         panels.selected_job_not_shown((baseline_id, candidate_id), NOT_SHOWN_WHY

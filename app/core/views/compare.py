@@ -461,6 +461,11 @@ def is_partial(manifest: Mapping[str, Any]) -> bool:
     return isinstance(manifest.get(partial.CONFIGS_KEY), Mapping)
 
 
+#: Why Compare does not show the sidebar's job (queued, running, interrupted, or failed or
+#: cancelled before it kept a config: :func:`comparable_job`).
+NOT_SHOWN_WHY = "only finished jobs, or those that kept part of their configs, are compared"
+
+
 def comparable_job(status: JobStatus, manifest: Mapping[str, Any]) -> bool:
     """Whether Compare offers the job: done, or finished and partial (:func:`is_partial`: its
     tables hold the configs measured). Queued, running, interrupted and failed jobs without
