@@ -21,11 +21,17 @@ CONFIGS = [{"n": n} for n in (1, 2, 3, 4, 5, 6)]
 def record_partial_job(path: Path, kernel: str) -> Path:
     """Run the worker on ``kernel`` at :data:`CONFIGS` (3 runs each) into the new folder
     ``path``; it must end not done (exit 1) with its partial result written."""
+    return record_job(path, kernel, CONFIGS, 1)
+
+
+def record_job(path: Path, kernel: str, configs: list[dict[str, int]], code: int) -> Path:
+    """Run the worker on ``kernel`` at ``configs`` (3 runs each) into the new folder ``path``;
+    it must exit ``code`` (0: done, e.g. ``cancel_at_4`` below n=4; 1: not done)."""
     path.mkdir()
-    spec = {"kernels": [kernel], "configs": CONFIGS, "runs": 3, "backend": "cpu"}
+    spec = {"kernels": [kernel], "configs": configs, "runs": 3, "backend": "cpu"}
     (path / C.SPEC_FILE).write_text(json.dumps(spec), encoding="utf-8")
     proc = subprocess.run([sys.executable, "-m", "profiling_worker", "run", str(path)],
                           cwd=REPO, capture_output=True, text=True, timeout=300, check=False,
                           env={**os.environ, "KPROF_KERNEL_DIRS": str(KERNELS)})
-    assert proc.returncode == 1, proc.stdout + proc.stderr
+    assert proc.returncode == code, proc.stdout + proc.stderr
     return path

@@ -9,7 +9,6 @@ from profiling_worker.bundle.gate.judge import CAVEATS
 from profiling_worker.bundle.gate.verdict import Outcome
 from profiling_worker.bundle.schema import columns as C, intervals, plausibility as P
 from profiling_worker.bundle.schema import interval_words as W
-from profiling_worker.bundle.schema.manifest import JobStatus
 
 from app.core.figures import common as figures_common
 from app.core.figures.compare import build_compare_figure
@@ -20,10 +19,10 @@ from app.core.views.compare import (CompareOptions, JobSummary, candidates, cave
                                     compare_frame,
                                     ALIKE_MEANS, MOST_ALIKE, REFUSED_GROUPS, gate_refusals,
                                     gate_result,
-                                    default_baseline, judged_baseline, measured_unlike, named_job,
-                                    none_alike_text, pair_line, alike_jobs,
-                                    refused_groups,
-                                    refused_title, refusal_text)
+                                    NOT_SHOWN_WHY, comparable_job, default_pair, is_partial,
+                                    measured_unlike, named_job, none_alike_text, pair_line,
+                                    partial_text, alike_jobs, refused_groups, refused_title,
+                                    refusal_text)
 from app.ui import analysis, cached, energy, notes, panels, share, state
 from app.ui.jobs import SOURCE_BUNDLED
 from app.core.markdown import code, esc
@@ -62,21 +61,27 @@ analysis.how_to_read(
     "Only jobs that can be compared are offered as candidate (same duration metric, a kernel, "
     "an annotation and a config in common); the others are listed with the reason. Pre-flight "
     "passes are offered on neither side. The "
-    "candidate starts as the job selected in the sidebar (the one you just ran), the baseline "
-    "as the job most like it: same kernels and duration metric, measured alike where one is "
+    "page opens on the job selected in the sidebar (the one you just ran) and the job most "
+    "like it: same kernels and duration metric, measured alike where one is "
     "(the gate judges it: same backend, run options, GPU, tools, ncu metric set), then most "
     "configs in common (then same annotations, same backend, most recent), so the ratios show "
-    "a real difference rather than a job divided by itself; a new baseline brings the job "
-    "most like it as candidate where the selected one cannot be compared with it. On a "
+    "a real difference rather than a job divided by itself. Of the two, the one submitted "
+    "earlier is the baseline and the later the candidate, so a ratio below 1 means the later "
+    "job is faster; a job still running is not compared (the newest finished job and the job "
+    "most like it are shown). A new baseline brings the selected job as candidate, or the job "
+    "most like it where the selected one cannot be compared with it. On a "
     "bundled example (no job of yours has finished yet) the page opens on a pair the gate "
-    "can judge. "
+    "can judge. A job cancelled or failed after some configs (partial) is compared on the "
+    "configs both jobs measured, without a verdict. "
     "`kernel-dashboard --compare BASE CANDIDATE` opens this page on two bundles "
     "(`?baseline=…&candidate=…`).")
 bundles, _problems = cached.list_bundles()
 # a Pre-flight pass (2 calls, no warm-up) is a look at a job, not one to compare: the newest
 # done job, it was the default baseline, and the gate judged its 2 runs "ambiguous"
 passes = {b.job_id for b in bundles if preflight.is_pass(b.spec)}
-ids = ([b.job_id for b in bundles if b.status == JobStatus.DONE and b.job_id not in passes]
+# done jobs, and those that kept part of their configs (compared on the configs both measured)
+ids = ([b.job_id for b in bundles if comparable_job(b.status, b.manifest)
+        and b.job_id not in passes]
        or [b.job_id for b in bundles if b.job_id not in passes])
 if state.selected_job_id() in passes:
     st.info(f"{code(state.selected_job_id())} is a Pre-flight pass ({preflight.CALLS} calls "
@@ -106,15 +111,18 @@ def _follow_baseline() -> None:
 
 # a compare link's pair (?baseline=, ?candidate=), until a new job in the sidebar drops it
 asked = {side: st.query_params.get(side) for side in state.QUERY_PAIR}
-current = asked["baseline"] if asked["baseline"] in ids else state.selected_job_id()
-mine = None  # the job the user selected (or just ran): the candidate, against the most alike
-if not asked["baseline"] and current and state.job_is_default():  # the app's pick, not the user's
-    current = judged_baseline(current, summaries)  # a pair the gate can judge, if there is one
-elif not asked["baseline"] and current in ids:
-    mine, current = current, default_baseline(current, summaries)
+selected = state.selected_job_id()
+# no link: the page picks the pair, the earlier job as baseline (the app's example: a pair the
+# gate can judge); a link's unknown baseline gives way to the selected job
+pair = default_pair(selected, summaries, example=state.job_is_default())
+current = (asked["baseline"] if asked["baseline"] in ids else pair[0] if not asked["baseline"]
+           else selected)
+# the job the user selected (or just ran), in the page's pair, against the most alike
+mine = selected if not asked["baseline"] and not state.job_is_default() and selected in ids \
+    else None
 # two per row: four in one row cut the job ids short at 1000 px ("h200-ncu-deepdive-fp16-40…")
 picks, criteria = st.columns(2), st.columns(2)
-pair = st.container()  # the two ids in full, once both are chosen
+shown = st.container()  # the two ids in full, once both are chosen
 baseline_id = picks[0].selectbox("Baseline", state.job_picker(PAGE, PICKERS[0], ids, current),
                                  key=PICKERS[0], on_change=_follow_baseline)
 offered, refused = candidates(baseline_id, summaries)
@@ -142,34 +150,39 @@ if not offered:
             "above). Run the same kernels and sizes again, e.g. with another cache or clock "
             "control, to compare.", icon=":material/info:")
     panels.stop_page()
-# a value kept from another baseline is dropped (e.g. the user picked another baseline)
-choices = state.job_picker(PAGE, PICKERS[1], offered + [baseline_id], asked["candidate"] or mine)
+# a value kept from another baseline is dropped (e.g. the user picked another baseline): the
+# pair's candidate with its baseline, else the selected job (never the baseline itself)
+choices = state.job_picker(PAGE, PICKERS[1], offered + [baseline_id], asked["candidate"] or (
+    pair[1] if baseline_id == pair[0] else mine if mine != baseline_id else None))
 candidate_id = picks[1].selectbox("Candidate", choices, key=PICKERS[1],
                                   on_change=state.remember_picks, args=(PAGE, PICKERS),
                                   help="Jobs comparable with the baseline, the most alike "
                                        f"first ({ALIKE_MEANS}); the baseline itself last "
                                        "(ratio 1: a check)")
 job_labels = {b.job_id: b.label for b in bundles}  # the spec's label, as History lists it
-pair.markdown(pair_line(*(named_job(job, job_labels.get(job), code, esc)
-                          for job in (candidate_id, baseline_id))))
-if state.selected_job_id() not in passes:  # a pass is said above
-    with pair:  # a running, failed or cancelled job has no result to compare yet
-        panels.selected_job_not_shown(
-            (baseline_id, candidate_id),
-            "only finished jobs are compared" if state.selected_job_id() not in ids
-            else "pick it as the Candidate above to compare it")
-none_alike = bool(mine and (mine, current) == (candidate_id, baseline_id) and current != mine
+shown.markdown(pair_line(*(named_job(job, job_labels.get(job), code, esc)
+                           for job in (candidate_id, baseline_id))))
+if selected not in passes:  # a pass is said above
+    with shown:  # a running or queued job has no result to compare yet
+        panels.selected_job_not_shown((baseline_id, candidate_id), NOT_SHOWN_WHY
+                                      if selected not in ids else "pick it above to compare it")
+none_alike = bool(mine and (baseline_id, candidate_id) == pair and pair[0] != pair[1]
                   and not alike_jobs(mine, summaries))
 if none_alike:  # said of the user's job, above the pair's verdicts
-    pair.info(none_alike_text(str(mine), baseline_id, code), icon=":material/info:")
+    shown.info(none_alike_text(str(mine), pair[pair.index(str(mine)) - 1], code),
+               icon=":material/info:")
 if candidate_id == baseline_id:  # offered last as a check; a user read it as a comparison
-    pair.info(SAME_JOB, icon=":material/info:")
+    shown.info(SAME_JOB, icon=":material/info:")
 baseline, candidate = cached.bundle_for(baseline_id), cached.bundle_for(candidate_id)
 if baseline is None or candidate is None:
     st.error("One of the jobs could not be read.")
     panels.stop_page()
 for side_job in (baseline, candidate):  # before anything that may stop the page for lack of them
     panels.data_notes(side_job, name_job=True)
+for side, side_job in (("baseline", baseline), ("candidate", candidate)):
+    if is_partial(side_job.manifest):  # compared on the configs both measured, never passed
+        st.warning(partial_text(side, side_job.job_id, str(side_job.status), side_job.manifest,
+                                code, esc), icon=":material/rule:")
 gate_refused = gate_refusals(baseline, candidate)  # CI's own refusal: no verdict here either
 if gate_refused:
     st.error(refusal_text(gate_refused, {"baseline": baseline_id, "candidate": candidate_id},

@@ -9,8 +9,9 @@ import pandas as pd
 import streamlit as st
 
 from profiling_worker.bundle.number_text import counted
+from profiling_worker.bundle.schema import partial
 from app.core import frame_columns as F
-from app.ui import history as hx, panels, state
+from app.ui import cached, history as hx, panels, state
 from app.core.markdown import code, esc, visible
 
 PAGE = "history"
@@ -27,8 +28,12 @@ CREATED_COLUMN = st.column_config.DatetimeColumn(
 
 
 def _frame(found: list[hx.HistoryRow]) -> pd.DataFrame:
+    # a cancelled or failed job that kept configs says so (the index holds the status alone;
+    # the listed manifests, read once per change, hold the record)
+    manifests = {b.job_id: b.manifest for b in cached.list_bundles()[0]}
     frame = pd.DataFrame([{
-        F.JOB: r.job_id, F.STATUS: r.status, F.KERNEL_NAMES: ", ".join(r.kernels),
+        F.JOB: r.job_id, F.STATUS: partial.status_text(r.status, manifests.get(r.job_id, {})),
+        F.KERNEL_NAMES: ", ".join(r.kernels),
         F.BACKEND: r.backend, F.CREATED: r.created_at, F.GPU: r.gpu, F.SOURCE: r.source,
         F.LABEL: r.label, F.TAGS: ", ".join(r.tags), F.SPEC_HASH: r.spec_hash,
     } for r in found], columns=COLUMNS)

@@ -169,7 +169,8 @@ def store_line(info: BundleInfo) -> str:
     """One job of the store as the panel lists it: mark, status, kernels, backend, id; for a
     queued or running one, the process its manifest names as owner."""
     status = JobStatus(info.status)
-    line = (f"{STATUS_ICON.get(status, '')} **{status}** · {esc(','.join(info.kernels))} · "
+    said = partial.status_text(status, info.manifest)  # a cancelled job that kept configs
+    line = (f"{STATUS_ICON.get(status, '')} **{esc(said)}** · {esc(','.join(info.kernels))} · "
             f"{esc(info.backend)} · {code(info.job_id)}")
     if not status.finished:
         owner = store_owner(info)
@@ -189,7 +190,7 @@ def _job(manager: Executor, job: Job, position: int) -> None:
     with st.container(border=True, key=state.key("panel", f"job-{job.job_id}")):
         icon = STATUS_ICON.get(job.status, "")
         kernels = ",".join(job.spec.kernels)
-        st.markdown(f"{icon} **{job.status}** · {kind_text(job)}{esc(kernels)} · "
+        st.markdown(f"{icon} **{esc(status_text(job))}** · {kind_text(job)}{esc(kernels)} · "
                     f"{esc(job.spec.backend)}  \n{code(job.job_id)}")
         # the progress bar and the Cancel button have places of their own, filled or left empty
         # whatever the job's state: a finished job's empty place replaces its bar at once, where
@@ -333,6 +334,19 @@ def kept_note(job: Job) -> str | None:
         return partial.note(read_manifest(job.path))
     except ManifestError:
         return None
+
+
+def status_text(job: Job) -> str:
+    """The job's status as its card heads it: ``cancelled, partial: 3 of 6 configs`` for a
+    finished job that kept part of its configs
+    (:func:`profiling_worker.bundle.schema.partial.status_text`, from its manifest), else the
+    status alone (a manifest that cannot be read included)."""
+    if not job.status.finished or job.status == JobStatus.DONE:
+        return str(job.status)
+    try:
+        return partial.status_text(job.status, read_manifest(job.path))
+    except ManifestError:
+        return str(job.status)
 
 
 def cancel_help(job: Job) -> str | None:

@@ -6,6 +6,7 @@ from typing import NamedTuple
 
 import streamlit as st
 
+from profiling_worker.bundle.schema import partial
 from profiling_worker.bundle.schema.manifest import JobStatus
 
 from app.ui import state
@@ -64,7 +65,8 @@ def _label(info: BundleInfo) -> str:
     where = (" · bundled" if info.source == SOURCE_BUNDLED else
              " · pre-flight pass" if preflight.is_pass(info.spec) else "")
     return visible(state.LABEL_SEP.join([info.job_id, kernels, info.backend,
-                                         f"{info.status}{where}"]))
+                                         f"{partial.status_text(info.status, info.manifest)}"
+                                         f"{where}"]))
 
 
 UNKNOWN_ASKED = "sidebar-job-unknown"  # a ?job= that named no job, for the selector's warning

@@ -9,15 +9,35 @@ from app.core.views.compare import MOST_ALIKE, named_job, none_alike_text, pair_
 from tests.scenarios import SCENARIOS
 
 
+def in_time(*jobs: str) -> tuple[str, ...]:
+    """The bundled scenarios ``jobs``, earliest first by the time their manifests record (the
+    order Compare gives a pair it picks: the earlier the baseline)."""
+    import json
+
+    def started(job: str) -> str:
+        manifest = json.loads((SCENARIOS / job / "manifest.json").read_text(encoding="utf-8"))
+        return str(manifest.get("created_at") or manifest["started_at"])
+
+    return tuple(sorted(jobs, key=started))
+
+
+def shown_pair(at) -> tuple[str, str]:  # type: ignore[no-untyped-def]
+    """The page's (baseline, candidate)."""
+    assert not at.exception, at.exception
+    return (at.selectbox(key="compare-baseline").value,
+            at.selectbox(key="compare-candidate").value)
+
+
 def test_compare_default_candidate_is_a_meaningful_pair(store, monkeypatch, app) -> None:
     monkeypatch.setenv("KPROF_BUNDLED_DIR", str(SCENARIOS))
     at = app("compare", query={"job": "h200-ncu-elementwise"})
     assert not at.exception, at.exception
-    # the selected job is the candidate (a fresh user's find: the job just run was the
-    # baseline), against the job most like it, which no job is measured like: the most alike
-    # (one difference, cache control), said so
-    assert at.selectbox(key="compare-candidate").value == "h200-ncu-elementwise"
-    assert at.selectbox(key="compare-baseline").value == "h200-ncu-elementwise-cache-none"
+    # the selected job against the job most like it, which no job is measured like: the most
+    # alike (one difference, cache control), said so; the earlier of the two is the baseline
+    # (session 22: an older candidate against a newer baseline read "below 1 is faster"
+    # backwards in time), here the selected job, recorded 15 minutes before
+    pair = ("h200-ncu-elementwise", "h200-ncu-elementwise-cache-none")
+    assert shown_pair(at) == in_time(*pair) == pair
     assert not (at.dataframe[0].value["Ratio"] == 1.0).all()
     # said of the job selected, which no job was measured like (session 22: of the baseline)
     assert none_alike_text("h200-ncu-elementwise", "h200-ncu-elementwise-cache-none",
@@ -31,9 +51,12 @@ def test_compare_default_candidate_is_a_meaningful_pair(store, monkeypatch, app)
     at.selectbox(key="compare-baseline").set_value("h200-ncu-j1-fp16").run()
     assert not at.exception, at.exception
     assert at.selectbox(key="compare-candidate").value == "h200-ncu-gate-base"
-    # back: the selected job is the candidate again
+    # a baseline the user picks brings the selected job as candidate, where it is offered
     at.selectbox(key="compare-baseline").set_value("h200-ncu-elementwise-cache-none").run()
     assert at.selectbox(key="compare-candidate").value == "h200-ncu-elementwise"
+    # and the pair's own baseline its candidate again
+    at.selectbox(key="compare-baseline").set_value("h200-ncu-elementwise").run()
+    assert shown_pair(at) == pair
 
 
 def test_compare_opens_on_a_pair_the_gate_can_judge(store, monkeypatch, app) -> None:
@@ -44,12 +67,11 @@ def test_compare_opens_on_a_pair_the_gate_can_judge(store, monkeypatch, app) -> 
                        ("h200-cupti-gate-base", "h200-cupti-gate-again"),
                        ("h200-ncu-gate-base", "h200-ncu-j1-fp16")):
         at = app("compare", query={"job": job})
-        assert not at.exception, at.exception
-        assert at.selectbox(key="compare-candidate").value == job
-        baseline = at.selectbox(key="compare-baseline").value
-        assert baseline.startswith(alike), (job, baseline)
-        assert not [w for w in at.warning if "Not comparable" in w.value], baseline
-        assert "not comparable" not in set(at.dataframe[0].value["Verdict"]), baseline
+        pair = shown_pair(at)
+        (other,) = set(pair) - {job}  # the selected job and one alike, the earlier first
+        assert other.startswith(alike) and pair == in_time(job, other), (job, pair)
+        assert not [w for w in at.warning if "Not comparable" in w.value], pair
+        assert "not comparable" not in set(at.dataframe[0].value["Verdict"]), pair
 
 
 def test_compare_opens_on_a_comparable_pair_of_the_bundled_jobs(store, monkeypatch, app) -> None:
@@ -66,8 +88,10 @@ def test_compare_opens_on_a_comparable_pair_of_the_bundled_jobs(store, monkeypat
     assert baseline != candidate
     assert not [w for w in at.warning if "Not comparable" in w.value], (baseline, candidate)
     assert "not comparable" not in set(at.dataframe[0].value["Verdict"]), (baseline, candidate)
-    named = app("compare", query={"job": "h200-ncu-matmul-sweep"})  # the user's: the candidate
-    assert named.selectbox(key="compare-candidate").value == "h200-ncu-matmul-sweep"
+    assert (baseline, candidate) == in_time(baseline, candidate)  # forward in time
+    named = app("compare", query={"job": "h200-ncu-matmul-sweep"})  # the user's: in the pair
+    pair = shown_pair(named)
+    assert "h200-ncu-matmul-sweep" in pair and pair == in_time(*pair), pair
 
 
 def test_compare_job_with_itself(store, monkeypatch, app) -> None:
@@ -165,6 +189,7 @@ def test_one_run_jobs_are_not_enough_to_tell(store, app) -> None:
         _one_run_copy(SCENARIOS / "h200-cupti-stability", store["results"] / name, run)
     at = app("compare", query={"job": "one-run-a"})
     assert not at.exception, at.exception
+    # two copies of one job, recorded at one time: the selected one is the candidate
     assert at.selectbox(key="compare-baseline").value == "one-run-b"
     assert at.selectbox(key="compare-candidate").value == "one-run-a"
     assert set(at.dataframe[0].value["Verdict"]) == {"not comparable"}
@@ -550,16 +575,15 @@ def test_a_named_job_opens_on_a_baseline_measured_like_it(store, monkeypatch, ap
     monkeypatch.setenv("KPROF_BUNDLED_DIR", str(SCENARIOS))
     jobs = _summaries()
     at = app("compare", query={"job": "h200-cupti-matmul-sweep"})
-    assert not at.exception, at.exception
-    baseline = at.selectbox(key="compare-baseline").value
-    assert baseline in alike_jobs("h200-cupti-matmul-sweep", jobs)
+    (other,) = set(shown_pair(at)) - {"h200-cupti-matmul-sweep"}
+    assert other in alike_jobs("h200-cupti-matmul-sweep", jobs)
     assert not [w for w in at.warning if "Not comparable" in w.value]
     job = "h200-ncu-matmul-sweep"
     assert alike_jobs(job, jobs) == []  # the bundled job no other was measured like
     at = app("compare", query={"job": job})
-    assert not at.exception, at.exception
-    assert at.selectbox(key="compare-candidate").value == job
-    baseline = at.selectbox(key="compare-baseline").value
+    pair = shown_pair(at)
+    (other,) = set(pair) - {job}
+    assert pair == in_time(job, other), pair
     shown = texts(at)
-    assert none_alike_text(job, baseline, lambda j: f"`{j}`") in shown
+    assert none_alike_text(job, other, lambda j: f"`{j}`") in shown
     assert "No job here is comparable with" not in shown  # said once, of the job named

@@ -22,10 +22,10 @@ pytestmark = pytest.mark.e2e
 #: page path -> (picker keys, first job and its pair, job selected next and its pair): the
 #: pages' default pairs over the recorded scenarios (as in the AppTest).
 FOLLOW = {
-    "compare": (("compare-baseline", "compare-candidate"),  # the job: the candidate
-                "h200-ncu-elementwise", ("h200-ncu-elementwise-cache-none",
-                                         "h200-ncu-elementwise"),
-                "h200-ncu-j1-fp16", ("h200-ncu-gate-base", "h200-ncu-j1-fp16")),
+    "compare": (("compare-baseline", "compare-candidate"),  # the earlier job: the baseline
+                "h200-ncu-elementwise", ("h200-ncu-elementwise",
+                                         "h200-ncu-elementwise-cache-none"),
+                "h200-ncu-j1-fp16", ("h200-ncu-j1-fp16", "h200-ncu-gate-base")),
     "backends": (("backends-ncu", "backends-cupti"),
                  "h200-ncu-j1-fp16", ("h200-ncu-j1-fp16", "h200-cupti-j1-fp16"),
                  "h200-cupti-matmul-sweep", ("h200-ncu-matmul-sweep",
@@ -100,7 +100,7 @@ def test_own_pick_kept_while_the_job_is_unchanged(  # type: ignore[no-untyped-de
     keys = ("compare-baseline", "compare-candidate")
     job, own = "h200-ncu-j1-fp16", "h200-cupti-j1-fp16"  # own: the user's pick of baseline
     open_app(page, f"{bundled_app_server.url}/compare", f"?job={job}")
-    _expect_picks(page, keys, ("h200-ncu-gate-base", job))
+    _expect_picks(page, keys, (job, "h200-ncu-gate-base"))  # recorded first: the baseline
     _type_pick(page, keys[0], own)
     wait_for_app_run(page)
     _expect_picks(page, keys, (own, job))
@@ -111,6 +111,6 @@ def test_own_pick_kept_while_the_job_is_unchanged(  # type: ignore[no-untyped-de
     page.get_by_role("link", name="Compare jobs").click()
     _expect_picks(page, keys, (own, job))
     _select_job(page, "h200-ncu-elementwise")  # another job: its own pair
-    _expect_picks(page, keys, ("h200-ncu-elementwise-cache-none", "h200-ncu-elementwise"))
+    _expect_picks(page, keys, ("h200-ncu-elementwise", "h200-ncu-elementwise-cache-none"))
     _select_job(page, job)  # back: the user's pick for it
     _expect_picks(page, keys, (own, job))

@@ -19,6 +19,7 @@ are kept for the backends view.
 
 from __future__ import annotations
 
+import datetime
 from collections.abc import Callable, Collection, Iterable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
@@ -27,10 +28,11 @@ import numpy as np
 import pandas as pd
 
 from profiling_worker.bundle.gate import judge as gate
-from profiling_worker.bundle.gate.context import context_differences
-from profiling_worker.bundle.gate.exit_codes import EXIT_BAD_INPUT
+from profiling_worker.bundle.gate.context import INCOMPLETE, differences
+from profiling_worker.bundle.gate.exit_codes import EXIT_BAD_INPUT, EXIT_NOT_JUDGED
 from profiling_worker.bundle.gate.sides import GateSide, refusal
-from profiling_worker.bundle.schema import backends as B, columns as C, intervals
+from profiling_worker.bundle.schema import backends as B, columns as C, intervals, partial
+from profiling_worker.bundle.schema.manifest import JobStatus
 from profiling_worker.bundle.schema.spec import JobSpec
 
 from profiling_worker.bundle.loader import Bundle
@@ -247,6 +249,8 @@ class JobSummary:
         imported: an import: its kernel id is its file's name, which says nothing of the code.
         manifest: the job's manifest, for the gate's measurement context
             (:func:`~profiling_worker.bundle.gate.context.context_differences`); empty: not known.
+        complete: False for a job that kept part of its configs (:func:`is_partial`): offered,
+            but a complete job is preferred as the default.
     """
 
     job_id: str
@@ -258,6 +262,7 @@ class JobSummary:
     backend: str = ""
     imported: bool = False
     manifest: dict[str, Any] = field(default_factory=dict, compare=False, repr=False)
+    complete: bool = True
 
     @classmethod
     def of(cls, job_id: str, created_at: str, spec: JobSpec | PartialSpec | None,
@@ -265,25 +270,28 @@ class JobSummary:
         """From a listed bundle's typed spec (None: nothing known besides the id); ``imported``:
         written by the importer (:func:`app.core.provenance.is_imported` of its manifest);
         ``manifest``: its manifest, so that a candidate measured alike is preferred."""
+        complete = not is_partial(manifest or {})
         if spec is None:
             return cls(job_id=job_id, created_at=created_at or "", imported=imported,
-                       manifest=dict(manifest or {}))
+                       manifest=dict(manifest or {}), complete=complete)
         return cls(job_id=job_id, created_at=created_at or "", kernels=spec.kernels,
                    duration_metric=B.duration_metric(spec.backend),
                    configs=tuple(tuple(sorted(c.items())) for c in spec.configs),
                    annotations=spec.annotations or None, backend=spec.backend,
                    imported=imported or isinstance(spec, PartialSpec),
-                   manifest=dict(manifest or {}))
+                   manifest=dict(manifest or {}), complete=complete)
 
 
 def measured_unlike(base: JobSummary, job: JobSummary) -> list[str]:
     """The gate's measurement-context differences of the pair
-    (:func:`~profiling_worker.bundle.gate.context.context_differences`: backend, run options, GPU,
-    tool versions, ncu metric set), each making every row not comparable; empty when they are
-    measured alike or a manifest is not known."""
+    (:func:`~profiling_worker.bundle.gate.context.differences`: backend, run options, GPU,
+    tool versions, ncu metric set, host contention), each making every row not comparable;
+    empty when they are measured alike or a manifest is not known. A side's incomplete
+    results (a partial job: :func:`partial_text` says it) are not a way of measuring: left
+    out, so a partial job is still matched with the jobs measured like it."""
     if not base.manifest or not job.manifest:
         return []
-    return context_differences(base.manifest, job.manifest)
+    return [d.text for d in differences(base.manifest, job.manifest) if d.kind != INCOMPLETE]
 
 
 def _measures(job: JobSummary) -> str:
@@ -388,7 +396,8 @@ def judged_baseline(preferred: str, jobs: list[JobSummary]) -> str:
     order = sorted(jobs, key=lambda j: (j.job_id != preferred, not kernels & set(j.kernels)))
     for job in order:
         offered, _ = candidates(job.job_id, jobs)
-        if any(not measured_unlike(job, by_id[o]) for o in offered):
+        if job.complete and any(not measured_unlike(job, by_id[o]) and by_id[o].complete
+                                for o in offered):
             return job.job_id
     return preferred
 
@@ -400,6 +409,101 @@ def default_baseline(candidate_id: str, jobs: list[JobSummary]) -> str:
     when there is none (the page then says so)."""
     offered, _ = candidates(candidate_id, jobs)
     return offered[0] if offered else candidate_id
+
+
+def default_pair(selected: str | None, jobs: list[JobSummary], example: bool = False
+                 ) -> tuple[str, str]:
+    """The pair Compare opens on when the user named none (no ``?baseline=``, no pick on the
+    page): ``selected`` (the sidebar's job) and the job most like it (:func:`default_baseline`),
+    or, where ``example`` (the app opened on a bundled example, no job of the user's), the pair
+    of :func:`judged_baseline` (one the gate can judge); where ``selected`` is not among
+    ``jobs`` (running, queued, a Pre-flight pass), the newest job and the job most like it.
+
+    Returns:
+        (baseline, candidate) in time order (:func:`in_time_order`): the earlier job the
+        baseline, so "a ratio below 1 means the candidate is faster" reads forward in time (a
+        fresh user of session 22, a running job selected, read an older candidate against a
+        newer baseline); ``(job, job)`` when no other job can be compared with it.
+
+    Raises:
+        ValueError: ``jobs`` is empty.
+    """
+    if not jobs:
+        raise ValueError("no jobs to pair")
+    by_id = {j.job_id: j for j in jobs}
+    job = selected if selected in by_id else max(jobs, key=lambda j: _when(j.created_at)).job_id
+    first = judged_baseline(job, jobs) if example else job
+    return in_time_order(first, default_baseline(first, jobs), by_id)
+
+
+def _when(stamp: str) -> datetime.datetime:
+    """A manifest's ISO 8601 time (UTC where it names no zone); the earliest time when it is
+    empty or not a time, so a job of unknown time counts as the earlier."""
+    try:
+        when = datetime.datetime.fromisoformat(stamp)
+    except ValueError:
+        return datetime.datetime.min.replace(tzinfo=datetime.timezone.utc)
+    return when if when.tzinfo else when.replace(tzinfo=datetime.timezone.utc)
+
+
+def in_time_order(job: str, other: str, by_id: Mapping[str, JobSummary]) -> tuple[str, str]:
+    """(baseline, candidate) of the two jobs: the one created earlier (the manifest's
+    ``created_at``, the submission; else ``started_at``: :attr:`JobSummary.created_at`) the
+    baseline; on equal times ``job`` is the candidate (the job the user selected)."""
+    return ((other, job) if _when(by_id[job].created_at) >= _when(by_id[other].created_at)
+            else (job, other))
+
+
+def is_partial(manifest: Mapping[str, Any]) -> bool:
+    """Whether the job ended before measuring every config and kept those it measured (a
+    cancel, a kernel that raised at some configs: the manifest's
+    :data:`~profiling_worker.bundle.schema.partial.CONFIGS_KEY` record)."""
+    return isinstance(manifest.get(partial.CONFIGS_KEY), Mapping)
+
+
+#: Why Compare does not show the sidebar's job (queued, running, interrupted, or failed or
+#: cancelled before it kept a config: :func:`comparable_job`).
+NOT_SHOWN_WHY = "only finished jobs, or those that kept part of their configs, are compared"
+
+
+def comparable_job(status: JobStatus, manifest: Mapping[str, Any]) -> bool:
+    """Whether Compare offers the job: done, or finished and partial (:func:`is_partial`: its
+    tables hold the configs measured). Queued, running, interrupted and failed jobs without
+    configs kept have no values to compare."""
+    return status == JobStatus.DONE or status.finished and is_partial(manifest)
+
+
+def lacking_configs(manifest: Mapping[str, Any]) -> list[str]:
+    """The labels of the configs a partial job did not measure (``n=4``), in spec order."""
+    record = manifest.get(partial.CONFIGS_KEY)
+    missing = record.get("not_measured") if isinstance(record, Mapping) else None
+    return [str(m.get("label")) for m in missing or () if isinstance(m, Mapping)]
+
+
+#: Why the gate gives no verdict with a partial side, said on the page beside it.
+PARTIAL_NO_VERDICT = (
+    "the gate gives no verdict with a partial side, whatever its configs measured say: a pass "
+    "on those would say nothing of the configs it lacks, where a regression may be. Its rows "
+    "read not comparable")
+
+
+def partial_text(side: str, job_id: str, status: str, manifest: Mapping[str, Any],
+                 mark: Callable[[str], str] = str, escape: Callable[[str], str] = str) -> str:
+    """What Compare says of a partial side (:func:`is_partial`): which side and job, its status,
+    the configs it lacks and how many it measured, that the ratios are those of the configs both
+    jobs measured, and that the gate judges none (:data:`PARTIAL_NO_VERDICT`; ``python -m
+    profiling_worker compare`` exits :data:`EXIT_NOT_JUDGED`). ``mark`` formats the job id and
+    command (Markdown code on the page), ``escape`` the config labels."""
+    record = manifest.get(partial.CONFIGS_KEY)
+    record = record if isinstance(record, Mapping) else {}
+    lacking = lacking_configs(manifest)
+    total = int(record.get("total") or 0)
+    listed = ", ".join(escape(c) for c in lacking[:8]) + (
+        f" and {len(lacking) - 8} more" if len(lacking) > 8 else "")
+    return (f"The {side}, {mark(job_id)}, is partial ({escape(status)}): it lacks {listed} "
+            f"({total - len(lacking):,} of {total:,} configs measured). The ratios below are "
+            f"those of the configs both jobs measured; {PARTIAL_NO_VERDICT} "
+            f"({mark('python -m profiling_worker compare')} exits {EXIT_NOT_JUDGED}).")
 
 
 def alike_jobs(job_id: str, jobs: list[JobSummary]) -> list[str]:
@@ -455,7 +559,8 @@ def default_candidate(baseline_id: str, jobs: list[JobSummary]) -> str:
              and j.duration_metric == base.duration_metric and shared(j)]
     unlike = {j.job_id: len(measured_unlike(base, j)) for j in others}
     if alike:
-        return max(alike, key=lambda j: (not unlike[j.job_id], -unlike[j.job_id], shared(j),
+        return max(alike, key=lambda j: (not unlike[j.job_id], -unlike[j.job_id], j.complete,
+                                         shared(j),
                                          j.annotations == base.annotations,
                                          j.backend == base.backend, j.created_at)).job_id
     overlapping = [j for j in others if shared(j) and _same_code(j, base)]

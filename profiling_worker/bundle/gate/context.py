@@ -239,9 +239,8 @@ def differences(base: dict[str, Any], candidate: dict[str, Any],
     ignored = {*ignore, *(k for k in {*_not_in_force(base), *_not_in_force(candidate)}
                           if k not in IGNORED_IN_FORCE),
                *((CPU_MODEL,) if ctx_b[CPU_MODEL] is None or ctx_c[CPU_MODEL] is None else ())}
-    out = [Difference(MEASURED, f"{FIELDS[k]}: {ctx_b[k] or 'not recorded'} vs "
-                                f"{ctx_c[k] or 'not recorded'}")
-           for k in FIELDS if k not in ignored and ctx_b[k] != ctx_c[k]]
+    out = [_field_difference(k, ctx_b, ctx_c) for k in FIELDS
+           if k not in ignored and ctx_b[k] != ctx_c[k]]
     metrics = None if METRIC_SET in ignore else metric_set_difference(base, candidate)
     out += [Difference(MEASURED, metrics)] if metrics else []
     for name, ctx, manifest in (("baseline", ctx_b, base), ("candidate", ctx_c, candidate)):
@@ -254,6 +253,20 @@ def differences(base: dict[str, Any], candidate: dict[str, Any],
                                   (name,)))
     contended = contention_difference(base, candidate)
     return out + ([contended] if contended else [])
+
+
+def _field_difference(key: str, ctx_b: dict[str, str | None], ctx_c: dict[str, str | None]
+                      ) -> Difference:
+    """The difference of one :data:`FIELDS` field, both values named (baseline first). A status
+    that differs is an unfinished side, not a way of measuring: :data:`INCOMPLETE`, of the
+    side not ``done`` (a done job against a cancelled one read "the two jobs were measured
+    differently")."""
+    text = f"{FIELDS[key]}: {ctx_b[key] or 'not recorded'} vs {ctx_c[key] or 'not recorded'}"
+    if key != "status":
+        return Difference(MEASURED, text)
+    sides = tuple(name for name, ctx in (("baseline", ctx_b), ("candidate", ctx_c))
+                  if ctx["status"] != JobStatus.DONE.value)
+    return Difference(INCOMPLETE, text, sides or ("baseline", "candidate"))
 
 
 def context_differences(base: dict[str, Any], candidate: dict[str, Any],

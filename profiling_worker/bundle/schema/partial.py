@@ -131,3 +131,15 @@ def not_measured(manifest: Mapping[str, Any]) -> set[int]:
     record = manifest.get(CONFIGS_KEY)
     missing = record.get("not_measured") if isinstance(record, Mapping) else None
     return {int(m["config"]) for m in missing or () if isinstance(m, Mapping) and "config" in m}
+
+
+def status_text(status: object, manifest: Mapping[str, Any]) -> str:
+    """A job's status as the job lists say it (the sidebar's Job box, the job panel's store
+    list, History): ``cancelled, partial: 3 of 6 configs`` for a job that kept part of its
+    configs (:data:`CONFIGS_KEY`: a fresh user of session 22 read "cancelled" of a job whose
+    configs measured every page shows), else the status alone (``done``)."""
+    record = manifest.get(CONFIGS_KEY)
+    if not isinstance(record, Mapping):
+        return str(status)
+    measured, total = len(record.get("measured") or ()), int(record.get("total") or 0)
+    return f"{status}, partial: {measured:,} of {counted(total, 'config')}"

@@ -238,9 +238,9 @@ def test_the_door_and_report_verdict_judges_each_sides_durations() -> None:
 
 
 def test_the_default_baseline_is_the_job_most_like_the_selected_one() -> None:
-    """Compare opens on the selected job as candidate (the one just run) against the job most
-    like it (a fresh user's find: the job just run was the baseline); itself where no other
-    job can be compared with it."""
+    """Compare opens on the selected job (the one just run) and the job most like it, the
+    earlier of the two the baseline (test_the_default_pair_runs_forward_in_time); itself where
+    no other job can be compared with it."""
     from app.core.views.compare import JobSummary, default_baseline, default_candidate
 
     def job(job_id: str, created: str, kernels: tuple[str, ...] = ("matmul",),
@@ -253,3 +253,58 @@ def test_the_default_baseline_is_the_job_most_like_the_selected_one() -> None:
     assert default_baseline("just-run", jobs) == "first"
     assert default_candidate("first", jobs) == "just-run"  # the pair, either way round
     assert default_baseline("other-kernel", jobs) == "other-kernel"
+
+
+def _summary(job_id: str, created: str, kernels: tuple[str, ...] = ("matmul",),
+             sizes: tuple[int, ...] = (64, 128), manifest: dict | None = None):
+    from app.core.views.compare import JobSummary
+
+    return JobSummary(job_id=job_id, created_at=created, kernels=kernels,
+                      configs=tuple(((("n", n),)) for n in sizes), manifest=manifest or {},
+                      complete=not (manifest or {}).get("partial_configs"))
+
+
+def test_the_default_pair_runs_forward_in_time() -> None:
+    """Session 22's fresh user: with a running job selected, Compare showed the older job as
+    Candidate against the newer as Baseline, so "below 1 is faster" read backwards. Whenever
+    the page picks the pair, the earlier job is the baseline, whichever of the two is the
+    selected one; on equal times the selected job is the candidate."""
+    from app.core.views.compare import default_pair
+
+    jobs = [_summary("old", "2026-12-01T10:00:00+00:00"),
+            _summary("other-kernel", "2026-12-02T10:00:00+00:00", ("softmax",)),
+            _summary("new", "2026-12-03T10:00:00+00:00")]
+    assert default_pair("new", jobs) == ("old", "new")
+    assert default_pair("old", jobs) == ("old", "new")  # the selected job is the earlier
+    # a running job is not among the jobs compared: the newest of them and its most alike
+    assert default_pair("20261204-running", jobs) == ("old", "new")
+    assert default_pair(None, jobs) == ("old", "new")
+    assert default_pair("other-kernel", jobs) == ("other-kernel", "other-kernel")  # alone
+    twins = [_summary("a", "2026-12-01T10:00:00+00:00"), _summary("b", "2026-12-01T10:00:00")]
+    assert default_pair("a", twins) == ("b", "a") and default_pair("b", twins) == ("a", "b")
+    with pytest.raises(ValueError):
+        default_pair("new", [])
+
+
+def test_a_partial_job_is_offered_but_a_complete_one_preferred() -> None:
+    """A job that kept part of its configs is compared (on the configs both measured), but the
+    page's default partner is a complete job where one is as alike; its incomplete results are
+    not held against it as a way of measuring (the gate says them apart)."""
+    from app.core.views.compare import (comparable_job, default_baseline, is_partial,
+                                        measured_unlike)
+    from profiling_worker.bundle.schema.manifest import JobStatus
+
+    done = {"status": "done", "spec": {"kernels": ["matmul"], "backend": "cpu"}}
+    kept = {**done, "status": "cancelled",
+            "partial_configs": {"measured": [0], "not_measured": [
+                {"config": 1, "label": "n=128", "why": "not run: cancelled"}], "total": 2}}
+    jobs = [_summary("done", "2026-12-01T10:00:00+00:00", manifest=done),
+            _summary("partial", "2026-12-02T10:00:00+00:00", manifest=kept),
+            _summary("new", "2026-12-03T10:00:00+00:00", manifest=done)]
+    assert is_partial(kept) and not is_partial(done)
+    assert comparable_job(JobStatus.CANCELLED, kept) and comparable_job(JobStatus.DONE, done)
+    assert not comparable_job(JobStatus.CANCELLED, done)  # kept nothing
+    assert not comparable_job(JobStatus.RUNNING, kept)
+    assert measured_unlike(jobs[0], jobs[1]) == []
+    assert default_baseline("new", jobs) == "done"  # not the partial job, newer as it is
+    assert default_baseline("partial", jobs) in {"done", "new"}

@@ -31,3 +31,22 @@ def test_a_running_job_without_an_owner_says_so() -> None:
 def test_an_ended_job_names_no_owner() -> None:
     line = store_line(_info(JobStatus.DONE, process="agent door", pid=12, host="h"))
     assert "owned" not in line and line.startswith("✓ **done**")
+
+
+def test_a_cancelled_job_that_kept_configs_is_listed_as_partial() -> None:
+    """Session 22's fresh user read "cancelled" of a job whose 3 configs measured every page
+    shows: the store list says partial and how many configs it kept; a cancelled job that
+    kept none stays "cancelled"."""
+    import dataclasses
+
+    from app.core.markdown import esc
+    from profiling_worker.bundle.schema import partial
+
+    info = _info(JobStatus.CANCELLED)
+    kept = {**info.manifest, partial.CONFIGS_KEY: {"measured": [0, 1, 2], "total": 6,
+                                                   "not_measured": []}}
+    line = store_line(dataclasses.replace(info, manifest=kept))
+    said = partial.status_text(JobStatus.CANCELLED, kept)
+    assert said == "cancelled, partial: 3 of 6 configs"
+    assert f"**{esc(said)}** · matmul · cpu" in line, line  # Markdown-escaped as shown
+    assert "**cancelled** ·" in store_line(info)

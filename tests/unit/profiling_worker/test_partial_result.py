@@ -99,6 +99,35 @@ def test_the_gate_never_judges_a_partial_job_as_complete(tmp_path: Path, kernels
     assert "bundle is partial (Partial: 5 of 6 configs measured" in found[0].text
 
 
+def test_a_partial_side_never_passes_the_gate_and_is_said_incomplete(tmp_path: Path,
+                                                                     kernels) -> None:
+    """A cancelled job that kept 3 configs against a done job of those 3 (its copy, made
+    whole): the gate judges every row not comparable (exit 3, not judged; never a pass on the
+    configs measured, which would say nothing of those it lacks), and says the candidate is
+    incomplete, not that the two were "measured differently" (a status is no way of
+    measuring)."""
+    import shutil
+
+    from profiling_worker.bundle.gate import report
+    from profiling_worker.bundle.gate.exit_codes import EXIT_NOT_JUDGED
+    from profiling_worker.bundle.gate.judge import GateOptions, judge
+    from profiling_worker.bundle.gate.sides import GateSide
+
+    cut = _run(tmp_path, "cancel_at_4")
+    whole = tmp_path / "results" / "whole"
+    shutil.copytree(cut, whole)
+    manifest = read_manifest(whole)
+    for key in (partial.PARTIAL_KEY, partial.CONFIGS_KEY, "error"):
+        manifest.pop(key, None)
+    manifest["status"] = JobStatus.DONE.value
+    (whole / C.MANIFEST_FILE).write_text(json.dumps(manifest), encoding="utf-8")
+    result = judge(GateSide.load(whole), GateSide.load(cut), GateOptions())
+    assert report.exit_code(result) == EXIT_NOT_JUDGED
+    assert set(result.rows["Outcome"]) == {"not comparable"}, result.rows
+    assert result.context_headline == "the candidate results are incomplete"
+    assert "job status: done vs cancelled" in result.context
+
+
 def test_a_kernel_that_raises_at_every_config_fails_as_before(tmp_path: Path,
                                                               kernels) -> None:
     job = tmp_path / "results" / "20270101-000000-raise-0002"
