@@ -582,3 +582,20 @@ def test_an_imported_negative_duration_is_a_warning_on_the_pages(store, app) -> 
     at.switch_page("app_pages/sweep.py").run()
     assert not at.exception, at.exception
     assert "gpu__time_duration.sum reads -5 ns in the aggregated table" in texts(at)
+
+
+def test_a_binary_file_of_no_known_kind_is_one_box_naming_it_once_and_its_bytes(
+        store, app, tmp_path) -> None:
+    """Session 22's fresh user read ``garbage.csv`` twice in one box and its first bytes as a
+    cut Python literal (``b'\\x00\\x01garbag'``): the name once, in the title; the bytes in hex."""
+    from profiling_worker.importing.sniff import first_bytes
+
+    junk = tmp_path / "garbage.csv"
+    junk.write_bytes(b"\x00\x01garbage, not a table")
+    at = _upload(app("import_files"), [junk])
+    at.button(key="import-run").click().run()
+    assert not at.exception
+    (error,) = [unescape(e.value) for e in at.error]
+    assert error.startswith("**import of garbage.csv failed**: a binary file"), error
+    assert error.count("garbage.csv") == 1 and first_bytes(junk.read_bytes()) in error
+    assert "b'" not in error
