@@ -484,7 +484,9 @@ def test_each_bad_file_gets_one_message_by_its_content_and_the_good_ones_import(
     assert len(errors) == len(bad), errors  # one message per bad file
     for (name, (_, what)), error in zip(bad.items(), errors):
         text = unescape(error)
-        assert text.startswith(f"**import of {name} failed**: {name}: "), text
+        # its name once, in the title (session 22: "<title>: <name>: ..." said it twice)
+        title = f"**import of {name} failed**: "
+        assert text.startswith(title) and not text.startswith(f"{title}{name}: "), text
         assert what in text and "; expected " in text, text
         assert error.count("**Fix:**") == 1 and "supported:" not in text, text
         fix = text.split("**Fix:**", 1)[1]
