@@ -64,7 +64,7 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--kernels", metavar="DIR", type=Path, action="append", default=[],
                    help=f"directory of user kernel files; repeat for several (sets "
                         f"{ENV_KERNEL_DIRS})")
-    p.add_argument("--port", type=int, default=None,
+    p.add_argument("--port", type=_port, default=None,
                    help=f"TCP port (default {DEFAULT_PORT}, or the next free one when another "
                         "server holds it; a port given here that is taken is refused)")
     p.add_argument("--host", default=DEFAULT_HOST,
@@ -89,6 +89,30 @@ def build_parser() -> argparse.ArgumentParser:
                    help="the gate's allowed slowdown for a --report of two bundles (default 3%%)")
     p.add_argument("--version", action="version", version=f"%(prog)s {_version()}")
     return p
+
+
+def _port(text: str) -> int:
+    """``--port``'s TCP port, 1 to 65535, typed with the digits 0-9 alone.
+
+    Raises:
+        argparse.ArgumentTypeError: anything else, with the port to type (argparse prints it
+            after ``--port``): int() read ``8_501`` and ``８５０１`` silently as 8501
+            (:func:`~app.core.config_grid.digits_problem`, the forms' one check).
+    """
+    from app.core.config_grid import digits_problem
+
+    problem = digits_problem(text)
+    if problem:
+        raise argparse.ArgumentTypeError(problem)
+    try:
+        port = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"{text!r} is not a port number: type a whole number "
+                                         f"from 1 to 65535, e.g. {DEFAULT_PORT}") from None
+    if not 1 <= port <= 65535:
+        raise argparse.ArgumentTypeError(f"{port} is not a port number: type one from 1 to "
+                                         f"65535, e.g. {DEFAULT_PORT}")
+    return port
 
 
 def _percent(text: str) -> float:

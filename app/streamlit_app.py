@@ -101,8 +101,8 @@ def run() -> None:
                     st.context.url, st.session_state.get(state.UNKNOWN_PAGE))) is not None:
                 st.warning(f"There is no page {code(missing)}: this is {esc(page.title)}. "
                            "Pick a page from the bar above.", icon=":material/link_off:")
-            unknown_job_warning()
-            default_job_note()
+            if not unknown_job_warning():  # it says which job is shown: no second note
+                default_job_note()
             manifest = next((b.manifest for b in bundles if b.job_id == shown), None)
             text = banner(manifest, gpu_here)
             if text and manifest and is_imported(manifest):  # what this job's files are

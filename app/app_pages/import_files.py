@@ -6,8 +6,6 @@ reads the report with ncu_report: each report or table, with the files that belo
 a bundle of its own, with its own message; the first new bundle is then selected on every page.
 """
 
-import dataclasses
-
 import pandas as pd
 import streamlit as st
 from streamlit.runtime.scriptrunner import get_script_run_ctx
@@ -90,29 +88,6 @@ def _show_how_read(bundle: Bundle | None, key: str) -> None:
     panels.table(how_read_frame(rows), key=state.key(PAGE, f"how-{key}"))
 
 
-def group_refusals(outcomes: list[ImportOutcome]) -> list[ImportOutcome]:
-    """The failed outcomes, one per distinct message and fix, naming every file it holds (a
-    mixed upload showed 8 red boxes, each repeating the same 400-character reason)."""
-    groups: dict[tuple[str, str], list[ImportOutcome]] = {}
-    for o in outcomes:
-        if not o.ok:
-            groups.setdefault((_reason(o), o.hint), []).append(o)
-    out = []
-    for (reason, _hint), same in groups.items():
-        files = tuple(f for o in same for f in o.files)
-        message = same[0].message if len(same) == 1 else f"{', '.join(files)}: {reason}"
-        out.append(dataclasses.replace(same[0], files=files, message=message))
-    return out
-
-
-def _reason(outcome: ImportOutcome) -> str:
-    """The message without the ``<file>: `` it begins with when it names its own file."""
-    for name in outcome.files:
-        if outcome.message.startswith(f"{name}: "):
-            return outcome.message[len(name) + 2:]
-    return outcome.message
-
-
 def _show_outcome(outcome: ImportOutcome, selected: bool) -> None:
     """One group's message, naming its files: the new job (and its import notes), or why
     these files were not imported."""
@@ -120,13 +95,13 @@ def _show_outcome(outcome: ImportOutcome, selected: bool) -> None:
     if outcome.ok:
         where = "it is selected on every page" if selected else "pick it in the job selector"
         files = ", ".join(code(f) for f in outcome.files)
-        if outcome.already_here:  # nothing imported: no success box to say otherwise
-            st.info(f"Already here as **{outcome.job_id}** ({files}); {where}.",
+        if outcome.already_here:  # nothing imported: one box says so (its note said it twice)
+            st.info(importing.already_here_text(outcome.job_id, files, where),
                     icon=":material/check_circle:")
         else:
             st.success(f"Imported as **{outcome.job_id}** ({files}); {where}.",
                        icon=":material/check_circle:")
-        if outcome.note:  # a reopened bundle zip: its id was taken, or the job is here
+        if outcome.note and not outcome.already_here:  # a reopened bundle zip's id was taken
             st.info(esc(outcome.note[:1].upper() + outcome.note[1:]) + ".",
                     icon=":material/drive_file_rename_outline:")
         if outcome.same_as:  # imported anyway: a second copy may be meant, but never unsaid
@@ -184,7 +159,7 @@ st.button("Import", key=RUN, type="primary", on_click=_on_import,
 
 outcomes: list[ImportOutcome] = st.session_state.get(OUTCOME) or []
 first = next((o.job_id for o in outcomes if o.ok), None)
-made, refused = [o for o in outcomes if o.ok], group_refusals(outcomes)
+made, refused = [o for o in outcomes if o.ok], importing.group_refusals(outcomes)
 if len(outcomes) > 1 and refused:  # a mixed upload: the count first, then one box per reason
     st.info(f"{len(made)} of {len(outcomes)} file groups imported; "
             f"{len(outcomes) - len(made)} not, for "

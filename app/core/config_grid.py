@@ -20,7 +20,7 @@ import unicodedata
 from collections.abc import Iterable, Mapping, Sequence
 from typing import Any
 
-from profiling_worker.bundle.schema.spec import FieldError
+from profiling_worker.bundle.schema.spec import FieldError, typed_instead
 
 PRODUCT = "product"
 ZIP = "zip"
@@ -62,11 +62,28 @@ class NotTyped(ValueError):
     """A number typed in a form Python reads but the form refuses (:func:`digits_problem`)."""
 
 
+#: Bounds :func:`typed_instead` offers a whole number within (a size's > 0 is checked after)
+_ANY_WHOLE = (-(10**18), 10**18)
+
+
 def _number(text: str, kind: str) -> int | float:
+    """``text`` as a ``kind`` value (float for "float", else int).
+
+    Raises:
+        NotTyped: digits Python reads but the form refuses (:func:`digits_problem`).
+        ValueError: no number of that kind, in words with what to type where there is one
+            (``'1e3' is not a whole number: type 1000``; was Python's "invalid literal for
+            int() with base 10" in a range).
+    """
     problem = digits_problem(text)
     if problem:
         raise NotTyped(problem)
-    return float(text) if kind == "float" else int(text)
+    try:
+        return float(text) if kind == "float" else int(text)
+    except ValueError:
+        noun = "a number" if kind == "float" else "a whole number"
+        raise ValueError(f"{text.strip()!r} is not {noun}"
+                         f"{'' if kind == 'float' else typed_instead(text, *_ANY_WHOLE)}") from None
 
 
 def _none_given(kind: str) -> str:
@@ -137,9 +154,8 @@ def parse_values(text: str, field: str, kind: str = "size") -> tuple[list[Any], 
         except NotTyped as exc:
             errors.append(FieldError(field, str(exc), DIGITS_FIX))
             continue
-        except ValueError:
-            noun = "a number" if kind == "float" else "a whole number"
-            errors.append(FieldError(field, f"{item!r} is not {noun}", VALUES_HINT))
+        except ValueError as exc:
+            errors.append(FieldError(field, str(exc), VALUES_HINT))
             continue
         problem = _check(value, kind)
         if problem:

@@ -155,13 +155,43 @@ def table_formats(frame: pd.DataFrame, sig: int = SIG_DIGITS) -> dict[str, str]:
     for name in numeric:
         groups.setdefault(family(name), []).append(name)
     out: dict[str, str] = {}
-    for names in groups.values():
+    for fam, names in groups.items():
+        pct = _percent_format(frame, names) if fam.endswith(PCT_SUFFIX) else None
+        if pct is not None:
+            out.update(dict.fromkeys(names, pct))
+            continue
         if len(names) == 1 or any(pd.api.types.is_integer_dtype(frame[c]) for c in names):
             out.update({c: str(printf_format(frame[c], sig)) for c in names})
             continue
         joined = pd.Series(np.concatenate([frame[c].to_numpy(dtype=float) for c in names]))
         out.update(dict.fromkeys(names, _interval_format(joined, _widths(frame, names), sig)))
     return out
+
+
+#: A column of percent (DiffPct, its CI95 bounds, CyclesDiffPct, RelativeStdDevPct) ends so.
+PCT_SUFFIX = "Pct"
+#: Decimals of every percent column: Compare's DiffPct read 2 decimals for a cpu job and 4 for
+#: an H200 one (4 significant digits of 50 % and of 0.5 %: a fresh user of session 22); a
+#: hundredth of a percent is finer than any gate's allowed slowdown.
+PCT_DECIMALS = 2
+
+
+def _percent_format(frame: pd.DataFrame, names: list[str]) -> str | None:
+    """The printf format of the percent columns ``names`` (one :func:`family`):
+    :data:`PCT_DECIMALS` decimals, more only where the smallest non-zero value would read 0.00
+    (0.003 %) or the narrowest CI95 interval needs them (:func:`_width_decimals`); None when
+    they hold no fraction (3 %, all missing: each keeps :func:`printf_format`'s) or are not
+    float columns."""
+    if not all(pd.api.types.is_float_dtype(frame[c]) for c in names):
+        return None
+    arr = np.concatenate([frame[c].to_numpy(dtype=float) for c in names])
+    arr = np.abs(arr[np.isfinite(arr) & (arr != 0)])
+    if arr.size == 0 or np.all(arr == np.round(arr)):
+        return None
+    smallest = -math.floor(math.log10(float(arr.min())))  # its first digit shown
+    widths = _widths(frame, names)
+    needed = _width_decimals(float(widths.min())) if widths.size else 0
+    return f"%,.{min(_MAX_DECIMALS, max(PCT_DECIMALS, smallest, needed))}f"
 
 
 def _widths(frame: pd.DataFrame, names: list[str]) -> np.ndarray:

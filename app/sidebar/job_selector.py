@@ -103,16 +103,29 @@ def default_job_note() -> None:
         st.caption(f":material/history: {why}")
 
 
-def unknown_job_warning() -> None:
+def unknown_job_warning() -> bool:
     """Say, above the page, that the URL's ``?job=`` named no job and which job is shown
     instead (a stale link or a typo; drawn where a wrong page path is said, not in the
-    sidebar, which a narrow window folds away)."""
+    sidebar, which a narrow window folds away); True when it did, so the page draws no second
+    note of which job it opened on (:func:`default_job_note`)."""
     unknown = st.session_state.pop(UNKNOWN_ASKED, None)
-    if unknown:
-        asked, current = unknown
-        st.warning(f"There is no job {code(asked[:80])} in the results or the bundled results: "
-                   f"this is {code(current)}. Pick a job in the sidebar's Job box.",
-                   icon=":material/search_off:")
+    if not unknown:
+        return False
+    asked, current = unknown
+    st.warning(unknown_job_text(asked, current, state.default_why()),
+               icon=":material/search_off:")
+    return True
+
+
+def unknown_job_text(asked: str, current: str | None, why: str = "") -> str:
+    """The one box of a ``?job=`` that named no job: that job is not here, then which job is
+    shown and why (``why``: :func:`default_job`'s sentence, which ends with where to pick
+    another), else which job it is (the session's pick). Session 22's fresh user read this
+    and the default's note, two boxes saying one thing."""
+    missing = f"There is no job {code(asked[:80])} in the results or the bundled results"
+    if why:
+        return f"{missing}. {why}"
+    return f"{missing}: this is {code(str(current))}. Pick a job in the sidebar's Job box."
 
 
 def render_job_selector(bundles: list[BundleInfo]) -> str | None:

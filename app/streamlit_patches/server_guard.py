@@ -111,6 +111,10 @@ def server_upload_mb() -> int:
     raw = os.environ.get(SERVER_UPLOAD_ENV, "").strip()
     if not raw:
         return SERVER_UPLOAD_MB
+    from app.core.config_grid import digits_problem  # the forms' one check of typed numbers
+
+    if problem := digits_problem(raw):  # int() reads 1_000 and ١٠٠٠ silently
+        raise ValueError(f"{SERVER_UPLOAD_ENV}={problem} (MB), and restart the dashboard.")
     try:
         value = int(raw)
     except ValueError:

@@ -71,6 +71,39 @@ def _said_if_imported_before(outcomes: list[ImportOutcome]) -> list[ImportOutcom
     return out
 
 
+def group_refusals(outcomes: list[ImportOutcome]) -> list[ImportOutcome]:
+    """The failed outcomes, one per distinct message and fix, naming every file it holds in
+    ``files`` (a mixed upload showed 8 red boxes, each repeating the same 400-character
+    reason); each message is the reason alone, as its box's title names the files (a fresh user
+    of session 22 read the file's name twice in one box)."""
+    groups: dict[tuple[str, str], list[ImportOutcome]] = {}
+    for o in outcomes:
+        if not o.ok:
+            groups.setdefault((_reason(o), o.hint), []).append(o)
+    out = []
+    for (reason, _hint), same in groups.items():
+        files = tuple(f for o in same for f in o.files)
+        out.append(dataclasses.replace(same[0], files=files, message=reason))
+    return out
+
+
+def _reason(outcome: ImportOutcome) -> str:
+    """The message without the ``<file>: `` it begins with when it names its own file."""
+    for name in outcome.files:
+        if outcome.message.startswith(f"{name}: "):
+            return outcome.message[len(name) + 2:]
+    return outcome.message
+
+
+def already_here_text(job_id: str, files: str, where: str) -> str:
+    """The one box of a bundle zip whose job is already on this dashboard (the same
+    manifest.json): nothing was imported, that job is shown. ``files``: the zip's name as
+    Markdown; ``where``: where the job is shown. Its worker note said the same in a second box
+    (a fresh user of session 22)."""
+    return (f"Already here as **{job_id}** ({files}: the same manifest.json); nothing was "
+            f"imported; {where}.")
+
+
 def release_uploads(files: Iterable[Any]) -> None:
     """Drop uploaded files (Streamlit ``UploadedFile``) from the server's memory once they are
     imported: the bundle keeps its own copy, and Streamlit would hold them until the browser
@@ -98,5 +131,5 @@ def one_limit_css(key: str) -> str:
             "[data-testid='stFileUploaderDropzoneInstructions']{display:none}</style>")
 
 
-__all__ = ["MAX_UPLOAD_MB", "UPLOAD_TYPES", "ImportOutcome", "import_uploads", "one_limit_css",
-           "release_uploads"]
+__all__ = ["MAX_UPLOAD_MB", "UPLOAD_TYPES", "ImportOutcome", "already_here_text",
+           "group_refusals", "import_uploads", "one_limit_css", "release_uploads"]

@@ -169,8 +169,18 @@ def _binary(name: str, head: bytes) -> X.Refused:
     for magic, what, fix in _MAGICS:
         if head.startswith(magic):
             return X.Refused(what, fix)
-    return X.Refused(f"a binary file of an unknown kind (it starts with {head[:8]!r})",
+    return X.Refused(f"a binary file of an unknown kind (it {first_bytes(head)})",
                      X.HINT_IMPORTABLE)
+
+
+def first_bytes(head: bytes, count: int = 8) -> str:
+    """``starts with bytes 00 01 67 61 …``: the first ``count`` bytes of a file as hex, for a
+    refusal (a Python bytes literal, ``b'\\x00\\x01garbag'``, read as code to a user, cut
+    mid-escape); "is empty" for no bytes."""
+    if not head:
+        return "is empty"
+    more = " …" if len(head) > count else ""
+    return f"starts with bytes {head[:count].hex(' ')}{more}"
 
 
 def _text(name: str, head: bytes, text: str) -> X.Refused:
@@ -221,9 +231,9 @@ def refusal(name: str, head: bytes) -> X.Refused:
         inner = sniff_head(Path(name[:-3]), head)
         what = (f"{R.by_name()[inner.kind].words}" if inner is not None
                 else _content(name[:-3], head).what)
-        return X.Refused(f"{what}, named .gz but not gzip-compressed (it starts with "
-                         f"{head[:4]!r})", "rename it without .gz (a plain report is .ncu-rep, "
-                         "a CSV .csv), or compress it: `gzip FILE`",
+        return X.Refused(f"{what}, named .gz but not gzip-compressed (it "
+                         f"{first_bytes(head, 4)}; gzip's are 1f 8b)", "rename it without .gz (a "
+                         "plain report is .ncu-rep, a CSV .csv), or compress it: `gzip FILE`",
                          "gzip-compressed content, as the name says")
     why = _content(name, head)
     if low.endswith(_REPORT_NAMES) and not head.startswith(_GZIP_MAGIC):

@@ -8,6 +8,9 @@ import shutil
 
 from apptest_helpers import open_folds, texts
 
+from app.sidebar.job_selector import unknown_job_text
+from app.ui import state
+
 
 def _copy(src, dest, **manifest_changes) -> None:
     shutil.copytree(src, dest)
@@ -60,9 +63,14 @@ def test_a_url_job_that_names_no_job_is_said_above_the_page(store, cpu_bundle_sr
     at = app(query={"job": "no-such-job"})
     assert not at.exception
     said = [w.value for w in at.main.warning]
-    assert any("There is no job `no-such-job`" in w and "this is `job-a`" in w for w in said)
+    assert any("There is no job `no-such-job`" in w and "`job-a`" in w for w in said)
     assert not [w for w in at.sidebar.warning if "no-such-job" in w.value]
     assert at.query_params["job"] == "job-a"
+    # one box says it, with why job-a (session 22: the default's note said it again below)
+    (box,) = [w for w in said if "no-such-job" in w]
+    why = at.session_state[state.DEFAULT_WHY]
+    assert why and box == unknown_job_text("no-such-job", "job-a", why)
+    assert not [c for c in at.main.caption if why in c.value]  # not said again as a note
 
 
 def test_failed_job_shows_kind_message_hint_and_log_tail(store, cpu_bundle_src, app) -> None:

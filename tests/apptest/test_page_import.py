@@ -12,6 +12,8 @@ from apptest_helpers import texts, unescape
 
 from app.services.import_client import MAX_UPLOAD_MB
 from app.services import history_index
+from app.core.markdown import code
+from app.ui import importing
 from app.ui.importing import one_limit_css
 from app.ui.panels import TEXT_WIDTH_MAX, text_width
 from tests.scenarios import SCENARIOS, scenario_report
@@ -131,10 +133,10 @@ def test_several_reports_and_bad_files_each_get_their_own_job_or_message(store, 
     assert all(any(o.startswith(f"{j} ") for o in listed) for j in jobs)  # each its own job
     errors = [unescape(e.value) for e in at.error]
     assert len(errors) == 2
-    assert errors[0].startswith("**import of notes.txt failed**: notes.txt: text that is not a "
-                                "table")
-    assert errors[1].startswith("**import of empty.csv failed**: empty.csv: an empty file (0 "
-                                "bytes)")
+    # each box names its file once, in its title (session 22: the name was said twice)
+    assert errors[0].startswith("**import of notes.txt failed**: text that is not a table")
+    assert errors[1].startswith("**import of empty.csv failed**: an empty file (0 bytes)")
+    assert errors[0].count("notes.txt") == 1 and errors[1].count("empty.csv") == 1
     # issue 37: the fix says what a valid file has, not only "upload the file again"
     assert "export it again from the tool that wrote it" in errors[1]
     assert "starts with its header row" in errors[1]
@@ -189,7 +191,8 @@ def test_a_spreadsheet_upload_is_refused_with_save_it_as_csv(store, app, tmp_pat
     at.button(key="import-run").click().run()
     assert not at.exception
     (error,) = [unescape(e.value) for e in at.error]
-    assert "notes.xlsx: an Excel workbook" in error and "save each sheet as CSV" in error
+    assert error.startswith("**import of notes.xlsx failed**: an Excel workbook"), error
+    assert error.count("notes.xlsx") == 1 and "save each sheet as CSV" in error
     assert not [p for p in store["results"].iterdir() if p.is_dir()]  # nothing imported
 
 
@@ -481,7 +484,9 @@ def test_each_bad_file_gets_one_message_by_its_content_and_the_good_ones_import(
     assert len(errors) == len(bad), errors  # one message per bad file
     for (name, (_, what)), error in zip(bad.items(), errors):
         text = unescape(error)
-        assert text.startswith(f"**import of {name} failed**: {name}: "), text
+        # its name once, in the title (session 22: "<title>: <name>: ..." said it twice)
+        title = f"**import of {name} failed**: "
+        assert text.startswith(title) and not text.startswith(f"{title}{name}: "), text
         assert what in text and "; expected " in text, text
         assert error.count("**Fix:**") == 1 and "supported:" not in text, text
         fix = text.split("**Fix:**", 1)[1]
@@ -545,7 +550,10 @@ def test_the_same_bundle_zip_twice_says_already_here_not_imported(store, app, tm
     said = unescape(texts(at))
     assert f"Already here as **{name}** (" in said and "Imported as" not in said, said
     assert not any("Imported as" in s.value for s in at.success)
-    assert any("nothing was imported" in unescape(i.value) for i in at.info)
+    # one box says it (the worker's note said the same in a second box: session 22)
+    (box,) = [unescape(i.value) for i in at.info if name in unescape(i.value)]
+    assert box == unescape(importing.already_here_text(
+        name, code(zipped.name), "it is selected on every page")), box
     assert not (store["results"] / f"{name}-2").exists()
 
 
@@ -576,3 +584,20 @@ def test_an_imported_negative_duration_is_a_warning_on_the_pages(store, app) -> 
     at.switch_page("app_pages/sweep.py").run()
     assert not at.exception, at.exception
     assert "gpu__time_duration.sum reads -5 ns in the aggregated table" in texts(at)
+
+
+def test_a_binary_file_of_no_known_kind_is_one_box_naming_it_once_and_its_bytes(
+        store, app, tmp_path) -> None:
+    """Session 22's fresh user read ``garbage.csv`` twice in one box and its first bytes as a
+    cut Python literal (``b'\\x00\\x01garbag'``): the name once, in the title; the bytes in hex."""
+    from profiling_worker.importing.sniff import first_bytes
+
+    junk = tmp_path / "garbage.csv"
+    junk.write_bytes(b"\x00\x01garbage, not a table")
+    at = _upload(app("import_files"), [junk])
+    at.button(key="import-run").click().run()
+    assert not at.exception
+    (error,) = [unescape(e.value) for e in at.error]
+    assert error.startswith("**import of garbage.csv failed**: a binary file"), error
+    assert error.count("garbage.csv") == 1 and first_bytes(junk.read_bytes()) in error
+    assert "b'" not in error

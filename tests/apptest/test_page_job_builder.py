@@ -13,6 +13,7 @@ from app.ui import cached
 from app.services import repeat_guard
 from app.sidebar import job_builder
 from profiling_worker.bundle.schema.manifest import JobStatus
+from profiling_worker.bundle.schema.spec import typed_instead
 
 
 OPTIONS = {"size_preset", "extra_metrics", "cache_control", "clock_control", "replay_mode",
@@ -95,6 +96,9 @@ BAD_INPUTS = [
     ({"kernels": []}, "kernels", "no kernel chosen. Fix: choose at least one kernel"),
     ({"runs": "0"}, "runs", "0 is out of range: give a whole number from 1 to"),
     ({"runs": "1e6"}, "runs", "'1e6' is not a whole number from 1 to"),  # was read as 1 run
+    # session 22: what to type, and that runs may be "auto" (the cpu backend allows it)
+    ({"sizes": "1e3"}, "sizes", f"'1e3' is not a whole number{typed_instead('1e3', 1, 10**6)}"),
+    ({"runs": "1e3"}, "runs", f'or "auto"{typed_instead("1e3", 1, 10_000)}'),
     ({"runs": "12345678901234567890123"}, "runs", "is out of range"),  # was a bare red mark
     ({"extra_metrics": "bogus"}, "metrics", "unknown metric name(s): bogus"),
     ({"ignore_kernels": "re:([a-z"}, "ignore_kernels[0]", "is not a valid regular expression"),

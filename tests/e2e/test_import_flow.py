@@ -96,6 +96,8 @@ def test_several_files_in_one_upload_become_a_job_each(page, app_server: AppServ
     error = page.get_by_test_id("stAlertContentError")
     expect(error).to_have_count(1)
     # a lone ncu log is refused as what it is, with the command that writes importable output
-    assert ("import of record.log failed: record.log: ncu's log (==PROF== lines) with no "
+    # its name once, in the box's title (session 22: said twice)
+    assert ("import of record.log failed: ncu's log (==PROF== lines) with no "
             "profiled values in it") in error.inner_text()
+    assert error.inner_text().count("record.log") == 1
     page.screenshot(path=str(artifacts_dir / "import" / "several-files.png"), full_page=True)

@@ -137,3 +137,29 @@ def test_a_taken_port_given_on_purpose_is_refused_saying_what_to_do(capsys) -> N
     assert ended.value.code == 2
     err = capsys.readouterr().err
     assert f"--port {port}: another server" in err and "give a free port, e.g. --port" in err
+
+
+@pytest.mark.parametrize("given", ["8_501", "８５０１"])
+def test_a_port_int_reads_silently_is_refused_naming_the_option_and_the_port(
+        given: str, capsys) -> None:  # type: ignore[no-untyped-def]
+    """``--port 8_501`` was read as 8501 by int(): the forms' one check of typed numbers
+    (``config_grid.digits_problem``) refuses it, argparse naming the option."""
+    from app.core.config_grid import digits_problem
+
+    with pytest.raises(SystemExit) as ended:
+        _parse("--port", given)
+    assert ended.value.code == 2
+    err = capsys.readouterr().err
+    assert "--port" in err and str(digits_problem(given)) in err and "type 8501" in err
+
+
+@pytest.mark.parametrize("given", ["0", "65536", "http", "1e3"])
+def test_a_port_outside_1_to_65535_is_refused_with_the_range(given: str, capsys) -> None:
+    with pytest.raises(SystemExit):
+        _parse("--port", given)
+    err = capsys.readouterr().err
+    assert "--port" in err and "from 1 to 65535" in err and f"e.g. {cli.DEFAULT_PORT}" in err
+
+
+def test_a_port_of_digits_is_taken() -> None:
+    assert _parse("--port", "8600")[0].port == 8600

@@ -267,3 +267,19 @@ def test_a_wrong_server_cap_refuses_uploads_naming_the_variable(  # type: ignore
     monkeypatch.delenv(server_guard.SERVER_UPLOAD_ENV)
     assert server_guard.server_upload_mb() == server_guard.SERVER_UPLOAD_MB
     add("s1", "a", 1)
+
+
+@pytest.mark.parametrize("value", ["1_000", "１０００", "١٠٠٠"])
+def test_a_server_cap_int_reads_silently_is_refused_with_the_number_to_type(
+        monkeypatch, value) -> None:  # type: ignore[no-untyped-def]
+    """int() read ``1_000`` and non-ASCII digits as 1000: the forms' one check
+    (``config_grid.digits_problem``) refuses them here too, naming the variable and the fix."""
+    from app.core.config_grid import digits_problem
+
+    monkeypatch.setenv(server_guard.SERVER_UPLOAD_ENV, value)
+    with pytest.raises(ValueError) as err:
+        server_guard.server_upload_mb()
+    said = str(err.value)
+    problem = digits_problem(value)
+    assert problem and problem in said and "type 1000" in said
+    assert said.startswith(f"{server_guard.SERVER_UPLOAD_ENV}=") and "restart" in said

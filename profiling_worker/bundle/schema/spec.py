@@ -160,20 +160,40 @@ def _choice(raw: Mapping[str, Any], name: str, errors: list[FieldError]) -> Any:
     return str(value)
 
 
+def typed_instead(value: Any, lo: int, hi: int) -> str:
+    """``: type 1000`` for a value that is a whole number from ``lo`` to ``hi`` written another
+    way (``'1e3'``, ``1000.0``, ``'2.0'``), so its error says what to type; "" otherwise (no
+    number, a fraction, out of range: the error's range says it)."""
+    if isinstance(value, bool) or not isinstance(value, (str, float)):
+        return ""
+    try:
+        number = float(value)
+    except ValueError:
+        return ""
+    if not (number.is_integer() and lo <= number <= hi):  # NaN and inf are not integers
+        return ""
+    return f": type {int(number)}"
+
+
 def _int(raw: Mapping[str, Any], name: str, lo: int, hi: int,
-         errors: list[FieldError]) -> int | None:
+         errors: list[FieldError], auto: bool = False) -> int | None:
+    """The whole-number field ``name`` from ``lo`` to ``hi``, or its default after recording
+    the error; ``auto``: ``"auto"`` is allowed too (runs), and its error says so."""
     default: int | None = SPEC_DEFAULTS[name]
     value = raw.get(name)
     if value is None:  # absent or null (an empty form field): the declared default
         return default
+    also = f', or "{rt.AUTO}"' if auto else ""
     if isinstance(value, bool) or not isinstance(value, int):
-        errors.append(FieldError(name, f"{value!r} is not a whole number from {lo:,} to {hi:,}",
-                                 f"give {name} as an integer between {lo:,} and {hi:,}"))
+        errors.append(FieldError(name, f"{value!r} is not a whole number from {lo:,} to {hi:,}"
+                                 f"{also}{typed_instead(value, lo, hi)}",
+                                 f"give {name} as an integer between {lo:,} and {hi:,}{also}"))
         return default
     if not lo <= value <= hi:  # a whole number, only too small or too large
         # the value as typed; the bounds with thousands separators (10,000)
         errors.append(FieldError(name, f"{value} is out of range: give a whole number from {lo:,} "
-                                       f"to {hi:,}", f"set {name} between {lo:,} and {hi:,}"))
+                                       f"to {hi:,}{also}",
+                                 f"set {name} between {lo:,} and {hi:,}{also}"))
         return default
     return value
 
@@ -189,6 +209,13 @@ def _gpu(raw: Mapping[str, Any], backend: str, errors: list[FieldError]) -> int:
     return gpu
 
 
+#: The fix of a wrong ``cpu_threads``: what the check allows, in its words.
+CPU_THREADS_FIX = (f"give cpu_threads as the number of torch threads the cpu backend times "
+                   f"with, from 1 (the default) to {MAX_CPU_THREADS}; more than the host's CPUs "
+                   "are allowed, but the worker warns that threads waiting for a CPU inflate "
+                   "the times")
+
+
 def _cpu_threads(raw: Mapping[str, Any], errors: list[FieldError]) -> int:
     """The cpu backend's torch thread count: a whole number from 1 to :data:`MAX_CPU_THREADS`
     (absent or null: the default, 1)."""
@@ -197,10 +224,11 @@ def _cpu_threads(raw: Mapping[str, Any], errors: list[FieldError]) -> int:
     if value is None:
         return default
     if isinstance(value, bool) or not isinstance(value, int) or not 1 <= value <= MAX_CPU_THREADS:
+        # the bound is MAX_CPU_THREADS, not the host's CPUs: a spec may run on another host
+        # (a Slurm node), and the worker warns of more threads than its host's CPUs
         errors.append(FieldError(
-            "cpu_threads", f"{value!r} is not a whole number from 1 to {MAX_CPU_THREADS}",
-            "give cpu_threads as the number of torch threads the cpu backend times with: 1, "
-            "the default, or at most the host's CPUs, e.g. 2"))
+            "cpu_threads", f"{value!r} is not a whole number from 1 to {MAX_CPU_THREADS}"
+            f"{typed_instead(value, 1, MAX_CPU_THREADS)}", CPU_THREADS_FIX))
         return default
     return value
 
@@ -336,7 +364,7 @@ def validate_spec(raw: Mapping[str, Any], known_kernels: Mapping[str, Any] | Non
         kernels=kernels,
         configs=configs,
         runs=(target.max_runs if target else 1 if raw.get("runs") == rt.AUTO  # said by parse
-              else _int(raw, "runs", 1, _MAX_RUNS, errors) or 1),
+              else _int(raw, "runs", 1, _MAX_RUNS, errors, auto=backend in B.AUTO_NAMES) or 1),
         metrics=_metrics(raw, backend, errors),
         backend=backend,
         annotations=annotations,

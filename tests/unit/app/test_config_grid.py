@@ -6,6 +6,7 @@ import pytest
 
 from app.core import config_grid, spec_form
 from app.core.kernel_catalog import KernelInfo
+from profiling_worker.bundle.schema.spec import typed_instead
 
 
 @pytest.mark.parametrize("text, kind, values", [
@@ -161,3 +162,26 @@ def test_a_whole_number_field_refuses_other_digits_once(field: str) -> None:
     spec, errors = spec_form.to_job_spec(form)
     assert spec is None and [e.field for e in errors] == [field], errors
     assert "type 16" in errors[0].message and errors[0].hint == config_grid.DIGITS_FIX
+
+
+
+@pytest.mark.parametrize(("text", "kind", "item"), [
+    ("1e3", "size", "1e3"), ("64, 1e3", "size", "1e3"), ("2.0", "int", "2.0"),
+    ("1e3..4e3 *2", "size", "1e3")])
+def test_a_whole_number_written_another_way_says_what_to_type(text: str, kind: str,
+                                                              item: str) -> None:
+    """Session 22's fresh user read "'1e3' is not a whole number" with no word of what to type,
+    and a range of it read Python's "invalid literal for int() with base 10"."""
+    _values, (error,) = config_grid.parse_values(text, "sizes", kind)
+    typed = typed_instead(item, 1, 10**6)  # ": type 1000"
+    assert typed and error.message.endswith(f"{item!r} is not a whole number{typed}")
+    assert "int()" not in error.message
+
+
+@pytest.mark.parametrize(("text", "kind", "said"), [
+    ("x..2", "float", "'x' is not a number"), ("abc", "size", "'abc' is not a whole number"),
+    ("2.5", "int", "'2.5' is not a whole number")])
+def test_no_number_says_so_without_python_s_words(text: str, kind: str, said: str) -> None:
+    _values, (error,) = config_grid.parse_values(text, "sizes", kind)
+    assert error.message.endswith(said) and "type" not in error.message
+    assert "invalid literal" not in error.message and "convert" not in error.message

@@ -184,3 +184,28 @@ def test_one_format_for_byte_counts_and_percents_keeps_every_unit_s_digits() -> 
                           "AvgValue": [4096.0, 2.1634, 1_048_576.0, 86.5977]})
     shown = numbers.column_display(frame)
     assert shown.one_format("AvgValue") == "%,.2f"
+
+
+def test_percent_columns_show_one_number_of_decimals_for_cpu_and_h200_jobs() -> None:
+    """Compare's DiffPct read 2 decimals for a cpu job (diffs of tens of %) and 4 for an H200
+    one (h200-cupti-gate-base vs -again: 0.5 %), 4 significant digits each (a fresh user of
+    session 22): every percent column now shows PCT_DECIMALS, the same in both."""
+    cpu = pd.DataFrame({"DiffPct": [12.53, -30.2], "DiffCI95LowerPct": [-3.21, -41.9],
+                        "DiffCI95UpperPct": [28.1, -18.5], "ThresholdPct": [3.0, 3.0]})
+    h200 = pd.DataFrame({"DiffPct": [0.507393, -0.113045], "DiffCI95LowerPct": [-0.17687, -0.4397],
+                         "DiffCI95UpperPct": [1.196066, 0.215581], "ThresholdPct": [3.0, 3.0]})
+    said = f"%,.{numbers.PCT_DECIMALS}f"
+    for frame in (cpu, h200):
+        formats = numbers.table_formats(frame)
+        assert [formats[c] for c in ("DiffPct", "DiffCI95LowerPct", "DiffCI95UpperPct")] == \
+            [said] * 3, formats
+        assert formats["ThresholdPct"] == "%,.0f"  # a whole percent keeps no decimals
+
+
+def test_a_percent_keeps_more_decimals_only_where_two_would_hide_it() -> None:
+    """0.003 % never reads 0.00, and an interval narrower than a hundredth keeps its width."""
+    tiny = pd.DataFrame({"RelativeStdDevPct": [0.003, 1.5]})
+    assert numbers.table_formats(tiny)["RelativeStdDevPct"] == "%,.3f"
+    narrow = pd.DataFrame({"DiffPct": [1.2345], "DiffCI95LowerPct": [1.2301],
+                           "DiffCI95UpperPct": [1.2389]})
+    assert numbers.table_formats(narrow)["DiffPct"] == "%,.4f"  # width 0.0088: 2 digits of it

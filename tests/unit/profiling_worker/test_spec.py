@@ -6,8 +6,9 @@ from pathlib import Path
 import pytest
 
 from profiling_worker.catalog.builtin import CATALOG
-from profiling_worker.bundle.schema import columns as C
-from profiling_worker.bundle.schema.spec import METRIC_PRESETS, SpecInvalid, validate_spec
+from profiling_worker.bundle.schema import backends as B, columns as C
+from profiling_worker.bundle.schema.spec import (CPU_THREADS_FIX, METRIC_PRESETS, SpecInvalid,
+                                                 typed_instead, validate_spec)
 
 GOOD = {"kernels": ["matmul"], "configs": [{"n": 256}, {"n": 512}], "runs": 5, "backend": "ncu",
         "metrics": list(METRIC_PRESETS["bound"])}
@@ -72,9 +73,10 @@ def test_cpu_backend_records_host_time_only():
 @pytest.mark.parametrize("bad", [0, -1, 257, "2", 1.5, True])
 def test_cpu_threads_is_a_whole_number_of_threads_named_with_its_fix(bad):
     err = _errors(backend="cpu", cpu_threads=bad)["cpu_threads"]
-    assert err.message == f"{bad!r} is not a whole number from 1 to 256"
-    assert err.hint == ("give cpu_threads as the number of torch threads the cpu backend times "
-                        "with: 1, the default, or at most the host's CPUs, e.g. 2")
+    typed = ": type 2" if bad == "2" else ""  # a whole number written as text: what to type
+    assert err.message == f"{bad!r} is not a whole number from 1 to 256{typed}"
+    # the fix says what the check allows: up to 256, more than the host's CPUs with a warning
+    assert err.hint == CPU_THREADS_FIX and "256" in err.hint and "warns" in err.hint
 
 
 def test_cpu_threads_defaults_to_one_and_counts_in_a_cpu_jobs_hash_only():
@@ -278,3 +280,32 @@ def test_option_fields_are_literals_whose_choices_and_defaults_validate_uses() -
             assert name in _errors(**{name: bad})
     minimal = validate_spec({"kernels": ["matmul"], "configs": [{"n": 256}]}, CATALOG)
     assert {k: getattr(minimal, k) for k in S.SPEC_DEFAULTS} == dict(S.SPEC_DEFAULTS)
+
+
+@pytest.mark.parametrize("value, said", [("1e3", ": type 1000"), (1000.0, ": type 1000"),
+                                         (" 2.0 ", ": type 2"), ("2.5", ""), ("1e9", ""),
+                                         ("nan", ""), ("inf", ""), ("ten", ""), (True, "")])
+def test_a_whole_number_written_another_way_says_what_to_type(value, said):
+    """A fresh user of session 22 read "'1e3' is not a whole number" with no word of what to
+    type; only a whole number within the field's range gets one."""
+    assert typed_instead(value, 1, 10_000) == said
+
+
+def test_runs_typed_as_1e3_names_the_number_to_type():
+    message = _errors(runs="1e3")["runs"].message
+    assert message.startswith("'1e3' is not a whole number from 1 to 10,000")
+    assert message.endswith(typed_instead("1e3", 1, 10_000)) and "1000" in message
+
+
+@pytest.mark.parametrize("backend", B.AUTO_NAMES)
+def test_runs_errors_say_auto_where_the_backend_allows_it(backend):
+    """Runs may be "auto" on these backends: its errors said only "a whole number"."""
+    for runs in ("ten", 0):
+        err = _errors(backend=backend, runs=runs, metrics=None)["runs"]
+        assert '"auto"' in err.message and '"auto"' in err.hint, err
+
+
+@pytest.mark.parametrize("backend", sorted(set(B.NAMES) - set(B.AUTO_NAMES)))
+def test_runs_errors_never_offer_auto_where_it_is_refused(backend):
+    err = _errors(backend=backend, runs="ten", metrics=None)["runs"]
+    assert "auto" not in err.message and "auto" not in err.hint, err

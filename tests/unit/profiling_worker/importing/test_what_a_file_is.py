@@ -203,3 +203,27 @@ def test_every_refusal_text_of_the_import_writes_its_commands_as_code() -> None:
                     if COMMAND.search(_plain(text)) or text.count("`") % 2:
                         plain.append(f"{path.name}:{node.lineno}: {text[:80]}")
     assert plain == []
+
+
+def test_a_binary_file_of_no_known_kind_names_its_first_bytes_in_hex() -> None:
+    """A fresh user of session 22 read ``b'\\x00\\x01garbag'``, a Python bytes literal cut
+    mid-word: the first bytes are written as hex, the file's name once."""
+    head = b"\x00\x01garbage that is no table"
+    why = sniff.refusal("junk.bin", head)
+    assert sniff.first_bytes(head) == "starts with bytes 00 01 67 61 72 62 61 67 …"
+    assert sniff.first_bytes(head) in why.what and "b'" not in why.what
+    assert why.message("junk.bin").count("junk.bin") == 1
+
+
+@pytest.mark.parametrize(("head", "count", "said"), [
+    (b"", 8, "is empty"), (b"\x00\x01", 8, "starts with bytes 00 01"),
+    (b"abcd", 4, "starts with bytes 61 62 63 64"), (b"abcde", 4, "starts with bytes 61 62 63 64 …"),
+])
+def test_first_bytes_marks_a_cut_with_an_ellipsis(head: bytes, count: int, said: str) -> None:
+    assert sniff.first_bytes(head, count) == said
+
+
+def test_a_gz_name_on_plain_content_names_its_bytes_and_gzips() -> None:
+    why = sniff.refusal("raw.csv.gz", GOOD.read_bytes())
+    assert sniff.first_bytes(GOOD.read_bytes(), 4) in why.what and "1f 8b" in why.what
+    assert "b'" not in why.what
