@@ -290,6 +290,9 @@ def _all_positive(agg: pd.DataFrame) -> bool:
 def _intervals(agg: pd.DataFrame) -> list[Note]:
     if not _has(agg, C.CI95_LOWER, C.AVG, C.METRIC):
         return []
+    low, avg = agg[C.CI95_LOWER].to_numpy(), agg[C.AVG].to_numpy()
+    if low.dtype == avg.dtype == np.float64 and not ((low < 0) & (avg > 0)).any():
+        return []  # the usual table: numpy's look, without a Series per comparison (issue 40)
     below = (agg[C.CI95_LOWER] < 0) & (agg[C.AVG] > 0)
     if not below.any():
         return []
@@ -413,6 +416,9 @@ def _unattributed(frame: pd.DataFrame) -> list[Note]:
 def _kernels_vary(agg: pd.DataFrame) -> list[Note]:
     if not _has(agg, C.KERNELS_VARY, C.METRIC):
         return []
+    flags = agg[C.KERNELS_VARY].to_numpy()
+    if flags.dtype == np.bool_ and not flags.any():
+        return []  # the usual table: no Series made to find no flag (issue 40)
     vary = agg[C.KERNELS_VARY].fillna(False).astype(bool)
     if not vary.any():
         return []
@@ -430,10 +436,16 @@ def _clocks(runs: pd.DataFrame, collectors: pd.DataFrame, nvml: pd.DataFrame,
     if not isinstance(max_sm, (int, float)) or max_sm <= 0:
         return out
     limit = max_sm * (1 + CLOCK_TOLERANCE)
-    mhz = runs[C.VALUE] / 1e6 if _has(runs, C.METRIC, C.VALUE) else None
+    values = runs[C.VALUE] if _has(runs, C.METRIC, C.VALUE) else None
+    # in numpy, divided as the Series is: a look at them costs less than Series (issue 40)
+    hz = values.to_numpy() if values is not None else None
     for metrics, top, what in ((SM_CLOCK_HZ_METRICS, max_sm, "SM"),
                                ((M.DRAM_HZ,), max_mem, "memory")):
-        if mhz is not None and isinstance(top, (int, float)) and top > 0:
+        if values is not None and isinstance(top, (int, float)) and top > 0:
+            if (hz is not None and hz.dtype == np.float64
+                    and not (hz / 1e6 > top * (1 + CLOCK_TOLERANCE)).any()):
+                continue  # the usual case: no value that high
+            mhz = values / 1e6
             above = mhz > top * (1 + CLOCK_TOLERANCE)
             if not above.any():  # the usual case: no value that high, no metric names to match
                 continue
