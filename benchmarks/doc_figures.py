@@ -191,7 +191,8 @@ POST_AB_RUNS = ("post-processing-ab-1205-speed", "post-processing-ab-1205-warm-o
                 "post-processing-ab-1205-s10", "post-processing-ab-1205-s11",
                 "post-processing-ab-1205-s12", "post-processing-ab-1205-s13",
                 "post-processing-ab-1206-s19", "post-processing-ab-1206-s19-no-csv-probe",
-                "post-processing-ab-1206-s20-csv", "post-processing-ab-1207-s21-ready")
+                "post-processing-ab-1206-s20-csv", "post-processing-ab-1207-s21-ready",
+                "post-processing-ab-1207-s23-warm", "post-processing-ab-1207-s23-warm-j1x20")
 
 
 def post_ab(run: str) -> dict[str, dict[str, Any]]:
@@ -307,6 +308,11 @@ CPU_STAGE_RUNS_S20 = {side: tuple(f"warm-stages-1206-s20-{side}-{i}" for i in (1
 #: this branch (the plausibility checks' negative-value check searches only where a value is at
 #: or below 0).
 CPU_STAGE_RUNS_S21 = {side: tuple(f"warm-stages-1207-s21-ready-{side}-{i}" for i in (1, 2))
+                      for side in ("before", "after")}
+#: The tenth (issue 40, branch s23-warm): J1's recorded inputs, main 2b3505c2 ("before") and
+#: this branch (columns read as Python values once, a layout's Arrow schema made once, the
+#: checks' numpy looks before their Series).
+CPU_STAGE_RUNS_S23 = {side: tuple(f"warm-stages-1207-s23-warm-{side}-{i}" for i in (1, 2))
                       for side in ("before", "after")}
 
 
@@ -1018,7 +1024,8 @@ def claims() -> list[tuple[str, str]]:
             for row in cpu_stage_rows(runs, CPU_STAGES_S13, cpu_time=True,
                                       device_run=DEVICE_STAGE_RUN_S12)]
     out += [("docs/performance.md", row)
-            for runs in (CPU_STAGE_RUNS_S19, CPU_STAGE_RUNS_S20, CPU_STAGE_RUNS_S21)
+            for runs in (CPU_STAGE_RUNS_S19, CPU_STAGE_RUNS_S20, CPU_STAGE_RUNS_S21,
+                         CPU_STAGE_RUNS_S23)
             for row in cpu_stage_rows(runs, CPU_STAGES_S13, cpu_time=True,
                                       device_run=DEVICE_STAGE_RUN_S18)]
     for run in POST_AB_RUNS:

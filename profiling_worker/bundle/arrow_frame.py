@@ -44,11 +44,20 @@ def to_arrow(frame: pd.DataFrame) -> pa.Table:
     columns = own_columns(frame)
     if columns is None:  # the one decision: a frame this module does not convert
         return pa.Table.from_pandas(frame, preserve_index=False)
-    names = frame.columns.tolist()
     dtypes, arrays = columns
-    return pa.Table.from_arrays(arrays, schema=pa.schema(
-        [pa.field(name, a.type) for name, a in zip(names, arrays)],
-        metadata=_pandas_metadata(names, dtypes, arrays)))
+    return pa.Table.from_arrays(arrays, schema=_schema(
+        tuple(frame.columns.tolist()), tuple(dtypes), tuple(a.type for a in arrays)))
+
+
+@functools.lru_cache(maxsize=256)
+def _schema(names: tuple[str, ...], dtypes: tuple[Any, ...],
+            types: tuple[pa.DataType, ...]) -> pa.Schema:
+    """The schema of columns ``names`` of these dtypes (the frame's) and Arrow types, with
+    :func:`_pandas_metadata`: made once per layout in a process (issue 40: a warm worker writes
+    the same eight layouts every job, and the fields and the metadata's JSON cost 30-60 µs a
+    table)."""
+    return pa.schema([pa.field(name, kind) for name, kind in zip(names, types)],
+                     metadata=_pandas_metadata(list(names), list(dtypes), list(types)))
 
 
 def own_columns(frame: pd.DataFrame) -> tuple[list[Any], list[pa.Array]] | None:
@@ -88,11 +97,11 @@ def _values(column: pd.Series[Any]) -> Any:
 
 
 def _pandas_metadata(names: list[str], dtypes: list[Any],
-                     arrays: list[pa.Array]) -> dict[bytes, bytes]:
+                     types: list[pa.DataType]) -> dict[bytes, bytes]:
     """The ``pandas`` schema metadata pyarrow's ``construct_metadata`` writes for these columns
-    without an index (key order and JSON as it writes them)."""
-    columns = [{"name": name, "field_name": name, **_types(dtype, a.type), "metadata": None}
-               for name, dtype, a in zip(names, dtypes, arrays)]
+    (``types``: their Arrow types) without an index (key order and JSON as it writes them)."""
+    columns = [{"name": name, "field_name": name, **_types(dtype, kind), "metadata": None}
+               for name, dtype, kind in zip(names, dtypes, types)]
     return {b"pandas": json.dumps({
         "index_columns": [], "column_indexes": [], "columns": columns, "attributes": {},
         "creator": {"library": "pyarrow", "version": pa.__version__},

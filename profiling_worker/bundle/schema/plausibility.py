@@ -207,8 +207,8 @@ def is_percent(metric: str, unit: Any) -> bool:
 def _percent(runs: pd.DataFrame) -> list[Note]:
     if not _has(runs, C.METRIC, C.VALUE):
         return []
-    units = runs[C.UNIT] if C.UNIT in runs else pd.Series("", index=runs.index)
-    pct = [is_percent(str(m), u) for m, u in zip(runs[C.METRIC], units)]
+    units = runs[C.UNIT].tolist() if C.UNIT in runs else [""] * len(runs)
+    pct = [is_percent(str(m), u) for m, u in zip(runs[C.METRIC].tolist(), units)]
     if not any(pct):  # the usual runs table (durations): no mask of frames to build
         return []
     mask = pd.Series(pct, index=runs.index) & (runs[C.VALUE] > 100.0 + PERCENT_TOLERANCE)
@@ -245,7 +245,7 @@ def _negative(runs: pd.DataFrame, agg: pd.DataFrame, work: pd.DataFrame) -> list
                         "{where}: {metric} is at or below 0 ({count} run(s), down to "
                         "{lowest:g}{unit}); times, byte counts and counters cannot be negative, "
                         "nor a duration 0")
-    if _has(agg, C.ANNOTATION, C.CONFIG, C.METRIC, C.AVG):
+    if _has(agg, C.ANNOTATION, C.CONFIG, C.METRIC, C.AVG) and not _all_positive(agg):
         avg = agg[C.AVG]
         smallest = (cast("pd.Series[Any]", np.fmin(agg[C.MIN].fillna(avg), avg))
                     if C.MIN in agg else avg)  # a ufunc of Series gives a Series
@@ -276,9 +276,23 @@ def _negative(runs: pd.DataFrame, agg: pd.DataFrame, work: pd.DataFrame) -> list
     return out
 
 
+def _all_positive(agg: pd.DataFrame) -> bool:
+    """True when every row of ``agg`` has an AvgValue above 0 and a MinValue above 0 or
+    missing, both float columns: no row is :func:`_impossible` (the usual table; issue 40: the
+    Series that find the smallest value cost more than this look at the numbers)."""
+    avg = agg[C.AVG].to_numpy()
+    low = agg[C.MIN].to_numpy() if C.MIN in agg else avg
+    if avg.dtype != np.float64 or low.dtype != np.float64:
+        return False
+    return bool((avg > 0).all() and not (low <= 0).any())
+
+
 def _intervals(agg: pd.DataFrame) -> list[Note]:
     if not _has(agg, C.CI95_LOWER, C.AVG, C.METRIC):
         return []
+    low, avg = agg[C.CI95_LOWER].to_numpy(), agg[C.AVG].to_numpy()
+    if low.dtype == avg.dtype == np.float64 and not ((low < 0) & (avg > 0)).any():
+        return []  # the usual table: numpy's look, without a Series per comparison (issue 40)
     below = (agg[C.CI95_LOWER] < 0) & (agg[C.AVG] > 0)
     if not below.any():
         return []
@@ -322,9 +336,9 @@ def _counts(runs: pd.DataFrame, agg: pd.DataFrame, n_configs: int, asked: int | 
                                 f"{counted(n, 'run')}, {word} than the {asked} the spec asked for",
                                 ann, int(cfg), str(metric)))
     if _has(agg, C.NUM_RUNS, C.ANNOTATION, C.CONFIG, C.METRIC):
-        per_run = set(runs[C.METRIC])
-        for ann, cfg, metric, k in zip(agg[C.ANNOTATION], agg[C.CONFIG], agg[C.METRIC],
-                                       agg[C.NUM_RUNS]):
+        per_run = set(runs[C.METRIC].tolist())  # Python values, as _run_groups reads them
+        for ann, cfg, metric, k in zip(*(agg[c].tolist() for c in (
+                C.ANNOTATION, C.CONFIG, C.METRIC, C.NUM_RUNS))):
             if metric not in per_run:  # aggregated only (an import's normalised rows,
                 continue  # kept as written): there are no per-run rows to count
             _, n, used = groups.get((ann, cfg, metric), (set(), 0, 0))
@@ -347,13 +361,15 @@ def _run_groups(runs: pd.DataFrame) -> dict[tuple[Any, Any, Any], tuple[set[Any]
     runs are not counted. What ``groupby([...], sort=True)``'s ``nunique``, ``size`` and
     ``count`` gave, in plain Python: on a warm job's few dozen rows pandas' per-operation cost
     was most of these checks' time (issue 40)."""
-    keys = [runs[c] for c in (C.ANNOTATION, C.CONFIG, C.METRIC)]
-    kept = ~(keys[0].isna() | keys[1].isna() | keys[2].isna()).to_numpy()
-    has_run = runs[C.RUN].notna().to_numpy()
+    # each column read once, as Python values (tolist): iterating a Series of pandas' arrow
+    # strings makes a scalar per cell (issue 40)
+    keys = [runs[c].tolist() for c in (C.ANNOTATION, C.CONFIG, C.METRIC, C.RUN)]
+    kept = ~(pd.isna(keys[0]) | pd.isna(keys[1]) | pd.isna(keys[2]))
+    has_run = ~pd.isna(keys[3])
     has_value = (runs[C.VALUE].notna().to_numpy() if C.VALUE in runs
                  else np.ones(len(runs), dtype=bool))  # no values: count the rows
     found: dict[tuple[Any, Any, Any], tuple[set[Any], list[int]]] = {}
-    for i, (ann, cfg, metric, run) in enumerate(zip(*keys, runs[C.RUN])):
+    for i, (ann, cfg, metric, run) in enumerate(zip(*keys)):
         if kept[i]:
             runs_of, counted = found.setdefault((ann, cfg, metric), (set(), [0, 0]))
             if has_run[i]:
@@ -400,6 +416,9 @@ def _unattributed(frame: pd.DataFrame) -> list[Note]:
 def _kernels_vary(agg: pd.DataFrame) -> list[Note]:
     if not _has(agg, C.KERNELS_VARY, C.METRIC):
         return []
+    flags = agg[C.KERNELS_VARY].to_numpy()
+    if flags.dtype == np.bool_ and not flags.any():
+        return []  # the usual table: no Series made to find no flag (issue 40)
     vary = agg[C.KERNELS_VARY].fillna(False).astype(bool)
     if not vary.any():
         return []
@@ -417,10 +436,16 @@ def _clocks(runs: pd.DataFrame, collectors: pd.DataFrame, nvml: pd.DataFrame,
     if not isinstance(max_sm, (int, float)) or max_sm <= 0:
         return out
     limit = max_sm * (1 + CLOCK_TOLERANCE)
-    mhz = runs[C.VALUE] / 1e6 if _has(runs, C.METRIC, C.VALUE) else None
+    values = runs[C.VALUE] if _has(runs, C.METRIC, C.VALUE) else None
+    # in numpy, divided as the Series is: a look at them costs less than Series (issue 40)
+    hz = values.to_numpy() if values is not None else None
     for metrics, top, what in ((SM_CLOCK_HZ_METRICS, max_sm, "SM"),
                                ((M.DRAM_HZ,), max_mem, "memory")):
-        if mhz is not None and isinstance(top, (int, float)) and top > 0:
+        if values is not None and isinstance(top, (int, float)) and top > 0:
+            if (hz is not None and hz.dtype == np.float64
+                    and not (hz / 1e6 > top * (1 + CLOCK_TOLERANCE)).any()):
+                continue  # the usual case: no value that high
+            mhz = values / 1e6
             above = mhz > top * (1 + CLOCK_TOLERANCE)
             if not above.any():  # the usual case: no value that high, no metric names to match
                 continue
@@ -451,15 +476,15 @@ def _wide(agg: pd.DataFrame, work: pd.DataFrame) -> dict[tuple[Any, Any], dict[s
     What ``groupby(...).first().unstack()`` joined with the work table gave, in plain Python:
     on the usual few dozen rows pandas' per-operation cost was most of the checks' time."""
     firsts: dict[tuple[Any, Any], dict[str, Any]] = {}
-    for ann, cfg, metric, avg in zip(agg[C.ANNOTATION], agg[C.CONFIG], agg[C.METRIC],
-                                     agg[C.AVG]):
+    for ann, cfg, metric, avg in zip(*(agg[c].tolist() for c in (
+            C.ANNOTATION, C.CONFIG, C.METRIC, C.AVG))):  # Python values, not a scalar per cell
         if not (pd.isna(ann) or pd.isna(cfg) or pd.isna(metric) or pd.isna(avg)):
             firsts.setdefault((ann, cfg), {}).setdefault(metric, avg)
     works: dict[tuple[Any, Any], tuple[Any, Any, Any]] | None = None
     if _has(work, C.ANNOTATION, C.CONFIG, C.FLOPS, C.BYTES):
         works = {}
-        for ann, cfg, flops, nbytes, dtype in zip(work[C.ANNOTATION], work[C.CONFIG],
-                                                   work[C.FLOPS], work[C.BYTES], work[C.DTYPE]):
+        for ann, cfg, flops, nbytes, dtype in zip(*(work[c].tolist() for c in (
+                C.ANNOTATION, C.CONFIG, C.FLOPS, C.BYTES, C.DTYPE))):
             works.setdefault((ann, cfg), (flops, nbytes, dtype))
     nan = float("nan")
     out = {}

@@ -166,11 +166,17 @@ def _durations(runs: pd.DataFrame, metric: str) -> _Runs | None:
     sort is Python's (stable, by code point, as pandas sorts strings) on the columns' values
     (a filter, a dropna and a sort of frames cost about 2 ms of a warm job's run audit); else
     pandas sorts."""
-    chosen = (runs[C.METRIC] == metric).to_numpy(dtype=bool, na_value=False)
-    if not chosen.any():
+    # the columns as Python values, each read once (issue 40: a comparison and a mask of
+    # Series cost more than these few dozen rows' loop)
+    chosen = [i for i, name in enumerate(runs[C.METRIC].tolist())
+              if isinstance(name, str) and name == metric]  # a missing name (NA) is no match
+    if not chosen:
         return None
     keys = [C.ANNOTATION, C.CONFIG, C.RUN]
-    picked = {c: runs[c].to_numpy()[chosen].tolist() for c in (*keys, C.VALUE)}
+    picked: dict[str, list[Any]] = {}
+    for c in (*keys, C.VALUE):
+        column = runs[c].tolist()
+        picked[c] = [column[i] for i in chosen]
     ann, cfg, run = (picked[c] for c in keys)
     if all(isinstance(a, str) for a in ann):
         rows = [i for i in range(len(ann)) if not (pd.isna(cfg[i]) or pd.isna(run[i]))]
@@ -178,7 +184,7 @@ def _durations(runs: pd.DataFrame, metric: str) -> _Runs | None:
         return _Runs([ann[i] for i in rows], [int(cfg[i]) for i in rows],
                      [int(run[i]) for i in rows],
                      np.array([picked[C.VALUE][i] for i in rows], dtype=float))
-    time = (runs[chosen][[*keys, C.VALUE]].dropna(subset=[C.CONFIG, C.RUN])
+    time = (runs.iloc[chosen][[*keys, C.VALUE]].dropna(subset=[C.CONFIG, C.RUN])
             .sort_values(keys).reset_index(drop=True))
     return _Runs(time[C.ANNOTATION].tolist(), time[C.CONFIG].astype(int).tolist(),
                  time[C.RUN].astype(int).tolist(), time[C.VALUE].to_numpy(dtype=float))
@@ -290,8 +296,10 @@ def _samples(time: _Runs, tables: Mapping[str, pd.DataFrame],
     docstring, ``clock``); None when no source covers the job."""
     runs, coll = _table(tables, C.TABLE_RUNS), _table(tables, C.TABLE_COLLECTORS)
     keys = [C.ANNOTATION, C.CONFIG, C.RUN]
+    # the names as Python values, read once: a comparison of Series per clock metric cost more
+    names = set(runs[C.METRIC].tolist()) if not runs.empty else set()
     for metric in _PER_RUN_CLOCKS:
-        if not runs.empty and (runs[C.METRIC] == metric).any():
+        if metric in names:
             # a dict: a MultiIndex lookup per run took seconds at 30,000 runs
             hz = runs[runs[C.METRIC] == metric].groupby(keys)[C.VALUE].mean().to_dict()
             return [_Sample(mhz=float(hz.get(tuple(k), np.nan)) / 1e6,
@@ -642,8 +650,8 @@ def _floors(tables: Mapping[str, pd.DataFrame], manifest: Mapping[str, Any],
     out = {}
     # the rows as dicts of Python values, as to_dict("records") gives them, from the columns
     # (to_dict's per-row lookups cost more than the rest of the timer check on a warm job)
-    for r in (dict(zip(work.columns, row))
-              for row in zip(*(work[c].tolist() for c in work.columns))):
+    names = work.columns.tolist()  # plain names: an Index of arrow strings iterates slowly
+    for r in (dict(zip(names, row)) for row in zip(*(work[c].tolist() for c in names))):
         said, floor = [], 0.0
         roofs = [peaks.datasheet_compute(device, d) for d in
                  _MAY_RUN_AS.get(str(r.get(C.DTYPE) or ""), (str(r.get(C.DTYPE) or ""),))]

@@ -111,8 +111,9 @@ def launches_to_runs(launches: pd.DataFrame, param_names: Sequence[str] | None =
     run_codes = group_codes(df, [C.RUN], config_codes)
     v = value.to_numpy()
     w = np.full(len(df), np.nan)
+    names = df[C.METRIC].tolist()  # Python values: a Series comparison per name cost more
     for dname in C.DURATION_METRICS:
-        is_duration = (df[C.METRIC] == dname).to_numpy(dtype=bool, na_value=False)
+        is_duration = np.array([isinstance(m, str) and m == dname for m in names], dtype=bool)
         if is_duration.any():
             # each launch's duration on every row of it: the group sum, NaN where it has none
             launch_codes = group_codes(df, [C.LAUNCH], run_codes)
@@ -174,7 +175,10 @@ def group_codes(frame: pd.DataFrame, keys: Sequence[str],
     """
     codes = np.zeros(len(frame), dtype="int64") if prefix is None else prefix
     for key in keys:
-        column, uniques = pd.factorize(frame[key], use_na_sentinel=False)
+        values = frame[key]
+        # a numpy column factorized as its array: the same codes without the Series' wrapping
+        column, uniques = pd.factorize(values.to_numpy() if isinstance(values.dtype, np.dtype)
+                                       else values, use_na_sentinel=False)
         codes = pd.factorize(codes * len(uniques) + column)[0].astype("int64")
     return codes
 
@@ -228,7 +232,10 @@ def _sorted_frame(columns: dict[str, Any], with_run: bool) -> pd.DataFrame:
     ordered = [np.asarray(k) for k in keys.values()]
     if all(k.dtype.kind in "iu" for k in ordered):  # np.lexsort: the same stable order, on
         order = np.lexsort(ordered[::-1])  # integers, without pandas' per-key Categorical
-        return pd.DataFrame({name: _take(values, order) for name, values in columns.items()})
+        # groups are numbered in first-seen order, which the usual table's launches already
+        # are in: then every column is in order as it is (the frame copies them)
+        kept = None if np.array_equal(order, np.arange(len(order))) else order
+        return pd.DataFrame({name: _take(values, kept) for name, values in columns.items()})
     frame = pd.DataFrame(columns)
     by = pd.DataFrame({**keys, "c": frame[C.CONFIG].array,
                        **({"r": frame[C.RUN].array} if with_run else {})})
@@ -236,14 +243,16 @@ def _sorted_frame(columns: dict[str, Any], with_run: bool) -> pd.DataFrame:
     return frame.iloc[order].reset_index(drop=True)
 
 
-def _take(values: Any, order: np.ndarray) -> Any:
+def _take(values: Any, order: np.ndarray | None) -> Any:
     """``values`` (a Series, an Index, an array, pandas' or numpy's, or a list) at positions
-    ``order``, of the dtype a frame gives the Series' column (a Series as its array: no index
-    to align, as Series.take and reset_index gave; an object one stays a Series, whose strings
-    a frame would infer as str)."""
+    ``order`` (None: all, in order, not copied), of the dtype a frame gives the Series' column
+    (a Series as its array: no index to align, as Series.take and reset_index gave; an object
+    one stays a Series, whose strings a frame would infer as str)."""
     if isinstance(values, pd.Series):
-        taken = values.array.take(order)
+        taken = values.array if order is None else values.array.take(order)
         return pd.Series(taken, dtype=object) if values.dtype == object else taken
+    if order is None:
+        return values
     if isinstance(values, (pd.Index, np.ndarray, pd.api.extensions.ExtensionArray)):
         return values.take(order)
     return [values[i] for i in order]
