@@ -160,4 +160,4 @@ def test_a_big_jobs_audit_is_not_read_for_one_pair_and_it_says_so(store, monkeyp
     assert not at.exception, at.exception
     assert not [w for w in at.warning if "Run audit" in w.value]
     (said,) = [c.value for c in at.caption if c.value.startswith("Not marked by the run audit")]
-    assert "this job's 6,000 runs are more than the 5,000" in said
+    assert "this job's 6,000 measurements (runs × regions) are more than the 5,000" in said

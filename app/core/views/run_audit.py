@@ -206,9 +206,11 @@ def audit_not_read_note(bundle: Bundle, evidence: str) -> str | None:
     naming where each run's checks are (``evidence``), else None."""
     if chart_reads_audit(bundle):
         return None
-    return (f"Not marked by the run audit: this job's {audited_runs(bundle):,} runs are more "
-            f"than the {CHART_AUDIT_RUNS:,} whose audit is read while the chart draws; each "
-            f"run's checks: {evidence}.")
+    # measurements, not runs: a run (one call of a config) times each region once, and the
+    # job panel counts runs; "12,000 runs" here read beside its "4,000 runs" (3 regions)
+    return (f"Not marked by the run audit: this job's {audited_runs(bundle):,} measurements "
+            f"(runs × regions) are more than the {CHART_AUDIT_RUNS:,} whose audit is read "
+            f"while the chart draws; each run's checks: {evidence}.")
 
 
 def with_outcome(frame: pd.DataFrame, bundle: Bundle) -> pd.DataFrame:
