@@ -184,3 +184,24 @@ def test_one_format_for_byte_counts_and_percents_keeps_every_unit_s_digits() -> 
                           "AvgValue": [4096.0, 2.1634, 1_048_576.0, 86.5977]})
     shown = numbers.column_display(frame)
     assert shown.one_format("AvgValue") == "%,.2f"
+
+
+@pytest.mark.parametrize("text, unit, values", [
+    ("at 1.023x the others' median (65,632 vs 64,176 ns)", "µs", (65632, 64176)),
+    ("1,433,911 ns above 1,111,291 ns (datasheet)", "ms", (1433911, 1111291)),
+    ("32.5 ns at or below 32 ns", "µs", (32.5, 32)),
+])
+def test_durations_in_writes_each_ns_duration_in_the_pages_unit(text, unit, values) -> None:
+    said = numbers.durations_in(text, unit)
+    assert " ns" not in said  # a µs page showed "(3,677,390 vs 1,440,196 ns)" beside 33.57
+    shown = [numbers.fmt(v / numbers.TIME_UNITS[unit]) for v in values]
+    assert [said.index(s) for s in shown] == sorted(said.index(s) for s in shown)  # in order
+    assert said.count(unit) == text.count(" ns")
+    assert numbers.durations_in(text, "ns") == text
+
+
+def test_durations_in_leaves_other_words_and_refuses_other_units() -> None:
+    text = "1,470 MHz vs its config's median 1,980 MHz; nsight reads 3 runs"
+    assert numbers.durations_in(text, "µs") == text
+    with pytest.raises(KeyError):
+        numbers.durations_in("3 ns", "s")
