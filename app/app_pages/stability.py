@@ -51,8 +51,8 @@ time_unit = (time_unit_control.ahead(later, PAGE) if derived.is_time(metric)
 def draw_controls() -> None:
     """The metric and the time unit, into their columns, at the values the chart read."""
     cols[0].selectbox("Metric", metrics, key=METRIC,
-                      format_func=lambda m: metric_roles.with_unit(bundle.manifest, m,
-                                                                   units.get(m, "")))
+                      format_func=lambda m: metric_roles.readable(bundle.manifest, m,
+                                                                  units.get(m, "")))
     time_unit_control.control(cols[1], PAGE, derived.is_time(metric), units.get(metric, ""))
     later.confirm()
 
