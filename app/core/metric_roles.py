@@ -61,6 +61,11 @@ def with_unit(manifest: dict[str, Any], metric: str, unit: str) -> str:
     return f"{label(manifest, metric)} [{shown}]" if shown else label(manifest, metric)
 
 
+def words(metric: str) -> str:
+    """The words of ``metric`` (:data:`M.WORDS`: ``SM throughput``), else its raw name."""
+    return M.WORDS.get(metric, metric)
+
+
 def readable(manifest: dict[str, Any], metric: str, unit: str = "") -> str:
     """A metric as a picker shows it: its words and unit, the raw Nsight Compute name in
     parentheses (``GPU kernel time (gpu__time_duration.sum)``, ``DRAM bytes [byte]
