@@ -6,6 +6,7 @@ import streamlit as st
 from profiling_worker.bundle.number_text import counted
 from profiling_worker.bundle.gate import report as gate_report
 from profiling_worker.bundle.gate.judge import CAVEATS
+from profiling_worker.bundle.gate.cycles import source_words
 from profiling_worker.bundle.gate.verdict import Outcome
 from profiling_worker.bundle.schema import columns as C, intervals, plausibility as P
 from profiling_worker.bundle.schema import interval_words as W
@@ -193,7 +194,7 @@ manifest = baseline.manifest  # the lambda below reads it after the page's check
 # never None (the options are not empty); the fallback says so to the type check
 metric = criteria[0].selectbox("Metric", common or [baseline.duration_metric],
                            key=state.key(PAGE, "metric"),
-                           format_func=lambda m: metric_roles.label(manifest, m)
+                           format_func=lambda m: metric_roles.readable(manifest, m)
                            ) or baseline.duration_metric
 if baseline.host_timer != candidate.host_timer:
     st.warning("One job measured host wall-clock (cpu backend), the other GPU time: the ratio "
@@ -227,8 +228,8 @@ if judged.context:
                                  "ratios are shown without a verdict.")
                   + f" The Candidate box lists {MOST_ALIKE} first."), icon=":material/block:")
 if metric == C.GPU_TIME:
-    st.caption(f"Cycle check: each run's SM cycles from {code(judged.cycles_source)} on both "
-               "jobs; a time verdict they do not confirm reads clock-explained."
+    st.caption(f"Cycle check: each run's SM cycles, {source_words(judged.cycles_source, code)}"
+               ", on both jobs; a time verdict they do not confirm reads clock-explained."
                if judged.cycles_source else
                "No cycle check: the two jobs do not both hold each run's SM clock (an ncu "
                "clock or cycles metric, or the sm_clock info collector).")
@@ -240,7 +241,7 @@ if caveated:
                + "; ".join(esc(pair) for pair in caveated), icon=":material/report:")
     if judged.job_caveats:  # the same on every row: its evidence not in each Reason
         st.caption(esc(gate_report.job_caveats_line(judged)))
-title = f"{candidate_id} / {baseline_id}: {metric_roles.label(baseline.manifest, metric)}"
+title = f"{candidate_id} / {baseline_id}: {metric_roles.readable(baseline.manifest, metric)}"
 if not frame.empty and set(frame[F.VERDICT]) == {Outcome.NOT_COMPARABLE.value}:
     title = f"No verdict, every pair not comparable: {title}"  # ratios, not a judgement
 fig = build_compare_figure(frame, title, baseline.host_timer or candidate.host_timer)

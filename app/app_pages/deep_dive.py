@@ -7,7 +7,7 @@ import streamlit as st
 from profiling_worker.bundle.number_text import counted
 from profiling_worker.bundle.schema import backends as B, metrics as M
 
-from app.core import numbers
+from app.core import metric_roles, numbers
 from app.core.bundle_files import explains_launches
 from app.core.figures.deep_dive import build_bars
 from app.core.markdown import code, esc
@@ -88,9 +88,10 @@ def _panel(panel: D.Panel, key: str) -> None:
 st.subheader("Speed of light")
 sol = D.metric_panel(data, launch, "speed of light", (M.GPU_TIME, M.GPC_HZ, *M.SPEED_OF_LIGHT))
 pct = sol.frame[sol.frame[D.UNIT] == "%"]
-if not pct.empty:
-    st.plotly_chart(build_bars(pct, D.METRIC, D.VALUE, "Throughput, % of peak", "%", 100),
-                    key=state.key(PAGE, "sol-chart"))
+if not pct.empty:  # each bar by its words (SM throughput), the raw name in its hover and the table
+    bars = pct.assign(**{D.LABEL: pct[D.METRIC].map(metric_roles.words)})
+    st.plotly_chart(build_bars(bars, D.LABEL, D.VALUE, "Throughput, % of peak", "%", 100,
+                               raw=D.METRIC), key=state.key(PAGE, "sol-chart"))
 _panel(sol, "sol")
 
 st.subheader("Memory workload")

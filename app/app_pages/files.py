@@ -13,7 +13,7 @@ from profiling_worker.bundle.paths import inside_bundle
 from profiling_worker.bundle.schema import columns as C
 
 from app.core import numbers
-from app.core.metrics import available_metrics
+from app.core.metrics import REPORT_VALUES, available_metrics, no_values_text
 from app.core.provenance import is_imported
 from app.core.bundle_files import (MADE_ON_DOWNLOAD, ORIGINALS_NOTE, checked_download,
                                    download_name, gunzip_file, gunzipped_name,
@@ -90,8 +90,9 @@ else:
 if available_metrics(bundle):
     share.job_button(bundle)
 else:  # a queued or cancelled job's report held only its notes (4.8 MB of plotly.js)
-    st.caption(f"No report: this job holds no results (status: "
-               f"{esc(job_status.shown_status(bundle))}).")
+    # the pages' words for a job without values: "(status: running)" after "holds no
+    # results" read as a job that had failed to record any
+    st.caption(esc(no_values_text(REPORT_VALUES, job_status.shown_status(bundle), "its report")))
 
 problem = timeline_problem(bundle)
 if problem is None:

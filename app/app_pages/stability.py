@@ -51,8 +51,8 @@ time_unit = (time_unit_control.ahead(later, PAGE) if derived.is_time(metric)
 def draw_controls() -> None:
     """The metric and the time unit, into their columns, at the values the chart read."""
     cols[0].selectbox("Metric", metrics, key=METRIC,
-                      format_func=lambda m: metric_roles.with_unit(bundle.manifest, m,
-                                                                   units.get(m, "")))
+                      format_func=lambda m: metric_roles.readable(bundle.manifest, m,
+                                                                  units.get(m, "")))
     time_unit_control.control(cols[1], PAGE, derived.is_time(metric), units.get(metric, ""))
     later.confirm()
 
@@ -73,13 +73,13 @@ analysis.figure_panel(cached.figure(build_stability_figure, summary, bundle.host
 draw_controls()
 with above_chart:
     notes.show(bundle, "stability", [metric], extra_checks=(P.INTERVAL_BELOW_ZERO,))
-    run_audit.badges(bundle, PAGE)
+    run_audit.badges(bundle, PAGE, time_unit)  # its evidence in the page's unit
     notes.few_runs(summary)
     notes.auto_runs(bundle, "stability")
 # what is stable, how far a short kernel's RSD can be trusted and how to read the table's CI95
 # column: under the chart, which they explain; over it they pushed the chart below the fold at
 # 1000x700 (issue 37)
-said = stable_text(bundle, summary, cached.view(badge_frame, bundle))  # badges: cached above
+said = stable_text(bundle, summary, cached.view(badge_frame, bundle, time_unit))  # cached above
 st.caption(f"{esc(said)} In the table, {C.CI95_HALF_PCT} beside "
            f"{C.STABLE}: the CI95's half-width in % of the mean; a stable row of 3 runs can "
            "be wider than an unstable one of 100. " + W.line(W.MEAN, bundle.host_timer))
@@ -108,4 +108,4 @@ else:
     analysis.figure_panel(fig, runs, key=state.key(PAGE, "runs"),
                           filename=f"{bundle.job_id}-stability-runs.csv",
                           note=figures_common.open_end_note(fig) or None)  # unbounded CI95s
-run_audit.details(bundle, PAGE)
+run_audit.details(bundle, PAGE, time_unit)

@@ -44,7 +44,7 @@ def metric_label(m: str) -> str:
     its role and unit (``compute_tflops (derived)``, ``dram__bytes.sum [byte]``)."""
     if m == bundle.duration_metric:
         return f"Durations ({m}): time, {rates[derived.TFLOPS]} or {rates[derived.GBPS]} below"
-    return metric_roles.with_unit(bundle.manifest, m, units.get(m, ""))
+    return metric_roles.readable(bundle.manifest, m, units.get(m, ""))
 
 
 if not metrics:  # queued, running, cancelled or failed: no control would act on anything

@@ -9,7 +9,7 @@ from typing import TYPE_CHECKING, Any
 
 import pandas as pd
 
-from profiling_worker.bundle.schema import columns as C
+from profiling_worker.bundle.schema import columns as C, metrics as M
 from profiling_worker.bundle.schema.manifest import METRIC_ROLES_KEY
 
 if TYPE_CHECKING:
@@ -59,6 +59,23 @@ def with_unit(manifest: dict[str, Any], metric: str, unit: str) -> str:
     new user read ``gpu__time_duration.sum [ns]`` beside a µs choice)."""
     shown = "" if metric in C.DURATION_METRICS else unit_text(unit)
     return f"{label(manifest, metric)} [{shown}]" if shown else label(manifest, metric)
+
+
+def words(metric: str) -> str:
+    """The words of ``metric`` (:data:`M.WORDS`: ``SM throughput``), else its raw name."""
+    return M.WORDS.get(metric, metric)
+
+
+def readable(manifest: dict[str, Any], metric: str, unit: str = "") -> str:
+    """A metric as a picker shows it: its words and unit, the raw Nsight Compute name in
+    parentheses (``GPU kernel time (gpu__time_duration.sum)``, ``DRAM bytes [byte]
+    (dram__bytes.sum)``); a metric without words (:data:`M.WORDS`) as :func:`with_unit` writes
+    it. The picker's value stays the raw name: this is its ``format_func``."""
+    words = M.WORDS.get(metric)
+    if words is None or metric in roles(manifest):  # an imported metric's role says more
+        return with_unit(manifest, metric, unit)
+    shown = "" if metric in C.DURATION_METRICS else unit_text(unit)
+    return f"{words}{f' [{shown}]' if shown else ''} ({metric})"
 
 
 def roles(manifest: dict[str, Any]) -> dict[str, dict[str, Any]]:

@@ -39,6 +39,8 @@ class MissingData(ValueError):
 #: How a page names the durations in a sentence (the y-axis label and the job caption say
 #: "Durations" / "durations"; the metric's name, host__time_duration.sum, is a column's)
 DURATIONS = "durations"
+#: How the Files page names what a job's report is made of, where the job has none yet
+REPORT_VALUES = "results"
 
 
 def shown_name(bundle: Bundle, metric: str) -> str:

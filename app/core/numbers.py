@@ -19,7 +19,7 @@ from profiling_worker.bundle.gate.judge import DETECTABLE_PCT
 # fmt lives beside the worker's gate summaries, which write numbers with it too
 from profiling_worker.bundle.number_text import (MAX_DECIMALS as _MAX_DECIMALS,
                                                  SIG_DIGITS as SIG_DIGITS, counted as counted,
-                                                 fmt as fmt)
+                                                 fmt as fmt, TIME_UNITS as TIME_UNITS)
 from profiling_worker.bundle.schema import columns as C
 
 #: A column whose median is below this is written in exponent form (1.334e-07).
@@ -62,6 +62,37 @@ def fmt_interval(centre: float, lower: float, upper: float, sig: int = SIG_DIGIT
     if width > 0:
         decimals = max(decimals, _width_decimals(width))
     return tuple(f"{v:,.{decimals}f}" for v in values)  # type: ignore[return-value]
+
+
+#: A duration a sentence writes in ns: ``3,677,390 ns``, or a pair ``3,677,390 vs 1,440,196 ns``
+#: (the run audit's evidence, written by the worker in ns whatever the page shows).
+_NS_TEXT = re.compile(r"(?P<a>\d[\d,]*(?:\.\d+)?)(?: vs (?P<b>\d[\d,]*(?:\.\d+)?))? ns\b")
+
+
+def durations_in(text: str, unit: str) -> str:
+    """``text`` with each duration it writes in ns (:data:`_NS_TEXT`) written in ``unit``
+    instead, each number by :func:`fmt`: in µs, "(3,677,390 vs 1,440,196 ns)" -> "(3,677 vs
+    1,440 µs)", "32 ns at or below" -> "0.03200 µs at or below"; ``text`` unchanged for "ns".
+
+    Raises:
+        KeyError: ``unit`` is none of :data:`TIME_UNITS` (ns, µs, ms).
+    """
+    scale = TIME_UNITS[unit]
+    if scale == 1.0:
+        return text
+
+    def written(match: re.Match[str]) -> str:
+        values = [fmt(float(v.replace(",", "")) / scale) for v in match.group("a", "b") if v]
+        return f"{' vs '.join(values)} {unit}"
+
+    return _NS_TEXT.sub(written, text)
+
+
+def durations_in_column(values: "pd.Series[str]", unit: str) -> "pd.Series[str]":
+    """:func:`durations_in` of each text of ``values`` (each distinct text once: an audit's
+    evidence repeats one text over many runs)."""
+    texts = values.astype(str)
+    return texts.map({t: durations_in(t, unit) for t in texts.unique()})
 
 
 def fmt_bytes(size: int) -> str:

@@ -240,15 +240,21 @@ def _job(manager: Executor, job: Job, position: int) -> None:
 
 
 def progress_text(job: Job, now: float | None = None) -> str:
-    """A running job's progress line: ``stage: where · done/total`` of its worker's steps
-    (:func:`where_text`), or, for a sweep another process watches, its tasks done of all, read
-    from its folder. ``now``: epoch s (default the clock)."""
+    """A running job's progress line: ``stage: where · 2,119 of 4,000 runs`` (the worker's
+    steps: a run is one measured call of one config, every region of it timed; configs x
+    runs, :func:`where_text` says where), ``writing bundle · 1 of 1 step`` at the last stage,
+    or, for a sweep another process watches, its tasks done of all, read from its folder.
+    ``now``: epoch s (default the clock)."""
     if job.watched_by and job.stage == READ_ONLY_STAGE and job.total:
         return f"{job.done:,} of {counted(job.total, 'task')} done"
     if not job.total:
         return "starting"
     where = where_text(job, time.time() if now is None else now)
-    return f"{job.stage or 'starting'}{': ' + where if where else ''} · {job.done:,}/{job.total:,}"
+    # the steps counted said by name: "2,119/4,000" read beside the Size sweep's 12,000
+    # measurements (runs x regions) as another count of runs
+    unit = "step" if job.stage == WRITING_STAGE else "run"
+    return (f"{job.stage or 'starting'}{': ' + where if where else ''} · {job.done:,} of "
+            f"{counted(job.total, unit)}")
 
 
 def where_text(job: Job, now: float) -> str:
@@ -374,11 +380,13 @@ def cancel_note(job: Job) -> str:
     if job.stage == WRITING_STAGE:
         return f"{write_cut_note()} {kept}"
     done, total = (job.done, job.total) if job.stage == "profiling" and job.total else (0, planned)
-    if not done:
-        return (f"Cancelled before any run was measured: 0 of {counted(total, 'run')}; "
-                f"nothing discarded. {kept}")
     per = "most runs per config, runs auto" if job.spec.run_target else "runs per config"
-    return (f"Cancelled after {done:,} of {counted(total, 'run')} (configs × {per}): "
+    # the product named: "0 of 21 runs" of 3 configs x 7 runs read as a third count of runs
+    made = f"{counted(len(job.spec.configs), 'config')} × {job.spec.runs:,} {per}"
+    if not done:
+        return (f"Cancelled before any run was measured: 0 of {counted(total, 'run')} "
+                f"({made}); nothing discarded. {kept}")
+    return (f"Cancelled after {done:,} of {counted(total, 'run')} ({made}): "
             f"{counted(done, 'measured run')} discarded, {total - done:,} not run. {kept}")
 
 

@@ -16,6 +16,7 @@ from pandas.io.formats.style import Styler
 import plotly.graph_objects as go
 import streamlit as st
 
+from profiling_worker.bundle.errors import KernelFailed
 from profiling_worker.bundle.schema import columns as C, partial
 from profiling_worker.bundle.schema.manifest import JobStatus
 from profiling_worker.bundle.schema.spec import BACKEND_UNKNOWN
@@ -371,15 +372,19 @@ def render_bundle_error(bundle: Bundle) -> None:
     (:func:`profiling_worker.bundle.schema.partial.note`): the page draws those configs."""
     err = bundle.error
     short = partial.note(bundle.manifest)
-    if short:
+    # a kernel that raised at some configs: its error is the note's failure again (a fresh
+    # user read it twice, a warning and a red box): one box says both
+    one_box = bool(short and err and bundle.status == JobStatus.FAILED
+                   and err.get("kind") == KernelFailed.kind)
+    if short and not one_box:
         st.warning(esc(short), icon=":material/rule:")
     if bundle.status == JobStatus.CANCELLED:
         if not short:
             st.info("This job was cancelled: it holds no complete result.",
                     icon=":material/cancel:")
     elif err:
-        render_error(str(err.get("message", "")), err.get("hint"), err.get("log_tail"),
-                     kind=err.get("kind"))
+        render_error(str(short if one_box else err.get("message", "")), err.get("hint"),
+                     err.get("log_tail"), kind=err.get("kind"))
     data_notes(bundle)
 
 

@@ -7,6 +7,7 @@ import pandas as pd
 import streamlit as st
 
 from profiling_worker.bundle.loader import Bundle
+from app.core.derived import DEFAULT_TIME_UNIT
 from app.core.markdown import esc
 from app.core.views.run_audit import (PAGE_EVIDENCE, audit_source, badge_frame, badge_text,
                                       chart_audit_notes, drawn_badges, failed_pairs_text,
@@ -17,13 +18,13 @@ from app.ui import cached, panels, state
 from profiling_worker.bundle.schema import columns as C, run_audit as A
 
 
-def badges(bundle: Bundle, page: str) -> None:
+def badges(bundle: Bundle, page: str, time_unit: str = DEFAULT_TIME_UNIT) -> None:
     """The badges, near the top of a page (nothing for a job without runs); :func:`details`
-    gives the evidence further down."""
+    gives the evidence further down. ``time_unit``: the page's, for the evidence's durations."""
     unread = unread_note(bundle)
     if unread is not None:  # before the badges, and where a job is left without any
         st.warning(f"Run audit: {esc(unread)}", icon=":material/broken_image:")
-    frame = cached.view(badge_frame, bundle)
+    frame = cached.view(badge_frame, bundle, time_unit)
     if frame.empty:
         return
     several = frame[C.ANNOTATION].nunique() > 1
@@ -58,10 +59,11 @@ def any_audit(bundle: Bundle) -> bool:
     return not cached.view(badge_frame, bundle).empty
 
 
-def details(bundle: Bundle, page: str) -> None:
+def details(bundle: Bundle, page: str, time_unit: str = DEFAULT_TIME_UNIT) -> None:
     """The checks and their evidence in an expander drawn once opened (key
-    ``<page>-audit-open``, :func:`app.ui.panels.fold`; tables keyed ``<page>-run-audit*``)."""
-    frame = cached.view(badge_frame, bundle)
+    ``<page>-audit-open``, :func:`app.ui.panels.fold`; tables keyed ``<page>-run-audit*``);
+    the evidence's durations in ``time_unit``, the page's."""
+    frame = cached.view(badge_frame, bundle, time_unit)
     if frame.empty:
         return
     box = panels.fold("Run audit: the checks and their evidence", state.key(page, "audit-open"),
@@ -74,7 +76,7 @@ def details(bundle: Bundle, page: str) -> None:
                        "flag. 'not checked' says what the files cannot support."))
         panels.table_with_csv(frame, key=state.key(page, "run-audit"),
                               filename=f"{bundle.job_id}-run-audit.csv")
-        details = cached.view(flagged_frame, bundle)
+        details = cached.view(flagged_frame, bundle, time_unit)
         if not details.empty:
             panels.table(details, key=state.key(page, "run-audit-details"))
         slow = cached.view(slow_configs_frame, bundle)

@@ -4,6 +4,7 @@ kernel clocks, thermal_mode comparison; and a job without collectors."""
 from __future__ import annotations
 
 from apptest_helpers import JOB_ID, plotly_specs, texts
+from app.core.views.timeline import TIMELINE_RUN_ORDER, TIMELINE_RUN_ORDER_HOST
 from tests.scenarios import SCENARIOS
 
 
@@ -62,6 +63,8 @@ def test_cpu_job_has_no_trace(seeded, app) -> None:
     assert not at.exception
     assert "no NVML trace" in texts(at) or plotly_specs(at)
     assert "The NVML trace above" not in texts(at)  # said once under 'no NVML trace' before
+    # its timeline in a cpu job's words: no Nsight Compute, CUPTI or NVML trace named there
+    assert TIMELINE_RUN_ORDER_HOST in texts(at) and TIMELINE_RUN_ORDER not in texts(at)
 
 
 def _thermal_titles(at) -> list[str]:

@@ -5,6 +5,8 @@ from __future__ import annotations
 from pathlib import Path
 
 from apptest_helpers import plotly_specs, texts, unescape
+from app.core import metric_roles
+from profiling_worker.bundle.schema import metrics as M
 from app.core.views.compare import MOST_ALIKE, named_job, none_alike_text, pair_line
 from tests.scenarios import SCENARIOS
 
@@ -47,6 +49,15 @@ def test_compare_default_candidate_is_a_meaningful_pair(store, monkeypatch, app)
     assert f"The Candidate box lists {MOST_ALIKE} first." in texts(at)
     assert "(GPU or host time)" in at.selectbox(key="compare-candidate").help
     assert not [i for i in at.info if "is not shown here" in i.value]
+    # the Metric picker shows words with the raw name beside; its value stays the raw name
+    picker = at.selectbox(key="compare-metric")
+    assert picker.value == M.GPU_TIME
+    assert metric_roles.readable({}, M.GPU_TIME) in picker.options
+    assert M.GPU_TIME not in picker.options
+    # the cycle check says what it computes: a clock rate is no count of cycles
+    (cycle,) = [c.value for c in at.caption if c.value.startswith("Cycle check")]
+    assert unescape(cycle).count(" × the run's duration") + unescape(cycle).count(
+        "the cycles counter") == 1, cycle
     # another baseline, which the selected job cannot be compared with: its most alike job
     at.selectbox(key="compare-baseline").set_value("h200-ncu-j1-fp16").run()
     assert not at.exception, at.exception
@@ -239,8 +250,8 @@ def test_compare_opens_on_the_pair_named_in_the_url(store, monkeypatch, app) -> 
     # title wrapped into lines the narrowest chart draws, the pair said in words above
     lines = title.split("<br>")
     assert len(lines) > 1 and all(len(line) <= 68 for line in lines), lines
-    assert " ".join(lines).endswith(
-        "h200-cupti-matmul-sweep / h200-ncu-matmul-sweep: gpu__time_duration.sum")
+    assert " ".join(lines).endswith("h200-cupti-matmul-sweep / h200-ncu-matmul-sweep: "
+                                    + metric_roles.readable({}, M.GPU_TIME))  # words, raw name
     assert spec["layout"]["yaxis"]["type"] == "log"  # ratios
     # a bundled example's label is its id: the id alone
     assert pair_line(*(named_job(job, job, lambda j: f"`{j}`") for job in

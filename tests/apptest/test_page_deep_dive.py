@@ -10,6 +10,8 @@ from pathlib import Path
 import pytest
 
 from apptest_helpers import IMPORTED, open_folds, plotly_specs, texts
+from app.core import metric_roles
+from profiling_worker.bundle.schema import metrics as M
 from tests.scenarios import SCENARIOS
 
 METRICS_ONLY = "h200-ncu-j1-fp16"  # its report is the one shared copy (README of the scenarios)
@@ -43,6 +45,10 @@ def test_default_set_report_shows_what_it_has_and_names_what_it_lacks(imported, 
     assert tiles["Limited by"] == "registers"  # 5 blocks per SM: the fewest of the limits
     (sol,) = plotly_specs(at)  # speed of light drawn; no stall chart (no WarpStateStats)
     assert sol["layout"]["xaxis"]["range"] == [0, 100]
+    (bars,) = sol["data"]  # each bar by its words, its raw Nsight Compute name in its hover
+    raw = list(bars["customdata"])
+    assert list(bars["y"]) == [metric_roles.words(m) for m in raw]
+    assert M.SM_PCT in raw and metric_roles.words(M.SM_PCT) != M.SM_PCT
     assert "Est. saving % of sweep" in at.dataframe[-1].value.columns  # the job's digest
     assert "TheoreticalOccupancy" in set(at.dataframe[-1].value["Rule"])
 

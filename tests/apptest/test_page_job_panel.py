@@ -45,9 +45,11 @@ def test_progress_then_cancel(store, app) -> None:
     assert job.done > 0 and job.total == 5000  # one config's 5,000 runs
     note = job_panel.cancel_note(job)  # the panel's words; the facts in them asserted below
     assert note in text
-    # its runs measured (and so discarded), planned, and not run: in any order of words
+    # its runs measured (and so discarded), planned (1 config x 5,000 runs), and not run: in
+    # any order of words
     said = sorted(re.findall(r"\d[\d,]*", note))
-    assert said == sorted([f"{job.done:,}", "5,000", f"{job.done:,}", f"{5000 - job.done:,}"])
+    assert said == sorted([f"{job.done:,}", "5,000", f"{job.done:,}", f"{5000 - job.done:,}",
+                           "1", "5,000"])
     assert "discarded" in note and "nothing was lost" not in text
     # issue 37: the worker log is named as kept only where it holds anything
     logged = (store["results"] / job_id / "worker.log").stat().st_size > 0

@@ -70,9 +70,12 @@ def _note(job: Path) -> str:
 def test_every_page_says_what_a_partial_job_measured(page, partial_job, store, app) -> None:
     at = app(page, query={"job": partial_job})
     assert not at.exception, at.exception
-    shown = [w.value.replace("\\", "") for w in at.warning]  # Markdown escapes left out
+    # Markdown escapes left out; a failed job's note is in its error's box (one box for both)
+    shown = [w.value.replace("\\", "") for w in (*at.warning, *at.error)]
     note = _note(store["results"] / partial_job)
     assert len([w for w in shown if note in w]) == 1, shown  # one note, at the page's top
+    why = KEPT[_kernel(partial_job)][2]  # the failure (or the cancel) said in one box only
+    assert len([w for w in shown if why in w]) == 1, shown
     assert "it holds no complete result" not in texts(at)
     if page == "sweep":  # the configs measured are drawn
         xs = {x for spec in plotly_specs(at) for trace in spec["data"] if "x" in trace

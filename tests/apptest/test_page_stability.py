@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 from apptest_helpers import open_folds, plotly_specs, texts, unescape
+from app.core import metric_roles
+from profiling_worker.bundle.schema import metrics as M
 from tests.scenarios import REPO, SCENARIOS
 
 
@@ -24,6 +26,11 @@ def test_stability_on_matmul_sweep(store, monkeypatch, app) -> None:
     shown = texts(at)  # ncu kernel durations: no launch overhead claimed; their RSD given
     assert "shorter than 10 µs" in shown and "RSD " in shown
     assert "launch" not in shown.split("shorter than 10 µs")[1].split(".")[0]
+    # the Metric picker: words, the raw name beside (metric_roles.readable); values stay raw
+    picker = at.selectbox(key="stability-metric")
+    assert picker.value == M.GPU_TIME
+    assert metric_roles.readable({}, M.GPU_TIME) in picker.options
+    assert M.GPU_TIME not in picker.options and f"({M.DRAM_READ})" in " ".join(picker.options)
     at.selectbox(key="stability-config").set_value(4).run()
     assert not at.exception
     assert set(at.dataframe[1].value["n"]) == {8192}

@@ -10,6 +10,7 @@ import re
 import pytest
 
 from apptest_helpers import plotly_specs, texts, trace_values
+from app.core import metric_roles
 from tests.scenarios import REPO, SCENARIOS
 
 CASE_03 = REPO / "tests" / "fixtures" / "import_cases" / "03-derived-0.9.5"
@@ -91,7 +92,9 @@ def test_sweep_offers_the_jobs_other_metrics_with_units(store, monkeypatch, app)
     at = app(query={"job": "h200-ncu-matmul-sweep"})
     choice = at.selectbox(key="sweep-metric")
     assert choice.value == "gpu__time_duration.sum"  # durations stay the default
-    assert "dram__bytes_read.sum [byte]" in choice.options
+    # its words and unit, the raw name beside them (metric_roles.readable); the value stays raw
+    shown = metric_roles.readable({}, "dram__bytes_read.sum", "byte")
+    assert shown in choice.options and "(dram__bytes_read.sum)" in shown and "[byte]" in shown
     assert plotly_specs(at)[0]["layout"]["yaxis"]["title"]["text"] == "Time (µs)"
     choice.set_value("dram__bytes_read.sum").run()
     assert not at.exception, at.exception

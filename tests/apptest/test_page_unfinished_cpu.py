@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 
 from apptest_helpers import JOB_ID, texts
-from app.core.metrics import DURATIONS, no_values_text
+from app.core.metrics import DURATIONS, REPORT_VALUES, no_values_text
 from app.core.pages import SECTIONS
 from profiling_worker.bundle.schema.manifest import JobStatus
 from app.core.provenance import ANNOTATED_SCOPE, HOST_SCOPE
@@ -117,7 +117,8 @@ def test_no_report_and_no_audit_heading_without_results(seeded, app) -> None:
     assert not at.exception
     labels = [b.proto.label for b in at.get("download_button")]
     assert not [label for label in labels if "report" in label], labels
-    assert "No report: this job holds no results (status: cancelled)." in texts(at)
+    # the pages' sentence for a job without values, its state in words (was "(status: …)")
+    assert no_values_text(REPORT_VALUES, JobStatus.CANCELLED, "its report") in texts(at)
     at.switch_page("app_pages/results.py").run()
     assert not at.exception
     assert "Run audit" not in [h.value for h in at.subheader]

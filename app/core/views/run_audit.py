@@ -15,7 +15,7 @@ from profiling_worker.bundle.schema import columns as C, run_audit as A
 from profiling_worker.bundle.gate.sides import beside_tables, unread_beside
 from profiling_worker.bundle.loader import Bundle
 from app.core.metrics import in_job_order, with_labels
-from app.core import frame_columns as F
+from app.core import derived, frame_columns as F, numbers
 
 #: Where the audit came from, as the page says it.
 STORED, DERIVED = "written by the worker", "derived on load from the bundle's files"
@@ -71,14 +71,17 @@ def audit_frame(bundle: Bundle) -> pd.DataFrame:
     return audit
 
 
-def badge_frame(bundle: Bundle) -> pd.DataFrame:
+def badge_frame(bundle: Bundle, time_unit: str = derived.DEFAULT_TIME_UNIT) -> pd.DataFrame:
     """One row per annotation x config: Annotation, Config, <params>, ConfigLabel, Runs,
     Passed, Flags (``check n, ...``), NotChecked (checks the files cannot support), Badge
     (``"39 of 100 runs passed (clock 6, population 61)"``), Evidence (each flagged check's
     evidence: the run's value, the reference and the limit; a job-wide check's is
     :func:`job_evidence_text`'s; last, as it is long); by annotation
-    in the job's order (:func:`~app.core.metrics.in_job_order`), then config."""
+    in the job's order (:func:`~app.core.metrics.in_job_order`), then config. ``time_unit``:
+    the page's (ns, µs, ms), the unit of the evidence's durations, which the worker writes in
+    ns (a page of µs showed "(3,677,390 vs 1,440,196 ns)" beside "33.57")."""
     out = _labelled(A.summary_frame(audit_frame(bundle)), bundle)
+    out[C.EVIDENCE] = numbers.durations_in_column(out[C.EVIDENCE], time_unit)
     params = bundle.parameters
     return out[[C.ANNOTATION, C.CONFIG, *[p for p in params if p in out], F.CONFIG_LABEL,
                 C.RUNS, "Passed", "Flags", "NotChecked", "Badge", C.EVIDENCE]]
@@ -206,9 +209,11 @@ def audit_not_read_note(bundle: Bundle, evidence: str) -> str | None:
     naming where each run's checks are (``evidence``), else None."""
     if chart_reads_audit(bundle):
         return None
-    return (f"Not marked by the run audit: this job's {audited_runs(bundle):,} runs are more "
-            f"than the {CHART_AUDIT_RUNS:,} whose audit is read while the chart draws; each "
-            f"run's checks: {evidence}.")
+    # measurements, not runs: a run (one call of a config) times each region once, and the
+    # job panel counts runs; "12,000 runs" here read beside its "4,000 runs" (3 regions)
+    return (f"Not marked by the run audit: this job's {audited_runs(bundle):,} measurements "
+            f"(runs × regions) are more than the {CHART_AUDIT_RUNS:,} whose audit is read "
+            f"while the chart draws; each run's checks: {evidence}.")
 
 
 def with_outcome(frame: pd.DataFrame, bundle: Bundle) -> pd.DataFrame:
@@ -488,8 +493,10 @@ def chart_audit_notes(bundle: Bundle, pairs: tuple[tuple[str, int], ...],
                  if note is not None)
 
 
-def flagged_frame(bundle: Bundle) -> pd.DataFrame:
-    """The audit's rows that did not pass (flag or not checked), for the details."""
+def flagged_frame(bundle: Bundle, time_unit: str = derived.DEFAULT_TIME_UNIT) -> pd.DataFrame:
+    """The audit's rows that did not pass (flag or not checked), for the details, with the
+    evidence's durations in ``time_unit`` (:func:`badge_frame`)."""
     audit = audit_frame(bundle)
     flagged = audit[audit[A.RESULT].isin([A.FLAG, A.NOT_CHECKED])]
-    return in_job_order(flagged, bundle).reset_index(drop=True)
+    out = in_job_order(flagged, bundle).reset_index(drop=True)
+    return out.assign(**{A.EVIDENCE: numbers.durations_in_column(out[A.EVIDENCE], time_unit)})

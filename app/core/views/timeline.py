@@ -34,6 +34,12 @@ TIMELINE_RUN_ORDER = (
     "the launches sit back to back in run order, each as long as its measured duration, so gaps "
     "between them are not shown and the NVML trace above cannot be placed beside them.")
 
+#: A cpu job's run-order note: its runs are timed on the host and it has no NVML trace (a fresh
+#: user read TIMELINE_RUN_ORDER's Nsight Compute, CUPTI and NVML trace of a cpu job's page).
+TIMELINE_RUN_ORDER_HOST = (
+    "A cpu job records no start time of each run: its regions' runs sit back to back in run "
+    "order, each as long as its host wall-clock time, so gaps between them are not shown.")
+
 
 @dataclass(frozen=True)
 class TimelineView:
@@ -42,13 +48,15 @@ class TimelineView:
     the chart's axis. ``counters``: StartMs, Counter, CounterValue, CounterUnit (NVML; empty
     when the samples are not on the launches' axis). ``placement``: where the launches sit
     (profiling_worker.bundle.timeline's PLACED_*). ``aligned``: launches and NVML share the axis.
-    ``untimed``: launches left out for want of a CUPTI start."""
+    ``untimed``: launches left out for want of a CUPTI start. ``host_timer``: the durations
+    are host wall-clock times (cpu backend)."""
 
     launches: pd.DataFrame
     counters: pd.DataFrame
     placement: str
     aligned: bool
     untimed: int = 0
+    host_timer: bool = False
 
     @property
     def measured_starts(self) -> bool:
@@ -59,7 +67,7 @@ class TimelineView:
     def note(self) -> str:
         """The caption under the chart: where the launches sit, and whether NVML is beside them."""
         if not self.measured_starts:
-            return TIMELINE_RUN_ORDER
+            return TIMELINE_RUN_ORDER_HOST if self.host_timer else TIMELINE_RUN_ORDER
         left_out = (f" {counted(self.untimed, 'launch', 'launches')} had no CUPTI start and "
                     f"{'is' if self.untimed == 1 else 'are'} left out (the other "
                     "pages count them)." if self.untimed else "")
@@ -120,7 +128,7 @@ def timeline_view(bundle: Bundle) -> TimelineView:
         F.COUNTER_UNIT: [next(iter(e["args"])) for e in counters]})
     facts = trace["otherData"]
     return TimelineView(launches, frame, facts["placement"], aligned,
-                        facts["launches_without_start"])
+                        facts["launches_without_start"], bundle.host_timer)
 
 
 def _ms(ts_us: float) -> float:

@@ -15,6 +15,8 @@ not per run, and most bundles cannot place their runs on its time axis.
 
 from __future__ import annotations
 
+from collections.abc import Callable
+
 import pandas as pd
 
 from profiling_worker.bundle.schema import columns as C, metrics as M
@@ -32,6 +34,20 @@ COLLECTOR_SOURCE = f"collector {SM_CLOCK_COLLECTOR}"
 #: Columns of :func:`cycles_per_run`'s aggregate.
 CYCLES = "Cycles"  # prefix: a side's cycles columns are <side>CyclesAvg, ...StdDev, ...Runs
 CYCLES_AVG, CYCLES_STD, CYCLES_RUNS = CYCLES + "Avg", CYCLES + C.STD, CYCLES + C.RUNS
+
+
+def source_words(source: str, mark: Callable[[str], str] = str) -> str:
+    """How a run's SM cycles are had from ``source`` (one of :func:`sources`), in words, the
+    metric's raw name marked by ``mark`` (``code`` on a page): ``"the SM clock rate
+    gpc__cycles_elapsed.avg.per_second (Hz) × the run's duration"``. A rate is no count of
+    cycles: "SM cycles from gpc__cycles_elapsed.avg.per_second" read as the counter's own."""
+    if source == COLLECTOR_SOURCE:
+        return (f"the SM clock of the {mark(SM_CLOCK_COLLECTOR)} info collector (MHz, read by "
+                "NVML before the run) × the run's duration")
+    metric, factor = CLOCK_METRICS.get(source, (source, None))
+    if factor is None:
+        return f"the cycles counter {mark(metric)}"
+    return f"the SM clock rate {mark(metric)} (Hz) × the run's duration"
 
 
 def sources(runs: pd.DataFrame, collectors: pd.DataFrame) -> list[str]:

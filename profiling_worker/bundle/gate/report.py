@@ -28,6 +28,7 @@ import pandas as pd
 
 from profiling_worker.bundle import number_text
 from profiling_worker.bundle.gate import junit
+from profiling_worker.bundle.gate.cycles import source_words
 from profiling_worker.bundle.gate.exit_codes import (EXIT_NOT_JUDGED, EXIT_OK, EXIT_REGRESSED,
                                                      EXIT_UNDECIDED)
 from profiling_worker.bundle.gate.judge import (AVG, BASELINE, CANDIDATE, CAVEATS, CONFIG_LABEL,
@@ -140,7 +141,8 @@ def job_caveats_line(result: GateResult) -> str:
 def cycle_check_line(result: GateResult) -> str:
     """Whether the cycle check ran and on what, so a "–" in its column is never unexplained."""
     if result.cycles_source:
-        return f"Cycle check: each run's SM cycles from {result.cycles_source} on both sides."
+        return (f"Cycle check: each run's SM cycles, {source_words(result.cycles_source)}, on "
+                "both sides.")
     return ("Cycle check: not run (\"–\" in cycles): the two bundles do not both hold each "
             "run's SM clock (an ncu clock or cycles metric, or the sm_clock info collector), so "
             "a regressed or improved row says \"clock not checked\".")

@@ -125,6 +125,32 @@ DURATION_METRICS = (GPU_TIME, HOST_TIME, EVENTS_TIME)
 SM_CLOCK_METRICS = (GPC_HZ, SM_HZ)  # the clock the kernel ran at, preferred first
 DRAM_TRAFFIC = (DRAM_READ, DRAM_WRITE)
 
+#: What a person reads for a metric where a page names it (a picker, a bar): the raw name is
+#: said beside it (app/core/metric_roles.py's ``readable``); a metric not here shows its raw name.
+WORDS: dict[str, str] = {
+    GPU_TIME: "GPU kernel time", HOST_TIME: "Host wall-clock time",
+    EVENTS_TIME: "CUDA-event region time",
+    SM_PCT: "SM throughput", MEMORY_PCT: "Memory throughput", DRAM_PCT: "DRAM throughput",
+    GPU_DRAM_PCT: "DRAM throughput", SPEED_OF_LIGHT[2]: "L1/TEX throughput",
+    SPEED_OF_LIGHT[3]: "L2 throughput",
+    WARPS_ACTIVE_PCT: "Achieved occupancy", THEORETICAL_OCCUPANCY_PCT: "Theoretical occupancy",
+    GPC_HZ: "SM clock rate", SM_HZ: "SM clock rate (per SM)", DRAM_HZ: "DRAM clock rate",
+    GPC_CYCLES_MAX: "SM cycles elapsed",
+    DRAM_BYTES: "DRAM bytes", DRAM_READ: "DRAM bytes read", DRAM_WRITE: "DRAM bytes written",
+    DRAM_PEAK_PER_CYCLE: "DRAM peak bytes per cycle", L2_BYTES: "L2 bytes",
+    L1_BYTES: "L1/TEX bytes", L1_HIT_PCT: "L1/TEX hit rate", L2_HIT_PCT: "L2 hit rate",
+    FFMA: "FP32 FMA instructions (threads)", FADD: "FP32 add instructions (threads)",
+    FMUL: "FP32 multiply instructions (threads)", DFMA: "FP64 FMA instructions (threads)",
+    HFMA: "FP16 FMA instructions (threads)",
+    TENSOR_FP16: "Tensor-core ops, FP16", TENSOR_BF16: "Tensor-core ops, BF16",
+    TENSOR_TF32: "Tensor-core ops, TF32", TENSOR_FP8: "Tensor-core ops, FP8",
+    FFMA_PEAK: "FP32 FMA peak per SM cycle", DFMA_PEAK: "FP64 FMA peak per SM cycle",
+    HGMMA_FP16_PEAK: "Tensor-core FP16 peak per SM cycle (HGMMA)",
+    HGMMA_BF16_PEAK: "Tensor-core BF16 peak per SM cycle (HGMMA)",
+    HGMMA_TF32_PEAK: "Tensor-core TF32 peak per SM cycle (HGMMA)",
+    GRID_SIZE: "Grid size", BLOCK_SIZE: "Block size",
+    REGISTERS_PER_THREAD: "Registers per thread",
+}
 
 # A metric a report may hold under another name: read the first of these that is present when
 # the name itself is missing, and say so (an import note names the source).

@@ -78,6 +78,15 @@ def manifest_entries(short: Shortfall, configs: Sequence[Mapping[str, Any]]) -> 
     return {PARTIAL_KEY: [note_of(record)], CONFIGS_KEY: record}
 
 
+def failed_text(missing: Mapping[str, Any]) -> str:
+    """A failed config of a :data:`CONFIGS_KEY` record's ``not_measured`` (label, why), its
+    config said once: ``config n=3 failed: kernel matmul raised ValueError: ...``, where the
+    kernel's error names the config too (``kernel matmul at config n=3 raised``, as the
+    manifests of such jobs hold it)."""
+    label, why = missing.get("label", ""), str(missing.get("why", ""))
+    return f"config {label} {why.replace(f' at config {label} ', ' ', 1)}"
+
+
 def note_of(record: Mapping[str, Any]) -> str:
     """The sentence of a :data:`CONFIGS_KEY` record: "Partial: 12 of 40 configs measured;
     cancelled (SIGTERM at ...); ..." or "config n=4096 failed: <error>; the other configs are
@@ -90,7 +99,7 @@ def note_of(record: Mapping[str, Any]) -> str:
         parts.append(f"cancelled ({record['cancelled']})")
     cut = [m for m in missing if str(m.get("why", "")).startswith("cut mid-way")]
     parts += [f"config {m['label']} was cut mid-way and its runs dropped" for m in cut]
-    parts += [f"config {m['label']} {m['why']}" for m in failed[:3]]
+    parts += [failed_text(m) for m in failed[:3]]
     if len(failed) > 3:
         parts.append(f"{counted(len(failed) - 3, 'more config')} failed (Files page: "
                      "manifest.json)")

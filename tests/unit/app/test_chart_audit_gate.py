@@ -29,4 +29,4 @@ def test_a_job_beyond_the_bound_is_not_marked_and_says_so(monkeypatch: pytest.Mo
     assert F.RUN_AUDIT not in sweep_frame(bundle, default_options(bundle))
     assert R.flagged_points_text(bundle, FLAGGED) is None
     said = R.audit_not_read_note(bundle, "the Results tables page")
-    assert said is not None and "150 runs are more than the 149" in said
+    assert said is not None and "150 measurements (runs × regions) are more than the 149" in said

@@ -139,8 +139,8 @@ def test_beyond_the_bound_the_charts_are_not_marked_and_say_so(
     fig = build_roofline_figure(points, roofline_ceilings(points))
     assert all("run audit:" not in str(t.hovertemplate) for t in fig.data)
     (said,) = R.chart_audit_notes(bundle, R.points_of(points), R.REPORT_EVIDENCE)
-    assert said.startswith("Not marked by the run audit: this job's 150 runs are more than "
-                           "the 149")
+    assert said.startswith("Not marked by the run audit: this job's 150 measurements (runs × "
+                           "regions) are more than the 149")
 
 
 def test_the_memory_bars_mark_the_pairs_whose_runs_failed_the_audit() -> None:

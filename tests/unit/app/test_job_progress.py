@@ -40,17 +40,17 @@ def test_the_progress_text_of_a_real_cpu_jobs_events(cpu_bundle_src: Path) -> No
         ("warm-up", 1, None)]
     warm = evs[:evs.index(progress[0]) + 1]
     assert progress_text(_followed(warm), now=progress[0]["t"] + 15) == (
-        "warm-up: config 1 of 2, 15 s in this config · 0/6")
+        "warm-up: config 1 of 2, 15 s in this config · 0 of 6 runs")
     third = progress[3]  # config 0's third run begun: the hang the issue saw
     job = _followed(evs[:evs.index(third) + 1])
     assert progress_text(job, now=progress[0]["t"] + 15) == (
-        "profiling: config 1 of 2, run 3 of 3, 15 s in this config · 3/6")
+        "profiling: config 1 of 2, run 3 of 3, 15 s in this config · 3 of 6 runs")
     second = progress[5]  # config 1's first run: its seconds count from its warm-up
     job = _followed(evs[:evs.index(second) + 1])
     assert progress_text(job, now=progress[4]["t"] + 2) == (
-        "profiling: config 2 of 2, run 1 of 3, 2 s in this config · 4/6")
+        "profiling: config 2 of 2, run 1 of 3, 2 s in this config · 4 of 6 runs")
     done = _followed(evs)  # the last stage has no config: none is named
-    assert progress_text(done) == "writing bundle · 1/1"
+    assert progress_text(done) == "writing bundle · 1 of 1 step"
 
 
 def test_a_job_without_progress_is_starting() -> None:

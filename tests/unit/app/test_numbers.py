@@ -209,3 +209,24 @@ def test_a_percent_keeps_more_decimals_only_where_two_would_hide_it() -> None:
     narrow = pd.DataFrame({"DiffPct": [1.2345], "DiffCI95LowerPct": [1.2301],
                            "DiffCI95UpperPct": [1.2389]})
     assert numbers.table_formats(narrow)["DiffPct"] == "%,.4f"  # width 0.0088: 2 digits of it
+
+
+@pytest.mark.parametrize("text, unit, values", [
+    ("at 1.023x the others' median (65,632 vs 64,176 ns)", "µs", (65632, 64176)),
+    ("1,433,911 ns above 1,111,291 ns (datasheet)", "ms", (1433911, 1111291)),
+    ("32.5 ns at or below 32 ns", "µs", (32.5, 32)),
+])
+def test_durations_in_writes_each_ns_duration_in_the_pages_unit(text, unit, values) -> None:
+    said = numbers.durations_in(text, unit)
+    assert " ns" not in said  # a µs page showed "(3,677,390 vs 1,440,196 ns)" beside 33.57
+    shown = [numbers.fmt(v / numbers.TIME_UNITS[unit]) for v in values]
+    assert [said.index(s) for s in shown] == sorted(said.index(s) for s in shown)  # in order
+    assert said.count(unit) == text.count(" ns")
+    assert numbers.durations_in(text, "ns") == text
+
+
+def test_durations_in_leaves_other_words_and_refuses_other_units() -> None:
+    text = "1,470 MHz vs its config's median 1,980 MHz; nsight reads 3 runs"
+    assert numbers.durations_in(text, "µs") == text
+    with pytest.raises(KeyError):
+        numbers.durations_in("3 ns", "s")

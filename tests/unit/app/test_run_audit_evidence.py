@@ -9,7 +9,9 @@ from __future__ import annotations
 
 import pytest
 
+from app.core.numbers import TIME_UNITS, fmt
 from app.core.views import run_audit as R
+from profiling_worker.bundle.schema import columns as C
 from app.core.views.stability import StabilityOptions, stability_frame, stable_text
 from profiling_worker.bundle.schema import run_audit as A
 from tests.scenarios import scenario, with_clock_drop
@@ -182,3 +184,24 @@ def test_a_big_jobs_failed_text_names_the_first_failed_pairs_and_counts_the_rest
     assert said.startswith(f"the run audit failed runs in {pairs} of {pairs + 3} region × ")
     assert said.count("fp32 n=1") == R.BADGE_PAIRS
     assert said.endswith(f"; 7 more failed: every pair's badge: {R.AUDIT_ELSEWHERE}")
+
+
+@pytest.mark.parametrize("name", ["h200-cupti-elementwise", "h200-cupti-stability-thermal-off"])
+def test_the_evidence_writes_durations_in_the_pages_unit(name: str) -> None:
+    """The worker writes a population's medians in ns; a page shows them in its own unit (the
+    Stability page's time unit, µs by default) in the badges' evidence, the failed pairs'
+    sentence and the details table."""
+    bundle = scenario(name)
+    in_ns = R.badge_frame(bundle, "ns")
+    medians = in_ns[C.EVIDENCE].str.extract(r"\(([\d,]+) vs ([\d,]+) ns\)").dropna()
+    assert len(medians) == 1
+    slow, fast = (float(v.replace(",", "")) for v in medians.iloc[0])
+    for unit in ("µs", "ms"):
+        badges = R.badge_frame(bundle, unit)
+        shown = f"({fmt(slow / TIME_UNITS[unit])} vs {fmt(fast / TIME_UNITS[unit])} {unit})"
+        assert badges[C.EVIDENCE].str.contains(shown, regex=False).sum() == 1
+        assert shown in R.failed_pairs_text(bundle, R.failed_rows(badges))
+        details = R.flagged_frame(bundle, unit)[A.EVIDENCE]
+        assert details.str.contains(shown, regex=False).any()
+        assert not details.str.contains(r"\d ns\b").any()
+    assert R.badge_frame(bundle)[C.EVIDENCE].equals(R.badge_frame(bundle, "µs")[C.EVIDENCE])

@@ -84,8 +84,10 @@ def test_a_config_that_raises_is_skipped_and_the_others_kept(tmp_path: Path, ker
     assert manifest["error"]["message"].startswith(
         "1 of 6 configs failed; kernel raise_at_3 at config n=3 raised ValueError")
     note = partial.note(manifest)
-    assert note is not None and note.startswith("Partial: 5 of 6 configs measured; config n=3 "
-                                                "failed: kernel raise_at_3 at config n=3 ")
+    assert note is not None and note.startswith("Partial: 5 of 6 configs measured; "
+                                                + partial.failed_text(missing))
+    # the config said once: a fresh user read "config n=3 failed: kernel … at config n=3"
+    assert note.count("n=3") == 1 and "failed: kernel raise_at_3 raised ValueError" in note
     assert "(3,)" not in note + manifest["error"]["message"]
     runs = load_bundle(job).table(C.TABLE_RUNS)
     assert sorted(runs[C.CONFIG].unique()) == [0, 1, 3, 4, 5]
