@@ -33,9 +33,18 @@ analysis.how_to_read(
     "**FLOP/s** and **GB/s** are computed here from the kernel catalog's analytic FLOP and byte "
     "counts (work table) over the mean measured duration, in the unit in which they read at "
     "least 1 (TFLOP/s on a GPU; MFLOP/s or MB/s for a slow host job).")
+
+
+def show_scope() -> None:
+    """What the annotated region holds (the job's backend says): under the chart, since over it
+    the chart's top was at y 625 of a 1000x700 window; before a stop for missing data too."""
+    st.info(profiled_scope(bundle.manifest, bundle.backend), icon=":material/crop_free:")
+
+
 try:
     choices = annotation_configs(bundle)
 except MissingData as exc:
+    show_scope()
     analysis.missing(exc)
 
 #: The controls stand here, drawn after the chart, which reads their values first
@@ -70,6 +79,7 @@ try:
     frame = cached.view(one_kernel_frame, bundle, options)
 except MissingData as exc:
     draw_controls()  # another annotation or config may have what this one lacks
+    show_scope()
     analysis.missing(exc)
 summary = one_kernel_summary(bundle, frame)
 notes.few_runs(frame)
@@ -90,8 +100,7 @@ else:
         launches, key=state.key(PAGE, "runs"),
         filename=f"{bundle.job_id}-{annotation}-config{config}-launches.csv")
 draw_controls()
-# what the region holds, under the chart too: over it, the chart's top was at y 625 of 700
-st.info(profiled_scope(bundle.manifest, bundle.backend), icon=":material/crop_free:")
+show_scope()
 tiles = st.columns(6)
 # — : not in this job: one run (no spread), or a column the bundle lacks (its note above
 # says so)
