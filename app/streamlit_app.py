@@ -63,6 +63,14 @@ NARROW_CSS = ("<style>[data-testid='stMain'] [data-testid='stButtonGroup']>div"
               "@media (max-width:1200px){[data-testid='stMainBlockContainer']"
               "{padding-left:1.5rem;padding-right:3rem}}</style>")
 
+#: A sidebar box's list opened as wide as the box, 240 px at 1000x700: the Job box's entries
+#: ("h200-cupti-gate-fp32 · gate_matmul · cupti · done · bundled") were cut before their
+#: status (session 22's fresh user). An open sidebar list is 36rem wide, over the page, within
+#: the window; the box stays as it is.
+SIDEBAR_LIST_CSS = ("<style>body:has([data-testid='stSidebar'] [role='combobox']"
+                    "[aria-expanded='true']) [data-testid='stSelectboxVirtualDropdown']"
+                    "{width:min(36rem,calc(100vw - 3rem))!important}</style>")
+
 
 def run() -> None:
     """Draw the app frame and the selected page."""
@@ -80,7 +88,8 @@ def run() -> None:
     from app.ui import cached, job_status, navigation, panels, prefetch, state
 
     st.set_page_config(page_title="Kernel profiler", page_icon=str(ICON), layout="wide")
-    st.html(TOP_CSS + NARROW_CSS)  # the plotly chunk: loaded by app/streamlit_patches/page_shell.py
+    # the plotly chunk: loaded by app/streamlit_patches/page_shell.py
+    st.html(TOP_CSS + NARROW_CSS + SIDEBAR_LIST_CSS)
     report = cached.env_report()
     gpu_here = worker_client.gpu_backend_available(report)
     by_section = navigation.pages()

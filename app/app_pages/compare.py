@@ -137,7 +137,12 @@ for side, job in _unshown.items():
     st.warning(f"{code(f'?{side}={job}')}: no such job in this dashboard's results; showing "
                f"{'the selected job' if side == 'baseline' else MOST_ALIKE} instead.",
                icon=":material/warning:")
-if refused:
+
+
+def refused_box() -> None:
+    """The jobs not offered as candidate, with why, in an expander (nothing without any)."""
+    if not refused:
+        return
     groups = refused_groups(refused, [b.job_id for b in bundles if b.source == SOURCE_BUNDLED],
                             state.own_jobs())
     with st.expander(refused_title(groups), icon=":material/filter_alt:"):
@@ -145,7 +150,10 @@ if refused:
             f"{REFUSED_GROUPS[name][1].capitalize()} ({REFUSED_GROUPS[name][2]}):\n\n"
             + "\n".join(f"- {code(job)}: {esc(why)}" for job, why in jobs.items())
             for name, jobs in groups.items()))
+
+
 if not offered:
+    refused_box()  # why no candidate is offered: each job's reason
     st.info(f"No other job can be compared with `{baseline_id}`: a candidate must measure the "
             "same duration metric and share a kernel, an annotation and a config with it (see "
             "above). Run the same kernels and sizes again, e.g. with another cache or clock "
@@ -227,6 +235,17 @@ if judged.context:
                                  f" No job here is comparable with {code(baseline_id)}: the "
                                  "ratios are shown without a verdict.")
                   + f" The Candidate box lists {MOST_ALIKE} first."), icon=":material/block:")
+title = f"{candidate_id} / {baseline_id}: {metric_roles.readable(baseline.manifest, metric)}"
+if not frame.empty and set(frame[F.VERDICT]) == {Outcome.NOT_COMPARABLE.value}:
+    title = f"No verdict, every pair not comparable: {title}"  # ratios, not a judgement
+fig = build_compare_figure(frame, title, baseline.host_timer or candidate.host_timer)
+analysis.figure_panel(fig, frame, key=PAGE,
+                      filename=f"compare-{candidate_id}-vs-{baseline_id}.csv",
+                      note=figures_common.open_end_note(fig) or None)  # unbounded CI95s, named
+share.comparison_button(baseline, candidate, float(max_slowdown), metric)
+# the jobs not offered, the cycle check and the caveats: under the chart, since above it they
+# put its top below the fold at 1000x700 (y 760, issue 37)
+refused_box()
 if metric == C.GPU_TIME:
     st.caption(f"Cycle check: each run's SM cycles, {source_words(judged.cycles_source, code)}"
                ", on both jobs; a time verdict they do not confirm reads clock-explained."
@@ -241,14 +260,6 @@ if caveated:
                + "; ".join(esc(pair) for pair in caveated), icon=":material/report:")
     if judged.job_caveats:  # the same on every row: its evidence not in each Reason
         st.caption(esc(gate_report.job_caveats_line(judged)))
-title = f"{candidate_id} / {baseline_id}: {metric_roles.readable(baseline.manifest, metric)}"
-if not frame.empty and set(frame[F.VERDICT]) == {Outcome.NOT_COMPARABLE.value}:
-    title = f"No verdict, every pair not comparable: {title}"  # ratios, not a judgement
-fig = build_compare_figure(frame, title, baseline.host_timer or candidate.host_timer)
-analysis.figure_panel(fig, frame, key=PAGE,
-                      filename=f"compare-{candidate_id}-vs-{baseline_id}.csv",
-                      note=figures_common.open_end_note(fig) or None)  # unbounded CI95s, named
-share.comparison_button(baseline, candidate, float(max_slowdown), metric)
 st.caption(W.line(W.RATIO, baseline.host_timer or candidate.host_timer))
 if metric in C.DURATION_METRICS:
     st.caption("For durations a ratio below 1 means the candidate is faster.")

@@ -33,10 +33,18 @@ analysis.how_to_read(
     "**FLOP/s** and **GB/s** are computed here from the kernel catalog's analytic FLOP and byte "
     "counts (work table) over the mean measured duration, in the unit in which they read at "
     "least 1 (TFLOP/s on a GPU; MFLOP/s or MB/s for a slow host job).")
-st.info(profiled_scope(bundle.manifest, bundle.backend), icon=":material/crop_free:")
+
+
+def show_scope() -> None:
+    """What the annotated region holds (the job's backend says): under the chart, since over it
+    the chart's top was at y 625 of a 1000x700 window; before a stop for missing data too."""
+    st.info(profiled_scope(bundle.manifest, bundle.backend), icon=":material/crop_free:")
+
+
 try:
     choices = annotation_configs(bundle)
 except MissingData as exc:
+    show_scope()
     analysis.missing(exc)
 
 #: The controls stand here, drawn after the chart, which reads their values first
@@ -71,20 +79,20 @@ try:
     frame = cached.view(one_kernel_frame, bundle, options)
 except MissingData as exc:
     draw_controls()  # another annotation or config may have what this one lacks
+    show_scope()
     analysis.missing(exc)
 summary = one_kernel_summary(bundle, frame)
 notes.few_runs(frame)
 
-# The tiles, the kernel names and the table of every value stand above the chart but are drawn
-# into their place after it, so that the chart's message goes first (they were 30 elements
-# before it, a table among them, which the browser rendered before drawing the chart: issue 40).
-above_chart = st.container()
+# The tiles, the kernel names and the table of every value stand below the chart, drawn after
+# it: above it they were 30 elements the browser rendered before drawing the chart (issue 40),
+# and they put its top at y 1370 of a 1000x700 window (issue 37).
 st.subheader("Duration of each launch, run by run")
 launches = cached.view(one_kernel_launches_frame, bundle, options)
 if launches.empty:  # no chart, table or download that would hold nothing
     st.info(f"This job has no per-run or per-launch {esc(bundle.duration_metric)} values for "
             "this annotation × config, so there is no duration to draw: its recorded values "
-            "are in the table above.", icon=":material/info:")
+            "are in the table below.", icon=":material/info:")
 else:
     analysis.figure_panel(
         cached.figure(build_one_kernel_figure, launches,
@@ -92,62 +100,62 @@ else:
         launches, key=state.key(PAGE, "runs"),
         filename=f"{bundle.job_id}-{annotation}-config{config}-launches.csv")
 draw_controls()
-with above_chart:
-    tiles = st.columns(6)
-    # — : not in this job: one run (no spread), or a column the bundle lacks (its note above
-    # says so)
-    missing = (intervals.ONE_RUN_NOTE if summary.num_runs is not None
-               and summary.num_runs < intervals.MIN_RUNS
-               else "— = not in this job (the note above names the column)")
-    if summary.duration is not None:
-        unit = summary.time_unit  # the Time unit toggle, like the table and the figure
-        shown = (numbers.fmt_interval(summary.duration, summary.duration_lo,
-                                      summary.duration_hi)
-                 if summary.duration_lo is not None and summary.duration_hi is not None
-                 else (numbers.fmt(summary.duration),))
-        ci = (f"CI95 [{shown[1]}, {shown[2]}] {unit} ({W.line(W.MEAN, bundle.host_timer)})"
-              if len(shown) == 3 else missing)
-        tiles[0].metric(f"Duration ({unit})", shown[0],
-                        help=f"Mean over the runs; {ci}; {bundle.measurement}", border=True)
-        tiles[1].metric("RSD (%)", numbers.fmt(summary.rsd_pct),
-                        help="Relative standard deviation over the runs"
-                             + ("" if summary.rsd_pct is not None else f"; {missing}"), border=True)
-        tiles[2].metric("Runs", "—" if summary.num_runs is None else f"{summary.num_runs}",
-                        border=True)
-        tiles[3].metric("Stable", {True: "yes", False: "no", None: "not assessed"}[summary.stable],
-                        help=f"nsight-python's StableMeasurement: RSD < {C.STABLE_RSD_PCT:g} % "
-                             f"over at least {intervals.MIN_RUNS} runs; with fewer runs it is not "
-                             "assessed here (nsight-python's column reads False there: its RSD is "
-                             "missing, and a missing RSD < 2 compares False)", border=True)
-    # a host-timed job ran on no GPU: no SM clock; a job without durations has no clock or
-    # throughput of its kernel to show (its values are in the table)
-    if not bundle.host_timer and (has_durations or summary.sm_clock_mhz is not None):
-        tiles[4].metric("SM clock (MHz)", numbers.fmt(summary.sm_clock_mhz),
-                        help="The clock the kernel ran at: gpc__cycles_elapsed.avg.per_second, "
-                             "measured on the kernel (ncu backend, bound preset); not the "
-                             "device's rated clock. — = not collected",
-                        border=True)
-    if has_durations:
-        tiles[5].metric(summary.throughput_unit, numbers.fmt(summary.throughput),
-                        help="Analytic FLOPs (work table) / the mean measured duration. "
-                             "— = no work formula for this annotation", border=True)
-    # a big job's audit is not read here, as its charts do not: deriving it for one pair took
-    # 7.6 of the page's 17 s profiled on a 1,000-config sweep (issue 37)
-    if (unread := audit_not_read_note(bundle, PAGE_EVIDENCE)) is not None:
-        st.caption(esc(unread))
-    elif audited := cached.view(pair_failed_text, bundle, annotation, config):
-        st.warning(esc(audited), icon=":material/report:")
-    st.markdown(f"**GPU:** {esc(summary.gpu)} · **annotation** {code(summary.annotation)} · "
-                f"**config** {esc(summary.config_label)}")
-    if summary.kernels:
-        st.markdown(f"**Kernel{'s' if len(summary.kernels) > 1 else ''} launched by the region "
-                    f"({len(summary.kernels)}):**")
-        st.code("\n".join(summary.kernels), language="text", wrap_lines=True)
-    else:
-        st.caption("Kernel names: this job has no per-launch table.")
+show_scope()
+tiles = st.columns(6)
+# — : not in this job: one run (no spread), or a column the bundle lacks (its note above
+# says so)
+missing = (intervals.ONE_RUN_NOTE if summary.num_runs is not None
+           and summary.num_runs < intervals.MIN_RUNS
+           else "— = not in this job (the note above names the column)")
+if summary.duration is not None:
+    unit = summary.time_unit  # the Time unit toggle, like the table and the figure
+    shown = (numbers.fmt_interval(summary.duration, summary.duration_lo,
+                                  summary.duration_hi)
+             if summary.duration_lo is not None and summary.duration_hi is not None
+             else (numbers.fmt(summary.duration),))
+    ci = (f"CI95 [{shown[1]}, {shown[2]}] {unit} ({W.line(W.MEAN, bundle.host_timer)})"
+          if len(shown) == 3 else missing)
+    tiles[0].metric(f"Duration ({unit})", shown[0],
+                    help=f"Mean over the runs; {ci}; {bundle.measurement}", border=True)
+    tiles[1].metric("RSD (%)", numbers.fmt(summary.rsd_pct),
+                    help="Relative standard deviation over the runs"
+                         + ("" if summary.rsd_pct is not None else f"; {missing}"), border=True)
+    tiles[2].metric("Runs", "—" if summary.num_runs is None else f"{summary.num_runs}",
+                    border=True)
+    tiles[3].metric("Stable", {True: "yes", False: "no", None: "not assessed"}[summary.stable],
+                    help=f"nsight-python's StableMeasurement: RSD < {C.STABLE_RSD_PCT:g} % "
+                         f"over at least {intervals.MIN_RUNS} runs; with fewer runs it is not "
+                         "assessed here (nsight-python's column reads False there: its RSD is "
+                         "missing, and a missing RSD < 2 compares False)", border=True)
+# a host-timed job ran on no GPU: no SM clock; a job without durations has no clock or
+# throughput of its kernel to show (its values are in the table)
+if not bundle.host_timer and (has_durations or summary.sm_clock_mhz is not None):
+    tiles[4].metric("SM clock (MHz)", numbers.fmt(summary.sm_clock_mhz),
+                    help="The clock the kernel ran at: gpc__cycles_elapsed.avg.per_second, "
+                         "measured on the kernel (ncu backend, bound preset); not the "
+                         "device's rated clock. — = not collected",
+                    border=True)
+if has_durations:
+    tiles[5].metric(summary.throughput_unit, numbers.fmt(summary.throughput),
+                    help="Analytic FLOPs (work table) / the mean measured duration. "
+                         "— = no work formula for this annotation", border=True)
+# a big job's audit is not read here, as its charts do not: deriving it for one pair took
+# 7.6 of the page's 17 s profiled on a 1,000-config sweep (issue 37)
+if (unread := audit_not_read_note(bundle, PAGE_EVIDENCE)) is not None:
+    st.caption(esc(unread))
+elif audited := cached.view(pair_failed_text, bundle, annotation, config):
+    st.warning(esc(audited), icon=":material/report:")
+st.markdown(f"**GPU:** {esc(summary.gpu)} · **annotation** {code(summary.annotation)} · "
+            f"**config** {esc(summary.config_label)}")
+if summary.kernels:
+    st.markdown(f"**Kernel{'s' if len(summary.kernels) > 1 else ''} launched by the region "
+                f"({len(summary.kernels)}):**")
+    st.code("\n".join(summary.kernels), language="text", wrap_lines=True)
+else:
+    st.caption("Kernel names: this job has no per-launch table.")
 
-    st.subheader("Every value of this annotation × config")
-    panels.table(frame, key=state.key(PAGE, "table"))
-    panels.cut_bounds_note(bundle, frame[C.METRIC].unique() if C.METRIC in frame else ())
-    panels.download_csv(frame, key=state.key(PAGE, "csv"),
-                        filename=f"{bundle.job_id}-{annotation}-config{config}.csv")
+st.subheader("Every value of this annotation × config")
+panels.table(frame, key=state.key(PAGE, "table"))
+panels.cut_bounds_note(bundle, frame[C.METRIC].unique() if C.METRIC in frame else ())
+panels.download_csv(frame, key=state.key(PAGE, "csv"),
+                    filename=f"{bundle.job_id}-{annotation}-config{config}.csv")

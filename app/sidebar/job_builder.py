@@ -475,14 +475,15 @@ def change() -> None:
     st.session_state.pop(state.BUILDER_CONFIRM, None)
 
 
-def render_question(first: Mapping[str, Any]) -> None:
+def render_question(first: Mapping[str, Any], where: Any) -> None:
     """The question Run asked (a large job, :mod:`app.core.job_size`, or an identical one queued
-    seconds ago, :mod:`app.services.repeat_guard`) with its two answers."""
+    seconds ago, :mod:`app.services.repeat_guard`) with its two answers, into ``where`` (a
+    container)."""
     asked = st.session_state.get(state.BUILDER_CONFIRM)
     if asked is None:
         return
-    st.warning(asked[1], icon=":material/hourglass_top:")
-    anyway, other = st.columns(2)
+    where.warning(asked[1], icon=":material/hourglass_top:")
+    anyway, other = where.columns(2)
     anyway.button("Run anyway", key=k("run-anyway"), type="primary", on_click=run_anyway,
                   args=(first,))
     other.button("Change", key=k("change"), on_click=change)
@@ -551,6 +552,9 @@ def render_job_builder(best_backend: str) -> dict[str, Any]:
     _select(right, LABELS["metric_preset"], spec_schema.METRIC_PRESETS, "metric_preset", first,
             help="timing = duration; bound = SM vs DRAM % of peak; memory = DRAM bytes")
     backend_caption(chosen_backend(first))
+    # Run's question stands above the form: under Run it began at the sidebar's bottom edge
+    # and was cut there at 1000x700 (session 22's fresh user)
+    question = st.container()
     with st.form("builder-form", border=False, enter_to_submit=False):  # only Run submits
         st.multiselect(LABELS["annotations"], annotations, default=first["annotations"],
                        key=k("annotations"))
@@ -568,7 +572,7 @@ def render_job_builder(best_backend: str) -> dict[str, Any]:
     check_url_values(values)
     mirror_to_url(values, own, info.parameters if info is not None
                   and len(info.parameters) > 1 else ())
-    _errors(values, labels(info.parameters if info is not None else ("n",)), first)
+    _errors(values, labels(info.parameters if info is not None else ("n",)), first, question)
     preflight_panel.render_preflight()
     return values
 
@@ -755,11 +759,10 @@ def _options(first: Mapping[str, Any]) -> None:
                  "(Nsight Compute only)")
     _select(right, LABELS["thermal_mode"], spec_schema.THERMAL_MODES, "thermal_mode", first,
             help="auto: adaptive pauses; manual: fixed limits below; off: no pauses")
-    left, right = st.columns(2)
-    _whole(left, LABELS["thermal_wait"], "thermal_wait", first, help=THERMAL_HELP["thermal_wait"])
-    _whole(right, LABELS["thermal_cont"], "thermal_cont", first, help=THERMAL_HELP["thermal_cont"])
-    _whole(st, LABELS["thermal_timeout"], "thermal_timeout", first,
-           help=THERMAL_HELP["thermal_timeout"])
+    # one a row: their empty box says "nsight-python's default", cut at half the sidebar's
+    # width (a fresh user's find at 1000x700, session 22)
+    for field in ("thermal_wait", "thermal_cont", "thermal_timeout"):
+        _whole(st, LABELS[field], field, first, help=THERMAL_HELP[field])
     user = cached.user_collectors()
     st.multiselect(LABELS["collectors"], [*spec_schema.COLLECTORS, *user],
                    default=first["collectors"], key=k("collectors"),
@@ -806,11 +809,11 @@ def usable_cpus() -> int:
 
 
 def _errors(values: Mapping[str, Any], shown: Mapping[str, str],
-            first: Mapping[str, Any]) -> None:
+            first: Mapping[str, Any], question: Any) -> None:
     """The last Run's errors; once the form's values differ from those they were found in
     (e.g. the kernel was chosen), they are checked again, so a corrected field's error goes.
     Without errors, the question Run asked (:func:`render_question`; ``first``: the form's
-    defaults, for its Run anyway)."""
+    defaults, for its Run anyway) into the container ``question``."""
     errors = st.session_state.get(state.BUILDER_ERRORS) or []
     by = st.session_state.get(state.BUILDER_CHECKED_BY, BUTTONS[0])
     if errors and st.session_state.get(state.BUILDER_CHECKED) != values:
@@ -825,5 +828,5 @@ def _errors(values: Mapping[str, Any], shown: Mapping[str, str],
     if errors:  # fields inside the form reach the server only with Run (st.form)
         st.caption(stale_errors_note(by))
     if not errors:
-        render_question(first)
+        render_question(first, question)
 

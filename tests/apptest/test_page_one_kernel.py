@@ -19,6 +19,12 @@ def _open(app, monkeypatch, job: str):
     return at
 
 
+def _values(at):
+    """The table of every value of the annotation × config (the one with a Metric column),
+    drawn under the launches' chart and its table."""
+    return next(d for d in at.dataframe if "Metric" in d.value.columns)
+
+
 def test_split_k_region_with_clock_and_tflops(store, monkeypatch, app) -> None:
     at = _open(app, monkeypatch, "h200-ncu-matmul-sweep")
     text = texts(at)
@@ -29,7 +35,7 @@ def test_split_k_region_with_clock_and_tflops(store, monkeypatch, app) -> None:
     assert metrics["SM clock (MHz)"] == "1,942" and metrics["TFLOP/s"] == "16.01"
     code = at.code[0].value
     assert "split_k" in code and len(code.splitlines()) == 2
-    table = at.dataframe[0].value
+    table = _values(at).value
     assert "SM clock the kernel ran at" in set(table["Metric"])
     spec = plotly_specs(at)[0]
     assert spec["layout"]["yaxis"]["title"]["text"] == "Duration (µs)"
@@ -43,7 +49,7 @@ def test_switching_annotation_and_config(store, monkeypatch, app) -> None:
     at.selectbox(key="one-kernel-annotation").set_value("fp16").run()
     assert not at.exception
     assert {m.label: m.value for m in at.metric}["Duration (µs)"] == "1,458.3"
-    assert set(at.dataframe[0].value["n"]) == {8192}
+    assert set(_values(at).value["n"]) == {8192}
 
 
 
@@ -82,7 +88,7 @@ def test_duration_card_follows_the_unit_toggle_and_tables_formatted(store, monke
     at.segmented_control(key="one-kernel-time-unit").set_value("ms").run()
     assert {m.label: m.value for m in at.metric}["Duration (ms)"] == "21.4375"
     at.segmented_control(key="one-kernel-time-unit").set_value("µs").run()
-    table = at.dataframe[0]
+    table = _values(at)
     # rows in several units (µs, %, Hz, byte ...): each unit's values with that unit's decimals
     # (app.core.numbers.by_unit_as_text), the mean and its CI95 bounds alike, never "2.144e+04";
     # one format for the column wrote 4 decimals on Hz and bytes. The CSV keeps exact values.
@@ -110,7 +116,7 @@ def test_cpu_job(seeded, app) -> None:
     label, value = next((m.label, m.value) for m in at.metric if m.label.endswith("FLOP/s"))
     assert label != "TFLOP/s" and not value.startswith("0.0"), (label, value)
     assert 1 <= float(value.replace(",", "")) < 1000
-    table = at.dataframe[0].value  # the table's throughput row is in the card's unit
+    table = _values(at).value  # the table's throughput row is in the card's unit
     assert label in set(table["Unit"]), (label, set(table["Unit"]))
     # issue 37: a cpu job ran on no GPU and used no nsight: no "GPU: unknown", no SM clock
     # tile, no nsight.annotate scope

@@ -110,8 +110,27 @@ def drawn_rows(frame: pd.DataFrame) -> pd.DataFrame:
 
 def table_rows(frame: pd.DataFrame) -> pd.DataFrame:
     """The rows of a sweep frame its table shows: all up to :data:`TABLE_MOST`, else the
-    points drawn (:func:`drawn_rows`); the CSV keeps every row."""
-    return frame if len(frame) <= TABLE_MOST else drawn_rows(frame)
+    points drawn (:func:`drawn_rows`), with the value and its CI95 before the run audit
+    (:func:`values_first`); the CSV keeps every row, in the frame's column order."""
+    return values_first(frame if len(frame) <= TABLE_MOST else drawn_rows(frame))
+
+
+#: The columns a sweep table shows right after those naming its row, before the
+#: :data:`~app.core.frame_columns.RUN_AUDIT` column: at 1000x700 a Run audit cell of 35
+#: characters ("⚠ 0/30 passed; failed l2_state (30)") kept every value out of the table's
+#: sight, to be scrolled to (session 22's fresh user).
+VALUES_FIRST = (C.UNIT, C.AVG, C.CI95_LOWER, C.CI95_UPPER)
+
+
+def values_first(frame: pd.DataFrame) -> pd.DataFrame:
+    """``frame`` with the :data:`VALUES_FIRST` columns it has right before its Run audit
+    column (the rest in their order); ``frame`` as it is without a Run audit column."""
+    columns = list(frame.columns)
+    if F.RUN_AUDIT not in columns:
+        return frame
+    at = columns.index(F.RUN_AUDIT)
+    moved = [c for c in VALUES_FIRST if c in columns[at:]]
+    return frame[columns[:at] + moved + [c for c in columns[at:] if c not in moved]]
 
 
 def _x_axis(fig: go.Figure, frame: pd.DataFrame, x: str) -> None:

@@ -167,3 +167,22 @@ def test_a_log_axis_names_the_points_it_cannot_draw(tmp_path: Path) -> None:
             f"fp32 at {n[1]:,} (0)") in title
     linear = build_sweep_figure(frame, "n", host_timer=False).layout.title.text
     assert "not drawn" not in linear
+
+
+def test_the_table_shows_the_value_and_its_ci95_before_the_run_audit() -> None:
+    """Session 22's fresh user: at 1000x700 the Run audit column's cells (35 characters) kept
+    every value right of the table's sight. The table (not the CSV's frame) puts the value, its
+    unit and CI95 bounds right after the columns naming the row; the rest keep their order."""
+    from app.core import frame_columns as F
+    from app.core.figures.sweep import VALUES_FIRST, table_rows
+    from tests.scenarios import SCENARIOS
+
+    frame = sweep_frame(load_bundle(SCENARIOS / "h200-cupti-stability"), SweepOptions())
+    shown = list(table_rows(frame).columns)
+    audit = shown.index(F.RUN_AUDIT)
+    assert shown[audit - len(VALUES_FIRST):audit] == list(VALUES_FIRST), shown
+    assert sorted(shown) == sorted(frame.columns)
+    rest = [c for c in frame.columns if c not in VALUES_FIRST]
+    assert [c for c in shown if c not in VALUES_FIRST] == rest
+    plain = frame.drop(columns=F.RUN_AUDIT)
+    assert list(table_rows(plain).columns) == list(plain.columns)
