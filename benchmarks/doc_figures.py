@@ -70,10 +70,10 @@ from paired import paired_ratio  # noqa: E402
 
 #: Device runs whose overhead JSON docs/performance.md quotes (issue 40).
 SPEED_RUNS = ("h200-1202-s6run2", "h200-1205-speedrun1", "h100-1205-s10all", "h100-1205-s11all",
-              "h100-1205-s13all", "h100-1206-s18cold")
+              "h100-1205-s13all", "h100-1206-s18cold", "h100-1207-s23merged")
 #: Device runs whose ``*-warm_stages.json`` docs/performance.md quotes.
 WARM_RUNS = ("h200-1202-s6run2", "h200-1205-speedrun1", "h100-1205-s10all", "h100-1205-s11all",
-             "h100-1205-s13all", "h100-1206-s18cold")
+             "h100-1205-s13all", "h100-1206-s18cold", "h100-1207-s23merged")
 #: Gate A/A studies: study 1 (defaults) and study 2 (more runs), docs/measurements-h200.md.
 AA_RUNS = ("h200-1201-run2", "h200-1201-run4")
 #: Events attribution and runs "auto": the two device runs the docs quote.
@@ -960,7 +960,8 @@ def ci_text(run: str) -> str:
 #: Device runs whose ``pytest -m gpu`` summary docs/performance.md quotes.
 GPU_TEST_RUNS = ("h100-1206-s18cold", "h100-1206-s19final", "h200-1206-s19merged",
                  "h100-1206-s20ncu", "h100-1206-s20cupti", "h100-1206-s20ncu2",
-                 "h100-1206-s20ncu2-bundles", "h100-1207-s23cupti", "h100-1207-s23ncu4")
+                 "h100-1206-s20ncu2-bundles", "h100-1207-s23cupti", "h100-1207-s23ncu4",
+                 "h100-1207-s23merged")
 
 
 def gpu_tests_text(run: str) -> str:
