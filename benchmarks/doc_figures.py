@@ -961,7 +961,7 @@ def ci_text(run: str) -> str:
 GPU_TEST_RUNS = ("h100-1206-s18cold", "h100-1206-s19final", "h200-1206-s19merged",
                  "h100-1206-s20ncu", "h100-1206-s20cupti", "h100-1206-s20ncu2",
                  "h100-1206-s20ncu2-bundles", "h100-1207-s23cupti", "h100-1207-s23ncu4",
-                 "h100-1207-s23merged")
+                 "h100-1207-s23merged", "h100-1207-s23mergedncu")
 
 
 def gpu_tests_text(run: str) -> str:
