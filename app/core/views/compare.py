@@ -33,6 +33,7 @@ from profiling_worker.bundle.gate.exit_codes import EXIT_BAD_INPUT, EXIT_NOT_JUD
 from profiling_worker.bundle.gate.sides import GateSide, refusal
 from profiling_worker.bundle.schema import backends as B, columns as C, intervals, partial
 from profiling_worker.bundle.schema.manifest import JobStatus
+from profiling_worker.bundle.number_text import counted
 from profiling_worker.bundle.schema.spec import JobSpec
 
 from profiling_worker.bundle.loader import Bundle
@@ -501,7 +502,8 @@ def partial_text(side: str, job_id: str, status: str, manifest: Mapping[str, Any
     listed = ", ".join(escape(c) for c in lacking[:8]) + (
         f" and {len(lacking) - 8} more" if len(lacking) > 8 else "")
     return (f"The {side}, {mark(job_id)}, is partial ({escape(status)}): it lacks {listed} "
-            f"({total - len(lacking):,} of {total:,} configs measured). The ratios below are "
+            f"({total - len(lacking):,} of {counted(total, 'config')} measured). The ratios "
+            "below are "
             f"those of the configs both jobs measured; {PARTIAL_NO_VERDICT} "
             f"({mark('python -m profiling_worker compare')} exits {EXIT_NOT_JUDGED}).")
 

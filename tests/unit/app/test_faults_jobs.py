@@ -109,7 +109,7 @@ def _fault_python(tmp_path: Path) -> str:
 
 
 def _fake_gpu_site(tmp_path: Path, ncu_version: str | None, query_fails: bool = False) -> dict:
-    """PYTHONPATH dir with a fake pynvml and nsight-python 1.1.1 / ncu-report metadata, and a
+    """PYTHONPATH dir with a fake pynvml, nsight-python 1.1.1 metadata and ncu-report 2026.2.1, and a
     PATH with (or, for ``ncu_version=None``, without) a fake ncu."""
     site = tmp_path / "fake-site"
     site.mkdir(exist_ok=True)
@@ -119,6 +119,11 @@ def _fake_gpu_site(tmp_path: Path, ncu_version: str | None, query_fails: bool = 
         info.mkdir(exist_ok=True)
         (info / "METADATA").write_text(f"Metadata-Version: 2.1\nName: {name.replace('_', '-')}\n"
                                        f"Version: {version}\n")
+    # the probe names ncu-report's version only where the module found first is the package's
+    # own file: a package that fails if imported (none of these jobs reads a report)
+    (site / "ncu_report").mkdir(exist_ok=True)
+    (site / "ncu_report" / "__init__.py").write_text("raise ImportError('a fake ncu-report')\n")
+    (site / "ncu_report-2026.2.1.dist-info" / "RECORD").write_text("ncu_report/__init__.py,,\n")
     bin_dir = tmp_path / f"bin-{ncu_version}-{query_fails}"
     bin_dir.mkdir(exist_ok=True)
     if ncu_version:

@@ -126,7 +126,9 @@ def test_a_partial_side_never_passes_the_gate_and_is_said_incomplete(tmp_path: P
     result = judge(GateSide.load(whole), GateSide.load(cut), GateOptions())
     assert report.exit_code(result) == EXIT_NOT_JUDGED
     assert set(result.rows["Outcome"]) == {"not comparable"}, result.rows
-    assert result.context_headline == "the candidate results are incomplete"
+    # a busy host adds that both were timed on a contended CPU: said apart, before this
+    assert result.context_headline.endswith("the candidate results are incomplete")
+    assert "measured differently" not in result.context_headline
     assert "job status: done vs cancelled" in result.context
 
 
