@@ -54,8 +54,8 @@ def shown_name(bundle: Bundle, metric: str) -> str:
 def no_values_text(name: str, status: JobStatus, what: str = "the chart") -> str:
     """The sentence of a page that has no ``name`` values of a job in ``status`` to draw
     ``what`` from: a queued or running job's come when it ends; one that ended without them
-    is to be run again (an interrupted one may have measured runs: its worker was killed, or
-    its server stopped, and it kept none).
+    is to be run again (an interrupted one may have measured runs and kept none, or never run:
+    its error box says which).
 
     Args:
         name: the values in a reader's words (:func:`shown_name`), not a metric's column name.
@@ -68,9 +68,9 @@ def no_values_text(name: str, status: JobStatus, what: str = "the chart") -> str
         return f"No {name} yet: the job is running, and {what} comes when it ends."
     if status is JobStatus.DONE:
         return f"No {name} to plot: the job recorded none."
-    if status is JobStatus.INTERRUPTED:  # it may have measured runs: a killed worker keeps none
-        return f"No {name}: the job was {status}, and an {status} job keeps none of its runs. " \
-            "Run it again."
+    if status is JobStatus.INTERRUPTED:  # it may have measured runs, or never run: its error
+        # box says which (job_recovery.interrupted_error); said here too, it was read twice
+        return f"No {name}: the job was {status} before it finished. Run it again."
     ended = "failed" if status is JobStatus.FAILED else f"was {status}"
     return f"No {name}: the job {ended} before it recorded any. Run it again."
 

@@ -24,7 +24,7 @@ import traceback
 from collections.abc import Callable
 from pathlib import Path
 
-from profiling_worker.bundle.schema import backends as B, columns
+from profiling_worker.bundle.schema import backends as B, columns, partial
 from profiling_worker.bundle.schema.events import WRITING_STAGE
 from profiling_worker.bundle.schema.manifest import (JobStatus, ManifestError, now_iso,
                                                      read_manifest, write_manifest)
@@ -42,6 +42,8 @@ from app.services.warm_worker import WarmWorker, WarmWorkerError
 #: How long a cancelled worker writing a bundle to keep may write before it is SIGKILLed:
 #: 23 times the 26 s measured for a 100,000-run cpu job (300,000 rows) on a busy 2-core host.
 WRITE_GRACE_S = 600.0
+#: Why a running job's worker is cancelled when its server stops (the job's cancel note).
+STOPPED_REASON = "the dashboard server stopped"
 
 
 class JobManager(JobBook):
@@ -191,7 +193,8 @@ class JobManager(JobBook):
                 active = [job for job in self._jobs.values() if job.active and not job.watched_by]
                 for job in active:
                     if job.status == JobStatus.QUEUED:
-                        self._finish(job, JobStatus.INTERRUPTED, interrupted_error(job.path))
+                        self._finish(job, JobStatus.INTERRUPTED,
+                                     interrupted_error(job.path, ran=False))
                 self._wake.notify_all()
             if keep_measured:
                 self._stop_running(running)
@@ -217,7 +220,9 @@ class JobManager(JobBook):
               f"worker keeps the configs it measured (waiting up to {self.kill_grace_s:g} s, "
               f"{self.write_grace_s:g} s while it writes them)", file=sys.stderr, flush=True)
         since = time.monotonic()
-        for _job, proc in running:
+        for job, proc in running:  # the job says why it was cancelled (a fresh user of
+            # session 23 read "cancelled (SIGTERM at ...)" with no word of the server)
+            partial.write_cancel_reason(job.path, STOPPED_REASON)
             worker_client.signal_group(proc, signal.SIGTERM)
         with self._wake:  # the lane threads go on reading the events and settle each job
             for job, _proc in running:

@@ -78,7 +78,8 @@ def interrupt_orphaned(job_dir: Path, manifest: dict[str, Any]) -> bool:
     set_aside_partial(job_dir)
     owner = owner_of(manifest).get("process") or "dashboard server"  # unnamed: written before
     manifest.update(status=JobStatus.INTERRUPTED.value, finished_at=now_iso(),
-                    error=interrupted_error(job_dir, str(owner)))
+                    error=interrupted_error(job_dir, str(owner),
+                                            ran=manifest["status"] != JobStatus.QUEUED.value))
     try:
         _write_final(job_dir, manifest)
     except OSError as exc:
@@ -129,11 +130,18 @@ def internal_error(job_dir: Path, exc: Exception) -> JobError:
             "log_tail": safe_log_tail(job_dir)}
 
 
-def interrupted_error(job_dir: Path, owner: str = "dashboard server") -> JobError:
+def interrupted_error(job_dir: Path, owner: str = "dashboard server",
+                      ran: bool = True) -> JobError:
     """The error of a job whose owner (``owner``: the process that queued or ran it, as a
-    manifest names it) stopped before it finished."""
+    manifest names it) stopped before it finished; ``ran``: its worker had started (a queued
+    job never ran, and a fresh user of session 23 read of one that it "keeps none of its
+    runs", with tables set aside)."""
+    if not ran:
+        return {"kind": "interrupted",
+                "message": f"The {owner} stopped while this job was queued: it never ran.",
+                "hint": "Submit the job again.", "log_tail": ""}
     return {"kind": "interrupted",
-            "message": f"The {owner} stopped while this job was queued or running.",
+            "message": f"The {owner} stopped while this job was running.",
             # a fresh user of session 22 looked for the partial/ this promised: a killed
             # worker writes no tables, so there was none
             "hint": "Submit the job again. A worker stopped this way keeps none of its runs; "

@@ -23,6 +23,7 @@ class Channel:
     launch-mode child, whose stdout ncu owns)."""
 
     def __init__(self, job_dir: Path, stdout_fd: int | None):
+        self.job_dir = job_dir
         self.events_path = job_dir / C.EVENTS_FILE
         self.stdout_fd = stdout_fd
 

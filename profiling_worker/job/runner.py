@@ -129,7 +129,8 @@ class CancelWatch:
         for other in self.before:
             signal.signal(other, signal.SIG_IGN)
         self.signalled = True
-        how = f"{signal.Signals(signum).name} at {now_iso()}"
+        reason = partial.cancel_reason(self.channel.job_dir)  # e.g. the server stopped
+        how = f"{signal.Signals(signum).name} at {now_iso()}" + (f": {reason}" if reason else "")
         if self.writing:
             self.late = how
             return

@@ -518,15 +518,18 @@ def alike_jobs(job_id: str, jobs: list[JobSummary]) -> list[str]:
 
 
 def none_alike_text(job_id: str, shown_with: str, mark: Callable[[str], str] = str) -> str:
-    """What Compare says when no job was measured like the selected ``job_id``: the gate can
-    judge none against it, so it is shown with ``shown_with``, the most alike, without a
+    """What Compare says when no job is comparable with the selected ``job_id`` (measured
+    differently, or timed on a contended host: :func:`measured_unlike`): the gate can judge none
+    against it, so it is shown with ``shown_with``, the most alike, without a
     verdict. A fresh user opened ``?job=h200-ncu-matmul-sweep`` on a baseline it then called
     not comparable, with no word that none would be. How they differ (the evidence) is the
     page's Not comparable warning: a fresh user of session 22 read a fixed list of reasons and
-    "Run its spec again" where the only difference was the host's contention."""
-    return (f"No job here was measured like {mark(job_id)}, so the gate judges none against it: "
-            f"shown with the most alike, {mark(shown_with)}, as ratios without a verdict; how "
-            "they were measured differently is said below.")
+    "Run its spec again" where the only difference was the host's contention, and a fresh user
+    of session 23 read "measured differently" of two runs of one spec whose only difference was
+    that both were timed on a busy CPU: the sentence names no kind of difference."""
+    return (f"The gate judges no job here against {mark(job_id)}: every pair with it is not "
+            f"comparable (why is said below). Shown with the most alike, {mark(shown_with)}, as "
+            "ratios without a verdict.")
 
 
 def default_candidate(baseline_id: str, jobs: list[JobSummary]) -> str:

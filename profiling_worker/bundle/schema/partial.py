@@ -21,6 +21,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import Any
 
 from profiling_worker.bundle.number_text import counted
@@ -33,6 +34,30 @@ CONFIGS_KEY = "partial_configs"
 #: measured, or the configs kept): how it came (``"SIGTERM at <ISO time>"``). The worker wrote
 #: the bundle whole; a job whose every run was measured ends ``done``.
 LATE_CANCEL_KEY = "cancel_after_measuring"
+
+
+#: A job folder's file naming why its worker is sent a cancel signal, written by the sender
+#: just before it (the dashboard server that stops); the worker adds it to how the cancel came.
+CANCEL_REASON_FILE = "cancel_reason.txt"
+
+
+def write_cancel_reason(job_dir: Path, reason: str) -> None:
+    """Leave ``reason`` ("the dashboard server stopped") for the worker of ``job_dir`` before
+    signalling it; not written (a full or read-only disk) is no reason not to cancel."""
+    try:
+        (job_dir / CANCEL_REASON_FILE).write_text(reason + "\n", encoding="utf-8")
+    except OSError:
+        pass
+
+
+def cancel_reason(job_dir: Path) -> str:
+    """The reason :func:`write_cancel_reason` left, "" when none (the panel's Cancel, Ctrl-C,
+    Slurm): read in the worker's signal handler, so its first 200 characters only."""
+    try:
+        with open(job_dir / CANCEL_REASON_FILE, encoding="utf-8") as fh:
+            return fh.read(200).strip()
+    except (OSError, ValueError):
+        return ""
 
 
 @dataclass

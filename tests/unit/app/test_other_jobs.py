@@ -14,7 +14,7 @@ from pathlib import Path
 from profiling_worker.bundle.schema.manifest import JobStatus, ManifestError, read_manifest
 
 from app.services.job_manager import JobManager
-from app.services.job_recovery import mark_interrupted
+from app.services.job_recovery import interrupted_error, mark_interrupted
 
 REPO = Path(__file__).resolve().parents[3]
 SWEEP_KERNELS = REPO / "tests" / "fixtures" / "kernel_files_sweep"
@@ -51,7 +51,7 @@ def test_a_killed_worker_cli_job_is_listed_then_ends_interrupted(tmp_path: Path,
     assert manager.wait(job.name, BOUND_S) == JobStatus.INTERRUPTED, "not interrupted in time"
     error = read_manifest(job)["error"]
     assert error["kind"] == "interrupted"
-    assert error["message"] == "The worker CLI stopped while this job was queued or running."
+    assert error["message"] == interrupted_error(job, "worker CLI")["message"]  # it had run
     assert manager.follow_others() == []  # listed once
     manager.shutdown()
 

@@ -15,7 +15,7 @@ from pathlib import Path
 import pytest
 
 from app import settings
-from app.services.job_manager import JobManager
+from app.services.job_manager import STOPPED_REASON, JobManager
 from app.services.job_model import Job
 from profiling_worker.bundle.loader import load_bundle
 from profiling_worker.bundle.schema import columns as C, partial
@@ -63,6 +63,7 @@ def test_shutdown_mid_measurement_keeps_the_configs_measured(tmp_path: Path, cap
     record = manifest[partial.CONFIGS_KEY]
     measured = record["measured"]
     assert record["total"] == len(LONG["configs"]) and record["cancelled"].startswith("SIGTERM")
+    assert record["cancelled"].endswith(STOPPED_REASON)  # why, not only the signal
     assert measured == list(range(len(measured))) and 2 <= len(measured) < record["total"]
     runs = load_bundle(job.path).table(C.TABLE_RUNS)  # the loader reads what was kept
     assert runs.groupby(C.CONFIG).size().to_dict() == {i: RUNS for i in measured}
