@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import copy
 import dataclasses
+import inspect
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any, TypeVar
@@ -170,12 +171,23 @@ def _view(name: str, path: str, mtime: float, args: tuple[Any, ...],
 def view(fn: Callable[..., T], bundle: Bundle, *args: Any) -> T:
     """``fn(bundle, *args)``, computed once per job (path + manifest mtime) and arguments:
     a page shown again (another click, another session) reuses the frame (a copy; errors such
-    as MissingData are raised again, not cached). ``args`` must be hashable by Streamlit."""
+    as MissingData are raised again, not cached). ``args`` must be hashable by Streamlit; the
+    key holds every positional argument with ``fn``'s defaults filled in, so a call that leaves
+    a default out (the prefetch) and one that passes it (a page) are one entry."""
     try:
         mtime = manifest_mtime(bundle.path)
     except OSError:  # the job folder went away meanwhile: compute, do not cache
         return fn(bundle, *args)
-    return _view(f"{fn.__module__}.{fn.__qualname__}", str(bundle.path), mtime, args, fn, bundle)
+    return _view(f"{fn.__module__}.{fn.__qualname__}", str(bundle.path), mtime,
+                 _with_defaults(fn, args), fn, bundle)
+
+
+def _with_defaults(fn: Callable[..., Any], args: tuple[Any, ...]) -> tuple[Any, ...]:
+    """``args`` (after the bundle) with the defaults of ``fn``'s later positional parameters."""
+    params = list(inspect.signature(fn).parameters.values())[1 + len(args):]
+    return args + tuple(p.default for p in params
+                        if p.kind in (p.POSITIONAL_ONLY, p.POSITIONAL_OR_KEYWORD)
+                        and p.default is not p.empty)
 
 
 @st.cache_data(max_entries=128, show_spinner=False)
