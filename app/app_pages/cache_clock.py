@@ -7,10 +7,10 @@ from profiling_worker.bundle.schema import backends as B
 from app.core.figures.cache_clock import build_cache_clock_figure
 from app.core.metrics import MissingData
 from app.core.views.chart_units import cache_clock_table
-from app.core.views.cache_clock import (VARIANT_KEYS, cache_clock_frame, l2_bytes, siblings,
-                                        variant_label)
+from app.core.views.cache_clock import (VARIANT_KEYS, cache_clock_frame, l2_bytes,
+                                        no_variant_text, siblings, variant_label)
 from app.core import frame_columns as F
-from app.ui import analysis, cached, run_audit, state
+from app.ui import analysis, cached, panels, run_audit, state
 from app.core.markdown import code, esc
 
 PAGE = "cache-clock"  # widget keys of this page: state.key(PAGE, field)
@@ -31,19 +31,22 @@ analysis.how_to_read(
 listed, _problems = cached.list_bundles()
 others = (cached.bundle_for(i.job_id) for i in siblings(bundle, listed)[1:])
 group = [bundle, *(b for b in others if b is not None)]
-st.caption("Variants: " + ", ".join(f"{esc(variant_label(b))} ({code(b.job_id)})"
-                                    for b in group))
 # the one rule of the form and the worker (backends.unused): a cpu job applies neither, a cupti
 # job no clock_control, so the advice to vary them was wrong for it (a fresh user's find: they
 # are greyed out in the form)
 unused = [key for key in VARIANT_KEYS if key in B.unused(bundle.backend)]
 used = [key for key in VARIANT_KEYS if key not in unused]
 applies = f"applies no {' or '.join(unused)} (greyed out in the form, never sent)"
-if len(group) == 1 and not used:
-    st.info(f"The {esc(bundle.backend)} backend {B.unused_why(bundle.backend, unused[0])}: "
-            f"it {applies}, so this job has no variant here. Run the same job on a GPU backend "
-            f"({B.said(B.GPU_NAMES, 'or')}) to compare them.")
-elif len(group) == 1:
+if not used:  # no variant at all: said once, and no variant's name or DRAM bytes drawn
+    st.info(no_variant_text(bundle.backend, esc))
+    try:
+        cache_clock_frame(group)  # a job still running says when its values come
+    except MissingData as exc:
+        analysis.missing(exc)
+    panels.stop_page()
+st.caption("Variants: " + ", ".join(f"{esc(variant_label(b))} ({code(b.job_id)})"
+                                    for b in group))
+if len(group) == 1:
     st.info(f"No other job with the same spec and another {' or '.join(used)} setting: run "
             f"this job again with the other {' or '.join(used)}."
             + (f" The {esc(bundle.backend)} backend {applies}." if unused else ""))

@@ -23,7 +23,7 @@ from app.core.views.compare import (CompareOptions, JobSummary, candidates, cave
                                     NOT_SHOWN_WHY, comparable_job, default_pair, is_partial,
                                     measured_unlike, named_job, none_alike_text, pair_line,
                                     partial_text, alike_jobs, refused_groups, refused_title,
-                                    refusal_text)
+                                    refusal_text, evidence_unsaid)
 from app.ui import analysis, cached, energy, notes, panels, share, state
 from app.ui.jobs import SOURCE_BUNDLED
 from app.core.markdown import code, esc
@@ -219,17 +219,16 @@ except MissingData as exc:
     analysis.missing(exc)
 for side, side_job in (("baseline", baseline), ("candidate", candidate)):
     notes.show(side_job, f"compare-{side}", [metric], extra_checks=(P.INTERVAL_BELOW_ZERO,))
-counts = frame[F.VERDICT].value_counts()
-st.caption(f"{len(frame)} matching annotation × config pairs: "
-           + ", ".join(f"{n} {esc(str(v))}" for v, n in counts.items())
-           + f" (allowed slowdown {max_slowdown:g} %)."
-           + (f" {len(judged.rows) - len(frame)} more on one side only."
-              if len(judged.rows) > len(frame) else ""))
+# the gate's own count, in the CLI's words: the pairs both jobs hold, then those of one side
+st.caption(esc(gate_report.pair_counts(judged, every_outcome=False)))
 if judged.context:
     by_id = {j.job_id: j for j in summaries}
     alike = [j for j in offered if not measured_unlike(by_id[baseline_id], by_id[j])]
+    partial_sides = [side for side, side_job in (("baseline", baseline),
+                                                 ("candidate", candidate))
+                     if is_partial(side_job.manifest)]
     st.warning(f"**Not comparable**: {esc(judged.context_headline)}. The evidence: "
-               + "; ".join(esc(c) for c in judged.context) + "."
+               + "; ".join(esc(c) for c in evidence_unsaid(judged, partial_sides)) + "."
                + (f" Comparable with the baseline: {', '.join(code(j) for j in alike)}."
                   if alike else ("" if none_alike else  # said above, of the user's job
                                  f" No job here is comparable with {code(baseline_id)}: the "

@@ -25,7 +25,7 @@ from profiling_worker.bundle.spreadsheet import spreadsheet_safe
 
 from app.core import numbers, spec_form, table_text
 from profiling_worker.bundle.loader import Bundle
-from app.core.share.job import (contention_line, contention_note, contention_title,
+from app.core.share.job import (contention_line, contention_figures, contention_title,
                                 host_timer_note, job_colors as colors_of)
 from app.core.figures import theme
 from app.ui import cached, job_status, state
@@ -439,7 +439,8 @@ def bundle_caption(bundle: Bundle) -> None:
     lines = [line for line in (timer, contention_line(bundle)) if line]  # the app's own words
     if lines:
         st.warning("  \n".join(lines), icon=":material/schedule:")
-    detail = contention_note(bundle, esc, spec_form.in_form_words)
+    # the figures without the warning's first words, said in the line above the fold
+    detail = contention_figures(bundle, esc, spec_form.in_form_words)
     if detail:  # said here once: the sidebar lists the figures only while the job is listed
         with st.expander(contention_title(bundle), icon=":material/hourglass_top:"):
             st.markdown(detail)

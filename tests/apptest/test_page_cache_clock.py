@@ -43,6 +43,26 @@ def test_a_cpu_job_is_not_told_to_vary_what_its_backend_never_applies(seeded, ap
             "same job on a GPU backend (ncu, cupti or events) to compare them.") in shown
 
 
+def test_a_cpu_job_without_variants_is_said_so_once_and_draws_none(seeded, app) -> None:
+    """Session 23's fresh user: a cpu job's page said it had no variant, then "Variants: cache
+    all · clock none", lines named "fp32 · cache all · clock none" and a DRAM bandwidth panel
+    the cpu backend cannot measure. It says so once and draws no variant."""
+    from app.core.markdown import esc
+    from app.core.views.cache_clock import no_variant_text, variant_label
+    from profiling_worker.bundle.loader import load_bundle
+
+    bundle = load_bundle(seeded["results"] / JOB_ID)
+    assert bundle.backend == "cpu"
+    at = app("cache_clock", query={"job": JOB_ID})
+    assert not at.exception, at.exception
+    said = unescape(no_variant_text(bundle.backend, esc))
+    assert [unescape(i.value) for i in at.info].count(said) == 1
+    shown = texts(at)
+    assert shown.count(said) == 1
+    assert variant_label(bundle) not in shown and "Variants:" not in shown
+    assert not plotly_specs(at)  # no chart: no variant's name, no DRAM bandwidth panel
+
+
 def test_points_whose_runs_failed_the_run_audit_are_marked_and_named(store, monkeypatch,
                                                                      app) -> None:
     """Each variant's points are marked × by its own job's run audit, as the Size sweep marks

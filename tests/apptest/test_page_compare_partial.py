@@ -19,7 +19,7 @@ import pytest
 from apptest_helpers import unescape
 from app.core.markdown import code, esc
 from app.core.views.compare import NOT_SHOWN_WHY, lacking_configs, partial_text
-from profiling_worker.bundle.gate import report
+from profiling_worker.bundle.gate import context as gate_context, report
 from profiling_worker.bundle.gate.exit_codes import EXIT_NOT_JUDGED
 from profiling_worker.bundle.gate.judge import GateOptions, judge
 from profiling_worker.bundle.gate.sides import GateSide
@@ -100,6 +100,17 @@ def test_a_partial_job_is_compared_on_the_configs_both_measured(jobs, app) -> No
     assert "the candidate results are incomplete" in gate.context_headline
     shown = unescape(" ".join(w.value for w in at.warning))
     assert gate.context_headline in shown and "measured differently" not in shown
+    # said once: the partial box has the configs measured and lacking; the Not comparable
+    # box names the side partial without its record again (session 23's fresh user)
+    assert manifest[gate_context.PARTIAL]  # its record: "Partial: 3 of 6 configs ...", ...
+    for sentence in map(str, manifest[gate_context.PARTIAL]):
+        assert shown.count(sentence) == 0, sentence
+    assert unescape(" ".join(w.value for w in at.warning)).count(unescape(said)) == 1
+    assert "the candidate is partial, as said above" in shown
+    # the counts in the CLI's words (report.pair_counts), the page's outcomes only
+    captions = [unescape(c.value) for c in at.caption]
+    assert report.pair_counts(gate, every_outcome=False) in captions, captions
+    assert report.pair_counts(gate) in report.headline(gate)
     # picked the other way round by the user: the baseline is the partial side
     at.selectbox(key="compare-baseline").set_value(PARTIAL).run()
     at.selectbox(key="compare-candidate").set_value(DONE).run()

@@ -55,7 +55,8 @@ def test_a_contended_cpu_job_says_its_contention_once_in_one_unit(store, app) ->
     never cut off the message's text."""
     from app.core import spec_form
     from app.core.markdown import esc
-    from app.core.share.job import contention_line, contention_note, contention_title
+    from app.core.share.job import contention_figures, contention_line, contention_title
+    from app.core.views.run_audit import job_evidence_text
     from profiling_worker.bundle.loader import load_bundle
     from profiling_worker.bundle.schema import backends as B
     from tests.contended_cpu import record_contended_job
@@ -71,11 +72,33 @@ def test_a_contended_cpu_job_says_its_contention_once_in_one_unit(store, app) ->
     assert unescape(line).endswith("\n" + said)  # its second line, after the timer's
     (fold,) = [e for e in at.expander if e.label == contention_title(bundle)]
     (box,) = [m.value for m in fold.markdown]
-    assert box == contention_note(bundle, esc, spec_form.in_form_words)
+    assert box == contention_figures(bundle, esc, spec_form.in_form_words)
     shown = texts(at)
+    assert_contention_said_once(at, bundle, said, job_evidence_text(bundle))
     # after its first letter, capitalised in the box; the torch threads named by the form's
     # label, not the spec's key (a sidebar user's find)
     advice = spec_form.in_form_words(B.CONTENTION_ADVICE)[1:]
     assert shown.count(advice) == 1 and advice in unescape(box)
     assert "cpu_threads" not in unescape(box) and "Torch threads (cpu backend)" in unescape(box)
     assert " ms " not in box  # its figures in seconds (the words: contention_note's)
+    sweep = app("sweep", query={"job": "busy"})
+    assert not sweep.exception, sweep.exception
+    assert_contention_said_once(sweep, bundle, said, job_evidence_text(bundle))
+
+
+def assert_contention_said_once(at, bundle, said: str, evidence: str) -> None:
+    """Session 23's fresh user read a contended job's contention three times over its Size
+    sweep: the warning's line, the fold's label ("Contention: its threads waited 0.25 x ...")
+    and the chart's note ("for the whole job, host_contention: ..."). The line says it once,
+    the fold's label names what is inside and states no figure, the run audit's notes name the
+    runs flagged without the job-wide evidence again (``evidence``: job_evidence_text's)."""
+    from app.core.share.job import CONTENDED, contention_title
+
+    shown = texts(at)
+    assert shown.count(said) == 1
+    assert shown.count(CONTENDED) == 1, shown  # the fold's box has the figures, not the words
+    assert evidence.startswith("host_contention: ") and evidence not in shown
+    assert "for the whole job, host_contention" not in shown
+    (label,) = [e.label for e in at.expander if e.label == contention_title(bundle)]
+    assert not any(ch.isdigit() for ch in label)
+    assert "host_contention" in shown  # the runs flagged are still named, by their check

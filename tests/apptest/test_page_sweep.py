@@ -140,6 +140,18 @@ def test_normalise_to_resets_when_the_new_job_lacks_that_annotation(seeded, app,
     assert "relative to" not in plotly_specs(at)[0]["layout"]["yaxis"]["title"]["text"]
 
 
+def test_a_one_variant_jobs_table_has_no_series_of_its_annotations(seeded, app) -> None:
+    """Session 23's fresh user: a real cpu job's table had Annotation and Series columns of the
+    same values (one parameter, n: each line is an annotation). The table shows Annotation
+    alone; the chart's lines are still named by it."""
+    at = app()
+    assert not at.exception, at.exception
+    table = at.dataframe[0].value
+    assert "Series" not in table.columns and "Annotation" in table.columns
+    (spec,) = plotly_specs(at)
+    assert [t["name"] for t in spec["data"]] == list(dict.fromkeys(table["Annotation"]))
+
+
 def test_a_big_sweep_table_shows_the_points_drawn_and_the_csv_has_all(store, app) -> None:
     """Issue 37: a 10,000-config sweep sent its 30,000-row table whole (5.6 MB) right behind
     the chart. Above TABLE_MOST rows the table shows the rows of the points drawn, and says so;

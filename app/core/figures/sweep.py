@@ -111,8 +111,21 @@ def drawn_rows(frame: pd.DataFrame) -> pd.DataFrame:
 def table_rows(frame: pd.DataFrame) -> pd.DataFrame:
     """The rows of a sweep frame its table shows: all up to :data:`TABLE_MOST`, else the
     points drawn (:func:`drawn_rows`), with the value and its CI95 before the run audit
-    (:func:`values_first`); the CSV keeps every row, in the frame's column order."""
-    return values_first(frame if len(frame) <= TABLE_MOST else drawn_rows(frame))
+    (:func:`values_first`), and its Series column only where some series is not its
+    annotation (:func:`without_plain_series`); the CSV keeps every row and column, in the
+    frame's order."""
+    return values_first(without_plain_series(
+        frame if len(frame) <= TABLE_MOST else drawn_rows(frame)))
+
+
+def without_plain_series(frame: pd.DataFrame) -> pd.DataFrame:
+    """``frame`` without its Series column where each row's series is its Annotation (one
+    varying parameter: the lines are the annotations), else ``frame`` as it is: two columns
+    of the same values read as two things (session 23's fresh user)."""
+    if F.SERIES not in frame or C.ANNOTATION not in frame:
+        return frame
+    same = frame[F.SERIES].astype(str).equals(frame[C.ANNOTATION].astype(str))
+    return frame.drop(columns=F.SERIES) if same else frame
 
 
 #: The columns a sweep table shows right after those naming its row, before the

@@ -21,7 +21,8 @@ from app.core.share.verdict import decision, judged, refused
 from app.core.views.compare import CompareOptions, caveated_pairs, compare_frame
 from app.core.views.run_audit import (AUDIT_ELSEWHERE, BADGE_PAIRS, SLOW_NAMED, SLOW_TABLE,
                                       audit_source, badge_frame, badges_summary, failed_rows,
-                                      flagged_frame, job_evidence_text, slow_configs_frame,
+                                      flagged_frame, job_evidence_text, said_above,
+                                      slow_configs_frame,
                                       slow_configs_text)
 
 #: Shown under the title of every report: what the file is and that it works offline.
@@ -71,7 +72,12 @@ def audit_section(bundle: Bundle) -> H.Section:
         section.add(H.paragraph(badges_summary(badges, "the table below", AUDIT_ELSEWHERE)))
         if len(failed := failed_rows(badges)):
             section.add(H.table(failed, "Runs passed per region × config that failed"))
-    if wide := job_evidence_text(bundle):  # the same on every run: not in each row
+    # the same on every run: not in each row; a contention the backend warned of is the
+    # warning's under the notes, with its figures (said there, not again here)
+    said = said_above(bundle)
+    wide = "; ".join(w for w in (job_evidence_text(bundle, {c.value for c in A.JOB_WIDE} - said),
+                                 *(f"{c}: {NOTES_SAY}" for c in sorted(said))) if w)
+    if wide:
         section.add(H.paragraph(f"The Evidence column leaves out what holds for the whole "
                                 f"job: {wide}."))
     if (slow := slow_configs_text(bundle, f"the table “{SLOW_TABLE}” below")) is not None:
@@ -81,6 +87,10 @@ def audit_section(bundle: Bundle) -> H.Section:
     details = flagged_frame(bundle)
     return section.add(H.table(details, "Runs flagged or not checked, with the evidence")) \
         if len(details) else section
+
+
+#: Where the report says a contention the backend warned of, with its figures.
+NOTES_SAY = "the contended-CPU warning under “Notes on the values” gives its figures"
 
 
 def _gate_section(result: gate.GateResult) -> H.Section:

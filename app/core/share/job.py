@@ -63,7 +63,23 @@ def contention_note(bundle: Bundle, escape: Callable[[str], str] = str,
     advice = str((backend.get("host_contention") or {}).get("advice") or "")
     advice = words(advice)
     advice = f" {escape(advice[:1].upper() + advice[1:])}." if advice else ""
-    return f"Timed on a contended CPU: {escape(warning)}.{advice}"
+    return f"{CONTENDED}: {escape(warning)}.{advice}"
+
+
+#: How every warning of a contended CPU begins (said once on a page: :func:`contention_line`).
+CONTENDED = "Timed on a contended CPU"
+
+
+def contention_figures(bundle: Bundle, escape: Callable[[str], str] = str,
+                       words: Callable[[str], str] = str) -> str | None:
+    """:func:`contention_note` without its first words (:data:`CONTENDED`): what a page folds
+    under :func:`contention_line`, which says them (a fresh user of session 23 read the
+    contention three times over a Size sweep); None when the job was not warned."""
+    note = contention_note(bundle, escape, words)
+    if note is None:
+        return None
+    rest = note.removeprefix(f"{CONTENDED}: ")
+    return rest[:1].upper() + rest[1:]
 
 
 def contention_line(bundle: Bundle) -> str | None:
@@ -72,18 +88,17 @@ def contention_line(bundle: Bundle) -> str | None:
     :func:`contention_title` and :func:`contention_note`'s, folded under it."""
     if contention_note(bundle) is None:
         return None
-    return "Timed on a contended CPU: these times may include waiting for a CPU."
+    return f"{CONTENDED}: these times may include waiting for a CPU."
 
 
 def contention_title(bundle: Bundle) -> str:
-    """The label of the fold that holds :func:`contention_note`: how long the job's threads
-    waited for a CPU (``waiting_fraction``, a multiple of the timing loop's elapsed time,
-    where the manifest holds it) and that the figures and what to do are inside."""
-    figures = (bundle.manifest.get("backend") or {}).get("host_contention") or {}
-    fraction = figures.get("waiting_fraction")
-    waited = (f"its threads waited {fraction:,.2f} x the timing loop's time; "
-              if isinstance(fraction, (int, float)) else "")
-    return f"Contention: {waited}the figures and what to do"
+    """The label of the fold that holds :func:`contention_figures`, under
+    :func:`contention_line`: that the figures and what to do are inside. It states no figure
+    nor the contention again: its "Contention: its threads waited 0.25 x ..." was the second
+    of three sayings of one warning (session 23's fresh user). ``bundle``: the job, for the
+    callers' one signature beside :func:`contention_line`."""
+    del bundle  # one label for every contended job
+    return "The contention's figures and what to do"
 
 
 def provenance(bundle: Bundle) -> H.Section:

@@ -14,13 +14,13 @@ control cannot matter.
 from __future__ import annotations
 
 import dataclasses
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Protocol
 
 import pandas as pd
 
-from profiling_worker.bundle.schema import metrics as M
+from profiling_worker.bundle.schema import backends as B, metrics as M
 from profiling_worker.bundle.schema import columns as C
 from profiling_worker.bundle.schema.manifest import JobStatus
 from profiling_worker.bundle.schema.spec import SPEC_DEFAULTS, JobSpec
@@ -52,6 +52,20 @@ class Listed(Protocol):
 
     @property
     def spec(self) -> JobSpec | PartialSpec | None: ...
+
+
+def no_variant_text(backend: str, escape: Callable[[str], str] = str) -> str:
+    """What the page says, once, of a job whose ``backend`` applies neither of
+    :data:`VARIANT_KEYS` (the cpu backend: :func:`~profiling_worker.bundle.schema.backends.
+    unused`): why, that it has no variant, where its variants would come from and where its
+    times are. Nothing else is drawn for it: its one line was named "cache all · clock none",
+    and its bandwidth a DRAM rate the cpu backend cannot measure (session 23's fresh user).
+    ``escape`` formats the backend's name (Markdown on the page)."""
+    unused = [key for key in VARIANT_KEYS if key in B.unused(backend)]
+    return (f"The {escape(backend)} backend {B.unused_why(backend, unused[0])}: it applies no "
+            f"{' or '.join(unused)} (greyed out in the form, never sent), so this job has no "
+            f"variant here. Run the same job on a GPU backend ({B.said(B.GPU_NAMES, 'or')}) to "
+            "compare them. Its times against the size are on the Size sweep page.")
 
 
 def variant_label(bundle: Listed) -> str:

@@ -508,6 +508,19 @@ def partial_text(side: str, job_id: str, status: str, manifest: Mapping[str, Any
             f"({mark('python -m profiling_worker compare')} exits {EXIT_NOT_JUDGED}).")
 
 
+def evidence_unsaid(judged: gate.GateResult, partial_sides: Collection[str]) -> list[str]:
+    """The evidence of ``judged`` (its ``context``) that the Not comparable box gives: where a
+    side is partial (``partial_sides``: "baseline", "candidate"), :func:`partial_text` says it
+    in a box of its own above, so its status and partial record (``judged.incomplete``) are
+    named as said there, not repeated: the box read "Partial: 3 of 5 configs measured; ..."
+    word for word again (session 23's fresh user). Compare offers no side unfinished but a
+    partial one (:func:`comparable_job`), so every incomplete side is in ``partial_sides``."""
+    if not partial_sides:
+        return list(judged.context)
+    kept = [c for c in judged.context if c not in set(judged.incomplete)]
+    return kept + [f"the {side} is partial, as said above" for side in partial_sides]
+
+
 def alike_jobs(job_id: str, jobs: list[JobSummary]) -> list[str]:
     """The jobs the gate can judge against ``job_id``: comparable with it
     (:func:`candidates`) and measured like it (:func:`measured_unlike` empty)."""

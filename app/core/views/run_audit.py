@@ -10,7 +10,7 @@ import weakref
 import pandas as pd
 
 from profiling_worker.bundle.number_text import counted
-from profiling_worker.bundle.schema import columns as C, run_audit as A
+from profiling_worker.bundle.schema import backends as B, columns as C, run_audit as A
 
 from profiling_worker.bundle.gate.sides import beside_tables, unread_beside
 from profiling_worker.bundle.loader import Bundle
@@ -356,8 +356,9 @@ def failed_pairs_text(bundle: Bundle, failed: pd.DataFrame,
     the same outcome named together; then, once, the evidence of the job-wide checks among
     them (:func:`~profiling_worker.bundle.schema.run_audit.job_evidence`): ``"fp16 n=8192:
     7/10 runs passed (clock 3: 1,402 MHz vs its config's median 1,515 MHz (-7.5 %; limit
-    5 %); ...); fp32 n=64, fp32 n=128: 0/3 runs passed each (host_contention 3); for the whole
-    job, host_contention: the time its threads waited for a CPU adds up to ..."``. ``chars``
+    5 %); ...); fp16 n=64, fp16 n=128: 0/3 runs passed each (l2_state 3); for the whole
+    job, l2_state: ..."``; not a contention the backend warned of (:func:`said_above`: its own
+    warning says it, with the figures). ``chars``
     bounds the whole text: the pairs after the first that do not fit are named without their
     evidence (:func:`_within`); None: every pair in full."""
     groups: dict[tuple[int, int, str], list[str]] = {}
@@ -368,7 +369,9 @@ def failed_pairs_text(bundle: Bundle, failed: pd.DataFrame,
     said_groups = [f"{', '.join(names)}: {passed}/{counted(runs, 'run')} passed"
                    + (" each" if len(names) > 1 else "") + f" ({said})"
                    for (passed, runs, said), names in groups.items()]
-    wide = job_evidence_text(bundle, _checks_named(failed["Flags"]))
+    # a contention the backend warned of is said over the chart with its figures one click
+    # away: its evidence here said it a third time (session 23's fresh user)
+    wide = job_evidence_text(bundle, _checks_named(failed["Flags"]) - said_above(bundle))
     tail = f"; for the whole job, {wide}" if wide else ""
     return _within(said_groups, list(groups.values()),
                    None if chars is None else chars - len(tail)) + tail
@@ -397,6 +400,15 @@ def _within(said_groups: list[str], names: list[list[str]], chars: int | None) -
         if chars is None or len(text) <= chars or kept == 1:
             return text
     return ""
+
+
+def said_above(bundle: Bundle) -> set[str]:
+    """The job-wide checks whose evidence every page, the report and the agent door say in a
+    warning of their own: ``{"host_contention"}`` for a cpu job the backend warned of host
+    contention (:func:`app.core.share.job.contention_note`), else none."""
+    backend = bundle.manifest.get("backend") or {}
+    warned = bundle.host_timer and B.contention_text(backend) is not None
+    return {A.HOST_CONTENTION.value} if warned else set()
 
 
 def job_evidence_text(bundle: Bundle, named: set[str] | None = None) -> str:

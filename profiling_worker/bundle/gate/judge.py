@@ -25,7 +25,8 @@ from dataclasses import dataclass, field
 import pandas as pd
 
 from profiling_worker.bundle.gate import cycles as K, verdict as V
-from profiling_worker.bundle.gate.context import MEASURED, Difference, differences, headline
+from profiling_worker.bundle.gate.context import (INCOMPLETE, MEASURED, Difference, differences,
+                                                  headline)
 from profiling_worker.bundle.gate.runs_context import RunsContext, job_caveats, runs_context
 from profiling_worker.bundle.gate.sides import GateSide
 from profiling_worker.bundle.gate.verdict import Outcome as Outcome  # re-exported: callers' import
@@ -108,6 +109,9 @@ class GateResult:
         job_caveats: each side's job-wide caveat with its evidence, said once for the pair
             (:func:`~profiling_worker.bundle.gate.runs_context.job_caveats`; a row's reason
             names its runs only).
+        incomplete: those of ``context`` that say a side is unfinished or partial (its status,
+            its partial record): Compare says a partial side in a box of its own, so its Not
+            comparable box leaves them out (session 23's fresh user read them twice).
     """
 
     baseline: str
@@ -122,6 +126,7 @@ class GateResult:
     candidate_label: str = ""
     candidate_metric: str | None = None
     job_caveats: list[str] = field(default_factory=list)
+    incomplete: list[str] = field(default_factory=list)
 
     @property
     def metrics_text(self) -> str:
@@ -185,7 +190,8 @@ def judge(baseline: GateSide, candidate: GateSide, options: GateOptions,
                            "candidate": candidate.job_evidence}) if audited else []
     return GateResult(baseline.job_id, candidate.job_id, metric, options, context, source, rows,
                       headline(found), baseline.label, candidate.label,
-                      metric_c if metric_c != metric else None, caveats)
+                      metric_c if metric_c != metric else None, caveats,
+                      [d.text for d in found if d.kind == INCOMPLETE])
 
 
 #: Side -> the column holding its config index while judging (configs may be numbered apart).

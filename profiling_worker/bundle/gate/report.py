@@ -64,12 +64,35 @@ def side_name(label: str, folder: str) -> str:
 
 
 def headline(result: GateResult) -> str:
-    """One line: the counts of each outcome and what was compared (each job by its label,
-    else its folder's name: :func:`side_name`)."""
-    counts = ", ".join(f"{result.count(o)} {o}" for o in Outcome)
+    """One line: what was compared (each job by its label, else its folder's name:
+    :func:`side_name`) and the rows counted as Compare counts them (:func:`pair_counts`)."""
     return (f"candidate {side_name(result.candidate_label, result.candidate)} vs baseline "
-            f"{side_name(result.baseline_label, result.baseline)} ({result.metrics_text}, max "
-            f"slowdown {result.options.max_slowdown_pct:g} %): {counts}")
+            f"{side_name(result.baseline_label, result.baseline)} ({result.metrics_text}): "
+            f"{pair_counts(result)}")
+
+
+#: How the CLI and Compare name the rows of one side only (each not comparable).
+ONE_SIDE = "more on one side only (not comparable)"
+
+
+def pair_counts(result: GateResult, every_outcome: bool = True) -> str:
+    """The rows of ``result`` counted as the CLI's headline and Compare's caption say them,
+    in the same words (session 23's fresh user read "12 not comparable" in the CLI, "6 ... not
+    comparable. 6 more on one side only." on the page): ``"6 matching annotation × config
+    pairs: 0 regressed, ..., 6 not comparable (allowed slowdown 3 %). 6 more on one side only
+    (not comparable)."`` The pairs are the rows both jobs hold; ``every_outcome``: each
+    outcome counted, 0 too (a CI log greps them), else only those present (the page)."""
+    rows = result.rows
+    both = rows[rows[BASELINE + C.RUNS].notna() & rows[CANDIDATE + C.RUNS].notna()] \
+        if len(rows) else rows
+    found: dict[str, int] = {str(k): int(n) for k, n in both[OUTCOME].value_counts().items()} \
+        if len(both) else {}
+    counts = ", ".join(f"{found.get(o.value, 0)} {o}" for o in Outcome
+                       if every_outcome or o.value in found)
+    said = (f"{number_text.counted(len(both), 'matching annotation × config pair')}: "
+            f"{counts or 'none'} (allowed slowdown {result.options.max_slowdown_pct:g} %).")
+    one_side = len(rows) - len(both)
+    return said + (f" {one_side:,} {ONE_SIDE}." if one_side else "")
 
 
 def not_comparable(result: GateResult) -> str:
@@ -207,7 +230,7 @@ JUNIT_ELEMENT = {Outcome.REGRESSED.value: "failure", Outcome.NOT_COMPARABLE.valu
 def junit_xml(result: GateResult) -> str:
     """The JUnit XML document (module docstring) as a string."""
     if result.rows.empty:
-        return junit.error_document(f"{headline(result)}: no region x config in both bundles",
+        return junit.error_document(f"{headline(result)} No region x config in both bundles.",
                                     "not judged")
     return junit.document([
         junit.Case(f"gate.{result.candidate}", f"{r[C.ANNOTATION]} {r[CONFIG_LABEL]}",

@@ -181,8 +181,25 @@ def test_the_table_shows_the_value_and_its_ci95_before_the_run_audit() -> None:
     shown = list(table_rows(frame).columns)
     audit = shown.index(F.RUN_AUDIT)
     assert shown[audit - len(VALUES_FIRST):audit] == list(VALUES_FIRST), shown
-    assert sorted(shown) == sorted(frame.columns)
-    rest = [c for c in frame.columns if c not in VALUES_FIRST]
+    # one parameter: each series is its annotation, so the table leaves Series to the CSV
+    assert list(frame[F.SERIES]) == list(frame["Annotation"])
+    kept = [c for c in frame.columns if c != F.SERIES]
+    assert sorted(shown) == sorted(kept)
+    rest = [c for c in kept if c not in VALUES_FIRST]
     assert [c for c in shown if c not in VALUES_FIRST] == rest
     plain = frame.drop(columns=F.RUN_AUDIT)
-    assert list(table_rows(plain).columns) == list(plain.columns)
+    assert list(table_rows(plain).columns) == kept[:kept.index(F.RUN_AUDIT)] + kept[
+        kept.index(F.RUN_AUDIT) + 1:]
+
+
+def test_the_table_shows_series_only_where_it_differs_from_the_annotation() -> None:
+    """Session 23's fresh user: a one-parameter job's table had Annotation and Series columns
+    of the same values. A job whose other parameters split the lines keeps its Series."""
+    from app.core import frame_columns as F
+    from app.core.figures.sweep import table_rows
+    from tests.scenarios import SCENARIOS
+
+    one = sweep_frame(load_bundle(SCENARIOS / "h200-cupti-stability"), SweepOptions())
+    assert F.SERIES in one and F.SERIES not in table_rows(one)
+    split = one.assign(**{F.SERIES: one["Annotation"] + " · block_size=128"})
+    assert list(table_rows(split)[F.SERIES]) == list(split[F.SERIES])

@@ -77,3 +77,29 @@ def test_side_label_from_spec_then_manifest() -> None:
     no_spec = dataclasses.replace(side, manifest={"label": " from manifest "})
     assert no_spec.label == "from manifest"
     assert dataclasses.replace(side, manifest={}).label == ""
+
+
+def test_the_cli_counts_the_pairs_and_the_one_sided_rows_apart(result: GateResult) -> None:
+    """Session 23's fresh user: the CLI said "12 not comparable" where Compare said "6 ... not
+    comparable. 6 more on one side only." for one pair. Both say :func:`report.pair_counts`:
+    the pairs both jobs hold by outcome, then the rows of one side apart."""
+    from profiling_worker.bundle.gate.judge import CANDIDATE, OUTCOME
+    from profiling_worker.bundle.gate.verdict import Outcome
+    from profiling_worker.bundle.schema import columns as C
+
+    rows = result.rows.copy()
+    rows.loc[rows.index[0], CANDIDATE + C.RUNS] = float("nan")  # in the baseline only
+    rows.loc[rows.index[0], OUTCOME] = Outcome.NOT_COMPARABLE.value
+    one_sided = dataclasses.replace(result, rows=rows)
+    both = len(rows) - 1
+    line = report.headline(one_sided)
+    assert line.endswith(report.pair_counts(one_sided))
+    assert f"{both} matching annotation × config pairs: " in line
+    assert f"1 {report.ONE_SIDE}." in line
+    said = {o.value: int((rows[OUTCOME].iloc[1:] == o.value).sum()) for o in Outcome}
+    assert all(f"{n} {o}" in line for o, n in said.items())  # the pairs' outcomes alone
+    # the page's: the same words and counts, the outcomes present only
+    page = report.pair_counts(one_sided, every_outcome=False)
+    assert page.startswith(f"{both} matching annotation × config pairs: ")
+    assert page.endswith(f"1 {report.ONE_SIDE}.")
+    assert not any(f"{sep} 0 {o}" in page for sep in (":", ",") for o in Outcome), page
