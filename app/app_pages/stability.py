@@ -51,8 +51,7 @@ time_unit = (time_unit_control.ahead(later, PAGE) if derived.is_time(metric)
 def draw_controls() -> None:
     """The metric and the time unit, into their columns, at the values the chart read."""
     cols[0].selectbox("Metric", metrics, key=METRIC,
-                      format_func=lambda m: metric_roles.readable(bundle.manifest, m,
-                                                                  units.get(m, "")))
+                      format_func=metric_roles.picker(bundle.manifest, units))
     time_unit_control.control(cols[1], PAGE, derived.is_time(metric), units.get(metric, ""))
     later.confirm()
 
@@ -103,7 +102,7 @@ if runs.empty:
             "aggregated values).")
 else:
     label = ("Duration" if derived.is_time(metric) and metric not in metric_roles.roles(
-        bundle.manifest) else metric_roles.label(bundle.manifest, metric))
+        bundle.manifest) else metric_roles.chart_words(bundle.manifest, metric))
     fig = cached.figure(build_runs_figure, runs, label, bundle.host_timer)
     analysis.figure_panel(fig, runs, key=state.key(PAGE, "runs"),
                           filename=f"{bundle.job_id}-stability-runs.csv",

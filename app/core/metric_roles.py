@@ -5,6 +5,7 @@ the tables give it (none for such a derived metric: never the text "None")."""
 
 from __future__ import annotations
 
+from collections.abc import Callable, Mapping
 from typing import TYPE_CHECKING, Any
 
 import pandas as pd
@@ -76,6 +77,25 @@ def readable(manifest: dict[str, Any], metric: str, unit: str = "") -> str:
         return with_unit(manifest, metric, unit)
     shown = "" if metric in C.DURATION_METRICS else unit_text(unit)
     return f"{words}{f' [{shown}]' if shown else ''} ({metric})"
+
+
+def picker(manifest: dict[str, Any], metric_units: Mapping[str, str]
+           ) -> Callable[[str], str]:
+    """The ``format_func`` of every metric picker (Size sweep, Stability, Compare):
+    :func:`readable` with each metric's unit from ``metric_units`` (:func:`units`), so one
+    metric reads the same on each page (a fresh user of session 23 read "SM throughput [%]",
+    "SM throughput" and, for the durations, "Durations (...)" on three pages)."""
+    return lambda metric: readable(manifest, metric, metric_units.get(metric, ""))
+
+
+def chart_words(manifest: dict[str, Any], metric: str) -> str:
+    """A metric as a chart's title and axis name it, its unit beside it: its words
+    (:data:`M.WORDS`: ``SM clock rate``), else :func:`label` (``compute_tflops (derived)``,
+    or the raw name of a metric without words). A fresh user read
+    ``gpc__cycles_elapsed.avg.per_second per run`` where the picker said ``SM clock rate``."""
+    if metric in M.WORDS and metric not in roles(manifest):  # an imported role says more
+        return M.WORDS[metric]
+    return label(manifest, metric)
 
 
 def roles(manifest: dict[str, Any]) -> dict[str, dict[str, Any]]:
