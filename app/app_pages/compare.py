@@ -241,7 +241,8 @@ if not frame.empty and set(frame[F.VERDICT]) == {Outcome.NOT_COMPARABLE.value}:
     title = f"No verdict, every pair not comparable: {title}"  # ratios, not a judgement
 fig = build_compare_figure(frame, title, baseline.host_timer or candidate.host_timer)
 # the table and CSV in µs as Size sweep and Stability (the frame keeps ns for the report)
-analysis.figure_panel(fig, compare_table(frame, DEFAULT_TIME_UNIT), key=PAGE,
+analysis.figure_panel(fig, metric_roles.with_words(compare_table(frame, DEFAULT_TIME_UNIT),
+                                                   manifest), key=PAGE,
                       filename=f"compare-{candidate_id}-vs-{baseline_id}.csv",
                       note=figures_common.open_end_note(fig) or None)  # unbounded CI95s, named
 share.comparison_button(baseline, candidate, float(max_slowdown), metric)

@@ -67,7 +67,8 @@ except MissingData as exc:
 # their place after it, so that the chart's message goes first (they were 20 elements before it
 # on the matmul sweep, which the browser rendered before drawing the chart: issue 40).
 above_chart = st.container()
-analysis.figure_panel(cached.figure(build_stability_figure, summary, bundle.host_timer), summary,
+analysis.figure_panel(cached.figure(build_stability_figure, summary, bundle.host_timer),
+                      metric_roles.with_words(summary, bundle.manifest),
                       key=PAGE, filename=f"{bundle.job_id}-stability.csv")
 draw_controls()
 with above_chart:

@@ -43,6 +43,9 @@ def test_one_picker_format_and_the_chart_words() -> None:
     assert shown(M.SM_PCT) == metric_roles.readable({}, M.SM_PCT, "%")
     assert "[%]" in shown(M.SM_PCT) and M.WORDS[M.SM_PCT] in shown(M.SM_PCT)
     assert shown(M.GPU_TIME) == metric_roles.readable({}, M.GPU_TIME)  # no [ns]: time unit
+    clock = metric_roles.picker({}, {M.GPC_HZ: "Hz"})(M.GPC_HZ)
+    assert clock == metric_roles.readable({}, M.GPC_HZ, shown_unit("Hz")[0]) != \
+        metric_roles.readable({}, M.GPC_HZ, "Hz")  # in the unit the chart and table use
     assert metric_roles.chart_words({}, M.GPC_HZ) == M.WORDS[M.GPC_HZ]
     assert metric_roles.chart_words({}, "my_counter") == "my_counter"
     imported = {"metric_roles": {"compute_tflops": {"role": "derived"}}}
@@ -67,3 +70,14 @@ def test_compare_table_is_in_the_pages_time_unit_at_full_precision() -> None:
     assert not [r for r in table[gate.REASON] if " ns" in r]
     assert frame[C.UNIT].iloc[0] == "ns"  # the frame itself keeps ns (report, agent door)
     assert compare_table(frame, "ns")[F.BASELINE_AVG].tolist() == frame[F.BASELINE_AVG].tolist()
+
+
+def test_with_words_names_each_metric_beside_its_raw_name() -> None:
+    frame = pd.DataFrame({C.ANNOTATION: ["a", "a"], C.METRIC: [M.HOST_TIME, "my_counter"],
+                          C.AVG: [1.0, 2.0]})
+    out = metric_roles.with_words(frame, {})
+    assert list(out.columns) == [C.ANNOTATION, C.METRIC, F.METRIC_WORDS, C.AVG]
+    assert out[C.METRIC].tolist() == frame[C.METRIC].tolist()  # the key stays
+    assert out[F.METRIC_WORDS].tolist() == [M.WORDS[M.HOST_TIME], "my_counter"]
+    assert metric_roles.with_words(frame.drop(columns=C.METRIC), {}).equals(
+        frame.drop(columns=C.METRIC))
