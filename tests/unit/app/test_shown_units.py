@@ -81,3 +81,19 @@ def test_with_words_names_each_metric_beside_its_raw_name() -> None:
     assert out[F.METRIC_WORDS].tolist() == [M.WORDS[M.HOST_TIME], "my_counter"]
     assert metric_roles.with_words(frame.drop(columns=C.METRIC), {}).equals(
         frame.drop(columns=C.METRIC))
+
+
+def test_a_deep_dive_section_reads_in_the_pages_units() -> None:
+    """A section's GPU time in µs and SM clock in MHz, as the other pages; a % row, a text
+    value and a frame without Metric / Value / Unit unchanged."""
+    frame = pd.DataFrame({C.METRIC: [M.GPU_TIME, M.GPC_HZ, M.SM_PCT, "launch__func_cache"],
+                          C.VALUE: [17_242.0, 1.98e9, 55.5, "none"],
+                          C.UNIT: ["ns", "Hz", "%", ""]})
+    out = derived.rows_in_shown_units(frame)
+    assert out[C.UNIT].tolist() == [derived.DEFAULT_TIME_UNIT, shown_unit("Hz")[0], "%", ""]
+    size = numbers.TIME_UNITS[derived.DEFAULT_TIME_UNIT]
+    assert out[C.VALUE].tolist()[:3] == pytest.approx([17_242.0 / size, 1980.0, 55.5])
+    assert out[C.VALUE].iloc[3] == "none"
+    assert frame[C.UNIT].tolist() == ["ns", "Hz", "%", ""]  # a copy
+    plain = pd.DataFrame({"source": ["a.cu"], C.VALUE: [1.0]})
+    assert derived.rows_in_shown_units(plain) is plain
