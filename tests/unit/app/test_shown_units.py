@@ -97,3 +97,16 @@ def test_a_deep_dive_section_reads_in_the_pages_units() -> None:
     assert frame[C.UNIT].tolist() == ["ns", "Hz", "%", ""]  # a copy
     plain = pd.DataFrame({"source": ["a.cu"], C.VALUE: [1.0]})
     assert derived.rows_in_shown_units(plain) is plain
+
+
+def test_the_comparison_reports_ratio_table_is_the_pages() -> None:
+    """The report's Candidate / baseline table is Compare's table: µs, the Reason's evidence
+    in µs, the metric's words (its gate table stays as CI's gate writes it)."""
+    import re
+
+    from app.core.share.build import comparison_report
+
+    html = comparison_report(bundled("h200-cupti-gate-base"), bundled("h200-cupti-timeline"))
+    unit = re.escape(derived.DEFAULT_TIME_UNIT)
+    assert F.METRIC_WORDS in html and f">{derived.DEFAULT_TIME_UNIT}<" in html
+    assert re.search(rf"\d vs [\d,.]+ {unit}\)", html)
