@@ -71,6 +71,17 @@ SIDEBAR_LIST_CSS = ("<style>body:has([data-testid='stSidebar'] [role='combobox']
                     "[aria-expanded='true']) [data-testid='stSelectboxVirtualDropdown']"
                     "{width:min(36rem,calc(100vw - 3rem))!important}</style>")
 
+#: The metric pickers (Size sweep, Stability, Compare: metric_roles.picker) cut their long
+#: options at 1400 px ("SM throughput [%] (sm__throughput.avg.pct_of_peak_sustained…",
+#: session 23's fresh user): their open list is as wide as its longest option up to 40rem,
+#: within the window right of the sidebar; the box stays as it is.
+METRIC_PICKERS = ("sweep-metric", "stability-metric", "compare-metric")
+METRIC_LIST_CSS = ("<style>body:has(:is("
+                   + ",".join(f".st-key-{key}" for key in METRIC_PICKERS)
+                   + ") [role='combobox'][aria-expanded='true']) "
+                   "[data-testid='stSelectboxVirtualDropdown']"
+                   "{width:min(40rem,calc(100vw - 22rem))!important}</style>")
+
 
 def run() -> None:
     """Draw the app frame and the selected page."""
@@ -89,7 +100,7 @@ def run() -> None:
 
     st.set_page_config(page_title="Kernel profiler", page_icon=str(ICON), layout="wide")
     # the plotly chunk: loaded by app/streamlit_patches/page_shell.py
-    st.html(TOP_CSS + NARROW_CSS + SIDEBAR_LIST_CSS)
+    st.html(TOP_CSS + NARROW_CSS + SIDEBAR_LIST_CSS + METRIC_LIST_CSS)
     report = cached.env_report()
     gpu_here = worker_client.gpu_backend_available(report)
     by_section = navigation.pages()

@@ -14,10 +14,11 @@ from profiling_worker.bundle.schema import interval_words as W
 from app.core.figures import common as figures_common
 from app.core.figures.compare import build_compare_figure
 from app.core import metric_roles, preflight
+from app.core.derived import DEFAULT_TIME_UNIT
 from app.core.views import energy as energy_view
 from app.core.metrics import MissingData, available_metrics
 from app.core.views.compare import (CompareOptions, JobSummary, candidates, caveated_pairs,
-                                    compare_frame,
+                                    compare_frame, compare_table,
                                     ALIKE_MEANS, MOST_ALIKE, REFUSED_GROUPS, gate_refusals,
                                     gate_result,
                                     NOT_SHOWN_WHY, comparable_job, default_pair, is_partial,
@@ -202,7 +203,7 @@ manifest = baseline.manifest  # the lambda below reads it after the page's check
 # never None (the options are not empty); the fallback says so to the type check
 metric = criteria[0].selectbox("Metric", common or [baseline.duration_metric],
                            key=state.key(PAGE, "metric"),
-                           format_func=lambda m: metric_roles.readable(manifest, m)
+                           format_func=metric_roles.picker(manifest, metric_roles.units(baseline))
                            ) or baseline.duration_metric
 if baseline.host_timer != candidate.host_timer:
     st.warning("One job measured host wall-clock (cpu backend), the other GPU time: the ratio "
@@ -238,7 +239,9 @@ title = f"{candidate_id} / {baseline_id}: {metric_roles.readable(baseline.manife
 if not frame.empty and set(frame[F.VERDICT]) == {Outcome.NOT_COMPARABLE.value}:
     title = f"No verdict, every pair not comparable: {title}"  # ratios, not a judgement
 fig = build_compare_figure(frame, title, baseline.host_timer or candidate.host_timer)
-analysis.figure_panel(fig, frame, key=PAGE,
+# the table and CSV in µs as Size sweep and Stability (the frame keeps ns for the report)
+analysis.figure_panel(fig, metric_roles.with_words(compare_table(frame, DEFAULT_TIME_UNIT),
+                                                   manifest), key=PAGE,
                       filename=f"compare-{candidate_id}-vs-{baseline_id}.csv",
                       note=figures_common.open_end_note(fig) or None)  # unbounded CI95s, named
 share.comparison_button(baseline, candidate, float(max_slowdown), metric)

@@ -7,7 +7,7 @@ import streamlit as st
 from profiling_worker.bundle.number_text import counted
 from profiling_worker.bundle.schema import backends as B, metrics as M
 
-from app.core import metric_roles, numbers
+from app.core import derived, metric_roles, numbers
 from app.core.bundle_files import explains_launches
 from app.core.figures.deep_dive import build_bars
 from app.core.markdown import code, esc
@@ -80,8 +80,10 @@ def _panel(panel: D.Panel, key: str) -> None:
     """The section's table and its CSV (named by job, launch and section), or what is missing."""
     if panel.missing:
         st.info(panel.missing, icon=":material/visibility_off:")
-    if not panel.frame.empty:
-        panels.table_with_csv(panel.frame, state.key(PAGE, key),
+    if not panel.frame.empty:  # in the units and words the other pages use (µs, MHz)
+        shown = metric_roles.with_words(derived.rows_in_shown_units(panel.frame),
+                                        bundle.manifest)
+        panels.table_with_csv(shown, state.key(PAGE, key),
                               f"{bundle.job_id}-deep-dive-launch-{launch}-{key}.csv")
 
 

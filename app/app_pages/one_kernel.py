@@ -5,7 +5,7 @@ import streamlit as st
 from profiling_worker.bundle.schema import columns as C, intervals, plausibility as P
 from profiling_worker.bundle.schema import interval_words as W
 
-from app.core import derived, numbers
+from app.core import derived, metric_roles, numbers
 from app.core.markdown import visible
 from app.core.figures.one_kernel import build_one_kernel_figure, chart_title
 from app.core.metrics import MissingData, available_metrics
@@ -155,7 +155,8 @@ else:
     st.caption("Kernel names: this job has no per-launch table.")
 
 st.subheader("Every value of this annotation × config")
-panels.table(frame, key=state.key(PAGE, "table"))
+every = metric_roles.with_words(frame, bundle.manifest)  # the words beside each raw name
+panels.table(every, key=state.key(PAGE, "table"))
 panels.cut_bounds_note(bundle, frame[C.METRIC].unique() if C.METRIC in frame else ())
-panels.download_csv(frame, key=state.key(PAGE, "csv"),
+panels.download_csv(every, key=state.key(PAGE, "csv"),
                     filename=f"{bundle.job_id}-{annotation}-config{config}.csv")

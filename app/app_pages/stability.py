@@ -51,8 +51,7 @@ time_unit = (time_unit_control.ahead(later, PAGE) if derived.is_time(metric)
 def draw_controls() -> None:
     """The metric and the time unit, into their columns, at the values the chart read."""
     cols[0].selectbox("Metric", metrics, key=METRIC,
-                      format_func=lambda m: metric_roles.readable(bundle.manifest, m,
-                                                                  units.get(m, "")))
+                      format_func=metric_roles.picker(bundle.manifest, units))
     time_unit_control.control(cols[1], PAGE, derived.is_time(metric), units.get(metric, ""))
     later.confirm()
 
@@ -68,7 +67,8 @@ except MissingData as exc:
 # their place after it, so that the chart's message goes first (they were 20 elements before it
 # on the matmul sweep, which the browser rendered before drawing the chart: issue 40).
 above_chart = st.container()
-analysis.figure_panel(cached.figure(build_stability_figure, summary, bundle.host_timer), summary,
+analysis.figure_panel(cached.figure(build_stability_figure, summary, bundle.host_timer),
+                      metric_roles.with_words(summary, bundle.manifest),
                       key=PAGE, filename=f"{bundle.job_id}-stability.csv")
 draw_controls()
 with above_chart:
@@ -103,7 +103,7 @@ if runs.empty:
             "aggregated values).")
 else:
     label = ("Duration" if derived.is_time(metric) and metric not in metric_roles.roles(
-        bundle.manifest) else metric_roles.label(bundle.manifest, metric))
+        bundle.manifest) else metric_roles.chart_words(bundle.manifest, metric))
     fig = cached.figure(build_runs_figure, runs, label, bundle.host_timer)
     analysis.figure_panel(fig, runs, key=state.key(PAGE, "runs"),
                           filename=f"{bundle.job_id}-stability-runs.csv",

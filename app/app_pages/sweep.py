@@ -39,14 +39,6 @@ SHORT = {derived.TIME: "Time", derived.TFLOPS: rates[derived.TFLOPS],
          derived.GBPS: f"Analytic {rates[derived.GBPS]}"}
 
 
-def metric_label(m: str) -> str:
-    """A y-axis choice: the durations (the Quantity below derives from them) or a metric with
-    its role and unit (``compute_tflops (derived)``, ``dram__bytes.sum [byte]``)."""
-    if m == bundle.duration_metric:
-        return f"Durations ({m}): time, {rates[derived.TFLOPS]} or {rates[derived.GBPS]} below"
-    return metric_roles.readable(bundle.manifest, m, units.get(m, ""))
-
-
 if not metrics:  # queued, running, cancelled or failed: no control would act on anything
     analysis.no_values(bundle, bundle.duration_metric)
 #: The controls stand here, but are drawn after the chart, which reads their values first
@@ -93,12 +85,13 @@ def draw_controls() -> tuple[DeltaGenerator, DeltaGenerator]:
                           vertical_alignment="bottom") if any(pickers) else [])
         if offers_metric:
             top[0].selectbox(
-                "Y axis: metric", metrics, key=METRIC, format_func=metric_label,
-                help="The job's metrics, each in its own unit as the tables give it. The "
-                     "durations are drawn as the Quantity below (time, or throughput from the "
-                     "kernel catalog's FLOP and byte counts); any other metric (an ncu counter, "
-                     "an imported derived metric such as nsight-python's compute_tflops) as it "
-                     "is.")
+                "Y axis: metric", metrics, key=METRIC,
+                format_func=metric_roles.picker(bundle.manifest, units),
+                help="The job's metrics, each in its own unit as the tables give it (a clock "
+                     "in MHz). The durations are drawn as the Quantity below (time, or "
+                     "throughput from the kernel catalog's FLOP and byte counts); any other "
+                     "metric (an ncu counter, an imported derived metric such as "
+                     "nsight-python's compute_tflops) as it is.")
         if pickers[1]:
             top[-2].selectbox(
                 "X axis", choices, key=X_AXIS,

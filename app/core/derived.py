@@ -17,6 +17,7 @@ still drawn where single runs are shown.
 from __future__ import annotations
 
 import math
+from collections.abc import Iterable
 
 import numpy as np
 import pandas as pd
@@ -98,6 +99,42 @@ def is_time(metric: str) -> bool:
     return metric in C.DURATION_METRICS
 
 
+def shown_scale(units: Iterable[object]) -> tuple[float, str | None]:
+    """The divisor and unit that show values of one metric that is not a duration, in
+    ``units`` (each row's, as the tables give them), in the unit a person reads
+    (:func:`~profiling_worker.bundle.number_text.shown_unit`: an SM clock in Hz in MHz, as the
+    run audit's sentences); (1.0, None) where the rows' units differ or none reads otherwise."""
+    distinct = {metric_roles.unit_text(u) for u in units}
+    if len(distinct) != 1:
+        return 1.0, None
+    unit, divisor = number_text.shown_unit(distinct.pop())
+    return (divisor, unit) if divisor != 1.0 else (1.0, None)
+
+
+def rows_in_shown_units(frame: pd.DataFrame, time_unit: str = DEFAULT_TIME_UNIT
+                        ) -> pd.DataFrame:
+    """A Metric / Value / Unit table (a deep dive section's; a copy) with each row in the unit
+    the other pages show it in: a duration in ns in ``time_unit``, a clock in Hz in MHz
+    (:func:`~profiling_worker.bundle.number_text.shown_unit`); other rows, and a frame without
+    those columns, unchanged. A value that is not a number stays as it is.
+
+    Raises:
+        KeyError: ``time_unit`` is none of :data:`TIME_UNITS`.
+    """
+    if frame.empty or not {C.METRIC, C.VALUE, C.UNIT} <= set(frame.columns):
+        return frame
+    values, units = list(frame[C.VALUE]), list(frame[C.UNIT])
+    for i, metric in enumerate(frame[C.METRIC]):
+        text = metric_roles.unit_text(units[i])
+        shown, divisor = ((time_unit, TIME_UNITS[time_unit])
+                          if is_time(str(metric)) and text == "ns"
+                          else number_text.shown_unit(text))
+        number = pd.to_numeric(values[i], errors="coerce")
+        if divisor != 1.0 and pd.notna(number):
+            values[i], units[i] = float(number) / divisor, shown
+    return frame.assign(**{C.VALUE: values, C.UNIT: units})
+
+
 def per_run_metric(runs: pd.DataFrame, metric: str, time_unit: str = "µs") -> pd.DataFrame:
     """One value of the job's ``metric`` per Annotation x Config x Run, as the tables hold it:
     a duration metric in ``time_unit``, any other (an ncu counter, an imported derived metric
@@ -123,7 +160,9 @@ def per_run_metric(runs: pd.DataFrame, metric: str, time_unit: str = "µs") -> p
         out[C.VALUE] = out[C.VALUE] / TIME_UNITS[time_unit]
         out[C.UNIT] = time_unit
     else:
-        out[C.UNIT] = [metric_roles.unit_text(u) for u in units]
+        divisor, shown = shown_scale(units.unique())
+        out[C.VALUE] = out[C.VALUE] / divisor
+        out[C.UNIT] = shown or [metric_roles.unit_text(u) for u in units]
     return out.reset_index(drop=True)
 
 

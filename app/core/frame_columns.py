@@ -13,6 +13,9 @@ from __future__ import annotations
 from profiling_worker.bundle.schema import columns as C
 
 # Shared by every view.
+#: A table's metric in words (``SM clock rate``) beside its Metric column, the raw name, which
+#: stays the key (a fresh user of session 23 read ``host__time_duration.sum`` alone).
+METRIC_WORDS = "MetricWords"
 CONFIG_LABEL = C.CONFIG_LABEL  # "n=512" label of a config's parameters (the gate writes it too)
 ITEM = "Item"  # row name of a two-column Item / Value listing (environment, report summary)
 LAUNCHES = C.LAUNCHES

@@ -5,12 +5,16 @@ the tables give it (none for such a derived metric: never the text "None")."""
 
 from __future__ import annotations
 
+from collections.abc import Callable, Mapping
 from typing import TYPE_CHECKING, Any
 
 import pandas as pd
 
+from profiling_worker.bundle.number_text import shown_unit
 from profiling_worker.bundle.schema import columns as C, metrics as M
 from profiling_worker.bundle.schema.manifest import METRIC_ROLES_KEY
+
+from app.core import frame_columns as F
 
 if TYPE_CHECKING:
     from profiling_worker.bundle.loader import Bundle
@@ -76,6 +80,41 @@ def readable(manifest: dict[str, Any], metric: str, unit: str = "") -> str:
         return with_unit(manifest, metric, unit)
     shown = "" if metric in C.DURATION_METRICS else unit_text(unit)
     return f"{words}{f' [{shown}]' if shown else ''} ({metric})"
+
+
+def picker(manifest: dict[str, Any], metric_units: Mapping[str, str]
+           ) -> Callable[[str], str]:
+    """The ``format_func`` of every metric picker (Size sweep, Stability, Compare):
+    :func:`readable` with each metric's unit from ``metric_units`` (:func:`units`), so one
+    metric reads the same on each page (a fresh user of session 23 read "SM throughput [%]",
+    "SM throughput" and, for the durations, "Durations (...)" on three pages); a unit in the
+    one the values are shown in (:func:`~profiling_worker.bundle.number_text.shown_unit`:
+    ``SM clock rate [MHz]``)."""
+    return lambda metric: readable(manifest, metric,
+                                   shown_unit(unit_text(metric_units.get(metric, "")))[0])
+
+
+def chart_words(manifest: dict[str, Any], metric: str) -> str:
+    """A metric as a chart's title and axis name it, its unit beside it: its words
+    (:data:`M.WORDS`: ``SM clock rate``), else :func:`label` (``compute_tflops (derived)``,
+    or the raw name of a metric without words). A fresh user read
+    ``gpc__cycles_elapsed.avg.per_second per run`` where the picker said ``SM clock rate``."""
+    if metric in M.WORDS and metric not in roles(manifest):  # an imported role says more
+        return M.WORDS[metric]
+    return label(manifest, metric)
+
+
+def with_words(frame: pd.DataFrame, manifest: dict[str, Any], column: str = F.METRIC_WORDS
+               ) -> pd.DataFrame:
+    """``frame`` (a copy) with ``column`` right after its Metric column: each metric's
+    :func:`chart_words`, so a table names it as its chart and picker do while the raw name
+    stays the key; ``frame`` itself where it has no Metric column or already has ``column``."""
+    if C.METRIC not in frame or column in frame:
+        return frame
+    out = frame.copy()
+    named = {m: chart_words(manifest, str(m)) for m in out[C.METRIC].unique()}
+    out.insert(list(out.columns).index(C.METRIC) + 1, column, out[C.METRIC].map(named))
+    return out
 
 
 def roles(manifest: dict[str, Any]) -> dict[str, dict[str, Any]]:

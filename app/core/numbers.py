@@ -19,7 +19,8 @@ from profiling_worker.bundle.gate.judge import DETECTABLE_PCT
 # fmt lives beside the worker's gate summaries, which write numbers with it too
 from profiling_worker.bundle.number_text import (MAX_DECIMALS as _MAX_DECIMALS,
                                                  SIG_DIGITS as SIG_DIGITS, counted as counted,
-                                                 fmt as fmt, TIME_UNITS as TIME_UNITS)
+                                                 fmt as fmt, TIME_UNITS as TIME_UNITS,
+                                                 shown_unit as shown_unit)
 from profiling_worker.bundle.schema import columns as C
 
 #: A column whose median is below this is written in exponent form (1.334e-07).

@@ -9,6 +9,8 @@ from typing import Any
 
 import streamlit as st
 
+from profiling_worker.bundle.number_text import shown_unit
+
 from app.core import derived
 from app.core.markdown import esc
 from app.ui import state
@@ -25,8 +27,11 @@ def kept_key(page: str) -> str:
 
 
 def unit_note(unit: str) -> str:
-    """What stands in place of the control: ``Unit: TFLOP/s`` or that the values have none."""
-    return f"Unit: {esc(unit)}" if unit else "Unit: none (the file gives this metric no unit)"
+    """What stands in place of the control: ``Unit: TFLOP/s`` or that the values have none;
+    a unit the tables give in Hz as the values are shown, in MHz
+    (:func:`~profiling_worker.bundle.number_text.shown_unit`)."""
+    shown = shown_unit(unit)[0]
+    return f"Unit: {esc(shown)}" if shown else "Unit: none (the file gives this metric no unit)"
 
 
 def control(where: Any, page: str, applies: bool, unit: str = "") -> str:

@@ -17,6 +17,19 @@ MAX_DECIMALS = 6
 TIME_UNITS = {"ns": 1.0, "µs": 1e3, "ms": 1e6}
 #: The units a fitted time may take: :data:`TIME_UNITS` and seconds.
 _FITTING_UNITS = {**TIME_UNITS, "s": 1e9}
+#: A unit the tables give -> the unit a person reads it in and its size in the tables' unit
+#: (divide a value by it): an SM clock in Hz reads "1,979 MHz", as the run audit writes it,
+#: never "1,979,203,821 Hz" (a fresh user of session 23 read both on one Stability page).
+SHOWN_UNITS = {"Hz": ("MHz", 1e6)}
+#: Hz in a MHz: the clocks' unit in every sentence and column named ...MHz.
+HZ_PER_MHZ = SHOWN_UNITS["Hz"][1]
+
+
+def shown_unit(unit: str) -> tuple[str, float]:
+    """The unit a value in ``unit`` is shown in and the divisor to it (:data:`SHOWN_UNITS`):
+    "Hz" -> ("MHz", 1e6); any other unit (a duration's ns included: the pages' time-unit
+    control chooses that) -> (``unit``, 1.0)."""
+    return SHOWN_UNITS.get(unit, (unit, 1.0))
 
 
 def counted(count: int, noun: str, plural: str = "") -> str:

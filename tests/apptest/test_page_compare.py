@@ -6,6 +6,8 @@ from pathlib import Path
 
 from apptest_helpers import plotly_specs, texts, unescape
 from app.core import metric_roles
+from app.core.derived import DEFAULT_TIME_UNIT
+from app.core import frame_columns as F
 from profiling_worker.bundle.schema import metrics as M
 from app.core.views.compare import MOST_ALIKE, named_job, none_alike_text, pair_line
 from tests.scenarios import SCENARIOS
@@ -318,6 +320,14 @@ def test_compare_says_the_caveats_and_the_runs_that_block_a_verdict(store, monke
     assert row["Verdict"] == "not comparable"
     assert row["Caveats"] == "power-capped runs"
     assert "not one population" in row["Reason"]
+    # in the pages' µs, the Reason's evidence too (session 23: 17,242 ns and "(23,895 vs
+    # 13,680 ns)" beside Size sweep's 17.2 µs)
+    assert set(frame["Unit"]) == {DEFAULT_TIME_UNIT}
+    assert DEFAULT_TIME_UNIT in row["Reason"] and " ns" not in " ".join(frame["Reason"])
+    assert frame["BaselineAvg"].between(1, 10_000).all()  # µs of a matmul, not ns
+    # the metric's words beside its raw name, the key (session 23: the raw name alone)
+    assert set(frame["Metric"]) == {M.GPU_TIME}
+    assert set(frame[F.METRIC_WORDS]) == {metric_roles.chart_words({}, M.GPU_TIME)}
     warnings = " ".join(unescape(w.value) for w in at.warning)
     assert "1 of 1 verdict carries caveats" in warnings
     assert "n=8192: not comparable (power-capped runs)" in warnings

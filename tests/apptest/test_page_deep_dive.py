@@ -243,3 +243,22 @@ def test_every_section_table_has_its_csv(store, monkeypatch, app) -> None:
     keys = {b.key for b in at.get("download_button")}
     for section in ("sol", "memory", "occupancy", "launch"):
         assert f"deep-dive-{section}-csv" in keys, sorted(keys)
+
+
+def test_section_tables_read_in_the_pages_units_and_words(store, monkeypatch, app) -> None:
+    """Session 23: one unit and one name for a quantity on every page. The Speed of light
+    table gave the GPU time in ns and the SM clock in Hz, by raw name only, where Size sweep
+    and Stability say µs and the run audit MHz."""
+    from app.core import derived
+    from profiling_worker.bundle.number_text import shown_unit
+
+    monkeypatch.setenv("KPROF_BUNDLED_DIR", str(SCENARIOS))
+    at = app("deep_dive", query={"job": "h200-ncu-deepdive-fp16-4096"})
+    assert not at.exception, at.exception
+    sol = next(d.value for d in at.dataframe if "Metric" in d.value.columns
+               and M.GPC_HZ in set(d.value["Metric"]))
+    rows = sol.set_index("Metric")
+    assert rows.loc[M.GPU_TIME, "Unit"] == derived.DEFAULT_TIME_UNIT
+    assert rows.loc[M.GPC_HZ, "Unit"] == shown_unit("Hz")[0]
+    assert 100 < float(rows.loc[M.GPC_HZ, "Value"]) < 5000  # an H200's clock in MHz
+    assert rows.loc[M.GPC_HZ, "MetricWords"] == metric_roles.chart_words({}, M.GPC_HZ)

@@ -169,3 +169,18 @@ def test_a_big_jobs_audit_is_not_read_for_one_pair_and_it_says_so(store, monkeyp
     # measurements, not runs: the job panel counts a run once, whatever its regions
     assert ("this job's 6,000 measurements (runs × regions) are more than the 5,000"
             in unescape(said))
+
+
+def test_every_value_names_its_metric_in_words(store, monkeypatch, app) -> None:
+    """Session 23: tables named a metric by its raw name alone; the words beside it, the raw
+    name kept (the key)."""
+    from app.core import frame_columns as F, metric_roles
+    from tests.scenarios import SCENARIOS
+
+    monkeypatch.setenv("KPROF_BUNDLED_DIR", str(SCENARIOS))
+    at = app("one_kernel", query={"job": "h200-ncu-matmul-sweep"})
+    assert not at.exception, at.exception
+    table = next(d.value for d in at.dataframe if F.METRIC_WORDS in d.value.columns)
+    named = dict(zip(table["Metric"], table[F.METRIC_WORDS]))
+    assert named["gpu__time_duration.sum"] == metric_roles.chart_words({},
+                                                                       "gpu__time_duration.sum")

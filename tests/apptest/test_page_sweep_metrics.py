@@ -11,6 +11,9 @@ import pytest
 
 from apptest_helpers import plotly_specs, texts, trace_values
 from app.core import metric_roles
+from app.core.figures import theme
+from profiling_worker.bundle.number_text import shown_unit
+from profiling_worker.bundle.schema import metrics as M
 from tests.scenarios import REPO, SCENARIOS
 
 CASE_03 = REPO / "tests" / "fixtures" / "import_cases" / "03-derived-0.9.5"
@@ -80,8 +83,9 @@ def test_stability_time_unit_is_offered_for_durations_only(store, monkeypatch, a
     assert not at.exception, at.exception
     assert "stability-time-unit" not in _keys(at, "segmented_control")
     assert "Unit: byte" in texts(at)
-    assert plotly_specs(at)[1]["layout"]["yaxis"]["title"]["text"] == \
-        "dram__bytes_read.sum (byte)"
+    # the metric's words, as the picker names it, not its raw name (session 23)
+    assert plotly_specs(at)[1]["layout"]["yaxis"]["title"]["text"] == theme.axis_title(
+        metric_roles.chart_words({}, "dram__bytes_read.sum"), "byte")
     at.selectbox(key="stability-metric").set_value("gpu__time_duration.sum").run()
     assert at.segmented_control(key="stability-time-unit").value == "ms"  # kept meanwhile
     assert plotly_specs(at)[1]["layout"]["yaxis"]["title"]["text"] == "Duration (ms)"
@@ -99,10 +103,34 @@ def test_sweep_offers_the_jobs_other_metrics_with_units(store, monkeypatch, app)
     choice.set_value("dram__bytes_read.sum").run()
     assert not at.exception, at.exception
     (spec,) = plotly_specs(at)
-    assert spec["layout"]["yaxis"]["title"]["text"] == "dram__bytes_read.sum (byte)"
+    assert spec["layout"]["yaxis"]["title"]["text"] == theme.axis_title(
+        metric_roles.chart_words({}, "dram__bytes_read.sum"), "byte")
     assert set(at.dataframe[0].value["Unit"]) == {"byte"}
     assert at.segmented_control(key="sweep-quantity").proto.disabled
     assert "sweep-time-unit" not in _keys(at, "segmented_control")
+
+
+def test_stability_of_a_clock_reads_its_words_in_mhz(store, monkeypatch, app) -> None:
+    """Session 23: with the SM clock picked, the per-run chart read
+    "gpc__cycles_elapsed.avg.per_second per run", its axis "(Hz)" with ticks of 1,940,000,000
+    and the table 1,942,203,821 Hz, while the run audit's caption said 1,979 MHz."""
+    monkeypatch.setenv("KPROF_BUNDLED_DIR", str(SCENARIOS))
+    at = app("stability", query={"job": "h200-ncu-matmul-sweep"})
+    at.selectbox(key="stability-metric").set_value(M.GPC_HZ).run()
+    assert not at.exception, at.exception
+    unit, _divisor = shown_unit("Hz")
+    words = metric_roles.chart_words({}, M.GPC_HZ)
+    layout = plotly_specs(at)[1]["layout"]
+    assert layout["yaxis"]["title"]["text"] == theme.axis_title(words, unit)
+    assert layout["title"]["text"].startswith(f"{words} per run")
+    assert M.GPC_HZ not in json.dumps(layout)
+    assert f"Unit: {unit}" in texts(at)
+    for table in at.dataframe[:2]:  # the spread per config, the runs of one config
+        frame = table.value
+        assert set(frame["Unit"]) == {unit}
+        value = frame["AvgValue" if "AvgValue" in frame else "Value"]
+        assert value.between(100, 5000).all()  # an H200 clocks at 345 to 1,980 MHz
+    assert set(at.dataframe[0].value["MetricWords"]) == {words}  # beside the raw name
 
 
 def test_tiny_tflops_of_a_cpu_job_read_without_si_prefixes(seeded, app) -> None:

@@ -90,6 +90,24 @@ def test_job_box_entries_whole(small, bundled_app_server: AppServer,
     assert len(read) >= 5 and not problems, (len(read), problems)
 
 
+def test_metric_list_entries_whole(small, bundled_app_server: AppServer,
+                                  artifacts_dir: Path) -> None:  # type: ignore[no-untyped-def]
+    """Session 23: Stability's open Metric list cut its long options ("SM throughput [%]
+    (sm__throughput.avg.pct_of_peak_sustained…"). Each is shown whole, inside the window."""
+    open_app(small, f"{bundled_app_server.url}/stability", "?job=h200-ncu-matmul-sweep")
+    wait_for_elements(small)
+    box = get_by_key(small, "stability-metric").get_by_role("combobox")
+    open_list(box)
+    options = small.get_by_role("option")
+    expect(options.first).to_be_visible()
+    small.screenshot(path=str(_shots(artifacts_dir) / "metric-list.png"))
+    read = options.evaluate_all(READ_BOXES)
+    problems = [f"{o['text']!r}: {'cut' if o['cut'] else o}" for o in read
+                if o["cut"] or _outside(o, 0, WIDTH)]
+    assert len(read) >= 3 and not problems, (len(read), problems)
+    assert any("(sm__throughput" in o["text"] for o in read), read  # the long ones are there
+
+
 def test_sweep_table_shows_values_beside_names(small, bundled_app_server: AppServer,
                                                artifacts_dir: Path) -> None:  # type: ignore[no-untyped-def]
     """The Size sweep table's value and CI95 columns are in the table's sight, not scrolled out

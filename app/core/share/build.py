@@ -18,7 +18,8 @@ from app.core.share.analyses import analysis_sections, left_out
 from app.core.share.job import caption, job_colors, notes, provenance
 from app.core.share.launches import WorkerAnswers, deep_dive_section, rules_section
 from app.core.share.verdict import decision, judged, refused
-from app.core.views.compare import CompareOptions, caveated_pairs, compare_frame
+from app.core.views.compare import (CompareOptions, caveated_pairs, compare_frame,
+                                    compare_table)
 from app.core.views.run_audit import (AUDIT_ELSEWHERE, BADGE_PAIRS, SLOW_NAMED, SLOW_TABLE,
                                       audit_source, badge_frame, badges_summary, failed_rows,
                                       flagged_frame, job_evidence_text, said_above,
@@ -125,7 +126,8 @@ def _ratio_section(baseline: Bundle, candidate: Bundle, options: CompareOptions)
                            f"{'carries' if len(caveated) == 1 else 'carry'} caveats (column "
                            f"{gate.CAVEATS}; the Reason gives the evidence): "
                            + "; ".join(caveated), "warning"))
-    return section.add(H.figure(fig, "compare", job_colors(baseline)), H.table(frame),
+    shown = metric_roles.with_words(compare_table(frame), baseline.manifest)  # as the page's
+    return section.add(H.figure(fig, "compare", job_colors(baseline)), H.table(shown),
                        H.paragraph(f"RatioCI95 (and the gate's DiffCI95, the same interval "
                                    f"minus 1): {intervals.RATIO_METHOD}; inf: unbounded. "
                                    + W.line(W.RATIO, baseline.host_timer

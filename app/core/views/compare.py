@@ -39,6 +39,8 @@ from profiling_worker.bundle.schema.spec import JobSpec
 from profiling_worker.bundle.loader import Bundle
 from app.core.views.run_audit import audit_frame
 from profiling_worker.bundle.schema.bundle_spec import PartialSpec
+from app.core import derived, numbers
+from app.core.derived import DEFAULT_TIME_UNIT
 from app.core.metrics import MissingData, with_labels
 from app.core import frame_columns as F
 
@@ -190,6 +192,42 @@ _SIDE_COLUMNS = {
                                    F.CANDIDATE_CI95_UPPER, F.CANDIDATE_RSD, F.CANDIDATE_RUNS,
                                    F.CANDIDATE_UNIT))),
 }
+
+
+#: The compare frame's columns in the metric's unit: each side's mean, spread and CI95.
+VALUE_COLUMNS = tuple(cols[s] for cols in _SIDE_COLUMNS.values()
+                      for s in (C.AVG, C.STD, C.CI95_LOWER, C.CI95_UPPER))
+
+
+def compare_table(frame: pd.DataFrame, time_unit: str = DEFAULT_TIME_UNIT) -> pd.DataFrame:
+    """The Compare page's table and CSV of :func:`compare_frame` (a copy): a duration metric's
+    :data:`VALUE_COLUMNS` in ``time_unit`` (µs by default, as Size sweep and Stability show
+    them; a fresh user of session 23 read ``17,242`` ns there beside ``17.2 µs``) and the
+    Reason's durations in it (:func:`app.core.numbers.durations_in`); any other metric's in
+    the unit a person reads (:func:`app.core.derived.shown_scale`: Hz -> MHz). The Unit column
+    names the unit; the values are divided, never rounded, so the CSV keeps full precision.
+    :func:`compare_frame` itself keeps ns (the share report, the agent door).
+
+    Raises:
+        KeyError: ``time_unit`` is none of ns, µs, ms.
+    """
+    if frame.empty or C.UNIT not in frame:
+        return frame
+    out = frame.copy()
+    if set(out[C.METRIC]) <= set(C.DURATION_METRICS):
+        divisor, unit = numbers.TIME_UNITS[time_unit], time_unit
+        if gate.REASON in out:
+            out[gate.REASON] = numbers.durations_in_column(out[gate.REASON], time_unit)
+    else:
+        divisor, shown = derived.shown_scale(out[C.UNIT].unique())
+        if shown is None:  # as the file gives it (or rows in several units)
+            return out
+        unit = shown
+    for name in VALUE_COLUMNS:
+        if name in out:
+            out[name] = out[name].astype(float) / divisor
+    out[C.UNIT] = unit
+    return out
 
 
 def caveated_pairs(frame: pd.DataFrame) -> list[str]:

@@ -12,6 +12,7 @@ from dataclasses import dataclass
 
 import pandas as pd
 
+from profiling_worker.bundle.number_text import shown_unit
 from profiling_worker.bundle.schema import columns as C, intervals
 
 from app.core import derived
@@ -155,7 +156,8 @@ def one_kernel_frame(bundle: Bundle, options: OneKernelOptions) -> pd.DataFrame:
     rows = [_scaled(mine, options.time_unit)]
     if (mine[C.METRIC] == GPC_HZ).any():
         clock = mine[mine[C.METRIC] == GPC_HZ].copy()
-        clock = _rescale(clock, 1e6, "MHz")
+        mhz, hz_per_mhz = shown_unit("Hz")  # the run audit's unit: MHz
+        clock = _rescale(clock, hz_per_mhz, mhz)
         clock[C.METRIC] = SM_CLOCK_ROW
         clock[SOURCE] = f"{GPC_HZ} / 1e6"
         rows.append(clock)

@@ -108,11 +108,14 @@ def _metric(bundle: Bundle, options: StabilityOptions) -> str:
     return options.metric or bundle.duration_metric
 
 
-def _scale(bundle: Bundle, options: StabilityOptions) -> tuple[float, str | None]:
-    """Divisor and unit for the values (durations go to ``time_unit``; others unchanged)."""
+def _scale(bundle: Bundle, options: StabilityOptions, frame: pd.DataFrame
+           ) -> tuple[float, str | None]:
+    """Divisor and unit for the values of ``frame`` (rows of the metric): durations go to
+    ``time_unit``, others to the unit a person reads (:func:`app.core.derived.shown_scale`:
+    Hz -> MHz, as the run audit's caption on the same page); else unchanged (None)."""
     if derived.is_time(_metric(bundle, options)):
         return derived.TIME_UNITS[options.time_unit], options.time_unit
-    return 1.0, None
+    return derived.shown_scale(frame[C.UNIT].unique() if C.UNIT in frame else [None])
 
 
 def _units(frame: pd.DataFrame) -> list[str]:
@@ -166,7 +169,7 @@ def _scaled_aggregate(bundle: Bundle, options: StabilityOptions) -> pd.DataFrame
         raise MissingData(f"This job has no {metric} values.",
                           "Pick another metric, or a job that finished.")
     frame = agg[agg[C.METRIC] == metric].copy()
-    scale, unit = _scale(bundle, options)
+    scale, unit = _scale(bundle, options, frame)
     for col in STAT_COLUMNS:
         if col in frame:
             frame[col] = frame[col].astype(float) / scale
@@ -242,7 +245,7 @@ def stability_runs_frame(bundle: Bundle, options: StabilityOptions) -> pd.DataFr
     frame = runs[runs[C.METRIC] == metric].copy()
     if options.config is not None:
         frame = frame[frame[C.CONFIG] == options.config]
-    scale, unit = _scale(bundle, options)
+    scale, unit = _scale(bundle, options, frame)
     frame[C.VALUE] = frame[C.VALUE].astype(float) / scale
     frame[C.UNIT] = unit if unit else _units(frame)
     # the summary's mean and CI95 without the rest of stability_frame (its drift of every

@@ -123,12 +123,13 @@ def default_options(bundle: Bundle) -> SweepOptions:
 
 def chart_label(bundle: Bundle, options: SweepOptions) -> str:
     """The y quantity in words for the chart: the quantity's name (``Time``, ``Throughput``)
-    where it is derived from the durations, else the metric with its role
-    (``compute_tflops (derived)``); ``... relative to <baseline>`` when normalised."""
+    where it is derived from the durations, else the metric's words
+    (:func:`app.core.metric_roles.chart_words`: ``SM clock rate``, ``compute_tflops
+    (derived)``); ``... relative to <baseline>`` when normalised."""
     if uses_quantity(bundle, options):
         label = derived.QUANTITY_LABELS[options.quantity].split(" (")[0]
     else:
-        label = metric_roles.label(bundle.manifest, str(options.metric))
+        label = metric_roles.chart_words(bundle.manifest, str(options.metric))
     return f"{label} relative to {options.baseline}" if options.baseline else label
 
 
@@ -221,12 +222,13 @@ def _from_aggregated(bundle: Bundle, options: SweepOptions, metric: str) -> pd.D
     frame = agg[agg[C.METRIC] == metric].copy()
     if frame.empty:
         return pd.DataFrame()
-    scale = derived.TIME_UNITS[options.time_unit] if derived.is_time(metric) else 1.0
+    units = frame.get(C.UNIT, pd.Series([None] * len(frame), index=frame.index))
+    scale, shown = ((derived.TIME_UNITS[options.time_unit], options.time_unit)
+                    if derived.is_time(metric) else derived.shown_scale(units.unique()))
     for col in (C.AVG, C.STD, C.MIN, C.MAX, C.MEDIAN, C.CI95_LOWER, C.CI95_UPPER):
         if col in frame:
             frame[col] = frame[col].astype(float) / scale
-    frame[C.UNIT] = (options.time_unit if derived.is_time(metric) else
-                     [metric_roles.unit_text(u) for u in frame.get(C.UNIT, [None] * len(frame))])
+    frame[C.UNIT] = shown or [metric_roles.unit_text(u) for u in units]
     keep = [c for c in (C.ANNOTATION, C.CONFIG, *bundle.parameters, C.UNIT, C.NUM_RUNS, C.AVG,
                         C.STD, C.MIN, C.MAX, C.MEDIAN, C.CI95_LOWER, C.CI95_UPPER, C.RSD,
                         C.STABLE, C.CI95_HALF_PCT) if c in frame]

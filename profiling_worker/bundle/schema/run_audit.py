@@ -51,7 +51,7 @@ from typing import Any, cast
 import numpy as np
 import pandas as pd
 
-from profiling_worker.bundle.number_text import counted
+from profiling_worker.bundle.number_text import HZ_PER_MHZ, counted
 from profiling_worker.bundle.schema import (backends as B, columns as C, metrics as M, peaks,
                                             populations)
 from profiling_worker.bundle.schema.bundle_spec import PartialSpec, backend_of, manifest_spec
@@ -302,7 +302,7 @@ def _samples(time: _Runs, tables: Mapping[str, pd.DataFrame],
         if metric in names:
             # a dict: a MultiIndex lookup per run took seconds at 30,000 runs
             hz = runs[runs[C.METRIC] == metric].groupby(keys)[C.VALUE].mean().to_dict()
-            return [_Sample(mhz=float(hz.get(tuple(k), np.nan)) / 1e6,
+            return [_Sample(mhz=float(hz.get(tuple(k), np.nan)) / HZ_PER_MHZ,
                             source=f"{metric} (the kernel's own clock)")
                     for k in _keys(time)]
     if not coll.empty and C.COLLECTOR in coll and (coll[C.COLLECTOR] == "sm_clock").any():

@@ -14,6 +14,7 @@ from app.core.metrics import MissingData
 from app.core.views import stability as stability_view
 from app.core.views.stability import (StabilityOptions, metric_choices, opening_options,
                                       stability_frame, stability_runs_frame)
+from profiling_worker.bundle import number_text
 from profiling_worker.bundle.schema import columns as C
 
 
@@ -49,10 +50,20 @@ def test_runs_frame_and_drift() -> None:
     assert frame["DriftPctOverRuns"].abs().max() < 5  # a calm H200
 
 
-def test_other_metric_keeps_its_unit() -> None:
-    frame = stability_frame(bundled("h200-ncu-matmul-sweep"),
-                            StabilityOptions(metric="gpc__cycles_elapsed.avg.per_second"))
-    assert set(frame[C.UNIT]) == {"Hz"} and not frame["ShortKernel"].any()
+def test_other_metric_keeps_its_unit_in_the_unit_a_person_reads() -> None:
+    """A clock in Hz reads in MHz (session 23: 1,942,203,821 Hz in the table beside a caption's
+    1,979 MHz), its values divided, not rounded; its RSD, a ratio, unchanged."""
+    bundle = bundled("h200-ncu-matmul-sweep")
+    metric = "gpc__cycles_elapsed.avg.per_second"
+    frame = stability_frame(bundle, StabilityOptions(metric=metric))
+    unit, divisor = number_text.shown_unit("Hz")
+    assert set(frame[C.UNIT]) == {unit} != {"Hz"} and not frame["ShortKernel"].any()
+    agg = bundle.table(C.TABLE_AGGREGATED)
+    raw = agg[agg[C.METRIC] == metric]
+    assert sorted(frame[C.AVG]) == pytest.approx(sorted(raw[C.AVG] / divisor))
+    assert sorted(frame[C.RSD]) == pytest.approx(sorted(raw[C.RSD]))
+    runs = stability_runs_frame(bundle, StabilityOptions(metric=metric, config=0))
+    assert set(runs[C.UNIT]) == {unit} and runs[C.VALUE].between(100, 5000).all()
 
 
 def test_missing_metric_says_so() -> None:
