@@ -72,17 +72,22 @@ def _outside(box: dict, x0: float, x1: float, y0: float = 0, y1: float = HEIGHT)
             or box["y0"] < y0 - SLACK_PX or box["y1"] > y1 + SLACK_PX)
 
 
+def _open_list_boxes(page, key: str, shot: Path) -> list[dict]:  # type: ignore[no-untyped-def]
+    """Open the select box of widget ``key``, screenshot it to ``shot`` and read each option's
+    box and text (:data:`READ_BOXES`)."""
+    open_list(get_by_key(page, key).get_by_role("combobox"))
+    options = page.get_by_role("option")
+    expect(options.first).to_be_visible()
+    page.screenshot(path=str(shot))
+    return options.evaluate_all(READ_BOXES)
+
+
 def test_job_box_entries_whole(small, bundled_app_server: AppServer,
                                artifacts_dir: Path) -> None:  # type: ignore[no-untyped-def]
     """Each entry of the sidebar's open Job list is shown whole, its status among its words,
     inside the window."""
     open_app(small, bundled_app_server.url, f"?job={AUDITED_JOB}")
-    box = get_by_key(small, "sidebar-job").get_by_role("combobox")
-    open_list(box)
-    options = small.get_by_role("option")
-    expect(options.first).to_be_visible()
-    small.screenshot(path=str(_shots(artifacts_dir) / "job-list.png"))
-    read = options.evaluate_all(READ_BOXES)
+    read = _open_list_boxes(small, "sidebar-job", _shots(artifacts_dir) / "job-list.png")
     statuses = {s.value for s in JobStatus}
     problems = [f"{o['text']!r}: {'cut' if o['cut'] else o}" for o in read
                 if o["cut"] or _outside(o, 0, WIDTH)
@@ -96,12 +101,7 @@ def test_metric_list_entries_whole(small, bundled_app_server: AppServer,
     (sm__throughput.avg.pct_of_peak_sustained…"). Each is shown whole, inside the window."""
     open_app(small, f"{bundled_app_server.url}/stability", "?job=h200-ncu-matmul-sweep")
     wait_for_elements(small)
-    box = get_by_key(small, "stability-metric").get_by_role("combobox")
-    open_list(box)
-    options = small.get_by_role("option")
-    expect(options.first).to_be_visible()
-    small.screenshot(path=str(_shots(artifacts_dir) / "metric-list.png"))
-    read = options.evaluate_all(READ_BOXES)
+    read = _open_list_boxes(small, "stability-metric", _shots(artifacts_dir) / "metric-list.png")
     problems = [f"{o['text']!r}: {'cut' if o['cut'] else o}" for o in read
                 if o["cut"] or _outside(o, 0, WIDTH)]
     assert len(read) >= 3 and not problems, (len(read), problems)
