@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import copy
 import dataclasses
+import functools
 import inspect
 from collections.abc import Callable
 from pathlib import Path
@@ -184,10 +185,20 @@ def view(fn: Callable[..., T], bundle: Bundle, *args: Any) -> T:
 
 def _with_defaults(fn: Callable[..., Any], args: tuple[Any, ...]) -> tuple[Any, ...]:
     """``args`` (after the bundle) with the defaults of ``fn``'s later positional parameters."""
-    params = list(inspect.signature(fn).parameters.values())[1 + len(args):]
-    return args + tuple(p.default for p in params
-                        if p.kind in (p.POSITIONAL_ONLY, p.POSITIONAL_OR_KEYWORD)
-                        and p.default is not p.empty)
+    return args + _defaults_after(fn, len(args))
+
+
+@functools.lru_cache(maxsize=512)
+def _defaults_after(fn: Callable[..., Any], given: int) -> tuple[Any, ...]:
+    """The defaults of ``fn``'s positional parameters after the bundle and ``given`` more, in
+    order (those without a default left out). Read once per function and count: :func:`view`
+    runs many times on every rerun of a page, and ``inspect.signature`` builds a Signature
+    object on each call (review, session 23). A function's defaults are fixed when it is
+    defined, so the key is the one an uncached read gives."""
+    params = list(inspect.signature(fn).parameters.values())[1 + given:]
+    return tuple(p.default for p in params
+                 if p.kind in (p.POSITIONAL_ONLY, p.POSITIONAL_OR_KEYWORD)
+                 and p.default is not p.empty)
 
 
 @st.cache_data(max_entries=128, show_spinner=False)

@@ -98,3 +98,32 @@ def test_each_caller_of_bundle_for_changes_only_its_own_copy(
         assert other is not None and other.table("runs").equals(fresh.table("runs"))
         assert other.manifest["status"] == fresh.manifest["status"] != "failed"
     st.cache_resource.clear()
+
+
+def with_defaults(bundle: object, unit: str = "µs", rows: int = 3, *,
+                  key: str = "k") -> tuple[object, str, int, str]:
+    return bundle, unit, rows, key
+
+
+def test_the_key_fills_defaults_from_one_signature_read_per_function(monkeypatch) -> None:
+    """Review (session 23): the key's defaults came from inspect.signature on every call. Read
+    once per function and count of arguments, the key is the one a fresh read gives: a call
+    that leaves a default out and one that passes it are one entry; keyword-only parameters
+    are not in it."""
+    import inspect
+
+    reads: list[object] = []
+    signature = inspect.signature
+
+    def counting(fn):  # type: ignore[no-untyped-def]
+        reads.append(fn)
+        return signature(fn)
+
+    cached._defaults_after.cache_clear()
+    monkeypatch.setattr(cached.inspect, "signature", counting)
+    for _ in range(3):
+        assert cached._with_defaults(with_defaults, ()) == ("µs", 3)
+        assert cached._with_defaults(with_defaults, ("ms",)) == ("ms", 3)
+        assert cached._with_defaults(with_defaults, ("µs", 3)) == ("µs", 3)
+    assert reads == [with_defaults] * 3  # once per count of arguments given
+    assert cached._with_defaults(kernel_counts_frame, ()) == ()
