@@ -22,6 +22,7 @@ import time
 from collections.abc import Callable
 from pathlib import Path
 
+from profiling_worker.bundle.schema import partial
 from profiling_worker.bundle.schema.spec import SpecInvalid, validate_spec
 
 from app.core import config_grid, job_size
@@ -132,7 +133,7 @@ def _cancel(executor: SlurmExecutor, job_ids: list[str]) -> None:
           flush=True)
     try:
         for job_id in job_ids:
-            executor.cancel(job_id)
+            executor.cancel(job_id, partial.SWEEP_CLI_CANCEL)  # each task records it
         for job_id in job_ids:
             executor.wait(job_id, 300)
     finally:

@@ -220,7 +220,7 @@ class Door:
         if job is None:
             raise DoorError(f"job_id {job_id!r}: not a job this server runs",
                             "cancel only a job submit_and_wait started here (its job_id)")
-        manager.cancel(job_id)
+        manager.cancel(job_id, partial.DOOR_CANCEL)  # the job records who cancelled it
         return {"job_id": job_id, "status": manager.wait(job_id, CANCEL_WAIT_S).value}
 
     def job_summary(self, job_id: str) -> dict[str, Any]:

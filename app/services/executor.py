@@ -13,6 +13,7 @@ from __future__ import annotations
 
 from typing import Protocol
 
+from profiling_worker.bundle.schema import partial
 from profiling_worker.bundle.schema.manifest import JobStatus
 
 from app.services.job_model import Job
@@ -31,8 +32,10 @@ class Executor(Protocol):
     def active(self) -> bool:
         """True while any job is queued or running."""
 
-    def cancel(self, job_id: str) -> None:
-        """Cancel a job (a cluster sweep: its whole array); nothing finished is lost."""
+    def cancel(self, job_id: str, reason: str = partial.USER_CANCEL) -> None:
+        """Cancel a job (a cluster sweep: its whole array); nothing finished is lost. Its
+        workers are told ``reason`` before their signal, and the job records it
+        (:data:`~profiling_worker.bundle.schema.partial.CANCEL_REASON_FILE`)."""
 
     def wait(self, job_id: str, timeout_s: float) -> JobStatus:
         """Block until the job finishes or ``timeout_s`` passes; returns its status."""
@@ -62,11 +65,11 @@ class Executors:
         """True while any executor has a queued or running job."""
         return any(ex.active() for ex in self.executors)
 
-    def cancel(self, job_id: str) -> None:
-        """Cancel the job in the executor that has it."""
+    def cancel(self, job_id: str, reason: str = partial.USER_CANCEL) -> None:
+        """Cancel the job in the executor that has it, for ``reason``."""
         for ex in self.executors:
             if ex.get(job_id) is not None:
-                ex.cancel(job_id)
+                ex.cancel(job_id, reason)
                 return
 
     def wait(self, job_id: str, timeout_s: float) -> JobStatus:

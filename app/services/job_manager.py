@@ -43,7 +43,7 @@ from app.services.warm_worker import WarmWorker, WarmWorkerError
 #: 23 times the 26 s measured for a 100,000-run cpu job (300,000 rows) on a busy 2-core host.
 WRITE_GRACE_S = 600.0
 #: Why a running job's worker is cancelled when its server stops (the job's cancel note).
-STOPPED_REASON = "the dashboard server stopped"
+STOPPED_REASON = partial.SERVER_STOPPED
 
 
 class JobManager(JobBook):
@@ -114,10 +114,12 @@ class JobManager(JobBook):
         # new_job_id looked up at each call: tests replace it in this module
         return claim_job_dir(self.results_dir, spec, lambda s: new_job_id(s), job_path)
 
-    def cancel(self, job_id: str) -> None:
-        """Cancel a queued job at once; SIGTERM a running one's process group (SIGKILL later).
-        A job another process owns (shown read-only, :meth:`keep_following`) is not
-        cancelled from here."""
+    def cancel(self, job_id: str, reason: str = partial.USER_CANCEL) -> None:
+        """Cancel a queued job at once; SIGTERM a running one's process group (SIGKILL later),
+        its worker told ``reason`` first (:meth:`_stop`), as every cancel of the dashboard
+        tells it (:data:`~profiling_worker.bundle.schema.partial.USER_CANCEL`, the job
+        panel's; the agent door's and a stopping server's their own). A job another process
+        owns (shown read-only, :meth:`keep_following`) is not cancelled from here."""
         with self._lock:
             job = self._jobs.get(job_id)
             if job is None or not job.active or job.watched_by:
@@ -129,13 +131,27 @@ class JobManager(JobBook):
         if job.status == JobStatus.CANCELLED:
             self._ended(job)
         elif proc is not None:
-            self._stop(proc, job)
+            self._stop(proc, job, reason)
+        else:  # its process not started yet: the reason waits in its folder (_run_cold)
+            partial.write_cancel_reason(job.path, reason)
 
-    def _stop(self, proc: subprocess.Popen[bytes], job: Job) -> None:
-        """SIGTERM the worker's process group; SIGKILL it ``kill_grace_s`` later, unless it is
-        writing the bundle of a job that has stopped measuring (:meth:`_kill_unless_writing`)."""
-        worker_client.signal_group(proc, signal.SIGTERM)
+    def _stop(self, proc: subprocess.Popen[bytes], job: Job, reason: str | None) -> None:
+        """:meth:`_signal_cancel`; SIGKILL the group ``kill_grace_s`` later, unless it is
+        writing the bundle of a job that has stopped measuring (:meth:`_kill_unless_writing`).
+        ``reason`` None: left in the job's folder already."""
+        self._signal_cancel(proc, job, reason)
         self._kill_later(proc, job, time.monotonic())
+
+    @staticmethod
+    def _signal_cancel(proc: subprocess.Popen[bytes], job: Job, reason: str | None) -> None:
+        """SIGTERM the worker's process group, ``reason`` left in the job's folder just before
+        (:func:`~profiling_worker.bundle.schema.partial.write_cancel_reason`; None: left
+        already): the one way every cancel of this manager reaches a worker, so the job records
+        why it was cancelled the same way whoever cancelled it (the panel's Cancel said only
+        the signal, session 23)."""
+        if reason is not None:
+            partial.write_cancel_reason(job.path, reason)
+        worker_client.signal_group(proc, signal.SIGTERM)
 
     def _kill_later(self, proc: subprocess.Popen[bytes], job: Job, since: float) -> None:
         """Look again ``kill_grace_s`` from now (:meth:`_kill_unless_writing`); ``since``: when
@@ -222,8 +238,7 @@ class JobManager(JobBook):
         since = time.monotonic()
         for job, proc in running:  # the job says why it was cancelled (a fresh user of
             # session 23 read "cancelled (SIGTERM at ...)" with no word of the server)
-            partial.write_cancel_reason(job.path, STOPPED_REASON)
-            worker_client.signal_group(proc, signal.SIGTERM)
+            self._signal_cancel(proc, job, STOPPED_REASON)
         with self._wake:  # the lane threads go on reading the events and settle each job
             for job, _proc in running:
                 while job.active and (left := self._kill_time(job, since) - time.monotonic()) > 0:
@@ -399,8 +414,8 @@ class JobManager(JobBook):
         with self._lock:
             self._procs[job.job_id] = proc
             cancelled = job.cancel_requested  # cancelled before the process existed
-        if cancelled:
-            self._stop(proc, job)
+        if cancelled:  # its cancel's reason is in its folder already (cancel)
+            self._stop(proc, job, None)
         self._write_state(job, worker={"pid": proc.pid, "host": socket.gethostname()})
         tail = worker_client.EventTail(job.path / columns.EVENTS_FILE)
         while proc.poll() is None:

@@ -18,9 +18,11 @@ import traceback
 from collections.abc import Callable
 from pathlib import Path
 
+from profiling_worker.bundle.schema import partial
 from profiling_worker.bundle.schema.manifest import JobStatus, now_iso, update_manifest
 from profiling_worker.bundle.schema.spec import JobSpec
 from profiling_worker.sweep.merge import merge_sweep
+from profiling_worker.sweep.task import REFERENCE_DIR
 
 from app.services import sweep_errors as E
 from app.services import sweep_lock, sweep_resume
@@ -48,6 +50,9 @@ class Sweep:
     retries: list[str] = dataclasses.field(default_factory=list)  # one line per retry, named
     notes: list[str] = dataclasses.field(default_factory=list)  # adopted arrays, a takeover
     cancelled_at: str = ""  # when this server's user cancelled it (ISO 8601, to the second)
+    #: why, left in each live task's folder before its signal (:meth:`SweepWatcher._send_cancel`)
+    cancel_reason: str = partial.USER_CANCEL
+    told: set[Path] = dataclasses.field(default_factory=set)  # the folders it is left in
 
 
 class SweepWatcher(JobBook):
@@ -77,11 +82,12 @@ class SweepWatcher(JobBook):
                              options.worker_python or self.worker_python,
                              slurm_parameters(spec, options, f"kprof-{folder.name}"))
 
-    def cancel(self, job_id: str) -> None:
+    def cancel(self, job_id: str, reason: str = partial.USER_CANCEL) -> None:
         """Cancel the sweep: its watcher cancels the array (scancel: pending tasks never start,
         running ones get SIGTERM; on this host, signals to each task's process group) and sends
         the cancel again on every poll until its tasks have ended; tasks that finished stay and
         are merged. Tasks still being submitted are cancelled as soon as sbatch has answered.
+        Each task's worker is told ``reason`` before its signal (:meth:`_send_cancel`).
         A sweep another server watches is not cancelled from here (its watcher's panel has the
         Cancel)."""
         with self._lock:
@@ -90,6 +96,7 @@ class SweepWatcher(JobBook):
                 return
             sweep.job.cancel_requested = True
             sweep.cancelled_at = now_iso()
+            sweep.cancel_reason = reason
         try:
             sweep_resume.record_cancel(sweep.job.path)
         except sweep_resume.RecordUnwritable as exc:  # cancel all the same; say what is lost
@@ -98,6 +105,25 @@ class SweepWatcher(JobBook):
                               f"{sweep_resume.RECORD_HINT}")
         with self._wake:
             self._wake.notify_all()  # the watcher sends it now, not a poll later
+
+    @staticmethod
+    def _send_cancel(sweep: Sweep, ids: list[str]) -> None:
+        """Cancel the tasks ``ids`` of ``sweep``, its :attr:`Sweep.cancel_reason` left first in
+        each live task's attempt folder (the worker's job folder, and its reference job's) as
+        the job manager leaves it (:func:`~profiling_worker.bundle.schema.partial.
+        write_cancel_reason`): each task records why it was cancelled. Each folder once: the
+        cancel is sent again on every poll."""
+        with_reason = set(ids)
+        for task in sweep.tasks:
+            attempt = task.attempts[-1] if task.attempts else None
+            if attempt is None or attempt.scheduler_id not in with_reason \
+                    or attempt.folder in sweep.told:
+                continue
+            for folder in (attempt.folder, attempt.folder / REFERENCE_DIR):
+                if folder.is_dir():
+                    partial.write_cancel_reason(folder, sweep.cancel_reason)
+            sweep.told.add(attempt.folder)
+        sweep.queue.cancel(ids)
 
     def shutdown(self) -> None:
         """Stop watching (the dashboard exits); the tasks run on in Slurm. Waits a moment
@@ -160,7 +186,7 @@ class SweepWatcher(JobBook):
                 task.attempts.append(T.Attempt(folder, sid))
             cancelled = sweep.job.cancel_requested
         if cancelled:
-            sweep.queue.cancel(ids)
+            self._send_cancel(sweep, ids)
 
     def _watch(self, sweep: Sweep) -> None:
         job = sweep.job
@@ -174,7 +200,7 @@ class SweepWatcher(JobBook):
                     # on every poll until they have ended: a cancel lost or not acted on is
                     # sent again (on this host the signal grows: SIGINT, SIGTERM, SIGKILL)
                     cancel_seen = cancel_seen or time.monotonic()
-                    sweep.queue.cancel(_live_ids(sweep.tasks))
+                    self._send_cancel(sweep, _live_ids(sweep.tasks))
                 if ended or (cancel_seen and time.monotonic() - cancel_seen > CANCEL_WAIT_S):
                     break
                 with self._wake:

@@ -213,7 +213,8 @@ def _job(manager: Executor, job: Job, position: int) -> None:
             progress.progress(job.fraction, text=esc(text))
         if job.active and not job.cancel_requested and not job.watched_by:
             cancel.button("Cancel", key=state.key("panel", f"cancel-{job.job_id}"),
-                          on_click=manager.cancel, args=(job.job_id,), icon=":material/stop:",
+                          on_click=manager.cancel, args=(job.job_id, partial.USER_CANCEL),
+                          icon=":material/stop:",
                           help=cancel_help(job))
         kept = kept_note(job)
         failed = job.status in (JobStatus.FAILED, JobStatus.INTERRUPTED) and bool(job.error)

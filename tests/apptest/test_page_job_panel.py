@@ -56,6 +56,11 @@ def test_progress_then_cancel(store, app) -> None:
     assert ("worker log" in note) == logged
     assert not (store["results"] / job_id / "tables").exists()  # as the note says: no tables
     assert not at.get("button") or all(b.key != f"panel-cancel-{job_id}" for b in at.button)
+    # the job records who cancelled it, as a server stop records its own (review, session 23:
+    # the panel's Cancel left the signal alone)
+    error = read_manifest(store["results"] / job_id)["error"]
+    assert error["kind"] == "cancelled" and "SIGTERM" in error["message"]
+    assert partial.USER_CANCEL in error["message"] and "user" in partial.USER_CANCEL
 
 
 def test_cancel_while_the_bundle_is_written_says_so_and_keeps_it(store, app,

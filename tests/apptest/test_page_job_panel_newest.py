@@ -40,7 +40,7 @@ class _Listed:
     def active(self) -> bool:
         return any(j.active for j in self.jobs)
 
-    def cancel(self, job_id: str) -> None:
+    def cancel(self, job_id: str, reason: str = "") -> None:
         raise AssertionError(f"nothing to cancel here: {job_id}")
 
     def wait(self, job_id: str, timeout_s: float) -> JobStatus:

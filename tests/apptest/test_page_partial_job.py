@@ -86,20 +86,24 @@ def test_every_page_says_what_a_partial_job_measured(page, partial_job, store, a
 
 def test_cancel_in_the_panel_keeps_the_configs_measured(store, app, monkeypatch) -> None:
     """The app's Cancel (SIGTERM to the worker, SIGKILL after the grace) while config n=4
-    runs: the panel says what was kept, the pages open the job, and the report says it."""
+    runs: the panel says what was kept, the pages open the job, and the report says it; the
+    job records that the user cancelled it, as a server stop records its own reason."""
     monkeypatch.setenv("KPROF_KERNEL_DIRS", str(KERNELS))
     at = app()
     manager = cached.job_manager()
     job_id = manager.submit(validate_spec({"kernels": ["slow_from_4"], "configs": CONFIGS,
                                            "runs": 3, "backend": "cpu", "warmup": 0}))
     wait_until(lambda: manager.get(job_id).done > 9)  # in config n=4's runs
-    manager.cancel(job_id)
+    at.run()
+    at.button(key=f"panel-cancel-{job_id}").click().run()  # the panel's own button
     assert manager.wait(job_id, 60) == "cancelled"
     at.run()
     assert not at.exception, at.exception
     panel = "\n".join(c.value for c in at.sidebar.caption).replace("\\", "")
     record = read_manifest(store["results"] / job_id)[partial.CONFIGS_KEY]
     assert record["measured"] == [0, 1, 2] and record["cancelled"], record  # n=4 cut
+    assert record["cancelled"].startswith("SIGTERM")
+    assert record["cancelled"].endswith(partial.USER_CANCEL)  # why: the user's cancel
     note = partial.note(read_manifest(store["results"] / job_id))
     assert note and note in panel, panel
     assert job_panel.cancel_note(manager.get(job_id)) not in panel  # every run discarded: not

@@ -37,8 +37,16 @@ LATE_CANCEL_KEY = "cancel_after_measuring"
 
 
 #: A job folder's file naming why its worker is sent a cancel signal, written by the sender
-#: just before it (the dashboard server that stops); the worker adds it to how the cancel came.
+#: just before it (every cancel of the dashboard: its job panel, the agent door, kernel-sweep's
+#: Ctrl-C, the server that stops); the worker adds it to how the cancel came. A signal sent
+#: without it (Ctrl-C in a worker's own terminal, Slurm's own cancel) says only the signal.
 CANCEL_REASON_FILE = "cancel_reason.txt"
+#: The reasons the dashboard's cancels leave (:func:`write_cancel_reason`), each the end of the
+#: job's recorded cancel: ``"SIGTERM at <ISO time>: cancelled by the user in the job panel"``.
+USER_CANCEL = "cancelled by the user in the job panel"
+DOOR_CANCEL = "cancelled by the agent door's cancel_job"
+SWEEP_CLI_CANCEL = "cancelled by Ctrl-C in kernel-sweep"
+SERVER_STOPPED = "the dashboard server stopped"
 
 
 def write_cancel_reason(job_dir: Path, reason: str) -> None:
@@ -51,8 +59,9 @@ def write_cancel_reason(job_dir: Path, reason: str) -> None:
 
 
 def cancel_reason(job_dir: Path) -> str:
-    """The reason :func:`write_cancel_reason` left, "" when none (the panel's Cancel, Ctrl-C,
-    Slurm): read in the worker's signal handler, so its first 200 characters only."""
+    """The reason :func:`write_cancel_reason` left, "" when none (a signal from outside the
+    dashboard: Ctrl-C, Slurm): read in the worker's signal handler, so its first 200
+    characters only."""
     try:
         with open(job_dir / CANCEL_REASON_FILE, encoding="utf-8") as fh:
             return fh.read(200).strip()

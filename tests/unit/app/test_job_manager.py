@@ -13,6 +13,7 @@ import pytest
 
 from app import settings
 from profiling_worker.bundle.loader import load_bundle
+from profiling_worker.bundle.schema import partial
 from app.services.job_manager import JobManager
 from app.services.job_model import new_job_id
 from app.services.job_recovery import mark_interrupted
@@ -37,6 +38,16 @@ def _wait_running(manager: JobManager, job_id: str, timeout_s: float = 60.0) -> 
             return
         time.sleep(0.05)
     raise AssertionError(f"{job_id} never started")
+
+
+def _wait_measuring(manager: JobManager, job_id: str, timeout_s: float = 60.0) -> None:
+    """Wait until the job's worker has said its runs' total (it measures: a cancel now is
+    the worker's to record, not a process killed while it starts)."""
+    _wait_running(manager, job_id, timeout_s)
+    deadline = time.monotonic() + timeout_s
+    while manager.get(job_id).total == 0:
+        assert time.monotonic() < deadline, f"{job_id} never said its total"
+        time.sleep(0.05)
 
 
 def test_job_id_is_time_based_and_safe() -> None:
@@ -68,9 +79,30 @@ def test_cancel_running_job(tmp_path: Path) -> None:
     spec = validate_spec({**TINY_SPEC, "configs": [{"n": 256}], "runs": 5000}, CATALOG)
     job_id = manager.submit(spec)
     _wait_running(manager, job_id)
+    _wait_measuring(manager, job_id)  # its signal handler set: the cancel is the worker's
     manager.cancel(job_id)
     assert manager.wait(job_id, 60) == "cancelled"
-    assert read_manifest(manager.get(job_id).path)["status"] == "cancelled"
+    manifest = read_manifest(manager.get(job_id).path)
+    assert manifest["status"] == "cancelled"
+    assert manifest["error"]["message"].endswith(f"{partial.USER_CANCEL})")  # the default
+
+
+def test_the_agent_doors_cancel_records_its_own_reason(tmp_path: Path,
+                                                       monkeypatch: pytest.MonkeyPatch) -> None:
+    """Every cancel reaches the worker one way (the reason left in its folder, then SIGTERM):
+    the agent door's cancel_job is recorded as the door's, not as the panel's or a bare
+    signal."""
+    from app.agent_door.door import Door
+
+    monkeypatch.setenv("KPROF_RESULTS_DIR", str(tmp_path / "results"))
+    door = Door()
+    door._manager = manager = _manager(tmp_path)
+    spec = validate_spec({**TINY_SPEC, "configs": [{"n": 256}], "runs": 5000}, CATALOG)
+    job_id = manager.submit(spec)
+    _wait_measuring(manager, job_id)
+    assert door.cancel_job(job_id)["status"] == "cancelled"
+    message = read_manifest(manager.get(job_id).path)["error"]["message"]
+    assert "SIGTERM" in message and message.endswith(f"{partial.DOOR_CANCEL})")
 
 
 def test_cancel_queued_job_never_starts(tmp_path: Path) -> None:
