@@ -20,7 +20,8 @@ from profiling_worker.bundle.gate.judge import DETECTABLE_PCT
 from profiling_worker.bundle.number_text import (MAX_DECIMALS as _MAX_DECIMALS,
                                                  SIG_DIGITS as SIG_DIGITS, counted as counted,
                                                  fmt as fmt, TIME_UNITS as TIME_UNITS,
-                                                 shown_unit as shown_unit)
+                                                 shown_unit as shown_unit, ns_text,
+                                                 with_durations)
 from profiling_worker.bundle.schema import columns as C
 
 #: A column whose median is below this is written in exponent form (1.334e-07).
@@ -65,8 +66,26 @@ def fmt_interval(centre: float, lower: float, upper: float, sig: int = SIG_DIGIT
     return tuple(f"{v:,.{decimals}f}" for v in values)  # type: ignore[return-value]
 
 
+def durations_said(template: str, value_ns: float, reference_ns: float, unit: str) -> str:
+    """A sentence whose durations are data (the run audit's evidence: tables/run_audit's
+    ``EvidenceTemplate`` with ``EvidenceValueNs`` and ``EvidenceReferenceNs``), written in
+    ``unit``, each duration by :func:`fmt`: ``("{value} {unit} above {reference} {unit} (…)",
+    3677390.4, 1440196.0, "µs")`` -> "3,677 µs above 1,440 µs (…)". In ns, whole ns, as the
+    worker's Evidence text writes them: a table written before (:func:`durations_in`, which
+    leaves ns as they are) reads the same on a page of ns.
+
+    Raises:
+        KeyError: ``unit`` is none of :data:`TIME_UNITS` (ns, µs, ms).
+    """
+    scale = TIME_UNITS[unit]
+    if scale == 1.0:
+        return with_durations(template, ns_text(value_ns), ns_text(reference_ns), unit)
+    return with_durations(template, fmt(value_ns / scale), fmt(reference_ns / scale), unit)
+
+
 #: A duration a sentence writes in ns: ``3,677,390 ns``, or a pair ``3,677,390 vs 1,440,196 ns``
-#: (the run audit's evidence, written by the worker in ns whatever the page shows).
+#: (the run audit's evidence of a table written before its durations were data, layout 1:
+#: :func:`durations_in`, the fallback for such bundles; the gate's reasons, which quote it).
 _NS_TEXT = re.compile(r"(?P<a>\d[\d,]*(?:\.\d+)?)(?: vs (?P<b>\d[\d,]*(?:\.\d+)?))? ns\b")
 
 

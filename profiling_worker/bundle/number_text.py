@@ -32,6 +32,28 @@ def shown_unit(unit: str) -> tuple[str, float]:
     return SHOWN_UNITS.get(unit, (unit, 1.0))
 
 
+def literal(text: str) -> str:
+    """``text`` as a literal part of a :func:`with_durations` template (its braces doubled)."""
+    return text.replace("{", "{{").replace("}", "}}")
+
+
+def with_durations(template: str, value: str, reference: str, unit: str) -> str:
+    """A sentence of durations kept as data (the run audit's evidence, tables/run_audit's
+    ``EvidenceTemplate``) written out: ``template``'s ``{value}`` and ``{reference}`` are the
+    written durations, ``{unit}`` their unit: ``("{value} {unit} above {reference} {unit}",
+    "6,123", "500", "ns")`` -> "6,123 ns above 500 ns".
+
+    Raises:
+        KeyError: the template names another field; ValueError: a lone brace in it.
+    """
+    return template.format(value=value, reference=reference, unit=unit)
+
+
+def ns_text(value: float) -> str:
+    """A duration in ns as the worker's texts write it (whole ns): 3677390.4 -> "3,677,390"."""
+    return f"{value:,.0f}"
+
+
 def counted(count: int, noun: str, plural: str = "") -> str:
     """``count`` with thousands separators and ``noun`` in its number: "1 kernel", "2 kernels",
     "1,969 configs" (``plural`` where adding "s" is wrong), never "kernel(s)"."""

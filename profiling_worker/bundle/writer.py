@@ -75,7 +75,8 @@ def table_columns(name: str, param_names: Sequence[str] = ()) -> list[str]:
                                C.VALUE, C.UNIT, C.REASON],
         C.TABLE_LAUNCH_TIMES: [C.ANNOTATION, C.CONFIG, *p, C.RUN, C.LAUNCH, C.KERNEL, C.START_NS,
                                C.END_NS],
-        C.TABLE_RUN_AUDIT: [C.ANNOTATION, C.CONFIG, C.RUN, C.CHECK, C.RESULT, C.EVIDENCE],
+        C.TABLE_RUN_AUDIT: [C.ANNOTATION, C.CONFIG, C.RUN, C.CHECK, C.RESULT, C.EVIDENCE,
+                            C.EVIDENCE_TEMPLATE, C.EVIDENCE_VALUE_NS, C.EVIDENCE_REFERENCE_NS],
     }
     return layouts[name]
 
@@ -83,7 +84,7 @@ def table_columns(name: str, param_names: Sequence[str] = ()) -> list[str]:
 _INT_COLS = {C.CONFIG, C.RUN, C.LAUNCH, C.NUM_RUNS, C.START_NS, C.END_NS}
 _BOOL_COLS = {C.STABLE, C.KERNELS_VARY}
 _STR_COLS = {C.ANNOTATION, C.KERNEL, C.GRID, C.BLOCK, C.METRIC, C.UNIT, C.COMBINE_RULE, C.DTYPE,
-             C.COLLECTOR, C.REASON, C.CHECK, C.RESULT, C.EVIDENCE}
+             C.COLLECTOR, C.REASON, C.CHECK, C.RESULT, C.EVIDENCE, C.EVIDENCE_TEMPLATE}
 
 
 def empty_table(name: str, param_names: Sequence[str] = ()) -> pd.DataFrame:

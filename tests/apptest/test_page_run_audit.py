@@ -207,3 +207,53 @@ def test_a_big_jobs_slow_configs_and_report_audit_are_summarised(store, app) -> 
             f"25 passed every run. Every pair's badge: {AUDIT_ELSEWHERE}.") in report
     assert "Runs passed per region × config that failed" in report
     assert "Runs passed per region × config<" not in report  # no table of every pair
+
+
+def _stored_audit(store, src, layout: int) -> str:
+    """A copy of the recorded job ``src`` in the result store with its run audit stored as the
+    worker writes it (results.write_run_audit): layout 2, its durations as data, or, for
+    ``layout`` 1, the six columns a worker of before wrote (the same text); its job id."""
+    import json
+    import shutil
+
+    from profiling_worker.bundle.gate.sides import beside_tables
+    from profiling_worker.bundle.loader import load_bundle
+    from profiling_worker.bundle.schema import columns as C, run_audit as A
+    from profiling_worker.bundle.writer import write_table
+    from profiling_worker.job.results import write_run_audit
+
+    job = store["results"] / f"{src.name}-layout-{layout}"
+    shutil.copytree(src, job)
+    bundle = load_bundle(job)
+    manifest = {**bundle.manifest, "job_id": job.name}
+    tables = write_run_audit(job, {**bundle.tables, **beside_tables(bundle)}, manifest)
+    assert manifest[A.RULES_KEY] == A.RULES
+    if layout == 1:
+        write_table(job, C.TABLE_RUN_AUDIT, tables[C.TABLE_RUN_AUDIT][A.COLUMNS])
+    (job / C.MANIFEST_FILE).write_text(json.dumps(manifest), encoding="utf-8")
+    return job.name
+
+
+def test_evidence_durations_read_alike_from_a_table_of_before_and_of_now(store, app) -> None:
+    """Review (session 23): the pages rewrote the evidence's ns by a pattern. The worker now
+    records them as data (run_audit layout 2) and the page writes them in its unit; a table of
+    before (layout 1, its text alone) is rewritten as before. Both show the same evidence: a
+    population's medians (h200-cupti-timeline) and a timer floor (h200-cupti-idle-gap)."""
+    from app.core.derived import DEFAULT_TIME_UNIT
+    from app.core.views.run_audit import STORED
+    from profiling_worker.bundle.schema import run_audit as A
+
+    for src, check in ((SCENARIOS / "h200-cupti-timeline", A.POPULATION),
+                       (SCENARIOS.parent / "h200_runs" / "h200-cupti-idle-gap", A.TIMER)):
+        shown = {}
+        for layout in (1, 2):
+            at = open_folds(app("stability", query={"job": _stored_audit(store, src, layout)}))
+            assert not at.exception, at.exception
+            assert STORED in texts(at)  # each read from its stored table, not derived again
+            shown[layout] = [_column(at, "Evidence"),
+                             [c.value for c in at.caption if "failed badges' evidence" in c.value]]
+        assert shown[1] == shown[2]
+        evidence = shown[2][0]
+        stated = [e for e in evidence if f"{check}" in e and f" {DEFAULT_TIME_UNIT}" in e]
+        assert stated, evidence  # the check's durations, in the page's unit
+        assert not [e for e in evidence if re.search(r"\d ns\b", e)]  # none left in ns

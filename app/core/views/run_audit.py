@@ -78,13 +78,37 @@ def badge_frame(bundle: Bundle, time_unit: str = derived.DEFAULT_TIME_UNIT) -> p
     evidence: the run's value, the reference and the limit; a job-wide check's is
     :func:`job_evidence_text`'s; last, as it is long); by annotation
     in the job's order (:func:`~app.core.metrics.in_job_order`), then config. ``time_unit``:
-    the page's (ns, µs, ms), the unit of the evidence's durations, which the worker writes in
-    ns (a page of µs showed "(3,677,390 vs 1,440,196 ns)" beside "33.57")."""
-    out = _labelled(A.summary_frame(audit_frame(bundle)), bundle)
-    out[C.EVIDENCE] = numbers.durations_in_column(out[C.EVIDENCE], time_unit)
+    the page's (ns, µs, ms), the unit of the evidence's durations (:func:`evidence_in`; a page
+    of µs showed "(3,677,390 vs 1,440,196 ns)" beside "33.57")."""
+    out = _labelled(A.summary_frame(evidence_in(audit_frame(bundle), time_unit)), bundle)
     params = bundle.parameters
     return out[[C.ANNOTATION, C.CONFIG, *[p for p in params if p in out], F.CONFIG_LABEL,
                 C.RUNS, "Passed", "Flags", "NotChecked", "Badge", C.EVIDENCE]]
+
+
+def evidence_in(audit: pd.DataFrame, time_unit: str) -> pd.DataFrame:
+    """``audit`` (:func:`audit_frame`) as :data:`~profiling_worker.bundle.schema.run_audit.
+    COLUMNS`, the evidence of each row a page shows (flag, not checked) with its durations in
+    ``time_unit`` (ns, µs, ms) by :func:`app.core.numbers.durations_said`, from the durations
+    the audit holds as data (tables/run_audit layout 2: ``EvidenceTemplate``, ``...Ns``).
+
+    Raises:
+        KeyError: ``time_unit`` is none of ns, µs, ms.
+    """
+    shown = audit[A.RESULT].isin([A.FLAG, A.NOT_CHECKED]).to_numpy()
+    evidence = audit[A.EVIDENCE].to_numpy(dtype=object, copy=True)
+    if A.TEMPLATE in audit:
+        rows = shown & audit[A.TEMPLATE].notna().to_numpy()
+        evidence[rows] = [numbers.durations_said(t, v, r, time_unit) for t, v, r in zip(
+            audit[A.TEMPLATE].to_numpy()[rows], audit[A.VALUE_NS].to_numpy(float)[rows],
+            audit[A.REFERENCE_NS].to_numpy(float)[rows])]
+    elif shown.any():
+        # Fallback, only for a stored table written before the durations were data (layout
+        # 1, no EvidenceTemplate: a worker's bundle of sessions 19 to 23): the ns its text
+        # states, found by a pattern, rewritten in the page's unit
+        evidence[shown] = numbers.durations_in_column(
+            pd.Series(evidence[shown], dtype=object), time_unit).to_numpy(dtype=object)
+    return audit[A.COLUMNS].assign(**{A.EVIDENCE: evidence})
 
 
 def _labelled(frame: pd.DataFrame, bundle: Bundle) -> pd.DataFrame:
@@ -507,8 +531,7 @@ def chart_audit_notes(bundle: Bundle, pairs: tuple[tuple[str, int], ...],
 
 def flagged_frame(bundle: Bundle, time_unit: str = derived.DEFAULT_TIME_UNIT) -> pd.DataFrame:
     """The audit's rows that did not pass (flag or not checked), for the details, with the
-    evidence's durations in ``time_unit`` (:func:`badge_frame`)."""
-    audit = audit_frame(bundle)
+    evidence's durations in ``time_unit`` (:func:`evidence_in`)."""
+    audit = evidence_in(audit_frame(bundle), time_unit)
     flagged = audit[audit[A.RESULT].isin([A.FLAG, A.NOT_CHECKED])]
-    out = in_job_order(flagged, bundle).reset_index(drop=True)
-    return out.assign(**{A.EVIDENCE: numbers.durations_in_column(out[A.EVIDENCE], time_unit)})
+    return in_job_order(flagged, bundle).reset_index(drop=True)

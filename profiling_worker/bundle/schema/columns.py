@@ -27,8 +27,13 @@ download, and a bundle written before issue 40 holds it as ``tables/<name>.csv``
     Annotation, Config, <params>, Run, Launch, Kernel, StartNs, EndNs; the manifest's
     ``backend.clock_pair`` and ``backend.nvml_trace_start_ns`` put the NVML trace on that clock
 ``run_audit`` (worker-written since issue 36; derived on load for older bundles) the validity
-    audit, one row per run x check: Annotation, Config, Run, Check, Result, Evidence
-    (profiling_worker/bundle/schema/run_audit.py)
+    audit, one row per run x check: Annotation, Config, Run, Check, Result, Evidence,
+    EvidenceTemplate, EvidenceValueNs, EvidenceReferenceNs
+    (profiling_worker/bundle/schema/run_audit.py). Layout 2 (session 24) added the last three:
+    the durations an evidence states (timer_sanity: the run's and the floor; population: the
+    slower group's median and the others'), in ns, and the evidence with them as placeholders,
+    so a page writes them in its own unit; empty where an evidence states none. A table of
+    layout 1 (the first six, written before) is read as it is: its Evidence text alone.
 """
 
 from __future__ import annotations
@@ -87,6 +92,11 @@ THROTTLE_REASONS = "ThrottleReasons"
 CHECK = "Check"  # the audit check's name (l2_state, clock, population...)
 RESULT = "Result"  # pass, flag, not checked or n/a
 EVIDENCE = "Evidence"  # what the check saw, in words with its figures
+#: Evidence with the durations it states as {value} and {reference}, their unit as {unit}
+#: (profiling_worker.bundle.number_text.with_durations); empty where it states none
+EVIDENCE_TEMPLATE = "EvidenceTemplate"
+EVIDENCE_VALUE_NS = "EvidenceValueNs"  # the evidence's {value}, ns (the run's, a slow group's)
+EVIDENCE_REFERENCE_NS = "EvidenceReferenceNs"  # its {reference}, ns (a floor, the others')
 
 # CUPTI kernel timestamps (ns on CUPTI's clock, cupti.get_timestamp()).
 START_NS = "StartNs"
@@ -95,7 +105,7 @@ END_NS = "EndNs"
 #: Columns that hold numbers in every table that has them (a bundle's reader checks the types).
 NUMERIC = (CONFIG, RUN, LAUNCH, KERNELS, VALUE, NUM_RUNS, AVG, STD, MIN, MAX, MEDIAN, CI95_LOWER,
            CI95_UPPER, RSD, FLOPS, BYTES, TIME_S, SM_CLOCK_MHZ, MEM_CLOCK_MHZ, TEMP_C, POWER_W,
-           START_NS, END_NS)
+           START_NS, END_NS, EVIDENCE_VALUE_NS, EVIDENCE_REFERENCE_NS)
 
 #: Names config parameters may not use, because they would clash with a column.
 RESERVED = frozenset(

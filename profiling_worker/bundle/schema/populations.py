@@ -38,7 +38,7 @@ from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 
 import numpy as np
-from profiling_worker.bundle.number_text import counted
+from profiling_worker.bundle.number_text import counted, literal, ns_text, with_durations
 
 #: Fewer runs than this: the tests do not run (a mode needs MIN_RUNS_MODE runs of its own).
 MIN_RUNS = 10
@@ -90,17 +90,29 @@ class Populations:
         return not (self.two_modes or self.step_at is not None)
 
     def describe(self) -> str:
-        """``"two modes: 61 of 100 runs at 1.08x (median 1.14e+06 vs 1.06e+06 ns; Ashman's D
-        6.1)"``, ``"a step at run 40 ..."``, ``"one population"`` or why it was not checked."""
+        """``"two modes (Ashman's D 6.1): 61 of 100 runs at 1.080x the others' median
+        (1,140,196 vs 1,055,000 ns)"``, ``"a step at run 40 ..."``, ``"one population"`` or
+        why it was not checked: :meth:`template` with the medians in ns."""
         if not self.checked:
             # "(s)" kept: the recorded bundles' run_audit tables hold this text (see run_audit)
             return f"not checked: {self.runs} run(s), at least {MIN_RUNS} needed"
-        if self.one:
+        template = self.template()
+        if template is None:
             return "one population"
+        return with_durations(template, ns_text(self.slow_median), ns_text(self.fast_median),
+                              "ns")
+
+    def template(self) -> str | None:
+        """:meth:`describe`'s text of two groups with their medians as data: ``{value}`` the
+        slower group's, ``{reference}`` the others', ``{unit}`` their unit
+        (:func:`~profiling_worker.bundle.number_text.with_durations`); None when it states no
+        duration (one population, not checked)."""
+        if not self.checked or self.one:
+            return None
         n_slow = sum(self.slow)
-        what = (f"two modes (Ashman's D {self.ashman_d:.1f})" if self.two_modes else
-                f"a step at run {self.step_at} (Pettitt p = {self.step_p:.1g})")
-        medians = f"{self.slow_median:,.0f} vs {self.fast_median:,.0f} ns"
+        what = literal(f"two modes (Ashman's D {self.ashman_d:.1f})" if self.two_modes else
+                       f"a step at run {self.step_at} (Pettitt p = {self.step_p:.1g})")
+        medians = "{value} vs {reference} {unit}"
         if self.fast_median <= 0:  # a metric, not a duration: no ratio to a zero median
             return f"{what}: {n_slow} of {counted(self.runs, 'run')} at a median of {medians}"
         ratio = self.slow_median / self.fast_median

@@ -51,7 +51,8 @@ from typing import Any, cast
 import numpy as np
 import pandas as pd
 
-from profiling_worker.bundle.number_text import HZ_PER_MHZ, counted
+from profiling_worker.bundle.number_text import (HZ_PER_MHZ, counted, literal, ns_text,
+                                                 with_durations)
 from profiling_worker.bundle.schema import (backends as B, columns as C, metrics as M, peaks,
                                             populations)
 from profiling_worker.bundle.schema.bundle_spec import PartialSpec, backend_of, manifest_spec
@@ -93,6 +94,15 @@ JOB_WIDE = (L2, HOST_CONTENTION)
 PASS, FLAG, NOT_CHECKED, NOT_APPLICABLE = "pass", "flag", "not checked", "n/a"
 CHECK, RESULT, EVIDENCE = C.CHECK, C.RESULT, C.EVIDENCE
 COLUMNS = [C.ANNOTATION, C.CONFIG, C.RUN, CHECK, RESULT, EVIDENCE]
+#: The durations an evidence states, as data (tables/run_audit layout 2, columns.py): the
+#: evidence with them as placeholders and their values in ns; None and NaN where it states
+#: none. A stored table without them (layout 1, written before) is read with COLUMNS alone,
+#: and the pages write its Evidence text's ns in their unit as before (app.core.numbers).
+TEMPLATE, VALUE_NS = C.EVIDENCE_TEMPLATE, C.EVIDENCE_VALUE_NS
+REFERENCE_NS = C.EVIDENCE_REFERENCE_NS
+DURATION_COLUMNS = [TEMPLATE, VALUE_NS, REFERENCE_NS]
+#: What :func:`audit_runs` makes and the worker writes (tables/run_audit, layout 2).
+TABLE_COLUMNS = [*COLUMNS, *DURATION_COLUMNS]
 #: A run's clock this far (%) below its (annotation, config)'s median clock is flagged.
 CLOCK_DROP_PCT = 5.0
 #: The version of the checks a worker-written ``tables/run_audit`` was made by, in the
@@ -116,17 +126,18 @@ def audit_runs(tables: Mapping[str, pd.DataFrame], manifest: Mapping[str, Any]) 
         manifest: the bundle's manifest (spec, backend, environment).
 
     Returns:
-        :data:`COLUMNS`, one row per annotation x config x run x check (empty without runs).
+        :data:`TABLE_COLUMNS`, one row per annotation x config x run x check (empty without
+        runs).
     """
     spec = manifest_spec(manifest)
     backend = backend_of(manifest, spec)
     runs = _table(tables, C.TABLE_RUNS)
     metric = B.duration_metric(backend or None)
     if runs.empty or C.METRIC not in runs:
-        return pd.DataFrame(columns=COLUMNS)
+        return pd.DataFrame(columns=TABLE_COLUMNS)
     time = _durations(runs, metric)
     if time is None:
-        return pd.DataFrame(columns=COLUMNS)
+        return pd.DataFrame(columns=TABLE_COLUMNS)
     windows = _windows(tables, manifest)
     # the spec and backend read once, for every check (each read validates the spec anew)
     samples = _samples(time, tables, windows) if B.on_gpu(backend) else None
@@ -136,7 +147,7 @@ def audit_runs(tables: Mapping[str, pd.DataFrame], manifest: Mapping[str, Any]) 
              _idle(time, tables, windows, medians), _host(time, manifest, backend),
              _launch(time, manifest, backend), _timer(time, tables, manifest, spec, backend),
              _population(time)]
-    return pd.DataFrame({c: [v for part in parts for v in part[c]] for c in COLUMNS})
+    return pd.DataFrame({c: [v for part in parts for v in part[c]] for c in TABLE_COLUMNS})
 
 
 @dataclass(frozen=True)
@@ -195,12 +206,13 @@ def stored_audit(tables: Mapping[str, pd.DataFrame], manifest: Mapping[str, Any]
     """The bundle's ``run_audit`` table as the worker wrote it, when it has one made by the
     checks of today (the manifest's :data:`RULES_KEY` is :data:`RULES`); else None (an older
     table's verdicts are not read: its clock check compared each run with the whole job's
-    median clock)."""
+    median clock). :data:`TABLE_COLUMNS`, or :data:`COLUMNS` alone for a table written before
+    the evidence's durations were data (layout 1: the same checks, its text the same)."""
     stored = tables.get(C.TABLE_RUN_AUDIT)
     if (stored is None or stored.empty or not set(COLUMNS) <= set(stored)
             or manifest.get(RULES_KEY) != RULES):
         return None
-    return stored[COLUMNS]
+    return stored[TABLE_COLUMNS if set(DURATION_COLUMNS) <= set(stored) else COLUMNS]
 
 
 def run_audit(tables: Mapping[str, pd.DataFrame], manifest: Mapping[str, Any]) -> pd.DataFrame:
@@ -222,19 +234,35 @@ def _table(tables: Mapping[str, pd.DataFrame], name: str) -> pd.DataFrame:
     return frame if frame is not None else pd.DataFrame()
 
 
-#: One check's rows as columns of lists (:data:`COLUMNS`): audit_runs makes one frame of all
-#: checks (a frame per check and a concat cost more than the checks on a warm job's 40 runs).
+#: One check's rows as columns of lists (:data:`TABLE_COLUMNS`): audit_runs makes one frame of
+#: all checks (a frame per check and a concat cost more than the checks on a warm job's 40 runs).
 _Rows = dict[str, list[Any]]
+#: An evidence's durations as data: (its template, value ns, reference ns), or None: none.
+_Said = tuple[str, float, float] | None
 
 
-def _rows(time: _Runs, check: Check, results: Any, evidence: Any) -> _Rows:
-    """One row per run of ``time`` for ``check`` (``results``/``evidence``: one or per run);
-    the check as its value, the text the table is written and read with."""
+def _rows(time: _Runs, check: Check, results: Any, evidence: Any,
+          durations: list[_Said] | None = None) -> _Rows:
+    """One row per run of ``time`` for ``check`` (``results``/``evidence``: one or per run;
+    ``durations``: per run, the durations its evidence states, :data:`DURATION_COLUMNS`; None:
+    no evidence states any); the check as its value, the text the table is written and read
+    with."""
     n = len(time)
+    said = durations if durations is not None else [None] * n
     return {C.ANNOTATION: time.annotation, C.CONFIG: time.config, C.RUN: time.run,
             CHECK: [check.value] * n,
             RESULT: [results] * n if isinstance(results, str) else list(results),
-            EVIDENCE: [evidence] * n if isinstance(evidence, str) else list(evidence)}
+            EVIDENCE: [evidence] * n if isinstance(evidence, str) else list(evidence),
+            TEMPLATE: [s[0] if s else None for s in said],
+            VALUE_NS: [s[1] if s else np.nan for s in said],
+            REFERENCE_NS: [s[2] if s else np.nan for s in said]}
+
+
+def _stated(template: str, value_ns: float, reference_ns: float) -> tuple[str, _Said]:
+    """An evidence stating two durations (ns): its text, as the table's Evidence has always
+    written it (whole ns), and the durations as data (:data:`DURATION_COLUMNS`)."""
+    text = with_durations(template, ns_text(value_ns), ns_text(reference_ns), "ns")
+    return text, (template, float(value_ns), float(reference_ns))
 
 
 def _l2(time: _Runs, manifest: Mapping[str, Any], spec: JobSpec | PartialSpec | None) -> _Rows:
@@ -618,19 +646,23 @@ def _timer(time: _Runs, tables: Mapping[str, pd.DataFrame], manifest: Mapping[st
            spec: JobSpec | PartialSpec | None, backend: str) -> _Rows:
     floors = _floors(tables, manifest, spec, backend)
     results, evidence = [], []
+    durations: list[_Said] = []
     for ann, cfg, value in zip(time.annotation, time.config, time.value.tolist()):
         if not np.isfinite(value):  # a damaged table's empty cell: nothing to check
             results.append(NOT_CHECKED)
             evidence.append(_NO_VALUE)
+            durations.append(None)
             continue
         floor, why = floors.get((str(ann), int(cfg)), (0.0, "no physical minimum known"))
         if backend == B.EVENTS and EVENTS_RESOLUTION_NS > floor:
             floor, why = EVENTS_RESOLUTION_NS, "the CUDA events' 0.5 µs resolution"
         bad = not value > floor
         results.append(FLAG if bad else PASS)
-        evidence.append(f"{value:,.0f} ns {'at or below' if bad else 'above'} {floor:,.0f} ns "
-                        f"({why})")
-    return _rows(time, TIMER, results, evidence)
+        text, said = _stated(f"{{value}} {{unit}} {'at or below' if bad else 'above'} "
+                             f"{{reference}} {{unit}} ({literal(why)})", value, floor)
+        evidence.append(text)
+        durations.append(said)
+    return _rows(time, TIMER, results, evidence, durations)
 
 
 #: dtype -> the roofs its math may legally run under: fp32 matmuls run as TF32 on the tensor
@@ -682,6 +714,7 @@ def _population(time: _Runs) -> _Rows:
     order: list[int] = []
     results: list[str] = []
     evidence: list[str] = []
+    durations: list[_Said] = []
     # time is sorted by annotation, config and run (audit_runs): each config's rows in run order
     configs: dict[tuple[Any, int], list[int]] = {}
     for i, key in enumerate(zip(time.annotation, time.config)):
@@ -689,11 +722,12 @@ def _population(time: _Runs) -> _Rows:
             configs.setdefault(key, []).append(i)
     groups = [np.asarray(rows, dtype="int64") for rows in configs.values()]
     for positions, found in zip(groups, populations.check_each([values[g] for g in groups])):
-        said = found.describe()
+        said, template = found.describe(), found.template()
         order += positions.tolist()
         if not found.checked:
             results += [NOT_CHECKED] * len(positions)
             evidence += [said] * len(positions)
+            durations += [None] * len(positions)
             continue
         # check() drops runs without a finite duration (a damaged table's empty cell): its
         # flags are those of the others, in order; such a run is not checked, and named
@@ -703,7 +737,10 @@ def _population(time: _Runs) -> _Rows:
         results += [NOT_CHECKED if s is None else FLAG if s else PASS for s in slow]
         evidence += [_NO_VALUE if s is None else f"{said}{_SLOWER_RUN}" if s else said
                      for s in slow]
-    return _rows(time.take(order), POPULATION, results, evidence)
+        medians = (found.slow_median, found.fast_median)
+        durations += [None if s is None or template is None else
+                      (f"{template}{_SLOWER_RUN}" if s else template, *medians) for s in slow]
+    return _rows(time.take(order), POPULATION, results, evidence, durations)
 
 
 @dataclass
