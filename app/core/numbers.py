@@ -65,35 +65,60 @@ def fmt_interval(centre: float, lower: float, upper: float, sig: int = SIG_DIGIT
     return tuple(f"{v:,.{decimals}f}" for v in values)  # type: ignore[return-value]
 
 
-#: A duration a sentence writes in ns: ``3,677,390 ns``, or a pair ``3,677,390 vs 1,440,196 ns``
-#: (the run audit's evidence, written by the worker in ns whatever the page shows).
-_NS_TEXT = re.compile(r"(?P<a>\d[\d,]*(?:\.\d+)?)(?: vs (?P<b>\d[\d,]*(?:\.\d+)?))? ns\b")
+#: A number as a sentence writes it: signed, with thousands separators, decimals or an
+#: exponent (the gate's "baseline mean is -3.98e+06 byte"); not one inside a word ("fp16").
+_NUMBER = r"(?<![\w.])-?\d[\d,]*(?:\.\d+)?(?:e[+-]?\d+)?"
+
+
+def _in_unit(unit: str) -> re.Pattern[str]:
+    """A value a sentence writes in ``unit``: ``3,677,390 ns``, or a pair ``3,677,390 vs
+    1,440,196 ns`` (the run audit's evidence, written by the worker in ns whatever the page
+    shows); "Hz" is not the end of "MHz"."""
+    return re.compile(rf"(?P<a>{_NUMBER})(?: vs (?P<b>{_NUMBER}))? {re.escape(unit)}(?![\w/])")
+
+
+def values_in(text: str, unit: str, shown: str, divisor: float) -> str:
+    """``text`` with each value it writes in ``unit`` (the tables' unit: ns, Hz, byte) written
+    in ``shown`` instead (the page's: µs, MHz), divided by ``divisor`` and written by
+    :func:`fmt`: "baseline mean is 1.98e+09 Hz" -> "baseline mean is 1,980 MHz"; ``text``
+    unchanged where ``shown`` is ``unit`` and ``divisor`` 1 (a "%" metric's sentence has
+    differences in % too, which no unit change may touch)."""
+    if shown == unit and divisor == 1.0:
+        return text
+
+    def written(match: re.Match[str]) -> str:
+        values = [fmt(float(v.replace(",", "")) / divisor) for v in match.group("a", "b") if v]
+        return f"{' vs '.join(values)} {shown}"
+
+    return _in_unit(unit).sub(written, text)
+
+
+def values_in_column(values: "pd.Series[str]", unit: str, shown: str, divisor: float
+                     ) -> "pd.Series[str]":
+    """:func:`values_in` of each text of ``values`` (each distinct text once: an audit's
+    evidence repeats one text over many runs)."""
+    texts = values.astype(str)
+    return texts.map({t: values_in(t, unit, shown, divisor) for t in texts.unique()})
 
 
 def durations_in(text: str, unit: str) -> str:
-    """``text`` with each duration it writes in ns (:data:`_NS_TEXT`) written in ``unit``
-    instead, each number by :func:`fmt`: in µs, "(3,677,390 vs 1,440,196 ns)" -> "(3,677 vs
-    1,440 µs)", "32 ns at or below" -> "0.03200 µs at or below"; ``text`` unchanged for "ns".
+    """``text`` with each duration it writes in ns written in ``unit`` instead
+    (:func:`values_in`): in µs, "(3,677,390 vs 1,440,196 ns)" -> "(3,677 vs 1,440 µs)", "32 ns
+    at or below" -> "0.03200 µs at or below"; ``text`` unchanged for "ns".
 
     Raises:
         KeyError: ``unit`` is none of :data:`TIME_UNITS` (ns, µs, ms).
     """
-    scale = TIME_UNITS[unit]
-    if scale == 1.0:
-        return text
-
-    def written(match: re.Match[str]) -> str:
-        values = [fmt(float(v.replace(",", "")) / scale) for v in match.group("a", "b") if v]
-        return f"{' vs '.join(values)} {unit}"
-
-    return _NS_TEXT.sub(written, text)
+    return values_in(text, "ns", unit, TIME_UNITS[unit])
 
 
 def durations_in_column(values: "pd.Series[str]", unit: str) -> "pd.Series[str]":
-    """:func:`durations_in` of each text of ``values`` (each distinct text once: an audit's
-    evidence repeats one text over many runs)."""
-    texts = values.astype(str)
-    return texts.map({t: durations_in(t, unit) for t in texts.unique()})
+    """:func:`durations_in` of each text of ``values``.
+
+    Raises:
+        KeyError: ``unit`` is none of :data:`TIME_UNITS` (ns, µs, ms).
+    """
+    return values_in_column(values, "ns", unit, TIME_UNITS[unit])
 
 
 def fmt_bytes(size: int) -> str:

@@ -15,7 +15,7 @@ from typing import Any
 
 import streamlit as st
 
-from profiling_worker.bundle.number_text import counted
+from profiling_worker.bundle.number_text import counted, times_in
 from profiling_worker.bundle.schema import partial
 from profiling_worker.bundle.schema.events import WRITING_STAGE
 from profiling_worker.bundle.schema.manifest import JobStatus, ManifestError, read_manifest
@@ -220,7 +220,8 @@ def _job(manager: Executor, job: Job, position: int) -> None:
         for warning in job.warnings[-3:]:  # a contended CPU's figures; its advice: the page
             if failed and said_elsewhere(warning, job, kept):
                 continue  # a failing config's warning: the failure below says it
-            warning = spec_form.in_form_words(warning)  # the form's label, not the spec's key
+            # the form's label, not the spec's key; a recorded time as a person reads it
+            warning = times_in(spec_form.in_form_words(warning))
             st.caption(f"⚠ {esc(warning_head(warning))}", help=esc(warning))
         # another tab's or server's failure is a line (the tab that queued it shows the box;
         # the Files page keeps its log): a fresh user read one failure three times
@@ -232,7 +233,7 @@ def _job(manager: Executor, job: Job, position: int) -> None:
                 st.caption(esc(cancel_note(job)))
         elif failed and not boxed:
             st.caption(esc(failure_line(job, kept)),
-                       help=esc(str(job.error.get("message", "") if job.error else "")))
+                       help=esc(error_message(job)))
         elif failed and job.error:
             panels.render_error(str(job.error.get("message", "")), job.error.get("hint"),
                                 job.error.get("log_tail"), kind=job.error.get("kind"),
@@ -292,6 +293,13 @@ def said_elsewhere(warning: str, job: Job, kept: str | None) -> bool:
                                                   warning.rsplit("; ", 1)[0].strip()})
 
 
+def error_message(job: Job) -> str:
+    """The message of ``job``'s error ("" without one), a recorded time in it as a person
+    reads it (:func:`~profiling_worker.bundle.number_text.times_in`: "SIGTERM at 09:12:33
+    UTC", never ISO 8601's "2026-12-07T09:12:33.123456+00:00")."""
+    return times_in(str(job.error.get("message", "")) if job.error else "")
+
+
 def failure_line(job: Job, kept: str | None) -> str:
     """The one line of a failed or interrupted job that is not this session's: another
     process's (:func:`other_failure`), else its note of the configs kept (``kept``, which
@@ -300,7 +308,7 @@ def failure_line(job: Job, kept: str | None) -> str:
         return other_failure(job)
     if kept:
         return kept
-    message = str(job.error.get("message", "")) if job.error else ""
+    message = error_message(job)
     kind = job.error.get("kind") if job.error else None
     return f"{kind}: {warning_head(message)}" if kind else warning_head(message)
 
@@ -309,7 +317,7 @@ def other_failure(job: Job) -> str:
     """One line for a failed or interrupted job another process owns (``job.watched_by``):
     whose it is and its error's first clause (:func:`warning_head`; the whole of it is the
     line's help)."""
-    message = str(job.error.get("message", "")) if job.error else ""
+    message = error_message(job)
     kind = job.error.get("kind") if job.error else None
     head = f"{kind}: {warning_head(message)}" if kind else warning_head(message)
     return f"Owned by the {job.watched_by}, which shows its error: {head}"

@@ -1,13 +1,17 @@
 """How a number, a count and a time are written as text, for the worker's text outputs (the
 gate's Markdown, console and JUnit summaries; its messages' counts) and the app's pages alike
 (``app.core.numbers`` and ``app.core.derived`` take these from here): significant digits with
-thousands separators, a count with its noun in its number ("1 run", never "run(s)"), and the
-time unit (ns, µs, ms, s) that fits a duration, so a time never reads "8,700,436.0 ns".
+thousands separators, a count with its noun in its number ("1 run", never "run(s)"), the
+time unit (ns, µs, ms, s) that fits a duration, so a time never reads "8,700,436.0 ns", and a
+recorded time of day as a person reads it ("2026-12-07 09:12:33 UTC", never ISO 8601's
+"2026-12-07T09:12:33.123456+00:00").
 Display only: tables and JSON keep their exact values in ns."""
 
 from __future__ import annotations
 
+import datetime as _dt
 import math
+import re
 from collections.abc import Iterable
 
 SIG_DIGITS = 4
@@ -93,3 +97,30 @@ def mean_text(mean: float, spread: float | None, unit: str, decimals: int | None
     if spread is not None and not math.isnan(spread):
         said += f" ± {spread:,.{decimals}f}"
     return f"{said} {unit}"
+
+
+#: An ISO 8601 time as the manifests, Python's ``isoformat`` and Slurm write it: date, "T",
+#: time, optional fraction of a second and zone.
+_ISO_TIME = re.compile(r"\b\d{4}-\d{2}-\d{2}T\d{2}:\d{2}(?::\d{2}(?:\.\d+)?)?"
+                       r"(?:Z|[+-]\d{2}:?\d{2})?")
+
+
+def when_text(stamp: object, date: bool = True) -> str:
+    """A recorded time (ISO 8601; UTC where it names no zone) as a person reads it, in UTC to
+    the second: "2026-12-07T09:12:33.123456+00:00" -> "2026-12-07 09:12:33 UTC" (``date``
+    False: "09:12:33 UTC", for times of one event read side by side). A text that is no such
+    time comes back as it was ("" for None)."""
+    text = "" if stamp is None else str(stamp).strip()
+    try:
+        when = _dt.datetime.fromisoformat(text.replace("Z", "+00:00"))
+    except ValueError:
+        return text
+    if when.tzinfo is not None:
+        when = when.astimezone(_dt.timezone.utc)
+    return when.strftime("%Y-%m-%d %H:%M:%S UTC" if date else "%H:%M:%S UTC")
+
+
+def times_in(text: str, date: bool = True) -> str:
+    """``text`` with each ISO 8601 time in it written by :func:`when_text`: a recorded note
+    ("SIGTERM at 2026-12-07T09:12:33+00:00") as the panel shows it."""
+    return _ISO_TIME.sub(lambda m: when_text(m.group(0), date), text)

@@ -72,6 +72,35 @@ def test_compare_table_is_in_the_pages_time_unit_at_full_precision() -> None:
     assert compare_table(frame, "ns")[F.BASELINE_AVG].tolist() == frame[F.BASELINE_AVG].tolist()
 
 
+def test_compare_reason_of_a_clock_reads_in_the_tables_mhz() -> None:
+    """A Reason's values in the metric's own unit read in the unit of the columns beside it
+    (issue 37: durations were rescaled, a clock's Hz were not); a "%" metric's Reason, whose
+    differences are in % too, is left as the gate wrote it."""
+    jobs = bundled("h200-ncu-elementwise"), bundled("h200-ncu-elementwise-cache-none")
+    frame = compare_frame(*jobs, CompareOptions(metric=M.GPC_HZ))
+    assert set(frame[C.UNIT]) == {"Hz"}
+    # the gate's sentence of a side's mean (judge's "baseline mean is <value> <unit>")
+    said = [f"baseline mean is {v:g} Hz; {r}" for v, r in zip(frame[F.BASELINE_AVG],
+                                                             frame[gate.REASON])]
+    table = compare_table(frame.assign(**{gate.REASON: said}))
+    unit, size = shown_unit("Hz")
+    assert set(table[C.UNIT]) == {unit}
+    for reason, value in zip(table[gate.REASON], frame[F.BASELINE_AVG]):
+        assert reason.startswith(f"baseline mean is {numbers.fmt(value / size)} {unit}; ")
+        assert " Hz" not in reason and "e+" not in reason, reason
+    pct = compare_frame(*jobs, CompareOptions(metric=M.SM_PCT))
+    assert compare_table(pct)[gate.REASON].tolist() == pct[gate.REASON].tolist()
+
+
+def test_values_in_rewrites_only_values_in_the_unit_named() -> None:
+    text = "baseline mean is -1.98e+09 Hz; SM clock 1755 vs 1980 MHz; 3 vs 4 Hz"
+    said = numbers.values_in(text, "Hz", "MHz", 1e6)
+    assert said == (f"baseline mean is {numbers.fmt(-1980)} MHz; SM clock 1755 vs 1980 MHz; "
+                    f"{numbers.fmt(3e-6)} vs {numbers.fmt(4e-6)} MHz")
+    assert numbers.values_in("+3.10 % (95 % CI +2.65 .. +3.56 %)", "%", "%", 1.0) == \
+        "+3.10 % (95 % CI +2.65 .. +3.56 %)"
+
+
 def test_with_words_names_each_metric_beside_its_raw_name() -> None:
     frame = pd.DataFrame({C.ANNOTATION: ["a", "a"], C.METRIC: [M.HOST_TIME, "my_counter"],
                           C.AVG: [1.0, 2.0]})
