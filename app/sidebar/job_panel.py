@@ -22,7 +22,7 @@ from profiling_worker.bundle.schema.manifest import JobStatus, ManifestError, re
 
 from app.ui import job_status, navigation, panels, state
 from app.ui.jobs import (PARTIAL_DIR, READ_ONLY_STAGE, SCAN_S, BundleInfo, Executor, Job,
-                         store_jobs, store_owner)
+                         TaskView, store_jobs, store_owner)
 from app.core import preflight, spec_form
 from app.core.markdown import code, esc
 
@@ -251,11 +251,31 @@ def progress_text(job: Job, now: float | None = None) -> str:
     if not job.total:
         return "starting"
     where = where_text(job, time.time() if now is None else now)
-    # the steps counted said by name: "2,119/4,000" read beside the Size sweep's 12,000
-    # measurements (runs x regions) as another count of runs
-    unit = "step" if job.stage == WRITING_STAGE else "run"
-    return (f"{job.stage or 'starting'}{': ' + where if where else ''} · {job.done:,} of "
-            f"{counted(job.total, unit)}")
+    return (f"{job.stage or 'starting'}{': ' + where if where else ''} · "
+            f"{steps_text(job.stage, job.done, job.total)}")
+
+
+def steps_text(stage: str, done: int, total: int) -> str:
+    """A worker's progress steps said by name, ``2,119 of 4,000 runs`` (``writing bundle``'s
+    ``1 of 1 step``): "2,119/4,000" read beside the Size sweep's 12,000 measurements (runs x
+    regions) as another count of runs."""
+    return f"{done:,} of {counted(total, 'step' if stage == WRITING_STAGE else 'run')}"
+
+
+def task_progress(task: TaskView, runs: int | None) -> str:
+    """A sweep task's progress in words with its counts (the task table's column, which read a
+    bare "23/40 profiling"): ``profiling: 2 of 4 configs · 23 of 40 runs``, the configs
+    measured where each of the task's configs takes ``runs`` steps (``runs``: the spec's runs
+    per config, None for runs "auto"), else the runs alone; its stage alone before its worker
+    counted any (``submitting``), "waiting" with no stage."""
+    if not task.total:
+        return task.stage or "waiting"
+    steps = steps_text(task.stage, task.done, task.total)
+    configs = len(task.configs)
+    if task.stage == WRITING_STAGE or not runs or task.total != configs * runs:
+        return f"{task.stage or 'starting'}: {steps}"
+    return (f"{task.stage or 'starting'}: {task.done // runs:,} of "
+            f"{counted(configs, 'config')} · {steps}")
 
 
 def where_text(job: Job, now: float) -> str:
@@ -413,10 +433,10 @@ def task_table(job: Job, progress: Any) -> None:
     configs, the worker's progress, why it failed."""
     if job.active:
         progress.progress(job.fraction,
-                    text=esc(f"tasks {job.done:,}/{job.total:,} ended · {job.stage}"))
+                    text=esc(f"{job.done:,} of {counted(job.total, 'task')} ended · {job.stage}"))
     rows = [{"task": t.name, "state": t.state, "attempt": t.attempt, "node": t.node,
              "configs": ",".join(map(str, t.configs)),
-             "progress": f"{t.done:,}/{t.total:,} {t.stage}" if t.total else t.stage,
+             "progress": task_progress(t, None if job.spec.run_target else job.spec.runs),
              "Slurm id": t.scheduler_id, "reason": t.reason} for t in job.tasks]
     with st.container(key=state.key("panel", f"tasks-{job.job_id}")):
         st.dataframe(rows, hide_index=True, width="stretch", placeholder=panels.MISSING,
