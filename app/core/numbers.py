@@ -20,7 +20,8 @@ from profiling_worker.bundle.gate.judge import DETECTABLE_PCT
 from profiling_worker.bundle.number_text import (MAX_DECIMALS as _MAX_DECIMALS,
                                                  SIG_DIGITS as SIG_DIGITS, counted as counted,
                                                  fmt as fmt, TIME_UNITS as TIME_UNITS,
-                                                 shown_unit as shown_unit)
+                                                 shown_unit as shown_unit,
+                                                 values_in as values_in)
 from profiling_worker.bundle.schema import columns as C
 
 #: A column whose median is below this is written in exponent form (1.334e-07).
@@ -63,34 +64,6 @@ def fmt_interval(centre: float, lower: float, upper: float, sig: int = SIG_DIGIT
     if width > 0:
         decimals = max(decimals, _width_decimals(width))
     return tuple(f"{v:,.{decimals}f}" for v in values)  # type: ignore[return-value]
-
-
-#: A number as a sentence writes it: signed, with thousands separators, decimals or an
-#: exponent (the gate's "baseline mean is -3.98e+06 byte"); not one inside a word ("fp16").
-_NUMBER = r"(?<![\w.])-?\d[\d,]*(?:\.\d+)?(?:e[+-]?\d+)?"
-
-
-def _in_unit(unit: str) -> re.Pattern[str]:
-    """A value a sentence writes in ``unit``: ``3,677,390 ns``, or a pair ``3,677,390 vs
-    1,440,196 ns`` (the run audit's evidence, written by the worker in ns whatever the page
-    shows); "Hz" is not the end of "MHz"."""
-    return re.compile(rf"(?P<a>{_NUMBER})(?: vs (?P<b>{_NUMBER}))? {re.escape(unit)}(?![\w/])")
-
-
-def values_in(text: str, unit: str, shown: str, divisor: float) -> str:
-    """``text`` with each value it writes in ``unit`` (the tables' unit: ns, Hz, byte) written
-    in ``shown`` instead (the page's: µs, MHz), divided by ``divisor`` and written by
-    :func:`fmt`: "baseline mean is 1.98e+09 Hz" -> "baseline mean is 1,980 MHz"; ``text``
-    unchanged where ``shown`` is ``unit`` and ``divisor`` 1 (a "%" metric's sentence has
-    differences in % too, which no unit change may touch)."""
-    if shown == unit and divisor == 1.0:
-        return text
-
-    def written(match: re.Match[str]) -> str:
-        values = [fmt(float(v.replace(",", "")) / divisor) for v in match.group("a", "b") if v]
-        return f"{' vs '.join(values)} {shown}"
-
-    return _in_unit(unit).sub(written, text)
 
 
 def values_in_column(values: "pd.Series[str]", unit: str, shown: str, divisor: float

@@ -99,6 +99,34 @@ def mean_text(mean: float, spread: float | None, unit: str, decimals: int | None
     return f"{said} {unit}"
 
 
+#: A number as a sentence writes it: signed, with thousands separators, decimals or an
+#: exponent (the gate's "baseline mean is -3.98e+06 byte"); not one inside a word ("fp16").
+_NUMBER = r"(?<![\w.])-?\d[\d,]*(?:\.\d+)?(?:e[+-]?\d+)?"
+
+
+def _in_unit(unit: str) -> re.Pattern[str]:
+    """A value a sentence writes in ``unit``: ``3,677,390 ns``, or a pair ``3,677,390 vs
+    1,440,196 ns`` (the run audit's evidence, written by the worker in ns whatever the page
+    shows); "Hz" is not the end of "MHz"."""
+    return re.compile(rf"(?P<a>{_NUMBER})(?: vs (?P<b>{_NUMBER}))? {re.escape(unit)}(?![\w/])")
+
+
+def values_in(text: str, unit: str, shown: str, divisor: float) -> str:
+    """``text`` with each value it writes in ``unit`` (the tables' unit: ns, Hz, byte) written
+    in ``shown`` instead (the page's: µs, MHz), divided by ``divisor`` and written by
+    :func:`fmt`: "baseline mean is 1.98e+09 Hz" -> "baseline mean is 1,980 MHz"; ``text``
+    unchanged where ``shown`` is ``unit`` and ``divisor`` 1 (a "%" metric's sentence has
+    differences in % too, which no unit change may touch)."""
+    if shown == unit and divisor == 1.0:
+        return text
+
+    def written(match: re.Match[str]) -> str:
+        values = [fmt(float(v.replace(",", "")) / divisor) for v in match.group("a", "b") if v]
+        return f"{' vs '.join(values)} {shown}"
+
+    return _in_unit(unit).sub(written, text)
+
+
 #: An ISO 8601 time as the manifests, Python's ``isoformat`` and Slurm write it: date, "T",
 #: time, optional fraction of a second and zone.
 _ISO_TIME = re.compile(r"\b\d{4}-\d{2}-\d{2}T\d{2}:\d{2}(?::\d{2}(?:\.\d+)?)?"
