@@ -46,10 +46,10 @@ def test_one_picker_format_and_the_chart_words() -> None:
     clock = metric_roles.picker({}, {M.GPC_HZ: "Hz"})(M.GPC_HZ)
     assert clock == metric_roles.readable({}, M.GPC_HZ, shown_unit("Hz")[0]) != \
         metric_roles.readable({}, M.GPC_HZ, "Hz")  # in the unit the chart and table use
-    assert metric_roles.chart_words({}, M.GPC_HZ) == M.WORDS[M.GPC_HZ]
-    assert metric_roles.chart_words({}, "my_counter") == "my_counter"
+    assert metric_roles.words({}, M.GPC_HZ) == M.WORDS[M.GPC_HZ]
+    assert metric_roles.words({}, "my_counter") == "my_counter"
     imported = {"metric_roles": {"compute_tflops": {"role": "derived"}}}
-    assert metric_roles.chart_words(imported, "compute_tflops") == "compute_tflops (derived)"
+    assert metric_roles.words(imported, "compute_tflops") == "compute_tflops (derived)"
 
 
 def test_compare_table_is_in_the_pages_time_unit_at_full_precision() -> None:
