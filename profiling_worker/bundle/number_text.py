@@ -24,7 +24,8 @@ _FITTING_UNITS = {**TIME_UNITS, "s": 1e9}
 #: A unit the tables give -> the unit a person reads it in and its size in the tables' unit
 #: (divide a value by it): an SM clock in Hz reads "1,979 MHz", as the run audit writes it,
 #: never "1,979,203,821 Hz" (a fresh user of session 23 read both on one Stability page).
-SHOWN_UNITS = {"Hz": ("MHz", 1e6)}
+#: Nsight Compute's report files (the deep dive's sections) spell it "hz".
+SHOWN_UNITS = {"Hz": ("MHz", 1e6), "hz": ("MHz", 1e6)}
 #: Hz in a MHz: the clocks' unit in every sentence and column named ...MHz.
 HZ_PER_MHZ = SHOWN_UNITS["Hz"][1]
 

@@ -17,6 +17,7 @@ from profiling_worker.bundle.schema import columns as C, metrics as M
 
 def test_shown_unit_moves_hz_to_mhz_and_keeps_the_others() -> None:
     assert shown_unit("Hz") == SHOWN_UNITS["Hz"] == ("MHz", 1e6)
+    assert shown_unit("hz") == shown_unit("Hz")  # as the deep dive's report files spell it
     for unit in ("ns", "byte", "%", ""):
         assert shown_unit(unit) == (unit, 1.0)
 
