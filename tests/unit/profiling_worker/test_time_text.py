@@ -31,3 +31,19 @@ def test_each_time_in_a_note_is_rewritten_and_nothing_else() -> None:
 def test_the_late_cancel_note_shows_no_iso_time() -> None:
     note = partial.late_cancel_note("SIGTERM at 2026-12-07T09:12:33.123456+00:00", done=True)
     assert "T09:12" not in note and when_text("2026-12-07T09:12:33+00:00") in note
+
+
+def test_the_share_reports_provenance_says_its_times_as_a_person_reads_them() -> None:
+    """The HTML report's provenance wrote the manifest's ISO 8601 times as they are."""
+    from app.core.share.job import provenance
+    from profiling_worker.bundle.loader import load_bundle
+    from tests.scenarios import SCENARIOS
+
+    bundle = load_bundle(SCENARIOS / "h200-cupti-gate-base")
+    keys = [k for k in ("created_at", "started_at", "finished_at") if bundle.manifest.get(k)]
+    assert keys, "the bundled job records when it ran"
+    stamps = [bundle.manifest[k] for k in keys]
+    said = next(p for p in provenance(bundle).parts  # the times' line
+                if p.startswith("<p") and keys[0].replace("_", " ") in p)
+    for stamp in stamps:  # (the manifest's JSON, shown below it as data, keeps ISO 8601)
+        assert when_text(stamp) in said and str(stamp) not in said, said
