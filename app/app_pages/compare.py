@@ -13,7 +13,7 @@ from profiling_worker.bundle.schema import interval_words as W
 
 from app.core.figures import common as figures_common
 from app.core.figures.compare import build_compare_figure
-from app.core import metric_roles, preflight
+from app.core import metric_roles, numbers, preflight
 from app.core.derived import DEFAULT_TIME_UNIT
 from app.core.views import energy as energy_view
 from app.core.metrics import MissingData, available_metrics
@@ -261,7 +261,9 @@ if caveated:
                f"{code(CAVEATS)}; the Reason gives the evidence): "
                + "; ".join(esc(pair) for pair in caveated), icon=":material/report:")
     if judged.job_caveats:  # the same on every row: its evidence not in each Reason
-        st.caption(esc(gate_report.job_caveats_line(judged)))
+        # its durations in the table's unit, as the Reason's (compare_table)
+        st.caption(esc(numbers.durations_in(gate_report.job_caveats_line(judged),
+                                            DEFAULT_TIME_UNIT)))
 st.caption(W.line(W.RATIO, baseline.host_timer or candidate.host_timer))
 if metric in C.DURATION_METRICS:
     st.caption("For durations a ratio below 1 means the candidate is faster.")

@@ -91,7 +91,8 @@ st.subheader("Speed of light")
 sol = D.metric_panel(data, launch, "speed of light", (M.GPU_TIME, M.GPC_HZ, *M.SPEED_OF_LIGHT))
 pct = sol.frame[sol.frame[D.UNIT] == "%"]
 if not pct.empty:  # each bar by its words (SM throughput), the raw name in its hover and the table
-    bars = pct.assign(**{D.LABEL: pct[D.METRIC].map(metric_roles.words)})
+    bars = pct.assign(**{D.LABEL: pct[D.METRIC].map(
+        lambda metric: metric_roles.words(bundle.manifest, metric))})
     st.plotly_chart(build_bars(bars, D.LABEL, D.VALUE, "Throughput, % of peak", "%", 100,
                                raw=D.METRIC), key=state.key(PAGE, "sol-chart"))
 _panel(sol, "sol")

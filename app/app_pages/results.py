@@ -2,11 +2,14 @@
 
 import streamlit as st
 
+from profiling_worker.bundle.number_text import shown_unit
 from profiling_worker.bundle.schema import columns as C, intervals, plausibility as P
 from profiling_worker.bundle.schema import interval_words as W
 
 from profiling_worker.bundle.schema.manifest import JobStatus
 
+from app.core import derived, numbers
+from app.core.derived import DEFAULT_TIME_UNIT
 from app.core.metrics import available_metrics, no_values_text
 from app.core.views.seed_columns import with_seed_columns
 from app.ui import analysis, job_status, notes, panels, run_audit, state
@@ -25,7 +28,10 @@ if shown_status is not JobStatus.DONE and all(bundle.table(n).empty for n in TAB
     # one line of when they come (a running job read "No aggregated table in this job" x3)
     st.info(esc(no_values_text("results", shown_status, "each table")), icon=":material/info:")
     panels.stop_page()
-TIMES = f"; times in ns ({esc(bundle.measurement)})"  # only the tables that hold times
+# only the tables that hold times; each row in the unit the other pages show it in, the CSV
+# in the tables' own (ns, Hz) at full precision, its Unit column naming them
+TIMES = (f"; times in {DEFAULT_TIME_UNIT} ({esc(bundle.measurement)}), clocks in "
+         f"{shown_unit('Hz')[0]}; the CSV in the stored units (ns, Hz) at full precision")
 for name, title, what in (
     (C.TABLE_AGGREGATED, "Aggregated", f"one row per annotation × config × metric{TIMES}"),
     (C.TABLE_RUNS, "Per run", f"one row per annotation × config × run × metric{TIMES}"),
@@ -44,7 +50,8 @@ for name, title, what in (
                  f"CI95_Lower/Upper: {intervals.CI_METHOD} ({intervals.SEED_CI_NOTE}). "
                  + W.line(W.MEAN, bundle.host_timer).removesuffix("."))
     st.caption(f"{what}.")
-    panels.table(table, key=state.key(PAGE, f"{name}-table"))
+    panels.table(derived.rows_in_shown_units(table, columns=numbers.UNIT_VALUE_COLUMNS),
+                 key=state.key(PAGE, f"{name}-table"))
     if name == C.TABLE_AGGREGATED and C.METRIC in table:
         panels.cut_bounds_note(bundle, table[C.METRIC].unique())
     panels.download_csv(table, key=state.key(PAGE, f"{name}-csv"),

@@ -103,7 +103,7 @@ if runs.empty:
             "aggregated values).")
 else:
     label = ("Duration" if derived.is_time(metric) and metric not in metric_roles.roles(
-        bundle.manifest) else metric_roles.chart_words(bundle.manifest, metric))
+        bundle.manifest) else metric_roles.words(bundle.manifest, metric))
     fig = cached.figure(build_runs_figure, runs, label, bundle.host_timer)
     analysis.figure_panel(fig, runs, key=state.key(PAGE, "runs"),
                           filename=f"{bundle.job_id}-stability-runs.csv",

@@ -17,7 +17,7 @@ still drawn where single runs are shown.
 from __future__ import annotations
 
 import math
-from collections.abc import Iterable
+from collections.abc import Iterable, Sequence
 
 import numpy as np
 import pandas as pd
@@ -111,28 +111,54 @@ def shown_scale(units: Iterable[object]) -> tuple[float, str | None]:
     return (divisor, unit) if divisor != 1.0 else (1.0, None)
 
 
-def rows_in_shown_units(frame: pd.DataFrame, time_unit: str = DEFAULT_TIME_UNIT
-                        ) -> pd.DataFrame:
-    """A Metric / Value / Unit table (a deep dive section's; a copy) with each row in the unit
+def rows_in_shown_units(frame: pd.DataFrame, time_unit: str = DEFAULT_TIME_UNIT,
+                        columns: Sequence[str] = (C.VALUE,)) -> pd.DataFrame:
+    """A Metric / Unit table with values in ``columns`` (a deep dive section's Value; a
+    baseline comparison's Baseline, This, Difference ...; a copy where a row changes) with
+    each row in the unit
     the other pages show it in: a duration in ns in ``time_unit``, a clock in Hz in MHz
     (:func:`~profiling_worker.bundle.number_text.shown_unit`); other rows, and a frame without
-    those columns, unchanged. A value that is not a number stays as it is.
+    those columns, unchanged. A value that is not a number stays as it is; a row is in its
+    shown unit only where each of its numbers is (its Unit names them all).
 
     Raises:
         KeyError: ``time_unit`` is none of :data:`TIME_UNITS`.
     """
-    if frame.empty or not {C.METRIC, C.VALUE, C.UNIT} <= set(frame.columns):
+    names = [c for c in columns if c in frame.columns]
+    if frame.empty or not names or not {C.METRIC, C.UNIT} <= set(frame.columns):
         return frame
-    values, units = list(frame[C.VALUE]), list(frame[C.UNIT])
-    for i, metric in enumerate(frame[C.METRIC]):
-        text = metric_roles.unit_text(units[i])
-        shown, divisor = ((time_unit, TIME_UNITS[time_unit])
-                          if is_time(str(metric)) and text == "ns"
-                          else number_text.shown_unit(text))
-        number = pd.to_numeric(values[i], errors="coerce")
-        if divisor != 1.0 and pd.notna(number):
-            values[i], units[i] = float(number) / divisor, shown
-    return frame.assign(**{C.VALUE: values, C.UNIT: units})
+    # one scale per distinct (metric, unit), mapped onto the rows: a 10,000-config runs table
+    # has a handful of pairs and 100,000s of rows
+    pairs = frame[C.METRIC].astype(str) + "\0" + frame[C.UNIT].map(metric_roles.unit_text)
+    scales = {pair: _shown_scale(pair.partition("\0")[0], pair.partition("\0")[2], time_unit)
+              for pair in pairs.unique()}
+    divisor = pairs.map({p: d for p, (_, d) in scales.items()})
+    numbers = {c: pd.to_numeric(frame[c], errors="coerce") for c in names}
+    texts = pd.concat([numbers[c].isna() & frame[c].notna() for c in names], axis=1).any(axis=1)
+    no_number = pd.concat([numbers[c].isna() for c in names], axis=1).all(axis=1)
+    rows = (divisor != 1.0) & ~texts & ~no_number  # a text among its values: as it was
+    if not rows.any():
+        return frame
+    out = frame.copy()
+    for c in names:
+        if pd.api.types.is_numeric_dtype(out[c]):
+            out[c] = out[c].astype(float)
+        out.loc[rows, c] = numbers[c][rows] / divisor[rows]
+    out.loc[rows, C.UNIT] = pairs[rows].map({p: u for p, (u, _) in scales.items()})
+    return out
+
+
+def _shown_scale(metric: str, unit: str, time_unit: str) -> tuple[str, float]:
+    """The unit a value of ``metric`` in ``unit`` is shown in and its size in ``unit``: a
+    duration in ns in ``time_unit``, else :func:`~profiling_worker.bundle.number_text
+    .shown_unit`'s.
+
+    Raises:
+        KeyError: ``time_unit`` is none of :data:`TIME_UNITS`.
+    """
+    if is_time(metric) and unit == "ns":
+        return time_unit, TIME_UNITS[time_unit]
+    return number_text.shown_unit(unit)
 
 
 def per_run_metric(runs: pd.DataFrame, metric: str, time_unit: str = "µs") -> pd.DataFrame:

@@ -1,7 +1,9 @@
 """Labels for imported metrics that are not measurements: nsight-python's derived metrics
 (``derive_metric``, 0.9.5's ``Transformed``) and normalised values (``normalize_against``), as
-the importer recorded them in ``manifest.json`` (``metric_roles``); and each metric's unit as
-the tables give it (none for such a derived metric: never the text "None")."""
+the importer recorded them in ``manifest.json`` (``metric_roles``); each metric's unit as
+the tables give it (none for such a derived metric: never the text "None"); and the names of a
+metric, one rule each: :func:`label` (the raw name and its role), :func:`words` (what a page
+names it by), :func:`readable` and :func:`picker` (a picker's words, unit and raw name)."""
 
 from __future__ import annotations
 
@@ -11,10 +13,11 @@ from typing import TYPE_CHECKING, Any
 import pandas as pd
 
 from profiling_worker.bundle.number_text import shown_unit
-from profiling_worker.bundle.schema import columns as C, metrics as M
+from profiling_worker.bundle.schema import columns as C
 from profiling_worker.bundle.schema.manifest import METRIC_ROLES_KEY
 
 from app.core import frame_columns as F
+from app.core.metric_words import metric_words
 
 if TYPE_CHECKING:
     from profiling_worker.bundle.loader import Bundle
@@ -56,30 +59,29 @@ def units(bundle: Bundle) -> dict[str, str]:
     return {}
 
 
-def with_unit(manifest: dict[str, Any], metric: str, unit: str) -> str:
-    """:func:`label` plus the unit when there is one: ``dram__bytes.sum [byte]``,
-    ``compute_tflops (derived)`` (no unit in the file: none shown). A duration
-    (``C.DURATION_METRICS``) has no unit here: the page's time-unit control chooses it (a
-    new user read ``gpu__time_duration.sum [ns]`` beside a µs choice)."""
-    shown = "" if metric in C.DURATION_METRICS else unit_text(unit)
-    return f"{label(manifest, metric)} [{shown}]" if shown else label(manifest, metric)
-
-
-def words(metric: str) -> str:
-    """The words of ``metric`` (:data:`M.WORDS`: ``SM throughput``), else its raw name."""
-    return M.WORDS.get(metric, metric)
+def words(manifest: dict[str, Any], metric: str) -> str:
+    """A metric as a person reads it, wherever a page names it (a chart's title and axis, a
+    bar, a table's words column): an imported metric's :func:`label`, its role saying more
+    than words (``compute_tflops (derived)``); else its words
+    (:func:`~app.core.metric_words.metric_words`: ``SM clock rate``, or words read from the
+    parts of a name :data:`~profiling_worker.bundle.schema.metrics.WORDS`
+    lacks; a name that is no Nsight Compute name as it is).
+    A fresh user read ``gpc__cycles_elapsed.avg.per_second per run`` where the picker said
+    ``SM clock rate``."""
+    return label(manifest, metric) if metric in roles(manifest) else metric_words(metric)
 
 
 def readable(manifest: dict[str, Any], metric: str, unit: str = "") -> str:
-    """A metric as a picker shows it: its words and unit, the raw Nsight Compute name in
-    parentheses (``GPU kernel time (gpu__time_duration.sum)``, ``DRAM bytes [byte]
-    (dram__bytes.sum)``); a metric without words (:data:`M.WORDS`) as :func:`with_unit` writes
-    it. The picker's value stays the raw name: this is its ``format_func``."""
-    words = M.WORDS.get(metric)
-    if words is None or metric in roles(manifest):  # an imported metric's role says more
-        return with_unit(manifest, metric, unit)
+    """A metric as a picker shows it: its :func:`words`, its unit in brackets (none for a
+    duration, ``C.DURATION_METRICS``: the page's time-unit control chooses it; a new user read
+    ``gpu__time_duration.sum [ns]`` beside a µs choice), and the raw Nsight Compute name in
+    parentheses where the words do not hold it (``GPU kernel time (gpu__time_duration.sum)``,
+    ``DRAM bytes [byte] (dram__bytes.sum)``, ``compute_tflops (derived)``). The picker's value
+    stays the raw name: this is its ``format_func``."""
+    named = words(manifest, metric)
     shown = "" if metric in C.DURATION_METRICS else unit_text(unit)
-    return f"{words}{f' [{shown}]' if shown else ''} ({metric})"
+    said = f"{named} [{shown}]" if shown else named
+    return said if metric in named else f"{said} ({metric})"
 
 
 def picker(manifest: dict[str, Any], metric_units: Mapping[str, str]
@@ -94,25 +96,15 @@ def picker(manifest: dict[str, Any], metric_units: Mapping[str, str]
                                    shown_unit(unit_text(metric_units.get(metric, "")))[0])
 
 
-def chart_words(manifest: dict[str, Any], metric: str) -> str:
-    """A metric as a chart's title and axis name it, its unit beside it: its words
-    (:data:`M.WORDS`: ``SM clock rate``), else :func:`label` (``compute_tflops (derived)``,
-    or the raw name of a metric without words). A fresh user read
-    ``gpc__cycles_elapsed.avg.per_second per run`` where the picker said ``SM clock rate``."""
-    if metric in M.WORDS and metric not in roles(manifest):  # an imported role says more
-        return M.WORDS[metric]
-    return label(manifest, metric)
-
-
 def with_words(frame: pd.DataFrame, manifest: dict[str, Any], column: str = F.METRIC_WORDS
                ) -> pd.DataFrame:
     """``frame`` (a copy) with ``column`` right after its Metric column: each metric's
-    :func:`chart_words`, so a table names it as its chart and picker do while the raw name
+    :func:`words`, so a table names it as its chart and picker do while the raw name
     stays the key; ``frame`` itself where it has no Metric column or already has ``column``."""
     if C.METRIC not in frame or column in frame:
         return frame
     out = frame.copy()
-    named = {m: chart_words(manifest, str(m)) for m in out[C.METRIC].unique()}
+    named = {m: words(manifest, str(m)) for m in out[C.METRIC].unique()}
     out.insert(list(out.columns).index(C.METRIC) + 1, column, out[C.METRIC].map(named))
     return out
 

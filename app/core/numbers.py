@@ -21,7 +21,7 @@ from profiling_worker.bundle.number_text import (MAX_DECIMALS as _MAX_DECIMALS,
                                                  SIG_DIGITS as SIG_DIGITS, counted as counted,
                                                  fmt as fmt, TIME_UNITS as TIME_UNITS,
                                                  shown_unit as shown_unit, ns_text,
-                                                 with_durations)
+                                                 values_in as values_in, with_durations)
 from profiling_worker.bundle.schema import columns as C
 
 #: A column whose median is below this is written in exponent form (1.334e-07).
@@ -83,36 +83,32 @@ def durations_said(template: str, value_ns: float, reference_ns: float, unit: st
     return with_durations(template, fmt(value_ns / scale), fmt(reference_ns / scale), unit)
 
 
-#: A duration a sentence writes in ns: ``3,677,390 ns``, or a pair ``3,677,390 vs 1,440,196 ns``
-#: (the run audit's evidence of a table written before its durations were data, layout 1:
-#: :func:`durations_in`, the fallback for such bundles; the gate's reasons, which quote it).
-_NS_TEXT = re.compile(r"(?P<a>\d[\d,]*(?:\.\d+)?)(?: vs (?P<b>\d[\d,]*(?:\.\d+)?))? ns\b")
+def values_in_column(values: "pd.Series[str]", unit: str, shown: str, divisor: float
+                     ) -> "pd.Series[str]":
+    """:func:`values_in` of each text of ``values`` (each distinct text once: an audit's
+    evidence repeats one text over many runs)."""
+    texts = values.astype(str)
+    return texts.map({t: values_in(t, unit, shown, divisor) for t in texts.unique()})
 
 
 def durations_in(text: str, unit: str) -> str:
-    """``text`` with each duration it writes in ns (:data:`_NS_TEXT`) written in ``unit``
-    instead, each number by :func:`fmt`: in µs, "(3,677,390 vs 1,440,196 ns)" -> "(3,677 vs
-    1,440 µs)", "32 ns at or below" -> "0.03200 µs at or below"; ``text`` unchanged for "ns".
+    """``text`` with each duration it writes in ns written in ``unit`` instead
+    (:func:`values_in`): in µs, "(3,677,390 vs 1,440,196 ns)" -> "(3,677 vs 1,440 µs)", "32 ns
+    at or below" -> "0.03200 µs at or below"; ``text`` unchanged for "ns".
 
     Raises:
         KeyError: ``unit`` is none of :data:`TIME_UNITS` (ns, µs, ms).
     """
-    scale = TIME_UNITS[unit]
-    if scale == 1.0:
-        return text
-
-    def written(match: re.Match[str]) -> str:
-        values = [fmt(float(v.replace(",", "")) / scale) for v in match.group("a", "b") if v]
-        return f"{' vs '.join(values)} {unit}"
-
-    return _NS_TEXT.sub(written, text)
+    return values_in(text, "ns", unit, TIME_UNITS[unit])
 
 
 def durations_in_column(values: "pd.Series[str]", unit: str) -> "pd.Series[str]":
-    """:func:`durations_in` of each text of ``values`` (each distinct text once: an audit's
-    evidence repeats one text over many runs)."""
-    texts = values.astype(str)
-    return texts.map({t: durations_in(t, unit) for t in texts.unique()})
+    """:func:`durations_in` of each text of ``values``.
+
+    Raises:
+        KeyError: ``unit`` is none of :data:`TIME_UNITS` (ns, µs, ms).
+    """
+    return values_in_column(values, "ns", unit, TIME_UNITS[unit])
 
 
 def fmt_bytes(size: int) -> str:

@@ -8,6 +8,7 @@ from __future__ import annotations
 from collections.abc import Iterable
 from typing import Any
 
+from profiling_worker.bundle.number_text import when_text
 from profiling_worker.bundle.schema import backends as B
 from profiling_worker.bundle.schema.manifest import JobStatus, source_digest
 from profiling_worker.importing.kinds import NOT_READ, by_name
@@ -124,7 +125,7 @@ def imported_at(manifest: dict[str, Any]) -> str:
     as ``2026-12-06 09:40:12 UTC``; "" where the manifest says not."""
     said = (manifest.get("timings") or {}).get("imported_at") \
         or (manifest.get("provenance") or {}).get("date") or ""
-    return str(said).replace("T", " ").replace("+00:00", " UTC")
+    return when_text(said)
 
 
 def same_files(job_id: str, manifest: dict[str, Any],

@@ -15,6 +15,7 @@ import time
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from profiling_worker.bundle.number_text import when_text
 from profiling_worker.bundle.schema.manifest import JobStatus, ManifestError, read_manifest
 from profiling_worker.sweep.task import REFERENCE_DIR
 
@@ -129,7 +130,8 @@ def decide(attempt: Attempt, queue: QueueState | None, cancel_requested: bool,
     if queue is not None and queue.node:
         attempt.node = queue.node
     if status == JobStatus.DONE and cancelled_at and finished_at > cancelled_at:
-        return CANCELLED, (f"finished at {finished_at}, after the cancel at {cancelled_at}: "
+        return CANCELLED, (f"finished at {when_text(finished_at, date=False)}, after the cancel "
+                           f"at {when_text(cancelled_at, date=False)}: "
                            f"not merged (its bundle stays in {attempt.folder})")
     if status == JobStatus.DONE:
         return DONE, ""

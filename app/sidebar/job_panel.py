@@ -15,14 +15,14 @@ from typing import Any
 
 import streamlit as st
 
-from profiling_worker.bundle.number_text import counted
+from profiling_worker.bundle.number_text import counted, times_in
 from profiling_worker.bundle.schema import partial
 from profiling_worker.bundle.schema.events import WRITING_STAGE
 from profiling_worker.bundle.schema.manifest import JobStatus, ManifestError, read_manifest
 
 from app.ui import job_status, navigation, panels, state
 from app.ui.jobs import (PARTIAL_DIR, READ_ONLY_STAGE, SCAN_S, BundleInfo, Executor, Job,
-                         store_jobs, store_owner)
+                         TaskView, store_jobs, store_owner)
 from app.core import preflight, spec_form
 from app.core.markdown import code, esc
 
@@ -221,7 +221,8 @@ def _job(manager: Executor, job: Job, position: int) -> None:
         for warning in job.warnings[-3:]:  # a contended CPU's figures; its advice: the page
             if failed and said_elsewhere(warning, job, kept):
                 continue  # a failing config's warning: the failure below says it
-            warning = spec_form.in_form_words(warning)  # the form's label, not the spec's key
+            # the form's label, not the spec's key; a recorded time as a person reads it
+            warning = times_in(spec_form.in_form_words(warning))
             st.caption(f"⚠ {esc(warning_head(warning))}", help=esc(warning))
         # another tab's or server's failure is a line (the tab that queued it shows the box;
         # the Files page keeps its log): a fresh user read one failure three times
@@ -233,7 +234,7 @@ def _job(manager: Executor, job: Job, position: int) -> None:
                 st.caption(esc(cancel_note(job)))
         elif failed and not boxed:
             st.caption(esc(failure_line(job, kept)),
-                       help=esc(str(job.error.get("message", "") if job.error else "")))
+                       help=esc(error_message(job)))
         elif failed and job.error:
             panels.render_error(str(job.error.get("message", "")), job.error.get("hint"),
                                 job.error.get("log_tail"), kind=job.error.get("kind"),
@@ -251,11 +252,31 @@ def progress_text(job: Job, now: float | None = None) -> str:
     if not job.total:
         return "starting"
     where = where_text(job, time.time() if now is None else now)
-    # the steps counted said by name: "2,119/4,000" read beside the Size sweep's 12,000
-    # measurements (runs x regions) as another count of runs
-    unit = "step" if job.stage == WRITING_STAGE else "run"
-    return (f"{job.stage or 'starting'}{': ' + where if where else ''} · {job.done:,} of "
-            f"{counted(job.total, unit)}")
+    return (f"{job.stage or 'starting'}{': ' + where if where else ''} · "
+            f"{steps_text(job.stage, job.done, job.total)}")
+
+
+def steps_text(stage: str, done: int, total: int) -> str:
+    """A worker's progress steps said by name, ``2,119 of 4,000 runs`` (``writing bundle``'s
+    ``1 of 1 step``): "2,119/4,000" read beside the Size sweep's 12,000 measurements (runs x
+    regions) as another count of runs."""
+    return f"{done:,} of {counted(total, 'step' if stage == WRITING_STAGE else 'run')}"
+
+
+def task_progress(task: TaskView, runs: int | None) -> str:
+    """A sweep task's progress in words with its counts (the task table's column, which read a
+    bare "23/40 profiling"): ``profiling: 2 of 4 configs · 23 of 40 runs``, the configs
+    measured where each of the task's configs takes ``runs`` steps (``runs``: the spec's runs
+    per config, None for runs "auto"), else the runs alone; its stage alone before its worker
+    counted any (``submitting``), "waiting" with no stage."""
+    if not task.total:
+        return task.stage or "waiting"
+    steps = steps_text(task.stage, task.done, task.total)
+    configs = len(task.configs)
+    if task.stage == WRITING_STAGE or not runs or task.total != configs * runs:
+        return f"{task.stage or 'starting'}: {steps}"
+    return (f"{task.stage or 'starting'}: {task.done // runs:,} of "
+            f"{counted(configs, 'config')} · {steps}")
 
 
 def where_text(job: Job, now: float) -> str:
@@ -293,6 +314,13 @@ def said_elsewhere(warning: str, job: Job, kept: str | None) -> bool:
                                                   warning.rsplit("; ", 1)[0].strip()})
 
 
+def error_message(job: Job) -> str:
+    """The message of ``job``'s error ("" without one), a recorded time in it as a person
+    reads it (:func:`~profiling_worker.bundle.number_text.times_in`: "SIGTERM at 09:12:33
+    UTC", never ISO 8601's "2026-12-07T09:12:33.123456+00:00")."""
+    return times_in(str(job.error.get("message", "")) if job.error else "")
+
+
 def failure_line(job: Job, kept: str | None) -> str:
     """The one line of a failed or interrupted job that is not this session's: another
     process's (:func:`other_failure`), else its note of the configs kept (``kept``, which
@@ -301,7 +329,7 @@ def failure_line(job: Job, kept: str | None) -> str:
         return other_failure(job)
     if kept:
         return kept
-    message = str(job.error.get("message", "")) if job.error else ""
+    message = error_message(job)
     kind = job.error.get("kind") if job.error else None
     return f"{kind}: {warning_head(message)}" if kind else warning_head(message)
 
@@ -310,7 +338,7 @@ def other_failure(job: Job) -> str:
     """One line for a failed or interrupted job another process owns (``job.watched_by``):
     whose it is and its error's first clause (:func:`warning_head`; the whole of it is the
     line's help)."""
-    message = str(job.error.get("message", "")) if job.error else ""
+    message = error_message(job)
     kind = job.error.get("kind") if job.error else None
     head = f"{kind}: {warning_head(message)}" if kind else warning_head(message)
     return f"Owned by the {job.watched_by}, which shows its error: {head}"
@@ -406,10 +434,10 @@ def task_table(job: Job, progress: Any) -> None:
     configs, the worker's progress, why it failed."""
     if job.active:
         progress.progress(job.fraction,
-                    text=esc(f"tasks {job.done:,}/{job.total:,} ended · {job.stage}"))
+                    text=esc(f"{job.done:,} of {counted(job.total, 'task')} ended · {job.stage}"))
     rows = [{"task": t.name, "state": t.state, "attempt": t.attempt, "node": t.node,
              "configs": ",".join(map(str, t.configs)),
-             "progress": f"{t.done:,}/{t.total:,} {t.stage}" if t.total else t.stage,
+             "progress": task_progress(t, None if job.spec.run_target else job.spec.runs),
              "Slurm id": t.scheduler_id, "reason": t.reason} for t in job.tasks]
     with st.container(key=state.key("panel", f"tasks-{job.job_id}")):
         st.dataframe(rows, hide_index=True, width="stretch", placeholder=panels.MISSING,

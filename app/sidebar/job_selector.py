@@ -6,6 +6,7 @@ from typing import NamedTuple
 
 import streamlit as st
 
+from profiling_worker.bundle.number_text import when_text
 from profiling_worker.bundle.schema import partial
 from profiling_worker.bundle.schema.manifest import JobStatus
 
@@ -44,7 +45,7 @@ def default_job(bundles: list[BundleInfo], gpu_here: bool) -> DefaultJob | None:
         last = max(mine, key=_ended)
         return DefaultJob(last.job_id, f"Showing {code(last.job_id)}: the last job of this "
                           "result store to finish with results "
-                          f"({_ended(last)[:16].replace('T', ' ')} UTC). Pick another in the "
+                          f"({when_text(_ended(last))}). Pick another in the "
                           "sidebar's Job box.", False)
     bundled = [b for b in done if b.source == SOURCE_BUNDLED]
     preferred = [b for b in bundled if b.job_id == FIRST_BUNDLED_JOB and not gpu_here]

@@ -14,7 +14,7 @@ import streamlit as st
 
 from profiling_worker.bundle.number_text import counted
 from profiling_worker.bundle.schema import interval_words as W
-from app.core import numbers
+from app.core import derived, numbers
 from app.core.markdown import code, esc
 from app.core.views import baselines as B
 from app.core.views import deep_dive as D
@@ -116,7 +116,9 @@ def _one(pin_text: str, index: int, job_id: str, data: Mapping[str, Any],
                    "not told apart "
                    f"{counts.get(B.NO, 0)}, no spread known {counts.get(B.NO_SPREAD, 0)}, on "
                    f"one side only {counts.get(B.ONE_SIDE, 0)}.")
-    styled, widths = _style(frame)
+    # each row in the unit the other pages show it in (a clock in MHz, a time in µs); the CSV
+    # keeps the stored units (each row's Unit) and full precision
+    styled, widths = _style(derived.rows_in_shown_units(frame, columns=_IN_UNIT))
     st.dataframe(styled, key=state.key(PAGE, f"baseline-{index}-table"), hide_index=True,
                  width="stretch", column_config=widths)
     panels.download_csv(frame, key=state.key(PAGE, f"baseline-{index}-csv"),

@@ -14,7 +14,7 @@ from profiling_worker.bundle.schema.spec_errors import FieldError, SpecInvalid
 
 # Re-exported (the "as" form says so to mypy): the sidebar's type names.
 from app.services.executor import Executor as Executor
-from app.services.job_model import Job as Job
+from app.services.job_model import Job as Job, TaskView as TaskView
 from app.services.job_recovery import PARTIAL_DIR as PARTIAL_DIR
 from app.services.repeat_guard import (SUBMITTING as SUBMITTING, recent_twin as _recent_twin,
                                        twin_text as _twin_text)

@@ -17,6 +17,7 @@ import plotly.graph_objects as go
 import streamlit as st
 
 from profiling_worker.bundle.errors import KernelFailed
+from profiling_worker.bundle.number_text import times_in
 from profiling_worker.bundle.schema import columns as C, partial
 from profiling_worker.bundle.schema.manifest import JobStatus
 from profiling_worker.bundle.schema.spec import BACKEND_UNKNOWN
@@ -359,6 +360,7 @@ def render_error(message: str, hint: str | None = None, log_tail: str | None = N
     ``<key>-log-tail``, :func:`fold`). Every part is shown as text (messages of imported
     bundles are data, not Markdown), a `command` span as code
     (:func:`app.core.markdown.esc_spans`)."""
+    message = times_in(message)  # a recorded time ("SIGTERM at ...") as a person reads it
     head = f"**{esc(kind)}**: {esc_spans(message)}" if kind else esc_spans(message)
     st.error(head + (f"\n\n**Fix:** {esc_spans(hint)}" if hint else ""), icon=":material/error:")
     if log_tail and (box := fold("Log tail", state.key(key, "log-tail"))) is not None:

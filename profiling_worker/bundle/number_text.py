@@ -1,13 +1,17 @@
 """How a number, a count and a time are written as text, for the worker's text outputs (the
 gate's Markdown, console and JUnit summaries; its messages' counts) and the app's pages alike
 (``app.core.numbers`` and ``app.core.derived`` take these from here): significant digits with
-thousands separators, a count with its noun in its number ("1 run", never "run(s)"), and the
-time unit (ns, µs, ms, s) that fits a duration, so a time never reads "8,700,436.0 ns".
+thousands separators, a count with its noun in its number ("1 run", never "run(s)"), the
+time unit (ns, µs, ms, s) that fits a duration, so a time never reads "8,700,436.0 ns", and a
+recorded time of day as a person reads it ("2026-12-07 09:12:33 UTC", never ISO 8601's
+"2026-12-07T09:12:33.123456+00:00").
 Display only: tables and JSON keep their exact values in ns."""
 
 from __future__ import annotations
 
+import datetime as _dt
 import math
+import re
 from collections.abc import Iterable
 
 SIG_DIGITS = 4
@@ -20,7 +24,8 @@ _FITTING_UNITS = {**TIME_UNITS, "s": 1e9}
 #: A unit the tables give -> the unit a person reads it in and its size in the tables' unit
 #: (divide a value by it): an SM clock in Hz reads "1,979 MHz", as the run audit writes it,
 #: never "1,979,203,821 Hz" (a fresh user of session 23 read both on one Stability page).
-SHOWN_UNITS = {"Hz": ("MHz", 1e6)}
+#: Nsight Compute's report files (the deep dive's sections) spell it "hz".
+SHOWN_UNITS = {"Hz": ("MHz", 1e6), "hz": ("MHz", 1e6)}
 #: Hz in a MHz: the clocks' unit in every sentence and column named ...MHz.
 HZ_PER_MHZ = SHOWN_UNITS["Hz"][1]
 
@@ -115,3 +120,58 @@ def mean_text(mean: float, spread: float | None, unit: str, decimals: int | None
     if spread is not None and not math.isnan(spread):
         said += f" ± {spread:,.{decimals}f}"
     return f"{said} {unit}"
+
+
+#: A number as a sentence writes it: signed, with thousands separators, decimals or an
+#: exponent (the gate's "baseline mean is -3.98e+06 byte"); not one inside a word ("fp16").
+_NUMBER = r"(?<![\w.])-?\d[\d,]*(?:\.\d+)?(?:e[+-]?\d+)?"
+
+
+def _in_unit(unit: str) -> re.Pattern[str]:
+    """A value a sentence writes in ``unit``: ``3,677,390 ns``, or a pair ``3,677,390 vs
+    1,440,196 ns`` (the run audit's evidence, written by the worker in ns whatever the page
+    shows); "Hz" is not the end of "MHz"."""
+    return re.compile(rf"(?P<a>{_NUMBER})(?: vs (?P<b>{_NUMBER}))? {re.escape(unit)}(?![\w/])")
+
+
+def values_in(text: str, unit: str, shown: str, divisor: float) -> str:
+    """``text`` with each value it writes in ``unit`` (the tables' unit: ns, Hz, byte) written
+    in ``shown`` instead (the page's: µs, MHz), divided by ``divisor`` and written by
+    :func:`fmt`: "baseline mean is 1.98e+09 Hz" -> "baseline mean is 1,980 MHz"; ``text``
+    unchanged where ``shown`` is ``unit`` and ``divisor`` 1 (a "%" metric's sentence has
+    differences in % too, which no unit change may touch)."""
+    if shown == unit and divisor == 1.0:
+        return text
+
+    def written(match: re.Match[str]) -> str:
+        values = [fmt(float(v.replace(",", "")) / divisor) for v in match.group("a", "b") if v]
+        return f"{' vs '.join(values)} {shown}"
+
+    return _in_unit(unit).sub(written, text)
+
+
+#: An ISO 8601 time as the manifests, Python's ``isoformat`` and Slurm write it: date, "T",
+#: time, optional fraction of a second and zone.
+_ISO_TIME = re.compile(r"\b\d{4}-\d{2}-\d{2}T\d{2}:\d{2}(?::\d{2}(?:\.\d+)?)?"
+                       r"(?:Z|[+-]\d{2}:?\d{2})?")
+
+
+def when_text(stamp: object, date: bool = True) -> str:
+    """A recorded time (ISO 8601; UTC where it names no zone) as a person reads it, in UTC to
+    the second: "2026-12-07T09:12:33.123456+00:00" -> "2026-12-07 09:12:33 UTC" (``date``
+    False: "09:12:33 UTC", for times of one event read side by side). A text that is no such
+    time comes back as it was ("" for None)."""
+    text = "" if stamp is None else str(stamp).strip()
+    try:
+        when = _dt.datetime.fromisoformat(text.replace("Z", "+00:00"))
+    except ValueError:
+        return text
+    if when.tzinfo is not None:
+        when = when.astimezone(_dt.timezone.utc)
+    return when.strftime("%Y-%m-%d %H:%M:%S UTC" if date else "%H:%M:%S UTC")
+
+
+def times_in(text: str, date: bool = True) -> str:
+    """``text`` with each ISO 8601 time in it written by :func:`when_text`: a recorded note
+    ("SIGTERM at 2026-12-07T09:12:33+00:00") as the panel shows it."""
+    return _ISO_TIME.sub(lambda m: when_text(m.group(0), date), text)

@@ -29,7 +29,7 @@ from profiling_worker.bundle.schema import backends as B, columns as C
 from profiling_worker.bundle.schema.events import WRITING_STAGE
 from profiling_worker.bundle.schema.manifest import JobStatus, now_iso, update_manifest
 from profiling_worker.bundle.schema import partial
-from profiling_worker.bundle.number_text import counted
+from profiling_worker.bundle.number_text import counted, times_in
 from profiling_worker.bundle.schema.configs import device_memory
 from profiling_worker.bundle.schema.spec import (COLLECTORS, SPEC_DEFAULTS, JobSpec, SpecInvalid,
                                                  check_fits, load_spec, validate_spec)
@@ -134,7 +134,7 @@ class CancelWatch:
         if self.writing:
             self.late = how
             return
-        raise Cancelled(f"the job was cancelled ({how})", "", how)
+        raise Cancelled(f"the job was cancelled ({times_in(how)})", "", how)
 
     def stop_measuring(self) -> None:
         """Measuring has ended: from now on a cancel is only noted, and the job manager is told

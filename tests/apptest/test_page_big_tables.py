@@ -84,10 +84,13 @@ def test_the_results_per_run_table_hands_over_the_values(  # type: ignore[no-unt
         store, monkeypatch, app) -> None:
     """The Results page's per-run table of the recorded h200-ncu-matmul-sweep (900 rows of ns,
     %, Hz and byte values: over STYLED_CELLS): the frame handed to st.dataframe, which the
-    table's own toolbar CSV writes, holds every number as the bundle has it, as the page's
-    Download CSV does (each row rounded to its unit's decimals was what the toolbar CSV got: a
+    table's own toolbar CSV writes, holds every number at full precision, each row in the unit
+    its Unit cell names (the pages' µs and MHz; the page's Download CSV keeps the bundle's ns
+    and Hz): each row rounded to its unit's decimals was what the toolbar CSV got (a
     reviewer's find)."""
     import numpy as np
+
+    from app.core import derived, numbers
 
     from app.ui.panels import STYLED_CELLS
     from profiling_worker.bundle.schema import columns as C
@@ -97,8 +100,11 @@ def test_the_results_per_run_table_hands_over_the_values(  # type: ignore[no-unt
     monkeypatch.setenv("KPROF_BUNDLED_DIR", str(SCENARIOS))
     at = app("results", query={"job": "h200-ncu-matmul-sweep"})
     assert not at.exception, at.exception
-    runs = load_bundle(SCENARIOS / "h200-ncu-matmul-sweep").table(C.TABLE_RUNS)
-    assert runs[C.UNIT].nunique() > 1 and runs.size > STYLED_CELLS
+    stored = load_bundle(SCENARIOS / "h200-ncu-matmul-sweep").table(C.TABLE_RUNS)
+    assert stored[C.UNIT].nunique() > 1 and stored.size > STYLED_CELLS
+    # each row in the unit the other pages show it in (µs, MHz); the CSV keeps the stored ones
+    runs = derived.rows_in_shown_units(stored, columns=numbers.UNIT_VALUE_COLUMNS)
+    assert not {"ns", "Hz"} & set(runs[C.UNIT])
     (shown,) = [d.value for d in at.dataframe if len(d.value) == len(runs)
                 and C.RUN in d.value.columns]
     for name in runs.select_dtypes("number").columns:

@@ -327,7 +327,7 @@ def test_compare_says_the_caveats_and_the_runs_that_block_a_verdict(store, monke
     assert frame["BaselineAvg"].between(1, 10_000).all()  # µs of a matmul, not ns
     # the metric's words beside its raw name, the key (session 23: the raw name alone)
     assert set(frame["Metric"]) == {M.GPU_TIME}
-    assert set(frame[F.METRIC_WORDS]) == {metric_roles.chart_words({}, M.GPU_TIME)}
+    assert set(frame[F.METRIC_WORDS]) == {metric_roles.words({}, M.GPU_TIME)}
     warnings = " ".join(unescape(w.value) for w in at.warning)
     assert "1 of 1 verdict carries caveats" in warnings
     assert "n=8192: not comparable (power-capped runs)" in warnings

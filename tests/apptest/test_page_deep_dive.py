@@ -47,8 +47,8 @@ def test_default_set_report_shows_what_it_has_and_names_what_it_lacks(imported, 
     assert sol["layout"]["xaxis"]["range"] == [0, 100]
     (bars,) = sol["data"]  # each bar by its words, its raw Nsight Compute name in its hover
     raw = list(bars["customdata"])
-    assert list(bars["y"]) == [metric_roles.words(m) for m in raw]
-    assert M.SM_PCT in raw and metric_roles.words(M.SM_PCT) != M.SM_PCT
+    assert list(bars["y"]) == [metric_roles.words({}, m) for m in raw]
+    assert M.SM_PCT in raw and metric_roles.words({}, M.SM_PCT) != M.SM_PCT
     assert "Est. saving % of sweep" in at.dataframe[-1].value.columns  # the job's digest
     assert "TheoreticalOccupancy" in set(at.dataframe[-1].value["Rule"])
 
@@ -261,4 +261,4 @@ def test_section_tables_read_in_the_pages_units_and_words(store, monkeypatch, ap
     assert rows.loc[M.GPU_TIME, "Unit"] == derived.DEFAULT_TIME_UNIT
     assert rows.loc[M.GPC_HZ, "Unit"] == shown_unit("Hz")[0]
     assert 100 < float(rows.loc[M.GPC_HZ, "Value"]) < 5000  # an H200's clock in MHz
-    assert rows.loc[M.GPC_HZ, "MetricWords"] == metric_roles.chart_words({}, M.GPC_HZ)
+    assert rows.loc[M.GPC_HZ, "MetricWords"] == metric_roles.words({}, M.GPC_HZ)

@@ -14,7 +14,9 @@ import pytest
 from apptest_helpers import (IMPORTED, displayed, plotly_specs, text_number_problems, texts,
                              trace_values)
 
-from profiling_worker.bundle.schema import interval_words as W
+from app.core import derived
+from profiling_worker.bundle.number_text import shown_unit
+from profiling_worker.bundle.schema import interval_words as W, metrics as M
 from tests.scenarios import scenario_dir
 
 FULL = "h200-ncu-deepdive-fp16-4096"
@@ -112,7 +114,12 @@ def test_baselines_of_an_import_and_of_a_run_at_once(jobs: dict[str, Path], app)
     in_unit = ("Baseline", "This launch", "Difference", "Mean difference", "CI95 ±")
     assert not [p for d in tables for p in text_number_problems(displayed(d), {}, in_unit)]
     assert all(d.value[c].dtype == float for d in tables for c in in_unit)  # sorted by value
-    assert across.loc[across["Metric"] == "gpu__time_duration.sum", "Unit"].iloc[0] == "ns"
+    # each row in the unit the other pages show it in (issue 37: the baselines showed ns, Hz)
+    units = dict(zip(across["Metric"], across["Unit"]))
+    assert units["gpu__time_duration.sum"] == derived.DEFAULT_TIME_UNIT
+    assert units.get(M.GPC_HZ, shown_unit("Hz")[0]) == shown_unit("Hz")[0]
+    stored = {"ns", "Hz", "hz"}  # Nsight Compute's report files spell it "hz"
+    assert not stored & set(across["Unit"]) and not stored & set(same["Unit"])
     shown = texts(at)
     assert "Both launches are runs of the same measurement" in shown
     assert "coloured by sign only" in shown and "no spread is known" in shown

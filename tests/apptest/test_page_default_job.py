@@ -14,6 +14,7 @@ import pytest
 
 from apptest_helpers import texts
 from app.sidebar.job_selector import FIRST_BUNDLED_JOB
+from profiling_worker.bundle.number_text import when_text
 from tests.scenarios import SCENARIOS
 
 OLDER, NEWER = "20261206-210000-matmul-0001", "20261206-220000-matmul-0002"
@@ -49,7 +50,8 @@ def test_a_fresh_tab_opens_on_the_newest_finished_job_and_says_why(two_jobs, app
     assert at.selectbox(key="sidebar-job").value == NEWER
     assert at.query_params["job"] == NEWER  # a reload keeps it
     shown = [c.value for c in at.caption if WHY_STORE in c.value]
-    assert len(shown) == 1 and NEWER in shown[0] and "2026-12-06 22:01 UTC" in shown[0]
+    ended = when_text("2026-12-06T22:01:00+00:00")  # as the page writes a time, never ISO
+    assert len(shown) == 1 and NEWER in shown[0] and ended in shown[0]
     # the user picks a job: the page no longer says why it opened on another
     at.selectbox(key="sidebar-job").set_value(OLDER).run()
     assert not at.exception, at.exception

@@ -16,6 +16,7 @@ from app.core.markdown import code
 from app.ui import importing
 from app.ui.importing import one_limit_css
 from app.ui.panels import TEXT_WIDTH_MAX, text_width
+from profiling_worker.bundle.number_text import when_text
 from tests.scenarios import SCENARIOS, scenario_report
 
 REPO = Path(__file__).resolve().parents[2]
@@ -405,7 +406,7 @@ def test_importing_the_same_files_again_names_the_earlier_job(store, app) -> Non
     manifest = json.loads((store["results"] / first / "manifest.json").read_text())
     assert manifest["provenance"]["source_sha256"] == {
         p.name: hashlib.sha256(p.read_bytes()).hexdigest() for p in case}
-    when = manifest["timings"]["imported_at"].replace("T", " ").replace("+00:00", " UTC")
+    when = when_text(manifest["timings"]["imported_at"])  # the page's time, never ISO 8601
 
     at.file_uploader(key="import-files-1").set_value(  # the uploader is a new one after each import
         [(p.stem + " (1).csv", p.read_bytes(), "text/csv") for p in case]).run()

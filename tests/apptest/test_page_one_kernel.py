@@ -182,5 +182,5 @@ def test_every_value_names_its_metric_in_words(store, monkeypatch, app) -> None:
     assert not at.exception, at.exception
     table = next(d.value for d in at.dataframe if F.METRIC_WORDS in d.value.columns)
     named = dict(zip(table["Metric"], table[F.METRIC_WORDS]))
-    assert named["gpu__time_duration.sum"] == metric_roles.chart_words({},
+    assert named["gpu__time_duration.sum"] == metric_roles.words({},
                                                                        "gpu__time_duration.sum")

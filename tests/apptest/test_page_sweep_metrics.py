@@ -85,7 +85,7 @@ def test_stability_time_unit_is_offered_for_durations_only(store, monkeypatch, a
     assert "Unit: byte" in texts(at)
     # the metric's words, as the picker names it, not its raw name (session 23)
     assert plotly_specs(at)[1]["layout"]["yaxis"]["title"]["text"] == theme.axis_title(
-        metric_roles.chart_words({}, "dram__bytes_read.sum"), "byte")
+        metric_roles.words({}, "dram__bytes_read.sum"), "byte")
     at.selectbox(key="stability-metric").set_value("gpu__time_duration.sum").run()
     assert at.segmented_control(key="stability-time-unit").value == "ms"  # kept meanwhile
     assert plotly_specs(at)[1]["layout"]["yaxis"]["title"]["text"] == "Duration (ms)"
@@ -104,7 +104,7 @@ def test_sweep_offers_the_jobs_other_metrics_with_units(store, monkeypatch, app)
     assert not at.exception, at.exception
     (spec,) = plotly_specs(at)
     assert spec["layout"]["yaxis"]["title"]["text"] == theme.axis_title(
-        metric_roles.chart_words({}, "dram__bytes_read.sum"), "byte")
+        metric_roles.words({}, "dram__bytes_read.sum"), "byte")
     assert set(at.dataframe[0].value["Unit"]) == {"byte"}
     assert at.segmented_control(key="sweep-quantity").proto.disabled
     assert "sweep-time-unit" not in _keys(at, "segmented_control")
@@ -119,7 +119,7 @@ def test_stability_of_a_clock_reads_its_words_in_mhz(store, monkeypatch, app) ->
     at.selectbox(key="stability-metric").set_value(M.GPC_HZ).run()
     assert not at.exception, at.exception
     unit, _divisor = shown_unit("Hz")
-    words = metric_roles.chart_words({}, M.GPC_HZ)
+    words = metric_roles.words({}, M.GPC_HZ)
     layout = plotly_specs(at)[1]["layout"]
     assert layout["yaxis"]["title"]["text"] == theme.axis_title(words, unit)
     assert layout["title"]["text"].startswith(f"{words} per run")

@@ -16,6 +16,7 @@ from playwright.sync_api import expect
 from tests.e2e.conftest import (AppServer, choose_option, fill_text, get_by_key, open_app,
                                 set_checkbox, wait_for_app_run)
 from tests.slurm.conftest import slurm  # noqa: F401  (the fixture)
+from profiling_worker.bundle.number_text import counted
 from profiling_worker.bundle.schema import partial
 
 pytestmark = [pytest.mark.e2e, pytest.mark.slurm]
@@ -43,7 +44,8 @@ def test_sweep_started_watched_cancelled_and_read_back(  # type: ignore[no-untyp
 
     box = get_by_key(page, f"panel-job-{job_id}")
     expect(get_by_key(page, f"panel-tasks-{job_id}")).to_be_visible(timeout=60_000)
-    expect(box).to_contain_text(re.compile(r"tasks [1-5]/6 ended .*1 done"), timeout=TIMEOUT_MS)
+    ended = re.compile(rf"[1-5] of {counted(6, 'task')} ended .*1 done")  # the bar's words
+    expect(box).to_contain_text(ended, timeout=TIMEOUT_MS)
     array = json.loads((app_server.results_dir / job_id / "manifest.json").read_text())
     assert array["executor"]["name"] == "slurm" and array["executor"]["tasks"] == 6
     page.mouse.move(0, 0)

@@ -9,6 +9,7 @@ from typing import Any
 
 import pandas as pd
 
+from profiling_worker.bundle.number_text import when_text
 from profiling_worker.bundle.schema import backends as B, columns as C
 from profiling_worker.bundle.schema.spec import JobSpec
 
@@ -109,7 +110,7 @@ def provenance(bundle: Bundle) -> H.Section:
                if k != "device_attributes"}
     origin = (H.from_markdown(import_banner(manifest)) if is_imported(manifest)
               else "Recorded by this project's worker.")
-    times = ", ".join(f"{k.replace('_', ' ')} {manifest[k]}"
+    times = ", ".join(f"{k.replace('_', ' ')} {when_text(manifest[k])}"
                       for k in ("created_at", "started_at", "finished_at") if manifest.get(k))
     section = H.Section(f"Provenance: {bundle.job_id}").add(
         H.paragraph(caption(bundle), "verdict"), H.paragraph(origin), H.paragraph(times),

@@ -39,7 +39,7 @@ from profiling_worker.bundle.schema.spec import JobSpec
 from profiling_worker.bundle.loader import Bundle
 from app.core.views.run_audit import audit_frame
 from profiling_worker.bundle.schema.bundle_spec import PartialSpec
-from app.core import derived, numbers
+from app.core import derived, metric_roles, numbers
 from app.core.derived import DEFAULT_TIME_UNIT
 from app.core.metrics import MissingData, with_labels
 from app.core import frame_columns as F
@@ -202,9 +202,9 @@ VALUE_COLUMNS = tuple(cols[s] for cols in _SIDE_COLUMNS.values()
 def compare_table(frame: pd.DataFrame, time_unit: str = DEFAULT_TIME_UNIT) -> pd.DataFrame:
     """The Compare page's table and CSV of :func:`compare_frame` (a copy): a duration metric's
     :data:`VALUE_COLUMNS` in ``time_unit`` (µs by default, as Size sweep and Stability show
-    them; a fresh user of session 23 read ``17,242`` ns there beside ``17.2 µs``) and the
-    Reason's durations in it (:func:`app.core.numbers.durations_in`); any other metric's in
-    the unit a person reads (:func:`app.core.derived.shown_scale`: Hz -> MHz). The Unit column
+    them; a fresh user of session 23 read ``17,242`` ns there beside ``17.2 µs``); any other
+    metric's in the unit a person reads (:func:`app.core.derived.shown_scale`: Hz -> MHz); the
+    Reason's values in that unit too (:func:`app.core.numbers.values_in`). The Unit column
     names the unit; the values are divided, never rounded, so the CSV keeps full precision.
     :func:`compare_frame` itself keeps ns (the share report, the agent door).
 
@@ -215,14 +215,14 @@ def compare_table(frame: pd.DataFrame, time_unit: str = DEFAULT_TIME_UNIT) -> pd
         return frame
     out = frame.copy()
     if set(out[C.METRIC]) <= set(C.DURATION_METRICS):
-        divisor, unit = numbers.TIME_UNITS[time_unit], time_unit
-        if gate.REASON in out:
-            out[gate.REASON] = numbers.durations_in_column(out[gate.REASON], time_unit)
+        stored, divisor, unit = "ns", numbers.TIME_UNITS[time_unit], time_unit
     else:
         divisor, shown = derived.shown_scale(out[C.UNIT].unique())
         if shown is None:  # as the file gives it (or rows in several units)
             return out
-        unit = shown
+        stored, unit = metric_roles.unit_text(out[C.UNIT].iloc[0]), shown
+    if gate.REASON in out:  # the sentence's values in the unit of the columns beside it
+        out[gate.REASON] = numbers.values_in_column(out[gate.REASON], stored, unit, divisor)
     for name in VALUE_COLUMNS:
         if name in out:
             out[name] = out[name].astype(float) / divisor

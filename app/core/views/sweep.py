@@ -124,12 +124,12 @@ def default_options(bundle: Bundle) -> SweepOptions:
 def chart_label(bundle: Bundle, options: SweepOptions) -> str:
     """The y quantity in words for the chart: the quantity's name (``Time``, ``Throughput``)
     where it is derived from the durations, else the metric's words
-    (:func:`app.core.metric_roles.chart_words`: ``SM clock rate``, ``compute_tflops
+    (:func:`app.core.metric_roles.words`: ``SM clock rate``, ``compute_tflops
     (derived)``); ``... relative to <baseline>`` when normalised."""
     if uses_quantity(bundle, options):
         label = derived.QUANTITY_LABELS[options.quantity].split(" (")[0]
     else:
-        label = metric_roles.chart_words(bundle.manifest, str(options.metric))
+        label = metric_roles.words(bundle.manifest, str(options.metric))
     return f"{label} relative to {options.baseline}" if options.baseline else label
 
 

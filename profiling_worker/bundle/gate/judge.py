@@ -32,7 +32,7 @@ from profiling_worker.bundle.gate.sides import GateSide
 from profiling_worker.bundle.gate.verdict import Outcome as Outcome  # re-exported: callers' import
 from profiling_worker.bundle.schema import columns as C, intervals
 from profiling_worker.bundle.schema.run_audit import ConfigAudit
-from profiling_worker.bundle.number_text import counted
+from profiling_worker.bundle.number_text import counted, fmt
 
 #: How a page names the two directed outcomes for a metric that is not a duration (higher SM %
 #: or bytes is not necessarily worse).
@@ -289,7 +289,8 @@ def _blockers(row: pd.Series, context: list[str], options: GateOptions,
             "(a truncated bundle)" for name, asked in zip((BASELINE, CANDIDATE), spec_runs)
             if asked is not None and need <= row[name + C.RUNS] < asked]
     if not row[BASELINE + AVG] > 0:
-        out.append(f"baseline mean is {row[BASELINE + AVG]:g} {row[C.UNIT]}")
+        # fmt: "-3,982,000 byte", never "-3.9819e+06 byte" (issue 37's one number format)
+        out.append(f"baseline mean is {fmt(row[BASELINE + AVG])} {row[C.UNIT]}")
     return out
 
 

@@ -105,16 +105,23 @@ def not_comparable(result: GateResult) -> str:
     return f"Not comparable: {said}. The evidence: {'; '.join(result.context)}."
 
 
-def _means(row: pd.Series) -> tuple[str, str]:
-    """The baseline's and candidate's ``mean ± std dev unit (n=runs)``, both in one unit and
-    with one number of decimals: a time (ns in the bundles) in the unit that fits the smaller
-    mean ("8.700 ± 3.297 ms", never "8,700,436.0 ± 3,296,528.6 ns"), any other metric in its own
-    unit; "–" for a side without a mean."""
+def _row_unit(row: pd.Series) -> tuple[str, str, float]:
+    """A gate row's unit as the bundles give it, the unit its figures are read in, and the
+    size of that in the first: a time (ns) in the unit that fits the smaller mean ("8.700 ±
+    3.297 ms", never "8,700,436.0 ± 3,296,528.6 ns"), any other metric in the unit the pages
+    show it in (:func:`~profiling_worker.bundle.number_text.shown_unit`: Hz in MHz)."""
     unit = str(row[C.UNIT]) if pd.notna(row[C.UNIT]) else ""
-    avgs = [float(row[side + AVG]) for side in (BASELINE, CANDIDATE)]
-    size = 1.0
     if unit == "ns":
-        unit, size = number_text.fitting_time_unit(a for a in avgs if not math.isnan(a))
+        avgs = [float(row[side + AVG]) for side in (BASELINE, CANDIDATE)]
+        return (unit, *number_text.fitting_time_unit(a for a in avgs if not math.isnan(a)))
+    return (unit, *number_text.shown_unit(unit))
+
+
+def _means(row: pd.Series) -> tuple[str, str]:
+    """The baseline's and candidate's ``mean ± std dev unit (n=runs)``, both in one unit
+    (:func:`_row_unit`) and with one number of decimals; "–" for a side without a mean."""
+    _, unit, size = _row_unit(row)
+    avgs = [float(row[side + AVG]) for side in (BASELINE, CANDIDATE)]
     sides = []
     for side, avg in zip((BASELINE, CANDIDATE), avgs):
         std = float(row[side + C.STD]) / size if pd.notna(row[side + C.STD]) else None
@@ -192,6 +199,7 @@ def markdown(result: GateResult) -> str:
         why = str(r[REASON])  # the context differences are said once, above the table
         why = "not comparable (above)" + why[len(context):] if context and \
             why.startswith(context) else why
+        why = number_text.values_in(why, *_row_unit(r))  # in the unit of the means beside it
         cells = [r[C.ANNOTATION], r[CONFIG_LABEL], *_means(r), _interval(r),
                  _pct(r[CYCLES_DIFF_PCT]), f"**{r[OUTCOME]}**{_caveats(r)}", why]
         lines.append("| " + " | ".join(str(c).replace("|", "\\|") for c in cells) + " |")

@@ -126,7 +126,8 @@ SM_CLOCK_METRICS = (GPC_HZ, SM_HZ)  # the clock the kernel ran at, preferred fir
 DRAM_TRAFFIC = (DRAM_READ, DRAM_WRITE)
 
 #: What a person reads for a metric where a page names it (a picker, a bar): the raw name is
-#: said beside it (app/core/metric_roles.py's ``readable``); a metric not here shows its raw name.
+#: said beside it (app/core/metric_roles.py's ``readable``); a metric not here reads in words
+#: made from its name's parts (app/core/metric_words.py).
 WORDS: dict[str, str] = {
     GPU_TIME: "GPU kernel time", HOST_TIME: "Host wall-clock time",
     EVENTS_TIME: "CUDA-event region time",

@@ -24,7 +24,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from profiling_worker.bundle.number_text import counted
+from profiling_worker.bundle.number_text import counted, times_in
 
 #: Manifest key of the reasons (a list of sentences); an import sets it too.
 PARTIAL_KEY = "partial"
@@ -139,17 +139,19 @@ def note_of(record: Mapping[str, Any]) -> str:
                      "manifest.json)")
     if record.get("lost"):
         parts.append(str(record["lost"]))
-    return "; ".join(parts) + "; the configs measured are shown."
+    # the record keeps ISO 8601 times; the sentence a person reads, "09:12:33 UTC"-style ones
+    return times_in("; ".join(parts) + "; the configs measured are shown.")
 
 
 def late_cancel_note(how: str, done: bool) -> str:
-    """The sentence of a cancel (``how``: ``"SIGTERM at ..."``) that came once measuring had
-    ended: after every run was measured (``done``: the job ends done) or after the configs a
-    partial job kept were measured."""
+    """The sentence of a cancel (``how``: ``"SIGTERM at ..."``, its ISO 8601 time written as a
+    person reads it: :func:`~profiling_worker.bundle.number_text.times_in`) that came once
+    measuring had ended: after every run was measured (``done``: the job ends done) or after the
+    configs a partial job kept were measured."""
     what = "every run was measured" if done else "the configs kept were measured"
     ends = "; the job is done" if done else ""
-    return (f"The cancel ({how}) came after {what}: nothing was left to stop, so the results "
-            f"were written whole and kept{ends}.")
+    return (f"The cancel ({times_in(how)}) came after {what}: nothing was left to stop, so "
+            f"the results were written whole and kept{ends}.")
 
 
 def late_cancel(manifest: Mapping[str, Any]) -> str | None:

@@ -13,9 +13,11 @@ from profiling_worker.bundle.schema.manifest import JobStatus
 from profiling_worker.bundle.schema.spec import validate_spec
 
 from app.services.job_book import JobBook
-from app.services.job_model import Job
+from app.services.job_model import Job, TaskView
 from app.sidebar.job_panel import (WRITING_CANCEL_HELP, WRITING_CANCELLING, cancel_help,
-                                   cancel_note, cancelling_text, progress_text, write_cut_note)
+                                   cancel_note, cancelling_text, progress_text, steps_text,
+                                   task_progress, write_cut_note)
+from profiling_worker.bundle.number_text import counted
 from tests.unit.app.conftest import TINY_SPEC
 
 
@@ -51,6 +53,25 @@ def test_the_progress_text_of_a_real_cpu_jobs_events(cpu_bundle_src: Path) -> No
         "profiling: config 2 of 2, run 1 of 3, 2 s in this config · 4 of 6 runs")
     done = _followed(evs)  # the last stage has no config: none is named
     assert progress_text(done) == "writing bundle · 1 of 1 step"
+
+
+def test_a_sweep_tasks_progress_says_its_configs_and_runs(cpu_bundle_src: Path) -> None:
+    """The cluster sweep's task table read a bare "3/6 profiling" (issue 37): each real
+    progress event of a worker, as a task of the sweep shows it, in words with its counts."""
+    spec = validate_spec(TINY_SPEC)
+    configs = tuple(range(len(spec.configs)))
+    progress = [ev for ev in _events(cpu_bundle_src) if ev["event"] == "progress"]
+    for ev in progress:
+        task = TaskView("0", "running", 0, configs, done=ev["done"], total=ev["total"],
+                        stage=ev["stage"])
+        said = task_progress(task, spec.runs)
+        assert said.startswith(f"{ev['stage']}: ") and said.endswith(
+            steps_text(ev["stage"], ev["done"], ev["total"])), said
+        if ev["stage"] != events.WRITING_STAGE:  # whole configs measured of the task's
+            assert f"{ev['done'] // spec.runs:,} of {counted(len(configs), 'config')}" in said
+        assert "config" not in task_progress(task, None)  # runs "auto": the runs alone
+    assert task_progress(TaskView("0", "pending", 0, configs, stage="submitting"), 3) == \
+        "submitting"
 
 
 def test_a_job_without_progress_is_starting() -> None:

@@ -50,7 +50,7 @@ def test_the_derived_import_is_swept_as_its_own_metric(derived_bundle) -> None:
     assert b.duration_metric not in metric_choices(b)  # the file has no durations
     assert metric_choices(b) == ["compute_tflops"] and sweep_metric(b) == "compute_tflops"
     assert metric_roles.units(b) == {"compute_tflops": ""}
-    assert metric_roles.with_unit(b.manifest, "compute_tflops", "") == "compute_tflops (derived)"
+    assert metric_roles.readable(b.manifest, "compute_tflops", "") == "compute_tflops (derived)"
     options = SweepOptions(metric="compute_tflops", time_unit="ms")  # no time: unit ignored
     assert not uses_quantity(b, options)
     frame = sweep_frame(b, options)
@@ -140,5 +140,7 @@ def test_small_floats_get_a_format_that_shows_them(values, fmt, text) -> None:
 def test_a_duration_choice_names_no_unit_beside_the_time_unit_control() -> None:
     """Stability's metric box read ``gpu__time_duration.sum [ns]`` while µs was chosen (a new
     user's find): the time-unit control names a duration's unit; other metrics keep theirs."""
-    assert metric_roles.with_unit({}, "gpu__time_duration.sum", "ns") == "gpu__time_duration.sum"
-    assert metric_roles.with_unit({}, "dram__bytes.sum", "byte") == "dram__bytes.sum [byte]"
+    time, dram = (metric_roles.words({}, m) for m in ("gpu__time_duration.sum", "dram__bytes.sum"))
+    assert metric_roles.readable({}, "gpu__time_duration.sum", "ns") == \
+        f"{time} (gpu__time_duration.sum)"
+    assert metric_roles.readable({}, "dram__bytes.sum", "byte") == f"{dram} [byte] (dram__bytes.sum)"

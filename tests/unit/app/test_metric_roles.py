@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from app.core import metric_roles
+from app.core import metric_roles, metric_words
 from profiling_worker.bundle.gate import cycles
 from profiling_worker.bundle.schema import metrics as M
 from profiling_worker.importing import import_nsight_output
@@ -32,8 +32,11 @@ def test_a_picker_shows_a_metrics_words_with_its_raw_name_beside() -> None:
         assert metric_roles.readable({}, metric, "ns") == f"{M.WORDS[metric]} ({metric})"
     assert metric_roles.readable({}, M.DRAM_BYTES, "byte") == (
         f"{M.WORDS[M.DRAM_BYTES]} [byte] ({M.DRAM_BYTES})")
-    assert metric_roles.readable({}, "my_counter", "x") == metric_roles.with_unit(
-        {}, "my_counter", "x")
+    assert metric_roles.readable({}, "my_counter", "x") == "my_counter [x]"  # no words to add
+    # a name WORDS lacks: words read from its parts, the raw name beside them (issue 37)
+    bare = "lts__t_sectors_srcunit_tex_op_read.sum"
+    assert metric_roles.readable({}, bare, "sector") == (
+        f"{metric_words.derived_words(bare)} [sector] ({bare})")
     assert all("__" not in words for words in M.WORDS.values())
 
 

@@ -17,6 +17,7 @@ from profiling_worker.bundle.schema import columns as C, metrics as M
 
 def test_shown_unit_moves_hz_to_mhz_and_keeps_the_others() -> None:
     assert shown_unit("Hz") == SHOWN_UNITS["Hz"] == ("MHz", 1e6)
+    assert shown_unit("hz") == shown_unit("Hz")  # as the deep dive's report files spell it
     for unit in ("ns", "byte", "%", ""):
         assert shown_unit(unit) == (unit, 1.0)
 
@@ -46,10 +47,10 @@ def test_one_picker_format_and_the_chart_words() -> None:
     clock = metric_roles.picker({}, {M.GPC_HZ: "Hz"})(M.GPC_HZ)
     assert clock == metric_roles.readable({}, M.GPC_HZ, shown_unit("Hz")[0]) != \
         metric_roles.readable({}, M.GPC_HZ, "Hz")  # in the unit the chart and table use
-    assert metric_roles.chart_words({}, M.GPC_HZ) == M.WORDS[M.GPC_HZ]
-    assert metric_roles.chart_words({}, "my_counter") == "my_counter"
+    assert metric_roles.words({}, M.GPC_HZ) == M.WORDS[M.GPC_HZ]
+    assert metric_roles.words({}, "my_counter") == "my_counter"
     imported = {"metric_roles": {"compute_tflops": {"role": "derived"}}}
-    assert metric_roles.chart_words(imported, "compute_tflops") == "compute_tflops (derived)"
+    assert metric_roles.words(imported, "compute_tflops") == "compute_tflops (derived)"
 
 
 def test_compare_table_is_in_the_pages_time_unit_at_full_precision() -> None:
@@ -70,6 +71,35 @@ def test_compare_table_is_in_the_pages_time_unit_at_full_precision() -> None:
     assert not [r for r in table[gate.REASON] if " ns" in r]
     assert frame[C.UNIT].iloc[0] == "ns"  # the frame itself keeps ns (report, agent door)
     assert compare_table(frame, "ns")[F.BASELINE_AVG].tolist() == frame[F.BASELINE_AVG].tolist()
+
+
+def test_compare_reason_of_a_clock_reads_in_the_tables_mhz() -> None:
+    """A Reason's values in the metric's own unit read in the unit of the columns beside it
+    (issue 37: durations were rescaled, a clock's Hz were not); a "%" metric's Reason, whose
+    differences are in % too, is left as the gate wrote it."""
+    jobs = bundled("h200-ncu-elementwise"), bundled("h200-ncu-elementwise-cache-none")
+    frame = compare_frame(*jobs, CompareOptions(metric=M.GPC_HZ))
+    assert set(frame[C.UNIT]) == {"Hz"}
+    # the gate's sentence of a side's mean (judge's "baseline mean is <value> <unit>")
+    said = [f"baseline mean is {v:g} Hz; {r}" for v, r in zip(frame[F.BASELINE_AVG],
+                                                             frame[gate.REASON])]
+    table = compare_table(frame.assign(**{gate.REASON: said}))
+    unit, size = shown_unit("Hz")
+    assert set(table[C.UNIT]) == {unit}
+    for reason, value in zip(table[gate.REASON], frame[F.BASELINE_AVG]):
+        assert reason.startswith(f"baseline mean is {numbers.fmt(value / size)} {unit}; ")
+        assert " Hz" not in reason and "e+" not in reason, reason
+    pct = compare_frame(*jobs, CompareOptions(metric=M.SM_PCT))
+    assert compare_table(pct)[gate.REASON].tolist() == pct[gate.REASON].tolist()
+
+
+def test_values_in_rewrites_only_values_in_the_unit_named() -> None:
+    text = "baseline mean is -1.98e+09 Hz; SM clock 1755 vs 1980 MHz; 3 vs 4 Hz"
+    said = numbers.values_in(text, "Hz", "MHz", 1e6)
+    assert said == (f"baseline mean is {numbers.fmt(-1980)} MHz; SM clock 1755 vs 1980 MHz; "
+                    f"{numbers.fmt(3e-6)} vs {numbers.fmt(4e-6)} MHz")
+    assert numbers.values_in("+3.10 % (95 % CI +2.65 .. +3.56 %)", "%", "%", 1.0) == \
+        "+3.10 % (95 % CI +2.65 .. +3.56 %)"
 
 
 def test_with_words_names_each_metric_beside_its_raw_name() -> None:

@@ -494,7 +494,9 @@ def test_a_task_that_finished_after_the_cancel_is_cancelled_not_done(tmp_path: P
         "done", "")
     assert decide(Attempt(tmp_path / "same", "2"), ended, True, cancelled_at=cancel)[0] == "done"
     state, reason = decide(Attempt(tmp_path / "after", "3"), ended, True, cancelled_at=cancel)
-    assert state == "cancelled" and "after the cancel at 2026-12-05T10:00:05" in reason, reason
+    # both times as a person reads them (issue 37: the note showed ISO 8601)
+    assert state == "cancelled" and "after the cancel at 10:00:05 UTC" in reason, reason
+    assert "finished at 10:00:09 UTC" in reason and "T10:" not in reason, reason
     # a cancel whose time is not known (given before a restart): the manifest decides
     assert decide(Attempt(tmp_path / "after", "3"), ended, True)[0] == "done"
 

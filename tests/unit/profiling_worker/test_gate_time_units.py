@@ -9,11 +9,11 @@ import re
 import pytest
 
 from profiling_worker.bundle.gate import report
-from profiling_worker.bundle.gate.judge import (AVG, BASELINE, CANDIDATE, CONFIG_LABEL,
+from profiling_worker.bundle.gate.judge import (AVG, BASELINE, CANDIDATE, CONFIG_LABEL, REASON,
                                                 GateOptions, judge)
 from profiling_worker.bundle.gate.sides import GateSide
 from profiling_worker.bundle.number_text import (TIME_UNITS, fitting_time_unit, mean_decimals,
-                                                 mean_text)
+                                                 mean_text, shown_unit)
 from profiling_worker.bundle.schema import columns as C
 from tests.scenarios import scenario_dir
 
@@ -87,3 +87,34 @@ def test_the_readme_case_reads_in_ms() -> None:
     assert mean_text(8_700_436.0 / size, 3_296_528.6 / size, unit) == "8.700 ± 3.297 ms"
     assert mean_text(8.7004, float("nan"), "ms") == "8.700 ms"  # one run: no std dev
     assert mean_decimals(1.4536301, 0.0097867) == 4  # the spread keeps two digits
+
+
+def test_a_clock_gate_reads_in_mhz_and_its_reasons_in_the_rows_unit() -> None:
+    """Issue 37: the gate's table wrote a clock's means in Hz ("1,979,203,821 ± ... Hz") where
+    the pages read MHz."""
+    jobs = [GateSide.load(scenario_dir(n))
+            for n in ("h200-ncu-elementwise", "h200-ncu-elementwise-cache-none")]
+    clock = judge(*jobs, GateOptions(metric="gpc__cycles_elapsed.avg.per_second"))
+    assert set(clock.rows[C.UNIT]) == {"Hz"}
+    md = report.markdown(clock)
+    rows = [line.strip("|").split(" | ") for line in md.splitlines()
+            if line.startswith("| ") and not line.startswith(("| region", "| ---"))]
+    cells = {(r[0].strip(), r[1].strip()): r[2].strip() for r in rows}
+    unit, size = shown_unit("Hz")
+    for _, row in clock.rows.iterrows():
+        mean = cells[(row[C.ANNOTATION], row[CONFIG_LABEL])].split(" (n=")[0]
+        said = mean.split()[0]
+        assert mean.endswith(f" {unit}"), mean
+        half_step = 0.5 * 10 ** -len(said.partition(".")[2]) * size * (1 + 1e-9)
+        assert abs(float(said.replace(",", "")) * size - row[BASELINE + AVG]) <= half_step
+    assert " Hz" not in md
+
+
+def test_the_reasons_durations_read_in_the_unit_of_their_means() -> None:
+    """The run audit's evidence in a row's reason ("(23,895 vs 13,680 ns)") in the unit of
+    the means beside it, as Compare's Reason column."""
+    pair = judge(GateSide.load(scenario_dir("h200-cupti-gate-base")),
+                 GateSide.load(scenario_dir("h200-cupti-timeline")), GateOptions())
+    assert any(" ns" in r for r in pair.rows[REASON]), "the pair's reasons give ns durations"
+    md = report.markdown(pair)
+    assert not [line for line in md.splitlines() if line.startswith("| ") and " ns" in line]

@@ -17,6 +17,7 @@ import pytest
 from profiling_worker.backends.channel import Channel
 from profiling_worker.bundle.gate.context import INCOMPLETE, differences
 from profiling_worker.bundle.loader import load_bundle
+from profiling_worker.bundle.number_text import when_text
 from profiling_worker.bundle.schema import columns as C, partial
 from profiling_worker.bundle.schema.manifest import JobStatus, read_manifest
 from profiling_worker.job import runner
@@ -56,6 +57,9 @@ def test_a_cancel_keeps_the_whole_configs_measured_before_it(tmp_path: Path, ker
     note = partial.note(manifest)
     assert note is not None and note.startswith("Partial: 3 of 6 configs measured; cancelled")
     assert "config n=4 was cut mid-way" in note
+    # the record keeps the ISO 8601 time; the note a person reads says it as "... UTC"
+    stamp = record["cancelled"].removeprefix("SIGTERM at ").split(": ")[0]
+    assert stamp not in note and when_text(stamp) in note, note
     assert manifest[partial.PARTIAL_KEY] == [note]
     assert manifest["error"]["kind"] == "cancelled"
     # the configs not measured are said by the note, not again as "have no runs"
@@ -191,6 +195,8 @@ def test_a_cancel_after_every_run_was_measured_keeps_the_whole_result(
     assert manifest[partial.LATE_CANCEL_KEY].startswith("SIGTERM at 20")
     note = partial.late_cancel(manifest)
     assert note == partial.late_cancel_note(manifest[partial.LATE_CANCEL_KEY], done=True)
+    stamp = manifest[partial.LATE_CANCEL_KEY].removeprefix("SIGTERM at ").split(": ")[0]
+    assert stamp not in note and when_text(stamp) in note, note  # no ISO 8601 for a person
     assert note in manifest["warnings"] and partial.note(manifest) is None
     events = [json.loads(line) for line in (job / C.EVENTS_FILE).read_text().splitlines()]
     assert {"event": "warning", "message": note} in [
