@@ -114,7 +114,7 @@ def _show_outcome(outcome: ImportOutcome, selected: bool) -> None:
         _show_import_notes(bundle)
     else:
         panels.render_error(outcome.message, outcome.hint or None, outcome.log or None,
-                            kind=f"import of {names} failed")
+                            kind=importing.failed_kind(names))
 
 
 st.header("Import results")

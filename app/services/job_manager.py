@@ -11,7 +11,6 @@ interpreter, cancel before start, server restart), so a finished result is never
 from __future__ import annotations
 
 import atexit
-import contextlib
 import json
 import shutil
 import signal
@@ -22,6 +21,7 @@ import threading
 import time
 import traceback
 from collections.abc import Callable
+from typing import IO
 from pathlib import Path
 
 from profiling_worker.bundle.schema import backends as B, columns, partial
@@ -369,11 +369,20 @@ class JobManager(JobBook):
         worker = self._warm_worker(job, lock_fd)
         if worker is None:
             return False
-        with self._lock:
-            if job.cancel_requested:  # cancelled while the warm worker was starting
+        with self._lock:  # registered under the lock shutdown reads _procs under
+            stopped = self._stopped  # the server stopped while the warm worker was starting
+            if stopped:
+                self._warm.pop(job.lane, None)
+                self._finish_unstarted(job)
+            elif job.cancel_requested:  # cancelled while the warm worker was starting
                 self._finish(job, JobStatus.CANCELLED, None)
                 return True
-            self._procs[job.job_id] = worker.proc
+            else:
+                self._procs[job.job_id] = worker.proc
+        if stopped:  # maybe started after shutdown killed the warm workers
+            worker.kill(signal.SIGKILL)
+            worker.proc.wait()
+            return True
         self._write_state(job, worker={"pid": worker.proc.pid, "host": socket.gethostname(),
                                        "warm": True})
         tail = worker_client.EventTail(job.path / columns.EVENTS_FILE)
@@ -397,23 +406,51 @@ class JobManager(JobBook):
         self._settle(job, int(answer.get("code", 1)) if answer else code)
         return True
 
+    def _finish_unstarted(self, job: Job) -> None:
+        """End ``interrupted`` a job taken from the queue whose worker was not started because
+        the server stopped meanwhile (it never ran). Caller holds ``self._lock``."""
+        self._finish(job, JobStatus.INTERRUPTED, interrupted_error(job.path, ran=False))
+
     def _run_cold(self, job: Job, lock_fd: int | None = None) -> None:
+        """Start the job's worker and follow it to its end. The worker is started and
+        registered (``_procs``) under ``self._lock``, the lock :meth:`shutdown` reads
+        ``_procs`` and sets ``_stopped`` under: a shutdown either sees the worker and stops
+        it, or comes first and no worker starts (the job ends ``interrupted``)."""
         try:
             console = open(job.path / worker_client.CONSOLE_FILE, "wb")
-            proc = subprocess.Popen(worker_client.run_argv(self.worker_python, job.path),
-                                    stdout=console, stderr=subprocess.STDOUT,
-                                    stdin=subprocess.DEVNULL, start_new_session=True,
-                                    cwd=job.path, env=self.env,
-                                    pass_fds=() if lock_fd is None else (lock_fd,))
         except OSError as exc:
-            with contextlib.suppress(UnboundLocalError):
-                console.close()
             with self._lock:
                 self._finish(job, JobStatus.FAILED, start_failed_error(self.worker_python, exc))
             return
-        with self._lock:
+        with console, self._lock:
+            if self._stopped:
+                self._finish_unstarted(job)
+                return
+            try:
+                proc = self._start_worker(job, console, lock_fd)
+            except OSError as exc:
+                self._finish(job, JobStatus.FAILED, start_failed_error(self.worker_python, exc))
+                return
             self._procs[job.job_id] = proc
             cancelled = job.cancel_requested  # cancelled before the process existed
+        self._follow_cold(job, proc, cancelled)
+
+    def _start_worker(self, job: Job, console: IO[bytes], lock_fd: int | None
+                      ) -> subprocess.Popen[bytes]:
+        """``profiling_worker run`` on the job's folder in a session of its own, its output to
+        ``console``, the lane's lock ``lock_fd`` passed on.
+
+        Raises:
+            OSError: the worker's Python cannot be started."""
+        return subprocess.Popen(worker_client.run_argv(self.worker_python, job.path),
+                                stdout=console, stderr=subprocess.STDOUT,
+                                stdin=subprocess.DEVNULL, start_new_session=True,
+                                cwd=job.path, env=self.env,
+                                pass_fds=() if lock_fd is None else (lock_fd,))
+
+    def _follow_cold(self, job: Job, proc: subprocess.Popen[bytes], cancelled: bool) -> None:
+        """Apply the events of the job's running worker ``proc`` until it ends, then settle
+        the job; ``cancelled``: cancelled before the process existed (stopped now)."""
         if cancelled:  # its cancel's reason is in its folder already (cancel)
             self._stop(proc, job, None)
         self._write_state(job, worker={"pid": proc.pid, "host": socket.gethostname()})
@@ -421,7 +458,6 @@ class JobManager(JobBook):
         while proc.poll() is None:
             self._apply(job, tail.read_new())
             time.sleep(POLL_S)
-        console.close()
         self._apply(job, tail.read_new())
         with self._lock:
             self._procs.pop(job.job_id, None)

@@ -276,7 +276,7 @@ class SweepWatcher(JobBook):
         with self._lock:
             job.tasks = tuple(views[t.name] for t in sweep.tasks)
             job.done = sum(v.state in T.ENDED for v in job.tasks)
-            job.stage = ", ".join(f"{n} {s}" for s, n in _counts(job.tasks).items())
+            job.stage = ", ".join(state_count(n, s) for s, n in _counts(job.tasks).items())
             if job.status == JobStatus.QUEUED and any(v.state == T.RUNNING for v in job.tasks):
                 job.status = JobStatus.RUNNING
                 self._write_state(job, started_at=now_iso())
@@ -356,6 +356,11 @@ def _live_ids(tasks: list[T.Task]) -> list[str]:
 def _live_names(tasks: list[T.Task]) -> list[str]:
     """Names of the tasks that have not ended for good."""
     return [t.name for t in tasks if t.final is None]
+
+
+def state_count(count: int, state: str) -> str:
+    """How many tasks are in ``state``, as the sweep's stage lists them: ``"2 done"``."""
+    return f"{count} {state}"
 
 
 def _counts(tasks: tuple[TaskView, ...]) -> dict[str, int]:

@@ -428,13 +428,19 @@ def write_cut_note() -> str:
             "not a result.")
 
 
+def tasks_progress_text(ended: int, total: int, stage: str) -> str:
+    """A cluster sweep's progress bar text: its tasks ended of all, and ``stage`` (the count
+    per state, :func:`app.services.sweep_watch.state_count`)."""
+    return f"{ended:,} of {counted(total, 'task')} ended · {stage}"
+
+
 def task_table(job: Job, progress: Any) -> None:
     """A cluster sweep: tasks ended of all (progress bar in the place ``progress``, an
     ``st.empty``, with the count per state) and one row per array task: state, attempt, node,
     configs, the worker's progress, why it failed."""
     if job.active:
         progress.progress(job.fraction,
-                    text=esc(f"{job.done:,} of {counted(job.total, 'task')} ended · {job.stage}"))
+                    text=esc(tasks_progress_text(job.done, job.total, job.stage)))
     rows = [{"task": t.name, "state": t.state, "attempt": t.attempt, "node": t.node,
              "configs": ",".join(map(str, t.configs)),
              "progress": task_progress(t, None if job.spec.run_target else job.spec.runs),

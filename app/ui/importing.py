@@ -95,6 +95,12 @@ def _reason(outcome: ImportOutcome) -> str:
     return outcome.message
 
 
+def failed_kind(names: str) -> str:
+    """The title of the box of files not imported (``names``: their names, joined); the
+    message after it is the reason alone (:func:`group_refusals`)."""
+    return f"import of {names} failed"
+
+
 def already_here_text(job_id: str, files: str, where: str) -> str:
     """The one box of a bundle zip whose job is already on this dashboard (the same
     manifest.json): nothing was imported, that job is shown. ``files``: the zip's name as

@@ -75,6 +75,17 @@ from profiling_worker.bundle.number_text import counted
 #: measured 0.0 (twice, once at load 5.5), below the quiet two-thread runs above.
 CONTENTION_THRESHOLD = 0.05
 
+#: The least CPU time of the timing loop (ns, the process's, over the loop) for the contention
+#: check to judge it. Below it the check says the job is too short to judge (no warning,
+#: :func:`contention_warning`): one delay of the scheduler (a time slice of a millisecond or
+#: more on a busy host) is then most of the loop or none of it, and the verdict flipped with
+#: the host's luck: the README's gate jobs (matmul fp32 n=64,128 x 10 runs) ran 3.3 ms of CPU in
+#: a 3.3 ms loop and were warned ("0.00 s of waiting in a 0.01 s loop") on a busy machine, not
+#: on a quiet one. Judged by CPU time, not wall time, so that the waiting measured does not
+#: decide whether it is judged. The smallest contended job of the tests (matmul n=512 x 3 runs,
+#: tests/contended_cpu.py) ran 18.6 ms of CPU on the 2-core dev machine (2026-12-07).
+CONTENTION_MIN_CPU_NS = 10_000_000
+
 #: Per-thread scheduler statistics: "<ns on a CPU> <ns runnable, waiting for a CPU> <slices>".
 _TASKS = Path("/proc/self/task")
 
@@ -139,7 +150,8 @@ def collect(spec: JobSpec, make_body: Callable[[str, Annotate], Callable[..., No
     cpus = len(os.sched_getaffinity(0))
     load = {"before": before, "after": os.getloadavg()[0], "cpus": cpus}
     warning = contention_warning(contention["waiting_fraction"], contention["run_delay_ns"],
-                                 contention["wall_ns"], max(load["before"], load["after"]), cpus)
+                                 contention["wall_ns"], max(load["before"], load["after"]), cpus,
+                                 cpu_ns=contention["cpu_ns"])
     # the app shows them beside the job's times: the figures of this job, and apart from them
     # what every contended job's reader should do (no reader needs to cut one from the other)
     contention["warning"] = warning
@@ -203,7 +215,10 @@ def contention_figures(start: dict[str, Any], end: dict[str, Any], regions: int
     ``backend.host_contention``): ``wall_ns``, ``cpu_ns``, ``nivcsw``, ``nivcsw_per_region``
     (over ``regions`` timed regions), ``run_delay_ns`` (summed over threads; a thread started
     meanwhile counts from 0, one that ended meanwhile is lost) and ``waiting_fraction`` =
-    run_delay_ns / wall_ns (threads summed, so it can exceed 1); both None when unreadable.
+    run_delay_ns / wall_ns (threads summed, so it can exceed 1); both None when unreadable;
+    ``judged``: the loop ran at least ``min_cpu_ns`` (:data:`CONTENTION_MIN_CPU_NS`) of CPU time,
+    else it is too short to judge (:func:`~profiling_worker.bundle.schema.backends.
+    too_short_to_judge`).
 
     The window is the whole timing loop, warm-up and untimed annotations included, so these
     describe the host while the regions ran, not each region. Only the run-queue delay decides
@@ -221,13 +236,15 @@ def contention_figures(start: dict[str, Any], end: dict[str, Any], regions: int
             "regions": regions, "nivcsw_per_region": nivcsw / regions if regions else None,
             "run_delay_ns": delay,
             "waiting_fraction": delay / wall if delay is not None and wall > 0 else None,
-            "threshold": CONTENTION_THRESHOLD,
+            "threshold": CONTENTION_THRESHOLD, "min_cpu_ns": CONTENTION_MIN_CPU_NS,
+            "judged": end["cpu_ns"] - start["cpu_ns"] >= CONTENTION_MIN_CPU_NS,
             "compared": "run-queue delay of all threads (/proc/self/task/*/schedstat) / wall "
                         "time of the timing loop"}
 
 
 def contention_warning(waiting_fraction: float | None, run_delay_ns: int | None,
-                       wall_ns: int, load: float, cpus: int) -> str | None:
+                       wall_ns: int, load: float, cpus: int, cpu_ns: int | None = None
+                       ) -> str | None:
     """The warning when the timing loop's host wall-clock times may include waiting for a CPU,
     else None (pure: figures in, sentence out).
 
@@ -238,10 +255,14 @@ def contention_warning(waiting_fraction: float | None, run_delay_ns: int | None,
         load: the host's 1-minute load average (max of before and after timing), used only
             when ``waiting_fraction`` is None.
         cpus: the process's usable CPUs.
+        cpu_ns: the loop's CPU time (ns); under :data:`CONTENTION_MIN_CPU_NS` the loop is too
+            short to judge and nothing is warned, whatever the figures (None: judged).
 
     Warns when ``waiting_fraction`` > :data:`CONTENTION_THRESHOLD`; without it, when the load
     exceeded ``cpus`` (:func:`load_warning`).
     """
+    if cpu_ns is not None and cpu_ns < CONTENTION_MIN_CPU_NS:
+        return None
     if waiting_fraction is None or run_delay_ns is None:
         warning = load_warning(load, cpus)
         return None if warning is None else (

@@ -4,13 +4,14 @@ and the bound view, each drawing a chart. Screenshots go to tests/artifacts/impo
 
 from __future__ import annotations
 
-import re
+import sys
 from pathlib import Path
 
 import pytest
 from playwright.sync_api import expect
 
-from app.services.import_client import MAX_UPLOAD_MB
+from app.services.import_client import MAX_UPLOAD_MB, run_import
+from app.ui import importing
 from tests.e2e.conftest import AppServer, get_by_key, open_app, wait_for_app_run, \
     wait_for_elements
 
@@ -18,11 +19,15 @@ pytestmark = pytest.mark.e2e
 
 PLAIN = Path(__file__).resolve().parents[1] / "fixtures" / "h200_import" / "ncu_plain"
 TWO_CALLS = PLAIN.parent / "nspy096" / "two_calls"
-IMPORTED = re.compile(r"Imported as (import-[0-9a-f-]+)")
 CHART_TIMEOUT_MS = 60_000
 
 
 MUL = "vectorized_elementwise_kernel (MulFunctor)"
+
+
+def _jobs(results_dir: Path) -> set[str]:
+    """The ids of the jobs in the result store (folders with a manifest)."""
+    return {p.parent.name for p in results_dir.glob("*/manifest.json")}
 
 
 def test_the_upload_limit_is_said_once(page, app_server: AppServer) -> None:  # type: ignore[no-untyped-def]
@@ -50,11 +55,12 @@ def test_upload_then_kernels_and_bound_views_draw(page, app_server: AppServer,
     page.get_by_test_id("stFileUploaderDropzoneInput").set_input_files(str(PLAIN / source))
     expect(page.get_by_test_id("stMain").get_by_text(source, exact=True)).to_be_visible()
     wait_for_app_run(page)
+    before = _jobs(app_server.results_dir)
     get_by_key(page, "import-run").get_by_role("button").click()
     success = page.get_by_test_id("stAlertContentSuccess")
     expect(success).to_be_visible(timeout=120_000)
-    job_id = IMPORTED.search(success.inner_text().replace("*", "")).group(1)
-    assert (app_server.results_dir / job_id / "manifest.json").is_file()
+    (job_id,) = _jobs(app_server.results_dir) - before  # the import's one new job
+    assert job_id in success.inner_text() and source in success.inner_text()
     stem = source.split(".")[0]
     # default_set.ncu-rep is here for the upload; its bound view is not checked here
     for view in ("kernels",) if source.endswith(".ncu-rep") else ("kernels", "bound"):
@@ -71,7 +77,8 @@ def test_upload_then_kernels_and_bound_views_draw(page, app_server: AppServer,
 
 
 def test_several_files_in_one_upload_become_a_job_each(page, app_server: AppServer,
-                                                      artifacts_dir: Path) -> None:  # type: ignore[no-untyped-def]
+                                                      artifacts_dir: Path,
+                                                      tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
     """A report, the CSV export of another profile, the CSVs and ncu log of one nsight-python
     call, and ncu's console log of no call in one drop: three jobs, each named with its files,
     and an error naming the lone log."""
@@ -83,21 +90,23 @@ def test_several_files_in_one_upload_become_a_job_each(page, app_server: AppServ
     for p in sources:  # long names are shortened in the list; the remove buttons name them
         expect(page.get_by_role("button", name=f"Remove {p.name}", exact=True)).to_be_visible()
     wait_for_app_run(page)
+    before = _jobs(app_server.results_dir)
     get_by_key(page, "import-run").get_by_role("button").click()
     success = page.get_by_test_id("stAlertContentSuccess")
     expect(success).to_have_count(3, timeout=120_000)
-    texts = [success.nth(i).inner_text().replace("*", "") for i in range(3)]
-    jobs = {IMPORTED.search(t).group(1) for t in texts}
-    assert len(jobs) == 3 and all((app_server.results_dir / j / "manifest.json").is_file()
-                                  for j in jobs)
+    texts = [success.nth(i).inner_text() for i in range(3)]
+    jobs = _jobs(app_server.results_dir) - before
+    assert len(jobs) == 3 and [sum(j in t for j in jobs) for t in texts] == [1] * 3, texts
     assert [sum(p.name in t for t in texts) for p in sources[:-1]] == [1] * 5
     (together,) = [t for t in texts if call[0].name in t]
     assert all(p.name in together for p in call)  # one call's files: one job
     error = page.get_by_test_id("stAlertContentError")
     expect(error).to_have_count(1)
-    # a lone ncu log is refused as what it is, with the command that writes importable output
-    # its name once, in the box's title (session 22: said twice)
-    assert ("import of record.log failed: ncu's log (==PROF== lines) with no "
-            "profiled values in it") in error.inner_text()
+    # a lone ncu log is refused as what it is (the worker's own reason for it alone), its name
+    # once, in the box's title (session 22: said twice)
+    (alone,) = importing.group_refusals(run_import([PLAIN / "record.log"], tmp_path,
+                                                   sys.executable))
+    assert "ncu's log" in alone.message and "record.log" not in alone.message
+    assert f"{importing.failed_kind('record.log')}: {alone.message}" in error.inner_text()
     assert error.inner_text().count("record.log") == 1
     page.screenshot(path=str(artifacts_dir / "import" / "several-files.png"), full_page=True)

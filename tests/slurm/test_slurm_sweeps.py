@@ -141,3 +141,35 @@ def _all_warnings(executor: SlurmExecutor, job_id: str, path: Path) -> list[str]
     bundle's at the end) and the bundle's warnings."""
     manifest = json.loads((path / C.MANIFEST_FILE).read_text())
     return list(manifest.get("warnings") or []) + list(manifest["sweep"]["retries"])
+
+
+def test_a_sigint_to_a_running_task_keeps_the_configs_its_worker_measured(
+        shared_results: Path, executor: SlurmExecutor) -> None:
+    """Issue 37: ``scancel --signal=INT`` reaches the task and its worker; the task's
+    KeyboardInterrupt made subprocess SIGKILL the worker 0.25 s later, and the task kept
+    nothing. The task now passes the SIGINT on and waits (sweep.task.SigintToWorker): the
+    worker ends its attempt cancelled with the whole configs measured before it, and the sweep
+    (no retries: nobody cancelled it from the dashboard, so it reads as stopped by the
+    scheduler) merges them. Waits for the worker's progress events, never a fixed time."""
+    from profiling_worker.bundle.schema import partial
+    from tests.unit.profiling_worker.test_cancel_sigint import RUNS, SPEC, _config
+
+    configs = len(SPEC["configs"])
+    job_id = executor.submit(validate_spec(SPEC), SweepOptions(
+        retries=0, reference=False, configs_per_task=configs))
+    attempt = executor.get(job_id).path / "tasks" / "t0000" / "a0"
+    job = wait_for(executor, job_id, lambda j: _config(attempt) >= 1, 300)
+    subprocess.run(["scancel", "--signal=INT", job.tasks[0].scheduler_id], check=True,
+                   capture_output=True)
+    executor.wait(job_id, 300)
+    worker = json.loads((attempt / C.MANIFEST_FILE).read_text())
+    assert worker["status"] == "cancelled", worker.get("error")
+    record = worker[partial.CONFIGS_KEY]
+    assert record["cancelled"].startswith("SIGINT at ")
+    bundle = load_bundle(executor.get(job_id).path)
+    (task,) = bundle.manifest["sweep"]["tasks"]
+    kept = task["kept_configs"]
+    assert kept == record["measured"] == list(range(len(kept))), task
+    assert 1 <= len(kept) < configs
+    assert bundle.table(C.TABLE_RUNS).groupby(C.CONFIG).size().to_dict() == {
+        i: RUNS for i in kept}

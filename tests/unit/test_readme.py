@@ -200,7 +200,31 @@ def test_the_commands_run_without_a_gpu(tmp_path: Path) -> None:
     assert len(set(labels.values())) == len(labels), labels
     gate = tmp_path / "results" / "gate.md"  # in the store (ignored by git), not the checkout's root
     assert gate.read_text(encoding="utf-8").startswith("## Kernel regression gate")
+    _assert_too_short_to_judge(tmp_path / "results", gate.read_text(encoding="utf-8"))
     assert not [p.name for p in tmp_path.iterdir() if p.is_file()], "files left beside results/"
+
+
+def _assert_too_short_to_judge(results: Path, gate: str) -> None:
+    """Step 5's stated outcome, true on a quiet and a busy machine: each gate job's contention
+    check says it is too short to judge (its figures, and its run audit in the verdict's own
+    words), so it is never warned and the gate names no host contention; the README's words
+    and threshold are the code's."""
+    from profiling_worker.backends.cpu import CONTENTION_MIN_CPU_NS, CONTENTION_THRESHOLD
+    from profiling_worker.bundle.loader import load_bundle
+    from profiling_worker.bundle.schema import backends as B, columns as C, run_audit as A
+
+    said = B.too_short_to_judge(0, CONTENTION_MIN_CPU_NS, CONTENTION_THRESHOLD).split(":")[0]
+    text = " ".join(README.read_text(encoding="utf-8").split())
+    assert f'reads "{said}"' in text and f"under the {CONTENTION_MIN_CPU_NS / 1e6:g} ms" in text
+    for name in ("base", "candidate"):
+        figures = json.loads((results / name / C.MANIFEST_FILE).read_text(encoding="utf-8"))[
+            "backend"]["host_contention"]
+        assert figures["judged"] is False and figures["warning"] is None, (name, figures)
+        audit = load_bundle(results / name).table(C.TABLE_RUN_AUDIT)
+        evidence = set(audit[audit[A.CHECK] == A.HOST_CONTENTION.value][A.EVIDENCE])
+        assert evidence == {B.too_short_to_judge(figures["cpu_ns"], CONTENTION_MIN_CPU_NS,
+                                                 CONTENTION_THRESHOLD)}, evidence
+    assert "backend.host_contention" not in gate  # no contention difference named
 
 
 def test_gpu_only_blocks_are_skipped_saying_why() -> None:

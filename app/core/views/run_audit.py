@@ -414,16 +414,16 @@ def _within(said_groups: list[str], names: list[list[str]], chars: int | None) -
     """``said_groups`` joined, or with ``chars`` (a bound) as many of the first of them as fit
     in it with the rest's pair names (``names``, group by group; at most
     :data:`NOTE_MORE_NAMES`) after them: ``"...; 2 more: fp16 n=128, bf16 n=64"``. The first
-    group is always spelled out."""
-    for kept in range(len(said_groups), 0, -1):
+    group is always spelled out ("" when there is none)."""
+    def joined(kept: int) -> str:
         rest = [name for group in names[kept:] for name in group]
-        text = "; ".join(said_groups[:kept]) + (
-            f"; {len(rest):,} more: "
-            + ", ".join(rest[:NOTE_MORE_NAMES]) + (" …" if len(rest) > NOTE_MORE_NAMES else "")
-            if rest else "")
-        if chars is None or len(text) <= chars or kept == 1:
-            return text
-    return ""
+        more = ", ".join(rest[:NOTE_MORE_NAMES]) + (" …" if len(rest) > NOTE_MORE_NAMES else "")
+        return "; ".join(said_groups[:kept]) + (f"; {len(rest):,} more: {more}" if rest else "")
+
+    kept = len(said_groups)
+    while kept > 1 and chars is not None and len(joined(kept)) > chars:
+        kept -= 1
+    return joined(kept)
 
 
 def said_above(bundle: Bundle) -> set[str]:

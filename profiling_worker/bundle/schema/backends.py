@@ -300,6 +300,16 @@ def contention_detail(run_delay_ns: float, wall_ns: float, threshold: float, cpu
             f"above {threshold:.2f} x; {counted(cpus, 'usable CPU')}")
 
 
+def too_short_to_judge(cpu_ns: float, min_cpu_ns: float, threshold: float) -> str:
+    """The contention verdict of a cpu job whose timing loop ran too little CPU time to judge
+    (manifest ``backend.host_contention``: ``judged`` false), with the figures in ms: ``too
+    short to judge contention: the timing loop ran 3.3 ms of CPU time, under the 10 ms the
+    check needs to tell waiting above 0.05 x from one scheduling delay``."""
+    return (f"too short to judge contention: the timing loop ran {cpu_ns / 1e6:,.1f} ms of CPU "
+            f"time, under the {min_cpu_ns / 1e6:,.0f} ms the check needs to tell waiting above "
+            f"{threshold:.2f} x from one scheduling delay")
+
+
 def contention_text(backend: Mapping[str, Any]) -> str | None:
     """A cpu job's contention warning from the figures of its manifest's ``backend``
     (``host_contention``, and ``host_load.cpus``) as :func:`waited_for_cpu` says it today; the

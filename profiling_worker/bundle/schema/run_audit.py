@@ -610,6 +610,9 @@ def _host(time: _Runs, manifest: Mapping[str, Any], backend: str) -> _Rows:
     if not isinstance(figures, Mapping):
         return _rows(time, HOST_CONTENTION, NOT_CHECKED, "the backend recorded no host "
                      "contention figures")
+    if figures.get("judged") is False:  # a few ms of work: one scheduling delay decides it
+        return _rows(time, HOST_CONTENTION, NOT_CHECKED, B.too_short_to_judge(
+            figures["cpu_ns"], figures["min_cpu_ns"], figures["threshold"]))
     fraction = figures.get("waiting_fraction")
     said = (B.waited_for_cpu(fraction) if isinstance(fraction, (int, float))
             else "host load recorded")

@@ -2,12 +2,17 @@
 cpu job measures: the worker is given the cancel path (SIGTERM, as the panel's Cancel sends
 it), keeps the whole configs it measured, and its job ends a partial ``cancelled`` job the
 loader reads, not ``interrupted`` with nothing kept (session 22's fresh user lost 4,015 of
-6,000 runs so). A queued job still ends ``interrupted``. Real worker subprocesses; the test
-waits for the worker's progress events, never a fixed time."""
+6,000 runs so). A queued job still ends ``interrupted``, and so does a job taken from the queue whose
+worker had not started (the old race: it ran on past the server's stop). Real worker
+subprocesses; the tests wait for the worker's progress events or the manager's own events,
+never a fixed time."""
 
 from __future__ import annotations
 
+import os
+import signal
 import sys
+import threading
 import time
 from collections.abc import Callable
 from pathlib import Path
@@ -17,6 +22,8 @@ import pytest
 from app import settings
 from app.services.job_manager import STOPPED_REASON, JobManager
 from app.services.job_model import Job
+from app.services.job_recovery import interrupted_error
+from app.services.warm_worker import WarmWorker
 from profiling_worker.bundle.loader import load_bundle
 from profiling_worker.bundle.schema import columns as C, partial
 from profiling_worker.bundle.schema.manifest import read_manifest
@@ -72,3 +79,59 @@ def test_shutdown_mid_measurement_keeps_the_configs_measured(tmp_path: Path, cap
     assert any((tmp_path / "results").glob(".warm-*.log")) == warm  # the job ran warm or cold
     if not warm:  # (a warm worker's job has no return code of its own)
         assert job.returncode is not None and job.returncode >= 0  # ended itself, not killed
+
+
+class _HeldAtStart(JobManager):
+    """A manager whose lane thread waits, once it has taken a job from the queue (the job reads
+    ``running``) and before it starts the job's worker, until the test releases it: the window
+    in which a shutdown used to find no worker to stop."""
+
+    def __init__(self, *args: object, **kwargs: object) -> None:
+        super().__init__(*args, **kwargs)  # type: ignore[arg-type]
+        self.taken, self.release = threading.Event(), threading.Event()
+        self.warm_workers: list[WarmWorker] = []  # each started, to check that none is left
+
+    def _run(self, job: Job, lock_fd: int | None = None) -> None:
+        self.taken.set()
+        assert self.release.wait(BOUND_S), "the test never released the lane"
+        super()._run(job, lock_fd)
+
+    def _warm_worker(self, job: Job, lock_fd: int | None) -> WarmWorker | None:
+        worker = super()._warm_worker(job, lock_fd)
+        self.warm_workers += [worker] if worker else []
+        return worker
+
+
+@pytest.mark.parametrize("warm", [False, True], ids=["cold", "warm"])
+def test_shutdown_between_running_and_the_workers_start_leaves_no_worker(
+        tmp_path: Path, warm: bool) -> None:
+    """A shutdown that comes after a lane took a job and before its worker was registered:
+    before, shutdown found no worker to signal, the worker started anyway and ran on past the
+    server's stop (shutdown returned after kill_grace_s with the job still running). Now the
+    worker is started and registered under the lock shutdown reads it under: the lane sees the
+    stop and starts no worker (a warm worker started meanwhile is killed), and the job ends
+    ``interrupted``, never run."""
+    manager = _HeldAtStart(tmp_path / "results", sys.executable, env=settings.worker_env(),
+                           warm=warm, kill_grace_s=30.0)
+    job_id = manager.submit(validate_spec(LONG, CATALOG))
+    ended: list[str] = []
+    stopping = threading.Thread(target=lambda: ended.extend(manager.shutdown()))
+    try:
+        assert manager.taken.wait(BOUND_S), "the lane never took the job"
+        assert manager.get(job_id).status == "running"
+        stopping.start()
+        with manager._wake:  # shutdown has read the running workers once it set _stopped
+            assert manager._wake.wait_for(lambda: manager._stopped, BOUND_S)
+        manager.release.set()
+        stopping.join(BOUND_S)
+        assert not stopping.is_alive() and ended == [job_id], manager.get(job_id)
+    finally:
+        manager.release.set()
+        for proc in list(manager._procs.values()):  # what a failure left running
+            os.killpg(proc.pid, signal.SIGKILL)
+    job = manager.get(job_id)
+    assert job.status == read_manifest(job.path)["status"] == "interrupted"
+    assert job.error == interrupted_error(job.path, ran=False)
+    assert not (job.path / C.EVENTS_FILE).exists()  # no worker ran it
+    assert len(manager.warm_workers) == warm  # the warm one started after the stop
+    assert all(w.proc.poll() is not None for w in manager.warm_workers)

@@ -576,3 +576,34 @@ def test_a_task_that_kept_some_configs_gives_them_to_the_sweep(
         ("t0000", "done", 1), ("t0001", "failed", 2)]
     assert tasks[1]["kept_configs"] == [3]  # n=4, the sweep's config 3
     assert [r["config"] for r in bundle.manifest["sweep"]["configs"]] == [0, 1, 3]
+
+
+def test_a_cancel_of_a_local_sweep_keeps_the_configs_its_running_task_measured(
+        tmp_path: Path) -> None:
+    """Issue 37: submitit passes the cancel's SIGINT on to the task, whose KeyboardInterrupt
+    made subprocess SIGKILL its worker 0.25 s later, while the worker wrote the configs it had
+    measured: the sweep kept nothing of the task. The task now passes the SIGINT on to its
+    worker and waits (sweep.task.SigintToWorker): the worker's whole configs measured before the
+    cancel are merged (kept_configs), as a local job's Cancel keeps them. Waits for the
+    worker's progress events, never a fixed time."""
+    from profiling_worker.bundle.schema import partial
+    from tests.unit.profiling_worker.test_cancel_sigint import RUNS, SPEC, _config
+
+    spec = validate_spec(SPEC)
+    executor = SlurmExecutor(tmp_path, sys.executable, poll_s=0.3)
+    job_id = executor.submit(spec, plan.SweepOptions(cluster="local", reference=False,
+                                                     configs_per_task=len(SPEC["configs"])))
+    attempt = executor.get(job_id).path / "tasks" / "t0000" / "a0"
+    try:
+        _cancel_when_running(executor, job_id, lambda: _config(attempt) >= 1)
+        assert executor.wait(job_id, 600) == JobStatus.CANCELLED, executor.get(job_id)
+    finally:
+        executor.shutdown()
+        assert_all_gone(executor.get(job_id).path)
+    bundle = load_bundle(executor.get(job_id).path)
+    (task,) = bundle.manifest["sweep"]["tasks"]
+    kept = task["kept_configs"]
+    assert kept == list(range(len(kept))) and 1 <= len(kept) < len(SPEC["configs"]), task
+    assert bundle.manifest[partial.CONFIGS_KEY]["measured"] == kept
+    runs = bundle.table(C.TABLE_RUNS)
+    assert runs.groupby(C.CONFIG).size().to_dict() == {i: RUNS for i in kept}

@@ -10,6 +10,7 @@ import os
 import pytest
 
 from profiling_worker.backends.cpu import (
+    CONTENTION_MIN_CPU_NS,
     CONTENTION_THRESHOLD,
     contention_figures,
     contention_snapshot,
@@ -19,6 +20,9 @@ from profiling_worker.backends.cpu import (
 from profiling_worker.bundle.schema import backends as B
 from profiling_worker.bundle.schema.manifest import read_manifest
 from tests.contended_cpu import record_contended_job
+
+#: The README's gate jobs (its five minutes, step 5): a few ms of CPU in their timing loop.
+GATE_JOB = {"configs": [{"n": 64}, {"n": 128}], "runs": 10}
 
 
 
@@ -130,3 +134,40 @@ def test_the_torch_threads_are_given_back_after_the_loop_even_when_it_fails():
         with torch_threads(1):
             raise RuntimeError("kernel failed")
     assert torch.get_num_threads() == before
+
+
+def test_a_loop_with_too_little_cpu_time_is_never_warned_whatever_its_figures():
+    """The README's gate jobs were warned on a busy machine ("0.00 s of waiting in a 0.01 s
+    loop") and not on a quiet one: a loop of a few ms of CPU is too short to judge, and the
+    decision now says so the same way on both (no warning), judged by CPU time, so the
+    waiting it measured does not decide it."""
+    short, wall = CONTENTION_MIN_CPU_NS - 1, 10 * CONTENTION_MIN_CPU_NS
+    assert contention_warning(0.9, int(0.9 * wall), wall, 9.0, 2, cpu_ns=short) is None
+    assert contention_warning(None, None, wall, 9.0, 2, cpu_ns=short) is None  # load too
+    assert contention_warning(0.9, int(0.9 * wall), wall, 9.0, 2,
+                              cpu_ns=CONTENTION_MIN_CPU_NS) is not None
+    start = {"wall_ns": 0, "cpu_ns": 0, "nivcsw": 0, "run_delay_ns": {"1": 0}}
+    for cpu, judged in ((short, False), (CONTENTION_MIN_CPU_NS, True)):
+        fig = contention_figures(start, {**start, "wall_ns": wall, "cpu_ns": cpu}, regions=1)
+        assert fig["judged"] is judged and fig["min_cpu_ns"] == CONTENTION_MIN_CPU_NS
+
+
+def test_the_readme_gate_job_is_too_short_to_judge_on_a_busy_cpu_and_says_so(tmp_path):
+    """The README's gate job on a CPU shared with two busy loops (tests/contended_cpu.py):
+    not warned, its figures say it was not judged, and the run audit's host_contention check
+    reads 'not checked' with the verdict's words (backends.too_short_to_judge), not a pass."""
+    from profiling_worker.bundle.loader import load_bundle
+    from profiling_worker.bundle.schema import columns as C, run_audit as A
+
+    job = tmp_path / "gate"
+    proc = record_contended_job(job, GATE_JOB)
+    assert proc.returncode == 0, proc.stderr[-2000:]
+    manifest = read_manifest(job)
+    figures = manifest["backend"]["host_contention"]
+    assert figures["judged"] is False and figures["cpu_ns"] < CONTENTION_MIN_CPU_NS, figures
+    assert figures["warning"] is None and figures["advice"] is None
+    audit = load_bundle(job).table(C.TABLE_RUN_AUDIT)
+    rows = audit[audit[A.CHECK] == A.HOST_CONTENTION.value]
+    assert set(rows[A.RESULT]) == {A.NOT_CHECKED}
+    assert set(rows[A.EVIDENCE]) == {B.too_short_to_judge(
+        figures["cpu_ns"], CONTENTION_MIN_CPU_NS, CONTENTION_THRESHOLD)}

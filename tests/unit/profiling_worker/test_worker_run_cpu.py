@@ -122,11 +122,13 @@ def test_the_host_load_and_contention_while_timing_are_recorded_and_warned(done_
     """Host wall-clock includes waiting for a CPU: the job keeps the 1-minute load average
     before and after timing against the usable CPUs, and its threads' run-queue delay over the
     timing loop (backend.host_contention); it warns exactly when that delay passed the
-    threshold, or, where the delay cannot be read, when the load exceeded the CPUs
-    (test_cpu_contention.py tests the decision and a real contended job)."""
+    threshold, or, where the delay cannot be read, when the load exceeded the CPUs, and never
+    when the loop ran too little CPU time to judge (test_cpu_contention.py tests the decision
+    and a real contended job)."""
     import os
 
-    from profiling_worker.backends.cpu import CONTENTION_THRESHOLD, load_warning
+    from profiling_worker.backends.cpu import (CONTENTION_MIN_CPU_NS, CONTENTION_THRESHOLD,
+                                               load_warning)
 
     job, _ = done_job
     manifest = read_manifest(job)
@@ -135,7 +137,12 @@ def test_the_host_load_and_contention_while_timing_are_recorded_and_warned(done_
     assert 0 <= load["before"] and 0 <= load["after"]
     contention = manifest["backend"]["host_contention"]
     assert contention["regions"] == 30 and contention["wall_ns"] > 0
-    if contention["waiting_fraction"] is None:  # no schedstat: the load average decides
+    assert contention["judged"] == (contention["cpu_ns"] >= CONTENTION_MIN_CPU_NS)
+    if not contention["judged"]:  # too short to judge (a few ms of CPU): no warning of either
+        warned = False
+        said = [w for w in manifest["warnings"]
+                if "load average" in w or "x the timing loop's elapsed time" in w]
+    elif contention["waiting_fraction"] is None:  # no schedstat: the load average decides
         warned = max(load["before"], load["after"]) > load["cpus"]
         said = [w for w in manifest["warnings"] if "load average" in w]
     else:
