@@ -186,7 +186,7 @@ def group_codes(frame: pd.DataFrame | Mapping[str, "pd.Series[Any]"], keys: Sequ
     """Each row's group of ``keys`` numbered in first-seen order, missing values forming one
     group per column: ``frame.groupby(keys, sort=False, dropna=False).ngroup()``'s numbers.
 
-    Built from one factorization per column (:func:`_factorize`), combined pairwise: a groupby
+    Built from one factorization per column (:func:`group_reduce.factorize`), combined pairwise: a groupby
     on several columns builds a MultiIndex, which took 4-6 ms of 40 rows on the 2-core machine
     (a warm job's tables), against well under 1 ms for this; one integer key then groups
     cheaply.
@@ -202,44 +202,9 @@ def group_codes(frame: pd.DataFrame | Mapping[str, "pd.Series[Any]"], keys: Sequ
     rows = len(frame[keys[0]]) if keys else len(frame)
     codes = np.zeros(rows, dtype="int64") if prefix is None else prefix
     for key in keys:
-        column, width = _factorize(frame[key])
-        codes = _first_seen(codes * width + column)
+        column, width = group_reduce.factorize(frame[key])
+        codes = group_reduce.first_seen(codes * width + column)
     return codes
-
-
-#: Rows up to which a column is factorized by a dict of its Python values (issue 40: pandas'
-#: factorize costs 20-60 µs a call whatever the rows, a dict about 2 µs for 40 rows); a
-#: larger table (an import) goes to pandas, whose per-row cost is lower.
-_DICT_ROWS = 2_000
-
-
-def _factorize(values: "pd.Series[Any]") -> tuple[np.ndarray, int]:
-    """``pd.factorize(values, use_na_sentinel=False)``'s codes (int64, first-seen order, the
-    missing values one code) and its number of distinct values. A short column of integers
-    (numpy), or of strings without a missing value, is numbered by a dict of its Python values:
-    the same numbers, as equal strings or integers are one value to both."""
-    dtype = values.dtype
-    if len(values) <= _DICT_ROWS and (
-            (isinstance(dtype, np.dtype) and dtype.kind in "iu")
-            or dtype == object or isinstance(dtype, pd.StringDtype)):
-        items = values.tolist()
-        # an object column's 1, 1.0 and True are one key to a dict: strings or ints only
-        if isinstance(dtype, np.dtype) and dtype.kind in "iu" or all(
-                type(v) is str for v in items):
-            seen: dict[Any, int] = {}
-            codes = [seen.setdefault(v, len(seen)) for v in items]
-            return np.array(codes, dtype="int64"), len(seen)
-    array = values.to_numpy() if isinstance(dtype, np.dtype) else values
-    column, uniques = pd.factorize(array, use_na_sentinel=False)
-    return column, len(uniques)
-
-
-def _first_seen(keys: np.ndarray) -> np.ndarray:
-    """``pd.factorize(keys)[0]`` of int64 ``keys``: each key's number in first-seen order."""
-    if len(keys) > _DICT_ROWS:
-        return pd.factorize(keys)[0].astype("int64")
-    seen: dict[int, int] = {}
-    return np.array([seen.setdefault(k, len(seen)) for k in keys.tolist()], dtype="int64")
 
 
 def _first_rows(codes: np.ndarray) -> np.ndarray:
@@ -286,8 +251,9 @@ def _sorted_frame(columns: dict[str, Any], with_run: bool) -> pd.DataFrame:
     column into a frame, or sorting a made frame, cost more than the statistics on a warm job's
     40 rows (pandas 3's column labels are arrow strings, rebuilt at every insert); else pandas
     sorts the frame."""
-    keys = {"c": columns[C.CONFIG], "a": pd.factorize(columns[C.ANNOTATION])[0],
-            "m": pd.factorize(columns[C.METRIC])[0],
+    keys = {"c": columns[C.CONFIG],
+            "a": group_reduce.factorize(columns[C.ANNOTATION], na_sentinel=True)[0],
+            "m": group_reduce.factorize(columns[C.METRIC], na_sentinel=True)[0],
             **({"r": columns[C.RUN]} if with_run else {})}
     ordered = [np.asarray(k) for k in keys.values()]
     if all(k.dtype.kind in "iu" for k in ordered):  # np.lexsort: the same stable order, on
