@@ -181,15 +181,16 @@ def launches_to_runs(launches: pd.DataFrame, param_names: Sequence[str] | None =
     return _sorted_frame({c: columns[c] for c in out_cols}, with_run=True)
 
 
-def group_codes(frame: pd.DataFrame | Mapping[str, "pd.Series[Any]"], keys: Sequence[str],
-                prefix: np.ndarray | None = None) -> np.ndarray:
+def group_codes(frame: pd.DataFrame | Mapping[str, "pd.Series[Any]"],
+                keys: Sequence[str], prefix: np.ndarray | None = None) -> np.ndarray:
     """Each row's group of ``keys`` numbered in first-seen order, missing values forming one
     group per column: ``frame.groupby(keys, sort=False, dropna=False).ngroup()``'s numbers.
+    ``frame``: a frame, or its columns read once (name -> Series, :func:`_read_columns`).
 
-    Built from one factorization per column (:func:`group_reduce.factorize`), combined pairwise: a groupby
-    on several columns builds a MultiIndex, which took 4-6 ms of 40 rows on the 2-core machine
-    (a warm job's tables), against well under 1 ms for this; one integer key then groups
-    cheaply.
+    Built from one factorization per column (:func:`group_reduce.factorize`), combined
+    pairwise: a groupby on several columns builds a MultiIndex, which took 4-6 ms of 40 rows on
+    the 2-core machine (a warm job's tables), against well under 1 ms for this; one integer key
+    then groups cheaply.
 
     Args:
         prefix: ``group_codes(frame, first)``: the codes returned are then those of
