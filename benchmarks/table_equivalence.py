@@ -5,9 +5,10 @@ The worker's own tables and checks (``launches_to_runs``, ``aggregate_runs``, th
 every bundle of ``app/bundled`` and ``tests/fixtures/bundles``, each as read and perturbed
 (:data:`PERTURBATIONS`: negative, zero, missing and huge values, missing names, rows out of
 order, aggregated values without their runs, no MinValue, CI95 lower bounds below 0,
-KernelsVary set), by the code on ``PYTHONPATH``; ``--dump`` pickles them, ``--against`` compares
-them with a dump: frames by ``assert_frame_equal`` with exact values and dtypes, notes as equal
-lists. A change of the tables' code must leave every output the same.
+KernelsVary set, negative analytic work, unattributed launches of no config), by the code on
+``PYTHONPATH``; ``--dump`` pickles them, ``--against`` compares them with a dump: frames by
+``assert_frame_equal`` with exact values and dtypes, notes as equal lists. A change of the
+tables' code must leave every output the same.
 
 Usage: ``PYTHONPATH=BEFORE python benchmarks/table_equivalence.py --dump /tmp/before.pkl``,
 then ``PYTHONPATH=AFTER python benchmarks/table_equivalence.py --against /tmp/before.pkl``
@@ -117,6 +118,10 @@ PERTURBATIONS: dict[str, Callable[[Tables], Tables]] = {
     "KernelsVary set": lambda t: _set(t, "aggregated", "KernelsVary", lambda f: _every(f, 2),
                                       True),
     "no Kernels": lambda t: _dropped(t, "runs", "Kernels"),
+    "negative work": lambda t: _scaled(_scaled(t, "work", "Flops", 2, -1.0), "work", "Bytes", 3,
+                                       -1.0),
+    "launches of no config": lambda t: _set(t, "unattributed", "Config",
+                                            lambda f: _every(f, 2), -1),
 }
 
 
