@@ -265,6 +265,8 @@ def _negative(runs: pd.DataFrame, agg: pd.DataFrame, work: pd.DataFrame) -> list
                             "counters cannot be negative, nor a duration 0", "_smallest")
     for column in (C.FLOPS, C.BYTES):
         if _has(work, column, C.ANNOTATION, C.CONFIG):
+            if _none_in(work[column].to_numpy(), lambda v: v < 0):
+                continue  # the usual table: numpy's look, no Series compared (issue 40)
             below = work[column] < 0
             if not below.any():  # the usual case: no frame selected to look at nothing
                 continue
@@ -274,6 +276,13 @@ def _negative(runs: pd.DataFrame, agg: pd.DataFrame, work: pd.DataFrame) -> list
                                 f"({row[column]:g}); fix its formula", row[C.ANNOTATION],
                                 int(row[C.CONFIG])))
     return out
+
+
+def _none_in(values: np.ndarray, test: Any) -> bool:
+    """True when ``values`` (a column's numpy values) are numbers (int, uint or float) and
+    ``test`` (a comparison, elementwise) holds for none of them; False where it may hold or
+    the column is of another kind (pandas then compares as before)."""
+    return values.dtype.kind in "iuf" and not bool(test(values).any())
 
 
 def _all_positive(agg: pd.DataFrame) -> bool:
@@ -394,6 +403,8 @@ def _unattributed(frame: pd.DataFrame) -> list[Note]:
     Launches of a known config outside every annotation (CUPTI: the kernel's set-up code and
     the L2 flush before each region) are listed on the Kernels page, not noted."""
     if C.CONFIG in frame:
+        if _none_in(frame[C.CONFIG].to_numpy(), lambda v: v == C.NO_CONFIG):
+            return []  # the usual table: numpy's look, no Series compared (issue 40)
         no_config = frame[C.CONFIG] == C.NO_CONFIG
         if not no_config.any():  # the usual case (CUPTI's launches outside every annotation
             return []            # have a config): no frame selected to look at nothing

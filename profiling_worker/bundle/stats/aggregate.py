@@ -29,7 +29,7 @@ nothing here converts units.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from typing import Any
 
 import numpy as np
@@ -52,6 +52,29 @@ def _first_valid(column: "pd.Series[Any]", codes: np.ndarray) -> "pd.Series[Any]
         return pd.Series(column.to_numpy(dtype=object)[_first_rows(codes)], dtype=object)
     first: pd.Series[Any] = column.groupby(codes, sort=False).first().astype(object)
     return first.where(first.notna(), None)
+
+
+def _read_columns(frame: pd.DataFrame, names: Sequence[str],
+                  optional: Sequence[str] = ()) -> dict[str, "pd.Series[Any]"]:
+    """``frame``'s columns ``names`` (name -> Series), each read once; an ``optional`` one it
+    lacks is a Series of None (object) on its index.
+
+    Raises:
+        KeyError: ``frame`` lacks a column of ``names`` that is not optional.
+    """
+    have = set(frame.columns.tolist())
+    return {name: frame[name] if name in have or name not in optional
+            else pd.Series(None, index=frame.index, dtype=object)
+            for name in dict.fromkeys(names)}
+
+
+def _floats(column: "pd.Series[Any]") -> np.ndarray:
+    """``pd.to_numeric(column, errors="coerce").astype("float64").to_numpy()``: one float64
+    value per row (a float64 column's own values, copied, without pandas' conversion calls)."""
+    if column.dtype == np.float64:
+        return column.to_numpy(copy=True)
+    out: np.ndarray = pd.to_numeric(column, errors="coerce").astype("float64").to_numpy()
+    return out
 
 
 def launches_to_runs(launches: pd.DataFrame, param_names: Sequence[str] | None = None
@@ -96,9 +119,11 @@ def launches_to_runs(launches: pd.DataFrame, param_names: Sequence[str] | None =
     if launches.empty:
         return pd.DataFrame({c: pd.Series(dtype=_dtype_of(launches, c)) for c in out_cols})
 
-    df = launches  # its key columns are read, never written
-    value = pd.to_numeric(df[C.VALUE], errors="coerce").astype("float64")
-    unit = df[C.UNIT] if C.UNIT in df.columns else pd.Series(None, index=df.index, dtype=object)
+    # each column read once (issue 40: a frame's column access costs ~10 µs on a 40-row table)
+    df = _read_columns(launches, [C.ANNOTATION, C.CONFIG, *params, C.RUN, C.LAUNCH, C.METRIC,
+                                  C.VALUE, C.UNIT], optional=[C.UNIT])
+    v = _floats(df[C.VALUE])
+    unit = df[C.UNIT]
 
     # Per row: its launch's duration (GPU time when collected, else host time) and its run's
     # launch count, as arrays (a merge on the object key columns, then pandas transforms,
@@ -109,8 +134,7 @@ def launches_to_runs(launches: pd.DataFrame, param_names: Sequence[str] | None =
     # so its codes extend those of its prefix: each column is factorized once (issue 40).
     config_codes = group_codes(df, [C.ANNOTATION, C.CONFIG])
     run_codes = group_codes(df, [C.RUN], config_codes)
-    v = value.to_numpy()
-    w = np.full(len(df), np.nan)
+    w = np.full(len(v), np.nan)
     names = df[C.METRIC].tolist()  # Python values: a Series comparison per name cost more
     for dname in C.DURATION_METRICS:
         is_duration = np.array([isinstance(m, str) and m == dname for m in names], dtype=bool)
@@ -157,14 +181,16 @@ def launches_to_runs(launches: pd.DataFrame, param_names: Sequence[str] | None =
     return _sorted_frame({c: columns[c] for c in out_cols}, with_run=True)
 
 
-def group_codes(frame: pd.DataFrame, keys: Sequence[str],
-                prefix: np.ndarray | None = None) -> np.ndarray:
+def group_codes(frame: pd.DataFrame | Mapping[str, "pd.Series[Any]"],
+                keys: Sequence[str], prefix: np.ndarray | None = None) -> np.ndarray:
     """Each row's group of ``keys`` numbered in first-seen order, missing values forming one
     group per column: ``frame.groupby(keys, sort=False, dropna=False).ngroup()``'s numbers.
+    ``frame``: a frame, or its columns read once (name -> Series, :func:`_read_columns`).
 
-    Built from one ``pd.factorize`` per column, combined pairwise: a groupby on several
-    columns builds a MultiIndex, which took 4-6 ms of 40 rows on the 2-core machine (a warm
-    job's tables), against well under 1 ms for this; one integer key then groups cheaply.
+    Built from one factorization per column (:func:`group_reduce.factorize`), combined
+    pairwise: a groupby on several columns builds a MultiIndex, which took 4-6 ms of 40 rows on
+    the 2-core machine (a warm job's tables), against well under 1 ms for this; one integer key
+    then groups cheaply.
 
     Args:
         prefix: ``group_codes(frame, first)``: the codes returned are then those of
@@ -173,13 +199,12 @@ def group_codes(frame: pd.DataFrame, keys: Sequence[str],
     Returns:
         int64 array of ``len(frame)``.
     """
-    codes = np.zeros(len(frame), dtype="int64") if prefix is None else prefix
+    # len(frame) of a mapping would count its columns: the rows are its first key column's
+    rows = len(frame[keys[0]]) if keys else len(frame)
+    codes = np.zeros(rows, dtype="int64") if prefix is None else prefix
     for key in keys:
-        values = frame[key]
-        # a numpy column factorized as its array: the same codes without the Series' wrapping
-        column, uniques = pd.factorize(values.to_numpy() if isinstance(values.dtype, np.dtype)
-                                       else values, use_na_sentinel=False)
-        codes = pd.factorize(codes * len(uniques) + column)[0].astype("int64")
+        column, width = group_reduce.factorize(frame[key])
+        codes = group_reduce.first_seen(codes * width + column)
     return codes
 
 
@@ -189,8 +214,8 @@ def _first_rows(codes: np.ndarray) -> np.ndarray:
     return first
 
 
-def _config_columns(df: pd.DataFrame, config_codes: np.ndarray, group_config: np.ndarray,
-                    params: Sequence[str]) -> dict[str, Any]:
+def _config_columns(df: Mapping[str, "pd.Series[Any]"], config_codes: np.ndarray,
+                    group_config: np.ndarray, params: Sequence[str]) -> dict[str, Any]:
     """The Annotation, Config and parameter columns of groups whose (Annotation, Config) is
     ``group_config`` (numbered as ``config_codes`` of ``df``, in first-seen order), taken from
     each config's first row of ``df``: what a merge with ``kernel_counts.config_params(df)`` on
@@ -200,7 +225,8 @@ def _config_columns(df: pd.DataFrame, config_codes: np.ndarray, group_config: np
     return {col: _take(df[col], rows) for col in (C.ANNOTATION, C.CONFIG, *params)}
 
 
-def _take_keys(df: pd.DataFrame, rows: np.ndarray, cols: Sequence[str]) -> dict[str, Any]:
+def _take_keys(df: Mapping[str, "pd.Series[Any]"], rows: np.ndarray,
+               cols: Sequence[str]) -> dict[str, Any]:
     """The key columns ``cols`` of groups whose first rows of ``df`` are ``rows``, with the
     dtype a groupby on the column gave its key (the column's; an object column's keys are
     inferred anew, as an Index of them is: strings become ``str``)."""
@@ -226,8 +252,9 @@ def _sorted_frame(columns: dict[str, Any], with_run: bool) -> pd.DataFrame:
     column into a frame, or sorting a made frame, cost more than the statistics on a warm job's
     40 rows (pandas 3's column labels are arrow strings, rebuilt at every insert); else pandas
     sorts the frame."""
-    keys = {"c": columns[C.CONFIG], "a": pd.factorize(columns[C.ANNOTATION])[0],
-            "m": pd.factorize(columns[C.METRIC])[0],
+    keys = {"c": columns[C.CONFIG],
+            "a": group_reduce.factorize(columns[C.ANNOTATION], na_sentinel=True)[0],
+            "m": group_reduce.factorize(columns[C.METRIC], na_sentinel=True)[0],
             **({"r": columns[C.RUN]} if with_run else {})}
     ordered = [np.asarray(k) for k in keys.values()]
     if all(k.dtype.kind in "iu" for k in ordered):  # np.lexsort: the same stable order, on
@@ -323,15 +350,17 @@ def aggregate_runs(runs: pd.DataFrame, param_names: Sequence[str] | None = None)
                                           params else dtypes.get(c, "float64"))
                              for c in out_cols})
 
-    df = runs  # its key columns are read, never written
+    # each column read once (its key columns are read, never written)
+    df = _read_columns(runs, [C.ANNOTATION, C.CONFIG, *params, C.METRIC, C.VALUE, C.UNIT],
+                       optional=[C.UNIT])
     config_codes = group_codes(df, [C.ANNOTATION, C.CONFIG])
     codes = group_codes(df, [C.METRIC], config_codes)
     # each group's statistics as pandas' groupby gives them (group_reduce: a groupby per
     # statistic cost most of this function on a warm job's 40 runs)
-    value = pd.to_numeric(df[C.VALUE], errors="coerce").astype("float64").to_numpy()
+    value = _floats(df[C.VALUE])
     total, counts = group_reduce.sums(value, codes)
-    kernels = (df[C.KERNELS] if C.KERNELS in df.columns
-               else pd.Series(np.nan, index=df.index))
+    kernels = (runs[C.KERNELS] if C.KERNELS in runs.columns
+               else pd.Series(np.nan, index=runs.index))
     std = group_reduce.stds(value, codes)
     low, high = group_reduce.extremes(value, codes)
     first = _first_rows(codes)
@@ -343,8 +372,7 @@ def aggregate_runs(runs: pd.DataFrame, param_names: Sequence[str] | None = None)
     columns = {
         **_config_columns(df, config_codes, group_config, params),
         **_take_keys(df, first, [C.METRIC]),
-        C.UNIT: _first_valid(df[C.UNIT] if C.UNIT in df.columns
-                             else pd.Series(None, index=df.index, dtype=object), codes),
+        C.UNIT: _first_valid(df[C.UNIT], codes),
         C.NUM_RUNS: counts, C.AVG: mean, C.STD: std, C.MIN: low, C.MAX: high,
         C.MEDIAN: group_reduce.medians(value, codes), C.CI95_LOWER: ci_lower,
         C.CI95_UPPER: ci_upper, C.RSD: rsd, C.STABLE: intervals.stable(counts, rsd),

@@ -84,3 +84,32 @@ def test_the_two_sums_differ_where_pandas_differs() -> None:
     assert (plain, compensated) == (30.099999999999998, 30.1)
     assert compensated == pd.Series(with_a_gap).groupby(np.zeros(8, dtype=int)).sum()[0]
     assert group_reduce.sums(values, in_rows)[0][0] == plain
+
+
+def _factorize_cases() -> list[Any]:
+    """Columns as a job's tables hold them (recorded runs: arrow strings, int64) and the kinds
+    factorize leaves to pandas (missing values, an object column of 1, 1.0 and True, floats,
+    an import's many rows)."""
+    runs = pd.read_parquet(RUNS[0])
+    text = pd.Series(["b", "a", "b", "c", "a"])
+    return [runs[C] for C in ("Annotation", "Metric", "Config", "Run", "Unit")] + [
+        text, text.astype(object), pd.Index(text), text.array,
+        pd.Series(["b", None, "a", None], dtype=text.dtype),
+        pd.Series(["b", None, "a", np.nan], dtype=object),
+        pd.Series([1, 1.0, True, "1"], dtype=object),
+        pd.Series([2.0, np.nan, 1.0, 2.0]), pd.Series([], dtype="int64"),
+        pd.Series(np.arange(5_000) % 7), pd.Series(np.arange(5_000).astype(str))]
+
+
+@pytest.mark.parametrize("na_sentinel", [False, True])
+def test_factorize_numbers_as_pandas_does(na_sentinel: bool) -> None:
+    """group_reduce.factorize (a dict of a short column's ints or strings) gives
+    pd.factorize's codes and count of values, in both missing-value modes; first_seen gives
+    pd.factorize's numbers of int64 keys."""
+    for column in _factorize_cases():
+        codes, width = group_reduce.factorize(column, na_sentinel=na_sentinel)
+        want, uniques = pd.factorize(column, use_na_sentinel=na_sentinel)
+        assert codes.dtype == np.int64 and codes.tolist() == want.tolist(), column
+        assert width == len(uniques), column
+    for keys in (np.array([5, 3, 5, 9, 3]), np.arange(5_000) % 13, np.array([], dtype="int64")):
+        assert group_reduce.first_seen(keys).tolist() == pd.factorize(keys)[0].tolist()

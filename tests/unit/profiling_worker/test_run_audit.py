@@ -220,3 +220,14 @@ def test_the_worker_records_which_checks_made_its_run_audit(tmp_path: Path) -> N
     written = results.write_run_audit(tmp_path, tables, manifest)
     assert manifest[A.RULES_KEY] == A.RULES
     pd.testing.assert_frame_equal(A.run_audit(written, manifest), written[C.TABLE_RUN_AUDIT])
+
+
+@pytest.mark.parametrize("columns", [
+    {"a": ["x", "y"], "n": [1, 2]},  # typed: strings and ints
+    {"a": ["x", None], "n": [1, 2.5]},  # left to inference: a missing name, a float
+    {"a": ["x", 1], "b": [True, False], "n": [1, 2**70]},  # mixed, bools, an int past int64
+    {"a": [], "n": []}])
+def test_the_audit_frame_is_the_frame_pandas_infers(columns: dict[str, list[object]]) -> None:
+    """run_audit._frame (typed arrays where a column is only strings or only ints) makes the
+    frame pd.DataFrame infers from the same lists: values and dtypes."""
+    pd.testing.assert_frame_equal(A._frame(columns), pd.DataFrame(columns), check_exact=True)
