@@ -33,8 +33,8 @@ from app.core import frame_columns as F
 
 PAGE = "compare"  # widget keys of this page: state.key(PAGE, field)
 
-st.header("Compare jobs")
-analysis.how_to_read(
+analysis.header(
+    "Compare jobs",
     "Pick a **baseline** and a **candidate** job. Rows are matched by annotation and config "
     "values (e.g. n=4096), so jobs with different size lists still line up. The ratio is "
     f"candidate mean / baseline mean; its 95 % interval: {intervals.RATIO_METHOD} "
@@ -228,13 +228,17 @@ if judged.context:
     partial_sides = [side for side, side_job in (("baseline", baseline),
                                                  ("candidate", candidate))
                      if is_partial(side_job.manifest)]
-    st.warning(f"**Not comparable**: {esc(judged.context_headline)}. The evidence: "
-               + "; ".join(esc(c) for c in evidence_unsaid(judged, partial_sides)) + "."
-               + (f" Comparable with the baseline: {', '.join(code(j) for j in alike)}."
-                  if alike else ("" if none_alike else  # said above, of the user's job
-                                 f" No job here is comparable with {code(baseline_id)}: the "
-                                 "ratios are shown without a verdict.")
-                  + f" The Candidate box lists {MOST_ALIKE} first."), icon=":material/block:")
+    # one line over the chart, the evidence and the comparable jobs folded under it: the box
+    # of 7 lines put the chart below the fold at 1000x700 (issue 37)
+    with st.expander(f":orange[**Not comparable**: {esc(judged.context_headline)}]",
+                     icon=":material/block:"):
+        st.warning(f"**Not comparable**: {esc(judged.context_headline)}. The evidence: "
+                   + "; ".join(esc(c) for c in evidence_unsaid(judged, partial_sides)) + "."
+                   + (f" Comparable with the baseline: {', '.join(code(j) for j in alike)}."
+                      if alike else ("" if none_alike else  # said above, of the user's job
+                                     f" No job here is comparable with {code(baseline_id)}: the "
+                                     "ratios are shown without a verdict.")
+                      + f" The Candidate box lists {MOST_ALIKE} first."), icon=":material/block:")
 title = f"{candidate_id} / {baseline_id}: {metric_roles.readable(baseline.manifest, metric)}"
 if not frame.empty and set(frame[F.VERDICT]) == {Outcome.NOT_COMPARABLE.value}:
     title = f"No verdict, every pair not comparable: {title}"  # ratios, not a judgement

@@ -20,10 +20,8 @@ from app.core import frame_columns as F
 
 PAGE = "stability"  # widget keys of this page: state.key(PAGE, field)
 
-st.header("Stability")
-bundle = analysis.selected_bundle()
-deep_dive_action.offer(bundle, "stability")
-analysis.how_to_read(
+analysis.header(
+    "Stability",
     "Each annotation × config was run several times (**runs**). **RSD** is the standard deviation "
     "as a % of the mean; nsight-python calls a measurement **stable** when RSD < 2 % (one run "
     f"is never stable: it shows no spread). **CI95**: {intervals.CI_METHOD} (from the worker's "
@@ -32,6 +30,8 @@ analysis.how_to_read(
     "about the clock than about the kernel. The per-run chart keeps the run order: a slope "
     "(**drift**) usually means the GPU was still clocking up or heating; a flat cloud inside the "
     "band is what you want.")
+bundle = analysis.selected_bundle()
+deep_dive_action.offer(bundle, "stability")
 
 if not available_metrics(bundle):  # queued, running, cancelled or failed: nothing to choose
     analysis.no_values(bundle, bundle.duration_metric)

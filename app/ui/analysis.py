@@ -47,6 +47,16 @@ def how_to_read(text: str, expanded: bool = False) -> None:
         st.markdown(text)
 
 
+def header(title: str, how: str) -> None:
+    """The page's title with "How to read this" beside it, a popover holding ``how``
+    (markdown): a fold of its own over the chart took a row, 56 px, which left the Stability
+    chart's upper half below the fold at 1000x700 (issue 37)."""
+    with st.container(horizontal=True, vertical_alignment="center", gap="medium"):
+        st.header(title, width="content")
+        with st.popover("How to read this", icon=":material/help:"):
+            st.markdown(how)
+
+
 def html_bytes(fig: go.Figure) -> bytes:
     """A self-contained interactive HTML file of the figure (plotly.js embedded, offline)."""
     page: str = theme.for_export(fig).to_html(include_plotlyjs=True, full_html=True)
