@@ -80,18 +80,21 @@ def job_colors(bundle: Bundle | None) -> dict[str, str]:
 
 def chart_with_table(fig: go.Figure, frame: pd.DataFrame, key: str, filename: str,
                      shown: pd.DataFrame | None = None, which: str = "",
-                     note: str | None = None) -> None:
+                     note: str | None = None, under: Callable[[], None] | None = None) -> None:
     """The chart (Streamlit's light/dark plotly theme; the modebar camera saves a PNG), the exact
     numbers behind it, and a CSV of those numbers (keys ``<key>-*``). Traces of an annotation
     take the selected job's colour for it, the same in every view. ``shown``: the rows of
     ``frame`` the table shows, when not all: a caption says how many and ``which`` (e.g.
     "those of the points drawn"), and that the CSV has every row. ``note``: a caption right
-    under the chart (markdown, escaped by the caller), e.g. what its marked points mean."""
+    under the chart (markdown, escaped by the caller), e.g. what its marked points mean.
+    ``under``: draws what stands right under the chart, after ``note``, over the table."""
     theme.color_annotations(fig, job_colors(cached.bundle_for(state.selected_job_id())))
     st.plotly_chart(fig, key=state.key(key, "chart"), width="stretch", theme="streamlit",
                     config=chart_config(filename))
     if note:
         st.caption(note)
+    if under is not None:
+        under()
     if shown is not None and len(shown) < len(frame):
         st.caption(f"The table shows {len(shown):,} of the {len(frame):,} rows"
                    + (f": {which}" if which else "") + f"; the CSV below has all "
