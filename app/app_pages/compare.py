@@ -33,8 +33,8 @@ from app.core import frame_columns as F
 
 PAGE = "compare"  # widget keys of this page: state.key(PAGE, field)
 
-st.header("Compare jobs")
-analysis.how_to_read(
+analysis.header(
+    "Compare jobs",
     "Pick a **baseline** and a **candidate** job. Rows are matched by annotation and config "
     "values (e.g. n=4096), so jobs with different size lists still line up. The ratio is "
     f"candidate mean / baseline mean; its 95 % interval: {intervals.RATIO_METHOD} "
@@ -123,7 +123,9 @@ current = (asked["baseline"] if asked["baseline"] in ids else pair[0] if not ask
 mine = selected if not asked["baseline"] and not state.job_is_default() and selected in ids \
     else None
 # two per row: four in one row cut the job ids short at 1000 px ("h200-ncu-deepdive-fp16-40…")
-picks, criteria = st.columns(2), st.columns(2)
+# the metric's box wider than the slowdown's: "Host wall-clock time (host__time_duration.sum)"
+# was cut at 1000 px in half the row (issue 37)
+picks, criteria = st.columns(2), st.columns([3, 1])
 shown = st.container()  # the two ids in full, once both are chosen
 baseline_id = picks[0].selectbox("Baseline", state.job_picker(PAGE, PICKERS[0], ids, current),
                                  key=PICKERS[0], on_change=_follow_baseline)
@@ -178,9 +180,6 @@ if selected not in passes:  # a pass is said above
                                       if selected not in ids else "pick it above to compare it")
 none_alike = bool(mine and (baseline_id, candidate_id) == pair and pair[0] != pair[1]
                   and not alike_jobs(mine, summaries))
-if none_alike:  # said of the user's job, above the pair's verdicts
-    shown.info(none_alike_text(str(mine), pair[pair.index(str(mine)) - 1], code),
-               icon=":material/info:")
 if candidate_id == baseline_id:  # offered last as a check; a user read it as a comparison
     shown.info(SAME_JOB, icon=":material/info:")
 baseline, candidate = cached.bundle_for(baseline_id), cached.bundle_for(candidate_id)
@@ -220,21 +219,32 @@ except MissingData as exc:
     analysis.missing(exc)
 for side, side_job in (("baseline", baseline), ("candidate", candidate)):
     notes.show(side_job, f"compare-{side}", [metric], extra_checks=(P.INTERVAL_BELOW_ZERO,))
-# the gate's own count, in the CLI's words: the pairs both jobs hold, then those of one side
-st.caption(esc(gate_report.pair_counts(judged, every_outcome=False)))
-if judged.context:
-    by_id = {j.job_id: j for j in summaries}
-    alike = [j for j in offered if not measured_unlike(by_id[baseline_id], by_id[j])]
-    partial_sides = [side for side, side_job in (("baseline", baseline),
-                                                 ("candidate", candidate))
-                     if is_partial(side_job.manifest)]
+by_id = {j.job_id: j for j in summaries}
+alike = [j for j in offered if not measured_unlike(by_id[baseline_id], by_id[j])]
+partial_sides = [side for side, side_job in (("baseline", baseline), ("candidate", candidate))
+                 if is_partial(side_job.manifest)]
+
+
+def under_chart() -> None:
+    """The pairs' count, the user's job compared with none alike and why the jobs are not
+    comparable, right under the chart: over it they put its top at y 907 at 1000x700 (issue
+    37); the chart's title says when no pair has a verdict."""
+    if none_alike:  # said of the user's job, before the pair's verdicts
+        st.info(none_alike_text(str(mine), pair[pair.index(str(mine)) - 1], code),
+                icon=":material/info:")
+    # the gate's own count, in the CLI's words: the pairs both jobs hold, then those of one side
+    st.caption(esc(gate_report.pair_counts(judged, every_outcome=False)))
+    if not judged.context:
+        return
     st.warning(f"**Not comparable**: {esc(judged.context_headline)}. The evidence: "
                + "; ".join(esc(c) for c in evidence_unsaid(judged, partial_sides)) + "."
                + (f" Comparable with the baseline: {', '.join(code(j) for j in alike)}."
-                  if alike else ("" if none_alike else  # said above, of the user's job
+                  if alike else ("" if none_alike else  # said just before, of the user's job
                                  f" No job here is comparable with {code(baseline_id)}: the "
                                  "ratios are shown without a verdict.")
                   + f" The Candidate box lists {MOST_ALIKE} first."), icon=":material/block:")
+
+
 title = f"{candidate_id} / {baseline_id}: {metric_roles.readable(baseline.manifest, metric)}"
 if not frame.empty and set(frame[F.VERDICT]) == {Outcome.NOT_COMPARABLE.value}:
     title = f"No verdict, every pair not comparable: {title}"  # ratios, not a judgement
@@ -243,7 +253,8 @@ fig = build_compare_figure(frame, title, baseline.host_timer or candidate.host_t
 analysis.figure_panel(fig, metric_roles.with_words(compare_table(frame, DEFAULT_TIME_UNIT),
                                                    manifest), key=PAGE,
                       filename=f"compare-{candidate_id}-vs-{baseline_id}.csv",
-                      note=figures_common.open_end_note(fig) or None)  # unbounded CI95s, named
+                      note=figures_common.open_end_note(fig) or None,  # unbounded CI95s
+                      under=under_chart)
 share.comparison_button(baseline, candidate, float(max_slowdown), metric)
 # the jobs not offered, the cycle check and the caveats: under the chart, since above it they
 # put its top below the fold at 1000x700 (y 760, issue 37)

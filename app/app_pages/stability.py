@@ -20,10 +20,8 @@ from app.core import frame_columns as F
 
 PAGE = "stability"  # widget keys of this page: state.key(PAGE, field)
 
-st.header("Stability")
-bundle = analysis.selected_bundle()
-deep_dive_action.offer(bundle, "stability")
-analysis.how_to_read(
+analysis.header(
+    "Stability",
     "Each annotation × config was run several times (**runs**). **RSD** is the standard deviation "
     "as a % of the mean; nsight-python calls a measurement **stable** when RSD < 2 % (one run "
     f"is never stable: it shows no spread). **CI95**: {intervals.CI_METHOD} (from the worker's "
@@ -32,14 +30,17 @@ analysis.how_to_read(
     "about the clock than about the kernel. The per-run chart keeps the run order: a slope "
     "(**drift**) usually means the GPU was still clocking up or heating; a flat cloud inside the "
     "band is what you want.")
+bundle = analysis.selected_bundle()
+deep_dive_action.offer(bundle, "stability")
 
 if not available_metrics(bundle):  # queued, running, cancelled or failed: nothing to choose
     analysis.no_values(bundle, bundle.duration_metric)
 units = metric_roles.units(bundle)
 #: The controls stand here, drawn after the chart, which reads their values first
-#: (app.ui.controls_later); the per-run chart's Config is drawn into the third column below
+#: (app.ui.controls_later). The metric's box as wide as its name at 1000 px ("Host wall-clock
+#: time (host__time_du" was cut, issue 37): the per-run chart's Config is picked over that chart
 later = Later()
-cols = later.slot.columns([4, 2.2, 3], vertical_alignment="bottom")  # a metric name at 1000 px
+cols = later.slot.columns([3, 1], vertical_alignment="bottom")
 METRIC = state.key(PAGE, "metric")
 metrics = state.keep_if_offered(METRIC, metric_choices(bundle))
 metric = later.value(METRIC, None)
@@ -93,9 +94,9 @@ if short is not None:
 
 st.subheader("Per run, in run order")
 labels = dict(zip(summary[C.CONFIG], summary[F.CONFIG_LABEL]))
-config = cols[2].selectbox("Config for the per-run chart",
-                           state.keep_if_offered(state.key(PAGE, "config"), labels),
-                           key=state.key(PAGE, "config"), format_func=lambda c: labels[c])
+config = st.selectbox("Config for the per-run chart",
+                      state.keep_if_offered(state.key(PAGE, "config"), labels),
+                      key=state.key(PAGE, "config"), format_func=lambda c: labels[c])
 runs = cached.view(stability_runs_frame, bundle,
                    StabilityOptions(metric=metric, time_unit=time_unit, config=config))
 if runs.empty:

@@ -458,3 +458,26 @@ def _notice(jobs: list[Job]) -> None:
     if job is not None:  # the note follows the job; its box above has the details
         say, icon = NOTICES[job.status]
         say(f"Job {code(job.job_id)} {job.status}.", icon=icon)
+        if scroll_once(job.job_id):
+            st.html(SCROLL_TO_CARD.replace("{card}", state.key("panel", f"job-{job.job_id}")),
+                    unsafe_allow_javascript=True)
+
+
+#: Brings a job's card into the sidebar's sight (the nearest edge; tried for up to 5 s while
+#: the card is not yet in the page): at 1000x700 the panel began below the sidebar's fold, so
+#: after Run the job's status was out of sight until the user scrolled (issue 37).
+SCROLL_TO_CARD = ("<script>(function find(tries) {"
+                  "const card = document.querySelector('.st-key-{card}');"
+                  "if (card) { card.scrollIntoView({block: 'nearest'}); }"
+                  "else if (tries > 0) { setTimeout(() => find(tries - 1), 100); }"
+                  "})(50);</script>")
+
+
+def scroll_once(job_id: str) -> bool:
+    """Whether the sidebar is to be scrolled to the card of ``job_id``, the job Run submitted
+    last: True once per job and session (session key :data:`app.ui.state.PANEL_SCROLLED`),
+    so that the panel's reruns, every second, leave the sidebar where the user scrolls it."""
+    if st.session_state.get(state.PANEL_SCROLLED) == job_id:
+        return False
+    st.session_state[state.PANEL_SCROLLED] = job_id
+    return True

@@ -4,6 +4,7 @@ backends): the selected bundle, chart + table + CSV + HTML download, "how to rea
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import NoReturn
 
 import plotly.graph_objects as go
@@ -47,6 +48,16 @@ def how_to_read(text: str, expanded: bool = False) -> None:
         st.markdown(text)
 
 
+def header(title: str, how: str) -> None:
+    """The page's title with "How to read this" beside it, a popover holding ``how``
+    (markdown): a fold of its own over the chart took a row, 56 px, which left the Stability
+    chart's upper half below the fold at 1000x700 (issue 37)."""
+    with st.container(horizontal=True, vertical_alignment="center", gap="medium"):
+        st.header(title, width="content")
+        with st.popover("How to read this", icon=":material/help:"):
+            st.markdown(how)
+
+
 def html_bytes(fig: go.Figure) -> bytes:
     """A self-contained interactive HTML file of the figure (plotly.js embedded, offline)."""
     page: str = theme.for_export(fig).to_html(include_plotlyjs=True, full_html=True)
@@ -54,15 +65,15 @@ def html_bytes(fig: go.Figure) -> bytes:
 
 
 def figure_panel(fig: go.Figure, frame: pd.DataFrame, key: str, filename: str,
-                 note: str | None = None) -> None:
+                 note: str | None = None, under: Callable[[], None] | None = None) -> None:
     """Chart, its table and CSV (:func:`panels.chart_with_table`, ``note`` the caption under
-    the chart), plus an HTML download.
+    the chart, ``under`` what is drawn under it, over the table), plus an HTML download.
 
     The image export is the chart's own modebar camera button; ``filename`` names the CSV and,
     with ``-chart.html``, the HTML file (a page's other HTML download, such as Compare's report,
     keeps the bare ``.html`` name). The HTML is built only when the button is clicked.
     """
-    panels.chart_with_table(fig, frame, key=key, filename=filename, note=note)
+    panels.chart_with_table(fig, frame, key=key, filename=filename, note=note, under=under)
     st.download_button("Download chart (HTML)", data=lambda: html_bytes(fig),
                        file_name=filename.rsplit(".", 1)[0] + "-chart.html", mime="text/html",
                        key=state.key(key, "html"), on_click="ignore", icon=":material/download:")

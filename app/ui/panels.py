@@ -26,7 +26,7 @@ from profiling_worker.bundle.spreadsheet import spreadsheet_safe
 
 from app.core import numbers, spec_form, table_text
 from profiling_worker.bundle.loader import Bundle
-from app.core.share.job import (contention_line, contention_figures, contention_title,
+from app.core.share.job import (contention_figures, contention_title,
                                 host_timer_note, job_colors as colors_of)
 from app.core.figures import theme
 from app.ui import cached, job_status, state
@@ -81,18 +81,21 @@ def job_colors(bundle: Bundle | None) -> dict[str, str]:
 
 def chart_with_table(fig: go.Figure, frame: pd.DataFrame, key: str, filename: str,
                      shown: pd.DataFrame | None = None, which: str = "",
-                     note: str | None = None) -> None:
+                     note: str | None = None, under: Callable[[], None] | None = None) -> None:
     """The chart (Streamlit's light/dark plotly theme; the modebar camera saves a PNG), the exact
     numbers behind it, and a CSV of those numbers (keys ``<key>-*``). Traces of an annotation
     take the selected job's colour for it, the same in every view. ``shown``: the rows of
     ``frame`` the table shows, when not all: a caption says how many and ``which`` (e.g.
     "those of the points drawn"), and that the CSV has every row. ``note``: a caption right
-    under the chart (markdown, escaped by the caller), e.g. what its marked points mean."""
+    under the chart (markdown, escaped by the caller), e.g. what its marked points mean.
+    ``under``: draws what stands right under the chart, after ``note``, over the table."""
     theme.color_annotations(fig, job_colors(cached.bundle_for(state.selected_job_id())))
     st.plotly_chart(fig, key=state.key(key, "chart"), width="stretch", theme="streamlit",
                     config=chart_config(filename))
     if note:
         st.caption(note)
+    if under is not None:
+        under()
     if shown is not None and len(shown) < len(frame):
         st.caption(f"The table shows {len(shown):,} of the {len(frame):,} rows"
                    + (f": {which}" if which else "") + f"; the CSV below has all "
@@ -425,10 +428,10 @@ UNKNOWN_BACKEND_NOTE = ("Backend unknown: the imported files do not say whether 
 
 def bundle_caption(bundle: Bundle) -> None:
     """One line naming the job, its status, backend, GPU and what the durations measure; for a
-    cpu job one warning line saying so instead (host wall-clock, not GPU) and, if it was timed
-    on a contended CPU, a second line, with the figures and what to do folded under it: the
-    chart stays in sight at 1000x700 (a fresh user's find: a box and a six-line paragraph
-    stood above it on every page)."""
+    cpu job one warning line saying so instead (host wall-clock, not GPU) or, if it was timed
+    on a contended CPU, one line (:func:`contention_title`) whose fold holds that warning, the
+    contention's figures and what to do: the chart stays in sight at 1000x700 (a fresh user's
+    find: a box and a six-line paragraph stood above it on every page)."""
     env = bundle.manifest.get("environment") or {}
     gpu = gpu_name(env, bundle.gpu_index) or (
         "GPU not named in the files" if is_imported(bundle.manifest) else "no GPU")
@@ -438,14 +441,18 @@ def bundle_caption(bundle: Bundle) -> None:
                f"{esc(bundle.backend)} · {esc(gpu)}{durations}")
     if bundle.backend == BACKEND_UNKNOWN:
         st.info(UNKNOWN_BACKEND_NOTE, icon=":material/help:")
-    lines = [line for line in (timer, contention_line(bundle)) if line]  # the app's own words
-    if lines:
-        st.warning("  \n".join(lines), icon=":material/schedule:")
-    # the figures without the warning's first words, said in the line above the fold
     detail = contention_figures(bundle, esc, spec_form.in_form_words)
-    if detail:  # said here once: the sidebar lists the figures only while the job is listed
-        with st.expander(contention_title(bundle), icon=":material/hourglass_top:"):
-            st.markdown(detail)
+    if not detail:  # a cpu job not warned: the timer's one line
+        if timer:
+            st.warning(timer, icon=":material/schedule:")
+        return
+    # a contended job: one line, the fold's label, over the chart; the timer's line, the
+    # contention's figures and what to do inside. A box of two lines over the fold put the
+    # charts of Size sweep and Stability below the fold at 1000x700 (issue 37). The figures
+    # are said here once: the sidebar lists them only while the job is listed.
+    with st.expander(f":orange[{esc(contention_title(bundle))}]", icon=":material/schedule:"):
+        st.warning(timer or "", icon=":material/schedule:")
+        st.markdown(detail)
 
 
 def _shown_as(frame: pd.DataFrame, shown: dict[Any, pd.Series]) -> pd.DataFrame:

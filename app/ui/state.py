@@ -33,6 +33,7 @@ BUILDER_URL_UNCHECKED = "builder-url-unchecked"
 #: the URL path that named no page, as the browser asked for it (app.ui.navigation)
 UNKNOWN_PAGE = "nav-unknown-page"
 PANEL_WAS_ACTIVE = "panel-was-active"
+PANEL_SCROLLED = "panel-scrolled"  # the job whose card the sidebar was scrolled to, once
 PAGE_JOB_STATUS = "page-job-status"  # job id -> the state the page named this run
 OWN_JOBS = "own-jobs"  # ids of the jobs this browser session submitted, oldest first
 #: page -> {job: {widget key: the user's pick}}: the picks of :func:`remember_picks`

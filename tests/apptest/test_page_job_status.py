@@ -53,3 +53,24 @@ def test_caption_panel_and_notice_agree_after_run(store, app) -> None:
     assert manager.wait(second, 60) == "cancelled"
     at.run()
     assert _states(at, second) == ("cancelled", "cancelled")
+
+
+def test_run_scrolls_the_sidebar_to_the_jobs_card_once(store, app) -> None:
+    """Issue 37: at 1000x700 the job panel began below the sidebar's fold, so after Run the
+    job's status was out of sight. The run after Run brings the job's card into sight (a
+    script, once per job: tests/e2e/test_nothing_cut.py reads the card's box); the panel's
+    later runs leave the sidebar where the user scrolls it."""
+    from app.sidebar.job_panel import SCROLL_TO_CARD
+    from app.ui import state
+
+    def scripts(at) -> list[str]:  # the st.html bodies of the sidebar
+        return [str(el.proto.body) for el in at.sidebar.get("html")
+                if "<script>" in str(el.proto.body)]
+
+    at = app()
+    job = submit_cpu_matmul(at, "64", 3)
+    card = state.key("panel", f"job-{job}")
+    assert scripts(at) == [SCROLL_TO_CARD.replace("{card}", card)]
+    at.run()
+    assert scripts(at) == []
+    cached.job_manager().wait(job, 120)

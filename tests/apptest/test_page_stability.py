@@ -77,9 +77,9 @@ def test_a_cpu_job_timed_on_a_contended_cpu_says_so_on_the_page(store, app) -> N
     assert said
     at = app("stability", query={"job": "contended"})
     assert not at.exception, at.exception
-    assert len([w for w in at.warning if said in unescape(w.value)]) == 1
-    # the figures, folded under it
-    assert [e.label for e in at.expander].count(contention_title(bundle)) == 1
+    # one line, the label of the fold that holds the figures (issue 37: not a box over it)
+    assert contention_title(bundle) == said
+    assert [said in unescape(e.label) for e in at.expander].count(True) == 1
 
 
 def test_the_stable_count_says_which_stable_pairs_failed_the_run_audit(store, monkeypatch,
@@ -103,3 +103,31 @@ def test_the_stable_count_says_which_stable_pairs_failed_the_run_audit(store, mo
                            "every recorded run; 3 of them have runs that failed the run audit")
     assert ("fp16 n=2048: 7/10 runs passed (clock 3: 1,503 MHz vs its config's median 1,664 MHz "
             "(-9.7 %; limit 5 %)") in said
+
+
+def test_many_run_audit_badges_fold_under_one_line(store, app) -> None:
+    """Issue 37: a contended cpu job's 9 failed badges took 5 rows over the Stability chart at
+    1000x700. More than BADGES_IN_ROW badges are folded under one line that counts them; every
+    badge is still drawn, in the fold."""
+    from app.core.views.run_audit import badge_frame, badge_text
+    from app.ui.run_audit import BADGES_IN_ROW, folded_label
+    from profiling_worker.bundle.loader import load_bundle
+    from tests.contended_cpu import README_JOB, record_contended_job
+
+    assert folded_label([True, False, False]) == "2 of 3 annotation × config pairs failed"
+    assert folded_label([True]) == "All 1 annotation × config pair passed"
+    proc = record_contended_job(store["results"] / "busy9", README_JOB)
+    assert proc.returncode == 0, proc.stderr[-2000:]
+    bundle = load_bundle(store["results"] / "busy9")
+    frame = badge_frame(bundle)
+    assert len(frame) == 9 > BADGES_IN_ROW
+    at = app("stability", query={"job": "busy9"})
+    assert not at.exception, at.exception
+    passed = (frame["Passed"] == frame["Runs"]).tolist()
+    (fold,) = [p for p in at.get("popover") if p.proto.popover.label == folded_label(passed)]
+    said = [unescape(m.value) for m in fold.markdown]  # a badge is markdown to AppTest
+    assert len(said) == 9
+    for r in frame.to_dict("records"):  # each pair's badge, its failed checks named
+        text = badge_text(f"{r['Annotation']} {r['ConfigLabel']}", int(r["Passed"]),
+                          int(r["Runs"]), str(r["Flags"]))
+        assert sum(text in one for one in said) == 1, (text, said)

@@ -172,3 +172,21 @@ def test_runs_question_in_sight(small, bundled_app_server: AppServer,
     wait_for_app_run(small)
     expect(warning).to_have_count(0)
     assert sorted(bundled_app_server.results_dir.iterdir()) == before
+
+
+def test_kernel_pill_whole_and_run_in_sight(small, bundled_app_server: AppServer,
+                                            artifacts_dir: Path) -> None:  # type: ignore[no-untyped-def]
+    """Issue 37: the chosen kernel's pill read "matmul · Matrix mu…" at 1000 px. Its words
+    wrap inside the Kernels box, each pill inside the sidebar, and Run stays in the window."""
+    open_app(small, bundled_app_server.url)
+    wait_for_elements(small)
+    pills = get_by_key(small, "builder-kernels").locator("[data-tag]")
+    expect(pills.first).to_be_visible()
+    small.screenshot(path=str(_shots(artifacts_dir) / "kernel-pill.png"))
+    edge = small.get_by_test_id("stSidebarUserContent").bounding_box()
+    assert edge is not None
+    read = pills.evaluate_all(READ_BOXES)
+    problems = [p for p in read if p["cut"] or _outside(p, edge["x"], edge["x"] + edge["width"])]
+    assert read and not problems, read
+    run = get_by_key(small, "builder-submit").get_by_role("button").evaluate_all(READ_BOXES)
+    assert not _outside(run[0], 0, WIDTH), run

@@ -93,13 +93,14 @@ def contention_line(bundle: Bundle) -> str | None:
 
 
 def contention_title(bundle: Bundle) -> str:
-    """The label of the fold that holds :func:`contention_figures`, under
-    :func:`contention_line`: that the figures and what to do are inside. It states no figure
-    nor the contention again: its "Contention: its threads waited 0.25 x ..." was the second
-    of three sayings of one warning (session 23's fresh user). ``bundle``: the job, for the
-    callers' one signature beside :func:`contention_line`."""
-    del bundle  # one label for every contended job
-    return "The contention's figures and what to do"
+    """The one line a page shows over its chart for a cpu job timed on a contended CPU, the
+    label of the fold that holds the timer's warning (:func:`host_timer_note`) and
+    :func:`contention_figures`: :func:`contention_line`, which states no figure. Two lines in a
+    box over the fold put the first chart of Size sweep and Stability below the fold at
+    1000x700 (issue 37); a fold labelled "The contention's figures and what to do" under them
+    said the contention a second time (session 23's fresh user). "" when the job was not
+    warned."""
+    return contention_line(bundle) or ""
 
 
 def provenance(bundle: Bundle) -> H.Section:
