@@ -10,6 +10,8 @@ selector and the pages show the new result.
 
 from __future__ import annotations
 
+import json
+
 import time
 from typing import Any
 
@@ -459,15 +461,16 @@ def _notice(jobs: list[Job]) -> None:
         say, icon = NOTICES[job.status]
         say(f"Job {code(job.job_id)} {job.status}.", icon=icon)
         if scroll_once(job.job_id):
-            st.html(SCROLL_TO_CARD.replace("{card}", state.key("panel", f"job-{job.job_id}")),
-                    unsafe_allow_javascript=True)
+            # the key as a JSON string and CSS.escape'd in the page: no job id can end the script
+            card = json.dumps(state.key("panel", f"job-{job.job_id}")).replace("<", "\\u003c")
+            st.html(SCROLL_TO_CARD.replace("{card}", card), unsafe_allow_javascript=True)
 
 
 #: Brings a job's card into the sidebar's sight (the nearest edge; tried for up to 5 s while
 #: the card is not yet in the page): at 1000x700 the panel began below the sidebar's fold, so
 #: after Run the job's status was out of sight until the user scrolled (issue 37).
 SCROLL_TO_CARD = ("<script>(function find(tries) {"
-                  "const card = document.querySelector('.st-key-{card}');"
+                  "const card = document.querySelector('.st-key-' + CSS.escape({card}));"
                   "if (card) { card.scrollIntoView({block: 'nearest'}); }"
                   "else if (tries > 0) { setTimeout(() => find(tries - 1), 100); }"
                   "})(50);</script>")
