@@ -131,8 +131,10 @@ def _run(job_dir: Path, force: bool = False) -> int:
 
         runner.run_child(job_dir.resolve())
         return 0
+    from profiling_worker.job import gc_pause
     from profiling_worker.probes.environment import ProbeInBackground
 
+    gc_pause.pause()  # until the first kernel body is built (RunJob.body): imports scan nothing
     probe = ProbeInBackground()  # NVML, ncu, package versions: while the imports below run
     try:  # every package a run needs, now (results: pandas, pyarrow, scipy): a missing one
         # fails the job with a manifest instead of a traceback halfway
@@ -247,8 +249,10 @@ def main(argv: list[str]) -> int:
     if args.command == "import":
         return _import(args.sources, args.out, args.each, args.nvtx)
     if args.command == "serve":
+        from profiling_worker.job import gc_pause
         from profiling_worker.probes.environment import ProbeInBackground
 
+        gc_pause.pause()  # until serve's warm-up is done: its imports scan nothing
         probe = ProbeInBackground()  # NVML, ncu, package versions: while serve's imports run
         from profiling_worker.job.serve import serve
 

@@ -102,7 +102,9 @@ class RunJob:
         """The kernel's body on ``device`` (``cuda``, ``cpu``), ``annotate`` opening its
         regions (kernel failures raise KernelFailed)."""
         from profiling_worker.catalog.registry import make_body
+        from profiling_worker.job import gc_pause
 
+        gc_pause.resume()  # a cold worker's imports are done: nothing is measured with it off
         return make_body(self.registry, kernel_id, self.annotations[kernel_id], device, annotate)
 
 

@@ -23,7 +23,7 @@ from typing import Any, TextIO
 
 from profiling_worker.probes import gpu_select
 from profiling_worker.probes.environment import ProbeInBackground
-from profiling_worker.job import runner
+from profiling_worker.job import gc_pause, runner
 from profiling_worker.backends.registry import environment_report, run_side
 from profiling_worker.backends.run_side import BackendStatus
 from profiling_worker.bundle.errors import WorkerError
@@ -81,6 +81,7 @@ def serve(backend: str, gpu: int, stdin: TextIO, probe: ProbeInBackground | None
              hint=status.fix or "use cold workers (one process per job)")
         return 1
     run_side(backend).warm_up(status)  # once what every job would: imports, CUDA
+    gc_pause.resume()  # what start-up made is frozen: no job's collection scans it again
     _say(control, event="ready", backend=backend, gpu=gpu, pid=os.getpid())
     for line in stdin:
         job_dir = Path(json.loads(line)["job_dir"]).resolve()
