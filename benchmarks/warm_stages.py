@@ -177,7 +177,7 @@ def _gpu_jobs(repeats: int) -> tuple[list[float], list[dict[str, float]]]:
     from profiling_worker.backends.run_side import BackendStatus
     from profiling_worker.backends.channel import Channel
 
-    from profiling_worker.job import gc_pause
+    from profiling_worker.backends import gc_pause
 
     gc_pause.pause()  # as cli.py's serve: the collector off until the warm-up is done
     report = environment_report()
@@ -226,7 +226,7 @@ def main() -> None:
               + (f"; CPU {cpu[k]:.1f} ms" if k in cpu else ""))
     args.out_json.write_text(json.dumps({
         "repeats": args.repeats, "recorded": str(args.recorded) if args.recorded else None,
-        "gc_pause": os.environ.get("KPROF_GC_PAUSE", "1"),  # profiling_worker/job/gc_pause.py
+        "gc_pause": os.environ.get("KPROF_GC_PAUSE", "1"),  # profiling_worker/backends/gc_pause.py
         "cpus": os.cpu_count(), "load_average": os.getloadavg(), "run_job_wall_s": walls,
         "stages": summary, "per_job_ms": per_job,
         **({"cpu_median_ms": cpu, "per_job_cpu_ms": _per_job_cpu} if _per_job_cpu else {})},

@@ -131,7 +131,7 @@ def _run(job_dir: Path, force: bool = False) -> int:
 
         runner.run_child(job_dir.resolve())
         return 0
-    from profiling_worker.job import gc_pause
+    from profiling_worker.backends import gc_pause
     from profiling_worker.probes.environment import ProbeInBackground
 
     gc_pause.pause()  # until the first kernel body is built (RunJob.body): imports scan nothing
@@ -249,7 +249,7 @@ def main(argv: list[str]) -> int:
     if args.command == "import":
         return _import(args.sources, args.out, args.each, args.nvtx)
     if args.command == "serve":
-        from profiling_worker.job import gc_pause
+        from profiling_worker.backends import gc_pause
         from profiling_worker.probes.environment import ProbeInBackground
 
         gc_pause.pause()  # until serve's warm-up is done: its imports scan nothing

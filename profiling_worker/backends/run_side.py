@@ -17,6 +17,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, ClassVar
 
+from profiling_worker.backends import gc_pause
+
 if TYPE_CHECKING:  # kept light: the registry imports every backend to probe it
     from profiling_worker.backends.base import Collection
     from profiling_worker.catalog.registry import Registry
@@ -102,7 +104,6 @@ class RunJob:
         """The kernel's body on ``device`` (``cuda``, ``cpu``), ``annotate`` opening its
         regions (kernel failures raise KernelFailed)."""
         from profiling_worker.catalog.registry import make_body
-        from profiling_worker.job import gc_pause
 
         gc_pause.resume()  # a cold worker's imports are done: nothing is measured with it off
         return make_body(self.registry, kernel_id, self.annotations[kernel_id], device, annotate)

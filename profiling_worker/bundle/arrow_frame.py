@@ -87,13 +87,9 @@ def own_columns(frame: pd.DataFrame) -> tuple[list[Any], list[pa.Array]] | None:
 
 def _column_arrays(frame: pd.DataFrame) -> list[Any]:
     """Each column's values as the frame holds them: a numpy array for a numpy dtype, else
-    pandas' extension array (what ``Series.to_numpy()`` and ``Series.array`` give). pandas'
-    ``_iter_column_arrays`` hands them over without a Series per column (issue 40: ``items()``
-    cost 0.05-0.15 ms a table of a warm job, 10-20x this); a pandas without it goes through
-    ``items()``."""
-    iterate = getattr(frame, "_iter_column_arrays", None)
-    if iterate is not None:
-        return list(iterate())
+    pandas' extension array (``Series.to_numpy()``, ``Series.array``). Through the public
+    ``items()``: pandas' private ``_iter_column_arrays`` skips the Series per column (0.05-0.15
+    ms a table of a warm job, issue 40) but may change under any pandas release."""
     return [column.to_numpy() if isinstance(column.dtype, np.dtype) else column.array
             for _, column in frame.items()]
 

@@ -23,7 +23,8 @@ from typing import Any, TextIO
 
 from profiling_worker.probes import gpu_select
 from profiling_worker.probes.environment import ProbeInBackground
-from profiling_worker.job import gc_pause, runner
+from profiling_worker.backends import gc_pause
+from profiling_worker.job import runner
 from profiling_worker.backends.registry import environment_report, run_side
 from profiling_worker.backends.run_side import BackendStatus
 from profiling_worker.bundle.errors import WorkerError

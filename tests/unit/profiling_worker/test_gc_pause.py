@@ -15,7 +15,7 @@ import pytest
 
 from profiling_worker.bundle.schema import columns as C
 from profiling_worker.bundle.schema.manifest import read_manifest
-from profiling_worker.job import gc_pause
+from profiling_worker.backends import gc_pause
 
 REPO = Path(__file__).resolve().parents[3]
 KERNEL = '''
@@ -69,7 +69,7 @@ def test_setting_zero_leaves_the_collector_alone(tmp_path: Path) -> None:
 @pytest.mark.parametrize("setting", [None, "1"])
 def test_resume_is_idempotent(setting: str | None) -> None:
     """pause() then resume() twice in a child interpreter: off, then on with one freeze."""
-    code = ("import gc; from profiling_worker.job import gc_pause as g; g.pause(); "
+    code = ("import gc; from profiling_worker.backends import gc_pause as g; g.pause(); "
             "off = gc.isenabled(); g.resume(); n = gc.get_freeze_count(); g.resume(); "
             "print(off, gc.isenabled(), n > 0, gc.get_freeze_count() == n)")
     env = {**os.environ, "PYTHONPATH": str(REPO)}
