@@ -70,10 +70,11 @@ from paired import paired_ratio  # noqa: E402
 
 #: Device runs whose overhead JSON docs/performance.md quotes (issue 40).
 SPEED_RUNS = ("h200-1202-s6run2", "h200-1205-speedrun1", "h100-1205-s10all", "h100-1205-s11all",
-              "h100-1205-s13all", "h100-1206-s18cold", "h100-1207-s23merged")
+              "h100-1205-s13all", "h100-1206-s18cold", "h100-1207-s23merged", "h100-1207-s24ncuov")
 #: Device runs whose ``*-warm_stages.json`` docs/performance.md quotes.
 WARM_RUNS = ("h200-1202-s6run2", "h200-1205-speedrun1", "h100-1205-s10all", "h100-1205-s11all",
-             "h100-1205-s13all", "h100-1206-s18cold", "h100-1207-s23merged")
+             "h100-1205-s13all", "h100-1206-s18cold", "h100-1207-s23merged", "h100-1207-s24gc1",
+             "h100-1207-s24gc0", "h100-1207-s24gc0b")
 #: Gate A/A studies: study 1 (defaults) and study 2 (more runs), docs/measurements-h200.md.
 AA_RUNS = ("h200-1201-run2", "h200-1201-run4")
 #: Events attribution and runs "auto": the two device runs the docs quote.
@@ -192,7 +193,8 @@ POST_AB_RUNS = ("post-processing-ab-1205-speed", "post-processing-ab-1205-warm-o
                 "post-processing-ab-1205-s12", "post-processing-ab-1205-s13",
                 "post-processing-ab-1206-s19", "post-processing-ab-1206-s19-no-csv-probe",
                 "post-processing-ab-1206-s20-csv", "post-processing-ab-1207-s21-ready",
-                "post-processing-ab-1207-s23-warm", "post-processing-ab-1207-s23-warm-j1x20")
+                "post-processing-ab-1207-s23-warm", "post-processing-ab-1207-s23-warm-j1x20",
+                "post-processing-ab-1207-s24-tables")
 
 
 def post_ab(run: str) -> dict[str, dict[str, Any]]:
@@ -313,6 +315,10 @@ CPU_STAGE_RUNS_S21 = {side: tuple(f"warm-stages-1207-s21-ready-{side}-{i}" for i
 #: this branch (columns read as Python values once, a layout's Arrow schema made once, the
 #: checks' numpy looks before their Series).
 CPU_STAGE_RUNS_S23 = {side: tuple(f"warm-stages-1207-s23-warm-{side}-{i}" for i in (1, 2))
+                      for side in ("before", "after")}
+#: The eleventh (issue 40, branch s24-tables): main df807212 ("before") and the branch (short
+#: columns numbered by a dict, columns read once, typed audit columns), five runs a side in turn.
+CPU_STAGE_RUNS_S24 = {side: tuple(f"warm-stages-1207-s24-tables-{side}-{i}" for i in range(1, 6))
                       for side in ("before", "after")}
 
 
@@ -961,7 +967,8 @@ def ci_text(run: str) -> str:
 GPU_TEST_RUNS = ("h100-1206-s18cold", "h100-1206-s19final", "h200-1206-s19merged",
                  "h100-1206-s20ncu", "h100-1206-s20cupti", "h100-1206-s20ncu2",
                  "h100-1206-s20ncu2-bundles", "h100-1207-s23cupti", "h100-1207-s23ncu4",
-                 "h100-1207-s23merged", "h100-1207-s23mergedncu")
+                 "h100-1207-s23merged", "h100-1207-s23mergedncu", "h100-1207-s24",
+                 "h100-1207-s24ncu")
 
 
 def gpu_tests_text(run: str) -> str:
@@ -970,6 +977,39 @@ def gpu_tests_text(run: str) -> str:
     last = (H200 / f"{run}-pytest_gpu.txt").read_text().strip().splitlines()[-1]
     counts = [c for c in last.split(" in ")[0].split(", ") if "warning" not in c]
     return f"`pytest -m gpu`: {', '.join(counts)}"
+
+
+#: Cold CUPTI J1 with and without one worker setting beside the bare script
+#: (``*-cold_ab.json``, ``benchmarks/cold_ab.py``; issue 40).
+COLD_AB_RUNS = ("h100-1207-s24coldab",)
+
+
+def cold_ab_text(run: str) -> str:
+    """The three paired ratios to the result of a :mod:`cold_ab` run, recomputed from its raw
+    seconds (:func:`paired.paired_ratio`)."""
+    raw = json.loads((H200 / f"{run}-cold_ab.json").read_text())
+    cold, bare, setting = (raw[f"{s}_to_result_s"] for s in ("cold", "bare", "setting"))
+    return (f"cold CUPTI J1 to the result / the bare script {ratio_text(paired_ratio(cold, bare))}"
+            f"; with {raw['setting']} / the bare script {ratio_text(paired_ratio(setting, bare))}"
+            f"; as it is / with {raw['setting']} {ratio_text(paired_ratio(cold, setting))}")
+
+
+#: What a cold CUPTI job imports beside the bare script (``*-cold_imports.json``,
+#: ``benchmarks/cold_imports.py``; issue 40).
+COLD_IMPORT_RUNS = ("h100-1207-s24imports",)
+
+
+def cold_imports_text(run: str) -> str:
+    """Import totals per side (medians, s), the worker's own modules (ms) and the three modules
+    both import whose import took the worker longest beyond the bare script's (median ms)."""
+    raw = json.loads((H200 / f"{run}-cold_imports.json").read_text())
+    total = raw["import_total_s"]
+    slower = "; ".join(f"`{name}` {cold:.0f} vs {bare:.0f} ms"
+                       for name, cold, bare in raw["both_modules_slower_in_worker_ms"][:3])
+    return (f"imports {total['bare']:.2f} s in the bare script, {total['cold']:.2f} s in the cold "
+            f"worker ({len(raw['cold_steps_s'])} rounds, medians of `-X importtime`'s self "
+            f"times); the worker's own modules {raw['worker_only_total_ms']:.0f} ms; modules "
+            f"both import, the worker's import longest beyond the bare script's: {slower}")
 
 
 def claims() -> list[tuple[str, str]]:
@@ -985,6 +1025,8 @@ def claims() -> list[tuple[str, str]]:
             out.append(("docs/performance.md", f"{name} to exit {ratio_text(sp[backend]['to_exit'])}"))
     for run in WARM_RUNS:
         out.append(("docs/performance.md", f"warm J1: {warm_text(run)}"))
+    out += [("docs/performance.md", cold_ab_text(run)) for run in COLD_AB_RUNS]
+    out += [("docs/performance.md", cold_imports_text(run)) for run in COLD_IMPORT_RUNS]
     out += [("docs/performance.md", gpu_tests_text(run)) for run in GPU_TEST_RUNS]
     for run in WARM_AB_RUNS:
         out.append(("docs/performance.md", warm_ab_text(run)))
@@ -1029,6 +1071,9 @@ def claims() -> list[tuple[str, str]]:
                          CPU_STAGE_RUNS_S23)
             for row in cpu_stage_rows(runs, CPU_STAGES_S13, cpu_time=True,
                                       device_run=DEVICE_STAGE_RUN_S18)]
+    out += [("docs/performance.md", row)
+            for row in cpu_stage_rows(CPU_STAGE_RUNS_S24, CPU_STAGES_S13, cpu_time=True,
+                                      device_run="h100-1207-s24gc1")]
     for run in POST_AB_RUNS:
         for bundle in post_ab(run):
             out.append(("docs/performance.md", post_ab_text(run, bundle)))

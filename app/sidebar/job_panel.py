@@ -461,9 +461,7 @@ def _notice(jobs: list[Job]) -> None:
         say, icon = NOTICES[job.status]
         say(f"Job {code(job.job_id)} {job.status}.", icon=icon)
         if scroll_once(job.job_id):
-            # the key as a JSON string and CSS.escape'd in the page: no job id can end the script
-            card = json.dumps(state.key("panel", f"job-{job.job_id}")).replace("<", "\\u003c")
-            st.html(SCROLL_TO_CARD.replace("{card}", card), unsafe_allow_javascript=True)
+            st.html(scroll_script(job.job_id), unsafe_allow_javascript=True)
 
 
 #: Brings a job's card into the sidebar's sight (the nearest edge; tried for up to 5 s while
@@ -474,6 +472,14 @@ SCROLL_TO_CARD = ("<script>(function find(tries) {"
                   "if (card) { card.scrollIntoView({block: 'nearest'}); }"
                   "else if (tries > 0) { setTimeout(() => find(tries - 1), 100); }"
                   "})(50);</script>")
+
+
+def scroll_script(job_id: str) -> str:
+    """:data:`SCROLL_TO_CARD` for the card of ``job_id``: its key as a JSON string (``<``
+    escaped) that the page passes through ``CSS.escape``, so that no job id can end the script
+    or the selector."""
+    card = json.dumps(state.key("panel", f"job-{job_id}")).replace("<", "\\u003c")
+    return SCROLL_TO_CARD.replace("{card}", card)
 
 
 def scroll_once(job_id: str) -> bool:

@@ -60,8 +60,7 @@ def test_run_scrolls_the_sidebar_to_the_jobs_card_once(store, app) -> None:
     job's status was out of sight. The run after Run brings the job's card into sight (a
     script, once per job: tests/e2e/test_nothing_cut.py reads the card's box); the panel's
     later runs leave the sidebar where the user scrolls it."""
-    from app.sidebar.job_panel import SCROLL_TO_CARD
-    from app.ui import state
+    from app.sidebar.job_panel import scroll_script
 
     def scripts(at) -> list[str]:  # the st.html bodies of the sidebar
         return [str(el.proto.body) for el in at.sidebar.get("html")
@@ -69,8 +68,7 @@ def test_run_scrolls_the_sidebar_to_the_jobs_card_once(store, app) -> None:
 
     at = app()
     job = submit_cpu_matmul(at, "64", 3)
-    card = state.key("panel", f"job-{job}")
-    assert scripts(at) == [SCROLL_TO_CARD.replace("{card}", card)]
+    assert scripts(at) == [scroll_script(job)]
     at.run()
     assert scripts(at) == []
     cached.job_manager().wait(job, 120)
