@@ -34,6 +34,9 @@ from profiling_worker.bundle.schema import columns as C, intervals
 from profiling_worker.bundle.schema.run_audit import ConfigAudit
 from profiling_worker.bundle.number_text import counted, fmt
 
+#: Where a not comparable row's reason turns from why (its blockers) to the runs' figures.
+RUNS_ALONE = "the runs alone: "
+
 #: How a page names the two directed outcomes for a metric that is not a duration (higher SM %
 #: or bytes is not necessarily worse).
 NOT_DURATION_WORDS = {Outcome.REGRESSED.value: "candidate higher",
@@ -317,7 +320,7 @@ def _row_verdict(row: pd.Series, context: list[str], options: GateOptions,
     clocks = _clocks_text(row, source, cyc, allowed)
     if blockers:  # no outcome, caveat of a direction or runs to suggest: only the figures
         said = runs_context(audits, Outcome.NOT_COMPARABLE, cyc is not None, on_gpu)
-        reason = f"{'; '.join(blockers)}; the runs alone: {V.figures(time, allowed)}{clocks}"
+        reason = f"{'; '.join(blockers)}; {RUNS_ALONE}{V.figures(time, allowed)}{clocks}"
         return (unjudged, unjudged if cyc is not None else None, float("nan"), unjudged,
                 _with_details(reason, said), ", ".join(said.caveats))
     runs = V.runs_to_decide(time, allowed) if told is Outcome.AMBIGUOUS else float("nan")

@@ -34,7 +34,7 @@ from profiling_worker.bundle.gate.exit_codes import (EXIT_NOT_JUDGED, EXIT_OK, E
 from profiling_worker.bundle.gate.judge import (AVG, BASELINE, CANDIDATE, CAVEATS, CONFIG_LABEL,
                                                 CYCLES_DIFF_PCT, DIFF_CI95_LOWER_PCT,
                                                 DIFF_CI95_UPPER_PCT, DIFF_PCT, OUTCOME, REASON,
-                                                GateResult)
+                                                RUNS_ALONE, GateResult)
 from profiling_worker.bundle.gate.verdict import UNDECIDED, Outcome
 from profiling_worker.bundle.schema import columns as C, interval_words as W
 
@@ -103,6 +103,29 @@ def not_comparable(result: GateResult) -> str:
         return ""
     said = result.context_headline or "the two jobs were measured differently"
     return f"Not comparable: {said}. The evidence: {'; '.join(result.context)}."
+
+
+#: A row's why where it begins with the pair's context, said once above it (:func:`markdown`).
+CONTEXT_SAID = "not comparable (above)"
+
+
+def row_why(result: GateResult, reason: str) -> str:
+    """A row's ``reason`` as the Markdown table's *why* cell writes it: the pair's context
+    differences, said once above the table (:func:`not_comparable`), as :data:`CONTEXT_SAID`."""
+    context = "; ".join(result.context)
+    return CONTEXT_SAID + reason[len(context):] if context and reason.startswith(context) \
+        else reason
+
+
+def blocked_by_row(result: GateResult, reason: str) -> bool:
+    """Whether a not comparable row's ``reason`` names a cause of its own, beyond the pair's
+    context (:func:`not_comparable` says that once for every row): a side's runs not one
+    population or failing the timer sanity check, too few runs, a truncated bundle, a
+    baseline mean of 0, a row on one side only, no interval to form. False where the context
+    alone blocks it (its why is :data:`CONTEXT_SAID` and the runs' figures)."""
+    why = row_why(result, reason)
+    rest = why[len(CONTEXT_SAID):] if why.startswith(CONTEXT_SAID) else why
+    return bool(rest.strip("; ")) and not rest.startswith(f"; {RUNS_ALONE}")
 
 
 def _row_unit(row: pd.Series) -> tuple[str, str, float]:
@@ -194,12 +217,9 @@ def markdown(result: GateResult) -> str:
               "outcome | why |", "| --- | --- | --- | --- | ---: | ---: | --- | --- |"]
     order = {o.value: i for i, o in enumerate(Outcome)}
     rows = result.rows.sort_values(OUTCOME, key=lambda s: s.map(order), kind="stable")
-    context = "; ".join(result.context)
     for _, r in rows.iterrows():
-        why = str(r[REASON])  # the context differences are said once, above the table
-        why = "not comparable (above)" + why[len(context):] if context and \
-            why.startswith(context) else why
-        why = number_text.values_in(why, *_row_unit(r))  # in the unit of the means beside it
+        # in the unit of the means beside it
+        why = number_text.values_in(row_why(result, str(r[REASON])), *_row_unit(r))
         cells = [r[C.ANNOTATION], r[CONFIG_LABEL], *_means(r), _interval(r),
                  _pct(r[CYCLES_DIFF_PCT]), f"**{r[OUTCOME]}**{_caveats(r)}", why]
         lines.append("| " + " | ".join(str(c).replace("|", "\\|") for c in cells) + " |")

@@ -111,3 +111,23 @@ def test_a_job_wide_caveat_says_its_evidence_once_in_every_output() -> None:
     for text in (report.markdown(result), html.unescape(report.junit_xml(result)),
                  repr(decision(result))):
         assert text.count(evidence) == 2, text  # once per side
+
+
+def test_a_rows_own_cause_is_told_from_the_pairs_context() -> None:
+    """Compare names the pairs not comparable for a cause of their own with the Markdown
+    report's why (issue 37: README's gate pair read "not comparable" with no word why): the
+    timeline's two modes are the row's own cause; of the cache control pair (not comparable
+    for the context, said once above the table) only the row whose runs are two modes has one,
+    and its why begins "not comparable (above)" as the report's cell does."""
+    judged = judge(GateSide.load(BASE), GateSide.load(TIMELINE), GateOptions())
+    row = judged.rows[judged.rows["n"] == 8192].iloc[0]
+    assert report.blocked_by_row(judged, row[REASON])
+    assert report.row_why(judged, row[REASON]) == row[REASON]  # no context to leave out
+    cache = judge(GateSide.load(SCENARIOS / "h200-cupti-elementwise"),
+                  GateSide.load(SCENARIOS / "h200-cupti-elementwise-cache-none"), GateOptions())
+    own = [r for r in cache.rows[REASON] if report.blocked_by_row(cache, r)]
+    assert own == [r for r in cache.rows[REASON] if "not one population" in r], own
+    assert len(own) == 1 and report.row_why(cache, own[0]).startswith(
+        f"{report.CONTEXT_SAID}; the baseline's runs are not one population: two modes")
+    assert f"| **not comparable** | {report.CONTEXT_SAID}; the baseline's runs are not one " \
+        "population" in report.markdown(cache)
