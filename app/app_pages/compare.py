@@ -20,6 +20,7 @@ from app.core.metrics import MissingData, available_metrics
 from app.core.views.compare import (CompareOptions, JobSummary, candidates, caveated_pairs,
                                     compare_frame, compare_table,
                                     ALIKE_MEANS, MOST_ALIKE, REFUSED_GROUPS, gate_refusals,
+                                    blocked_pairs, blocked_text,
                                     gate_result,
                                     NOT_SHOWN_WHY, comparable_job, default_pair, is_partial,
                                     measured_unlike, named_job, none_alike_text, pair_line,
@@ -226,16 +227,24 @@ partial_sides = [side for side, side_job in (("baseline", baseline), ("candidate
 
 
 def under_chart() -> None:
-    """The pairs' count, the user's job compared with none alike and why the jobs are not
-    comparable, right under the chart: over it they put its top at y 907 at 1000x700 (issue
-    37); the chart's title says when no pair has a verdict."""
+    """The pairs' count, the user's job compared with none alike, why the jobs are not
+    comparable and each pair not comparable for a reason of its own, right under the chart:
+    over it they put its top at y 907 at 1000x700 (issue 37); the chart's title says when no
+    pair has a verdict."""
     if none_alike:  # said of the user's job, before the pair's verdicts
         st.info(none_alike_text(str(mine), pair[pair.index(str(mine)) - 1], code),
                 icon=":material/info:")
     # the gate's own count, in the CLI's words: the pairs both jobs hold, then those of one side
     st.caption(esc(gate_report.pair_counts(judged, every_outcome=False)))
-    if not judged.context:
-        return
+    if judged.context:
+        context_box()
+    blocked = blocked_pairs(frame, judged)
+    if blocked:  # each pair's own reason: an empty Caveats cell said nothing (issue 37)
+        st.warning(blocked_text(blocked, len(frame), code, esc), icon=":material/block:")
+
+
+def context_box() -> None:
+    """Why the two jobs are not comparable (the gate's context), what is comparable instead."""
     st.warning(f"**Not comparable**: {esc(judged.context_headline)}. The evidence: "
                + "; ".join(esc(c) for c in evidence_unsaid(judged, partial_sides)) + "."
                + (f" Comparable with the baseline: {', '.join(code(j) for j in alike)}."

@@ -27,7 +27,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from profiling_worker.bundle.gate import judge as gate
+from profiling_worker.bundle.gate import judge as gate, report as gate_report
 from profiling_worker.bundle.gate.context import INCOMPLETE, differences
 from profiling_worker.bundle.gate.exit_codes import EXIT_BAD_INPUT, EXIT_NOT_JUDGED
 from profiling_worker.bundle.gate.sides import GateSide, refusal
@@ -240,6 +240,46 @@ def caveated_pairs(frame: pd.DataFrame) -> list[str]:
     return [f"{a} {c}: {v} ({why})" for a, c, v, why in
             zip(caveated[C.ANNOTATION], caveated[F.CONFIG_LABEL], caveated[F.VERDICT],
                 caveated[gate.CAVEATS])]
+
+
+def blocked_pairs(frame: pd.DataFrame, judged: gate.GateResult,
+                  time_unit: str = DEFAULT_TIME_UNIT) -> list[str]:
+    """The pairs of :func:`compare_frame` that ``judged`` (its judgement) calls not comparable
+    for a cause of their own (:func:`~profiling_worker.bundle.gate.report.blocked_by_row`:
+    a side's runs not one population, too few runs...; not the pair's context, which the page's
+    Not comparable box says), each named by region and config with the gate's why as
+    ``compare``'s Markdown report writes it (:func:`~profiling_worker.bundle.gate.report.
+    row_why`), its values in the table's unit (:func:`compare_table`): ``["fp32 n=128: the
+    baseline's runs are not one population: two modes ...", ...]``. Plain text. A fresh user
+    read "not comparable" with an empty Caveats cell and no word why (issue 37)."""
+    if frame.empty or gate.REASON not in frame:
+        return []
+    reasons = frame[gate.REASON].fillna("").astype(str)
+    own = [gate_report.blocked_by_row(judged, r) for r in reasons]
+    blocked = frame[(frame[F.VERDICT] == gate.Outcome.NOT_COMPARABLE.value)
+                    & np.array(own, dtype=bool)].copy()
+    blocked[gate.REASON] = [gate_report.row_why(judged, r) for r in reasons[blocked.index]]
+    shown = compare_table(blocked, time_unit)
+    return [f"{a} {c}: {why}" for a, c, why in
+            zip(shown[C.ANNOTATION], shown[F.CONFIG_LABEL], shown[gate.REASON])]
+
+
+#: The most pairs :func:`blocked_text` names (the table's Reason column gives every one).
+BLOCKED_SHOWN = 10
+
+
+def blocked_text(blocked: list[str], pairs: int, mark: Callable[[str], str] = str,
+                 escape: Callable[[str], str] = str) -> str:
+    """What Compare says of the pairs of :func:`blocked_pairs` (``pairs``: the pairs shown):
+    how many, then each with its reason, at most :data:`BLOCKED_SHOWN`. ``mark`` formats a
+    column name and command (Markdown code on the page), ``escape`` the reasons."""
+    more = len(blocked) - BLOCKED_SHOWN
+    return (f"**{len(blocked):,} of {counted(pairs, 'pair')} not comparable**, each for a "
+            f"reason of its own (column {mark(gate.REASON)}, as "
+            f"{mark('python -m profiling_worker compare')} reports it):\n\n"
+            + "\n".join(f"- {escape(pair)}" for pair in blocked[:BLOCKED_SHOWN])
+            + (f"\n\n{more:,} more in the table's {mark(gate.REASON)} column." if more > 0
+               else ""))
 
 
 def _side(bundle: Bundle, metric: str, keys: list[str], name: str) -> pd.DataFrame:
