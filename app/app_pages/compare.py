@@ -71,8 +71,10 @@ analysis.header(
     "a real difference rather than a job divided by itself. Of the two, the one submitted "
     "earlier is the baseline and the later the candidate, so a ratio below 1 means the later "
     "job is faster; a job still running is not compared (the newest finished job and the job "
-    "most like it are shown). A new baseline brings the selected job as candidate, or the job "
-    "most like it where the selected one cannot be compared with it. On a "
+    "most like it are shown). A new baseline keeps the candidate you picked where it can be "
+    "compared with it, else brings the selected job as candidate, or the job most like it "
+    "where the selected one cannot be compared with it; a new candidate keeps the baseline. "
+    "On a "
     "bundled example (no job of yours has finished yet) the page opens on a pair the gate "
     "can judge. A job cancelled or failed after some configs (partial) is compared on the "
     "configs both jobs measured, without a verdict. "
@@ -107,8 +109,15 @@ PICKERS = (state.key(PAGE, "baseline"), state.key(PAGE, "candidate"))
 
 
 def _follow_baseline() -> None:
-    """A new baseline brings its own default candidate (never the baseline itself)."""
+    """A new baseline keeps the candidate the user picked (:func:`state.user_pick`), which the
+    Candidate box keeps where it is offered with the new baseline; else, and where the user
+    picked none or the new baseline is that job, the new baseline brings its own default
+    candidate (never the baseline itself). A fresh user's picked candidate went back to the
+    sidebar's job on a new baseline, though offered with it (issue 37)."""
+    picked = state.user_pick(PAGE, PICKERS[1])
     st.session_state.pop(PICKERS[1], None)
+    if picked is not None and picked != st.session_state.get(PICKERS[0]):
+        st.session_state[PICKERS[1]] = picked  # dropped on the rerun where not offered
     state.remember_picks(PAGE, PICKERS)
 
 

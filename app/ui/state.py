@@ -199,9 +199,15 @@ def job_picker(page: str, widget_key: str, options: Iterable[Any], default: Any)
     if widget_key not in JOB_PICKERS:
         raise ValueError(f"{widget_key} is not in state.JOB_PICKERS")
     offered = list(options)
-    by_job = st.session_state.get(PAGE_PICKS, {}).get(page, {})
-    mine = by_job.get(selected_job_id(), {}).get(widget_key)
+    mine = user_pick(page, widget_key)
     return keep_if_offered(widget_key, offered, mine if mine in offered else default)
+
+
+def user_pick(page: str, widget_key: str) -> Any:
+    """The user's pick of the :func:`job_picker` ``widget_key`` on ``page`` for the selected
+    job (:func:`remember_picks`), else None (never picked: the page's default shows)."""
+    by_job = st.session_state.get(PAGE_PICKS, {}).get(page, {})
+    return by_job.get(selected_job_id(), {}).get(widget_key)
 
 
 def remember_picks(page: str, keys: Iterable[str]) -> None:

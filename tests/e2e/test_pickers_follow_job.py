@@ -114,3 +114,22 @@ def test_own_pick_kept_while_the_job_is_unchanged(  # type: ignore[no-untyped-de
     _expect_picks(page, keys, ("h200-ncu-elementwise", "h200-ncu-elementwise-cache-none"))
     _select_job(page, job)  # back: the user's pick for it
     _expect_picks(page, keys, (own, job))
+
+
+def test_a_new_baseline_keeps_the_picked_candidate(  # type: ignore[no-untyped-def]
+        page, bundled_app_server: AppServer) -> None:
+    """Issue 37: a fresh user picked a Candidate, then another Baseline, and the Candidate went
+    back to the sidebar's job though offered with the new Baseline; the browser shows the pick
+    kept, over another run of the page too."""
+    keys = ("compare-baseline", "compare-candidate")
+    job, picked, base = "h200-ncu-j1-fp16", "h200-ncu-matmul-rules", "h200-ncu-gate-base"
+    open_app(page, f"{bundled_app_server.url}/compare", f"?job={job}")
+    _expect_picks(page, keys, (job, base))
+    _type_pick(page, keys[1], picked)
+    wait_for_app_run(page)
+    _expect_picks(page, keys, (job, picked))
+    _type_pick(page, keys[0], base)  # it read (base, job): the sidebar's job
+    wait_for_app_run(page)
+    _expect_picks(page, keys, (base, picked))
+    _rerun(page)
+    _expect_picks(page, keys, (base, picked))
