@@ -29,8 +29,8 @@ from app import settings
 from app.ui import cached
 
 __all__ = ["BundleInfo", "Executor", "Job", "READ_ONLY_STAGE", "SCAN_S", "SOURCE_BUNDLED",
-           "UNKNOWN_BACKEND", "SweepOptions", "slurm_missing", "SUBMITTING", "recent_twin", "store_jobs",
-           "store_owner", "submit", "sweep_options", "twin_text"]
+           "UNKNOWN_BACKEND", "SweepOptions", "slurm_missing", "SUBMITTING", "recent_twin",
+           "store_jobs", "store_owner", "submit", "sweep_options", "twin_text"]
 
 
 def submit(spec: JobSpec, options: SweepOptions | None, gpu_types: list[str]) -> list[str]:
