@@ -92,7 +92,8 @@ if available_metrics(bundle):
 else:  # a queued or cancelled job's report held only its notes (4.8 MB of plotly.js)
     # the pages' words for a job without values: "(status: running)" after "holds no
     # results" read as a job that had failed to record any
-    st.caption(esc(no_values_text(REPORT_VALUES, job_status.shown_status(bundle), "its report")))
+    st.caption(esc(no_values_text(REPORT_VALUES, job_status.shown_status(bundle), "its report",
+                                   bundle.error)))
 
 problem = timeline_problem(bundle)
 if problem is None:

@@ -26,7 +26,8 @@ TABLES = (C.TABLE_AGGREGATED, C.TABLE_RUNS, C.TABLE_WORK)
 shown_status = job_status.shown_status(bundle)
 if shown_status is not JobStatus.DONE and all(bundle.table(n).empty for n in TABLES):
     # one line of when they come (a running job read "No aggregated table in this job" x3)
-    st.info(esc(no_values_text("results", shown_status, "each table")), icon=":material/info:")
+    st.info(esc(no_values_text("results", shown_status, "each table", bundle.error)),
+            icon=":material/info:")
     panels.stop_page()
 # only the tables that hold times; each row in the unit the other pages show it in, the CSV
 # in the tables' own (ns, Hz) at full precision, its Unit column naming them

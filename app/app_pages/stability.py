@@ -2,15 +2,16 @@
 
 import streamlit as st
 
-from profiling_worker.bundle.schema import columns as C, intervals, plausibility as P
+from profiling_worker.bundle.schema import columns as C, plausibility as P
 from profiling_worker.bundle.schema import interval_words as W
 
 from app.core import derived, metric_roles
 from app.core.figures import common as figures_common
 from app.core.figures.stability import build_runs_figure, build_stability_figure
 from app.core.metrics import MissingData, available_metrics
-from app.core.views.stability import (StabilityOptions, metric_choices, short_kernels_text,
-                                      stability_frame, stability_runs_frame, stable_text)
+from app.core.views.stability import (StabilityOptions, how_to_read, metric_choices,
+                                      short_kernels_text, stability_frame, stability_runs_frame,
+                                      stable_text)
 from app.ui import analysis, cached, deep_dive_action, notes, run_audit, state
 from app.ui import time_unit as time_unit_control
 from app.ui.controls_later import Later
@@ -20,16 +21,8 @@ from app.core import frame_columns as F
 
 PAGE = "stability"  # widget keys of this page: state.key(PAGE, field)
 
-analysis.header(
-    "Stability",
-    "Each annotation × config was run several times (**runs**). **RSD** is the standard deviation "
-    "as a % of the mean; nsight-python calls a measurement **stable** when RSD < 2 % (one run "
-    f"is never stable: it shows no spread). **CI95**: {intervals.CI_METHOD} (from the worker's "
-    f"aggregated table; {intervals.SEED_CI_NOTE}). "
-    "Kernels shorter than ~10 µs are dominated by launch and timer jitter, so their RSD says more "
-    "about the clock than about the kernel. The per-run chart keeps the run order: a slope "
-    "(**drift**) usually means the GPU was still clocking up or heating; a flat cloud inside the "
-    "band is what you want.")
+shown = cached.bundle_for(state.selected_job_id())  # its backend says what drift means
+analysis.header("Stability", how_to_read(shown.host_timer if shown is not None else False))
 bundle = analysis.selected_bundle()
 deep_dive_action.offer(bundle, "stability")
 

@@ -9,7 +9,7 @@ from typing import Any
 
 import pandas as pd
 
-from profiling_worker.bundle.number_text import counted
+from profiling_worker.bundle.number_text import counted, counted_span, fmt
 from profiling_worker.bundle.schema import columns as C
 
 from app.core import frame_columns as F
@@ -44,6 +44,19 @@ def auto_runs_frame(manifest: Mapping[str, Any]) -> pd.DataFrame | None:
     return frame
 
 
+def _number(value: Any) -> float | None:
+    """A recorded number as a float; None where the record has none (fmt writes "—")."""
+    return float(value) if isinstance(value, (int, float)) else None
+
+
+def _runs(low: Any, high: Any) -> str:
+    """The target's ``min_runs``-``max_runs`` as :func:`counted_span` says it; as recorded
+    where either is not a whole number."""
+    if isinstance(low, int) and isinstance(high, int):
+        return counted_span(low, high, "run")
+    return f"{low}-{high} runs"
+
+
 def auto_runs_note(manifest: Mapping[str, Any]) -> str | None:
     """One sentence for the pages: the target, how many configs met it, the runs they took and
     the time spent; None for a job of fixed runs."""
@@ -54,10 +67,11 @@ def auto_runs_note(manifest: Mapping[str, Any]) -> str | None:
     met = int(frame[MET].sum())
     text = (f"Runs chosen by the stopping rule (runs \"auto\"): target relative CI95 half-width "
             f"≤ {target.get('rel_ci95_pct')} % of the mean ({entry.get('method', 'Student-t')}), "
-            f"{target.get('min_runs')}-{target.get('max_runs')} runs per config, budget "
+            f"{_runs(target.get('min_runs'), target.get('max_runs'))} per config, budget "
             f"{target.get('budget_s')} s. "
             f"{met} of {counted(len(frame), 'config')} met the target, with "
-            f"{frame[RUNS].min()}-{frame[RUNS].max()} runs; {entry.get('seconds')} s measuring.")
+            f"{counted_span(int(frame[RUNS].min()), int(frame[RUNS].max()), 'run')}; "
+            f"{fmt(_number(entry.get('seconds')))} s measuring.")
     missed = frame[~frame[MET]]
     if len(missed):
         text += (" Not met: " + "; ".join(

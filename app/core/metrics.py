@@ -6,6 +6,9 @@ Pure pandas; names only through :mod:`profiling_worker.bundle.schema.columns` fo
 
 from __future__ import annotations
 
+from collections.abc import Mapping
+from typing import Any
+
 import pandas as pd
 
 from profiling_worker.bundle.schema import backends as B, columns as C
@@ -19,6 +22,7 @@ from profiling_worker.bundle.schema.metrics import (DRAM_PCT as DRAM_PCT, DRAM_R
 from profiling_worker.bundle.schema.manifest import JobStatus
 
 from app.core import frame_columns as F, metric_roles
+from app.core.failure_advice import RUN_AGAIN, next_step
 from profiling_worker.bundle.loader import Bundle
 from app.core.provenance import is_imported
 
@@ -51,16 +55,19 @@ def shown_name(bundle: Bundle, metric: str) -> str:
     return metric_roles.label(bundle.manifest, metric)
 
 
-def no_values_text(name: str, status: JobStatus, what: str = "the chart") -> str:
+def no_values_text(name: str, status: JobStatus, what: str = "the chart",
+                   error: Mapping[str, Any] | None = None) -> str:
     """The sentence of a page that has no ``name`` values of a job in ``status`` to draw
     ``what`` from: a queued or running job's come when it ends; one that ended without them
     is to be run again (an interrupted one may have measured runs and kept none, or never run:
-    its error box says which).
+    its error box says which), unless its ``error`` is one a rerun meets again (a refused spec:
+    :func:`~app.core.failure_advice.next_step` names the fix).
 
     Args:
         name: the values in a reader's words (:func:`shown_name`), not a metric's column name.
         status: the job's state as the page names it.
         what: what the page would draw from them.
+        error: the failed job's recorded error (``Bundle.error``), None when it has none.
     """
     if status is JobStatus.QUEUED:
         return f"No {name} yet: the job is queued, and {what} comes once it has run."
@@ -70,9 +77,10 @@ def no_values_text(name: str, status: JobStatus, what: str = "the chart") -> str
         return f"No {name} to plot: the job recorded none."
     if status is JobStatus.INTERRUPTED:  # it may have measured runs, or never run: its error
         # box says which (job_recovery.interrupted_error); said here too, it was read twice
-        return f"No {name}: the job was {status} before it finished. Run it again."
+        return f"No {name}: the job was {status} before it finished. {RUN_AGAIN}"
     ended = "failed" if status is JobStatus.FAILED else f"was {status}"
-    return f"No {name}: the job {ended} before it recorded any. Run it again."
+    advice = next_step(error) if status is JobStatus.FAILED else RUN_AGAIN
+    return f"No {name}: the job {ended} before it recorded any. {advice}"
 
 
 def missing_metric(bundle: Bundle, metrics: tuple[str, ...], what: str) -> MissingData:

@@ -32,6 +32,9 @@ class Executor(Protocol):
     def active(self) -> bool:
         """True while any job is queued or running."""
 
+    def forget(self, job_id: str) -> bool:
+        """Drop an ended job (deleted from History) from the jobs listed; False when none."""
+
     def cancel(self, job_id: str, reason: str = partial.USER_CANCEL) -> None:
         """Cancel a job (a cluster sweep: its whole array); nothing finished is lost. Its
         workers are told ``reason`` before their signal, and the job records it
@@ -64,6 +67,10 @@ class Executors:
     def active(self) -> bool:
         """True while any executor has a queued or running job."""
         return any(ex.active() for ex in self.executors)
+
+    def forget(self, job_id: str) -> bool:
+        """Drop the ended job from every executor that lists it; True when one did."""
+        return any([ex.forget(job_id) for ex in self.executors])  # a list: ask each one
 
     def cancel(self, job_id: str, reason: str = partial.USER_CANCEL) -> None:
         """Cancel the job in the executor that has it, for ``reason``."""

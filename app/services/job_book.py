@@ -86,6 +86,19 @@ class JobBook:
         with self._lock:
             return any(j.active for j in self._jobs.values())
 
+    def forget(self, job_id: str) -> bool:
+        """Drop an ended job from the book (its folder deleted from History): the job panel
+        of every session stops listing it at once, not at the next server start. False when
+        the book has no such job or it is still queued or running (kept: it has a worker)."""
+        with self._wake:
+            job = self._jobs.get(job_id)
+            if job is None or job.active:
+                return False
+            del self._jobs[job_id]
+            self._followed.pop(job_id, None)
+            self._wake.notify_all()
+        return True
+
     def wait(self, job_id: str, timeout_s: float) -> JobStatus:
         """Block until the job finishes or ``timeout_s`` passes; returns its status."""
         deadline = time.monotonic() + timeout_s

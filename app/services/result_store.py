@@ -23,6 +23,7 @@ from profiling_worker.bundle.schema.bundle_spec import PartialSpec, backend_of, 
 from app.core.environment import gpu_name, job_gpu_index
 from profiling_worker.bundle.schema.manifest import JobStatus, ManifestError, read_manifest
 from profiling_worker.bundle.schema.spec import JobSpec, SpecInvalid, validate_spec
+from profiling_worker.bundle.schema.spec_file import read_spec_json
 from profiling_worker.importing.sniff import is_bundle_zip
 
 JOB_ID_RE = re.compile(r"^[A-Za-z0-9_.-]{1,80}$")
@@ -32,6 +33,10 @@ SOURCE_BUNDLED = "bundled"
 
 class InvalidJobId(ValueError):
     """A job id that does not match :data:`JOB_ID_RE` or escapes the store directory."""
+
+
+#: A listed bundle's backend where neither its manifest nor its spec names one
+UNKNOWN_BACKEND = "?"
 
 
 @dataclass(frozen=True)
@@ -137,6 +142,8 @@ def delete_bundle(results_dir: Path, job_id: str) -> Path:
 
 def _info(path: Path, source: str, manifest: dict[str, Any]) -> BundleInfo:
     raw = manifest.get("spec")
+    if not isinstance(raw, dict):  # refused before the worker recorded it: the file as written
+        raw = spec_as_written(path)
     written = PartialSpec.as_written(raw if isinstance(raw, dict) else {})  # unvalidated: cheap
     env = manifest.get("environment") or {}
     return BundleInfo(
@@ -145,12 +152,24 @@ def _info(path: Path, source: str, manifest: dict[str, Any]) -> BundleInfo:
         source=source,
         status=JobStatus(manifest.get("status")),
         kernels=written.kernels,
-        backend=backend_of(manifest, written) or "?",
+        backend=backend_of(manifest, written) or UNKNOWN_BACKEND,
         created_at=str(manifest.get("created_at") or manifest.get("started_at") or ""),
         gpu_name=gpu_name(env, job_gpu_index(manifest)),
         label=written.label,
         manifest=manifest,
     )
+
+
+def spec_as_written(path: Path) -> dict[str, Any]:
+    """The JSON object of the job folder ``path``'s ``spec.json`` (a job the worker refused,
+    an unknown kernel say, records no spec in its manifest: the panel and History then name
+    the kernels and backend the file asked for); empty when it is missing, unreadable or not
+    an object."""
+    try:
+        raw = read_spec_json(path / columns.SPEC_FILE)
+    except SpecInvalid:  # missing, unreadable or not JSON: nothing known
+        return {}
+    return raw if isinstance(raw, dict) else {}
 
 
 def zip_problem(path: Path, results_dir: Path) -> StoreProblem | None:

@@ -21,7 +21,7 @@ from pathlib import Path
 from typing import Any, Literal
 
 from profiling_worker.bundle.schema import backends as B, columns as C
-from profiling_worker.bundle.schema.spec import JobSpec
+from profiling_worker.bundle.schema.spec import JobSpec, whole_number_error
 from profiling_worker.bundle.schema.spec_errors import FieldError, SpecInvalid
 from profiling_worker.sweep.task import REFERENCE_DIR
 
@@ -77,9 +77,10 @@ def sweep_options(raw: dict[str, Any]) -> SweepOptions:
                                  f"use one of {', '.join(sorted(known))}"))
     for name, (low, high) in _INT_RANGES.items():
         value = raw.get(name, getattr(SweepOptions, name))
-        if not isinstance(value, int) or isinstance(value, bool) or not low <= value <= high:
-            errors.append(FieldError(f"slurm.{name}", f"{value!r} is not a whole number from "
-                                     f"{low} to {high}", f"give {name} as an integer in range"))
+        wrong = whole_number_error(value, low, high)  # the spec's range wording
+        if wrong is not None:
+            errors.append(FieldError(f"slurm.{name}", wrong,
+                                     f"give {name} as an integer from {low:,} to {high:,}"))
     if raw.get("cluster", "slurm") not in ("slurm", "local"):
         errors.append(FieldError("slurm.cluster", f"{raw.get('cluster')!r} is not slurm or local",
                                  "choose slurm (sbatch) or local (this host, no Slurm)"))

@@ -23,8 +23,8 @@ from profiling_worker.bundle.schema.events import WRITING_STAGE
 from profiling_worker.bundle.schema.manifest import JobStatus, ManifestError, read_manifest
 
 from app.ui import job_status, navigation, panels, state
-from app.ui.jobs import (PARTIAL_DIR, READ_ONLY_STAGE, SCAN_S, BundleInfo, Executor, Job,
-                         TaskView, store_jobs, store_owner)
+from app.ui.jobs import (PARTIAL_DIR, READ_ONLY_STAGE, SCAN_S, UNKNOWN_BACKEND, BundleInfo,
+                         Executor, Job, TaskView, store_jobs, store_owner)
 from app.core import preflight, spec_form
 from app.core.markdown import code, esc
 
@@ -167,13 +167,28 @@ def _store_list(stored: list[BundleInfo], headed: bool) -> bool:
     return True
 
 
+#: What a store job's line says for a spec of which neither kernels nor backend can be read
+SPEC_UNREADABLE = "spec unreadable"
+
+
+def what_ran(info: BundleInfo) -> str:
+    """``kernels · backend`` of a store job as its spec names them; what it does not name said
+    so (``kernels not recorded``), and :data:`SPEC_UNREADABLE` where it names neither (a job
+    another process failed before it read its spec showed ``✗ failed ·  · ? · id``)."""
+    kernels = ",".join(info.kernels)
+    backend = "" if info.backend == UNKNOWN_BACKEND else info.backend
+    if not kernels and not backend:
+        return SPEC_UNREADABLE
+    return f"{kernels or 'kernels not recorded'} · {backend or 'backend not recorded'}"
+
+
 def store_line(info: BundleInfo) -> str:
     """One job of the store as the panel lists it: mark, status, kernels, backend, id; for a
     queued or running one, the process its manifest names as owner."""
     status = JobStatus(info.status)
     said = partial.status_text(status, info.manifest)  # a cancelled job that kept configs
-    line = (f"{STATUS_ICON.get(status, '')} **{esc(said)}** · {esc(','.join(info.kernels))} · "
-            f"{esc(info.backend)} · {code(info.job_id)}")
+    line = (f"{STATUS_ICON.get(status, '')} **{esc(said)}** · {esc(what_ran(info))} · "
+            f"{code(info.job_id)}")
     if not status.finished:
         owner = store_owner(info)
         line += (f" · owned by the {esc(owner)}" if owner else " · its manifest names no owner")

@@ -36,7 +36,8 @@ def no_values(bundle: Bundle, metric: str, others: list[str] | None = None,
     cancelled or failed job draws no control that would act on nothing."""
     rest = [m for m in others or [] if m != metric]
     # the metric in a reader's words, and when a queued or running job's values come
-    st.info(esc(no_values_text(shown_name(bundle, metric), job_status.shown_status(bundle)))
+    st.info(esc(no_values_text(shown_name(bundle, metric), job_status.shown_status(bundle),
+                                error=bundle.error))
             + (f" Its other metrics ({esc(', '.join(rest))}) are under '{esc(control)}' above."
                if rest and control else ""))
     panels.stop_page()

@@ -13,6 +13,7 @@ import streamlit as st
 
 from app import settings
 from app.services import history_index as hx
+from app.ui import cached, state
 from app.services.history_index import (ACTIVE_STATUSES, HistoryFilter, HistoryRow, SyncResult,
                                         facets, matches)
 
@@ -45,12 +46,24 @@ def on_tags(job_id: str, before: tuple[str, ...], key: str) -> None:
 
 
 def on_delete(job_id: str) -> None:
-    """Delete button callback: remove the job's folder and index row, or say why not."""
+    """Delete button callback: remove the job's folder and index row, or say why not. A job
+    gone leaves the job panel (the job manager's book, every session's) and, where it was the
+    job shown, the selection and the URL: the page then opens on the app's default job, not
+    on "There is no job … in the results" after a delete that worked (issue 37)."""
     try:
         hx.delete(settings.results_dir(), job_id)
-        st.session_state[NOTICE] = ("success", f"Deleted {job_id}.")
     except (hx.NotDeletable, OSError, ValueError, sqlite3.OperationalError) as exc:
         st.session_state[NOTICE] = ("error", str(exc))
+        return
+    st.session_state[NOTICE] = ("success", deleted_text(job_id))
+    cached.executors().forget(job_id)
+    if state.selected_job_id() == job_id:
+        state.deselect_job()
+
+
+def deleted_text(job_id: str) -> str:
+    """The notice of a job deleted."""
+    return f"Deleted {job_id}."
 
 
 def sync_quietly() -> None:

@@ -19,7 +19,8 @@ from app.services.job_recovery import PARTIAL_DIR as PARTIAL_DIR
 from app.services.repeat_guard import (SUBMITTING as SUBMITTING, recent_twin as _recent_twin,
                                        twin_text as _twin_text)
 from app.services import result_store
-from app.services.result_store import SOURCE_BUNDLED as SOURCE_BUNDLED, BundleInfo as BundleInfo
+from app.services.result_store import (SOURCE_BUNDLED as SOURCE_BUNDLED, BundleInfo as BundleInfo,
+                                       UNKNOWN_BACKEND as UNKNOWN_BACKEND)
 from app.services.slurm_executor import (READ_ONLY_STAGE as READ_ONLY_STAGE, SCAN_S as SCAN_S,
                                          slurm_available as slurm_missing)
 from app.services.sweep_plan import SweepOptions as SweepOptions, sweep_options as sweep_options
@@ -28,8 +29,8 @@ from app import settings
 from app.ui import cached
 
 __all__ = ["BundleInfo", "Executor", "Job", "READ_ONLY_STAGE", "SCAN_S", "SOURCE_BUNDLED",
-           "SweepOptions", "slurm_missing", "SUBMITTING", "recent_twin", "store_jobs",
-           "store_owner", "submit", "sweep_options", "twin_text"]
+           "UNKNOWN_BACKEND", "SweepOptions", "slurm_missing", "SUBMITTING", "recent_twin",
+           "store_jobs", "store_owner", "submit", "sweep_options", "twin_text"]
 
 
 def submit(spec: JobSpec, options: SweepOptions | None, gpu_types: list[str]) -> list[str]:

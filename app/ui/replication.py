@@ -10,6 +10,7 @@ from profiling_worker.bundle.gate import replication as R
 from profiling_worker.bundle.schema.spec import JobSpec
 
 from app.core import numbers, spec_form
+from app.core.failure_advice import rerun_helps
 from profiling_worker.bundle.loader import Bundle
 from app.core.markdown import code, esc
 from app.core.views.replication import replica_candidates, replication, verdict_table
@@ -37,7 +38,11 @@ def _rerun(bundle: Bundle, page: str) -> None:
 
 
 def offer(bundle: Bundle, page: str) -> None:
-    """The panel: the re-run button, the replica choice, the tolerance and the verdict."""
+    """The panel: the re-run button, the replica choice, the tolerance and the verdict; none
+    for a job whose error a re-run meets again (a refused spec: the page's no-values sentence
+    names the fix, :func:`~app.core.failure_advice.next_step`)."""
+    if not rerun_helps(bundle.error):
+        return
     st.subheader("Replicate this job")
     st.caption("Run the same spec again (another day, GPU or machine) and judge the pair: "
                "reproduced when the 90 % interval of the difference lies inside ± the "

@@ -126,6 +126,14 @@ def select_job(job_id: str) -> None:
     st.query_params[QUERY_JOB] = job_id
 
 
+def deselect_job() -> None:
+    """Forget the selected job (it was deleted): no pick, no ``?job=``; the next run opens
+    on the app's default job and its note."""
+    _drop_job_picks()
+    st.session_state.pop(SELECTED_JOB, None)
+    st.query_params.pop(QUERY_JOB, None)
+
+
 def on_job_selected() -> None:
     """Selector callback: mirror the new selection's id (never its label) into the URL, and
     drop the pickers that follow the job when the id changed (not just its label).

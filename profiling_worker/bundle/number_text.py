@@ -65,6 +65,14 @@ def counted(count: int, noun: str, plural: str = "") -> str:
     return f"{count:,} {noun if count == 1 else plural or noun + 's'}"
 
 
+def counted_span(low: int, high: int, noun: str, plural: str = "") -> str:
+    """A count from ``low`` to ``high`` with ``noun`` in its number: "5-100 runs"; one number
+    where they are equal, "100 runs" (issue 37: "with 100-100 runs")."""
+    if low == high:
+        return counted(low, noun, plural)
+    return f"{low:,}-{high:,} {plural or noun + 's'}"
+
+
 def fmt(value: float | int | None, sig: int = SIG_DIGITS) -> str:
     """``value`` with ``sig`` significant digits and thousands separators, never in exponent
     form between 1e-6 and 1e15: 21437.49 -> "21,437", 16.768 -> "16.77", 0.0012345 ->

@@ -5,9 +5,11 @@ from __future__ import annotations
 import shutil
 from pathlib import Path
 
-from apptest_helpers import texts
+from apptest_helpers import texts, texts_with_progress, wait_until
 
 from app.services import history_index
+from app.sidebar.job_selector import unknown_job_text
+from app.ui import cached, history as hx
 from tests.scenarios import SCENARIOS
 
 REPO = Path(__file__).resolve().parents[2]
@@ -97,3 +99,27 @@ def test_no_delete_for_a_job_the_filters_hide(seeded, app) -> None:
     assert not [b for b in at.button if b.key.startswith("history-delete")]
     assert "not in the filtered table" in texts(at)
     assert (seeded["results"] / JOB).is_dir()
+
+
+def test_a_deleted_job_leaves_the_panel_and_the_page_says_no_error(seeded, app) -> None:
+    """Issue 37 (26_after_delete.png): a job this server ran stayed in the job panel after
+    Delete for good, in new sessions too, and the page said "Deleted …" beside "There is no
+    job … in the results". A delete that worked drops it from the job manager's book and
+    from the selection, and says only that it deleted it."""
+    at = app("files", query={"job": JOB})
+    at.button(key="files-replicate").click().run()  # a job of this server's job manager
+    new = next(j.job_id for j in cached.job_manager().snapshot() if j.job_id != JOB)
+    wait_until(lambda: not cached.job_manager().get(new).active)
+    at = app("history", query={"job": new})
+    assert new in texts_with_progress(at)  # the panel lists it before
+    at.button(key="history-delete").click().run()
+    at.button(key="history-delete-confirm").click().run()
+    assert not at.exception
+    assert not (seeded["results"] / new).exists()
+    assert cached.executors().get(new) is None
+    shown = texts_with_progress(at)
+    assert hx.deleted_text(new) in shown
+    assert unknown_job_text(new, None).partition(" in the results")[0] not in shown
+    assert at.query_params.get("job") != [new]
+    again = app("history")  # a new session: its panel does not list it either
+    assert not again.exception and new not in texts_with_progress(again)

@@ -13,7 +13,7 @@ from app.ui import cached
 from app.services import repeat_guard
 from app.sidebar import job_builder
 from profiling_worker.bundle.schema.manifest import JobStatus
-from profiling_worker.bundle.schema.spec import typed_instead
+from profiling_worker.bundle.schema.spec import separator_note, typed_instead
 
 
 OPTIONS = {"size_preset", "extra_metrics", "cache_control", "clock_control", "replay_mode",
@@ -101,6 +101,8 @@ BAD_INPUTS = [
     ({"runs": "1e3"}, "runs", f'or "auto"{typed_instead("1e3", 1, 10_000)}'),
     ({"runs": "12345678901234567890123"}, "runs", "is out of range"),  # was a bare red mark
     ({"extra_metrics": "bogus"}, "metrics", "unknown metric name(s): bogus"),
+    # issue 37: "a.sum; b" named "a.sum;" unknown, not that commas separate names
+    ({"extra_metrics": "dram__bytes.sum; b"}, "metrics", separator_note(["dram__bytes.sum;"])),
     ({"ignore_kernels": "re:([a-z"}, "ignore_kernels[0]", "is not a valid regular expression"),
 ]
 

@@ -9,6 +9,7 @@ import pytest
 from apptest_helpers import texts, unescape, wait_until
 from app.sidebar import job_builder
 from app.ui import cached
+from profiling_worker.bundle.schema.spec import MAX_CPU_THREADS, whole_number_error
 
 LABEL = "Torch threads (cpu backend)"
 
@@ -54,8 +55,9 @@ def test_a_bad_thread_count_is_named_by_its_label(store, app) -> None:
     at = app()
     _fill(at, "cpu", "0")
     (error,) = _errors(at)
-    assert error.startswith(f"**{LABEL}** (spec `cpu_threads`): 0 is not a whole number from 1 "
-                            "to 256"), error
+    # one wording with Runs' (issue 37), from the check's own function
+    said = whole_number_error(0, 1, MAX_CPU_THREADS)
+    assert error.startswith(f"**{LABEL}** (spec `cpu_threads`): {said}"), error
     assert cached.job_manager().snapshot() == []
 
 

@@ -114,3 +114,28 @@ def test_store_jobs_are_listed_among_the_servers_by_submission_time(seeded, app,
     headed = [m for m in at.sidebar.markdown if "In the result store" in m.value]
     assert len(headed) == 1 and later in headed[0].value, panel
     assert headed[0].proto.help == job_panel.STORE_HELP
+
+
+def test_a_job_failed_outside_names_what_its_spec_asked_for(store, app) -> None:
+    """Issue 37: a job the worker refused from a shell (an unknown kernel) read
+    "✗ failed ·  · ? · bad-kernel" in the panel: its manifest records no spec. The line names
+    the kernels and backend its spec.json asked for, and says plainly when that file cannot be
+    read."""
+    files = {"bad-kernel": json.dumps({**TINY_SPEC, "kernels": ["nope"]}),
+             "bad-json": "{not json"}
+    for job_id, text in files.items():
+        job = store["results"] / job_id
+        job.mkdir()
+        (job / "spec.json").write_text(text, encoding="utf-8")
+        subprocess.run([sys.executable, "-m", "profiling_worker", "run", str(job)], cwd=REPO,
+                       capture_output=True, timeout=120, check=False)
+    infos = {i.job_id: i for i in cached.list_bundles()[0]}
+    assert infos["bad-kernel"].kernels == ("nope",) and infos["bad-kernel"].backend == "cpu"
+    at = app()
+    assert not at.exception
+    shown = texts(at)
+    for job_id in files:
+        assert job_panel.store_line(infos[job_id]) in shown
+    assert job_panel.what_ran(infos["bad-kernel"]) == "nope · cpu"
+    assert job_panel.what_ran(infos["bad-json"]) == job_panel.SPEC_UNREADABLE
+    assert " · ? · " not in shown

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from apptest_helpers import open_folds, plotly_specs, texts, unescape
 from app.core import metric_roles
+from app.core.views.stability import DRIFT_CAUSE
 from profiling_worker.bundle.schema import metrics as M
 from tests.scenarios import REPO, SCENARIOS
 
@@ -25,6 +26,7 @@ def test_stability_on_matmul_sweep(store, monkeypatch, app) -> None:
     assert len(open_folds(at).dataframe) == 4
     shown = texts(at)  # ncu kernel durations: no launch overhead claimed; their RSD given
     assert "shorter than 10 µs" in shown and "RSD " in shown
+    assert DRIFT_CAUSE[False] in shown and DRIFT_CAUSE[True] not in shown  # a GPU's drift
     assert "launch" not in shown.split("shorter than 10 µs")[1].split(".")[0]
     # the Metric picker: words, the raw name beside (metric_roles.readable); values stay raw
     picker = at.selectbox(key="stability-metric")
@@ -40,6 +42,9 @@ def test_stability_cpu_job_says_host_timer(seeded, app) -> None:
     at = app("stability")
     assert not at.exception
     assert all("host wall-clock, not GPU" in s["layout"]["title"]["text"] for s in plotly_specs(at))
+    # issue 37 (05b_howto.png): its "How to read this" puts drift on the host, not the GPU
+    shown = texts(at)
+    assert DRIFT_CAUSE[True] in shown and DRIFT_CAUSE[False] not in shown
 
 
 def test_normalised_processed_file_alone_uses_its_relative_std_dev(store, app) -> None:

@@ -29,6 +29,8 @@ from pathlib import Path
 
 import pytest
 
+from app.core.share.job import CONTENDED_LINE  # what a page's contention_line returns
+
 from tests.e2e.conftest import _stop, free_port, wait_healthy
 
 REPO = Path(__file__).resolve().parents[2]
@@ -259,3 +261,17 @@ def test_every_link_of_the_readme_and_docs_resolves() -> None:
                                      and anchor not in _anchors(page)):
                 broken.append(f"{doc.relative_to(REPO)}: {target}")
     assert not broken, broken
+
+
+def test_the_five_minutes_name_the_contention_line_as_the_page_shows_it() -> None:
+    """Issue 37 (06_dblclick_after.png): step 2 said "a yellow box says the CPU was
+    contended"; the page's yellow box is the host wall-clock notice, and the contention is a
+    fold's one line (brown text in a white box) that holds it. The README quotes that line as
+    the page writes it and calls only the wall-clock notice yellow."""
+    text = " ".join(README.read_text(encoding="utf-8").split())
+    line = " ".join(CONTENDED_LINE.split())
+    assert line in text
+    said = text[text.index("every page says so"):text.index(line)]
+    assert "yellow box" in said and "white box with brown text" in said
+    assert "yellow box says the CPU was contended" not in text
+

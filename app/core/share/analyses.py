@@ -87,7 +87,7 @@ def _sweep(bundle: Bundle, table: Table, section: H.Section) -> None:
     frame = table()
     x = sweep_x(bundle)
     if frame.empty:
-        raise MissingData(no_values_text(DURATIONS, bundle.status))
+        raise MissingData(no_values_text(DURATIONS, bundle.status, error=bundle.error))
     fig = build_sweep_figure(frame, x, bundle.host_timer,
                              quantity_label=derived.QUANTITY_LABELS[derived.TIME].split(" (")[0],
                              log_y=wants_log_y(frame))

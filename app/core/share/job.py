@@ -69,6 +69,9 @@ def contention_note(bundle: Bundle, escape: Callable[[str], str] = str,
 
 #: How every warning of a contended CPU begins (said once on a page: :func:`contention_line`).
 CONTENDED = "Timed on a contended CPU"
+#: The one line over a page's chart for a cpu job timed on a contended CPU
+#: (:func:`contention_line`; the README's five minutes quote it)
+CONTENDED_LINE = f"{CONTENDED}: these times may include waiting for a CPU."
 
 
 def contention_figures(bundle: Bundle, escape: Callable[[str], str] = str,
@@ -89,7 +92,7 @@ def contention_line(bundle: Bundle) -> str | None:
     :func:`contention_title` and :func:`contention_note`'s, folded under it."""
     if contention_note(bundle) is None:
         return None
-    return f"{CONTENDED}: these times may include waiting for a CPU."
+    return CONTENDED_LINE
 
 
 def contention_title(bundle: Bundle) -> str:

@@ -115,7 +115,8 @@ def _one(bundle: Bundle) -> pd.DataFrame:
     wide = wide_means(bundle, metrics)
     work = bundle.table(C.TABLE_WORK)
     if wide.empty or wide[bundle.duration_metric].isna().all():
-        raise MissingData(no_values_text(f"durations of job {bundle.job_id}", bundle.status))
+        raise MissingData(no_values_text(f"durations of job {bundle.job_id}", bundle.status,
+                                             error=bundle.error))
     if not work.empty:
         wide = wide.merge(work[[C.ANNOTATION, C.CONFIG, C.BYTES]], on=[C.ANNOTATION, C.CONFIG],
                           how="left")

@@ -83,7 +83,7 @@ def annotation_configs(bundle: Bundle) -> dict[str, dict[int, str]]:
     agg = bundle.table(C.TABLE_AGGREGATED)
     if agg.empty or C.ANNOTATION not in agg:
         if bundle.status is not JobStatus.DONE:  # when they come, if they come
-            raise MissingData(no_values_text("results", bundle.status, "the table"))
+            raise MissingData(no_values_text("results", bundle.status, "the table", bundle.error))
         raise MissingData("This job has no aggregated results.",
                           "Pick a job that finished (status done).")
     out: dict[str, dict[int, str]] = {}

@@ -106,7 +106,8 @@ def roofline_frame(bundle: Bundle, options: RooflineOptions) -> pd.DataFrame:
     wide = wide_means(bundle, tuple(m for m in metrics if m in present))
     if wide.empty or bundle.duration_metric not in wide:
         if bundle.status is not JobStatus.DONE:  # when they come, if they come
-            raise MissingData(no_values_text(DURATIONS, bundle.status, "the roofline"))
+            raise MissingData(no_values_text(DURATIONS, bundle.status, "the roofline",
+                                               bundle.error))
         raise MissingData("This job has no durations to put on a roofline.",
                           "Pick a job that finished.")
     work = bundle.table(C.TABLE_WORK)

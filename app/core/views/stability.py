@@ -30,6 +30,26 @@ _REGION_TIMERS = (C.EVENTS_TIME, C.HOST_TIME)
 SHORT_NAMED = 12
 
 
+#: What a slope in the per-run chart usually means, by what timed the runs
+DRIFT_CAUSE = {False: "the GPU was still clocking up or heating",
+               True: "the host was still warming up (its CPU raising its clock, caches filling) "
+                     "or another program took CPU time meanwhile"}
+
+
+def how_to_read(host_timer: bool) -> str:
+    """The page's "How to read this" (markdown): runs, RSD, stable, CI95, short kernels and
+    drift, whose usual cause follows what timed the runs (``host_timer``: the host's wall
+    clock, cpu backend; a cpu job's read "the GPU was still clocking up", issue 37)."""
+    return ("Each annotation × config was run several times (**runs**). **RSD** is the "
+            "standard deviation as a % of the mean; nsight-python calls a measurement "
+            "**stable** when RSD < 2 % (one run is never stable: it shows no spread). "
+            f"**CI95**: {intervals.CI_METHOD} (from the worker's aggregated table; "
+            f"{intervals.SEED_CI_NOTE}). Kernels shorter than ~10 µs are dominated by launch and "
+            "timer jitter, so their RSD says more about the clock than about the kernel. The "
+            "per-run chart keeps the run order: a slope (**drift**) usually means "
+            f"{DRIFT_CAUSE[host_timer]}; a flat cloud inside the band is what you want.")
+
+
 def short_kernels_text(summary: pd.DataFrame, duration_metric: str) -> tuple[str, bool] | None:
     """The page's note on the pairs of :func:`stability_frame` that ran shorter than 10 µs,
     said from their own RSD (launch overhead named only for a timer of whole regions), and

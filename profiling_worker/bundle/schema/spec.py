@@ -11,7 +11,7 @@ import dataclasses
 import hashlib
 import json
 import re
-from collections.abc import Collection, Mapping
+from collections.abc import Collection, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, Literal, get_args
 
@@ -175,6 +175,20 @@ def typed_instead(value: Any, lo: int, hi: int) -> str:
     return f": type {int(number)}"
 
 
+def whole_number_error(value: Any, lo: int, hi: int, also: str = "") -> str | None:
+    """Why ``value`` is not a whole number from ``lo`` to ``hi`` (None when it is one), in the
+    one wording every range check uses: ``0 is out of range: give a whole number from 1 to
+    256`` for a whole number too small or too large, ``'2.5' is not a whole number from 1 to
+    256`` for anything else (with what to type where it is one written another way:
+    :func:`typed_instead`). ``also``: another value the field takes (``, or "auto"``)."""
+    if isinstance(value, bool) or not isinstance(value, int):
+        return f"{value!r} is not a whole number from {lo:,} to {hi:,}{also}" + typed_instead(
+            value, lo, hi)
+    if not lo <= value <= hi:  # the value as typed; the bounds with thousands separators
+        return f"{value} is out of range: give a whole number from {lo:,} to {hi:,}{also}"
+    return None
+
+
 def _int(raw: Mapping[str, Any], name: str, lo: int, hi: int,
          errors: list[FieldError], auto: bool = False) -> int | None:
     """The whole-number field ``name`` from ``lo`` to ``hi``, or its default after recording
@@ -184,18 +198,14 @@ def _int(raw: Mapping[str, Any], name: str, lo: int, hi: int,
     if value is None:  # absent or null (an empty form field): the declared default
         return default
     also = f', or "{rt.AUTO}"' if auto else ""
-    if isinstance(value, bool) or not isinstance(value, int):
-        errors.append(FieldError(name, f"{value!r} is not a whole number from {lo:,} to {hi:,}"
-                                 f"{also}{typed_instead(value, lo, hi)}",
-                                 f"give {name} as an integer between {lo:,} and {hi:,}{also}"))
-        return default
-    if not lo <= value <= hi:  # a whole number, only too small or too large
-        # the value as typed; the bounds with thousands separators (10,000)
-        errors.append(FieldError(name, f"{value} is out of range: give a whole number from {lo:,} "
-                                       f"to {hi:,}{also}",
-                                 f"set {name} between {lo:,} and {hi:,}{also}"))
-        return default
-    return value
+    wrong = whole_number_error(value, lo, hi, also)
+    if wrong is None:
+        return int(value)
+    # the fix of a number written another way, or of one out of range, says the bounds
+    how = ("set {} between" if isinstance(value, int) and not isinstance(value, bool)
+           else "give {} as an integer between").format(name)
+    errors.append(FieldError(name, wrong, f"{how} {lo:,} and {hi:,}{also}"))
+    return default
 
 
 def _gpu(raw: Mapping[str, Any], backend: str, errors: list[FieldError]) -> int:
@@ -223,14 +233,13 @@ def _cpu_threads(raw: Mapping[str, Any], errors: list[FieldError]) -> int:
     value = raw.get("cpu_threads")
     if value is None:
         return default
-    if isinstance(value, bool) or not isinstance(value, int) or not 1 <= value <= MAX_CPU_THREADS:
+    wrong = whole_number_error(value, 1, MAX_CPU_THREADS)
+    if wrong is not None:
         # the bound is MAX_CPU_THREADS, not the host's CPUs: a spec may run on another host
         # (a Slurm node), and the worker warns of more threads than its host's CPUs
-        errors.append(FieldError(
-            "cpu_threads", f"{value!r} is not a whole number from 1 to {MAX_CPU_THREADS}"
-            f"{typed_instead(value, 1, MAX_CPU_THREADS)}", CPU_THREADS_FIX))
+        errors.append(FieldError("cpu_threads", wrong, CPU_THREADS_FIX))
         return default
-    return value
+    return int(value)
 
 
 def _str_list(raw: Mapping[str, Any], name: str, errors: list[FieldError],
@@ -292,11 +301,24 @@ def _configs(raw: Mapping[str, Any], errors: list[FieldError],
     return tuple(out)
 
 
+#: What tells metric names apart (the form's Extra metrics; a spec's list, one a string)
+METRIC_SEPARATOR = "names are separated by commas"
+
+
+def separator_note(bad: Sequence[str]) -> str:
+    """`` (names are separated by commas, not ';')`` where an unknown metric name holds a
+    character no metric name has (``a.sum;`` of "a.sum; b", read as one name, issue 37); ""
+    otherwise."""
+    odd = sorted({ch for name in bad for ch in name if not (ch.isalnum() or ch in "_.")})
+    return f" ({METRIC_SEPARATOR}, not {' or '.join(repr(ch) for ch in odd)})" if odd else ""
+
+
 def _metrics(raw: Mapping[str, Any], backend: str, errors: list[FieldError]) -> tuple[str, ...]:
     metrics = _str_list(raw, "metrics", errors, required=False) or (columns.GPU_TIME,)
     bad = [m for m in metrics if not _METRIC_RE.match(m) and m not in columns.DURATION_METRICS]
     if bad:
-        errors.append(FieldError("metrics", f"unknown metric name(s): {', '.join(bad)}",
+        errors.append(FieldError("metrics", f"unknown metric name(s): {', '.join(bad)}"
+                                 f"{separator_note(bad)}",
                                  "use Nsight Compute names such as gpu__time_duration.sum "
                                  "(list them with `ncu --query-metrics`)"))
     caps = B.get(backend) if backend in B.NAMES else None  # else: _choice's error

@@ -3,6 +3,7 @@
 import json
 
 from app.core.auto_runs import auto_runs_frame, auto_runs_note
+from profiling_worker.bundle.number_text import counted, counted_span, fmt
 
 from tests.scenarios import scenario_dir
 
@@ -21,5 +22,20 @@ def test_a_met_target_reads_as_met():
     frame = auto_runs_frame(manifest)
     assert frame is not None and frame["ConfigLabel"].tolist() == ["n=1024"]
     note = auto_runs_note(manifest)
-    assert note is not None and "1 of 1 config met the target, with 12-12 runs" in note
+    assert note is not None and f"1 of 1 config met the target, with {counted(12, 'run')};" in note
+    assert f"{fmt(1.5)} s measuring" in note and "5-100 runs per config" in note
     assert "Not met" not in note
+
+
+def test_runs_and_seconds_read_as_the_project_writes_numbers():
+    """Issue 37: "with 100-100 runs; 11.4898 s measuring" (03_job_done.png)."""
+    manifest = {"spec": {"configs": [{"n": 64}, {"n": 128}]}, "backend": {"auto_runs": {
+        "target": {"rel_ci95_pct": 0.5, "min_runs": 5, "max_runs": 100, "budget_s": 60.0},
+        "seconds": 11.4898, "configs": [
+            {"Config": i, "runs": 100, "rel_ci95_pct": 2.5, "target_met": False,
+             "stopped": "max_runs reached", "seconds": 5.7} for i in (0, 1)]}}}
+    note = auto_runs_note(manifest)
+    assert note is not None
+    assert f"with {counted(100, 'run')}; {fmt(11.4898)} s measuring" in note
+    assert "100-100" not in note and "11.4898" not in note
+    assert counted_span(5, 100, "run") == "5-100 runs" and counted_span(1, 1, "run") == "1 run"

@@ -7,8 +7,10 @@ import pytest
 
 from profiling_worker.catalog.builtin import CATALOG
 from profiling_worker.bundle.schema import backends as B, columns as C
-from profiling_worker.bundle.schema.spec import (CPU_THREADS_FIX, METRIC_PRESETS, SpecInvalid,
-                                                 typed_instead, validate_spec)
+from profiling_worker.bundle.schema.spec import (CPU_THREADS_FIX, MAX_CPU_THREADS,
+                                                 METRIC_PRESETS, METRIC_SEPARATOR, SpecInvalid,
+                                                 separator_note, typed_instead, validate_spec,
+                                                 whole_number_error)
 
 GOOD = {"kernels": ["matmul"], "configs": [{"n": 256}, {"n": 512}], "runs": 5, "backend": "ncu",
         "metrics": list(METRIC_PRESETS["bound"])}
@@ -61,6 +63,22 @@ def test_unknown_metric_name_is_refused_with_the_fix():
     assert "not a metric" in err.message and "ncu --query-metrics" in err.hint
 
 
+def test_runs_and_threads_out_of_range_read_alike():
+    """Issue 37: Torch threads 0 read "0 is not a whole number from 1 to 256" beside Runs 0's
+    "0 is out of range"; both are one function's words now."""
+    runs = _errors(runs=0)["runs"].message
+    threads = _errors(backend="cpu", cpu_threads=0)["cpu_threads"].message
+    assert runs.replace("10,000", "256") == threads == whole_number_error(0, 1, MAX_CPU_THREADS)
+
+
+def test_a_metric_list_split_by_semicolons_says_commas_separate_names():
+    """Issue 37: Extra metrics "a.sum; b" named "a.sum;" unknown, not why."""
+    err = _errors(metrics=["dram__bytes.sum;", "gpu__time_duration.sum"])["metrics"]
+    assert err.message.endswith(separator_note(["dram__bytes.sum;"]))
+    assert METRIC_SEPARATOR in err.message and "';'" in err.message
+    assert separator_note(["bogus"]) == ""
+
+
 def test_cupti_measures_durations_only():
     assert "metrics" in _errors(backend="cupti")
 
@@ -73,8 +91,10 @@ def test_cpu_backend_records_host_time_only():
 @pytest.mark.parametrize("bad", [0, -1, 257, "2", 1.5, True])
 def test_cpu_threads_is_a_whole_number_of_threads_named_with_its_fix(bad):
     err = _errors(backend="cpu", cpu_threads=bad)["cpu_threads"]
-    typed = ": type 2" if bad == "2" else ""  # a whole number written as text: what to type
-    assert err.message == f"{bad!r} is not a whole number from 1 to 256{typed}"
+    # one wording with every range check: "0 is out of range" as Runs says (issue 37)
+    assert err.message == whole_number_error(bad, 1, MAX_CPU_THREADS)
+    if isinstance(bad, int) and not isinstance(bad, bool):
+        assert err.message.startswith(f"{bad} is out of range: give a whole number from 1 to")
     # the fix says what the check allows: up to 256, more than the host's CPUs with a warning
     assert err.hint == CPU_THREADS_FIX and "256" in err.hint and "warns" in err.hint
 

@@ -13,7 +13,8 @@ import pytest
 from profiling_worker.bundle.schema import columns as C
 from profiling_worker.bundle.schema.events import parse_line
 from profiling_worker.bundle.schema.manifest import read_manifest
-from profiling_worker.bundle.schema.spec import CPU_THREADS_FIX
+from profiling_worker.bundle.schema.spec import (CPU_THREADS_FIX, MAX_CPU_THREADS,
+                                                 whole_number_error)
 from profiling_worker.bundle.writer import table_csv
 
 REPO = Path(__file__).resolve().parents[3]
@@ -198,7 +199,7 @@ def test_a_bad_thread_count_is_refused_naming_the_field_and_the_fix(tmp_path):
     error = read_manifest(tmp_path / "bad")["error"]
     assert proc.returncode == 1 and error["kind"] == "spec_invalid"
     assert error["message"] == (
-        f"cpu_threads: 0 is not a whole number from 1 to 256 ({CPU_THREADS_FIX})")
+        f"cpu_threads: {whole_number_error(0, 1, MAX_CPU_THREADS)} ({CPU_THREADS_FIX})")
 
 
 def test_a_gpu_backend_says_it_ignores_cpu_threads():
