@@ -25,7 +25,6 @@ from profiling_worker.bundle.schema import (backends as B, configs as cfgs, run_
 
 from app import settings
 from app.core import config_grid, job_size, spec_form
-from app.services import call_time
 from app.sidebar import preflight_panel, run_on
 from app.ui import cached, jobs, panels, state
 from app.core.markdown import code, esc
@@ -424,8 +423,7 @@ def on_submit(first: Mapping[str, Any]) -> None:
         return
     asked = st.session_state.pop(state.BUILDER_CONFIRM, None)
     est = job_size.estimate(spec, preflight_panel.done_seconds(spec))
-    ask = call_time.ask_before(spec, job_size.confirm_text(spec, est), settings.results_dir(),
-                               settings.bundled_dir())
+    ask = jobs.ask_before(spec, job_size.confirm_text(spec, est))
     if asked is not None and asked[0] == spec.spec_hash() and not answers(asked):
         st.session_state[state.BUILDER_CONFIRM] = asked  # a double click's second click
         return
@@ -516,7 +514,7 @@ def show_queued(job_id: str) -> None:
 def on_preflight(first: Mapping[str, Any]) -> None:
     """Pre-flight's callback: :func:`app.sidebar.preflight_panel.on_preflight` on the form's
     values; any errors are said to be Pre-flight's. A pass whose longest call is estimated
-    over :data:`app.services.call_time.ASK_ABOVE_CALL_S` is asked about first, as Run asks
+    over :data:`~app.services.call_time.ASK_ABOVE_CALL_S` is asked about first, as Run asks
     (issue 37: a pass of n=40000 on the cpu backend ran calls of about 11 h each)."""
     values = form_values(first)
     st.session_state[state.BUILDER_CHECKED_BY] = BUTTONS[1]
@@ -539,7 +537,7 @@ def preflight_asks(values: Mapping[str, Any]) -> bool:
     if same:  # a double click's second click
         st.session_state[state.BUILDER_CONFIRM] = asked
         return True
-    question, _ = call_time.call_check(spec, settings.results_dir(), settings.bundled_dir())
+    question, _ = jobs.call_check(spec)
     if question is None:
         return False
     st.session_state[state.BUILDER_ERRORS] = []

@@ -162,6 +162,18 @@ def number_width(chars: int) -> int:
 #: The widest a text column is made to fit its longest value (px); a longer one (a Fix of two
 #: sentences) is cut there, its whole text shown on a click in the cell.
 TEXT_WIDTH_MAX = 480
+#: The most lines :func:`wrapped_row_height` gives a row.
+WRAP_LINES_MAX = 6
+
+
+def wrapped_row_height(chars: int, most: int = TEXT_WIDTH_MAX) -> int | None:
+    """A row height (px) that shows a text cell of ``chars`` characters whole, wrapped in a
+    column of ``most`` px (:func:`text_width`'s 7.2 px a character), at most
+    :data:`WRAP_LINES_MAX` lines; None where it fits one line. Streamlit wraps a cell's text
+    only in rows taller than 4 rem (64 px), so two lines get 68 px."""
+    per_line = max(1, int((most - 24) / 7.2))
+    lines = min(WRAP_LINES_MAX, -(-chars // per_line))
+    return None if lines <= 1 else max(68, 22 * lines + 14)
 
 
 def _text_widths(frame: pd.DataFrame, skip: Iterable[str]) -> dict[str, Any]:
