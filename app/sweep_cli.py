@@ -26,7 +26,8 @@ from profiling_worker.bundle.schema import partial
 from profiling_worker.bundle.schema.spec import SpecInvalid, validate_spec
 
 from app.core import config_grid, job_size
-from app.services import repeat_guard, sweep_plan as plan
+from app import settings
+from app.services import call_time, repeat_guard, sweep_plan as plan
 from app.services.slurm_executor import SlurmExecutor
 from app.services.sweep_queue import SlurmMissing
 
@@ -97,7 +98,9 @@ def main(argv: list[str] | None = None) -> int:
               f"to queue "
               "it.", file=sys.stderr)
         return 4
-    if not args.yes and (ask := job_size.confirm_text(spec, job_size.estimate(spec))):
+    ask = call_time.ask_before(spec, job_size.confirm_text(spec, job_size.estimate(spec)),
+                              args.results, settings.bundled_dir())
+    if not args.yes and ask:
         print(f"kernel-sweep: {ask} Run again with --yes to queue it.", file=sys.stderr)
         return 5
     executor = SlurmExecutor(args.results, args.worker_python, poll_s=1.0)

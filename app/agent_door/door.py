@@ -34,7 +34,7 @@ from app.core.share.verdict import decision, judged, refused
 from app.core.views import deep_dive as D
 from app.core.views.replication import replication, verdict_table
 from app.core.views.run_audit import AUDIT_ELSEWHERE, badge_frame, failed_text
-from app.services import (history_index, import_client, repeat_guard, result_store,
+from app.services import (call_time, history_index, import_client, repeat_guard, result_store,
                           worker_client)
 from app.services.job_manager import JobManager
 from app.services.job_model import Job
@@ -192,7 +192,9 @@ class Door:
         if refused:
             raise DoorError("spec cannot run here: " + "; ".join(str(e) for e in refused))
         est = job_size.estimate(job_spec)
-        if not confirm and (ask := job_size.confirm_text(job_spec, est)):
+        ask = call_time.ask_before(job_spec, job_size.confirm_text(job_spec, est),
+                                   self.results, self.bundled)
+        if not confirm and ask:
             return {"job_id": None, "status": "not queued", "estimate": est.to_json(),
                     "note": f"{ask} Pass confirm=true to queue it."}
         with repeat_guard.SUBMITTING:

@@ -121,7 +121,10 @@ if ceilings.empty:
                "No datasheet ceilings for this GPU or dtype: the points are drawn without roofs.")
 analysis.figure_panel(cached.figure(build_roofline_figure, points, ceilings, bundle.host_timer),
                       table, key=ROOFLINE, filename=f"{bundle.job_id}-roofline.csv",
-                      note=run_audit.chart_note(bundle, drawn_points(points)))  # marked ×
+                      note=run_audit.chart_note(bundle, drawn_points(points)),  # marked ×
+                      # the point's two coordinates first: Achieved was the 11th column, off
+                      # screen at 1000 px behind sources that read the same on every row
+                      lead=(achieved, F.ARITHMETIC_INTENSITY), parameters=bundle.parameters)
 if not ceilings.empty:  # a host-timed job has none (said above): no table reading "empty"
     st.caption("Ceilings drawn")
     panels.table_with_csv(ceilings, state.key(ROOFLINE, "ceilings"),

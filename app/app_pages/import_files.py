@@ -6,6 +6,8 @@ reads the report with ncu_report: each report or table, with the files that belo
 a bundle of its own, with its own message; the first new bundle is then selected on every page.
 """
 
+from typing import Any
+
 import pandas as pd
 import streamlit as st
 from streamlit.runtime.scriptrunner import get_script_run_ctx
@@ -78,14 +80,35 @@ def how_read_frame(rows: dict[str, dict[str, object]]) -> pd.DataFrame:
                             for name, row in rows.items()}})
 
 
+def unrecorded(frame: pd.DataFrame) -> tuple[pd.DataFrame, list[str]]:
+    """(``frame`` without the rows empty for every file, their headings): a job imported
+    before its importer recorded a field (Launches of a .ncu-rep or an nsight-python CSV,
+    before issue 37) showed an empty row with no word of why."""
+    empty = (frame.drop(columns=HOW_READ).astype(str).apply(lambda c: c.str.strip()) == ""
+             ).all(axis=1)
+    return frame[~empty].reset_index(drop=True), frame.loc[empty, HOW_READ].tolist()
+
+
 def _show_how_read(bundle: Bundle | None, key: str) -> None:
     """How each file of the import was read (:func:`how_read_frame`), so a user can check the
-    reading at a glance."""
+    reading at a glance; a long cell wraps (its rows taller: the Regions from of a .ncu-rep was
+    cut at 480 px, issue 37)."""
     rows = ((bundle.manifest.get("provenance") or {}).get("how_read") or {}) if bundle else {}
     if not rows:
         return
     st.caption("How each file was read:")
-    panels.table(how_read_frame(rows), key=state.key(PAGE, f"how-{key}"))
+    frame, missing = unrecorded(how_read_frame(rows))
+    longest = int(frame.drop(columns=HOW_READ).astype(str).map(len).max().max())
+    height = panels.wrapped_row_height(longest)
+    wrap: dict[str, Any] = {"row_height": height} if height else {}
+    panels.table(frame, key=state.key(PAGE, f"how-{key}"), **wrap)
+    if missing:
+        st.caption(NOT_RECORDED.format(fields=", ".join(missing)))
+
+
+#: Said under the table for rows no file of the job has (:func:`unrecorded`).
+NOT_RECORDED = ("{fields}: not recorded for these files (the importer that read them did not "
+                "record it; importing them again records it).")
 
 
 def _show_outcome(outcome: ImportOutcome, selected: bool) -> None:

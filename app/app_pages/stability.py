@@ -9,9 +9,9 @@ from app.core import derived, metric_roles
 from app.core.figures import common as figures_common
 from app.core.figures.stability import build_runs_figure, build_stability_figure
 from app.core.metrics import MissingData, available_metrics
-from app.core.views.stability import (StabilityOptions, how_to_read, metric_choices,
-                                      short_kernels_text, stability_frame, stability_runs_frame,
-                                      stable_text)
+from app.core.views.stability import (OWN_COLUMNS, RUN_COLUMNS, StabilityOptions, how_to_read,
+                                      metric_choices, short_kernels_text, stability_frame,
+                                      stability_runs_frame, stable_text)
 from app.ui import analysis, cached, deep_dive_action, notes, run_audit, state
 from app.ui import time_unit as time_unit_control
 from app.ui.controls_later import Later
@@ -63,7 +63,9 @@ except MissingData as exc:
 above_chart = st.container()
 analysis.figure_panel(cached.figure(build_stability_figure, summary, bundle.host_timer),
                       metric_roles.with_words(summary, bundle.manifest),
-                      key=PAGE, filename=f"{bundle.job_id}-stability.csv")
+                      key=PAGE, filename=f"{bundle.job_id}-stability.csv",
+                      lead=OWN_COLUMNS,
+                      parameters=bundle.parameters)
 draw_controls()
 with above_chart:
     notes.show(bundle, "stability", [metric], extra_checks=(P.INTERVAL_BELOW_ZERO,))
@@ -101,5 +103,6 @@ else:
     fig = cached.figure(build_runs_figure, runs, label, bundle.host_timer)
     analysis.figure_panel(fig, runs, key=state.key(PAGE, "runs"),
                           filename=f"{bundle.job_id}-stability-runs.csv",
-                          note=figures_common.open_end_note(fig) or None)  # unbounded CI95s
+                          note=figures_common.open_end_note(fig) or None,  # unbounded CI95s
+                          lead=RUN_COLUMNS, parameters=bundle.parameters)
 run_audit.details(bundle, PAGE, time_unit)

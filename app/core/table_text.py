@@ -23,7 +23,7 @@ import pandas as pd
 
 from profiling_worker.bundle.schema import columns as C
 
-from app.core.markdown import BIDI_PATTERN, visible
+from app.core.markdown import BIDI_PATTERN, esc, visible
 
 _BIDI = re.compile(BIDI_PATTERN)
 
@@ -131,3 +131,48 @@ def short_joined_names(frame: pd.DataFrame) -> tuple[pd.DataFrame, int | None]:
         lambda v: JOINED.join(short.get(n, n) for n in v.split(JOINED)) if isinstance(v, str)
         else v)
     return out, int(out[C.KERNEL_NAMES].dropna().astype(str).str.len().max())
+
+
+#: Columns that name a row (with the config's parameters after Config): the first a table shows.
+IDENTITY = (C.ANNOTATION, C.CONFIG)
+
+
+def page_columns_first(frame: pd.DataFrame, own: Iterable[str], parameters: Iterable[str] = ()
+                       ) -> tuple[pd.DataFrame, dict[str, object]]:
+    """The frame a page's table shows: the row's identity (:data:`IDENTITY` and
+    ``parameters``), then the page's ``own`` columns (its figures: Stability's RSD, stable and
+    CI95), then the rest; a text column with one value on every row of two or more left out,
+    with that value (None where the column is empty); numbers stay, a constant NumRuns or an
+    empty StdDev being a finding. The CSV keeps ``frame`` whole (issue 37: on
+    Stability RSD, stable and CI95 were off screen right at 1400 px, after Metric and
+    MetricWords, which repeated one value on every row). ``own`` columns and the identity are
+    never left out: they are what the page is about, and what names its rows."""
+    own = [c for c in own if c in frame.columns]
+    if len(frame) < 2:
+        constant: dict[str, object] = {}
+    else:
+        constant = {c: (frame[c].dropna().iloc[0] if frame[c].notna().any() else None)
+                    for c in frame.columns if c not in (*own, *IDENTITY, *parameters)
+                    and _one_value(frame[c])}
+    first = [c for c in (*IDENTITY, *parameters) if c in frame.columns]
+    order = [*dict.fromkeys([*first, *own])]
+    rest = [c for c in frame.columns if c not in order and c not in constant]
+    return frame[[*order, *rest]], constant
+
+
+def _one_value(column: pd.Series) -> bool:
+    """Whether ``column`` holds text (not numbers) with one value on every row (all missing
+    counts as one)."""
+    if pd.api.types.is_numeric_dtype(column):
+        return False
+    return bool(column.isna().all() or (column.notna().all() and column.nunique() == 1))
+
+
+def constant_caption(constant: dict[str, object]) -> str | None:
+    """``Left out of the table, the same on every row (the CSV has them): Metric
+    host__time_duration.sum, Unit µs.`` (markdown, the values escaped); None for none."""
+    if not constant:
+        return None
+    said = ", ".join(f"{name} {'(empty)' if value in (None, '') else esc(str(value))}"
+                     for name, value in constant.items())
+    return f"Left out of the table, the same on every row (the CSV has them): {said}."

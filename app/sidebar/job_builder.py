@@ -423,11 +423,12 @@ def on_submit(first: Mapping[str, Any]) -> None:
         return
     asked = st.session_state.pop(state.BUILDER_CONFIRM, None)
     est = job_size.estimate(spec, preflight_panel.done_seconds(spec))
-    ask = job_size.confirm_text(spec, est)
+    ask = jobs.ask_before(spec, job_size.confirm_text(spec, est))
     if asked is not None and asked[0] == spec.spec_hash() and not answers(asked):
         st.session_state[state.BUILDER_CONFIRM] = asked  # a double click's second click
         return
-    confirmed = asked is not None and asked[0] == spec.spec_hash()  # the same Run again
+    # the same Run again; Pre-flight's question (of its few calls) is not Run's
+    confirmed = asked is not None and asked[0] == spec.spec_hash() and asked[3] == BUTTONS[0]
     with jobs.SUBMITTING:  # a double click's two runs can be handled at once
         twin = None if confirmed else jobs.recent_twin(spec)
         if twin is not None:  # a double click, or another tab's Run
@@ -435,7 +436,7 @@ def on_submit(first: Mapping[str, Any]) -> None:
             show_queued(twin)  # the job the question names, which the first click queued
         if ask is not None and not confirmed:
             st.session_state[state.BUILDER_CONFIRM] = (spec.spec_hash(), f"{ask} {ANSWERS}",
-                                                       time.monotonic())
+                                                       time.monotonic(), BUTTONS[0])
             return
         try:
             job_ids = run_on.submit(spec)  # this host's lanes or a cluster sweep
@@ -459,15 +460,18 @@ DOUBLE_CLICK_S = 0.5
 
 #: How the question is answered: the buttons under it (:func:`render_question`) or Run again.
 ANSWERS = "Run anyway (or Run again) queues it; Change queues nothing."
+#: How Pre-flight's question is answered (:func:`on_preflight`).
+PREFLIGHT_ANSWERS = "Run anyway (or Pre-flight again) queues its pass; Change queues nothing."
 
 
 def run_anyway(first: Mapping[str, Any]) -> None:
     """"Run anyway": the question standing is answered (a button of its own is never a double
-    click's second Run), then Run's callback queues the form's job, once."""
+    click's second Run), then the callback of the button that asked it (Run or Pre-flight)
+    queues the form's job, once."""
     asked = st.session_state.get(state.BUILDER_CONFIRM)
     if asked is not None:
-        st.session_state[state.BUILDER_CONFIRM] = (asked[0], asked[1], -math.inf)
-    on_submit(first)
+        st.session_state[state.BUILDER_CONFIRM] = (asked[0], asked[1], -math.inf, asked[3])
+    (on_preflight if asked is not None and asked[3] == BUTTONS[1] else on_submit)(first)
 
 
 def change() -> None:
@@ -489,9 +493,10 @@ def render_question(first: Mapping[str, Any], where: Any) -> None:
     other.button("Change", key=k("change"), on_click=change)
 
 
-def answers(asked: tuple[str, str, float]) -> bool:
+def answers(asked: tuple[str, str, float, str]) -> bool:
     """Whether a Run now answers the question ``asked`` (spec hash, text, ``time.monotonic()``
-    when asked): it came at least :data:`DOUBLE_CLICK_S` after the question."""
+    when asked, the button that asked): it came at least :data:`DOUBLE_CLICK_S` after the
+    question."""
     return time.monotonic() - asked[2] >= DOUBLE_CLICK_S
 
 
@@ -508,9 +513,39 @@ def show_queued(job_id: str) -> None:
 
 def on_preflight(first: Mapping[str, Any]) -> None:
     """Pre-flight's callback: :func:`app.sidebar.preflight_panel.on_preflight` on the form's
-    values; any errors are said to be Pre-flight's."""
-    preflight_panel.on_preflight(form_values(first), check)
+    values; any errors are said to be Pre-flight's. A pass whose longest call is estimated
+    over :data:`~app.services.call_time.ASK_ABOVE_CALL_S` is asked about first, as Run asks
+    (issue 37: a pass of n=40000 on the cpu backend ran calls of about 11 h each)."""
+    values = form_values(first)
     st.session_state[state.BUILDER_CHECKED_BY] = BUTTONS[1]
+    if preflight_asks(values):
+        return
+    preflight_panel.on_preflight(values, check)
+
+
+def preflight_asks(values: Mapping[str, Any]) -> bool:
+    """Whether Pre-flight's :func:`~app.services.call_time.call_check` question stands for
+    ``values`` (kept for :func:`render_question`; a double click's second click keeps it),
+    False where it was answered (Run anyway, Pre-flight again) or none is asked."""
+    spec, _ = check(values)
+    asked = st.session_state.pop(state.BUILDER_CONFIRM, None)
+    if spec is None:
+        return False
+    same = asked is not None and asked[0] == spec.spec_hash() and asked[3] == BUTTONS[1]
+    if same and answers(asked):
+        return False
+    if same:  # a double click's second click
+        st.session_state[state.BUILDER_CONFIRM] = asked
+        return True
+    question, _ = jobs.call_check(spec)
+    if question is None:
+        return False
+    st.session_state[state.BUILDER_ERRORS] = []
+    st.session_state[state.BUILDER_CHECKED] = values
+    st.session_state[state.BUILDER_CONFIRM] = (spec.spec_hash(),
+                                               f"{question} {PREFLIGHT_ANSWERS}",
+                                               time.monotonic(), BUTTONS[1])
+    return True
 
 
 def submit_error(exc: OSError) -> spec_schema.FieldError:

@@ -4,7 +4,7 @@ backends): the selected bundle, chart + table + CSV + HTML download, "how to rea
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from typing import NoReturn
 
 import plotly.graph_objects as go
@@ -66,15 +66,18 @@ def html_bytes(fig: go.Figure) -> bytes:
 
 
 def figure_panel(fig: go.Figure, frame: pd.DataFrame, key: str, filename: str,
-                 note: str | None = None, under: Callable[[], None] | None = None) -> None:
+                 note: str | None = None, under: Callable[[], None] | None = None,
+                 lead: Sequence[str] | None = None, parameters: Sequence[str] = ()) -> None:
     """Chart, its table and CSV (:func:`panels.chart_with_table`, ``note`` the caption under
-    the chart, ``under`` what is drawn under it, over the table), plus an HTML download.
+    the chart, ``under`` what is drawn under it, over the table; ``lead`` and ``parameters``:
+    the page's own columns first, as there), plus an HTML download.
 
     The image export is the chart's own modebar camera button; ``filename`` names the CSV and,
     with ``-chart.html``, the HTML file (a page's other HTML download, such as Compare's report,
     keeps the bare ``.html`` name). The HTML is built only when the button is clicked.
     """
-    panels.chart_with_table(fig, frame, key=key, filename=filename, note=note, under=under)
+    panels.chart_with_table(fig, frame, key=key, filename=filename, note=note, under=under,
+                            lead=lead, parameters=parameters)
     st.download_button("Download chart (HTML)", data=lambda: html_bytes(fig),
                        file_name=filename.rsplit(".", 1)[0] + "-chart.html", mime="text/html",
                        key=state.key(key, "html"), on_click="ignore", icon=":material/download:")

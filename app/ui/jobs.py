@@ -18,7 +18,7 @@ from app.services.job_model import Job as Job, TaskView as TaskView
 from app.services.job_recovery import PARTIAL_DIR as PARTIAL_DIR
 from app.services.repeat_guard import (SUBMITTING as SUBMITTING, recent_twin as _recent_twin,
                                        twin_text as _twin_text)
-from app.services import result_store
+from app.services import call_time, result_store
 from app.services.result_store import (SOURCE_BUNDLED as SOURCE_BUNDLED, BundleInfo as BundleInfo,
                                        UNKNOWN_BACKEND as UNKNOWN_BACKEND)
 from app.services.slurm_executor import (READ_ONLY_STAGE as READ_ONLY_STAGE, SCAN_S as SCAN_S,
@@ -30,7 +30,8 @@ from app.ui import cached
 
 __all__ = ["BundleInfo", "Executor", "Job", "READ_ONLY_STAGE", "SCAN_S", "SOURCE_BUNDLED",
            "UNKNOWN_BACKEND", "SweepOptions", "slurm_missing", "SUBMITTING", "recent_twin",
-           "store_jobs", "store_owner", "submit", "sweep_options", "twin_text"]
+           "store_jobs", "store_owner", "submit", "sweep_options", "twin_text", "call_check",
+           "ask_before"]
 
 
 def submit(spec: JobSpec, options: SweepOptions | None, gpu_types: list[str]) -> list[str]:
@@ -58,6 +59,18 @@ def recent_twin(spec: JobSpec) -> str | None:
     """The job of the result store with ``spec``'s hash queued in the last
     :data:`~app.services.repeat_guard.REPEAT_WINDOW_S` seconds (by any door), else None."""
     return _recent_twin(settings.results_dir(), spec)
+
+
+def call_check(spec: JobSpec) -> tuple[str | None, str | None]:
+    """:func:`app.services.call_time.call_check` of ``spec`` against this server's result store
+    and bundled jobs: (the question about its longest call, the no-rate note)."""
+    return call_time.call_check(spec, settings.results_dir(), settings.bundled_dir())
+
+
+def ask_before(spec: JobSpec, size_ask: str | None) -> str | None:
+    """:func:`app.services.call_time.ask_before` of ``spec`` and its size question
+    ``size_ask`` against this server's result store and bundled jobs."""
+    return call_time.ask_before(spec, size_ask, settings.results_dir(), settings.bundled_dir())
 
 
 def twin_text(job_id: str) -> str:

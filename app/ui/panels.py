@@ -6,7 +6,7 @@ import copy
 import dataclasses
 import functools
 import hashlib
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Sequence
 from pathlib import Path
 from typing import Any, NoReturn
 
@@ -81,14 +81,18 @@ def job_colors(bundle: Bundle | None) -> dict[str, str]:
 
 def chart_with_table(fig: go.Figure, frame: pd.DataFrame, key: str, filename: str,
                      shown: pd.DataFrame | None = None, which: str = "",
-                     note: str | None = None, under: Callable[[], None] | None = None) -> None:
+                     note: str | None = None, under: Callable[[], None] | None = None,
+                     lead: Sequence[str] | None = None, parameters: Sequence[str] = ()) -> None:
     """The chart (Streamlit's light/dark plotly theme; the modebar camera saves a PNG), the exact
     numbers behind it, and a CSV of those numbers (keys ``<key>-*``). Traces of an annotation
     take the selected job's colour for it, the same in every view. ``shown``: the rows of
     ``frame`` the table shows, when not all: a caption says how many and ``which`` (e.g.
     "those of the points drawn"), and that the CSV has every row. ``note``: a caption right
     under the chart (markdown, escaped by the caller), e.g. what its marked points mean.
-    ``under``: draws what stands right under the chart, after ``note``, over the table."""
+    ``under``: draws what stands right under the chart, after ``note``, over the table.
+    ``lead``: the page's own columns, shown right after the row's identity (its ``parameters``
+    after Config), columns of one value on every row left out and said in a caption
+    (:func:`app.core.table_text.page_columns_first`); the CSV keeps every column."""
     theme.color_annotations(fig, job_colors(cached.bundle_for(state.selected_job_id())))
     st.plotly_chart(fig, key=state.key(key, "chart"), width="stretch", theme="streamlit",
                     config=chart_config(filename))
@@ -100,7 +104,13 @@ def chart_with_table(fig: go.Figure, frame: pd.DataFrame, key: str, filename: st
         st.caption(f"The table shows {len(shown):,} of the {len(frame):,} rows"
                    + (f": {which}" if which else "") + f"; the CSV below has all "
                    f"{len(frame):,}.")
-    table(frame if shown is None else shown, key=state.key(key, "table"))
+    rows = frame if shown is None else shown
+    if lead is not None:
+        ordered, constant = table_text.page_columns_first(frame, lead, parameters)
+        rows = rows[list(ordered.columns)]
+        if (said := table_text.constant_caption(constant)) is not None:
+            st.caption(said)
+    table(rows, key=state.key(key, "table"))
     download_csv(frame, key=state.key(key, "csv"), filename=filename,
                  label="Download CSV" if shown is None or len(shown) == len(frame)
                  else f"Download CSV (all {len(frame):,} rows)")
@@ -152,6 +162,18 @@ def number_width(chars: int) -> int:
 #: The widest a text column is made to fit its longest value (px); a longer one (a Fix of two
 #: sentences) is cut there, its whole text shown on a click in the cell.
 TEXT_WIDTH_MAX = 480
+#: The most lines :func:`wrapped_row_height` gives a row.
+WRAP_LINES_MAX = 6
+
+
+def wrapped_row_height(chars: int, most: int = TEXT_WIDTH_MAX) -> int | None:
+    """A row height (px) that shows a text cell of ``chars`` characters whole, wrapped in a
+    column of ``most`` px (:func:`text_width`'s 7.2 px a character), at most
+    :data:`WRAP_LINES_MAX` lines; None where it fits one line. Streamlit wraps a cell's text
+    only in rows taller than 4 rem (64 px), so two lines get 68 px."""
+    per_line = max(1, int((most - 24) / 7.2))
+    lines = min(WRAP_LINES_MAX, -(-chars // per_line))
+    return None if lines <= 1 else max(68, 22 * lines + 14)
 
 
 def _text_widths(frame: pd.DataFrame, skip: Iterable[str]) -> dict[str, Any]:

@@ -12,12 +12,28 @@ from typing import Any
 
 from profiling_worker.importing import kinds as R, ncu_version, sniff as K
 from profiling_worker.importing.job import Job
+from profiling_worker.bundle.schema import columns as C
 from profiling_worker.bundle.schema.manifest import read_manifest
 
 #: The columns of the Import page's table, in order: (manifest key, heading).
 FIELDS = (("kind", "Kind"), ("tool_version", "Tool version"), ("page", "Page"),
           ("units", "Units"), ("regions", "Regions from"), ("configs", "Configs found"),
           ("grouping", "Launches grouped by"), ("launches", "Launches"))
+
+
+#: The Launches cell of an nsight-python CSV: it has none to count.
+NO_LAUNCHES = ("- (an nsight-python CSV holds a row per config and run, not its kernel "
+               "launches)")
+
+
+def launch_count(job: Job) -> int | str:
+    """The kernel launches of ``job``'s launches table (distinct annotation, config, run and
+    launch), "-" where it has none."""
+    table = job.launches
+    keys = [C.ANNOTATION, C.CONFIG, C.RUN, C.LAUNCH]
+    if table is None or table.empty or not set(keys) <= set(table.columns):
+        return "-"
+    return int(len(table.drop_duplicates(keys)))
 
 
 def _default(s: K.Sniffed, job: Job, not_read: set[str]) -> dict[str, Any]:
@@ -27,7 +43,8 @@ def _default(s: K.Sniffed, job: Job, not_read: set[str]) -> dict[str, Any]:
         row.update(tool_version="nsight-python " + str(job.provenance.get(
             "nsight_python_version", "unknown")), page="-",
                    units="the file's Unit column (0.9.x: ns)", regions="nsight-python annotations",
-                   grouping="nsight-python's own records (config parameters and runs)")
+                   grouping="nsight-python's own records (config parameters and runs)",
+                   launches=NO_LAUNCHES)
     elif kind.reader == R.NCU_REPORTS:
         launches = job.provenance.get("launches") or {}
         versions = job.provenance.get(ncu_version.PROVENANCE_KEY) or {}
@@ -36,11 +53,11 @@ def _default(s: K.Sniffed, job: Job, not_read: set[str]) -> dict[str, Any]:
                    units="base units (ncu_report)",
                    regions="nsight-python annotations, else NVTX ranges, else kernel names ("
                            + str(launches.get("attribution", "")) + ")",
-                   grouping=launches.get("grouping", "-"))
+                   grouping=launches.get("grouping", "-"), launches=launch_count(job))
     elif kind.reader == R.NCU_EXPORTS:
         row.update(regions="read once: the same launches as another file of this import")
     if s.path.name in not_read or kind.reader == R.NOT_READ:
-        row.update(configs="-", regions="not read")
+        row.update(configs="-", regions="not read", launches="-")
     return row
 
 

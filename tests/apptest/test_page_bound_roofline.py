@@ -18,7 +18,14 @@ def test_bound_and_roofline_on_ncu_sweep(store, monkeypatch, app) -> None:
     assert len(at.dataframe) == 3  # bound table, roofline table, ceilings
     at.segmented_control(key="roofline-bytes").set_value("analytic").run()
     assert not at.exception
-    assert set(at.dataframe[1].value["BytesSource"]) == {"analytic minimum bytes"}
+    # one source on every row: said in the caption over the table, not a column of it
+    # (issue 37: the Achieved throughput was the 11th column, off screen behind them)
+    assert "BytesSource" not in at.dataframe[1].value
+    assert list(at.dataframe[1].value.columns[3:5]) == ["AchievedTFLOPs", "ArithmeticIntensity"]
+    from app.core import table_text
+    said = table_text.constant_caption({"BytesSource": "analytic minimum bytes"})
+    assert said is not None and said.split(": ", 1)[1].rstrip(".") in " ".join(
+        c.value for c in at.caption)
 
 
 def test_cupti_job_gets_roofline_and_a_hint(store, monkeypatch, app) -> None:

@@ -602,3 +602,31 @@ def test_a_binary_file_of_no_known_kind_is_one_box_naming_it_once_and_its_bytes(
     assert error.startswith("**import of garbage.csv failed**: a binary file"), error
     assert error.count("garbage.csv") == 1 and first_bytes(junk.read_bytes()) in error
     assert "b'" not in error
+
+
+def test_how_read_wraps_long_cells_and_counts_every_files_launches(store, app) -> None:
+    """Issue 37 (13_crop_table.png): a .ncu-rep's "Regions from" was cut at the column's
+    480 px and its Launches cell was empty, as an nsight-python CSV's. Long cells now wrap (a
+    row tall enough for them) and every file's Launches cell says its count or why it has
+    none."""
+    from profiling_worker.bundle.loader import load_bundle
+    from profiling_worker.bundle.schema import columns as C
+    from profiling_worker.importing.how_read import NO_LAUNCHES
+    from app.ui.panels import wrapped_row_height
+
+    plain = REPO / "tests" / "fixtures" / "h200_import" / "ncu_plain" / "plain.ncu-rep.gz"
+    at = _upload(app("import_files"), [plain, *sorted(REF.glob("*.csv"))])
+    at.button(key="import-run").click().run()
+    assert not at.exception, at.exception
+    jobs = [IMPORTED.search(unescape(s.value)).group(1) for s in at.success]
+    tables = {df.value.columns[1]: df for df in at.dataframe if df.value.columns[0] == "Read"}
+    report = tables[plain.name].value.set_index("Read")[plain.name]
+    launches = load_bundle(store["results"] / jobs[0]).table(C.TABLE_LAUNCHES)
+    counted = len(launches.drop_duplicates([C.ANNOTATION, C.CONFIG, C.RUN, C.LAUNCH]))
+    assert counted > 0 and report["Launches"] == str(counted)
+    longest = max(len(v) for v in report)
+    assert longest * 7.2 + 24 > TEXT_WIDTH_MAX  # "Regions from" is longer than the column
+    assert tables[plain.name].proto.row_height == wrapped_row_height(longest) > 64
+    for name, table in tables.items():
+        if name != plain.name:  # the nsight-python CSVs: no launches in them, said so
+            assert table.value.set_index("Read")[name]["Launches"] == NO_LAUNCHES

@@ -6,7 +6,7 @@ from __future__ import annotations
 from apptest_helpers import texts
 # at import time, where "conftest" is this folder's: imported inside a test of a whole-suite run,
 # it resolves to the last conftest pytest loaded (tests/unit/app's)
-from apptest_helpers import record_cpu_job
+from apptest_helpers import JOB_ID, record_cpu_job
 from test_page_auto_runs import AUTO_JOB_ID, AUTO_SPEC
 
 from profiling_worker.bundle.schema.manifest import read_manifest
@@ -133,3 +133,75 @@ def test_a_one_config_preflight_says_1_config(store, app) -> None:
     shown = texts(at)
     assert "Planned job (cpu):** 1 run (1 config × 1 run per config × 1 kernel, as " in shown
     assert "1 configs" not in shown and "1 runs" not in shown
+
+
+def _huge_cpu_form(at, sizes: str = "40000") -> None:
+    """A fresh user's form (issue 37): matmul on the cpu backend at ``sizes``, 10 runs."""
+    at.multiselect(key="builder-kernels").set_value(["matmul"])
+    at.selectbox(key="builder-backend").set_value("cpu")
+    at.text_input(key="builder-sizes").set_value(sizes)
+    at.text_input(key="builder-runs").set_value("10")
+
+
+def _spec_of(sizes: list[int]):
+    """The spec the form of :func:`_huge_cpu_form` makes (all three regions of matmul)."""
+    from profiling_worker.bundle.schema.spec import validate_spec
+    return validate_spec({"kernels": ["matmul"], "configs": [{"n": n} for n in sizes],
+                          "runs": 10, "backend": "cpu"})
+
+
+def test_a_preflight_of_hour_long_calls_asks_with_this_hosts_rate(seeded, app) -> None:
+    """Issue 37: Pre-flight of n=40000 on the cpu backend started at once, one call of about
+    11 h. It now asks first, with the call's FLOP and the best rate a finished job of this host
+    measured (the seeded real cpu job), and Change queues nothing; Run asks the same."""
+    from app.services import call_time
+    at = app()
+    _huge_cpu_form(at)
+    at.button(key="builder-preflight").click().run()
+    assert not at.exception, at.exception
+    call = call_time.largest_call(_spec_of([40000]), seeded["results"], seeded["bundled"])
+    assert call is not None and call.rate is not None and call.rate.job_id == JOB_ID
+    said = [w.value for w in at.warning if call.rate.text() in w.value]
+    assert said and call.what() in said[0] and "Pre-flight again" in said[0], texts(at)
+    assert state.BUILDER_PREFLIGHT not in at.session_state
+    at.button(key="builder-change").click().run()
+    assert cached.job_manager().snapshot() == []
+    assert not [w for w in at.warning if call.rate.text() in w.value]
+    at.button(key="builder-submit").click().run()  # Run asks too, with the job's size
+    said = [w.value for w in at.warning if call.rate.text() in w.value]
+    assert said and "Run anyway (or Run again)" in said[0], texts(at)
+    assert cached.job_manager().snapshot() == []
+
+
+def test_preflights_run_anyway_queues_its_pass_once(seeded, app, monkeypatch) -> None:
+    """The question's Run anyway queues the pass (not the job), once; the threshold is lowered
+    so that the pass is a quick one of n=32."""
+    from app.services import call_time
+    monkeypatch.setattr(call_time, "ASK_ABOVE_CALL_S", 0.0)
+    at = app()
+    _huge_cpu_form(at, "32")
+    at.button(key="builder-preflight").click().run()
+    assert [w for w in at.warning if "Pre-flight again" in w.value], texts(at)
+    at.button(key="builder-run-anyway").click().run()
+    assert not at.exception, at.exception
+    queued = cached.job_manager().snapshot()
+    assert len(queued) == 1 and queued[0].job_id == at.session_state[state.BUILDER_PREFLIGHT]["job"]
+    assert queued[0].spec.runs == 2  # the pass's calls, not the planned job's 10 runs
+    assert not [w for w in at.warning if "Pre-flight again" in w.value]
+
+
+def test_with_no_earlier_job_no_rate_is_invented(store, app) -> None:
+    """No finished cpu job here: nothing estimates a call's time, so Pre-flight does not ask;
+    where Run asks about the job's size it states the FLOP count and that no rate is known."""
+    from app.services import call_time
+    question, note = call_time.call_check(_spec_of([40000]), store["results"], store["bundled"])
+    assert question is None and note is not None and "no rate is known" in note
+    at = app()
+    _huge_cpu_form(at, "1..2000 +1")
+    at.button(key="builder-submit").click().run()
+    assert not at.exception, at.exception
+    call = call_time.largest_call(_spec_of(list(range(1, 2001))), store["results"],
+                                  store["bundled"])
+    assert call is not None and call.rate is None
+    assert [w for w in at.warning if call.what() in w.value and "no rate is known" in w.value]
+    assert cached.job_manager().snapshot() == []

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from apptest_helpers import open_folds, plotly_specs, texts, unescape
+from apptest_helpers import JOB_ID, open_folds, plotly_specs, texts, unescape
 from app.core import metric_roles
 from app.core.views.stability import DRIFT_CAUSE
 from profiling_worker.bundle.schema import metrics as M
@@ -136,3 +136,28 @@ def test_many_run_audit_badges_fold_under_one_line(store, app) -> None:
         text = badge_text(f"{r['Annotation']} {r['ConfigLabel']}", int(r["Passed"]),
                           int(r["Runs"]), str(r["Flags"]))
         assert sum(text in one for one in said) == 1, (text, said)
+
+
+def test_the_tables_first_columns_are_the_pages_own(seeded, app) -> None:
+    """Issue 37 (p_stability_1400.png): RSD, stable and CI95 were off screen right of Metric and
+    MetricWords, which repeated one value on every row. The table now shows them right after
+    the row's identity; a column of one value is left out (the CSV keeps it) and its value is
+    said in a caption."""
+    from app.core import table_text
+    from app.core.views.stability import OWN_COLUMNS, StabilityOptions, stability_frame
+    from profiling_worker.bundle.loader import load_bundle
+    from profiling_worker.bundle.schema import columns as C
+
+    at = app("stability")
+    assert not at.exception, at.exception
+    shown = at.dataframe[0].value
+    assert list(shown.columns[:6]) == [C.ANNOTATION, C.CONFIG, "n", C.RSD, C.STABLE,
+                                       C.CI95_HALF_PCT]
+    assert C.METRIC not in shown.columns and "MetricWords" not in shown.columns
+    bundle = load_bundle(seeded["results"] / JOB_ID)
+    full = metric_roles.with_words(stability_frame(bundle, StabilityOptions(
+        metric=bundle.duration_metric, time_unit="µs")), bundle.manifest)  # as the page's
+    _, constant = table_text.page_columns_first(full, OWN_COLUMNS, ["n"])
+    assert constant[C.METRIC] == bundle.duration_metric
+    said = table_text.constant_caption(constant)
+    assert said is not None and said in [c.value for c in at.caption]

@@ -9,7 +9,7 @@ import re
 
 import pytest
 
-from apptest_helpers import plotly_specs, texts, trace_values
+from apptest_helpers import plotly_specs, texts, trace_values, unescape
 from app.core import metric_roles
 from app.core.figures import theme
 from profiling_worker.bundle.number_text import shown_unit
@@ -68,10 +68,8 @@ def test_stability_of_a_derived_import_names_no_none_unit(derived_job, app) -> N
         assert "(None)" not in dumped and " None<" not in dumped and " nan" not in dumped
     assert "stability-time-unit" not in _keys(at, "segmented_control")
     assert "Unit: none (the file gives this metric no unit)" in texts(at)
-    summary = at.dataframe[0].value
-    assert set(summary["Unit"]) == {""}
-    unit_column = json.loads(at.dataframe[0].proto.columns).get("Unit", {})
-    assert "type_config" not in unit_column  # text, not a number-formatted column of NaN
+    summary = at.dataframe[0].value  # one (empty) unit on every row: said above, not a column
+    assert "Unit" not in summary and _left_out({"Unit": ""}) in texts(at)
 
 
 def test_stability_time_unit_is_offered_for_durations_only(store, monkeypatch, app) -> None:
@@ -126,11 +124,21 @@ def test_stability_of_a_clock_reads_its_words_in_mhz(store, monkeypatch, app) ->
     assert M.GPC_HZ not in json.dumps(layout)
     assert f"Unit: {unit}" in texts(at)
     for table in at.dataframe[:2]:  # the spread per config, the runs of one config
-        frame = table.value
-        assert set(frame["Unit"]) == {unit}
+        frame = table.value  # one unit on every row: in the caption over the table
+        assert "Unit" not in frame and "MetricWords" not in frame
         value = frame["AvgValue" if "AvgValue" in frame else "Value"]
         assert value.between(100, 5000).all()  # an H200 clocks at 345 to 1,980 MHz
-    assert set(at.dataframe[0].value["MetricWords"]) == {words}  # beside the raw name
+    assert _left_out({"Unit": unit}) in texts(at)
+    assert _left_out({"MetricWords": words}) in texts(at)  # beside the raw name
+
+
+def _left_out(constant: dict[str, object]) -> str:
+    """How a table's caption names ``constant`` columns left out
+    (:func:`app.core.table_text.constant_caption`), without its lead-in."""
+    from app.core import table_text
+    said = table_text.constant_caption(constant)
+    assert said is not None
+    return unescape(said.split(": ", 1)[1].rstrip("."))
 
 
 def test_tiny_tflops_of_a_cpu_job_read_without_si_prefixes(seeded, app) -> None:

@@ -96,6 +96,11 @@ def stable_text(bundle: Bundle, summary: pd.DataFrame, badges: pd.DataFrame) -> 
             f"{failed_pairs_text(bundle, failed, NOTE_CHARS)}.")  # bounded as a chart's note
 
 
+#: The page's own columns, shown right after a row's identity (issue 37: RSD, stable and CI95
+#: were off screen right at 1400 px): :func:`app.core.table_text.page_columns_first`.
+OWN_COLUMNS = (C.RSD, C.STABLE, C.CI95_HALF_PCT, F.NOTE)
+#: The same for the per-run table of one config.
+RUN_COLUMNS = (C.RUN, C.VALUE)
 STAT_COLUMNS = (C.AVG, C.STD, C.MIN, C.MAX, C.MEDIAN, C.CI95_LOWER, C.CI95_UPPER)
 
 
