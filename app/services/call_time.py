@@ -181,11 +181,12 @@ def call_check(spec: JobSpec, results_dir: Path, bundled_dir: Path | None = None
 
 
 def ask_before(spec: JobSpec, size_ask: str | None, results_dir: Path,
-               bundled_dir: Path | None = None) -> str | None:
+               bundled_dir: Path | None = None, with_note: bool = True) -> str | None:
     """What a door says before queuing ``spec``: its longest call's question
     (:func:`call_check`) and ``size_ask`` (the job's size question,
-    :func:`app.core.job_size.confirm_text`, or None), with the no-rate note beside the latter;
-    None where neither asks."""
+    :func:`app.core.job_size.confirm_text`, or None), with the no-rate note beside the latter
+    unless ``with_note`` is False (the sidebar: its question and answers stay inside the window,
+    tests/e2e/test_nothing_cut.py); None where neither asks."""
     question, note = call_check(spec, results_dir, bundled_dir)
-    parts = (question, size_ask, note if size_ask else None)
+    parts = (question, size_ask, note if size_ask and with_note else None)
     return " ".join(p for p in parts if p) or None

@@ -69,8 +69,11 @@ def call_check(spec: JobSpec) -> tuple[str | None, str | None]:
 
 def ask_before(spec: JobSpec, size_ask: str | None) -> str | None:
     """:func:`app.services.call_time.ask_before` of ``spec`` and its size question
-    ``size_ask`` against this server's result store and bundled jobs."""
-    return call_time.ask_before(spec, size_ask, settings.results_dir(), settings.bundled_dir())
+    ``size_ask`` against this server's result store and bundled jobs, without the no-rate note
+    (the sidebar's question and its two answers must stay inside the window at 1400x900; the
+    command line and the agent door say it)."""
+    return call_time.ask_before(spec, size_ask, settings.results_dir(), settings.bundled_dir(),
+                                with_note=False)
 
 
 def twin_text(job_id: str) -> str:

@@ -192,7 +192,9 @@ def test_preflights_run_anyway_queues_its_pass_once(seeded, app, monkeypatch) ->
 
 def test_with_no_earlier_job_no_rate_is_invented(store, app) -> None:
     """No finished cpu job here: nothing estimates a call's time, so Pre-flight does not ask;
-    where Run asks about the job's size it states the FLOP count and that no rate is known."""
+    the command line and the agent door state the FLOP count and that no rate is known beside
+    the job's size question; the sidebar asks the size question alone (its answers stay in the
+    window: tests/e2e/test_nothing_cut.py)."""
     from app.services import call_time
     question, note = call_time.call_check(_spec_of([40000]), store["results"], store["bundled"])
     assert question is None and note is not None and "no rate is known" in note
@@ -203,5 +205,10 @@ def test_with_no_earlier_job_no_rate_is_invented(store, app) -> None:
     call = call_time.largest_call(_spec_of(list(range(1, 2001))), store["results"],
                                   store["bundled"])
     assert call is not None and call.rate is None
-    assert [w for w in at.warning if call.what() in w.value and "no rate is known" in w.value]
+    from app.sidebar.job_builder import ANSWERS
+    assert [w for w in at.warning if ANSWERS in w.value]  # the size question, asked
+    assert not [w for w in at.warning if "no rate is known" in w.value]
+    spec = _spec_of(list(range(1, 2001)))
+    told = call_time.ask_before(spec, "size?", store["results"], store["bundled"])
+    assert told is not None and call.what() in told and "no rate is known" in told
     assert cached.job_manager().snapshot() == []
