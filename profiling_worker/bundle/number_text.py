@@ -164,18 +164,27 @@ _ISO_TIME = re.compile(r"\b\d{4}-\d{2}-\d{2}T\d{2}:\d{2}(?::\d{2}(?:\.\d+)?)?"
                        r"(?:Z|[+-]\d{2}:?\d{2})?")
 
 
+def recorded_time(stamp: object) -> _dt.datetime | None:
+    """A recorded time (ISO 8601, as the manifests write it) as an aware datetime in UTC (UTC
+    where it names no zone); None for None or a text that is no such time. The one reading of
+    a manifest's times: :func:`when_text` and the pages' orderings go through it."""
+    try:
+        when = _dt.datetime.fromisoformat(str(stamp).strip().replace("Z", "+00:00"))
+    except ValueError:
+        return None
+    return when.astimezone(_dt.timezone.utc) if when.tzinfo else when.replace(
+        tzinfo=_dt.timezone.utc)
+
+
 def when_text(stamp: object, date: bool = True) -> str:
     """A recorded time (ISO 8601; UTC where it names no zone) as a person reads it, in UTC to
     the second: "2026-12-07T09:12:33.123456+00:00" -> "2026-12-07 09:12:33 UTC" (``date``
     False: "09:12:33 UTC", for times of one event read side by side). A text that is no such
     time comes back as it was ("" for None)."""
     text = "" if stamp is None else str(stamp).strip()
-    try:
-        when = _dt.datetime.fromisoformat(text.replace("Z", "+00:00"))
-    except ValueError:
+    when = recorded_time(text)
+    if when is None:
         return text
-    if when.tzinfo is not None:
-        when = when.astimezone(_dt.timezone.utc)
     return when.strftime("%Y-%m-%d %H:%M:%S UTC" if date else "%H:%M:%S UTC")
 
 

@@ -22,6 +22,7 @@ import pandas as pd
 from profiling_worker.bundle.gate.context import FIELDS, METRIC_SET, context_differences
 from profiling_worker.bundle.gate import judge as gate
 from profiling_worker.bundle.gate.verdict import Outcome
+from profiling_worker.bundle.number_text import recorded_time
 from profiling_worker.bundle.schema import backends as B, columns as C, tools as T
 from profiling_worker.bundle.schema.spec import JobSpec
 
@@ -257,11 +258,7 @@ def recorded_apart(first: Mapping[str, Any], second: Mapping[str, Any]) -> str |
 
 def _started(manifest: Mapping[str, Any]) -> datetime.datetime | None:
     """The manifest's ``started_at`` (ISO 8601; UTC when it names no zone), None if unsaid."""
-    try:
-        when = datetime.datetime.fromisoformat(str(manifest.get("started_at")))
-    except ValueError:
-        return None
-    return when if when.tzinfo else when.replace(tzinfo=datetime.timezone.utc)
+    return recorded_time(manifest.get("started_at"))
 
 
 def tool_version_difference(ncu: Mapping[str, Any], cupti: Mapping[str, Any]) -> str | None:

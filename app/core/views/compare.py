@@ -33,7 +33,7 @@ from profiling_worker.bundle.gate.exit_codes import EXIT_BAD_INPUT, EXIT_NOT_JUD
 from profiling_worker.bundle.gate.sides import GateSide, refusal
 from profiling_worker.bundle.schema import backends as B, columns as C, intervals, partial
 from profiling_worker.bundle.schema.manifest import JobStatus
-from profiling_worker.bundle.number_text import counted
+from profiling_worker.bundle.number_text import counted, recorded_time
 from profiling_worker.bundle.schema.spec import JobSpec
 
 from profiling_worker.bundle.loader import Bundle
@@ -518,11 +518,8 @@ def default_pair(selected: str | None, jobs: list[JobSummary], example: bool = F
 def _when(stamp: str) -> datetime.datetime:
     """A manifest's ISO 8601 time (UTC where it names no zone); the earliest time when it is
     empty or not a time, so a job of unknown time counts as the earlier."""
-    try:
-        when = datetime.datetime.fromisoformat(stamp)
-    except ValueError:
-        return datetime.datetime.min.replace(tzinfo=datetime.timezone.utc)
-    return when if when.tzinfo else when.replace(tzinfo=datetime.timezone.utc)
+    when = recorded_time(stamp)
+    return when or datetime.datetime.min.replace(tzinfo=datetime.timezone.utc)
 
 
 def in_time_order(job: str, other: str, by_id: Mapping[str, JobSummary]) -> tuple[str, str]:
