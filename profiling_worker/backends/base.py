@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from typing import Any
 
 import pandas as pd
@@ -102,6 +102,8 @@ class RunCounter:
         self._done = 0
         self._total = len(spec.configs) * spec.runs
         self._emit = emit
+        #: (config index, run index) of the latest call counted, None before the first.
+        self.last: tuple[int, int] | None = None
 
     def config_index(self, config: Sequence[Any]) -> int:
         """Index of the config with these values."""
@@ -111,11 +113,16 @@ class RunCounter:
         """The run index the next call of this config will get."""
         return self._runs.get(config_index, 0)
 
-    def restart(self) -> None:
-        """Count from the first run again (the runs of a call whose results were not kept are
-        measured again)."""
-        self._runs.clear()
-        self._done = 0
+    @property
+    def done(self) -> int:
+        """Calls counted so far (the progress events' ``done``)."""
+        return self._done
+
+    def restart(self, configs: Iterable[int] | None = None) -> None:
+        """Count the runs of ``configs`` (None: every config) from their first run again (the
+        runs of a call whose results were not kept are measured again)."""
+        for idx in list(self._runs) if configs is None else configs:
+            self._done -= self._runs.pop(idx, 0)
 
     def warming(self, config_index: int) -> None:
         """Report that this config's untimed warm-up calls begin (stage ``warm-up``): without
@@ -130,6 +137,7 @@ class RunCounter:
         run = self._runs.get(idx, 0)
         self._runs[idx] = run + 1
         self._done += 1
+        self.last = (idx, run)
         if self._emit:
             self._emit("progress", done=self._done, total=self._total, stage="profiling",
                        config=idx, run=run)

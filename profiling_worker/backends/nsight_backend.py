@@ -21,8 +21,9 @@ from __future__ import annotations
 
 import inspect
 import os
+import time
 from abc import abstractmethod
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from contextlib import contextmanager, nullcontext
 from dataclasses import dataclass
 from pathlib import Path
@@ -88,6 +89,10 @@ class NsightBackend(RunSide):
         """Profile the bodies (already warmed up, except in the launch-mode parent);
         ``user``: the job's user info collectors."""
 
+    #: Whether :meth:`collect` takes ``warm_up_s``, each config's warm-up call timed
+    #: (:func:`warm_up_bodies`): the CUPTI backend plans its nsight-python calls with it.
+    times_warm_up = False
+
     def warm_up(self, status: BackendStatus) -> None:
         """Import nsight first (:meth:`load`), then torch, and start CUDA."""
         warm_up_process(self.name, lambda: self.load(status))
@@ -110,11 +115,14 @@ class NsightBackend(RunSide):
                 and not in_launch_child():
             return self.collect(nsight, spec, bodies, out_dir, job.channel.emit, job.uuid)
         user = job.registry.user_collectors(spec.collectors)
+        times: list[float] | None = [] if self.times_warm_up else None
+        extra: dict[str, Any] = {**({"user": user} if user else {}),
+                                 **({"warm_up_s": times} if times is not None else {})}
         with autograd_on_calling_thread():
             device = warm_up_bodies(spec, bodies, job.uuid,
-                                    RunCounter(spec, job.channel.emit).warming)
+                                    RunCounter(spec, job.channel.emit).warming, times)
             result = self.collect(nsight, spec, bodies, out_dir, job.channel.emit, job.uuid,
-                                  **({"user": user} if user else {}))
+                                  **extra)
         if result is not None:
             result.backend_info["cuda_device"] = device
         return result
@@ -155,12 +163,15 @@ def autograd_on_calling_thread() -> Iterator[None]:
 
 
 def warm_up_bodies(spec: JobSpec, bodies: Sequence[Any], uuid: str | None,
-                   warming: Callable[[int], None] = lambda _config: None) -> dict[str, Any]:
+                   warming: Callable[[int], None] = lambda _config: None,
+                   times: list[float] | None = None) -> dict[str, Any]:
     """Run each config's bodies ``spec.warmup`` times with no annotation (so nothing is profiled
     and CUPTI's one-use annotation names stay free), synchronise, and check that CUDA runs on
     the GPU ``uuid`` (NVML's UUID that sampling, collectors and the manifest use). ``warming``
     is told each config's index before its warm-up calls (:meth:`RunCounter.warming`: the job
-    panel names the config; a long warm-up read "starting" with nothing named).
+    panel names the config; a long warm-up read "starting" with nothing named). ``times``, when
+    given, gets the seconds of each config's last warm-up call, synchronised before and after
+    (CUDA's start synchronised before the first), one entry per config when ``spec.warmup``.
 
     Returns:
         ``{"name", "uuid"}`` of the CUDA device the kernels run on (the manifest's
@@ -169,16 +180,36 @@ def warm_up_bodies(spec: JobSpec, bodies: Sequence[Any], uuid: str | None,
     Raises:
         WorkerError: CUDA's device is not the GPU ``uuid``.
     """
+    import torch
+
+    if times is not None:
+        torch.cuda.synchronize()  # CUDA's start (a cold worker's) is no config's call
     for index, config in enumerate(spec.configs):
         if spec.warmup:
             warming(index)
-        for _ in range(spec.warmup):
-            for body in bodies:
-                body(*config.values(), annotate=lambda _n: nullcontext())
-    import torch
-
+        for call in range(spec.warmup):
+            last = times is not None and call == spec.warmup - 1
+            seconds = warm_up_call(bodies, tuple(config.values()),
+                                   torch.cuda.synchronize if last else None)
+            if last and times is not None:
+                times.append(seconds)
     torch.cuda.synchronize()
     return cuda_device(uuid)
+
+
+def warm_up_call(bodies: Sequence[Any], values: tuple[Any, ...],
+                 sync: Callable[[], None] | None = None) -> float:
+    """One untimed-region call of ``bodies`` at ``values``; with ``sync``, synchronised before
+    and after, its wall-clock seconds (0.0 without)."""
+    if sync is not None:
+        sync()
+    start = time.perf_counter()
+    for body in bodies:
+        body(*values, annotate=lambda _n: nullcontext())
+    if sync is None:
+        return 0.0
+    sync()
+    return time.perf_counter() - start
 
 
 def cuda_device(uuid: str | None) -> dict[str, Any]:
@@ -211,11 +242,12 @@ class Recorders:
     builtin: Any
     user: CollectorRun
 
-    def clear(self) -> None:
-        """Forget the RUN values (the runs of a call whose results were not kept)."""
-        if self.builtin:
-            self.builtin.rows.clear()
-        self.user.rows.clear()
+    def clear(self, configs: Iterable[int] | None = None) -> None:
+        """Forget the RUN values of ``configs`` (None: of every config): the runs of a call
+        whose results were not kept."""
+        drop = None if configs is None else set(configs)
+        for rows in ([self.builtin.rows] if self.builtin else []) + [self.user.rows]:
+            rows[:] = [] if drop is None else [r for r in rows if r[C.CONFIG] not in drop]
 
     def warnings(self) -> list[str]:
         """A built-in collector this GPU cannot read (the energy counter before Volta), and
