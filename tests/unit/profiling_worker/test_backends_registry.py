@@ -164,10 +164,9 @@ def test_a_refused_preflight_stops_the_job_even_when_the_import_fails(monkeypatc
         _FakeNsightBackend(load, lambda *a: None).run(job)
 
 
-def test_the_warm_up_names_each_config_before_its_calls(monkeypatch, tmp_path):
-    """A GPU job's warm-up reports each config as it begins (stage ``warm-up`` in the job's
-    events), before that config's calls; CUDA's sync and device check are left out here (no
-    GPU): ``tests/gpu/test_h200_bundles.py`` checks the recorded events on the card."""
+def _warm_up(monkeypatch, times: list[float] | None = None) -> list[tuple[str, object]]:
+    """The steps of :func:`nb.warm_up_bodies` over 2 configs x 2 warm-up calls: each config's
+    ``warming``, each ``call``, each ``sync`` (CUDA's, stood in for: no GPU)."""
     import torch
 
     spec = validate_spec({"kernels": ["vector_add"], "configs": [{"n": 1024}, {"n": 2048}],
@@ -179,7 +178,26 @@ def test_the_warm_up_names_each_config_before_its_calls(monkeypatch, tmp_path):
     def body(*values, annotate):
         seen.append(("call", values))
 
-    nb.warm_up_bodies(spec, [body], "GPU-1", lambda config: seen.append(("warming", config)))
-    expected = [step for i, c in enumerate(spec.configs)
-                for step in [("warming", i), *[("call", tuple(c.values()))] * 2]]
-    assert seen == [*expected, ("sync", None)]
+    nb.warm_up_bodies(spec, [body], "GPU-1", lambda config: seen.append(("warming", config)),
+                      times)
+    return seen
+
+
+def test_the_warm_up_names_each_config_before_its_calls(monkeypatch, tmp_path):
+    """A GPU job's warm-up reports each config as it begins (stage ``warm-up`` in the job's
+    events), before that config's calls; CUDA's sync and device check are left out here (no
+    GPU): ``tests/gpu/test_h200_bundles.py`` checks the recorded events on the card."""
+    expected = [step for i, n in enumerate((1024, 2048))
+                for step in [("warming", i), *[("call", (n,))] * 2]]
+    assert _warm_up(monkeypatch) == [*expected, ("sync", None)]
+
+
+def test_the_timed_warm_up_times_each_configs_last_call(monkeypatch):
+    """For the CUPTI backend's plan of calls (cupti.plan_calls): CUDA's start synchronised
+    first, each config's last warm-up call between two syncs."""
+    times: list[float] = []
+    per_config = [[("warming", i), ("call", (n,)), ("sync", None), ("call", (n,)),
+                   ("sync", None)] for i, n in enumerate((1024, 2048))]
+    assert _warm_up(monkeypatch, times) == [("sync", None), *sum(per_config, []),
+                                            ("sync", None)]
+    assert len(times) == 2 and all(t >= 0 for t in times)

@@ -3,8 +3,8 @@
 GPU: the stand-in nsight-python of test_cupti_one_call.py runs the profiled function per config
 and run, and its kernel list raises where the worker's signal handler or a kernel body would.
 Also the plan of nsight-python calls (:func:`cupti.plan_calls`, a pure function of each
-config's warm-up time and the runs) and the timed warm-up (nsight_backend.warm_up_bodies). The
-real collector is cancelled in tests/gpu/test_partial_gpu.py."""
+config's warm-up time and the runs; the timed warm-up: test_backends_registry.py). The real
+collector is cancelled in tests/gpu/test_partial_gpu.py."""
 
 from __future__ import annotations
 
@@ -14,7 +14,7 @@ from typing import Any
 
 import pytest
 
-from profiling_worker.backends import cupti, nsight_backend as nb
+from profiling_worker.backends import cupti
 from profiling_worker.bundle.errors import Cancelled, KernelFailed
 from profiling_worker.bundle.schema import columns as C, partial
 from profiling_worker.bundle.schema.spec import validate_spec
@@ -246,23 +246,3 @@ def test_a_first_config_slow_again_keeps_a_call_of_its_own(monkeypatch, tmp_path
                                        bodies=[body], runs=10)
     assert _configs(calls) == [[0], [1, 2, 3]]
 
-
-def test_the_warm_up_times_each_configs_last_call(monkeypatch) -> None:
-    import torch
-
-    spec = validate_spec({"kernels": ["vector_add"], "configs": [{"n": 1024}, {"n": 2048}],
-                          "runs": 2, "warmup": 2})
-    seen: list[tuple[str, object]] = []
-    monkeypatch.setattr(torch.cuda, "synchronize", lambda: seen.append(("sync", None)))
-    monkeypatch.setattr(nb, "cuda_device", lambda uuid: {"uuid": uuid})
-
-    def body(*values, annotate):
-        seen.append(("call", values))
-
-    times: list[float] = []
-    nb.warm_up_bodies(spec, [body], "GPU-1", lambda config: seen.append(("warming", config)),
-                      times)
-    per_config = [[("warming", i), ("call", (n,)), ("sync", None), ("call", (n,)),
-                   ("sync", None)] for i, n in enumerate((1024, 2048))]
-    assert seen == [("sync", None), *sum(per_config, []), ("sync", None)]
-    assert len(times) == 2 and all(t >= 0 for t in times)
