@@ -185,6 +185,7 @@ class _Found:
     failed: dict[int, KernelFailed] = field(default_factory=dict)
     flight: _Flight | None = None
     options_noted: bool = False
+    folders: dict[int, list[Path]] = field(default_factory=dict)  # config -> its calls' folders
 
     def add_outside(self, config: int, kernels: Sequence[tuple[str, int]]) -> None:
         self.outside.extend({C.ANNOTATION: "", C.CONFIG: config, C.KERNEL: name, C.GRID: None,
@@ -230,10 +231,11 @@ def _measure(job: _Job, warm_up_s: Sequence[float] | None) -> dict[str, Any]:
         states = adaptive.run_adaptive(spec.run_target, len(spec.configs), measure)
         return {"auto_runs": adaptive.summary(states, spec.run_target)}
     clock = _several_allowed(spec, job.emit)
-    calls = ([[i] for i in range(len(spec.configs))] if clock is None else
-             plan_calls(_estimates(job, warm_up_s), len(spec.configs), spec.runs))
+    calls = [[i] for i in range(len(spec.configs))]
     if clock is not None:
-        job.emit("log", message=plan_text(calls, len(spec.configs), warm_up_s is not None),
+        estimates = _estimates(job, warm_up_s)
+        calls = plan_calls(estimates, len(spec.configs), spec.runs)
+        job.emit("log", message=plan_text(calls, len(spec.configs), estimates is not None),
                  calls=calls)
     for configs in calls:
         if clock is not None and len(configs) > 1:
@@ -271,6 +273,9 @@ def _shortfall(job: _Job, cancel: Cancelled | None) -> Shortfall | None:
         return None
     found.keep_only_measured()
     job.recorders.clear(set(range(len(spec.configs))) - found.measured)
+    for idx, folders in found.folders.items():  # a first run's call of a config cut later
+        for folder in folders if idx not in found.measured else ():
+            shutil.rmtree(folder, ignore_errors=True)
     if not found.measured:  # nothing to keep: the job ends as it did before any partial result
         raise cancel or next(iter(found.failed.values()))
     return Shortfall(sorted(found.measured), {i: e.message for i, e in found.failed.items()},
@@ -324,6 +329,7 @@ def _per_config(job: _Job, profiled: Callable[..., None]
         found.note_options(dropped)
         first = counter.next_run(idx)
         found.flight = _Flight([idx], out, counter.done)
+        found.folders.setdefault(idx, []).append(out)
         captured, seen, exc = _call(job.nsight, profiled, options,
                                     [tuple(spec.configs[idx].values())])
         if exc is not None:

@@ -202,7 +202,18 @@ def test_a_cancel_on_the_per_config_path_keeps_the_configs_before(monkeypatch,
     short = result.shortfall
     assert (short.measured, short.cut, short.lost) == ([0, 1], 2, "")
     assert _measured(result) == {0: [0, 1, 2], 1: [0, 1, 2]}
-    assert "c2" not in _folders(tmp_path) and "c1-1" in _folders(tmp_path)
+    assert _folders(tmp_path) == ["c0", "c0-1", "c1", "c1-1"]  # no warm-up: a cold first call
+
+
+def test_a_cancel_after_a_configs_cold_first_call_drops_it_whole(monkeypatch, tmp_path) -> None:
+    """Without warm-up a config's first run is a call of its own: a cancel in its other runs
+    drops that first run and its folder too."""
+    cancel = Cancelled("the job was cancelled", "", HOW)
+    result, _calls, _events = _collect(monkeypatch, tmp_path, raising(cancel, (1024,), 1),
+                                       warmup=0)
+    assert (result.shortfall.measured, result.shortfall.cut) == ([0, 1], 2)
+    assert _measured(result) == {0: [0, 1, 2], 1: [0, 1, 2]}
+    assert _folders(tmp_path) == ["c0", "c0-1", "c1", "c1-1"]
 
 
 def test_a_kernel_that_raises_on_the_per_config_path_is_skipped(monkeypatch, tmp_path) -> None:
