@@ -75,7 +75,21 @@ _TAG = "[data-testid='stSidebar'] [data-testid='stMultiSelectTagsContainer'] [da
 #: A chosen kernel's pill ("matmul · Matrix multiply a @ b (fp32, fp16, bf16)") was cut to
 #: "matmul · Matrix mu…" at 1000 px (issue 37): its words wrap within the box, which grows;
 #: below 1200 px the sidebar's elements lie 0.5rem apart, which keeps Run in the window.
-SIDEBAR_LIST_CSS = ("<style>body:has([data-testid='stSidebar'] [role='combobox']"
+#: The closed Job box cut its entry before the status ("cpu-contended · matmul · cpu · d…") and
+#: the longest ids before their end, 215 px of "h200-cupti-elementwise-cache-none" in a field
+#: of 190 (issue 37): the box's label says the status (job_selector.box_label) and wraps; the
+#: sidebar's side padding is 0.25rem, not 20 px, and the field's right padding 0.125rem, which
+#: leaves the id 228 px at any window size (Chromium on Linux, its scrollbar gutter 10 px a
+#: side; more where scrollbars overlay): every bundled id and run id of the form's kernels
+#: but batched_matmul's (240 px) is whole (tests/e2e/test_nothing_cut.py).
+_JOB_BOX = ".st-key-sidebar-job"  # app.ui.state.SELECTED_JOB
+SIDEBAR_LIST_CSS = ("<style>[data-testid='stSidebarContent']"
+                    "{padding-left:0.25rem!important;padding-right:0.25rem!important}"
+                    f"{_JOB_BOX} input{{padding-right:0.125rem!important}}"
+                    f"{_JOB_BOX} [data-testid='stWidgetLabel'] :is("
+                    "[data-testid='stMarkdownContainer'],p){white-space:normal;overflow:visible;"
+                    "text-overflow:clip}"
+                    "body:has([data-testid='stSidebar'] [role='combobox']"
                     "[aria-expanded='true']) [data-testid='stSelectboxVirtualDropdown']"
                     "{width:min(36rem,calc(100vw - 3rem))!important}"
                     # the box's text field beside the last pill, not on a line of its own

@@ -61,13 +61,35 @@ def default_job(bundles: list[BundleInfo], gpu_here: bool) -> DefaultJob | None:
     return None
 
 
+def _status(info: BundleInfo) -> str:
+    """The job's status as the job lists say it (``done``; ``cancelled, partial: 3 of 6
+    configs``: :func:`profiling_worker.bundle.schema.partial.status_text`)."""
+    return visible(partial.status_text(info.status, info.manifest))
+
+
 def _label(info: BundleInfo) -> str:
+    """An entry of the Job box: ``<job id> · <kernels> · <backend> · <status>[ · bundled]``
+    (:data:`app.ui.state.LABEL_SEP`; the id first: :func:`app.ui.state.job_id_of`)."""
     kernels = ",".join(info.kernels) or "?"
     where = (" · bundled" if info.source == SOURCE_BUNDLED else
              " · pre-flight pass" if preflight.is_pass(info.spec) else "")
     return visible(state.LABEL_SEP.join([info.job_id, kernels, info.backend,
-                                         f"{partial.status_text(info.status, info.manifest)}"
-                                         f"{where}"]))
+                                         f"{_status(info)}{where}"]))
+
+
+#: The Job box's own label, before the shown job's status (:func:`box_label`).
+BOX_LABEL = "Job"
+
+
+def box_label(shown: BundleInfo | None) -> str:
+    """The Job box's label: ``Job · done``, the status of the job shown (:func:`_status`).
+
+    The closed box shows its entry in a one-line field about 220 px wide, which cut every entry
+    before its status ("cpu-contended · matmul · cpu · d…", issue 37) and long job ids before
+    their end; the label above it has the room, and wraps (app/streamlit_app.py,
+    ``SIDEBAR_LIST_CSS``), so the status is said whole there and the field's width is left to
+    the job id. ``shown``: None when no job is shown (the label is ``Job``)."""
+    return BOX_LABEL if shown is None else f"{BOX_LABEL}{state.LABEL_SEP}{_status(shown)}"
 
 
 UNKNOWN_ASKED = "sidebar-job-unknown"  # a ?job= that named no job, for the selector's warning
@@ -137,6 +159,8 @@ def render_job_selector(bundles: list[BundleInfo]) -> str | None:
         st.caption("No results yet.")
         return None
     labels = {b.job_id: _label(b) for b in bundles}
-    return st.selectbox("Job", ids, key=state.SELECTED_JOB,
+    shown = next((b for b in bundles if b.job_id == state.selected_job_id()), None)
+    # the key is the widget's identity (Streamlit 1.67): a label that follows the job keeps it
+    return st.selectbox(box_label(shown), ids, key=state.SELECTED_JOB,
                         format_func=lambda job_id: labels[job_id],
                         on_change=state.on_job_selected, help="Newest first; the URL keeps it.")

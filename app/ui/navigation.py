@@ -34,15 +34,18 @@ def pages() -> dict[str, list[st.Page]]:
 
 
 #: The rows of a section's wrapped links lie as close as sections do at full width (issue 37:
-#: the bar took about 250 of 700 px at 1000x700); below 1200 px, where links wrap, sections lie
-#: 0.5rem apart so each one reads as a block beside its label, and each link's side padding is
+#: the bar took about 250 of 700 px at 1000x700). Below 1200 px each link's side padding is
 #: halved (0.25rem): at 1000 px the Performance row's four links needed 523 px of the 502 px
 #: beside its label, so "Stability" wrapped under "Size sweep" (a fresh user's find); 32 px
-#: less, every section keeps one row at 1000x700 (tests/e2e/test_layout.py).
+#: less, every section keeps one row at 1000x700 (tests/e2e/test_layout.py). Below 1000 px,
+#: where links wrap again, sections lie 0.5rem apart so each one reads as a block beside its
+#: label; from 1000 px on no section wraps, and that gap took 24 of the bar's 113 px (the
+#: page's 0.6rem between elements below 1200 px, app/streamlit_app.py, is not the bar's).
 BAR_CSS = ("<style>.st-key-nav-bar [data-testid='stHorizontalBlock'] "
            "[data-testid='stHorizontalBlock']{row-gap:0!important}"
-           "@media (max-width:1200px){.st-key-nav-bar{row-gap:0.5rem!important}"
-           ".st-key-nav-bar [data-testid='stPageLink-NavLink']"
+           ".st-key-nav-bar{row-gap:0!important}"
+           "@media (max-width:999px){.st-key-nav-bar{row-gap:0.5rem!important}}"
+           "@media (max-width:1200px){.st-key-nav-bar [data-testid='stPageLink-NavLink']"
            "{padding-left:0.25rem!important;padding-right:0.25rem!important}}</style>")
 
 

@@ -19,6 +19,8 @@ import pytest
 from apptest_helpers import unescape
 from app.core.markdown import code, esc
 from app.core.views.compare import NOT_SHOWN_WHY, lacking_configs, partial_text
+from app.services.result_store import SOURCE_LOCAL, read_info
+from app.sidebar.job_selector import box_label
 from profiling_worker.bundle.gate import context as gate_context, report
 from profiling_worker.bundle.gate.exit_codes import EXIT_NOT_JUDGED
 from profiling_worker.bundle.gate.judge import GateOptions, judge
@@ -131,13 +133,20 @@ def test_the_agent_door_gives_no_verdict_with_a_partial_side(jobs) -> None:
 
 def test_the_job_lists_say_a_cancelled_job_kept_configs(jobs, app) -> None:
     """Session 22's fresh user read "cancelled" of a job that kept 3 configs: the sidebar's
-    Job box and History say partial, and how many."""
+    Job box and History say partial, and how many; the box's label says the picked job's
+    status (issue 37: the closed box cut it)."""
     said = partial.status_text(JobStatus.CANCELLED, read_manifest(jobs[PARTIAL]))
     assert said == "cancelled, partial: 3 of 6 configs"
     at = app("history")
     assert not at.exception, at.exception
-    options = at.sidebar.selectbox(key="sidebar-job").options
-    assert [o for o in options if o.startswith(PARTIAL) and said in o], options
+    box = at.sidebar.selectbox(key="sidebar-job")
+    assert [o for o in box.options if o.startswith(PARTIAL) and said in o], box.options
+    for job_id, status in ((DONE, "done"), (PARTIAL, said)):
+        at.sidebar.selectbox(key="sidebar-job").set_value(job_id).run()
+        assert not at.exception, at.exception
+        label = at.sidebar.selectbox(key="sidebar-job").label
+        assert label == box_label(read_info(jobs[job_id], SOURCE_LOCAL)), label
+        assert label.endswith(status), label
     table = at.dataframe[0].value
     status = dict(zip(table["Job"], table["Status"]))
     assert status == {PARTIAL: said, DONE: "done"}, status

