@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import datetime as dt
 import json
+import subprocess
 from pathlib import Path
 
 import pandas as pd
@@ -15,14 +16,14 @@ import pytest
 
 from app.services.job_book import JobBook
 from app.services.job_model import Job
-from app.services import job_recovery
+from app.services import job_recovery, other_jobs
 from app.ui.job_status import page_state
 from profiling_worker.backends.channel import Channel
 from profiling_worker.bundle.loader import load_bundle
 from profiling_worker.bundle.schema import columns as C
 from profiling_worker.bundle.schema.events import WRITING_STAGE, parse_line
 from profiling_worker.bundle.schema.manifest import (RESULT_READY_KEY, JobStatus, read_manifest,
-                                                     write_manifest)
+                                                     update_manifest, write_manifest)
 from profiling_worker.bundle.schema.spec import load_spec
 from profiling_worker.bundle.writer import finish_bundle, mark_result_ready, write_table
 from profiling_worker.job import runner
@@ -189,3 +190,28 @@ def test_the_job_manager_takes_the_mark_from_the_progress_event(tmp_path: Path) 
     # the page that drew the job running without its result is drawn again
     assert page_state(job.status, job.result_ready) != before
     assert page_state(JobStatus.DONE, job.result_ready) == page_state(JobStatus.DONE, None)
+
+
+def test_a_job_whose_owner_is_gone_after_its_result_keeps_it(tmp_path: Path, hook) -> None:
+    """Restart recovery (:func:`job_recovery.interrupt_orphaned`) of a job whose worker died
+    between the writes: ended interrupted, its result kept, the rest named missing."""
+    job_dir = _died_at_the_hook(tmp_path, hook)
+    gone = subprocess.Popen(["true"])
+    gone.wait()  # reaped: its pid names no process
+    update_manifest(job_dir, lambda m: {**m, "worker": {**m["worker"], "pid": gone.pid}})
+    assert job_recovery.interrupt_orphaned(job_dir, read_manifest(job_dir))
+    bundle = load_bundle(job_dir)
+    assert bundle.status == JobStatus.INTERRUPTED
+    assert bundle.error is not None and job_recovery.RESULT_KEPT in bundle.error["hint"]
+    assert bundle.missing == LATER and len(bundle.table(C.TABLE_RUNS)) == 6
+    assert not (job_dir / job_recovery.PARTIAL_DIR).exists()
+
+
+def test_a_job_of_another_process_takes_the_mark_from_its_manifest(tmp_path: Path) -> None:
+    """A job another process runs is followed by its manifest (:func:`other_jobs.take`)."""
+    job = Job(job_id="j", path=tmp_path, spec=load_spec_from(SPEC, tmp_path), lane="cpu")
+    other_jobs.take(job, {"status": JobStatus.RUNNING.value})
+    assert job.result_ready is None
+    other_jobs.take(job, {"status": JobStatus.RUNNING.value,
+                          RESULT_READY_KEY: "2027-01-01T00:00:01+00:00"})
+    assert job.status == JobStatus.RUNNING and job.result_ready == "2027-01-01T00:00:01+00:00"
