@@ -118,11 +118,15 @@ def _fresh_copy(rec: Recorded, root: Path) -> Path:
 
 
 def post_process(rec: Recorded, job: Path) -> None:
-    """The run path's post-processing of one job (runner.profile_and_write's writing, then
+    """The run path's post-processing of one job (runner.profile_and_write's writing, with the
+    result-ready manifest after runs and aggregated where the checkout writes one, then
     runner.run_job's run audit and finish_bundle)."""
-    written = results.write_result_tables(job, rec.spec, rec.registry, rec.annotations,
-                                          **rec.inputs)
     manifest = dict(rec.manifest)
+    # a checkout from before issue 40's result-ready mark writes the tables alone
+    ready = ({"ready": lambda: results.mark_result_ready(job, manifest)}
+             if hasattr(results, "mark_result_ready") else {})
+    written = results.write_result_tables(job, rec.spec, rec.registry, rec.annotations,
+                                          **rec.inputs, **ready)
     if hasattr(results, "write_run_audit"):  # a checkout from before the audit has none
         written = results.write_run_audit(job, written, manifest)
     # a checkout from before finish_bundle took the written tables reads them back itself

@@ -17,8 +17,15 @@ Stages (inclusive wall ms per job; nested ones are inside their parents):
   is pyarrow's conversion and the files' creation and renames: the worker writes no CSV, a
   table's CSV is made from its Parquet file when downloaded), ``write_empty_table`` (the empty
   collectors table of a job without collectors, from bytes made once), plausibility's
-  ``check_bundle``, the file list and the manifest; nsight-python's CSV writes (in its calls);
+  ``check_bundle``, the file list and the manifest (``finish: manifest``: every write of it,
+the result-ready one too, which ``result ready (manifest)`` times alone); nsight-python's CSV writes (in its calls);
   and the NVML sampler's start and stop (``__enter__``, ``__exit__``).
+
+Two marks of the worker's own part (issue 40), from the start of ``write_result_tables``: to the
+end of the result-ready manifest's write (``mark_result_ready``: runs and aggregated on disk,
+what the first chart reads) and to the end of ``finish_bundle`` (the final write); stages
+``own part: to result_ready`` and ``own part: whole (to the final write)``, with the thread's
+CPU time beside them, in both modes. A checkout without the mark times the whole alone.
 
 Prints one line per stage (median over the repeats, min-max) and writes JSON. Usage, on the GPU
 machine with the CUPTI backend's wheels on PYTHONPATH (scripts/gpu_env.sh's CUPTI_PATH):
@@ -52,22 +59,51 @@ J1 = {"kernels": ["matmul"], "annotations": ["fp16"], "backend": "cupti",
 _spent: collections.Counter[str] = collections.Counter()
 _cpu: collections.Counter[str] = collections.Counter()  # the thread's CPU time, s
 _calls: collections.Counter[str] = collections.Counter()
+#: label -> (wall, thread CPU) at the first call's start and at the last call's end, this job
+_began: dict[str, tuple[float, float]] = {}
+_ended: dict[str, tuple[float, float]] = {}
+#: The two marks (issue 40): the worker's own part from the start of ``write_result_tables`` to
+#: the end of the result-ready manifest's write, and to the end of ``finish_bundle``.
+TO_READY, WHOLE = "own part: to result_ready", "own part: whole (to the final write)"
 
 
 def _timer(original: Any, label: str) -> Any:
     """``original`` wrapped to add its wall time, and the calling thread's CPU time, to
-    ``label``."""
+    ``label``, and to note when its first call began and its last ended (:func:`_marks`)."""
     @functools.wraps(original)
     def wrapper(*args: Any, **kwargs: Any) -> Any:
         t0, c0 = time.perf_counter(), time.thread_time()
+        _began.setdefault(label, (t0, c0))
         try:
             return original(*args, **kwargs)
         finally:
-            _spent[label] += time.perf_counter() - t0
-            _cpu[label] += time.thread_time() - c0
+            t1, c1 = time.perf_counter(), time.thread_time()
+            _ended[label] = (t1, c1)
+            _spent[label] += t1 - t0
+            _cpu[label] += c1 - c0
             _calls[label] += 1
 
     return wrapper
+
+
+def _marks() -> tuple[dict[str, float], dict[str, float]]:
+    """This job's :data:`TO_READY` and :data:`WHOLE`, (wall ms, thread CPU ms); a mark the
+    checkout does not make (no result-ready write before issue 40's) is left out."""
+    start = _began.get("write_result_tables")
+    ends = {TO_READY: _ended.get("result ready (manifest)"), WHOLE: _ended.get("finish_bundle")}
+    wall: dict[str, float] = {}
+    cpu: dict[str, float] = {}
+    for name, end in ends.items():
+        if start is not None and end is not None:
+            wall[name] = (end[0] - start[0]) * 1e3
+            cpu[name] = (end[1] - start[1]) * 1e3
+    return wall, cpu
+
+
+def _clear() -> None:
+    """Forget the last job's timers."""
+    for book in (_spent, _cpu, _calls, _began, _ended):
+        book.clear()
 
 
 def _timed(owner: Any, name: str, label: str) -> None:
@@ -111,6 +147,8 @@ def _install_worker_timers(results: Any) -> None:
     _timed(results, "write_result_tables", "write_result_tables")
     _timed(results, "write_run_audit", "write_run_audit")
     _timed(results, "finish_bundle", "finish_bundle")
+    if hasattr(results, "mark_result_ready"):  # issue 40: runs and aggregated on disk
+        _timed(results, "mark_result_ready", "result ready (manifest)")
     _install_inner_timers(results)
 
 
@@ -152,17 +190,19 @@ def _recorded_jobs(bundle: Path, repeats: int) -> tuple[list[float], list[dict[s
     with tempfile.TemporaryDirectory(prefix="warm-stages-") as root:
         for i in range(repeats + 1):
             job = post_processing._fresh_copy(rec, Path(root))
-            _spent.clear()
-            _cpu.clear()
+            _clear()
             t0, c0 = time.perf_counter(), time.thread_time()
             post_processing.post_process(rec, job)
             wall = time.perf_counter() - t0
             _cpu["run_job wall"] = time.thread_time() - c0
-            print(f"job {i}{' (first, apart)' if not i else ''}: {wall * 1e3:.1f} ms", flush=True)
+            marks, cpu_marks = _marks()
+            print(f"job {i}{' (first, apart)' if not i else ''}: {wall * 1e3:.1f} ms"
+                  + (f", to result_ready {marks[TO_READY]:.1f} ms" if TO_READY in marks
+                     else ""), flush=True)
             if i:
                 walls.append(wall)
-                per_job.append({k: v * 1e3 for k, v in _spent.items()})
-                _per_job_cpu.append({k: v * 1e3 for k, v in _cpu.items()})
+                per_job.append({**{k: v * 1e3 for k, v in _spent.items()}, **marks})
+                _per_job_cpu.append({**{k: v * 1e3 for k, v in _cpu.items()}, **cpu_marks})
     return walls, per_job
 
 
@@ -190,17 +230,20 @@ def _gpu_jobs(repeats: int) -> tuple[list[float], list[dict[str, float]]]:
     for i in range(repeats + 1):
         job = Path(tempfile.mkdtemp(prefix="warm-stages-"))
         (job / "spec.json").write_text(json.dumps(J1))
-        _spent.clear()
-        _calls.clear()
-        t0 = time.perf_counter()
+        _clear()
+        t0, c0 = time.perf_counter(), time.thread_time()
         runner.run_job(job, Channel(job, None), report)
         wall = time.perf_counter() - t0
+        _cpu["run_job wall"] = time.thread_time() - c0
         status = json.loads((job / "manifest.json").read_text())["status"]
+        marks, cpu_marks = _marks()
         print(f"job {i}{' (first, apart)' if not i else ''}: {wall * 1e3:.1f} ms, {status}, "
-              f"nsight-python calls {_calls['nsight-python call']}", flush=True)
+              f"nsight-python calls {_calls['nsight-python call']}"
+              + "".join(f", {k} {v:.1f} ms" for k, v in marks.items()), flush=True)
         if i:
             walls.append(wall)
-            per_job.append({k: v * 1e3 for k, v in _spent.items()})
+            per_job.append({**{k: v * 1e3 for k, v in _spent.items()}, **marks})
+            _per_job_cpu.append({**{k: v * 1e3 for k, v in _cpu.items()}, **cpu_marks})
     return walls, per_job
 
 
@@ -224,6 +267,11 @@ def main() -> None:
     for k, s in sorted(summary.items(), key=lambda kv: -kv[1]["median_ms"]):
         print(f"  {k:24s} {s['median_ms']:7.1f} ms ({s['min_ms']:.1f}-{s['max_ms']:.1f})"
               + (f"; CPU {cpu[k]:.1f} ms" if k in cpu else ""))
+    if TO_READY in summary:  # the worker's own part to the first chart's tables, and whole
+        print(f"own part to result_ready: median {summary[TO_READY]['median_ms']:.1f} ms"
+              + (f" (CPU {cpu[TO_READY]:.1f})" if TO_READY in cpu else "")
+              + f", whole {summary[WHOLE]['median_ms']:.1f} ms"
+              + (f" (CPU {cpu[WHOLE]:.1f})" if WHOLE in cpu else ""))
     args.out_json.write_text(json.dumps({
         "repeats": args.repeats, "recorded": str(args.recorded) if args.recorded else None,
         "gc_pause": os.environ.get("KPROF_GC_PAUSE", "1"),  # profiling_worker/backends/gc_pause.py

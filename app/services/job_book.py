@@ -16,6 +16,7 @@ import threading
 import time
 import traceback
 from collections.abc import Callable
+from pathlib import Path
 from typing import Any
 
 from profiling_worker.bundle.errors import JobError
@@ -25,8 +26,9 @@ from profiling_worker.bundle.schema.owner import owner_entry
 
 from app.services import worker_client
 from app.services.job_model import Job
-from app.services.job_recovery import (disk_full_error, interrupted_error, release_space,
-                                       safe_log_tail, set_aside_partial)
+from app.services.job_recovery import (RESULT_KEPT, disk_full_error, interrupted_error,
+                                       release_space, result_was_ready, safe_log_tail,
+                                       set_aside_unless_ready)
 
 POLL_S = 0.2  # how often a running job's events file and exit status are read
 FOLLOW_S = 5.0  # how often a job another process owns is read again (status, progress)
@@ -181,6 +183,8 @@ class JobBook:
                     job.total = int(ev.get("total") or 0)
                     job.stage = str(ev.get("stage") or "")
                     follow_config(job, ev)
+                    if ev.get("result_ready"):  # runs and aggregated on disk (issue 40)
+                        job.result_ready = str(ev["result_ready"])
                 elif kind == "warning":
                     job.warnings.append(str(ev.get("message", "")))
                 elif kind == "error":
@@ -204,27 +208,22 @@ class JobBook:
                 job.status = status
                 self._wake.notify_all()
                 return
-            if job.cancel_requested:  # killed before it wrote its result: tables not whole
-                set_aside_partial(job.path)
+            # killed before its final write: the tables it was writing are not whole, unless
+            # it had said its result (runs, aggregated) ready, which is kept
+            ready = result_was_ready(manifest)
+            if job.cancel_requested:
+                set_aside_unless_ready(job.path, manifest)
                 self._finish(job, JobStatus.CANCELLED, None)
                 return
-            if self._stopped:  # shutdown() killed it: tables it was writing are not whole
-                set_aside_partial(job.path)
-                self._finish(job, JobStatus.INTERRUPTED, interrupted_error(job.path))
+            if self._stopped:  # shutdown() killed it
+                set_aside_unless_ready(job.path, manifest)
+                self._finish(job, JobStatus.INTERRUPTED,
+                             interrupted_error(job.path, ready=ready))
                 return
-            how = f"was killed by signal {-returncode}" if returncode < 0 else \
-                f"exited with code {returncode}"
-            ok_but_empty = returncode == 0
-            error: JobError = job.error or {
-                "kind": "worker_died",
-                "message": f"The worker {how} without writing a result (manifest.json)."
-                if not ok_but_empty else "The worker exited without writing manifest.json.",
-                "hint": "Read the log tail below; run `python -m profiling_worker run "
-                        f"{job.path}` in a shell to reproduce.",
-            }
+            error = job.error or died_error(job.path, returncode, ready)
             error = {**error, "log_tail": error.get("log_tail") or safe_log_tail(job.path)}
             failure = disk_full_error(job.path, error)
-            set_aside_partial(job.path)
+            set_aside_unless_ready(job.path, manifest)
             self._finish(job, JobStatus.FAILED, failure)
 
     def _finish(self, job: Job, status: JobStatus, error: JobError | None) -> None:
@@ -268,6 +267,23 @@ class JobBook:
                 job.error = {**job.error, "hint": f"{job.error.get('hint') or ''} (The failed "
                              f"status could not be saved either: {exc}.)".strip()}
             return False
+
+
+def died_error(job_dir: Path, returncode: int, ready: bool) -> JobError:
+    """The error of a job whose worker ended (``returncode``: its exit code, or minus the
+    signal that killed it) without its final manifest; ``ready``: it had said its result
+    ready (runs and aggregated written, kept)."""
+    how = f"was killed by signal {-returncode}" if returncode < 0 else \
+        f"exited with code {returncode}"
+    if ready:
+        message = (f"The worker {how} after writing the job's runs and aggregated tables, "
+                   "before the rest of its bundle.")
+    else:
+        message = (f"The worker {how} without writing a result (manifest.json)."
+                   if returncode != 0 else "The worker exited without writing manifest.json.")
+    return {"kind": "worker_died", "message": message,
+            "hint": (f"{RESULT_KEPT} " if ready else "") + "Read the log tail below; run "
+                    f"`python -m profiling_worker run {job_dir}` in a shell to reproduce."}
 
 
 def process_name(argv0: str | None = None) -> str:

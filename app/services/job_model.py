@@ -102,6 +102,9 @@ class Job:
     """When the worker began :attr:`config` (epoch s, its first event of that config)."""
     warnings: list[str] = field(default_factory=list)
     error: JobError | None = None
+    result_ready: str | None = None
+    """When the worker had written the runs and aggregated tables (ISO, UTC; its progress event
+    or manifest ``result_ready``): the pages can draw them while it writes the rest."""
     returncode: int | None = None
     cancel_requested: bool = False
     tasks: tuple[TaskView, ...] = ()

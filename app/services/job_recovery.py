@@ -23,8 +23,8 @@ from typing import Any
 
 from profiling_worker.bundle.errors import DISK_FULL_HINT, DiskFull, JobError
 from profiling_worker.bundle.schema import columns
-from profiling_worker.bundle.schema.manifest import (JobStatus, ManifestError, now_iso,
-                                                     read_manifest, write_manifest)
+from profiling_worker.bundle.schema.manifest import (RESULT_READY_KEY, JobStatus, ManifestError,
+                                                     now_iso, read_manifest, write_manifest)
 from profiling_worker.bundle.schema.owner import owner_of
 
 from app.services import worker_client
@@ -75,11 +75,12 @@ def interrupt_orphaned(job_dir: Path, manifest: dict[str, Any]) -> bool:
         return False
     if JobStatus(manifest["status"]).finished:
         return False
-    set_aside_partial(job_dir)
+    set_aside_unless_ready(job_dir, manifest)
     owner = owner_of(manifest).get("process") or "dashboard server"  # unnamed: written before
     manifest.update(status=JobStatus.INTERRUPTED.value, finished_at=now_iso(),
                     error=interrupted_error(job_dir, str(owner),
-                                            ran=manifest["status"] != JobStatus.QUEUED.value))
+                                            ran=manifest["status"] != JobStatus.QUEUED.value,
+                                            ready=result_was_ready(manifest)))
     try:
         _write_final(job_dir, manifest)
     except OSError as exc:
@@ -131,15 +132,22 @@ def internal_error(job_dir: Path, exc: Exception) -> JobError:
 
 
 def interrupted_error(job_dir: Path, owner: str = "dashboard server",
-                      ran: bool = True) -> JobError:
+                      ran: bool = True, ready: bool = False) -> JobError:
     """The error of a job whose owner (``owner``: the process that queued or ran it, as a
     manifest names it) stopped before it finished; ``ran``: its worker had started (a queued
     job never ran, and a fresh user of session 23 read of one that it "keeps none of its
-    runs", with tables set aside)."""
+    runs", with tables set aside); ``ready``: its worker had written its result (runs and
+    aggregated, :func:`result_was_ready`), which the job keeps."""
     if not ran:
         return {"kind": "interrupted",
                 "message": f"The {owner} stopped while this job was queued: it never ran.",
                 "hint": "Submit the job again.", "log_tail": ""}
+    if ready:
+        return {"kind": "interrupted",
+                "message": f"The {owner} stopped while this job's worker wrote its bundle, "
+                           "after its runs and aggregated tables.",
+                "hint": f"{RESULT_KEPT} Submit the job again for the whole bundle.",
+                "log_tail": safe_log_tail(job_dir)}
     return {"kind": "interrupted",
             "message": f"The {owner} stopped while this job was running.",
             # a fresh user of session 22 looked for the partial/ this promised: a killed
@@ -147,6 +155,27 @@ def interrupted_error(job_dir: Path, owner: str = "dashboard server",
             "hint": "Submit the job again. A worker stopped this way keeps none of its runs; "
                     f"any tables it had written are set aside in {PARTIAL_DIR}/, not a result.",
             "log_tail": safe_log_tail(job_dir)}
+
+
+#: What a job whose worker stopped after saying its result ready keeps (issue 40).
+RESULT_KEPT = ("Its runs and aggregated tables were written whole and are kept; the tables the "
+               "worker had not written yet are named missing.")
+
+
+def result_was_ready(manifest: dict[str, Any]) -> bool:
+    """True when the worker said in ``manifest`` that it had written the job's runs and
+    aggregated tables (``result_ready``, :func:`profiling_worker.bundle.writer.
+    mark_result_ready`)."""
+    return isinstance(manifest.get(RESULT_READY_KEY), str)
+
+
+def set_aside_unless_ready(job_dir: Path, manifest: dict[str, Any]) -> None:
+    """:func:`set_aside_partial` for a job that did not finish, unless its worker had said its
+    result ready (:func:`result_was_ready`): each table is written whole (a temporary name,
+    then a rename), so its runs and aggregated tables are a result, and the loader names the
+    tables it lacks (``Bundle.missing``)."""
+    if not result_was_ready(manifest):
+        set_aside_partial(job_dir)
 
 
 def set_aside_partial(job_dir: Path) -> None:

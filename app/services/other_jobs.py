@@ -12,8 +12,8 @@ from pathlib import Path
 from typing import Any
 
 from profiling_worker.bundle.schema import columns
-from profiling_worker.bundle.schema.manifest import (JobStatus, ManifestError, now_iso,
-                                                     read_manifest)
+from profiling_worker.bundle.schema.manifest import (RESULT_READY_KEY, JobStatus, ManifestError,
+                                                     now_iso, read_manifest)
 from profiling_worker.bundle.schema.owner import is_this_process, owner_of, owner_text
 from profiling_worker.bundle.schema.spec import load_spec
 
@@ -78,9 +78,11 @@ def job_of(path: Path, manifest: dict[str, Any]) -> Job:
 
 
 def take(job: Job, manifest: dict[str, Any]) -> None:
-    """Set ``job``'s status and error from its manifest, and once it ended its warnings (a
-    running job's come from its events)."""
+    """Set ``job``'s status, error and ``result_ready`` from its manifest, and once it ended
+    its warnings (a running job's come from its events)."""
     job.status = JobStatus(manifest["status"])
     job.error = manifest.get("error") or job.error
+    ready = manifest.get(RESULT_READY_KEY)
+    job.result_ready = ready if isinstance(ready, str) else job.result_ready
     if job.status.finished:
         job.warnings = [str(w) for w in manifest.get("warnings") or []]

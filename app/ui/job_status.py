@@ -23,12 +23,23 @@ from app.ui import cached, state
 
 def shown_status(bundle: Bundle) -> JobStatus:
     """The job manager's state of ``bundle``'s job when this server has it, else the
-    manifest's; remembered for :func:`page_behind` until the next full run of the app."""
+    manifest's; remembered, with whether a running job's result is ready (its runs and
+    aggregated tables written, issue 40), for :func:`page_behind` until the next full run of
+    the app."""
     job = cached.executors().get(bundle.job_id)
     status = job.status if job is not None else bundle.status
+    ready = job.result_ready if job is not None else bundle.result_ready
     shown = st.session_state.setdefault(state.PAGE_JOB_STATUS, {})
-    shown[bundle.job_id] = status.value
+    shown[bundle.job_id] = page_state(status, ready)
     return status
+
+
+def page_state(status: JobStatus, result_ready: str | None) -> str:
+    """What a page drew a job in: its status, and for a running job whether its result was
+    ready (``result_ready``: when, None: not yet), so that the page is drawn again when it
+    becomes ready (the Size sweep can draw it) as when the status moves on."""
+    return f"{status.value}, result ready" if result_ready and not status.finished \
+        else status.value
 
 
 def forget_shown() -> None:
@@ -40,4 +51,6 @@ def page_behind(jobs: Iterable[Job]) -> bool:
     """True when one of ``jobs`` (the job panel's snapshot) is in another state than the page
     named for it this run."""
     shown = st.session_state.get(state.PAGE_JOB_STATUS) or {}
-    return any(job.job_id in shown and shown[job.job_id] != job.status.value for job in jobs)
+    return any(job.job_id in shown and shown[job.job_id] != page_state(job.status,
+                                                                         job.result_ready)
+               for job in jobs)

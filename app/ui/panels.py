@@ -413,6 +413,23 @@ def render_bundle_error(bundle: Bundle) -> None:
         render_error(str(short if one_box else err.get("message", "")), err.get("hint"),
                      err.get("log_tail"), kind=err.get("kind"))
     data_notes(bundle)
+    unwritten = unwritten_note(bundle)
+    if unwritten:
+        (st.caption if bundle.pending else st.warning)(esc(unwritten))
+
+
+def unwritten_note(bundle: Bundle) -> str | None:
+    """What a page says of the tables a bundle whose result was ready lacks (issue 40): while
+    its job runs, that they are pending (the views of runs and aggregated draw already); once
+    it ended without them, that they are missing. None for any other bundle."""
+    if bundle.pending:
+        return (f"Result ready, tables pending: {', '.join(bundle.pending)}. The worker is "
+                "writing them; the views that read them fill in when the job ends.")
+    if bundle.missing:
+        return (f"Tables missing: {', '.join(bundle.missing)}. The job ended before its worker "
+                "wrote them; the runs and aggregated tables are whole, and the views that "
+                "read only them draw.")
+    return None
 
 
 def data_notes(bundle: Bundle, name_job: bool = False) -> None:

@@ -26,8 +26,8 @@ from pandas.api.types import is_numeric_dtype
 from profiling_worker.bundle.paths import OutsideBundle, bundle_file, inside_bundle
 from profiling_worker.bundle.stats.aggregated_repair import complete
 from profiling_worker.bundle.schema import backends as B, columns, intervals
-from profiling_worker.bundle.schema.manifest import (JobStatus, ManifestError, job_gpu_index,
-                                                     read_manifest)
+from profiling_worker.bundle.schema.manifest import (RESULT_READY_KEY, JobStatus, ManifestError,
+                                                     job_gpu_index, read_manifest)
 from profiling_worker.bundle.schema.plausibility import Note, manifest_notes
 from profiling_worker.bundle.schema.spec import JobSpec
 
@@ -82,6 +82,10 @@ class Bundle:
         restated_metrics: the metrics whose CI95 lower bounds ``restated`` is about.
         notes: plausibility notes (``profiling_worker.bundle.schema.plausibility``): the manifest's,
             or computed at load time for bundles recorded before notes existed.
+        unwritten: the tables of :data:`columns.TABLES` that a bundle whose worker said its
+            result ready (manifest ``result_ready``: runs and aggregated written) does not hold:
+            :attr:`pending` while its job runs, :attr:`missing` once it ended without them
+            (a worker that died between its two manifest writes); () for any other bundle.
     """
 
     path: Path
@@ -96,6 +100,7 @@ class Bundle:
     recomputed: tuple[str, ...] = ()
     restated: tuple[str, ...] = ()
     restated_metrics: tuple[str, ...] = ()
+    unwritten: tuple[str, ...] = ()
 
     @property
     def job_id(self) -> str:
@@ -106,6 +111,24 @@ class Bundle:
     def problems(self) -> tuple[str, ...]:
         """One sentence per damaged part (:attr:`table_problems`), shown on every page."""
         return tuple(p.sentence for p in self.table_problems)
+
+    @property
+    def result_ready(self) -> str | None:
+        """When the worker had written the runs and aggregated tables (ISO time, UTC; manifest
+        ``result_ready``), None where it did not say (a bundle written before issue 40's
+        contract, an import, a job that ended before)."""
+        ready = self.manifest.get(RESULT_READY_KEY)
+        return ready if isinstance(ready, str) else None
+
+    @property
+    def pending(self) -> tuple[str, ...]:
+        """Tables still to come: a running job whose result is ready (:attr:`unwritten`)."""
+        return () if self.status.finished else self.unwritten
+
+    @property
+    def missing(self) -> tuple[str, ...]:
+        """Tables a job whose result was ready ended without (:attr:`unwritten`)."""
+        return self.unwritten if self.status.finished else ()
 
     @property
     def status(self) -> JobStatus:
@@ -340,7 +363,16 @@ def load_bundle(bundle_dir: str | Path) -> Bundle:
                   restated=restated,
                   restated_metrics=repair_notes.cut_metrics(completed.table,
                                                             tables[columns.TABLE_AGGREGATED]),
-                  notes=tuple(manifest_notes(tables, {**manifest, "spec": raw_spec})))
+                  notes=tuple(manifest_notes(tables, {**manifest, "spec": raw_spec})),
+                  unwritten=_unwritten(manifest, sources))
+
+
+def _unwritten(manifest: Mapping[str, Any], sources: Mapping[str, str]) -> tuple[str, ...]:
+    """:attr:`Bundle.unwritten`: the tables of :data:`columns.TABLES` without a file, in a
+    bundle whose manifest says its result was ready; () in any other."""
+    if not isinstance(manifest.get(RESULT_READY_KEY), str):
+        return ()
+    return tuple(name for name in columns.TABLES if name not in sources)
 
 
 def _spec_file(path: Path) -> dict[str, Any]:

@@ -34,7 +34,8 @@ from profiling_worker.bundle.arrow_frame import to_arrow
 from profiling_worker.bundle.file_mode import temp_file
 from profiling_worker.bundle.loader import read_table_file
 from profiling_worker.bundle.schema import columns as C, intervals, plausibility
-from profiling_worker.bundle.schema.manifest import write_manifest
+from profiling_worker.bundle.schema.manifest import (RESULT_READY_KEY, JobStatus, now_iso,
+                                                     write_manifest)
 from profiling_worker.bundle.spreadsheet import formula_columns, spreadsheet_safe
 
 #: The manifest key naming the method of ``tables/aggregated.*``'s CI95 columns (issue 34).
@@ -355,6 +356,24 @@ def finish_bundle(bundle_dir: str | os.PathLike[str], manifest: dict[str, Any],
                                        "files": bundle_files(bundle_dir, leave_out)})
 
 
+def mark_result_ready(bundle_dir: str | os.PathLike[str], manifest: dict[str, Any]) -> str:
+    """Say on disk that the bundle's runs and aggregated tables are written (issue 40: what the
+    dashboard draws first, before the other tables, the run audit and the checks): write
+    ``manifest.json`` with :data:`RESULT_READY_KEY` now (UTC, ISO) and the status still
+    ``running``, atomically as :func:`finish_bundle` writes it (one small write), then set the
+    key in ``manifest``, which the final write (:func:`finish_bundle`) keeps. Returns the time
+    written.
+
+    Raises:
+        OSError: the directory is not writable (disk full included); the old manifest stays.
+    """
+    at = now_iso()
+    write_manifest(bundle_dir, {**manifest, "status": JobStatus.RUNNING.value,
+                                RESULT_READY_KEY: at})
+    manifest[RESULT_READY_KEY] = at  # set once written: a failed write leaves no claim
+    return at
+
+
 def bundle_tables(bundle_dir: str | os.PathLike[str]) -> dict[str, pd.DataFrame]:
     """The tables a bundle has in Parquet (name -> frame); tables it lacks are left out.
 
@@ -366,4 +385,4 @@ def bundle_tables(bundle_dir: str | os.PathLike[str]) -> dict[str, pd.DataFrame]
 
 
 __all__ = ["write_table", "write_table_csv", "table_csv", "write_empty_table", "table_columns",
-           "empty_table", "bundle_files", "finish_bundle"]
+           "empty_table", "bundle_files", "finish_bundle", "mark_result_ready"]

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -10,6 +11,7 @@ import pandas as pd
 from profiling_worker.bundle.writer import table_columns, write_empty_table, write_table
 # Re-exported (the "as" form says so to mypy): the run path's name for it.
 from profiling_worker.bundle.writer import finish_bundle as finish_bundle
+from profiling_worker.bundle.writer import mark_result_ready as mark_result_ready
 from profiling_worker.catalog.registry import Registry
 from profiling_worker.bundle.stats.aggregate import aggregate_runs, launches_to_runs
 from profiling_worker.bundle.schema import columns as C
@@ -44,9 +46,11 @@ def write_result_tables(job_dir: Path, spec: JobSpec, registry: Registry,
                         launches: pd.DataFrame, nvml: pd.DataFrame,
                         collectors: pd.DataFrame | None,
                         unattributed: pd.DataFrame | None = None,
-                        launch_times: pd.DataFrame | None = None) -> dict[str, pd.DataFrame]:
-    """Write runs and aggregated (what the dashboard draws first), then launches, work,
-    nvml_trace and collectors (Parquet + CSV, each file once),
+                        launch_times: pd.DataFrame | None = None,
+                        ready: Callable[[], None] | None = None) -> dict[str, pd.DataFrame]:
+    """Write runs and aggregated (what the dashboard draws first), call ``ready`` (the run
+    path's :func:`mark_result_ready`: the result is on disk), then write launches, work,
+    nvml_trace and collectors (Parquet, each file once),
     ``unattributed`` when some launches belong to no config or no annotation, and
     ``launch_times`` when the backend saw each launch's start and end (CUPTI).
 
@@ -64,6 +68,8 @@ def write_result_tables(job_dir: Path, spec: JobSpec, registry: Registry,
     runs = launches_to_runs(launches, params)
     write(C.TABLE_RUNS, runs)
     write(C.TABLE_AGGREGATED, aggregate_runs(runs, params))
+    if ready is not None:
+        ready()
     write(C.TABLE_LAUNCHES, launches)
     write(C.TABLE_WORK, work_table(spec, registry, annotations))
     write(C.TABLE_NVML, nvml)

@@ -328,11 +328,13 @@ def _ignored_by_backend(spec: JobSpec, raw: dict[str, Any]) -> list[str]:
     return notes
 
 
-def profile_and_write(job: Prepared, job_dir: Path, watch: CancelWatch
+def profile_and_write(job: Prepared, job_dir: Path, watch: CancelWatch,
+                      ready: Callable[[], None] | None = None
                       ) -> tuple[dict[str, Any], dict[str, pd.DataFrame]]:
     """Collect with the job's backend (NVML sampled meanwhile) and write the tables; returns
     the manifest entries of a finished job (backend, warnings, status) and the tables written
-    (for finish_bundle's checks). A backend that kept part of the configs (a cancel, a kernel
+    (for finish_bundle's checks); ``ready`` is called once runs and aggregated are written
+    (:func:`_result_ready`). A backend that kept part of the configs (a cancel, a kernel
     that raised at some: ``Collection.shortfall``) gets its tables written all the same, the
     job ``cancelled`` or ``failed`` with its :mod:`~profiling_worker.bundle.schema.partial`
     entries. Once the backend has stopped measuring, a cancel no longer stops the job
@@ -358,7 +360,7 @@ def profile_and_write(job: Prepared, job_dir: Path, watch: CancelWatch
     tables = results.write_result_tables(job_dir, spec, job.registry,
                                          _annotations(spec, job.registry), result.launches,
                                          sampler.frame(), result.collectors,
-                                         result.unattributed, result.launch_times)
+                                         result.unattributed, result.launch_times, ready)
     nvml_start = sampler.start_on(result.backend_info.get("clock_pair"))
     return {"backend": {"name": spec.backend, "nsight_mode": job.backend.nsight_mode,
                         "reason": job.backend.reason, **result.backend_info,
@@ -421,7 +423,8 @@ def _run(job_dir: Path, channel: Channel, watch: CancelWatch, report: dict[str, 
     tables = None  # a failed job's finish_bundle reads whatever tables it has
     try:
         entries, tables = profile_and_write(prepare(job_dir, manifest, report, probe), job_dir,
-                                            watch)
+                                            watch, lambda: _result_ready(job_dir, manifest,
+                                                                         channel))
         manifest.update(entries)
         tables = results.write_run_audit(job_dir, tables, manifest)
     except Exception as exc:
@@ -440,6 +443,30 @@ def _run(job_dir: Path, channel: Channel, watch: CancelWatch, report: dict[str, 
     _record_after(watch, manifest, job_dir)
     channel.emit("result", status=manifest["status"])
     return 0 if manifest["status"] == JobStatus.DONE.value else 1
+
+
+#: Called with the job folder right after the result-ready manifest is written and before the
+#: rest of the bundle (None: nothing): where a test stands in for a worker that dies between the
+#: two manifest writes (it raises a BaseException, which no handler of the run path takes).
+AFTER_RESULT_READY: Callable[[Path], None] | None = None
+
+
+def _result_ready(job_dir: Path, manifest: dict[str, Any], channel: Channel) -> None:
+    """The job's runs and aggregated tables are written: say so in its manifest (status still
+    ``running``, :func:`~profiling_worker.bundle.writer.mark_result_ready`) and to the job
+    manager (a progress event of the writing stage with ``result_ready``), before the rest of
+    the bundle. A manifest that cannot be written is printed: the final write says what
+    failed."""
+    from profiling_worker.job import results
+
+    try:
+        at = results.mark_result_ready(job_dir, manifest)
+    except OSError:
+        traceback.print_exc()
+        return
+    channel.emit("progress", done=1, total=1, stage=WRITING_STAGE, result_ready=at)
+    if AFTER_RESULT_READY is not None:
+        AFTER_RESULT_READY(job_dir)
 
 
 def _record_after(watch: CancelWatch, manifest: dict[str, Any], job_dir: Path) -> None:

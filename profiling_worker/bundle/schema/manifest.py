@@ -43,6 +43,12 @@ def source_digest(manifest: dict[str, Any]) -> tuple[str, ...] | None:
     return tuple(sorted(str(h) for h in hashes.values()))
 
 
+#: Key of the time (UTC, :func:`now_iso`) at which the worker had written a job's runs and
+#: aggregated tables (issue 40): written into the manifest of a job still ``running`` (the result
+#: ready, the other tables pending) and kept in its final one.
+RESULT_READY_KEY = "result_ready"
+
+
 class JobStatus(str, enum.Enum):
     """Life cycle of a job. Only DONE bundles hold complete tables."""
 
