@@ -320,6 +320,15 @@ CPU_STAGE_RUNS_S23 = {side: tuple(f"warm-stages-1207-s23-warm-{side}-{i}" for i 
 #: columns numbered by a dict, columns read once, typed audit columns), five runs a side in turn.
 CPU_STAGE_RUNS_S24 = {side: tuple(f"warm-stages-1207-s24-tables-{side}-{i}" for i in range(1, 6))
                       for side in ("before", "after")}
+#: The twelfth (issue 40, branch s25-ready): main ce5a99ed ("before") and the branch, which
+#: writes a manifest with ``result_ready`` after runs and aggregated (the first chart's tables),
+#: then the rest; the stages add the own part to that write and the write itself.
+CPU_STAGE_RUNS_S25 = {side: tuple(f"warm-stages-1207-s25-ready-{side}-{i}" for i in (1, 2))
+                      for side in ("before", "after")}
+CPU_STAGES_S25 = (("the worker's own part, to `result_ready`", "own part: to result_ready"),
+                  *CPU_STAGES_S13[:1],
+                  ("`result_ready` manifest write", "result ready (manifest)"),
+                  *CPU_STAGES_S13[1:])
 
 
 def _stage_ms(job: dict[str, float], wall_s: float, stage: str) -> float:
@@ -1073,6 +1082,9 @@ def claims() -> list[tuple[str, str]]:
                                       device_run=DEVICE_STAGE_RUN_S18)]
     out += [("docs/performance.md", row)
             for row in cpu_stage_rows(CPU_STAGE_RUNS_S24, CPU_STAGES_S13, cpu_time=True,
+                                      device_run="h100-1207-s24gc1")]
+    out += [("docs/performance.md", row)
+            for row in cpu_stage_rows(CPU_STAGE_RUNS_S25, CPU_STAGES_S25, cpu_time=True,
                                       device_run="h100-1207-s24gc1")]
     for run in POST_AB_RUNS:
         for bundle in post_ab(run):
