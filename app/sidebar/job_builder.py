@@ -450,6 +450,8 @@ def on_submit(first: Mapping[str, Any]) -> None:
     for job_id in job_ids:
         state.add_own_job(job_id)
     show_queued(job_ids[0])
+    if told.note:  # no question, or answered: the call's time still unknown, said under it
+        st.session_state[state.BUILDER_NOTICE_NOTE] = (job_ids[0], told.note)
 
 
 #: Seconds after Run asked in which the same Run is the same double click, not an answer: the

@@ -25,6 +25,7 @@ BUILDER_ERRORS = "builder-errors"  # list[FieldError] of the last rejected submi
 BUILDER_CHECKED = "builder-checked"  # the form values those errors were found in
 BUILDER_CHECKED_BY = "builder-checked-by"  # the button that found them: "Run" or "Pre-flight"
 BUILDER_NOTICE = "builder-notice"  # id of the job submitted last (its note follows its state)
+BUILDER_NOTICE_NOTE = "builder-notice-note"  # (job id, no-rate note) said under its notice
 BUILDER_CONFIRM = "builder-confirm"  # (spec hash, text, monotonic s, button, note) asked
 BUILDER_PREFLIGHT = "builder-preflight-job"  # {"job": pre-flight job id, "planned": spec JSON}
 BUILDER_FROM_URL = "builder-from-url"  # the form's values the URL gave this session's first run

@@ -247,3 +247,24 @@ def test_a_run_click_reads_the_pages_listing_and_each_jobs_rates_once(seeded, ap
     asked = [w.value for w in at.sidebar.warning if JOB_ID in w.value]
     assert asked, texts(at)
     assert [p.name for p in reads] == [JOB_ID]
+
+
+def test_a_call_no_job_gives_a_rate_for_is_said_unknown_under_the_notice(store, app) -> None:
+    """A fresh store (issue 37): n=40000 on the cpu backend, about 11 h a call, was queued
+    without a word, since no finished job gives a rate and no rate is invented. Run now says
+    under its notice, while the job is queued or running, that the call's time is unknown
+    and why (call_time.call_check's note); a small job stands in for it here."""
+    from app.services import call_time
+    at = app()
+    _huge_cpu_form(at, "32")
+    at.text_input(key="builder-runs").set_value("1")
+    at.button(key="builder-submit").click().run()
+    assert not at.exception, at.exception
+    (job,) = cached.job_manager().snapshot()
+    _, note = call_time.call_check(job.spec, store["results"], store["bundled"])
+    assert note is not None and "no rate is known" in note
+    # the click's run drew the panel ms after the submit; the worker takes a second to start
+    assert note in [unescape(c.value) for c in at.sidebar.caption], texts(at)
+    assert cached.job_manager().wait(job.job_id, 120) == "done"
+    at.run()
+    assert note not in [unescape(c.value) for c in at.sidebar.caption]  # ended: not said
