@@ -373,7 +373,7 @@ def _ended(short: partial.Shortfall | None, spec: JobSpec, job_dir: Path) -> dic
         return {"status": JobStatus.DONE.value}
     entries = partial.manifest_entries(short, spec.configs)
     if short.cancelled:
-        err: WorkerError = Cancelled(f"the job was cancelled ({short.cancelled})", "",
+        err: WorkerError = Cancelled(f"{partial.CANCELLED_HEAD}{short.cancelled})", "",
                                      short.cancelled)
     else:
         first = min(short.failed)

@@ -82,10 +82,34 @@ def cancel_how(what: str, job_dir: Path) -> str:
     return f"{what} at {now_iso()}" + (f": {reason}" if reason else "")
 
 
+#: How a cancelled job's error message begins, ``how`` the cancel came following it.
+CANCELLED_HEAD = "the job was cancelled ("
+
+
 def cancelled_message(how: str) -> str:
     """A cancelled job's error message of :func:`cancel_how`'s ``how``, its time as a person
     reads it: ``the job was cancelled (SIGTERM at 2026-12-07 09:12:33 UTC: ...)``."""
-    return f"the job was cancelled ({times_in(how)})"
+    return f"{CANCELLED_HEAD}{times_in(how)})"
+
+
+def recorded_cancel(manifest: Mapping[str, Any]) -> str:
+    """How a cancelled job's cancel came, as its manifest records it (:func:`cancel_how`:
+    ``"SIGINT at <time>: <reason>"``, the configs kept's record first, else its error's
+    message), "" where it records none."""
+    record = manifest.get(CONFIGS_KEY)
+    if isinstance(record, Mapping) and record.get("cancelled"):
+        return str(record["cancelled"])
+    error = manifest.get("error")
+    message = str(error.get("message") or "") if isinstance(error, Mapping) else ""
+    return message[len(CANCELLED_HEAD):].removesuffix(")") \
+        if message.startswith(CANCELLED_HEAD) else ""
+
+
+def cancel_signal(how: str) -> str:
+    """The signal a recorded cancel names (``"SIGINT"`` of ``"SIGINT at ..."``), "" where it
+    names none (a job cancelled while queued, an old record)."""
+    first = how.split(" ", 1)[0]
+    return first if first.startswith("SIG") else ""
 
 
 @dataclass
