@@ -490,12 +490,12 @@ def render_question(first: Mapping[str, Any], where: Any) -> None:
     if asked is None:
         return
     where.warning(asked[1], icon=":material/hourglass_top:")
-    if asked[4]:  # no rate for its longest call: said under it, its answers kept in sight
-        where.caption(esc(asked[4]))
     anyway, other = where.columns(2)
     anyway.button("Run anyway", key=k("run-anyway"), type="primary", on_click=run_anyway,
                   args=(first,))
     other.button("Change", key=k("change"), on_click=change)
+    if asked[4]:  # no rate for its longest call: under the answers, which stay in sight
+        where.caption(esc(asked[4]))
 
 
 def answers(asked: tuple[str, str, float, str, str | None]) -> bool:
