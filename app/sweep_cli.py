@@ -99,7 +99,7 @@ def main(argv: list[str] | None = None) -> int:
               "it.", file=sys.stderr)
         return 4
     ask = call_time.ask_before(spec, job_size.confirm_text(spec, job_size.estimate(spec)),
-                              args.results, settings.bundled_dir())
+                              args.results, settings.bundled_dir()).text()
     if not args.yes and ask:
         print(f"kernel-sweep: {ask} Run again with --yes to queue it.", file=sys.stderr)
         return 5

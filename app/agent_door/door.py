@@ -193,7 +193,7 @@ class Door:
             raise DoorError("spec cannot run here: " + "; ".join(str(e) for e in refused))
         est = job_size.estimate(job_spec)
         ask = call_time.ask_before(job_spec, job_size.confirm_text(job_spec, est),
-                                   self.results, self.bundled)
+                                   self.results, self.bundled).text()
         if not confirm and ask:
             return {"job_id": None, "status": "not queued", "estimate": est.to_json(),
                     "note": f"{ask} Pass confirm=true to queue it."}

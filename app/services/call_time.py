@@ -16,7 +16,7 @@ door) asks above :data:`ASK_ABOVE_CALL_S` (:func:`call_question`).
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -74,41 +74,57 @@ class CallTime:
         return f"One call of {self.kernel} {self.annotation} at {where} is {self.flop:.3g} FLOP"
 
 
-#: Bundle directory -> (its manifest's mtime, annotation -> best FLOP/s): a store's jobs are
-#: read once, not on every Run.
-_RATES: dict[Path, tuple[float, dict[str, float]]] = {}
+#: Annotation -> the best FLOP/s of one job (:func:`job_rates`).
+Rates = dict[str, float]
 
 
-def job_rates(path: Path) -> dict[str, float]:
+def job_rates(path: Path) -> Rates:
     """Annotation -> the best FLOP/s over the configs of the finished job at ``path``: the
     work table's Flops over the aggregated table's mean duration (ns); {} where the tables
-    lack either."""
-    mtime = loader.manifest_mtime(path)
-    hit = _RATES.get(path)
-    if hit is not None and hit[0] == mtime:
-        return hit[1]
+    lack either. Read each call: the dashboard caches it per manifest (``app.ui.cached.
+    job_rates``).
+
+    Raises:
+        OSError: the job's folder went away meanwhile."""
     agg = loader.read_table(path, C.TABLE_AGGREGATED)
     work = loader.read_table(path, C.TABLE_WORK)
-    rates: dict[str, float] = {}
-    if {C.METRIC, C.AVG, C.ANNOTATION, C.CONFIG} <= set(agg) and C.FLOPS in work:
-        times = agg[agg[C.METRIC].isin(C.DURATION_METRICS)][[C.ANNOTATION, C.CONFIG, C.AVG]]
-        both = times.merge(work[[C.ANNOTATION, C.CONFIG, C.FLOPS]], on=[C.ANNOTATION, C.CONFIG])
-        per_s = pd.to_numeric(both[C.FLOPS], errors="coerce") / (
-            pd.to_numeric(both[C.AVG], errors="coerce") * 1e-9)
-        best = per_s[per_s > 0].groupby(both[C.ANNOTATION].astype(str)).max()
-        rates = {str(a): float(r) for a, r in best.items()}
-    _RATES[path] = (mtime, rates)
-    return rates
+    if not ({C.METRIC, C.AVG, C.ANNOTATION, C.CONFIG} <= set(agg) and C.FLOPS in work):
+        return {}
+    times = agg[agg[C.METRIC].isin(C.DURATION_METRICS)][[C.ANNOTATION, C.CONFIG, C.AVG]]
+    both = times.merge(work[[C.ANNOTATION, C.CONFIG, C.FLOPS]], on=[C.ANNOTATION, C.CONFIG])
+    per_s = pd.to_numeric(both[C.FLOPS], errors="coerce") / (
+        pd.to_numeric(both[C.AVG], errors="coerce") * 1e-9)
+    best = per_s[per_s > 0].groupby(both[C.ANNOTATION].astype(str)).max()
+    return {str(a): float(r) for a, r in best.items()}
 
 
-def _witnesses(backend: str, results_dir: Path, bundled_dir: Path | None
+@dataclass(frozen=True)
+class Witnesses:
+    """Where rates are looked for: the result store's folder and the bundled one, or a
+    ``listed`` store (:func:`app.services.result_store.list_bundles` of both, a caller's
+    listing: not listed again), and how a job's rates are read (``rates``: a caller's cache
+    of :func:`job_rates`)."""
+
+    results_dir: Path
+    bundled_dir: Path | None = None
+    listed: list[result_store.BundleInfo] | None = None
+    rates: Callable[[Path], Rates] = job_rates
+
+    def bundles(self, on_gpu: bool) -> list[result_store.BundleInfo]:
+        """The listed jobs, the bundled ones only for a GPU backend (``on_gpu``)."""
+        if self.listed is None:
+            return result_store.list_bundles(self.results_dir,
+                                             self.bundled_dir if on_gpu else None)[0]
+        return [b for b in self.listed if on_gpu or b.source != result_store.SOURCE_BUNDLED]
+
+
+def _witnesses(backend: str, where: Witnesses
                ) -> Iterable[tuple[result_store.BundleInfo, str]]:
     """The finished single-kernel jobs whose rates count for ``backend``, each with where it
     was measured: this host's jobs of the cpu backend for cpu; this host's GPU jobs and the
     bundled ones for a GPU backend."""
     on_gpu = B.on_gpu(backend)
-    infos, _ = result_store.list_bundles(results_dir, bundled_dir if on_gpu else None)
-    for info in infos:
+    for info in where.bundles(on_gpu):
         if info.status != JobStatus.DONE or len(info.kernels) != 1:
             continue
         if (B.on_gpu(info.backend) if on_gpu else info.backend == backend):
@@ -117,26 +133,29 @@ def _witnesses(backend: str, results_dir: Path, bundled_dir: Path | None
 
 
 def best_rate(kernel: str, annotation: str, backend: str, results_dir: Path,
-              bundled_dir: Path | None = None) -> Rate | None:
+              bundled_dir: Path | None = None, where: Witnesses | None = None) -> Rate | None:
     """The best FLOP/s of ``kernel``'s ``annotation`` that a finished job measured
-    (:func:`_witnesses` for ``backend``), None where none did."""
+    (:func:`_witnesses` for ``backend`` of ``where``, default the two folders), None where
+    none did."""
+    where = where or Witnesses(results_dir, bundled_dir)
     best: Rate | None = None
-    for info, where in _witnesses(backend, results_dir, bundled_dir):
+    for info, said in _witnesses(backend, where):
         if info.kernels[0] != kernel:
             continue
         try:
-            rate = job_rates(info.path).get(annotation)
+            rate = where.rates(info.path).get(annotation)
         except OSError:  # deleted while listed
             continue
         if rate is not None and (best is None or rate > best.flop_per_s):
-            best = Rate(rate, info.job_id, where)
+            best = Rate(rate, info.job_id, said)
     return best
 
 
-def largest_call(spec: JobSpec, results_dir: Path, bundled_dir: Path | None = None
-                 ) -> CallTime | None:
+def largest_call(spec: JobSpec, results_dir: Path, bundled_dir: Path | None = None,
+                 where: Witnesses | None = None) -> CallTime | None:
     """The call of ``spec`` estimated longest (by time where a rate is known, else by FLOP);
-    None where no kernel of ``spec`` is built in with a ``flops`` formula."""
+    None where no kernel of ``spec`` is built in with a ``flops`` formula. ``where``: as
+    :func:`best_rate`."""
     calls: list[CallTime] = []
     for kid in spec.kernels:
         kernel = builtin_kernels().get(kid)
@@ -150,7 +169,7 @@ def largest_call(spec: JobSpec, results_dir: Path, bundled_dir: Path | None = No
                                 enumerate(spec.configs)))
             calls.append(CallTime(kid, annotation, dict(spec.configs[config]), flop,
                                   best_rate(kid, annotation, spec.backend, results_dir,
-                                            bundled_dir)))
+                                            bundled_dir, where)))
     if not calls:
         return None
     timed = [c for c in calls if c.seconds is not None]
@@ -159,13 +178,13 @@ def largest_call(spec: JobSpec, results_dir: Path, bundled_dir: Path | None = No
     return max(calls, key=lambda c: c.flop)
 
 
-def call_check(spec: JobSpec, results_dir: Path, bundled_dir: Path | None = None
-               ) -> tuple[str | None, str | None]:
-    """(question, note) for ``spec``'s longest call (:func:`largest_call`): the question a
-    door asks before queuing it where its call is estimated over :data:`ASK_ABOVE_CALL_S`;
-    the note said beside another question (the job's size) where no finished job measured a
-    rate, with its FLOP count; None for either where it does not apply."""
-    call = largest_call(spec, results_dir, bundled_dir)
+def call_check(spec: JobSpec, results_dir: Path, bundled_dir: Path | None = None,
+               where: Witnesses | None = None) -> tuple[str | None, str | None]:
+    """(question, note) for ``spec``'s longest call (:func:`largest_call`; ``where``: as
+    :func:`best_rate`): the question a door asks before queuing it where its call is
+    estimated over :data:`ASK_ABOVE_CALL_S`; the note where no finished job measured a rate,
+    with its FLOP count; None for either where it does not apply."""
+    call = largest_call(spec, results_dir, bundled_dir, where)
     if call is None:
         return None, None
     if call.rate is None:
@@ -180,13 +199,28 @@ def call_check(spec: JobSpec, results_dir: Path, bundled_dir: Path | None = None
             f"{ASK_ABOVE_CALL_S:g} s a call."), None
 
 
+@dataclass(frozen=True)
+class Ask:
+    """What a door says before queuing a job (:func:`ask_before`): its ``question`` (its
+    longest call's, its size's; None where none is asked) and the ``note`` that no rate is
+    known for its longest call (None where one is, or no built-in kernel says its FLOP)."""
+
+    question: str | None
+    note: str | None
+
+    def text(self) -> str | None:
+        """The question with the note after it, as one text (the command line, the agent
+        door); None where no question is asked."""
+        return None if self.question is None else " ".join(
+            p for p in (self.question, self.note) if p)
+
+
 def ask_before(spec: JobSpec, size_ask: str | None, results_dir: Path,
-               bundled_dir: Path | None = None, with_note: bool = True) -> str | None:
+               bundled_dir: Path | None = None, where: Witnesses | None = None) -> Ask:
     """What a door says before queuing ``spec``: its longest call's question
     (:func:`call_check`) and ``size_ask`` (the job's size question,
-    :func:`app.core.job_size.confirm_text`, or None), with the no-rate note beside the latter
-    unless ``with_note`` is False (the sidebar: its question and answers stay inside the window,
-    tests/e2e/test_nothing_cut.py); None where neither asks."""
-    question, note = call_check(spec, results_dir, bundled_dir)
-    parts = (question, size_ask, note if size_ask and with_note else None)
-    return " ".join(p for p in parts if p) or None
+    :func:`app.core.job_size.confirm_text`, or None) as the question, the no-rate note apart
+    (the sidebar says it in a caption under the question: its answers stay inside the window,
+    tests/e2e/test_nothing_cut.py). ``where``: as :func:`best_rate`."""
+    question, note = call_check(spec, results_dir, bundled_dir, where)
+    return Ask(" ".join(p for p in (question, size_ask) if p) or None, note)

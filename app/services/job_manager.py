@@ -24,6 +24,7 @@ from collections.abc import Callable
 from typing import IO
 from pathlib import Path
 
+from profiling_worker.bundle.errors import Cancelled, JobError
 from profiling_worker.bundle.schema import backends as B, columns, partial
 from profiling_worker.bundle.schema.events import WRITING_STAGE
 from profiling_worker.bundle.schema.manifest import (JobStatus, ManifestError, now_iso,
@@ -127,7 +128,7 @@ class JobManager(JobBook):
             job.cancel_requested = True
             proc = self._procs.get(job_id)
             if job.status == JobStatus.QUEUED:
-                self._finish(job, JobStatus.CANCELLED, None)
+                self._finish(job, JobStatus.CANCELLED, queued_cancel_error(job, reason))
         if job.status == JobStatus.CANCELLED:
             self._ended(job)
         elif proc is not None:
@@ -463,3 +464,14 @@ class JobManager(JobBook):
             self._procs.pop(job.job_id, None)
             job.returncode = proc.returncode
         self._settle(job, proc.returncode)
+
+
+def queued_cancel_error(job: Job, reason: str) -> JobError:
+    """The error a job cancelled while queued records: ``reason`` left in its folder and read
+    back as a running job's worker reads it (:func:`~profiling_worker.bundle.schema.partial.
+    cancel_how`), so both record who cancelled them alike; there is no worker, so no signal
+    and no log: ``the job was cancelled (while queued at ...: cancelled by the user ...)``."""
+    partial.write_cancel_reason(job.path, reason)
+    how = partial.cancel_how(partial.IN_QUEUE, job.path)
+    return {"kind": Cancelled.kind, "message": partial.cancelled_message(how), "hint": "",
+            "log_tail": ""}

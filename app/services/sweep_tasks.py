@@ -4,9 +4,10 @@ What a task produced is read from the shared folder (the worker's ``manifest.jso
 ``events.jsonl`` of the attempt); the scheduler only says what it is doing with a task that has
 no result yet. A task's states: ``pending``, ``running``, ``done``, ``failed`` (its configs
 failed, or the scheduler ended it: node failure, time limit, out of memory), ``preempted``
-(Slurm took the node back; also a worker that ended ``cancelled`` when nobody cancelled) and
-``cancelled`` (by the user: the dashboard's Cancel, or ``scancel`` outside it, which is never
-retried). No Streamlit here.
+(Slurm took the node back or its time ran out; also a worker that ended ``cancelled`` on a
+SIGTERM nothing else tells apart) and ``cancelled`` (by the user: the dashboard's Cancel,
+``scancel`` outside it, or a signal from outside that Slurm did not record as its own, which
+is never retried: :func:`outside_cancel`). No Streamlit here.
 """
 
 from __future__ import annotations
@@ -15,7 +16,8 @@ import time
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from profiling_worker.bundle.number_text import when_text
+from profiling_worker.bundle.number_text import times_in, when_text
+from profiling_worker.bundle.schema import partial
 from profiling_worker.bundle.schema.manifest import JobStatus, ManifestError, read_manifest
 from profiling_worker.sweep.task import REFERENCE_DIR
 
@@ -86,18 +88,20 @@ class Task:
     final: TaskView | None = None  # set once the task ended for good
 
 
-def _finished_status(folder: Path) -> tuple[JobStatus | None, str, str]:
-    """The worker's final status in ``folder``, its error message and when it finished
-    (ISO 8601; None, "", "": no result yet)."""
+def _finished_status(folder: Path) -> tuple[JobStatus | None, str, str, str]:
+    """The worker's final status in ``folder``, its error message, when it finished (ISO
+    8601) and how its cancel came (:func:`~profiling_worker.bundle.schema.partial.
+    recorded_cancel`; None, "", "", "": no result yet)."""
     try:
         manifest = read_manifest(folder)
     except (ManifestError, OSError):
-        return None, "", ""
+        return None, "", "", ""
     status = JobStatus(manifest["status"])
     if not status.finished:
-        return None, "", ""
+        return None, "", "", ""
     error = manifest.get("error") or {}
-    return status, str(error.get("message") or ""), str(manifest.get("finished_at") or "")
+    return (status, str(error.get("message") or ""), str(manifest.get("finished_at") or ""),
+            partial.recorded_cancel(manifest))
 
 
 def has_result(folder: Path) -> bool:
@@ -126,7 +130,7 @@ def decide(attempt: Attempt, queue: QueueState | None, cancel_requested: bool,
     now = time.monotonic() if now is None else now
     if queue is not None and _LIVE.get(queue.state) == PENDING:
         return PENDING, queue.reason  # not started: nothing to read (1,000 tasks, every poll)
-    status, message, finished_at = _finished_status(attempt.folder)
+    status, message, finished_at, how = _finished_status(attempt.folder)
     if queue is not None and queue.node:
         attempt.node = queue.node
     if status == JobStatus.DONE and cancelled_at and finished_at > cancelled_at:
@@ -138,9 +142,7 @@ def decide(attempt: Attempt, queue: QueueState | None, cancel_requested: bool,
     if status == JobStatus.CANCELLED and queue is not None and queue.state in _LIVE:
         return RUNNING, "stopping"  # the worker ended; Slurm still ends the task's processes
     if status == JobStatus.CANCELLED and not cancel_requested:
-        if queue is not None and queue.state == "CANCELLED":
-            return CANCELLED, OUTSIDE
-        return PREEMPTED, "the worker was stopped by the scheduler (preemption or time limit)"
+        return outside_cancel(attempt.folder, queue, how)
     if status is not None and status != JobStatus.CANCELLED:
         return FAILED, message or f"the worker ended {status}"
     name = queue.state if queue is not None else ""
@@ -162,6 +164,41 @@ def decide(attempt: Attempt, queue: QueueState | None, cancel_requested: bool,
         return CANCELLED, ""
     return FAILED, ("the task ended without a result (manifest.json): see "
                     f"{attempt.folder / worker_client.CONSOLE_FILE} and the Slurm log")
+
+
+#: Slurm's states of a task the scheduler itself stopped (a worker that then ended
+#: ``cancelled`` took the scheduler's SIGTERM): preemption, its time limit, its node.
+SCHEDULER_STOPPED = ("PREEMPTED", "TIMEOUT", "NODE_FAIL", "DEADLINE", "BOOT_FAIL",
+                     "OUT_OF_MEMORY")
+
+
+def outside_cancel(folder: Path, queue: QueueState | None, how: str) -> tuple[str, str]:
+    """The state and reason of a task whose worker ended ``cancelled`` (``how``: its recorded
+    cancel, :func:`~profiling_worker.bundle.schema.partial.recorded_cancel`) though this sweep
+    was not cancelled, from what was recorded, first to last:
+
+    - Slurm's state: ``CANCELLED`` (a scancel) is the user's, not retried; a state of
+      :data:`SCHEDULER_STOPPED` is the scheduler's (preempted: retried where retries are on);
+    - a reason a door of the dashboard left in the folder (kernel-sweep's Ctrl-C, another
+      server's Cancel): a cancel with its reason;
+    - Slurm's state of a task that ended by itself (``COMPLETED``, ``FAILED``) after its
+      worker took a signal that Slurm did not record as its own, or, with no state (past
+      squeue's ``MinJobAge``), a SIGINT, which Slurm's preemption and time limit never send
+      (they send SIGTERM): a cancel from outside the dashboard (``scancel --signal=INT``,
+      Ctrl-C, kill), named by its signal, not retried;
+    - else (a SIGTERM with no state to tell): preempted, as before."""
+    name = queue.state if queue is not None else ""
+    if name == "CANCELLED":
+        return CANCELLED, OUTSIDE
+    if name in SCHEDULER_STOPPED:
+        return PREEMPTED, f"the worker was stopped by the scheduler (Slurm: {name})"
+    said = times_in(how) if how else "a signal"
+    if reason := partial.cancel_reason(folder):  # the worker's record ends with it too
+        return CANCELLED, f"{reason} ({said.removesuffix(f': {reason}')}): not retried"
+    if name or partial.cancel_signal(how) == "SIGINT":
+        known = f"; Slurm recorded {name}, not a preemption" if name else ""
+        return CANCELLED, f"cancelled outside the dashboard ({said}{known}): not retried"
+    return PREEMPTED, "the worker was stopped by the scheduler (preemption or time limit)"
 
 
 def view(task: Task, state: str, reason: str) -> TaskView:

@@ -423,7 +423,8 @@ def on_submit(first: Mapping[str, Any]) -> None:
         return
     asked = st.session_state.pop(state.BUILDER_CONFIRM, None)
     est = job_size.estimate(spec, preflight_panel.done_seconds(spec))
-    ask = jobs.ask_before(spec, job_size.confirm_text(spec, est))
+    told = jobs.ask_before(spec, job_size.confirm_text(spec, est))
+    ask = told.question
     if asked is not None and asked[0] == spec.spec_hash() and not answers(asked):
         st.session_state[state.BUILDER_CONFIRM] = asked  # a double click's second click
         return
@@ -436,7 +437,7 @@ def on_submit(first: Mapping[str, Any]) -> None:
             show_queued(twin)  # the job the question names, which the first click queued
         if ask is not None and not confirmed:
             st.session_state[state.BUILDER_CONFIRM] = (spec.spec_hash(), f"{ask} {ANSWERS}",
-                                                       time.monotonic(), BUTTONS[0])
+                                                       time.monotonic(), BUTTONS[0], told.note)
             return
         try:
             job_ids = run_on.submit(spec)  # this host's lanes or a cluster sweep
@@ -449,6 +450,8 @@ def on_submit(first: Mapping[str, Any]) -> None:
     for job_id in job_ids:
         state.add_own_job(job_id)
     show_queued(job_ids[0])
+    if told.note:  # no question, or answered: the call's time still unknown, said under it
+        st.session_state[state.BUILDER_NOTICE_NOTE] = (job_ids[0], told.note)
 
 
 #: Seconds after Run asked in which the same Run is the same double click, not an answer: the
@@ -470,7 +473,7 @@ def run_anyway(first: Mapping[str, Any]) -> None:
     queues the form's job, once."""
     asked = st.session_state.get(state.BUILDER_CONFIRM)
     if asked is not None:
-        st.session_state[state.BUILDER_CONFIRM] = (asked[0], asked[1], -math.inf, asked[3])
+        st.session_state[state.BUILDER_CONFIRM] = (*asked[:2], -math.inf, *asked[3:])
     (on_preflight if asked is not None and asked[3] == BUTTONS[1] else on_submit)(first)
 
 
@@ -491,12 +494,14 @@ def render_question(first: Mapping[str, Any], where: Any) -> None:
     anyway.button("Run anyway", key=k("run-anyway"), type="primary", on_click=run_anyway,
                   args=(first,))
     other.button("Change", key=k("change"), on_click=change)
+    if asked[4]:  # no rate for its longest call: under the answers, which stay in sight
+        where.caption(esc(asked[4]))
 
 
-def answers(asked: tuple[str, str, float, str]) -> bool:
+def answers(asked: tuple[str, str, float, str, str | None]) -> bool:
     """Whether a Run now answers the question ``asked`` (spec hash, text, ``time.monotonic()``
-    when asked, the button that asked): it came at least :data:`DOUBLE_CLICK_S` after the
-    question."""
+    when asked, the button that asked, the note under it): it came at least
+    :data:`DOUBLE_CLICK_S` after the question."""
     return time.monotonic() - asked[2] >= DOUBLE_CLICK_S
 
 
@@ -544,7 +549,7 @@ def preflight_asks(values: Mapping[str, Any]) -> bool:
     st.session_state[state.BUILDER_CHECKED] = values
     st.session_state[state.BUILDER_CONFIRM] = (spec.spec_hash(),
                                                f"{question} {PREFLIGHT_ANSWERS}",
-                                               time.monotonic(), BUTTONS[1])
+                                               time.monotonic(), BUTTONS[1], None)
     return True
 
 

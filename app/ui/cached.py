@@ -28,7 +28,8 @@ from profiling_worker.bundle.schema import backends as B
 
 from app import settings
 from profiling_worker.bundle.loader import Bundle, load_bundle, manifest_mtime
-from app.services import history_index, report_client, result_store, worker_client
+from app.services import call_time, history_index, report_client, result_store, worker_client
+from app.ui import state
 from app.services.executor import Executors
 from app.services.job_manager import JobManager
 from app.services.job_model import Job
@@ -134,8 +135,35 @@ def gpu_here() -> bool:
 
 
 def list_bundles() -> tuple[list[result_store.BundleInfo], list[result_store.StoreProblem]]:
-    """Bundles of the results dir and the bundled dir, newest first (not cached: cheap)."""
-    return result_store.list_bundles(settings.results_dir(), settings.bundled_dir())
+    """Bundles of the results dir and the bundled dir, newest first (not cached: cheap; each
+    bundle's entry is remembered by :func:`app.services.result_store.scan_root`), kept as
+    this session's last listing (:func:`last_listing`)."""
+    listed = result_store.list_bundles(settings.results_dir(), settings.bundled_dir())
+    st.session_state[state.LAST_LISTING] = listed[0]
+    return listed
+
+
+def last_listing() -> list[result_store.BundleInfo]:
+    """The jobs of :func:`list_bundles` as this session's page last listed them, listed now
+    where none was: a Run click's callback runs before its page run lists the store, so the
+    click reads the listing its page was drawn from (a job that ended since counts from the
+    next click), not the whole store once more."""
+    listed = st.session_state.get(state.LAST_LISTING)
+    return listed if listed is not None else list_bundles()[0]
+
+
+@st.cache_data(max_entries=1024, show_spinner=False)
+def _job_rates(path: str, mtime: float) -> call_time.Rates:
+    return call_time.job_rates(Path(path))
+
+
+def job_rates(path: Path) -> call_time.Rates:
+    """:func:`app.services.call_time.job_rates` of the job at ``path``, read once per manifest
+    (path, its mtime), as :func:`bundle_for` reads a bundle.
+
+    Raises:
+        OSError: the job's folder went away."""
+    return _job_rates(str(path), manifest_mtime(path))
 
 
 @st.cache_resource(max_entries=32, show_spinner="Loading results…")

@@ -63,17 +63,24 @@ def recent_twin(spec: JobSpec) -> str | None:
 
 def call_check(spec: JobSpec) -> tuple[str | None, str | None]:
     """:func:`app.services.call_time.call_check` of ``spec`` against this server's result store
-    and bundled jobs: (the question about its longest call, the no-rate note)."""
-    return call_time.call_check(spec, settings.results_dir(), settings.bundled_dir())
+    and bundled jobs (:func:`_witnesses`): (the question about its longest call, the no-rate
+    note)."""
+    where = _witnesses()
+    return call_time.call_check(spec, where.results_dir, where.bundled_dir, where)
 
 
-def ask_before(spec: JobSpec, size_ask: str | None) -> str | None:
+def _witnesses() -> call_time.Witnesses:
+    """Where a Run click looks for rates: this server's folders as the page last listed them
+    (:func:`app.ui.cached.last_listing`), each job's rates read once per manifest."""
+    return call_time.Witnesses(settings.results_dir(), settings.bundled_dir(),
+                               cached.last_listing(), cached.job_rates)
+
+
+def ask_before(spec: JobSpec, size_ask: str | None) -> call_time.Ask:
     """:func:`app.services.call_time.ask_before` of ``spec`` and its size question
-    ``size_ask`` against this server's result store and bundled jobs, without the no-rate note
-    (the sidebar's question and its two answers must stay inside the window at 1400x900; the
-    command line and the agent door say it)."""
-    return call_time.ask_before(spec, size_ask, settings.results_dir(), settings.bundled_dir(),
-                                with_note=False)
+    ``size_ask`` against this server's result store and bundled jobs (:func:`_witnesses`)."""
+    where = _witnesses()
+    return call_time.ask_before(spec, size_ask, where.results_dir, where.bundled_dir, where)
 
 
 def twin_text(job_id: str) -> str:

@@ -25,7 +25,8 @@ BUILDER_ERRORS = "builder-errors"  # list[FieldError] of the last rejected submi
 BUILDER_CHECKED = "builder-checked"  # the form values those errors were found in
 BUILDER_CHECKED_BY = "builder-checked-by"  # the button that found them: "Run" or "Pre-flight"
 BUILDER_NOTICE = "builder-notice"  # id of the job submitted last (its note follows its state)
-BUILDER_CONFIRM = "builder-confirm"  # (spec hash, text, monotonic s, button) asked about
+BUILDER_NOTICE_NOTE = "builder-notice-note"  # (job id, no-rate note) said under its notice
+BUILDER_CONFIRM = "builder-confirm"  # (spec hash, text, monotonic s, button, note) asked
 BUILDER_PREFLIGHT = "builder-preflight-job"  # {"job": pre-flight job id, "planned": spec JSON}
 BUILDER_FROM_URL = "builder-from-url"  # the form's values the URL gave this session's first run
 #: the URL's kernels not in the catalog, until the first run has checked the link's values
@@ -35,6 +36,7 @@ UNKNOWN_PAGE = "nav-unknown-page"
 PANEL_WAS_ACTIVE = "panel-was-active"
 PANEL_SCROLLED = "panel-scrolled"  # the job whose card the sidebar was scrolled to, once
 PAGE_JOB_STATUS = "page-job-status"  # job id -> the state the page named this run
+LAST_LISTING = "cached-last-listing"  # the store's jobs as app.ui.cached.list_bundles last read
 OWN_JOBS = "own-jobs"  # ids of the jobs this browser session submitted, oldest first
 #: page -> {job: {widget key: the user's pick}}: the picks of :func:`remember_picks`
 PAGE_PICKS = "page-picks"

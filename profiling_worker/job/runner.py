@@ -29,7 +29,7 @@ from profiling_worker.bundle.schema import backends as B, columns as C
 from profiling_worker.bundle.schema.events import WRITING_STAGE
 from profiling_worker.bundle.schema.manifest import JobStatus, now_iso, update_manifest
 from profiling_worker.bundle.schema import partial
-from profiling_worker.bundle.number_text import counted, times_in
+from profiling_worker.bundle.number_text import counted
 from profiling_worker.bundle.schema.configs import device_memory
 from profiling_worker.bundle.schema.spec import (COLLECTORS, SPEC_DEFAULTS, JobSpec, SpecInvalid,
                                                  check_fits, load_spec, validate_spec)
@@ -129,12 +129,12 @@ class CancelWatch:
         for other in self.before:
             signal.signal(other, signal.SIG_IGN)
         self.signalled = True
-        reason = partial.cancel_reason(self.channel.job_dir)  # e.g. the server stopped
-        how = f"{signal.Signals(signum).name} at {now_iso()}" + (f": {reason}" if reason else "")
+        # the reason its sender left (e.g. the server stopped), as a queued job's cancel reads it
+        how = partial.cancel_how(signal.Signals(signum).name, self.channel.job_dir)
         if self.writing:
             self.late = how
             return
-        raise Cancelled(f"the job was cancelled ({times_in(how)})", "", how)
+        raise Cancelled(partial.cancelled_message(how), "", how)
 
     def stop_measuring(self) -> None:
         """Measuring has ended: from now on a cancel is only noted, and the job manager is told
@@ -375,7 +375,7 @@ def _ended(short: partial.Shortfall | None, spec: JobSpec, job_dir: Path) -> dic
         return {"status": JobStatus.DONE.value}
     entries = partial.manifest_entries(short, spec.configs)
     if short.cancelled:
-        err: WorkerError = Cancelled(f"the job was cancelled ({short.cancelled})", "",
+        err: WorkerError = Cancelled(f"{partial.CANCELLED_HEAD}{short.cancelled})", "",
                                      short.cancelled)
     else:
         first = min(short.failed)

@@ -8,9 +8,10 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from apptest_helpers import unescape
+from apptest_helpers import plotly_specs, unescape
 from test_page_compare import _one_run_copy
 from app.core.derived import DEFAULT_TIME_UNIT
+from app.core.figures.common import HOVER_LINES, HOVER_MORE, HOVER_WIDTH
 from app.core.numbers import durations_in
 from app.core.views.compare import BLOCKED_SHOWN, blocked_text
 from profiling_worker.bundle.gate import report
@@ -101,3 +102,42 @@ def test_the_box_names_at_most_a_few_pairs_and_counts_the_rest() -> None:
     assert said.startswith(f"**{BLOCKED_SHOWN + 5} of 40 pairs not comparable**")
     assert said.count("\n- ") == BLOCKED_SHOWN and pairs[BLOCKED_SHOWN] not in said
     assert "5 more in the table's Reason column." in said
+
+
+def _hover_whys(spec: dict) -> dict[tuple[str, str], str]:
+    """(region, config) -> the why of its point's hover: the lines that follow the template's
+    "why: ", joined as the words they were cut from."""
+    whys = {}
+    for trace in spec["data"]:
+        template = trace["hovertemplate"]
+        assert "why: " in template, template
+        first = int(template.split("why: %{customdata[", 1)[1].split("]", 1)[0])
+        for x, row in zip(trace["x"], trace["customdata"]):
+            whys[(trace["name"], str(x))] = unescape(" ".join(c for c in row[first:] if c))
+    return whys
+
+
+def test_the_charts_hover_says_each_verdicts_reason_as_the_table(store, monkeypatch,
+                                                                  app) -> None:
+    """The chart's hover said a pair's verdict without its why (issue 37, session 24's
+    review): each point's hover ends with the Reason the table gives its row, in the table's
+    unit; a pair measured differently (every pair not comparable) as much as a comparable
+    one."""
+    monkeypatch.setenv("KPROF_BUNDLED_DIR", str(SCENARIOS))
+    for pair in (("h200-cupti-gate-base", "h200-cupti-timeline"),
+                 ("h200-cupti-elementwise", "h200-cupti-elementwise-cache-none")):
+        at = app("compare", query={"baseline": pair[0], "candidate": pair[1]})
+        assert not at.exception, at.exception
+        (spec,) = plotly_specs(at)
+        table = at.dataframe[0].value
+        whys = _hover_whys(spec)
+        assert len(whys) == len(table) > 0
+        for _, row in table.iterrows():
+            said = whys[(str(row[C.ANNOTATION]), str(row[CONFIG_LABEL]))]
+            reason = " ".join(str(row[REASON]).split())
+            if said.endswith(HOVER_MORE):  # a long one's first lines (the table has it all)
+                assert reason.startswith(said.removesuffix(HOVER_MORE)), (said, reason)
+                assert len(said) > HOVER_WIDTH * (HOVER_LINES - 1)
+            else:
+                assert said == reason
+        assert not any(" ns" in why for why in whys.values())  # the table's µs

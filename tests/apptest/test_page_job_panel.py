@@ -116,3 +116,27 @@ def _places(at, job_id: str) -> list[str]:  # type: ignore[no-untyped-def]
 
     (box,) = list(boxes(at.sidebar))
     return [child.type for child in box.children.values()]
+
+
+def test_a_queued_jobs_cancel_in_the_panel_records_the_users_reason(store, app) -> None:
+    """The panel's Cancel of a job still queued (no worker yet) recorded no reason, where a
+    running job's records the user's (issue 37, session 25): both now go through the reason
+    file, and the queued job's card says what a cancel before any run says."""
+    at = app()
+    manager = cached.job_manager()
+    spec = validate_spec({"kernels": ["matmul"], "annotations": ["fp32"],
+                          "configs": [{"n": 256}], "runs": 5000, "backend": "cpu"}, CATALOG)
+    first, queued = manager.submit(spec), manager.submit(spec)  # one lane: the second waits
+    at.run()
+    assert not at.exception, at.exception
+    assert manager.get(queued).status == "queued"
+    at.button(key=f"panel-cancel-{queued}").click().run()
+    assert not at.exception, at.exception
+    job = manager.get(queued)
+    assert job.status == "cancelled"
+    error = read_manifest(store["results"] / queued)["error"]
+    assert error["kind"] == "cancelled" and error["message"].endswith(f"{partial.USER_CANCEL})")
+    assert partial.cancel_reason(store["results"] / queued) == partial.USER_CANCEL
+    assert job_panel.cancel_note(job) in texts(at)  # as a cancel before any run was measured
+    manager.cancel(first)
+    assert manager.wait(first, 60) == "cancelled"

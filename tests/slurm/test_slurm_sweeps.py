@@ -149,14 +149,16 @@ def test_a_sigint_to_a_running_task_keeps_the_configs_its_worker_measured(
     KeyboardInterrupt made subprocess SIGKILL the worker 0.25 s later, and the task kept
     nothing. The task now passes the SIGINT on and waits (sweep.task.SigintToWorker): the
     worker ends its attempt cancelled with the whole configs measured before it, and the sweep
-    (no retries: nobody cancelled it from the dashboard, so it reads as stopped by the
-    scheduler) merges them. Waits for the worker's progress events, never a fixed time."""
+    merges them. The task reads cancelled from outside the dashboard, by its SIGINT, with
+    what Slurm recorded (COMPLETED: the task ended by itself, not PREEMPTED), not preempted
+    (session 25: it read preempted, and was retried where retries were on). Waits for the
+    worker's progress events, never a fixed time."""
     from profiling_worker.bundle.schema import partial
     from tests.unit.profiling_worker.test_cancel_sigint import RUNS, SPEC, _config
 
     configs = len(SPEC["configs"])
     job_id = executor.submit(validate_spec(SPEC), SweepOptions(
-        retries=0, reference=False, configs_per_task=configs))
+        retries=1, reference=False, configs_per_task=configs))
     attempt = executor.get(job_id).path / "tasks" / "t0000" / "a0"
     job = wait_for(executor, job_id, lambda j: _config(attempt) >= 1, 300)
     subprocess.run(["scancel", "--signal=INT", job.tasks[0].scheduler_id], check=True,
@@ -173,3 +175,7 @@ def test_a_sigint_to_a_running_task_keeps_the_configs_its_worker_measured(
     assert 1 <= len(kept) < configs
     assert bundle.table(C.TABLE_RUNS).groupby(C.CONFIG).size().to_dict() == {
         i: RUNS for i in kept}
+    (view,) = executor.get(job_id).tasks
+    assert (view.state, view.attempt) == ("cancelled", 0), view  # not retried
+    assert "SIGINT" in view.reason and "outside the dashboard" in view.reason, view.reason
+    assert task["state"] == "cancelled" and task["attempts"] == 1, task

@@ -6,6 +6,7 @@ light and dark themes alike; fonts come from the active theme.
 
 from __future__ import annotations
 
+import textwrap
 from collections.abc import Iterable
 
 import numpy as np
@@ -320,6 +321,29 @@ def audit_marker(frame: pd.DataFrame, size: float, symbol: str = "circle"
         return None
     return {"symbol": np.where(flagged, AUDIT_SYMBOL, symbol).tolist(),
             "size": np.where(flagged, size + AUDIT_GROW, size).tolist()}
+
+
+#: The widest line (characters) and the most lines of a sentence in a hover
+#: (:func:`hover_lines`): a gate's Reason is up to ~210 characters, one line of it ran off a
+#: 1000 px chart.
+HOVER_WIDTH, HOVER_LINES = 72, 5
+#: The end of a sentence :func:`hover_lines` cut.
+HOVER_MORE = " … (in full in the table)"
+
+
+def hover_lines(texts: Iterable[object], index: int, head: str) -> tuple[np.ndarray, str]:
+    """Sentences of a hover (one per point: a row's Reason) cut into lines of at most
+    :data:`HOVER_WIDTH` characters, :data:`HOVER_LINES` at most (the rest cut,
+    :data:`HOVER_MORE`): the customdata columns from ``index`` on, one per line ("" where a
+    sentence is shorter), and the template part that reads them, ``<br>{head}`` first. The
+    text stays in customdata, its line breaks in the template: customdata is escaped as
+    text."""
+    lines = [textwrap.wrap(str(t), HOVER_WIDTH, max_lines=HOVER_LINES, placeholder=HOVER_MORE,
+                           break_on_hyphens=False) or [""] for t in texts]
+    most = max((len(one) for one in lines), default=1)
+    cells = np.array([one + [""] * (most - len(one)) for one in lines], dtype=object)
+    template = f"<br>{head}" + "<br>".join(f"%{{customdata[{index + k}]}}" for k in range(most))
+    return cells.reshape(len(lines), most), template
 
 
 def audit_hover(frame: pd.DataFrame, index: int) -> str:

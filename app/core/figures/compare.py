@@ -8,7 +8,7 @@ import plotly.graph_objects as go
 
 from profiling_worker.bundle.schema import columns as C
 
-from profiling_worker.bundle.gate.judge import NOT_DURATION_WORDS
+from profiling_worker.bundle.gate.judge import NOT_DURATION_WORDS, REASON
 from profiling_worker.bundle.gate.verdict import Outcome
 
 from app.core.figures import common, theme
@@ -23,7 +23,8 @@ SYMBOLS = {Outcome.REGRESSED.value: "triangle-up", Outcome.IMPROVED.value: "tria
 
 
 def build_compare_figure(frame: pd.DataFrame, title: str = "Candidate / baseline",
-                         host_timer: bool = False) -> go.Figure:
+                         host_timer: bool = False, reasons: pd.Series | None = None
+                         ) -> go.Figure:
     """Ratios of a :func:`~app.core.views.compare.compare_frame`.
 
     Returns:
@@ -31,18 +32,24 @@ def build_compare_figure(frame: pd.DataFrame, title: str = "Candidate / baseline
         annotation with asymmetric CI95 error bars; the gate's outcome (Verdict) as the marker:
         filled triangle up regressed (or higher), down improved (or lower), hollow circle same,
         hollow square ambiguous, hollow x clock-explained, hollow diamond not comparable; a
-        dashed line at 1. Hover shows both
-        means with their unit and the outcome.
+        dashed line at 1. Hover shows both means with their unit, the outcome and its why:
+        ``reasons``, the Reason of each row of ``frame`` (same index) as the table shows it
+        (:func:`~app.core.views.compare.compare_table`: its values in the table's unit), else
+        the frame's own Reason (ns); a fresh user's hover read "not comparable" without a word
+        why (issue 37).
     """
     if frame.empty:
         return common.empty(title, "nothing in common")
     unit = str(frame[C.UNIT].iloc[0])
+    if reasons is None:
+        reasons = frame[REASON] if REASON in frame else pd.Series("", index=frame.index)
     fig = go.Figure()
     for i, (annotation, group) in enumerate(frame.groupby(C.ANNOTATION, sort=False)):
         ci = common.ratio_ci95_text(group[F.RATIO_CI95_LOWER], group[F.RATIO_CI95_UPPER])
+        why, why_lines = common.hover_lines(reasons.reindex(group.index).fillna(""), 6, "why: ")
         custom = np.column_stack([group[F.BASELINE_AVG], group[F.CANDIDATE_AVG],
                                   group[F.RATIO_CI95_LOWER], group[F.RATIO_CI95_UPPER],
-                                  group[F.VERDICT], ci])
+                                  group[F.VERDICT], ci, why])
         fig.add_trace(common.ratio_trace(
             group, annotation, i, F.RATIO, F.RATIO_CI95_LOWER, F.RATIO_CI95_UPPER,
             marker={"symbol": [SYMBOLS.get(v, "circle") for v in group[F.VERDICT]]},
@@ -51,7 +58,7 @@ def build_compare_figure(frame: pd.DataFrame, title: str = "Candidate / baseline
                            "<br>%{customdata[5]}"
                            f"<br>baseline = %{{customdata[0]:.6g}} {unit}"
                            f"<br>candidate = %{{customdata[1]:.6g}} {unit}"
-                           "<br>%{customdata[4]}<extra></extra>")))
+                           "<br>%{customdata[4]}" + why_lines + "<extra></extra>")))
     common.ratio_axes(fig, "candidate / baseline")
     common.open_ends(fig)  # an unbounded CI95: a bar to the chart's edge
     return theme.wrap_title(common.finish(fig, title, host_timer))  # the job ids in full

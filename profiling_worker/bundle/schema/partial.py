@@ -25,6 +25,7 @@ from pathlib import Path
 from typing import Any
 
 from profiling_worker.bundle.number_text import counted, times_in
+from profiling_worker.bundle.schema.manifest import now_iso
 
 #: Manifest key of the reasons (a list of sentences); an import sets it too.
 PARTIAL_KEY = "partial"
@@ -47,6 +48,9 @@ USER_CANCEL = "cancelled by the user in the job panel"
 DOOR_CANCEL = "cancelled by the agent door's cancel_job"
 SWEEP_CLI_CANCEL = "cancelled by Ctrl-C in kernel-sweep"
 SERVER_STOPPED = "the dashboard server stopped"
+#: How a cancel of a job still queued came (no worker to signal): its :func:`cancel_how`'s
+#: first words, where a running job's name the signal.
+IN_QUEUE = "while queued"
 
 
 def write_cancel_reason(job_dir: Path, reason: str) -> None:
@@ -67,6 +71,45 @@ def cancel_reason(job_dir: Path) -> str:
             return fh.read(200).strip()
     except (OSError, ValueError):
         return ""
+
+
+def cancel_how(what: str, job_dir: Path) -> str:
+    """How a cancel came, as the job records it, from the reason :func:`write_cancel_reason`
+    left in ``job_dir``: ``"SIGTERM at <ISO time>: cancelled by the user in the job panel"``
+    (``what``: the signal's name, or :data:`IN_QUEUE` for a job whose worker never started);
+    without the reason when none was left (a signal from outside the dashboard)."""
+    reason = cancel_reason(job_dir)
+    return f"{what} at {now_iso()}" + (f": {reason}" if reason else "")
+
+
+#: How a cancelled job's error message begins, ``how`` the cancel came following it.
+CANCELLED_HEAD = "the job was cancelled ("
+
+
+def cancelled_message(how: str) -> str:
+    """A cancelled job's error message of :func:`cancel_how`'s ``how``, its time as a person
+    reads it: ``the job was cancelled (SIGTERM at 2026-12-07 09:12:33 UTC: ...)``."""
+    return f"{CANCELLED_HEAD}{times_in(how)})"
+
+
+def recorded_cancel(manifest: Mapping[str, Any]) -> str:
+    """How a cancelled job's cancel came, as its manifest records it (:func:`cancel_how`:
+    ``"SIGINT at <time>: <reason>"``, the configs kept's record first, else its error's
+    message), "" where it records none."""
+    record = manifest.get(CONFIGS_KEY)
+    if isinstance(record, Mapping) and record.get("cancelled"):
+        return str(record["cancelled"])
+    error = manifest.get("error")
+    message = str(error.get("message") or "") if isinstance(error, Mapping) else ""
+    return message[len(CANCELLED_HEAD):].removesuffix(")") \
+        if message.startswith(CANCELLED_HEAD) else ""
+
+
+def cancel_signal(how: str) -> str:
+    """The signal a recorded cancel names (``"SIGINT"`` of ``"SIGINT at ..."``), "" where it
+    names none (a job cancelled while queued, an old record)."""
+    first = how.split(" ", 1)[0]
+    return first if first.startswith("SIG") else ""
 
 
 @dataclass

@@ -13,7 +13,7 @@ from profiling_worker.bundle.schema import columns as C
 from profiling_worker.bundle.schema.spec import validate_spec
 
 from app import settings, sweep_cli
-from app.services import call_time
+from app.services import call_time, result_store
 
 HUGE = {"kernels": ["matmul"], "annotations": ["fp16"], "configs": [{"n": 40000}], "runs": 2,
         "backend": "cpu"}
@@ -47,3 +47,16 @@ def test_kernel_sweep_asks_before_an_hour_long_call(cpu_bundle: Path, tmp_path: 
     question, _ = call_time.call_check(validate_spec(HUGE), cpu_bundle.parent)
     assert question is not None and question in err and cpu_bundle.name in err
     assert sorted(p.name for p in cpu_bundle.parent.iterdir()) == before, "nothing queued"
+
+
+def test_a_callers_listing_and_rates_are_read_not_the_store_again(cpu_bundle: Path) -> None:
+    """A caller's listing of the store (the page's) is the one looked through, and its
+    reader of rates (the app's cache) the one asked; the folders are not listed again."""
+    where = call_time.Witnesses(cpu_bundle.parent, None, listed=[])
+    assert call_time.best_rate("matmul", "fp16", "cpu", cpu_bundle.parent, where=where) is None
+    read: list[Path] = []
+    listed = [b for b in result_store.list_bundles(cpu_bundle.parent)[0]]
+    where = call_time.Witnesses(cpu_bundle.parent, None, listed,
+                                lambda path: read.append(path) or {"fp16": 2e9})
+    rate = call_time.best_rate("matmul", "fp16", "cpu", cpu_bundle.parent, where=where)
+    assert rate is not None and rate.flop_per_s == 2e9 and read == [cpu_bundle]

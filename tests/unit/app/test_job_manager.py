@@ -115,6 +115,26 @@ def test_cancel_queued_job_never_starts(tmp_path: Path) -> None:
     assert not (manager.get(second).path / "events.jsonl").exists()
 
 
+def test_a_queued_jobs_cancel_records_its_reason_as_a_running_ones(tmp_path: Path) -> None:
+    """A cancel of a job still queued (no worker yet) recorded no reason (issue 37, session
+    25): its reason goes through the reason file as a running job's does, and its manifest's
+    error reads as a running job's cancel, whose cancel came before any signal."""
+    manager = _manager(tmp_path)
+    spec = validate_spec(TINY_SPEC, CATALOG)
+    first, second, third = (manager.submit(spec) for _ in range(3))
+    manager.cancel(second)  # the panel's default reason
+    manager.cancel(third, partial.DOOR_CANCEL)
+    for job_id, reason in ((second, partial.USER_CANCEL), (third, partial.DOOR_CANCEL)):
+        path = manager.get(job_id).path
+        assert partial.cancel_reason(path) == reason  # the one reason file
+        error = read_manifest(path)["error"]
+        assert error == manager.get(job_id).error  # the panel's job and its manifest agree
+        assert error["kind"] == "cancelled"
+        assert error["message"].startswith("the job was cancelled (" + partial.IN_QUEUE)
+        assert error["message"].endswith(f"{reason})")
+    assert manager.wait(first, 120) == "done"
+
+
 def test_worker_killed_without_manifest_is_failed_with_log_tail(tmp_path: Path) -> None:
     manager = _manager(tmp_path)
     spec = validate_spec({**TINY_SPEC, "configs": [{"n": 256}], "runs": 5000}, CATALOG)
