@@ -410,7 +410,7 @@ def cpu_stage_rows(stage_runs: dict[str, tuple[str, ...]] = CPU_STAGE_RUNS,
 #: Page benchmark runs (``benchmarks/page_speed.py --json``, 2-core machine) the docs quote.
 PAGE_RUNS = ("page-speed-1205-speed", "page-speed-1205-speed2", "page-speed-1205-s10-quiet",
              "page-speed-1206-s20-quiet", "page-speed-1207-s21-quiet",
-             "page-speed-1207-s23-quiet")
+             "page-speed-1207-s23-quiet", "page-speed-1207-s25-quiet")
 
 
 #: Page benchmark runs beside a baseline checkout (``page_speed.py --baseline``) the docs quote.
@@ -476,7 +476,8 @@ def bare_click_text(run: str) -> str:
 
 #: Page benchmark runs whose clicks fail per round, not per run, with the paired ratios against
 #: the bare page and app (``vs_bare``; page_speed.py since session 21).
-VS_BARE_RUNS = ("page-speed-1207-s21-fixed-2rounds", "page-speed-1207-s23-quiet")
+VS_BARE_RUNS = ("page-speed-1207-s21-fixed-2rounds", "page-speed-1207-s23-quiet",
+                "page-speed-1207-s25-quiet")
 
 
 def vs_bare_text(run: str) -> str:
