@@ -64,7 +64,11 @@ def _problems(layers: list[dict], where: str) -> list[str]:
 
 
 def _is_exponent(text: str) -> bool:
-    """``1e+6``, ``3.5e-4`` (d3 and Python exponent form)."""
+    """``1e+6``, ``3.5e-4`` (d3 and Python exponent form), ``2^10`` (a size axis's powers of
+    two: beside a plain ``48`` that mixes notations too)."""
+    base, caret, power = text.partition("^")
+    if caret:
+        return base.isdigit() and power.isdigit()
     head, sep, tail = text.lower().partition("e")
     return bool(sep) and head.replace(".", "").replace("-", "").replace("−", "").isdigit() \
         and tail.lstrip("+-−").isdigit()

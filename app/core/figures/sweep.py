@@ -59,8 +59,8 @@ def build_sweep_figure(frame: pd.DataFrame, x: str, host_timer: bool,
             clipped at :func:`log_floor` and the hover says so (the frame keeps the exact bound).
 
     Returns:
-        A figure with x = ``x`` (log axis with ticks at the sizes, ``2^k`` labels for powers of
-        two; or linear; or categories), y = AvgValue in the frame's unit, asymmetric error bars
+        A figure with x = ``x`` (log axis with ticks at the sizes, ``2^k`` labels where every
+        size is a power of two, :func:`~app.core.derived.log2_labels`; or linear; or categories), y = AvgValue in the frame's unit, asymmetric error bars
         from CI95, hover with exact values and units. A point without a CI95 (one run: NaN
         bounds) has no error bar, and its hover says so (:func:`common.ci95_text`).
     """
@@ -163,7 +163,7 @@ def _x_axis(fig: go.Figure, frame: pd.DataFrame, x: str) -> None:
                          ticktext=[numbers.fmt(only)], title={"text": x})
     elif len(values) and (values > 0).all():
         sizes = np.sort(values.astype(float).unique()).tolist()
-        ticks, text = theme.spaced_ticks(sizes, [derived.log2_label(s) for s in sizes])
+        ticks, text = theme.spaced_ticks(sizes, derived.log2_labels(sizes))
         fig.update_xaxes(type="log", tickvals=ticks, ticktext=text,
                          title={"text": f"{x} (log2 scale)"})
     else:

@@ -129,8 +129,13 @@ def test_aggregate_matches_the_workers_table(cpu_bundle: Path) -> None:
                                        rtol=1e-9)
 
 
-def test_log2_labels() -> None:
-    assert [derived.log2_label(v) for v in (1, 32, 1024, 48, 1.5)] == ["2^0", "2^5", "2^10", "48", "1.5"]
+def test_log2_labels_keep_one_notation_per_axis() -> None:
+    """Powers of two read 2^k only where every size is one; a sweep with any other size reads
+    every size as a number (session 25: "2^4, 2^5, 48, 2^6" on one axis)."""
+    assert derived.log2_labels([1, 32, 1024]) == ["2^0", "2^5", "2^10"]
+    assert derived.log2_labels([16, 32, 48, 64, 1.5, 1_000_000]) == [
+        "16", "32", "48", "64", "1.5", "1,000,000"]
+    assert derived.log2_labels([]) == []
 
 
 @pytest.mark.parametrize("runs_kept", [1, 2, 10])

@@ -21,6 +21,19 @@ def _frame() -> pd.DataFrame:
                          C.CI95_LOWER: [0.9, 3.0, 1.5, 7.9], C.CI95_UPPER: [1.2, 4.5, 2.1, 9.0]})
 
 
+def test_a_sweep_with_other_sizes_than_powers_of_two_labels_every_tick_as_a_number() -> None:
+    """Session 25's fresh user: a cpu sweep of 16, 32, 48, 64 ... read "2^4, 2^5, 48, 2^6" on
+    one axis; each axis now keeps one notation (issue 37)."""
+    sizes = [16, 32, 48, 64, 96, 128]
+    frame = pd.DataFrame({C.ANNOTATION: "a", "n": sizes, C.UNIT: "µs", C.NUM_RUNS: 10,
+                          C.AVG: np.arange(1.0, 7.0), C.CI95_LOWER: np.arange(0.5, 6.5),
+                          C.CI95_UPPER: np.arange(1.5, 7.5)})
+    text = list(build_sweep_figure(frame, "n", host_timer=True,
+                                   quantity_label="Time").layout.xaxis.ticktext)
+    assert text and not any("^" in t for t in text), text
+    assert set(text) <= {f"{n:,}" for n in sizes}, text
+
+
 def test_axes_error_bars_and_hover() -> None:
     fig = build_sweep_figure(_frame(), "n", host_timer=False, quantity_label="Time")
     assert [t.name for t in fig.data] == ["a", "b"]
