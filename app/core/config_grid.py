@@ -141,10 +141,13 @@ def parse_values(text: str, field: str, kind: str = "size") -> tuple[list[Any], 
     values: list[int | float | str] = []
     errors: list[FieldError] = []
     items = [t.strip() for t in text.replace(";", ",").split(",")]
-    for place, item in enumerate(items, 1):
+    empty = [place for place, item in enumerate(items, 1) if not item]
+    if empty:  # one box for all of them (", ,64," drew three nearly alike)
+        errors.append(FieldError(field, f"{_places(empty)} of {len(items)} "
+                                 f"{'is' if len(empty) == 1 else 'are'} empty in {text!r}",
+                                 "remove the extra comma or semicolon; " + VALUES_HINT))
+    for item in items:
         if not item:
-            errors.append(FieldError(field, f"item {place} of {len(items)} is empty in {text!r}",
-                                     "remove the extra comma or semicolon; " + VALUES_HINT))
             continue
         if kind == "str":
             values.append(item)
@@ -167,6 +170,13 @@ def parse_values(text: str, field: str, kind: str = "size") -> tuple[list[Any], 
     return values, errors
 
 
+def _places(places: Sequence[int]) -> str:
+    """``item 2``, ``items 1, 2 and 4`` (1-based places in a field's list)."""
+    if len(places) == 1:
+        return f"item {places[0]}"
+    return f"items {', '.join(map(str, places[:-1]))} and {places[-1]}"
+
+
 #: The fix of a repeated config, the same rule as the worker's (``configs[i] repeats ...``).
 REPEAT_HINT = "give each value once: a config given twice is refused"
 
@@ -178,8 +188,8 @@ def repeats(values: Sequence[Any], field: str) -> list[FieldError]:
     errors = []
     for place, value in enumerate(values, 1):
         if value in first:
-            errors.append(FieldError(field, f"{value!r} is given twice (items {first[value]} and "
-                                     f"{place})", REPEAT_HINT))
+            errors.append(FieldError(field, f"{value!r} is given twice "
+                                     f"({_places([first[value], place])})", REPEAT_HINT))
         first.setdefault(value, place)
     return errors
 

@@ -44,6 +44,13 @@ def test_an_empty_item_is_named_not_skipped(text: str, message: str) -> None:
     assert "remove the extra comma" in errors[0].hint
 
 
+def test_empty_items_are_one_error() -> None:
+    """Session 25's fresh user: ``, ,64,`` drew three nearly alike boxes, one per empty item."""
+    values, errors = config_grid.parse_values(", ,64,", "sizes")
+    assert values == [64]
+    assert [e.message for e in errors] == ["items 1, 2 and 4 of 4 are empty in ', ,64,'"]
+
+
 @pytest.mark.parametrize("sizes, message", [
     ("64, 64", "64 is given twice (items 1 and 2)"),
     ("1024, 512, 1024", "1024 is given twice (items 1 and 3)"),
