@@ -33,8 +33,10 @@ from torch.utils._python_dispatch import TorchDispatchMode  # noqa: E402
 from torch.utils._pytree import tree_leaves  # noqa: E402
 
 WITH_FP16 = [k.id for k in CATALOG.values() if "fp16" in k.annotations]
-#: Jobs of several kernels (one body each, all built at once): those that share parameters.
-SHARED = [("matmul", "softmax"), ("scale", "vector_add", "fusion")]
+#: Jobs of several kernels (one body each, all built at once): those that share parameters;
+#: user_scale3 (a user file's kernel: a bytes formula, no setup) beside a built-in.
+SHARED = [("matmul", "softmax"), ("scale", "vector_add", "fusion"), ("matmul", "user_scale3")]
+REGISTRY = load_registry([str(Path(__file__).resolve().parents[2] / "fixtures" / "kernel_files")])
 
 
 class LiveBytes(TorchDispatchMode):
@@ -76,12 +78,12 @@ def _spec(kernels: tuple[str, ...], annotations: list[str] | None = None) -> Job
     raw: dict[str, Any] = {"kernels": list(kernels), "backend": "cpu", "runs": 2,
                            "configs": [dict(c) for c in CATALOG[kernels[0]].cpu_configs[:2]]}
     return validate_spec({**raw, **({"annotations": annotations} if annotations else {})},
-                         CATALOG)
+                         REGISTRY.kernels)
 
 
 def _peak_of_the_job(spec: JobSpec, tmp_path: Path) -> int:
     """Most bytes alive at once while the cpu backend runs ``spec`` as the worker does."""
-    registry = load_registry([])
+    registry = REGISTRY
     job = RunJob(spec, registry, runner._annotations(spec, registry), tmp_path,
                  BackendStatus(True, "host"), Channel(tmp_path, None), None)
     with LiveBytes() as live:
@@ -92,7 +94,7 @@ def _peak_of_the_job(spec: JobSpec, tmp_path: Path) -> int:
 
 def _refused(spec: JobSpec, memory: float) -> list[Any]:
     try:
-        check_fits(spec, CATALOG, memory, "memory available on the host")
+        check_fits(spec, REGISTRY.kernels, memory, "memory available on the host")
     except SpecInvalid as exc:
         return exc.errors
     return []
@@ -124,13 +126,15 @@ def test_the_memory_formula_is_the_bytes_setup_makes(kid):
         assert k.memory(chosen, config)[0] == sum(storages.values()), chosen
 
 
-def _meta_peak(n: int) -> int:
-    """Bytes the matmul body holds at once at ``n`` for fp32, fp16 and bf16, on torch's meta
-    device (shapes and dtypes, no data: nothing is allocated)."""
-    body = make_body(load_registry([]), "matmul", ("fp32", "fp16", "bf16"), "meta",
-                     lambda _name: nullcontext())
+def _meta_peak(n: int, kernels: tuple[str, ...] = ("matmul",)) -> int:
+    """Bytes the bodies of ``kernels`` (every annotation; one after the other, as a run calls
+    them) hold at once at ``n``, on torch's meta device (shapes and dtypes, no data: nothing is
+    allocated)."""
+    bodies = [make_body(REGISTRY, k, REGISTRY.kernels[k].annotations, "meta",
+                        lambda _name: nullcontext()) for k in kernels]
     with LiveBytes() as live:
-        body(n)
+        for body in bodies:
+            body(n)
         return live.peak
 
 
@@ -150,3 +154,27 @@ def test_a_40000_matmul_of_three_dtypes_is_refused_on_this_host():
     assert err.field == "configs[0]" and "n=40000" in err.message
     assert cfgs.gib(held) in err.message and "fp32, fp16, bf16" in err.message
     assert "choose smaller sizes" in err.hint and "fewer annotations" in err.hint
+
+
+def test_kernels_of_one_job_are_counted_together():
+    """Every kernel's body keeps its inputs: matmul and softmax at n = 40000 hold more together
+    than either alone, and the fix says one kernel per job fits."""
+    spec = validate_spec({"kernels": ["matmul", "softmax"], "backend": "cpu",
+                          "configs": [{"n": 40000}]}, CATALOG)
+    alone = max(_meta_peak(40000, ("matmul",)), _meta_peak(40000, ("softmax",)))
+    both = _meta_peak(40000, ("matmul", "softmax"))
+    assert both > alone
+    (err,) = _refused(spec, (alone + both) / 2)
+    assert "kernels matmul, softmax at n=40000" in err.message and cfgs.gib(both) in err.message
+    assert "one kernel per job" in err.hint
+    assert _refused(spec, both) == []
+
+
+def test_a_kernel_with_a_bytes_formula_only_is_counted_by_it():
+    """A user kernel without a memory formula: its largest bytes formula, as before."""
+    spec = validate_spec({"kernels": ["user_scale3"], "backend": "cpu",
+                          "configs": [{"n": 1024}]}, REGISTRY.kernels)
+    moved = REGISTRY.kernels["user_scale3"].bytes("x*3", {"n": 1024})
+    (err,) = _refused(spec, moved - 1)
+    assert f"kernel user_scale3 at n=1024 moves at least {cfgs.gib(moved)}" in err.message
+    assert _refused(spec, moved) == []
