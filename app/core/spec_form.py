@@ -358,8 +358,9 @@ def gpu_errors(spec: JobSpec, report: Mapping[str, Any]) -> list[FieldError]:
 
 
 def memory_errors(spec: JobSpec, report: Mapping[str, Any]) -> list[FieldError]:
-    """Sizes whose built-in kernel's byte formula exceeds the memory of the job's GPU (of the
-    host for cpu), named on the field the user typed; user kernels' formulas run in the worker,
+    """Sizes whose built-in kernels need more than the memory of the job's GPU (of the host for
+    cpu) at once (:func:`check_fits`: the inputs of the chosen annotations and a result), named
+    on the field the user typed; user kernels' formulas run in the worker,
     which checks them before it profiles."""
     gpus = [g for g in (report.get("environment") or {}).get("gpus") or () if isinstance(g, dict)]
     uuid = (visible_gpu(report, spec.gpu) or {}).get("uuid")

@@ -16,6 +16,8 @@ from dataclasses import dataclass, field, replace
 from typing import Any
 
 Formula = Callable[[str, Mapping[str, Any]], float]
+#: ``memory(annotations, config)`` -> (held, working) bytes (see :func:`kernel`).
+MemoryFormula = Callable[[Sequence[str], Mapping[str, Any]], tuple[float, float]]
 Annotate = Callable[[str], AbstractContextManager[Any]]
 BUILTIN_SOURCE = "built-in"
 _DECLARED: dict[str, list[Kernel]] = {}  # module name -> kernels declared while it was imported
@@ -42,6 +44,7 @@ class Kernel:
     fusion_pairs: tuple[tuple[str, str], ...] = ()
     cpu_configs: tuple[Mapping[str, Any], ...] = ()
     setup: Callable[..., Any] | None = None
+    memory: MemoryFormula | None = None
 
     @property
     def builtin(self) -> bool:
@@ -60,7 +63,7 @@ def kernel(*, id: str, parameters: Sequence[str], annotations: Sequence[str],
            description: str = "", parameter_kinds: Mapping[str, str] | None = None,
            fusion_pairs: Iterable[Sequence[str]] = (),
            cpu_configs: Iterable[Mapping[str, Any]] = (),
-           setup: Callable[..., Any] | None = None,
+           setup: Callable[..., Any] | None = None, memory: MemoryFormula | None = None,
            ) -> Callable[[Callable[..., None]], Callable[..., None]]:
     """Declare a kernel (decorator); returns the function unchanged.
 
@@ -78,6 +81,11 @@ def kernel(*, id: str, parameters: Sequence[str], annotations: Sequence[str],
         setup: ``setup(*config_values, device=..., annotations=...)`` -> inputs, called once
             per config outside any annotation (``annotations``: the ones the job chose) and
             kept until the config changes; the function then also gets ``inputs=``.
+        memory: ``memory(annotations, config)`` -> (held, working) bytes for the annotations a
+            job chose: what ``setup`` keeps between calls, and the most one call holds on top
+            at once (its results). The memory check before a job counts these (see
+            :mod:`profiling_worker.bundle.schema.memory_need`); without it, the
+            largest ``bytes`` of an annotation, a lower bound.
     """
 
     def register(fn: Callable[..., None]) -> Callable[..., None]:
@@ -87,7 +95,7 @@ def kernel(*, id: str, parameters: Sequence[str], annotations: Sequence[str],
             bytes=bytes, dtype_of=dtype, title=title or id, description=description,
             parameter_kinds=dict(parameter_kinds or {}),
             fusion_pairs=tuple((str(u), str(f)) for u, f in fusion_pairs),
-            cpu_configs=tuple(dict(c) for c in cpu_configs), setup=setup))
+            cpu_configs=tuple(dict(c) for c in cpu_configs), setup=setup, memory=memory))
         return fn
 
     return register

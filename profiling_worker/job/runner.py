@@ -31,6 +31,7 @@ from profiling_worker.bundle.schema.manifest import JobStatus, now_iso, update_m
 from profiling_worker.bundle.schema import partial
 from profiling_worker.bundle.number_text import counted
 from profiling_worker.bundle.schema.configs import device_memory
+from profiling_worker.bundle.schema.memory_need import chosen_annotations
 from profiling_worker.bundle.schema.spec import (COLLECTORS, SPEC_DEFAULTS, JobSpec, SpecInvalid,
                                                  check_fits, load_spec, validate_spec)
 from profiling_worker.bundle.schema.spec_file import read_spec_json
@@ -40,8 +41,8 @@ if TYPE_CHECKING:
 
 
 def _annotations(spec: JobSpec, registry: Registry) -> dict[str, tuple[str, ...]]:
-    chosen = set(spec.annotations or ())
-    return {k: tuple(a for a in registry.kernels[k].annotations if not chosen or a in chosen)
+    # the memory check counts the inputs of these very annotations
+    return {k: chosen_annotations(registry.kernels[k].annotations, spec.annotations)
             for k in spec.kernels}
 
 
@@ -288,8 +289,8 @@ def prepare(job_dir: Path, manifest: dict[str, Any], report: dict[str, Any] | No
 
 def _check_memory(spec: JobSpec, registry: Registry, env: dict[str, Any],
                   gpu: gpu_select.SelectedGpu | None) -> None:
-    """Refuse configs that cannot fit in the job's GPU (host for cpu), by the kernels' byte
-    formulas, before anything runs."""
+    """Refuse configs that cannot fit in the job's GPU (host for cpu), by the kernels' memory
+    (else byte) formulas for the chosen annotations, before anything runs."""
     memory, memory_of = device_memory(spec.backend, env.get("gpus") or (),
                                       gpu.uuid if gpu else None)
     try:

@@ -146,6 +146,6 @@ def test_a_size_too_large_for_this_host_names_the_links_parameter(store, app) ->
     at = app(query={"sizes": "99999999999"})
     assert not at.exception, at.exception
     shown = _errors(at)
-    assert any(e.startswith("**Sizes (n)**: kernel matmul at n=99999999999 moves at least ")
+    assert any(e.startswith("**Sizes (n)**: kernel matmul at n=99999999999 holds ")
                and "(the link's ?sizes=99999999999). Fix: choose smaller Sizes (n)." in e
                for e in shown), shown

@@ -93,7 +93,7 @@ def _run_worker(job: Path, spec: dict) -> dict:
 
 
 def test_sizes_beyond_the_gpu_memory_are_refused_before_profiling(tmp_path: Path) -> None:
-    """matmul fp32 at n = 400,000 needs 1.8 TiB by its byte formula: refused by the worker's
+    """matmul fp32 at n = 400,000 holds 1.8 TiB (its inputs and result): refused by the worker's
     spec check with the fix, before any CUDA allocation."""
     manifest = _run_worker(tmp_path / "big", {
         "kernels": ["matmul"], "annotations": ["fp32"], "configs": [{"n": 400_000}], "runs": 1,

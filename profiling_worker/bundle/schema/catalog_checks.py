@@ -1,15 +1,17 @@
 """Spec checks that need the kernel catalog: known kernels and annotations, each config value
-against its parameter's declared kind, declared default configs, and the byte formula against
-the memory of the job's device. Called by :func:`profiling_worker.bundle.schema.spec.validate_spec`;
-each appends :class:`FieldError` s to the list it is given. Stdlib only."""
+against its parameter's declared kind, declared default configs, and the memory a config needs
+(:mod:`.memory_need`) against the memory of the job's device. Called by
+:func:`profiling_worker.bundle.schema.spec.validate_spec`; each appends :class:`FieldError` s to
+the list it is given. Stdlib only."""
 
 from __future__ import annotations
 
 import json
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
 from profiling_worker.bundle.schema import configs as cfgs
+from profiling_worker.bundle.schema import memory_need as mn
 from profiling_worker.bundle.schema.spec_errors import FieldError
 
 
@@ -70,23 +72,95 @@ def defaults(kernels: tuple[str, ...], known: Mapping[str, Any] | None, backend:
 
 
 def check_memory(kernels: Sequence[str], configs: Sequence[Mapping[str, Any]],
-                  known: Mapping[str, Any], memory: float, memory_of: str,
-                  errors: list[FieldError]) -> None:
-    """Refuse configs whose kernel's byte formula (the data it reads and writes at least)
-    exceeds ``memory`` bytes, or whose formula fails."""
+                 known: Mapping[str, Any], memory: float, memory_of: str,
+                 errors: list[FieldError], annotations: Sequence[str] | None = None) -> None:
+    """Refuse configs whose kernels need more than ``memory`` bytes at once, or whose formula
+    fails: the inputs every kernel holds for the chosen ``annotations`` (the spec's; None: all)
+    plus the most one call holds on top, by their ``memory`` formulas, else their ``bytes``
+    formulas (:mod:`.memory_need` says where the count comes from)."""
     for i, cfg in enumerate(configs):
         said = ", ".join(f"{name}={value}" for name, value in cfg.items())  # n=8192, as pages
-        for k in kernels:
-            try:
-                need = cfgs.footprint_bytes(known[k], cfg)
-            except Exception as exc:  # the user's formula: any error is theirs to fix
-                errors.append(FieldError(f"configs[{i}]", f"kernel {k}'s byte formula fails "
-                                         f"for {said}: {type(exc).__name__}: {str(exc)[:200]}",
-                                         "fix the bytes= formula of the kernel, or the config"))
-                break
-            if need is not None and not need <= memory:
-                errors.append(FieldError(f"configs[{i}]", f"kernel {k} at {said} moves at least "
-                                         f"{cfgs.gib(need)}, more than the "
-                                         f"{cfgs.gib(memory)} of {memory_of}",
-                                         "choose smaller sizes"))
-                break
+        try:
+            needs = _needs(kernels, cfg, known, annotations, mn.kernel_need)
+        except _FormulaFails as failed:
+            exc, which = failed.__cause__, _formula(known[failed.kernel])
+            errors.append(FieldError(f"configs[{i}]", f"kernel {failed.kernel}'s {which} formula "
+                                     f"fails for {said}: {type(exc).__name__}: {str(exc)[:200]}",
+                                     f"fix the {which}= formula of the kernel, or the config"))
+            continue
+        if needs and not mn.together(needs) <= memory:
+            shown = _chosen(needs, known, annotations)
+            errors.append(FieldError(f"configs[{i}]", _too_big(needs, said, memory, memory_of,
+                                                               shown),
+                                     _fix(kernels, cfg, known, annotations, needs, memory)))
+
+
+def _formula(entry: Any) -> str:
+    """The formula the memory check reads of a kernel: ``memory`` where it declares one."""
+    return "memory" if callable(getattr(entry, "memory", None)) else "bytes"
+
+
+class _FormulaFails(Exception):
+    """A kernel's memory or byte formula raised (the cause); ``kernel`` names it."""
+
+    def __init__(self, kernel: str):
+        super().__init__(kernel)
+        self.kernel = kernel
+
+
+def _needs(kernels: Sequence[str], cfg: Mapping[str, Any], known: Mapping[str, Any],
+           annotations: Sequence[str] | None, need: Callable[..., mn.Need | None]
+           ) -> list[mn.Need]:
+    """``need(kernel, entry, cfg, annotations)`` of each kernel that has a formula.
+
+    Raises:
+        _FormulaFails: a kernel's formula raised (the user's: any error is theirs to fix).
+    """
+    found: list[mn.Need] = []
+    for k in kernels:
+        try:
+            one = need(k, known[k], cfg, annotations)
+        except Exception as exc:
+            raise _FormulaFails(k) from exc
+        found += [one] if one is not None else []
+    return found
+
+
+def _chosen(needs: Sequence[mn.Need], known: Mapping[str, Any],
+            annotations: Sequence[str] | None) -> str:
+    """The chosen annotations of the one kernel of ``needs`` (``fp32, fp16, bf16``), else ""."""
+    if len(needs) != 1:
+        return ""
+    return ", ".join(mn.chosen_annotations(known[needs[0].kernel].annotations, annotations))
+
+
+def _too_big(needs: Sequence[mn.Need], said: str, memory: float, memory_of: str,
+             annotations: str) -> str:
+    """What a config needs, against what ``memory_of`` has; ``annotations``: those whose
+    inputs one kernel holds ("" for several kernels)."""
+    than = f"more than the {cfgs.gib(memory)} of {memory_of}"
+    if not any(n.declared for n in needs):  # byte formulas only: the data one call moves
+        top = max(needs, key=lambda n: n.working)
+        return f"kernel {top.kernel} at {said} moves at least {cfgs.gib(top.working)}, {than}"
+    need = cfgs.gib(mn.together(needs))
+    if len(needs) == 1:
+        return (f"kernel {needs[0].kernel} at {said} holds {need} at once (the inputs of "
+                f"{annotations} and a result), {than}")
+    names = ", ".join(n.kernel for n in needs)
+    return f"kernels {names} at {said} hold {need} at once (the inputs of each, a result), {than}"
+
+
+def _fix(kernels: Sequence[str], cfg: Mapping[str, Any], known: Mapping[str, Any],
+         annotations: Sequence[str] | None, needs: Sequence[mn.Need], memory: float) -> str:
+    """"choose smaller sizes", and what else would fit: fewer annotations (one per kernel:
+    each holds its own inputs) or one kernel per job (each keeps its inputs)."""
+    fixes = ["choose smaller sizes"]
+    try:
+        fewest = _needs(kernels, cfg, known, annotations, mn.fewest)
+    except _FormulaFails:  # with one annotation a user's formula may fail: no such fix then
+        fewest = list(needs)
+    if mn.together(fewest) < mn.together(needs) and mn.together(fewest) <= memory:
+        fixes.append("fewer annotations")
+    if len(needs) > 1 and all(mn.together([n]) <= memory for n in needs):
+        fixes.append("one kernel per job")
+    return ", or ".join(fixes)

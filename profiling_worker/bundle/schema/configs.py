@@ -1,5 +1,6 @@
 """Checks of a job spec's ``configs``: value types, parameter kinds, duplicates, declared
-defaults and the memory a config needs (issue 11, case 7). Used by :mod:`.spec`; stdlib only.
+defaults, and the memory a config must fit in (issue 11, case 7; what it needs:
+:mod:`.memory_need`). Used by :mod:`.spec`; stdlib only.
 
 Parameter kinds (a kernel's ``parameter_kinds``; docs/kernels.md):
 
@@ -15,7 +16,7 @@ from __future__ import annotations
 
 import json
 import math
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Mapping, Sequence
 from typing import Any
 
 from profiling_worker.bundle.schema import backends as B
@@ -96,20 +97,6 @@ def declared_defaults(entry: Any, backend: str) -> tuple[dict[str, Any], ...]:
     configs = (getattr(entry, "cpu_configs", ()) if cpu else ()) or getattr(
         entry, "default_configs", ())
     return tuple(dict(c) for c in configs)
-
-
-def footprint_bytes(entry: Any, config: Mapping[str, Any]) -> float | None:
-    """The largest analytic byte count (the kernel's ``bytes`` formula: every input read and
-    every output written once) over its annotations for one config: a lower bound of the memory
-    the config needs. None when the kernel declares no formula.
-
-    Raises:
-        ArithmeticError, ValueError, TypeError...: whatever the kernel's formula raises.
-    """
-    formula: Callable[[str, Mapping[str, Any]], float] | None = getattr(entry, "bytes", None)
-    if not callable(formula):
-        return None
-    return max(float(formula(a, config)) for a in entry.annotations)
 
 
 def _show(value: Any) -> str:

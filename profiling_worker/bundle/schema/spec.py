@@ -346,10 +346,13 @@ def validate_spec(raw: Mapping[str, Any], known_kernels: Mapping[str, Any] | Non
         raw: the JSON object (dict) from the sidebar or ``spec.json``.
         known_kernels: kernel id -> object with ``parameters`` (tuple of names),
             ``annotations`` (tuple of names) and optionally ``parameter_kinds``, declared
-            default configs and a ``bytes(annotation, config)`` formula; None skips the catalog
-            checks. A spec without ``configs`` takes the kernels' declared defaults.
+            default configs, a ``bytes(annotation, config)`` and a ``memory(annotations,
+            config)`` formula; None skips the catalog checks. A spec without ``configs`` takes
+            the kernels' declared defaults.
         memory_bytes: memory of the GPU (or of the host for the cpu backend), in bytes; a config
-            whose kernel's byte formula needs more is refused. None skips that check.
+            whose kernels need more at once (the chosen annotations' inputs, by their
+            ``memory`` formulas, else their ``bytes``: :mod:`.memory_need`) is refused. None
+            skips that check.
         memory_of: what ``memory_bytes`` is, for the message (``NVIDIA H200``, ``the host``).
         known_collectors: the names of the user info collectors (user files); None accepts any
             name that can be a Python function's (the worker checks it against its files).
@@ -380,7 +383,7 @@ def validate_spec(raw: Mapping[str, Any], known_kernels: Mapping[str, Any] | Non
                                    known_kernels, errors)
         if memory_bytes and not errors:
             catalog_checks.check_memory(kernels, configs, known_kernels, memory_bytes, memory_of,
-                                        errors)
+                                        errors, annotations)
     target = rt.parse(raw, backend, errors)
     spec = JobSpec(
         kernels=kernels,
@@ -463,13 +466,14 @@ def check_fits(spec: JobSpec, known_kernels: Mapping[str, Any], memory_bytes: fl
     (``memory_bytes`` of ``memory_of``) is known: no second validation of the whole spec.
 
     Raises:
-        SpecInvalid: a config whose kernel's byte formula needs more than ``memory_bytes``, or
-            fails (one :class:`FieldError` on ``configs[i]`` each). None or 0 skips the check.
+        SpecInvalid: a config whose kernels need more than ``memory_bytes`` at once for the
+            spec's annotations (:mod:`.memory_need`), or whose formula fails (one
+            :class:`FieldError` on ``configs[i]`` each). None or 0 skips the check.
     """
     errors: list[FieldError] = []
     if memory_bytes:
         catalog_checks.check_memory(spec.kernels, spec.configs, known_kernels, memory_bytes,
-                                    memory_of, errors)
+                                    memory_of, errors, spec.annotations)
     if errors:
         raise SpecInvalid(errors)
 

@@ -107,7 +107,7 @@ def test_sizes_larger_than_the_gpu_are_refused_at_submit():
     (err,) = backend_errors(spec, report)
     assert err.field == "sizes" and "more than the 140.40 GiB of GPU NVIDIA H200" in err.message
     # issue 37: a huge size reads without fractional digits ("111,758,708,951,622.25 GiB")
-    assert re.search(r"moves at least [\d,]+ GiB, more", err.message), err.message
+    assert re.search(r"holds [\d,]+ GiB at once", err.message), err.message
     small, _ = to_job_spec({"kernels": ["matmul"], "sizes": "4096", "runs": 2, "backend": "ncu"},
                            builtin_catalog())
     assert backend_errors(small, report) == []

@@ -297,7 +297,7 @@ def test_a_size_larger_than_the_host_is_refused_before_profiling(tmp_path: Path,
     assert runner.run_job(job, Channel(job, None)) == 1
     err = read_manifest(job)["error"]
     assert err["kind"] == "spec_invalid"
-    assert "configs[1]: kernel matmul at n=1000000000000 moves at least" in err["message"]
+    assert "configs[1]: kernel matmul at n=1000000000000 holds " in err["message"]
     assert "of memory available on the host" in err["message"]
     assert "choose smaller sizes" in err["message"]
     assert not (job / "tables" / "runs.parquet").exists()  # nothing was profiled
