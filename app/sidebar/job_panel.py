@@ -429,10 +429,13 @@ def cancel_note(job: Job) -> str:
     per = "most runs per config, runs auto" if job.spec.run_target else "runs per config"
     # the product named: "0 of 21 runs" of 3 configs x 7 runs read as a third count of runs
     made = f"{counted(len(job.spec.configs), 'config')} × {job.spec.runs:,} {per}"
+    # how it came, as the job's manifest records it (queued and running jobs alike)
+    said = partial.cancel_said({"error": job.error or {}})
+    head = f"Cancelled ({said})" if said else "Cancelled"
     if not done:
-        return (f"Cancelled before any run was measured: 0 of {counted(total, 'run')} "
+        return (f"{head} before any run was measured: 0 of {counted(total, 'run')} "
                 f"({made}); nothing discarded. {kept}")
-    return (f"Cancelled after {done:,} of {counted(total, 'run')} ({made}): "
+    return (f"{head} after {done:,} of {counted(total, 'run')} ({made}): "
             f"{counted(done, 'measured run')} discarded, {total - done:,} not run. {kept}")
 
 
